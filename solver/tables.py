@@ -1,0 +1,412 @@
+"""The documented tables: YAML files in, validated frozen pydantic models out.
+
+This is the only module that reads files. Everything is checked on load; a broken file raises
+`TableError` with one line naming the file, the table and the row at fault.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from functools import cache
+from importlib import resources
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import yaml
+from annotated_types import Gt, MinLen
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    Strict,
+    ValidationError,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+Count = Annotated[int, Strict(), Gt(0)]
+"""A positive whole number written as a YAML integer (not ``"4096"``, ``4096.0`` or ``true``)."""
+Billions = Annotated[float, Strict(), Gt(0)]
+Flag = Annotated[bool, Strict()]
+Text = Annotated[str, Strict(), MinLen(1)]
+
+NO_SETTING = "-"
+"""The source's cell text for "no setting trains this model at this length"."""
+
+SETTING_GRAMMAR = "vanilla, -, or Env, Offload and SP=N joined by ' + ' in that order"
+
+_SP_PART = re.compile(r"SP=(\d+)")
+
+
+class TableError(ValueError):
+    """A table file that cannot be read or breaks the schema; the message is one line."""
+
+
+class UnknownNameError(LookupError):
+    """A GPU type or model name that the tables do not know; the message lists accepted names."""
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Setting(_Frozen):
+    """A trainer setting: the allocator Env, FSDP2 CPU Offload and the Ulysses SP degree."""
+
+    env: Flag = False
+    offload: Flag = False
+    sp: Count = 1
+
+    @property
+    def label(self) -> str:
+        """The setting in the source's words, e.g. ``Env + Offload + SP=2`` or ``vanilla``."""
+        parts = [name for name, on in (("Env", self.env), ("Offload", self.offload)) if on]
+        if self.sp > 1:
+            parts.append(f"SP={self.sp}")
+        return " + ".join(parts) or "vanilla"
+
+    @property
+    def escalation_key(self) -> tuple[bool, int, bool]:
+        """Sort key of the source's out-of-memory escalation: Offload last, then more SP, then Env."""
+        return (self.offload, self.sp, self.env)
+
+    @classmethod
+    def parse(cls, text: str) -> Optional[Setting]:
+        """Parse a cell's text; ``-`` (nothing trains) gives None. Only the canonical form is accepted."""
+        if text == NO_SETTING:
+            return None
+        if text == "vanilla":
+            return cls()
+        flags: dict[str, Any] = {}
+        for part in text.split("+"):
+            part = part.strip()
+            sp_match = _SP_PART.fullmatch(part)
+            if part in ("Env", "Offload"):
+                key = part.lower()
+            elif sp_match:
+                key = "sp"
+                if int(sp_match.group(1)) < 2:
+                    raise ValueError(f"{part!r} in {text!r}: an SP degree is at least 2 (no SP is written as vanilla)")
+            else:
+                raise ValueError(f"unknown setting {part!r} in {text!r} (accepted: {SETTING_GRAMMAR})")
+            if key in flags:
+                raise ValueError(f"{part!r} appears twice in {text!r}")
+            flags[key] = int(sp_match.group(1)) if sp_match else True
+        setting = cls(**flags)
+        if setting.label != text:
+            raise ValueError(f"setting {text!r} is not in the source's form; write {setting.label!r}")
+        return setting
+
+
+ESCALATION_ORDER: tuple[Setting, ...] = tuple(
+    Setting(env=env, offload=offload, sp=sp)
+    for env, offload, sp in (
+        (False, False, 1), (True, False, 1), (False, False, 2), (True, False, 2), (False, False, 4),
+        (True, False, 4), (True, True, 1), (True, True, 2), (True, True, 4),
+    )
+)
+"""The order in which the source tried settings; each cell is the first that trained (facts.md §1)."""
+
+
+class MoE(_Frozen):
+    """Mixture-of-experts shape: all experts' parameters are held, the active ones computed."""
+
+    experts: Count
+    active_experts: Count
+    moe_intermediate_size: Count
+    active_parameters_b: Billions
+
+
+class Model(_Frozen):
+    """A model's shape, from its Hugging Face config.json."""
+
+    name: Text
+    aliases: tuple[Text, ...] = ()
+    hidden_size: Count
+    num_layers: Count
+    num_attention_heads: Count
+    num_key_value_heads: Count
+    intermediate_size: Count
+    vocab_size: Count
+    tied_embeddings: Flag
+    parameters_b: Billions
+    native_context: Count
+    moe: Optional[MoE] = None
+
+
+class Source(_Frozen):
+    """Where a table file's numbers come from."""
+
+    document: Text
+    section: Text
+
+
+class Row(_Frozen):
+    """One ``max_model_len`` row of a table: each model's documented setting, None for ``-``."""
+
+    max_model_len: Count
+    cells: tuple[tuple[str, Optional[Setting]], ...]
+
+    @field_validator("cells", mode="before")
+    @classmethod
+    def _parse_cells(cls, raw: Any) -> Any:
+        if not isinstance(raw, dict):
+            raise ValueError("cells must be a mapping of model name to setting")
+        parsed = []
+        for model, text in raw.items():
+            if not isinstance(text, str):
+                raise ValueError(f"cell for {model} must be text such as 'Env + SP=2' or '-', got {text!r}")
+            try:
+                parsed.append((str(model), Setting.parse(text)))
+            except ValueError as error:
+                raise ValueError(f"{model}: {error}") from None
+        return tuple(parsed)
+
+    def setting(self, model: str) -> Optional[Setting]:
+        """The setting documented for `model` at this length (None for ``-``)."""
+        return dict(self.cells)[model]
+
+
+class Table(_Frozen):
+    """The documented settings for one GPU type at one trainer GPU count."""
+
+    gpus: Count
+    section: Text
+    models: tuple[Text, ...]
+    rows: tuple[Row, ...]
+
+    @model_validator(mode="after")
+    def _check_rows(self, info: ValidationInfo) -> Table:
+        known = (info.context or {}).get("models")
+        if not self.models:
+            raise ValueError("the table names no models")
+        for model in self.models:
+            if known is not None and model not in known:
+                raise ValueError(f"unknown model {model!r} in the table's models (known: {', '.join(known)})")
+        if len(set(self.models)) != len(self.models):
+            raise ValueError("a model is named twice in the table's models")
+        if not self.rows:
+            raise ValueError("the table has no rows")
+        previous = 0
+        for row in self.rows:
+            where = f"row max_model_len={row.max_model_len}"
+            if row.max_model_len == previous:
+                raise ValueError(f"duplicate {where}")
+            if row.max_model_len < previous:
+                raise ValueError(f"{where} comes after max_model_len={previous}; rows must increase")
+            previous = row.max_model_len
+            present = [model for model, _ in row.cells]
+            for model in present:
+                if model not in self.models:
+                    raise ValueError(
+                        f"{where}: cell for unknown model {model!r} (this table's models: {', '.join(self.models)})"
+                    )
+            for model in self.models:
+                if model not in present:
+                    raise ValueError(f"{where}: no cell for {model}")
+            for model, setting in row.cells:
+                if setting is not None and self.gpus % setting.sp:
+                    raise ValueError(
+                        f"{where}, {model}: SP={setting.sp} does not divide the table's {self.gpus} GPUs"
+                    )
+        return self
+
+
+class GpuType(_Frozen):
+    """A GPU type with its documented tables, one per trainer GPU count (YAML key ``gpu`` names it)."""
+
+    name: Text = Field(alias="gpu")
+    memory_gb: Count
+    aliases: tuple[Text, ...] = ()
+    source: Source
+    tables: tuple[Table, ...]
+
+    @model_validator(mode="after")
+    def _check_tables(self) -> GpuType:
+        counts = [table.gpus for table in self.tables]
+        if len(set(counts)) != len(counts):
+            raise ValueError("two tables for the same GPU count")
+        return self
+
+
+class _ModelsFile(_Frozen):
+    source: Text
+    models: tuple[Model, ...]
+
+
+class Cell(_Frozen):
+    """One documented cell, flattened: which GPU type, count, model and length, and its setting."""
+
+    gpu: str
+    gpus: int
+    model: str
+    max_model_len: int
+    setting: Optional[Setting]
+
+
+def _normalise(name: str) -> str:
+    return name.strip().casefold()
+
+
+def _resolve(kind: str, name: str, entries: tuple[Any, ...]) -> Any:
+    wanted = _normalise(name)
+    for entry in entries:
+        if wanted in {_normalise(entry.name), *map(_normalise, entry.aliases)}:
+            return entry
+    accepted = ", ".join(f"{e.name} ({', '.join(e.aliases)})" if e.aliases else e.name for e in entries)
+    raise UnknownNameError(f"unknown {kind} {name!r}; accepted: {accepted}")
+
+
+class Catalog(_Frozen):
+    """Everything the tables say: models and GPU types with their documented tables."""
+
+    models: tuple[Model, ...]
+    gpu_types: tuple[GpuType, ...]
+
+    def model(self, name: str) -> Model:
+        """Resolve a model name or alias (``4B``, ``qwen3-4b``) of any case."""
+        return _resolve("model", name, self.models)
+
+    def gpu(self, name: str) -> GpuType:
+        """Resolve a GPU type name or alias (``a100``, ``H20``) of any case."""
+        return _resolve("GPU", name, self.gpu_types)
+
+    def cells(self) -> Iterator[Cell]:
+        """Every documented cell, by GPU type, GPU count, row and the table's model order."""
+        for gpu_type in self.gpu_types:
+            for table in gpu_type.tables:
+                for row in table.rows:
+                    for model, setting in row.cells:
+                        yield Cell(
+                            gpu=gpu_type.name,
+                            gpus=table.gpus,
+                            model=model,
+                            max_model_len=row.max_model_len,
+                            setting=setting,
+                        )
+
+
+class _UniqueKeyLoader(yaml.SafeLoader):
+    """A safe loader that rejects a mapping with the same key twice (plain YAML keeps the last)."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        seen = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=deep)
+            if key in seen:
+                raise TableError(f"line {key_node.start_mark.line + 1}: key {key!r} appears twice")
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)
+
+
+def _read_yaml(path: Path) -> Any:
+    try:
+        with path.open(encoding="utf-8") as handle:
+            return yaml.load(handle, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+    except OSError as error:
+        raise TableError(f"{path}: cannot read: {error.strerror}") from None
+    except TableError as error:
+        raise TableError(f"{path}: {error}") from None
+    except yaml.YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        at = f"line {mark.line + 1}: " if mark is not None else ""
+        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        raise TableError(f"{path}: {at}malformed YAML: {problem}") from None
+
+
+def _describe_location(raw: Any, location: tuple[Any, ...]) -> str:
+    """Turn a pydantic error location into words: ``table gpus=4, row max_model_len=8192, cells``."""
+    words = []
+    node = raw
+    for key in location:
+        if isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node):
+            node = node[key]
+            if isinstance(node, dict) and "rows" in node:
+                words.append(f"table gpus={node.get('gpus')}")
+            elif isinstance(node, dict) and "max_model_len" in node:
+                words.append(f"row max_model_len={node.get('max_model_len')}")
+            elif isinstance(node, dict) and "name" in node:
+                words.append(f"model {node.get('name')}")
+            else:
+                words.append(f"item {key + 1}")
+        elif isinstance(node, dict) and key in node:
+            node = node[key]
+            if key not in ("tables", "rows", "models"):
+                words.append(str(key))
+        else:
+            words.append(str(key))
+            node = None
+    return ", ".join(words)
+
+
+def _validation_message(path: Path, raw: Any, error: ValidationError) -> str:
+    first = error.errors()[0]
+    location = tuple(first["loc"])
+    if first["type"] == "extra_forbidden":
+        location, problem = location[:-1], f"unknown field {location[-1]!r}"
+    elif first["type"] == "missing":
+        location, problem = location[:-1], f"missing field {location[-1]!r}"
+    else:
+        problem = first["msg"].removeprefix("Value error, ")
+        if first["type"] not in ("value_error", "assertion_error") and "input" in first:
+            problem += f", got {first['input']!r}"
+    where = _describe_location(raw, location)
+    more = error.error_count() - 1
+    extra = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
+    return f"{path}: {where + ': ' if where else ''}{problem}{extra}"
+
+
+def _validate(model: type[BaseModel], path: Path, context: Optional[dict[str, Any]] = None) -> Any:
+    raw = _read_yaml(path)
+    if not isinstance(raw, dict):
+        raise TableError(f"{path}: expected a mapping at the top level, got {type(raw).__name__}")
+    try:
+        return model.model_validate(raw, context=context)
+    except ValidationError as error:
+        raise TableError(_validation_message(path, raw, error)) from None
+
+
+def load_models(path: Path) -> tuple[Model, ...]:
+    """Load and check a models file (``tables/models.yaml``)."""
+    models = _validate(_ModelsFile, path).models
+    names = [_normalise(name) for model in models for name in (model.name, *model.aliases)]
+    duplicate = next((name for name in names if names.count(name) > 1), None)
+    if duplicate is not None:
+        raise TableError(f"{path}: the name {duplicate!r} is given to two models")
+    return models
+
+
+def load_gpu_type(path: Path, models: tuple[Model, ...]) -> GpuType:
+    """Load and check one GPU type's feasibility tables against the known `models`."""
+    return _validate(GpuType, path, context={"models": [model.name for model in models]})
+
+
+def load_catalog(directory: Optional[Path] = None) -> Catalog:
+    """Load the models and every GPU type's tables from `directory` (default: the shipped tables)."""
+    if directory is None:
+        return _shipped_catalog()
+    models = load_models(directory / "models.yaml")
+    paths = sorted((directory / "feasibility").glob("*.yaml"))
+    if not paths:
+        raise TableError(f"{directory / 'feasibility'}: no GPU table files (*.yaml)")
+    gpu_types = tuple(load_gpu_type(path, models) for path in paths)
+    names = [_normalise(name) for gpu in gpu_types for name in (gpu.name, *gpu.aliases)]
+    duplicate = next((name for name in names if names.count(name) > 1), None)
+    if duplicate is not None:
+        raise TableError(f"{directory / 'feasibility'}: the name {duplicate!r} is given to two GPU types")
+    return Catalog(models=models, gpu_types=gpu_types)
+
+
+def shipped_tables_directory() -> Path:
+    """Where the installed package keeps its tables (``tables/`` in a source checkout)."""
+    try:
+        return Path(str(resources.files("solver.data")))
+    except ModuleNotFoundError:  # running from a source checkout that is not installed
+        return Path(__file__).resolve().parent.parent / "tables"
+
+
+@cache
+def _shipped_catalog() -> Catalog:
+    return load_catalog(shipped_tables_directory())
