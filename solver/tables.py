@@ -44,8 +44,8 @@ class TableError(ValueError):
     """A table file that cannot be read or breaks the schema; the message is one line."""
 
 
-class UnknownNameError(LookupError):
-    """A GPU type or model name that the tables do not know; the message lists accepted names."""
+class QueryError(ValueError):
+    """A request the tables cannot take as asked (unknown name, a GPU count with no table); one line."""
 
 
 class _Frozen(BaseModel):
@@ -82,17 +82,18 @@ class Setting(_Frozen):
         flags: dict[str, Any] = {}
         for part in text.split("+"):
             part = part.strip()
+            where = "" if part == text else f" in {text!r}"
             sp_match = _SP_PART.fullmatch(part)
             if part in ("Env", "Offload"):
                 key = part.lower()
             elif sp_match:
                 key = "sp"
                 if int(sp_match.group(1)) < 2:
-                    raise ValueError(f"{part!r} in {text!r}: an SP degree is at least 2 (no SP is written as vanilla)")
+                    raise ValueError(f"{part!r}{where}: an SP degree is at least 2 (no SP is written as vanilla)")
             else:
-                raise ValueError(f"unknown setting {part!r} in {text!r} (accepted: {SETTING_GRAMMAR})")
+                raise ValueError(f"unknown setting {part!r}{where} (accepted: {SETTING_GRAMMAR})")
             if key in flags:
-                raise ValueError(f"{part!r} appears twice in {text!r}")
+                raise ValueError(f"{part!r} appears twice{where}")
             flags[key] = int(sp_match.group(1)) if sp_match else True
         setting = cls(**flags)
         if setting.label != text:
@@ -213,6 +214,11 @@ class Table(_Frozen):
                     )
         return self
 
+    def column(self, model: str) -> Table:
+        """This table with only `model`'s cells."""
+        rows = tuple(row.model_copy(update={"cells": ((model, row.setting(model)),)}) for row in self.rows)
+        return self.model_copy(update={"models": (model,), "rows": rows})
+
 
 class GpuType(_Frozen):
     """A GPU type with its documented tables, one per trainer GPU count (YAML key ``gpu`` names it)."""
@@ -226,8 +232,9 @@ class GpuType(_Frozen):
     @model_validator(mode="after")
     def _check_tables(self) -> GpuType:
         counts = [table.gpus for table in self.tables]
-        if len(set(counts)) != len(counts):
-            raise ValueError("two tables for the same GPU count")
+        repeated = next((count for count in counts if counts.count(count) > 1), None)
+        if repeated is not None:
+            raise ValueError(f"two tables for {repeated} trainer GPUs")
         return self
 
 
@@ -256,7 +263,7 @@ def _resolve(kind: str, name: str, entries: tuple[Any, ...]) -> Any:
         if wanted in {_normalise(entry.name), *map(_normalise, entry.aliases)}:
             return entry
     accepted = ", ".join(f"{e.name} ({', '.join(e.aliases)})" if e.aliases else e.name for e in entries)
-    raise UnknownNameError(f"unknown {kind} {name!r}; accepted: {accepted}")
+    raise QueryError(f"unknown {kind} {name!r}; accepted: {accepted}")
 
 
 class Catalog(_Frozen):
@@ -273,6 +280,33 @@ class Catalog(_Frozen):
         """Resolve a GPU type name or alias (``a100``, ``H20``) of any case."""
         return _resolve("GPU", name, self.gpu_types)
 
+    def narrowed(
+        self, gpu: Optional[str] = None, gpus: Optional[int] = None, model: Optional[str] = None
+    ) -> Catalog:
+        """The same catalogue cut down to one GPU type, trainer GPU count and/or model column.
+
+        Raises `QueryError`, naming the accepted values, for an unknown name or a count with no table.
+        """
+        gpu_types = (self.gpu(gpu),) if gpu is not None else self.gpu_types
+        if gpus is not None:
+            counts = sorted({table.gpus for gpu_type in gpu_types for table in gpu_type.tables})
+            if gpus not in counts:
+                raise QueryError(f"no table for {gpus} trainer GPUs; documented counts: {', '.join(map(str, counts))}")
+            gpu_types = tuple(
+                gpu_type.model_copy(update={"tables": tuple(t for t in gpu_type.tables if t.gpus == gpus)})
+                for gpu_type in gpu_types
+            )
+        if model is not None:
+            name = self.model(model).name
+            documented = [m.name for m in self.models if any(m.name in t.models for g in gpu_types for t in g.tables)]
+            if name not in documented:
+                raise QueryError(f"no documented table has {name}; documented models: {', '.join(documented)}")
+            gpu_types = tuple(
+                gpu_type.model_copy(update={"tables": tuple(t.column(name) for t in gpu_type.tables if name in t.models)})
+                for gpu_type in gpu_types
+            )
+        return self.model_copy(update={"gpu_types": tuple(g for g in gpu_types if g.tables)})
+
     def cells(self) -> Iterator[Cell]:
         """Every documented cell, by GPU type, GPU count, row and the table's model order."""
         for gpu_type in self.gpu_types:
@@ -288,7 +322,7 @@ class Catalog(_Frozen):
                         )
 
 
-class _UniqueKeyLoader(yaml.SafeLoader):
+class _UniqueKeyLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
     """A safe loader that rejects a mapping with the same key twice (plain YAML keeps the last)."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:

@@ -1,0 +1,132 @@
+"""`solve tables` through the CLI entry point: output, filters and exit codes."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from solver.cli import main
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    try:
+        status = main(list(argv))
+    except SystemExit as exit_:  # argparse exits for usage errors, --help and --version
+        status = int(exit_.code or 0)
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def test_human_output_shows_each_table_with_the_source_cells(capsys):
+    status, out, err = run(capsys, "tables", "--gpu", "a100", "--gpus", "6")
+    assert (status, err) == (0, "")
+    assert "A100-80GB (80 GB), 6 trainer GPUs" in out
+    assert "H20" not in out and "4 trainer GPUs" not in out
+    row = next(line for line in out.splitlines() if "51200" in line)
+    assert [cell.strip() for cell in row.strip("│ ").split("│")] == [
+        "51200", "Env + SP=2", "Env + SP=2", "Env + Offload + SP=2", "Env + Offload + SP=2", "-"
+    ]
+    assert "source: Trinity-RFT GPU configuration guide (gpu-config-guide.zh.md), A100 80GB 显卡配置建议, 6 张 GPU" in out
+
+
+def test_human_output_without_filters_has_all_eight_tables(capsys):
+    status, out, _ = run(capsys, "tables")
+    assert status == 0
+    titles = [line.strip() for line in out.splitlines() if "trainer GPU" in line and "GB)" in line]
+    assert titles == [f"{gpu}, {n} trainer GPU{'s' if n > 1 else ''}"
+                      for gpu in ("A100-80GB (80 GB)", "H20-96GB (96 GB)") for n in (1, 2, 4, 6)]
+
+
+def test_shading_follows_the_escalation_order_in_a_terminal(capsys):
+    from rich.console import Console
+
+    from solver.render import NO_SETTING_STYLE, SHADES, setting_style, tables_view
+    from solver.tables import Setting, load_catalog
+
+    assert setting_style(Setting()) == SHADES[0]
+    assert setting_style(Setting(env=True, offload=True, sp=4)) == SHADES[-1]
+    assert setting_style(Setting(offload=True)) == SHADES[6]
+    assert setting_style(None) == NO_SETTING_STYLE
+    console = Console(force_terminal=True, color_system="truecolor", width=200, record=True)
+    console.print(tables_view(load_catalog().narrowed(gpu="h20", gpus=1, model="4B")))
+    text = console.export_text(styles=True)
+    assert "\x1b[" in text and "Env + Offload" in text
+
+
+def test_json_filters_narrow_the_cells(capsys):
+    status, out, err = run(capsys, "tables", "--gpu", "H20", "--gpus", "2", "--model", "qwen3-14b", "--json")
+    assert (status, err) == (0, "")
+    cells = json.loads(out)
+    assert len(cells) == 14
+    assert cells[0] == {"gpu": "H20-96GB", "gpus": 2, "model": "Qwen3-14B", "max_model_len": 4096,
+                        "feasible": True, "env": True, "offload": True, "sp": 1}
+    assert cells[-2] == {"gpu": "H20-96GB", "gpus": 2, "model": "Qwen3-14B", "max_model_len": 71680,
+                         "feasible": False, "env": None, "offload": None, "sp": None}
+
+
+def test_json_for_one_model_across_all_tables(capsys):
+    status, out, _ = run(capsys, "tables", "--model", "4B", "--json")
+    cells = json.loads(out)
+    assert status == 0 and {cell["model"] for cell in cells} == {"Qwen3-4B"}
+    assert len(cells) == 112  # one cell per row of the eight tables
+    four_gpu_32k = [c for c in cells if (c["gpu"], c["gpus"], c["max_model_len"]) == ("A100-80GB", 4, 32768)]
+    assert four_gpu_32k == [{"gpu": "A100-80GB", "gpus": 4, "model": "Qwen3-4B", "max_model_len": 32768,
+                             "feasible": True, "env": False, "offload": False, "sp": 2}]
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["tables", "--gpu", "v100"], "solve: error: unknown GPU 'v100'; accepted: A100-80GB (a100), H20-96GB (h20)\n"),
+        (["tables", "--model", "70B"], "solve: error: unknown model '70B'; accepted: Qwen3-0.6B (0.6B), "),
+        (["tables", "--model", "32B"], "solve: error: no documented table has Qwen3-32B; documented models: "
+                                       "Qwen3-0.6B, Qwen3-1.7B, Qwen3-4B, Qwen3-8B, Qwen3-14B\n"),
+        (["tables", "--gpus", "8"], "solve: error: no table for 8 trainer GPUs; documented counts: 1, 2, 4, 6\n"),
+        (["tables", "--gpus", "0"], "solve tables: error: argument --gpus: must be at least 1, got 0\n"),
+        (["tables", "--gpus", "-2"], "solve tables: error: argument --gpus: must be at least 1, got -2\n"),
+        (["tables", "--gpus", "four"], "solve tables: error: argument --gpus: expected a whole number, got 'four'\n"),
+        (["tables", "--colour"], "solve: error: unrecognized arguments: --colour\n"),
+        ([], "solve: error: choose a command: tables\n"),
+    ],
+)
+def test_bad_filters_exit_2_with_one_line_naming_accepted_values(capsys, argv, message):
+    status, out, err = run(capsys, *argv)
+    assert status == 2 and out == ""
+    *usage, error = err.splitlines()
+    assert all(line.startswith(("usage:", " ")) for line in usage) and len(usage) <= 2
+    assert (error + "\n").startswith(message)
+    assert "Traceback" not in err
+
+
+def test_help_and_version_exit_0(capsys):
+    assert run(capsys, "--help")[0] == 0
+    status, out, _ = run(capsys, "--version")
+    assert status == 0 and out.startswith("solve ")
+
+
+def installed_solve() -> Path:
+    script = Path(sys.executable).parent / ("solve.exe" if os.name == "nt" else "solve")
+    assert script.exists(), f"the console script is not installed beside {sys.executable}: pip install the package"
+    return script
+
+
+def test_installed_solve_prints_every_cell_from_another_directory(tmp_path: Path):
+    result = subprocess.run(
+        [str(installed_solve()), "tables", "--json"], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0 and result.stderr == ""
+    cells = json.loads(result.stdout)
+    assert len(cells) == 560 and sum(not cell["feasible"] for cell in cells) == 81
+
+
+def test_installed_solve_exits_2_without_traceback(tmp_path: Path):
+    result = subprocess.run(
+        [str(installed_solve()), "tables", "--gpu", "b200"], cwd=tmp_path, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr == "solve: error: unknown GPU 'b200'; accepted: A100-80GB (a100), H20-96GB (h20)\n"

@@ -1,0 +1,167 @@
+"""The loader: the shipped tables load, and every kind of broken file is rejected in one clear line."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from solver.tables import (
+    ESCALATION_ORDER,
+    QueryError,
+    Setting,
+    TableError,
+    load_catalog,
+    load_gpu_type,
+    load_models,
+    shipped_tables_directory,
+)
+
+MALFORMED = Path(__file__).parent / "data" / "malformed"
+MODELS = load_catalog().models
+
+REJECTIONS = {
+    "unknown-setting": "table gpus=2, row max_model_len=8192, cells: Qwen3-4B: unknown setting 'Turbo' in 'Env + Turbo'",
+    "setting-out-of-order": "table gpus=2, row max_model_len=8192, cells: Qwen3-0.6B: setting 'SP=2 + Env' is not in the source's form; write 'Env + SP=2'",
+    "sp-zero": "table gpus=2, row max_model_len=8192, cells: Qwen3-0.6B: 'SP=0': an SP degree is at least 2",
+    "empty-cell": "table gpus=2, row max_model_len=8192, cells: cell for Qwen3-4B must be text",
+    "duplicate-row": "table gpus=2: duplicate row max_model_len=4096",
+    "decreasing-rows": "table gpus=2: row max_model_len=4096 comes after max_model_len=8192; rows must increase",
+    "missing-cell": "table gpus=2: row max_model_len=8192: no cell for Qwen3-4B",
+    "unknown-model-cell": "table gpus=2: row max_model_len=8192: cell for unknown model 'Qwen3-9B'",
+    "unknown-model-column": "table gpus=2: unknown model 'Qwen3-9B' in the table's models",
+    "sp-not-dividing": "table gpus=2: row max_model_len=8192, Qwen3-4B: SP=4 does not divide the table's 2 GPUs",
+    "negative-length": "table gpus=2, row max_model_len=-8192, max_model_len: Input should be greater than 0, got -8192",
+    "zero-gpus": "table gpus=0, gpus: Input should be greater than 0, got 0",
+    "zero-memory": "memory_gb: Input should be greater than 0, got 0",
+    "quoted-number": "table gpus=2, row max_model_len=8192, max_model_len: Input should be a valid integer, got '8192'",
+    "unknown-field": "table gpus=2, row max_model_len=8192: unknown field 'colour'",
+    "missing-field": "missing field 'memory_gb'",
+    "duplicate-key": "line 3: key 'gpu' appears twice",
+    "duplicate-table": "two tables for 2 trainer GPUs",
+    "bad-syntax": "line 6: malformed YAML",
+    "python-tag": "line 2: malformed YAML: could not determine a constructor for the tag",
+    "empty": "expected a mapping at the top level, got NoneType",
+    "top-level-list": "expected a mapping at the top level, got list",
+}
+
+
+def test_every_fixture_has_an_expected_rejection():
+    assert sorted(path.stem for path in MALFORMED.glob("*.yaml")) == sorted(REJECTIONS)
+
+
+@pytest.mark.parametrize("name", sorted(REJECTIONS))
+def test_a_broken_table_file_is_rejected_naming_file_table_and_row(name: str):
+    path = MALFORMED / f"{name}.yaml"
+    with pytest.raises(TableError) as caught:
+        load_gpu_type(path, MODELS)
+    message = str(caught.value)
+    assert message.startswith(f"{path}: {REJECTIONS[name]}")
+    assert "\n" not in message
+
+
+def test_a_missing_file_is_a_table_error(tmp_path: Path):
+    with pytest.raises(TableError, match="cannot read"):
+        load_gpu_type(tmp_path / "absent.yaml", MODELS)
+
+
+def test_models_file_rejects_a_name_given_twice(tmp_path: Path):
+    text = (shipped_tables_directory() / "models.yaml").read_text(encoding="utf-8")
+    (tmp_path / "models.yaml").write_text(text.replace("aliases: [8B]", "aliases: [4B]"), encoding="utf-8")
+    with pytest.raises(TableError, match="the name '4b' is given to two models"):
+        load_models(tmp_path / "models.yaml")
+
+
+def test_models_file_rejects_a_non_positive_shape(tmp_path: Path):
+    text = (shipped_tables_directory() / "models.yaml").read_text(encoding="utf-8")
+    (tmp_path / "models.yaml").write_text(text.replace("hidden_size: 2560", "hidden_size: -2560"), encoding="utf-8")
+    with pytest.raises(TableError, match=r"model Qwen3-4B, hidden_size: Input should be greater than 0"):
+        load_models(tmp_path / "models.yaml")
+
+
+def test_a_catalog_directory_without_gpu_tables_is_rejected(tmp_path: Path):
+    shutil.copy(shipped_tables_directory() / "models.yaml", tmp_path)
+    (tmp_path / "feasibility").mkdir()
+    with pytest.raises(TableError, match="no GPU table files"):
+        load_catalog(tmp_path)
+
+
+def test_two_gpu_files_may_not_claim_the_same_alias(tmp_path: Path):
+    shutil.copytree(shipped_tables_directory(), tmp_path, dirs_exist_ok=True)
+    h20 = tmp_path / "feasibility" / "h20-96gb.yaml"
+    h20.write_text(h20.read_text(encoding="utf-8").replace("aliases: [h20]", "aliases: [a100]"), encoding="utf-8")
+    with pytest.raises(TableError, match="the name 'a100' is given to two GPU types"):
+        load_catalog(tmp_path)
+
+
+def test_loaded_tables_are_immutable():
+    catalog = load_catalog()
+    with pytest.raises(Exception, match="frozen"):
+        catalog.gpu_types[0].tables[0].rows[0].max_model_len = 1  # type: ignore[misc]
+
+
+@pytest.mark.parametrize(
+    ("name", "canonical"),
+    [("a100", "A100-80GB"), ("A100", "A100-80GB"), ("a100-80gb", "A100-80GB"), ("H20", "H20-96GB"), ("h20-96GB", "H20-96GB")],
+)
+def test_gpu_names_resolve_in_any_case(name: str, canonical: str):
+    assert load_catalog().gpu(name).name == canonical
+
+
+@pytest.mark.parametrize(
+    ("name", "canonical"),
+    [("4B", "Qwen3-4B"), ("4b", "Qwen3-4B"), ("qwen3-4b", "Qwen3-4B"), ("Qwen3-4B", "Qwen3-4B"), ("0.6b", "Qwen3-0.6B"),
+     ("30b-a3b", "Qwen3-30B-A3B"), (" 14B ", "Qwen3-14B")],
+)
+def test_model_names_resolve_in_any_case(name: str, canonical: str):
+    assert load_catalog().model(name).name == canonical
+
+
+def test_unknown_names_list_the_accepted_ones():
+    with pytest.raises(QueryError, match=r"unknown GPU 'v100'; accepted: A100-80GB \(a100\), H20-96GB \(h20\)"):
+        load_catalog().gpu("v100")
+    with pytest.raises(QueryError, match=r"unknown model '5B'; accepted: Qwen3-0.6B \(0.6B\), .*Qwen3-30B-A3B"):
+        load_catalog().model("5B")
+
+
+def test_model_shapes_are_those_of_the_reference():
+    shapes = {
+        model.name: (model.hidden_size, model.num_layers, model.num_attention_heads, model.num_key_value_heads,
+                     model.intermediate_size, model.parameters_b)
+        for model in load_catalog().models
+    }
+    assert shapes["Qwen3-0.6B"] == (1024, 28, 16, 8, 3072, 0.596)
+    assert shapes["Qwen3-4B"] == (2560, 36, 32, 8, 9728, 4.022)
+    assert shapes["Qwen3-14B"] == (5120, 40, 40, 8, 17408, 14.768)
+    assert shapes["Qwen3-32B"] == (5120, 64, 64, 8, 25600, 32.762)
+    moe = load_catalog().model("30B-A3B").moe
+    assert moe is not None and (moe.experts, moe.active_experts, moe.moe_intermediate_size) == (128, 8, 768)
+    assert all(model.native_context == 40960 and model.vocab_size == 151936 for model in load_catalog().models)
+
+
+def test_escalation_order_is_sorted_by_its_key():
+    keys = [setting.escalation_key for setting in ESCALATION_ORDER]
+    assert keys == sorted(keys) and len(set(keys)) == len(keys)
+    assert [setting.label for setting in ESCALATION_ORDER] == [
+        "vanilla", "Env", "SP=2", "Env + SP=2", "SP=4", "Env + SP=4",
+        "Env + Offload", "Env + Offload + SP=2", "Env + Offload + SP=4",
+    ]
+
+
+@given(env=st.booleans(), offload=st.booleans(), sp=st.integers(min_value=1, max_value=64))
+def test_a_setting_label_parses_back_to_the_same_setting(env: bool, offload: bool, sp: int):
+    setting = Setting(env=env, offload=offload, sp=sp)
+    assert Setting.parse(setting.label) == setting
+
+
+@pytest.mark.parametrize("text", ["", "env", "Vanilla", "SP=1", "SP=", "SP=two", "Env +", "Env + Env", "Offload + Env", "SP=2 + SP=4"])
+def test_non_canonical_cell_texts_are_rejected(text: str):
+    with pytest.raises(ValueError):
+        Setting.parse(text)
+
+
+def test_dash_means_nothing_trains():
+    assert Setting.parse("-") is None

@@ -1,0 +1,81 @@
+"""Every shipped cell against the source document itself.
+
+The markdown tables in tests/data/gpu-config-guide.zh.md (a verbatim copy of the source) are parsed
+here with plain string handling, independently of the YAML under tables/ and of the package's loader.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from solver.cli import main
+from solver.tables import load_catalog
+
+SOURCE = Path(__file__).parent / "data" / "gpu-config-guide.zh.md"
+GPU_SECTIONS = {"A100 80GB": "A100-80GB", "H20 96GB": "H20-96GB"}
+
+
+def parse_source() -> list[tuple[str, int, str, int, str]]:
+    """(gpu, trainer gpus, model, max_model_len, cell text) for every cell of the document's tables."""
+    cells = []
+    gpu = gpus = None
+    models: list[str] = []
+    for line in SOURCE.read_text(encoding="utf-8").splitlines():
+        if heading := re.match(r"## (.+?) 显卡配置建议", line):
+            gpu = GPU_SECTIONS[heading.group(1)]
+        elif heading := re.match(r"### (\d+) 张 GPU", line):
+            gpus = int(heading.group(1))
+        elif line.startswith("|"):
+            columns = [column.strip() for column in line.strip().strip("|").split("|")]
+            if columns[0] == "`max_model_len`":
+                models = columns[1:]
+            elif columns[0].isdigit():
+                assert gpu and gpus and len(columns) == len(models) + 1
+                cells += [(gpu, gpus, model, int(columns[0]), text) for model, text in zip(models, columns[1:])]
+    return cells
+
+
+def flags(text: str) -> dict[str, object]:
+    """The JSON flags a cell's text stands for, read straight off the text."""
+    if text == "-":
+        return {"feasible": False, "env": None, "offload": None, "sp": None}
+    parts = text.split(" + ")
+    sp = [int(part.removeprefix("SP=")) for part in parts if part.startswith("SP=")]
+    return {"feasible": True, "env": "Env" in parts, "offload": "Offload" in parts, "sp": sp[0] if sp else 1}
+
+
+SOURCE_CELLS = parse_source()
+
+
+def test_the_source_has_560_cells_81_of_them_dashes():
+    assert len(SOURCE_CELLS) == 560
+    assert sum(text == "-" for *_, text in SOURCE_CELLS) == 81
+    assert {(gpu, gpus) for gpu, gpus, *_ in SOURCE_CELLS} == {
+        (gpu, gpus) for gpu in GPU_SECTIONS.values() for gpus in (1, 2, 4, 6)
+    }
+
+
+def test_every_shipped_cell_reads_as_the_source_writes_it():
+    shipped = [
+        (cell.gpu, cell.gpus, cell.model, cell.max_model_len, cell.setting.label if cell.setting else "-")
+        for cell in load_catalog().cells()
+    ]
+    assert shipped == SOURCE_CELLS
+
+
+def test_json_output_carries_every_cell_of_the_source(capsys: pytest.CaptureFixture[str]):
+    assert main(["tables", "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    expected = [
+        {"gpu": gpu, "gpus": gpus, "model": model, "max_model_len": length, **flags(text)}
+        for gpu, gpus, model, length, text in SOURCE_CELLS
+    ]
+    assert printed == expected
+
+
+def test_gpu_memory_matches_the_section_titles():
+    assert {gpu.name: gpu.memory_gb for gpu in load_catalog().gpu_types} == {"A100-80GB": 80, "H20-96GB": 96}
