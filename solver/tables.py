@@ -6,10 +6,11 @@ This is the only module that reads files. Everything is checked on load; a broke
 
 from __future__ import annotations
 
+import importlib.util
 import re
 from collections.abc import Iterator
 from functools import cache
-from importlib import resources
+
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
@@ -435,10 +436,10 @@ def load_catalog(directory: Optional[Path] = None) -> Catalog:
 
 def shipped_tables_directory() -> Path:
     """Where the installed package keeps its tables (``tables/`` in a source checkout)."""
-    try:
-        return Path(str(resources.files("solver.data")))
-    except ModuleNotFoundError:  # running from a source checkout that is not installed
+    spec = importlib.util.find_spec("solver.data")  # tables/, installed as package data
+    if spec is None or not spec.submodule_search_locations:  # a source checkout that is not installed
         return Path(__file__).resolve().parent.parent / "tables"
+    return Path(next(iter(spec.submodule_search_locations)))
 
 
 @cache
