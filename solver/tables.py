@@ -10,7 +10,6 @@ import importlib.util
 import re
 from collections.abc import Iterator
 from functools import cache
-
 from pathlib import Path
 from typing import Annotated, Any, Optional
 
