@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -67,14 +68,21 @@ def test_every_shipped_cell_reads_as_the_source_writes_it():
     assert shipped == SOURCE_CELLS
 
 
+EXPECTED_JSON = [
+    {"gpu": gpu, "gpus": gpus, "model": model, "max_model_len": length, **flags(text)}
+    for gpu, gpus, model, length, text in SOURCE_CELLS
+]
+
+
 def test_json_output_carries_every_cell_of_the_source(capsys: pytest.CaptureFixture[str]):
     assert main(["tables", "--json"]) == 0
-    printed = json.loads(capsys.readouterr().out)
-    expected = [
-        {"gpu": gpu, "gpus": gpus, "model": model, "max_model_len": length, **flags(text)}
-        for gpu, gpus, model, length, text in SOURCE_CELLS
-    ]
-    assert printed == expected
+    assert json.loads(capsys.readouterr().out) == EXPECTED_JSON
+
+
+def test_installed_solve_prints_every_cell_from_another_directory(tmp_path: Path, solve_script: Path):
+    result = subprocess.run([str(solve_script), "tables", "--json"], cwd=tmp_path, capture_output=True, text=True, timeout=60)
+    assert (result.returncode, result.stderr) == (0, "")
+    assert json.loads(result.stdout) == EXPECTED_JSON
 
 
 def test_gpu_memory_matches_the_section_titles():
