@@ -11,6 +11,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from solver.query import Answer, Plan, Query
 from solver.tables import ESCALATION_ORDER, NO_SETTING, Catalog, Cell, Setting
 
 SHADES = (
@@ -84,4 +85,106 @@ def tables_view(catalog: Catalog) -> Group:
         legend.append(f" {setting.label} ", style=setting_style(setting)).append(" ")
     legend.append(f" {NO_SETTING} ", style=NO_SETTING_STYLE).append(" nothing trains")
     renderables.append(legend)
+    return Group(*renderables)
+
+
+def answers_json(answers: Iterable[Answer]) -> str:
+    """The answers as a JSON array, one object per GPU type, plans best first."""
+    return json.dumps([answer.model_dump(mode="json") for answer in answers], indent=2)
+
+
+def _goal(query: Query) -> str:
+    within = f"on exactly {query.budget_gpus}" if query.exact else f"within {query.budget_gpus}"
+    if query.objective == "max_len":
+        return f"longest context {within} GPUs"
+    if query.objective == "min_gpus":
+        return f"fewest GPUs for {query.max_model_len} tokens (budget {query.budget_gpus})"
+    return f"cheapest plan for {query.max_model_len} tokens {within} GPUs"
+
+
+def apply_lines(plan: Plan, native_context: int) -> list[str]:
+    """How to apply a plan: the export line and the Trinity config keys it sets."""
+    lines = []
+    if plan.env:
+        lines.append("export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True   # before Ray starts")
+    lines.append(f"model.max_model_len: {plan.max_model_len}")
+    if plan.rope_scaling_factor is not None:
+        lines.append(
+            f"model.rope_scaling: {{rope_type: yarn, factor: {plan.rope_scaling_factor:g}, "
+            f"original_max_position_embeddings: {native_context}}}"
+        )
+    lines.append(f"trainer.ulysses_sequence_parallel_size: {plan.sp}")
+    lines.append(f"trainer.max_token_len_per_gpu: {plan.max_token_len_per_gpu}")
+    if plan.offload:
+        lines.append("trainer.trainer_strategy: fsdp2")
+        lines.append(
+            "trainer.trainer_config.actor_rollout_ref.{actor,ref}.fsdp_config: "
+            "{param_offload: true, optimizer_offload: true, offload_policy: true}"
+        )
+    return lines
+
+
+def _evidence_text(gpu: str, plan: Plan) -> str:
+    source = plan.source
+    cell = f"the {gpu} table for {source.gpus} GPU{'s' if source.gpus > 1 else ''} says {source.setting!r} at {source.max_model_len}"
+    if plan.evidence == "documented":
+        return f"documented: {cell}"
+    return f"inferred: {cell}, and this plan includes that setting"
+
+
+def _relative(cost: float, best: float) -> str:
+    return "best" if cost == best else f"{cost / best:.2f}x best"
+
+
+def _plan_summary(answer: Answer, plan: Plan, native_context: int) -> Table:
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="bold", no_wrap=True)
+    grid.add_column()
+    left = "" if plan.unused_gpus == 0 else f" ({plan.unused_gpus} left for rollout)"
+    grid.add_row("plan", Text(f"{plan.setting.label} on {plan.gpus} of {answer.budget_gpus} GPUs{left}",
+                              style="bold"))
+    yarn = f" (YaRN rope scaling, factor {plan.rope_scaling_factor:g})" if plan.rope_scaling_factor else ""
+    grid.add_row("max_model_len", f"{plan.max_model_len}{yarn}")
+    grid.add_row("token budget", f"max_token_len_per_gpu = {plan.max_token_len_per_gpu} "
+                                 f"(ceil(2 x {plan.max_model_len} / SP {plan.sp}))")
+    grid.add_row("cost", f"{plan.cost:.4g} relative step time (best)")
+    grid.add_row("evidence", _evidence_text(answer.gpu, plan))
+    grid.add_row("apply", "\n".join(apply_lines(plan, native_context)))
+    return grid
+
+
+def _ranking(answer: Answer) -> Table:
+    view = Table(title="ranked plans", title_justify="left")
+    for header in ("#", "GPUs", "setting", "max_model_len", "tokens/GPU", "YaRN", "cost", "evidence", "source cell"):
+        view.add_column(header, no_wrap=True, justify="right" if header in ("#", "GPUs", "max_model_len",
+                                                                            "tokens/GPU", "YaRN") else "left")
+    best = answer.plans[0].cost
+    for rank, plan in enumerate(answer.plans, start=1):
+        view.add_row(
+            str(rank),
+            f"{plan.gpus}/{answer.budget_gpus}",
+            Text(plan.setting.label, style=setting_style(plan.setting)),
+            str(plan.max_model_len),
+            str(plan.max_token_len_per_gpu),
+            f"{plan.rope_scaling_factor:g}" if plan.rope_scaling_factor else "",
+            f"{plan.cost:.4g} ({_relative(plan.cost, best)})",
+            plan.evidence,
+            f"{plan.source.gpus} GPUs @ {plan.source.max_model_len}: {plan.source.setting}",
+        )
+    return view
+
+
+def answers_view(answers: Iterable[Answer], query: Query, catalog: Catalog) -> Group:
+    """Per answer: what was asked, the best plan in full (or why there is none), then the ranking."""
+    native_context = catalog.model(query.model).native_context
+    renderables: list[Any] = []
+    for answer in answers:
+        renderables.append(Text(f"{answer.gpu} · {answer.model} · {_goal(query)}: {answer.status}", style="bold"))
+        if answer.plans:
+            renderables.append(_plan_summary(answer, answer.plans[0], native_context))
+            if len(answer.plans) > 1:
+                renderables.append(_ranking(answer))
+        else:
+            renderables.append(Text(f"no plan: {answer.reason}", style="red"))
+        renderables.append(Text())
     return Group(*renderables)

@@ -14,8 +14,9 @@ from pathlib import Path
 from typing import Annotated, Any, Optional
 
 import yaml
-from annotated_types import Gt, MinLen
+from annotated_types import Ge, Gt, MinLen
 from pydantic import (
+    AllowInfNan,
     BaseModel,
     ConfigDict,
     Field,
@@ -29,6 +30,7 @@ from pydantic import (
 Count = Annotated[int, Strict(), Gt(0)]
 """A positive whole number written as a YAML integer (not ``"4096"``, ``4096.0`` or ``true``)."""
 Billions = Annotated[float, Strict(), Gt(0)]
+Weight = Annotated[float, Strict(), Ge(0), AllowInfNan(False)]
 Flag = Annotated[bool, Strict()]
 Text = Annotated[str, Strict(), MinLen(1)]
 
@@ -243,6 +245,14 @@ class _ModelsFile(_Frozen):
     models: tuple[Model, ...]
 
 
+class Weights(_Frozen):
+    """Cost weights: ``cost = (1/n) * (1 + offload*o) * (1 + sp*(s-1)) * (1 + env*e)``."""
+
+    offload: Weight
+    sp: Weight
+    env: Weight
+
+
 class Cell(_Frozen):
     """One documented cell, flattened: which GPU type, count, model and length, and its setting."""
 
@@ -433,6 +443,13 @@ def load_catalog(directory: Optional[Path] = None) -> Catalog:
     return Catalog(models=models, gpu_types=gpu_types)
 
 
+def load_weights(path: Optional[Path] = None) -> Weights:
+    """Load cost weights from `path` (default: the shipped ``costs.yaml``)."""
+    if path is None:
+        return _shipped_weights()
+    return _validate(Weights, path)
+
+
 def shipped_tables_directory() -> Path:
     """Where the installed package keeps its tables (``tables/`` in a source checkout)."""
     spec = importlib.util.find_spec("solver.data")  # tables/, installed as package data
@@ -444,3 +461,8 @@ def shipped_tables_directory() -> Path:
 @cache
 def _shipped_catalog() -> Catalog:
     return load_catalog(shipped_tables_directory())
+
+
+@cache
+def _shipped_weights() -> Weights:
+    return _validate(Weights, shipped_tables_directory() / "costs.yaml")

@@ -80,16 +80,15 @@ def test_json_for_one_model_across_all_tables(capsys):
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["tables", "--gpu", "v100"], "solve: error: unknown GPU 'v100'; accepted: A100-80GB (a100), H20-96GB (h20)\n"),
-        (["tables", "--model", "70B"], "solve: error: unknown model '70B'; accepted: Qwen3-0.6B (0.6B), "),
-        (["tables", "--model", "32B"], "solve: error: no documented table has Qwen3-32B; documented models: "
+        (["tables", "--gpu", "v100"], "solve tables: error: unknown GPU 'v100'; accepted: A100-80GB (a100), H20-96GB (h20)\n"),
+        (["tables", "--model", "70B"], "solve tables: error: unknown model '70B'; accepted: Qwen3-0.6B (0.6B), "),
+        (["tables", "--model", "32B"], "solve tables: error: no documented table has Qwen3-32B; documented models: "
                                        "Qwen3-0.6B, Qwen3-1.7B, Qwen3-4B, Qwen3-8B, Qwen3-14B\n"),
-        (["tables", "--gpus", "8"], "solve: error: no table for 8 trainer GPUs; documented counts: 1, 2, 4, 6\n"),
+        (["tables", "--gpus", "8"], "solve tables: error: no table for 8 trainer GPUs; documented counts: 1, 2, 4, 6\n"),
         (["tables", "--gpus", "0"], "solve tables: error: argument --gpus: must be at least 1, got 0\n"),
         (["tables", "--gpus", "-2"], "solve tables: error: argument --gpus: must be at least 1, got -2\n"),
         (["tables", "--gpus", "four"], "solve tables: error: argument --gpus: expected a whole number, got 'four'\n"),
-        (["tables", "--colour"], "solve: error: unrecognized arguments: --colour\n"),
-        ([], "solve: error: choose a command: tables\n"),
+        (["tables", "--colour"], "solve tables: error: unrecognized arguments: --colour\n"),
     ],
 )
 def test_bad_filters_exit_2_with_one_line_naming_accepted_values(capsys, argv, message):
@@ -112,4 +111,5 @@ def test_installed_solve_exits_2_without_traceback(tmp_path: Path, solve_script:
         [str(solve_script), "tables", "--gpu", "b200"], cwd=tmp_path, capture_output=True, text=True, timeout=60
     )
     assert result.returncode == 2 and result.stdout == ""
-    assert result.stderr == "solve: error: unknown GPU 'b200'; accepted: A100-80GB (a100), H20-96GB (h20)\n"
+    assert result.stderr.splitlines()[-1] == "solve tables: error: unknown GPU 'b200'; accepted: A100-80GB (a100), H20-96GB (h20)"
+    assert len(result.stderr.splitlines()) == 2 and result.stderr.startswith("usage: solve tables")

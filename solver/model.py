@@ -1,0 +1,216 @@
+"""The CP-SAT model of one planning question for one GPU type and model.
+
+`prepare` turns the tables into plain data; `build_model` adds one constraint family per function:
+the variables, the parallelism rules, the documented cells as evidence, the budget, the length, the
+pins, and the objective. The solver chooses; nothing here picks a plan.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from fractions import Fraction
+from functools import lru_cache
+
+from ortools.sat.python import cp_model
+
+from solver.query import Objective, Query
+from solver.tables import Catalog, Weights
+
+Combination = tuple[int, int, int, int]
+"""(trainer GPUs n, Env e, Offload o, SP degree s), with e and o as 0/1."""
+
+
+@dataclass(frozen=True)
+class PlanningData:
+    """What the model needs of the tables, for one GPU type and one model."""
+
+    gpu: str
+    model: str
+    attention_heads: int
+    kv_heads: int
+    native_context: int
+    counts: tuple[int, ...]
+    """Trainer GPU counts whose table has the model."""
+    rows: tuple[tuple[int, int], ...]
+    """(n, max_model_len) of every row of those tables."""
+    cells: tuple[tuple[int, int, int, int, int], ...]
+    """(n, max_model_len, e, o, s) of every cell where something trains."""
+    ranks: tuple[tuple[int, int, int, int, int], ...]
+    """(n, e, o, s, rank) for every combination: rank 0 is the best by the objective's ordering."""
+
+
+@dataclass(frozen=True)
+class PlanVariables:
+    """The decision variables of one plan and of the documented cell that vouches for it."""
+
+    gpus: cp_model.IntVar
+    env: cp_model.IntVar
+    offload: cp_model.IntVar
+    sp: cp_model.IntVar
+    max_model_len: cp_model.IntVar
+    rank: cp_model.IntVar
+    witness_len: cp_model.IntVar
+    witness_env: cp_model.IntVar
+    witness_offload: cp_model.IntVar
+    witness_sp: cp_model.IntVar
+
+    @property
+    def plan(self) -> list[cp_model.IntVar]:
+        """The variables that tell two plans apart."""
+        return [self.gpus, self.env, self.offload, self.sp, self.max_model_len]
+
+
+def exact_cost(weights: Weights, combination: Combination) -> Fraction:
+    """The relative step time ``(1/n)(1 + w_off*o)(1 + w_sp*(s-1))(1 + w_env*e)``, exactly.
+
+    Weights are read as the decimals they are written as (``0.1`` is 1/10), so equal costs are equal.
+    """
+    n, env, offload, sp = combination
+    w_off, w_sp, w_env = (Fraction(repr(w)) for w in (weights.offload, weights.sp, weights.env))
+    return Fraction(1, n) * (1 + w_off * offload) * (1 + w_sp * (sp - 1)) * (1 + w_env * env)
+
+
+def ranking_key(objective: Objective, weights: Weights, combination: Combination) -> tuple[Fraction | int, ...]:
+    """The objective's order on combinations: cost (GPUs first for min_gpus), then fewer GPUs,
+    fewer settings on, lower SP, no Env, no Offload. It is total, so the best plan is unique."""
+    n, env, offload, sp = combination
+    cost = exact_cost(weights, combination)
+    settings_on = env + offload + (sp > 1)
+    lead = (n, cost) if objective == "min_gpus" else (cost, n)
+    return (*lead, settings_on, sp, env, offload)
+
+
+def prepare(catalog: Catalog, gpu: str, model: str, objective: Objective, weights: Weights) -> PlanningData:
+    """Gather the tables' rows and cells for `model` on `gpu`, and the objective's rank per combination."""
+    shape = catalog.model(model)
+    tables = [table for table in catalog.gpu(gpu).tables if shape.name in table.models]
+    counts = tuple(table.gpus for table in tables)
+    return PlanningData(
+        gpu=gpu,
+        model=shape.name,
+        attention_heads=shape.num_attention_heads,
+        kv_heads=shape.num_key_value_heads,
+        native_context=shape.native_context,
+        counts=counts,
+        rows=tuple((table.gpus, row.max_model_len) for table in tables for row in table.rows),
+        cells=tuple(
+            (table.gpus, row.max_model_len, int(setting.env), int(setting.offload), setting.sp)
+            for table in tables
+            for row in table.rows
+            if (setting := row.setting(shape.name)) is not None
+        ),
+        ranks=cost_ranks(counts, objective, weights),
+    )
+
+
+@lru_cache(maxsize=64)
+def cost_ranks(counts: tuple[int, ...], objective: Objective, weights: Weights) -> tuple[tuple[int, ...], ...]:
+    """(n, e, o, s, rank) for every combination of the GPU `counts`, Env, Offload and SP up to the
+    largest count: the objective's integer cost, 0 for the best. Every combination gets one, feasible
+    or not; the constraints decide which the plan may take."""
+    combinations = [
+        (n, env, offload, sp)
+        for n in counts
+        for env in (0, 1)
+        for offload in (0, 1)
+        for sp in range(1, max(counts, default=1) + 1)
+    ]
+    ordered = sorted(combinations, key=lambda combination: ranking_key(objective, weights, combination))
+    return tuple((*combination, rank) for rank, combination in enumerate(ordered))
+
+
+def add_plan_variables(model: cp_model.CpModel, data: PlanningData) -> PlanVariables:
+    """The plan (n, e, o, s, L), its cost rank, and the documented cell (witness) it rests on."""
+    lengths = sorted({length for _, length in data.rows})
+    largest = max(data.counts)
+    length_domain = cp_model.Domain.FromValues(lengths)
+    return PlanVariables(
+        gpus=model.NewIntVarFromDomain(cp_model.Domain.FromValues(data.counts), "trainer_gpus"),
+        env=model.NewBoolVar("env_expandable_segments"),
+        offload=model.NewBoolVar("fsdp2_cpu_offload"),
+        sp=model.NewIntVar(1, largest, "ulysses_sp_degree"),
+        max_model_len=model.NewIntVar(1, max(lengths), "max_model_len"),
+        rank=model.NewIntVar(0, len(data.ranks) - 1, "cost_rank"),
+        witness_len=model.NewIntVarFromDomain(length_domain, "witness_row_max_model_len"),
+        witness_env=model.NewBoolVar("witness_env"),
+        witness_offload=model.NewBoolVar("witness_offload"),
+        witness_sp=model.NewIntVar(1, largest, "witness_sp_degree"),
+    )
+
+
+def add_parallelism_rules(model: cp_model.CpModel, data: PlanningData, plan: PlanVariables) -> None:
+    """SP divides the trainer GPUs and the attention heads; SP and the KV heads divide one another."""
+    model.AddModuloEquality(0, plan.gpus, plan.sp)
+    model.AddModuloEquality(0, data.attention_heads, plan.sp)
+    kv_remainder = model.NewIntVar(0, data.kv_heads, "kv_heads_mod_sp")
+    sp_remainder = model.NewIntVar(0, data.kv_heads - 1, "sp_mod_kv_heads")
+    model.AddModuloEquality(kv_remainder, data.kv_heads, plan.sp)
+    model.AddModuloEquality(sp_remainder, plan.sp, data.kv_heads)
+    sp_divides_kv = model.NewBoolVar("sp_divides_kv_heads")
+    kv_divides_sp = model.NewBoolVar("kv_heads_divide_sp")
+    model.Add(kv_remainder == 0).OnlyEnforceIf(sp_divides_kv)
+    model.Add(sp_remainder == 0).OnlyEnforceIf(kv_divides_sp)
+    model.AddBoolOr([sp_divides_kv, kv_divides_sp])
+
+
+def add_cell_evidence(model: cp_model.CpModel, data: PlanningData, plan: PlanVariables) -> None:
+    """A documented cell of the same GPU count, at a row no shorter than L, whose setting the plan includes."""
+    witness = [plan.gpus, plan.witness_len, plan.witness_env, plan.witness_offload, plan.witness_sp]
+    model.AddAllowedAssignments(witness, list(data.cells))
+    model.Add(plan.witness_len >= plan.max_model_len)
+    model.Add(plan.env >= plan.witness_env)
+    model.Add(plan.offload >= plan.witness_offload)
+    model.Add(plan.sp >= plan.witness_sp)
+
+
+def add_budget(model: cp_model.CpModel, query: Query, plan: PlanVariables) -> None:
+    """At most `budget_gpus` trainer GPUs, or exactly that many with `exact`."""
+    if query.exact:
+        model.Add(plan.gpus == query.budget_gpus)
+    else:
+        model.Add(plan.gpus <= query.budget_gpus)
+
+
+def add_length(model: cp_model.CpModel, data: PlanningData, query: Query, plan: PlanVariables) -> None:
+    """L is the asked length, or (maximising) the length of a row of the table for the plan's GPUs."""
+    if query.max_model_len is not None:
+        model.Add(plan.max_model_len == query.max_model_len)
+    else:
+        model.AddAllowedAssignments([plan.gpus, plan.max_model_len], list(data.rows))
+
+
+def add_pins(model: cp_model.CpModel, query: Query, plan: PlanVariables) -> None:
+    """Fix the settings the user pinned (--sp, --env/--no-env, --offload/--no-offload)."""
+    for pinned, variable in ((query.sp, plan.sp), (query.env, plan.env), (query.offload, plan.offload)):
+        if pinned is not None:
+            model.Add(variable == int(pinned))
+
+
+def add_objective(model: cp_model.CpModel, data: PlanningData, query: Query, plan: PlanVariables) -> None:
+    """Minimise the cost rank; when maximising the length, longer L first, then the cost rank."""
+    model.AddAllowedAssignments([plan.gpus, plan.env, plan.offload, plan.sp, plan.rank], list(data.ranks))
+    if query.objective == "max_len":
+        longest = max(length for _, length in data.rows)
+        model.Minimize((longest - plan.max_model_len) * len(data.ranks) + plan.rank)
+    else:
+        model.Minimize(plan.rank)
+
+
+def build_model(data: PlanningData, query: Query) -> tuple[cp_model.CpModel, PlanVariables]:
+    """The whole CP-SAT model for `query` on the prepared `data` (which must have a table)."""
+    model = cp_model.CpModel()
+    model.SetName(f"plan {data.model} on {data.gpu}")
+    plan = add_plan_variables(model, data)
+    add_parallelism_rules(model, data, plan)
+    add_cell_evidence(model, data, plan)
+    add_budget(model, query, plan)
+    add_length(model, data, query, plan)
+    add_pins(model, query, plan)
+    add_objective(model, data, query, plan)
+    return model, plan
+
+
+def forbid(model: cp_model.CpModel, plan: PlanVariables, values: list[int]) -> None:
+    """Exclude one plan (n, e, o, s, L) so that the next solve finds the next best."""
+    model.AddForbiddenAssignments(plan.plan, [values])
+

@@ -1,0 +1,168 @@
+"""What the planner is asked and what it answers: frozen, validated models shared by every layer."""
+
+from __future__ import annotations
+
+from math import ceil
+from typing import Literal, Optional
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from solver.tables import Catalog, QueryError, Setting, Weights, load_weights
+
+Objective = Literal["cheapest", "max_len", "min_gpus"]
+Status = Literal["optimal", "feasible", "infeasible", "unknown"]
+Evidence = Literal["documented", "inferred"]
+
+MAX_TOP = 100
+"""The most ranked plans one query may ask for."""
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Query(_Frozen):
+    """A planning request, names resolved and flags checked (build it with `make_query`)."""
+
+    model: str
+    gpus: tuple[str, ...] = Field(description="GPU types to answer for, one answer each")
+    objective: Objective
+    budget_gpus: int = Field(gt=0, description="trainer GPUs the plan may use at most (exactly, with exact)")
+    exact: bool = False
+    max_model_len: Optional[int] = Field(default=None, gt=0)
+    sp: Optional[int] = Field(default=None, gt=0)
+    env: Optional[bool] = None
+    offload: Optional[bool] = None
+    top: int = Field(default=1, gt=0, le=MAX_TOP)
+    weights: Weights
+    time_limit_s: float = Field(default=10.0, gt=0)
+    workers: int = Field(default=1, gt=0)
+    seed: int = Field(default=0, ge=0)
+
+
+class SourceCell(_Frozen):
+    """The documented cell a plan rests on."""
+
+    gpus: int
+    max_model_len: int
+    setting: str
+
+
+class Plan(_Frozen):
+    """One way to lay out the trainer: GPUs, settings, length, what it costs and why it trains."""
+
+    gpus: int
+    unused_gpus: int
+    env: bool
+    offload: bool
+    sp: int
+    max_model_len: int
+    max_token_len_per_gpu: int
+    rope_scaling_factor: Optional[float]
+    cost: float
+    evidence: Evidence
+    source: SourceCell
+
+    @property
+    def setting(self) -> Setting:
+        """The plan's Env, Offload and SP as a `Setting` (``label`` gives the source's words)."""
+        return Setting(env=self.env, offload=self.offload, sp=self.sp)
+
+
+class Answer(_Frozen):
+    """The planner's answer for one GPU type: plans best first, or none and the reason."""
+
+    gpu: str
+    model: str
+    objective: Objective
+    budget_gpus: int
+    status: Status
+    reason: Optional[str]
+    plans: tuple[Plan, ...]
+    objective_value: Optional[int] = Field(default=None, exclude=True, description="CP-SAT objective of the best plan")
+    bound: Optional[float] = Field(default=None, exclude=True, description="CP-SAT's proven bound on it")
+    wall_time_s: float = Field(default=0.0, exclude=True, description="seconds spent solving, all plans together")
+
+
+def token_budget(max_model_len: int, sp: int) -> int:
+    """Trinity's default ``max_token_len_per_gpu``: ``ceil(2 * max_model_len / sp)``."""
+    return ceil(2 * max_model_len / sp)
+
+
+def rope_scaling_factor(max_model_len: int, native_context: int) -> Optional[float]:
+    """The YaRN factor ``max_model_len / native_context`` beyond the native context, else None."""
+    return max_model_len / native_context if max_model_len > native_context else None
+
+
+def make_query(
+    catalog: Catalog,
+    *,
+    model: str,
+    gpu: Optional[str] = None,
+    objective: Objective = "cheapest",
+    budget_gpus: Optional[int] = None,
+    exact: bool = False,
+    max_model_len: Optional[int] = None,
+    sp: Optional[int] = None,
+    env: Optional[bool] = None,
+    offload: Optional[bool] = None,
+    top: int = 1,
+    weights: Optional[Weights] = None,
+    time_limit_s: float = 10.0,
+    workers: int = 1,
+    seed: int = 0,
+) -> Query:
+    """Resolve names and check that the request makes sense; `QueryError` (one line) when it does not.
+
+    `budget_gpus` defaults, where the objective allows, to the largest documented GPU count.
+    """
+    resolved = catalog.model(model)
+    gpu_names = (catalog.gpu(gpu).name,) if gpu is not None else tuple(g.name for g in catalog.gpu_types)
+    for name, value in (("--gpus", budget_gpus), ("--len", max_model_len), ("--sp", sp), ("--top", top)):
+        if value is not None and value < 1:
+            raise QueryError(f"{name} must be at least 1, got {value}")
+    if objective == "max_len":
+        if budget_gpus is None:
+            raise QueryError("--maximize len needs a GPU budget: --gpus N")
+        if max_model_len is not None:
+            raise QueryError("--maximize len chooses the length: drop --len")
+    elif max_model_len is None:
+        wanted = "--minimize gpus" if objective == "min_gpus" else "a cheapest plan"
+        raise QueryError(f"{wanted} needs a length: --len L (tokens, e.g. 32768)")
+    if exact and budget_gpus is None:
+        raise QueryError("--exact needs --gpus N")
+    if top > MAX_TOP:
+        raise QueryError(f"--top must be at most {MAX_TOP}, got {top}")
+    if sp is not None:
+        problem = sp_rule_violation(resolved.num_attention_heads, resolved.num_key_value_heads, sp)
+        if problem:
+            raise QueryError(f"--sp {sp} is not allowed for {resolved.name}: {problem}")
+        if exact and budget_gpus is not None and budget_gpus % sp:
+            raise QueryError(f"--sp {sp} does not divide the {budget_gpus} GPUs that --exact asks for")
+    if budget_gpus is None:
+        budget_gpus = max(table.gpus for g in catalog.gpu_types if g.name in gpu_names for table in g.tables)
+    return Query(
+        model=resolved.name,
+        gpus=gpu_names,
+        objective=objective,
+        budget_gpus=budget_gpus,
+        exact=exact,
+        max_model_len=max_model_len,
+        sp=sp,
+        env=env,
+        offload=offload,
+        top=top,
+        weights=weights if weights is not None else load_weights(),
+        time_limit_s=time_limit_s,
+        workers=workers,
+        seed=seed,
+    )
+
+
+def sp_rule_violation(attention_heads: int, kv_heads: int, sp: int) -> Optional[str]:
+    """Why a model's heads rule out SP degree `sp` (Trinity and verl's checks), or None if they allow it."""
+    if attention_heads % sp:
+        return f"SP={sp} does not divide its {attention_heads} attention heads"
+    if kv_heads % sp and sp % kv_heads:
+        return f"SP={sp} and its {kv_heads} KV heads do not divide one another"
+    return None

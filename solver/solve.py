@@ -1,0 +1,161 @@
+"""Answer planning queries with CP-SAT: one answer per GPU type, its plans best first.
+
+Determinism: every objective ranks plans by a total order (see `solver.model.ranking_key`), so the
+best plan, and each next best once the earlier ones are excluded, is unique; CP-SAT runs with a fixed
+seed and, by default, one worker. The same query gives the same answer.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Optional
+
+from ortools.sat.python import cp_model
+
+from solver.model import PlanningData, build_model, exact_cost, forbid, prepare
+from solver.query import Answer, Evidence, Plan, Query, SourceCell, Status, rope_scaling_factor, token_budget
+from solver.tables import Catalog, Setting, load_catalog
+
+_STATUS: dict[int, Status] = {
+    cp_model.OPTIMAL: "optimal",
+    cp_model.FEASIBLE: "feasible",
+    cp_model.INFEASIBLE: "infeasible",
+}
+
+
+def plan(query: Query, catalog: Optional[Catalog] = None) -> tuple[Answer, ...]:
+    """Answer `query` for each of its GPU types, in order."""
+    catalog = catalog if catalog is not None else load_catalog()
+    return tuple(answer_for(catalog, query, gpu) for gpu in query.gpus)
+
+
+def answer_for(catalog: Catalog, query: Query, gpu: str) -> Answer:
+    """Solve `query` on one GPU type: up to `query.top` distinct plans, or the reason there is none."""
+    data = prepare(catalog, gpu, query.model, query.objective, query.weights)
+    started = time.monotonic()
+    if not data.counts:
+        return _answer(query, gpu, "infeasible", (), started, reason=f"the tables have no {query.model} on {gpu}")
+    model, variables = build_model(data, query)
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = query.workers
+    solver.parameters.random_seed = query.seed
+    # The models are tiny (a few dozen variables): presolve and probing cost more than they save.
+    solver.parameters.cp_model_presolve = False
+    solver.parameters.cp_model_probing_level = 0
+    deadline = started + query.time_limit_s
+    plans: list[Plan] = []
+    statuses: list[int] = []
+    objective_value = bound = None
+    while len(plans) < query.top:
+        solver.parameters.max_time_in_seconds = max(deadline - time.monotonic(), 0.001)
+        status = solver.Solve(model)
+        statuses.append(status)
+        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            break
+        if not plans:
+            objective_value, bound = int(solver.ObjectiveValue()), solver.BestObjectiveBound()
+        values = [solver.Value(variable) for variable in variables.plan]
+        plans.append(_plan(data, query, *values))
+        forbid(model, variables, values)
+    if plans:
+        proven = all(s in (cp_model.OPTIMAL, cp_model.INFEASIBLE) for s in statuses)
+        return _answer(query, gpu, "optimal" if proven else "feasible", plans, started, objective_value, bound)
+    status = _STATUS.get(statuses[0], "unknown")
+    reason = (
+        _why_no_plan(catalog, data, query)
+        if status == "infeasible"
+        else f"no plan found within the time limit of {query.time_limit_s:g} s"
+    )
+    return _answer(query, gpu, status, (), started, reason=reason)
+
+
+def _answer(
+    query: Query,
+    gpu: str,
+    status: Status,
+    plans: tuple[Plan, ...] | list[Plan],
+    started: float,
+    objective_value: Optional[int] = None,
+    bound: Optional[float] = None,
+    reason: Optional[str] = None,
+) -> Answer:
+    return Answer(
+        gpu=gpu,
+        model=query.model,
+        objective=query.objective,
+        budget_gpus=query.budget_gpus,
+        status=status,
+        reason=reason,
+        plans=tuple(plans),
+        objective_value=objective_value,
+        bound=bound,
+        wall_time_s=time.monotonic() - started,
+    )
+
+
+def _plan(data: PlanningData, query: Query, gpus: int, env: int, offload: int, sp: int, length: int) -> Plan:
+    """The solver's values as a plan, with its cost and the documented cell it rests on."""
+    evidence, source = _evidence(data, gpus, Setting(env=bool(env), offload=bool(offload), sp=sp), length)
+    return Plan(
+        gpus=gpus,
+        unused_gpus=query.budget_gpus - gpus,
+        env=bool(env),
+        offload=bool(offload),
+        sp=sp,
+        max_model_len=length,
+        max_token_len_per_gpu=token_budget(length, sp),
+        rope_scaling_factor=rope_scaling_factor(length, data.native_context),
+        cost=float(exact_cost(query.weights, (gpus, env, offload, sp))),
+        evidence=evidence,
+        source=source,
+    )
+
+
+def _evidence(data: PlanningData, gpus: int, setting: Setting, length: int) -> tuple[Evidence, SourceCell]:
+    """Documented when the cell at L's row (the next row up) is exactly the plan's setting; otherwise
+    inferred from the shortest row at or beyond L whose cell the plan includes."""
+    cells = {(n, row): Setting(env=bool(e), offload=bool(o), sp=s) for n, row, e, o, s in data.cells}
+    rows = sorted(row for n, row in data.rows if n == gpus and row >= length)
+    if cells.get((gpus, rows[0])) == setting:
+        return "documented", SourceCell(gpus=gpus, max_model_len=rows[0], setting=setting.label)
+    for row in rows:
+        cell = cells.get((gpus, row))
+        if cell and setting.env >= cell.env and setting.offload >= cell.offload and setting.sp >= cell.sp:
+            return "inferred", SourceCell(gpus=gpus, max_model_len=row, setting=cell.label)
+    raise AssertionError(f"the solver returned {setting.label} on {gpus} GPUs at {length} with no cell behind it")
+
+
+def _why_no_plan(catalog: Catalog, data: PlanningData, query: Query) -> str:
+    """Name the limit that leaves `query` without a plan on this GPU type, found by solving again."""
+    counts = ", ".join(map(str, data.counts))
+    where = f"{data.model} on {data.gpu}"
+    if query.exact and query.budget_gpus not in data.counts:
+        return (
+            f"no table for exactly {query.budget_gpus} trainer GPUs with {where} (documented counts: {counts}); "
+            "other counts need estimates, which this version does not make"
+        )
+    if min(data.counts) > query.budget_gpus:
+        return f"no table for {query.budget_gpus} or fewer trainer GPUs with {where} (documented counts: {counts})"
+    pins = _describe_pins(query)
+    within = f"on exactly {query.budget_gpus} GPUs" if query.exact else f"within {query.budget_gpus} GPUs"
+    if query.objective != "max_len":
+        longest = answer_for(catalog, query.model_copy(update={"objective": "max_len", "max_model_len": None,
+                                                               "top": 1}), data.gpu)
+        if longest.plans:
+            best = longest.plans[0]
+            return (
+                f"{query.max_model_len} tokens is beyond what the tables show for {where} {within}{pins}: "
+                f"the longest is {best.max_model_len} ({best.setting.label} on {best.gpus} GPUs); "
+                "longer contexts need estimates, which this version does not make"
+            )
+    return f"no documented setting of {where} {within} satisfies{pins or ' the rules'}"
+
+
+def _describe_pins(query: Query) -> str:
+    flags = []
+    if query.sp is not None:
+        flags.append(f"--sp {query.sp}")
+    for name, pinned in (("env", query.env), ("offload", query.offload)):
+        if pinned is not None:
+            flags.append(f"--{'' if pinned else 'no-'}{name}")
+    return f" with {' '.join(flags)}" if flags else ""

@@ -1,0 +1,342 @@
+"""A brute-force reference of the planner's semantics, for tests to check every solver answer against.
+
+Written from the planner's spec only, as plainly as possible: no ortools, no cleverness. It lists every
+(n, env, offload, sp, max_model_len) candidate, keeps the feasible ones and sorts them by the objective's key.
+
+A plan is a dict with exactly the keys of `PLAN_KEYS`. In short:
+
+- n trainer GPUs must be a count with a table for the GPU type naming the model; n <= budget (n == budget
+  with exact=True).
+- SP degree s: divides n, divides the model's attention heads, and KV heads % s == 0 or s % KV heads == 0.
+- max_token_len_per_gpu = ceil(2 * L / s); rope_scaling_factor = L / native_context when L > native_context.
+- Evidence, with T the table for n and row(L) its shortest row with max_model_len >= L:
+  documented when T's cell at row(L) is exactly (env, offload, sp); otherwise inferred when some row R >= L
+  has a non-``-`` cell C with env >= C.env, offload >= C.offload, sp >= C.sp (the source is the shortest such
+  row); otherwise infeasible.
+- cost = (1/n) * (1 + w_off*o) * (1 + w_sp*(s-1)) * (1 + w_env*e), exactly, with Fraction(repr(weight)).
+"""
+
+from __future__ import annotations
+
+import math
+from fractions import Fraction
+from typing import Any, Optional
+
+from solver.tables import Catalog, Setting, Table, Weights, load_weights
+
+OBJECTIVES = ("cheapest", "min_gpus", "max_len")
+
+PLAN_KEYS = frozenset(
+    {
+        "gpus",
+        "unused_gpus",
+        "env",
+        "offload",
+        "sp",
+        "max_model_len",
+        "max_token_len_per_gpu",
+        "rope_scaling_factor",
+        "cost",
+        "evidence",
+        "source",
+    }
+)
+SOURCE_KEYS = frozenset({"gpus", "max_model_len", "setting"})
+
+
+# --- the definitions, one small function each ------------------------------------------------------------
+
+
+def exact_cost(weights: Weights, n: int, env: bool, offload: bool, sp: int) -> Fraction:
+    """cost = (1/n) * (1 + w_off*o) * (1 + w_sp*(s-1)) * (1 + w_env*e), as an exact fraction."""
+    w_off = Fraction(repr(weights.offload))
+    w_sp = Fraction(repr(weights.sp))
+    w_env = Fraction(repr(weights.env))
+    o = 1 if offload else 0
+    e = 1 if env else 0
+    return Fraction(1, n) * (1 + w_off * o) * (1 + w_sp * (sp - 1)) * (1 + w_env * e)
+
+
+def _sp_rule_problems(model: Any, n: int, sp: int) -> list[str]:
+    problems = []
+    if sp < 1:
+        problems.append(f"SP={sp} is below 1")
+        return problems
+    if n % sp != 0:
+        problems.append(f"SP={sp} does not divide the {n} trainer GPUs")
+    heads = model.num_attention_heads
+    kv = model.num_key_value_heads
+    if heads % sp != 0:
+        problems.append(f"SP={sp} does not divide {model.name}'s {heads} attention heads")
+    if kv % sp != 0 and sp % kv != 0:
+        problems.append(f"SP={sp} and {model.name}'s {kv} KV heads: neither divides the other")
+    return problems
+
+
+def _tables_with_model(gpu_type: Any, model_name: str) -> dict[int, Table]:
+    """The documented tables of the GPU type that have a column for the model, by trainer GPU count."""
+    return {table.gpus: table for table in gpu_type.tables if model_name in table.models}
+
+
+def _row_for_length(table: Table, length: int) -> Optional[Any]:
+    """row(L): the shortest row with max_model_len >= L, None when L is beyond the last row."""
+    for row in table.rows:  # rows increase (the loader checks)
+        if row.max_model_len >= length:
+            return row
+    return None
+
+
+def _includes(env: bool, offload: bool, sp: int, cell: Setting) -> bool:
+    """Whether the plan's setting includes the cell's: each switch at least as strong."""
+    return int(env) >= int(cell.env) and int(offload) >= int(cell.offload) and sp >= cell.sp
+
+
+def _evidence(table: Table, model_name: str, env: bool, offload: bool, sp: int, length: int) -> Optional[tuple[str, dict]]:
+    """("documented" | "inferred", source) for the plan on this table, or None when it is not feasible."""
+    row = _row_for_length(table, length)
+    if row is None:
+        return None
+    cell = row.setting(model_name)
+    if cell is not None and (cell.env, cell.offload, cell.sp) == (bool(env), bool(offload), sp):
+        return "documented", {"gpus": table.gpus, "max_model_len": row.max_model_len, "setting": cell.label}
+    for candidate in table.rows:  # shortest first: the first row >= L whose cell the plan includes
+        if candidate.max_model_len < length:
+            continue
+        cell = candidate.setting(model_name)
+        if cell is not None and _includes(env, offload, sp, cell):
+            return "inferred", {"gpus": table.gpus, "max_model_len": candidate.max_model_len, "setting": cell.label}
+    return None
+
+
+def _rope_scaling_factor(model: Any, length: int) -> Optional[float]:
+    if length > model.native_context:
+        return length / model.native_context
+    return None
+
+
+def _max_token_len_per_gpu(length: int, sp: int) -> int:
+    return -(-2 * length // sp)  # ceil(2L / s) in integers
+
+
+def _settings_on(env: bool, offload: bool, sp: int) -> int:
+    return int(env) + int(offload) + (1 if sp > 1 else 0)
+
+
+def _rank_key(objective: str, n: int, env: bool, offload: bool, sp: int, length: int, cost: Fraction) -> tuple:
+    tail = (_settings_on(env, offload, sp), sp, int(env), int(offload))
+    if objective == "cheapest":
+        return (cost, n, *tail)
+    if objective == "min_gpus":
+        return (n, cost, *tail)
+    if objective == "max_len":
+        return (-length, cost, n, *tail)
+    raise ValueError(f"unknown objective {objective!r}; accepted: {', '.join(OBJECTIVES)}")
+
+
+def _pinned_values(pin: Optional[Any], free: list) -> list:
+    return free if pin is None else [pin]
+
+
+# --- enumeration -----------------------------------------------------------------------------------------
+
+
+def enumerate_plans(
+    catalog: Catalog,
+    *,
+    gpu: str,
+    model: str,
+    objective: str,
+    budget_gpus: int,
+    max_model_len: Optional[int] = None,
+    exact: bool = False,
+    sp: Optional[int] = None,
+    env: Optional[bool] = None,
+    offload: Optional[bool] = None,
+    weights: Optional[Weights] = None,
+) -> list[dict]:
+    """Every feasible plan, best first by the objective's key (a total order)."""
+    if objective not in OBJECTIVES:
+        raise ValueError(f"unknown objective {objective!r}; accepted: {', '.join(OBJECTIVES)}")
+    if objective == "max_len":
+        if max_model_len is not None:
+            raise ValueError("max_len chooses the length itself; give no max_model_len")
+    elif max_model_len is None:
+        raise ValueError(f"{objective} needs a max_model_len")
+    weights = load_weights() if weights is None else weights
+    gpu_type = catalog.gpu(gpu)
+    the_model = catalog.model(model)
+    tables = _tables_with_model(gpu_type, the_model.name)
+
+    ranked = []
+    for n, table in sorted(tables.items()):
+        if n > budget_gpus or (exact and n != budget_gpus):
+            continue
+        lengths = [row.max_model_len for row in table.rows] if objective == "max_len" else [max_model_len]
+        for length in lengths:
+            for e in _pinned_values(env, [False, True]):
+                for o in _pinned_values(offload, [False, True]):
+                    for s in _pinned_values(sp, list(range(1, n + 1))):
+                        if _sp_rule_problems(the_model, n, s):
+                            continue
+                        found = _evidence(table, the_model.name, e, o, s, length)
+                        if found is None:
+                            continue
+                        evidence, source = found
+                        cost = exact_cost(weights, n, e, o, s)
+                        plan = {
+                            "gpus": n,
+                            "unused_gpus": budget_gpus - n,
+                            "env": bool(e),
+                            "offload": bool(o),
+                            "sp": s,
+                            "max_model_len": length,
+                            "max_token_len_per_gpu": _max_token_len_per_gpu(length, s),
+                            "rope_scaling_factor": _rope_scaling_factor(the_model, length),
+                            "cost": float(cost),
+                            "evidence": evidence,
+                            "source": source,
+                        }
+                        ranked.append((_rank_key(objective, n, e, o, s, length, cost), plan))
+    ranked.sort(key=lambda pair: pair[0])
+    keys = [key for key, _ in ranked]
+    assert len(set(keys)) == len(keys), "the ranking key is not a total order over distinct plans"
+    return [plan for _, plan in ranked]
+
+
+# --- checking one plan -----------------------------------------------------------------------------------
+
+
+def _is_bool(value: Any) -> bool:
+    return isinstance(value, bool)
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def check_plan(
+    catalog: Catalog,
+    plan: dict,
+    *,
+    gpu: str,
+    model: str,
+    budget_gpus: int,
+    max_model_len: Optional[int] = None,
+    exact: bool = False,
+    sp: Optional[int] = None,
+    env: Optional[bool] = None,
+    offload: Optional[bool] = None,
+    weights: Optional[Weights] = None,
+) -> list[str]:
+    """Problems with `plan` for this query, straight from the definitions; an empty list means valid.
+
+    Checks validity only (not optimality). With no max_model_len (the max_len objective), the plan's
+    length must be one of the row lengths of the table for its GPU count.
+    """
+    weights = load_weights() if weights is None else weights
+    gpu_type = catalog.gpu(gpu)
+    the_model = catalog.model(model)
+    problems: list[str] = []
+
+    if not isinstance(plan, dict):
+        return [f"the plan is a {type(plan).__name__}, not a dict"]
+    keys = set(plan)
+    if keys != PLAN_KEYS:
+        missing = sorted(PLAN_KEYS - keys)
+        extra = sorted(keys - PLAN_KEYS)
+        problems.append(f"plan keys wrong: missing {missing}, unexpected {extra}")
+        return problems
+
+    n = plan["gpus"]
+    e = plan["env"]
+    o = plan["offload"]
+    s = plan["sp"]
+    length = plan["max_model_len"]
+    types_ok = True
+    for name, value, ok in (
+        ("gpus", n, _is_int(n)),
+        ("sp", s, _is_int(s)),
+        ("max_model_len", length, _is_int(length)),
+        ("env", e, _is_bool(e)),
+        ("offload", o, _is_bool(o)),
+        ("unused_gpus", plan["unused_gpus"], _is_int(plan["unused_gpus"])),
+        ("max_token_len_per_gpu", plan["max_token_len_per_gpu"], _is_int(plan["max_token_len_per_gpu"])),
+        ("cost", plan["cost"], isinstance(plan["cost"], float)),
+    ):
+        if not ok:
+            problems.append(f"{name} has the wrong type: {value!r}")
+            types_ok = False
+    if not types_ok:
+        return problems
+    if n < 1:
+        return problems + [f"gpus={n} is not positive"]
+    if s < 1:
+        return problems + [f"sp={s} is below 1"]
+    if length < 1:
+        return problems + [f"max_model_len={length} is not positive"]
+
+    # Budget and the documented GPU counts.
+    if n > budget_gpus:
+        problems.append(f"gpus={n} is over the budget of {budget_gpus}")
+    if exact and n != budget_gpus:
+        problems.append(f"gpus={n} but exactly {budget_gpus} were asked for")
+    if plan["unused_gpus"] != budget_gpus - n:
+        problems.append(f"unused_gpus={plan['unused_gpus']}, expected {budget_gpus - n}")
+    tables = _tables_with_model(gpu_type, the_model.name)
+    table = tables.get(n)
+    if table is None:
+        problems.append(
+            f"no {gpu_type.name} table for {n} GPUs names {the_model.name} (documented counts: {sorted(tables)})"
+        )
+
+    # The SP rules.
+    problems.extend(_sp_rule_problems(the_model, n, s))
+
+    # Pins.
+    for name, pin, value in (("sp", sp, s), ("env", env, e), ("offload", offload, o)):
+        if pin is not None and value != pin:
+            problems.append(f"{name}={value!r} but it was pinned to {pin!r}")
+
+    # The length.
+    if max_model_len is not None:
+        if length != max_model_len:
+            problems.append(f"max_model_len={length} but {max_model_len} was asked for")
+    elif table is not None and length not in [row.max_model_len for row in table.rows]:
+        problems.append(f"max_model_len={length} is not a row of the {n}-GPU table")
+
+    # Derived fields.
+    want_tokens = _max_token_len_per_gpu(length, s)
+    if plan["max_token_len_per_gpu"] != want_tokens:
+        problems.append(f"max_token_len_per_gpu={plan['max_token_len_per_gpu']}, expected {want_tokens}")
+    want_rope = _rope_scaling_factor(the_model, length)
+    rope = plan["rope_scaling_factor"]
+    if want_rope is None:
+        if rope is not None:
+            problems.append(f"rope_scaling_factor={rope!r}, expected None (L <= {the_model.native_context})")
+    elif not isinstance(rope, float) or isinstance(rope, bool) or not math.isclose(rope, want_rope, rel_tol=1e-12, abs_tol=0.0):
+        problems.append(f"rope_scaling_factor={rope!r}, expected {want_rope!r}")
+
+    # Cost.
+    want_cost = float(exact_cost(weights, n, e, o, s))
+    if not math.isclose(plan["cost"], want_cost, rel_tol=1e-12, abs_tol=0.0):
+        problems.append(f"cost={plan['cost']!r}, expected {want_cost!r}")
+
+    # Evidence and source.
+    if table is not None:
+        found = _evidence(table, the_model.name, e, o, s, length)
+        if found is None:
+            problems.append(
+                f"not feasible: no row >= {length} of the {n}-GPU table has a cell that "
+                f"{Setting(env=e, offload=o, sp=s).label} includes"
+            )
+        else:
+            evidence, source = found
+            if plan["evidence"] != evidence:
+                problems.append(f"evidence={plan['evidence']!r}, expected {evidence!r}")
+            if not isinstance(plan["source"], dict) or set(plan["source"]) != SOURCE_KEYS:
+                problems.append(f"source={plan['source']!r} does not have exactly the keys {sorted(SOURCE_KEYS)}")
+            elif plan["source"] != source:
+                problems.append(f"source={plan['source']!r}, expected {source!r}")
+    if plan["evidence"] not in ("documented", "inferred"):
+        problems.append(f"evidence={plan['evidence']!r} is neither 'documented' nor 'inferred'")
+    return problems

@@ -1,0 +1,320 @@
+"""The brute-force planner reference (tests/reference.py), checked against answers worked out by hand from
+the source tables (tables/feasibility/*.yaml) and the default weights (offload 1.0, sp 0.1, env 0.01)."""
+
+from __future__ import annotations
+
+import copy
+from fractions import Fraction
+
+import pytest
+
+from reference import PLAN_KEYS, check_plan, enumerate_plans, exact_cost
+from solver.tables import Setting, Weights, load_catalog, load_weights
+
+CATALOG = load_catalog()
+WEIGHTS = load_weights()
+
+
+def plans(**query):
+    return enumerate_plans(CATALOG, **query)
+
+
+def label(plan: dict) -> str:
+    return Setting(env=plan["env"], offload=plan["offload"], sp=plan["sp"]).label
+
+
+def query_of(query: dict) -> dict:
+    """The check_plan arguments of an enumerate_plans query (check_plan takes no objective)."""
+    return {key: value for key, value in query.items() if key != "objective"}
+
+
+# --- cost ------------------------------------------------------------------------------------------------
+
+
+def test_exact_cost_uses_the_decimal_weights_exactly():
+    assert exact_cost(WEIGHTS, 4, False, False, 4) == Fraction(13, 40)  # (1/4) * 1.3
+    assert exact_cost(WEIGHTS, 1, True, True, 2) == Fraction(2) * Fraction(11, 10) * Fraction(101, 100)
+    assert exact_cost(WEIGHTS, 6, False, False, 1) == Fraction(1, 6)
+    other = Weights(offload=0.5, sp=0.25, env=0.0)
+    assert exact_cost(other, 2, True, True, 4) == Fraction(1, 2) * Fraction(3, 2) * Fraction(7, 4)
+
+
+# --- max_len ---------------------------------------------------------------------------------------------
+
+
+def test_max_len_a100_4b_budget_6_uses_4_gpus():
+    # 4-GPU table, Qwen3-4B: 102400 is Env + Offload + SP=4, 112640 and beyond are "-".
+    # 6-GPU table: 51200 is the last non-"-" row; SP can only be 1 or 2 on 6 GPUs (32 heads).
+    found = plans(gpu="A100-80GB", model="Qwen3-4B", objective="max_len", budget_gpus=6)
+    best = found[0]
+    assert best == {
+        "gpus": 4,
+        "unused_gpus": 2,
+        "env": True,
+        "offload": True,
+        "sp": 4,
+        "max_model_len": 102400,
+        "max_token_len_per_gpu": 51200,
+        "rope_scaling_factor": 2.5,
+        "cost": float(Fraction(1, 4) * 2 * Fraction(13, 10) * Fraction(101, 100)),
+        "evidence": "documented",
+        "source": {"gpus": 4, "max_model_len": 102400, "setting": "Env + Offload + SP=4"},
+    }
+    on_six = [plan for plan in found if plan["gpus"] == 6]
+    assert {plan["sp"] for plan in on_six} == {1, 2}
+    assert max(plan["max_model_len"] for plan in on_six) == 51200
+    assert {plan["gpus"] for plan in found} == {1, 2, 4, 6}
+
+
+def test_max_len_a100_4b_exactly_6():
+    found = plans(gpu="A100-80GB", model="Qwen3-4B", objective="max_len", budget_gpus=6, exact=True)
+    assert {plan["gpus"] for plan in found} == {6}
+    best = found[0]
+    assert (best["max_model_len"], label(best), best["evidence"], best["unused_gpus"]) == (
+        51200, "Env + Offload + SP=2", "documented", 0,
+    )
+    assert best["max_token_len_per_gpu"] == 51200 and best["rope_scaling_factor"] == 1.25
+    # Every length a max_len plan takes is one of the table's rows.
+    rows_of_six = {4096 * k for k in range(1, 11)} | {51200, 61440, 71680}
+    assert {plan["max_model_len"] for plan in found} <= rows_of_six
+
+
+# --- cheapest and min_gpus -------------------------------------------------------------------------------
+
+
+def test_cheapest_a100_8b_32768_exactly_4_is_the_documented_sp4():
+    found = plans(
+        gpu="A100-80GB", model="Qwen3-8B", objective="cheapest", budget_gpus=4, exact=True, max_model_len=32768
+    )
+    best = found[0]
+    assert (label(best), best["evidence"]) == ("SP=4", "documented")
+    assert best["cost"] == float(Fraction(13, 10) / 4) == pytest.approx(1.3 / 4, rel=1e-12)
+    assert best["source"] == {"gpus": 4, "max_model_len": 32768, "setting": "SP=4"}
+    assert best["max_token_len_per_gpu"] == 16384 and best["rope_scaling_factor"] is None
+    # Rows 32768..102400 for 8B all include SP=4, so every plan has SP=4; the rest are inferred.
+    assert {plan["sp"] for plan in found} == {4}
+    assert [label(plan) for plan in found] == ["SP=4", "Env + SP=4", "Offload + SP=4", "Env + Offload + SP=4"]
+    assert [plan["evidence"] for plan in found] == ["documented", "inferred", "inferred", "inferred"]
+
+
+def test_length_between_rows_uses_the_next_row_up():
+    # 30000 lies between the 28672 and 32768 rows: row(30000) = 32768, whose cell is SP=4, so SP=4 at 30000
+    # is documented (the cell at row(L) is exactly the plan's setting), with the 32768 row as its source.
+    found = plans(
+        gpu="a100", model="8B", objective="cheapest", budget_gpus=4, exact=True, max_model_len=30000
+    )
+    best = found[0]
+    assert (label(best), best["evidence"], best["max_model_len"]) == ("SP=4", "documented", 30000)
+    assert best["source"] == {"gpus": 4, "max_model_len": 32768, "setting": "SP=4"}
+    assert best["max_token_len_per_gpu"] == 15000
+    # Env + SP=2 (the 28672 cell) does not carry L=30000: it does not include SP=4.
+    assert all(plan["sp"] == 4 for plan in found)
+
+
+def test_offload_pinned_at_a_short_length_is_inferred_from_vanilla():
+    # A100 4 GPUs, 4B, 4096: the cell is vanilla; Offload alone includes it and is the cheapest with offload on.
+    found = plans(
+        gpu="A100-80GB", model="Qwen3-4B", objective="cheapest", budget_gpus=4, exact=True,
+        max_model_len=4096, offload=True,
+    )
+    best = found[0]
+    assert (label(best), best["evidence"], best["cost"]) == ("Offload", "inferred", 0.5)
+    assert best["source"] == {"gpus": 4, "max_model_len": 4096, "setting": "vanilla"}
+    assert all(plan["offload"] for plan in found)
+    assert all(plan["evidence"] == "inferred" for plan in found)
+
+
+def test_inferred_source_is_the_first_longer_row_the_plan_includes():
+    # A100 2 GPUs, 4B: 16384 is Env, 20480 is SP=2. With env pinned off, SP=2 at 16384 does not include Env
+    # (row(L)), but includes the 20480 cell SP=2: inferred, sourced from the 20480 row.
+    found = plans(
+        gpu="A100-80GB", model="Qwen3-4B", objective="cheapest", budget_gpus=2, exact=True,
+        max_model_len=16384, env=False,
+    )
+    best = found[0]
+    assert (label(best), best["evidence"], best["cost"]) == ("SP=2", "inferred", float(Fraction(11, 20)))
+    assert best["source"] == {"gpus": 2, "max_model_len": 20480, "setting": "SP=2"}
+    # Offload alone includes neither Env nor SP=2 nor any longer cell (SP=2, Env + SP=2, Env + Offload + SP=2).
+    assert "Offload" not in [label(plan) for plan in found]
+    assert [label(plan) for plan in found] == ["SP=2", "Offload + SP=2"]
+    # SP=2 pinned at 8192: row(8192) is vanilla, which SP=2 includes, so the source is the 8192 row itself.
+    short = plans(
+        gpu="A100-80GB", model="Qwen3-4B", objective="cheapest", budget_gpus=2, exact=True,
+        max_model_len=8192, sp=2,
+    )[0]
+    assert short["source"] == {"gpus": 2, "max_model_len": 8192, "setting": "vanilla"}
+
+
+def test_min_gpus_skips_a_dash_cell():
+    # A100 14B at 32768: the 1-GPU cell is "-" (and so are all longer 1-GPU rows): no 1-GPU plan.
+    # On 2 GPUs every row >= 32768 that trains says Env + Offload + SP=2, so that is the one 2-GPU plan.
+    found = plans(gpu="A100-80GB", model="Qwen3-14B", objective="min_gpus", budget_gpus=8, max_model_len=32768)
+    assert found[0]["gpus"] == 2
+    assert (label(found[0]), found[0]["evidence"], found[0]["unused_gpus"]) == ("Env + Offload + SP=2", "documented", 6)
+    assert [plan for plan in found if plan["gpus"] == 2] == [found[0]]
+    assert not [plan for plan in found if plan["gpus"] == 1]
+    # min_gpus orders by n first, then cost.
+    assert [plan["gpus"] for plan in found] == sorted(plan["gpus"] for plan in found)
+
+
+def test_dash_cell_gives_no_plan_at_that_count():
+    # A100 1 GPU, 8B: 28672 and 32768 are "-".
+    assert plans(gpu="A100-80GB", model="Qwen3-8B", objective="cheapest", budget_gpus=1, max_model_len=28672) == []
+    assert plans(gpu="A100-80GB", model="Qwen3-8B", objective="cheapest", budget_gpus=1, max_model_len=24577) == []
+    # Just below, 24576 is Env + Offload: that trains.
+    found = plans(gpu="A100-80GB", model="Qwen3-8B", objective="cheapest", budget_gpus=1, max_model_len=24576)
+    assert [label(plan) for plan in found] == ["Env + Offload"]
+
+
+def test_length_beyond_the_last_row_gives_no_plans():
+    assert plans(gpu="A100-80GB", model="Qwen3-4B", objective="cheapest", budget_gpus=8, max_model_len=133121) == []
+    # 102400 trains 4B on 4 GPUs; 102401 falls to the 112640 row, "-" there and beyond.
+    assert plans(gpu="A100-80GB", model="Qwen3-4B", objective="min_gpus", budget_gpus=8, max_model_len=102401) == []
+    assert plans(gpu="H20-96GB", model="Qwen3-0.6B", objective="cheapest", budget_gpus=6, max_model_len=10**6) == []
+
+
+def test_cheapest_versus_min_gpus_on_a_short_length():
+    query = dict(gpu="A100-80GB", model="Qwen3-0.6B", budget_gpus=6, max_model_len=4096)
+    cheapest = plans(objective="cheapest", **query)[0]
+    assert (cheapest["gpus"], label(cheapest), cheapest["cost"]) == (6, "vanilla", float(Fraction(1, 6)))
+    fewest = plans(objective="min_gpus", **query)[0]
+    assert (fewest["gpus"], label(fewest), fewest["cost"], fewest["unused_gpus"]) == (1, "vanilla", 1.0, 5)
+
+
+def test_pins_and_sp_rules():
+    # SP=3 divides 6 GPUs but not 4B's 32 attention heads; SP=4 does not divide 6.
+    assert plans(gpu="A100-80GB", model="Qwen3-4B", objective="cheapest", budget_gpus=6, exact=True,
+                 max_model_len=4096, sp=3) == []
+    assert plans(gpu="A100-80GB", model="Qwen3-4B", objective="cheapest", budget_gpus=6, exact=True,
+                 max_model_len=4096, sp=4) == []
+    found = plans(gpu="A100-80GB", model="Qwen3-4B", objective="cheapest", budget_gpus=6, max_model_len=4096, sp=4)
+    assert {plan["gpus"] for plan in found} == {4}
+    # A budget that is not a documented count, exactly: nothing.
+    assert plans(gpu="A100-80GB", model="Qwen3-4B", objective="cheapest", budget_gpus=3, exact=True,
+                 max_model_len=4096) == []
+
+
+def test_plans_have_the_documented_shape_and_are_distinct():
+    found = plans(gpu="H20-96GB", model="Qwen3-14B", objective="max_len", budget_gpus=8)
+    assert found and all(set(plan) == PLAN_KEYS for plan in found)
+    identities = [(p["gpus"], p["env"], p["offload"], p["sp"], p["max_model_len"]) for p in found]
+    assert len(set(identities)) == len(identities)
+    assert found[0]["max_model_len"] == 112640 and label(found[0]) == "Env + Offload + SP=4"
+
+
+def test_bad_queries_are_refused():
+    with pytest.raises(ValueError):
+        plans(gpu="A100-80GB", model="Qwen3-4B", objective="fastest", budget_gpus=4, max_model_len=4096)
+    with pytest.raises(ValueError):
+        plans(gpu="A100-80GB", model="Qwen3-4B", objective="cheapest", budget_gpus=4)
+    with pytest.raises(ValueError):
+        plans(gpu="A100-80GB", model="Qwen3-4B", objective="max_len", budget_gpus=4, max_model_len=4096)
+
+
+# --- check_plan ------------------------------------------------------------------------------------------
+
+QUERIES = [
+    dict(gpu="A100-80GB", model="Qwen3-4B", objective="max_len", budget_gpus=6),
+    dict(gpu="A100-80GB", model="Qwen3-4B", objective="max_len", budget_gpus=6, exact=True),
+    dict(gpu="A100-80GB", model="Qwen3-8B", objective="cheapest", budget_gpus=4, exact=True, max_model_len=30000),
+    dict(gpu="A100-80GB", model="Qwen3-14B", objective="min_gpus", budget_gpus=8, max_model_len=50000),
+    dict(gpu="H20-96GB", model="Qwen3-0.6B", objective="cheapest", budget_gpus=8, max_model_len=45000, env=True),
+    dict(gpu="H20-96GB", model="Qwen3-1.7B", objective="max_len", budget_gpus=4, offload=False, sp=2),
+]
+
+
+@pytest.mark.parametrize("query", QUERIES, ids=lambda q: "-".join(str(v) for v in q.values()))
+def test_check_plan_accepts_every_enumerated_plan(query):
+    found = plans(**query)
+    assert found
+    for plan in found:
+        assert check_plan(CATALOG, plan, **query_of(query)) == [], plan
+
+
+GOOD_QUERY = dict(gpu="A100-80GB", model="Qwen3-8B", budget_gpus=4, exact=True, max_model_len=32768)
+GOOD_PLAN = {
+    "gpus": 4,
+    "unused_gpus": 0,
+    "env": False,
+    "offload": False,
+    "sp": 4,
+    "max_model_len": 32768,
+    "max_token_len_per_gpu": 16384,
+    "rope_scaling_factor": None,
+    "cost": 0.325,
+    "evidence": "documented",
+    "source": {"gpus": 4, "max_model_len": 32768, "setting": "SP=4"},
+}
+
+
+def mutated(**changes):
+    plan = copy.deepcopy(GOOD_PLAN)
+    plan.update(changes)
+    return plan
+
+
+def test_check_plan_accepts_the_hand_written_plan():
+    assert check_plan(CATALOG, GOOD_PLAN, **GOOD_QUERY) == []
+
+
+@pytest.mark.parametrize(
+    ("plan", "query_changes", "fragment"),
+    [
+        (mutated(evidence="inferred"), {}, "evidence"),
+        (mutated(env=True, cost=float(exact_cost(WEIGHTS, 4, True, False, 4))), {}, "evidence"),  # inferred really
+        (mutated(sp=3, max_token_len_per_gpu=21846, cost=float(exact_cost(WEIGHTS, 4, False, False, 3))), {},
+         "does not divide the 4 trainer GPUs"),
+        (mutated(), {"budget_gpus": 2, "exact": False}, "over the budget"),
+        (mutated(), {"budget_gpus": 6}, "exactly 6"),
+        (mutated(cost=0.3250001), {}, "cost"),
+        (mutated(unused_gpus=1), {}, "unused_gpus"),
+        (mutated(source={"gpus": 4, "max_model_len": 36864, "setting": "SP=4"}), {}, "source"),
+        (mutated(max_token_len_per_gpu=16385), {}, "max_token_len_per_gpu"),
+        (mutated(rope_scaling_factor=0.8), {}, "rope_scaling_factor"),
+        (mutated(), {"env": True}, "pinned"),
+        (mutated(), {"max_model_len": 30000}, "asked for"),
+        (mutated(sp=2, max_token_len_per_gpu=32768, cost=float(exact_cost(WEIGHTS, 4, False, False, 2))), {},
+         "not feasible"),
+        (mutated(gpus=3, unused_gpus=1, cost=float(exact_cost(WEIGHTS, 3, False, False, 4))),
+         {"exact": False}, "no A100-80GB table for 3 GPUs"),
+        ({key: value for key, value in GOOD_PLAN.items() if key != "source"}, {}, "missing ['source']"),
+        (mutated(env=1), {}, "wrong type"),
+    ],
+)
+def test_check_plan_catches_a_wrong_plan(plan, query_changes, fragment):
+    problems = check_plan(CATALOG, plan, **{**GOOD_QUERY, **query_changes})
+    assert problems, plan
+    assert any(fragment in problem for problem in problems), problems
+
+
+def test_check_plan_for_max_len_requires_a_row_length():
+    query = dict(gpu="A100-80GB", model="Qwen3-4B", budget_gpus=6, exact=True)
+    best = plans(objective="max_len", **query)[0]
+    off_row = dict(best, max_model_len=50000, max_token_len_per_gpu=50000, rope_scaling_factor=50000 / 40960)
+    assert any("not a row" in problem for problem in check_plan(CATALOG, off_row, **query))
+
+
+# --- every documented cell -------------------------------------------------------------------------------
+
+
+def test_every_documented_cell_is_the_cheapest_plan_at_its_count_and_row():
+    """With exactly the table's GPUs and L on the row, the cheapest plan is the cell, documented."""
+    mismatches = []
+    checked = 0
+    for cell in CATALOG.cells():
+        if cell.setting is None:
+            continue
+        checked += 1
+        found = plans(
+            gpu=cell.gpu, model=cell.model, objective="cheapest", budget_gpus=cell.gpus, exact=True,
+            max_model_len=cell.max_model_len,
+        )
+        best = found[0] if found else None
+        want = (cell.setting.env, cell.setting.offload, cell.setting.sp)
+        if best is None or (best["env"], best["offload"], best["sp"]) != want or best["evidence"] != "documented":
+            got = "no plan" if best is None else f"{label(best)} ({best['evidence']}, source {best['source']})"
+            mismatches.append(
+                f"{cell.gpu} {cell.gpus} GPUs {cell.model} {cell.max_model_len}: cell {cell.setting.label}, got {got}"
+            )
+    assert checked > 400
+    assert not mismatches, "\n".join(mismatches)
