@@ -137,18 +137,20 @@ def _why_no_plan(catalog: Catalog, data: PlanningData, query: Query) -> str:
     if min(data.counts) > query.budget_gpus:
         return f"no table for {query.budget_gpus} or fewer trainer GPUs with {where} (documented counts: {counts})"
     pins = _describe_pins(query)
-    within = f"on exactly {query.budget_gpus} GPUs" if query.exact else f"within {query.budget_gpus} GPUs"
+    gpus = f"{query.budget_gpus} GPU{'s' if query.budget_gpus > 1 else ''}"
+    within = f"on exactly {gpus}" if query.exact else f"within {gpus}"
     if query.objective != "max_len":
         longest = answer_for(catalog, query.model_copy(update={"objective": "max_len", "max_model_len": None,
                                                                "top": 1}), data.gpu)
         if longest.plans:
             best = longest.plans[0]
             return (
-                f"{query.max_model_len} tokens is beyond what the tables show for {where} {within}{pins}: "
+                f"{query.max_model_len} tokens is beyond what the tables show for {where} {within}"
+                f"{' with ' + pins if pins else ''}: "
                 f"the longest is {best.max_model_len} ({best.setting.label} on {best.gpus} GPUs); "
                 "longer contexts need estimates, which this version does not make"
             )
-    return f"no documented setting of {where} {within} satisfies{pins or ' the rules'}"
+    return f"nothing documented for {where} {within} trains{' with ' + pins if pins else ''}"
 
 
 def _describe_pins(query: Query) -> str:
@@ -158,4 +160,4 @@ def _describe_pins(query: Query) -> str:
     for name, pinned in (("env", query.env), ("offload", query.offload)):
         if pinned is not None:
             flags.append(f"--{'' if pinned else 'no-'}{name}")
-    return f" with {' '.join(flags)}" if flags else ""
+    return " ".join(flags)

@@ -1,0 +1,179 @@
+"""`solve` (the planner) through the CLI entry point: objectives, ranking, pins, JSON and exit codes."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from solver.cli import main
+
+PLAN_KEYS = {"gpus", "unused_gpus", "env", "offload", "sp", "max_model_len", "max_token_len_per_gpu",
+             "rope_scaling_factor", "cost", "evidence", "source"}
+
+
+def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
+    try:
+        status = main(list(argv))
+    except SystemExit as exit_:  # argparse exits for usage errors, --help and --version
+        status = int(exit_.code or 0)
+    captured = capsys.readouterr()
+    return status, captured.out, captured.err
+
+
+def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, list[dict]]:
+    status, out, err = run(capsys, *argv, "--json")
+    assert err == ""
+    return status, json.loads(out)
+
+
+def test_the_main_job_answers_for_each_gpu_type(capsys):
+    status, out, err = run(capsys, "--maximize", "len", "--gpus", "6", "--model", "4B")
+    assert (status, err) == (0, "")
+    assert "A100-80GB · Qwen3-4B · longest context within 6 GPUs: optimal" in out
+    assert "Env + Offload + SP=4 on 4 of 6 GPUs (2 left for rollout)" in out
+    assert "102400 (YaRN rope scaling, factor 2.5)" in out
+    assert "documented: the A100-80GB table for 4 GPUs says 'Env + Offload + SP=4' at 102400" in out
+    assert "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True" in out
+    assert "trainer.ulysses_sequence_parallel_size: 4" in out and "trainer.trainer_strategy: fsdp2" in out
+    assert "H20-96GB · Qwen3-4B · longest context within 6 GPUs: optimal" in out and "133120" in out
+
+
+def test_json_has_one_answer_per_gpu_type_in_the_documented_shape(capsys):
+    status, answers = run_json(capsys, "--model", "8B", "--gpus", "4", "--len", "32768")
+    assert status == 0
+    assert [a["gpu"] for a in answers] == ["A100-80GB", "H20-96GB"]
+    for answer in answers:
+        assert set(answer) == {"gpu", "model", "objective", "budget_gpus", "status", "reason", "plans"}
+        assert (answer["model"], answer["objective"], answer["budget_gpus"], answer["status"], answer["reason"]) == (
+            "Qwen3-8B", "cheapest", 4, "optimal", None)
+        assert all(set(p) == PLAN_KEYS for p in answer["plans"])
+    assert answers[0]["plans"] == [{
+        "gpus": 4, "unused_gpus": 0, "env": False, "offload": False, "sp": 4, "max_model_len": 32768,
+        "max_token_len_per_gpu": 16384, "rope_scaling_factor": None, "cost": 0.325, "evidence": "documented",
+        "source": {"gpus": 4, "max_model_len": 32768, "setting": "SP=4"},
+    }]
+    assert (answers[1]["plans"][0]["env"], answers[1]["plans"][0]["sp"]) == (True, 2)
+
+
+def test_fewest_gpus(capsys):
+    status, answers = run_json(capsys, "--model", "8B", "--len", "65536", "--minimize", "gpus", "--gpu", "h20")
+    assert status == 0 and len(answers) == 1
+    best = answers[0]["plans"][0]
+    assert (answers[0]["objective"], answers[0]["budget_gpus"], best["gpus"], best["sp"], best["env"]) == (
+        "min_gpus", 6, 4, 4, True)
+
+
+def test_top_ranks_distinct_plans_by_cost(capsys):
+    status, answers = run_json(capsys, "--model", "4B", "--len", "32k", "--gpus", "4", "--gpu", "a100", "--top", "5")
+    plans = answers[0]["plans"]
+    assert status == 0 and len(plans) == 5
+    assert [p["cost"] for p in plans] == sorted(p["cost"] for p in plans)
+    assert len({(p["gpus"], p["env"], p["offload"], p["sp"]) for p in plans}) == 5
+    assert plans[0]["max_model_len"] == 32768 and plans[0]["evidence"] == "documented"
+
+
+def test_top_in_human_output_shows_the_ranking(capsys):
+    status, out, _ = run(capsys, "--model", "8B", "--len", "32768", "--gpus", "4", "--exact", "--gpu", "a100", "--top", "3")
+    assert status == 0 and "ranked plans" in out
+    assert "0.3282 (1.01x best)" in out and "inferred" in out
+
+
+def test_pins_fix_part_of_the_plan(capsys):
+    status, answers = run_json(capsys, "--model", "14B", "--len", "32768", "--gpus", "4", "--gpu", "h20", "--sp", "2")
+    best = answers[0]["plans"][0]
+    # The 32768 row says SP=4; with SP pinned to 2 the next row that SP=2 can include is 40960's.
+    assert status == 0 and (best["gpus"], best["sp"], best["env"], best["offload"]) == (4, 2, True, True)
+    assert best["evidence"] == "inferred"
+    assert best["source"] == {"gpus": 4, "max_model_len": 40960, "setting": "Env + Offload + SP=2"}
+    status, answers = run_json(capsys, "--model", "14B", "--len", "8192", "--gpus", "1", "--no-offload", "--gpu", "a100")
+    assert status == 1 and answers[0]["plans"] == []
+    assert answers[0]["reason"].endswith("within 1 GPU trains with --no-offload")
+
+
+def test_weights_file_changes_the_cost(capsys, tmp_path: Path):
+    weights = tmp_path / "w.yaml"
+    weights.write_text("offload: 0.5\nsp: 0.25\nenv: 0.0\n", encoding="utf-8")
+    status, answers = run_json(capsys, "--model", "4B", "--maximize", "len", "--gpus", "4", "--gpu", "a100",
+                               "--weights", str(weights))
+    assert status == 0 and answers[0]["plans"][0]["cost"] == 0.25 * 1.5 * 1.75
+
+
+def test_exit_1_when_some_answer_has_no_plan(capsys):
+    status, answers = run_json(capsys, "--model", "0.6B", "--len", "130000", "--gpus", "4")
+    assert status == 1
+    assert [a["status"] for a in answers] == ["infeasible", "optimal"]
+    assert "the longest is 122880" in answers[0]["reason"] and answers[0]["plans"] == []
+    status, out, _ = run(capsys, "--model", "0.6B", "--len", "130000", "--gpus", "4")
+    assert status == 1 and "no plan: 130000 tokens is beyond what the tables show" in out
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        ([], "solve: error: the following arguments are required: --model"),
+        (["--model", "5B", "--len", "8192"], "solve: error: unknown model '5B'; accepted: Qwen3-0.6B (0.6B)"),
+        (["--model", "4B", "--len", "8192", "--gpu", "v100"], "solve: error: unknown GPU 'v100'; accepted: A100-80GB (a100), H20-96GB (h20)"),
+        (["--model", "4B"], "solve: error: a cheapest plan needs a length: --len L"),
+        (["--model", "4B", "--maximize", "len"], "solve: error: --maximize len needs a GPU budget: --gpus N"),
+        (["--model", "4B", "--gpus", "0", "--len", "8192"], "solve: error: argument --gpus: must be at least 1, got 0"),
+        (["--model", "4B", "--len", "-5"], "solve: error: argument --len: must be at least 1, got -5"),
+        (["--model", "4B", "--len", "lots"], "solve: error: argument --len: expected a whole number, got 'lots'"),
+        (["--model", "4B", "--maximize", "len", "--minimize", "gpus", "--gpus", "4"],
+         "solve: error: argument --minimize: not allowed with argument --maximize"),
+        (["--model", "4B", "--maximize", "width", "--gpus", "4"], "solve: error: argument --maximize: invalid choice: 'width'"),
+        (["--model", "4B", "--len", "8192", "--sp", "3"], "solve: error: --sp 3 is not allowed for Qwen3-4B: SP=3 does not divide its 32 attention heads"),
+        (["--model", "4B", "--len", "8192", "--gpus", "6", "--exact", "--sp", "4"], "solve: error: --sp 4 does not divide the 6 GPUs that --exact asks for"),
+        (["--model", "4B", "--len", "8192", "--exact"], "solve: error: --exact needs --gpus N"),
+        (["--model", "4B", "--len", "8192", "--time-limit", "0"], "solve: error: argument --time-limit: must be above 0, got 0"),
+        (["--model", "4B", "--len", "8192", "--top", "500"], "solve: error: --top must be at most 100, got 500"),
+        (["--model", "4B", "--len", "8192", "--weights", "/nonexistent/w.yaml"], "solve: error: /nonexistent/w.yaml: cannot read: No such file or directory"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(capsys, argv: list[str], message: str):
+    status, out, err = run(capsys, *argv)
+    assert status == 2 and out == ""
+    *usage, error = err.splitlines()
+    assert all(line.startswith(("usage:", " ")) for line in usage)
+    assert error.startswith(message)
+    assert "Traceback" not in err
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("offload: -1\nsp: 0.1\nenv: 0.01\n", "offload: Input should be greater than or equal to 0, got -1"),
+        ("offload: 1.0\nsp: 0.1\n", "missing field 'env'"),
+        ("offload: 1.0\nsp: 0.1\nenv: 0.01\nspeed: 2\n", "unknown field 'speed'"),
+        ("offload: 1.0\nsp: .nan\nenv: 0.01\n", "sp: Input should be a finite number"),
+        ("offload: [1.0\n", "malformed YAML"),
+        ("", "expected a mapping at the top level"),
+    ],
+)
+def test_a_bad_weights_file_exits_2_naming_the_file(capsys, tmp_path: Path, text: str, message: str):
+    weights = tmp_path / "weights.yaml"
+    weights.write_text(text, encoding="utf-8")
+    status, out, err = run(capsys, "--model", "4B", "--len", "8192", "--weights", str(weights))
+    assert status == 2 and out == ""
+    assert err.splitlines()[-1].startswith(f"solve: error: {weights}: ") and message in err
+
+
+def test_installed_solve_runs_the_main_job_from_another_directory(tmp_path: Path, solve_script: Path):
+    result = subprocess.run([str(solve_script), "--maximize", "len", "--gpus", "6", "--model", "4B", "--json"],
+                            cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    assert (result.returncode, result.stderr) == (0, "")
+    assert [a["plans"][0]["max_model_len"] for a in json.loads(result.stdout)] == [102400, 133120]
+
+
+@pytest.mark.parametrize("argv", [["tables", "--json"], ["tables", "--gpu", "nope"], ["--help"], ["tables", "--help"]])
+def test_commands_that_do_not_solve_do_not_import_ortools(argv: list[str]):
+    code = (
+        "import sys\nfrom solver.cli import main\n"
+        f"try:\n    main({argv!r})\nexcept SystemExit:\n    pass\n"
+        "sys.stderr.write('ORTOOLS' if any(m.startswith('ortools') for m in sys.modules) else 'CLEAN')\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.stderr.endswith("CLEAN")

@@ -1,0 +1,175 @@
+"""The CP-SAT planner against the documented cells and against the brute-force reference."""
+
+from __future__ import annotations
+
+from typing import Any, Optional
+
+import pytest
+from hypothesis import HealthCheck, assume, event, given, settings
+from hypothesis import strategies as st
+from reference import check_plan, enumerate_plans
+
+from solver.query import make_query
+from solver.solve import plan
+from solver.tables import QueryError, Weights, load_catalog
+
+CATALOG = load_catalog()
+DOCUMENTED = [(gpu.name, table, row) for gpu in CATALOG.gpu_types for table in gpu.tables for row in table.rows]
+
+
+def solve_one(gpu: str, **request: Any):
+    """The planner's answer for one GPU type."""
+    (answer,) = plan(make_query(CATALOG, gpu=gpu, **request), CATALOG)
+    return answer
+
+
+def plan_dicts(answer) -> list[dict[str, Any]]:
+    return [p.model_dump(mode="json") for p in answer.plans]
+
+
+def test_every_documented_cell_is_the_cheapest_plan_at_its_row_and_every_dash_is_infeasible():
+    mismatches = []
+    for gpu, table, row in DOCUMENTED:
+        for model, setting in row.cells:
+            answer = solve_one(gpu, model=model, budget_gpus=table.gpus, exact=True, max_model_len=row.max_model_len)
+            if setting is None:
+                if answer.plans or answer.status != "infeasible":
+                    mismatches.append((gpu, table.gpus, model, row.max_model_len, "-", answer.plans[0].setting.label))
+                continue
+            best = answer.plans[0]
+            if (best.setting, best.evidence, best.gpus) != (setting, "documented", table.gpus):
+                mismatches.append((gpu, table.gpus, model, row.max_model_len, setting.label, best.setting.label))
+    assert mismatches == []
+
+
+@pytest.mark.parametrize(("gpu", "count"), [(gpu.name, table.gpus) for gpu in CATALOG.gpu_types for table in gpu.tables])
+def test_longest_context_on_exactly_a_tables_gpus_is_its_longest_non_dash_row(gpu: str, count: int):
+    table = next(t for t in CATALOG.gpu(gpu).tables if t.gpus == count)
+    for model in table.models:
+        longest = max(row.max_model_len for row in table.rows if row.setting(model) is not None)
+        answer = solve_one(gpu, model=model, objective="max_len", budget_gpus=count, exact=True)
+        best = answer.plans[0]
+        assert (best.max_model_len, best.gpus, best.evidence) == (longest, count, "documented")
+        row = next(r for r in table.rows if r.max_model_len == longest)
+        assert best.setting == row.setting(model)
+
+
+def test_six_gpus_reach_a_shorter_context_than_four():
+    answer = solve_one("A100-80GB", model="4B", objective="max_len", budget_gpus=6)
+    best = answer.plans[0]
+    assert answer.status == "optimal"
+    assert (best.max_model_len, best.gpus, best.unused_gpus, best.setting.label) == (102400, 4, 2, "Env + Offload + SP=4")
+    assert best.rope_scaling_factor == 2.5 and best.max_token_len_per_gpu == 51200
+    assert best.source.model_dump() == {"gpus": 4, "max_model_len": 102400, "setting": "Env + Offload + SP=4"}
+
+
+def test_fewest_gpus_for_a_long_context():
+    answer = solve_one("A100-80GB", model="8B", objective="min_gpus", max_model_len=65536)
+    best = answer.plans[0]
+    assert (best.gpus, best.setting.label, best.unused_gpus) == (4, "Env + Offload + SP=4", 2)
+    assert best.source.max_model_len == 71680  # 65536 falls between rows: the next row up vouches
+
+
+def test_an_impossible_length_says_how_far_the_tables_go():
+    answer = solve_one("H20-96GB", model="14B", max_model_len=131072, budget_gpus=4)
+    assert (answer.status, answer.plans) == ("infeasible", ())
+    assert answer.reason == (
+        "131072 tokens is beyond what the tables show for Qwen3-14B on H20-96GB within 4 GPUs: the longest is "
+        "112640 (Env + Offload + SP=4 on 4 GPUs); longer contexts need estimates, which this version does not make"
+    )
+
+
+def test_a_gpu_count_without_a_table_is_named():
+    answer = solve_one("A100-80GB", model="4B", max_model_len=8192, budget_gpus=3, exact=True)
+    assert answer.status == "infeasible"
+    assert answer.reason.startswith("no table for exactly 3 trainer GPUs with Qwen3-4B on A100-80GB (documented counts: 1, 2, 4, 6)")
+
+
+def test_a_model_without_tables_is_named():
+    answer = solve_one("A100-80GB", model="32B", max_model_len=8192)
+    assert (answer.status, answer.reason) == ("infeasible", "the tables have no Qwen3-32B on A100-80GB")
+
+
+def test_pins_that_leave_nothing_are_explained():
+    answer = solve_one("A100-80GB", model="14B", max_model_len=8192, budget_gpus=1, offload=False)
+    assert answer.status == "infeasible"
+    assert answer.reason == "nothing documented for Qwen3-14B on A100-80GB within 1 GPU trains with --no-offload"
+
+
+@pytest.mark.parametrize(
+    ("request_", "message"),
+    [
+        (dict(model="4B", objective="max_len"), "--maximize len needs a GPU budget: --gpus N"),
+        (dict(model="4B", objective="max_len", budget_gpus=4, max_model_len=8192), "--maximize len chooses the length"),
+        (dict(model="4B"), "a cheapest plan needs a length: --len L"),
+        (dict(model="4B", objective="min_gpus"), "--minimize gpus needs a length"),
+        (dict(model="4B", max_model_len=8192, exact=True), "--exact needs --gpus N"),
+        (dict(model="4B", max_model_len=8192, sp=3), "--sp 3 is not allowed for Qwen3-4B: SP=3 does not divide its 32 attention heads"),
+        (dict(model="14B", max_model_len=8192, sp=16), "--sp 16 is not allowed for Qwen3-14B: SP=16 does not divide its 40 attention heads"),
+        (dict(model="30B-A3B", max_model_len=8192, sp=32), None),
+        (dict(model="4B", max_model_len=8192, sp=4, budget_gpus=6, exact=True), "--sp 4 does not divide the 6 GPUs that --exact asks for"),
+        (dict(model="4B", max_model_len=0), "--len must be at least 1, got 0"),
+        (dict(model="4B", max_model_len=8192, top=101), "--top must be at most 100, got 101"),
+        (dict(model="9B", max_model_len=8192), "unknown model '9B'"),
+    ],
+)
+def test_requests_that_make_no_sense_are_refused(request_: dict[str, Any], message: Optional[str]):
+    if message is None:
+        make_query(CATALOG, **request_)
+        return
+    with pytest.raises(QueryError) as caught:
+        make_query(CATALOG, **request_)
+    assert str(caught.value).startswith(message)
+
+
+def test_the_same_query_gives_the_same_answer_with_more_workers():
+    request = dict(model="8B", objective="max_len", budget_gpus=6, top=10)
+    one = plan(make_query(CATALOG, **request), CATALOG)
+    many = plan(make_query(CATALOG, workers=8, seed=7, **request), CATALOG)
+    assert [a.model_dump() for a in one] == [a.model_dump() for a in many]
+
+
+weights = st.builds(
+    Weights,
+    offload=st.decimals(min_value="0", max_value="3", places=2).map(float),
+    sp=st.decimals(min_value="0", max_value="1", places=2).map(float),
+    env=st.decimals(min_value="0", max_value="0.2", places=3).map(float),
+)
+row_lengths = sorted({row.max_model_len for _, _, row in DOCUMENTED})
+
+
+@st.composite
+def requests(draw: st.DrawFn) -> dict[str, Any]:
+    objective = draw(st.sampled_from(["cheapest", "max_len", "min_gpus"]))
+    request: dict[str, Any] = {
+        "gpu": draw(st.sampled_from([gpu.name for gpu in CATALOG.gpu_types])),
+        "model": draw(st.sampled_from(["Qwen3-0.6B", "Qwen3-1.7B", "Qwen3-4B", "Qwen3-8B", "Qwen3-14B"])),
+        "objective": objective,
+        "budget_gpus": draw(st.integers(min_value=1, max_value=8)),
+        "exact": draw(st.booleans()),
+        "sp": draw(st.none() | st.sampled_from([1, 2, 4, 8])),
+        "env": draw(st.none() | st.booleans()),
+        "offload": draw(st.none() | st.booleans()),
+        "weights": draw(weights),
+    }
+    if objective != "max_len":
+        request["max_model_len"] = draw(st.sampled_from(row_lengths) | st.integers(min_value=1, max_value=160_000))
+    return request
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(request=requests(), top=st.integers(min_value=1, max_value=6))
+def test_the_solver_ranks_plans_exactly_as_the_reference_enumerator(request: dict[str, Any], top: int):
+    try:
+        query = make_query(CATALOG, top=top, **request)
+    except QueryError:
+        assume(False)
+    (answer,) = plan(query, CATALOG)
+    event("has a plan" if answer.plans else "no plan")
+    expected = enumerate_plans(CATALOG, **{k: v for k, v in request.items()})
+    assert plan_dicts(answer) == expected[:top]
+    assert answer.status == ("optimal" if expected else "infeasible")
+    assert (answer.reason is None) == bool(expected)
+    for planned in plan_dicts(answer):
+        checked = {k: v for k, v in request.items() if k != "objective"}
+        assert check_plan(CATALOG, planned, **checked) == []
