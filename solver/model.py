@@ -119,8 +119,11 @@ def cost_ranks(counts: tuple[int, ...], objective: Objective, weights: Weights) 
     return tuple((*combination, rank) for rank, combination in enumerate(ordered))
 
 
-def add_plan_variables(model: cp_model.CpModel, data: PlanningData) -> PlanVariables:
-    """The plan (n, e, o, s, L), its cost rank, and the documented cell (witness) it rests on."""
+def add_plan_variables(model: cp_model.CpModel, data: PlanningData, query: Query) -> PlanVariables:
+    """The plan (n, e, o, s, L), its cost rank, and the documented cell (witness) it rests on.
+
+    L is the asked length, or, when maximising, one of the tables' row lengths.
+    """
     lengths = sorted({length for _, length in data.rows})
     largest = max(data.counts)
     length_domain = cp_model.Domain.FromValues(lengths)
@@ -129,7 +132,9 @@ def add_plan_variables(model: cp_model.CpModel, data: PlanningData) -> PlanVaria
         env=model.NewBoolVar("env_expandable_segments"),
         offload=model.NewBoolVar("fsdp2_cpu_offload"),
         sp=model.NewIntVar(1, largest, "ulysses_sp_degree"),
-        max_model_len=model.NewIntVar(1, max(lengths), "max_model_len"),
+        max_model_len=model.NewIntVarFromDomain(length_domain, "max_model_len")
+        if query.max_model_len is None
+        else model.NewConstant(query.max_model_len),
         rank=model.NewIntVar(0, len(data.ranks) - 1, "cost_rank"),
         witness_len=model.NewIntVarFromDomain(length_domain, "witness_row_max_model_len"),
         witness_env=model.NewBoolVar("witness_env"),
@@ -172,10 +177,8 @@ def add_budget(model: cp_model.CpModel, query: Query, plan: PlanVariables) -> No
 
 
 def add_length(model: cp_model.CpModel, data: PlanningData, query: Query, plan: PlanVariables) -> None:
-    """L is the asked length, or (maximising) the length of a row of the table for the plan's GPUs."""
-    if query.max_model_len is not None:
-        model.Add(plan.max_model_len == query.max_model_len)
-    else:
+    """When maximising, L is the length of a row of the table for the plan's GPU count."""
+    if query.max_model_len is None:
         model.AddAllowedAssignments([plan.gpus, plan.max_model_len], list(data.rows))
 
 
@@ -200,7 +203,7 @@ def build_model(data: PlanningData, query: Query) -> tuple[cp_model.CpModel, Pla
     """The whole CP-SAT model for `query` on the prepared `data` (which must have a table)."""
     model = cp_model.CpModel()
     model.SetName(f"plan {data.model} on {data.gpu}")
-    plan = add_plan_variables(model, data)
+    plan = add_plan_variables(model, data, query)
     add_parallelism_rules(model, data, plan)
     add_cell_evidence(model, data, plan)
     add_budget(model, query, plan)

@@ -42,6 +42,7 @@ def answer_for(catalog: Catalog, query: Query, gpu: str) -> Answer:
     # The models are tiny (a few dozen variables): presolve and probing cost more than they save.
     solver.parameters.cp_model_presolve = False
     solver.parameters.cp_model_probing_level = 0
+    solver.parameters.linearization_level = 0
     deadline = started + query.time_limit_s
     plans: list[Plan] = []
     statuses: list[int] = []
@@ -144,11 +145,11 @@ def _why_no_plan(catalog: Catalog, data: PlanningData, query: Query) -> str:
                                                                "top": 1}), data.gpu)
         if longest.plans:
             best = longest.plans[0]
+            limit = f" with {pins}" if pins else ""
+            beyond = "" if pins else "; longer contexts need estimates, which this version does not make"
             return (
-                f"{query.max_model_len} tokens is beyond what the tables show for {where} {within}"
-                f"{' with ' + pins if pins else ''}: "
-                f"the longest is {best.max_model_len} ({best.setting.label} on {best.gpus} GPUs); "
-                "longer contexts need estimates, which this version does not make"
+                f"{query.max_model_len} tokens is beyond what the tables show for {where} {within}{limit}: "
+                f"the longest is {best.max_model_len} ({best.setting.label} on {best.gpus} GPUs){beyond}"
             )
     return f"nothing documented for {where} {within} trains{' with ' + pins if pins else ''}"
 

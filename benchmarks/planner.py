@@ -1,0 +1,119 @@
+"""Planner benchmarks: start-up cost of `solve`, in-process latency per query, and a sweep of every cell.
+
+Run from the repository root after installing the package:  python benchmarks/planner.py
+It prints one table: each measure, its figure, the target, and whether the figure meets it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from rich.console import Console
+from rich.table import Table
+
+from solver.query import make_query
+from solver.solve import plan
+from solver.tables import load_catalog
+
+MAIN_JOB = ["--maximize", "len", "--gpus", "6", "--model", "4B"]
+BARE_IMPORT = "from ortools.sat.python import cp_model"
+
+
+def wall_times(command: list[str], runs: int) -> list[float]:
+    """Wall seconds of `runs` runs of `command`, output discarded."""
+    times = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL)
+        times.append(time.perf_counter() - started)
+    return times
+
+
+def start_up(runs: int) -> tuple[float, float]:
+    """Median wall time of the main job through the installed `solve`, and of the bare OR-Tools import."""
+    solve = str(Path(sys.executable).parent / "solve")
+    bare, job = [], []
+    for _ in range(runs):  # interleaved, so that drift in machine load hits both alike
+        bare += wall_times([sys.executable, "-c", BARE_IMPORT], 1)
+        job += wall_times([solve, *MAIN_JOB], 1)
+    return statistics.median(job), statistics.median(bare)
+
+
+def latency(rounds: int) -> tuple[float, float, int]:
+    """p50 and p95 seconds of one query (both GPU types), over a mix of objectives, models and pins."""
+    catalog = load_catalog()
+    requests = [
+        dict(model="4B", objective="max_len", budget_gpus=6),
+        dict(model="8B", max_model_len=32768, budget_gpus=4),
+        dict(model="8B", objective="min_gpus", max_model_len=65536),
+        dict(model="14B", max_model_len=40960, budget_gpus=6, offload=False),
+        dict(model="0.6B", max_model_len=20000, budget_gpus=2, exact=True, sp=2),
+        dict(model="1.7B", objective="max_len", budget_gpus=4, top=5),
+        dict(model="8B", max_model_len=200000, budget_gpus=4),
+    ]
+    queries = [make_query(catalog, **request) for request in requests]
+    for query in queries:
+        plan(query, catalog)  # warm caches
+    times = []
+    for _ in range(rounds):
+        for query in queries:
+            started = time.perf_counter()
+            plan(query, catalog)
+            times.append(time.perf_counter() - started)
+    times.sort()
+    return statistics.median(times), times[int(0.95 * (len(times) - 1))], len(times)
+
+
+def sweep() -> tuple[float, int]:
+    """Seconds to solve every documented cell (cheapest, exact count, at its row) and every table's
+    longest length per model (maximise, exact count), in one process; and how many solves."""
+    catalog = load_catalog()
+    started = time.perf_counter()
+    solved = 0
+    for gpu in catalog.gpu_types:
+        for table in gpu.tables:
+            for model in table.models:
+                for row in table.rows:
+                    query = make_query(catalog, model=model, gpu=gpu.name, budget_gpus=table.gpus, exact=True,
+                                       max_model_len=row.max_model_len)
+                    plan(query, catalog)
+                    solved += 1
+                query = make_query(catalog, model=model, gpu=gpu.name, objective="max_len",
+                                   budget_gpus=table.gpus, exact=True)
+                plan(query, catalog)
+                solved += 1
+    return time.perf_counter() - started, solved
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=15, help="start-up runs of each command (default 15)")
+    parser.add_argument("--rounds", type=int, default=100, help="rounds of the latency query mix (default 100)")
+    args = parser.parse_args()
+
+    job, bare = start_up(args.runs)
+    p50, p95, count = latency(args.rounds)
+    swept, solves = sweep()
+    ratio = job / bare
+
+    table = Table(title="rft-solver planner benchmarks")
+    for column in ("measure", "figure", "target", "met"):
+        table.add_column(column)
+    table.add_row(f"`solve {' '.join(MAIN_JOB)}`, median wall", f"{job * 1000:.0f} ms", "", "")
+    table.add_row(f"bare `{BARE_IMPORT}`, median wall", f"{bare * 1000:.0f} ms", "", "")
+    table.add_row("start-up ratio (solve / bare import)", f"{ratio:.2f}", "<= 1.25", "yes" if ratio <= 1.25 else "NO")
+    table.add_row(f"in-process query latency p50 ({count} queries)", f"{p50 * 1000:.2f} ms", "<= 5 ms",
+                  "yes" if p50 <= 0.005 else "NO")
+    table.add_row("in-process query latency p95", f"{p95 * 1000:.2f} ms", "", "")
+    table.add_row(f"sweep: every cell and every table's longest ({solves} queries)", f"{swept:.2f} s", "<= 3 s",
+                  "yes" if swept <= 3 else "NO")
+    Console().print(table)
+
+
+if __name__ == "__main__":
+    main()
