@@ -10,11 +10,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
+from types import MappingProxyType
+from typing import Mapping
 
 from ortools.sat.python import cp_model
 
 from solver.query import Objective, Query
-from solver.tables import Catalog, Weights
+from solver.tables import Catalog, Setting, Weights
 
 Combination = tuple[int, int, int, int]
 """(trainer GPUs n, Env e, Offload o, SP degree s), with e and o as 0/1."""
@@ -37,6 +39,8 @@ class PlanningData:
     """(n, max_model_len, e, o, s) of every cell where something trains."""
     ranks: tuple[tuple[int, int, int, int, int], ...]
     """(n, e, o, s, rank) for every combination: rank 0 is the best by the objective's ordering."""
+    settings: Mapping[tuple[int, int], Setting]
+    """The documented setting at (n, max_model_len), for the cells where something trains."""
 
 
 @dataclass(frozen=True)
@@ -85,6 +89,12 @@ def prepare(catalog: Catalog, gpu: str, model: str, objective: Objective, weight
     shape = catalog.model(model)
     tables = [table for table in catalog.gpu(gpu).tables if shape.name in table.models]
     counts = tuple(table.gpus for table in tables)
+    settings = {
+        (table.gpus, row.max_model_len): setting
+        for table in tables
+        for row in table.rows
+        if (setting := row.setting(shape.name)) is not None
+    }
     return PlanningData(
         gpu=gpu,
         model=shape.name,
@@ -93,13 +103,9 @@ def prepare(catalog: Catalog, gpu: str, model: str, objective: Objective, weight
         native_context=shape.native_context,
         counts=counts,
         rows=tuple((table.gpus, row.max_model_len) for table in tables for row in table.rows),
-        cells=tuple(
-            (table.gpus, row.max_model_len, int(setting.env), int(setting.offload), setting.sp)
-            for table in tables
-            for row in table.rows
-            if (setting := row.setting(shape.name)) is not None
-        ),
+        cells=tuple((n, length, int(s.env), int(s.offload), s.sp) for (n, length), s in settings.items()),
         ranks=cost_ranks(counts, objective, weights),
+        settings=MappingProxyType(settings),
     )
 
 

@@ -115,12 +115,11 @@ def _plan(data: PlanningData, query: Query, gpus: int, env: int, offload: int, s
 def _evidence(data: PlanningData, gpus: int, setting: Setting, length: int) -> tuple[Evidence, SourceCell]:
     """Documented when the cell at L's row (the next row up) is exactly the plan's setting; otherwise
     inferred from the shortest row at or beyond L whose cell the plan includes."""
-    cells = {(n, row): Setting(env=bool(e), offload=bool(o), sp=s) for n, row, e, o, s in data.cells}
     rows = sorted(row for n, row in data.rows if n == gpus and row >= length)
-    if cells.get((gpus, rows[0])) == setting:
+    if data.settings.get((gpus, rows[0])) == setting:
         return "documented", SourceCell(gpus=gpus, max_model_len=rows[0], setting=setting.label)
     for row in rows:
-        cell = cells.get((gpus, row))
+        cell = data.settings.get((gpus, row))
         if cell and setting.env >= cell.env and setting.offload >= cell.offload and setting.sp >= cell.sp:
             return "inferred", SourceCell(gpus=gpus, max_model_len=row, setting=cell.label)
     raise AssertionError(f"the solver returned {setting.label} on {gpus} GPUs at {length} with no cell behind it")

@@ -14,7 +14,8 @@ def readme_commands() -> list[str]:
 
 def test_readme_starts_with_the_install_and_test_commands():
     install_and_run, install_and_test = readme_commands()[:2]
-    assert "pip install ." in install_and_run and "solve " in install_and_run
+    assert "pip install ." in install_and_run
+    assert install_and_run.endswith("solve --maximize len --gpus 6 --model 4B")
     assert "pip install '.[test]'" in install_and_test and install_and_test.endswith("pytest")
 
 

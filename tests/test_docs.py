@@ -1,0 +1,39 @@
+"""Command output shown in README.md and docs/ is what the code prints now."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+import pytest
+
+from solver.cli import main
+
+ROOT = Path(__file__).resolve().parent.parent
+PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def shown_commands() -> list[tuple[str, str, str]]:
+    """(page, command, output shown) for every code block that starts with ``$ solve``."""
+    examples = []
+    for page in PAGES:
+        for block in re.findall(r"```\n(\$ solve[^\n]*)\n(.*?)```", page.read_text(encoding="utf-8"), re.S):
+            examples.append((page.name, block[0], block[1]))
+    return examples
+
+
+def test_the_docs_show_commands():
+    assert {page for page, *_ in shown_commands()} >= {"README.md", "planner.md", "tables.md"}
+
+
+@pytest.mark.parametrize(("page", "command", "shown"), shown_commands())
+def test_shown_output_is_what_the_command_prints(capsys, page: str, command: str, shown: str):
+    argv = shlex.split(command)[2:]
+    try:
+        main(argv)
+    except SystemExit:
+        pass
+    captured = capsys.readouterr()
+    printed = "\n".join(line.rstrip() for line in (captured.out + captured.err).splitlines())
+    assert printed.strip() == shown.strip(), f"{page}: `{command}` prints something else now"
