@@ -15,7 +15,7 @@ from typing import Optional
 from rich.console import Console
 
 from solver import __version__
-from solver.query import MAX_TOP, make_query
+from solver.query import MAX_TOP, Objective, make_query
 from solver.render import answers_json, answers_view, cells_json, tables_view
 from solver.tables import QueryError, TableError, load_catalog, load_weights
 
@@ -109,7 +109,7 @@ def run_tables(args: argparse.Namespace) -> int:
 def run_planner(args: argparse.Namespace) -> int:
     """``solve``: answer the planning question for each GPU type asked about."""
     catalog = load_catalog()
-    objective = "max_len" if args.maximize else "min_gpus" if args.minimize else "cheapest"
+    objective: Objective = "max_len" if args.maximize else "min_gpus" if args.minimize else "cheapest"
     query = make_query(
         catalog,
         model=args.model,
@@ -125,7 +125,9 @@ def run_planner(args: argparse.Namespace) -> int:
         weights=load_weights(args.weights) if args.weights else None,
         time_limit_s=args.time_limit,
     )
-    from solver.solve import plan  # imports OR-Tools: only commands that solve pay for it
+    from solver.solve import (
+        plan,  # imports OR-Tools: only commands that solve pay for it
+    )
 
     answers = plan(query, catalog)
     if args.json:

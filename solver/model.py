@@ -37,7 +37,7 @@ class PlanningData:
     """(n, max_model_len) of every row of those tables."""
     cells: tuple[tuple[int, int, int, int, int], ...]
     """(n, max_model_len, e, o, s) of every cell where something trains."""
-    ranks: tuple[tuple[int, int, int, int, int], ...]
+    ranks: tuple[tuple[int, ...], ...]
     """(n, e, o, s, rank) for every combination: rank 0 is the best by the objective's ordering."""
     settings: Mapping[tuple[int, int], Setting]
     """The documented setting at (n, max_model_len), for the cells where something trains."""
@@ -132,83 +132,83 @@ def add_plan_variables(model: cp_model.CpModel, data: PlanningData, query: Query
     """
     lengths = sorted({length for _, length in data.rows})
     largest = max(data.counts)
-    length_domain = cp_model.Domain.FromValues(lengths)
+    length_domain = cp_model.Domain.from_values(lengths)
     return PlanVariables(
-        gpus=model.NewIntVarFromDomain(cp_model.Domain.FromValues(data.counts), "trainer_gpus"),
-        env=model.NewBoolVar("env_expandable_segments"),
-        offload=model.NewBoolVar("fsdp2_cpu_offload"),
-        sp=model.NewIntVar(1, largest, "ulysses_sp_degree"),
-        max_model_len=model.NewIntVarFromDomain(length_domain, "max_model_len")
+        gpus=model.new_int_var_from_domain(cp_model.Domain.from_values(data.counts), "trainer_gpus"),
+        env=model.new_bool_var("env_expandable_segments"),
+        offload=model.new_bool_var("fsdp2_cpu_offload"),
+        sp=model.new_int_var(1, largest, "ulysses_sp_degree"),
+        max_model_len=model.new_int_var_from_domain(length_domain, "max_model_len")
         if query.max_model_len is None
-        else model.NewConstant(query.max_model_len),
-        rank=model.NewIntVar(0, len(data.ranks) - 1, "cost_rank"),
-        witness_len=model.NewIntVarFromDomain(length_domain, "witness_row_max_model_len"),
-        witness_env=model.NewBoolVar("witness_env"),
-        witness_offload=model.NewBoolVar("witness_offload"),
-        witness_sp=model.NewIntVar(1, largest, "witness_sp_degree"),
+        else model.new_constant(query.max_model_len),
+        rank=model.new_int_var(0, len(data.ranks) - 1, "cost_rank"),
+        witness_len=model.new_int_var_from_domain(length_domain, "witness_row_max_model_len"),
+        witness_env=model.new_bool_var("witness_env"),
+        witness_offload=model.new_bool_var("witness_offload"),
+        witness_sp=model.new_int_var(1, largest, "witness_sp_degree"),
     )
 
 
 def add_parallelism_rules(model: cp_model.CpModel, data: PlanningData, plan: PlanVariables) -> None:
     """SP divides the trainer GPUs and the attention heads; SP and the KV heads divide one another."""
-    model.AddModuloEquality(0, plan.gpus, plan.sp)
-    model.AddModuloEquality(0, data.attention_heads, plan.sp)
-    kv_remainder = model.NewIntVar(0, data.kv_heads, "kv_heads_mod_sp")
-    sp_remainder = model.NewIntVar(0, data.kv_heads - 1, "sp_mod_kv_heads")
-    model.AddModuloEquality(kv_remainder, data.kv_heads, plan.sp)
-    model.AddModuloEquality(sp_remainder, plan.sp, data.kv_heads)
-    sp_divides_kv = model.NewBoolVar("sp_divides_kv_heads")
-    kv_divides_sp = model.NewBoolVar("kv_heads_divide_sp")
-    model.Add(kv_remainder == 0).OnlyEnforceIf(sp_divides_kv)
-    model.Add(sp_remainder == 0).OnlyEnforceIf(kv_divides_sp)
-    model.AddBoolOr([sp_divides_kv, kv_divides_sp])
+    model.add_modulo_equality(0, plan.gpus, plan.sp)
+    model.add_modulo_equality(0, data.attention_heads, plan.sp)
+    kv_remainder = model.new_int_var(0, data.kv_heads, "kv_heads_mod_sp")
+    sp_remainder = model.new_int_var(0, data.kv_heads - 1, "sp_mod_kv_heads")
+    model.add_modulo_equality(kv_remainder, data.kv_heads, plan.sp)
+    model.add_modulo_equality(sp_remainder, plan.sp, data.kv_heads)
+    sp_divides_kv = model.new_bool_var("sp_divides_kv_heads")
+    kv_divides_sp = model.new_bool_var("kv_heads_divide_sp")
+    model.add(kv_remainder == 0).only_enforce_if(sp_divides_kv)
+    model.add(sp_remainder == 0).only_enforce_if(kv_divides_sp)
+    model.add_bool_or([sp_divides_kv, kv_divides_sp])
 
 
 def add_cell_evidence(model: cp_model.CpModel, data: PlanningData, plan: PlanVariables) -> None:
     """A documented cell of the same GPU count, at a row no shorter than L, whose setting the plan includes."""
     witness = [plan.gpus, plan.witness_len, plan.witness_env, plan.witness_offload, plan.witness_sp]
-    model.AddAllowedAssignments(witness, list(data.cells))
-    model.Add(plan.witness_len >= plan.max_model_len)
-    model.Add(plan.env >= plan.witness_env)
-    model.Add(plan.offload >= plan.witness_offload)
-    model.Add(plan.sp >= plan.witness_sp)
+    model.add_allowed_assignments(witness, list(data.cells))
+    model.add(plan.witness_len >= plan.max_model_len)
+    model.add(plan.env >= plan.witness_env)
+    model.add(plan.offload >= plan.witness_offload)
+    model.add(plan.sp >= plan.witness_sp)
 
 
 def add_budget(model: cp_model.CpModel, query: Query, plan: PlanVariables) -> None:
     """At most `budget_gpus` trainer GPUs, or exactly that many with `exact`."""
     if query.exact:
-        model.Add(plan.gpus == query.budget_gpus)
+        model.add(plan.gpus == query.budget_gpus)
     else:
-        model.Add(plan.gpus <= query.budget_gpus)
+        model.add(plan.gpus <= query.budget_gpus)
 
 
 def add_length(model: cp_model.CpModel, data: PlanningData, query: Query, plan: PlanVariables) -> None:
     """When maximising, L is the length of a row of the table for the plan's GPU count."""
     if query.max_model_len is None:
-        model.AddAllowedAssignments([plan.gpus, plan.max_model_len], list(data.rows))
+        model.add_allowed_assignments([plan.gpus, plan.max_model_len], list(data.rows))
 
 
 def add_pins(model: cp_model.CpModel, query: Query, plan: PlanVariables) -> None:
     """Fix the settings the user pinned (--sp, --env/--no-env, --offload/--no-offload)."""
     for pinned, variable in ((query.sp, plan.sp), (query.env, plan.env), (query.offload, plan.offload)):
         if pinned is not None:
-            model.Add(variable == int(pinned))
+            model.add(variable == int(pinned))
 
 
 def add_objective(model: cp_model.CpModel, data: PlanningData, query: Query, plan: PlanVariables) -> None:
     """Minimise the cost rank; when maximising the length, longer L first, then the cost rank."""
-    model.AddAllowedAssignments([plan.gpus, plan.env, plan.offload, plan.sp, plan.rank], list(data.ranks))
+    model.add_allowed_assignments([plan.gpus, plan.env, plan.offload, plan.sp, plan.rank], list(data.ranks))
     if query.objective == "max_len":
         longest = max(length for _, length in data.rows)
-        model.Minimize((longest - plan.max_model_len) * len(data.ranks) + plan.rank)
+        model.minimize((longest - plan.max_model_len) * len(data.ranks) + plan.rank)
     else:
-        model.Minimize(plan.rank)
+        model.minimize(plan.rank)
 
 
 def build_model(data: PlanningData, query: Query) -> tuple[cp_model.CpModel, PlanVariables]:
     """The whole CP-SAT model for `query` on the prepared `data` (which must have a table)."""
     model = cp_model.CpModel()
-    model.SetName(f"plan {data.model} on {data.gpu}")
+    model.name = f"plan {data.model} on {data.gpu}"
     plan = add_plan_variables(model, data, query)
     add_parallelism_rules(model, data, plan)
     add_cell_evidence(model, data, plan)
@@ -221,5 +221,5 @@ def build_model(data: PlanningData, query: Query) -> tuple[cp_model.CpModel, Pla
 
 def forbid(model: cp_model.CpModel, plan: PlanVariables, values: list[int]) -> None:
     """Exclude one plan (n, e, o, s, L) so that the next solve finds the next best."""
-    model.AddForbiddenAssignments(plan.plan, [values])
+    model.add_forbidden_assignments(plan.plan, [values])
 

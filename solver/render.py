@@ -31,6 +31,10 @@ NO_SETTING_STYLE = "bold white on grey23"
 _ESCALATION_KEYS = [setting.escalation_key for setting in ESCALATION_ORDER]
 
 
+def _count(number: int, noun: str) -> str:
+    return f"{number} {noun}{'s' if number != 1 else ''}"
+
+
 def setting_style(setting: Optional[Setting]) -> str:
     """The shade for a cell: the further along the source's escalation order, the darker."""
     if setting is None:
@@ -65,7 +69,7 @@ def tables_view(catalog: Catalog) -> Group:
     for gpu_type in catalog.gpu_types:
         for table in gpu_type.tables:
             view = Table(
-                title=f"{gpu_type.name} ({gpu_type.memory_gb} GB), {table.gpus} trainer GPU{'s' if table.gpus > 1 else ''}",
+                title=f"{gpu_type.name} ({gpu_type.memory_gb} GB), {_count(table.gpus, 'trainer GPU')}",
                 caption=f"source: {gpu_type.source.document}, {gpu_type.source.section}, {table.section}",
                 title_justify="left",
                 caption_justify="left",
@@ -126,7 +130,7 @@ def apply_lines(plan: Plan, native_context: int) -> list[str]:
 
 def _evidence_text(gpu: str, plan: Plan) -> str:
     source = plan.source
-    cell = f"the {gpu} table for {source.gpus} GPU{'s' if source.gpus > 1 else ''} says {source.setting!r} at {source.max_model_len}"
+    cell = f"the {gpu} table for {_count(source.gpus, 'GPU')} says {source.setting!r} at {source.max_model_len}"
     if plan.evidence == "documented":
         return f"documented: {cell}"
     return f"inferred: {cell}, and this plan includes that setting"

@@ -13,14 +13,17 @@ from typing import Optional
 from ortools.sat.python import cp_model
 
 from solver.model import PlanningData, build_model, exact_cost, forbid, prepare
-from solver.query import Answer, Evidence, Plan, Query, SourceCell, Status, rope_scaling_factor, token_budget
+from solver.query import (
+    Answer,
+    Evidence,
+    Plan,
+    Query,
+    SourceCell,
+    Status,
+    rope_scaling_factor,
+    token_budget,
+)
 from solver.tables import Catalog, Setting, load_catalog
-
-_STATUS: dict[int, Status] = {
-    cp_model.OPTIMAL: "optimal",
-    cp_model.FEASIBLE: "feasible",
-    cp_model.INFEASIBLE: "infeasible",
-}
 
 
 def plan(query: Query, catalog: Optional[Catalog] = None) -> tuple[Answer, ...]:
@@ -45,29 +48,26 @@ def answer_for(catalog: Catalog, query: Query, gpu: str) -> Answer:
     solver.parameters.linearization_level = 0
     deadline = started + query.time_limit_s
     plans: list[Plan] = []
-    statuses: list[int] = []
+    statuses: list[cp_model.CpSolverStatus] = []
     objective_value = bound = None
     while len(plans) < query.top:
         solver.parameters.max_time_in_seconds = max(deadline - time.monotonic(), 0.001)
-        status = solver.Solve(model)
+        status = solver.solve(model)
         statuses.append(status)
         if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             break
         if not plans:
-            objective_value, bound = int(solver.ObjectiveValue()), solver.BestObjectiveBound()
-        values = [solver.Value(variable) for variable in variables.plan]
+            objective_value, bound = int(solver.objective_value), solver.best_objective_bound
+        values = [solver.value(variable) for variable in variables.plan]
         plans.append(_plan(data, query, *values))
         forbid(model, variables, values)
     if plans:
         proven = all(s in (cp_model.OPTIMAL, cp_model.INFEASIBLE) for s in statuses)
         return _answer(query, gpu, "optimal" if proven else "feasible", plans, started, objective_value, bound)
-    status = _STATUS.get(statuses[0], "unknown")
-    reason = (
-        _why_no_plan(catalog, data, query)
-        if status == "infeasible"
-        else f"no plan found within the time limit of {query.time_limit_s:g} s"
-    )
-    return _answer(query, gpu, status, (), started, reason=reason)
+    if statuses[0] == cp_model.INFEASIBLE:
+        return _answer(query, gpu, "infeasible", (), started, reason=_why_no_plan(catalog, data, query))
+    reason = f"no plan found within the time limit of {query.time_limit_s:g} s"
+    return _answer(query, gpu, "unknown", (), started, reason=reason)
 
 
 def _answer(

@@ -312,8 +312,8 @@ class Catalog(_Frozen):
             if name not in documented:
                 raise QueryError(f"no documented table has {name}; documented models: {', '.join(documented)}")
             gpu_types = tuple(
-                gpu_type.model_copy(update={"tables": tuple(t.column(name) for t in gpu_type.tables if name in t.models)})
-                for gpu_type in gpu_types
+                g.model_copy(update={"tables": tuple(t.column(name) for t in g.tables if name in t.models)})
+                for g in gpu_types
             )
         return self.model_copy(update={"gpu_types": tuple(g for g in gpu_types if g.tables)})
 

@@ -9,29 +9,18 @@ from pathlib import Path
 
 import pytest
 
-from solver.cli import main
-
 PLAN_KEYS = {"gpus", "unused_gpus", "env", "offload", "sp", "max_model_len", "max_token_len_per_gpu",
              "rope_scaling_factor", "cost", "evidence", "source"}
 
 
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    try:
-        status = main(list(argv))
-    except SystemExit as exit_:  # argparse exits for usage errors, --help and --version
-        status = int(exit_.code or 0)
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
-
-
-def run_json(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, list[dict]]:
-    status, out, err = run(capsys, *argv, "--json")
+def run_json(cli, *argv: str) -> tuple[int, list[dict]]:
+    status, out, err = cli(*argv, "--json")
     assert err == ""
     return status, json.loads(out)
 
 
-def test_the_main_job_answers_for_each_gpu_type(capsys):
-    status, out, err = run(capsys, "--maximize", "len", "--gpus", "6", "--model", "4B")
+def test_the_main_job_answers_for_each_gpu_type(cli):
+    status, out, err = cli("--maximize", "len", "--gpus", "6", "--model", "4B")
     assert (status, err) == (0, "")
     assert "A100-80GB · Qwen3-4B · longest context within 6 GPUs: optimal" in out
     assert "Env + Offload + SP=4 on 4 of 6 GPUs (2 left for rollout)" in out
@@ -42,8 +31,8 @@ def test_the_main_job_answers_for_each_gpu_type(capsys):
     assert "H20-96GB · Qwen3-4B · longest context within 6 GPUs: optimal" in out and "133120" in out
 
 
-def test_json_has_one_answer_per_gpu_type_in_the_documented_shape(capsys):
-    status, answers = run_json(capsys, "--model", "8B", "--gpus", "4", "--len", "32768")
+def test_json_has_one_answer_per_gpu_type_in_the_documented_shape(cli):
+    status, answers = run_json(cli, "--model", "8B", "--gpus", "4", "--len", "32768")
     assert status == 0
     assert [a["gpu"] for a in answers] == ["A100-80GB", "H20-96GB"]
     for answer in answers:
@@ -59,16 +48,16 @@ def test_json_has_one_answer_per_gpu_type_in_the_documented_shape(capsys):
     assert (answers[1]["plans"][0]["env"], answers[1]["plans"][0]["sp"]) == (True, 2)
 
 
-def test_fewest_gpus(capsys):
-    status, answers = run_json(capsys, "--model", "8B", "--len", "65536", "--minimize", "gpus", "--gpu", "h20")
+def test_fewest_gpus(cli):
+    status, answers = run_json(cli, "--model", "8B", "--len", "65536", "--minimize", "gpus", "--gpu", "h20")
     assert status == 0 and len(answers) == 1
     best = answers[0]["plans"][0]
     assert (answers[0]["objective"], answers[0]["budget_gpus"], best["gpus"], best["sp"], best["env"]) == (
         "min_gpus", 6, 4, 4, True)
 
 
-def test_top_ranks_distinct_plans_by_cost(capsys):
-    status, answers = run_json(capsys, "--model", "4B", "--len", "32k", "--gpus", "4", "--gpu", "a100", "--top", "5")
+def test_top_ranks_distinct_plans_by_cost(cli):
+    status, answers = run_json(cli, "--model", "4B", "--len", "32k", "--gpus", "4", "--gpu", "a100", "--top", "5")
     plans = answers[0]["plans"]
     assert status == 0 and len(plans) == 5
     assert [p["cost"] for p in plans] == sorted(p["cost"] for p in plans)
@@ -76,38 +65,38 @@ def test_top_ranks_distinct_plans_by_cost(capsys):
     assert plans[0]["max_model_len"] == 32768 and plans[0]["evidence"] == "documented"
 
 
-def test_top_in_human_output_shows_the_ranking(capsys):
-    status, out, _ = run(capsys, "--model", "8B", "--len", "32768", "--gpus", "4", "--exact", "--gpu", "a100", "--top", "3")
+def test_top_in_human_output_shows_the_ranking(cli):
+    status, out, _ = cli("--model", "8B", "--len", "32768", "--gpus", "4", "--exact", "--gpu", "a100", "--top", "3")
     assert status == 0 and "ranked plans" in out
     assert "0.3282 (1.01x best)" in out and "inferred" in out
 
 
-def test_pins_fix_part_of_the_plan(capsys):
-    status, answers = run_json(capsys, "--model", "14B", "--len", "32768", "--gpus", "4", "--gpu", "h20", "--sp", "2")
+def test_pins_fix_part_of_the_plan(cli):
+    status, answers = run_json(cli, "--model", "14B", "--len", "32768", "--gpus", "4", "--gpu", "h20", "--sp", "2")
     best = answers[0]["plans"][0]
     # The 32768 row says SP=4; with SP pinned to 2 the next row that SP=2 can include is 40960's.
     assert status == 0 and (best["gpus"], best["sp"], best["env"], best["offload"]) == (4, 2, True, True)
     assert best["evidence"] == "inferred"
     assert best["source"] == {"gpus": 4, "max_model_len": 40960, "setting": "Env + Offload + SP=2"}
-    status, answers = run_json(capsys, "--model", "14B", "--len", "8192", "--gpus", "1", "--no-offload", "--gpu", "a100")
+    status, answers = run_json(cli, "--model", "14B", "--len", "8192", "--gpus", "1", "--no-offload", "--gpu", "a100")
     assert status == 1 and answers[0]["plans"] == []
     assert answers[0]["reason"].endswith("within 1 GPU trains with --no-offload")
 
 
-def test_weights_file_changes_the_cost(capsys, tmp_path: Path):
+def test_weights_file_changes_the_cost(cli, tmp_path: Path):
     weights = tmp_path / "w.yaml"
     weights.write_text("offload: 0.5\nsp: 0.25\nenv: 0.0\n", encoding="utf-8")
-    status, answers = run_json(capsys, "--model", "4B", "--maximize", "len", "--gpus", "4", "--gpu", "a100",
+    status, answers = run_json(cli, "--model", "4B", "--maximize", "len", "--gpus", "4", "--gpu", "a100",
                                "--weights", str(weights))
     assert status == 0 and answers[0]["plans"][0]["cost"] == 0.25 * 1.5 * 1.75
 
 
-def test_exit_1_when_some_answer_has_no_plan(capsys):
-    status, answers = run_json(capsys, "--model", "0.6B", "--len", "130000", "--gpus", "4")
+def test_exit_1_when_some_answer_has_no_plan(cli):
+    status, answers = run_json(cli, "--model", "0.6B", "--len", "130000", "--gpus", "4")
     assert status == 1
     assert [a["status"] for a in answers] == ["infeasible", "optimal"]
     assert "the longest is 122880" in answers[0]["reason"] and answers[0]["plans"] == []
-    status, out, _ = run(capsys, "--model", "0.6B", "--len", "130000", "--gpus", "4")
+    status, out, _ = cli("--model", "0.6B", "--len", "130000", "--gpus", "4")
     assert status == 1 and "no plan: 130000 tokens is beyond what the tables show" in out
 
 
@@ -133,8 +122,8 @@ def test_exit_1_when_some_answer_has_no_plan(capsys):
         (["--model", "4B", "--len", "8192", "--weights", "/nonexistent/w.yaml"], "solve: error: /nonexistent/w.yaml: cannot read: No such file or directory"),
     ],
 )
-def test_bad_input_exits_2_with_one_line(capsys, argv: list[str], message: str):
-    status, out, err = run(capsys, *argv)
+def test_bad_input_exits_2_with_one_line(cli, argv: list[str], message: str):
+    status, out, err = cli(*argv)
     assert status == 2 and out == ""
     *usage, error = err.splitlines()
     assert all(line.startswith(("usage:", " ")) for line in usage)
@@ -153,10 +142,10 @@ def test_bad_input_exits_2_with_one_line(capsys, argv: list[str], message: str):
         ("", "expected a mapping at the top level"),
     ],
 )
-def test_a_bad_weights_file_exits_2_naming_the_file(capsys, tmp_path: Path, text: str, message: str):
+def test_a_bad_weights_file_exits_2_naming_the_file(cli, tmp_path: Path, text: str, message: str):
     weights = tmp_path / "weights.yaml"
     weights.write_text(text, encoding="utf-8")
-    status, out, err = run(capsys, "--model", "4B", "--len", "8192", "--weights", str(weights))
+    status, out, err = cli("--model", "4B", "--len", "8192", "--weights", str(weights))
     assert status == 2 and out == ""
     assert err.splitlines()[-1].startswith(f"solve: error: {weights}: ") and message in err
 

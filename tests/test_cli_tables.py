@@ -8,20 +8,9 @@ from pathlib import Path
 
 import pytest
 
-from solver.cli import main
 
-
-def run(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, str, str]:
-    try:
-        status = main(list(argv))
-    except SystemExit as exit_:  # argparse exits for usage errors, --help and --version
-        status = int(exit_.code or 0)
-    captured = capsys.readouterr()
-    return status, captured.out, captured.err
-
-
-def test_human_output_shows_each_table_with_the_source_cells(capsys):
-    status, out, err = run(capsys, "tables", "--gpu", "a100", "--gpus", "6")
+def test_human_output_shows_each_table_with_the_source_cells(cli):
+    status, out, err = cli("tables", "--gpu", "a100", "--gpus", "6")
     assert (status, err) == (0, "")
     assert "A100-80GB (80 GB), 6 trainer GPUs" in out
     assert "H20" not in out and "4 trainer GPUs" not in out
@@ -32,15 +21,15 @@ def test_human_output_shows_each_table_with_the_source_cells(capsys):
     assert "source: Trinity-RFT GPU configuration guide (gpu-config-guide.zh.md), A100 80GB 显卡配置建议, 6 张 GPU" in out
 
 
-def test_human_output_without_filters_has_all_eight_tables(capsys):
-    status, out, _ = run(capsys, "tables")
+def test_human_output_without_filters_has_all_eight_tables(cli):
+    status, out, _ = cli("tables")
     assert status == 0
     titles = [line.strip() for line in out.splitlines() if "trainer GPU" in line and "GB)" in line]
     assert titles == [f"{gpu}, {n} trainer GPU{'s' if n > 1 else ''}"
                       for gpu in ("A100-80GB (80 GB)", "H20-96GB (96 GB)") for n in (1, 2, 4, 6)]
 
 
-def test_shading_follows_the_escalation_order_in_a_terminal(capsys):
+def test_shading_follows_the_escalation_order_in_a_terminal(cli):
     from rich.console import Console
 
     from solver.render import NO_SETTING_STYLE, SHADES, setting_style, tables_view
@@ -56,8 +45,8 @@ def test_shading_follows_the_escalation_order_in_a_terminal(capsys):
     assert "\x1b[" in text and "Env + Offload" in text
 
 
-def test_json_filters_narrow_the_cells(capsys):
-    status, out, err = run(capsys, "tables", "--gpu", "H20", "--gpus", "2", "--model", "qwen3-14b", "--json")
+def test_json_filters_narrow_the_cells(cli):
+    status, out, err = cli("tables", "--gpu", "H20", "--gpus", "2", "--model", "qwen3-14b", "--json")
     assert (status, err) == (0, "")
     cells = json.loads(out)
     assert len(cells) == 14
@@ -67,8 +56,8 @@ def test_json_filters_narrow_the_cells(capsys):
                          "feasible": False, "env": None, "offload": None, "sp": None}
 
 
-def test_json_for_one_model_across_all_tables(capsys):
-    status, out, _ = run(capsys, "tables", "--model", "4B", "--json")
+def test_json_for_one_model_across_all_tables(cli):
+    status, out, _ = cli("tables", "--model", "4B", "--json")
     cells = json.loads(out)
     assert status == 0 and {cell["model"] for cell in cells} == {"Qwen3-4B"}
     assert len(cells) == 112  # one cell per row of the eight tables
@@ -91,8 +80,8 @@ def test_json_for_one_model_across_all_tables(capsys):
         (["tables", "--colour"], "solve tables: error: unrecognized arguments: --colour\n"),
     ],
 )
-def test_bad_filters_exit_2_with_one_line_naming_accepted_values(capsys, argv, message):
-    status, out, err = run(capsys, *argv)
+def test_bad_filters_exit_2_with_one_line_naming_accepted_values(cli, argv, message):
+    status, out, err = cli(*argv)
     assert status == 2 and out == ""
     *usage, error = err.splitlines()
     assert all(line.startswith(("usage:", " ")) for line in usage) and len(usage) <= 2
@@ -100,9 +89,9 @@ def test_bad_filters_exit_2_with_one_line_naming_accepted_values(capsys, argv, m
     assert "Traceback" not in err
 
 
-def test_help_and_version_exit_0(capsys):
-    assert run(capsys, "--help")[0] == 0
-    status, out, _ = run(capsys, "--version")
+def test_help_and_version_exit_0(cli):
+    assert cli("--help")[0] == 0
+    status, out, _ = cli("--version")
     assert status == 0 and out.startswith("solve ")
 
 

@@ -8,8 +8,6 @@ from pathlib import Path
 
 import pytest
 
-from solver.cli import main
-
 ROOT = Path(__file__).resolve().parent.parent
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 
@@ -28,12 +26,7 @@ def test_the_docs_show_commands():
 
 
 @pytest.mark.parametrize(("page", "command", "shown"), shown_commands())
-def test_shown_output_is_what_the_command_prints(capsys, page: str, command: str, shown: str):
-    argv = shlex.split(command)[2:]
-    try:
-        main(argv)
-    except SystemExit:
-        pass
-    captured = capsys.readouterr()
-    printed = "\n".join(line.rstrip() for line in (captured.out + captured.err).splitlines())
+def test_shown_output_is_what_the_command_prints(cli, page: str, command: str, shown: str):
+    _, out, err = cli(*shlex.split(command)[2:])
+    printed = "\n".join(line.rstrip() for line in (out + err).splitlines())
     assert printed.strip() == shown.strip(), f"{page}: `{command}` prints something else now"

@@ -7,8 +7,8 @@ import copy
 from fractions import Fraction
 
 import pytest
-
 from reference import PLAN_KEYS, check_plan, enumerate_plans, exact_cost
+
 from solver.tables import Setting, Weights, load_catalog, load_weights
 
 CATALOG = load_catalog()
