@@ -79,6 +79,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--weights", metavar="FILE", type=Path, help="cost weights YAML (offload, sp, env)")
     parser.add_argument("--time-limit", metavar="S", type=positive_seconds, default=10.0,
                         help="seconds the solver may take per answer (default 10)")
+    parser.add_argument("--workers", metavar="W", type=positive_int, default=1,
+                        help="CP-SAT search workers (default 1; answers do not depend on it)")
     parser.add_argument("--json", action="store_true", help="print a JSON array, one answer per GPU type")
     return parser
 
@@ -124,6 +126,7 @@ def run_planner(args: argparse.Namespace) -> int:
         top=args.top,
         weights=load_weights(args.weights) if args.weights else None,
         time_limit_s=args.time_limit,
+        workers=args.workers,
     )
     from solver.solve import (
         plan,  # imports OR-Tools: only commands that solve pay for it

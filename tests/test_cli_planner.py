@@ -91,6 +91,12 @@ def test_weights_file_changes_the_cost(cli, tmp_path: Path):
     assert status == 0 and answers[0]["plans"][0]["cost"] == 0.25 * 1.5 * 1.75
 
 
+def test_workers_do_not_change_the_answer(cli):
+    outputs = {cli("--model", "8B", "--maximize", "len", "--gpus", "6", "--top", "8", "--json", "--workers", w)[1]
+               for w in ("1", "2", "8")}
+    assert len(outputs) == 1
+
+
 def test_exit_1_when_some_answer_has_no_plan(cli):
     status, answers = run_json(cli, "--model", "0.6B", "--len", "130000", "--gpus", "4")
     assert status == 1
