@@ -201,6 +201,9 @@ def add_objective(model: cp_model.CpModel, data: PlanningData, query: Query, pla
     if query.objective == "max_len":
         longest = max(length for _, length in data.rows)
         model.minimize((longest - plan.max_model_len) * len(data.ranks) + plan.rank)
+        # Search the longest lengths first, then the cheapest ranks (solve.py makes the search follow it).
+        model.add_decision_strategy([plan.max_model_len], cp_model.CHOOSE_FIRST, cp_model.SELECT_MAX_VALUE)
+        model.add_decision_strategy([plan.rank], cp_model.CHOOSE_FIRST, cp_model.SELECT_MIN_VALUE)
     else:
         model.minimize(plan.rank)
 

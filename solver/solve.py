@@ -46,6 +46,8 @@ def answer_for(catalog: Catalog, query: Query, gpu: str) -> Answer:
     solver.parameters.cp_model_presolve = False
     solver.parameters.cp_model_probing_level = 0
     solver.parameters.linearization_level = 0
+    if query.objective == "max_len":  # follow the model's strategy: longest first (about 20% faster)
+        solver.parameters.search_branching = cp_model.FIXED_SEARCH
     deadline = started + query.time_limit_s
     plans: list[Plan] = []
     statuses: list[cp_model.CpSolverStatus] = []
@@ -61,6 +63,7 @@ def answer_for(catalog: Catalog, query: Query, gpu: str) -> Answer:
         values = [solver.value(variable) for variable in variables.plan]
         plans.append(_plan(data, query, *values))
         forbid(model, variables, values)
+        solver.parameters.search_branching = cp_model.AUTOMATIC_SEARCH  # the strategy only pays once
     if plans:
         proven = all(s in (cp_model.OPTIMAL, cp_model.INFEASIBLE) for s in statuses)
         return _answer(query, gpu, "optimal" if proven else "feasible", plans, started, objective_value, bound)
