@@ -7,11 +7,11 @@ pins, and the objective. The solver chooses; nothing here picks a plan.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 from types import MappingProxyType
-from typing import Mapping
 
 from ortools.sat.python import cp_model
 
@@ -149,50 +149,84 @@ def add_plan_variables(model: cp_model.CpModel, data: PlanningData, query: Query
     )
 
 
-def add_parallelism_rules(model: cp_model.CpModel, data: PlanningData, plan: PlanVariables) -> None:
+RULES = (
+    "sp_divides_gpus",
+    "sp_divides_heads",
+    "sp_kv_heads",
+    "pin_sp",
+    "pin_env",
+    "pin_offload",
+    "budget",
+    "table_rows",
+    "documented_cell",
+)
+"""The constraint families that can rule a plan out, each of which `build_model` can guard with a literal."""
+
+Guards = Mapping[str, cp_model.IntVar]
+"""An enforcement literal per rule (see `RULES`); empty for the plain model, where every rule holds."""
+
+
+def _guarded(constraint: cp_model.Constraint, guards: Guards, rule: str) -> None:
+    if rule in guards:
+        constraint.only_enforce_if(guards[rule])
+
+
+def add_parallelism_rules(model: cp_model.CpModel, data: PlanningData, plan: PlanVariables, guards: Guards) -> None:
     """SP divides the trainer GPUs and the attention heads; SP and the KV heads divide one another."""
-    model.add_modulo_equality(0, plan.gpus, plan.sp)
-    model.add_modulo_equality(0, data.attention_heads, plan.sp)
-    kv_remainder = model.new_int_var(0, data.kv_heads, "kv_heads_mod_sp")
+    largest = max(data.counts)
+    gpus_remainder = model.new_int_var(0, largest - 1, "trainer_gpus_mod_sp")
+    heads_remainder = model.new_int_var(0, largest - 1, "attention_heads_mod_sp")
+    kv_remainder = model.new_int_var(0, largest - 1, "kv_heads_mod_sp")
     sp_remainder = model.new_int_var(0, data.kv_heads - 1, "sp_mod_kv_heads")
+    model.add_modulo_equality(gpus_remainder, plan.gpus, plan.sp)
+    model.add_modulo_equality(heads_remainder, data.attention_heads, plan.sp)
     model.add_modulo_equality(kv_remainder, data.kv_heads, plan.sp)
     model.add_modulo_equality(sp_remainder, plan.sp, data.kv_heads)
+    _guarded(model.add(gpus_remainder == 0), guards, "sp_divides_gpus")
+    _guarded(model.add(heads_remainder == 0), guards, "sp_divides_heads")
     sp_divides_kv = model.new_bool_var("sp_divides_kv_heads")
     kv_divides_sp = model.new_bool_var("kv_heads_divide_sp")
     model.add(kv_remainder == 0).only_enforce_if(sp_divides_kv)
     model.add(sp_remainder == 0).only_enforce_if(kv_divides_sp)
-    model.add_bool_or([sp_divides_kv, kv_divides_sp])
+    _guarded(model.add_bool_or([sp_divides_kv, kv_divides_sp]), guards, "sp_kv_heads")
 
 
-def add_cell_evidence(model: cp_model.CpModel, data: PlanningData, plan: PlanVariables) -> None:
+def add_cell_evidence(model: cp_model.CpModel, data: PlanningData, plan: PlanVariables, guards: Guards) -> None:
     """A documented cell of the same GPU count, at a row no shorter than L, whose setting the plan includes."""
     witness = [plan.gpus, plan.witness_len, plan.witness_env, plan.witness_offload, plan.witness_sp]
-    model.add_allowed_assignments(witness, list(data.cells))
-    model.add(plan.witness_len >= plan.max_model_len)
-    model.add(plan.env >= plan.witness_env)
-    model.add(plan.offload >= plan.witness_offload)
-    model.add(plan.sp >= plan.witness_sp)
+    for constraint in (
+        model.add_allowed_assignments(witness, list(data.cells)),
+        model.add(plan.witness_len >= plan.max_model_len),
+        model.add(plan.env >= plan.witness_env),
+        model.add(plan.offload >= plan.witness_offload),
+        model.add(plan.sp >= plan.witness_sp),
+    ):
+        _guarded(constraint, guards, "documented_cell")
 
 
-def add_budget(model: cp_model.CpModel, query: Query, plan: PlanVariables) -> None:
+def add_budget(model: cp_model.CpModel, query: Query, plan: PlanVariables, guards: Guards) -> None:
     """At most `budget_gpus` trainer GPUs, or exactly that many with `exact`."""
     if query.exact:
-        model.add(plan.gpus == query.budget_gpus)
+        _guarded(model.add(plan.gpus == query.budget_gpus), guards, "budget")
     else:
-        model.add(plan.gpus <= query.budget_gpus)
+        _guarded(model.add(plan.gpus <= query.budget_gpus), guards, "budget")
 
 
-def add_length(model: cp_model.CpModel, data: PlanningData, query: Query, plan: PlanVariables) -> None:
+def add_length(model: cp_model.CpModel, data: PlanningData, query: Query, plan: PlanVariables, guards: Guards) -> None:
     """When maximising, L is the length of a row of the table for the plan's GPU count."""
     if query.max_model_len is None:
-        model.add_allowed_assignments([plan.gpus, plan.max_model_len], list(data.rows))
+        _guarded(model.add_allowed_assignments([plan.gpus, plan.max_model_len], list(data.rows)), guards, "table_rows")
 
 
-def add_pins(model: cp_model.CpModel, query: Query, plan: PlanVariables) -> None:
+def add_pins(model: cp_model.CpModel, query: Query, plan: PlanVariables, guards: Guards) -> None:
     """Fix the settings the user pinned (--sp, --env/--no-env, --offload/--no-offload)."""
-    for pinned, variable in ((query.sp, plan.sp), (query.env, plan.env), (query.offload, plan.offload)):
+    for rule, pinned, variable in (
+        ("pin_sp", query.sp, plan.sp),
+        ("pin_env", query.env, plan.env),
+        ("pin_offload", query.offload, plan.offload),
+    ):
         if pinned is not None:
-            model.add(variable == int(pinned))
+            _guarded(model.add(variable == int(pinned)), guards, rule)
 
 
 def add_objective(model: cp_model.CpModel, data: PlanningData, query: Query, plan: PlanVariables) -> None:
@@ -208,18 +242,25 @@ def add_objective(model: cp_model.CpModel, data: PlanningData, query: Query, pla
         model.minimize(plan.rank)
 
 
-def build_model(data: PlanningData, query: Query) -> tuple[cp_model.CpModel, PlanVariables]:
-    """The whole CP-SAT model for `query` on the prepared `data` (which must have a table)."""
+def build_model(
+    data: PlanningData, query: Query, guarded: bool = False
+) -> tuple[cp_model.CpModel, PlanVariables, Guards]:
+    """The whole CP-SAT model for `query` on the prepared `data` (which must have a table).
+
+    With `guarded`, every rule of `RULES` holds only under its own literal (returned), so that solving
+    under assumptions tells which rules rule a plan out; otherwise every rule simply holds.
+    """
     model = cp_model.CpModel()
     model.name = f"plan {data.model} on {data.gpu}"
+    guards = {rule: model.new_bool_var(f"rule_{rule}") for rule in RULES} if guarded else {}
     plan = add_plan_variables(model, data, query)
-    add_parallelism_rules(model, data, plan)
-    add_cell_evidence(model, data, plan)
-    add_budget(model, query, plan)
-    add_length(model, data, query, plan)
-    add_pins(model, query, plan)
+    add_parallelism_rules(model, data, plan, guards)
+    add_cell_evidence(model, data, plan, guards)
+    add_budget(model, query, plan, guards)
+    add_length(model, data, query, plan, guards)
+    add_pins(model, query, plan, guards)
     add_objective(model, data, query, plan)
-    return model, plan
+    return model, plan, guards
 
 
 def forbid(model: cp_model.CpModel, plan: PlanVariables, values: list[int]) -> None:

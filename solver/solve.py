@@ -38,14 +38,8 @@ def answer_for(catalog: Catalog, query: Query, gpu: str) -> Answer:
     started = time.monotonic()
     if not data.counts:
         return _answer(query, gpu, "infeasible", (), started, reason=f"the tables have no {query.model} on {gpu}")
-    model, variables = build_model(data, query)
-    solver = cp_model.CpSolver()
-    solver.parameters.num_workers = query.workers
-    solver.parameters.random_seed = query.seed
-    # The models are tiny (a few dozen variables): presolve and probing cost more than they save.
-    solver.parameters.cp_model_presolve = False
-    solver.parameters.cp_model_probing_level = 0
-    solver.parameters.linearization_level = 0
+    model, variables, _ = build_model(data, query)
+    solver = new_solver(query)
     if query.objective == "max_len":  # follow the model's strategy: longest first (about 20% faster)
         solver.parameters.search_branching = cp_model.FIXED_SEARCH
     deadline = started + query.time_limit_s
@@ -71,6 +65,18 @@ def answer_for(catalog: Catalog, query: Query, gpu: str) -> Answer:
         return _answer(query, gpu, "infeasible", (), started, reason=_why_no_plan(catalog, data, query))
     reason = f"no plan found within the time limit of {query.time_limit_s:g} s"
     return _answer(query, gpu, "unknown", (), started, reason=reason)
+
+
+def new_solver(query: Query) -> cp_model.CpSolver:
+    """A CP-SAT solver with the query's workers and seed (the caller sets the time limit)."""
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = query.workers
+    solver.parameters.random_seed = query.seed
+    # The models are tiny (a few dozen variables): presolve and probing cost more than they save.
+    solver.parameters.cp_model_presolve = False
+    solver.parameters.cp_model_probing_level = 0
+    solver.parameters.linearization_level = 0
+    return solver
 
 
 def _answer(
