@@ -81,6 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="seconds the solver may take per answer (default 10)")
     parser.add_argument("--workers", metavar="W", type=positive_int, default=1,
                         help="CP-SAT search workers (default 1; answers do not depend on it)")
+    parser.add_argument("--explain", action="store_true",
+                        help="say why: the rule that rules out each cheaper plan, or what stops any plan")
     parser.add_argument("--json", action="store_true", help="print a JSON array, one answer per GPU type")
     return parser
 
@@ -133,6 +135,10 @@ def run_planner(args: argparse.Namespace) -> int:
     )
 
     answers = plan(query, catalog)
+    if args.explain:
+        from solver.explain import explain
+
+        answers = tuple(answer.model_copy(update={"explanation": explain(catalog, query, answer)}) for answer in answers)
     if args.json:
         sys.stdout.write(answers_json(answers) + "\n")
     else:

@@ -150,17 +150,18 @@ def add_plan_variables(model: cp_model.CpModel, data: PlanningData, query: Query
 
 
 RULES = (
+    "budget",
+    "table_rows",
     "sp_divides_gpus",
     "sp_divides_heads",
     "sp_kv_heads",
     "pin_sp",
     "pin_env",
     "pin_offload",
-    "budget",
-    "table_rows",
     "documented_cell",
 )
-"""The constraint families that can rule a plan out, each of which `build_model` can guard with a literal."""
+"""The constraint families that can rule a plan out, each of which `build_model` can guard with a literal;
+in the order explanations name them: GPU counts, then SP degrees, then settings."""
 
 Guards = Mapping[str, cp_model.IntVar]
 """An enforcement literal per rule (see `RULES`); empty for the plain model, where every rule holds."""

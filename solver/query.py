@@ -69,6 +69,13 @@ class Plan(_Frozen):
         return Setting(env=self.env, offload=self.offload, sp=self.sp)
 
 
+class Reason(_Frozen):
+    """One step of an explanation: the rule (a short name) and what it means here, in words."""
+
+    rule: str
+    detail: str
+
+
 class Answer(_Frozen):
     """The planner's answer for one GPU type: plans best first, or none and the reason."""
 
@@ -79,6 +86,7 @@ class Answer(_Frozen):
     status: Status
     reason: Optional[str]
     plans: tuple[Plan, ...]
+    explanation: Optional[tuple[Reason, ...]] = Field(default=None, description="with --explain: why this answer")
     objective_value: Optional[int] = Field(default=None, exclude=True, description="CP-SAT objective of the best plan")
     bound: Optional[float] = Field(default=None, exclude=True, description="CP-SAT's proven bound on it")
     wall_time_s: float = Field(default=0.0, exclude=True, description="seconds spent solving, all plans together")

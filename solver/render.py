@@ -11,7 +11,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from solver.query import Answer, Plan, Query
+from solver.query import Answer, Plan, Query, Reason
 from solver.tables import ESCALATION_ORDER, NO_SETTING, Catalog, Cell, Setting
 
 SHADES = (
@@ -93,8 +93,13 @@ def tables_view(catalog: Catalog) -> Group:
 
 
 def answers_json(answers: Iterable[Answer]) -> str:
-    """The answers as a JSON array, one object per GPU type, plans best first."""
-    return json.dumps([answer.model_dump(mode="json") for answer in answers], indent=2)
+    """The answers as a JSON array, one object per GPU type, plans best first; ``explanation`` (a list
+    of ``{rule, detail}``) only when the answers were explained."""
+    return json.dumps(
+        [answer.model_dump(mode="json", exclude={"explanation"} if answer.explanation is None else None)
+         for answer in answers],
+        indent=2,
+    )
 
 
 def _goal(query: Query) -> str:
@@ -178,6 +183,15 @@ def _ranking(answer: Answer) -> Table:
     return view
 
 
+def _explanation(reasons: Iterable[Reason]) -> Group:
+    grid = Table.grid(padding=(0, 2))
+    grid.add_column(style="dim", no_wrap=True)
+    grid.add_column()
+    for reason in reasons:
+        grid.add_row(reason.rule, reason.detail)
+    return Group(Text("why", style="bold"), grid)
+
+
 def answers_view(answers: Iterable[Answer], query: Query, catalog: Catalog) -> Group:
     """Per answer: what was asked, the best plan in full (or why there is none), then the ranking."""
     native_context = catalog.model(query.model).native_context
@@ -190,5 +204,7 @@ def answers_view(answers: Iterable[Answer], query: Query, catalog: Catalog) -> G
                 renderables.append(_ranking(answer))
         else:
             renderables.append(Text(f"no plan: {answer.reason}", style="red"))
+        if answer.explanation:
+            renderables.append(_explanation(answer.explanation))
         renderables.append(Text())
     return Group(*renderables)

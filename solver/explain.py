@@ -1,0 +1,331 @@
+"""Explanations from the solver's own reasoning: why this plan and not a cheaper one, why no plan.
+
+The planning model is built with every rule guarded by its own literal (see `solver.model.RULES`).
+An alternative is put to it through assumptions that fix some plan variables; CP-SAT then says whether
+one rule on its own excludes it, or, for a query with no plan at all, which rules together do (its
+infeasibility core, shrunk until each rule in it is needed). Alternatives are put coarsest first: a GPU
+count (budget, table length), then an SP degree on it (the divisibility rules), then each setting
+(pins, documented cells), so that one answer covers every setting it excludes. The words for each rule
+come from the tables (the cell in the way, where a table ends) and the model's shape.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from collections.abc import Iterable
+from typing import Optional
+
+from ortools.sat.python import cp_model
+
+from solver.model import RULES, PlanningData, build_model, prepare
+from solver.query import Answer, Plan, Query, Reason
+from solver.solve import answer_for, new_solver
+from solver.tables import ESCALATION_ORDER, Catalog, Setting
+
+Combination = tuple[int, int, int, int]
+"""(trainer GPUs n, Env e, Offload o, SP degree s), e and o as 0/1."""
+
+GPU_RULES = ("budget", "table_rows")
+SP_RULES = ("sp_divides_gpus", "sp_divides_heads", "sp_kv_heads")
+SETTING_RULES = ("pin_sp", "pin_env", "pin_offload", "documented_cell")
+
+
+class _Prober:
+    """Puts alternatives to the guarded model: which rule, on its own, excludes them?
+
+    Plan variables are fixed through assumptions on literals made once, so every question is one more
+    solve of the same model.
+    """
+
+    def __init__(self, data: PlanningData, query: Query) -> None:
+        self.model, self.plan, self.guards = build_model(data, query, guarded=True)
+        self.solver = new_solver(query)
+        self.solver.parameters.stop_after_first_solution = True  # feasibility is all that is asked
+        self.solver.parameters.max_time_in_seconds = query.time_limit_s
+        self.rule_of = {literal.index: rule for rule, literal in self.guards.items()}
+        pinned = {"pin_sp": query.sp, "pin_env": query.env, "pin_offload": query.offload}
+        self.active = {rule for rule in RULES if pinned.get(rule, True) is not None}
+        if query.max_model_len is not None:
+            self.active.discard("table_rows")
+        lengths = sorted({length for _, length in data.rows}) if query.max_model_len is None else []
+        self.fixes = {
+            name: self._value_literals(variable, values)
+            for name, variable, values in (
+                ("gpus", self.plan.gpus, data.counts),
+                ("env", self.plan.env, (0, 1)),
+                ("offload", self.plan.offload, (0, 1)),
+                ("sp", self.plan.sp, range(1, max(data.counts) + 1)),
+                ("length", self.plan.max_model_len, lengths),
+            )
+        }
+
+    def _value_literals(self, variable: cp_model.IntVar, values: Iterable[int]) -> dict[int, cp_model.IntVar]:
+        literals = {}
+        for value in values:
+            literals[value] = self.model.new_bool_var(f"fix_{variable.name}_{value}")
+            self.model.add(variable == value).only_enforce_if(literals[value])
+        return literals
+
+    def _infeasible(self, assumptions: list[cp_model.IntVar]) -> bool:
+        self.model.clear_assumptions()
+        self.model.add_assumptions(assumptions)
+        return self.solver.solve(self.model) == cp_model.INFEASIBLE
+
+    def _fixing(self, **values: Optional[int]) -> list[cp_model.IntVar]:
+        return [self.fixes[name][value] for name, value in values.items() if value is not None]
+
+    def first_rule(self, rules: tuple[str, ...], **values: Optional[int]) -> Optional[str]:
+        """The first of `rules` (those in force) that on its own excludes every plan with these values."""
+        fixing = self._fixing(**values)
+        for rule in rules:
+            if rule in self.active and self._infeasible(fixing + [self.guards[rule]]):
+                return rule
+        return None
+
+    def binding_rules(self, **values: Optional[int]) -> tuple[str, ...]:
+        """A smallest set of rules that together exclude every plan with these values (none fixed: the
+        query itself), from CP-SAT's infeasibility core, in `RULES` order; empty when a plan exists."""
+        fixing = self._fixing(**values)
+        if not self._infeasible(fixing + list(self.guards.values())):
+            return ()
+        core = {self.rule_of[index] for index in self.solver.sufficient_assumptions_for_infeasibility()
+                if index in self.rule_of}
+        for rule in RULES:  # drop every rule the others do not need
+            if rule in core and self._infeasible(fixing + [self.guards[r] for r in core - {rule}]):
+                core.discard(rule)
+        return tuple(rule for rule in RULES if rule in core)
+
+    def classify(self, candidates: list[Combination], length: Optional[int]) -> list[tuple[Combination, str]]:
+        """The rule that excludes each candidate: by GPU count, then SP degree, then setting."""
+        excluded = []
+        for n in sorted({c[0] for c in candidates}):
+            at_n = [c for c in candidates if c[0] == n]
+            rule = self.first_rule(GPU_RULES, gpus=n, length=length)
+            if rule:
+                excluded += [(c, rule) for c in at_n]
+                continue
+            for sp in sorted({c[3] for c in at_n}):
+                at_sp = [c for c in at_n if c[3] == sp]
+                rule = self.first_rule(SP_RULES, gpus=n, sp=sp, length=length)
+                if rule:
+                    excluded += [(c, rule) for c in at_sp]
+                    continue
+                for c in at_sp:
+                    values = dict(gpus=c[0], env=c[1], offload=c[2], sp=c[3], length=length)
+                    rule = self.first_rule(SETTING_RULES, **values) or next(iter(self.binding_rules(**values)), None)
+                    if rule:
+                        excluded.append((c, rule))
+        return excluded
+
+
+def explain(catalog: Catalog, query: Query, answer: Answer) -> tuple[Reason, ...]:
+    """Why `answer` (for one GPU type) is what it is, as a list of rules and what they mean here."""
+    data = prepare(catalog, answer.gpu, query.model, query.objective, query.weights)
+    if not data.counts:
+        return (Reason(rule="no_table", detail=answer.reason or ""),)
+    words = _Words(data, query)
+    prober = _Prober(data, query)
+    if answer.plans:
+        return _why_this_plan(prober, words, data, query, answer.plans[0])
+    return _why_no_plan(catalog, prober, words, data, query)
+
+
+def _why_this_plan(prober: _Prober, words: _Words, data: PlanningData, query: Query, best: Plan) -> tuple[Reason, ...]:
+    best_rank = next(entry[4] for entry in data.ranks
+                     if tuple(entry[:4]) == (best.gpus, int(best.env), int(best.offload), best.sp))
+    cheaper = [(n, e, o, s) for n, e, o, s, rank in data.ranks if rank < best_rank]
+    length = best.max_model_len if query.objective == "max_len" else None
+    chosen = f"{best.setting.label} on {words.gpus(best.gpus)}"
+    if query.objective == "max_len":
+        choice = (f"{best.max_model_len} tokens is the longest length with a plan {words.within()}, and {chosen} "
+                  "is the cheapest plan there")
+    elif query.objective == "min_gpus":
+        choice = f"{chosen} is the plan with the fewest GPUs, then the cheapest, at {best.max_model_len} tokens"
+    else:
+        choice = f"{chosen} is the cheapest plan at {best.max_model_len} tokens {words.within()}"
+    reasons = [Reason(rule="choice", detail=(
+        f"{choice}; each of the {len(cheaper)} combinations of GPU count, Env, Offload and SP that would rank "
+        "before it fails a rule:"))]
+    reasons += words.group(prober.classify(cheaper, length), best.max_model_len)
+    if query.objective == "max_len":
+        longer = sorted({row for _, row in data.rows if row > best.max_model_len})
+        if not longer:
+            reasons.append(Reason(rule="longest_documented", detail=(
+                f"no {data.gpu} table goes beyond {best.max_model_len} tokens for {data.model}")))
+        else:
+            everything = [(n, e, o, s) for n, e, o, s, _ in data.ranks]
+            reasons.append(Reason(rule="longer", detail=f"no plan reaches the next length, {longer[0]} tokens:"))
+            reasons += words.group(prober.classify(everything, longer[0]), longer[0])
+    return tuple(reasons)
+
+
+def _why_no_plan(
+    catalog: Catalog, prober: _Prober, words: _Words, data: PlanningData, query: Query
+) -> tuple[Reason, ...]:
+    binding = prober.binding_rules()
+    reasons = [Reason(rule="limit", detail=words.binding(binding))]
+    if query.objective != "max_len":
+        asked = query.max_model_len or 0
+        shorter = _best(catalog, query, data.gpu, objective="max_len", max_model_len=None)
+        if shorter:
+            reasons.append(Reason(rule="shorter_length", detail=(
+                f"{words.within()} the longest length with a plan is {shorter.max_model_len} tokens "
+                f"({asked - shorter.max_model_len} fewer): {words.plan(shorter)}")))
+            reasons.append(Reason(rule="fewer_tokens", detail=(
+                f"prompt and response together (max_prompt_tokens + max_response_tokens) must then fit in "
+                f"{shorter.max_model_len} tokens, which is max_token_len_per_gpu = "
+                f"{shorter.max_token_len_per_gpu} on each of {words.gpus(shorter.gpus)} with SP={shorter.sp}")))
+        more = _best(catalog, query, data.gpu, objective="min_gpus", budget_gpus=max(data.counts), exact=False)
+        if more and more.gpus > query.budget_gpus:
+            reasons.append(Reason(rule="more_gpus", detail=(
+                f"{asked} tokens need {words.gpus(more.gpus)}, {more.gpus - query.budget_gpus} more than the "
+                f"budget: {words.plan(more)}")))
+        elif not more:
+            reasons.append(Reason(rule="more_gpus", detail=(
+                f"no documented GPU count of {data.gpu} trains {data.model} at {asked} tokens{words.pins_suffix()}")))
+    if any(rule.startswith("pin_") for rule in binding):
+        free = _best(catalog, query, data.gpu, sp=None, env=None, offload=None)
+        if free:
+            reasons.append(Reason(rule="without_pins", detail=f"without {words.pins()}: {words.plan(free)}"))
+    return tuple(reasons)
+
+
+def _best(catalog: Catalog, query: Query, gpu: str, **changes: object) -> Optional[Plan]:
+    """The best plan of `query` changed as given, on one GPU type, or None."""
+    answer = answer_for(catalog, query.model_copy(update={"top": 1, **changes}), gpu)
+    return answer.plans[0] if answer.plans else None
+
+
+class _Words:
+    """Puts rules into words for one GPU type and model, from the tables and the query."""
+
+    def __init__(self, data: PlanningData, query: Query) -> None:
+        self.data = data
+        self.query = query
+
+    @staticmethod
+    def gpus(count: int) -> str:
+        return f"{count} GPU{'s' if count != 1 else ''}"
+
+    def within(self) -> str:
+        budget = self.gpus(self.query.budget_gpus)
+        return f"on exactly {budget}" if self.query.exact else f"within {budget}"
+
+    def pins(self) -> str:
+        flags = [f"--sp {self.query.sp}"] if self.query.sp is not None else []
+        flags += [f"--{'' if pinned else 'no-'}{name}" for name, pinned in
+                  (("env", self.query.env), ("offload", self.query.offload)) if pinned is not None]
+        return " ".join(flags)
+
+    def pins_suffix(self) -> str:
+        return f" with {self.pins()}" if self.pins() else ""
+
+    def plan(self, plan: Plan) -> str:
+        source = plan.source
+        return (f"{plan.setting.label} on {self.gpus(plan.gpus)} at {plan.max_model_len} tokens ({plan.evidence}, "
+                f"from the {source.gpus}-GPU table at {source.max_model_len}: {source.setting})")
+
+    def rows(self, count: int) -> list[int]:
+        return sorted(length for n, length in self.data.rows if n == count)
+
+    def longest_documented(self, count: int) -> Optional[int]:
+        return max((row for n, row in self.data.settings if n == count), default=None)
+
+    def binding(self, rules: tuple[str, ...]) -> str:
+        """What stops the query as a whole, from the rules of its infeasibility core."""
+        data, query = self.data, self.query
+        parts = []
+        if "budget" in rules:
+            parts.append(f"the budget ({self.within()})")
+        for rule, text in (("sp_divides_gpus", "SP must divide the trainer GPUs"),
+                           ("sp_divides_heads", f"SP must divide the {data.attention_heads} attention heads"),
+                           ("sp_kv_heads", f"SP and the {data.kv_heads} KV heads must divide one another")):
+            if rule in rules:
+                parts.append(text)
+        if any(rule.startswith("pin_") for rule in rules):
+            parts.append(f"the pins ({self.pins()})")
+        if "documented_cell" in rules or "table_rows" in rules:
+            asked = f"{query.max_model_len} tokens" if query.max_model_len else "any length"
+            evidence = f"the documented cells: none of {data.model} on {data.gpu} vouches for {asked}"
+            if parts:
+                evidence += " within the limits above"
+            else:
+                reach = ", ".join(f"{self.gpus(n)}: {self.longest_documented(n) or 'none'}" for n in data.counts)
+                evidence += f" (longest documented per GPU count: {reach})"
+            parts.append(evidence)
+        if not parts:
+            return "nothing documented passes every rule"
+        return "no plan passes " + ("this rule: " if len(parts) == 1 else "these rules together: ") + "; ".join(parts)
+
+    def group(self, excluded: list[tuple[Combination, str]], length: int) -> list[Reason]:
+        """One reason per rule and situation, covering every alternative it excludes, in `RULES` order."""
+        groups: dict[tuple[int, ...], list[Combination]] = defaultdict(list)
+        for combination, rule in excluded:
+            n, _, _, sp = combination
+            where = {"sp_divides_heads": (0,), "sp_kv_heads": (0,), "pin_sp": (0,), "pin_env": (0,),
+                     "pin_offload": (0,), "budget": (0,)}.get(rule, (n,))
+            groups[(RULES.index(rule), *where)].append(combination)
+        return [reason for key in sorted(groups) for reason in self._reasons(RULES[key[0]], groups[key], length)]
+
+    def _reasons(self, rule: str, combinations: list[Combination], length: int) -> list[Reason]:
+        data, query = self.data, self.query
+        counts = sorted({c[0] for c in combinations})
+        on = ", ".join(map(str, counts))
+        sps = ", ".join(str(sp) for sp in sorted({c[3] for c in combinations}))
+        if rule == "budget":
+            limit = f"--exact asks for {query.budget_gpus}" if query.exact else f"the budget is {query.budget_gpus}"
+            return [Reason(rule=rule, detail=f"{on} GPUs: {limit}")]
+        if rule == "table_rows":
+            n = counts[0]
+            return [Reason(rule="beyond_table", detail=(
+                f"the {data.gpu} table for {self.gpus(n)} ends at {self.rows(n)[-1]} tokens (its longest with a "
+                f"setting for {data.model}: {self.longest_documented(n) or 'none'})"))]
+        if rule == "sp_divides_gpus":
+            return [Reason(rule=rule, detail=f"SP must divide the trainer GPUs: on {self.gpus(counts[0])} that rules "
+                                             f"out SP={sps}")]
+        if rule == "sp_divides_heads":
+            return [Reason(rule=rule, detail=f"SP must divide the {data.attention_heads} attention heads of "
+                                             f"{data.model}: that rules out SP={sps} (on {on} GPUs)")]
+        if rule == "sp_kv_heads":
+            return [Reason(rule=rule, detail=f"SP and the {data.kv_heads} KV heads of {data.model} must divide one "
+                                             f"another: that rules out SP={sps} (on {on} GPUs)")]
+        if rule.startswith("pin_"):
+            labels = ", ".join(dict.fromkeys(f"{_label(c)} on {c[0]}" for c in combinations))
+            return [Reason(rule="pin", detail=f"{self.pins()} rules out {labels} GPUs")]
+        return self._evidence(counts[0], length, combinations)
+
+    def _evidence(self, n: int, length: int, combinations: list[Combination]) -> list[Reason]:
+        """What the table for `n` GPUs says against these settings at `length`."""
+        data = self.data
+        rows = [row for row in self.rows(n) if row >= length]
+        table = f"the {data.gpu} table for {self.gpus(n)}"
+        if not rows:
+            return [Reason(rule="beyond_table", detail=(
+                f"{table} ends at {self.rows(n)[-1]} tokens (its longest with a setting for {data.model}: "
+                f"{self.longest_documented(n) or 'none'})"))]
+        row = rows[0]
+        if not any((n, r) in data.settings for r in rows):
+            return [Reason(rule="no_setting", detail=f"{table} says '-' for {data.model} from {row} tokens on: "
+                                                     "nothing trained there")]
+        cell = data.settings.get((n, row))
+        order = [setting.label for setting in ESCALATION_ORDER]
+        tried = order[: order.index(cell.label)] if cell is not None and cell.label in order else []
+        labels = list(dict.fromkeys(_label(c) for c in combinations))
+        failed = [label for label in tried if label in labels]
+        others = [label for label in labels if label not in tried]
+        reasons = []
+        if failed:
+            reasons.append(Reason(rule="out_of_memory", detail=(
+                f"at {row} tokens {table} says '{cell.label if cell else '-'}'; the source tries settings in the "
+                f"order {', '.join(order)} and records the first that trains, so {', '.join(failed)} ran out of "
+                "memory there")))
+        if others:
+            reasons.append(Reason(rule="undocumented", detail=(
+                f"{', '.join(others)} on {self.gpus(n)}: never measured, and no cell of {table} from {row} tokens "
+                f"on is a setting they include (at {row}: '{cell.label if cell else '-'}')")))
+        return reasons
+
+
+def _label(combination: Combination) -> str:
+    _, env, offload, sp = combination
+    return Setting(env=bool(env), offload=bool(offload), sp=sp).label
