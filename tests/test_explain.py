@@ -1,0 +1,133 @@
+"""--explain: the rules that rule out cheaper plans, and what stops a query with no plan."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from reference import check_plan
+
+from solver.explain import _Prober, explain
+from solver.model import RULES, prepare
+from solver.query import make_query
+from solver.solve import plan
+from solver.tables import load_catalog
+
+CATALOG = load_catalog()
+
+
+def explained(**request):
+    query = make_query(CATALOG, **request)
+    (answer,) = plan(query, CATALOG)
+    return answer, explain(CATALOG, query, answer)
+
+
+def details(reasons, rule: str) -> list[str]:
+    return [reason.detail for reason in reasons if reason.rule == rule]
+
+
+def test_six_gpus_exact_names_the_divisibility_rules():
+    answer, reasons = explained(gpu="a100", model="4B", objective="max_len", budget_gpus=6, exact=True)
+    assert answer.plans[0].setting.label == "Env + Offload + SP=2"
+    assert "SP must divide the trainer GPUs: on 6 GPUs that rules out SP=4, 5" in details(reasons, "sp_divides_gpus")
+    assert ("SP must divide the 32 attention heads of Qwen3-4B: that rules out SP=3, 6 (on 6 GPUs)"
+            in details(reasons, "sp_divides_heads"))
+    assert "no plan reaches the next length, 61440 tokens:" in details(reasons, "longer")
+    assert ("the A100-80GB table for 6 GPUs says '-' for Qwen3-4B from 61440 tokens on: nothing trained there"
+            in details(reasons, "no_setting"))
+    assert details(reasons, "budget") == ["4 GPUs: --exact asks for 6", "1, 2, 4 GPUs: --exact asks for 6"]
+
+
+def test_cheaper_settings_ran_out_of_memory_where_the_source_names_a_costlier_cell():
+    answer, reasons = explained(gpu="a100", model="8B", max_model_len=32768, budget_gpus=4, exact=True)
+    assert answer.plans[0].setting.label == "SP=4"
+    (oom,) = details(reasons, "out_of_memory")
+    assert oom.startswith("at 32768 tokens the A100-80GB table for 4 GPUs says 'SP=4'; the source tries settings in "
+                          "the order vanilla, Env, SP=2, Env + SP=2, SP=4")
+    assert oom.endswith("so vanilla, Env, SP=2, Env + SP=2 ran out of memory there")
+    assert details(reasons, "sp_divides_gpus") == ["SP must divide the trainer GPUs: on 4 GPUs that rules out SP=3"]
+    assert details(reasons, "budget") == ["6 GPUs: --exact asks for 4"]
+
+
+@pytest.mark.parametrize("request_", [
+    dict(gpu="h20", model="14B", max_model_len=32768, budget_gpus=4),
+    dict(gpu="a100", model="4B", objective="max_len", budget_gpus=6),
+    dict(gpu="a100", model="1.7B", objective="min_gpus", max_model_len=51200, sp=2),
+    dict(gpu="h20", model="0.6B", max_model_len=20000, budget_gpus=6, exact=True, env=True),
+])
+def test_each_cheaper_combination_gets_a_rule_that_really_excludes_it(request_):
+    query = make_query(CATALOG, **request_)
+    (answer,) = plan(query, CATALOG)
+    best = answer.plans[0]
+    data = prepare(CATALOG, answer.gpu, query.model, query.objective, query.weights)
+    best_rank = next(r for n, e, o, s, r in data.ranks if (n, e, o, s) == (best.gpus, best.env, best.offload, best.sp))
+    cheaper = [(n, e, o, s) for n, e, o, s, r in data.ranks if r < best_rank]
+    length = best.max_model_len if query.objective == "max_len" else None
+    classified = dict(_Prober(data, query).classify(cheaper, length))
+    assert sorted(classified) == sorted(cheaper)
+    model = CATALOG.model(query.model)
+    for (n, e, o, s), rule in classified.items():
+        holds = {
+            "budget": n == query.budget_gpus if query.exact else n <= query.budget_gpus,
+            "sp_divides_gpus": n % s == 0,
+            "sp_divides_heads": model.num_attention_heads % s == 0,
+            "sp_kv_heads": model.num_key_value_heads % s == 0 or s % model.num_key_value_heads == 0,
+            "pin_sp": query.sp in (None, s),
+            "pin_env": query.env in (None, bool(e)),
+            "pin_offload": query.offload in (None, bool(o)),
+        }
+        if rule in holds:
+            assert not holds[rule], f"{rule} does not exclude {(n, e, o, s)}"
+        else:  # documented_cell: the reference finds no cell that vouches for it
+            plan_ = {**best.model_dump(mode="json"), "gpus": n, "env": bool(e), "offload": bool(o), "sp": s}
+            problems = check_plan(CATALOG, plan_, gpu=answer.gpu, model=query.model, budget_gpus=10 ** 6,
+                                  max_model_len=best.max_model_len)
+            assert any(problem.startswith("not feasible") for problem in problems), (n, e, o, s, problems)
+
+
+def test_no_plan_names_the_binding_limit_and_the_nearest_plans():
+    answer, reasons = explained(gpu="a100", model="14B", max_model_len=8192, budget_gpus=1, offload=False)
+    assert answer.plans == ()
+    (limit,) = details(reasons, "limit")
+    assert limit.startswith("no plan passes these rules together: the budget (within 1 GPU); the pins (--no-offload)")
+    assert details(reasons, "more_gpus") == [
+        "8192 tokens need 4 GPUs, 3 more than the budget: Env + SP=2 on 4 GPUs at 8192 tokens "
+        "(documented, from the 4-GPU table at 8192: Env + SP=2)"]
+    assert details(reasons, "without_pins") == [
+        "without --no-offload: Env + Offload on 1 GPU at 8192 tokens (documented, from the 1-GPU table at 8192: "
+        "Env + Offload)"]
+
+
+def test_a_length_beyond_the_tables_offers_a_shorter_one():
+    _, reasons = explained(gpu="h20", model="8B", max_model_len=131072, budget_gpus=4)
+    assert details(reasons, "limit")[0].endswith(
+        "(longest documented per GPU count: 1 GPU: 28672, 2 GPUs: 61440, 4 GPUs: 122880, 6 GPUs: 61440)")
+    assert details(reasons, "shorter_length")[0].startswith(
+        "within 4 GPUs the longest length with a plan is 122880 tokens (8192 fewer): Env + Offload + SP=4 on 4 GPUs")
+    assert details(reasons, "more_gpus") == ["no documented GPU count of H20-96GB trains Qwen3-8B at 131072 tokens"]
+    assert "max_token_len_per_gpu = 61440" in details(reasons, "fewer_tokens")[0]
+
+
+def test_a_model_without_tables_says_so():
+    answer, reasons = explained(gpu="a100", model="32B", max_model_len=8192)
+    assert [(r.rule, r.detail) for r in reasons] == [("no_table", "the tables have no Qwen3-32B on A100-80GB")]
+
+
+def test_explanations_are_deterministic():
+    first = explained(gpu="a100", model="4B", objective="max_len", budget_gpus=6)[1]
+    assert first == explained(gpu="a100", model="4B", objective="max_len", budget_gpus=6)[1]
+
+
+def test_rules_are_named_in_a_fixed_order():
+    assert RULES.index("budget") < RULES.index("sp_divides_gpus") < RULES.index("documented_cell")
+
+
+def test_cli_explain_adds_the_explanation(cli):
+    status, out, err = cli("--maximize", "len", "--gpus", "6", "--model", "4B", "--exact", "--gpu", "a100", "--explain")
+    assert (status, err) == (0, "")
+    assert "why" in out and "sp_divides_gpus" in out and "SP must divide the trainer GPUs: on 6 GPUs" in out
+    status, out, _ = cli("--maximize", "len", "--gpus", "6", "--model", "4B", "--gpu", "a100", "--explain", "--json")
+    (answer,) = json.loads(out)
+    assert all(set(item) == {"rule", "detail"} for item in answer["explanation"])
+    status, out, _ = cli("--maximize", "len", "--gpus", "6", "--model", "4B", "--gpu", "a100", "--json")
+    assert "explanation" not in json.loads(out)[0]
