@@ -7,20 +7,38 @@ Exit status: 0 when every answer has a plan, 1 when some answer has none (its re
 from __future__ import annotations
 
 import argparse
+import os
 import sys
+import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Optional
+from typing import NoReturn, Optional
 
+import yaml
 from rich.console import Console
 
 from solver import __version__
-from solver.query import MAX_TOP, Objective, make_query
+from solver.query import MAX_TOP, CurrentSettings, Objective, Plan, Query, make_query
 from solver.render import answers_json, answers_view, cells_json, tables_view
-from solver.tables import QueryError, TableError, load_catalog, load_weights
+from solver.tables import Catalog, Model, QueryError, Setting, TableError, load_catalog, load_weights, read_user_file
+from solver.trinity import (
+    ConfigError,
+    TrinityConfig,
+    check_trinity_config,
+    patch_trinity_config,
+    read_trinity_config,
+    trinity_fragment,
+)
 
 NO_PLAN = 1
 BAD_INPUT = 2
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with a one-line usage on errors: the problem, not the whole synopsis."""
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(BAD_INPUT, f"usage: {self.prog} [options] (--help lists them)\n{self.prog}: error: {message}\n")
 
 
 def positive_int(text: str) -> int:
@@ -54,7 +72,7 @@ def positive_seconds(text: str) -> float:
 
 def build_parser() -> argparse.ArgumentParser:
     """The planner's argument parser: ``solve [options]``."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="solve",
         description="Plan trainer GPUs for Trinity-RFT: Env, FSDP2 Offload and Ulysses SP, from the "
         "documented feasibility tables, solved with OR-Tools CP-SAT.",
@@ -62,7 +80,7 @@ def build_parser() -> argparse.ArgumentParser:
         "Exit status: 0 every answer has a plan, 1 some answer has none, 2 bad input.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
-    parser.add_argument("--model", metavar="M", required=True, help="model: Qwen3-4B, 4B, qwen3-4b, ...")
+    parser.add_argument("--model", metavar="M", help="model: Qwen3-4B, 4B, qwen3-4b, ... (or from --from-config)")
     parser.add_argument("--gpu", metavar="G", help="GPU type (A100-80GB, H20-96GB; a100, h20); default: each")
     parser.add_argument("--gpus", metavar="N", type=positive_int, help="trainer GPU budget: use at most N")
     parser.add_argument("--len", metavar="L", type=token_count, dest="max_model_len",
@@ -84,12 +102,22 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--explain", action="store_true",
                         help="say why: the rule that rules out each cheaper plan, or what stops any plan")
     parser.add_argument("--json", action="store_true", help="print a JSON array, one answer per GPU type")
+    trinity = parser.add_argument_group("Trinity config")
+    trinity.add_argument("--emit", choices=["trinity"], help="print the best plan as a Trinity YAML fragment")
+    trinity.add_argument("--out", metavar="FILE", type=Path, help="write that fragment to FILE")
+    trinity.add_argument("--rollout-gpus", metavar="R", type=positive_int,
+                         help="add a cluster section: one node with the trainer's GPUs and R rollout GPUs")
+    trinity.add_argument("--from-config", metavar="FILE", type=Path,
+                         help="read model, max_model_len and trainer GPUs from a Trinity config; say whether its "
+                         "settings train (flags override what the file says)")
+    trinity.add_argument("--write", metavar="FILE", type=Path,
+                         help="with --from-config: write a copy of the config with the best plan applied")
     return parser
 
 
 def build_tables_parser() -> argparse.ArgumentParser:
     """The argument parser for ``solve tables``."""
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="solve tables",
         description="Show the source's feasibility tables: one per GPU type and trainer GPU count.",
     )
@@ -110,18 +138,45 @@ def run_tables(args: argparse.Namespace) -> int:
     return 0
 
 
+def _check_trinity_flags(args: argparse.Namespace) -> None:
+    if args.emit and args.json:
+        raise QueryError("--emit trinity prints YAML: drop --json")
+    if args.write and not args.from_config:
+        raise QueryError("--write patches the config of --from-config FILE")
+    if args.rollout_gpus and not (args.emit or args.out):
+        raise QueryError("--rollout-gpus goes with --emit trinity or --out FILE")
+    if args.model is None and args.from_config is None:
+        raise QueryError("which model? give --model M (e.g. 4B) or --from-config FILE")
+
+
+def _read_config(path: Path) -> tuple[str, TrinityConfig]:
+    text = read_user_file(path)
+    try:
+        return text, read_trinity_config(text, str(path), os.environ)
+    except ConfigError as error:
+        raise QueryError(str(error)) from None
+
+
 def run_planner(args: argparse.Namespace) -> int:
     """``solve``: answer the planning question for each GPU type asked about."""
+    _check_trinity_flags(args)
     catalog = load_catalog()
+    config_text, config = _read_config(args.from_config) if args.from_config else ("", None)
+    if config is not None and args.model is None:
+        try:
+            catalog.model(config.model)
+        except QueryError as error:
+            raise QueryError(f"{args.from_config}: model.model_path: {error}") from None
     objective: Objective = "max_len" if args.maximize else "min_gpus" if args.minimize else "cheapest"
+    from_config = config is not None and args.gpus is None and config.trainer_gpus is not None
     query = make_query(
         catalog,
-        model=args.model,
+        model=args.model or (config.model if config else ""),
         gpu=args.gpu,
         objective=objective,
-        budget_gpus=args.gpus,
-        exact=args.exact,
-        max_model_len=args.max_model_len,
+        budget_gpus=config.trainer_gpus if from_config and config else args.gpus,
+        exact=args.exact or from_config,
+        max_model_len=args.max_model_len or (config.max_model_len if config and objective != "max_len" else None),
         sp=args.sp,
         env=args.env,
         offload=args.offload,
@@ -130,20 +185,80 @@ def run_planner(args: argparse.Namespace) -> int:
         time_limit_s=args.time_limit,
         workers=args.workers,
     )
-    from solver.solve import (
-        plan,  # imports OR-Tools: only commands that solve pay for it
-    )
+    if (args.out or args.write) and len(query.gpus) > 1:
+        raise QueryError(f"--out and --write take one plan: choose the GPU type with --gpu ({', '.join(query.gpus)})")
+    from solver.solve import plan  # imports OR-Tools: only commands that solve pay for it
 
     answers = plan(query, catalog)
+    if config is not None and args.from_config is not None:
+        answers = tuple(answer.model_copy(update={"current": _current(catalog, query, answer.gpu, config,
+                                                                       args.from_config)})
+                        for answer in answers)
     if args.explain:
         from solver.explain import explain
 
         answers = tuple(answer.model_copy(update={"explanation": explain(catalog, query, answer)}) for answer in answers)
-    if args.json:
+    model = catalog.model(query.model)
+    fragments = [_fragment(a.plans[0], model, args.rollout_gpus, a.gpu) for a in answers if a.plans]
+    best = answers[0].plans[0] if answers[0].plans else None
+    if args.out and best is not None:
+        write_atomically(args.out, fragments[0])
+    if args.write and best is not None:
+        patched = patch_trinity_config(config_text, best, model, name=str(args.from_config))
+        for problem in check_trinity_config(yaml.safe_load(patched), model, best.gpus, environ=os.environ):
+            print(f"solve: warning: {args.write}: {problem}", file=sys.stderr)
+        write_atomically(args.write, patched)
+    if args.emit:
+        sys.stdout.write("---\n".join(fragments))
+    elif args.json:
         sys.stdout.write(answers_json(answers) + "\n")
     else:
         _console().print(answers_view(answers, query, catalog))
     return 0 if all(answer.plans for answer in answers) else NO_PLAN
+
+
+def _fragment(plan: Plan, model: Model, rollout_gpus: Optional[int], gpu: str) -> str:
+    """The Trinity fragment for `plan`, checked against Trinity's own rules before anyone sees it."""
+    fragment = trinity_fragment(plan, model, rollout_gpus, gpu=gpu)
+    problems = check_trinity_config(yaml.safe_load(fragment), model, plan.gpus)
+    if problems:
+        raise RuntimeError(f"the Trinity config made for {plan.setting.label} breaks Trinity's rules: {problems}")
+    return fragment
+
+
+def _current(catalog: Catalog, query: Query, gpu: str, config: TrinityConfig, path: Path) -> Optional[CurrentSettings]:
+    """Whether the config's own settings train on `gpu` (Env read from this environment)."""
+    from solver.solve import plan_for_settings
+
+    gpus = config.trainer_gpus or query.budget_gpus
+    if query.max_model_len is None:
+        return None
+    env = "expandable_segments:True" in os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "")
+    setting = Setting(env=env, offload=config.offload, sp=config.sp)
+    vouching = plan_for_settings(catalog, query, gpu, gpus, setting)
+    return CurrentSettings(config=path.name, gpus=gpus, env=env, offload=config.offload, sp=config.sp,
+                           max_model_len=query.max_model_len, trains=vouching is not None, plan=vouching)
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write `text` to `path` through a temporary file in the same folder and a rename: a reader sees
+    the old file or the whole new one, never half of it; on failure nothing is left behind."""
+    try:
+        handle = tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent or ".", prefix=f".{path.name}.",
+                                             suffix=".tmp", delete=False)
+    except OSError as error:
+        raise QueryError(f"{path}: cannot write: {error.strerror}") from None
+    try:
+        with handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(handle.name, path)
+    except BaseException as error:
+        Path(handle.name).unlink(missing_ok=True)
+        if isinstance(error, OSError):
+            raise QueryError(f"{path}: cannot write: {error.strerror}") from None
+        raise
 
 
 def _console() -> Console:
@@ -165,6 +280,5 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     try:
         return handler(args)
     except (QueryError, TableError) as error:
-        parser.print_usage(sys.stderr)
         print(f"{parser.prog}: error: {error}", file=sys.stderr)
         return BAD_INPUT

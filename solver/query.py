@@ -76,6 +76,19 @@ class Reason(_Frozen):
     detail: str
 
 
+class CurrentSettings(_Frozen):
+    """The settings a user's Trinity config runs with, and whether the tables say they train."""
+
+    config: str = Field(description="the config file's name")
+    gpus: int
+    env: bool = Field(description="from the environment: PYTORCH_CUDA_ALLOC_CONF has expandable_segments:True")
+    offload: bool
+    sp: int
+    max_model_len: int
+    trains: bool
+    plan: Optional[Plan] = Field(description="the plan for exactly these settings, with its evidence, if they train")
+
+
 class Answer(_Frozen):
     """The planner's answer for one GPU type: plans best first, or none and the reason."""
 
@@ -87,6 +100,7 @@ class Answer(_Frozen):
     reason: Optional[str]
     plans: tuple[Plan, ...]
     explanation: Optional[tuple[Reason, ...]] = Field(default=None, description="with --explain: why this answer")
+    current: Optional[CurrentSettings] = Field(default=None, description="with --from-config: the config's settings")
     objective_value: Optional[int] = Field(default=None, exclude=True, description="CP-SAT objective of the best plan")
     bound: Optional[float] = Field(default=None, exclude=True, description="CP-SAT's proven bound on it")
     wall_time_s: float = Field(default=0.0, exclude=True, description="seconds spent solving, all plans together")

@@ -11,7 +11,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from solver.query import Answer, Plan, Query, Reason
+from solver.query import Answer, CurrentSettings, Plan, Query, Reason
 from solver.tables import ESCALATION_ORDER, NO_SETTING, Catalog, Cell, Setting
 
 SHADES = (
@@ -92,11 +92,15 @@ def tables_view(catalog: Catalog) -> Group:
     return Group(*renderables)
 
 
+OPTIONAL_PARTS = ("explanation", "current")
+"""Parts of an answer that only some requests ask for (--explain, --from-config): left out when absent."""
+
+
 def answers_json(answers: Iterable[Answer]) -> str:
     """The answers as a JSON array, one object per GPU type, plans best first; ``explanation`` (a list
-    of ``{rule, detail}``) only when the answers were explained."""
+    of ``{rule, detail}``) only when the answers were explained, ``current`` only for --from-config."""
     return json.dumps(
-        [answer.model_dump(mode="json", exclude={"explanation"} if answer.explanation is None else None)
+        [answer.model_dump(mode="json", exclude={name for name in OPTIONAL_PARTS if getattr(answer, name) is None})
          for answer in answers],
         indent=2,
     )
@@ -183,6 +187,15 @@ def _ranking(answer: Answer) -> Table:
     return view
 
 
+def _current_view(gpu: str, current: CurrentSettings) -> Text:
+    setting = Setting(env=current.env, offload=current.offload, sp=current.sp)
+    said = (f"{current.config} runs {setting.label} on {_count(current.gpus, 'trainer GPU')} at "
+            f"{current.max_model_len} tokens (Env {'on' if current.env else 'off'} in this environment): ")
+    if current.plan is not None:
+        return Text(said + f"it trains ({_evidence_text(gpu, current.plan)})", style="green")
+    return Text(said + "the tables do not say it trains; the best plan follows", style="yellow")
+
+
 def _explanation(reasons: Iterable[Reason]) -> Group:
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="dim", no_wrap=True)
@@ -198,6 +211,8 @@ def answers_view(answers: Iterable[Answer], query: Query, catalog: Catalog) -> G
     renderables: list[Any] = []
     for answer in answers:
         renderables.append(Text(f"{answer.gpu} · {answer.model} · {_goal(query)}: {answer.status}", style="bold"))
+        if answer.current:
+            renderables.append(_current_view(answer.gpu, answer.current))
         if answer.plans:
             renderables.append(_plan_summary(answer, answer.plans[0], native_context))
             if len(answer.plans) > 1:

@@ -67,6 +67,17 @@ def answer_for(catalog: Catalog, query: Query, gpu: str) -> Answer:
     return _answer(query, gpu, "unknown", (), started, reason=reason)
 
 
+def plan_for_settings(
+    catalog: Catalog, query: Query, gpu: str, gpus: int, setting: Setting
+) -> Optional[Plan]:
+    """The plan that trains `query`'s model and length on exactly `gpus` GPUs with exactly `setting`
+    (with its evidence), or None when the tables do not vouch for it."""
+    pinned = {"objective": "cheapest", "budget_gpus": gpus, "exact": True, "top": 1,
+              "sp": setting.sp, "env": setting.env, "offload": setting.offload}
+    answer = answer_for(catalog, query.model_copy(update=pinned), gpu)
+    return answer.plans[0] if answer.plans else None
+
+
 def new_solver(query: Query) -> cp_model.CpSolver:
     """A CP-SAT solver with the query's workers and seed (the caller sets the time limit)."""
     solver = cp_model.CpSolver()

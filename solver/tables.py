@@ -443,6 +443,16 @@ def load_catalog(directory: Optional[Path] = None) -> Catalog:
     return Catalog(models=models, gpu_types=gpu_types)
 
 
+def read_user_file(path: Path) -> str:
+    """The text of a file the user names (a Trinity config); `TableError`, one line, when unreadable."""
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise TableError(f"{path}: cannot read: {error.strerror}") from None
+    except UnicodeDecodeError:
+        raise TableError(f"{path}: not a text file (UTF-8)") from None
+
+
 def load_weights(path: Optional[Path] = None) -> Weights:
     """Load cost weights from `path` (default: the shipped ``costs.yaml``)."""
     if path is None:

@@ -109,7 +109,7 @@ def test_exit_1_when_some_answer_has_no_plan(cli):
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        ([], "solve: error: the following arguments are required: --model"),
+        ([], "solve: error: which model? give --model M (e.g. 4B) or --from-config FILE"),
         (["--model", "5B", "--len", "8192"], "solve: error: unknown model '5B'; accepted: Qwen3-0.6B (0.6B)"),
         (["--model", "4B", "--len", "8192", "--gpu", "v100"], "solve: error: unknown GPU 'v100'; accepted: A100-80GB (a100), H20-96GB (h20)"),
         (["--model", "4B"], "solve: error: a cheapest plan needs a length: --len L"),

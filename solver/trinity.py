@@ -1,0 +1,799 @@
+"""Plans to Trinity-RFT configs and back: emit a YAML fragment, read a user's config, patch it in place.
+
+Pure functions on text: nothing here prints or touches files (the CLI reads and writes them). The keys
+and their meaning are Trinity-RFT's (``trinity/common/config.py``; see facts.md section 2):
+
+- ``model.max_model_len``, and ``model.rope_scaling`` (YaRN, ``factor = max_model_len / native context``)
+  beyond the model's native context;
+- ``trainer.ulysses_sequence_parallel_size`` and ``trainer.max_token_len_per_gpu`` (``ceil(2L/sp)``);
+- with Offload: ``trainer.trainer_strategy: fsdp2``, ``param_offload``, ``optimizer_offload`` and
+  ``offload_policy`` under ``trainer.trainer_config.actor_rollout_ref.{actor,ref}.fsdp_config``, and
+  ``trainer.save_hf_checkpoint: never``;
+- Env is the environment variable ``PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True``, set before Ray
+  starts: it is not a config key, so the fragment says it in a comment and the patch leaves it to the
+  caller;
+- the GPU split: ``cluster.node_num * cluster.gpu_per_node`` GPUs, of which
+  ``explorer.rollout_model.engine_num * tensor_parallel_size`` (plus auxiliary models) roll out and the
+  rest train.
+"""
+
+from __future__ import annotations
+
+import io
+import math
+import re
+from collections.abc import Iterable, Mapping
+from itertools import pairwise
+from typing import Any, Optional
+
+from pydantic import BaseModel, ConfigDict
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.error import CommentMark, YAMLError
+from ruamel.yaml.tokens import CommentToken
+
+from solver.query import Plan, sp_rule_violation
+from solver.tables import Model
+
+ENV_EXPORT = "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
+"""The shell line that turns Env on; it must run before Ray starts."""
+
+OFFLOAD_FLAGS = ("param_offload", "optimizer_offload", "offload_policy")
+ROLES = ("actor", "ref")
+_FSDP_CONFIG = ("trainer", "trainer_config", "actor_rollout_ref")
+
+
+class ConfigError(ValueError):
+    """A Trinity config that cannot be read or resolved; the message is one line naming the key at fault."""
+
+
+class TrinityConfig(BaseModel):
+    """What rft-solver needs from a Trinity-RFT config, interpolations resolved.
+
+    ``trainer_gpus`` is None when the config does not say how many GPUs there are (no
+    ``cluster.gpu_per_node``); ``rollout_gpus`` counts the explorer's engines (and auxiliary models).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    model: str
+    max_model_len: Optional[int] = None
+    trainer_gpus: Optional[int] = None
+    rollout_gpus: int = 0
+    sp: int = 1
+    offload: bool = False
+    max_token_len_per_gpu: Optional[int] = None
+    max_prompt_tokens: Optional[int] = None
+    max_response_tokens: Optional[int] = None
+
+
+# --------------------------------------------------------------------------------------------------
+# The keys a plan sets: one list drives both the fragment and the patch.
+
+
+class _Key(BaseModel):
+    model_config = ConfigDict(frozen=True)
+
+    path: tuple[str, ...]
+    value: Any
+    comment: Optional[str] = None
+
+
+def _rope_factor(max_model_len: int, native_context: int) -> float:
+    return max_model_len / native_context
+
+
+def _plan_keys(plan: Plan, model: Model) -> list[_Key]:
+    """The keys `plan` sets, in the fragment's order (model section first, then trainer)."""
+    length, native = plan.max_model_len, model.native_context
+    keys = [_Key(path=("model", "max_model_len"), value=length)]
+    if length > native:
+        rope = ("model", "rope_scaling")
+        keys += [
+            _Key(path=(*rope, "rope_type"), value="yarn"),
+            _Key(path=(*rope, "factor"), value=_rope_factor(length, native), comment=f"max_model_len / {native}"),
+            _Key(path=(*rope, "original_max_position_embeddings"), value=native),
+        ]
+    if plan.offload:
+        keys.append(_Key(path=("trainer", "trainer_strategy"), value="fsdp2", comment="CPU offload needs FSDP2"))
+    keys += [
+        _Key(path=("trainer", "ulysses_sequence_parallel_size"), value=plan.sp),
+        _Key(
+            path=("trainer", "max_token_len_per_gpu"),
+            value=plan.max_token_len_per_gpu,
+            comment=f"ceil(2 * {length} / {plan.sp}), Trinity's default, written out",
+        ),
+    ]
+    if plan.offload:
+        keys.append(
+            _Key(
+                path=("trainer", "save_hf_checkpoint"),
+                value="never",
+                comment="as the source's offload measurements used",
+            )
+        )
+        for role in ROLES:
+            keys += [_Key(path=(*_FSDP_CONFIG, role, "fsdp_config", flag), value=True) for flag in OFFLOAD_FLAGS]
+    return keys
+
+
+# --------------------------------------------------------------------------------------------------
+# trinity_fragment
+
+
+def _scalar(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, str)):
+        return str(value)
+    if isinstance(value, float):
+        return repr(value)
+    raise TypeError(f"no YAML form for {value!r}")
+
+
+def _emit(keys: Iterable[_Key], section_comments: Mapping[tuple[str, ...], str]) -> list[str]:
+    """Nested block YAML for `keys` (which must come grouped by their parent paths)."""
+    lines: list[str] = []
+    opened: tuple[str, ...] = ()
+    seen: set[tuple[str, ...]] = set()
+    for key in keys:
+        parent = key.path[:-1]
+        common = 0
+        while common < min(len(opened), len(parent)) and opened[common] == parent[common]:
+            common += 1
+        for depth in range(common, len(parent)):
+            prefix = parent[: depth + 1]
+            if prefix in seen:
+                raise ValueError(f"keys under {'.'.join(prefix)} are not grouped together")
+            seen.add(prefix)
+            comment = section_comments.get(prefix)
+            lines.append("  " * depth + f"{parent[depth]}:" + (f"  # {comment}" if comment else ""))
+        opened = parent
+        line = "  " * len(parent) + f"{key.path[-1]}: {_scalar(key.value)}"
+        lines.append(line + (f"  # {key.comment}" if key.comment else ""))
+    return lines
+
+
+def _header(plan: Plan, model: Model, rollout_gpus: Optional[int], gpu: Optional[str]) -> list[str]:
+    on = f" {gpu}" if gpu else ""
+    left = f" ({rollout_gpus} for rollout)" if rollout_gpus else ""
+    source = plan.source
+    cell = (
+        f"the{on} table for {source.gpus} GPU{'s' if source.gpus != 1 else ''} says "
+        f"{source.setting!r} at max_model_len {source.max_model_len}"
+    )
+    evidence = f"documented: {cell}" if plan.evidence == "documented" else (
+        f"inferred: {cell}, and this plan includes that setting"
+    )
+    trainer = f"{plan.gpus}{on} trainer GPU{'s' if plan.gpus != 1 else ''}{left}"
+    lines = [
+        f"# Trinity-RFT settings generated by rft-solver for {model.name}",
+        f"# plan: {plan.setting.label} on {trainer}, max_model_len {plan.max_model_len}",
+        f"# evidence: {evidence}",
+        "# Merge these keys into your Trinity config; model.model_path and everything else stay yours.",
+    ]
+    if plan.env:
+        lines += [
+            "#",
+            "# Env: run this before Ray starts (before `ray start`, or before `trinity run` starts Ray):",
+            f"#   {ENV_EXPORT}",
+            "# It is an environment variable, not a config key.",
+        ]
+    return lines
+
+
+def trinity_fragment(
+    plan: Plan, model: Model, rollout_gpus: Optional[int] = None, *, gpu: Optional[str] = None
+) -> str:
+    """A Trinity YAML fragment (nested mappings, with comments) that applies `plan` to `model`.
+
+    It sets ``model.max_model_len``, ``model.rope_scaling`` (YaRN) only beyond the model's native
+    context, ``trainer.ulysses_sequence_parallel_size`` and ``trainer.max_token_len_per_gpu``, and with
+    Offload the FSDP2 offload keys and ``trainer.save_hf_checkpoint: never``. Env is a comment block at
+    the top (an environment variable, not a key). With `rollout_gpus` R (at least 1) it adds a one-node
+    ``cluster`` (``gpu_per_node`` = trainer GPUs + R) and ``explorer.rollout_model`` with R engines of
+    tensor-parallel size 1. `gpu` (e.g. ``A100-80GB``) only names the GPU type in the header comment.
+    The output depends only on the arguments: the same input gives the same bytes.
+    """
+    if rollout_gpus is not None and rollout_gpus < 1:
+        raise ValueError(f"rollout_gpus must be at least 1 (or None for no cluster section), got {rollout_gpus}")
+    keys = _plan_keys(plan, model)
+    model_keys = [k for k in keys if k.path[0] == "model"]
+    trainer_keys = [k for k in keys if k.path[0] == "trainer"]
+    cluster_keys: list[_Key] = []
+    if rollout_gpus is not None:
+        cluster_keys = [
+            _Key(path=("cluster", "node_num"), value=1),
+            _Key(
+                path=("cluster", "gpu_per_node"),
+                value=plan.gpus + rollout_gpus,
+                comment=f"{plan.gpus} trainer + {rollout_gpus} rollout",
+            ),
+            _Key(path=("explorer", "rollout_model", "engine_num"), value=rollout_gpus, comment="one GPU each"),
+            _Key(path=("explorer", "rollout_model", "tensor_parallel_size"), value=1),
+        ]
+    comments: dict[tuple[str, ...], str] = {
+        ("model", "rope_scaling"): f"YaRN: max_model_len is beyond the native context of {model.native_context}",
+    }
+    body = _emit([*model_keys, *cluster_keys, *trainer_keys], comments)
+    return "\n".join([*_header(plan, model, rollout_gpus, gpu), *body]) + "\n"
+
+
+# --------------------------------------------------------------------------------------------------
+# Interpolations: ${oc.env:VAR,default}, ${oc.env:VAR}, ${oc.decode:...}
+
+
+_SUPPORTED = "only ${oc.env:VAR,default} is supported"
+
+
+def _closing(text: str, start: int) -> int:
+    """Index of the ``}`` that closes the ``${`` at `start`, or -1."""
+    depth = 0
+    i = start
+    while i < len(text):
+        if text.startswith("${", i):
+            depth += 1
+            i += 2
+            continue
+        if text[i] == "}":
+            depth -= 1
+            if depth == 0:
+                return i
+        i += 1
+    return -1
+
+
+def _unquote(text: str) -> str:
+    text = text.strip()
+    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
+        return text[1:-1]
+    return text
+
+
+def _decode_scalar(text: str) -> Any:
+    try:
+        value = YAML(typ="safe", pure=True).load(text)
+    except YAMLError:
+        return text
+    return text if isinstance(value, (dict, list)) or value is None else value
+
+
+def _interpolate(value: str, where: str, environ: Mapping[str, str]) -> Any:
+    """Resolve every interpolation in `value`; a value that is one interpolation keeps its type."""
+    parts: list[Any] = []
+    i = 0
+    while i < len(value):
+        start = value.find("${", i)
+        if start < 0:
+            parts.append(value[i:])
+            break
+        parts.append(value[i:start])
+        end = _closing(value, start)
+        if end < 0:
+            raise ConfigError(f"{where}: unterminated interpolation in {value!r}")
+        parts.append(_resolve_one(value[start : end + 1], where, environ))
+        i = end + 1
+    parts = [p for p in parts if p != ""]
+    if len(parts) == 1:
+        return parts[0]
+    return "".join(_scalar(p) if not isinstance(p, str) else p for p in parts)
+
+
+def _resolve_one(expression: str, where: str, environ: Mapping[str, str]) -> Any:
+    body = expression[2:-1].strip()
+    resolver, colon, args = body.partition(":")
+    resolver = resolver.strip()
+    if colon and resolver == "oc.env":
+        inner = _interpolate(args, where, environ) if "${" in args else args
+        if not isinstance(inner, str):
+            raise ConfigError(f"{where}: cannot resolve {expression!r} ({_SUPPORTED})")
+        var, comma, default = inner.partition(",")
+        var = var.strip()
+        if not var:
+            raise ConfigError(f"{where}: {expression!r} names no environment variable")
+        if var in environ:
+            return environ[var]
+        if comma:
+            return _unquote(default)
+        raise ConfigError(f"{where}: environment variable {var} is not set and {expression!r} has no default")
+    if colon and resolver == "oc.decode":
+        inner = _interpolate(args.strip(), where, environ)
+        return _decode_scalar(inner) if isinstance(inner, str) else inner
+    raise ConfigError(f"{where}: cannot resolve {expression!r} ({_SUPPORTED})")
+
+
+def _resolve(value: Any, where: str, environ: Mapping[str, str]) -> Any:
+    if isinstance(value, str) and "${" in value:
+        return _interpolate(value, where, environ)
+    return value
+
+
+# --------------------------------------------------------------------------------------------------
+# read_trinity_config
+
+
+def _load(text: str, name: str, yaml: Optional[YAML] = None) -> Any:
+    yaml = yaml or YAML(typ="safe", pure=True)
+    try:
+        data = yaml.load(text)
+    except YAMLError as error:
+        mark = getattr(error, "problem_mark", None)
+        at = f"line {mark.line + 1}: " if mark is not None else ""
+        problem = getattr(error, "problem", None) or str(error).strip().splitlines()[0]
+        problem = " ".join(str(problem).split())
+        raise ConfigError(f"{name}: {at}not valid YAML: {problem}") from None
+    if not isinstance(data, Mapping):
+        kind = "an empty document" if data is None else "a list" if isinstance(data, list) else _show(data)
+        raise ConfigError(f"{name}: a Trinity config is a mapping of sections (model, cluster, trainer, ...), got {kind}")
+    return data
+
+
+class _Reader:
+    def __init__(self, data: Mapping[str, Any], name: str, environ: Mapping[str, str], prefix: str = ""):
+        self.data, self.name, self.environ, self.prefix = data, name, environ, prefix
+
+    def where(self, path: tuple[str, ...]) -> str:
+        return f"{self.name}: {self.prefix}{'.'.join(path)}"
+
+    def get(self, path: tuple[str, ...]) -> Any:
+        """The value at `path` (interpolations resolved), None when it or a section above is absent."""
+        node: Any = self.data
+        for depth, part in enumerate(path):
+            if node is None:
+                return None
+            if not isinstance(node, Mapping):
+                raise ConfigError(f"{self.where(path[:depth])} must be a mapping, got {_show(node)}")
+            node = node.get(part)
+        return _resolve(node, self.where(path), self.environ)
+
+    def integer(self, path: tuple[str, ...], default: Optional[int] = None, minimum: int = 1) -> Optional[int]:
+        value = self.get(path)
+        if value is None:
+            return default
+        if isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d+\s*", value):
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"{self.where(path)} must be a whole number, got {_show(value)}")
+        if value < minimum:
+            raise ConfigError(f"{self.where(path)} must be at least {minimum}, got {value}")
+        return value
+
+    def count(self, path: tuple[str, ...], default: int, minimum: int = 1) -> int:
+        value = self.integer(path, default, minimum)
+        return default if value is None else value
+
+    def flag(self, path: tuple[str, ...]) -> bool:
+        value = self.get(path)
+        if value is None:
+            return False
+        if isinstance(value, str) and value.strip().lower() in ("true", "false"):
+            return value.strip().lower() == "true"
+        if not isinstance(value, bool):
+            raise ConfigError(f"{self.where(path)} must be true or false, got {_show(value)}")
+        return value
+
+    def text(self, path: tuple[str, ...]) -> Optional[str]:
+        value = self.get(path)
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            raise ConfigError(f"{self.where(path)} must be text, got {_show(value)}")
+        return value
+
+
+def _show(value: Any) -> str:
+    shown = repr(value)
+    return shown if len(shown) <= 60 else shown[:57] + "..."
+
+
+def _rollout_gpus(reader: _Reader) -> int:
+    """GPUs the explorer holds: rollout engines times their tensor-parallel size, plus auxiliary models.
+
+    Trinity's defaults apply to missing keys (``engine_num`` 1, ``tensor_parallel_size`` 1); in
+    ``mode: train`` there is no explorer and no rollout GPU.
+    """
+    mode = reader.text(("mode",))
+    if mode is not None and mode.strip() == "train":
+        return 0
+    rollout = ("explorer", "rollout_model")
+    total = reader.count((*rollout, "engine_num"), 1, minimum=0) * reader.count((*rollout, "tensor_parallel_size"), 1)
+    auxiliary = reader.get(("explorer", "auxiliary_models")) or []
+    if not isinstance(auxiliary, list):
+        raise ConfigError(f"{reader.where(('explorer', 'auxiliary_models'))} must be a list, got {_show(auxiliary)}")
+    for index, entry in enumerate(auxiliary):
+        if not isinstance(entry, Mapping):
+            raise ConfigError(f"{reader.where(('explorer', f'auxiliary_models[{index}]'))} must be a mapping")
+        sub = _Reader(entry, reader.name, reader.environ, prefix=f"explorer.auxiliary_models[{index}].")
+        total += sub.count(("engine_num",), 1, minimum=0) * sub.count(("tensor_parallel_size",), 1)
+    return total
+
+
+def _model_name(model_path: str) -> str:
+    return re.split(r"[\\/]", model_path.strip().rstrip("/\\"))[-1]
+
+
+def read_trinity_config(text: str, name: str, environ: Mapping[str, str]) -> TrinityConfig:
+    """Read what rft-solver needs from a Trinity config's text; `name` (the file name) heads messages.
+
+    Only the keys read are resolved, so interpolations elsewhere in the file do not matter. A value may
+    be, or contain, ``${oc.env:VAR,default}`` or ``${oc.env:VAR}`` (resolved from `environ`, else the
+    default; unset without a default is an error), possibly wrapped in ``${oc.decode:...}`` (decoded as
+    a YAML scalar); any other interpolation (references such as ``${model.max_model_len}``,
+    ``${oc.select:...}``) raises `ConfigError`. Whole numbers written as text (what environment variables
+    give) are converted. ``model`` is the last part of ``model.model_path`` (``Qwen/Qwen3-8B`` and
+    ``/models/Qwen3-8B/`` give ``Qwen3-8B``), not yet resolved against the catalogue.
+
+    GPUs: ``cluster.node_num`` (default 1) times ``cluster.gpu_per_node``, minus the rollout GPUs
+    (``explorer.rollout_model.engine_num`` (default 1) times ``tensor_parallel_size`` (default 1), plus
+    ``explorer.auxiliary_models``; none in ``mode: train``). ``trainer_gpus`` is None without
+    ``cluster.gpu_per_node``. Offload is on when ``trainer.trainer_strategy`` is ``fsdp2`` and the actor's
+    ``fsdp_config`` has ``param_offload`` or ``optimizer_offload`` true.
+
+    Raises `ConfigError`, one line naming the file and the key, for text that is not YAML or not a
+    mapping, a missing ``model.model_path``, values that are not whole numbers, unresolvable
+    interpolations, and configs that leave the trainer no GPU.
+    """
+    data = _load(text, name)
+    reader = _Reader(data, name, environ)
+    model_path = reader.get(("model", "model_path"))
+    if model_path is None or (isinstance(model_path, str) and not model_path.strip()):
+        raise ConfigError(f"{name}: missing model.model_path")
+    if not isinstance(model_path, str):
+        raise ConfigError(f"{reader.where(('model', 'model_path'))} must be a path, got {_show(model_path)}")
+    model = _model_name(model_path)
+    if not model:
+        raise ConfigError(f"{reader.where(('model', 'model_path'))}: no model name in {model_path!r}")
+
+    rollout = _rollout_gpus(reader)
+    gpu_per_node = reader.integer(("cluster", "gpu_per_node"))
+    trainer_gpus = None
+    if gpu_per_node is not None:
+        total = reader.count(("cluster", "node_num"), 1) * gpu_per_node
+        trainer_gpus = total - rollout
+        if trainer_gpus < 1:
+            raise ConfigError(
+                f"{name}: cluster.node_num x cluster.gpu_per_node = {total} GPUs leave no trainer GPU after "
+                f"{rollout} rollout GPUs (explorer.rollout_model.engine_num x tensor_parallel_size)"
+            )
+
+    strategy = reader.text(("trainer", "trainer_strategy"))
+    actor = (*_FSDP_CONFIG, "actor", "fsdp_config")
+    offload = (strategy or "").strip() == "fsdp2" and (
+        reader.flag((*actor, "param_offload")) or reader.flag((*actor, "optimizer_offload"))
+    )
+    sp = reader.count(("trainer", "ulysses_sequence_parallel_size"), 1)
+    return TrinityConfig(
+        model=model,
+        max_model_len=reader.integer(("model", "max_model_len")),
+        trainer_gpus=trainer_gpus,
+        rollout_gpus=rollout,
+        sp=sp,
+        offload=offload,
+        max_token_len_per_gpu=reader.integer(("trainer", "max_token_len_per_gpu")),
+        max_prompt_tokens=reader.integer(("model", "max_prompt_tokens")),
+        max_response_tokens=reader.integer(("model", "max_response_tokens")),
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# patch_trinity_config: ruamel round trip, comments kept
+#
+# ruamel keeps a comment that follows a block (blank lines, "# next section") on the last scalar of
+# that block. When a key is appended to, or removed from, the end of a block, that trailing comment is
+# moved so it stays in front of whatever came after the block.
+
+
+def _tail(node: Any) -> Optional[tuple[Any, Any, int]]:
+    """Where the comment after `node`'s block lives: (container, key or index, slot), or None."""
+    if isinstance(node, CommentedMap) and len(node):
+        last = list(node.keys())[-1]
+        deeper = _tail(node[last])
+        return deeper if deeper is not None else (node, last, 2)
+    if isinstance(node, CommentedSeq) and len(node):
+        deeper = _tail(node[-1])
+        return deeper if deeper is not None else (node, len(node) - 1, 0)
+    return None
+
+
+def _take_trailing(node: Any) -> str:
+    """Cut the lines after `node`'s last line (blank lines, comments) off its tail comment; return them."""
+    where = _tail(node)
+    if where is None:
+        return ""
+    container, key, slot = where
+    entry = container.ca.items.get(key)
+    token = entry[slot] if entry and len(entry) > slot else None
+    if token is None or not isinstance(token, CommentToken):
+        return ""
+    value = token.value
+    newline = value.find("\n")
+    if newline < 0:
+        return ""
+    own, rest = value[: newline + 1], value[newline + 1 :]
+    if own.strip():
+        token.value = own
+    else:
+        entry[slot] = None
+    return rest
+
+
+def _give_trailing(node: Any, container: Any, key: Any, rest: str) -> None:
+    """Put the lines `rest` after `node`'s block (node is ``container[key]``)."""
+    if not rest:
+        return
+    where = _tail(node) or (container, key, 0 if isinstance(container, CommentedSeq) else 2)
+    holder, holder_key, slot = where
+    entry = holder.ca.items.setdefault(holder_key, [None, None, None, None])
+    token = entry[slot]
+    if isinstance(token, CommentToken):
+        token.value = token.value + rest if token.value.endswith("\n") else token.value + "\n" + rest
+    else:
+        entry[slot] = CommentToken("\n" + rest, CommentMark(0), None)
+
+
+def _append(mapping: CommentedMap, key: str, value: Any) -> None:
+    rest = _take_trailing(mapping)
+    mapping[key] = value
+    _give_trailing(value, mapping, key, rest)
+
+
+def _delete(mapping: CommentedMap, key: str) -> None:
+    """Remove `key`; the lines after its block (which lead into what follows) go to the key before it."""
+    keys = list(mapping.keys())
+    wrapper = CommentedMap()
+    wrapper[key] = mapping[key]
+    if key in mapping.ca.items:
+        wrapper.ca.items[key] = mapping.ca.items[key]
+    rest = _take_trailing(wrapper)
+    del mapping[key]
+    mapping.ca.items.pop(key, None)
+    index = keys.index(key)
+    if rest and index > 0:
+        previous = keys[index - 1]
+        _give_trailing(mapping[previous], mapping, previous, rest)
+    # deleting the first key drops those lines: ruamel keeps them with the parent's key, out of reach
+
+
+def _replace(mapping: CommentedMap, key: str, value: Any, lines: list[str]) -> None:
+    """Overwrite `key`'s value, keeping its end-of-line comment the same distance after the value."""
+    entry = mapping.ca.items.get(key)
+    token = entry[2] if entry and len(entry) > 2 else None
+    mapping[key] = value
+    if not isinstance(token, CommentToken) or not token.value.startswith("#"):
+        return
+    try:
+        line_no, key_col = mapping.lc.key(key)
+        line, old_col = lines[line_no], token.column
+    except (AttributeError, IndexError, KeyError, TypeError):  # pragma: no cover - no position to go by
+        return
+    written = line[key_col:old_col].rstrip()
+    gap = max(old_col - (key_col + len(written)), 1)
+    token.column = key_col + len(f"{key}: {_scalar(value)}") + gap
+
+
+def _set(
+    root: CommentedMap, path: tuple[str, ...], value: Any, lines: list[str], *, create: bool = True
+) -> None:
+    """Set `path` to `value`, adding missing sections (whole, at the end of their parent) if `create`."""
+    node = root
+    for depth, part in enumerate(path[:-1]):
+        child = node.get(part)
+        if isinstance(child, CommentedMap):
+            node = child
+            continue
+        if child is not None:
+            raise ConfigError(f"{'.'.join(path[: depth + 1])} must be a mapping, got {_show(child)}")
+        if not create:
+            return
+        subtree: Any = value
+        for missing in reversed(path[depth + 1 :]):
+            subtree = CommentedMap([(missing, subtree)])
+        if part in node:  # an empty section (``trainer:`` with nothing under it)
+            node[part] = subtree
+        else:
+            _append(node, part, subtree)
+        return
+    last = path[-1]
+    if last in node:
+        _replace(node, last, value, lines)
+    elif create:
+        _append(node, last, value)
+
+
+def _indentation(text: str) -> tuple[int, int, int]:
+    """The config's block indentation as ruamel wants it: (mapping, sequence, offset of the dash)."""
+    lines = [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    mapping = sequence = offset = None
+    for above, line in pairwise(lines):
+        parent_col = len(above) - len(above.lstrip())
+        col = len(line) - len(line.lstrip())
+        opens = re.match(r"^\s*(- )?[^#]*:\s*(#.*)?$", above)
+        if not opens or col < parent_col or (col == parent_col and not line.lstrip().startswith("- ")):
+            continue
+        if above.lstrip().startswith("- "):
+            continue
+        if line.lstrip().startswith("- ") and sequence is None and col >= parent_col:
+            offset = col - parent_col
+            content = len(line) - len(line.lstrip()[1:].lstrip())
+            sequence = content - parent_col
+        elif not line.lstrip().startswith("- ") and mapping is None:
+            mapping = col - parent_col
+    mapping = mapping or 2
+    if sequence is None:
+        sequence, offset = mapping, 0
+    return mapping, max(sequence, (offset or 0) + 2), offset or 0
+
+
+def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "config") -> str:
+    """The user's Trinity config `text` with `plan` applied, everything else kept (ruamel round trip).
+
+    Sets exactly the keys `trinity_fragment` sets (not its ``cluster``/``explorer`` section, nor its
+    header comment); every other key, the key order, the comments and the quoting stay as they were,
+    so a diff against the original touches only those keys' lines (and adds lines for new keys).
+    Decisions:
+
+    - Existing keys are overwritten in place (an interpolation such as ``${oc.env:MAX_MODEL_LEN,4096}``
+      becomes the plan's number); missing keys and sections are appended at the end of their section.
+    - YaRN: beyond the native context, ``model.rope_scaling`` gets ``rope_type``, ``factor`` and
+      ``original_max_position_embeddings`` (other keys in it are kept). At or below the native
+      context an existing ``model.rope_scaling`` is removed, because a kept YaRN factor would
+      contradict the new length; none is added.
+    - Offload: the plan decides, as asked. With Offload, ``trainer.trainer_strategy: fsdp2``,
+      ``trainer.save_hf_checkpoint: never`` and the three flags under the actor's and the ref's
+      ``fsdp_config`` are set (added where missing). Without Offload, the flags that exist are set to
+      false and none is added; ``trainer_strategy`` and ``save_hf_checkpoint`` are left alone (FSDP2
+      without offload trains too).
+    - Env cannot be patched (an environment variable, set before Ray starts): tell the user.
+    - Per-role token limits the user set by hand (``...actor.ppo_max_token_len_per_gpu``) are left;
+      `check_trinity_config` reports them if they are too small for the new length.
+
+    Raises `ConfigError` (one line, starting with `name`) for text that is not a YAML mapping, or a
+    section on the way to a key that is not a mapping.
+    """
+    mapping, sequence, offset = _indentation(text)
+    yaml = YAML(typ="rt", pure=True)
+    yaml.preserve_quotes = True
+    yaml.width = 1 << 16
+    yaml.indent(mapping=mapping, sequence=sequence, offset=offset)
+    if text.lstrip().startswith("---"):
+        yaml.explicit_start = True
+    data = _load(text, name, yaml)
+    if not isinstance(data, CommentedMap):
+        raise ConfigError(f"{name}: a Trinity config is a mapping of sections")
+    lines = text.splitlines()
+    try:
+        for key in _plan_keys(plan, model):
+            _set(data, key.path, key.value, lines)
+        if plan.max_model_len <= model.native_context:
+            section = data.get("model")
+            if isinstance(section, CommentedMap) and "rope_scaling" in section:
+                _delete(section, "rope_scaling")
+        if not plan.offload:
+            for role in ROLES:
+                for flag in OFFLOAD_FLAGS:
+                    _set(data, (*_FSDP_CONFIG, role, "fsdp_config", flag), False, lines, create=False)
+    except ConfigError as error:
+        raise ConfigError(f"{name}: {error}") from None
+    out = io.StringIO()
+    yaml.dump(data, out)
+    return out.getvalue()
+
+
+# --------------------------------------------------------------------------------------------------
+# check_trinity_config
+
+
+def _dig(mapping: Mapping[str, Any], path: tuple[str, ...]) -> Any:
+    node: Any = mapping
+    for part in path:
+        if not isinstance(node, Mapping):
+            return None
+        node = node.get(part)
+    return node
+
+
+def check_trinity_config(
+    mapping: Mapping[str, Any], model: Model, trainer_gpus: int, *, environ: Optional[Mapping[str, str]] = None
+) -> list[str]:
+    """Trinity's (and verl's) own rules on a config given as nested mappings; the problems, [] if none.
+
+    Checks: SP divides the trainer GPUs and the model's attention heads, and SP and the KV heads divide
+    one another; ``max_token_len_per_gpu * sp >= 2 * max_model_len`` when ``max_token_len_per_gpu`` is
+    set (likewise the actor's ``ppo_max_token_len_per_gpu`` and the ref's
+    ``log_prob_max_token_len_per_gpu`` when set by hand, as they override it);
+    ``max_prompt_tokens + max_response_tokens <= max_model_len`` when both are set; beyond the native
+    context, ``model.rope_scaling`` is YaRN with ``factor == max_model_len / native`` and
+    ``original_max_position_embeddings == native``; ``offload_policy`` needs ``trainer_strategy: fsdp2``;
+    a trainer wider than a node uses whole nodes (when ``cluster.gpu_per_node`` is given).
+
+    Interpolated values are resolved from `environ` (default: none set, so defaults apply); one that
+    cannot be resolved, or is not a number, is reported as a problem.
+    """
+    env = environ or {}
+    problems: list[str] = []
+
+    def value(path: tuple[str, ...]) -> Any:
+        raw = _dig(mapping, path)
+        try:
+            resolved = _resolve(raw, ".".join(path), env)
+        except ConfigError as error:
+            problems.append(f"cannot check {error}")
+            return None
+        return _decode_scalar(resolved) if isinstance(resolved, str) else resolved
+
+    def number(path: tuple[str, ...]) -> Optional[float]:
+        raw = value(path)
+        if raw is None:
+            return None
+        if isinstance(raw, bool) or not isinstance(raw, (int, float)):
+            problems.append(f"{'.'.join(path)} must be a number, got {_show(raw)}")
+            return None
+        return raw
+
+    sp_value = number(("trainer", "ulysses_sequence_parallel_size"))
+    sp = int(sp_value) if sp_value is not None else 1
+    if sp < 1:
+        problems.append(f"trainer.ulysses_sequence_parallel_size must be at least 1, got {sp}")
+        sp = 1
+    if trainer_gpus < 1:
+        problems.append(f"the trainer needs at least 1 GPU, got {trainer_gpus}")
+    elif trainer_gpus % sp:
+        problems.append(f"trainer.ulysses_sequence_parallel_size {sp} does not divide the {trainer_gpus} trainer GPUs")
+    heads = sp_rule_violation(model.num_attention_heads, model.num_key_value_heads, sp)
+    if heads:
+        problems.append(f"trainer.ulysses_sequence_parallel_size: {heads} of {model.name}")
+
+    length = number(("model", "max_model_len"))
+    role = (*_FSDP_CONFIG,)
+    budgets: tuple[tuple[str, ...], ...] = (
+        ("trainer", "max_token_len_per_gpu"),
+        (*role, "actor", "ppo_max_token_len_per_gpu"),
+        (*role, "ref", "log_prob_max_token_len_per_gpu"),
+    )
+    for path in budgets:
+        budget = number(path)
+        if budget is not None and length is not None and budget * sp < 2 * length:
+            problems.append(
+                f"{'.'.join(path)} {budget:g} x SP {sp} is below 2 x model.max_model_len {length:g} "
+                f"(Trinity's default is ceil(2 x {length:g} / {sp}) = {math.ceil(2 * length / sp)})"
+            )
+
+    prompt, response = number(("model", "max_prompt_tokens")), number(("model", "max_response_tokens"))
+    if prompt is not None and response is not None and length is not None and prompt + response > length:
+        problems.append(
+            f"model.max_prompt_tokens {prompt:g} + model.max_response_tokens {response:g} exceed "
+            f"model.max_model_len {length:g}"
+        )
+
+    native = model.native_context
+    if length is not None and length > native:
+        rope = _dig(mapping, ("model", "rope_scaling"))
+        wanted = _rope_factor(int(length), native)
+        if not isinstance(rope, Mapping):
+            problems.append(
+                f"model.rope_scaling: max_model_len {length:g} is beyond {model.name}'s native context of {native}: "
+                f"set {{rope_type: yarn, factor: {wanted!r}, original_max_position_embeddings: {native}}}"
+            )
+        else:
+            rope_type = value(("model", "rope_scaling", "rope_type")) or value(("model", "rope_scaling", "type"))
+            if rope_type != "yarn":
+                problems.append(f"model.rope_scaling.rope_type must be yarn, got {_show(rope_type)}")
+            factor = number(("model", "rope_scaling", "factor"))
+            if factor is None or not math.isclose(factor, wanted, rel_tol=1e-9):
+                problems.append(f"model.rope_scaling.factor must be max_model_len / {native} = {wanted!r}, got {factor!r}")
+            original = number(("model", "rope_scaling", "original_max_position_embeddings"))
+            if original != native:
+                problems.append(
+                    f"model.rope_scaling.original_max_position_embeddings must be {native}, got {original!r}"
+                )
+
+    strategy = value(("trainer", "trainer_strategy"))
+    for role_name in ROLES:
+        policy = (*role, role_name, "fsdp_config", "offload_policy")
+        if value(policy) is True and strategy != "fsdp2":
+            problems.append(f"{'.'.join(policy)} needs trainer.trainer_strategy fsdp2, got {_show(strategy)}")
+
+    per_node = number(("cluster", "gpu_per_node"))
+    if per_node and trainer_gpus > per_node and trainer_gpus % per_node:
+        problems.append(f"a trainer of {trainer_gpus} GPUs spans nodes but not whole nodes of {per_node:g} GPUs")
+    return problems
