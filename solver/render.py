@@ -13,6 +13,7 @@ from rich.text import Text
 
 from solver.query import Answer, CurrentSettings, Plan, Query, Reason
 from solver.tables import ESCALATION_ORDER, NO_SETTING, Catalog, Cell, Setting
+from solver.trinity import ENV_EXPORT
 
 SHADES = (
     "black on #e8f5e9",
@@ -119,7 +120,7 @@ def apply_lines(plan: Plan, native_context: int) -> list[str]:
     """How to apply a plan: the export line and the Trinity config keys it sets."""
     lines = []
     if plan.env:
-        lines.append("export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True   # before Ray starts")
+        lines.append(f"{ENV_EXPORT}   # before Ray starts")
     lines.append(f"model.max_model_len: {plan.max_model_len}")
     if plan.rope_scaling_factor is not None:
         lines.append(

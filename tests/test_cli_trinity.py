@@ -1,0 +1,169 @@
+"""The Trinity side of the CLI: --emit trinity, --out, --rollout-gpus, --from-config and --write."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+DATA = Path(__file__).parent / "data" / "trinity"
+FLAGSHIP = ["--maximize", "len", "--gpus", "6", "--model", "4B", "--gpu", "a100"]
+
+
+@pytest.fixture
+def user_config(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """The realistic user config, with the environment it expects: Qwen3-8B at 32768 tokens."""
+    monkeypatch.setenv("MODEL_PATH", "Qwen/Qwen3-8B")
+    monkeypatch.setenv("MAX_MODEL_LEN", "32768")
+    monkeypatch.delenv("PYTORCH_CUDA_ALLOC_CONF", raising=False)
+    path = tmp_path / "trinity.yaml"
+    path.write_bytes((DATA / "user-config.yaml").read_bytes())
+    return path
+
+
+def test_emit_prints_the_golden_fragment(cli):
+    status, out, err = cli(*FLAGSHIP, "--emit", "trinity", "--rollout-gpus", "2")
+    assert (status, err) == (0, "")
+    assert out == (DATA / "golden-env-offload-sp4-yarn.yaml").read_text(encoding="utf-8")
+
+
+def test_emit_for_every_gpu_type_prints_one_document_each(cli):
+    status, out, _ = cli("--maximize", "len", "--gpus", "6", "--model", "4B", "--emit", "trinity")
+    documents = out.split("---\n")
+    assert status == 0 and len(documents) == 2
+    assert "A100-80GB" in documents[0] and "max_model_len: 102400" in documents[0]
+    assert "H20-96GB" in documents[1] and "max_model_len: 133120" in documents[1]
+
+
+def test_out_writes_the_fragment_and_nothing_else(cli, tmp_path: Path):
+    target = tmp_path / "plan.yaml"
+    status, out, err = cli(*FLAGSHIP, "--out", str(target))
+    assert (status, err) == (0, "") and "Env + Offload + SP=4 on 4 of 6 GPUs" in out
+    _, emitted, _ = cli(*FLAGSHIP, "--emit", "trinity")
+    assert target.read_text(encoding="utf-8") == emitted
+    assert [p.name for p in tmp_path.iterdir()] == ["plan.yaml"]  # no temporary file left
+
+
+def test_out_replaces_an_existing_file_whole(cli, tmp_path: Path):
+    target = tmp_path / "plan.yaml"
+    target.write_text("old: content\n" * 1000, encoding="utf-8")
+    assert cli(*FLAGSHIP, "--out", str(target))[0] == 0
+    assert "old: content" not in target.read_text(encoding="utf-8")
+
+
+def test_out_into_a_missing_folder_exits_2_and_leaves_nothing(cli, tmp_path: Path):
+    target = tmp_path / "missing" / "plan.yaml"
+    status, out, err = cli(*FLAGSHIP, "--out", str(target))
+    assert status == 2 and out == ""
+    assert err == f"solve: error: {target}: cannot write: No such file or directory\n"
+    assert not target.parent.exists()
+
+
+def test_no_plan_writes_nothing(cli, tmp_path: Path):
+    target = tmp_path / "plan.yaml"
+    status, _, _ = cli("--model", "8B", "--len", "200000", "--gpu", "a100", "--out", str(target))
+    assert status == 1 and not target.exists()
+
+
+def test_emitted_config_reads_back_to_the_same_plan(cli, tmp_path: Path):
+    _, fragment, _ = cli(*FLAGSHIP, "--emit", "trinity", "--rollout-gpus", "2")
+    config = tmp_path / "emitted.yaml"
+    config.write_text(fragment.replace("model:\n", "model:\n  model_path: Qwen/Qwen3-4B\n", 1), encoding="utf-8")
+    status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--env", "--json")
+    (answer,) = json.loads(out)
+    _, original, _ = cli(*FLAGSHIP, "--json")
+    best = json.loads(original)[0]["plans"][0]
+    assert (status, err) == (0, "")
+    assert answer["current"]["gpus"] == 4 and answer["current"]["sp"] == 4 and answer["current"]["offload"]
+    assert {k: v for k, v in answer["plans"][0].items() if k != "unused_gpus"} == \
+        {k: v for k, v in best.items() if k != "unused_gpus"}
+
+
+def test_from_config_says_whether_the_settings_train(cli, user_config: Path):
+    status, out, err = cli("--from-config", str(user_config), "--gpu", "a100", "--json")
+    (answer,) = json.loads(out)
+    assert (status, err) == (0, "")
+    # 8 GPUs less 2 rollout engines: 6 trainer GPUs, SP=1 and no Offload, Env not set here.
+    assert answer["current"] == {"config": "trinity.yaml", "gpus": 6, "env": False, "offload": False, "sp": 1,
+                                 "max_model_len": 32768, "trains": False, "plan": None}
+    assert (answer["budget_gpus"], answer["plans"][0]["sp"], answer["plans"][0]["env"]) == (6, 2, True)
+    status, out, _ = cli("--from-config", str(user_config), "--gpu", "a100")
+    assert "trinity.yaml runs vanilla on 6 trainer GPUs at 32768 tokens (Env off in this environment): the tables " \
+           "do not say it trains" in out
+
+
+def test_from_config_with_env_set_in_the_environment(cli, user_config: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("MAX_MODEL_LEN", "16384")
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+    _, out, _ = cli("--from-config", str(user_config), "--gpu", "a100", "--json")
+    current = json.loads(out)[0]["current"]
+    # The A100 table for 6 GPUs says 'Env' for Qwen3-8B at 16384: with Env set, the config's vanilla trains.
+    assert (current["env"], current["trains"], current["plan"]["evidence"]) == (True, True, "documented")
+
+
+def test_flags_override_the_config(cli, user_config: Path):
+    _, out, _ = cli("--from-config", str(user_config), "--gpu", "a100", "--len", "8192", "--model", "4B", "--json")
+    (answer,) = json.loads(out)
+    assert (answer["model"], answer["current"]["max_model_len"], answer["current"]["trains"]) == ("Qwen3-4B", 8192, True)
+
+
+def test_write_patches_a_copy_and_keeps_the_rest(cli, user_config: Path, tmp_path: Path):
+    patched = tmp_path / "patched.yaml"
+    original = user_config.read_text(encoding="utf-8")
+    status, _, err = cli("--from-config", str(user_config), "--gpu", "a100", "--write", str(patched))
+    assert (status, err) == (0, "")
+    assert user_config.read_text(encoding="utf-8") == original  # the original is untouched
+    new = patched.read_text(encoding="utf-8").splitlines()
+    old = original.splitlines()
+    removed = [line for line in old if line not in new]
+    added = [line for line in new if line not in old]
+    assert removed == ["  max_model_len: ${oc.env:MAX_MODEL_LEN,4096}  # prompt + response", "  rope_scaling:",
+                       "    rope_type: yarn", "    factor: ${oc.decode:${oc.env:FACTOR}}  # 推荐值 = MAX_MODEL_LEN / 40960",
+                       "    original_max_position_embeddings: 40960"]
+    assert added == ["  max_model_len: 32768  # prompt + response", "  ulysses_sequence_parallel_size: 2",
+                     "  max_token_len_per_gpu: 32768"]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("model: [unclosed\n", "bad.yaml: line 2: not valid YAML"),
+        ("- a\n- b\n", "bad.yaml"),
+        ("model:\n  max_model_len: 4096\n", "bad.yaml: missing model.model_path"),
+        ("model:\n  model_path: Qwen/Qwen2-7B\n  max_model_len: 4096\n",
+         "bad.yaml: model.model_path: unknown model 'Qwen2-7B'; accepted: Qwen3-0.6B"),
+        ("model:\n  model_path: Qwen/Qwen3-4B\n  max_model_len: ${model.other}\n", "bad.yaml: model.max_model_len: cannot resolve"),
+        ("model:\n  model_path: ${oc.env:UNSET_MODEL_VARIABLE}\n", "bad.yaml: model.model_path"),
+    ],
+)
+def test_bad_configs_exit_2_with_one_line_and_write_nothing(cli, tmp_path: Path, text: str, message: str):
+    config = tmp_path / "bad.yaml"
+    config.write_text(text, encoding="utf-8")
+    target = tmp_path / "patched.yaml"
+    status, out, err = cli("--from-config", str(config), "--len", "8192", "--gpu", "a100", "--write", str(target))
+    assert status == 2 and out == ""
+    assert len(err.splitlines()) == 1 and err.startswith("solve: error: ") and message in err
+    assert "Traceback" not in err and not target.exists()
+
+
+def test_a_config_file_that_is_not_there_exits_2(cli, tmp_path: Path):
+    status, _, err = cli("--from-config", str(tmp_path / "nope.yaml"))
+    assert status == 2 and err == f"solve: error: {tmp_path / 'nope.yaml'}: cannot read: No such file or directory\n"
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        ([*FLAGSHIP, "--emit", "trinity", "--json"], "--emit trinity prints YAML: drop --json"),
+        ([*FLAGSHIP, "--write", "x.yaml"], "--write patches the config of --from-config FILE"),
+        ([*FLAGSHIP, "--rollout-gpus", "2"], "--rollout-gpus goes with --emit trinity or --out FILE"),
+        (["--maximize", "len", "--gpus", "6", "--model", "4B", "--out", "x.yaml"],
+         "--out and --write take one plan: choose the GPU type with --gpu (A100-80GB, H20-96GB)"),
+        ([*FLAGSHIP, "--emit", "yaml"], "argument --emit: invalid choice: 'yaml'"),
+        ([*FLAGSHIP, "--emit", "trinity", "--rollout-gpus", "0"], "argument --rollout-gpus: must be at least 1, got 0"),
+    ],
+)
+def test_conflicting_trinity_flags_exit_2(cli, argv: list[str], message: str):
+    status, out, err = cli(*argv)
+    assert status == 2 and out == "" and message in err.splitlines()[-1]
