@@ -1,7 +1,7 @@
 """The ``solve`` command line: parse arguments, call the library, print. The only code that prints.
 
 Exit status: 0 when every answer has a plan, 1 when some answer has none (its reason says why),
-2 for bad input (one line on stderr, after a usage line; no traceback).
+2 for bad input (one line on stderr, after a one-line usage for argument errors; no traceback).
 """
 
 from __future__ import annotations
@@ -12,23 +12,18 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import NoReturn, Optional
+from typing import TYPE_CHECKING, NoReturn, Optional
 
 import yaml
 from rich.console import Console
 
 from solver import __version__
-from solver.query import MAX_TOP, CurrentSettings, Objective, Plan, Query, make_query
+from solver.query import MAX_TOP, Answer, CurrentSettings, Objective, Query, make_query
 from solver.render import answers_json, answers_view, cells_json, tables_view
 from solver.tables import Catalog, Model, QueryError, Setting, TableError, load_catalog, load_weights, read_user_file
-from solver.trinity import (
-    ConfigError,
-    TrinityConfig,
-    check_trinity_config,
-    patch_trinity_config,
-    read_trinity_config,
-    trinity_fragment,
-)
+
+if TYPE_CHECKING:
+    from solver.trinity import TrinityConfig
 
 NO_PLAN = 1
 BAD_INPUT = 2
@@ -150,6 +145,8 @@ def _check_trinity_flags(args: argparse.Namespace) -> None:
 
 
 def _read_config(path: Path) -> tuple[str, TrinityConfig]:
+    from solver.trinity import ConfigError, read_trinity_config
+
     text = read_user_file(path)
     try:
         return text, read_trinity_config(text, str(path), os.environ)
@@ -198,16 +195,7 @@ def run_planner(args: argparse.Namespace) -> int:
         from solver.explain import explain
 
         answers = tuple(answer.model_copy(update={"explanation": explain(catalog, query, answer)}) for answer in answers)
-    model = catalog.model(query.model)
-    fragments = [_fragment(a.plans[0], model, args.rollout_gpus, a.gpu) for a in answers if a.plans]
-    best = answers[0].plans[0] if answers[0].plans else None
-    if args.out and best is not None:
-        write_atomically(args.out, fragments[0])
-    if args.write and best is not None:
-        patched = patch_trinity_config(config_text, best, model, name=str(args.from_config))
-        for problem in check_trinity_config(yaml.safe_load(patched), model, best.gpus, environ=os.environ):
-            print(f"solve: warning: {args.write}: {problem}", file=sys.stderr)
-        write_atomically(args.write, patched)
+    fragments = _write_trinity(args, answers, catalog.model(query.model), config_text)
     if args.emit:
         sys.stdout.write("---\n".join(fragments))
     elif args.json:
@@ -217,13 +205,34 @@ def run_planner(args: argparse.Namespace) -> int:
     return 0 if all(answer.plans for answer in answers) else NO_PLAN
 
 
-def _fragment(plan: Plan, model: Model, rollout_gpus: Optional[int], gpu: str) -> str:
-    """The Trinity fragment for `plan`, checked against Trinity's own rules before anyone sees it."""
-    fragment = trinity_fragment(plan, model, rollout_gpus, gpu=gpu)
-    problems = check_trinity_config(yaml.safe_load(fragment), model, plan.gpus)
-    if problems:
-        raise RuntimeError(f"the Trinity config made for {plan.setting.label} breaks Trinity's rules: {problems}")
-    return fragment
+def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], model: Model, config_text: str) -> list[str]:
+    """The Trinity fragments of the best plans (for --emit), after writing --out and --write if asked.
+
+    Every fragment is checked against Trinity's own rules before anyone sees it; a patched user config
+    that still breaks them (a hand-set token limit, say) is written with a warning on stderr.
+    """
+    if not (args.emit or args.out or args.write):
+        return []
+    from solver.trinity import check_trinity_config, patch_trinity_config, trinity_fragment
+
+    fragments = []
+    for answer in answers:
+        if answer.plans:
+            first = answer.plans[0]
+            fragment = trinity_fragment(first, model, args.rollout_gpus, gpu=answer.gpu)
+            problems = check_trinity_config(yaml.safe_load(fragment), model, first.gpus)
+            if problems:
+                raise RuntimeError(f"the Trinity config made for {first.setting.label} breaks Trinity's rules: {problems}")
+            fragments.append(fragment)
+    best = answers[0].plans[0] if answers[0].plans else None
+    if args.out and best is not None:
+        write_atomically(args.out, fragments[0])
+    if args.write and best is not None:
+        patched = patch_trinity_config(config_text, best, model, name=str(args.from_config))
+        for problem in check_trinity_config(yaml.safe_load(patched), model, best.gpus, environ=os.environ):
+            print(f"solve: warning: {args.write}: {problem}", file=sys.stderr)
+        write_atomically(args.write, patched)
+    return fragments
 
 
 def _current(catalog: Catalog, query: Query, gpu: str, config: TrinityConfig, path: Path) -> Optional[CurrentSettings]:

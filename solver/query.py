@@ -13,6 +13,9 @@ Objective = Literal["cheapest", "max_len", "min_gpus"]
 Status = Literal["optimal", "feasible", "infeasible", "unknown"]
 Evidence = Literal["documented", "inferred"]
 
+ENV_EXPORT = "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
+"""The shell line that turns Env on; it must run before Ray starts."""
+
 MAX_TOP = 100
 """The most ranked plans one query may ask for."""
 

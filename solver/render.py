@@ -11,9 +11,8 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from solver.query import Answer, CurrentSettings, Plan, Query, Reason
+from solver.query import ENV_EXPORT, Answer, CurrentSettings, Plan, Query, Reason
 from solver.tables import ESCALATION_ORDER, NO_SETTING, Catalog, Cell, Setting
-from solver.trinity import ENV_EXPORT
 
 SHADES = (
     "black on #e8f5e9",

@@ -32,11 +32,8 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import CommentMark, YAMLError
 from ruamel.yaml.tokens import CommentToken
 
-from solver.query import Plan, sp_rule_violation
+from solver.query import ENV_EXPORT, Plan, sp_rule_violation
 from solver.tables import Model
-
-ENV_EXPORT = "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
-"""The shell line that turns Env on; it must run before Ray starts."""
 
 OFFLOAD_FLAGS = ("param_offload", "optimizer_offload", "offload_policy")
 ROLES = ("actor", "ref")
