@@ -201,7 +201,11 @@ def run_planner(args: argparse.Namespace) -> int:
     elif args.json:
         sys.stdout.write(answers_json(answers) + "\n")
     else:
-        _console().print(answers_view(answers, query, catalog))
+        console = _console()
+        console.print(answers_view(answers, query, catalog))
+        for written in (args.out, args.write):
+            if written is not None and answers[0].plans:
+                console.print(f"wrote {written}")
     return 0 if all(answer.plans for answer in answers) else NO_PLAN
 
 

@@ -107,12 +107,13 @@ def answers_json(answers: Iterable[Answer]) -> str:
 
 
 def _goal(query: Query) -> str:
-    within = f"on exactly {query.budget_gpus}" if query.exact else f"within {query.budget_gpus}"
+    gpus = _count(query.budget_gpus, "GPU")
+    within = f"on exactly {gpus}" if query.exact else f"within {gpus}"
     if query.objective == "max_len":
-        return f"longest context {within} GPUs"
+        return f"longest context {within}"
     if query.objective == "min_gpus":
         return f"fewest GPUs for {query.max_model_len} tokens (budget {query.budget_gpus})"
-    return f"cheapest plan for {query.max_model_len} tokens {within} GPUs"
+    return f"cheapest plan for {query.max_model_len} tokens {within}"
 
 
 def apply_lines(plan: Plan, native_context: int) -> list[str]:

@@ -26,7 +26,9 @@ def test_the_docs_show_commands():
 
 
 @pytest.mark.parametrize(("page", "command", "shown"), shown_commands())
-def test_shown_output_is_what_the_command_prints(cli, page: str, command: str, shown: str):
+def test_shown_output_is_what_the_command_prints(cli, monkeypatch, page: str, command: str, shown: str):
+    monkeypatch.chdir(ROOT)  # paths in the docs are relative to the repository
+    monkeypatch.delenv("PYTORCH_CUDA_ALLOC_CONF", raising=False)  # Env is read from the environment
     _, out, err = cli(*shlex.split(command)[2:])
     printed = "\n".join(line.rstrip() for line in (out + err).splitlines())
     assert printed.strip() == shown.strip(), f"{page}: `{command}` prints something else now"
