@@ -20,7 +20,17 @@ from rich.console import Console
 from solver import __version__
 from solver.query import MAX_TOP, Answer, CurrentSettings, Objective, Query, make_query
 from solver.render import answers_json, answers_view, cells_json, tables_view
-from solver.tables import Catalog, Model, QueryError, Setting, TableError, load_catalog, load_weights, read_user_file
+from solver.tables import (
+    Catalog,
+    Model,
+    QueryError,
+    Setting,
+    TableError,
+    load_catalog,
+    load_fleet,
+    load_weights,
+    read_user_file,
+)
 
 if TYPE_CHECKING:
     from solver.trinity import TrinityConfig
@@ -71,7 +81,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="solve",
         description="Plan trainer GPUs for Trinity-RFT: Env, FSDP2 Offload and Ulysses SP, from the "
         "documented feasibility tables, solved with OR-Tools CP-SAT.",
-        epilog="Other command: solve tables --help (the documented tables). "
+        epilog="Other commands: solve tables --help (the documented tables), solve cluster --help (many jobs "
+        "on a fleet). "
         "Exit status: 0 every answer has a plan, 1 some answer has none, 2 bad input.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
@@ -121,6 +132,71 @@ def build_tables_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", metavar="M", help="only this model's column (Qwen3-4B, 4B, qwen3-4b)")
     parser.add_argument("--json", action="store_true", help="print a JSON array of cells")
     return parser
+
+
+def build_cluster_parser() -> argparse.ArgumentParser:
+    """The argument parser for ``solve cluster``."""
+    parser = _Parser(
+        prog="solve cluster",
+        description="Place many Trinity jobs on a fleet of GPU node pools: which fit, where, with which plans.",
+        epilog="Exit status: 0 every job placed, 1 some job unplaced (or no placement), 2 bad input.",
+    )
+    parser.add_argument("file", metavar="FILE.yaml", type=Path, help="pools and jobs (see docs/cluster.md)")
+    parser.add_argument("--minimize", choices=["nodes"], help="place every job, on the fewest nodes")
+    parser.add_argument("--time-limit", metavar="S", type=positive_seconds, default=10.0,
+                        help="seconds for the whole solve (default 10)")
+    parser.add_argument("--workers", metavar="W", type=positive_int, default=1, help="CP-SAT search workers (default 1)")
+    parser.add_argument("--weights", metavar="FILE", type=Path, help="cost weights YAML (offload, sp, env)")
+    parser.add_argument("--json", action="store_true", help="print the placement as JSON")
+    parser.add_argument("--emit-dir", metavar="DIR", type=Path, help="write each placed job's Trinity config to DIR")
+    return parser
+
+
+def run_cluster(args: argparse.Namespace) -> int:
+    """``solve cluster``: place the jobs of a cluster file on its pools."""
+    from solver.cluster import place
+    from solver.render import cluster_json, cluster_view
+
+    catalog = load_catalog()
+    fleet = load_fleet(args.file, catalog)
+    weights = load_weights(args.weights) if args.weights else None
+    if args.emit_dir is not None and not args.emit_dir.is_dir():
+        raise QueryError(f"{args.emit_dir}: not a folder (--emit-dir writes one config per placed job into it)")
+    progress = _ProgressLine()
+    result = place(fleet, catalog, minimize=args.minimize, weights=weights, time_limit_s=args.time_limit,
+                   workers=args.workers, progress=progress)
+    progress.close()
+    if args.emit_dir is not None:
+        from solver.trinity import trinity_fragment
+
+        for placement in result.placements:
+            model = catalog.model(next(job.model for job in fleet.jobs if job.name == placement.job))
+            rollout = placement.rollout_gpus or None
+            fragment = trinity_fragment(placement.plan, model, rollout, nodes=len(placement.nodes),
+                                        gpu=next(p.gpu for p in fleet.pools if p.name == placement.pool))
+            write_atomically(args.emit_dir / f"{placement.job}.yaml", fragment)
+    if args.json:
+        sys.stdout.write(cluster_json(result) + "\n")
+    else:
+        _console().print(cluster_view(result, fleet))
+    return 0 if result.placements and not result.unplaced else NO_PLAN
+
+
+class _ProgressLine:
+    """A live line on a terminal's stderr while a solve runs longer than a second: best and bound so far."""
+
+    def __init__(self) -> None:
+        self.shown = False
+
+    def __call__(self, stage: str, best: float, bound: float, seconds: float) -> None:
+        if seconds >= 1 and sys.stderr.isatty():
+            sys.stderr.write(f"\r{stage}: best {best:g}, bound {bound:g} ({seconds:.1f} s)   ")
+            sys.stderr.flush()
+            self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            sys.stderr.write("\n")
 
 
 def run_tables(args: argparse.Namespace) -> int:
@@ -287,6 +363,8 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     if argv[:1] == ["tables"]:
         parser, handler, argv = build_tables_parser(), run_tables, argv[1:]
+    elif argv[:1] == ["cluster"]:
+        parser, handler, argv = build_cluster_parser(), run_cluster, argv[1:]
     else:
         parser, handler = build_parser(), run_planner
     args = parser.parse_args(argv)

@@ -26,7 +26,7 @@ Combination = tuple[int, int, int, int]
 """(trainer GPUs n, Env e, Offload o, SP degree s), e and o as 0/1."""
 
 GPU_RULES = ("budget", "table_rows")
-SP_RULES = ("sp_divides_gpus", "sp_divides_heads", "sp_kv_heads")
+SP_RULES = ("sp_divides_gpus", "sp_divides_heads", "sp_kv_heads", "sp_within_node")
 SETTING_RULES = ("pin_sp", "pin_env", "pin_offload", "documented_cell")
 
 
@@ -43,7 +43,8 @@ class _Prober:
         self.solver.parameters.stop_after_first_solution = True  # feasibility is all that is asked
         self.solver.parameters.max_time_in_seconds = query.time_limit_s
         self.rule_of = {literal.index: rule for rule, literal in self.guards.items()}
-        pinned = {"pin_sp": query.sp, "pin_env": query.env, "pin_offload": query.offload}
+        pinned = {"pin_sp": query.sp, "pin_env": query.env, "pin_offload": query.offload,
+                  "sp_within_node": query.node_gpus}
         self.active = {rule for rule in RULES if pinned.get(rule, True) is not None}
         if query.max_model_len is not None:
             self.active.discard("table_rows")
@@ -239,7 +240,8 @@ class _Words:
             parts.append(f"the budget ({self.within()})")
         for rule, text in (("sp_divides_gpus", "SP must divide the trainer GPUs"),
                            ("sp_divides_heads", f"SP must divide the {data.attention_heads} attention heads"),
-                           ("sp_kv_heads", f"SP and the {data.kv_heads} KV heads must divide one another")):
+                           ("sp_kv_heads", f"SP and the {data.kv_heads} KV heads must divide one another"),
+                           ("sp_within_node", f"SP must divide the {query.node_gpus} GPUs of a node")):
             if rule in rules:
                 parts.append(text)
         if any(rule.startswith("pin_") for rule in rules):
@@ -289,6 +291,9 @@ class _Words:
         if rule == "sp_kv_heads":
             return [Reason(rule=rule, detail=f"SP and the {data.kv_heads} KV heads of {data.model} must divide one "
                                              f"another: that rules out SP={sps} (on {on} GPUs)")]
+        if rule == "sp_within_node":
+            return [Reason(rule=rule, detail=f"a trainer on {self.gpus(counts[0])} spans nodes of {query.node_gpus} "
+                                             f"GPUs and each SP group must fit in one: that rules out SP={sps}")]
         if rule.startswith("pin_"):
             labels = ", ".join(dict.fromkeys(f"{_label(c)} on {c[0]}" for c in combinations))
             return [Reason(rule="pin", detail=f"{self.pins()} rules out {labels} GPUs")]

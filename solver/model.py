@@ -155,6 +155,7 @@ RULES = (
     "sp_divides_gpus",
     "sp_divides_heads",
     "sp_kv_heads",
+    "sp_within_node",
     "pin_sp",
     "pin_env",
     "pin_offload",
@@ -190,6 +191,18 @@ def add_parallelism_rules(model: cp_model.CpModel, data: PlanningData, plan: Pla
     model.add(kv_remainder == 0).only_enforce_if(sp_divides_kv)
     model.add(sp_remainder == 0).only_enforce_if(kv_divides_sp)
     _guarded(model.add_bool_or([sp_divides_kv, kv_divides_sp]), guards, "sp_kv_heads")
+
+
+def add_node_rule(model: cp_model.CpModel, query: Query, plan: PlanVariables, guards: Guards) -> None:
+    """With `node_gpus`, a trainer spanning nodes keeps each SP group inside a node: SP divides the node."""
+    if query.node_gpus is None:
+        return
+    remainder = model.new_int_var(0, query.node_gpus, "node_gpus_mod_sp")
+    model.add_modulo_equality(remainder, query.node_gpus, plan.sp)
+    spans_nodes = model.new_bool_var("trainer_spans_nodes")
+    model.add(plan.gpus > query.node_gpus).only_enforce_if(spans_nodes)
+    model.add(plan.gpus <= query.node_gpus).only_enforce_if(spans_nodes.Not())
+    _guarded(model.add(remainder == 0).only_enforce_if(spans_nodes), guards, "sp_within_node")
 
 
 def add_cell_evidence(model: cp_model.CpModel, data: PlanningData, plan: PlanVariables, guards: Guards) -> None:
@@ -256,6 +269,7 @@ def build_model(
     guards = {rule: model.new_bool_var(f"rule_{rule}") for rule in RULES} if guarded else {}
     plan = add_plan_variables(model, data, query)
     add_parallelism_rules(model, data, plan, guards)
+    add_node_rule(model, query, plan, guards)
     add_cell_evidence(model, data, plan, guards)
     add_budget(model, query, plan, guards)
     add_length(model, data, query, plan, guards)

@@ -12,6 +12,7 @@ from solver.tables import Catalog, QueryError, Setting, Weights, load_weights
 Objective = Literal["cheapest", "max_len", "min_gpus"]
 Status = Literal["optimal", "feasible", "infeasible", "unknown"]
 Evidence = Literal["documented", "inferred"]
+ClusterStatus = Literal["optimal", "feasible", "infeasible", "unknown"]
 
 ENV_EXPORT = "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
 """The shell line that turns Env on; it must run before Ray starts."""
@@ -36,6 +37,8 @@ class Query(_Frozen):
     sp: Optional[int] = Field(default=None, gt=0)
     env: Optional[bool] = None
     offload: Optional[bool] = None
+    node_gpus: Optional[int] = Field(default=None, gt=0, description="GPUs per node: a trainer spanning nodes "
+                                     "keeps each SP group inside one node")
     top: int = Field(default=1, gt=0, le=MAX_TOP)
     weights: Weights
     time_limit_s: float = Field(default=10.0, gt=0)
@@ -191,3 +194,39 @@ def sp_rule_violation(attention_heads: int, kv_heads: int, sp: int) -> Optional[
     if kv_heads % sp and sp % kv_heads:
         return f"SP={sp} and its {kv_heads} KV heads do not divide one another"
     return None
+
+
+class Placement(_Frozen):
+    """Where a job runs: its pool, node indexes within the pool, GPUs, and the planner's plan."""
+
+    job: str
+    pool: str
+    nodes: tuple[int, ...]
+    trainer_gpus: int
+    rollout_gpus: int
+    plan: Plan
+
+
+class Unplaced(_Frozen):
+    """A job left out, and why."""
+
+    job: str
+    reason: str
+
+
+class ClusterResult(_Frozen):
+    """The placement of a fleet's jobs: status, the first objective and its proven bound, and the jobs."""
+
+    status: ClusterStatus
+    objective: Optional[int] = Field(description="placed priority, or nodes used with minimize='nodes'")
+    bound: Optional[int] = Field(description="CP-SAT's proven bound on that objective")
+    placements: tuple[Placement, ...]
+    unplaced: tuple[Unplaced, ...]
+    wall_time_s: float = Field(default=0.0, exclude=True)
+
+    @property
+    def gap(self) -> Optional[float]:
+        """How far the objective may be from the bound, relative to the bound (0 when proven)."""
+        if self.objective is None or self.bound is None or self.bound == 0:
+            return None
+        return abs(self.bound - self.objective) / abs(self.bound)

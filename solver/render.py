@@ -11,8 +11,8 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from solver.query import ENV_EXPORT, Answer, CurrentSettings, Plan, Query, Reason
-from solver.tables import ESCALATION_ORDER, NO_SETTING, Catalog, Cell, Setting
+from solver.query import ENV_EXPORT, Answer, ClusterResult, CurrentSettings, Plan, Query, Reason
+from solver.tables import ESCALATION_ORDER, NO_SETTING, Catalog, Cell, Fleet, Setting
 
 SHADES = (
     "black on #e8f5e9",
@@ -223,4 +223,50 @@ def answers_view(answers: Iterable[Answer], query: Query, catalog: Catalog) -> G
         if answer.explanation:
             renderables.append(_explanation(answer.explanation))
         renderables.append(Text())
+    return Group(*renderables)
+
+
+def cluster_json(result: ClusterResult) -> str:
+    """A cluster placement as JSON: status, objective, bound, placements and unplaced jobs."""
+    return json.dumps(result.model_dump(mode="json"), indent=2)
+
+
+def cluster_view(result: ClusterResult, fleet: Fleet) -> Group:
+    """A table per pool, a row per placed job with its nodes and plan; then the unplaced jobs."""
+    renderables: list[Any] = []
+    if result.objective is not None:
+        gap = f", gap {result.gap:.1%}" if result.gap else ""
+        renderables.append(Text(f"status: {result.status} (objective {result.objective}, bound {result.bound}{gap})",
+                                style="bold"))
+    else:
+        renderables.append(Text(f"status: {result.status}", style="bold red"))
+    for pool in fleet.pools:
+        here = [p for p in result.placements if p.pool == pool.name]
+        used: dict[int, int] = {}
+        for placement in here:
+            for node in placement.nodes:
+                share = (placement.trainer_gpus + placement.rollout_gpus) // len(placement.nodes)
+                used[node] = used.get(node, 0) + share
+        view = Table(
+            title=f"pool {pool.name}: {pool.nodes} x {pool.gpus_per_node} {pool.gpu}; "
+                  f"{_count(len(used), 'node')} and {sum(used.values())} of {pool.nodes * pool.gpus_per_node} GPUs used",
+            title_justify="left",
+        )
+        for header in ("nodes", "job", "trainer", "rollout", "plan", "max_model_len", "cost", "evidence"):
+            view.add_column(header, no_wrap=True, justify="right" if header in ("trainer", "rollout", "max_model_len")
+                            else "left")
+        for placement in sorted(here, key=lambda p: (p.nodes, p.job)):
+            plan = placement.plan
+            nodes = ", ".join(map(str, placement.nodes))
+            view.add_row(nodes, placement.job, str(placement.trainer_gpus), str(placement.rollout_gpus),
+                         Text(plan.setting.label, style=setting_style(plan.setting)), str(plan.max_model_len),
+                         f"{plan.cost:.4g}", plan.evidence)
+        renderables.append(view)
+    if result.unplaced:
+        unplaced = Table(title="unplaced jobs", title_justify="left")
+        unplaced.add_column("job", no_wrap=True)
+        unplaced.add_column("reason")
+        for job in result.unplaced:
+            unplaced.add_row(job.job, job.reason)
+        renderables.append(unplaced)
     return Group(*renderables)

@@ -11,7 +11,7 @@ import re
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import Annotated, Any, Optional, Union
 
 import yaml
 from annotated_types import Ge, Gt, MinLen
@@ -21,6 +21,7 @@ from pydantic import (
     ConfigDict,
     Field,
     Strict,
+    StringConstraints,
     ValidationError,
     ValidationInfo,
     field_validator,
@@ -253,6 +254,52 @@ class Weights(_Frozen):
     env: Weight
 
 
+class AtLeast(_Frozen):
+    """A length the solver may raise: at least this many tokens, longer when a plan allows."""
+
+    at_least: Count
+
+
+class Pool(_Frozen):
+    """A pool of identical nodes in the fleet."""
+
+    name: Text
+    gpu: Text
+    nodes: Count
+    gpus_per_node: Count
+
+
+class Job(_Frozen):
+    """One Trinity training job to place: its model, length, rollout GPUs and weight."""
+
+    name: Annotated[str, Strict(), StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")] = Field(
+        description="letters, digits, '.', '_' and '-' (it names the job's config file)")
+    model: Text
+    max_model_len: Union[Count, AtLeast]
+    rollout_gpus: Annotated[int, Strict(), Ge(0)] = 0
+    priority: Count = 1
+    pool: Optional[Text] = None
+
+
+class Fleet(_Frozen):
+    """A cluster file: the pools of nodes and the jobs to place on them (names resolved on load)."""
+
+    pools: tuple[Pool, ...] = Field(min_length=1)
+    jobs: tuple[Job, ...] = Field(min_length=1)
+
+    @model_validator(mode="after")
+    def _check_names(self) -> Fleet:
+        for kind, names in (("pool", [p.name for p in self.pools]), ("job", [j.name for j in self.jobs])):
+            repeated = next((name for name in names if names.count(name) > 1), None)
+            if repeated is not None:
+                raise ValueError(f"two {kind}s are named {repeated!r}")
+        pools = [pool.name for pool in self.pools]
+        for job in self.jobs:
+            if job.pool is not None and job.pool not in pools:
+                raise ValueError(f"job {job.name}: pool: no pool named {job.pool!r} (pools: {', '.join(pools)})")
+        return self
+
+
 class Cell(_Frozen):
     """One documented cell, flattened: which GPU type, count, model and length, and its setting."""
 
@@ -360,24 +407,31 @@ def _read_yaml(path: Path) -> Any:
         raise TableError(f"{path}: {at}malformed YAML: {problem}") from None
 
 
+_ITEM_LABELS = {
+    "tables": ("table gpus={}", "gpus"),
+    "rows": ("row max_model_len={}", "max_model_len"),
+    "models": ("model {}", "name"),
+    "pools": ("pool {}", "name"),
+    "jobs": ("job {}", "name"),
+}
+"""How to name an item of each list in an error: by the field that identifies it."""
+
+
 def _describe_location(raw: Any, location: tuple[Any, ...]) -> str:
     """Turn a pydantic error location into words: ``table gpus=4, row max_model_len=8192, cells``."""
     words = []
     node = raw
+    container = ""
     for key in location:
         if isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node):
             node = node[key]
-            if isinstance(node, dict) and "rows" in node:
-                words.append(f"table gpus={node.get('gpus')}")
-            elif isinstance(node, dict) and "max_model_len" in node:
-                words.append(f"row max_model_len={node.get('max_model_len')}")
-            elif isinstance(node, dict) and "name" in node:
-                words.append(f"model {node.get('name')}")
-            else:
-                words.append(f"item {key + 1}")
+            label, field = _ITEM_LABELS.get(container, ("item {}", ""))
+            identity = node.get(field) if isinstance(node, dict) else None
+            words.append(label.format(identity) if identity is not None else f"{container or 'item'} item {key + 1}")
         elif isinstance(node, dict) and key in node:
             node = node[key]
-            if key not in ("tables", "rows", "models"):
+            container = str(key)
+            if key not in _ITEM_LABELS:
                 words.append(str(key))
         else:
             words.append(str(key))
@@ -385,9 +439,24 @@ def _describe_location(raw: Any, location: tuple[Any, ...]) -> str:
     return ", ".join(words)
 
 
+def _data_location(raw: Any, location: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The part of a pydantic location that walks the data (without union-member tags such as
+    ``constrained-int`` or ``AtLeast`` that pydantic adds for a field of several types)."""
+    walked, node = [], raw
+    for key in location:
+        if isinstance(node, dict) and key in node or isinstance(node, list) and isinstance(key, int):
+            node = node[key] if isinstance(node, dict) or 0 <= key < len(node) else None
+            walked.append(key)
+        elif isinstance(node, (dict, list)):
+            walked.append(key)  # a missing or unknown field
+            node = None
+    return tuple(walked)
+
+
 def _validation_message(path: Path, raw: Any, error: ValidationError) -> str:
-    first = error.errors()[0]
-    location = tuple(first["loc"])
+    errors = error.errors()
+    first = errors[0]
+    location = _data_location(raw, tuple(first["loc"]))
     if first["type"] == "extra_forbidden":
         location, problem = location[:-1], f"unknown field {location[-1]!r}"
     elif first["type"] == "missing":
@@ -397,7 +466,7 @@ def _validation_message(path: Path, raw: Any, error: ValidationError) -> str:
         if first["type"] not in ("value_error", "assertion_error") and "input" in first:
             problem += f", got {first['input']!r}"
     where = _describe_location(raw, location)
-    more = error.error_count() - 1
+    more = len({_data_location(raw, tuple(e["loc"])) for e in errors}) - 1
     extra = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
     return f"{path}: {where + ': ' if where else ''}{problem}{extra}"
 
@@ -441,6 +510,33 @@ def load_catalog(directory: Optional[Path] = None) -> Catalog:
     if duplicate is not None:
         raise TableError(f"{directory / 'feasibility'}: the name {duplicate!r} is given to two GPU types")
     return Catalog(models=models, gpu_types=gpu_types)
+
+
+def load_fleet(path: Path, catalog: Catalog) -> Fleet:
+    """Load and check a cluster file; GPU and model names come back canonical (``a100`` -> ``A100-80GB``).
+
+    Raises `TableError`, one line naming the file, the pool or job, and the field.
+    """
+    fleet = _validate(Fleet, path)
+    try:
+        pools = tuple(pool.model_copy(update={"gpu": catalog.gpu(pool.gpu).name}) for pool in fleet.pools)
+    except QueryError as error:
+        raise TableError(f"{path}: pool {_failing(fleet.pools, catalog.gpu, 'gpu')}: gpu: {error}") from None
+    try:
+        jobs = tuple(job.model_copy(update={"model": catalog.model(job.model).name}) for job in fleet.jobs)
+    except QueryError as error:
+        raise TableError(f"{path}: job {_failing(fleet.jobs, catalog.model, 'model')}: model: {error}") from None
+    return fleet.model_copy(update={"pools": pools, "jobs": jobs})
+
+
+def _failing(items: tuple[Any, ...], resolve: Any, field: str) -> str:
+    """The name of the first item whose `field` does not resolve."""
+    for item in items:
+        try:
+            resolve(getattr(item, field))
+        except QueryError:
+            return str(item.name)
+    return "?"
 
 
 def read_user_file(path: Path) -> str:

@@ -180,30 +180,33 @@ def _header(plan: Plan, model: Model, rollout_gpus: Optional[int], gpu: Optional
 
 
 def trinity_fragment(
-    plan: Plan, model: Model, rollout_gpus: Optional[int] = None, *, gpu: Optional[str] = None
+    plan: Plan, model: Model, rollout_gpus: Optional[int] = None, *, gpu: Optional[str] = None, nodes: int = 1
 ) -> str:
     """A Trinity YAML fragment (nested mappings, with comments) that applies `plan` to `model`.
 
     It sets ``model.max_model_len``, ``model.rope_scaling`` (YaRN) only beyond the model's native
     context, ``trainer.ulysses_sequence_parallel_size`` and ``trainer.max_token_len_per_gpu``, and with
     Offload the FSDP2 offload keys and ``trainer.save_hf_checkpoint: never``. Env is a comment block at
-    the top (an environment variable, not a key). With `rollout_gpus` R (at least 1) it adds a one-node
-    ``cluster`` (``gpu_per_node`` = trainer GPUs + R) and ``explorer.rollout_model`` with R engines of
+    the top (an environment variable, not a key). With `rollout_gpus` R (at least 1) it adds a
+    ``cluster`` of `nodes` nodes (default one) sharing the trainer's GPUs and R equally
+    (``gpu_per_node`` = (trainer GPUs + R) / nodes), and ``explorer.rollout_model`` with R engines of
     tensor-parallel size 1. `gpu` (e.g. ``A100-80GB``) only names the GPU type in the header comment.
     The output depends only on the arguments: the same input gives the same bytes.
     """
     if rollout_gpus is not None and rollout_gpus < 1:
         raise ValueError(f"rollout_gpus must be at least 1 (or None for no cluster section), got {rollout_gpus}")
+    if rollout_gpus is not None and (plan.gpus + rollout_gpus) % nodes:
+        raise ValueError(f"{plan.gpus} trainer + {rollout_gpus} rollout GPUs do not split into {nodes} whole nodes")
     keys = _plan_keys(plan, model)
     model_keys = [k for k in keys if k.path[0] == "model"]
     trainer_keys = [k for k in keys if k.path[0] == "trainer"]
     cluster_keys: list[_Key] = []
     if rollout_gpus is not None:
         cluster_keys = [
-            _Key(path=("cluster", "node_num"), value=1),
+            _Key(path=("cluster", "node_num"), value=nodes),
             _Key(
                 path=("cluster", "gpu_per_node"),
-                value=plan.gpus + rollout_gpus,
+                value=(plan.gpus + rollout_gpus) // nodes,
                 comment=f"{plan.gpus} trainer + {rollout_gpus} rollout",
             ),
             _Key(path=("explorer", "rollout_model", "engine_num"), value=rollout_gpus, comment="one GPU each"),

@@ -1,0 +1,389 @@
+"""Cluster capacity planning: which Trinity jobs fit on a fleet, where, and with which plans.
+
+Each job's ways to run come from the planner (CP-SAT decides the cheapest plan for every pool and
+trainer GPU count, or the longest length for jobs that may run longer). A second CP-SAT model then
+chooses one way, or none, per job. Nodes in a pool are identical, so that model does not name nodes: it
+counts how many nodes of each pool are filled with each *pattern* (a multiset of job sizes that fits a
+node, among the sizes the jobs can have), and a job that needs more than one node takes whole nodes.
+The chosen patterns are then filled in node order to give each job its node indexes.
+
+Objectives, one after the other (each stage keeps the value the stage before it reached): the total
+priority of placed jobs (or, with ``minimize="nodes"``, every job placed on the fewest nodes), then the
+longer contexts of jobs that asked for ``at_least`` a length, then the least total step-time cost.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections import Counter, defaultdict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Literal, Optional
+
+from ortools.sat.python import cp_model
+
+from solver.query import ClusterResult, ClusterStatus, Placement, Plan, Unplaced, make_query
+from solver.solve import answer_for
+from solver.tables import AtLeast, Catalog, Fleet, Weights, load_weights
+
+Progress = Callable[[str, float, float, float], None]
+"""Called with (stage, best objective, best bound, seconds) whenever CP-SAT finds a better placement."""
+
+COST_SCALE = 10_000
+"""Costs enter the model as whole numbers: the step-time cost times this."""
+
+STAGES = {"priority": "placed priority", "nodes": "nodes used", "length": "longer contexts", "cost": "step-time cost"}
+
+
+@dataclass(frozen=True)
+class Option:
+    """One way to run a job: a pool, a plan, and the room it takes there."""
+
+    job: int
+    pool: int
+    plan: Plan
+    size: int
+    """GPUs on one node (trainer + rollout), or 0 when the job takes whole nodes."""
+    whole_nodes: int
+    """Nodes the job takes whole (0 when it sits on one node)."""
+    rollout_gpus: int
+    gain: int
+    """For an ``at_least`` job: how much longer than asked, in units of 1024 tokens."""
+    cost: int
+    """The plan's step-time cost times `COST_SCALE`."""
+
+
+def layout(trainer_gpus: int, rollout_gpus: int, node_gpus: int) -> Optional[tuple[int, int, int]]:
+    """(GPUs on one node, whole nodes, rollout GPUs) for a job, or None when no layout exists.
+
+    A job whose trainer and rollout GPUs fit in one node stays in one node; a larger job takes whole
+    nodes, with its trainer on whole nodes (Trinity's rule) and its rollout on the nodes after them.
+    """
+    if trainer_gpus + rollout_gpus <= node_gpus:
+        return trainer_gpus + rollout_gpus, 0, rollout_gpus
+    if trainer_gpus % node_gpus:
+        return None
+    nodes = trainer_gpus // node_gpus + math.ceil(rollout_gpus / node_gpus)
+    return 0, nodes, nodes * node_gpus - trainer_gpus
+
+
+class _Planner:
+    """The planner's best plan for one job shape, asked once per shape."""
+
+    def __init__(self, catalog: Catalog, weights: Weights) -> None:
+        self.catalog = catalog
+        self.weights = weights
+        self.cache: dict[tuple[object, ...], Optional[Plan]] = {}
+
+    def best(self, gpu: str, model: str, gpus: int, length: Optional[int], node_gpus: Optional[int]) -> Optional[Plan]:
+        """Cheapest plan on exactly `gpus` GPUs at `length`, or (None) the longest length there."""
+        key = (gpu, model, gpus, length, node_gpus)
+        if key not in self.cache:
+            query = make_query(self.catalog, model=model, gpu=gpu, budget_gpus=gpus, exact=True,
+                               objective="cheapest" if length else "max_len", max_model_len=length,
+                               weights=self.weights)
+            query = query.model_copy(update={"node_gpus": node_gpus})
+            answer = answer_for(self.catalog, query, gpu)
+            self.cache[key] = answer.plans[0] if answer.plans else None
+        return self.cache[key]
+
+
+def job_options(planner: _Planner, fleet: Fleet, index: int) -> list[Option]:
+    """Every way to run job `index`: per allowed pool and documented trainer GPU count, the planner's
+    plan (the longest one for an ``at_least`` job) with a layout that fits the pool's nodes."""
+    job = fleet.jobs[index]
+    options = []
+    for pool_index, pool in enumerate(fleet.pools):
+        if job.pool not in (None, pool.name):
+            continue
+        counts = [t.gpus for t in planner.catalog.gpu(pool.gpu).tables if job.model in t.models]
+        for gpus in counts:
+            room = layout(gpus, job.rollout_gpus, pool.gpus_per_node)
+            if room is None:
+                continue
+            asked = job.max_model_len
+            length = None if isinstance(asked, AtLeast) else asked
+            spans = pool.gpus_per_node if gpus > pool.gpus_per_node else None
+            plan = planner.best(pool.gpu, job.model, gpus, length, spans)
+            if plan is None or (isinstance(asked, AtLeast) and plan.max_model_len < asked.at_least):
+                continue
+            gain = (plan.max_model_len - asked.at_least) // 1024 if isinstance(asked, AtLeast) else 0
+            options.append(Option(job=index, pool=pool_index, plan=plan, size=room[0], whole_nodes=room[1],
+                                  rollout_gpus=room[2], gain=gain, cost=round(plan.cost * COST_SCALE)))
+    return options
+
+
+def patterns(sizes: set[int], node_gpus: int) -> list[tuple[int, ...]]:
+    """The maximal ways to fill one node with jobs of these sizes: multisets (sorted, largest first) whose
+    sum fits the node and to which no size can be added. Any packing of a node fits inside one of them."""
+    ordered = sorted(sizes, reverse=True)
+    found: list[tuple[int, ...]] = []
+
+    def extend(prefix: tuple[int, ...], start: int, free: int) -> None:
+        grew = False
+        for position in range(start, len(ordered)):
+            if ordered[position] <= free:
+                grew = True
+                extend((*prefix, ordered[position]), position, free - ordered[position])
+        if not grew and prefix and all(size > free for size in ordered):
+            found.append(prefix)
+
+    extend((), 0, node_gpus)
+    return found
+
+
+@dataclass
+class _Model:
+    """The placement model: a literal per option, and node-pattern counts per pool."""
+
+    model: cp_model.CpModel
+    chosen: list[cp_model.IntVar]
+    pattern_counts: dict[tuple[int, tuple[int, ...]], cp_model.IntVar]
+
+
+def build_placement_model(fleet: Fleet, options: list[Option], every_job: bool) -> _Model:
+    """Choose at most one option per job (exactly one with `every_job`) so that every pool has room."""
+    model = cp_model.CpModel()
+    model.name = "place jobs"
+    chosen = [model.new_bool_var(f"job{o.job}_pool{o.pool}_gpus{o.plan.gpus}") for o in options]
+    by_job: dict[int, list[cp_model.IntVar]] = defaultdict(list)
+    for option, literal in zip(options, chosen):
+        by_job[option.job].append(literal)
+    for job in range(len(fleet.jobs)):
+        literals = by_job.get(job, [])
+        if every_job:
+            model.add_exactly_one(literals)
+        else:
+            model.add_at_most_one(literals)
+    pattern_counts = {}
+    for pool_index, pool in enumerate(fleet.pools):
+        here = [(o, x) for o, x in zip(options, chosen) if o.pool == pool_index]
+        sizes = {o.size for o, _ in here if o.size}
+        for pattern in patterns(sizes, pool.gpus_per_node):
+            pattern_counts[(pool_index, pattern)] = model.new_int_var(
+                0, pool.nodes, f"pool{pool_index}_nodes_filled_{'+'.join(map(str, pattern))}")
+        filled = [count for (p, _), count in pattern_counts.items() if p == pool_index]
+        whole = [o.whole_nodes * x for o, x in here if o.whole_nodes]
+        model.add(sum(filled) + sum(whole) <= pool.nodes)
+        for size in sizes:
+            slots = [pattern.count(size) * count for (p, pattern), count in pattern_counts.items()
+                     if p == pool_index and size in pattern]
+            model.add(sum(x for o, x in here if o.size == size) <= sum(slots))
+    return _Model(model=model, chosen=chosen, pattern_counts=pattern_counts)
+
+
+class _ProgressCallback(cp_model.CpSolverSolutionCallback):
+    def __init__(self, stage: str, report: Progress, started: float) -> None:
+        super().__init__()
+        self.stage, self.report, self.started = stage, report, started
+
+    def on_solution_callback(self) -> None:
+        self.report(self.stage, self.objective_value, self.best_objective_bound, time.monotonic() - self.started)
+
+
+def place(
+    fleet: Fleet,
+    catalog: Catalog,
+    *,
+    minimize: Optional[Literal["nodes"]] = None,
+    weights: Optional[Weights] = None,
+    time_limit_s: float = 10.0,
+    workers: int = 1,
+    seed: int = 0,
+    progress: Optional[Progress] = None,
+) -> ClusterResult:
+    """Place `fleet`'s jobs on its pools (see the module's docstring for the model and objectives)."""
+    started = time.monotonic()
+    planner = _Planner(catalog, weights if weights is not None else load_weights())
+    options = [option for index in range(len(fleet.jobs)) for option in job_options(planner, fleet, index)]
+    every_job = minimize == "nodes"
+    stuck = [index for index in range(len(fleet.jobs)) if not any(o.job == index for o in options)]
+    if every_job and stuck:
+        unplaced = tuple(Unplaced(job=fleet.jobs[i].name, reason=_why_no_option(planner, fleet, i)) for i in stuck)
+        return ClusterResult(status="infeasible", objective=None, bound=None, placements=(), unplaced=unplaced,
+                             wall_time_s=time.monotonic() - started)
+    built = build_placement_model(fleet, options, every_job)
+    model = built.model
+    nodes_used = sum(built.pattern_counts.values()) + sum(
+        o.whole_nodes * x for o, x in zip(options, built.chosen) if o.whole_nodes)
+    priority = sum(fleet.jobs[o.job].priority * x for o, x in zip(options, built.chosen))
+    gain = sum(o.gain * x for o, x in zip(options, built.chosen) if o.gain)
+    cost = sum(o.cost * x for o, x in zip(options, built.chosen))
+    first_stage = ("nodes", nodes_used, False) if every_job else ("priority", priority, True)
+    stages = [first_stage, ("length", gain, True), ("cost", cost, False)]
+    _hint(built, _greedy_choice(fleet, options, every_job), options, fleet)
+
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = workers
+    solver.parameters.random_seed = seed
+    deadline = started + time_limit_s
+    proven = True
+    objective = bound = None
+    for position, (name, expression, maximise) in enumerate(stages):
+        left = deadline - time.monotonic()
+        share = left * (0.6 if position == 0 else 0.5 if position == 1 else 1.0)
+        solver.parameters.max_time_in_seconds = max(share, 0.01)
+        (model.maximize if maximise else model.minimize)(expression)
+        callback = _ProgressCallback(STAGES[name], progress, started) if progress else None
+        status = solver.solve(model, callback)
+        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            if position == 0:
+                verdict: ClusterStatus = "infeasible" if status == cp_model.INFEASIBLE else "unknown"
+                return ClusterResult(status=verdict, objective=None, bound=None, placements=(),
+                                     unplaced=_all_unplaced(fleet, planner, verdict),
+                                     wall_time_s=time.monotonic() - started)
+            break  # keep the previous stage's answer (its hint is still in the model)
+        proven = proven and status == cp_model.OPTIMAL
+        values = [solver.value(x) for x in built.chosen]
+        counts = {key: solver.value(var) for key, var in built.pattern_counts.items()}
+        if position == 0:
+            objective, bound = round(solver.objective_value), round(solver.best_objective_bound)
+        reached = round(solver.objective_value)
+        model.add(expression >= reached if maximise else expression <= reached)
+        model.clear_hints()
+        for x, value in zip(built.chosen, values):
+            model.add_hint(x, value)
+        for key, var in built.pattern_counts.items():
+            model.add_hint(var, counts[key])
+    placements, unplaced = _decode(fleet, options, values, counts, planner)
+    return ClusterResult(status="optimal" if proven else "feasible", objective=objective, bound=bound,
+                         placements=placements, unplaced=unplaced, wall_time_s=time.monotonic() - started)
+
+
+def _decode(
+    fleet: Fleet, options: list[Option], values: list[int], counts: dict[tuple[int, tuple[int, ...]], int],
+    planner: _Planner,
+) -> tuple[tuple[Placement, ...], tuple[Unplaced, ...]]:
+    """Give the chosen options node indexes: whole-node jobs first, then the chosen patterns, in order."""
+    chosen = {o.job: o for o, value in zip(options, values) if value}
+    nodes: dict[int, list[int]] = {}
+    for pool_index in range(len(fleet.pools)):
+        here = sorted((o for o in chosen.values() if o.pool == pool_index), key=lambda o: o.job)
+        next_node = 0
+        for option in (o for o in here if o.whole_nodes):
+            nodes[option.job] = list(range(next_node, next_node + option.whole_nodes))
+            next_node += option.whole_nodes
+        waiting: dict[int, list[Option]] = defaultdict(list)
+        for option in (o for o in here if o.size):
+            waiting[option.size].append(option)
+        for (p, pattern), count in sorted(counts.items()):
+            if p != pool_index:
+                continue
+            for _ in range(count):
+                took = False
+                for size in pattern:
+                    if waiting[size]:
+                        nodes[waiting[size].pop(0).job] = [next_node]
+                        took = True
+                if took:
+                    next_node += 1
+    placements = tuple(
+        Placement(job=fleet.jobs[o.job].name, pool=fleet.pools[o.pool].name, nodes=tuple(nodes[o.job]),
+                  trainer_gpus=o.plan.gpus, rollout_gpus=o.rollout_gpus, plan=o.plan)
+        for o in sorted(chosen.values(), key=lambda o: o.job)
+    )
+    unplaced = tuple(
+        Unplaced(job=job.name, reason=_why_unplaced(planner, fleet, index, options))
+        for index, job in enumerate(fleet.jobs) if index not in chosen
+    )
+    return placements, unplaced
+
+
+def _why_unplaced(planner: _Planner, fleet: Fleet, index: int, options: list[Option]) -> str:
+    if any(o.job == index for o in options):
+        pools = sorted({fleet.pools[o.pool].name for o in options if o.job == index})
+        return f"no room left in {', '.join(pools)} after the jobs placed (by priority, then length, then cost)"
+    return _why_no_option(planner, fleet, index)
+
+
+def _why_no_option(planner: _Planner, fleet: Fleet, index: int) -> str:
+    """Why a job has no plan with a layout in any pool it may use."""
+    job = fleet.jobs[index]
+    reasons = []
+    for pool in fleet.pools:
+        if job.pool not in (None, pool.name):
+            continue
+        asked = job.max_model_len
+        length = asked.at_least if isinstance(asked, AtLeast) else asked
+        budget = min(pool.nodes * pool.gpus_per_node, max((t.gpus for t in planner.catalog.gpu(pool.gpu).tables),
+                                                          default=1))
+        query = make_query(planner.catalog, model=job.model, gpu=pool.gpu, max_model_len=length,
+                           budget_gpus=budget, weights=planner.weights)
+        answer = answer_for(planner.catalog, query, pool.gpu)
+        if answer.plans:
+            best = answer.plans[0]
+            reasons.append(f"{pool.name}: {best.gpus} trainer + {job.rollout_gpus} rollout GPUs do not fit its "
+                           f"nodes of {pool.gpus_per_node} GPUs")
+        else:
+            reasons.append(f"{pool.name}: {answer.reason}")
+    return "; ".join(reasons) or "no pool it may use"
+
+
+def _all_unplaced(fleet: Fleet, planner: _Planner, verdict: ClusterStatus) -> tuple[Unplaced, ...]:
+    reason = ("the jobs do not all fit the fleet together" if verdict == "infeasible"
+              else "no placement found within the time limit")
+    return tuple(Unplaced(job=job.name, reason=reason) for job in fleet.jobs)
+
+
+def _greedy_choice(fleet: Fleet, options: list[Option], every_job: bool) -> dict[int, tuple[Option, list[int]]]:
+    """Jobs by priority, each on its first option and first nodes that have room: a starting point."""
+    free = {p: [pool.gpus_per_node] * pool.nodes for p, pool in enumerate(fleet.pools)}
+    untouched = {p: [True] * pool.nodes for p, pool in enumerate(fleet.pools)}
+    choice: dict[int, tuple[Option, list[int]]] = {}
+    order = sorted(range(len(fleet.jobs)), key=lambda i: (-fleet.jobs[i].priority, i))
+    for index in order:
+        for option in sorted((o for o in options if o.job == index), key=lambda o: (o.pool, o.cost)):
+            spot = _first_fit(option, free[option.pool], untouched[option.pool])
+            if spot is not None:
+                for node in spot:
+                    free[option.pool][node] -= option.size or fleet.pools[option.pool].gpus_per_node
+                    untouched[option.pool][node] = False
+                choice[index] = (option, spot)
+                break
+    return choice
+
+
+def greedy(fleet: Fleet, catalog: Catalog, weights: Optional[Weights] = None) -> ClusterResult:
+    """The baseline: jobs by priority, each on its first plan (pool order, then cost) and first node
+    that has room. Same options and rules as `place`, no search."""
+    planner = _Planner(catalog, weights if weights is not None else load_weights())
+    options = [option for index in range(len(fleet.jobs)) for option in job_options(planner, fleet, index)]
+    choice = _greedy_choice(fleet, options, every_job=False)
+    placements = tuple(
+        Placement(job=fleet.jobs[i].name, pool=fleet.pools[o.pool].name, nodes=tuple(spot), trainer_gpus=o.plan.gpus,
+                  rollout_gpus=o.rollout_gpus, plan=o.plan)
+        for i, (o, spot) in sorted(choice.items())
+    )
+    unplaced = tuple(Unplaced(job=job.name, reason=_why_unplaced(planner, fleet, i, options))
+                     for i, job in enumerate(fleet.jobs) if i not in choice)
+    total = sum(fleet.jobs[i].priority for i in choice)
+    return ClusterResult(status="feasible", objective=total, bound=None, placements=placements, unplaced=unplaced)
+
+
+def _first_fit(option: Option, free: list[int], untouched: list[bool]) -> Optional[list[int]]:
+    if option.size:
+        return next(([node] for node, room in enumerate(free) if room >= option.size), None)
+    empty = [node for node, fresh in enumerate(untouched) if fresh]
+    return empty[: option.whole_nodes] if len(empty) >= option.whole_nodes else None
+
+
+def _hint(built: _Model, choice: dict[int, tuple[Option, list[int]]], options: list[Option], fleet: Fleet) -> None:
+    """Start the search from the greedy placement, so that CP-SAT never returns less than greedy."""
+    picked = {id(option) for option, _ in choice.values()}
+    for option, literal in zip(options, built.chosen):
+        built.model.add_hint(literal, int(id(option) in picked))
+    filled: Counter[tuple[int, tuple[int, ...]]] = Counter()
+    for pool_index, pool in enumerate(fleet.pools):
+        keys = [key for key in built.pattern_counts if key[0] == pool_index]
+        per_node: dict[int, list[int]] = defaultdict(list)
+        for option, spot in choice.values():
+            if option.pool == pool_index and option.size:
+                per_node[spot[0]].append(option.size)
+        for contents in per_node.values():
+            match = next((key for key in keys if not Counter(contents) - Counter(key[1])), None)
+            if match is not None:
+                filled[match] += 1
+    for key, var in built.pattern_counts.items():
+        built.model.add_hint(var, filled[key])
+

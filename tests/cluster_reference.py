@@ -1,0 +1,505 @@
+"""A brute-force reference of the cluster placer's semantics (`solve cluster FILE.yaml`), for tiny instances.
+
+Written from the cluster spec only, as plainly as possible: no ortools. The single-job semantics come from
+`tests/reference.py` (`enumerate_plans`, `check_plan`); this file adds pools, nodes and the objective.
+
+Instance (plain dicts, as loaded from YAML)::
+
+    {"pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 2, "gpus_per_node": 8}, ...],
+     "jobs": [{"name": "math-4b", "model": "Qwen3-4B", "max_model_len": 32768 | {"at_least": 32768},
+               "rollout_gpus": 2, "priority": 3, "pool": "a100"}, ...]}
+
+`priority` defaults to 1, `pool` to any pool, `rollout_gpus` to 0. GPU and model names may be aliases.
+
+Rules, with g = the pool's gpus_per_node, r = the job's rollout_gpus, n = trainer GPUs:
+
+- a job is placed at most once, in one pool (its `pool` if given), with a plan that
+  `enumerate_plans(catalog, gpu=..., model=..., objective="cheapest", budget_gpus=n, exact=True,
+  max_model_len=L)` allows, n over the documented GPU counts of the pool's GPU type;
+- length: exactly L for `max_model_len: L`; for `{at_least: A}` any L in {A} + {row lengths > A of the GPU
+  type's tables (all of them, whatever their GPU count)} for which a plan exists;
+- SP within a node: when n > g the plan's SP degree divides g;
+- layout: n + r <= g: one node, n + r of its GPUs; otherwise n % g == 0 is needed and the job takes
+  k = n/g + ceil(r/g) WHOLE nodes (nobody else on them), rollout gets k*g - n GPUs; otherwise not allowed;
+- each node holds at most g GPUs of one-node jobs, and a node taken whole holds nothing else.
+
+Objective (lexicographic): max total priority of placed jobs, then max total gain of placed `at_least`
+jobs (gain = (L - A) // 1024), then min total cost (each job's round(plan["cost"] * 10000)); the value is
+the triple (total_priority, total_gain, total_cost). With minimize_nodes every job must be placed (else
+None) and the value is (nodes_used, total_gain, total_cost): fewest nodes used (a node is used when
+anything is on it), then max gain, then min cost.
+
+The search. For each job and allowed pool, every (n, L) with a plan is listed with its cheapest plan among
+those that pass the SP-within-node rule (the layout depends on n only, so nothing cheaper can be lost). Each
+such candidate has a *footprint*: ("one", n + r) or ("whole", k). Once every job's pool, footprint and
+nodes are fixed, whether the placement fits and how many nodes it uses no longer depend on the rest of
+the choice, and each job's (gain, cost) is added independently; so for a fixed footprint the job's best
+candidate (max gain, then min cost) is always at least as good as any other, and only it is kept. Then
+every combination of (unplaced | pool + footprint + node(s)) per job is tried, depth first, dropping a
+partial placement only once it already overfills a node (it can only get worse).
+`best_value_naive` skips the footprint step (it tries every (n, L) candidate) as a check of that step.
+"""
+
+from __future__ import annotations
+
+import copy
+import functools
+import itertools
+import math
+from typing import Any, Optional
+
+from reference import check_plan, enumerate_plans
+
+from solver.tables import Catalog
+
+ONE = "one"
+WHOLE = "whole"
+
+
+# --- reading an instance -----------------------------------------------------------------------------------
+
+
+def _pools(instance: dict) -> dict[str, dict]:
+    pools = {}
+    for pool in instance["pools"]:
+        if pool["name"] in pools:
+            raise ValueError(f"pool {pool['name']!r} is named twice")
+        pools[pool["name"]] = pool
+    return pools
+
+
+def _jobs(instance: dict) -> list[dict]:
+    names = [job["name"] for job in instance["jobs"]]
+    if len(set(names)) != len(names):
+        raise ValueError(f"a job name is used twice: {names}")
+    return list(instance["jobs"])
+
+
+def _priority(job: dict) -> int:
+    return job.get("priority", 1)
+
+
+def _rollout(job: dict) -> int:
+    return job.get("rollout_gpus", 0)
+
+
+def _length_request(job: dict) -> tuple[int, bool]:
+    """(L or A, is_at_least)."""
+    spec = job["max_model_len"]
+    if isinstance(spec, dict):
+        if set(spec) != {"at_least"}:
+            raise ValueError(f"job {job['name']!r}: max_model_len mapping must be {{at_least: N}}, got {spec!r}")
+        return spec["at_least"], True
+    return spec, False
+
+
+def _gain(job: dict, length: int) -> int:
+    wanted, at_least = _length_request(job)
+    return (length - wanted) // 1024 if at_least else 0
+
+
+def _cost_int(plan: dict) -> int:
+    return round(plan["cost"] * 10000)
+
+
+def _allowed_pools(instance: dict, job: dict) -> list[dict]:
+    pools = _pools(instance)
+    if "pool" in job and job["pool"] is not None:
+        if job["pool"] not in pools:
+            raise ValueError(f"job {job['name']!r} names unknown pool {job['pool']!r} (pools: {sorted(pools)})")
+        return [pools[job["pool"]]]
+    return list(instance["pools"])
+
+
+def _candidate_lengths(catalog: Catalog, gpu: str, job: dict) -> list[int]:
+    wanted, at_least = _length_request(job)
+    if not at_least:
+        return [wanted]
+    rows = {row.max_model_len for table in catalog.gpu(gpu).tables for row in table.rows}
+    return sorted({wanted} | {length for length in rows if length > wanted})
+
+
+def _documented_counts(catalog: Catalog, gpu: str) -> list[int]:
+    return sorted({table.gpus for table in catalog.gpu(gpu).tables})
+
+
+def layout(n: int, rollout: int, gpus_per_node: int) -> Optional[tuple[str, int]]:
+    """("one", GPUs used on the node) or ("whole", nodes taken), or None when the layout is not allowed."""
+    g = gpus_per_node
+    if n + rollout <= g:
+        return (ONE, n + rollout)
+    if n % g == 0:
+        return (WHOLE, n // g + math.ceil(rollout / g))
+    return None
+
+
+def sp_fits_nodes(n: int, sp: int, gpus_per_node: int) -> bool:
+    """SP within a node: when the trainer spans nodes (n > g), SP divides g."""
+    return n <= gpus_per_node or gpus_per_node % sp == 0
+
+
+# --- candidates ----------------------------------------------------------------------------------------------
+
+
+@functools.lru_cache(maxsize=None)
+def _plans_cached(catalog: Catalog, gpu: str, model: str, n: int, length: int) -> tuple[dict, ...]:
+    return tuple(
+        enumerate_plans(
+            catalog, gpu=gpu, model=model, objective="cheapest", budget_gpus=n, exact=True, max_model_len=length
+        )
+    )
+
+
+def _plans(catalog: Catalog, gpu: str, model: str, n: int, length: int) -> tuple[dict, ...]:
+    """enumerate_plans with exactly n trainer GPUs at length L, best (cheapest) first (shared: copy to keep)."""
+    return _plans_cached(catalog, gpu, model, n, length)
+
+
+def job_candidates(catalog: Catalog, job: dict, pool: dict) -> list[dict]:
+    """Every (n, L) the job can run at in this pool, each with its cheapest plan that passes the SP rule and
+    its layout: dicts {"n", "length", "plan", "layout", "gain", "cost"}."""
+    gpu = catalog.gpu(pool["gpu"]).name
+    model = catalog.model(job["model"]).name
+    g = pool["gpus_per_node"]
+    found = []
+    for n in _documented_counts(catalog, gpu):
+        where = layout(n, _rollout(job), g)
+        if where is None:
+            continue
+        if where[0] == WHOLE and where[1] > pool["nodes"]:
+            continue  # the pool has too few nodes
+        for length in _candidate_lengths(catalog, gpu, job):
+            plans = [plan for plan in _plans(catalog, gpu, model, n, length) if sp_fits_nodes(n, plan["sp"], g)]
+            if not plans:
+                continue
+            plan = copy.deepcopy(plans[0])  # best first: the cheapest
+            found.append(
+                {"n": n, "length": length, "plan": plan, "layout": where, "gain": _gain(job, length), "cost": _cost_int(plan)}
+            )
+    return found
+
+
+def _node_choices(pool: dict, where: tuple[str, int]) -> list[tuple[int, ...]]:
+    kind, size = where
+    if kind == ONE:
+        return [(node,) for node in range(pool["nodes"])]
+    return list(itertools.combinations(range(pool["nodes"]), size))
+
+
+def _options(catalog: Catalog, instance: dict, job: dict, per_footprint: bool) -> list[Optional[dict]]:
+    """None (unplaced) and every (pool, candidate, nodes) choice of the job."""
+    options: list[Optional[dict]] = [None]
+    for pool in _allowed_pools(instance, job):
+        candidates = job_candidates(catalog, job, pool)
+        if per_footprint:
+            best: dict[tuple[str, int], dict] = {}
+            for candidate in candidates:
+                key = candidate["layout"]
+                if key not in best or (-candidate["gain"], candidate["cost"]) < (-best[key]["gain"], best[key]["cost"]):
+                    best[key] = candidate
+            candidates = list(best.values())
+        for candidate in candidates:
+            for nodes in _node_choices(pool, candidate["layout"]):
+                options.append({"pool": pool, "candidate": candidate, "nodes": nodes})
+    return options
+
+
+# --- fitting and scoring -------------------------------------------------------------------------------------
+
+
+def _add(usage: dict, option: dict) -> bool:
+    """Put the option on the nodes in `usage` ({(pool, node): [gpus used, taken whole]}); False if it overfills."""
+    pool = option["pool"]
+    kind, size = option["candidate"]["layout"]
+    for node in option["nodes"]:
+        used, whole = usage.get((pool["name"], node), (0, False))
+        if whole:
+            return False
+        if kind == WHOLE:
+            if used > 0:
+                return False
+            usage[(pool["name"], node)] = (pool["gpus_per_node"], True)
+        else:
+            if used + size > pool["gpus_per_node"]:
+                return False
+            usage[(pool["name"], node)] = (used + size, False)
+    return True
+
+
+def _score(jobs: list[dict], choice: list[Optional[dict]], nodes_used: int, minimize_nodes: bool) -> tuple[int, int, int]:
+    priority = sum(_priority(job) for job, option in zip(jobs, choice) if option is not None)
+    gain = sum(option["candidate"]["gain"] for option in choice if option is not None)
+    cost = sum(option["candidate"]["cost"] for option in choice if option is not None)
+    if minimize_nodes:
+        return (nodes_used, gain, cost)
+    return (priority, gain, cost)
+
+
+def _sort_key(value: tuple[int, int, int], minimize_nodes: bool) -> tuple[int, int, int]:
+    """Smaller is better."""
+    first, gain, cost = value
+    return (first if minimize_nodes else -first, -gain, cost)
+
+
+def _search(catalog: Catalog, instance: dict, minimize_nodes: bool, per_footprint: bool):
+    jobs = _jobs(instance)
+    options = [_options(catalog, instance, job, per_footprint) for job in jobs]
+    if minimize_nodes:
+        options = [[option for option in job_options if option is not None] for job_options in options]
+    best: list[Any] = [None, None]  # value, choice
+
+    def walk(index: int, usage: dict, choice: list) -> None:
+        if index == len(jobs):
+            value = _score(jobs, choice, len(usage), minimize_nodes)
+            if best[0] is None or _sort_key(value, minimize_nodes) < _sort_key(best[0], minimize_nodes):
+                best[0], best[1] = value, list(choice)
+            return
+        for option in options[index]:
+            trial = dict(usage)
+            if option is not None and not _add(trial, option):
+                continue
+            choice.append(option)
+            walk(index + 1, trial, choice)
+            choice.pop()
+
+    walk(0, {}, [])
+    return best[0], best[1], jobs
+
+
+def best_value(catalog: Catalog, instance: dict, minimize_nodes: bool = False) -> Optional[tuple[int, int, int]]:
+    """The optimal objective triple of the instance, or None (minimize_nodes and some job cannot be placed)."""
+    value, _, _ = _search(catalog, instance, minimize_nodes, per_footprint=True)
+    return value
+
+
+def best_value_naive(catalog: Catalog, instance: dict, minimize_nodes: bool = False) -> Optional[tuple[int, int, int]]:
+    """best_value without keeping one candidate per footprint: every (n, L) is tried (slower; a check)."""
+    value, _, _ = _search(catalog, instance, minimize_nodes, per_footprint=False)
+    return value
+
+
+def best_placement(catalog: Catalog, instance: dict, minimize_nodes: bool = False) -> Optional[dict]:
+    """An optimal placement in the solver's JSON shape (None when there is none), for self-checks."""
+    value, choice, jobs = _search(catalog, instance, minimize_nodes, per_footprint=True)
+    if value is None:
+        return None
+    placements, unplaced = [], []
+    for job, option in zip(jobs, choice):
+        if option is None:
+            unplaced.append({"job": job["name"], "reason": "not placed by the reference"})
+            continue
+        candidate = option["candidate"]
+        kind, size = candidate["layout"]
+        g = option["pool"]["gpus_per_node"]
+        rollout = _rollout(job) if kind == ONE else size * g - candidate["n"]
+        placements.append(
+            {
+                "job": job["name"],
+                "pool": option["pool"]["name"],
+                "nodes": list(option["nodes"]),
+                "trainer_gpus": candidate["n"],
+                "rollout_gpus": rollout,
+                "plan": dict(candidate["plan"]),
+            }
+        )
+    return {"status": "optimal", "objective": None, "bound": None, "placements": placements, "unplaced": unplaced}
+
+
+# --- checking a solver's result ------------------------------------------------------------------------------
+
+
+def _is_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def check_placements(
+    catalog: Catalog,
+    instance: dict,
+    result: dict,
+    *,
+    minimize_nodes: bool = False,
+    ignore_unused_gpus: bool = False,
+) -> list[str]:
+    """Problems with a solver result (validity only, not optimality); an empty list means valid.
+
+    The plan of each placement is checked with `reference.check_plan(..., budget_gpus=trainer_gpus,
+    exact=True)`, which wants unused_gpus == 0; `ignore_unused_gpus=True` drops only that one complaint.
+    With minimize_nodes every job must be placed.
+    """
+    problems: list[str] = []
+    jobs = {job["name"]: job for job in _jobs(instance)}
+    pools = _pools(instance)
+    placements = result.get("placements")
+    unplaced = result.get("unplaced")
+    if not isinstance(placements, list) or not isinstance(unplaced, list):
+        return ["the result needs lists 'placements' and 'unplaced'"]
+
+    # Every job exactly once.
+    seen: dict[str, int] = {}
+    for entry in [*placements, *unplaced]:
+        name = entry.get("job") if isinstance(entry, dict) else None
+        if name not in jobs:
+            problems.append(f"unknown job {name!r} in the result")
+            continue
+        seen[name] = seen.get(name, 0) + 1
+    for name in jobs:
+        if seen.get(name, 0) == 0:
+            problems.append(f"job {name!r} is neither placed nor unplaced")
+        elif seen[name] > 1:
+            problems.append(f"job {name!r} appears {seen[name]} times")
+    if minimize_nodes:
+        for entry in unplaced:
+            problems.append(f"job {entry.get('job')!r} is unplaced, but minimize nodes must place every job")
+
+    # Each placement on its own, collecting node usage: (pool, node) -> list of (job, gpus, whole).
+    usage: dict[tuple[str, int], list[tuple[str, int, bool]]] = {}
+    for entry in placements:
+        name = entry.get("job")
+        if name not in jobs:
+            continue
+        job = jobs[name]
+        where = f"job {name!r}"
+        pool = pools.get(entry.get("pool"))
+        if pool is None:
+            problems.append(f"{where}: unknown pool {entry.get('pool')!r}")
+            continue
+        if job.get("pool") is not None and job["pool"] != pool["name"]:
+            problems.append(f"{where}: placed in pool {pool['name']!r}, but it asks for pool {job['pool']!r}")
+        gpu = catalog.gpu(pool["gpu"]).name
+        model = catalog.model(job["model"]).name
+        g = pool["gpus_per_node"]
+        r = _rollout(job)
+        n = entry.get("trainer_gpus")
+        plan = entry.get("plan")
+        nodes = entry.get("nodes")
+        if not _is_int(n) or n < 1:
+            problems.append(f"{where}: trainer_gpus={n!r} is not a positive int")
+            continue
+        if not isinstance(plan, dict):
+            problems.append(f"{where}: plan is {plan!r}, not a dict")
+            continue
+        if not isinstance(nodes, list) or not all(_is_int(node) for node in nodes):
+            problems.append(f"{where}: nodes={nodes!r} is not a list of ints")
+            continue
+
+        # The plan.
+        if plan.get("gpus") != n:
+            problems.append(f"{where}: plan gpus={plan.get('gpus')!r} but trainer_gpus={n}")
+        length = plan.get("max_model_len")
+        plan_problems = check_plan(
+            catalog, plan, gpu=gpu, model=model, budget_gpus=n, max_model_len=length, exact=True
+        )
+        if ignore_unused_gpus:
+            plan_problems = [p for p in plan_problems if not p.startswith("unused_gpus=")]
+        problems.extend(f"{where}: plan: {p}" for p in plan_problems)
+
+        # The length.
+        wanted, at_least = _length_request(job)
+        if _is_int(length):
+            if at_least and length < wanted:
+                problems.append(f"{where}: max_model_len={length} is below at_least {wanted}")
+            if not at_least and length != wanted:
+                problems.append(f"{where}: max_model_len={length}, but the job asks for exactly {wanted}")
+
+        # The layout.
+        shape = layout(n, r, g)
+        if n > g and _is_int(plan.get("sp")) and plan["sp"] >= 1 and g % plan["sp"] != 0:
+            problems.append(f"{where}: SP={plan['sp']} spans nodes: the trainer's {n} GPUs exceed a node of {g}, "
+                            f"and SP must divide {g}")
+        if shape is None:
+            problems.append(f"{where}: {n} trainer + {r} rollout GPUs do not fit one node of {g}, and {n} trainer "
+                            f"GPUs are not whole nodes of {g}")
+        elif shape[0] == ONE:
+            if len(nodes) != 1:
+                problems.append(f"{where}: {n} + {r} GPUs fit one node but it is on {len(nodes)} nodes")
+            if entry.get("rollout_gpus") != r:
+                problems.append(f"{where}: rollout_gpus={entry.get('rollout_gpus')!r}, expected {r}")
+        else:
+            k = shape[1]
+            if len(nodes) != k:
+                problems.append(f"{where}: takes {len(nodes)} whole nodes, expected {k} ({n}/{g} trainer + "
+                                f"ceil({r}/{g}) rollout)")
+            if entry.get("rollout_gpus") != k * g - n:
+                problems.append(f"{where}: rollout_gpus={entry.get('rollout_gpus')!r}, expected {k * g - n} "
+                                f"({k} nodes x {g} - {n})")
+
+        # The nodes.
+        if len(set(nodes)) != len(nodes):
+            problems.append(f"{where}: a node is listed twice in {nodes}")
+        for node in set(nodes):
+            if not 0 <= node < pool["nodes"]:
+                problems.append(f"{where}: node {node} is outside pool {pool['name']!r} (nodes 0..{pool['nodes'] - 1})")
+                continue
+            if shape is not None and shape[0] == ONE:
+                usage.setdefault((pool["name"], node), []).append((name, n + r, False))
+            else:
+                usage.setdefault((pool["name"], node), []).append((name, g, True))
+
+    # Capacity.
+    for (pool_name, node), users in sorted(usage.items()):
+        g = pools[pool_name]["gpus_per_node"]
+        whole = [user for user, _, is_whole in users if is_whole]
+        names = [user for user, _, _ in users]
+        if whole and len(users) > 1:
+            problems.append(f"pool {pool_name!r} node {node}: taken whole by {whole[0]!r} but used by {names}")
+        elif not whole:
+            total = sum(gpus for _, gpus, _ in users)
+            if total > g:
+                problems.append(f"pool {pool_name!r} node {node}: {total} GPUs used by {names}, over its {g}")
+    return problems
+
+
+def value_of(catalog: Catalog, instance: dict, result: dict, minimize_nodes: bool = False) -> tuple[int, int, int]:
+    """The objective triple of a result (assumed valid: run check_placements first).
+
+    (total_priority, total_gain, total_cost), or with minimize_nodes (nodes_used, total_gain, total_cost);
+    minimize_nodes with an unplaced job raises ValueError (such a result has no value in that mode).
+    """
+    jobs = {job["name"]: job for job in _jobs(instance)}
+    if minimize_nodes and result["unplaced"]:
+        raise ValueError(f"minimize nodes, but jobs are unplaced: {[e['job'] for e in result['unplaced']]}")
+    priority = gain = cost = 0
+    used = set()
+    for entry in result["placements"]:
+        job = jobs[entry["job"]]
+        priority += _priority(job)
+        gain += _gain(job, entry["plan"]["max_model_len"])
+        cost += _cost_int(entry["plan"])
+        used.update((entry["pool"], node) for node in entry["nodes"])
+    return (len(used), gain, cost) if minimize_nodes else (priority, gain, cost)
+
+
+# --- random tiny instances -----------------------------------------------------------------------------------
+
+RANDOM_GPUS = ("A100-80GB", "H20-96GB", "a100", "h20")
+RANDOM_MODELS = ("Qwen3-0.6B", "Qwen3-1.7B", "Qwen3-4B", "Qwen3-8B", "Qwen3-14B", "4B", "0.6B")
+RANDOM_LENGTHS = (4096, 8192, 16384, 20000, 32768, 40960, 51200, 65536)
+
+
+def random_instance(rng: Any) -> dict:
+    """A tiny random instance: 1-2 pools (A100-80GB / H20-96GB, 1-2 nodes of 2, 4 or 8 GPUs, at most 3 nodes
+    in all), 1-4 jobs (Qwen3 0.6B-14B, a length from a small set, sometimes at_least, rollout 0-4, priority
+    1-3, sometimes a pool). Names are sometimes aliases."""
+    pool_count = rng.randint(1, 2)
+    pools = []
+    budget = 3
+    for index in range(pool_count):
+        nodes = rng.randint(1, min(2, budget - (pool_count - 1 - index)))
+        budget -= nodes
+        pools.append({"name": f"p{index}", "gpu": rng.choice(RANDOM_GPUS), "nodes": nodes,
+                      "gpus_per_node": rng.choice((2, 4, 8))})
+    jobs = []
+    for index in range(rng.randint(1, 4)):
+        length = rng.choice(RANDOM_LENGTHS)
+        job: dict[str, Any] = {
+            "name": f"j{index}",
+            "model": rng.choice(RANDOM_MODELS),
+            "max_model_len": {"at_least": length} if rng.random() < 0.35 else length,
+            "rollout_gpus": rng.randint(0, 4),
+        }
+        if rng.random() < 0.7:
+            job["priority"] = rng.randint(1, 3)
+        if rng.random() < 0.3:
+            job["pool"] = rng.choice(pools)["name"]
+        jobs.append(job)
+    return {"pools": pools, "jobs": jobs}
