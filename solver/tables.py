@@ -19,9 +19,11 @@ from pydantic import (
     AllowInfNan,
     BaseModel,
     ConfigDict,
+    Discriminator,
     Field,
     Strict,
     StringConstraints,
+    Tag,
     ValidationError,
     ValidationInfo,
     field_validator,
@@ -275,7 +277,10 @@ class Job(_Frozen):
     name: Annotated[str, Strict(), StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")] = Field(
         description="letters, digits, '.', '_' and '-' (it names the job's config file)")
     model: Text
-    max_model_len: Union[Count, AtLeast]
+    max_model_len: Annotated[
+        Union[Annotated[Count, Tag("tokens")], Annotated[AtLeast, Tag("at_least")]],
+        Discriminator(lambda value: "at_least" if isinstance(value, dict) else "tokens"),
+    ]
     rollout_gpus: Annotated[int, Strict(), Ge(0)] = 0
     priority: Count = 1
     pool: Optional[Text] = None
@@ -422,7 +427,7 @@ def _describe_location(raw: Any, location: tuple[Any, ...]) -> str:
     words = []
     node = raw
     container = ""
-    for key in location:
+    for position, key in enumerate(location):
         if isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node):
             node = node[key]
             label, field = _ITEM_LABELS.get(container, ("item {}", ""))
@@ -431,7 +436,7 @@ def _describe_location(raw: Any, location: tuple[Any, ...]) -> str:
         elif isinstance(node, dict) and key in node:
             node = node[key]
             container = str(key)
-            if key not in _ITEM_LABELS:
+            if key not in _ITEM_LABELS or position == len(location) - 1:
                 words.append(str(key))
         else:
             words.append(str(key))

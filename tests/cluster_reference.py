@@ -46,7 +46,7 @@ import copy
 import functools
 import itertools
 import math
-from typing import Any, Optional
+from typing import Any
 
 from reference import check_plan, enumerate_plans
 
@@ -123,7 +123,7 @@ def _documented_counts(catalog: Catalog, gpu: str) -> list[int]:
     return sorted({table.gpus for table in catalog.gpu(gpu).tables})
 
 
-def layout(n: int, rollout: int, gpus_per_node: int) -> Optional[tuple[str, int]]:
+def layout(n: int, rollout: int, gpus_per_node: int) -> tuple[str, int] | None:
     """("one", GPUs used on the node) or ("whole", nodes taken), or None when the layout is not allowed."""
     g = gpus_per_node
     if n + rollout <= g:
@@ -141,7 +141,7 @@ def sp_fits_nodes(n: int, sp: int, gpus_per_node: int) -> bool:
 # --- candidates ----------------------------------------------------------------------------------------------
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _plans_cached(catalog: Catalog, gpu: str, model: str, n: int, length: int) -> tuple[dict, ...]:
     return tuple(
         enumerate_plans(
@@ -174,7 +174,14 @@ def job_candidates(catalog: Catalog, job: dict, pool: dict) -> list[dict]:
                 continue
             plan = copy.deepcopy(plans[0])  # best first: the cheapest
             found.append(
-                {"n": n, "length": length, "plan": plan, "layout": where, "gain": _gain(job, length), "cost": _cost_int(plan)}
+                {
+                    "n": n,
+                    "length": length,
+                    "plan": plan,
+                    "layout": where,
+                    "gain": _gain(job, length),
+                    "cost": _cost_int(plan),
+                }
             )
     return found
 
@@ -186,9 +193,9 @@ def _node_choices(pool: dict, where: tuple[str, int]) -> list[tuple[int, ...]]:
     return list(itertools.combinations(range(pool["nodes"]), size))
 
 
-def _options(catalog: Catalog, instance: dict, job: dict, per_footprint: bool) -> list[Optional[dict]]:
+def _options(catalog: Catalog, instance: dict, job: dict, per_footprint: bool) -> list[dict | None]:
     """None (unplaced) and every (pool, candidate, nodes) choice of the job."""
-    options: list[Optional[dict]] = [None]
+    options: list[dict | None] = [None]
     for pool in _allowed_pools(instance, job):
         candidates = job_candidates(catalog, job, pool)
         if per_footprint:
@@ -226,7 +233,7 @@ def _add(usage: dict, option: dict) -> bool:
     return True
 
 
-def _score(jobs: list[dict], choice: list[Optional[dict]], nodes_used: int, minimize_nodes: bool) -> tuple[int, int, int]:
+def _score(jobs: list[dict], choice: list[dict | None], nodes_used: int, minimize_nodes: bool) -> tuple[int, int, int]:
     priority = sum(_priority(job) for job, option in zip(jobs, choice) if option is not None)
     gain = sum(option["candidate"]["gain"] for option in choice if option is not None)
     cost = sum(option["candidate"]["cost"] for option in choice if option is not None)
@@ -266,19 +273,19 @@ def _search(catalog: Catalog, instance: dict, minimize_nodes: bool, per_footprin
     return best[0], best[1], jobs
 
 
-def best_value(catalog: Catalog, instance: dict, minimize_nodes: bool = False) -> Optional[tuple[int, int, int]]:
+def best_value(catalog: Catalog, instance: dict, minimize_nodes: bool = False) -> tuple[int, int, int] | None:
     """The optimal objective triple of the instance, or None (minimize_nodes and some job cannot be placed)."""
     value, _, _ = _search(catalog, instance, minimize_nodes, per_footprint=True)
     return value
 
 
-def best_value_naive(catalog: Catalog, instance: dict, minimize_nodes: bool = False) -> Optional[tuple[int, int, int]]:
+def best_value_naive(catalog: Catalog, instance: dict, minimize_nodes: bool = False) -> tuple[int, int, int] | None:
     """best_value without keeping one candidate per footprint: every (n, L) is tried (slower; a check)."""
     value, _, _ = _search(catalog, instance, minimize_nodes, per_footprint=False)
     return value
 
 
-def best_placement(catalog: Catalog, instance: dict, minimize_nodes: bool = False) -> Optional[dict]:
+def best_placement(catalog: Catalog, instance: dict, minimize_nodes: bool = False) -> dict | None:
     """An optimal placement in the solver's JSON shape (None when there is none), for self-checks."""
     value, choice, jobs = _search(catalog, instance, minimize_nodes, per_footprint=True)
     if value is None:
@@ -338,7 +345,7 @@ def check_placements(
     seen: dict[str, int] = {}
     for entry in [*placements, *unplaced]:
         name = entry.get("job") if isinstance(entry, dict) else None
-        if name not in jobs:
+        if not isinstance(name, str) or name not in jobs:
             problems.append(f"unknown job {name!r} in the result")
             continue
         seen[name] = seen.get(name, 0) + 1
@@ -385,10 +392,8 @@ def check_placements(
         # The plan.
         if plan.get("gpus") != n:
             problems.append(f"{where}: plan gpus={plan.get('gpus')!r} but trainer_gpus={n}")
-        length = plan.get("max_model_len")
-        plan_problems = check_plan(
-            catalog, plan, gpu=gpu, model=model, budget_gpus=n, max_model_len=length, exact=True
-        )
+        length: Any = plan.get("max_model_len")
+        plan_problems = check_plan(catalog, plan, gpu=gpu, model=model, budget_gpus=n, max_model_len=length, exact=True)
         if ignore_unused_gpus:
             plan_problems = [p for p in plan_problems if not p.startswith("unused_gpus=")]
         problems.extend(f"{where}: plan: {p}" for p in plan_problems)
@@ -404,11 +409,15 @@ def check_placements(
         # The layout.
         shape = layout(n, r, g)
         if n > g and _is_int(plan.get("sp")) and plan["sp"] >= 1 and g % plan["sp"] != 0:
-            problems.append(f"{where}: SP={plan['sp']} spans nodes: the trainer's {n} GPUs exceed a node of {g}, "
-                            f"and SP must divide {g}")
+            problems.append(
+                f"{where}: SP={plan['sp']} spans nodes: the trainer's {n} GPUs exceed a node of {g}, "
+                f"and SP must divide {g}"
+            )
         if shape is None:
-            problems.append(f"{where}: {n} trainer + {r} rollout GPUs do not fit one node of {g}, and {n} trainer "
-                            f"GPUs are not whole nodes of {g}")
+            problems.append(
+                f"{where}: {n} trainer + {r} rollout GPUs do not fit one node of {g}, and {n} trainer "
+                f"GPUs are not whole nodes of {g}"
+            )
         elif shape[0] == ONE:
             if len(nodes) != 1:
                 problems.append(f"{where}: {n} + {r} GPUs fit one node but it is on {len(nodes)} nodes")
@@ -417,11 +426,13 @@ def check_placements(
         else:
             k = shape[1]
             if len(nodes) != k:
-                problems.append(f"{where}: takes {len(nodes)} whole nodes, expected {k} ({n}/{g} trainer + "
-                                f"ceil({r}/{g}) rollout)")
+                problems.append(
+                    f"{where}: takes {len(nodes)} whole nodes, expected {k} ({n}/{g} trainer + ceil({r}/{g}) rollout)"
+                )
             if entry.get("rollout_gpus") != k * g - n:
-                problems.append(f"{where}: rollout_gpus={entry.get('rollout_gpus')!r}, expected {k * g - n} "
-                                f"({k} nodes x {g} - {n})")
+                problems.append(
+                    f"{where}: rollout_gpus={entry.get('rollout_gpus')!r}, expected {k * g - n} ({k} nodes x {g} - {n})"
+                )
 
         # The nodes.
         if len(set(nodes)) != len(nodes):
@@ -459,7 +470,7 @@ def value_of(catalog: Catalog, instance: dict, result: dict, minimize_nodes: boo
     if minimize_nodes and result["unplaced"]:
         raise ValueError(f"minimize nodes, but jobs are unplaced: {[e['job'] for e in result['unplaced']]}")
     priority = gain = cost = 0
-    used = set()
+    used: set[tuple[str, int]] = set()
     for entry in result["placements"]:
         job = jobs[entry["job"]]
         priority += _priority(job)
@@ -486,8 +497,14 @@ def random_instance(rng: Any) -> dict:
     for index in range(pool_count):
         nodes = rng.randint(1, min(2, budget - (pool_count - 1 - index)))
         budget -= nodes
-        pools.append({"name": f"p{index}", "gpu": rng.choice(RANDOM_GPUS), "nodes": nodes,
-                      "gpus_per_node": rng.choice((2, 4, 8))})
+        pools.append(
+            {
+                "name": f"p{index}",
+                "gpu": rng.choice(RANDOM_GPUS),
+                "nodes": nodes,
+                "gpus_per_node": rng.choice((2, 4, 8)),
+            }
+        )
     jobs = []
     for index in range(rng.randint(1, 4)):
         length = rng.choice(RANDOM_LENGTHS)

@@ -40,8 +40,9 @@ def job(name, model, length, rollout=0, priority=None, pool_name=None):
 
 def plan_of(model, n, length, sp=None, gpu="A100-80GB"):
     """The cheapest plan with exactly n GPUs at the length (or with the given SP)."""
-    plans = enumerate_plans(CATALOG, gpu=gpu, model=model, objective="cheapest", budget_gpus=n, exact=True,
-                            max_model_len=length)
+    plans = enumerate_plans(
+        CATALOG, gpu=gpu, model=model, objective="cheapest", budget_gpus=n, exact=True, max_model_len=length
+    )
     return next(p for p in plans if sp is None or p["sp"] == sp)
 
 
@@ -50,8 +51,13 @@ def placed(name, pool_name, nodes, n, rollout, plan):
 
 
 def result(placements, unplaced=()):
-    return {"status": "optimal", "objective": 0, "bound": 0, "placements": placements,
-            "unplaced": [{"job": name, "reason": "x"} for name in unplaced]}
+    return {
+        "status": "optimal",
+        "objective": 0,
+        "bound": 0,
+        "placements": placements,
+        "unplaced": [{"job": name, "reason": "x"} for name in unplaced],
+    }
 
 
 def assert_optimum(instance, want, minimize_nodes=False):
@@ -87,21 +93,33 @@ EIGHT_B = job("code-8b", "8B", 32768, rollout=2, priority=1)
 
 
 def test_single_job_candidates_match_the_tables():
-    got = {c["n"]: (c["plan"]["env"], c["plan"]["offload"], c["plan"]["sp"], c["layout"], c["cost"])
-           for c in job_candidates(CATALOG, FOUR_B, pool())}
-    assert got == {2: (True, False, 2, ("one", 4), 5555), 4: (False, False, 2, ("one", 6), 2750),
-                   6: (False, False, 2, ("one", 8), 1833)}
-    got = {c["n"]: (c["plan"]["env"], c["plan"]["offload"], c["plan"]["sp"], c["layout"], c["cost"])
-           for c in job_candidates(CATALOG, EIGHT_B, pool())}
-    assert got == {2: (True, True, 2, ("one", 4), 11110), 4: (False, False, 4, ("one", 6), 3250),
-                   6: (True, False, 2, ("one", 8), 1852)}
+    got = {
+        c["n"]: (c["plan"]["env"], c["plan"]["offload"], c["plan"]["sp"], c["layout"], c["cost"])
+        for c in job_candidates(CATALOG, FOUR_B, pool())
+    }
+    assert got == {
+        2: (True, False, 2, ("one", 4), 5555),
+        4: (False, False, 2, ("one", 6), 2750),
+        6: (False, False, 2, ("one", 8), 1833),
+    }
+    got = {
+        c["n"]: (c["plan"]["env"], c["plan"]["offload"], c["plan"]["sp"], c["layout"], c["cost"])
+        for c in job_candidates(CATALOG, EIGHT_B, pool())
+    }
+    assert got == {
+        2: (True, True, 2, ("one", 4), 11110),
+        4: (False, False, 4, ("one", 6), 3250),
+        6: (True, False, 2, ("one", 8), 1852),
+    }
 
 
 def test_two_jobs_share_one_node_on_two_gpus_each():
     instance = {"pools": [pool()], "jobs": [FOUR_B, EIGHT_B]}
     witness = assert_optimum(instance, (4, 0, 16665))
     assert sorted((p["job"], p["trainer_gpus"], p["rollout_gpus"]) for p in witness["placements"]) == [
-        ("code-8b", 2, 2), ("math-4b", 2, 2)]
+        ("code-8b", 2, 2),
+        ("math-4b", 2, 2),
+    ]
 
 
 def test_more_rollout_leaves_room_for_one_job_only():
@@ -190,8 +208,13 @@ def test_at_least_trades_gain_against_priority_only_after_priority():
     # Both fit only at n=2 each (4 + 4 GPUs). 4B on 2 GPUs reaches 51200 ('Env + Offload + SP=2', gain
     # (51200 - 32768) // 1024 = 18, cost 1.111 -> 11110); 8B n=2 costs 11110. Priority 3 beats the 4B job
     # alone with gain 68: (3, 18, 22220).
-    instance = {"pools": [pool()], "jobs": [job("long-4b", "4B", {"at_least": 32768}, rollout=2, priority=1),
-                                            job("code-8b", "8B", 32768, rollout=2, priority=2)]}
+    instance = {
+        "pools": [pool()],
+        "jobs": [
+            job("long-4b", "4B", {"at_least": 32768}, rollout=2, priority=1),
+            job("code-8b", "8B", 32768, rollout=2, priority=2),
+        ],
+    }
     assert_optimum(instance, (3, 18, 22220))
 
 
@@ -209,8 +232,10 @@ def test_nothing_fits():
 def test_pool_pin_is_respected():
     # Two pools; the job pins the 2 x 2 pool, so it cannot use the roomy 8-GPU node: same as the whole-node
     # case above, (1, 0, 5000) on two nodes of pool "small".
-    instance = {"pools": [pool(), pool(name="small", nodes=2, gpus_per_node=2)],
-                "jobs": [job("small", "0.6B", 8192, rollout=2, pool_name="small")]}
+    instance = {
+        "pools": [pool(), pool(name="small", nodes=2, gpus_per_node=2)],
+        "jobs": [job("small", "0.6B", 8192, rollout=2, pool_name="small")],
+    }
     witness = assert_optimum(instance, (1, 0, 5000))
     assert witness["placements"][0]["pool"] == "small"
     with pytest.raises(ValueError):
@@ -223,8 +248,12 @@ TWO_JOBS = {"pools": [pool(nodes=2)], "jobs": [FOUR_B, EIGHT_B]}
 
 
 def good_two_jobs():
-    return result([placed("math-4b", "a100", [0], 2, 2, plan_of("Qwen3-4B", 2, 32768)),
-                   placed("code-8b", "a100", [0], 2, 2, plan_of("Qwen3-8B", 2, 32768))])
+    return result(
+        [
+            placed("math-4b", "a100", [0], 2, 2, plan_of("Qwen3-4B", 2, 32768)),
+            placed("code-8b", "a100", [0], 2, 2, plan_of("Qwen3-8B", 2, 32768)),
+        ]
+    )
 
 
 def test_check_accepts_a_valid_result():
@@ -234,8 +263,12 @@ def test_check_accepts_a_valid_result():
 
 
 def test_check_catches_over_capacity():
-    over = result([placed("math-4b", "a100", [0], 6, 2, plan_of("Qwen3-4B", 6, 32768)),
-                   placed("code-8b", "a100", [0], 2, 2, plan_of("Qwen3-8B", 2, 32768))])
+    over = result(
+        [
+            placed("math-4b", "a100", [0], 6, 2, plan_of("Qwen3-4B", 6, 32768)),
+            placed("code-8b", "a100", [0], 2, 2, plan_of("Qwen3-8B", 2, 32768)),
+        ]
+    )
     problems = check_placements(CATALOG, TWO_JOBS, over)
     assert len(problems) == 1 and "12 GPUs" in problems[0] and "over its 8" in problems[0]
 
@@ -306,7 +339,8 @@ def test_check_catches_the_wrong_node_count_and_rollout():
     assert any("takes 1 whole nodes, expected 2" in p for p in check_placements(CATALOG, SMALL_POOL, one_node))
     rollout = result([placed("small", "a100", [0, 1], 2, 1, plan_of("Qwen3-0.6B", 2, 8192))])
     assert check_placements(CATALOG, SMALL_POOL, rollout) == [
-        "job 'small': rollout_gpus=1, expected 2 (2 nodes x 2 - 2)"]
+        "job 'small': rollout_gpus=1, expected 2 (2 nodes x 2 - 2)"
+    ]
     # a one-node job must report its own rollout GPUs
     wrong = good_two_jobs()
     wrong["placements"][0]["rollout_gpus"] = 6
@@ -322,12 +356,19 @@ def test_check_catches_bad_node_indexes_and_shared_whole_nodes():
     assert any("node 2 is outside" in p for p in check_placements(CATALOG, SMALL_POOL, out))
     dup = result([placed("small", "a100", [0, 0], 2, 2, plan_of("Qwen3-0.6B", 2, 8192))])
     assert any("listed twice" in p for p in check_placements(CATALOG, SMALL_POOL, dup))
-    shared = {"pools": [pool(nodes=2, gpus_per_node=2)],
-              "jobs": [job("small", "0.6B", 8192, rollout=1), job("tiny", "0.6B", 8192)]}
-    both = result([placed("small", "a100", [0, 1], 2, 2, plan_of("Qwen3-0.6B", 2, 8192)),
-                   placed("tiny", "a100", [1], 1, 0, plan_of("Qwen3-0.6B", 1, 8192))])
+    shared = {
+        "pools": [pool(nodes=2, gpus_per_node=2)],
+        "jobs": [job("small", "0.6B", 8192, rollout=1), job("tiny", "0.6B", 8192)],
+    }
+    both = result(
+        [
+            placed("small", "a100", [0, 1], 2, 2, plan_of("Qwen3-0.6B", 2, 8192)),
+            placed("tiny", "a100", [1], 1, 0, plan_of("Qwen3-0.6B", 1, 8192)),
+        ]
+    )
     assert check_placements(CATALOG, shared, both) == [
-        "pool 'a100' node 1: taken whole by 'small' but used by ['small', 'tiny']"]
+        "pool 'a100' node 1: taken whole by 'small' but used by ['small', 'tiny']"
+    ]
 
 
 def test_check_catches_sp_spanning_nodes_and_impossible_layouts():

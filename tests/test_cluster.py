@@ -1,0 +1,218 @@
+"""`solve cluster`: placements checked by the plain-Python checker and against the brute-force optimum."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+import yaml
+from cluster_reference import best_value, check_placements, random_instance, value_of
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from solver.cluster import greedy, layout, patterns, place
+from solver.tables import TableError, load_catalog, load_fleet
+
+CATALOG = load_catalog()
+
+
+def fleet_of(instance: dict, tmp_path: Path):
+    path = tmp_path / "fleet.yaml"
+    path.write_text(yaml.safe_dump(instance), encoding="utf-8")
+    return load_fleet(path, CATALOG)
+
+
+def solved(instance: dict, tmp_path: Path, minimize_nodes: bool = False) -> dict:
+    result = place(fleet_of(instance, tmp_path), CATALOG, minimize="nodes" if minimize_nodes else None)
+    as_json = json.loads(result.model_dump_json())
+    assert check_placements(CATALOG, instance, as_json, minimize_nodes=minimize_nodes) == [] or \
+        as_json["status"] == "infeasible"
+    return as_json
+
+
+ONE_NODE = {"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8}
+
+
+def test_two_jobs_on_one_node_take_two_gpus_each(tmp_path: Path):
+    # By hand (A100 tables): 4B@32768 needs n >= 2 (Env + SP=2 on 2), 8B@32768 needs n >= 2
+    # (Env + Offload + SP=2 on 2). With 2 rollout GPUs each, only 2 + 2 trainer GPUs fit 8 together:
+    # priority 3 + 1 = 4, no length gain, cost 5555 + 11110 = 16665.
+    instance = {"pools": [ONE_NODE], "jobs": [
+        {"name": "math-4b", "model": "Qwen3-4B", "max_model_len": 32768, "rollout_gpus": 2, "priority": 3},
+        {"name": "code-8b", "model": "Qwen3-8B", "max_model_len": 32768, "rollout_gpus": 2, "priority": 1},
+    ]}
+    result = solved(instance, tmp_path)
+    assert (result["status"], result["objective"], result["bound"]) == ("optimal", 4, 4)
+    assert value_of(CATALOG, instance, result) == (4, 0, 16665)
+    assert [(p["job"], p["nodes"], p["trainer_gpus"]) for p in result["placements"]] == [
+        ("math-4b", [0], 2), ("code-8b", [0], 2)]
+
+
+def test_the_higher_priority_job_wins_a_full_node(tmp_path: Path):
+    # With 4 rollout GPUs for 8B, both cannot share 8 GPUs: 4B alone, on its cheapest plan n=6 (1833).
+    instance = {"pools": [ONE_NODE], "jobs": [
+        {"name": "math-4b", "model": "Qwen3-4B", "max_model_len": 32768, "rollout_gpus": 2, "priority": 3},
+        {"name": "code-8b", "model": "Qwen3-8B", "max_model_len": 32768, "rollout_gpus": 4, "priority": 1},
+    ]}
+    result = solved(instance, tmp_path)
+    assert value_of(CATALOG, instance, result) == (3, 0, 1833)
+    assert result["unplaced"] == [{"job": "code-8b", "reason": "no room left in a100 after the jobs placed (by "
+                                                               "priority, then length, then cost)"}]
+
+
+def test_at_least_goes_as_long_as_the_tables_allow(tmp_path: Path):
+    # 4B with at least 32768 and 2 rollout GPUs on 8 GPUs: n=4 reaches 102400 (Env + Offload + SP=4):
+    # gain (102400 - 32768) // 1024 = 68.
+    instance = {"pools": [ONE_NODE], "jobs": [
+        {"name": "long-4b", "model": "Qwen3-4B", "max_model_len": {"at_least": 32768}, "rollout_gpus": 2}]}
+    result = solved(instance, tmp_path)
+    assert value_of(CATALOG, instance, result) == (1, 68, 6565)
+    assert result["placements"][0]["plan"]["max_model_len"] == 102400
+
+
+def test_whole_nodes_keep_sp_groups_inside_nodes(tmp_path: Path):
+    # Nodes of 2 GPUs, 0.6B at 61440 without rollout: n=4 would need SP=4 across nodes of 2, so the
+    # trainer takes n=2 (Env + Offload + SP=2) on one node: cost 11110.
+    instance = {"pools": [{"name": "small", "gpu": "a100", "nodes": 2, "gpus_per_node": 2}], "jobs": [
+        {"name": "tiny", "model": "0.6B", "max_model_len": 61440}]}
+    result = solved(instance, tmp_path)
+    assert value_of(CATALOG, instance, result) == (1, 0, 11110)
+    # With 2 rollout GPUs the job no longer fits one node: 1 trainer node + 1 rollout node.
+    instance["jobs"][0].update(max_model_len=8192, rollout_gpus=2)
+    result = solved(instance, tmp_path)
+    assert result["placements"][0]["nodes"] == [0, 1] and result["placements"][0]["rollout_gpus"] == 2
+
+
+def test_minimize_nodes_places_every_job_on_the_fewest_nodes(tmp_path: Path):
+    instance = {"pools": [{**ONE_NODE, "nodes": 2}], "jobs": [
+        {"name": "math-4b", "model": "Qwen3-4B", "max_model_len": 32768, "rollout_gpus": 2, "priority": 3},
+        {"name": "code-8b", "model": "Qwen3-8B", "max_model_len": 32768, "rollout_gpus": 2, "priority": 1},
+    ]}
+    result = solved(instance, tmp_path, minimize_nodes=True)
+    assert (result["status"], result["objective"]) == ("optimal", 1)
+    assert value_of(CATALOG, instance, result, minimize_nodes=True) == (1, 0, 16665)
+
+
+def test_minimize_nodes_names_the_job_that_fits_nowhere(tmp_path: Path):
+    instance = {"pools": [ONE_NODE], "jobs": [
+        {"name": "huge", "model": "Qwen3-14B", "max_model_len": 131072},
+        {"name": "ok", "model": "Qwen3-0.6B", "max_model_len": 8192}]}
+    result = solved(instance, tmp_path, minimize_nodes=True)
+    assert result["status"] == "infeasible" and [u["job"] for u in result["unplaced"]] == ["huge"]
+    assert "131072 tokens is beyond what the tables show for Qwen3-14B on A100-80GB" in result["unplaced"][0]["reason"]
+
+
+def test_layout_and_patterns():
+    assert layout(4, 2, 8) == (6, 0, 2)
+    assert layout(4, 2, 4) == (0, 2, 4)   # trainer node + rollout node; rollout gets the whole node
+    assert layout(6, 0, 4) is None         # 6 trainer GPUs cannot use whole nodes of 4
+    assert patterns({3, 4}, 8) == [(4, 4), (4, 3), (3, 3)]
+    assert patterns({8}, 8) == [(8,)]
+
+
+@settings(max_examples=40, deadline=None)
+@given(seed=st.integers(min_value=0, max_value=10_000), minimize_nodes=st.booleans())
+def test_random_tiny_instances_reach_the_brute_force_optimum(seed: int, minimize_nodes: bool, tmp_path_factory):
+    instance = random_instance(random.Random(seed))
+    result = solved(instance, tmp_path_factory.mktemp("fleet"), minimize_nodes)
+    expected = best_value(CATALOG, instance, minimize_nodes)
+    if expected is None:
+        assert result["status"] == "infeasible"
+        return
+    assert result["status"] == "optimal"
+    assert value_of(CATALOG, instance, result, minimize_nodes) == expected
+
+
+@settings(max_examples=25, deadline=None)
+@given(seed=st.integers(min_value=0, max_value=10_000))
+def test_greedy_is_valid_and_never_better(seed: int, tmp_path_factory):
+    instance = random_instance(random.Random(seed))
+    fleet = fleet_of(instance, tmp_path_factory.mktemp("fleet"))
+    baseline = json.loads(greedy(fleet, CATALOG).model_dump_json())
+    assert check_placements(CATALOG, instance, baseline) == []
+    assert value_of(CATALOG, instance, baseline)[0] <= best_value(CATALOG, instance)[0]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("pools: []\njobs: []\n", "pools: Tuple should have at least 1 item"),
+        ("pools:\n  - {name: a, gpu: v100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
+         "pool a: gpu: unknown GPU 'v100'"),
+        ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 5B, max_model_len: 4096}\n",
+         "job j: model: unknown model '5B'"),
+        ("pools:\n  - {name: a, gpu: a100, nodes: 0, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
+         "pool a, nodes: Input should be greater than 0, got 0"),
+        ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096, rollout_gpus: -1}\n",
+         "job j, rollout_gpus: Input should be greater than or equal to 0, got -1"),
+        ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: {at_least: 0}}\n",
+         "job j, max_model_len, at_least: Input should be greater than 0, got 0"),
+        ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096, pool: b}\n",
+         "job j: pool: no pool named 'b' (pools: a)"),
+        ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n  - {name: j, model: 4B, max_model_len: 4096}\n",
+         "two jobs are named 'j'"),
+        ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: ../x, model: 4B, max_model_len: 4096}\n",
+         "job ../x, name: String should match pattern"),
+        ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096, colour: red}\n",
+         "job j: unknown field 'colour'"),
+    ],
+)
+def test_bad_cluster_files_are_refused_naming_file_job_and_field(tmp_path: Path, text: str, message: str):
+    path = tmp_path / "fleet.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(TableError) as caught:
+        load_fleet(path, CATALOG)
+    assert str(caught.value).startswith(f"{path}: {message}")
+
+
+FLEET_FILE = """\
+pools:
+  - {name: a100, gpu: a100, nodes: 2, gpus_per_node: 8}
+  - {name: h20, gpu: h20, nodes: 1, gpus_per_node: 8}
+jobs:
+  - {name: math-4b, model: 4B, max_model_len: 32768, rollout_gpus: 2, priority: 3, pool: a100}
+  - {name: code-8b, model: 8B, max_model_len: {at_least: 32768}, rollout_gpus: 2}
+  - {name: chat-14b, model: 14B, max_model_len: 65536, rollout_gpus: 4, priority: 2}
+  - {name: tiny, model: 0.6B, max_model_len: 8192, rollout_gpus: 1}
+"""
+
+
+def test_cli_cluster_prints_tables_and_json(cli, tmp_path: Path):
+    path = tmp_path / "fleet.yaml"
+    path.write_text(FLEET_FILE, encoding="utf-8")
+    status, out, err = cli("cluster", str(path))
+    assert (status, err) == (0, "")
+    assert "status: optimal (objective 7, bound 7)" in out and "pool a100: 2 x 8 A100-80GB" in out
+    status, out, _ = cli("cluster", str(path), "--json")
+    result = json.loads(out)
+    assert set(result) == {"status", "objective", "bound", "placements", "unplaced"}
+    assert set(result["placements"][0]) == {"job", "pool", "nodes", "trainer_gpus", "rollout_gpus", "plan"}
+    instance = yaml.safe_load(FLEET_FILE)
+    assert check_placements(CATALOG, instance, result) == [] and result["unplaced"] == []
+
+
+def test_cli_cluster_emit_dir_writes_each_jobs_config(cli, tmp_path: Path):
+    path = tmp_path / "fleet.yaml"
+    path.write_text(FLEET_FILE, encoding="utf-8")
+    out_dir = tmp_path / "configs"
+    out_dir.mkdir()
+    assert cli("cluster", str(path), "--emit-dir", str(out_dir))[0] == 0
+    assert sorted(p.name for p in out_dir.iterdir()) == ["chat-14b.yaml", "code-8b.yaml", "math-4b.yaml", "tiny.yaml"]
+    config = yaml.safe_load((out_dir / "code-8b.yaml").read_text(encoding="utf-8"))
+    assert config["model"]["max_model_len"] == 122880 and config["explorer"]["rollout_model"]["engine_num"] == 2
+
+
+def test_cli_cluster_exit_codes(cli, tmp_path: Path):
+    path = tmp_path / "fleet.yaml"
+    path.write_text(FLEET_FILE + "  - {name: huge, model: 8B, max_model_len: 200000}\n", encoding="utf-8")
+    assert cli("cluster", str(path))[0] == 1
+    status, out, err = cli("cluster", str(path), "--minimize", "nodes", "--json")
+    assert status == 1 and json.loads(out)["status"] == "infeasible"
+    status, out, err = cli("cluster", str(tmp_path / "missing.yaml"))
+    assert status == 2 and out == "" and err.startswith("solve cluster: error: ") and "cannot read" in err
+    status, _, err = cli("cluster", str(path), "--emit-dir", str(tmp_path / "nope"))
+    assert status == 2 and "not a folder" in err
+    status, _, err = cli("cluster")
+    assert status == 2 and "the following arguments are required: FILE.yaml" in err
