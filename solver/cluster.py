@@ -198,7 +198,8 @@ def place(
     planner = _Planner(catalog, weights if weights is not None else load_weights())
     options = [option for index in range(len(fleet.jobs)) for option in job_options(planner, fleet, index)]
     every_job = minimize == "nodes"
-    stuck = [index for index in range(len(fleet.jobs)) if not any(o.job == index for o in options)]
+    with_options = {option.job for option in options}
+    stuck = [index for index in range(len(fleet.jobs)) if index not in with_options]
     if every_job and stuck:
         unplaced = tuple(Unplaced(job=fleet.jobs[i].name, reason=_why_no_option(planner, fleet, i)) for i in stuck)
         return ClusterResult(status="infeasible", objective=None, bound=None, placements=(), unplaced=unplaced,
@@ -212,12 +213,12 @@ def place(
     cost = sum(o.cost * x for o, x in zip(options, built.chosen))
     first_stage = ("nodes", nodes_used, False) if every_job else ("priority", priority, True)
     stages = [first_stage, ("length", gain, True), ("cost", cost, False)]
-    _hint(built, _greedy_choice(fleet, options, every_job), options, fleet)
+    _hint(built, _greedy_choice(fleet, options, smallest_first=True), options, fleet)
 
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = workers
     solver.parameters.random_seed = seed
-    deadline = started + time_limit_s
+    deadline = started + time_limit_s * 0.97 - 0.02  # leave time to read the answer back
     proven = True
     objective = bound = None
     for position, (name, expression, maximise) in enumerate(stages):
@@ -283,18 +284,20 @@ def _decode(
                   trainer_gpus=o.plan.gpus, rollout_gpus=o.rollout_gpus, plan=o.plan)
         for o in sorted(chosen.values(), key=lambda o: o.job)
     )
-    unplaced = tuple(
-        Unplaced(job=job.name, reason=_why_unplaced(planner, fleet, index, options))
-        for index, job in enumerate(fleet.jobs) if index not in chosen
+    return placements, _unplaced(planner, fleet, options, set(chosen))
+
+
+def _unplaced(planner: _Planner, fleet: Fleet, options: list[Option], placed: set[int]) -> tuple[Unplaced, ...]:
+    """Why each job left out is: no room where it could go, or no plan that fits any pool it may use."""
+    pools: dict[int, set[str]] = defaultdict(set)
+    for option in options:
+        pools[option.job].add(fleet.pools[option.pool].name)
+    return tuple(
+        Unplaced(job=job.name, reason=(
+            f"no room left in {', '.join(sorted(pools[index]))} after the jobs placed (by priority, then length, "
+            "then cost)" if pools[index] else _why_no_option(planner, fleet, index)))
+        for index, job in enumerate(fleet.jobs) if index not in placed
     )
-    return placements, unplaced
-
-
-def _why_unplaced(planner: _Planner, fleet: Fleet, index: int, options: list[Option]) -> str:
-    if any(o.job == index for o in options):
-        pools = sorted({fleet.pools[o.pool].name for o in options if o.job == index})
-        return f"no room left in {', '.join(pools)} after the jobs placed (by priority, then length, then cost)"
-    return _why_no_option(planner, fleet, index)
 
 
 def _why_no_option(planner: _Planner, fleet: Fleet, index: int) -> str:
@@ -326,14 +329,24 @@ def _all_unplaced(fleet: Fleet, planner: _Planner, verdict: ClusterStatus) -> tu
     return tuple(Unplaced(job=job.name, reason=reason) for job in fleet.jobs)
 
 
-def _greedy_choice(fleet: Fleet, options: list[Option], every_job: bool) -> dict[int, tuple[Option, list[int]]]:
-    """Jobs by priority, each on its first option and first nodes that have room: a starting point."""
+def _greedy_choice(
+    fleet: Fleet, options: list[Option], smallest_first: bool = False
+) -> dict[int, tuple[Option, list[int]]]:
+    """Jobs by priority, each on its first option (by pool, then cost; or, `smallest_first`, by the
+    GPUs it takes, then cost) on the first nodes with room."""
     free = {p: [pool.gpus_per_node] * pool.nodes for p, pool in enumerate(fleet.pools)}
     untouched = {p: [True] * pool.nodes for p, pool in enumerate(fleet.pools)}
     choice: dict[int, tuple[Option, list[int]]] = {}
+    by_job: dict[int, list[Option]] = defaultdict(list)
+    for option in options:
+        by_job[option.job].append(option)
     order = sorted(range(len(fleet.jobs)), key=lambda i: (-fleet.jobs[i].priority, i))
     for index in order:
-        for option in sorted((o for o in options if o.job == index), key=lambda o: (o.pool, o.cost)):
+        def footprint(o: Option) -> int:
+            return o.size or o.whole_nodes * fleet.pools[o.pool].gpus_per_node
+
+        order_key = (lambda o: (footprint(o), o.cost, o.pool)) if smallest_first else (lambda o: (o.pool, o.cost))
+        for option in sorted(by_job[index], key=order_key):
             spot = _first_fit(option, free[option.pool], untouched[option.pool])
             if spot is not None:
                 for node in spot:
@@ -349,14 +362,13 @@ def greedy(fleet: Fleet, catalog: Catalog, weights: Optional[Weights] = None) ->
     that has room. Same options and rules as `place`, no search."""
     planner = _Planner(catalog, weights if weights is not None else load_weights())
     options = [option for index in range(len(fleet.jobs)) for option in job_options(planner, fleet, index)]
-    choice = _greedy_choice(fleet, options, every_job=False)
+    choice = _greedy_choice(fleet, options)
     placements = tuple(
         Placement(job=fleet.jobs[i].name, pool=fleet.pools[o.pool].name, nodes=tuple(spot), trainer_gpus=o.plan.gpus,
                   rollout_gpus=o.rollout_gpus, plan=o.plan)
         for i, (o, spot) in sorted(choice.items())
     )
-    unplaced = tuple(Unplaced(job=job.name, reason=_why_unplaced(planner, fleet, i, options))
-                     for i, job in enumerate(fleet.jobs) if i not in choice)
+    unplaced = _unplaced(planner, fleet, options, set(choice))
     total = sum(fleet.jobs[i].priority for i in choice)
     return ClusterResult(status="feasible", objective=total, bound=None, placements=placements, unplaced=unplaced)
 

@@ -1,0 +1,112 @@
+"""Cluster benchmarks: seeded fleets and job lists from 8 GPUs / 10 jobs to 4096 GPUs / 5000 jobs,
+solved by `solve cluster`'s CP-SAT model and by the greedy baseline, one table.
+
+Run from the repository root with the package installed:  python benchmarks/cluster.py
+Each size runs in its own process, so that the peak memory (max RSS) is that size's alone.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import yaml
+from rich.console import Console
+from rich.table import Table
+
+SIZES = [  # (GPUs in the fleet, jobs, time limit in seconds)
+    (8, 10, 10),
+    (64, 100, 10),
+    (512, 1000, 10),
+    (4096, 5000, 60),
+]
+MODELS = ["Qwen3-0.6B", "Qwen3-1.7B", "Qwen3-4B", "Qwen3-8B", "Qwen3-14B"]
+LENGTHS = [4096, 8192, 16384, 20480, 32768, 40960, 51200, 65536, 81920, 102400]
+
+
+def generate(gpus: int, jobs: int, seed: int) -> dict:
+    """A fleet of about `gpus` GPUs in A100 and H20 pools of 8-GPU (and some 4-GPU) nodes, and `jobs`
+    jobs with mixed models, lengths (a quarter of them `at_least`), rollout GPUs, priorities and pools."""
+    rng = random.Random(seed)
+    pools = []
+    remaining = gpus
+    kinds = [("a100", "A100-80GB", 8), ("h20", "H20-96GB", 8), ("a100-small", "A100-80GB", 4)]
+    for index, (name, gpu, per_node) in enumerate(kinds):
+        share = remaining if index == len(kinds) - 1 else max(per_node, gpus // len(kinds) // per_node * per_node)
+        nodes = max(1, share // per_node)
+        pools.append({"name": name, "gpu": gpu, "nodes": nodes, "gpus_per_node": per_node})
+        remaining = max(0, remaining - nodes * per_node)
+        if remaining == 0:
+            break
+    job_list = []
+    for index in range(jobs):
+        length = rng.choice(LENGTHS)
+        job = {
+            "name": f"job-{index:04d}",
+            "model": rng.choice(MODELS),
+            "max_model_len": {"at_least": length} if rng.random() < 0.25 else length,
+            "rollout_gpus": rng.choice([0, 1, 2, 2, 4]),
+            "priority": rng.choice([1, 1, 2, 3, 5]),
+        }
+        if rng.random() < 0.2:
+            job["pool"] = rng.choice(pools)["name"]
+        job_list.append(job)
+    return {"pools": pools, "jobs": job_list}
+
+
+def run_one(gpus: int, jobs: int, limit: float, seed: int) -> dict:
+    """Solve one size in this process; returns the figures (and peak memory) as a dict."""
+    from solver.cluster import greedy, place
+    from solver.tables import load_catalog, load_fleet
+
+    catalog = load_catalog()
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "fleet.yaml"
+        path.write_text(yaml.safe_dump(generate(gpus, jobs, seed)), encoding="utf-8")
+        fleet = load_fleet(path, catalog)
+    started = time.perf_counter()
+    baseline = greedy(fleet, catalog)
+    greedy_seconds = time.perf_counter() - started
+    started = time.perf_counter()
+    result = place(fleet, catalog, time_limit_s=limit)
+    seconds = time.perf_counter() - started
+    return {
+        "gpus": sum(p.nodes * p.gpus_per_node for p in fleet.pools), "jobs": jobs, "limit": limit,
+        "seconds": seconds, "status": result.status, "objective": result.objective, "bound": result.bound,
+        "gap": result.gap or 0.0, "greedy": baseline.objective, "greedy_seconds": greedy_seconds,
+        "placed": len(result.placements), "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--seed", type=int, default=1, help="generator seed (default 1)")
+    parser.add_argument("--one", nargs=3, type=float, metavar=("GPUS", "JOBS", "LIMIT"), help=argparse.SUPPRESS)
+    parser.add_argument("--largest", type=int, default=len(SIZES), help="run only the first N sizes")
+    args = parser.parse_args()
+    if args.one:
+        gpus, jobs, limit = args.one
+        print(json.dumps(run_one(int(gpus), int(jobs), limit, args.seed)))
+        return
+    table = Table(title=f"rft-solver cluster benchmarks (seed {args.seed})")
+    for column in ("GPUs", "jobs", "limit s", "time s", "status", "objective", "bound", "gap", "greedy",
+                   "placed", "peak MB"):
+        table.add_column(column, justify="right")
+    for gpus, jobs, limit in SIZES[: args.largest]:
+        command = [sys.executable, __file__, "--seed", str(args.seed), "--one", str(gpus), str(jobs), str(limit)]
+        row = json.loads(subprocess.run(command, check=True, capture_output=True, text=True).stdout)
+        table.add_row(str(row["gpus"]), str(row["jobs"]), f"{row['limit']:g}", f"{row['seconds']:.1f}", row["status"],
+                      str(row["objective"]), str(row["bound"]), f"{row['gap']:.2%}", str(row["greedy"]),
+                      str(row["placed"]), f"{row['peak_mb']:.0f}")
+    Console().print(table)
+
+
+if __name__ == "__main__":
+    main()
