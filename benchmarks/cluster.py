@@ -105,7 +105,7 @@ def main() -> None:
         table.add_row(str(row["gpus"]), str(row["jobs"]), f"{row['limit']:g}", f"{row['seconds']:.1f}", row["status"],
                       str(row["objective"]), str(row["bound"]), f"{row['gap']:.2%}", str(row["greedy"]),
                       str(row["placed"]), f"{row['peak_mb']:.0f}")
-    Console().print(table)
+    Console(width=max(Console().width, 140)).print(table)
 
 
 if __name__ == "__main__":

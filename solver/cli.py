@@ -178,7 +178,7 @@ def run_cluster(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(cluster_json(result) + "\n")
     else:
-        _console().print(cluster_view(result, fleet))
+        _console().print(cluster_view(result, fleet, minimize_nodes=args.minimize == "nodes"))
     return 0 if result.placements and not result.unplaced else NO_PLAN
 
 

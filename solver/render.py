@@ -231,13 +231,15 @@ def cluster_json(result: ClusterResult) -> str:
     return json.dumps(result.model_dump(mode="json"), indent=2)
 
 
-def cluster_view(result: ClusterResult, fleet: Fleet) -> Group:
+def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = False) -> Group:
     """A table per pool, a row per placed job with its nodes and plan; then the unplaced jobs."""
     renderables: list[Any] = []
     if result.objective is not None:
         gap = f", gap {result.gap:.1%}" if result.gap else ""
-        renderables.append(Text(f"status: {result.status} (objective {result.objective}, bound {result.bound}{gap})",
-                                style="bold"))
+        measure = ("nodes used" if minimize_nodes else
+                   f"placed priority (of {sum(job.priority for job in fleet.jobs)})")
+        renderables.append(Text(f"status: {result.status}; {measure}: {result.objective}, proven bound "
+                                f"{result.bound}{gap}", style="bold"))
     else:
         renderables.append(Text(f"status: {result.status}", style="bold red"))
     for pool in fleet.pools:

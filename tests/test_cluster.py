@@ -184,7 +184,7 @@ def test_cli_cluster_prints_tables_and_json(cli, tmp_path: Path):
     path.write_text(FLEET_FILE, encoding="utf-8")
     status, out, err = cli("cluster", str(path))
     assert (status, err) == (0, "")
-    assert "status: optimal (objective 7, bound 7)" in out and "pool a100: 2 x 8 A100-80GB" in out
+    assert "status: optimal; placed priority (of 7): 7, proven bound 7" in out and "pool a100: 2 x 8 A100-80GB" in out
     status, out, _ = cli("cluster", str(path), "--json")
     result = json.loads(out)
     assert set(result) == {"status", "objective", "bound", "placements", "unplaced"}
