@@ -216,3 +216,31 @@ def test_cli_cluster_exit_codes(cli, tmp_path: Path):
     assert status == 2 and "not a folder" in err
     status, _, err = cli("cluster")
     assert status == 2 and "the following arguments are required: FILE.yaml" in err
+
+
+def test_the_same_file_gives_the_same_json(cli, tmp_path: Path):
+    path = tmp_path / "fleet.yaml"
+    path.write_text(FLEET_FILE, encoding="utf-8")
+    assert len({cli("cluster", str(path), "--json")[1] for _ in range(3)}) == 1
+
+
+def test_progress_reports_reach_a_terminal_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    import io
+
+    from solver.cli import _ProgressLine
+
+    calls = []
+    place(fleet_of(yaml.safe_load(FLEET_FILE), tmp_path), CATALOG, progress=lambda *a: calls.append(a))
+    assert calls and calls[0][0] == "placed priority" and all(len(call) == 4 for call in calls)
+
+    class Terminal(io.StringIO):
+        def isatty(self) -> bool:
+            return True
+
+    terminal = Terminal()
+    monkeypatch.setattr("sys.stderr", terminal)
+    line = _ProgressLine()
+    line("placed priority", 5.0, 9.0, 0.5)  # under a second: quiet
+    line("placed priority", 6.0, 9.0, 1.5)
+    line.close()
+    assert terminal.getvalue() == "\rplaced priority: best 6, bound 9 (1.5 s)   \n"
