@@ -278,10 +278,7 @@ class _Words:
             limit = f"--exact asks for {query.budget_gpus}" if query.exact else f"the budget is {query.budget_gpus}"
             return [Reason(rule=rule, detail=f"{on} GPUs: {limit}")]
         if rule == "table_rows":
-            n = counts[0]
-            return [Reason(rule="beyond_table", detail=(
-                f"the {data.gpu} table for {self.gpus(n)} ends at {self.rows(n)[-1]} tokens (its longest with a "
-                f"setting for {data.model}: {self.longest_documented(n) or 'none'})"))]
+            return [self._beyond_table(counts[0])]
         if rule == "sp_divides_gpus":
             return [Reason(rule=rule, detail=f"SP must divide the trainer GPUs: on {self.gpus(counts[0])} that rules "
                                              f"out SP={sps}")]
@@ -299,15 +296,18 @@ class _Words:
             return [Reason(rule="pin", detail=f"{self.pins()} rules out {labels} GPUs")]
         return self._evidence(counts[0], length, combinations)
 
+    def _beyond_table(self, n: int) -> Reason:
+        return Reason(rule="beyond_table", detail=(
+            f"the {self.data.gpu} table for {self.gpus(n)} ends at {self.rows(n)[-1]} tokens (its longest with a "
+            f"setting for {self.data.model}: {self.longest_documented(n) or 'none'})"))
+
     def _evidence(self, n: int, length: int, combinations: list[Combination]) -> list[Reason]:
         """What the table for `n` GPUs says against these settings at `length`."""
         data = self.data
         rows = [row for row in self.rows(n) if row >= length]
         table = f"the {data.gpu} table for {self.gpus(n)}"
         if not rows:
-            return [Reason(rule="beyond_table", detail=(
-                f"{table} ends at {self.rows(n)[-1]} tokens (its longest with a setting for {data.model}: "
-                f"{self.longest_documented(n) or 'none'})"))]
+            return [self._beyond_table(n)]
         row = rows[0]
         if not any((n, r) in data.settings for r in rows):
             return [Reason(rule="no_setting", detail=f"{table} says '-' for {data.model} from {row} tokens on: "
