@@ -145,7 +145,7 @@ def make_query(
     `budget_gpus` defaults, where the objective allows, to the largest documented GPU count.
     """
     resolved = catalog.model(model)
-    gpu_names = (catalog.gpu(gpu).name,) if gpu is not None else tuple(g.name for g in catalog.gpu_types)
+    gpu_names = (catalog.gpu(gpu).name,) if gpu is not None else tuple(g.name for g in catalog.documented_gpu_types)
     for name, value in (("--gpus", budget_gpus), ("--len", max_model_len), ("--sp", sp), ("--top", top)):
         if value is not None and value < 1:
             raise QueryError(f"{name} must be at least 1, got {value}")
@@ -168,7 +168,7 @@ def make_query(
         if exact and budget_gpus is not None and budget_gpus % sp:
             raise QueryError(f"--sp {sp} does not divide the {budget_gpus} GPUs that --exact asks for")
     if budget_gpus is None:
-        budget_gpus = max(table.gpus for g in catalog.gpu_types if g.name in gpu_names for table in g.tables)
+        budget_gpus = max((t.gpus for g in catalog.gpu_types if g.name in gpu_names for t in g.tables), default=8)
     return Query(
         model=resolved.name,
         gpus=gpu_names,

@@ -130,6 +130,7 @@ class Model(_Frozen):
 
     name: Text
     aliases: tuple[Text, ...] = ()
+    head_dim: Optional[Count] = None
     hidden_size: Count
     num_layers: Count
     num_attention_heads: Count
@@ -140,6 +141,11 @@ class Model(_Frozen):
     parameters_b: Billions
     native_context: Count
     moe: Optional[MoE] = None
+
+    @property
+    def head_size(self) -> int:
+        """Width of one attention head: ``head_dim``, else hidden size / attention heads."""
+        return self.head_dim or self.hidden_size // self.num_attention_heads
 
 
 class Source(_Frozen):
@@ -231,8 +237,10 @@ class GpuType(_Frozen):
     name: Text = Field(alias="gpu")
     memory_gb: Count
     aliases: tuple[Text, ...] = ()
-    source: Source
-    tables: tuple[Table, ...]
+    source: Union[Source, Text]
+    tables: tuple[Table, ...] = ()
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 
     @model_validator(mode="after")
     def _check_tables(self) -> GpuType:
@@ -241,6 +249,10 @@ class GpuType(_Frozen):
         if repeated is not None:
             raise ValueError(f"two tables for {repeated} trainer GPUs")
         return self
+
+
+class _GpusFile(_Frozen):
+    gpus: tuple[GpuType, ...] = Field(min_length=1)
 
 
 class _ModelsFile(_Frozen):
@@ -342,6 +354,11 @@ class Catalog(_Frozen):
         """Resolve a GPU type name or alias (``a100``, ``H20``) of any case."""
         return _resolve("GPU", name, self.gpu_types)
 
+    @property
+    def documented_gpu_types(self) -> tuple[GpuType, ...]:
+        """The GPU types that have feasibility tables."""
+        return tuple(gpu_type for gpu_type in self.gpu_types if gpu_type.tables)
+
     def narrowed(
         self, gpu: Optional[str] = None, gpus: Optional[int] = None, model: Optional[str] = None
     ) -> Catalog:
@@ -349,7 +366,10 @@ class Catalog(_Frozen):
 
         Raises `QueryError`, naming the accepted values, for an unknown name or a count with no table.
         """
-        gpu_types = (self.gpu(gpu),) if gpu is not None else self.gpu_types
+        gpu_types = (self.gpu(gpu),) if gpu is not None else self.documented_gpu_types
+        if not any(g.tables for g in gpu_types):
+            names = ", ".join(g.name for g in self.documented_gpu_types)
+            raise QueryError(f"no tables for {gpu_types[0].name}; tables exist for {names}")
         if gpus is not None:
             counts = sorted({table.gpus for gpu_type in gpu_types for table in gpu_type.tables})
             if gpus not in counts:
@@ -417,6 +437,7 @@ _ITEM_LABELS = {
     "rows": ("row max_model_len={}", "max_model_len"),
     "models": ("model {}", "name"),
     "pools": ("pool {}", "name"),
+    "gpus": ("gpu {}", "name"),
     "jobs": ("job {}", "name"),
 }
 """How to name an item of each list in an error: by the field that identifies it."""
@@ -506,14 +527,22 @@ def load_catalog(directory: Optional[Path] = None) -> Catalog:
     if directory is None:
         return _shipped_catalog()
     models = load_models(directory / "models.yaml")
+    hardware = _validate(_GpusFile, directory / "gpus.yaml").gpus
     paths = sorted((directory / "feasibility").glob("*.yaml"))
     if not paths:
         raise TableError(f"{directory / 'feasibility'}: no GPU table files (*.yaml)")
-    gpu_types = tuple(load_gpu_type(path, models) for path in paths)
+    documented = {}
+    for path in paths:
+        tabled = load_gpu_type(path, models)
+        known = next((gpu for gpu in hardware if gpu.name == tabled.name), None)
+        if known is None or known.memory_gb != tabled.memory_gb:
+            raise TableError(f"{path}: GPU {tabled.name} with {tabled.memory_gb} GB is not in gpus.yaml as such")
+        documented[tabled.name] = tabled.model_copy(update={"aliases": (*known.aliases, *tabled.aliases)})
+    gpu_types = tuple(documented.get(gpu.name, gpu) for gpu in hardware)
     names = [_normalise(name) for gpu in gpu_types for name in (gpu.name, *gpu.aliases)]
     duplicate = next((name for name in names if names.count(name) > 1), None)
     if duplicate is not None:
-        raise TableError(f"{directory / 'feasibility'}: the name {duplicate!r} is given to two GPU types")
+        raise TableError(f"{directory}: the name {duplicate!r} is given to two GPU types")
     return Catalog(models=models, gpu_types=gpu_types)
 
 

@@ -84,6 +84,7 @@ def test_models_file_rejects_a_non_positive_shape(tmp_path: Path):
 
 def test_a_catalog_directory_without_gpu_tables_is_rejected(tmp_path: Path):
     shutil.copy(shipped_tables_directory() / "models.yaml", tmp_path)
+    shutil.copy(shipped_tables_directory() / "gpus.yaml", tmp_path)
     (tmp_path / "feasibility").mkdir()
     with pytest.raises(TableError, match="no GPU table files"):
         load_catalog(tmp_path)
@@ -100,7 +101,7 @@ def test_two_gpu_files_may_not_claim_the_same_alias(tmp_path: Path):
 def test_loaded_tables_are_immutable():
     catalog = load_catalog()
     with pytest.raises(Exception, match="frozen"):
-        catalog.gpu_types[0].tables[0].rows[0].max_model_len = 1  # type: ignore[misc]
+        catalog.documented_gpu_types[0].tables[0].rows[0].max_model_len = 1  # type: ignore[misc]
 
 
 @pytest.mark.parametrize(
@@ -121,7 +122,7 @@ def test_model_names_resolve_in_any_case(name: str, canonical: str):
 
 
 def test_unknown_names_list_the_accepted_ones():
-    with pytest.raises(QueryError, match=r"unknown GPU 'v100'; accepted: A100-80GB \(a100\), H20-96GB \(h20\)"):
+    with pytest.raises(QueryError, match=r"unknown GPU 'v100'; accepted: A100-40GB \(a100-40g\), A100-80GB \(a100\), H20-96GB \(h20\)"):
         load_catalog().gpu("v100")
     with pytest.raises(QueryError, match=r"unknown model '5B'; accepted: Qwen3-0.6B \(0.6B\), .*Qwen3-30B-A3B"):
         load_catalog().model("5B")
@@ -139,7 +140,10 @@ def test_model_shapes_are_those_of_the_reference():
     assert shapes["Qwen3-32B"] == (5120, 64, 64, 8, 25600, 32.762)
     moe = load_catalog().model("30B-A3B").moe
     assert moe is not None and (moe.experts, moe.active_experts, moe.moe_intermediate_size) == (128, 8, 768)
-    assert all(model.native_context == 40960 and model.vocab_size == 151936 for model in load_catalog().models)
+    qwen3 = [model for model in load_catalog().models if model.name.startswith("Qwen3")]
+    assert all(model.native_context == 40960 and model.vocab_size == 151936 and model.head_size == 128
+               for model in qwen3)
+    assert load_catalog().model("qwen2.5-7b-instruct").head_size == 128  # 3584 / 28
 
 
 def test_escalation_order_is_sorted_by_its_key():

@@ -86,4 +86,4 @@ def test_installed_solve_prints_every_cell_from_another_directory(tmp_path: Path
 
 
 def test_gpu_memory_matches_the_section_titles():
-    assert {gpu.name: gpu.memory_gb for gpu in load_catalog().gpu_types} == {"A100-80GB": 80, "H20-96GB": 96}
+    assert {gpu.name: gpu.memory_gb for gpu in load_catalog().documented_gpu_types} == {"A100-80GB": 80, "H20-96GB": 96}

@@ -1,0 +1,88 @@
+"""Validation of the memory model: calibrate on some documented cells, predict the others.
+
+Run from the repository root with the package installed:  python benchmarks/memory_model.py
+For each split it fits the coefficients on the training cells only, then predicts, for every held-out
+cell, what the source's procedure would have written (the first setting of the escalation order that
+fits with the default safety margin, or '-'), and counts predictions that are exact, conservative (a costlier setting, or '-' where the
+source has a setting) or unsafe (a cheaper setting, or a setting where the source has '-'). Trinity's own
+rough check (facts.md section 2) is scored on the same held-out cells as the baseline.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rich.console import Console
+from rich.table import Table
+
+from solver.calibrate import allowed_settings, calibrate, observations, predicted_cell
+from solver.memory import trinity_check_gib
+from solver.tables import ESCALATION_ORDER, Catalog, Model, Setting, load_catalog
+
+Keep = Callable[[str, int, str], bool]
+ORDER = [setting.label for setting in ESCALATION_ORDER]
+
+
+def trinity_cell(model: Model, memory_gb: float, gpus: int, length: int) -> Setting | None:
+    """What Trinity's rough check would write: the first allowed setting it lets through."""
+    for setting in allowed_settings(model, gpus):
+        needed, fraction = trinity_check_gib(model, gpus, setting, length)
+        if needed <= memory_gb * fraction:
+            return setting
+    return None
+
+
+def score(catalog: Catalog, keep: Keep, predict: Callable[[Model, float, int, int], Setting | None]) -> tuple:
+    """(cells, exact, conservative, unsafe) shares over the cells `keep` accepts."""
+    exact = conservative = unsafe = total = 0
+    for gpu in catalog.documented_gpu_types:
+        for table in gpu.tables:
+            for name in table.models:
+                if not keep(gpu.name, table.gpus, name):
+                    continue
+                model = catalog.model(name)
+                for row in table.rows:
+                    documented, predicted = row.setting(name), predict(model, gpu.memory_gb, table.gpus, row.max_model_len)
+                    total += 1
+                    if predicted == documented:
+                        exact += 1
+                    elif documented is None or (predicted is not None and
+                                                ORDER.index(predicted.label) < ORDER.index(documented.label)):
+                        unsafe += 1
+                    else:
+                        conservative += 1
+    return total, exact / total, conservative / total, unsafe / total
+
+
+def splits(catalog: Catalog) -> list[tuple[str, Keep, Keep]]:
+    """(name, training cells, held-out cells) for every split."""
+    found: list[tuple[str, Keep, Keep]] = [
+        ("fit A100, predict H20", lambda g, n, m: g == "A100-80GB", lambda g, n, m: g == "H20-96GB"),
+        ("fit H20, predict A100", lambda g, n, m: g == "H20-96GB", lambda g, n, m: g == "A100-80GB"),
+    ]
+    for count in (1, 2, 4, 6):
+        found.append((f"leave out {count} GPU{'s' if count > 1 else ''}",
+                      lambda g, n, m, c=count: n != c, lambda g, n, m, c=count: n == c))
+    for model in ("Qwen3-0.6B", "Qwen3-1.7B", "Qwen3-4B", "Qwen3-8B", "Qwen3-14B"):
+        found.append((f"leave out {model}", lambda g, n, m, k=model: m != k, lambda g, n, m, k=model: m == k))
+    found.append(("all cells, in sample", lambda g, n, m: True, lambda g, n, m: True))
+    return found
+
+
+def main() -> None:
+    catalog = load_catalog()
+    table = Table(title="memory model: held-out cells predicted (targets: exact >= 90%, unsafe <= 2%)")
+    for column in ("split", "cells", "exact", "conservative", "unsafe", "Trinity exact", "Trinity unsafe"):
+        table.add_column(column, justify="left" if column == "split" else "right")
+    for name, train, test in splits(catalog):
+        coefficients, _ = calibrate(observations(catalog, train))
+        cells, exact, conservative, unsafe = score(
+            catalog, test, lambda m, mem, n, length: predicted_cell(m, mem, n, length, coefficients))
+        _, t_exact, _, t_unsafe = score(catalog, test, trinity_cell)
+        table.add_row(name, str(cells), f"{exact:.1%}", f"{conservative:.1%}", f"{unsafe:.1%}", f"{t_exact:.1%}",
+                      f"{t_unsafe:.1%}")
+    Console(width=max(Console().width, 120)).print(table)
+
+
+if __name__ == "__main__":
+    main()

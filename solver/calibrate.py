@@ -1,0 +1,152 @@
+"""Calibrate the memory model's coefficients on documented cells with a linear program (OR-Tools GLOP).
+
+Evidence, from each cell of a table in the tables' format: the cell's setting fits at its length
+(positive), and every setting the source would have tried before it did not (negative; at a ``-`` cell,
+none of them did). For each observation the model's margin, ``sum(coefficient * term) - usable * memory``,
+is linear in the coefficients: a positive observation wants it at most ``-gap``, a negative one at least
+``+gap``. The program minimises the violations (a wrongly predicted fit, which would let a plan run out
+of memory, weighs ten times a wrongly predicted failure) plus a small pull of every multiplier
+towards its first-principles value of 1.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+from typing import Optional
+
+from ortools.linear_solver import pywraplp
+
+from solver.memory import DEFAULT_MARGIN, PRIOR, TERMS, Coefficients, breakdown, features
+from solver.query import sp_rule_violation
+from solver.tables import ESCALATION_ORDER, Catalog, Model, Setting
+
+GAP = 0.005
+"""The margin, as a fraction of GPU memory, that separates fitting from not fitting in the fit."""
+UNSAFE_WEIGHT = 10.0
+"""How much more a wrongly predicted fit costs in the fit than a wrongly predicted failure."""
+PULL = 0.05
+"""Weight of each multiplier's distance from 1 (first principles), per unit."""
+BOUNDS = {
+    "states": (0.5, 4.0), "checkpoints": (0.1, 40.0), "logits": (0.1, 40.0), "recompute": (0.1, 80.0),
+    "sp_buffers": (0.0, 80.0), "fragmentation": (0.0, 10.0), "overhead": (0.0, 30.0),
+}
+"""Physically plausible ranges of the multipliers (``overhead`` is in GiB)."""
+
+
+@dataclass(frozen=True)
+class Observation:
+    """One measured setting: did `setting` train `model` on `gpus` GPUs of `memory_gb` at `max_model_len`?"""
+
+    gpu: str
+    model: Model
+    memory_gb: float
+    gpus: int
+    setting: Setting
+    max_model_len: int
+    fits: bool
+
+
+@dataclass(frozen=True)
+class FitReport:
+    """How well the coefficients separate the observations they were fitted on."""
+
+    observations: int
+    positives: int
+    negatives: int
+    wrong_fits: int
+    """Negative observations the model says fit (unsafe)."""
+    wrong_failures: int
+    """Positive observations the model says do not fit (conservative)."""
+
+
+def allowed_settings(model: Model, gpus: int) -> list[Setting]:
+    """The source's escalation order, less the SP degrees the rules forbid on `gpus` GPUs."""
+    return [
+        setting for setting in ESCALATION_ORDER
+        if gpus % setting.sp == 0
+        and not sp_rule_violation(model.num_attention_heads, model.num_key_value_heads, setting.sp)
+    ]
+
+
+def observations(catalog: Catalog, keep: Optional[callable] = None) -> list[Observation]:  # type: ignore[valid-type]
+    """Positive and negative evidence from every documented cell (those `keep(gpu, gpus, model)` accepts)."""
+    found = []
+    for gpu in catalog.documented_gpu_types:
+        for table in gpu.tables:
+            for name in table.models:
+                if keep is not None and not keep(gpu.name, table.gpus, name):
+                    continue
+                model = catalog.model(name)
+                order = allowed_settings(model, table.gpus)
+                for row in table.rows:
+                    cell = row.setting(name)
+                    failed = order if cell is None else order[: order.index(cell)] if cell in order else []
+                    evidence = [(setting, False) for setting in failed]
+                    if cell is not None:
+                        evidence.append((cell, True))
+                    found += [Observation(gpu.name, model, gpu.memory_gb, table.gpus, setting, row.max_model_len, fits)
+                              for setting, fits in evidence]
+    return found
+
+
+def calibrate(evidence: Iterable[Observation]) -> tuple[Coefficients, FitReport]:
+    """Fit the coefficients to the evidence (see the module's docstring); deterministic."""
+    evidence = list(evidence)
+    solver = pywraplp.Solver.CreateSolver("GLOP")
+    multiplier = {term: solver.NumVar(*BOUNDS[term], term) for term in TERMS}
+    usable = solver.NumVar(PRIOR.usable, PRIOR.usable, "usable")  # fixed: it sets the scale of the rest
+    usable_env = solver.NumVar(PRIOR.usable, 1.0, "usable_env")
+    solver.Add(usable_env >= usable)
+    objective = solver.Objective()
+    for term, variable in multiplier.items():
+        distance = solver.NumVar(0, solver.infinity(), f"distance_{term}")
+        solver.Add(distance >= variable - 1)
+        solver.Add(distance >= 1 - variable)
+        objective.SetCoefficient(distance, PULL)
+    for index, observation in enumerate(evidence):
+        raw = features(observation.model, observation.gpus, observation.setting, observation.max_model_len)
+        memory = float(observation.memory_gb)
+        margin = sum(raw[term] * multiplier[term] for term in TERMS) - memory * (
+            usable_env if observation.setting.env else usable)
+        violation = solver.NumVar(0, solver.infinity(), f"violation_{index}")
+        if observation.fits:
+            solver.Add(margin <= -GAP * memory + violation)
+            objective.SetCoefficient(violation, 1.0 / memory)
+        else:
+            solver.Add(margin >= GAP * memory - violation)
+            objective.SetCoefficient(violation, UNSAFE_WEIGHT / memory)
+    objective.SetMinimization()
+    if solver.Solve() != pywraplp.Solver.OPTIMAL:
+        raise RuntimeError("the calibration program has no optimal solution")
+    coefficients = Coefficients(
+        **{term: round(variable.solution_value(), 6) for term, variable in multiplier.items()},
+        usable=round(usable.solution_value(), 6), usable_env=round(usable_env.solution_value(), 6),
+    )
+    return coefficients, report(evidence, coefficients)
+
+
+def report(evidence: list[Observation], coefficients: Coefficients) -> FitReport:
+    """Count the observations the coefficients get wrong, each way."""
+    predicted = [breakdown(o.model, o.memory_gb, o.gpus, o.setting, o.max_model_len, coefficients).fits
+                 for o in evidence]
+    return FitReport(
+        observations=len(evidence),
+        positives=sum(o.fits for o in evidence),
+        negatives=sum(not o.fits for o in evidence),
+        wrong_fits=sum(p and not o.fits for p, o in zip(predicted, evidence)),
+        wrong_failures=sum(o.fits and not p for p, o in zip(predicted, evidence)),
+    )
+
+
+def predicted_cell(model: Model, memory_gb: float, gpus: int, max_model_len: int, coefficients: Coefficients,
+                   margin: float = DEFAULT_MARGIN) -> Optional[Setting]:
+    """What the source's procedure would write in the cell, by the model: the first setting in the
+    escalation order (that the SP rules allow) predicted to fit with the safety `margin`, or None for ``-``."""
+    for setting in allowed_settings(model, gpus):
+        if breakdown(model, memory_gb, gpus, setting, max_model_len, coefficients, margin).fits:
+            return setting
+    return None
+
+
+__all__ = ["PRIOR", "FitReport", "Observation", "calibrate", "observations", "predicted_cell"]

@@ -1,0 +1,161 @@
+"""A memory model of one trainer GPU, shaped from first principles and calibrated on the documented cells.
+
+Per trainer GPU, with ``P`` parameters (every expert's, for a MoE model), ``n`` trainer GPUs, SP degree
+``s``, ``T = ceil(2L/s)`` tokens per GPU (Trinity's default token budget) and gradient checkpointing:
+
+- **states**: 16 bytes per parameter (bf16 weights and gradients, fp32 master weights and Adam's two
+  moments: the ZeRO paper's mixed-precision count), sharded over the ``n`` GPUs by FSDP; with Offload
+  they live in host memory instead;
+- **checkpoints**: one bf16 hidden state per layer per token, ``2 * T * hidden * layers`` bytes;
+- **logits**: ``T * vocab`` fp32 values (verl computes them unchunked), ``4 * T * vocab`` bytes;
+- **recompute**: one layer's activations while it is recomputed, ``2 * T * (hidden + intermediate)``;
+- **SP buffers**: Ulysses' all-to-all copies of a layer's activations when ``s > 1``, ``2 * T * hidden``;
+- **fragmentation**: without Env, PyTorch's caching allocator cannot reuse the holes that the largest
+  transient tensors (the logits) leave, so some of their size is lost again: ``4 * T * vocab``;
+- **overhead**: CUDA context, NCCL buffers, allocator slack: 1 GiB.
+
+Each term is multiplied by a calibrated coefficient (`Coefficients`); the plan fits when the sum is
+within the usable fraction of the GPU's memory, a fraction that Env (expandable segments, less
+fragmentation) raises. All coefficients are non-negative, so the model is monotone: more GPUs, more
+memory, Offload or Env never make a plan stop fitting, and a longer context never makes one start.
+"""
+
+from __future__ import annotations
+
+from math import ceil
+from typing import Optional
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from solver.tables import Model, Setting
+
+GIB = 1024**3
+DEFAULT_MARGIN = 0.02
+"""The safety margin estimates keep by default: a plan must fit in 98% of the usable memory."""
+TERMS = ("states", "checkpoints", "logits", "recompute", "sp_buffers", "fragmentation", "overhead")
+"""The memory terms, in the order of a breakdown."""
+
+
+class _Frozen(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+
+class Coefficients(_Frozen):
+    """The memory model's free numbers: a multiplier per term and the usable fractions of memory."""
+
+    states: float = Field(ge=0)
+    checkpoints: float = Field(ge=0)
+    logits: float = Field(ge=0)
+    recompute: float = Field(ge=0)
+    sp_buffers: float = Field(ge=0)
+    fragmentation: float = Field(ge=0)
+    overhead: float = Field(ge=0)
+    usable: float = Field(gt=0, le=1, description="fraction of GPU memory usable without Env")
+    usable_env: float = Field(gt=0, le=1, description="fraction of GPU memory usable with Env")
+
+    def multiplier(self, term: str) -> float:
+        """The coefficient of one term of `TERMS`."""
+        return float(getattr(self, term))
+
+
+PRIOR = Coefficients(states=1.0, checkpoints=1.0, logits=1.0, recompute=1.0, sp_buffers=1.0, fragmentation=1.0,
+                     overhead=1.0, usable=0.90, usable_env=0.95)
+"""First principles before calibration: every term as derived, 90% of memory usable (95% with Env)."""
+
+
+class Breakdown(_Frozen):
+    """Predicted peak memory of one trainer GPU, per term, against what is usable."""
+
+    terms: dict[str, float] = Field(description="GiB per term of TERMS, coefficients applied")
+    total_gib: float
+    usable_gib: float
+    memory_gib: float
+    tokens_per_gpu: int
+
+    @property
+    def fits(self) -> bool:
+        """Whether the total is within the usable memory."""
+        return self.total_gib <= self.usable_gib
+
+    @property
+    def headroom_gib(self) -> float:
+        """Usable memory left (negative when it does not fit)."""
+        return self.usable_gib - self.total_gib
+
+
+def features(model: Model, gpus: int, setting: Setting, max_model_len: int) -> dict[str, float]:
+    """Each term of `TERMS` in GiB before calibration, for `model` on `gpus` GPUs with `setting` at
+    `max_model_len` tokens (see the module's docstring for where each comes from)."""
+    tokens = ceil(2 * max_model_len / setting.sp)
+    parameters = model.parameters_b * 1e9
+    return {
+        "states": 0.0 if setting.offload else 16 * parameters / gpus / GIB,
+        "checkpoints": 2 * tokens * model.hidden_size * model.num_layers / GIB,
+        "logits": 4 * tokens * model.vocab_size / GIB,
+        "recompute": 2 * tokens * (model.hidden_size + _ffn_width(model)) / GIB,
+        "sp_buffers": 2 * tokens * model.hidden_size / GIB if setting.sp > 1 else 0.0,
+        "fragmentation": 0.0 if setting.env else 4 * tokens * model.vocab_size / GIB,
+        "overhead": 1.0,
+    }
+
+
+def _ffn_width(model: Model) -> int:
+    """The feed-forward width a token passes through: the active experts' for a MoE model."""
+    if model.moe is not None:
+        return model.moe.active_experts * model.moe.moe_intermediate_size
+    return model.intermediate_size
+
+
+def breakdown(
+    model: Model, memory_gb: float, gpus: int, setting: Setting, max_model_len: int, coefficients: Coefficients,
+    margin: float = 0.0,
+) -> Breakdown:
+    """Predicted peak memory of one trainer GPU against its usable memory (less a safety `margin`)."""
+    raw = features(model, gpus, setting, max_model_len)
+    terms = {term: raw[term] * coefficients.multiplier(term) for term in TERMS}
+    fraction = coefficients.usable_env if setting.env else coefficients.usable
+    return Breakdown(
+        terms=terms,
+        total_gib=sum(terms.values()),
+        usable_gib=memory_gb * fraction * (1 - margin),
+        memory_gib=float(memory_gb),
+        tokens_per_gpu=ceil(2 * max_model_len / setting.sp),
+    )
+
+
+def longest_fitting(
+    model: Model, memory_gb: float, gpus: int, setting: Setting, coefficients: Coefficients, margin: float = 0.0,
+    grid: int = 1024, ceiling: int = 1 << 21,
+) -> Optional[int]:
+    """The longest ``max_model_len`` on a `grid` of tokens that fits (None when not even one step fits).
+
+    Memory grows with the length, so a binary search over the grid finds it.
+    """
+    def fits(steps: int) -> bool:
+        return breakdown(model, memory_gb, gpus, setting, steps * grid, coefficients, margin).fits
+
+    low, high = 0, ceiling // grid
+    if not fits(1):
+        return None
+    low = 1
+    while low < high:
+        middle = (low + high + 1) // 2
+        if fits(middle):
+            low = middle
+        else:
+            high = middle - 1
+    return low * grid
+
+
+def trinity_check_gib(model: Model, gpus: int, setting: Setting, max_model_len: int) -> tuple[float, float]:
+    """Trinity's own rough memory check (``GPUMemoryValidator``, facts.md §2): (estimated GiB per GPU,
+    fraction of memory it allows: 0.8, or 0.9 with Env). The optimizer-step term it takes the maximum
+    with is not published; it is taken as zero here."""
+    tokens = ceil(2 * max_model_len / setting.sp)
+    parameters = model.parameters_b * 1e9
+    states = 0.0 if setting.offload else 16 * parameters / gpus + 2 * parameters
+    hidden_states = 2 * tokens * model.hidden_size * (model.num_layers + 4)
+    logits = 8 * tokens * model.vocab_size
+    backward = 4 * model.vocab_size * model.hidden_size + 80 * tokens * model.hidden_size
+    activations = hidden_states + max(logits, backward)
+    return (states + activations) / GIB, 0.9 if setting.env else 0.8
