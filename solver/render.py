@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from solver.query import ENV_EXPORT, Answer, ClusterResult, CurrentSettings, Plan, Query, Reason
-from solver.tables import ESCALATION_ORDER, NO_SETTING, Catalog, Cell, Fleet, Setting
+from solver.tables import ESCALATION_ORDER, NO_SETTING, Catalog, Cell, Fleet, Setting, Source
 
 SHADES = (
     "black on #e8f5e9",
@@ -63,6 +63,10 @@ def cells_json(cells: Iterable[Cell]) -> str:
     return json.dumps([cell_record(cell) for cell in cells], indent=2)
 
 
+def _source(source: Source | str) -> str:
+    return f"{source.document}, {source.section}" if isinstance(source, Source) else source
+
+
 def tables_view(catalog: Catalog) -> Group:
     """Each GPU type's documented tables, cells in the source's words, shaded by cost, and a legend."""
     renderables: list[Any] = []
@@ -70,7 +74,7 @@ def tables_view(catalog: Catalog) -> Group:
         for table in gpu_type.tables:
             view = Table(
                 title=f"{gpu_type.name} ({gpu_type.memory_gb} GB), {_count(table.gpus, 'trainer GPU')}",
-                caption=f"source: {gpu_type.source.document}, {gpu_type.source.section}, {table.section}",
+                caption=f"source: {_source(gpu_type.source)}, {table.section}",
                 title_justify="left",
                 caption_justify="left",
             )
