@@ -11,15 +11,15 @@ towards its first-principles value of 1.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Optional
 
 from ortools.linear_solver import pywraplp
 
-from solver.memory import DEFAULT_MARGIN, PRIOR, TERMS, Coefficients, breakdown, features
+from solver.memory import DEFAULT_MARGIN, PRIOR, TERMS, breakdown, features
 from solver.query import sp_rule_violation
-from solver.tables import ESCALATION_ORDER, Catalog, Model, Setting
+from solver.tables import ESCALATION_ORDER, Catalog, Coefficients, FitSummary, GpuType, Model, Setting
 
 GAP = 0.005
 """The margin, as a fraction of GPU memory, that separates fitting from not fitting in the fit."""
@@ -47,19 +47,6 @@ class Observation:
     fits: bool
 
 
-@dataclass(frozen=True)
-class FitReport:
-    """How well the coefficients separate the observations they were fitted on."""
-
-    observations: int
-    positives: int
-    negatives: int
-    wrong_fits: int
-    """Negative observations the model says fit (unsafe)."""
-    wrong_failures: int
-    """Positive observations the model says do not fit (conservative)."""
-
-
 def allowed_settings(model: Model, gpus: int) -> list[Setting]:
     """The source's escalation order, less the SP degrees the rules forbid on `gpus` GPUs."""
     return [
@@ -69,10 +56,14 @@ def allowed_settings(model: Model, gpus: int) -> list[Setting]:
     ]
 
 
-def observations(catalog: Catalog, keep: Optional[callable] = None) -> list[Observation]:  # type: ignore[valid-type]
-    """Positive and negative evidence from every documented cell (those `keep(gpu, gpus, model)` accepts)."""
+def observations(
+    catalog: Catalog, keep: Optional[Callable[[str, int, str], bool]] = None,
+    gpu_types: Optional[Iterable[GpuType]] = None,
+) -> list[Observation]:
+    """Positive and negative evidence from every cell of `gpu_types`' tables (default: the documented
+    ones), among those `keep(gpu, gpus, model)` accepts."""
     found = []
-    for gpu in catalog.documented_gpu_types:
+    for gpu in (catalog.documented_gpu_types if gpu_types is None else gpu_types):
         for table in gpu.tables:
             for name in table.models:
                 if keep is not None and not keep(gpu.name, table.gpus, name):
@@ -90,7 +81,7 @@ def observations(catalog: Catalog, keep: Optional[callable] = None) -> list[Obse
     return found
 
 
-def calibrate(evidence: Iterable[Observation]) -> tuple[Coefficients, FitReport]:
+def calibrate(evidence: Iterable[Observation]) -> tuple[Coefficients, FitSummary]:
     """Fit the coefficients to the evidence (see the module's docstring); deterministic."""
     evidence = list(evidence)
     solver = pywraplp.Solver.CreateSolver("GLOP")
@@ -126,11 +117,11 @@ def calibrate(evidence: Iterable[Observation]) -> tuple[Coefficients, FitReport]
     return coefficients, report(evidence, coefficients)
 
 
-def report(evidence: list[Observation], coefficients: Coefficients) -> FitReport:
+def report(evidence: list[Observation], coefficients: Coefficients) -> FitSummary:
     """Count the observations the coefficients get wrong, each way."""
     predicted = [breakdown(o.model, o.memory_gb, o.gpus, o.setting, o.max_model_len, coefficients).fits
                  for o in evidence]
-    return FitReport(
+    return FitSummary(
         observations=len(evidence),
         positives=sum(o.fits for o in evidence),
         negatives=sum(not o.fits for o in evidence),
@@ -149,4 +140,3 @@ def predicted_cell(model: Model, memory_gb: float, gpus: int, max_model_len: int
     return None
 
 
-__all__ = ["PRIOR", "FitReport", "Observation", "calibrate", "observations", "predicted_cell"]

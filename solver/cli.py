@@ -18,7 +18,7 @@ import yaml
 from rich.console import Console
 
 from solver import __version__
-from solver.query import MAX_TOP, Answer, CurrentSettings, Objective, Query, make_query
+from solver.query import MAX_TOP, Answer, CurrentSettings, Objective, Query, make_query, sp_rule_violation
 from solver.render import answers_json, answers_view, cells_json, tables_view
 from solver.tables import (
     Catalog,
@@ -28,6 +28,9 @@ from solver.tables import (
     TableError,
     load_catalog,
     load_fleet,
+    load_gpu_type,
+    load_memory_model,
+    load_model_config,
     load_weights,
     read_user_file,
 )
@@ -81,8 +84,8 @@ def build_parser() -> argparse.ArgumentParser:
         prog="solve",
         description="Plan trainer GPUs for Trinity-RFT: Env, FSDP2 Offload and Ulysses SP, from the "
         "documented feasibility tables, solved with OR-Tools CP-SAT.",
-        epilog="Other commands: solve tables --help (the documented tables), solve cluster --help (many jobs "
-        "on a fleet). "
+        epilog="Other commands: solve tables (the documented tables), solve cluster (many jobs on a fleet), "
+        "solve memory (one GPU's memory breakdown), solve calibrate (fit the memory model); each has --help. "
         "Exit status: 0 every answer has a plan, 1 some answer has none, 2 bad input.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
@@ -197,6 +200,93 @@ class _ProgressLine:
     def close(self) -> None:
         if self.shown:
             sys.stderr.write("\n")
+
+
+def build_calibrate_parser() -> argparse.ArgumentParser:
+    """The argument parser for ``solve calibrate``."""
+    parser = _Parser(
+        prog="solve calibrate",
+        description="Fit the memory model's coefficients on documented cells (positive and negative evidence) "
+        "and print them as a memory-model file.",
+    )
+    parser.add_argument("--cells", metavar="FILE", type=Path, action="append",
+                        help="your own measured cells, a GPU table file in the tables' format (repeatable); "
+                        "default: the shipped tables")
+    parser.add_argument("--out", metavar="FILE", type=Path, help="write the memory-model file to FILE")
+    return parser
+
+
+def run_calibrate(args: argparse.Namespace) -> int:
+    """``solve calibrate``: fit the coefficients and print (or write) a memory-model file."""
+    from solver.calibrate import calibrate, observations
+    from solver.memory import DEFAULT_MARGIN
+    from solver.render import memory_model_yaml
+
+    catalog = load_catalog()
+    gpu_types = [load_gpu_type(path, catalog.models) for path in args.cells] if args.cells else None
+    evidence = observations(catalog, gpu_types=gpu_types)
+    if not evidence:
+        raise QueryError("no cells to calibrate on")
+    coefficients, fit = calibrate(evidence)
+    cells = ", ".join(path.name for path in args.cells) if args.cells else "the documented tables"
+    text = memory_model_yaml(coefficients, fit, DEFAULT_MARGIN, cells)
+    if args.out:
+        write_atomically(args.out, text)
+        print(f"wrote {args.out}: {fit.observations} observations, {fit.wrong_fits} predicted to fit that did not, "
+              f"{fit.wrong_failures} predicted not to fit that did")
+    else:
+        sys.stdout.write(text)
+    return 0
+
+
+def build_memory_parser() -> argparse.ArgumentParser:
+    """The argument parser for ``solve memory``."""
+    parser = _Parser(prog="solve memory",
+                     description="Predicted peak memory of one trainer GPU, term by term, and whether it fits.")
+    parser.add_argument("--model", metavar="M", help="model (or --model-config)")
+    parser.add_argument("--model-config", metavar="PATH", type=Path, help="a local Hugging Face config.json")
+    parser.add_argument("--gpu", metavar="G", required=True, help="GPU type (any of gpus.yaml: h100, b200, ...)")
+    parser.add_argument("--gpus", metavar="N", type=positive_int, required=True, help="trainer GPUs")
+    parser.add_argument("--len", metavar="L", type=token_count, required=True, dest="max_model_len",
+                        help="max_model_len in tokens")
+    parser.add_argument("--sp", metavar="S", type=positive_int, default=1, help="Ulysses SP degree (default 1)")
+    parser.add_argument("--env", action="store_true", help="with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True")
+    parser.add_argument("--offload", action="store_true", help="with FSDP2 CPU offload")
+    parser.add_argument("--margin", metavar="F", type=float, help="safety margin, a fraction (default: the model's)")
+    parser.add_argument("--memory-model", metavar="FILE", type=Path, help="coefficients from `solve calibrate --out`")
+    parser.add_argument("--json", action="store_true", help="print the breakdown as JSON")
+    return parser
+
+
+def run_memory(args: argparse.Namespace) -> int:
+    """``solve memory``: one GPU's predicted peak memory and the verdict; exit 1 when it does not fit."""
+    from solver.memory import breakdown
+    from solver.render import memory_json, memory_view
+
+    catalog = _catalog_with(args.model_config)
+    model = catalog.model(args.model or (catalog.models[-1].name if args.model_config else ""))
+    gpu = catalog.gpu(args.gpu)
+    problem = sp_rule_violation(model.num_attention_heads, model.num_key_value_heads, args.sp)
+    if problem or args.gpus % args.sp:
+        raise QueryError(f"--sp {args.sp} is not allowed: {problem or f'SP={args.sp} does not divide {args.gpus} GPUs'}")
+    memory_model = load_memory_model(args.memory_model)
+    margin = memory_model.margin if args.margin is None else args.margin
+    if not 0 <= margin < 1:
+        raise QueryError(f"--margin is a fraction from 0 to below 1, got {margin}")
+    setting = Setting(env=args.env, offload=args.offload, sp=args.sp)
+    result = breakdown(model, gpu.memory_gb, args.gpus, setting, args.max_model_len, memory_model.coefficients, margin)
+    if args.json:
+        sys.stdout.write(memory_json(result) + "\n")
+    else:
+        label = (f"{model.name} on {args.gpus} x {gpu.name} ({gpu.memory_gb} GB), {setting.label}, "
+                 f"{args.max_model_len} tokens ({result.tokens_per_gpu} per GPU), margin {margin:g}")
+        _console().print(memory_view(result, label))
+    return 0 if result.fits else NO_PLAN
+
+
+def _catalog_with(model_config: Optional[Path]) -> Catalog:
+    catalog = load_catalog()
+    return catalog.with_model(load_model_config(model_config)) if model_config else catalog
 
 
 def run_tables(args: argparse.Namespace) -> int:
@@ -361,10 +451,15 @@ def _console() -> Console:
 def main(argv: Optional[Sequence[str]] = None) -> int:
     """Run ``solve`` with `argv` (default: the process's arguments); returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
-    if argv[:1] == ["tables"]:
-        parser, handler, argv = build_tables_parser(), run_tables, argv[1:]
-    elif argv[:1] == ["cluster"]:
-        parser, handler, argv = build_cluster_parser(), run_cluster, argv[1:]
+    commands = {
+        "tables": (build_tables_parser, run_tables),
+        "cluster": (build_cluster_parser, run_cluster),
+        "calibrate": (build_calibrate_parser, run_calibrate),
+        "memory": (build_memory_parser, run_memory),
+    }
+    if argv[:1] and argv[0] in commands:
+        build, handler = commands[argv.pop(0)]
+        parser = build()
     else:
         parser, handler = build_parser(), run_planner
     args = parser.parse_args(argv)

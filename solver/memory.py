@@ -27,7 +27,7 @@ from typing import Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from solver.tables import Model, Setting
+from solver.tables import Coefficients, Model, Setting
 
 GIB = 1024**3
 DEFAULT_MARGIN = 0.02
@@ -38,24 +38,6 @@ TERMS = ("states", "checkpoints", "logits", "recompute", "sp_buffers", "fragment
 
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class Coefficients(_Frozen):
-    """The memory model's free numbers: a multiplier per term and the usable fractions of memory."""
-
-    states: float = Field(ge=0)
-    checkpoints: float = Field(ge=0)
-    logits: float = Field(ge=0)
-    recompute: float = Field(ge=0)
-    sp_buffers: float = Field(ge=0)
-    fragmentation: float = Field(ge=0)
-    overhead: float = Field(ge=0)
-    usable: float = Field(gt=0, le=1, description="fraction of GPU memory usable without Env")
-    usable_env: float = Field(gt=0, le=1, description="fraction of GPU memory usable with Env")
-
-    def multiplier(self, term: str) -> float:
-        """The coefficient of one term of `TERMS`."""
-        return float(getattr(self, term))
 
 
 PRIOR = Coefficients(states=1.0, checkpoints=1.0, logits=1.0, recompute=1.0, sp_buffers=1.0, fragmentation=1.0,

@@ -11,8 +11,19 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
+from solver.memory import Breakdown
 from solver.query import ENV_EXPORT, Answer, ClusterResult, CurrentSettings, Plan, Query, Reason
-from solver.tables import ESCALATION_ORDER, NO_SETTING, Catalog, Cell, Fleet, Setting, Source
+from solver.tables import (
+    ESCALATION_ORDER,
+    NO_SETTING,
+    Catalog,
+    Cell,
+    Coefficients,
+    FitSummary,
+    Fleet,
+    Setting,
+    Source,
+)
 
 SHADES = (
     "black on #e8f5e9",
@@ -276,3 +287,40 @@ def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = Fal
             unplaced.add_row(job.job, job.reason)
         renderables.append(unplaced)
     return Group(*renderables)
+
+
+def memory_model_yaml(coefficients: Coefficients, fit: FitSummary, margin: float, cells: str) -> str:
+    """A memory-model file (``tables/memory-model.yaml``'s format), with comments saying what it is."""
+    lines = [
+        "# Memory-model coefficients, written by `solve calibrate` (solver/calibrate.py): a linear program",
+        "# fitted on the positive and negative evidence of the cells below. Regenerate, never edit by hand.",
+        "# The terms and their units are described in solver/memory.py.",
+        f"source: {json.dumps('calibrated on ' + cells)}",
+        "coefficients:",
+        *(f"  {name}: {value}" for name, value in coefficients.model_dump().items()),
+        f"margin: {margin}  # default safety margin of estimated plans: fit in this much less than usable",
+        "fit:  # on the observations it was fitted on",
+        *(f"  {name}: {value}" for name, value in fit.model_dump().items()),
+    ]
+    return "\n".join(lines) + "\n"
+
+
+def memory_view(result: Breakdown, label: str) -> Group:
+    """A breakdown table of one GPU's predicted peak memory, and the verdict."""
+    view = Table()
+    view.add_column("term")
+    view.add_column("GiB", justify="right")
+    for term, gib in result.terms.items():
+        view.add_row(term.replace("_", " "), f"{gib:.2f}")
+    view.add_row(Text("total", style="bold"), Text(f"{result.total_gib:.2f}", style="bold"))
+    view.add_row("usable", f"{result.usable_gib:.2f}")
+    fits = result.fits
+    verdict = (f"fits: {result.headroom_gib:.2f} GiB to spare of {result.memory_gib:g}" if fits
+               else f"does not fit: {-result.headroom_gib:.2f} GiB over")
+    return Group(Text(label, style="bold"), view, Text(verdict, style="green" if fits else "red"))
+
+
+def memory_json(result: Breakdown) -> str:
+    """A breakdown as JSON: the terms, total, usable, memory, tokens per GPU, and whether it fits."""
+    return json.dumps({**result.model_dump(mode="json"), "fits": result.fits, "headroom_gib": result.headroom_gib},
+                      indent=2)

@@ -7,6 +7,7 @@ This is the only module that reads files. Everything is checked on load; a broke
 from __future__ import annotations
 
 import importlib.util
+import json
 import re
 from collections.abc import Iterator
 from functools import cache
@@ -14,7 +15,7 @@ from pathlib import Path
 from typing import Annotated, Any, Optional, Union
 
 import yaml
-from annotated_types import Ge, Gt, MinLen
+from annotated_types import Ge, Gt, Lt, MinLen
 from pydantic import (
     AllowInfNan,
     BaseModel,
@@ -317,6 +318,43 @@ class Fleet(_Frozen):
         return self
 
 
+class Coefficients(_Frozen):
+    """The memory model's free numbers: a multiplier per term and the usable fractions of memory."""
+
+    states: float = Field(ge=0)
+    checkpoints: float = Field(ge=0)
+    logits: float = Field(ge=0)
+    recompute: float = Field(ge=0)
+    sp_buffers: float = Field(ge=0)
+    fragmentation: float = Field(ge=0)
+    overhead: float = Field(ge=0)
+    usable: float = Field(gt=0, le=1, description="fraction of GPU memory usable without Env")
+    usable_env: float = Field(gt=0, le=1, description="fraction of GPU memory usable with Env")
+
+    def multiplier(self, term: str) -> float:
+        """The coefficient of one term of `TERMS`."""
+        return float(getattr(self, term))
+
+
+class FitSummary(_Frozen):
+    """How a calibration did on the observations it was fitted on."""
+
+    observations: Annotated[int, Strict(), Ge(0)]
+    positives: Annotated[int, Strict(), Ge(0)]
+    negatives: Annotated[int, Strict(), Ge(0)]
+    wrong_fits: Annotated[int, Strict(), Ge(0)] = Field(description="did not fit, predicted to fit (unsafe)")
+    wrong_failures: Annotated[int, Strict(), Ge(0)] = Field(description="fit, predicted not to (conservative)")
+
+
+class MemoryModel(_Frozen):
+    """A calibrated memory model: its coefficients, the default safety margin, and how the fit went."""
+
+    source: Text
+    coefficients: Coefficients
+    margin: Annotated[float, Strict(), Ge(0), Lt(1)]
+    fit: FitSummary
+
+
 class Cell(_Frozen):
     """One documented cell, flattened: which GPU type, count, model and length, and its setting."""
 
@@ -353,6 +391,13 @@ class Catalog(_Frozen):
     def gpu(self, name: str) -> GpuType:
         """Resolve a GPU type name or alias (``a100``, ``H20``) of any case."""
         return _resolve("GPU", name, self.gpu_types)
+
+    def with_model(self, model: Model) -> Catalog:
+        """This catalogue with one more model (from ``--model-config``), which takes its name (and the
+        names it answers to) from any model that had them."""
+        taken = {_normalise(name) for name in (model.name, *model.aliases)}
+        kept = (m for m in self.models if not taken & {_normalise(name) for name in (m.name, *m.aliases)})
+        return self.model_copy(update={"models": (*kept, model)})
 
     @property
     def documented_gpu_types(self) -> tuple[GpuType, ...]:
@@ -581,6 +626,44 @@ def read_user_file(path: Path) -> str:
         raise TableError(f"{path}: cannot read: {error.strerror}") from None
     except UnicodeDecodeError:
         raise TableError(f"{path}: not a text file (UTF-8)") from None
+
+
+def load_model_config(path: Path) -> Model:
+    """A dense model's shape from a local Hugging Face ``config.json`` (no network); its parameter count
+    is computed from the shapes. `TableError`, one line naming the file and the key, when it cannot be."""
+    text = read_user_file(path)
+    try:
+        config = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise TableError(f"{path}: not JSON: {error.msg} (line {error.lineno})") from None
+    if not isinstance(config, dict):
+        raise TableError(f"{path}: a config.json is a JSON object")
+    if "num_experts" in config or "num_local_experts" in config:
+        raise TableError(f"{path}: a mixture-of-experts config; --model-config takes dense models only")
+
+    def number(key: str, default: Optional[int] = None) -> int:
+        value = config.get(key, default)
+        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
+            raise TableError(f"{path}: {key}: expected a whole number of at least 1, got {value!r}")
+        return value
+
+    hidden, layers, heads = number("hidden_size"), number("num_hidden_layers"), number("num_attention_heads")
+    kv_heads = number("num_key_value_heads", heads)
+    head_dim = number("head_dim", hidden // heads)
+    intermediate, vocab = number("intermediate_size"), number("vocab_size")
+    tied = bool(config.get("tie_word_embeddings", False))
+    attention = hidden * head_dim * (2 * heads + 2 * kv_heads)
+    per_layer = attention + 3 * hidden * intermediate + 2 * hidden
+    parameters = layers * per_layer + vocab * hidden * (1 if tied else 2) + hidden
+    name = str(config.get("_name_or_path") or path.resolve().parent.name).rstrip("/").split("/")[-1] or "custom"
+    return Model(name=name, head_dim=head_dim, hidden_size=hidden, num_layers=layers, num_attention_heads=heads,
+                 num_key_value_heads=kv_heads, intermediate_size=intermediate, vocab_size=vocab, tied_embeddings=tied,
+                 parameters_b=round(parameters / 1e9, 3), native_context=number("max_position_embeddings"))
+
+
+def load_memory_model(path: Optional[Path] = None) -> MemoryModel:
+    """Load memory-model coefficients from `path` (default: the shipped ``memory-model.yaml``)."""
+    return _validate(MemoryModel, path or shipped_tables_directory() / "memory-model.yaml")
 
 
 def load_weights(path: Optional[Path] = None) -> Weights:
