@@ -108,6 +108,17 @@ def build_parser() -> argparse.ArgumentParser:
                         help="seconds the solver may take per answer (default 10)")
     parser.add_argument("--workers", metavar="W", type=positive_int, default=1,
                         help="CP-SAT search workers (default 1; answers do not depend on it)")
+    estimates = parser.add_argument_group("memory model")
+    mode = estimates.add_mutually_exclusive_group()
+    mode.add_argument("--estimate", action="store_const", const="only", dest="estimate_mode",
+                      help="answer from the memory model alone, ignoring the tables (to compare)")
+    mode.add_argument("--no-estimate", action="store_const", const="never", dest="estimate_mode",
+                      help="no estimates: only documented and inferred plans")
+    estimates.add_argument("--margin", metavar="F", type=float,
+                           help="safety margin of estimates, a fraction of usable memory (default 0.02)")
+    estimates.add_argument("--memory-model", metavar="FILE", type=Path, help="coefficients from `solve calibrate --out`")
+    estimates.add_argument("--model-config", metavar="PATH", type=Path,
+                           help="a local Hugging Face config.json for a model the catalogue lacks")
     parser.add_argument("--explain", action="store_true",
                         help="say why: the rule that rules out each cheaper plan, or what stops any plan")
     parser.add_argument("--json", action="store_true", help="print a JSON array, one answer per GPU type")
@@ -264,7 +275,7 @@ def run_memory(args: argparse.Namespace) -> int:
     from solver.render import memory_json, memory_view
 
     catalog = _catalog_with(args.model_config)
-    model = catalog.model(args.model or (catalog.models[-1].name if args.model_config else ""))
+    model = catalog.model(args.model or _config_model(catalog, args.model_config))
     gpu = catalog.gpu(args.gpu)
     problem = sp_rule_violation(model.num_attention_heads, model.num_key_value_heads, args.sp)
     if problem or args.gpus % args.sp:
@@ -282,6 +293,11 @@ def run_memory(args: argparse.Namespace) -> int:
                  f"{args.max_model_len} tokens ({result.tokens_per_gpu} per GPU), margin {margin:g}")
         _console().print(memory_view(result, label))
     return 0 if result.fits else NO_PLAN
+
+
+def _config_model(catalog: Catalog, model_config: Optional[Path]) -> str:
+    """The name of the model that --model-config added to `catalog` ("" without one)."""
+    return catalog.models[-1].name if model_config else ""
 
 
 def _catalog_with(model_config: Optional[Path]) -> Catalog:
@@ -306,8 +322,8 @@ def _check_trinity_flags(args: argparse.Namespace) -> None:
         raise QueryError("--write patches the config of --from-config FILE")
     if args.rollout_gpus and not (args.emit or args.out):
         raise QueryError("--rollout-gpus goes with --emit trinity or --out FILE")
-    if args.model is None and args.from_config is None:
-        raise QueryError("which model? give --model M (e.g. 4B) or --from-config FILE")
+    if args.model is None and args.from_config is None and args.model_config is None:
+        raise QueryError("which model? give --model M (e.g. 4B), --model-config PATH or --from-config FILE")
 
 
 def _read_config(path: Path) -> tuple[str, TrinityConfig]:
@@ -323,7 +339,7 @@ def _read_config(path: Path) -> tuple[str, TrinityConfig]:
 def run_planner(args: argparse.Namespace) -> int:
     """``solve``: answer the planning question for each GPU type asked about."""
     _check_trinity_flags(args)
-    catalog = load_catalog()
+    catalog = _catalog_with(args.model_config)
     config_text, config = _read_config(args.from_config) if args.from_config else ("", None)
     if config is not None and args.model is None:
         try:
@@ -334,7 +350,7 @@ def run_planner(args: argparse.Namespace) -> int:
     from_config = config is not None and args.gpus is None and config.trainer_gpus is not None
     query = make_query(
         catalog,
-        model=args.model or (config.model if config else ""),
+        model=args.model or (config.model if config else "") or _config_model(catalog, args.model_config),
         gpu=args.gpu,
         objective=objective,
         budget_gpus=config.trainer_gpus if from_config and config else args.gpus,
@@ -347,6 +363,9 @@ def run_planner(args: argparse.Namespace) -> int:
         weights=load_weights(args.weights) if args.weights else None,
         time_limit_s=args.time_limit,
         workers=args.workers,
+        estimate=args.estimate_mode or "auto",
+        memory=load_memory_model(args.memory_model) if args.memory_model else None,
+        margin=args.margin,
     )
     if (args.out or args.write) and len(query.gpus) > 1:
         raise QueryError(f"--out and --write take one plan: choose the GPU type with --gpu ({', '.join(query.gpus)})")

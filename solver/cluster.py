@@ -82,7 +82,7 @@ class _Planner:
         if key not in self.cache:
             query = make_query(self.catalog, model=model, gpu=gpu, budget_gpus=gpus, exact=True,
                                objective="cheapest" if length else "max_len", max_model_len=length,
-                               weights=self.weights)
+                               weights=self.weights, estimate="never")
             query = query.model_copy(update={"node_gpus": node_gpus})
             answer = answer_for(self.catalog, query, gpu)
             self.cache[key] = answer.plans[0] if answer.plans else None
@@ -312,7 +312,7 @@ def _why_no_option(planner: _Planner, fleet: Fleet, index: int) -> str:
         budget = min(pool.nodes * pool.gpus_per_node, max((t.gpus for t in planner.catalog.gpu(pool.gpu).tables),
                                                           default=1))
         query = make_query(planner.catalog, model=job.model, gpu=pool.gpu, max_model_len=length,
-                           budget_gpus=budget, weights=planner.weights)
+                           budget_gpus=budget, weights=planner.weights, estimate="never")
         answer = answer_for(planner.catalog, query, pool.gpu)
         if answer.plans:
             best = answer.plans[0]

@@ -17,6 +17,7 @@ from typing import Optional
 
 from ortools.sat.python import cp_model
 
+from solver.memory import breakdown
 from solver.model import RULES, PlanningData, build_model, prepare
 from solver.query import Answer, Plan, Query, Reason
 from solver.solve import answer_for, new_solver
@@ -27,7 +28,7 @@ Combination = tuple[int, int, int, int]
 
 GPU_RULES = ("budget", "table_rows")
 SP_RULES = ("sp_divides_gpus", "sp_divides_heads", "sp_kv_heads", "sp_within_node")
-SETTING_RULES = ("pin_sp", "pin_env", "pin_offload", "documented_cell")
+SETTING_RULES = ("pin_sp", "pin_env", "pin_offload", "evidence")
 
 
 class _Prober:
@@ -48,7 +49,7 @@ class _Prober:
         self.active = {rule for rule in RULES if pinned.get(rule, True) is not None}
         if query.max_model_len is not None:
             self.active.discard("table_rows")
-        lengths = sorted({length for _, length in data.rows}) if query.max_model_len is None else []
+        lengths = data.lengths if query.max_model_len is None else ()
         self.fixes = {
             name: self._value_literals(variable, values)
             for name, variable, values in (
@@ -121,10 +122,10 @@ class _Prober:
 
 def explain(catalog: Catalog, query: Query, answer: Answer) -> tuple[Reason, ...]:
     """Why `answer` (for one GPU type) is what it is, as a list of rules and what they mean here."""
-    data = prepare(catalog, answer.gpu, query.model, query.objective, query.weights)
+    data = prepare(catalog, answer.gpu, query)
     if not data.counts:
         return (Reason(rule="no_table", detail=answer.reason or ""),)
-    words = _Words(data, query)
+    words = _Words(data, query, catalog)
     prober = _Prober(data, query)
     if answer.plans:
         return _why_this_plan(prober, words, data, query, answer.plans[0])
@@ -200,9 +201,11 @@ def _best(catalog: Catalog, query: Query, gpu: str, **changes: object) -> Option
 class _Words:
     """Puts rules into words for one GPU type and model, from the tables and the query."""
 
-    def __init__(self, data: PlanningData, query: Query) -> None:
+    def __init__(self, data: PlanningData, query: Query, catalog: Catalog) -> None:
         self.data = data
         self.query = query
+        self.model = catalog.model(data.model)
+        self.memory_gb = catalog.gpu(data.gpu).memory_gb
 
     @staticmethod
     def gpus(count: int) -> str:
@@ -222,9 +225,8 @@ class _Words:
         return f" with {self.pins()}" if self.pins() else ""
 
     def plan(self, plan: Plan) -> str:
-        source = plan.source
-        return (f"{plan.setting.label} on {self.gpus(plan.gpus)} at {plan.max_model_len} tokens ({plan.evidence}, "
-                f"from the {source.gpus}-GPU table at {source.max_model_len}: {source.setting})")
+        return (f"{plan.setting.label} on {self.gpus(plan.gpus)} at {plan.max_model_len} tokens "
+                f"({plan.evidence_text(self.data.gpu)})")
 
     def rows(self, count: int) -> list[int]:
         return sorted(length for n, length in self.data.rows if n == count)
@@ -246,7 +248,7 @@ class _Words:
                 parts.append(text)
         if any(rule.startswith("pin_") for rule in rules):
             parts.append(f"the pins ({self.pins()})")
-        if "documented_cell" in rules or "table_rows" in rules:
+        if "evidence" in rules or "table_rows" in rules:
             asked = f"{query.max_model_len} tokens" if query.max_model_len else "any length"
             evidence = f"the documented cells: none of {data.model} on {data.gpu} vouches for {asked}"
             if parts:
@@ -296,6 +298,17 @@ class _Words:
             return [Reason(rule="pin", detail=f"{self.pins()} rules out {labels} GPUs")]
         return self._evidence(counts[0], length, combinations)
 
+    def _estimate(self, n: int, length: int, combinations: list[Combination]) -> Reason:
+        """The memory model's verdict on settings for a GPU count without a table."""
+        coefficients, margin = self.query.memory.coefficients, self.query.margin
+        predictions = []
+        for _, env, offload, sp in combinations:
+            setting = Setting(env=bool(env), offload=bool(offload), sp=sp)
+            result = breakdown(self.model, self.memory_gb, n, setting, length, coefficients, margin)
+            predictions.append(f"{setting.label} {result.total_gib:.1f} GiB of {result.usable_gib:.1f} usable")
+        return Reason(rule="memory_model", detail=(
+            f"no table for {self.gpus(n)}; the memory model predicts at {length} tokens: {'; '.join(predictions)}"))
+
     def _beyond_table(self, n: int) -> Reason:
         return Reason(rule="beyond_table", detail=(
             f"the {self.data.gpu} table for {self.gpus(n)} ends at {self.rows(n)[-1]} tokens (its longest with a "
@@ -304,6 +317,8 @@ class _Words:
     def _evidence(self, n: int, length: int, combinations: list[Combination]) -> list[Reason]:
         """What the table for `n` GPUs says against these settings at `length`."""
         data = self.data
+        if not self.rows(n):
+            return [self._estimate(n, length, combinations)]
         rows = [row for row in self.rows(n) if row >= length]
         table = f"the {data.gpu} table for {self.gpus(n)}"
         if not rows:

@@ -22,6 +22,7 @@ memory, Offload or Env never make a plan stop fitting, and a longer context neve
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from math import ceil
 from typing import Optional
 
@@ -32,6 +33,13 @@ from solver.tables import Coefficients, Model, Setting
 GIB = 1024**3
 DEFAULT_MARGIN = 0.02
 """The safety margin estimates keep by default: a plan must fit in 98% of the usable memory."""
+ESTIMATED_COUNTS = (1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 24, 32, 48, 64)
+"""Trainer GPU counts the planner considers for estimates (within the budget): one node of up to 8
+GPUs, or several whole nodes."""
+GRID = 1024
+"""Estimated lengths are multiples of this many tokens."""
+
+
 TERMS = ("states", "checkpoints", "logits", "recompute", "sp_buffers", "fragmentation", "overhead")
 """The memory terms, in the order of a breakdown."""
 
@@ -107,7 +115,7 @@ def breakdown(
 
 def longest_fitting(
     model: Model, memory_gb: float, gpus: int, setting: Setting, coefficients: Coefficients, margin: float = 0.0,
-    grid: int = 1024, ceiling: int = 1 << 21,
+    grid: int = GRID, ceiling: int = 1 << 21,
 ) -> Optional[int]:
     """The longest ``max_model_len`` on a `grid` of tokens that fits (None when not even one step fits).
 
@@ -127,6 +135,24 @@ def longest_fitting(
         else:
             high = middle - 1
     return low * grid
+
+
+def estimated_cells(
+    model: Model, memory_gb: float, counts: Iterable[int], coefficients: Coefficients, margin: float
+) -> tuple[tuple[int, int, int, int, int], ...]:
+    """(n, e, o, s, longest) for every trainer GPU count in `counts`, Env, Offload and SP degree dividing
+    the count: the longest ``max_model_len`` on the `GRID` the memory model predicts to fit (kept when at
+    least one step fits). The planner's rules still decide which of them a plan may use."""
+    cells = []
+    for gpus in counts:
+        for sp in (s for s in range(1, gpus + 1) if gpus % s == 0 and model.num_attention_heads % s == 0):
+            for env in (0, 1):
+                for offload in (0, 1):
+                    setting = Setting(env=bool(env), offload=bool(offload), sp=sp)
+                    longest = longest_fitting(model, memory_gb, gpus, setting, coefficients, margin)
+                    if longest is not None:
+                        cells.append((gpus, env, offload, sp, longest))
+    return tuple(cells)
 
 
 def trinity_check_gib(model: Model, gpus: int, setting: Setting, max_model_len: int) -> tuple[float, float]:

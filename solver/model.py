@@ -15,6 +15,7 @@ from types import MappingProxyType
 
 from ortools.sat.python import cp_model
 
+from solver.memory import ESTIMATED_COUNTS, GRID, estimated_cells
 from solver.query import Objective, Query
 from solver.tables import Catalog, Setting, Weights
 
@@ -32,7 +33,7 @@ class PlanningData:
     kv_heads: int
     native_context: int
     counts: tuple[int, ...]
-    """Trainer GPU counts whose table has the model."""
+    """Trainer GPU counts the plan may use: those whose table has the model, and those estimated."""
     rows: tuple[tuple[int, int], ...]
     """(n, max_model_len) of every row of those tables."""
     cells: tuple[tuple[int, int, int, int, int], ...]
@@ -41,6 +42,10 @@ class PlanningData:
     """(n, e, o, s, rank) for every combination: rank 0 is the best by the objective's ordering."""
     settings: Mapping[tuple[int, int], Setting]
     """The documented setting at (n, max_model_len), for the cells where something trains."""
+    estimates: tuple[tuple[int, int, int, int, int], ...]
+    """(n, e, o, s, longest length that fits) by the memory model, for GPU counts without a table."""
+    lengths: tuple[int, ...]
+    """Every length a plan may have when the length is maximised: the rows, and the estimates' grid."""
 
 
 @dataclass(frozen=True)
@@ -57,6 +62,9 @@ class PlanVariables:
     witness_env: cp_model.IntVar
     witness_offload: cp_model.IntVar
     witness_sp: cp_model.IntVar
+    estimated: cp_model.IntVar
+    """True when the plan rests on the memory model's estimate instead of a documented cell."""
+    estimate_longest: cp_model.IntVar
 
     @property
     def plan(self) -> list[cp_model.IntVar]:
@@ -84,17 +92,26 @@ def ranking_key(objective: Objective, weights: Weights, combination: Combination
     return (*lead, settings_on, sp, env, offload)
 
 
-def prepare(catalog: Catalog, gpu: str, model: str, objective: Objective, weights: Weights) -> PlanningData:
-    """Gather the tables' rows and cells for `model` on `gpu`, and the objective's rank per combination."""
-    shape = catalog.model(model)
-    tables = [table for table in catalog.gpu(gpu).tables if shape.name in table.models]
-    counts = tuple(table.gpus for table in tables)
+def prepare(catalog: Catalog, gpu: str, query: Query) -> PlanningData:
+    """Gather the tables' rows and cells for the query's model on `gpu`, the memory model's estimates
+    for the GPU counts without a table (per the query's estimate mode), and the objective's rank per
+    combination."""
+    shape = catalog.model(query.model)
+    gpu_type = catalog.gpu(gpu)
+    tables = [] if query.estimate == "only" else [t for t in gpu_type.tables if shape.name in t.models]
+    documented = tuple(table.gpus for table in tables)
+    estimated_counts = () if query.estimate == "never" else tuple(
+        n for n in ESTIMATED_COUNTS if n <= query.budget_gpus and n not in documented)
+    estimates = estimated_cells(shape, gpu_type.memory_gb, estimated_counts, query.memory.coefficients, query.margin)
+    counts = tuple(sorted({*documented, *(cell[0] for cell in estimates)}))
     settings = {
         (table.gpus, row.max_model_len): setting
         for table in tables
         for row in table.rows
         if (setting := row.setting(shape.name)) is not None
     }
+    rows = tuple((table.gpus, row.max_model_len) for table in tables for row in table.rows)
+    longest = max((cell[4] for cell in estimates), default=0)
     return PlanningData(
         gpu=gpu,
         model=shape.name,
@@ -102,10 +119,12 @@ def prepare(catalog: Catalog, gpu: str, model: str, objective: Objective, weight
         kv_heads=shape.num_key_value_heads,
         native_context=shape.native_context,
         counts=counts,
-        rows=tuple((table.gpus, row.max_model_len) for table in tables for row in table.rows),
+        rows=rows,
         cells=tuple((n, length, int(s.env), int(s.offload), s.sp) for (n, length), s in settings.items()),
-        ranks=cost_ranks(counts, objective, weights),
+        ranks=cost_ranks(counts, query.objective, query.weights),
         settings=MappingProxyType(settings),
+        estimates=estimates,
+        lengths=tuple(sorted({length for _, length in rows} | set(range(GRID, longest + 1, GRID)))),
     )
 
 
@@ -130,9 +149,9 @@ def add_plan_variables(model: cp_model.CpModel, data: PlanningData, query: Query
 
     L is the asked length, or, when maximising, one of the tables' row lengths.
     """
-    lengths = sorted({length for _, length in data.rows})
     largest = max(data.counts)
-    length_domain = cp_model.Domain.from_values(lengths)
+    length_domain = cp_model.Domain.from_values(data.lengths)
+    rows = sorted({length for _, length in data.rows}) or [1]
     return PlanVariables(
         gpus=model.new_int_var_from_domain(cp_model.Domain.from_values(data.counts), "trainer_gpus"),
         env=model.new_bool_var("env_expandable_segments"),
@@ -142,10 +161,12 @@ def add_plan_variables(model: cp_model.CpModel, data: PlanningData, query: Query
         if query.max_model_len is None
         else model.new_constant(query.max_model_len),
         rank=model.new_int_var(0, len(data.ranks) - 1, "cost_rank"),
-        witness_len=model.new_int_var_from_domain(length_domain, "witness_row_max_model_len"),
+        witness_len=model.new_int_var_from_domain(cp_model.Domain.from_values(rows), "witness_row_max_model_len"),
         witness_env=model.new_bool_var("witness_env"),
         witness_offload=model.new_bool_var("witness_offload"),
         witness_sp=model.new_int_var(1, largest, "witness_sp_degree"),
+        estimated=model.new_bool_var("estimated_by_memory_model"),
+        estimate_longest=model.new_int_var(0, max(data.lengths, default=0), "estimated_longest_length"),
     )
 
 
@@ -159,7 +180,7 @@ RULES = (
     "pin_sp",
     "pin_env",
     "pin_offload",
-    "documented_cell",
+    "evidence",
 )
 """The constraint families that can rule a plan out, each of which `build_model` can guard with a literal;
 in the order explanations name them: GPU counts, then SP degrees, then settings."""
@@ -206,7 +227,9 @@ def add_node_rule(model: cp_model.CpModel, query: Query, plan: PlanVariables, gu
 
 
 def add_cell_evidence(model: cp_model.CpModel, data: PlanningData, plan: PlanVariables, guards: Guards) -> None:
-    """A documented cell of the same GPU count, at a row no shorter than L, whose setting the plan includes."""
+    """Either a documented cell of the same GPU count, at a row no shorter than L, whose setting the plan
+    includes; or, for a GPU count without a table, the memory model's estimate that exactly this setting
+    fits at L."""
     witness = [plan.gpus, plan.witness_len, plan.witness_env, plan.witness_offload, plan.witness_sp]
     for constraint in (
         model.add_allowed_assignments(witness, list(data.cells)),
@@ -215,7 +238,13 @@ def add_cell_evidence(model: cp_model.CpModel, data: PlanningData, plan: PlanVar
         model.add(plan.offload >= plan.witness_offload),
         model.add(plan.sp >= plan.witness_sp),
     ):
-        _guarded(constraint, guards, "documented_cell")
+        _guarded(constraint.only_enforce_if(plan.estimated.Not()), guards, "evidence")
+    estimate = [plan.gpus, plan.env, plan.offload, plan.sp, plan.estimate_longest]
+    for constraint in (
+        model.add_allowed_assignments(estimate, list(data.estimates)),
+        model.add(plan.max_model_len <= plan.estimate_longest),
+    ):
+        _guarded(constraint.only_enforce_if(plan.estimated), guards, "evidence")
 
 
 def add_budget(model: cp_model.CpModel, query: Query, plan: PlanVariables, guards: Guards) -> None:
@@ -229,7 +258,8 @@ def add_budget(model: cp_model.CpModel, query: Query, plan: PlanVariables, guard
 def add_length(model: cp_model.CpModel, data: PlanningData, query: Query, plan: PlanVariables, guards: Guards) -> None:
     """When maximising, L is the length of a row of the table for the plan's GPU count."""
     if query.max_model_len is None:
-        _guarded(model.add_allowed_assignments([plan.gpus, plan.max_model_len], list(data.rows)), guards, "table_rows")
+        rows = model.add_allowed_assignments([plan.gpus, plan.max_model_len], list(data.rows))
+        _guarded(rows.only_enforce_if(plan.estimated.Not()), guards, "table_rows")
 
 
 def add_pins(model: cp_model.CpModel, query: Query, plan: PlanVariables, guards: Guards) -> None:
@@ -247,7 +277,7 @@ def add_objective(model: cp_model.CpModel, data: PlanningData, query: Query, pla
     """Minimise the cost rank; when maximising the length, longer L first, then the cost rank."""
     model.add_allowed_assignments([plan.gpus, plan.env, plan.offload, plan.sp, plan.rank], list(data.ranks))
     if query.objective == "max_len":
-        longest = max(length for _, length in data.rows)
+        longest = max(data.lengths)
         model.minimize((longest - plan.max_model_len) * len(data.ranks) + plan.rank)
         # Search the longest lengths first, then the cheapest ranks (solve.py makes the search follow it).
         model.add_decision_strategy([plan.max_model_len], cp_model.CHOOSE_FIRST, cp_model.SELECT_MAX_VALUE)

@@ -7,11 +7,12 @@ from typing import Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from solver.tables import Catalog, QueryError, Setting, Weights, load_weights
+from solver.tables import Catalog, MemoryModel, QueryError, Setting, Weights, load_memory_model, load_weights
 
 Objective = Literal["cheapest", "max_len", "min_gpus"]
 Status = Literal["optimal", "feasible", "infeasible", "unknown"]
-Evidence = Literal["documented", "inferred"]
+Evidence = Literal["documented", "inferred", "estimated"]
+EstimateMode = Literal["auto", "only", "never"]
 ClusterStatus = Literal["optimal", "feasible", "infeasible", "unknown"]
 
 ENV_EXPORT = "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
@@ -41,6 +42,10 @@ class Query(_Frozen):
                                      "keeps each SP group inside one node")
     top: int = Field(default=1, gt=0, le=MAX_TOP)
     weights: Weights
+    estimate: EstimateMode = Field(default="auto", description="auto: estimates where the tables have no "
+                                   "table for the GPU type, model or count; only: estimates alone; never: none")
+    memory: MemoryModel
+    margin: float = Field(ge=0, lt=1, description="safety margin of estimates, a fraction of usable memory")
     time_limit_s: float = Field(default=10.0, gt=0)
     workers: int = Field(default=1, gt=0)
     seed: int = Field(default=0, ge=0)
@@ -67,12 +72,26 @@ class Plan(_Frozen):
     rope_scaling_factor: Optional[float]
     cost: float
     evidence: Evidence
-    source: SourceCell
+    source: Optional[SourceCell] = Field(description="the documented cell it rests on; null when estimated")
+    memory_gb: float = Field(description="the memory model's predicted peak per trainer GPU, GiB")
+    headroom_gb: float = Field(description="usable memory (less the safety margin) left over, GiB")
 
     @property
     def setting(self) -> Setting:
         """The plan's Env, Offload and SP as a `Setting` (``label`` gives the source's words)."""
         return Setting(env=self.env, offload=self.offload, sp=self.sp)
+
+    def evidence_text(self, gpu: str) -> str:
+        """What the plan rests on, in words: the documented cell, or the memory model's prediction."""
+        if self.source is None:
+            return (f"estimated: the memory model predicts {self.memory_gb:.1f} GiB per GPU, "
+                    f"{self.headroom_gb:.1f} GiB to spare")
+        gpus = f"{self.source.gpus} GPU{'s' if self.source.gpus != 1 else ''}"
+        table = f"the {gpu} table" if gpu else "the table"
+        cell = f"{table} for {gpus} says {self.source.setting!r} at {self.source.max_model_len}"
+        if self.evidence == "documented":
+            return f"documented: {cell}"
+        return f"inferred: {cell}, and this plan includes that setting"
 
 
 class Reason(_Frozen):
@@ -139,6 +158,9 @@ def make_query(
     time_limit_s: float = 10.0,
     workers: int = 1,
     seed: int = 0,
+    estimate: EstimateMode = "auto",
+    memory: Optional[MemoryModel] = None,
+    margin: Optional[float] = None,
 ) -> Query:
     """Resolve names and check that the request makes sense; `QueryError` (one line) when it does not.
 
@@ -146,6 +168,10 @@ def make_query(
     """
     resolved = catalog.model(model)
     gpu_names = (catalog.gpu(gpu).name,) if gpu is not None else tuple(g.name for g in catalog.documented_gpu_types)
+    memory = memory if memory is not None else load_memory_model()
+    margin = memory.margin if margin is None else margin
+    if not 0 <= margin < 1:
+        raise QueryError(f"--margin is a fraction from 0 to below 1, got {margin}")
     for name, value in (("--gpus", budget_gpus), ("--len", max_model_len), ("--sp", sp), ("--top", top)):
         if value is not None and value < 1:
             raise QueryError(f"{name} must be at least 1, got {value}")
@@ -184,6 +210,9 @@ def make_query(
         time_limit_s=time_limit_s,
         workers=workers,
         seed=seed,
+        estimate=estimate,
+        memory=memory,
+        margin=margin,
     )
 
 

@@ -153,14 +153,6 @@ def apply_lines(plan: Plan, native_context: int) -> list[str]:
     return lines
 
 
-def _evidence_text(gpu: str, plan: Plan) -> str:
-    source = plan.source
-    cell = f"the {gpu} table for {_count(source.gpus, 'GPU')} says {source.setting!r} at {source.max_model_len}"
-    if plan.evidence == "documented":
-        return f"documented: {cell}"
-    return f"inferred: {cell}, and this plan includes that setting"
-
-
 def _relative(cost: float, best: float) -> str:
     return "best" if cost == best else f"{cost / best:.2f}x best"
 
@@ -177,7 +169,9 @@ def _plan_summary(answer: Answer, plan: Plan, native_context: int) -> Table:
     grid.add_row("token budget", f"max_token_len_per_gpu = {plan.max_token_len_per_gpu} "
                                  f"(ceil(2 x {plan.max_model_len} / SP {plan.sp}))")
     grid.add_row("cost", f"{plan.cost:.4g} relative step time (best)")
-    grid.add_row("evidence", _evidence_text(answer.gpu, plan))
+    grid.add_row("evidence", plan.evidence_text(answer.gpu))
+    grid.add_row("memory", f"{plan.memory_gb:.1f} GiB per GPU predicted, {plan.headroom_gb:.1f} GiB to spare "
+                           "(memory model)")
     grid.add_row("apply", "\n".join(apply_lines(plan, native_context)))
     return grid
 
@@ -198,7 +192,8 @@ def _ranking(answer: Answer) -> Table:
             f"{plan.rope_scaling_factor:g}" if plan.rope_scaling_factor else "",
             f"{plan.cost:.4g} ({_relative(plan.cost, best)})",
             plan.evidence,
-            f"{plan.source.gpus} GPUs @ {plan.source.max_model_len}: {plan.source.setting}",
+            (f"{plan.source.gpus} GPUs @ {plan.source.max_model_len}: {plan.source.setting}" if plan.source
+             else f"memory model: {plan.memory_gb:.1f} GiB"),
         )
     return view
 
@@ -208,7 +203,7 @@ def _current_view(gpu: str, current: CurrentSettings) -> Text:
     said = (f"{current.config} runs {setting.label} on {_count(current.gpus, 'trainer GPU')} at "
             f"{current.max_model_len} tokens (Env {'on' if current.env else 'off'} in this environment): ")
     if current.plan is not None:
-        return Text(said + f"it trains ({_evidence_text(gpu, current.plan)})", style="green")
+        return Text(said + f"it trains ({current.plan.evidence_text(gpu)})", style="green")
     return Text(said + "the tables do not say it trains; the best plan follows", style="yellow")
 
 

@@ -12,6 +12,7 @@ from typing import Optional
 
 from ortools.sat.python import cp_model
 
+from solver.memory import breakdown
 from solver.model import PlanningData, build_model, exact_cost, forbid, prepare
 from solver.query import (
     Answer,
@@ -34,10 +35,12 @@ def plan(query: Query, catalog: Optional[Catalog] = None) -> tuple[Answer, ...]:
 
 def answer_for(catalog: Catalog, query: Query, gpu: str) -> Answer:
     """Solve `query` on one GPU type: up to `query.top` distinct plans, or the reason there is none."""
-    data = prepare(catalog, gpu, query.model, query.objective, query.weights)
+    data = prepare(catalog, gpu, query)
     started = time.monotonic()
     if not data.counts:
-        return _answer(query, gpu, "infeasible", (), started, reason=f"the tables have no {query.model} on {gpu}")
+        reason = f"the tables have no {query.model} on {gpu}" + (
+            "" if query.estimate == "never" else ", and the memory model estimates that nothing fits")
+        return _answer(query, gpu, "infeasible", (), started, reason=reason)
     model, variables, _ = build_model(data, query)
     solver = new_solver(query)
     if query.objective == "max_len":  # follow the model's strategy: longest first (about 20% faster)
@@ -55,7 +58,7 @@ def answer_for(catalog: Catalog, query: Query, gpu: str) -> Answer:
         if not plans:
             objective_value, bound = int(solver.objective_value), solver.best_objective_bound
         values = [solver.value(variable) for variable in variables.plan]
-        plans.append(_plan(data, query, *values))
+        plans.append(_plan(catalog, data, query, values, estimated=bool(solver.value(variables.estimated))))
         forbid(model, variables, values)
         solver.parameters.search_branching = cp_model.AUTOMATIC_SEARCH  # the strategy only pays once
     if plans:
@@ -114,9 +117,16 @@ def _answer(
     )
 
 
-def _plan(data: PlanningData, query: Query, gpus: int, env: int, offload: int, sp: int, length: int) -> Plan:
-    """The solver's values as a plan, with its cost and the documented cell it rests on."""
-    evidence, source = _evidence(data, gpus, Setting(env=bool(env), offload=bool(offload), sp=sp), length)
+def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int], estimated: bool) -> Plan:
+    """The solver's values (n, e, o, s, L) as a plan: its cost, the evidence it rests on, and the memory
+    model's prediction of its peak memory."""
+    gpus, env, offload, sp, length = values
+    setting = Setting(env=bool(env), offload=bool(offload), sp=sp)
+    evidence: Evidence
+    source: Optional[SourceCell]
+    evidence, source = ("estimated", None) if estimated else _evidence(data, gpus, setting, length)
+    memory = breakdown(catalog.model(data.model), catalog.gpu(data.gpu).memory_gb, gpus, setting, length,
+                       query.memory.coefficients, query.margin)
     return Plan(
         gpus=gpus,
         unused_gpus=query.budget_gpus - gpus,
@@ -129,6 +139,8 @@ def _plan(data: PlanningData, query: Query, gpus: int, env: int, offload: int, s
         cost=float(exact_cost(query.weights, (gpus, env, offload, sp))),
         evidence=evidence,
         source=source,
+        memory_gb=round(memory.total_gib, 2),
+        headroom_gb=round(memory.headroom_gib, 2),
     )
 
 
@@ -150,12 +162,13 @@ def _why_no_plan(catalog: Catalog, data: PlanningData, query: Query) -> str:
     counts = ", ".join(map(str, data.counts))
     where = f"{data.model} on {data.gpu}"
     if query.exact and query.budget_gpus not in data.counts:
-        return (
-            f"no table for exactly {query.budget_gpus} trainer GPUs with {where} (documented counts: {counts}); "
-            "other counts need estimates, which this version does not make"
-        )
+        estimates = ("" if query.estimate != "never" else
+                     "; other counts need estimates, which --no-estimate turns off")
+        return f"no plan for exactly {query.budget_gpus} trainer GPUs with {where} (counts with a plan: {counts}){estimates}"
     if min(data.counts) > query.budget_gpus:
-        return f"no table for {query.budget_gpus} or fewer trainer GPUs with {where} (documented counts: {counts})"
+        return f"no plan for {query.budget_gpus} or fewer trainer GPUs with {where} (counts with a plan: {counts})"
+    sources = {"auto": "the tables and the memory model's estimates", "only": "the memory model's estimates",
+               "never": "the tables"}[query.estimate]
     pins = _describe_pins(query)
     gpus = f"{query.budget_gpus} GPU{'s' if query.budget_gpus > 1 else ''}"
     within = f"on exactly {gpus}" if query.exact else f"within {gpus}"
@@ -165,12 +178,11 @@ def _why_no_plan(catalog: Catalog, data: PlanningData, query: Query) -> str:
         if longest.plans:
             best = longest.plans[0]
             limit = f" with {pins}" if pins else ""
-            beyond = "" if pins else "; longer contexts need estimates, which this version does not make"
             return (
-                f"{query.max_model_len} tokens is beyond what the tables show for {where} {within}{limit}: "
-                f"the longest is {best.max_model_len} ({best.setting.label} on {best.gpus} GPUs){beyond}"
+                f"{query.max_model_len} tokens is beyond what {sources} allow for {where} {within}{limit}: "
+                f"the longest is {best.max_model_len} ({best.setting.label} on {best.gpus} GPUs, {best.evidence})"
             )
-    return f"nothing documented for {where} {within} trains{' with ' + pins if pins else ''}"
+    return f"nothing in {sources} for {where} {within} trains{' with ' + pins if pins else ''}"
 
 
 def _describe_pins(query: Query) -> str:

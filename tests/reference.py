@@ -22,7 +22,8 @@ import math
 from fractions import Fraction
 from typing import Any, Optional
 
-from solver.tables import Catalog, Setting, Table, Weights, load_weights
+from solver.memory import breakdown
+from solver.tables import Catalog, Setting, Table, Weights, load_memory_model, load_weights
 
 OBJECTIVES = ("cheapest", "min_gpus", "max_len")
 
@@ -39,6 +40,8 @@ PLAN_KEYS = frozenset(
         "cost",
         "evidence",
         "source",
+        "memory_gb",
+        "headroom_gb",
     }
 )
 SOURCE_KEYS = frozenset({"gpus", "max_model_len", "setting"})
@@ -137,6 +140,15 @@ def _pinned_values(pin: Optional[Any], free: list) -> list:
     return free if pin is None else [pin]
 
 
+def _memory(catalog: Catalog, memory_gb: float, model: Any, n: int, env: bool, offload: bool, sp: int,
+            length: int) -> dict[str, float]:
+    """The plan's predicted peak memory and headroom, from the shipped memory model (not the tables)."""
+    memory = load_memory_model()
+    result = breakdown(model, memory_gb, n, Setting(env=bool(env), offload=bool(offload), sp=sp), length,
+                       memory.coefficients, memory.margin)
+    return {"memory_gb": round(result.total_gib, 2), "headroom_gb": round(result.headroom_gib, 2)}
+
+
 # --- enumeration -----------------------------------------------------------------------------------------
 
 
@@ -195,6 +207,7 @@ def enumerate_plans(
                             "cost": float(cost),
                             "evidence": evidence,
                             "source": source,
+                            **_memory(catalog, gpu_type.memory_gb, the_model, n, e, o, s, length),
                         }
                         ranked.append((_rank_key(objective, n, e, o, s, length, cost), plan))
     ranked.sort(key=lambda pair: pair[0])
@@ -315,6 +328,11 @@ def check_plan(
             problems.append(f"rope_scaling_factor={rope!r}, expected None (L <= {the_model.native_context})")
     elif not isinstance(rope, float) or isinstance(rope, bool) or not math.isclose(rope, want_rope, rel_tol=1e-12, abs_tol=0.0):
         problems.append(f"rope_scaling_factor={rope!r}, expected {want_rope!r}")
+
+    # The memory model's prediction (a derived field, computed by solver.memory).
+    if {k: plan[k] for k in ("memory_gb", "headroom_gb")} != _memory(catalog, gpu_type.memory_gb, the_model, n, e, o, s,
+                                                                   length):
+        problems.append(f"memory_gb/headroom_gb {plan['memory_gb']}/{plan['headroom_gb']} differ from the memory model")
 
     # Cost.
     want_cost = float(exact_cost(weights, n, e, o, s))

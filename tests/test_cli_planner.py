@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 PLAN_KEYS = {"gpus", "unused_gpus", "env", "offload", "sp", "max_model_len", "max_token_len_per_gpu",
-             "rope_scaling_factor", "cost", "evidence", "source"}
+             "rope_scaling_factor", "cost", "evidence", "source", "memory_gb", "headroom_gb"}
 
 
 def run_json(cli, *argv: str) -> tuple[int, list[dict]]:
@@ -43,7 +43,7 @@ def test_json_has_one_answer_per_gpu_type_in_the_documented_shape(cli):
     assert answers[0]["plans"] == [{
         "gpus": 4, "unused_gpus": 0, "env": False, "offload": False, "sp": 4, "max_model_len": 32768,
         "max_token_len_per_gpu": 16384, "rope_scaling_factor": None, "cost": 0.325, "evidence": "documented",
-        "source": {"gpus": 4, "max_model_len": 32768, "setting": "SP=4"},
+        "source": {"gpus": 4, "max_model_len": 32768, "setting": "SP=4"}, "memory_gb": 61.14, "headroom_gb": 9.42,
     }]
     assert (answers[1]["plans"][0]["env"], answers[1]["plans"][0]["sp"]) == (True, 2)
 
@@ -103,13 +103,13 @@ def test_exit_1_when_some_answer_has_no_plan(cli):
     assert [a["status"] for a in answers] == ["infeasible", "optimal"]
     assert "the longest is 122880" in answers[0]["reason"] and answers[0]["plans"] == []
     status, out, _ = cli("--model", "0.6B", "--len", "130000", "--gpus", "4")
-    assert status == 1 and "no plan: 130000 tokens is beyond what the tables show" in out
+    assert status == 1 and "no plan: 130000 tokens is beyond what the tables and the memory model's estimates" in out
 
 
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        ([], "solve: error: which model? give --model M (e.g. 4B) or --from-config FILE"),
+        ([], "solve: error: which model? give --model M (e.g. 4B), --model-config PATH or --from-config FILE"),
         (["--model", "5B", "--len", "8192"], "solve: error: unknown model '5B'; accepted: Qwen3-0.6B (0.6B)"),
         (["--model", "4B", "--len", "8192", "--gpu", "v100"], "solve: error: unknown GPU 'v100'; accepted: A100-40GB (a100-40g), A100-80GB (a100), H20-96GB (h20), H100-80GB (h100), H800-80GB (h800), H200-141GB (h200), L40S-48GB (l40s), RTX-4090-24GB (rtx-4090, 4090), B200 (b200-180gb), MI300X (mi300x-192gb)"),
         (["--model", "4B"], "solve: error: a cheapest plan needs a length: --len L"),

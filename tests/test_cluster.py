@@ -101,7 +101,7 @@ def test_minimize_nodes_names_the_job_that_fits_nowhere(tmp_path: Path):
         {"name": "ok", "model": "Qwen3-0.6B", "max_model_len": 8192}]}
     result = solved(instance, tmp_path, minimize_nodes=True)
     assert result["status"] == "infeasible" and [u["job"] for u in result["unplaced"]] == ["huge"]
-    assert "131072 tokens is beyond what the tables show for Qwen3-14B on A100-80GB" in result["unplaced"][0]["reason"]
+    assert "131072 tokens is beyond what the tables allow for Qwen3-14B on A100-80GB" in result["unplaced"][0]["reason"]
 
 
 def test_layout_and_patterns():

@@ -17,7 +17,7 @@ CATALOG = load_catalog()
 
 
 def explained(**request):
-    query = make_query(CATALOG, **request)
+    query = make_query(CATALOG, **{"estimate": "never", **request})
     (answer,) = plan(query, CATALOG)
     return answer, explain(CATALOG, query, answer)
 
@@ -56,10 +56,10 @@ def test_cheaper_settings_ran_out_of_memory_where_the_source_names_a_costlier_ce
     dict(gpu="h20", model="0.6B", max_model_len=20000, budget_gpus=6, exact=True, env=True),
 ])
 def test_each_cheaper_combination_gets_a_rule_that_really_excludes_it(request_):
-    query = make_query(CATALOG, **request_)
+    query = make_query(CATALOG, estimate="never", **request_)
     (answer,) = plan(query, CATALOG)
     best = answer.plans[0]
-    data = prepare(CATALOG, answer.gpu, query.model, query.objective, query.weights)
+    data = prepare(CATALOG, answer.gpu, query)
     best_rank = next(r for n, e, o, s, r in data.ranks if (n, e, o, s) == (best.gpus, best.env, best.offload, best.sp))
     cheaper = [(n, e, o, s) for n, e, o, s, r in data.ranks if r < best_rank]
     length = best.max_model_len if query.objective == "max_len" else None
@@ -92,10 +92,10 @@ def test_no_plan_names_the_binding_limit_and_the_nearest_plans():
     assert limit.startswith("no plan passes these rules together: the budget (within 1 GPU); the pins (--no-offload)")
     assert details(reasons, "more_gpus") == [
         "8192 tokens need 4 GPUs, 3 more than the budget: Env + SP=2 on 4 GPUs at 8192 tokens "
-        "(documented, from the 4-GPU table at 8192: Env + SP=2)"]
+        "(documented: the A100-80GB table for 4 GPUs says 'Env + SP=2' at 8192)"]
     assert details(reasons, "without_pins") == [
-        "without --no-offload: Env + Offload on 1 GPU at 8192 tokens (documented, from the 1-GPU table at 8192: "
-        "Env + Offload)"]
+        "without --no-offload: Env + Offload on 1 GPU at 8192 tokens (documented: the A100-80GB table for 1 GPU "
+        "says 'Env + Offload' at 8192)"]
 
 
 def test_a_length_beyond_the_tables_offers_a_shorter_one():
@@ -119,7 +119,7 @@ def test_explanations_are_deterministic():
 
 
 def test_rules_are_named_in_a_fixed_order():
-    assert RULES.index("budget") < RULES.index("sp_divides_gpus") < RULES.index("documented_cell")
+    assert RULES.index("budget") < RULES.index("sp_divides_gpus") < RULES.index("evidence")
 
 
 def test_cli_explain_adds_the_explanation(cli):

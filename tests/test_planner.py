@@ -74,26 +74,34 @@ def test_an_impossible_length_says_how_far_the_tables_go():
     answer = solve_one("H20-96GB", model="14B", max_model_len=131072, budget_gpus=4)
     assert (answer.status, answer.plans) == ("infeasible", ())
     assert answer.reason == (
-        "131072 tokens is beyond what the tables show for Qwen3-14B on H20-96GB within 4 GPUs: the longest is "
-        "112640 (Env + Offload + SP=4 on 4 GPUs); longer contexts need estimates, which this version does not make"
+        "131072 tokens is beyond what the tables and the memory model's estimates allow for Qwen3-14B on H20-96GB "
+        "within 4 GPUs: the longest is 112640 (Env + Offload + SP=4 on 4 GPUs, documented)"
     )
 
 
-def test_a_gpu_count_without_a_table_is_named():
-    answer = solve_one("A100-80GB", model="4B", max_model_len=8192, budget_gpus=3, exact=True)
+def test_a_gpu_count_without_a_table_is_estimated_or_named():
+    answer = solve_one("A100-80GB", model="4B", max_model_len=8192, budget_gpus=3, exact=True, estimate="never")
     assert answer.status == "infeasible"
-    assert answer.reason.startswith("no table for exactly 3 trainer GPUs with Qwen3-4B on A100-80GB (documented counts: 1, 2, 4, 6)")
+    assert answer.reason == ("no plan for exactly 3 trainer GPUs with Qwen3-4B on A100-80GB (counts with a plan: "
+                             "1, 2, 4, 6); other counts need estimates, which --no-estimate turns off")
+    answer = solve_one("A100-80GB", model="4B", max_model_len=8192, budget_gpus=3, exact=True)
+    best = answer.plans[0]
+    assert (answer.status, best.gpus, best.evidence, best.source) == ("optimal", 3, "estimated", None)
+    assert best.headroom_gb >= 0 and best.memory_gb > 0
 
 
-def test_a_model_without_tables_is_named():
-    answer = solve_one("A100-80GB", model="32B", max_model_len=8192)
+def test_a_model_without_tables_is_estimated_or_named():
+    answer = solve_one("A100-80GB", model="32B", max_model_len=8192, estimate="never")
     assert (answer.status, answer.reason) == ("infeasible", "the tables have no Qwen3-32B on A100-80GB")
+    answer = solve_one("A100-80GB", model="32B", max_model_len=8192)
+    assert answer.status == "optimal" and answer.plans[0].evidence == "estimated"
 
 
 def test_pins_that_leave_nothing_are_explained():
     answer = solve_one("A100-80GB", model="14B", max_model_len=8192, budget_gpus=1, offload=False)
     assert answer.status == "infeasible"
-    assert answer.reason == "nothing documented for Qwen3-14B on A100-80GB within 1 GPU trains with --no-offload"
+    assert answer.reason == ("nothing in the tables and the memory model's estimates for Qwen3-14B on A100-80GB "
+                             "within 1 GPU trains with --no-offload")
 
 
 @pytest.mark.parametrize(
@@ -142,7 +150,7 @@ row_lengths = sorted({row.max_model_len for _, _, row in DOCUMENTED})
 def requests(draw: st.DrawFn) -> dict[str, Any]:
     objective = draw(st.sampled_from(["cheapest", "max_len", "min_gpus"]))
     request: dict[str, Any] = {
-        "gpu": draw(st.sampled_from([gpu.name for gpu in CATALOG.gpu_types])),
+        "gpu": draw(st.sampled_from([gpu.name for gpu in CATALOG.documented_gpu_types])),
         "model": draw(st.sampled_from(["Qwen3-0.6B", "Qwen3-1.7B", "Qwen3-4B", "Qwen3-8B", "Qwen3-14B"])),
         "objective": objective,
         "budget_gpus": draw(st.integers(min_value=1, max_value=8)),
@@ -161,7 +169,7 @@ def requests(draw: st.DrawFn) -> dict[str, Any]:
 @given(request=requests(), top=st.integers(min_value=1, max_value=6))
 def test_the_solver_ranks_plans_exactly_as_the_reference_enumerator(request: dict[str, Any], top: int):
     try:
-        query = make_query(CATALOG, top=top, **request)
+        query = make_query(CATALOG, top=top, estimate="never", **request)
     except QueryError:
         assume(False)
     (answer,) = plan(query, CATALOG)

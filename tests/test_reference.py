@@ -59,6 +59,8 @@ def test_max_len_a100_4b_budget_6_uses_4_gpus():
         "cost": float(Fraction(1, 4) * 2 * Fraction(13, 10) * Fraction(101, 100)),
         "evidence": "documented",
         "source": {"gpus": 4, "max_model_len": 102400, "setting": "Env + Offload + SP=4"},
+        "memory_gb": best["memory_gb"],  # the memory model's prediction, checked by check_plan
+        "headroom_gb": best["headroom_gb"],
     }
     on_six = [plan for plan in found if plan["gpus"] == 6]
     assert {plan["sp"] for plan in on_six} == {1, 2}
@@ -244,6 +246,8 @@ GOOD_PLAN = {
     "cost": 0.325,
     "evidence": "documented",
     "source": {"gpus": 4, "max_model_len": 32768, "setting": "SP=4"},
+    "memory_gb": 61.14,  # the shipped memory model's prediction for this plan
+    "headroom_gb": 9.42,
 }
 
 

@@ -1,0 +1,56 @@
+"""Regenerate the command output shown in README.md and docs/*.md: ``python -m solver.docs``.
+
+Every fenced block that starts with a ``$ solve ...`` line is rerun from the repository root (with Env
+unset in the environment, as the docs assume) and its output replaced. `tests/test_docs.py` fails when a
+committed page differs from what the code prints now.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import re
+import shlex
+import sys
+from pathlib import Path
+
+from solver.cli import main, write_atomically
+
+ROOT = Path(__file__).resolve().parent.parent
+BLOCK = re.compile(r"```\n(\$ solve[^\n]*)\n(.*?)```", re.S)
+
+
+def pages() -> list[Path]:
+    """The pages whose examples are generated."""
+    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+
+
+def printed(command: str) -> str:
+    """What ``solve`` prints, stdout then stderr, for one ``$ solve ...`` line, trailing spaces removed."""
+    out, err = io.StringIO(), io.StringIO()
+    here = Path.cwd()
+    os.chdir(ROOT)  # the docs' paths are relative to the repository
+    try:
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+            main(shlex.split(command)[2:])
+    except SystemExit:
+        pass
+    finally:
+        os.chdir(here)
+    return "\n".join(line.rstrip() for line in (out.getvalue() + err.getvalue()).splitlines()) + "\n"
+
+
+def regenerate(page: Path) -> bool:
+    """Rewrite `page`'s examples with current output; whether anything changed."""
+    text = page.read_text(encoding="utf-8")
+    updated = BLOCK.sub(lambda match: f"```\n{match.group(1)}\n{printed(match.group(1))}```", text)
+    if updated != text:
+        write_atomically(page, updated)
+    return updated != text
+
+
+if __name__ == "__main__":
+    os.environ.pop("PYTORCH_CUDA_ALLOC_CONF", None)
+    changed = [page.relative_to(ROOT) for page in pages() if regenerate(page)]
+    print("updated: " + (", ".join(map(str, changed)) or "nothing"), file=sys.stderr)
