@@ -77,7 +77,7 @@ def main() -> None:
     for name, train, test in splits(catalog):
         coefficients, _ = calibrate(observations(catalog, train))
         cells, exact, conservative, unsafe = score(
-            catalog, test, lambda m, mem, n, length: predicted_cell(m, mem, n, length, coefficients))
+            catalog, test, lambda m, mem, n, length, fitted=coefficients: predicted_cell(m, mem, n, length, fitted))
         _, t_exact, _, t_unsafe = score(catalog, test, trinity_cell)
         table.add_row(name, str(cells), f"{exact:.1%}", f"{conservative:.1%}", f"{unsafe:.1%}", f"{t_exact:.1%}",
                       f"{t_unsafe:.1%}")

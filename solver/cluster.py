@@ -386,7 +386,7 @@ def _hint(built: _Model, choice: dict[int, tuple[Option, list[int]]], options: l
     for option, literal in zip(options, built.chosen):
         built.model.add_hint(literal, int(id(option) in picked))
     filled: Counter[tuple[int, tuple[int, ...]]] = Counter()
-    for pool_index, pool in enumerate(fleet.pools):
+    for pool_index in range(len(fleet.pools)):
         keys = [key for key in built.pattern_counts if key[0] == pool_index]
         per_node: dict[int, list[int]] = defaultdict(list)
         for option, spot in choice.values():

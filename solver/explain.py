@@ -310,6 +310,10 @@ class _Words:
             f"no table for {self.gpus(n)}; the memory model predicts at {length} tokens: {'; '.join(predictions)}"))
 
     def _beyond_table(self, n: int) -> Reason:
+        if not self.rows(n):
+            longest = max((cell[4] for cell in self.data.estimates if cell[0] == n), default=0)
+            return Reason(rule="memory_model", detail=(
+                f"no table for {self.gpus(n)}; the memory model's longest fitting length there is {longest} tokens"))
         return Reason(rule="beyond_table", detail=(
             f"the {self.data.gpu} table for {self.gpus(n)} ends at {self.rows(n)[-1]} tokens (its longest with a "
             f"setting for {self.data.model}: {self.longest_documented(n) or 'none'})"))

@@ -22,7 +22,7 @@ memory, Offload or Env never make a plan stop fitting, and a longer context neve
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from functools import lru_cache
 from math import ceil
 from typing import Optional
 
@@ -137,8 +137,9 @@ def longest_fitting(
     return low * grid
 
 
+@lru_cache(maxsize=256)
 def estimated_cells(
-    model: Model, memory_gb: float, counts: Iterable[int], coefficients: Coefficients, margin: float
+    model: Model, memory_gb: float, counts: tuple[int, ...], coefficients: Coefficients, margin: float
 ) -> tuple[tuple[int, int, int, int, int], ...]:
     """(n, e, o, s, longest) for every trainer GPU count in `counts`, Env, Offload and SP degree dividing
     the count: the longest ``max_model_len`` on the `GRID` the memory model predicts to fit (kept when at

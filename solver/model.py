@@ -63,8 +63,8 @@ class PlanVariables:
     witness_offload: cp_model.IntVar
     witness_sp: cp_model.IntVar
     estimated: cp_model.IntVar
-    """True when the plan rests on the memory model's estimate instead of a documented cell."""
-    estimate_longest: cp_model.IntVar
+    """True when the witness is the memory model's estimate (its length the longest that fits) instead
+    of a documented cell."""
 
     @property
     def plan(self) -> list[cp_model.IntVar]:
@@ -161,12 +161,12 @@ def add_plan_variables(model: cp_model.CpModel, data: PlanningData, query: Query
         if query.max_model_len is None
         else model.new_constant(query.max_model_len),
         rank=model.new_int_var(0, len(data.ranks) - 1, "cost_rank"),
-        witness_len=model.new_int_var_from_domain(cp_model.Domain.from_values(rows), "witness_row_max_model_len"),
+        witness_len=model.new_int_var_from_domain(
+            cp_model.Domain.from_values(sorted({*rows, *(cell[4] for cell in data.estimates)})), "witness_length"),
         witness_env=model.new_bool_var("witness_env"),
         witness_offload=model.new_bool_var("witness_offload"),
         witness_sp=model.new_int_var(1, largest, "witness_sp_degree"),
         estimated=model.new_bool_var("estimated_by_memory_model"),
-        estimate_longest=model.new_int_var(0, max(data.lengths, default=0), "estimated_longest_length"),
     )
 
 
@@ -227,24 +227,25 @@ def add_node_rule(model: cp_model.CpModel, query: Query, plan: PlanVariables, gu
 
 
 def add_cell_evidence(model: cp_model.CpModel, data: PlanningData, plan: PlanVariables, guards: Guards) -> None:
-    """Either a documented cell of the same GPU count, at a row no shorter than L, whose setting the plan
-    includes; or, for a GPU count without a table, the memory model's estimate that exactly this setting
-    fits at L."""
-    witness = [plan.gpus, plan.witness_len, plan.witness_env, plan.witness_offload, plan.witness_sp]
+    """A witness vouches for the plan: a documented cell of the same GPU count, at a row no shorter than
+    L, whose setting the plan includes; or, for a GPU count without a table, the memory model's estimate
+    for exactly the plan's setting, whose longest fitting length is no shorter than L."""
+    witnesses = [(n, length, e, o, s, 0) for n, length, e, o, s in data.cells]
+    witnesses += [(n, longest, e, o, s, 1) for n, e, o, s, longest in data.estimates]
+    not_estimated = 1 - plan.estimated
     for constraint in (
-        model.add_allowed_assignments(witness, list(data.cells)),
+        model.add_allowed_assignments(
+            [plan.gpus, plan.witness_len, plan.witness_env, plan.witness_offload, plan.witness_sp, plan.estimated],
+            witnesses),
         model.add(plan.witness_len >= plan.max_model_len),
         model.add(plan.env >= plan.witness_env),
         model.add(plan.offload >= plan.witness_offload),
         model.add(plan.sp >= plan.witness_sp),
+        model.add(plan.env <= plan.witness_env + not_estimated),  # an estimate is for exactly its setting
+        model.add(plan.offload <= plan.witness_offload + not_estimated),
+        model.add(plan.sp <= plan.witness_sp + max(data.counts) * not_estimated),
     ):
-        _guarded(constraint.only_enforce_if(plan.estimated.Not()), guards, "evidence")
-    estimate = [plan.gpus, plan.env, plan.offload, plan.sp, plan.estimate_longest]
-    for constraint in (
-        model.add_allowed_assignments(estimate, list(data.estimates)),
-        model.add(plan.max_model_len <= plan.estimate_longest),
-    ):
-        _guarded(constraint.only_enforce_if(plan.estimated), guards, "evidence")
+        _guarded(constraint, guards, "evidence")
 
 
 def add_budget(model: cp_model.CpModel, query: Query, plan: PlanVariables, guards: Guards) -> None:
@@ -256,10 +257,14 @@ def add_budget(model: cp_model.CpModel, query: Query, plan: PlanVariables, guard
 
 
 def add_length(model: cp_model.CpModel, data: PlanningData, query: Query, plan: PlanVariables, guards: Guards) -> None:
-    """When maximising, L is the length of a row of the table for the plan's GPU count."""
+    """When maximising, L is a row of the table for the plan's GPU count, or for a GPU count without a
+    table (an estimate), a multiple of the estimates' grid."""
     if query.max_model_len is None:
-        rows = model.add_allowed_assignments([plan.gpus, plan.max_model_len], list(data.rows))
-        _guarded(rows.only_enforce_if(plan.estimated.Not()), guards, "table_rows")
+        longest = {n: max(cell[4] for cell in data.estimates if cell[0] == n) for n, *_ in data.estimates}
+        lengths = [(n, length, 0) for n, length in data.rows]
+        lengths += [(n, length, 1) for n, top in longest.items() for length in range(GRID, top + 1, GRID)]
+        _guarded(model.add_allowed_assignments([plan.gpus, plan.max_model_len, plan.estimated], lengths),
+                 guards, "table_rows")
 
 
 def add_pins(model: cp_model.CpModel, query: Query, plan: PlanVariables, guards: Guards) -> None:
