@@ -1,0 +1,192 @@
+"""The memory model: arithmetic, calibration, monotonicity, estimates in the planner, its commands."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+import yaml
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from solver.calibrate import calibrate, observations
+from solver.memory import PRIOR, breakdown, longest_fitting
+from solver.query import make_query
+from solver.solve import plan
+from solver.tables import (
+    MemoryModel,
+    Setting,
+    TableError,
+    load_catalog,
+    load_memory_model,
+    load_model_config,
+    shipped_tables_directory,
+)
+
+CATALOG = load_catalog()
+FIXTURE = Path(__file__).parent / "data" / "model-config" / "config.json"
+
+
+def test_breakdown_arithmetic_by_hand():
+    # Qwen3-0.6B (hidden 1024, 28 layers, intermediate 3072, vocab 151936, 0.596 B parameters) on 2 GPUs,
+    # SP=2, 8192 tokens, neither Env nor Offload, first-principles coefficients, no margin:
+    # T = ceil(2 * 8192 / 2) = 8192 tokens per GPU; GiB = 2**30 bytes.
+    result = breakdown(CATALOG.model("0.6B"), 80, 2, Setting(sp=2), 8192, PRIOR)
+    assert result.tokens_per_gpu == 8192
+    assert result.terms["states"] == pytest.approx(16 * 0.596e9 / 2 / 2**30)   # 4.4405460 GiB
+    assert result.terms["checkpoints"] == 0.4375        # 2 * 8192 * 1024 * 28 bytes
+    assert result.terms["logits"] == 4.63671875         # 4 * 8192 * 151936 bytes
+    assert result.terms["recompute"] == 0.0625          # 2 * 8192 * (1024 + 3072) bytes
+    assert result.terms["sp_buffers"] == 0.015625       # 2 * 8192 * 1024 bytes, SP > 1
+    assert result.terms["fragmentation"] == 4.63671875  # the logits again, without Env
+    assert result.terms["overhead"] == 1.0
+    assert result.total_gib == pytest.approx(4.4405460 + 0.4375 + 2 * 4.63671875 + 0.0625 + 0.015625 + 1, abs=1e-6)
+    assert result.usable_gib == pytest.approx(72.0)     # 90% of 80 GB without Env
+    with_env = breakdown(CATALOG.model("0.6B"), 80, 2, Setting(env=True, offload=True, sp=2), 8192, PRIOR, 0.02)
+    assert with_env.terms["states"] == 0 and with_env.terms["fragmentation"] == 0
+    assert with_env.usable_gib == pytest.approx(80 * 0.95 * 0.98)
+
+
+def test_calibration_reproduces_the_committed_coefficients():
+    coefficients, fit = calibrate(observations(CATALOG))
+    committed = load_memory_model()
+    assert coefficients == committed.coefficients
+    assert fit == committed.fit
+    assert fit.wrong_fits <= fit.observations * 0.01  # almost never predicts a fit the source saw fail
+
+
+models = st.sampled_from([m.name for m in CATALOG.models])
+settings_ = st.builds(Setting, env=st.booleans(), offload=st.booleans(), sp=st.sampled_from([1, 2, 4, 8]))
+
+
+@settings(max_examples=200, deadline=None)
+@given(model=models, memory=st.sampled_from([24, 40, 48, 80, 96, 141, 192]), gpus=st.sampled_from([1, 2, 4, 8, 16]),
+       setting=settings_, length=st.integers(min_value=1024, max_value=262144))
+def test_the_memory_model_is_monotone(model: str, memory: int, gpus: int, setting: Setting, length: int):
+    coefficients = load_memory_model().coefficients
+    shape = CATALOG.model(model)
+
+    def fits(**changes) -> bool:
+        values = dict(memory=memory, gpus=gpus, setting=setting, length=length) | changes
+        return breakdown(shape, values["memory"], values["gpus"], values["setting"], values["length"], coefficients,
+                         0.02).fits
+
+    if fits():
+        assert fits(memory=memory * 2) and fits(gpus=gpus * 2)
+        assert fits(setting=setting.model_copy(update={"offload": True}))
+        assert fits(setting=setting.model_copy(update={"env": True}))
+    else:
+        assert not fits(length=length * 2)
+
+
+def test_longest_fitting_grows_with_gpus_and_memory():
+    coefficients = load_memory_model().coefficients
+    model = CATALOG.model("8B")
+    setting = Setting(env=True, sp=2)
+    lengths = [longest_fitting(model, 80, n, setting, coefficients) or 0 for n in (2, 4, 8, 16)]
+    assert lengths == sorted(lengths)
+    assert (longest_fitting(model, 80, 4, setting, coefficients) or 0) <= (
+        longest_fitting(model, 141, 4, setting, coefficients) or 0)
+
+
+def test_qwen25_7b_on_6_gpus_gets_sp_1_or_2_only():
+    query = make_query(CATALOG, model="Qwen2.5-7B", gpu="h100", objective="max_len", budget_gpus=6, exact=True, top=20)
+    (answer,) = plan(query, CATALOG)
+    assert answer.plans and {p.sp for p in answer.plans} <= {1, 2}  # 28 heads: SP 3, 4 and 6 do not divide both
+    assert all(p.evidence == "estimated" and p.source is None and p.headroom_gb >= 0 for p in answer.plans)
+
+
+def test_estimated_plans_cover_gpu_types_counts_and_models_without_tables():
+    (answer,) = plan(make_query(CATALOG, model="8B", gpu="h200", max_model_len=131072, budget_gpus=8), CATALOG)
+    assert answer.plans[0].evidence == "estimated" and answer.plans[0].max_model_len == 131072
+    (answer,) = plan(make_query(CATALOG, model="4B", gpu="a100", max_model_len=8192, budget_gpus=8, exact=True),
+                     CATALOG)
+    assert (answer.plans[0].gpus, answer.plans[0].evidence) == (8, "estimated")
+    (answer,) = plan(make_query(CATALOG, model="4B", gpu="a100", max_model_len=8192, budget_gpus=8, exact=True,
+                                estimate="never"), CATALOG)
+    assert answer.plans == ()
+
+
+def test_documented_cells_win_where_tables_exist():
+    (answer,) = plan(make_query(CATALOG, model="8B", gpu="a100", max_model_len=32768, budget_gpus=4, exact=True),
+                     CATALOG)
+    assert (answer.plans[0].setting.label, answer.plans[0].evidence) == ("SP=4", "documented")
+    (estimate,) = plan(make_query(CATALOG, model="8B", gpu="a100", max_model_len=32768, budget_gpus=4, exact=True,
+                                  estimate="only"), CATALOG)
+    assert estimate.plans[0].evidence == "estimated"
+
+
+def test_model_config_reads_a_local_config_json():
+    model = load_model_config(FIXTURE)
+    assert (model.name, model.num_attention_heads, model.num_key_value_heads, model.head_size) == (
+        "Qwen2.5-7B-Instruct", 28, 4, 128)
+    assert model.parameters_b == pytest.approx(7.616, abs=0.002)  # computed from the shapes
+    assert model.native_context == 32768
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("{not json", "not JSON"),
+        ("[1, 2]", "a config.json is a JSON object"),
+        ('{"num_experts": 8, "hidden_size": 8}', "mixture-of-experts"),
+        ('{"hidden_size": 1024}', "num_hidden_layers: expected a whole number of at least 1, got None"),
+        ('{"hidden_size": -1, "num_hidden_layers": 2}', "hidden_size: expected a whole number of at least 1, got -1"),
+    ],
+)
+def test_bad_model_configs_are_refused(tmp_path: Path, text: str, message: str):
+    path = tmp_path / "config.json"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(TableError, match=message):
+        load_model_config(path)
+
+
+def test_bad_catalogue_files_are_refused(tmp_path: Path):
+    shutil.copytree(shipped_tables_directory(), tmp_path, dirs_exist_ok=True)
+    gpus = tmp_path / "gpus.yaml"
+    gpus.write_text(gpus.read_text(encoding="utf-8").replace("memory_gb: 141", "memory_gb: -141"), encoding="utf-8")
+    with pytest.raises(TableError, match=r"gpus.yaml: gpu H200-141GB, memory_gb: Input should be greater than 0"):
+        load_catalog(tmp_path)
+    gpus.write_text("gpus:\n  - {name: A100-80GB, memory_gb: 40, source: x}\n", encoding="utf-8")
+    with pytest.raises(TableError, match=r"GPU A100-80GB with 80 GB is not in gpus.yaml as such"):
+        load_catalog(tmp_path)
+
+
+def test_cli_memory_breakdown_and_exit_codes(cli):
+    status, out, err = cli("memory", "--model", "4B", "--gpu", "a100", "--gpus", "4", "--len", "102400", "--sp", "4",
+                           "--env", "--offload")
+    assert (status, err) == (0, "") and "fits:" in out and "logits" in out
+    status, out, _ = cli("memory", "--model", "14B", "--gpu", "4090", "--gpus", "1", "--len", "32k", "--json")
+    result = json.loads(out)
+    assert status == 1 and result["fits"] is False and result["headroom_gib"] < 0 and result["memory_gib"] == 24
+    status, out, err = cli("memory", "--model", "4B", "--gpu", "a100", "--gpus", "6", "--len", "8192", "--sp", "4")
+    assert status == 2 and err == "solve memory: error: --sp 4 is not allowed: SP=4 does not divide 6 GPUs\n"
+    status, _, err = cli("memory", "--model-config", str(FIXTURE), "--gpu", "h100", "--gpus", "8", "--len", "65536",
+                         "--sp", "2")
+    assert status in (0, 1) and err == ""
+
+
+def test_cli_planner_with_a_model_config_and_estimate_flags(cli):
+    status, out, err = cli("--model-config", str(FIXTURE), "--gpu", "h20", "--gpus", "6", "--len", "65536", "--json")
+    (answer,) = json.loads(out)
+    assert (status, err) == (0, "") and answer["model"] == "Qwen2.5-7B-Instruct"
+    assert answer["plans"][0]["evidence"] == "estimated" and answer["plans"][0]["source"] is None
+    status, out, _ = cli("--model", "4B", "--gpu", "a100", "--gpus", "8", "--exact", "--len", "8192", "--no-estimate")
+    assert status == 1 and "other counts need estimates, which --no-estimate turns" in out
+    status, _, err = cli("--model", "4B", "--len", "8192", "--estimate", "--no-estimate")
+    assert status == 2 and "not allowed with argument" in err
+    status, _, err = cli("--model", "4B", "--len", "8192", "--margin", "1.5")
+    assert status == 2 and err == "solve: error: --margin is a fraction from 0 to below 1, got 1.5\n"
+
+
+def test_cli_calibrate_prints_a_memory_model_file(cli, tmp_path: Path):
+    status, out, err = cli("calibrate")
+    assert (status, err) == (0, "")
+    assert MemoryModel.model_validate(yaml.safe_load(out)) == load_memory_model()
+    target = tmp_path / "mine.yaml"
+    cells = shipped_tables_directory() / "feasibility" / "h20-96gb.yaml"
+    status, out, _ = cli("calibrate", "--cells", str(cells), "--out", str(target))
+    assert status == 0 and out.startswith(f"wrote {target}: ")
+    assert load_memory_model(target).source == "calibrated on h20-96gb.yaml"
