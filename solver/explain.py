@@ -28,7 +28,7 @@ Combination = tuple[int, int, int, int]
 
 GPU_RULES = ("budget", "table_rows")
 SP_RULES = ("sp_divides_gpus", "sp_divides_heads", "sp_kv_heads", "sp_within_node")
-SETTING_RULES = ("pin_sp", "pin_env", "pin_offload", "evidence")
+SETTING_RULES = ("pin_sp", "pin_env", "pin_offload", "host_ram", "evidence")
 
 
 class _Prober:
@@ -45,7 +45,7 @@ class _Prober:
         self.solver.parameters.max_time_in_seconds = query.time_limit_s
         self.rule_of = {literal.index: rule for rule, literal in self.guards.items()}
         pinned = {"pin_sp": query.sp, "pin_env": query.env, "pin_offload": query.offload,
-                  "sp_within_node": query.node_gpus}
+                  "sp_within_node": query.node_gpus, "host_ram": query.host_ram_gb}
         self.active = {rule for rule in RULES if pinned.get(rule, True) is not None}
         if query.max_model_len is not None:
             self.active.discard("table_rows")
@@ -248,6 +248,8 @@ class _Words:
                 parts.append(text)
         if any(rule.startswith("pin_") for rule in rules):
             parts.append(f"the pins ({self.pins()})")
+        if "host_ram" in rules:
+            parts.append(f"host memory (--host-ram {query.host_ram_gb:g} GB per node is too little for Offload)")
         if "evidence" in rules or "table_rows" in rules:
             asked = f"{query.max_model_len} tokens" if query.max_model_len else "any length"
             evidence = f"the documented cells: none of {data.model} on {data.gpu} vouches for {asked}"
@@ -293,6 +295,9 @@ class _Words:
         if rule == "sp_within_node":
             return [Reason(rule=rule, detail=f"a trainer on {self.gpus(counts[0])} spans nodes of {query.node_gpus} "
                                              f"GPUs and each SP group must fit in one: that rules out SP={sps}")]
+        if rule == "host_ram":
+            return [Reason(rule=rule, detail=f"Offload needs the states in host memory, more than --host-ram "
+                                             f"{query.host_ram_gb:g} GB per node (on {on} GPUs)")]
         if rule.startswith("pin_"):
             labels = ", ".join(dict.fromkeys(f"{_label(c)} on {c[0]}" for c in combinations))
             return [Reason(rule="pin", detail=f"{self.pins()} rules out {labels} GPUs")]

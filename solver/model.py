@@ -15,9 +15,9 @@ from types import MappingProxyType
 
 from ortools.sat.python import cp_model
 
-from solver.memory import ESTIMATED_COUNTS, GRID, estimated_cells
+from solver.memory import ESTIMATED_COUNTS, GRID, estimated_cells, host_memory_gib
 from solver.query import Objective, Query
-from solver.tables import Catalog, Setting, Weights
+from solver.tables import Catalog, Model, Setting, Weights
 
 Combination = tuple[int, int, int, int]
 """(trainer GPUs n, Env e, Offload o, SP degree s), with e and o as 0/1."""
@@ -29,6 +29,7 @@ class PlanningData:
 
     gpu: str
     model: str
+    shape: Model
     attention_heads: int
     kv_heads: int
     native_context: int
@@ -115,6 +116,7 @@ def prepare(catalog: Catalog, gpu: str, query: Query) -> PlanningData:
     return PlanningData(
         gpu=gpu,
         model=shape.name,
+        shape=shape,
         attention_heads=shape.num_attention_heads,
         kv_heads=shape.num_key_value_heads,
         native_context=shape.native_context,
@@ -180,6 +182,7 @@ RULES = (
     "pin_sp",
     "pin_env",
     "pin_offload",
+    "host_ram",
     "evidence",
 )
 """The constraint families that can rule a plan out, each of which `build_model` can guard with a literal;
@@ -267,6 +270,17 @@ def add_length(model: cp_model.CpModel, data: PlanningData, query: Query, plan: 
                  guards, "table_rows")
 
 
+def add_host_ram(model: cp_model.CpModel, data: PlanningData, query: Query, plan: PlanVariables,
+                 guards: Guards) -> None:
+    """With ``host_ram_gb``, Offload only where a node's share of the states fits in its host memory."""
+    if query.host_ram_gb is None:
+        return
+    room = [(n, offload) for n in data.counts for offload in (0, 1)
+            if not offload or host_memory_gib(data.shape, n, query.memory.coefficients, query.node_gpus)
+            <= query.host_ram_gb]
+    _guarded(model.add_allowed_assignments([plan.gpus, plan.offload], room), guards, "host_ram")
+
+
 def add_pins(model: cp_model.CpModel, query: Query, plan: PlanVariables, guards: Guards) -> None:
     """Fix the settings the user pinned (--sp, --env/--no-env, --offload/--no-offload)."""
     for rule, pinned, variable in (
@@ -309,6 +323,7 @@ def build_model(
     add_budget(model, query, plan, guards)
     add_length(model, data, query, plan, guards)
     add_pins(model, query, plan, guards)
+    add_host_ram(model, data, query, plan, guards)
     add_objective(model, data, query, plan)
     return model, plan, guards
 

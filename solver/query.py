@@ -46,6 +46,7 @@ class Query(_Frozen):
                                    "table for the GPU type, model or count; only: estimates alone; never: none")
     memory: MemoryModel
     margin: float = Field(ge=0, lt=1, description="safety margin of estimates, a fraction of usable memory")
+    host_ram_gb: Optional[float] = Field(default=None, gt=0, description="host memory per node, for Offload")
     time_limit_s: float = Field(default=10.0, gt=0)
     workers: int = Field(default=1, gt=0)
     seed: int = Field(default=0, ge=0)
@@ -161,6 +162,7 @@ def make_query(
     estimate: EstimateMode = "auto",
     memory: Optional[MemoryModel] = None,
     margin: Optional[float] = None,
+    host_ram_gb: Optional[float] = None,
 ) -> Query:
     """Resolve names and check that the request makes sense; `QueryError` (one line) when it does not.
 
@@ -185,6 +187,8 @@ def make_query(
         raise QueryError(f"{wanted} needs a length: --len L (tokens, e.g. 32768)")
     if exact and budget_gpus is None:
         raise QueryError("--exact needs --gpus N")
+    if host_ram_gb is not None and not host_ram_gb > 0:
+        raise QueryError(f"--host-ram must be above 0 GB, got {host_ram_gb}")
     if top > MAX_TOP:
         raise QueryError(f"--top must be at most {MAX_TOP}, got {top}")
     if sp is not None:
@@ -213,6 +217,7 @@ def make_query(
         estimate=estimate,
         memory=memory,
         margin=margin,
+        host_ram_gb=host_ram_gb,
     )
 
 

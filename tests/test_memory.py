@@ -190,3 +190,16 @@ def test_cli_calibrate_prints_a_memory_model_file(cli, tmp_path: Path):
     status, out, _ = cli("calibrate", "--cells", str(cells), "--out", str(target))
     assert status == 0 and out.startswith(f"wrote {target}: ")
     assert load_memory_model(target).source == "calibrated on h20-96gb.yaml"
+
+
+def test_host_ram_rules_out_offload_plans_whose_states_do_not_fit():
+    # Qwen3-14B on 1 A100 at 8192 needs Env + Offload (documented); its states are about
+    # 1.10 * 16 * 14.768e9 bytes = 243 GiB of host memory on that node.
+    (answer,) = plan(make_query(CATALOG, model="14B", gpu="a100", max_model_len=8192, budget_gpus=1), CATALOG)
+    assert answer.plans[0].setting.label == "Env + Offload"
+    (answer,) = plan(make_query(CATALOG, model="14B", gpu="a100", max_model_len=8192, budget_gpus=1, host_ram_gb=200),
+                     CATALOG)
+    assert answer.plans == ()
+    (answer,) = plan(make_query(CATALOG, model="14B", gpu="a100", max_model_len=8192, budget_gpus=1, host_ram_gb=512),
+                     CATALOG)
+    assert answer.plans[0].setting.label == "Env + Offload"
