@@ -28,7 +28,7 @@ UNSAFE_WEIGHT = 10.0
 PULL = 0.05
 """Weight of each multiplier's distance from 1 (first principles), per unit."""
 BOUNDS = {
-    "states": (0.5, 4.0), "checkpoints": (0.1, 40.0), "logits": (0.1, 40.0), "recompute": (0.1, 80.0),
+    "states": (0.5, 4.0), "gathered": (0.0, 20.0), "checkpoints": (0.1, 40.0), "logits": (0.1, 40.0), "recompute": (0.1, 80.0),
     "sp_buffers": (0.0, 80.0), "fragmentation": (0.0, 10.0), "overhead": (0.0, 30.0),
 }
 """Physically plausible ranges of the multipliers (``overhead`` is in GiB)."""

@@ -6,6 +6,8 @@ Per trainer GPU, with ``P`` parameters (every expert's, for a MoE model), ``n`` 
 - **states**: 16 bytes per parameter (bf16 weights and gradients, fp32 master weights and Adam's two
   moments: the ZeRO paper's mixed-precision count), sharded over the ``n`` GPUs by FSDP; with Offload
   they live in host memory instead;
+- **gathered**: FSDP gathers each layer whole while it computes (and the embedding, the largest), with
+  its gradient: ``4 * (vocab * hidden + P / layers)`` bytes, Offload or not;
 - **checkpoints**: one bf16 hidden state per layer per token, ``2 * T * hidden * layers`` bytes;
 - **logits**: ``T * vocab`` fp32 values (verl computes them unchunked), ``4 * T * vocab`` bytes;
 - **recompute**: one layer's activations while it is recomputed, ``2 * T * (hidden + intermediate)``;
@@ -31,8 +33,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from solver.tables import Coefficients, Model, Setting
 
 GIB = 1024**3
-DEFAULT_MARGIN = 0.02
-"""The safety margin estimates keep by default: a plan must fit in 98% of the usable memory."""
+DEFAULT_MARGIN = 0.01
+"""The safety margin estimates keep by default: a plan must fit in 99% of the usable memory."""
 ESTIMATED_COUNTS = (1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 24, 32, 48, 64)
 """Trainer GPU counts the planner considers for estimates (within the budget): one node of up to 8
 GPUs, or several whole nodes."""
@@ -40,7 +42,7 @@ GRID = 1024
 """Estimated lengths are multiples of this many tokens."""
 
 
-TERMS = ("states", "checkpoints", "logits", "recompute", "sp_buffers", "fragmentation", "overhead")
+TERMS = ("states", "gathered", "checkpoints", "logits", "recompute", "sp_buffers", "fragmentation", "overhead")
 """The memory terms, in the order of a breakdown."""
 
 
@@ -48,7 +50,7 @@ class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
-PRIOR = Coefficients(states=1.0, checkpoints=1.0, logits=1.0, recompute=1.0, sp_buffers=1.0, fragmentation=1.0,
+PRIOR = Coefficients(states=1.0, gathered=1.0, checkpoints=1.0, logits=1.0, recompute=1.0, sp_buffers=1.0, fragmentation=1.0,
                      overhead=1.0, usable=0.90, usable_env=0.95)
 """First principles before calibration: every term as derived, 90% of memory usable (95% with Env)."""
 
@@ -80,6 +82,7 @@ def features(model: Model, gpus: int, setting: Setting, max_model_len: int) -> d
     parameters = model.parameters_b * 1e9
     return {
         "states": 0.0 if setting.offload else 16 * parameters / gpus / GIB,
+        "gathered": 4 * (model.vocab_size * model.hidden_size + parameters / model.num_layers) / GIB,
         "checkpoints": 2 * tokens * model.hidden_size * model.num_layers / GIB,
         "logits": 4 * tokens * model.vocab_size / GIB,
         "recompute": 2 * tokens * (model.hidden_size + _ffn_width(model)) / GIB,

@@ -90,6 +90,8 @@ def new_solver(query: Query) -> cp_model.CpSolver:
     solver.parameters.cp_model_presolve = False
     solver.parameters.cp_model_probing_level = 0
     solver.parameters.linearization_level = 0
+    solver.parameters.table_compression_level = 0
+    solver.parameters.symmetry_level = 0
     return solver
 
 

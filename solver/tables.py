@@ -322,6 +322,7 @@ class Coefficients(_Frozen):
     """The memory model's free numbers: a multiplier per term and the usable fractions of memory."""
 
     states: float = Field(ge=0)
+    gathered: float = Field(ge=0)
     checkpoints: float = Field(ge=0)
     logits: float = Field(ge=0)
     recompute: float = Field(ge=0)

@@ -36,16 +36,19 @@ def test_breakdown_arithmetic_by_hand():
     result = breakdown(CATALOG.model("0.6B"), 80, 2, Setting(sp=2), 8192, PRIOR)
     assert result.tokens_per_gpu == 8192
     assert result.terms["states"] == pytest.approx(16 * 0.596e9 / 2 / 2**30)   # 4.4405460 GiB
+    assert result.terms["gathered"] == pytest.approx(0.6588853)  # 4 * (151936 * 1024 + 0.596e9 / 28) bytes
     assert result.terms["checkpoints"] == 0.4375        # 2 * 8192 * 1024 * 28 bytes
     assert result.terms["logits"] == 4.63671875         # 4 * 8192 * 151936 bytes
     assert result.terms["recompute"] == 0.0625          # 2 * 8192 * (1024 + 3072) bytes
     assert result.terms["sp_buffers"] == 0.015625       # 2 * 8192 * 1024 bytes, SP > 1
     assert result.terms["fragmentation"] == 4.63671875  # the logits again, without Env
     assert result.terms["overhead"] == 1.0
-    assert result.total_gib == pytest.approx(4.4405460 + 0.4375 + 2 * 4.63671875 + 0.0625 + 0.015625 + 1, abs=1e-6)
+    assert result.total_gib == pytest.approx(4.4405460 + 0.6588853 + 0.4375 + 2 * 4.63671875 + 0.0625 + 0.015625 + 1,
+                                             abs=1e-6)
     assert result.usable_gib == pytest.approx(72.0)     # 90% of 80 GB without Env
     with_env = breakdown(CATALOG.model("0.6B"), 80, 2, Setting(env=True, offload=True, sp=2), 8192, PRIOR, 0.02)
     assert with_env.terms["states"] == 0 and with_env.terms["fragmentation"] == 0
+    assert with_env.terms["gathered"] == result.terms["gathered"]  # gathered layers stay on the GPU with Offload
     assert with_env.usable_gib == pytest.approx(80 * 0.95 * 0.98)
 
 
