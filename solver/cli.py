@@ -119,6 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
     estimates.add_argument("--memory-model", metavar="FILE", type=Path, help="coefficients from `solve calibrate --out`")
     estimates.add_argument("--host-ram", metavar="GB", type=float,
                            help="host memory per node: rules out Offload plans whose states do not fit there")
+    estimates.add_argument("--node-gpus", metavar="G", type=positive_int, default=8,
+                           help="GPUs per node (default 8): a trainer on more keeps each SP group in one node")
     estimates.add_argument("--model-config", metavar="PATH", type=Path,
                            help="a local Hugging Face config.json for a model the catalogue lacks")
     parser.add_argument("--explain", action="store_true",
@@ -369,6 +371,7 @@ def run_planner(args: argparse.Namespace) -> int:
         memory=load_memory_model(args.memory_model) if args.memory_model else None,
         margin=args.margin,
         host_ram_gb=args.host_ram,
+        node_gpus=args.node_gpus,
     )
     if (args.out or args.write) and len(query.gpus) > 1:
         raise QueryError(f"--out and --write take one plan: choose the GPU type with --gpu ({', '.join(query.gpus)})")

@@ -140,14 +140,10 @@ def longest_fitting(
     return low * grid
 
 
-NODE_GPUS = 8
-"""GPUs per node assumed for host memory when the query does not say (one node up to 8 trainer GPUs)."""
-
-
 def host_memory_gib(model: Model, gpus: int, coefficients: Coefficients, node_gpus: Optional[int] = None) -> float:
     """Host memory one node needs for Offload: the states of the trainer GPUs on that node (16 bytes per
     parameter, sharded over all `gpus`), with the calibrated states multiplier."""
-    on_node = min(gpus, node_gpus or NODE_GPUS)
+    on_node = min(gpus, node_gpus or gpus)
     return coefficients.states * 16 * model.parameters_b * 1e9 * on_node / gpus / GIB
 
 

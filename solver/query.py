@@ -15,6 +15,9 @@ Evidence = Literal["documented", "inferred", "estimated"]
 EstimateMode = Literal["auto", "only", "never"]
 ClusterStatus = Literal["optimal", "feasible", "infeasible", "unknown"]
 
+NODE_GPUS = 8
+"""GPUs per node unless the request says otherwise (a trainer on more GPUs spans nodes)."""
+
 ENV_EXPORT = "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
 """The shell line that turns Env on; it must run before Ray starts."""
 
@@ -163,10 +166,12 @@ def make_query(
     memory: Optional[MemoryModel] = None,
     margin: Optional[float] = None,
     host_ram_gb: Optional[float] = None,
+    node_gpus: Optional[int] = NODE_GPUS,
 ) -> Query:
     """Resolve names and check that the request makes sense; `QueryError` (one line) when it does not.
 
     `budget_gpus` defaults, where the objective allows, to the largest documented GPU count.
+    `node_gpus` (default 8) is the node size: a trainer on more GPUs keeps each SP group in one node.
     """
     resolved = catalog.model(model)
     gpu_names = (catalog.gpu(gpu).name,) if gpu is not None else tuple(g.name for g in catalog.documented_gpu_types)
@@ -218,6 +223,7 @@ def make_query(
         memory=memory,
         margin=margin,
         host_ram_gb=host_ram_gb,
+        node_gpus=node_gpus,
     )
 
 
