@@ -1,4 +1,5 @@
-"""Regenerate the command output shown in README.md and docs/*.md: ``python -m solver.docs``.
+"""Regenerate the command output shown in README.md and docs/*.md: ``python -m solver.docs``, run from
+the repository root.
 
 Every fenced block that starts with a ``$ solve ...`` line is rerun from the repository root (with Env
 unset in the environment, as the docs assume) and its output replaced. `tests/test_docs.py` fails when a
@@ -17,20 +18,20 @@ from pathlib import Path
 
 from solver.cli import main, write_atomically
 
-ROOT = Path(__file__).resolve().parent.parent
 BLOCK = re.compile(r"```\n(\$ solve[^\n]*)\n(.*?)```", re.S)
 
 
-def pages() -> list[Path]:
-    """The pages whose examples are generated."""
-    return [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+def pages(root: Path) -> list[Path]:
+    """The pages of the repository at `root` whose examples are generated."""
+    return [root / "README.md", *sorted((root / "docs").glob("*.md"))]
 
 
-def printed(command: str) -> str:
-    """What ``solve`` prints, stdout then stderr, for one ``$ solve ...`` line, trailing spaces removed."""
+def printed(command: str, root: Path) -> str:
+    """What ``solve`` prints, stdout then stderr, for one ``$ solve ...`` line run in `root`, trailing
+    spaces removed."""
     out, err = io.StringIO(), io.StringIO()
     here = Path.cwd()
-    os.chdir(ROOT)  # the docs' paths are relative to the repository
+    os.chdir(root)  # the docs' paths are relative to the repository
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             main(shlex.split(command)[2:])
@@ -41,10 +42,10 @@ def printed(command: str) -> str:
     return "\n".join(line.rstrip() for line in (out.getvalue() + err.getvalue()).splitlines()) + "\n"
 
 
-def regenerate(page: Path) -> bool:
+def regenerate(page: Path, root: Path) -> bool:
     """Rewrite `page`'s examples with current output; whether anything changed."""
     text = page.read_text(encoding="utf-8")
-    updated = BLOCK.sub(lambda match: f"```\n{match.group(1)}\n{printed(match.group(1))}```", text)
+    updated = BLOCK.sub(lambda match: f"```\n{match.group(1)}\n{printed(match.group(1), root)}```", text)
     if updated != text:
         write_atomically(page, updated)
     return updated != text
@@ -52,5 +53,8 @@ def regenerate(page: Path) -> bool:
 
 if __name__ == "__main__":
     os.environ.pop("PYTORCH_CUDA_ALLOC_CONF", None)
-    changed = [page.relative_to(ROOT) for page in pages() if regenerate(page)]
+    root = Path.cwd()
+    if not (root / "README.md").exists() or not (root / "docs").is_dir():
+        sys.exit("python -m solver.docs: run it from the repository root (README.md and docs/ are not here)")
+    changed = [page.relative_to(root) for page in pages(root) if regenerate(page, root)]
     print("updated: " + (", ".join(map(str, changed)) or "nothing"), file=sys.stderr)

@@ -3,14 +3,18 @@ regenerates it)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from solver.docs import BLOCK, pages, printed
 
+ROOT = Path(__file__).resolve().parent.parent
+
 
 def shown_commands() -> list[tuple[str, str, str]]:
     """(page, command, output shown) for every code block that starts with ``$ solve``."""
-    return [(page.name, command, shown) for page in pages()
+    return [(page.name, command, shown) for page in pages(ROOT)
             for command, shown in BLOCK.findall(page.read_text(encoding="utf-8"))]
 
 
@@ -22,4 +26,4 @@ def test_the_docs_show_commands():
 @pytest.mark.parametrize(("page", "command", "shown"), shown_commands())
 def test_shown_output_is_what_the_command_prints(monkeypatch, page: str, command: str, shown: str):
     monkeypatch.delenv("PYTORCH_CUDA_ALLOC_CONF", raising=False)  # Env is read from the environment
-    assert printed(command) == shown, f"{page}: `{command}` prints something else now: run python -m solver.docs"
+    assert printed(command, ROOT) == shown, f"{page}: `{command}` prints something else now: run python -m solver.docs"
