@@ -23,6 +23,7 @@ from typing import Literal, Optional
 
 from ortools.sat.python import cp_model
 
+from solver.memory import ESTIMATED_COUNTS
 from solver.query import ClusterResult, ClusterStatus, Placement, Plan, Unplaced, make_query
 from solver.solve import answer_for
 from solver.tables import AtLeast, Catalog, Fleet, Weights, load_weights
@@ -76,13 +77,15 @@ class _Planner:
         self.weights = weights
         self.cache: dict[tuple[object, ...], Optional[Plan]] = {}
 
-    def best(self, gpu: str, model: str, gpus: int, length: Optional[int], node_gpus: Optional[int]) -> Optional[Plan]:
-        """Cheapest plan on exactly `gpus` GPUs at `length`, or (None) the longest length there."""
-        key = (gpu, model, gpus, length, node_gpus)
+    def best(self, gpu: str, model: str, gpus: int, length: Optional[int], node_gpus: Optional[int],
+             estimate: bool) -> Optional[Plan]:
+        """Cheapest plan on exactly `gpus` GPUs at `length`, or (None) the longest length there; from the
+        tables, or with `estimate`, from the memory model."""
+        key = (gpu, model, gpus, length, node_gpus, estimate)
         if key not in self.cache:
             query = make_query(self.catalog, model=model, gpu=gpu, budget_gpus=gpus, exact=True,
                                objective="cheapest" if length else "max_len", max_model_len=length,
-                               weights=self.weights, estimate="never")
+                               weights=self.weights, estimate="only" if estimate else "never")
             query = query.model_copy(update={"node_gpus": node_gpus})
             answer = answer_for(self.catalog, query, gpu)
             self.cache[key] = answer.plans[0] if answer.plans else None
@@ -90,14 +93,19 @@ class _Planner:
 
 
 def job_options(planner: _Planner, fleet: Fleet, index: int) -> list[Option]:
-    """Every way to run job `index`: per allowed pool and documented trainer GPU count, the planner's
-    plan (the longest one for an ``at_least`` job) with a layout that fits the pool's nodes."""
+    """Every way to run job `index`: per allowed pool and trainer GPU count, the planner's plan (the
+    longest one for an ``at_least`` job) with a layout that fits the pool's nodes. Where the tables have
+    the job's model on the pool's GPU type, their counts and evidence; where they have not, the memory
+    model's estimates for the counts the planner estimates (marked ``estimated``)."""
     job = fleet.jobs[index]
     options = []
     for pool_index, pool in enumerate(fleet.pools):
         if job.pool not in (None, pool.name):
             continue
         counts = [t.gpus for t in planner.catalog.gpu(pool.gpu).tables if job.model in t.models]
+        estimate = not counts
+        if estimate:
+            counts = [n for n in ESTIMATED_COUNTS if n <= pool.nodes * pool.gpus_per_node]
         for gpus in counts:
             room = layout(gpus, job.rollout_gpus, pool.gpus_per_node)
             if room is None:
@@ -105,7 +113,7 @@ def job_options(planner: _Planner, fleet: Fleet, index: int) -> list[Option]:
             asked = job.max_model_len
             length = None if isinstance(asked, AtLeast) else asked
             spans = pool.gpus_per_node if gpus > pool.gpus_per_node else None
-            plan = planner.best(pool.gpu, job.model, gpus, length, spans)
+            plan = planner.best(pool.gpu, job.model, gpus, length, spans, estimate)
             if plan is None or (isinstance(asked, AtLeast) and plan.max_model_len < asked.at_least):
                 continue
             gain = (plan.max_model_len - asked.at_least) // 1024 if isinstance(asked, AtLeast) else 0
@@ -310,9 +318,10 @@ def _why_no_option(planner: _Planner, fleet: Fleet, index: int) -> str:
         asked = job.max_model_len
         length = asked.at_least if isinstance(asked, AtLeast) else asked
         budget = min(pool.nodes * pool.gpus_per_node, max((t.gpus for t in planner.catalog.gpu(pool.gpu).tables),
-                                                          default=1))
+                                                          default=pool.nodes * pool.gpus_per_node))
+        tabled = any(job.model in t.models for t in planner.catalog.gpu(pool.gpu).tables)
         query = make_query(planner.catalog, model=job.model, gpu=pool.gpu, max_model_len=length,
-                           budget_gpus=budget, weights=planner.weights, estimate="never")
+                           budget_gpus=budget, weights=planner.weights, estimate="never" if tabled else "only")
         answer = answer_for(planner.catalog, query, pool.gpu)
         if answer.plans:
             best = answer.plans[0]

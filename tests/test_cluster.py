@@ -244,3 +244,15 @@ def test_progress_reports_reach_a_terminal_only(tmp_path: Path, monkeypatch: pyt
     line("placed priority", 6.0, 9.0, 1.5)
     line.close()
     assert terminal.getvalue() == "\rplaced priority: best 6, bound 9 (1.5 s)   \n"
+
+
+def test_pools_and_models_without_tables_are_placed_by_estimate(tmp_path: Path):
+    instance = {"pools": [{"name": "h100", "gpu": "H100-80GB", "nodes": 1, "gpus_per_node": 8}], "jobs": [
+        {"name": "qwen25", "model": "Qwen2.5-7B", "max_model_len": 32768, "rollout_gpus": 2},
+        {"name": "huge", "model": "Qwen3-8B", "max_model_len": 2000000}]}
+    result = place(fleet_of(instance, tmp_path), CATALOG)
+    (placed,) = result.placements
+    assert (placed.job, placed.plan.evidence, placed.plan.source) == ("qwen25", "estimated", None)
+    assert placed.trainer_gpus + placed.rollout_gpus <= 8 and placed.plan.sp in (1, 2, 4)
+    (left,) = result.unplaced
+    assert left.job == "huge" and "memory model's estimates" in left.reason
