@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from math import ceil
-from typing import Literal, Optional
+from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -133,6 +133,11 @@ class Answer(_Frozen):
     objective_value: Optional[int] = Field(default=None, exclude=True, description="CP-SAT objective of the best plan")
     bound: Optional[float] = Field(default=None, exclude=True, description="CP-SAT's proven bound on it")
     wall_time_s: float = Field(default=0.0, exclude=True, description="seconds spent solving, all plans together")
+
+    def as_json(self) -> dict[str, Any]:
+        """The answer as ``solve --json`` prints it: ``explanation`` and ``current`` only when present."""
+        absent = {name for name in ("explanation", "current") if getattr(self, name) is None}
+        return self.model_dump(mode="json", exclude=absent)
 
 
 def token_budget(max_model_len: int, sp: int) -> int:

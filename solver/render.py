@@ -107,18 +107,10 @@ def tables_view(catalog: Catalog) -> Group:
     return Group(*renderables)
 
 
-OPTIONAL_PARTS = ("explanation", "current")
-"""Parts of an answer that only some requests ask for (--explain, --from-config): left out when absent."""
-
-
 def answers_json(answers: Iterable[Answer]) -> str:
     """The answers as a JSON array, one object per GPU type, plans best first; ``explanation`` (a list
     of ``{rule, detail}``) only when the answers were explained, ``current`` only for --from-config."""
-    return json.dumps(
-        [answer.model_dump(mode="json", exclude={name for name in OPTIONAL_PARTS if getattr(answer, name) is None})
-         for answer in answers],
-        indent=2,
-    )
+    return json.dumps([answer.as_json() for answer in answers], indent=2)
 
 
 def _goal(query: Query) -> str:

@@ -1,0 +1,50 @@
+"""The library API: `import solver` gives what the command gives, as pydantic results."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import solver
+
+EXAMPLES = Path(__file__).resolve().parent.parent / "docs" / "examples"
+
+
+def test_import_solver_is_cheap_and_exports_the_api():
+    code = "import sys, solver; print(solver.__version__, any(m.startswith('ortools') for m in sys.modules))"
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.stdout.split() == [solver.__version__, "False"]
+    assert {"plan", "place", "estimate_memory", "load_catalog", "Answer", "QueryError"} <= set(solver.__all__)
+    with pytest.raises(AttributeError):
+        solver.no_such_thing  # noqa: B018
+
+
+def test_plan_gives_the_json_the_command_prints(cli):
+    answers = solver.plan("4B", objective="max_len", budget_gpus=6, top=3, explain=True)
+    _, out, _ = cli("--maximize", "len", "--gpus", "6", "--model", "4B", "--top", "3", "--explain", "--json")
+    assert [answer.as_json() for answer in answers] == json.loads(out)
+    assert isinstance(answers[0], solver.Answer) and answers[0].plans[0].max_model_len == 102400
+
+
+def test_place_gives_the_json_the_command_prints(cli):
+    result = solver.place(EXAMPLES / "fleet.yaml")
+    _, out, _ = cli("cluster", str(EXAMPLES / "fleet.yaml"), "--json")
+    assert result.model_dump(mode="json") == json.loads(out)
+
+
+def test_estimate_memory_gives_the_json_the_command_prints(cli):
+    result = solver.estimate_memory("8B", "h100", 8, 131072, sp=8, env=True)
+    _, out, _ = cli("memory", "--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "131072", "--sp", "8", "--env",
+                    "--json")
+    printed = json.loads(out)
+    assert result.model_dump(mode="json") == {k: v for k, v in printed.items() if k not in ("fits", "headroom_gib")}
+    assert (result.fits, result.headroom_gib) == (printed["fits"], printed["headroom_gib"])
+
+
+def test_bad_requests_raise_query_error():
+    with pytest.raises(solver.QueryError, match="unknown model '5B'"):
+        solver.plan("5B", max_model_len=8192)
