@@ -7,6 +7,7 @@ Exit status: 0 when every answer has a plan, 1 when some answer has none (its re
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import sys
 import tempfile
@@ -149,6 +150,8 @@ def build_tables_parser() -> argparse.ArgumentParser:
     parser.add_argument("--gpus", metavar="N", type=positive_int, help="only the table for N trainer GPUs")
     parser.add_argument("--model", metavar="M", help="only this model's column (Qwen3-4B, 4B, qwen3-4b)")
     parser.add_argument("--json", action="store_true", help="print a JSON array of cells")
+    parser.add_argument("--check", action="store_true",
+                        help="report where the tables contradict the semantics (exit 1 if anywhere)")
     return parser
 
 
@@ -312,6 +315,15 @@ def _catalog_with(model_config: Optional[Path]) -> Catalog:
 def run_tables(args: argparse.Namespace) -> int:
     """``solve tables``: print the documented tables, narrowed by the filters."""
     catalog = load_catalog().narrowed(gpu=args.gpu, gpus=args.gpus, model=args.model)
+    if args.check:
+        found = catalog.contradictions()
+        if args.json:
+            sys.stdout.write(json.dumps(found, indent=2) + "\n")
+        else:
+            for line in found:
+                print(f"warning: {line}")
+            print(f"{len(found)} contradiction{'s' if len(found) != 1 else ''} in {len(list(catalog.cells()))} cells")
+        return NO_PLAN if found else 0
     if args.json:
         sys.stdout.write(cells_json(catalog.cells()) + "\n")
     else:

@@ -435,6 +435,42 @@ class Catalog(_Frozen):
             )
         return self.model_copy(update={"gpu_types": tuple(g for g in gpu_types if g.tables)})
 
+    def contradictions(self) -> list[str]:
+        """Where the tables contradict the semantics, in words (an empty list when they agree):
+
+        - a setting the source names at a length, or ``-``, while a setting earlier in its escalation order
+          is documented at a longer length on the same GPUs (memory only grows with the length);
+        - a setting documented on fewer GPUs that more GPUs could run (SP divides their count) while the
+          table for more GPUs names a later setting, or ``-``, at the same length (more GPUs only shard
+          the states further).
+
+        The tables stay as the source wrote them; this only reports.
+        """
+        order = {setting: position for position, setting in enumerate(ESCALATION_ORDER)}
+        found = []
+        for gpu_type in self.gpu_types:
+            tables = {table.gpus: table for table in gpu_type.tables}
+            for table in gpu_type.tables:
+                for model in table.models:
+                    column = [(row.max_model_len, row.setting(model)) for row in table.rows]
+                    for index, (length, setting) in enumerate(column):
+                        for longer, later in column[index + 1:]:
+                            if later is not None and (setting is None or order.get(later, 99) < order.get(setting, 99)):
+                                found.append(
+                                    f"{gpu_type.name}, {table.gpus} GPUs, {model}: "
+                                    f"{setting.label if setting else NO_SETTING} at {length} but {later.label} "
+                                    f"trains at the longer {longer}")
+                        for more, wider in tables.items():
+                            other = next((r for r in wider.rows if r.max_model_len == length), None)
+                            if more <= table.gpus or other is None or model not in wider.models or setting is None:
+                                continue
+                            there = other.setting(model)
+                            if more % setting.sp == 0 and (there is None or order.get(there, 99) > order.get(setting, 99)):
+                                found.append(
+                                    f"{gpu_type.name}, {model} at {length}: {setting.label} trains on {table.gpus} "
+                                    f"GPUs but {more} GPUs need {there.label if there else NO_SETTING}")
+        return found
+
     def cells(self) -> Iterator[Cell]:
         """Every documented cell, by GPU type, GPU count, row and the table's model order."""
         for gpu_type in self.gpu_types:

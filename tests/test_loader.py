@@ -169,3 +169,26 @@ def test_non_canonical_cell_texts_are_rejected(text: str):
 
 def test_dash_means_nothing_trains():
     assert Setting.parse("-") is None
+
+
+def test_the_shipped_tables_agree_with_the_semantics():
+    assert load_catalog().contradictions() == []
+
+
+def test_contradictions_are_reported_not_fixed(tmp_path: Path):
+    shutil.copytree(shipped_tables_directory(), tmp_path, dirs_exist_ok=True)
+    a100 = tmp_path / "feasibility" / "a100-80gb.yaml"
+    lines = a100.read_text(encoding="utf-8").splitlines()
+    # The last 51200 row is the 6-GPU table's; Qwen3-14B is '-' there in the source. Pretend vanilla trained.
+    row = max(i for i, line in enumerate(lines) if "max_model_len: 51200," in line)
+    lines[row] = lines[row].replace('Qwen3-14B: "-"', "Qwen3-14B: vanilla")
+    a100.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    catalog = load_catalog(tmp_path)
+    found = catalog.contradictions()
+    assert "A100-80GB, 6 GPUs, Qwen3-14B: Env + Offload + SP=2 at 40960 but vanilla trains at the longer 51200" in found
+    assert catalog.gpu("a100").tables[3].rows[10].setting("Qwen3-14B") == Setting()  # kept as written
+
+
+def test_solve_tables_check(cli):
+    status, out, err = cli("tables", "--check")
+    assert (status, out, err) == (0, "0 contradictions in 560 cells\n", "")
