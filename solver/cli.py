@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 
 NO_PLAN = 1
 BAD_INPUT = 2
+INTERRUPTED = 130
 
 
 class _Parser(argparse.ArgumentParser):
@@ -200,6 +201,9 @@ def run_cluster(args: argparse.Namespace) -> int:
         sys.stdout.write(cluster_json(result) + "\n")
     else:
         _console().print(cluster_view(result, fleet, minimize_nodes=args.minimize == "nodes"))
+    if result.interrupted:
+        print("solve cluster: interrupted: the best placement found so far is above", file=sys.stderr)
+        return INTERRUPTED
     return 0 if result.placements and not result.unplaced else NO_PLAN
 
 
@@ -499,9 +503,12 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         parser = build()
     else:
         parser, handler = build_parser(), run_planner
-    args = parser.parse_args(argv)
     try:
+        args = parser.parse_args(argv)
         return handler(args)
     except (QueryError, TableError) as error:
         print(f"{parser.prog}: error: {error}", file=sys.stderr)
         return BAD_INPUT
+    except KeyboardInterrupt:
+        print(f"{parser.prog}: interrupted", file=sys.stderr)
+        return INTERRUPTED

@@ -15,6 +15,8 @@ longer contexts of jobs that asked for ``at_least`` a length, then the least tot
 from __future__ import annotations
 
 import math
+import signal
+import threading
 import time
 from collections import Counter, defaultdict
 from collections.abc import Callable
@@ -226,38 +228,77 @@ def place(
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = workers
     solver.parameters.random_seed = seed
+    solver.parameters.catch_sigint_signal = False  # Ctrl-C is taken by _StopOnInterrupt
     deadline = started + time_limit_s * 0.97 - 0.02  # leave time to read the answer back
     proven = True
     objective = bound = None
-    for position, (name, expression, maximise) in enumerate(stages):
-        left = deadline - time.monotonic()
-        share = left * (0.6 if position == 0 else 0.5 if position == 1 else 1.0)
-        solver.parameters.max_time_in_seconds = max(share, 0.01)
-        (model.maximize if maximise else model.minimize)(expression)
-        callback = _ProgressCallback(STAGES[name], progress, started) if progress else None
-        status = solver.solve(model, callback)
-        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+    with _StopOnInterrupt(solver) as interrupt:
+        for position, (name, expression, maximise) in enumerate(stages):
+            if interrupt.caught:
+                break
+            left = deadline - time.monotonic()
+            share = left * (0.6 if position == 0 else 0.5 if position == 1 else 1.0)
+            solver.parameters.max_time_in_seconds = max(share, 0.01)
+            (model.maximize if maximise else model.minimize)(expression)
+            callback = _ProgressCallback(STAGES[name], progress, started) if progress else None
+            status = interrupt.solve(model, callback)
+            if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+                if position == 0:
+                    verdict: ClusterStatus = "infeasible" if status == cp_model.INFEASIBLE else "unknown"
+                    return ClusterResult(status=verdict, objective=None, bound=None, placements=(),
+                                         unplaced=_all_unplaced(fleet, verdict, interrupt.caught),
+                                         wall_time_s=time.monotonic() - started, interrupted=interrupt.caught)
+                break  # keep the previous stage's answer (its hint is still in the model)
+            proven = proven and status == cp_model.OPTIMAL and not interrupt.caught
+            values = [solver.value(x) for x in built.chosen]
+            counts = {key: solver.value(var) for key, var in built.pattern_counts.items()}
             if position == 0:
-                verdict: ClusterStatus = "infeasible" if status == cp_model.INFEASIBLE else "unknown"
-                return ClusterResult(status=verdict, objective=None, bound=None, placements=(),
-                                     unplaced=_all_unplaced(fleet, planner, verdict),
-                                     wall_time_s=time.monotonic() - started)
-            break  # keep the previous stage's answer (its hint is still in the model)
-        proven = proven and status == cp_model.OPTIMAL
-        values = [solver.value(x) for x in built.chosen]
-        counts = {key: solver.value(var) for key, var in built.pattern_counts.items()}
-        if position == 0:
-            objective, bound = round(solver.objective_value), round(solver.best_objective_bound)
-        reached = round(solver.objective_value)
-        model.add(expression >= reached if maximise else expression <= reached)
-        model.clear_hints()
-        for x, value in zip(built.chosen, values):
-            model.add_hint(x, value)
-        for key, var in built.pattern_counts.items():
-            model.add_hint(var, counts[key])
+                objective, bound = round(solver.objective_value), round(solver.best_objective_bound)
+            reached = round(solver.objective_value)
+            model.add(expression >= reached if maximise else expression <= reached)
+            model.clear_hints()
+            for x, value in zip(built.chosen, values):
+                model.add_hint(x, value)
+            for key, var in built.pattern_counts.items():
+                model.add_hint(var, counts[key])
     placements, unplaced = _decode(fleet, options, values, counts, planner)
     return ClusterResult(status="optimal" if proven else "feasible", objective=objective, bound=bound,
-                         placements=placements, unplaced=unplaced, wall_time_s=time.monotonic() - started)
+                         placements=placements, unplaced=unplaced, wall_time_s=time.monotonic() - started,
+                         interrupted=interrupt.caught)
+
+
+class _StopOnInterrupt:
+    """While solving, Ctrl-C (SIGINT) stops the search and keeps the best placement found so far."""
+
+    def __init__(self, solver: cp_model.CpSolver) -> None:
+        self.solver = solver
+        self.caught = False
+        self.previous: object = None
+
+    def _stop(self, signum: int, frame: object) -> None:
+        self.caught = True
+        self.solver.stop_search()
+
+    def solve(self, model: cp_model.CpModel, callback: Optional[cp_model.CpSolverSolutionCallback]
+              ) -> cp_model.CpSolverStatus:
+        """Solve in a worker thread, so that this (main) thread stays free to take Ctrl-C."""
+        outcome: list[cp_model.CpSolverStatus] = []
+        worker = threading.Thread(target=lambda: outcome.append(self.solver.solve(model, callback)), daemon=True)
+        worker.start()
+        while worker.is_alive():
+            worker.join(0.05)
+            if self.caught:  # again, in case the search had not started when Ctrl-C came
+                self.solver.stop_search()
+        return outcome[0]
+
+    def __enter__(self) -> _StopOnInterrupt:
+        if threading.current_thread() is threading.main_thread():
+            self.previous = signal.signal(signal.SIGINT, self._stop)
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        if self.previous is not None:
+            signal.signal(signal.SIGINT, self.previous)  # type: ignore[arg-type]
 
 
 def _decode(
@@ -332,8 +373,9 @@ def _why_no_option(planner: _Planner, fleet: Fleet, index: int) -> str:
     return "; ".join(reasons) or "no pool it may use"
 
 
-def _all_unplaced(fleet: Fleet, planner: _Planner, verdict: ClusterStatus) -> tuple[Unplaced, ...]:
+def _all_unplaced(fleet: Fleet, verdict: ClusterStatus, interrupted: bool) -> tuple[Unplaced, ...]:
     reason = ("the jobs do not all fit the fleet together" if verdict == "infeasible"
+              else "interrupted before a placement was found" if interrupted
               else "no placement found within the time limit")
     return tuple(Unplaced(job=job.name, reason=reason) for job in fleet.jobs)
 

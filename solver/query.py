@@ -268,6 +268,7 @@ class ClusterResult(_Frozen):
     placements: tuple[Placement, ...]
     unplaced: tuple[Unplaced, ...]
     wall_time_s: float = Field(default=0.0, exclude=True)
+    interrupted: bool = Field(default=False, exclude=True, description="Ctrl-C stopped the search early")
 
     @property
     def gap(self) -> Optional[float]:

@@ -92,6 +92,7 @@ def new_solver(query: Query) -> cp_model.CpSolver:
     solver.parameters.linearization_level = 0
     solver.parameters.table_compression_level = 0
     solver.parameters.symmetry_level = 0
+    solver.parameters.catch_sigint_signal = False  # leave Ctrl-C to Python (the command exits with 130)
     return solver
 
 

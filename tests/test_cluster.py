@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import random
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -256,3 +257,29 @@ def test_pools_and_models_without_tables_are_placed_by_estimate(tmp_path: Path):
     assert placed.trainer_gpus + placed.rollout_gpus <= 8 and placed.plan.sp in (1, 2, 4)
     (left,) = result.unplaced
     assert left.job == "huge" and "memory model's estimates" in left.reason
+
+
+def test_ctrl_c_keeps_the_best_placement_and_exits_130(tmp_path: Path, solve_script: Path):
+    import signal
+    import time
+
+    rng = random.Random(7)
+    models = ["Qwen3-0.6B", "Qwen3-1.7B", "Qwen3-4B", "Qwen3-8B", "Qwen3-14B"]
+    instance = {
+        "pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 250, "gpus_per_node": 8},
+                  {"name": "h20", "gpu": "H20-96GB", "nodes": 250, "gpus_per_node": 8}],
+        "jobs": [{"name": f"job-{i}", "model": rng.choice(models), "max_model_len": rng.choice([8192, 32768, 65536]),
+                  "rollout_gpus": rng.choice([0, 2, 4]), "priority": rng.choice([1, 2, 3])} for i in range(3000)],
+    }
+    path = tmp_path / "fleet.yaml"
+    path.write_text(yaml.safe_dump(instance), encoding="utf-8")
+    process = subprocess.Popen([str(solve_script), "cluster", str(path), "--time-limit", "60", "--json"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    time.sleep(8)
+    process.send_signal(signal.SIGINT)
+    sent = time.monotonic()
+    out, err = process.communicate(timeout=30)
+    assert time.monotonic() - sent < 5
+    assert process.returncode == 130 and "interrupted" in err and "Traceback" not in err
+    result = json.loads(out) if out else {"status": "unknown"}
+    assert result["status"] in ("feasible", "unknown")
