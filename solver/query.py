@@ -7,7 +7,17 @@ from typing import Any, Literal, Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from solver.tables import Catalog, MemoryModel, QueryError, Setting, Weights, load_memory_model, load_weights
+from solver.tables import (
+    MAX_GPUS,
+    MAX_TOKENS,
+    Catalog,
+    MemoryModel,
+    QueryError,
+    Setting,
+    Weights,
+    load_memory_model,
+    load_weights,
+)
 
 Objective = Literal["cheapest", "max_len", "min_gpus"]
 Status = Literal["optimal", "feasible", "infeasible", "unknown"]
@@ -184,9 +194,12 @@ def make_query(
     margin = memory.margin if margin is None else margin
     if not 0 <= margin < 1:
         raise QueryError(f"--margin is a fraction from 0 to below 1, got {margin}")
-    for name, value in (("--gpus", budget_gpus), ("--len", max_model_len), ("--sp", sp), ("--top", top)):
+    for name, value, most in (("--gpus", budget_gpus, MAX_GPUS), ("--len", max_model_len, MAX_TOKENS),
+                              ("--sp", sp, MAX_GPUS), ("--top", top, MAX_TOP)):
         if value is not None and value < 1:
             raise QueryError(f"{name} must be at least 1, got {value}")
+        if value is not None and value > most:
+            raise QueryError(f"{name} must be at most {most}, got {value}")
     if objective == "max_len":
         if budget_gpus is None:
             raise QueryError("--maximize len needs a GPU budget: --gpus N")
@@ -199,8 +212,6 @@ def make_query(
         raise QueryError("--exact needs --gpus N")
     if host_ram_gb is not None and not host_ram_gb > 0:
         raise QueryError(f"--host-ram must be above 0 GB, got {host_ram_gb}")
-    if top > MAX_TOP:
-        raise QueryError(f"--top must be at most {MAX_TOP}, got {top}")
     if sp is not None:
         problem = sp_rule_violation(resolved.num_attention_heads, resolved.num_key_value_heads, sp)
         if problem:

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Annotated, Any, Optional, Union
 
 import yaml
-from annotated_types import Ge, Gt, Lt, MinLen
+from annotated_types import Ge, Gt, Le, Lt, MinLen
 from pydantic import (
     AllowInfNan,
     BaseModel,
@@ -31,8 +31,19 @@ from pydantic import (
     model_validator,
 )
 
+MAX_FILE_BYTES = 16 * 1024 * 1024
+"""The largest file rft-solver reads (tables, cluster files, Trinity configs, config.json)."""
+MAX_TOKENS = 1 << 24
+"""The longest ``max_model_len`` anything may ask for (16M tokens)."""
+MAX_GPUS = 1 << 16
+"""The most GPUs a count, a budget or a pool may have."""
+MAX_JOBS = 20_000
+"""The most jobs a cluster file may list."""
+
 Count = Annotated[int, Strict(), Gt(0)]
 """A positive whole number written as a YAML integer (not ``"4096"``, ``4096.0`` or ``true``)."""
+Tokens = Annotated[int, Strict(), Gt(0), Le(MAX_TOKENS)]
+GpuCount = Annotated[int, Strict(), Gt(0), Le(MAX_GPUS)]
 Billions = Annotated[float, Strict(), Gt(0)]
 Weight = Annotated[float, Strict(), Ge(0), AllowInfNan(False)]
 Flag = Annotated[bool, Strict()]
@@ -272,7 +283,7 @@ class Weights(_Frozen):
 class AtLeast(_Frozen):
     """A length the solver may raise: at least this many tokens, longer when a plan allows."""
 
-    at_least: Count
+    at_least: Tokens
 
 
 class Pool(_Frozen):
@@ -280,8 +291,8 @@ class Pool(_Frozen):
 
     name: Text
     gpu: Text
-    nodes: Count
-    gpus_per_node: Count
+    nodes: GpuCount
+    gpus_per_node: Annotated[int, Strict(), Gt(0), Le(256)]
 
 
 class Job(_Frozen):
@@ -291,19 +302,19 @@ class Job(_Frozen):
         description="letters, digits, '.', '_' and '-' (it names the job's config file)")
     model: Text
     max_model_len: Annotated[
-        Union[Annotated[Count, Tag("tokens")], Annotated[AtLeast, Tag("at_least")]],
+        Union[Annotated[Tokens, Tag("tokens")], Annotated[AtLeast, Tag("at_least")]],
         Discriminator(lambda value: "at_least" if isinstance(value, dict) else "tokens"),
     ]
-    rollout_gpus: Annotated[int, Strict(), Ge(0)] = 0
-    priority: Count = 1
+    rollout_gpus: Annotated[int, Strict(), Ge(0), Le(MAX_GPUS)] = 0
+    priority: Annotated[int, Strict(), Gt(0), Le(1_000_000)] = 1
     pool: Optional[Text] = None
 
 
 class Fleet(_Frozen):
     """A cluster file: the pools of nodes and the jobs to place on them (names resolved on load)."""
 
-    pools: tuple[Pool, ...] = Field(min_length=1)
-    jobs: tuple[Job, ...] = Field(min_length=1)
+    pools: tuple[Pool, ...] = Field(min_length=1, max_length=256)
+    jobs: tuple[Job, ...] = Field(min_length=1, max_length=MAX_JOBS)
 
     @model_validator(mode="after")
     def _check_names(self) -> Fleet:
@@ -500,11 +511,11 @@ class _UniqueKeyLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: 
 
 
 def _read_yaml(path: Path) -> Any:
+    text = read_user_file(path)
     try:
-        with path.open(encoding="utf-8") as handle:
-            return yaml.load(handle, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
-    except OSError as error:
-        raise TableError(f"{path}: cannot read: {error.strerror}") from None
+        return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+    except RecursionError:
+        raise TableError(f"{path}: nested too deeply") from None
     except TableError as error:
         raise TableError(f"{path}: {error}") from None
     except yaml.YAMLError as error:
@@ -658,9 +669,12 @@ def _failing(items: tuple[Any, ...], resolve: Any, field: str) -> str:
 def read_user_file(path: Path) -> str:
     """The text of a file the user names (a Trinity config); `TableError`, one line, when unreadable."""
     try:
+        size = path.stat().st_size
+        if size > MAX_FILE_BYTES:
+            raise TableError(f"{path}: {size / 2**20:.0f} MB is too large (the limit is {MAX_FILE_BYTES // 2**20} MB)")
         return path.read_text(encoding="utf-8")
     except OSError as error:
-        raise TableError(f"{path}: cannot read: {error.strerror}") from None
+        raise TableError(f"{path}: cannot read: {error.strerror or error}") from None
     except UnicodeDecodeError:
         raise TableError(f"{path}: not a text file (UTF-8)") from None
 

@@ -1,0 +1,69 @@
+"""Long fuzzing runs of the targets in tests/fuzz_targets.py: random command lines, mutated table files,
+random cluster files and Trinity configs.
+
+Run from the repository root with the test extra installed:  python benchmarks/fuzz.py --examples 2000
+It prints, per target, how many inputs were tried, how long it took, and whether any broke the contract.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from hypothesis import HealthCheck, given, settings
+from rich.console import Console
+from rich.table import Table
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+from fuzz_targets import (  # noqa: E402
+    ARGVS,
+    DOCUMENTS,
+    EDITS,
+    load_cluster_document,
+    load_mutated_table,
+    read_trinity_document,
+    run_cli,
+)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--examples", type=int, default=2000, help="inputs per target (default 2000)")
+    args = parser.parse_args()
+    folder = Path(tempfile.mkdtemp())
+    targets = {
+        "command lines": (ARGVS, run_cli),
+        "mutated table files": (EDITS, lambda edits: load_mutated_table(edits, folder)),
+        "random cluster files": (DOCUMENTS, lambda document: load_cluster_document(document, folder)),
+        "random Trinity configs": (DOCUMENTS, read_trinity_document),
+    }
+    table = Table(title=f"fuzzing, {args.examples} inputs per target")
+    for column in ("target", "tried", "seconds", "slowest s", "broke the contract"):
+        table.add_column(column, justify="left" if column == "target" else "right")
+    for name, (strategy, check) in targets.items():
+        count, slowest, failure = 0, 0.0, "no"
+
+        @settings(max_examples=args.examples, deadline=None, database=None,
+                  suppress_health_check=list(HealthCheck))
+        @given(strategy)
+        def run(value: object) -> None:
+            nonlocal count, slowest
+            started = time.perf_counter()
+            check(value)
+            slowest = max(slowest, time.perf_counter() - started)
+            count += 1
+
+        started = time.perf_counter()
+        try:
+            run()
+        except Exception as error:  # noqa: BLE001 - reported in the table
+            failure = f"yes: {type(error).__name__}: {str(error)[:80]}"
+        table.add_row(name, str(count), f"{time.perf_counter() - started:.1f}", f"{slowest:.2f}", failure)
+    Console(width=max(Console().width, 140)).print(table)
+
+
+if __name__ == "__main__":
+    main()

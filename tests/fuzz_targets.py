@@ -1,0 +1,101 @@
+"""Fuzz targets shared by the test suite (bounded) and benchmarks/fuzz.py (long runs).
+
+Each target takes hypothesis-drawn input and checks the contract: every run of the command ends with
+exit status 0, 1 or 2 (2 with a one-line message and no traceback), and every loader either loads or
+refuses with its own one-line error, whatever the input.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+from pathlib import Path
+
+import yaml
+from hypothesis import strategies as st
+
+from solver.cli import main
+from solver.tables import TableError, load_catalog, load_fleet, load_gpu_type, shipped_tables_directory
+from solver.trinity import ConfigError, read_trinity_config
+
+CATALOG = load_catalog()
+WORDS = ["--model", "--gpu", "--gpus", "--len", "--maximize", "--minimize", "--exact", "--sp", "--env",
+         "--no-env", "--offload", "--no-offload", "--top", "--json", "--explain", "--estimate", "--no-estimate",
+         "--margin", "--host-ram", "--node-gpus", "--emit", "--rollout-gpus", "--time-limit", "--workers",
+         "tables", "memory", "--check", "len", "gpus", "trinity", "4B", "8B", "qwen3-14b", "Qwen2.5-7B", "a100",
+         "h20", "h100", "b200", "0", "1", "2", "3", "4", "6", "8", "16", "-1", "4096", "32768", "32k", "131072",
+         "99999999999999999999", "1e9", "nan", "0.5", "", " ", "ü", "🚀", "--", "-", "x" * 300]
+SCALARS = st.one_of(st.none(), st.booleans(), st.integers(min_value=-(2**70), max_value=2**70),
+                    st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=20))
+DOCUMENTS = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
+    st.sampled_from(["pools", "jobs", "name", "gpu", "model", "nodes", "gpus_per_node", "max_model_len",
+                     "at_least", "rollout_gpus", "priority", "pool", "model_path", "cluster", "trainer", "explorer",
+                     "node_num", "gpu_per_node", "rollout_model", "engine_num", "ulysses_sequence_parallel_size",
+                     "x"]) | st.text(max_size=8), inner, max_size=5), max_leaves=25)
+ARGVS = st.one_of(
+    st.lists(st.sampled_from(WORDS), max_size=8),
+    st.builds(lambda model, length, extra: ["--model", model, "--len", length, *extra],
+              st.sampled_from(["4B", "8B", "0.6b", "qwen3-14b", "Qwen2.5-7B", "Llama-3.1-8B", "32B", "9B"]),
+              st.sampled_from(["8192", "32k", "65536", "131072", "0", "200000"]),
+              st.lists(st.sampled_from(WORDS), max_size=5)),
+)
+"""Command lines: words at random, and planner queries with random extra flags (more of them get solved)."""
+
+
+def run_cli(argv: list[str]) -> tuple[int, str, str]:
+    """Run ``solve`` in-process; the contract: status 0, 1 or 2; for 2, one error line and no traceback."""
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            status = main(["--time-limit", "2", *argv] if argv[:1] not in (["tables"], ["memory"]) else argv)
+        except SystemExit as exit_:
+            status = exit_.code if isinstance(exit_.code, int) else 0
+    assert status in (0, 1, 2), (argv, status)
+    assert "Traceback" not in err.getvalue(), argv
+    if status == 2:
+        errors = [line for line in err.getvalue().splitlines() if not line.startswith("usage:")]
+        assert len(errors) == 1 and ": error: " in errors[0], (argv, err.getvalue())
+    return status, out.getvalue(), err.getvalue()
+
+
+def mutate(text: str, edits: list[tuple[int, int, str]]) -> str:
+    """Apply (position, length to delete, insertion) edits to `text`."""
+    for position, length, insertion in edits:
+        at = position % (len(text) + 1)
+        text = text[:at] + insertion + text[at + length:]
+    return text
+
+
+EDITS = st.lists(st.tuples(st.integers(min_value=0, max_value=40_000), st.integers(min_value=0, max_value=40),
+                           st.sampled_from(["", "-", ":", " + ", "SP=3", "Env", "\n", "  ", "{", "]", "0", "-4096",
+                                            "!!python/object:os.system", "&a *a", "ü", "\t", "'", '"', "#"])),
+                 min_size=1, max_size=6)
+TABLE_TEXT = (shipped_tables_directory() / "feasibility" / "a100-80gb.yaml").read_text(encoding="utf-8")
+
+
+def load_mutated_table(edits: list[tuple[int, int, str]], folder: Path) -> None:
+    """A mutated GPU table file loads, or is refused with a `TableError`; nothing else."""
+    path = folder / "table.yaml"
+    path.write_text(mutate(TABLE_TEXT, edits), encoding="utf-8")
+    try:
+        load_gpu_type(path, CATALOG.models)
+    except TableError as error:
+        assert "\n" not in str(error)
+
+
+def load_cluster_document(document: object, folder: Path) -> None:
+    """Any YAML document as a cluster file loads, or is refused with a `TableError`."""
+    path = folder / "fleet.yaml"
+    path.write_text(yaml.safe_dump(document, allow_unicode=True), encoding="utf-8")
+    try:
+        load_fleet(path, CATALOG)
+    except TableError as error:
+        assert "\n" not in str(error)
+
+
+def read_trinity_document(document: object) -> None:
+    """Any YAML document as a Trinity config reads, or is refused with a `ConfigError`."""
+    try:
+        read_trinity_config(yaml.safe_dump(document, allow_unicode=True), "trinity.yaml", {})
+    except ConfigError as error:
+        assert "\n" not in str(error)

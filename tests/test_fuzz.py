@@ -1,0 +1,34 @@
+"""Fuzzing, bounded to stay fast: random command lines and mutated or random input files never crash.
+`benchmarks/fuzz.py` runs the same targets for longer."""
+
+from __future__ import annotations
+
+from hypothesis import HealthCheck, given, settings
+
+from fuzz_targets import ARGVS, DOCUMENTS, EDITS, load_cluster_document, load_mutated_table, read_trinity_document, run_cli
+
+FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+
+
+@FAST
+@given(argv=ARGVS)
+def test_random_command_lines_end_with_0_1_or_2(argv: list[str]):
+    run_cli(argv)
+
+
+@FAST
+@given(edits=EDITS)
+def test_mutated_table_files_load_or_are_refused(edits, tmp_path_factory):
+    load_mutated_table(edits, tmp_path_factory.mktemp("table"))
+
+
+@FAST
+@given(document=DOCUMENTS)
+def test_random_cluster_files_load_or_are_refused(document, tmp_path_factory):
+    load_cluster_document(document, tmp_path_factory.mktemp("fleet"))
+
+
+@FAST
+@given(document=DOCUMENTS)
+def test_random_trinity_configs_read_or_are_refused(document):
+    read_trinity_document(document)
