@@ -49,7 +49,7 @@ def main() -> None:
         @settings(max_examples=args.examples, deadline=None, database=None,
                   suppress_health_check=list(HealthCheck))
         @given(strategy)
-        def run(value: object) -> None:
+        def run(value: object, check=check) -> None:  # type: ignore[no-untyped-def]
             nonlocal count, slowest
             started = time.perf_counter()
             check(value)

@@ -3,9 +3,16 @@
 
 from __future__ import annotations
 
+from fuzz_targets import (
+    ARGVS,
+    DOCUMENTS,
+    EDITS,
+    load_cluster_document,
+    load_mutated_table,
+    read_trinity_document,
+    run_cli,
+)
 from hypothesis import HealthCheck, given, settings
-
-from fuzz_targets import ARGVS, DOCUMENTS, EDITS, load_cluster_document, load_mutated_table, read_trinity_document, run_cli
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
