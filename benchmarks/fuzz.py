@@ -11,9 +11,12 @@ import argparse
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from hypothesis import HealthCheck, given, settings
+from hypothesis.strategies import SearchStrategy
 from rich.console import Console
 from rich.table import Table
 
@@ -27,6 +30,27 @@ from fuzz_targets import (  # noqa: E402
     read_trinity_document,
     run_cli,
 )
+
+
+def fuzz(strategy: SearchStrategy[Any], check: Callable[[Any], None], examples: int) -> tuple[int, float, float, str]:
+    """Run `check` on `examples` inputs drawn from `strategy`: (tried, seconds, slowest input, failure)."""
+    count, slowest = 0, 0.0
+
+    @settings(max_examples=examples, deadline=None, database=None, suppress_health_check=list(HealthCheck))
+    @given(strategy)
+    def run(value: Any) -> None:
+        nonlocal count, slowest
+        started = time.perf_counter()
+        check(value)
+        slowest = max(slowest, time.perf_counter() - started)
+        count += 1
+
+    started = time.perf_counter()
+    try:
+        run()
+    except Exception as error:  # noqa: BLE001 - reported in the table
+        return count, time.perf_counter() - started, slowest, f"yes: {type(error).__name__}: {str(error)[:80]}"
+    return count, time.perf_counter() - started, slowest, "no"
 
 
 def main() -> None:
@@ -44,24 +68,8 @@ def main() -> None:
     for column in ("target", "tried", "seconds", "slowest s", "broke the contract"):
         table.add_column(column, justify="left" if column == "target" else "right")
     for name, (strategy, check) in targets.items():
-        count, slowest, failure = 0, 0.0, "no"
-
-        @settings(max_examples=args.examples, deadline=None, database=None,
-                  suppress_health_check=list(HealthCheck))
-        @given(strategy)
-        def run(value: object, check=check) -> None:  # type: ignore[no-untyped-def]
-            nonlocal count, slowest
-            started = time.perf_counter()
-            check(value)
-            slowest = max(slowest, time.perf_counter() - started)
-            count += 1
-
-        started = time.perf_counter()
-        try:
-            run()
-        except Exception as error:  # noqa: BLE001 - reported in the table
-            failure = f"yes: {type(error).__name__}: {str(error)[:80]}"
-        table.add_row(name, str(count), f"{time.perf_counter() - started:.1f}", f"{slowest:.2f}", failure)
+        tried, seconds, slowest, failure = fuzz(strategy, check, args.examples)
+        table.add_row(name, str(tried), f"{seconds:.1f}", f"{slowest:.2f}", failure)
     Console(width=max(Console().width, 140)).print(table)
 
 
