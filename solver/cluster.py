@@ -223,7 +223,9 @@ def place(
     cost = sum(o.cost * x for o, x in zip(options, built.chosen))
     first_stage = ("nodes", nodes_used, False) if every_job else ("priority", priority, True)
     stages = [first_stage, ("length", gain, True), ("cost", cost, False)]
-    _hint(built, _greedy_choice(fleet, options, smallest_first=True), options, fleet)
+    # Start from a greedy placement: CP-SAT never returns less, and it stands if time runs out first.
+    values, counts = _as_model_values(built, _greedy_choice(fleet, options, smallest_first=True), options, fleet)
+    _hint(built, values, counts)
 
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = workers
@@ -243,6 +245,10 @@ def place(
             callback = _ProgressCallback(STAGES[name], progress, started) if progress else None
             status = interrupt.solve(model, callback)
             if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+                if position == 0 and status != cp_model.INFEASIBLE and any(values) and not every_job:
+                    proven = False  # out of time before a first solution: the greedy placement stands
+                    objective = sum(fleet.jobs[o.job].priority for o, value in zip(options, values) if value)
+                    break
                 if position == 0:
                     verdict: ClusterStatus = "infeasible" if status == cp_model.INFEASIBLE else "unknown"
                     return ClusterResult(status=verdict, objective=None, bound=None, placements=(),
@@ -256,11 +262,7 @@ def place(
                 objective, bound = round(solver.objective_value), round(solver.best_objective_bound)
             reached = round(solver.objective_value)
             model.add(expression >= reached if maximise else expression <= reached)
-            model.clear_hints()
-            for x, value in zip(built.chosen, values):
-                model.add_hint(x, value)
-            for key, var in built.pattern_counts.items():
-                model.add_hint(var, counts[key])
+            _hint(built, values, counts)
     placements, unplaced = _decode(fleet, options, values, counts, planner)
     return ClusterResult(status="optimal" if proven else "feasible", objective=objective, bound=bound,
                          placements=placements, unplaced=unplaced, wall_time_s=time.monotonic() - started,
@@ -380,6 +382,15 @@ def _all_unplaced(fleet: Fleet, verdict: ClusterStatus, interrupted: bool) -> tu
     return tuple(Unplaced(job=job.name, reason=reason) for job in fleet.jobs)
 
 
+def _hint(built: _Model, values: list[int], counts: dict[tuple[int, tuple[int, ...]], int]) -> None:
+    """Start the next search from this placement."""
+    built.model.clear_hints()
+    for literal, value in zip(built.chosen, values):
+        built.model.add_hint(literal, value)
+    for key, var in built.pattern_counts.items():
+        built.model.add_hint(var, counts[key])
+
+
 def _greedy_choice(
     fleet: Fleet, options: list[Option], smallest_first: bool = False
 ) -> dict[int, tuple[Option, list[int]]]:
@@ -431,11 +442,12 @@ def _first_fit(option: Option, free: list[int], untouched: list[bool]) -> Option
     return empty[: option.whole_nodes] if len(empty) >= option.whole_nodes else None
 
 
-def _hint(built: _Model, choice: dict[int, tuple[Option, list[int]]], options: list[Option], fleet: Fleet) -> None:
-    """Start the search from the greedy placement, so that CP-SAT never returns less than greedy."""
+def _as_model_values(
+    built: _Model, choice: dict[int, tuple[Option, list[int]]], options: list[Option], fleet: Fleet
+) -> tuple[list[int], dict[tuple[int, tuple[int, ...]], int]]:
+    """A greedy placement in the model's terms: the options' literals and the node-pattern counts."""
     picked = {id(option) for option, _ in choice.values()}
-    for option, literal in zip(options, built.chosen):
-        built.model.add_hint(literal, int(id(option) in picked))
+    values = [int(id(option) in picked) for option in options]
     filled: Counter[tuple[int, tuple[int, ...]]] = Counter()
     for pool_index in range(len(fleet.pools)):
         keys = [key for key in built.pattern_counts if key[0] == pool_index]
@@ -447,6 +459,5 @@ def _hint(built: _Model, choice: dict[int, tuple[Option, list[int]]], options: l
             match = next((key for key in keys if not Counter(contents) - Counter(key[1])), None)
             if match is not None:
                 filled[match] += 1
-    for key, var in built.pattern_counts.items():
-        built.model.add_hint(var, filled[key])
+    return values, {key: filled[key] for key in built.pattern_counts}
 

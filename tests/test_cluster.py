@@ -283,3 +283,22 @@ def test_ctrl_c_keeps_the_best_placement_and_exits_130(tmp_path: Path, solve_scr
     assert process.returncode == 130 and "interrupted" in err and "Traceback" not in err
     result = json.loads(out) if out else {"status": "unknown"}
     assert result["status"] in ("feasible", "unknown")
+
+
+def test_a_one_second_limit_returns_within_two_seconds_with_an_answer(tmp_path: Path):
+    import time
+
+    rng = random.Random(3)
+    models = ["Qwen3-0.6B", "Qwen3-1.7B", "Qwen3-4B", "Qwen3-8B", "Qwen3-14B"]
+    instance = {
+        "pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 32, "gpus_per_node": 8},
+                  {"name": "h20", "gpu": "H20-96GB", "nodes": 32, "gpus_per_node": 8}],
+        "jobs": [{"name": f"job-{i}", "model": rng.choice(models), "max_model_len": rng.choice([8192, 32768, 65536]),
+                  "rollout_gpus": rng.choice([0, 2, 4]), "priority": rng.choice([1, 2, 3])} for i in range(1000)],
+    }
+    fleet = fleet_of(instance, tmp_path)
+    started = time.monotonic()
+    result = place(fleet, CATALOG, time_limit_s=1)
+    assert time.monotonic() - started < 2
+    assert result.status in ("optimal", "feasible") and result.placements
+    assert check_placements(CATALOG, instance, json.loads(result.model_dump_json())) == []
