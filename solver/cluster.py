@@ -18,6 +18,7 @@ import math
 import signal
 import threading
 import time
+import zlib
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -36,7 +37,8 @@ Progress = Callable[[str, float, float, float], None]
 COST_SCALE = 10_000
 """Costs enter the model as whole numbers: the step-time cost times this."""
 
-STAGES = {"priority": "placed priority", "nodes": "nodes used", "length": "longer contexts", "cost": "step-time cost"}
+STAGES = {"priority": "placed priority", "nodes": "nodes used", "length": "longer contexts", "cost": "step-time cost",
+          "tie-break": "tie-break"}
 
 
 @dataclass(frozen=True)
@@ -222,7 +224,8 @@ def place(
     gain = sum(o.gain * x for o, x in zip(options, built.chosen) if o.gain)
     cost = sum(o.cost * x for o, x in zip(options, built.chosen))
     first_stage = ("nodes", nodes_used, False) if every_job else ("priority", priority, True)
-    stages = [first_stage, ("length", gain, True), ("cost", cost, False)]
+    stages = [first_stage, ("length", gain, True), ("cost", cost, False),
+              ("tie-break", _tie_break(fleet, options, built), False)]
     # Start from a greedy placement: CP-SAT never returns less, and it stands if time runs out first.
     values, counts = _as_model_values(built, _greedy_choice(fleet, options, smallest_first=True), options, fleet)
     _hint(built, values, counts)
@@ -236,7 +239,7 @@ def place(
     objective = bound = None
     with _StopOnInterrupt(solver) as interrupt:
         for position, (name, expression, maximise) in enumerate(stages):
-            if interrupt.caught:
+            if interrupt.caught or (name == "tie-break" and not proven):
                 break
             left = deadline - time.monotonic()
             share = left * (0.6 if position == 0 else 0.5 if position == 1 else 1.0)
@@ -255,7 +258,8 @@ def place(
                                          unplaced=_all_unplaced(fleet, verdict, interrupt.caught),
                                          wall_time_s=time.monotonic() - started, interrupted=interrupt.caught)
                 break  # keep the previous stage's answer (its hint is still in the model)
-            proven = proven and status == cp_model.OPTIMAL and not interrupt.caught
+            if name != "tie-break":
+                proven = proven and status == cp_model.OPTIMAL and not interrupt.caught
             values = [solver.value(x) for x in built.chosen]
             counts = {key: solver.value(var) for key, var in built.pattern_counts.items()}
             if position == 0:
@@ -380,6 +384,22 @@ def _all_unplaced(fleet: Fleet, verdict: ClusterStatus, interrupted: bool) -> tu
               else "interrupted before a placement was found" if interrupted
               else "no placement found within the time limit")
     return tuple(Unplaced(job=job.name, reason=reason) for job in fleet.jobs)
+
+
+def _tie_break(fleet: Fleet, options: list[Option], built: _Model) -> cp_model.LinearExprT:
+    """An objective that picks one placement among equally good ones, the same whatever the search did:
+    a fixed pseudo-random weight per option and per node pattern (CRC-32 of their names) makes the
+    lightest of the optimal placements unique with high probability (the isolation lemma)."""
+    spread = 4 * (len(options) + len(built.pattern_counts)) ** 2
+
+    def weight(text: str) -> int:
+        return 1 + zlib.crc32(text.encode()) % spread
+
+    chosen = [weight(f"{fleet.jobs[o.job].name}|{fleet.pools[o.pool].name}|{o.plan.gpus}") * x
+              for o, x in zip(options, built.chosen)]
+    filled = [weight(f"{fleet.pools[pool].name}|{pattern}") * count for (pool, pattern), count
+              in built.pattern_counts.items()]
+    return sum(chosen) + sum(filled)
 
 
 def _hint(built: _Model, values: list[int], counts: dict[tuple[int, tuple[int, ...]], int]) -> None:

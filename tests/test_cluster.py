@@ -302,3 +302,19 @@ def test_a_one_second_limit_returns_within_two_seconds_with_an_answer(tmp_path: 
     assert time.monotonic() - started < 2
     assert result.status in ("optimal", "feasible") and result.placements
     assert check_placements(CATALOG, instance, json.loads(result.model_dump_json())) == []
+
+
+def test_the_same_file_gives_byte_identical_json_with_1_2_and_8_workers(cli, tmp_path: Path):
+    rng = random.Random(11)
+    models = ["Qwen3-0.6B", "Qwen3-1.7B", "Qwen3-4B", "Qwen3-8B", "Qwen3-14B"]
+    instance = {
+        "pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 6, "gpus_per_node": 8},
+                  {"name": "h20", "gpu": "H20-96GB", "nodes": 6, "gpus_per_node": 8}],
+        "jobs": [{"name": f"job-{i}", "model": rng.choice(models),
+                  "max_model_len": rng.choice([8192, 32768, {"at_least": 16384}]),
+                  "rollout_gpus": rng.choice([0, 1, 2, 4]), "priority": rng.choice([1, 2, 3])} for i in range(60)],
+    }
+    path = tmp_path / "fleet.yaml"
+    path.write_text(yaml.safe_dump(instance), encoding="utf-8")
+    outputs = {cli("cluster", str(path), "--json", "--workers", workers)[1] for workers in ("1", "2", "8")}
+    assert len(outputs) == 1 and json.loads(outputs.pop())["status"] == "optimal"
