@@ -57,11 +57,18 @@ SETTING_GRAMMAR = "vanilla, -, or Env, Offload and SP=N joined by ' + ' in that 
 _SP_PART = re.compile(r"SP=(\d+)")
 
 
-class TableError(ValueError):
+class _OneLineError(ValueError):
+    """An error whose message is one line: line breaks in names quoted from the input are escaped."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message.replace("\r", "\\r").replace("\n", "\\n"))
+
+
+class TableError(_OneLineError):
     """A table file that cannot be read or breaks the schema; the message is one line."""
 
 
-class QueryError(ValueError):
+class QueryError(_OneLineError):
     """A request the tables cannot take as asked (unknown name, a GPU count with no table); one line."""
 
 
@@ -504,6 +511,9 @@ class _UniqueKeyLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: 
         seen = set()
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=deep)
+            if not isinstance(key, (str, int, float, bool, type(None))):
+                raise TableError(f"line {key_node.start_mark.line + 1}: a key must be a plain value, "
+                                 f"not a {type(key).__name__}")
             if key in seen:
                 raise TableError(f"line {key_node.start_mark.line + 1}: key {key!r} appears twice")
             seen.add(key)

@@ -43,6 +43,9 @@ _FSDP_CONFIG = ("trainer", "trainer_config", "actor_rollout_ref")
 class ConfigError(ValueError):
     """A Trinity config that cannot be read or resolved; the message is one line naming the key at fault."""
 
+    def __init__(self, message: str) -> None:
+        super().__init__(message.replace("\r", "\\r").replace("\n", "\\n"))
+
 
 class TrinityConfig(BaseModel):
     """What rft-solver needs from a Trinity-RFT config, interpolations resolved.

@@ -47,7 +47,8 @@ def run_cli(argv: list[str]) -> tuple[int, str, str]:
     out, err = io.StringIO(), io.StringIO()
     with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
         try:
-            status = main(["--time-limit", "2", *argv] if argv[:1] not in (["tables"], ["memory"]) else argv)
+            subcommand = argv[:1] in (["tables"], ["memory"], ["cluster"])
+            status = main(argv if subcommand else ["--time-limit", "2", *argv])
         except SystemExit as exit_:
             status = exit_.code if isinstance(exit_.code, int) else 0
     assert status in (0, 1, 2), (argv, status)
@@ -84,18 +85,28 @@ def load_mutated_table(edits: list[tuple[int, int, str]], folder: Path) -> None:
 
 
 def load_cluster_document(document: object, folder: Path) -> None:
-    """Any YAML document as a cluster file loads, or is refused with a `TableError`."""
+    """Any YAML document as a cluster file loads, or is refused with a `TableError`; through the
+    command, it ends with 0, 1 or 2."""
     path = folder / "fleet.yaml"
     path.write_text(yaml.safe_dump(document, allow_unicode=True), encoding="utf-8")
     try:
         load_fleet(path, CATALOG)
     except TableError as error:
         assert "\n" not in str(error)
+    run_cli(["cluster", str(path), "--time-limit", "1"])
 
 
-def read_trinity_document(document: object) -> None:
-    """Any YAML document as a Trinity config reads, or is refused with a `ConfigError`."""
+def read_trinity_document(document: object, folder: Path) -> None:
+    """Any YAML document as a Trinity config reads, or is refused with a `ConfigError`; through the
+    command with --write, the patched copy is whole YAML or not there at all."""
+    text = yaml.safe_dump(document, allow_unicode=True)
     try:
-        read_trinity_config(yaml.safe_dump(document, allow_unicode=True), "trinity.yaml", {})
+        read_trinity_config(text, "trinity.yaml", {})
     except ConfigError as error:
         assert "\n" not in str(error)
+    config, patched = folder / "trinity.yaml", folder / "patched.yaml"
+    config.write_text(text, encoding="utf-8")
+    patched.unlink(missing_ok=True)
+    run_cli(["--from-config", str(config), "--gpu", "a100", "--len", "8192", "--write", str(patched)])
+    if patched.exists():
+        yaml.safe_load(patched.read_text(encoding="utf-8"))

@@ -37,5 +37,5 @@ def test_random_cluster_files_load_or_are_refused(document, tmp_path_factory):
 
 @FAST
 @given(document=DOCUMENTS)
-def test_random_trinity_configs_read_or_are_refused(document):
-    read_trinity_document(document)
+def test_random_trinity_configs_read_or_are_refused(document, tmp_path_factory):
+    read_trinity_document(document, tmp_path_factory.mktemp("trinity"))

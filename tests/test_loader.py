@@ -41,6 +41,7 @@ REJECTIONS = {
     "unknown-field": "table gpus=2, row max_model_len=8192: unknown field 'colour'",
     "missing-field": "missing field 'memory_gb'",
     "duplicate-key": "line 3: key 'gpu' appears twice",
+    "complex-key": "line 3: a key must be a plain value, not a dict",
     "duplicate-table": "two tables for 2 trainer GPUs",
     "bad-syntax": "line 6: malformed YAML",
     "python-tag": "line 2: malformed YAML: could not determine a constructor for the tag",
