@@ -241,8 +241,8 @@ class _Words:
         if "budget" in rules:
             parts.append(f"the budget ({self.within()})")
         for rule, text in (("sp_divides_gpus", "SP must divide the trainer GPUs"),
-                           ("sp_divides_heads", f"SP must divide the {data.attention_heads} attention heads"),
-                           ("sp_kv_heads", f"SP and the {data.kv_heads} KV heads must divide one another"),
+                           ("sp_divides_heads", f"SP must divide the {data.shape.num_attention_heads} attention heads"),
+                           ("sp_kv_heads", f"SP and the {data.shape.num_key_value_heads} KV heads must divide one another"),
                            ("sp_within_node", f"SP must divide the {query.node_gpus} GPUs of a node")):
             if rule in rules:
                 parts.append(text)
@@ -287,10 +287,10 @@ class _Words:
             return [Reason(rule=rule, detail=f"SP must divide the trainer GPUs: on {self.gpus(counts[0])} that rules "
                                              f"out SP={sps}")]
         if rule == "sp_divides_heads":
-            return [Reason(rule=rule, detail=f"SP must divide the {data.attention_heads} attention heads of "
+            return [Reason(rule=rule, detail=f"SP must divide the {data.shape.num_attention_heads} attention heads of "
                                              f"{data.model}: that rules out SP={sps} (on {on} GPUs)")]
         if rule == "sp_kv_heads":
-            return [Reason(rule=rule, detail=f"SP and the {data.kv_heads} KV heads of {data.model} must divide one "
+            return [Reason(rule=rule, detail=f"SP and the {data.shape.num_key_value_heads} KV heads of {data.model} must divide one "
                                              f"another: that rules out SP={sps} (on {on} GPUs)")]
         if rule == "sp_within_node":
             return [Reason(rule=rule, detail=f"a trainer on {self.gpus(counts[0])} spans nodes of {query.node_gpus} "

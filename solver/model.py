@@ -30,9 +30,6 @@ class PlanningData:
     gpu: str
     model: str
     shape: Model
-    attention_heads: int
-    kv_heads: int
-    native_context: int
     counts: tuple[int, ...]
     """Trainer GPU counts the plan may use: those whose table has the model, and those estimated."""
     rows: tuple[tuple[int, int], ...]
@@ -117,9 +114,6 @@ def prepare(catalog: Catalog, gpu: str, query: Query) -> PlanningData:
         gpu=gpu,
         model=shape.name,
         shape=shape,
-        attention_heads=shape.num_attention_heads,
-        kv_heads=shape.num_key_value_heads,
-        native_context=shape.native_context,
         counts=counts,
         rows=rows,
         cells=tuple((n, length, int(s.env), int(s.offload), s.sp) for (n, length), s in settings.items()),
@@ -203,11 +197,11 @@ def add_parallelism_rules(model: cp_model.CpModel, data: PlanningData, plan: Pla
     gpus_remainder = model.new_int_var(0, largest - 1, "trainer_gpus_mod_sp")
     heads_remainder = model.new_int_var(0, largest - 1, "attention_heads_mod_sp")
     kv_remainder = model.new_int_var(0, largest - 1, "kv_heads_mod_sp")
-    sp_remainder = model.new_int_var(0, data.kv_heads - 1, "sp_mod_kv_heads")
+    sp_remainder = model.new_int_var(0, data.shape.num_key_value_heads - 1, "sp_mod_kv_heads")
     model.add_modulo_equality(gpus_remainder, plan.gpus, plan.sp)
-    model.add_modulo_equality(heads_remainder, data.attention_heads, plan.sp)
-    model.add_modulo_equality(kv_remainder, data.kv_heads, plan.sp)
-    model.add_modulo_equality(sp_remainder, plan.sp, data.kv_heads)
+    model.add_modulo_equality(heads_remainder, data.shape.num_attention_heads, plan.sp)
+    model.add_modulo_equality(kv_remainder, data.shape.num_key_value_heads, plan.sp)
+    model.add_modulo_equality(sp_remainder, plan.sp, data.shape.num_key_value_heads)
     _guarded(model.add(gpus_remainder == 0), guards, "sp_divides_gpus")
     _guarded(model.add(heads_remainder == 0), guards, "sp_divides_heads")
     sp_divides_kv = model.new_bool_var("sp_divides_kv_heads")

@@ -33,6 +33,20 @@ def solved(instance: dict, tmp_path: Path, minimize_nodes: bool = False) -> dict
     return as_json
 
 
+TABLED_MODELS = ["Qwen3-0.6B", "Qwen3-1.7B", "Qwen3-4B", "Qwen3-8B", "Qwen3-14B"]
+
+
+def random_fleet(seed: int, nodes: int, jobs: int, lengths: list) -> dict:
+    """An A100 pool and an H20 pool of `nodes` 8-GPU nodes each, and `jobs` random jobs."""
+    rng = random.Random(seed)
+    return {
+        "pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": nodes, "gpus_per_node": 8},
+                  {"name": "h20", "gpu": "H20-96GB", "nodes": nodes, "gpus_per_node": 8}],
+        "jobs": [{"name": f"job-{i}", "model": rng.choice(TABLED_MODELS), "max_model_len": rng.choice(lengths),
+                  "rollout_gpus": rng.choice([0, 1, 2, 4]), "priority": rng.choice([1, 2, 3])} for i in range(jobs)],
+    }
+
+
 ONE_NODE = {"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8}
 
 
@@ -263,14 +277,7 @@ def test_ctrl_c_keeps_the_best_placement_and_exits_130(tmp_path: Path, solve_scr
     import signal
     import time
 
-    rng = random.Random(7)
-    models = ["Qwen3-0.6B", "Qwen3-1.7B", "Qwen3-4B", "Qwen3-8B", "Qwen3-14B"]
-    instance = {
-        "pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 250, "gpus_per_node": 8},
-                  {"name": "h20", "gpu": "H20-96GB", "nodes": 250, "gpus_per_node": 8}],
-        "jobs": [{"name": f"job-{i}", "model": rng.choice(models), "max_model_len": rng.choice([8192, 32768, 65536]),
-                  "rollout_gpus": rng.choice([0, 2, 4]), "priority": rng.choice([1, 2, 3])} for i in range(3000)],
-    }
+    instance = random_fleet(7, nodes=250, jobs=3000, lengths=[8192, 32768, 65536])
     path = tmp_path / "fleet.yaml"
     path.write_text(yaml.safe_dump(instance), encoding="utf-8")
     process = subprocess.Popen([str(solve_script), "cluster", str(path), "--time-limit", "60", "--json"],
@@ -288,14 +295,7 @@ def test_ctrl_c_keeps_the_best_placement_and_exits_130(tmp_path: Path, solve_scr
 def test_a_one_second_limit_returns_within_two_seconds_with_an_answer(tmp_path: Path):
     import time
 
-    rng = random.Random(3)
-    models = ["Qwen3-0.6B", "Qwen3-1.7B", "Qwen3-4B", "Qwen3-8B", "Qwen3-14B"]
-    instance = {
-        "pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 32, "gpus_per_node": 8},
-                  {"name": "h20", "gpu": "H20-96GB", "nodes": 32, "gpus_per_node": 8}],
-        "jobs": [{"name": f"job-{i}", "model": rng.choice(models), "max_model_len": rng.choice([8192, 32768, 65536]),
-                  "rollout_gpus": rng.choice([0, 2, 4]), "priority": rng.choice([1, 2, 3])} for i in range(1000)],
-    }
+    instance = random_fleet(3, nodes=32, jobs=1000, lengths=[8192, 32768, 65536])
     fleet = fleet_of(instance, tmp_path)
     started = time.monotonic()
     result = place(fleet, CATALOG, time_limit_s=1)
@@ -305,15 +305,7 @@ def test_a_one_second_limit_returns_within_two_seconds_with_an_answer(tmp_path: 
 
 
 def test_the_same_file_gives_byte_identical_json_with_1_2_and_8_workers(cli, tmp_path: Path):
-    rng = random.Random(11)
-    models = ["Qwen3-0.6B", "Qwen3-1.7B", "Qwen3-4B", "Qwen3-8B", "Qwen3-14B"]
-    instance = {
-        "pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 6, "gpus_per_node": 8},
-                  {"name": "h20", "gpu": "H20-96GB", "nodes": 6, "gpus_per_node": 8}],
-        "jobs": [{"name": f"job-{i}", "model": rng.choice(models),
-                  "max_model_len": rng.choice([8192, 32768, {"at_least": 16384}]),
-                  "rollout_gpus": rng.choice([0, 1, 2, 4]), "priority": rng.choice([1, 2, 3])} for i in range(60)],
-    }
+    instance = random_fleet(11, nodes=6, jobs=60, lengths=[8192, 32768, {"at_least": 16384}])
     path = tmp_path / "fleet.yaml"
     path.write_text(yaml.safe_dump(instance), encoding="utf-8")
     outputs = {cli("cluster", str(path), "--json", "--workers", workers)[1] for workers in ("1", "2", "8")}
