@@ -163,7 +163,9 @@ def test_installed_solve_runs_the_main_job_from_another_directory(tmp_path: Path
     assert [a["plans"][0]["max_model_len"] for a in json.loads(result.stdout)] == [102400, 133120]
 
 
-@pytest.mark.parametrize("argv", [["tables", "--json"], ["tables", "--gpu", "nope"], ["--help"], ["tables", "--help"]])
+@pytest.mark.parametrize("argv", [["tables", "--json"], ["tables", "--gpu", "nope"], ["--help"], ["tables", "--help"],
+                                  ["tables", "--check"],
+                                  ["memory", "--model", "4B", "--gpu", "a100", "--gpus", "4", "--len", "8192"]])
 def test_commands_that_do_not_solve_do_not_import_ortools(argv: list[str]):
     code = (
         "import sys\nfrom solver.cli import main\n"
