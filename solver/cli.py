@@ -7,6 +7,7 @@ Exit status: 0 when every answer has a plan, 1 when some answer has none (its re
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import sys
@@ -86,13 +87,15 @@ def build_parser() -> argparse.ArgumentParser:
         prog="solve",
         description="Plan trainer GPUs for Trinity-RFT: Env, FSDP2 Offload and Ulysses SP, from the "
         "documented feasibility tables, solved with OR-Tools CP-SAT.",
-        epilog="Other commands: solve tables (the documented tables), solve cluster (many jobs on a fleet), "
-        "solve memory (one GPU's memory breakdown), solve calibrate (fit the memory model); each has --help. "
+        epilog="Other commands: solve tables (the documented tables), solve map (what fits, as a map), "
+        "solve cluster (many jobs on a fleet), solve memory (one GPU's memory breakdown), solve calibrate "
+        "(fit the memory model); each has --help. "
         "Exit status: 0 every answer has a plan, 1 some answer has none, 2 bad input.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("--model", metavar="M", help="model: Qwen3-4B, 4B, qwen3-4b, ... (or from --from-config)")
-    parser.add_argument("--gpu", metavar="G", help="GPU type (A100-80GB, H20-96GB; a100, h20); default: each")
+    parser.add_argument("--gpu", metavar="G", help="GPU type (a100, h20, h100, b200, ...: tables/gpus.yaml); "
+                        "default: each one with tables")
     parser.add_argument("--gpus", metavar="N", type=positive_int, help="trainer GPU budget: use at most N")
     parser.add_argument("--len", metavar="L", type=token_count, dest="max_model_len",
                         help="max_model_len in tokens (32768 or 32k)")
@@ -316,6 +319,56 @@ def _catalog_with(model_config: Optional[Path]) -> Catalog:
     return catalog.with_model(load_model_config(model_config)) if model_config else catalog
 
 
+def build_map_parser() -> argparse.ArgumentParser:
+    """The argument parser for ``solve map``."""
+    parser = _Parser(prog="solve map", description="Maps of what fits: the longest context per model and GPU "
+                     "budget, or (--by len) the cheapest setting per length and budget.")
+    parser.add_argument("--gpu", metavar="G", help="GPU type (default: each with tables)")
+    parser.add_argument("--model", metavar="M", help="only this model (needed with --by len)")
+    parser.add_argument("--gpus-up-to", metavar="N", type=positive_int, default=8, help="GPU budgets 1 to N (default 8)")
+    parser.add_argument("--by", choices=["model", "len"], default="model", help="rows: models (default) or lengths")
+    parser.add_argument("--svg", metavar="FILE", type=Path, help="also save the map as SVG")
+    return parser
+
+
+def run_map(args: argparse.Namespace) -> int:
+    """``solve map``: heatmaps of the planner's answers over GPU budgets."""
+    from solver.maps import cheapest_by_length, longest_by_model
+    from solver.render import map_view
+
+    catalog = load_catalog()
+    if args.gpus_up_to > 64:
+        raise QueryError(f"--gpus-up-to must be at most 64, got {args.gpus_up_to}")
+    if args.by == "len" and args.model is None:
+        raise QueryError("--by len maps one model: give --model M")
+    gpus = [catalog.gpu(args.gpu)] if args.gpu else list(catalog.documented_gpu_types)
+    budgets = list(range(1, args.gpus_up_to + 1))
+    console = _console()
+    if args.svg:
+        console = Console(record=True, width=max(console.width, 160), file=io.StringIO())
+    for gpu in gpus:
+        if args.by == "len":
+            model = catalog.model(args.model).name
+            lengths = sorted({row.max_model_len for table in gpu.tables for row in table.rows}) or [
+                4096 * step for step in range(1, 33)]
+            grid = cheapest_by_length(catalog, gpu.name, model, lengths, budgets)
+            title = f"{gpu.name} · {model}: cheapest setting per length and GPU budget"
+            view = map_view(grid, lengths, budgets, title, by_length=True)
+        else:
+            documented = [m.name for m in catalog.models if any(m.name in t.models for t in gpu.tables)]
+            models = [catalog.model(args.model).name] if args.model else documented or [
+                m.name for m in catalog.models if any(m.name in t.models for g in catalog.gpu_types for t in g.tables)]
+            grid = longest_by_model(catalog, gpu.name, models, budgets)
+            view = map_view(grid, models, budgets, f"{gpu.name}: longest context per model and GPU budget",
+                            by_length=False)
+        console.print(view)
+        if args.svg:
+            _console().print(view)
+    if args.svg:
+        write_atomically(args.svg, console.export_svg(title="rft-solver map"))
+    return 0
+
+
 def run_tables(args: argparse.Namespace) -> int:
     """``solve tables``: print the documented tables, narrowed by the filters."""
     catalog = load_catalog().narrowed(gpu=args.gpu, gpus=args.gpus, model=args.model)
@@ -497,6 +550,7 @@ def main(argv: Optional[Sequence[str]] = None) -> int:
         "cluster": (build_cluster_parser, run_cluster),
         "calibrate": (build_calibrate_parser, run_calibrate),
         "memory": (build_memory_parser, run_memory),
+        "map": (build_map_parser, run_map),
     }
     if argv[:1] and argv[0] in commands:
         build, handler = commands[argv.pop(0)]

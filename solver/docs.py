@@ -30,8 +30,9 @@ def printed(command: str, root: Path) -> str:
     """What ``solve`` prints, stdout then stderr, for one ``$ solve ...`` line run in `root`, trailing
     spaces removed."""
     out, err = io.StringIO(), io.StringIO()
-    here = Path.cwd()
+    here, columns = Path.cwd(), os.environ.get("COLUMNS")
     os.chdir(root)  # the docs' paths are relative to the repository
+    os.environ["COLUMNS"] = "100"  # argparse wraps --help to the terminal: make it the same everywhere
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             main(shlex.split(command)[2:])
@@ -39,6 +40,10 @@ def printed(command: str, root: Path) -> str:
         pass
     finally:
         os.chdir(here)
+        if columns is None:
+            os.environ.pop("COLUMNS", None)
+        else:
+            os.environ["COLUMNS"] = columns
     return "\n".join(line.rstrip() for line in (out.getvalue() + err.getvalue()).splitlines()) + "\n"
 
 

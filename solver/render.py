@@ -311,3 +311,46 @@ def memory_json(result: Breakdown) -> str:
     """A breakdown as JSON: the terms, total, usable, memory, tokens per GPU, and whether it fits."""
     return json.dumps({**result.model_dump(mode="json"), "fits": result.fits, "headroom_gib": result.headroom_gib},
                       indent=2)
+
+
+EVIDENCE_MARKS = {"documented": "", "inferred": "*", "estimated": "~"}
+LENGTH_SHADES = ("black on #e3f2fd", "black on #bbdefb", "black on #90caf9", "black on #64b5f6",
+                 "white on #1e88e5", "white on #1565c0", "white on #0d47a1")
+"""Shades of the longest-context map, shortest to longest."""
+
+
+def short_label(setting: Setting) -> str:
+    """A setting in a few characters: ``E+O+SP4`` for Env + Offload + SP=4, ``van`` for vanilla."""
+    parts = [name for name, on in (("E", setting.env), ("O", setting.offload)) if on]
+    parts += [f"SP{setting.sp}"] if setting.sp > 1 else []
+    return "+".join(parts) or "van"
+
+
+def map_view(grid: dict[tuple[Any, int], Optional[Plan]], rows: list[Any], budgets: list[int], title: str,
+             by_length: bool) -> Group:
+    """A map: a row per model (or length), a column per GPU budget; each cell the best plan in short
+    form, marked by its evidence, shaded by its length (or, by length, by its cost)."""
+    view = Table(title=title, title_justify="left")
+    view.add_column("length" if by_length else "model", no_wrap=True, justify="right" if by_length else "left")
+    for budget in budgets:
+        view.add_column(f"≤{budget} GPU{'s' if budget > 1 else ''}", no_wrap=True, justify="center")
+    longest = max((plan.max_model_len for plan in grid.values() if plan), default=1)
+    for row in rows:
+        cells = []
+        for budget in budgets:
+            plan = grid[(row, budget)]
+            if plan is None:
+                cells.append(Text(NO_SETTING, style=NO_SETTING_STYLE))
+                continue
+            mark = EVIDENCE_MARKS[plan.evidence]
+            if by_length:
+                cells.append(Text(f"{short_label(plan.setting)}@{plan.gpus}{mark}", style=setting_style(plan.setting)))
+            else:
+                shade = LENGTH_SHADES[min(len(LENGTH_SHADES) - 1, plan.max_model_len * len(LENGTH_SHADES) // (longest + 1))]
+                cells.append(Text(f"{plan.max_model_len // 1024}k {short_label(plan.setting)}@{plan.gpus}{mark}",
+                                  style=shade))
+        view.add_row(str(row), *cells)
+    legend = Text("cells: " + ("setting@GPUs" if by_length else "longest context (k = 1024 tokens), setting@GPUs")
+                  + "; evidence: documented, * inferred, ~ estimated; - nothing trains; "
+                  "E Env, O Offload, SPn Ulysses SP, van vanilla")
+    return Group(view, legend)

@@ -1,0 +1,41 @@
+"""`solve map`: the longest context per model and budget, the cheapest setting per length and budget."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from solver.maps import cheapest_by_length, longest_by_model
+from solver.render import short_label
+from solver.tables import Setting, load_catalog
+
+CATALOG = load_catalog()
+
+
+def test_the_longest_context_map_shows_the_six_versus_four_insight():
+    grid = longest_by_model(CATALOG, "A100-80GB", ["Qwen3-4B"], [4, 6])
+    four, six = grid[("Qwen3-4B", 4)], grid[("Qwen3-4B", 6)]
+    assert (four.max_model_len, four.gpus, four.evidence) == (102400, 4, "documented")
+    assert (six.max_model_len, six.gpus) == (102400, 4)  # 6 GPUs reach no further: the best still uses 4
+
+
+def test_the_cheapest_setting_map_follows_the_tables():
+    grid = cheapest_by_length(CATALOG, "A100-80GB", "Qwen3-8B", [32768, 131072], [4])
+    assert grid[(32768, 4)].setting.label == "SP=4" and grid[(131072, 4)] is None
+
+
+def test_short_labels():
+    assert short_label(Setting()) == "van"
+    assert short_label(Setting(env=True, offload=True, sp=4)) == "E+O+SP4"
+
+
+def test_cli_map_and_svg(cli, tmp_path: Path):
+    status, out, err = cli("map", "--gpu", "a100", "--gpus-up-to", "6")
+    assert (status, err) == (0, "")
+    row = next(line for line in out.splitlines() if "Qwen3-4B" in line)
+    assert "100k E+O+SP4@4" in row and "28k E+O@1" in row
+    svg = tmp_path / "map.svg"
+    status, out, _ = cli("map", "--gpu", "h20", "--model", "8B", "--by", "len", "--gpus-up-to", "4", "--svg", str(svg))
+    assert status == 0 and "cheapest setting per length" in out
+    assert svg.read_text(encoding="utf-8").startswith("<svg") and [p.name for p in tmp_path.iterdir()] == ["map.svg"]
+    status, _, err = cli("map", "--by", "len")
+    assert status == 2 and err == "solve map: error: --by len maps one model: give --model M\n"
