@@ -8,6 +8,7 @@ seed and, by default, one worker. The same query gives the same answer.
 from __future__ import annotations
 
 import time
+from concurrent.futures import ThreadPoolExecutor
 from typing import Optional
 
 from ortools.sat.python import cp_model
@@ -28,9 +29,14 @@ from solver.tables import Catalog, Setting, load_catalog
 
 
 def plan(query: Query, catalog: Optional[Catalog] = None) -> tuple[Answer, ...]:
-    """Answer `query` for each of its GPU types, in order."""
+    """Answer `query` for each of its GPU types, in order. The GPU types are solved side by side in
+    threads (CP-SAT releases the interpreter while it searches); each answer depends only on its own
+    model, so the answers are the same as one after the other."""
     catalog = catalog if catalog is not None else load_catalog()
-    return tuple(answer_for(catalog, query, gpu) for gpu in query.gpus)
+    if len(query.gpus) == 1:
+        return (answer_for(catalog, query, query.gpus[0]),)
+    with ThreadPoolExecutor(max_workers=len(query.gpus)) as pool:
+        return tuple(pool.map(lambda gpu: answer_for(catalog, query, gpu), query.gpus))
 
 
 def answer_for(catalog: Catalog, query: Query, gpu: str) -> Answer:
