@@ -17,7 +17,7 @@ from typing import Optional
 
 from ortools.sat.python import cp_model
 
-from solver.memory import breakdown
+from solver.memory import ESTIMATED_COUNTS, breakdown
 from solver.model import RULES, PlanningData, build_model, prepare
 from solver.query import Answer, Plan, Query, Reason
 from solver.solve import answer_for, new_solver
@@ -150,10 +150,11 @@ def _why_this_plan(prober: _Prober, words: _Words, data: PlanningData, query: Qu
         "before it fails a rule:"))]
     reasons += words.group(prober.classify(cheaper, length), best.max_model_len)
     if query.objective == "max_len":
-        longer = sorted({row for _, row in data.rows if row > best.max_model_len})
+        longer = [length for length in data.lengths if length > best.max_model_len]
         if not longer:
             reasons.append(Reason(rule="longest_documented", detail=(
-                f"no {data.gpu} table goes beyond {best.max_model_len} tokens for {data.model}")))
+                f"nothing for {data.model} on {data.gpu}, in the tables or the memory model's estimates, goes "
+                f"beyond {best.max_model_len} tokens")))
         else:
             everything = [(n, e, o, s) for n, e, o, s, _ in data.ranks]
             reasons.append(Reason(rule="longer", detail=f"no plan reaches the next length, {longer[0]} tokens:"))
@@ -177,14 +178,16 @@ def _why_no_plan(
                 f"prompt and response together (max_prompt_tokens + max_response_tokens) must then fit in "
                 f"{shorter.max_model_len} tokens, which is max_token_len_per_gpu = "
                 f"{shorter.max_token_len_per_gpu} on each of {words.gpus(shorter.gpus)} with SP={shorter.sp}")))
-        more = _best(catalog, query, data.gpu, objective="min_gpus", budget_gpus=max(data.counts), exact=False)
+        most = max(data.counts) if query.estimate == "never" else max(*data.counts, *ESTIMATED_COUNTS)
+        more = _best(catalog, query, data.gpu, objective="min_gpus", budget_gpus=most, exact=False)
         if more and more.gpus > query.budget_gpus:
             reasons.append(Reason(rule="more_gpus", detail=(
                 f"{asked} tokens need {words.gpus(more.gpus)}, {more.gpus - query.budget_gpus} more than the "
                 f"budget: {words.plan(more)}")))
         elif not more:
             reasons.append(Reason(rule="more_gpus", detail=(
-                f"no documented GPU count of {data.gpu} trains {data.model} at {asked} tokens{words.pins_suffix()}")))
+                f"no count of {data.gpu} GPUs up to {most} trains {data.model} at {asked} tokens"
+                f"{words.pins_suffix()}")))
     if any(rule.startswith("pin_") for rule in binding):
         free = _best(catalog, query, data.gpu, sp=None, env=None, offload=None)
         if free:
