@@ -131,3 +131,13 @@ def test_cli_explain_adds_the_explanation(cli):
     assert all(set(item) == {"rule", "detail"} for item in answer["explanation"])
     status, out, _ = cli("--maximize", "len", "--gpus", "6", "--model", "4B", "--gpu", "a100", "--json")
     assert "explanation" not in json.loads(out)[0]
+
+
+def test_estimated_answers_are_explained_by_the_memory_model():
+    answer, reasons = explained(gpu="h100", model="Qwen2.5-7B", objective="max_len", budget_gpus=6, exact=True,
+                                estimate="auto")
+    best = answer.plans[0]
+    assert best.evidence == "estimated" and best.sp in (1, 2)
+    assert f"no plan reaches the next length, {best.max_model_len + 1024} tokens:" in details(reasons, "longer")
+    assert any(d.startswith("no table for 6 GPUs; the memory model") for d in details(reasons, "memory_model"))
+    assert any("SP must divide the 28 attention heads of Qwen2.5-7B" in d for d in details(reasons, "sp_divides_heads"))
