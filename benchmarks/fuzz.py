@@ -21,7 +21,7 @@ from rich.console import Console
 from rich.table import Table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from fuzz_targets import (  # noqa: E402
+from fuzz_targets import (
     ARGVS,
     DOCUMENTS,
     EDITS,

@@ -9,7 +9,7 @@ named `memory`, the name of the module it uses.)
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Literal, Optional
+from typing import Literal
 
 from solver.memory import Breakdown, breakdown
 from solver.query import Answer, ClusterResult, EstimateMode, Objective, make_query
@@ -19,23 +19,23 @@ from solver.tables import Catalog, Fleet, Setting, Weights, load_catalog, load_f
 def plan(
     model: str,
     *,
-    gpu: Optional[str] = None,
+    gpu: str | None = None,
     objective: Objective = "cheapest",
-    budget_gpus: Optional[int] = None,
-    max_model_len: Optional[int] = None,
+    budget_gpus: int | None = None,
+    max_model_len: int | None = None,
     exact: bool = False,
-    sp: Optional[int] = None,
-    env: Optional[bool] = None,
-    offload: Optional[bool] = None,
+    sp: int | None = None,
+    env: bool | None = None,
+    offload: bool | None = None,
     top: int = 1,
-    weights: Optional[Weights] = None,
+    weights: Weights | None = None,
     estimate: EstimateMode = "auto",
-    margin: Optional[float] = None,
-    host_ram_gb: Optional[float] = None,
+    margin: float | None = None,
+    host_ram_gb: float | None = None,
     explain: bool = False,
     time_limit_s: float = 10.0,
     workers: int = 1,
-    catalog: Optional[Catalog] = None,
+    catalog: Catalog | None = None,
 ) -> tuple[Answer, ...]:
     """Answer a planning question, one `Answer` per GPU type (every documented one unless `gpu`).
 
@@ -60,11 +60,11 @@ def plan(
 def place(
     fleet: Fleet | Path | str,
     *,
-    minimize: Optional[Literal["nodes"]] = None,
-    weights: Optional[Weights] = None,
+    minimize: Literal["nodes"] | None = None,
+    weights: Weights | None = None,
     time_limit_s: float = 10.0,
     workers: int = 1,
-    catalog: Optional[Catalog] = None,
+    catalog: Catalog | None = None,
 ) -> ClusterResult:
     """Place a fleet's jobs (a `Fleet`, or the path of a cluster file) on its pools."""
     from solver.cluster import place as place_jobs
@@ -85,8 +85,8 @@ def estimate_memory(
     sp: int = 1,
     env: bool = False,
     offload: bool = False,
-    margin: Optional[float] = None,
-    catalog: Optional[Catalog] = None,
+    margin: float | None = None,
+    catalog: Catalog | None = None,
 ) -> Breakdown:
     """The memory model's breakdown of one trainer GPU's peak memory, and whether it fits."""
     catalog = catalog if catalog is not None else load_catalog()

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from typing import Optional
 
 from ortools.linear_solver import pywraplp
 
@@ -57,8 +56,8 @@ def allowed_settings(model: Model, gpus: int) -> list[Setting]:
 
 
 def observations(
-    catalog: Catalog, keep: Optional[Callable[[str, int, str], bool]] = None,
-    gpu_types: Optional[Iterable[GpuType]] = None,
+    catalog: Catalog, keep: Callable[[str, int, str], bool] | None = None,
+    gpu_types: Iterable[GpuType] | None = None,
 ) -> list[Observation]:
     """Positive and negative evidence from every cell of `gpu_types`' tables (default: the documented
     ones), among those `keep(gpu, gpus, model)` accepts."""
@@ -131,7 +130,7 @@ def report(evidence: list[Observation], coefficients: Coefficients) -> FitSummar
 
 
 def predicted_cell(model: Model, memory_gb: float, gpus: int, max_model_len: int, coefficients: Coefficients,
-                   margin: float = DEFAULT_MARGIN) -> Optional[Setting]:
+                   margin: float = DEFAULT_MARGIN) -> Setting | None:
     """What the source's procedure would write in the cell, by the model: the first setting in the
     escalation order (that the SP rules allow) predicted to fit with the safety `margin`, or None for ``-``."""
     for setting in allowed_settings(model, gpus):

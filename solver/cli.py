@@ -14,7 +14,7 @@ import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn, Optional
+from typing import TYPE_CHECKING, NoReturn
 
 import yaml
 from rich.console import Console
@@ -309,12 +309,12 @@ def run_memory(args: argparse.Namespace) -> int:
     return 0 if result.fits else NO_PLAN
 
 
-def _config_model(catalog: Catalog, model_config: Optional[Path]) -> str:
+def _config_model(catalog: Catalog, model_config: Path | None) -> str:
     """The name of the model that --model-config added to `catalog` ("" without one)."""
     return catalog.models[-1].name if model_config else ""
 
 
-def _catalog_with(model_config: Optional[Path]) -> Catalog:
+def _catalog_with(model_config: Path | None) -> Catalog:
     catalog = load_catalog()
     return catalog.with_model(load_model_config(model_config)) if model_config else catalog
 
@@ -499,7 +499,7 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], model:
     return fragments
 
 
-def _current(catalog: Catalog, query: Query, gpu: str, config: TrinityConfig, path: Path) -> Optional[CurrentSettings]:
+def _current(catalog: Catalog, query: Query, gpu: str, config: TrinityConfig, path: Path) -> CurrentSettings | None:
     """Whether the config's own settings train on `gpu` (Env read from this environment)."""
     from solver.solve import plan_for_settings
 
@@ -542,7 +542,7 @@ def _console() -> Console:
     return console
 
 
-def main(argv: Optional[Sequence[str]] = None) -> int:
+def main(argv: Sequence[str] | None = None) -> int:
     """Run ``solve`` with `argv` (default: the process's arguments); returns the exit status."""
     argv = list(sys.argv[1:] if argv is None else argv)
     commands = {

@@ -22,7 +22,7 @@ import zlib
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Literal, Optional
+from typing import Literal
 
 from ortools.sat.python import cp_model
 
@@ -59,7 +59,7 @@ class Option:
     """The plan's step-time cost times `COST_SCALE`."""
 
 
-def layout(trainer_gpus: int, rollout_gpus: int, node_gpus: int) -> Optional[tuple[int, int, int]]:
+def layout(trainer_gpus: int, rollout_gpus: int, node_gpus: int) -> tuple[int, int, int] | None:
     """(GPUs on one node, whole nodes, rollout GPUs) for a job, or None when no layout exists.
 
     A job whose trainer and rollout GPUs fit in one node stays in one node; a larger job takes whole
@@ -79,10 +79,10 @@ class _Planner:
     def __init__(self, catalog: Catalog, weights: Weights) -> None:
         self.catalog = catalog
         self.weights = weights
-        self.cache: dict[tuple[object, ...], Optional[Plan]] = {}
+        self.cache: dict[tuple[object, ...], Plan | None] = {}
 
-    def best(self, gpu: str, model: str, gpus: int, length: Optional[int], node_gpus: Optional[int],
-             estimate: bool) -> Optional[Plan]:
+    def best(self, gpu: str, model: str, gpus: int, length: int | None, node_gpus: int | None,
+             estimate: bool) -> Plan | None:
         """Cheapest plan on exactly `gpus` GPUs at `length`, or (None) the longest length there; from the
         tables, or with `estimate`, from the memory model."""
         key = (gpu, model, gpus, length, node_gpus, estimate)
@@ -198,12 +198,12 @@ def place(
     fleet: Fleet,
     catalog: Catalog,
     *,
-    minimize: Optional[Literal["nodes"]] = None,
-    weights: Optional[Weights] = None,
+    minimize: Literal["nodes"] | None = None,
+    weights: Weights | None = None,
     time_limit_s: float = 10.0,
     workers: int = 1,
     seed: int = 0,
-    progress: Optional[Progress] = None,
+    progress: Progress | None = None,
 ) -> ClusterResult:
     """Place `fleet`'s jobs on its pools (see the module's docstring for the model and objectives)."""
     started = time.monotonic()
@@ -285,7 +285,7 @@ class _StopOnInterrupt:
         self.caught = True
         self.solver.stop_search()
 
-    def solve(self, model: cp_model.CpModel, callback: Optional[cp_model.CpSolverSolutionCallback]
+    def solve(self, model: cp_model.CpModel, callback: cp_model.CpSolverSolutionCallback | None
               ) -> cp_model.CpSolverStatus:
         """Solve in a worker thread, so that this (main) thread stays free to take Ctrl-C."""
         outcome: list[cp_model.CpSolverStatus] = []
@@ -439,7 +439,7 @@ def _greedy_choice(
     return choice
 
 
-def greedy(fleet: Fleet, catalog: Catalog, weights: Optional[Weights] = None) -> ClusterResult:
+def greedy(fleet: Fleet, catalog: Catalog, weights: Weights | None = None) -> ClusterResult:
     """The baseline: jobs by priority, each on its first plan (pool order, then cost) and first node
     that has room. Same options and rules as `place`, no search."""
     planner = _Planner(catalog, weights if weights is not None else load_weights())
@@ -455,7 +455,7 @@ def greedy(fleet: Fleet, catalog: Catalog, weights: Optional[Weights] = None) ->
     return ClusterResult(status="feasible", objective=total, bound=None, placements=placements, unplaced=unplaced)
 
 
-def _first_fit(option: Option, free: list[int], untouched: list[bool]) -> Optional[list[int]]:
+def _first_fit(option: Option, free: list[int], untouched: list[bool]) -> list[int] | None:
     if option.size:
         return next(([node] for node, room in enumerate(free) if room >= option.size), None)
     empty = [node for node, fresh in enumerate(untouched) if fresh]

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from solver.cli import main, write_atomically
 
-BLOCK = re.compile(r"```\n(\$ solve[^\n]*)\n(.*?)```", re.S)
+BLOCK = re.compile(r"```\n(\$ solve[^\n]*)\n(.*?)```", re.DOTALL)
 
 
 def pages(root: Path) -> list[Path]:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
-from typing import Optional
 
 from ortools.sat.python import cp_model
 
@@ -73,10 +72,10 @@ class _Prober:
         self.model.add_assumptions(assumptions)
         return self.solver.solve(self.model) == cp_model.INFEASIBLE
 
-    def _fixing(self, **values: Optional[int]) -> list[cp_model.IntVar]:
+    def _fixing(self, **values: int | None) -> list[cp_model.IntVar]:
         return [self.fixes[name][value] for name, value in values.items() if value is not None]
 
-    def first_rule(self, rules: tuple[str, ...], **values: Optional[int]) -> Optional[str]:
+    def first_rule(self, rules: tuple[str, ...], **values: int | None) -> str | None:
         """The first of `rules` (those in force) that on its own excludes every plan with these values."""
         fixing = self._fixing(**values)
         for rule in rules:
@@ -84,7 +83,7 @@ class _Prober:
                 return rule
         return None
 
-    def binding_rules(self, **values: Optional[int]) -> tuple[str, ...]:
+    def binding_rules(self, **values: int | None) -> tuple[str, ...]:
         """A smallest set of rules that together exclude every plan with these values (none fixed: the
         query itself), from CP-SAT's infeasibility core, in `RULES` order; empty when a plan exists."""
         fixing = self._fixing(**values)
@@ -97,7 +96,7 @@ class _Prober:
                 core.discard(rule)
         return tuple(rule for rule in RULES if rule in core)
 
-    def classify(self, candidates: list[Combination], length: Optional[int]) -> list[tuple[Combination, str]]:
+    def classify(self, candidates: list[Combination], length: int | None) -> list[tuple[Combination, str]]:
         """The rule that excludes each candidate: by GPU count, then SP degree, then setting."""
         excluded = []
         for n in sorted({c[0] for c in candidates}):
@@ -195,7 +194,7 @@ def _why_no_plan(
     return tuple(reasons)
 
 
-def _best(catalog: Catalog, query: Query, gpu: str, **changes: object) -> Optional[Plan]:
+def _best(catalog: Catalog, query: Query, gpu: str, **changes: object) -> Plan | None:
     """The best plan of `query` changed as given, on one GPU type, or None."""
     answer = answer_for(catalog, query.model_copy(update={"top": 1, **changes}), gpu)
     return answer.plans[0] if answer.plans else None
@@ -234,7 +233,7 @@ class _Words:
     def rows(self, count: int) -> list[int]:
         return sorted(length for n, length in self.data.rows if n == count)
 
-    def longest_documented(self, count: int) -> Optional[int]:
+    def longest_documented(self, count: int) -> int | None:
         return max((row for n, row in self.data.settings if n == count), default=None)
 
     def binding(self, rules: tuple[str, ...]) -> str:
@@ -270,7 +269,7 @@ class _Words:
         """One reason per rule and situation, covering every alternative it excludes, in `RULES` order."""
         groups: dict[tuple[int, ...], list[Combination]] = defaultdict(list)
         for combination, rule in excluded:
-            n, _, _, sp = combination
+            n = combination[0]
             where = {"sp_divides_heads": (0,), "sp_kv_heads": (0,), "pin_sp": (0,), "pin_env": (0,),
                      "pin_offload": (0,), "budget": (0,)}.get(rule, (n,))
             groups[(RULES.index(rule), *where)].append(combination)

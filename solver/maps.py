@@ -10,13 +10,12 @@ inferred or estimated.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Optional
 
 from solver.query import Plan, make_query
 from solver.solve import answer_for
 from solver.tables import Catalog
 
-Grid = dict[tuple[str | int, int], Optional[Plan]]
+Grid = dict[tuple[str | int, int], Plan | None]
 """(row, GPU budget) -> the best plan, or None."""
 
 

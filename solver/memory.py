@@ -26,7 +26,6 @@ from __future__ import annotations
 
 from functools import lru_cache
 from math import ceil
-from typing import Optional
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -119,7 +118,7 @@ def breakdown(
 def longest_fitting(
     model: Model, memory_gb: float, gpus: int, setting: Setting, coefficients: Coefficients, margin: float = 0.0,
     grid: int = GRID, ceiling: int = 1 << 21,
-) -> Optional[int]:
+) -> int | None:
     """The longest ``max_model_len`` on a `grid` of tokens that fits (None when not even one step fits).
 
     Memory grows with the length, so a binary search over the grid finds it.
@@ -140,7 +139,7 @@ def longest_fitting(
     return low * grid
 
 
-def host_memory_gib(model: Model, gpus: int, coefficients: Coefficients, node_gpus: Optional[int] = None) -> float:
+def host_memory_gib(model: Model, gpus: int, coefficients: Coefficients, node_gpus: int | None = None) -> float:
     """Host memory one node needs for Offload: the states of the trainer GPUs on that node (16 bytes per
     parameter, sharded over all `gpus`), with the calibrated states multiplier."""
     on_node = min(gpus, node_gpus or gpus)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from math import ceil
-from typing import Any, Literal, Optional
+from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -47,11 +47,11 @@ class Query(_Frozen):
     objective: Objective
     budget_gpus: int = Field(gt=0, description="trainer GPUs the plan may use at most (exactly, with exact)")
     exact: bool = False
-    max_model_len: Optional[int] = Field(default=None, gt=0)
-    sp: Optional[int] = Field(default=None, gt=0)
-    env: Optional[bool] = None
-    offload: Optional[bool] = None
-    node_gpus: Optional[int] = Field(default=None, gt=0, description="GPUs per node: a trainer spanning nodes "
+    max_model_len: int | None = Field(default=None, gt=0)
+    sp: int | None = Field(default=None, gt=0)
+    env: bool | None = None
+    offload: bool | None = None
+    node_gpus: int | None = Field(default=None, gt=0, description="GPUs per node: a trainer spanning nodes "
                                      "keeps each SP group inside one node")
     top: int = Field(default=1, gt=0, le=MAX_TOP)
     weights: Weights
@@ -59,7 +59,7 @@ class Query(_Frozen):
                                    "table for the GPU type, model or count; only: estimates alone; never: none")
     memory: MemoryModel
     margin: float = Field(ge=0, lt=1, description="safety margin of estimates, a fraction of usable memory")
-    host_ram_gb: Optional[float] = Field(default=None, gt=0, description="host memory per node, for Offload")
+    host_ram_gb: float | None = Field(default=None, gt=0, description="host memory per node, for Offload")
     time_limit_s: float = Field(default=10.0, gt=0)
     workers: int = Field(default=1, gt=0)
     seed: int = Field(default=0, ge=0)
@@ -83,10 +83,10 @@ class Plan(_Frozen):
     sp: int
     max_model_len: int
     max_token_len_per_gpu: int
-    rope_scaling_factor: Optional[float]
+    rope_scaling_factor: float | None
     cost: float
     evidence: Evidence
-    source: Optional[SourceCell] = Field(description="the documented cell it rests on; null when estimated")
+    source: SourceCell | None = Field(description="the documented cell it rests on; null when estimated")
     memory_gb: float = Field(description="the memory model's predicted peak per trainer GPU, GiB")
     headroom_gb: float = Field(description="usable memory (less the safety margin) left over, GiB")
 
@@ -125,7 +125,7 @@ class CurrentSettings(_Frozen):
     sp: int
     max_model_len: int
     trains: bool
-    plan: Optional[Plan] = Field(description="the plan for exactly these settings, with its evidence, if they train")
+    plan: Plan | None = Field(description="the plan for exactly these settings, with its evidence, if they train")
 
 
 class Answer(_Frozen):
@@ -136,12 +136,12 @@ class Answer(_Frozen):
     objective: Objective
     budget_gpus: int
     status: Status
-    reason: Optional[str]
+    reason: str | None
     plans: tuple[Plan, ...]
-    explanation: Optional[tuple[Reason, ...]] = Field(default=None, description="with --explain: why this answer")
-    current: Optional[CurrentSettings] = Field(default=None, description="with --from-config: the config's settings")
-    objective_value: Optional[int] = Field(default=None, exclude=True, description="CP-SAT objective of the best plan")
-    bound: Optional[float] = Field(default=None, exclude=True, description="CP-SAT's proven bound on it")
+    explanation: tuple[Reason, ...] | None = Field(default=None, description="with --explain: why this answer")
+    current: CurrentSettings | None = Field(default=None, description="with --from-config: the config's settings")
+    objective_value: int | None = Field(default=None, exclude=True, description="CP-SAT objective of the best plan")
+    bound: float | None = Field(default=None, exclude=True, description="CP-SAT's proven bound on it")
     wall_time_s: float = Field(default=0.0, exclude=True, description="seconds spent solving, all plans together")
 
     def as_json(self) -> dict[str, Any]:
@@ -155,7 +155,7 @@ def token_budget(max_model_len: int, sp: int) -> int:
     return ceil(2 * max_model_len / sp)
 
 
-def rope_scaling_factor(max_model_len: int, native_context: int) -> Optional[float]:
+def rope_scaling_factor(max_model_len: int, native_context: int) -> float | None:
     """The YaRN factor ``max_model_len / native_context`` beyond the native context, else None."""
     return max_model_len / native_context if max_model_len > native_context else None
 
@@ -164,24 +164,24 @@ def make_query(
     catalog: Catalog,
     *,
     model: str,
-    gpu: Optional[str] = None,
+    gpu: str | None = None,
     objective: Objective = "cheapest",
-    budget_gpus: Optional[int] = None,
+    budget_gpus: int | None = None,
     exact: bool = False,
-    max_model_len: Optional[int] = None,
-    sp: Optional[int] = None,
-    env: Optional[bool] = None,
-    offload: Optional[bool] = None,
+    max_model_len: int | None = None,
+    sp: int | None = None,
+    env: bool | None = None,
+    offload: bool | None = None,
     top: int = 1,
-    weights: Optional[Weights] = None,
+    weights: Weights | None = None,
     time_limit_s: float = 10.0,
     workers: int = 1,
     seed: int = 0,
     estimate: EstimateMode = "auto",
-    memory: Optional[MemoryModel] = None,
-    margin: Optional[float] = None,
-    host_ram_gb: Optional[float] = None,
-    node_gpus: Optional[int] = NODE_GPUS,
+    memory: MemoryModel | None = None,
+    margin: float | None = None,
+    host_ram_gb: float | None = None,
+    node_gpus: int | None = NODE_GPUS,
 ) -> Query:
     """Resolve names and check that the request makes sense; `QueryError` (one line) when it does not.
 
@@ -243,7 +243,7 @@ def make_query(
     )
 
 
-def sp_rule_violation(attention_heads: int, kv_heads: int, sp: int) -> Optional[str]:
+def sp_rule_violation(attention_heads: int, kv_heads: int, sp: int) -> str | None:
     """Why a model's heads rule out SP degree `sp` (Trinity and verl's checks), or None if they allow it."""
     if attention_heads % sp:
         return f"SP={sp} does not divide its {attention_heads} attention heads"
@@ -274,15 +274,15 @@ class ClusterResult(_Frozen):
     """The placement of a fleet's jobs: status, the first objective and its proven bound, and the jobs."""
 
     status: ClusterStatus
-    objective: Optional[int] = Field(description="placed priority, or nodes used with minimize='nodes'")
-    bound: Optional[int] = Field(description="CP-SAT's proven bound on that objective")
+    objective: int | None = Field(description="placed priority, or nodes used with minimize='nodes'")
+    bound: int | None = Field(description="CP-SAT's proven bound on that objective")
     placements: tuple[Placement, ...]
     unplaced: tuple[Unplaced, ...]
     wall_time_s: float = Field(default=0.0, exclude=True)
     interrupted: bool = Field(default=False, exclude=True, description="Ctrl-C stopped the search early")
 
     @property
-    def gap(self) -> Optional[float]:
+    def gap(self) -> float | None:
         """How far the objective may be from the bound, relative to the bound (0 when proven)."""
         if self.objective is None or self.bound is None or self.bound == 0:
             return None

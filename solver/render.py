@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from bisect import bisect_left
 from collections.abc import Iterable
-from typing import Any, Optional
+from typing import Any
 
 from rich.console import Group
 from rich.table import Table
@@ -46,7 +46,7 @@ def _count(number: int, noun: str) -> str:
     return f"{number} {noun}{'s' if number != 1 else ''}"
 
 
-def setting_style(setting: Optional[Setting]) -> str:
+def setting_style(setting: Setting | None) -> str:
     """The shade for a cell: the further along the source's escalation order, the darker."""
     if setting is None:
         return NO_SETTING_STYLE
@@ -326,7 +326,7 @@ def short_label(setting: Setting) -> str:
     return "+".join(parts) or "van"
 
 
-def map_view(grid: dict[tuple[Any, int], Optional[Plan]], rows: list[Any], budgets: list[int], title: str,
+def map_view(grid: dict[tuple[Any, int], Plan | None], rows: list[Any], budgets: list[int], title: str,
              by_length: bool) -> Group:
     """A map: a row per model (or length), a column per GPU budget; each cell the best plan in short
     form, marked by its evidence, shaded by its length (or, by length, by its cost)."""

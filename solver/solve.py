@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
-from typing import Optional
 
 from ortools.sat.python import cp_model
 
@@ -28,7 +27,7 @@ from solver.query import (
 from solver.tables import Catalog, Setting, load_catalog
 
 
-def plan(query: Query, catalog: Optional[Catalog] = None) -> tuple[Answer, ...]:
+def plan(query: Query, catalog: Catalog | None = None) -> tuple[Answer, ...]:
     """Answer `query` for each of its GPU types, in order. The GPU types are solved side by side in
     threads (CP-SAT releases the interpreter while it searches); each answer depends only on its own
     model, so the answers are the same as one after the other."""
@@ -78,7 +77,7 @@ def answer_for(catalog: Catalog, query: Query, gpu: str) -> Answer:
 
 def plan_for_settings(
     catalog: Catalog, query: Query, gpu: str, gpus: int, setting: Setting
-) -> Optional[Plan]:
+) -> Plan | None:
     """The plan that trains `query`'s model and length on exactly `gpus` GPUs with exactly `setting`
     (with its evidence), or None when the tables do not vouch for it."""
     pinned = {"objective": "cheapest", "budget_gpus": gpus, "exact": True, "top": 1,
@@ -108,9 +107,9 @@ def _answer(
     status: Status,
     plans: tuple[Plan, ...] | list[Plan],
     started: float,
-    objective_value: Optional[int] = None,
-    bound: Optional[float] = None,
-    reason: Optional[str] = None,
+    objective_value: int | None = None,
+    bound: float | None = None,
+    reason: str | None = None,
 ) -> Answer:
     return Answer(
         gpu=gpu,
@@ -132,7 +131,7 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
     gpus, env, offload, sp, length = values
     setting = Setting(env=bool(env), offload=bool(offload), sp=sp)
     evidence: Evidence
-    source: Optional[SourceCell]
+    source: SourceCell | None
     evidence, source = ("estimated", None) if estimated else _evidence(data, gpus, setting, length)
     memory = breakdown(catalog.model(data.model), catalog.gpu(data.gpu).memory_gb, gpus, setting, length,
                        query.memory.coefficients, query.margin)

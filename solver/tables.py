@@ -12,7 +12,7 @@ import re
 from collections.abc import Iterator
 from functools import cache
 from pathlib import Path
-from typing import Annotated, Any, Optional, Union
+from typing import Annotated, Any
 
 import yaml
 from annotated_types import Ge, Gt, Le, Lt, MinLen
@@ -97,7 +97,7 @@ class Setting(_Frozen):
         return (self.offload, self.sp, self.env)
 
     @classmethod
-    def parse(cls, text: str) -> Optional[Setting]:
+    def parse(cls, text: str) -> Setting | None:
         """Parse a cell's text; ``-`` (nothing trains) gives None. Only the canonical form is accepted."""
         if text == NO_SETTING:
             return None
@@ -149,7 +149,7 @@ class Model(_Frozen):
 
     name: Text
     aliases: tuple[Text, ...] = ()
-    head_dim: Optional[Count] = None
+    head_dim: Count | None = None
     hidden_size: Count
     num_layers: Count
     num_attention_heads: Count
@@ -159,7 +159,7 @@ class Model(_Frozen):
     tied_embeddings: Flag
     parameters_b: Billions
     native_context: Count
-    moe: Optional[MoE] = None
+    moe: MoE | None = None
 
     @property
     def head_size(self) -> int:
@@ -178,7 +178,7 @@ class Row(_Frozen):
     """One ``max_model_len`` row of a table: each model's documented setting, None for ``-``."""
 
     max_model_len: Count
-    cells: tuple[tuple[str, Optional[Setting]], ...]
+    cells: tuple[tuple[str, Setting | None], ...]
 
     @field_validator("cells", mode="before")
     @classmethod
@@ -195,7 +195,7 @@ class Row(_Frozen):
                 raise ValueError(f"{model}: {error}") from None
         return tuple(parsed)
 
-    def setting(self, model: str) -> Optional[Setting]:
+    def setting(self, model: str) -> Setting | None:
         """The setting documented for `model` at this length (None for ``-``)."""
         return dict(self.cells)[model]
 
@@ -256,7 +256,7 @@ class GpuType(_Frozen):
     name: Text = Field(alias="gpu")
     memory_gb: Count
     aliases: tuple[Text, ...] = ()
-    source: Union[Source, Text]
+    source: Source | Text
     tables: tuple[Table, ...] = ()
 
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
@@ -309,12 +309,12 @@ class Job(_Frozen):
         description="letters, digits, '.', '_' and '-' (it names the job's config file)")
     model: Text
     max_model_len: Annotated[
-        Union[Annotated[Tokens, Tag("tokens")], Annotated[AtLeast, Tag("at_least")]],
+        Annotated[Tokens, Tag("tokens")] | Annotated[AtLeast, Tag("at_least")],
         Discriminator(lambda value: "at_least" if isinstance(value, dict) else "tokens"),
     ]
     rollout_gpus: Annotated[int, Strict(), Ge(0), Le(MAX_GPUS)] = 0
     priority: Annotated[int, Strict(), Gt(0), Le(1_000_000)] = 1
-    pool: Optional[Text] = None
+    pool: Text | None = None
 
 
 class Fleet(_Frozen):
@@ -381,7 +381,7 @@ class Cell(_Frozen):
     gpus: int
     model: str
     max_model_len: int
-    setting: Optional[Setting]
+    setting: Setting | None
 
 
 def _normalise(name: str) -> str:
@@ -424,7 +424,7 @@ class Catalog(_Frozen):
         return tuple(gpu_type for gpu_type in self.gpu_types if gpu_type.tables)
 
     def narrowed(
-        self, gpu: Optional[str] = None, gpus: Optional[int] = None, model: Optional[str] = None
+        self, gpu: str | None = None, gpus: int | None = None, model: str | None = None
     ) -> Catalog:
         """The same catalogue cut down to one GPU type, trainer GPU count and/or model column.
 
@@ -523,7 +523,7 @@ class _UniqueKeyLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: 
 def _read_yaml(path: Path) -> Any:
     text = read_user_file(path)
     try:
-        return yaml.load(text, Loader=_UniqueKeyLoader)  # noqa: S506 - a SafeLoader subclass
+        return yaml.load(text, Loader=_UniqueKeyLoader)
     except RecursionError:
         raise TableError(f"{path}: nested too deeply") from None
     except TableError as error:
@@ -600,7 +600,7 @@ def _validation_message(path: Path, raw: Any, error: ValidationError) -> str:
     return f"{path}: {where + ': ' if where else ''}{problem}{extra}"
 
 
-def _validate(model: type[BaseModel], path: Path, context: Optional[dict[str, Any]] = None) -> Any:
+def _validate(model: type[BaseModel], path: Path, context: dict[str, Any] | None = None) -> Any:
     raw = _read_yaml(path)
     if not isinstance(raw, dict):
         raise TableError(f"{path}: expected a mapping at the top level, got {type(raw).__name__}")
@@ -625,7 +625,7 @@ def load_gpu_type(path: Path, models: tuple[Model, ...]) -> GpuType:
     return _validate(GpuType, path, context={"models": [model.name for model in models]})
 
 
-def load_catalog(directory: Optional[Path] = None) -> Catalog:
+def load_catalog(directory: Path | None = None) -> Catalog:
     """Load the models and every GPU type's tables from `directory` (default: the shipped tables)."""
     if directory is None:
         return _shipped_catalog()
@@ -702,7 +702,7 @@ def load_model_config(path: Path) -> Model:
     if "num_experts" in config or "num_local_experts" in config:
         raise TableError(f"{path}: a mixture-of-experts config; --model-config takes dense models only")
 
-    def number(key: str, default: Optional[int] = None) -> int:
+    def number(key: str, default: int | None = None) -> int:
         value = config.get(key, default)
         if not isinstance(value, int) or isinstance(value, bool) or value < 1:
             raise TableError(f"{path}: {key}: expected a whole number of at least 1, got {value!r}")
@@ -722,12 +722,12 @@ def load_model_config(path: Path) -> Model:
                  parameters_b=round(parameters / 1e9, 3), native_context=number("max_position_embeddings"))
 
 
-def load_memory_model(path: Optional[Path] = None) -> MemoryModel:
+def load_memory_model(path: Path | None = None) -> MemoryModel:
     """Load memory-model coefficients from `path` (default: the shipped ``memory-model.yaml``)."""
     return _validate(MemoryModel, path or shipped_tables_directory() / "memory-model.yaml")
 
 
-def load_weights(path: Optional[Path] = None) -> Weights:
+def load_weights(path: Path | None = None) -> Weights:
     """Load cost weights from `path` (default: the shipped ``costs.yaml``)."""
     if path is None:
         return _shipped_weights()

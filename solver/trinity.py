@@ -24,7 +24,7 @@ import math
 import re
 from collections.abc import Iterable, Mapping
 from itertools import pairwise
-from typing import Any, Optional
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 from ruamel.yaml import YAML
@@ -57,14 +57,14 @@ class TrinityConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     model: str
-    max_model_len: Optional[int] = None
-    trainer_gpus: Optional[int] = None
+    max_model_len: int | None = None
+    trainer_gpus: int | None = None
     rollout_gpus: int = 0
     sp: int = 1
     offload: bool = False
-    max_token_len_per_gpu: Optional[int] = None
-    max_prompt_tokens: Optional[int] = None
-    max_response_tokens: Optional[int] = None
+    max_token_len_per_gpu: int | None = None
+    max_prompt_tokens: int | None = None
+    max_response_tokens: int | None = None
 
 
 # --------------------------------------------------------------------------------------------------
@@ -76,7 +76,7 @@ class _Key(BaseModel):
 
     path: tuple[str, ...]
     value: Any
-    comment: Optional[str] = None
+    comment: str | None = None
 
 
 def _rope_factor(max_model_len: int, native_context: int) -> float:
@@ -154,7 +154,7 @@ def _emit(keys: Iterable[_Key], section_comments: Mapping[tuple[str, ...], str])
     return lines
 
 
-def _header(plan: Plan, model: Model, rollout_gpus: Optional[int], gpu: Optional[str]) -> list[str]:
+def _header(plan: Plan, model: Model, rollout_gpus: int | None, gpu: str | None) -> list[str]:
     on = f" {gpu}" if gpu else ""
     left = f" ({rollout_gpus} for rollout)" if rollout_gpus else ""
     evidence = plan.evidence_text(gpu or "")
@@ -176,7 +176,7 @@ def _header(plan: Plan, model: Model, rollout_gpus: Optional[int], gpu: Optional
 
 
 def trinity_fragment(
-    plan: Plan, model: Model, rollout_gpus: Optional[int] = None, *, gpu: Optional[str] = None, nodes: int = 1
+    plan: Plan, model: Model, rollout_gpus: int | None = None, *, gpu: str | None = None, nodes: int = 1
 ) -> str:
     """A Trinity YAML fragment (nested mappings, with comments) that applies `plan` to `model`.
 
@@ -308,7 +308,7 @@ def _resolve(value: Any, where: str, environ: Mapping[str, str]) -> Any:
 # read_trinity_config
 
 
-def _load(text: str, name: str, yaml: Optional[YAML] = None) -> Any:
+def _load(text: str, name: str, yaml: YAML | None = None) -> Any:
     yaml = yaml or YAML(typ="safe", pure=True)
     try:
         data = yaml.load(text)
@@ -342,7 +342,7 @@ class _Reader:
             node = node.get(part)
         return _resolve(node, self.where(path), self.environ)
 
-    def integer(self, path: tuple[str, ...], default: Optional[int] = None, minimum: int = 1) -> Optional[int]:
+    def integer(self, path: tuple[str, ...], default: int | None = None, minimum: int = 1) -> int | None:
         value = self.get(path)
         if value is None:
             return default
@@ -368,7 +368,7 @@ class _Reader:
             raise ConfigError(f"{self.where(path)} must be true or false, got {_show(value)}")
         return value
 
-    def text(self, path: tuple[str, ...]) -> Optional[str]:
+    def text(self, path: tuple[str, ...]) -> str | None:
         value = self.get(path)
         if value is None:
             return None
@@ -479,7 +479,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str]) -> Tri
 # moved so it stays in front of whatever came after the block.
 
 
-def _tail(node: Any) -> Optional[tuple[Any, Any, int]]:
+def _tail(node: Any) -> tuple[Any, Any, int] | None:
     """Where the comment after `node`'s block lives: (container, key or index, slot), or None."""
     if isinstance(node, CommentedMap) and len(node):
         last = list(node.keys())[-1]
@@ -689,7 +689,7 @@ def _dig(mapping: Mapping[str, Any], path: tuple[str, ...]) -> Any:
 
 
 def check_trinity_config(
-    mapping: Mapping[str, Any], model: Model, trainer_gpus: int, *, environ: Optional[Mapping[str, str]] = None
+    mapping: Mapping[str, Any], model: Model, trainer_gpus: int, *, environ: Mapping[str, str] | None = None
 ) -> list[str]:
     """Trinity's (and verl's) own rules on a config given as nested mappings; the problems, [] if none.
 
@@ -717,7 +717,7 @@ def check_trinity_config(
             return None
         return _decode_scalar(resolved) if isinstance(resolved, str) else resolved
 
-    def number(path: tuple[str, ...]) -> Optional[float]:
+    def number(path: tuple[str, ...]) -> float | None:
         raw = value(path)
         if raw is None:
             return None

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import math
 from fractions import Fraction
-from typing import Any, Optional
+from typing import Any
 
 from solver.memory import breakdown
 from solver.tables import Catalog, Setting, Table, Weights, load_memory_model, load_weights
@@ -81,7 +81,7 @@ def _tables_with_model(gpu_type: Any, model_name: str) -> dict[int, Table]:
     return {table.gpus: table for table in gpu_type.tables if model_name in table.models}
 
 
-def _row_for_length(table: Table, length: int) -> Optional[Any]:
+def _row_for_length(table: Table, length: int) -> Any | None:
     """row(L): the shortest row with max_model_len >= L, None when L is beyond the last row."""
     for row in table.rows:  # rows increase (the loader checks)
         if row.max_model_len >= length:
@@ -94,7 +94,7 @@ def _includes(env: bool, offload: bool, sp: int, cell: Setting) -> bool:
     return int(env) >= int(cell.env) and int(offload) >= int(cell.offload) and sp >= cell.sp
 
 
-def _evidence(table: Table, model_name: str, env: bool, offload: bool, sp: int, length: int) -> Optional[tuple[str, dict]]:
+def _evidence(table: Table, model_name: str, env: bool, offload: bool, sp: int, length: int) -> tuple[str, dict] | None:
     """("documented" | "inferred", source) for the plan on this table, or None when it is not feasible."""
     row = _row_for_length(table, length)
     if row is None:
@@ -111,7 +111,7 @@ def _evidence(table: Table, model_name: str, env: bool, offload: bool, sp: int, 
     return None
 
 
-def _rope_scaling_factor(model: Any, length: int) -> Optional[float]:
+def _rope_scaling_factor(model: Any, length: int) -> float | None:
     if length > model.native_context:
         return length / model.native_context
     return None
@@ -136,7 +136,7 @@ def _rank_key(objective: str, n: int, env: bool, offload: bool, sp: int, length:
     raise ValueError(f"unknown objective {objective!r}; accepted: {', '.join(OBJECTIVES)}")
 
 
-def _pinned_values(pin: Optional[Any], free: list) -> list:
+def _pinned_values(pin: Any | None, free: list) -> list:
     return free if pin is None else [pin]
 
 
@@ -159,12 +159,12 @@ def enumerate_plans(
     model: str,
     objective: str,
     budget_gpus: int,
-    max_model_len: Optional[int] = None,
+    max_model_len: int | None = None,
     exact: bool = False,
-    sp: Optional[int] = None,
-    env: Optional[bool] = None,
-    offload: Optional[bool] = None,
-    weights: Optional[Weights] = None,
+    sp: int | None = None,
+    env: bool | None = None,
+    offload: bool | None = None,
+    weights: Weights | None = None,
 ) -> list[dict]:
     """Every feasible plan, best first by the objective's key (a total order)."""
     if objective not in OBJECTIVES:
@@ -234,12 +234,12 @@ def check_plan(
     gpu: str,
     model: str,
     budget_gpus: int,
-    max_model_len: Optional[int] = None,
+    max_model_len: int | None = None,
     exact: bool = False,
-    sp: Optional[int] = None,
-    env: Optional[bool] = None,
-    offload: Optional[bool] = None,
-    weights: Optional[Weights] = None,
+    sp: int | None = None,
+    env: bool | None = None,
+    offload: bool | None = None,
+    weights: Weights | None = None,
 ) -> list[str]:
     """Problems with `plan` for this query, straight from the definitions; an empty list means valid.
 

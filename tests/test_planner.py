@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any, Optional
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, assume, event, given, settings
@@ -121,7 +121,7 @@ def test_pins_that_leave_nothing_are_explained():
         (dict(model="9B", max_model_len=8192), "unknown model '9B'"),
     ],
 )
-def test_requests_that_make_no_sense_are_refused(request_: dict[str, Any], message: Optional[str]):
+def test_requests_that_make_no_sense_are_refused(request_: dict[str, Any], message: str | None):
     if message is None:
         make_query(CATALOG, **request_)
         return
