@@ -18,7 +18,7 @@ from ortools.linear_solver import pywraplp
 
 from solver.memory import DEFAULT_MARGIN, PRIOR, TERMS, breakdown, features
 from solver.query import sp_rule_violation
-from solver.tables import ESCALATION_ORDER, Catalog, Coefficients, FitSummary, GpuType, Model, Setting
+from solver.tables import ESCALATION_ORDER, Catalog, Coefficients, FitSummary, GpuType, Model, QueryError, Setting
 
 GAP = 0.005
 """The margin, as a fraction of GPU memory, that separates fitting from not fitting in the fit."""
@@ -107,8 +107,9 @@ def calibrate(evidence: Iterable[Observation]) -> tuple[Coefficients, FitSummary
             solver.Add(margin >= GAP * memory - violation)
             objective.SetCoefficient(violation, UNSAFE_WEIGHT / memory)
     objective.SetMinimization()
-    if solver.Solve() != pywraplp.Solver.OPTIMAL:
-        raise RuntimeError("the calibration program has no optimal solution")
+    status = solver.Solve()
+    if status != pywraplp.Solver.OPTIMAL:
+        raise QueryError(f"the calibration program found no optimal fit (GLOP status {status}); check the cells")
     coefficients = Coefficients(
         **{term: round(variable.solution_value(), 6) for term, variable in multiplier.items()},
         usable=round(usable.solution_value(), 6), usable_env=round(usable_env.solution_value(), 6),

@@ -9,10 +9,11 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
-from collections.abc import Iterator
+from collections import Counter
+from collections.abc import Hashable, Iterable, Iterator
 from functools import cache
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, TypeVar
 
 import yaml
 from annotated_types import Ge, Gt, Le, Lt, MinLen
@@ -57,18 +58,18 @@ SETTING_GRAMMAR = "vanilla, -, or Env, Offload and SP=N joined by ' + ' in that 
 _SP_PART = re.compile(r"SP=(\d+)")
 
 
-class _OneLineError(ValueError):
+class OneLineError(ValueError):
     """An error whose message is one line: line breaks in names quoted from the input are escaped."""
 
     def __init__(self, message: str) -> None:
         super().__init__(message.replace("\r", "\\r").replace("\n", "\\n"))
 
 
-class TableError(_OneLineError):
+class TableError(OneLineError):
     """A table file that cannot be read or breaks the schema; the message is one line."""
 
 
-class QueryError(_OneLineError):
+class QueryError(OneLineError):
     """A request the tables cannot take as asked (unknown name, a GPU count with no table); one line."""
 
 
@@ -264,7 +265,7 @@ class GpuType(_Frozen):
     @model_validator(mode="after")
     def _check_tables(self) -> GpuType:
         counts = [table.gpus for table in self.tables]
-        repeated = next((count for count in counts if counts.count(count) > 1), None)
+        repeated = _first_repeated(counts)
         if repeated is not None:
             raise ValueError(f"two tables for {repeated} trainer GPUs")
         return self
@@ -326,7 +327,7 @@ class Fleet(_Frozen):
     @model_validator(mode="after")
     def _check_names(self) -> Fleet:
         for kind, names in (("pool", [p.name for p in self.pools]), ("job", [j.name for j in self.jobs])):
-            repeated = next((name for name in names if names.count(name) > 1), None)
+            repeated = _first_repeated(names)
             if repeated is not None:
                 raise ValueError(f"two {kind}s are named {repeated!r}")
         pools = [pool.name for pool in self.pools]
@@ -610,11 +611,21 @@ def _validate(model: type[BaseModel], path: Path, context: dict[str, Any] | None
         raise TableError(_validation_message(path, raw, error)) from None
 
 
+_Item = TypeVar("_Item", bound=Hashable)
+
+
+def _first_repeated(items: Iterable[_Item]) -> _Item | None:
+    """The first item that occurs more than once, or None; linear time, so big files stay fast."""
+    items = list(items)
+    counts = Counter(items)
+    return next((item for item in items if counts[item] > 1), None)
+
+
 def load_models(path: Path) -> tuple[Model, ...]:
     """Load and check a models file (``tables/models.yaml``)."""
     models = _validate(_ModelsFile, path).models
     names = [_normalise(name) for model in models for name in (model.name, *model.aliases)]
-    duplicate = next((name for name in names if names.count(name) > 1), None)
+    duplicate = _first_repeated(names)
     if duplicate is not None:
         raise TableError(f"{path}: the name {duplicate!r} is given to two models")
     return models
@@ -643,7 +654,7 @@ def load_catalog(directory: Path | None = None) -> Catalog:
         documented[tabled.name] = tabled.model_copy(update={"aliases": (*known.aliases, *tabled.aliases)})
     gpu_types = tuple(documented.get(gpu.name, gpu) for gpu in hardware)
     names = [_normalise(name) for gpu in gpu_types for name in (gpu.name, *gpu.aliases)]
-    duplicate = next((name for name in names if names.count(name) > 1), None)
+    duplicate = _first_repeated(names)
     if duplicate is not None:
         raise TableError(f"{directory}: the name {duplicate!r} is given to two GPU types")
     return Catalog(models=models, gpu_types=gpu_types)
@@ -724,7 +735,9 @@ def load_model_config(path: Path) -> Model:
 
 def load_memory_model(path: Path | None = None) -> MemoryModel:
     """Load memory-model coefficients from `path` (default: the shipped ``memory-model.yaml``)."""
-    return _validate(MemoryModel, path or shipped_tables_directory() / "memory-model.yaml")
+    if path is None:
+        return _shipped_memory_model()
+    return _validate(MemoryModel, path)
 
 
 def load_weights(path: Path | None = None) -> Weights:
@@ -750,3 +763,8 @@ def _shipped_catalog() -> Catalog:
 @cache
 def _shipped_weights() -> Weights:
     return _validate(Weights, shipped_tables_directory() / "costs.yaml")
+
+
+@cache
+def _shipped_memory_model() -> MemoryModel:
+    return _validate(MemoryModel, shipped_tables_directory() / "memory-model.yaml")

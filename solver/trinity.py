@@ -33,18 +33,15 @@ from ruamel.yaml.error import CommentMark, YAMLError
 from ruamel.yaml.tokens import CommentToken
 
 from solver.query import ENV_EXPORT, Plan, sp_rule_violation
-from solver.tables import Model
+from solver.tables import Model, OneLineError
 
 OFFLOAD_FLAGS = ("param_offload", "optimizer_offload", "offload_policy")
 ROLES = ("actor", "ref")
 _FSDP_CONFIG = ("trainer", "trainer_config", "actor_rollout_ref")
 
 
-class ConfigError(ValueError):
+class ConfigError(OneLineError):
     """A Trinity config that cannot be read or resolved; the message is one line naming the key at fault."""
-
-    def __init__(self, message: str) -> None:
-        super().__init__(message.replace("\r", "\\r").replace("\n", "\\n"))
 
 
 class TrinityConfig(BaseModel):
