@@ -10,6 +10,7 @@ import argparse
 import io
 import json
 import os
+import stat
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -426,7 +427,7 @@ def run_planner(args: argparse.Namespace) -> int:
         model=args.model or (config.model if config else "") or _config_model(catalog, args.model_config),
         gpu=args.gpu,
         objective=objective,
-        budget_gpus=config.trainer_gpus if from_config and config else args.gpus,
+        budget_gpus=config.trainer_gpus if from_config and config is not None else args.gpus,
         exact=args.exact or from_config,
         max_model_len=args.max_model_len or (config.max_model_len if config and objective != "max_len" else None),
         sp=args.sp,
@@ -447,7 +448,7 @@ def run_planner(args: argparse.Namespace) -> int:
     from solver.solve import plan  # imports OR-Tools: only commands that solve pay for it
 
     answers = plan(query, catalog)
-    if config is not None and args.from_config is not None:
+    if config is not None:
         answers = tuple(answer.model_copy(update={"current": _current(catalog, query, answer.gpu, config,
                                                                        args.from_config)})
                         for answer in answers)
@@ -515,9 +516,11 @@ def _current(catalog: Catalog, query: Query, gpu: str, config: TrinityConfig, pa
 
 def write_atomically(path: Path, text: str) -> None:
     """Write `text` to `path` through a temporary file in the same folder and a rename: a reader sees
-    the old file or the whole new one, never half of it; on failure nothing is left behind."""
+    the old file or the whole new one, never half of it; on failure nothing is left behind. The file
+    keeps the permissions of the one it replaces; a new file gets the usual ones (0666 less the umask)."""
     try:
-        handle = tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent or ".", prefix=f".{path.name}.",
+        mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o666 & ~_umask()
+        handle = tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.",
                                              suffix=".tmp", delete=False)
     except OSError as error:
         raise QueryError(f"{path}: cannot write: {error.strerror}") from None
@@ -526,12 +529,20 @@ def write_atomically(path: Path, text: str) -> None:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
+        os.chmod(handle.name, mode)
         os.replace(handle.name, path)
     except BaseException as error:
         Path(handle.name).unlink(missing_ok=True)
         if isinstance(error, OSError):
             raise QueryError(f"{path}: cannot write: {error.strerror}") from None
         raise
+
+
+def _umask() -> int:
+    """The process's umask (reading it means setting it, so it is set straight back)."""
+    current = os.umask(0o022)
+    os.umask(current)
+    return current
 
 
 def _console() -> Console:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 from pathlib import Path
 
 import pytest
@@ -50,6 +52,19 @@ def test_out_replaces_an_existing_file_whole(cli, tmp_path: Path):
     target.write_text("old: content\n" * 1000, encoding="utf-8")
     assert cli(*FLAGSHIP, "--out", str(target))[0] == 0
     assert "old: content" not in target.read_text(encoding="utf-8")
+
+
+def test_written_files_keep_or_get_the_usual_permissions(cli, user_config: Path, tmp_path: Path):
+    user_config.chmod(0o640)  # a config the user shares with a group
+    assert cli("--from-config", str(user_config), "--gpu", "a100", "--write", str(user_config))[0] == 0
+    assert "ulysses_sequence_parallel_size: 2" in user_config.read_text(encoding="utf-8")
+    assert stat.S_IMODE(user_config.stat().st_mode) == 0o640
+    previous = os.umask(0o027)
+    try:
+        assert cli(*FLAGSHIP, "--out", str(tmp_path / "plan.yaml"))[0] == 0
+    finally:
+        os.umask(previous)
+    assert stat.S_IMODE((tmp_path / "plan.yaml").stat().st_mode) == 0o640  # 0666 less the umask, as with open()
 
 
 def test_out_into_a_missing_folder_exits_2_and_leaves_nothing(cli, tmp_path: Path):
