@@ -12,8 +12,29 @@ from pathlib import Path
 from typing import Literal
 
 from solver.memory import Breakdown, breakdown
-from solver.query import Answer, ClusterResult, EstimateMode, Objective, make_query
-from solver.tables import Catalog, Fleet, Setting, Weights, load_catalog, load_fleet, load_memory_model
+from solver.query import (
+    Answer,
+    ClusterResult,
+    EstimateMode,
+    Objective,
+    check_counts,
+    make_query,
+    resolve_margin,
+    sp_rule_violation,
+)
+from solver.tables import (
+    MAX_GPUS,
+    MAX_TOKENS,
+    Catalog,
+    Fleet,
+    MemoryModel,
+    QueryError,
+    Setting,
+    Weights,
+    load_catalog,
+    load_fleet,
+    load_memory_model,
+)
 
 
 def plan(
@@ -87,9 +108,17 @@ def estimate_memory(
     offload: bool = False,
     margin: float | None = None,
     catalog: Catalog | None = None,
+    memory: MemoryModel | None = None,
 ) -> Breakdown:
-    """The memory model's breakdown of one trainer GPU's peak memory, and whether it fits."""
+    """The memory model's breakdown of one trainer GPU's peak memory, and whether it fits; `QueryError` for
+    an unknown name, a count out of range or an SP degree the model's heads or the GPU count rule out."""
     catalog = catalog if catalog is not None else load_catalog()
-    calibrated = load_memory_model()
-    return breakdown(catalog.model(model), catalog.gpu(gpu).memory_gb, gpus, Setting(env=env, offload=offload, sp=sp),
-                     max_model_len, calibrated.coefficients, calibrated.margin if margin is None else margin)
+    memory = memory if memory is not None else load_memory_model()
+    margin = resolve_margin(memory, margin)
+    check_counts(("--gpus", gpus, MAX_GPUS), ("--len", max_model_len, MAX_TOKENS), ("--sp", sp, MAX_GPUS))
+    resolved = catalog.model(model)
+    problem = sp_rule_violation(resolved.num_attention_heads, resolved.num_key_value_heads, sp)
+    if problem or gpus % sp:
+        raise QueryError(f"--sp {sp} is not allowed: {problem or f'SP={sp} does not divide {gpus} GPUs'}")
+    return breakdown(resolved, catalog.gpu(gpu).memory_gb, gpus, Setting(env=env, offload=offload, sp=sp),
+                     max_model_len, memory.coefficients, margin)

@@ -21,7 +21,7 @@ import yaml
 from rich.console import Console
 
 from solver import __version__
-from solver.query import MAX_TOP, Answer, CurrentSettings, Objective, Query, make_query, sp_rule_violation
+from solver.query import MAX_TOP, Answer, CurrentSettings, Objective, Query, make_query, resolve_margin
 from solver.render import answers_json, answers_view, cells_json, tables_view
 from solver.tables import (
     Catalog,
@@ -286,21 +286,17 @@ def build_memory_parser() -> argparse.ArgumentParser:
 
 def run_memory(args: argparse.Namespace) -> int:
     """``solve memory``: one GPU's predicted peak memory and the verdict; exit 1 when it does not fit."""
-    from solver.memory import breakdown
+    from solver.api import estimate_memory
     from solver.render import memory_json, memory_view
 
     catalog = _catalog_with(args.model_config)
     model = catalog.model(args.model or _config_model(catalog, args.model_config))
     gpu = catalog.gpu(args.gpu)
-    problem = sp_rule_violation(model.num_attention_heads, model.num_key_value_heads, args.sp)
-    if problem or args.gpus % args.sp:
-        raise QueryError(f"--sp {args.sp} is not allowed: {problem or f'SP={args.sp} does not divide {args.gpus} GPUs'}")
     memory_model = load_memory_model(args.memory_model)
-    margin = memory_model.margin if args.margin is None else args.margin
-    if not 0 <= margin < 1:
-        raise QueryError(f"--margin is a fraction from 0 to below 1, got {margin}")
+    result = estimate_memory(model.name, gpu.name, args.gpus, args.max_model_len, sp=args.sp, env=args.env,
+                             offload=args.offload, margin=args.margin, catalog=catalog, memory=memory_model)
+    margin = resolve_margin(memory_model, args.margin)
     setting = Setting(env=args.env, offload=args.offload, sp=args.sp)
-    result = breakdown(model, gpu.memory_gb, args.gpus, setting, args.max_model_len, memory_model.coefficients, margin)
     if args.json:
         sys.stdout.write(memory_json(result) + "\n")
     else:

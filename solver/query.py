@@ -191,15 +191,9 @@ def make_query(
     resolved = catalog.model(model)
     gpu_names = (catalog.gpu(gpu).name,) if gpu is not None else tuple(g.name for g in catalog.documented_gpu_types)
     memory = memory if memory is not None else load_memory_model()
-    margin = memory.margin if margin is None else margin
-    if not 0 <= margin < 1:
-        raise QueryError(f"--margin is a fraction from 0 to below 1, got {margin}")
-    for name, value, most in (("--gpus", budget_gpus, MAX_GPUS), ("--len", max_model_len, MAX_TOKENS),
-                              ("--sp", sp, MAX_GPUS), ("--top", top, MAX_TOP)):
-        if value is not None and value < 1:
-            raise QueryError(f"{name} must be at least 1, got {value}")
-        if value is not None and value > most:
-            raise QueryError(f"{name} must be at most {most}, got {value}")
+    margin = resolve_margin(memory, margin)
+    check_counts(("--gpus", budget_gpus, MAX_GPUS), ("--len", max_model_len, MAX_TOKENS), ("--sp", sp, MAX_GPUS),
+                 ("--top", top, MAX_TOP))
     if objective == "max_len":
         if budget_gpus is None:
             raise QueryError("--maximize len needs a GPU budget: --gpus N")
@@ -241,6 +235,23 @@ def make_query(
         host_ram_gb=host_ram_gb,
         node_gpus=node_gpus,
     )
+
+
+def resolve_margin(memory: MemoryModel, margin: float | None) -> float:
+    """The safety margin asked for, or the memory model's default; `QueryError` outside [0, 1)."""
+    margin = memory.margin if margin is None else margin
+    if not 0 <= margin < 1:
+        raise QueryError(f"--margin is a fraction from 0 to below 1, got {margin}")
+    return margin
+
+
+def check_counts(*counts: tuple[str, int | None, int]) -> None:
+    """`QueryError` unless each (flag, value, most) value is None or from 1 to `most`."""
+    for name, value, most in counts:
+        if value is not None and value < 1:
+            raise QueryError(f"{name} must be at least 1, got {value}")
+        if value is not None and value > most:
+            raise QueryError(f"{name} must be at most {most}, got {value}")
 
 
 def sp_rule_violation(attention_heads: int, kv_heads: int, sp: int) -> str | None:

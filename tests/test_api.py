@@ -48,3 +48,19 @@ def test_estimate_memory_gives_the_json_the_command_prints(cli):
 def test_bad_requests_raise_query_error():
     with pytest.raises(solver.QueryError, match="unknown model '5B'"):
         solver.plan("5B", max_model_len=8192)
+
+
+@pytest.mark.parametrize(
+    ("arguments", "message"),
+    [
+        (dict(gpus=8, max_model_len=32768, sp=3), "--sp 3 is not allowed: SP=3 does not divide its 32 attention heads"),
+        (dict(gpus=6, max_model_len=32768, sp=4), "--sp 4 is not allowed: SP=4 does not divide 6 GPUs"),
+        (dict(gpus=0, max_model_len=32768), "--gpus must be at least 1, got 0"),
+        (dict(gpus=8, max_model_len=1 << 30), "--len must be at most 16777216, got 1073741824"),
+        (dict(gpus=8, max_model_len=32768, margin=1.0), "--margin is a fraction from 0 to below 1, got 1.0"),
+    ],
+)
+def test_estimate_memory_checks_its_request_like_the_command(arguments: dict, message: str):
+    with pytest.raises(solver.QueryError) as raised:
+        solver.estimate_memory("4B", "h100", **arguments)
+    assert str(raised.value) == message

@@ -166,6 +166,8 @@ def test_cli_memory_breakdown_and_exit_codes(cli):
     assert status == 1 and result["fits"] is False and result["headroom_gib"] < 0 and result["memory_gib"] == 24
     status, out, err = cli("memory", "--model", "4B", "--gpu", "a100", "--gpus", "6", "--len", "8192", "--sp", "4")
     assert status == 2 and err == "solve memory: error: --sp 4 is not allowed: SP=4 does not divide 6 GPUs\n"
+    status, out, err = cli("memory", "--model", "4B", "--gpu", "a100", "--gpus", "4", "--len", str(1 << 30))
+    assert (status, out, err) == (2, "", "solve memory: error: --len must be at most 16777216, got 1073741824\n")
     status, _, err = cli("memory", "--model-config", str(FIXTURE), "--gpu", "h100", "--gpus", "8", "--len", "65536",
                          "--sp", "2")
     assert status in (0, 1) and err == ""
