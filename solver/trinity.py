@@ -26,6 +26,7 @@ from collections.abc import Iterable, Mapping
 from itertools import pairwise
 from typing import Any
 
+import yaml as pyyaml
 from pydantic import BaseModel, ConfigDict
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
@@ -38,6 +39,8 @@ from solver.tables import Model, OneLineError
 OFFLOAD_FLAGS = ("param_offload", "optimizer_offload", "offload_policy")
 ROLES = ("actor", "ref")
 _FSDP_CONFIG = ("trainer", "trainer_config", "actor_rollout_ref")
+_FAST_SAFE_LOADER = getattr(pyyaml, "CSafeLoader", pyyaml.SafeLoader)
+"""PyYAML's safe loader, in C where libyaml is there: it re-reads every fragment made, for the check."""
 
 
 class ConfigError(OneLineError):
@@ -184,7 +187,8 @@ def trinity_fragment(
     ``cluster`` of `nodes` nodes (default one) sharing the trainer's GPUs and R equally
     (``gpu_per_node`` = (trainer GPUs + R) / nodes), and ``explorer.rollout_model`` with R engines of
     tensor-parallel size 1. `gpu` (e.g. ``A100-80GB``) only names the GPU type in the header comment.
-    The output depends only on the arguments: the same input gives the same bytes.
+    The output depends only on the arguments: the same input gives the same bytes, checked against
+    Trinity's rules (`check_trinity_config`) before it is returned.
     """
     if rollout_gpus is not None and rollout_gpus < 1:
         raise ValueError(f"rollout_gpus must be at least 1 (or None for no cluster section), got {rollout_gpus}")
@@ -209,7 +213,11 @@ def trinity_fragment(
         ("model", "rope_scaling"): f"YaRN: max_model_len is beyond the native context of {model.native_context}",
     }
     body = _emit([*model_keys, *cluster_keys, *trainer_keys], comments)
-    return "\n".join([*_header(plan, model, rollout_gpus, gpu), *body]) + "\n"
+    text = "\n".join([*_header(plan, model, rollout_gpus, gpu), *body]) + "\n"
+    problems = check_trinity_config(pyyaml.load(text, Loader=_FAST_SAFE_LOADER), model, plan.gpus)
+    if problems:  # a defect of rft-solver's, never of the input: no fragment that Trinity would refuse leaves here
+        raise RuntimeError(f"the Trinity config made for {plan.setting.label} breaks Trinity's rules: {problems}")
+    return text
 
 
 # --------------------------------------------------------------------------------------------------

@@ -152,6 +152,12 @@ def test_fragment_without_env_offload_or_yarn_sets_only_the_basics() -> None:
     assert "PYTORCH_CUDA_ALLOC_CONF" not in GOLDEN["golden-vanilla.yaml"]()
 
 
+def test_fragment_refuses_a_plan_that_breaks_trinitys_rules() -> None:
+    broken = sp2_plan().model_copy(update={"max_token_len_per_gpu": 1024})  # too few tokens per GPU for 24576
+    with pytest.raises(RuntimeError, match=r"the Trinity config made for SP=2 breaks Trinity's rules: .*max_token_len"):
+        trinity_fragment(broken, catalog().model("4B"))
+
+
 def test_fragment_refuses_zero_rollout_gpus() -> None:
     with pytest.raises(ValueError, match="rollout_gpus"):
         trinity_fragment(vanilla_plan(), catalog().model("4B"), rollout_gpus=0)
