@@ -318,7 +318,7 @@ class _Words:
 
     def _beyond_table(self, n: int) -> Reason:
         if not self.rows(n):
-            longest = max((cell[4] for cell in self.data.estimates if cell[0] == n), default=0)
+            longest = self.data.longest_estimate.get(n, 0)
             return Reason(rule="memory_model", detail=(
                 f"no table for {self.gpus(n)}; the memory model's longest fitting length there is {longest} tokens"))
         return Reason(rule="beyond_table", detail=(

@@ -42,6 +42,8 @@ class PlanningData:
     """The documented setting at (n, max_model_len), for the cells where something trains."""
     estimates: tuple[tuple[int, int, int, int, int], ...]
     """(n, e, o, s, longest length that fits) by the memory model, for GPU counts without a table."""
+    longest_estimate: Mapping[int, int]
+    """The longest length any estimate fits, per GPU count without a table."""
     lengths: tuple[int, ...]
     """Every length a plan may have when the length is maximised: the rows, and the estimates' grid."""
 
@@ -109,7 +111,10 @@ def prepare(catalog: Catalog, gpu: str, query: Query) -> PlanningData:
         if (setting := row.setting(shape.name)) is not None
     }
     rows = tuple((table.gpus, row.max_model_len) for table in tables for row in table.rows)
-    longest = max((cell[4] for cell in estimates), default=0)
+    longest_estimate: dict[int, int] = {}
+    for n, *_, fitting in estimates:
+        longest_estimate[n] = max(longest_estimate.get(n, 0), fitting)
+    longest = max(longest_estimate.values(), default=0)
     return PlanningData(
         gpu=gpu,
         model=shape.name,
@@ -120,6 +125,7 @@ def prepare(catalog: Catalog, gpu: str, query: Query) -> PlanningData:
         ranks=cost_ranks(counts, query.objective, query.weights),
         settings=MappingProxyType(settings),
         estimates=estimates,
+        longest_estimate=MappingProxyType(longest_estimate),
         lengths=tuple(sorted({length for _, length in rows} | set(range(GRID, longest + 1, GRID)))),
     )
 
@@ -257,9 +263,8 @@ def add_length(model: cp_model.CpModel, data: PlanningData, query: Query, plan: 
     """When maximising, L is a row of the table for the plan's GPU count, or for a GPU count without a
     table (an estimate), a multiple of the estimates' grid."""
     if query.max_model_len is None:
-        longest = {n: max(cell[4] for cell in data.estimates if cell[0] == n) for n, *_ in data.estimates}
         lengths = [(n, length, 0) for n, length in data.rows]
-        lengths += [(n, length, 1) for n, top in longest.items() for length in range(GRID, top + 1, GRID)]
+        lengths += [(n, length, 1) for n, top in data.longest_estimate.items() for length in range(GRID, top + 1, GRID)]
         _guarded(model.add_allowed_assignments([plan.gpus, plan.max_model_len, plan.estimated], lengths),
                  guards, "table_rows")
 
