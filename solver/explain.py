@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
+from time import monotonic
 
 from ortools.sat.python import cp_model
 
@@ -34,14 +35,17 @@ class _Prober:
     """Puts alternatives to the guarded model: which rule, on its own, excludes them?
 
     Plan variables are fixed through assumptions on literals made once, so every question is one more
-    solve of the same model.
+    solve of the same model. All questions share one deadline, the query's time limit from now; a
+    question it leaves undecided counts as not excluding, and is counted in `undecided`.
     """
 
     def __init__(self, data: PlanningData, query: Query) -> None:
+        self.deadline = monotonic() + query.time_limit_s
+        self.gpu = data.gpu
+        self.undecided = 0
         self.model, self.plan, self.guards = build_model(data, query, guarded=True)
         self.solver = new_solver(query)
         self.solver.parameters.stop_after_first_solution = True  # feasibility is all that is asked
-        self.solver.parameters.max_time_in_seconds = query.time_limit_s
         self.rule_of = {literal.index: rule for rule, literal in self.guards.items()}
         pinned = {"pin_sp": query.sp, "pin_env": query.env, "pin_offload": query.offload,
                   "sp_within_node": query.node_gpus, "host_ram": query.host_ram_gb}
@@ -67,10 +71,17 @@ class _Prober:
             self.model.add(variable == value).only_enforce_if(literals[value])
         return literals
 
+    def remaining_s(self) -> float:
+        """Seconds left before the deadline (at least a millisecond, CP-SAT's smallest useful limit)."""
+        return max(self.deadline - monotonic(), 0.001)
+
     def _infeasible(self, assumptions: list[cp_model.IntVar]) -> bool:
         self.model.clear_assumptions()
         self.model.add_assumptions(assumptions)
-        return self.solver.solve(self.model) == cp_model.INFEASIBLE
+        self.solver.parameters.max_time_in_seconds = self.remaining_s()
+        status = self.solver.solve(self.model) if self.deadline > monotonic() else cp_model.UNKNOWN
+        self.undecided += status == cp_model.UNKNOWN
+        return status == cp_model.INFEASIBLE
 
     def _fixing(self, **values: int | None) -> list[cp_model.IntVar]:
         return [self.fixes[name][value] for name, value in values.items() if value is not None]
@@ -127,8 +138,14 @@ def explain(catalog: Catalog, query: Query, answer: Answer) -> tuple[Reason, ...
     words = _Words(data, query, catalog)
     prober = _Prober(data, query)
     if answer.plans:
-        return _why_this_plan(prober, words, data, query, answer.plans[0])
-    return _why_no_plan(catalog, prober, words, data, query)
+        reasons = _why_this_plan(prober, words, data, query, answer.plans[0])
+    else:
+        reasons = _why_no_plan(catalog, prober, words, data, query)
+    if prober.undecided:
+        reasons += (Reason(rule="incomplete", detail=(
+            f"{prober.undecided} of the questions behind this explanation ran out of time (--time-limit "
+            f"{query.time_limit_s:g} s for the whole explanation): rules may be missing above")),)
+    return reasons
 
 
 def _why_this_plan(prober: _Prober, words: _Words, data: PlanningData, query: Query, best: Plan) -> tuple[Reason, ...]:
@@ -168,7 +185,7 @@ def _why_no_plan(
     reasons = [Reason(rule="limit", detail=words.binding(binding))]
     if query.objective != "max_len":
         asked = query.max_model_len or 0
-        shorter = _best(catalog, query, data.gpu, objective="max_len", max_model_len=None)
+        shorter = _best(catalog, query, prober, objective="max_len", max_model_len=None)
         if shorter:
             reasons.append(Reason(rule="shorter_length", detail=(
                 f"{words.within()} the longest length with a plan is {shorter.max_model_len} tokens "
@@ -178,7 +195,7 @@ def _why_no_plan(
                 f"{shorter.max_model_len} tokens, which is max_token_len_per_gpu = "
                 f"{shorter.max_token_len_per_gpu} on each of {words.gpus(shorter.gpus)} with SP={shorter.sp}")))
         most = max(data.counts) if query.estimate == "never" else max(*data.counts, *ESTIMATED_COUNTS)
-        more = _best(catalog, query, data.gpu, objective="min_gpus", budget_gpus=most, exact=False)
+        more = _best(catalog, query, prober, objective="min_gpus", budget_gpus=most, exact=False)
         if more and more.gpus > query.budget_gpus:
             reasons.append(Reason(rule="more_gpus", detail=(
                 f"{asked} tokens need {words.gpus(more.gpus)}, {more.gpus - query.budget_gpus} more than the "
@@ -188,15 +205,17 @@ def _why_no_plan(
                 f"no count of {data.gpu} GPUs up to {most} trains {data.model} at {asked} tokens"
                 f"{words.pins_suffix()}")))
     if any(rule.startswith("pin_") for rule in binding):
-        free = _best(catalog, query, data.gpu, sp=None, env=None, offload=None)
+        free = _best(catalog, query, prober, sp=None, env=None, offload=None)
         if free:
             reasons.append(Reason(rule="without_pins", detail=f"without {words.pins()}: {words.plan(free)}"))
     return tuple(reasons)
 
 
-def _best(catalog: Catalog, query: Query, gpu: str, **changes: object) -> Plan | None:
-    """The best plan of `query` changed as given, on one GPU type, or None."""
-    answer = answer_for(catalog, query.model_copy(update={"top": 1, **changes}), gpu)
+def _best(catalog: Catalog, query: Query, prober: _Prober, **changes: object) -> Plan | None:
+    """The best plan of `query` changed as given, on the prober's GPU type, within its deadline, or None."""
+    changed = query.model_copy(update={"top": 1, "time_limit_s": prober.remaining_s(), **changes})
+    answer = answer_for(catalog, changed, prober.gpu)
+    prober.undecided += answer.status not in ("optimal", "infeasible")  # stopped by the deadline
     return answer.plans[0] if answer.plans else None
 
 

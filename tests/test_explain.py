@@ -141,3 +141,18 @@ def test_estimated_answers_are_explained_by_the_memory_model():
     assert f"no plan reaches the next length, {best.max_model_len + 1024} tokens:" in details(reasons, "longer")
     assert any(d.startswith("no table for 6 GPUs; the memory model") for d in details(reasons, "memory_model"))
     assert any("SP must divide the 28 attention heads of Qwen2.5-7B" in d for d in details(reasons, "sp_divides_heads"))
+
+
+def test_an_explanation_shares_one_deadline_and_says_when_it_ran_out(monkeypatch: pytest.MonkeyPatch):
+    query = make_query(CATALOG, gpu="a100", model="4B", objective="max_len", budget_gpus=6, exact=True,
+                       estimate="never", time_limit_s=5)
+    (answer,) = plan(query, CATALOG)
+    clock = iter([0.0])  # the deadline is set at 0 s; every later look at the clock is long past it
+    monkeypatch.setattr("solver.explain.monotonic", lambda: next(clock, 1e9))
+    reasons = explain(CATALOG, query, answer)
+    assert [r.rule for r in reasons if r.rule in RULES] == []  # no question was put to CP-SAT, no rule named
+    (incomplete,) = details(reasons, "incomplete")
+    assert incomplete.endswith("of the questions behind this explanation ran out of time (--time-limit 5 s for the "
+                               "whole explanation): rules may be missing above")
+    monkeypatch.undo()
+    assert details(explain(CATALOG, query, answer), "incomplete") == []  # with the time it needs: complete
