@@ -155,12 +155,12 @@ def _why_this_plan(prober: _Prober, words: _Words, data: PlanningData, query: Qu
     length = best.max_model_len if query.objective == "max_len" else None
     chosen = f"{best.setting.label} on {words.gpus(best.gpus)}"
     if query.objective == "max_len":
-        choice = (f"{best.max_model_len} tokens is the longest length with a plan {words.within()}, and {chosen} "
+        choice = (f"{best.max_model_len} tokens is the longest length with a plan {query.within_budget}, and {chosen} "
                   "is the cheapest plan there")
     elif query.objective == "min_gpus":
         choice = f"{chosen} is the plan with the fewest GPUs, then the cheapest, at {best.max_model_len} tokens"
     else:
-        choice = f"{chosen} is the cheapest plan at {best.max_model_len} tokens {words.within()}"
+        choice = f"{chosen} is the cheapest plan at {best.max_model_len} tokens {query.within_budget}"
     reasons = [Reason(rule="choice", detail=(
         f"{choice}; each of the {len(cheaper)} combinations of GPU count, Env, Offload and SP that would rank "
         "before it fails a rule:"))]
@@ -188,7 +188,7 @@ def _why_no_plan(
         shorter = _best(catalog, query, prober, objective="max_len", max_model_len=None)
         if shorter:
             reasons.append(Reason(rule="shorter_length", detail=(
-                f"{words.within()} the longest length with a plan is {shorter.max_model_len} tokens "
+                f"{query.within_budget} the longest length with a plan is {shorter.max_model_len} tokens "
                 f"({asked - shorter.max_model_len} fewer): {words.plan(shorter)}")))
             reasons.append(Reason(rule="fewer_tokens", detail=(
                 f"prompt and response together (max_prompt_tokens + max_response_tokens) must then fit in "
@@ -203,11 +203,11 @@ def _why_no_plan(
         elif not more:
             reasons.append(Reason(rule="more_gpus", detail=(
                 f"no count of {data.gpu} GPUs up to {most} trains {data.model} at {asked} tokens"
-                f"{words.pins_suffix()}")))
+                f"{' with ' + query.pin_flags if query.pin_flags else ''}")))
     if any(rule.startswith("pin_") for rule in binding):
         free = _best(catalog, query, prober, sp=None, env=None, offload=None)
         if free:
-            reasons.append(Reason(rule="without_pins", detail=f"without {words.pins()}: {words.plan(free)}"))
+            reasons.append(Reason(rule="without_pins", detail=f"without {query.pin_flags}: {words.plan(free)}"))
     return tuple(reasons)
 
 
@@ -232,19 +232,6 @@ class _Words:
     def gpus(count: int) -> str:
         return f"{count} GPU{'s' if count != 1 else ''}"
 
-    def within(self) -> str:
-        budget = self.gpus(self.query.budget_gpus)
-        return f"on exactly {budget}" if self.query.exact else f"within {budget}"
-
-    def pins(self) -> str:
-        flags = [f"--sp {self.query.sp}"] if self.query.sp is not None else []
-        flags += [f"--{'' if pinned else 'no-'}{name}" for name, pinned in
-                  (("env", self.query.env), ("offload", self.query.offload)) if pinned is not None]
-        return " ".join(flags)
-
-    def pins_suffix(self) -> str:
-        return f" with {self.pins()}" if self.pins() else ""
-
     def plan(self, plan: Plan) -> str:
         return (f"{plan.setting.label} on {self.gpus(plan.gpus)} at {plan.max_model_len} tokens "
                 f"({plan.evidence_text(self.data.gpu)})")
@@ -260,7 +247,7 @@ class _Words:
         data, query = self.data, self.query
         parts = []
         if "budget" in rules:
-            parts.append(f"the budget ({self.within()})")
+            parts.append(f"the budget ({self.query.within_budget})")
         for rule, text in (("sp_divides_gpus", "SP must divide the trainer GPUs"),
                            ("sp_divides_heads", f"SP must divide the {data.shape.num_attention_heads} attention heads"),
                            ("sp_kv_heads", f"SP and the {data.shape.num_key_value_heads} KV heads must divide one another"),
@@ -268,7 +255,7 @@ class _Words:
             if rule in rules:
                 parts.append(text)
         if any(rule.startswith("pin_") for rule in rules):
-            parts.append(f"the pins ({self.pins()})")
+            parts.append(f"the pins ({self.query.pin_flags})")
         if "host_ram" in rules:
             parts.append(f"host memory (--host-ram {query.host_ram_gb:g} GB per node is too little for Offload)")
         if "evidence" in rules or "table_rows" in rules:
@@ -321,7 +308,7 @@ class _Words:
                                              f"{query.host_ram_gb:g} GB per node (on {on} GPUs)")]
         if rule.startswith("pin_"):
             labels = ", ".join(dict.fromkeys(f"{_label(c)} on {c[0]}" for c in combinations))
-            return [Reason(rule="pin", detail=f"{self.pins()} rules out {labels} GPUs")]
+            return [Reason(rule="pin", detail=f"{self.query.pin_flags} rules out {labels} GPUs")]
         return self._evidence(counts[0], length, combinations)
 
     def _estimate(self, n: int, length: int, combinations: list[Combination]) -> Reason:

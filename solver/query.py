@@ -64,6 +64,20 @@ class Query(_Frozen):
     workers: int = Field(default=1, gt=0)
     seed: int = Field(default=0, ge=0)
 
+    @property
+    def within_budget(self) -> str:
+        """The budget in words: ``within 6 GPUs``, or ``on exactly 6 GPUs`` with `exact`."""
+        gpus = f"{self.budget_gpus} GPU{'s' if self.budget_gpus != 1 else ''}"
+        return f"on exactly {gpus}" if self.exact else f"within {gpus}"
+
+    @property
+    def pin_flags(self) -> str:
+        """The pinned settings as the flags that pin them (``--sp 2 --no-offload``); empty when none."""
+        flags = [f"--sp {self.sp}"] if self.sp is not None else []
+        flags += [f"--{'' if pinned else 'no-'}{name}"
+                  for name, pinned in (("env", self.env), ("offload", self.offload)) if pinned is not None]
+        return " ".join(flags)
+
 
 class SourceCell(_Frozen):
     """The documented cell a plan rests on."""

@@ -114,13 +114,11 @@ def answers_json(answers: Iterable[Answer]) -> str:
 
 
 def _goal(query: Query) -> str:
-    gpus = _count(query.budget_gpus, "GPU")
-    within = f"on exactly {gpus}" if query.exact else f"within {gpus}"
     if query.objective == "max_len":
-        return f"longest context {within}"
+        return f"longest context {query.within_budget}"
     if query.objective == "min_gpus":
         return f"fewest GPUs for {query.max_model_len} tokens (budget {query.budget_gpus})"
-    return f"cheapest plan for {query.max_model_len} tokens {within}"
+    return f"cheapest plan for {query.max_model_len} tokens {query.within_budget}"
 
 
 def apply_lines(plan: Plan, native_context: int) -> list[str]:

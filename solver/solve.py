@@ -177,9 +177,7 @@ def _why_no_plan(catalog: Catalog, data: PlanningData, query: Query) -> str:
         return f"no plan for {query.budget_gpus} or fewer trainer GPUs with {where} (counts with a plan: {counts})"
     sources = {"auto": "the tables and the memory model's estimates", "only": "the memory model's estimates",
                "never": "the tables"}[query.estimate]
-    pins = _describe_pins(query)
-    gpus = f"{query.budget_gpus} GPU{'s' if query.budget_gpus > 1 else ''}"
-    within = f"on exactly {gpus}" if query.exact else f"within {gpus}"
+    pins, within = query.pin_flags, query.within_budget
     if query.objective != "max_len":
         longest = answer_for(catalog, query.model_copy(update={"objective": "max_len", "max_model_len": None,
                                                                "top": 1}), data.gpu)
@@ -191,13 +189,3 @@ def _why_no_plan(catalog: Catalog, data: PlanningData, query: Query) -> str:
                 f"the longest is {best.max_model_len} ({best.setting.label} on {best.gpus} GPUs, {best.evidence})"
             )
     return f"nothing in {sources} for {where} {within} trains{' with ' + pins if pins else ''}"
-
-
-def _describe_pins(query: Query) -> str:
-    flags = []
-    if query.sp is not None:
-        flags.append(f"--sp {query.sp}")
-    for name, pinned in (("env", query.env), ("offload", query.offload)):
-        if pinned is not None:
-            flags.append(f"--{'' if pinned else 'no-'}{name}")
-    return " ".join(flags)
