@@ -9,10 +9,11 @@ inferred or estimated.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from solver.query import Plan, make_query
-from solver.solve import answer_for
+from solver.solve import best_plan
 from solver.tables import Catalog
 
 Grid = dict[tuple[str | int, int], Plan | None]
@@ -21,21 +22,16 @@ Grid = dict[tuple[str | int, int], Plan | None]
 
 def longest_by_model(catalog: Catalog, gpu: str, models: Sequence[str], budgets: Sequence[int]) -> Grid:
     """For each model and budget: the plan with the longest context on at most that many GPUs."""
-    grid: Grid = {}
-    for model in models:
-        for budget in budgets:
-            query = make_query(catalog, model=model, gpu=gpu, objective="max_len", budget_gpus=budget)
-            answer = answer_for(catalog, query, catalog.gpu(gpu).name)
-            grid[(model, budget)] = answer.plans[0] if answer.plans else None
-    return grid
+    return _grid(catalog, gpu, budgets, {model: {"model": model, "objective": "max_len"} for model in models})
 
 
 def cheapest_by_length(catalog: Catalog, gpu: str, model: str, lengths: Sequence[int], budgets: Sequence[int]) -> Grid:
     """For each length and budget: the cheapest plan for `model` on at most that many GPUs."""
-    grid: Grid = {}
-    for length in lengths:
-        for budget in budgets:
-            query = make_query(catalog, model=model, gpu=gpu, max_model_len=length, budget_gpus=budget)
-            answer = answer_for(catalog, query, catalog.gpu(gpu).name)
-            grid[(length, budget)] = answer.plans[0] if answer.plans else None
-    return grid
+    return _grid(catalog, gpu, budgets, {length: {"model": model, "max_model_len": length} for length in lengths})
+
+
+def _grid(catalog: Catalog, gpu: str, budgets: Sequence[int], requests: Mapping[str | int, dict[str, Any]]) -> Grid:
+    """The best plan for each row's request (`make_query`'s arguments) and each budget."""
+    name = catalog.gpu(gpu).name
+    return {(row, budget): best_plan(catalog, make_query(catalog, gpu=gpu, budget_gpus=budget, **request), name)
+            for row, request in requests.items() for budget in budgets}

@@ -82,7 +82,12 @@ def plan_for_settings(
     (with its evidence), or None when the tables do not vouch for it."""
     pinned = {"objective": "cheapest", "budget_gpus": gpus, "exact": True, "top": 1,
               "sp": setting.sp, "env": setting.env, "offload": setting.offload}
-    answer = answer_for(catalog, query.model_copy(update=pinned), gpu)
+    return best_plan(catalog, query.model_copy(update=pinned), gpu)
+
+
+def best_plan(catalog: Catalog, query: Query, gpu: str) -> Plan | None:
+    """The best plan of `query` on the GPU type `gpu`, or None when it has none."""
+    answer = answer_for(catalog, query, gpu)
     return answer.plans[0] if answer.plans else None
 
 
