@@ -339,30 +339,31 @@ def run_map(args: argparse.Namespace) -> int:
     if args.by == "len" and args.model is None:
         raise QueryError("--by len maps one model: give --model M")
     gpus = [catalog.gpu(args.gpu)] if args.gpu else list(catalog.documented_gpu_types)
+    asked = catalog.model(args.model).name if args.model else None
+    if args.svg is not None and not args.svg.parent.is_dir():
+        raise QueryError(f"{args.svg}: cannot write: No such file or directory")
     budgets = list(range(1, args.gpus_up_to + 1))
-    console = _console()
-    if args.svg:
-        console = Console(record=True, width=max(console.width, 160), file=io.StringIO())
+    screen = _console()
+    recorder = Console(record=True, width=max(screen.width, 160), file=io.StringIO()) if args.svg else None
     for gpu in gpus:
-        if args.by == "len":
-            model = catalog.model(args.model).name
+        if asked is not None and args.by == "len":
             lengths = sorted({row.max_model_len for table in gpu.tables for row in table.rows}) or [
                 4096 * step for step in range(1, 33)]
-            grid = cheapest_by_length(catalog, gpu.name, model, lengths, budgets)
-            title = f"{gpu.name} · {model}: cheapest setting per length and GPU budget"
+            grid = cheapest_by_length(catalog, gpu.name, asked, lengths, budgets)
+            title = f"{gpu.name} · {asked}: cheapest setting per length and GPU budget"
             view = map_view(grid, lengths, budgets, title, by_length=True)
         else:
             documented = [m.name for m in catalog.models if any(m.name in t.models for t in gpu.tables)]
-            models = [catalog.model(args.model).name] if args.model else documented or [
+            models = [asked] if asked else documented or [
                 m.name for m in catalog.models if any(m.name in t.models for g in catalog.gpu_types for t in g.tables)]
             grid = longest_by_model(catalog, gpu.name, models, budgets)
             view = map_view(grid, models, budgets, f"{gpu.name}: longest context per model and GPU budget",
                             by_length=False)
-        console.print(view)
-        if args.svg:
-            _console().print(view)
-    if args.svg:
-        write_atomically(args.svg, console.export_svg(title="rft-solver map"))
+        screen.print(view)
+        if recorder is not None:
+            recorder.print(view)
+    if recorder is not None:
+        write_atomically(args.svg, recorder.export_svg(title="rft-solver map"))
     return 0
 
 

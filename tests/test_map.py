@@ -39,3 +39,11 @@ def test_cli_map_and_svg(cli, tmp_path: Path):
     assert svg.read_text(encoding="utf-8").startswith("<svg") and [p.name for p in tmp_path.iterdir()] == ["map.svg"]
     status, _, err = cli("map", "--by", "len")
     assert status == 2 and err == "solve map: error: --by len maps one model: give --model M\n"
+
+
+def test_cli_map_refuses_bad_input_before_any_map(cli, tmp_path: Path):
+    target = tmp_path / "missing" / "map.svg"
+    assert cli("map", "--gpu", "a100", "--svg", str(target)) == (
+        2, "", f"solve map: error: {target}: cannot write: No such file or directory\n")
+    status, out, err = cli("map", "--model", "9B")
+    assert (status, out) == (2, "") and err.startswith("solve map: error: unknown model '9B'; accepted: Qwen3-0.6B")
