@@ -289,8 +289,8 @@ def run_memory(args: argparse.Namespace) -> int:
     from solver.api import estimate_memory
     from solver.render import memory_json, memory_view
 
-    catalog = _catalog_with(args.model_config)
-    model = catalog.model(args.model or _config_model(catalog, args.model_config))
+    catalog, added = _catalog_with(args.model_config)
+    model = catalog.model(args.model or added)
     gpu = catalog.gpu(args.gpu)
     memory_model = load_memory_model(args.memory_model)
     result = estimate_memory(model.name, gpu.name, args.gpus, args.max_model_len, sp=args.sp, env=args.env,
@@ -306,14 +306,14 @@ def run_memory(args: argparse.Namespace) -> int:
     return 0 if result.fits else NO_PLAN
 
 
-def _config_model(catalog: Catalog, model_config: Path | None) -> str:
-    """The name of the model that --model-config added to `catalog` ("" without one)."""
-    return catalog.models[-1].name if model_config else ""
-
-
-def _catalog_with(model_config: Path | None) -> Catalog:
+def _catalog_with(model_config: Path | None) -> tuple[Catalog, str]:
+    """The shipped catalogue, with the model that --model-config describes added; and that model's name
+    ("" without --model-config)."""
     catalog = load_catalog()
-    return catalog.with_model(load_model_config(model_config)) if model_config else catalog
+    if model_config is None:
+        return catalog, ""
+    added = load_model_config(model_config)
+    return catalog.with_model(added), added.name
 
 
 def build_map_parser() -> argparse.ArgumentParser:
@@ -410,7 +410,7 @@ def _read_config(path: Path) -> tuple[str, TrinityConfig]:
 def run_planner(args: argparse.Namespace) -> int:
     """``solve``: answer the planning question for each GPU type asked about."""
     _check_trinity_flags(args)
-    catalog = _catalog_with(args.model_config)
+    catalog, added = _catalog_with(args.model_config)
     config_text, config = _read_config(args.from_config) if args.from_config else ("", None)
     if config is not None and args.model is None:
         try:
@@ -421,7 +421,7 @@ def run_planner(args: argparse.Namespace) -> int:
     from_config = config is not None and args.gpus is None and config.trainer_gpus is not None
     query = make_query(
         catalog,
-        model=args.model or (config.model if config else "") or _config_model(catalog, args.model_config),
+        model=args.model or (config.model if config else "") or added,
         gpu=args.gpu,
         objective=objective,
         budget_gpus=config.trainer_gpus if from_config and config is not None else args.gpus,
