@@ -25,10 +25,10 @@ memory, Offload or Env never make a plan stop fitting, and a longer context neve
 from __future__ import annotations
 
 from functools import lru_cache
-from math import ceil
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from solver.query import token_budget
 from solver.tables import Coefficients, Model, Setting
 
 GIB = 1024**3
@@ -77,7 +77,7 @@ class Breakdown(_Frozen):
 def features(model: Model, gpus: int, setting: Setting, max_model_len: int) -> dict[str, float]:
     """Each term of `TERMS` in GiB before calibration, for `model` on `gpus` GPUs with `setting` at
     `max_model_len` tokens (see the module's docstring for where each comes from)."""
-    tokens = ceil(2 * max_model_len / setting.sp)
+    tokens = token_budget(max_model_len, setting.sp)
     parameters = model.parameters_b * 1e9
     return {
         "states": 0.0 if setting.offload else 16 * parameters / gpus / GIB,
@@ -111,7 +111,7 @@ def breakdown(
         total_gib=sum(terms.values()),
         usable_gib=memory_gb * fraction * (1 - margin),
         memory_gib=float(memory_gb),
-        tokens_per_gpu=ceil(2 * max_model_len / setting.sp),
+        tokens_per_gpu=token_budget(max_model_len, setting.sp),
     )
 
 
@@ -126,10 +126,9 @@ def longest_fitting(
     def fits(steps: int) -> bool:
         return breakdown(model, memory_gb, gpus, setting, steps * grid, coefficients, margin).fits
 
-    low, high = 0, ceiling // grid
     if not fits(1):
         return None
-    low = 1
+    low, high = 1, ceiling // grid
     while low < high:
         middle = (low + high + 1) // 2
         if fits(middle):
@@ -169,7 +168,7 @@ def trinity_check_gib(model: Model, gpus: int, setting: Setting, max_model_len: 
     """Trinity's own rough memory check (``GPUMemoryValidator``, facts.md §2): (estimated GiB per GPU,
     fraction of memory it allows: 0.8, or 0.9 with Env). The optimizer-step term it takes the maximum
     with is not published; it is taken as zero here."""
-    tokens = ceil(2 * max_model_len / setting.sp)
+    tokens = token_budget(max_model_len, setting.sp)
     parameters = model.parameters_b * 1e9
     states = 0.0 if setting.offload else 16 * parameters / gpus + 2 * parameters
     hidden_states = 2 * tokens * model.hidden_size * (model.num_layers + 4)
