@@ -666,25 +666,19 @@ def load_fleet(path: Path, catalog: Catalog) -> Fleet:
     Raises `TableError`, one line naming the file, the pool or job, and the field.
     """
     fleet = _validate(Fleet, path)
-    try:
-        pools = tuple(pool.model_copy(update={"gpu": catalog.gpu(pool.gpu).name}) for pool in fleet.pools)
-    except QueryError as error:
-        raise TableError(f"{path}: pool {_failing(fleet.pools, catalog.gpu, 'gpu')}: gpu: {error}") from None
-    try:
-        jobs = tuple(job.model_copy(update={"model": catalog.model(job.model).name}) for job in fleet.jobs)
-    except QueryError as error:
-        raise TableError(f"{path}: job {_failing(fleet.jobs, catalog.model, 'model')}: model: {error}") from None
+    pools = tuple(pool.model_copy(update={"gpu": _resolved(path, "pool", pool.name, "gpu", catalog.gpu, pool.gpu)})
+                  for pool in fleet.pools)
+    jobs = tuple(job.model_copy(update={"model": _resolved(path, "job", job.name, "model", catalog.model, job.model)})
+                 for job in fleet.jobs)
     return fleet.model_copy(update={"pools": pools, "jobs": jobs})
 
 
-def _failing(items: tuple[Any, ...], resolve: Any, field: str) -> str:
-    """The name of the first item whose `field` does not resolve."""
-    for item in items:
-        try:
-            resolve(getattr(item, field))
-        except QueryError:
-            return str(item.name)
-    return "?"
+def _resolved(path: Path, kind: str, name: str, field: str, resolve: Any, value: str) -> str:
+    """The canonical name of `value` (a GPU type or model); `TableError` naming the item when unknown."""
+    try:
+        return str(resolve(value).name)
+    except QueryError as error:
+        raise TableError(f"{path}: {kind} {name}: {field}: {error}") from None
 
 
 def read_user_file(path: Path) -> str:
