@@ -19,7 +19,7 @@ import signal
 import threading
 import time
 import zlib
-from collections import Counter, defaultdict
+from collections import Counter, defaultdict, deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Literal
@@ -102,6 +102,8 @@ def job_options(planner: _Planner, fleet: Fleet, index: int) -> list[Option]:
     the job's model on the pool's GPU type, their counts and evidence; where they have not, the memory
     model's estimates for the counts the planner estimates (marked ``estimated``)."""
     job = fleet.jobs[index]
+    asked = job.max_model_len
+    length = None if isinstance(asked, AtLeast) else asked
     options = []
     for pool_index, pool in enumerate(fleet.pools):
         if job.pool not in (None, pool.name):
@@ -114,8 +116,6 @@ def job_options(planner: _Planner, fleet: Fleet, index: int) -> list[Option]:
             room = layout(gpus, job.rollout_gpus, pool.gpus_per_node)
             if room is None:
                 continue
-            asked = job.max_model_len
-            length = None if isinstance(asked, AtLeast) else asked
             spans = pool.gpus_per_node if gpus > pool.gpus_per_node else None
             plan = planner.best(pool.gpu, job.model, gpus, length, spans, estimate)
             if plan is None or (isinstance(asked, AtLeast) and plan.max_model_len < asked.at_least):
@@ -320,7 +320,7 @@ def _decode(
         for option in (o for o in here if o.whole_nodes):
             nodes[option.job] = list(range(next_node, next_node + option.whole_nodes))
             next_node += option.whole_nodes
-        waiting: dict[int, list[Option]] = defaultdict(list)
+        waiting: dict[int, deque[Option]] = defaultdict(deque)
         for option in (o for o in here if o.size):
             waiting[option.size].append(option)
         for (p, pattern), count in sorted(counts.items()):
@@ -330,7 +330,7 @@ def _decode(
                 took = False
                 for size in pattern:
                     if waiting[size]:
-                        nodes[waiting[size].pop(0).job] = [next_node]
+                        nodes[waiting[size].popleft().job] = [next_node]
                         took = True
                 if took:
                     next_node += 1
@@ -422,12 +422,12 @@ def _greedy_choice(
     by_job: dict[int, list[Option]] = defaultdict(list)
     for option in options:
         by_job[option.job].append(option)
-    order = sorted(range(len(fleet.jobs)), key=lambda i: (-fleet.jobs[i].priority, i))
-    for index in order:
-        def footprint(o: Option) -> int:
-            return o.size or o.whole_nodes * fleet.pools[o.pool].gpus_per_node
 
-        order_key = (lambda o: (footprint(o), o.cost, o.pool)) if smallest_first else (lambda o: (o.pool, o.cost))
+    def footprint(o: Option) -> int:
+        return o.size or o.whole_nodes * fleet.pools[o.pool].gpus_per_node
+
+    order_key = (lambda o: (footprint(o), o.cost, o.pool)) if smallest_first else (lambda o: (o.pool, o.cost))
+    for index in sorted(range(len(fleet.jobs)), key=lambda i: (-fleet.jobs[i].priority, i)):
         for option in sorted(by_job[index], key=order_key):
             spot = _first_fit(option, free[option.pool], untouched[option.pool])
             if spot is not None:

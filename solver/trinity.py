@@ -745,11 +745,10 @@ def check_trinity_config(
         problems.append(f"trainer.ulysses_sequence_parallel_size: {heads} of {model.name}")
 
     length = number(("model", "max_model_len"))
-    role = (*_FSDP_CONFIG,)
     budgets: tuple[tuple[str, ...], ...] = (
         ("trainer", "max_token_len_per_gpu"),
-        (*role, "actor", "ppo_max_token_len_per_gpu"),
-        (*role, "ref", "log_prob_max_token_len_per_gpu"),
+        (*_FSDP_CONFIG, "actor", "ppo_max_token_len_per_gpu"),
+        (*_FSDP_CONFIG, "ref", "log_prob_max_token_len_per_gpu"),
     )
     for path in budgets:
         budget = number(path)
@@ -790,7 +789,7 @@ def check_trinity_config(
 
     strategy = value(("trainer", "trainer_strategy"))
     for role_name in ROLES:
-        policy = (*role, role_name, "fsdp_config", "offload_policy")
+        policy = (*_FSDP_CONFIG, role_name, "fsdp_config", "offload_policy")
         if value(policy) is True and strategy != "fsdp2":
             problems.append(f"{'.'.join(policy)} needs trainer.trainer_strategy fsdp2, got {_show(strategy)}")
 
