@@ -13,10 +13,12 @@ from typing import Literal
 
 from solver.memory import Breakdown, breakdown
 from solver.query import (
+    NODE_GPUS,
     Answer,
     ClusterResult,
     EstimateMode,
     Objective,
+    Query,
     check_counts,
     make_query,
     resolve_margin,
@@ -53,6 +55,8 @@ def plan(
     estimate: EstimateMode = "auto",
     margin: float | None = None,
     host_ram_gb: float | None = None,
+    node_gpus: int | None = NODE_GPUS,
+    memory: MemoryModel | None = None,
     explain: bool = False,
     time_limit_s: float = 10.0,
     workers: int = 1,
@@ -64,14 +68,19 @@ def plan(
     ``"min_gpus"`` (needs `max_model_len`). Raises `solver.tables.QueryError` for a request that makes no
     sense (unknown names, missing numbers, pins no rule allows), with one line saying why.
     """
-    from solver.explain import explain as explain_answer
-    from solver.solve import plan as solve
-
     catalog = catalog if catalog is not None else load_catalog()
     query = make_query(catalog, model=model, gpu=gpu, objective=objective, budget_gpus=budget_gpus,
                        max_model_len=max_model_len, exact=exact, sp=sp, env=env, offload=offload, top=top,
                        weights=weights, estimate=estimate, margin=margin, host_ram_gb=host_ram_gb,
-                       time_limit_s=time_limit_s, workers=workers)
+                       node_gpus=node_gpus, memory=memory, time_limit_s=time_limit_s, workers=workers)
+    return answer_query(query, catalog, explain=explain)
+
+
+def answer_query(query: Query, catalog: Catalog, *, explain: bool = False) -> tuple[Answer, ...]:
+    """The answers to a prepared `query` (from `make_query`), each with its explanation if asked."""
+    from solver.explain import explain as explain_answer  # these import OR-Tools: only solving pays for it
+    from solver.solve import plan as solve
+
     answers = solve(query, catalog)
     if explain:
         answers = tuple(a.model_copy(update={"explanation": explain_answer(catalog, query, a)}) for a in answers)

@@ -442,17 +442,13 @@ def run_planner(args: argparse.Namespace) -> int:
     )
     if (args.out or args.write) and len(query.gpus) > 1:
         raise QueryError(f"--out and --write take one plan: choose the GPU type with --gpu ({', '.join(query.gpus)})")
-    from solver.solve import plan  # imports OR-Tools: only commands that solve pay for it
+    from solver.api import answer_query  # solving imports OR-Tools: only commands that solve pay for it
 
-    answers = plan(query, catalog)
+    answers = answer_query(query, catalog, explain=args.explain)
     if config is not None:
         answers = tuple(answer.model_copy(update={"current": _current(catalog, query, answer.gpu, config,
                                                                        args.from_config)})
                         for answer in answers)
-    if args.explain:
-        from solver.explain import explain
-
-        answers = tuple(answer.model_copy(update={"explanation": explain(catalog, query, answer)}) for answer in answers)
     fragments = _write_trinity(args, answers, catalog.model(query.model), config_text)
     if args.emit:
         sys.stdout.write("---\n".join(fragments))

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 import solver
+from solver.tables import load_memory_model
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "docs" / "examples"
 
@@ -64,3 +65,12 @@ def test_estimate_memory_checks_its_request_like_the_command(arguments: dict, me
     with pytest.raises(solver.QueryError) as raised:
         solver.estimate_memory("4B", "h100", **arguments)
     assert str(raised.value) == message
+
+
+def test_plan_passes_the_node_size_and_memory_model_through(cli):
+    (wide,) = solver.plan("8B", gpu="h100", objective="max_len", budget_gpus=16)
+    (narrow,) = solver.plan("8B", gpu="h100", objective="max_len", budget_gpus=16, node_gpus=4,
+                            memory=load_memory_model())
+    assert (wide.plans[0].sp, narrow.plans[0].sp) == (8, 4)  # SP stays within a node
+    _, out, _ = cli("--model", "8B", "--gpu", "h100", "--maximize", "len", "--gpus", "16", "--node-gpus", "4", "--json")
+    assert [a.as_json() for a in (narrow,)] == json.loads(out)
