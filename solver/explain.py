@@ -225,7 +225,7 @@ class _Words:
     def __init__(self, data: PlanningData, query: Query, catalog: Catalog) -> None:
         self.data = data
         self.query = query
-        self.model = catalog.model(data.model)
+        self.model = data.shape
         self.memory_gb = catalog.gpu(data.gpu).memory_gb
 
     @staticmethod
