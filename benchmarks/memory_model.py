@@ -1,22 +1,23 @@
 """Validation of the memory model: calibrate on some documented cells, predict the others.
 
-Run from the repository root with the package installed:  python benchmarks/memory_model.py
+Run from the repository root with the package installed:  python benchmarks/memory_model.py [--margin F]
 For each split it fits the coefficients on the training cells only, then predicts, for every held-out
 cell, what the source's procedure would have written (the first setting of the escalation order that
-fits with the default safety margin, or '-'), and counts predictions that are exact, conservative (a costlier setting, or '-' where the
+fits with the safety margin, by default the planner's, or '-'), and counts predictions that are exact, conservative (a costlier setting, or '-' where the
 source has a setting) or unsafe (a cheaper setting, or a setting where the source has '-'). Trinity's own
 rough check (facts.md section 2) is scored on the same held-out cells as the baseline.
 """
 
 from __future__ import annotations
 
+import argparse
 from collections.abc import Callable
 
 from rich.console import Console
 from rich.table import Table
 
 from solver.calibrate import allowed_settings, calibrate, observations, predicted_cell
-from solver.memory import trinity_check_gib
+from solver.memory import DEFAULT_MARGIN, trinity_check_gib
 from solver.tables import ESCALATION_ORDER, Catalog, Model, Setting, load_catalog
 
 Keep = Callable[[str, int, str], bool]
@@ -70,14 +71,19 @@ def splits(catalog: Catalog) -> list[tuple[str, Keep, Keep]]:
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description="Validate the memory model on held-out documented cells.")
+    parser.add_argument("--margin", type=float, default=DEFAULT_MARGIN,
+                        help=f"safety margin of the predictions, a fraction of usable memory (default {DEFAULT_MARGIN})")
+    margin = parser.parse_args().margin
     catalog = load_catalog()
-    table = Table(title="memory model: held-out cells predicted (targets: exact >= 90%, unsafe <= 2%)")
+    table = Table(title=f"memory model: held-out cells predicted with margin {margin:g} "
+                        "(targets: exact >= 90%, unsafe <= 2%)")
     for column in ("split", "cells", "exact", "conservative", "unsafe", "Trinity exact", "Trinity unsafe"):
         table.add_column(column, justify="left" if column == "split" else "right")
     for name, train, test in splits(catalog):
         coefficients, _ = calibrate(observations(catalog, train))
         cells, exact, conservative, unsafe = score(
-            catalog, test, lambda m, mem, n, length, fitted=coefficients: predicted_cell(m, mem, n, length, fitted))
+            catalog, test, lambda m, mem, n, length, fitted=coefficients: predicted_cell(m, mem, n, length, fitted, margin))
         _, t_exact, _, t_unsafe = score(catalog, test, trinity_cell)
         table.add_row(name, str(cells), f"{exact:.1%}", f"{conservative:.1%}", f"{unsafe:.1%}", f"{t_exact:.1%}",
                       f"{t_unsafe:.1%}")
