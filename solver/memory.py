@@ -28,7 +28,7 @@ from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from solver.query import token_budget
+from solver.query import sp_rule_violation, token_budget
 from solver.tables import Coefficients, Model, Setting
 
 GIB = 1024**3
@@ -150,11 +150,13 @@ def estimated_cells(
     model: Model, memory_gb: float, counts: tuple[int, ...], coefficients: Coefficients, margin: float
 ) -> tuple[tuple[int, int, int, int, int], ...]:
     """(n, e, o, s, longest) for every trainer GPU count in `counts`, Env, Offload and SP degree dividing
-    the count: the longest ``max_model_len`` on the `GRID` the memory model predicts to fit (kept when at
-    least one step fits). The planner's rules still decide which of them a plan may use."""
+    the count that the model's heads allow: the longest ``max_model_len`` on the `GRID` the memory model
+    predicts to fit (kept when at least one step fits). The planner's rules still decide which of them a
+    plan may use."""
+    heads, kv_heads = model.num_attention_heads, model.num_key_value_heads
     cells = []
     for gpus in counts:
-        for sp in (s for s in range(1, gpus + 1) if gpus % s == 0 and model.num_attention_heads % s == 0):
+        for sp in (s for s in range(1, gpus + 1) if gpus % s == 0 and not sp_rule_violation(heads, kv_heads, s)):
             for env in (0, 1):
                 for offload in (0, 1):
                     setting = Setting(env=bool(env), offload=bool(offload), sp=sp)

@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from solver.calibrate import calibrate, observations
-from solver.memory import PRIOR, breakdown, longest_fitting
+from solver.memory import PRIOR, breakdown, estimated_cells, longest_fitting
 from solver.query import make_query
 from solver.solve import plan
 from solver.tables import (
@@ -99,6 +99,13 @@ def test_qwen25_7b_on_6_gpus_gets_sp_1_or_2_only():
     (answer,) = plan(query, CATALOG)
     assert answer.plans and {p.sp for p in answer.plans} <= {1, 2}  # 28 heads: SP 3, 4 and 6 do not divide both
     assert all(p.evidence == "estimated" and p.source is None and p.headroom_gb >= 0 for p in answer.plans)
+
+
+def test_estimates_skip_sp_degrees_the_kv_heads_rule_out():
+    shape = CATALOG.model("4B").model_copy(update={"num_attention_heads": 24})  # 24 heads, 8 KV heads
+    coefficients = load_memory_model().coefficients
+    degrees = {sp for _, _, _, sp, _ in estimated_cells(shape, 141, (1, 2, 3, 4, 6, 8, 12, 24), coefficients, 0.01)}
+    assert degrees == {1, 2, 4, 8, 24}  # 3, 6 and 12 divide the heads but not the 8 KV heads, nor they them
 
 
 def test_estimated_plans_cover_gpu_types_counts_and_models_without_tables():
