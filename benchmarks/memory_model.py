@@ -3,9 +3,10 @@
 Run from the repository root with the package installed:  python benchmarks/memory_model.py [--margin F]
 For each split it fits the coefficients on the training cells only, then predicts, for every held-out
 cell, what the source's procedure would have written (the first setting of the escalation order that
-fits with the safety margin, by default the planner's, or '-'), and counts predictions that are exact, conservative (a costlier setting, or '-' where the
-source has a setting) or unsafe (a cheaper setting, or a setting where the source has '-'). Trinity's own
-rough check (facts.md section 2) is scored on the same held-out cells as the baseline.
+fits with the safety margin, by default the planner's, or '-'), and counts predictions that are exact,
+conservative (a costlier setting, or '-' where the source has a setting) or unsafe (a cheaper setting,
+or a setting where the source has '-'). Trinity's own rough check (facts.md section 2) is scored on the
+same held-out cells as the baseline.
 """
 
 from __future__ import annotations
@@ -83,7 +84,8 @@ def main() -> None:
     for name, train, test in splits(catalog):
         coefficients, _ = calibrate(observations(catalog, train))
         cells, exact, conservative, unsafe = score(
-            catalog, test, lambda m, mem, n, length, fitted=coefficients: predicted_cell(m, mem, n, length, fitted, margin))
+            catalog, test,
+            lambda m, mem, n, length, fitted=coefficients: predicted_cell(m, mem, n, length, fitted, margin))
         _, t_exact, _, t_unsafe = score(catalog, test, trinity_cell)
         table.add_row(name, str(cells), f"{exact:.1%}", f"{conservative:.1%}", f"{unsafe:.1%}", f"{t_exact:.1%}",
                       f"{t_unsafe:.1%}")
