@@ -74,7 +74,7 @@ def splits(catalog: Catalog) -> list[tuple[str, Keep, Keep]]:
 def main() -> None:
     parser = argparse.ArgumentParser(description="Validate the memory model on held-out documented cells.")
     parser.add_argument("--margin", type=float, default=DEFAULT_MARGIN,
-                        help=f"safety margin of the predictions, a fraction of usable memory (default {DEFAULT_MARGIN})")
+                        help=f"safety margin of predictions, a fraction of usable memory (default {DEFAULT_MARGIN})")
     margin = parser.parse_args().margin
     catalog = load_catalog()
     table = Table(title=f"memory model: held-out cells predicted with margin {margin:g} "
