@@ -242,6 +242,12 @@ class _Words:
     def longest_documented(self, count: int) -> int | None:
         return max((row for n, row in self.data.settings if n == count), default=None)
 
+    def longest(self, count: int) -> str:
+        """The longest length with a plan on `count` GPUs: documented where a table has it, else estimated."""
+        if self.rows(count):
+            return str(self.longest_documented(count) or "none")
+        return f"{self.data.longest_estimate[count]} (estimated)" if count in self.data.longest_estimate else "none"
+
     def binding(self, rules: tuple[str, ...]) -> str:
         """What stops the query as a whole, from the rules of its infeasibility core."""
         data, query = self.data, self.query
@@ -260,12 +266,12 @@ class _Words:
             parts.append(f"host memory (--host-ram {query.host_ram_gb:g} GB per node is too little for Offload)")
         if "evidence" in rules or "table_rows" in rules:
             asked = f"{query.max_model_len} tokens" if query.max_model_len else "any length"
-            evidence = f"the documented cells: none of {data.model} on {data.gpu} vouches for {asked}"
+            evidence = f"nothing in {query.evidence_sources} vouches for {data.model} on {data.gpu} at {asked}"
             if parts:
                 evidence += " within the limits above"
             else:
-                reach = ", ".join(f"{self.gpus(n)}: {self.longest_documented(n) or 'none'}" for n in data.counts)
-                evidence += f" (longest documented per GPU count: {reach})"
+                reach = ", ".join(f"{self.gpus(n)}: {self.longest(n)}" for n in data.counts)
+                evidence += f" (longest per GPU count: {reach})"
             parts.append(evidence)
         if not parts:
             return "nothing documented passes every rule"

@@ -71,6 +71,12 @@ class Query(_Frozen):
         return f"on exactly {gpus}" if self.exact else f"within {gpus}"
 
     @property
+    def evidence_sources(self) -> str:
+        """What plans may rest on, in words: the tables, the memory model's estimates, or both."""
+        return {"auto": "the tables and the memory model's estimates", "only": "the memory model's estimates",
+                "never": "the tables"}[self.estimate]
+
+    @property
     def pin_flags(self) -> str:
         """The pinned settings as the flags that pin them (``--sp 2 --no-offload``); empty when none."""
         flags = [f"--sp {self.sp}"] if self.sp is not None else []

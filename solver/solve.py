@@ -180,9 +180,7 @@ def _why_no_plan(catalog: Catalog, data: PlanningData, query: Query) -> str:
         return f"no plan for exactly {query.budget_gpus} trainer GPUs with {where} (counts with a plan: {counts}){estimates}"
     if min(data.counts) > query.budget_gpus:
         return f"no plan for {query.budget_gpus} or fewer trainer GPUs with {where} (counts with a plan: {counts})"
-    sources = {"auto": "the tables and the memory model's estimates", "only": "the memory model's estimates",
-               "never": "the tables"}[query.estimate]
-    pins, within = query.pin_flags, query.within_budget
+    sources, pins, within = query.evidence_sources, query.pin_flags, query.within_budget
     if query.objective != "max_len":
         longest = answer_for(catalog, query.model_copy(update={"objective": "max_len", "max_model_len": None,
                                                                "top": 1}), data.gpu)

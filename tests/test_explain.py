@@ -100,12 +100,26 @@ def test_no_plan_names_the_binding_limit_and_the_nearest_plans():
 
 def test_a_length_beyond_the_tables_offers_a_shorter_one():
     _, reasons = explained(gpu="h20", model="8B", max_model_len=131072, budget_gpus=4)
-    assert details(reasons, "limit")[0].endswith(
-        "(longest documented per GPU count: 1 GPU: 28672, 2 GPUs: 61440, 4 GPUs: 122880, 6 GPUs: 61440)")
+    assert details(reasons, "limit") == [
+        "no plan passes this rule: nothing in the tables vouches for Qwen3-8B on H20-96GB at 131072 tokens "
+        "(longest per GPU count: 1 GPU: 28672, 2 GPUs: 61440, 4 GPUs: 122880, 6 GPUs: 61440)"]
     assert details(reasons, "shorter_length")[0].startswith(
         "within 4 GPUs the longest length with a plan is 122880 tokens (8192 fewer): Env + Offload + SP=4 on 4 GPUs")
     assert details(reasons, "more_gpus") == ["no count of H20-96GB GPUs up to 6 trains Qwen3-8B at 131072 tokens"]
     assert "max_token_len_per_gpu = 61440" in details(reasons, "fewer_tokens")[0]
+
+
+def test_a_length_beyond_the_estimates_gives_the_longest_per_gpu_count_and_where_it_comes_from():
+    _, reasons = explained(gpu="a100", model="14B", max_model_len=400000, budget_gpus=8, estimate="auto")
+    (limit,) = details(reasons, "limit")
+    assert limit.startswith("no plan passes this rule: nothing in the tables and the memory model's estimates "
+                            "vouches for Qwen3-14B on A100-80GB at 400000 tokens (longest per GPU count: 1 GPU: 24576, "
+                            "2 GPUs: 40960, 3 GPUs: ")
+    longest = dict(part.split(": ") for part in limit.split("(longest per GPU count: ")[1].removesuffix(")").split(", "))
+    assert longest["4 GPUs"] == "92160" and longest["8 GPUs"].endswith(" (estimated)")
+    (answer,) = plan(make_query(CATALOG, gpu="a100", model="14B", objective="max_len", budget_gpus=8, exact=True),
+                     CATALOG)
+    assert longest["8 GPUs"] == f"{answer.plans[0].max_model_len} (estimated)"
 
 
 def test_a_model_without_tables_says_so():
