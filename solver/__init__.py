@@ -30,6 +30,7 @@ _EXPORTS = {
     "ClusterResult": "solver.query",
     "Placement": "solver.query",
     "Breakdown": "solver.memory",
+    "MemoryEstimate": "solver.memory",
     "Catalog": "solver.tables",
     "Fleet": "solver.tables",
     "Setting": "solver.tables",

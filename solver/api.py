@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal
 
-from solver.memory import Breakdown, breakdown
+from solver.memory import MemoryEstimate, breakdown, longest_fitting
 from solver.query import (
     NODE_GPUS,
     Answer,
@@ -118,9 +118,10 @@ def estimate_memory(
     margin: float | None = None,
     catalog: Catalog | None = None,
     memory: MemoryModel | None = None,
-) -> Breakdown:
-    """The memory model's breakdown of one trainer GPU's peak memory, and whether it fits; `QueryError` for
-    an unknown name, a count out of range or an SP degree the model's heads or the GPU count rule out."""
+) -> MemoryEstimate:
+    """The memory model's breakdown of one trainer GPU's peak memory, whether it fits, and the longest
+    length that would fit with the same setting; `QueryError` for an unknown name, a count out of range or
+    an SP degree the model's heads or the GPU count rule out."""
     catalog = catalog if catalog is not None else load_catalog()
     memory = memory if memory is not None else load_memory_model()
     margin = resolve_margin(memory, margin)
@@ -129,5 +130,7 @@ def estimate_memory(
     problem = sp_rule_violation(resolved.num_attention_heads, resolved.num_key_value_heads, sp)
     if problem or gpus % sp:
         raise QueryError(f"--sp {sp} is not allowed: {problem or f'SP={sp} does not divide {gpus} GPUs'}")
-    return breakdown(resolved, catalog.gpu(gpu).memory_gb, gpus, Setting(env=env, offload=offload, sp=sp),
-                     max_model_len, memory.coefficients, margin)
+    memory_gb, setting = catalog.gpu(gpu).memory_gb, Setting(env=env, offload=offload, sp=sp)
+    result = breakdown(resolved, memory_gb, gpus, setting, max_model_len, memory.coefficients, margin)
+    longest = longest_fitting(resolved, memory_gb, gpus, setting, memory.coefficients, margin)
+    return MemoryEstimate(**dict(result), longest_len=longest)

@@ -39,6 +39,8 @@ ESTIMATED_COUNTS = (1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 24, 32, 48, 64)
 GPUs, or several whole nodes."""
 GRID = 1024
 """Estimated lengths are multiples of this many tokens."""
+CEILING = 1 << 21
+"""The longest length the memory model is asked about (2097152 tokens)."""
 
 
 TERMS = ("states", "gathered", "checkpoints", "logits", "recompute", "sp_buffers", "fragmentation", "overhead")
@@ -72,6 +74,14 @@ class Breakdown(_Frozen):
     def headroom_gib(self) -> float:
         """Usable memory left (negative when it does not fit)."""
         return self.usable_gib - self.total_gib
+
+
+class MemoryEstimate(Breakdown):
+    """A breakdown, with the longest length that fits with the same model, GPUs and setting."""
+
+    longest_len: int | None = Field(description=(
+        f"the longest max_model_len on the {GRID}-token grid that fits (up to {CEILING}); None when not even "
+        f"{GRID} tokens fit"))
 
 
 def features(model: Model, gpus: int, setting: Setting, max_model_len: int) -> dict[str, float]:
@@ -117,7 +127,7 @@ def breakdown(
 
 def longest_fitting(
     model: Model, memory_gb: float, gpus: int, setting: Setting, coefficients: Coefficients, margin: float = 0.0,
-    grid: int = GRID, ceiling: int = 1 << 21,
+    grid: int = GRID, ceiling: int = CEILING,
 ) -> int | None:
     """The longest ``max_model_len`` on a `grid` of tokens that fits (None when not even one step fits).
 

@@ -11,7 +11,7 @@ from rich.console import Group
 from rich.table import Table
 from rich.text import Text
 
-from solver.memory import Breakdown
+from solver.memory import GRID, MemoryEstimate
 from solver.query import ENV_EXPORT, Answer, ClusterResult, CurrentSettings, Plan, Query, Reason
 from solver.tables import (
     ESCALATION_ORDER,
@@ -290,8 +290,8 @@ def memory_model_yaml(coefficients: Coefficients, fit: FitSummary, margin: float
     return "\n".join(lines) + "\n"
 
 
-def memory_view(result: Breakdown, label: str) -> Group:
-    """A breakdown table of one GPU's predicted peak memory, and the verdict."""
+def memory_view(result: MemoryEstimate, label: str) -> Group:
+    """A breakdown table of one GPU's predicted peak memory, the verdict, and the longest length that fits."""
     view = Table()
     view.add_column("term")
     view.add_column("GiB", justify="right")
@@ -302,11 +302,14 @@ def memory_view(result: Breakdown, label: str) -> Group:
     fits = result.fits
     verdict = (f"fits: {result.headroom_gib:.2f} GiB to spare of {result.memory_gib:g}" if fits
                else f"does not fit: {-result.headroom_gib:.2f} GiB over")
-    return Group(Text(label, style="bold"), view, Text(verdict, style="green" if fits else "red"))
+    longest = (f"longest length that fits with this setting: {result.longest_len} tokens (on a {GRID}-token grid)"
+               if result.longest_len else "no length fits with this setting")
+    return Group(Text(label, style="bold"), view, Text(verdict, style="green" if fits else "red"), Text(longest))
 
 
-def memory_json(result: Breakdown) -> str:
-    """A breakdown as JSON: the terms, total, usable, memory, tokens per GPU, and whether it fits."""
+def memory_json(result: MemoryEstimate) -> str:
+    """A breakdown as JSON: the terms, total, usable, memory, tokens per GPU, the longest length that fits,
+    and whether this one fits."""
     return json.dumps({**result.model_dump(mode="json"), "fits": result.fits, "headroom_gib": result.headroom_gib},
                       indent=2)
 

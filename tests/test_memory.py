@@ -11,6 +11,7 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import solver
 from solver.calibrate import calibrate, observations
 from solver.memory import PRIOR, breakdown, estimated_cells, longest_fitting
 from solver.query import make_query
@@ -178,6 +179,28 @@ def test_cli_memory_breakdown_and_exit_codes(cli):
     status, _, err = cli("memory", "--model-config", str(FIXTURE), "--gpu", "h100", "--gpus", "8", "--len", "65536",
                          "--sp", "2")
     assert status in (0, 1) and err == ""
+
+
+@pytest.mark.parametrize(("model", "gpu", "gpus", "sp", "env", "offload"), [
+    ("8B", "h100", 8, 4, True, False), ("4B", "a100", 4, 4, True, True), ("0.6B", "h20", 1, 1, False, False)])
+def test_estimate_memory_gives_the_longest_length_that_fits(model, gpu, gpus, sp, env, offload):
+    setting = {"sp": sp, "env": env, "offload": offload}
+    longest = solver.estimate_memory(model, gpu, gpus, 4096, **setting).longest_len
+    assert longest is not None and longest % 1024 == 0
+    assert solver.estimate_memory(model, gpu, gpus, longest, **setting).fits
+    assert not solver.estimate_memory(model, gpu, gpus, longest + 1024, **setting).fits
+    assert solver.estimate_memory(model, gpu, gpus, 10 * longest, **setting).longest_len == longest
+
+
+def test_cli_memory_says_the_longest_length_that_fits(cli):
+    status, out, _ = cli("memory", "--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "131072", "--sp", "4",
+                         "--env")
+    longest = solver.estimate_memory("8B", "h100", 8, 131072, sp=4, env=True).longest_len
+    assert status == 1 and f"longest length that fits with this setting: {longest} tokens" in out
+    status, out, _ = cli("memory", "--model", "32B", "--gpu", "4090", "--gpus", "1", "--len", "4096")
+    assert status == 1 and "no length fits with this setting" in out
+    _, out, _ = cli("memory", "--model", "32B", "--gpu", "4090", "--gpus", "1", "--len", "4096", "--json")
+    assert json.loads(out)["longest_len"] is None
 
 
 def test_cli_planner_with_a_model_config_and_estimate_flags(cli):
