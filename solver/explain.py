@@ -140,7 +140,7 @@ def explain(catalog: Catalog, query: Query, answer: Answer) -> tuple[Reason, ...
     if answer.plans:
         reasons = _why_this_plan(prober, words, data, query, answer.plans[0])
     else:
-        reasons = _why_no_plan(catalog, prober, words, data, query)
+        reasons = _why_no_plan(catalog, prober, words, data, query, answer.nearest)
     if prober.undecided:
         reasons += (Reason(rule="incomplete", detail=(
             f"{prober.undecided} of the questions behind this explanation ran out of time (--time-limit "
@@ -179,13 +179,14 @@ def _why_this_plan(prober: _Prober, words: _Words, data: PlanningData, query: Qu
 
 
 def _why_no_plan(
-    catalog: Catalog, prober: _Prober, words: _Words, data: PlanningData, query: Query
+    catalog: Catalog, prober: _Prober, words: _Words, data: PlanningData, query: Query, shorter: Plan | None
 ) -> tuple[Reason, ...]:
+    """What stops the query, and the nearest plans: `shorter` (the answer's longest plan within the budget
+    and pins), and with more GPUs or without the pins."""
     binding = prober.binding_rules()
     reasons = [Reason(rule="limit", detail=words.binding(binding))]
     if query.objective != "max_len":
         asked = query.max_model_len or 0
-        shorter = _best(catalog, query, prober, objective="max_len", max_model_len=None)
         if shorter:
             reasons.append(Reason(rule="shorter_length", detail=(
                 f"{query.within_budget} the longest length with a plan is {shorter.max_model_len} tokens "

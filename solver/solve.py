@@ -70,7 +70,8 @@ def answer_for(catalog: Catalog, query: Query, gpu: str) -> Answer:
         proven = all(s in (cp_model.OPTIMAL, cp_model.INFEASIBLE) for s in statuses)
         return _answer(query, gpu, "optimal" if proven else "feasible", plans, started, objective_value, bound)
     if statuses[0] == cp_model.INFEASIBLE:
-        return _answer(query, gpu, "infeasible", (), started, reason=_why_no_plan(catalog, data, query))
+        reason, nearest = _why_no_plan(catalog, data, query)
+        return _answer(query, gpu, "infeasible", (), started, reason=reason, nearest=nearest)
     reason = f"no plan found within the time limit of {query.time_limit_s:g} s"
     return _answer(query, gpu, "unknown", (), started, reason=reason)
 
@@ -115,6 +116,7 @@ def _answer(
     objective_value: int | None = None,
     bound: float | None = None,
     reason: str | None = None,
+    nearest: Plan | None = None,
 ) -> Answer:
     return Answer(
         gpu=gpu,
@@ -124,6 +126,7 @@ def _answer(
         status=status,
         reason=reason,
         plans=tuple(plans),
+        nearest=nearest,
         objective_value=objective_value,
         bound=bound,
         wall_time_s=time.monotonic() - started,
@@ -170,16 +173,18 @@ def _evidence(data: PlanningData, gpus: int, setting: Setting, length: int) -> t
     raise AssertionError(f"the solver returned {setting.label} on {gpus} GPUs at {length} with no cell behind it")
 
 
-def _why_no_plan(catalog: Catalog, data: PlanningData, query: Query) -> str:
-    """Name the limit that leaves `query` without a plan on this GPU type, found by solving again."""
+def _why_no_plan(catalog: Catalog, data: PlanningData, query: Query) -> tuple[str, Plan | None]:
+    """Name the limit that leaves `query` without a plan on this GPU type, found by solving again; and,
+    when only the length is out of reach, the longest plan within the same budget and pins."""
     counts = ", ".join(map(str, data.counts))
     where = f"{data.model} on {data.gpu}"
     if query.exact and query.budget_gpus not in data.counts:
         estimates = ("" if query.estimate != "never" else
                      "; other counts need estimates, which --no-estimate turns off")
-        return f"no plan for exactly {query.budget_gpus} trainer GPUs with {where} (counts with a plan: {counts}){estimates}"
+        return (f"no plan for exactly {query.budget_gpus} trainer GPUs with {where} (counts with a plan: {counts})"
+                f"{estimates}", None)
     if min(data.counts) > query.budget_gpus:
-        return f"no plan for {query.budget_gpus} or fewer trainer GPUs with {where} (counts with a plan: {counts})"
+        return f"no plan for {query.budget_gpus} or fewer trainer GPUs with {where} (counts with a plan: {counts})", None
     sources, pins, within = query.evidence_sources, query.pin_flags, query.within_budget
     if query.objective != "max_len":
         longest = answer_for(catalog, query.model_copy(update={"objective": "max_len", "max_model_len": None,
@@ -190,5 +195,5 @@ def _why_no_plan(catalog: Catalog, data: PlanningData, query: Query) -> str:
             return (
                 f"{query.max_model_len} tokens is beyond what {sources} allow for {where} {within}{limit}: "
                 f"the longest is {best.max_model_len} ({best.setting.label} on {best.gpus} GPUs, {best.evidence})"
-            )
-    return f"nothing in {sources} for {where} {within} trains{' with ' + pins if pins else ''}"
+            ), best
+    return f"nothing in {sources} for {where} {within} trains{' with ' + pins if pins else ''}", None

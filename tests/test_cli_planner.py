@@ -102,6 +102,7 @@ def test_exit_1_when_some_answer_has_no_plan(cli):
     assert status == 1
     assert [a["status"] for a in answers] == ["infeasible", "optimal"]
     assert "the longest is 122880" in answers[0]["reason"] and answers[0]["plans"] == []
+    assert answers[0]["nearest"]["max_model_len"] == 122880 and "nearest" not in answers[1]
     status, out, _ = cli("--model", "0.6B", "--len", "130000", "--gpus", "4")
     assert status == 1 and "no plan: 130000 tokens is beyond what the tables and the memory model's estimates" in out
 

@@ -77,6 +77,14 @@ def test_an_impossible_length_says_how_far_the_tables_go():
         "131072 tokens is beyond what the tables and the memory model's estimates allow for Qwen3-14B on H20-96GB "
         "within 4 GPUs: the longest is 112640 (Env + Offload + SP=4 on 4 GPUs, documented)"
     )
+    longest = solve_one("H20-96GB", model="14B", objective="max_len", budget_gpus=4).plans[0]
+    assert answer.nearest == longest and longest.max_model_len == 112640
+
+
+def test_only_an_out_of_reach_length_gets_a_nearest_plan():
+    assert solve_one("H20-96GB", model="14B", max_model_len=32768, budget_gpus=4).nearest is None  # it has plans
+    pinned = solve_one("A100-80GB", model="14B", max_model_len=8192, budget_gpus=1, offload=False)
+    assert (pinned.plans, pinned.nearest) == ((), None)  # nothing at all trains with these pins
 
 
 def test_a_gpu_count_without_a_table_is_estimated_or_named():
