@@ -25,11 +25,11 @@ Keep = Callable[[str, int, str], bool]
 ORDER = [setting.label for setting in ESCALATION_ORDER]
 
 
-def trinity_cell(model: Model, memory_gb: float, gpus: int, length: int) -> Setting | None:
+def trinity_cell(model: Model, memory_gib: float, gpus: int, length: int) -> Setting | None:
     """What Trinity's rough check would write: the first allowed setting it lets through."""
     for setting in allowed_settings(model, gpus):
         needed, fraction = trinity_check_gib(model, gpus, setting, length)
-        if needed <= memory_gb * fraction:
+        if needed <= memory_gib * fraction:
             return setting
     return None
 
@@ -44,7 +44,7 @@ def score(catalog: Catalog, keep: Keep, predict: Callable[[Model, float, int, in
                     continue
                 model = catalog.model(name)
                 for row in table.rows:
-                    documented, predicted = row.setting(name), predict(model, gpu.memory_gb, table.gpus, row.max_model_len)
+                    documented, predicted = row.setting(name), predict(model, gpu.memory_gib, table.gpus, row.max_model_len)
                     total += 1
                     if predicted == documented:
                         exact += 1

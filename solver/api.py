@@ -130,7 +130,7 @@ def estimate_memory(
     problem = sp_rule_violation(resolved.num_attention_heads, resolved.num_key_value_heads, sp)
     if problem or gpus % sp:
         raise QueryError(f"--sp {sp} is not allowed: {problem or f'SP={sp} does not divide {gpus} GPUs'}")
-    memory_gb, setting = catalog.gpu(gpu).memory_gb, Setting(env=env, offload=offload, sp=sp)
-    result = breakdown(resolved, memory_gb, gpus, setting, max_model_len, memory.coefficients, margin)
-    longest = longest_fitting(resolved, memory_gb, gpus, setting, memory.coefficients, margin)
+    memory_gib, setting = catalog.gpu(gpu).memory_gib, Setting(env=env, offload=offload, sp=sp)
+    result = breakdown(resolved, memory_gib, gpus, setting, max_model_len, memory.coefficients, margin)
+    longest = longest_fitting(resolved, memory_gib, gpus, setting, memory.coefficients, margin)
     return MemoryEstimate(**dict(result), longest_len=longest)

@@ -35,11 +35,11 @@ BOUNDS = {
 
 @dataclass(frozen=True)
 class Observation:
-    """One measured setting: did `setting` train `model` on `gpus` GPUs of `memory_gb` at `max_model_len`?"""
+    """One measured setting: did `setting` train `model` on `gpus` GPUs of `memory_gib` at `max_model_len`?"""
 
     gpu: str
     model: Model
-    memory_gb: float
+    memory_gib: float
     gpus: int
     setting: Setting
     max_model_len: int
@@ -75,7 +75,7 @@ def observations(
                     evidence = [(setting, False) for setting in failed]
                     if cell is not None:
                         evidence.append((cell, True))
-                    found += [Observation(gpu.name, model, gpu.memory_gb, table.gpus, setting, row.max_model_len, fits)
+                    found += [Observation(gpu.name, model, gpu.memory_gib, table.gpus, setting, row.max_model_len, fits)
                               for setting, fits in evidence]
     return found
 
@@ -96,7 +96,7 @@ def calibrate(evidence: Iterable[Observation]) -> tuple[Coefficients, FitSummary
         objective.SetCoefficient(distance, PULL)
     for index, observation in enumerate(evidence):
         raw = features(observation.model, observation.gpus, observation.setting, observation.max_model_len)
-        memory = float(observation.memory_gb)
+        memory = float(observation.memory_gib)
         margin = sum(raw[term] * multiplier[term] for term in TERMS) - memory * (
             usable_env if observation.setting.env else usable)
         violation = solver.NumVar(0, solver.infinity(), f"violation_{index}")
@@ -119,7 +119,7 @@ def calibrate(evidence: Iterable[Observation]) -> tuple[Coefficients, FitSummary
 
 def report(evidence: list[Observation], coefficients: Coefficients) -> FitSummary:
     """Count the observations the coefficients get wrong, each way."""
-    predicted = [breakdown(o.model, o.memory_gb, o.gpus, o.setting, o.max_model_len, coefficients).fits
+    predicted = [breakdown(o.model, o.memory_gib, o.gpus, o.setting, o.max_model_len, coefficients).fits
                  for o in evidence]
     return FitSummary(
         observations=len(evidence),
@@ -130,12 +130,12 @@ def report(evidence: list[Observation], coefficients: Coefficients) -> FitSummar
     )
 
 
-def predicted_cell(model: Model, memory_gb: float, gpus: int, max_model_len: int, coefficients: Coefficients,
+def predicted_cell(model: Model, memory_gib: float, gpus: int, max_model_len: int, coefficients: Coefficients,
                    margin: float = DEFAULT_MARGIN) -> Setting | None:
     """What the source's procedure would write in the cell, by the model: the first setting in the
     escalation order (that the SP rules allow) predicted to fit with the safety `margin`, or None for ``-``."""
     for setting in allowed_settings(model, gpus):
-        if breakdown(model, memory_gb, gpus, setting, max_model_len, coefficients, margin).fits:
+        if breakdown(model, memory_gib, gpus, setting, max_model_len, coefficients, margin).fits:
             return setting
     return None
 

@@ -249,7 +249,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
     from solver.render import memory_model_yaml
 
     catalog = load_catalog()
-    gpu_types = [load_gpu_type(path, catalog.models) for path in args.cells] if args.cells else None
+    gpu_types = [load_gpu_type(path, catalog.models, catalog.gpu_types) for path in args.cells] if args.cells else None
     evidence = observations(catalog, gpu_types=gpu_types)
     if not evidence:
         raise QueryError("no cells to calibrate on")
@@ -300,7 +300,7 @@ def run_memory(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(memory_json(result) + "\n")
     else:
-        label = (f"{model.name} on {args.gpus} x {gpu.name} ({gpu.memory_gb} GB), {setting.label}, "
+        label = (f"{model.name} on {args.gpus} x {gpu.name} ({result.memory_gib:.1f} GiB), {setting.label}, "
                  f"{args.max_model_len} tokens ({result.tokens_per_gpu} per GPU), margin {margin:g}")
         _console().print(memory_view(result, label))
     return 0 if result.fits else NO_PLAN

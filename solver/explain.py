@@ -227,7 +227,7 @@ class _Words:
         self.data = data
         self.query = query
         self.model = data.shape
-        self.memory_gb = catalog.gpu(data.gpu).memory_gb
+        self.memory_gib = catalog.gpu(data.gpu).memory_gib
 
     @staticmethod
     def gpus(count: int) -> str:
@@ -324,7 +324,7 @@ class _Words:
         predictions = []
         for _, env, offload, sp in combinations:
             setting = Setting(env=bool(env), offload=bool(offload), sp=sp)
-            result = breakdown(self.model, self.memory_gb, n, setting, length, coefficients, margin)
+            result = breakdown(self.model, self.memory_gib, n, setting, length, coefficients, margin)
             predictions.append(f"{setting.label} {result.total_gib:.1f} GiB of {result.usable_gib:.1f} usable")
         return Reason(rule="memory_model", detail=(
             f"no table for {self.gpus(n)}; the memory model predicts at {length} tokens: {'; '.join(predictions)}"))

@@ -109,7 +109,7 @@ def _ffn_width(model: Model) -> int:
 
 
 def breakdown(
-    model: Model, memory_gb: float, gpus: int, setting: Setting, max_model_len: int, coefficients: Coefficients,
+    model: Model, memory_gib: float, gpus: int, setting: Setting, max_model_len: int, coefficients: Coefficients,
     margin: float = 0.0,
 ) -> Breakdown:
     """Predicted peak memory of one trainer GPU against its usable memory (less a safety `margin`)."""
@@ -119,14 +119,14 @@ def breakdown(
     return Breakdown(
         terms=terms,
         total_gib=sum(terms.values()),
-        usable_gib=memory_gb * fraction * (1 - margin),
-        memory_gib=float(memory_gb),
+        usable_gib=memory_gib * fraction * (1 - margin),
+        memory_gib=float(memory_gib),
         tokens_per_gpu=token_budget(max_model_len, setting.sp),
     )
 
 
 def longest_fitting(
-    model: Model, memory_gb: float, gpus: int, setting: Setting, coefficients: Coefficients, margin: float = 0.0,
+    model: Model, memory_gib: float, gpus: int, setting: Setting, coefficients: Coefficients, margin: float = 0.0,
     grid: int = GRID, ceiling: int = CEILING,
 ) -> int | None:
     """The longest ``max_model_len`` on a `grid` of tokens that fits (None when not even one step fits).
@@ -134,7 +134,7 @@ def longest_fitting(
     Memory grows with the length, so a binary search over the grid finds it.
     """
     def fits(steps: int) -> bool:
-        return breakdown(model, memory_gb, gpus, setting, steps * grid, coefficients, margin).fits
+        return breakdown(model, memory_gib, gpus, setting, steps * grid, coefficients, margin).fits
 
     if not fits(1):
         return None
@@ -157,7 +157,7 @@ def host_memory_gib(model: Model, gpus: int, coefficients: Coefficients, node_gp
 
 @lru_cache(maxsize=256)
 def estimated_cells(
-    model: Model, memory_gb: float, counts: tuple[int, ...], coefficients: Coefficients, margin: float
+    model: Model, memory_gib: float, counts: tuple[int, ...], coefficients: Coefficients, margin: float
 ) -> tuple[tuple[int, int, int, int, int], ...]:
     """(n, e, o, s, longest) for every trainer GPU count in `counts`, Env, Offload and SP degree dividing
     the count that the model's heads allow: the longest ``max_model_len`` on the `GRID` the memory model
@@ -170,7 +170,7 @@ def estimated_cells(
             for env in (0, 1):
                 for offload in (0, 1):
                     setting = Setting(env=bool(env), offload=bool(offload), sp=sp)
-                    longest = longest_fitting(model, memory_gb, gpus, setting, coefficients, margin)
+                    longest = longest_fitting(model, memory_gib, gpus, setting, coefficients, margin)
                     if longest is not None:
                         cells.append((gpus, env, offload, sp, longest))
     return tuple(cells)

@@ -102,7 +102,7 @@ def prepare(catalog: Catalog, gpu: str, query: Query) -> PlanningData:
     documented = tuple(table.gpus for table in tables)
     estimated_counts = () if query.estimate == "never" else tuple(
         n for n in ESTIMATED_COUNTS if n <= query.budget_gpus and n not in documented)
-    estimates = estimated_cells(shape, gpu_type.memory_gb, estimated_counts, query.memory.coefficients, query.margin)
+    estimates = estimated_cells(shape, gpu_type.memory_gib, estimated_counts, query.memory.coefficients, query.margin)
     counts = tuple(sorted({*documented, *(cell[0] for cell in estimates)}))
     settings = {
         (table.gpus, row.max_model_len): setting

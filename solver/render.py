@@ -300,7 +300,7 @@ def memory_view(result: MemoryEstimate, label: str) -> Group:
     view.add_row(Text("total", style="bold"), Text(f"{result.total_gib:.2f}", style="bold"))
     view.add_row("usable", f"{result.usable_gib:.2f}")
     fits = result.fits
-    verdict = (f"fits: {result.headroom_gib:.2f} GiB to spare of {result.memory_gib:g}" if fits
+    verdict = (f"fits: {result.headroom_gib:.2f} GiB of the usable memory to spare" if fits
                else f"does not fit: {-result.headroom_gib:.2f} GiB over")
     longest = (f"longest length that fits with this setting: {result.longest_len} tokens (on a {GRID}-token grid)"
                if result.longest_len else "no length fits with this setting")

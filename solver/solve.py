@@ -141,7 +141,7 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
     evidence: Evidence
     source: SourceCell | None
     evidence, source = ("estimated", None) if estimated else _evidence(data, gpus, setting, length)
-    memory = breakdown(data.shape, catalog.gpu(data.gpu).memory_gb, gpus, setting, length,
+    memory = breakdown(data.shape, catalog.gpu(data.gpu).memory_gib, gpus, setting, length,
                        query.memory.coefficients, query.margin)
     return Plan(
         gpus=gpus,

@@ -255,7 +255,9 @@ class GpuType(_Frozen):
     """A GPU type with its documented tables, one per trainer GPU count (YAML key ``gpu`` names it)."""
 
     name: Text = Field(alias="gpu")
-    memory_gb: Count
+    memory_gb: Count = Field(description="memory as the vendor sells it, in GB (the name's number)")
+    memory_mib: Count | None = Field(default=None, description=(
+        "memory as the driver reports it (nvidia-smi's or amd-smi's total, MiB): what CUDA allocates from"))
     aliases: tuple[Text, ...] = ()
     source: Source | Text
     tables: tuple[Table, ...] = ()
@@ -269,6 +271,12 @@ class GpuType(_Frozen):
         if repeated is not None:
             raise ValueError(f"two tables for {repeated} trainer GPUs")
         return self
+
+    @property
+    def memory_gib(self) -> float:
+        """The memory the memory model works with, GiB: the driver's figure, or the nominal GB taken as GiB
+        where the catalogue does not give one."""
+        return self.memory_mib / 1024 if self.memory_mib is not None else float(self.memory_gb)
 
 
 class _GpusFile(_Frozen):
@@ -631,9 +639,16 @@ def load_models(path: Path) -> tuple[Model, ...]:
     return models
 
 
-def load_gpu_type(path: Path, models: tuple[Model, ...]) -> GpuType:
-    """Load and check one GPU type's feasibility tables against the known `models`."""
-    return _validate(GpuType, path, context={"models": [model.name for model in models]})
+def load_gpu_type(path: Path, models: tuple[Model, ...], hardware: tuple[GpuType, ...] = ()) -> GpuType:
+    """Load and check one GPU type's feasibility tables against the known `models`; a GPU type of the
+    `hardware` catalogue must match its entry there, whose aliases and driver-reported memory it takes."""
+    tabled = _validate(GpuType, path, context={"models": [model.name for model in models]})
+    known = next((gpu for gpu in hardware if gpu.name == tabled.name), None)
+    if known is None:
+        return tabled
+    if known.memory_gb != tabled.memory_gb or tabled.memory_mib not in (None, known.memory_mib):
+        raise TableError(f"{path}: GPU {tabled.name} with {tabled.memory_gb} GB is not in gpus.yaml as such")
+    return tabled.model_copy(update={"aliases": (*known.aliases, *tabled.aliases), "memory_mib": known.memory_mib})
 
 
 def load_catalog(directory: Path | None = None) -> Catalog:
@@ -647,11 +662,10 @@ def load_catalog(directory: Path | None = None) -> Catalog:
         raise TableError(f"{directory / 'feasibility'}: no GPU table files (*.yaml)")
     documented = {}
     for path in paths:
-        tabled = load_gpu_type(path, models)
-        known = next((gpu for gpu in hardware if gpu.name == tabled.name), None)
-        if known is None or known.memory_gb != tabled.memory_gb:
+        tabled = load_gpu_type(path, models, hardware)
+        if all(gpu.name != tabled.name for gpu in hardware):
             raise TableError(f"{path}: GPU {tabled.name} with {tabled.memory_gb} GB is not in gpus.yaml as such")
-        documented[tabled.name] = tabled.model_copy(update={"aliases": (*known.aliases, *tabled.aliases)})
+        documented[tabled.name] = tabled
     gpu_types = tuple(documented.get(gpu.name, gpu) for gpu in hardware)
     names = [_normalise(name) for gpu in gpu_types for name in (gpu.name, *gpu.aliases)]
     duplicate = _first_repeated(names)

@@ -140,11 +140,11 @@ def _pinned_values(pin: Any | None, free: list) -> list:
     return free if pin is None else [pin]
 
 
-def _memory(catalog: Catalog, memory_gb: float, model: Any, n: int, env: bool, offload: bool, sp: int,
+def _memory(catalog: Catalog, memory_gib: float, model: Any, n: int, env: bool, offload: bool, sp: int,
             length: int) -> dict[str, float]:
     """The plan's predicted peak memory and headroom, from the shipped memory model (not the tables)."""
     memory = load_memory_model()
-    result = breakdown(model, memory_gb, n, Setting(env=bool(env), offload=bool(offload), sp=sp), length,
+    result = breakdown(model, memory_gib, n, Setting(env=bool(env), offload=bool(offload), sp=sp), length,
                        memory.coefficients, memory.margin)
     return {"memory_gb": round(result.total_gib, 2), "headroom_gb": round(result.headroom_gib, 2)}
 
@@ -207,7 +207,7 @@ def enumerate_plans(
                             "cost": float(cost),
                             "evidence": evidence,
                             "source": source,
-                            **_memory(catalog, gpu_type.memory_gb, the_model, n, e, o, s, length),
+                            **_memory(catalog, gpu_type.memory_gib, the_model, n, e, o, s, length),
                         }
                         ranked.append((_rank_key(objective, n, e, o, s, length, cost), plan))
     ranked.sort(key=lambda pair: pair[0])
@@ -330,7 +330,7 @@ def check_plan(
         problems.append(f"rope_scaling_factor={rope!r}, expected {want_rope!r}")
 
     # The memory model's prediction (a derived field, computed by solver.memory).
-    if {k: plan[k] for k in ("memory_gb", "headroom_gb")} != _memory(catalog, gpu_type.memory_gb, the_model, n, e, o, s,
+    if {k: plan[k] for k in ("memory_gb", "headroom_gb")} != _memory(catalog, gpu_type.memory_gib, the_model, n, e, o, s,
                                                                    length):
         problems.append(f"memory_gb/headroom_gb {plan['memory_gb']}/{plan['headroom_gb']} differ from the memory model")
 

@@ -21,6 +21,7 @@ from solver.tables import (
     Setting,
     TableError,
     load_catalog,
+    load_gpu_type,
     load_memory_model,
     load_model_config,
     shipped_tables_directory,
@@ -160,9 +161,29 @@ def test_bad_catalogue_files_are_refused(tmp_path: Path):
     gpus.write_text(gpus.read_text(encoding="utf-8").replace("memory_gb: 141", "memory_gb: -141"), encoding="utf-8")
     with pytest.raises(TableError, match=r"gpus.yaml: gpu H200-141GB, memory_gb: Input should be greater than 0"):
         load_catalog(tmp_path)
+    gpus.write_text("gpus:\n  - {name: H100-80GB, memory_gb: 80, memory_mib: 0, source: x}\n", encoding="utf-8")
+    with pytest.raises(TableError, match=r"gpus.yaml: gpu H100-80GB, memory_mib: Input should be greater than 0"):
+        load_catalog(tmp_path)
     gpus.write_text("gpus:\n  - {name: A100-80GB, memory_gb: 40, source: x}\n", encoding="utf-8")
     with pytest.raises(TableError, match=r"GPU A100-80GB with 80 GB is not in gpus.yaml as such"):
         load_catalog(tmp_path)
+
+
+def test_the_memory_model_works_with_the_memory_the_driver_reports(tmp_path: Path):
+    assert all(gpu.memory_mib is not None for gpu in CATALOG.gpu_types)
+    h100, l40s = CATALOG.gpu("h100"), CATALOG.gpu("l40s")
+    assert (h100.memory_gb, h100.memory_gib) == (80, 81559 / 1024)
+    assert (l40s.memory_gb, l40s.memory_gib) == (48, 46068 / 1024)  # ECC GDDR6: 3 GiB less than the name says
+    assert h100.model_copy(update={"memory_mib": None}).memory_gib == 80.0  # nominal GB taken as GiB
+    cells = shipped_tables_directory() / "feasibility" / "h20-96gb.yaml"
+    assert load_gpu_type(cells, CATALOG.models).memory_gib == 96.0  # alone, the file gives only the nominal GB
+    assert load_gpu_type(cells, CATALOG.models, CATALOG.gpu_types).memory_gib == 97871 / 1024  # as catalogued
+    mine = tmp_path / "h20.yaml"
+    mine.write_text(cells.read_text(encoding="utf-8").replace("memory_gb: 96", "memory_gb: 96\nmemory_mib: 98000"),
+                    encoding="utf-8")
+    with pytest.raises(TableError, match=r"h20.yaml: GPU H20-96GB with 96 GB is not in gpus.yaml as such"):
+        load_gpu_type(mine, CATALOG.models, CATALOG.gpu_types)
+    assert load_gpu_type(mine, CATALOG.models).memory_gib == 98000 / 1024  # a GPU type of the user's own
 
 
 def test_cli_memory_breakdown_and_exit_codes(cli):
@@ -171,7 +192,7 @@ def test_cli_memory_breakdown_and_exit_codes(cli):
     assert (status, err) == (0, "") and "fits:" in out and "logits" in out
     status, out, _ = cli("memory", "--model", "14B", "--gpu", "4090", "--gpus", "1", "--len", "32k", "--json")
     result = json.loads(out)
-    assert status == 1 and result["fits"] is False and result["headroom_gib"] < 0 and result["memory_gib"] == 24
+    assert status == 1 and result["fits"] is False and result["headroom_gib"] < 0 and result["memory_gib"] == 24564 / 1024
     status, out, err = cli("memory", "--model", "4B", "--gpu", "a100", "--gpus", "6", "--len", "8192", "--sp", "4")
     assert status == 2 and err == "solve memory: error: --sp 4 is not allowed: SP=4 does not divide 6 GPUs\n"
     status, out, err = cli("memory", "--model", "4B", "--gpu", "a100", "--gpus", "4", "--len", str(1 << 30))
