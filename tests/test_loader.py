@@ -123,7 +123,7 @@ def test_model_names_resolve_in_any_case(name: str, canonical: str):
 
 
 def test_unknown_names_list_the_accepted_ones():
-    with pytest.raises(QueryError, match=r"unknown GPU 'v100'; accepted: A100-40GB \(a100-40g\), A100-80GB \(a100\), H20-96GB \(h20\)"):
+    with pytest.raises(QueryError, match=r"unknown GPU 'v100'; accepted: A100-40GB \(a100-40g\), A100-80GB \(a100\), A800-80GB \(a800\), H20-96GB \(h20\)"):
         load_catalog().gpu("v100")
     with pytest.raises(QueryError, match=r"unknown model '5B'; accepted: Qwen3-0.6B \(0.6B\), .*Qwen3-30B-A3B"):
         load_catalog().model("5B")
