@@ -21,6 +21,7 @@ import yaml
 from rich.console import Console
 
 from solver import __version__
+from solver.memory import DEFAULT_MARGIN
 from solver.query import MAX_TOP, Answer, CurrentSettings, Objective, Query, make_query, resolve_margin
 from solver.render import answers_json, answers_view, cells_json, tables_view
 from solver.tables import (
@@ -121,7 +122,8 @@ def build_parser() -> argparse.ArgumentParser:
     mode.add_argument("--no-estimate", action="store_const", const="never", dest="estimate_mode",
                       help="no estimates: only documented and inferred plans")
     estimates.add_argument("--margin", metavar="F", type=float,
-                           help="safety margin of estimates, a fraction of usable memory (default 0.02)")
+                           help="safety margin of estimates, a fraction of usable memory (default: the memory model's, "
+                           f"{DEFAULT_MARGIN} for the shipped one)")
     estimates.add_argument("--memory-model", metavar="FILE", type=Path, help="coefficients from `solve calibrate --out`")
     estimates.add_argument("--host-ram", metavar="GB", type=float,
                            help="host memory per node: rules out Offload plans whose states do not fit there")
@@ -245,7 +247,6 @@ def build_calibrate_parser() -> argparse.ArgumentParser:
 def run_calibrate(args: argparse.Namespace) -> int:
     """``solve calibrate``: fit the coefficients and print (or write) a memory-model file."""
     from solver.calibrate import calibrate, observations
-    from solver.memory import DEFAULT_MARGIN
     from solver.render import memory_model_yaml
 
     catalog = load_catalog()
@@ -278,7 +279,8 @@ def build_memory_parser() -> argparse.ArgumentParser:
     parser.add_argument("--sp", metavar="S", type=positive_int, default=1, help="Ulysses SP degree (default 1)")
     parser.add_argument("--env", action="store_true", help="with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True")
     parser.add_argument("--offload", action="store_true", help="with FSDP2 CPU offload")
-    parser.add_argument("--margin", metavar="F", type=float, help="safety margin, a fraction (default: the model's)")
+    parser.add_argument("--margin", metavar="F", type=float, help="safety margin, a fraction of usable memory (default: the memory model's, "
+                        f"{DEFAULT_MARGIN} for the shipped one)")
     parser.add_argument("--memory-model", metavar="FILE", type=Path, help="coefficients from `solve calibrate --out`")
     parser.add_argument("--json", action="store_true", help="print the breakdown as JSON")
     return parser

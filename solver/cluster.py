@@ -26,7 +26,7 @@ from typing import Literal
 
 from ortools.sat.python import cp_model
 
-from solver.memory import ESTIMATED_COUNTS
+from solver.memory import estimated_counts
 from solver.query import ClusterResult, ClusterStatus, Placement, Plan, Unplaced, make_query
 from solver.solve import answer_for
 from solver.tables import AtLeast, Catalog, Fleet, Weights, load_weights
@@ -111,7 +111,7 @@ def job_options(planner: _Planner, fleet: Fleet, index: int) -> list[Option]:
         counts = [t.gpus for t in planner.catalog.gpu(pool.gpu).tables if job.model in t.models]
         estimate = not counts
         if estimate:
-            counts = [n for n in ESTIMATED_COUNTS if n <= pool.nodes * pool.gpus_per_node]
+            counts = list(estimated_counts(pool.gpus_per_node, pool.nodes * pool.gpus_per_node))
         for gpus in counts:
             room = layout(gpus, job.rollout_gpus, pool.gpus_per_node)
             if room is None:

@@ -17,7 +17,7 @@ from time import monotonic
 
 from ortools.sat.python import cp_model
 
-from solver.memory import ESTIMATED_COUNTS, breakdown
+from solver.memory import breakdown, estimated_counts
 from solver.model import RULES, PlanningData, build_model, prepare
 from solver.query import Answer, Plan, Query, Reason
 from solver.solve import answer_for, new_solver
@@ -195,7 +195,7 @@ def _why_no_plan(
                 f"prompt and response together (max_prompt_tokens + max_response_tokens) must then fit in "
                 f"{shorter.max_model_len} tokens, which is max_token_len_per_gpu = "
                 f"{shorter.max_token_len_per_gpu} on each of {words.gpus(shorter.gpus)} with SP={shorter.sp}")))
-        most = max(data.counts) if query.estimate == "never" else max(*data.counts, *ESTIMATED_COUNTS)
+        most = max(data.counts) if query.estimate == "never" else max(*data.counts, *estimated_counts(query.node_gpus))
         more = _best(catalog, query, prober, objective="min_gpus", budget_gpus=most, exact=False)
         if more and more.gpus > query.budget_gpus:
             reasons.append(Reason(rule="more_gpus", detail=(

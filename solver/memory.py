@@ -28,15 +28,12 @@ from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from solver.query import sp_rule_violation, token_budget
+from solver.query import MAX_ESTIMATED_GPUS, NODE_GPUS, sp_rule_violation, token_budget
 from solver.tables import Coefficients, Model, Setting
 
 GIB = 1024**3
 DEFAULT_MARGIN = 0.01
 """The safety margin estimates keep by default: a plan must fit in 99% of the usable memory."""
-ESTIMATED_COUNTS = (1, 2, 3, 4, 5, 6, 7, 8, 12, 16, 24, 32, 48, 64)
-"""Trainer GPU counts the planner considers for estimates (within the budget): one node of up to 8
-GPUs, or several whole nodes."""
 GRID = 1024
 """Estimated lengths are multiples of this many tokens."""
 CEILING = 1 << 21
@@ -82,6 +79,14 @@ class MemoryEstimate(Breakdown):
     longest_len: int | None = Field(description=(
         f"the longest max_model_len on the {GRID}-token grid that fits (up to {CEILING}); None when not even "
         f"{GRID} tokens fit"))
+
+
+def estimated_counts(node_gpus: int | None, budget: int = MAX_ESTIMATED_GPUS) -> tuple[int, ...]:
+    """Trainer GPU counts the memory model's estimates consider, up to `budget` and `MAX_ESTIMATED_GPUS`:
+    any count within one node of `node_gpus` GPUs (default `NODE_GPUS`), then whole nodes (a trainer that
+    spans nodes uses whole nodes)."""
+    node, most = node_gpus or NODE_GPUS, min(budget, MAX_ESTIMATED_GPUS)
+    return (*range(1, min(node, most) + 1), *range(2 * node, most + 1, node))
 
 
 def features(model: Model, gpus: int, setting: Setting, max_model_len: int) -> dict[str, float]:

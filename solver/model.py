@@ -15,7 +15,7 @@ from types import MappingProxyType
 
 from ortools.sat.python import cp_model
 
-from solver.memory import ESTIMATED_COUNTS, GRID, estimated_cells, host_memory_gib
+from solver.memory import GRID, estimated_cells, estimated_counts, host_memory_gib
 from solver.query import Objective, Query
 from solver.tables import Catalog, Model, Setting, Weights
 
@@ -100,9 +100,9 @@ def prepare(catalog: Catalog, gpu: str, query: Query) -> PlanningData:
     gpu_type = catalog.gpu(gpu)
     tables = [] if query.estimate == "only" else [t for t in gpu_type.tables if shape.name in t.models]
     documented = tuple(table.gpus for table in tables)
-    estimated_counts = () if query.estimate == "never" else tuple(
-        n for n in ESTIMATED_COUNTS if n <= query.budget_gpus and n not in documented)
-    estimates = estimated_cells(shape, gpu_type.memory_gib, estimated_counts, query.memory.coefficients, query.margin)
+    counts_to_estimate = () if query.estimate == "never" else tuple(
+        n for n in estimated_counts(query.node_gpus, query.budget_gpus) if n not in documented)
+    estimates = estimated_cells(shape, gpu_type.memory_gib, counts_to_estimate, query.memory.coefficients, query.margin)
     counts = tuple(sorted({*documented, *(cell[0] for cell in estimates)}))
     settings = {
         (table.gpus, row.max_model_len): setting

@@ -27,6 +27,8 @@ ClusterStatus = Literal["optimal", "feasible", "infeasible", "unknown"]
 
 NODE_GPUS = 8
 """GPUs per node unless the request says otherwise (a trainer on more GPUs spans nodes)."""
+MAX_ESTIMATED_GPUS = 64
+"""The most trainer GPUs the memory model's estimates consider (eight nodes of eight)."""
 
 ENV_EXPORT = "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
 """The shell line that turns Env on; it must run before Ray starts."""
@@ -46,6 +48,8 @@ class Query(_Frozen):
     gpus: tuple[str, ...] = Field(description="GPU types to answer for, one answer each")
     objective: Objective
     budget_gpus: int = Field(gt=0, description="trainer GPUs the plan may use at most (exactly, with exact)")
+    open_budget: bool = Field(default=False, description=(
+        "the budget is not the user's: the fewest GPUs among every count the planner considers"))
     exact: bool = False
     max_model_len: int | None = Field(default=None, gt=0)
     sp: int | None = Field(default=None, gt=0)
@@ -155,6 +159,7 @@ class Answer(_Frozen):
     model: str
     objective: Objective
     budget_gpus: int
+    open_budget: bool = Field(default=False, exclude=True, description="the budget is not the user's (Query)")
     status: Status
     reason: str | None
     plans: tuple[Plan, ...]
@@ -208,7 +213,8 @@ def make_query(
 ) -> Query:
     """Resolve names and check that the request makes sense; `QueryError` (one line) when it does not.
 
-    `budget_gpus` defaults, where the objective allows, to the largest documented GPU count.
+    `budget_gpus` defaults, where the objective allows, to the largest documented GPU count (one node
+    without tables); for the fewest GPUs with estimates on, to `MAX_ESTIMATED_GPUS`.
     `node_gpus` (default 8) is the node size: a trainer on more GPUs keeps each SP group in one node.
     """
     resolved = catalog.model(model)
@@ -235,13 +241,17 @@ def make_query(
             raise QueryError(f"--sp {sp} is not allowed for {resolved.name}: {problem}")
         if exact and budget_gpus is not None and budget_gpus % sp:
             raise QueryError(f"--sp {sp} does not divide the {budget_gpus} GPUs that --exact asks for")
-    if budget_gpus is None:
-        budget_gpus = max((t.gpus for g in catalog.gpu_types if g.name in gpu_names for t in g.tables), default=8)
+    open_budget = budget_gpus is None and objective == "min_gpus" and estimate != "never"
+    if open_budget:
+        budget_gpus = MAX_ESTIMATED_GPUS
+    elif budget_gpus is None:
+        budget_gpus = max((t.gpus for g in catalog.gpu_types if g.name in gpu_names for t in g.tables), default=NODE_GPUS)
     return Query(
         model=resolved.name,
         gpus=gpu_names,
         objective=objective,
         budget_gpus=budget_gpus,
+        open_budget=open_budget,
         exact=exact,
         max_model_len=max_model_len,
         sp=sp,

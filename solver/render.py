@@ -117,7 +117,8 @@ def _goal(query: Query) -> str:
     if query.objective == "max_len":
         return f"longest context {query.within_budget}"
     if query.objective == "min_gpus":
-        return f"fewest GPUs for {query.max_model_len} tokens (budget {query.budget_gpus})"
+        scope = f"any count up to {query.budget_gpus}" if query.open_budget else f"budget {query.budget_gpus}"
+        return f"fewest GPUs for {query.max_model_len} tokens ({scope})"
     return f"cheapest plan for {query.max_model_len} tokens {query.within_budget}"
 
 
@@ -143,17 +144,16 @@ def apply_lines(plan: Plan, native_context: int) -> list[str]:
     return lines
 
 
-def _relative(cost: float, best: float) -> str:
-    return "best" if cost == best else f"{cost / best:.2f}x best"
+def _relative(cost: float, first: float) -> str:
+    """A ranked plan's cost relative to plan #1's (which the objective ranks first, not always the cheapest)."""
+    return "best" if cost == first else f"{cost / first:.2f}x #1"
 
 
 def _plan_summary(answer: Answer, plan: Plan, native_context: int) -> Table:
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold", no_wrap=True)
     grid.add_column()
-    left = "" if plan.unused_gpus == 0 else f" ({plan.unused_gpus} left for rollout)"
-    grid.add_row("plan", Text(f"{plan.setting.label} on {plan.gpus} of {answer.budget_gpus} GPUs{left}",
-                              style="bold"))
+    grid.add_row("plan", Text(f"{plan.setting.label} on {_gpus_of_budget(answer, plan)}", style="bold"))
     yarn = f" (YaRN rope scaling, factor {plan.rope_scaling_factor:g})" if plan.rope_scaling_factor else ""
     grid.add_row("max_model_len", f"{plan.max_model_len}{yarn}")
     grid.add_row("token budget", f"max_token_len_per_gpu = {plan.max_token_len_per_gpu} "
@@ -166,6 +166,14 @@ def _plan_summary(answer: Answer, plan: Plan, native_context: int) -> Table:
     return grid
 
 
+def _gpus_of_budget(answer: Answer, plan: Plan) -> str:
+    """``4 of 6 GPUs (2 left for rollout)``; ``4 GPUs`` when the budget is not the user's."""
+    if answer.open_budget:
+        return _count(plan.gpus, "GPU")
+    left = "" if plan.unused_gpus == 0 else f" ({plan.unused_gpus} left for rollout)"
+    return f"{plan.gpus} of {answer.budget_gpus} GPUs{left}"
+
+
 def _ranking(answer: Answer) -> Table:
     view = Table(title="ranked plans", title_justify="left")
     for header in ("#", "GPUs", "setting", "max_model_len", "tokens/GPU", "YaRN", "cost", "evidence", "source cell"):
@@ -175,7 +183,7 @@ def _ranking(answer: Answer) -> Table:
     for rank, plan in enumerate(answer.plans, start=1):
         view.add_row(
             str(rank),
-            f"{plan.gpus}/{answer.budget_gpus}",
+            str(plan.gpus) if answer.open_budget else f"{plan.gpus}/{answer.budget_gpus}",
             Text(plan.setting.label, style=setting_style(plan.setting)),
             str(plan.max_model_len),
             str(plan.max_token_len_per_gpu),

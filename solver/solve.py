@@ -15,6 +15,8 @@ from ortools.sat.python import cp_model
 from solver.memory import breakdown
 from solver.model import PlanningData, build_model, exact_cost, forbid, prepare
 from solver.query import (
+    MAX_ESTIMATED_GPUS,
+    NODE_GPUS,
     Answer,
     Evidence,
     Plan,
@@ -123,6 +125,7 @@ def _answer(
         model=query.model,
         objective=query.objective,
         budget_gpus=query.budget_gpus,
+        open_budget=query.open_budget,
         status=status,
         reason=reason,
         plans=tuple(plans),
@@ -173,16 +176,26 @@ def _evidence(data: PlanningData, gpus: int, setting: Setting, length: int) -> t
     raise AssertionError(f"the solver returned {setting.label} on {gpus} GPUs at {length} with no cell behind it")
 
 
+def _uncounted(query: Query) -> str:
+    """Why the memory model does not estimate for exactly the budget's GPU count ("" when it does)."""
+    gpus, node = query.budget_gpus, query.node_gpus or NODE_GPUS
+    if query.estimate == "never":
+        return "; other counts need estimates, which --no-estimate turns off"
+    if gpus > MAX_ESTIMATED_GPUS:
+        return f"; estimates go up to {MAX_ESTIMATED_GPUS} trainer GPUs"
+    if gpus > node and gpus % node:
+        return f"; a trainer that spans nodes uses whole nodes, and {gpus} is not a multiple of {node} (--node-gpus)"
+    return ""
+
+
 def _why_no_plan(catalog: Catalog, data: PlanningData, query: Query) -> tuple[str, Plan | None]:
     """Name the limit that leaves `query` without a plan on this GPU type, found by solving again; and,
     when only the length is out of reach, the longest plan within the same budget and pins."""
     counts = ", ".join(map(str, data.counts))
     where = f"{data.model} on {data.gpu}"
     if query.exact and query.budget_gpus not in data.counts:
-        estimates = ("" if query.estimate != "never" else
-                     "; other counts need estimates, which --no-estimate turns off")
         return (f"no plan for exactly {query.budget_gpus} trainer GPUs with {where} (counts with a plan: {counts})"
-                f"{estimates}", None)
+                f"{_uncounted(query)}", None)
     if min(data.counts) > query.budget_gpus:
         return f"no plan for {query.budget_gpus} or fewer trainer GPUs with {where} (counts with a plan: {counts})", None
     sources, pins, within = query.evidence_sources, query.pin_flags, query.within_budget

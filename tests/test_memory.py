@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import solver
 from solver.calibrate import calibrate, observations
-from solver.memory import PRIOR, breakdown, estimated_cells, longest_fitting
+from solver.memory import PRIOR, breakdown, estimated_cells, estimated_counts, longest_fitting
 from solver.query import make_query
 from solver.solve import plan
 from solver.tables import (
@@ -119,6 +119,37 @@ def test_estimated_plans_cover_gpu_types_counts_and_models_without_tables():
     (answer,) = plan(make_query(CATALOG, model="4B", gpu="a100", max_model_len=8192, budget_gpus=8, exact=True,
                                 estimate="never"), CATALOG)
     assert answer.plans == ()
+
+
+def test_estimates_cover_any_count_in_a_node_then_whole_nodes_up_to_64():
+    assert estimated_counts(8) == (1, 2, 3, 4, 5, 6, 7, 8, 16, 24, 32, 40, 48, 56, 64)
+    assert estimated_counts(4, 20) == (1, 2, 3, 4, 8, 12, 16, 20)
+    assert estimated_counts(None, 6) == (1, 2, 3, 4, 5, 6)
+    assert estimated_counts(128) == tuple(range(1, 65))
+
+    def reason(**request):
+        (answer,) = plan(make_query(CATALOG, model="8B", gpu="h100", max_model_len=32768, exact=True, **request),
+                         CATALOG)
+        return answer.plans[0].gpus if answer.plans else answer.reason
+
+    assert reason(budget_gpus=40) == 40
+    assert reason(budget_gpus=12).endswith(
+        "a trainer that spans nodes uses whole nodes, and 12 is not a multiple of 8 (--node-gpus)")
+    assert reason(budget_gpus=12, node_gpus=4) == 12
+    assert reason(budget_gpus=72).endswith("; estimates go up to 64 trainer GPUs")
+
+
+def test_fewest_gpus_without_a_budget_searches_every_count_the_estimates_cover():
+    (answer,) = plan(make_query(CATALOG, model="32B", gpu="h100", max_model_len=131072, objective="min_gpus"),
+                     CATALOG)
+    assert answer.budget_gpus == 64 and answer.plans[0].gpus == 8 and answer.plans[0].evidence == "estimated"
+    for fewer in range(1, 8):
+        (answer,) = plan(make_query(CATALOG, model="32B", gpu="h100", max_model_len=131072, budget_gpus=fewer,
+                                    exact=True), CATALOG)
+        assert answer.plans == ()
+    (answer,) = plan(make_query(CATALOG, model="8B", gpu="a100", max_model_len=65536, objective="min_gpus",
+                                estimate="never"), CATALOG)
+    assert answer.budget_gpus == 6 and answer.plans[0].gpus == 4
 
 
 def test_documented_cells_win_where_tables_exist():
