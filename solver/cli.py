@@ -190,6 +190,11 @@ def run_cluster(args: argparse.Namespace) -> int:
     weights = load_weights(args.weights) if args.weights else None
     if args.emit_dir is not None and not args.emit_dir.is_dir():
         raise QueryError(f"{args.emit_dir}: not a folder (--emit-dir writes one config per placed job into it)")
+    if args.emit_dir is not None:
+        for job in fleet.jobs:
+            if _same_file(args.emit_dir / f"{job.name}.yaml", args.file):
+                raise QueryError(f"--emit-dir {args.emit_dir}: job {job.name}'s config would overwrite the cluster "
+                                 f"file {args.file}: write the configs to another folder")
     progress = _ProgressLine()
     result = place(fleet, catalog, minimize=args.minimize, weights=weights, time_limit_s=args.time_limit,
                    workers=args.workers, progress=progress)
@@ -393,10 +398,21 @@ def _check_trinity_flags(args: argparse.Namespace) -> None:
         raise QueryError("--emit trinity prints YAML: drop --json")
     if args.write and not args.from_config:
         raise QueryError("--write patches the config of --from-config FILE")
+    for flag, target in (("--write", args.write), ("--out", args.out)):
+        if target is not None and args.from_config is not None and _same_file(target, args.from_config):
+            raise QueryError(f"{flag} {target} would overwrite the config of --from-config: write to another file")
     if args.rollout_gpus and not (args.emit or args.out):
         raise QueryError("--rollout-gpus goes with --emit trinity or --out FILE")
     if args.model is None and args.from_config is None and args.model_config is None:
         raise QueryError("which model? give --model M (e.g. 4B), --model-config PATH or --from-config FILE")
+
+
+def _same_file(path: Path, other: Path) -> bool:
+    """Whether two paths name the same file (an existing one, or the same resolved path)."""
+    try:
+        return path.samefile(other)
+    except OSError:
+        return path.resolve() == other.resolve()
 
 
 def _read_config(path: Path) -> tuple[str, TrinityConfig]:
@@ -478,7 +494,10 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], model:
     fragments = []
     for answer in answers:
         if answer.plans:
-            fragments.append(trinity_fragment(answer.plans[0], model, args.rollout_gpus, gpu=answer.gpu))
+            nodes, rollout = _cluster_layout(answer.plans[0].gpus, args.rollout_gpus, args.node_gpus)
+            fragments.append(trinity_fragment(answer.plans[0], model, rollout, gpu=answer.gpu, nodes=nodes))
+        elif args.emit:
+            print(f"solve: {answer.gpu}: no plan: {answer.reason}", file=sys.stderr)
     best = answers[0].plans[0] if answers[0].plans else None
     if args.out and best is not None:
         write_atomically(args.out, fragments[0])
@@ -488,6 +507,25 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], model:
             print(f"solve: warning: {args.write}: {problem}", file=sys.stderr)
         write_atomically(args.write, patched)
     return fragments
+
+
+def _cluster_layout(trainer_gpus: int, rollout_gpus: int | None, node_gpus: int) -> tuple[int, int | None]:
+    """(nodes, rollout GPUs) of the fragment's ``cluster``: one node when trainer and rollout fit in it,
+    else the trainer on whole nodes and rollout on the rest of the nodes it takes (a note on stderr when
+    that is more rollout GPUs than asked); `QueryError` when neither layout exists."""
+    if rollout_gpus is None:
+        return 1, None
+    from solver.cluster import layout
+
+    room = layout(trainer_gpus, rollout_gpus, node_gpus)
+    if room is None:
+        raise QueryError(f"--rollout-gpus {rollout_gpus}: {trainer_gpus} trainer + {rollout_gpus} rollout GPUs do not "
+                         f"fit one node of {node_gpus} (--node-gpus), and a trainer that spans nodes needs whole nodes")
+    _, whole_nodes, rollout = room
+    if rollout != rollout_gpus:
+        print(f"solve: note: rollout gets {rollout} GPUs, not {rollout_gpus}: the trainer's {trainer_gpus} GPUs take "
+              f"whole nodes of {node_gpus}, and rollout the rest of the {whole_nodes} nodes", file=sys.stderr)
+    return max(whole_nodes, 1), rollout
 
 
 def _current(catalog: Catalog, query: Query, gpu: str, config: TrinityConfig, path: Path) -> CurrentSettings | None:

@@ -55,16 +55,51 @@ def test_out_replaces_an_existing_file_whole(cli, tmp_path: Path):
 
 
 def test_written_files_keep_or_get_the_usual_permissions(cli, user_config: Path, tmp_path: Path):
-    user_config.chmod(0o640)  # a config the user shares with a group
-    assert cli("--from-config", str(user_config), "--gpu", "a100", "--write", str(user_config))[0] == 0
-    assert "ulysses_sequence_parallel_size: 2" in user_config.read_text(encoding="utf-8")
-    assert stat.S_IMODE(user_config.stat().st_mode) == 0o640
+    patched = tmp_path / "patched.yaml"
+    patched.write_text("old: copy\n", encoding="utf-8")
+    patched.chmod(0o640)  # a config the user shares with a group
+    assert cli("--from-config", str(user_config), "--gpu", "a100", "--write", str(patched))[0] == 0
+    assert "ulysses_sequence_parallel_size: 2" in patched.read_text(encoding="utf-8")
+    assert stat.S_IMODE(patched.stat().st_mode) == 0o640
     previous = os.umask(0o027)
     try:
         assert cli(*FLAGSHIP, "--out", str(tmp_path / "plan.yaml"))[0] == 0
     finally:
         os.umask(previous)
     assert stat.S_IMODE((tmp_path / "plan.yaml").stat().st_mode) == 0o640  # 0666 less the umask, as with open()
+
+
+def test_the_original_config_is_never_overwritten(cli, user_config: Path, monkeypatch: pytest.MonkeyPatch):
+    original = user_config.read_bytes()
+    monkeypatch.chdir(user_config.parent)
+    for flag, target in (("--write", str(user_config)), ("--write", "./trinity.yaml"), ("--out", "trinity.yaml")):
+        status, out, err = cli("--from-config", str(user_config), "--gpu", "a100", flag, target)
+        assert (status, out) == (2, "")
+        assert err == f"solve: error: {flag} {Path(target)} would overwrite the config of --from-config: write to another file\n"
+    assert user_config.read_bytes() == original
+
+
+def test_emit_names_the_gpu_types_without_a_plan(cli):
+    status, out, err = cli("--model", "8B", "--len", "110k", "--emit", "trinity")
+    assert status == 1 and "H20-96GB" in out and "A100-80GB" not in out
+    assert err.startswith("solve: A100-80GB: no plan: 112640 tokens is beyond what") and err.count("\n") == 1
+    status, out, err = cli("--model", "8B", "--len", "500k", "--gpu", "a100", "--emit", "trinity")
+    assert (status, out) == (1, "") and err.startswith("solve: A100-80GB: no plan: 512000 tokens")
+
+
+def test_rollout_gpus_of_a_trainer_on_whole_nodes_fill_its_last_node(cli):
+    flags = ["--model", "8B", "--len", "32k", "--gpu", "h100", "--exact", "--emit", "trinity"]
+    status, out, err = cli(*flags, "--gpus", "16", "--rollout-gpus", "4")
+    assert status == 0 and "node_num: 3\n" in out and "gpu_per_node: 8  # 16 trainer + 8 rollout\n" in out
+    assert "engine_num: 8" in out
+    assert err == ("solve: note: rollout gets 8 GPUs, not 4: the trainer's 16 GPUs take whole nodes of 8, and "
+                   "rollout the rest of the 3 nodes\n")
+    status, out, err = cli(*flags, "--gpus", "4", "--rollout-gpus", "4")
+    assert (status, err) == (0, "") and "node_num: 1\n" in out and "gpu_per_node: 8  # 4 trainer + 4 rollout\n" in out
+    status, out, err = cli(*flags, "--gpus", "6", "--rollout-gpus", "4")
+    assert (status, out) == (2, "") and err == (
+        "solve: error: --rollout-gpus 4: 6 trainer + 4 rollout GPUs do not fit one node of 8 (--node-gpus), and a "
+        "trainer that spans nodes needs whole nodes\n")
 
 
 def test_out_into_a_missing_folder_exits_2_and_leaves_nothing(cli, tmp_path: Path):

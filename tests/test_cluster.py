@@ -229,6 +229,13 @@ def test_cli_cluster_exit_codes(cli, tmp_path: Path):
     assert status == 2 and out == "" and err.startswith("solve cluster: error: ") and "cannot read" in err
     status, _, err = cli("cluster", str(path), "--emit-dir", str(tmp_path / "nope"))
     assert status == 2 and "not a folder" in err
+    named = tmp_path / "math-4b.yaml"  # a cluster file named like one of its jobs
+    named.write_text(FLEET_FILE, encoding="utf-8")
+    status, out, err = cli("cluster", str(named), "--emit-dir", str(tmp_path))
+    assert (status, out) == (2, "") and err == (
+        f"solve cluster: error: --emit-dir {tmp_path}: job math-4b's config would overwrite the cluster file {named}: "
+        "write the configs to another folder\n")
+    assert named.read_text(encoding="utf-8") == FLEET_FILE
     status, _, err = cli("cluster")
     assert status == 2 and "the following arguments are required: FILE.yaml" in err
 
