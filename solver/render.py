@@ -160,10 +160,19 @@ def _plan_summary(answer: Answer, plan: Plan, native_context: int) -> Table:
                                  f"(ceil(2 x {plan.max_model_len} / SP {plan.sp}))")
     grid.add_row("cost", f"{plan.cost:.4g} relative step time (best)")
     grid.add_row("evidence", plan.evidence_text(answer.gpu))
-    grid.add_row("memory", f"{plan.memory_gb:.1f} GiB per GPU predicted, {plan.headroom_gb:.1f} GiB to spare "
-                           "(memory model)")
+    grid.add_row("memory", _memory_line(plan))
     grid.add_row("apply", "\n".join(apply_lines(plan, native_context)))
     return grid
+
+
+def _memory_line(plan: Plan) -> str:
+    """The memory model's prediction for a plan; where it says a documented or inferred plan does not
+    fit, that the table (a measurement) decides."""
+    predicted = f"{plan.memory_gb:.1f} GiB per GPU predicted"
+    if plan.headroom_gb >= 0:
+        return f"{predicted}, {plan.headroom_gb:.1f} GiB to spare (memory model)"
+    return (f"{predicted}, {-plan.headroom_gb:.1f} GiB over the usable memory (memory model; it is cautious "
+            "here, and the table, a measurement, decides)")
 
 
 def _gpus_of_budget(answer: Answer, plan: Plan) -> str:

@@ -175,3 +175,14 @@ def test_commands_that_do_not_solve_do_not_import_ortools(argv: list[str]):
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.stderr.endswith("CLEAN")
+
+
+def test_a_tabled_plan_the_memory_model_doubts_says_the_table_decides(cli):
+    flags = ["--model", "8B", "--gpu", "a100", "--gpus", "4", "--maximize", "len"]
+    _, answers = run_json(cli, *flags)
+    best = answers[0]["plans"][0]
+    assert best["evidence"] == "documented" and best["headroom_gb"] < 0  # the model is cautious for this cell
+    status, out, _ = cli(*flags)
+    assert status == 0 and (f"{best['memory_gb']:.1f} GiB per GPU predicted, {-best['headroom_gb']:.1f} GiB over the "
+                            "usable memory (memory model; it is cautious here, and the table, a measurement, decides)"
+                            ) in " ".join(out.split())
