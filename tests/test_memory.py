@@ -277,6 +277,9 @@ def test_cli_calibrate_prints_a_memory_model_file(cli, tmp_path: Path):
     status, out, _ = cli("calibrate", "--cells", str(cells), "--out", str(target))
     assert status == 0 and out.startswith(f"wrote {target}: ")
     assert load_memory_model(target).source == "calibrated on h20-96gb.yaml"
+    example = Path(__file__).parent.parent / "docs" / "examples" / "my-cells.yaml"  # the format memory.md shows
+    status, out, err = cli("calibrate", "--cells", str(example), "--out", str(target))
+    assert (status, err) == (0, "") and load_memory_model(target).fit.observations == 27
 
 
 def test_host_ram_rules_out_offload_plans_whose_states_do_not_fit():
