@@ -198,15 +198,17 @@ def _why_no_plan(catalog: Catalog, data: PlanningData, query: Query) -> tuple[st
                 f"{_uncounted(query)}", None)
     if min(data.counts) > query.budget_gpus:
         return f"no plan for {query.budget_gpus} or fewer trainer GPUs with {where} (counts with a plan: {counts})", None
-    sources, pins, within = query.evidence_sources, query.pin_flags, query.within_budget
+    host_ram = f"--host-ram {query.host_ram_gb:g}" if query.host_ram_gb is not None else ""
+    sources, within = query.evidence_sources, query.within_budget
+    limits = " ".join(filter(None, (query.pin_flags, host_ram)))  # the flags that narrow the plans
     if query.objective != "max_len":
         longest = answer_for(catalog, query.model_copy(update={"objective": "max_len", "max_model_len": None,
                                                                "top": 1}), data.gpu)
         if longest.plans:
             best = longest.plans[0]
-            limit = f" with {pins}" if pins else ""
+            limit = f" with {limits}" if limits else ""
             return (
                 f"{query.max_model_len} tokens is beyond what {sources} allow for {where} {within}{limit}: "
                 f"the longest is {best.max_model_len} ({best.setting.label} on {best.gpus} GPUs, {best.evidence})"
             ), best
-    return f"nothing in {sources} for {where} {within} trains{' with ' + pins if pins else ''}", None
+    return f"nothing in {sources} for {where} {within} trains{' with ' + limits if limits else ''}", None
