@@ -126,7 +126,8 @@ def build_parser() -> argparse.ArgumentParser:
                            f"{DEFAULT_MARGIN} for the shipped one)")
     estimates.add_argument("--memory-model", metavar="FILE", type=Path, help="coefficients from `solve calibrate --out`")
     estimates.add_argument("--host-ram", metavar="GB", type=float,
-                           help="host memory per node: rules out Offload plans whose states do not fit there")
+                           help="host memory per node (GB as RAM is sold, binary: GiB): rules out Offload plans "
+                           "whose states do not fit there")
     estimates.add_argument("--node-gpus", metavar="G", type=positive_int, default=8,
                            help="GPUs per node (default 8): a trainer on more keeps each SP group in one node")
     estimates.add_argument("--model-config", metavar="PATH", type=Path,

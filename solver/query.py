@@ -113,6 +113,9 @@ class Plan(_Frozen):
     source: SourceCell | None = Field(description="the documented cell it rests on; null when estimated")
     memory_gb: float = Field(description="the memory model's predicted peak per trainer GPU, GiB")
     headroom_gb: float = Field(description="usable memory (less the safety margin) left over, GiB")
+    host_memory_gb: float | None = Field(default=None, description=(
+        "with Offload: host memory per node that the states need, GiB (what --host-ram is checked against); "
+        "null without Offload"))
 
     @property
     def setting(self) -> Setting:

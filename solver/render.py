@@ -161,6 +161,8 @@ def _plan_summary(answer: Answer, plan: Plan, native_context: int) -> Table:
     grid.add_row("cost", f"{plan.cost:.4g} relative step time (best)")
     grid.add_row("evidence", plan.evidence_text(answer.gpu))
     grid.add_row("memory", _memory_line(plan))
+    if plan.host_memory_gb is not None:
+        grid.add_row("host memory", f"{plan.host_memory_gb:.1f} GiB per node for the offloaded states (--host-ram)")
     grid.add_row("apply", "\n".join(apply_lines(plan, native_context)))
     return grid
 

@@ -12,7 +12,7 @@ from concurrent.futures import ThreadPoolExecutor
 
 from ortools.sat.python import cp_model
 
-from solver.memory import breakdown
+from solver.memory import breakdown, host_memory_gib
 from solver.model import PlanningData, build_model, exact_cost, forbid, prepare
 from solver.query import (
     MAX_ESTIMATED_GPUS,
@@ -160,6 +160,8 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
         source=source,
         memory_gb=round(memory.total_gib, 2),
         headroom_gb=round(memory.headroom_gib, 2),
+        host_memory_gb=round(host_memory_gib(data.shape, gpus, query.memory.coefficients, query.node_gpus), 1)
+        if offload else None,
     )
 
 

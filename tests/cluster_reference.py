@@ -142,17 +142,19 @@ def sp_fits_nodes(n: int, sp: int, gpus_per_node: int) -> bool:
 
 
 @functools.cache
-def _plans_cached(catalog: Catalog, gpu: str, model: str, n: int, length: int) -> tuple[dict, ...]:
+def _plans_cached(catalog: Catalog, gpu: str, model: str, n: int, length: int, node_gpus: int) -> tuple[dict, ...]:
     return tuple(
         enumerate_plans(
-            catalog, gpu=gpu, model=model, objective="cheapest", budget_gpus=n, exact=True, max_model_len=length
+            catalog, gpu=gpu, model=model, objective="cheapest", budget_gpus=n, exact=True, max_model_len=length,
+            node_gpus=node_gpus,
         )
     )
 
 
-def _plans(catalog: Catalog, gpu: str, model: str, n: int, length: int) -> tuple[dict, ...]:
-    """enumerate_plans with exactly n trainer GPUs at length L, best (cheapest) first (shared: copy to keep)."""
-    return _plans_cached(catalog, gpu, model, n, length)
+def _plans(catalog: Catalog, gpu: str, model: str, n: int, length: int, gpus_per_node: int) -> tuple[dict, ...]:
+    """enumerate_plans with exactly n trainer GPUs at length L, best (cheapest) first (shared: copy to keep);
+    a trainer on more than one node has the pool's nodes, which sets the host memory Offload needs per node."""
+    return _plans_cached(catalog, gpu, model, n, length, gpus_per_node if n > gpus_per_node else n)
 
 
 def job_candidates(catalog: Catalog, job: dict, pool: dict) -> list[dict]:
@@ -169,7 +171,7 @@ def job_candidates(catalog: Catalog, job: dict, pool: dict) -> list[dict]:
         if where[0] == WHOLE and where[1] > pool["nodes"]:
             continue  # the pool has too few nodes
         for length in _candidate_lengths(catalog, gpu, job):
-            plans = [plan for plan in _plans(catalog, gpu, model, n, length) if sp_fits_nodes(n, plan["sp"], g)]
+            plans = [plan for plan in _plans(catalog, gpu, model, n, length, g) if sp_fits_nodes(n, plan["sp"], g)]
             if not plans:
                 continue
             plan = copy.deepcopy(plans[0])  # best first: the cheapest
@@ -393,7 +395,8 @@ def check_placements(
         if plan.get("gpus") != n:
             problems.append(f"{where}: plan gpus={plan.get('gpus')!r} but trainer_gpus={n}")
         length: Any = plan.get("max_model_len")
-        plan_problems = check_plan(catalog, plan, gpu=gpu, model=model, budget_gpus=n, max_model_len=length, exact=True)
+        plan_problems = check_plan(catalog, plan, gpu=gpu, model=model, budget_gpus=n, max_model_len=length, exact=True,
+                                   node_gpus=g if n > g else n)
         if ignore_unused_gpus:
             plan_problems = [p for p in plan_problems if not p.startswith("unused_gpus=")]
         problems.extend(f"{where}: plan: {p}" for p in plan_problems)

@@ -42,6 +42,7 @@ PLAN_KEYS = frozenset(
         "source",
         "memory_gb",
         "headroom_gb",
+        "host_memory_gb",
     }
 )
 SOURCE_KEYS = frozenset({"gpus", "max_model_len", "setting"})
@@ -141,12 +142,16 @@ def _pinned_values(pin: Any | None, free: list) -> list:
 
 
 def _memory(catalog: Catalog, memory_gib: float, model: Any, n: int, env: bool, offload: bool, sp: int,
-            length: int) -> dict[str, float]:
-    """The plan's predicted peak memory and headroom, from the shipped memory model (not the tables)."""
+            length: int, node_gpus: int) -> dict[str, float | None]:
+    """The plan's predicted peak memory and headroom, from the shipped memory model (not the tables); with
+    Offload, the host memory a node of `node_gpus` needs for its trainer GPUs' share of the states (16
+    bytes per parameter, times the calibrated states multiplier)."""
     memory = load_memory_model()
     result = breakdown(model, memory_gib, n, Setting(env=bool(env), offload=bool(offload), sp=sp), length,
                        memory.coefficients, memory.margin)
-    return {"memory_gb": round(result.total_gib, 2), "headroom_gb": round(result.headroom_gib, 2)}
+    host = memory.coefficients.states * 16 * model.parameters_b * 1e9 * min(n, node_gpus) / n / 2**30
+    return {"memory_gb": round(result.total_gib, 2), "headroom_gb": round(result.headroom_gib, 2),
+            "host_memory_gb": round(host, 1) if offload else None}
 
 
 # --- enumeration -----------------------------------------------------------------------------------------
@@ -165,6 +170,7 @@ def enumerate_plans(
     env: bool | None = None,
     offload: bool | None = None,
     weights: Weights | None = None,
+    node_gpus: int = 8,
 ) -> list[dict]:
     """Every feasible plan, best first by the objective's key (a total order)."""
     if objective not in OBJECTIVES:
@@ -207,7 +213,7 @@ def enumerate_plans(
                             "cost": float(cost),
                             "evidence": evidence,
                             "source": source,
-                            **_memory(catalog, gpu_type.memory_gib, the_model, n, e, o, s, length),
+                            **_memory(catalog, gpu_type.memory_gib, the_model, n, e, o, s, length, node_gpus),
                         }
                         ranked.append((_rank_key(objective, n, e, o, s, length, cost), plan))
     ranked.sort(key=lambda pair: pair[0])
@@ -240,6 +246,7 @@ def check_plan(
     env: bool | None = None,
     offload: bool | None = None,
     weights: Weights | None = None,
+    node_gpus: int = 8,
 ) -> list[str]:
     """Problems with `plan` for this query, straight from the definitions; an empty list means valid.
 
@@ -330,9 +337,10 @@ def check_plan(
         problems.append(f"rope_scaling_factor={rope!r}, expected {want_rope!r}")
 
     # The memory model's prediction (a derived field, computed by solver.memory).
-    if {k: plan[k] for k in ("memory_gb", "headroom_gb")} != _memory(catalog, gpu_type.memory_gib, the_model, n, e, o, s,
-                                                                   length):
-        problems.append(f"memory_gb/headroom_gb {plan['memory_gb']}/{plan['headroom_gb']} differ from the memory model")
+    predicted = _memory(catalog, gpu_type.memory_gib, the_model, n, e, o, s, length, node_gpus)
+    if {k: plan[k] for k in predicted} != predicted:
+        problems.append(f"memory_gb/headroom_gb/host_memory_gb {plan['memory_gb']}/{plan['headroom_gb']}/"
+                        f"{plan['host_memory_gb']} differ from the memory model's {predicted}")
 
     # Cost.
     want_cost = float(exact_cost(weights, n, e, o, s))

@@ -9,7 +9,7 @@ from fractions import Fraction
 import pytest
 from reference import PLAN_KEYS, check_plan, enumerate_plans, exact_cost
 
-from solver.tables import Setting, Weights, load_catalog, load_weights
+from solver.tables import Setting, Weights, load_catalog, load_memory_model, load_weights
 
 CATALOG = load_catalog()
 WEIGHTS = load_weights()
@@ -61,6 +61,9 @@ def test_max_len_a100_4b_budget_6_uses_4_gpus():
         "source": {"gpus": 4, "max_model_len": 102400, "setting": "Env + Offload + SP=4"},
         "memory_gb": best["memory_gb"],  # the memory model's prediction, checked by check_plan
         "headroom_gb": best["headroom_gb"],
+        # Offload: the host memory for the states of all 4 GPUs (one node), 16 bytes per parameter times
+        # the shipped states multiplier
+        "host_memory_gb": round(load_memory_model().coefficients.states * 16 * 4.022e9 / 2**30, 1),
     }
     on_six = [plan for plan in found if plan["gpus"] == 6]
     assert {plan["sp"] for plan in on_six} == {1, 2}
@@ -248,6 +251,7 @@ GOOD_PLAN = {
     "source": {"gpus": 4, "max_model_len": 32768, "setting": "SP=4"},
     "memory_gb": 61.18,  # the shipped memory model's prediction for this plan
     "headroom_gb": 10.1,
+    "host_memory_gb": None,  # no Offload
 }
 
 
@@ -283,6 +287,8 @@ def test_check_plan_accepts_the_hand_written_plan():
          {"exact": False}, "no A100-80GB table for 3 GPUs"),
         ({key: value for key, value in GOOD_PLAN.items() if key != "source"}, {}, "missing ['source']"),
         (mutated(env=1), {}, "wrong type"),
+        (mutated(memory_gb=60.0), {}, "differ from the memory model"),
+        (mutated(host_memory_gb=61.9), {}, "differ from the memory model"),  # a host memory without Offload
     ],
 )
 def test_check_plan_catches_a_wrong_plan(plan, query_changes, fragment):
