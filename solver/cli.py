@@ -22,7 +22,16 @@ from rich.console import Console
 
 from solver import __version__
 from solver.memory import DEFAULT_MARGIN
-from solver.query import MAX_TOP, Answer, CurrentSettings, Objective, Query, make_query, resolve_margin
+from solver.query import (
+    MAX_TOP,
+    Answer,
+    CurrentSettings,
+    Objective,
+    Query,
+    make_query,
+    resolve_margin,
+    sp_rule_violation,
+)
 from solver.render import answers_json, answers_view, cells_json, tables_view
 from solver.tables import (
     Catalog,
@@ -539,8 +548,13 @@ def _current(catalog: Catalog, query: Query, gpu: str, config: TrinityConfig, pa
     env = "expandable_segments:True" in os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "")
     setting = Setting(env=env, offload=config.offload, sp=config.sp)
     vouching = plan_for_settings(catalog, query, gpu, gpus, setting)
+    shape = catalog.model(query.model)
+    heads_rule = sp_rule_violation(shape.num_attention_heads, shape.num_key_value_heads, config.sp)
+    broken = f"{shape.name}: {heads_rule}" if heads_rule else (
+        f"SP={config.sp} does not divide the {gpus} trainer GPUs" if gpus % config.sp else None)
     return CurrentSettings(config=path.name, gpus=gpus, env=env, offload=config.offload, sp=config.sp,
-                           max_model_len=query.max_model_len, trains=vouching is not None, plan=vouching)
+                           max_model_len=query.max_model_len, trains=vouching is not None, plan=vouching,
+                           broken_rule=broken)
 
 
 def write_atomically(path: Path, text: str) -> None:

@@ -153,6 +153,7 @@ class CurrentSettings(_Frozen):
     max_model_len: int
     trains: bool
     plan: Plan | None = Field(description="the plan for exactly these settings, with its evidence, if they train")
+    broken_rule: str | None = Field(default=None, description="the rule of Trinity's or verl's these settings break")
 
 
 class Answer(_Frozen):

@@ -207,13 +207,16 @@ def _ranking(answer: Answer) -> Table:
     return view
 
 
-def _current_view(gpu: str, current: CurrentSettings) -> Text:
+def _current_view(answer: Answer, current: CurrentSettings, query: Query) -> Text:
     setting = Setting(env=current.env, offload=current.offload, sp=current.sp)
     said = (f"{current.config} runs {setting.label} on {_count(current.gpus, 'trainer GPU')} at "
             f"{current.max_model_len} tokens (Env {'on' if current.env else 'off'} in this environment): ")
     if current.plan is not None:
-        return Text(said + f"it trains ({current.plan.evidence_text(gpu)})", style="green")
-    return Text(said + "the tables do not say it trains; the best plan follows", style="yellow")
+        return Text(said + f"it trains ({current.plan.evidence_text(answer.gpu)})", style="green")
+    verdict = (f"it breaks a rule: {current.broken_rule}" if current.broken_rule
+               else f"nothing in {query.evidence_sources} says it trains")
+    follows = "the best plan follows" if answer.plans else "nor does any plan (the reason follows)"
+    return Text(f"{said}{verdict}; {follows}", style="yellow")
 
 
 def _explanation(reasons: Iterable[Reason]) -> Group:
@@ -232,7 +235,7 @@ def answers_view(answers: Iterable[Answer], query: Query, catalog: Catalog) -> G
     for answer in answers:
         renderables.append(Text(f"{answer.gpu} · {answer.model} · {_goal(query)}: {answer.status}", style="bold"))
         if answer.current:
-            renderables.append(_current_view(answer.gpu, answer.current))
+            renderables.append(_current_view(answer, answer.current, query))
         if answer.plans:
             renderables.append(_plan_summary(answer, answer.plans[0], native_context))
             if len(answer.plans) > 1:

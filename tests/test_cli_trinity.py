@@ -136,11 +136,28 @@ def test_from_config_says_whether_the_settings_train(cli, user_config: Path):
     assert (status, err) == (0, "")
     # 8 GPUs less 2 rollout engines: 6 trainer GPUs, SP=1 and no Offload, Env not set here.
     assert answer["current"] == {"config": "trinity.yaml", "gpus": 6, "env": False, "offload": False, "sp": 1,
-                                 "max_model_len": 32768, "trains": False, "plan": None}
+                                 "max_model_len": 32768, "trains": False, "plan": None, "broken_rule": None}
     assert (answer["budget_gpus"], answer["plans"][0]["sp"], answer["plans"][0]["env"]) == (6, 2, True)
     status, out, _ = cli("--from-config", str(user_config), "--gpu", "a100")
-    assert "trinity.yaml runs vanilla on 6 trainer GPUs at 32768 tokens (Env off in this environment): the tables " \
-           "do not say it trains" in out
+    assert "trinity.yaml runs vanilla on 6 trainer GPUs at 32768 tokens (Env off in this environment): nothing in " \
+           "the tables and the memory model's estimates says it trains; the best plan follows" in " ".join(out.split())
+
+
+def test_from_config_names_a_broken_rule_and_a_missing_plan(cli, user_config: Path, monkeypatch: pytest.MonkeyPatch):
+    text = user_config.read_text(encoding="utf-8")
+    user_config.write_text(text.replace("  use_dynamic_bsz: true", "  use_dynamic_bsz: true\n  ulysses_sequence_parallel_size: 3"),
+                           encoding="utf-8")
+    status, out, _ = cli("--from-config", str(user_config), "--gpu", "a100")
+    assert status == 0 and ("trinity.yaml runs SP=3 on 6 trainer GPUs at 32768 tokens (Env off in this environment): "
+                            "it breaks a rule: Qwen3-8B: SP=3 does not divide its 32 attention heads; the best plan "
+                            "follows") in " ".join(out.split())
+    user_config.write_text(text.replace("  use_dynamic_bsz: true", "  use_dynamic_bsz: true\n  ulysses_sequence_parallel_size: 4"),
+                           encoding="utf-8")
+    status, out, _ = cli("--from-config", str(user_config), "--gpu", "a100", "--json")
+    assert json.loads(out)[0]["current"]["broken_rule"] == "SP=4 does not divide the 6 trainer GPUs"
+    monkeypatch.setenv("MAX_MODEL_LEN", "200000")
+    status, out, _ = cli("--from-config", str(user_config), "--gpu", "a100")
+    assert status == 1 and "nor does any plan (the reason follows)" in " ".join(out.split())
 
 
 def test_from_config_with_env_set_in_the_environment(cli, user_config: Path, monkeypatch: pytest.MonkeyPatch):
