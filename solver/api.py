@@ -116,20 +116,25 @@ def estimate_memory(
     env: bool = False,
     offload: bool = False,
     margin: float | None = None,
+    node_gpus: int = NODE_GPUS,
     catalog: Catalog | None = None,
     memory: MemoryModel | None = None,
 ) -> MemoryEstimate:
     """The memory model's breakdown of one trainer GPU's peak memory, whether it fits, and the longest
     length that would fit with the same setting; `QueryError` for an unknown name, a count out of range or
-    an SP degree the model's heads or the GPU count rule out."""
+    an SP degree the model's heads, the GPU count or the node size (a trainer on more GPUs than a node of
+    `node_gpus` keeps each SP group in a node) rule out."""
     catalog = catalog if catalog is not None else load_catalog()
     memory = memory if memory is not None else load_memory_model()
     margin = resolve_margin(memory, margin)
     check_counts(("--gpus", gpus, MAX_GPUS), ("--len", max_model_len, MAX_TOKENS), ("--sp", sp, MAX_GPUS))
     resolved = catalog.model(model)
-    problem = sp_rule_violation(resolved.num_attention_heads, resolved.num_key_value_heads, sp)
-    if problem or gpus % sp:
-        raise QueryError(f"--sp {sp} is not allowed: {problem or f'SP={sp} does not divide {gpus} GPUs'}")
+    problem = sp_rule_violation(resolved.num_attention_heads, resolved.num_key_value_heads, sp) or (
+        f"SP={sp} does not divide {gpus} GPUs" if gpus % sp else None) or (
+        f"{gpus} GPUs span nodes of {node_gpus} (--node-gpus), and SP={sp} does not divide a node"
+        if gpus > node_gpus and node_gpus % sp else None)
+    if problem:
+        raise QueryError(f"--sp {sp} is not allowed: {problem}")
     memory_gib, setting = catalog.gpu(gpu).memory_gib, Setting(env=env, offload=offload, sp=sp)
     result = breakdown(resolved, memory_gib, gpus, setting, max_model_len, memory.coefficients, margin)
     longest = longest_fitting(resolved, memory_gib, gpus, setting, memory.coefficients, margin)

@@ -24,6 +24,7 @@ from solver import __version__
 from solver.memory import DEFAULT_MARGIN
 from solver.query import (
     MAX_TOP,
+    NODE_GPUS,
     Answer,
     CurrentSettings,
     Objective,
@@ -74,11 +75,21 @@ def positive_int(text: str) -> int:
     return value
 
 
+def path_argument(text: str) -> Path:
+    """An argparse type: a file or folder path, not empty."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"expected a path, got {text!r}")
+    return Path(text)
+
+
 def token_count(text: str) -> int:
     """An argparse type: a length in tokens, a whole number or thousands of 1024 (``32k`` = 32768)."""
-    if text[-1:] in ("k", "K"):
+    if text[-1:] not in ("k", "K"):
+        return positive_int(text)
+    try:
         return positive_int(text[:-1]) * 1024
-    return positive_int(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"expected a whole number of tokens or of k (1024), got {text!r}") from None
 
 
 def positive_seconds(text: str) -> float:
@@ -119,7 +130,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--offload", action=argparse.BooleanOptionalAction, help="pin FSDP2 CPU Offload on/off")
     parser.add_argument("--top", metavar="K", type=positive_int, default=1,
                         help=f"the K best distinct plans, best first (at most {MAX_TOP})")
-    parser.add_argument("--weights", metavar="FILE", type=Path, help="cost weights YAML (offload, sp, env)")
+    parser.add_argument("--weights", metavar="FILE", type=path_argument, help="cost weights YAML (offload, sp, env)")
     parser.add_argument("--time-limit", metavar="S", type=positive_seconds, default=10.0,
                         help="seconds the solver may take per answer (default 10)")
     parser.add_argument("--workers", metavar="W", type=positive_int, default=1,
@@ -133,26 +144,26 @@ def build_parser() -> argparse.ArgumentParser:
     estimates.add_argument("--margin", metavar="F", type=float,
                            help="safety margin of estimates, a fraction of usable memory (default: the memory model's, "
                            f"{DEFAULT_MARGIN} for the shipped one)")
-    estimates.add_argument("--memory-model", metavar="FILE", type=Path, help="coefficients from `solve calibrate --out`")
+    estimates.add_argument("--memory-model", metavar="FILE", type=path_argument, help="coefficients from `solve calibrate --out`")
     estimates.add_argument("--host-ram", metavar="GB", type=float,
                            help="host memory per node (GB as RAM is sold, binary: GiB): rules out Offload plans "
                            "whose states do not fit there")
-    estimates.add_argument("--node-gpus", metavar="G", type=positive_int, default=8,
+    estimates.add_argument("--node-gpus", metavar="G", type=positive_int, default=NODE_GPUS,
                            help="GPUs per node (default 8): a trainer on more keeps each SP group in one node")
-    estimates.add_argument("--model-config", metavar="PATH", type=Path,
+    estimates.add_argument("--model-config", metavar="PATH", type=path_argument,
                            help="a local Hugging Face config.json for a model the catalogue lacks")
     parser.add_argument("--explain", action="store_true",
                         help="say why: the rule that rules out each cheaper plan, or what stops any plan")
     parser.add_argument("--json", action="store_true", help="print a JSON array, one answer per GPU type")
     trinity = parser.add_argument_group("Trinity config")
     trinity.add_argument("--emit", choices=["trinity"], help="print the best plan as a Trinity YAML fragment")
-    trinity.add_argument("--out", metavar="FILE", type=Path, help="write that fragment to FILE")
+    trinity.add_argument("--out", metavar="FILE", type=path_argument, help="write that fragment to FILE")
     trinity.add_argument("--rollout-gpus", metavar="R", type=positive_int,
                          help="add a cluster section: one node with the trainer's GPUs and R rollout GPUs")
-    trinity.add_argument("--from-config", metavar="FILE", type=Path,
+    trinity.add_argument("--from-config", metavar="FILE", type=path_argument,
                          help="read model, max_model_len and trainer GPUs from a Trinity config; say whether its "
                          "settings train (flags override what the file says)")
-    trinity.add_argument("--write", metavar="FILE", type=Path,
+    trinity.add_argument("--write", metavar="FILE", type=path_argument,
                          help="with --from-config: write a copy of the config with the best plan applied")
     return parser
 
@@ -179,14 +190,14 @@ def build_cluster_parser() -> argparse.ArgumentParser:
         description="Place many Trinity jobs on a fleet of GPU node pools: which fit, where, with which plans.",
         epilog="Exit status: 0 every job placed, 1 some job unplaced (or no placement), 2 bad input.",
     )
-    parser.add_argument("file", metavar="FILE.yaml", type=Path, help="pools and jobs (see docs/cluster.md)")
+    parser.add_argument("file", metavar="FILE.yaml", type=path_argument, help="pools and jobs (see docs/cluster.md)")
     parser.add_argument("--minimize", choices=["nodes"], help="place every job, on the fewest nodes")
     parser.add_argument("--time-limit", metavar="S", type=positive_seconds, default=10.0,
                         help="seconds for the whole solve (default 10)")
     parser.add_argument("--workers", metavar="W", type=positive_int, default=1, help="CP-SAT search workers (default 1)")
-    parser.add_argument("--weights", metavar="FILE", type=Path, help="cost weights YAML (offload, sp, env)")
+    parser.add_argument("--weights", metavar="FILE", type=path_argument, help="cost weights YAML (offload, sp, env)")
     parser.add_argument("--json", action="store_true", help="print the placement as JSON")
-    parser.add_argument("--emit-dir", metavar="DIR", type=Path, help="write each placed job's Trinity config to DIR")
+    parser.add_argument("--emit-dir", metavar="DIR", type=path_argument, help="write each placed job's Trinity config to DIR")
     return parser
 
 
@@ -252,10 +263,10 @@ def build_calibrate_parser() -> argparse.ArgumentParser:
         description="Fit the memory model's coefficients on documented cells (positive and negative evidence) "
         "and print them as a memory-model file.",
     )
-    parser.add_argument("--cells", metavar="FILE", type=Path, action="append",
+    parser.add_argument("--cells", metavar="FILE", type=path_argument, action="append",
                         help="your own measured cells, a GPU table file in the tables' format (repeatable); "
                         "default: the shipped tables")
-    parser.add_argument("--out", metavar="FILE", type=Path, help="write the memory-model file to FILE")
+    parser.add_argument("--out", metavar="FILE", type=path_argument, help="write the memory-model file to FILE")
     return parser
 
 
@@ -286,7 +297,7 @@ def build_memory_parser() -> argparse.ArgumentParser:
     parser = _Parser(prog="solve memory",
                      description="Predicted peak memory of one trainer GPU, term by term, and whether it fits.")
     parser.add_argument("--model", metavar="M", help="model (or --model-config)")
-    parser.add_argument("--model-config", metavar="PATH", type=Path, help="a local Hugging Face config.json")
+    parser.add_argument("--model-config", metavar="PATH", type=path_argument, help="a local Hugging Face config.json")
     parser.add_argument("--gpu", metavar="G", required=True, help="GPU type (any of gpus.yaml: h100, b200, ...)")
     parser.add_argument("--gpus", metavar="N", type=positive_int, required=True, help="trainer GPUs")
     parser.add_argument("--len", metavar="L", type=token_count, required=True, dest="max_model_len",
@@ -294,9 +305,11 @@ def build_memory_parser() -> argparse.ArgumentParser:
     parser.add_argument("--sp", metavar="S", type=positive_int, default=1, help="Ulysses SP degree (default 1)")
     parser.add_argument("--env", action="store_true", help="with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True")
     parser.add_argument("--offload", action="store_true", help="with FSDP2 CPU offload")
+    parser.add_argument("--node-gpus", metavar="G", type=positive_int, default=NODE_GPUS,
+                        help=f"GPUs per node (default {NODE_GPUS}): beyond one node, SP must divide a node")
     parser.add_argument("--margin", metavar="F", type=float, help="safety margin, a fraction of usable memory (default: the memory model's, "
                         f"{DEFAULT_MARGIN} for the shipped one)")
-    parser.add_argument("--memory-model", metavar="FILE", type=Path, help="coefficients from `solve calibrate --out`")
+    parser.add_argument("--memory-model", metavar="FILE", type=path_argument, help="coefficients from `solve calibrate --out`")
     parser.add_argument("--json", action="store_true", help="print the breakdown as JSON")
     return parser
 
@@ -306,12 +319,14 @@ def run_memory(args: argparse.Namespace) -> int:
     from solver.api import estimate_memory
     from solver.render import memory_json, memory_view
 
+    _check_model_flags(args, "--model M (e.g. 4B) or --model-config PATH")
     catalog, added = _catalog_with(args.model_config)
     model = catalog.model(args.model or added)
     gpu = catalog.gpu(args.gpu)
     memory_model = load_memory_model(args.memory_model)
     result = estimate_memory(model.name, gpu.name, args.gpus, args.max_model_len, sp=args.sp, env=args.env,
-                             offload=args.offload, margin=args.margin, catalog=catalog, memory=memory_model)
+                             offload=args.offload, margin=args.margin, node_gpus=args.node_gpus, catalog=catalog,
+                             memory=memory_model)
     margin = resolve_margin(memory_model, args.margin)
     setting = Setting(env=args.env, offload=args.offload, sp=args.sp)
     if args.json:
@@ -341,7 +356,7 @@ def build_map_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", metavar="M", help="only this model (needed with --by len)")
     parser.add_argument("--gpus-up-to", metavar="N", type=positive_int, default=8, help="GPU budgets 1 to N (default 8)")
     parser.add_argument("--by", choices=["model", "len"], default="model", help="rows: models (default) or lengths")
-    parser.add_argument("--svg", metavar="FILE", type=Path, help="also save the map as SVG")
+    parser.add_argument("--svg", metavar="FILE", type=path_argument, help="also save the map as SVG")
     return parser
 
 
@@ -413,8 +428,18 @@ def _check_trinity_flags(args: argparse.Namespace) -> None:
             raise QueryError(f"{flag} {target} would overwrite the config of --from-config: write to another file")
     if args.rollout_gpus and not (args.emit or args.out):
         raise QueryError("--rollout-gpus goes with --emit trinity or --out FILE")
-    if args.model is None and args.from_config is None and args.model_config is None:
-        raise QueryError("which model? give --model M (e.g. 4B), --model-config PATH or --from-config FILE")
+    if args.emit and (args.top > 1 or args.explain):
+        raise QueryError("--emit trinity prints the best plan's YAML alone: drop --top and --explain")
+    _check_model_flags(args, "--model M (e.g. 4B), --model-config PATH or --from-config FILE",
+                       given=args.from_config is not None)
+
+
+def _check_model_flags(args: argparse.Namespace, ways: str, given: bool = False) -> None:
+    """One way to name the model: --model or --model-config (or, with `given`, another the caller has)."""
+    if args.model is not None and args.model_config is not None:
+        raise QueryError("--model and --model-config both name the model: give one")
+    if args.model is None and args.model_config is None and not given:
+        raise QueryError(f"which model? give {ways}")
 
 
 def _same_file(path: Path, other: Path) -> bool:
@@ -453,7 +478,7 @@ def run_planner(args: argparse.Namespace) -> int:
         gpu=args.gpu,
         objective=objective,
         budget_gpus=config.trainer_gpus if from_config and config is not None else args.gpus,
-        exact=args.exact or from_config,
+        exact=args.exact or (from_config and objective != "min_gpus"),
         max_model_len=args.max_model_len or (config.max_model_len if config and objective != "max_len" else None),
         sp=args.sp,
         env=args.env,

@@ -237,6 +237,8 @@ def make_query(
         raise QueryError(f"{wanted} needs a length: --len L (tokens, e.g. 32768)")
     if exact and budget_gpus is None:
         raise QueryError("--exact needs --gpus N")
+    if exact and objective == "min_gpus":
+        raise QueryError("--minimize gpus chooses the GPU count: drop --exact")
     if host_ram_gb is not None and not host_ram_gb > 0:
         raise QueryError(f"--host-ram must be above 0 GB, got {host_ram_gb}")
     if sp is not None:

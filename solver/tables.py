@@ -397,8 +397,9 @@ def _normalise(name: str) -> str:
     return name.strip().casefold()
 
 
-def _resolve(kind: str, name: str, entries: tuple[Any, ...]) -> Any:
-    wanted = _normalise(name)
+def _resolve(kind: str, name: str, entries: tuple[Any, ...], wanted_name: str | None = None) -> Any:
+    """The entry that `name` names (or `wanted_name`, a form of it, when given); `QueryError` naming `name`."""
+    wanted = _normalise(wanted_name or name)
     for entry in entries:
         if wanted in {_normalise(entry.name), *map(_normalise, entry.aliases)}:
             return entry
@@ -413,8 +414,9 @@ class Catalog(_Frozen):
     gpu_types: tuple[GpuType, ...]
 
     def model(self, name: str) -> Model:
-        """Resolve a model name or alias (``4B``, ``qwen3-4b``) of any case."""
-        return _resolve("model", name, self.models)
+        """Resolve a model name or alias (``4B``, ``qwen3-4b``) of any case; a Hugging Face id or a path
+        (``Qwen/Qwen3-4B``) by its last part."""
+        return _resolve("model", name, self.models, wanted_name=name.strip().rstrip("/").rsplit("/", 1)[-1])
 
     def gpu(self, name: str) -> GpuType:
         """Resolve a GPU type name or alias (``a100``, ``H20``) of any case."""

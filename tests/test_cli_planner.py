@@ -128,6 +128,12 @@ def test_exit_1_when_some_answer_has_no_plan(cli):
         (["--model", "4B", "--len", "8192", "--time-limit", "0"], "solve: error: argument --time-limit: must be above 0, got 0"),
         (["--model", "4B", "--len", "8192", "--top", "500"], "solve: error: --top must be at most 100, got 500"),
         (["--model", "4B", "--len", "8192", "--weights", "/nonexistent/w.yaml"], "solve: error: /nonexistent/w.yaml: cannot read: No such file or directory"),
+        (["--model", "4B", "--len", "1.5k"], "solve: error: argument --len: expected a whole number of tokens or of k (1024), got '1.5k'"),
+        (["--model", "4B", "--len", "8192", "--gpu", "a100", "--out", ""], "solve: error: argument --out: expected a path, got ''"),
+        (["--model", "4B", "--model-config", "config.json", "--len", "8192"], "solve: error: --model and --model-config both name the model: give one"),
+        (["--model", "4B", "--len", "8192", "--gpus", "4", "--exact", "--minimize", "gpus"], "solve: error: --minimize gpus chooses the GPU count: drop --exact"),
+        (["--model", "4B", "--len", "8192", "--emit", "trinity", "--top", "3"], "solve: error: --emit trinity prints the best plan's YAML alone: drop --top and --explain"),
+        (["--model", "Meta/Qwen3-5B", "--len", "8192"], "solve: error: unknown model 'Meta/Qwen3-5B'; accepted:"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(cli, argv: list[str], message: str):
@@ -187,3 +193,9 @@ def test_a_tabled_plan_the_memory_model_doubts_says_the_table_decides(cli):
     assert status == 0 and (f"{best['memory_gb']:.1f} GiB per GPU predicted, {-best['headroom_gb']:.1f} GiB over the "
                             "usable memory (memory model; it is cautious here, and the table, a measurement, decides)"
                             ) in " ".join(out.split())
+
+
+def test_a_hugging_face_id_names_its_model(cli):
+    _, by_id = run_json(cli, "--model", "Qwen/Qwen3-8B", "--len", "32k", "--gpu", "a100")
+    _, by_name = run_json(cli, "--model", "8B", "--len", "32k", "--gpu", "a100")
+    assert by_id == by_name and by_id[0]["model"] == "Qwen3-8B"

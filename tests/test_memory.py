@@ -217,6 +217,20 @@ def test_the_memory_model_works_with_the_memory_the_driver_reports(tmp_path: Pat
     assert load_gpu_type(mine, CATALOG.models).memory_gib == 98000 / 1024  # a GPU type of the user's own
 
 
+def test_cli_memory_needs_one_way_to_name_the_model(cli):
+    flags = ["memory", "--gpu", "h100", "--gpus", "8", "--len", "8k"]
+    assert cli(*flags) == (2, "", "solve memory: error: which model? give --model M (e.g. 4B) or --model-config PATH\n")
+    assert cli(*flags, "--model", "8B", "--model-config", str(FIXTURE)) == (
+        2, "", "solve memory: error: --model and --model-config both name the model: give one\n")
+
+
+def test_cli_memory_keeps_sp_groups_inside_a_node(cli):
+    flags = ["memory", "--model", "8B", "--gpu", "h100", "--gpus", "16", "--len", "128k", "--sp", "16"]
+    assert cli(*flags) == (2, "", "solve memory: error: --sp 16 is not allowed: 16 GPUs span nodes of 8 (--node-gpus), "
+                                  "and SP=16 does not divide a node\n")
+    assert cli(*flags, "--node-gpus", "16")[0] == 0
+
+
 def test_cli_memory_breakdown_and_exit_codes(cli):
     status, out, err = cli("memory", "--model", "4B", "--gpu", "a100", "--gpus", "4", "--len", "102400", "--sp", "4",
                            "--env", "--offload")
