@@ -374,6 +374,10 @@ def _why_no_option(planner: _Planner, fleet: Fleet, index: int) -> str:
             best = answer.plans[0]
             reasons.append(f"{pool.name}: {best.gpus} trainer + {job.rollout_gpus} rollout GPUs do not fit its "
                            f"nodes of {pool.gpus_per_node} GPUs")
+        elif tabled:
+            counts = ", ".join(str(t.gpus) for t in planner.catalog.gpu(pool.gpu).tables if job.model in t.models)
+            reasons.append(f"{pool.name}: {answer.reason} (the cluster plans {job.model} on {pool.gpu} from the tables' "
+                           f"GPU counts alone, {counts}; `solve` also estimates other counts)")
         else:
             reasons.append(f"{pool.name}: {answer.reason}")
     return "; ".join(reasons) or "no pool it may use"

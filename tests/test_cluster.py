@@ -117,6 +117,9 @@ def test_minimize_nodes_names_the_job_that_fits_nowhere(tmp_path: Path):
     result = solved(instance, tmp_path, minimize_nodes=True)
     assert result["status"] == "infeasible" and [u["job"] for u in result["unplaced"]] == ["huge"]
     assert "131072 tokens is beyond what the tables allow for Qwen3-14B on A100-80GB" in result["unplaced"][0]["reason"]
+    assert result["unplaced"][0]["reason"].endswith(
+        "(the cluster plans Qwen3-14B on A100-80GB from the tables' GPU counts alone, 1, 2, 4, 6; `solve` also "
+        "estimates other counts)")
 
 
 def test_layout_and_patterns():
