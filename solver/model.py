@@ -198,35 +198,30 @@ def _guarded(constraint: cp_model.Constraint, guards: Guards, rule: str) -> None
 
 
 def add_parallelism_rules(model: cp_model.CpModel, data: PlanningData, plan: PlanVariables, guards: Guards) -> None:
-    """SP divides the trainer GPUs and the attention heads; SP and the KV heads divide one another."""
-    largest = max(data.counts)
-    gpus_remainder = model.new_int_var(0, largest - 1, "trainer_gpus_mod_sp")
-    heads_remainder = model.new_int_var(0, largest - 1, "attention_heads_mod_sp")
-    kv_remainder = model.new_int_var(0, largest - 1, "kv_heads_mod_sp")
-    sp_remainder = model.new_int_var(0, data.shape.num_key_value_heads - 1, "sp_mod_kv_heads")
-    model.add_modulo_equality(gpus_remainder, plan.gpus, plan.sp)
-    model.add_modulo_equality(heads_remainder, data.shape.num_attention_heads, plan.sp)
-    model.add_modulo_equality(kv_remainder, data.shape.num_key_value_heads, plan.sp)
-    model.add_modulo_equality(sp_remainder, plan.sp, data.shape.num_key_value_heads)
-    _guarded(model.add(gpus_remainder == 0), guards, "sp_divides_gpus")
-    _guarded(model.add(heads_remainder == 0), guards, "sp_divides_heads")
-    sp_divides_kv = model.new_bool_var("sp_divides_kv_heads")
-    kv_divides_sp = model.new_bool_var("kv_heads_divide_sp")
-    model.add(kv_remainder == 0).only_enforce_if(sp_divides_kv)
-    model.add(sp_remainder == 0).only_enforce_if(kv_divides_sp)
-    _guarded(model.add_bool_or([sp_divides_kv, kv_divides_sp]), guards, "sp_kv_heads")
+    """SP divides the trainer GPUs and the attention heads; SP and the KV heads divide one another.
+
+    Each divisibility relation is a table of the (GPU count, SP) or SP values it allows, which CP-SAT
+    propagates fully (a modulo with a variable divisor propagates weakly, and large budgets made the
+    search slow)."""
+    degrees = range(1, max(data.counts) + 1)
+    heads, kv_heads = data.shape.num_attention_heads, data.shape.num_key_value_heads
+    _guarded(model.add_allowed_assignments(
+        [plan.gpus, plan.sp], [(n, s) for n in data.counts for s in degrees if n % s == 0]), guards, "sp_divides_gpus")
+    _guarded(model.add_allowed_assignments([plan.sp], [(s,) for s in degrees if heads % s == 0]),
+             guards, "sp_divides_heads")
+    _guarded(model.add_allowed_assignments([plan.sp], [(s,) for s in degrees if kv_heads % s == 0 or s % kv_heads == 0]),
+             guards, "sp_kv_heads")
 
 
-def add_node_rule(model: cp_model.CpModel, query: Query, plan: PlanVariables, guards: Guards) -> None:
-    """With `node_gpus`, a trainer spanning nodes keeps each SP group inside a node: SP divides the node."""
+def add_node_rule(model: cp_model.CpModel, data: PlanningData, query: Query, plan: PlanVariables,
+                  guards: Guards) -> None:
+    """With `node_gpus`, a trainer spanning nodes keeps each SP group inside a node: SP divides the node
+    (a table of the (GPU count, SP) pairs this allows)."""
     if query.node_gpus is None:
         return
-    remainder = model.new_int_var(0, query.node_gpus, "node_gpus_mod_sp")
-    model.add_modulo_equality(remainder, query.node_gpus, plan.sp)
-    spans_nodes = model.new_bool_var("trainer_spans_nodes")
-    model.add(plan.gpus > query.node_gpus).only_enforce_if(spans_nodes)
-    model.add(plan.gpus <= query.node_gpus).only_enforce_if(spans_nodes.Not())
-    _guarded(model.add(remainder == 0).only_enforce_if(spans_nodes), guards, "sp_within_node")
+    node = query.node_gpus
+    allowed = [(n, s) for n in data.counts for s in range(1, max(data.counts) + 1) if n <= node or node % s == 0]
+    _guarded(model.add_allowed_assignments([plan.gpus, plan.sp], allowed), guards, "sp_within_node")
 
 
 def add_cell_evidence(model: cp_model.CpModel, data: PlanningData, plan: PlanVariables, guards: Guards) -> None:
@@ -317,7 +312,7 @@ def build_model(
     guards = {rule: model.new_bool_var(f"rule_{rule}") for rule in RULES} if guarded else {}
     plan = add_plan_variables(model, data, query)
     add_parallelism_rules(model, data, plan, guards)
-    add_node_rule(model, query, plan, guards)
+    add_node_rule(model, data, query, plan, guards)
     add_cell_evidence(model, data, plan, guards)
     add_budget(model, query, plan, guards)
     add_length(model, data, query, plan, guards)
