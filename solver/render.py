@@ -354,9 +354,10 @@ def map_view(grid: dict[tuple[Any, int], Plan | None], rows: list[Any], budgets:
     """A map: a row per model (or length), a column per GPU budget; each cell the best plan in short
     form, marked by its evidence, shaded by its length (or, by length, by its cost)."""
     view = Table(title=title, title_justify="left")
-    view.add_column("length" if by_length else "model", no_wrap=True, justify="right" if by_length else "left")
-    for budget in budgets:
-        view.add_column(f"≤{budget} GPU{'s' if budget > 1 else ''}", no_wrap=True, justify="center")
+    view.add_column("length" if by_length else "model", no_wrap=True, justify="right" if by_length else "left",
+                    min_width=max(len(str(row)) for row in rows))
+    for budget in budgets:  # a cell may wrap (length above setting) when many budgets share the width
+        view.add_column(f"≤{budget} GPU{'s' if budget > 1 else ''}", justify="center", overflow="fold")
     longest = max((plan.max_model_len for plan in grid.values() if plan), default=1)
     for row in rows:
         cells = []
