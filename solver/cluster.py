@@ -116,8 +116,7 @@ def job_options(planner: _Planner, fleet: Fleet, index: int) -> list[Option]:
             room = layout(gpus, job.rollout_gpus, pool.gpus_per_node)
             if room is None:
                 continue
-            spans = pool.gpus_per_node if gpus > pool.gpus_per_node else None
-            plan = planner.best(pool.gpu, job.model, gpus, length, spans, estimate)
+            plan = planner.best(pool.gpu, job.model, gpus, length, pool.gpus_per_node, estimate)
             if plan is None or (isinstance(asked, AtLeast) and plan.max_model_len < asked.at_least):
                 continue
             gain = (plan.max_model_len - asked.at_least) // 1024 if isinstance(asked, AtLeast) else 0
@@ -368,7 +367,8 @@ def _why_no_option(planner: _Planner, fleet: Fleet, index: int) -> str:
                                                           default=pool.nodes * pool.gpus_per_node))
         tabled = any(job.model in t.models for t in planner.catalog.gpu(pool.gpu).tables)
         query = make_query(planner.catalog, model=job.model, gpu=pool.gpu, max_model_len=length,
-                           budget_gpus=budget, weights=planner.weights, estimate="never" if tabled else "only")
+                           budget_gpus=budget, weights=planner.weights, estimate="never" if tabled else "only",
+                           node_gpus=pool.gpus_per_node)
         answer = answer_for(planner.catalog, query, pool.gpu)
         if answer.plans:
             best = answer.plans[0]

@@ -131,7 +131,12 @@ class _Prober:
 
 
 def explain(catalog: Catalog, query: Query, answer: Answer) -> tuple[Reason, ...]:
-    """Why `answer` (for one GPU type) is what it is, as a list of rules and what they mean here."""
+    """Why `answer` (for one GPU type) is what it is, as a list of rules and what they mean here.
+
+    With an open budget (the fewest GPUs, no --gpus) the plan's own GPU count bounds the search: every
+    plan that ranks before it has no more GPUs."""
+    if query.open_budget and answer.plans:
+        query = query.model_copy(update={"budget_gpus": answer.plans[0].gpus, "open_budget": False})
     data = prepare(catalog, answer.gpu, query)
     if not data.counts:
         return (Reason(rule="no_table", detail=answer.reason or ""),)

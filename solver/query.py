@@ -163,7 +163,9 @@ class Answer(_Frozen):
     model: str
     objective: Objective
     budget_gpus: int
-    open_budget: bool = Field(default=False, exclude=True, description="the budget is not the user's (Query)")
+    open_budget: bool = Field(default=False, description=(
+        "the budget is the planner's search bound, not the user's (--minimize gpus without --gpus); plans then "
+        "claim no GPUs left for rollout"))
     status: Status
     reason: str | None
     plans: tuple[Plan, ...]

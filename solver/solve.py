@@ -148,7 +148,7 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
                        query.memory.coefficients, query.margin)
     return Plan(
         gpus=gpus,
-        unused_gpus=query.budget_gpus - gpus,
+        unused_gpus=0 if query.open_budget else query.budget_gpus - gpus,
         env=bool(env),
         offload=bool(offload),
         sp=sp,

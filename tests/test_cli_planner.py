@@ -36,7 +36,7 @@ def test_json_has_one_answer_per_gpu_type_in_the_documented_shape(cli):
     assert status == 0
     assert [a["gpu"] for a in answers] == ["A100-80GB", "H20-96GB"]
     for answer in answers:
-        assert set(answer) == {"gpu", "model", "objective", "budget_gpus", "status", "reason", "plans"}
+        assert set(answer) == {"gpu", "model", "objective", "budget_gpus", "open_budget", "status", "reason", "plans"}
         assert (answer["model"], answer["objective"], answer["budget_gpus"], answer["status"], answer["reason"]) == (
             "Qwen3-8B", "cheapest", 4, "optimal", None)
         assert all(set(p) == PLAN_KEYS for p in answer["plans"])

@@ -14,6 +14,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from solver.cluster import greedy, layout, patterns, place
+from solver.query import make_query
+from solver.solve import plan
 from solver.tables import TableError, load_catalog, load_fleet
 
 CATALOG = load_catalog()
@@ -320,3 +322,14 @@ def test_the_same_file_gives_byte_identical_json_with_1_2_and_8_workers(cli, tmp
     path.write_text(yaml.safe_dump(instance), encoding="utf-8")
     outputs = {cli("cluster", str(path), "--json", "--workers", workers)[1] for workers in ("1", "2", "8")}
     assert len(outputs) == 1 and json.loads(outputs.pop())["status"] == "optimal"
+
+
+def test_a_pool_of_large_nodes_offers_every_count_within_a_node(tmp_path: Path):
+    # 12 trainer + 4 rollout GPUs share one 16-GPU node; with nodes of 8 the planner would not consider 12.
+    instance = {"pools": [{"name": "big", "gpu": "H100-80GB", "nodes": 1, "gpus_per_node": 16}],
+                "jobs": [{"name": "j", "model": "Qwen3-32B", "max_model_len": 65536, "rollout_gpus": 4}]}
+    result = place(fleet_of(instance, tmp_path), CATALOG)  # estimated plans: the reference knows tables only
+    (placement,) = result.placements
+    best = plan(make_query(CATALOG, model="32B", gpu="h100", max_model_len=65536, budget_gpus=12, node_gpus=16),
+                CATALOG)[0].plans[0]
+    assert (placement.trainer_gpus, placement.plan) == (best.gpus, best) and best.gpus == 12

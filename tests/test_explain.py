@@ -170,3 +170,11 @@ def test_an_explanation_shares_one_deadline_and_says_when_it_ran_out(monkeypatch
                                "whole explanation): rules may be missing above")
     monkeypatch.undo()
     assert details(explain(CATALOG, query, answer), "incomplete") == []  # with the time it needs: complete
+
+
+def test_the_fewest_gpus_without_a_budget_is_explained_within_the_plans_count():
+    answer, reasons = explained(model="8B", gpu="a100", objective="min_gpus", max_model_len=65536, estimate="auto")
+    assert answer.open_budget and answer.plans[0].gpus == 4
+    rules = [reason.rule for reason in reasons]
+    assert rules[0] == "choice" and "incomplete" not in rules  # every question answered in the time limit
+    assert "is the plan with the fewest GPUs" in reasons[0].detail
