@@ -22,7 +22,7 @@ from solver.query import (
     check_counts,
     make_query,
     resolve_margin,
-    sp_rule_violation,
+    sp_layout_violation,
 )
 from solver.tables import (
     MAX_GPUS,
@@ -129,10 +129,7 @@ def estimate_memory(
     margin = resolve_margin(memory, margin)
     check_counts(("--gpus", gpus, MAX_GPUS), ("--len", max_model_len, MAX_TOKENS), ("--sp", sp, MAX_GPUS))
     resolved = catalog.model(model)
-    problem = sp_rule_violation(resolved.num_attention_heads, resolved.num_key_value_heads, sp) or (
-        f"SP={sp} does not divide {gpus} GPUs" if gpus % sp else None) or (
-        f"{gpus} GPUs span nodes of {node_gpus} (--node-gpus), and SP={sp} does not divide a node"
-        if gpus > node_gpus and node_gpus % sp else None)
+    problem = sp_layout_violation(resolved, gpus, sp, node_gpus)
     if problem:
         raise QueryError(f"--sp {sp} is not allowed: {problem}")
     memory_gib, setting = catalog.gpu(gpu).memory_gib, Setting(env=env, offload=offload, sp=sp)

@@ -31,7 +31,7 @@ from solver.query import (
     Query,
     make_query,
     resolve_margin,
-    sp_rule_violation,
+    sp_layout_violation,
 )
 from solver.render import answers_json, answers_view, cells_json, tables_view
 from solver.tables import (
@@ -573,10 +573,7 @@ def _current(catalog: Catalog, query: Query, gpu: str, config: TrinityConfig, pa
     env = "expandable_segments:True" in os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "")
     setting = Setting(env=env, offload=config.offload, sp=config.sp)
     vouching = plan_for_settings(catalog, query, gpu, gpus, setting)
-    shape = catalog.model(query.model)
-    heads_rule = sp_rule_violation(shape.num_attention_heads, shape.num_key_value_heads, config.sp)
-    broken = f"{shape.name}: {heads_rule}" if heads_rule else (
-        f"SP={config.sp} does not divide the {gpus} trainer GPUs" if gpus % config.sp else None)
+    broken = sp_layout_violation(catalog.model(query.model), gpus, config.sp, query.node_gpus)
     return CurrentSettings(config=path.name, gpus=gpus, env=env, offload=config.offload, sp=config.sp,
                            max_model_len=query.max_model_len, trains=vouching is not None, plan=vouching,
                            broken_rule=broken)

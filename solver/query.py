@@ -12,6 +12,7 @@ from solver.tables import (
     MAX_TOKENS,
     Catalog,
     MemoryModel,
+    Model,
     QueryError,
     Setting,
     Weights,
@@ -301,6 +302,20 @@ def sp_rule_violation(attention_heads: int, kv_heads: int, sp: int) -> str | Non
         return f"SP={sp} does not divide its {attention_heads} attention heads"
     if kv_heads % sp and sp % kv_heads:
         return f"SP={sp} and its {kv_heads} KV heads do not divide one another"
+    return None
+
+
+def sp_layout_violation(model: Model, gpus: int, sp: int, node_gpus: int | None) -> str | None:
+    """Why SP degree `sp` cannot run `model` on `gpus` trainer GPUs in nodes of `node_gpus`: the heads
+    rules, SP dividing the GPUs, and each SP group inside a node when the trainer spans nodes; None when
+    it can."""
+    heads = sp_rule_violation(model.num_attention_heads, model.num_key_value_heads, sp)
+    if heads:
+        return f"{model.name}: {heads}"
+    if gpus % sp:
+        return f"SP={sp} does not divide {gpus} GPUs"
+    if node_gpus is not None and gpus > node_gpus and node_gpus % sp:
+        return f"{gpus} GPUs span nodes of {node_gpus} (--node-gpus), and SP={sp} does not divide a node"
     return None
 
 

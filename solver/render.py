@@ -359,6 +359,7 @@ def map_view(grid: dict[tuple[Any, int], Plan | None], rows: list[Any], budgets:
     for budget in budgets:  # a cell may wrap (length above setting) when many budgets share the width
         view.add_column(f"≤{budget} GPU{'s' if budget > 1 else ''}", justify="center", overflow="fold")
     longest = max((plan.max_model_len for plan in grid.values() if plan), default=1)
+    at = " @" if len(budgets) > 8 else "@"  # many budgets: a narrow cell may wrap before the GPU count
     for row in rows:
         cells = []
         for budget in budgets:
@@ -368,10 +369,10 @@ def map_view(grid: dict[tuple[Any, int], Plan | None], rows: list[Any], budgets:
                 continue
             mark = EVIDENCE_MARKS[plan.evidence]
             if by_length:
-                cells.append(Text(f"{short_label(plan.setting)}@{plan.gpus}{mark}", style=setting_style(plan.setting)))
+                cells.append(Text(f"{short_label(plan.setting)}{at}{plan.gpus}{mark}", style=setting_style(plan.setting)))
             else:
                 shade = LENGTH_SHADES[min(len(LENGTH_SHADES) - 1, plan.max_model_len * len(LENGTH_SHADES) // (longest + 1))]
-                cells.append(Text(f"{plan.max_model_len // 1024}k {short_label(plan.setting)}@{plan.gpus}{mark}",
+                cells.append(Text(f"{plan.max_model_len // 1024}k {short_label(plan.setting)}{at}{plan.gpus}{mark}",
                                   style=shade))
         view.add_row(str(row), *cells)
     legend = Text("cells: " + ("setting@GPUs" if by_length else "longest context (k = 1024 tokens), setting@GPUs")

@@ -643,14 +643,17 @@ def load_models(path: Path) -> tuple[Model, ...]:
 
 def load_gpu_type(path: Path, models: tuple[Model, ...], hardware: tuple[GpuType, ...] = ()) -> GpuType:
     """Load and check one GPU type's feasibility tables against the known `models`; a GPU type of the
-    `hardware` catalogue must match its entry there, whose aliases and driver-reported memory it takes."""
+    `hardware` catalogue (named by its name or an alias) must match its entry there, whose name, aliases
+    and driver-reported memory it takes."""
     tabled = _validate(GpuType, path, context={"models": [model.name for model in models]})
-    known = next((gpu for gpu in hardware if gpu.name == tabled.name), None)
+    wanted = _normalise(tabled.name)
+    known = next((gpu for gpu in hardware if wanted in {_normalise(name) for name in (gpu.name, *gpu.aliases)}), None)
     if known is None:
         return tabled
     if known.memory_gb != tabled.memory_gb or tabled.memory_mib not in (None, known.memory_mib):
         raise TableError(f"{path}: GPU {tabled.name} with {tabled.memory_gb} GB is not in gpus.yaml as such")
-    return tabled.model_copy(update={"aliases": (*known.aliases, *tabled.aliases), "memory_mib": known.memory_mib})
+    aliases = tuple(dict.fromkeys(alias for alias in (*known.aliases, *tabled.aliases) if alias != known.name))
+    return tabled.model_copy(update={"name": known.name, "aliases": aliases, "memory_mib": known.memory_mib})
 
 
 def load_catalog(directory: Path | None = None) -> Catalog:

@@ -154,7 +154,7 @@ def test_from_config_names_a_broken_rule_and_a_missing_plan(cli, user_config: Pa
     user_config.write_text(text.replace("  use_dynamic_bsz: true", "  use_dynamic_bsz: true\n  ulysses_sequence_parallel_size: 4"),
                            encoding="utf-8")
     status, out, _ = cli("--from-config", str(user_config), "--gpu", "a100", "--json")
-    assert json.loads(out)[0]["current"]["broken_rule"] == "SP=4 does not divide the 6 trainer GPUs"
+    assert json.loads(out)[0]["current"]["broken_rule"] == "SP=4 does not divide 6 GPUs"
     monkeypatch.setenv("MAX_MODEL_LEN", "200000")
     status, out, _ = cli("--from-config", str(user_config), "--gpu", "a100")
     assert status == 1 and "nor does any plan (the reason follows)" in " ".join(out.split())

@@ -215,6 +215,11 @@ def test_the_memory_model_works_with_the_memory_the_driver_reports(tmp_path: Pat
     with pytest.raises(TableError, match=r"h20.yaml: GPU H20-96GB with 96 GB is not in gpus.yaml as such"):
         load_gpu_type(mine, CATALOG.models, CATALOG.gpu_types)
     assert load_gpu_type(mine, CATALOG.models).memory_gib == 98000 / 1024  # a GPU type of the user's own
+    by_alias = tmp_path / "h100.yaml"  # a GPU type named by its alias is the catalogue's
+    by_alias.write_text((Path(__file__).parent.parent / "docs" / "examples" / "my-cells.yaml").read_text(
+        encoding="utf-8").replace("gpu: H100-80GB", "gpu: h100"), encoding="utf-8")
+    loaded = load_gpu_type(by_alias, CATALOG.models, CATALOG.gpu_types)
+    assert (loaded.name, loaded.memory_gib) == ("H100-80GB", 81559 / 1024)
 
 
 def test_cli_memory_needs_one_way_to_name_the_model(cli):
