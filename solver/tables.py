@@ -397,6 +397,11 @@ def _normalise(name: str) -> str:
     return name.strip().casefold()
 
 
+def model_name_from_path(model_path: str) -> str:
+    """The model's name in a Hugging Face id or a local path: its last part (``Qwen/Qwen3-8B`` -> ``Qwen3-8B``)."""
+    return re.split(r"[\\/]", model_path.strip().rstrip("/\\"))[-1]
+
+
 def _resolve(kind: str, name: str, entries: tuple[Any, ...], wanted_name: str | None = None) -> Any:
     """The entry that `name` names (or `wanted_name`, a form of it, when given); `QueryError` naming `name`."""
     wanted = _normalise(wanted_name or name)
@@ -416,7 +421,7 @@ class Catalog(_Frozen):
     def model(self, name: str) -> Model:
         """Resolve a model name or alias (``4B``, ``qwen3-4b``) of any case; a Hugging Face id or a path
         (``Qwen/Qwen3-4B``) by its last part."""
-        return _resolve("model", name, self.models, wanted_name=name.strip().rstrip("/").rsplit("/", 1)[-1])
+        return _resolve("model", name, self.models, wanted_name=model_name_from_path(name))
 
     def gpu(self, name: str) -> GpuType:
         """Resolve a GPU type name or alias (``a100``, ``H20``) of any case."""

@@ -34,7 +34,7 @@ from ruamel.yaml.error import CommentMark, YAMLError
 from ruamel.yaml.tokens import CommentToken
 
 from solver.query import ENV_EXPORT, Plan, sp_rule_violation
-from solver.tables import Model, OneLineError
+from solver.tables import Model, OneLineError, model_name_from_path
 
 OFFLOAD_FLAGS = ("param_offload", "optimizer_offload", "offload_policy")
 ROLES = ("actor", "ref")
@@ -409,10 +409,6 @@ def _rollout_gpus(reader: _Reader) -> int:
     return total
 
 
-def _model_name(model_path: str) -> str:
-    return re.split(r"[\\/]", model_path.strip().rstrip("/\\"))[-1]
-
-
 def read_trinity_config(text: str, name: str, environ: Mapping[str, str]) -> TrinityConfig:
     """Read what rft-solver needs from a Trinity config's text; `name` (the file name) heads messages.
 
@@ -441,7 +437,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str]) -> Tri
         raise ConfigError(f"{name}: missing model.model_path")
     if not isinstance(model_path, str):
         raise ConfigError(f"{reader.where(('model', 'model_path'))} must be a path, got {_show(model_path)}")
-    model = _model_name(model_path)
+    model = model_name_from_path(model_path)
     if not model:
         raise ConfigError(f"{reader.where(('model', 'model_path'))}: no model name in {model_path!r}")
 
