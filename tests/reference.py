@@ -14,10 +14,16 @@ A plan is a dict with exactly the keys of `PLAN_KEYS`. In short:
   has a non-``-`` cell C with env >= C.env, offload >= C.offload, sp >= C.sp (the source is the shortest such
   row); otherwise infeasible.
 - cost = (1/n) * (1 + w_off*o) * (1 + w_sp*(s-1)) * (1 + w_env*e), exactly, with Fraction(repr(weight)).
+- Nodes of `node_gpus` (default 8): a trainer on more GPUs than a node has SP dividing the node.
+- With estimates=True, also every GPU count without a table among 1..node_gpus and the multiples of
+  node_gpus, up to the budget and 64: a plan there is "estimated" (source None) when the shipped memory
+  model, with its margin, fits exactly its setting at every multiple of 1024 tokens up to the longest
+  that fits (at most 2**21), and L is no longer than that; when maximising, L is one of those multiples.
 """
 
 from __future__ import annotations
 
+import functools
 import math
 from fractions import Fraction
 from typing import Any
@@ -75,6 +81,39 @@ def _sp_rule_problems(model: Any, n: int, sp: int) -> list[str]:
     if kv % sp != 0 and sp % kv != 0:
         problems.append(f"SP={sp} and {model.name}'s {kv} KV heads: neither divides the other")
     return problems
+
+
+def _node_problem(n: int, sp: int, node_gpus: int) -> list[str]:
+    if n > node_gpus and node_gpus % sp != 0:
+        return [f"SP={sp} spans nodes: {n} GPUs exceed a node of {node_gpus} and SP does not divide it"]
+    return []
+
+
+def _estimated_counts(documented: Any, budget_gpus: int, node_gpus: int) -> list[int]:
+    """GPU counts without a table the memory model estimates for: within a node, then whole nodes, to 64."""
+    most = min(budget_gpus, 64)
+    counts = [n for n in range(1, most + 1) if n <= node_gpus or n % node_gpus == 0]
+    return [n for n in counts if n not in documented]
+
+
+@functools.cache
+def _longest_estimate(the_model: Any, memory_gib: float, n: int, env: bool, offload: bool, sp: int) -> int:
+    """The longest multiple of 1024 tokens (up to 2**21) at which the shipped memory model, with its margin,
+    fits this setting; 0 when not even 1024 does. Memory grows with the length (a tested property), so a
+    bisection finds it."""
+    memory = load_memory_model()
+
+    def fits(steps: int) -> bool:
+        return breakdown(the_model, memory_gib, n, Setting(env=env, offload=offload, sp=sp), steps * 1024,
+                         memory.coefficients, memory.margin).fits
+
+    if not fits(1):
+        return 0
+    low, high = 1, (1 << 21) // 1024
+    while low < high:
+        middle = (low + high + 1) // 2
+        low, high = (middle, high) if fits(middle) else (low, middle - 1)
+    return low * 1024
 
 
 def _tables_with_model(gpu_type: Any, model_name: str) -> dict[int, Table]:
@@ -171,6 +210,7 @@ def enumerate_plans(
     offload: bool | None = None,
     weights: Weights | None = None,
     node_gpus: int = 8,
+    estimates: bool = False,
 ) -> list[dict]:
     """Every feasible plan, best first by the objective's key (a total order)."""
     if objective not in OBJECTIVES:
@@ -186,17 +226,28 @@ def enumerate_plans(
     tables = _tables_with_model(gpu_type, the_model.name)
 
     ranked = []
-    for n, table in sorted(tables.items()):
+    counts: list[tuple[int, Table | None]] = sorted(tables.items())
+    if estimates:
+        counts += [(n, None) for n in _estimated_counts(tables, budget_gpus, node_gpus)]
+    for n, table in counts:
         if n > budget_gpus or (exact and n != budget_gpus):
             continue
-        lengths = [row.max_model_len for row in table.rows] if objective == "max_len" else [max_model_len]
-        for length in lengths:
-            for e in _pinned_values(env, [False, True]):
-                for o in _pinned_values(offload, [False, True]):
-                    for s in _pinned_values(sp, list(range(1, n + 1))):
-                        if _sp_rule_problems(the_model, n, s):
-                            continue
-                        found = _evidence(table, the_model.name, e, o, s, length)
+        for e in _pinned_values(env, [False, True]):
+            for o in _pinned_values(offload, [False, True]):
+                for s in _pinned_values(sp, list(range(1, n + 1))):
+                    if _sp_rule_problems(the_model, n, s) or _node_problem(n, s, node_gpus):
+                        continue
+                    longest = 0 if table is not None else _longest_estimate(
+                        the_model, gpu_type.memory_gib, n, bool(e), bool(o), s)
+                    if table is not None:
+                        lengths = [row.max_model_len for row in table.rows] if objective == "max_len" else [max_model_len]
+                    else:
+                        lengths = list(range(1024, longest + 1, 1024)) if objective == "max_len" else [max_model_len]
+                    for length in lengths:
+                        if table is not None:
+                            found = _evidence(table, the_model.name, e, o, s, length)
+                        else:
+                            found = ("estimated", None) if length <= longest else None
                         if found is None:
                             continue
                         evidence, source = found
@@ -247,6 +298,7 @@ def check_plan(
     offload: bool | None = None,
     weights: Weights | None = None,
     node_gpus: int = 8,
+    estimates: bool = False,
 ) -> list[str]:
     """Problems with `plan` for this query, straight from the definitions; an empty list means valid.
 
@@ -304,13 +356,15 @@ def check_plan(
         problems.append(f"unused_gpus={plan['unused_gpus']}, expected {budget_gpus - n}")
     tables = _tables_with_model(gpu_type, the_model.name)
     table = tables.get(n)
-    if table is None:
+    estimated = table is None and estimates and n in _estimated_counts(tables, budget_gpus, node_gpus)
+    if table is None and not estimated:
         problems.append(
             f"no {gpu_type.name} table for {n} GPUs names {the_model.name} (documented counts: {sorted(tables)})"
         )
 
     # The SP rules.
     problems.extend(_sp_rule_problems(the_model, n, s))
+    problems.extend(_node_problem(n, s, node_gpus))
 
     # Pins.
     for name, pin, value in (("sp", sp, s), ("env", env, e), ("offload", offload, o)):
@@ -323,6 +377,8 @@ def check_plan(
             problems.append(f"max_model_len={length} but {max_model_len} was asked for")
     elif table is not None and length not in [row.max_model_len for row in table.rows]:
         problems.append(f"max_model_len={length} is not a row of the {n}-GPU table")
+    elif estimated and length % 1024:
+        problems.append(f"max_model_len={length} is not a multiple of 1024 (an estimate's grid)")
 
     # Derived fields.
     want_tokens = _max_token_len_per_gpu(length, s)
@@ -363,6 +419,13 @@ def check_plan(
                 problems.append(f"source={plan['source']!r} does not have exactly the keys {sorted(SOURCE_KEYS)}")
             elif plan["source"] != source:
                 problems.append(f"source={plan['source']!r}, expected {source!r}")
-    if plan["evidence"] not in ("documented", "inferred"):
+    if estimated:
+        longest = _longest_estimate(the_model, gpu_type.memory_gib, n, bool(e), bool(o), s)
+        if length > longest:
+            problems.append(f"not feasible: the memory model fits {Setting(env=e, offload=o, sp=s).label} on {n} GPUs "
+                            f"up to {longest} tokens")
+        if plan["evidence"] != "estimated" or plan["source"] is not None:
+            problems.append(f"evidence={plan['evidence']!r}, source={plan['source']!r}: expected 'estimated', None")
+    elif plan["evidence"] not in ("documented", "inferred"):
         problems.append(f"evidence={plan['evidence']!r} is neither 'documented' nor 'inferred'")
     return problems

@@ -375,7 +375,7 @@ def test_check_catches_sp_spanning_nodes_and_impossible_layouts():
     spanning = {"pools": [pool(nodes=2, gpus_per_node=2)], "jobs": [job("long", "0.6B", 61440)]}
     sp4 = result([placed("long", "a100", [0, 1], 4, 0, plan_of("Qwen3-0.6B", 4, 61440, sp=4))])
     problems = check_placements(CATALOG, spanning, sp4)
-    assert len(problems) == 1 and "SP=4 spans nodes" in problems[0]
+    assert len(problems) == 2 and all("SP=4 spans nodes" in problem for problem in problems)  # plan and layout
     # 6 trainer GPUs on nodes of 4: neither one node nor whole nodes
     odd = {"pools": [pool(nodes=2, gpus_per_node=4)], "jobs": [job("odd", "0.6B", 8192)]}
     six = result([placed("odd", "a100", [0, 1], 6, 0, plan_of("Qwen3-0.6B", 6, 8192))])

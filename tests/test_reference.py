@@ -4,11 +4,14 @@ the source tables (tables/feasibility/*.yaml) and the default weights (offload 1
 from __future__ import annotations
 
 import copy
+import random
 from fractions import Fraction
 
 import pytest
 from reference import PLAN_KEYS, check_plan, enumerate_plans, exact_cost
 
+from solver.query import make_query
+from solver.solve import plan as solve_plan
 from solver.tables import Setting, Weights, load_catalog, load_memory_model, load_weights
 
 CATALOG = load_catalog()
@@ -328,3 +331,34 @@ def test_every_documented_cell_is_the_cheapest_plan_at_its_count_and_row():
             )
     assert checked > 400
     assert not mismatches, "\n".join(mismatches)
+
+
+def _estimate_queries(count: int) -> list[dict]:
+    """Seeded random queries where estimates matter: GPU types with and without tables, models whose
+    heads allow different SP degrees, budgets past one node, nodes of 4 or 8, pins and --exact."""
+    rng = random.Random(20261130)
+    queries = []
+    for _ in range(count):
+        objective = rng.choice(["cheapest", "min_gpus", "max_len"])
+        query = {"gpu": rng.choice(["A100-80GB", "H20-96GB", "H100-80GB", "L40S-48GB"]),
+                 "model": rng.choice(["Qwen3-0.6B", "Qwen3-8B", "Qwen3-14B", "Qwen2.5-7B", "Qwen3-32B"]),
+                 "objective": objective, "budget_gpus": rng.choice([1, 3, 6, 8, 12, 16]),
+                 "node_gpus": rng.choice([4, 8])}
+        if objective != "max_len":
+            query["max_model_len"] = rng.choice([8192, 30000, 65536, 131072])
+        if objective != "min_gpus" and rng.random() < 0.3:
+            query["exact"] = True
+        if rng.random() < 0.3:
+            query[rng.choice(["env", "offload"])] = rng.random() < 0.5
+        queries.append(query)
+    return queries
+
+
+@pytest.mark.parametrize("query", _estimate_queries(40))
+def test_estimated_plans_match_the_reference(query: dict):
+    (answer,) = solve_plan(make_query(CATALOG, top=3, **query), CATALOG)
+    got = [p.model_dump(mode="json") for p in answer.plans]
+    assert got == enumerate_plans(CATALOG, estimates=True, **query)[:3]
+    checked = {key: value for key, value in query.items() if key != "objective"}
+    for planned in got:
+        assert check_plan(CATALOG, planned, estimates=True, **checked) == [], planned
