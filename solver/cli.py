@@ -423,9 +423,6 @@ def _check_trinity_flags(args: argparse.Namespace) -> None:
         raise QueryError("--emit trinity prints YAML: drop --json")
     if args.write and not args.from_config:
         raise QueryError("--write patches the config of --from-config FILE")
-    for flag, target in (("--write", args.write), ("--out", args.out)):
-        if target is not None and args.from_config is not None and _same_file(target, args.from_config):
-            raise QueryError(f"{flag} {target} would overwrite the config of --from-config: write to another file")
     if args.rollout_gpus and not (args.emit or args.out):
         raise QueryError("--rollout-gpus goes with --emit trinity or --out FILE")
     if args.emit and (args.top > 1 or args.explain):
@@ -440,6 +437,26 @@ def _check_model_flags(args: argparse.Namespace, ways: str, given: bool = False)
         raise QueryError("--model and --model-config both name the model: give one")
     if args.model is None and args.model_config is None and not given:
         raise QueryError(f"which model? give {ways}")
+
+
+INPUT_FLAGS = ("from_config", "weights", "memory_model", "model_config", "cells", "file")
+"""The arguments that name files the command reads (cells is a list)."""
+OUTPUT_FLAGS = ("out", "write", "svg")
+"""The arguments that name files the command writes."""
+
+
+def _check_outputs_spare_inputs(args: argparse.Namespace) -> None:
+    """`QueryError` when a file the command would write is one it reads: nothing given is ever lost."""
+    inputs = []
+    for name in INPUT_FLAGS:
+        value = getattr(args, name, None)
+        inputs += [(name, path) for path in (value if isinstance(value, list) else [value]) if path is not None]
+    for name in OUTPUT_FLAGS:
+        target = getattr(args, name, None)
+        for source, path in inputs if target is not None else ():
+            if _same_file(target, path):
+                what = "the cluster file" if source == "file" else f"the file of --{source.replace('_', '-')}"
+                raise QueryError(f"--{name} {target} would overwrite {what}: write to another file")
 
 
 def _same_file(path: Path, other: Path) -> bool:
@@ -582,7 +599,12 @@ def _current(catalog: Catalog, query: Query, gpu: str, config: TrinityConfig, pa
 def write_atomically(path: Path, text: str) -> None:
     """Write `text` to `path` through a temporary file in the same folder and a rename: a reader sees
     the old file or the whole new one, never half of it; on failure nothing is left behind. The file
-    keeps the permissions of the one it replaces; a new file gets the usual ones (0666 less the umask)."""
+    keeps the permissions of the one it replaces; a new file gets the usual ones (0666 less the umask).
+    A symbolic link is written through (the file it names is replaced); a target that exists and is not a
+    regular file (a device, a FIFO, a folder) is refused."""
+    path = path.resolve() if path.is_symlink() else path
+    if path.exists() and not path.is_file():
+        raise QueryError(f"{path}: not a regular file; give a file name to write")
     try:
         mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o666 & ~_umask()
         handle = tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.",
@@ -635,6 +657,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser, handler = build_parser(), run_planner
     try:
         args = parser.parse_args(argv)
+        _check_outputs_spare_inputs(args)
         return handler(args)
     except (QueryError, TableError) as error:
         print(f"{parser.prog}: error: {error}", file=sys.stderr)

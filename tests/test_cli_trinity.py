@@ -75,7 +75,7 @@ def test_the_original_config_is_never_overwritten(cli, user_config: Path, monkey
     for flag, target in (("--write", str(user_config)), ("--write", "./trinity.yaml"), ("--out", "trinity.yaml")):
         status, out, err = cli("--from-config", str(user_config), "--gpu", "a100", flag, target)
         assert (status, out) == (2, "")
-        assert err == f"solve: error: {flag} {Path(target)} would overwrite the config of --from-config: write to another file\n"
+        assert err == f"solve: error: {flag} {Path(target)} would overwrite the file of --from-config: write to another file\n"
     assert user_config.read_bytes() == original
 
 
@@ -234,3 +234,24 @@ def test_a_config_file_that_is_not_there_exits_2(cli, tmp_path: Path):
 def test_conflicting_trinity_flags_exit_2(cli, argv: list[str], message: str):
     status, out, err = cli(*argv)
     assert status == 2 and out == "" and message in err.splitlines()[-1]
+
+
+def test_no_output_overwrites_an_input_or_a_special_file(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.chdir(tmp_path)
+    cells = tmp_path / "cells.yaml"
+    cells.write_bytes((Path(__file__).parent.parent / "docs" / "examples" / "my-cells.yaml").read_bytes())
+    weights = tmp_path / "w.yaml"
+    weights.write_text("offload: 1.0\nsp: 0.3\nenv: 0.01\n", encoding="utf-8")
+    before = {path: path.read_bytes() for path in (cells, weights)}
+    assert cli("calibrate", "--cells", "cells.yaml", "--out", "cells.yaml") == (
+        2, "", "solve calibrate: error: --out cells.yaml would overwrite the file of --cells: write to another file\n")
+    assert cli(*FLAGSHIP, "--weights", "w.yaml", "--out", "w.yaml") == (
+        2, "", "solve: error: --out w.yaml would overwrite the file of --weights: write to another file\n")
+    assert {path: path.read_bytes() for path in (cells, weights)} == before
+    assert cli(*FLAGSHIP, "--out", "/dev/null") == (
+        2, "", "solve: error: /dev/null: not a regular file; give a file name to write\n")
+    real, link = tmp_path / "real.yaml", tmp_path / "link.yaml"
+    real.write_text("old\n", encoding="utf-8")
+    link.symlink_to(real)
+    assert cli(*FLAGSHIP, "--out", "link.yaml")[0] == 0
+    assert link.is_symlink() and real.read_text(encoding="utf-8").startswith("# Trinity-RFT settings")  # written through
