@@ -46,7 +46,8 @@ Count = Annotated[int, Strict(), Gt(0)]
 Tokens = Annotated[int, Strict(), Gt(0), Le(MAX_TOKENS)]
 GpuCount = Annotated[int, Strict(), Gt(0), Le(MAX_GPUS)]
 Billions = Annotated[float, Strict(), Gt(0)]
-Weight = Annotated[float, Strict(), Ge(0), AllowInfNan(False)]
+Weight = Annotated[float, Strict(), Ge(0), Le(1000), AllowInfNan(False)]
+"""A cost weight: how much a setting slows a step, 0 (free) to 1000 (a thousand times slower)."""
 Flag = Annotated[bool, Strict()]
 Text = Annotated[str, Strict(), MinLen(1)]
 
