@@ -23,6 +23,7 @@ from solver.query import (
     make_query,
     resolve_margin,
     sp_layout_violation,
+    whole_nodes_violation,
 )
 from solver.tables import (
     MAX_GPUS,
@@ -129,6 +130,9 @@ def estimate_memory(
     margin = resolve_margin(memory, margin)
     check_counts(("--gpus", gpus, MAX_GPUS), ("--len", max_model_len, MAX_TOKENS), ("--sp", sp, MAX_GPUS))
     resolved = catalog.model(model)
+    spread = whole_nodes_violation(gpus, node_gpus)
+    if spread:
+        raise QueryError(f"--gpus {gpus} is not allowed: {spread}")
     problem = sp_layout_violation(resolved, gpus, sp, node_gpus)
     if problem:
         raise QueryError(f"--sp {sp} is not allowed: {problem}")

@@ -32,6 +32,7 @@ from solver.query import (
     make_query,
     resolve_margin,
     sp_layout_violation,
+    whole_nodes_violation,
 )
 from solver.render import answers_json, answers_view, cells_json, tables_view
 from solver.tables import (
@@ -447,14 +448,14 @@ OUTPUT_FLAGS = ("out", "write", "svg")
 
 def _check_outputs_spare_inputs(args: argparse.Namespace) -> None:
     """`QueryError` when a file the command would write is one it reads: nothing given is ever lost."""
-    inputs = []
+    inputs: list[tuple[str, Path]] = []
     for name in INPUT_FLAGS:
         value = getattr(args, name, None)
         inputs += [(name, path) for path in (value if isinstance(value, list) else [value]) if path is not None]
     for name in OUTPUT_FLAGS:
-        target = getattr(args, name, None)
+        target: Path | None = getattr(args, name, None)
         for source, path in inputs if target is not None else ():
-            if _same_file(target, path):
+            if target is not None and _same_file(target, path):
                 what = "the cluster file" if source == "file" else f"the file of --{source.replace('_', '-')}"
                 raise QueryError(f"--{name} {target} would overwrite {what}: write to another file")
 
@@ -590,7 +591,8 @@ def _current(catalog: Catalog, query: Query, gpu: str, config: TrinityConfig, pa
     env = "expandable_segments:True" in os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "")
     setting = Setting(env=env, offload=config.offload, sp=config.sp)
     vouching = plan_for_settings(catalog, query, gpu, gpus, setting)
-    broken = sp_layout_violation(catalog.model(query.model), gpus, config.sp, query.node_gpus)
+    broken = whole_nodes_violation(gpus, query.node_gpus) or sp_layout_violation(
+        catalog.model(query.model), gpus, config.sp, query.node_gpus)
     return CurrentSettings(config=path.name, gpus=gpus, env=env, offload=config.offload, sp=config.sp,
                            max_model_len=query.max_model_len, trains=vouching is not None, plan=vouching,
                            broken_rule=broken)

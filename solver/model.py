@@ -174,6 +174,7 @@ def add_plan_variables(model: cp_model.CpModel, data: PlanningData, query: Query
 
 RULES = (
     "budget",
+    "whole_nodes",
     "table_rows",
     "sp_divides_gpus",
     "sp_divides_heads",
@@ -215,11 +216,13 @@ def add_parallelism_rules(model: cp_model.CpModel, data: PlanningData, plan: Pla
 
 def add_node_rule(model: cp_model.CpModel, data: PlanningData, query: Query, plan: PlanVariables,
                   guards: Guards) -> None:
-    """With `node_gpus`, a trainer spanning nodes keeps each SP group inside a node: SP divides the node
-    (a table of the (GPU count, SP) pairs this allows)."""
+    """With `node_gpus`, a trainer spanning nodes uses whole nodes (Trinity's rule) and keeps each SP group
+    inside a node: SP divides the node (tables of the GPU counts and (GPU count, SP) pairs these allow)."""
     if query.node_gpus is None:
         return
     node = query.node_gpus
+    _guarded(model.add_allowed_assignments([plan.gpus], [(n,) for n in data.counts if n <= node or n % node == 0]),
+             guards, "whole_nodes")
     allowed = [(n, s) for n in data.counts for s in range(1, max(data.counts) + 1) if n <= node or node % s == 0]
     _guarded(model.add_allowed_assignments([plan.gpus, plan.sp], allowed), guards, "sp_within_node")
 

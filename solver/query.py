@@ -305,6 +305,14 @@ def sp_rule_violation(attention_heads: int, kv_heads: int, sp: int) -> str | Non
     return None
 
 
+def whole_nodes_violation(gpus: int, node_gpus: int | None) -> str | None:
+    """Why `gpus` trainer GPUs cannot run in nodes of `node_gpus`: a trainer that spans nodes uses whole
+    nodes (Trinity's rule); None when they can."""
+    if node_gpus is not None and gpus > node_gpus and gpus % node_gpus:
+        return f"{gpus} GPUs span nodes of {node_gpus} (--node-gpus) but are not whole nodes"
+    return None
+
+
 def sp_layout_violation(model: Model, gpus: int, sp: int, node_gpus: int | None) -> str | None:
     """Why SP degree `sp` cannot run `model` on `gpus` trainer GPUs in nodes of `node_gpus`: the heads
     rules, SP dividing the GPUs, and each SP group inside a node when the trainer spans nodes; None when

@@ -16,7 +16,6 @@ from solver.memory import breakdown, host_memory_gib
 from solver.model import PlanningData, build_model, exact_cost, forbid, prepare
 from solver.query import (
     MAX_ESTIMATED_GPUS,
-    NODE_GPUS,
     Answer,
     Evidence,
     Plan,
@@ -25,6 +24,7 @@ from solver.query import (
     Status,
     rope_scaling_factor,
     token_budget,
+    whole_nodes_violation,
 )
 from solver.tables import Catalog, Setting, load_catalog
 
@@ -180,13 +180,11 @@ def _evidence(data: PlanningData, gpus: int, setting: Setting, length: int) -> t
 
 def _uncounted(query: Query) -> str:
     """Why the memory model does not estimate for exactly the budget's GPU count ("" when it does)."""
-    gpus, node = query.budget_gpus, query.node_gpus or NODE_GPUS
+    gpus = query.budget_gpus
     if query.estimate == "never":
         return "; other counts need estimates, which --no-estimate turns off"
     if gpus > MAX_ESTIMATED_GPUS:
         return f"; estimates go up to {MAX_ESTIMATED_GPUS} trainer GPUs"
-    if gpus > node and gpus % node:
-        return f"; a trainer that spans nodes uses whole nodes, and {gpus} is not a multiple of {node} (--node-gpus)"
     return ""
 
 
@@ -195,6 +193,9 @@ def _why_no_plan(catalog: Catalog, data: PlanningData, query: Query) -> tuple[st
     when only the length is out of reach, the longest plan within the same budget and pins."""
     counts = ", ".join(map(str, data.counts))
     where = f"{data.model} on {data.gpu}"
+    spread = whole_nodes_violation(query.budget_gpus, query.node_gpus) if query.exact else None
+    if spread:
+        return f"no plan for exactly {query.budget_gpus} trainer GPUs with {where}: {spread}", None
     if query.exact and query.budget_gpus not in data.counts:
         return (f"no plan for exactly {query.budget_gpus} trainer GPUs with {where} (counts with a plan: {counts})"
                 f"{_uncounted(query)}", None)

@@ -14,7 +14,8 @@ A plan is a dict with exactly the keys of `PLAN_KEYS`. In short:
   has a non-``-`` cell C with env >= C.env, offload >= C.offload, sp >= C.sp (the source is the shortest such
   row); otherwise infeasible.
 - cost = (1/n) * (1 + w_off*o) * (1 + w_sp*(s-1)) * (1 + w_env*e), exactly, with Fraction(repr(weight)).
-- Nodes of `node_gpus` (default 8): a trainer on more GPUs than a node has SP dividing the node.
+- Nodes of `node_gpus` (default 8): a trainer on more GPUs than a node uses whole nodes and has SP
+  dividing the node.
 - With estimates=True, also every GPU count without a table among 1..node_gpus and the multiples of
   node_gpus, up to the budget and 64: a plan there is "estimated" (source None) when the shipped memory
   model, with its margin, fits exactly its setting at every multiple of 1024 tokens up to the longest
@@ -84,9 +85,12 @@ def _sp_rule_problems(model: Any, n: int, sp: int) -> list[str]:
 
 
 def _node_problem(n: int, sp: int, node_gpus: int) -> list[str]:
+    problems = []
+    if n > node_gpus and n % node_gpus != 0:
+        problems.append(f"{n} GPUs exceed a node of {node_gpus} but are not whole nodes")
     if n > node_gpus and node_gpus % sp != 0:
-        return [f"SP={sp} spans nodes: {n} GPUs exceed a node of {node_gpus} and SP does not divide it"]
-    return []
+        problems.append(f"SP={sp} spans nodes: {n} GPUs exceed a node of {node_gpus} and SP does not divide it")
+    return problems
 
 
 def _estimated_counts(documented: Any, budget_gpus: int, node_gpus: int) -> list[int]:

@@ -133,8 +133,7 @@ def test_estimates_cover_any_count_in_a_node_then_whole_nodes_up_to_64():
         return answer.plans[0].gpus if answer.plans else answer.reason
 
     assert reason(budget_gpus=40) == 40
-    assert reason(budget_gpus=12).endswith(
-        "a trainer that spans nodes uses whole nodes, and 12 is not a multiple of 8 (--node-gpus)")
+    assert reason(budget_gpus=12).endswith(": 12 GPUs span nodes of 8 (--node-gpus) but are not whole nodes")
     assert reason(budget_gpus=12, node_gpus=4) == 12
     assert reason(budget_gpus=72).endswith("; estimates go up to 64 trainer GPUs")
 

@@ -362,3 +362,12 @@ def test_estimated_plans_match_the_reference(query: dict):
     checked = {key: value for key, value in query.items() if key != "objective"}
     for planned in got:
         assert check_plan(CATALOG, planned, estimates=True, **checked) == [], planned
+
+
+@pytest.mark.parametrize("node_gpus", [2, 4])
+def test_small_nodes_rule_out_documented_counts_that_are_not_whole_nodes(node_gpus: int):
+    query = dict(gpu="A100-80GB", model="Qwen3-4B", objective="max_len", budget_gpus=6, node_gpus=node_gpus)
+    (answer,) = solve_plan(make_query(CATALOG, top=5, **query), CATALOG)
+    expected = enumerate_plans(CATALOG, estimates=True, **query)
+    assert [p.model_dump(mode="json") for p in answer.plans] == expected[:5]
+    assert all(plan["gpus"] <= node_gpus or plan["gpus"] % node_gpus == 0 for plan in expected)
