@@ -250,6 +250,9 @@ def make_query(
             raise QueryError(f"--sp {sp} is not allowed for {resolved.name}: {problem}")
         if exact and budget_gpus is not None and budget_gpus % sp:
             raise QueryError(f"--sp {sp} does not divide the {budget_gpus} GPUs that --exact asks for")
+        if node_gpus is not None and sp > node_gpus:  # its GPUs would span nodes, and it cannot divide one
+            raise QueryError(f"--sp {sp} is not allowed with nodes of {node_gpus} GPUs (--node-gpus): an SP group "
+                             "must fit in one node")
     open_budget = budget_gpus is None and objective == "min_gpus" and estimate != "never"
     if open_budget:
         budget_gpus = MAX_ESTIMATED_GPUS

@@ -125,6 +125,8 @@ def test_exit_1_when_some_answer_has_no_plan(cli):
         (["--model", "4B", "--len", "8192", "--sp", "3"], "solve: error: --sp 3 is not allowed for Qwen3-4B: SP=3 does not divide its 32 attention heads"),
         (["--model", "4B", "--len", "8192", "--gpus", "6", "--exact", "--sp", "4"], "solve: error: --sp 4 does not divide the 6 GPUs that --exact asks for"),
         (["--model", "4B", "--len", "8192", "--exact"], "solve: error: --exact needs --gpus N"),
+        (["--model", "8B", "--len", "8192", "--gpus", "8", "--sp", "8", "--node-gpus", "4"],
+         "solve: error: --sp 8 is not allowed with nodes of 4 GPUs (--node-gpus): an SP group must fit in one node"),
         (["--model", "4B", "--len", "8192", "--time-limit", "0"], "solve: error: argument --time-limit: must be above 0, got 0"),
         (["--model", "4B", "--len", "8192", "--top", "500"], "solve: error: --top must be at most 100, got 500"),
         (["--model", "4B", "--len", "8192", "--weights", "/nonexistent/w.yaml"], "solve: error: /nonexistent/w.yaml: cannot read: No such file or directory"),

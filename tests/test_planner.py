@@ -122,7 +122,8 @@ def test_pins_that_leave_nothing_are_explained():
         (dict(model="4B", max_model_len=8192, exact=True), "--exact needs --gpus N"),
         (dict(model="4B", max_model_len=8192, sp=3), "--sp 3 is not allowed for Qwen3-4B: SP=3 does not divide its 32 attention heads"),
         (dict(model="14B", max_model_len=8192, sp=16), "--sp 16 is not allowed for Qwen3-14B: SP=16 does not divide its 40 attention heads"),
-        (dict(model="30B-A3B", max_model_len=8192, sp=32), None),
+        (dict(model="30B-A3B", max_model_len=8192, sp=32, node_gpus=32), None),  # 4 KV heads divide 32
+        (dict(model="30B-A3B", max_model_len=8192, sp=32), "--sp 32 is not allowed with nodes of 8 GPUs (--node-gpus)"),
         (dict(model="4B", max_model_len=8192, sp=4, budget_gpus=6, exact=True), "--sp 4 does not divide the 6 GPUs that --exact asks for"),
         (dict(model="4B", max_model_len=0), "--len must be at least 1, got 0"),
         (dict(model="4B", max_model_len=8192, top=101), "--top must be at most 100, got 101"),
