@@ -49,6 +49,8 @@ Billions = Annotated[float, Strict(), Gt(0)]
 Weight = Annotated[float, Strict(), Ge(0), Le(1000), AllowInfNan(False)]
 """A cost weight: how much a setting slows a step, 0 (free) to 1000 (a thousand times slower)."""
 Flag = Annotated[bool, Strict()]
+Multiplier = Annotated[float, Ge(0), Le(1000), AllowInfNan(False)]
+"""A memory-model multiplier: finite, from 0 to 1000 (the calibration's bounds are far inside)."""
 Text = Annotated[str, Strict(), MinLen(1)]
 
 NO_SETTING = "-"
@@ -349,16 +351,23 @@ class Fleet(_Frozen):
 class Coefficients(_Frozen):
     """The memory model's free numbers: a multiplier per term and the usable fractions of memory."""
 
-    states: float = Field(ge=0)
-    gathered: float = Field(ge=0)
-    checkpoints: float = Field(ge=0)
-    logits: float = Field(ge=0)
-    recompute: float = Field(ge=0)
-    sp_buffers: float = Field(ge=0)
-    fragmentation: float = Field(ge=0)
-    overhead: float = Field(ge=0)
+    states: Multiplier
+    gathered: Multiplier
+    checkpoints: Multiplier
+    logits: Multiplier
+    recompute: Multiplier
+    sp_buffers: Multiplier
+    fragmentation: Multiplier
+    overhead: Multiplier
     usable: float = Field(gt=0, le=1, description="fraction of GPU memory usable without Env")
     usable_env: float = Field(gt=0, le=1, description="fraction of GPU memory usable with Env")
+
+    @model_validator(mode="after")
+    def _env_never_hurts(self) -> Coefficients:
+        if self.usable_env < self.usable:
+            raise ValueError(f"usable_env ({self.usable_env}) is below usable ({self.usable}): Env would make plans "
+                             "stop fitting")
+        return self
 
     def multiplier(self, term: str) -> float:
         """The coefficient of one term of `TERMS`."""

@@ -313,3 +313,21 @@ def test_host_ram_rules_out_offload_plans_whose_states_do_not_fit():
     (answer,) = plan(make_query(CATALOG, model="14B", gpu="a100", max_model_len=8192, budget_gpus=1, host_ram_gb=512),
                      CATALOG)
     assert answer.plans[0].setting.label == "Env + Offload"
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (("  logits: ", "  logits: .inf  # "), "coefficients, logits: Input should be a finite number, got inf"),
+        (("  states: ", "  states: -1  # "), "coefficients, states: Input should be greater than or equal to 0, got -1"),
+        (("  usable_env: ", "  usable_env: 0.5  # "),
+         "coefficients: usable_env (0.5) is below usable (0.9): Env would make plans stop fitting"),
+    ],
+)
+def test_a_bad_memory_model_file_exits_2_with_one_line(cli, tmp_path: Path, change: tuple[str, str], message: str):
+    path = tmp_path / "mine.yaml"
+    path.write_text((shipped_tables_directory() / "memory-model.yaml").read_text(encoding="utf-8").replace(*change),
+                    encoding="utf-8")
+    status, out, err = cli("memory", "--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "8k",
+                           "--memory-model", str(path))
+    assert (status, out) == (2, "") and err == f"solve memory: error: {path}: {message}\n"
