@@ -404,7 +404,8 @@ class Cell(_Frozen):
 
 
 def _normalise(name: str) -> str:
-    return name.strip().casefold()
+    """A name as it is matched: any case, spaces and underscores as hyphens (``A100 80GB`` = ``a100-80gb``)."""
+    return re.sub(r"[\s_]+", "-", name.strip().casefold())
 
 
 def model_name_from_path(model_path: str) -> str:
@@ -731,6 +732,7 @@ def read_user_file(path: Path) -> str:
 def load_model_config(path: Path) -> Model:
     """A dense model's shape from a local Hugging Face ``config.json`` (no network); its parameter count
     is computed from the shapes. `TableError`, one line naming the file and the key, when it cannot be."""
+    path = path / "config.json" if path.is_dir() else path  # a model's folder: its config.json
     text = read_user_file(path)
     try:
         config = json.loads(text)

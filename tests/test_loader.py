@@ -16,6 +16,7 @@ from solver.tables import (
     TableError,
     load_catalog,
     load_gpu_type,
+    load_model_config,
     load_models,
     shipped_tables_directory,
 )
@@ -123,7 +124,7 @@ def test_model_names_resolve_in_any_case(name: str, canonical: str):
 
 
 def test_unknown_names_list_the_accepted_ones():
-    with pytest.raises(QueryError, match=r"unknown GPU 'v100'; accepted: A100-40GB \(a100-40g\), A100-80GB \(a100\), A800-80GB \(a800\), H20-96GB \(h20\)"):
+    with pytest.raises(QueryError, match=r"unknown GPU 'v100'; accepted: A100-40GB \(a100-40g\), A100-80GB \(a100-80g, a100\), A800-80GB \(a800, a800-80g\), H20-96GB \(h20-96g, h20\)"):
         load_catalog().gpu("v100")
     with pytest.raises(QueryError, match=r"unknown model '5B'; accepted: Qwen3-0.6B \(0.6B\), .*Qwen3-30B-A3B"):
         load_catalog().model("5B")
@@ -193,3 +194,16 @@ def test_contradictions_are_reported_not_fixed(tmp_path: Path):
 def test_solve_tables_check(cli):
     status, out, err = cli("tables", "--check")
     assert (status, out, err) == (0, "0 contradictions in 560 cells\n", "")
+
+
+@pytest.mark.parametrize(("name", "canonical"), [
+    ("A100 80GB", "A100-80GB"), ("a100_80gb", "A100-80GB"), ("a100-80g", "A100-80GB"), ("h20-96g", "H20-96GB"),
+    ("h200-141g", "H200-141GB"), ("rtx4090", "RTX-4090-24GB"), ("RTX 4090 24GB", "RTX-4090-24GB"),
+])
+def test_gpu_names_match_in_any_case_with_spaces_or_underscores(name: str, canonical: str):
+    assert load_catalog().gpu(name).name == canonical
+
+
+def test_a_model_folder_is_read_through_its_config_json():
+    folder = Path(__file__).parent / "data" / "model-config"
+    assert load_model_config(folder) == load_model_config(folder / "config.json")
