@@ -181,7 +181,7 @@ class Source(_Frozen):
 class Row(_Frozen):
     """One ``max_model_len`` row of a table: each model's documented setting, None for ``-``."""
 
-    max_model_len: Count
+    max_model_len: Tokens
     cells: tuple[tuple[str, Setting | None], ...]
 
     @field_validator("cells", mode="before")

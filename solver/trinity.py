@@ -34,7 +34,7 @@ from ruamel.yaml.error import CommentMark, YAMLError
 from ruamel.yaml.tokens import CommentToken
 
 from solver.query import ENV_EXPORT, Plan, sp_rule_violation
-from solver.tables import Model, OneLineError, model_name_from_path
+from solver.tables import MAX_TOKENS, Model, OneLineError, model_name_from_path
 
 OFFLOAD_FLAGS = ("param_offload", "optimizer_offload", "offload_policy")
 ROLES = ("actor", "ref")
@@ -347,7 +347,8 @@ class _Reader:
             node = node.get(part)
         return _resolve(node, self.where(path), self.environ)
 
-    def integer(self, path: tuple[str, ...], default: int | None = None, minimum: int = 1) -> int | None:
+    def integer(self, path: tuple[str, ...], default: int | None = None, minimum: int = 1,
+                maximum: int | None = None) -> int | None:
         value = self.get(path)
         if value is None:
             return default
@@ -357,6 +358,8 @@ class _Reader:
             raise ConfigError(f"{self.where(path)} must be a whole number, got {_show(value)}")
         if value < minimum:
             raise ConfigError(f"{self.where(path)} must be at least {minimum}, got {value}")
+        if maximum is not None and value > maximum:
+            raise ConfigError(f"{self.where(path)} must be at most {maximum}, got {value}")
         return value
 
     def count(self, path: tuple[str, ...], default: int, minimum: int = 1) -> int:
@@ -461,7 +464,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str]) -> Tri
     sp = reader.count(("trainer", "ulysses_sequence_parallel_size"), 1)
     return TrinityConfig(
         model=model,
-        max_model_len=reader.integer(("model", "max_model_len")),
+        max_model_len=reader.integer(("model", "max_model_len"), maximum=MAX_TOKENS),
         trainer_gpus=trainer_gpus,
         rollout_gpus=rollout,
         sp=sp,

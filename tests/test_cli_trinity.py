@@ -202,6 +202,8 @@ def test_write_patches_a_copy_and_keeps_the_rest(cli, user_config: Path, tmp_pat
          "bad.yaml: model.model_path: unknown model 'Qwen2-7B'; accepted: Qwen3-0.6B"),
         ("model:\n  model_path: Qwen/Qwen3-4B\n  max_model_len: ${model.other}\n", "bad.yaml: model.max_model_len: cannot resolve"),
         ("model:\n  model_path: ${oc.env:UNSET_MODEL_VARIABLE}\n", "bad.yaml: model.model_path"),
+        ("model:\n  model_path: Qwen/Qwen3-4B\n  max_model_len: 99999999999\n",
+         "bad.yaml: model.max_model_len must be at most 16777216, got 99999999999"),
     ],
 )
 def test_bad_configs_exit_2_with_one_line_and_write_nothing(cli, tmp_path: Path, text: str, message: str):

@@ -331,3 +331,12 @@ def test_a_bad_memory_model_file_exits_2_with_one_line(cli, tmp_path: Path, chan
     status, out, err = cli("memory", "--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "8k",
                            "--memory-model", str(path))
     assert (status, out) == (2, "") and err == f"solve memory: error: {path}: {message}\n"
+
+
+def test_a_cells_file_with_an_impossible_length_is_refused_naming_the_row(tmp_path: Path):
+    path = tmp_path / "cells.yaml"
+    path.write_text((Path(__file__).parent.parent / "docs" / "examples" / "my-cells.yaml").read_text(encoding="utf-8")
+                    .replace("max_model_len: 131072", "max_model_len: 100000000000000000000000"), encoding="utf-8")
+    with pytest.raises(TableError, match=r"cells.yaml: table gpus=8, row max_model_len=100000000000000000000000, "
+                                         r"max_model_len: Input should be less than or equal to 16777216"):
+        load_gpu_type(path, CATALOG.models)
