@@ -593,7 +593,8 @@ def _current(catalog: Catalog, query: Query, gpu: str, config: TrinityConfig, pa
     vouching = plan_for_settings(catalog, query, gpu, gpus, setting)
     broken = whole_nodes_violation(gpus, query.node_gpus) or sp_layout_violation(
         catalog.model(query.model), gpus, config.sp, query.node_gpus)
-    return CurrentSettings(config=path.name, gpus=gpus, env=env, offload=config.offload, sp=config.sp,
+    return CurrentSettings(config=path.name, gpus=gpus, gpus_given=config.trainer_gpus is not None, env=env,
+                           offload=config.offload, sp=config.sp,
                            max_model_len=query.max_model_len, trains=vouching is not None, plan=vouching,
                            broken_rule=broken)
 

@@ -135,12 +135,22 @@ def test_from_config_says_whether_the_settings_train(cli, user_config: Path):
     (answer,) = json.loads(out)
     assert (status, err) == (0, "")
     # 8 GPUs less 2 rollout engines: 6 trainer GPUs, SP=1 and no Offload, Env not set here.
-    assert answer["current"] == {"config": "trinity.yaml", "gpus": 6, "env": False, "offload": False, "sp": 1,
+    assert answer["current"] == {"config": "trinity.yaml", "gpus": 6, "gpus_given": True, "env": False, "offload": False, "sp": 1,
                                  "max_model_len": 32768, "trains": False, "plan": None, "broken_rule": None}
     assert (answer["budget_gpus"], answer["plans"][0]["sp"], answer["plans"][0]["env"]) == (6, 2, True)
     status, out, _ = cli("--from-config", str(user_config), "--gpu", "a100")
     assert "trinity.yaml runs vanilla on 6 trainer GPUs at 32768 tokens (Env off in this environment): nothing in " \
            "the tables and the memory model's estimates says it trains; the best plan follows" in " ".join(out.split())
+
+
+def test_from_config_without_a_cluster_says_the_count_is_the_budgets(cli, tmp_path: Path):
+    config = tmp_path / "min.yaml"
+    config.write_text("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 8192\n", encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100")
+    assert status == 0 and "min.yaml runs vanilla on 6 trainer GPUs (the budget's: the config has no cluster " \
+                           "section) at 8192 tokens" in " ".join(out.split())
+    _, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--json")
+    assert json.loads(out)[0]["current"]["gpus_given"] is False
 
 
 def test_from_config_names_a_broken_rule_and_a_missing_plan(cli, user_config: Path, monkeypatch: pytest.MonkeyPatch):
