@@ -630,7 +630,8 @@ def _validation_message(path: Path, raw: Any, error: ValidationError) -> str:
 def _validate(model: type[BaseModel], path: Path, context: dict[str, Any] | None = None) -> Any:
     raw = _read_yaml(path)
     if not isinstance(raw, dict):
-        raise TableError(f"{path}: expected a mapping at the top level, got {type(raw).__name__}")
+        got = "an empty file" if raw is None else f"a {type(raw).__name__}"
+        raise TableError(f"{path}: expected a mapping at the top level, got {got}")
     try:
         return model.model_validate(raw, context=context)
     except ValidationError as error:

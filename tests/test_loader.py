@@ -46,8 +46,8 @@ REJECTIONS = {
     "duplicate-table": "two tables for 2 trainer GPUs",
     "bad-syntax": "line 6: malformed YAML",
     "python-tag": "line 2: malformed YAML: could not determine a constructor for the tag",
-    "empty": "expected a mapping at the top level, got NoneType",
-    "top-level-list": "expected a mapping at the top level, got list",
+    "empty": "expected a mapping at the top level, got an empty file",
+    "top-level-list": "expected a mapping at the top level, got a list",
 }
 
 
