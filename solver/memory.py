@@ -28,7 +28,7 @@ from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from solver.query import MAX_ESTIMATED_GPUS, NODE_GPUS, sp_rule_violation, token_budget
+from solver.query import MAX_ESTIMATED_GPUS, NODE_GPUS, sp_rule_violation, token_budget, whole_nodes_violation
 from solver.tables import Coefficients, Model, Setting
 
 GIB = 1024**3
@@ -85,8 +85,8 @@ def estimated_counts(node_gpus: int | None, budget: int = MAX_ESTIMATED_GPUS) ->
     """Trainer GPU counts the memory model's estimates consider, up to `budget` and `MAX_ESTIMATED_GPUS`:
     any count within one node of `node_gpus` GPUs (default `NODE_GPUS`), then whole nodes (a trainer that
     spans nodes uses whole nodes)."""
-    node, most = node_gpus or NODE_GPUS, min(budget, MAX_ESTIMATED_GPUS)
-    return (*range(1, min(node, most) + 1), *range(2 * node, most + 1, node))
+    node = node_gpus or NODE_GPUS
+    return tuple(n for n in range(1, min(budget, MAX_ESTIMATED_GPUS) + 1) if not whole_nodes_violation(n, node))
 
 
 def features(model: Model, gpus: int, setting: Setting, max_model_len: int) -> dict[str, float]:

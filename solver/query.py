@@ -224,7 +224,8 @@ def make_query(
 
     `budget_gpus` defaults, where the objective allows, to the largest documented GPU count (one node
     without tables); for the fewest GPUs with estimates on, to `MAX_ESTIMATED_GPUS`.
-    `node_gpus` (default 8) is the node size: a trainer on more GPUs keeps each SP group in one node.
+    `node_gpus` (default 8) is the node size: a trainer on more GPUs uses whole nodes and keeps each SP
+    group in one node.
     """
     resolved = catalog.model(model)
     gpu_names = (catalog.gpu(gpu).name,) if gpu is not None else tuple(g.name for g in catalog.documented_gpu_types)
