@@ -454,8 +454,10 @@ def _check_outputs_spare_inputs(args: argparse.Namespace) -> None:
         inputs += [(name, path) for path in (value if isinstance(value, list) else [value]) if path is not None]
     for name in OUTPUT_FLAGS:
         target: Path | None = getattr(args, name, None)
-        for source, path in inputs if target is not None else ():
-            if target is not None and _same_file(target, path):
+        if target is None:
+            continue
+        for source, path in inputs:
+            if _same_file(target, path):
                 what = "the cluster file" if source == "file" else f"the file of --{source.replace('_', '-')}"
                 raise QueryError(f"--{name} {target} would overwrite {what}: write to another file")
 
