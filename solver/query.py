@@ -149,7 +149,7 @@ class CurrentSettings(_Frozen):
     config: str = Field(description="the config file's name")
     gpus: int
     gpus_given: bool = Field(default=True, description=(
-        "whether the config says how many trainer GPUs it has (a cluster section); else gpus is the budget's"))
+        "whether the config gives its GPUs (cluster.node_num and cluster.gpu_per_node); else gpus is the budget's"))
     env: bool = Field(description="from the environment: PYTORCH_CUDA_ALLOC_CONF has expandable_segments:True")
     offload: bool
     sp: int

@@ -210,7 +210,7 @@ def _ranking(answer: Answer) -> Table:
 def _current_view(answer: Answer, current: CurrentSettings, query: Query) -> Text:
     setting = Setting(env=current.env, offload=current.offload, sp=current.sp)
     count = _count(current.gpus, "trainer GPU") + ("" if current.gpus_given else
-                                                   " (the budget's: the config has no cluster section)")
+                                                   " (the budget's: the config does not give its GPUs)")
     said = (f"{current.config} runs {setting.label} on {count} at "
             f"{current.max_model_len} tokens (Env {'on' if current.env else 'off'} in this environment): ")
     if current.plan is not None:

@@ -147,8 +147,8 @@ def test_from_config_without_a_cluster_says_the_count_is_the_budgets(cli, tmp_pa
     config = tmp_path / "min.yaml"
     config.write_text("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 8192\n", encoding="utf-8")
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100")
-    assert status == 0 and "min.yaml runs vanilla on 6 trainer GPUs (the budget's: the config has no cluster " \
-                           "section) at 8192 tokens" in " ".join(out.split())
+    assert status == 0 and "min.yaml runs vanilla on 6 trainer GPUs (the budget's: the config does not give " \
+                           "its GPUs) at 8192 tokens" in " ".join(out.split())
     _, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--json")
     assert json.loads(out)[0]["current"]["gpus_given"] is False
 
