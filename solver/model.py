@@ -290,7 +290,8 @@ def add_pins(model: cp_model.CpModel, query: Query, plan: PlanVariables, guards:
 
 
 def add_objective(model: cp_model.CpModel, data: PlanningData, query: Query, plan: PlanVariables) -> None:
-    """Minimise the cost rank; when maximising the length, longer L first, then the cost rank."""
+    """Minimise the cost rank; when maximising the length, longer L first, then the cost rank (and search
+    in that order)."""
     model.add_allowed_assignments([plan.gpus, plan.env, plan.offload, plan.sp, plan.rank], list(data.ranks))
     if query.objective == "max_len":
         longest = max(data.lengths)
@@ -300,6 +301,11 @@ def add_objective(model: cp_model.CpModel, data: PlanningData, query: Query, pla
         model.add_decision_strategy([plan.rank], cp_model.CHOOSE_FIRST, cp_model.SELECT_MIN_VALUE)
     else:
         model.minimize(plan.rank)
+        # Search the fewest GPUs first when they come first, then the cheapest ranks: the first plan found
+        # is then the best one, which large budgets (up to 64 GPUs) make worth it.
+        if query.objective == "min_gpus":
+            model.add_decision_strategy([plan.gpus], cp_model.CHOOSE_FIRST, cp_model.SELECT_MIN_VALUE)
+        model.add_decision_strategy([plan.rank], cp_model.CHOOSE_FIRST, cp_model.SELECT_MIN_VALUE)
 
 
 def build_model(
