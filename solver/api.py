@@ -95,16 +95,18 @@ def place(
     weights: Weights | None = None,
     time_limit_s: float = 10.0,
     workers: int = 1,
+    estimate: EstimateMode = "auto",
     catalog: Catalog | None = None,
 ) -> ClusterResult:
-    """Place a fleet's jobs (a `Fleet`, or the path of a cluster file) on its pools."""
+    """Place a fleet's jobs (a `Fleet`, or the path of a cluster file) on its pools; `estimate` as in
+    `plan` ("never": the tables' GPU counts and cells alone)."""
     from solver.cluster import place as place_jobs
 
     catalog = catalog if catalog is not None else load_catalog()
     if not isinstance(fleet, Fleet):
         fleet = load_fleet(Path(fleet), catalog)
     return place_jobs(fleet, catalog, minimize=minimize, weights=weights, time_limit_s=time_limit_s,
-                      workers=workers)
+                      workers=workers, estimate=estimate)
 
 
 def estimate_memory(

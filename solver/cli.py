@@ -199,6 +199,8 @@ def build_cluster_parser() -> argparse.ArgumentParser:
     parser.add_argument("--weights", metavar="FILE", type=path_argument, help="cost weights YAML (offload, sp, env)")
     parser.add_argument("--json", action="store_true", help="print the placement as JSON")
     parser.add_argument("--emit-dir", metavar="DIR", type=path_argument, help="write each placed job's Trinity config to DIR")
+    parser.add_argument("--no-estimate", action="store_const", const="never", default="auto", dest="estimate_mode",
+                        help="plans from the tables alone: their GPU counts and cells, no memory-model estimates")
     return parser
 
 
@@ -219,7 +221,7 @@ def run_cluster(args: argparse.Namespace) -> int:
                                  f"file {args.file}: write the configs to another folder")
     progress = _ProgressLine()
     result = place(fleet, catalog, minimize=args.minimize, weights=weights, time_limit_s=args.time_limit,
-                   workers=args.workers, progress=progress)
+                   workers=args.workers, progress=progress, estimate=args.estimate_mode)
     progress.close()
     if args.emit_dir is not None:
         from solver.trinity import trinity_fragment

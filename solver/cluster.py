@@ -27,9 +27,10 @@ from typing import Literal
 from ortools.sat.python import cp_model
 
 from solver.memory import estimated_counts
-from solver.query import ClusterResult, ClusterStatus, Placement, Plan, Unplaced, make_query
+from solver.model import LeanCpModel
+from solver.query import ClusterResult, ClusterStatus, EstimateMode, Placement, Plan, Unplaced, make_query
 from solver.solve import answer_for
-from solver.tables import AtLeast, Catalog, Fleet, Weights, load_weights
+from solver.tables import AtLeast, Catalog, Fleet, Pool, Weights, load_weights
 
 Progress = Callable[[str, float, float, float], None]
 """Called with (stage, best objective, best bound, seconds) whenever CP-SAT finds a better placement."""
@@ -76,20 +77,20 @@ def layout(trainer_gpus: int, rollout_gpus: int, node_gpus: int) -> tuple[int, i
 class _Planner:
     """The planner's best plan for one job shape, asked once per shape."""
 
-    def __init__(self, catalog: Catalog, weights: Weights) -> None:
+    def __init__(self, catalog: Catalog, weights: Weights, estimate: EstimateMode) -> None:
         self.catalog = catalog
         self.weights = weights
+        self.estimate = estimate
         self.cache: dict[tuple[object, ...], Plan | None] = {}
 
-    def best(self, gpu: str, model: str, gpus: int, length: int | None, node_gpus: int | None,
-             estimate: bool) -> Plan | None:
-        """Cheapest plan on exactly `gpus` GPUs at `length`, or (None) the longest length there; from the
-        tables, or with `estimate`, from the memory model."""
-        key = (gpu, model, gpus, length, node_gpus, estimate)
+    def best(self, gpu: str, model: str, gpus: int, length: int | None, node_gpus: int | None) -> Plan | None:
+        """Cheapest plan on exactly `gpus` GPUs at `length`, or (None) the longest length there, with the
+        planner's evidence rules (`estimate`: the tables where they have the count, estimates elsewhere)."""
+        key = (gpu, model, gpus, length, node_gpus)
         if key not in self.cache:
             query = make_query(self.catalog, model=model, gpu=gpu, budget_gpus=gpus, exact=True,
                                objective="cheapest" if length else "max_len", max_model_len=length,
-                               weights=self.weights, estimate="only" if estimate else "never")
+                               weights=self.weights, estimate=self.estimate)
             query = query.model_copy(update={"node_gpus": node_gpus})
             answer = answer_for(self.catalog, query, gpu)
             self.cache[key] = answer.plans[0] if answer.plans else None
@@ -98,9 +99,9 @@ class _Planner:
 
 def job_options(planner: _Planner, fleet: Fleet, index: int) -> list[Option]:
     """Every way to run job `index`: per allowed pool and trainer GPU count, the planner's plan (the
-    longest one for an ``at_least`` job) with a layout that fits the pool's nodes. Where the tables have
-    the job's model on the pool's GPU type, their counts and evidence; where they have not, the memory
-    model's estimates for the counts the planner estimates (marked ``estimated``)."""
+    longest one for an ``at_least`` job) with a layout that fits the pool's nodes, on the evidence `solve`
+    uses: the tables at the counts they have, the memory model's estimates (marked ``estimated``) at the
+    others, unless the planner's estimates are off."""
     job = fleet.jobs[index]
     asked = job.max_model_len
     length = None if isinstance(asked, AtLeast) else asked
@@ -108,21 +109,25 @@ def job_options(planner: _Planner, fleet: Fleet, index: int) -> list[Option]:
     for pool_index, pool in enumerate(fleet.pools):
         if job.pool not in (None, pool.name):
             continue
-        counts = [t.gpus for t in planner.catalog.gpu(pool.gpu).tables if job.model in t.models]
-        estimate = not counts
-        if estimate:
-            counts = list(estimated_counts(pool.gpus_per_node, pool.nodes * pool.gpus_per_node))
-        for gpus in counts:
+        for gpus in _counts(planner, pool, job.model):
             room = layout(gpus, job.rollout_gpus, pool.gpus_per_node)
             if room is None:
                 continue
-            plan = planner.best(pool.gpu, job.model, gpus, length, pool.gpus_per_node, estimate)
+            plan = planner.best(pool.gpu, job.model, gpus, length, pool.gpus_per_node)
             if plan is None or (isinstance(asked, AtLeast) and plan.max_model_len < asked.at_least):
                 continue
             gain = (plan.max_model_len - asked.at_least) // 1024 if isinstance(asked, AtLeast) else 0
             options.append(Option(job=index, pool=pool_index, plan=plan, size=room[0], whole_nodes=room[1],
                                   rollout_gpus=room[2], gain=gain, cost=round(plan.cost * COST_SCALE)))
     return options
+
+
+def _counts(planner: _Planner, pool: Pool, model: str) -> tuple[int, ...]:
+    """The trainer GPU counts a job may have in `pool`: every count the planner estimates on its nodes
+    (which includes the tables' counts), or with estimates off, the tables' counts alone."""
+    if planner.estimate == "never":
+        return tuple(t.gpus for t in planner.catalog.gpu(pool.gpu).tables if model in t.models)
+    return estimated_counts(pool.gpus_per_node, pool.nodes * pool.gpus_per_node)
 
 
 def patterns(sizes: set[int], node_gpus: int) -> list[tuple[int, ...]]:
@@ -155,7 +160,7 @@ class _Model:
 
 def build_placement_model(fleet: Fleet, options: list[Option], every_job: bool) -> _Model:
     """Choose at most one option per job (exactly one with `every_job`) so that every pool has room."""
-    model = cp_model.CpModel()
+    model = LeanCpModel()
     model.name = "place jobs"
     chosen = [model.new_bool_var(f"job{o.job}_pool{o.pool}_gpus{o.plan.gpus}") for o in options]
     by_job: dict[int, list[cp_model.IntVar]] = defaultdict(list)
@@ -203,10 +208,12 @@ def place(
     workers: int = 1,
     seed: int = 0,
     progress: Progress | None = None,
+    estimate: EstimateMode = "auto",
 ) -> ClusterResult:
-    """Place `fleet`'s jobs on its pools (see the module's docstring for the model and objectives)."""
+    """Place `fleet`'s jobs on its pools (see the module's docstring for the model and objectives);
+    `estimate` as in `solve` ("never": the tables' plans alone)."""
     started = time.monotonic()
-    planner = _Planner(catalog, weights if weights is not None else load_weights())
+    planner = _Planner(catalog, weights if weights is not None else load_weights(), estimate)
     options = [option for index in range(len(fleet.jobs)) for option in job_options(planner, fleet, index)]
     every_job = minimize == "nodes"
     with_options = {option.job for option in options}
@@ -363,21 +370,14 @@ def _why_no_option(planner: _Planner, fleet: Fleet, index: int) -> str:
             continue
         asked = job.max_model_len
         length = asked.at_least if isinstance(asked, AtLeast) else asked
-        budget = min(pool.nodes * pool.gpus_per_node, max((t.gpus for t in planner.catalog.gpu(pool.gpu).tables),
-                                                          default=pool.nodes * pool.gpus_per_node))
-        tabled = any(job.model in t.models for t in planner.catalog.gpu(pool.gpu).tables)
         query = make_query(planner.catalog, model=job.model, gpu=pool.gpu, max_model_len=length,
-                           budget_gpus=budget, weights=planner.weights, estimate="never" if tabled else "only",
-                           node_gpus=pool.gpus_per_node)
+                           budget_gpus=pool.nodes * pool.gpus_per_node, weights=planner.weights,
+                           estimate=planner.estimate, node_gpus=pool.gpus_per_node)
         answer = answer_for(planner.catalog, query, pool.gpu)
         if answer.plans:
             best = answer.plans[0]
             reasons.append(f"{pool.name}: {best.gpus} trainer + {job.rollout_gpus} rollout GPUs do not fit its "
                            f"nodes of {pool.gpus_per_node} GPUs")
-        elif tabled:
-            counts = ", ".join(str(t.gpus) for t in planner.catalog.gpu(pool.gpu).tables if job.model in t.models)
-            reasons.append(f"{pool.name}: {answer.reason} (the cluster plans {job.model} on {pool.gpu} from the tables' "
-                           f"GPU counts alone, {counts}; `solve` also estimates other counts)")
         else:
             reasons.append(f"{pool.name}: {answer.reason}")
     return "; ".join(reasons) or "no pool it may use"
@@ -443,10 +443,11 @@ def _greedy_choice(
     return choice
 
 
-def greedy(fleet: Fleet, catalog: Catalog, weights: Weights | None = None) -> ClusterResult:
+def greedy(fleet: Fleet, catalog: Catalog, weights: Weights | None = None,
+           estimate: EstimateMode = "auto") -> ClusterResult:
     """The baseline: jobs by priority, each on its first plan (pool order, then cost) and first node
     that has room. Same options and rules as `place`, no search."""
-    planner = _Planner(catalog, weights if weights is not None else load_weights())
+    planner = _Planner(catalog, weights if weights is not None else load_weights(), estimate)
     options = [option for index in range(len(fleet.jobs)) for option in job_options(planner, fleet, index)]
     choice = _greedy_choice(fleet, options)
     placements = tuple(

@@ -160,7 +160,6 @@ def host_memory_gib(model: Model, gpus: int, coefficients: Coefficients, node_gp
     return coefficients.states * 16 * model.parameters_b * 1e9 * on_node / gpus / GIB
 
 
-@lru_cache(maxsize=256)
 def estimated_cells(
     model: Model, memory_gib: float, counts: tuple[int, ...], coefficients: Coefficients, margin: float
 ) -> tuple[tuple[int, int, int, int, int], ...]:
@@ -168,16 +167,23 @@ def estimated_cells(
     the count that the model's heads allow: the longest ``max_model_len`` on the `GRID` the memory model
     predicts to fit (kept when at least one step fits). The planner's rules still decide which of them a
     plan may use."""
+    return tuple(cell for gpus in counts for cell in _cells_of_count(model, memory_gib, gpus, coefficients, margin))
+
+
+@lru_cache(maxsize=1024)
+def _cells_of_count(
+    model: Model, memory_gib: float, gpus: int, coefficients: Coefficients, margin: float
+) -> tuple[tuple[int, int, int, int, int], ...]:
+    """`estimated_cells` for one GPU count (cached: the planner asks for the same counts again and again)."""
     heads, kv_heads = model.num_attention_heads, model.num_key_value_heads
     cells = []
-    for gpus in counts:
-        for sp in (s for s in range(1, gpus + 1) if gpus % s == 0 and not sp_rule_violation(heads, kv_heads, s)):
-            for env in (0, 1):
-                for offload in (0, 1):
-                    setting = Setting(env=bool(env), offload=bool(offload), sp=sp)
-                    longest = longest_fitting(model, memory_gib, gpus, setting, coefficients, margin)
-                    if longest is not None:
-                        cells.append((gpus, env, offload, sp, longest))
+    for sp in (s for s in range(1, gpus + 1) if gpus % s == 0 and not sp_rule_violation(heads, kv_heads, s)):
+        for env in (0, 1):
+            for offload in (0, 1):
+                setting = Setting(env=bool(env), offload=bool(offload), sp=sp)
+                longest = longest_fitting(model, memory_gib, gpus, setting, coefficients, margin)
+                if longest is not None:
+                    cells.append((gpus, env, offload, sp, longest))
     return tuple(cells)
 
 

@@ -15,9 +15,12 @@ Rules, with g = the pool's gpus_per_node, r = the job's rollout_gpus, n = traine
 
 - a job is placed at most once, in one pool (its `pool` if given), with a plan that
   `enumerate_plans(catalog, gpu=..., model=..., objective="cheapest", budget_gpus=n, exact=True,
-  max_model_len=L)` allows, n over the documented GPU counts of the pool's GPU type;
+  max_model_len=L)` allows, n over the documented GPU counts of the pool's GPU type; with `estimates=True`
+  (what `solve cluster` does unless `--no-estimate`), `enumerate_plans(..., estimates=True)` and n over
+  every count within a node, then whole nodes, up to the pool's GPUs and 64;
 - length: exactly L for `max_model_len: L`; for `{at_least: A}` any L in {A} + {row lengths > A of the GPU
-  type's tables (all of them, whatever their GPU count)} for which a plan exists;
+  type's tables (all of them, whatever their GPU count)} for which a plan exists, and with estimates the
+  longest length that any plan on exactly n GPUs reaches;
 - SP within a node: when n > g the plan's SP degree divides g;
 - layout: n + r <= g: one node, n + r of its GPUs; otherwise n % g == 0 is needed and the job takes
   k = n/g + ceil(r/g) WHOLE nodes (nobody else on them), rollout gets k*g - n GPUs; otherwise not allowed;
@@ -119,8 +122,13 @@ def _candidate_lengths(catalog: Catalog, gpu: str, job: dict) -> list[int]:
     return sorted({wanted} | {length for length in rows if length > wanted})
 
 
-def _documented_counts(catalog: Catalog, gpu: str) -> list[int]:
-    return sorted({table.gpus for table in catalog.gpu(gpu).tables})
+def _trainer_counts(catalog: Catalog, gpu: str, pool: dict, estimates: bool) -> list[int]:
+    """The documented GPU counts of the GPU type; with estimates, every count within a node, then whole
+    nodes, up to the pool's GPUs and 64."""
+    if not estimates:
+        return sorted({table.gpus for table in catalog.gpu(gpu).tables})
+    g = pool["gpus_per_node"]
+    return [n for n in range(1, min(pool["nodes"] * g, 64) + 1) if n <= g or n % g == 0]
 
 
 def layout(n: int, rollout: int, gpus_per_node: int) -> tuple[str, int] | None:
@@ -142,36 +150,46 @@ def sp_fits_nodes(n: int, sp: int, gpus_per_node: int) -> bool:
 
 
 @functools.cache
-def _plans_cached(catalog: Catalog, gpu: str, model: str, n: int, length: int, node_gpus: int) -> tuple[dict, ...]:
+def _plans_cached(catalog: Catalog, gpu: str, model: str, n: int, length: int | None, node_gpus: int,
+                  estimates: bool) -> tuple[dict, ...]:
     return tuple(
         enumerate_plans(
-            catalog, gpu=gpu, model=model, objective="cheapest", budget_gpus=n, exact=True, max_model_len=length,
-            node_gpus=node_gpus,
+            catalog, gpu=gpu, model=model, objective="max_len" if length is None else "cheapest", budget_gpus=n,
+            exact=True, max_model_len=length, node_gpus=node_gpus, estimates=estimates,
         )
     )
 
 
-def _plans(catalog: Catalog, gpu: str, model: str, n: int, length: int, gpus_per_node: int) -> tuple[dict, ...]:
-    """enumerate_plans with exactly n trainer GPUs at length L, best (cheapest) first (shared: copy to keep);
-    a trainer on more than one node has the pool's nodes, which sets the host memory Offload needs per node."""
-    return _plans_cached(catalog, gpu, model, n, length, gpus_per_node if n > gpus_per_node else n)
+def _plans(catalog: Catalog, gpu: str, model: str, n: int, length: int | None, gpus_per_node: int,
+           estimates: bool) -> tuple[dict, ...]:
+    """enumerate_plans with exactly n trainer GPUs at length L (None: the longest first), best first (shared:
+    copy to keep); a trainer on more than one node has the pool's nodes, which sets the host memory Offload
+    needs per node and the counts the memory model estimates."""
+    return _plans_cached(catalog, gpu, model, n, length, gpus_per_node if n > gpus_per_node else n, estimates)
 
 
-def job_candidates(catalog: Catalog, job: dict, pool: dict) -> list[dict]:
+def job_candidates(catalog: Catalog, job: dict, pool: dict, estimates: bool = False) -> list[dict]:
     """Every (n, L) the job can run at in this pool, each with its cheapest plan that passes the SP rule and
-    its layout: dicts {"n", "length", "plan", "layout", "gain", "cost"}."""
+    its layout: dicts {"n", "length", "plan", "layout", "gain", "cost"}. With `estimates`, also the GPU
+    counts without a table, and for an at_least job the longest length at each count."""
     gpu = catalog.gpu(pool["gpu"]).name
     model = catalog.model(job["model"]).name
     g = pool["gpus_per_node"]
+    wanted, at_least = _length_request(job)
     found = []
-    for n in _documented_counts(catalog, gpu):
+    for n in _trainer_counts(catalog, gpu, pool, estimates):
         where = layout(n, _rollout(job), g)
         if where is None:
             continue
         if where[0] == WHOLE and where[1] > pool["nodes"]:
             continue  # the pool has too few nodes
-        for length in _candidate_lengths(catalog, gpu, job):
-            plans = [plan for plan in _plans(catalog, gpu, model, n, length, g) if sp_fits_nodes(n, plan["sp"], g)]
+        lengths = _candidate_lengths(catalog, gpu, job)
+        if estimates and at_least:
+            longest = [p for p in _plans(catalog, gpu, model, n, None, g, estimates) if sp_fits_nodes(n, p["sp"], g)]
+            lengths = sorted(set(lengths) | {p["max_model_len"] for p in longest[:1] if p["max_model_len"] > wanted})
+        for length in lengths:
+            plans = [plan for plan in _plans(catalog, gpu, model, n, length, g, estimates)
+                     if sp_fits_nodes(n, plan["sp"], g)]
             if not plans:
                 continue
             plan = copy.deepcopy(plans[0])  # best first: the cheapest
@@ -195,11 +213,11 @@ def _node_choices(pool: dict, where: tuple[str, int]) -> list[tuple[int, ...]]:
     return list(itertools.combinations(range(pool["nodes"]), size))
 
 
-def _options(catalog: Catalog, instance: dict, job: dict, per_footprint: bool) -> list[dict | None]:
+def _options(catalog: Catalog, instance: dict, job: dict, per_footprint: bool, estimates: bool) -> list[dict | None]:
     """None (unplaced) and every (pool, candidate, nodes) choice of the job."""
     options: list[dict | None] = [None]
     for pool in _allowed_pools(instance, job):
-        candidates = job_candidates(catalog, job, pool)
+        candidates = job_candidates(catalog, job, pool, estimates)
         if per_footprint:
             best: dict[tuple[str, int], dict] = {}
             for candidate in candidates:
@@ -250,9 +268,9 @@ def _sort_key(value: tuple[int, int, int], minimize_nodes: bool) -> tuple[int, i
     return (first if minimize_nodes else -first, -gain, cost)
 
 
-def _search(catalog: Catalog, instance: dict, minimize_nodes: bool, per_footprint: bool):
+def _search(catalog: Catalog, instance: dict, minimize_nodes: bool, per_footprint: bool, estimates: bool):
     jobs = _jobs(instance)
-    options = [_options(catalog, instance, job, per_footprint) for job in jobs]
+    options = [_options(catalog, instance, job, per_footprint, estimates) for job in jobs]
     if minimize_nodes:
         options = [[option for option in job_options if option is not None] for job_options in options]
     best: list[Any] = [None, None]  # value, choice
@@ -275,21 +293,25 @@ def _search(catalog: Catalog, instance: dict, minimize_nodes: bool, per_footprin
     return best[0], best[1], jobs
 
 
-def best_value(catalog: Catalog, instance: dict, minimize_nodes: bool = False) -> tuple[int, int, int] | None:
-    """The optimal objective triple of the instance, or None (minimize_nodes and some job cannot be placed)."""
-    value, _, _ = _search(catalog, instance, minimize_nodes, per_footprint=True)
+def best_value(catalog: Catalog, instance: dict, minimize_nodes: bool = False,
+               estimates: bool = False) -> tuple[int, int, int] | None:
+    """The optimal objective triple of the instance, or None (minimize_nodes and some job cannot be placed);
+    with `estimates`, plans may also rest on the memory model (as `solve cluster` by default)."""
+    value, _, _ = _search(catalog, instance, minimize_nodes, per_footprint=True, estimates=estimates)
     return value
 
 
-def best_value_naive(catalog: Catalog, instance: dict, minimize_nodes: bool = False) -> tuple[int, int, int] | None:
+def best_value_naive(catalog: Catalog, instance: dict, minimize_nodes: bool = False,
+                     estimates: bool = False) -> tuple[int, int, int] | None:
     """best_value without keeping one candidate per footprint: every (n, L) is tried (slower; a check)."""
-    value, _, _ = _search(catalog, instance, minimize_nodes, per_footprint=False)
+    value, _, _ = _search(catalog, instance, minimize_nodes, per_footprint=False, estimates=estimates)
     return value
 
 
-def best_placement(catalog: Catalog, instance: dict, minimize_nodes: bool = False) -> dict | None:
+def best_placement(catalog: Catalog, instance: dict, minimize_nodes: bool = False,
+                   estimates: bool = False) -> dict | None:
     """An optimal placement in the solver's JSON shape (None when there is none), for self-checks."""
-    value, choice, jobs = _search(catalog, instance, minimize_nodes, per_footprint=True)
+    value, choice, jobs = _search(catalog, instance, minimize_nodes, per_footprint=True, estimates=estimates)
     if value is None:
         return None
     placements, unplaced = [], []
@@ -328,6 +350,7 @@ def check_placements(
     *,
     minimize_nodes: bool = False,
     ignore_unused_gpus: bool = False,
+    estimates: bool = False,
 ) -> list[str]:
     """Problems with a solver result (validity only, not optimality); an empty list means valid.
 
@@ -396,7 +419,7 @@ def check_placements(
             problems.append(f"{where}: plan gpus={plan.get('gpus')!r} but trainer_gpus={n}")
         length: Any = plan.get("max_model_len")
         plan_problems = check_plan(catalog, plan, gpu=gpu, model=model, budget_gpus=n, max_model_len=length, exact=True,
-                                   node_gpus=g if n > g else n)
+                                   node_gpus=g if n > g else n, estimates=estimates)
         if ignore_unused_gpus:
             plan_problems = [p for p in plan_problems if not p.startswith("unused_gpus=")]
         problems.extend(f"{where}: plan: {p}" for p in plan_problems)

@@ -6,6 +6,7 @@ objective is round(cost * 10000)."""
 from __future__ import annotations
 
 import copy
+import itertools
 import random
 
 import pytest
@@ -390,12 +391,13 @@ def test_random_instances_agree_with_the_naive_search_and_their_witness():
     for _ in range(30):
         instance = random_instance(rng)
         assert len(instance["jobs"]) <= 4 and sum(p["nodes"] for p in instance["pools"]) <= 3
-        for minimize_nodes in (False, True):
-            want = best_value(CATALOG, instance, minimize_nodes)
-            assert best_value_naive(CATALOG, instance, minimize_nodes) == want, instance
-            witness = best_placement(CATALOG, instance, minimize_nodes)
+        for minimize_nodes, estimates in itertools.product((False, True), (False, True)):
+            want = best_value(CATALOG, instance, minimize_nodes, estimates)
+            assert best_value_naive(CATALOG, instance, minimize_nodes, estimates) == want, instance
+            witness = best_placement(CATALOG, instance, minimize_nodes, estimates)
             if want is None:
                 assert minimize_nodes and witness is None
                 continue
-            assert check_placements(CATALOG, instance, witness, minimize_nodes=minimize_nodes) == [], instance
+            assert check_placements(CATALOG, instance, witness, minimize_nodes=minimize_nodes,
+                                    estimates=estimates) == [], instance
             assert value_of(CATALOG, instance, witness, minimize_nodes) == want
