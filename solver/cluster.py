@@ -20,7 +20,7 @@ import threading
 import time
 import zlib
 from collections import Counter, defaultdict, deque
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
@@ -28,9 +28,18 @@ from ortools.sat.python import cp_model
 
 from solver.memory import estimated_counts
 from solver.model import LeanCpModel
-from solver.query import ClusterResult, ClusterStatus, EstimateMode, Placement, Plan, Unplaced, make_query
+from solver.query import (
+    MAX_ESTIMATED_GPUS,
+    ClusterResult,
+    ClusterStatus,
+    EstimateMode,
+    Placement,
+    Plan,
+    Unplaced,
+    make_query,
+)
 from solver.solve import answer_for
-from solver.tables import AtLeast, Catalog, Fleet, Pool, Weights, load_weights
+from solver.tables import AtLeast, Catalog, Fleet, Weights, load_weights
 
 Progress = Callable[[str, float, float, float], None]
 """Called with (stage, best objective, best bound, seconds) whenever CP-SAT finds a better placement."""
@@ -82,15 +91,18 @@ class _Planner:
         self.weights = weights
         self.estimate = estimate
         self.cache: dict[tuple[object, ...], Plan | None] = {}
+        self.reasons: dict[tuple[object, ...], str] = {}
+        """Why a job of a shape (model, length, rollout GPUs, pool) has no way to run, once asked."""
 
-    def best(self, gpu: str, model: str, gpus: int, length: int | None, node_gpus: int | None) -> Plan | None:
-        """Cheapest plan on exactly `gpus` GPUs at `length`, or (None) the longest length there, with the
-        planner's evidence rules (`estimate`: the tables where they have the count, estimates elsewhere)."""
-        key = (gpu, model, gpus, length, node_gpus)
+    def best(self, gpu: str, model: str, gpus: int, length: int | None, node_gpus: int | None,
+             estimate: EstimateMode) -> Plan | None:
+        """Cheapest plan on exactly `gpus` GPUs at `length`, or (None) the longest length there, on the
+        evidence `estimate` allows."""
+        key = (gpu, model, gpus, length, node_gpus, estimate)
         if key not in self.cache:
             query = make_query(self.catalog, model=model, gpu=gpu, budget_gpus=gpus, exact=True,
                                objective="cheapest" if length else "max_len", max_model_len=length,
-                               weights=self.weights, estimate=self.estimate)
+                               weights=self.weights, estimate=estimate)
             query = query.model_copy(update={"node_gpus": node_gpus})
             answer = answer_for(self.catalog, query, gpu)
             self.cache[key] = answer.plans[0] if answer.plans else None
@@ -99,35 +111,45 @@ class _Planner:
 
 def job_options(planner: _Planner, fleet: Fleet, index: int) -> list[Option]:
     """Every way to run job `index`: per allowed pool and trainer GPU count, the planner's plan (the
-    longest one for an ``at_least`` job) with a layout that fits the pool's nodes, on the evidence `solve`
-    uses: the tables at the counts they have, the memory model's estimates (marked ``estimated``) at the
-    others, unless the planner's estimates are off."""
+    longest one for an ``at_least`` job) with a layout that fits the pool's nodes.
+
+    Measured plans come first: where the tables give the job a way in a pool, only the tables' GPU counts
+    and plans are used there. Where they give none (a GPU type or model without tables, a length past
+    them, a layout their counts do not fit), every count the planner estimates on the pool's nodes is
+    tried, with the memory model's estimates (marked ``estimated``) where the tables have no count,
+    unless estimates are off."""
     job = fleet.jobs[index]
-    asked = job.max_model_len
-    length = None if isinstance(asked, AtLeast) else asked
     options = []
     for pool_index, pool in enumerate(fleet.pools):
         if job.pool not in (None, pool.name):
             continue
-        for gpus in _counts(planner, pool, job.model):
-            room = layout(gpus, job.rollout_gpus, pool.gpus_per_node)
-            if room is None:
-                continue
-            plan = planner.best(pool.gpu, job.model, gpus, length, pool.gpus_per_node)
-            if plan is None or (isinstance(asked, AtLeast) and plan.max_model_len < asked.at_least):
-                continue
-            gain = (plan.max_model_len - asked.at_least) // 1024 if isinstance(asked, AtLeast) else 0
-            options.append(Option(job=index, pool=pool_index, plan=plan, size=room[0], whole_nodes=room[1],
-                                  rollout_gpus=room[2], gain=gain, cost=round(plan.cost * COST_SCALE)))
+        tabled = [t.gpus for t in planner.catalog.gpu(pool.gpu).tables if job.model in t.models]
+        found = [] if planner.estimate == "only" else _ways(planner, fleet, index, pool_index, tabled, "never")
+        if not found and planner.estimate != "never":
+            counts = estimated_counts(pool.gpus_per_node, pool.nodes * pool.gpus_per_node)
+            found = _ways(planner, fleet, index, pool_index, counts, planner.estimate)
+        options += found
     return options
 
 
-def _counts(planner: _Planner, pool: Pool, model: str) -> tuple[int, ...]:
-    """The trainer GPU counts a job may have in `pool`: every count the planner estimates on its nodes
-    (which includes the tables' counts), or with estimates off, the tables' counts alone."""
-    if planner.estimate == "never":
-        return tuple(t.gpus for t in planner.catalog.gpu(pool.gpu).tables if model in t.models)
-    return estimated_counts(pool.gpus_per_node, pool.nodes * pool.gpus_per_node)
+def _ways(planner: _Planner, fleet: Fleet, index: int, pool_index: int, counts: Sequence[int],
+          estimate: EstimateMode) -> list[Option]:
+    """Job `index`'s ways to run in one pool with these trainer GPU counts, on `estimate`'s evidence."""
+    job, pool = fleet.jobs[index], fleet.pools[pool_index]
+    asked = job.max_model_len
+    length = None if isinstance(asked, AtLeast) else asked
+    ways = []
+    for gpus in counts:
+        room = layout(gpus, job.rollout_gpus, pool.gpus_per_node)
+        if room is None:
+            continue
+        plan = planner.best(pool.gpu, job.model, gpus, length, pool.gpus_per_node, estimate)
+        if plan is None or (isinstance(asked, AtLeast) and plan.max_model_len < asked.at_least):
+            continue
+        gain = (plan.max_model_len - asked.at_least) // 1024 if isinstance(asked, AtLeast) else 0
+        ways.append(Option(job=index, pool=pool_index, plan=plan, size=room[0], whole_nodes=room[1],
+                           rollout_gpus=room[2], gain=gain, cost=round(plan.cost * COST_SCALE)))
+    return ways
 
 
 def patterns(sizes: set[int], node_gpus: int) -> list[tuple[int, ...]]:
@@ -218,8 +240,9 @@ def place(
     every_job = minimize == "nodes"
     with_options = {option.job for option in options}
     stuck = [index for index in range(len(fleet.jobs)) if index not in with_options]
+    # Why the jobs without a way have none, asked now so that the time it takes counts against the limit.
+    unplaced = tuple(Unplaced(job=fleet.jobs[i].name, reason=_why_no_option(planner, fleet, i)) for i in stuck)
     if every_job and stuck:
-        unplaced = tuple(Unplaced(job=fleet.jobs[i].name, reason=_why_no_option(planner, fleet, i)) for i in stuck)
         return ClusterResult(status="infeasible", objective=None, bound=None, placements=(), unplaced=unplaced,
                              wall_time_s=time.monotonic() - started)
     built = build_placement_model(fleet, options, every_job)
@@ -362,7 +385,15 @@ def _unplaced(planner: _Planner, fleet: Fleet, options: list[Option], placed: se
 
 
 def _why_no_option(planner: _Planner, fleet: Fleet, index: int) -> str:
-    """Why a job has no plan with a layout in any pool it may use."""
+    """Why a job has no plan with a layout in any pool it may use (asked once per job shape)."""
+    job = fleet.jobs[index]
+    shape = (job.model, job.max_model_len, job.rollout_gpus, job.pool)
+    if shape not in planner.reasons:
+        planner.reasons[shape] = _reasons(planner, fleet, index)
+    return planner.reasons[shape]
+
+
+def _reasons(planner: _Planner, fleet: Fleet, index: int) -> str:
     job = fleet.jobs[index]
     reasons = []
     for pool in fleet.pools:
@@ -371,7 +402,8 @@ def _why_no_option(planner: _Planner, fleet: Fleet, index: int) -> str:
         asked = job.max_model_len
         length = asked.at_least if isinstance(asked, AtLeast) else asked
         query = make_query(planner.catalog, model=job.model, gpu=pool.gpu, max_model_len=length,
-                           budget_gpus=pool.nodes * pool.gpus_per_node, weights=planner.weights,
+                           budget_gpus=min(pool.nodes * pool.gpus_per_node, MAX_ESTIMATED_GPUS),
+                           weights=planner.weights,
                            estimate=planner.estimate, node_gpus=pool.gpus_per_node)
         answer = answer_for(planner.catalog, query, pool.gpu)
         if answer.plans:

@@ -275,13 +275,15 @@ def add_budget(model: cp_model.CpModel, query: Query, plan: PlanVariables, guard
 
 
 def add_length(model: cp_model.CpModel, data: PlanningData, query: Query, plan: PlanVariables, guards: Guards) -> None:
-    """When maximising, L is a row of the table for the plan's GPU count, or for a GPU count without a
-    table (an estimate), a multiple of the estimates' grid."""
+    """When maximising, L is a row of the table for the plan's GPU count, or for an estimate, a multiple
+    of the estimates' grid (the estimate's own length bounds it through the evidence)."""
     if query.max_model_len is None:
-        lengths = [(n, length, 0) for n, length in data.rows]
-        lengths += [(n, length, 1) for n, top in data.longest_estimate.items() for length in range(GRID, top + 1, GRID)]
-        _guarded(model.add_allowed_assignments([plan.gpus, plan.max_model_len, plan.estimated], lengths),
-                 guards, "table_rows")
+        rows = model.add_allowed_assignments([plan.gpus, plan.max_model_len], list(data.rows))
+        rows.only_enforce_if(~plan.estimated)
+        _guarded(rows, guards, "table_rows")
+        grid_steps = model.new_int_var(1, max(data.lengths) // GRID, "grid_steps")
+        on_grid = model.add(plan.max_model_len == GRID * grid_steps).only_enforce_if(plan.estimated)
+        _guarded(on_grid, guards, "table_rows")
 
 
 def add_host_ram(model: cp_model.CpModel, data: PlanningData, query: Query, plan: PlanVariables,

@@ -16,8 +16,9 @@ Rules, with g = the pool's gpus_per_node, r = the job's rollout_gpus, n = traine
 - a job is placed at most once, in one pool (its `pool` if given), with a plan that
   `enumerate_plans(catalog, gpu=..., model=..., objective="cheapest", budget_gpus=n, exact=True,
   max_model_len=L)` allows, n over the documented GPU counts of the pool's GPU type; with `estimates=True`
-  (what `solve cluster` does unless `--no-estimate`), `enumerate_plans(..., estimates=True)` and n over
-  every count within a node, then whole nodes, up to the pool's GPUs and 64;
+  (what `solve cluster` does unless `--no-estimate`) and no such plan with a layout in the pool,
+  `enumerate_plans(..., estimates=True)` and n over every count within a node, then whole nodes, up to
+  the pool's GPUs and 64;
 - length: exactly L for `max_model_len: L`; for `{at_least: A}` any L in {A} + {row lengths > A of the GPU
   type's tables (all of them, whatever their GPU count)} for which a plan exists, and with estimates the
   longest length that any plan on exactly n GPUs reaches;
@@ -170,8 +171,15 @@ def _plans(catalog: Catalog, gpu: str, model: str, n: int, length: int | None, g
 
 def job_candidates(catalog: Catalog, job: dict, pool: dict, estimates: bool = False) -> list[dict]:
     """Every (n, L) the job can run at in this pool, each with its cheapest plan that passes the SP rule and
-    its layout: dicts {"n", "length", "plan", "layout", "gain", "cost"}. With `estimates`, also the GPU
-    counts without a table, and for an at_least job the longest length at each count."""
+    its layout: dicts {"n", "length", "plan", "layout", "gain", "cost"}. The tables' candidates; with
+    `estimates` and none from the tables, those of every count with the memory model's estimates."""
+    documented = _candidates(catalog, job, pool, estimates=False)
+    return documented if documented or not estimates else _candidates(catalog, job, pool, estimates=True)
+
+
+def _candidates(catalog: Catalog, job: dict, pool: dict, estimates: bool) -> list[dict]:
+    """job_candidates over the tables' counts, or with `estimates` over every count, with for an at_least
+    job also the longest length at each count."""
     gpu = catalog.gpu(pool["gpu"]).name
     model = catalog.model(job["model"]).name
     g = pool["gpus_per_node"]

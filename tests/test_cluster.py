@@ -127,6 +127,24 @@ def test_minimize_nodes_names_the_job_that_fits_nowhere(tmp_path: Path):
         "A100-80GB within 8 GPUs: the longest is 187392 (Env + Offload + SP=8 on 8 GPUs, estimated)")
 
 
+def test_measured_plans_come_first(tmp_path: Path):
+    # The tables run Qwen3-0.6B at 8192 on 6 A100s (documented, cost 1/6); 8 estimated GPUs would cost
+    # less (1/8), but a job the tables can place keeps to the tables' counts and plans.
+    instance = {"pools": [ONE_NODE], "jobs": [{"name": "probe", "model": "0.6B", "max_model_len": 8192}]}
+    [placement] = solved(instance, tmp_path)["placements"]
+    assert (placement["trainer_gpus"], placement["plan"]["evidence"]) == (6, "documented")
+    # Qwen3-8B at 98304 needs 4 A100s by the tables; with 6 rollout GPUs, 4 + 6 fit no node of 8 and 4 are
+    # not whole nodes, so no tabled count has a layout: the estimates' 8 GPUs (SP=8) take a whole node,
+    # and the rollout the next one.
+    instance = {"pools": [{**ONE_NODE, "nodes": 2}],
+                "jobs": [{"name": "long-8b", "model": "8B", "max_model_len": 98304, "rollout_gpus": 6}]}
+    [placement] = solved(instance, tmp_path)["placements"]
+    assert (placement["nodes"], placement["trainer_gpus"], placement["rollout_gpus"], placement["plan"]["sp"],
+            placement["plan"]["evidence"]) == ([0, 1], 8, 8, 8, "estimated")
+    assert solved(instance, tmp_path, estimates=False)["unplaced"][0]["reason"] == (
+        "a100: 4 trainer + 6 rollout GPUs do not fit its nodes of 8 GPUs")
+
+
 def test_counts_without_a_table_are_estimated_unless_estimates_are_off(tmp_path: Path):
     # The A100 tables stop at 6 GPUs, where Qwen3-8B reaches 98304 tokens at most; 8 A100s (SP=8, estimated)
     # train it at 131072, as `solve --model 8B --len 131072 --gpus 8 --gpu A100` says.
@@ -234,13 +252,15 @@ def test_cli_cluster_prints_tables_and_json(cli, tmp_path: Path):
 
 def test_cli_cluster_no_estimate_plans_from_the_tables_alone(cli, tmp_path: Path):
     path = tmp_path / "fleet.yaml"
-    path.write_text(FLEET_FILE, encoding="utf-8")
+    path.write_text("pools: [{name: a100, gpu: a100, nodes: 1, gpus_per_node: 8}]\n"
+                    "jobs: [{name: long-8b, model: 8B, max_model_len: 131072}]\n", encoding="utf-8")
     status, out, err = cli("cluster", str(path), "--json")
-    assert "estimated" in {p["plan"]["evidence"] for p in json.loads(out)["placements"]}
+    [placement] = json.loads(out)["placements"]
+    assert (status, err, placement["trainer_gpus"], placement["plan"]["evidence"]) == (0, "", 8, "estimated")
     status, out, err = cli("cluster", str(path), "--no-estimate", "--json")
     result = json.loads(out)
-    assert (status, err) == (0, "") and {p["plan"]["evidence"] for p in result["placements"]} <= {"documented", "inferred"}
-    assert check_placements(CATALOG, yaml.safe_load(FLEET_FILE), result) == [] and result["unplaced"] == []
+    assert (status, err, result["placements"]) == (1, "", [])
+    assert "beyond what the tables allow for Qwen3-8B on A100-80GB" in result["unplaced"][0]["reason"]
 
 
 def test_cli_cluster_emit_dir_writes_each_jobs_config(cli, tmp_path: Path):
