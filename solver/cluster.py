@@ -141,7 +141,7 @@ def _ways(planner: _Planner, fleet: Fleet, index: int, pool_index: int, counts: 
     ways = []
     for gpus in counts:
         room = layout(gpus, job.rollout_gpus, pool.gpus_per_node)
-        if room is None:
+        if room is None or room[1] > pool.nodes:
             continue
         plan = planner.best(pool.gpu, job.model, gpus, length, pool.gpus_per_node, estimate)
         if plan is None or (isinstance(asked, AtLeast) and plan.max_model_len < asked.at_least):
@@ -401,15 +401,14 @@ def _reasons(planner: _Planner, fleet: Fleet, index: int) -> str:
             continue
         asked = job.max_model_len
         length = asked.at_least if isinstance(asked, AtLeast) else asked
-        query = make_query(planner.catalog, model=job.model, gpu=pool.gpu, max_model_len=length,
+        query = make_query(planner.catalog, model=job.model, gpu=pool.gpu, max_model_len=length, objective="min_gpus",
                            budget_gpus=min(pool.nodes * pool.gpus_per_node, MAX_ESTIMATED_GPUS),
-                           weights=planner.weights,
-                           estimate=planner.estimate, node_gpus=pool.gpus_per_node)
+                           weights=planner.weights, estimate=planner.estimate, node_gpus=pool.gpus_per_node)
         answer = answer_for(planner.catalog, query, pool.gpu)
         if answer.plans:
-            best = answer.plans[0]
-            reasons.append(f"{pool.name}: {best.gpus} trainer + {job.rollout_gpus} rollout GPUs do not fit its "
-                           f"nodes of {pool.gpus_per_node} GPUs")
+            fewest = answer.plans[0]
+            reasons.append(f"{pool.name}: {fewest.gpus} trainer GPUs at the fewest + {job.rollout_gpus} rollout GPUs "
+                           f"do not fit its {pool.nodes} node{'s' if pool.nodes > 1 else ''} of {pool.gpus_per_node} GPUs")
         else:
             reasons.append(f"{pool.name}: {answer.reason}")
     return "; ".join(reasons) or "no pool it may use"

@@ -522,7 +522,7 @@ RANDOM_LENGTHS = (4096, 8192, 16384, 20000, 32768, 40960, 51200, 65536)
 
 
 def random_instance(rng: Any) -> dict:
-    """A tiny random instance: 1-2 pools (A100-80GB / H20-96GB, 1-2 nodes of 2, 4 or 8 GPUs, at most 3 nodes
+    """A tiny random instance: 1-2 pools (A100-80GB / H20-96GB, 1-2 nodes of 2, 3, 4 or 8 GPUs, at most 3 nodes
     in all), 1-4 jobs (Qwen3 0.6B-14B, a length from a small set, sometimes at_least, rollout 0-4, priority
     1-3, sometimes a pool). Names are sometimes aliases."""
     pool_count = rng.randint(1, 2)
@@ -536,7 +536,7 @@ def random_instance(rng: Any) -> dict:
                 "name": f"p{index}",
                 "gpu": rng.choice(RANDOM_GPUS),
                 "nodes": nodes,
-                "gpus_per_node": rng.choice((2, 4, 8)),
+                "gpus_per_node": rng.choice((2, 3, 4, 8)),
             }
         )
     jobs = []

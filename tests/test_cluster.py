@@ -142,7 +142,25 @@ def test_measured_plans_come_first(tmp_path: Path):
     assert (placement["nodes"], placement["trainer_gpus"], placement["rollout_gpus"], placement["plan"]["sp"],
             placement["plan"]["evidence"]) == ([0, 1], 8, 8, 8, "estimated")
     assert solved(instance, tmp_path, estimates=False)["unplaced"][0]["reason"] == (
-        "a100: 4 trainer + 6 rollout GPUs do not fit its nodes of 8 GPUs")
+        "a100: 4 trainer GPUs at the fewest + 6 rollout GPUs do not fit its 2 nodes of 8 GPUs")
+
+
+def test_a_layout_needs_the_nodes_the_pool_has(tmp_path: Path):
+    # Qwen3-8B at 16384 with 3 rollout GPUs on two nodes of 3 A100s: the tables' 6 GPUs would take three
+    # nodes (two for the trainer, one for rollout), so they give no way; 3 estimated GPUs on one node and
+    # the rollout on the other do.
+    instance = {"pools": [{"name": "p", "gpu": "a100", "nodes": 2, "gpus_per_node": 3}],
+                "jobs": [{"name": "j", "model": "8B", "max_model_len": 16384, "rollout_gpus": 3}]}
+    [placement] = solved(instance, tmp_path)["placements"]
+    assert (placement["nodes"], placement["trainer_gpus"], placement["plan"]["evidence"]) == ([0, 1], 3, "estimated")
+    # One node of 8 cannot hold Qwen3-14B at 65536 (4 GPUs at the fewest) with 7 rollout GPUs: the reason
+    # says so (8 estimated GPUs would need a second node for the rollout).
+    instance = {"pools": [{**ONE_NODE, "name": "a"}],
+                "jobs": [{"name": "big", "model": "14B", "max_model_len": 65536, "rollout_gpus": 7}]}
+    for minimize_nodes in (False, True):
+        result = solved(instance, tmp_path, minimize_nodes=minimize_nodes)
+        assert result["unplaced"] == [{"job": "big", "reason": "a: 4 trainer GPUs at the fewest + 7 rollout GPUs do "
+                                                              "not fit its 1 node of 8 GPUs"}]
 
 
 def test_counts_without_a_table_are_estimated_unless_estimates_are_off(tmp_path: Path):

@@ -157,6 +157,17 @@ def test_estimated_answers_are_explained_by_the_memory_model():
     assert any("SP must divide the 28 attention heads of Qwen2.5-7B" in d for d in details(reasons, "sp_divides_heads"))
 
 
+def test_a_gpu_count_is_limited_by_its_table_or_its_longest_estimate():
+    # The length rule keeps documented plans on their count's rows and estimated ones below their count's
+    # longest estimate even when the explanation relaxes the other rules one by one.
+    _, reasons = explained(gpu="a100", model="0.6B", objective="max_len", budget_gpus=2)
+    assert ("the A100-80GB table for 1 GPU ends at 32768 tokens (its longest with a setting for Qwen3-0.6B: 28672)"
+            in details(reasons, "beyond_table"))
+    _, reasons = explained(gpu="h100", model="14B", objective="max_len", budget_gpus=8, estimate="auto")
+    assert "no table for 4 GPUs; the memory model's longest fitting length there is 93184 tokens" in details(
+        reasons, "memory_model")
+
+
 def test_an_explanation_shares_one_deadline_and_says_when_it_ran_out(monkeypatch: pytest.MonkeyPatch):
     query = make_query(CATALOG, gpu="a100", model="4B", objective="max_len", budget_gpus=6, exact=True,
                        estimate="never", time_limit_s=5)
