@@ -7,6 +7,7 @@ It prints one table: each measure, its figure, the target, and whether the figur
 from __future__ import annotations
 
 import argparse
+import compileall
 import statistics
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.table import Table
 
+import solver
 from solver.query import make_query
 from solver.solve import plan
 from solver.tables import load_catalog
@@ -43,6 +45,9 @@ def start_up(runs: int) -> tuple[float, float, float]:
     """Median wall times of the main job through the installed `solve`, of the bare OR-Tools import,
     and of the stack's floor (OR-Tools, argparse, rich and pydantic, doing nothing)."""
     solve = str(Path(sys.executable).parent / "solve")
+    # As `pip install .` leaves it: the package's bytecode compiled. (An editable install run with
+    # PYTHONDONTWRITEBYTECODE=1, as on the development machine, would compile the sources on every run.)
+    compileall.compile_dir(Path(solver.__file__).parent, quiet=1)
     bare, job, floor = [], [], []
     for _ in range(runs):  # interleaved, so that drift in machine load hits all alike
         bare += wall_times([sys.executable, "-c", BARE_IMPORT], 1)
