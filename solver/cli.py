@@ -493,6 +493,8 @@ def run_planner(args: argparse.Namespace) -> int:
         except QueryError as error:
             raise QueryError(f"{args.from_config}: model.model_path: {error}") from None
     objective: Objective = "max_len" if args.maximize else "min_gpus" if args.minimize else "cheapest"
+    if args.write and config is not None and config.trainer_gpus is not None:
+        _check_write_keeps_gpus(args, objective, config.trainer_gpus)
     from_config = config is not None and args.gpus is None and config.trainer_gpus is not None
     query = make_query(
         catalog,
@@ -500,7 +502,8 @@ def run_planner(args: argparse.Namespace) -> int:
         gpu=args.gpu,
         objective=objective,
         budget_gpus=config.trainer_gpus if from_config and config is not None else args.gpus,
-        exact=args.exact or (from_config and objective != "min_gpus"),
+        exact=args.exact or (from_config and objective != "min_gpus") or bool(args.write and config is not None
+                                                                             and config.trainer_gpus is not None),
         max_model_len=args.max_model_len or (config.max_model_len if config and objective != "max_len" else None),
         sp=args.sp,
         env=args.env,
@@ -536,6 +539,18 @@ def run_planner(args: argparse.Namespace) -> int:
             if written is not None and answers[0].plans:
                 console.print(f"wrote {written}")
     return 0 if all(answer.plans for answer in answers) else NO_PLAN
+
+
+def _check_write_keeps_gpus(args: argparse.Namespace, objective: Objective, trainer_gpus: int) -> None:
+    """--write changes the plan's keys, not the config's cluster: the plan must use the trainer GPUs the
+    config gives it."""
+    keeps = (f"--write keeps {args.from_config}'s cluster, which gives the trainer {trainer_gpus} GPUs, "
+             "so the plan must use exactly those")
+    if objective == "min_gpus":
+        raise QueryError(f"{keeps}: drop --minimize gpus (or use --out FILE for a fragment with its own cluster)")
+    if args.gpus is not None and args.gpus != trainer_gpus:
+        raise QueryError(f"{keeps}: drop --gpus {args.gpus} or change the config's cluster "
+                         "(or use --out FILE for a fragment with its own cluster)")
 
 
 def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], model: Model, config_text: str) -> list[str]:

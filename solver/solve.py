@@ -187,6 +187,18 @@ def _uncounted(query: Query) -> str:
     return ""
 
 
+def _with_fewer_gpus(catalog: Catalog, data: PlanningData, query: Query) -> str:
+    """For an exact GPU count: the cheapest plan at the same length on fewer GPUs, in words ("" when none)."""
+    if not query.exact:
+        return ""
+    fewer = answer_for(catalog, query.model_copy(update={"exact": False, "top": 1}), data.gpu)
+    if not fewer.plans:
+        return ""
+    plan = fewer.plans[0]
+    return (f"; fewer trainer GPUs train {query.max_model_len} tokens: {plan.setting.label} on {plan.gpus} GPUs "
+            f"({plan.evidence}), the other {query.budget_gpus - plan.gpus} free for rollout")
+
+
 def _why_no_plan(catalog: Catalog, data: PlanningData, query: Query) -> tuple[str, Plan | None]:
     """Name the limit that leaves `query` without a plan on this GPU type, found by solving again; and,
     when only the length is out of reach, the longest plan within the same budget and pins."""
@@ -212,5 +224,6 @@ def _why_no_plan(catalog: Catalog, data: PlanningData, query: Query) -> tuple[st
             return (
                 f"{query.max_model_len} tokens is beyond what {sources} allow for {where} {within}{limit}: "
                 f"the longest is {best.max_model_len} ({best.setting.label} on {best.gpus} GPUs, {best.evidence})"
+                f"{_with_fewer_gpus(catalog, data, query)}"
             ), best
     return f"nothing in {sources} for {where} {within} trains{' with ' + limits if limits else ''}", None

@@ -267,3 +267,32 @@ def test_no_output_overwrites_an_input_or_a_special_file(cli, tmp_path: Path, mo
     link.symlink_to(real)
     assert cli(*FLAGSHIP, "--out", "link.yaml")[0] == 0
     assert link.is_symlink() and real.read_text(encoding="utf-8").startswith("# Trinity-RFT settings")  # written through
+
+
+def test_write_keeps_the_configs_trainer_gpus(cli, user_config: Path, tmp_path: Path):
+    # --write patches the plan's keys, not the cluster: the config gives the trainer 6 of 8 GPUs (2 rollout
+    # engines), so a plan on another count would leave a config that Trinity rejects.
+    patched = tmp_path / "patched.yaml"
+    keeps = (f"solve: error: --write keeps {user_config}'s cluster, which gives the trainer 6 GPUs, so the plan "
+             "must use exactly those: ")
+    status, out, err = cli("--from-config", str(user_config), "--gpu", "a100", "--gpus", "4", "--write", str(patched))
+    assert (status, out, err) == (2, "", keeps + "drop --gpus 4 or change the config's cluster (or use --out FILE "
+                                              "for a fragment with its own cluster)\n")
+    status, out, err = cli("--from-config", str(user_config), "--gpu", "a100", "--minimize", "gpus", "--write",
+                           str(patched))
+    assert (status, out) == (2, "") and err.startswith(keeps + "drop --minimize gpus")
+    assert not patched.exists()
+    status, out, _ = cli("--from-config", str(user_config), "--gpu", "a100", "--gpus", "6", "--write", str(patched))
+    assert status == 0 and "on exactly 6 GPUs" in out
+
+
+def test_no_plan_on_the_configs_gpus_names_a_plan_on_fewer(cli, user_config: Path, monkeypatch: pytest.MonkeyPatch):
+    # Qwen3-4B at 102400 tokens on exactly 6 A100s: the tables stop at 51200 there, but 4 GPUs with
+    # Env + Offload + SP=4 train it, leaving 2 more GPUs to rollout.
+    monkeypatch.setenv("MODEL_PATH", "Qwen/Qwen3-4B")
+    monkeypatch.setenv("MAX_MODEL_LEN", "102400")
+    status, out, _ = cli("--from-config", str(user_config), "--gpu", "a100", "--json")
+    [answer] = json.loads(out)
+    assert status == 1 and answer["reason"].endswith(
+        "the longest is 51200 (Env + Offload + SP=2 on 6 GPUs, documented); fewer trainer GPUs train 102400 tokens: "
+        "Env + Offload + SP=4 on 4 GPUs (documented), the other 2 free for rollout")
