@@ -57,6 +57,7 @@ def plan(
     margin: float | None = None,
     host_ram_gb: float | None = None,
     node_gpus: int | None = NODE_GPUS,
+    rollout_gpus: int | None = None,
     memory: MemoryModel | None = None,
     explain: bool = False,
     time_limit_s: float = 10.0,
@@ -73,7 +74,8 @@ def plan(
     query = make_query(catalog, model=model, gpu=gpu, objective=objective, budget_gpus=budget_gpus,
                        max_model_len=max_model_len, exact=exact, sp=sp, env=env, offload=offload, top=top,
                        weights=weights, estimate=estimate, margin=margin, host_ram_gb=host_ram_gb,
-                       node_gpus=node_gpus, memory=memory, time_limit_s=time_limit_s, workers=workers)
+                       node_gpus=node_gpus, rollout_gpus=rollout_gpus, memory=memory, time_limit_s=time_limit_s,
+                       workers=workers)
     return answer_query(query, catalog, explain=explain)
 
 

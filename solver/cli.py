@@ -160,7 +160,8 @@ def build_parser() -> argparse.ArgumentParser:
     trinity.add_argument("--emit", choices=["trinity"], help="print the best plan as a Trinity YAML fragment")
     trinity.add_argument("--out", metavar="FILE", type=path_argument, help="write that fragment to FILE")
     trinity.add_argument("--rollout-gpus", metavar="R", type=positive_int,
-                         help="add a cluster section: one node with the trainer's GPUs and R rollout GPUs")
+                         help="R rollout GPUs beside the trainer: the plan leaves them room (in the trainer's node, "
+                              "or nodes of their own); --emit and --out add the cluster section")
     trinity.add_argument("--from-config", metavar="FILE", type=path_argument,
                          help="read model, max_model_len and trainer GPUs from a Trinity config; say whether its "
                          "settings train (flags override what the file says)")
@@ -426,8 +427,6 @@ def _check_trinity_flags(args: argparse.Namespace) -> None:
         raise QueryError("--emit trinity prints YAML: drop --json")
     if args.write and not args.from_config:
         raise QueryError("--write patches the config of --from-config FILE")
-    if args.rollout_gpus and not (args.emit or args.out):
-        raise QueryError("--rollout-gpus goes with --emit trinity or --out FILE")
     if args.emit and (args.top > 1 or args.explain):
         raise QueryError("--emit trinity prints the best plan's YAML alone: drop --top and --explain")
     _check_model_flags(args, "--model M (e.g. 4B), --model-config PATH or --from-config FILE",
@@ -517,6 +516,7 @@ def run_planner(args: argparse.Namespace) -> int:
         margin=args.margin,
         host_ram_gb=args.host_ram,
         node_gpus=args.node_gpus,
+        rollout_gpus=args.rollout_gpus,
     )
     if (args.out or args.write) and len(query.gpus) > 1:
         raise QueryError(f"--out and --write take one plan: choose the GPU type with --gpu ({', '.join(query.gpus)})")
@@ -584,15 +584,13 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], model:
 def _cluster_layout(trainer_gpus: int, rollout_gpus: int | None, node_gpus: int) -> tuple[int, int | None]:
     """(nodes, rollout GPUs) of the fragment's ``cluster``: one node when trainer and rollout fit in it,
     else the trainer on whole nodes and rollout on the rest of the nodes it takes (a note on stderr when
-    that is more rollout GPUs than asked); `QueryError` when neither layout exists."""
+    that is more rollout GPUs than asked). The planner's ``rollout_layout`` rule leaves one of the two."""
     if rollout_gpus is None:
         return 1, None
     from solver.cluster import layout
 
     room = layout(trainer_gpus, rollout_gpus, node_gpus)
-    if room is None:
-        raise QueryError(f"--rollout-gpus {rollout_gpus}: {trainer_gpus} trainer + {rollout_gpus} rollout GPUs do not "
-                         f"fit one node of {node_gpus} (--node-gpus), and a trainer that spans nodes needs whole nodes")
+    assert room is not None, "the planner's rollout_layout rule leaves a layout"
     _, whole_nodes, rollout = room
     if rollout != rollout_gpus:
         print(f"solve: note: rollout gets {rollout} GPUs, not {rollout_gpus}: the trainer's {trainer_gpus} GPUs take "

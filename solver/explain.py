@@ -262,6 +262,9 @@ class _Words:
             parts.append(f"the budget ({self.query.within_budget})")
         if "whole_nodes" in rules:
             parts.append(f"a trainer that spans nodes uses whole nodes of {query.node_gpus} GPUs")
+        if "rollout_layout" in rules:
+            parts.append(f"the {query.rollout_gpus} rollout GPUs need room beside the trainer (in its node, or on "
+                         "nodes of their own when the trainer takes whole nodes)")
         for rule, text in (("sp_divides_gpus", "SP must divide the trainer GPUs"),
                            ("sp_divides_heads", f"SP must divide the {data.shape.num_attention_heads} attention heads"),
                            ("sp_kv_heads", f"SP and the {data.shape.num_key_value_heads} KV heads must divide one another"),
@@ -291,7 +294,8 @@ class _Words:
         for combination, rule in excluded:
             n = combination[0]
             where = {"sp_divides_heads": (0,), "sp_kv_heads": (0,), "pin_sp": (0,), "pin_env": (0,),
-                     "pin_offload": (0,), "budget": (0,), "whole_nodes": (0,)}.get(rule, (n,))
+                     "pin_offload": (0,), "budget": (0,), "whole_nodes": (0,),
+                     "rollout_layout": (0,)}.get(rule, (n,))
             groups[(RULES.index(rule), *where)].append(combination)
         return [reason for key in sorted(groups) for reason in self._reasons(RULES[key[0]], groups[key], length)]
 
@@ -306,6 +310,10 @@ class _Words:
         if rule == "whole_nodes":
             return [Reason(rule=rule, detail=f"{on} GPUs span nodes of {query.node_gpus} (--node-gpus) but are not "
                                              "whole nodes, which a trainer that spans nodes must use")]
+        if rule == "rollout_layout":
+            return [Reason(rule=rule, detail=f"{on} trainer GPUs: with the {query.rollout_gpus} rollout GPUs "
+                                             f"(--rollout-gpus) they fit neither one node of {query.node_gpus} "
+                                             "nor whole nodes")]
         if rule == "table_rows":
             return [self._beyond_table(counts[0])]
         if rule == "sp_divides_gpus":

@@ -17,7 +17,7 @@ from types import MappingProxyType
 from ortools.sat.python import cp_model
 
 from solver.memory import GRID, estimated_cells, estimated_counts, host_memory_gib
-from solver.query import Objective, Query
+from solver.query import Objective, Query, rollout_layout_violation
 from solver.tables import Catalog, Model, Setting, Weights
 
 Combination = tuple[int, int, int, int]
@@ -192,6 +192,7 @@ def add_plan_variables(model: cp_model.CpModel, data: PlanningData, query: Query
 RULES = (
     "budget",
     "whole_nodes",
+    "rollout_layout",
     "table_rows",
     "sp_divides_gpus",
     "sp_divides_heads",
@@ -234,7 +235,8 @@ def add_parallelism_rules(model: cp_model.CpModel, data: PlanningData, plan: Pla
 def add_node_rule(model: cp_model.CpModel, data: PlanningData, query: Query, plan: PlanVariables,
                   guards: Guards) -> None:
     """With `node_gpus`, a trainer spanning nodes uses whole nodes (Trinity's rule) and keeps each SP group
-    inside a node: SP divides the node (tables of the GPU counts and (GPU count, SP) pairs these allow)."""
+    inside a node: SP divides the node (tables of the GPU counts and (GPU count, SP) pairs these allow).
+    With `rollout_gpus` too, the trainer's GPU count leaves the rollout GPUs a layout."""
     if query.node_gpus is None:
         return
     node = query.node_gpus
@@ -242,6 +244,9 @@ def add_node_rule(model: cp_model.CpModel, data: PlanningData, query: Query, pla
              guards, "whole_nodes")
     allowed = [(n, s) for n in data.counts for s in range(1, max(data.counts) + 1) if n <= node or node % s == 0]
     _guarded(model.add_allowed_assignments([plan.gpus, plan.sp], allowed), guards, "sp_within_node")
+    if query.rollout_gpus:
+        laid_out = [(n,) for n in data.counts if not rollout_layout_violation(n, query.rollout_gpus, node)]
+        _guarded(model.add_allowed_assignments([plan.gpus], laid_out), guards, "rollout_layout")
 
 
 def add_cell_evidence(model: cp_model.CpModel, data: PlanningData, plan: PlanVariables, guards: Guards) -> None:

@@ -58,6 +58,8 @@ class Query(_Frozen):
     offload: bool | None = None
     node_gpus: int | None = Field(default=None, gt=0, description="GPUs per node: a trainer spanning nodes "
                                      "keeps each SP group inside one node")
+    rollout_gpus: int | None = Field(default=None, ge=0, description="rollout GPUs beside the trainer: its GPU "
+                                     "count must leave them a layout on the nodes")
     top: int = Field(default=1, gt=0, le=MAX_TOP)
     weights: Weights
     estimate: EstimateMode = Field(default="auto", description="auto: estimates where the tables have no "
@@ -219,13 +221,15 @@ def make_query(
     margin: float | None = None,
     host_ram_gb: float | None = None,
     node_gpus: int | None = NODE_GPUS,
+    rollout_gpus: int | None = None,
 ) -> Query:
     """Resolve names and check that the request makes sense; `QueryError` (one line) when it does not.
 
     `budget_gpus` defaults, where the objective allows, to the largest documented GPU count (one node
     without tables); for the fewest GPUs with estimates on, to `MAX_ESTIMATED_GPUS`.
     `node_gpus` (default 8) is the node size: a trainer on more GPUs uses whole nodes and keeps each SP
-    group in one node.
+    group in one node. With `rollout_gpus`, the trainer's count leaves them a layout: trainer and rollout
+    in one node, or the trainer on whole nodes and the rollout on the nodes after them.
     """
     resolved = catalog.model(model)
     gpu_names = (catalog.gpu(gpu).name,) if gpu is not None else tuple(g.name for g in catalog.documented_gpu_types)
@@ -245,6 +249,8 @@ def make_query(
         raise QueryError("--exact needs --gpus N")
     if exact and objective == "min_gpus":
         raise QueryError("--minimize gpus chooses the GPU count: drop --exact")
+    if rollout_gpus is not None and not 0 <= rollout_gpus <= MAX_GPUS:
+        raise QueryError(f"--rollout-gpus must be from 0 to {MAX_GPUS}, got {rollout_gpus}")
     if host_ram_gb is not None and not host_ram_gb > 0:
         raise QueryError(f"--host-ram must be above 0 GB, got {host_ram_gb}")
     if sp is not None:
@@ -282,6 +288,7 @@ def make_query(
         margin=margin,
         host_ram_gb=host_ram_gb,
         node_gpus=node_gpus,
+        rollout_gpus=rollout_gpus,
     )
 
 
@@ -317,6 +324,16 @@ def whole_nodes_violation(gpus: int, node_gpus: int | None) -> str | None:
     if node_gpus is not None and gpus > node_gpus and gpus % node_gpus:
         return f"{gpus} GPUs span nodes of {node_gpus} (--node-gpus) but are not whole nodes"
     return None
+
+
+def rollout_layout_violation(gpus: int, rollout_gpus: int | None, node_gpus: int | None) -> str | None:
+    """Why `gpus` trainer GPUs and `rollout_gpus` rollout GPUs have no layout on nodes of `node_gpus`:
+    together in one node, or the trainer on whole nodes (the rollout on the nodes after them); None when
+    they have one (or when either is not given)."""
+    if not rollout_gpus or node_gpus is None or gpus + rollout_gpus <= node_gpus or gpus % node_gpus == 0:
+        return None
+    return (f"{gpus} trainer + {rollout_gpus} rollout GPUs (--rollout-gpus) fit neither one node of {node_gpus} "
+            f"nor whole nodes")
 
 
 def sp_layout_violation(model: Model, gpus: int, sp: int, node_gpus: int | None) -> str | None:

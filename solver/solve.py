@@ -22,6 +22,7 @@ from solver.query import (
     Query,
     SourceCell,
     Status,
+    rollout_layout_violation,
     rope_scaling_factor,
     token_budget,
     whole_nodes_violation,
@@ -204,7 +205,8 @@ def _why_no_plan(catalog: Catalog, data: PlanningData, query: Query) -> tuple[st
     when only the length is out of reach, the longest plan within the same budget and pins."""
     counts = ", ".join(map(str, data.counts))
     where = f"{data.model} on {data.gpu}"
-    spread = whole_nodes_violation(query.budget_gpus, query.node_gpus) if query.exact else None
+    spread = (whole_nodes_violation(query.budget_gpus, query.node_gpus)
+              or rollout_layout_violation(query.budget_gpus, query.rollout_gpus, query.node_gpus)) if query.exact else None
     if spread:
         return f"no plan for exactly {query.budget_gpus} trainer GPUs with {where}: {spread}", None
     if query.exact and query.budget_gpus not in data.counts:

@@ -15,7 +15,7 @@ A plan is a dict with exactly the keys of `PLAN_KEYS`. In short:
   row); otherwise infeasible.
 - cost = (1/n) * (1 + w_off*o) * (1 + w_sp*(s-1)) * (1 + w_env*e), exactly, with Fraction(repr(weight)).
 - Nodes of `node_gpus` (default 8): a trainer on more GPUs than a node uses whole nodes and has SP
-  dividing the node.
+  dividing the node. With `rollout_gpus` R > 0, n + R <= node_gpus or n is whole nodes.
 - With estimates=True, also every GPU count without a table among 1..node_gpus and the multiples of
   node_gpus, up to the budget and 64: a plan there is "estimated" (source None) when the shipped memory
   model, with its margin, fits exactly its setting at every multiple of 1024 tokens up to the longest
@@ -91,6 +91,13 @@ def _node_problem(n: int, sp: int, node_gpus: int) -> list[str]:
     if n > node_gpus and node_gpus % sp != 0:
         problems.append(f"SP={sp} spans nodes: {n} GPUs exceed a node of {node_gpus} and SP does not divide it")
     return problems
+
+
+def _rollout_problem(n: int, rollout_gpus: int, node_gpus: int) -> list[str]:
+    """Rollout GPUs beside the trainer: both in one node, or the trainer on whole nodes."""
+    if rollout_gpus and n + rollout_gpus > node_gpus and n % node_gpus != 0:
+        return [f"{n} trainer + {rollout_gpus} rollout GPUs fit neither one node of {node_gpus} nor whole nodes"]
+    return []
 
 
 def _estimated_counts(documented: Any, budget_gpus: int, node_gpus: int) -> list[int]:
@@ -215,6 +222,7 @@ def enumerate_plans(
     weights: Weights | None = None,
     node_gpus: int = 8,
     estimates: bool = False,
+    rollout_gpus: int = 0,
 ) -> list[dict]:
     """Every feasible plan, best first by the objective's key (a total order)."""
     if objective not in OBJECTIVES:
@@ -234,7 +242,7 @@ def enumerate_plans(
     if estimates:
         counts += [(n, None) for n in _estimated_counts(tables, budget_gpus, node_gpus)]
     for n, table in counts:
-        if n > budget_gpus or (exact and n != budget_gpus):
+        if n > budget_gpus or (exact and n != budget_gpus) or _rollout_problem(n, rollout_gpus, node_gpus):
             continue
         for e in _pinned_values(env, [False, True]):
             for o in _pinned_values(offload, [False, True]):
@@ -303,6 +311,7 @@ def check_plan(
     weights: Weights | None = None,
     node_gpus: int = 8,
     estimates: bool = False,
+    rollout_gpus: int = 0,
 ) -> list[str]:
     """Problems with `plan` for this query, straight from the definitions; an empty list means valid.
 
@@ -369,6 +378,7 @@ def check_plan(
     # The SP rules.
     problems.extend(_sp_rule_problems(the_model, n, s))
     problems.extend(_node_problem(n, s, node_gpus))
+    problems.extend(_rollout_problem(n, rollout_gpus, node_gpus))
 
     # Pins.
     for name, pin, value in (("sp", sp, s), ("env", env, e), ("offload", offload, o)):

@@ -97,9 +97,21 @@ def test_rollout_gpus_of_a_trainer_on_whole_nodes_fill_its_last_node(cli):
     status, out, err = cli(*flags, "--gpus", "4", "--rollout-gpus", "4")
     assert (status, err) == (0, "") and "node_num: 1\n" in out and "gpu_per_node: 8  # 4 trainer + 4 rollout\n" in out
     status, out, err = cli(*flags, "--gpus", "6", "--rollout-gpus", "4")
-    assert (status, out) == (2, "") and err == (
-        "solve: error: --rollout-gpus 4: 6 trainer + 4 rollout GPUs do not fit one node of 8 (--node-gpus), and a "
-        "trainer that spans nodes needs whole nodes\n")
+    assert (status, out) == (1, "") and err == (
+        "solve: H100-80GB: no plan: no plan for exactly 6 trainer GPUs with Qwen3-8B on H100-80GB: 6 trainer + 4 "
+        "rollout GPUs (--rollout-gpus) fit neither one node of 8 nor whole nodes\n")
+
+
+def test_rollout_gpus_leave_room_on_the_trainers_node(cli):
+    # Within 6 A100s, Qwen3-8B at 32768 is cheapest on 6 (Env + SP=2); with 4 rollout GPUs beside it on a
+    # node of 8, the trainer gets at most 4: SP=4 (documented), as with --gpus 4.
+    flags = ["--model", "8B", "--len", "32768", "--gpus", "6", "--gpu", "a100", "--json"]
+    [alone] = json.loads(cli(*flags)[1])
+    status, out, _ = cli(*flags, "--rollout-gpus", "4")
+    [beside] = json.loads(out)
+    assert (alone["plans"][0]["gpus"], alone["plans"][0]["sp"]) == (6, 2)
+    best = beside["plans"][0]
+    assert (status, best["gpus"], best["sp"], best["unused_gpus"], best["evidence"]) == (0, 4, 4, 2, "documented")
 
 
 def test_out_into_a_missing_folder_exits_2_and_leaves_nothing(cli, tmp_path: Path):
@@ -236,7 +248,6 @@ def test_a_config_file_that_is_not_there_exits_2(cli, tmp_path: Path):
     [
         ([*FLAGSHIP, "--emit", "trinity", "--json"], "--emit trinity prints YAML: drop --json"),
         ([*FLAGSHIP, "--write", "x.yaml"], "--write patches the config of --from-config FILE"),
-        ([*FLAGSHIP, "--rollout-gpus", "2"], "--rollout-gpus goes with --emit trinity or --out FILE"),
         (["--maximize", "len", "--gpus", "6", "--model", "4B", "--out", "x.yaml"],
          "--out and --write take one plan: choose the GPU type with --gpu (A100-80GB, H20-96GB)"),
         ([*FLAGSHIP, "--emit", "yaml"], "argument --emit: invalid choice: 'yaml'"),

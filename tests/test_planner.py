@@ -168,6 +168,8 @@ def requests(draw: st.DrawFn) -> dict[str, Any]:
         "env": draw(st.none() | st.booleans()),
         "offload": draw(st.none() | st.booleans()),
         "weights": draw(weights),
+        "node_gpus": draw(st.sampled_from([4, 8])),
+        "rollout_gpus": draw(st.sampled_from([0, 0, 1, 2, 4, 6])),
     }
     if objective != "max_len":
         request["max_model_len"] = draw(st.sampled_from(row_lengths) | st.integers(min_value=1, max_value=160_000))
