@@ -194,11 +194,6 @@ def token_budget(max_model_len: int, sp: int) -> int:
     return ceil(2 * max_model_len / sp)
 
 
-def rope_scaling_factor(max_model_len: int, native_context: int) -> float | None:
-    """The YaRN factor ``max_model_len / native_context`` beyond the native context, else None."""
-    return max_model_len / native_context if max_model_len > native_context else None
-
-
 def make_query(
     catalog: Catalog,
     *,

@@ -21,6 +21,7 @@ from solver.tables import (
     Coefficients,
     FitSummary,
     Fleet,
+    Model,
     Setting,
     Source,
 )
@@ -122,7 +123,7 @@ def _goal(query: Query) -> str:
     return f"cheapest plan for {query.max_model_len} tokens {query.within_budget}"
 
 
-def apply_lines(plan: Plan, native_context: int) -> list[str]:
+def apply_lines(plan: Plan, model: Model) -> list[str]:
     """How to apply a plan: the export line and the Trinity config keys it sets."""
     lines = []
     if plan.env:
@@ -131,7 +132,7 @@ def apply_lines(plan: Plan, native_context: int) -> list[str]:
     if plan.rope_scaling_factor is not None:
         lines.append(
             f"model.rope_scaling: {{rope_type: yarn, factor: {plan.rope_scaling_factor:g}, "
-            f"original_max_position_embeddings: {native_context}}}"
+            f"original_max_position_embeddings: {model.native_context}}}"
         )
     lines.append(f"trainer.ulysses_sequence_parallel_size: {plan.sp}")
     lines.append(f"trainer.max_token_len_per_gpu: {plan.max_token_len_per_gpu}")
@@ -149,12 +150,15 @@ def _relative(cost: float, first: float) -> str:
     return "best" if cost == first else f"{cost / first:.2f}x #1"
 
 
-def _plan_summary(answer: Answer, plan: Plan, native_context: int) -> Table:
+def _plan_summary(answer: Answer, plan: Plan, model: Model) -> Table:
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold", no_wrap=True)
     grid.add_column()
     grid.add_row("plan", Text(f"{plan.setting.label} on {_gpus_of_budget(answer, plan)}", style="bold"))
     yarn = f" (YaRN rope scaling, factor {plan.rope_scaling_factor:g})" if plan.rope_scaling_factor else ""
+    if plan.max_model_len > model.native_context and model.rope_scaling is not None:
+        yarn = (f" (beyond the native {model.native_context}, which {model.name}'s own {model.rope_scaling} RoPE "
+                "scaling provides: no YaRN written; check the model handles it)")
     grid.add_row("max_model_len", f"{plan.max_model_len}{yarn}")
     grid.add_row("token budget", f"max_token_len_per_gpu = {plan.max_token_len_per_gpu} "
                                  f"(ceil(2 x {plan.max_model_len} / SP {plan.sp}))")
@@ -163,7 +167,7 @@ def _plan_summary(answer: Answer, plan: Plan, native_context: int) -> Table:
     grid.add_row("memory", _memory_line(plan))
     if plan.host_memory_gb is not None:
         grid.add_row("host memory", f"{plan.host_memory_gb:.1f} GiB per node for the offloaded states (--host-ram)")
-    grid.add_row("apply", "\n".join(apply_lines(plan, native_context)))
+    grid.add_row("apply", "\n".join(apply_lines(plan, model)))
     return grid
 
 
@@ -232,14 +236,14 @@ def _explanation(reasons: Iterable[Reason]) -> Group:
 
 def answers_view(answers: Iterable[Answer], query: Query, catalog: Catalog) -> Group:
     """Per answer: what was asked, the best plan in full (or why there is none), then the ranking."""
-    native_context = catalog.model(query.model).native_context
+    model = catalog.model(query.model)
     renderables: list[Any] = []
     for answer in answers:
         renderables.append(Text(f"{answer.gpu} · {answer.model} · {_goal(query)}: {answer.status}", style="bold"))
         if answer.current:
             renderables.append(_current_view(answer, answer.current, query))
         if answer.plans:
-            renderables.append(_plan_summary(answer, answer.plans[0], native_context))
+            renderables.append(_plan_summary(answer, answer.plans[0], model))
             if len(answer.plans) > 1:
                 renderables.append(_ranking(answer))
         else:

@@ -163,12 +163,22 @@ class Model(_Frozen):
     tied_embeddings: Flag
     parameters_b: Billions
     native_context: Count
+    rope_scaling: Text | None = None
+    """The model's own RoPE scaling (its config's ``rope_scaling.rope_type``, e.g. ``llama3`` for Llama 3.1),
+    which its native context already relies on: YaRN must not replace it. None for a plain RoPE."""
     moe: MoE | None = None
 
     @property
     def head_size(self) -> int:
         """Width of one attention head: ``head_dim``, else hidden size / attention heads."""
         return self.head_dim or self.hidden_size // self.num_attention_heads
+
+    def yarn_factor(self, max_model_len: int) -> float | None:
+        """The YaRN factor ``max_model_len / native_context`` a length beyond the native context needs;
+        None within it, and for a model with its own RoPE scaling (nothing is known to extend it)."""
+        if max_model_len <= self.native_context or self.rope_scaling is not None:
+            return None
+        return max_model_len / self.native_context
 
 
 class Source(_Frozen):
@@ -758,10 +768,14 @@ def load_model_config(path: Path) -> Model:
     attention = hidden * head_dim * (2 * heads + 2 * kv_heads)
     per_layer = attention + 3 * hidden * intermediate + 2 * hidden
     parameters = layers * per_layer + vocab * hidden * (1 if tied else 2) + hidden
-    name = str(config.get("_name_or_path") or path.resolve().parent.name).rstrip("/").split("/")[-1] or "custom"
+    folder_or_file = path.resolve().parent.name if path.name == "config.json" else path.stem
+    name = str(config.get("_name_or_path") or folder_or_file).rstrip("/").split("/")[-1] or "custom"
+    scaling = config.get("rope_scaling")
+    rope_type = (scaling.get("rope_type") or scaling.get("type")) if isinstance(scaling, dict) else None
     return Model(name=name, head_dim=head_dim, hidden_size=hidden, num_layers=layers, num_attention_heads=heads,
                  num_key_value_heads=kv_heads, intermediate_size=intermediate, vocab_size=vocab, tied_embeddings=tied,
-                 parameters_b=round(parameters / 1e9, 3), native_context=number("max_position_embeddings"))
+                 parameters_b=round(parameters / 1e9, 3), native_context=number("max_position_embeddings"),
+                 rope_scaling=str(rope_type) if rope_type and rope_type != "default" else None)
 
 
 def load_memory_model(path: Path | None = None) -> MemoryModel:

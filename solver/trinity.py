@@ -4,7 +4,8 @@ Pure functions on text: nothing here prints or touches files (the CLI reads and 
 and their meaning are Trinity-RFT's (``trinity/common/config.py``; see facts.md section 2):
 
 - ``model.max_model_len``, and ``model.rope_scaling`` (YaRN, ``factor = max_model_len / native context``)
-  beyond the model's native context;
+  beyond the model's native context (not for a model with a RoPE scaling of its own, such as Llama 3.1's
+  ``llama3``, which YaRN would replace);
 - ``trainer.ulysses_sequence_parallel_size`` and ``trainer.max_token_len_per_gpu`` (``ceil(2L/sp)``);
 - with Offload: ``trainer.trainer_strategy: fsdp2``, ``param_offload``, ``optimizer_offload`` and
   ``offload_policy`` under ``trainer.trainer_config.actor_rollout_ref.{actor,ref}.fsdp_config``, and
@@ -79,19 +80,16 @@ class _Key(BaseModel):
     comment: str | None = None
 
 
-def _rope_factor(max_model_len: int, native_context: int) -> float:
-    return max_model_len / native_context
-
-
 def _plan_keys(plan: Plan, model: Model) -> list[_Key]:
     """The keys `plan` sets, in the fragment's order (model section first, then trainer)."""
     length, native = plan.max_model_len, model.native_context
     keys = [_Key(path=("model", "max_model_len"), value=length)]
-    if length > native:
+    factor = model.yarn_factor(length)
+    if factor is not None:
         rope = ("model", "rope_scaling")
         keys += [
             _Key(path=(*rope, "rope_type"), value="yarn"),
-            _Key(path=(*rope, "factor"), value=_rope_factor(length, native), comment=f"max_model_len / {native}"),
+            _Key(path=(*rope, "factor"), value=factor, comment=f"max_model_len / {native}"),
             _Key(path=(*rope, "original_max_position_embeddings"), value=native),
         ]
     if plan.offload:
@@ -165,6 +163,13 @@ def _header(plan: Plan, model: Model, rollout_gpus: int | None, gpu: str | None)
         f"# evidence: {evidence}",
         "# Merge these keys into your Trinity config; model.model_path and everything else stay yours.",
     ]
+    if plan.max_model_len > model.native_context and model.rope_scaling is not None:
+        lines += [
+            "#",
+            f"# max_model_len is beyond {model.name}'s native context of {model.native_context}, which its own",
+            f"# {model.rope_scaling} RoPE scaling provides: no rope_scaling is written (YaRN would replace it).",
+            "# Check that the model handles this length before you train at it.",
+        ]
     if plan.env:
         lines += [
             "#",
@@ -635,7 +640,8 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
     - Existing keys are overwritten in place (an interpolation such as ``${oc.env:MAX_MODEL_LEN,4096}``
       becomes the plan's number); missing keys and sections are appended at the end of their section.
     - YaRN: beyond the native context, ``model.rope_scaling`` gets ``rope_type``, ``factor`` and
-      ``original_max_position_embeddings`` (other keys in it are kept). At or below the native
+      ``original_max_position_embeddings`` (other keys in it are kept); a model with a RoPE scaling of
+      its own (Llama 3.1) gets none, and its ``model.rope_scaling`` is left alone. At or below the native
       context an existing ``model.rope_scaling`` is removed, because a kept YaRN factor would
       contradict the new length; none is added.
     - Offload: the plan decides, as asked. With Offload, ``trainer.trainer_strategy: fsdp2``,
@@ -664,7 +670,7 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
     try:
         for key in _plan_keys(plan, model):
             _set(data, key.path, key.value, lines)
-        if plan.max_model_len <= model.native_context:
+        if plan.max_model_len <= model.native_context and model.rope_scaling is None:
             section = data.get("model")
             if isinstance(section, CommentedMap) and "rope_scaling" in section:
                 _delete(section, "rope_scaling")
@@ -702,8 +708,8 @@ def check_trinity_config(
     set (likewise the actor's ``ppo_max_token_len_per_gpu`` and the ref's
     ``log_prob_max_token_len_per_gpu`` when set by hand, as they override it);
     ``max_prompt_tokens + max_response_tokens <= max_model_len`` when both are set; beyond the native
-    context, ``model.rope_scaling`` is YaRN with ``factor == max_model_len / native`` and
-    ``original_max_position_embeddings == native``; ``offload_policy`` needs ``trainer_strategy: fsdp2``;
+    context of a model without a RoPE scaling of its own, ``model.rope_scaling`` is YaRN with
+    ``factor == max_model_len / native`` and ``original_max_position_embeddings == native``; ``offload_policy`` needs ``trainer_strategy: fsdp2``;
     a trainer wider than a node uses whole nodes (when ``cluster.gpu_per_node`` is given).
 
     Interpolated values are resolved from `environ` (default: none set, so defaults apply); one that
@@ -765,9 +771,9 @@ def check_trinity_config(
         )
 
     native = model.native_context
-    if length is not None and length > native:
+    wanted = model.yarn_factor(int(length)) if length is not None else None
+    if length is not None and wanted is not None:
         rope = _dig(mapping, ("model", "rope_scaling"))
-        wanted = _rope_factor(int(length), native)
         if not isinstance(rope, Mapping):
             problems.append(
                 f"model.rope_scaling: max_model_len {length:g} is beyond {model.name}'s native context of {native}: "

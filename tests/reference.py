@@ -163,7 +163,8 @@ def _evidence(table: Table, model_name: str, env: bool, offload: bool, sp: int, 
 
 
 def _rope_scaling_factor(model: Any, length: int) -> float | None:
-    if length > model.native_context:
+    """YaRN beyond the native context, unless the model has a RoPE scaling of its own (Llama 3.1's)."""
+    if length > model.native_context and model.rope_scaling is None:
         return length / model.native_context
     return None
 

@@ -340,3 +340,14 @@ def test_a_cells_file_with_an_impossible_length_is_refused_naming_the_row(tmp_pa
     with pytest.raises(TableError, match=r"cells.yaml: table gpus=8, row max_model_len=100000000000000000000000, "
                                          r"max_model_len: Input should be less than or equal to 16777216"):
         load_gpu_type(path, CATALOG.models)
+
+
+def test_a_model_config_gives_its_own_rope_scaling_and_its_name(tmp_path: Path):
+    config = json.loads(FIXTURE.read_text(encoding="utf-8"))
+    del config["_name_or_path"]
+    config["rope_scaling"] = {"rope_type": "llama3", "factor": 8.0, "original_max_position_embeddings": 8192}
+    path = tmp_path / "my-llama.json"  # not a config.json in a model folder: the file names the model
+    path.write_text(json.dumps(config), encoding="utf-8")
+    model = load_model_config(path)
+    assert (model.name, model.rope_scaling, model.yarn_factor(65536)) == ("my-llama", "llama3", None)
+    assert load_model_config(FIXTURE).rope_scaling is None and load_model_config(FIXTURE).yarn_factor(65536) == 2.0

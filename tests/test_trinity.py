@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 from ruamel.yaml import YAML
 
-from solver.query import Plan, SourceCell, make_query, rope_scaling_factor, token_budget
+from solver.query import Plan, SourceCell, make_query, token_budget
 from solver.solve import plan as solve
 from solver.tables import Catalog, Model, load_catalog
 from solver.trinity import (
@@ -183,7 +183,7 @@ def _documented_plans() -> list[tuple[Plan, Model]]:
                     sp=setting.sp,
                     max_model_len=cell.max_model_len,
                     max_token_len_per_gpu=token_budget(cell.max_model_len, setting.sp),
-                    rope_scaling_factor=rope_scaling_factor(cell.max_model_len, model.native_context),
+                    rope_scaling_factor=model.yarn_factor(cell.max_model_len),
                     cost=1.0,
                     evidence="documented",
                     source=SourceCell(gpus=cell.gpus, max_model_len=cell.max_model_len, setting=setting.label),
@@ -570,3 +570,18 @@ def test_checks(mapping: dict[str, Any], model: str, gpus: int, expected: list[s
     assert len(problems) == len(expected), problems
     for problem, start in zip(problems, expected):
         assert problem.startswith(start), problem
+
+
+def test_a_model_with_its_own_rope_scaling_gets_no_yarn() -> None:
+    # Llama 3.1's 131072 positions rest on its llama3 RoPE scaling: YaRN over them would replace it.
+    llama = catalog().model("llama-3.1-8b")
+    plan = make_query(catalog(), model=llama.name, gpu="h100", budget_gpus=8, max_model_len=200000)
+    (answer,) = solve(plan, catalog())
+    best = answer.plans[0]
+    assert best.rope_scaling_factor is None
+    fragment = trinity_fragment(best, llama)
+    assert "rope_scaling" not in fragment.replace("no rope_scaling is written", "")
+    assert "# max_model_len is beyond Llama-3.1-8B's native context of 131072, which its own\n" in fragment
+    user = "model:\n  max_model_len: 4096\n  rope_scaling: {rope_type: llama3, factor: 8.0}\n"
+    assert "rope_scaling: {rope_type: llama3, factor: 8.0}" in patch_trinity_config(user, best, llama)
+    assert check_trinity_config({"model": {"max_model_len": 200000}}, llama, 8) == []
