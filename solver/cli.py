@@ -376,8 +376,6 @@ def run_map(args: argparse.Namespace) -> int:
         raise QueryError("--by len maps one model: give --model M")
     gpus = [catalog.gpu(args.gpu)] if args.gpu else list(catalog.documented_gpu_types)
     asked = catalog.model(args.model).name if args.model else None
-    if args.svg is not None and not args.svg.parent.is_dir():
-        raise QueryError(f"{args.svg}: cannot write: No such file or directory")
     budgets = list(range(1, args.gpus_up_to + 1))
     screen = _console()
     recorder = Console(record=True, width=max(screen.width, 160), file=io.StringIO()) if args.svg else None
@@ -448,7 +446,8 @@ OUTPUT_FLAGS = ("out", "write", "svg")
 
 
 def _check_outputs_spare_inputs(args: argparse.Namespace) -> None:
-    """`QueryError` when a file the command would write is one it reads: nothing given is ever lost."""
+    """`QueryError`, before any work, when a file the command would write is one it reads (nothing given
+    is ever lost), is not a regular file, or has no folder to go in."""
     inputs: list[tuple[str, Path]] = []
     for name in INPUT_FLAGS:
         value = getattr(args, name, None)
@@ -457,6 +456,11 @@ def _check_outputs_spare_inputs(args: argparse.Namespace) -> None:
         target: Path | None = getattr(args, name, None)
         if target is None:
             continue
+        resolved = target.resolve() if target.is_symlink() else target
+        if resolved.exists() and not resolved.is_file():
+            raise QueryError(f"{resolved}: not a regular file; give a file name to write")
+        if not resolved.parent.is_dir():
+            raise QueryError(f"{target}: cannot write: No such file or directory")
         for source, path in inputs:
             if _same_file(target, path):
                 what = "the cluster file" if source == "file" else f"the file of --{source.replace('_', '-')}"
