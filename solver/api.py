@@ -8,8 +8,9 @@ named `memory`, the name of the module it uses.)
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
-from typing import Literal
+from typing import Literal, get_args
 
 from solver.memory import MemoryEstimate, breakdown, longest_fitting
 from solver.query import (
@@ -19,6 +20,7 @@ from solver.query import (
     EstimateMode,
     Objective,
     Query,
+    check_choice,
     check_counts,
     make_query,
     resolve_margin,
@@ -101,8 +103,15 @@ def place(
     catalog: Catalog | None = None,
 ) -> ClusterResult:
     """Place a fleet's jobs (a `Fleet`, or the path of a cluster file) on its pools; `estimate` as in
-    `plan` ("never": the tables' GPU counts and cells alone)."""
+    `plan` ("never": the tables' GPU counts and cells alone). Raises `QueryError` (one line) for a bad
+    option."""
     from solver.cluster import place as place_jobs
+
+    check_choice("minimize", minimize, (None, "nodes"))
+    check_choice("estimate", estimate, get_args(EstimateMode))
+    check_counts(("workers", workers, os.cpu_count() or 1 << 10))
+    if not (isinstance(time_limit_s, (int, float)) and time_limit_s > 0):
+        raise QueryError(f"time_limit_s must be above 0 seconds, got {time_limit_s!r}")
 
     catalog = catalog if catalog is not None else load_catalog()
     if not isinstance(fleet, Fleet):

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from math import ceil
-from typing import Any, Literal
+from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -226,6 +226,8 @@ def make_query(
     group in one node. With `rollout_gpus`, the trainer's count leaves them a layout: trainer and rollout
     in one node, or the trainer on whole nodes and the rollout on the nodes after them.
     """
+    check_choice("objective", objective, get_args(Objective))
+    check_choice("estimate", estimate, get_args(EstimateMode))
     resolved = catalog.model(model)
     gpu_names = (catalog.gpu(gpu).name,) if gpu is not None else tuple(g.name for g in catalog.documented_gpu_types)
     memory = memory if memory is not None else load_memory_model()
@@ -295,9 +297,17 @@ def resolve_margin(memory: MemoryModel, margin: float | None) -> float:
     return margin
 
 
+def check_choice(name: str, value: object, accepted: tuple[object, ...]) -> None:
+    """`QueryError` unless `value` is one of `accepted`."""
+    if value not in accepted:
+        raise QueryError(f"{name} must be one of {', '.join(map(str, accepted))}, got {value!r}")
+
+
 def check_counts(*counts: tuple[str, int | None, int]) -> None:
-    """`QueryError` unless each (flag, value, most) value is None or from 1 to `most`."""
+    """`QueryError` unless each (flag, value, most) value is None or a whole number from 1 to `most`."""
     for name, value, most in counts:
+        if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
+            raise QueryError(f"{name} must be a whole number, got {value!r}")
         if value is not None and value < 1:
             raise QueryError(f"{name} must be at least 1, got {value}")
         if value is not None and value > most:

@@ -425,6 +425,8 @@ def model_name_from_path(model_path: str) -> str:
 
 def _resolve(kind: str, name: str, entries: tuple[Any, ...], wanted_name: str | None = None) -> Any:
     """The entry that `name` names (or `wanted_name`, a form of it, when given); `QueryError` naming `name`."""
+    if not isinstance(name, str):
+        raise QueryError(f"a {kind} is named by a string, got {name!r}")
     wanted = _normalise(wanted_name or name)
     for entry in entries:
         if wanted in {_normalise(entry.name), *map(_normalise, entry.aliases)}:
@@ -442,7 +444,8 @@ class Catalog(_Frozen):
     def model(self, name: str) -> Model:
         """Resolve a model name or alias (``4B``, ``qwen3-4b``) of any case; a Hugging Face id or a path
         (``Qwen/Qwen3-4B``) by its last part."""
-        return _resolve("model", name, self.models, wanted_name=model_name_from_path(name))
+        return _resolve("model", name, self.models,
+                        wanted_name=model_name_from_path(name) if isinstance(name, str) else None)
 
     def gpu(self, name: str) -> GpuType:
         """Resolve a GPU type name or alias (``a100``, ``H20``) of any case."""

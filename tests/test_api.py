@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 import solver
-from solver.tables import load_memory_model
+from solver.tables import QueryError, load_memory_model
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "docs" / "examples"
+FLEET = EXAMPLES / "fleet.yaml"
 
 
 def test_import_solver_is_cheap_and_exports_the_api():
@@ -76,3 +77,25 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
     assert (wide.plans[0].sp, narrow.plans[0].sp) == (8, 4)  # SP stays within a node
     _, out, _ = cli("--model", "8B", "--gpu", "h100", "--maximize", "len", "--gpus", "16", "--node-gpus", "4", "--json")
     assert [a.as_json() for a in (narrow,)] == json.loads(out)
+
+
+@pytest.mark.parametrize(
+    ("call", "message"),
+    [
+        (lambda: solver.plan("8B", objective="bogus", max_model_len=4096),
+         "objective must be one of cheapest, max_len, min_gpus, got 'bogus'"),
+        (lambda: solver.plan("8B", estimate="maybe", max_model_len=4096),
+         "estimate must be one of auto, only, never, got 'maybe'"),
+        (lambda: solver.plan("8B", budget_gpus=4.5, max_model_len=4096), "--gpus must be a whole number, got 4.5"),
+        (lambda: solver.plan("8B", budget_gpus=True, max_model_len=4096), "--gpus must be a whole number, got True"),
+        (lambda: solver.plan("8B", max_model_len="32k"), "--len must be a whole number, got '32k'"),
+        (lambda: solver.plan(None, max_model_len=4096), "a model is named by a string, got None"),
+        (lambda: solver.place(FLEET, minimize="gpus"), "minimize must be one of None, nodes, got 'gpus'"),
+        (lambda: solver.place(FLEET, estimate="bogus"), "estimate must be one of auto, only, never, got 'bogus'"),
+        (lambda: solver.place(FLEET, time_limit_s=0), "time_limit_s must be above 0 seconds, got 0"),
+    ],
+)
+def test_bad_arguments_raise_one_line_query_errors(call, message: str):
+    with pytest.raises(QueryError) as caught:
+        call()
+    assert str(caught.value) == message
