@@ -117,6 +117,16 @@ def calibrate(evidence: Iterable[Observation]) -> tuple[Coefficients, FitSummary
     return coefficients, report(evidence, coefficients)
 
 
+def at_bounds(coefficients: Coefficients) -> list[str]:
+    """The fitted values at an edge of their plausible range (`BOUNDS`; a lower edge of 0 is plausible, no
+    such term, and so is not listed), and ``usable_env`` when all of the memory is usable."""
+    edges = [f"{term} {coefficients.multiplier(term):g}" for term in TERMS
+             if coefficients.multiplier(term) in (BOUNDS[term][1], BOUNDS[term][0] or None)]
+    if coefficients.usable_env >= 1.0:
+        edges.append(f"usable_env {coefficients.usable_env:g}")
+    return edges
+
+
 def report(evidence: list[Observation], coefficients: Coefficients) -> FitSummary:
     """Count the observations the coefficients get wrong, each way."""
     predicted = [breakdown(o.model, o.memory_gib, o.gpus, o.setting, o.max_model_len, coefficients).fits

@@ -270,26 +270,40 @@ def build_calibrate_parser() -> argparse.ArgumentParser:
     parser.add_argument("--cells", metavar="FILE", type=path_argument, action="append",
                         help="your own measured cells, a GPU table file in the tables' format (repeatable); "
                         "default: the shipped tables")
+    parser.add_argument("--with-tables", action="store_true",
+                        help="with --cells: fit on your cells and the shipped tables together")
     parser.add_argument("--out", metavar="FILE", type=path_argument, help="write the memory-model file to FILE")
     return parser
 
 
 def run_calibrate(args: argparse.Namespace) -> int:
     """``solve calibrate``: fit the coefficients and print (or write) a memory-model file."""
-    from solver.calibrate import calibrate, observations
+    from solver.calibrate import at_bounds, calibrate, observations
     from solver.render import memory_model_yaml
 
+    if args.with_tables and not args.cells:
+        raise QueryError("--with-tables adds the shipped tables to the cells of --cells FILE")
     catalog = load_catalog()
     gpu_types = [load_gpu_type(path, catalog.models, catalog.gpu_types) for path in args.cells] if args.cells else None
     evidence = observations(catalog, gpu_types=gpu_types)
+    if args.cells and args.with_tables:
+        evidence += observations(catalog)
     if not evidence:
         raise QueryError("no cells to calibrate on")
     coefficients, fit = calibrate(evidence)
     cells = ", ".join(path.name for path in args.cells) if args.cells else "the documented tables"
+    cells += " and the documented tables" if args.with_tables else ""
     text = memory_model_yaml(coefficients, fit, DEFAULT_MARGIN, cells)
+    edges = at_bounds(coefficients)
+    if edges:
+        more = "" if args.with_tables or not args.cells else ", or --with-tables to fit with the documented ones too"
+        print(f"solve calibrate: warning: {', '.join(edges)} ended at the edge of the plausible range: "
+              f"{fit.observations} observation{'s' if fit.observations != 1 else ''} do not pin the model down; "
+              f"add cells{more}", file=sys.stderr)
     if args.out:
         write_atomically(args.out, text)
-        print(f"wrote {args.out}: {fit.observations} observations, {fit.wrong_fits} predicted to fit that did not, "
+        print(f"wrote {args.out}: {fit.observations} observation{'s' if fit.observations != 1 else ''}, "
+              f"{fit.wrong_fits} predicted to fit that did not, "
               f"{fit.wrong_failures} predicted not to fit that did")
     else:
         sys.stdout.write(text)

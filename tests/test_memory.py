@@ -297,7 +297,14 @@ def test_cli_calibrate_prints_a_memory_model_file(cli, tmp_path: Path):
     assert load_memory_model(target).source == "calibrated on h20-96gb.yaml"
     example = Path(__file__).parent.parent / "docs" / "examples" / "my-cells.yaml"  # the format memory.md shows
     status, out, err = cli("calibrate", "--cells", str(example), "--out", str(target))
-    assert (status, err) == (0, "") and load_memory_model(target).fit.observations == 27
+    assert status == 0 and load_memory_model(target).fit.observations == 27
+    assert err == ("solve calibrate: warning: usable_env 1 ended at the edge of the plausible range: 27 observations "
+                   "do not pin the model down; add cells, or --with-tables to fit with the documented ones too\n")
+    status, out, err = cli("calibrate", "--cells", str(example), "--with-tables", "--out", str(target))
+    assert (status, err) == (0, "") and load_memory_model(target).fit.observations == 27 + 2134
+    assert load_memory_model(target).source == "calibrated on my-cells.yaml and the documented tables"
+    assert cli("calibrate", "--with-tables") == (
+        2, "", "solve calibrate: error: --with-tables adds the shipped tables to the cells of --cells FILE\n")
 
 
 def test_host_ram_rules_out_offload_plans_whose_states_do_not_fit():
