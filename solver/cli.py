@@ -23,6 +23,7 @@ from rich.console import Console
 from solver import __version__
 from solver.memory import DEFAULT_MARGIN
 from solver.query import (
+    ENV_EXPORT,
     MAX_TOP,
     NODE_GPUS,
     Answer,
@@ -85,12 +86,15 @@ def path_argument(text: str) -> Path:
 
 def token_count(text: str) -> int:
     """An argparse type: a length in tokens, a whole number or thousands of 1024 (``32k`` = 32768)."""
-    if text[-1:] not in ("k", "K"):
-        return positive_int(text)
+    thousands = text[-1:] in ("k", "K")
+    number = text[:-1] if thousands else text
     try:
-        return positive_int(text[:-1]) * 1024
+        value = positive_int(number)
     except argparse.ArgumentTypeError:
+        if number.strip().lstrip("+-").isdigit():
+            raise  # a whole number out of range says so itself
         raise argparse.ArgumentTypeError(f"expected a whole number of tokens or of k (1024), got {text!r}") from None
+    return value * 1024 if thousands else value
 
 
 def positive_seconds(text: str) -> float:
@@ -596,6 +600,9 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], model:
         for problem in check_trinity_config(yaml.safe_load(patched), model, best.gpus, environ=os.environ):
             print(f"solve: warning: {args.write}: {problem}", file=sys.stderr)
         write_atomically(args.write, patched)
+        if best.env:  # an environment variable: no config key can carry it
+            print(f"solve: note: {args.write} needs Env, which a config cannot set: {ENV_EXPORT} before Ray starts",
+                  file=sys.stderr)
     return fragments
 
 

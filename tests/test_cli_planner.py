@@ -118,7 +118,7 @@ def test_exit_1_when_some_answer_has_no_plan(cli):
         (["--model", "4B", "--maximize", "len"], "solve: error: --maximize len needs a GPU budget: --gpus N"),
         (["--model", "4B", "--gpus", "0", "--len", "8192"], "solve: error: argument --gpus: must be at least 1, got 0"),
         (["--model", "4B", "--len", "-5"], "solve: error: argument --len: must be at least 1, got -5"),
-        (["--model", "4B", "--len", "lots"], "solve: error: argument --len: expected a whole number, got 'lots'"),
+        (["--model", "4B", "--len", "lots"], "solve: error: argument --len: expected a whole number of tokens or of k (1024), got 'lots'"),
         (["--model", "4B", "--maximize", "len", "--minimize", "gpus", "--gpus", "4"],
          "solve: error: argument --minimize: not allowed with argument --maximize"),
         (["--model", "4B", "--maximize", "width", "--gpus", "4"], "solve: error: argument --maximize: invalid choice: 'width'"),
