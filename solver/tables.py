@@ -622,14 +622,32 @@ def _data_location(raw: Any, location: tuple[Any, ...]) -> tuple[Any, ...]:
     return tuple(walked)
 
 
+_PLAIN_PROBLEMS = {
+    "greater_than_equal": "must be at least {ge}",
+    "greater_than": "must be above {gt}",
+    "less_than_equal": "must be at most {le}",
+    "less_than": "must be below {lt}",
+    "too_short": "must list at least {min_length}",
+    "string_pattern_mismatch": "must be letters, digits, '.', '_' and '-', starting with a letter or digit",
+}
+"""Pydantic's error types in the words of a one-line message (a name pattern is the only one used)."""
+
+
 def _validation_message(path: Path, raw: Any, error: ValidationError) -> str:
-    errors = error.errors()
+    # An error at a location that holds another error's is its consequence (a list left empty by an item
+    # that failed): only the innermost ones count.
+    errors = [e for e in error.errors()
+              if not any(len(o["loc"]) > len(e["loc"]) and tuple(o["loc"][:len(e["loc"])]) == tuple(e["loc"])
+                         for o in error.errors())]
     first = errors[0]
     location = _data_location(raw, tuple(first["loc"]))
+    context = {key: f"{value:g}" if isinstance(value, float) else value for key, value in first.get("ctx", {}).items()}
     if first["type"] == "extra_forbidden":
         location, problem = location[:-1], f"unknown field {location[-1]!r}"
     elif first["type"] == "missing":
         location, problem = location[:-1], f"missing field {location[-1]!r}"
+    elif first["type"] in _PLAIN_PROBLEMS:
+        problem = _PLAIN_PROBLEMS[first["type"]].format(**context) + f", got {first['input']!r}"
     else:
         problem = first["msg"].removeprefix("Value error, ")
         if first["type"] not in ("value_error", "assertion_error") and "input" in first:

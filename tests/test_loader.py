@@ -35,9 +35,9 @@ REJECTIONS = {
     "unknown-model-cell": "table gpus=2: row max_model_len=8192: cell for unknown model 'Qwen3-9B'",
     "unknown-model-column": "table gpus=2: unknown model 'Qwen3-9B' in the table's models",
     "sp-not-dividing": "table gpus=2: row max_model_len=8192, Qwen3-4B: SP=4 does not divide the table's 2 GPUs",
-    "negative-length": "table gpus=2, row max_model_len=-8192, max_model_len: Input should be greater than 0, got -8192",
-    "zero-gpus": "table gpus=0, gpus: Input should be greater than 0, got 0",
-    "zero-memory": "memory_gb: Input should be greater than 0, got 0",
+    "negative-length": "table gpus=2, row max_model_len=-8192, max_model_len: must be above 0, got -8192",
+    "zero-gpus": "table gpus=0, gpus: must be above 0, got 0",
+    "zero-memory": "memory_gb: must be above 0, got 0",
     "quoted-number": "table gpus=2, row max_model_len=8192, max_model_len: Input should be a valid integer, got '8192'",
     "unknown-field": "table gpus=2, row max_model_len=8192: unknown field 'colour'",
     "missing-field": "missing field 'memory_gb'",
@@ -80,7 +80,7 @@ def test_models_file_rejects_a_name_given_twice(tmp_path: Path):
 def test_models_file_rejects_a_non_positive_shape(tmp_path: Path):
     text = (shipped_tables_directory() / "models.yaml").read_text(encoding="utf-8")
     (tmp_path / "models.yaml").write_text(text.replace("hidden_size: 2560", "hidden_size: -2560"), encoding="utf-8")
-    with pytest.raises(TableError, match=r"model Qwen3-4B, hidden_size: Input should be greater than 0"):
+    with pytest.raises(TableError, match=r"model Qwen3-4B, hidden_size: must be above 0"):
         load_models(tmp_path / "models.yaml")
 
 

@@ -189,10 +189,10 @@ def test_bad_catalogue_files_are_refused(tmp_path: Path):
     shutil.copytree(shipped_tables_directory(), tmp_path, dirs_exist_ok=True)
     gpus = tmp_path / "gpus.yaml"
     gpus.write_text(gpus.read_text(encoding="utf-8").replace("memory_gb: 141", "memory_gb: -141"), encoding="utf-8")
-    with pytest.raises(TableError, match=r"gpus.yaml: gpu H200-141GB, memory_gb: Input should be greater than 0"):
+    with pytest.raises(TableError, match=r"gpus.yaml: gpu H200-141GB, memory_gb: must be above 0"):
         load_catalog(tmp_path)
     gpus.write_text("gpus:\n  - {name: H100-80GB, memory_gb: 80, memory_mib: 0, source: x}\n", encoding="utf-8")
-    with pytest.raises(TableError, match=r"gpus.yaml: gpu H100-80GB, memory_mib: Input should be greater than 0"):
+    with pytest.raises(TableError, match=r"gpus.yaml: gpu H100-80GB, memory_mib: must be above 0"):
         load_catalog(tmp_path)
     gpus.write_text("gpus:\n  - {name: A100-80GB, memory_gb: 40, source: x}\n", encoding="utf-8")
     with pytest.raises(TableError, match=r"GPU A100-80GB with 80 GB is not in gpus.yaml as such"):
@@ -326,7 +326,7 @@ def test_host_ram_rules_out_offload_plans_whose_states_do_not_fit():
     ("change", "message"),
     [
         (("  logits: ", "  logits: .inf  # "), "coefficients, logits: Input should be a finite number, got inf"),
-        (("  states: ", "  states: -1  # "), "coefficients, states: Input should be greater than or equal to 0, got -1"),
+        (("  states: ", "  states: -1  # "), "coefficients, states: must be at least 0, got -1"),
         (("  usable_env: ", "  usable_env: 0.5  # "),
          "coefficients: usable_env (0.5) is below usable (0.9): Env would make plans stop fitting"),
     ],
@@ -345,7 +345,7 @@ def test_a_cells_file_with_an_impossible_length_is_refused_naming_the_row(tmp_pa
     path.write_text((Path(__file__).parent.parent / "docs" / "examples" / "my-cells.yaml").read_text(encoding="utf-8")
                     .replace("max_model_len: 131072", "max_model_len: 100000000000000000000000"), encoding="utf-8")
     with pytest.raises(TableError, match=r"cells.yaml: table gpus=8, row max_model_len=100000000000000000000000, "
-                                         r"max_model_len: Input should be less than or equal to 16777216"):
+                                         r"max_model_len: must be at most 16777216"):
         load_gpu_type(path, CATALOG.models)
 
 
