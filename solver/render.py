@@ -277,11 +277,12 @@ def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = Fal
             for node in placement.nodes:
                 share = (placement.trainer_gpus + placement.rollout_gpus) // len(placement.nodes)
                 used[node] = used.get(node, 0) + share
-        view = Table(
-            title=f"pool {pool.name}: {pool.nodes} x {pool.gpus_per_node} {pool.gpu}; "
-                  f"{_count(len(used), 'node')} and {sum(used.values())} of {pool.nodes * pool.gpus_per_node} GPUs used",
-            title_justify="left",
-        )
+        title = (f"pool {pool.name}: {pool.nodes} x {pool.gpus_per_node} {pool.gpu}; {_count(len(used), 'node')} and "
+                 f"{sum(used.values())} of {pool.nodes * pool.gpus_per_node} GPUs used")
+        if not here:  # a title, without an empty table
+            renderables.append(Text(title, style="italic"))
+            continue
+        view = Table(title=title, title_justify="left")
         for header in ("nodes", "job", "trainer", "rollout", "plan", "max_model_len", "cost", "evidence"):
             view.add_column(header, no_wrap=True, justify="right" if header in ("trainer", "rollout", "max_model_len")
                             else "left")
