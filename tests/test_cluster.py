@@ -279,6 +279,10 @@ def test_cli_cluster_no_estimate_plans_from_the_tables_alone(cli, tmp_path: Path
     result = json.loads(out)
     assert (status, err, result["placements"]) == (1, "", [])
     assert "beyond what the tables allow for Qwen3-8B on A100-80GB" in result["unplaced"][0]["reason"]
+    status, out, _ = cli("cluster", str(path), "--no-estimate")
+    pool_lines = out.split("unplaced jobs")[0].splitlines()
+    assert pool_lines == ["status: optimal; placed priority (of 1): 0, proven bound 0",
+                          "pool a100: 1 x 8 A100-80GB; 0 nodes and 0 of 8 GPUs used"]  # no empty table
 
 
 def test_cli_cluster_emit_dir_writes_each_jobs_config(cli, tmp_path: Path):
