@@ -46,6 +46,9 @@ class _Prober:
         self.model, self.plan, self.guards = build_model(data, query, guarded=True)
         self.solver = new_solver(query)
         self.solver.parameters.stop_after_first_solution = True  # feasibility is all that is asked
+        # Unlike a planning solve, proving that no plan passes the other rules pays for presolve: with many
+        # GPU counts (up to 64) it made an explanation three to twenty times faster, and never slower.
+        self.solver.parameters.cp_model_presolve = True
         self.rule_of = {literal.index: rule for rule, literal in self.guards.items()}
         pinned = {"pin_sp": query.sp, "pin_env": query.env, "pin_offload": query.offload,
                   "sp_within_node": query.node_gpus, "host_ram": query.host_ram_gb}
