@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from solver.model import prepare
 from solver.query import Plan, make_query
 from solver.solve import best_plan
 from solver.tables import Catalog
@@ -31,7 +32,19 @@ def cheapest_by_length(catalog: Catalog, gpu: str, model: str, lengths: Sequence
 
 
 def _grid(catalog: Catalog, gpu: str, budgets: Sequence[int], requests: Mapping[str | int, dict[str, Any]]) -> Grid:
-    """The best plan for each row's request (`make_query`'s arguments) and each budget."""
+    """The best plan for each row's request (`make_query`'s arguments) and each budget.
+
+    Budgets that leave the planner the same GPU counts ask the same question (9 to 15 GPUs on nodes of
+    8 allow what 8 do), so it is solved once and its plan shared, with its own unused GPUs."""
     name = catalog.gpu(gpu).name
-    return {(row, budget): best_plan(catalog, make_query(catalog, gpu=gpu, budget_gpus=budget, **request), name)
-            for row, request in requests.items() for budget in budgets}
+    grid: Grid = {}
+    solved: dict[tuple[str | int, tuple[int, ...]], Plan | None] = {}
+    for row, request in requests.items():
+        for budget in budgets:
+            query = make_query(catalog, gpu=gpu, budget_gpus=budget, **request)
+            counts = tuple(n for n in prepare(catalog, name, query).counts if n <= budget)
+            if (row, counts) not in solved:
+                solved[row, counts] = best_plan(catalog, query, name)
+            plan = solved[row, counts]
+            grid[row, budget] = plan.model_copy(update={"unused_gpus": budget - plan.gpus}) if plan else None
+    return grid

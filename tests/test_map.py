@@ -5,7 +5,9 @@ from __future__ import annotations
 from pathlib import Path
 
 from solver.maps import cheapest_by_length, longest_by_model
+from solver.query import make_query
 from solver.render import short_label
+from solver.solve import best_plan
 from solver.tables import Setting, load_catalog
 
 CATALOG = load_catalog()
@@ -49,3 +51,16 @@ def test_cli_map_refuses_bad_input_before_any_map(cli, tmp_path: Path):
         2, "", f"solve map: error: {tmp_path}: not a regular file; give a file name to write\n")
     status, out, err = cli("map", "--model", "9B")
     assert (status, out) == (2, "") and err.startswith("solve map: error: unknown model '9B'; accepted: Qwen3-0.6B")
+
+
+def test_budgets_that_allow_the_same_gpu_counts_share_one_answer():
+    # On nodes of 8, budgets 9 to 15 allow the counts that 8 allows: the same plan, each with its unused GPUs,
+    # and the one a query of its own gives.
+    grid = longest_by_model(CATALOG, "h100", ["Qwen3-8B"], list(range(8, 17)))
+    for budget in range(9, 16):
+        plan = grid["Qwen3-8B", budget]
+        assert plan is not None and plan.model_copy(update={"unused_gpus": 0}) == grid["Qwen3-8B", 8]
+        assert plan.unused_gpus == budget - plan.gpus
+    assert grid["Qwen3-8B", 12] == best_plan(CATALOG, make_query(CATALOG, model="8B", gpu="h100", objective="max_len",
+                                                                 budget_gpus=12), "H100-80GB")
+    assert grid["Qwen3-8B", 16] is not None and grid["Qwen3-8B", 16].gpus == 16
