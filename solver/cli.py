@@ -234,8 +234,10 @@ def run_cluster(args: argparse.Namespace) -> int:
         for placement in result.placements:
             model = catalog.model(next(job.model for job in fleet.jobs if job.name == placement.job))
             rollout = placement.rollout_gpus or None
-            fragment = trinity_fragment(placement.plan, model, rollout, nodes=len(placement.nodes),
-                                        gpu=next(p.gpu for p in fleet.pools if p.name == placement.pool))
+            pool = next(p for p in fleet.pools if p.name == placement.pool)
+            shared = placement.gpu_indexes if len(placement.gpu_indexes) < pool.gpus_per_node else None
+            fragment = trinity_fragment(placement.plan, model, rollout, nodes=len(placement.nodes), gpu=pool.gpu,
+                                        shared_gpus=shared)
             write_atomically(args.emit_dir / f"{placement.job}.yaml", fragment)
     if args.json:
         sys.stdout.write(cluster_json(result) + "\n")

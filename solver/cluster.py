@@ -343,6 +343,7 @@ def _decode(
     """Give the chosen options node indexes: whole-node jobs first, then the chosen patterns, in order."""
     chosen = {o.job: o for o, value in zip(options, values) if value}
     nodes: dict[int, list[int]] = {}
+    first_gpu: dict[int, int] = defaultdict(int)  # on a shared node, where each job's GPUs start
     for pool_index in range(len(fleet.pools)):
         here = sorted((o for o in chosen.values() if o.pool == pool_index), key=lambda o: o.job)
         next_node = 0
@@ -356,19 +357,24 @@ def _decode(
             if p != pool_index:
                 continue
             for _ in range(count):
-                took = False
+                used = 0
                 for size in pattern:
                     if waiting[size]:
-                        nodes[waiting[size].popleft().job] = [next_node]
-                        took = True
-                if took:
+                        job = waiting[size].popleft().job
+                        nodes[job], first_gpu[job] = [next_node], used
+                        used += size
+                if used:
                     next_node += 1
-    placements = tuple(
-        Placement(job=fleet.jobs[o.job].name, pool=fleet.pools[o.pool].name, nodes=tuple(nodes[o.job]),
-                  trainer_gpus=o.plan.gpus, rollout_gpus=o.rollout_gpus, plan=o.plan)
-        for o in sorted(chosen.values(), key=lambda o: o.job)
-    )
+    placements = tuple(_placement(fleet, o, nodes[o.job], first_gpu[o.job])
+                       for o in sorted(chosen.values(), key=lambda o: o.job))
     return placements, _unplaced(planner, fleet, options, set(chosen))
+
+
+def _placement(fleet: Fleet, option: Option, nodes: list[int], first_gpu: int) -> Placement:
+    """A chosen option on its nodes, its GPUs on a shared node starting at `first_gpu` (a whole node: all)."""
+    return Placement(job=fleet.jobs[option.job].name, pool=fleet.pools[option.pool].name, nodes=tuple(nodes),
+                     gpu_indexes=tuple(range(first_gpu, first_gpu + (option.size or fleet.pools[option.pool].gpus_per_node))),
+                     trainer_gpus=option.plan.gpus, rollout_gpus=option.rollout_gpus, plan=option.plan)
 
 
 def _unplaced(planner: _Planner, fleet: Fleet, options: list[Option], placed: set[int]) -> tuple[Unplaced, ...]:
@@ -481,11 +487,11 @@ def greedy(fleet: Fleet, catalog: Catalog, weights: Weights | None = None,
     planner = _Planner(catalog, weights if weights is not None else load_weights(), estimate)
     options = [option for index in range(len(fleet.jobs)) for option in job_options(planner, fleet, index)]
     choice = _greedy_choice(fleet, options)
-    placements = tuple(
-        Placement(job=fleet.jobs[i].name, pool=fleet.pools[o.pool].name, nodes=tuple(spot), trainer_gpus=o.plan.gpus,
-                  rollout_gpus=o.rollout_gpus, plan=o.plan)
-        for i, (o, spot) in sorted(choice.items())
-    )
+    first_gpu, used = {}, Counter[tuple[int, int]]()
+    for index, (option, spot) in choice.items():  # in the order they were placed: a node fills from GPU 0
+        first_gpu[index] = used[option.pool, spot[0]] if option.size else 0
+        used[option.pool, spot[0]] += option.size
+    placements = tuple(_placement(fleet, o, spot, first_gpu[i]) for i, (o, spot) in sorted(choice.items()))
     unplaced = _unplaced(planner, fleet, options, set(choice))
     total = sum(fleet.jobs[i].priority for i in choice)
     return ClusterResult(status="feasible", objective=total, bound=None, placements=placements, unplaced=unplaced)

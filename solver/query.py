@@ -361,9 +361,17 @@ class Placement(_Frozen):
     job: str
     pool: str
     nodes: tuple[int, ...]
+    gpu_indexes: tuple[int, ...] = Field(description=(
+        "the GPUs the job takes on each of its nodes, as CUDA_VISIBLE_DEVICES numbers them: a range of a "
+        "shared node, or all of a node taken whole"))
     trainer_gpus: int
     rollout_gpus: int
     plan: Plan
+
+
+def index_range(indexes: tuple[int, ...]) -> str:
+    """Consecutive GPU indexes in words: ``4-6``, or ``5`` for one."""
+    return f"{indexes[0]}-{indexes[-1]}" if len(indexes) > 1 else f"{indexes[0]}"
 
 
 class Unplaced(_Frozen):

@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from solver.memory import GRID, MemoryEstimate
-from solver.query import ENV_EXPORT, Answer, ClusterResult, CurrentSettings, Plan, Query, Reason
+from solver.query import ENV_EXPORT, Answer, ClusterResult, CurrentSettings, Plan, Query, Reason, index_range
 from solver.tables import (
     ESCALATION_ORDER,
     NO_SETTING,
@@ -283,13 +283,15 @@ def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = Fal
             renderables.append(Text(title, style="italic"))
             continue
         view = Table(title=title, title_justify="left")
-        for header in ("nodes", "job", "trainer", "rollout", "plan", "max_model_len", "cost", "evidence"):
+        for header in ("nodes", "GPUs", "job", "trainer", "rollout", "plan", "max_model_len", "cost", "evidence"):
             view.add_column(header, no_wrap=True, justify="right" if header in ("trainer", "rollout", "max_model_len")
                             else "left")
         for placement in sorted(here, key=lambda p: (p.nodes, p.job)):
             plan = placement.plan
             nodes = ", ".join(map(str, placement.nodes))
-            view.add_row(nodes, placement.job, str(placement.trainer_gpus), str(placement.rollout_gpus),
+            indexes = placement.gpu_indexes
+            gpus = "all" if len(indexes) == pool.gpus_per_node else index_range(indexes)
+            view.add_row(nodes, gpus, placement.job, str(placement.trainer_gpus), str(placement.rollout_gpus),
                          Text(plan.setting.label, style=setting_style(plan.setting)), str(plan.max_model_len),
                          f"{plan.cost:.4g}", plan.evidence)
         renderables.append(view)

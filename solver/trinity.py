@@ -34,7 +34,7 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import CommentMark, YAMLError
 from ruamel.yaml.tokens import CommentToken
 
-from solver.query import ENV_EXPORT, Plan, sp_rule_violation
+from solver.query import ENV_EXPORT, Plan, index_range, sp_rule_violation
 from solver.tables import MAX_TOKENS, Model, OneLineError, model_name_from_path
 
 OFFLOAD_FLAGS = ("param_offload", "optimizer_offload", "offload_policy")
@@ -152,7 +152,8 @@ def _emit(keys: Iterable[_Key], section_comments: Mapping[tuple[str, ...], str])
     return lines
 
 
-def _header(plan: Plan, model: Model, rollout_gpus: int | None, gpu: str | None) -> list[str]:
+def _header(plan: Plan, model: Model, rollout_gpus: int | None, gpu: str | None,
+            shared_gpus: tuple[int, ...] | None = None) -> list[str]:
     on = f" {gpu}" if gpu else ""
     left = f" ({rollout_gpus} for rollout)" if rollout_gpus else ""
     evidence = plan.evidence_text(gpu or "")
@@ -170,6 +171,13 @@ def _header(plan: Plan, model: Model, rollout_gpus: int | None, gpu: str | None)
             f"# {model.rope_scaling} RoPE scaling provides: no rope_scaling is written (YaRN would replace it).",
             "# Check that the model handles this length before you train at it.",
         ]
+    if shared_gpus:
+        lines += [
+            "#",
+            f"# The job shares its node: give it GPU{'s' if len(shared_gpus) > 1 else ''} {index_range(shared_gpus)} "
+            "before Ray starts:",
+            f"#   export CUDA_VISIBLE_DEVICES={','.join(map(str, shared_gpus))}",
+        ]
     if plan.env:
         lines += [
             "#",
@@ -181,7 +189,8 @@ def _header(plan: Plan, model: Model, rollout_gpus: int | None, gpu: str | None)
 
 
 def trinity_fragment(
-    plan: Plan, model: Model, rollout_gpus: int | None = None, *, gpu: str | None = None, nodes: int = 1
+    plan: Plan, model: Model, rollout_gpus: int | None = None, *, gpu: str | None = None, nodes: int = 1,
+    shared_gpus: tuple[int, ...] | None = None,
 ) -> str:
     """A Trinity YAML fragment (nested mappings, with comments) that applies `plan` to `model`.
 
@@ -191,7 +200,8 @@ def trinity_fragment(
     the top (an environment variable, not a key). With `rollout_gpus` R (at least 1) it adds a
     ``cluster`` of `nodes` nodes (default one) sharing the trainer's GPUs and R equally
     (``gpu_per_node`` = (trainer GPUs + R) / nodes), and ``explorer.rollout_model`` with R engines of
-    tensor-parallel size 1. `gpu` (e.g. ``A100-80GB``) only names the GPU type in the header comment.
+    tensor-parallel size 1. `gpu` (e.g. ``A100-80GB``) only names the GPU type in the header comment;
+    `shared_gpus`, the GPUs of a node the job shares with others, adds the CUDA_VISIBLE_DEVICES to set.
     The output depends only on the arguments: the same input gives the same bytes, checked against
     Trinity's rules (`check_trinity_config`) before it is returned.
     """
@@ -218,7 +228,7 @@ def trinity_fragment(
         ("model", "rope_scaling"): f"YaRN: max_model_len is beyond the native context of {model.native_context}",
     }
     body = _emit([*model_keys, *cluster_keys, *trainer_keys], comments)
-    text = "\n".join([*_header(plan, model, rollout_gpus, gpu), *body]) + "\n"
+    text = "\n".join([*_header(plan, model, rollout_gpus, gpu, shared_gpus), *body]) + "\n"
     problems = check_trinity_config(pyyaml.load(text, Loader=_FAST_SAFE_LOADER), model, plan.gpus)
     if problems:  # a defect of rft-solver's, never of the input: no fragment that Trinity would refuse leaves here
         raise RuntimeError(f"the Trinity config made for {plan.setting.label} breaks Trinity's rules: {problems}")

@@ -323,6 +323,7 @@ def best_placement(catalog: Catalog, instance: dict, minimize_nodes: bool = Fals
     if value is None:
         return None
     placements, unplaced = [], []
+    filled: dict[tuple[str, int], int] = {}  # GPUs of a shared node given out so far, from GPU 0
     for job, option in zip(jobs, choice):
         if option is None:
             unplaced.append({"job": job["name"], "reason": "not placed by the reference"})
@@ -331,11 +332,19 @@ def best_placement(catalog: Catalog, instance: dict, minimize_nodes: bool = Fals
         kind, size = candidate["layout"]
         g = option["pool"]["gpus_per_node"]
         rollout = _rollout(job) if kind == ONE else size * g - candidate["n"]
+        if kind == ONE:
+            spot = (option["pool"]["name"], option["nodes"][0])
+            first = filled.get(spot, 0)
+            filled[spot] = first + size
+            indexes = list(range(first, first + size))
+        else:
+            indexes = list(range(g))
         placements.append(
             {
                 "job": job["name"],
                 "pool": option["pool"]["name"],
                 "nodes": list(option["nodes"]),
+                "gpu_indexes": indexes,
                 "trainer_gpus": candidate["n"],
                 "rollout_gpus": rollout,
                 "plan": dict(candidate["plan"]),
@@ -391,8 +400,10 @@ def check_placements(
         for entry in unplaced:
             problems.append(f"job {entry.get('job')!r} is unplaced, but minimize nodes must place every job")
 
-    # Each placement on its own, collecting node usage: (pool, node) -> list of (job, gpus, whole).
+    # Each placement on its own, collecting node usage: (pool, node) -> list of (job, gpus, whole), and
+    # which job holds each GPU index of a node.
     usage: dict[tuple[str, int], list[tuple[str, int, bool]]] = {}
+    gpus_taken: dict[tuple[str, int], dict[int, str]] = {}
     for entry in placements:
         name = entry.get("job")
         if name not in jobs:
@@ -467,6 +478,23 @@ def check_placements(
                 problems.append(
                     f"{where}: rollout_gpus={entry.get('rollout_gpus')!r}, expected {k * g - n} ({k} nodes x {g} - {n})"
                 )
+
+        # The GPUs on its nodes: n + r of a shared node, or all of each node taken whole.
+        # (Optional in a result written by hand; `solve cluster` always gives them.)
+        indexes = entry.get("gpu_indexes", "absent")
+        wanted = (n + r) if shape is not None and shape[0] == ONE else g
+        if indexes == "absent":
+            pass
+        elif (not isinstance(indexes, list) or len(indexes) != wanted or len(set(indexes)) != wanted
+                or not all(_is_int(i) and 0 <= i < g for i in indexes)):
+            problems.append(f"{where}: gpu_indexes={indexes!r}, expected {wanted} distinct GPUs of 0..{g - 1}")
+        else:
+            for node in set(nodes):
+                taken = gpus_taken.setdefault((pool["name"], node), {})
+                for index in indexes:
+                    if index in taken:
+                        problems.append(f"{where}: GPU {index} of node {node} is also {taken[index]!r}'s")
+                    taken[index] = name
 
         # The nodes.
         if len(set(nodes)) != len(nodes):

@@ -263,7 +263,8 @@ def test_cli_cluster_prints_tables_and_json(cli, tmp_path: Path):
     status, out, _ = cli("cluster", str(path), "--json")
     result = json.loads(out)
     assert set(result) == {"status", "objective", "bound", "placements", "unplaced"}
-    assert set(result["placements"][0]) == {"job", "pool", "nodes", "trainer_gpus", "rollout_gpus", "plan"}
+    assert set(result["placements"][0]) == {"job", "pool", "nodes", "gpu_indexes", "trainer_gpus", "rollout_gpus",
+                                            "plan"}
     instance = yaml.safe_load(FLEET_FILE)
     assert check_placements(CATALOG, instance, result, estimates=True) == [] and result["unplaced"] == []
 
@@ -294,6 +295,15 @@ def test_cli_cluster_emit_dir_writes_each_jobs_config(cli, tmp_path: Path):
     assert sorted(p.name for p in out_dir.iterdir()) == ["chat-14b.yaml", "code-8b.yaml", "math-4b.yaml", "tiny.yaml"]
     config = yaml.safe_load((out_dir / "code-8b.yaml").read_text(encoding="utf-8"))
     assert config["model"]["max_model_len"] == 122880 and config["explorer"]["rollout_model"]["engine_num"] == 2
+    # A job that shares its node is told which of the node's GPUs are its own; one that has a node is not.
+    status, out, _ = cli("cluster", str(path), "--json")
+    placements = {p["job"]: p for p in json.loads(out)["placements"]}
+    for job, placement in placements.items():
+        text = (out_dir / f"{job}.yaml").read_text(encoding="utf-8")
+        shares = len(placement["gpu_indexes"]) < 8
+        assert (f"#   export CUDA_VISIBLE_DEVICES={','.join(map(str, placement['gpu_indexes']))}\n" in text) == shares
+        assert ("CUDA_VISIBLE_DEVICES" in text) == shares
+    assert any(len(p["gpu_indexes"]) < 8 for p in placements.values())
 
 
 def test_cli_cluster_exit_codes(cli, tmp_path: Path):

@@ -47,8 +47,9 @@ def plan_of(model, n, length, sp=None, gpu="A100-80GB"):
     return next(p for p in plans if sp is None or p["sp"] == sp)
 
 
-def placed(name, pool_name, nodes, n, rollout, plan):
-    return {"job": name, "pool": pool_name, "nodes": nodes, "trainer_gpus": n, "rollout_gpus": rollout, "plan": plan}
+def placed(name, pool_name, nodes, n, rollout, plan, gpus=None):
+    entry = {"job": name, "pool": pool_name, "nodes": nodes, "trainer_gpus": n, "rollout_gpus": rollout, "plan": plan}
+    return entry if gpus is None else {**entry, "gpu_indexes": gpus}
 
 
 def result(placements, unplaced=()):
@@ -401,3 +402,17 @@ def test_random_instances_agree_with_the_naive_search_and_their_witness():
             assert check_placements(CATALOG, instance, witness, minimize_nodes=minimize_nodes,
                                     estimates=estimates) == [], instance
             assert value_of(CATALOG, instance, witness, minimize_nodes) == want
+
+
+def test_check_catches_gpu_indexes_that_overlap_or_miscount():
+    instance = {"pools": [pool()], "jobs": [FOUR_B, EIGHT_B]}
+    four, eight = plan_of("Qwen3-4B", 2, 32768), plan_of("Qwen3-8B", 2, 32768)
+    good = result([placed("math-4b", "a100", [0], 2, 2, four, [0, 1, 2, 3]),
+                   placed("code-8b", "a100", [0], 2, 2, eight, [4, 5, 6, 7])])
+    assert check_placements(CATALOG, instance, good) == []
+    overlap = result([placed("math-4b", "a100", [0], 2, 2, four, [0, 1, 2, 3]),
+                      placed("code-8b", "a100", [0], 2, 2, eight, [3, 4, 5, 6])])
+    assert check_placements(CATALOG, instance, overlap) == ["job 'code-8b': GPU 3 of node 0 is also 'math-4b''s"]
+    short = result([placed("math-4b", "a100", [0], 2, 2, four, [0, 1, 8])], unplaced=["code-8b"])
+    assert check_placements(CATALOG, instance, short) == [
+        "job 'math-4b': gpu_indexes=[0, 1, 8], expected 4 distinct GPUs of 0..7"]
