@@ -354,7 +354,9 @@ def run_memory(args: argparse.Namespace) -> int:
     margin = resolve_margin(memory_model, args.margin)
     setting = Setting(env=args.env, offload=args.offload, sp=args.sp)
     if args.json:
-        sys.stdout.write(memory_json(result) + "\n")
+        asked = {"model": model.name, "gpu": gpu.name, "gpus": args.gpus, "max_model_len": args.max_model_len,
+                 "sp": args.sp, "env": args.env, "offload": args.offload, "margin": margin}
+        sys.stdout.write(memory_json(result, asked) + "\n")
     else:
         label = (f"{model.name} on {args.gpus} x {gpu.name} ({result.memory_gib:.1f} GiB), {setting.label}, "
                  f"{args.max_model_len} tokens ({result.tokens_per_gpu} per GPU), margin {margin:g}")

@@ -338,11 +338,19 @@ def memory_view(result: MemoryEstimate, label: str) -> Group:
     return Group(Text(label, style="bold"), view, Text(verdict, style="green" if fits else "red"), Text(longest))
 
 
-def memory_json(result: MemoryEstimate) -> str:
-    """A breakdown as JSON: the terms, total, usable, memory, tokens per GPU, the longest length that fits,
-    and whether this one fits."""
-    return json.dumps({**result.model_dump(mode="json"), "fits": result.fits, "headroom_gib": result.headroom_gib},
-                      indent=2)
+def memory_json(result: MemoryEstimate, asked: dict[str, Any]) -> str:
+    """A breakdown as JSON: what was `asked` (model, GPU, count, length, setting, margin), then the terms,
+    total, usable, memory, tokens per GPU, the longest length that fits, and whether this one fits; GiB
+    rounded to 4 decimals (0.1 MiB)."""
+    figures = {**result.model_dump(mode="json"), "fits": result.fits, "headroom_gib": result.headroom_gib}
+    return json.dumps({**asked, **_rounded(figures)}, indent=2)
+
+
+def _rounded(value: Any) -> Any:
+    """Floats in nested mappings rounded to 4 decimals."""
+    if isinstance(value, dict):
+        return {key: _rounded(item) for key, item in value.items()}
+    return round(value, 4) if isinstance(value, float) else value
 
 
 EVIDENCE_MARKS = {"documented": "", "inferred": "*", "estimated": "~"}

@@ -43,8 +43,12 @@ def test_estimate_memory_gives_the_json_the_command_prints(cli):
     _, out, _ = cli("memory", "--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "131072", "--sp", "8", "--env",
                     "--json")
     printed = json.loads(out)
-    assert result.model_dump(mode="json") == {k: v for k, v in printed.items() if k not in ("fits", "headroom_gib")}
-    assert (result.fits, result.headroom_gib) == (printed["fits"], printed["headroom_gib"])
+    figures = result.model_dump(mode="json")
+    assert figures["terms"] == pytest.approx(printed["terms"], abs=1e-4)  # printed to 4 decimals
+    assert {k: v for k, v in figures.items() if k != "terms"} == pytest.approx(
+        {k: printed[k] for k in figures if k != "terms"}, abs=1e-4)
+    assert (result.fits, round(result.headroom_gib, 4)) == (printed["fits"], printed["headroom_gib"])
+    assert (printed["model"], printed["gpu"], printed["sp"], printed["env"]) == ("Qwen3-8B", "H100-80GB", 8, True)
 
 
 def test_bad_requests_raise_query_error():

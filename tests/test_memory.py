@@ -241,7 +241,11 @@ def test_cli_memory_breakdown_and_exit_codes(cli):
     assert (status, err) == (0, "") and "fits:" in out and "logits" in out
     status, out, _ = cli("memory", "--model", "14B", "--gpu", "4090", "--gpus", "1", "--len", "32k", "--json")
     result = json.loads(out)
-    assert status == 1 and result["fits"] is False and result["headroom_gib"] < 0 and result["memory_gib"] == 24564 / 1024
+    assert status == 1 and result["fits"] is False and result["headroom_gib"] < 0
+    assert result["memory_gib"] == round(24564 / 1024, 4)
+    assert {k: result[k] for k in ("model", "gpu", "gpus", "max_model_len", "sp", "env", "offload", "margin")} == {
+        "model": "Qwen3-14B", "gpu": "RTX-4090-24GB", "gpus": 1, "max_model_len": 32768, "sp": 1, "env": False,
+        "offload": False, "margin": 0.01}
     status, out, err = cli("memory", "--model", "4B", "--gpu", "a100", "--gpus", "6", "--len", "8192", "--sp", "4")
     assert status == 2 and err == "solve memory: error: --sp 4 is not allowed: SP=4 does not divide 6 GPUs\n"
     status, out, err = cli("memory", "--model", "4B", "--gpu", "a100", "--gpus", "4", "--len", str(1 << 30))
