@@ -218,7 +218,8 @@ def run_cluster(args: argparse.Namespace) -> int:
     fleet = load_fleet(args.file, catalog)
     weights = load_weights(args.weights) if args.weights else None
     if args.emit_dir is not None and not args.emit_dir.is_dir():
-        raise QueryError(f"{args.emit_dir}: not a folder (--emit-dir writes one config per placed job into it)")
+        problem = "not a folder" if args.emit_dir.exists() else "no such folder"
+        raise QueryError(f"{args.emit_dir}: {problem} (--emit-dir writes one config per placed job into it)")
     if args.emit_dir is not None:
         for job in fleet.jobs:
             if _same_file(args.emit_dir / f"{job.name}.yaml", args.file):
@@ -518,6 +519,8 @@ def run_planner(args: argparse.Namespace) -> int:
         except QueryError as error:
             raise QueryError(f"{args.from_config}: model.model_path: {error}") from None
     objective: Objective = "max_len" if args.maximize else "min_gpus" if args.minimize else "cheapest"
+    if config is not None and objective != "max_len" and args.max_model_len is None and config.max_model_len is None:
+        raise QueryError(f"{args.from_config}: no model.max_model_len to plan for: give --len L (or --maximize len)")
     if args.write and config is not None and config.trainer_gpus is not None:
         _check_write_keeps_gpus(args, objective, config.trainer_gpus)
     from_config = config is not None and args.gpus is None and config.trainer_gpus is not None

@@ -308,3 +308,12 @@ def test_no_plan_on_the_configs_gpus_names_a_plan_on_fewer(cli, user_config: Pat
     assert status == 1 and answer["reason"].endswith(
         "the longest is 51200 (Env + Offload + SP=2 on 6 GPUs, documented); fewer trainer GPUs train 102400 tokens: "
         "Env + Offload + SP=4 on 4 GPUs (documented), the other 2 free for rollout")
+
+
+def test_a_config_without_a_length_names_the_missing_key(cli, tmp_path: Path):
+    config = tmp_path / "nolen.yaml"
+    config.write_text("model:\n  model_path: Qwen/Qwen3-4B\ncluster:\n  gpu_per_node: 4\n", encoding="utf-8")
+    assert cli("--from-config", str(config), "--gpu", "a100") == (
+        2, "", f"solve: error: {config}: no model.max_model_len to plan for: give --len L (or --maximize len)\n")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--maximize", "len")
+    assert status == 0 and "longest context on exactly 3 GPUs" in out

@@ -315,6 +315,9 @@ def test_cli_cluster_exit_codes(cli, tmp_path: Path):
     status, out, err = cli("cluster", str(tmp_path / "missing.yaml"))
     assert status == 2 and out == "" and err.startswith("solve cluster: error: ") and "cannot read" in err
     status, _, err = cli("cluster", str(path), "--emit-dir", str(tmp_path / "nope"))
+    assert status == 2 and err == (f"solve cluster: error: {tmp_path / 'nope'}: no such folder (--emit-dir writes one "
+                                   "config per placed job into it)\n")
+    status, _, err = cli("cluster", str(path), "--emit-dir", str(path))
     assert status == 2 and "not a folder" in err
     named = tmp_path / "math-4b.yaml"  # a cluster file named like one of its jobs
     named.write_text(FLEET_FILE, encoding="utf-8")
