@@ -227,4 +227,13 @@ def _why_no_plan(catalog: Catalog, data: PlanningData, query: Query) -> tuple[st
                 f"the longest is {best.max_model_len} ({best.setting.label} on {best.gpus} GPUs, {best.evidence})"
                 f"{_with_fewer_gpus(catalog, data, query)}"
             ), best
-    return f"nothing in {sources} for {where} {within} trains{' with ' + limits if limits else ''}", None
+    return f"nothing in {sources} for {where} {within} trains{' with ' + limits if limits else ''}{_host_need(data, query)}", None
+
+
+def _host_need(data: PlanningData, query: Query) -> str:
+    """With --host-ram: the least host memory per node that Offload needs within the budget, in words."""
+    counts = [n for n in data.counts if n <= query.budget_gpus]
+    if query.host_ram_gb is None or not counts:
+        return ""
+    need = min(host_memory_gib(data.shape, n, query.memory.coefficients, query.node_gpus) for n in counts)
+    return f" (Offload needs at least {need:.0f} GiB of host memory per node {query.within_budget})"
