@@ -153,8 +153,9 @@ def build_parser() -> argparse.ArgumentParser:
     estimates.add_argument("--host-ram", metavar="GB", type=float,
                            help="host memory per node (GB as RAM is sold, binary: GiB): rules out Offload plans "
                            "whose states do not fit there")
-    estimates.add_argument("--node-gpus", metavar="G", type=positive_int, default=NODE_GPUS,
-                           help="GPUs per node (default 8): a trainer on more keeps each SP group in one node")
+    estimates.add_argument("--node-gpus", metavar="G", type=positive_int,
+                           help="GPUs per node (default: --from-config's cluster.gpu_per_node, else 8): a trainer "
+                           "on more keeps each SP group in one node")
     estimates.add_argument("--model-config", metavar="PATH", type=path_argument,
                            help="a local Hugging Face config.json for a model the catalogue lacks")
     parser.add_argument("--explain", action="store_true",
@@ -521,8 +522,13 @@ def run_planner(args: argparse.Namespace) -> int:
     objective: Objective = "max_len" if args.maximize else "min_gpus" if args.minimize else "cheapest"
     if config is not None and objective != "max_len" and args.max_model_len is None and config.max_model_len is None:
         raise QueryError(f"{args.from_config}: no model.max_model_len to plan for: give --len L (or --maximize len)")
-    if args.write and config is not None and config.trainer_gpus is not None:
-        _check_write_keeps_gpus(args, objective, config.trainer_gpus)
+    if args.write and config is not None:
+        _check_write_keeps_gpus(args, objective, config)
+    if config is not None and args.rollout_gpus is not None and config.trainer_gpus is not None \
+            and args.rollout_gpus != config.rollout_gpus:
+        raise QueryError(f"--rollout-gpus {args.rollout_gpus}: {args.from_config} gives rollout {config.rollout_gpus} "
+                         "GPUs (its engines times their tensor-parallel size): drop --rollout-gpus")
+    args.node_gpus = args.node_gpus or (config.node_gpus if config is not None else None) or NODE_GPUS
     from_config = config is not None and args.gpus is None and config.trainer_gpus is not None
     query = make_query(
         catalog,
@@ -570,9 +576,16 @@ def run_planner(args: argparse.Namespace) -> int:
     return 0 if all(answer.plans for answer in answers) else NO_PLAN
 
 
-def _check_write_keeps_gpus(args: argparse.Namespace, objective: Objective, trainer_gpus: int) -> None:
+def _check_write_keeps_gpus(args: argparse.Namespace, objective: Objective, config: TrinityConfig) -> None:
     """--write changes the plan's keys, not the config's cluster: the plan must use the trainer GPUs the
-    config gives it."""
+    config gives it (or, for a config that does not say, that --gpus gives)."""
+    if config.trainer_gpus is None:
+        if args.gpus is None or objective == "min_gpus":
+            raise QueryError(f"--write keeps {args.from_config}'s cluster, which does not say how many GPUs the "
+                             "trainer gets (no cluster.gpu_per_node): give them with --gpus N")
+        args.exact = True
+        return
+    trainer_gpus = config.trainer_gpus
     keeps = (f"--write keeps {args.from_config}'s cluster, which gives the trainer {trainer_gpus} GPUs, "
              "so the plan must use exactly those")
     if objective == "min_gpus":

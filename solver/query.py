@@ -233,7 +233,12 @@ def make_query(
     memory = memory if memory is not None else load_memory_model()
     margin = resolve_margin(memory, margin)
     check_counts(("--gpus", budget_gpus, MAX_GPUS), ("--len", max_model_len, MAX_TOKENS), ("--sp", sp, MAX_GPUS),
-                 ("--top", top, MAX_TOP))
+                 ("--top", top, MAX_TOP), ("--node-gpus", node_gpus, MAX_GPUS), ("--workers", workers, MAX_GPUS))
+    if rollout_gpus is not None and (not isinstance(rollout_gpus, int) or isinstance(rollout_gpus, bool)
+                                     or not 0 <= rollout_gpus <= MAX_GPUS):  # 0: no rollout GPUs beside the trainer
+        raise QueryError(f"--rollout-gpus must be a whole number from 0 to {MAX_GPUS}, got {rollout_gpus!r}")
+    if not (isinstance(time_limit_s, (int, float)) and not isinstance(time_limit_s, bool) and time_limit_s > 0):
+        raise QueryError(f"--time-limit must be above 0 seconds, got {time_limit_s!r}")
     if objective == "max_len":
         if budget_gpus is None:
             raise QueryError("--maximize len needs a GPU budget: --gpus N")
@@ -246,8 +251,6 @@ def make_query(
         raise QueryError("--exact needs --gpus N")
     if exact and objective == "min_gpus":
         raise QueryError("--minimize gpus chooses the GPU count: drop --exact")
-    if rollout_gpus is not None and not 0 <= rollout_gpus <= MAX_GPUS:
-        raise QueryError(f"--rollout-gpus must be from 0 to {MAX_GPUS}, got {rollout_gpus}")
     if host_ram_gb is not None and not host_ram_gb > 0:
         raise QueryError(f"--host-ram must be above 0 GB, got {host_ram_gb}")
     if sp is not None:
@@ -255,7 +258,7 @@ def make_query(
         if problem:
             raise QueryError(f"--sp {sp} is not allowed for {resolved.name}: {problem}")
         if exact and budget_gpus is not None and budget_gpus % sp:
-            raise QueryError(f"--sp {sp} does not divide the {budget_gpus} GPUs that --exact asks for")
+            raise QueryError(f"--sp {sp} does not divide the {budget_gpus} trainer GPUs the plan must use")
         if node_gpus is not None and sp > node_gpus:  # its GPUs would span nodes, and it cannot divide one
             raise QueryError(f"--sp {sp} is not allowed with nodes of {node_gpus} GPUs (--node-gpus): an SP group "
                              "must fit in one node")

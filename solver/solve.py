@@ -188,8 +188,9 @@ def _uncounted(query: Query) -> str:
 
 
 def _with_fewer_gpus(catalog: Catalog, data: PlanningData, query: Query) -> str:
-    """For an exact GPU count: the cheapest plan at the same length on fewer GPUs, in words ("" when none)."""
-    if not query.exact:
+    """For an exact GPU count: the cheapest plan at the same length on fewer GPUs, in words ("" when none,
+    and when maximising the length)."""
+    if not query.exact or query.max_model_len is None:
         return ""
     fewer = answer_for(catalog, query.model_copy(update={"exact": False, "top": 1}), data.gpu)
     if not fewer.plans:
@@ -207,10 +208,11 @@ def _why_no_plan(catalog: Catalog, data: PlanningData, query: Query) -> tuple[st
     spread = (whole_nodes_violation(query.budget_gpus, query.node_gpus)
               or rollout_layout_violation(query.budget_gpus, query.rollout_gpus, query.node_gpus)) if query.exact else None
     if spread:
-        return f"no plan for exactly {query.budget_gpus} trainer GPUs with {where}: {spread}", None
+        return (f"no plan for exactly {query.budget_gpus} trainer GPUs with {where}: {spread}"
+                f"{_with_fewer_gpus(catalog, data, query)}"), None
     if query.exact and query.budget_gpus not in data.counts:
         return (f"no plan for exactly {query.budget_gpus} trainer GPUs with {where} (counts with a plan: {counts})"
-                f"{_uncounted(query)}", None)
+                f"{_uncounted(query)}{_with_fewer_gpus(catalog, data, query)}", None)
     if min(data.counts) > query.budget_gpus:
         return f"no plan for {query.budget_gpus} or fewer trainer GPUs with {where} (counts with a plan: {counts})", None
     host_ram = f"--host-ram {query.host_ram_gb:g}" if query.host_ram_gb is not None else ""
@@ -225,15 +227,19 @@ def _why_no_plan(catalog: Catalog, data: PlanningData, query: Query) -> tuple[st
             return (
                 f"{query.max_model_len} tokens is beyond what {sources} allow for {where} {within}{limit}: "
                 f"the longest is {best.max_model_len} ({best.setting.label} on {best.gpus} GPUs, {best.evidence})"
-                f"{_with_fewer_gpus(catalog, data, query)}"
+                f"{_host_need(catalog, data, query)}{_with_fewer_gpus(catalog, data, query)}"
             ), best
-    return f"nothing in {sources} for {where} {within} trains{' with ' + limits if limits else ''}{_host_need(data, query)}", None
+    trains = f"trains{' with ' + limits if limits else ''}"
+    return f"nothing in {sources} for {where} {within} {trains}{_host_need(catalog, data, query)}", None
 
 
-def _host_need(data: PlanningData, query: Query) -> str:
-    """With --host-ram: the least host memory per node that Offload needs within the budget, in words."""
+def _host_need(catalog: Catalog, data: PlanningData, query: Query) -> str:
+    """When --host-ram is what rules the plans out (without it one exists): the least host memory per
+    node that Offload needs within the budget, in words ("" otherwise)."""
     counts = [n for n in data.counts if n <= query.budget_gpus]
     if query.host_ram_gb is None or not counts:
         return ""
+    if not answer_for(catalog, query.model_copy(update={"host_ram_gb": None, "top": 1}), data.gpu).plans:
+        return ""
     need = min(host_memory_gib(data.shape, n, query.memory.coefficients, query.node_gpus) for n in counts)
-    return f" (Offload needs at least {need:.0f} GiB of host memory per node {query.within_budget})"
+    return f" (without --host-ram Offload trains it, and needs at least {need:.0f} GiB of host memory per node)"

@@ -165,7 +165,8 @@ class Model(_Frozen):
     native_context: Count
     rope_scaling: Text | None = None
     """The model's own RoPE scaling (its config's ``rope_scaling.rope_type``, e.g. ``llama3`` for Llama 3.1),
-    which its native context already relies on: YaRN must not replace it. None for a plain RoPE."""
+    which its native context already relies on: YaRN must not replace it. None for a plain RoPE, or for
+    YaRN itself (rft-solver writes the factor the length needs)."""
     moe: MoE | None = None
 
     @property
@@ -796,7 +797,7 @@ def load_model_config(path: Path) -> Model:
     return Model(name=name, head_dim=head_dim, hidden_size=hidden, num_layers=layers, num_attention_heads=heads,
                  num_key_value_heads=kv_heads, intermediate_size=intermediate, vocab_size=vocab, tied_embeddings=tied,
                  parameters_b=round(parameters / 1e9, 3), native_context=number("max_position_embeddings"),
-                 rope_scaling=str(rope_type) if rope_type and rope_type != "default" else None)
+                 rope_scaling=str(rope_type) if rope_type not in (None, "default", "yarn") else None)
 
 
 def load_memory_model(path: Path | None = None) -> MemoryModel:

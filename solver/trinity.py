@@ -51,8 +51,8 @@ class ConfigError(OneLineError):
 class TrinityConfig(BaseModel):
     """What rft-solver needs from a Trinity-RFT config, interpolations resolved.
 
-    ``trainer_gpus`` is None when the config does not say how many GPUs there are (no
-    ``cluster.gpu_per_node``); ``rollout_gpus`` counts the explorer's engines (and auxiliary models).
+    ``trainer_gpus`` (and ``node_gpus``, its ``cluster.gpu_per_node``) is None when the config does not
+    say how many GPUs there are; ``rollout_gpus`` counts the explorer's engines (and auxiliary models).
     """
 
     model_config = ConfigDict(frozen=True, extra="forbid")
@@ -60,6 +60,7 @@ class TrinityConfig(BaseModel):
     model: str
     max_model_len: int | None = None
     trainer_gpus: int | None = None
+    node_gpus: int | None = None
     rollout_gpus: int = 0
     sp: int = 1
     offload: bool = False
@@ -174,8 +175,8 @@ def _header(plan: Plan, model: Model, rollout_gpus: int | None, gpu: str | None,
     if shared_gpus:
         lines += [
             "#",
-            f"# The job shares its node: give it GPU{'s' if len(shared_gpus) > 1 else ''} {index_range(shared_gpus)} "
-            "before Ray starts:",
+            f"# The job takes GPU{'s' if len(shared_gpus) > 1 else ''} {index_range(shared_gpus)} of its node: "
+            "before Ray starts,",
             f"#   export CUDA_VISIBLE_DEVICES={','.join(map(str, shared_gpus))}",
         ]
     if plan.env:
@@ -201,7 +202,7 @@ def trinity_fragment(
     ``cluster`` of `nodes` nodes (default one) sharing the trainer's GPUs and R equally
     (``gpu_per_node`` = (trainer GPUs + R) / nodes), and ``explorer.rollout_model`` with R engines of
     tensor-parallel size 1. `gpu` (e.g. ``A100-80GB``) only names the GPU type in the header comment;
-    `shared_gpus`, the GPUs of a node the job shares with others, adds the CUDA_VISIBLE_DEVICES to set.
+    `shared_gpus`, the GPUs of a node the job takes part of, adds the CUDA_VISIBLE_DEVICES to set.
     The output depends only on the arguments: the same input gives the same bytes, checked against
     Trinity's rules (`check_trinity_config`) before it is returned.
     """
@@ -481,6 +482,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str]) -> Tri
         model=model,
         max_model_len=reader.integer(("model", "max_model_len"), maximum=MAX_TOKENS),
         trainer_gpus=trainer_gpus,
+        node_gpus=gpu_per_node,
         rollout_gpus=rollout,
         sp=sp,
         offload=offload,
@@ -651,7 +653,8 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
       becomes the plan's number); missing keys and sections are appended at the end of their section.
     - YaRN: beyond the native context, ``model.rope_scaling`` gets ``rope_type``, ``factor`` and
       ``original_max_position_embeddings`` (other keys in it are kept); a model with a RoPE scaling of
-      its own (Llama 3.1) gets none, and its ``model.rope_scaling`` is left alone. At or below the native
+      its own (Llama 3.1) gets none, and a ``model.rope_scaling`` of another type is removed (it would
+      replace the model's own). At or below the native
       context an existing ``model.rope_scaling`` is removed, because a kept YaRN factor would
       contradict the new length; none is added.
     - Offload: the plan decides, as asked. With Offload, ``trainer.trainer_strategy: fsdp2``,
@@ -680,10 +683,10 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
     try:
         for key in _plan_keys(plan, model):
             _set(data, key.path, key.value, lines)
-        if plan.max_model_len <= model.native_context and model.rope_scaling is None:
-            section = data.get("model")
-            if isinstance(section, CommentedMap) and "rope_scaling" in section:
-                _delete(section, "rope_scaling")
+        section = data.get("model")
+        if isinstance(section, CommentedMap) and "rope_scaling" in section and _stale_rope(section["rope_scaling"],
+                                                                                          plan, model):
+            _delete(section, "rope_scaling")
         if not plan.offload:
             for role in ROLES:
                 for flag in OFFLOAD_FLAGS:
@@ -697,6 +700,15 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
 
 # --------------------------------------------------------------------------------------------------
 # check_trinity_config
+
+
+def _stale_rope(rope: Any, plan: Plan, model: Model) -> bool:
+    """Whether a config's ``model.rope_scaling`` must go: YaRN within the native context (its factor would
+    contradict the length), or any scaling other than the model's own for a model that has one."""
+    if model.rope_scaling is None:
+        return plan.max_model_len <= model.native_context
+    kind = (rope.get("rope_type") or rope.get("type")) if isinstance(rope, Mapping) else None
+    return kind != model.rope_scaling
 
 
 def _dig(mapping: Mapping[str, Any], path: tuple[str, ...]) -> Any:
@@ -781,6 +793,11 @@ def check_trinity_config(
         )
 
     native = model.native_context
+    own_rope = model.rope_scaling
+    given_rope = value(("model", "rope_scaling", "rope_type")) or value(("model", "rope_scaling", "type"))
+    if own_rope is not None and _dig(mapping, ("model", "rope_scaling")) is not None and given_rope != own_rope:
+        problems.append(f"model.rope_scaling ({_show(given_rope)}) would replace {model.name}'s own {own_rope} RoPE "
+                        "scaling: remove it")
     wanted = model.yarn_factor(int(length)) if length is not None else None
     if length is not None and wanted is not None:
         rope = _dig(mapping, ("model", "rope_scaling"))

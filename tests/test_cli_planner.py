@@ -123,7 +123,7 @@ def test_exit_1_when_some_answer_has_no_plan(cli):
          "solve: error: argument --minimize: not allowed with argument --maximize"),
         (["--model", "4B", "--maximize", "width", "--gpus", "4"], "solve: error: argument --maximize: invalid choice: 'width'"),
         (["--model", "4B", "--len", "8192", "--sp", "3"], "solve: error: --sp 3 is not allowed for Qwen3-4B: SP=3 does not divide its 32 attention heads"),
-        (["--model", "4B", "--len", "8192", "--gpus", "6", "--exact", "--sp", "4"], "solve: error: --sp 4 does not divide the 6 GPUs that --exact asks for"),
+        (["--model", "4B", "--len", "8192", "--gpus", "6", "--exact", "--sp", "4"], "solve: error: --sp 4 does not divide the 6 trainer GPUs the plan must use"),
         (["--model", "4B", "--len", "8192", "--exact"], "solve: error: --exact needs --gpus N"),
         (["--model", "8B", "--len", "8192", "--gpus", "8", "--sp", "8", "--node-gpus", "4"],
          "solve: error: --sp 8 is not allowed with nodes of 4 GPUs (--node-gpus): an SP group must fit in one node"),

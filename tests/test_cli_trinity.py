@@ -99,7 +99,8 @@ def test_rollout_gpus_of_a_trainer_on_whole_nodes_fill_its_last_node(cli):
     status, out, err = cli(*flags, "--gpus", "6", "--rollout-gpus", "4")
     assert (status, out) == (1, "") and err == (
         "solve: H100-80GB: no plan: no plan for exactly 6 trainer GPUs with Qwen3-8B on H100-80GB: 6 trainer + 4 "
-        "rollout GPUs (--rollout-gpus) fit neither one node of 8 nor whole nodes\n")
+        "rollout GPUs (--rollout-gpus) fit neither one node of 8 nor whole nodes; fewer trainer GPUs train 32768 "
+        "tokens: SP=4 on 4 GPUs (estimated), the other 2 free for rollout\n")
 
 
 def test_rollout_gpus_leave_room_on_the_trainers_node(cli):
@@ -317,3 +318,40 @@ def test_a_config_without_a_length_names_the_missing_key(cli, tmp_path: Path):
         2, "", f"solve: error: {config}: no model.max_model_len to plan for: give --len L (or --maximize len)\n")
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--maximize", "len")
     assert status == 0 and "longest context on exactly 3 GPUs" in out
+
+
+def test_write_for_a_model_with_its_own_rope_scaling_removes_a_yarn_block(cli, tmp_path: Path):
+    # A YaRN block would replace Llama 3.1's llama3 scaling: --write removes it, whatever the length.
+    config = tmp_path / "llama.yaml"
+    config.write_text("model:\n  model_path: meta-llama/Llama-3.1-8B\n  max_model_len: 262144\n  rope_scaling:\n"
+                      "    rope_type: yarn\n    factor: 2.0\n    original_max_position_embeddings: 131072\n"
+                      "cluster:\n  node_num: 1\n  gpu_per_node: 8\nexplorer:\n  rollout_model:\n    engine_num: 0\n",
+                      encoding="utf-8")
+    patched = tmp_path / "patched.yaml"
+    assert cli("--from-config", str(config), "--gpu", "h100", "--len", "32k", "--write", str(patched))[0] == 0
+    assert "rope_scaling" not in patched.read_text(encoding="utf-8")
+
+
+def test_write_needs_the_trainer_gpus_and_takes_the_node_size_from_the_config(cli, tmp_path: Path):
+    bare = tmp_path / "bare.yaml"  # no cluster section: the trainer's GPU count is Ray's business
+    bare.write_text("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 65536\n", encoding="utf-8")
+    patched = tmp_path / "patched.yaml"
+    assert cli("--from-config", str(bare), "--gpu", "a100", "--write", str(patched)) == (
+        2, "", f"solve: error: --write keeps {bare}'s cluster, which does not say how many GPUs the trainer gets (no "
+               "cluster.gpu_per_node): give them with --gpus N\n")
+    status, out, _ = cli("--from-config", str(bare), "--gpu", "a100", "--gpus", "4", "--write", str(patched))
+    assert status == 0 and "on exactly 4 GPUs" in out
+    two_nodes = tmp_path / "two-nodes.yaml"  # 8 trainer GPUs on two nodes of 4: SP must divide 4
+    two_nodes.write_text("mode: train\nmodel:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 131072\n"
+                         "cluster:\n  node_num: 2\n  gpu_per_node: 4\n", encoding="utf-8")
+    status, out, _ = cli("--from-config", str(two_nodes), "--gpu", "h100", "--json")
+    [answer] = json.loads(out)
+    assert status == 1 and answer["reason"].endswith("the longest is 101376 (Env + Offload + SP=4 on 8 GPUs, estimated)")
+    status, out, _ = cli("--from-config", str(two_nodes), "--gpu", "h100", "--node-gpus", "8", "--json")
+    assert status == 0 and json.loads(out)[0]["plans"][0]["sp"] == 8  # --node-gpus overrides the config's
+
+
+def test_rollout_gpus_must_match_the_configs(cli, user_config: Path):
+    status, out, err = cli("--from-config", str(user_config), "--gpu", "a100", "--rollout-gpus", "4", "--emit", "trinity")
+    assert (status, out) == (2, "") and err == (f"solve: error: --rollout-gpus 4: {user_config} gives rollout 2 GPUs "
+                                                "(its engines times their tensor-parallel size): drop --rollout-gpus\n")

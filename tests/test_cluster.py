@@ -295,7 +295,7 @@ def test_cli_cluster_emit_dir_writes_each_jobs_config(cli, tmp_path: Path):
     assert sorted(p.name for p in out_dir.iterdir()) == ["chat-14b.yaml", "code-8b.yaml", "math-4b.yaml", "tiny.yaml"]
     config = yaml.safe_load((out_dir / "code-8b.yaml").read_text(encoding="utf-8"))
     assert config["model"]["max_model_len"] == 122880 and config["explorer"]["rollout_model"]["engine_num"] == 2
-    # A job that shares its node is told which of the node's GPUs are its own; one that has a node is not.
+    # A job that takes part of a node is told which of its GPUs are its own; one that takes a whole node is not.
     status, out, _ = cli("cluster", str(path), "--json")
     placements = {p["job"]: p for p in json.loads(out)["placements"]}
     for job, placement in placements.items():

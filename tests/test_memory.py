@@ -133,9 +133,11 @@ def test_estimates_cover_any_count_in_a_node_then_whole_nodes_up_to_64():
         return answer.plans[0].gpus if answer.plans else answer.reason
 
     assert reason(budget_gpus=40) == 40
-    assert reason(budget_gpus=12).endswith(": 12 GPUs span nodes of 8 (--node-gpus) but are not whole nodes")
+    assert ": 12 GPUs span nodes of 8 (--node-gpus) but are not whole nodes; fewer trainer GPUs train" in reason(
+        budget_gpus=12)
     assert reason(budget_gpus=12, node_gpus=4) == 12
-    assert reason(budget_gpus=72).endswith("; estimates go up to 64 trainer GPUs")
+    assert reason(budget_gpus=72).endswith("; estimates go up to 64 trainer GPUs; fewer trainer GPUs train 32768 "
+                                           "tokens: SP=2 on 64 GPUs (estimated), the other 8 free for rollout")
 
 
 def test_fewest_gpus_without_a_budget_searches_every_count_the_estimates_cover():
@@ -320,7 +322,8 @@ def test_host_ram_rules_out_offload_plans_whose_states_do_not_fit():
                      CATALOG)
     assert answer.plans == () and answer.reason == (
         "nothing in the tables and the memory model's estimates for Qwen3-14B on A100-80GB within 1 GPU trains "
-        "with --host-ram 200 (Offload needs at least 227 GiB of host memory per node within 1 GPU)")
+        "with --host-ram 200 (without --host-ram Offload trains it, and needs at least 227 GiB of host memory per "
+        "node)")
     (answer,) = plan(make_query(CATALOG, model="14B", gpu="a100", max_model_len=8192, budget_gpus=1, host_ram_gb=512),
                      CATALOG)
     assert answer.plans[0].setting.label == "Env + Offload"

@@ -91,7 +91,8 @@ def test_a_gpu_count_without_a_table_is_estimated_or_named():
     answer = solve_one("A100-80GB", model="4B", max_model_len=8192, budget_gpus=3, exact=True, estimate="never")
     assert answer.status == "infeasible"
     assert answer.reason == ("no plan for exactly 3 trainer GPUs with Qwen3-4B on A100-80GB (counts with a plan: "
-                             "1, 2, 4, 6); other counts need estimates, which --no-estimate turns off")
+                             "1, 2, 4, 6); other counts need estimates, which --no-estimate turns off; fewer trainer "
+                             "GPUs train 8192 tokens: vanilla on 2 GPUs (documented), the other 1 free for rollout")
     answer = solve_one("A100-80GB", model="4B", max_model_len=8192, budget_gpus=3, exact=True)
     best = answer.plans[0]
     assert (answer.status, best.gpus, best.evidence, best.source) == ("optimal", 3, "estimated", None)
@@ -124,7 +125,7 @@ def test_pins_that_leave_nothing_are_explained():
         (dict(model="14B", max_model_len=8192, sp=16), "--sp 16 is not allowed for Qwen3-14B: SP=16 does not divide its 40 attention heads"),
         (dict(model="30B-A3B", max_model_len=8192, sp=32, node_gpus=32), None),  # 4 KV heads divide 32
         (dict(model="30B-A3B", max_model_len=8192, sp=32), "--sp 32 is not allowed with nodes of 8 GPUs (--node-gpus)"),
-        (dict(model="4B", max_model_len=8192, sp=4, budget_gpus=6, exact=True), "--sp 4 does not divide the 6 GPUs that --exact asks for"),
+        (dict(model="4B", max_model_len=8192, sp=4, budget_gpus=6, exact=True), "--sp 4 does not divide the 6 trainer GPUs the plan must use"),
         (dict(model="4B", max_model_len=0), "--len must be at least 1, got 0"),
         (dict(model="4B", max_model_len=8192, top=101), "--top must be at most 100, got 101"),
         (dict(model="9B", max_model_len=8192), "unknown model '9B'"),

@@ -210,6 +210,7 @@ def test_every_fragment_is_valid_yaml_passes_the_checks_and_reads_back() -> None
             model=model.name,
             max_model_len=plan.max_model_len,
             trainer_gpus=plan.gpus,
+            node_gpus=plan.gpus + rollout,  # one node
             rollout_gpus=rollout,
             sp=plan.sp,
             offload=plan.offload,
@@ -242,6 +243,7 @@ def test_reads_the_user_config_with_defaults_from_the_environment() -> None:
         model="Qwen3-0.6B",
         max_model_len=4096,
         trainer_gpus=6,
+        node_gpus=8,
         rollout_gpus=2,
         sp=1,
         offload=False,
