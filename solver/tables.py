@@ -630,6 +630,12 @@ _PLAIN_PROBLEMS = {
     "less_than": "must be below {lt}",
     "too_short": "must list at least {min_length}",
     "string_pattern_mismatch": "must be letters, digits, '.', '_' and '-', starting with a letter or digit",
+    "int_type": "must be a whole number",
+    "int_from_float": "must be a whole number",
+    "float_type": "must be a number",
+    "finite_number": "must be a finite number",
+    "bool_type": "must be true or false",
+    "string_type": "must be text",
 }
 """Pydantic's error types in the words of a one-line message (a name pattern is the only one used)."""
 

@@ -38,7 +38,7 @@ REJECTIONS = {
     "negative-length": "table gpus=2, row max_model_len=-8192, max_model_len: must be above 0, got -8192",
     "zero-gpus": "table gpus=0, gpus: must be above 0, got 0",
     "zero-memory": "memory_gb: must be above 0, got 0",
-    "quoted-number": "table gpus=2, row max_model_len=8192, max_model_len: Input should be a valid integer, got '8192'",
+    "quoted-number": "table gpus=2, row max_model_len=8192, max_model_len: must be a whole number, got '8192'",
     "unknown-field": "table gpus=2, row max_model_len=8192: unknown field 'colour'",
     "missing-field": "missing field 'memory_gb'",
     "duplicate-key": "line 3: key 'gpu' appears twice",

@@ -332,7 +332,7 @@ def test_host_ram_rules_out_offload_plans_whose_states_do_not_fit():
 @pytest.mark.parametrize(
     ("change", "message"),
     [
-        (("  logits: ", "  logits: .inf  # "), "coefficients, logits: Input should be a finite number, got inf"),
+        (("  logits: ", "  logits: .inf  # "), "coefficients, logits: must be a finite number, got inf"),
         (("  states: ", "  states: -1  # "), "coefficients, states: must be at least 0, got -1"),
         (("  usable_env: ", "  usable_env: 0.5  # "),
          "coefficients: usable_env (0.5) is below usable (0.9): Env would make plans stop fitting"),
