@@ -178,14 +178,17 @@ class Answer(_Frozen):
     current: CurrentSettings | None = Field(default=None, description="with --from-config: the config's settings")
     nearest: Plan | None = Field(default=None, description=(
         "when no plan trains the asked length: the longest plan within the same budget and pins"))
+    measured: Plan | None = Field(default=None, description=(
+        "when the best plan is estimated but the tables have a plan for the same question (budget, length, "
+        "pins): the tables' best, documented or inferred"))
     objective_value: int | None = Field(default=None, exclude=True, description="CP-SAT objective of the best plan")
     bound: float | None = Field(default=None, exclude=True, description="CP-SAT's proven bound on it")
     wall_time_s: float = Field(default=0.0, exclude=True, description="seconds spent solving, all plans together")
 
     def as_json(self) -> dict[str, Any]:
-        """The answer as ``solve --json`` prints it: ``explanation``, ``current`` and ``nearest`` only when
-        present."""
-        absent = {name for name in ("explanation", "current", "nearest") if getattr(self, name) is None}
+        """The answer as ``solve --json`` prints it: ``explanation``, ``current``, ``nearest`` and
+        ``measured`` only when present."""
+        absent = {name for name in ("explanation", "current", "nearest", "measured") if getattr(self, name) is None}
         return self.model_dump(mode="json", exclude=absent)
 
 

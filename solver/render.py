@@ -168,6 +168,11 @@ def _plan_summary(answer: Answer, plan: Plan, model: Model) -> Table:
     if plan.host_memory_gb is not None:
         grid.add_row("host memory", f"{plan.host_memory_gb:.1f} GiB per node for the offloaded states (--host-ram)")
     grid.add_row("apply", "\n".join(apply_lines(plan, model)))
+    if answer.measured is not None:
+        measured = answer.measured
+        grid.add_row("measured", f"{measured.setting.label} on {measured.gpus} GPUs at {measured.max_model_len} "
+                                 f"({measured.evidence}; {measured.cost / plan.cost:.2f}x the cost): the tables' best "
+                                 "plan for this question, if you prefer measured evidence")
     return grid
 
 

@@ -202,3 +202,20 @@ def test_a_hugging_face_id_names_its_model(cli):
     _, by_id = run_json(cli, "--model", "Qwen/Qwen3-8B", "--len", "32k", "--gpu", "a100")
     _, by_name = run_json(cli, "--model", "8B", "--len", "32k", "--gpu", "a100")
     assert by_id == by_name and by_id[0]["model"] == "Qwen3-8B"
+
+
+def test_an_estimated_best_plan_comes_with_the_tables_best(cli):
+    # Within 8 A100s, 8 GPUs (SP=2, estimated) cost less than the tables' 6 (Env + SP=2, documented): the
+    # answer offers the measured plan beside it.
+    status, out, _ = cli("--model", "8B", "--gpu", "a100", "--len", "32768", "--gpus", "8", "--json")
+    [answer] = json.loads(out)
+    assert (status, answer["plans"][0]["gpus"], answer["plans"][0]["evidence"]) == (0, 8, "estimated")
+    measured = answer["measured"]
+    assert (measured["gpus"], measured["env"], measured["sp"], measured["evidence"]) == (6, True, 2, "documented")
+    _, out, _ = cli("--model", "8B", "--gpu", "a100", "--len", "32768", "--gpus", "8")
+    assert "measured       Env + SP=2 on 6 GPUs at 32768 (documented; 1.35x the cost)" in out
+    for flags in (["--gpus", "6"], ["--gpus", "8", "--no-estimate"], ["--gpus", "8", "--estimate"]):
+        [answer] = json.loads(cli("--model", "8B", "--gpu", "a100", "--len", "32768", *flags, "--json")[1])
+        assert "measured" not in answer  # the best is documented, or only one kind of evidence was asked for
+    [answer] = json.loads(cli("--model", "8B", "--gpu", "h100", "--len", "32768", "--gpus", "8", "--json")[1])
+    assert "measured" not in answer  # no tables for the H100
