@@ -536,8 +536,7 @@ def run_planner(args: argparse.Namespace) -> int:
         gpu=args.gpu,
         objective=objective,
         budget_gpus=config.trainer_gpus if from_config and config is not None else args.gpus,
-        exact=args.exact or (from_config and objective != "min_gpus") or bool(args.write and config is not None
-                                                                             and config.trainer_gpus is not None),
+        exact=args.exact or (from_config and objective != "min_gpus") or bool(args.write and config is not None),
         max_model_len=args.max_model_len or (config.max_model_len if config and objective != "max_len" else None),
         sp=args.sp,
         env=args.env,
@@ -583,7 +582,6 @@ def _check_write_keeps_gpus(args: argparse.Namespace, objective: Objective, conf
         if args.gpus is None or objective == "min_gpus":
             raise QueryError(f"--write keeps {args.from_config}'s cluster, which does not say how many GPUs the "
                              "trainer gets (no cluster.gpu_per_node): give them with --gpus N")
-        args.exact = True
         return
     trainer_gpus = config.trainer_gpus
     keeps = (f"--write keeps {args.from_config}'s cluster, which gives the trainer {trainer_gpus} GPUs, "
