@@ -365,3 +365,15 @@ def test_a_model_config_gives_its_own_rope_scaling_and_its_name(tmp_path: Path):
     model = load_model_config(path)
     assert (model.name, model.rope_scaling, model.yarn_factor(65536)) == ("my-llama", "llama3", None)
     assert load_model_config(FIXTURE).rope_scaling is None and load_model_config(FIXTURE).yarn_factor(65536) == 2.0
+
+
+def test_a_host_memory_note_only_when_host_memory_is_the_limit():
+    # 8B at 65536 within 4 A100s needs Offload (126 GiB of states per node): --host-ram 50 is what stops it.
+    (answer,) = plan(make_query(CATALOG, model="8B", gpu="a100", max_model_len=65536, budget_gpus=4, host_ram_gb=50),
+                     CATALOG)
+    assert answer.reason.endswith("the longest is 51200 (Env + SP=4 on 4 GPUs, documented) (without --host-ram "
+                                  "Offload trains it, and needs at least 126 GiB of host memory per node)")
+    # 32B at 65536 on one A100 with SP=2 pinned: SP=2 does not divide 1 GPU; host memory is not the limit.
+    (answer,) = plan(make_query(CATALOG, model="32B", gpu="a100", max_model_len=65536, budget_gpus=1, sp=2,
+                                host_ram_gb=2000), CATALOG)
+    assert answer.plans == () and "host memory" not in answer.reason
