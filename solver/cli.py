@@ -528,7 +528,6 @@ def run_planner(args: argparse.Namespace) -> int:
             and args.rollout_gpus != config.rollout_gpus:
         raise QueryError(f"--rollout-gpus {args.rollout_gpus}: {args.from_config} gives rollout {config.rollout_gpus} "
                          "GPUs (its engines times their tensor-parallel size): drop --rollout-gpus")
-    args.node_gpus = args.node_gpus or (config.node_gpus if config is not None else None) or NODE_GPUS
     from_config = config is not None and args.gpus is None and config.trainer_gpus is not None
     query = make_query(
         catalog,
@@ -549,7 +548,7 @@ def run_planner(args: argparse.Namespace) -> int:
         memory=load_memory_model(args.memory_model) if args.memory_model else None,
         margin=args.margin,
         host_ram_gb=args.host_ram,
-        node_gpus=args.node_gpus,
+        node_gpus=args.node_gpus or (config.node_gpus if config is not None else None) or NODE_GPUS,
         rollout_gpus=args.rollout_gpus,
     )
     if (args.out or args.write) and len(query.gpus) > 1:
@@ -561,7 +560,7 @@ def run_planner(args: argparse.Namespace) -> int:
         answers = tuple(answer.model_copy(update={"current": _current(catalog, query, answer.gpu, config,
                                                                        args.from_config)})
                         for answer in answers)
-    fragments = _write_trinity(args, answers, catalog.model(query.model), config_text)
+    fragments = _write_trinity(args, answers, catalog.model(query.model), config_text, query.node_gpus or NODE_GPUS)
     if args.emit:
         sys.stdout.write("---\n".join(fragments))
     elif args.json:
@@ -593,7 +592,8 @@ def _check_write_keeps_gpus(args: argparse.Namespace, objective: Objective, conf
                          "(or use --out FILE for a fragment with its own cluster)")
 
 
-def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], model: Model, config_text: str) -> list[str]:
+def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], model: Model, config_text: str,
+                   node_gpus: int) -> list[str]:
     """The Trinity fragments of the best plans (for --emit), after writing --out and --write if asked.
 
     Every fragment is checked against Trinity's own rules (by `trinity_fragment`); a patched user config
@@ -606,7 +606,7 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], model:
     fragments = []
     for answer in answers:
         if answer.plans:
-            nodes, rollout = _cluster_layout(answer.plans[0].gpus, args.rollout_gpus, args.node_gpus)
+            nodes, rollout = _cluster_layout(answer.plans[0].gpus, args.rollout_gpus, node_gpus)
             fragments.append(trinity_fragment(answer.plans[0], model, rollout, gpu=answer.gpu, nodes=nodes))
         elif args.emit:
             print(f"solve: {answer.gpu}: no plan: {answer.reason}", file=sys.stderr)
