@@ -218,8 +218,9 @@ def run_cluster(args: argparse.Namespace) -> int:
     catalog = load_catalog()
     fleet = load_fleet(args.file, catalog)
     weights = load_weights(args.weights) if args.weights else None
-    if args.emit_dir is not None and not args.emit_dir.is_dir():
-        problem = "not a folder" if args.emit_dir.exists() else "no such folder"
+    if args.emit_dir is not None and not args.emit_dir.is_dir() and (
+            args.emit_dir.exists() or not args.emit_dir.absolute().parent.is_dir()):
+        problem = "not a folder" if args.emit_dir.exists() else "no such folder, nor a folder to make it in"
         raise QueryError(f"{args.emit_dir}: {problem} (--emit-dir writes one config per placed job into it)")
     if args.emit_dir is not None:
         for job in fleet.jobs:
@@ -233,6 +234,7 @@ def run_cluster(args: argparse.Namespace) -> int:
     if args.emit_dir is not None:
         from solver.trinity import trinity_fragment
 
+        args.emit_dir.mkdir(exist_ok=True)  # made only now, once there is an answer to write
         for placement in result.placements:
             model = catalog.model(next(job.model for job in fleet.jobs if job.name == placement.job))
             rollout = placement.rollout_gpus or None

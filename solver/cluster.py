@@ -269,6 +269,7 @@ def place(
     with _StopOnInterrupt(solver) as interrupt:
         for position, (name, expression, maximise) in enumerate(stages):
             if interrupt.caught or (name == "tie-break" and not proven):
+                proven = proven and not interrupt.caught
                 break
             left = deadline - time.monotonic()
             share = left * (0.6 if position == 0 else 0.5 if position == 1 else 1.0)
@@ -286,13 +287,15 @@ def place(
                     return ClusterResult(status=verdict, objective=None, bound=None, placements=(),
                                          unplaced=_all_unplaced(fleet, verdict, interrupt.caught),
                                          wall_time_s=time.monotonic() - started, interrupted=interrupt.caught)
+                proven = proven and name == "tie-break"  # a stage left unsolved proves nothing
                 break  # keep the previous stage's answer (its hint is still in the model)
             if name != "tie-break":
                 proven = proven and status == cp_model.OPTIMAL and not interrupt.caught
             values = [solver.value(x) for x in built.chosen]
             counts = {key: solver.value(var) for key, var in built.pattern_counts.items()}
             if position == 0:
-                objective, bound = round(solver.objective_value), round(solver.best_objective_bound)
+                objective, bound = round(solver.objective_value), _trivially_bounded(
+                    round(solver.best_objective_bound), fleet, options, every_job)
             reached = round(solver.objective_value)
             model.add(expression >= reached if maximise else expression <= reached)
             _hint(built, values, counts)
@@ -418,6 +421,14 @@ def _reasons(planner: _Planner, fleet: Fleet, index: int) -> str:
         else:
             reasons.append(f"{pool.name}: {answer.reason}")
     return "; ".join(reasons) or "no pool it may use"
+
+
+def _trivially_bounded(bound: int, fleet: Fleet, options: list[Option], every_job: bool) -> int:
+    """CP-SAT's bound on the first stage, never weaker than the obvious one: a search stopped early can
+    report more priority than the jobs with a way to run have together (or fewer than no nodes)."""
+    if every_job:
+        return max(bound, 0)
+    return min(bound, sum(fleet.jobs[job].priority for job in {option.job for option in options}))
 
 
 def _all_unplaced(fleet: Fleet, verdict: ClusterStatus, interrupted: bool) -> tuple[Unplaced, ...]:

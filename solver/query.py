@@ -171,6 +171,7 @@ class Answer(_Frozen):
     open_budget: bool = Field(default=False, description=(
         "the budget is the planner's search bound, not the user's (--minimize gpus without --gpus); plans then "
         "claim no GPUs left for rollout"))
+    rollout_gpus: int | None = Field(default=None, exclude=True, description="the query's --rollout-gpus")
     status: Status
     reason: str | None
     plans: tuple[Plan, ...]

@@ -187,7 +187,11 @@ def _memory_line(plan: Plan) -> str:
 
 
 def _gpus_of_budget(answer: Answer, plan: Plan) -> str:
-    """``4 of 6 GPUs (2 left for rollout)``; ``4 GPUs`` when the budget is not the user's."""
+    """``4 of 6 GPUs (2 left for rollout)``; ``4 of 6 GPUs, with 4 rollout GPUs`` with
+    --rollout-gpus; ``4 GPUs`` when the budget is not the user's."""
+    if answer.rollout_gpus:
+        trainer = _count(plan.gpus, "GPU") if answer.open_budget else f"{plan.gpus} of {answer.budget_gpus} GPUs"
+        return f"{trainer}, with {_count(answer.rollout_gpus, 'rollout GPU')}"
     if answer.open_budget:
         return _count(plan.gpus, "GPU")
     left = "" if plan.unused_gpus == 0 else f" ({plan.unused_gpus} left for rollout)"

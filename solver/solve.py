@@ -134,6 +134,7 @@ def _answer(
         objective=query.objective,
         budget_gpus=query.budget_gpus,
         open_budget=query.open_budget,
+        rollout_gpus=query.rollout_gpus,
         status=status,
         reason=reason,
         plans=tuple(plans),

@@ -113,6 +113,9 @@ def test_rollout_gpus_leave_room_on_the_trainers_node(cli):
     assert (alone["plans"][0]["gpus"], alone["plans"][0]["sp"]) == (6, 2)
     best = beside["plans"][0]
     assert (status, best["gpus"], best["sp"], best["unused_gpus"], best["evidence"]) == (0, 4, 4, 2, "documented")
+    # The human answer names the rollout GPUs asked for, not the 2 the budget leaves.
+    _, out, _ = cli(*flags[:-1], "--rollout-gpus", "4")
+    assert "plan           SP=4 on 4 of 6 GPUs, with 4 rollout GPUs " in out and "left for rollout" not in out
 
 
 def test_out_into_a_missing_folder_exits_2_and_leaves_nothing(cli, tmp_path: Path):

@@ -289,8 +289,7 @@ def test_cli_cluster_no_estimate_plans_from_the_tables_alone(cli, tmp_path: Path
 def test_cli_cluster_emit_dir_writes_each_jobs_config(cli, tmp_path: Path):
     path = tmp_path / "fleet.yaml"
     path.write_text(FLEET_FILE, encoding="utf-8")
-    out_dir = tmp_path / "configs"
-    out_dir.mkdir()
+    out_dir = tmp_path / "configs"  # made by the command, once it has placed the jobs
     assert cli("cluster", str(path), "--emit-dir", str(out_dir))[0] == 0
     assert sorted(p.name for p in out_dir.iterdir()) == ["chat-14b.yaml", "code-8b.yaml", "math-4b.yaml", "tiny.yaml"]
     config = yaml.safe_load((out_dir / "code-8b.yaml").read_text(encoding="utf-8"))
@@ -314,9 +313,11 @@ def test_cli_cluster_exit_codes(cli, tmp_path: Path):
     assert status == 1 and json.loads(out)["status"] == "infeasible"
     status, out, err = cli("cluster", str(tmp_path / "missing.yaml"))
     assert status == 2 and out == "" and err.startswith("solve cluster: error: ") and "cannot read" in err
-    status, _, err = cli("cluster", str(path), "--emit-dir", str(tmp_path / "nope"))
-    assert status == 2 and err == (f"solve cluster: error: {tmp_path / 'nope'}: no such folder (--emit-dir writes one "
-                                   "config per placed job into it)\n")
+    status, _, err = cli("cluster", str(path), "--emit-dir", str(tmp_path / "nope" / "deeper"))
+    assert status == 2 and err == (f"solve cluster: error: {tmp_path / 'nope' / 'deeper'}: no such folder, nor a folder "
+                                   "to make it in (--emit-dir writes one config per placed job into it)\n")
+    status, _, _ = cli("cluster", str(path), "--emit-dir", str(tmp_path / "unmade"), "--weights", str(tmp_path / "no"))
+    assert status == 2 and not (tmp_path / "unmade").exists()  # a refused command makes no folder
     status, _, err = cli("cluster", str(path), "--emit-dir", str(path))
     assert status == 2 and "not a folder" in err
     named = tmp_path / "math-4b.yaml"  # a cluster file named like one of its jobs
@@ -418,3 +419,43 @@ def test_a_pool_of_large_nodes_offers_every_count_within_a_node(tmp_path: Path):
     best = plan(make_query(CATALOG, model="32B", gpu="h100", max_model_len=65536, budget_gpus=12, node_gpus=16),
                 CATALOG)[0].plans[0]
     assert (placement.trainer_gpus, placement.plan) == (best.gpus, best) and best.gpus == 12
+
+
+@pytest.mark.parametrize("cut", ["later stage unsolved", "interrupted after the first stage"])
+def test_a_search_cut_after_the_first_stage_is_feasible_not_optimal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                     cut: str):
+    # Every stage must prove its optimum for "optimal"; a stage left without an answer (time) or a Ctrl-C
+    # between stages keeps the earlier answer and says "feasible".
+    from ortools.sat.python import cp_model
+
+    from solver import cluster
+
+    original = cluster._StopOnInterrupt.solve
+    calls: list[int] = []
+
+    def first_stage_only(self, model, callback):
+        calls.append(1)
+        if len(calls) == 1:
+            status = original(self, model, callback)
+            if cut == "interrupted after the first stage":
+                self.caught = True
+            return status
+        return cp_model.UNKNOWN
+
+    monkeypatch.setattr(cluster._StopOnInterrupt, "solve", first_stage_only)
+    instance = random_fleet(seed=3, nodes=1, jobs=6, lengths=[8192, 32768])
+    result = place(fleet_of(instance, tmp_path), CATALOG)
+    assert result.status == "feasible" and result.placements
+    assert result.interrupted == (cut == "interrupted after the first stage")
+    assert len(calls) == (2 if cut == "later stage unsolved" else 1)
+
+
+def test_the_reported_bound_never_exceeds_the_placeable_priority(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # A search stopped early may report CP-SAT's loose bound; the answer clamps it to the priority of the
+    # jobs that have a way to run at all.
+    from ortools.sat.python import cp_model
+
+    monkeypatch.setattr(cp_model.CpSolver, "best_objective_bound", property(lambda self: 10**6))
+    instance = random_fleet(seed=3, nodes=1, jobs=6, lengths=[8192, 32768])
+    result = place(fleet_of(instance, tmp_path), CATALOG)
+    assert result.bound == sum(job["priority"] for job in instance["jobs"])
