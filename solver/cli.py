@@ -374,8 +374,8 @@ def _catalog_with(model_config: Path | None) -> tuple[Catalog, str]:
     catalog = load_catalog()
     if model_config is None:
         return catalog, ""
-    added = load_model_config(model_config)
-    return catalog.with_model(added), added.name
+    catalog = catalog.with_model(load_model_config(model_config))
+    return catalog, catalog.models[-1].name  # with_model adds it last, renamed if it only borrows a name
 
 
 def build_map_parser() -> argparse.ArgumentParser:

@@ -193,6 +193,11 @@ class Answer(_Frozen):
         return self.model_dump(mode="json", exclude=absent)
 
 
+def counted(number: int, noun: str) -> str:
+    """``1 GPU``, ``4 GPUs``."""
+    return f"{number} {noun}{'s' if number != 1 else ''}"
+
+
 def token_budget(max_model_len: int, sp: int) -> int:
     """Trinity's default ``max_token_len_per_gpu``: ``ceil(2 * max_model_len / sp)``."""
     return ceil(2 * max_model_len / sp)
@@ -262,7 +267,7 @@ def make_query(
         if problem:
             raise QueryError(f"--sp {sp} is not allowed for {resolved.name}: {problem}")
         if exact and budget_gpus is not None and budget_gpus % sp:
-            raise QueryError(f"--sp {sp} does not divide the {budget_gpus} trainer GPUs the plan must use")
+            raise QueryError(f"--sp {sp} does not divide the {counted(budget_gpus, 'trainer GPU')} the plan must use")
         if node_gpus is not None and sp > node_gpus:  # its GPUs would span nodes, and it cannot divide one
             raise QueryError(f"--sp {sp} is not allowed with nodes of {node_gpus} GPUs (--node-gpus): an SP group "
                              "must fit in one node")
@@ -356,7 +361,7 @@ def sp_layout_violation(model: Model, gpus: int, sp: int, node_gpus: int | None)
     if heads:
         return f"{model.name}: {heads}"
     if gpus % sp:
-        return f"SP={sp} does not divide {gpus} GPUs"
+        return f"SP={sp} does not divide {counted(gpus, 'GPU')}"
     if node_gpus is not None and gpus > node_gpus and node_gpus % sp:
         return f"{gpus} GPUs span nodes of {node_gpus} (--node-gpus), and SP={sp} does not divide a node"
     return None

@@ -12,7 +12,7 @@ from rich.table import Table
 from rich.text import Text
 
 from solver.memory import GRID, MemoryEstimate
-from solver.query import ENV_EXPORT, Answer, ClusterResult, CurrentSettings, Plan, Query, Reason, index_range
+from solver.query import ENV_EXPORT, Answer, ClusterResult, CurrentSettings, Plan, Query, Reason, counted, index_range
 from solver.tables import (
     ESCALATION_ORDER,
     NO_SETTING,
@@ -41,10 +41,6 @@ SHADES = (
 NO_SETTING_STYLE = "bold white on grey23"
 
 _ESCALATION_KEYS = [setting.escalation_key for setting in ESCALATION_ORDER]
-
-
-def _count(number: int, noun: str) -> str:
-    return f"{number} {noun}{'s' if number != 1 else ''}"
 
 
 def setting_style(setting: Setting | None) -> str:
@@ -85,7 +81,7 @@ def tables_view(catalog: Catalog) -> Group:
     for gpu_type in catalog.gpu_types:
         for table in gpu_type.tables:
             view = Table(
-                title=f"{gpu_type.name} ({gpu_type.memory_gb} GB), {_count(table.gpus, 'trainer GPU')}",
+                title=f"{gpu_type.name} ({gpu_type.memory_gb} GB), {counted(table.gpus, 'trainer GPU')}",
                 caption=f"source: {_source(gpu_type.source)}, {table.section}",
                 title_justify="left",
                 caption_justify="left",
@@ -190,10 +186,10 @@ def _gpus_of_budget(answer: Answer, plan: Plan) -> str:
     """``4 of 6 GPUs (2 left for rollout)``; ``4 of 6 GPUs, with 4 rollout GPUs`` with
     --rollout-gpus; ``4 GPUs`` when the budget is not the user's."""
     if answer.rollout_gpus:
-        trainer = _count(plan.gpus, "GPU") if answer.open_budget else f"{plan.gpus} of {answer.budget_gpus} GPUs"
-        return f"{trainer}, with {_count(answer.rollout_gpus, 'rollout GPU')}"
+        trainer = counted(plan.gpus, "GPU") if answer.open_budget else f"{plan.gpus} of {answer.budget_gpus} GPUs"
+        return f"{trainer}, with {counted(answer.rollout_gpus, 'rollout GPU')}"
     if answer.open_budget:
-        return _count(plan.gpus, "GPU")
+        return counted(plan.gpus, "GPU")
     left = "" if plan.unused_gpus == 0 else f" ({plan.unused_gpus} left for rollout)"
     return f"{plan.gpus} of {answer.budget_gpus} GPUs{left}"
 
@@ -222,7 +218,7 @@ def _ranking(answer: Answer) -> Table:
 
 def _current_view(answer: Answer, current: CurrentSettings, query: Query) -> Text:
     setting = Setting(env=current.env, offload=current.offload, sp=current.sp)
-    count = _count(current.gpus, "trainer GPU") + ("" if current.gpus_given else
+    count = counted(current.gpus, "trainer GPU") + ("" if current.gpus_given else
                                                    " (the budget's: the config does not give its GPUs)")
     said = (f"{current.config} runs {setting.label} on {count} at "
             f"{current.max_model_len} tokens (Env {'on' if current.env else 'off'} in this environment): ")
@@ -286,7 +282,7 @@ def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = Fal
             for node in placement.nodes:
                 share = (placement.trainer_gpus + placement.rollout_gpus) // len(placement.nodes)
                 used[node] = used.get(node, 0) + share
-        title = (f"pool {pool.name}: {pool.nodes} x {pool.gpus_per_node} {pool.gpu}; {_count(len(used), 'node')} and "
+        title = (f"pool {pool.name}: {pool.nodes} x {pool.gpus_per_node} {pool.gpu}; {counted(len(used), 'node')} and "
                  f"{sum(used.values())} of {pool.nodes * pool.gpus_per_node} GPUs used")
         if not here:  # a title, without an empty table
             renderables.append(Text(title, style="italic"))

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
+from math import ceil
 
 from ortools.sat.python import cp_model
 
@@ -22,6 +23,7 @@ from solver.query import (
     Query,
     SourceCell,
     Status,
+    counted,
     rollout_layout_violation,
     token_budget,
     whole_nodes_violation,
@@ -236,7 +238,7 @@ def _why_no_plan(catalog: Catalog, data: PlanningData, query: Query) -> tuple[st
             limit = f" with {limits}" if limits else ""
             return (
                 f"{query.max_model_len} tokens is beyond what {sources} allow for {where} {within}{limit}: "
-                f"the longest is {best.max_model_len} ({best.setting.label} on {best.gpus} GPUs, {best.evidence})"
+                f"the longest is {best.max_model_len} ({best.setting.label} on {counted(best.gpus, 'GPU')}, {best.evidence})"
                 f"{_host_need(catalog, data, query)}{_with_fewer_gpus(catalog, data, query)}"
             ), best
     trains = f"trains{' with ' + limits if limits else ''}"
@@ -252,4 +254,4 @@ def _host_need(catalog: Catalog, data: PlanningData, query: Query) -> str:
     if not answer_for(catalog, query.model_copy(update={"host_ram_gb": None, "top": 1}), data.gpu).plans:
         return ""
     need = min(host_memory_gib(data.shape, n, query.memory.coefficients, query.node_gpus) for n in counts)
-    return f" (without --host-ram Offload trains it, and needs at least {need:.0f} GiB of host memory per node)"
+    return f" (without --host-ram Offload trains it, and needs at least {ceil(need)} GiB of host memory per node)"

@@ -453,11 +453,15 @@ class Catalog(_Frozen):
         return _resolve("GPU", name, self.gpu_types)
 
     def with_model(self, model: Model) -> Catalog:
-        """This catalogue with one more model (from ``--model-config``), which takes its name (and the
-        names it answers to) from any model that had them."""
+        """This catalogue with one more model (from ``--model-config``). Of the same shape as a model it
+        names, it replaces that model (and its tables apply); of another shape, it is renamed
+        ``NAME (config shape)``, so that no table of the model it names is taken for it."""
         taken = {_normalise(name) for name in (model.name, *model.aliases)}
-        kept = (m for m in self.models if not taken & {_normalise(name) for name in (m.name, *m.aliases)})
-        return self.model_copy(update={"models": (*kept, model)})
+        named = [m for m in self.models if taken & {_normalise(name) for name in (m.name, *m.aliases)}]
+        if any(_shape(m) != _shape(model) for m in named):
+            model = model.model_copy(update={"name": f"{model.name} (config shape)", "aliases": ()})
+            named = []
+        return self.model_copy(update={"models": (*(m for m in self.models if m not in named), model)})
 
     @property
     def documented_gpu_types(self) -> tuple[GpuType, ...]:
@@ -768,6 +772,26 @@ def read_user_file(path: Path) -> str:
         raise TableError(f"{path}: not a text file (UTF-8)") from None
 
 
+MOE_CONFIG_KEYS = ("num_experts", "num_local_experts", "n_routed_experts", "moe_num_experts")
+"""Keys by which a Hugging Face config declares a mixture of experts (Qwen-MoE, Mixtral, DeepSeek, ...)."""
+CONFIG_LIMITS = {"hidden_size": 1 << 20, "num_hidden_layers": 1 << 14, "num_attention_heads": 1 << 14,
+                 "num_key_value_heads": 1 << 14, "head_dim": 1 << 14, "intermediate_size": 1 << 22,
+                 "vocab_size": 1 << 24, "max_position_embeddings": 1 << 30, "original_max_position_embeddings": 1 << 30}
+"""The largest value a config.json key may have: far beyond any model, but finite."""
+
+
+def brief(value: Any) -> str:
+    """`value`'s repr, cut to 60 characters (a one-line message must stay one short line)."""
+    shown = repr(value)
+    return shown if len(shown) <= 60 else shown[:57] + "..."
+
+
+def _shape(model: Model) -> tuple[int | bool, ...]:
+    """What the memory a model needs depends on: its layers' widths, counts and vocabulary."""
+    return (model.hidden_size, model.num_layers, model.num_attention_heads, model.num_key_value_heads, model.head_size,
+            model.intermediate_size, model.vocab_size, model.tied_embeddings, model.moe is not None)
+
+
 def load_model_config(path: Path) -> Model:
     """A dense model's shape from a local Hugging Face ``config.json`` (no network); its parameter count
     is computed from the shapes. `TableError`, one line naming the file and the key, when it cannot be."""
@@ -779,17 +803,28 @@ def load_model_config(path: Path) -> Model:
         raise TableError(f"{path}: not JSON: {error.msg} (line {error.lineno})") from None
     if not isinstance(config, dict):
         raise TableError(f"{path}: a config.json is a JSON object")
-    if "num_experts" in config or "num_local_experts" in config:
+    if any(key in config for key in MOE_CONFIG_KEYS):
         raise TableError(f"{path}: a mixture-of-experts config; --model-config takes dense models only")
+    if "hidden_size" not in config and isinstance(config.get("text_config"), dict):
+        raise TableError(f"{path}: a multimodal config (its language model is under text_config); --model-config "
+                         "takes a text model's config.json")
 
-    def number(key: str, default: int | None = None) -> int:
-        value = config.get(key, default)
-        if not isinstance(value, int) or isinstance(value, bool) or value < 1:
-            raise TableError(f"{path}: {key}: expected a whole number of at least 1, got {value!r}")
+    def number(key: str, default: int | None = None, within: dict = config) -> int:
+        value = within.get(key)
+        value = default if value is None else value
+        limit = CONFIG_LIMITS[key]
+        if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= limit:
+            raise TableError(f"{path}: {key}: expected a whole number from 1 to {limit}, got {brief(value)}")
         return value
 
     hidden, layers, heads = number("hidden_size"), number("num_hidden_layers"), number("num_attention_heads")
     kv_heads = number("num_key_value_heads", heads)
+    if heads % kv_heads:
+        raise TableError(f"{path}: num_key_value_heads: expected a divisor of num_attention_heads ({heads}), "
+                         f"got {kv_heads}")
+    if config.get("head_dim") is None and hidden < heads:
+        raise TableError(f"{path}: head_dim: not given, and hidden_size {hidden} over {heads} attention heads "
+                         "leaves none")
     head_dim = number("head_dim", hidden // heads)
     intermediate, vocab = number("intermediate_size"), number("vocab_size")
     tied = bool(config.get("tie_word_embeddings", False))
@@ -797,12 +832,16 @@ def load_model_config(path: Path) -> Model:
     per_layer = attention + 3 * hidden * intermediate + 2 * hidden
     parameters = layers * per_layer + vocab * hidden * (1 if tied else 2) + hidden
     folder_or_file = path.resolve().parent.name if path.name == "config.json" else path.stem
-    name = str(config.get("_name_or_path") or folder_or_file).rstrip("/").split("/")[-1] or "custom"
+    named = str(config.get("_name_or_path") or folder_or_file).rstrip("/").split("/")[-1]
+    name = " ".join("".join(c if c.isprintable() else " " for c in named).split()) or "custom"
     scaling = config.get("rope_scaling")
     rope_type = (scaling.get("rope_type") or scaling.get("type")) if isinstance(scaling, dict) else None
+    native = number("max_position_embeddings")
+    if rope_type == "yarn" and isinstance(scaling, dict) and scaling.get("original_max_position_embeddings") is not None:
+        native = number("original_max_position_embeddings", within=scaling)  # YaRN is re-derived from here
     return Model(name=name, head_dim=head_dim, hidden_size=hidden, num_layers=layers, num_attention_heads=heads,
                  num_key_value_heads=kv_heads, intermediate_size=intermediate, vocab_size=vocab, tied_embeddings=tied,
-                 parameters_b=round(parameters / 1e9, 3), native_context=number("max_position_embeddings"),
+                 parameters_b=parameters / 1e9, native_context=native,
                  rope_scaling=str(rope_type) if rope_type not in (None, "default", "yarn") else None)
 
 

@@ -35,7 +35,7 @@ from ruamel.yaml.error import CommentMark, YAMLError
 from ruamel.yaml.tokens import CommentToken
 
 from solver.query import ENV_EXPORT, Plan, index_range, sp_rule_violation
-from solver.tables import MAX_TOKENS, Model, OneLineError, model_name_from_path
+from solver.tables import MAX_TOKENS, Model, OneLineError, brief, model_name_from_path
 
 OFFLOAD_FLAGS = ("param_offload", "optimizer_offload", "offload_policy")
 ROLES = ("actor", "ref")
@@ -340,7 +340,7 @@ def _load(text: str, name: str, yaml: YAML | None = None) -> Any:
         problem = " ".join(str(problem).split())
         raise ConfigError(f"{name}: {at}not valid YAML: {problem}") from None
     if not isinstance(data, Mapping):
-        kind = "an empty document" if data is None else "a list" if isinstance(data, list) else _show(data)
+        kind = "an empty document" if data is None else "a list" if isinstance(data, list) else brief(data)
         raise ConfigError(f"{name}: a Trinity config is a mapping of sections (model, cluster, trainer, ...), got {kind}")
     return data
 
@@ -359,7 +359,7 @@ class _Reader:
             if node is None:
                 return None
             if not isinstance(node, Mapping):
-                raise ConfigError(f"{self.where(path[:depth])} must be a mapping, got {_show(node)}")
+                raise ConfigError(f"{self.where(path[:depth])} must be a mapping, got {brief(node)}")
             node = node.get(part)
         return _resolve(node, self.where(path), self.environ)
 
@@ -371,7 +371,7 @@ class _Reader:
         if isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d+\s*", value):
             value = int(value)
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ConfigError(f"{self.where(path)} must be a whole number, got {_show(value)}")
+            raise ConfigError(f"{self.where(path)} must be a whole number, got {brief(value)}")
         if value < minimum:
             raise ConfigError(f"{self.where(path)} must be at least {minimum}, got {value}")
         if maximum is not None and value > maximum:
@@ -389,7 +389,7 @@ class _Reader:
         if isinstance(value, str) and value.strip().lower() in ("true", "false"):
             return value.strip().lower() == "true"
         if not isinstance(value, bool):
-            raise ConfigError(f"{self.where(path)} must be true or false, got {_show(value)}")
+            raise ConfigError(f"{self.where(path)} must be true or false, got {brief(value)}")
         return value
 
     def text(self, path: tuple[str, ...]) -> str | None:
@@ -397,13 +397,8 @@ class _Reader:
         if value is None:
             return None
         if not isinstance(value, str):
-            raise ConfigError(f"{self.where(path)} must be text, got {_show(value)}")
+            raise ConfigError(f"{self.where(path)} must be text, got {brief(value)}")
         return value
-
-
-def _show(value: Any) -> str:
-    shown = repr(value)
-    return shown if len(shown) <= 60 else shown[:57] + "..."
 
 
 def _rollout_gpus(reader: _Reader) -> int:
@@ -419,7 +414,7 @@ def _rollout_gpus(reader: _Reader) -> int:
     total = reader.count((*rollout, "engine_num"), 1, minimum=0) * reader.count((*rollout, "tensor_parallel_size"), 1)
     auxiliary = reader.get(("explorer", "auxiliary_models")) or []
     if not isinstance(auxiliary, list):
-        raise ConfigError(f"{reader.where(('explorer', 'auxiliary_models'))} must be a list, got {_show(auxiliary)}")
+        raise ConfigError(f"{reader.where(('explorer', 'auxiliary_models'))} must be a list, got {brief(auxiliary)}")
     for index, entry in enumerate(auxiliary):
         if not isinstance(entry, Mapping):
             raise ConfigError(f"{reader.where(('explorer', f'auxiliary_models[{index}]'))} must be a mapping")
@@ -455,7 +450,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str]) -> Tri
     if model_path is None or (isinstance(model_path, str) and not model_path.strip()):
         raise ConfigError(f"{name}: missing model.model_path")
     if not isinstance(model_path, str):
-        raise ConfigError(f"{reader.where(('model', 'model_path'))} must be a path, got {_show(model_path)}")
+        raise ConfigError(f"{reader.where(('model', 'model_path'))} must be a path, got {brief(model_path)}")
     model = model_name_from_path(model_path)
     if not model:
         raise ConfigError(f"{reader.where(('model', 'model_path'))}: no model name in {model_path!r}")
@@ -599,7 +594,7 @@ def _set(
             node = child
             continue
         if child is not None:
-            raise ConfigError(f"{'.'.join(path[: depth + 1])} must be a mapping, got {_show(child)}")
+            raise ConfigError(f"{'.'.join(path[: depth + 1])} must be a mapping, got {brief(child)}")
         if not create:
             return
         subtree: Any = value
@@ -754,7 +749,7 @@ def check_trinity_config(
         if raw is None:
             return None
         if isinstance(raw, bool) or not isinstance(raw, (int, float)):
-            problems.append(f"{'.'.join(path)} must be a number, got {_show(raw)}")
+            problems.append(f"{'.'.join(path)} must be a number, got {brief(raw)}")
             return None
         return raw
 
@@ -796,7 +791,7 @@ def check_trinity_config(
     own_rope = model.rope_scaling
     given_rope = value(("model", "rope_scaling", "rope_type")) or value(("model", "rope_scaling", "type"))
     if own_rope is not None and _dig(mapping, ("model", "rope_scaling")) is not None and given_rope != own_rope:
-        problems.append(f"model.rope_scaling ({_show(given_rope)}) would replace {model.name}'s own {own_rope} RoPE "
+        problems.append(f"model.rope_scaling ({brief(given_rope)}) would replace {model.name}'s own {own_rope} RoPE "
                         "scaling: remove it")
     wanted = model.yarn_factor(int(length)) if length is not None else None
     if length is not None and wanted is not None:
@@ -809,7 +804,7 @@ def check_trinity_config(
         else:
             rope_type = value(("model", "rope_scaling", "rope_type")) or value(("model", "rope_scaling", "type"))
             if rope_type != "yarn":
-                problems.append(f"model.rope_scaling.rope_type must be yarn, got {_show(rope_type)}")
+                problems.append(f"model.rope_scaling.rope_type must be yarn, got {brief(rope_type)}")
             factor = number(("model", "rope_scaling", "factor"))
             if factor is None or not math.isclose(factor, wanted, rel_tol=1e-9):
                 problems.append(f"model.rope_scaling.factor must be max_model_len / {native} = {wanted!r}, got {factor!r}")
@@ -823,7 +818,7 @@ def check_trinity_config(
     for role_name in ROLES:
         policy = (*_FSDP_CONFIG, role_name, "fsdp_config", "offload_policy")
         if value(policy) is True and strategy != "fsdp2":
-            problems.append(f"{'.'.join(policy)} needs trainer.trainer_strategy fsdp2, got {_show(strategy)}")
+            problems.append(f"{'.'.join(policy)} needs trainer.trainer_strategy fsdp2, got {brief(strategy)}")
 
     per_node = number(("cluster", "gpu_per_node"))
     if per_node and trainer_gpus > per_node and trainer_gpus % per_node:

@@ -176,8 +176,15 @@ def test_model_config_reads_a_local_config_json():
         ("{not json", "not JSON"),
         ("[1, 2]", "a config.json is a JSON object"),
         ('{"num_experts": 8, "hidden_size": 8}', "mixture-of-experts"),
-        ('{"hidden_size": 1024}', "num_hidden_layers: expected a whole number of at least 1, got None"),
-        ('{"hidden_size": -1, "num_hidden_layers": 2}', "hidden_size: expected a whole number of at least 1, got -1"),
+        ('{"n_routed_experts": 256, "hidden_size": 7168}', "mixture-of-experts"),  # DeepSeek's key
+        ('{"text_config": {"hidden_size": 8}}', "a multimodal config .its language model is under text_config."),
+        ('{"hidden_size": 1024}', "num_hidden_layers: expected a whole number from 1 to 16384, got None"),
+        ('{"hidden_size": -1, "num_hidden_layers": 2}', "hidden_size: expected a whole number from 1 to 1048576, got -1"),
+        ('{"hidden_size": 1' + '0' * 200 + '}', r"hidden_size: expected a whole number from 1 to 1048576, got 1000+\.\.\.$"),
+        ('{"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 128}',
+         "head_dim: not given, and hidden_size 64 over 128 attention heads leaves none"),
+        ('{"hidden_size": 4096, "num_hidden_layers": 2, "num_attention_heads": 32, "num_key_value_heads": 5}',
+         r"num_key_value_heads: expected a divisor of num_attention_heads \(32\), got 5"),
     ],
 )
 def test_bad_model_configs_are_refused(tmp_path: Path, text: str, message: str):
@@ -322,7 +329,7 @@ def test_host_ram_rules_out_offload_plans_whose_states_do_not_fit():
                      CATALOG)
     assert answer.plans == () and answer.reason == (
         "nothing in the tables and the memory model's estimates for Qwen3-14B on A100-80GB within 1 GPU trains "
-        "with --host-ram 200 (without --host-ram Offload trains it, and needs at least 227 GiB of host memory per "
+        "with --host-ram 200 (without --host-ram Offload trains it, and needs at least 228 GiB of host memory per "
         "node)")
     (answer,) = plan(make_query(CATALOG, model="14B", gpu="a100", max_model_len=8192, budget_gpus=1, host_ram_gb=512),
                      CATALOG)
@@ -367,12 +374,62 @@ def test_a_model_config_gives_its_own_rope_scaling_and_its_name(tmp_path: Path):
     assert load_model_config(FIXTURE).rope_scaling is None and load_model_config(FIXTURE).yarn_factor(65536) == 2.0
 
 
+def test_a_model_config_with_yarn_of_its_own_is_rescaled_from_its_original_context(tmp_path: Path):
+    config = json.loads(FIXTURE.read_text(encoding="utf-8"))
+    config.update(max_position_embeddings=131072, rope_scaling={"rope_type": "yarn", "factor": 4.0,
+                                                                 "original_max_position_embeddings": 32768})
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config), encoding="utf-8")
+    model = load_model_config(path)
+    assert (model.native_context, model.rope_scaling, model.yarn_factor(204800)) == (32768, None, 6.25)
+
+
+def test_small_models_odd_names_and_null_defaults_in_a_model_config(tmp_path: Path):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"_name_or_path": "org/tiny\nmodel", "hidden_size": 64, "intermediate_size": 128,
+                                "num_hidden_layers": 2, "num_attention_heads": 8, "num_key_value_heads": None,
+                                "head_dim": None, "vocab_size": 1000, "max_position_embeddings": 4096}),
+                    encoding="utf-8")
+    model = load_model_config(path)
+    # 2 layers of (64 x 8 x 32 attention + 3 x 64 x 128 MLP + 128 norms) + 1000 x 64 x 2 + 64 = 210240
+    assert (model.name, model.num_key_value_heads, model.head_dim) == ("tiny model", 8, 8)
+    assert model.parameters_b == pytest.approx(210240 / 1e9)
+
+
+def test_a_model_config_that_borrows_a_catalogue_name_gets_no_tables(cli, tmp_path: Path):
+    # A 70B-shaped config in a folder named Qwen3-4B must not take Qwen3-4B's documented cells; the real
+    # Qwen3-4B's shape does.
+    folder = tmp_path / "Qwen3-4B"
+    folder.mkdir()
+    shape = {"hidden_size": 8192, "intermediate_size": 28672, "num_hidden_layers": 80, "num_attention_heads": 64,
+             "num_key_value_heads": 8, "vocab_size": 128256, "max_position_embeddings": 131072}
+    (folder / "config.json").write_text(json.dumps(shape), encoding="utf-8")
+    flags = ["--gpu", "a100", "--gpus", "4", "--len", "8k", "--json"]
+    status, out, _ = cli("--model-config", str(folder), *flags)
+    [answer] = json.loads(out)
+    assert answer["model"] == "Qwen3-4B (config shape)" and all(p["evidence"] == "estimated" for p in answer["plans"])
+    qwen = CATALOG.model("Qwen3-4B")
+    shape = {"hidden_size": qwen.hidden_size, "intermediate_size": qwen.intermediate_size,
+             "num_hidden_layers": qwen.num_layers, "num_attention_heads": qwen.num_attention_heads,
+             "num_key_value_heads": qwen.num_key_value_heads, "head_dim": qwen.head_dim, "vocab_size": qwen.vocab_size,
+             "tie_word_embeddings": qwen.tied_embeddings, "max_position_embeddings": qwen.native_context}
+    (folder / "config.json").write_text(json.dumps(shape), encoding="utf-8")
+    status, out, _ = cli("--model-config", str(folder), *flags)
+    [answer] = json.loads(out)
+    assert (status, answer["model"], answer["plans"][0]["evidence"]) == (0, "Qwen3-4B", "documented")
+
+
 def test_a_host_memory_note_only_when_host_memory_is_the_limit():
     # 8B at 65536 within 4 A100s needs Offload (126 GiB of states per node): --host-ram 50 is what stops it.
     (answer,) = plan(make_query(CATALOG, model="8B", gpu="a100", max_model_len=65536, budget_gpus=4, host_ram_gb=50),
                      CATALOG)
     assert answer.reason.endswith("the longest is 51200 (Env + SP=4 on 4 GPUs, documented) (without --host-ram "
-                                  "Offload trains it, and needs at least 126 GiB of host memory per node)")
+                                  "Offload trains it, and needs at least 127 GiB of host memory per node)")
+    # The need is rounded up (126.1 GiB): 126 does not train it, 127 does.
+    for host_ram, trains in ((126, False), (127, True)):
+        (answer,) = plan(make_query(CATALOG, model="8B", gpu="a100", max_model_len=65536, budget_gpus=4,
+                                    host_ram_gb=host_ram), CATALOG)
+        assert bool(answer.plans) == trains
     # 32B at 65536 on one A100 with SP=2 pinned: SP=2 does not divide 1 GPU; host memory is not the limit.
     (answer,) = plan(make_query(CATALOG, model="32B", gpu="a100", max_model_len=65536, budget_gpus=1, sp=2,
                                 host_ram_gb=2000), CATALOG)
