@@ -18,7 +18,17 @@ from ortools.linear_solver import pywraplp
 
 from solver.memory import DEFAULT_MARGIN, PRIOR, TERMS, breakdown, features
 from solver.query import sp_rule_violation
-from solver.tables import ESCALATION_ORDER, Catalog, Coefficients, FitSummary, GpuType, Model, QueryError, Setting
+from solver.tables import (
+    ESCALATION_ORDER,
+    NO_SETTING,
+    Catalog,
+    Coefficients,
+    FitSummary,
+    GpuType,
+    Model,
+    QueryError,
+    Setting,
+)
 
 GAP = 0.005
 """The margin, as a fraction of GPU memory, that separates fitting from not fitting in the fit."""
@@ -78,6 +88,27 @@ def observations(
                     found += [Observation(gpu.name, model, gpu.memory_gib, table.gpus, setting, row.max_model_len, fits)
                               for setting, fits in evidence]
     return found
+
+
+def contradictions(mine: Iterable[GpuType], documented: Iterable[GpuType]) -> list[str]:
+    """Cells of `mine` that the `documented` tables give another setting (same GPU type, trainer GPU
+    count, model and length), each as ``GPU, N GPUs, MODEL at L: yours 'A', the table's 'B'``."""
+    known = {(gpu.name, table.gpus, name, row.max_model_len): row.setting(name)
+             for gpu in documented for table in gpu.tables for row in table.rows for name in table.models}
+    found = []
+    for gpu in mine:
+        for table in gpu.tables:
+            for row in table.rows:
+                for name in table.models:
+                    key = (gpu.name, table.gpus, name, row.max_model_len)
+                    if key in known and known[key] != row.setting(name):
+                        found.append(f"{gpu.name}, {table.gpus} GPUs, {name} at {row.max_model_len}: yours "
+                                     f"{_label(row.setting(name))!r}, the table's {_label(known[key])!r}")
+    return found
+
+
+def _label(setting: Setting | None) -> str:
+    return setting.label if setting is not None else NO_SETTING
 
 
 def calibrate(evidence: Iterable[Observation]) -> tuple[Coefficients, FitSummary]:

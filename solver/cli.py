@@ -30,6 +30,7 @@ from solver.query import (
     CurrentSettings,
     Objective,
     Query,
+    counted,
     make_query,
     resolve_margin,
     sp_layout_violation,
@@ -288,16 +289,26 @@ def build_calibrate_parser() -> argparse.ArgumentParser:
 
 def run_calibrate(args: argparse.Namespace) -> int:
     """``solve calibrate``: fit the coefficients and print (or write) a memory-model file."""
-    from solver.calibrate import at_bounds, calibrate, observations
+    from solver.calibrate import at_bounds, calibrate, contradictions, observations
     from solver.render import memory_model_yaml
 
     if args.with_tables and not args.cells:
         raise QueryError("--with-tables adds the shipped tables to the cells of --cells FILE")
+    twice = next((path for i, path in enumerate(args.cells or []) if any(_same_file(path, other)
+                                                                         for other in args.cells[:i])), None)
+    if twice is not None:
+        raise QueryError(f"--cells {twice}: the same file is given twice; give each file once")
     catalog = load_catalog()
     gpu_types = [load_gpu_type(path, catalog.models, catalog.gpu_types) for path in args.cells] if args.cells else None
     evidence = observations(catalog, gpu_types=gpu_types)
     if args.cells and args.with_tables:
         evidence += observations(catalog)
+        clashes = contradictions(gpu_types or [], catalog.documented_gpu_types)
+        if clashes:
+            more = f"; and {len(clashes) - 1} more" if len(clashes) > 1 else ""
+            print(f"solve calibrate: warning: {counted(len(clashes), 'cell')} of yours "
+                  f"{'contradicts' if len(clashes) == 1 else 'contradict'} the documented tables, and the fit takes "
+                  f"both sides: {clashes[0]}{more}", file=sys.stderr)
     if not evidence:
         raise QueryError("no cells to calibrate on")
     coefficients, fit = calibrate(evidence)

@@ -45,6 +45,8 @@ Count = Annotated[int, Strict(), Gt(0)]
 """A positive whole number written as a YAML integer (not ``"4096"``, ``4096.0`` or ``true``)."""
 Tokens = Annotated[int, Strict(), Gt(0), Le(MAX_TOKENS)]
 GpuCount = Annotated[int, Strict(), Gt(0), Le(MAX_GPUS)]
+MAX_GPU_MEMORY_GB = 1 << 14
+"""Far more memory than any GPU has (16 TB), but finite."""
 Billions = Annotated[float, Strict(), Gt(0)]
 Weight = Annotated[float, Strict(), Ge(0), Le(1000), AllowInfNan(False)]
 """A cost weight: how much a setting slows a step, 0 (free) to 1000 (a thousand times slower)."""
@@ -218,7 +220,7 @@ class Row(_Frozen):
 class Table(_Frozen):
     """The documented settings for one GPU type at one trainer GPU count."""
 
-    gpus: Count
+    gpus: GpuCount
     section: Text
     models: tuple[Text, ...]
     rows: tuple[Row, ...]
@@ -269,8 +271,9 @@ class GpuType(_Frozen):
     """A GPU type with its documented tables, one per trainer GPU count (YAML key ``gpu`` names it)."""
 
     name: Text = Field(alias="gpu")
-    memory_gb: Count = Field(description="memory as the vendor sells it, in GB (the name's number)")
-    memory_mib: Count | None = Field(default=None, description=(
+    memory_gb: Annotated[Count, Le(MAX_GPU_MEMORY_GB)] = Field(description=(
+        "memory as the vendor sells it, in GB (the name's number)"))
+    memory_mib: Annotated[Count, Le(MAX_GPU_MEMORY_GB * 1024)] | None = Field(default=None, description=(
         "memory as the driver reports it (nvidia-smi's or amd-smi's total, MiB): what CUDA allocates from"))
     aliases: tuple[Text, ...] = ()
     source: Source | Text
@@ -709,8 +712,12 @@ def load_gpu_type(path: Path, models: tuple[Model, ...], hardware: tuple[GpuType
     known = next((gpu for gpu in hardware if wanted in {_normalise(name) for name in (gpu.name, *gpu.aliases)}), None)
     if known is None:
         return tabled
-    if known.memory_gb != tabled.memory_gb or tabled.memory_mib not in (None, known.memory_mib):
-        raise TableError(f"{path}: GPU {tabled.name} with {tabled.memory_gb} GB is not in gpus.yaml as such")
+    if known.memory_gb != tabled.memory_gb:
+        raise TableError(f"{path}: GPU {tabled.name}: memory_gb {tabled.memory_gb} is not gpus.yaml's {known.memory_gb} "
+                         f"for {known.name}")
+    if tabled.memory_mib not in (None, known.memory_mib):
+        raise TableError(f"{path}: GPU {tabled.name}: memory_mib {tabled.memory_mib} is not gpus.yaml's "
+                         f"{known.memory_mib} for {known.name} (leave it out to take that)")
     aliases = tuple(dict.fromkeys(alias for alias in (*known.aliases, *tabled.aliases) if alias != known.name))
     return tabled.model_copy(update={"name": known.name, "aliases": aliases, "memory_mib": known.memory_mib})
 
@@ -728,7 +735,7 @@ def load_catalog(directory: Path | None = None) -> Catalog:
     for path in paths:
         tabled = load_gpu_type(path, models, hardware)
         if all(gpu.name != tabled.name for gpu in hardware):
-            raise TableError(f"{path}: GPU {tabled.name} with {tabled.memory_gb} GB is not in gpus.yaml as such")
+            raise TableError(f"{path}: GPU {tabled.name} is not in gpus.yaml; add it there")
         documented[tabled.name] = tabled
     gpu_types = tuple(documented.get(gpu.name, gpu) for gpu in hardware)
     names = [_normalise(name) for gpu in gpu_types for name in (gpu.name, *gpu.aliases)]

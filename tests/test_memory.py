@@ -204,7 +204,10 @@ def test_bad_catalogue_files_are_refused(tmp_path: Path):
     with pytest.raises(TableError, match=r"gpus.yaml: gpu H100-80GB, memory_mib: must be above 0"):
         load_catalog(tmp_path)
     gpus.write_text("gpus:\n  - {name: A100-80GB, memory_gb: 40, source: x}\n", encoding="utf-8")
-    with pytest.raises(TableError, match=r"GPU A100-80GB with 80 GB is not in gpus.yaml as such"):
+    with pytest.raises(TableError, match=r"GPU A100-80GB: memory_gb 80 is not gpus.yaml's 40 for A100-80GB$"):
+        load_catalog(tmp_path)
+    gpus.write_text("gpus:\n  - {name: H100-80GB, memory_gb: 80, source: x}\n", encoding="utf-8")
+    with pytest.raises(TableError, match=r"a100-80gb.yaml: GPU A100-80GB is not in gpus.yaml; add it there$"):
         load_catalog(tmp_path)
 
 
@@ -220,7 +223,8 @@ def test_the_memory_model_works_with_the_memory_the_driver_reports(tmp_path: Pat
     mine = tmp_path / "h20.yaml"
     mine.write_text(cells.read_text(encoding="utf-8").replace("memory_gb: 96", "memory_gb: 96\nmemory_mib: 98000"),
                     encoding="utf-8")
-    with pytest.raises(TableError, match=r"h20.yaml: GPU H20-96GB with 96 GB is not in gpus.yaml as such"):
+    with pytest.raises(TableError, match=r"h20.yaml: GPU H20-96GB: memory_mib 98000 is not gpus.yaml's 97871 for "
+                                         r"H20-96GB \(leave it out to take that\)$"):
         load_gpu_type(mine, CATALOG.models, CATALOG.gpu_types)
     assert load_gpu_type(mine, CATALOG.models).memory_gib == 98000 / 1024  # a GPU type of the user's own
     by_alias = tmp_path / "h100.yaml"  # a GPU type named by its alias is the catalogue's
@@ -434,3 +438,21 @@ def test_a_host_memory_note_only_when_host_memory_is_the_limit():
     (answer,) = plan(make_query(CATALOG, model="32B", gpu="a100", max_model_len=65536, budget_gpus=1, sp=2,
                                 host_ram_gb=2000), CATALOG)
     assert answer.plans == () and "host memory" not in answer.reason
+
+
+def test_cli_calibrate_names_cells_that_contradict_the_tables_and_files_given_twice(cli, tmp_path: Path):
+    mine = tmp_path / "mine.yaml"
+    mine.write_text('gpu: A100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n  - gpus: 4\n    section: "4 x A100"\n'
+                    '    models: [Qwen3-8B]\n    rows:\n'
+                    '      - {max_model_len: 4096, cells: {Qwen3-8B: "-"}}\n'  # the table says vanilla
+                    '      - {max_model_len: 8192, cells: {Qwen3-8B: "-"}}\n'  # the table says vanilla
+                    '      - {max_model_len: 12288, cells: {Qwen3-8B: Env}}\n', encoding="utf-8")  # agrees
+    status, out, err = cli("calibrate", "--cells", str(mine), "--with-tables")
+    assert status == 0 and out.startswith("# Memory-model coefficients") and err.startswith(
+        "solve calibrate: warning: 2 cells of yours contradict the documented tables, and the fit takes both sides: "
+        "A100-80GB, 4 GPUs, Qwen3-8B at 4096: yours '-', the table's 'vanilla'; and 1 more\n")
+    status, out, err = cli("calibrate", "--cells", str(mine))  # alone, your cells are yours to fit
+    assert status == 0 and "contradict" not in err
+    assert cli("calibrate", "--cells", str(mine), "--cells", str(tmp_path / "." / "mine.yaml")) == (
+        2, "", f"solve calibrate: error: --cells {tmp_path / '.' / 'mine.yaml'}: the same file is given twice; give "
+               "each file once\n")
