@@ -70,6 +70,8 @@ class _Parser(argparse.ArgumentParser):
 def positive_int(text: str) -> int:
     """An argparse type: a whole number of at least 1."""
     try:
+        if not text.isascii():  # int() reads the digits of every script
+            raise ValueError(text)
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None

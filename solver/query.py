@@ -36,6 +36,8 @@ ENV_EXPORT = "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
 
 MAX_TOP = 100
 """The most ranked plans one query may ask for."""
+MAX_HOST_RAM_GB = 1 << 20
+"""The most host memory per node --host-ram takes (1 PB): more than any node has, but finite."""
 
 
 class _Frozen(BaseModel):
@@ -66,7 +68,7 @@ class Query(_Frozen):
                                    "table for the GPU type, model or count; only: estimates alone; never: none")
     memory: MemoryModel
     margin: float = Field(ge=0, lt=1, description="safety margin of estimates, a fraction of usable memory")
-    host_ram_gb: float | None = Field(default=None, gt=0, description="host memory per node, for Offload")
+    host_ram_gb: float | None = Field(default=None, gt=0, le=MAX_HOST_RAM_GB, description="host memory per node, for Offload")
     time_limit_s: float = Field(default=10.0, gt=0)
     workers: int = Field(default=1, gt=0)
     seed: int = Field(default=0, ge=0)
@@ -260,14 +262,18 @@ def make_query(
         raise QueryError("--exact needs --gpus N")
     if exact and objective == "min_gpus":
         raise QueryError("--minimize gpus chooses the GPU count: drop --exact")
-    if host_ram_gb is not None and not host_ram_gb > 0:
-        raise QueryError(f"--host-ram must be above 0 GB, got {host_ram_gb}")
+    if host_ram_gb is not None and not 0 < host_ram_gb <= MAX_HOST_RAM_GB:
+        raise QueryError(f"--host-ram must be above 0 and at most {MAX_HOST_RAM_GB} GB, got {host_ram_gb}")
     if sp is not None:
         problem = sp_rule_violation(resolved.num_attention_heads, resolved.num_key_value_heads, sp)
         if problem:
-            raise QueryError(f"--sp {sp} is not allowed for {resolved.name}: {problem}")
+            heads, kv_heads = resolved.num_attention_heads, resolved.num_key_value_heads
+            allowed = ", ".join(str(s) for s in range(1, heads + 1) if not sp_rule_violation(heads, kv_heads, s))
+            raise QueryError(f"--sp {sp} is not allowed for {resolved.name}: {problem}; its heads allow {allowed}")
         if exact and budget_gpus is not None and budget_gpus % sp:
-            raise QueryError(f"--sp {sp} does not divide the {counted(budget_gpus, 'trainer GPU')} the plan must use")
+            divisors = ", ".join(str(s) for s in range(1, budget_gpus + 1) if budget_gpus % s == 0)
+            raise QueryError(f"--sp {sp} does not divide the {counted(budget_gpus, 'trainer GPU')} the plan must use "
+                             f"(their divisors: {divisors})")
         if node_gpus is not None and sp > node_gpus:  # its GPUs would span nodes, and it cannot divide one
             raise QueryError(f"--sp {sp} is not allowed with nodes of {node_gpus} GPUs (--node-gpus): an SP group "
                              "must fit in one node")

@@ -215,7 +215,7 @@ def _with_fewer_gpus(catalog: Catalog, data: PlanningData, query: Query) -> str:
 def _why_no_plan(catalog: Catalog, data: PlanningData, query: Query) -> tuple[str, Plan | None]:
     """Name the limit that leaves `query` without a plan on this GPU type, found by solving again; and,
     when only the length is out of reach, the longest plan within the same budget and pins."""
-    counts = ", ".join(map(str, data.counts))
+    counts = "counts with a plan at some length: " + ", ".join(map(str, data.counts))
     where = f"{data.model} on {data.gpu}"
     spread = (whole_nodes_violation(query.budget_gpus, query.node_gpus)
               or rollout_layout_violation(query.budget_gpus, query.rollout_gpus, query.node_gpus)) if query.exact else None
@@ -223,10 +223,10 @@ def _why_no_plan(catalog: Catalog, data: PlanningData, query: Query) -> tuple[st
         return (f"no plan for exactly {query.budget_gpus} trainer GPUs with {where}: {spread}"
                 f"{_with_fewer_gpus(catalog, data, query)}"), None
     if query.exact and query.budget_gpus not in data.counts:
-        return (f"no plan for exactly {query.budget_gpus} trainer GPUs with {where} (counts with a plan: {counts})"
+        return (f"no plan for exactly {query.budget_gpus} trainer GPUs with {where} ({counts})"
                 f"{_uncounted(query)}{_with_fewer_gpus(catalog, data, query)}", None)
     if min(data.counts) > query.budget_gpus:
-        return f"no plan for {query.budget_gpus} or fewer trainer GPUs with {where} (counts with a plan: {counts})", None
+        return f"no plan for {query.budget_gpus} or fewer trainer GPUs with {where} ({counts})", None
     host_ram = f"--host-ram {query.host_ram_gb:g}" if query.host_ram_gb is not None else ""
     sources, within = query.evidence_sources, query.within_budget
     limits = " ".join(filter(None, (query.pin_flags, host_ram)))  # the flags that narrow the plans

@@ -122,8 +122,8 @@ def test_exit_1_when_some_answer_has_no_plan(cli):
         (["--model", "4B", "--maximize", "len", "--minimize", "gpus", "--gpus", "4"],
          "solve: error: argument --minimize: not allowed with argument --maximize"),
         (["--model", "4B", "--maximize", "width", "--gpus", "4"], "solve: error: argument --maximize: invalid choice: 'width'"),
-        (["--model", "4B", "--len", "8192", "--sp", "3"], "solve: error: --sp 3 is not allowed for Qwen3-4B: SP=3 does not divide its 32 attention heads"),
-        (["--model", "4B", "--len", "8192", "--gpus", "6", "--exact", "--sp", "4"], "solve: error: --sp 4 does not divide the 6 trainer GPUs the plan must use"),
+        (["--model", "4B", "--len", "8192", "--sp", "3"], "solve: error: --sp 3 is not allowed for Qwen3-4B: SP=3 does not divide its 32 attention heads; its heads allow 1, 2, 4, 8, 16, 32"),
+        (["--model", "4B", "--len", "8192", "--gpus", "6", "--exact", "--sp", "4"], "solve: error: --sp 4 does not divide the 6 trainer GPUs the plan must use (their divisors: 1, 2, 3, 6)"),
         (["--model", "4B", "--len", "8192", "--exact"], "solve: error: --exact needs --gpus N"),
         (["--model", "8B", "--len", "8192", "--gpus", "8", "--sp", "8", "--node-gpus", "4"],
          "solve: error: --sp 8 is not allowed with nodes of 4 GPUs (--node-gpus): an SP group must fit in one node"),
@@ -136,6 +136,9 @@ def test_exit_1_when_some_answer_has_no_plan(cli):
         (["--model", "4B", "--len", "8192", "--gpus", "4", "--exact", "--minimize", "gpus"], "solve: error: --minimize gpus chooses the GPU count: drop --exact"),
         (["--model", "4B", "--len", "8192", "--emit", "trinity", "--top", "3"], "solve: error: --emit trinity prints the best plan's YAML alone: drop --top and --explain"),
         (["--model", "Meta/Qwen3-5B", "--len", "8192"], "solve: error: unknown model 'Meta/Qwen3-5B'; accepted:"),
+        (["--model", "4B", "--len", "\u0668k"], "solve: error: argument --len: expected a whole number, got '\u0668'"),
+        (["--model", "4B", "--len", "8k", "--host-ram", "inf"], "solve: error: --host-ram must be above 0 and at most 1048576 GB, got inf"),
+        (["--model", "4B", "--len", "8k", "--host-ram", "nan"], "solve: error: --host-ram must be above 0 and at most 1048576 GB, got nan"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(cli, argv: list[str], message: str):

@@ -90,7 +90,7 @@ def test_only_an_out_of_reach_length_gets_a_nearest_plan():
 def test_a_gpu_count_without_a_table_is_estimated_or_named():
     answer = solve_one("A100-80GB", model="4B", max_model_len=8192, budget_gpus=3, exact=True, estimate="never")
     assert answer.status == "infeasible"
-    assert answer.reason == ("no plan for exactly 3 trainer GPUs with Qwen3-4B on A100-80GB (counts with a plan: "
+    assert answer.reason == ("no plan for exactly 3 trainer GPUs with Qwen3-4B on A100-80GB (counts with a plan at some length: "
                              "1, 2, 4, 6); other counts need estimates, which --no-estimate turns off; fewer trainer "
                              "GPUs train 8192 tokens: vanilla on 2 GPUs (documented), the other 1 free for rollout")
     answer = solve_one("A100-80GB", model="4B", max_model_len=8192, budget_gpus=3, exact=True)
