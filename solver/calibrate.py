@@ -19,7 +19,6 @@ from ortools.linear_solver import pywraplp
 from solver.memory import DEFAULT_MARGIN, PRIOR, TERMS, breakdown, features
 from solver.query import sp_rule_violation
 from solver.tables import (
-    ESCALATION_ORDER,
     NO_SETTING,
     Catalog,
     Coefficients,
@@ -57,12 +56,14 @@ class Observation:
 
 
 def allowed_settings(model: Model, gpus: int) -> list[Setting]:
-    """The source's escalation order, less the SP degrees the rules forbid on `gpus` GPUs."""
-    return [
-        setting for setting in ESCALATION_ORDER
-        if gpus % setting.sp == 0
-        and not sp_rule_violation(model.num_attention_heads, model.num_key_value_heads, setting.sp)
-    ]
+    """The source's escalation order (`ESCALATION_ORDER`) with the SP degrees the rules allow on `gpus` GPUs:
+    vanilla and Env, each SP degree in turn without and with Env, then Env + Offload with each SP degree.
+    On the documented GPU counts that is the source's order less the degrees forbidden there; on more GPUs
+    it goes on in the same pattern (SP=8 and Env + SP=8 after Env + SP=4, and so on)."""
+    degrees = [sp for sp in range(1, gpus + 1) if gpus % sp == 0
+               and not sp_rule_violation(model.num_attention_heads, model.num_key_value_heads, sp)]
+    without_offload = [Setting(env=env, offload=False, sp=sp) for sp in degrees for env in (False, True)]
+    return without_offload + [Setting(env=True, offload=True, sp=sp) for sp in degrees]
 
 
 def observations(

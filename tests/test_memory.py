@@ -456,3 +456,16 @@ def test_cli_calibrate_names_cells_that_contradict_the_tables_and_files_given_tw
     assert cli("calibrate", "--cells", str(mine), "--cells", str(tmp_path / "." / "mine.yaml")) == (
         2, "", f"solve calibrate: error: --cells {tmp_path / '.' / 'mine.yaml'}: the same file is given twice; give "
                "each file once\n")
+
+
+def test_cells_on_more_gpus_follow_the_sources_order_in_its_pattern(tmp_path: Path):
+    # On 8 GPUs a cell SP=8 says vanilla, Env, SP=2, Env + SP=2, SP=4 and Env + SP=4 failed; Offload
+    # without Env lies outside the order and is positive evidence alone.
+    mine = tmp_path / "mine.yaml"
+    mine.write_text("gpu: H100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n  - gpus: 8\n    section: '8 x H100'\n"
+                    "    models: [Qwen3-8B]\n    rows:\n      - {max_model_len: 131072, cells: {Qwen3-8B: SP=8}}\n"
+                    "      - {max_model_len: 262144, cells: {Qwen3-8B: Offload + SP=8}}\n", encoding="utf-8")
+    found = observations(CATALOG, gpu_types=[load_gpu_type(mine, CATALOG.models, CATALOG.gpu_types)])
+    assert [(o.max_model_len, o.setting.label, o.fits) for o in found] == [
+        (131072, "vanilla", False), (131072, "Env", False), (131072, "SP=2", False), (131072, "Env + SP=2", False),
+        (131072, "SP=4", False), (131072, "Env + SP=4", False), (131072, "SP=8", True), (262144, "Offload + SP=8", True)]
