@@ -314,11 +314,17 @@ def test_cli_calibrate_prints_a_memory_model_file(cli, tmp_path: Path):
     assert load_memory_model(target).source == "calibrated on h20-96gb.yaml"
     example = Path(__file__).parent.parent / "docs" / "examples" / "my-cells.yaml"  # the format memory.md shows
     status, out, err = cli("calibrate", "--cells", str(example), "--out", str(target))
-    assert status == 0 and load_memory_model(target).fit.observations == 27
-    assert err == ("solve calibrate: warning: usable_env 1 ended at the edge of the plausible range: 27 observations "
+    # 6 cells on 8 GPUs: 6 positive observations and 23 negative ones (the settings before each in the order)
+    assert (status, err) == (0, "") and load_memory_model(target).fit.observations == 29
+    one = tmp_path / "one.yaml"  # one cell, Env: vanilla failed, Env trained; nothing pins usable_env below 1
+    one.write_text("gpu: H100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n  - gpus: 8\n    section: '8 x H100'\n"
+                   "    models: [Qwen3-8B]\n    rows:\n      - {max_model_len: 65536, cells: {Qwen3-8B: Env}}\n",
+                   encoding="utf-8")
+    status, out, err = cli("calibrate", "--cells", str(one), "--out", str(target))
+    assert err == ("solve calibrate: warning: usable_env 1 ended at the edge of the plausible range: 2 observations "
                    "do not pin the model down; add cells, or --with-tables to fit with the documented ones too\n")
     status, out, err = cli("calibrate", "--cells", str(example), "--with-tables", "--out", str(target))
-    assert (status, err) == (0, "") and load_memory_model(target).fit.observations == 27 + 2134
+    assert (status, err) == (0, "") and load_memory_model(target).fit.observations == 29 + 2134
     assert load_memory_model(target).source == "calibrated on my-cells.yaml and the documented tables"
     assert cli("calibrate", "--with-tables") == (
         2, "", "solve calibrate: error: --with-tables adds the shipped tables to the cells of --cells FILE\n")
