@@ -10,12 +10,13 @@ import argparse
 import io
 import json
 import os
+import re
 import stat
 import sys
 import tempfile
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import yaml
 from rich.console import Console
@@ -63,6 +64,11 @@ INTERRUPTED = 130
 class _Parser(argparse.ArgumentParser):
     """argparse with a one-line usage on errors: the problem, not the whole synopsis."""
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # A negative length with the k suffix (-1k) is a value to refuse as such, not an unknown option.
+        self._negative_number_matcher = re.compile(r"^-\d+[kK]?$|^-\d*\.\d+[kK]?$")
+
     def error(self, message: str) -> NoReturn:
         self.exit(BAD_INPUT, f"usage: {self.prog} [options] (--help lists them)\n{self.prog}: error: {message}\n")
 
@@ -94,8 +100,8 @@ def token_count(text: str) -> int:
     try:
         value = positive_int(number)
     except argparse.ArgumentTypeError:
-        if number.strip().lstrip("+-").isdigit():
-            raise  # a whole number out of range says so itself
+        if number.strip().lstrip("+-").isdigit() and number.isascii():
+            raise argparse.ArgumentTypeError(f"must be at least 1, got {text.strip()}") from None
         raise argparse.ArgumentTypeError(f"expected a whole number of tokens or of k (1024), got {text!r}") from None
     return value * 1024 if thousands else value
 
