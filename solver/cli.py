@@ -34,6 +34,7 @@ from solver.query import (
     counted,
     make_query,
     resolve_margin,
+    rollout_layout,
     sp_layout_violation,
     whole_nodes_violation,
 )
@@ -646,20 +647,17 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], model:
 
 
 def _cluster_layout(trainer_gpus: int, rollout_gpus: int | None, node_gpus: int) -> tuple[int, int | None]:
-    """(nodes, rollout GPUs) of the fragment's ``cluster``: one node when trainer and rollout fit in it,
-    else the trainer on whole nodes and rollout on the rest of the nodes it takes (a note on stderr when
-    that is more rollout GPUs than asked). The planner's ``rollout_layout`` rule leaves one of the two."""
+    """(nodes, rollout GPUs) of the fragment's ``cluster``, by `rollout_layout` (which the planner's rule
+    of the same name leaves): a note on stderr when the rollout gets more GPUs than asked."""
     if rollout_gpus is None:
         return 1, None
-    from solver.cluster import layout
-
-    room = layout(trainer_gpus, rollout_gpus, node_gpus)
+    room = rollout_layout(trainer_gpus, rollout_gpus, node_gpus)
     assert room is not None, "the planner's rollout_layout rule leaves a layout"
-    _, whole_nodes, rollout = room
+    nodes, rollout = room
     if rollout != rollout_gpus:
         print(f"solve: note: rollout gets {rollout} GPUs, not {rollout_gpus}: the trainer's {trainer_gpus} GPUs take "
-              f"whole nodes of {node_gpus}, and rollout the rest of the {whole_nodes} nodes", file=sys.stderr)
-    return max(whole_nodes, 1), rollout
+              f"whole nodes of {node_gpus}, and rollout the rest of the {nodes} nodes", file=sys.stderr)
+    return nodes, rollout
 
 
 def _current(catalog: Catalog, query: Query, gpu: str, config: TrinityConfig, path: Path) -> CurrentSettings | None:

@@ -349,14 +349,28 @@ def whole_nodes_violation(gpus: int, node_gpus: int | None) -> str | None:
     return None
 
 
-def rollout_layout_violation(gpus: int, rollout_gpus: int | None, node_gpus: int | None) -> str | None:
-    """Why `gpus` trainer GPUs and `rollout_gpus` rollout GPUs have no layout on nodes of `node_gpus`:
-    together in one node, or the trainer on whole nodes (the rollout on the nodes after them); None when
-    they have one (or when either is not given)."""
-    if not rollout_gpus or node_gpus is None or gpus + rollout_gpus <= node_gpus or gpus % node_gpus == 0:
+def rollout_layout(gpus: int, rollout_gpus: int, node_gpus: int) -> tuple[int, int] | None:
+    """(nodes, rollout GPUs) of a Trinity cluster for `gpus` trainer GPUs and `rollout_gpus` rollout GPUs on
+    nodes of `node_gpus` (Trinity gives the trainer what the rollout leaves of ``node_num x gpu_per_node``):
+    both in one node; the trainer in part of a node and the rollout filling it and whole nodes more; or the
+    trainer on whole nodes and the rollout on the nodes after them (the rest of them, which can be more
+    than asked). None when there is no such layout."""
+    together = gpus + rollout_gpus
+    if together <= node_gpus or (gpus < node_gpus and together % node_gpus == 0):
+        return max(together // node_gpus, 1), rollout_gpus
+    if gpus % node_gpus:
         return None
-    return (f"{gpus} trainer + {rollout_gpus} rollout GPUs (--rollout-gpus) fit neither one node of {node_gpus} "
-            f"nor whole nodes")
+    nodes = gpus // node_gpus + -(-rollout_gpus // node_gpus)
+    return nodes, nodes * node_gpus - gpus
+
+
+def rollout_layout_violation(gpus: int, rollout_gpus: int | None, node_gpus: int | None) -> str | None:
+    """Why `gpus` trainer GPUs and `rollout_gpus` rollout GPUs have no `rollout_layout` on nodes of
+    `node_gpus`; None when they have one (or when either is not given)."""
+    if not rollout_gpus or node_gpus is None or rollout_layout(gpus, rollout_gpus, node_gpus) is not None:
+        return None
+    return (f"{gpus} trainer + {rollout_gpus} rollout GPUs (--rollout-gpus) fit neither one node of {node_gpus}, "
+            f"nor whole nodes with the trainer in one of them, nor with the trainer on whole nodes")
 
 
 def sp_layout_violation(model: Model, gpus: int, sp: int, node_gpus: int | None) -> str | None:

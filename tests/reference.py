@@ -15,7 +15,8 @@ A plan is a dict with exactly the keys of `PLAN_KEYS`. In short:
   row); otherwise infeasible.
 - cost = (1/n) * (1 + w_off*o) * (1 + w_sp*(s-1)) * (1 + w_env*e), exactly, with Fraction(repr(weight)).
 - Nodes of `node_gpus` (default 8): a trainer on more GPUs than a node uses whole nodes and has SP
-  dividing the node. With `rollout_gpus` R > 0, n + R <= node_gpus or n is whole nodes.
+  dividing the node. With `rollout_gpus` R > 0, n + R <= node_gpus, or n < node_gpus and n + R whole
+  nodes, or n is whole nodes.
 - With estimates=True, also every GPU count without a table among 1..node_gpus and the multiples of
   node_gpus, up to the budget and 64: a plan there is "estimated" (source None) when the shipped memory
   model, with its margin, fits exactly its setting at every multiple of 1024 tokens up to the longest
@@ -94,8 +95,10 @@ def _node_problem(n: int, sp: int, node_gpus: int) -> list[str]:
 
 
 def _rollout_problem(n: int, rollout_gpus: int, node_gpus: int) -> list[str]:
-    """Rollout GPUs beside the trainer: both in one node, or the trainer on whole nodes."""
-    if rollout_gpus and n + rollout_gpus > node_gpus and n % node_gpus != 0:
+    """Rollout GPUs beside the trainer: both in one node, the trainer in one node and both filling whole
+    nodes, or the trainer on whole nodes."""
+    fills_nodes = n < node_gpus and (n + rollout_gpus) % node_gpus == 0  # trainer in one node, rollout the rest
+    if rollout_gpus and n + rollout_gpus > node_gpus and n % node_gpus != 0 and not fills_nodes:
         return [f"{n} trainer + {rollout_gpus} rollout GPUs fit neither one node of {node_gpus} nor whole nodes"]
     return []
 

@@ -96,10 +96,15 @@ def test_rollout_gpus_of_a_trainer_on_whole_nodes_fill_its_last_node(cli):
                    "rollout the rest of the 3 nodes\n")
     status, out, err = cli(*flags, "--gpus", "4", "--rollout-gpus", "4")
     assert (status, err) == (0, "") and "node_num: 1\n" in out and "gpu_per_node: 8  # 4 trainer + 4 rollout\n" in out
+    # A trainer in part of one node, and rollout filling it and another: 4 + 12 GPUs on 2 nodes of 8.
+    status, out, err = cli(*flags, "--gpus", "4", "--rollout-gpus", "12")
+    assert (status, err) == (0, "") and "node_num: 2\n" in out and "gpu_per_node: 8  # 4 trainer + 12 rollout\n" in out
+    assert "engine_num: 12" in out
     status, out, err = cli(*flags, "--gpus", "6", "--rollout-gpus", "4")
     assert (status, out) == (1, "") and err == (
         "solve: H100-80GB: no plan: no plan for exactly 6 trainer GPUs with Qwen3-8B on H100-80GB: 6 trainer + 4 "
-        "rollout GPUs (--rollout-gpus) fit neither one node of 8 nor whole nodes; fewer trainer GPUs train 32768 "
+        "rollout GPUs (--rollout-gpus) fit neither one node of 8, nor whole nodes with the trainer in one of them, nor "
+        "with the trainer on whole nodes; fewer trainer GPUs train 32768 "
         "tokens: SP=4 on 4 GPUs (estimated), the other 2 free for rollout\n")
 
 
