@@ -42,9 +42,9 @@ from solver.render import answers_json, answers_view, cells_json, tables_view
 from solver.tables import (
     Catalog,
     Model,
+    OneLineError,
     QueryError,
     Setting,
-    TableError,
     load_catalog,
     load_fleet,
     load_gpu_type,
@@ -92,6 +92,14 @@ def path_argument(text: str) -> Path:
     if not text.strip():
         raise argparse.ArgumentTypeError(f"expected a path, got {text!r}")
     return Path(text)
+
+
+def output_path(text: str) -> Path:
+    """An argparse type: the name of a file to write (not a folder's, ``out/``)."""
+    path = path_argument(text)
+    if text.endswith(("/", os.sep)):
+        raise argparse.ArgumentTypeError(f"expected a file name, got the folder name {text!r}")
+    return path
 
 
 def token_count(text: str) -> int:
@@ -173,14 +181,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--json", action="store_true", help="print a JSON array, one answer per GPU type")
     trinity = parser.add_argument_group("Trinity config")
     trinity.add_argument("--emit", choices=["trinity"], help="print the best plan as a Trinity YAML fragment")
-    trinity.add_argument("--out", metavar="FILE", type=path_argument, help="write that fragment to FILE")
+    trinity.add_argument("--out", metavar="FILE", type=output_path, help="write that fragment to FILE")
     trinity.add_argument("--rollout-gpus", metavar="R", type=positive_int,
                          help="R rollout GPUs beside the trainer: the plan leaves them room (in the trainer's node, "
                               "or nodes of their own); --emit and --out add the cluster section")
     trinity.add_argument("--from-config", metavar="FILE", type=path_argument,
                          help="read model, max_model_len and trainer GPUs from a Trinity config; say whether its "
                          "settings train (flags override what the file says)")
-    trinity.add_argument("--write", metavar="FILE", type=path_argument,
+    trinity.add_argument("--write", metavar="FILE", type=output_path,
                          help="with --from-config: write a copy of the config with the best plan applied")
     return parser
 
@@ -292,7 +300,7 @@ def build_calibrate_parser() -> argparse.ArgumentParser:
                         "default: the shipped tables")
     parser.add_argument("--with-tables", action="store_true",
                         help="with --cells: fit on your cells and the shipped tables together")
-    parser.add_argument("--out", metavar="FILE", type=path_argument, help="write the memory-model file to FILE")
+    parser.add_argument("--out", metavar="FILE", type=output_path, help="write the memory-model file to FILE")
     return parser
 
 
@@ -406,7 +414,7 @@ def build_map_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", metavar="M", help="only this model (needed with --by len)")
     parser.add_argument("--gpus-up-to", metavar="N", type=positive_int, default=8, help="GPU budgets 1 to N (default 8)")
     parser.add_argument("--by", choices=["model", "len"], default="model", help="rows: models (default) or lengths")
-    parser.add_argument("--svg", metavar="FILE", type=path_argument, help="also save the map as SVG")
+    parser.add_argument("--svg", metavar="FILE", type=output_path, help="also save the map as SVG")
     return parser
 
 
@@ -498,6 +506,7 @@ def _check_outputs_spare_inputs(args: argparse.Namespace) -> None:
     for name in INPUT_FLAGS:
         value = getattr(args, name, None)
         inputs += [(name, path) for path in (value if isinstance(value, list) else [value]) if path is not None]
+    written: list[tuple[str, Path]] = []
     for name in OUTPUT_FLAGS:
         target: Path | None = getattr(args, name, None)
         if target is None:
@@ -506,7 +515,12 @@ def _check_outputs_spare_inputs(args: argparse.Namespace) -> None:
         if resolved.exists() and not resolved.is_file():
             raise QueryError(f"{resolved}: not a regular file; give a file name to write")
         if not resolved.parent.is_dir():
-            raise QueryError(f"{target}: cannot write: No such file or directory")
+            problem = "is not a folder" if resolved.parent.exists() else "does not exist"
+            raise QueryError(f"{target}: cannot write: {resolved.parent} {problem}")
+        for other, path in written:
+            if _same_file(target, path):
+                raise QueryError(f"--{other} and --{name} both write {target}: give each its own file")
+        written.append((name, target))
         for source, path in inputs:
             if _same_file(target, path):
                 what = "the cluster file" if source == "file" else f"the file of --{source.replace('_', '-')}"
@@ -546,6 +560,7 @@ def run_planner(args: argparse.Namespace) -> int:
         raise QueryError(f"{args.from_config}: no model.max_model_len to plan for: give --len L (or --maximize len)")
     if args.write and config is not None:
         _check_write_keeps_gpus(args, objective, config)
+        _check_write_keeps_model(args, catalog, config)
     if config is not None and args.rollout_gpus is not None and config.trainer_gpus is not None \
             and args.rollout_gpus != config.rollout_gpus:
         raise QueryError(f"--rollout-gpus {args.rollout_gpus}: {args.from_config} gives rollout {config.rollout_gpus} "
@@ -596,6 +611,23 @@ def run_planner(args: argparse.Namespace) -> int:
     return 0 if all(answer.plans for answer in answers) else NO_PLAN
 
 
+def _check_write_keeps_model(args: argparse.Namespace, catalog: Catalog, config: TrinityConfig) -> None:
+    """--write patches the config's model: a --model (or --model-config) that names another catalogue model
+    would apply that model's plan to it. (One the catalogue does not know, a local path say, is the
+    user's to name.)"""
+    named = args.model or (args.model_config and catalog.models[-1].name)
+    if not named or not config.model:
+        return
+    try:
+        configured = catalog.model(config.model).name
+    except QueryError:
+        return
+    if catalog.model(named).name != configured:
+        flag = "--model" if args.model else "--model-config"
+        raise QueryError(f"{flag} names {catalog.model(named).name}, but {args.from_config} trains {configured} "
+                         f"(model.model_path): --write would give it another model's plan; drop {flag}")
+
+
 def _check_write_keeps_gpus(args: argparse.Namespace, objective: Objective, config: TrinityConfig) -> None:
     """--write changes the plan's keys, not the config's cluster: the plan must use the trainer GPUs the
     config gives it (or, for a config that does not say, that --gpus gives)."""
@@ -633,10 +665,12 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], model:
         elif args.emit:
             print(f"solve: {answer.gpu}: no plan: {answer.reason}", file=sys.stderr)
     best = answers[0].plans[0] if answers[0].plans else None
+    # The patched config is made (or refused) before any file is written: a refusal leaves none.
+    patched = patch_trinity_config(config_text, best, model, name=str(args.from_config)) if (
+        args.write and best is not None) else None
     if args.out and best is not None:
         write_atomically(args.out, fragments[0])
-    if args.write and best is not None:
-        patched = patch_trinity_config(config_text, best, model, name=str(args.from_config))
+    if args.write and best is not None and patched is not None:
         for problem in check_trinity_config(yaml.safe_load(patched), model, best.gpus, environ=os.environ):
             print(f"solve: warning: {args.write}: {problem}", file=sys.stderr)
         write_atomically(args.write, patched)
@@ -741,7 +775,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
         _check_outputs_spare_inputs(args)
         return handler(args)
-    except (QueryError, TableError) as error:
+    except OneLineError as error:  # bad input: a query, a table or a Trinity config
         print(f"{parser.prog}: error: {error}", file=sys.stderr)
         return BAD_INPUT
     except KeyboardInterrupt:

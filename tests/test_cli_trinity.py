@@ -127,8 +127,22 @@ def test_out_into_a_missing_folder_exits_2_and_leaves_nothing(cli, tmp_path: Pat
     target = tmp_path / "missing" / "plan.yaml"
     status, out, err = cli(*FLAGSHIP, "--out", str(target))
     assert status == 2 and out == ""
-    assert err == f"solve: error: {target}: cannot write: No such file or directory\n"
+    assert err == f"solve: error: {target}: cannot write: {target.parent} does not exist\n"
     assert not target.parent.exists()
+    # A folder's name (a trailing slash), a file's name used as a folder, two outputs on one file: refused.
+    status, _, err = cli(*FLAGSHIP, "--out", f"{tmp_path / 'missing'}/")
+    assert status == 2 and err.endswith(f"error: argument --out: expected a file name, got the folder name "
+                                        f"'{tmp_path / 'missing'}/'\n") and not (tmp_path / "missing").exists()
+    a_file = tmp_path / "plan.yaml"
+    a_file.write_text("keep\n", encoding="utf-8")
+    assert cli(*FLAGSHIP, "--out", str(a_file / "x.yaml")) == (
+        2, "", f"solve: error: {a_file / 'x.yaml'}: cannot write: {a_file} is not a folder\n")
+    config = tmp_path / "trinity.yaml"
+    config.write_text("model: {model_path: Qwen/Qwen3-4B, max_model_len: 8192}\ncluster: {node_num: 1, gpu_per_node: 4}\n"
+                      "mode: train\n", encoding="utf-8")
+    assert cli("--from-config", str(config), "--gpu", "a100", "--write", str(a_file), "--out", str(a_file)) == (
+        2, "", f"solve: error: --out and --write both write {a_file}: give each its own file\n")
+    assert a_file.read_text(encoding="utf-8") == "keep\n"
 
 
 def test_no_plan_writes_nothing(cli, tmp_path: Path):
@@ -363,3 +377,33 @@ def test_rollout_gpus_must_match_the_configs(cli, user_config: Path):
     status, out, err = cli("--from-config", str(user_config), "--gpu", "a100", "--rollout-gpus", "4", "--emit", "trinity")
     assert (status, out) == (2, "") and err == (f"solve: error: --rollout-gpus 4: {user_config} gives rollout 2 GPUs "
                                                 "(its engines times their tensor-parallel size): drop --rollout-gpus\n")
+
+
+@pytest.mark.parametrize(("section", "message"), [
+    ("trainer: {trainer_config: []}", "trainer.trainer_config must be a mapping, got []"),
+    ("trainer: {trainer_config: {actor_rollout_ref: {actor: {fsdp_config: 5}}}}",
+     "trainer.trainer_config.actor_rollout_ref.actor.fsdp_config must be a mapping, got 5"),
+    ("model: {model_path: Qwen/Qwen3-8B, max_model_len: 65536, rope_scaling: [yarn]}",
+     "model.rope_scaling must be a mapping, got ['yarn']"),
+])
+def test_write_refuses_a_section_of_the_wrong_type_and_writes_nothing(cli, tmp_path: Path, section: str, message: str):
+    config = tmp_path / "trinity.yaml"
+    model = "" if section.startswith("model:") else "model: {model_path: Qwen/Qwen3-8B, max_model_len: 65536}\n"
+    config.write_text(f"mode: train\n{model}cluster: {{node_num: 1, gpu_per_node: 8}}\n{section}\n", encoding="utf-8")
+    patched, fragment = tmp_path / "patched.yaml", tmp_path / "fragment.yaml"
+    status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--write", str(patched), "--out", str(fragment))
+    assert (status, out, err) == (2, "", f"solve: error: {config}: {message}\n")
+    assert not patched.exists() and not fragment.exists()
+
+
+def test_write_refuses_a_model_that_is_not_the_configs(cli, tmp_path: Path):
+    config = tmp_path / "trinity.yaml"
+    config.write_text("mode: train\nmodel: {model_path: Qwen/Qwen3-14B, max_model_len: 32768}\n"
+                      "cluster: {node_num: 1, gpu_per_node: 6}\n", encoding="utf-8")
+    patched = tmp_path / "patched.yaml"
+    assert cli("--from-config", str(config), "--gpu", "a100", "--model", "0.6B", "--write", str(patched)) == (
+        2, "", f"solve: error: --model names Qwen3-0.6B, but {config} trains Qwen3-14B (model.model_path): --write "
+               "would give it another model's plan; drop --model\n")
+    assert not patched.exists()
+    status, _, _ = cli("--from-config", str(config), "--gpu", "a100", "--model", "14B", "--write", str(patched))
+    assert status == 0 and patched.exists()  # the same model, named again, is fine

@@ -46,7 +46,7 @@ def test_cli_map_and_svg(cli, tmp_path: Path):
 def test_cli_map_refuses_bad_input_before_any_map(cli, tmp_path: Path):
     target = tmp_path / "missing" / "map.svg"
     assert cli("map", "--gpu", "a100", "--svg", str(target)) == (
-        2, "", f"solve map: error: {target}: cannot write: No such file or directory\n")
+        2, "", f"solve map: error: {target}: cannot write: {target.parent} does not exist\n")
     assert cli("map", "--gpu", "a100", "--svg", str(tmp_path)) == (  # a folder: refused before the map is made
         2, "", f"solve map: error: {tmp_path}: not a regular file; give a file name to write\n")
     status, out, err = cli("map", "--model", "9B")
