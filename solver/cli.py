@@ -36,6 +36,7 @@ from solver.query import (
     resolve_margin,
     rollout_layout,
     sp_layout_violation,
+    token_budget,
     whole_nodes_violation,
 )
 from solver.render import answers_json, answers_view, cells_json, tables_view
@@ -550,6 +551,9 @@ def run_planner(args: argparse.Namespace) -> int:
     _check_trinity_flags(args)
     catalog, added = _catalog_with(args.model_config)
     config_text, config = _read_config(args.from_config) if args.from_config else ("", None)
+    if args.write and config is not None and config.strategy not in (None, "fsdp", "fsdp2"):
+        raise QueryError(f"{args.from_config}: trainer.trainer_strategy is {config.strategy}: rft-solver plans FSDP "
+                         "trainers (fsdp, or fsdp2 for Offload), so --write would change the strategy; plan it by hand")
     if config is not None and args.model is None:
         try:
             catalog.model(config.model)
@@ -595,7 +599,7 @@ def run_planner(args: argparse.Namespace) -> int:
     answers = answer_query(query, catalog, explain=args.explain)
     if config is not None:
         answers = tuple(answer.model_copy(update={"current": _current(catalog, query, answer.gpu, config,
-                                                                       args.from_config)})
+                                                                       args.from_config, config_text)})
                         for answer in answers)
     fragments = _write_trinity(args, answers, catalog.model(query.model), config_text, query.node_gpus or NODE_GPUS)
     if args.emit:
@@ -694,13 +698,23 @@ def _cluster_layout(trainer_gpus: int, rollout_gpus: int | None, node_gpus: int)
     return nodes, rollout
 
 
-def _current(catalog: Catalog, query: Query, gpu: str, config: TrinityConfig, path: Path) -> CurrentSettings | None:
-    """Whether the config's own settings train on `gpu` (Env read from this environment)."""
+def _current(catalog: Catalog, query: Query, gpu: str, config: TrinityConfig, path: Path,
+             text: str) -> CurrentSettings | None:
+    """Whether the config's own settings train on `gpu` (Env read from this environment), and what else
+    in the config (`text`) breaks Trinity's rules or is not what that verdict assumes."""
     from solver.solve import plan_for_settings
+    from solver.trinity import check_trinity_config
 
     gpus = config.trainer_gpus or query.budget_gpus
     if query.max_model_len is None:
         return None
+    model = catalog.model(query.model)
+    problems = [*check_trinity_config(yaml.safe_load(text), model, gpus, environ=os.environ), *config.notes]
+    default = token_budget(query.max_model_len, config.sp)
+    if config.max_token_len_per_gpu is not None and config.max_token_len_per_gpu > default:
+        problems.append(f"trainer.max_token_len_per_gpu {config.max_token_len_per_gpu} is above Trinity's default "
+                        f"ceil(2 x {query.max_model_len} / {config.sp}) = {default}, which the tables measured: "
+                        "more tokens per GPU than the verdict assumes")
     env = "expandable_segments:True" in os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "")
     setting = Setting(env=env, offload=config.offload, sp=config.sp)
     vouching = plan_for_settings(catalog, query, gpu, gpus, setting)
@@ -709,7 +723,7 @@ def _current(catalog: Catalog, query: Query, gpu: str, config: TrinityConfig, pa
     return CurrentSettings(config=path.name, gpus=gpus, gpus_given=config.trainer_gpus is not None, env=env,
                            offload=config.offload, sp=config.sp,
                            max_model_len=query.max_model_len, trains=vouching is not None, plan=vouching,
-                           broken_rule=broken)
+                           broken_rule=broken, config_problems=tuple(problems))
 
 
 def write_atomically(path: Path, text: str) -> None:

@@ -161,6 +161,9 @@ class CurrentSettings(_Frozen):
     trains: bool
     plan: Plan | None = Field(description="the plan for exactly these settings, with its evidence, if they train")
     broken_rule: str | None = Field(default=None, description="the rule of Trinity's or verl's these settings break")
+    config_problems: tuple[str, ...] = Field(default=(), description=(
+        "what else in the config breaks Trinity's or verl's rules (RoPE scaling, token limits) or is not what the "
+        "verdict assumes (partial Offload, a token budget above the default the tables measured)"))
 
 
 class Answer(_Frozen):

@@ -222,12 +222,14 @@ def _current_view(answer: Answer, current: CurrentSettings, query: Query) -> Tex
                                                    " (the budget's: the config does not give its GPUs)")
     said = (f"{current.config} runs {setting.label} on {count} at "
             f"{current.max_model_len} tokens (Env {'on' if current.env else 'off'} in this environment): ")
+    problems = "".join(f"\n  but: {problem}" for problem in current.config_problems)
     if current.plan is not None:
-        return Text(said + f"it trains ({current.plan.evidence_text(answer.gpu)})", style="green")
+        return Text(said + f"it trains ({current.plan.evidence_text(answer.gpu)}){problems}",
+                    style="yellow" if problems else "green")
     verdict = (f"it breaks a rule: {current.broken_rule}" if current.broken_rule
                else f"nothing in {query.evidence_sources} says it trains")
     follows = "the best plan follows" if answer.plans else "nor does any plan (the reason follows)"
-    return Text(f"{said}{verdict}; {follows}", style="yellow")
+    return Text(f"{said}{verdict}; {follows}{problems}", style="yellow")
 
 
 def _explanation(reasons: Iterable[Reason]) -> Group:

@@ -44,6 +44,12 @@ _FAST_SAFE_LOADER = getattr(pyyaml, "CSafeLoader", pyyaml.SafeLoader)
 """PyYAML's safe loader, in C where libyaml is there: it re-reads every fragment made, for the check."""
 
 
+YAML11_BOOLEANS = {"true": True, "yes": True, "on": True, "false": False, "no": False, "off": False}
+"""Booleans as PyYAML, and so OmegaConf and Trinity, read them (YAML 1.1); ruamel reads YAML 1.2."""
+NO_TRAINER_MODES = ("explore", "bench", "serve")
+"""Trinity modes that run no trainer."""
+
+
 class ConfigError(OneLineError):
     """A Trinity config that cannot be read or resolved; the message is one line naming the key at fault."""
 
@@ -67,6 +73,10 @@ class TrinityConfig(BaseModel):
     max_token_len_per_gpu: int | None = None
     max_prompt_tokens: int | None = None
     max_response_tokens: int | None = None
+    strategy: str | None = None
+    notes: tuple[str, ...] = ()
+    """What the reader noticed that the verdict on these settings does not show: Offload flags that do not
+    all agree, or that the strategy ignores; a verl config kept in another file."""
 
 
 # --------------------------------------------------------------------------------------------------
@@ -79,6 +89,8 @@ class _Key(BaseModel):
     path: tuple[str, ...]
     value: Any
     comment: str | None = None
+    default_only: bool = False
+    """A value the plan suggests but the user's own choice overrides: --write sets it only where missing."""
 
 
 def _plan_keys(plan: Plan, model: Model) -> list[_Key]:
@@ -109,6 +121,7 @@ def _plan_keys(plan: Plan, model: Model) -> list[_Key]:
                 path=("trainer", "save_hf_checkpoint"),
                 value="never",
                 comment="as the source's offload measurements used",
+                default_only=True,
             )
         )
         for role in ROLES:
@@ -386,8 +399,8 @@ class _Reader:
         value = self.get(path)
         if value is None:
             return False
-        if isinstance(value, str) and value.strip().lower() in ("true", "false"):
-            return value.strip().lower() == "true"
+        if isinstance(value, str) and value.strip().lower() in YAML11_BOOLEANS:
+            return YAML11_BOOLEANS[value.strip().lower()]
         if not isinstance(value, bool):
             raise ConfigError(f"{self.where(path)} must be true or false, got {brief(value)}")
         return value
@@ -467,11 +480,28 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str]) -> Tri
                 f"{rollout} rollout GPUs (explorer.rollout_model.engine_num x tensor_parallel_size)"
             )
 
+    mode = reader.text(("mode",))
+    if mode is not None and mode.strip() in NO_TRAINER_MODES:
+        raise ConfigError(f"{name}: mode {mode.strip()} runs no trainer, so there is nothing to plan (rft-solver "
+                          "plans the trainer of mode both or train)")
     strategy = reader.text(("trainer", "trainer_strategy"))
     actor = (*_FSDP_CONFIG, "actor", "fsdp_config")
     offload = (strategy or "").strip() == "fsdp2" and (
         reader.flag((*actor, "param_offload")) or reader.flag((*actor, "optimizer_offload"))
     )
+    flags = {f"{role}.fsdp_config.{flag}": reader.flag((*_FSDP_CONFIG, role, "fsdp_config", flag))
+             for role in ROLES for flag in OFFLOAD_FLAGS}
+    notes = []
+    if offload and not all(flags.values()):
+        off = [flag for flag, on in flags.items() if not on]
+        notes.append(f"Offload is only partly on ({', '.join(off)} off under trainer.trainer_config.actor_rollout_ref): "
+                     "the tables' Offload has all of them on")
+    if any(flags.values()) and (strategy or "fsdp").strip() != "fsdp2":
+        notes.append(f"the offload flags are set, but trainer.trainer_strategy is {(strategy or 'fsdp').strip()}, not "
+                     "fsdp2: the tables' Offload is FSDP2's CPU offload, so the verdict takes Offload as off")
+    if reader.get(("trainer", "trainer_config_path")) is not None:
+        notes.append("trainer.trainer_config_path names a verl config of its own: its token limits and offload flags "
+                     "are not read here")
     sp = reader.count(("trainer", "ulysses_sequence_parallel_size"), 1)
     return TrinityConfig(
         model=model,
@@ -484,6 +514,8 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str]) -> Tri
         max_token_len_per_gpu=reader.integer(("trainer", "max_token_len_per_gpu")),
         max_prompt_tokens=reader.integer(("model", "max_prompt_tokens")),
         max_response_tokens=reader.integer(("model", "max_response_tokens")),
+        strategy=strategy.strip() if strategy else None,
+        notes=tuple(notes),
     )
 
 
@@ -652,9 +684,9 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
       replace the model's own). At or below the native
       context an existing ``model.rope_scaling`` is removed, because a kept YaRN factor would
       contradict the new length; none is added.
-    - Offload: the plan decides, as asked. With Offload, ``trainer.trainer_strategy: fsdp2``,
-      ``trainer.save_hf_checkpoint: never`` and the three flags under the actor's and the ref's
-      ``fsdp_config`` are set (added where missing). Without Offload, the flags that exist are set to
+    - Offload: the plan decides, as asked. With Offload, ``trainer.trainer_strategy: fsdp2`` and the
+      three flags under the actor's and the ref's ``fsdp_config`` are set (added where missing), and
+      ``trainer.save_hf_checkpoint: never`` is added where the config does not choose its own. Without Offload, the flags that exist are set to
       false and none is added; ``trainer_strategy`` and ``save_hf_checkpoint`` are left alone (FSDP2
       without offload trains too).
     - Env cannot be patched (an environment variable, set before Ray starts): tell the user.
@@ -677,7 +709,8 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
     lines = text.splitlines()
     try:
         for key in _plan_keys(plan, model):
-            _set(data, key.path, key.value, lines)
+            if not (key.default_only and _dig(data, key.path) is not None):
+                _set(data, key.path, key.value, lines)
         section = data.get("model")
         if isinstance(section, CommentedMap) and "rope_scaling" in section and _stale_rope(section["rope_scaling"],
                                                                                           plan, model):

@@ -171,7 +171,8 @@ def test_from_config_says_whether_the_settings_train(cli, user_config: Path):
     assert (status, err) == (0, "")
     # 8 GPUs less 2 rollout engines: 6 trainer GPUs, SP=1 and no Offload, Env not set here.
     assert answer["current"] == {"config": "trinity.yaml", "gpus": 6, "gpus_given": True, "env": False, "offload": False, "sp": 1,
-                                 "max_model_len": 32768, "trains": False, "plan": None, "broken_rule": None}
+                                 "max_model_len": 32768, "trains": False, "plan": None, "broken_rule": None,
+                                 "config_problems": []}
     assert (answer["budget_gpus"], answer["plans"][0]["sp"], answer["plans"][0]["env"]) == (6, 2, True)
     status, out, _ = cli("--from-config", str(user_config), "--gpu", "a100")
     assert "trinity.yaml runs vanilla on 6 trainer GPUs at 32768 tokens (Env off in this environment): nothing in " \
@@ -407,3 +408,63 @@ def test_write_refuses_a_model_that_is_not_the_configs(cli, tmp_path: Path):
     assert not patched.exists()
     status, _, _ = cli("--from-config", str(config), "--gpu", "a100", "--model", "14B", "--write", str(patched))
     assert status == 0 and patched.exists()  # the same model, named again, is fine
+
+
+OFFLOADED_4B = """mode: train
+model:
+  model_path: Qwen/Qwen3-4B
+  max_model_len: 102400
+  rope_scaling: {rope_type: yarn, factor: 4.0, original_max_position_embeddings: 40960}
+cluster: {node_num: 1, gpu_per_node: 4}
+trainer:
+  trainer_strategy: fsdp2
+  ulysses_sequence_parallel_size: 4
+  max_token_len_per_gpu: 409600
+  save_hf_checkpoint: last  # we evaluate the HF weights
+  trainer_config:
+    actor_rollout_ref:
+      actor: {fsdp_config: {param_offload: yes, optimizer_offload: on, offload_policy: true}}
+      ref: {fsdp_config: {param_offload: false}}
+"""
+
+
+def test_from_config_names_what_else_in_the_config_is_wrong_or_unlike_the_tables(cli, tmp_path: Path, monkeypatch):
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+    config = tmp_path / "trinity.yaml"
+    config.write_text(OFFLOADED_4B, encoding="utf-8")
+    status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--json")
+    [answer] = json.loads(out)
+    current = answer["current"]
+    # yes / on are YAML 1.1 booleans (as Trinity reads them): Offload is on, and the table documents it.
+    assert (status, current["offload"], current["trains"], current["plan"]["evidence"]) == (0, True, True, "documented")
+    assert current["config_problems"] == [
+        "model.rope_scaling.factor must be max_model_len / 40960 = 2.5, got 4.0",
+        "Offload is only partly on (ref.fsdp_config.param_offload, ref.fsdp_config.optimizer_offload, "
+        "ref.fsdp_config.offload_policy off under trainer.trainer_config.actor_rollout_ref): the tables' Offload has "
+        "all of them on",
+        "trainer.max_token_len_per_gpu 409600 is above Trinity's default ceil(2 x 102400 / 4) = 51200, which the "
+        "tables measured: more tokens per GPU than the verdict assumes",
+    ]
+    _, out, _ = cli("--from-config", str(config), "--gpu", "a100")
+    assert "\n  but: model.rope_scaling.factor must be max_model_len / 40960 = 2.5, got 4.0\n" in out
+    # --write fixes what the plan sets and keeps the user's own save_hf_checkpoint.
+    patched = tmp_path / "patched.yaml"
+    assert cli("--from-config", str(config), "--gpu", "a100", "--write", str(patched))[0] == 0
+    text = patched.read_text(encoding="utf-8")
+    assert "factor: 2.5" in text and "max_token_len_per_gpu: 51200" in text
+    assert "save_hf_checkpoint: last  # we evaluate the HF weights" in text
+
+
+@pytest.mark.parametrize(("change", "flags", "message"), [
+    ("mode: train", "mode: explore", "mode explore runs no trainer, so there is nothing to plan (rft-solver plans "
+                                     "the trainer of mode both or train)"),
+    ("trainer_strategy: fsdp2", "trainer_strategy: megatron", "trainer.trainer_strategy is megatron: rft-solver plans "
+     "FSDP trainers (fsdp, or fsdp2 for Offload), so --write would change the strategy; plan it by hand"),
+])
+def test_configs_without_an_fsdp_trainer_are_refused(cli, tmp_path: Path, change: str, flags: str, message: str):
+    config = tmp_path / "trinity.yaml"
+    config.write_text(OFFLOADED_4B.replace(change, flags), encoding="utf-8")
+    patched = tmp_path / "patched.yaml"
+    assert cli("--from-config", str(config), "--gpu", "a100", "--write", str(patched)) == (
+        2, "", f"solve: error: {config}: {message}\n")
+    assert not patched.exists()

@@ -215,6 +215,7 @@ def test_every_fragment_is_valid_yaml_passes_the_checks_and_reads_back() -> None
             sp=plan.sp,
             offload=plan.offload,
             max_token_len_per_gpu=plan.max_token_len_per_gpu,
+            strategy="fsdp2" if plan.offload else None,
         )
 
 
