@@ -590,7 +590,8 @@ def run_planner(args: argparse.Namespace) -> int:
         margin=args.margin,
         host_ram_gb=args.host_ram,
         node_gpus=args.node_gpus or (config.node_gpus if config is not None else None) or NODE_GPUS,
-        rollout_gpus=args.rollout_gpus,
+        rollout_gpus=args.rollout_gpus if args.rollout_gpus is not None or config is None or config.trainer_gpus is None
+        else config.rollout_gpus or None,  # the config's own rollout GPUs, when it gives its GPUs
     )
     if (args.out or args.write) and len(query.gpus) > 1:
         raise QueryError(f"--out and --write take one plan: choose the GPU type with --gpu ({', '.join(query.gpus)})")
@@ -664,8 +665,9 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], model:
     fragments = []
     for answer in answers:
         if answer.plans:
-            nodes, rollout = _cluster_layout(answer.plans[0].gpus, args.rollout_gpus, node_gpus)
-            fragments.append(trinity_fragment(answer.plans[0], model, rollout, gpu=answer.gpu, nodes=nodes))
+            nodes, rollout = _cluster_layout(answer.plans[0].gpus, answer.rollout_gpus, node_gpus)
+            fragments.append(trinity_fragment(answer.plans[0], model, rollout, gpu=answer.gpu, nodes=nodes,
+                                              rollout_engines=not args.from_config))
         elif args.emit:
             print(f"solve: {answer.gpu}: no plan: {answer.reason}", file=sys.stderr)
     best = answers[0].plans[0] if answers[0].plans else None

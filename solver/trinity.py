@@ -204,7 +204,7 @@ def _header(plan: Plan, model: Model, rollout_gpus: int | None, gpu: str | None,
 
 def trinity_fragment(
     plan: Plan, model: Model, rollout_gpus: int | None = None, *, gpu: str | None = None, nodes: int = 1,
-    shared_gpus: tuple[int, ...] | None = None,
+    shared_gpus: tuple[int, ...] | None = None, rollout_engines: bool = True,
 ) -> str:
     """A Trinity YAML fragment (nested mappings, with comments) that applies `plan` to `model`.
 
@@ -214,7 +214,8 @@ def trinity_fragment(
     the top (an environment variable, not a key). With `rollout_gpus` R (at least 1) it adds a
     ``cluster`` of `nodes` nodes (default one) sharing the trainer's GPUs and R equally
     (``gpu_per_node`` = (trainer GPUs + R) / nodes), and ``explorer.rollout_model`` with R engines of
-    tensor-parallel size 1. `gpu` (e.g. ``A100-80GB``) only names the GPU type in the header comment;
+    tensor-parallel size 1 (unless `rollout_engines` is False: for a config whose explorer already has
+    its engines, the R GPUs they take). `gpu` (e.g. ``A100-80GB``) only names the GPU type in the header comment;
     `shared_gpus`, the GPUs of a node the job takes part of, adds the CUDA_VISIBLE_DEVICES to set.
     The output depends only on the arguments: the same input gives the same bytes, checked against
     Trinity's rules (`check_trinity_config`) before it is returned.
@@ -235,9 +236,12 @@ def trinity_fragment(
                 value=(plan.gpus + rollout_gpus) // nodes,
                 comment=f"{plan.gpus} trainer + {rollout_gpus} rollout",
             ),
-            _Key(path=("explorer", "rollout_model", "engine_num"), value=rollout_gpus, comment="one GPU each"),
-            _Key(path=("explorer", "rollout_model", "tensor_parallel_size"), value=1),
         ]
+        if rollout_engines:
+            cluster_keys += [
+                _Key(path=("explorer", "rollout_model", "engine_num"), value=rollout_gpus, comment="one GPU each"),
+                _Key(path=("explorer", "rollout_model", "tensor_parallel_size"), value=1),
+            ]
     comments: dict[tuple[str, ...], str] = {
         ("model", "rope_scaling"): f"YaRN: max_model_len is beyond the native context of {model.native_context}",
     }

@@ -468,3 +468,17 @@ def test_configs_without_an_fsdp_trainer_are_refused(cli, tmp_path: Path, change
     assert cli("--from-config", str(config), "--gpu", "a100", "--write", str(patched)) == (
         2, "", f"solve: error: {config}: {message}\n")
     assert not patched.exists()
+
+
+def test_a_fragment_for_a_config_keeps_its_rollout_engines_and_gives_the_cluster(cli, tmp_path: Path):
+    # 2 nodes of 8 with 2 rollout engines of tensor-parallel size 4: 8 rollout GPUs, 8 trainer GPUs. The
+    # fewest trainer GPUs must leave Trinity a layout with those 8 (the trainer gets the rest of whole
+    # nodes), and the fragment gives the cluster for them without replacing the engines.
+    config = tmp_path / "trinity.yaml"
+    config.write_text("model: {model_path: Qwen/Qwen3-4B, max_model_len: 16384}\ncluster: {node_num: 2, gpu_per_node: 8}\n"
+                      "explorer: {rollout_model: {engine_num: 2, tensor_parallel_size: 4}}\n", encoding="utf-8")
+    fragment = tmp_path / "fragment.yaml"
+    status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--minimize", "gpus", "--out", str(fragment))
+    assert status == 0 and "vanilla on 8 of 8 GPUs, with 8 rollout GPUs" in out
+    data = yaml.safe_load(fragment.read_text(encoding="utf-8"))
+    assert data["cluster"] == {"node_num": 2, "gpu_per_node": 8} and "explorer" not in data
