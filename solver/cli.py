@@ -708,8 +708,10 @@ def _current(catalog: Catalog, query: Query, gpu: str, config: TrinityConfig, pa
     from solver.trinity import check_trinity_config
 
     gpus = config.trainer_gpus or query.budget_gpus
-    if query.max_model_len is None:
+    length = query.max_model_len or config.max_model_len  # --maximize len: the config's own length
+    if length is None:
         return None
+    query = query.model_copy(update={"max_model_len": length})
     model = catalog.model(query.model)
     problems = [*check_trinity_config(yaml.safe_load(text), model, gpus, environ=os.environ), *config.notes]
     default = token_budget(query.max_model_len, config.sp)
@@ -717,7 +719,7 @@ def _current(catalog: Catalog, query: Query, gpu: str, config: TrinityConfig, pa
         problems.append(f"trainer.max_token_len_per_gpu {config.max_token_len_per_gpu} is above Trinity's default "
                         f"ceil(2 x {query.max_model_len} / {config.sp}) = {default}, which the tables measured: "
                         "more tokens per GPU than the verdict assumes")
-    env = "expandable_segments:True" in os.environ.get("PYTORCH_CUDA_ALLOC_CONF", "")
+    env = _expandable_segments(os.environ.get("PYTORCH_CUDA_ALLOC_CONF", ""))
     setting = Setting(env=env, offload=config.offload, sp=config.sp)
     vouching = plan_for_settings(catalog, query, gpu, gpus, setting)
     broken = whole_nodes_violation(gpus, query.node_gpus) or sp_layout_violation(
@@ -726,6 +728,13 @@ def _current(catalog: Catalog, query: Query, gpu: str, config: TrinityConfig, pa
                            offload=config.offload, sp=config.sp,
                            max_model_len=query.max_model_len, trains=vouching is not None, plan=vouching,
                            broken_rule=broken, config_problems=tuple(problems))
+
+
+def _expandable_segments(setting: str) -> bool:
+    """Whether a PYTORCH_CUDA_ALLOC_CONF value turns expandable segments on (its last word on them wins)."""
+    values = [value.strip() for key, _, value in (part.partition(":") for part in setting.split(","))
+              if key.strip() == "expandable_segments"]
+    return bool(values) and values[-1] == "True"
 
 
 def write_atomically(path: Path, text: str) -> None:

@@ -772,7 +772,7 @@ def read_user_file(path: Path) -> str:
         size = path.stat().st_size
         if size > MAX_FILE_BYTES:
             raise TableError(f"{path}: {size / 2**20:.0f} MB is too large (the limit is {MAX_FILE_BYTES // 2**20} MB)")
-        return path.read_text(encoding="utf-8")
+        return path.read_bytes().decode("utf-8")  # line endings as they are (a patched copy keeps them)
     except OSError as error:
         raise TableError(f"{path}: cannot read: {error.strerror or error}") from None
     except UnicodeDecodeError:

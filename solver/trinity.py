@@ -700,6 +700,8 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
     Raises `ConfigError` (one line, starting with `name`) for text that is not a YAML mapping, or a
     section on the way to a key that is not a mapping.
     """
+    crlf = "\r\n" in text  # the file's own line endings, kept; ruamel works on "\n"
+    text = text.replace("\r\n", "\n")
     mapping, sequence, offset = _indentation(text)
     yaml = YAML(typ="rt", pure=True)
     yaml.preserve_quotes = True
@@ -727,7 +729,10 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
         raise ConfigError(f"{name}: {error}") from None
     out = io.StringIO()
     yaml.dump(data, out)
-    return out.getvalue()
+    patched = out.getvalue()
+    if crlf:
+        patched = patched.replace("\n", "\r\n")
+    return ("\ufeff" + patched.lstrip("\ufeff")) if text.startswith("\ufeff") else patched
 
 
 # --------------------------------------------------------------------------------------------------

@@ -483,3 +483,25 @@ def test_a_fragment_for_a_config_keeps_its_rollout_engines_and_gives_the_cluster
     assert status == 0 and "vanilla on 8 of 8 GPUs, with 8 rollout GPUs" in out
     data = yaml.safe_load(fragment.read_text(encoding="utf-8"))
     assert data["cluster"] == {"node_num": 2, "gpu_per_node": 8} and "explorer" not in data
+
+
+def test_write_keeps_crlf_line_endings_and_a_byte_order_mark(cli, tmp_path: Path):
+    config = tmp_path / "trinity.yaml"
+    config.write_bytes("\ufeffmode: train  # windows\r\nmodel:\r\n  model_path: Qwen/Qwen3-4B\r\n  max_model_len: 8192\r\n"
+                       "cluster:\r\n  node_num: 1\r\n  gpu_per_node: 4\r\n".encode())
+    patched = tmp_path / "patched.yaml"
+    assert cli("--from-config", str(config), "--gpu", "a100", "--write", str(patched))[0] == 0
+    data = patched.read_bytes()
+    assert data.startswith("\ufeffmode: train  # windows\r\n".encode()) and b"\n" not in data.replace(b"\r\n", b"")
+
+
+@pytest.mark.parametrize(("setting", "env"), [
+    ("expandable_segments:True", True), ("garbage_collection_threshold:0.6, expandable_segments: True", True),
+    ("expandable_segments:True,expandable_segments:False", False), ("expandable_segments:False", False), ("", False),
+])
+def test_env_is_read_as_pytorch_reads_the_allocator_setting(cli, monkeypatch, setting: str, env: bool):
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", setting)
+    example = Path(__file__).parent.parent / "docs" / "examples" / "trinity.yaml"
+    # --maximize len has no --len: the verdict is on the config's own length.
+    [answer] = json.loads(cli("--from-config", str(example), "--gpu", "a100", "--maximize", "len", "--json")[1])
+    assert (answer["current"]["env"], answer["current"]["max_model_len"]) == (env, 32768)
