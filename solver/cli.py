@@ -714,10 +714,10 @@ def _current(catalog: Catalog, query: Query, gpu: str, config: TrinityConfig, pa
     query = query.model_copy(update={"max_model_len": length})
     model = catalog.model(query.model)
     problems = [*check_trinity_config(yaml.safe_load(text), model, gpus, environ=os.environ), *config.notes]
-    default = token_budget(query.max_model_len, config.sp)
+    default = token_budget(length, config.sp)
     if config.max_token_len_per_gpu is not None and config.max_token_len_per_gpu > default:
         problems.append(f"trainer.max_token_len_per_gpu {config.max_token_len_per_gpu} is above Trinity's default "
-                        f"ceil(2 x {query.max_model_len} / {config.sp}) = {default}, which the tables measured: "
+                        f"ceil(2 x {length} / {config.sp}) = {default}, which the tables measured: "
                         "more tokens per GPU than the verdict assumes")
     env = _expandable_segments(os.environ.get("PYTORCH_CUDA_ALLOC_CONF", ""))
     setting = Setting(env=env, offload=config.offload, sp=config.sp)
@@ -726,7 +726,7 @@ def _current(catalog: Catalog, query: Query, gpu: str, config: TrinityConfig, pa
         catalog.model(query.model), gpus, config.sp, query.node_gpus)
     return CurrentSettings(config=path.name, gpus=gpus, gpus_given=config.trainer_gpus is not None, env=env,
                            offload=config.offload, sp=config.sp,
-                           max_model_len=query.max_model_len, trains=vouching is not None, plan=vouching,
+                           max_model_len=length, trains=vouching is not None, plan=vouching,
                            broken_rule=broken, config_problems=tuple(problems))
 
 
