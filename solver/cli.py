@@ -242,10 +242,13 @@ def run_cluster(args: argparse.Namespace) -> int:
         problem = "not a folder" if args.emit_dir.exists() else "no such folder, nor a folder to make it in"
         raise QueryError(f"{args.emit_dir}: {problem} (--emit-dir writes one config per placed job into it)")
     if args.emit_dir is not None:
-        for job in fleet.jobs:
-            if _same_file(args.emit_dir / f"{job.name}.yaml", args.file):
+        for job in fleet.jobs:  # every target checked before the first is written
+            target = args.emit_dir / f"{job.name}.yaml"
+            if _same_file(target, args.file):
                 raise QueryError(f"--emit-dir {args.emit_dir}: job {job.name}'s config would overwrite the cluster "
                                  f"file {args.file}: write the configs to another folder")
+            if target.exists() and not target.resolve().is_file():
+                raise QueryError(f"--emit-dir {args.emit_dir}: job {job.name}'s config {target} is not a regular file")
     progress = _ProgressLine()
     result = place(fleet, catalog, minimize=args.minimize, weights=weights, time_limit_s=args.time_limit,
                    workers=args.workers, progress=progress, estimate=args.estimate_mode)
@@ -253,15 +256,17 @@ def run_cluster(args: argparse.Namespace) -> int:
     if args.emit_dir is not None:
         from solver.trinity import trinity_fragment
 
-        args.emit_dir.mkdir(exist_ok=True)  # made only now, once there is an answer to write
+        fragments = {}
         for placement in result.placements:
             model = catalog.model(next(job.model for job in fleet.jobs if job.name == placement.job))
-            rollout = placement.rollout_gpus or None
+            rollout = placement.rollout_gpus  # 0 too: the cluster section still gives the job's nodes
             pool = next(p for p in fleet.pools if p.name == placement.pool)
             shared = placement.gpu_indexes if len(placement.gpu_indexes) < pool.gpus_per_node else None
-            fragment = trinity_fragment(placement.plan, model, rollout, nodes=len(placement.nodes), gpu=pool.gpu,
-                                        shared_gpus=shared)
-            write_atomically(args.emit_dir / f"{placement.job}.yaml", fragment)
+            fragments[placement.job] = trinity_fragment(placement.plan, model, rollout, nodes=len(placement.nodes),
+                                                        gpu=pool.gpu, shared_gpus=shared)
+        args.emit_dir.mkdir(exist_ok=True)  # made only now, once there is an answer to write
+        for job_name, fragment in fragments.items():
+            write_atomically(args.emit_dir / f"{job_name}.yaml", fragment)
     if args.json:
         sys.stdout.write(cluster_json(result) + "\n")
     else:

@@ -46,6 +46,9 @@ Count = Annotated[int, Strict(), Gt(0)]
 Tokens = Annotated[int, Strict(), Gt(0), Le(MAX_TOKENS)]
 GpuCount = Annotated[int, Strict(), Gt(0), Le(MAX_GPUS)]
 MAX_GPU_MEMORY_GB = 1 << 14
+MAX_NODE_GPUS = 16
+"""The most GPUs a cluster file's node may have: one host (HGX boards have 8; the largest hosts 16). It also
+bounds the ways to fill a node that the placement weighs, which grow as the partitions of its size."""
 """Far more memory than any GPU has (16 TB), but finite."""
 Billions = Annotated[float, Strict(), Gt(0)]
 Weight = Annotated[float, Strict(), Ge(0), Le(1000), AllowInfNan(False)]
@@ -325,14 +328,15 @@ class Pool(_Frozen):
     name: Text
     gpu: Text
     nodes: GpuCount
-    gpus_per_node: Annotated[int, Strict(), Gt(0), Le(256)]
+    gpus_per_node: Annotated[int, Strict(), Gt(0), Le(MAX_NODE_GPUS)] = Field(description=(
+        "GPUs of one node (a host, Trinity's cluster.gpu_per_node); the largest hosts have 16"))
 
 
 class Job(_Frozen):
     """One Trinity training job to place: its model, length, rollout GPUs and weight."""
 
-    name: Annotated[str, Strict(), StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")] = Field(
-        description="letters, digits, '.', '_' and '-' (it names the job's config file)")
+    name: Annotated[str, Strict(), StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=100)] = Field(
+        description="letters, digits, '.', '_' and '-', at most 100 (it names the job's config file)")
     model: Text
     max_model_len: Annotated[
         Annotated[Tokens, Tag("tokens")] | Annotated[AtLeast, Tag("at_least")],
@@ -604,7 +608,8 @@ def _describe_location(raw: Any, location: tuple[Any, ...]) -> str:
             node = node[key]
             label, field = _ITEM_LABELS.get(container, ("item {}", ""))
             identity = node.get(field) if isinstance(node, dict) else None
-            words.append(label.format(identity) if identity is not None else f"{container or 'item'} item {key + 1}")
+            shown = str(identity) if len(str(identity)) <= 40 else f"{str(identity)[:37]}..."
+            words.append(label.format(shown) if identity is not None else f"{container or 'item'} item {key + 1}")
         elif isinstance(node, dict) and key in node:
             node = node[key]
             container = str(key)
@@ -643,6 +648,9 @@ _PLAIN_PROBLEMS = {
     "finite_number": "must be a finite number",
     "bool_type": "must be true or false",
     "string_type": "must be text",
+    "string_too_long": "must be at most {max_length} characters",
+    "dict_type": "must be a mapping",
+    "model_type": "must be a mapping",
 }
 """Pydantic's error types in the words of a one-line message (a name pattern is the only one used)."""
 
@@ -661,11 +669,11 @@ def _validation_message(path: Path, raw: Any, error: ValidationError) -> str:
     elif first["type"] == "missing":
         location, problem = location[:-1], f"missing field {location[-1]!r}"
     elif first["type"] in _PLAIN_PROBLEMS:
-        problem = _PLAIN_PROBLEMS[first["type"]].format(**context) + f", got {first['input']!r}"
+        problem = _PLAIN_PROBLEMS[first["type"]].format(**context) + f", got {brief(first['input'])}"
     else:
         problem = first["msg"].removeprefix("Value error, ")
         if first["type"] not in ("value_error", "assertion_error") and "input" in first:
-            problem += f", got {first['input']!r}"
+            problem += f", got {brief(first['input'])}"
     where = _describe_location(raw, location)
     more = len({_data_location(raw, tuple(e["loc"])) for e in errors}) - 1
     extra = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""

@@ -211,17 +211,17 @@ def trinity_fragment(
     It sets ``model.max_model_len``, ``model.rope_scaling`` (YaRN) only beyond the model's native
     context, ``trainer.ulysses_sequence_parallel_size`` and ``trainer.max_token_len_per_gpu``, and with
     Offload the FSDP2 offload keys and ``trainer.save_hf_checkpoint: never``. Env is a comment block at
-    the top (an environment variable, not a key). With `rollout_gpus` R (at least 1) it adds a
+    the top (an environment variable, not a key). With `rollout_gpus` R (0 or more) it adds a
     ``cluster`` of `nodes` nodes (default one) sharing the trainer's GPUs and R equally
-    (``gpu_per_node`` = (trainer GPUs + R) / nodes), and ``explorer.rollout_model`` with R engines of
+    (``gpu_per_node`` = (trainer GPUs + R) / nodes), and (for R of 1 or more) ``explorer.rollout_model`` with R engines of
     tensor-parallel size 1 (unless `rollout_engines` is False: for a config whose explorer already has
     its engines, the R GPUs they take). `gpu` (e.g. ``A100-80GB``) only names the GPU type in the header comment;
     `shared_gpus`, the GPUs of a node the job takes part of, adds the CUDA_VISIBLE_DEVICES to set.
     The output depends only on the arguments: the same input gives the same bytes, checked against
     Trinity's rules (`check_trinity_config`) before it is returned.
     """
-    if rollout_gpus is not None and rollout_gpus < 1:
-        raise ValueError(f"rollout_gpus must be at least 1 (or None for no cluster section), got {rollout_gpus}")
+    if rollout_gpus is not None and rollout_gpus < 0:
+        raise ValueError(f"rollout_gpus must be at least 0 (or None for no cluster section), got {rollout_gpus}")
     if rollout_gpus is not None and (plan.gpus + rollout_gpus) % nodes:
         raise ValueError(f"{plan.gpus} trainer + {rollout_gpus} rollout GPUs do not split into {nodes} whole nodes")
     keys = _plan_keys(plan, model)
@@ -234,10 +234,11 @@ def trinity_fragment(
             _Key(
                 path=("cluster", "gpu_per_node"),
                 value=(plan.gpus + rollout_gpus) // nodes,
-                comment=f"{plan.gpus} trainer + {rollout_gpus} rollout",
+                comment=f"{plan.gpus} trainer + {rollout_gpus} rollout" if rollout_gpus else (
+                    f"{plan.gpus} trainer, no rollout GPU here (mode: train, or the explorer elsewhere)"),
             ),
         ]
-        if rollout_engines:
+        if rollout_engines and rollout_gpus:
             cluster_keys += [
                 _Key(path=("explorer", "rollout_model", "engine_num"), value=rollout_gpus, comment="one GPU each"),
                 _Key(path=("explorer", "rollout_model", "tensor_parallel_size"), value=1),

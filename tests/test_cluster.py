@@ -459,3 +459,31 @@ def test_the_reported_bound_never_exceeds_the_placeable_priority(tmp_path: Path,
     instance = random_fleet(seed=3, nodes=1, jobs=6, lengths=[8192, 32768])
     result = place(fleet_of(instance, tmp_path), CATALOG)
     assert result.bound == sum(job["priority"] for job in instance["jobs"])
+
+
+def test_emit_dir_gives_a_job_without_rollout_its_nodes_and_checks_every_target_first(cli, tmp_path: Path):
+    path = tmp_path / "fleet.yaml"
+    path.write_text("pools:\n  - {name: p, gpu: A100-80GB, nodes: 2, gpus_per_node: 4}\njobs:\n"
+                    "  - {name: t8, model: Qwen3-14B, max_model_len: 93184, rollout_gpus: 0}\n", encoding="utf-8")
+    out_dir = tmp_path / "configs"
+    status, out, _ = cli("cluster", str(path), "--emit-dir", str(out_dir), "--json")
+    [placement] = json.loads(out)["placements"]
+    assert (status, placement["nodes"], placement["trainer_gpus"]) == (0, [0, 1], 8)
+    config = yaml.safe_load((out_dir / "t8.yaml").read_text(encoding="utf-8"))
+    assert config["cluster"] == {"node_num": 2, "gpu_per_node": 4} and "explorer" not in config
+    # A target that is a folder stops the command before any config is written.
+    path.write_text(path.read_text(encoding="utf-8") + "  - {name: a, model: 4B, max_model_len: 4096}\n",
+                    encoding="utf-8")
+    blocked = tmp_path / "blocked"
+    (blocked / "t8.yaml").mkdir(parents=True)
+    status, out, err = cli("cluster", str(path), "--emit-dir", str(blocked))
+    assert (status, out) == (2, "") and err.endswith(f"job t8's config {blocked / 't8.yaml'} is not a regular file\n")
+    assert sorted(p.name for p in blocked.iterdir()) == ["t8.yaml"]
+
+
+def test_nodes_are_hosts_of_at_most_16_gpus(tmp_path: Path):
+    path = tmp_path / "fleet.yaml"
+    path.write_text("pools:\n  - {name: w, gpu: H100-80GB, nodes: 1, gpus_per_node: 64}\njobs:\n"
+                    "  - {name: j0, model: Qwen3-4B, max_model_len: 8192}\n", encoding="utf-8")
+    with pytest.raises(TableError, match=r"fleet.yaml: pool w, gpus_per_node: must be at most 16, got 64$"):
+        load_fleet(path, CATALOG)

@@ -158,9 +158,11 @@ def test_fragment_refuses_a_plan_that_breaks_trinitys_rules() -> None:
         trinity_fragment(broken, catalog().model("4B"))
 
 
-def test_fragment_refuses_zero_rollout_gpus() -> None:
-    with pytest.raises(ValueError, match="rollout_gpus"):
-        trinity_fragment(vanilla_plan(), catalog().model("4B"), rollout_gpus=0)
+def test_fragment_with_zero_rollout_gpus_gives_the_cluster_alone() -> None:
+    with pytest.raises(ValueError, match="rollout_gpus must be at least 0"):
+        trinity_fragment(vanilla_plan(), catalog().model("4B"), rollout_gpus=-1)
+    data = _safe_load(trinity_fragment(vanilla_plan(), catalog().model("4B"), rollout_gpus=0))
+    assert data["cluster"] == {"node_num": 1, "gpu_per_node": vanilla_plan().gpus} and "explorer" not in data
 
 
 def _documented_plans() -> list[tuple[Plan, Model]]:
