@@ -22,6 +22,7 @@ import zlib
 from collections import Counter, defaultdict, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from typing import Literal
 
 from ortools.sat.python import cp_model
@@ -212,12 +213,13 @@ def build_placement_model(fleet: Fleet, options: list[Option], every_job: bool) 
 
 
 class _ProgressCallback(cp_model.CpSolverSolutionCallback):
-    def __init__(self, stage: str, report: Progress, started: float) -> None:
+    def __init__(self, stage: str, report: Progress, started: float, bounded: Callable[[int], int]) -> None:
         super().__init__()
-        self.stage, self.report, self.started = stage, report, started
+        self.stage, self.report, self.started, self.bounded = stage, report, started, bounded
 
     def on_solution_callback(self) -> None:
-        self.report(self.stage, self.objective_value, self.best_objective_bound, time.monotonic() - self.started)
+        self.report(self.stage, self.objective_value, self.bounded(round(self.best_objective_bound)),
+                    time.monotonic() - self.started)
 
 
 def place(
@@ -275,7 +277,9 @@ def place(
             share = left * (0.6 if position == 0 else 0.5 if position == 1 else 1.0)
             solver.parameters.max_time_in_seconds = max(share, 0.01)
             (model.maximize if maximise else model.minimize)(expression)
-            callback = _ProgressCallback(STAGES[name], progress, started) if progress else None
+            first_bound = partial(_trivially_bounded, fleet=fleet, options=options, every_job=every_job)
+            callback = _ProgressCallback(STAGES[name], progress, started, first_bound if position == 0 else int) \
+                if progress else None
             status = interrupt.solve(model, callback)
             if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
                 if position == 0 and status != cp_model.INFEASIBLE and any(values) and not every_job:

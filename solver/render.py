@@ -273,8 +273,8 @@ def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = Fal
         gap = f", gap {result.gap:.1%}" if result.gap else ""
         measure = ("nodes used" if minimize_nodes else
                    f"placed priority (of {sum(job.priority for job in fleet.jobs)})")
-        renderables.append(Text(f"status: {result.status}; {measure}: {result.objective}, proven bound "
-                                f"{result.bound}{gap}", style="bold"))
+        bound = f"proven bound {result.bound}" if result.bound is not None else "no bound proven (time ran out)"
+        renderables.append(Text(f"status: {result.status}; {measure}: {result.objective}, {bound}{gap}", style="bold"))
     else:
         renderables.append(Text(f"status: {result.status}", style="bold red"))
     for pool in fleet.pools:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import random
 import subprocess
@@ -487,3 +488,16 @@ def test_nodes_are_hosts_of_at_most_16_gpus(tmp_path: Path):
                     "  - {name: j0, model: Qwen3-4B, max_model_len: 8192}\n", encoding="utf-8")
     with pytest.raises(TableError, match=r"fleet.yaml: pool w, gpus_per_node: must be at most 16, got 64$"):
         load_fleet(path, CATALOG)
+
+
+def test_a_placement_without_a_proven_bound_says_so(tmp_path: Path):
+    from rich.console import Console
+
+    from solver.query import ClusterResult
+    from solver.render import cluster_view
+
+    fleet = fleet_of({"pools": [ONE_NODE], "jobs": [{"name": "a", "model": "4B", "max_model_len": 4096}]}, tmp_path)
+    result = ClusterResult(status="feasible", objective=0, bound=None, placements=(), unplaced=())
+    console = Console(width=200, record=True, file=io.StringIO())
+    console.print(cluster_view(result, fleet))
+    assert console.export_text().splitlines()[0] == "status: feasible; placed priority (of 1): 0, no bound proven (time ran out)"
