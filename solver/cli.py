@@ -438,7 +438,7 @@ def run_map(args: argparse.Namespace) -> int:
     asked = catalog.model(args.model).name if args.model else None
     budgets = list(range(1, args.gpus_up_to + 1))
     screen = _console()
-    recorder = Console(record=True, width=max(screen.width, 160), file=io.StringIO()) if args.svg else None
+    views = []
     for gpu in gpus:
         if asked is not None and args.by == "len":
             lengths = sorted({row.max_model_len for table in gpu.tables for row in table.rows}) or [
@@ -453,10 +453,22 @@ def run_map(args: argparse.Namespace) -> int:
             grid = longest_by_model(catalog, gpu.name, models, budgets)
             view = map_view(grid, models, budgets, f"{gpu.name}: longest context per model and GPU budget",
                             by_length=False)
+        views.append(view)
+    # Every budget keeps a readable column: a file or pipe gets the maps' full width, and a terminal too
+    # narrow for them a note (rich would squeeze the columns empty).
+    unbounded = Console(width=1 << 16, file=io.StringIO())
+    needed = max(unbounded.measure(view).maximum for view in views)
+    if not screen.is_terminal:
+        screen = Console(width=max(screen.width, needed))
+    elif needed > screen.width:
+        print(f"solve map: note: the maps need {needed} columns and the terminal has {screen.width}: widen it, "
+              "pipe the output (| less -S), or save it with --svg FILE", file=sys.stderr)
+    for view in views:
         screen.print(view)
-        if recorder is not None:
+    if args.svg:
+        recorder = Console(record=True, width=max(needed, 80), file=io.StringIO())
+        for view in views:
             recorder.print(view)
-    if recorder is not None:
         write_atomically(args.svg, recorder.export_svg(title="rft-solver map"))
     return 0
 

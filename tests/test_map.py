@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 from solver.maps import cheapest_by_length, longest_by_model
@@ -64,3 +65,15 @@ def test_budgets_that_allow_the_same_gpu_counts_share_one_answer():
     assert grid["Qwen3-8B", 12] == best_plan(CATALOG, make_query(CATALOG, model="8B", gpu="h100", objective="max_len",
                                                                  budget_gpus=12), "H100-80GB")
     assert grid["Qwen3-8B", 16] is not None and grid["Qwen3-8B", 16].gpus == 16
+
+
+def test_many_budgets_keep_readable_cells_in_a_pipe_and_in_the_svg(cli, tmp_path: Path):
+    # 24 budgets are wider than any default width: every cell still shows its length and setting.
+    target = tmp_path / "map.svg"
+    status, out, err = cli("map", "--gpu", "h100", "--model", "8B", "--gpus-up-to", "24", "--svg", str(target))
+    row = next(line for line in out.splitlines() if line.startswith("│ Qwen3-8B"))
+    cells = [cell.strip() for cell in row.strip("│").split("│")][1:]
+    assert (status, err, len(cells)) == (0, "", 24) and all(re.fullmatch(r"\d+k \S+ @\d+[*~]?", cell) for cell in cells)
+    assert "@24~" in out or "@16~" in out
+    svg = target.read_text(encoding="utf-8")
+    assert all(cell.split()[0] in svg for cell in cells)
