@@ -37,6 +37,7 @@ from solver.query import (
     Placement,
     Plan,
     Unplaced,
+    counted,
     make_query,
 )
 from solver.solve import answer_for
@@ -244,8 +245,11 @@ def place(
     stuck = [index for index in range(len(fleet.jobs)) if index not in with_options]
     # Why the jobs without a way have none, asked now so that the time it takes counts against the limit.
     unplaced = tuple(Unplaced(job=fleet.jobs[i].name, reason=_why_no_option(planner, fleet, i)) for i in stuck)
-    if every_job and stuck:
-        return ClusterResult(status="infeasible", objective=None, bound=None, placements=(), unplaced=unplaced,
+    if every_job and stuck:  # all or none: the other jobs are not placed either, and say why
+        names = ", ".join(fleet.jobs[i].name for i in stuck)
+        others = tuple(Unplaced(job=job.name, reason=f"--minimize nodes places every job or none, and {names} fits "
+                                                     "nowhere") for i, job in enumerate(fleet.jobs) if i not in stuck)
+        return ClusterResult(status="infeasible", objective=None, bound=None, placements=(), unplaced=unplaced + others,
                              wall_time_s=time.monotonic() - started)
     built = build_placement_model(fleet, options, every_job)
     model = built.model
@@ -420,8 +424,9 @@ def _reasons(planner: _Planner, fleet: Fleet, index: int) -> str:
         answer = answer_for(planner.catalog, query, pool.gpu)
         if answer.plans:
             fewest = answer.plans[0]
-            reasons.append(f"{pool.name}: {fewest.gpus} trainer GPUs at the fewest + {job.rollout_gpus} rollout GPUs "
-                           f"do not fit its {pool.nodes} node{'s' if pool.nodes > 1 else ''} of {pool.gpus_per_node} GPUs")
+            reasons.append(f"{pool.name}: {counted(fewest.gpus, 'trainer GPU')} at the fewest + "
+                           f"{counted(job.rollout_gpus, 'rollout GPU')} do not fit its {counted(pool.nodes, 'node')} "
+                           f"of {pool.gpus_per_node} GPUs")
         else:
             reasons.append(f"{pool.name}: {answer.reason}")
     return "; ".join(reasons) or "no pool it may use"

@@ -122,10 +122,11 @@ def test_minimize_nodes_names_the_job_that_fits_nowhere(tmp_path: Path):
         {"name": "huge", "model": "Qwen3-14B", "max_model_len": 1048576},
         {"name": "ok", "model": "Qwen3-0.6B", "max_model_len": 8192}]}
     result = solved(instance, tmp_path, minimize_nodes=True)
-    assert result["status"] == "infeasible" and [u["job"] for u in result["unplaced"]] == ["huge"]
+    assert result["status"] == "infeasible" and [u["job"] for u in result["unplaced"]] == ["huge", "ok"]
     assert result["unplaced"][0]["reason"] == (
         "a100: 1048576 tokens is beyond what the tables and the memory model's estimates allow for Qwen3-14B on "
         "A100-80GB within 8 GPUs: the longest is 187392 (Env + Offload + SP=8 on 8 GPUs, estimated)")
+    assert result["unplaced"][1]["reason"] == "--minimize nodes places every job or none, and huge fits nowhere"
 
 
 def test_measured_plans_come_first(tmp_path: Path):
