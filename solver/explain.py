@@ -266,8 +266,8 @@ class _Words:
         if "whole_nodes" in rules:
             parts.append(f"a trainer that spans nodes uses whole nodes of {query.node_gpus} GPUs")
         if "rollout_layout" in rules:
-            parts.append(f"the {query.rollout_gpus} rollout GPUs need room beside the trainer (in its node, or on "
-                         "nodes of their own when the trainer takes whole nodes)")
+            parts.append(f"the {query.rollout_gpus} rollout GPUs need room beside the trainer (in its node, filling "
+                         "its node and whole nodes more, or on nodes of their own when the trainer takes whole nodes)")
         for rule, text in (("sp_divides_gpus", "SP must divide the trainer GPUs"),
                            ("sp_divides_heads", f"SP must divide the {data.shape.num_attention_heads} attention heads"),
                            ("sp_kv_heads", f"SP and the {data.shape.num_key_value_heads} KV heads must divide one another"),
@@ -315,8 +315,9 @@ class _Words:
                                              "whole nodes, which a trainer that spans nodes must use")]
         if rule == "rollout_layout":
             return [Reason(rule=rule, detail=f"{on} trainer GPUs: with the {query.rollout_gpus} rollout GPUs "
-                                             f"(--rollout-gpus) they fit neither one node of {query.node_gpus} "
-                                             "nor whole nodes")]
+                                             f"(--rollout-gpus) they fit neither one node of {query.node_gpus}, nor "
+                                             "whole nodes with the trainer in one of them, nor with the trainer on "
+                                             "whole nodes")]
         if rule == "table_rows":
             return [self._beyond_table(counts[0])]
         if rule == "sp_divides_gpus":
