@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from ortools.linear_solver import pywraplp
 
 from solver.memory import DEFAULT_MARGIN, PRIOR, TERMS, breakdown, features
-from solver.query import sp_rule_violation
+from solver.query import NODE_GPUS, sp_layout_violation
 from solver.tables import (
     NO_SETTING,
     Catalog,
@@ -59,9 +59,9 @@ def allowed_settings(model: Model, gpus: int) -> list[Setting]:
     """The source's escalation order (`ESCALATION_ORDER`) with the SP degrees the rules allow on `gpus` GPUs:
     vanilla and Env, each SP degree in turn without and with Env, then Env + Offload with each SP degree.
     On the documented GPU counts that is the source's order less the degrees forbidden there; on more GPUs
-    it goes on in the same pattern (SP=8 and Env + SP=8 after Env + SP=4, and so on)."""
-    degrees = [sp for sp in range(1, gpus + 1) if gpus % sp == 0
-               and not sp_rule_violation(model.num_attention_heads, model.num_key_value_heads, sp)]
+    it goes on in the same pattern (SP=8 and Env + SP=8 after Env + SP=4, and so on), with the degrees
+    that keep each SP group inside a node of `NODE_GPUS` when the GPUs span nodes."""
+    degrees = [sp for sp in range(1, gpus + 1) if not sp_layout_violation(model, gpus, sp, NODE_GPUS)]
     without_offload = [Setting(env=env, offload=False, sp=sp) for sp in degrees for env in (False, True)]
     return without_offload + [Setting(env=True, offload=True, sp=sp) for sp in degrees]
 

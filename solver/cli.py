@@ -116,11 +116,21 @@ def token_count(text: str) -> int:
     return value * 1024 if thousands else value
 
 
+def number(text: str) -> float:
+    """An argparse type: a number written in ASCII (float() reads the digits of every script)."""
+    if not text.isascii():
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}")
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+
+
 def positive_seconds(text: str) -> float:
     """An argparse type: a number of seconds above zero."""
     try:
-        value = float(text)
-    except ValueError:
+        value = number(text)
+    except argparse.ArgumentTypeError:
         raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
     if not 0 < value < float("inf"):
         raise argparse.ArgumentTypeError(f"must be above 0, got {text}")
@@ -165,11 +175,11 @@ def build_parser() -> argparse.ArgumentParser:
                       help="answer from the memory model alone, ignoring the tables (to compare)")
     mode.add_argument("--no-estimate", action="store_const", const="never", dest="estimate_mode",
                       help="no estimates: only documented and inferred plans")
-    estimates.add_argument("--margin", metavar="F", type=float,
+    estimates.add_argument("--margin", metavar="F", type=number,
                            help="safety margin of estimates, a fraction of usable memory (default: the memory model's, "
                            f"{DEFAULT_MARGIN} for the shipped one)")
     estimates.add_argument("--memory-model", metavar="FILE", type=path_argument, help="coefficients from `solve calibrate --out`")
-    estimates.add_argument("--host-ram", metavar="GB", type=float,
+    estimates.add_argument("--host-ram", metavar="GB", type=number,
                            help="host memory per node (GB as RAM is sold, binary: GiB): rules out Offload plans "
                            "whose states do not fit there")
     estimates.add_argument("--node-gpus", metavar="G", type=positive_int,
@@ -238,8 +248,9 @@ def run_cluster(args: argparse.Namespace) -> int:
     fleet = load_fleet(args.file, catalog)
     weights = load_weights(args.weights) if args.weights else None
     if args.emit_dir is not None and not args.emit_dir.is_dir() and (
-            args.emit_dir.exists() or not args.emit_dir.absolute().parent.is_dir()):
-        problem = "not a folder" if args.emit_dir.exists() else "no such folder, nor a folder to make it in"
+            args.emit_dir.exists() or args.emit_dir.is_symlink() or not args.emit_dir.absolute().parent.is_dir()):
+        problem = ("not a folder" if args.emit_dir.exists() or args.emit_dir.is_symlink()
+                   else "no such folder, nor a folder to make it in")
         raise QueryError(f"{args.emit_dir}: {problem} (--emit-dir writes one config per placed job into it)")
     if args.emit_dir is not None:
         for job in fleet.jobs:  # every target checked before the first is written
@@ -247,8 +258,10 @@ def run_cluster(args: argparse.Namespace) -> int:
             if _same_file(target, args.file):
                 raise QueryError(f"--emit-dir {args.emit_dir}: job {job.name}'s config would overwrite the cluster "
                                  f"file {args.file}: write the configs to another folder")
-            if target.exists() and not target.resolve().is_file():
-                raise QueryError(f"--emit-dir {args.emit_dir}: job {job.name}'s config {target} is not a regular file")
+            resolved = target.resolve()
+            if (target.exists() and not resolved.is_file()) or (target.is_symlink() and not resolved.parent.is_dir()):
+                raise QueryError(f"--emit-dir {args.emit_dir}: job {job.name}'s config {target} is not a regular file "
+                                 "(or a link to a place one can be written)")
     progress = _ProgressLine()
     result = place(fleet, catalog, minimize=args.minimize, weights=weights, time_limit_s=args.time_limit,
                    workers=args.workers, progress=progress, estimate=args.estimate_mode)
@@ -264,7 +277,11 @@ def run_cluster(args: argparse.Namespace) -> int:
             shared = placement.gpu_indexes if len(placement.gpu_indexes) < pool.gpus_per_node else None
             fragments[placement.job] = trinity_fragment(placement.plan, model, rollout, nodes=len(placement.nodes),
                                                         gpu=pool.gpu, shared_gpus=shared)
-        args.emit_dir.mkdir(exist_ok=True)  # made only now, once there is an answer to write
+        if fragments:  # the folder is made only now, once there is an answer to write
+            try:
+                args.emit_dir.mkdir(exist_ok=True)
+            except OSError as error:
+                raise QueryError(f"--emit-dir {args.emit_dir}: cannot make the folder: {error.strerror}") from None
         for job_name, fragment in fragments.items():
             write_atomically(args.emit_dir / f"{job_name}.yaml", fragment)
     if args.json:
@@ -369,7 +386,7 @@ def build_memory_parser() -> argparse.ArgumentParser:
     parser.add_argument("--offload", action="store_true", help="with FSDP2 CPU offload")
     parser.add_argument("--node-gpus", metavar="G", type=positive_int, default=NODE_GPUS,
                         help=f"GPUs per node (default {NODE_GPUS}): beyond one node, SP must divide a node")
-    parser.add_argument("--margin", metavar="F", type=float, help="safety margin, a fraction of usable memory (default: the memory model's, "
+    parser.add_argument("--margin", metavar="F", type=number, help="safety margin, a fraction of usable memory (default: the memory model's, "
                         f"{DEFAULT_MARGIN} for the shipped one)")
     parser.add_argument("--memory-model", metavar="FILE", type=path_argument, help="coefficients from `solve calibrate --out`")
     parser.add_argument("--json", action="store_true", help="print the breakdown as JSON")
@@ -457,7 +474,7 @@ def run_map(args: argparse.Namespace) -> int:
     # Every budget keeps a readable column: a file or pipe gets the maps' full width, and a terminal too
     # narrow for them a note (rich would squeeze the columns empty).
     unbounded = Console(width=1 << 16, file=io.StringIO())
-    needed = max(unbounded.measure(view).maximum for view in views)
+    needed = max(unbounded.measure(view.renderables[0]).maximum for view in views)  # the table, not its legend
     if not screen.is_terminal:
         screen = Console(width=max(screen.width, needed))
     elif needed > screen.width:
@@ -571,7 +588,7 @@ def run_planner(args: argparse.Namespace) -> int:
     if args.write and config is not None and config.strategy not in (None, "fsdp", "fsdp2"):
         raise QueryError(f"{args.from_config}: trainer.trainer_strategy is {config.strategy}: rft-solver plans FSDP "
                          "trainers (fsdp, or fsdp2 for Offload), so --write would change the strategy; plan it by hand")
-    if config is not None and args.model is None:
+    if config is not None and args.model is None and not added:
         try:
             catalog.model(config.model)
         except QueryError as error:
@@ -589,7 +606,7 @@ def run_planner(args: argparse.Namespace) -> int:
     from_config = config is not None and args.gpus is None and config.trainer_gpus is not None
     query = make_query(
         catalog,
-        model=args.model or (config.model if config else "") or added,
+        model=args.model or added or (config.model if config else ""),  # --model-config describes the model
         gpu=args.gpu,
         objective=objective,
         budget_gpus=config.trainer_gpus if from_config and config is not None else args.gpus,
@@ -619,7 +636,8 @@ def run_planner(args: argparse.Namespace) -> int:
         answers = tuple(answer.model_copy(update={"current": _current(catalog, query, answer.gpu, config,
                                                                        args.from_config, config_text)})
                         for answer in answers)
-    fragments = _write_trinity(args, answers, catalog.model(query.model), config_text, query.node_gpus or NODE_GPUS)
+    fragments = _write_trinity(args, answers, catalog.model(query.model), config_text, query.node_gpus or NODE_GPUS,
+                               config.rollout_gpus if config is not None else None)
     if args.emit:
         sys.stdout.write("---\n".join(fragments))
     elif args.json:
@@ -634,10 +652,9 @@ def run_planner(args: argparse.Namespace) -> int:
 
 
 def _check_write_keeps_model(args: argparse.Namespace, catalog: Catalog, config: TrinityConfig) -> None:
-    """--write patches the config's model: a --model (or --model-config) that names another catalogue model
-    would apply that model's plan to it. (One the catalogue does not know, a local path say, is the
-    user's to name.)"""
-    named = args.model or (args.model_config and catalog.models[-1].name)
+    """--write patches the config's model: a --model that names another catalogue model would apply that
+    model's plan to it. (One the catalogue does not know, a local path say, is the user's to name.)"""
+    named = args.model  # a --model-config describes the config's model: its shape is the one to plan
     if not named or not config.model:
         return
     try:
@@ -645,9 +662,8 @@ def _check_write_keeps_model(args: argparse.Namespace, catalog: Catalog, config:
     except QueryError:
         return
     if catalog.model(named).name != configured:
-        flag = "--model" if args.model else "--model-config"
-        raise QueryError(f"{flag} names {catalog.model(named).name}, but {args.from_config} trains {configured} "
-                         f"(model.model_path): --write would give it another model's plan; drop {flag}")
+        raise QueryError(f"--model names {catalog.model(named).name}, but {args.from_config} trains {configured} "
+                         "(model.model_path): --write would give it another model's plan; drop --model")
 
 
 def _check_write_keeps_gpus(args: argparse.Namespace, objective: Objective, config: TrinityConfig) -> None:
@@ -669,8 +685,9 @@ def _check_write_keeps_gpus(args: argparse.Namespace, objective: Objective, conf
 
 
 def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], model: Model, config_text: str,
-                   node_gpus: int) -> list[str]:
+                   node_gpus: int, config_rollout: int | None) -> list[str]:
     """The Trinity fragments of the best plans (for --emit), after writing --out and --write if asked.
+    A fragment leaves the rollout engines alone when its rollout GPUs are the config's (`config_rollout`).
 
     Every fragment is checked against Trinity's own rules (by `trinity_fragment`); a patched user config
     that still breaks them (a hand-set token limit, say) is written with a warning on stderr.
@@ -684,7 +701,7 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], model:
         if answer.plans:
             nodes, rollout = _cluster_layout(answer.plans[0].gpus, answer.rollout_gpus, node_gpus)
             fragments.append(trinity_fragment(answer.plans[0], model, rollout, gpu=answer.gpu, nodes=nodes,
-                                              rollout_engines=not args.from_config))
+                                              rollout_engines=rollout != config_rollout))
         elif args.emit:
             print(f"solve: {answer.gpu}: no plan: {answer.reason}", file=sys.stderr)
     best = answers[0].plans[0] if answers[0].plans else None
@@ -730,7 +747,16 @@ def _current(catalog: Catalog, query: Query, gpu: str, config: TrinityConfig, pa
         return None
     query = query.model_copy(update={"max_model_len": length})
     model = catalog.model(query.model)
-    problems = [*check_trinity_config(yaml.safe_load(text), model, gpus, environ=os.environ), *config.notes]
+    try:
+        mapping = yaml.safe_load(text)
+    except yaml.YAMLError:  # YAML that ruamel reads and PyYAML does not (a complex key): nothing more to check
+        mapping = {}
+    # The verdict names the SP and whole-node rules (broken_rule), and a note the offload flags' strategy.
+    covered = ("trainer.ulysses_sequence_parallel_size", "a trainer of", "the trainer needs")
+    problems = [problem for problem in check_trinity_config(mapping if isinstance(mapping, dict) else {}, model, gpus,
+                                                            environ=os.environ)
+                if not problem.startswith(covered) and "offload_policy needs" not in problem]
+    problems += config.notes
     default = token_budget(length, config.sp)
     if config.max_token_len_per_gpu is not None and config.max_token_len_per_gpu > default:
         problems.append(f"trainer.max_token_len_per_gpu {config.max_token_len_per_gpu} is above Trinity's default "

@@ -14,7 +14,6 @@ longer contexts of jobs that asked for ``at_least`` a length, then the least tot
 
 from __future__ import annotations
 
-import math
 import signal
 import threading
 import time
@@ -39,6 +38,7 @@ from solver.query import (
     Unplaced,
     counted,
     make_query,
+    rollout_layout,
 )
 from solver.solve import answer_for
 from solver.tables import AtLeast, Catalog, Fleet, Weights, load_weights
@@ -74,15 +74,14 @@ class Option:
 def layout(trainer_gpus: int, rollout_gpus: int, node_gpus: int) -> tuple[int, int, int] | None:
     """(GPUs on one node, whole nodes, rollout GPUs) for a job, or None when no layout exists.
 
-    A job whose trainer and rollout GPUs fit in one node stays in one node; a larger job takes whole
-    nodes, with its trainer on whole nodes (Trinity's rule) and its rollout on the nodes after them.
+    The planner's `rollout_layout`: a job whose trainer and rollout GPUs fit in one node stays in one
+    node; a larger one takes whole nodes (a trainer in part of the first with the rollout filling the
+    rest, or a trainer on whole nodes with the rollout on the nodes after them).
     """
     if trainer_gpus + rollout_gpus <= node_gpus:
         return trainer_gpus + rollout_gpus, 0, rollout_gpus
-    if trainer_gpus % node_gpus:
-        return None
-    nodes = trainer_gpus // node_gpus + math.ceil(rollout_gpus / node_gpus)
-    return 0, nodes, nodes * node_gpus - trainer_gpus
+    room = rollout_layout(trainer_gpus, rollout_gpus, node_gpus)
+    return None if room is None else (0, *room)
 
 
 class _Planner:
@@ -247,7 +246,8 @@ def place(
     unplaced = tuple(Unplaced(job=fleet.jobs[i].name, reason=_why_no_option(planner, fleet, i)) for i in stuck)
     if every_job and stuck:  # all or none: the other jobs are not placed either, and say why
         names = ", ".join(fleet.jobs[i].name for i in stuck)
-        others = tuple(Unplaced(job=job.name, reason=f"--minimize nodes places every job or none, and {names} fits "
+        fit = "fits" if len(stuck) == 1 else "fit"
+        others = tuple(Unplaced(job=job.name, reason=f"--minimize nodes places every job or none, and {names} {fit} "
                                                      "nowhere") for i, job in enumerate(fleet.jobs) if i not in stuck)
         return ClusterResult(status="infeasible", objective=None, bound=None, placements=(), unplaced=unplaced + others,
                              wall_time_s=time.monotonic() - started)

@@ -46,10 +46,10 @@ Count = Annotated[int, Strict(), Gt(0)]
 Tokens = Annotated[int, Strict(), Gt(0), Le(MAX_TOKENS)]
 GpuCount = Annotated[int, Strict(), Gt(0), Le(MAX_GPUS)]
 MAX_GPU_MEMORY_GB = 1 << 14
+"""Far more memory than any GPU has (16 TB), but finite."""
 MAX_NODE_GPUS = 16
 """The most GPUs a cluster file's node may have: one host (HGX boards have 8; the largest hosts 16). It also
 bounds the ways to fill a node that the placement weighs, which grow as the partitions of its size."""
-"""Far more memory than any GPU has (16 TB), but finite."""
 Billions = Annotated[float, Strict(), Gt(0)]
 Weight = Annotated[float, Strict(), Ge(0), Le(1000), AllowInfNan(False)]
 """A cost weight: how much a setting slows a step, 0 (free) to 1000 (a thousand times slower)."""

@@ -23,7 +23,7 @@ from __future__ import annotations
 import io
 import math
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from itertools import pairwise
 from typing import Any
 
@@ -441,6 +441,14 @@ def _rollout_gpus(reader: _Reader) -> int:
     return total
 
 
+def _leniently(read: Callable[[tuple[str, ...]], Any], path: tuple[str, ...]) -> Any:
+    """A key read only for a note: what `read` gives, or None where it cannot be read (the note is skipped)."""
+    try:
+        return read(path)
+    except ConfigError:
+        return None
+
+
 def read_trinity_config(text: str, name: str, environ: Mapping[str, str]) -> TrinityConfig:
     """Read what rft-solver needs from a Trinity config's text; `name` (the file name) heads messages.
 
@@ -473,6 +481,10 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str]) -> Tri
     if not model:
         raise ConfigError(f"{reader.where(('model', 'model_path'))}: no model name in {model_path!r}")
 
+    mode = reader.text(("mode",))
+    if mode is not None and mode.strip() in NO_TRAINER_MODES:
+        raise ConfigError(f"{name}: mode {mode.strip()} runs no trainer, so there is nothing to plan (rft-solver "
+                          "plans the trainer of mode both or train)")
     rollout = _rollout_gpus(reader)
     gpu_per_node = reader.integer(("cluster", "gpu_per_node"))
     trainer_gpus = None
@@ -485,17 +497,14 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str]) -> Tri
                 f"{rollout} rollout GPUs (explorer.rollout_model.engine_num x tensor_parallel_size)"
             )
 
-    mode = reader.text(("mode",))
-    if mode is not None and mode.strip() in NO_TRAINER_MODES:
-        raise ConfigError(f"{name}: mode {mode.strip()} runs no trainer, so there is nothing to plan (rft-solver "
-                          "plans the trainer of mode both or train)")
     strategy = reader.text(("trainer", "trainer_strategy"))
     actor = (*_FSDP_CONFIG, "actor", "fsdp_config")
     offload = (strategy or "").strip() == "fsdp2" and (
         reader.flag((*actor, "param_offload")) or reader.flag((*actor, "optimizer_offload"))
     )
-    flags = {f"{role}.fsdp_config.{flag}": reader.flag((*_FSDP_CONFIG, role, "fsdp_config", flag))
-             for role in ROLES for flag in OFFLOAD_FLAGS}
+    read = {f"{role}.fsdp_config.{flag}": _leniently(reader.flag, (*_FSDP_CONFIG, role, "fsdp_config", flag))
+            for role in ROLES for flag in OFFLOAD_FLAGS}
+    flags = {flag: on for flag, on in read.items() if on is not None}  # those that cannot be read say nothing
     notes = []
     if offload and not all(flags.values()):
         off = [flag for flag, on in flags.items() if not on]
@@ -504,7 +513,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str]) -> Tri
     if any(flags.values()) and (strategy or "fsdp").strip() != "fsdp2":
         notes.append(f"the offload flags are set, but trainer.trainer_strategy is {(strategy or 'fsdp').strip()}, not "
                      "fsdp2: the tables' Offload is FSDP2's CPU offload, so the verdict takes Offload as off")
-    if reader.get(("trainer", "trainer_config_path")) is not None:
+    if _leniently(reader.get, ("trainer", "trainer_config_path")) is not None:
         notes.append("trainer.trainer_config_path names a verl config of its own: its token limits and offload flags "
                      "are not read here")
     sp = reader.count(("trainer", "ulysses_sequence_parallel_size"), 1)

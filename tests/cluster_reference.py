@@ -137,6 +137,8 @@ def layout(n: int, rollout: int, gpus_per_node: int) -> tuple[str, int] | None:
     g = gpus_per_node
     if n + rollout <= g:
         return (ONE, n + rollout)
+    if n < g and (n + rollout) % g == 0:  # the trainer in part of a node, the rollout filling it and more
+        return (WHOLE, (n + rollout) // g)
     if n % g == 0:
         return (WHOLE, n // g + math.ceil(rollout / g))
     return None

@@ -505,3 +505,58 @@ def test_env_is_read_as_pytorch_reads_the_allocator_setting(cli, monkeypatch, se
     # --maximize len has no --len: the verdict is on the config's own length.
     [answer] = json.loads(cli("--from-config", str(example), "--gpu", "a100", "--maximize", "len", "--json")[1])
     assert (answer["current"]["env"], answer["current"]["max_model_len"]) == (env, 32768)
+
+
+def test_notes_skip_what_they_cannot_read_and_the_checks_skip_yaml_pyyaml_cannot(cli, tmp_path: Path):
+    config = tmp_path / "trinity.yaml"
+    # A flag read only for a note, given by a reference: the verdict stands, without the note.
+    base = ("mode: both\nmodel: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\n"
+            "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 2}}\n")
+    config.write_text(base + "trainer:\n  trainer_config:\n    actor_rollout_ref:\n      ref:\n        fsdp_config:\n"
+                      "          param_offload: ${trainer.trainer_config.actor_rollout_ref.actor.fsdp_config.x}\n",
+                      encoding="utf-8")
+    status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--json")
+    assert (status, err) == (0, "") and json.loads(out)[0]["current"]["gpus"] == 6
+    # A complex key, which ruamel reads and PyYAML does not.
+    config.write_text(base + "extra:\n  ? [a, b]\n  : 1\n", encoding="utf-8")
+    status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--json")
+    assert (status, err) == (0, "") and json.loads(out)[0]["current"]["config_problems"] == []
+
+
+def test_an_explore_config_is_refused_for_its_mode_even_when_its_engines_take_every_gpu(cli, tmp_path: Path):
+    config = tmp_path / "trinity.yaml"
+    config.write_text("mode: explore\nmodel: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\n"
+                      "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 8}}\n",
+                      encoding="utf-8")
+    assert cli("--from-config", str(config), "--gpu", "a100") == (
+        2, "", f"solve: error: {config}: mode explore runs no trainer, so there is nothing to plan (rft-solver plans "
+               "the trainer of mode both or train)\n")
+
+
+def test_a_fragment_whose_rollout_is_not_the_configs_gives_its_engines(cli):
+    # The example config has 2 rollout engines; a trainer of 8 on whole nodes leaves the rollout a node of 8,
+    # so the fragment must give those 8 engines, or Trinity would hand the trainer 14 GPUs.
+    example = Path(__file__).parent.parent / "docs" / "examples" / "trinity.yaml"
+    status, out, err = cli("--from-config", str(example), "--gpus", "8", "--exact", "--gpu", "h100", "--emit", "trinity")
+    data = yaml.safe_load(out)
+    assert status == 0 and "rollout gets 8 GPUs, not 2" in err
+    assert data["cluster"] == {"node_num": 2, "gpu_per_node": 8} and data["explorer"]["rollout_model"]["engine_num"] == 8
+
+
+def test_a_model_config_describes_the_configs_model(cli, tmp_path: Path):
+    # --model-config with --from-config plans the config.json's shape, even under the catalogue's name.
+    example = Path(__file__).parent.parent / "docs" / "examples" / "trinity.yaml"
+    folder = tmp_path / "Qwen3-8B"
+    folder.mkdir()
+    (folder / "config.json").write_text(json.dumps({
+        "hidden_size": 4096, "intermediate_size": 12288, "num_hidden_layers": 36, "num_attention_heads": 32,
+        "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 300000, "max_position_embeddings": 40960}),
+        encoding="utf-8")
+    status, out, _ = cli("--model-config", str(folder), "--from-config", str(example), "--gpu", "a100", "--json")
+    [answer] = json.loads(out)
+    assert answer["model"] == "Qwen3-8B (config shape)"
+    assert all(plan["evidence"] == "estimated" for plan in answer["plans"])
+    patched = tmp_path / "patched.yaml"
+    status, _, err = cli("--model-config", str(folder), "--from-config", str(example), "--gpu", "a100", "--write",
+                         str(patched))
+    assert (status, err) == (1, "") and not patched.exists()  # planned for its shape: 32768 is past it on 6 A100s

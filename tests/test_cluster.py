@@ -479,7 +479,8 @@ def test_emit_dir_gives_a_job_without_rollout_its_nodes_and_checks_every_target_
     blocked = tmp_path / "blocked"
     (blocked / "t8.yaml").mkdir(parents=True)
     status, out, err = cli("cluster", str(path), "--emit-dir", str(blocked))
-    assert (status, out) == (2, "") and err.endswith(f"job t8's config {blocked / 't8.yaml'} is not a regular file\n")
+    assert (status, out) == (2, "") and err.endswith(f"job t8's config {blocked / 't8.yaml'} is not a regular file (or "
+                                                     "a link to a place one can be written)\n")
     assert sorted(p.name for p in blocked.iterdir()) == ["t8.yaml"]
 
 
@@ -502,3 +503,22 @@ def test_a_placement_without_a_proven_bound_says_so(tmp_path: Path):
     console = Console(width=200, record=True, file=io.StringIO())
     console.print(cluster_view(result, fleet))
     assert console.export_text().splitlines()[0] == "status: feasible; placed priority (of 1): 0, no bound proven (time ran out)"
+
+
+def test_a_trainer_in_part_of_a_node_with_the_rollout_filling_it_and_a_node_more(tmp_path: Path):
+    # 4 trainer + 12 rollout GPUs on 2 nodes of 8 (as the planner's rollout_layout allows), checked by the reference.
+    instance = {"pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 2, "gpus_per_node": 8}],
+                "jobs": [{"name": "big-rollout", "model": "Qwen3-4B", "max_model_len": 8192, "rollout_gpus": 12}]}
+    result = solved(instance, tmp_path)
+    [placement] = result["placements"]
+    assert (placement["nodes"], placement["trainer_gpus"], placement["rollout_gpus"]) == ([0, 1], 4, 12)
+    assert layout(4, 12, 8) == (0, 2, 12) and layout(3, 12, 8) is None and layout(8, 4, 8) == (0, 2, 8)
+
+
+def test_a_dangling_link_for_emit_dir_is_refused_before_the_search(cli, tmp_path: Path):
+    path = tmp_path / "fleet.yaml"
+    path.write_text(FLEET_FILE, encoding="utf-8")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    status, out, err = cli("cluster", str(path), "--emit-dir", str(tmp_path / "dangling"))
+    assert (status, out) == (2, "") and err.endswith("dangling: not a folder (--emit-dir writes one config per placed "
+                                                     "job into it)\n")

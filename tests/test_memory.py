@@ -475,3 +475,10 @@ def test_cells_on_more_gpus_follow_the_sources_order_in_its_pattern(tmp_path: Pa
     assert [(o.max_model_len, o.setting.label, o.fits) for o in found] == [
         (131072, "vanilla", False), (131072, "Env", False), (131072, "SP=2", False), (131072, "Env + SP=2", False),
         (131072, "SP=4", False), (131072, "Env + SP=4", False), (131072, "SP=8", True), (262144, "Offload + SP=8", True)]
+
+
+def test_the_extended_order_keeps_sp_groups_inside_a_node():
+    from solver.calibrate import allowed_settings
+
+    labels = [s.label for s in allowed_settings(CATALOG.model("Qwen3-32B"), 16)]
+    assert "SP=8" in labels and not any("SP=16" in label for label in labels)
