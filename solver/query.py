@@ -237,8 +237,9 @@ def make_query(
     `budget_gpus` defaults, where the objective allows, to the largest documented GPU count (one node
     without tables); for the fewest GPUs with estimates on, to `MAX_ESTIMATED_GPUS`.
     `node_gpus` (default 8) is the node size: a trainer on more GPUs uses whole nodes and keeps each SP
-    group in one node. With `rollout_gpus`, the trainer's count leaves them a layout: trainer and rollout
-    in one node, or the trainer on whole nodes and the rollout on the nodes after them.
+    group in one node. With `rollout_gpus`, the trainer's count leaves them a `rollout_layout`: trainer and
+    rollout in one node; the trainer in part of a node and the rollout filling it and whole nodes more;
+    or the trainer on whole nodes and the rollout on the nodes after them.
     """
     check_choice("objective", objective, get_args(Objective))
     check_choice("estimate", estimate, get_args(EstimateMode))
