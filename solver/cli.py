@@ -41,6 +41,7 @@ from solver.query import (
 )
 from solver.render import answers_json, answers_view, cells_json, tables_view
 from solver.tables import (
+    CONFIG_SHAPE,
     Catalog,
     Model,
     OneLineError,
@@ -118,7 +119,7 @@ def token_count(text: str) -> int:
 
 def number(text: str) -> float:
     """An argparse type: a number written in ASCII (float() reads the digits of every script)."""
-    if not text.isascii():
+    if not text.isascii() or "_" in text:  # float() also reads 1_0 as 10
         raise argparse.ArgumentTypeError(f"expected a number, got {text!r}")
     try:
         return float(text)
@@ -258,8 +259,9 @@ def run_cluster(args: argparse.Namespace) -> int:
             if _same_file(target, args.file):
                 raise QueryError(f"--emit-dir {args.emit_dir}: job {job.name}'s config would overwrite the cluster "
                                  f"file {args.file}: write the configs to another folder")
-            resolved = target.resolve()
-            if (target.exists() and not resolved.is_file()) or (target.is_symlink() and not resolved.parent.is_dir()):
+            resolved = _resolved(target)
+            if ((resolved.exists() or resolved.is_symlink()) and not resolved.is_file()) or (
+                    target.is_symlink() and not resolved.parent.is_dir()):
                 raise QueryError(f"--emit-dir {args.emit_dir}: job {job.name}'s config {target} is not a regular file "
                                  "(or a link to a place one can be written)")
     progress = _ProgressLine()
@@ -546,8 +548,8 @@ def _check_outputs_spare_inputs(args: argparse.Namespace) -> None:
         target: Path | None = getattr(args, name, None)
         if target is None:
             continue
-        resolved = target.resolve() if target.is_symlink() else target
-        if resolved.exists() and not resolved.is_file():
+        resolved = _resolved(target)
+        if (resolved.exists() or resolved.is_symlink()) and not resolved.is_file():
             raise QueryError(f"{resolved}: not a regular file; give a file name to write")
         if not resolved.parent.is_dir():
             problem = "is not a folder" if resolved.parent.exists() else "does not exist"
@@ -567,7 +569,17 @@ def _same_file(path: Path, other: Path) -> bool:
     try:
         return path.samefile(other)
     except OSError:
-        return path.resolve() == other.resolve()
+        return _resolved(path) == _resolved(other)
+
+
+def _resolved(path: Path) -> Path:
+    """Where a path leads (through links); a link in a loop, or one that leads nowhere, is itself."""
+    if not path.is_symlink():
+        return path
+    try:
+        return path.resolve(strict=False)  # a dangling link leads to where its file would be
+    except (OSError, RuntimeError):  # a loop (RuntimeError before Python 3.13)
+        return path
 
 
 def _read_config(path: Path) -> tuple[str, TrinityConfig]:
@@ -637,7 +649,7 @@ def run_planner(args: argparse.Namespace) -> int:
                                                                        args.from_config, config_text)})
                         for answer in answers)
     fragments = _write_trinity(args, answers, catalog.model(query.model), config_text, query.node_gpus or NODE_GPUS,
-                               config.rollout_gpus if config is not None else None)
+                               config)
     if args.emit:
         sys.stdout.write("---\n".join(fragments))
     elif args.json:
@@ -652,18 +664,23 @@ def run_planner(args: argparse.Namespace) -> int:
 
 
 def _check_write_keeps_model(args: argparse.Namespace, catalog: Catalog, config: TrinityConfig) -> None:
-    """--write patches the config's model: a --model that names another catalogue model would apply that
-    model's plan to it. (One the catalogue does not know, a local path say, is the user's to name.)"""
-    named = args.model  # a --model-config describes the config's model: its shape is the one to plan
-    if not named or not config.model:
-        return
+    """--write patches the config's model: a --model, or a --model-config named after a catalogue model,
+    that names another catalogue model would apply that model's plan to it. (A name the catalogue does
+    not know, a local path say, is the user's to give.)"""
+    flag = "--model" if args.model else "--model-config"
     try:
         configured = catalog.model(config.model).name
+        if args.model:
+            named = catalog.model(args.model).name
+        elif args.model_config:  # named after a catalogue model (its shape or not)? else it is the user's own
+            named = load_catalog().model(catalog.models[-1].name.removesuffix(CONFIG_SHAPE)).name
+        else:
+            return
     except QueryError:
         return
-    if catalog.model(named).name != configured:
-        raise QueryError(f"--model names {catalog.model(named).name}, but {args.from_config} trains {configured} "
-                         "(model.model_path): --write would give it another model's plan; drop --model")
+    if named != configured:
+        raise QueryError(f"{flag} names {named}, but {args.from_config} trains {configured} (model.model_path): "
+                         f"--write would give it another model's plan; drop {flag}")
 
 
 def _check_write_keeps_gpus(args: argparse.Namespace, objective: Objective, config: TrinityConfig) -> None:
@@ -685,9 +702,10 @@ def _check_write_keeps_gpus(args: argparse.Namespace, objective: Objective, conf
 
 
 def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], model: Model, config_text: str,
-                   node_gpus: int, config_rollout: int | None) -> list[str]:
+                   node_gpus: int, config: TrinityConfig | None) -> list[str]:
     """The Trinity fragments of the best plans (for --emit), after writing --out and --write if asked.
-    A fragment leaves the rollout engines alone when its rollout GPUs are the config's (`config_rollout`).
+    A fragment leaves the rollout engines alone when its rollout GPUs are the `config`'s, and otherwise
+    keeps its engines' tensor-parallel size and auxiliary models (refused when they do not divide).
 
     Every fragment is checked against Trinity's own rules (by `trinity_fragment`); a patched user config
     that still breaks them (a hand-set token limit, say) is written with a warning on stderr.
@@ -700,8 +718,15 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], model:
     for answer in answers:
         if answer.plans:
             nodes, rollout = _cluster_layout(answer.plans[0].gpus, answer.rollout_gpus, node_gpus)
+            engines = (0, 1) if config is None else None if rollout == config.rollout_gpus else (
+                config.auxiliary_gpus, config.rollout_tp)
+            if engines is not None and rollout and (rollout - engines[0] < engines[1]
+                                                    or (rollout - engines[0]) % engines[1]):
+                raise QueryError(f"{args.from_config}: its rollout engines of tensor-parallel size {engines[1]} (and "
+                                 f"{engines[0]} GPUs of auxiliary models) cannot take the {rollout} rollout GPUs this "
+                                 f"plan leaves on nodes of {node_gpus}: plan the trainer's count with --gpus")
             fragments.append(trinity_fragment(answer.plans[0], model, rollout, gpu=answer.gpu, nodes=nodes,
-                                              rollout_engines=rollout != config_rollout))
+                                              engines=engines))
         elif args.emit:
             print(f"solve: {answer.gpu}: no plan: {answer.reason}", file=sys.stderr)
     best = answers[0].plans[0] if answers[0].plans else None
@@ -739,7 +764,7 @@ def _current(catalog: Catalog, query: Query, gpu: str, config: TrinityConfig, pa
     """Whether the config's own settings train on `gpu` (Env read from this environment), and what else
     in the config (`text`) breaks Trinity's rules or is not what that verdict assumes."""
     from solver.solve import plan_for_settings
-    from solver.trinity import check_trinity_config
+    from solver.trinity import check_trinity_config, load_config_mapping
 
     gpus = config.trainer_gpus or query.budget_gpus
     length = query.max_model_len or config.max_model_len  # --maximize len: the config's own length
@@ -747,15 +772,13 @@ def _current(catalog: Catalog, query: Query, gpu: str, config: TrinityConfig, pa
         return None
     query = query.model_copy(update={"max_model_len": length})
     model = catalog.model(query.model)
-    try:
-        mapping = yaml.safe_load(text)
-    except yaml.YAMLError:  # YAML that ruamel reads and PyYAML does not (a complex key): nothing more to check
-        mapping = {}
-    # The verdict names the SP and whole-node rules (broken_rule), and a note the offload flags' strategy.
-    covered = ("trainer.ulysses_sequence_parallel_size", "a trainer of", "the trainer needs")
-    problems = [problem for problem in check_trinity_config(mapping if isinstance(mapping, dict) else {}, model, gpus,
+    broken = whole_nodes_violation(gpus, query.node_gpus) or sp_layout_violation(model, gpus, config.sp, query.node_gpus)
+    said = broken.split(": ", 1)[-1] if broken else None  # the verdict's words, less the model's name
+    # The config as ruamel read it (PyYAML refuses some YAML ruamel takes); what the verdict or a note
+    # already says (the rule it breaks; the offload flags' strategy) is not said again.
+    problems = [problem for problem in check_trinity_config(load_config_mapping(text, path.name), model, gpus,
                                                             environ=os.environ)
-                if not problem.startswith(covered) and "offload_policy needs" not in problem]
+                if not (said and said in problem) and "offload_policy needs" not in problem]
     problems += config.notes
     default = token_budget(length, config.sp)
     if config.max_token_len_per_gpu is not None and config.max_token_len_per_gpu > default:
@@ -765,8 +788,6 @@ def _current(catalog: Catalog, query: Query, gpu: str, config: TrinityConfig, pa
     env = _expandable_segments(os.environ.get("PYTORCH_CUDA_ALLOC_CONF", ""))
     setting = Setting(env=env, offload=config.offload, sp=config.sp)
     vouching = plan_for_settings(catalog, query, gpu, gpus, setting)
-    broken = whole_nodes_violation(gpus, query.node_gpus) or sp_layout_violation(
-        catalog.model(query.model), gpus, config.sp, query.node_gpus)
     return CurrentSettings(config=path.name, gpus=gpus, gpus_given=config.trainer_gpus is not None, env=env,
                            offload=config.offload, sp=config.sp,
                            max_model_len=length, trains=vouching is not None, plan=vouching,
@@ -786,8 +807,8 @@ def write_atomically(path: Path, text: str) -> None:
     keeps the permissions of the one it replaces; a new file gets the usual ones (0666 less the umask).
     A symbolic link is written through (the file it names is replaced); a target that exists and is not a
     regular file (a device, a FIFO, a folder) is refused."""
-    path = path.resolve() if path.is_symlink() else path
-    if path.exists() and not path.is_file():
+    path = _resolved(path)
+    if (path.exists() or path.is_symlink()) and not path.is_file():
         raise QueryError(f"{path}: not a regular file; give a file name to write")
     try:
         mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o666 & ~_umask()

@@ -400,6 +400,6 @@ def map_view(grid: dict[tuple[Any, int], Plan | None], rows: list[Any], budgets:
                                   style=shade))
         view.add_row(str(row), *cells)
     legend = Text("cells: " + ("setting@GPUs" if by_length else "longest context (k = 1024 tokens), setting@GPUs")
-                  + "; evidence: documented, * inferred, ~ estimated; - nothing trains; "
-                  "E Env, O Offload, SPn Ulysses SP, van vanilla")
+                  + "; evidence: documented, * inferred, ~ estimated; - nothing trains\n"
+                  "settings: E Env, O Offload, SPn Ulysses SP, van vanilla")
     return Group(view, legend)

@@ -47,6 +47,8 @@ Tokens = Annotated[int, Strict(), Gt(0), Le(MAX_TOKENS)]
 GpuCount = Annotated[int, Strict(), Gt(0), Le(MAX_GPUS)]
 MAX_GPU_MEMORY_GB = 1 << 14
 """Far more memory than any GPU has (16 TB), but finite."""
+CONFIG_SHAPE = " (config shape)"
+"""Added to the name of a --model-config model whose shape is not that of the catalogue model it names."""
 MAX_NODE_GPUS = 16
 """The most GPUs a cluster file's node may have: one host (HGX boards have 8; the largest hosts 16). It also
 bounds the ways to fill a node that the placement weighs, which grow as the partitions of its size."""
@@ -466,7 +468,7 @@ class Catalog(_Frozen):
         taken = {_normalise(name) for name in (model.name, *model.aliases)}
         named = [m for m in self.models if taken & {_normalise(name) for name in (m.name, *m.aliases)}]
         if any(_shape(m) != _shape(model) for m in named):
-            model = model.model_copy(update={"name": f"{model.name} (config shape)", "aliases": ()})
+            model = model.model_copy(update={"name": model.name + CONFIG_SHAPE, "aliases": ()})
             named = []
         return self.model_copy(update={"models": (*(m for m in self.models if m not in named), model)})
 

@@ -74,6 +74,10 @@ class TrinityConfig(BaseModel):
     max_prompt_tokens: int | None = None
     max_response_tokens: int | None = None
     strategy: str | None = None
+    rollout_tp: int = 1
+    """``explorer.rollout_model.tensor_parallel_size``."""
+    auxiliary_gpus: int = 0
+    """The GPUs of ``explorer.auxiliary_models``, part of ``rollout_gpus``."""
     notes: tuple[str, ...] = ()
     """What the reader noticed that the verdict on these settings does not show: Offload flags that do not
     all agree, or that the strategy ignores; a verl config kept in another file."""
@@ -204,7 +208,7 @@ def _header(plan: Plan, model: Model, rollout_gpus: int | None, gpu: str | None,
 
 def trinity_fragment(
     plan: Plan, model: Model, rollout_gpus: int | None = None, *, gpu: str | None = None, nodes: int = 1,
-    shared_gpus: tuple[int, ...] | None = None, rollout_engines: bool = True,
+    shared_gpus: tuple[int, ...] | None = None, engines: tuple[int, int] | None = (0, 1),
 ) -> str:
     """A Trinity YAML fragment (nested mappings, with comments) that applies `plan` to `model`.
 
@@ -214,8 +218,9 @@ def trinity_fragment(
     the top (an environment variable, not a key). With `rollout_gpus` R (0 or more) it adds a
     ``cluster`` of `nodes` nodes (default one) sharing the trainer's GPUs and R equally
     (``gpu_per_node`` = (trainer GPUs + R) / nodes), and (for R of 1 or more) ``explorer.rollout_model`` with R engines of
-    tensor-parallel size 1 (unless `rollout_engines` is False: for a config whose explorer already has
-    its engines, the R GPUs they take). `gpu` (e.g. ``A100-80GB``) only names the GPU type in the header comment;
+    tensor-parallel size 1; `engines` = (GPUs of other models, tensor-parallel size) gives instead
+    (R - those GPUs) / size engines of that size, and None no engines at all (a config's own, which take
+    the R GPUs already). `gpu` (e.g. ``A100-80GB``) only names the GPU type in the header comment;
     `shared_gpus`, the GPUs of a node the job takes part of, adds the CUDA_VISIBLE_DEVICES to set.
     The output depends only on the arguments: the same input gives the same bytes, checked against
     Trinity's rules (`check_trinity_config`) before it is returned.
@@ -238,10 +243,15 @@ def trinity_fragment(
                     f"{plan.gpus} trainer, no rollout GPU here (mode: train, or the explorer elsewhere)"),
             ),
         ]
-        if rollout_engines and rollout_gpus:
+        if engines is not None and rollout_gpus:
+            others, size = engines
+            if (rollout_gpus - others) < size or (rollout_gpus - others) % size:
+                raise ValueError(f"{rollout_gpus} rollout GPUs less {others} of other models are not whole engines "
+                                 f"of tensor-parallel size {size}")
             cluster_keys += [
-                _Key(path=("explorer", "rollout_model", "engine_num"), value=rollout_gpus, comment="one GPU each"),
-                _Key(path=("explorer", "rollout_model", "tensor_parallel_size"), value=1),
+                _Key(path=("explorer", "rollout_model", "engine_num"), value=(rollout_gpus - others) // size,
+                     comment="one GPU each" if size == 1 else f"{size} GPUs each"),
+                _Key(path=("explorer", "rollout_model", "tensor_parallel_size"), value=size),
             ]
     comments: dict[tuple[str, ...], str] = {
         ("model", "rope_scaling"): f"YaRN: max_model_len is beyond the native context of {model.native_context}",
@@ -347,10 +357,14 @@ def _resolve(value: Any, where: str, environ: Mapping[str, str]) -> Any:
 # read_trinity_config
 
 
-def _load(text: str, name: str, yaml: YAML | None = None) -> Any:
+def load_config_mapping(text: str, name: str, yaml: YAML | None = None) -> Any:
+    """A Trinity config's text as nested mappings (ruamel; `yaml` for a round trip), or `ConfigError`, one
+    line naming the file, for text that is not YAML or not a mapping."""
     yaml = yaml or YAML(typ="safe", pure=True)
     try:
         data = yaml.load(text)
+    except ValueError as error:  # a scalar YAML resolves but cannot build, such as the date 2020-13-45
+        raise ConfigError(f"{name}: not valid YAML: {' '.join(str(error).split())}") from None
     except YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         at = f"line {mark.line + 1}: " if mark is not None else ""
@@ -419,17 +433,20 @@ class _Reader:
         return value
 
 
-def _rollout_gpus(reader: _Reader) -> int:
-    """GPUs the explorer holds: rollout engines times their tensor-parallel size, plus auxiliary models.
+def _rollout_gpus(reader: _Reader) -> tuple[int, int, int]:
+    """GPUs the explorer holds: (all of them, the rollout engines' tensor-parallel size, the auxiliary
+    models' GPUs); all = rollout engines times their tensor-parallel size, plus the auxiliary models'.
 
     Trinity's defaults apply to missing keys (``engine_num`` 1, ``tensor_parallel_size`` 1); in
     ``mode: train`` there is no explorer and no rollout GPU.
     """
     mode = reader.text(("mode",))
     if mode is not None and mode.strip() == "train":
-        return 0
+        return 0, 1, 0
     rollout = ("explorer", "rollout_model")
-    total = reader.count((*rollout, "engine_num"), 1, minimum=0) * reader.count((*rollout, "tensor_parallel_size"), 1)
+    tensor_parallel = reader.count((*rollout, "tensor_parallel_size"), 1)
+    engines = reader.count((*rollout, "engine_num"), 1, minimum=0) * tensor_parallel
+    total = 0
     auxiliary = reader.get(("explorer", "auxiliary_models")) or []
     if not isinstance(auxiliary, list):
         raise ConfigError(f"{reader.where(('explorer', 'auxiliary_models'))} must be a list, got {brief(auxiliary)}")
@@ -438,7 +455,7 @@ def _rollout_gpus(reader: _Reader) -> int:
             raise ConfigError(f"{reader.where(('explorer', f'auxiliary_models[{index}]'))} must be a mapping")
         sub = _Reader(entry, reader.name, reader.environ, prefix=f"explorer.auxiliary_models[{index}].")
         total += sub.count(("engine_num",), 1, minimum=0) * sub.count(("tensor_parallel_size",), 1)
-    return total
+    return engines + total, tensor_parallel, total
 
 
 def _leniently(read: Callable[[tuple[str, ...]], Any], path: tuple[str, ...]) -> Any:
@@ -470,7 +487,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str]) -> Tri
     mapping, a missing ``model.model_path``, values that are not whole numbers, unresolvable
     interpolations, and configs that leave the trainer no GPU.
     """
-    data = _load(text, name)
+    data = load_config_mapping(text, name)
     reader = _Reader(data, name, environ)
     model_path = reader.get(("model", "model_path"))
     if model_path is None or (isinstance(model_path, str) and not model_path.strip()):
@@ -485,7 +502,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str]) -> Tri
     if mode is not None and mode.strip() in NO_TRAINER_MODES:
         raise ConfigError(f"{name}: mode {mode.strip()} runs no trainer, so there is nothing to plan (rft-solver "
                           "plans the trainer of mode both or train)")
-    rollout = _rollout_gpus(reader)
+    rollout, rollout_tp, auxiliary_gpus = _rollout_gpus(reader)
     gpu_per_node = reader.integer(("cluster", "gpu_per_node"))
     trainer_gpus = None
     if gpu_per_node is not None:
@@ -530,6 +547,8 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str]) -> Tri
         max_response_tokens=reader.integer(("model", "max_response_tokens")),
         strategy=strategy.strip() if strategy else None,
         notes=tuple(notes),
+        rollout_tp=rollout_tp,
+        auxiliary_gpus=auxiliary_gpus,
     )
 
 
@@ -719,7 +738,7 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
     yaml.indent(mapping=mapping, sequence=sequence, offset=offset)
     if text.lstrip().startswith("---"):
         yaml.explicit_start = True
-    data = _load(text, name, yaml)
+    data = load_config_mapping(text, name, yaml)
     if not isinstance(data, CommentedMap):
         raise ConfigError(f"{name}: a Trinity config is a mapping of sections")
     lines = text.splitlines()

@@ -560,3 +560,49 @@ def test_a_model_config_describes_the_configs_model(cli, tmp_path: Path):
     status, _, err = cli("--model-config", str(folder), "--from-config", str(example), "--gpu", "a100", "--write",
                          str(patched))
     assert (status, err) == (1, "") and not patched.exists()  # planned for its shape: 32768 is past it on 6 A100s
+
+
+def test_links_in_a_loop_are_refused_as_outputs(cli, tmp_path: Path):
+    loop = tmp_path / "loop.yaml"
+    loop.symlink_to(loop)
+    assert cli(*FLAGSHIP, "--out", str(loop)) == (2, "", f"solve: error: {loop}: not a regular file; give a file name "
+                                                        "to write\n")
+
+
+@pytest.mark.parametrize(("explorer", "engines"), [
+    ("explorer: {rollout_model: {engine_num: 1, tensor_parallel_size: 2}}", {"engine_num": 4, "tensor_parallel_size": 2}),
+    ("explorer: {rollout_model: {engine_num: 2}, auxiliary_models: [{engine_num: 2}]}",
+     {"engine_num": 6, "tensor_parallel_size": 1}),
+])
+def test_a_fragment_keeps_the_configs_engine_size_and_auxiliary_models(cli, tmp_path: Path, explorer: str,
+                                                                         engines: dict):
+    # A trainer of 8 on whole nodes of 8 leaves the rollout a node of 8: engines of the config's
+    # tensor-parallel size, beside its auxiliary models' GPUs.
+    config = tmp_path / "trinity.yaml"
+    config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+                      + explorer + "\n", encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpus", "8", "--exact", "--gpu", "h100", "--emit", "trinity")
+    data = yaml.safe_load(out)
+    assert status == 0 and data["cluster"] == {"node_num": 2, "gpu_per_node": 8}
+    assert data["explorer"]["rollout_model"] == engines
+
+
+def test_write_refuses_a_model_config_of_another_catalogue_model(cli, tmp_path: Path):
+    folder = tmp_path / "Qwen3-32B"
+    folder.mkdir()
+    from solver.tables import load_catalog
+
+    qwen = load_catalog().model("Qwen3-32B")
+    (folder / "config.json").write_text(json.dumps({
+        "hidden_size": qwen.hidden_size, "intermediate_size": qwen.intermediate_size, "num_hidden_layers": qwen.num_layers,
+        "num_attention_heads": qwen.num_attention_heads, "num_key_value_heads": qwen.num_key_value_heads,
+        "head_dim": qwen.head_dim, "vocab_size": qwen.vocab_size, "max_position_embeddings": qwen.native_context}),
+        encoding="utf-8")
+    example = Path(__file__).parent.parent / "docs" / "examples" / "trinity.yaml"
+    patched = tmp_path / "patched.yaml"
+    status, out, err = cli("--model-config", str(folder), "--from-config", str(example), "--gpu", "h100", "--len", "8k",
+                           "--write", str(patched))
+    assert (status, out) == (2, "") and err == (
+        f"solve: error: --model-config names Qwen3-32B, but {example} trains Qwen3-8B (model.model_path): --write "
+        "would give it another model's plan; drop --model-config\n")
+    assert not patched.exists()
