@@ -606,3 +606,11 @@ def test_write_refuses_a_model_config_of_another_catalogue_model(cli, tmp_path: 
         f"solve: error: --model-config names Qwen3-32B, but {example} trains Qwen3-8B (model.model_path): --write "
         "would give it another model's plan; drop --model-config\n")
     assert not patched.exists()
+
+
+def test_a_date_that_does_not_exist_is_one_line(cli, tmp_path: Path):
+    config = tmp_path / "trinity.yaml"
+    config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\ncheckpoint_date: 2020-13-45\n",
+                      encoding="utf-8")
+    assert cli("--from-config", str(config), "--gpu", "a100", "--gpus", "4") == (
+        2, "", f"solve: error: {config}: not valid YAML: month must be in 1..12\n")
