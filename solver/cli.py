@@ -644,9 +644,9 @@ def run_planner(args: argparse.Namespace) -> int:
     from solver.api import answer_query  # solving imports OR-Tools: only commands that solve pay for it
 
     answers = answer_query(query, catalog, explain=args.explain)
-    if config is not None:
-        answers = tuple(answer.model_copy(update={"current": _current(catalog, query, answer.gpu, config,
-                                                                       args.from_config, config_text)})
+    current = _current(catalog, query, config, args.from_config, config_text) if config is not None else None
+    if current is not None:
+        answers = tuple(answer.model_copy(update={"current": _vouched(catalog, *current, answer.gpu)})
                         for answer in answers)
     fragments = _write_trinity(args, answers, catalog.model(query.model), config_text, query.node_gpus or NODE_GPUS,
                                config)
@@ -759,11 +759,11 @@ def _cluster_layout(trainer_gpus: int, rollout_gpus: int | None, node_gpus: int)
     return nodes, rollout
 
 
-def _current(catalog: Catalog, query: Query, gpu: str, config: TrinityConfig, path: Path,
-             text: str) -> CurrentSettings | None:
-    """Whether the config's own settings train on `gpu` (Env read from this environment), and what else
-    in the config (`text`) breaks Trinity's rules or is not what that verdict assumes."""
-    from solver.solve import plan_for_settings
+def _current(catalog: Catalog, query: Query, config: TrinityConfig, path: Path,
+             text: str) -> tuple[Query, CurrentSettings] | None:
+    """The config's own settings (Env read from this environment) and what else in the config (`text`)
+    breaks Trinity's rules or is not what a verdict on them assumes; with the query at the config's
+    length, for `_vouched` to say whether they train. None when there is no length to judge them at."""
     from solver.trinity import check_trinity_config, load_config_mapping
 
     gpus = config.trainer_gpus or query.budget_gpus
@@ -786,12 +786,18 @@ def _current(catalog: Catalog, query: Query, gpu: str, config: TrinityConfig, pa
                         f"ceil(2 x {length} / {config.sp}) = {default}, which the tables measured: "
                         "more tokens per GPU than the verdict assumes")
     env = _expandable_segments(os.environ.get("PYTORCH_CUDA_ALLOC_CONF", ""))
-    setting = Setting(env=env, offload=config.offload, sp=config.sp)
-    vouching = plan_for_settings(catalog, query, gpu, gpus, setting)
-    return CurrentSettings(config=path.name, gpus=gpus, gpus_given=config.trainer_gpus is not None, env=env,
-                           offload=config.offload, sp=config.sp,
-                           max_model_len=length, trains=vouching is not None, plan=vouching,
-                           broken_rule=broken, config_problems=tuple(problems))
+    return query, CurrentSettings(config=path.name, gpus=gpus, gpus_given=config.trainer_gpus is not None, env=env,
+                                  offload=config.offload, sp=config.sp, max_model_len=length, trains=False,
+                                  plan=None, broken_rule=broken, config_problems=tuple(problems))
+
+
+def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str) -> CurrentSettings:
+    """`current` with whether its settings train on `gpu`, and the plan that says so."""
+    from solver.solve import plan_for_settings
+
+    setting = Setting(env=current.env, offload=current.offload, sp=current.sp)
+    vouching = plan_for_settings(catalog, query, gpu, current.gpus, setting)
+    return current.model_copy(update={"trains": vouching is not None, "plan": vouching})
 
 
 def _expandable_segments(setting: str) -> bool:
