@@ -712,23 +712,25 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], model:
     """
     if not (args.emit or args.out or args.write):
         return []
-    from solver.trinity import check_trinity_config, patch_trinity_config, trinity_fragment
+    from solver.trinity import EngineError, check_trinity_config, patch_trinity_config, trinity_fragment
 
-    fragments = []
+    fragments, notes = [], []
     for answer in answers:
         if answer.plans:
-            nodes, rollout = _cluster_layout(answer.plans[0].gpus, answer.rollout_gpus, node_gpus)
+            nodes, rollout, note = _cluster_layout(answer.plans[0].gpus, answer.rollout_gpus, node_gpus)
+            notes += [note] if note else []
             engines = (0, 1) if config is None else None if rollout == config.rollout_gpus else (
                 config.auxiliary_gpus, config.rollout_tp)
-            if engines is not None and rollout and (rollout - engines[0] < engines[1]
-                                                    or (rollout - engines[0]) % engines[1]):
-                raise QueryError(f"{args.from_config}: its rollout engines of tensor-parallel size {engines[1]} (and "
-                                 f"{engines[0]} GPUs of auxiliary models) cannot take the {rollout} rollout GPUs this "
-                                 f"plan leaves on nodes of {node_gpus}: plan the trainer's count with --gpus")
-            fragments.append(trinity_fragment(answer.plans[0], model, rollout, gpu=answer.gpu, nodes=nodes,
-                                              engines=engines))
+            try:
+                fragments.append(trinity_fragment(answer.plans[0], model, rollout, gpu=answer.gpu, nodes=nodes,
+                                                  engines=engines))
+            except EngineError as error:  # the config's engines cannot take the rollout GPUs this plan leaves
+                raise QueryError(f"{args.from_config}: {error} on nodes of {node_gpus}: choose the trainer's GPUs "
+                                 "with --gpus") from None
         elif args.emit:
-            print(f"solve: {answer.gpu}: no plan: {answer.reason}", file=sys.stderr)
+            notes.append(f"solve: {answer.gpu}: no plan: {answer.reason}")
+    for note in notes:  # only once every fragment is made: a refusal is one line
+        print(note, file=sys.stderr)
     best = answers[0].plans[0] if answers[0].plans else None
     # The patched config is made (or refused) before any file is written: a refusal leaves none.
     patched = patch_trinity_config(config_text, best, model, name=str(args.from_config)) if (
@@ -745,18 +747,18 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], model:
     return fragments
 
 
-def _cluster_layout(trainer_gpus: int, rollout_gpus: int | None, node_gpus: int) -> tuple[int, int | None]:
-    """(nodes, rollout GPUs) of the fragment's ``cluster``, by `rollout_layout` (which the planner's rule
-    of the same name leaves): a note on stderr when the rollout gets more GPUs than asked."""
+def _cluster_layout(trainer_gpus: int, rollout_gpus: int | None, node_gpus: int) -> tuple[int, int | None, str | None]:
+    """(nodes, rollout GPUs, a note for stderr) of the fragment's ``cluster``, by `rollout_layout` (which the
+    planner's rule of the same name leaves): the note when the rollout gets more GPUs than asked."""
     if rollout_gpus is None:
-        return 1, None
+        return 1, None, None
     room = rollout_layout(trainer_gpus, rollout_gpus, node_gpus)
     assert room is not None, "the planner's rollout_layout rule leaves a layout"
     nodes, rollout = room
-    if rollout != rollout_gpus:
-        print(f"solve: note: rollout gets {rollout} GPUs, not {rollout_gpus}: the trainer's {trainer_gpus} GPUs take "
-              f"whole nodes of {node_gpus}, and rollout the rest of the {nodes} nodes", file=sys.stderr)
-    return nodes, rollout
+    note = None if rollout == rollout_gpus else (
+        f"solve: note: rollout gets {rollout} GPUs, not {rollout_gpus}: the trainer's {trainer_gpus} GPUs take whole "
+        f"nodes of {node_gpus}, and rollout the rest of the {nodes} nodes")
+    return nodes, rollout, note
 
 
 def _current(catalog: Catalog, query: Query, config: TrinityConfig, path: Path,

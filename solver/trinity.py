@@ -50,6 +50,10 @@ NO_TRAINER_MODES = ("explore", "bench", "serve")
 """Trinity modes that run no trainer."""
 
 
+class EngineError(ValueError):
+    """Rollout GPUs that a config's engines (their tensor-parallel size, its auxiliary models) cannot take."""
+
+
 class ConfigError(OneLineError):
     """A Trinity config that cannot be read or resolved; the message is one line naming the key at fault."""
 
@@ -246,8 +250,8 @@ def trinity_fragment(
         if engines is not None and rollout_gpus:
             others, size = engines
             if (rollout_gpus - others) < size or (rollout_gpus - others) % size:
-                raise ValueError(f"{rollout_gpus} rollout GPUs less {others} of other models are not whole engines "
-                                 f"of tensor-parallel size {size}")
+                raise EngineError(f"{rollout_gpus} rollout GPUs less the {others} of auxiliary models are not whole "
+                                  f"engines of tensor-parallel size {size}")
             cluster_keys += [
                 _Key(path=("explorer", "rollout_model", "engine_num"), value=(rollout_gpus - others) // size,
                      comment="one GPU each" if size == 1 else f"{size} GPUs each"),

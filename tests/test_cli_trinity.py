@@ -614,3 +614,12 @@ def test_a_date_that_does_not_exist_is_one_line(cli, tmp_path: Path):
                       encoding="utf-8")
     assert cli("--from-config", str(config), "--gpu", "a100", "--gpus", "4") == (
         2, "", f"solve: error: {config}: not valid YAML: month must be in 1..12\n")
+
+
+def test_a_rollout_the_configs_engines_cannot_take_is_one_line(cli, tmp_path: Path):
+    config = tmp_path / "trinity.yaml"
+    config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+                      "explorer: {rollout_model: {engine_num: 1, tensor_parallel_size: 3}}\n", encoding="utf-8")
+    assert cli("--from-config", str(config), "--gpus", "8", "--exact", "--gpu", "h100", "--emit", "trinity") == (
+        2, "", f"solve: error: {config}: 8 rollout GPUs less the 0 of auxiliary models are not whole engines of "
+               "tensor-parallel size 3 on nodes of 8: choose the trainer's GPUs with --gpus\n")
