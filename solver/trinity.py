@@ -437,20 +437,19 @@ class _Reader:
         return value
 
 
-def _rollout_gpus(reader: _Reader) -> tuple[int, int, int]:
+def _rollout_gpus(reader: _Reader, mode: str | None) -> tuple[int, int, int]:
     """GPUs the explorer holds: (all of them, the rollout engines' tensor-parallel size, the auxiliary
     models' GPUs); all = rollout engines times their tensor-parallel size, plus the auxiliary models'.
 
     Trinity's defaults apply to missing keys (``engine_num`` 1, ``tensor_parallel_size`` 1); in
     ``mode: train`` there is no explorer and no rollout GPU.
     """
-    mode = reader.text(("mode",))
-    if mode is not None and mode.strip() == "train":
+    if mode == "train":
         return 0, 1, 0
     rollout = ("explorer", "rollout_model")
     tensor_parallel = reader.count((*rollout, "tensor_parallel_size"), 1)
     engines = reader.count((*rollout, "engine_num"), 1, minimum=0) * tensor_parallel
-    total = 0
+    auxiliary_gpus = 0
     auxiliary = reader.get(("explorer", "auxiliary_models")) or []
     if not isinstance(auxiliary, list):
         raise ConfigError(f"{reader.where(('explorer', 'auxiliary_models'))} must be a list, got {brief(auxiliary)}")
@@ -458,8 +457,8 @@ def _rollout_gpus(reader: _Reader) -> tuple[int, int, int]:
         if not isinstance(entry, Mapping):
             raise ConfigError(f"{reader.where(('explorer', f'auxiliary_models[{index}]'))} must be a mapping")
         sub = _Reader(entry, reader.name, reader.environ, prefix=f"explorer.auxiliary_models[{index}].")
-        total += sub.count(("engine_num",), 1, minimum=0) * sub.count(("tensor_parallel_size",), 1)
-    return engines + total, tensor_parallel, total
+        auxiliary_gpus += sub.count(("engine_num",), 1, minimum=0) * sub.count(("tensor_parallel_size",), 1)
+    return engines + auxiliary_gpus, tensor_parallel, auxiliary_gpus
 
 
 def _leniently(read: Callable[[tuple[str, ...]], Any], path: tuple[str, ...]) -> Any:
@@ -502,11 +501,11 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str]) -> Tri
     if not model:
         raise ConfigError(f"{reader.where(('model', 'model_path'))}: no model name in {model_path!r}")
 
-    mode = reader.text(("mode",))
-    if mode is not None and mode.strip() in NO_TRAINER_MODES:
-        raise ConfigError(f"{name}: mode {mode.strip()} runs no trainer, so there is nothing to plan (rft-solver "
+    mode = (reader.text(("mode",)) or "").strip() or None
+    if mode in NO_TRAINER_MODES:
+        raise ConfigError(f"{name}: mode {mode} runs no trainer, so there is nothing to plan (rft-solver "
                           "plans the trainer of mode both or train)")
-    rollout, rollout_tp, auxiliary_gpus = _rollout_gpus(reader)
+    rollout, rollout_tp, auxiliary_gpus = _rollout_gpus(reader, mode)
     gpu_per_node = reader.integer(("cluster", "gpu_per_node"))
     trainer_gpus = None
     if gpu_per_node is not None:
