@@ -766,7 +766,7 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, path: Path,
     """The config's own settings (Env read from this environment) and what else in the config (`text`)
     breaks Trinity's rules or is not what a verdict on them assumes; with the query at the config's
     length, for `_vouched` to say whether they train. None when there is no length to judge them at."""
-    from solver.trinity import check_trinity_config, load_config_mapping
+    from solver.trinity import NODE_SIZE_KEY, check_trinity_config, load_config_mapping
 
     gpus = config.trainer_gpus or query.budget_gpus
     length = query.max_model_len or config.max_model_len  # --maximize len: the config's own length
@@ -774,7 +774,9 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, path: Path,
         return None
     query = query.model_copy(update={"max_model_len": length})
     model = catalog.model(query.model)
-    broken = whole_nodes_violation(gpus, query.node_gpus) or sp_layout_violation(model, gpus, config.sp, query.node_gpus)
+    source = NODE_SIZE_KEY if query.node_gpus == config.node_gpus else "--node-gpus"  # where the node size came from
+    broken = (whole_nodes_violation(gpus, query.node_gpus, source)
+              or sp_layout_violation(model, gpus, config.sp, query.node_gpus, source))
     said = broken.split(": ", 1)[-1] if broken else None  # the verdict's words, less the model's name
     # The config as ruamel read it (PyYAML refuses some YAML ruamel takes); what the verdict or a note
     # already says (the rule it breaks; the offload flags' strategy) is not said again.

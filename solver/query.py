@@ -347,11 +347,11 @@ def sp_rule_violation(attention_heads: int, kv_heads: int, sp: int) -> str | Non
     return None
 
 
-def whole_nodes_violation(gpus: int, node_gpus: int | None) -> str | None:
-    """Why `gpus` trainer GPUs cannot run in nodes of `node_gpus`: a trainer that spans nodes uses whole
-    nodes (Trinity's rule); None when they can."""
+def whole_nodes_violation(gpus: int, node_gpus: int | None, source: str = "--node-gpus") -> str | None:
+    """Why `gpus` trainer GPUs cannot run in nodes of `node_gpus` (whose size the message says comes from
+    `source`): a trainer that spans nodes uses whole nodes (Trinity's rule); None when they can."""
     if node_gpus is not None and gpus > node_gpus and gpus % node_gpus:
-        return f"{gpus} GPUs span nodes of {node_gpus} (--node-gpus) but are not whole nodes"
+        return f"{gpus} GPUs span nodes of {node_gpus} ({source}) but are not whole nodes"
     return None
 
 
@@ -379,17 +379,19 @@ def rollout_layout_violation(gpus: int, rollout_gpus: int | None, node_gpus: int
             f"nor whole nodes with the trainer in one of them, nor with the trainer on whole nodes")
 
 
-def sp_layout_violation(model: Model, gpus: int, sp: int, node_gpus: int | None) -> str | None:
-    """Why SP degree `sp` cannot run `model` on `gpus` trainer GPUs in nodes of `node_gpus`: the heads
-    rules, SP dividing the GPUs, and each SP group inside a node when the trainer spans nodes; None when
-    it can."""
+def sp_layout_violation(
+    model: Model, gpus: int, sp: int, node_gpus: int | None, source: str = "--node-gpus"
+) -> str | None:
+    """Why SP degree `sp` cannot run `model` on `gpus` trainer GPUs in nodes of `node_gpus` (whose size
+    comes from `source`): the heads rules, SP dividing the GPUs, and each SP group inside a node when the
+    trainer spans nodes; None when it can."""
     heads = sp_rule_violation(model.num_attention_heads, model.num_key_value_heads, sp)
     if heads:
         return f"{model.name}: {heads}"
     if gpus % sp:
         return f"SP={sp} does not divide {counted(gpus, 'GPU')}"
     if node_gpus is not None and gpus > node_gpus and node_gpus % sp:
-        return f"{gpus} GPUs span nodes of {node_gpus} (--node-gpus), and SP={sp} does not divide a node"
+        return f"{gpus} GPUs span nodes of {node_gpus} ({source}), and SP={sp} does not divide a node"
     return None
 
 

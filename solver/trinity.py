@@ -34,11 +34,13 @@ from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import CommentMark, YAMLError
 from ruamel.yaml.tokens import CommentToken
 
-from solver.query import ENV_EXPORT, Plan, index_range, sp_rule_violation
+from solver.query import ENV_EXPORT, Plan, index_range, sp_rule_violation, whole_nodes_violation
 from solver.tables import MAX_TOKENS, Model, OneLineError, brief, model_name_from_path
 
 OFFLOAD_FLAGS = ("param_offload", "optimizer_offload", "offload_policy")
 ROLES = ("actor", "ref")
+NODE_SIZE_KEY = "cluster.gpu_per_node"
+"""The config key that gives the GPUs of a node."""
 _FSDP_CONFIG = ("trainer", "trainer_config", "actor_rollout_ref")
 _FAST_SAFE_LOADER = getattr(pyyaml, "CSafeLoader", pyyaml.SafeLoader)
 """PyYAML's safe loader, in C where libyaml is there: it re-reads every fragment made, for the check."""
@@ -895,6 +897,9 @@ def check_trinity_config(
             problems.append(f"{'.'.join(policy)} needs trainer.trainer_strategy fsdp2, got {brief(strategy)}")
 
     per_node = number(("cluster", "gpu_per_node"))
-    if per_node and trainer_gpus > per_node and trainer_gpus % per_node:
-        problems.append(f"a trainer of {trainer_gpus} GPUs spans nodes but not whole nodes of {per_node:g} GPUs")
+    spread = whole_nodes_violation(trainer_gpus, int(per_node), NODE_SIZE_KEY) if per_node else None
+    if per_node and not float(per_node).is_integer():
+        problems.append(f"{NODE_SIZE_KEY} must be a whole number, got {per_node:g}")
+    elif spread:
+        problems.append(spread)
     return problems

@@ -456,6 +456,24 @@ def test_from_config_names_what_else_in_the_config_is_wrong_or_unlike_the_tables
     assert "save_hf_checkpoint: last  # we evaluate the HF weights" in text
 
 
+def test_a_config_that_breaks_the_whole_nodes_rule_is_told_once_naming_its_own_key(cli, tmp_path: Path):
+    config = tmp_path / "trinity.yaml"
+    config.write_text("mode: both\nmodel: {model_path: Qwen/Qwen3-0.6B, max_model_len: 4096}\n"
+                      "cluster: {node_num: 2, gpu_per_node: 4}\nexplorer: {rollout_model: {engine_num: 2}}\n",
+                      encoding="utf-8")
+    status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--gpus", "6", "--json")
+    current = json.loads(out)[0]["current"]
+    assert (status, err) == (0, "")
+    assert current["broken_rule"] == "6 GPUs span nodes of 4 (cluster.gpu_per_node) but are not whole nodes"
+    assert current["config_problems"] == []  # the verdict says it; a 'but:' line would say it again
+    # A --node-gpus that overrides the config's node size makes the verdict the flag's, and the config's own
+    # rule, which the flag does not change in the file, a 'but:' line.
+    status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--gpus", "6", "--node-gpus", "8", "--json")
+    current = json.loads(out)[0]["current"]
+    assert (current["broken_rule"], current["config_problems"]) == (
+        None, ["6 GPUs span nodes of 4 (cluster.gpu_per_node) but are not whole nodes"])
+
+
 @pytest.mark.parametrize(("change", "flags", "message"), [
     ("mode: train", "mode: explore", "mode explore runs no trainer, so there is nothing to plan (rft-solver plans "
                                      "the trainer of mode both or train)"),

@@ -567,7 +567,7 @@ def _config(**trainer: Any) -> dict[str, Any]:
             1,
             ["trainer.trainer_config.actor_rollout_ref.ref.fsdp_config.offload_policy needs trainer.trainer_strategy fsdp2"],
         ),
-        ({"cluster": {"gpu_per_node": 8}}, "4B", 12, ["a trainer of 12 GPUs spans nodes but not whole nodes of 8 GPUs"]),
+        ({"cluster": {"gpu_per_node": 8}}, "4B", 12, ["12 GPUs span nodes of 8 (cluster.gpu_per_node) but are not whole nodes"]),
     ],
 )
 def test_checks(mapping: dict[str, Any], model: str, gpus: int, expected: list[str]) -> None:
