@@ -12,7 +12,19 @@ from rich.table import Table
 from rich.text import Text
 
 from solver.memory import GRID, MemoryEstimate
-from solver.query import ENV_EXPORT, Answer, ClusterResult, CurrentSettings, Plan, Query, Reason, counted, index_range
+from solver.query import (
+    ENV_EXPORT,
+    NODE_GPUS,
+    Answer,
+    ClusterResult,
+    CurrentSettings,
+    Plan,
+    Query,
+    Reason,
+    counted,
+    index_range,
+    rollout_layout,
+)
 from solver.tables import (
     ESCALATION_ORDER,
     NO_SETTING,
@@ -146,11 +158,11 @@ def _relative(cost: float, first: float) -> str:
     return "best" if cost == first else f"{cost / first:.2f}x #1"
 
 
-def _plan_summary(answer: Answer, plan: Plan, model: Model) -> Table:
+def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int) -> Table:
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold", no_wrap=True)
     grid.add_column()
-    grid.add_row("plan", Text(f"{plan.setting.label} on {_gpus_of_budget(answer, plan)}", style="bold"))
+    grid.add_row("plan", Text(f"{plan.setting.label} on {_gpus_of_budget(answer, plan, node_gpus)}", style="bold"))
     yarn = f" (YaRN rope scaling, factor {plan.rope_scaling_factor:g})" if plan.rope_scaling_factor else ""
     if plan.max_model_len > model.native_context and model.rope_scaling is not None:
         yarn = (f" (beyond the native {model.native_context}, which {model.name}'s own {model.rope_scaling} RoPE "
@@ -182,12 +194,20 @@ def _memory_line(plan: Plan) -> str:
             "here, and the table, a measurement, decides)")
 
 
-def _gpus_of_budget(answer: Answer, plan: Plan) -> str:
-    """``4 of 6 GPUs (2 left for rollout)``; ``4 of 6 GPUs, with 4 rollout GPUs`` with
-    --rollout-gpus; ``4 GPUs`` when the budget is not the user's."""
+def _gpus_of_budget(answer: Answer, plan: Plan, node_gpus: int) -> str:
+    """``4 of 6 GPUs (2 left for rollout)``; ``4 of 6 GPUs, with 4 rollout GPUs`` with --rollout-gpus
+    (and the nodes, with the rollout GPUs they leave, when the layout takes more than one node of
+    `node_gpus`); ``4 GPUs`` when the budget is not the user's."""
     if answer.rollout_gpus:
         trainer = counted(plan.gpus, "GPU") if answer.open_budget else f"{plan.gpus} of {answer.budget_gpus} GPUs"
-        return f"{trainer}, with {counted(answer.rollout_gpus, 'rollout GPU')}"
+        layout = rollout_layout(plan.gpus, answer.rollout_gpus, node_gpus)
+        assert layout is not None, "the planner's rollout_layout rule leaves a layout"
+        nodes, rollout = layout
+        if nodes == 1:
+            return f"{trainer}, with {counted(rollout, 'rollout GPU')}"
+        more = "" if rollout == answer.rollout_gpus else \
+            f", not {answer.rollout_gpus}: the trainer takes whole nodes and the rollout the rest"
+        return f"{trainer}, with {counted(rollout, 'rollout GPU')} on {nodes} nodes of {node_gpus}{more}"
     if answer.open_budget:
         return counted(plan.gpus, "GPU")
     left = "" if plan.unused_gpus == 0 else f" ({plan.unused_gpus} left for rollout)"
@@ -250,7 +270,7 @@ def answers_view(answers: Iterable[Answer], query: Query, catalog: Catalog) -> G
         if answer.current:
             renderables.append(_current_view(answer, answer.current, query))
         if answer.plans:
-            renderables.append(_plan_summary(answer, answer.plans[0], model))
+            renderables.append(_plan_summary(answer, answer.plans[0], model, query.node_gpus or NODE_GPUS))
             if len(answer.plans) > 1:
                 renderables.append(_ranking(answer))
         else:
