@@ -785,10 +785,13 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, path: Path,
                 if not (said and said in problem) and "offload_policy needs" not in problem]
     problems += config.notes
     default = token_budget(length, config.sp)
-    if config.max_token_len_per_gpu is not None and config.max_token_len_per_gpu > default:
-        problems.append(f"trainer.max_token_len_per_gpu {config.max_token_len_per_gpu} is above Trinity's default "
-                        f"ceil(2 x {length} / {config.sp}) = {default}, which the tables measured: "
-                        "more tokens per GPU than the verdict assumes")
+    budget = config.max_token_len_per_gpu
+    if budget is not None and budget != default:
+        more = "more" if budget > default else "fewer"
+        cautious = "" if budget > default else " (so it is cautious; each step takes more micro-batches)"
+        problems.append(f"trainer.max_token_len_per_gpu {budget} is {'above' if budget > default else 'below'} "
+                        f"Trinity's default ceil(2 x {length} / {config.sp}) = {default}, which the tables measured: "
+                        f"{more} tokens per GPU than the verdict assumes{cautious}")
     env = _expandable_segments(os.environ.get("PYTORCH_CUDA_ALLOC_CONF", ""))
     return query, CurrentSettings(config=path.name, gpus=gpus, gpus_given=config.trainer_gpus is not None, env=env,
                                   offload=config.offload, sp=config.sp, max_model_len=length, trains=False,

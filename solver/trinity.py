@@ -797,7 +797,8 @@ def check_trinity_config(
     """Trinity's (and verl's) own rules on a config given as nested mappings; the problems, [] if none.
 
     Checks: SP divides the trainer GPUs and the model's attention heads, and SP and the KV heads divide
-    one another; ``max_token_len_per_gpu * sp >= 2 * max_model_len`` when ``max_token_len_per_gpu`` is
+    one another; ``max_token_len_per_gpu * sp >= max_model_len`` (a micro-batch holds the longest sequence, verl's
+    ``rearrange_micro_batches``) when ``max_token_len_per_gpu`` is
     set (likewise the actor's ``ppo_max_token_len_per_gpu`` and the ref's
     ``log_prob_max_token_len_per_gpu`` when set by hand, as they override it);
     ``max_prompt_tokens + max_response_tokens <= max_model_len`` when both are set; beyond the native
@@ -850,10 +851,11 @@ def check_trinity_config(
     )
     for path in budgets:
         budget = number(path)
-        if budget is not None and length is not None and budget * sp < 2 * length:
+        if budget is not None and length is not None and budget * sp < length:
             problems.append(
-                f"{'.'.join(path)} {budget:g} x SP {sp} is below 2 x model.max_model_len {length:g} "
-                f"(Trinity's default is ceil(2 x {length:g} / {sp}) = {math.ceil(2 * length / sp)})"
+                f"{'.'.join(path)} {budget:g} x SP {sp} is below model.max_model_len {length:g}: verl needs a "
+                f"micro-batch to hold the longest sequence (Trinity's default is ceil(2 x {length:g} / {sp}) = "
+                f"{math.ceil(2 * length / sp)})"
             )
 
     prompt, response = number(("model", "max_prompt_tokens")), number(("model", "max_response_tokens"))

@@ -462,6 +462,23 @@ def test_from_config_names_what_else_in_the_config_is_wrong_or_unlike_the_tables
     assert "save_hf_checkpoint: last  # we evaluate the HF weights" in text
 
 
+def test_a_token_budget_below_the_default_is_legal_and_named_as_a_cautious_verdict(cli, tmp_path: Path):
+    # Trinity-RFT #398: Qwen2.5-7B at 131072 on 6 H20s, SP capped at 2 by the 28 heads; half the default
+    # budget still holds the longest sequence (65536 x 2 = 131072), so verl takes it.
+    config = tmp_path / "trinity.yaml"
+    config.write_text("mode: both\nmodel:\n  model_path: Qwen/Qwen2.5-7B-Instruct\n  max_model_len: 131072\n"
+                      "  rope_scaling: {rope_type: yarn, factor: 4.0, original_max_position_embeddings: 32768}\n"
+                      "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 2}}\n"
+                      "trainer: {ulysses_sequence_parallel_size: 2, max_token_len_per_gpu: 65536}\n", encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--json")
+    current = json.loads(out)[0]["current"]
+    assert (current["gpus"], current["sp"], current["broken_rule"]) == (6, 2, None)
+    assert current["config_problems"] == [
+        "trainer.max_token_len_per_gpu 65536 is below Trinity's default ceil(2 x 131072 / 2) = 131072, which the "
+        "tables measured: fewer tokens per GPU than the verdict assumes (so it is cautious; each step takes more "
+        "micro-batches)"]
+
+
 def test_a_config_that_breaks_the_whole_nodes_rule_is_told_once_naming_its_own_key(cli, tmp_path: Path):
     config = tmp_path / "trinity.yaml"
     config.write_text("mode: both\nmodel: {model_path: Qwen/Qwen3-0.6B, max_model_len: 4096}\n"

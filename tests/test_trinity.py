@@ -523,11 +523,12 @@ def _config(**trainer: Any) -> dict[str, Any]:
             ["trainer.ulysses_sequence_parallel_size: SP=20 and its 8 KV heads do not divide one another of Qwen3-14B"],
         ),
         (
-            _config(max_token_len_per_gpu=8191),
+            _config(max_token_len_per_gpu=4095),
             "4B",
             2,
-            ["trainer.max_token_len_per_gpu 8191 x SP 2 is below 2 x model.max_model_len 8192"],
+            ["trainer.max_token_len_per_gpu 4095 x SP 2 is below model.max_model_len 8192: verl needs"],
         ),
+        (_config(max_token_len_per_gpu=4096), "4B", 2, []),  # below Trinity's default 8192, but legal
         (
             {"model": {"max_model_len": 8192}, "trainer": {"trainer_config": {"actor_rollout_ref": {
                 "actor": {"ppo_max_token_len_per_gpu": 4096}}}}},
