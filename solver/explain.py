@@ -12,7 +12,7 @@ come from the tables (the cell in the way, where a table ends) and the model's s
 from __future__ import annotations
 
 from collections import defaultdict
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from time import monotonic
 
 from ortools.sat.python import cp_model
@@ -192,7 +192,7 @@ def _why_no_plan(
     """What stops the query, and the nearest plans: `shorter` (the answer's longest plan within the budget
     and pins), and with more GPUs or without the pins."""
     binding = prober.binding_rules()
-    reasons = [Reason(rule="limit", detail=words.binding(binding))]
+    reasons = [Reason(rule="limit", detail=words.binding(binding, lambda: _reach(catalog, prober, data, query)))]
     if query.objective != "max_len":
         asked = query.max_model_len or 0
         if shorter:
@@ -218,6 +218,19 @@ def _why_no_plan(
         if free:
             reasons.append(Reason(rule="without_pins", detail=f"without {query.pin_flags}: {words.plan(free)}"))
     return tuple(reasons)
+
+
+def _reach(catalog: Catalog, prober: _Prober, data: PlanningData, query: Query) -> str:
+    """The longest length with a plan on each GPU count (the query's pins kept), in words, marked where
+    only the memory model speaks for it."""
+    parts = []
+    for count in data.counts:
+        longest = _best(catalog, query, prober, objective="max_len", max_model_len=None, budget_gpus=count,
+                        exact=True)
+        reach = "none" if longest is None else str(longest.max_model_len) + (
+            " (estimated)" if longest.evidence == "estimated" else "")
+        parts.append(f"{_Words.gpus(count)}: {reach}")
+    return ", ".join(parts)
 
 
 def _best(catalog: Catalog, query: Query, prober: _Prober, **changes: object) -> Plan | None:
@@ -251,14 +264,9 @@ class _Words:
     def longest_documented(self, count: int) -> int | None:
         return max((row for n, row in self.data.settings if n == count), default=None)
 
-    def longest(self, count: int) -> str:
-        """The longest length with a plan on `count` GPUs: documented where a table has it, else estimated."""
-        if self.rows(count):
-            return str(self.longest_documented(count) or "none")
-        return f"{self.data.longest_estimate[count]} (estimated)" if count in self.data.longest_estimate else "none"
-
-    def binding(self, rules: tuple[str, ...]) -> str:
-        """What stops the query as a whole, from the rules of its infeasibility core."""
+    def binding(self, rules: tuple[str, ...], reach: Callable[[], str]) -> str:
+        """What stops the query as a whole, from the rules of its infeasibility core (`reach` gives the
+        longest length per GPU count, asked only where it is shown)."""
         data, query = self.data, self.query
         parts = []
         if "budget" in rules:
@@ -284,8 +292,7 @@ class _Words:
             if parts:
                 evidence += " within the limits above"
             else:
-                reach = ", ".join(f"{self.gpus(n)}: {self.longest(n)}" for n in data.counts)
-                evidence += f" (longest per GPU count: {reach})"
+                evidence += f" (longest per GPU count: {reach()})"
             parts.append(evidence)
         if not parts:
             return "nothing documented passes every rule"
@@ -349,16 +356,23 @@ class _Words:
             result = breakdown(self.model, self.memory_gib, n, setting, length, coefficients, margin)
             predictions.append(f"{setting.label} {result.total_gib:.1f} GiB of {result.usable_gib:.1f} usable")
         return Reason(rule="memory_model", detail=(
-            f"no table for {self.gpus(n)}; the memory model predicts at {length} tokens: {'; '.join(predictions)}"))
+            f"no table for {self.gpus(n)}{self._nor_fewer(n)}; the memory model predicts at {length} tokens: "
+            f"{'; '.join(predictions)}"))
+
+    def _nor_fewer(self, n: int) -> str:
+        """``, nor a cell for fewer GPUs that vouches`` where a table for fewer GPUs than `n` exists."""
+        return ", nor a cell of a table for fewer GPUs that vouches" if any(m < n for m, _ in self.data.rows) else ""
 
     def _beyond_table(self, n: int) -> Reason:
         if not self.rows(n):
             longest = self.data.longest_estimate.get(n, 0)
             return Reason(rule="memory_model", detail=(
-                f"no table for {self.gpus(n)}; the memory model's longest fitting length there is {longest} tokens"))
+                f"no table for {self.gpus(n)}{self._nor_fewer(n)}; the memory model's longest fitting length there "
+                f"is {longest} tokens"))
         return Reason(rule="beyond_table", detail=(
             f"the {self.data.gpu} table for {self.gpus(n)} ends at {self.rows(n)[-1]} tokens (its longest with a "
-            f"setting for {self.data.model}: {self.longest_documented(n) or 'none'})"))
+            f"setting for {self.data.model}: {self.longest_documented(n) or 'none'})"
+            f"{'; nor does a cell of a table for fewer GPUs vouch' if self._nor_fewer(n) else ''}"))
 
     def _evidence(self, n: int, length: int, combinations: list[Combination]) -> list[Reason]:
         """What the table for `n` GPUs says against these settings at `length`."""

@@ -32,7 +32,8 @@ class PlanningData:
     model: str
     shape: Model
     counts: tuple[int, ...]
-    """Trainer GPU counts the plan may use: those whose table has the model, and those estimated."""
+    """Trainer GPU counts the plan may use: those whose table has the model, those more than a table's
+    count (which its cells may vouch for), and those estimated."""
     rows: tuple[tuple[int, int], ...]
     """(n, max_model_len) of every row of those tables."""
     cells: tuple[tuple[int, int, int, int, int], ...]
@@ -51,7 +52,7 @@ class PlanningData:
 
 @dataclass(frozen=True)
 class PlanVariables:
-    """The decision variables of one plan and of the documented cell that vouches for it."""
+    """The decision variables of one plan and of the documented cell (or estimate) that vouches for it."""
 
     gpus: cp_model.IntVar
     env: cp_model.IntVar
@@ -59,6 +60,8 @@ class PlanVariables:
     sp: cp_model.IntVar
     max_model_len: cp_model.IntVar
     rank: cp_model.IntVar
+    witness_gpus: cp_model.IntVar
+    """The GPU count of the witness's table: the plan's, or fewer (what trains on fewer GPUs trains on more)."""
     witness_len: cp_model.IntVar
     witness_env: cp_model.IntVar
     witness_offload: cp_model.IntVar
@@ -106,10 +109,11 @@ def prepare(catalog: Catalog, gpu: str, query: Query) -> PlanningData:
     gpu_type = catalog.gpu(gpu)
     tables = [] if query.estimate == "only" else [t for t in gpu_type.tables if shape.name in t.models]
     documented = tuple(table.gpus for table in tables)
-    counts_to_estimate = () if query.estimate == "never" else tuple(
-        n for n in estimated_counts(query.node_gpus, query.budget_gpus) if n not in documented)
+    untabled = tuple(n for n in estimated_counts(query.node_gpus, query.budget_gpus) if n not in documented)
+    counts_to_estimate = () if query.estimate == "never" else untabled
     estimates = estimated_cells(shape, gpu_type.memory_gib, counts_to_estimate, query.memory.coefficients, query.margin)
-    counts = tuple(sorted({*documented, *(cell[0] for cell in estimates)}))
+    beyond_tables = tuple(n for n in untabled if documented and n > min(documented))  # a smaller table may vouch
+    counts = tuple(sorted({*documented, *beyond_tables, *(cell[0] for cell in estimates)}))
     settings = {
         (table.gpus, row.max_model_len): setting
         for table in tables
@@ -180,6 +184,7 @@ def add_plan_variables(model: cp_model.CpModel, data: PlanningData, query: Query
         if query.max_model_len is None
         else model.new_constant(query.max_model_len),
         rank=model.new_int_var(0, len(data.ranks) - 1, "cost_rank"),
+        witness_gpus=model.new_int_var_from_domain(cp_model.Domain.from_values(data.counts), "witness_gpus"),
         witness_len=model.new_int_var_from_domain(
             cp_model.Domain.from_values(sorted({*rows, *(cell[4] for cell in data.estimates)})), "witness_length"),
         witness_env=model.new_bool_var("witness_env"),
@@ -250,16 +255,22 @@ def add_node_rule(model: cp_model.CpModel, data: PlanningData, query: Query, pla
 
 
 def add_cell_evidence(model: cp_model.CpModel, data: PlanningData, plan: PlanVariables, guards: Guards) -> None:
-    """A witness vouches for the plan: a documented cell of the same GPU count, at a row no shorter than
-    L, whose setting the plan includes; or, for a GPU count without a table, the memory model's estimate
-    for exactly the plan's setting, whose longest fitting length is no shorter than L."""
+    """A witness vouches for the plan: a documented cell of the same GPU count or fewer, at a row no
+    shorter than L, whose setting the plan includes (more GPUs hold no more per GPU: FSDP shards the
+    states wider, and SP at least the cell's keeps the tokens per GPU at most the cell's; the tables bear
+    this out, with no pair of counts that contradicts it); or, for a GPU count without a table, the
+    memory model's estimate for exactly the plan's setting, whose longest fitting length is no shorter
+    than L."""
     witnesses = [(n, length, e, o, s, 0) for n, length, e, o, s in data.cells]
     witnesses += [(n, longest, e, o, s, 1) for n, e, o, s, longest in data.estimates]
     not_estimated = 1 - plan.estimated
     for constraint in (
         model.add_allowed_assignments(
-            [plan.gpus, plan.witness_len, plan.witness_env, plan.witness_offload, plan.witness_sp, plan.estimated],
+            [plan.witness_gpus, plan.witness_len, plan.witness_env, plan.witness_offload, plan.witness_sp,
+             plan.estimated],
             witnesses),
+        model.add(plan.witness_gpus <= plan.gpus),
+        model.add(plan.gpus <= plan.witness_gpus + max(data.counts) * not_estimated),  # an estimate is for its count
         model.add(plan.witness_len >= plan.max_model_len),
         model.add(plan.env >= plan.witness_env),
         model.add(plan.offload >= plan.witness_offload),
@@ -280,17 +291,17 @@ def add_budget(model: cp_model.CpModel, query: Query, plan: PlanVariables, guard
 
 
 def add_length(model: cp_model.CpModel, data: PlanningData, query: Query, plan: PlanVariables, guards: Guards) -> None:
-    """When maximising, L is a row of the table for the plan's GPU count, or for a GPU count without a
-    table (an estimate), a multiple of the estimates' grid up to the longest estimate there.
+    """When maximising, L is a row of the witness's table, or for an estimate, a multiple of the
+    estimates' grid up to the longest estimate for the plan's GPU count.
 
     The grid is a linear rule and the per-count limit a small table, rather than one tuple per grid length
     and count (thousands for 64 GPUs, which made CP-SAT's search slow)."""
     if query.max_model_len is None:
-        rows = model.add_allowed_assignments([plan.gpus, plan.max_model_len], list(data.rows))
+        rows = model.add_allowed_assignments([plan.witness_gpus, plan.max_model_len], list(data.rows))
         rows.only_enforce_if(~plan.estimated)
         longest = max(data.longest_estimate.values(), default=0)
         count_limit = model.new_int_var(0, longest, "longest_estimate_of_count")
-        limits = [(n, 0, 0) for n in sorted({n for n, _ in data.rows})]
+        limits = [(n, 0, 0) for n in data.counts]  # the witness's rows limit a plan that is not estimated
         limits += [(n, top, 1) for n, top in sorted(data.longest_estimate.items())]
         grid_steps = model.new_int_var(0, longest // GRID, "grid_steps")
         for constraint in (

@@ -137,7 +137,9 @@ class Plan(_Frozen):
         cell = f"{table} for {gpus} says {self.source.setting!r} at {self.source.max_model_len}"
         if self.evidence == "documented":
             return f"documented: {cell}"
-        return f"inferred: {cell}, and this plan includes that setting"
+        if self.source.gpus == self.gpus:
+            return f"inferred: {cell}, and this plan includes that setting"
+        return f"inferred: {cell}, and this plan includes that setting on more GPUs (which hold no more per GPU)"
 
 
 class Reason(_Frozen):

@@ -154,7 +154,10 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
     setting = Setting(env=bool(env), offload=bool(offload), sp=sp)
     evidence: Evidence
     source: SourceCell | None
-    evidence, source = ("estimated", None) if estimated else _evidence(data, gpus, setting, length)
+    found = _evidence(data, gpus, setting, length)  # a cell vouches for the plan even where the solver's witness
+    if found is None:                               # was an estimate: the table is the better evidence
+        assert estimated, f"the solver returned {setting.label} on {gpus} GPUs at {length} with no cell behind it"
+    evidence, source = found or ("estimated", None)
     memory = breakdown(data.shape, catalog.gpu(data.gpu).memory_gib, gpus, setting, length,
                        query.memory.coefficients, query.margin)
     return Plan(
@@ -176,17 +179,20 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
     )
 
 
-def _evidence(data: PlanningData, gpus: int, setting: Setting, length: int) -> tuple[Evidence, SourceCell]:
-    """Documented when the cell at L's row (the next row up) is exactly the plan's setting; otherwise
-    inferred from the shortest row at or beyond L whose cell the plan includes."""
+def _evidence(data: PlanningData, gpus: int, setting: Setting, length: int) -> tuple[Evidence, SourceCell] | None:
+    """Documented when the cell at L's row (the next row up) of the plan's GPU count is exactly the plan's
+    setting; otherwise inferred from the shortest row at or beyond L whose cell the plan includes, in the
+    table for the plan's GPU count, else in the table for the most GPUs fewer than it. None when no cell
+    vouches for the plan."""
     rows = sorted(row for n, row in data.rows if n == gpus and row >= length)
-    if data.settings.get((gpus, rows[0])) == setting:
+    if rows and data.settings.get((gpus, rows[0])) == setting:
         return "documented", SourceCell(gpus=gpus, max_model_len=rows[0], setting=setting.label)
-    for row in rows:
-        cell = data.settings.get((gpus, row))
-        if cell and setting.env >= cell.env and setting.offload >= cell.offload and setting.sp >= cell.sp:
-            return "inferred", SourceCell(gpus=gpus, max_model_len=row, setting=cell.label)
-    raise AssertionError(f"the solver returned {setting.label} on {gpus} GPUs at {length} with no cell behind it")
+    for count in sorted({n for n, _ in data.rows if n <= gpus}, reverse=True):
+        for row in sorted(row for n, row in data.rows if n == count and row >= length):
+            cell = data.settings.get((count, row))
+            if cell and setting.env >= cell.env and setting.offload >= cell.offload and setting.sp >= cell.sp:
+                return "inferred", SourceCell(gpus=count, max_model_len=row, setting=cell.label)
+    return None
 
 
 def _uncounted(query: Query) -> str:

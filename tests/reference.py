@@ -5,21 +5,23 @@ Written from the planner's spec only, as plainly as possible: no ortools, no cle
 
 A plan is a dict with exactly the keys of `PLAN_KEYS`. In short:
 
-- n trainer GPUs must be a count with a table for the GPU type naming the model; n <= budget (n == budget
+- n trainer GPUs must be a count with a table for the GPU type naming the model, or a count more than
+  such a table's (within one node of `node_gpus`, or whole nodes, up to 64); n <= budget (n == budget
   with exact=True).
 - SP degree s: divides n, divides the model's attention heads, and KV heads % s == 0 or s % KV heads == 0.
 - max_token_len_per_gpu = ceil(2 * L / s); rope_scaling_factor = L / native_context when L > native_context.
-- Evidence, with T the table for n and row(L) its shortest row with max_model_len >= L:
-  documented when T's cell at row(L) is exactly (env, offload, sp); otherwise inferred when some row R >= L
-  has a non-``-`` cell C with env >= C.env, offload >= C.offload, sp >= C.sp (the source is the shortest such
-  row); otherwise infeasible.
+- Evidence, with T the table for n and row(L) its shortest row with max_model_len >= L: documented when
+  T's cell at row(L) is exactly (env, offload, sp); otherwise inferred when some row R >= L of T, else of
+  the table for the most GPUs below n that has such a row, has a non-``-`` cell C with env >= C.env,
+  offload >= C.offload, sp >= C.sp (the source is the shortest such row; what trains on fewer GPUs trains
+  on more); otherwise estimated (below) or infeasible. When maximising, L is a row of the source's table.
 - cost = (1/n) * (1 + w_off*o) * (1 + w_sp*(s-1)) * (1 + w_env*e), exactly, with Fraction(repr(weight)).
 - Nodes of `node_gpus` (default 8): a trainer on more GPUs than a node uses whole nodes and has SP
   dividing the node. With `rollout_gpus` R > 0, n + R <= node_gpus, or n < node_gpus and n + R whole
   nodes, or n is whole nodes.
 - With estimates=True, also every GPU count without a table among 1..node_gpus and the multiples of
-  node_gpus, up to the budget and 64: a plan there is "estimated" (source None) when the shipped memory
-  model, with its margin, fits exactly its setting at every multiple of 1024 tokens up to the longest
+  node_gpus, up to the budget and 64: a plan there that no cell vouches for is "estimated" (source None)
+  when the shipped memory model, with its margin, fits exactly its setting at every multiple of 1024 tokens up to the longest
   that fits (at most 2**21), and L is no longer than that; when maximising, L is one of those multiples.
 """
 
@@ -148,20 +150,27 @@ def _includes(env: bool, offload: bool, sp: int, cell: Setting) -> bool:
     return int(env) >= int(cell.env) and int(offload) >= int(cell.offload) and sp >= cell.sp
 
 
-def _evidence(table: Table, model_name: str, env: bool, offload: bool, sp: int, length: int) -> tuple[str, dict] | None:
-    """("documented" | "inferred", source) for the plan on this table, or None when it is not feasible."""
-    row = _row_for_length(table, length)
-    if row is None:
-        return None
-    cell = row.setting(model_name)
-    if cell is not None and (cell.env, cell.offload, cell.sp) == (bool(env), bool(offload), sp):
-        return "documented", {"gpus": table.gpus, "max_model_len": row.max_model_len, "setting": cell.label}
-    for candidate in table.rows:  # shortest first: the first row >= L whose cell the plan includes
-        if candidate.max_model_len < length:
-            continue
-        cell = candidate.setting(model_name)
-        if cell is not None and _includes(env, offload, sp, cell):
-            return "inferred", {"gpus": table.gpus, "max_model_len": candidate.max_model_len, "setting": cell.label}
+def _evidence(tables: dict[int, Table], model_name: str, n: int, env: bool, offload: bool, sp: int,
+              length: int) -> tuple[str, dict] | None:
+    """("documented" | "inferred", source) for the plan on `n` GPUs, or None when no cell vouches for it.
+
+    Documented: the cell at row(L) of the n-GPU table is exactly the plan's setting. Inferred: the first
+    row >= L whose cell the plan includes, in the n-GPU table, else in the table of the most GPUs below n
+    that has one (what trains on fewer GPUs trains on more: the states shard wider and, with SP at least
+    the cell's, the tokens per GPU are no more).
+    """
+    own = tables.get(n)
+    row = _row_for_length(own, length) if own is not None else None
+    cell = row.setting(model_name) if row is not None else None
+    if row is not None and cell is not None and (cell.env, cell.offload, cell.sp) == (bool(env), bool(offload), sp):
+        return "documented", {"gpus": n, "max_model_len": row.max_model_len, "setting": cell.label}
+    for count in sorted((m for m in tables if m <= n), reverse=True):
+        for candidate in tables[count].rows:  # shortest first: the first row >= L whose cell the plan includes
+            if candidate.max_model_len < length:
+                continue
+            cell = candidate.setting(model_name)
+            if cell is not None and _includes(env, offload, sp, cell):
+                return "inferred", {"gpus": count, "max_model_len": candidate.max_model_len, "setting": cell.label}
     return None
 
 
@@ -242,10 +251,12 @@ def enumerate_plans(
     tables = _tables_with_model(gpu_type, the_model.name)
 
     ranked = []
-    counts: list[tuple[int, Table | None]] = sorted(tables.items())
-    if estimates:
-        counts += [(n, None) for n in _estimated_counts(tables, budget_gpus, node_gpus)]
-    for n, table in counts:
+    untabled = _estimated_counts(tables, budget_gpus, node_gpus)
+    # Counts with a table, those beyond a table's count (whose cells may vouch for them), and with estimates
+    # every count the memory model covers.
+    counts = sorted({*tables, *(n for n in untabled if estimates or (tables and n > min(tables)))})
+    for n in counts:
+        table = tables.get(n)
         if n > budget_gpus or (exact and n != budget_gpus) or _rollout_problem(n, rollout_gpus, node_gpus):
             continue
         for e in _pinned_values(env, [False, True]):
@@ -253,17 +264,17 @@ def enumerate_plans(
                 for s in _pinned_values(sp, list(range(1, n + 1))):
                     if _sp_rule_problems(the_model, n, s) or _node_problem(n, s, node_gpus):
                         continue
-                    longest = 0 if table is not None else _longest_estimate(
+                    longest = 0 if table is not None or not estimates else _longest_estimate(
                         the_model, gpu_type.memory_gib, n, bool(e), bool(o), s)
-                    if table is not None:
-                        lengths = [row.max_model_len for row in table.rows] if objective == "max_len" else [max_model_len]
-                    else:
-                        lengths = list(range(1024, longest + 1, 1024)) if objective == "max_len" else [max_model_len]
+                    # When maximising: the rows of the tables that may vouch (the tables share one grid of
+                    # rows), and the estimate's grid.
+                    rows = {row.max_model_len for m, t in tables.items() if m <= n for row in t.rows}
+                    lengths = sorted(rows | set(range(1024, longest + 1, 1024))) if objective == "max_len" \
+                        else [max_model_len]
                     for length in lengths:
-                        if table is not None:
-                            found = _evidence(table, the_model.name, e, o, s, length)
-                        else:
-                            found = ("estimated", None) if length <= longest else None
+                        found = _evidence(tables, the_model.name, n, e, o, s, length)
+                        if found is None and length <= longest:
+                            found = ("estimated", None)
                         if found is None:
                             continue
                         evidence, source = found
@@ -320,7 +331,8 @@ def check_plan(
     """Problems with `plan` for this query, straight from the definitions; an empty list means valid.
 
     Checks validity only (not optimality). With no max_model_len (the max_len objective), the plan's
-    length must be one of the row lengths of the table for its GPU count.
+    length must be one of the row lengths of the table that vouches for it (an estimate's: a multiple
+    of 1024).
     """
     weights = load_weights() if weights is None else weights
     gpu_type = catalog.gpu(gpu)
@@ -373,10 +385,12 @@ def check_plan(
         problems.append(f"unused_gpus={plan['unused_gpus']}, expected {budget_gpus - n}")
     tables = _tables_with_model(gpu_type, the_model.name)
     table = tables.get(n)
-    estimated = table is None and estimates and n in _estimated_counts(tables, budget_gpus, node_gpus)
-    if table is None and not estimated:
+    untabled = n in _estimated_counts(tables, budget_gpus, node_gpus)
+    estimated = table is None and estimates and untabled
+    if table is None and not estimated and not (untabled and tables and n > min(tables)):
         problems.append(
-            f"no {gpu_type.name} table for {n} GPUs names {the_model.name} (documented counts: {sorted(tables)})"
+            f"{n} GPUs: no {gpu_type.name} table for them names {the_model.name}, and they are not a count past a "
+            f"table's (within a node of {node_gpus} or whole nodes, up to 64; documented counts: {sorted(tables)})"
         )
 
     # The SP rules.
@@ -393,10 +407,12 @@ def check_plan(
     if max_model_len is not None:
         if length != max_model_len:
             problems.append(f"max_model_len={length} but {max_model_len} was asked for")
-    elif table is not None and length not in [row.max_model_len for row in table.rows]:
-        problems.append(f"max_model_len={length} is not a row of the {n}-GPU table")
-    elif estimated and length % 1024:
-        problems.append(f"max_model_len={length} is not a multiple of 1024 (an estimate's grid)")
+    elif plan["evidence"] == "estimated":
+        if length % 1024:
+            problems.append(f"max_model_len={length} is not a multiple of 1024 (an estimate's grid)")
+    elif isinstance(plan["source"], dict) and plan["source"].get("gpus") in tables:
+        if length not in [row.max_model_len for row in tables[plan["source"]["gpus"]].rows]:
+            problems.append(f"max_model_len={length} is not a row of the table that vouches for the plan")
 
     # Derived fields.
     want_tokens = _max_token_len_per_gpu(length, s)
@@ -421,29 +437,26 @@ def check_plan(
     if not math.isclose(plan["cost"], want_cost, rel_tol=1e-12, abs_tol=0.0):
         problems.append(f"cost={plan['cost']!r}, expected {want_cost!r}")
 
-    # Evidence and source.
-    if table is not None:
-        found = _evidence(table, the_model.name, e, o, s, length)
-        if found is None:
-            problems.append(
-                f"not feasible: no row >= {length} of the {n}-GPU table has a cell that "
-                f"{Setting(env=e, offload=o, sp=s).label} includes"
-            )
-        else:
-            evidence, source = found
-            if plan["evidence"] != evidence:
-                problems.append(f"evidence={plan['evidence']!r}, expected {evidence!r}")
-            if not isinstance(plan["source"], dict) or set(plan["source"]) != SOURCE_KEYS:
-                problems.append(f"source={plan['source']!r} does not have exactly the keys {sorted(SOURCE_KEYS)}")
-            elif plan["source"] != source:
-                problems.append(f"source={plan['source']!r}, expected {source!r}")
-    if estimated:
+    # Evidence and source: a cell when one vouches, else the memory model's estimate.
+    found = _evidence(tables, the_model.name, n, e, o, s, length)
+    if found is not None:
+        evidence, source = found
+        if plan["evidence"] != evidence:
+            problems.append(f"evidence={plan['evidence']!r}, expected {evidence!r}")
+        if not isinstance(plan["source"], dict) or set(plan["source"]) != SOURCE_KEYS:
+            problems.append(f"source={plan['source']!r} does not have exactly the keys {sorted(SOURCE_KEYS)}")
+        elif plan["source"] != source:
+            problems.append(f"source={plan['source']!r}, expected {source!r}")
+    elif not estimated:
+        problems.append(
+            f"not feasible: no row >= {length} of a table for {n} GPUs or fewer has a cell that "
+            f"{Setting(env=e, offload=o, sp=s).label} includes"
+        )
+    else:
         longest = _longest_estimate(the_model, gpu_type.memory_gib, n, bool(e), bool(o), s)
         if length > longest:
             problems.append(f"not feasible: the memory model fits {Setting(env=e, offload=o, sp=s).label} on {n} GPUs "
                             f"up to {longest} tokens")
         if plan["evidence"] != "estimated" or plan["source"] is not None:
             problems.append(f"evidence={plan['evidence']!r}, source={plan['source']!r}: expected 'estimated', None")
-    elif plan["evidence"] not in ("documented", "inferred"):
-        problems.append(f"evidence={plan['evidence']!r} is neither 'documented' nor 'inferred'")
     return problems

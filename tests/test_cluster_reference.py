@@ -174,12 +174,13 @@ def test_trainer_over_two_nodes_without_rollout():
 
 
 def test_sp_must_divide_the_node_when_the_trainer_spans_nodes():
-    # 0.6B at 61440, rollout 0. On 4 GPUs every plan needs SP=4 (the 4-GPU cells at 61440 and beyond are
-    # all SP=4), cost (1/4)(1.3) = 0.325 -> 3250. On 2 GPUs: 'Env + Offload + SP=2', (1/2)(2)(1.1)(1.01)
-    # = 1.111 -> 11110. 1 GPU: no row that long. 6 GPUs: 'Env + SP=2' at 61440, but needs 3 nodes of 2.
-    # Pool 2 x 2: n=4 spans both nodes and SP=4 does not divide 2, so only n=2: (1, 0, 11110).
+    # 0.6B at 61440, rollout 0. The 4-GPU cells at 61440 and beyond are all SP=4, cost (1/4)(1.3) = 0.325
+    # -> 3250. On 2 GPUs: 'Env + Offload + SP=2', (1/2)(2)(1.1)(1.01) = 1.111 -> 11110; that cell also
+    # vouches for the same setting on 4 GPUs (what trains on fewer GPUs trains on more): 0.5555 -> 5555.
+    # 1 GPU: no row that long. 6 GPUs: 'Env + SP=2' at 61440, but needs 3 nodes of 2.
+    # Pool 2 x 2: n=4 spans both nodes and SP=4 does not divide 2, so n=4 takes SP=2: (1, 0, 5555).
     spanning = {"pools": [pool(nodes=2, gpus_per_node=2)], "jobs": [job("long", "0.6B", 61440)]}
-    assert_optimum(spanning, (1, 0, 11110))
+    assert_optimum(spanning, (1, 0, 5555))
     # Pool 1 x 4: n=4 sits on one node, SP=4 is fine: (1, 0, 3250).
     one_node = {"pools": [pool(nodes=1, gpus_per_node=4)], "jobs": [job("long", "0.6B", 61440)]}
     assert_optimum(one_node, (1, 0, 3250))

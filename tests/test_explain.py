@@ -35,7 +35,8 @@ def test_six_gpus_exact_names_the_divisibility_rules():
     assert "no plan reaches the next length, 61440 tokens:" in details(reasons, "longer")
     assert ("the A100-80GB table for 6 GPUs says '-' for Qwen3-4B from 61440 tokens on: nothing trained there"
             in details(reasons, "no_setting"))
-    assert details(reasons, "budget") == ["4 GPUs: --exact asks for 6", "1, 2, 4 GPUs: --exact asks for 6"]
+    # 3 and 5 GPUs have no table, but the cells of the tables for fewer GPUs vouch for plans there.
+    assert details(reasons, "budget") == ["3, 4, 5 GPUs: --exact asks for 6", "1, 2, 3, 4, 5 GPUs: --exact asks for 6"]
 
 
 def test_cheaper_settings_ran_out_of_memory_where_the_source_names_a_costlier_cell():
@@ -102,7 +103,7 @@ def test_a_length_beyond_the_tables_offers_a_shorter_one():
     _, reasons = explained(gpu="h20", model="8B", max_model_len=131072, budget_gpus=4)
     assert details(reasons, "limit") == [
         "no plan passes this rule: nothing in the tables vouches for Qwen3-8B on H20-96GB at 131072 tokens "
-        "(longest per GPU count: 1 GPU: 28672, 2 GPUs: 61440, 4 GPUs: 122880, 6 GPUs: 61440)"]
+        "(longest per GPU count: 1 GPU: 28672, 2 GPUs: 61440, 3 GPUs: 28672, 4 GPUs: 122880, 6 GPUs: 61440)"]
     assert details(reasons, "shorter_length")[0].startswith(
         "within 4 GPUs the longest length with a plan is 122880 tokens (8192 fewer): Env + Offload + SP=4 on 4 GPUs")
     assert details(reasons, "more_gpus") == ["no count of H20-96GB GPUs up to 6 trains Qwen3-8B at 131072 tokens"]

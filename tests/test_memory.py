@@ -113,10 +113,11 @@ def test_estimates_skip_sp_degrees_the_kv_heads_rule_out():
 def test_estimated_plans_cover_gpu_types_counts_and_models_without_tables():
     (answer,) = plan(make_query(CATALOG, model="8B", gpu="h200", max_model_len=131072, budget_gpus=8), CATALOG)
     assert answer.plans[0].evidence == "estimated" and answer.plans[0].max_model_len == 131072
-    (answer,) = plan(make_query(CATALOG, model="4B", gpu="a100", max_model_len=8192, budget_gpus=8, exact=True),
+    # 8 A100s: past every table, Qwen3-4B at 131072 needs SP=8, which only the memory model speaks for.
+    (answer,) = plan(make_query(CATALOG, model="4B", gpu="a100", max_model_len=131072, budget_gpus=8, exact=True),
                      CATALOG)
-    assert (answer.plans[0].gpus, answer.plans[0].evidence) == (8, "estimated")
-    (answer,) = plan(make_query(CATALOG, model="4B", gpu="a100", max_model_len=8192, budget_gpus=8, exact=True,
+    assert (answer.plans[0].gpus, answer.plans[0].sp, answer.plans[0].evidence) == (8, 8, "estimated")
+    (answer,) = plan(make_query(CATALOG, model="4B", gpu="a100", max_model_len=131072, budget_gpus=8, exact=True,
                                 estimate="never"), CATALOG)
     assert answer.plans == ()
 
@@ -295,8 +296,12 @@ def test_cli_planner_with_a_model_config_and_estimate_flags(cli):
     (answer,) = json.loads(out)
     assert (status, err) == (0, "") and answer["model"] == "Qwen2.5-7B-Instruct"
     assert answer["plans"][0]["evidence"] == "estimated" and answer["plans"][0]["source"] is None
+    # Without estimates, 8 A100s get what the tables for fewer GPUs vouch for, and no more.
     status, out, _ = cli("--model", "4B", "--gpu", "a100", "--gpus", "8", "--exact", "--len", "8192", "--no-estimate")
-    assert status == 1 and "other counts need estimates, which --no-estimate turns off" in " ".join(out.split())
+    assert status == 0 and "inferred: the A100-80GB table for 6 GPUs says 'vanilla' at 8192" in " ".join(out.split())
+    status, out, _ = cli("--model", "4B", "--gpu", "a100", "--gpus", "8", "--exact", "--len", "128k", "--no-estimate")
+    assert status == 1 and ("131072 tokens is beyond what the tables allow for Qwen3-4B on A100-80GB on exactly 8 "
+                            "GPUs: the longest is 102400") in " ".join(out.split())
     status, _, err = cli("--model", "4B", "--len", "8192", "--estimate", "--no-estimate")
     assert status == 2 and "not allowed with argument" in err
     status, _, err = cli("--model", "4B", "--len", "8192", "--margin", "1.5")

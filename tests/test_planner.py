@@ -9,7 +9,7 @@ from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 from reference import check_plan, enumerate_plans
 
-from solver.query import make_query
+from solver.query import SourceCell, make_query
 from solver.solve import plan
 from solver.tables import QueryError, Weights, load_catalog
 
@@ -87,16 +87,24 @@ def test_only_an_out_of_reach_length_gets_a_nearest_plan():
     assert (pinned.plans, pinned.nearest) == ((), None)  # nothing at all trains with these pins
 
 
-def test_a_gpu_count_without_a_table_is_estimated_or_named():
-    answer = solve_one("A100-80GB", model="4B", max_model_len=8192, budget_gpus=3, exact=True, estimate="never")
-    assert answer.status == "infeasible"
-    assert answer.reason == ("no plan for exactly 3 trainer GPUs with Qwen3-4B on A100-80GB (counts with a plan at some length: "
-                             "1, 2, 4, 6); other counts need estimates, which --no-estimate turns off; fewer trainer "
-                             "GPUs train 8192 tokens: vanilla on 2 GPUs (documented), the other 1 free for rollout")
-    answer = solve_one("A100-80GB", model="4B", max_model_len=8192, budget_gpus=3, exact=True)
+def test_a_gpu_count_without_a_table_is_inferred_estimated_or_named():
+    # 3 GPUs have no table; the 2-GPU table's vanilla at 8192 vouches for vanilla on 3 (more GPUs hold no
+    # more per GPU), with or without estimates.
+    for estimate in ("never", "auto"):
+        answer = solve_one("A100-80GB", model="4B", max_model_len=8192, budget_gpus=3, exact=True, estimate=estimate)
+        best = answer.plans[0]
+        assert (answer.status, best.gpus, best.setting.label, best.evidence) == ("optimal", 3, "vanilla", "inferred")
+        assert best.source == SourceCell(gpus=2, max_model_len=8192, setting="vanilla")
+    # Past what the tables for fewer GPUs vouch for (SP=4 at 102400 on 4 GPUs, no SP=8 anywhere), 8 GPUs
+    # take the memory model's estimate, or, without estimates, the longest the tables vouch for is named.
+    answer = solve_one("A100-80GB", model="4B", max_model_len=131072, budget_gpus=8, exact=True)
     best = answer.plans[0]
-    assert (answer.status, best.gpus, best.evidence, best.source) == ("optimal", 3, "estimated", None)
+    assert (answer.status, best.gpus, best.sp, best.evidence, best.source) == ("optimal", 8, 8, "estimated", None)
     assert best.headroom_gb >= 0 and best.memory_gb > 0
+    answer = solve_one("A100-80GB", model="4B", max_model_len=131072, budget_gpus=8, exact=True, estimate="never")
+    assert answer.status == "infeasible" and answer.reason.startswith(
+        "131072 tokens is beyond what the tables allow for Qwen3-4B on A100-80GB on exactly 8 GPUs: the longest is "
+        "102400 (Env + Offload + SP=4 on 8 GPUs, inferred)")
 
 
 def test_a_model_without_tables_is_estimated_or_named():

@@ -71,7 +71,9 @@ def test_max_len_a100_4b_budget_6_uses_4_gpus():
     on_six = [plan for plan in found if plan["gpus"] == 6]
     assert {plan["sp"] for plan in on_six} == {1, 2}
     assert max(plan["max_model_len"] for plan in on_six) == 51200
-    assert {plan["gpus"] for plan in found} == {1, 2, 4, 6}
+    # 3 and 5 GPUs have no table, but the cells of the tables for fewer GPUs vouch for plans there.
+    assert {plan["gpus"] for plan in found} == {1, 2, 3, 4, 5, 6}
+    assert {plan["source"]["gpus"] for plan in found if plan["gpus"] == 5} == {1, 4}
 
 
 def test_max_len_a100_4b_exactly_6():
@@ -99,10 +101,13 @@ def test_cheapest_a100_8b_32768_exactly_4_is_the_documented_sp4():
     assert best["cost"] == float(Fraction(13, 10) / 4) == pytest.approx(1.3 / 4, rel=1e-12)
     assert best["source"] == {"gpus": 4, "max_model_len": 32768, "setting": "SP=4"}
     assert best["max_token_len_per_gpu"] == 16384 and best["rope_scaling_factor"] is None
-    # Rows 32768..102400 for 8B all include SP=4, so every plan has SP=4; the rest are inferred.
-    assert {plan["sp"] for plan in found} == {4}
-    assert [label(plan) for plan in found] == ["SP=4", "Env + SP=4", "Offload + SP=4", "Env + Offload + SP=4"]
-    assert [plan["evidence"] for plan in found] == ["documented", "inferred", "inferred", "inferred"]
+    # Rows 32768..102400 of the 4-GPU table for 8B all include SP=4, so every plan it vouches for has SP=4;
+    # the 2-GPU table's 'Env + Offload + SP=2' at 32768 vouches for that setting on 4 GPUs too (the 4-GPU
+    # table's SP=4 comes before it in the source's order, so it says nothing against it).
+    assert [label(plan) for plan in found] == [
+        "SP=4", "Env + SP=4", "Env + Offload + SP=2", "Offload + SP=4", "Env + Offload + SP=4"]
+    assert [plan["evidence"] for plan in found] == ["documented", "inferred", "inferred", "inferred", "inferred"]
+    assert found[2]["source"] == {"gpus": 2, "max_model_len": 32768, "setting": "Env + Offload + SP=2"}
 
 
 def test_length_between_rows_uses_the_next_row_up():
@@ -115,8 +120,9 @@ def test_length_between_rows_uses_the_next_row_up():
     assert (label(best), best["evidence"], best["max_model_len"]) == ("SP=4", "documented", 30000)
     assert best["source"] == {"gpus": 4, "max_model_len": 32768, "setting": "SP=4"}
     assert best["max_token_len_per_gpu"] == 15000
-    # Env + SP=2 (the 28672 cell) does not carry L=30000: it does not include SP=4.
-    assert all(plan["sp"] == 4 for plan in found)
+    # Env + SP=2 (the 28672 cell) does not carry L=30000: every source is a row of 30000 or more.
+    assert all(plan["source"]["max_model_len"] >= 30000 for plan in found)
+    assert [plan["source"]["gpus"] for plan in found] == [4, 4, 2, 4, 4]
 
 
 def test_offload_pinned_at_a_short_length_is_inferred_from_vanilla():
@@ -197,9 +203,12 @@ def test_pins_and_sp_rules():
                  max_model_len=4096, sp=4) == []
     found = plans(gpu="A100-80GB", model="Qwen3-4B", objective="cheapest", budget_gpus=6, max_model_len=4096, sp=4)
     assert {plan["gpus"] for plan in found} == {4}
-    # A budget that is not a documented count, exactly: nothing.
-    assert plans(gpu="A100-80GB", model="Qwen3-4B", objective="cheapest", budget_gpus=3, exact=True,
-                 max_model_len=4096) == []
+    # A budget that is not a documented count, exactly: plans that the tables for fewer GPUs vouch for.
+    found = plans(gpu="A100-80GB", model="Qwen3-4B", objective="cheapest", budget_gpus=3, exact=True,
+                  max_model_len=4096)
+    assert (label(found[0]), found[0]["evidence"], found[0]["source"]) == (
+        "vanilla", "inferred", {"gpus": 2, "max_model_len": 4096, "setting": "vanilla"})
+    assert {plan["source"]["gpus"] for plan in found} == {2} and {plan["sp"] for plan in found} == {1}
 
 
 def test_plans_have_the_documented_shape_and_are_distinct():
@@ -287,7 +296,9 @@ def test_check_plan_accepts_the_hand_written_plan():
         (mutated(sp=2, max_token_len_per_gpu=32768, cost=float(exact_cost(WEIGHTS, 4, False, False, 2))), {},
          "not feasible"),
         (mutated(gpus=3, unused_gpus=1, cost=float(exact_cost(WEIGHTS, 3, False, False, 4))),
-         {"exact": False}, "no A100-80GB table for 3 GPUs"),
+         {"exact": False}, "no row >= 32768 of a table for 3 GPUs or fewer has a cell that SP=4 includes"),
+        (mutated(gpus=9, unused_gpus=1, cost=float(exact_cost(WEIGHTS, 9, False, False, 4))),
+         {"exact": False, "budget_gpus": 10}, "9 GPUs: no A100-80GB table for them names Qwen3-8B"),
         ({key: value for key, value in GOOD_PLAN.items() if key != "source"}, {}, "missing ['source']"),
         (mutated(env=1), {}, "wrong type"),
         (mutated(memory_gb=60.0), {}, "differ from the memory model"),
