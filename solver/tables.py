@@ -778,11 +778,16 @@ def _resolved(path: Path, kind: str, name: str, field: str, resolve: Any, value:
 
 def read_user_file(path: Path) -> str:
     """The text of a file the user names (a Trinity config); `TableError`, one line, when unreadable."""
+    limit = f"the limit is {MAX_FILE_BYTES // 2**20} MB"
     try:
         size = path.stat().st_size
         if size > MAX_FILE_BYTES:
-            raise TableError(f"{path}: {size / 2**20:.0f} MB is too large (the limit is {MAX_FILE_BYTES // 2**20} MB)")
-        return path.read_bytes().decode("utf-8")  # line endings as they are (a patched copy keeps them)
+            raise TableError(f"{path}: {size / 2**20:.0f} MB is too large ({limit})")
+        with path.open("rb") as handle:  # a device or a pipe has no size: read one byte past the limit at most
+            data = handle.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
+            raise TableError(f"{path}: too large ({limit})")
+        return data.decode("utf-8")  # line endings as they are (a patched copy keeps them)
     except OSError as error:
         raise TableError(f"{path}: cannot read: {error.strerror or error}") from None
     except UnicodeDecodeError:
