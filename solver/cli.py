@@ -268,7 +268,10 @@ def run_cluster(args: argparse.Namespace) -> int:
     result = place(fleet, catalog, minimize=args.minimize, weights=weights, time_limit_s=args.time_limit,
                    workers=args.workers, progress=progress, estimate=args.estimate_mode)
     progress.close()
-    if args.emit_dir is not None:
+    if args.emit_dir is not None and result.interrupted:
+        print(f"solve cluster: interrupted: no configs written to {args.emit_dir} (the placement may not be the best)",
+              file=sys.stderr)
+    elif args.emit_dir is not None:
         from solver.trinity import trinity_fragment
 
         fragments = {}
@@ -284,8 +287,7 @@ def run_cluster(args: argparse.Namespace) -> int:
                 args.emit_dir.mkdir(exist_ok=True)
             except OSError as error:
                 raise QueryError(f"--emit-dir {args.emit_dir}: cannot make the folder: {error.strerror}") from None
-        for job_name, fragment in fragments.items():
-            write_atomically(args.emit_dir / f"{job_name}.yaml", fragment)
+        write_all_atomically({args.emit_dir / f"{job_name}.yaml": fragment for job_name, fragment in fragments.items()})
     if args.json:
         sys.stdout.write(cluster_json(result) + "\n")
     else:
@@ -820,7 +822,33 @@ def write_atomically(path: Path, text: str) -> None:
     keeps the permissions of the one it replaces; a new file gets the usual ones (0666 less the umask).
     A symbolic link is written through (the file it names is replaced); a target that exists and is not a
     regular file (a device, a FIFO, a folder) is refused."""
-    path = _resolved(path)
+    write_all_atomically({path: text})
+
+
+def write_all_atomically(files: dict[Path, str]) -> None:
+    """`write_atomically` for several files at once: every file is written in full to its temporary name
+    before the first is renamed into place, so a failure to write (a full disk, a folder without write
+    permission) leaves every target as it was. Should a rename itself fail (rare: an immutable file), the
+    message names the files already in place."""
+    staged: list[tuple[str, Path]] = []
+    try:
+        for path, text in files.items():
+            staged.append(_staged(_resolved(path), text))
+        for done, (temporary, target) in enumerate(staged):
+            try:
+                os.replace(temporary, target)
+            except OSError as error:
+                written = [str(path) for _, path in staged[:done]]
+                also = f" (already written: {', '.join(written)})" if written else ""
+                raise QueryError(f"{target}: cannot write: {error.strerror}{also}") from None
+    finally:
+        for temporary, _ in staged:
+            Path(temporary).unlink(missing_ok=True)  # those not renamed into place
+
+
+def _staged(path: Path, text: str) -> tuple[str, Path]:
+    """`text` written in full, synced and given `path`'s permissions, under a temporary name beside
+    `path`: (the temporary name, `path`). Nothing is left behind on failure."""
     if (path.exists() or path.is_symlink()) and not path.is_file():
         raise QueryError(f"{path}: not a regular file; give a file name to write")
     try:
@@ -835,12 +863,12 @@ def write_atomically(path: Path, text: str) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(handle.name, mode)
-        os.replace(handle.name, path)
     except BaseException as error:
         Path(handle.name).unlink(missing_ok=True)
         if isinstance(error, OSError):
             raise QueryError(f"{path}: cannot write: {error.strerror}") from None
         raise
+    return handle.name, path
 
 
 def _umask() -> int:

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 import yaml
 
+from solver.tables import QueryError
+
 DATA = Path(__file__).parent / "data" / "trinity"
 FLAGSHIP = ["--maximize", "len", "--gpus", "6", "--model", "4B", "--gpu", "a100"]
 
@@ -150,6 +152,18 @@ def test_out_into_a_missing_folder_exits_2_and_leaves_nothing(cli, tmp_path: Pat
     assert cli("--from-config", str(config), "--gpu", "a100", "--write", str(a_file), "--out", str(a_file)) == (
         2, "", f"solve: error: --out and --write both write {a_file}: give each its own file\n")
     assert a_file.read_text(encoding="utf-8") == "keep\n"
+
+
+def test_several_files_are_written_all_or_none(tmp_path: Path):
+    from solver.cli import write_all_atomically
+
+    first, second = tmp_path / "a.yaml", tmp_path / "missing" / "b.yaml"
+    first.write_text("old\n", encoding="utf-8")
+    with pytest.raises(QueryError, match="b.yaml: cannot write: No such file or directory"):
+        write_all_atomically({first: "new\n", second: "new\n"})
+    assert first.read_text(encoding="utf-8") == "old\n" and sorted(p.name for p in tmp_path.iterdir()) == ["a.yaml"]
+    write_all_atomically({first: "new\n", tmp_path / "c.yaml": "c\n"})
+    assert (first.read_text(encoding="utf-8"), (tmp_path / "c.yaml").read_text(encoding="utf-8")) == ("new\n", "c\n")
 
 
 def test_no_plan_writes_nothing(cli, tmp_path: Path):

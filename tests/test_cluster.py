@@ -382,8 +382,9 @@ def test_ctrl_c_keeps_the_best_placement_and_exits_130(tmp_path: Path, solve_scr
     instance = random_fleet(7, nodes=250, jobs=3000, lengths=[8192, 32768, 65536])
     path = tmp_path / "fleet.yaml"
     path.write_text(yaml.safe_dump(instance), encoding="utf-8")
-    process = subprocess.Popen([str(solve_script), "cluster", str(path), "--time-limit", "60", "--json"],
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    emitted = tmp_path / "configs"
+    process = subprocess.Popen([str(solve_script), "cluster", str(path), "--time-limit", "60", "--json",
+                                "--emit-dir", str(emitted)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     time.sleep(8)
     process.send_signal(signal.SIGINT)
     sent = time.monotonic()
@@ -392,6 +393,8 @@ def test_ctrl_c_keeps_the_best_placement_and_exits_130(tmp_path: Path, solve_scr
     assert process.returncode == 130 and "interrupted" in err and "Traceback" not in err
     result = json.loads(out) if out else {"status": "unknown"}
     assert result["status"] in ("feasible", "unknown")
+    # An interrupted placement may not be the best: it writes no configs over those of an earlier run.
+    assert not emitted.exists() and "no configs written" in err
 
 
 def test_a_one_second_limit_returns_within_two_seconds_with_an_answer(tmp_path: Path):
