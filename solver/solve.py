@@ -241,6 +241,9 @@ def _why_no_plan(catalog: Catalog, data: PlanningData, query: Query) -> tuple[st
                                                                "top": 1}), data.gpu)
         if longest.plans:
             best = longest.plans[0]
+            if query.objective == "min_gpus":  # the fewest GPUs at that length (the longest's are the cheapest)
+                best = best_plan(catalog, query.model_copy(update={"max_model_len": best.max_model_len, "top": 1}),
+                                 data.gpu) or best
             limit = f" with {limits}" if limits else ""
             return (
                 f"{query.max_model_len} tokens is beyond what {sources} allow for {where} {within}{limit}: "

@@ -201,3 +201,15 @@ def test_the_solver_ranks_plans_exactly_as_the_reference_enumerator(request: dic
     for planned in plan_dicts(answer):
         checked = {k: v for k, v in request.items() if k != "objective"}
         assert check_plan(CATALOG, planned, **checked) == []
+
+
+def test_a_length_too_long_for_the_fewest_gpus_names_the_fewest_gpus_that_reach_the_longest():
+    # Asked for the fewest GPUs, the nearest plan is the longest length on the fewest GPUs that reach it
+    # (the longest length alone ranks more GPUs first, since they cost less per step).
+    answer = solve_one("H20-96GB", model="14B", max_model_len=307200, objective="min_gpus")
+    assert answer.status == "infeasible" and answer.nearest is not None
+    longest = solve_one("H20-96GB", model="14B", objective="max_len", budget_gpus=64).plans[0]
+    assert (answer.nearest.max_model_len, answer.nearest.gpus) == (longest.max_model_len, 8) and longest.gpus > 8
+    fewer = solve_one("H20-96GB", model="14B", max_model_len=longest.max_model_len, budget_gpus=7)
+    assert fewer.plans == ()  # no fewer GPUs reach that length
+    assert f"the longest is {longest.max_model_len} (Env + Offload + SP=8 on 8 GPUs, estimated)" in answer.reason
