@@ -160,13 +160,20 @@ def host_memory_gib(model: Model, gpus: int, coefficients: Coefficients, node_gp
     return coefficients.states * 16 * model.parameters_b * 1e9 * on_node / gpus / GIB
 
 
+def estimated_setting(setting: Setting) -> bool:
+    """Whether the memory model estimates `setting`: every one the source runs, so Offload only with Env
+    (its order tries Env before Offload, and never Offload without it). An estimate stays where the
+    model was calibrated, and Env, which costs nothing that matters, only makes room."""
+    return setting.env or not setting.offload
+
+
 def estimated_cells(
     model: Model, memory_gib: float, counts: tuple[int, ...], coefficients: Coefficients, margin: float
 ) -> tuple[tuple[int, int, int, int, int], ...]:
-    """(n, e, o, s, longest) for every trainer GPU count in `counts`, Env, Offload and SP degree dividing
-    the count that the model's heads allow: the longest ``max_model_len`` on the `GRID` the memory model
-    predicts to fit (kept when at least one step fits). The planner's rules still decide which of them a
-    plan may use."""
+    """(n, e, o, s, longest) for every trainer GPU count in `counts`, Env and Offload (those of
+    `estimated_setting`) and SP degree dividing the count that the model's heads allow: the longest
+    ``max_model_len`` on the `GRID` the memory model predicts to fit (kept when at least one step fits).
+    The planner's rules still decide which of them a plan may use."""
     return tuple(cell for gpus in counts for cell in _cells_of_count(model, memory_gib, gpus, coefficients, margin))
 
 
@@ -181,6 +188,8 @@ def _cells_of_count(
         for env in (0, 1):
             for offload in (0, 1):
                 setting = Setting(env=bool(env), offload=bool(offload), sp=sp)
+                if not estimated_setting(setting):
+                    continue
                 longest = longest_fitting(model, memory_gib, gpus, setting, coefficients, margin)
                 if longest is not None:
                     cells.append((gpus, env, offload, sp, longest))

@@ -251,7 +251,9 @@ def _why_no_plan(catalog: Catalog, data: PlanningData, query: Query) -> tuple[st
                 f"{_host_need(catalog, data, query)}{_with_fewer_gpus(catalog, data, query)}"
             ), best
     trains = f"trains{' with ' + limits if limits else ''}"
-    return f"nothing in {sources} for {where} {within} {trains}{_host_need(catalog, data, query)}", None
+    unestimated = (" (the memory model estimates Offload only with Env, as the source runs it)"
+                   if query.offload and query.env is False and query.estimate != "never" else "")
+    return f"nothing in {sources} for {where} {within} {trains}{unestimated}{_host_need(catalog, data, query)}", None
 
 
 def _host_need(catalog: Catalog, data: PlanningData, query: Query) -> str:

@@ -21,7 +21,8 @@ A plan is a dict with exactly the keys of `PLAN_KEYS`. In short:
   nodes, or n is whole nodes.
 - With estimates=True, also every GPU count without a table among 1..node_gpus and the multiples of
   node_gpus, up to the budget and 64: a plan there that no cell vouches for is "estimated" (source None)
-  when the shipped memory model, with its margin, fits exactly its setting at every multiple of 1024 tokens up to the longest
+  when its setting is one the source runs (Offload only with Env) and the shipped memory model, with
+  its margin, fits exactly that setting at every multiple of 1024 tokens up to the longest
   that fits (at most 2**21), and L is no longer than that; when maximising, L is one of those multiples.
 """
 
@@ -118,6 +119,8 @@ def _longest_estimate(the_model: Any, memory_gib: float, n: int, env: bool, offl
     fits this setting; 0 when not even 1024 does. Memory grows with the length (a tested property), so a
     bisection finds it."""
     memory = load_memory_model()
+    if offload and not env:
+        return 0  # estimates keep to the source's settings: Offload only with Env
 
     def fits(steps: int) -> bool:
         return breakdown(the_model, memory_gib, n, Setting(env=env, offload=offload, sp=sp), steps * 1024,

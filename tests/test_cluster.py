@@ -151,12 +151,13 @@ def test_measured_plans_come_first(tmp_path: Path):
 
 def test_a_layout_needs_the_nodes_the_pool_has(tmp_path: Path):
     # Qwen3-8B at 16384 with 3 rollout GPUs on two nodes of 3 A100s: the tables' 6 GPUs would take three
-    # nodes (two for the trainer, one for rollout), so they give no way; 3 estimated GPUs on one node and
-    # the rollout on the other do.
+    # nodes (two for the trainer, one for rollout), so they give no way; 3 GPUs on one node, with a plan
+    # the 2-GPU table's cell vouches for, and the rollout on the other do.
     instance = {"pools": [{"name": "p", "gpu": "a100", "nodes": 2, "gpus_per_node": 3}],
                 "jobs": [{"name": "j", "model": "8B", "max_model_len": 16384, "rollout_gpus": 3}]}
     [placement] = solved(instance, tmp_path)["placements"]
-    assert (placement["nodes"], placement["trainer_gpus"], placement["plan"]["evidence"]) == ([0, 1], 3, "estimated")
+    assert (placement["nodes"], placement["trainer_gpus"], placement["plan"]["evidence"]) == ([0, 1], 3, "inferred")
+    assert placement["plan"]["source"]["gpus"] == 2
     # One node of 8 cannot hold Qwen3-14B at 65536 (4 GPUs at the fewest) with 7 rollout GPUs: the reason
     # says so (8 estimated GPUs would need a second node for the rollout).
     instance = {"pools": [{**ONE_NODE, "name": "a"}],

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 import solver
 from solver.calibrate import calibrate, observations
-from solver.memory import PRIOR, breakdown, estimated_cells, estimated_counts, longest_fitting
+from solver.memory import DEFAULT_MARGIN, PRIOR, breakdown, estimated_cells, estimated_counts, longest_fitting
 from solver.query import make_query
 from solver.solve import plan
 from solver.tables import (
@@ -487,3 +487,16 @@ def test_the_extended_order_keeps_sp_groups_inside_a_node():
 
     labels = [s.label for s in allowed_settings(CATALOG.model("Qwen3-32B"), 16)]
     assert "SP=8" in labels and not any("SP=16" in label for label in labels)
+
+
+def test_estimates_keep_offload_with_env_as_the_source_runs_it(cli):
+    cells = estimated_cells(CATALOG.model("32B"), CATALOG.gpu("h100").memory_gib, (1, 2, 4, 8),
+                            load_memory_model().coefficients, DEFAULT_MARGIN)
+    assert {(env, offload) for _, env, offload, _, _ in cells} == {(0, 0), (1, 0), (1, 1)}
+    # Qwen3-32B on 8 H100s at 32768 needs Offload; the estimate is Env + Offload, never Offload alone
+    # (which would save Env's nominal cost for more memory and a setting the source never ran).
+    (answer,) = plan(make_query(CATALOG, model="32B", gpu="h100", max_model_len=32768, budget_gpus=8), CATALOG)
+    assert (answer.plans[0].setting.label, answer.plans[0].evidence) == ("Env + Offload + SP=2", "estimated")
+    status, out, _ = cli("--model", "32B", "--gpu", "h100", "--len", "32k", "--gpus", "8", "--offload", "--no-env")
+    assert status == 1 and "(the memory model estimates Offload only with Env, as the source runs it)" in " ".join(
+        out.split())
