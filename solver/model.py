@@ -17,7 +17,7 @@ from types import MappingProxyType
 from ortools.sat.python import cp_model
 
 from solver.memory import GRID, estimated_cells, estimated_counts, host_memory_gib
-from solver.query import Objective, Query, rollout_layout_violation
+from solver.query import Objective, Query, rollout_layout_violation, table_cells
 from solver.tables import Catalog, Model, Setting, Weights
 
 Combination = tuple[int, int, int, int]
@@ -114,13 +114,7 @@ def prepare(catalog: Catalog, gpu: str, query: Query) -> PlanningData:
     estimates = estimated_cells(shape, gpu_type.memory_gib, counts_to_estimate, query.memory.coefficients, query.margin)
     beyond_tables = tuple(n for n in untabled if documented and n > min(documented))  # a smaller table may vouch
     counts = tuple(sorted({*documented, *beyond_tables, *(cell[0] for cell in estimates)}))
-    settings = {
-        (table.gpus, row.max_model_len): setting
-        for table in tables
-        for row in table.rows
-        if (setting := row.setting(shape.name)) is not None
-    }
-    rows = tuple((table.gpus, row.max_model_len) for table in tables for row in table.rows)
+    rows, settings = table_cells(tables, shape.name)
     longest_estimate: dict[int, int] = {}
     for n, *_, fitting in estimates:
         longest_estimate[n] = max(longest_estimate.get(n, 0), fitting)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from math import ceil
 from typing import Any, Literal, get_args
 
@@ -15,6 +16,7 @@ from solver.tables import (
     Model,
     QueryError,
     Setting,
+    Table,
     Weights,
     load_memory_model,
     load_weights,
@@ -208,6 +210,33 @@ def counted(number: int, noun: str) -> str:
 def token_budget(max_model_len: int, sp: int) -> int:
     """Trinity's default ``max_token_len_per_gpu``: ``ceil(2 * max_model_len / sp)``."""
     return ceil(2 * max_model_len / sp)
+
+
+def table_cells(tables: Sequence[Table], model: str) -> tuple[tuple[tuple[int, int], ...], dict[tuple[int, int], Setting]]:
+    """The rows of `tables` as (GPU count, max_model_len), and the setting `model`'s cell names at each row
+    where something trains."""
+    rows = tuple((table.gpus, row.max_model_len) for table in tables for row in table.rows)
+    settings = {(table.gpus, row.max_model_len): setting
+                for table in tables for row in table.rows if (setting := row.setting(model)) is not None}
+    return rows, settings
+
+
+def vouching_cell(rows: Sequence[tuple[int, int]], settings: Mapping[tuple[int, int], Setting], gpus: int,
+                  setting: Setting, length: int) -> tuple[Evidence, SourceCell] | None:
+    """The cell that vouches for `setting` on `gpus` GPUs at `length`, given a GPU type's `table_cells` for
+    one model: documented when the cell at L's row (the next row up) of the table for `gpus` GPUs is exactly
+    the setting; otherwise inferred from the shortest row at or beyond L whose cell the setting includes, in
+    the table for `gpus` GPUs, else in the table for the most GPUs fewer than it (what trains on fewer GPUs
+    trains on more). None when no cell vouches."""
+    own = sorted(row for n, row in rows if n == gpus and row >= length)
+    if own and settings.get((gpus, own[0])) == setting:
+        return "documented", SourceCell(gpus=gpus, max_model_len=own[0], setting=setting.label)
+    for count in sorted({n for n, _ in rows if n <= gpus}, reverse=True):
+        for row in sorted(row for n, row in rows if n == count and row >= length):
+            cell = settings.get((count, row))
+            if cell and setting.env >= cell.env and setting.offload >= cell.offload and setting.sp >= cell.sp:
+                return "inferred", SourceCell(gpus=count, max_model_len=row, setting=cell.label)
+    return None
 
 
 def make_query(

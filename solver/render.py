@@ -7,7 +7,7 @@ from bisect import bisect_left
 from collections.abc import Iterable
 from typing import Any
 
-from rich.console import Group
+from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
@@ -16,11 +16,13 @@ from solver.query import (
     ENV_EXPORT,
     NODE_GPUS,
     Answer,
+    Evidence,
     ClusterResult,
     CurrentSettings,
     Plan,
     Query,
     Reason,
+    SourceCell,
     counted,
     index_range,
     rollout_layout,
@@ -348,8 +350,10 @@ def memory_model_yaml(coefficients: Coefficients, fit: FitSummary, margin: float
     return "\n".join(lines) + "\n"
 
 
-def memory_view(result: MemoryEstimate, label: str) -> Group:
-    """A breakdown table of one GPU's predicted peak memory, the verdict, and the longest length that fits."""
+def memory_view(result: MemoryEstimate, label: str, vouching: tuple[Evidence, SourceCell] | None = None,
+                gpu: str = "") -> Group:
+    """A breakdown table of one GPU's predicted peak memory, the verdict, and the longest length that fits;
+    with the cell of `gpu`'s tables that `vouching` names, that the table says it trains (and decides)."""
     view = Table()
     view.add_column("term")
     view.add_column("GiB", justify="right")
@@ -362,15 +366,25 @@ def memory_view(result: MemoryEstimate, label: str) -> Group:
                else f"does not fit: {-result.headroom_gib:.2f} GiB over")
     longest = (f"longest length that fits with this setting: {result.longest_len} tokens (on a {GRID}-token grid)"
                if result.longest_len else "no length fits with this setting")
-    return Group(Text(label, style="bold"), view, Text(verdict, style="green" if fits else "red"), Text(longest))
+    lines: list[RenderableType] = [Text(label, style="bold"), view, Text(verdict, style="green" if fits else "red"),
+                                   Text(longest)]
+    if vouching is not None:
+        evidence, source = vouching
+        disagree = "" if fits else "; where the memory model disagrees, the table, a measurement, decides"
+        lines.append(Text(f"tables: it trains ({evidence}: the {gpu} table for {counted(source.gpus, 'GPU')} says "
+                          f"{source.setting!r} at {source.max_model_len}){disagree}", style="green"))
+    return Group(*lines)
 
 
-def memory_json(result: MemoryEstimate, asked: dict[str, Any]) -> str:
+def memory_json(result: MemoryEstimate, asked: dict[str, Any],
+                vouching: tuple[Evidence, SourceCell] | None = None) -> str:
     """A breakdown as JSON: what was `asked` (model, GPU, count, length, setting, margin), then the terms,
-    total, usable, memory, tokens per GPU, the longest length that fits, and whether this one fits; GiB
-    rounded to 4 decimals (0.1 MiB)."""
+    total, usable, memory, tokens per GPU, the longest length that fits, whether this one fits (by the
+    memory model), and ``tables``: the documented cell that vouches for it (``evidence`` and ``source``),
+    null when none does; GiB rounded to 4 decimals (0.1 MiB)."""
     figures = {**result.model_dump(mode="json"), "fits": result.fits, "headroom_gib": result.headroom_gib}
-    return json.dumps({**asked, **_rounded(figures)}, indent=2)
+    tables = None if vouching is None else {"evidence": vouching[0], "source": vouching[1].model_dump(mode="json")}
+    return json.dumps({**asked, **_rounded(figures), "tables": tables}, indent=2)
 
 
 def _rounded(value: Any) -> Any:

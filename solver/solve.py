@@ -26,6 +26,7 @@ from solver.query import (
     counted,
     rollout_layout_violation,
     token_budget,
+    vouching_cell,
     whole_nodes_violation,
 )
 from solver.tables import Catalog, Setting, load_catalog
@@ -154,9 +155,9 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
     setting = Setting(env=bool(env), offload=bool(offload), sp=sp)
     evidence: Evidence
     source: SourceCell | None
-    found = _evidence(data, gpus, setting, length)  # a cell vouches for the plan even where the solver's witness
-    if found is None:                               # was an estimate: the table is the better evidence
-        assert estimated, f"the solver returned {setting.label} on {gpus} GPUs at {length} with no cell behind it"
+    # A cell vouches for the plan even where the solver's witness was an estimate: the table is the better evidence.
+    found = vouching_cell(data.rows, data.settings, gpus, setting, length)
+    assert found is not None or estimated, f"the solver returned {setting.label} on {gpus} GPUs at {length} with no cell"
     evidence, source = found or ("estimated", None)
     memory = breakdown(data.shape, catalog.gpu(data.gpu).memory_gib, gpus, setting, length,
                        query.memory.coefficients, query.margin)
@@ -177,22 +178,6 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
         host_memory_gb=round(host_memory_gib(data.shape, gpus, query.memory.coefficients, query.node_gpus), 1)
         if offload else None,
     )
-
-
-def _evidence(data: PlanningData, gpus: int, setting: Setting, length: int) -> tuple[Evidence, SourceCell] | None:
-    """Documented when the cell at L's row (the next row up) of the plan's GPU count is exactly the plan's
-    setting; otherwise inferred from the shortest row at or beyond L whose cell the plan includes, in the
-    table for the plan's GPU count, else in the table for the most GPUs fewer than it. None when no cell
-    vouches for the plan."""
-    rows = sorted(row for n, row in data.rows if n == gpus and row >= length)
-    if rows and data.settings.get((gpus, rows[0])) == setting:
-        return "documented", SourceCell(gpus=gpus, max_model_len=rows[0], setting=setting.label)
-    for count in sorted({n for n, _ in data.rows if n <= gpus}, reverse=True):
-        for row in sorted(row for n, row in data.rows if n == count and row >= length):
-            cell = data.settings.get((count, row))
-            if cell and setting.env >= cell.env and setting.offload >= cell.offload and setting.sp >= cell.sp:
-                return "inferred", SourceCell(gpus=count, max_model_len=row, setting=cell.label)
-    return None
 
 
 def _uncounted(query: Query) -> str:

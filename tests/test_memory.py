@@ -500,3 +500,23 @@ def test_estimates_keep_offload_with_env_as_the_source_runs_it(cli):
     status, out, _ = cli("--model", "32B", "--gpu", "h100", "--len", "32k", "--gpus", "8", "--offload", "--no-env")
     assert status == 1 and "(the memory model estimates Offload only with Env, as the source runs it)" in " ".join(
         out.split())
+
+
+def test_cli_memory_names_the_cell_that_vouches_and_lets_it_decide(cli):
+    # The H20 table for 2 GPUs says SP=2 trains Qwen3-8B at 16384; the memory model predicts it does not fit.
+    flags = ["memory", "--model", "8B", "--gpu", "h20", "--gpus", "2", "--len", "16384", "--sp", "2"]
+    status, out, _ = cli(*flags)
+    assert status == 0 and "does not fit: 7.55 GiB over" in out
+    assert ("tables: it trains (documented: the H20-96GB table for 2 GPUs says 'SP=2' at 16384); where the memory "
+            "model disagrees, the table, a measurement, decides") in " ".join(out.split())
+    result = json.loads(cli(*flags, "--json")[1])
+    assert (result["fits"], result["tables"]) == (
+        False, {"evidence": "documented", "source": {"gpus": 2, "max_model_len": 16384, "setting": "SP=2"}})
+    # On 3 GPUs (no table), Env + Offload at 28672 rests on the 1-GPU table's cell; on an H100, on nothing.
+    result = json.loads(cli("memory", "--model", "4B", "--gpu", "a100", "--gpus", "3", "--len", "28672", "--env",
+                            "--offload", "--json")[1])
+    assert result["tables"] == {"evidence": "inferred",
+                                "source": {"gpus": 1, "max_model_len": 28672, "setting": "Env + Offload"}}
+    result = json.loads(cli("memory", "--model", "8B", "--gpu", "h100", "--gpus", "2", "--len", "16384", "--sp", "2",
+                            "--json")[1])
+    assert result["tables"] is None
