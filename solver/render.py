@@ -232,7 +232,7 @@ def _ranking(answer: Answer) -> Table:
             f"{plan.rope_scaling_factor:g}" if plan.rope_scaling_factor else "",
             f"{plan.cost:.4g} ({_relative(plan.cost, best)})",
             plan.evidence,
-            (f"{plan.source.gpus} GPUs @ {plan.source.max_model_len}: {plan.source.setting}" if plan.source
+            (f"{counted(plan.source.gpus, 'GPU')} @ {plan.source.max_model_len}: {plan.source.setting}" if plan.source
              else f"memory model: {plan.memory_gb:.1f} GiB"),
         )
     return view

@@ -231,3 +231,8 @@ def test_an_estimated_best_plan_comes_with_the_tables_best(cli):
         assert "measured" not in answer  # the best is documented, or only one kind of evidence was asked for
     [answer] = json.loads(cli("--model", "8B", "--gpu", "h100", "--len", "32768", "--gpus", "8", "--json")[1])
     assert "measured" not in answer  # no tables for the H100
+
+
+def test_the_ranking_counts_one_gpu_in_the_singular(cli):
+    status, out, _ = cli("--model", "0.6B", "--gpu", "a100", "--len", "4096", "--gpus", "1", "--top", "2")
+    assert status == 0 and "1 GPU @ 4096: vanilla" in out and "1 GPUs @" not in out
