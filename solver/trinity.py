@@ -883,11 +883,15 @@ def check_trinity_config(
             rope_type = value(("model", "rope_scaling", "rope_type")) or value(("model", "rope_scaling", "type"))
             if rope_type != "yarn":
                 problems.append(f"model.rope_scaling.rope_type must be yarn, got {brief(rope_type)}")
-            factor = number(("model", "rope_scaling", "factor"))
-            if factor is None or not math.isclose(factor, wanted, rel_tol=1e-9):
+            # A value that cannot be read is a problem already (number says so): only a wrong or missing one is.
+            factor_path = ("model", "rope_scaling", "factor")
+            factor = number(factor_path)
+            if (factor is None and _dig(mapping, factor_path) is None) or (
+                    factor is not None and not math.isclose(factor, wanted, rel_tol=1e-9)):
                 problems.append(f"model.rope_scaling.factor must be max_model_len / {native} = {wanted!r}, got {factor!r}")
-            original = number(("model", "rope_scaling", "original_max_position_embeddings"))
-            if original != native:
+            original_path = ("model", "rope_scaling", "original_max_position_embeddings")
+            original = number(original_path)
+            if original != native and (original is not None or _dig(mapping, original_path) is None):
                 problems.append(
                     f"model.rope_scaling.original_max_position_embeddings must be {native}, got {original!r}"
                 )

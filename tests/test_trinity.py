@@ -562,6 +562,11 @@ def _config(**trainer: Any) -> dict[str, Any]:
             [],
         ),
         ({"model": {"max_model_len": "${oc.env:L}"}}, "4B", 1, ["cannot check model.max_model_len: environment"]),
+        (  # a YaRN factor that cannot be read is one problem, not also a wrong factor
+            {"model": {"max_model_len": 65536, "rope_scaling": {"rope_type": "yarn", "factor": "${oc.env:FACTOR}",
+                                                                 "original_max_position_embeddings": 40960}}},
+            "4B", 1, ["cannot check model.rope_scaling.factor: environment variable FACTOR is not set"],
+        ),
         (
             {"trainer": {"trainer_config": {"actor_rollout_ref": {"ref": {"fsdp_config": {"offload_policy": True}}}}}},
             "4B",
