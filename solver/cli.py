@@ -73,9 +73,31 @@ class _Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
         # A negative length with the k suffix (-1k) is a value to refuse as such, not an unknown option.
         self._negative_number_matcher = re.compile(r"^-\d+[kK]?$|^-\d*\.\d+[kK]?$")
+        # An option that takes a value takes it once (its argument groups share this registry).
+        self.register("action", None, _Once)
+        self.register("action", "store", _Once)
+
+    def parse_known_args(self, *args: Any, **kwargs: Any) -> Any:
+        """argparse's, without the bookkeeping of `_Once` in the namespace."""
+        namespace, rest = super().parse_known_args(*args, **kwargs)
+        namespace.__dict__.pop("_given_once", None)
+        return namespace, rest
 
     def error(self, message: str) -> NoReturn:
         self.exit(BAD_INPUT, f"usage: {self.prog} [options] (--help lists them)\n{self.prog}: error: {message}\n")
+
+
+class _Once(argparse.Action):
+    """Store an option's value, refusing a second one: given twice, ``--gpu a100 --gpu h20`` would
+    otherwise answer for the H20 alone, silently."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        given = namespace.__dict__.setdefault("_given_once", set())
+        if self.option_strings and self.dest in given:
+            parser.error(f"argument {'/'.join(self.option_strings)}: given twice: give it once")
+        given.add(self.dest)
+        setattr(namespace, self.dest, values)
 
 
 def positive_int(text: str) -> int:

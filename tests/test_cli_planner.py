@@ -147,6 +147,9 @@ def test_exit_1_when_some_answer_has_no_plan(cli):
         (["--model", "4B", "--len", "0"], "solve: error: argument --len: must be at least 1, got 0"),
         (["--model", "4B", "--len", "8k", "--host-ram", "inf"], "solve: error: --host-ram must be above 0 and at most 1048576 GB, got inf"),
         (["--model", "4B", "--len", "8k", "--host-ram", "nan"], "solve: error: --host-ram must be above 0 and at most 1048576 GB, got nan"),
+        # An option given twice is refused, not silently the last (it would answer for the H20 alone).
+        (["--model", "8B", "--len", "32k", "--gpu", "a100", "--gpu", "h20"], "solve: error: argument --gpu: given twice: give it once"),
+        (["--model", "8B", "--len", "32k", "--node-gpus", "8", "--node-gpus", "4"], "solve: error: argument --node-gpus: given twice: give it once"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(cli, argv: list[str], message: str):
