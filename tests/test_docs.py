@@ -3,6 +3,7 @@ regenerates it)."""
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 import pytest
@@ -25,5 +26,7 @@ def test_the_docs_show_commands():
 
 @pytest.mark.parametrize(("page", "command", "shown"), shown_commands())
 def test_shown_output_is_what_the_command_prints(monkeypatch, page: str, command: str, shown: str):
+    if command.endswith("--help") and sys.version_info >= (3, 13):
+        pytest.skip("argparse 3.13 lays out help differently; the docs show 3.10 to 3.12's")
     monkeypatch.delenv("PYTORCH_CUDA_ALLOC_CONF", raising=False)  # Env is read from the environment
     assert printed(command, ROOT) == shown, f"{page}: `{command}` prints something else now: run python -m solver.docs"
