@@ -510,13 +510,13 @@ def run_map(args: argparse.Namespace) -> int:
     elif needed > screen.width:
         print(f"solve map: note: the maps need {needed} columns and the terminal has {screen.width}: widen it, "
               "pipe the output (| less -S), or save it with --svg FILE", file=sys.stderr)
-    for view in views:
-        screen.print(view)
-    if args.svg:
+    if args.svg:  # written first: a file that cannot be written is bad input, with nothing printed
         recorder = Console(record=True, width=max(needed, 80), file=io.StringIO())
         for view in views:
             recorder.print(view)
         write_atomically(args.svg, recorder.export_svg(title="rft-solver map"))
+    for view in views:
+        screen.print(view)
     return 0
 
 

@@ -52,6 +52,10 @@ def test_cli_map_refuses_bad_input_before_any_map(cli, tmp_path: Path):
         2, "", f"solve map: error: {tmp_path}: not a regular file; give a file name to write\n")
     status, out, err = cli("map", "--model", "9B")
     assert (status, out) == (2, "") and err.startswith("solve map: error: unknown model '9B'; accepted: Qwen3-0.6B")
+    # A folder that refuses the file (sysfs, even to root): bad input, and no map printed before it.
+    if Path("/sys").is_dir():
+        assert cli("map", "--gpu", "a100", "--svg", "/sys/map.svg") == (
+            2, "", "solve map: error: /sys/map.svg: cannot write: Permission denied\n")
 
 
 def test_budgets_that_allow_the_same_gpu_counts_share_one_answer():
