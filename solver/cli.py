@@ -22,7 +22,7 @@ import yaml
 from rich.console import Console
 
 from solver import __version__
-from solver.memory import DEFAULT_MARGIN
+from solver.memory import DEFAULT_MARGIN, RolloutEngines, rollout_engines
 from solver.query import (
     ENV_EXPORT,
     MAX_TOP,
@@ -304,8 +304,10 @@ def run_cluster(args: argparse.Namespace) -> int:
             rollout = placement.rollout_gpus  # 0 too: the cluster section still gives the job's nodes
             pool = next(p for p in fleet.pools if p.name == placement.pool)
             shared = placement.gpu_indexes if len(placement.gpu_indexes) < pool.gpus_per_node else None
+            size = rollout_engines(model, catalog.gpu(pool.gpu).memory_gib, rollout, placement.plan.max_model_len).size \
+                if rollout else 1
             fragments[placement.job] = trinity_fragment(placement.plan, model, rollout, nodes=len(placement.nodes),
-                                                        gpu=pool.gpu, shared_gpus=shared)
+                                                        gpu=pool.gpu, shared_gpus=shared, engines=(0, size))
         if fragments:  # the folder is made only now, once there is an answer to write
             try:
                 args.emit_dir.mkdir(exist_ok=True)
@@ -676,7 +678,7 @@ def run_planner(args: argparse.Namespace) -> int:
     if current is not None:
         answers = tuple(answer.model_copy(update={"current": _vouched(catalog, *current, answer.gpu)})
                         for answer in answers)
-    fragments = _write_trinity(args, answers, catalog.model(query.model), config_text, query.node_gpus or NODE_GPUS,
+    fragments = _write_trinity(args, answers, catalog, catalog.model(query.model), config_text, query.node_gpus or NODE_GPUS,
                                config)
     if args.emit:
         sys.stdout.write("---\n".join(fragments))
@@ -689,6 +691,20 @@ def run_planner(args: argparse.Namespace) -> int:
             if written is not None and answers[0].plans:
                 console.print(f"wrote {written}")
     return 0 if all(answer.plans for answer in answers) else NO_PLAN
+
+
+def _engines_note(engines: RolloutEngines, model: Model, gpu: str) -> str | None:
+    """Why the rollout engines are larger than one GPU, or that even the largest holds too little; None
+    for engines of one GPU that hold enough."""
+    held = (f"{model.name}'s bf16 weights ({engines.weights_gib:.1f} GiB) and one sequence's KV cache "
+            f"({engines.kv_cache_gib:.1f} GiB) per GPU")
+    if not engines.fits:
+        return (f"solve: note: {held} at tensor-parallel size {engines.size} take more than half of what vLLM takes of "
+                f"one {gpu} ({engines.room_gib:.1f} GiB): little room for sequences in flight; give the rollout more GPUs")
+    if engines.size > 1:
+        return (f"solve: note: rollout engines of tensor-parallel size {engines.size}: {held} take at most half of "
+                f"what vLLM takes of one {gpu} ({engines.room_gib:.1f} GiB), leaving the rest to sequences in flight")
+    return None
 
 
 def _check_write_keeps_model(args: argparse.Namespace, catalog: Catalog, config: TrinityConfig) -> None:
@@ -729,11 +745,12 @@ def _check_write_keeps_gpus(args: argparse.Namespace, objective: Objective, conf
                          "(or use --out FILE for a fragment with its own cluster)")
 
 
-def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], model: Model, config_text: str,
-                   node_gpus: int, config: TrinityConfig | None) -> list[str]:
+def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: Catalog, model: Model,
+                   config_text: str, node_gpus: int, config: TrinityConfig | None) -> list[str]:
     """The Trinity fragments of the best plans (for --emit), after writing --out and --write if asked.
     A fragment leaves the rollout engines alone when its rollout GPUs are the `config`'s, and otherwise
-    keeps its engines' tensor-parallel size and auxiliary models (refused when they do not divide).
+    keeps its engines' tensor-parallel size and auxiliary models (refused when they do not divide);
+    without a config, its engines are of the size `rollout_engines` suggests.
 
     Every fragment is checked against Trinity's own rules (by `trinity_fragment`); a patched user config
     that still breaks them (a hand-set token limit, say) is written with a warning on stderr.
@@ -747,8 +764,14 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], model:
         if answer.plans:
             nodes, rollout, note = _cluster_layout(answer.plans[0].gpus, answer.rollout_gpus, node_gpus)
             notes += [note] if note else []
-            engines = (0, 1) if config is None else None if rollout == config.rollout_gpus else (
-                config.auxiliary_gpus, config.rollout_tp)
+            engines: tuple[int, int] | None = (0, 1)  # without rollout GPUs, no engines are written
+            if config is not None:  # the config's own engines, or engines of their size for other rollout GPUs
+                engines = None if rollout == config.rollout_gpus else (config.auxiliary_gpus, config.rollout_tp)
+            elif rollout:
+                suggested = rollout_engines(model, catalog.gpu(answer.gpu).memory_gib, rollout,
+                                            answer.plans[0].max_model_len)
+                notes += [note] if (note := _engines_note(suggested, model, answer.gpu)) else []
+                engines = (0, suggested.size)
             try:
                 fragments.append(trinity_fragment(answer.plans[0], model, rollout, gpu=answer.gpu, nodes=nodes,
                                                   engines=engines))

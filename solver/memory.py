@@ -196,6 +196,40 @@ def _cells_of_count(
     return tuple(cells)
 
 
+ROLLOUT_UTILIZATION = 0.9
+"""The share of a GPU's memory vLLM takes for a rollout engine (its default ``gpu_memory_utilization``)."""
+
+
+class RolloutEngines(_Frozen):
+    """The tensor-parallel size of vLLM rollout engines, and what one GPU of an engine holds (GiB)."""
+
+    size: int
+    weights_gib: float = Field(description="the model's bf16 weights, every expert's, per GPU of the engine")
+    kv_cache_gib: float = Field(description="the KV cache of one max_model_len sequence, per GPU of the engine")
+    room_gib: float = Field(description="what vLLM takes of one GPU, less the CUDA context's 1 GiB")
+
+    @property
+    def fits(self) -> bool:
+        """Whether the weights and one sequence's KV cache take at most half of what vLLM takes, leaving
+        the other half to the KV cache of the sequences in flight (a rule of thumb, not a measurement)."""
+        return self.weights_gib + self.kv_cache_gib <= self.room_gib / 2
+
+
+def rollout_engines(model: Model, memory_gib: float, rollout_gpus: int, max_model_len: int) -> RolloutEngines:
+    """The smallest tensor-parallel size for the rollout's vLLM engines that divides `rollout_gpus`, that
+    the heads allow (as SP: it divides the attention heads, and it and the KV heads divide one another),
+    and that `fits`: one GPU holds the bf16 weights and the KV cache of one `max_model_len` sequence in
+    half of `ROLLOUT_UTILIZATION` of its memory. When no size does, the largest allowed one (whose `fits`
+    is False). A starting point for the rollout, which rft-solver does not plan."""
+    heads, kv_heads = model.num_attention_heads, model.num_key_value_heads
+    sizes = [t for t in range(1, rollout_gpus + 1) if rollout_gpus % t == 0 and not sp_rule_violation(heads, kv_heads, t)]
+    kv_bytes = 2 * model.num_layers * kv_heads * model.head_size * 2 * max_model_len  # K and V, bf16
+    options = [RolloutEngines(size=t, weights_gib=2 * model.parameters_b * 1e9 / t / GIB,
+                              kv_cache_gib=kv_bytes / min(t, kv_heads) / GIB,
+                              room_gib=memory_gib * ROLLOUT_UTILIZATION - 1.0) for t in sizes]
+    return next((option for option in options if option.fits), options[-1])
+
+
 def trinity_check_gib(model: Model, gpus: int, setting: Setting, max_model_len: int) -> tuple[float, float]:
     """Trinity's own rough memory check (``GPUMemoryValidator``, facts.md §2): (estimated GiB per GPU,
     fraction of memory it allows: 0.8, or 0.9 with Env). The optimizer-step term it takes the maximum

@@ -528,3 +528,14 @@ def test_a_dangling_link_for_emit_dir_is_refused_before_the_search(cli, tmp_path
     status, out, err = cli("cluster", str(path), "--emit-dir", str(tmp_path / "dangling"))
     assert (status, out) == (2, "") and err.endswith("dangling: not a folder (--emit-dir writes one config per placed "
                                                      "job into it)\n")
+
+
+def test_cli_cluster_emit_dir_sizes_rollout_engines_for_the_model(cli, tmp_path: Path):
+    path = tmp_path / "fleet.yaml"
+    path.write_text(yaml.safe_dump({"pools": [{"name": "h", "gpu": "h100", "nodes": 2, "gpus_per_node": 8}],
+                                    "jobs": [{"name": "big", "model": "32B", "max_model_len": 32768,
+                                              "rollout_gpus": 4}]}), encoding="utf-8")
+    assert cli("cluster", str(path), "--emit-dir", str(tmp_path / "out"))[0] == 0
+    config = yaml.safe_load((tmp_path / "out" / "big.yaml").read_text(encoding="utf-8"))
+    # The trainer takes a whole node, so the rollout gets the other: 4 engines of 2 GPUs.
+    assert config["explorer"]["rollout_model"] == {"engine_num": 4, "tensor_parallel_size": 2}

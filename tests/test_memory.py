@@ -520,3 +520,33 @@ def test_cli_memory_names_the_cell_that_vouches_and_lets_it_decide(cli):
     result = json.loads(cli("memory", "--model", "8B", "--gpu", "h100", "--gpus", "2", "--len", "16384", "--sp", "2",
                             "--json")[1])
     assert result["tables"] is None
+
+
+@pytest.mark.parametrize(("model", "gpu", "rollout", "length", "size", "fits"), [
+    ("8B", "a100", 2, 131072, 1, True),  # 15.3 GiB of weights + 18 GiB of KV cache in half of 71 GiB
+    ("32B", "h100", 8, 32768, 2, True),  # 61 GiB of weights would leave one GPU no room: 30.5 per GPU at 2
+    ("30B-A3B", "a100", 4, 32768, 2, True),  # a MoE holds every expert's weights
+    ("Llama-3.1-70B", "h100", 2, 32768, 2, False),  # the largest size the 2 GPUs allow, still too small
+    ("32B", "h100", 3, 32768, 1, False),  # 3 GPUs allow only size 1 (3 does not divide the 64 heads)
+])
+def test_rollout_engines_take_the_smallest_size_whose_gpus_hold_the_weights_and_a_sequence(
+        model, gpu, rollout, length, size, fits):
+    from solver.memory import GIB, ROLLOUT_UTILIZATION, rollout_engines
+
+    shape = CATALOG.model(model)
+    engines = rollout_engines(shape, CATALOG.gpu(gpu).memory_gib, rollout, length)
+    assert (engines.size, engines.fits) == (size, fits)
+    assert engines.weights_gib == pytest.approx(2 * shape.parameters_b * 1e9 / size / GIB)
+    kv = 2 * shape.num_layers * shape.num_key_value_heads * shape.head_size * 2 * length
+    assert engines.kv_cache_gib == pytest.approx(kv / min(size, shape.num_key_value_heads) / GIB)
+    assert engines.room_gib == pytest.approx(CATALOG.gpu(gpu).memory_gib * ROLLOUT_UTILIZATION - 1)
+
+
+def test_emitted_rollout_engines_are_sized_for_the_model(cli):
+    status, out, err = cli("--model", "32B", "--gpu", "h100", "--len", "32k", "--gpus", "8", "--exact",
+                           "--rollout-gpus", "8", "--emit", "trinity")
+    assert status == 0 and "engine_num: 4  # 2 GPUs each\n    tensor_parallel_size: 2\n" in out
+    assert err.startswith("solve: note: rollout engines of tensor-parallel size 2: Qwen3-32B's bf16 weights (30.5 GiB)")
+    status, out, err = cli("--model", "8B", "--gpu", "a100", "--len", "32k", "--gpus", "4", "--rollout-gpus", "4",
+                           "--emit", "trinity")
+    assert (status, err) == (0, "") and "engine_num: 4  # one GPU each\n    tensor_parallel_size: 1\n" in out
