@@ -209,3 +209,15 @@ def test_gpu_names_match_in_any_case_with_spaces_or_underscores(name: str, canon
 def test_a_model_folder_is_read_through_its_config_json():
     folder = Path(__file__).parent / "data" / "model-config"
     assert load_model_config(folder) == load_model_config(folder / "config.json")
+
+
+@pytest.mark.parametrize(("name", "guess"), [
+    ("Qwen3-8B-Base", " (did you mean Qwen3-8B?)"),  # a name that extends a known one
+    ("30B", " (did you mean Qwen3-30B-A3B?)"),  # the start of one known name
+    ("Qwen3", ""),  # the start of several: no guess
+    ("Meta/Qwen3-5B", ""),  # one character from Qwen3-8B, but another model: no guess
+])
+def test_an_unknown_model_gets_a_guess_only_where_one_name_extends_the_other(name: str, guess: str):
+    with pytest.raises(QueryError) as raised:
+        load_catalog().model(name)
+    assert str(raised.value).startswith(f"unknown model {name!r}{guess}; accepted: Qwen3-0.6B (0.6B)")
