@@ -34,8 +34,12 @@ _EXPORTS = {
     "Catalog": "solver.tables",
     "Fleet": "solver.tables",
     "Setting": "solver.tables",
+    "Weights": "solver.tables",
+    "MemoryModel": "solver.tables",
     "load_catalog": "solver.tables",
     "load_fleet": "solver.tables",
+    "load_weights": "solver.tables",
+    "load_memory_model": "solver.tables",
     "QueryError": "solver.tables",
     "TableError": "solver.tables",
 }
