@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import subprocess
@@ -168,3 +169,13 @@ def test_loaders_take_a_path_as_a_string():
     assert solver.load_memory_model(str(tables / "memory-model.yaml")) == solver.load_memory_model()
     assert solver.load_fleet(str(FLEET), catalog) == solver.load_fleet(FLEET, catalog)
 
+
+def test_type_checkers_see_every_exported_name():
+    """The names under ``if TYPE_CHECKING:`` in solver/__init__.py are those imported lazily, from the same modules."""
+    source = ast.parse((Path(solver.__file__)).read_text())
+    (block,) = [node for node in source.body if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"]
+    typed = {alias.name: node.module for node in block.body if isinstance(node, ast.ImportFrom) for alias in node.names}
+    assert typed == solver._EXPORTS
+    assert set(solver.__all__) <= set(dir(solver))
+    for name in solver.__all__:
+        assert getattr(solver, name) is not None
