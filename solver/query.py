@@ -173,7 +173,21 @@ class CurrentSettings(_Frozen):
         "verdict assumes (partial Offload, a token budget above the default the tables measured)"))
 
 
-class Answer(_Frozen):
+class _Timed(_Frozen):
+    """A solver's result with a ``wall_time_s`` field: equal results compare (and hash) equal however long
+    each took to solve."""
+
+    def _untimed(self) -> tuple[object, ...]:
+        return type(self), tuple(value for name, value in self.__dict__.items() if name != "wall_time_s")
+
+    def __eq__(self, other: object) -> bool:
+        return self._untimed() == other._untimed() if isinstance(other, _Timed) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._untimed())
+
+
+class Answer(_Timed):
     """The planner's answer for one GPU type: plans best first, or none and the reason."""
 
     gpu: str
@@ -196,7 +210,8 @@ class Answer(_Frozen):
         "pins): the tables' best, documented or inferred"))
     objective_value: int | None = Field(default=None, exclude=True, description="CP-SAT objective of the best plan")
     bound: float | None = Field(default=None, exclude=True, description="CP-SAT's proven bound on it")
-    wall_time_s: float = Field(default=0.0, exclude=True, description="seconds spent solving, all plans together")
+    wall_time_s: float = Field(default=0.0, exclude=True, description=(
+        "seconds spent solving, all plans together (not compared: equal answers are equal however long they took)"))
 
     def as_json(self) -> dict[str, Any]:
         """The answer as ``solve --json`` prints it: ``explanation``, ``current``, ``nearest`` and
@@ -493,7 +508,7 @@ class Unplaced(_Frozen):
     reason: str
 
 
-class ClusterResult(_Frozen):
+class ClusterResult(_Timed):
     """The placement of a fleet's jobs: status, the first objective and its proven bound, and the jobs."""
 
     status: ClusterStatus
@@ -501,7 +516,7 @@ class ClusterResult(_Frozen):
     bound: int | None = Field(description="CP-SAT's proven bound on that objective")
     placements: tuple[Placement, ...]
     unplaced: tuple[Unplaced, ...]
-    wall_time_s: float = Field(default=0.0, exclude=True)
+    wall_time_s: float = Field(default=0.0, exclude=True, description="seconds spent placing (not compared)")
     interrupted: bool = Field(default=False, exclude=True, description="Ctrl-C stopped the search early")
 
     @property

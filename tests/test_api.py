@@ -170,6 +170,15 @@ def test_loaders_take_a_path_as_a_string():
     assert solver.load_fleet(str(FLEET), catalog) == solver.load_fleet(FLEET, catalog)
 
 
+def test_equal_results_compare_equal_however_long_they_took():
+    first, again = (solver.plan("4B", objective="max_len", budget_gpus=6) for _ in range(2))
+    assert first == again and hash(first) == hash(again)
+    slower = first[0].model_copy(update={"wall_time_s": first[0].wall_time_s + 60})
+    assert slower == first[0] and hash(slower) == hash(first[0])
+    assert first[0].model_copy(update={"bound": -1.0}) != first[0]
+    assert solver.place(FLEET) == solver.place(FLEET)
+
+
 def test_type_checkers_see_every_exported_name():
     """The names under ``if TYPE_CHECKING:`` in solver/__init__.py are those imported lazily, from the same modules."""
     source = ast.parse((Path(solver.__file__)).read_text())
