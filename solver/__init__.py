@@ -8,13 +8,14 @@ The library API (see docs/api.md)::
     solver.place("fleet.yaml").placements  # cluster capacity planning
     solver.estimate_memory("8B", "h100", 8, 131072, sp=8, env=True).fits
 
-Names are imported on first use, so that ``import solver`` stays cheap (OR-Tools loads only to solve).
+Names are imported on first use, so that ``import solver`` stays cheap (OR-Tools loads only to solve);
+type checkers read the same names from the imports under ``TYPE_CHECKING``.
 """
 
 from __future__ import annotations
 
 from importlib import import_module
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 __version__ = "0.1.0"
 
@@ -34,15 +35,48 @@ _EXPORTS = {
     "Catalog": "solver.tables",
     "Fleet": "solver.tables",
     "Setting": "solver.tables",
+    "Weights": "solver.tables",
+    "MemoryModel": "solver.tables",
     "load_catalog": "solver.tables",
     "load_fleet": "solver.tables",
+    "load_weights": "solver.tables",
+    "load_memory_model": "solver.tables",
     "QueryError": "solver.tables",
     "TableError": "solver.tables",
 }
 __all__ = ["__version__", *_EXPORTS]
 
+if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_api.py checks that they agree)
+    from solver.api import estimate_memory as estimate_memory
+    from solver.api import place as place
+    from solver.api import plan as plan
+    from solver.memory import Breakdown as Breakdown
+    from solver.memory import MemoryEstimate as MemoryEstimate
+    from solver.query import Answer as Answer
+    from solver.query import ClusterResult as ClusterResult
+    from solver.query import Placement as Placement
+    from solver.query import Plan as Plan
+    from solver.query import Query as Query
+    from solver.query import Reason as Reason
+    from solver.query import make_query as make_query
+    from solver.tables import Catalog as Catalog
+    from solver.tables import Fleet as Fleet
+    from solver.tables import MemoryModel as MemoryModel
+    from solver.tables import QueryError as QueryError
+    from solver.tables import Setting as Setting
+    from solver.tables import TableError as TableError
+    from solver.tables import Weights as Weights
+    from solver.tables import load_catalog as load_catalog
+    from solver.tables import load_fleet as load_fleet
+    from solver.tables import load_memory_model as load_memory_model
+    from solver.tables import load_weights as load_weights
+else:  # hidden from type checkers, which would otherwise take any misspelt name for Any
 
-def __getattr__(name: str) -> Any:
-    if name in _EXPORTS:
-        return getattr(import_module(_EXPORTS[name]), name)
-    raise AttributeError(f"module 'solver' has no attribute {name!r}")
+    def __getattr__(name: str) -> Any:
+        if name in _EXPORTS:
+            return getattr(import_module(_EXPORTS[name]), name)
+        raise AttributeError(f"module 'solver' has no attribute {name!r}")
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})

@@ -8,7 +8,6 @@ named `memory`, the name of the module it uses.)
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Literal, get_args
 
@@ -22,6 +21,8 @@ from solver.query import (
     Query,
     check_choice,
     check_counts,
+    check_time_limit,
+    check_types,
     make_query,
     resolve_margin,
     sp_layout_violation,
@@ -70,8 +71,10 @@ def plan(
 
     ``objective``: ``"cheapest"`` (needs `max_model_len`), ``"max_len"`` (needs `budget_gpus`) or
     ``"min_gpus"`` (needs `max_model_len`). Raises `solver.tables.QueryError` for a request that makes no
-    sense (unknown names, missing numbers, pins no rule allows), with one line saying why.
+    sense (unknown names, missing numbers, pins no rule allows, a value of the wrong type), with one line
+    saying why.
     """
+    check_types(("explain", explain, bool), ("catalog", catalog, Catalog | None))
     catalog = catalog if catalog is not None else load_catalog()
     query = make_query(catalog, model=model, gpu=gpu, objective=objective, budget_gpus=budget_gpus,
                        max_model_len=max_model_len, exact=exact, sp=sp, env=env, offload=offload, top=top,
@@ -104,18 +107,18 @@ def place(
 ) -> ClusterResult:
     """Place a fleet's jobs (a `Fleet`, or the path of a cluster file) on its pools; `estimate` as in
     `plan` ("never": the tables' GPU counts and cells alone). Raises `QueryError` (one line) for a bad
-    option."""
+    option, `TableError` for a bad cluster file."""
     from solver.cluster import place as place_jobs
 
+    check_types(("fleet", fleet, Fleet | Path | str), ("weights", weights, Weights | None),
+                ("workers", workers, int), ("catalog", catalog, Catalog | None))
     check_choice("minimize", minimize, (None, "nodes"))
     check_choice("estimate", estimate, get_args(EstimateMode))
-    check_counts(("workers", workers, os.cpu_count() or 1 << 10))
-    if not (isinstance(time_limit_s, (int, float)) and time_limit_s > 0):
-        raise QueryError(f"time_limit_s must be above 0 seconds, got {time_limit_s!r}")
-
+    check_counts(("workers", workers, MAX_GPUS))
+    check_time_limit(time_limit_s)
     catalog = catalog if catalog is not None else load_catalog()
     if not isinstance(fleet, Fleet):
-        fleet = load_fleet(Path(fleet), catalog)
+        fleet = load_fleet(fleet, catalog)
     return place_jobs(fleet, catalog, minimize=minimize, weights=weights, time_limit_s=time_limit_s,
                       workers=workers, estimate=estimate)
 
@@ -137,11 +140,15 @@ def estimate_memory(
     """The memory model's breakdown of one trainer GPU's peak memory, whether it fits, and the longest
     length that would fit with the same setting; `QueryError` for an unknown name, a count out of range or
     an SP degree the model's heads, the GPU count or the node size (a trainer on more GPUs than a node of
-    `node_gpus` keeps each SP group in a node) rule out."""
+    `node_gpus` keeps each SP group in a node) rule out, or a value of the wrong type."""
+    check_types(("gpus", gpus, int), ("max_model_len", max_model_len, int), ("sp", sp, int), ("env", env, bool),
+                ("offload", offload, bool), ("node_gpus", node_gpus, int), ("catalog", catalog, Catalog | None),
+                ("memory", memory, MemoryModel | None))
     catalog = catalog if catalog is not None else load_catalog()
     memory = memory if memory is not None else load_memory_model()
     margin = resolve_margin(memory, margin)
-    check_counts(("--gpus", gpus, MAX_GPUS), ("--len", max_model_len, MAX_TOKENS), ("--sp", sp, MAX_GPUS))
+    check_counts(("--gpus", gpus, MAX_GPUS), ("--len", max_model_len, MAX_TOKENS), ("--sp", sp, MAX_GPUS),
+                 ("--node-gpus", node_gpus, MAX_GPUS))
     resolved = catalog.model(model)
     spread = whole_nodes_violation(gpus, node_gpus)
     if spread:

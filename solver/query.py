@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from math import ceil
+from math import ceil, inf
 from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -18,6 +18,7 @@ from solver.tables import (
     Setting,
     Table,
     Weights,
+    brief,
     load_memory_model,
     load_weights,
 )
@@ -40,6 +41,8 @@ MAX_TOP = 100
 """The most ranked plans one query may ask for."""
 MAX_HOST_RAM_GB = 1 << 20
 """The most host memory per node --host-ram takes (1 PB): more than any node has, but finite."""
+MAX_SEED = 2**31 - 1
+"""The largest CP-SAT random seed (its ``random_seed`` is a 32-bit signed integer)."""
 
 
 class _Frozen(BaseModel):
@@ -170,7 +173,21 @@ class CurrentSettings(_Frozen):
         "verdict assumes (partial Offload, a token budget above the default the tables measured)"))
 
 
-class Answer(_Frozen):
+class _Timed(_Frozen):
+    """A solver's result with a ``wall_time_s`` field: equal results compare (and hash) equal however long
+    each took to solve."""
+
+    def _untimed(self) -> tuple[object, ...]:
+        return type(self), tuple(value for name, value in self.__dict__.items() if name != "wall_time_s")
+
+    def __eq__(self, other: object) -> bool:
+        return self._untimed() == other._untimed() if isinstance(other, _Timed) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._untimed())
+
+
+class Answer(_Timed):
     """The planner's answer for one GPU type: plans best first, or none and the reason."""
 
     gpu: str
@@ -193,7 +210,8 @@ class Answer(_Frozen):
         "pins): the tables' best, documented or inferred"))
     objective_value: int | None = Field(default=None, exclude=True, description="CP-SAT objective of the best plan")
     bound: float | None = Field(default=None, exclude=True, description="CP-SAT's proven bound on it")
-    wall_time_s: float = Field(default=0.0, exclude=True, description="seconds spent solving, all plans together")
+    wall_time_s: float = Field(default=0.0, exclude=True, description=(
+        "seconds spent solving, all plans together (not compared: equal answers are equal however long they took)"))
 
     def as_json(self) -> dict[str, Any]:
         """The answer as ``solve --json`` prints it: ``explanation``, ``current``, ``nearest`` and
@@ -272,19 +290,25 @@ def make_query(
     rollout in one node; the trainer in part of a node and the rollout filling it and whole nodes more;
     or the trainer on whole nodes and the rollout on the nodes after them.
     """
+    check_types(("catalog", catalog, Catalog), ("budget_gpus", budget_gpus, int | None), ("exact", exact, bool),
+                ("max_model_len", max_model_len, int | None), ("sp", sp, int | None), ("env", env, bool | None),
+                ("offload", offload, bool | None), ("top", top, int), ("weights", weights, Weights | None),
+                ("workers", workers, int), ("seed", seed, int), ("memory", memory, MemoryModel | None),
+                ("host_ram_gb", host_ram_gb, float | None), ("node_gpus", node_gpus, int | None),
+                ("rollout_gpus", rollout_gpus, int | None))
     check_choice("objective", objective, get_args(Objective))
     check_choice("estimate", estimate, get_args(EstimateMode))
+    check_time_limit(time_limit_s)
+    if not 0 <= seed <= MAX_SEED:
+        raise QueryError(f"seed must be from 0 to {MAX_SEED} (CP-SAT's seed is 32-bit), got {seed}")
     resolved = catalog.model(model)
     gpu_names = (catalog.gpu(gpu).name,) if gpu is not None else tuple(g.name for g in catalog.documented_gpu_types)
     memory = memory if memory is not None else load_memory_model()
     margin = resolve_margin(memory, margin)
     check_counts(("--gpus", budget_gpus, MAX_GPUS), ("--len", max_model_len, MAX_TOKENS), ("--sp", sp, MAX_GPUS),
                  ("--top", top, MAX_TOP), ("--node-gpus", node_gpus, MAX_GPUS), ("--workers", workers, MAX_GPUS))
-    if rollout_gpus is not None and (not isinstance(rollout_gpus, int) or isinstance(rollout_gpus, bool)
-                                     or not 0 <= rollout_gpus <= MAX_GPUS):  # 0: no rollout GPUs beside the trainer
+    if rollout_gpus is not None and not 0 <= rollout_gpus <= MAX_GPUS:  # 0: no rollout GPUs beside the trainer
         raise QueryError(f"--rollout-gpus must be a whole number from 0 to {MAX_GPUS}, got {rollout_gpus!r}")
-    if not (isinstance(time_limit_s, (int, float)) and not isinstance(time_limit_s, bool) and time_limit_s > 0):
-        raise QueryError(f"--time-limit must be above 0 seconds, got {time_limit_s!r}")
     if objective == "max_len":
         if budget_gpus is None:
             raise QueryError("--maximize len needs a GPU budget: --gpus N")
@@ -346,6 +370,7 @@ def make_query(
 
 def resolve_margin(memory: MemoryModel, margin: float | None) -> float:
     """The safety margin asked for, or the memory model's default; `QueryError` outside [0, 1)."""
+    check_types(("margin", margin, float | None))
     margin = memory.margin if margin is None else margin
     if not 0 <= margin < 1:
         raise QueryError(f"--margin is a fraction from 0 to below 1, got {margin}")
@@ -358,11 +383,42 @@ def check_choice(name: str, value: object, accepted: tuple[object, ...]) -> None
         raise QueryError(f"{name} must be one of {', '.join(map(str, accepted))}, got {value!r}")
 
 
+_KIND_WORDS: dict[object, tuple[str, ...]] = {bool: ("True", "False"), int: ("a whole number",),
+                                              float: ("a number",), type(None): ("None",)}
+"""How `check_types` names the kinds a parameter accepts (any other class: ``a Catalog``)."""
+
+
+def check_types(*values: tuple[str, object, Any]) -> None:
+    """`QueryError` unless each (parameter, value, kind) value is of its kind: a class, or a union of them
+    (``bool | None``); `int` and `float` take no bool, and `float` takes an int too. The message shows a
+    builtin value (``'32k'``), or else its type (``a Catalog``)."""
+    for name, value, kind in values:
+        kinds = get_args(kind) or (kind,)
+        if not any(_is_kind(value, one) for one in kinds):
+            words = [word for one in kinds for word in _KIND_WORDS.get(one, (f"a {one.__name__}",))]
+            accepted = f"{', '.join(words[:-1])} or {words[-1]}" if len(words) > 1 else words[0]
+            got = brief(value) if type(value).__module__ == "builtins" else f"a {type(value).__name__}"
+            raise QueryError(f"{name} must be {accepted}, got {got}")
+
+
+def _is_kind(value: object, kind: type) -> bool:
+    """Whether `value` is a `kind`, where a bool is no number and an int is a float."""
+    if kind in (int, float) and isinstance(value, bool):
+        return False
+    return isinstance(value, (int, float) if kind is float else kind)
+
+
+def check_time_limit(time_limit_s: float) -> None:
+    """`QueryError` unless `time_limit_s` is a finite number of seconds above 0 (CP-SAT's search time)."""
+    check_types(("time_limit_s", time_limit_s, float))
+    if not 0 < time_limit_s < inf:
+        raise QueryError(f"time_limit_s must be above 0 seconds and finite, got {time_limit_s!r}")
+
+
 def check_counts(*counts: tuple[str, int | None, int]) -> None:
-    """`QueryError` unless each (flag, value, most) value is None or a whole number from 1 to `most`."""
+    """`QueryError` unless each (flag, value, most) value is None or from 1 to `most` (its type checked
+    before, with `check_types`)."""
     for name, value, most in counts:
-        if value is not None and (not isinstance(value, int) or isinstance(value, bool)):
-            raise QueryError(f"{name} must be a whole number, got {value!r}")
         if value is not None and value < 1:
             raise QueryError(f"{name} must be at least 1, got {value}")
         if value is not None and value > most:
@@ -452,7 +508,7 @@ class Unplaced(_Frozen):
     reason: str
 
 
-class ClusterResult(_Frozen):
+class ClusterResult(_Timed):
     """The placement of a fleet's jobs: status, the first objective and its proven bound, and the jobs."""
 
     status: ClusterStatus
@@ -460,7 +516,7 @@ class ClusterResult(_Frozen):
     bound: int | None = Field(description="CP-SAT's proven bound on that objective")
     placements: tuple[Placement, ...]
     unplaced: tuple[Unplaced, ...]
-    wall_time_s: float = Field(default=0.0, exclude=True)
+    wall_time_s: float = Field(default=0.0, exclude=True, description="seconds spent placing (not compared)")
     interrupted: bool = Field(default=False, exclude=True, description="Ctrl-C stopped the search early")
 
     @property

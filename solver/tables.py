@@ -738,10 +738,11 @@ def load_gpu_type(path: Path, models: tuple[Model, ...], hardware: tuple[GpuType
     return tabled.model_copy(update={"name": known.name, "aliases": aliases, "memory_mib": known.memory_mib})
 
 
-def load_catalog(directory: Path | None = None) -> Catalog:
+def load_catalog(directory: Path | str | None = None) -> Catalog:
     """Load the models and every GPU type's tables from `directory` (default: the shipped tables)."""
     if directory is None:
         return _shipped_catalog()
+    directory = Path(directory)
     models = load_models(directory / "models.yaml")
     hardware = _validate(_GpusFile, directory / "gpus.yaml").gpus
     paths = sorted((directory / "feasibility").glob("*.yaml"))
@@ -761,11 +762,12 @@ def load_catalog(directory: Path | None = None) -> Catalog:
     return Catalog(models=models, gpu_types=gpu_types)
 
 
-def load_fleet(path: Path, catalog: Catalog) -> Fleet:
+def load_fleet(path: Path | str, catalog: Catalog) -> Fleet:
     """Load and check a cluster file; GPU and model names come back canonical (``a100`` -> ``A100-80GB``).
 
     Raises `TableError`, one line naming the file, the pool or job, and the field.
     """
+    path = Path(path)
     fleet = _validate(Fleet, path)
     pools = tuple(pool.model_copy(update={"gpu": _resolved(path, "pool", pool.name, "gpu", catalog.gpu, pool.gpu)})
                   for pool in fleet.pools)
@@ -873,18 +875,18 @@ def load_model_config(path: Path) -> Model:
                  rope_scaling=str(rope_type) if rope_type not in (None, "default", "yarn") else None)
 
 
-def load_memory_model(path: Path | None = None) -> MemoryModel:
+def load_memory_model(path: Path | str | None = None) -> MemoryModel:
     """Load memory-model coefficients from `path` (default: the shipped ``memory-model.yaml``)."""
     if path is None:
         return _shipped_memory_model()
-    return _validate(MemoryModel, path)
+    return _validate(MemoryModel, Path(path))
 
 
-def load_weights(path: Path | None = None) -> Weights:
+def load_weights(path: Path | str | None = None) -> Weights:
     """Load cost weights from `path` (default: the shipped ``costs.yaml``)."""
     if path is None:
         return _shipped_weights()
-    return _validate(Weights, path)
+    return _validate(Weights, Path(path))
 
 
 def shipped_tables_directory() -> Path:

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import ast
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -10,7 +12,8 @@ from pathlib import Path
 import pytest
 
 import solver
-from solver.tables import QueryError, load_memory_model
+from solver.query import MAX_SEED
+from solver.tables import MAX_GPUS, QueryError, load_memory_model, shipped_tables_directory
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "docs" / "examples"
 FLEET = EXAMPLES / "fleet.yaml"
@@ -90,16 +93,98 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
          "objective must be one of cheapest, max_len, min_gpus, got 'bogus'"),
         (lambda: solver.plan("8B", estimate="maybe", max_model_len=4096),
          "estimate must be one of auto, only, never, got 'maybe'"),
-        (lambda: solver.plan("8B", budget_gpus=4.5, max_model_len=4096), "--gpus must be a whole number, got 4.5"),
-        (lambda: solver.plan("8B", budget_gpus=True, max_model_len=4096), "--gpus must be a whole number, got True"),
-        (lambda: solver.plan("8B", max_model_len="32k"), "--len must be a whole number, got '32k'"),
+        (lambda: solver.plan("8B", budget_gpus=4.5, max_model_len=4096),
+         "budget_gpus must be a whole number or None, got 4.5"),
+        (lambda: solver.plan("8B", budget_gpus=True, max_model_len=4096),
+         "budget_gpus must be a whole number or None, got True"),
+        (lambda: solver.plan("8B", max_model_len="32k"), "max_model_len must be a whole number or None, got '32k'"),
         (lambda: solver.plan(None, max_model_len=4096), "a model is named by a string, got None"),
         (lambda: solver.place(FLEET, minimize="gpus"), "minimize must be one of None, nodes, got 'gpus'"),
         (lambda: solver.place(FLEET, estimate="bogus"), "estimate must be one of auto, only, never, got 'bogus'"),
-        (lambda: solver.place(FLEET, time_limit_s=0), "time_limit_s must be above 0 seconds, got 0"),
+        (lambda: solver.place(FLEET, time_limit_s=0), "time_limit_s must be above 0 seconds and finite, got 0"),
+        # estimate_memory: the node size and the flags' types
+        (lambda: solver.estimate_memory("4B", "h100", 16, 4096, node_gpus=0), "--node-gpus must be at least 1, got 0"),
+        (lambda: solver.estimate_memory("4B", "h100", 16, 4096, node_gpus=-8), "--node-gpus must be at least 1, got -8"),
+        (lambda: solver.estimate_memory("4B", "h100", 8, 4096, node_gpus=MAX_GPUS + 1),
+         "--node-gpus must be at most 65536, got 65537"),
+        (lambda: solver.estimate_memory("4B", "h100", 8, 4096, offload=1), "offload must be True or False, got 1"),
+        (lambda: solver.estimate_memory("4B", "h100", 8, 4096, env=None), "env must be True or False, got None"),
+        (lambda: solver.estimate_memory("4B", "h100", None, 4096), "gpus must be a whole number, got None"),
+        (lambda: solver.estimate_memory("4B", "h100", 8, 4096, margin="0.1"), "margin must be a number or None, got '0.1'"),
+        (lambda: solver.estimate_memory("4B", "h100", 8, 4096, catalog="tables"),
+         "catalog must be a Catalog or None, got 'tables'"),
+        # plan and make_query: every argument's type
+        (lambda: solver.plan("4B", max_model_len=4096, margin="0.1"), "margin must be a number or None, got '0.1'"),
+        (lambda: solver.plan("4B", max_model_len=4096, host_ram_gb="1"), "host_ram_gb must be a number or None, got '1'"),
+        (lambda: solver.plan("4B", max_model_len=4096, catalog="tables"), "catalog must be a Catalog or None, got 'tables'"),
+        (lambda: solver.plan("4B", max_model_len=4096, memory="x.yaml"),
+         "memory must be a MemoryModel or None, got 'x.yaml'"),
+        (lambda: solver.plan("4B", max_model_len=4096, env=2), "env must be True, False or None, got 2"),
+        (lambda: solver.plan("4B", max_model_len=4096, env="yes"), "env must be True, False or None, got 'yes'"),
+        (lambda: solver.plan("4B", max_model_len=4096, explain=1), "explain must be True or False, got 1"),
+        (lambda: solver.plan("4B", objective="max_len", exact="no", budget_gpus=6),
+         "exact must be True or False, got 'no'"),
+        (lambda: solver.plan("4B", max_model_len=4096, weights={"offload": 1}),
+         "weights must be a Weights or None, got {'offload': 1}"),
+        (lambda: solver.plan("4B", max_model_len=4096, weights=solver.load_catalog()),
+         "weights must be a Weights or None, got a Catalog"),
+        (lambda: solver.make_query(solver.load_catalog(), model="4B", max_model_len=4096, seed=-1),
+         "seed must be from 0 to 2147483647 (CP-SAT's seed is 32-bit), got -1"),
+        (lambda: solver.make_query(solver.load_catalog(), model="4B", max_model_len=4096, seed=MAX_SEED + 1),
+         "seed must be from 0 to 2147483647 (CP-SAT's seed is 32-bit), got 2147483648"),
+        (lambda: solver.make_query(solver.load_catalog(), model="4B", max_model_len=4096, seed=1.5),
+         "seed must be a whole number, got 1.5"),
+        (lambda: solver.make_query("tables", model="4B", max_model_len=4096), "catalog must be a Catalog, got 'tables'"),
+        # place
+        (lambda: solver.place(5), "fleet must be a Fleet, a Path or a str, got 5"),
+        (lambda: solver.place(FLEET, weights="costs.yaml"), "weights must be a Weights or None, got 'costs.yaml'"),
+        # the search: one cap on workers, and a finite time limit, for plan and place alike
+        (lambda: solver.plan("4B", max_model_len=4096, workers=MAX_GPUS + 1), "--workers must be at most 65536, got 65537"),
+        (lambda: solver.place(FLEET, workers=MAX_GPUS + 1), "workers must be at most 65536, got 65537"),
+        (lambda: solver.plan("4B", max_model_len=4096, time_limit_s=float("inf")),
+         "time_limit_s must be above 0 seconds and finite, got inf"),
+        (lambda: solver.place(FLEET, time_limit_s=float("inf")), "time_limit_s must be above 0 seconds and finite, got inf"),
+        (lambda: solver.place(FLEET, time_limit_s=float("nan")), "time_limit_s must be above 0 seconds and finite, got nan"),
+        (lambda: solver.plan("4B", max_model_len=4096, time_limit_s=True), "time_limit_s must be a number, got True"),
+        (lambda: solver.place(FLEET, time_limit_s=True), "time_limit_s must be a number, got True"),
     ],
 )
 def test_bad_arguments_raise_one_line_query_errors(call, message: str):
     with pytest.raises(QueryError) as caught:
         call()
     assert str(caught.value) == message
+
+
+def test_the_largest_seed_and_more_workers_than_cpus_are_taken():
+    query = solver.make_query(solver.load_catalog(), model="4B", max_model_len=4096, seed=MAX_SEED)
+    assert solver.api.answer_query(query, solver.load_catalog())[0].status == "optimal"
+    assert solver.place(FLEET, workers=(os.cpu_count() or 1) + 1).status == "optimal"
+
+
+def test_loaders_take_a_path_as_a_string():
+    tables = shipped_tables_directory()
+    catalog = solver.load_catalog(str(tables))
+    assert catalog == solver.load_catalog()
+    assert solver.load_weights(str(tables / "costs.yaml")) == solver.load_weights()
+    assert solver.load_memory_model(str(tables / "memory-model.yaml")) == solver.load_memory_model()
+    assert solver.load_fleet(str(FLEET), catalog) == solver.load_fleet(FLEET, catalog)
+
+
+def test_equal_results_compare_equal_however_long_they_took():
+    first, again = (solver.plan("4B", objective="max_len", budget_gpus=6) for _ in range(2))
+    assert first == again and hash(first) == hash(again)
+    slower = first[0].model_copy(update={"wall_time_s": first[0].wall_time_s + 60})
+    assert slower == first[0] and hash(slower) == hash(first[0])
+    assert first[0].model_copy(update={"bound": -1.0}) != first[0]
+    assert solver.place(FLEET) == solver.place(FLEET)
+
+
+def test_type_checkers_see_every_exported_name():
+    """The names under ``if TYPE_CHECKING:`` in solver/__init__.py are those imported lazily, from the same modules."""
+    source = ast.parse((Path(solver.__file__)).read_text())
+    (block,) = [node for node in source.body if isinstance(node, ast.If) and ast.unparse(node.test) == "TYPE_CHECKING"]
+    typed = {alias.name: node.module for node in block.body if isinstance(node, ast.ImportFrom) for alias in node.names}
+    assert typed == solver._EXPORTS
+    assert set(solver.__all__) <= set(dir(solver))
+    for name in solver.__all__:
+        assert getattr(solver, name) is not None
