@@ -158,7 +158,7 @@ def positive_seconds(text: str) -> float:
     except argparse.ArgumentTypeError:
         raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
     if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"must be above 0, got {text}")
+        raise argparse.ArgumentTypeError(f"must be a finite number above 0, got {text}")
     return value
 
 
