@@ -508,7 +508,7 @@ def run_map(args: argparse.Namespace) -> int:
     unbounded = Console(width=1 << 16, file=io.StringIO())
     needed = max(unbounded.measure(view.renderables[0]).maximum for view in views)  # the table, not its legend
     if not screen.is_terminal:
-        screen = Console(width=max(screen.width, needed))
+        screen = _console(max(needed, screen.width))
     elif needed > screen.width:
         print(f"solve map: note: the maps need {needed} columns and the terminal has {screen.width}: widen it, "
               "pipe the output (| less -S), or save it with --svg FILE", file=sys.stderr)
@@ -927,12 +927,21 @@ def _umask() -> int:
     return current
 
 
-def _console() -> Console:
-    """A console for stdout; piped output gets room for the widest table instead of 80 columns."""
+def _console(width: int = 160) -> Console:
+    """A console for stdout; piped output gets room for `width` columns (the widest table) instead of 80,
+    and its lines come without the padding to the tables' width."""
     console = Console()
-    if not console.is_terminal:
-        console = Console(width=max(console.width, 160))
-    return console
+    return console if console.is_terminal else _PipedConsole(width=max(console.width, width))
+
+
+class _PipedConsole(Console):
+    """A console for stdout that is not a terminal: each line as rich lays it out, less trailing spaces."""
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        """Rich's print, with the trailing spaces of every line removed."""
+        with self.capture() as captured:
+            super().print(*objects, **kwargs)
+        self.file.write("\n".join(line.rstrip() for line in captured.get().split("\n")))
 
 
 def main(argv: Sequence[str] | None = None) -> int:

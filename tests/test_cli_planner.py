@@ -240,3 +240,11 @@ def test_an_estimated_best_plan_comes_with_the_tables_best(cli):
 def test_the_ranking_counts_one_gpu_in_the_singular(cli):
     status, out, _ = cli("--model", "0.6B", "--gpu", "a100", "--len", "4096", "--gpus", "1", "--top", "2")
     assert status == 0 and "1 GPU @ 4096: vanilla" in out and "1 GPUs @" not in out
+
+
+def test_piped_output_has_no_trailing_spaces(cli):
+    for argv in (["--maximize", "len", "--gpus", "6", "--model", "4B", "--top", "3"], ["tables", "--gpu", "h20"],
+                 ["map", "--gpu", "a100"], ["memory", "--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "64k"]):
+        status, out, _ = cli(*argv)
+        assert status == 0 and out.count("\n") > 5
+        assert [line for line in out.split("\n") if line != line.rstrip()] == []

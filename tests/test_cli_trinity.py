@@ -102,7 +102,7 @@ def test_rollout_gpus_of_a_trainer_on_whole_nodes_fill_its_last_node(cli):
     assert status == 0 and ("on 16 of 16 GPUs, with 8 rollout GPUs on 3 nodes of 8, not 4: the trainer takes whole "
                             "nodes and the rollout the rest") in out
     status, out, _ = cli(*flags[:-2], "--gpus", "4", "--rollout-gpus", "12")
-    assert status == 0 and "on 4 of 4 GPUs, with 12 rollout GPUs on 2 nodes of 8 " in out
+    assert status == 0 and "on 4 of 4 GPUs, with 12 rollout GPUs on 2 nodes of 8\n" in out
     status, out, err = cli(*flags, "--gpus", "4", "--rollout-gpus", "4")
     assert (status, err) == (0, "") and "node_num: 1\n" in out and "gpu_per_node: 8  # 4 trainer + 4 rollout\n" in out
     # A trainer in part of one node, and rollout filling it and another: 4 + 12 GPUs on 2 nodes of 8.
@@ -129,7 +129,7 @@ def test_rollout_gpus_leave_room_on_the_trainers_node(cli):
     assert (status, best["gpus"], best["sp"], best["unused_gpus"], best["evidence"]) == (0, 4, 4, 2, "documented")
     # The human answer names the rollout GPUs asked for, not the 2 the budget leaves.
     _, out, _ = cli(*flags[:-1], "--rollout-gpus", "4")
-    assert "plan           SP=4 on 4 of 6 GPUs, with 4 rollout GPUs " in out and "left for rollout" not in out
+    assert "plan           SP=4 on 4 of 6 GPUs, with 4 rollout GPUs\n" in out and "left for rollout" not in out
 
 
 def test_out_into_a_missing_folder_exits_2_and_leaves_nothing(cli, tmp_path: Path):
