@@ -244,7 +244,7 @@ def test_the_ranking_counts_one_gpu_in_the_singular(cli):
 
 def test_piped_output_has_no_trailing_spaces(cli):
     for argv in (["--maximize", "len", "--gpus", "6", "--model", "4B", "--top", "3"], ["tables", "--gpu", "h20"],
-                 ["map", "--gpu", "a100"], ["memory", "--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "64k"]):
+                 ["map", "--gpu", "a100"], ["memory", "--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "64k", "--sp", "8", "--env"]):
         status, out, _ = cli(*argv)
         assert status == 0 and out.count("\n") > 5
         assert [line for line in out.split("\n") if line != line.rstrip()] == []
