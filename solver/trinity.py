@@ -130,7 +130,7 @@ def _plan_keys(plan: Plan, model: Model) -> list[_Key]:
             _Key(
                 path=("trainer", "save_hf_checkpoint"),
                 value="never",
-                comment="as the source's offload measurements used",
+                comment="no Hugging Face weights saved, as in the source's offload measurements",
                 default_only=True,
             )
         )

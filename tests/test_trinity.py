@@ -139,7 +139,7 @@ def test_fragment_content_for_the_long_plan() -> None:
     ]
     assert "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True" in header
     assert "before Ray starts" in header
-    assert "as the source's offload measurements used" in text
+    assert "no Hugging Face weights saved, as in the source's offload measurements" in text
     assert "." not in "".join(k for k in data)  # nested mappings, no dotted keys
 
 
