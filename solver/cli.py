@@ -64,6 +64,8 @@ if TYPE_CHECKING:
 NO_PLAN = 1
 BAD_INPUT = 2
 INTERRUPTED = 130
+CLOSED_PIPE = 141
+"""128 + SIGPIPE: the exit status of a command whose output pipe closed (as `yes | head` gives)."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -969,3 +971,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"{parser.prog}: interrupted", file=sys.stderr)
         return INTERRUPTED
+    except BrokenPipeError:  # the reader of stdout stopped early (| head): quietly, as a tool killed by SIGPIPE
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing more to flush at exit
+        return CLOSED_PIPE

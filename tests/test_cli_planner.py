@@ -248,3 +248,13 @@ def test_piped_output_has_no_trailing_spaces(cli):
         status, out, _ = cli(*argv)
         assert status == 0 and out.count("\n") > 5
         assert [line for line in out.split("\n") if line != line.rstrip()] == []
+
+
+def test_a_reader_that_stops_early_ends_the_command_quietly(solve_script: Path):
+    # `solve map | head -1`: the pipe closes while the maps are written; no traceback, SIGPIPE's status.
+    process = subprocess.Popen([str(solve_script), "map", "--gpus-up-to", "64"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+    assert process.stdout is not None and process.stdout.readline()
+    process.stdout.close()
+    _, err = process.communicate(timeout=120)
+    assert (process.returncode, err) == (141, b"")
