@@ -102,17 +102,22 @@ class _Once(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
-def positive_int(text: str) -> int:
-    """An argparse type: a whole number of at least 1."""
+def positive_int(text: str, least: int = 1) -> int:
+    """An argparse type: a whole number of at least `least` (1)."""
     try:
         if not text.isascii():  # int() reads the digits of every script
             raise ValueError(text)
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {value}")
+    if value < least:
+        raise argparse.ArgumentTypeError(f"must be at least {least}, got {value}")
     return value
+
+
+def count_argument(text: str) -> int:
+    """An argparse type: a whole number of at least 0."""
+    return positive_int(text, least=0)
 
 
 def path_argument(text: str) -> Path:
@@ -220,9 +225,10 @@ def build_parser() -> argparse.ArgumentParser:
     trinity = parser.add_argument_group("Trinity config")
     trinity.add_argument("--emit", choices=["trinity"], help="print the best plan as a Trinity YAML fragment")
     trinity.add_argument("--out", metavar="FILE", type=output_path, help="write that fragment to FILE")
-    trinity.add_argument("--rollout-gpus", metavar="R", type=positive_int,
+    trinity.add_argument("--rollout-gpus", metavar="R", type=count_argument,
                          help="R rollout GPUs beside the trainer: the plan leaves them room (in the trainer's node, "
-                              "or nodes of their own); --emit and --out add the cluster section")
+                              "or nodes of their own); --emit and --out add the cluster section (0: none, the "
+                              "explorer elsewhere or mode: train)")
     trinity.add_argument("--from-config", metavar="FILE", type=path_argument,
                          help="read model, max_model_len and trainer GPUs from a Trinity config; say whether its "
                          "settings train (flags override what the file says)")

@@ -212,7 +212,8 @@ def _gpus_of_budget(answer: Answer, plan: Plan, node_gpus: int) -> str:
         return f"{trainer}, with {counted(rollout, 'rollout GPU')} on {nodes} nodes of {node_gpus}{more}"
     if answer.open_budget:
         return counted(plan.gpus, "GPU")
-    left = "" if plan.unused_gpus == 0 else f" ({plan.unused_gpus} left for rollout)"
+    spare = "unused" if answer.rollout_gpus == 0 else "left for rollout"  # --rollout-gpus 0: no rollout here
+    left = "" if plan.unused_gpus == 0 else f" ({plan.unused_gpus} {spare})"
     return f"{plan.gpus} of {answer.budget_gpus} GPUs{left}"
 
 

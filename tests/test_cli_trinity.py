@@ -297,7 +297,7 @@ def test_a_config_file_that_is_not_there_exits_2(cli, tmp_path: Path):
         (["--maximize", "len", "--gpus", "6", "--model", "4B", "--out", "x.yaml"],
          "--out and --write take one plan: choose the GPU type with --gpu (A100-80GB, H20-96GB)"),
         ([*FLAGSHIP, "--emit", "yaml"], "argument --emit: invalid choice: 'yaml'"),
-        ([*FLAGSHIP, "--emit", "trinity", "--rollout-gpus", "0"], "argument --rollout-gpus: must be at least 1, got 0"),
+        ([*FLAGSHIP, "--emit", "trinity", "--rollout-gpus", "-1"], "argument --rollout-gpus: must be at least 0, got -1"),
     ],
 )
 def test_conflicting_trinity_flags_exit_2(cli, argv: list[str], message: str):
@@ -678,3 +678,12 @@ def test_a_rollout_the_configs_engines_cannot_take_is_one_line(cli, tmp_path: Pa
     assert cli("--from-config", str(config), "--gpus", "8", "--exact", "--gpu", "h100", "--emit", "trinity") == (
         2, "", f"solve: error: {config}: 8 rollout GPUs less the 0 of auxiliary models are not whole engines of "
                "tensor-parallel size 3 on nodes of 8: choose the trainer's GPUs with --gpus\n")
+
+
+def test_zero_rollout_gpus_plan_a_trainer_alone(cli):
+    # --rollout-gpus 0: no rollout beside the trainer (mode: train, or the explorer elsewhere).
+    flags = ["--model", "8B", "--len", "32k", "--gpu", "a100", "--gpus", "7", "--no-estimate", "--rollout-gpus", "0"]
+    status, out, _ = cli(*flags)
+    assert status == 0 and "plan           Env + SP=2 on 6 of 7 GPUs (1 unused)\n" in out
+    status, out, _ = cli(*flags, "--emit", "trinity")
+    assert status == 0 and "gpu_per_node: 6  # 6 trainer, no rollout GPU here" in out and "explorer:" not in out
