@@ -17,8 +17,9 @@ from collections.abc import Callable
 from rich.console import Console
 from rich.table import Table
 
-from solver.calibrate import allowed_settings, calibrate, observations, predicted_cell
+from solver.calibrate import calibrate, observations, predicted_cell
 from solver.memory import DEFAULT_MARGIN, trinity_check_gib
+from solver.query import tried_settings
 from solver.tables import ESCALATION_ORDER, Catalog, Model, Setting, load_catalog
 
 Keep = Callable[[str, int, str], bool]
@@ -27,7 +28,7 @@ ORDER = [setting.label for setting in ESCALATION_ORDER]
 
 def trinity_cell(model: Model, memory_gib: float, gpus: int, length: int) -> Setting | None:
     """What Trinity's rough check would write: the first allowed setting it lets through."""
-    for setting in allowed_settings(model, gpus):
+    for setting in tried_settings(model, gpus):
         needed, fraction = trinity_check_gib(model, gpus, setting, length)
         if needed <= memory_gib * fraction:
             return setting

@@ -26,6 +26,8 @@ from solver.query import (
     make_query,
     resolve_margin,
     sp_layout_violation,
+    table_cells,
+    tables_verdict,
     whole_nodes_violation,
 )
 from solver.tables import (
@@ -137,8 +139,8 @@ def estimate_memory(
     catalog: Catalog | None = None,
     memory: MemoryModel | None = None,
 ) -> MemoryEstimate:
-    """The memory model's breakdown of one trainer GPU's peak memory, whether it fits, and the longest
-    length that would fit with the same setting; `QueryError` for an unknown name, a count out of range or
+    """The memory model's breakdown of one trainer GPU's peak memory, whether it fits, the longest length
+    that would fit with the same setting, and what the GPU type's tables say of it (``tables``); `QueryError` for an unknown name, a count out of range or
     an SP degree the model's heads, the GPU count or the node size (a trainer on more GPUs than a node of
     `node_gpus` keeps each SP group in a node) rule out, or a value of the wrong type."""
     check_types(("gpus", gpus, int), ("max_model_len", max_model_len, int), ("sp", sp, int), ("env", env, bool),
@@ -156,7 +158,9 @@ def estimate_memory(
     problem = sp_layout_violation(resolved, gpus, sp, node_gpus)
     if problem:
         raise QueryError(f"--sp {sp} is not allowed: {problem}")
-    memory_gib, setting = catalog.gpu(gpu).memory_gib, Setting(env=env, offload=offload, sp=sp)
-    result = breakdown(resolved, memory_gib, gpus, setting, max_model_len, memory.coefficients, margin)
-    longest = longest_fitting(resolved, memory_gib, gpus, setting, memory.coefficients, margin)
-    return MemoryEstimate(**dict(result), longest_len=longest)
+    gpu_type, setting = catalog.gpu(gpu), Setting(env=env, offload=offload, sp=sp)
+    result = breakdown(resolved, gpu_type.memory_gib, gpus, setting, max_model_len, memory.coefficients, margin)
+    longest = longest_fitting(resolved, gpu_type.memory_gib, gpus, setting, memory.coefficients, margin)
+    rows, settings = table_cells([t for t in gpu_type.tables if resolved.name in t.models], resolved.name)
+    return MemoryEstimate(**dict(result), longest_len=longest,
+                          tables=tables_verdict(resolved, rows, settings, gpus, setting, max_model_len))

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from ortools.linear_solver import pywraplp
 
 from solver.memory import DEFAULT_MARGIN, PRIOR, TERMS, breakdown, features
-from solver.query import NODE_GPUS, sp_layout_violation
+from solver.query import failed_settings, tried_settings
 from solver.tables import (
     NO_SETTING,
     Catalog,
@@ -55,17 +55,6 @@ class Observation:
     fits: bool
 
 
-def allowed_settings(model: Model, gpus: int) -> list[Setting]:
-    """The source's escalation order (`ESCALATION_ORDER`) with the SP degrees the rules allow on `gpus` GPUs:
-    vanilla and Env, each SP degree in turn without and with Env, then Env + Offload with each SP degree.
-    On the documented GPU counts that is the source's order less the degrees forbidden there; on more GPUs
-    it goes on in the same pattern (SP=8 and Env + SP=8 after Env + SP=4, and so on), with the degrees
-    that keep each SP group inside a node of `NODE_GPUS` when the GPUs span nodes."""
-    degrees = [sp for sp in range(1, gpus + 1) if not sp_layout_violation(model, gpus, sp, NODE_GPUS)]
-    without_offload = [Setting(env=env, offload=False, sp=sp) for sp in degrees for env in (False, True)]
-    return without_offload + [Setting(env=True, offload=True, sp=sp) for sp in degrees]
-
-
 def observations(
     catalog: Catalog, keep: Callable[[str, int, str], bool] | None = None,
     gpu_types: Iterable[GpuType] | None = None,
@@ -79,11 +68,9 @@ def observations(
                 if keep is not None and not keep(gpu.name, table.gpus, name):
                     continue
                 model = catalog.model(name)
-                order = allowed_settings(model, table.gpus)
                 for row in table.rows:
                     cell = row.setting(name)
-                    failed = order if cell is None else order[: order.index(cell)] if cell in order else []
-                    evidence = [(setting, False) for setting in failed]
+                    evidence = [(setting, False) for setting in failed_settings(model, table.gpus, cell)]
                     if cell is not None:
                         evidence.append((cell, True))
                     found += [Observation(gpu.name, model, gpu.memory_gib, table.gpus, setting, row.max_model_len, fits)
@@ -176,7 +163,7 @@ def predicted_cell(model: Model, memory_gib: float, gpus: int, max_model_len: in
                    margin: float = DEFAULT_MARGIN) -> Setting | None:
     """What the source's procedure would write in the cell, by the model: the first setting in the
     escalation order (that the SP rules allow) predicted to fit with the safety `margin`, or None for ``-``."""
-    for setting in allowed_settings(model, gpus):
+    for setting in tried_settings(model, gpus):
         if breakdown(model, memory_gib, gpus, setting, max_model_len, coefficients, margin).fits:
             return setting
     return None

@@ -36,8 +36,6 @@ from solver.query import (
     resolve_margin,
     rollout_layout,
     sp_layout_violation,
-    table_cells,
-    vouching_cell,
     token_budget,
     whole_nodes_violation,
 )
@@ -446,17 +444,16 @@ def run_memory(args: argparse.Namespace) -> int:
                              memory=memory_model)
     margin = resolve_margin(memory_model, args.margin)
     setting = Setting(env=args.env, offload=args.offload, sp=args.sp)
-    rows, settings = table_cells([table for table in gpu.tables if model.name in table.models], model.name)
-    vouching = vouching_cell(rows, settings, args.gpus, setting, args.max_model_len)
     if args.json:
         asked = {"model": model.name, "gpu": gpu.name, "gpus": args.gpus, "max_model_len": args.max_model_len,
                  "sp": args.sp, "env": args.env, "offload": args.offload, "margin": margin}
-        sys.stdout.write(memory_json(result, asked, vouching) + "\n")
+        sys.stdout.write(memory_json(result, asked) + "\n")
     else:
         label = (f"{model.name} on {args.gpus} x {gpu.name} ({result.memory_gib:.1f} GiB), {setting.label}, "
                  f"{args.max_model_len} tokens ({result.tokens_per_gpu} per GPU), margin {margin:g}")
-        _console().print(memory_view(result, label, vouching, gpu.name))
-    return 0 if result.fits or vouching else NO_PLAN  # where a table vouches, it decides
+        _console().print(memory_view(result, label, gpu.name))
+    trains = result.fits if result.tables is None else result.tables.trains  # where the tables speak, they decide
+    return 0 if trains else NO_PLAN
 
 
 def _catalog_with(model_config: Path | None) -> tuple[Catalog, str]:

@@ -28,7 +28,14 @@ from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from solver.query import MAX_ESTIMATED_GPUS, NODE_GPUS, sp_rule_violation, token_budget, whole_nodes_violation
+from solver.query import (
+    MAX_ESTIMATED_GPUS,
+    NODE_GPUS,
+    TablesVerdict,
+    sp_rule_violation,
+    token_budget,
+    whole_nodes_violation,
+)
 from solver.tables import Coefficients, Model, Setting
 
 GIB = 1024**3
@@ -74,11 +81,15 @@ class Breakdown(_Frozen):
 
 
 class MemoryEstimate(Breakdown):
-    """A breakdown, with the longest length that fits with the same model, GPUs and setting."""
+    """A breakdown, with the longest length that fits with the same model, GPUs and setting, and what the
+    tables say of it."""
 
     longest_len: int | None = Field(description=(
         f"the longest max_model_len on the {GRID}-token grid that fits (up to {CEILING}); None when not even "
         f"{GRID} tokens fit"))
+    tables: TablesVerdict | None = Field(default=None, description=(
+        "what the GPU type's tables say of the same setting, count and length (they decide where they speak); "
+        "None where they say nothing"))
 
 
 def estimated_counts(node_gpus: int | None, budget: int = MAX_ESTIMATED_GPUS) -> tuple[int, ...]:
@@ -161,10 +172,10 @@ def host_memory_gib(model: Model, gpus: int, coefficients: Coefficients, node_gp
 
 
 def estimated_setting(setting: Setting) -> bool:
-    """Whether the memory model estimates `setting`: every one the source runs, so Offload only with Env
-    (its order tries Env before Offload, and never Offload without it). An estimate stays where the
-    model was calibrated, and Env, which costs nothing that matters, only makes room."""
-    return setting.env or not setting.offload
+    """Whether the memory model estimates `setting`: only with Env on. Env costs nothing that matters
+    (its cost weight is a tie-break) and gives the memory room, so an estimate, a prediction, never goes
+    without it; and so it never wins over a plan the tables vouch for by saving Env's nominal cost."""
+    return setting.env
 
 
 def estimated_cells(

@@ -17,8 +17,8 @@ from types import MappingProxyType
 from ortools.sat.python import cp_model
 
 from solver.memory import GRID, estimated_cells, estimated_counts, host_memory_gib
-from solver.query import Objective, Query, rollout_layout_violation, table_cells
-from solver.tables import Catalog, Model, Setting, Weights
+from solver.query import Objective, Query, failures_by_row, first_failure, rollout_layout_violation, table_cells
+from solver.tables import MAX_TOKENS, Catalog, GpuType, Model, Setting, Weights
 
 Combination = tuple[int, int, int, int]
 """(trainer GPUs n, Env e, Offload o, SP degree s), with e and o as 0/1."""
@@ -48,6 +48,10 @@ class PlanningData:
     """The longest length any estimate fits, per GPU count without a table."""
     lengths: tuple[int, ...]
     """Every length a plan may have when the length is maximised: the rows, and the estimates' grid."""
+    borrow_limits: tuple[tuple[int, int, int, int, int], ...]
+    """(n, e, o, s, longest) for each count with a table and each combination: the longest length at which
+    a table for fewer GPUs may vouch for it there, before the count's own table says it runs out of
+    memory (`solver.query.refuting_row`)."""
 
 
 @dataclass(frozen=True)
@@ -62,6 +66,8 @@ class PlanVariables:
     rank: cp_model.IntVar
     witness_gpus: cp_model.IntVar
     """The GPU count of the witness's table: the plan's, or fewer (what trains on fewer GPUs trains on more)."""
+    borrowed: cp_model.IntVar
+    """True when the witness is of fewer GPUs than the plan's."""
     witness_len: cp_model.IntVar
     witness_env: cp_model.IntVar
     witness_offload: cp_model.IntVar
@@ -113,8 +119,8 @@ def prepare(catalog: Catalog, gpu: str, query: Query) -> PlanningData:
     counts_to_estimate = () if query.estimate == "never" else untabled
     estimates = estimated_cells(shape, gpu_type.memory_gib, counts_to_estimate, query.memory.coefficients, query.margin)
     beyond_tables = tuple(n for n in untabled if documented and n > min(documented))  # a smaller table may vouch
-    counts = tuple(sorted({*documented, *beyond_tables, *(cell[0] for cell in estimates)}))
     rows, settings = table_cells(tables, shape.name)
+    counts = tuple(sorted({*documented, *beyond_tables, *(cell[0] for cell in estimates)}))
     longest_estimate: dict[int, int] = {}
     for n, *_, fitting in estimates:
         longest_estimate[n] = max(longest_estimate.get(n, 0), fitting)
@@ -131,7 +137,28 @@ def prepare(catalog: Catalog, gpu: str, query: Query) -> PlanningData:
         estimates=estimates,
         longest_estimate=MappingProxyType(longest_estimate),
         lengths=tuple(sorted({length for _, length in rows} | set(range(GRID, longest + 1, GRID)))),
+        borrow_limits=borrow_limits(gpu_type, shape, max(counts, default=1)) if tables else (),
     )
+
+
+@lru_cache(maxsize=256)
+def borrow_limits(gpu_type: GpuType, shape: Model, most_sp: int) -> tuple[tuple[int, int, int, int, int], ...]:
+    """`PlanningData.borrow_limits` for `shape` on `gpu_type`'s tables (cached: every query asks again):
+    per count with a table and combination (SP up to `most_sp`), the row before the first one where the
+    count's own table says the setting runs out of memory (0 when that is its first row), or `MAX_TOKENS`
+    when no row says so (always for an SP degree above the count, which its table never tried)."""
+    rows, settings = table_cells([table for table in gpu_type.tables if shape.name in table.models], shape.name)
+    limits = []
+    for n in sorted({count for count, _ in rows}):
+        failures = failures_by_row(shape, rows, settings, n)
+        for env in (0, 1):
+            for offload in (0, 1):
+                for sp in range(1, most_sp + 1):
+                    setting = Setting(env=bool(env), offload=bool(offload), sp=sp)
+                    first = first_failure(failures, setting, MAX_TOKENS) if sp <= n else None
+                    before = [row for row, _ in failures if first is not None and row < first]
+                    limits.append((n, env, offload, sp, MAX_TOKENS if first is None else max(before, default=0)))
+    return tuple(limits)
 
 
 @lru_cache(maxsize=64)
@@ -179,6 +206,7 @@ def add_plan_variables(model: cp_model.CpModel, data: PlanningData, query: Query
         else model.new_constant(query.max_model_len),
         rank=model.new_int_var(0, len(data.ranks) - 1, "cost_rank"),
         witness_gpus=model.new_int_var_from_domain(cp_model.Domain.from_values(data.counts), "witness_gpus"),
+        borrowed=model.new_bool_var("witness_of_fewer_gpus"),
         witness_len=model.new_int_var_from_domain(
             cp_model.Domain.from_values(sorted({*rows, *(cell[4] for cell in data.estimates)})), "witness_length"),
         witness_env=model.new_bool_var("witness_env"),
@@ -249,15 +277,32 @@ def add_node_rule(model: cp_model.CpModel, data: PlanningData, query: Query, pla
 
 
 def add_cell_evidence(model: cp_model.CpModel, data: PlanningData, plan: PlanVariables, guards: Guards) -> None:
-    """A witness vouches for the plan: a documented cell of the same GPU count or fewer, at a row no
-    shorter than L, whose setting the plan includes (more GPUs hold no more per GPU: FSDP shards the
-    states wider, and SP at least the cell's keeps the tokens per GPU at most the cell's; the tables bear
-    this out, with no pair of counts that contradicts it); or, for a GPU count without a table, the
-    memory model's estimate for exactly the plan's setting, whose longest fitting length is no shorter
-    than L."""
+    """A witness vouches for the plan: a documented cell of the same GPU count or fewer (two or more, and
+    only up to where the plan's count's own table says the setting runs out of memory; see
+    `solver.query.vouching_cell`), at a row no shorter than L, whose setting the plan includes; or, for a
+    GPU count without a table, the memory model's estimate for exactly the plan's setting, whose longest
+    fitting length is no shorter than L."""
     witnesses = [(n, length, e, o, s, 0) for n, length, e, o, s in data.cells]
     witnesses += [(n, longest, e, o, s, 1) for n, e, o, s, longest in data.estimates]
     not_estimated = 1 - plan.estimated
+    # A witness of fewer GPUs vouches only up to where the plan's count's own table says the setting runs
+    # out of memory (that table, a measurement of these very GPUs, decides).
+    tabled = sorted({entry[0] for entry in data.borrow_limits})
+    own_table = model.new_bool_var("plan_count_has_a_table")
+    borrow_limit = model.new_int_var(0, MAX_TOKENS, "longest_borrowed_length")
+    conditional = (
+        (model.add_allowed_assignments([plan.gpus, plan.env, plan.offload, plan.sp, borrow_limit],
+                                       list(data.borrow_limits)), [own_table]),
+        (model.add(plan.witness_gpus == plan.gpus), [~plan.borrowed]),
+        (model.add(plan.witness_gpus < plan.gpus), [plan.borrowed]),
+        (model.add(plan.witness_gpus >= 2), [plan.borrowed]),  # one GPU has no collective-communication buffers
+        (model.add(plan.max_model_len <= borrow_limit), [plan.borrowed, own_table]),
+    )
+    for constraint, conditions in conditional:
+        constraint.only_enforce_if(conditions)
+        _guarded(constraint, guards, "evidence")
+    _guarded(model.add_allowed_assignments([plan.gpus, own_table], [(n, int(n in tabled)) for n in data.counts]),
+             guards, "evidence")
     for constraint in (
         model.add_allowed_assignments(
             [plan.witness_gpus, plan.witness_len, plan.witness_env, plan.witness_offload, plan.witness_sp,

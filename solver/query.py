@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from functools import lru_cache
 from math import ceil, inf
 from typing import Any, Literal, get_args
 
@@ -11,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from solver.tables import (
     MAX_GPUS,
     MAX_TOKENS,
+    NO_SETTING,
     Catalog,
     MemoryModel,
     Model,
@@ -230,6 +232,50 @@ def token_budget(max_model_len: int, sp: int) -> int:
     return ceil(2 * max_model_len / sp)
 
 
+@lru_cache(maxsize=4096)
+def tried_settings(model: Model, gpus: int) -> tuple[Setting, ...]:
+    """The source's escalation order (`ESCALATION_ORDER`) with the SP degrees the rules allow on `gpus` GPUs:
+    vanilla and Env, each SP degree in turn without and with Env, then Env + Offload with each SP degree.
+    On the documented GPU counts that is the source's order less the degrees forbidden there; on more GPUs
+    it goes on in the same pattern (SP=8 and Env + SP=8 after Env + SP=4, and so on), with the degrees
+    that keep each SP group inside a node of `NODE_GPUS` when the GPUs span nodes."""
+    degrees = [sp for sp in range(1, gpus + 1) if not sp_layout_violation(model, gpus, sp, NODE_GPUS)]
+    without_offload = [Setting(env=env, offload=False, sp=sp) for sp in degrees for env in (False, True)]
+    return tuple(without_offload + [Setting(env=True, offload=True, sp=sp) for sp in degrees])
+
+
+@lru_cache(maxsize=4096)
+def failed_settings(model: Model, gpus: int, cell: Setting | None) -> tuple[Setting, ...]:
+    """The settings that ran out of memory where the table for `gpus` GPUs names `cell`: those the source
+    tried before it (`tried_settings`), or all of them at a ``-`` cell."""
+    order = tried_settings(model, gpus)
+    return order if cell is None else order[: order.index(cell)] if cell in order else ()
+
+
+def refuting_row(model: Model, rows: Sequence[tuple[int, int]], settings: Mapping[tuple[int, int], Setting],
+                 gpus: int, setting: Setting, length: int) -> int | None:
+    """The row of the table for `gpus` GPUs (of a GPU type's `table_cells`) that says `setting` runs out of
+    memory at `length`: the first row, up to L's (the next row up; every row when L is past the table),
+    where a setting that ran out of memory (`failed_settings`) includes it. None when no row says so, or
+    there is no such table."""
+    failures = failures_by_row(model, rows, settings, gpus)
+    upto = next((row for row, _ in failures if row >= length), failures[-1][0] if failures else 0)
+    return first_failure(failures, setting, upto)
+
+
+def failures_by_row(model: Model, rows: Sequence[tuple[int, int]], settings: Mapping[tuple[int, int], Setting],
+                    gpus: int) -> list[tuple[int, tuple[Setting, ...]]]:
+    """(row, `failed_settings` there) for each row of the table for `gpus` GPUs, shortest first."""
+    return [(row, failed_settings(model, gpus, settings.get((gpus, row))))
+            for row in sorted(row for n, row in rows if n == gpus)]
+
+
+def first_failure(failures: list[tuple[int, tuple[Setting, ...]]], setting: Setting, upto: int) -> int | None:
+    """The first row of `failures_by_row`, up to `upto`, where a setting that ran out of memory includes
+    `setting`; None when there is none."""
+    return next((row for row, failed in failures if row <= upto and any(f.includes(setting) for f in failed)), None)
+
+
 def table_cells(tables: Sequence[Table], model: str) -> tuple[tuple[tuple[int, int], ...], dict[tuple[int, int], Setting]]:
     """The rows of `tables` as (GPU count, max_model_len), and the setting `model`'s cell names at each row
     where something trains."""
@@ -239,22 +285,50 @@ def table_cells(tables: Sequence[Table], model: str) -> tuple[tuple[tuple[int, i
     return rows, settings
 
 
-def vouching_cell(rows: Sequence[tuple[int, int]], settings: Mapping[tuple[int, int], Setting], gpus: int,
-                  setting: Setting, length: int) -> tuple[Evidence, SourceCell] | None:
+def vouching_cell(model: Model, rows: Sequence[tuple[int, int]], settings: Mapping[tuple[int, int], Setting],
+                  gpus: int, setting: Setting, length: int) -> tuple[Evidence, SourceCell] | None:
     """The cell that vouches for `setting` on `gpus` GPUs at `length`, given a GPU type's `table_cells` for
-    one model: documented when the cell at L's row (the next row up) of the table for `gpus` GPUs is exactly
+    `model`: documented when the cell at L's row (the next row up) of the table for `gpus` GPUs is exactly
     the setting; otherwise inferred from the shortest row at or beyond L whose cell the setting includes, in
     the table for `gpus` GPUs, else in the table for the most GPUs fewer than it (what trains on fewer GPUs
-    trains on more). None when no cell vouches."""
+    trains on more: the states shard wider, and an SP at least the cell's keeps the tokens per GPU at most
+    the cell's), unless the table for `gpus` GPUs says the setting runs out of memory there (`refuting_row`:
+    a count's own measurement decides). A table of one GPU vouches for no other count (one GPU has no
+    collective-communication buffers), and no table vouches past `MAX_ESTIMATED_GPUS`. None when no cell
+    vouches."""
     own = sorted(row for n, row in rows if n == gpus and row >= length)
     if own and settings.get((gpus, own[0])) == setting:
         return "documented", SourceCell(gpus=gpus, max_model_len=own[0], setting=setting.label)
-    for count in sorted({n for n, _ in rows if n <= gpus}, reverse=True):
+    borrowing = gpus <= MAX_ESTIMATED_GPUS and refuting_row(model, rows, settings, gpus, setting, length) is None
+    for count in sorted({n for n, _ in rows if n == gpus or (1 < n < gpus and borrowing)}, reverse=True):
         for row in sorted(row for n, row in rows if n == count and row >= length):
             cell = settings.get((count, row))
-            if cell and setting.env >= cell.env and setting.offload >= cell.offload and setting.sp >= cell.sp:
+            if cell and setting.includes(cell):
                 return "inferred", SourceCell(gpus=count, max_model_len=row, setting=cell.label)
     return None
+
+
+class TablesVerdict(_Frozen):
+    """What a GPU type's tables say of one setting on one GPU count at one length: it trains (a cell
+    vouches), or it runs out of memory (a row of the count's own table says so)."""
+
+    trains: bool
+    evidence: Evidence | None = Field(description="documented or inferred when it trains; null when it does not")
+    source: SourceCell = Field(description="the cell that says so (its setting '-' where nothing trained)")
+
+
+def tables_verdict(model: Model, rows: Sequence[tuple[int, int]], settings: Mapping[tuple[int, int], Setting],
+                   gpus: int, setting: Setting, length: int) -> TablesVerdict | None:
+    """The `TablesVerdict` of a GPU type's `table_cells` for `model`, or None when they say nothing."""
+    vouching = vouching_cell(model, rows, settings, gpus, setting, length)
+    if vouching is not None:
+        return TablesVerdict(trains=True, evidence=vouching[0], source=vouching[1])
+    row = refuting_row(model, rows, settings, gpus, setting, length)
+    if row is None:
+        return None
+    cell = settings.get((gpus, row))
+    return TablesVerdict(trains=False, evidence=None,
+                         source=SourceCell(gpus=gpus, max_model_len=row, setting=cell.label if cell else NO_SETTING))
 
 
 def make_query(

@@ -16,13 +16,11 @@ from solver.query import (
     ENV_EXPORT,
     NODE_GPUS,
     Answer,
-    Evidence,
     ClusterResult,
     CurrentSettings,
     Plan,
     Query,
     Reason,
-    SourceCell,
     counted,
     index_range,
     rollout_layout,
@@ -180,9 +178,9 @@ def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int) -> T
     grid.add_row("apply", "\n".join(apply_lines(plan, model)))
     if answer.measured is not None:
         measured = answer.measured
-        grid.add_row("measured", f"{measured.setting.label} on {measured.gpus} GPUs at {measured.max_model_len} "
-                                 f"({measured.evidence}; {measured.cost / plan.cost:.2f}x the cost): the tables' best "
-                                 "plan for this question, if you prefer measured evidence")
+        grid.add_row("tables' best", f"{measured.setting.label} on {measured.gpus} GPUs at {measured.max_model_len} "
+                                     f"({measured.evidence}; {measured.cost / plan.cost:.2f}x the cost), if you prefer "
+                                     "the tables' evidence to the memory model's")
     return grid
 
 
@@ -351,10 +349,9 @@ def memory_model_yaml(coefficients: Coefficients, fit: FitSummary, margin: float
     return "\n".join(lines) + "\n"
 
 
-def memory_view(result: MemoryEstimate, label: str, vouching: tuple[Evidence, SourceCell] | None = None,
-                gpu: str = "") -> Group:
-    """A breakdown table of one GPU's predicted peak memory, the verdict, and the longest length that fits;
-    with the cell of `gpu`'s tables that `vouching` names, that the table says it trains (and decides)."""
+def memory_view(result: MemoryEstimate, label: str, gpu: str) -> Group:
+    """A breakdown table of one GPU's predicted peak memory, the verdict, the longest length that fits,
+    and what `gpu`'s tables say of the same setting (they decide where they speak)."""
     view = Table()
     view.add_column("term")
     view.add_column("GiB", justify="right")
@@ -369,23 +366,26 @@ def memory_view(result: MemoryEstimate, label: str, vouching: tuple[Evidence, So
                if result.longest_len else "no length fits with this setting")
     lines: list[RenderableType] = [Text(label, style="bold"), view, Text(verdict, style="green" if fits else "red"),
                                    Text(longest)]
-    if vouching is not None:
-        evidence, source = vouching
-        disagree = "" if fits else "; where the memory model disagrees, the table, a measurement, decides"
-        lines.append(Text(f"tables: it trains ({evidence}: the {gpu} table for {counted(source.gpus, 'GPU')} says "
-                          f"{source.setting!r} at {source.max_model_len}){disagree}", style="green"))
+    tables = result.tables
+    if tables is not None:
+        source = tables.source
+        cell = f"the {gpu} table for {counted(source.gpus, 'GPU')} says {source.setting!r} at {source.max_model_len}"
+        said = (f"it trains ({tables.evidence}: {cell})" if tables.trains else
+                f"it runs out of memory ({cell}: the source tried this setting, or one that includes it, there "
+                "first, and it ran out of memory)")
+        disagree = "; where the memory model disagrees, the table, a measurement, decides" if (
+            tables.trains != fits) else ""
+        lines.append(Text(f"tables: {said}{disagree}", style="green" if tables.trains else "red"))
     return Group(*lines)
 
 
-def memory_json(result: MemoryEstimate, asked: dict[str, Any],
-                vouching: tuple[Evidence, SourceCell] | None = None) -> str:
+def memory_json(result: MemoryEstimate, asked: dict[str, Any]) -> str:
     """A breakdown as JSON: what was `asked` (model, GPU, count, length, setting, margin), then the terms,
     total, usable, memory, tokens per GPU, the longest length that fits, whether this one fits (by the
-    memory model), and ``tables``: the documented cell that vouches for it (``evidence`` and ``source``),
-    null when none does; GiB rounded to 4 decimals (0.1 MiB)."""
+    memory model), and ``tables``: what the tables say of it (``trains``, ``evidence``, ``source``), null
+    where they say nothing; GiB rounded to 4 decimals (0.1 MiB)."""
     figures = {**result.model_dump(mode="json"), "fits": result.fits, "headroom_gib": result.headroom_gib}
-    tables = None if vouching is None else {"evidence": vouching[0], "source": vouching[1].model_dump(mode="json")}
-    return json.dumps({**asked, **_rounded(figures), "tables": tables}, indent=2)
+    return json.dumps({**asked, **_rounded(figures)}, indent=2)
 
 
 def _rounded(value: Any) -> Any:

@@ -156,7 +156,7 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
     evidence: Evidence
     source: SourceCell | None
     # A cell vouches for the plan even where the solver's witness was an estimate: the table is the better evidence.
-    found = vouching_cell(data.rows, data.settings, gpus, setting, length)
+    found = vouching_cell(data.shape, data.rows, data.settings, gpus, setting, length)
     assert found is not None or estimated, f"the solver returned {setting.label} on {gpus} GPUs at {length} with no cell"
     evidence, source = found or ("estimated", None)
     memory = breakdown(data.shape, catalog.gpu(data.gpu).memory_gib, gpus, setting, length,
@@ -236,8 +236,8 @@ def _why_no_plan(catalog: Catalog, data: PlanningData, query: Query) -> tuple[st
                 f"{_host_need(catalog, data, query)}{_with_fewer_gpus(catalog, data, query)}"
             ), best
     trains = f"trains{' with ' + limits if limits else ''}"
-    unestimated = (" (the memory model estimates Offload only with Env, as the source runs it)"
-                   if query.offload and query.env is False and query.estimate != "never" else "")
+    unestimated = (" (the memory model estimates only with Env, which costs nothing that matters and makes room)"
+                   if query.env is False and query.estimate != "never" else "")
     return f"nothing in {sources} for {where} {within} {trains}{unestimated}{_host_need(catalog, data, query)}", None
 
 

@@ -103,6 +103,10 @@ class Setting(_Frozen):
             parts.append(f"SP={self.sp}")
         return " + ".join(parts) or "vanilla"
 
+    def includes(self, other: Setting) -> bool:
+        """Whether this setting saves at least what `other` does: Env, Offload and SP each at least its."""
+        return self.env >= other.env and self.offload >= other.offload and self.sp >= other.sp
+
     @property
     def escalation_key(self) -> tuple[bool, int, bool]:
         """Sort key of the source's out-of-memory escalation: Offload last, then more SP, then Env."""

@@ -12,7 +12,8 @@ A plan is a dict with exactly the keys of `PLAN_KEYS`. In short:
 - max_token_len_per_gpu = ceil(2 * L / s); rope_scaling_factor = L / native_context when L > native_context.
 - Evidence, with T the table for n and row(L) its shortest row with max_model_len >= L: documented when
   T's cell at row(L) is exactly (env, offload, sp); otherwise inferred when some row R >= L of T, else of
-  the table for the most GPUs below n that has such a row, has a non-``-`` cell C with env >= C.env,
+  the table for the most GPUs below n (two or more, n at most 64, and T not saying the setting ran out
+  of memory at some row up to row(L)) that has such a row, has a non-``-`` cell C with env >= C.env,
   offload >= C.offload, sp >= C.sp (the source is the shortest such row; what trains on fewer GPUs trains
   on more); otherwise estimated (below) or infeasible. When maximising, L is a row of the source's table.
 - cost = (1/n) * (1 + w_off*o) * (1 + w_sp*(s-1)) * (1 + w_env*e), exactly, with Fraction(repr(weight)).
@@ -21,8 +22,7 @@ A plan is a dict with exactly the keys of `PLAN_KEYS`. In short:
   nodes, or n is whole nodes.
 - With estimates=True, also every GPU count without a table among 1..node_gpus and the multiples of
   node_gpus, up to the budget and 64: a plan there that no cell vouches for is "estimated" (source None)
-  when its setting is one the source runs (Offload only with Env) and the shipped memory model, with
-  its margin, fits exactly that setting at every multiple of 1024 tokens up to the longest
+  when its setting has Env on and the shipped memory model, with its margin, fits exactly that setting at every multiple of 1024 tokens up to the longest
   that fits (at most 2**21), and L is no longer than that; when maximising, L is one of those multiples.
 """
 
@@ -119,8 +119,8 @@ def _longest_estimate(the_model: Any, memory_gib: float, n: int, env: bool, offl
     fits this setting; 0 when not even 1024 does. Memory grows with the length (a tested property), so a
     bisection finds it."""
     memory = load_memory_model()
-    if offload and not env:
-        return 0  # estimates keep to the source's settings: Offload only with Env
+    if not env:
+        return 0  # estimates always turn Env on
 
     def fits(steps: int) -> bool:
         return breakdown(the_model, memory_gib, n, Setting(env=env, offload=offload, sp=sp), steps * 1024,
@@ -153,25 +153,49 @@ def _includes(env: bool, offload: bool, sp: int, cell: Setting) -> bool:
     return int(env) >= int(cell.env) and int(offload) >= int(cell.offload) and sp >= cell.sp
 
 
-def _evidence(tables: dict[int, Table], model_name: str, n: int, env: bool, offload: bool, sp: int,
+# The source's order of settings (its section 1), with SP=2 and SP=4 where a count and the heads allow them.
+SOURCE_ORDER = [(False, False, 1), (True, False, 1), (False, False, 2), (True, False, 2), (False, False, 4),
+                (True, False, 4), (True, True, 1), (True, True, 2), (True, True, 4)]
+
+
+def _ran_out_of_memory(table: Table, model: Any, env: bool, offload: bool, sp: int, length: int) -> bool:
+    """Whether `table` (for its own GPU count) says the setting runs out of memory at `length`: at some
+    row up to row(L) (every row when L is past the table), a setting the source tried before the cell's
+    (every one it tried, at a `-`) is at least as strong in Env, Offload and SP."""
+    tried = [(e, o, s) for e, o, s in SOURCE_ORDER if not _sp_rule_problems(model, table.gpus, s)]
+    last = _row_for_length(table, length) or table.rows[-1]
+    for row in table.rows:
+        if row.max_model_len > last.max_model_len:
+            break
+        cell = row.setting(model.name)
+        key = None if cell is None else (cell.env, cell.offload, cell.sp)
+        failed = tried if key is None else tried[: tried.index(key)] if key in tried else []
+        if any(e >= env and o >= offload and s >= sp for e, o, s in failed):
+            return True
+    return False
+
+
+def _evidence(tables: dict[int, Table], model: Any, n: int, env: bool, offload: bool, sp: int,
               length: int) -> tuple[str, dict] | None:
     """("documented" | "inferred", source) for the plan on `n` GPUs, or None when no cell vouches for it.
 
     Documented: the cell at row(L) of the n-GPU table is exactly the plan's setting. Inferred: the first
     row >= L whose cell the plan includes, in the n-GPU table, else in the table of the most GPUs below n
-    that has one (what trains on fewer GPUs trains on more: the states shard wider and, with SP at least
-    the cell's, the tokens per GPU are no more).
+    (two or more; n at most 64) that has one (what trains on fewer GPUs trains on more: the states shard
+    wider and, with SP at least the cell's, the tokens per GPU are no more), unless the n-GPU table says
+    the setting runs out of memory at L.
     """
     own = tables.get(n)
     row = _row_for_length(own, length) if own is not None else None
-    cell = row.setting(model_name) if row is not None else None
+    cell = row.setting(model.name) if row is not None else None
     if row is not None and cell is not None and (cell.env, cell.offload, cell.sp) == (bool(env), bool(offload), sp):
         return "documented", {"gpus": n, "max_model_len": row.max_model_len, "setting": cell.label}
-    for count in sorted((m for m in tables if m <= n), reverse=True):
+    borrowing = n <= 64 and (own is None or not _ran_out_of_memory(own, model, env, offload, sp, length))
+    for count in sorted((m for m in tables if m == n or (borrowing and 2 <= m < n)), reverse=True):
         for candidate in tables[count].rows:  # shortest first: the first row >= L whose cell the plan includes
             if candidate.max_model_len < length:
                 continue
-            cell = candidate.setting(model_name)
+            cell = candidate.setting(model.name)
             if cell is not None and _includes(env, offload, sp, cell):
                 return "inferred", {"gpus": count, "max_model_len": candidate.max_model_len, "setting": cell.label}
     return None
@@ -275,7 +299,7 @@ def enumerate_plans(
                     lengths = sorted(rows | set(range(1024, longest + 1, 1024))) if objective == "max_len" \
                         else [max_model_len]
                     for length in lengths:
-                        found = _evidence(tables, the_model.name, n, e, o, s, length)
+                        found = _evidence(tables, the_model, n, e, o, s, length)
                         if found is None and length <= longest:
                             found = ("estimated", None)
                         if found is None:
@@ -441,7 +465,7 @@ def check_plan(
         problems.append(f"cost={plan['cost']!r}, expected {want_cost!r}")
 
     # Evidence and source: a cell when one vouches, else the memory model's estimate.
-    found = _evidence(tables, the_model.name, n, e, o, s, length)
+    found = _evidence(tables, the_model, n, e, o, s, length)
     if found is not None:
         evidence, source = found
         if plan["evidence"] != evidence:

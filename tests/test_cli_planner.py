@@ -220,18 +220,21 @@ def test_a_hugging_face_id_names_its_model(cli):
 
 
 def test_an_estimated_best_plan_comes_with_the_tables_best(cli):
-    # Within 8 A100s, SP=2 on 8 GPUs (estimated) costs less than the tables' best, Env + SP=2 on 8 GPUs
-    # (inferred from the 6-GPU table's cell): the answer offers the measured plan beside it.
-    status, out, _ = cli("--model", "8B", "--gpu", "a100", "--len", "32768", "--gpus", "8", "--json")
+    # Within 8 A100s, Qwen3-8B at 65536: Env + SP=4 on 8 GPUs (estimated) needs no Offload, where the tables'
+    # best, Env + Offload + SP=4 on 8 GPUs (inferred from the 4-GPU table's cell), does: the answer offers
+    # that plan beside it.
+    status, out, _ = cli("--model", "8B", "--gpu", "a100", "--len", "65536", "--gpus", "8", "--json")
     [answer] = json.loads(out)
-    assert (status, answer["plans"][0]["gpus"], answer["plans"][0]["evidence"]) == (0, 8, "estimated")
+    best = answer["plans"][0]
+    assert (status, best["gpus"], best["env"], best["offload"], best["sp"], best["evidence"]) == (
+        0, 8, True, False, 4, "estimated")
     measured = answer["measured"]
-    assert (measured["gpus"], measured["env"], measured["sp"], measured["evidence"]) == (8, True, 2, "inferred")
-    assert measured["source"] == {"gpus": 6, "max_model_len": 32768, "setting": "Env + SP=2"}
-    _, out, _ = cli("--model", "8B", "--gpu", "a100", "--len", "32768", "--gpus", "8")
-    assert "measured       Env + SP=2 on 8 GPUs at 32768 (inferred; 1.01x the cost)" in out
+    assert (measured["gpus"], measured["offload"], measured["sp"], measured["evidence"]) == (8, True, 4, "inferred")
+    assert measured["source"] == {"gpus": 4, "max_model_len": 71680, "setting": "Env + Offload + SP=4"}
+    _, out, _ = cli("--model", "8B", "--gpu", "a100", "--len", "65536", "--gpus", "8")
+    assert "tables' best   Env + Offload + SP=4 on 8 GPUs at 65536 (inferred; 2.00x the cost), if you prefer" in out
     for flags in (["--gpus", "6"], ["--gpus", "8", "--no-estimate"], ["--gpus", "8", "--estimate"]):
-        [answer] = json.loads(cli("--model", "8B", "--gpu", "a100", "--len", "32768", *flags, "--json")[1])
+        [answer] = json.loads(cli("--model", "8B", "--gpu", "a100", "--len", "65536", *flags, "--json")[1])
         assert "measured" not in answer  # the best is documented, or only one kind of evidence was asked for
     [answer] = json.loads(cli("--model", "8B", "--gpu", "h100", "--len", "32768", "--gpus", "8", "--json")[1])
     assert "measured" not in answer  # no tables for the H100

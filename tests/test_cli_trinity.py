@@ -114,7 +114,7 @@ def test_rollout_gpus_of_a_trainer_on_whole_nodes_fill_its_last_node(cli):
         "solve: H100-80GB: no plan: no plan for exactly 6 trainer GPUs with Qwen3-8B on H100-80GB: 6 trainer + 4 "
         "rollout GPUs (--rollout-gpus) fit neither one node of 8, nor whole nodes with the trainer in one of them, nor "
         "with the trainer on whole nodes; fewer trainer GPUs train 32768 "
-        "tokens: SP=4 on 4 GPUs (estimated), the other 2 free for rollout\n")
+        "tokens: Env + SP=4 on 4 GPUs (estimated), the other 2 free for rollout\n")
 
 
 def test_rollout_gpus_leave_room_on_the_trainers_node(cli):

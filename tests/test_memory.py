@@ -138,7 +138,7 @@ def test_estimates_cover_any_count_in_a_node_then_whole_nodes_up_to_64():
         budget_gpus=12)
     assert reason(budget_gpus=12, node_gpus=4) == 12
     assert reason(budget_gpus=72).endswith("; estimates go up to 64 trainer GPUs; fewer trainer GPUs train 32768 "
-                                           "tokens: SP=2 on 64 GPUs (estimated), the other 8 free for rollout")
+                                           "tokens: Env + SP=2 on 64 GPUs (estimated), the other 8 free for rollout")
 
 
 def test_fewest_gpus_without_a_budget_searches_every_count_the_estimates_cover():
@@ -483,23 +483,23 @@ def test_cells_on_more_gpus_follow_the_sources_order_in_its_pattern(tmp_path: Pa
 
 
 def test_the_extended_order_keeps_sp_groups_inside_a_node():
-    from solver.calibrate import allowed_settings
+    from solver.query import tried_settings
 
-    labels = [s.label for s in allowed_settings(CATALOG.model("Qwen3-32B"), 16)]
+    labels = [s.label for s in tried_settings(CATALOG.model("Qwen3-32B"), 16)]
     assert "SP=8" in labels and not any("SP=16" in label for label in labels)
 
 
-def test_estimates_keep_offload_with_env_as_the_source_runs_it(cli):
+def test_estimates_always_turn_env_on(cli):
     cells = estimated_cells(CATALOG.model("32B"), CATALOG.gpu("h100").memory_gib, (1, 2, 4, 8),
                             load_memory_model().coefficients, DEFAULT_MARGIN)
-    assert {(env, offload) for _, env, offload, _, _ in cells} == {(0, 0), (1, 0), (1, 1)}
+    assert {(env, offload) for _, env, offload, _, _ in cells} == {(1, 0), (1, 1)}
     # Qwen3-32B on 8 H100s at 32768 needs Offload; the estimate is Env + Offload, never Offload alone
-    # (which would save Env's nominal cost for more memory and a setting the source never ran).
+    # (which would save Env's nominal cost for less room).
     (answer,) = plan(make_query(CATALOG, model="32B", gpu="h100", max_model_len=32768, budget_gpus=8), CATALOG)
     assert (answer.plans[0].setting.label, answer.plans[0].evidence) == ("Env + Offload + SP=2", "estimated")
-    status, out, _ = cli("--model", "32B", "--gpu", "h100", "--len", "32k", "--gpus", "8", "--offload", "--no-env")
-    assert status == 1 and "(the memory model estimates Offload only with Env, as the source runs it)" in " ".join(
-        out.split())
+    status, out, _ = cli("--model", "32B", "--gpu", "h100", "--len", "32k", "--gpus", "8", "--no-env")
+    assert status == 1 and ("(the memory model estimates only with Env, which costs nothing that matters and makes "
+                            "room)") in " ".join(out.split())
 
 
 def test_cli_memory_names_the_cell_that_vouches_and_lets_it_decide(cli):
@@ -510,16 +510,25 @@ def test_cli_memory_names_the_cell_that_vouches_and_lets_it_decide(cli):
     assert ("tables: it trains (documented: the H20-96GB table for 2 GPUs says 'SP=2' at 16384); where the memory "
             "model disagrees, the table, a measurement, decides") in " ".join(out.split())
     result = json.loads(cli(*flags, "--json")[1])
-    assert (result["fits"], result["tables"]) == (
-        False, {"evidence": "documented", "source": {"gpus": 2, "max_model_len": 16384, "setting": "SP=2"}})
-    # On 3 GPUs (no table), Env + Offload at 28672 rests on the 1-GPU table's cell; on an H100, on nothing.
-    result = json.loads(cli("memory", "--model", "4B", "--gpu", "a100", "--gpus", "3", "--len", "28672", "--env",
+    assert (result["fits"], result["tables"]) == (False, {
+        "trains": True, "evidence": "documented", "source": {"gpus": 2, "max_model_len": 16384, "setting": "SP=2"}})
+    # On 5 GPUs (no table), Env + Offload at 24576 rests on the 4-GPU table's cell; on an H100, on nothing.
+    result = json.loads(cli("memory", "--model", "14B", "--gpu", "a100", "--gpus", "5", "--len", "24576", "--env",
                             "--offload", "--json")[1])
-    assert result["tables"] == {"evidence": "inferred",
-                                "source": {"gpus": 1, "max_model_len": 28672, "setting": "Env + Offload"}}
+    assert result["tables"] == {"trains": True, "evidence": "inferred",
+                                "source": {"gpus": 4, "max_model_len": 24576, "setting": "Env + Offload"}}
     result = json.loads(cli("memory", "--model", "8B", "--gpu", "h100", "--gpus", "2", "--len", "16384", "--sp", "2",
                             "--json")[1])
     assert result["tables"] is None
+    # The A100 table for 4 GPUs says Env at 12288 for Qwen3-8B: vanilla ran out of memory there first, so
+    # at 32768 too; the table decides against the model's prediction, with exit status 1.
+    flags = ["memory", "--model", "8B", "--gpu", "a100", "--gpus", "4", "--len", "32k"]
+    status, out, _ = cli(*flags)
+    assert status == 1 and ("tables: it runs out of memory (the A100-80GB table for 4 GPUs says 'Env' at 12288: the "
+                            "source tried this setting, or one that includes it, there first, and it ran out of "
+                            "memory)") in " ".join(out.split())
+    assert json.loads(cli(*flags, "--json")[1])["tables"] == {
+        "trains": False, "evidence": None, "source": {"gpus": 4, "max_model_len": 12288, "setting": "Env"}}
 
 
 @pytest.mark.parametrize(("model", "gpu", "rollout", "length", "size", "fits"), [

@@ -213,3 +213,46 @@ def test_a_length_too_long_for_the_fewest_gpus_names_the_fewest_gpus_that_reach_
     fewer = solve_one("H20-96GB", model="14B", max_model_len=longest.max_model_len, budget_gpus=7)
     assert fewer.plans == ()  # no fewer GPUs reach that length
     assert f"the longest is {longest.max_model_len} (Env + Offload + SP=8 on 8 GPUs, estimated)" in answer.reason
+
+
+def test_a_counts_own_table_decides_against_a_smaller_tables_cell(tmp_path):
+    import shutil
+
+    from solver.tables import shipped_tables_directory
+
+    # A made-up 4-GPU cell, Env + Offload + SP=2 for Qwen3-0.6B at 81920, would vouch for that setting on 6
+    # GPUs; but the 6-GPU table says '-' at 71680 (nothing it tried, Env + Offload + SP=2 included, trained),
+    # so the 6-GPU table decides: no plan. On 8 GPUs, which have no table, the cell vouches.
+    tables = tmp_path / "tables"
+    shutil.copytree(shipped_tables_directory(), tables)
+    path = tables / "feasibility" / "a100-80gb.yaml"
+    text = path.read_text(encoding="utf-8")
+    row = "{max_model_len: 81920, cells: {Qwen3-0.6B: SP=4,"
+    assert text.count(row) == 1
+    path.write_text(text.replace(row, "{max_model_len: 81920, cells: {Qwen3-0.6B: Env + Offload + SP=2,"),
+                    encoding="utf-8")
+    catalog = load_catalog(tables)
+    request = dict(model="0.6B", gpu="a100", max_model_len=81920, exact=True, estimate="never")
+    (on_six,) = plan(make_query(catalog, budget_gpus=6, **request), catalog)
+    assert on_six.plans == ()
+    (on_eight,) = plan(make_query(catalog, budget_gpus=8, sp=2, **request), catalog)
+    assert (on_eight.plans[0].evidence, on_eight.plans[0].source) == (
+        "inferred", SourceCell(gpus=4, max_model_len=81920, setting="Env + Offload + SP=2"))
+
+
+def test_no_smaller_tables_cell_meets_a_counts_own_out_of_memory_in_the_shipped_tables():
+    from solver.query import refuting_row, table_cells, tried_settings, vouching_cell
+
+    for gpu in CATALOG.documented_gpu_types:
+        for model in {name for table in gpu.tables for name in table.models}:
+            shape = CATALOG.model(model)
+            tables = [table for table in gpu.tables if model in table.models]
+            rows, settings = table_cells(tables, model)
+            for table in tables:
+                for length in (row.max_model_len for row in table.rows):
+                    for setting in tried_settings(shape, table.gpus):
+                        if refuting_row(shape, rows, settings, table.gpus, setting, length) is None:
+                            continue
+                        smaller = [(n, row) for n, row in rows if 2 <= n < table.gpus]
+                        assert vouching_cell(shape, smaller, settings, table.gpus, setting, length) is None, (
+                            gpu.name, model, table.gpus, length, setting.label)
