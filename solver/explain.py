@@ -17,7 +17,7 @@ from time import monotonic
 
 from ortools.sat.python import cp_model
 
-from solver.memory import breakdown, estimated_counts
+from solver.memory import breakdown, estimated_counts, estimated_setting
 from solver.model import RULES, PlanningData, build_model, prepare
 from solver.query import Answer, Plan, Query, Reason
 from solver.solve import answer_for, new_solver
@@ -203,7 +203,7 @@ def _why_no_plan(
                 f"prompt and response together (max_prompt_tokens + max_response_tokens) must then fit in "
                 f"{shorter.max_model_len} tokens, which is max_token_len_per_gpu = "
                 f"{shorter.max_token_len_per_gpu} on each of {words.gpus(shorter.gpus)} with SP={shorter.sp}")))
-        most = max(data.counts) if query.estimate == "never" else max(*data.counts, *estimated_counts(query.node_gpus))
+        most = max(*data.counts, *estimated_counts(query.node_gpus))  # tables vouch past their counts too
         more = _best(catalog, query, prober, objective="min_gpus", budget_gpus=most, exact=False)
         if more and more.gpus > query.budget_gpus:
             reasons.append(Reason(rule="more_gpus", detail=(
@@ -348,20 +348,28 @@ class _Words:
         return self._evidence(counts[0], length, combinations)
 
     def _estimate(self, n: int, length: int, combinations: list[Combination]) -> Reason:
-        """The memory model's verdict on settings for a GPU count without a table."""
+        """What rules out settings for a GPU count without a table: no smaller table's cell vouches, and the
+        memory model predicts they do not fit (or does not estimate them: estimates off, or Env off)."""
+        no_table = f"no table for {self.gpus(n)}{self._nor_fewer(n)}"
+        if self.query.estimate == "never":
+            return Reason(rule="no_estimates", detail=f"{no_table}; estimates are off (--no-estimate)")
         coefficients, margin = self.query.memory.coefficients, self.query.margin
         predictions = []
         for _, env, offload, sp in combinations:
             setting = Setting(env=bool(env), offload=bool(offload), sp=sp)
+            if not estimated_setting(setting):
+                predictions.append(f"{setting.label} not estimated (estimates turn Env on)")
+                continue
             result = breakdown(self.model, self.memory_gib, n, setting, length, coefficients, margin)
             predictions.append(f"{setting.label} {result.total_gib:.1f} GiB of {result.usable_gib:.1f} usable")
         return Reason(rule="memory_model", detail=(
-            f"no table for {self.gpus(n)}{self._nor_fewer(n)}; the memory model predicts at {length} tokens: "
-            f"{'; '.join(predictions)}"))
+            f"{no_table}; the memory model predicts at {length} tokens: {'; '.join(predictions)}"))
 
     def _nor_fewer(self, n: int) -> str:
-        """``, nor a cell for fewer GPUs that vouches`` where a table for fewer GPUs than `n` exists."""
-        return ", nor a cell of a table for fewer GPUs that vouches" if any(m < n for m, _ in self.data.rows) else ""
+        """``, nor a cell for fewer GPUs that vouches`` where a table that may vouch for `n` GPUs exists (of
+        two GPUs or more, fewer than `n`)."""
+        return ", nor a cell of a table for fewer GPUs that vouches" if any(
+            1 < m < n for m, _ in self.data.rows) else ""
 
     def _beyond_table(self, n: int) -> Reason:
         if not self.rows(n):

@@ -358,7 +358,7 @@ def make_query(
     """Resolve names and check that the request makes sense; `QueryError` (one line) when it does not.
 
     `budget_gpus` defaults, where the objective allows, to the largest documented GPU count (one node
-    without tables); for the fewest GPUs with estimates on, to `MAX_ESTIMATED_GPUS`.
+    without tables); for the fewest GPUs, to `MAX_ESTIMATED_GPUS`.
     `node_gpus` (default 8) is the node size: a trainer on more GPUs uses whole nodes and keeps each SP
     group in one node. With `rollout_gpus`, the trainer's count leaves them a `rollout_layout`: trainer and
     rollout in one node; the trainer in part of a node and the rollout filling it and whole nodes more;
@@ -412,7 +412,7 @@ def make_query(
         if node_gpus is not None and sp > node_gpus:  # its GPUs would span nodes, and it cannot divide one
             raise QueryError(f"--sp {sp} is not allowed with nodes of {node_gpus} GPUs (--node-gpus): an SP group "
                              "must fit in one node")
-    open_budget = budget_gpus is None and objective == "min_gpus" and estimate != "never"
+    open_budget = budget_gpus is None and objective == "min_gpus"  # tables vouch past their counts too
     if open_budget:
         budget_gpus = MAX_ESTIMATED_GPUS
     elif budget_gpus is None:

@@ -106,7 +106,7 @@ def test_a_length_beyond_the_tables_offers_a_shorter_one():
         "(longest per GPU count: 1 GPU: 28672, 2 GPUs: 61440, 3 GPUs: 28672, 4 GPUs: 122880, 6 GPUs: 61440)"]
     assert details(reasons, "shorter_length")[0].startswith(
         "within 4 GPUs the longest length with a plan is 122880 tokens (8192 fewer): Env + Offload + SP=4 on 4 GPUs")
-    assert details(reasons, "more_gpus") == ["no count of H20-96GB GPUs up to 6 trains Qwen3-8B at 131072 tokens"]
+    assert details(reasons, "more_gpus") == ["no count of H20-96GB GPUs up to 64 trains Qwen3-8B at 131072 tokens"]
     assert "max_token_len_per_gpu = 61440" in details(reasons, "fewer_tokens")[0]
 
 
@@ -190,3 +190,10 @@ def test_the_fewest_gpus_without_a_budget_is_explained_within_the_plans_count():
     rules = [reason.rule for reason in reasons]
     assert rules[0] == "choice" and "incomplete" not in rules  # every question answered in the time limit
     assert "is the plan with the fewest GPUs" in reasons[0].detail
+
+
+def test_without_estimates_a_count_past_the_tables_is_not_blamed_on_the_memory_model():
+    _, reasons = explained(gpu="a100", model="8B", max_model_len=32768, budget_gpus=8, exact=True, estimate="never")
+    assert details(reasons, "memory_model") == []
+    assert "no table for 8 GPUs, nor a cell of a table for fewer GPUs that vouches; estimates are off (--no-estimate)" \
+        in details(reasons, "no_estimates")

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 import solver
 from solver.calibrate import calibrate, observations
 from solver.memory import DEFAULT_MARGIN, PRIOR, breakdown, estimated_cells, estimated_counts, longest_fitting
-from solver.query import make_query
+from solver.query import SourceCell, make_query
 from solver.solve import plan
 from solver.tables import (
     MemoryModel,
@@ -149,9 +149,16 @@ def test_fewest_gpus_without_a_budget_searches_every_count_the_estimates_cover()
         (answer,) = plan(make_query(CATALOG, model="32B", gpu="h100", max_model_len=131072, budget_gpus=fewer,
                                     exact=True), CATALOG)
         assert answer.plans == ()
+    # Without estimates too: the tables vouch for counts past their own (SP=8 on 8 GPUs from the 4-GPU
+    # table's SP=4 at 32768, for Qwen3-8B on A100s).
     (answer,) = plan(make_query(CATALOG, model="8B", gpu="a100", max_model_len=65536, objective="min_gpus",
                                 estimate="never"), CATALOG)
-    assert answer.budget_gpus == 6 and answer.plans[0].gpus == 4
+    assert answer.budget_gpus == 64 and answer.plans[0].gpus == 4
+    (answer,) = plan(make_query(CATALOG, model="8B", gpu="a100", max_model_len=32768, objective="min_gpus", sp=8,
+                                estimate="never"), CATALOG)
+    best = answer.plans[0]
+    assert (best.gpus, best.evidence, best.source) == (8, "inferred", SourceCell(gpus=4, max_model_len=32768,
+                                                                                    setting="SP=4"))
 
 
 def test_documented_cells_win_where_tables_exist():
