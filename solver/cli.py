@@ -310,8 +310,8 @@ def run_cluster(args: argparse.Namespace) -> int:
             rollout = placement.rollout_gpus  # 0 too: the cluster section still gives the job's nodes
             pool = next(p for p in fleet.pools if p.name == placement.pool)
             shared = placement.gpu_indexes if len(placement.gpu_indexes) < pool.gpus_per_node else None
-            size = rollout_engines(model, catalog.gpu(pool.gpu).memory_gib, rollout, placement.plan.max_model_len).size \
-                if rollout else 1
+            size = rollout_engines(model, catalog.gpu(pool.gpu).memory_gib, rollout, placement.plan.max_model_len,
+                                   pool.gpus_per_node).size if rollout else 1
             fragments[placement.job] = trinity_fragment(placement.plan, model, rollout, nodes=len(placement.nodes),
                                                         gpu=pool.gpu, shared_gpus=shared, engines=(0, size))
         if fragments:  # the folder is made only now, once there is an answer to write
@@ -774,7 +774,7 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalo
                 engines = None if rollout == config.rollout_gpus else (config.auxiliary_gpus, config.rollout_tp)
             elif rollout:
                 suggested = rollout_engines(model, catalog.gpu(answer.gpu).memory_gib, rollout,
-                                            answer.plans[0].max_model_len)
+                                            answer.plans[0].max_model_len, node_gpus)
                 notes += [note] if (note := _engines_note(suggested, model, answer.gpu)) else []
                 engines = (0, suggested.size)
             try:
@@ -809,7 +809,8 @@ def _cluster_layout(trainer_gpus: int, rollout_gpus: int | None, node_gpus: int)
     if rollout_gpus is None:
         return 1, None, None
     room = rollout_layout(trainer_gpus, rollout_gpus, node_gpus)
-    assert room is not None, "the planner's rollout_layout rule leaves a layout"
+    if room is None:  # a defect of the planner's, whose rollout_layout rule leaves a layout
+        raise RuntimeError(f"{trainer_gpus} trainer + {rollout_gpus} rollout GPUs have no layout")
     nodes, rollout = room
     note = None if rollout == rollout_gpus else (
         f"solve: note: rollout gets {rollout} GPUs, not {rollout_gpus}: the trainer's {trainer_gpus} GPUs take whole "

@@ -19,7 +19,7 @@ from ortools.sat.python import cp_model
 
 from solver.memory import breakdown, estimated_counts, estimated_setting
 from solver.model import RULES, PlanningData, build_model, prepare
-from solver.query import Answer, Plan, Query, Reason
+from solver.query import Answer, Plan, Query, Reason, counted
 from solver.solve import answer_for, new_solver
 from solver.tables import ESCALATION_ORDER, Catalog, Setting
 
@@ -225,10 +225,11 @@ def _reach(catalog: Catalog, prober: _Prober, data: PlanningData, query: Query) 
     only the memory model speaks for it."""
     parts = []
     for count in data.counts:
+        undecided = prober.undecided
         longest = _best(catalog, query, prober, objective="max_len", max_model_len=None, budget_gpus=count,
                         exact=True)
-        reach = "none" if longest is None else str(longest.max_model_len) + (
-            " (estimated)" if longest.evidence == "estimated" else "")
+        reach = ("unknown (out of time)" if prober.undecided > undecided else "none") if longest is None else str(
+            longest.max_model_len) + (" (estimated)" if longest.evidence == "estimated" else "")
         parts.append(f"{_Words.gpus(count)}: {reach}")
     return ", ".join(parts)
 
@@ -252,7 +253,7 @@ class _Words:
 
     @staticmethod
     def gpus(count: int) -> str:
-        return f"{count} GPU{'s' if count != 1 else ''}"
+        return counted(count, "GPU")
 
     def plan(self, plan: Plan) -> str:
         return (f"{plan.setting.label} on {self.gpus(plan.gpus)} at {plan.max_model_len} tokens "

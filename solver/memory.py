@@ -226,14 +226,16 @@ class RolloutEngines(_Frozen):
         return self.weights_gib + self.kv_cache_gib <= self.room_gib / 2
 
 
-def rollout_engines(model: Model, memory_gib: float, rollout_gpus: int, max_model_len: int) -> RolloutEngines:
+def rollout_engines(model: Model, memory_gib: float, rollout_gpus: int, max_model_len: int,
+                    node_gpus: int = NODE_GPUS) -> RolloutEngines:
     """The smallest tensor-parallel size for the rollout's vLLM engines that divides `rollout_gpus`, that
-    the heads allow (as SP: it divides the attention heads, and it and the KV heads divide one another),
-    and that `fits`: one GPU holds the bf16 weights and the KV cache of one `max_model_len` sequence in
+    keeps an engine in one node of `node_gpus`, that the heads allow (as SP: it divides the attention
+    heads, and it and the KV heads divide one another), and that `fits`: one GPU holds the bf16 weights and the KV cache of one `max_model_len` sequence in
     half of `ROLLOUT_UTILIZATION` of its memory. When no size does, the largest allowed one (whose `fits`
     is False). A starting point for the rollout, which rft-solver does not plan."""
     heads, kv_heads = model.num_attention_heads, model.num_key_value_heads
-    sizes = [t for t in range(1, rollout_gpus + 1) if rollout_gpus % t == 0 and not sp_rule_violation(heads, kv_heads, t)]
+    sizes = [t for t in range(1, min(rollout_gpus, node_gpus) + 1)
+             if rollout_gpus % t == 0 and not sp_rule_violation(heads, kv_heads, t)]
     kv_bytes = 2 * model.num_layers * kv_heads * model.head_size * 2 * max_model_len  # K and V, bf16
     options = [RolloutEngines(size=t, weights_gib=2 * model.parameters_b * 1e9 / t / GIB,
                               kv_cache_gib=kv_bytes / min(t, kv_heads) / GIB,

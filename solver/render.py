@@ -201,7 +201,8 @@ def _gpus_of_budget(answer: Answer, plan: Plan, node_gpus: int) -> str:
     if answer.rollout_gpus:
         trainer = counted(plan.gpus, "GPU") if answer.open_budget else f"{plan.gpus} of {answer.budget_gpus} GPUs"
         layout = rollout_layout(plan.gpus, answer.rollout_gpus, node_gpus)
-        assert layout is not None, "the planner's rollout_layout rule leaves a layout"
+        if layout is None:  # a defect of the planner's, whose rollout_layout rule leaves a layout
+            raise RuntimeError(f"{plan.gpus} trainer + {answer.rollout_gpus} rollout GPUs have no layout")
         nodes, rollout = layout
         if nodes == 1:
             return f"{trainer}, with {counted(rollout, 'rollout GPU')}"

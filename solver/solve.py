@@ -157,7 +157,8 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
     source: SourceCell | None
     # A cell vouches for the plan even where the solver's witness was an estimate: the table is the better evidence.
     found = vouching_cell(data.shape, data.rows, data.settings, gpus, setting, length)
-    assert found is not None or estimated, f"the solver returned {setting.label} on {gpus} GPUs at {length} with no cell"
+    if found is None and not estimated:  # a defect of the model's, never of the input
+        raise RuntimeError(f"the solver returned {setting.label} on {gpus} GPUs at {length} with no cell behind it")
     evidence, source = found or ("estimated", None)
     memory = breakdown(data.shape, catalog.gpu(data.gpu).memory_gib, gpus, setting, length,
                        query.memory.coefficients, query.margin)
@@ -181,12 +182,11 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
 
 
 def _uncounted(query: Query) -> str:
-    """Why the memory model does not estimate for exactly the budget's GPU count ("" when it does)."""
-    gpus = query.budget_gpus
+    """Why no plan considers exactly the budget's GPU count ("" when no more can be said)."""
+    if query.budget_gpus > MAX_ESTIMATED_GPUS:
+        return f"; plans go up to {MAX_ESTIMATED_GPUS} trainer GPUs"
     if query.estimate == "never":
         return "; other counts need estimates, which --no-estimate turns off"
-    if gpus > MAX_ESTIMATED_GPUS:
-        return f"; estimates go up to {MAX_ESTIMATED_GPUS} trainer GPUs"
     return ""
 
 

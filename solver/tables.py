@@ -6,7 +6,6 @@ This is the only module that reads files. Everything is checked on load; a broke
 
 from __future__ import annotations
 
-
 import importlib.util
 import json
 import re
@@ -450,7 +449,8 @@ def _resolve(kind: str, name: str, entries: tuple[Any, ...], wanted_name: str | 
     names = {_normalise(known): entry.name for entry in entries for known in (entry.name, *entry.aliases)}
     # A guess only where one name extends the other (30B: 30B-A3B; Qwen3-8B-Base: Qwen3-8B), and only one
     # does: a name one character away is often another thing (v100 is not h100, 5B is not 8B).
-    close = {entry for known, entry in names.items() if known.startswith(wanted) or wanted.startswith(known + "-")}
+    close = {entry for known, entry in names.items() if known.startswith(wanted)} or {
+        entry for known, entry in names.items() if wanted.startswith(known + "-")}  # completions first
     guess = f" (did you mean {close.pop()}?)" if len(close) == 1 else ""
     raise QueryError(f"unknown {kind} {name!r}{guess}; accepted: {accepted}")
 

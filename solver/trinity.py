@@ -903,9 +903,8 @@ def check_trinity_config(
             problems.append(f"{'.'.join(policy)} needs trainer.trainer_strategy fsdp2, got {brief(strategy)}")
 
     per_node = number(("cluster", "gpu_per_node"))
-    spread = whole_nodes_violation(trainer_gpus, int(per_node), NODE_SIZE_KEY) if per_node else None
-    if per_node and not float(per_node).is_integer():
-        problems.append(f"{NODE_SIZE_KEY} must be a whole number, got {per_node:g}")
-    elif spread:
+    if per_node is not None and (per_node < 1 or not float(per_node).is_integer()):
+        problems.append(f"{NODE_SIZE_KEY} must be a whole number of at least 1, got {per_node:g}")
+    elif per_node is not None and (spread := whole_nodes_violation(trainer_gpus, int(per_node), NODE_SIZE_KEY)):
         problems.append(spread)
     return problems

@@ -574,6 +574,8 @@ def _config(**trainer: Any) -> dict[str, Any]:
             ["trainer.trainer_config.actor_rollout_ref.ref.fsdp_config.offload_policy needs trainer.trainer_strategy fsdp2"],
         ),
         ({"cluster": {"gpu_per_node": 8}}, "4B", 12, ["12 GPUs span nodes of 8 (cluster.gpu_per_node) but are not whole nodes"]),
+        ({"cluster": {"gpu_per_node": 0.5}}, "4B", 12, ["cluster.gpu_per_node must be a whole number of at least 1, got 0.5"]),
+        ({"cluster": {"gpu_per_node": -8}}, "4B", 12, ["cluster.gpu_per_node must be a whole number of at least 1, got -8"]),
     ],
 )
 def test_checks(mapping: dict[str, Any], model: str, gpus: int, expected: list[str]) -> None:
