@@ -114,21 +114,25 @@ def job_options(planner: _Planner, fleet: Fleet, index: int) -> list[Option]:
     """Every way to run job `index`: per allowed pool and trainer GPU count, the planner's plan (the
     longest one for an ``at_least`` job) with a layout that fits the pool's nodes.
 
-    Measured plans come first: where the tables give the job a way in a pool, only the tables' GPU counts
-    and plans are used there. Where they give none (a GPU type or model without tables, a length past
-    them, a layout their counts do not fit), every count the planner estimates on the pool's nodes is
-    tried, with the memory model's estimates (marked ``estimated``) where the tables have no count,
-    unless estimates are off."""
+    Measured plans come first: where the tables give the job a way in a pool at their own GPU counts, only
+    those counts and plans are used there. Where they give none (a length past them, a layout their counts
+    do not fit), every count the planner considers on the pool's nodes is tried with the tables alone
+    (their cells vouch for more GPUs too); where that gives none either (a GPU type or model without
+    tables), with the memory model's estimates (marked ``estimated``), unless estimates are off. Each tier
+    keeps the placement model small: the tables' counts alone give most jobs their ways."""
     job = fleet.jobs[index]
     options = []
     for pool_index, pool in enumerate(fleet.pools):
         if job.pool not in (None, pool.name):
             continue
         tabled = [t.gpus for t in planner.catalog.gpu(pool.gpu).tables if job.model in t.models]
-        found = [] if planner.estimate == "only" else _ways(planner, fleet, index, pool_index, tabled, "never")
-        if not found and planner.estimate != "never":
-            counts = estimated_counts(pool.gpus_per_node, pool.nodes * pool.gpus_per_node)
-            found = _ways(planner, fleet, index, pool_index, counts, planner.estimate)
+        counts = estimated_counts(pool.gpus_per_node, pool.nodes * pool.gpus_per_node)
+        tiers: list[tuple[Sequence[int], EstimateMode]] = [] if planner.estimate == "only" else [
+            (tabled, "never"), (counts, "never")]
+        tiers += [] if planner.estimate == "never" else [(counts, planner.estimate)]
+        found: list[Option] = []
+        for tier_counts, estimate in tiers:
+            found = found or _ways(planner, fleet, index, pool_index, tier_counts, estimate)
         options += found
     return options
 
@@ -424,8 +428,8 @@ def _reasons(planner: _Planner, fleet: Fleet, index: int) -> str:
         answer = answer_for(planner.catalog, query, pool.gpu)
         if answer.plans:
             fewest = answer.plans[0]
-            reasons.append(f"{pool.name}: {counted(fewest.gpus, 'trainer GPU')} at the fewest + "
-                           f"{counted(job.rollout_gpus, 'rollout GPU')} do not fit its {counted(pool.nodes, 'node')} "
+            reasons.append(f"{pool.name}: with {counted(job.rollout_gpus, 'rollout GPU')}, no trainer GPU count that "
+                           f"trains it ({fewest.gpus} at the fewest) has a layout on its {counted(pool.nodes, 'node')} "
                            f"of {pool.gpus_per_node} GPUs")
         else:
             reasons.append(f"{pool.name}: {answer.reason}")

@@ -15,10 +15,10 @@ Rules, with g = the pool's gpus_per_node, r = the job's rollout_gpus, n = traine
 
 - a job is placed at most once, in one pool (its `pool` if given), with a plan that
   `enumerate_plans(catalog, gpu=..., model=..., objective="cheapest", budget_gpus=n, exact=True,
-  max_model_len=L)` allows, n over the documented GPU counts of the pool's GPU type; with `estimates=True`
-  (what `solve cluster` does unless `--no-estimate`) and no such plan with a layout in the pool,
-  `enumerate_plans(..., estimates=True)` and n over every count within a node, then whole nodes, up to
-  the pool's GPUs and 64;
+  max_model_len=L)` allows, n over the documented GPU counts of the pool's GPU type; with no such plan
+  with a layout in the pool, n over every count within a node, then whole nodes, up to the pool's GPUs and
+  64 (the tables' cells vouch for more GPUs); with `estimates=True` (what `solve cluster` does unless
+  `--no-estimate`) and still none, `enumerate_plans(..., estimates=True)` over those counts;
 - length: exactly L for `max_model_len: L`; for `{at_least: A}` any L in {A} + {row lengths > A of the GPU
   type's tables (all of them, whatever their GPU count)} for which a plan exists, and with estimates the
   longest length that any plan on exactly n GPUs reaches;
@@ -123,10 +123,10 @@ def _candidate_lengths(catalog: Catalog, gpu: str, job: dict) -> list[int]:
     return sorted({wanted} | {length for length in rows if length > wanted})
 
 
-def _trainer_counts(catalog: Catalog, gpu: str, pool: dict, estimates: bool) -> list[int]:
-    """The documented GPU counts of the GPU type; with estimates, every count within a node, then whole
+def _trainer_counts(catalog: Catalog, gpu: str, pool: dict, every: bool) -> list[int]:
+    """The documented GPU counts of the GPU type; with `every`, every count within a node, then whole
     nodes, up to the pool's GPUs and 64."""
-    if not estimates:
+    if not every:
         return sorted({table.gpus for table in catalog.gpu(gpu).tables})
     g = pool["gpus_per_node"]
     return [n for n in range(1, min(pool["nodes"] * g, 64) + 1) if n <= g or n % g == 0]
@@ -173,21 +173,26 @@ def _plans(catalog: Catalog, gpu: str, model: str, n: int, length: int | None, g
 
 def job_candidates(catalog: Catalog, job: dict, pool: dict, estimates: bool = False) -> list[dict]:
     """Every (n, L) the job can run at in this pool, each with its cheapest plan that passes the SP rule and
-    its layout: dicts {"n", "length", "plan", "layout", "gain", "cost"}. The tables' candidates; with
-    `estimates` and none from the tables, those of every count with the memory model's estimates."""
-    documented = _candidates(catalog, job, pool, estimates=False)
-    return documented if documented or not estimates else _candidates(catalog, job, pool, estimates=True)
+    its layout: dicts {"n", "length", "plan", "layout", "gain", "cost"}. The tables' candidates at their own
+    counts; with none, the tables' candidates at every count; with `estimates` and none either, those of
+    every count with the memory model's estimates."""
+    tiers = [(False, False), (True, False)] + ([(True, True)] if estimates else [])
+    for every, estimated in tiers:
+        found = _candidates(catalog, job, pool, every=every, estimates=estimated)
+        if found:
+            return found
+    return []
 
 
-def _candidates(catalog: Catalog, job: dict, pool: dict, estimates: bool) -> list[dict]:
-    """job_candidates over the tables' counts, or with `estimates` over every count, with for an at_least
-    job also the longest length at each count."""
+def _candidates(catalog: Catalog, job: dict, pool: dict, every: bool, estimates: bool) -> list[dict]:
+    """job_candidates over the tables' counts, or with `every` over every count, with `estimates` or not,
+    and for an at_least job with estimates also the longest length at each count."""
     gpu = catalog.gpu(pool["gpu"]).name
     model = catalog.model(job["model"]).name
     g = pool["gpus_per_node"]
     wanted, at_least = _length_request(job)
     found = []
-    for n in _trainer_counts(catalog, gpu, pool, estimates):
+    for n in _trainer_counts(catalog, gpu, pool, every):
         where = layout(n, _rollout(job), g)
         if where is None:
             continue

@@ -138,15 +138,21 @@ def test_measured_plans_come_first(tmp_path: Path):
     [placement] = solved(instance, tmp_path)["placements"]
     assert (placement["trainer_gpus"], placement["plan"]["evidence"]) == (6, "documented")
     # Qwen3-8B at 98304 needs 4 A100s by the tables; with 6 rollout GPUs, 4 + 6 fit no node of 8 and 4 are
-    # not whole nodes, so no tabled count has a layout: the estimates' 8 GPUs (SP=8) take a whole node,
-    # and the rollout the next one.
+    # not whole nodes, so no tabled count has a layout: 8 GPUs, which the 4-GPU table's Env + Offload + SP=4
+    # at 102400 vouches for, take a whole node, and the rollout the next one; no estimate is needed.
     instance = {"pools": [{**ONE_NODE, "nodes": 2}],
                 "jobs": [{"name": "long-8b", "model": "8B", "max_model_len": 98304, "rollout_gpus": 6}]}
+    for estimates in (True, False):
+        [placement] = solved(instance, tmp_path, estimates=estimates)["placements"]
+        assert (placement["nodes"], placement["trainer_gpus"], placement["rollout_gpus"], placement["plan"]["sp"],
+                placement["plan"]["evidence"]) == ([0, 1], 8, 8, 4, "inferred")
+    # Qwen3-14B at 98304: the 4-GPU table says '-' from 102400 on, so no table vouches for more GPUs there;
+    # only the memory model's estimate places it (SP=8 on 8 GPUs), and without estimates it stays unplaced.
+    instance["jobs"][0].update(name="long-14b", model="14B")
     [placement] = solved(instance, tmp_path)["placements"]
-    assert (placement["nodes"], placement["trainer_gpus"], placement["rollout_gpus"], placement["plan"]["sp"],
-            placement["plan"]["evidence"]) == ([0, 1], 8, 8, 8, "estimated")
-    assert solved(instance, tmp_path, estimates=False)["unplaced"][0]["reason"] == (
-        "a100: 4 trainer GPUs at the fewest + 6 rollout GPUs do not fit its 2 nodes of 8 GPUs")
+    assert (placement["trainer_gpus"], placement["plan"]["sp"], placement["plan"]["evidence"]) == (8, 8, "estimated")
+    assert solved(instance, tmp_path, estimates=False)["unplaced"][0]["reason"].startswith(
+        "a100: 98304 tokens is beyond what the tables allow for Qwen3-14B on A100-80GB within 16 GPUs")
 
 
 def test_a_layout_needs_the_nodes_the_pool_has(tmp_path: Path):
@@ -164,8 +170,9 @@ def test_a_layout_needs_the_nodes_the_pool_has(tmp_path: Path):
                 "jobs": [{"name": "big", "model": "14B", "max_model_len": 65536, "rollout_gpus": 7}]}
     for minimize_nodes in (False, True):
         result = solved(instance, tmp_path, minimize_nodes=minimize_nodes)
-        assert result["unplaced"] == [{"job": "big", "reason": "a: 4 trainer GPUs at the fewest + 7 rollout GPUs do "
-                                                              "not fit its 1 node of 8 GPUs"}]
+        assert result["unplaced"] == [{"job": "big", "reason": "a: with 7 rollout GPUs, no trainer GPU count that "
+                                                              "trains it (4 at the fewest) has a layout on its 1 node of "
+                                                              "8 GPUs"}]
 
 
 def test_counts_without_a_table_are_estimated_unless_estimates_are_off(tmp_path: Path):
