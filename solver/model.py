@@ -48,10 +48,11 @@ class PlanningData:
     """The longest length any estimate fits, per GPU count without a table."""
     lengths: tuple[int, ...]
     """Every length a plan may have when the length is maximised: the rows, and the estimates' grid."""
-    borrow_limits: tuple[tuple[int, int, int, int, int], ...]
-    """(n, e, o, s, longest) for each count with a table and each combination: the longest length at which
-    a table for fewer GPUs may vouch for it there, before the count's own table says it runs out of
-    memory (`solver.query.refuting_row`)."""
+    witnesses: tuple[tuple[int, int, int, int, int, int, int], ...]
+    """(plan's GPU count, witness's GPU count, length it vouches up to, e, o, s, estimated) for every cell
+    and estimate that may vouch for a plan on that count: a cell of the plan's count's table, or of a
+    table for fewer GPUs (two or more) up to where the plan's count's own table says the cell's setting
+    runs out of memory (`solver.query.refuting_row`); an estimate for exactly its count."""
 
 
 @dataclass(frozen=True)
@@ -66,8 +67,6 @@ class PlanVariables:
     rank: cp_model.IntVar
     witness_gpus: cp_model.IntVar
     """The GPU count of the witness's table: the plan's, or fewer (what trains on fewer GPUs trains on more)."""
-    borrowed: cp_model.IntVar
-    """True when the witness is of fewer GPUs than the plan's."""
     witness_len: cp_model.IntVar
     witness_env: cp_model.IntVar
     witness_offload: cp_model.IntVar
@@ -137,28 +136,41 @@ def prepare(catalog: Catalog, gpu: str, query: Query) -> PlanningData:
         estimates=estimates,
         longest_estimate=MappingProxyType(longest_estimate),
         lengths=tuple(sorted({length for _, length in rows} | set(range(GRID, longest + 1, GRID)))),
-        borrow_limits=borrow_limits(gpu_type, shape, max(counts, default=1)) if tables else (),
+        witnesses=_witnesses(counts, tuple(sorted(settings.items())), borrow_limits(gpu_type, shape) if tables else {},
+                             estimates),
     )
 
 
 @lru_cache(maxsize=256)
-def borrow_limits(gpu_type: GpuType, shape: Model, most_sp: int) -> tuple[tuple[int, int, int, int, int], ...]:
-    """`PlanningData.borrow_limits` for `shape` on `gpu_type`'s tables (cached: every query asks again):
-    per count with a table and combination (SP up to `most_sp`), the row before the first one where the
-    count's own table says the setting runs out of memory (0 when that is its first row), or `MAX_TOKENS`
-    when no row says so (always for an SP degree above the count, which its table never tried)."""
+def borrow_limits(gpu_type: GpuType, shape: Model) -> Mapping[tuple[int, Setting], int]:
+    """For each count with a table of `gpu_type` and each setting `shape`'s cells name: the longest length
+    at which a table for fewer GPUs may vouch for that setting on the count, the row before the first one
+    where the count's own table says it runs out of memory (0 when that is its first row), or `MAX_TOKENS`
+    when no row says so (cached: every query asks again)."""
     rows, settings = table_cells([table for table in gpu_type.tables if shape.name in table.models], shape.name)
-    limits = []
+    limits = {}
     for n in sorted({count for count, _ in rows}):
         failures = failures_by_row(shape, rows, settings, n)
-        for env in (0, 1):
-            for offload in (0, 1):
-                for sp in range(1, most_sp + 1):
-                    setting = Setting(env=bool(env), offload=bool(offload), sp=sp)
-                    first = first_failure(failures, setting, MAX_TOKENS) if sp <= n else None
-                    before = [row for row, _ in failures if first is not None and row < first]
-                    limits.append((n, env, offload, sp, MAX_TOKENS if first is None else max(before, default=0)))
-    return tuple(limits)
+        for setting in set(settings.values()):
+            first = first_failure(failures, setting, MAX_TOKENS)
+            before = [row for row, _ in failures if first is not None and row < first]
+            limits[n, setting] = MAX_TOKENS if first is None else max(before, default=0)
+    return MappingProxyType(limits)
+
+
+def _witnesses(
+    counts: tuple[int, ...], cells: tuple[tuple[tuple[int, int], Setting], ...],
+    limits: Mapping[tuple[int, Setting], int], estimates: tuple[tuple[int, int, int, int, int], ...],
+) -> tuple[tuple[int, int, int, int, int, int, int], ...]:
+    """`PlanningData.witnesses` from the cells ((count, row) and setting), the `borrow_limits` and the
+    estimates."""
+    found = [(n, n, longest, e, o, s, 1) for n, e, o, s, longest in estimates]
+    for (m, row), setting in cells:
+        for n in counts:
+            if n == m or 1 < m < n:
+                vouched = row if n == m else min(row, limits.get((n, setting), MAX_TOKENS))
+                found.append((n, m, vouched, int(setting.env), int(setting.offload), setting.sp, 0))
+    return tuple(found)
 
 
 @lru_cache(maxsize=64)
@@ -195,7 +207,6 @@ def add_plan_variables(model: cp_model.CpModel, data: PlanningData, query: Query
     """
     largest = max(data.counts)
     length_domain = cp_model.Domain.from_values(data.lengths)
-    rows = sorted({length for _, length in data.rows}) or [1]
     return PlanVariables(
         gpus=model.new_int_var_from_domain(cp_model.Domain.from_values(data.counts), "trainer_gpus"),
         env=model.new_bool_var("env_expandable_segments"),
@@ -206,9 +217,8 @@ def add_plan_variables(model: cp_model.CpModel, data: PlanningData, query: Query
         else model.new_constant(query.max_model_len),
         rank=model.new_int_var(0, len(data.ranks) - 1, "cost_rank"),
         witness_gpus=model.new_int_var_from_domain(cp_model.Domain.from_values(data.counts), "witness_gpus"),
-        borrowed=model.new_bool_var("witness_of_fewer_gpus"),
         witness_len=model.new_int_var_from_domain(
-            cp_model.Domain.from_values(sorted({*rows, *(cell[4] for cell in data.estimates)})), "witness_length"),
+            cp_model.Domain.from_values(sorted({0, *(witness[2] for witness in data.witnesses)})), "witness_length"),
         witness_env=model.new_bool_var("witness_env"),
         witness_offload=model.new_bool_var("witness_offload"),
         witness_sp=model.new_int_var(1, largest, "witness_sp_degree"),
@@ -277,39 +287,16 @@ def add_node_rule(model: cp_model.CpModel, data: PlanningData, query: Query, pla
 
 
 def add_cell_evidence(model: cp_model.CpModel, data: PlanningData, plan: PlanVariables, guards: Guards) -> None:
-    """A witness vouches for the plan: a documented cell of the same GPU count or fewer (two or more, and
-    only up to where the plan's count's own table says the setting runs out of memory; see
-    `solver.query.vouching_cell`), at a row no shorter than L, whose setting the plan includes; or, for a
-    GPU count without a table, the memory model's estimate for exactly the plan's setting, whose longest
+    """A witness vouches for the plan (`PlanningData.witnesses`): a documented cell of the same GPU count
+    or fewer, vouching up to a length no shorter than L, whose setting the plan includes; or, for a GPU
+    count without a table, the memory model's estimate for exactly the plan's setting, whose longest
     fitting length is no shorter than L."""
-    witnesses = [(n, length, e, o, s, 0) for n, length, e, o, s in data.cells]
-    witnesses += [(n, longest, e, o, s, 1) for n, e, o, s, longest in data.estimates]
     not_estimated = 1 - plan.estimated
-    # A witness of fewer GPUs vouches only up to where the plan's count's own table says the setting runs
-    # out of memory (that table, a measurement of these very GPUs, decides).
-    tabled = sorted({entry[0] for entry in data.borrow_limits})
-    own_table = model.new_bool_var("plan_count_has_a_table")
-    borrow_limit = model.new_int_var(0, MAX_TOKENS, "longest_borrowed_length")
-    conditional = (
-        (model.add_allowed_assignments([plan.gpus, plan.env, plan.offload, plan.sp, borrow_limit],
-                                       list(data.borrow_limits)), [own_table]),
-        (model.add(plan.witness_gpus == plan.gpus), [~plan.borrowed]),
-        (model.add(plan.witness_gpus < plan.gpus), [plan.borrowed]),
-        (model.add(plan.witness_gpus >= 2), [plan.borrowed]),  # one GPU has no collective-communication buffers
-        (model.add(plan.max_model_len <= borrow_limit), [plan.borrowed, own_table]),
-    )
-    for constraint, conditions in conditional:
-        constraint.only_enforce_if(conditions)
-        _guarded(constraint, guards, "evidence")
-    _guarded(model.add_allowed_assignments([plan.gpus, own_table], [(n, int(n in tabled)) for n in data.counts]),
-             guards, "evidence")
     for constraint in (
         model.add_allowed_assignments(
-            [plan.witness_gpus, plan.witness_len, plan.witness_env, plan.witness_offload, plan.witness_sp,
+            [plan.gpus, plan.witness_gpus, plan.witness_len, plan.witness_env, plan.witness_offload, plan.witness_sp,
              plan.estimated],
-            witnesses),
-        model.add(plan.witness_gpus <= plan.gpus),
-        model.add(plan.gpus <= plan.witness_gpus + max(data.counts) * not_estimated),  # an estimate is for its count
+            list(data.witnesses)),
         model.add(plan.witness_len >= plan.max_model_len),
         model.add(plan.env >= plan.witness_env),
         model.add(plan.offload >= plan.witness_offload),

@@ -292,18 +292,18 @@ def vouching_cell(model: Model, rows: Sequence[tuple[int, int]], settings: Mappi
     the setting; otherwise inferred from the shortest row at or beyond L whose cell the setting includes, in
     the table for `gpus` GPUs, else in the table for the most GPUs fewer than it (what trains on fewer GPUs
     trains on more: the states shard wider, and an SP at least the cell's keeps the tokens per GPU at most
-    the cell's), unless the table for `gpus` GPUs says the setting runs out of memory there (`refuting_row`:
-    a count's own measurement decides). A table of one GPU vouches for no other count (one GPU has no
-    collective-communication buffers), and no table vouches past `MAX_ESTIMATED_GPUS`. None when no cell
-    vouches."""
+    the cell's), unless the table for `gpus` GPUs says the cell's setting runs out of memory at L
+    (`refuting_row`: a count's own measurement decides). A table of one GPU vouches for no other count (one
+    GPU has no collective-communication buffers), and no table vouches past `MAX_ESTIMATED_GPUS`. None when
+    no cell vouches."""
     own = sorted(row for n, row in rows if n == gpus and row >= length)
     if own and settings.get((gpus, own[0])) == setting:
         return "documented", SourceCell(gpus=gpus, max_model_len=own[0], setting=setting.label)
-    borrowing = gpus <= MAX_ESTIMATED_GPUS and refuting_row(model, rows, settings, gpus, setting, length) is None
-    for count in sorted({n for n, _ in rows if n == gpus or (1 < n < gpus and borrowing)}, reverse=True):
+    for count in sorted({n for n, _ in rows if n == gpus or 1 < n < gpus <= MAX_ESTIMATED_GPUS}, reverse=True):
         for row in sorted(row for n, row in rows if n == count and row >= length):
             cell = settings.get((count, row))
-            if cell and setting.includes(cell):
+            if cell and setting.includes(cell) and (
+                    count == gpus or refuting_row(model, rows, settings, gpus, cell, length) is None):
                 return "inferred", SourceCell(gpus=count, max_model_len=row, setting=cell.label)
     return None
 

@@ -12,8 +12,8 @@ A plan is a dict with exactly the keys of `PLAN_KEYS`. In short:
 - max_token_len_per_gpu = ceil(2 * L / s); rope_scaling_factor = L / native_context when L > native_context.
 - Evidence, with T the table for n and row(L) its shortest row with max_model_len >= L: documented when
   T's cell at row(L) is exactly (env, offload, sp); otherwise inferred when some row R >= L of T, else of
-  the table for the most GPUs below n (two or more, n at most 64, and T not saying the setting ran out
-  of memory at some row up to row(L)) that has such a row, has a non-``-`` cell C with env >= C.env,
+  the table for the most GPUs below n (two or more, n at most 64) that has such a row, has a non-``-``
+  cell C (which T does not say ran out of memory at some row up to row(L)) with env >= C.env,
   offload >= C.offload, sp >= C.sp (the source is the shortest such row; what trains on fewer GPUs trains
   on more); otherwise estimated (below) or infeasible. When maximising, L is a row of the source's table.
 - cost = (1/n) * (1 + w_off*o) * (1 + w_sp*(s-1)) * (1 + w_env*e), exactly, with Fraction(repr(weight)).
@@ -182,22 +182,25 @@ def _evidence(tables: dict[int, Table], model: Any, n: int, env: bool, offload: 
     Documented: the cell at row(L) of the n-GPU table is exactly the plan's setting. Inferred: the first
     row >= L whose cell the plan includes, in the n-GPU table, else in the table of the most GPUs below n
     (two or more; n at most 64) that has one (what trains on fewer GPUs trains on more: the states shard
-    wider and, with SP at least the cell's, the tokens per GPU are no more), unless the n-GPU table says
-    the setting runs out of memory at L.
+    wider and, with SP at least the cell's, the tokens per GPU are no more) and whose setting the n-GPU
+    table does not say runs out of memory at L.
     """
     own = tables.get(n)
     row = _row_for_length(own, length) if own is not None else None
     cell = row.setting(model.name) if row is not None else None
     if row is not None and cell is not None and (cell.env, cell.offload, cell.sp) == (bool(env), bool(offload), sp):
         return "documented", {"gpus": n, "max_model_len": row.max_model_len, "setting": cell.label}
-    borrowing = n <= 64 and (own is None or not _ran_out_of_memory(own, model, env, offload, sp, length))
-    for count in sorted((m for m in tables if m == n or (borrowing and 2 <= m < n)), reverse=True):
+    for count in sorted((m for m in tables if m == n or 2 <= m < n <= 64), reverse=True):
         for candidate in tables[count].rows:  # shortest first: the first row >= L whose cell the plan includes
             if candidate.max_model_len < length:
                 continue
             cell = candidate.setting(model.name)
-            if cell is not None and _includes(env, offload, sp, cell):
-                return "inferred", {"gpus": count, "max_model_len": candidate.max_model_len, "setting": cell.label}
+            if cell is None or not _includes(env, offload, sp, cell):
+                continue
+            if count != n and own is not None and _ran_out_of_memory(own, model, cell.env, cell.offload, cell.sp,
+                                                                     length):
+                continue  # the n-GPU table says the cell's setting ran out of memory on n GPUs at L
+            return "inferred", {"gpus": count, "max_model_len": candidate.max_model_len, "setting": cell.label}
     return None
 
 
