@@ -411,7 +411,11 @@ def build_model(
     return model, plan, guards
 
 
-def forbid(model: cp_model.CpModel, plan: PlanVariables, values: list[int]) -> None:
-    """Exclude one plan (n, e, o, s, L) so that the next solve finds the next best."""
-    model.add_forbidden_assignments(plan.plan, [values])
+def forbid(model: cp_model.CpModel, plan: PlanVariables, values: list[int], objective: Objective) -> None:
+    """Exclude one plan (n, e, o, s, L) so that the next solve finds the next best; when maximising the
+    length, its whole combination (n, e, o, s): the same combination at a shorter length is no alternative."""
+    if objective == "max_len":
+        model.add_forbidden_assignments(plan.plan[:4], [values[:4]])
+    else:
+        model.add_forbidden_assignments(plan.plan, [values])
 

@@ -77,7 +77,7 @@ def answer_for(catalog: Catalog, query: Query, gpu: str) -> Answer:
             objective_value, bound = int(solver.objective_value), solver.best_objective_bound
         values = [solver.value(variable) for variable in variables.plan]
         plans.append(_plan(catalog, data, query, values, estimated=bool(solver.value(variables.estimated))))
-        forbid(model, variables, values)
+        forbid(model, variables, values, query.objective)
         solver.parameters.search_branching = cp_model.AUTOMATIC_SEARCH  # the strategy only pays once
     if plans:
         proven = all(s in (cp_model.OPTIMAL, cp_model.INFEASIBLE) for s in statuses)

@@ -267,7 +267,8 @@ def enumerate_plans(
     estimates: bool = False,
     rollout_gpus: int = 0,
 ) -> list[dict]:
-    """Every feasible plan, best first by the objective's key (a total order)."""
+    """Every feasible plan, best first by the objective's key (a total order); when maximising, each
+    combination (n, env, offload, sp) once, at its longest length."""
     if objective not in OBJECTIVES:
         raise ValueError(f"unknown objective {objective!r}; accepted: {', '.join(OBJECTIVES)}")
     if objective == "max_len":
@@ -327,6 +328,11 @@ def enumerate_plans(
     ranked.sort(key=lambda pair: pair[0])
     keys = [key for key, _ in ranked]
     assert len(set(keys)) == len(keys), "the ranking key is not a total order over distinct plans"
+    if objective == "max_len":  # each combination once, at its longest: a shorter length is no alternative
+        seen: set[tuple] = set()
+        ranked = [(key, plan) for key, plan in ranked
+                  if (combination := (plan["gpus"], plan["env"], plan["offload"], plan["sp"])) not in seen
+                  and not seen.add(combination)]
     return [plan for _, plan in ranked]
 
 

@@ -262,3 +262,11 @@ def test_a_count_past_64_gpus_is_named_as_out_of_reach_with_or_without_estimates
     for estimate in ("never", "auto"):
         answer = solve_one("A100-80GB", model="8B", max_model_len=8192, budget_gpus=128, exact=True, estimate=estimate)
         assert answer.plans == () and "; plans go up to 64 trainer GPUs; fewer trainer GPUs" in answer.reason
+
+
+def test_ranked_longest_lengths_are_distinct_combinations_each_at_its_longest():
+    answer = solve_one("A100-80GB", model="14B", objective="max_len", budget_gpus=7, exact=True, top=3)
+    combinations = [(p.gpus, p.env, p.offload, p.sp) for p in answer.plans]
+    assert len(set(combinations)) == 3
+    assert [(p.setting.label, p.max_model_len) for p in answer.plans] == [
+        ("Env + Offload", 24576), ("Env", 12288), ("vanilla", 8192)]
