@@ -92,7 +92,7 @@ class _Once(argparse.Action):
     otherwise answer for the H20 alone, silently."""
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
-                 option_string: str | None = None) -> None:
+                 _option_string: str | None = None) -> None:
         given = namespace.__dict__.setdefault("_given_once", set())
         if self.option_strings and self.dest in given:
             parser.error(f"argument {'/'.join(self.option_strings)}: given twice: give it once")

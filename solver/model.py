@@ -36,8 +36,6 @@ class PlanningData:
     count (which its cells may vouch for), and those estimated."""
     rows: tuple[tuple[int, int], ...]
     """(n, max_model_len) of every row of those tables."""
-    cells: tuple[tuple[int, int, int, int, int], ...]
-    """(n, max_model_len, e, o, s) of every cell where something trains."""
     ranks: tuple[tuple[int, ...], ...]
     """(n, e, o, s, rank) for every combination: rank 0 is the best by the objective's ordering."""
     settings: Mapping[tuple[int, int], Setting]
@@ -130,7 +128,6 @@ def prepare(catalog: Catalog, gpu: str, query: Query) -> PlanningData:
         shape=shape,
         counts=counts,
         rows=rows,
-        cells=tuple((n, length, int(s.env), int(s.offload), s.sp) for (n, length), s in settings.items()),
         ranks=cost_ranks(counts, query.objective, query.weights),
         settings=MappingProxyType(settings),
         estimates=estimates,
