@@ -100,8 +100,18 @@ class _Once(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
-def positive_int(text: str, least: int = 1) -> int:
-    """An argparse type: a whole number of at least `least` (1)."""
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    return _whole_number(text, least=1)
+
+
+def count_argument(text: str) -> int:
+    """An argparse type: a whole number of at least 0."""
+    return _whole_number(text, least=0)
+
+
+def _whole_number(text: str, least: int) -> int:
+    """A whole number written in ASCII digits, of at least `least` (for argparse: a type error otherwise)."""
     try:
         if not text.isascii():  # int() reads the digits of every script
             raise ValueError(text)
@@ -111,11 +121,6 @@ def positive_int(text: str, least: int = 1) -> int:
     if value < least:
         raise argparse.ArgumentTypeError(f"must be at least {least}, got {value}")
     return value
-
-
-def count_argument(text: str) -> int:
-    """An argparse type: a whole number of at least 0."""
-    return positive_int(text, least=0)
 
 
 def path_argument(text: str) -> Path:
