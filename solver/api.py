@@ -140,7 +140,8 @@ def estimate_memory(
     memory: MemoryModel | None = None,
 ) -> MemoryEstimate:
     """The memory model's breakdown of one trainer GPU's peak memory, whether it fits, the longest length
-    that would fit with the same setting, and what the GPU type's tables say of it (``tables``); `QueryError` for an unknown name, a count out of range or
+    that would fit with the same setting, and what the GPU type's tables say of it (``tables``);
+    `QueryError` for an unknown name, a count out of range or
     an SP degree the model's heads, the GPU count or the node size (a trainer on more GPUs than a node of
     `node_gpus` keeps each SP group in a node) rule out, or a value of the wrong type."""
     check_types(("gpus", gpus, int), ("max_model_len", max_model_len, int), ("sp", sp, int), ("env", env, bool),

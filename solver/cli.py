@@ -688,8 +688,8 @@ def run_planner(args: argparse.Namespace) -> int:
     if current is not None:
         answers = tuple(answer.model_copy(update={"current": _vouched(catalog, *current, answer.gpu)})
                         for answer in answers)
-    fragments = _write_trinity(args, answers, catalog, catalog.model(query.model), config_text, query.node_gpus or NODE_GPUS,
-                               config)
+    fragments = _write_trinity(args, answers, catalog, catalog.model(query.model), config_text,
+                               query.node_gpus or NODE_GPUS, config)
     if args.emit:
         sys.stdout.write("---\n".join(fragments))
     elif args.json:
@@ -709,8 +709,9 @@ def _engines_note(engines: RolloutEngines, model: Model, gpu: str) -> str | None
     held = (f"{model.name}'s bf16 weights ({engines.weights_gib:.1f} GiB) and one sequence's KV cache "
             f"({engines.kv_cache_gib:.1f} GiB) per GPU")
     if not engines.fits:
-        return (f"solve: note: {held} at tensor-parallel size {engines.size} take more than half of what vLLM takes of "
-                f"one {gpu} ({engines.room_gib:.1f} GiB): little room for sequences in flight; give the rollout more GPUs")
+        return (f"solve: note: {held} at tensor-parallel size {engines.size} take more than half of what vLLM takes "
+                f"of one {gpu} ({engines.room_gib:.1f} GiB): little room for sequences in flight; give the rollout "
+                "more GPUs")
     if engines.size > 1:
         return (f"solve: note: rollout engines of tensor-parallel size {engines.size}: {held} take at most half of "
                 f"what vLLM takes of one {gpu} ({engines.room_gib:.1f} GiB), leaving the rest to sequences in flight")

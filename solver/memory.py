@@ -230,9 +230,10 @@ def rollout_engines(model: Model, memory_gib: float, rollout_gpus: int, max_mode
                     node_gpus: int = NODE_GPUS) -> RolloutEngines:
     """The smallest tensor-parallel size for the rollout's vLLM engines that divides `rollout_gpus`, that
     keeps an engine in one node of `node_gpus`, that the heads allow (as SP: it divides the attention
-    heads, and it and the KV heads divide one another), and that `fits`: one GPU holds the bf16 weights and the KV cache of one `max_model_len` sequence in
-    half of `ROLLOUT_UTILIZATION` of its memory. When no size does, the largest allowed one (whose `fits`
-    is False). A starting point for the rollout, which rft-solver does not plan."""
+    heads, and it and the KV heads divide one another), and that `fits`: one GPU holds the bf16 weights
+    and the KV cache of one `max_model_len` sequence in half of `ROLLOUT_UTILIZATION` of its memory. When
+    no size does, the largest allowed one (whose `fits` is False). A starting point for the rollout, which
+    rft-solver does not plan."""
     heads, kv_heads = model.num_attention_heads, model.num_key_value_heads
     sizes = [t for t in range(1, min(rollout_gpus, node_gpus) + 1)
              if rollout_gpus % t == 0 and not sp_rule_violation(heads, kv_heads, t)]

@@ -276,7 +276,9 @@ def first_failure(failures: list[tuple[int, tuple[Setting, ...]]], setting: Sett
     return next((row for row, failed in failures if row <= upto and any(f.includes(setting) for f in failed)), None)
 
 
-def table_cells(tables: Sequence[Table], model: str) -> tuple[tuple[tuple[int, int], ...], dict[tuple[int, int], Setting]]:
+def table_cells(
+    tables: Sequence[Table], model: str
+) -> tuple[tuple[tuple[int, int], ...], dict[tuple[int, int], Setting]]:
     """The rows of `tables` as (GPU count, max_model_len), and the setting `model`'s cell names at each row
     where something trains."""
     rows = tuple((table.gpus, row.max_model_len) for table in tables for row in table.rows)

@@ -803,7 +803,8 @@ def check_trinity_config(
     ``log_prob_max_token_len_per_gpu`` when set by hand, as they override it);
     ``max_prompt_tokens + max_response_tokens <= max_model_len`` when both are set; beyond the native
     context of a model without a RoPE scaling of its own, ``model.rope_scaling`` is YaRN with
-    ``factor == max_model_len / native`` and ``original_max_position_embeddings == native``; ``offload_policy`` needs ``trainer_strategy: fsdp2``;
+    ``factor == max_model_len / native`` and ``original_max_position_embeddings == native``;
+    ``offload_policy`` needs ``trainer_strategy: fsdp2``;
     a trainer wider than a node uses whole nodes (when ``cluster.gpu_per_node`` is given).
 
     Interpolated values are resolved from `environ` (default: none set, so defaults apply); one that
@@ -888,7 +889,8 @@ def check_trinity_config(
             factor = number(factor_path)
             if (factor is None and _dig(mapping, factor_path) is None) or (
                     factor is not None and not math.isclose(factor, wanted, rel_tol=1e-9)):
-                problems.append(f"model.rope_scaling.factor must be max_model_len / {native} = {wanted!r}, got {factor!r}")
+                problems.append(f"model.rope_scaling.factor must be max_model_len / {native} = {wanted!r}, "
+                                f"got {factor!r}")
             original_path = ("model", "rope_scaling", "original_max_position_embeddings")
             original = number(original_path)
             if original != native and (original is not None or _dig(mapping, original_path) is None):
