@@ -275,6 +275,9 @@ def answers_view(answers: Iterable[Answer], query: Query, catalog: Catalog) -> G
             renderables.append(_plan_summary(answer, answer.plans[0], model, query.node_gpus or NODE_GPUS))
             if len(answer.plans) > 1:
                 renderables.append(_ranking(answer))
+            if len(answer.plans) < query.top:
+                why = "no more exist" if answer.status == "optimal" else "the time limit stopped the search"
+                renderables.append(Text(f"{counted(len(answer.plans), 'plan')} of the {query.top} asked for: {why}"))
         else:
             renderables.append(Text(f"no plan: {answer.reason}", style="red"))
         if answer.explanation:

@@ -261,3 +261,10 @@ def test_a_reader_that_stops_early_ends_the_command_quietly(solve_script: Path):
     process.stdout.close()
     _, err = process.communicate(timeout=120)
     assert (process.returncode, err) == (141, b"")
+
+
+def test_fewer_plans_than_asked_for_are_said_to_be_all_there_are(cli):
+    status, out, _ = cli("--model", "14B", "--gpu", "a100", "--len", "24576", "--gpus", "1", "--top", "3")
+    assert status == 0 and out.endswith("1 plan of the 3 asked for: no more exist\n\n")
+    status, out, _ = cli("--model", "14B", "--gpu", "a100", "--len", "24576", "--gpus", "1")
+    assert status == 0 and "asked for" not in out
