@@ -93,11 +93,26 @@ class _Once(argparse.Action):
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
                  _option_string: str | None = None) -> None:
-        given = namespace.__dict__.setdefault("_given_once", set())
-        if self.option_strings and self.dest in given:
-            parser.error(f"argument {'/'.join(self.option_strings)}: given twice: give it once")
-        given.add(self.dest)
+        _refuse_twice(self, parser, namespace)
         setattr(namespace, self.dest, values)
+
+
+class _OnceFlag(argparse.BooleanOptionalAction):
+    """``--flag`` / ``--no-flag``, refusing a second one: ``--env --no-env`` would pin the last, silently."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        _refuse_twice(self, parser, namespace)
+        super().__call__(parser, namespace, values, option_string)
+
+
+def _refuse_twice(action: argparse.Action, parser: argparse.ArgumentParser, namespace: argparse.Namespace) -> None:
+    """A usage error when `action`'s option was given before (bookkeeping in the namespace, which
+    `_Parser.parse_known_args` removes)."""
+    given = namespace.__dict__.setdefault("_given_once", set())
+    if action.option_strings and action.dest in given:
+        parser.error(f"argument {'/'.join(action.option_strings)}: given twice: give it once")
+    given.add(action.dest)
 
 
 def positive_int(text: str) -> int:
@@ -195,8 +210,8 @@ def build_parser() -> argparse.ArgumentParser:
     goal.add_argument("--minimize", choices=["gpus"], help="the fewest trainer GPUs for --len")
     parser.add_argument("--exact", action="store_true", help="the trainer uses exactly --gpus GPUs")
     parser.add_argument("--sp", metavar="N", type=positive_int, help="pin the Ulysses SP degree")
-    parser.add_argument("--env", action=argparse.BooleanOptionalAction, help="pin Env (expandable_segments) on/off")
-    parser.add_argument("--offload", action=argparse.BooleanOptionalAction, help="pin FSDP2 CPU Offload on/off")
+    parser.add_argument("--env", action=_OnceFlag, help="pin Env (expandable_segments) on/off")
+    parser.add_argument("--offload", action=_OnceFlag, help="pin FSDP2 CPU Offload on/off")
     parser.add_argument("--top", metavar="K", type=positive_int, default=1,
                         help=f"the K best distinct plans, best first (at most {MAX_TOP})")
     parser.add_argument("--weights", metavar="FILE", type=path_argument, help="cost weights YAML (offload, sp, env)")
@@ -974,7 +989,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         args = parser.parse_args(argv)
         _check_outputs_spare_inputs(args)
-        return handler(args)
+        status = handler(args)
+        sys.stdout.flush()  # a reader that stopped early shows here, not at exit
+        return status
     except OneLineError as error:  # bad input: a query, a table or a Trinity config
         print(f"{parser.prog}: error: {error}", file=sys.stderr)
         return BAD_INPUT

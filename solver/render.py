@@ -366,8 +366,8 @@ def memory_view(result: MemoryEstimate, label: str, gpu: str) -> Group:
     fits = result.fits
     verdict = (f"fits: {result.headroom_gib:.2f} GiB of the usable memory to spare" if fits
                else f"does not fit: {-result.headroom_gib:.2f} GiB over")
-    longest = (f"longest length that fits with this setting: {result.longest_len} tokens (on a {GRID}-token grid)"
-               if result.longest_len else "no length fits with this setting")
+    longest = (f"longest length the memory model fits with this setting: {result.longest_len} tokens (on a "
+               f"{GRID}-token grid)" if result.longest_len else "no length fits with this setting, by the memory model")
     lines: list[RenderableType] = [Text(label, style="bold"), view, Text(verdict, style="green" if fits else "red"),
                                    Text(longest)]
     tables = result.tables

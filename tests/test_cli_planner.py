@@ -151,6 +151,8 @@ def test_exit_1_when_some_answer_has_no_plan(cli):
         # An option given twice is refused, not silently the last (it would answer for the H20 alone).
         (["--model", "8B", "--len", "32k", "--gpu", "a100", "--gpu", "h20"], "solve: error: argument --gpu: given twice: give it once"),
         (["--model", "8B", "--len", "32k", "--node-gpus", "8", "--node-gpus", "4"], "solve: error: argument --node-gpus: given twice: give it once"),
+        (["--model", "4B", "--len", "8k", "--no-env", "--env"], "solve: error: argument --env/--no-env: given twice: give it once"),
+        (["--model", "4B", "--len", "8k", "--offload", "--no-offload"], "solve: error: argument --offload/--no-offload: given twice: give it once"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(cli, argv: list[str], message: str):

@@ -291,9 +291,9 @@ def test_cli_memory_says_the_longest_length_that_fits(cli):
     status, out, _ = cli("memory", "--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "131072", "--sp", "4",
                          "--env")
     longest = solver.estimate_memory("8B", "h100", 8, 131072, sp=4, env=True).longest_len
-    assert status == 1 and f"longest length that fits with this setting: {longest} tokens" in out
+    assert status == 1 and f"longest length the memory model fits with this setting: {longest} tokens" in out
     status, out, _ = cli("memory", "--model", "32B", "--gpu", "4090", "--gpus", "1", "--len", "4096")
-    assert status == 1 and "no length fits with this setting" in out
+    assert status == 1 and "no length fits with this setting, by the memory model" in out
     _, out, _ = cli("memory", "--model", "32B", "--gpu", "4090", "--gpus", "1", "--len", "4096", "--json")
     assert json.loads(out)["longest_len"] is None
 
