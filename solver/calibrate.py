@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from ortools.linear_solver import pywraplp
 
 from solver.memory import DEFAULT_MARGIN, PRIOR, TERMS, breakdown, features
-from solver.query import failed_settings, tried_settings
+from solver.query import failed_settings, token_budget, tried_settings
 from solver.tables import (
     NO_SETTING,
     Catalog,
@@ -147,7 +147,8 @@ def at_bounds(coefficients: Coefficients) -> list[str]:
 
 
 def report(evidence: list[Observation], coefficients: Coefficients) -> FitSummary:
-    """Count the observations the coefficients get wrong, each way."""
+    """Count the observations the coefficients get wrong, each way, and record the range they span (what
+    `solver.memory.beyond_calibration` compares an estimate with)."""
     predicted = [breakdown(o.model, o.memory_gib, o.gpus, o.setting, o.max_model_len, coefficients).fits
                  for o in evidence]
     return FitSummary(
@@ -156,6 +157,12 @@ def report(evidence: list[Observation], coefficients: Coefficients) -> FitSummar
         negatives=sum(not o.fits for o in evidence),
         wrong_fits=sum(p and not o.fits for p, o in zip(predicted, evidence)),
         wrong_failures=sum(o.fits and not p for p, o in zip(predicted, evidence)),
+        largest_model_b=max(o.model.parameters_b for o in evidence),
+        least_memory_gib=round(min(o.memory_gib for o in evidence), 6),
+        most_memory_gib=round(max(o.memory_gib for o in evidence), 6),
+        most_gpus=max(o.gpus for o in evidence),
+        largest_sp=max(o.setting.sp for o in evidence),
+        most_tokens_per_gpu=max((token_budget(o.max_model_len, o.setting.sp) for o in evidence if o.fits), default=0),
     )
 
 

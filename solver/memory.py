@@ -36,7 +36,7 @@ from solver.query import (
     token_budget,
     whole_nodes_violation,
 )
-from solver.tables import Coefficients, Model, Setting
+from solver.tables import Coefficients, FitSummary, Model, Setting
 
 GIB = 1024**3
 DEFAULT_MARGIN = 0.01
@@ -87,6 +87,9 @@ class MemoryEstimate(Breakdown):
     longest_len: int | None = Field(description=(
         f"the longest max_model_len on the {GRID}-token grid that fits (up to {CEILING}); None when not even "
         f"{GRID} tokens fit"))
+    beyond_calibration: tuple[str, ...] = Field(default=(), description=(
+        "where the estimate lies outside the observations the memory model was calibrated on, in words "
+        "(`beyond_calibration`); empty within them"))
     tables: TablesVerdict | None = Field(default=None, description=(
         "what the GPU type's tables say of the same setting, count and length (they decide where they speak); "
         "None where they say nothing"))
@@ -169,6 +172,26 @@ def host_memory_gib(model: Model, gpus: int, coefficients: Coefficients, node_gp
     parameter, sharded over all `gpus`), with the calibrated states multiplier."""
     on_node = min(gpus, node_gpus or gpus)
     return coefficients.states * 16 * model.parameters_b * 1e9 * on_node / gpus / GIB
+
+
+def beyond_calibration(
+    fit: FitSummary, model: Model, memory_gib: float, gpus: int, setting: Setting, max_model_len: int
+) -> tuple[str, ...]:
+    """Where an estimate lies outside the range of the observations the memory model was calibrated on
+    (`fit`), one phrase per quantity, compared as shown (parameters to 0.1B, memory to 1 GiB); empty when
+    within it. There the prediction extrapolates the fitted terms, and a measurement is worth more than usual."""
+    tokens = token_budget(max_model_len, setting.sp)
+    outside = [
+        (round(model.parameters_b, 1) > round(fit.largest_model_b, 1),
+         f"{model.parameters_b:.1f}B parameters (calibrated up to {fit.largest_model_b:.1f}B)"),
+        (not round(fit.least_memory_gib) <= round(memory_gib) <= round(fit.most_memory_gib),
+         f"{memory_gib:.0f} GiB GPUs (calibrated on {fit.least_memory_gib:.0f} to {fit.most_memory_gib:.0f} GiB)"),
+        (gpus > fit.most_gpus, f"{gpus} GPUs (calibrated up to {fit.most_gpus})"),
+        (setting.sp > fit.largest_sp, f"SP={setting.sp} (calibrated up to SP={fit.largest_sp})"),
+        (tokens > fit.most_tokens_per_gpu,
+         f"{tokens} tokens per GPU (calibrated on fits of up to {fit.most_tokens_per_gpu})"),
+    ]
+    return tuple(phrase for is_outside, phrase in outside if is_outside)
 
 
 def estimated_setting(setting: Setting) -> bool:

@@ -128,6 +128,9 @@ class Plan(_Frozen):
     host_memory_gb: float | None = Field(default=None, description=(
         "with Offload: host memory per node that the states need, GiB (what --host-ram is checked against); "
         "null without Offload"))
+    beyond_calibration: tuple[str, ...] = Field(default=(), description=(
+        "for an estimated plan: where it lies outside the observations the memory model was calibrated on, in "
+        "words; empty within them, and for a plan a table vouches for"))
 
     @property
     def setting(self) -> Setting:
@@ -137,8 +140,9 @@ class Plan(_Frozen):
     def evidence_text(self, gpu: str) -> str:
         """What the plan rests on, in words: the documented cell, or the memory model's prediction."""
         if self.source is None:
+            beyond = f"; beyond its calibration: {', '.join(self.beyond_calibration)}" if self.beyond_calibration else ""
             return (f"estimated: the memory model predicts {self.memory_gb:.1f} GiB per GPU, "
-                    f"{self.headroom_gb:.1f} GiB to spare")
+                    f"{self.headroom_gb:.1f} GiB to spare{beyond}")
         gpus = f"{self.source.gpus} GPU{'s' if self.source.gpus != 1 else ''}"
         table = f"the {gpu} table" if gpu else "the table"
         cell = f"{table} for {gpus} says {self.source.setting!r} at {self.source.max_model_len}"

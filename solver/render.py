@@ -231,7 +231,7 @@ def _ranking(answer: Answer) -> Table:
             str(plan.max_token_len_per_gpu),
             f"{plan.rope_scaling_factor:g}" if plan.rope_scaling_factor else "",
             f"{plan.cost:.4g} ({_relative(plan.cost, best)})",
-            plan.evidence,
+            plan.evidence + (" (beyond calibration)" if plan.beyond_calibration else ""),
             (f"{counted(plan.source.gpus, 'GPU')} @ {plan.source.max_model_len}: {plan.source.setting}" if plan.source
              else f"memory model: {plan.memory_gb:.1f} GiB"),
         )
@@ -370,6 +370,9 @@ def memory_view(result: MemoryEstimate, label: str, gpu: str) -> Group:
                f"{GRID}-token grid)" if result.longest_len else "no length fits with this setting, by the memory model")
     lines: list[RenderableType] = [Text(label, style="bold"), view, Text(verdict, style="green" if fits else "red"),
                                    Text(longest)]
+    if result.beyond_calibration:
+        lines.append(Text(f"beyond the memory model's calibration: {', '.join(result.beyond_calibration)}; the "
+                          "prediction extrapolates there", style="yellow"))
     tables = result.tables
     if tables is not None:
         source = tables.source

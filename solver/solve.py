@@ -13,7 +13,7 @@ from math import ceil
 
 from ortools.sat.python import cp_model
 
-from solver.memory import breakdown, host_memory_gib
+from solver.memory import beyond_calibration, breakdown, host_memory_gib
 from solver.model import PlanningData, build_model, exact_cost, forbid, prepare
 from solver.query import (
     MAX_ESTIMATED_GPUS,
@@ -160,8 +160,8 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
     if found is None and not estimated:  # a defect of the model's, never of the input
         raise RuntimeError(f"the solver returned {setting.label} on {gpus} GPUs at {length} with no cell behind it")
     evidence, source = found or ("estimated", None)
-    memory = breakdown(data.shape, catalog.gpu(data.gpu).memory_gib, gpus, setting, length,
-                       query.memory.coefficients, query.margin)
+    memory_gib = catalog.gpu(data.gpu).memory_gib
+    memory = breakdown(data.shape, memory_gib, gpus, setting, length, query.memory.coefficients, query.margin)
     return Plan(
         gpus=gpus,
         unused_gpus=0 if query.open_budget else query.budget_gpus - gpus,
@@ -178,6 +178,8 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
         headroom_gb=round(memory.headroom_gib, 2),
         host_memory_gb=round(host_memory_gib(data.shape, gpus, query.memory.coefficients, query.node_gpus), 1)
         if offload else None,
+        beyond_calibration=beyond_calibration(query.memory.fit, data.shape, memory_gib, gpus, setting, length)
+        if source is None else (),
     )
 
 

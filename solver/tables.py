@@ -406,6 +406,13 @@ class FitSummary(_Frozen):
     negatives: Annotated[int, Strict(), Ge(0)]
     wrong_fits: Annotated[int, Strict(), Ge(0)] = Field(description="did not fit, predicted to fit (unsafe)")
     wrong_failures: Annotated[int, Strict(), Ge(0)] = Field(description="fit, predicted not to (conservative)")
+    largest_model_b: Annotated[float, Strict(), Ge(0)] = Field(description="the most parameters of a model observed, billions")
+    least_memory_gib: Annotated[float, Strict(), Ge(0)] = Field(description="the smallest GPU memory observed, GiB")
+    most_memory_gib: Annotated[float, Strict(), Ge(0)] = Field(description="the largest GPU memory observed, GiB")
+    most_gpus: Annotated[int, Strict(), Ge(0)] = Field(description="the most trainer GPUs observed")
+    largest_sp: Annotated[int, Strict(), Ge(0)] = Field(description="the largest SP degree observed")
+    most_tokens_per_gpu: Annotated[int, Strict(), Ge(0)] = Field(
+        description="the most tokens per GPU observed to fit (0 when nothing was)")
 
 
 class MemoryModel(_Frozen):

@@ -54,6 +54,7 @@ PLAN_KEYS = frozenset(
         "memory_gb",
         "headroom_gb",
         "host_memory_gb",
+        "beyond_calibration",
     }
 )
 SOURCE_KEYS = frozenset({"gpus", "max_model_len", "setting"})
@@ -247,6 +248,25 @@ def _memory(catalog: Catalog, memory_gib: float, model: Any, n: int, env: bool, 
             "host_memory_gb": round(host, 1) if offload else None}
 
 
+def _beyond_calibration(memory_gib: float, model: Any, n: int, sp: int, length: int) -> list[str]:
+    """Where an estimated plan lies outside the shipped memory model's observations (its committed ``fit``
+    range, which test_memory checks that calibration reproduces): parameters compared to 0.1B, memory to 1 GiB."""
+    fit = load_memory_model().fit
+    tokens = _max_token_len_per_gpu(length, sp)
+    found = []
+    if round(model.parameters_b, 1) > round(fit.largest_model_b, 1):
+        found.append(f"{model.parameters_b:.1f}B parameters (calibrated up to {fit.largest_model_b:.1f}B)")
+    if round(memory_gib) < round(fit.least_memory_gib) or round(memory_gib) > round(fit.most_memory_gib):
+        found.append(f"{memory_gib:.0f} GiB GPUs (calibrated on {fit.least_memory_gib:.0f} to {fit.most_memory_gib:.0f} GiB)")
+    if n > fit.most_gpus:
+        found.append(f"{n} GPUs (calibrated up to {fit.most_gpus})")
+    if sp > fit.largest_sp:
+        found.append(f"SP={sp} (calibrated up to SP={fit.largest_sp})")
+    if tokens > fit.most_tokens_per_gpu:
+        found.append(f"{tokens} tokens per GPU (calibrated on fits of up to {fit.most_tokens_per_gpu})")
+    return found
+
+
 # --- enumeration -----------------------------------------------------------------------------------------
 
 
@@ -323,6 +343,8 @@ def enumerate_plans(
                             "evidence": evidence,
                             "source": source,
                             **_memory(catalog, gpu_type.memory_gib, the_model, n, e, o, s, length, node_gpus),
+                            "beyond_calibration": _beyond_calibration(gpu_type.memory_gib, the_model, n, s, length)
+                            if evidence == "estimated" else [],
                         }
                         ranked.append((_rank_key(objective, n, e, o, s, length, cost), plan))
     ranked.sort(key=lambda pair: pair[0])
@@ -467,6 +489,11 @@ def check_plan(
     if {k: plan[k] for k in predicted} != predicted:
         problems.append(f"memory_gb/headroom_gb/host_memory_gb {plan['memory_gb']}/{plan['headroom_gb']}/"
                         f"{plan['host_memory_gb']} differ from the memory model's {predicted}")
+
+    want_beyond = _beyond_calibration(gpu_type.memory_gib, the_model, n, s, length) \
+        if plan["evidence"] == "estimated" else []
+    if list(plan["beyond_calibration"]) != want_beyond:
+        problems.append(f"beyond_calibration={plan['beyond_calibration']!r}, expected {want_beyond!r}")
 
     # Cost.
     want_cost = float(exact_cost(weights, n, e, o, s))

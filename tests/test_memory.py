@@ -60,6 +60,33 @@ def test_calibration_reproduces_the_committed_coefficients():
     assert coefficients == committed.coefficients
     assert fit == committed.fit
     assert fit.wrong_fits <= fit.observations * 0.01  # almost never predicts a fit the source saw fail
+    # The range of the observations: the five Qwen3 models, both GPU types' driver-reported memory, their
+    # tables' counts and SP degrees, and the most tokens per GPU of a cell's own setting (Qwen3-0.6B's
+    # vanilla on one GPU at 36864: 2 x 36864 tokens).
+    assert (fit.largest_model_b, fit.least_memory_gib, fit.most_memory_gib, fit.most_gpus, fit.largest_sp,
+            fit.most_tokens_per_gpu) == (14.768, 80.0, 95.577148, 6, 4, 73728)
+
+
+def test_estimates_beyond_the_calibration_say_so(cli):
+    (answer,) = solver.plan("Llama-3.1-70B", gpu="h100", budget_gpus=8, objective="max_len")
+    assert answer.plans[0].beyond_calibration == (
+        "70.5B parameters (calibrated up to 14.8B)", "8 GPUs (calibrated up to 6)", "SP=8 (calibrated up to SP=4)")
+    (answer,) = solver.plan("8B", gpu="h200", budget_gpus=4, max_model_len=32768)
+    assert answer.plans[0].beyond_calibration == ("140 GiB GPUs (calibrated on 80 to 96 GiB)",)
+    # Within the range: an H800's 79.6 GiB counts as 80, and Qwen2.5-7B's shape is within the Qwen3 models'.
+    (answer,) = solver.plan("Qwen2.5-7B", gpu="h800", budget_gpus=4, max_model_len=32768)
+    assert answer.plans[0].evidence == "estimated" and answer.plans[0].beyond_calibration == ()
+    # A plan a table vouches for is not the memory model's, whatever its range.
+    (answer,) = solver.plan("0.6B", gpu="a100", budget_gpus=8, max_model_len=8192)
+    assert answer.plans[0].evidence != "estimated" and answer.plans[0].beyond_calibration == ()
+    (answer,) = solver.plan("0.6B", gpu="h20", budget_gpus=4, exact=True, objective="max_len", estimate="only")
+    assert (answer.plans[0].max_token_len_per_gpu, answer.plans[0].beyond_calibration) == (
+        74240, ("74240 tokens per GPU (calibrated on fits of up to 73728)",))
+    status, out, _ = cli("memory", "--model", "Llama-3.1-70B", "--gpu", "h100", "--gpus", "8", "--len", "65536",
+                         "--sp", "8", "--env", "--offload")
+    assert status == 0 and ("beyond the memory model's calibration: 70.5B parameters (calibrated up to 14.8B), "
+                            "8 GPUs (calibrated up to 6), SP=8 (calibrated up to SP=4); the prediction extrapolates "
+                            "there") in " ".join(out.split())
 
 
 models = st.sampled_from([m.name for m in CATALOG.models])

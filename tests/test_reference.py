@@ -67,6 +67,7 @@ def test_max_len_a100_4b_budget_6_uses_4_gpus():
         # Offload: the host memory for the states of all 4 GPUs (one node), 16 bytes per parameter times
         # the shipped states multiplier
         "host_memory_gb": round(load_memory_model().coefficients.states * 16 * 4.022e9 / 2**30, 1),
+        "beyond_calibration": [],  # documented: the memory model's range does not matter
     }
     on_six = [plan for plan in found if plan["gpus"] == 6]
     assert {plan["sp"] for plan in on_six} == {1, 2}
@@ -264,6 +265,7 @@ GOOD_PLAN = {
     "memory_gb": 61.18,  # the shipped memory model's prediction for this plan
     "headroom_gb": 10.1,
     "host_memory_gb": None,  # no Offload
+    "beyond_calibration": [],  # documented
 }
 
 
@@ -303,6 +305,7 @@ def test_check_plan_accepts_the_hand_written_plan():
         (mutated(env=1), {}, "wrong type"),
         (mutated(memory_gb=60.0), {}, "differ from the memory model"),
         (mutated(host_memory_gb=61.9), {}, "differ from the memory model"),  # a host memory without Offload
+        (mutated(beyond_calibration=["4 GPUs (calibrated up to 2)"]), {}, "beyond_calibration"),
     ],
 )
 def test_check_plan_catches_a_wrong_plan(plan, query_changes, fragment):
