@@ -18,7 +18,6 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-import yaml
 from rich.console import Console
 
 from solver import __version__
@@ -783,7 +782,13 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalo
     """
     if not (args.emit or args.out or args.write):
         return []
-    from solver.trinity import EngineError, check_trinity_config, patch_trinity_config, trinity_fragment
+    from solver.trinity import (
+        EngineError,
+        check_trinity_config,
+        load_config_mapping,
+        patch_trinity_config,
+        trinity_fragment,
+    )
 
     fragments, notes = [], []
     for answer in answers:
@@ -812,15 +817,17 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalo
     # The patched config is made (or refused) before any file is written: a refusal leaves none.
     patched = patch_trinity_config(config_text, best, model, name=str(args.from_config)) if (
         args.write and best is not None) else None
-    if args.out and best is not None:
-        write_atomically(args.out, fragments[0])
+    files = {args.out: fragments[0]} if args.out and best is not None else {}
     if args.write and best is not None and patched is not None:
-        for problem in check_trinity_config(yaml.safe_load(patched), model, best.gpus, environ=os.environ):
+        # The patched config as ruamel reads it, as the original was (PyYAML refuses some YAML ruamel takes).
+        for problem in check_trinity_config(load_config_mapping(patched, str(args.write)), model, best.gpus,
+                                            environ=os.environ):
             print(f"solve: warning: {args.write}: {problem}", file=sys.stderr)
-        write_atomically(args.write, patched)
-        if best.env:  # an environment variable: no config key can carry it
-            print(f"solve: note: {args.write} needs Env, which a config cannot set: {ENV_EXPORT} before Ray starts",
-                  file=sys.stderr)
+        files[args.write] = patched
+    write_all_atomically(files)  # both or neither
+    if args.write and best is not None and patched is not None and best.env:  # no config key can carry Env
+        print(f"solve: note: {args.write} needs Env, which a config cannot set: {ENV_EXPORT} before Ray starts",
+              file=sys.stderr)
     return fragments
 
 

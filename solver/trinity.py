@@ -23,6 +23,7 @@ from __future__ import annotations
 import io
 import math
 import re
+import warnings
 from collections.abc import Callable, Iterable, Mapping
 from itertools import pairwise
 from typing import Any
@@ -368,7 +369,9 @@ def load_config_mapping(text: str, name: str, yaml: YAML | None = None) -> Any:
     line naming the file, for text that is not YAML or not a mapping."""
     yaml = yaml or YAML(typ="safe", pure=True)
     try:
-        data = yaml.load(text)
+        with warnings.catch_warnings():  # ruamel's multi-line warnings (a reused anchor) are not one line
+            warnings.simplefilter("ignore")
+            data = yaml.load(text)
     except ValueError as error:  # a scalar YAML resolves but cannot build, such as the date 2020-13-45
         raise ConfigError(f"{name}: not valid YAML: {' '.join(str(error).split())}") from None
     except YAMLError as error:

@@ -260,6 +260,20 @@ def test_write_patches_a_copy_and_keeps_the_rest(cli, user_config: Path, tmp_pat
                      "  max_token_len_per_gpu: 32768"]
 
 
+def test_write_takes_yaml_that_only_ruamel_reads_and_writes_both_files(cli, user_config: Path, tmp_path: Path):
+    """A key that is a list and an anchor given twice are YAML that ruamel (which patches the config) reads
+    and PyYAML refuses: the patched config is checked as ruamel reads it, with no warning printed."""
+    with user_config.open("a", encoding="utf-8") as handle:
+        handle.write("? [a, b]\n: 1\nxx: &a [1]\nyy: *a\nzz: &a [2]\n")
+    patched, fragment = tmp_path / "patched.yaml", tmp_path / "fragment.yaml"
+    status, out, err = cli("--from-config", str(user_config), "--gpu", "a100", "--write", str(patched),
+                           "--out", str(fragment))
+    assert (status, err) == (0, f"solve: note: {patched} needs Env, which a config cannot set: export "
+                                "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True before Ray starts\n")
+    assert f"wrote {fragment}" in out and f"wrote {patched}" in out
+    assert "[a, b]: 1" in patched.read_text(encoding="utf-8") and fragment.is_file()
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
