@@ -36,7 +36,7 @@ from ruamel.yaml.error import CommentMark, YAMLError
 from ruamel.yaml.tokens import CommentToken
 
 from solver.query import ENV_EXPORT, Plan, index_range, sp_rule_violation, whole_nodes_violation
-from solver.tables import MAX_TOKENS, Model, OneLineError, brief, model_name_from_path
+from solver.tables import MAX_GPUS, MAX_TOKENS, Model, OneLineError, brief, model_name_from_path
 
 OFFLOAD_FLAGS = ("param_offload", "optimizer_offload", "offload_policy")
 ROLES = ("actor", "ref")
@@ -78,8 +78,6 @@ class TrinityConfig(BaseModel):
     sp: int = 1
     offload: bool = False
     max_token_len_per_gpu: int | None = None
-    max_prompt_tokens: int | None = None
-    max_response_tokens: int | None = None
     strategy: str | None = None
     rollout_tp: int = 1
     """``explorer.rollout_model.tensor_parallel_size``."""
@@ -405,7 +403,7 @@ class _Reader:
         return _resolve(node, self.where(path), self.environ)
 
     def integer(self, path: tuple[str, ...], default: int | None = None, minimum: int = 1,
-                maximum: int | None = None) -> int | None:
+                maximum: int = MAX_TOKENS) -> int | None:
         value = self.get(path)
         if value is None:
             return default
@@ -415,12 +413,12 @@ class _Reader:
             raise ConfigError(f"{self.where(path)} must be a whole number, got {brief(value)}")
         if value < minimum:
             raise ConfigError(f"{self.where(path)} must be at least {minimum}, got {value}")
-        if maximum is not None and value > maximum:
+        if value > maximum:
             raise ConfigError(f"{self.where(path)} must be at most {maximum}, got {value}")
         return value
 
     def count(self, path: tuple[str, ...], default: int, minimum: int = 1) -> int:
-        value = self.integer(path, default, minimum)
+        value = self.integer(path, default, minimum, maximum=MAX_GPUS)
         return default if value is None else value
 
     def flag(self, path: tuple[str, ...]) -> bool:
@@ -511,10 +509,12 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str]) -> Tri
         raise ConfigError(f"{name}: mode {mode} runs no trainer, so there is nothing to plan (rft-solver "
                           "plans the trainer of mode both or train)")
     rollout, rollout_tp, auxiliary_gpus = _rollout_gpus(reader, mode)
-    gpu_per_node = reader.integer(("cluster", "gpu_per_node"))
+    gpu_per_node = reader.integer(("cluster", "gpu_per_node"), maximum=MAX_GPUS)
     trainer_gpus = None
     if gpu_per_node is not None:
         total = reader.count(("cluster", "node_num"), 1) * gpu_per_node
+        if total > MAX_GPUS:
+            raise ConfigError(f"{name}: cluster.node_num x cluster.gpu_per_node = {total} GPUs; at most {MAX_GPUS}")
         trainer_gpus = total - rollout
         if trainer_gpus < 1:
             raise ConfigError(
@@ -544,15 +544,13 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str]) -> Tri
     sp = reader.count(("trainer", "ulysses_sequence_parallel_size"), 1)
     return TrinityConfig(
         model=model,
-        max_model_len=reader.integer(("model", "max_model_len"), maximum=MAX_TOKENS),
+        max_model_len=reader.integer(("model", "max_model_len")),
         trainer_gpus=trainer_gpus,
         node_gpus=gpu_per_node,
         rollout_gpus=rollout,
         sp=sp,
         offload=offload,
         max_token_len_per_gpu=reader.integer(("trainer", "max_token_len_per_gpu")),
-        max_prompt_tokens=reader.integer(("model", "max_prompt_tokens")),
-        max_response_tokens=reader.integer(("model", "max_response_tokens")),
         strategy=strategy.strip() if strategy else None,
         notes=tuple(notes),
         rollout_tp=rollout_tp,

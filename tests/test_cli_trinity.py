@@ -286,6 +286,10 @@ def test_write_takes_yaml_that_only_ruamel_reads_and_writes_both_files(cli, user
         ("model:\n  model_path: ${oc.env:UNSET_MODEL_VARIABLE}\n", "bad.yaml: model.model_path"),
         ("model:\n  model_path: Qwen/Qwen3-4B\n  max_model_len: 99999999999\n",
          "bad.yaml: model.max_model_len must be at most 16777216, got 99999999999"),
+        ("model:\n  model_path: Qwen/Qwen3-4B\ntrainer:\n  ulysses_sequence_parallel_size: 99999999999999999999999\n",
+         "bad.yaml: trainer.ulysses_sequence_parallel_size must be at most 65536, got 99999999999999999999999"),
+        ("model:\n  model_path: Qwen/Qwen3-4B\ncluster:\n  node_num: 9000\n  gpu_per_node: 8\n",
+         "bad.yaml: cluster.node_num x cluster.gpu_per_node = 72000 GPUs; at most 65536"),
     ],
 )
 def test_bad_configs_exit_2_with_one_line_and_write_nothing(cli, tmp_path: Path, text: str, message: str):

@@ -251,8 +251,6 @@ def test_reads_the_user_config_with_defaults_from_the_environment() -> None:
         sp=1,
         offload=False,
         max_token_len_per_gpu=None,
-        max_prompt_tokens=2048,
-        max_response_tokens=2048,
     )
 
 
