@@ -529,7 +529,7 @@ def run_map(args: argparse.Namespace) -> int:
         views.append(view)
     # Every budget keeps a readable column: a file or pipe gets the maps' full width, and a terminal too
     # narrow for them a note (rich would squeeze the columns empty).
-    unbounded = Console(width=1 << 16, file=io.StringIO())
+    unbounded = Console(width=1 << 16, file=io.StringIO(), **PLAIN_TEXT)
     needed = max(unbounded.measure(view.renderables[0]).maximum for view in views)  # the table, not its legend
     if not screen.is_terminal:
         screen = _console(max(needed, screen.width))
@@ -537,7 +537,7 @@ def run_map(args: argparse.Namespace) -> int:
         print(f"solve map: note: the maps need {needed} columns and the terminal has {screen.width}: widen it, "
               "pipe the output (| less -S), or save it with --svg FILE", file=sys.stderr)
     if args.svg:  # written first: a file that cannot be written is bad input, with nothing printed
-        recorder = Console(record=True, width=max(needed, 80), file=io.StringIO())
+        recorder = Console(record=True, width=max(needed, 80), file=io.StringIO(), **PLAIN_TEXT)
         for view in views:
             recorder.print(view)
         write_atomically(args.svg, recorder.export_svg(title="rft-solver map"))
@@ -961,11 +961,15 @@ def _umask() -> int:
     return current
 
 
+PLAIN_TEXT: dict[str, Any] = {"markup": False, "emoji": False}
+"""Consoles print strings as they are: a name with brackets or colons (a pool ``p[/]``) is not markup."""
+
+
 def _console(width: int = 160) -> Console:
     """A console for stdout; piped output gets room for `width` columns (the widest table) instead of 80,
     and its lines come without the padding to the tables' width."""
-    console = Console()
-    return console if console.is_terminal else _PipedConsole(width=max(console.width, width))
+    console = Console(**PLAIN_TEXT)
+    return console if console.is_terminal else _PipedConsole(width=max(console.width, width), **PLAIN_TEXT)
 
 
 class _PipedConsole(Console):

@@ -266,6 +266,14 @@ jobs:
 """
 
 
+def test_names_are_printed_as_they_are_not_as_markup(cli, tmp_path: Path):
+    path = tmp_path / "fleet.yaml"
+    path.write_text(FLEET_FILE.replace("name: a100", 'name: "p[/]:smile:"').replace("pool: a100", 'pool: "p[/]:smile:"'),
+                    encoding="utf-8")
+    status, out, err = cli("cluster", str(path))
+    assert (status, err) == (0, "") and "pool p[/]:smile:: 2 x 8 A100-80GB" in out
+
+
 def test_cli_cluster_prints_tables_and_json(cli, tmp_path: Path):
     path = tmp_path / "fleet.yaml"
     path.write_text(FLEET_FILE, encoding="utf-8")
