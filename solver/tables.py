@@ -9,6 +9,7 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
+import reprlib
 from collections import Counter
 from collections.abc import Hashable, Iterable, Iterator
 from functools import cache
@@ -627,6 +628,8 @@ def _describe_location(raw: Any, location: tuple[Any, ...]) -> str:
             node = node[key]
             label, field = _ITEM_LABELS.get(container, ("item {}", ""))
             identity = node.get(field) if isinstance(node, dict) else None
+            if not isinstance(identity, (str, int, float)):  # a list or a mapping names nothing
+                identity = None
             shown = str(identity) if len(str(identity)) <= 40 else f"{str(identity)[:37]}..."
             words.append(label.format(shown) if identity is not None else f"{container or 'item'} item {key + 1}")
         elif isinstance(node, dict) and key in node:
@@ -821,9 +824,16 @@ CONFIG_LIMITS = {"hidden_size": 1 << 20, "num_hidden_layers": 1 << 14, "num_atte
 """The largest value a config.json key may have: far beyond any model, but finite."""
 
 
+_BRIEF = reprlib.Repr()
+_BRIEF.maxlevel, _BRIEF.maxstring, _BRIEF.maxlong, _BRIEF.maxother = 3, 100, 5000, 100
+_BRIEF.maxlist = _BRIEF.maxtuple = _BRIEF.maxdict = _BRIEF.maxset = 6
+
+
 def brief(value: Any) -> str:
-    """`value`'s repr, cut to 60 characters (a one-line message must stay one short line)."""
-    shown = repr(value)
+    """`value`'s repr, cut to 60 characters (a one-line message must stay one short line). Nested lists
+    and mappings are cut as they are shown, so that YAML's aliases, which can nest a value a billion times
+    in a few lines, cost no more than a short value."""
+    shown = _BRIEF.repr(value)
     return shown if len(shown) <= 60 else shown[:57] + "..."
 
 

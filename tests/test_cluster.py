@@ -266,6 +266,18 @@ jobs:
 """
 
 
+def test_a_file_of_nested_aliases_is_refused_at_once(cli, tmp_path: Path):
+    """Eight levels of YAML aliases nest a name 10^8 times in a few lines: the message shows a little of it."""
+    lines = ["a0: &a0 [x, x, x, x, x, x, x, x, x, x]"]
+    lines += [f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 10)}]" for i in range(1, 9)]
+    path = tmp_path / "bomb.yaml"
+    path.write_text("\n".join(lines) + "\npools: [{name: *a8, gpu: a100, nodes: 1, gpus_per_node: 8}]\n"
+                    "jobs: [{name: j, model: 4B, max_model_len: 8192}]\n", encoding="utf-8")
+    status, out, err = cli("cluster", str(path))
+    assert (status, out) == (2, "") and err.startswith(f"solve cluster: error: {path}: pools item 1, name: must be text, "
+                                                       "got [[[[...], [...], [...], [...], [...], [...], ...], [[...]...")
+
+
 def test_names_are_printed_as_they_are_not_as_markup(cli, tmp_path: Path):
     path = tmp_path / "fleet.yaml"
     path.write_text(FLEET_FILE.replace("name: a100", 'name: "p[/]:smile:"').replace("pool: a100", 'pool: "p[/]:smile:"'),
