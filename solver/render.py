@@ -139,7 +139,7 @@ def apply_lines(plan: Plan, model: Model) -> list[str]:
     lines.append(f"model.max_model_len: {plan.max_model_len}")
     if plan.rope_scaling_factor is not None:
         lines.append(
-            f"model.rope_scaling: {{rope_type: yarn, factor: {plan.rope_scaling_factor:g}, "
+            f"model.rope_scaling: {{rope_type: yarn, factor: {plan.rope_scaling_factor!r}, "
             f"original_max_position_embeddings: {model.native_context}}}"
         )
     lines.append(f"trainer.ulysses_sequence_parallel_size: {plan.sp}")

@@ -271,3 +271,15 @@ def test_fewer_plans_than_asked_for_are_said_to_be_all_there_are(cli):
     assert status == 0 and out.endswith("1 plan of the 3 asked for: no more exist\n\n")
     status, out, _ = cli("--model", "14B", "--gpu", "a100", "--len", "24576", "--gpus", "1")
     assert status == 0 and "asked for" not in out
+
+
+def test_the_apply_lines_give_the_exact_yarn_factor_the_config_check_wants(cli, tmp_path: Path):
+    status, out, _ = cli("--model", "0.6B", "--len", "99999", "--gpus", "4", "--gpu", "h20")
+    (line,) = [line.strip() for line in out.splitlines() if "model.rope_scaling:" in line]
+    assert status == 0 and line == ("model.rope_scaling: {rope_type: yarn, factor: 2.4413818359375, "
+                                    "original_max_position_embeddings: 40960}")
+    config = tmp_path / "trinity.yaml"
+    config.write_text("model:\n  model_path: Qwen/Qwen3-0.6B\n  max_model_len: 99999\n  "
+                      + line.removeprefix("model.") + "\n", encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpus", "4", "--gpu", "h20")
+    assert status == 0 and "rope_scaling" not in out.split("\nplan")[0]  # the verdict raises nothing about it
