@@ -7,6 +7,7 @@ Exit status: 0 when every answer has a plan, 1 when some answer has none (its re
 from __future__ import annotations
 
 import argparse
+import contextlib
 import io
 import json
 import os
@@ -303,11 +304,13 @@ def run_cluster(args: argparse.Namespace) -> int:
                    else "no such folder, nor a folder to make it in")
         raise QueryError(f"{args.emit_dir}: {problem} (--emit-dir writes one config per placed job into it)")
     if args.emit_dir is not None:
+        inputs = _inputs(args)
         for job in fleet.jobs:  # every target checked before the first is written
             target = args.emit_dir / f"{job.name}.yaml"
-            if _same_file(target, args.file):
-                raise QueryError(f"--emit-dir {args.emit_dir}: job {job.name}'s config would overwrite the cluster "
-                                 f"file {args.file}: write the configs to another folder")
+            overwritten = _input_at(inputs, target)
+            if overwritten:
+                raise QueryError(f"--emit-dir {args.emit_dir}: job {job.name}'s config would overwrite {overwritten} "
+                                 f"{target}: write the configs to another folder")
             resolved = _resolved(target)
             if ((resolved.exists() or resolved.is_symlink()) and not resolved.is_file()) or (
                     target.is_symlink() and not resolved.parent.is_dir()):
@@ -333,12 +336,19 @@ def run_cluster(args: argparse.Namespace) -> int:
                                    pool.gpus_per_node).size if rollout else 1
             fragments[placement.job] = trinity_fragment(placement.plan, model, rollout, nodes=len(placement.nodes),
                                                         gpu=pool.gpu, shared_gpus=shared, engines=(0, size))
-        if fragments:  # the folder is made only now, once there is an answer to write
+        made = bool(fragments) and not args.emit_dir.is_dir()
+        if made:  # the folder is made only now, once there is an answer to write
             try:
-                args.emit_dir.mkdir(exist_ok=True)
+                args.emit_dir.mkdir()
             except OSError as error:
                 raise QueryError(f"--emit-dir {args.emit_dir}: cannot make the folder: {error.strerror}") from None
-        write_all_atomically({args.emit_dir / f"{job_name}.yaml": fragment for job_name, fragment in fragments.items()})
+        try:
+            write_all_atomically({args.emit_dir / f"{name}.yaml": fragment for name, fragment in fragments.items()})
+        except QueryError:
+            if made:  # nothing written (or, rarely, some: then the folder stays with them)
+                with contextlib.suppress(OSError):
+                    args.emit_dir.rmdir()
+            raise
     if args.json:
         sys.stdout.write(cluster_json(result) + "\n")
     else:
@@ -593,10 +603,7 @@ OUTPUT_FLAGS = ("out", "write", "svg")
 def _check_outputs_spare_inputs(args: argparse.Namespace) -> None:
     """`QueryError`, before any work, when a file the command would write is one it reads (nothing given
     is ever lost), is not a regular file, or has no folder to go in."""
-    inputs: list[tuple[str, Path]] = []
-    for name in INPUT_FLAGS:
-        value = getattr(args, name, None)
-        inputs += [(name, path) for path in (value if isinstance(value, list) else [value]) if path is not None]
+    inputs = _inputs(args)
     written: list[tuple[str, Path]] = []
     for name in OUTPUT_FLAGS:
         target: Path | None = getattr(args, name, None)
@@ -612,10 +619,26 @@ def _check_outputs_spare_inputs(args: argparse.Namespace) -> None:
             if _same_file(target, path):
                 raise QueryError(f"--{other} and --{name} both write {target}: give each its own file")
         written.append((name, target))
-        for source, path in inputs:
-            if _same_file(target, path):
-                what = "the cluster file" if source == "file" else f"the file of --{source.replace('_', '-')}"
-                raise QueryError(f"--{name} {target} would overwrite {what}: write to another file")
+        overwritten = _input_at(inputs, target)
+        if overwritten:
+            raise QueryError(f"--{name} {target} would overwrite {overwritten}: write to another file")
+
+
+def _inputs(args: argparse.Namespace) -> list[tuple[str, Path]]:
+    """(argument, path) of every file the command reads (`INPUT_FLAGS`)."""
+    inputs: list[tuple[str, Path]] = []
+    for name in INPUT_FLAGS:
+        value = getattr(args, name, None)
+        inputs += [(name, path) for path in (value if isinstance(value, list) else [value]) if path is not None]
+    return inputs
+
+
+def _input_at(inputs: list[tuple[str, Path]], target: Path) -> str | None:
+    """Which of the `inputs` writing `target` would overwrite, in words (None when none)."""
+    for source, path in inputs:
+        if _same_file(target, path):
+            return "the cluster file" if source == "file" else f"the file of --{source.replace('_', '-')}"
+    return None
 
 
 def _same_file(path: Path, other: Path) -> bool:

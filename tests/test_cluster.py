@@ -14,6 +14,8 @@ from cluster_reference import best_value, check_placements, random_instance, val
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import solver
+import solver.cli
 from solver.cluster import greedy, layout, patterns, place
 from solver.query import make_query
 from solver.solve import plan
@@ -359,8 +361,28 @@ def test_cli_cluster_exit_codes(cli, tmp_path: Path):
         f"solve cluster: error: --emit-dir {tmp_path}: job math-4b's config would overwrite the cluster file {named}: "
         "write the configs to another folder\n")
     assert named.read_text(encoding="utf-8") == FLEET_FILE
+    weights = tmp_path / "tiny.yaml"  # a --weights file named like a job
+    weights.write_text("offload: 1.0\nsp: 0.1\nenv: 0.01\n", encoding="utf-8")
+    status, out, err = cli("cluster", str(path), "--emit-dir", str(tmp_path), "--weights", str(weights))
+    assert (status, out) == (2, "") and err == (
+        f"solve cluster: error: --emit-dir {tmp_path}: job tiny's config would overwrite the file of --weights "
+        f"{weights}: write the configs to another folder\n")
+    assert weights.read_text(encoding="utf-8") == "offload: 1.0\nsp: 0.1\nenv: 0.01\n"
     status, _, err = cli("cluster")
     assert status == 2 and "the following arguments are required: FILE.yaml" in err
+
+
+def test_emit_dir_that_cannot_be_written_leaves_no_folder(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    path = tmp_path / "fleet.yaml"
+    path.write_text(FLEET_FILE, encoding="utf-8")
+
+    def full_disk(target: Path, text: str) -> tuple[str, Path]:
+        raise solver.QueryError(f"{target}: cannot write: No space left on device")
+
+    monkeypatch.setattr(solver.cli, "_staged", full_disk)
+    status, out, err = cli("cluster", str(path), "--emit-dir", str(tmp_path / "configs"))
+    assert (status, out) == (2, "") and "No space left on device" in err
+    assert not (tmp_path / "configs").exists()
 
 
 def test_the_same_file_gives_the_same_json(cli, tmp_path: Path):
