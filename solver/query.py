@@ -409,12 +409,14 @@ def make_query(
             heads, kv_heads = resolved.num_attention_heads, resolved.num_key_value_heads
             allowed = ", ".join(str(s) for s in range(1, heads + 1) if not sp_rule_violation(heads, kv_heads, s))
             raise QueryError(f"--sp {sp} is not allowed for {resolved.name}: {problem}; its heads allow {allowed}")
-        if exact and budget_gpus is not None and budget_gpus % sp:
+        layout = sp_layout_violation(resolved, budget_gpus, sp, node_gpus) if exact and budget_gpus else None
+        if budget_gpus is not None and layout:
             allowed = ", ".join(str(s) for s in range(1, budget_gpus + 1)
                                 if not sp_layout_violation(resolved, budget_gpus, s, node_gpus))
-            raise QueryError(f"--sp {sp} does not divide the {counted(budget_gpus, 'trainer GPU')} the plan must use "
-                             f"(the degrees that divide them, that {resolved.name}'s heads allow and that keep an SP "
-                             f"group in a node: {allowed})")
+            gpus = f"{counted(budget_gpus, 'trainer GPU')} the plan must use"
+            why = f"does not divide the {gpus}" if budget_gpus % sp else f"is not allowed on the {gpus}: {layout}"
+            raise QueryError(f"--sp {sp} {why} (the degrees that divide them, that {resolved.name}'s heads allow and "
+                             f"that keep an SP group in a node: {allowed})")
         if node_gpus is not None and sp > node_gpus:  # its GPUs would span nodes, and it cannot divide one
             raise QueryError(f"--sp {sp} is not allowed with nodes of {node_gpus} GPUs (--node-gpus): an SP group "
                              "must fit in one node")

@@ -818,6 +818,8 @@ def read_user_file(path: Path) -> str:
 
 MOE_CONFIG_KEYS = ("num_experts", "num_local_experts", "n_routed_experts", "moe_num_experts")
 """Keys by which a Hugging Face config declares a mixture of experts (Qwen-MoE, Mixtral, DeepSeek, ...)."""
+MULTIMODAL_CONFIG_KEYS = ("text_config", "vision_config", "audio_config", "speech_config")
+"""Keys by which a Hugging Face config declares a multimodal model (Qwen2-VL, LLaVA, Qwen2-Audio, ...)."""
 CONFIG_LIMITS = {"hidden_size": 1 << 20, "num_hidden_layers": 1 << 14, "num_attention_heads": 1 << 14,
                  "num_key_value_heads": 1 << 14, "head_dim": 1 << 14, "intermediate_size": 1 << 22,
                  "vocab_size": 1 << 24, "max_position_embeddings": 1 << 30, "original_max_position_embeddings": 1 << 30}
@@ -856,9 +858,10 @@ def load_model_config(path: Path) -> Model:
         raise TableError(f"{path}: a config.json is a JSON object")
     if any(key in config for key in MOE_CONFIG_KEYS):
         raise TableError(f"{path}: a mixture-of-experts config; --model-config takes dense models only")
-    if "hidden_size" not in config and isinstance(config.get("text_config"), dict):
-        raise TableError(f"{path}: a multimodal config (its language model is under text_config); --model-config "
-                         "takes a text model's config.json")
+    towers = [key for key in MULTIMODAL_CONFIG_KEYS if key in config]
+    if towers:
+        raise TableError(f"{path}: a multimodal config ({', '.join(towers)}); --model-config takes a text model's "
+                         "config.json (the memory model has no term for a vision or audio tower or its tokens)")
 
     def number(key: str, default: int | None = None, within: dict = config) -> int:
         value = within.get(key)

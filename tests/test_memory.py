@@ -212,7 +212,9 @@ def test_model_config_reads_a_local_config_json():
         ("[1, 2]", "a config.json is a JSON object"),
         ('{"num_experts": 8, "hidden_size": 8}', "mixture-of-experts"),
         ('{"n_routed_experts": 256, "hidden_size": 7168}', "mixture-of-experts"),  # DeepSeek's key
-        ('{"text_config": {"hidden_size": 8}}', "a multimodal config .its language model is under text_config."),
+        ('{"text_config": {"hidden_size": 8}}', r"a multimodal config \(text_config\); --model-config takes a text "),
+        ('{"hidden_size": 3584, "num_hidden_layers": 28, "vision_config": {"depth": 32}}',  # Qwen2-VL's layout
+         r"a multimodal config \(vision_config\)"),
         ('{"hidden_size": 1024}', "num_hidden_layers: expected a whole number from 1 to 16384, got None"),
         ('{"hidden_size": -1, "num_hidden_layers": 2}', "hidden_size: expected a whole number from 1 to 1048576, got -1"),
         ('{"hidden_size": 1' + '0' * 200 + '}', r"hidden_size: expected a whole number from 1 to 1048576, got 1000+\.\.\.$"),
