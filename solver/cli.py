@@ -745,6 +745,10 @@ def _engines_note(engines: RolloutEngines, model: Model, gpu: str) -> str | None
     for engines of one GPU that hold enough."""
     held = (f"{model.name}'s bf16 weights ({engines.weights_gib:.1f} GiB) and one sequence's KV cache "
             f"({engines.kv_cache_gib:.1f} GiB) per GPU")
+    if engines.weights_gib + engines.kv_cache_gib > engines.room_gib:
+        return (f"solve: note: {held} at tensor-parallel size {engines.size} take more than vLLM takes of one {gpu} "
+                f"({engines.room_gib:.1f} GiB): the engines cannot hold them; give the rollout more GPUs, a count that a larger "
+                "tensor-parallel size divides")
     if not engines.fits:
         return (f"solve: note: {held} at tensor-parallel size {engines.size} take more than half of what vLLM takes "
                 f"of one {gpu} ({engines.room_gib:.1f} GiB): little room for sequences in flight; give the rollout "

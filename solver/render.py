@@ -153,9 +153,10 @@ def apply_lines(plan: Plan, model: Model) -> list[str]:
     return lines
 
 
-def _relative(cost: float, first: float) -> str:
-    """A ranked plan's cost relative to plan #1's (which the objective ranks first, not always the cheapest)."""
-    return "best" if cost == first else f"{cost / first:.2f}x #1"
+def _relative(rank: int, cost: float, first: float) -> str:
+    """A ranked plan's cost relative to plan #1's (which the objective ranks first, not always the cheapest):
+    plan #1 is the best, and a later plan of the same cost is ``1.00x #1``."""
+    return "best" if rank == 1 else f"{cost / first:.2f}x #1"
 
 
 def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int) -> Table:
@@ -230,7 +231,7 @@ def _ranking(answer: Answer) -> Table:
             str(plan.max_model_len),
             str(plan.max_token_len_per_gpu),
             f"{plan.rope_scaling_factor:g}" if plan.rope_scaling_factor else "",
-            f"{plan.cost:.4g} ({_relative(plan.cost, best)})",
+            f"{plan.cost:.4g} ({_relative(rank, plan.cost, best)})",
             plan.evidence + (" (beyond calibration)" if plan.beyond_calibration else ""),
             (f"{counted(plan.source.gpus, 'GPU')} @ {plan.source.max_model_len}: {plan.source.setting}" if plan.source
              else f"memory model: {plan.memory_gb:.1f} GiB"),

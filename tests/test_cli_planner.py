@@ -284,3 +284,10 @@ def test_the_apply_lines_give_the_exact_yarn_factor_the_config_check_wants(cli, 
                       + line.removeprefix("model.") + "\n", encoding="utf-8")
     status, out, _ = cli("--from-config", str(config), "--gpus", "4", "--gpu", "h20")
     assert status == 0 and "rope_scaling" not in out.split("\nplan")[0]  # the verdict raises nothing about it
+
+
+def test_only_plan_1_is_called_best_even_when_a_later_plan_costs_the_same(cli):
+    status, out, _ = cli("--model", "8B", "--len", "64k", "--minimize", "gpus", "--gpu", "h20", "--top", "5")
+    rows = [line for line in out.splitlines() if line.startswith("│")]
+    assert status == 0 and len(rows) == 5 and "(best)" in rows[0]
+    assert all("(best)" not in row for row in rows[1:]) and "0.3282 (1.00x #1)" in rows[4]

@@ -597,3 +597,9 @@ def test_emitted_rollout_engines_are_sized_for_the_model(cli):
     status, out, err = cli("--model", "8B", "--gpu", "a100", "--len", "32k", "--gpus", "4", "--rollout-gpus", "4",
                            "--emit", "trinity")
     assert (status, err) == (0, "") and "engine_num: 4  # one GPU each\n    tensor_parallel_size: 1\n" in out
+    status, out, err = cli("--model", "32B", "--gpu", "l40s", "--gpus", "8", "--len", "16k", "--rollout-gpus", "3",
+                           "--emit", "trinity", "--node-gpus", "16")  # 3 GPUs: tensor-parallel size 1 only
+    assert status == 0 and "tensor_parallel_size: 1\n" in out and err == (
+        "solve: note: Qwen3-32B's bf16 weights (61.0 GiB) and one sequence's KV cache (4.0 GiB) per GPU at "
+        "tensor-parallel size 1 take more than vLLM takes of one L40S-48GB (39.5 GiB): the engines cannot hold them; "
+        "give the rollout more GPUs, a count that a larger tensor-parallel size divides\n")
