@@ -692,6 +692,8 @@ def _validation_message(path: Path, raw: Any, error: ValidationError) -> str:
         location, problem = location[:-1], f"missing field {location[-1]!r}"
     elif first["type"] in _PLAIN_PROBLEMS:
         problem = _PLAIN_PROBLEMS[first["type"]].format(**context) + f", got {brief(first['input'])}"
+        if first["type"] in ("int_type", "float_type") and _yaml_text_number(first["input"]):
+            problem += f" (YAML reads it as text: write {_yaml_number(first['input'], first['type'] == 'int_type')})"
     else:
         problem = first["msg"].removeprefix("Value error, ")
         if first["type"] not in ("value_error", "assertion_error") and "input" in first:
@@ -700,6 +702,23 @@ def _validation_message(path: Path, raw: Any, error: ValidationError) -> str:
     more = len({_data_location(raw, tuple(e["loc"])) for e in errors}) - 1
     extra = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
     return f"{path}: {where + ': ' if where else ''}{problem}{extra}"
+
+
+def _yaml_text_number(value: Any) -> bool:
+    """Whether `value` is text in exponent notation that YAML 1.1 does not read as a number (``1e3``,
+    ``1e-3``: it wants a dot and a sign, ``1.0e+3``)."""
+    return isinstance(value, str) and re.fullmatch(r"\s*[+-]?(\d+\.?\d*|\.\d+)[eE][+-]?\d+\s*", value) is not None
+
+
+def _yaml_number(text: str, whole: bool) -> str:
+    """How to write `text` (exponent notation, see `_yaml_text_number`) so that YAML reads a number: the
+    digits for a whole number, else a dot in the mantissa and a signed exponent (``1e-3`` -> ``1.0e-3``)."""
+    value = float(text)
+    if whole and value.is_integer():
+        return str(int(value))
+    mantissa, exponent = text.strip().lower().split("e")
+    mantissa += "" if "." in mantissa else ".0"
+    return f"{mantissa}e{exponent if exponent[0] in '+-' else '+' + exponent}"
 
 
 def _validate(model: type[BaseModel], path: Path, context: dict[str, Any] | None = None) -> Any:

@@ -280,6 +280,13 @@ def test_a_file_of_nested_aliases_is_refused_at_once(cli, tmp_path: Path):
                                                        "got [[[[...], [...], [...], [...], [...], [...], ...], [[...]...")
 
 
+def test_a_length_in_exponent_notation_is_told_how_yaml_reads_it(cli, tmp_path: Path):
+    path = tmp_path / "fleet.yaml"
+    path.write_text(FLEET_FILE.replace("max_model_len: 8192", "max_model_len: 8.192e3"), encoding="utf-8")
+    assert cli("cluster", str(path)) == (2, "", f"solve cluster: error: {path}: job tiny, max_model_len: must be a whole "
+                                                "number, got '8.192e3' (YAML reads it as text: write 8192)\n")
+
+
 def test_names_are_printed_as_they_are_not_as_markup(cli, tmp_path: Path):
     path = tmp_path / "fleet.yaml"
     path.write_text(FLEET_FILE.replace("name: a100", 'name: "p[/]:smile:"').replace("pool: a100", 'pool: "p[/]:smile:"'),

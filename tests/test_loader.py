@@ -18,6 +18,7 @@ from solver.tables import (
     load_gpu_type,
     load_model_config,
     load_models,
+    load_weights,
     shipped_tables_directory,
 )
 
@@ -221,3 +222,19 @@ def test_an_unknown_model_gets_a_guess_only_where_one_name_extends_the_other(nam
     with pytest.raises(QueryError) as raised:
         load_catalog().model(name)
     assert str(raised.value).startswith(f"unknown model {name!r}{guess}; accepted: Qwen3-0.6B (0.6B)")
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("offload: 1.0\nsp: 0.1\nenv: 1e-3\n", "env: must be a number, got '1e-3' (YAML reads it as text: write 1.0e-3)"),
+        ("offload: 1.0\nsp: 2E2\nenv: 0.01\n", "sp: must be a number, got '2E2' (YAML reads it as text: write 2.0e+2)"),
+        ("offload: 1.0\nsp: '0.1'\nenv: 0.01\n", "sp: must be a number, got '0.1'"),  # quoted: no hint
+    ],
+)
+def test_numbers_yaml_reads_as_text_get_a_hint(tmp_path: Path, text: str, message: str):
+    path = tmp_path / "weights.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(TableError) as caught:
+        load_weights(path)
+    assert str(caught.value) == f"{path}: {message}"
