@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
 import io
 import json
 import os
@@ -1024,6 +1025,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser = build()
     else:
         parser, handler = build_parser(), run_planner
+        if argv[:1] and not argv[0].startswith("-"):  # the planner takes options only: a word names a command
+            close = difflib.get_close_matches(argv[0], commands, n=1, cutoff=0.7)
+            guess = f" (did you mean {close[0]}?)" if close else ""
+            parser.error(f"unknown command {argv[0]!r}{guess}; commands: {', '.join(commands)}, or none to plan")
     try:
         args = parser.parse_args(argv)
         _check_outputs_spare_inputs(args)

@@ -212,7 +212,8 @@ def _why_no_plan(
         elif not more:
             reasons.append(Reason(rule="more_gpus", detail=(
                 f"no count of {data.gpu} GPUs up to {most} trains {data.model} at {asked} tokens"
-                f"{' with ' + query.pin_flags if query.pin_flags else ''}")))
+                f"{' with ' + query.pin_flags if query.pin_flags else ''}"
+                f"{' by the tables (--no-estimate turns off the estimates)' if query.estimate == 'never' else ''}")))
     if any(rule.startswith("pin_") for rule in binding):
         free = _best(catalog, query, prober, sp=None, env=None, offload=None)
         if free:

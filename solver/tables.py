@@ -672,6 +672,8 @@ _PLAIN_PROBLEMS = {
     "string_type": "must be text",
     "string_too_long": "must be at most {max_length} characters",
     "dict_type": "must be a mapping",
+    "list_type": "must be a list",
+    "tuple_type": "must be a list",
     "model_type": "must be a mapping",
 }
 """Pydantic's error types in the words of a one-line message (a name pattern is the only one used)."""

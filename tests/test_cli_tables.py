@@ -78,6 +78,10 @@ def test_json_for_one_model_across_all_tables(cli):
         (["tables", "--gpus", "-2"], "solve tables: error: argument --gpus: must be at least 1, got -2\n"),
         (["tables", "--gpus", "four"], "solve tables: error: argument --gpus: expected a whole number, got 'four'\n"),
         (["tables", "--colour"], "solve tables: error: unrecognized arguments: --colour\n"),
+        (["tabels"], "solve: error: unknown command 'tabels' (did you mean tables?); commands: tables, cluster, "
+                     "calibrate, memory, map, or none to plan\n"),
+        (["4B", "--len", "8k"], "solve: error: unknown command '4B'; commands: tables, cluster, calibrate, memory, "
+                                "map, or none to plan\n"),
     ],
 )
 def test_bad_filters_exit_2_with_one_line_naming_accepted_values(cli, argv, message):

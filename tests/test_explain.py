@@ -106,7 +106,10 @@ def test_a_length_beyond_the_tables_offers_a_shorter_one():
         "(longest per GPU count: 1 GPU: 28672, 2 GPUs: 61440, 3 GPUs: 28672, 4 GPUs: 122880, 6 GPUs: 61440)"]
     assert details(reasons, "shorter_length")[0].startswith(
         "within 4 GPUs the longest length with a plan is 122880 tokens (8192 fewer): Env + Offload + SP=4 on 4 GPUs")
-    assert details(reasons, "more_gpus") == ["no count of H20-96GB GPUs up to 64 trains Qwen3-8B at 131072 tokens"]
+    assert details(reasons, "more_gpus") == ["no count of H20-96GB GPUs up to 64 trains Qwen3-8B at 131072 tokens by "
+                                             "the tables (--no-estimate turns off the estimates)"]
+    _, reasons = explained(gpu="h20", model="8B", max_model_len=131072, budget_gpus=4, estimate="auto")
+    assert details(reasons, "more_gpus")[0].startswith("131072 tokens need 8 GPUs, 4 more than the budget: ")
     assert "max_token_len_per_gpu = 61440" in details(reasons, "fewer_tokens")[0]
 
 
