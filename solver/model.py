@@ -17,7 +17,15 @@ from types import MappingProxyType
 from ortools.sat.python import cp_model
 
 from solver.memory import GRID, estimated_cells, estimated_counts, host_memory_gib
-from solver.query import Objective, Query, failures_by_row, first_failure, rollout_layout_violation, table_cells
+from solver.query import (
+    MAX_ESTIMATED_GPUS,
+    Objective,
+    Query,
+    failures_by_row,
+    first_failure,
+    rollout_layout_violation,
+    table_cells,
+)
 from solver.tables import MAX_TOKENS, Catalog, GpuType, Model, Setting, Weights
 
 Combination = tuple[int, int, int, int]
@@ -164,7 +172,7 @@ def _witnesses(
     found = [(n, n, longest, e, o, s, 1) for n, e, o, s, longest in estimates]
     for (m, row), setting in cells:
         for n in counts:
-            if n == m or 1 < m < n:
+            if n == m or 1 < m < n <= MAX_ESTIMATED_GPUS:  # as `vouching_cell`: no table vouches past 64 GPUs
                 vouched = row if n == m else min(row, limits.get((n, setting), MAX_TOKENS))
                 found.append((n, m, vouched, int(setting.env), int(setting.offload), setting.sp, 0))
     return tuple(found)

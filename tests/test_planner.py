@@ -240,6 +240,27 @@ def test_a_counts_own_table_decides_against_a_smaller_tables_cell(tmp_path):
         "inferred", SourceCell(gpus=4, max_model_len=81920, setting="Env + Offload + SP=2"))
 
 
+def test_no_smaller_table_vouches_past_64_gpus_even_for_a_count_with_a_table(tmp_path):
+    import shutil
+
+    from solver.tables import shipped_tables_directory
+
+    # A made-up table for 128 GPUs: its own cell decides there (Env at 131072), and a smaller table's
+    # vanilla at 8192 does not vouch past 64 GPUs, as explain and the labels of plans say.
+    tables = tmp_path / "tables"
+    shutil.copytree(shipped_tables_directory(), tables)
+    path = tables / "feasibility" / "a100-80gb.yaml"
+    path.write_text(path.read_text(encoding="utf-8") + "  - gpus: 128\n    section: made up\n    models: [Qwen3-4B]\n"
+                    "    rows:\n      - {max_model_len: 131072, cells: {Qwen3-4B: Env}}\n", encoding="utf-8")
+    catalog = load_catalog(tables)
+    request = dict(model="4B", gpu="a100", budget_gpus=128, exact=True, max_model_len=8192, estimate="never")
+    (pinned,) = plan(make_query(catalog, env=False, **request), catalog)
+    assert pinned.plans == ()
+    (free,) = plan(make_query(catalog, **request), catalog)
+    assert (free.plans[0].setting.label, free.plans[0].evidence, free.plans[0].source) == (
+        "Env", "documented", SourceCell(gpus=128, max_model_len=131072, setting="Env"))
+
+
 def test_no_smaller_tables_cell_meets_a_counts_own_out_of_memory_in_the_shipped_tables():
     from solver.query import refuting_row, table_cells, tried_settings, vouching_cell
 
