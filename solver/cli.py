@@ -217,7 +217,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"the K best distinct plans, best first (at most {MAX_TOP})")
     parser.add_argument("--weights", metavar="FILE", type=path_argument, help="cost weights YAML (offload, sp, env)")
     parser.add_argument("--time-limit", metavar="S", type=positive_seconds, default=10.0,
-                        help="seconds the solver may take per answer (default 10)")
+                        help="seconds the solver may take per answer, its ranked plans together; the questions behind its reasons get their own (default 10)")
     parser.add_argument("--workers", metavar="W", type=positive_int, default=1,
                         help="CP-SAT search workers (default 1; answers do not depend on it)")
     estimates = parser.add_argument_group("memory model")
@@ -281,7 +281,8 @@ def build_cluster_parser() -> argparse.ArgumentParser:
     parser.add_argument("file", metavar="FILE.yaml", type=path_argument, help="pools and jobs (see docs/cluster.md)")
     parser.add_argument("--minimize", choices=["nodes"], help="place every job, on the fewest nodes")
     parser.add_argument("--time-limit", metavar="S", type=positive_seconds, default=10.0,
-                        help="seconds for the whole solve (default 10)")
+                        help="seconds for the placement search, and the most each planner query it makes may "
+                        "take (default 10)")
     parser.add_argument("--workers", metavar="W", type=positive_int, default=1, help="CP-SAT search workers (default 1)")
     parser.add_argument("--weights", metavar="FILE", type=path_argument, help="cost weights YAML (offload, sp, env)")
     parser.add_argument("--json", action="store_true", help="print the placement as JSON")

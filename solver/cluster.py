@@ -87,10 +87,12 @@ def layout(trainer_gpus: int, rollout_gpus: int, node_gpus: int) -> tuple[int, i
 class _Planner:
     """The planner's best plan for one job shape, asked once per shape."""
 
-    def __init__(self, catalog: Catalog, weights: Weights, estimate: EstimateMode) -> None:
+    def __init__(self, catalog: Catalog, weights: Weights, estimate: EstimateMode, time_limit_s: float = 10.0) -> None:
         self.catalog = catalog
         self.weights = weights
         self.estimate = estimate
+        self.time_limit_s = time_limit_s
+        """The limit of each of the planner's solves (a few milliseconds each, in practice)."""
         self.cache: dict[tuple[object, ...], Plan | None] = {}
         self.reasons: dict[tuple[object, ...], str] = {}
         """Why a job of a shape (model, length, rollout GPUs, pool) has no way to run, once asked."""
@@ -103,7 +105,7 @@ class _Planner:
         if key not in self.cache:
             query = make_query(self.catalog, model=model, gpu=gpu, budget_gpus=gpus, exact=True,
                                objective="cheapest" if length else "max_len", max_model_len=length,
-                               weights=self.weights, estimate=estimate)
+                               weights=self.weights, estimate=estimate, time_limit_s=self.time_limit_s)
             query = query.model_copy(update={"node_gpus": node_gpus})
             answer = answer_for(self.catalog, query, gpu)
             self.cache[key] = answer.plans[0] if answer.plans else None
@@ -241,7 +243,7 @@ def place(
     """Place `fleet`'s jobs on its pools (see the module's docstring for the model and objectives);
     `estimate` as in `solve` ("never": the tables' plans alone)."""
     started = time.monotonic()
-    planner = _Planner(catalog, weights if weights is not None else load_weights(), estimate)
+    planner = _Planner(catalog, weights if weights is not None else load_weights(), estimate, time_limit_s)
     options = [option for index in range(len(fleet.jobs)) for option in job_options(planner, fleet, index)]
     every_job = minimize == "nodes"
     with_options = {option.job for option in options}
@@ -424,7 +426,8 @@ def _reasons(planner: _Planner, fleet: Fleet, index: int) -> str:
         length = asked.at_least if isinstance(asked, AtLeast) else asked
         query = make_query(planner.catalog, model=job.model, gpu=pool.gpu, max_model_len=length, objective="min_gpus",
                            budget_gpus=min(pool.nodes * pool.gpus_per_node, MAX_ESTIMATED_GPUS),
-                           weights=planner.weights, estimate=planner.estimate, node_gpus=pool.gpus_per_node)
+                           weights=planner.weights, estimate=planner.estimate, node_gpus=pool.gpus_per_node,
+                           time_limit_s=planner.time_limit_s)
         answer = answer_for(planner.catalog, query, pool.gpu)
         if answer.plans:
             fewest = answer.plans[0]

@@ -85,6 +85,8 @@ def answer_for(catalog: Catalog, query: Query, gpu: str) -> Answer:
     if statuses[0] == cp_model.INFEASIBLE:
         reason, nearest = _why_no_plan(catalog, data, query)
         return _answer(query, gpu, "infeasible", (), started, reason=reason, nearest=nearest)
+    if statuses[0] != cp_model.UNKNOWN:  # MODEL_INVALID: a defect of the model's, never of the input
+        raise RuntimeError(f"CP-SAT answered {solver.status_name(statuses[0])}: {model.validate()}")
     reason = f"no plan found within the time limit of {query.time_limit_s:g} s"
     return _answer(query, gpu, "unknown", (), started, reason=reason)
 

@@ -299,3 +299,20 @@ def test_a_no_env_pin_says_that_estimates_need_env_whichever_way_the_answer_fail
         "30720 tokens is beyond what the tables and the memory model's estimates allow for Qwen3-0.6B on A100-80GB on "
         "exactly 3 GPUs with --no-env (the memory model estimates only with Env, which costs nothing that matters and "
         "makes room): the longest is 24576")
+
+
+def test_a_model_cp_sat_rejects_is_a_defect_not_a_time_out(monkeypatch: pytest.MonkeyPatch):
+    from ortools.sat.python import cp_model
+
+    import solver.solve
+
+    class Rejecting(cp_model.CpSolver):
+        def solve(self, model: cp_model.CpModel, *args: Any) -> cp_model.CpSolverStatus:
+            return cp_model.MODEL_INVALID
+
+        def status_name(self, status: Any = None) -> str:
+            return "MODEL_INVALID"
+
+    monkeypatch.setattr(solver.solve.cp_model, "CpSolver", Rejecting)
+    with pytest.raises(RuntimeError, match="CP-SAT answered MODEL_INVALID"):
+        plan(make_query(CATALOG, model="4B", gpu="a100", max_model_len=8192), CATALOG)
