@@ -47,10 +47,6 @@ CEILING = 1 << 21
 """The longest length the memory model is asked about (2097152 tokens)."""
 
 
-TERMS = ("states", "gathered", "checkpoints", "logits", "recompute", "sp_buffers", "fragmentation", "overhead")
-"""The memory terms, in the order of a breakdown."""
-
-
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -60,10 +56,34 @@ PRIOR = Coefficients(states=1.0, gathered=1.0, checkpoints=1.0, logits=1.0, reco
 """First principles before calibration: every term as derived, 90% of memory usable (95% with Env)."""
 
 
+class Terms(_Frozen):
+    """GiB per memory term (`TERMS`, in their order), coefficients applied; ``terms["logits"]`` reads one."""
+
+    states: float
+    gathered: float
+    checkpoints: float
+    logits: float
+    recompute: float
+    sp_buffers: float
+    fragmentation: float
+    overhead: float
+
+    def __getitem__(self, term: str) -> float:
+        return float(getattr(self, term))
+
+    def items(self) -> tuple[tuple[str, float], ...]:
+        """(term, GiB) in the order of `TERMS`."""
+        return tuple((term, self[term]) for term in TERMS)
+
+
+TERMS = tuple(Terms.model_fields)
+"""The memory terms, in the order of a breakdown."""
+
+
 class Breakdown(_Frozen):
     """Predicted peak memory of one trainer GPU, per term, against what is usable."""
 
-    terms: dict[str, float] = Field(description="GiB per term of TERMS, coefficients applied")
+    terms: Terms = Field(description="GiB per term of TERMS, coefficients applied")
     total_gib: float
     usable_gib: float
     memory_gib: float
@@ -136,7 +156,7 @@ def breakdown(
     terms = {term: raw[term] * coefficients.multiplier(term) for term in TERMS}
     fraction = coefficients.usable_env if setting.env else coefficients.usable
     return Breakdown(
-        terms=terms,
+        terms=Terms(**terms),
         total_gib=sum(terms.values()),
         usable_gib=memory_gib * fraction * (1 - margin),
         memory_gib=float(memory_gib),

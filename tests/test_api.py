@@ -182,6 +182,18 @@ def test_equal_results_compare_equal_however_long_they_took():
     assert solver.place(FLEET) == solver.place(FLEET)
 
 
+def test_a_memory_estimate_is_frozen_to_its_terms():
+    import pydantic
+
+    estimate = solver.estimate_memory("8B", "h100", 8, 32768, sp=8, env=True)
+    with pytest.raises(pydantic.ValidationError):
+        estimate.terms.states = 0.0  # type: ignore[misc]
+    assert hash(estimate) == hash(solver.estimate_memory("8B", "h100", 8, 32768, sp=8, env=True))
+    assert [term for term, _ in estimate.terms.items()] == ["states", "gathered", "checkpoints", "logits",
+                                                            "recompute", "sp_buffers", "fragmentation", "overhead"]
+    assert estimate.total_gib == pytest.approx(sum(gib for _, gib in estimate.terms.items()))
+
+
 def test_type_checkers_see_every_exported_name():
     """The names under ``if TYPE_CHECKING:`` in solver/__init__.py are those imported lazily, from the same modules."""
     source = ast.parse((Path(solver.__file__)).read_text())
