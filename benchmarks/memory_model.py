@@ -5,8 +5,8 @@ For each split it fits the coefficients on the training cells only, then predict
 cell, what the source's procedure would have written (the first setting of the escalation order that
 fits with the safety margin, by default the planner's, or '-'), and counts predictions that are exact,
 conservative (a costlier setting, or '-' where the source has a setting) or unsafe (a cheaper setting,
-or a setting where the source has '-'). Trinity's own rough check (facts.md section 2) is scored on the
-same held-out cells as the baseline.
+or a setting where the source has '-'). Trinity's own rough check (GPUMemoryValidator in Trinity-RFT's
+config_validator.py) is scored on the same held-out cells as the baseline.
 """
 
 from __future__ import annotations
@@ -17,13 +17,37 @@ from collections.abc import Callable
 from rich.console import Console
 from rich.table import Table
 
-from solver.calibrate import calibrate, observations, predicted_cell
-from solver.memory import DEFAULT_MARGIN, trinity_check_gib
-from solver.query import tried_settings
-from solver.tables import ESCALATION_ORDER, Catalog, Model, Setting, load_catalog
+from solver.calibrate import calibrate, observations
+from solver.memory import DEFAULT_MARGIN, GIB, breakdown
+from solver.query import token_budget, tried_settings
+from solver.tables import ESCALATION_ORDER, Catalog, Coefficients, Model, Setting, load_catalog
 
 Keep = Callable[[str, int, str], bool]
 ORDER = [setting.label for setting in ESCALATION_ORDER]
+
+
+def predicted_cell(model: Model, memory_gib: float, gpus: int, max_model_len: int, coefficients: Coefficients,
+                   margin: float = DEFAULT_MARGIN) -> Setting | None:
+    """What the source's procedure would write in the cell, by the model: the first setting in the
+    escalation order (that the SP rules allow) predicted to fit with the safety `margin`, or None for ``-``."""
+    for setting in tried_settings(model, gpus):
+        if breakdown(model, memory_gib, gpus, setting, max_model_len, coefficients, margin).fits:
+            return setting
+    return None
+
+
+def trinity_check_gib(model: Model, gpus: int, setting: Setting, max_model_len: int) -> tuple[float, float]:
+    """Trinity's own rough memory check (``GPUMemoryValidator`` in Trinity-RFT's ``config_validator.py``):
+    (estimated GiB per GPU, fraction of memory it allows: 0.8, or 0.9 with Env). The optimizer-step term it takes the maximum
+    with is not published; it is taken as zero here."""
+    tokens = token_budget(max_model_len, setting.sp)
+    parameters = model.parameters_b * 1e9
+    states = 0.0 if setting.offload else 16 * parameters / gpus + 2 * parameters
+    hidden_states = 2 * tokens * model.hidden_size * (model.num_layers + 4)
+    logits = 8 * tokens * model.vocab_size
+    backward = 4 * model.vocab_size * model.hidden_size + 80 * tokens * model.hidden_size
+    activations = hidden_states + max(logits, backward)
+    return (states + activations) / GIB, 0.9 if setting.env else 0.8
 
 
 def trinity_cell(model: Model, memory_gib: float, gpus: int, length: int) -> Setting | None:

@@ -16,8 +16,8 @@ from dataclasses import dataclass
 
 from ortools.linear_solver import pywraplp
 
-from solver.memory import DEFAULT_MARGIN, PRIOR, TERMS, breakdown, features
-from solver.query import failed_settings, token_budget, tried_settings
+from solver.memory import PRIOR, TERMS, breakdown, features
+from solver.query import failed_settings, token_budget
 from solver.tables import (
     NO_SETTING,
     Catalog,
@@ -164,15 +164,3 @@ def report(evidence: list[Observation], coefficients: Coefficients) -> FitSummar
         largest_sp=max(o.setting.sp for o in evidence),
         most_tokens_per_gpu=max((token_budget(o.max_model_len, o.setting.sp) for o in evidence if o.fits), default=0),
     )
-
-
-def predicted_cell(model: Model, memory_gib: float, gpus: int, max_model_len: int, coefficients: Coefficients,
-                   margin: float = DEFAULT_MARGIN) -> Setting | None:
-    """What the source's procedure would write in the cell, by the model: the first setting in the
-    escalation order (that the SP rules allow) predicted to fit with the safety `margin`, or None for ``-``."""
-    for setting in tried_settings(model, gpus):
-        if breakdown(model, memory_gib, gpus, setting, max_model_len, coefficients, margin).fits:
-            return setting
-    return None
-
-

@@ -285,17 +285,3 @@ def rollout_engines(model: Model, memory_gib: float, rollout_gpus: int, max_mode
                               kv_cache_gib=kv_bytes / min(t, kv_heads) / GIB,
                               room_gib=memory_gib * ROLLOUT_UTILIZATION - 1.0) for t in sizes]
     return next((option for option in options if option.fits), options[-1])
-
-
-def trinity_check_gib(model: Model, gpus: int, setting: Setting, max_model_len: int) -> tuple[float, float]:
-    """Trinity's own rough memory check (``GPUMemoryValidator``, facts.md §2): (estimated GiB per GPU,
-    fraction of memory it allows: 0.8, or 0.9 with Env). The optimizer-step term it takes the maximum
-    with is not published; it is taken as zero here."""
-    tokens = token_budget(max_model_len, setting.sp)
-    parameters = model.parameters_b * 1e9
-    states = 0.0 if setting.offload else 16 * parameters / gpus + 2 * parameters
-    hidden_states = 2 * tokens * model.hidden_size * (model.num_layers + 4)
-    logits = 8 * tokens * model.vocab_size
-    backward = 4 * model.vocab_size * model.hidden_size + 80 * tokens * model.hidden_size
-    activations = hidden_states + max(logits, backward)
-    return (states + activations) / GIB, 0.9 if setting.env else 0.8

@@ -1,4 +1,4 @@
-"""Command output shown in README.md and docs/ is what the code prints now (`python -m solver.docs`
+"""Command output shown in README.md and docs/ is what the code prints now (`python tests/shown_output.py`
 regenerates it)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from solver.docs import BLOCK, pages, printed
+from shown_output import BLOCK, pages, printed
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -29,4 +29,4 @@ def test_shown_output_is_what_the_command_prints(monkeypatch, page: str, command
     if command.endswith("--help") and sys.version_info >= (3, 13):
         pytest.skip("argparse 3.13 lays out help differently; the docs show 3.10 to 3.12's")
     monkeypatch.delenv("PYTORCH_CUDA_ALLOC_CONF", raising=False)  # Env is read from the environment
-    assert printed(command, ROOT) == shown, f"{page}: `{command}` prints something else now: run python -m solver.docs"
+    assert printed(command, ROOT) == shown, f"{page}: `{command}` prints something else now: run python tests/shown_output.py"

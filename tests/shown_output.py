@@ -1,5 +1,5 @@
-"""Regenerate the command output shown in README.md and docs/*.md: ``python -m solver.docs``, run from
-the repository root.
+"""Regenerate the command output shown in README.md and docs/*.md: ``python tests/shown_output.py``, run
+from the repository root (a developer's tool, not part of the package).
 
 Every fenced block that starts with a ``$ solve ...`` line is rerun from the repository root (with Env
 unset in the environment, as the docs assume) and its output replaced. `tests/test_docs.py` fails when a
@@ -60,6 +60,6 @@ if __name__ == "__main__":
     os.environ.pop("PYTORCH_CUDA_ALLOC_CONF", None)
     root = Path.cwd()
     if not (root / "README.md").exists() or not (root / "docs").is_dir():
-        sys.exit("python -m solver.docs: run it from the repository root (README.md and docs/ are not here)")
+        sys.exit("tests/shown_output.py: run it from the repository root (README.md and docs/ are not here)")
     changed = [page.relative_to(root) for page in pages(root) if regenerate(page, root)]
     print("updated: " + (", ".join(map(str, changed)) or "nothing"), file=sys.stderr)
