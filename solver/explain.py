@@ -19,9 +19,9 @@ from ortools.sat.python import cp_model
 
 from solver.memory import breakdown, estimated_counts, estimated_setting
 from solver.model import RULES, PlanningData, build_model, prepare
-from solver.query import Answer, Plan, Query, Reason, counted
+from solver.query import Answer, Plan, Query, Reason, counted, failed_settings, tried_settings
 from solver.solve import answer_for, new_solver
-from solver.tables import ESCALATION_ORDER, Catalog, Setting
+from solver.tables import Catalog, Setting
 
 Combination = tuple[int, int, int, int]
 """(trainer GPUs n, Env e, Offload o, SP degree s), e and o as 0/1."""
@@ -398,8 +398,8 @@ class _Words:
             return [Reason(rule="no_setting", detail=f"{table} says '-' for {data.model} from {row} tokens on: "
                                                      "nothing trained there")]
         cell = data.settings.get((n, row))
-        order = [setting.label for setting in ESCALATION_ORDER]
-        tried = order[: order.index(cell.label)] if cell is not None and cell.label in order else []
+        order = [setting.label for setting in tried_settings(data.shape, n)]
+        tried = [setting.label for setting in failed_settings(data.shape, n, cell)]
         labels = list(dict.fromkeys(_label(c) for c in combinations))
         failed = [label for label in tried if label in labels]
         others = [label for label in labels if label not in tried]

@@ -50,6 +50,30 @@ def test_cheaper_settings_ran_out_of_memory_where_the_source_names_a_costlier_ce
     assert details(reasons, "budget") == ["6 GPUs: --exact asks for 4"]
 
 
+def test_out_of_memory_follows_the_order_the_source_tries_on_that_count(tmp_path):
+    import shutil
+
+    from solver.tables import shipped_tables_directory
+
+    # A made-up 8-GPU table whose cell is SP=8: on 8 GPUs the source's order goes on past Env + SP=4 with
+    # SP=8, so everything before SP=8 in that order ran out of memory, Env + SP=4 included.
+    tables = tmp_path / "tables"
+    shutil.copytree(shipped_tables_directory(), tables)
+    path = tables / "feasibility" / "a100-80gb.yaml"
+    path.write_text(path.read_text(encoding="utf-8") + "  - gpus: 8\n    section: made up\n    models: [Qwen3-4B]\n"
+                    "    rows:\n      - {max_model_len: 262144, cells: {Qwen3-4B: SP=8}}\n", encoding="utf-8")
+    catalog = load_catalog(tables)
+    query = make_query(catalog, gpu="a100", model="4B", max_model_len=262144, budget_gpus=8, exact=True,
+                       estimate="never")
+    (answer,) = plan(query, catalog)
+    assert answer.plans[0].setting.label == "SP=8"
+    (oom,) = details(explain(catalog, query, answer), "out_of_memory")
+    assert oom == ("at 262144 tokens the A100-80GB table for 8 GPUs says 'SP=8'; the source tries settings in the order "
+                   "vanilla, Env, SP=2, Env + SP=2, SP=4, Env + SP=4, SP=8, Env + SP=8, Env + Offload, Env + Offload + "
+                   "SP=2, Env + Offload + SP=4, Env + Offload + SP=8 and records the first that trains, so vanilla, Env, "
+                   "SP=2, Env + SP=2, SP=4, Env + SP=4 ran out of memory there")
+
+
 @pytest.mark.parametrize("request_", [
     dict(gpu="h20", model="14B", max_model_len=32768, budget_gpus=4),
     dict(gpu="a100", model="4B", objective="max_len", budget_gpus=6),
