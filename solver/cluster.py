@@ -333,14 +333,25 @@ class _StopOnInterrupt:
 
     def solve(self, model: cp_model.CpModel, callback: cp_model.CpSolverSolutionCallback | None
               ) -> cp_model.CpSolverStatus:
-        """Solve in a worker thread, so that this (main) thread stays free to take Ctrl-C."""
+        """Solve in a worker thread, so that this (main) thread stays free to take Ctrl-C; what the worker
+        raises is raised here."""
         outcome: list[cp_model.CpSolverStatus] = []
-        worker = threading.Thread(target=lambda: outcome.append(self.solver.solve(model, callback)), daemon=True)
+        failure: list[BaseException] = []
+
+        def work() -> None:
+            try:
+                outcome.append(self.solver.solve(model, callback))
+            except BaseException as error:  # noqa: BLE001 - handed to the main thread, which raises it
+                failure.append(error)
+
+        worker = threading.Thread(target=work, daemon=True)
         worker.start()
         while worker.is_alive():
             worker.join(0.05)
             if self.caught:  # again, in case the search had not started when Ctrl-C came
                 self.solver.stop_search()
+        if failure:
+            raise failure[0]
         return outcome[0]
 
     def __enter__(self) -> _StopOnInterrupt:

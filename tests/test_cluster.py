@@ -603,3 +603,14 @@ def test_cli_cluster_emit_dir_sizes_rollout_engines_for_the_model(cli, tmp_path:
     config = yaml.safe_load((tmp_path / "out" / "big.yaml").read_text(encoding="utf-8"))
     # The trainer takes a whole node, so the rollout gets the other: 4 engines of 2 GPUs.
     assert config["explorer"]["rollout_model"] == {"engine_num": 4, "tensor_parallel_size": 2}
+
+
+def test_an_error_in_the_search_thread_is_raised_where_the_search_was_asked_for():
+    from solver.cluster import _StopOnInterrupt
+
+    class Failing:
+        def solve(self, model: object, callback: object) -> None:
+            raise ValueError("from the search thread")
+
+    with pytest.raises(ValueError, match="from the search thread"), _StopOnInterrupt(Failing()) as interrupt:  # type: ignore[arg-type]
+        interrupt.solve(None, None)  # type: ignore[arg-type]
