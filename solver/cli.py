@@ -26,6 +26,7 @@ from solver import __version__
 from solver.memory import DEFAULT_MARGIN, RolloutEngines, rollout_engines
 from solver.query import (
     ENV_EXPORT,
+    MAX_ESTIMATED_GPUS,
     MAX_TOP,
     NODE_GPUS,
     Answer,
@@ -515,8 +516,8 @@ def run_map(args: argparse.Namespace) -> int:
     from solver.render import map_view
 
     catalog = load_catalog()
-    if args.gpus_up_to > 64:
-        raise QueryError(f"--gpus-up-to must be at most 64, got {args.gpus_up_to}")
+    if args.gpus_up_to > MAX_ESTIMATED_GPUS:
+        raise QueryError(f"--gpus-up-to must be at most {MAX_ESTIMATED_GPUS}, got {args.gpus_up_to}")
     if args.by == "len" and args.model is None:
         raise QueryError("--by len maps one model: give --model M")
     gpus = [catalog.gpu(args.gpu)] if args.gpu else list(catalog.documented_gpu_types)
