@@ -12,7 +12,7 @@ from reference import PLAN_KEYS, check_plan, enumerate_plans, exact_cost
 
 from solver.query import make_query
 from solver.solve import plan as solve_plan
-from solver.tables import Setting, Weights, load_catalog, load_memory_model, load_weights
+from solver.tables import QueryError, Setting, Weights, load_catalog, load_memory_model, load_weights
 
 CATALOG = load_catalog()
 WEIGHTS = load_weights()
@@ -364,15 +364,23 @@ def _estimate_queries(count: int) -> list[dict]:
             query["exact"] = True
         if rng.random() < 0.3:
             query[rng.choice(["env", "offload"])] = rng.random() < 0.5
+        if rng.random() < 0.25:
+            query["sp"] = rng.choice([1, 2, 4])
+        if rng.random() < 0.3:
+            query["rollout_gpus"] = rng.choice([1, 2, 4])
+        try:
+            make_query(CATALOG, **query)
+        except QueryError:  # a pin the heads, the count or the nodes rule out is bad input, not a question
+            continue
         queries.append(query)
     return queries
 
 
-@pytest.mark.parametrize("query", _estimate_queries(40))
+@pytest.mark.parametrize("query", _estimate_queries(60))
 def test_estimated_plans_match_the_reference(query: dict):
-    (answer,) = solve_plan(make_query(CATALOG, top=3, **query), CATALOG)
+    (answer,) = solve_plan(make_query(CATALOG, top=5, **query), CATALOG)
     got = [p.model_dump(mode="json") for p in answer.plans]
-    assert got == enumerate_plans(CATALOG, estimates=True, **query)[:3]
+    assert got == enumerate_plans(CATALOG, estimates=True, **query)[:5]
     checked = {key: value for key, value in query.items() if key != "objective"}
     for planned in got:
         assert check_plan(CATALOG, planned, estimates=True, **checked) == [], planned
