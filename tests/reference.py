@@ -98,6 +98,16 @@ def _node_problem(n: int, sp: int, node_gpus: int) -> list[str]:
     return problems
 
 
+def _host_ram_problem(model: Any, n: int, node_gpus: int, host_ram_gb: float | None) -> list[str]:
+    """With --host-ram: Offload keeps the states (16 bytes per parameter, times the calibrated states
+    multiplier) in host memory, each node its trainer GPUs' share; more than `host_ram_gb` does not fit."""
+    if host_ram_gb is None:
+        return []
+    need = _host_need(model, n, node_gpus)
+    return [f"Offload needs {need:.1f} GiB of host memory per node, more than --host-ram {host_ram_gb:g}"] \
+        if need > host_ram_gb else []
+
+
 def _rollout_problem(n: int, rollout_gpus: int, node_gpus: int) -> list[str]:
     """Rollout GPUs beside the trainer: both in one node, the trainer in one node and both filling whole
     nodes, or the trainer on whole nodes."""
@@ -243,9 +253,15 @@ def _memory(catalog: Catalog, memory_gib: float, model: Any, n: int, env: bool, 
     memory = load_memory_model()
     result = breakdown(model, memory_gib, n, Setting(env=bool(env), offload=bool(offload), sp=sp), length,
                        memory.coefficients, memory.margin)
-    host = memory.coefficients.states * 16 * model.parameters_b * 1e9 * min(n, node_gpus) / n / 2**30
     return {"memory_gb": round(result.total_gib, 2), "headroom_gb": round(result.headroom_gib, 2),
-            "host_memory_gb": round(host, 1) if offload else None}
+            "host_memory_gb": round(_host_need(model, n, node_gpus), 1) if offload else None}
+
+
+def _host_need(model: Any, n: int, node_gpus: int) -> float:
+    """GiB of host memory a node needs for Offload: its trainer GPUs' share of the states, 16 bytes per
+    parameter times the shipped states multiplier."""
+    states = load_memory_model().coefficients.states
+    return states * 16 * model.parameters_b * 1e9 * min(n, node_gpus) / n / 2**30
 
 
 def _beyond_calibration(memory_gib: float, model: Any, n: int, sp: int, length: int) -> list[str]:
@@ -286,6 +302,7 @@ def enumerate_plans(
     node_gpus: int = 8,
     estimates: bool = False,
     rollout_gpus: int = 0,
+    host_ram_gb: float | None = None,
 ) -> list[dict]:
     """Every feasible plan, best first by the objective's key (a total order); when maximising, each
     combination (n, env, offload, sp) once, at its longest length."""
@@ -312,6 +329,8 @@ def enumerate_plans(
             continue
         for e in _pinned_values(env, [False, True]):
             for o in _pinned_values(offload, [False, True]):
+                if o and _host_ram_problem(the_model, n, node_gpus, host_ram_gb):
+                    continue
                 for s in _pinned_values(sp, list(range(1, n + 1))):
                     if _sp_rule_problems(the_model, n, s) or _node_problem(n, s, node_gpus):
                         continue
@@ -385,6 +404,7 @@ def check_plan(
     node_gpus: int = 8,
     estimates: bool = False,
     rollout_gpus: int = 0,
+    host_ram_gb: float | None = None,
 ) -> list[str]:
     """Problems with `plan` for this query, straight from the definitions; an empty list means valid.
 
@@ -455,6 +475,8 @@ def check_plan(
     problems.extend(_sp_rule_problems(the_model, n, s))
     problems.extend(_node_problem(n, s, node_gpus))
     problems.extend(_rollout_problem(n, rollout_gpus, node_gpus))
+    if o:
+        problems.extend(_host_ram_problem(the_model, n, node_gpus, host_ram_gb))
 
     # Pins.
     for name, pin, value in (("sp", sp, s), ("env", env, e), ("offload", offload, o)):

@@ -368,6 +368,8 @@ def _estimate_queries(count: int) -> list[dict]:
             query["sp"] = rng.choice([1, 2, 4])
         if rng.random() < 0.3:
             query["rollout_gpus"] = rng.choice([1, 2, 4])
+        if rng.random() < 0.3:
+            query["host_ram_gb"] = rng.choice([64.0, 256.0, 512.0])
         try:
             make_query(CATALOG, **query)
         except QueryError:  # a pin the heads, the count or the nodes rule out is bad input, not a question
@@ -393,3 +395,12 @@ def test_small_nodes_rule_out_documented_counts_that_are_not_whole_nodes(node_gp
     expected = enumerate_plans(CATALOG, estimates=True, **query)
     assert [p.model_dump(mode="json") for p in answer.plans] == expected[:5]
     assert all(plan["gpus"] <= node_gpus or plan["gpus"] % node_gpus == 0 for plan in expected)
+
+
+def test_check_plan_catches_offload_past_the_host_ram():
+    query = dict(gpu="A100-80GB", model="Qwen3-14B", budget_gpus=1, max_model_len=8192)
+    (offloaded,) = plans(objective="cheapest", **query)[:1]
+    assert offloaded["offload"] and check_plan(CATALOG, offloaded, host_ram_gb=512, **query) == []
+    assert any("more than --host-ram 200" in problem for problem in check_plan(CATALOG, offloaded, host_ram_gb=200,
+                                                                              **query))
+    assert enumerate_plans(CATALOG, objective="cheapest", host_ram_gb=200, **query) == []
