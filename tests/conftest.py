@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -10,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from solver.cli import main
+from solver.tables import Catalog, load_catalog, shipped_tables_directory
 
 
 @pytest.fixture
@@ -34,3 +36,24 @@ def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str, str
         return status, captured.out, captured.err
 
     return run
+
+
+@pytest.fixture
+def edited_a100_tables(tmp_path: Path) -> Callable[[Callable[[str], str]], Catalog]:
+    """A catalogue from a copy of the shipped tables whose A100 file `edit` rewrites (a made-up cell or
+    table): ``edited_a100_tables(lambda text: text + more)``."""
+
+    def load(edit: Callable[[str], str]) -> Catalog:
+        tables = tmp_path / "tables"
+        shutil.copytree(shipped_tables_directory(), tables)
+        path = tables / "feasibility" / "a100-80gb.yaml"
+        path.write_text(edit(path.read_text(encoding="utf-8")), encoding="utf-8")
+        return load_catalog(tables)
+
+    return load
+
+
+def made_up_table(gpus: int, model: str, max_model_len: int, setting: str) -> str:
+    """A table file's entry for one made-up table of one row and one cell, to append to a GPU type's file."""
+    return (f"  - gpus: {gpus}\n    section: made up\n    models: [{model}]\n"
+            f"    rows:\n      - {{max_model_len: {max_model_len}, cells: {{{model}: {setting}}}}}\n")

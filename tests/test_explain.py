@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
+from conftest import made_up_table
 from reference import check_plan
 
 from solver.explain import _Prober, explain
@@ -50,19 +51,10 @@ def test_cheaper_settings_ran_out_of_memory_where_the_source_names_a_costlier_ce
     assert details(reasons, "budget") == ["6 GPUs: --exact asks for 4"]
 
 
-def test_out_of_memory_follows_the_order_the_source_tries_on_that_count(tmp_path):
-    import shutil
-
-    from solver.tables import shipped_tables_directory
-
+def test_out_of_memory_follows_the_order_the_source_tries_on_that_count(edited_a100_tables):
     # A made-up 8-GPU table whose cell is SP=8: on 8 GPUs the source's order goes on past Env + SP=4 with
     # SP=8, so everything before SP=8 in that order ran out of memory, Env + SP=4 included.
-    tables = tmp_path / "tables"
-    shutil.copytree(shipped_tables_directory(), tables)
-    path = tables / "feasibility" / "a100-80gb.yaml"
-    path.write_text(path.read_text(encoding="utf-8") + "  - gpus: 8\n    section: made up\n    models: [Qwen3-4B]\n"
-                    "    rows:\n      - {max_model_len: 262144, cells: {Qwen3-4B: SP=8}}\n", encoding="utf-8")
-    catalog = load_catalog(tables)
+    catalog = edited_a100_tables(lambda text: text + made_up_table(8, "Qwen3-4B", 262144, "SP=8"))
     query = make_query(catalog, gpu="a100", model="4B", max_model_len=262144, budget_gpus=8, exact=True,
                        estimate="never")
     (answer,) = plan(query, catalog)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from conftest import made_up_table
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 from reference import check_plan, enumerate_plans
@@ -215,23 +216,17 @@ def test_a_length_too_long_for_the_fewest_gpus_names_the_fewest_gpus_that_reach_
     assert f"the longest is {longest.max_model_len} (Env + Offload + SP=8 on 8 GPUs, estimated)" in answer.reason
 
 
-def test_a_counts_own_table_decides_against_a_smaller_tables_cell(tmp_path):
-    import shutil
-
-    from solver.tables import shipped_tables_directory
-
+def test_a_counts_own_table_decides_against_a_smaller_tables_cell(edited_a100_tables):
     # A made-up 4-GPU cell, Env + Offload + SP=2 for Qwen3-0.6B at 81920, would vouch for that setting on 6
     # GPUs; but the 6-GPU table says '-' at 71680 (nothing it tried, Env + Offload + SP=2 included, trained),
     # so the 6-GPU table decides: no plan. On 8 GPUs, which have no table, the cell vouches.
-    tables = tmp_path / "tables"
-    shutil.copytree(shipped_tables_directory(), tables)
-    path = tables / "feasibility" / "a100-80gb.yaml"
-    text = path.read_text(encoding="utf-8")
     row = "{max_model_len: 81920, cells: {Qwen3-0.6B: SP=4,"
-    assert text.count(row) == 1
-    path.write_text(text.replace(row, "{max_model_len: 81920, cells: {Qwen3-0.6B: Env + Offload + SP=2,"),
-                    encoding="utf-8")
-    catalog = load_catalog(tables)
+
+    def edit(text: str) -> str:
+        assert text.count(row) == 1
+        return text.replace(row, "{max_model_len: 81920, cells: {Qwen3-0.6B: Env + Offload + SP=2,")
+
+    catalog = edited_a100_tables(edit)
     request = dict(model="0.6B", gpu="a100", max_model_len=81920, exact=True, estimate="never")
     (on_six,) = plan(make_query(catalog, budget_gpus=6, **request), catalog)
     assert on_six.plans == ()
@@ -240,19 +235,10 @@ def test_a_counts_own_table_decides_against_a_smaller_tables_cell(tmp_path):
         "inferred", SourceCell(gpus=4, max_model_len=81920, setting="Env + Offload + SP=2"))
 
 
-def test_no_smaller_table_vouches_past_64_gpus_even_for_a_count_with_a_table(tmp_path):
-    import shutil
-
-    from solver.tables import shipped_tables_directory
-
+def test_no_smaller_table_vouches_past_64_gpus_even_for_a_count_with_a_table(edited_a100_tables):
     # A made-up table for 128 GPUs: its own cell decides there (Env at 131072), and a smaller table's
     # vanilla at 8192 does not vouch past 64 GPUs, as explain and the labels of plans say.
-    tables = tmp_path / "tables"
-    shutil.copytree(shipped_tables_directory(), tables)
-    path = tables / "feasibility" / "a100-80gb.yaml"
-    path.write_text(path.read_text(encoding="utf-8") + "  - gpus: 128\n    section: made up\n    models: [Qwen3-4B]\n"
-                    "    rows:\n      - {max_model_len: 131072, cells: {Qwen3-4B: Env}}\n", encoding="utf-8")
-    catalog = load_catalog(tables)
+    catalog = edited_a100_tables(lambda text: text + made_up_table(128, "Qwen3-4B", 131072, "Env"))
     request = dict(model="4B", gpu="a100", budget_gpus=128, exact=True, max_model_len=8192, estimate="never")
     (pinned,) = plan(make_query(catalog, env=False, **request), catalog)
     assert pinned.plans == ()
