@@ -218,7 +218,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"the K best distinct plans, best first (at most {MAX_TOP})")
     parser.add_argument("--weights", metavar="FILE", type=path_argument, help="cost weights YAML (offload, sp, env)")
     parser.add_argument("--time-limit", metavar="S", type=positive_seconds, default=10.0,
-                        help="seconds the solver may take per answer, its ranked plans together; the questions behind its reasons get their own (default 10)")
+                        help="seconds the solver may take per answer, its ranked plans together; the questions "
+                        "behind its reasons get their own (default 10)")
     parser.add_argument("--workers", metavar="W", type=positive_int, default=1,
                         help="CP-SAT search workers (default 1; answers do not depend on it)")
     estimates = parser.add_argument_group("memory model")
@@ -750,8 +751,8 @@ def _engines_note(engines: RolloutEngines, model: Model, gpu: str) -> str | None
             f"({engines.kv_cache_gib:.1f} GiB) per GPU")
     if engines.weights_gib + engines.kv_cache_gib > engines.room_gib:
         return (f"solve: note: {held} at tensor-parallel size {engines.size} take more than vLLM takes of one {gpu} "
-                f"({engines.room_gib:.1f} GiB): the engines cannot hold them; give the rollout more GPUs, a count that a larger "
-                "tensor-parallel size divides")
+                f"({engines.room_gib:.1f} GiB): the engines cannot hold them; give the rollout more GPUs, a count "
+                "that a larger tensor-parallel size divides")
     if not engines.fits:
         return (f"solve: note: {held} at tensor-parallel size {engines.size} take more than half of what vLLM takes "
                 f"of one {gpu} ({engines.room_gib:.1f} GiB): little room for sequences in flight; give the rollout "
