@@ -353,6 +353,10 @@ def run_cluster(args: argparse.Namespace) -> int:
                 with contextlib.suppress(OSError):
                     args.emit_dir.rmdir()
             raise
+        stale = [unplaced.job for unplaced in result.unplaced if (args.emit_dir / f"{unplaced.job}.yaml").exists()]
+        if stale:  # a config of an earlier run, for a job this placement leaves out, is not this run's
+            print(f"solve cluster: note: {args.emit_dir} still holds configs from an earlier run for "
+                  f"{', '.join(f'{name}.yaml' for name in stale)}, which this placement does not place", file=sys.stderr)
     if args.json:
         sys.stdout.write(cluster_json(result) + "\n")
     else:

@@ -352,6 +352,12 @@ def test_cli_cluster_emit_dir_writes_each_jobs_config(cli, tmp_path: Path):
         assert (f"#   export CUDA_VISIBLE_DEVICES={','.join(map(str, placement['gpu_indexes']))}\n" in text) == shares
         assert ("CUDA_VISIBLE_DEVICES" in text) == shares
     assert any(len(p["gpu_indexes"]) < 8 for p in placements.values())
+    # A second run in which a job is not placed (no pool holds its length now) leaves its old config, and says so.
+    path.write_text(FLEET_FILE.replace("model: 14B, max_model_len: 65536", "model: 14B, max_model_len: 1048576"),
+                    encoding="utf-8")
+    status, _, err = cli("cluster", str(path), "--emit-dir", str(out_dir))
+    assert status == 1 and err == (f"solve cluster: note: {out_dir} still holds configs from an earlier run for "
+                                   "chat-14b.yaml, which this placement does not place\n")
 
 
 def test_cli_cluster_exit_codes(cli, tmp_path: Path):
