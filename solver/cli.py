@@ -248,8 +248,8 @@ def build_parser() -> argparse.ArgumentParser:
     trinity.add_argument("--out", metavar="FILE", type=output_path, help="write that fragment to FILE")
     trinity.add_argument("--rollout-gpus", metavar="R", type=count_argument,
                          help="R rollout GPUs beside the trainer: the plan leaves them room (in the trainer's node, "
-                              "or nodes of their own); --emit and --out add the cluster section (0: none, the "
-                              "explorer elsewhere or mode: train)")
+                              "or nodes of their own); --emit and --out add the cluster section (0: none here, "
+                              "mode: train)")
     trinity.add_argument("--from-config", metavar="FILE", type=path_argument,
                          help="read model, max_model_len and trainer GPUs from a Trinity config; say whether its "
                          "settings train (flags override what the file says)")

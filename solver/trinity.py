@@ -239,13 +239,15 @@ def trinity_fragment(
     trainer_keys = [k for k in keys if k.path[0] == "trainer"]
     cluster_keys: list[_Key] = []
     if rollout_gpus is not None:
+        no_explorer = [_Key(path=("mode",), value="train", comment="no explorer here: it runs elsewhere, in mode explore")]
         cluster_keys = [
+            *(no_explorer if not rollout_gpus else []),
             _Key(path=("cluster", "node_num"), value=nodes),
             _Key(
                 path=("cluster", "gpu_per_node"),
                 value=(plan.gpus + rollout_gpus) // nodes,
                 comment=f"{plan.gpus} trainer + {rollout_gpus} rollout" if rollout_gpus else (
-                    f"{plan.gpus} trainer, no rollout GPU here (mode: train, or the explorer elsewhere)"),
+                    f"{plan.gpus} trainer, no rollout GPU here"),
             ),
         ]
         if engines is not None and rollout_gpus:

@@ -705,3 +705,19 @@ def test_zero_rollout_gpus_plan_a_trainer_alone(cli):
     assert status == 0 and "plan           Env + SP=2 on 6 of 7 GPUs (1 unused)\n" in out
     status, out, _ = cli(*flags, "--emit", "trinity")
     assert status == 0 and "gpu_per_node: 6  # 6 trainer, no rollout GPU here" in out and "explorer:" not in out
+
+
+def test_a_fragment_without_rollout_gpus_passes_its_own_check(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """--rollout-gpus 0: the fragment says mode: train (no explorer here), so reading it back gives the
+    trainer all of its cluster's GPUs, not those less Trinity's default explorer engine."""
+    fragment = tmp_path / "fragment.yaml"
+    status, _, _ = cli("--model", "8B", "--len", "64k", "--gpus", "4", "--gpu", "a100", "--rollout-gpus", "0",
+                       "--out", str(fragment))
+    text = fragment.read_text(encoding="utf-8")
+    assert status == 0 and "\nmode: train  # no explorer here: it runs elsewhere, in mode explore\n" in text
+    config = tmp_path / "trinity.yaml"
+    config.write_text(text.replace("model:\n", "model:\n  model_path: Qwen/Qwen3-8B\n", 1), encoding="utf-8")
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100")
+    assert status == 0 and "runs Env + Offload + SP=4 on 4 trainer GPUs at 65536 tokens" in out
+    assert "it trains (documented" in out
