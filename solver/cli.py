@@ -822,6 +822,7 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalo
         check_trinity_config,
         load_config_mapping,
         patch_trinity_config,
+        role_token_budgets,
         trinity_fragment,
     )
 
@@ -855,8 +856,13 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalo
     files = {args.out: fragments[0]} if args.out and best is not None else {}
     if args.write and best is not None and patched is not None:
         # The patched config as ruamel reads it, as the original was (PyYAML refuses some YAML ruamel takes).
-        for problem in check_trinity_config(load_config_mapping(patched, str(args.write)), model, best.gpus,
-                                            environ=os.environ):
+        mapping = load_config_mapping(patched, str(args.write))
+        problems = check_trinity_config(mapping, model, best.gpus, environ=os.environ)
+        problems += [f"{key} {budget} overrides trainer.max_token_len_per_gpu {best.max_token_len_per_gpu}: more "
+                     "tokens per GPU than the plan assumes; lower it to that or remove it"
+                     for key, budget in role_token_budgets(mapping, str(args.write), os.environ)
+                     if budget > best.max_token_len_per_gpu]
+        for problem in problems:
             print(f"solve: warning: {args.write}: {problem}", file=sys.stderr)
         files[args.write] = patched
     write_all_atomically(files)  # both or neither
@@ -886,7 +892,7 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, path: Path,
     """The config's own settings (Env read from this environment) and what else in the config (`text`)
     breaks Trinity's rules or is not what a verdict on them assumes; with the query at the config's
     length, for `_vouched` to say whether they train. None when there is no length to judge them at."""
-    from solver.trinity import NODE_SIZE_KEY, check_trinity_config, load_config_mapping
+    from solver.trinity import NODE_SIZE_KEY, check_trinity_config, load_config_mapping, role_token_budgets
 
     gpus = config.trainer_gpus or query.budget_gpus
     length = query.max_model_len or config.max_model_len  # --maximize len: the config's own length
@@ -900,18 +906,20 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, path: Path,
     said = broken.split(": ", 1)[-1] if broken else None  # the verdict's words, less the model's name
     # The config as ruamel read it (PyYAML refuses some YAML ruamel takes); what the verdict or a note
     # already says (the rule it breaks; the offload flags' strategy) is not said again.
-    problems = [problem for problem in check_trinity_config(load_config_mapping(text, path.name), model, gpus,
-                                                            environ=os.environ)
+    mapping = load_config_mapping(text, path.name)
+    problems = [problem for problem in check_trinity_config(mapping, model, gpus, environ=os.environ)
                 if not (said and said in problem) and "offload_policy needs" not in problem]
     problems += config.notes
     default = token_budget(length, config.sp)
-    budget = config.max_token_len_per_gpu
-    if budget is not None and budget != default:
-        more = "more" if budget > default else "fewer"
-        cautious = "" if budget > default else " (so it is cautious; each step takes more micro-batches)"
-        problems.append(f"trainer.max_token_len_per_gpu {budget} is {'above' if budget > default else 'below'} "
-                        f"Trinity's default ceil(2 x {length} / {config.sp}) = {default}, which the tables measured: "
-                        f"{more} tokens per GPU than the verdict assumes{cautious}")
+    budgets = [("trainer.max_token_len_per_gpu", config.max_token_len_per_gpu),
+               *role_token_budgets(mapping, path.name, os.environ)]
+    for key, budget in budgets:
+        if budget is not None and budget != default:
+            more = "more" if budget > default else "fewer"
+            cautious = "" if budget > default else " (so it is cautious; each step takes more micro-batches)"
+            problems.append(f"{key} {budget} is {'above' if budget > default else 'below'} Trinity's default "
+                            f"ceil(2 x {length} / {config.sp}) = {default}, which the tables measured: {more} tokens "
+                            f"per GPU than the verdict assumes{cautious}")
     env = _expandable_segments(os.environ.get("PYTORCH_CUDA_ALLOC_CONF", ""))
     return query, CurrentSettings(config=path.name, gpus=gpus, gpus_given=config.trainer_gpus is not None, env=env,
                                   offload=config.offload, sp=config.sp, max_model_len=length, trains=False,

@@ -466,6 +466,19 @@ def _rollout_gpus(reader: _Reader, mode: str | None) -> tuple[int, int, int]:
     return engines + auxiliary_gpus, tensor_parallel, auxiliary_gpus
 
 
+ROLE_TOKEN_BUDGETS = ((*_FSDP_CONFIG, "actor", "ppo_max_token_len_per_gpu"),
+                      (*_FSDP_CONFIG, "ref", "log_prob_max_token_len_per_gpu"))
+"""verl's per-role token budgets: set by hand, they override ``trainer.max_token_len_per_gpu`` for their role."""
+
+
+def role_token_budgets(mapping: Mapping[str, Any], name: str, environ: Mapping[str, str]) -> tuple[tuple[str, int], ...]:
+    """(key, value) of each per-role token budget (`ROLE_TOKEN_BUDGETS`) a config sets to a whole number
+    (interpolations resolved from `environ`); one that cannot be read is left to `check_trinity_config`."""
+    reader = _Reader(mapping, name, environ)
+    found = ((".".join(path), _leniently(reader.integer, path)) for path in ROLE_TOKEN_BUDGETS)
+    return tuple((key, value) for key, value in found if value is not None)
+
+
 def _leniently(read: Callable[[tuple[str, ...]], Any], path: tuple[str, ...]) -> Any:
     """A key read only for a note: what `read` gives, or None where it cannot be read (the note is skipped)."""
     try:
@@ -848,12 +861,7 @@ def check_trinity_config(
         problems.append(f"trainer.ulysses_sequence_parallel_size: {heads} of {model.name}")
 
     length = number(("model", "max_model_len"))
-    budgets: tuple[tuple[str, ...], ...] = (
-        ("trainer", "max_token_len_per_gpu"),
-        (*_FSDP_CONFIG, "actor", "ppo_max_token_len_per_gpu"),
-        (*_FSDP_CONFIG, "ref", "log_prob_max_token_len_per_gpu"),
-    )
-    for path in budgets:
+    for path in (("trainer", "max_token_len_per_gpu"), *ROLE_TOKEN_BUDGETS):
         budget = number(path)
         if budget is not None and length is not None and budget * sp < length:
             problems.append(
