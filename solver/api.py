@@ -164,6 +164,6 @@ def estimate_memory(
     longest = longest_fitting(resolved, gpu_type.memory_gib, gpus, setting, memory.coefficients, margin)
     rows, settings = table_cells([t for t in gpu_type.tables if resolved.name in t.models], resolved.name)
     return MemoryEstimate(**dict(result), longest_len=longest,
-                          beyond_calibration=beyond_calibration(memory.fit, resolved, gpu_type.memory_gib, gpus,
+                          beyond_calibration=beyond_calibration(memory.fit.range, resolved, gpu_type.memory_gib, gpus,
                                                                 setting, max_model_len),
                           tables=tables_verdict(resolved, rows, settings, gpus, setting, max_model_len))

@@ -20,6 +20,7 @@ from solver.memory import PRIOR, TERMS, breakdown, features
 from solver.query import failed_settings, token_budget
 from solver.tables import (
     NO_SETTING,
+    CalibrationRange,
     Catalog,
     Coefficients,
     FitSummary,
@@ -157,10 +158,13 @@ def report(evidence: list[Observation], coefficients: Coefficients) -> FitSummar
         negatives=sum(not o.fits for o in evidence),
         wrong_fits=sum(p and not o.fits for p, o in zip(predicted, evidence)),
         wrong_failures=sum(o.fits and not p for p, o in zip(predicted, evidence)),
-        largest_model_b=max(o.model.parameters_b for o in evidence),
-        least_memory_gib=round(min(o.memory_gib for o in evidence), 6),
-        most_memory_gib=round(max(o.memory_gib for o in evidence), 6),
-        most_gpus=max(o.gpus for o in evidence),
-        largest_sp=max(o.setting.sp for o in evidence),
-        most_tokens_per_gpu=max((token_budget(o.max_model_len, o.setting.sp) for o in evidence if o.fits), default=0),
+        range=CalibrationRange(
+            largest_model_b=max(o.model.parameters_b for o in evidence),
+            least_memory_gib=round(min(o.memory_gib for o in evidence), 6),
+            most_memory_gib=round(max(o.memory_gib for o in evidence), 6),
+            most_gpus=max(o.gpus for o in evidence),
+            largest_sp=max(o.setting.sp for o in evidence),
+            most_tokens_per_gpu=max((token_budget(o.max_model_len, o.setting.sp) for o in evidence if o.fits),
+                                    default=0),
+        ),
     )

@@ -36,7 +36,7 @@ from solver.query import (
     token_budget,
     whole_nodes_violation,
 )
-from solver.tables import Coefficients, FitSummary, Model, Setting
+from solver.tables import CalibrationRange, Coefficients, Model, Setting
 
 GIB = 1024**3
 DEFAULT_MARGIN = 0.01
@@ -195,21 +195,26 @@ def host_memory_gib(model: Model, gpus: int, coefficients: Coefficients, node_gp
 
 
 def beyond_calibration(
-    fit: FitSummary, model: Model, memory_gib: float, gpus: int, setting: Setting, max_model_len: int
+    calibrated: CalibrationRange | None, model: Model, memory_gib: float, gpus: int, setting: Setting,
+    max_model_len: int,
 ) -> tuple[str, ...]:
     """Where an estimate lies outside the range of the observations the memory model was calibrated on
-    (`fit`), one phrase per quantity, compared as shown (parameters to 0.1B, memory to 1 GiB); empty when
-    within it. There the prediction extrapolates the fitted terms, and a measurement is worth more than usual."""
+    (`calibrated`), one phrase per quantity, compared as shown (parameters to 0.1B, memory to 1 GiB);
+    empty when within it, or when the range is not known. There the prediction extrapolates the fitted
+    terms, and a measurement is worth more than usual."""
+    if calibrated is None:
+        return ()
     tokens = token_budget(max_model_len, setting.sp)
+    least, most = round(calibrated.least_memory_gib), round(calibrated.most_memory_gib)
+    memory_range = f"{least} GiB" if least == most else f"{least} to {most} GiB"
     outside = [
-        (round(model.parameters_b, 1) > round(fit.largest_model_b, 1),
-         f"{model.parameters_b:.1f}B parameters (calibrated up to {fit.largest_model_b:.1f}B)"),
-        (not round(fit.least_memory_gib) <= round(memory_gib) <= round(fit.most_memory_gib),
-         f"{memory_gib:.0f} GiB GPUs (calibrated on {fit.least_memory_gib:.0f} to {fit.most_memory_gib:.0f} GiB)"),
-        (gpus > fit.most_gpus, f"{gpus} GPUs (calibrated up to {fit.most_gpus})"),
-        (setting.sp > fit.largest_sp, f"SP={setting.sp} (calibrated up to SP={fit.largest_sp})"),
-        (tokens > fit.most_tokens_per_gpu,
-         f"{tokens} tokens per GPU (calibrated on fits of up to {fit.most_tokens_per_gpu})"),
+        (round(model.parameters_b, 1) > round(calibrated.largest_model_b, 1),
+         f"{model.parameters_b:.1f}B parameters (calibrated up to {calibrated.largest_model_b:.1f}B)"),
+        (not least <= round(memory_gib) <= most, f"{memory_gib:.0f} GiB GPUs (calibrated on {memory_range})"),
+        (gpus > calibrated.most_gpus, f"{gpus} GPUs (calibrated up to {calibrated.most_gpus})"),
+        (setting.sp > calibrated.largest_sp, f"SP={setting.sp} (calibrated up to SP={calibrated.largest_sp})"),
+        (tokens > calibrated.most_tokens_per_gpu,
+         f"{tokens} tokens per GPU (calibrated on fits of up to {calibrated.most_tokens_per_gpu})"),
     ]
     return tuple(phrase for is_outside, phrase in outside if is_outside)
 

@@ -349,7 +349,9 @@ def memory_model_yaml(coefficients: Coefficients, fit: FitSummary, margin: float
         *(f"  {name}: {value}" for name, value in coefficients.model_dump().items()),
         f"margin: {margin}  # default safety margin of estimated plans: fit in this much less than usable",
         "fit:  # on the observations it was fitted on",
-        *(f"  {name}: {value}" for name, value in fit.model_dump().items()),
+        *(f"  {name}: {value}" for name, value in fit.model_dump(exclude={"range"}).items()),
+        *(["  range:  # what the observations span: past it, estimates extrapolate, and say so"] if fit.range else []),
+        *(f"    {name}: {value}" for name, value in (fit.range.model_dump() if fit.range else {}).items()),
     ]
     return "\n".join(lines) + "\n"
 

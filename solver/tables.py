@@ -407,6 +407,14 @@ class FitSummary(_Frozen):
     negatives: Annotated[int, Strict(), Ge(0)]
     wrong_fits: Annotated[int, Strict(), Ge(0)] = Field(description="did not fit, predicted to fit (unsafe)")
     wrong_failures: Annotated[int, Strict(), Ge(0)] = Field(description="fit, predicted not to (conservative)")
+    range: CalibrationRange | None = Field(default=None, description=(
+        "what the observations span; None in a file from before rft-solver recorded it (its estimates then "
+        "say nothing of their range)"))
+
+
+class CalibrationRange(_Frozen):
+    """The range of the observations a memory model was calibrated on: past it, its estimates extrapolate."""
+
     largest_model_b: Annotated[float, Strict(), Ge(0)] = Field(description="the most parameters of a model observed, billions")
     least_memory_gib: Annotated[float, Strict(), Ge(0)] = Field(description="the smallest GPU memory observed, GiB")
     most_memory_gib: Annotated[float, Strict(), Ge(0)] = Field(description="the largest GPU memory observed, GiB")

@@ -267,13 +267,15 @@ def _host_need(model: Any, n: int, node_gpus: int) -> float:
 def _beyond_calibration(memory_gib: float, model: Any, n: int, sp: int, length: int) -> list[str]:
     """Where an estimated plan lies outside the shipped memory model's observations (its committed ``fit``
     range, which test_memory checks that calibration reproduces): parameters compared to 0.1B, memory to 1 GiB."""
-    fit = load_memory_model().fit
+    fit = load_memory_model().fit.range
+    assert fit is not None, "the shipped memory model records its calibration range"
     tokens = _max_token_len_per_gpu(length, sp)
     found = []
     if round(model.parameters_b, 1) > round(fit.largest_model_b, 1):
         found.append(f"{model.parameters_b:.1f}B parameters (calibrated up to {fit.largest_model_b:.1f}B)")
     if round(memory_gib) < round(fit.least_memory_gib) or round(memory_gib) > round(fit.most_memory_gib):
-        found.append(f"{memory_gib:.0f} GiB GPUs (calibrated on {fit.least_memory_gib:.0f} to {fit.most_memory_gib:.0f} GiB)")
+        found.append(f"{memory_gib:.0f} GiB GPUs (calibrated on {round(fit.least_memory_gib)} to "
+                     f"{round(fit.most_memory_gib)} GiB)")
     if n > fit.most_gpus:
         found.append(f"{n} GPUs (calibrated up to {fit.most_gpus})")
     if sp > fit.largest_sp:

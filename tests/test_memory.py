@@ -63,8 +63,20 @@ def test_calibration_reproduces_the_committed_coefficients():
     # The range of the observations: the five Qwen3 models, both GPU types' driver-reported memory, their
     # tables' counts and SP degrees, and the most tokens per GPU of a cell's own setting (Qwen3-0.6B's
     # vanilla on one GPU at 36864: 2 x 36864 tokens).
-    assert (fit.largest_model_b, fit.least_memory_gib, fit.most_memory_gib, fit.most_gpus, fit.largest_sp,
-            fit.most_tokens_per_gpu) == (14.768, 80.0, 95.577148, 6, 4, 73728)
+    spans = fit.range
+    assert spans is not None and (spans.largest_model_b, spans.least_memory_gib, spans.most_memory_gib,
+                                  spans.most_gpus, spans.largest_sp, spans.most_tokens_per_gpu) == (
+        14.768, 80.0, 95.577148, 6, 4, 73728)
+
+
+def test_a_memory_model_file_without_its_range_still_works_and_says_nothing_of_it(tmp_path: Path):
+    shipped = (shipped_tables_directory() / "memory-model.yaml").read_text(encoding="utf-8")
+    older = tmp_path / "older.yaml"  # as solve calibrate wrote it before it recorded the range
+    older.write_text(shipped[:shipped.index("  range:")], encoding="utf-8")
+    memory = load_memory_model(older)
+    assert memory.fit.range is None and memory.coefficients == load_memory_model().coefficients
+    (answer,) = solver.plan("Llama-3.1-70B", gpu="h100", budget_gpus=8, objective="max_len", memory=memory)
+    assert answer.plans[0].evidence == "estimated" and answer.plans[0].beyond_calibration == ()
 
 
 def test_estimates_beyond_the_calibration_say_so(cli):
@@ -353,6 +365,8 @@ def test_cli_calibrate_prints_a_memory_model_file(cli, tmp_path: Path):
     status, out, _ = cli("calibrate", "--cells", str(cells), "--out", str(target))
     assert status == 0 and out.startswith(f"wrote {target}: ")
     assert load_memory_model(target).source == "calibrated on h20-96gb.yaml"
+    (answer,) = solver.plan("8B", gpu="h200", budget_gpus=4, max_model_len=32768, memory=load_memory_model(target))
+    assert answer.plans[0].beyond_calibration == ("140 GiB GPUs (calibrated on 96 GiB)",)  # one GPU type's memory
     example = Path(__file__).parent.parent / "docs" / "examples" / "my-cells.yaml"  # the format memory.md shows
     status, out, err = cli("calibrate", "--cells", str(example), "--out", str(target))
     # 6 cells on 8 GPUs: 6 positive observations and 23 negative ones (the settings before each in the order)
