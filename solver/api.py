@@ -105,15 +105,18 @@ def place(
     time_limit_s: float = 10.0,
     workers: int = 1,
     estimate: EstimateMode = "auto",
+    memory: MemoryModel | None = None,
+    margin: float | None = None,
     catalog: Catalog | None = None,
 ) -> ClusterResult:
-    """Place a fleet's jobs (a `Fleet`, or the path of a cluster file) on its pools; `estimate` as in
-    `plan` ("never": the tables' GPU counts and cells alone). Raises `QueryError` (one line) for a bad
-    option, `TableError` for a bad cluster file."""
+    """Place a fleet's jobs (a `Fleet`, or the path of a cluster file) on its pools; `estimate`, `memory`
+    and `margin` as in `plan` ("never": the tables' GPU counts and cells alone). Raises `QueryError` (one
+    line) for a bad option, `TableError` for a bad cluster file."""
     from solver.cluster import place as place_jobs
 
     check_types(("fleet", fleet, Fleet | Path | str), ("weights", weights, Weights | None),
-                ("workers", workers, int), ("catalog", catalog, Catalog | None))
+                ("workers", workers, int), ("memory", memory, MemoryModel | None), ("catalog", catalog, Catalog | None))
+    resolve_margin(memory if memory is not None else load_memory_model(), margin)
     check_choice("minimize", minimize, (None, "nodes"))
     check_choice("estimate", estimate, get_args(EstimateMode))
     check_counts(("workers", workers, MAX_GPUS))
@@ -122,7 +125,7 @@ def place(
     if not isinstance(fleet, Fleet):
         fleet = load_fleet(fleet, catalog)
     return place_jobs(fleet, catalog, minimize=minimize, weights=weights, time_limit_s=time_limit_s,
-                      workers=workers, estimate=estimate)
+                      workers=workers, estimate=estimate, memory=memory, margin=margin)
 
 
 def estimate_memory(

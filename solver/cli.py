@@ -228,10 +228,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="answer from the memory model alone, ignoring the tables (to compare)")
     mode.add_argument("--no-estimate", action="store_const", const="never", dest="estimate_mode",
                       help="no estimates: only documented and inferred plans")
-    estimates.add_argument("--margin", metavar="F", type=number,
-                           help="safety margin of estimates, a fraction of usable memory (default: the memory model's, "
-                           f"{DEFAULT_MARGIN} for the shipped one)")
-    estimates.add_argument("--memory-model", metavar="FILE", type=path_argument, help="coefficients from `solve calibrate --out`")
+    _add_memory_model_options(estimates)
     estimates.add_argument("--host-ram", metavar="GB", type=number,
                            help="host memory per node (GB as RAM is sold, binary: GiB): rules out Offload plans "
                            "whose states do not fit there")
@@ -291,7 +288,17 @@ def build_cluster_parser() -> argparse.ArgumentParser:
     parser.add_argument("--emit-dir", metavar="DIR", type=path_argument, help="write each placed job's Trinity config to DIR")
     parser.add_argument("--no-estimate", action="store_const", const="never", default="auto", dest="estimate_mode",
                         help="plans from the tables alone: their GPU counts and cells, no memory-model estimates")
+    _add_memory_model_options(parser)
     return parser
+
+
+def _add_memory_model_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """--margin and --memory-model, for the commands that estimate."""
+    parser.add_argument("--margin", metavar="F", type=number,
+                        help="safety margin of estimates, a fraction of usable memory (default: the memory model's, "
+                        f"{DEFAULT_MARGIN} for the shipped one)")
+    parser.add_argument("--memory-model", metavar="FILE", type=path_argument,
+                        help="coefficients from `solve calibrate --out`")
 
 
 def run_cluster(args: argparse.Namespace) -> int:
@@ -321,8 +328,11 @@ def run_cluster(args: argparse.Namespace) -> int:
                 raise QueryError(f"--emit-dir {args.emit_dir}: job {job.name}'s config {target} is not a regular file "
                                  "(or a link to a place one can be written)")
     progress = _ProgressLine()
+    memory = load_memory_model(args.memory_model) if args.memory_model else None
+    resolve_margin(memory or load_memory_model(), args.margin)  # a bad margin is bad input before any work
     result = place(fleet, catalog, minimize=args.minimize, weights=weights, time_limit_s=args.time_limit,
-                   workers=args.workers, progress=progress, estimate=args.estimate_mode)
+                   workers=args.workers, progress=progress, estimate=args.estimate_mode, memory=memory,
+                   margin=args.margin)
     progress.close()
     if args.emit_dir is not None and result.interrupted:
         print(f"solve cluster: interrupted: no configs written to {args.emit_dir} (the placement may not be the best)",
@@ -459,9 +469,7 @@ def build_memory_parser() -> argparse.ArgumentParser:
     parser.add_argument("--offload", action="store_true", help="with FSDP2 CPU offload")
     parser.add_argument("--node-gpus", metavar="G", type=positive_int, default=NODE_GPUS,
                         help=f"GPUs per node (default {NODE_GPUS}): beyond one node, SP must divide a node")
-    parser.add_argument("--margin", metavar="F", type=number, help="safety margin, a fraction of usable memory (default: the memory model's, "
-                        f"{DEFAULT_MARGIN} for the shipped one)")
-    parser.add_argument("--memory-model", metavar="FILE", type=path_argument, help="coefficients from `solve calibrate --out`")
+    _add_memory_model_options(parser)
     parser.add_argument("--json", action="store_true", help="print the breakdown as JSON")
     return parser
 

@@ -41,7 +41,7 @@ from solver.query import (
     rollout_layout,
 )
 from solver.solve import answer_for
-from solver.tables import AtLeast, Catalog, Fleet, Weights, load_weights
+from solver.tables import AtLeast, Catalog, Fleet, MemoryModel, Weights, load_weights
 
 Progress = Callable[[str, float, float, float], None]
 """Called with (stage, best objective, best bound, seconds) whenever CP-SAT finds a better placement."""
@@ -87,12 +87,16 @@ def layout(trainer_gpus: int, rollout_gpus: int, node_gpus: int) -> tuple[int, i
 class _Planner:
     """The planner's best plan for one job shape, asked once per shape."""
 
-    def __init__(self, catalog: Catalog, weights: Weights, estimate: EstimateMode, time_limit_s: float = 10.0) -> None:
+    def __init__(self, catalog: Catalog, weights: Weights, estimate: EstimateMode, time_limit_s: float = 10.0,
+                 memory: MemoryModel | None = None, margin: float | None = None) -> None:
         self.catalog = catalog
         self.weights = weights
         self.estimate = estimate
         self.time_limit_s = time_limit_s
         """The limit of each of the planner's solves (a few milliseconds each, in practice)."""
+        self.memory = memory
+        self.margin = margin
+        """The memory model of the estimates and their safety margin (None: the shipped model, its margin)."""
         self.cache: dict[tuple[object, ...], Plan | None] = {}
         self.reasons: dict[tuple[object, ...], str] = {}
         """Why a job of a shape (model, length, rollout GPUs, pool) has no way to run, once asked."""
@@ -105,7 +109,8 @@ class _Planner:
         if key not in self.cache:
             query = make_query(self.catalog, model=model, gpu=gpu, budget_gpus=gpus, exact=True,
                                objective="cheapest" if length else "max_len", max_model_len=length,
-                               weights=self.weights, estimate=estimate, time_limit_s=self.time_limit_s)
+                               weights=self.weights, estimate=estimate, time_limit_s=self.time_limit_s,
+                               memory=self.memory, margin=self.margin)
             query = query.model_copy(update={"node_gpus": node_gpus})
             answer = answer_for(self.catalog, query, gpu)
             self.cache[key] = answer.plans[0] if answer.plans else None
@@ -239,11 +244,14 @@ def place(
     seed: int = 0,
     progress: Progress | None = None,
     estimate: EstimateMode = "auto",
+    memory: MemoryModel | None = None,
+    margin: float | None = None,
 ) -> ClusterResult:
     """Place `fleet`'s jobs on its pools (see the module's docstring for the model and objectives);
-    `estimate` as in `solve` ("never": the tables' plans alone)."""
+    `estimate`, `memory` and `margin` as in `solve` ("never": the tables' plans alone)."""
     started = time.monotonic()
-    planner = _Planner(catalog, weights if weights is not None else load_weights(), estimate, time_limit_s)
+    planner = _Planner(catalog, weights if weights is not None else load_weights(), estimate, time_limit_s,
+                       memory, margin)
     options = [option for index in range(len(fleet.jobs)) for option in job_options(planner, fleet, index)]
     every_job = minimize == "nodes"
     with_options = {option.job for option in options}
@@ -438,7 +446,7 @@ def _reasons(planner: _Planner, fleet: Fleet, index: int) -> str:
         query = make_query(planner.catalog, model=job.model, gpu=pool.gpu, max_model_len=length, objective="min_gpus",
                            budget_gpus=min(pool.nodes * pool.gpus_per_node, MAX_ESTIMATED_GPUS),
                            weights=planner.weights, estimate=planner.estimate, node_gpus=pool.gpus_per_node,
-                           time_limit_s=planner.time_limit_s)
+                           time_limit_s=planner.time_limit_s, memory=planner.memory, margin=planner.margin)
         answer = answer_for(planner.catalog, query, pool.gpu)
         if answer.plans:
             fewest = answer.plans[0]

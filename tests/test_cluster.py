@@ -19,7 +19,7 @@ import solver.cli
 from solver.cluster import greedy, layout, patterns, place
 from solver.query import make_query
 from solver.solve import plan
-from solver.tables import TableError, load_catalog, load_fleet
+from solver.tables import TableError, load_catalog, load_fleet, shipped_tables_directory
 
 CATALOG = load_catalog()
 
@@ -620,3 +620,23 @@ def test_an_error_in_the_search_thread_is_raised_where_the_search_was_asked_for(
 
     with pytest.raises(ValueError, match="from the search thread"), _StopOnInterrupt(Failing()) as interrupt:  # type: ignore[arg-type]
         interrupt.solve(None, None)  # type: ignore[arg-type]
+
+
+def test_the_cluster_takes_a_memory_model_and_a_margin(cli, tmp_path: Path):
+    path = tmp_path / "fleet.yaml"
+    path.write_text("pools: [{name: h, gpu: h100, nodes: 1, gpus_per_node: 8}]\n"
+                    "jobs: [{name: j, model: 8B, max_model_len: 131072}]\n", encoding="utf-8")
+    placed = solver.place(path)
+    assert [p.plan.evidence for p in placed.placements] == ["estimated"]
+    cautious = solver.place(path, margin=0.5)  # half the usable memory held back: 131072 no longer fits
+    assert cautious.placements == () and "the longest is 96256" in cautious.unplaced[0].reason
+    memory = tmp_path / "memory.yaml"
+    memory.write_text((shipped_tables_directory() / "memory-model.yaml").read_text(encoding="utf-8")
+                      .replace("margin: 0.01", "margin: 0.5"), encoding="utf-8")
+    assert solver.place(path, memory=solver.load_memory_model(memory)) == cautious
+    status, out, _ = cli("cluster", str(path), "--memory-model", str(memory), "--json")
+    assert status == 1 and json.loads(out)["placements"] == []
+    assert cli("cluster", str(path), "--margin", "2") == (
+        2, "", "solve cluster: error: --margin is a fraction from 0 to below 1, got 2.0\n")
+    with pytest.raises(solver.QueryError, match="--margin is a fraction from 0 to below 1, got 1.5"):
+        solver.place(path, margin=1.5)
