@@ -137,6 +137,12 @@ class Plan(_Frozen):
         """The plan's Env, Offload and SP as a `Setting` (``label`` gives the source's words)."""
         return Setting(env=self.env, offload=self.offload, sp=self.sp)
 
+    @property
+    def evidence_label(self) -> str:
+        """The evidence in a word or two: ``estimated (extrapolated)`` for an estimate beyond the memory
+        model's calibration (`beyond_calibration`)."""
+        return self.evidence + (" (extrapolated)" if self.beyond_calibration else "")
+
     def evidence_text(self, gpu: str) -> str:
         """What the plan rests on, in words: the documented cell, or the memory model's prediction."""
         if self.source is None:

@@ -219,9 +219,10 @@ def _gpus_of_budget(answer: Answer, plan: Plan, node_gpus: int) -> str:
 
 def _ranking(answer: Answer) -> Table:
     view = Table(title="ranked plans", title_justify="left")
+    numbers = ("#", "GPUs", "max_model_len", "tokens/GPU", "YaRN")
     for header in ("#", "GPUs", "setting", "max_model_len", "tokens/GPU", "YaRN", "cost", "evidence", "source cell"):
-        view.add_column(header, no_wrap=True, justify="right" if header in ("#", "GPUs", "max_model_len",
-                                                                            "tokens/GPU", "YaRN") else "left")
+        # Numbers keep their width; words wrap when the table is wider than the screen.
+        view.add_column(header, no_wrap=header in numbers, justify="right" if header in numbers else "left")
     best = answer.plans[0].cost
     for rank, plan in enumerate(answer.plans, start=1):
         view.add_row(
@@ -232,7 +233,7 @@ def _ranking(answer: Answer) -> Table:
             str(plan.max_token_len_per_gpu),
             f"{plan.rope_scaling_factor:g}" if plan.rope_scaling_factor else "",
             f"{plan.cost:.4g} ({_relative(rank, plan.cost, best)})",
-            plan.evidence + (" (beyond calibration)" if plan.beyond_calibration else ""),
+            plan.evidence_label,
             (f"{counted(plan.source.gpus, 'GPU')} @ {plan.source.max_model_len}: {plan.source.setting}" if plan.source
              else f"memory model: {plan.memory_gb:.1f} GiB"),
         )
@@ -326,7 +327,7 @@ def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = Fal
             gpus = "all" if len(indexes) == pool.gpus_per_node else index_range(indexes)
             view.add_row(nodes, gpus, placement.job, str(placement.trainer_gpus), str(placement.rollout_gpus),
                          Text(plan.setting.label, style=setting_style(plan.setting)), str(plan.max_model_len),
-                         f"{plan.cost:.4g}", plan.evidence)
+                         f"{plan.cost:.4g}", plan.evidence_label)
         renderables.append(view)
     if result.unplaced:
         unplaced = Table(title="unplaced jobs", title_justify="left")

@@ -291,3 +291,11 @@ def test_only_plan_1_is_called_best_even_when_a_later_plan_costs_the_same(cli):
     rows = [line for line in out.splitlines() if line.startswith("│")]
     assert status == 0 and len(rows) == 5 and "(best)" in rows[0]
     assert all("(best)" not in row for row in rows[1:]) and "0.3282 (1.00x #1)" in rows[4]
+
+
+def test_the_ranked_table_keeps_its_numbers_when_piped_and_marks_extrapolated_estimates(cli):
+    status, out, _ = cli("--model", "14B", "--len", "100000", "--gpus", "16", "--gpu", "h20", "--top", "3")
+    rows = [line for line in out.splitlines() if line.startswith("│ ") and "/16" in line]
+    assert status == 0 and [row.split("│")[1:3] for row in rows] == [
+        [" 1 ", " 16/16 "], [" 2 ", " 16/16 "], [" 3 ", "  8/16 "]]
+    assert "estimated (extrapolated)" in rows[0] and "inferred " in rows[1]

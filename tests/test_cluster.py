@@ -640,3 +640,11 @@ def test_the_cluster_takes_a_memory_model_and_a_margin(cli, tmp_path: Path):
         2, "", "solve cluster: error: --margin is a fraction from 0 to below 1, got 2.0\n")
     with pytest.raises(solver.QueryError, match="--margin is a fraction from 0 to below 1, got 1.5"):
         solver.place(path, margin=1.5)
+
+
+def test_the_cluster_view_marks_estimates_beyond_the_calibration(cli, tmp_path: Path):
+    path = tmp_path / "fleet.yaml"
+    path.write_text("pools: [{name: h, gpu: h100, nodes: 1, gpus_per_node: 8}]\n"
+                    "jobs: [{name: j, model: 8B, max_model_len: 131072}]\n", encoding="utf-8")
+    status, out, _ = cli("cluster", str(path))
+    assert status == 0 and "│ estimated (extrapolated) │" in out  # 8 GPUs, SP=8: past the tables' 6 and 4
