@@ -346,8 +346,8 @@ class Job(_Frozen):
         description="letters, digits, '.', '_' and '-', at most 100 (it names the job's config file)")
     model: Text
     max_model_len: Annotated[
-        Annotated[Tokens, Tag("tokens")] | Annotated[AtLeast, Tag("at_least")],
-        Discriminator(lambda value: "at_least" if isinstance(value, dict) else "tokens"),
+        Annotated[Tokens, Tag("<tokens>")] | Annotated[AtLeast, Tag("<at_least>")],
+        Discriminator(lambda value: "<at_least>" if isinstance(value, dict) else "<tokens>"),
     ]
     rollout_gpus: Annotated[int, Strict(), Ge(0), Le(MAX_GPUS)] = 0
     priority: Annotated[int, Strict(), Gt(0), Le(1_000_000)] = 1
@@ -656,6 +656,8 @@ def _data_location(raw: Any, location: tuple[Any, ...]) -> tuple[Any, ...]:
     ``constrained-int`` or ``AtLeast`` that pydantic adds for a field of several types)."""
     walked, node = [], raw
     for key in location:
+        if isinstance(key, str) and key.startswith("<"):  # a union member's tag (`Job.max_model_len`), not data
+            continue
         if isinstance(node, dict) and key in node or isinstance(node, list) and isinstance(key, int):
             node = node[key] if isinstance(node, dict) or 0 <= key < len(node) else None
             walked.append(key)
