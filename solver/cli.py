@@ -827,6 +827,7 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalo
         return []
     from solver.trinity import (
         EngineError,
+        anchored_keys,
         check_trinity_config,
         load_config_mapping,
         patch_trinity_config,
@@ -870,6 +871,7 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalo
                      "tokens per GPU than the plan assumes; lower it to that or remove it"
                      for key, budget in role_token_budgets(mapping, str(args.write), os.environ)
                      if budget > best.max_token_len_per_gpu]
+        problems += anchored_keys(config_text, best, model, name=str(args.from_config))
         for problem in problems:
             print(f"solve: warning: {args.write}: {problem}", file=sys.stderr)
         files[args.write] = patched

@@ -785,6 +785,21 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
     return ("\ufeff" + patched.lstrip("\ufeff")) if text.startswith("\ufeff") else patched
 
 
+def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config") -> list[str]:
+    """The keys `patch_trinity_config` sets whose value in `text` is a YAML anchor (``&len 65536``) that
+    other keys repeat (``*len``): the patch changes the key and leaves those with the old value, in words."""
+    yaml = YAML(typ="rt", pure=True)
+    data = load_config_mapping(text.replace("\r\n", "\n"), name, yaml)
+    found = []
+    for key in _plan_keys(plan, model):
+        value = _dig(data, key.path)
+        anchor = getattr(getattr(value, "anchor", None), "value", None)
+        if anchor is not None and f"*{anchor}" in text and value != key.value:
+            found.append(f"{'.'.join(key.path)} is the anchor &{anchor}, which other keys repeat (*{anchor}): "
+                         f"the patch sets it to {key.value} and they keep {value}")
+    return found
+
+
 # --------------------------------------------------------------------------------------------------
 # check_trinity_config
 

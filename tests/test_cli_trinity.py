@@ -738,3 +738,16 @@ def test_per_role_token_budgets_above_the_default_are_caveats_and_write_warns(cl
                             "tables measured: more tokens per GPU than the verdict assumes") in " ".join(out.split())
     assert err.startswith(f"solve: warning: {patched}: {key} 131072 overrides trainer.max_token_len_per_gpu 32768: "
                           "more tokens per GPU than the plan assumes; lower it to that or remove it\n")
+
+
+def test_write_warns_when_a_patched_key_is_an_anchor_other_keys_repeat(cli, tmp_path: Path):
+    config = tmp_path / "trinity.yaml"
+    config.write_text("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: &len 65536\ncluster:\n  node_num: 1\n"
+                      "  gpu_per_node: 8\nexplorer:\n  rollout_model:\n    engine_num: 2\n    max_model_len: *len\n",
+                      encoding="utf-8")
+    patched = tmp_path / "patched.yaml"
+    status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--len", "16k", "--write", str(patched))
+    assert status == 0 and err.startswith(
+        f"solve: warning: {patched}: model.max_model_len is the anchor &len, which other keys repeat (*len): the patch "
+        "sets it to 16384 and they keep 65536\n")
+    assert "  max_model_len: 16384\n" in patched.read_text(encoding="utf-8")
