@@ -139,9 +139,9 @@ class Plan(_Frozen):
 
     @property
     def evidence_label(self) -> str:
-        """The evidence in a word or two: ``estimated (extrapolated)`` for an estimate beyond the memory
+        """The evidence in a word or two: ``estimated, extrapolated`` for an estimate beyond the memory
         model's calibration (`beyond_calibration`)."""
-        return self.evidence + (" (extrapolated)" if self.beyond_calibration else "")
+        return self.evidence + (", extrapolated" if self.beyond_calibration else "")
 
     def evidence_text(self, gpu: str) -> str:
         """What the plan rests on, in words: the documented cell, or the memory model's prediction."""

@@ -204,7 +204,7 @@ def _with_fewer_gpus(catalog: Catalog, data: PlanningData, query: Query) -> str:
         return ""
     plan = fewer.plans[0]
     return (f"; fewer trainer GPUs train {query.max_model_len} tokens: {plan.setting.label} on {plan.gpus} GPUs "
-            f"({plan.evidence}), the other {query.budget_gpus - plan.gpus} free for rollout")
+            f"({plan.evidence_label}), the other {query.budget_gpus - plan.gpus} free for rollout")
 
 
 def _why_no_plan(catalog: Catalog, data: PlanningData, query: Query) -> tuple[str, Plan | None]:
@@ -238,7 +238,8 @@ def _why_no_plan(catalog: Catalog, data: PlanningData, query: Query) -> tuple[st
             limit = f" with {limits}{unestimated}" if limits else ""
             return (
                 f"{query.max_model_len} tokens is beyond what {sources} allow for {where} {within}{limit}: "
-                f"the longest is {best.max_model_len} ({best.setting.label} on {counted(best.gpus, 'GPU')}, {best.evidence})"
+                f"the longest is {best.max_model_len} ({best.setting.label} on {counted(best.gpus, 'GPU')}, "
+                f"{best.evidence_label})"
                 f"{_host_need(catalog, data, query)}{_with_fewer_gpus(catalog, data, query)}"
             ), best
     trains = f"trains{' with ' + limits if limits else ''}"

@@ -298,4 +298,4 @@ def test_the_ranked_table_keeps_its_numbers_when_piped_and_marks_extrapolated_es
     rows = [line for line in out.splitlines() if line.startswith("│ ") and "/16" in line]
     assert status == 0 and [row.split("│")[1:3] for row in rows] == [
         [" 1 ", " 16/16 "], [" 2 ", " 16/16 "], [" 3 ", "  8/16 "]]
-    assert "estimated (extrapolated)" in rows[0] and "inferred " in rows[1]
+    assert "estimated, extrapolated" in rows[0] and "inferred " in rows[1]

@@ -129,7 +129,7 @@ def test_minimize_nodes_names_the_job_that_fits_nowhere(tmp_path: Path):
     assert result["status"] == "infeasible" and [u["job"] for u in result["unplaced"]] == ["huge", "ok"]
     assert result["unplaced"][0]["reason"] == (
         "a100: 1048576 tokens is beyond what the tables and the memory model's estimates allow for Qwen3-14B on "
-        "A100-80GB within 8 GPUs: the longest is 187392 (Env + Offload + SP=8 on 8 GPUs, estimated)")
+        "A100-80GB within 8 GPUs: the longest is 187392 (Env + Offload + SP=8 on 8 GPUs, estimated, extrapolated)")
     assert result["unplaced"][1]["reason"] == "--minimize nodes places every job or none, and huge fits nowhere"
 
 
@@ -651,4 +651,4 @@ def test_the_cluster_view_marks_estimates_beyond_the_calibration(cli, tmp_path: 
     path.write_text("pools: [{name: h, gpu: h100, nodes: 1, gpus_per_node: 8}]\n"
                     "jobs: [{name: j, model: 8B, max_model_len: 131072}]\n", encoding="utf-8")
     status, out, _ = cli("cluster", str(path))
-    assert status == 0 and "│ estimated (extrapolated) │" in out  # 8 GPUs, SP=8: past the tables' 6 and 4
+    assert status == 0 and "│ estimated, extrapolated │" in out  # 8 GPUs, SP=8: past the tables' 6 and 4

@@ -177,7 +177,7 @@ def test_estimates_cover_any_count_in_a_node_then_whole_nodes_up_to_64():
         budget_gpus=12)
     assert reason(budget_gpus=12, node_gpus=4) == 12
     assert reason(budget_gpus=72).endswith("; plans go up to 64 trainer GPUs; fewer trainer GPUs train 32768 "
-                                           "tokens: Env + SP=2 on 64 GPUs (estimated), the other 8 free for rollout")
+                                           "tokens: Env + SP=2 on 64 GPUs (estimated, extrapolated), the other 8 free for rollout")
 
 
 def test_fewest_gpus_without_a_budget_searches_every_count_the_estimates_cover():

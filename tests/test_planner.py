@@ -213,7 +213,7 @@ def test_a_length_too_long_for_the_fewest_gpus_names_the_fewest_gpus_that_reach_
     assert (answer.nearest.max_model_len, answer.nearest.gpus) == (longest.max_model_len, 8) and longest.gpus > 8
     fewer = solve_one("H20-96GB", model="14B", max_model_len=longest.max_model_len, budget_gpus=7)
     assert fewer.plans == ()  # no fewer GPUs reach that length
-    assert f"the longest is {longest.max_model_len} (Env + Offload + SP=8 on 8 GPUs, estimated)" in answer.reason
+    assert f"the longest is {longest.max_model_len} (Env + Offload + SP=8 on 8 GPUs, estimated, extrapolated)" in answer.reason
 
 
 def test_a_counts_own_table_decides_against_a_smaller_tables_cell(edited_a100_tables):
