@@ -407,6 +407,8 @@ def _rounded(value: Any) -> Any:
 
 
 EVIDENCE_MARKS = {"documented": "", "inferred": "*", "estimated": "~"}
+EXTRAPOLATED_MARK = "!"
+"""Added to an estimate's mark beyond the memory model's calibration (`Plan.beyond_calibration`)."""
 LENGTH_SHADES = ("black on #e3f2fd", "black on #bbdefb", "black on #90caf9", "black on #64b5f6",
                  "white on #1e88e5", "white on #1565c0", "white on #0d47a1")
 """Shades of the longest-context map, shortest to longest."""
@@ -437,7 +439,7 @@ def map_view(grid: dict[tuple[Any, int], Plan | None], rows: list[Any], budgets:
             if plan is None:
                 cells.append(Text(NO_SETTING, style=NO_SETTING_STYLE))
                 continue
-            mark = EVIDENCE_MARKS[plan.evidence]
+            mark = EVIDENCE_MARKS[plan.evidence] + (EXTRAPOLATED_MARK if plan.beyond_calibration else "")
             if by_length:
                 cells.append(Text(f"{short_label(plan.setting)}{at}{plan.gpus}{mark}", style=setting_style(plan.setting)))
             else:
@@ -446,6 +448,7 @@ def map_view(grid: dict[tuple[Any, int], Plan | None], rows: list[Any], budgets:
                                   style=shade))
         view.add_row(str(row), *cells)
     legend = Text("cells: " + ("setting@GPUs" if by_length else "longest context (k = 1024 tokens), setting@GPUs")
-                  + "; evidence: documented, * inferred, ~ estimated; - nothing trains\n"
+                  + "; evidence: documented, * inferred, ~ estimated, ~! estimated beyond the memory model's "
+                  "calibration; - nothing trains\n"
                   "settings: E Env, O Offload, SPn Ulysses SP, van vanilla")
     return Group(view, legend)

@@ -77,7 +77,16 @@ def test_many_budgets_keep_readable_cells_in_a_pipe_and_in_the_svg(cli, tmp_path
     status, out, err = cli("map", "--gpu", "h100", "--model", "8B", "--gpus-up-to", "24", "--svg", str(target))
     row = next(line for line in out.splitlines() if line.startswith("│ Qwen3-8B"))
     cells = [cell.strip() for cell in row.strip("│").split("│")][1:]
-    assert (status, err, len(cells)) == (0, "", 24) and all(re.fullmatch(r"\d+k \S+ @\d+[*~]?", cell) for cell in cells)
+    assert (status, err, len(cells)) == (0, "", 24) and all(re.fullmatch(r"\d+k \S+ @\d+(\*|~!?)?", cell) for cell in cells)
     assert "@24~" in out or "@16~" in out
     svg = target.read_text(encoding="utf-8")
     assert all(cell.split()[0] in svg for cell in cells)
+
+
+def test_estimates_beyond_the_calibration_are_marked(cli):
+    status, out, _ = cli("map", "--gpu", "h100", "--gpus-up-to", "8")
+    row = next(line for line in out.splitlines() if line.startswith("│ Qwen3-0.6B"))
+    cells = [cell.strip() for cell in row.split("│")[2:-1]]
+    # 4 GPUs with SP=4 stay within the calibration (at most 6 GPUs, SP=4); 8 GPUs with SP=8 do not.
+    assert status == 0 and cells[3] == "120k E+O+SP4@4~" and cells[7] == "241k E+O+SP8@8~!"
+    assert "~! estimated beyond the memory model's calibration" in " ".join(out.split())
