@@ -61,8 +61,8 @@ def main() -> None:
     targets = {
         "command lines": (ARGVS, run_cli),
         "mutated table files": (EDITS, lambda edits: load_mutated_table(edits, folder)),
-        "random cluster files": (DOCUMENTS, lambda document: load_cluster_document(document, folder)),
-        "random Trinity configs": (DOCUMENTS, lambda document: read_trinity_document(document, folder)),
+        "random cluster files": (DOCUMENTS, lambda text: load_cluster_document(text, folder)),
+        "random Trinity configs": (DOCUMENTS, lambda text: read_trinity_document(text, folder)),
     }
     table = Table(title=f"fuzzing, {args.examples} inputs per target")
     for column in ("target", "tried", "seconds", "slowest s", "broke the contract"):

@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from solver.cli import main
 from solver.tables import TableError, load_catalog, load_fleet, load_gpu_type, shipped_tables_directory
-from solver.trinity import ConfigError, read_trinity_config
+from solver.trinity import ConfigError, load_config_mapping, read_trinity_config
 
 CATALOG = load_catalog()
 WORDS = ["--model", "--gpu", "--gpus", "--len", "--maximize", "--minimize", "--exact", "--sp", "--env",
@@ -25,13 +25,32 @@ WORDS = ["--model", "--gpu", "--gpus", "--len", "--maximize", "--minimize", "--e
          "tables", "memory", "--check", "len", "gpus", "trinity", "4B", "8B", "qwen3-14b", "Qwen2.5-7B", "a100",
          "h20", "h100", "b200", "0", "1", "2", "3", "4", "6", "8", "16", "-1", "4096", "32768", "32k", "131072",
          "99999999999999999999", "1e9", "nan", "0.5", "", " ", "ü", "🚀", "--", "-", "x" * 300]
+MARKUP = ["p[/]", "[bold]x", ":smile:", "${oc.env:UNSET}", "a\u0000b"]
+"""Strings that mean something to rich, OmegaConf or C."""
 SCALARS = st.one_of(st.none(), st.booleans(), st.integers(min_value=-(2**70), max_value=2**70),
                     st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=20))
-DOCUMENTS = st.recursive(SCALARS, lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
+TREES = st.recursive(SCALARS | st.sampled_from(MARKUP), lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
     st.sampled_from(["pools", "jobs", "name", "gpu", "model", "nodes", "gpus_per_node", "max_model_len",
                      "at_least", "rollout_gpus", "priority", "pool", "model_path", "cluster", "trainer", "explorer",
                      "node_num", "gpu_per_node", "rollout_model", "engine_num", "ulysses_sequence_parallel_size",
                      "x"]) | st.text(max_size=8), inner, max_size=5), max_leaves=25)
+ALIAS_BOMB = "".join(f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]\n" for i in range(1, 9))
+CRAFTED = [
+    "? [a, b]\n: 1\n",  # a key that is a list: ruamel reads it, PyYAML refuses it
+    "xx: &a [1]\nyy: *a\nzz: &a [2]\n",  # an anchor given twice
+    "a0: &a0 [x, x, x, x, x, x, x, x, x]\n" + ALIAS_BOMB + "pools: [{name: *a8}]\n",  # nested aliases
+    "trainer:\n  ulysses_sequence_parallel_size: 99999999999999999999999\n",
+    "cluster:\n  node_num: 99999999999999999\n  gpu_per_node: 8\n",
+    "model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: &len 65536\nexplorer:\n  rollout_model:\n"
+    "    max_model_len: *len\n",
+    "pools: [{name: 'p[/]', gpu: a100, nodes: 1, gpus_per_node: 8}]\njobs: [{name: j, model: 4B, max_model_len: 4e3}]\n",
+]
+"""YAML that a random tree cannot give: list keys, anchors, aliases, huge numbers in the right places."""
+DOCUMENTS = st.builds(lambda text, tail: text + tail,
+                      st.one_of(TREES.map(lambda tree: yaml.safe_dump(tree, allow_unicode=True)),
+                                st.sampled_from(CRAFTED)),
+                      st.sampled_from(["", *CRAFTED]))
+"""YAML documents: random trees, crafted texts, and either with a crafted text after it."""
 ARGVS = st.one_of(
     st.lists(st.sampled_from(WORDS), max_size=8),
     st.builds(lambda model, length, extra: ["--model", model, "--len", length, *extra],
@@ -84,11 +103,11 @@ def load_mutated_table(edits: list[tuple[int, int, str]], folder: Path) -> None:
         assert "\n" not in str(error)
 
 
-def load_cluster_document(document: object, folder: Path) -> None:
+def load_cluster_document(text: str, folder: Path) -> None:
     """Any YAML document as a cluster file loads, or is refused with a `TableError`; through the
     command, it ends with 0, 1 or 2."""
     path = folder / "fleet.yaml"
-    path.write_text(yaml.safe_dump(document, allow_unicode=True), encoding="utf-8")
+    path.write_text(text, encoding="utf-8")
     try:
         load_fleet(path, CATALOG)
     except TableError as error:
@@ -96,10 +115,10 @@ def load_cluster_document(document: object, folder: Path) -> None:
     run_cli(["cluster", str(path), "--time-limit", "1"])
 
 
-def read_trinity_document(document: object, folder: Path) -> None:
+def read_trinity_document(text: str, folder: Path) -> None:
     """Any YAML document as a Trinity config reads, or is refused with a `ConfigError`; through the
-    command with --write, the patched copy is whole YAML or not there at all."""
-    text = yaml.safe_dump(document, allow_unicode=True)
+    command with --write, the patched copy is whole YAML (as ruamel, which reads configs, reads it) or
+    not there at all."""
     try:
         read_trinity_config(text, "trinity.yaml", {})
     except ConfigError as error:
@@ -109,4 +128,4 @@ def read_trinity_document(document: object, folder: Path) -> None:
     patched.unlink(missing_ok=True)
     run_cli(["--from-config", str(config), "--gpu", "a100", "--len", "8192", "--write", str(patched)])
     if patched.exists():
-        yaml.safe_load(patched.read_text(encoding="utf-8"))
+        load_config_mapping(patched.read_text(encoding="utf-8"), patched.name)

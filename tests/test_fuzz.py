@@ -30,12 +30,12 @@ def test_mutated_table_files_load_or_are_refused(edits, tmp_path_factory):
 
 
 @FAST
-@given(document=DOCUMENTS)
-def test_random_cluster_files_load_or_are_refused(document, tmp_path_factory):
-    load_cluster_document(document, tmp_path_factory.mktemp("fleet"))
+@given(text=DOCUMENTS)
+def test_random_cluster_files_load_or_are_refused(text, tmp_path_factory):
+    load_cluster_document(text, tmp_path_factory.mktemp("fleet"))
 
 
 @FAST
-@given(document=DOCUMENTS)
-def test_random_trinity_configs_read_or_are_refused(document, tmp_path_factory):
-    read_trinity_document(document, tmp_path_factory.mktemp("trinity"))
+@given(text=DOCUMENTS)
+def test_random_trinity_configs_read_or_are_refused(text, tmp_path_factory):
+    read_trinity_document(text, tmp_path_factory.mktemp("trinity"))
