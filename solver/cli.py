@@ -29,6 +29,7 @@ from solver.query import (
     MAX_ESTIMATED_GPUS,
     MAX_TOP,
     NODE_GPUS,
+    NODE_SIZE_KEY,
     Answer,
     CurrentSettings,
     Objective,
@@ -729,6 +730,7 @@ def run_planner(args: argparse.Namespace) -> int:
         margin=args.margin,
         host_ram_gb=args.host_ram,
         node_gpus=args.node_gpus or (config.node_gpus if config is not None else None) or NODE_GPUS,
+        node_source=NODE_SIZE_KEY if not args.node_gpus and config and config.node_gpus else "--node-gpus",
         rollout_gpus=args.rollout_gpus if args.rollout_gpus is not None or config is None or config.trainer_gpus is None
         else config.rollout_gpus or None,  # the config's own rollout GPUs, when it gives its GPUs
     )
@@ -902,7 +904,7 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, path: Path,
     """The config's own settings (Env read from this environment) and what else in the config (`text`)
     breaks Trinity's rules or is not what a verdict on them assumes; with the query at the config's
     length, for `_vouched` to say whether they train. None when there is no length to judge them at."""
-    from solver.trinity import NODE_SIZE_KEY, check_trinity_config, load_config_mapping, role_token_budgets
+    from solver.trinity import check_trinity_config, load_config_mapping, role_token_budgets
 
     gpus = config.trainer_gpus or query.budget_gpus
     length = query.max_model_len or config.max_model_len  # --maximize len: the config's own length
@@ -910,9 +912,8 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, path: Path,
         return None
     query = query.model_copy(update={"max_model_len": length})
     model = catalog.model(query.model)
-    source = NODE_SIZE_KEY if query.node_gpus == config.node_gpus else "--node-gpus"  # where the node size came from
-    broken = (whole_nodes_violation(gpus, query.node_gpus, source)
-              or sp_layout_violation(model, gpus, config.sp, query.node_gpus, source))
+    broken = (whole_nodes_violation(gpus, query.node_gpus, query.node_source)
+              or sp_layout_violation(model, gpus, config.sp, query.node_gpus, query.node_source))
     said = broken.split(": ", 1)[-1] if broken else None  # the verdict's words, less the model's name
     # The config as ruamel read it (PyYAML refuses some YAML ruamel takes); what the verdict or a note
     # already says (the rule it breaks; the offload flags' strategy) is not said again.

@@ -40,7 +40,7 @@ from solver.query import (
     make_query,
     rollout_layout,
 )
-from solver.solve import answer_for
+from solver.solve import answer_for, checked
 from solver.tables import AtLeast, Catalog, Fleet, MemoryModel, Weights, load_weights
 
 Progress = Callable[[str, float, float, float], None]
@@ -298,7 +298,7 @@ def place(
             first_bound = partial(_trivially_bounded, fleet=fleet, options=options, every_job=every_job)
             callback = _ProgressCallback(STAGES[name], progress, started, first_bound if position == 0 else int) \
                 if progress else None
-            status = interrupt.solve(model, callback)
+            status = checked(solver, model, interrupt.solve(model, callback))
             if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
                 if position == 0 and status != cp_model.INFEASIBLE and any(values) and not every_job:
                     proven = False  # out of time before a first solution: the greedy placement stands

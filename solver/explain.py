@@ -20,7 +20,7 @@ from ortools.sat.python import cp_model
 from solver.memory import breakdown, estimated_counts, estimated_setting
 from solver.model import RULES, PlanningData, build_model, prepare
 from solver.query import Answer, Plan, Query, Reason, counted, failed_settings, tried_settings
-from solver.solve import answer_for, new_solver
+from solver.solve import answer_for, checked, new_solver
 from solver.tables import Catalog, Setting
 
 Combination = tuple[int, int, int, int]
@@ -82,7 +82,8 @@ class _Prober:
         self.model.clear_assumptions()
         self.model.add_assumptions(assumptions)
         self.solver.parameters.max_time_in_seconds = self.remaining_s()
-        status = self.solver.solve(self.model) if self.deadline > monotonic() else cp_model.UNKNOWN
+        status = checked(self.solver, self.model, self.solver.solve(self.model)) if self.deadline > monotonic() \
+            else cp_model.UNKNOWN
         self.undecided += status == cp_model.UNKNOWN
         return status == cp_model.INFEASIBLE
 
@@ -230,7 +231,7 @@ def _reach(catalog: Catalog, prober: _Prober, data: PlanningData, query: Query) 
         longest = _best(catalog, query, prober, objective="max_len", max_model_len=None, budget_gpus=count,
                         exact=True)
         reach = ("unknown (out of time)" if prober.undecided > undecided else "none") if longest is None else str(
-            longest.max_model_len) + (" (estimated)" if longest.evidence == "estimated" else "")
+            longest.max_model_len) + (f" ({longest.evidence_label})" if longest.evidence == "estimated" else "")
         parts.append(f"{_Words.gpus(count)}: {reach}")
     return ", ".join(parts)
 
@@ -320,7 +321,7 @@ class _Words:
             limit = f"--exact asks for {query.budget_gpus}" if query.exact else f"the budget is {query.budget_gpus}"
             return [Reason(rule=rule, detail=f"{on} GPUs: {limit}")]
         if rule == "whole_nodes":
-            return [Reason(rule=rule, detail=f"{on} GPUs span nodes of {query.node_gpus} (--node-gpus) but are not "
+            return [Reason(rule=rule, detail=f"{on} GPUs span nodes of {query.node_gpus} ({query.node_source}) but are not "
                                              "whole nodes, which a trainer that spans nodes must use")]
         if rule == "rollout_layout":
             return [Reason(rule=rule, detail=f"{on} trainer GPUs: with the {query.rollout_gpus} rollout GPUs "

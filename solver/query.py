@@ -33,6 +33,8 @@ ClusterStatus = Literal["optimal", "feasible", "infeasible", "unknown"]
 
 NODE_GPUS = 8
 """GPUs per node unless the request says otherwise (a trainer on more GPUs spans nodes)."""
+NODE_SIZE_KEY = "cluster.gpu_per_node"
+"""The Trinity config key that gives the GPUs of a node."""
 MAX_ESTIMATED_GPUS = 64
 """The most trainer GPUs the memory model's estimates consider (eight nodes of eight)."""
 
@@ -67,6 +69,8 @@ class Query(_Frozen):
     offload: bool | None = None
     node_gpus: int | None = Field(default=None, gt=0, description="GPUs per node: a trainer spanning nodes "
                                      "keeps each SP group inside one node")
+    node_source: str = Field(default="--node-gpus", description="where the node size came from, as messages "
+                             "name it (--node-gpus, or a config's cluster.gpu_per_node)")
     rollout_gpus: int | None = Field(default=None, ge=0, description="rollout GPUs beside the trainer: its GPU "
                                      "count must leave them a layout on the nodes")
     top: int = Field(default=1, gt=0, le=MAX_TOP)
@@ -366,13 +370,14 @@ def make_query(
     host_ram_gb: float | None = None,
     node_gpus: int | None = NODE_GPUS,
     rollout_gpus: int | None = None,
+    node_source: str = "--node-gpus",
 ) -> Query:
     """Resolve names and check that the request makes sense; `QueryError` (one line) when it does not.
 
     `budget_gpus` defaults, where the objective allows, to the largest documented GPU count (one node
     without tables); for the fewest GPUs, to `MAX_ESTIMATED_GPUS`.
     `node_gpus` (default 8) is the node size: a trainer on more GPUs uses whole nodes and keeps each SP
-    group in one node. With `rollout_gpus`, the trainer's count leaves them a `rollout_layout`: trainer and
+    group in one node; messages say it came from `node_source`. With `rollout_gpus`, the trainer's count leaves them a `rollout_layout`: trainer and
     rollout in one node; the trainer in part of a node and the rollout filling it and whole nodes more;
     or the trainer on whole nodes and the rollout on the nodes after them.
     """
@@ -415,7 +420,8 @@ def make_query(
             heads, kv_heads = resolved.num_attention_heads, resolved.num_key_value_heads
             allowed = ", ".join(str(s) for s in range(1, heads + 1) if not sp_rule_violation(heads, kv_heads, s))
             raise QueryError(f"--sp {sp} is not allowed for {resolved.name}: {problem}; its heads allow {allowed}")
-        layout = sp_layout_violation(resolved, budget_gpus, sp, node_gpus) if exact and budget_gpus else None
+        layout = sp_layout_violation(resolved, budget_gpus, sp, node_gpus, node_source) if exact and budget_gpus \
+            else None
         if budget_gpus is not None and layout:
             allowed = ", ".join(str(s) for s in range(1, budget_gpus + 1)
                                 if not sp_layout_violation(resolved, budget_gpus, s, node_gpus))
@@ -424,7 +430,7 @@ def make_query(
             raise QueryError(f"--sp {sp} {why} (the degrees that divide them, that {resolved.name}'s heads allow and "
                              f"that keep an SP group in a node: {allowed})")
         if node_gpus is not None and sp > node_gpus:  # its GPUs would span nodes, and it cannot divide one
-            raise QueryError(f"--sp {sp} is not allowed with nodes of {node_gpus} GPUs (--node-gpus): an SP group "
+            raise QueryError(f"--sp {sp} is not allowed with nodes of {node_gpus} GPUs ({node_source}): an SP group "
                              "must fit in one node")
     open_budget = budget_gpus is None and objective == "min_gpus"  # tables vouch past their counts too
     if open_budget:
@@ -452,6 +458,7 @@ def make_query(
         margin=margin,
         host_ram_gb=host_ram_gb,
         node_gpus=node_gpus,
+        node_source=node_source,
         rollout_gpus=rollout_gpus,
     )
 

@@ -69,7 +69,7 @@ def answer_for(catalog: Catalog, query: Query, gpu: str) -> Answer:
     objective_value = bound = None
     while len(plans) < query.top:
         solver.parameters.max_time_in_seconds = max(deadline - time.monotonic(), 0.001)
-        status = solver.solve(model)
+        status = checked(solver, model, solver.solve(model))
         statuses.append(status)
         if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             break
@@ -85,10 +85,17 @@ def answer_for(catalog: Catalog, query: Query, gpu: str) -> Answer:
     if statuses[0] == cp_model.INFEASIBLE:
         reason, nearest = _why_no_plan(catalog, data, query)
         return _answer(query, gpu, "infeasible", (), started, reason=reason, nearest=nearest)
-    if statuses[0] != cp_model.UNKNOWN:  # MODEL_INVALID: a defect of the model's, never of the input
-        raise RuntimeError(f"CP-SAT answered {solver.status_name(statuses[0])}: {model.validate()}")
     reason = f"no plan found within the time limit of {query.time_limit_s:g} s"
     return _answer(query, gpu, "unknown", (), started, reason=reason)
+
+
+def checked(solver: cp_model.CpSolver, model: cp_model.CpModel,
+            status: cp_model.CpSolverStatus) -> cp_model.CpSolverStatus:
+    """`status`, which `solver` returned for `model`; `RuntimeError` for MODEL_INVALID, a defect of the
+    model's (never of the input) that must not pass for a time-out."""
+    if status == cp_model.MODEL_INVALID:
+        raise RuntimeError(f"CP-SAT answered {solver.status_name(status)}: {model.validate()}")
+    return status
 
 
 def plan_for_settings(
@@ -212,7 +219,7 @@ def _why_no_plan(catalog: Catalog, data: PlanningData, query: Query) -> tuple[st
     when only the length is out of reach, the longest plan within the same budget and pins."""
     counts = "counts with a plan at some length: " + ", ".join(map(str, data.counts))
     where = f"{data.model} on {data.gpu}"
-    spread = (whole_nodes_violation(query.budget_gpus, query.node_gpus)
+    spread = (whole_nodes_violation(query.budget_gpus, query.node_gpus, query.node_source)
               or rollout_layout_violation(query.budget_gpus, query.rollout_gpus, query.node_gpus)) if query.exact else None
     if spread:
         return (f"no plan for exactly {query.budget_gpus} trainer GPUs with {where}: {spread}"

@@ -323,6 +323,10 @@ class Weights(_Frozen):
     env: Weight
 
 
+_UNION_TAGS = ("<tokens>", "<at_least>")
+"""The tags of `Job.max_model_len`'s two forms, which pydantic puts in an error's location."""
+
+
 class AtLeast(_Frozen):
     """A length the solver may raise: at least this many tokens, longer when a plan allows."""
 
@@ -346,8 +350,8 @@ class Job(_Frozen):
         description="letters, digits, '.', '_' and '-', at most 100 (it names the job's config file)")
     model: Text
     max_model_len: Annotated[
-        Annotated[Tokens, Tag("<tokens>")] | Annotated[AtLeast, Tag("<at_least>")],
-        Discriminator(lambda value: "<at_least>" if isinstance(value, dict) else "<tokens>"),
+        Annotated[Tokens, Tag(_UNION_TAGS[0])] | Annotated[AtLeast, Tag(_UNION_TAGS[1])],
+        Discriminator(lambda value: _UNION_TAGS[1] if isinstance(value, dict) else _UNION_TAGS[0]),
     ]
     rollout_gpus: Annotated[int, Strict(), Ge(0), Le(MAX_GPUS)] = 0
     priority: Annotated[int, Strict(), Gt(0), Le(1_000_000)] = 1
@@ -656,7 +660,7 @@ def _data_location(raw: Any, location: tuple[Any, ...]) -> tuple[Any, ...]:
     ``constrained-int`` or ``AtLeast`` that pydantic adds for a field of several types)."""
     walked, node = [], raw
     for key in location:
-        if isinstance(key, str) and key.startswith("<"):  # a union member's tag (`Job.max_model_len`), not data
+        if key in _UNION_TAGS and not (isinstance(node, dict) and key in node):  # a tag, not data
             continue
         if isinstance(node, dict) and key in node or isinstance(node, list) and isinstance(key, int):
             node = node[key] if isinstance(node, dict) or 0 <= key < len(node) else None

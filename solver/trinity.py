@@ -33,15 +33,14 @@ from pydantic import BaseModel, ConfigDict
 from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import CommentMark, YAMLError
+from ruamel.yaml.events import AliasEvent
 from ruamel.yaml.tokens import CommentToken
 
-from solver.query import ENV_EXPORT, Plan, index_range, sp_rule_violation, whole_nodes_violation
+from solver.query import ENV_EXPORT, NODE_SIZE_KEY, Plan, index_range, sp_rule_violation, whole_nodes_violation
 from solver.tables import MAX_GPUS, MAX_TOKENS, Model, OneLineError, brief, model_name_from_path
 
 OFFLOAD_FLAGS = ("param_offload", "optimizer_offload", "offload_policy")
 ROLES = ("actor", "ref")
-NODE_SIZE_KEY = "cluster.gpu_per_node"
-"""The config key that gives the GPUs of a node."""
 _FSDP_CONFIG = ("trainer", "trainer_config", "actor_rollout_ref")
 _FAST_SAFE_LOADER = getattr(pyyaml, "CSafeLoader", pyyaml.SafeLoader)
 """PyYAML's safe loader, in C where libyaml is there: it re-reads every fragment made, for the check."""
@@ -789,12 +788,14 @@ def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config") 
     """The keys `patch_trinity_config` sets whose value in `text` is a YAML anchor (``&len 65536``) that
     other keys repeat (``*len``): the patch changes the key and leaves those with the old value, in words."""
     yaml = YAML(typ="rt", pure=True)
-    data = load_config_mapping(text.replace("\r\n", "\n"), name, yaml)
+    text = text.replace("\r\n", "\n")
+    data = load_config_mapping(text, name, yaml)
+    repeated = {event.anchor for event in yaml.parse(text) if isinstance(event, AliasEvent)}
     found = []
     for key in _plan_keys(plan, model):
         value = _dig(data, key.path)
         anchor = getattr(getattr(value, "anchor", None), "value", None)
-        if anchor is not None and f"*{anchor}" in text and value != key.value:
+        if anchor in repeated and value != key.value:
             found.append(f"{'.'.join(key.path)} is the anchor &{anchor}, which other keys repeat (*{anchor}): "
                          f"the patch sets it to {key.value} and they keep {value}")
     return found

@@ -751,3 +751,19 @@ def test_write_warns_when_a_patched_key_is_an_anchor_other_keys_repeat(cli, tmp_
         f"solve: warning: {patched}: model.max_model_len is the anchor &len, which other keys repeat (*len): the patch "
         "sets it to 16384 and they keep 65536\n")
     assert "  max_model_len: 16384\n" in patched.read_text(encoding="utf-8")
+    # An anchor no alias repeats (*len2 is another anchor's; a comment is no alias) gets no warning.
+    config.write_text("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: &len 65536  # see *len\n"
+                      "other: &len2 1\nmore: *len2\n", encoding="utf-8")
+    status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--gpus", "4", "--len", "16k", "--write",
+                         str(patched))
+    assert status == 0 and "anchor" not in err
+
+
+def test_messages_name_the_config_as_where_the_node_size_came_from(cli, tmp_path: Path):
+    config = tmp_path / "trinity.yaml"
+    config.write_text("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 65536\ncluster:\n  node_num: 4\n"
+                      "  gpu_per_node: 4\nexplorer:\n  rollout_model:\n    engine_num: 0\n", encoding="utf-8")
+    status, _, err = cli("--from-config", str(config), "--gpu", "h100", "--sp", "8")
+    assert status == 2 and "16 GPUs span nodes of 4 (cluster.gpu_per_node), and SP=8 does not divide a node" in err
+    status, _, err = cli("--from-config", str(config), "--gpu", "h100", "--sp", "8", "--node-gpus", "4")
+    assert status == 2 and "16 GPUs span nodes of 4 (--node-gpus), and SP=8 does not divide a node" in err

@@ -242,6 +242,8 @@ def test_greedy_is_valid_and_never_better(seed: int, tmp_path_factory):
          "job j, max_model_len: unknown field 'at_most'"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: [4096]}\n",
          "job j, max_model_len: must be a whole number, got [4096]"),
+        ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: {at_least: 4096, '<tokens>': 1}}\n",
+         "job j, max_model_len: unknown field '<tokens>'"),  # a key of the user's named like a tag is still named
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096, pool: b}\n",
          "job j: pool: no pool named 'b' (pools: a)"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n  - {name: j, model: 4B, max_model_len: 4096}\n",

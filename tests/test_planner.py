@@ -288,8 +288,11 @@ def test_a_no_env_pin_says_that_estimates_need_env_whichever_way_the_answer_fail
 
 
 def test_a_model_cp_sat_rejects_is_a_defect_not_a_time_out(monkeypatch: pytest.MonkeyPatch):
+    import threading
+
     from ortools.sat.python import cp_model
 
+    import solver.cluster
     import solver.solve
 
     class Rejecting(cp_model.CpSolver):
@@ -302,3 +305,16 @@ def test_a_model_cp_sat_rejects_is_a_defect_not_a_time_out(monkeypatch: pytest.M
     monkeypatch.setattr(solver.solve.cp_model, "CpSolver", Rejecting)
     with pytest.raises(RuntimeError, match="CP-SAT answered MODEL_INVALID"):
         plan(make_query(CATALOG, model="4B", gpu="a100", max_model_len=8192), CATALOG)
+
+    class RejectingPlacements(cp_model.CpSolver):  # the cluster searches in a thread of its own
+        def solve(self, model: cp_model.CpModel, *args: Any) -> cp_model.CpSolverStatus:
+            if threading.current_thread() is threading.main_thread():
+                return super().solve(model, *args)
+            return cp_model.MODEL_INVALID
+
+    monkeypatch.setattr(solver.solve.cp_model, "CpSolver", RejectingPlacements)
+    fleet = solver.tables.Fleet.model_validate({
+        "pools": [{"name": "a", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8}],
+        "jobs": [{"name": "j", "model": "Qwen3-4B", "max_model_len": 8192}]})
+    with pytest.raises(RuntimeError, match="CP-SAT answered MODEL_INVALID"):
+        solver.cluster.place(fleet, CATALOG)
