@@ -38,8 +38,8 @@ def predicted_cell(model: Model, memory_gib: float, gpus: int, max_model_len: in
 
 def trinity_check_gib(model: Model, gpus: int, setting: Setting, max_model_len: int) -> tuple[float, float]:
     """Trinity's own rough memory check (``GPUMemoryValidator`` in Trinity-RFT's ``config_validator.py``):
-    (estimated GiB per GPU, fraction of memory it allows: 0.8, or 0.9 with Env). The optimizer-step term it takes the maximum
-    with is not published; it is taken as zero here."""
+    (estimated GiB per GPU, fraction of memory it allows: 0.8, or 0.9 with Env). The optimizer-step term it
+    takes the maximum with is not published; it is taken as zero here."""
     tokens = token_budget(max_model_len, setting.sp)
     parameters = model.parameters_b * 1e9
     states = 0.0 if setting.offload else 16 * parameters / gpus + 2 * parameters

@@ -367,7 +367,8 @@ def run_cluster(args: argparse.Namespace) -> int:
         stale = [unplaced.job for unplaced in result.unplaced if (args.emit_dir / f"{unplaced.job}.yaml").exists()]
         if stale:  # a config of an earlier run, for a job this placement leaves out, is not this run's
             print(f"solve cluster: note: {args.emit_dir} still holds configs from an earlier run for "
-                  f"{', '.join(f'{name}.yaml' for name in stale)}, which this placement does not place", file=sys.stderr)
+                  f"{', '.join(f'{name}.yaml' for name in stale)}, which this placement does not place",
+                  file=sys.stderr)
     if args.json:
         sys.stdout.write(cluster_json(result) + "\n")
     else:
@@ -763,14 +764,15 @@ def _engines_note(engines: RolloutEngines, model: Model, gpu: str) -> str | None
     for engines of one GPU that hold enough."""
     held = (f"{model.name}'s bf16 weights ({engines.weights_gib:.1f} GiB) and one sequence's KV cache "
             f"({engines.kv_cache_gib:.1f} GiB) per GPU")
+    advice = ("no larger tensor-parallel size stays in a node and suits the heads: the rollout needs GPUs with more "
+              "memory" if engines.largest else "give the rollout more GPUs, a count that a larger tensor-parallel "
+              "size divides")
     if engines.weights_gib + engines.kv_cache_gib > engines.room_gib:
         return (f"solve: note: {held} at tensor-parallel size {engines.size} take more than vLLM takes of one {gpu} "
-                f"({engines.room_gib:.1f} GiB): the engines cannot hold them; give the rollout more GPUs, a count "
-                "that a larger tensor-parallel size divides")
+                f"({engines.room_gib:.1f} GiB): the engines cannot hold them; {advice}")
     if not engines.fits:
         return (f"solve: note: {held} at tensor-parallel size {engines.size} take more than half of what vLLM takes "
-                f"of one {gpu} ({engines.room_gib:.1f} GiB): little room for sequences in flight; give the rollout "
-                "more GPUs")
+                f"of one {gpu} ({engines.room_gib:.1f} GiB): little room for sequences in flight; {advice}")
     if engines.size > 1:
         return (f"solve: note: rollout engines of tensor-parallel size {engines.size}: {held} take at most half of "
                 f"what vLLM takes of one {gpu} ({engines.room_gib:.1f} GiB), leaving the rest to sequences in flight")

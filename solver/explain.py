@@ -321,8 +321,8 @@ class _Words:
             limit = f"--exact asks for {query.budget_gpus}" if query.exact else f"the budget is {query.budget_gpus}"
             return [Reason(rule=rule, detail=f"{on} GPUs: {limit}")]
         if rule == "whole_nodes":
-            return [Reason(rule=rule, detail=f"{on} GPUs span nodes of {query.node_gpus} ({query.node_source}) but are not "
-                                             "whole nodes, which a trainer that spans nodes must use")]
+            return [Reason(rule=rule, detail=f"{on} GPUs span nodes of {query.node_gpus} ({query.node_source}) but "
+                                             "are not whole nodes, which a trainer that spans nodes must use")]
         if rule == "rollout_layout":
             return [Reason(rule=rule, detail=f"{on} trainer GPUs: with the {query.rollout_gpus} rollout GPUs "
                                              f"(--rollout-gpus) they fit neither one node of {query.node_gpus}, nor "

@@ -69,6 +69,8 @@ class Terms(_Frozen):
     overhead: float
 
     def __getitem__(self, term: str) -> float:
+        if term not in TERMS:
+            raise KeyError(term)
         return float(getattr(self, term))
 
     def items(self) -> tuple[tuple[str, float], ...]:
@@ -266,6 +268,8 @@ class RolloutEngines(_Frozen):
     weights_gib: float = Field(description="the model's bf16 weights, every expert's, per GPU of the engine")
     kv_cache_gib: float = Field(description="the KV cache of one max_model_len sequence, per GPU of the engine")
     room_gib: float = Field(description="what vLLM takes of one GPU, less the CUDA context's 1 GiB")
+    largest: bool = Field(description="whether no larger size is allowed, whatever the rollout GPUs: none "
+                          "stays in one node and suits the heads")
 
     @property
     def fits(self) -> bool:
@@ -283,10 +287,11 @@ def rollout_engines(model: Model, memory_gib: float, rollout_gpus: int, max_mode
     no size does, the largest allowed one (whose `fits` is False). A starting point for the rollout, which
     rft-solver does not plan."""
     heads, kv_heads = model.num_attention_heads, model.num_key_value_heads
-    sizes = [t for t in range(1, min(rollout_gpus, node_gpus) + 1)
-             if rollout_gpus % t == 0 and not sp_rule_violation(heads, kv_heads, t)]
+    allowed = [t for t in range(1, node_gpus + 1) if not sp_rule_violation(heads, kv_heads, t)]
+    sizes = [t for t in allowed if t <= rollout_gpus and rollout_gpus % t == 0]
     kv_bytes = 2 * model.num_layers * kv_heads * model.head_size * 2 * max_model_len  # K and V, bf16
     options = [RolloutEngines(size=t, weights_gib=2 * model.parameters_b * 1e9 / t / GIB,
                               kv_cache_gib=kv_bytes / min(t, kv_heads) / GIB,
-                              room_gib=memory_gib * ROLLOUT_UTILIZATION - 1.0) for t in sizes]
+                              room_gib=memory_gib * ROLLOUT_UTILIZATION - 1.0, largest=t == allowed[-1])
+               for t in sizes]
     return next((option for option in options if option.fits), options[-1])

@@ -150,7 +150,8 @@ class Plan(_Frozen):
     def evidence_text(self, gpu: str) -> str:
         """What the plan rests on, in words: the documented cell, or the memory model's prediction."""
         if self.source is None:
-            beyond = f"; beyond its calibration: {', '.join(self.beyond_calibration)}" if self.beyond_calibration else ""
+            beyond = (f"; beyond its calibration: {', '.join(self.beyond_calibration)}" if self.beyond_calibration
+                      else "")
             return (f"estimated: the memory model predicts {self.memory_gb:.1f} GiB per GPU, "
                     f"{self.headroom_gb:.1f} GiB to spare{beyond}")
         gpus = f"{self.source.gpus} GPU{'s' if self.source.gpus != 1 else ''}"
@@ -377,9 +378,10 @@ def make_query(
     `budget_gpus` defaults, where the objective allows, to the largest documented GPU count (one node
     without tables); for the fewest GPUs, to `MAX_ESTIMATED_GPUS`.
     `node_gpus` (default 8) is the node size: a trainer on more GPUs uses whole nodes and keeps each SP
-    group in one node; messages say it came from `node_source`. With `rollout_gpus`, the trainer's count leaves them a `rollout_layout`: trainer and
-    rollout in one node; the trainer in part of a node and the rollout filling it and whole nodes more;
-    or the trainer on whole nodes and the rollout on the nodes after them.
+    group in one node; messages say it came from `node_source`. With `rollout_gpus`, the trainer's count
+    leaves them a `rollout_layout`: trainer and rollout in one node; the trainer in part of a node and the
+    rollout filling it and whole nodes more; or the trainer on whole nodes and the rollout on the nodes
+    after them.
     """
     check_types(("catalog", catalog, Catalog), ("budget_gpus", budget_gpus, int | None), ("exact", exact, bool),
                 ("max_model_len", max_model_len, int | None), ("sp", sp, int | None), ("env", env, bool | None),

@@ -222,7 +222,8 @@ def _ranking(answer: Answer) -> Table:
     numbers = ("#", "GPUs", "max_model_len", "tokens/GPU", "YaRN")
     for header in ("#", "GPUs", "setting", "max_model_len", "tokens/GPU", "YaRN", "cost", "evidence", "source cell"):
         # Numbers keep their width; words wrap when the table is wider than the screen.
-        view.add_column(header, no_wrap=header in numbers, justify="right" if header in numbers else "left")
+        view.add_column(header, no_wrap=header in numbers, overflow="ellipsis" if header in numbers else "fold",
+                        justify="right" if header in numbers else "left")
     best = answer.plans[0].cost
     for rank, plan in enumerate(answer.plans, start=1):
         view.add_row(

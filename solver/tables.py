@@ -148,7 +148,8 @@ ESCALATION_ORDER: tuple[Setting, ...] = tuple(
         (True, False, 4), (True, True, 1), (True, True, 2), (True, True, 4),
     )
 )
-"""The order in which the source tried settings; each cell is the first that trained (facts.md §1)."""
+"""The order in which the source document tried settings as memory ran out (vanilla, Env, each SP degree
+without and with Env, then Env + Offload with each); each cell is the first that trained."""
 
 
 class MoE(_Frozen):
@@ -419,7 +420,8 @@ class FitSummary(_Frozen):
 class CalibrationRange(_Frozen):
     """The range of the observations a memory model was calibrated on: past it, its estimates extrapolate."""
 
-    largest_model_b: Annotated[float, Strict(), Ge(0)] = Field(description="the most parameters of a model observed, billions")
+    largest_model_b: Annotated[float, Strict(), Ge(0)] = Field(
+        description="the most parameters of a model observed, billions")
     least_memory_gib: Annotated[float, Strict(), Ge(0)] = Field(description="the smallest GPU memory observed, GiB")
     most_memory_gib: Annotated[float, Strict(), Ge(0)] = Field(description="the largest GPU memory observed, GiB")
     most_gpus: Annotated[int, Strict(), Ge(0)] = Field(description="the most trainer GPUs observed")
@@ -733,7 +735,8 @@ def _yaml_number(text: str, whole: bool) -> str:
     if whole and value.is_integer():
         return str(int(value))
     mantissa, exponent = text.strip().lower().split("e")
-    mantissa += "" if "." in mantissa else ".0"
+    sign, digits = (mantissa[0], mantissa[1:]) if mantissa[0] in "+-" else ("", mantissa)
+    mantissa = sign + ("0" if digits.startswith(".") else "") + digits + ("" if "." in digits else ".0")
     return f"{mantissa}e{exponent if exponent[0] in '+-' else '+' + exponent}"
 
 

@@ -1,7 +1,7 @@
 """Plans to Trinity-RFT configs and back: emit a YAML fragment, read a user's config, patch it in place.
 
 Pure functions on text: nothing here prints or touches files (the CLI reads and writes them). The keys
-and their meaning are Trinity-RFT's (``trinity/common/config.py``; see facts.md section 2):
+and their meaning are Trinity-RFT's (``trinity/common/config.py``):
 
 - ``model.max_model_len``, and ``model.rope_scaling`` (YaRN, ``factor = max_model_len / native context``)
   beyond the model's native context (not for a model with a RoPE scaling of its own, such as Llama 3.1's
@@ -238,7 +238,8 @@ def trinity_fragment(
     trainer_keys = [k for k in keys if k.path[0] == "trainer"]
     cluster_keys: list[_Key] = []
     if rollout_gpus is not None:
-        no_explorer = [_Key(path=("mode",), value="train", comment="no explorer here: it runs elsewhere, in mode explore")]
+        no_explorer = [_Key(path=("mode",), value="train",
+                            comment="no explorer here: it runs elsewhere, in mode explore")]
         cluster_keys = [
             *(no_explorer if not rollout_gpus else []),
             _Key(path=("cluster", "node_num"), value=nodes),
@@ -470,7 +471,9 @@ ROLE_TOKEN_BUDGETS = ((*_FSDP_CONFIG, "actor", "ppo_max_token_len_per_gpu"),
 """verl's per-role token budgets: set by hand, they override ``trainer.max_token_len_per_gpu`` for their role."""
 
 
-def role_token_budgets(mapping: Mapping[str, Any], name: str, environ: Mapping[str, str]) -> tuple[tuple[str, int], ...]:
+def role_token_budgets(
+    mapping: Mapping[str, Any], name: str, environ: Mapping[str, str]
+) -> tuple[tuple[str, int], ...]:
     """(key, value) of each per-role token budget (`ROLE_TOKEN_BUDGETS`) a config sets to a whole number
     (interpolations resolved from `environ`); one that cannot be read is left to `check_trinity_config`."""
     reader = _Reader(mapping, name, environ)

@@ -192,6 +192,8 @@ def test_a_memory_estimate_is_frozen_to_its_terms():
     assert [term for term, _ in estimate.terms.items()] == ["states", "gathered", "checkpoints", "logits",
                                                             "recompute", "sp_buffers", "fragmentation", "overhead"]
     assert estimate.total_gib == pytest.approx(sum(gib for _, gib in estimate.terms.items()))
+    with pytest.raises(KeyError):
+        estimate.terms["model_dump"]  # a term, not any attribute
 
 
 def test_type_checkers_see_every_exported_name():

@@ -6,6 +6,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+import yaml
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -229,6 +230,7 @@ def test_an_unknown_model_gets_a_guess_only_where_one_name_extends_the_other(nam
     [
         ("offload: 1.0\nsp: 0.1\nenv: 1e-3\n", "env: must be a number, got '1e-3' (YAML reads it as text: write 1.0e-3)"),
         ("offload: 1.0\nsp: 2E2\nenv: 0.01\n", "sp: must be a number, got '2E2' (YAML reads it as text: write 2.0e+2)"),
+        ("offload: 1.0\nsp: -.5e1\nenv: 0.01\n", "sp: must be a number, got '-.5e1' (YAML reads it as text: write -0.5e+1)"),
         ("offload: 1.0\nsp: '0.1'\nenv: 0.01\n", "sp: must be a number, got '0.1'"),  # quoted: no hint
     ],
 )
@@ -238,3 +240,5 @@ def test_numbers_yaml_reads_as_text_get_a_hint(tmp_path: Path, text: str, messag
     with pytest.raises(TableError) as caught:
         load_weights(path)
     assert str(caught.value) == f"{path}: {message}"
+    if "write " in message:  # what the hint says to write is a number to YAML
+        assert isinstance(yaml.safe_load(message.rsplit("write ", 1)[1].rstrip(")")), float)

@@ -617,3 +617,7 @@ def test_emitted_rollout_engines_are_sized_for_the_model(cli):
         "solve: note: Qwen3-32B's bf16 weights (61.0 GiB) and one sequence's KV cache (4.0 GiB) per GPU at "
         "tensor-parallel size 1 take more than vLLM takes of one L40S-48GB (39.5 GiB): the engines cannot hold them; "
         "give the rollout more GPUs, a count that a larger tensor-parallel size divides\n")
+    status, _, err = cli("--model", "Llama-3.1-70B", "--gpu", "4090", "--gpus", "8", "--len", "8k", "--rollout-gpus",
+                         "8", "--emit", "trinity")  # engines of a whole node already: more GPUs would not help
+    assert status == 0 and err.endswith("little room for sequences in flight; no larger tensor-parallel size stays in "
+                                        "a node and suits the heads: the rollout needs GPUs with more memory\n")
