@@ -7,7 +7,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from shown_output import BLOCK, pages, printed
 
 ROOT = Path(__file__).resolve().parent.parent
