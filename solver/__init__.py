@@ -30,13 +30,18 @@ _EXPORTS = {
     "Reason": "solver.query",
     "ClusterResult": "solver.query",
     "Placement": "solver.query",
+    "Unplaced": "solver.query",
+    "TablesVerdict": "solver.query",
     "Breakdown": "solver.memory",
     "MemoryEstimate": "solver.memory",
+    "Terms": "solver.memory",
     "Catalog": "solver.tables",
     "Fleet": "solver.tables",
     "Setting": "solver.tables",
     "Weights": "solver.tables",
     "MemoryModel": "solver.tables",
+    "FitSummary": "solver.tables",
+    "CalibrationRange": "solver.tables",
     "load_catalog": "solver.tables",
     "load_fleet": "solver.tables",
     "load_weights": "solver.tables",
@@ -52,14 +57,19 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_api.py
     from solver.api import plan as plan
     from solver.memory import Breakdown as Breakdown
     from solver.memory import MemoryEstimate as MemoryEstimate
+    from solver.memory import Terms as Terms
     from solver.query import Answer as Answer
     from solver.query import ClusterResult as ClusterResult
     from solver.query import Placement as Placement
     from solver.query import Plan as Plan
     from solver.query import Query as Query
     from solver.query import Reason as Reason
+    from solver.query import TablesVerdict as TablesVerdict
+    from solver.query import Unplaced as Unplaced
     from solver.query import make_query as make_query
+    from solver.tables import CalibrationRange as CalibrationRange
     from solver.tables import Catalog as Catalog
+    from solver.tables import FitSummary as FitSummary
     from solver.tables import Fleet as Fleet
     from solver.tables import MemoryModel as MemoryModel
     from solver.tables import QueryError as QueryError

@@ -13,6 +13,7 @@ from typing import Literal, get_args
 
 from solver.memory import MemoryEstimate, beyond_calibration, breakdown, longest_fitting
 from solver.query import (
+    MAX_WORKERS,
     NODE_GPUS,
     Answer,
     ClusterResult,
@@ -22,7 +23,6 @@ from solver.query import (
     check_choice,
     check_counts,
     check_time_limit,
-    check_types,
     make_query,
     resolve_margin,
     sp_layout_violation,
@@ -39,6 +39,7 @@ from solver.tables import (
     QueryError,
     Setting,
     Weights,
+    check_types,
     load_catalog,
     load_fleet,
     load_memory_model,
@@ -119,7 +120,7 @@ def place(
     resolve_margin(memory if memory is not None else load_memory_model(), margin)
     check_choice("minimize", minimize, (None, "nodes"))
     check_choice("estimate", estimate, get_args(EstimateMode))
-    check_counts(("workers", workers, MAX_GPUS))
+    check_counts(("workers", workers, MAX_WORKERS))
     check_time_limit(time_limit_s)
     catalog = catalog if catalog is not None else load_catalog()
     if not isinstance(fleet, Fleet):

@@ -28,12 +28,14 @@ from solver.query import (
     ENV_EXPORT,
     MAX_ESTIMATED_GPUS,
     MAX_TOP,
+    MAX_WORKERS,
     NODE_GPUS,
     NODE_SIZE_KEY,
     Answer,
     CurrentSettings,
     Objective,
     Query,
+    check_counts,
     counted,
     make_query,
     resolve_margin,
@@ -330,7 +332,8 @@ def run_cluster(args: argparse.Namespace) -> int:
                                  "(or a link to a place one can be written)")
     progress = _ProgressLine()
     memory = load_memory_model(args.memory_model) if args.memory_model else None
-    resolve_margin(memory or load_memory_model(), args.margin)  # a bad margin is bad input before any work
+    resolve_margin(memory or load_memory_model(), args.margin)  # bad input, found before any work
+    check_counts(("--workers", args.workers, MAX_WORKERS))
     result = place(fleet, catalog, minimize=args.minimize, weights=weights, time_limit_s=args.time_limit,
                    workers=args.workers, progress=progress, estimate=args.estimate_mode, memory=memory,
                    margin=args.margin)

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
-from math import ceil, inf
+from math import ceil
 from typing import Any, Literal, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -21,6 +21,7 @@ from solver.tables import (
     Table,
     Weights,
     brief,
+    check_types,
     load_memory_model,
     load_weights,
 )
@@ -33,6 +34,11 @@ ClusterStatus = Literal["optimal", "feasible", "infeasible", "unknown"]
 
 NODE_GPUS = 8
 """GPUs per node unless the request says otherwise (a trainer on more GPUs spans nodes)."""
+MAX_WORKERS = 1024
+"""The most CP-SAT search workers a query may ask for (CP-SAT refuses more than 10000; more than the
+machine's cores only slow it down)."""
+MAX_TIME_LIMIT_S = 1e9
+"""The longest time limit, in seconds (about 30 years): finite, and a number CP-SAT takes."""
 NODE_SIZE_KEY = "cluster.gpu_per_node"
 """The Trinity config key that gives the GPUs of a node."""
 MAX_ESTIMATED_GPUS = 64
@@ -388,20 +394,21 @@ def make_query(
                 ("offload", offload, bool | None), ("top", top, int), ("weights", weights, Weights | None),
                 ("workers", workers, int), ("seed", seed, int), ("memory", memory, MemoryModel | None),
                 ("host_ram_gb", host_ram_gb, float | None), ("node_gpus", node_gpus, int | None),
+                ("node_source", node_source, str),
                 ("rollout_gpus", rollout_gpus, int | None))
     check_choice("objective", objective, get_args(Objective))
     check_choice("estimate", estimate, get_args(EstimateMode))
     check_time_limit(time_limit_s)
     if not 0 <= seed <= MAX_SEED:
-        raise QueryError(f"seed must be from 0 to {MAX_SEED} (CP-SAT's seed is 32-bit), got {seed}")
+        raise QueryError(f"seed must be from 0 to {MAX_SEED} (CP-SAT's seed is 32-bit), got {brief(seed)}")
     resolved = catalog.model(model)
     gpu_names = (catalog.gpu(gpu).name,) if gpu is not None else tuple(g.name for g in catalog.documented_gpu_types)
     memory = memory if memory is not None else load_memory_model()
     margin = resolve_margin(memory, margin)
     check_counts(("--gpus", budget_gpus, MAX_GPUS), ("--len", max_model_len, MAX_TOKENS), ("--sp", sp, MAX_GPUS),
-                 ("--top", top, MAX_TOP), ("--node-gpus", node_gpus, MAX_GPUS), ("--workers", workers, MAX_GPUS))
+                 ("--top", top, MAX_TOP), ("--node-gpus", node_gpus, MAX_GPUS), ("--workers", workers, MAX_WORKERS))
     if rollout_gpus is not None and not 0 <= rollout_gpus <= MAX_GPUS:  # 0: no rollout GPUs beside the trainer
-        raise QueryError(f"--rollout-gpus must be a whole number from 0 to {MAX_GPUS}, got {rollout_gpus!r}")
+        raise QueryError(f"--rollout-gpus must be a whole number from 0 to {MAX_GPUS}, got {brief(rollout_gpus)}")
     if objective == "max_len":
         if budget_gpus is None:
             raise QueryError("--maximize len needs a GPU budget: --gpus N")
@@ -415,7 +422,7 @@ def make_query(
     if exact and objective == "min_gpus":
         raise QueryError("--minimize gpus chooses the GPU count: drop --exact")
     if host_ram_gb is not None and not 0 < host_ram_gb <= MAX_HOST_RAM_GB:
-        raise QueryError(f"--host-ram must be above 0 and at most {MAX_HOST_RAM_GB} GB, got {host_ram_gb}")
+        raise QueryError(f"--host-ram must be above 0 and at most {MAX_HOST_RAM_GB} GB, got {brief(host_ram_gb)}")
     if sp is not None:
         problem = sp_rule_violation(resolved.num_attention_heads, resolved.num_key_value_heads, sp)
         if problem:
@@ -470,7 +477,7 @@ def resolve_margin(memory: MemoryModel, margin: float | None) -> float:
     check_types(("margin", margin, float | None))
     margin = memory.margin if margin is None else margin
     if not 0 <= margin < 1:
-        raise QueryError(f"--margin is a fraction from 0 to below 1, got {margin}")
+        raise QueryError(f"--margin is a fraction from 0 to below 1, got {brief(margin)}")
     return margin
 
 
@@ -480,36 +487,13 @@ def check_choice(name: str, value: object, accepted: tuple[object, ...]) -> None
         raise QueryError(f"{name} must be one of {', '.join(map(str, accepted))}, got {value!r}")
 
 
-_KIND_WORDS: dict[object, tuple[str, ...]] = {bool: ("True", "False"), int: ("a whole number",),
-                                              float: ("a number",), type(None): ("None",)}
-"""How `check_types` names the kinds a parameter accepts (any other class: ``a Catalog``)."""
-
-
-def check_types(*values: tuple[str, object, Any]) -> None:
-    """`QueryError` unless each (parameter, value, kind) value is of its kind: a class, or a union of them
-    (``bool | None``); `int` and `float` take no bool, and `float` takes an int too. The message shows a
-    builtin value (``'32k'``), or else its type (``a Catalog``)."""
-    for name, value, kind in values:
-        kinds = get_args(kind) or (kind,)
-        if not any(_is_kind(value, one) for one in kinds):
-            words = [word for one in kinds for word in _KIND_WORDS.get(one, (f"a {one.__name__}",))]
-            accepted = f"{', '.join(words[:-1])} or {words[-1]}" if len(words) > 1 else words[0]
-            got = brief(value) if type(value).__module__ == "builtins" else f"a {type(value).__name__}"
-            raise QueryError(f"{name} must be {accepted}, got {got}")
-
-
-def _is_kind(value: object, kind: type) -> bool:
-    """Whether `value` is a `kind`, where a bool is no number and an int is a float."""
-    if kind in (int, float) and isinstance(value, bool):
-        return False
-    return isinstance(value, (int, float) if kind is float else kind)
-
-
 def check_time_limit(time_limit_s: float) -> None:
-    """`QueryError` unless `time_limit_s` is a finite number of seconds above 0 (CP-SAT's search time)."""
+    """`QueryError` unless `time_limit_s` is a number of seconds above 0 and at most `MAX_TIME_LIMIT_S`
+    (CP-SAT's search time)."""
     check_types(("time_limit_s", time_limit_s, float))
-    if not 0 < time_limit_s < inf:
-        raise QueryError(f"time_limit_s must be above 0 seconds and finite, got {time_limit_s!r}")
+    if not 0 < time_limit_s <= MAX_TIME_LIMIT_S:
+        raise QueryError(f"time_limit_s must be above 0 seconds and at most {MAX_TIME_LIMIT_S:.0f}, got "
+                         f"{brief(time_limit_s)}")
 
 
 def check_counts(*counts: tuple[str, int | None, int]) -> None:
@@ -517,9 +501,9 @@ def check_counts(*counts: tuple[str, int | None, int]) -> None:
     before, with `check_types`)."""
     for name, value, most in counts:
         if value is not None and value < 1:
-            raise QueryError(f"{name} must be at least 1, got {value}")
+            raise QueryError(f"{name} must be at least 1, got {brief(value)}")
         if value is not None and value > most:
-            raise QueryError(f"{name} must be at most {most}, got {value}")
+            raise QueryError(f"{name} must be at most {most}, got {brief(value)}")
 
 
 def sp_rule_violation(attention_heads: int, kv_heads: int, sp: int) -> str | None:

@@ -14,7 +14,7 @@ from collections import Counter
 from collections.abc import Hashable, Iterable, Iterator
 from functools import cache
 from pathlib import Path
-from typing import Annotated, Any, TypeVar
+from typing import Annotated, Any, TypeVar, get_args
 
 import yaml
 from annotated_types import Ge, Gt, Le, Lt, MinLen
@@ -352,7 +352,7 @@ class Job(_Frozen):
     model: Text
     max_model_len: Annotated[
         Annotated[Tokens, Tag(_UNION_TAGS[0])] | Annotated[AtLeast, Tag(_UNION_TAGS[1])],
-        Discriminator(lambda value: _UNION_TAGS[1] if isinstance(value, dict) else _UNION_TAGS[0]),
+        Discriminator(lambda value: _UNION_TAGS[1] if isinstance(value, dict | AtLeast) else _UNION_TAGS[0]),
     ]
     rollout_gpus: Annotated[int, Strict(), Ge(0), Le(MAX_GPUS)] = 0
     priority: Annotated[int, Strict(), Gt(0), Le(1_000_000)] = 1
@@ -614,6 +614,8 @@ def _read_yaml(path: Path) -> Any:
         raise TableError(f"{path}: nested too deeply") from None
     except TableError as error:
         raise TableError(f"{path}: {error}") from None
+    except ValueError:  # a scalar that resolves but cannot be built: an integer of 5000 digits
+        raise TableError(f"{path}: a number too long to read (thousands of digits)") from None
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         at = f"line {mark.line + 1}: " if mark is not None else ""
@@ -792,6 +794,7 @@ def load_gpu_type(path: Path, models: tuple[Model, ...], hardware: tuple[GpuType
 
 def load_catalog(directory: Path | str | None = None) -> Catalog:
     """Load the models and every GPU type's tables from `directory` (default: the shipped tables)."""
+    check_types(("directory", directory, Path | str | None))
     if directory is None:
         return _shipped_catalog()
     directory = Path(directory)
@@ -819,6 +822,7 @@ def load_fleet(path: Path | str, catalog: Catalog) -> Fleet:
 
     Raises `TableError`, one line naming the file, the pool or job, and the field.
     """
+    check_types(("path", path, Path | str), ("catalog", catalog, Catalog))
     path = Path(path)
     fleet = _validate(Fleet, path)
     pools = tuple(pool.model_copy(update={"gpu": _resolved(path, "pool", pool.name, "gpu", catalog.gpu, pool.gpu)})
@@ -873,8 +877,36 @@ def brief(value: Any) -> str:
     """`value`'s repr, cut to 60 characters (a one-line message must stay one short line). Nested lists
     and mappings are cut as they are shown, so that YAML's aliases, which can nest a value a billion times
     in a few lines, cost no more than a short value."""
-    shown = _BRIEF.repr(value)
+    try:
+        shown = _BRIEF.repr(value)
+    except ValueError:  # an integer longer than Python writes out (4300 digits)
+        return f"a whole number of about {int(value.bit_length() * 0.30103)} digits"
     return shown if len(shown) <= 60 else shown[:57] + "..."
+
+
+_KIND_WORDS: dict[object, tuple[str, ...]] = {bool: ("True", "False"), int: ("a whole number",),
+                                              float: ("a number",), type(None): ("None",)}
+"""How `check_types` names the kinds a parameter accepts (any other class: ``a Catalog``)."""
+
+
+def check_types(*values: tuple[str, object, Any]) -> None:
+    """`QueryError` unless each (parameter, value, kind) value is of its kind: a class, or a union of them
+    (``bool | None``); `int` and `float` take no bool, and `float` takes an int too. The message shows a
+    builtin value (``'32k'``), or else its type (``a Catalog``)."""
+    for name, value, kind in values:
+        kinds = get_args(kind) or (kind,)
+        if not any(_is_kind(value, one) for one in kinds):
+            words = [word for one in kinds for word in _KIND_WORDS.get(one, (f"a {one.__name__}",))]
+            accepted = f"{', '.join(words[:-1])} or {words[-1]}" if len(words) > 1 else words[0]
+            got = brief(value) if type(value).__module__ == "builtins" else f"a {type(value).__name__}"
+            raise QueryError(f"{name} must be {accepted}, got {got}")
+
+
+def _is_kind(value: object, kind: type) -> bool:
+    """Whether `value` is a `kind`, where a bool is no number and an int is a float."""
+    if kind in (int, float) and isinstance(value, bool):
+        return False
+    return isinstance(value, (int, float) if kind is float else kind)
 
 
 def _shape(model: Model) -> tuple[int | bool, ...]:
@@ -939,6 +971,7 @@ def load_model_config(path: Path) -> Model:
 
 def load_memory_model(path: Path | str | None = None) -> MemoryModel:
     """Load memory-model coefficients from `path` (default: the shipped ``memory-model.yaml``)."""
+    check_types(("path", path, Path | str | None))
     if path is None:
         return _shipped_memory_model()
     return _validate(MemoryModel, Path(path))
@@ -946,6 +979,7 @@ def load_memory_model(path: Path | str | None = None) -> MemoryModel:
 
 def load_weights(path: Path | str | None = None) -> Weights:
     """Load cost weights from `path` (default: the shipped ``costs.yaml``)."""
+    check_types(("path", path, Path | str | None))
     if path is None:
         return _shipped_weights()
     return _validate(Weights, Path(path))

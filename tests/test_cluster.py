@@ -654,3 +654,26 @@ def test_the_cluster_view_marks_estimates_beyond_the_calibration(cli, tmp_path: 
                     "jobs: [{name: j, model: 8B, max_model_len: 131072}]\n", encoding="utf-8")
     status, out, _ = cli("cluster", str(path))
     assert status == 0 and "│ estimated, extrapolated │" in out  # 8 GPUs, SP=8: past the tables' 6 and 4
+
+
+def test_huge_numbers_and_workers_are_bad_input(cli, tmp_path: Path):
+    path = tmp_path / "fleet.yaml"
+    path.write_text("pools: [{name: a, gpu: a100, nodes: " + "9" * 5000 + ", gpus_per_node: 8}]\n"
+                    "jobs: [{name: j, model: 4B, max_model_len: 8192}]\n", encoding="utf-8")
+    assert cli("cluster", str(path)) == (
+        2, "", f"solve cluster: error: {path}: a number too long to read (thousands of digits)\n")
+    path.write_text(FLEET_FILE, encoding="utf-8")
+    assert cli("cluster", str(path), "--workers", "10001") == (
+        2, "", "solve cluster: error: --workers must be at most 1024, got 10001\n")
+
+
+def test_a_job_takes_an_at_least_object_and_dumps_without_warnings():
+    import warnings
+
+    from solver.tables import AtLeast, Job
+
+    job = Job(name="j", model="Qwen3-4B", max_model_len=AtLeast(at_least=32768))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        assert job.model_dump(mode="json")["max_model_len"] == {"at_least": 32768}
+    assert Job.model_validate(job.model_dump()) == job

@@ -242,3 +242,11 @@ def test_numbers_yaml_reads_as_text_get_a_hint(tmp_path: Path, text: str, messag
     assert str(caught.value) == f"{path}: {message}"
     if "write " in message:  # what the hint says to write is a number to YAML
         assert isinstance(yaml.safe_load(message.rsplit("write ", 1)[1].rstrip(")")), float)
+
+
+def test_a_number_too_long_to_read_is_one_line(tmp_path: Path):
+    path = tmp_path / "weights.yaml"
+    path.write_text("offload: 1" + "0" * 5000 + "\nsp: 0.1\nenv: 0.01\n", encoding="utf-8")
+    with pytest.raises(TableError) as caught:
+        load_weights(path)
+    assert str(caught.value) == f"{path}: a number too long to read (thousands of digits)"
