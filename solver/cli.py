@@ -224,7 +224,7 @@ def build_parser() -> argparse.ArgumentParser:
                         help="seconds the solver may take per answer, its ranked plans together; the questions "
                         "behind its reasons get their own (default 10)")
     parser.add_argument("--workers", metavar="W", type=positive_int, default=1,
-                        help="CP-SAT search workers (default 1; answers do not depend on it)")
+                        help=f"CP-SAT search workers (default 1, at most {MAX_WORKERS}; answers do not depend on it)")
     estimates = parser.add_argument_group("memory model")
     mode = estimates.add_mutually_exclusive_group()
     mode.add_argument("--estimate", action="store_const", const="only", dest="estimate_mode",
@@ -285,7 +285,8 @@ def build_cluster_parser() -> argparse.ArgumentParser:
     parser.add_argument("--time-limit", metavar="S", type=positive_seconds, default=10.0,
                         help="seconds for the placement search, and the most each planner query it makes may "
                         "take (default 10)")
-    parser.add_argument("--workers", metavar="W", type=positive_int, default=1, help="CP-SAT search workers (default 1)")
+    parser.add_argument("--workers", metavar="W", type=positive_int, default=1,
+                        help=f"CP-SAT search workers (default 1, at most {MAX_WORKERS})")
     parser.add_argument("--weights", metavar="FILE", type=path_argument, help="cost weights YAML (offload, sp, env)")
     parser.add_argument("--json", action="store_true", help="print the placement as JSON")
     parser.add_argument("--emit-dir", metavar="DIR", type=path_argument, help="write each placed job's Trinity config to DIR")
