@@ -213,7 +213,8 @@ def _why_no_plan(
         elif not more:
             reasons.append(Reason(rule="more_gpus", detail=(
                 f"no count of {data.gpu} GPUs up to {most} trains {data.model} at {asked} tokens"
-                f"{' with ' + query.pin_flags if query.pin_flags else ''}"
+                f"{' with ' + query.pin_flags if query.pin_flags else ''} at Trinity's default token budget "
+                "(max_token_len_per_gpu, which the tables measure)"
                 f"{' by the tables (--no-estimate turns off the estimates)' if query.estimate == 'never' else ''}")))
     if any(rule.startswith("pin_") for rule in binding):
         free = _best(catalog, query, prober, sp=None, env=None, offload=None)
@@ -353,7 +354,7 @@ class _Words:
     def _estimate(self, n: int, length: int, combinations: list[Combination]) -> Reason:
         """What rules out settings for a GPU count without a table: no smaller table's cell vouches, and the
         memory model predicts they do not fit (or does not estimate them: estimates off, or Env off)."""
-        no_table = f"no table for {self.gpus(n)}{self._nor_fewer(n)}"
+        no_table = self._no_table(n)
         if self.query.estimate == "never":
             return Reason(rule="no_estimates", detail=f"{no_table}; estimates are off (--no-estimate)")
         coefficients, margin = self.query.memory.coefficients, self.query.margin
@@ -368,6 +369,13 @@ class _Words:
         return Reason(rule="memory_model", detail=(
             f"{no_table}; the memory model predicts at {length} tokens: {'; '.join(predictions)}"))
 
+    def _no_table(self, n: int) -> str:
+        """That no table speaks for `n` GPUs: none of the GPU type names the model at all, or none for `n`
+        GPUs (nor, `_nor_fewer`, a cell of a table for fewer)."""
+        if not self.data.rows:
+            return f"no {self.data.gpu} table names {self.data.model}"
+        return f"no table for {self.gpus(n)}{self._nor_fewer(n)}"
+
     def _nor_fewer(self, n: int) -> str:
         """``, nor a cell for fewer GPUs that vouches`` where a table that may vouch for `n` GPUs exists (of
         two GPUs or more, fewer than `n`)."""
@@ -378,8 +386,8 @@ class _Words:
         if not self.rows(n):
             longest = self.data.longest_estimate.get(n, 0)
             return Reason(rule="memory_model", detail=(
-                f"no table for {self.gpus(n)}{self._nor_fewer(n)}; the memory model's longest fitting length there "
-                f"is {longest} tokens"))
+                f"{self._no_table(n)}; the memory model's longest fitting length on {self.gpus(n)} is {longest} "
+                "tokens"))
         return Reason(rule="beyond_table", detail=(
             f"the {self.data.gpu} table for {self.gpus(n)} ends at {self.rows(n)[-1]} tokens (its longest with a "
             f"setting for {self.data.model}: {self.longest_documented(n) or 'none'})"

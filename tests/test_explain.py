@@ -123,8 +123,9 @@ def test_a_length_beyond_the_tables_offers_a_shorter_one():
         "(longest per GPU count: 1 GPU: 28672, 2 GPUs: 61440, 3 GPUs: 28672, 4 GPUs: 122880, 6 GPUs: 61440)"]
     assert details(reasons, "shorter_length")[0].startswith(
         "within 4 GPUs the longest length with a plan is 122880 tokens (8192 fewer): Env + Offload + SP=4 on 4 GPUs")
-    assert details(reasons, "more_gpus") == ["no count of H20-96GB GPUs up to 64 trains Qwen3-8B at 131072 tokens by "
-                                             "the tables (--no-estimate turns off the estimates)"]
+    assert details(reasons, "more_gpus") == [
+        "no count of H20-96GB GPUs up to 64 trains Qwen3-8B at 131072 tokens at Trinity's default token budget "
+        "(max_token_len_per_gpu, which the tables measure) by the tables (--no-estimate turns off the estimates)"]
     _, reasons = explained(gpu="h20", model="8B", max_model_len=131072, budget_gpus=4, estimate="auto")
     assert details(reasons, "more_gpus")[0].startswith("131072 tokens need 8 GPUs, 4 more than the budget: ")
     assert "max_token_len_per_gpu = 61440" in details(reasons, "fewer_tokens")[0]
@@ -174,7 +175,8 @@ def test_estimated_answers_are_explained_by_the_memory_model():
     best = answer.plans[0]
     assert best.evidence == "estimated" and best.sp in (1, 2)
     assert f"no plan reaches the next length, {best.max_model_len + 1024} tokens:" in details(reasons, "longer")
-    assert any(d.startswith("no table for 6 GPUs; the memory model") for d in details(reasons, "memory_model"))
+    assert any(d.startswith("no H100-80GB table names Qwen2.5-7B; the memory model")
+               for d in details(reasons, "memory_model"))
     assert any("SP must divide the 28 attention heads of Qwen2.5-7B" in d for d in details(reasons, "sp_divides_heads"))
 
 
@@ -185,8 +187,8 @@ def test_a_gpu_count_is_limited_by_its_table_or_its_longest_estimate():
     assert ("the A100-80GB table for 1 GPU ends at 32768 tokens (its longest with a setting for Qwen3-0.6B: 28672)"
             in details(reasons, "beyond_table"))
     _, reasons = explained(gpu="h100", model="14B", objective="max_len", budget_gpus=8, estimate="auto")
-    assert "no table for 4 GPUs; the memory model's longest fitting length there is 93184 tokens" in details(
-        reasons, "memory_model")
+    assert "no H100-80GB table names Qwen3-14B; the memory model's longest fitting length on 4 GPUs is 93184 " \
+        "tokens" in details(reasons, "memory_model")
 
 
 def test_an_explanation_shares_one_deadline_and_says_when_it_ran_out(monkeypatch: pytest.MonkeyPatch):
