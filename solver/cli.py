@@ -27,6 +27,7 @@ from solver.memory import DEFAULT_MARGIN, RolloutEngines, rollout_engines
 from solver.query import (
     ENV_EXPORT,
     MAX_ESTIMATED_GPUS,
+    MAX_TIME_LIMIT_S,
     MAX_TOP,
     MAX_WORKERS,
     NODE_GPUS,
@@ -187,8 +188,8 @@ def positive_seconds(text: str) -> float:
         value = number(text)
     except argparse.ArgumentTypeError:
         raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not 0 < value < float("inf"):
-        raise argparse.ArgumentTypeError(f"must be a finite number above 0, got {text}")
+    if not 0 < value <= MAX_TIME_LIMIT_S:
+        raise argparse.ArgumentTypeError(f"must be a number above 0 and at most {MAX_TIME_LIMIT_S:.0f}, got {text}")
     return value
 
 

@@ -132,8 +132,9 @@ def test_exit_1_when_some_answer_has_no_plan(cli):
         (["--model", "4B", "--len", "8192", "--exact"], "solve: error: --exact needs --gpus N"),
         (["--model", "8B", "--len", "8192", "--gpus", "8", "--sp", "8", "--node-gpus", "4"],
          "solve: error: --sp 8 is not allowed with nodes of 4 GPUs (--node-gpus): an SP group must fit in one node"),
-        (["--model", "4B", "--len", "8192", "--time-limit", "0"], "solve: error: argument --time-limit: must be a finite number above 0, got 0"),
-        (["--model", "4B", "--len", "8192", "--time-limit", "inf"], "solve: error: argument --time-limit: must be a finite number above 0, got inf"),
+        (["--model", "4B", "--len", "8192", "--time-limit", "0"], "solve: error: argument --time-limit: must be a number above 0 and at most 1000000000, got 0"),
+        (["--model", "4B", "--len", "8192", "--time-limit", "inf"], "solve: error: argument --time-limit: must be a number above 0 and at most 1000000000, got inf"),
+        (["--model", "4B", "--len", "8192", "--time-limit", "1e10"], "solve: error: argument --time-limit: must be a number above 0 and at most 1000000000, got 1e10"),
         (["--model", "4B", "--len", "8192", "--top", "500"], "solve: error: --top must be at most 100, got 500"),
         (["--model", "4B", "--len", "8192", "--weights", "/nonexistent/w.yaml"], "solve: error: /nonexistent/w.yaml: cannot read: No such file or directory"),
         # A file with no size (a device, a pipe) is read only up to the limit, not until memory runs out.
