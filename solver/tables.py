@@ -12,6 +12,7 @@ import re
 import reprlib
 from collections import Counter
 from collections.abc import Hashable, Iterable, Iterator
+from decimal import Decimal
 from functools import cache
 from pathlib import Path
 from typing import Annotated, Any, TypeVar, get_args
@@ -733,8 +734,8 @@ def _yaml_text_number(value: Any) -> bool:
 def _yaml_number(text: str, whole: bool) -> str:
     """How to write `text` (exponent notation, see `_yaml_text_number`) so that YAML reads a number: the
     digits for a whole number, else a dot in the mantissa and a signed exponent (``1e-3`` -> ``1.0e-3``)."""
-    value = float(text)
-    if whole and value.is_integer():
+    value = Decimal(text.strip())  # exact: 1e30 is 1 and thirty zeros, not the nearest float's digits
+    if whole and value == value.to_integral_value():
         return str(int(value))
     mantissa, exponent = text.strip().lower().split("e")
     sign, digits = (mantissa[0], mantissa[1:]) if mantissa[0] in "+-" else ("", mantissa)
