@@ -318,17 +318,21 @@ def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = Fal
             renderables.append(Text(title, style="italic"))
             continue
         view = Table(title=title, title_justify="left")
-        for header in ("nodes", "GPUs", "job", "trainer", "rollout", "plan", "max_model_len", "cost", "evidence"):
-            view.add_column(header, no_wrap=True, justify="right" if header in ("trainer", "rollout", "max_model_len")
-                            else "left")
+        offloads = any(placement.plan.host_memory_gb is not None for placement in here)
+        headers = ("nodes", "GPUs", "job", "trainer", "rollout", "plan", "max_model_len", "cost", "evidence",
+                   *(("host GiB/node",) if offloads else ()))  # the offloaded states, which no check sums
+        for header in headers:
+            view.add_column(header, no_wrap=True, justify="right" if header in (
+                "trainer", "rollout", "max_model_len", "host GiB/node") else "left")
         for placement in sorted(here, key=lambda p: (p.nodes, p.job)):
             plan = placement.plan
             nodes = ", ".join(map(str, placement.nodes))
             indexes = placement.gpu_indexes
             gpus = "all" if len(indexes) == pool.gpus_per_node else index_range(indexes)
+            host = () if not offloads else (f"{plan.host_memory_gb:.1f}" if plan.host_memory_gb is not None else "",)
             view.add_row(nodes, gpus, placement.job, str(placement.trainer_gpus), str(placement.rollout_gpus),
                          Text(plan.setting.label, style=setting_style(plan.setting)), str(plan.max_model_len),
-                         f"{plan.cost:.4g}", plan.evidence_label)
+                         f"{plan.cost:.4g}", plan.evidence_label, *host)
         renderables.append(view)
     if result.unplaced:
         unplaced = Table(title="unplaced jobs", title_justify="left")

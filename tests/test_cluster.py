@@ -648,6 +648,20 @@ def test_the_cluster_takes_a_memory_model_and_a_margin(cli, tmp_path: Path):
         solver.place(path, margin=1.5)
 
 
+def test_the_cluster_view_shows_the_host_memory_of_offload_jobs(cli, tmp_path: Path):
+    path = tmp_path / "fleet.yaml"
+    path.write_text(FLEET_FILE, encoding="utf-8")
+    status, out, _ = cli("cluster", str(path))
+    offloaded = [line for line in out.splitlines() if "Offload" in line]
+    assert status == 0 and "host GiB/node" in out and offloaded
+    _, data, _ = cli("cluster", str(path), "--json")
+    offload_jobs = [p for p in json.loads(data)["placements"] if p["plan"]["offload"]]
+    assert offload_jobs
+    for placement in offload_jobs:
+        row = next(line for line in out.splitlines() if f" {placement['job']} " in line)
+        assert [cell.strip() for cell in row.split("│")[1:-1]][-1] == f"{placement['plan']['host_memory_gb']:.1f}"
+
+
 def test_the_cluster_view_marks_estimates_beyond_the_calibration(cli, tmp_path: Path):
     path = tmp_path / "fleet.yaml"
     path.write_text("pools: [{name: h, gpu: h100, nodes: 1, gpus_per_node: 8}]\n"
