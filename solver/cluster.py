@@ -3,8 +3,9 @@
 Each job's ways to run come from the planner (CP-SAT decides the cheapest plan for every pool and
 trainer GPU count, or the longest length for jobs that may run longer). A second CP-SAT model then
 chooses one way, or none, per job. Nodes in a pool are identical, so that model does not name nodes: it
-counts how many nodes of each pool are filled with each *pattern* (a multiset of job sizes that fits a
-node, among the sizes the jobs can have), and a job that needs more than one node takes whole nodes.
+counts how many nodes of each pool are filled with each *pattern* (a multiset of job footprints that fits
+a node, among the footprints the jobs can have: GPUs, and the host memory of an Offload job's states where
+the pool gives its nodes' host memory), and a job that needs more than one node takes whole nodes.
 The chosen patterns are then filled in node order to give each job its node indexes.
 
 Objectives, one after the other (each stage keeps the value the stage before it reached): the total
@@ -20,13 +21,14 @@ import time
 import zlib
 from collections import Counter, defaultdict, deque
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
+from math import ceil
 from typing import Literal
 
 from ortools.sat.python import cp_model
 
-from solver.memory import estimated_counts
+from solver.memory import estimated_counts, host_memory_gib
 from solver.model import LeanCpModel
 from solver.query import (
     MAX_ESTIMATED_GPUS,
@@ -41,7 +43,7 @@ from solver.query import (
     rollout_layout,
 )
 from solver.solve import answer_for, checked
-from solver.tables import AtLeast, Catalog, Fleet, MemoryModel, Weights, load_weights
+from solver.tables import AtLeast, Catalog, Fleet, MemoryModel, Pool, Weights, load_memory_model, load_weights
 
 Progress = Callable[[str, float, float, float], None]
 """Called with (stage, best objective, best bound, seconds) whenever CP-SAT finds a better placement."""
@@ -69,6 +71,18 @@ class Option:
     """For an ``at_least`` job: how much longer than asked, in units of 1024 tokens."""
     cost: int
     """The plan's step-time cost times `COST_SCALE`."""
+    host_mib: int = 0
+    """Host memory, MiB, that an Offload job sharing a node takes there for its states, where the pool
+    gives its nodes' host memory and jobs sharing a node could exceed it (else 0)."""
+
+    @property
+    def footprint(self) -> Footprint:
+        """What the job takes of a node it shares: (GPUs, host MiB)."""
+        return self.size, self.host_mib
+
+
+Footprint = tuple[int, int]
+"""What one job takes of a shared node: (GPUs, MiB of host memory)."""
 
 
 def layout(trainer_gpus: int, rollout_gpus: int, node_gpus: int) -> tuple[int, int, int] | None:
@@ -97,24 +111,30 @@ class _Planner:
         self.memory = memory
         self.margin = margin
         """The memory model of the estimates and their safety margin (None: the shipped model, its margin)."""
+        self.coefficients = (memory if memory is not None else load_memory_model()).coefficients
         self.cache: dict[tuple[object, ...], Plan | None] = {}
         self.reasons: dict[tuple[object, ...], str] = {}
         """Why a job of a shape (model, length, rollout GPUs, pool) has no way to run, once asked."""
 
     def best(self, gpu: str, model: str, gpus: int, length: int | None, node_gpus: int | None,
-             estimate: EstimateMode) -> Plan | None:
+             estimate: EstimateMode, host_ram_gb: float | None = None, offload: bool | None = None) -> Plan | None:
         """Cheapest plan on exactly `gpus` GPUs at `length`, or (None) the longest length there, on the
-        evidence `estimate` allows."""
-        key = (gpu, model, gpus, length, node_gpus, estimate)
+        evidence `estimate` allows (with Offload only where a node's share of the states fits `host_ram_gb`;
+        `offload` pins it)."""
+        key = (gpu, model, gpus, length, node_gpus, estimate, host_ram_gb, offload)
         if key not in self.cache:
             query = make_query(self.catalog, model=model, gpu=gpu, budget_gpus=gpus, exact=True,
                                objective="cheapest" if length else "max_len", max_model_len=length,
                                weights=self.weights, estimate=estimate, time_limit_s=self.time_limit_s,
-                               memory=self.memory, margin=self.margin)
+                               memory=self.memory, margin=self.margin, host_ram_gb=host_ram_gb, offload=offload)
             query = query.model_copy(update={"node_gpus": node_gpus})
             answer = answer_for(self.catalog, query, gpu)
             self.cache[key] = answer.plans[0] if answer.plans else None
         return self.cache[key]
+
+    def host_mib(self, model: str, gpus: int) -> int:
+        """Host memory, MiB (rounded up), that an Offload trainer of `gpus` GPUs on one node needs there."""
+        return ceil(host_memory_gib(self.catalog.model(model), gpus, self.coefficients) * 1024)
 
 
 def job_options(planner: _Planner, fleet: Fleet, index: int) -> list[Option]:
@@ -146,7 +166,9 @@ def job_options(planner: _Planner, fleet: Fleet, index: int) -> list[Option]:
 
 def _ways(planner: _Planner, fleet: Fleet, index: int, pool_index: int, counts: Sequence[int],
           estimate: EstimateMode) -> list[Option]:
-    """Job `index`'s ways to run in one pool with these trainer GPU counts, on `estimate`'s evidence."""
+    """Job `index`'s ways to run in one pool with these trainer GPU counts, on `estimate`'s evidence: per
+    count, the best plan and, where it offloads onto a node whose host memory jobs share, the best plan
+    without Offload too (it leaves the node's host memory to others)."""
     job, pool = fleet.jobs[index], fleet.pools[pool_index]
     asked = job.max_model_len
     length = None if isinstance(asked, AtLeast) else asked
@@ -155,32 +177,76 @@ def _ways(planner: _Planner, fleet: Fleet, index: int, pool_index: int, counts: 
         room = layout(gpus, job.rollout_gpus, pool.gpus_per_node)
         if room is None or room[1] > pool.nodes:
             continue
-        plan = planner.best(pool.gpu, job.model, gpus, length, pool.gpus_per_node, estimate)
-        if plan is None or (isinstance(asked, AtLeast) and plan.max_model_len < asked.at_least):
-            continue
-        gain = (plan.max_model_len - asked.at_least) // 1024 if isinstance(asked, AtLeast) else 0
-        ways.append(Option(job=index, pool=pool_index, plan=plan, size=room[0], whole_nodes=room[1],
-                           rollout_gpus=room[2], gain=gain, cost=round(plan.cost * COST_SCALE)))
+        plan = planner.best(pool.gpu, job.model, gpus, length, pool.gpus_per_node, estimate, pool.host_ram_gb)
+        plans = [plan]
+        if plan is not None and plan.offload and room[0] and pool.host_ram_gb is not None:
+            plans.append(planner.best(pool.gpu, job.model, gpus, length, pool.gpus_per_node, estimate, offload=False))
+        for found in plans:
+            if found is None or (isinstance(asked, AtLeast) and found.max_model_len < asked.at_least):
+                continue
+            gain = (found.max_model_len - asked.at_least) // 1024 if isinstance(asked, AtLeast) else 0
+            shares_node = room[0] and found.offload and pool.host_ram_gb is not None
+            ways.append(Option(job=index, pool=pool_index, plan=found, size=room[0], whole_nodes=room[1],
+                               rollout_gpus=room[2], gain=gain, cost=round(found.cost * COST_SCALE),
+                               host_mib=planner.host_mib(job.model, gpus) if shares_node else 0))
     return ways
 
 
-def patterns(sizes: set[int], node_gpus: int) -> list[tuple[int, ...]]:
-    """The maximal ways to fill one node with jobs of these sizes: multisets (sorted, largest first) whose
-    sum fits the node and to which no size can be added. Any packing of a node fits inside one of them."""
-    ordered = sorted(sizes, reverse=True)
-    found: list[tuple[int, ...]] = []
+def option_name(fleet: Fleet, option: Option) -> str:
+    """One way to run a job, named: job, pool and trainer GPUs, and, in a pool that checks host memory
+    (where a count may have a way with Offload and one without), whether it offloads."""
+    pool = fleet.pools[option.pool]
+    name = f"{fleet.jobs[option.job].name}|{pool.name}|{option.plan.gpus}"
+    return name + (f"|offload={option.plan.offload}" if pool.host_ram_gb is not None else "")
 
-    def extend(prefix: tuple[int, ...], start: int, free: int) -> None:
+
+def host_capacity_mib(pool: Pool) -> int | None:
+    """A node's host memory in whole MiB (None: not checked)."""
+    return None if pool.host_ram_gb is None else int(pool.host_ram_gb * 1024)
+
+
+def without_slack_host(fleet: Fleet, options: list[Option]) -> list[Option]:
+    """The options, with the host memory of those in pools where jobs sharing a node can never exceed it
+    (each takes at most its share of the node's GPUs in host memory) set to 0: there it constrains nothing,
+    and leaving it out keeps the node patterns few."""
+    binding = set()
+    for pool_index, pool in enumerate(fleet.pools):
+        capacity = host_capacity_mib(pool)
+        here = [o for o in options if o.pool == pool_index and o.host_mib]
+        if capacity is not None and here and max(o.host_mib / o.size for o in here) * pool.gpus_per_node > capacity:
+            binding.add(pool_index)
+    return [o if o.pool in binding or not o.host_mib else replace(o, host_mib=0) for o in options]
+
+
+def patterns(footprints: set[Footprint], node_gpus: int, host_mib: int | None = None) -> list[tuple[Footprint, ...]]:
+    """The maximal ways to fill one node with jobs of these footprints (GPUs, host MiB): multisets (sorted,
+    largest first) whose GPUs fit the node and whose host memory fits `host_mib` (None: any), and to which
+    no footprint can be added. Any packing of a node fits inside one of them."""
+    ordered = sorted(footprints, reverse=True)
+    host_room = host_mib if host_mib is not None else sum(host for _, host in ordered) * node_gpus
+
+    def fits(footprint: Footprint, free: Footprint) -> bool:
+        return footprint[0] <= free[0] and footprint[1] <= free[1]
+
+    found: list[tuple[Footprint, ...]] = []
+
+    def extend(prefix: tuple[Footprint, ...], start: int, free: Footprint) -> None:
         grew = False
         for position in range(start, len(ordered)):
-            if ordered[position] <= free:
+            if fits(ordered[position], free):
                 grew = True
-                extend((*prefix, ordered[position]), position, free - ordered[position])
-        if not grew and prefix and all(size > free for size in ordered):
+                extend((*prefix, ordered[position]), position,
+                       (free[0] - ordered[position][0], free[1] - ordered[position][1]))
+        if not grew and prefix and not any(fits(footprint, free) for footprint in ordered):
             found.append(prefix)
 
-    extend((), 0, node_gpus)
+    extend((), 0, (node_gpus, host_room))
     return found
+
+
+def pattern_name(pattern: tuple[Footprint, ...]) -> str:
+    """A pattern in words: its jobs' GPUs joined by '+', each with its host MiB where it has some."""
+    return "+".join(f"{gpus}" + (f"h{host}" if host else "") for gpus, host in pattern)
 
 
 @dataclass
@@ -189,14 +255,14 @@ class _Model:
 
     model: cp_model.CpModel
     chosen: list[cp_model.IntVar]
-    pattern_counts: dict[tuple[int, tuple[int, ...]], cp_model.IntVar]
+    pattern_counts: dict[tuple[int, tuple[Footprint, ...]], cp_model.IntVar]
 
 
 def build_placement_model(fleet: Fleet, options: list[Option], every_job: bool) -> _Model:
     """Choose at most one option per job (exactly one with `every_job`) so that every pool has room."""
     model = LeanCpModel()
     model.name = "place jobs"
-    chosen = [model.new_bool_var(f"job{o.job}_pool{o.pool}_gpus{o.plan.gpus}") for o in options]
+    chosen = [model.new_bool_var(f"way_{option_name(fleet, o)}") for o in options]
     by_job: dict[int, list[cp_model.IntVar]] = defaultdict(list)
     for option, literal in zip(options, chosen):
         by_job[option.job].append(literal)
@@ -209,17 +275,17 @@ def build_placement_model(fleet: Fleet, options: list[Option], every_job: bool) 
     pattern_counts = {}
     for pool_index, pool in enumerate(fleet.pools):
         here = [(o, x) for o, x in zip(options, chosen) if o.pool == pool_index]
-        sizes = {o.size for o, _ in here if o.size}
-        for pattern in patterns(sizes, pool.gpus_per_node):
+        footprints = {o.footprint for o, _ in here if o.size}
+        for pattern in patterns(footprints, pool.gpus_per_node, host_capacity_mib(pool)):
             pattern_counts[(pool_index, pattern)] = model.new_int_var(
-                0, pool.nodes, f"pool{pool_index}_nodes_filled_{'+'.join(map(str, pattern))}")
+                0, pool.nodes, f"pool{pool_index}_nodes_filled_{pattern_name(pattern)}")
         filled = [count for (p, _), count in pattern_counts.items() if p == pool_index]
         whole = [o.whole_nodes * x for o, x in here if o.whole_nodes]
         model.add(sum(filled) + sum(whole) <= pool.nodes)
-        for size in sizes:
-            slots = [pattern.count(size) * count for (p, pattern), count in pattern_counts.items()
-                     if p == pool_index and size in pattern]
-            model.add(sum(x for o, x in here if o.size == size) <= sum(slots))
+        for footprint in footprints:
+            slots = [pattern.count(footprint) * count for (p, pattern), count in pattern_counts.items()
+                     if p == pool_index and footprint in pattern]
+            model.add(sum(x for o, x in here if o.size and o.footprint == footprint) <= sum(slots))
     return _Model(model=model, chosen=chosen, pattern_counts=pattern_counts)
 
 
@@ -252,7 +318,8 @@ def place(
     started = time.monotonic()
     planner = _Planner(catalog, weights if weights is not None else load_weights(), estimate, time_limit_s,
                        memory, margin)
-    options = [option for index in range(len(fleet.jobs)) for option in job_options(planner, fleet, index)]
+    options = without_slack_host(fleet, [option for index in range(len(fleet.jobs))
+                                         for option in job_options(planner, fleet, index)])
     every_job = minimize == "nodes"
     with_options = {option.job for option in options}
     stuck = [index for index in range(len(fleet.jobs)) if index not in with_options]
@@ -373,7 +440,7 @@ class _StopOnInterrupt:
 
 
 def _decode(
-    fleet: Fleet, options: list[Option], values: list[int], counts: dict[tuple[int, tuple[int, ...]], int],
+    fleet: Fleet, options: list[Option], values: list[int], counts: dict[tuple[int, tuple[Footprint, ...]], int],
     planner: _Planner,
 ) -> tuple[tuple[Placement, ...], tuple[Unplaced, ...]]:
     """Give the chosen options node indexes: whole-node jobs first, then the chosen patterns, in order."""
@@ -386,19 +453,19 @@ def _decode(
         for option in (o for o in here if o.whole_nodes):
             nodes[option.job] = list(range(next_node, next_node + option.whole_nodes))
             next_node += option.whole_nodes
-        waiting: dict[int, deque[Option]] = defaultdict(deque)
+        waiting: dict[Footprint, deque[Option]] = defaultdict(deque)
         for option in (o for o in here if o.size):
-            waiting[option.size].append(option)
+            waiting[option.footprint].append(option)
         for (p, pattern), count in sorted(counts.items()):
             if p != pool_index:
                 continue
             for _ in range(count):
                 used = 0
-                for size in pattern:
-                    if waiting[size]:
-                        job = waiting[size].popleft().job
+                for footprint in pattern:
+                    if waiting[footprint]:
+                        job = waiting[footprint].popleft().job
                         nodes[job], first_gpu[job] = [next_node], used
-                        used += size
+                        used += footprint[0]
                 if used:
                     next_node += 1
     placements = tuple(_placement(fleet, o, nodes[o.job], first_gpu[o.job])
@@ -416,12 +483,15 @@ def _placement(fleet: Fleet, option: Option, nodes: list[int], first_gpu: int) -
 def _unplaced(planner: _Planner, fleet: Fleet, options: list[Option], placed: set[int]) -> tuple[Unplaced, ...]:
     """Why each job left out is: no room where it could go, or no plan that fits any pool it may use."""
     pools: dict[int, set[str]] = defaultdict(set)
+    host_checked: dict[int, bool] = defaultdict(bool)
     for option in options:
         pools[option.job].add(fleet.pools[option.pool].name)
+        host_checked[option.job] |= option.host_mib > 0
     return tuple(
         Unplaced(job=job.name, reason=(
-            f"no room left in {', '.join(sorted(pools[index]))} after the jobs placed (by priority, then length, "
-            "then cost)" if pools[index] else _why_no_option(planner, fleet, index)))
+            f"no room{' (GPUs or host memory)' if host_checked[index] else ''} left in {', '.join(sorted(pools[index]))} "
+            "after the jobs placed (by priority, then length, then cost)" if pools[index]
+            else _why_no_option(planner, fleet, index)))
         for index, job in enumerate(fleet.jobs) if index not in placed
     )
 
@@ -446,7 +516,8 @@ def _reasons(planner: _Planner, fleet: Fleet, index: int) -> str:
         query = make_query(planner.catalog, model=job.model, gpu=pool.gpu, max_model_len=length, objective="min_gpus",
                            budget_gpus=min(pool.nodes * pool.gpus_per_node, MAX_ESTIMATED_GPUS),
                            weights=planner.weights, estimate=planner.estimate, node_gpus=pool.gpus_per_node,
-                           time_limit_s=planner.time_limit_s, memory=planner.memory, margin=planner.margin)
+                           time_limit_s=planner.time_limit_s, memory=planner.memory, margin=planner.margin,
+                           host_ram_gb=pool.host_ram_gb)
         answer = answer_for(planner.catalog, query, pool.gpu)
         if answer.plans:
             fewest = answer.plans[0]
@@ -482,14 +553,14 @@ def _tie_break(fleet: Fleet, options: list[Option], built: _Model) -> cp_model.L
     def weight(text: str) -> int:
         return 1 + zlib.crc32(text.encode()) % spread
 
-    chosen = [weight(f"{fleet.jobs[o.job].name}|{fleet.pools[o.pool].name}|{o.plan.gpus}") * x
+    chosen = [weight(option_name(fleet, o)) * x
               for o, x in zip(options, built.chosen)]
-    filled = [weight(f"{fleet.pools[pool].name}|{pattern}") * count for (pool, pattern), count
+    filled = [weight(f"{fleet.pools[pool].name}|{pattern_name(pattern)}") * count for (pool, pattern), count
               in built.pattern_counts.items()]
     return sum(chosen) + sum(filled)
 
 
-def _hint(built: _Model, values: list[int], counts: dict[tuple[int, tuple[int, ...]], int]) -> None:
+def _hint(built: _Model, values: list[int], counts: dict[tuple[int, tuple[Footprint, ...]], int]) -> None:
     """Start the next search from this placement."""
     built.model.clear_hints()
     for literal, value in zip(built.chosen, values):
@@ -502,8 +573,8 @@ def _greedy_choice(
     fleet: Fleet, options: list[Option], smallest_first: bool = False
 ) -> dict[int, tuple[Option, list[int]]]:
     """Jobs by priority, each on its first option (by pool, then cost; or, `smallest_first`, by the
-    GPUs it takes, then cost) on the first nodes with room."""
-    free = {p: [pool.gpus_per_node] * pool.nodes for p, pool in enumerate(fleet.pools)}
+    GPUs it takes, then cost) on the first nodes with room (GPUs, and host memory where it is checked)."""
+    free = {p: [(pool.gpus_per_node, host_capacity_mib(pool))] * pool.nodes for p, pool in enumerate(fleet.pools)}
     untouched = {p: [True] * pool.nodes for p, pool in enumerate(fleet.pools)}
     choice: dict[int, tuple[Option, list[int]]] = {}
     by_job: dict[int, list[Option]] = defaultdict(list)
@@ -519,7 +590,9 @@ def _greedy_choice(
             spot = _first_fit(option, free[option.pool], untouched[option.pool])
             if spot is not None:
                 for node in spot:
-                    free[option.pool][node] -= option.size or fleet.pools[option.pool].gpus_per_node
+                    gpus, host = free[option.pool][node]
+                    free[option.pool][node] = (gpus - (option.size or fleet.pools[option.pool].gpus_per_node),
+                                               None if host is None else host - option.host_mib)
                     untouched[option.pool][node] = False
                 choice[index] = (option, spot)
                 break
@@ -531,7 +604,8 @@ def greedy(fleet: Fleet, catalog: Catalog, weights: Weights | None = None,
     """The baseline: jobs by priority, each on its first plan (pool order, then cost) and first node
     that has room. Same options and rules as `place`, no search."""
     planner = _Planner(catalog, weights if weights is not None else load_weights(), estimate)
-    options = [option for index in range(len(fleet.jobs)) for option in job_options(planner, fleet, index)]
+    options = without_slack_host(fleet, [option for index in range(len(fleet.jobs))
+                                         for option in job_options(planner, fleet, index)])
     choice = _greedy_choice(fleet, options)
     first_gpu, used = {}, Counter[tuple[int, int]]()
     for index, (option, spot) in choice.items():  # in the order they were placed: a node fills from GPU 0
@@ -543,26 +617,27 @@ def greedy(fleet: Fleet, catalog: Catalog, weights: Weights | None = None,
     return ClusterResult(status="feasible", objective=total, bound=None, placements=placements, unplaced=unplaced)
 
 
-def _first_fit(option: Option, free: list[int], untouched: list[bool]) -> list[int] | None:
+def _first_fit(option: Option, free: list[tuple[int, int | None]], untouched: list[bool]) -> list[int] | None:
     if option.size:
-        return next(([node] for node, room in enumerate(free) if room >= option.size), None)
+        return next(([node] for node, (gpus, host) in enumerate(free)
+                     if gpus >= option.size and (host is None or host >= option.host_mib)), None)
     empty = [node for node, fresh in enumerate(untouched) if fresh]
     return empty[: option.whole_nodes] if len(empty) >= option.whole_nodes else None
 
 
 def _as_model_values(
     built: _Model, choice: dict[int, tuple[Option, list[int]]], options: list[Option], fleet: Fleet
-) -> tuple[list[int], dict[tuple[int, tuple[int, ...]], int]]:
+) -> tuple[list[int], dict[tuple[int, tuple[Footprint, ...]], int]]:
     """A greedy placement in the model's terms: the options' literals and the node-pattern counts."""
     picked = {id(option) for option, _ in choice.values()}
     values = [int(id(option) in picked) for option in options]
-    filled: Counter[tuple[int, tuple[int, ...]]] = Counter()
+    filled: Counter[tuple[int, tuple[Footprint, ...]]] = Counter()
     for pool_index in range(len(fleet.pools)):
         keys = [key for key in built.pattern_counts if key[0] == pool_index]
-        per_node: dict[int, list[int]] = defaultdict(list)
+        per_node: dict[int, list[Footprint]] = defaultdict(list)
         for option, spot in choice.values():
             if option.pool == pool_index and option.size:
-                per_node[spot[0]].append(option.size)
+                per_node[spot[0]].append(option.footprint)
         for contents in per_node.values():
             match = next((key for key in keys if not Counter(contents) - Counter(key[1])), None)
             if match is not None:

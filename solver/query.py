@@ -11,6 +11,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from solver.tables import (
     MAX_GPUS,
+    MAX_HOST_RAM_GB,
     MAX_TOKENS,
     NO_SETTING,
     Catalog,
@@ -49,8 +50,6 @@ ENV_EXPORT = "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
 
 MAX_TOP = 100
 """The most ranked plans one query may ask for."""
-MAX_HOST_RAM_GB = 1 << 20
-"""The most host memory per node --host-ram takes (1 PB): more than any node has, but finite."""
 MAX_SEED = 2**31 - 1
 """The largest CP-SAT random seed (its ``random_seed`` is a 32-bit signed integer)."""
 

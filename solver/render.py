@@ -312,7 +312,8 @@ def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = Fal
             for node in placement.nodes:
                 share = (placement.trainer_gpus + placement.rollout_gpus) // len(placement.nodes)
                 used[node] = used.get(node, 0) + share
-        title = (f"pool {pool.name}: {pool.nodes} x {pool.gpus_per_node} {pool.gpu}; {counted(len(used), 'node')} and "
+        host_ram = f" ({pool.host_ram_gb:g} GiB host memory each)" if pool.host_ram_gb is not None else ""
+        title = (f"pool {pool.name}: {pool.nodes} x {pool.gpus_per_node} {pool.gpu}{host_ram}; {counted(len(used), 'node')} and "
                  f"{sum(used.values())} of {pool.nodes * pool.gpus_per_node} GPUs used")
         if not here:  # a title, without an empty table
             renderables.append(Text(title, style="italic"))
@@ -320,7 +321,7 @@ def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = Fal
         view = Table(title=title, title_justify="left")
         offloads = any(placement.plan.host_memory_gb is not None for placement in here)
         headers = ("nodes", "GPUs", "job", "trainer", "rollout", "plan", "max_model_len", "cost", "evidence",
-                   *(("host GiB/node",) if offloads else ()))  # the offloaded states, which no check sums
+                   *(("host GiB/node",) if offloads else ()))  # the offloaded states' host memory per node
         for header in headers:
             view.add_column(header, no_wrap=True, justify="right" if header in (
                 "trainer", "rollout", "max_model_len", "host GiB/node") else "left")

@@ -54,6 +54,8 @@ CONFIG_SHAPE = " (config shape)"
 MAX_NODE_GPUS = 16
 """The most GPUs a cluster file's node may have: one host (HGX boards have 8; the largest hosts 16). It also
 bounds the ways to fill a node that the placement weighs, which grow as the partitions of its size."""
+MAX_HOST_RAM_GB = 1 << 20
+"""The most host memory per node a request or a pool may give (1 PB): more than any node has, but finite."""
 Billions = Annotated[float, Strict(), Gt(0)]
 Weight = Annotated[float, Strict(), Ge(0), Le(1000), AllowInfNan(False)]
 """A cost weight: how much a setting slows a step, 0 (free) to 1000 (a thousand times slower)."""
@@ -343,6 +345,10 @@ class Pool(_Frozen):
     nodes: GpuCount
     gpus_per_node: Annotated[int, Strict(), Gt(0), Le(MAX_NODE_GPUS)] = Field(description=(
         "GPUs of one node (a host, Trinity's cluster.gpu_per_node); the largest hosts have 16"))
+    host_ram_gb: Annotated[float, Strict(), Gt(0), Le(MAX_HOST_RAM_GB), AllowInfNan(False)] | None = Field(
+        default=None, description=(
+            "host memory of one node (GB as RAM is sold: GiB), for Offload: the jobs on a node keep their "
+            "offloaded states there together; absent, it is not checked"))
 
 
 class Job(_Frozen):

@@ -5,11 +5,12 @@ Written from the cluster spec only, as plainly as possible: no ortools. The sing
 
 Instance (plain dicts, as loaded from YAML)::
 
-    {"pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 2, "gpus_per_node": 8}, ...],
+    {"pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 2, "gpus_per_node": 8, "host_ram_gb": 1024}, ...],
      "jobs": [{"name": "math-4b", "model": "Qwen3-4B", "max_model_len": 32768 | {"at_least": 32768},
                "rollout_gpus": 2, "priority": 3, "pool": "a100"}, ...]}
 
-`priority` defaults to 1, `pool` to any pool, `rollout_gpus` to 0. GPU and model names may be aliases.
+`priority` defaults to 1, `pool` to any pool, `rollout_gpus` to 0, `host_ram_gb` to unchecked. GPU and
+model names may be aliases.
 
 Rules, with g = the pool's gpus_per_node, r = the job's rollout_gpus, n = trainer GPUs:
 
@@ -21,11 +22,15 @@ Rules, with g = the pool's gpus_per_node, r = the job's rollout_gpus, n = traine
   `--no-estimate`) and still none, `enumerate_plans(..., estimates=True)` over those counts;
 - length: exactly L for `max_model_len: L`; for `{at_least: A}` any L in {A} + {row lengths > A of the GPU
   type's tables (all of them, whatever their GPU count)} for which a plan exists, and with estimates the
-  longest length that any plan on exactly n GPUs reaches;
+  longest length that any plan on exactly n GPUs reaches (and, on a shared node of a pool with
+  `host_ram_gb`, the longest that a plan without Offload reaches);
 - SP within a node: when n > g the plan's SP degree divides g;
 - layout: n + r <= g: one node, n + r of its GPUs; otherwise n % g == 0 is needed and the job takes
   k = n/g + ceil(r/g) WHOLE nodes (nobody else on them), rollout gets k*g - n GPUs; otherwise not allowed;
-- each node holds at most g GPUs of one-node jobs, and a node taken whole holds nothing else.
+- each node holds at most g GPUs of one-node jobs, and a node taken whole holds nothing else;
+- host memory, where the pool gives `host_ram_gb`: every plan passes `enumerate_plans(..., host_ram_gb=...)`
+  (an Offload job alone on its nodes fits), and the Offload jobs sharing a node need together at most
+  `host_ram_gb` GiB (each its states, `reference._host_need` with its n GPUs on the node).
 
 Objective (lexicographic): max total priority of placed jobs, then max total gain of placed `at_least`
 jobs (gain = (L - A) // 1024), then min total cost (each job's round(plan["cost"] * 10000)); the value is
@@ -35,7 +40,8 @@ anything is on it), then max gain, then min cost.
 
 The search. For each job and allowed pool, every (n, L) with a plan is listed with its cheapest plan among
 those that pass the SP-within-node rule (the layout depends on n only, so nothing cheaper can be lost). Each
-such candidate has a *footprint*: ("one", n + r) or ("whole", k). Once every job's pool, footprint and
+such candidate has a *footprint*: ("one", n + r) or ("whole", k), with the host memory it takes on a shared
+node. Once every job's pool, footprint and
 nodes are fixed, whether the placement fits and how many nodes it uses no longer depend on the rest of
 the choice, and each job's (gain, cost) is added independently; so for a fixed footprint the job's best
 candidate (max gain, then min cost) is always at least as good as any other, and only it is kept. Then
@@ -52,7 +58,7 @@ import itertools
 import math
 from typing import Any
 
-from reference import check_plan, enumerate_plans
+from reference import _host_need, check_plan, enumerate_plans
 
 from solver.tables import Catalog
 
@@ -154,21 +160,29 @@ def sp_fits_nodes(n: int, sp: int, gpus_per_node: int) -> bool:
 
 @functools.cache
 def _plans_cached(catalog: Catalog, gpu: str, model: str, n: int, length: int | None, node_gpus: int,
-                  estimates: bool) -> tuple[dict, ...]:
+                  estimates: bool, host_ram_gb: float | None) -> tuple[dict, ...]:
     return tuple(
         enumerate_plans(
             catalog, gpu=gpu, model=model, objective="max_len" if length is None else "cheapest", budget_gpus=n,
-            exact=True, max_model_len=length, node_gpus=node_gpus, estimates=estimates,
+            exact=True, max_model_len=length, node_gpus=node_gpus, estimates=estimates, host_ram_gb=host_ram_gb,
         )
     )
 
 
-def _plans(catalog: Catalog, gpu: str, model: str, n: int, length: int | None, gpus_per_node: int,
+def _plans(catalog: Catalog, gpu: str, model: str, n: int, length: int | None, pool: dict,
            estimates: bool) -> tuple[dict, ...]:
     """enumerate_plans with exactly n trainer GPUs at length L (None: the longest first), best first (shared:
     copy to keep); a trainer on more than one node has the pool's nodes, which sets the host memory Offload
-    needs per node and the counts the memory model estimates."""
-    return _plans_cached(catalog, gpu, model, n, length, gpus_per_node if n > gpus_per_node else n, estimates)
+    needs per node (checked against the pool's host memory) and the counts the memory model estimates."""
+    g = pool["gpus_per_node"]
+    return _plans_cached(catalog, gpu, model, n, length, g if n > g else n, estimates, pool.get("host_ram_gb"))
+
+
+def shared_host_need(catalog: Catalog, model: str, n: int, plan: dict, shape: tuple[str, int], pool: dict) -> float:
+    """GiB of host memory an Offload job takes on a node it shares, where the pool checks host memory."""
+    if shape[0] != ONE or not plan["offload"] or pool.get("host_ram_gb") is None:
+        return 0.0
+    return _host_need(catalog.model(model), n, n)
 
 
 def job_candidates(catalog: Catalog, job: dict, pool: dict, estimates: bool = False) -> list[dict]:
@@ -200,10 +214,13 @@ def _candidates(catalog: Catalog, job: dict, pool: dict, every: bool, estimates:
             continue  # the pool has too few nodes
         lengths = _candidate_lengths(catalog, gpu, job)
         if estimates and at_least:
-            longest = [p for p in _plans(catalog, gpu, model, n, None, g, estimates) if sp_fits_nodes(n, p["sp"], g)]
-            lengths = sorted(set(lengths) | {p["max_model_len"] for p in longest[:1] if p["max_model_len"] > wanted})
+            longest = [p for p in _plans(catalog, gpu, model, n, None, pool, estimates) if sp_fits_nodes(n, p["sp"], g)]
+            tops = longest[:1]
+            if where[0] == ONE and pool.get("host_ram_gb") is not None:  # and the longest without Offload
+                tops += [p for p in longest if not p["offload"]][:1]
+            lengths = sorted(set(lengths) | {p["max_model_len"] for p in tops if p["max_model_len"] > wanted})
         for length in lengths:
-            plans = [plan for plan in _plans(catalog, gpu, model, n, length, g, estimates)
+            plans = [plan for plan in _plans(catalog, gpu, model, n, length, pool, estimates)
                      if sp_fits_nodes(n, plan["sp"], g)]
             if not plans:
                 continue
@@ -214,6 +231,7 @@ def _candidates(catalog: Catalog, job: dict, pool: dict, every: bool, estimates:
                     "length": length,
                     "plan": plan,
                     "layout": where,
+                    "host": shared_host_need(catalog, model, n, plan, where, pool),
                     "gain": _gain(job, length),
                     "cost": _cost_int(plan),
                 }
@@ -234,9 +252,9 @@ def _options(catalog: Catalog, instance: dict, job: dict, per_footprint: bool, e
     for pool in _allowed_pools(instance, job):
         candidates = job_candidates(catalog, job, pool, estimates)
         if per_footprint:
-            best: dict[tuple[str, int], dict] = {}
+            best: dict[tuple[tuple[str, int], float], dict] = {}
             for candidate in candidates:
-                key = candidate["layout"]
+                key = (candidate["layout"], candidate["host"])
                 if key not in best or (-candidate["gain"], candidate["cost"]) < (-best[key]["gain"], best[key]["cost"]):
                     best[key] = candidate
             candidates = list(best.values())
@@ -250,21 +268,24 @@ def _options(catalog: Catalog, instance: dict, job: dict, per_footprint: bool, e
 
 
 def _add(usage: dict, option: dict) -> bool:
-    """Put the option on the nodes in `usage` ({(pool, node): [gpus used, taken whole]}); False if it overfills."""
+    """Put the option on the nodes in `usage` ({(pool, node): (gpus used, taken whole, host GiB used)});
+    False if it overfills one (GPUs, or the pool's host memory)."""
     pool = option["pool"]
     kind, size = option["candidate"]["layout"]
     for node in option["nodes"]:
-        used, whole = usage.get((pool["name"], node), (0, False))
+        used, whole, host = usage.get((pool["name"], node), (0, False, 0.0))
         if whole:
             return False
         if kind == WHOLE:
             if used > 0:
                 return False
-            usage[(pool["name"], node)] = (pool["gpus_per_node"], True)
+            usage[(pool["name"], node)] = (pool["gpus_per_node"], True, 0.0)
         else:
-            if used + size > pool["gpus_per_node"]:
+            host += option["candidate"]["host"]
+            if used + size > pool["gpus_per_node"] or (pool.get("host_ram_gb") is not None
+                                                       and host > pool["host_ram_gb"]):
                 return False
-            usage[(pool["name"], node)] = (used + size, False)
+            usage[(pool["name"], node)] = (used + size, False, host)
     return True
 
 
@@ -511,21 +532,26 @@ def check_placements(
                 problems.append(f"{where}: node {node} is outside pool {pool['name']!r} (nodes 0..{pool['nodes'] - 1})")
                 continue
             if shape is not None and shape[0] == ONE:
-                usage.setdefault((pool["name"], node), []).append((name, n + r, False))
+                host = shared_host_need(catalog, model, n, plan, shape, pool) if "offload" in plan else 0.0
+                usage.setdefault((pool["name"], node), []).append((name, n + r, False, host))
             else:
-                usage.setdefault((pool["name"], node), []).append((name, g, True))
+                usage.setdefault((pool["name"], node), []).append((name, g, True, 0.0))
 
     # Capacity.
     for (pool_name, node), users in sorted(usage.items()):
-        g = pools[pool_name]["gpus_per_node"]
-        whole = [user for user, _, is_whole in users if is_whole]
-        names = [user for user, _, _ in users]
+        g, host_ram = pools[pool_name]["gpus_per_node"], pools[pool_name].get("host_ram_gb")
+        whole = [user for user, _, is_whole, _ in users if is_whole]
+        names = [user for user, _, _, _ in users]
         if whole and len(users) > 1:
             problems.append(f"pool {pool_name!r} node {node}: taken whole by {whole[0]!r} but used by {names}")
         elif not whole:
-            total = sum(gpus for _, gpus, _ in users)
+            total = sum(gpus for _, gpus, _, _ in users)
             if total > g:
                 problems.append(f"pool {pool_name!r} node {node}: {total} GPUs used by {names}, over its {g}")
+            host = sum(need for _, _, _, need in users)
+            if host_ram is not None and host > host_ram:
+                problems.append(f"pool {pool_name!r} node {node}: Offload jobs {names} need {host:.1f} GiB of host "
+                                f"memory, over its {host_ram:g}")
     return problems
 
 
@@ -556,9 +582,14 @@ RANDOM_MODELS = ("Qwen3-0.6B", "Qwen3-1.7B", "Qwen3-4B", "Qwen3-8B", "Qwen3-14B"
 RANDOM_LENGTHS = (4096, 8192, 16384, 20000, 32768, 40960, 51200, 65536)
 
 
+RANDOM_HOST_RAM_GB = (None, None, 100, 250, 400)
+"""Host memory per node of random pools: unchecked, or so little that Offload jobs of Qwen3-8B (about 126
+GiB) and Qwen3-14B (about 227 GiB) cannot run there at all, cannot share a node, or share it in some pairs."""
+
+
 def random_instance(rng: Any) -> dict:
     """A tiny random instance: 1-2 pools (A100-80GB / H20-96GB, 1-2 nodes of 2, 3, 4 or 8 GPUs, at most 3 nodes
-    in all), 1-4 jobs (Qwen3 0.6B-14B, a length from a small set, sometimes at_least, rollout 0-4, priority
+    in all, sometimes with host memory), 1-4 jobs (Qwen3 0.6B-14B, a length from a small set, sometimes at_least, rollout 0-4, priority
     1-3, sometimes a pool). Names are sometimes aliases."""
     pool_count = rng.randint(1, 2)
     pools = []
@@ -574,6 +605,9 @@ def random_instance(rng: Any) -> dict:
                 "gpus_per_node": rng.choice((2, 3, 4, 8)),
             }
         )
+        host_ram_gb = rng.choice(RANDOM_HOST_RAM_GB)
+        if host_ram_gb is not None:
+            pools[-1]["host_ram_gb"] = host_ram_gb
     jobs = []
     for index in range(rng.randint(1, 4)):
         length = rng.choice(RANDOM_LENGTHS)

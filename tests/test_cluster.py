@@ -196,8 +196,13 @@ def test_layout_and_patterns():
     assert layout(4, 2, 8) == (6, 0, 2)
     assert layout(4, 2, 4) == (0, 2, 4)   # trainer node + rollout node; rollout gets the whole node
     assert layout(6, 0, 4) is None         # 6 trainer GPUs cannot use whole nodes of 4
-    assert patterns({3, 4}, 8) == [(4, 4), (4, 3), (3, 3)]
-    assert patterns({8}, 8) == [(8,)]
+    assert patterns({(3, 0), (4, 0)}, 8) == [((4, 0), (4, 0)), ((4, 0), (3, 0)), ((3, 0), (3, 0))]
+    assert patterns({(8, 0)}, 8) == [((8, 0),)]
+    # Host memory: two Offload jobs of 4 GPUs and 200 GiB do not share a node of 300 GiB; one of them
+    # shares it with a job of 3 GPUs that needs no host memory.
+    offload, plain = (4, 200 * 1024), (3, 0)
+    assert patterns({offload, plain}, 8, 300 * 1024) == [(offload, plain), (plain, plain)]
+    assert patterns({offload, plain}, 8, 400 * 1024) == [(offload, offload), (offload, plain), (plain, plain)]
 
 
 @settings(max_examples=50, deadline=None)
@@ -252,6 +257,10 @@ def test_greedy_is_valid_and_never_better(seed: int, tmp_path_factory):
          "job ../x, name: must be letters, digits"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096, colour: red}\n",
          "job j: unknown field 'colour'"),
+        ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8, host_ram_gb: 0}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
+         "pool a, host_ram_gb: must be above 0, got 0"),
+        ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8, host_ram_gb: 1TB}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
+         "pool a, host_ram_gb: must be a number, got '1TB'"),
     ],
 )
 def test_bad_cluster_files_are_refused_naming_file_job_and_field(tmp_path: Path, text: str, message: str):
@@ -660,6 +669,58 @@ def test_the_cluster_view_shows_the_host_memory_of_offload_jobs(cli, tmp_path: P
     for placement in offload_jobs:
         row = next(line for line in out.splitlines() if f" {placement['job']} " in line)
         assert [cell.strip() for cell in row.split("│")[1:-1]][-1] == f"{placement['plan']['host_memory_gb']:.1f}"
+
+
+def two_offload_jobs(host_ram_gb: float | None) -> dict:
+    """Two Qwen3-14B jobs at 61440 tokens on one node of 8 A100s: each needs 4 GPUs with Env + Offload + SP=4
+    (the A100 tables' only count for it) and about 227 GiB of host memory for its states."""
+    pool = {**ONE_NODE, **({"host_ram_gb": host_ram_gb} if host_ram_gb is not None else {})}
+    return {"pools": [pool], "jobs": [
+        {"name": "chat-a", "model": "Qwen3-14B", "max_model_len": 61440, "priority": 2},
+        {"name": "chat-b", "model": "Qwen3-14B", "max_model_len": 61440},
+    ]}
+
+
+@pytest.mark.parametrize("host_ram_gb", [None, 500])
+def test_offload_jobs_share_a_node_whose_host_memory_holds_both(tmp_path: Path, host_ram_gb: float | None):
+    result = solved(two_offload_jobs(host_ram_gb), tmp_path)
+    assert (result["status"], result["objective"]) == ("optimal", 3)
+    assert [(p["job"], p["nodes"], p["plan"]["offload"], p["plan"]["host_memory_gb"]) for p in result["placements"]] \
+        == [("chat-a", [0], True, 227.4), ("chat-b", [0], True, 227.4)]
+
+
+def test_offload_jobs_do_not_share_a_node_whose_host_memory_holds_one(cli, tmp_path: Path):
+    instance = two_offload_jobs(400)
+    result = solved(instance, tmp_path)
+    assert (result["status"], result["objective"]) == ("optimal", 2)
+    assert best_value(CATALOG, instance, estimates=True) == (2, 0, 6565)
+    assert [p["job"] for p in result["placements"]] == ["chat-a"]
+    assert result["unplaced"] == [{"job": "chat-b", "reason": "no room (GPUs or host memory) left in a100 after the "
+                                                              "jobs placed (by priority, then length, then cost)"}]
+    greedy_result = json.loads(greedy(fleet_of(instance, tmp_path), CATALOG).model_dump_json())
+    assert check_placements(CATALOG, instance, greedy_result, estimates=True) == []
+    assert [p["job"] for p in greedy_result["placements"]] == ["chat-a"]
+    path = tmp_path / "fleet.yaml"
+    status, out, _ = cli("cluster", str(path))
+    assert status == 1 and "pool a100: 1 x 8 A100-80GB (400 GiB host memory each); 1 node and 4 of 8 GPUs used" in out
+
+
+def test_a_node_too_small_for_one_jobs_states_rules_out_offload(tmp_path: Path):
+    # 200 GiB cannot hold one job's 227 GiB: no Offload plan, so the tables leave both out; the estimates
+    # place the first on the whole node without Offload.
+    instance = two_offload_jobs(200)
+    result = solved(instance, tmp_path, estimates=False)
+    assert result["placements"] == []
+    assert all("with --host-ram 200" in entry["reason"] and "needs at least 228 GiB of host memory per node"
+               in entry["reason"] for entry in result["unplaced"])
+    result = solved(instance, tmp_path)
+    assert [(p["job"], p["trainer_gpus"], p["plan"]["offload"]) for p in result["placements"]] == [("chat-a", 8, False)]
+
+
+def test_the_checker_finds_offload_jobs_that_overfill_a_nodes_host_memory(tmp_path: Path):
+    shared = solved(two_offload_jobs(None), tmp_path)
+    assert check_placements(CATALOG, two_offload_jobs(400), shared, estimates=True) == [
+        "pool 'a100' node 0: Offload jobs ['chat-a', 'chat-b'] need 454.8 GiB of host memory, over its 400"]
 
 
 def test_the_cluster_view_marks_estimates_beyond_the_calibration(cli, tmp_path: Path):
