@@ -17,7 +17,7 @@ from time import monotonic
 
 from ortools.sat.python import cp_model
 
-from solver.memory import breakdown, estimated_counts, estimated_setting
+from solver.memory import GRID, breakdown, estimated_counts, estimated_setting
 from solver.model import RULES, PlanningData, build_model, prepare
 from solver.query import Answer, Plan, Query, Reason, counted, failed_settings, tried_settings
 from solver.solve import answer_for, checked, new_solver
@@ -357,17 +357,23 @@ class _Words:
         no_table = self._no_table(n)
         if self.query.estimate == "never":
             return Reason(rule="no_estimates", detail=f"{no_table}; estimates are off (--no-estimate)")
+        return Reason(rule="memory_model", detail=f"{no_table}; {self._predictions(n, length, combinations)}")
+
+    def _predictions(self, n: int, length: int, combinations: list[Combination]) -> str:
+        """What the memory model predicts for these settings on `n` GPUs at `length` (or why it does not
+        estimate them), in words."""
+        if self.query.estimate == "never":
+            return "estimates are off (--no-estimate)"
         coefficients, margin = self.query.memory.coefficients, self.query.margin
         predictions = []
         for _, env, offload, sp in combinations:
             setting = Setting(env=bool(env), offload=bool(offload), sp=sp)
-            if not estimated_setting(setting):
-                predictions.append(f"{setting.label} not estimated (estimates turn Env on)")
+            if not estimated_setting(setting, without_env=self.query.env is False):
+                predictions.append(f"{setting.label} not estimated (estimates turn Env on unless --no-env)")
                 continue
             result = breakdown(self.model, self.memory_gib, n, setting, length, coefficients, margin)
             predictions.append(f"{setting.label} {result.total_gib:.1f} GiB of {result.usable_gib:.1f} usable")
-        return Reason(rule="memory_model", detail=(
-            f"{no_table}; the memory model predicts at {length} tokens: {'; '.join(predictions)}"))
+        return f"the memory model predicts at {length} tokens: {'; '.join(predictions)}"
 
     def _no_table(self, n: int) -> str:
         """That no table speaks for `n` GPUs: none of the GPU type names the model at all, or none for `n`
@@ -384,7 +390,7 @@ class _Words:
 
     def _beyond_table(self, n: int) -> Reason:
         if not self.rows(n):
-            longest = self.data.longest_estimate.get(n, 0)
+            longest = self.data.longest_estimate.get(n, 0) // GRID * GRID
             return Reason(rule="memory_model", detail=(
                 f"{self._no_table(n)}; the memory model's longest fitting length on {self.gpus(n)} is {longest} "
                 "tokens"))
@@ -419,9 +425,11 @@ class _Words:
                 f"order {', '.join(order)} and records the first that trains, so {', '.join(failed)} ran out of "
                 "memory there")))
         if others:
+            unmeasured = [c for c in combinations if _label(c) in others]
             reasons.append(Reason(rule="undocumented", detail=(
                 f"{', '.join(others)} on {self.gpus(n)}: never measured, and no cell of {table} from {row} tokens "
-                f"on is a setting they include (at {row}: '{cell.label if cell else '-'}')")))
+                f"on is a setting they include (at {row}: '{cell.label if cell else '-'}'); "
+                f"{self._predictions(n, length, list(dict.fromkeys(unmeasured)))}")))
         return reasons
 
 

@@ -128,7 +128,11 @@ def estimated_counts(node_gpus: int | None, budget: int = MAX_ESTIMATED_GPUS) ->
 def features(model: Model, gpus: int, setting: Setting, max_model_len: int) -> dict[str, float]:
     """Each term of `TERMS` in GiB before calibration, for `model` on `gpus` GPUs with `setting` at
     `max_model_len` tokens (see the module's docstring for where each comes from)."""
-    tokens = token_budget(max_model_len, setting.sp)
+    return token_features(model, gpus, setting, token_budget(max_model_len, setting.sp))
+
+
+def token_features(model: Model, gpus: int, setting: Setting, tokens: int) -> dict[str, float]:
+    """`features` for `tokens` tokens per GPU: each term is a constant or in proportion to them."""
     parameters = model.parameters_b * 1e9
     return {
         "states": 0.0 if setting.offload else 16 * parameters / gpus / GIB,
@@ -170,23 +174,29 @@ def longest_fitting(
     model: Model, memory_gib: float, gpus: int, setting: Setting, coefficients: Coefficients, margin: float = 0.0,
     grid: int = GRID, ceiling: int = CEILING,
 ) -> int | None:
-    """The longest ``max_model_len`` on a `grid` of tokens that fits (None when not even one step fits).
+    """The longest ``max_model_len`` on a `grid` of tokens, up to `ceiling`, that fits (None when not even
+    one step fits).
 
-    Memory grows with the length, so a binary search over the grid finds it.
-    """
-    def fits(steps: int) -> bool:
-        return breakdown(model, memory_gib, gpus, setting, steps * grid, coefficients, margin).fits
+    The memory is a constant plus a cost per token per GPU (`token_features`), so the most tokens per GPU
+    that fit follow from the two; the length is then checked with `breakdown` (and moved by a token where
+    rounding put it one off)."""
+    def total(tokens: int) -> float:
+        raw = token_features(model, gpus, setting, tokens)
+        return sum(raw[term] * coefficients.multiplier(term) for term in TERMS)
 
-    if not fits(1):
-        return None
-    low, high = 1, ceiling // grid
-    while low < high:
-        middle = (low + high + 1) // 2
-        if fits(middle):
-            low = middle
-        else:
-            high = middle - 1
-    return low * grid
+    def fits(length: int) -> bool:
+        return breakdown(model, memory_gib, gpus, setting, length, coefficients, margin).fits
+
+    usable = memory_gib * (coefficients.usable_env if setting.env else coefficients.usable) * (1 - margin)
+    per_token = total(1) - total(0)
+    most_tokens = ceiling * 2 if per_token <= 0 else max(0, int((usable - total(0)) / per_token))
+    length = min(ceiling, most_tokens * setting.sp // 2)
+    while length > 0 and not fits(length):
+        length -= 1
+    while length < ceiling and fits(length + 1):
+        length += 1
+    length -= length % grid
+    return length if length >= grid else None
 
 
 def host_memory_gib(model: Model, gpus: int, coefficients: Coefficients, node_gpus: int | None = None) -> float:
@@ -221,26 +231,30 @@ def beyond_calibration(
     return tuple(phrase for is_outside, phrase in outside if is_outside)
 
 
-def estimated_setting(setting: Setting) -> bool:
-    """Whether the memory model estimates `setting`: only with Env on. Env costs nothing that matters
-    (its cost weight is a tie-break) and gives the memory room, so an estimate, a prediction, never goes
-    without it; and so it never wins over a plan the tables vouch for by saving Env's nominal cost."""
-    return setting.env
+def estimated_setting(setting: Setting, without_env: bool = False) -> bool:
+    """Whether the memory model estimates `setting`: only with Env on, unless the request turns Env off
+    (`without_env`: ``--no-env``, for a system where expandable segments are not available). Env costs
+    nothing that matters (its cost weight is a tie-break) and gives the memory room, so an estimate, a
+    prediction, never goes without it unless asked; and so it never wins over a plan the tables vouch for
+    by saving Env's nominal cost."""
+    return setting.env or without_env
 
 
 def estimated_cells(
-    model: Model, memory_gib: float, counts: tuple[int, ...], coefficients: Coefficients, margin: float
+    model: Model, memory_gib: float, counts: tuple[int, ...], coefficients: Coefficients, margin: float,
+    without_env: bool = False,
 ) -> tuple[tuple[int, int, int, int, int], ...]:
     """(n, e, o, s, longest) for every trainer GPU count in `counts`, Env and Offload (those of
     `estimated_setting`) and SP degree dividing the count that the model's heads allow: the longest
-    ``max_model_len`` on the `GRID` the memory model predicts to fit (kept when at least one step fits).
-    The planner's rules still decide which of them a plan may use."""
-    return tuple(cell for gpus in counts for cell in _cells_of_count(model, memory_gib, gpus, coefficients, margin))
+    ``max_model_len`` (any number of tokens, up to `CEILING`) the memory model predicts to fit (kept when
+    at least one token fits). The planner's rules still decide which of them a plan may use."""
+    return tuple(cell for gpus in counts
+                 for cell in _cells_of_count(model, memory_gib, gpus, coefficients, margin, without_env))
 
 
 @lru_cache(maxsize=1024)
 def _cells_of_count(
-    model: Model, memory_gib: float, gpus: int, coefficients: Coefficients, margin: float
+    model: Model, memory_gib: float, gpus: int, coefficients: Coefficients, margin: float, without_env: bool
 ) -> tuple[tuple[int, int, int, int, int], ...]:
     """`estimated_cells` for one GPU count (cached: the planner asks for the same counts again and again)."""
     heads, kv_heads = model.num_attention_heads, model.num_key_value_heads
@@ -249,9 +263,9 @@ def _cells_of_count(
         for env in (0, 1):
             for offload in (0, 1):
                 setting = Setting(env=bool(env), offload=bool(offload), sp=sp)
-                if not estimated_setting(setting):
+                if not estimated_setting(setting, without_env):
                     continue
-                longest = longest_fitting(model, memory_gib, gpus, setting, coefficients, margin)
+                longest = longest_fitting(model, memory_gib, gpus, setting, coefficients, margin, grid=1)
                 if longest is not None:
                     cells.append((gpus, env, offload, sp, longest))
     return tuple(cells)

@@ -22,7 +22,7 @@ from solver.query import (
     Objective,
     Query,
     failures_by_row,
-    first_failure,
+    own_table_limit,
     rollout_layout_violation,
     table_cells,
 )
@@ -49,9 +49,10 @@ class PlanningData:
     settings: Mapping[tuple[int, int], Setting]
     """The documented setting at (n, max_model_len), for the cells where something trains."""
     estimates: tuple[tuple[int, int, int, int, int], ...]
-    """(n, e, o, s, longest length that fits) by the memory model, for GPU counts without a table."""
+    """(n, e, o, s, longest length that fits) by the memory model, for every GPU count it covers; on a
+    count with a table, no longer than where that table says the setting runs out of memory."""
     longest_estimate: Mapping[int, int]
-    """The longest length any estimate fits, per GPU count without a table."""
+    """The longest length any estimate fits, per GPU count."""
     lengths: tuple[int, ...]
     """Every length a plan may have when the length is maximised: the rows, and the estimates' grid."""
     witnesses: tuple[tuple[int, int, int, int, int, int, int], ...]
@@ -114,17 +115,20 @@ def ranking_key(objective: Objective, combination: Combination, cost: Fraction |
 
 def prepare(catalog: Catalog, gpu: str, query: Query) -> PlanningData:
     """Gather the tables' rows and cells for the query's model on `gpu`, the memory model's estimates
-    for the GPU counts without a table (per the query's estimate mode), and the objective's rank per
+    where the tables are silent (per the query's estimate mode), and the objective's rank per
     combination."""
     shape = catalog.model(query.model)
     gpu_type = catalog.gpu(gpu)
     tables = [] if query.estimate == "only" else [t for t in gpu_type.tables if shape.name in t.models]
     documented = tuple(table.gpus for table in tables)
-    untabled = tuple(n for n in estimated_counts(query.node_gpus, query.budget_gpus) if n not in documented)
-    counts_to_estimate = () if query.estimate == "never" else untabled
-    estimates = estimated_cells(shape, gpu_type.memory_gib, counts_to_estimate, query.memory.coefficients, query.margin)
+    estimable = estimated_counts(query.node_gpus, query.budget_gpus)
+    untabled = tuple(n for n in estimable if n not in documented)
     beyond_tables = tuple(n for n in untabled if documented and n > min(documented))  # a smaller table may vouch
     rows, settings = table_cells(tables, shape.name)
+    estimates = () if query.estimate == "never" else within_own_tables(
+        estimated_cells(shape, gpu_type.memory_gib, estimable, query.memory.coefficients, query.margin,
+                        without_env=query.env is False),
+        own_limits(gpu_type, shape) if tables else {})
     counts = tuple(sorted({*documented, *beyond_tables, *(cell[0] for cell in estimates)}))
     longest_estimate: dict[int, int] = {}
     for n, *_, fitting in estimates:
@@ -141,33 +145,46 @@ def prepare(catalog: Catalog, gpu: str, query: Query) -> PlanningData:
         estimates=estimates,
         longest_estimate=MappingProxyType(longest_estimate),
         lengths=tuple(sorted({length for _, length in rows} | set(range(GRID, longest + 1, GRID)))),
-        witnesses=_witnesses(counts, tuple(sorted(settings.items())), borrow_limits(gpu_type, shape) if tables else {},
+        witnesses=_witnesses(counts, tuple(sorted(settings.items())), own_limits(gpu_type, shape) if tables else {},
                              estimates),
     )
 
 
 @lru_cache(maxsize=256)
-def borrow_limits(gpu_type: GpuType, shape: Model) -> Mapping[tuple[int, Setting], int]:
-    """For each count with a table of `gpu_type` and each setting `shape`'s cells name: the longest length
-    at which a table for fewer GPUs may vouch for that setting on the count, the row before the first one
-    where the count's own table says it runs out of memory (0 when that is its first row), or `MAX_TOKENS`
-    when no row says so (cached: every query asks again)."""
+def own_limits(gpu_type: GpuType, shape: Model) -> Mapping[tuple[int, Setting], int]:
+    """For each count with a table of `gpu_type` and each setting: the longest length at which that count's
+    own table does not say the setting runs out of memory (`own_table_limit`), up to which a table for
+    fewer GPUs may vouch for it, or the memory model estimate it (cached: every query asks again)."""
     rows, settings = table_cells([table for table in gpu_type.tables if shape.name in table.models], shape.name)
+    degrees = range(1, max((n for n, _ in rows), default=1) + 1)
+    every = {Setting(env=env, offload=offload, sp=sp) for env in (False, True) for offload in (False, True)
+             for sp in degrees}
     limits = {}
     for n in sorted({count for count, _ in rows}):
         failures = failures_by_row(shape, rows, settings, n)
-        for setting in set(settings.values()):
-            first = first_failure(failures, setting, MAX_TOKENS)
-            before = [row for row, _ in failures if first is not None and row < first]
-            limits[n, setting] = MAX_TOKENS if first is None else max(before, default=0)
+        for setting in every:
+            limits[n, setting] = own_table_limit(failures, setting)
     return MappingProxyType(limits)
+
+
+def within_own_tables(
+    estimates: tuple[tuple[int, int, int, int, int], ...], limits: Mapping[tuple[int, Setting], int],
+) -> tuple[tuple[int, int, int, int, int], ...]:
+    """The estimates, each no longer than where its count's own table says its setting runs out of memory
+    (`own_limits`; a count without a table has none): the tables' failures and ``-`` rows stand."""
+    capped = []
+    for n, env, offload, sp, longest in estimates:
+        limit = limits.get((n, Setting(env=bool(env), offload=bool(offload), sp=sp)), MAX_TOKENS)
+        if min(longest, limit) > 0:
+            capped.append((n, env, offload, sp, min(longest, limit)))
+    return tuple(capped)
 
 
 def _witnesses(
     counts: tuple[int, ...], cells: tuple[tuple[tuple[int, int], Setting], ...],
     limits: Mapping[tuple[int, Setting], int], estimates: tuple[tuple[int, int, int, int, int], ...],
 ) -> tuple[tuple[int, int, int, int, int, int, int], ...]:
-    """`PlanningData.witnesses` from the cells ((count, row) and setting), the `borrow_limits` and the
+    """`PlanningData.witnesses` from the cells ((count, row) and setting), the `own_limits` and the
     estimates."""
     found = [(n, n, longest, e, o, s, 1) for n, e, o, s, longest in estimates]
     for (m, row), setting in cells:

@@ -296,6 +296,14 @@ def first_failure(failures: list[tuple[int, tuple[Setting, ...]]], setting: Sett
     return next((row for row, failed in failures if row <= upto and any(f.includes(setting) for f in failed)), None)
 
 
+def own_table_limit(failures: list[tuple[int, tuple[Setting, ...]]], setting: Setting) -> int:
+    """The longest length at which a count's own table (its `failures_by_row`) does not say `setting` runs
+    out of memory: the row before the first that says so (0 when that is its first row), or `MAX_TOKENS`
+    when none does (`refuting_row`'s rule, for every length at once)."""
+    first = first_failure(failures, setting, MAX_TOKENS)
+    return MAX_TOKENS if first is None else max((row for row, _ in failures if row < first), default=0)
+
+
 def table_cells(
     tables: Sequence[Table], model: str
 ) -> tuple[tuple[tuple[int, int], ...], dict[tuple[int, int], Setting]]:

@@ -232,8 +232,6 @@ def _why_no_plan(catalog: Catalog, data: PlanningData, query: Query) -> tuple[st
     host_ram = f"--host-ram {query.host_ram_gb:g}" if query.host_ram_gb is not None else ""
     sources, within = query.evidence_sources, query.within_budget
     limits = " ".join(filter(None, (query.pin_flags, host_ram)))  # the flags that narrow the plans
-    unestimated = (" (the memory model estimates only with Env, which costs nothing that matters and makes room)"
-                   if query.env is False and query.estimate != "never" else "")
     if query.objective != "max_len":
         longest = answer_for(catalog, query.model_copy(update={"objective": "max_len", "max_model_len": None,
                                                                "top": 1}), data.gpu)
@@ -242,7 +240,7 @@ def _why_no_plan(catalog: Catalog, data: PlanningData, query: Query) -> tuple[st
             if query.objective == "min_gpus":  # the fewest GPUs at that length (the longest's are the cheapest)
                 best = best_plan(catalog, query.model_copy(update={"max_model_len": best.max_model_len, "top": 1}),
                                  data.gpu) or best
-            limit = f" with {limits}{unestimated}" if limits else ""
+            limit = f" with {limits}" if limits else ""
             return (
                 f"{query.max_model_len} tokens is beyond what {sources} allow for {where} {within}{limit}: "
                 f"the longest is {best.max_model_len} ({best.setting.label} on {counted(best.gpus, 'GPU')}, "
@@ -250,7 +248,7 @@ def _why_no_plan(catalog: Catalog, data: PlanningData, query: Query) -> tuple[st
                 f"{_host_need(catalog, data, query)}{_with_fewer_gpus(catalog, data, query)}"
             ), best
     trains = f"trains{' with ' + limits if limits else ''}"
-    return f"nothing in {sources} for {where} {within} {trains}{unestimated}{_host_need(catalog, data, query)}", None
+    return f"nothing in {sources} for {where} {within} {trains}{_host_need(catalog, data, query)}", None
 
 
 def _host_need(catalog: Catalog, data: PlanningData, query: Query) -> str:

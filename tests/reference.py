@@ -21,9 +21,11 @@ A plan is a dict with exactly the keys of `PLAN_KEYS`. In short:
   dividing the node. With `rollout_gpus` R > 0, n + R <= node_gpus, or n < node_gpus and n + R whole
   nodes, or n is whole nodes.
 - With estimates=True, also every GPU count without a table among 1..node_gpus and the multiples of
-  node_gpus, up to the budget and 64: a plan there that no cell vouches for is "estimated" (source None)
-  when its setting has Env on and the shipped memory model, with its margin, fits exactly that setting at every multiple of 1024 tokens up to the longest
-  that fits (at most 2**21), and L is no longer than that; when maximising, L is one of those multiples.
+  node_gpus, up to the budget and 64: a plan there, or on a count with a table, that no cell vouches for
+  is "estimated" (source None) when its setting has Env on (or Env is pinned off), the shipped memory
+  model, with its margin, fits exactly that setting at L (at most 2**21 tokens), and the count's own
+  table, if it has one, does not say the setting ran out of memory at L; when maximising, L is a
+  multiple of 1024.
 """
 
 from __future__ import annotations
@@ -125,25 +127,35 @@ def _estimated_counts(documented: Any, budget_gpus: int, node_gpus: int) -> list
 
 
 @functools.cache
-def _longest_estimate(the_model: Any, memory_gib: float, n: int, env: bool, offload: bool, sp: int) -> int:
-    """The longest multiple of 1024 tokens (up to 2**21) at which the shipped memory model, with its margin,
-    fits this setting; 0 when not even 1024 does. Memory grows with the length (a tested property), so a
-    bisection finds it."""
+def _longest_estimate(the_model: Any, memory_gib: float, n: int, env: bool, offload: bool, sp: int,
+                      env_pinned_off: bool) -> int:
+    """The longest length (up to 2**21 tokens) at which the shipped memory model, with its margin, fits this
+    setting; 0 when not even 1 token does, or the setting is not estimated (Env off, unless pinned off).
+    Memory grows with the length (a tested property), so a bisection finds it."""
     memory = load_memory_model()
-    if not env:
-        return 0  # estimates always turn Env on
+    if not env and not env_pinned_off:
+        return 0  # estimates turn Env on unless it is pinned off
 
-    def fits(steps: int) -> bool:
-        return breakdown(the_model, memory_gib, n, Setting(env=env, offload=offload, sp=sp), steps * 1024,
+    def fits(length: int) -> bool:
+        return breakdown(the_model, memory_gib, n, Setting(env=env, offload=offload, sp=sp), length,
                          memory.coefficients, memory.margin).fits
 
     if not fits(1):
         return 0
-    low, high = 1, (1 << 21) // 1024
+    low, high = 1, 1 << 21
     while low < high:
         middle = (low + high + 1) // 2
         low, high = (middle, high) if fits(middle) else (low, middle - 1)
-    return low * 1024
+    return low
+
+
+def _estimated(tables: dict[int, Table], the_model: Any, memory_gib: float, n: int, env: bool, offload: bool,
+               sp: int, length: int, env_pinned_off: bool) -> bool:
+    """Whether the memory model vouches for the setting on n GPUs at L: it fits, and n's own table (if
+    any) does not say the setting ran out of memory at L."""
+    own = tables.get(n)
+    return (length <= _longest_estimate(the_model, memory_gib, n, bool(env), bool(offload), sp, env_pinned_off)
+            and (own is None or not _ran_out_of_memory(own, the_model, bool(env), bool(offload), sp, length)))
 
 
 def _tables_with_model(gpu_type: Any, model_name: str) -> dict[int, Table]:
@@ -326,7 +338,6 @@ def enumerate_plans(
     # every count the memory model covers.
     counts = sorted({*tables, *(n for n in untabled if estimates or (tables and n > min(tables)))})
     for n in counts:
-        table = tables.get(n)
         if n > budget_gpus or (exact and n != budget_gpus) or _rollout_problem(n, rollout_gpus, node_gpus):
             continue
         for e in _pinned_values(env, [False, True]):
@@ -336,8 +347,8 @@ def enumerate_plans(
                 for s in _pinned_values(sp, list(range(1, n + 1))):
                     if _sp_rule_problems(the_model, n, s) or _node_problem(n, s, node_gpus):
                         continue
-                    longest = 0 if table is not None or not estimates else _longest_estimate(
-                        the_model, gpu_type.memory_gib, n, bool(e), bool(o), s)
+                    longest = 0 if not estimates else _longest_estimate(
+                        the_model, gpu_type.memory_gib, n, bool(e), bool(o), s, env is False)
                     # When maximising: the rows of the tables that may vouch (the tables share one grid of
                     # rows), and the estimate's grid.
                     rows = {row.max_model_len for m, t in tables.items() if m <= n for row in t.rows}
@@ -345,7 +356,8 @@ def enumerate_plans(
                         else [max_model_len]
                     for length in lengths:
                         found = _evidence(tables, the_model, n, e, o, s, length)
-                        if found is None and length <= longest:
+                        if found is None and estimates and _estimated(tables, the_model, gpu_type.memory_gib, n,
+                                                                      e, o, s, length, env is False):
                             found = ("estimated", None)
                         if found is None:
                             continue
@@ -466,7 +478,7 @@ def check_plan(
     tables = _tables_with_model(gpu_type, the_model.name)
     table = tables.get(n)
     untabled = n in _estimated_counts(tables, budget_gpus, node_gpus)
-    estimated = table is None and estimates and untabled
+    estimated = estimates and (table is not None or untabled)
     if table is None and not estimated and not (untabled and tables and n > min(tables)):
         problems.append(
             f"{n} GPUs: no {gpu_type.name} table for them names {the_model.name}, and they are not a count past a "
@@ -540,10 +552,10 @@ def check_plan(
             f"{Setting(env=e, offload=o, sp=s).label} includes"
         )
     else:
-        longest = _longest_estimate(the_model, gpu_type.memory_gib, n, bool(e), bool(o), s)
-        if length > longest:
-            problems.append(f"not feasible: the memory model fits {Setting(env=e, offload=o, sp=s).label} on {n} GPUs "
-                            f"up to {longest} tokens")
+        if not _estimated(tables, the_model, gpu_type.memory_gib, n, e, o, s, length, env is False):
+            problems.append(f"not feasible: the memory model does not vouch for {Setting(env=e, offload=o, sp=s).label} "
+                            f"on {n} GPUs at {length} tokens (it does not fit, or the count's table says it ran out of "
+                            "memory)")
         if plan["evidence"] != "estimated" or plan["source"] is not None:
             problems.append(f"evidence={plan['evidence']!r}, source={plan['source']!r}: expected 'estimated', None")
     return problems

@@ -539,17 +539,20 @@ def test_the_extended_order_keeps_sp_groups_inside_a_node():
     assert "SP=8" in labels and not any("SP=16" in label for label in labels)
 
 
-def test_estimates_always_turn_env_on(cli):
-    cells = estimated_cells(CATALOG.model("32B"), CATALOG.gpu("h100").memory_gib, (1, 2, 4, 8),
-                            load_memory_model().coefficients, DEFAULT_MARGIN)
+def test_estimates_turn_env_on_unless_it_is_pinned_off(cli):
+    shape, memory_gib, coefficients = CATALOG.model("32B"), CATALOG.gpu("h100").memory_gib, load_memory_model().coefficients
+    cells = estimated_cells(shape, memory_gib, (1, 2, 4, 8), coefficients, DEFAULT_MARGIN)
     assert {(env, offload) for _, env, offload, _, _ in cells} == {(1, 0), (1, 1)}
+    without_env = estimated_cells(shape, memory_gib, (1, 2, 4, 8), coefficients, DEFAULT_MARGIN, without_env=True)
+    assert {(env, offload) for _, env, offload, _, _ in without_env} == {(0, 0), (0, 1), (1, 0), (1, 1)}
     # Qwen3-32B on 8 H100s at 32768 needs Offload; the estimate is Env + Offload, never Offload alone
-    # (which would save Env's nominal cost for less room).
+    # (which would save Env's nominal cost for less room) unless Env is pinned off.
     (answer,) = plan(make_query(CATALOG, model="32B", gpu="h100", max_model_len=32768, budget_gpus=8), CATALOG)
     assert (answer.plans[0].setting.label, answer.plans[0].evidence) == ("Env + Offload + SP=2", "estimated")
-    status, out, _ = cli("--model", "32B", "--gpu", "h100", "--len", "32k", "--gpus", "8", "--no-env")
-    assert status == 1 and ("(the memory model estimates only with Env, which costs nothing that matters and makes "
-                            "room)") in " ".join(out.split())
+    status, out, _ = cli("--model", "32B", "--gpu", "h100", "--len", "32k", "--gpus", "8", "--no-env", "--json")
+    (plan_without_env,) = json.loads(out)[0]["plans"]
+    assert status == 0 and (plan_without_env["env"], plan_without_env["offload"], plan_without_env["sp"]) == (False, True, 2)
+    assert plan_without_env["evidence"] == "estimated" and plan_without_env["memory_gb"] > answer.plans[0].memory_gb
 
 
 def test_cli_memory_names_the_cell_that_vouches_and_lets_it_decide(cli):
@@ -621,3 +624,56 @@ def test_emitted_rollout_engines_are_sized_for_the_model(cli):
                          "8", "--emit", "trinity")  # engines of a whole node already: more GPUs would not help
     assert status == 0 and err.endswith("little room for sequences in flight; no larger tensor-parallel size stays in "
                                         "a node and suits the heads: the rollout needs GPUs with more memory\n")
+
+
+def test_the_memory_model_estimates_where_a_counts_own_table_is_silent():
+    # The H20 tables say 'SP=2' for Qwen3-4B at 32768 on 2, 4 and 6 GPUs: Env + Offload without SP was never
+    # tried there. The memory model estimates it, as on 3, 5 and 8 GPUs, so more GPUs never make it stop
+    # fitting (it used to train on 1, 3, 5 and 8 GPUs and not on 2, 4 and 6).
+    evidence = []
+    for gpus in range(1, 9):
+        (answer,) = plan(make_query(CATALOG, model="4B", gpu="h20", max_model_len=32768, budget_gpus=gpus, exact=True,
+                                    env=True, offload=True, sp=1), CATALOG)
+        evidence.append(answer.plans[0].evidence if answer.plans else None)
+    assert evidence == ["documented"] + ["estimated"] * 7
+
+
+def test_where_a_counts_own_table_says_a_setting_ran_out_of_memory_that_stands():
+    # Without a margin the memory model fits Env + Offload + SP=4 for Qwen3-4B on 4 A100s at 112640 tokens,
+    # where the 4-GPU table says '-': nothing trained there, so no estimate stands in for it.
+    flags = ["--model", "4B", "--gpu", "a100", "--gpus", "4", "--len", "112640", "--env", "--offload", "--sp", "4",
+             "--margin", "0"]
+    query = make_query(CATALOG, model="4B", gpu="a100", max_model_len=112640, budget_gpus=4, exact=True, env=True,
+                       offload=True, sp=4, margin=0.0)
+    (answer,) = plan(query, CATALOG)
+    assert answer.plans == ()
+    memory = breakdown(CATALOG.model("4B"), 80, 4, Setting(env=True, offload=True, sp=4), 112640,
+                       load_memory_model().coefficients)
+    assert memory.fits
+    assert solver.cli.main(["memory", *flags]) == 1  # solve memory lets the table decide, and says so
+
+
+def test_an_estimate_at_an_asked_length_needs_it_to_fit_not_a_grid_step():
+    # The memory model fits Qwen3-14B on 16 B200s with Env + SP=4 at 200000 tokens, past the last
+    # 1024-token step that fits (199680): the plan is there at the asked length.
+    setting = Setting(env=True, offload=False, sp=4)
+    coefficients = load_memory_model().coefficients
+    shape, memory_gib = CATALOG.model("14B"), CATALOG.gpu("b200").memory_gib
+    assert breakdown(shape, memory_gib, 16, setting, 200000, coefficients, DEFAULT_MARGIN).fits
+    assert longest_fitting(shape, memory_gib, 16, setting, coefficients, DEFAULT_MARGIN) == 199680
+    (answer,) = plan(make_query(CATALOG, model="14B", gpu="b200", max_model_len=200000, budget_gpus=16, exact=True,
+                                env=True, offload=False, sp=4), CATALOG)
+    assert [(p.setting, p.max_model_len, p.evidence) for p in answer.plans] == [(setting, 200000, "estimated")]
+
+
+def test_the_longest_fitting_length_is_the_last_that_fits_on_its_grid():
+    coefficients = load_memory_model().coefficients
+    for name, gpu, gpus, setting in [("0.6B", "a100", 1, Setting(env=False, offload=False, sp=1)),
+                                     ("32B", "h100", 8, Setting(env=True, offload=True, sp=8)),
+                                     ("8B", "h20", 6, Setting(env=True, offload=False, sp=2))]:
+        shape, memory_gib = CATALOG.model(name), CATALOG.gpu(gpu).memory_gib
+        for grid in (1, 1024):
+            longest = longest_fitting(shape, memory_gib, gpus, setting, coefficients, DEFAULT_MARGIN, grid=grid)
+            assert longest is not None and longest % grid == 0
+            assert breakdown(shape, memory_gib, gpus, setting, longest, coefficients, DEFAULT_MARGIN).fits
+            assert not breakdown(shape, memory_gib, gpus, setting, longest + grid, coefficients, DEFAULT_MARGIN).fits

@@ -279,12 +279,13 @@ def test_ranked_longest_lengths_are_distinct_combinations_each_at_its_longest():
         ("Env + Offload", 24576), ("Env", 12288), ("vanilla", 8192)]
 
 
-def test_a_no_env_pin_says_that_estimates_need_env_whichever_way_the_answer_fails():
+def test_a_no_env_pin_lets_the_memory_model_estimate_without_env():
     answer = solve_one("A100-80GB", model="0.6B", max_model_len=30720, budget_gpus=3, exact=True, env=False)
     assert answer.plans == () and answer.reason.startswith(
         "30720 tokens is beyond what the tables and the memory model's estimates allow for Qwen3-0.6B on A100-80GB on "
-        "exactly 3 GPUs with --no-env (the memory model estimates only with Env, which costs nothing that matters and "
-        "makes room): the longest is 24576")
+        "exactly 3 GPUs with --no-env: the longest is 25600 (Offload on 3 GPUs, estimated)")
+    with_env = solve_one("A100-80GB", model="0.6B", max_model_len=30720, budget_gpus=3, exact=True)
+    assert with_env.plans[0].setting.label == "Env + Offload" and with_env.plans[0].evidence == "estimated"
 
 
 def test_a_model_cp_sat_rejects_is_a_defect_not_a_time_out(monkeypatch: pytest.MonkeyPatch):
