@@ -11,7 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Literal, get_args
 
-from solver.memory import MemoryEstimate, beyond_calibration, breakdown, longest_fitting
+from solver.memory import MemoryEstimate, beyond_calibration, breakdown, host_memory_gib, longest_fitting
 from solver.query import (
     MAX_WORKERS,
     NODE_GPUS,
@@ -170,4 +170,6 @@ def estimate_memory(
     return MemoryEstimate(**dict(result), longest_len=longest,
                           beyond_calibration=beyond_calibration(memory.fit.range, resolved, gpu_type.memory_gib, gpus,
                                                                 setting, max_model_len),
+                          host_memory_gib=host_memory_gib(resolved, gpus, memory.coefficients, node_gpus)
+                          if offload else None,
                           tables=tables_verdict(resolved, rows, settings, gpus, setting, max_model_len))

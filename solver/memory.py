@@ -112,6 +112,9 @@ class MemoryEstimate(Breakdown):
     beyond_calibration: tuple[str, ...] = Field(default=(), description=(
         "where the estimate lies outside the observations the memory model was calibrated on, in words "
         "(`beyond_calibration`); empty within them"))
+    host_memory_gib: float | None = Field(default=None, description=(
+        "with Offload: the host memory one node needs for the offloaded states (`host_memory_gib`); None "
+        "without Offload"))
     tables: TablesVerdict | None = Field(default=None, description=(
         "what the GPU type's tables say of the same setting, count and length (they decide where they speak); "
         "None where they say nothing"))
@@ -199,11 +202,18 @@ def longest_fitting(
     return length if length >= grid else None
 
 
+REFERENCE_BYTES = 2
+"""Host memory per parameter for the reference model's bf16 weights under Offload: the Trinity config
+offloads the reference model's parameters with the actor's (``ref.fsdp_config.param_offload``), where an
+algorithm with a KL term keeps one."""
+
+
 def host_memory_gib(model: Model, gpus: int, coefficients: Coefficients, node_gpus: int | None = None) -> float:
-    """Host memory one node needs for Offload: the states of the trainer GPUs on that node (16 bytes per
-    parameter, sharded over all `gpus`), with the calibrated states multiplier."""
+    """Host memory one node needs for Offload: the share of the trainer GPUs on that node (sharded over all
+    `gpus`) of the actor's states (16 bytes per parameter, with the calibrated states multiplier) and of
+    the reference model's weights (`REFERENCE_BYTES`)."""
     on_node = min(gpus, node_gpus or gpus)
-    return coefficients.states * 16 * model.parameters_b * 1e9 * on_node / gpus / GIB
+    return (coefficients.states * 16 + REFERENCE_BYTES) * model.parameters_b * 1e9 * on_node / gpus / GIB
 
 
 def beyond_calibration(

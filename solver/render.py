@@ -380,6 +380,9 @@ def memory_view(result: MemoryEstimate, label: str, gpu: str) -> Group:
                f"{GRID}-token grid)" if result.longest_len else "no length fits with this setting, by the memory model")
     lines: list[RenderableType] = [Text(label, style="bold"), view, Text(verdict, style="green" if fits else "red"),
                                    Text(longest)]
+    if result.host_memory_gib is not None:
+        lines.append(Text(f"host memory: {result.host_memory_gib:.1f} GiB per node for the offloaded states (the "
+                          "actor's, and the reference model's weights)"))
     if result.beyond_calibration:
         lines.append(Text(f"beyond the memory model's calibration: {', '.join(result.beyond_calibration)}; the "
                           "prediction extrapolates there", style="yellow"))

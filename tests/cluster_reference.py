@@ -582,9 +582,9 @@ RANDOM_MODELS = ("Qwen3-0.6B", "Qwen3-1.7B", "Qwen3-4B", "Qwen3-8B", "Qwen3-14B"
 RANDOM_LENGTHS = (4096, 8192, 16384, 20000, 32768, 40960, 51200, 65536)
 
 
-RANDOM_HOST_RAM_GB = (None, None, 100, 250, 400)
-"""Host memory per node of random pools: unchecked, or so little that Offload jobs of Qwen3-8B (about 126
-GiB) and Qwen3-14B (about 227 GiB) cannot run there at all, cannot share a node, or share it in some pairs."""
+RANDOM_HOST_RAM_GB = (None, None, 100, 300, 420)
+"""Host memory per node of random pools: unchecked, or so little that Offload jobs of Qwen3-8B (about 141
+GiB) and Qwen3-14B (about 255 GiB) cannot run there at all, cannot share a node, or share it in some pairs."""
 
 
 def random_instance(rng: Any) -> dict:

@@ -270,10 +270,11 @@ def _memory(catalog: Catalog, memory_gib: float, model: Any, n: int, env: bool, 
 
 
 def _host_need(model: Any, n: int, node_gpus: int) -> float:
-    """GiB of host memory a node needs for Offload: its trainer GPUs' share of the states, 16 bytes per
-    parameter times the shipped states multiplier."""
+    """GiB of host memory a node needs for Offload: its trainer GPUs' share of the actor's states, 16 bytes
+    per parameter times the shipped states multiplier, and of the reference model's bf16 weights, 2 bytes
+    per parameter."""
     states = load_memory_model().coefficients.states
-    return states * 16 * model.parameters_b * 1e9 * min(n, node_gpus) / n / 2**30
+    return (states * 16 + 2) * model.parameters_b * 1e9 * min(n, node_gpus) / n / 2**30
 
 
 def _beyond_calibration(memory_gib: float, model: Any, n: int, sp: int, length: int) -> list[str]:

@@ -13,7 +13,15 @@ from hypothesis import strategies as st
 
 import solver
 from solver.calibrate import calibrate, observations
-from solver.memory import DEFAULT_MARGIN, PRIOR, breakdown, estimated_cells, estimated_counts, longest_fitting
+from solver.memory import (
+    DEFAULT_MARGIN,
+    PRIOR,
+    breakdown,
+    estimated_cells,
+    estimated_counts,
+    host_memory_gib,
+    longest_fitting,
+)
 from solver.query import SourceCell, make_query
 from solver.solve import plan
 from solver.tables import (
@@ -386,15 +394,16 @@ def test_cli_calibrate_prints_a_memory_model_file(cli, tmp_path: Path):
 
 
 def test_host_ram_rules_out_offload_plans_whose_states_do_not_fit():
-    # Qwen3-14B on 1 A100 at 8192 needs Env + Offload (documented); its states are about
-    # 1.10 * 16 * 14.768e9 bytes = 243 GiB of host memory on that node.
+    # Qwen3-14B on 1 A100 at 8192 needs Env + Offload (documented); its offloaded states are about
+    # (1.03 * 16 + 2) * 14.768e9 bytes = 255 GiB of host memory on that node (the actor's states and the
+    # reference model's bf16 weights).
     (answer,) = plan(make_query(CATALOG, model="14B", gpu="a100", max_model_len=8192, budget_gpus=1), CATALOG)
     assert answer.plans[0].setting.label == "Env + Offload"
     (answer,) = plan(make_query(CATALOG, model="14B", gpu="a100", max_model_len=8192, budget_gpus=1, host_ram_gb=200),
                      CATALOG)
     assert answer.plans == () and answer.reason == (
         "nothing in the tables and the memory model's estimates for Qwen3-14B on A100-80GB within 1 GPU trains "
-        "with --host-ram 200 (without --host-ram Offload trains it, and needs at least 228 GiB of host memory per "
+        "with --host-ram 200 (without --host-ram Offload trains it, and needs at least 255 GiB of host memory per "
         "node)")
     (answer,) = plan(make_query(CATALOG, model="14B", gpu="a100", max_model_len=8192, budget_gpus=1, host_ram_gb=512),
                      CATALOG)
@@ -485,13 +494,13 @@ def test_a_model_config_that_borrows_a_catalogue_name_gets_no_tables(cli, tmp_pa
 
 
 def test_a_host_memory_note_only_when_host_memory_is_the_limit():
-    # 8B at 65536 within 4 A100s needs Offload (126 GiB of states per node): --host-ram 50 is what stops it.
+    # 8B at 65536 within 4 A100s needs Offload (141.4 GiB of states per node): --host-ram 50 is what stops it.
     (answer,) = plan(make_query(CATALOG, model="8B", gpu="a100", max_model_len=65536, budget_gpus=4, host_ram_gb=50),
                      CATALOG)
     assert answer.reason.endswith("the longest is 51200 (Env + SP=4 on 4 GPUs, documented) (without --host-ram "
-                                  "Offload trains it, and needs at least 127 GiB of host memory per node)")
-    # The need is rounded up (126.1 GiB): 126 does not train it, 127 does.
-    for host_ram, trains in ((126, False), (127, True)):
+                                  "Offload trains it, and needs at least 142 GiB of host memory per node)")
+    # The need is rounded up (141.4 GiB): 141 does not train it, 142 does.
+    for host_ram, trains in ((141, False), (142, True)):
         (answer,) = plan(make_query(CATALOG, model="8B", gpu="a100", max_model_len=65536, budget_gpus=4,
                                     host_ram_gb=host_ram), CATALOG)
         assert bool(answer.plans) == trains
@@ -677,3 +686,16 @@ def test_the_longest_fitting_length_is_the_last_that_fits_on_its_grid():
             assert longest is not None and longest % grid == 0
             assert breakdown(shape, memory_gib, gpus, setting, longest, coefficients, DEFAULT_MARGIN).fits
             assert not breakdown(shape, memory_gib, gpus, setting, longest + grid, coefficients, DEFAULT_MARGIN).fits
+
+
+def test_the_memory_breakdown_gives_the_host_memory_offload_needs(cli):
+    flags = ["memory", "--model", "14B", "--gpu", "h100", "--gpus", "8", "--len", "65536", "--sp", "8", "--env"]
+    expected = host_memory_gib(CATALOG.model("14B"), 8, load_memory_model().coefficients)
+    assert round(expected, 1) == 254.9  # (1.03 * 16 + 2) bytes per parameter of 14.768e9
+    status, out, _ = cli(*flags, "--offload")
+    assert status == 0 and "host memory: 254.9 GiB per node for the offloaded states" in out
+    _, data, _ = cli(*flags, "--offload", "--json")
+    assert json.loads(data)["host_memory_gib"] == round(expected, 4)
+    _, out, _ = cli(*flags)
+    _, data, _ = cli(*flags, "--json")
+    assert "host memory" not in out and json.loads(data)["host_memory_gib"] is None
