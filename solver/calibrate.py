@@ -163,7 +163,7 @@ def report(evidence: list[Observation], coefficients: Coefficients) -> FitSummar
             least_memory_gib=round(min(o.memory_gib for o in evidence), 6),
             most_memory_gib=round(max(o.memory_gib for o in evidence), 6),
             most_gpus=max(o.gpus for o in evidence),
-            largest_sp=max(o.setting.sp for o in evidence),
+            largest_sp=max((o.setting.sp for o in evidence if o.fits), default=1),
             most_tokens_per_gpu=max((token_budget(o.max_model_len, o.setting.sp) for o in evidence if o.fits),
                                     default=0),
         ),

@@ -432,7 +432,7 @@ class CalibrationRange(_Frozen):
     least_memory_gib: Annotated[float, Strict(), Ge(0)] = Field(description="the smallest GPU memory observed, GiB")
     most_memory_gib: Annotated[float, Strict(), Ge(0)] = Field(description="the largest GPU memory observed, GiB")
     most_gpus: Annotated[int, Strict(), Ge(0)] = Field(description="the most trainer GPUs observed")
-    largest_sp: Annotated[int, Strict(), Ge(0)] = Field(description="the largest SP degree observed")
+    largest_sp: Annotated[int, Strict(), Ge(0)] = Field(description="the largest SP degree of a setting that fit")
     most_tokens_per_gpu: Annotated[int, Strict(), Ge(0)] = Field(
         description="the most tokens per GPU observed to fit (0 when nothing was)")
 
