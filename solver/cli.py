@@ -741,7 +741,8 @@ def run_planner(args: argparse.Namespace) -> int:
         else config.rollout_gpus or None,  # the config's own rollout GPUs, when it gives its GPUs
     )
     if (args.out or args.write) and len(query.gpus) > 1:
-        raise QueryError(f"--out and --write take one plan: choose the GPU type with --gpu ({', '.join(query.gpus)})")
+        raise QueryError(f"--out and --write take one plan: choose one GPU type with --gpu ({' or '.join(query.gpus)}, "
+                         "the ones this answer covers, or any other of the catalogue)")
     from solver.api import answer_query  # solving imports OR-Tools: only commands that solve pay for it
 
     answers = answer_query(query, catalog, explain=args.explain)

@@ -164,7 +164,7 @@ def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int) -> T
     grid.add_column(style="bold", no_wrap=True)
     grid.add_column()
     grid.add_row("plan", Text(f"{plan.setting.label} on {_gpus_of_budget(answer, plan, node_gpus)}", style="bold"))
-    yarn = f" (YaRN rope scaling, factor {plan.rope_scaling_factor:g})" if plan.rope_scaling_factor else ""
+    yarn = f" (YaRN rope scaling, factor {plan.rope_scaling_factor!r})" if plan.rope_scaling_factor else ""
     if plan.max_model_len > model.native_context and model.rope_scaling is not None:
         yarn = (f" (beyond the native {model.native_context}, which {model.name}'s own {model.rope_scaling} RoPE "
                 "scaling provides: no YaRN written; check the model handles it)")
@@ -208,7 +208,7 @@ def _gpus_of_budget(answer: Answer, plan: Plan, node_gpus: int) -> str:
         if nodes == 1:
             return f"{trainer}, with {counted(rollout, 'rollout GPU')}"
         more = "" if rollout == answer.rollout_gpus else \
-            f", not {answer.rollout_gpus}: the trainer takes whole nodes and the rollout the rest"
+            f" ({answer.rollout_gpus} asked: a trainer on whole nodes leaves the rollout whole nodes)"
         return f"{trainer}, with {counted(rollout, 'rollout GPU')} on {nodes} nodes of {node_gpus}{more}"
     if answer.open_budget:
         return counted(plan.gpus, "GPU")
@@ -232,7 +232,7 @@ def _ranking(answer: Answer) -> Table:
             Text(plan.setting.label, style=setting_style(plan.setting)),
             str(plan.max_model_len),
             str(plan.max_token_len_per_gpu),
-            f"{plan.rope_scaling_factor:g}" if plan.rope_scaling_factor else "",
+            f"{plan.rope_scaling_factor!r}" if plan.rope_scaling_factor else "",
             f"{plan.cost:.4g} ({_relative(rank, plan.cost, best)})",
             plan.evidence_label,
             (f"{counted(plan.source.gpus, 'GPU')} @ {plan.source.max_model_len}: {plan.source.setting}" if plan.source

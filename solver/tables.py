@@ -966,7 +966,10 @@ def load_model_config(path: Path) -> Model:
     named = str(config.get("_name_or_path") or folder_or_file).rstrip("/").split("/")[-1]
     name = " ".join("".join(c if c.isprintable() else " " for c in named).split()) or "custom"
     scaling = config.get("rope_scaling")
-    rope_type = (scaling.get("rope_type") or scaling.get("type")) if isinstance(scaling, dict) else None
+    if scaling is not None and not isinstance(scaling, dict):
+        raise TableError(f"{path}: rope_scaling: expected an object such as {{\"rope_type\": \"yarn\", ...}} or null, "
+                         f"got {brief(scaling)}")
+    rope_type = (scaling.get("rope_type") or scaling.get("type")) if scaling is not None else None
     native = number("max_position_embeddings")
     if rope_type == "yarn" and isinstance(scaling, dict) and scaling.get("original_max_position_embeddings") is not None:
         native = number("original_max_position_embeddings", within=scaling)  # YaRN is re-derived from here

@@ -314,3 +314,12 @@ def test_the_ranked_table_keeps_its_numbers_when_narrow_and_marks_extrapolated_e
     assert [row.split("│")[1:3] for row in rows] == [[" 1 ", " 16/16 "], [" 2 ", " 16/16 "], [" 3 ", "  8/16 "]]
     assert "estimated" in rows[0] and "inferred" in rows[1]  # words wrap: "extrapolated" may go on the next lines
     assert "extrapola" in out  # folded at 100 columns
+
+
+def test_the_yarn_factor_is_shown_exactly_as_the_config_gets_it(cli):
+    # 142720 / 40960 = 3.484375: the header, the ranked table and the config line agree to the last digit.
+    flags = ["--model", "0.6B", "--gpu", "h200", "--gpus", "8", "--len", "142720"]
+    status, out, _ = cli(*flags)
+    assert status == 0 and "(YaRN rope scaling, factor 3.484375)" in out and "factor: 3.484375," in out
+    status, out, _ = cli(*flags, "--top", "2")
+    assert status == 0 and " 3.484375 " in out

@@ -99,8 +99,8 @@ def test_rollout_gpus_of_a_trainer_on_whole_nodes_fill_its_last_node(cli):
                    "rollout the rest of the 3 nodes\n")
     # The plan line says so too, without --emit: a user with one node must not read it as fitting there.
     status, out, _ = cli(*flags[:-2], "--gpus", "16", "--rollout-gpus", "4")
-    assert status == 0 and ("on 16 of 16 GPUs, with 8 rollout GPUs on 3 nodes of 8, not 4: the trainer takes whole "
-                            "nodes and the rollout the rest") in out
+    assert status == 0 and ("on 16 of 16 GPUs, with 8 rollout GPUs on 3 nodes of 8 (4 asked: a trainer on whole "
+                            "nodes leaves the rollout whole nodes)") in out
     status, out, _ = cli(*flags[:-2], "--gpus", "4", "--rollout-gpus", "12")
     assert status == 0 and "on 4 of 4 GPUs, with 12 rollout GPUs on 2 nodes of 8\n" in out
     status, out, err = cli(*flags, "--gpus", "4", "--rollout-gpus", "4")
@@ -313,7 +313,8 @@ def test_a_config_file_that_is_not_there_exits_2(cli, tmp_path: Path):
         ([*FLAGSHIP, "--emit", "trinity", "--json"], "--emit trinity prints YAML: drop --json"),
         ([*FLAGSHIP, "--write", "x.yaml"], "--write patches the config of --from-config FILE"),
         (["--maximize", "len", "--gpus", "6", "--model", "4B", "--out", "x.yaml"],
-         "--out and --write take one plan: choose the GPU type with --gpu (A100-80GB, H20-96GB)"),
+         "--out and --write take one plan: choose one GPU type with --gpu (A100-80GB or H20-96GB, the ones this "
+         "answer covers, or any other of the catalogue)"),
         ([*FLAGSHIP, "--emit", "yaml"], "argument --emit: invalid choice: 'yaml'"),
         ([*FLAGSHIP, "--emit", "trinity", "--rollout-gpus", "-1"], "argument --rollout-gpus: must be at least 0, got -1"),
     ],

@@ -242,6 +242,9 @@ def test_model_config_reads_a_local_config_json():
          "head_dim: not given, and hidden_size 64 over 128 attention heads leaves none"),
         ('{"hidden_size": 4096, "num_hidden_layers": 2, "num_attention_heads": 32, "num_key_value_heads": 5}',
          r"num_key_value_heads: expected a divisor of num_attention_heads \(32\), got 5"),
+        ('{"hidden_size": 1024, "num_hidden_layers": 2, "num_attention_heads": 8, "intermediate_size": 2048, '
+         '"vocab_size": 1000, "max_position_embeddings": 4096, "rope_scaling": "yarn"}',
+         r"rope_scaling: expected an object such as \{\"rope_type\": \"yarn\", \.\.\.\} or null, got 'yarn'"),
     ],
 )
 def test_bad_model_configs_are_refused(tmp_path: Path, text: str, message: str):
