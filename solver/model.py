@@ -383,18 +383,25 @@ def add_pins(model: cp_model.CpModel, query: Query, plan: PlanVariables, guards:
             _guarded(model.add(variable == int(pinned)), guards, rule)
 
 
-def add_objective(model: cp_model.CpModel, data: PlanningData, query: Query, plan: PlanVariables) -> None:
-    """Minimise the cost rank; when maximising the length, longer L first, then the cost rank (and search
-    in that order)."""
-    model.add_allowed_assignments([plan.gpus, plan.env, plan.offload, plan.sp, plan.rank], list(data.ranks))
+def objective_expression(data: PlanningData, query: Query, plan: PlanVariables) -> cp_model.LinearExprT:
+    """What the plan minimises: the cost rank; when maximising the length, the length first (each
+    length below the longest counts more than every rank), then the rank. Distinct plans score
+    differently (a combination has one rank, and when maximising one length)."""
     if query.objective == "max_len":
-        longest = max(data.lengths)
-        model.minimize((longest - plan.max_model_len) * len(data.ranks) + plan.rank)
+        return (max(data.lengths) - plan.max_model_len) * len(data.ranks) + plan.rank
+    return plan.rank
+
+
+def add_objective(model: cp_model.CpModel, data: PlanningData, query: Query, plan: PlanVariables) -> None:
+    """Minimise `objective_expression`: the cost rank; when maximising the length, longer L first, then the
+    cost rank (and search in that order)."""
+    model.add_allowed_assignments([plan.gpus, plan.env, plan.offload, plan.sp, plan.rank], list(data.ranks))
+    model.minimize(objective_expression(data, query, plan))
+    if query.objective == "max_len":
         # Search the longest lengths first, then the cheapest ranks (solve.py makes the search follow it).
         model.add_decision_strategy([plan.max_model_len], cp_model.CHOOSE_FIRST, cp_model.SELECT_MAX_VALUE)
         model.add_decision_strategy([plan.rank], cp_model.CHOOSE_FIRST, cp_model.SELECT_MIN_VALUE)
     else:
-        model.minimize(plan.rank)
         # Search the fewest GPUs first when they come first, then the cheapest ranks: the first plan found
         # is then the best one, which large budgets (up to 64 GPUs) make worth it.
         if query.objective == "min_gpus":

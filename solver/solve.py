@@ -14,7 +14,7 @@ from math import ceil
 from ortools.sat.python import cp_model
 
 from solver.memory import beyond_calibration, breakdown, host_memory_gib
-from solver.model import PlanningData, build_model, exact_cost, forbid, prepare
+from solver.model import PlanningData, build_model, exact_cost, forbid, objective_expression, prepare
 from solver.query import (
     MAX_ESTIMATED_GPUS,
     Answer,
@@ -78,6 +78,8 @@ def answer_for(catalog: Catalog, query: Query, gpu: str) -> Answer:
         values = [solver.value(variable) for variable in variables.plan]
         plans.append(_plan(catalog, data, query, values, estimated=bool(solver.value(variables.estimated))))
         forbid(model, variables, values, query.objective)
+        # The next plan scores worse (distinct plans score differently): start its search from there.
+        model.add(objective_expression(data, query, variables) >= int(solver.objective_value) + 1)
         solver.parameters.search_branching = cp_model.AUTOMATIC_SEARCH  # the strategy only pays once
     if plans:
         proven = all(s in (cp_model.OPTIMAL, cp_model.INFEASIBLE) for s in statuses)
