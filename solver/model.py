@@ -151,10 +151,11 @@ def prepare(catalog: Catalog, gpu: str, query: Query) -> PlanningData:
 
 
 @lru_cache(maxsize=256)
-def own_limits(gpu_type: GpuType, shape: Model) -> Mapping[tuple[int, Setting], int]:
+def own_limits(gpu_type: GpuType, shape: Model) -> Mapping[Combination, int]:
     """For each count with a table of `gpu_type` and each setting: the longest length at which that count's
     own table does not say the setting runs out of memory (`own_table_limit`), up to which a table for
-    fewer GPUs may vouch for it, or the memory model estimate it (cached: every query asks again)."""
+    fewer GPUs may vouch for it, or the memory model estimate it; keyed by combination (n, e, o, s), which
+    hashes faster than a setting (cached: every query asks again)."""
     rows, settings = table_cells([table for table in gpu_type.tables if shape.name in table.models], shape.name)
     degrees = range(1, max((n for n, _ in rows), default=1) + 1)
     every = {Setting(env=env, offload=offload, sp=sp) for env in (False, True) for offload in (False, True)
@@ -163,18 +164,18 @@ def own_limits(gpu_type: GpuType, shape: Model) -> Mapping[tuple[int, Setting], 
     for n in sorted({count for count, _ in rows}):
         failures = failures_by_row(shape, rows, settings, n)
         for setting in every:
-            limits[n, setting] = own_table_limit(failures, setting)
+            limits[n, int(setting.env), int(setting.offload), setting.sp] = own_table_limit(failures, setting)
     return MappingProxyType(limits)
 
 
 def within_own_tables(
-    estimates: tuple[tuple[int, int, int, int, int], ...], limits: Mapping[tuple[int, Setting], int],
+    estimates: tuple[tuple[int, int, int, int, int], ...], limits: Mapping[Combination, int],
 ) -> tuple[tuple[int, int, int, int, int], ...]:
     """The estimates, each no longer than where its count's own table says its setting runs out of memory
     (`own_limits`; a count without a table has none): the tables' failures and ``-`` rows stand."""
     capped = []
     for n, env, offload, sp, longest in estimates:
-        limit = limits.get((n, Setting(env=bool(env), offload=bool(offload), sp=sp)), MAX_TOKENS)
+        limit = limits.get((n, env, offload, sp), MAX_TOKENS)
         if min(longest, limit) > 0:
             capped.append((n, env, offload, sp, min(longest, limit)))
     return tuple(capped)
@@ -182,16 +183,17 @@ def within_own_tables(
 
 def _witnesses(
     counts: tuple[int, ...], cells: tuple[tuple[tuple[int, int], Setting], ...],
-    limits: Mapping[tuple[int, Setting], int], estimates: tuple[tuple[int, int, int, int, int], ...],
+    limits: Mapping[Combination, int], estimates: tuple[tuple[int, int, int, int, int], ...],
 ) -> tuple[tuple[int, int, int, int, int, int, int], ...]:
     """`PlanningData.witnesses` from the cells ((count, row) and setting), the `own_limits` and the
     estimates."""
     found = [(n, n, longest, e, o, s, 1) for n, e, o, s, longest in estimates]
     for (m, row), setting in cells:
+        env, offload, sp = int(setting.env), int(setting.offload), setting.sp
         for n in counts:
             if n == m or 1 < m < n <= MAX_ESTIMATED_GPUS:  # as `vouching_cell`: no table vouches past 64 GPUs
-                vouched = row if n == m else min(row, limits.get((n, setting), MAX_TOKENS))
-                found.append((n, m, vouched, int(setting.env), int(setting.offload), setting.sp, 0))
+                vouched = row if n == m else min(row, limits.get((n, env, offload, sp), MAX_TOKENS))
+                found.append((n, m, vouched, env, offload, sp, 0))
     return tuple(found)
 
 

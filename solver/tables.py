@@ -309,6 +309,11 @@ class GpuType(_Frozen):
         where the catalogue does not give one."""
         return self.memory_mib / 1024 if self.memory_mib is not None else float(self.memory_gb)
 
+    def __hash__(self) -> int:
+        """By name and memory only (equal types hash equally; equality still compares everything): the
+        planner's caches key on GPU types, and hashing every cell of their tables each query was slow."""
+        return hash((self.name, self.memory_gb, self.memory_mib, len(self.tables)))
+
 
 class _GpusFile(_Frozen):
     gpus: tuple[GpuType, ...] = Field(min_length=1)
