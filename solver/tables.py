@@ -717,7 +717,8 @@ def _validation_message(path: Path, raw: Any, error: ValidationError) -> str:
                          for o in error.errors())]
     first = errors[0]
     location = _data_location(raw, tuple(first["loc"]))
-    context = {key: f"{value:g}" if isinstance(value, float) else value for key, value in first.get("ctx", {}).items()}
+    context = {key: (str(int(value)) if value.is_integer() else f"{value:g}") if isinstance(value, float) else value
+               for key, value in first.get("ctx", {}).items()}
     if first["type"] == "extra_forbidden":
         location, problem = location[:-1], f"unknown field {location[-1]!r}"
     elif first["type"] == "missing":

@@ -30,7 +30,7 @@ MARKUP = ["p[/]", "[bold]x", ":smile:", "${oc.env:UNSET}", "a\u0000b"]
 SCALARS = st.one_of(st.none(), st.booleans(), st.integers(min_value=-(2**70), max_value=2**70),
                     st.floats(allow_nan=True, allow_infinity=True), st.text(max_size=20))
 TREES = st.recursive(SCALARS | st.sampled_from(MARKUP), lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
-    st.sampled_from(["pools", "jobs", "name", "gpu", "model", "nodes", "gpus_per_node", "max_model_len",
+    st.sampled_from(["pools", "jobs", "name", "gpu", "model", "nodes", "gpus_per_node", "host_ram_gb", "max_model_len",
                      "at_least", "rollout_gpus", "priority", "pool", "model_path", "cluster", "trainer", "explorer",
                      "node_num", "gpu_per_node", "rollout_model", "engine_num", "ulysses_sequence_parallel_size",
                      "x"]) | st.text(max_size=8), inner, max_size=5), max_leaves=25)
@@ -44,6 +44,10 @@ CRAFTED = [
     "model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: &len 65536\nexplorer:\n  rollout_model:\n"
     "    max_model_len: *len\n",
     "pools: [{name: 'p[/]', gpu: a100, nodes: 1, gpus_per_node: 8}]\njobs: [{name: j, model: 4B, max_model_len: 4e3}]\n",
+    "pools: [{name: p, gpu: a100, nodes: 2, gpus_per_node: 8, host_ram_gb: 300}]\n"
+    "jobs: [{name: a, model: 14B, max_model_len: 61440}, {name: b, model: 8B, max_model_len: 65536}]\n",  # host memory binds
+    "pools: [{name: p, gpu: a100, nodes: 1, gpus_per_node: 8, host_ram_gb: 1e400}]\njobs: [{name: j, model: 4B, "
+    "max_model_len: 4096}]\n",
 ]
 """YAML that a random tree cannot give: list keys, anchors, aliases, huge numbers in the right places."""
 DOCUMENTS = st.builds(lambda text, tail: text + tail,

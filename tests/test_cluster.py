@@ -261,6 +261,8 @@ def test_greedy_is_valid_and_never_better(seed: int, tmp_path_factory):
          "pool a, host_ram_gb: must be above 0, got 0"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8, host_ram_gb: 1TB}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
          "pool a, host_ram_gb: must be a number, got '1TB'"),
+        ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8, host_ram_gb: 5.0e+6}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
+         "pool a, host_ram_gb: must be at most 1048576, got 5000000.0"),
     ],
 )
 def test_bad_cluster_files_are_refused_naming_file_job_and_field(tmp_path: Path, text: str, message: str):
