@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import time
 from concurrent.futures import ThreadPoolExecutor
+from functools import cache
 from math import ceil
 
 from ortools.sat.python import cp_model
@@ -33,14 +34,24 @@ from solver.tables import Catalog, Setting, load_catalog
 
 
 def plan(query: Query, catalog: Catalog | None = None) -> tuple[Answer, ...]:
-    """Answer `query` for each of its GPU types, in order. The GPU types are solved side by side in
-    threads (CP-SAT releases the interpreter while it searches); each answer depends only on its own
-    model, so the answers are the same as one after the other."""
+    """Answer `query` for each of its GPU types, in order. The GPU types after the first are solved in
+    worker threads while this one solves the first (CP-SAT releases the interpreter while it searches);
+    each answer depends only on its own model, so the answers are the same as one after the other."""
     catalog = catalog if catalog is not None else load_catalog()
-    if len(query.gpus) == 1:
-        return (_with_measured(catalog, query, answer_for(catalog, query, query.gpus[0])),)
-    with ThreadPoolExecutor(max_workers=len(query.gpus)) as pool:
-        return tuple(pool.map(lambda gpu: _with_measured(catalog, query, answer_for(catalog, query, gpu)), query.gpus))
+
+    def answer(gpu: str) -> Answer:
+        return _with_measured(catalog, query, answer_for(catalog, query, gpu))
+
+    others = [_workers().submit(answer, gpu) for gpu in query.gpus[1:]]
+    first = answer(query.gpus[0])
+    return (first, *(other.result() for other in others))
+
+
+@cache
+def _workers() -> ThreadPoolExecutor:
+    """The threads that solve a query's other GPU types, started once per process (starting them for
+    each query took longer than the small solves themselves)."""
+    return ThreadPoolExecutor(max_workers=8, thread_name_prefix="rft-solver-plan")
 
 
 def _with_measured(catalog: Catalog, query: Query, answer: Answer) -> Answer:
