@@ -126,9 +126,10 @@ class _Planner:
             query = make_query(self.catalog, model=model, gpu=gpu, budget_gpus=gpus, exact=True,
                                objective="cheapest" if length else "max_len", max_model_len=length,
                                weights=self.weights, estimate=estimate, time_limit_s=self.time_limit_s,
-                               memory=self.memory, margin=self.margin, host_ram_gb=host_ram_gb, offload=offload)
+                               memory=self.memory, margin=self.margin, host_ram_gb=host_ram_gb, offload=offload,
+                               host_ram_source="the pool's host_ram_gb")
             query = query.model_copy(update={"node_gpus": node_gpus})
-            answer = answer_for(self.catalog, query, gpu)
+            answer = answer_for(self.catalog, query, gpu, reason=False)
             self.cache[key] = answer.plans[0] if answer.plans else None
         return self.cache[key]
 
@@ -517,7 +518,7 @@ def _reasons(planner: _Planner, fleet: Fleet, index: int) -> str:
                            budget_gpus=min(pool.nodes * pool.gpus_per_node, MAX_ESTIMATED_GPUS),
                            weights=planner.weights, estimate=planner.estimate, node_gpus=pool.gpus_per_node,
                            time_limit_s=planner.time_limit_s, memory=planner.memory, margin=planner.margin,
-                           host_ram_gb=pool.host_ram_gb)
+                           host_ram_gb=pool.host_ram_gb, host_ram_source="the pool's host_ram_gb")
         answer = answer_for(planner.catalog, query, pool.gpu)
         if answer.plans:
             fewest = answer.plans[0]

@@ -289,7 +289,8 @@ class _Words:
         if any(rule.startswith("pin_") for rule in rules):
             parts.append(f"the pins ({self.query.pin_flags})")
         if "host_ram" in rules:
-            parts.append(f"host memory (--host-ram {query.host_ram_gb:g} GB per node is too little for Offload)")
+            parts.append(f"host memory ({query.host_ram_source} {query.host_ram_gb:g} GB per node is too little for "
+                         "Offload)")
         if "evidence" in rules or "table_rows" in rules:
             asked = f"{query.max_model_len} tokens" if query.max_model_len else "any length"
             evidence = f"nothing in {query.evidence_sources} vouches for {data.model} on {data.gpu} at {asked}"
@@ -344,7 +345,7 @@ class _Words:
             return [Reason(rule=rule, detail=f"a trainer on {self.gpus(counts[0])} spans nodes of {query.node_gpus} "
                                              f"GPUs and each SP group must fit in one: that rules out SP={sps}")]
         if rule == "host_ram":
-            return [Reason(rule=rule, detail=f"Offload needs the states in host memory, more than --host-ram "
+            return [Reason(rule=rule, detail=f"Offload needs the states in host memory, more than {query.host_ram_source} "
                                              f"{query.host_ram_gb:g} GB per node (on {on} GPUs)")]
         if rule.startswith("pin_"):
             labels = ", ".join(dict.fromkeys(f"{_label(c)} on {c[0]}" for c in combinations))

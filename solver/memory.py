@@ -24,6 +24,7 @@ memory, Offload or Env never make a plan stop fitting, and a longer context neve
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict, Field
@@ -194,12 +195,22 @@ def longest_fitting(
     per_token = total(1) - total(0)
     most_tokens = ceiling * 2 if per_token <= 0 else max(0, int((usable - total(0)) / per_token))
     length = min(ceiling, most_tokens * setting.sp // 2)
-    while length > 0 and not fits(length):
-        length -= 1
-    while length < ceiling and fits(length + 1):
-        length += 1
+    if not (length == 0 or fits(length)) or (length < ceiling and fits(length + 1)):
+        length = _last_fitting(fits, ceiling)  # rounding put it off: search (memory grows with the length)
     length -= length % grid
     return length if length >= grid else None
+
+
+def _last_fitting(fits: Callable[[int], bool], ceiling: int) -> int:
+    """The longest length up to `ceiling` that `fits` (0 when none), by bisection: `fits` holds up to a
+    length and not past it."""
+    if not fits(1):
+        return 0
+    low, high = 1, ceiling
+    while low < high:
+        middle = (low + high + 1) // 2
+        low, high = (middle, high) if fits(middle) else (low, middle - 1)
+    return low
 
 
 REFERENCE_BYTES = 2

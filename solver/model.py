@@ -312,9 +312,9 @@ def add_node_rule(model: cp_model.CpModel, data: PlanningData, query: Query, pla
 
 def add_cell_evidence(model: cp_model.CpModel, data: PlanningData, plan: PlanVariables, guards: Guards) -> None:
     """A witness vouches for the plan (`PlanningData.witnesses`): a documented cell of the same GPU count
-    or fewer, vouching up to a length no shorter than L, whose setting the plan includes; or, for a GPU
-    count without a table, the memory model's estimate for exactly the plan's setting, whose longest
-    fitting length is no shorter than L."""
+    or fewer, vouching up to a length no shorter than L, whose setting the plan includes; or, where the
+    tables are silent, the memory model's estimate for exactly the plan's setting, whose longest fitting
+    length (capped where the count's own table says the setting ran out of memory) is no shorter than L."""
     not_estimated = 1 - plan.estimated
     for constraint in (
         model.add_allowed_assignments(

@@ -76,6 +76,8 @@ class Query(_Frozen):
                                      "keeps each SP group inside one node")
     node_source: str = Field(default="--node-gpus", description="where the node size came from, as messages "
                              "name it (--node-gpus, or a config's cluster.gpu_per_node)")
+    host_ram_source: str = Field(default="--host-ram", description="where the host memory came from, as "
+                                 "messages name it (--host-ram, or a cluster pool's host_ram_gb)")
     rollout_gpus: int | None = Field(default=None, ge=0, description="rollout GPUs beside the trainer: its GPU "
                                      "count must leave them a layout on the nodes")
     top: int = Field(default=1, gt=0, le=MAX_TOP)
@@ -385,13 +387,15 @@ def make_query(
     node_gpus: int | None = NODE_GPUS,
     rollout_gpus: int | None = None,
     node_source: str = "--node-gpus",
+    host_ram_source: str = "--host-ram",
 ) -> Query:
     """Resolve names and check that the request makes sense; `QueryError` (one line) when it does not.
 
     `budget_gpus` defaults, where the objective allows, to the largest documented GPU count (one node
     without tables); for the fewest GPUs, to `MAX_ESTIMATED_GPUS`.
     `node_gpus` (default 8) is the node size: a trainer on more GPUs uses whole nodes and keeps each SP
-    group in one node; messages say it came from `node_source`. With `rollout_gpus`, the trainer's count
+    group in one node; messages say it came from `node_source` (and `host_ram_gb` from `host_ram_source`).
+    With `rollout_gpus`, the trainer's count
     leaves them a `rollout_layout`: trainer and rollout in one node; the trainer in part of a node and the
     rollout filling it and whole nodes more; or the trainer on whole nodes and the rollout on the nodes
     after them.
@@ -401,7 +405,7 @@ def make_query(
                 ("offload", offload, bool | None), ("top", top, int), ("weights", weights, Weights | None),
                 ("workers", workers, int), ("seed", seed, int), ("memory", memory, MemoryModel | None),
                 ("host_ram_gb", host_ram_gb, float | None), ("node_gpus", node_gpus, int | None),
-                ("node_source", node_source, str),
+                ("node_source", node_source, str), ("host_ram_source", host_ram_source, str),
                 ("rollout_gpus", rollout_gpus, int | None))
     check_choice("objective", objective, get_args(Objective))
     check_choice("estimate", estimate, get_args(EstimateMode))
@@ -475,6 +479,7 @@ def make_query(
         host_ram_gb=host_ram_gb,
         node_gpus=node_gpus,
         node_source=node_source,
+        host_ram_source=host_ram_source,
         rollout_gpus=rollout_gpus,
     )
 

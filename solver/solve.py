@@ -63,8 +63,9 @@ def _with_measured(catalog: Catalog, query: Query, answer: Answer) -> Answer:
     return answer.model_copy(update={"measured": measured}) if measured is not None else answer
 
 
-def answer_for(catalog: Catalog, query: Query, gpu: str) -> Answer:
-    """Solve `query` on one GPU type: up to `query.top` distinct plans, or the reason there is none."""
+def answer_for(catalog: Catalog, query: Query, gpu: str, reason: bool = True) -> Answer:
+    """Solve `query` on one GPU type: up to `query.top` distinct plans, or the reason there is none (unless
+    `reason` is False: working it out takes more solves, which a caller that only wants plans spares)."""
     data = prepare(catalog, gpu, query)
     started = time.monotonic()
     if not data.counts:
@@ -89,17 +90,17 @@ def answer_for(catalog: Catalog, query: Query, gpu: str) -> Answer:
         values = [solver.value(variable) for variable in variables.plan]
         plans.append(_plan(catalog, data, query, values, estimated=bool(solver.value(variables.estimated))))
         forbid(model, variables, values, query.objective)
-        # The next plan scores worse (distinct plans score differently): start its search from there.
-        model.add(objective_expression(data, query, variables) >= int(solver.objective_value) + 1)
+        if status == cp_model.OPTIMAL:  # the next plan scores worse (distinct plans score differently)
+            model.add(objective_expression(data, query, variables) >= int(solver.objective_value) + 1)
         solver.parameters.search_branching = cp_model.AUTOMATIC_SEARCH  # the strategy only pays once
     if plans:
         proven = all(s in (cp_model.OPTIMAL, cp_model.INFEASIBLE) for s in statuses)
         return _answer(query, gpu, "optimal" if proven else "feasible", plans, started, objective_value, bound)
     if statuses[0] == cp_model.INFEASIBLE:
-        reason, nearest = _why_no_plan(catalog, data, query)
-        return _answer(query, gpu, "infeasible", (), started, reason=reason, nearest=nearest)
-    reason = f"no plan found within the time limit of {query.time_limit_s:g} s"
-    return _answer(query, gpu, "unknown", (), started, reason=reason)
+        why, nearest = _why_no_plan(catalog, data, query) if reason else ("no plan", None)
+        return _answer(query, gpu, "infeasible", (), started, reason=why, nearest=nearest)
+    return _answer(query, gpu, "unknown", (), started,
+                   reason=f"no plan found within the time limit of {query.time_limit_s:g} s")
 
 
 def checked(solver: cp_model.CpSolver, model: cp_model.CpModel,
@@ -242,7 +243,7 @@ def _why_no_plan(catalog: Catalog, data: PlanningData, query: Query) -> tuple[st
                 f"{_uncounted(query)}{_with_fewer_gpus(catalog, data, query)}", None)
     if min(data.counts) > query.budget_gpus:
         return f"no plan for {query.budget_gpus} or fewer trainer GPUs with {where} ({counts})", None
-    host_ram = f"--host-ram {query.host_ram_gb:g}" if query.host_ram_gb is not None else ""
+    host_ram = f"{query.host_ram_source} {query.host_ram_gb:g}" if query.host_ram_gb is not None else ""
     sources, within = query.evidence_sources, query.within_budget
     limits = " ".join(filter(None, (query.pin_flags, host_ram)))  # the flags that narrow the plans
     if query.objective != "max_len":
@@ -273,4 +274,5 @@ def _host_need(catalog: Catalog, data: PlanningData, query: Query) -> str:
     if not answer_for(catalog, query.model_copy(update={"host_ram_gb": None, "top": 1}), data.gpu).plans:
         return ""
     need = min(host_memory_gib(data.shape, n, query.memory.coefficients, query.node_gpus) for n in counts)
-    return f" (without --host-ram Offload trains it, and needs at least {ceil(need)} GiB of host memory per node)"
+    return (f" (without {query.host_ram_source} Offload trains it, and needs at least {ceil(need)} GiB of host memory "
+            "per node)")

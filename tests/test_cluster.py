@@ -713,7 +713,7 @@ def test_a_node_too_small_for_one_jobs_states_rules_out_offload(tmp_path: Path):
     instance = two_offload_jobs(200)
     result = solved(instance, tmp_path, estimates=False)
     assert result["placements"] == []
-    assert all("with --host-ram 200" in entry["reason"] and "needs at least 255 GiB of host memory per node"
+    assert all("with the pool's host_ram_gb 200" in entry["reason"] and "needs at least 255 GiB of host memory per node"
                in entry["reason"] for entry in result["unplaced"])
     result = solved(instance, tmp_path)
     assert [(p["job"], p["trainer_gpus"], p["plan"]["offload"]) for p in result["placements"]] == [("chat-a", 8, False)]

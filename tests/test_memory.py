@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 import solver
 from solver.calibrate import calibrate, observations
 from solver.memory import (
+    CEILING,
     DEFAULT_MARGIN,
     PRIOR,
     breakdown,
@@ -711,3 +712,13 @@ def test_the_memory_breakdown_gives_the_host_memory_offload_needs(cli):
     _, out, _ = cli(*flags)
     _, data, _ = cli(*flags, "--json")
     assert "host memory" not in out and json.loads(data)["host_memory_gib"] is None
+
+
+def test_the_longest_fitting_length_of_a_model_without_a_cost_per_token():
+    # A memory model of your own may cost nothing per token: then every length fits, or none does, and the
+    # answer comes at once (it once stepped down from 2^21 tokens one at a time).
+    free = PRIOR.model_copy(update={term: 0.0 for term in ("checkpoints", "logits", "recompute", "sp_buffers",
+                                                            "fragmentation")})
+    shape, setting = CATALOG.model("4B"), Setting(env=True, offload=False, sp=1)
+    assert longest_fitting(shape, 80, 8, setting, free) == CEILING
+    assert longest_fitting(shape, 80, 8, setting, free.model_copy(update={"overhead": 200.0})) is None
