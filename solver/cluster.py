@@ -129,7 +129,7 @@ class _Planner:
                                memory=self.memory, margin=self.margin, host_ram_gb=host_ram_gb, offload=offload,
                                host_ram_source="the pool's host_ram_gb")
             query = query.model_copy(update={"node_gpus": node_gpus})
-            answer = answer_for(self.catalog, query, gpu, reason=False)
+            answer = answer_for(self.catalog, query, gpu, explained=False)
             self.cache[key] = answer.plans[0] if answer.plans else None
         return self.cache[key]
 

@@ -63,9 +63,9 @@ def _with_measured(catalog: Catalog, query: Query, answer: Answer) -> Answer:
     return answer.model_copy(update={"measured": measured}) if measured is not None else answer
 
 
-def answer_for(catalog: Catalog, query: Query, gpu: str, reason: bool = True) -> Answer:
+def answer_for(catalog: Catalog, query: Query, gpu: str, explained: bool = True) -> Answer:
     """Solve `query` on one GPU type: up to `query.top` distinct plans, or the reason there is none (unless
-    `reason` is False: working it out takes more solves, which a caller that only wants plans spares)."""
+    `explained` is False: working it out takes more solves, which a caller that only wants plans spares)."""
     data = prepare(catalog, gpu, query)
     started = time.monotonic()
     if not data.counts:
@@ -97,7 +97,7 @@ def answer_for(catalog: Catalog, query: Query, gpu: str, reason: bool = True) ->
         proven = all(s in (cp_model.OPTIMAL, cp_model.INFEASIBLE) for s in statuses)
         return _answer(query, gpu, "optimal" if proven else "feasible", plans, started, objective_value, bound)
     if statuses[0] == cp_model.INFEASIBLE:
-        why, nearest = _why_no_plan(catalog, data, query) if reason else ("no plan", None)
+        why, nearest = _why_no_plan(catalog, data, query) if explained else ("no plan", None)
         return _answer(query, gpu, "infeasible", (), started, reason=why, nearest=nearest)
     return _answer(query, gpu, "unknown", (), started,
                    reason=f"no plan found within the time limit of {query.time_limit_s:g} s")
