@@ -206,23 +206,68 @@ def host_capacity_mib(pool: Pool) -> int | None:
     return None if pool.host_ram_gb is None else int(pool.host_ram_gb * 1024)
 
 
-def without_slack_host(fleet: Fleet, options: list[Option]) -> list[Option]:
-    """The options, with the host memory of those in pools where jobs sharing a node can never exceed it
-    (each takes at most its share of the node's GPUs in host memory) set to 0: there it constrains nothing,
-    and leaving it out keeps the node patterns few."""
-    binding = set()
+PATTERN_GROWTH, PATTERN_FLOOR = 4, 256
+"""How many ways to fill a node (`patterns`) a pool's placement weighs with host memory, before the host
+memory of its Offload jobs is counted in fewer, larger steps (`host_footprints`): this many times as many
+as without it, and at least this many. More made the search slow (thousands of patterns per pool left a
+placement 23% below its bound within the time limit)."""
+
+
+def host_footprints(fleet: Fleet, options: list[Option]) -> tuple[list[Option], tuple[str, ...]]:
+    """The options, with the host memory each takes on a node it shares as the placement counts it, and
+    the pools where that is rounded up:
+    - 0 in a pool where jobs sharing a node can never exceed it (each takes at most its share of the
+      node's GPUs in host memory): there it constrains nothing, and leaving it out keeps the patterns few;
+    - else its own need, where the pool's ways to fill a node stay within the limit (`PATTERN_GROWTH`);
+    - else the largest need of its class, the Offload jobs' needs grouped into fewer classes until they
+      do (each distinct need makes the ways to fill a node multiply): conservative, never more than a
+      node has.
+    A need just over the node's host memory by the rounding to MiB, of a plan the planner let fit it
+    alone, is taken as the node's."""
+    result, rounded_pools = list(options), []
     for pool_index, pool in enumerate(fleet.pools):
         capacity = host_capacity_mib(pool)
-        here = [o for o in options if o.pool == pool_index and o.host_mib]
-        if capacity is not None and here and max(o.host_mib / o.size for o in here) * pool.gpus_per_node > capacity:
-            binding.add(pool_index)
-    return [o if o.pool in binding or not o.host_mib else replace(o, host_mib=0) for o in options]
+        here = [i for i, o in enumerate(result) if o.pool == pool_index and o.host_mib]
+        if capacity is None or not here:
+            continue
+        for i in here:
+            result[i] = replace(result[i], host_mib=min(result[i].host_mib, capacity))
+        if max(result[i].host_mib / result[i].size for i in here) * pool.gpus_per_node <= capacity:
+            for i in here:
+                result[i] = replace(result[i], host_mib=0)
+            continue
+        needs = sorted({result[i].host_mib for i in here})
+        plain = {o.footprint for o in result if o.pool == pool_index and o.size and not o.host_mib}
+        sizes = {(o.size, 0) for o in result if o.pool == pool_index and o.size}
+        limit = max(PATTERN_FLOOR, PATTERN_GROWTH * len(patterns(sizes, pool.gpus_per_node)))
+        for classes in range(len(needs), 0, -1):
+            groups = [needs[len(needs) * c // classes: len(needs) * (c + 1) // classes] for c in range(classes)]
+            rounded = {need: group[-1] for group in groups for need in group}
+            footprints = plain | {(result[i].size, rounded[result[i].host_mib]) for i in here}
+            if classes == 1:
+                break
+            try:
+                patterns(footprints, pool.gpus_per_node, capacity, limit=limit)
+                break
+            except TooManyPatterns:
+                continue
+        if classes < len(needs):
+            rounded_pools.append(pool.name)
+        for i in here:
+            result[i] = replace(result[i], host_mib=rounded[result[i].host_mib])
+    return result, tuple(rounded_pools)
 
 
-def patterns(footprints: set[Footprint], node_gpus: int, host_mib: int | None = None) -> list[tuple[Footprint, ...]]:
+class TooManyPatterns(Exception):
+    """More ways to fill a node than `patterns` was asked to list."""
+
+
+def patterns(footprints: set[Footprint], node_gpus: int, host_mib: int | None = None,
+             limit: int | None = None) -> list[tuple[Footprint, ...]]:
     """The maximal ways to fill one node with jobs of these footprints (GPUs, host MiB): multisets (sorted,
     largest first) whose GPUs fit the node and whose host memory fits `host_mib` (None: any), and to which
-    no footprint can be added. Any packing of a node fits inside one of them."""
+    no footprint can be added. Any packing of a node fits inside one of them. `TooManyPatterns` when
+    there are more than `limit`."""
     ordered = sorted(footprints, reverse=True)
     host_room = host_mib if host_mib is not None else sum(host for _, host in ordered) * node_gpus
 
@@ -240,6 +285,8 @@ def patterns(footprints: set[Footprint], node_gpus: int, host_mib: int | None = 
                        (free[0] - ordered[position][0], free[1] - ordered[position][1]))
         if not grew and prefix and not any(fits(footprint, free) for footprint in ordered):
             found.append(prefix)
+            if limit is not None and len(found) > limit:
+                raise TooManyPatterns
 
     extend((), 0, (node_gpus, host_room))
     return found
@@ -319,8 +366,8 @@ def place(
     started = time.monotonic()
     planner = _Planner(catalog, weights if weights is not None else load_weights(), estimate, time_limit_s,
                        memory, margin)
-    options = without_slack_host(fleet, [option for index in range(len(fleet.jobs))
-                                         for option in job_options(planner, fleet, index)])
+    options, host_rounded = host_footprints(fleet, [option for index in range(len(fleet.jobs))
+                                                    for option in job_options(planner, fleet, index)])
     every_job = minimize == "nodes"
     with_options = {option.job for option in options}
     stuck = [index for index in range(len(fleet.jobs)) if index not in with_options]
@@ -390,9 +437,9 @@ def place(
             model.add(expression >= reached if maximise else expression <= reached)
             _hint(built, values, counts)
     placements, unplaced = _decode(fleet, options, values, counts, planner)
-    return ClusterResult(status="optimal" if proven else "feasible", objective=objective, bound=bound,
-                         placements=placements, unplaced=unplaced, wall_time_s=time.monotonic() - started,
-                         interrupted=interrupt.caught)
+    return ClusterResult(status="optimal" if proven and not host_rounded else "feasible", objective=objective,
+                         bound=bound, placements=placements, unplaced=unplaced, host_rounded=host_rounded,
+                         wall_time_s=time.monotonic() - started, interrupted=interrupt.caught)
 
 
 class _StopOnInterrupt:
@@ -605,7 +652,7 @@ def greedy(fleet: Fleet, catalog: Catalog, weights: Weights | None = None,
     """The baseline: jobs by priority, each on its first plan (pool order, then cost) and first node
     that has room. Same options and rules as `place`, no search."""
     planner = _Planner(catalog, weights if weights is not None else load_weights(), estimate)
-    options = without_slack_host(fleet, [option for index in range(len(fleet.jobs))
+    options, _ = host_footprints(fleet, [option for index in range(len(fleet.jobs))
                                          for option in job_options(planner, fleet, index)])
     choice = _greedy_choice(fleet, options)
     first_gpu, used = {}, Counter[tuple[int, int]]()

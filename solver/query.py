@@ -606,9 +606,14 @@ class ClusterResult(_Timed):
 
     status: ClusterStatus
     objective: int | None = Field(description="placed priority, or nodes used with minimize='nodes'")
-    bound: int | None = Field(description="CP-SAT's proven bound on that objective")
+    bound: int | None = Field(description="CP-SAT's proven bound on that objective (with `host_rounded`, on the "
+                              "placement with the host memory rounded)")
     placements: tuple[Placement, ...]
     unplaced: tuple[Unplaced, ...]
+    host_rounded: tuple[str, ...] = Field(default=(), description=(
+        "pools whose Offload jobs' host memory the placement rounded up into a few classes (the ways to fill "
+        "a node were too many otherwise): safe, but optimal and the bound only as rounded, so the status is "
+        "at best 'feasible'"))
     wall_time_s: float = Field(default=0.0, exclude=True, description="seconds spent placing (not compared)")
     interrupted: bool = Field(default=False, exclude=True, description="Ctrl-C stopped the search early")
 

@@ -302,9 +302,16 @@ def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = Fal
         measure = ("nodes used" if minimize_nodes else
                    f"placed priority (of {sum(job.priority for job in fleet.jobs)})")
         bound = f"proven bound {result.bound}" if result.bound is not None else "no bound proven (time ran out)"
+        if result.host_rounded and result.bound is not None:
+            bound = f"bound {result.bound} with the host memory rounded"
         renderables.append(Text(f"status: {result.status}; {measure}: {result.objective}, {bound}{gap}", style="bold"))
     else:
         renderables.append(Text(f"status: {result.status}", style="bold red"))
+    if result.host_rounded:
+        renderables.append(Text(
+            f"host memory of Offload jobs rounded up into classes in {', '.join(result.host_rounded)} (the ways to "
+            "fill a node were too many otherwise): no node's host memory is exceeded, but the placement is not "
+            "proven optimal", style="yellow"))
     for pool in fleet.pools:
         here = [p for p in result.placements if p.pool == pool.name]
         used: dict[int, int] = {}

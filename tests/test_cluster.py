@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 import solver
 import solver.cli
+import solver.cluster
 from solver.cluster import greedy, layout, patterns, place
 from solver.query import make_query
 from solver.solve import plan
@@ -328,7 +329,7 @@ def test_cli_cluster_prints_tables_and_json(cli, tmp_path: Path):
     assert "status: optimal; placed priority (of 7): 7, proven bound 7" in out and "pool a100: 2 x 8 A100-80GB" in out
     status, out, _ = cli("cluster", str(path), "--json")
     result = json.loads(out)
-    assert set(result) == {"status", "objective", "bound", "placements", "unplaced"}
+    assert set(result) == {"status", "objective", "bound", "placements", "unplaced", "host_rounded"}
     assert set(result["placements"][0]) == {"job", "pool", "nodes", "gpu_indexes", "trainer_gpus", "rollout_gpus",
                                             "plan"}
     instance = yaml.safe_load(FLEET_FILE)
@@ -754,3 +755,36 @@ def test_a_job_takes_an_at_least_object_and_dumps_without_warnings():
         warnings.simplefilter("error")
         assert job.model_dump(mode="json")["max_model_len"] == {"at_least": 32768}
     assert Job.model_validate(job.model_dump()) == job
+
+
+def test_a_job_that_fits_a_nodes_host_memory_alone_is_placed_whatever_the_rounding_to_mib(tmp_path: Path):
+    # Qwen3-14B's Offload states need 254.901 GiB; a node of 254.9013 GiB holds them (as the planner's
+    # --host-ram says), though the need rounded up to a MiB is one MiB more than the node rounded down.
+    instance = {"pools": [{**ONE_NODE, "host_ram_gb": 254.9013}],
+                "jobs": [{"name": "chat", "model": "14B", "max_model_len": 65536}]}
+    result = solved(instance, tmp_path)
+    assert [(p["job"], p["plan"]["offload"]) for p in result["placements"]] == [("chat", True)]
+
+
+def test_too_many_host_needs_are_rounded_up_into_classes(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # Offload jobs of three models on a node of 300 GiB: Qwen3-8B (141 GiB) and Qwen3-4B (69 GiB) share it
+    # by their exact needs. Rounded into one class (as a pool with too many ways to fill a node would be),
+    # every need counts as the largest, Qwen3-14B's 255 GiB, and no two share a node.
+    instance = {"pools": [{**ONE_NODE, "nodes": 2, "host_ram_gb": 300}], "jobs": [
+        {"name": "big", "model": "14B", "max_model_len": 61440, "priority": 3},
+        {"name": "mid", "model": "8B", "max_model_len": 61440, "priority": 2},
+        {"name": "small", "model": "4B", "max_model_len": 102400, "priority": 2},
+    ]}
+    (tmp_path / "exact").mkdir()
+    (tmp_path / "rounded").mkdir()
+    exact = solved(instance, tmp_path / "exact")
+    assert (exact["status"], exact["objective"], exact["host_rounded"]) == ("optimal", 7, [])
+    monkeypatch.setattr(solver.cluster, "PATTERN_FLOOR", 1)
+    monkeypatch.setattr(solver.cluster, "PATTERN_GROWTH", 0)
+    rounded = solved(instance, tmp_path / "rounded")
+    assert (rounded["status"], rounded["objective"], rounded["host_rounded"]) == ("feasible", 5, ["a100"])
+    assert check_placements(CATALOG, instance, rounded, estimates=True) == []
+    assert len({p["nodes"][0] for p in rounded["placements"] if p["plan"]["offload"]}) == 2
+    status, out, _ = cli("cluster", str(tmp_path / "rounded" / "fleet.yaml"))
+    assert status == 1 and "status: feasible; placed priority (of 7): 5, bound 5 with the host memory rounded" in out
+    assert "host memory of Offload jobs rounded up into classes in a100" in " ".join(out.split())
