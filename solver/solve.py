@@ -33,6 +33,11 @@ from solver.query import (
 from solver.tables import Catalog, Setting, load_catalog
 
 
+FIXED_SEARCH_RANKS = 1000
+"""Up to this many combinations of GPU count, Env, Offload and SP (budgets up to 24 GPUs), the search follows
+the objective's order; past it, CP-SAT's own."""
+
+
 def plan(query: Query, catalog: Catalog | None = None) -> tuple[Answer, ...]:
     """Answer `query` for each of its GPU types, in order. The GPU types after the first are solved in
     worker threads while this one solves the first (CP-SAT releases the interpreter while it searches);
@@ -74,7 +79,10 @@ def answer_for(catalog: Catalog, query: Query, gpu: str, explained: bool = True)
         return _answer(query, gpu, "infeasible", (), started, reason=reason)
     model, variables, _ = build_model(data, query)
     solver = new_solver(query)
-    solver.parameters.search_branching = cp_model.FIXED_SEARCH  # follow the model's strategy (add_objective)
+    # Follow the model's strategy (add_objective) where it pays: for the fewest GPUs, and on small models;
+    # with many GPU counts CP-SAT's own search finds the cheapest or longest plan three times faster.
+    fixed = query.objective == "min_gpus" or len(data.ranks) <= FIXED_SEARCH_RANKS
+    solver.parameters.search_branching = cp_model.FIXED_SEARCH if fixed else cp_model.AUTOMATIC_SEARCH
     deadline = started + query.time_limit_s
     plans: list[Plan] = []
     statuses: list[cp_model.CpSolverStatus] = []
