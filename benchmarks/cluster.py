@@ -1,8 +1,9 @@
 """Cluster benchmarks: seeded fleets and job lists from 8 GPUs / 10 jobs to 4096 GPUs / 5000 jobs,
 solved by `solve cluster`'s CP-SAT model and by the greedy baseline, one table.
 
-Run from the repository root with the package installed:  python benchmarks/cluster.py
-Each size runs in its own process, so that the peak memory (max RSS) is that size's alone.
+Run from the repository root with the package installed:  python benchmarks/cluster.py [--host-ram GB]
+Each size runs in its own process, so that the peak memory (max RSS) is that size's alone. With
+--host-ram, every node has that much host memory per 8 GPUs, which the Offload jobs on it share.
 """
 
 from __future__ import annotations
@@ -31,9 +32,10 @@ MODELS = ["Qwen3-0.6B", "Qwen3-1.7B", "Qwen3-4B", "Qwen3-8B", "Qwen3-14B"]
 LENGTHS = [4096, 8192, 16384, 20480, 32768, 40960, 51200, 65536, 81920, 102400]
 
 
-def generate(gpus: int, jobs: int, seed: int) -> dict:
-    """A fleet of about `gpus` GPUs in A100 and H20 pools of 8-GPU (and some 4-GPU) nodes, and `jobs`
-    jobs with mixed models, lengths (a quarter of them `at_least`), rollout GPUs, priorities and pools."""
+def generate(gpus: int, jobs: int, seed: int, host_ram_gb: float | None = None) -> dict:
+    """A fleet of about `gpus` GPUs in A100 and H20 pools of 8-GPU (and some 4-GPU) nodes, with
+    `host_ram_gb` of host memory per 8 GPUs of a node (or none given), and `jobs` jobs with mixed models,
+    lengths (a quarter of them `at_least`), rollout GPUs, priorities and pools."""
     rng = random.Random(seed)
     pools = []
     remaining = gpus
@@ -41,7 +43,8 @@ def generate(gpus: int, jobs: int, seed: int) -> dict:
     for index, (name, gpu, per_node) in enumerate(kinds):
         share = remaining if index == len(kinds) - 1 else max(per_node, gpus // len(kinds) // per_node * per_node)
         nodes = max(1, share // per_node)
-        pools.append({"name": name, "gpu": gpu, "nodes": nodes, "gpus_per_node": per_node})
+        pools.append({"name": name, "gpu": gpu, "nodes": nodes, "gpus_per_node": per_node,
+                      **({"host_ram_gb": host_ram_gb * per_node / 8} if host_ram_gb is not None else {})})
         remaining = max(0, remaining - nodes * per_node)
         if remaining == 0:
             break
@@ -61,7 +64,7 @@ def generate(gpus: int, jobs: int, seed: int) -> dict:
     return {"pools": pools, "jobs": job_list}
 
 
-def run_one(gpus: int, jobs: int, limit: float, seed: int) -> dict:
+def run_one(gpus: int, jobs: int, limit: float, seed: int, host_ram_gb: float | None) -> dict:
     """Solve one size in this process; returns the figures (and peak memory) as a dict."""
     from solver.cluster import greedy, place
     from solver.tables import load_catalog, load_fleet
@@ -69,7 +72,7 @@ def run_one(gpus: int, jobs: int, limit: float, seed: int) -> dict:
     catalog = load_catalog()
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "fleet.yaml"
-        path.write_text(yaml.safe_dump(generate(gpus, jobs, seed)), encoding="utf-8")
+        path.write_text(yaml.safe_dump(generate(gpus, jobs, seed, host_ram_gb)), encoding="utf-8")
         fleet = load_fleet(path, catalog)
     started = time.perf_counter()
     baseline = greedy(fleet, catalog)
@@ -82,6 +85,7 @@ def run_one(gpus: int, jobs: int, limit: float, seed: int) -> dict:
         "seconds": seconds, "status": result.status, "objective": result.objective, "bound": result.bound,
         "gap": result.gap or 0.0, "greedy": baseline.objective, "greedy_seconds": greedy_seconds,
         "placed": len(result.placements), "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "host_rounded": len(result.host_rounded),
     }
 
 
@@ -90,21 +94,25 @@ def main() -> None:
     parser.add_argument("--seed", type=int, default=1, help="generator seed (default 1)")
     parser.add_argument("--one", nargs=3, type=float, metavar=("GPUS", "JOBS", "LIMIT"), help=argparse.SUPPRESS)
     parser.add_argument("--largest", type=int, default=len(SIZES), help="run only the first N sizes")
+    parser.add_argument("--host-ram", type=float, metavar="GB",
+                        help="host memory per 8 GPUs of a node, shared by its Offload jobs (default: not checked)")
     args = parser.parse_args()
     if args.one:
         gpus, jobs, limit = args.one
-        print(json.dumps(run_one(int(gpus), int(jobs), limit, args.seed)))
+        print(json.dumps(run_one(int(gpus), int(jobs), limit, args.seed, args.host_ram)))
         return
-    table = Table(title=f"rft-solver cluster benchmarks (seed {args.seed})")
+    host = f", {args.host_ram:g} GB host memory per 8 GPUs" if args.host_ram is not None else ""
+    table = Table(title=f"rft-solver cluster benchmarks (seed {args.seed}{host})")
     for column in ("GPUs", "jobs", "limit s", "time s", "status", "objective", "bound", "gap", "greedy",
-                   "placed", "peak MB"):
+                   "placed", "peak MB", "pools rounded"):
         table.add_column(column, justify="right")
     for gpus, jobs, limit in SIZES[: args.largest]:
-        command = [sys.executable, __file__, "--seed", str(args.seed), "--one", str(gpus), str(jobs), str(limit)]
+        command = [sys.executable, __file__, "--seed", str(args.seed), "--one", str(gpus), str(jobs), str(limit),
+                   *(["--host-ram", str(args.host_ram)] if args.host_ram is not None else [])]
         row = json.loads(subprocess.run(command, check=True, capture_output=True, text=True).stdout)
         table.add_row(str(row["gpus"]), str(row["jobs"]), f"{row['limit']:g}", f"{row['seconds']:.1f}", row["status"],
                       str(row["objective"]), str(row["bound"]), f"{row['gap']:.2%}", str(row["greedy"]),
-                      str(row["placed"]), f"{row['peak_mb']:.0f}")
+                      str(row["placed"]), f"{row['peak_mb']:.0f}", str(row["host_rounded"]))
     Console(width=max(Console().width, 140)).print(table)
 
 
