@@ -419,11 +419,14 @@ def place(
                     proven = False  # out of time before a first solution: the greedy placement stands
                     objective = sum(fleet.jobs[o.job].priority for o, value in zip(options, values) if value)
                     break
-                if position == 0:
-                    verdict: ClusterStatus = "infeasible" if status == cp_model.INFEASIBLE else "unknown"
+                if position == 0:  # with host memory rounded, no placement of the rounded needs proves nothing
+                    verdict: ClusterStatus = "infeasible" if status == cp_model.INFEASIBLE and not host_rounded \
+                        else "unknown"
                     return ClusterResult(status=verdict, objective=None, bound=None, placements=(),
-                                         unplaced=_all_unplaced(fleet, verdict, interrupt.caught),
-                                         wall_time_s=time.monotonic() - started, interrupted=interrupt.caught)
+                                         unplaced=_all_unplaced(fleet, verdict, interrupt.caught, host_rounded
+                                                                if status == cp_model.INFEASIBLE else ()),
+                                         host_rounded=host_rounded, wall_time_s=time.monotonic() - started,
+                                         interrupted=interrupt.caught)
                 proven = proven and name == "tie-break"  # a stage left unsolved proves nothing
                 break  # keep the previous stage's answer (its hint is still in the model)
             if name != "tie-break":
@@ -585,9 +588,12 @@ def _trivially_bounded(bound: int, fleet: Fleet, options: list[Option], every_jo
     return min(bound, sum(fleet.jobs[job].priority for job in {option.job for option in options}))
 
 
-def _all_unplaced(fleet: Fleet, verdict: ClusterStatus, interrupted: bool) -> tuple[Unplaced, ...]:
+def _all_unplaced(fleet: Fleet, verdict: ClusterStatus, interrupted: bool,
+                  host_rounded: tuple[str, ...] = ()) -> tuple[Unplaced, ...]:
     reason = ("the jobs do not all fit the fleet together" if verdict == "infeasible"
               else "interrupted before a placement was found" if interrupted
+              else f"the jobs do not all fit the fleet with the host memory of {', '.join(host_rounded)} rounded up; "
+                   "they may with the exact figures" if host_rounded
               else "no placement found within the time limit")
     return tuple(Unplaced(job=job.name, reason=reason) for job in fleet.jobs)
 

@@ -788,3 +788,23 @@ def test_too_many_host_needs_are_rounded_up_into_classes(cli, tmp_path: Path, mo
     status, out, _ = cli("cluster", str(tmp_path / "rounded" / "fleet.yaml"))
     assert status == 1 and "status: feasible; placed priority (of 7): 5, bound 5 with the host memory rounded" in out
     assert "host memory of Offload jobs rounded up into classes in a100" in " ".join(out.split())
+
+
+def test_minimize_nodes_does_not_call_a_fleet_infeasible_for_rounded_host_memory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # Exact needs: Qwen3-8B and Qwen3-4B share the 8-GPU node (210 of 300 GiB), Qwen3-14B takes the 4-GPU
+    # node. Rounded into one class (255 GiB each), the two cannot share it: that proves nothing.
+    instance = {"pools": [{**ONE_NODE, "host_ram_gb": 300}, {**ONE_NODE, "name": "small-node", "gpus_per_node": 4}],
+                "jobs": [{"name": "big", "model": "14B", "max_model_len": 61440},
+                         {"name": "mid", "model": "8B", "max_model_len": 61440},
+                         {"name": "small", "model": "4B", "max_model_len": 102400}]}
+    (tmp_path / "exact").mkdir()
+    (tmp_path / "rounded").mkdir()
+    exact = solved(instance, tmp_path / "exact", minimize_nodes=True)
+    assert (exact["status"], exact["objective"]) == ("optimal", 2)
+    monkeypatch.setattr(solver.cluster, "PATTERN_FLOOR", 1)
+    monkeypatch.setattr(solver.cluster, "PATTERN_GROWTH", 0)
+    rounded = json.loads(place(fleet_of(instance, tmp_path / "rounded"), CATALOG, minimize="nodes").model_dump_json())
+    assert (rounded["status"], rounded["placements"], rounded["host_rounded"]) == ("unknown", [], ["a100"])
+    assert {entry["reason"] for entry in rounded["unplaced"]} == {
+        "the jobs do not all fit the fleet with the host memory of a100 rounded up; they may with the exact figures"}
