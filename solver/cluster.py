@@ -206,11 +206,12 @@ def host_capacity_mib(pool: Pool) -> int | None:
     return None if pool.host_ram_gb is None else int(pool.host_ram_gb * 1024)
 
 
-PATTERN_GROWTH, PATTERN_FLOOR = 4, 256
+PATTERN_GROWTH, PATTERN_FLOOR, PATTERN_BUDGET = 4, 256, 50_000
 """How many ways to fill a node (`patterns`) a pool's placement weighs with host memory, before the host
-memory of its Offload jobs is counted in fewer, larger steps (`host_footprints`): this many times as many
-as without it, and at least this many. More made the search slow (thousands of patterns per pool left a
-placement 23% below its bound within the time limit)."""
+memory of its Offload jobs is counted in fewer, larger steps (`host_footprints`): the most of this many
+times as many as without it, this many, and this many divided by the jobs that may use the pool (a few
+jobs can weigh thousands; with hundreds of jobs, thousands of patterns per pool left a placement 23%
+below its bound within the time limit)."""
 
 
 def host_footprints(fleet: Fleet, options: list[Option]) -> tuple[list[Option], tuple[str, ...]]:
@@ -239,7 +240,8 @@ def host_footprints(fleet: Fleet, options: list[Option]) -> tuple[list[Option], 
         needs = sorted({result[i].host_mib for i in here})
         plain = {o.footprint for o in result if o.pool == pool_index and o.size and not o.host_mib}
         sizes = {(o.size, 0) for o in result if o.pool == pool_index and o.size}
-        limit = max(PATTERN_FLOOR, PATTERN_GROWTH * len(patterns(sizes, pool.gpus_per_node)))
+        jobs = len({o.job for o in result if o.pool == pool_index})
+        limit = max(PATTERN_FLOOR, PATTERN_GROWTH * len(patterns(sizes, pool.gpus_per_node)), PATTERN_BUDGET // jobs)
         for classes in range(len(needs), 0, -1):
             groups = [needs[len(needs) * c // classes: len(needs) * (c + 1) // classes] for c in range(classes)]
             rounded = {need: group[-1] for group in groups for need in group}
@@ -419,12 +421,16 @@ def place(
                     proven = False  # out of time before a first solution: the greedy placement stands
                     objective = sum(fleet.jobs[o.job].priority for o, value in zip(options, values) if value)
                     break
-                if position == 0:  # with host memory rounded, no placement of the rounded needs proves nothing
-                    verdict: ClusterStatus = "infeasible" if status == cp_model.INFEASIBLE and not host_rounded \
+                if position == 0:
+                    # With host memory rounded, no placement of the rounded needs proves nothing, unless the
+                    # jobs do not fit even with host memory left out.
+                    rounded_only = status == cp_model.INFEASIBLE and bool(host_rounded) and not _infeasible_without_host(
+                        fleet, options, every_job, solver, deadline)
+                    verdict: ClusterStatus = "infeasible" if status == cp_model.INFEASIBLE and not rounded_only \
                         else "unknown"
                     return ClusterResult(status=verdict, objective=None, bound=None, placements=(),
-                                         unplaced=_all_unplaced(fleet, verdict, interrupt.caught, host_rounded
-                                                                if status == cp_model.INFEASIBLE else ()),
+                                         unplaced=_all_unplaced(fleet, verdict, interrupt.caught,
+                                                                host_rounded if rounded_only else ()),
                                          host_rounded=host_rounded, wall_time_s=time.monotonic() - started,
                                          interrupted=interrupt.caught)
                 proven = proven and name == "tie-break"  # a stage left unsolved proves nothing
@@ -586,6 +592,14 @@ def _trivially_bounded(bound: int, fleet: Fleet, options: list[Option], every_jo
     if every_job:
         return max(bound, 0)
     return min(bound, sum(fleet.jobs[job].priority for job in {option.job for option in options}))
+
+
+def _infeasible_without_host(fleet: Fleet, options: list[Option], every_job: bool, solver: cp_model.CpSolver,
+                             deadline: float) -> bool:
+    """Whether CP-SAT proves, before `deadline`, that the jobs do not fit even with host memory left out."""
+    relaxed = build_placement_model(fleet, [replace(o, host_mib=0) for o in options], every_job).model
+    solver.parameters.max_time_in_seconds = max(deadline - time.monotonic(), 0.01)
+    return checked(solver, relaxed, solver.solve(relaxed)) == cp_model.INFEASIBLE
 
 
 def _all_unplaced(fleet: Fleet, verdict: ClusterStatus, interrupted: bool,

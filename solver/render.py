@@ -310,8 +310,9 @@ def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = Fal
     if result.host_rounded:
         renderables.append(Text(
             f"host memory of Offload jobs rounded up into classes in {', '.join(result.host_rounded)} (the ways to "
-            "fill a node were too many otherwise): no node's host memory is exceeded, but the placement is not "
-            "proven optimal", style="yellow"))
+            "fill a node were too many otherwise)"
+            + (": no node's host memory is exceeded, but the placement is not proven optimal" if result.placements
+               else ""), style="yellow"))
     for pool in fleet.pools:
         here = [p for p in result.placements if p.pool == pool.name]
         used: dict[int, int] = {}

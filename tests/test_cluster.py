@@ -766,6 +766,12 @@ def test_a_job_that_fits_a_nodes_host_memory_alone_is_placed_whatever_the_roundi
     assert [(p["job"], p["plan"]["offload"]) for p in result["placements"]] == [("chat", True)]
 
 
+def round_host_memory_always(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make every pool with host needs to weigh round them into one class, as a large fleet would."""
+    for name in ("PATTERN_FLOOR", "PATTERN_GROWTH", "PATTERN_BUDGET"):
+        monkeypatch.setattr(solver.cluster, name, 1 if name == "PATTERN_FLOOR" else 0)
+
+
 def test_too_many_host_needs_are_rounded_up_into_classes(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # Offload jobs of three models on a node of 300 GiB: Qwen3-8B (141 GiB) and Qwen3-4B (69 GiB) share it
     # by their exact needs. Rounded into one class (as a pool with too many ways to fill a node would be),
@@ -779,8 +785,7 @@ def test_too_many_host_needs_are_rounded_up_into_classes(cli, tmp_path: Path, mo
     (tmp_path / "rounded").mkdir()
     exact = solved(instance, tmp_path / "exact")
     assert (exact["status"], exact["objective"], exact["host_rounded"]) == ("optimal", 7, [])
-    monkeypatch.setattr(solver.cluster, "PATTERN_FLOOR", 1)
-    monkeypatch.setattr(solver.cluster, "PATTERN_GROWTH", 0)
+    round_host_memory_always(monkeypatch)
     rounded = solved(instance, tmp_path / "rounded")
     assert (rounded["status"], rounded["objective"], rounded["host_rounded"]) == ("feasible", 5, ["a100"])
     assert check_placements(CATALOG, instance, rounded, estimates=True) == []
@@ -802,9 +807,36 @@ def test_minimize_nodes_does_not_call_a_fleet_infeasible_for_rounded_host_memory
     (tmp_path / "rounded").mkdir()
     exact = solved(instance, tmp_path / "exact", minimize_nodes=True)
     assert (exact["status"], exact["objective"]) == ("optimal", 2)
-    monkeypatch.setattr(solver.cluster, "PATTERN_FLOOR", 1)
-    monkeypatch.setattr(solver.cluster, "PATTERN_GROWTH", 0)
+    round_host_memory_always(monkeypatch)
     rounded = json.loads(place(fleet_of(instance, tmp_path / "rounded"), CATALOG, minimize="nodes").model_dump_json())
     assert (rounded["status"], rounded["placements"], rounded["host_rounded"]) == ("unknown", [], ["a100"])
     assert {entry["reason"] for entry in rounded["unplaced"]} == {
         "the jobs do not all fit the fleet with the host memory of a100 rounded up; they may with the exact figures"}
+
+
+def test_minimize_nodes_calls_a_fleet_infeasible_when_it_does_not_fit_even_without_host_memory(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # Three jobs of 4 GPUs on one node of 8: no host memory makes room for the third.
+    instance = {"pools": [{**ONE_NODE, "host_ram_gb": 300}],
+                "jobs": [{"name": "big", "model": "14B", "max_model_len": 61440},
+                         {"name": "mid", "model": "8B", "max_model_len": 61440},
+                         {"name": "small", "model": "4B", "max_model_len": 102400}]}
+    round_host_memory_always(monkeypatch)
+    result = place(fleet_of(instance, tmp_path), CATALOG, minimize="nodes")
+    assert (result.status, result.host_rounded) == ("infeasible", ("a100",))
+    assert {entry.reason for entry in result.unplaced} == {"the jobs do not all fit the fleet together"}
+
+
+def test_a_few_jobs_weigh_their_exact_host_needs(tmp_path: Path):
+    # Five jobs on one node of 16 GPUs: their exact host needs make more ways to fill the node than a
+    # large fleet may weigh, but few enough for five jobs; nothing is rounded, and four jobs fit.
+    instance = {"pools": [{**ONE_NODE, "gpus_per_node": 16, "host_ram_gb": 300}], "jobs": [
+        {"name": "j0", "model": "14B", "max_model_len": {"at_least": 8192}, "rollout_gpus": 4},
+        {"name": "j1", "model": "0.6B", "max_model_len": 8192, "rollout_gpus": 3},
+        {"name": "j2", "model": "4B", "max_model_len": 16384, "rollout_gpus": 1},
+        {"name": "j3", "model": "Llama-3.1-8B", "max_model_len": {"at_least": 8192}, "rollout_gpus": 4},
+        {"name": "j4", "model": "Qwen2.5-7B", "max_model_len": {"at_least": 8192}, "rollout_gpus": 3},
+    ]}
+    result = solved(instance, tmp_path)
+    assert (result["status"], result["objective"], result["host_rounded"]) == ("optimal", 4, [])
+    assert value_of(CATALOG, instance, result) == best_value(CATALOG, instance, estimates=True)
