@@ -209,9 +209,9 @@ def host_capacity_mib(pool: Pool) -> int | None:
 PATTERN_GROWTH, PATTERN_FLOOR, PATTERN_BUDGET = 4, 256, 50_000
 """How many ways to fill a node (`patterns`) a pool's placement weighs with host memory, before the host
 memory of its Offload jobs is counted in fewer, larger steps (`host_footprints`): the most of this many
-times as many as without it, this many, and this many divided by the jobs that may use the pool (a few
-jobs can weigh thousands; with hundreds of jobs, thousands of patterns per pool left a placement 23%
-below its bound within the time limit)."""
+times as many as without it, this many, and this many divided by the jobs that may use the pool times its
+nodes (five jobs on one node weigh 9000 in a second or two; with hundreds of jobs, thousands of patterns
+per pool left a placement 23% below its bound within the time limit)."""
 
 
 def host_footprints(fleet: Fleet, options: list[Option]) -> tuple[list[Option], tuple[str, ...]]:
@@ -241,7 +241,8 @@ def host_footprints(fleet: Fleet, options: list[Option]) -> tuple[list[Option], 
         plain = {o.footprint for o in result if o.pool == pool_index and o.size and not o.host_mib}
         sizes = {(o.size, 0) for o in result if o.pool == pool_index and o.size}
         jobs = len({o.job for o in result if o.pool == pool_index})
-        limit = max(PATTERN_FLOOR, PATTERN_GROWTH * len(patterns(sizes, pool.gpus_per_node)), PATTERN_BUDGET // jobs)
+        limit = max(PATTERN_FLOOR, PATTERN_GROWTH * len(patterns(sizes, pool.gpus_per_node)),
+                    PATTERN_BUDGET // (jobs * pool.nodes))
         for classes in range(len(needs), 0, -1):
             groups = [needs[len(needs) * c // classes: len(needs) * (c + 1) // classes] for c in range(classes)]
             rounded = {need: group[-1] for group in groups for need in group}
