@@ -366,14 +366,16 @@ class _Words:
         if self.query.estimate == "never":
             return "estimates are off (--no-estimate)"
         coefficients, margin = self.query.memory.coefficients, self.query.margin
-        predictions = []
+        predictions, unestimated = [], []
         for _, env, offload, sp in combinations:
             setting = Setting(env=bool(env), offload=bool(offload), sp=sp)
             if not estimated_setting(setting, without_env=self.query.env is False):
-                predictions.append(f"{setting.label} not estimated (estimates turn Env on unless --no-env)")
+                unestimated.append(setting.label)
                 continue
             result = breakdown(self.model, self.memory_gib, n, setting, length, coefficients, margin)
             predictions.append(f"{setting.label} {result.total_gib:.1f} GiB of {result.usable_gib:.1f} usable")
+        if unestimated:
+            predictions.append(f"{', '.join(unestimated)} not estimated (estimates turn Env on unless --no-env)")
         return f"the memory model predicts at {length} tokens: {'; '.join(predictions)}"
 
     def _no_table(self, n: int) -> str:
