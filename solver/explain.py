@@ -318,7 +318,7 @@ class _Words:
         data, query = self.data, self.query
         counts = sorted({c[0] for c in combinations})
         on = ", ".join(map(str, counts))
-        sps = ", ".join(str(sp) for sp in sorted({c[3] for c in combinations}))
+        sps = runs(sorted({c[3] for c in combinations}))
         if rule == "budget":
             limit = f"--exact asks for {query.budget_gpus}" if query.exact else f"the budget is {query.budget_gpus}"
             return [Reason(rule=rule, detail=f"{on} GPUs: {limit}")]
@@ -434,6 +434,17 @@ class _Words:
                 f"on is a setting they include (at {row}: '{cell.label if cell else '-'}'); "
                 f"{self._predictions(n, length, list(dict.fromkeys(unmeasured)))}")))
         return reasons
+
+
+def runs(values: list[int]) -> str:
+    """Sorted whole numbers in words, three or more in a row as a range: ``3, 5-7, 9-64``."""
+    groups: list[list[int]] = []
+    for value in values:
+        if groups and value == groups[-1][-1] + 1:
+            groups[-1].append(value)
+        else:
+            groups.append([value])
+    return ", ".join(f"{g[0]}-{g[-1]}" if len(g) > 2 else ", ".join(map(str, g)) for g in groups)
 
 
 def _label(combination: Combination) -> str:

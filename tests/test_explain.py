@@ -9,7 +9,7 @@ import pytest
 from conftest import made_up_table
 from reference import check_plan
 
-from solver.explain import _Prober, explain
+from solver.explain import _Prober, explain, runs
 from solver.model import RULES, prepare
 from solver.query import make_query
 from solver.solve import plan
@@ -219,3 +219,11 @@ def test_without_estimates_a_count_past_the_tables_is_not_blamed_on_the_memory_m
     assert details(reasons, "memory_model") == []
     assert "no table for 8 GPUs, nor a cell of a table for fewer GPUs that vouches; estimates are off (--no-estimate)" \
         in details(reasons, "no_estimates")
+
+
+def test_long_runs_of_sp_degrees_are_ranges():
+    assert runs([3, 5, 6, 7, 9, 10, 11, 12, 13, 64]) == "3, 5-7, 9-13, 64"
+    assert (runs([2]), runs([5, 6])) == ("2", "5, 6")
+    _, reasons = explained(gpu="a100", model="8B", objective="max_len", budget_gpus=64, estimate="auto")
+    assert any(detail.startswith("SP must divide the trainer GPUs: on 64 GPUs that rules out SP=3, 5-7, 9-15, ")
+               for detail in details(reasons, "sp_divides_gpus"))
