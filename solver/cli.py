@@ -1044,8 +1044,49 @@ class _PipedConsole(Console):
         self.file.write("\n".join(line.rstrip() for line in captured.get().split("\n")))
 
 
+class _WholeWrites(io.RawIOBase):
+    """A file descriptor that takes all it is given, or raises (`BrokenPipeError` once a pipe's reader has
+    gone): CPython's own stdout can drop the rest of a large write that a closing pipe cut short, and
+    exit 0 as if the reader had it all."""
+
+    def __init__(self, descriptor: int) -> None:
+        super().__init__()
+        self.descriptor = descriptor
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self.descriptor
+
+    def write(self, data: Any) -> int:
+        view = memoryview(data).cast("B")
+        written = 0
+        while written < len(view):
+            written += os.write(self.descriptor, view[written:])
+        return written
+
+
+def _whole_writes_to_piped_stdout() -> None:
+    """When the process's own stdout is a pipe or a file, write it through `_WholeWrites`, so that a reader
+    that stops early (``| head``) ends the command with SIGPIPE's status, as the docs say."""
+    stdout = sys.stdout
+    if stdout is None or stdout is not sys.__stdout__:  # captured, or already replaced by an earlier call
+        return
+    try:
+        descriptor = stdout.fileno()
+    except (OSError, ValueError, io.UnsupportedOperation):
+        return
+    if os.isatty(descriptor):
+        return
+    stdout.flush()
+    sys.stdout = io.TextIOWrapper(io.BufferedWriter(_WholeWrites(descriptor)), encoding=stdout.encoding,
+                                  errors=stdout.errors, line_buffering=stdout.line_buffering)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``solve`` with `argv` (default: the process's arguments); returns the exit status."""
+    _whole_writes_to_piped_stdout()
     argv = list(sys.argv[1:] if argv is None else argv)
     commands = {
         "tables": (build_tables_parser, run_tables),

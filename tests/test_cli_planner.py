@@ -323,3 +323,14 @@ def test_the_yarn_factor_is_shown_exactly_as_the_config_gets_it(cli):
     assert status == 0 and "(YaRN rope scaling, factor 3.484375)" in out and "factor: 3.484375," in out
     status, out, _ = cli(*flags, "--top", "2")
     assert status == 0 and " 3.484375 " in out
+
+
+def test_a_reader_that_stops_early_in_one_large_write_gets_sigpipes_status(solve_script: Path):
+    # `solve tables --json | head -1`: about 98 KB in one write, more than a pipe holds. CPython's own
+    # stdout dropped the rest of a write the closing pipe cut short and exited 0; the command must not.
+    process = subprocess.Popen([str(solve_script), "tables", "--json"], stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE)
+    assert process.stdout is not None and process.stdout.readline() == b"[\n"
+    process.stdout.close()
+    _, err = process.communicate(timeout=60)
+    assert (process.returncode, err) == (141, b"")
