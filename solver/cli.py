@@ -1070,8 +1070,8 @@ class _WholeWrites(io.RawIOBase):
 def _whole_writes_to_piped_stdout() -> None:
     """When the process's own stdout is a pipe or a file, write it through `_WholeWrites`, so that a reader
     that stops early (``| head``) ends the command with SIGPIPE's status, as the docs say."""
-    stdout = sys.stdout
-    if stdout is None or stdout is not sys.__stdout__:  # captured, or already replaced by an earlier call
+    stdout = sys.__stdout__
+    if stdout is None or sys.stdout is not stdout:  # captured, or already replaced by an earlier call
         return
     try:
         descriptor = stdout.fileno()
