@@ -162,16 +162,25 @@ def breakdown(
     margin: float = 0.0,
 ) -> Breakdown:
     """Predicted peak memory of one trainer GPU against its usable memory (less a safety `margin`)."""
-    raw = features(model, gpus, setting, max_model_len)
-    terms = {term: raw[term] * coefficients.multiplier(term) for term in TERMS}
-    fraction = coefficients.usable_env if setting.env else coefficients.usable
+    terms = _calibrated(features(model, gpus, setting, max_model_len), coefficients)
     return Breakdown(
         terms=Terms(**terms),
         total_gib=sum(terms.values()),
-        usable_gib=memory_gib * fraction * (1 - margin),
+        usable_gib=_usable_gib(memory_gib, setting, coefficients, margin),
         memory_gib=float(memory_gib),
         tokens_per_gpu=token_budget(max_model_len, setting.sp),
     )
+
+
+def _calibrated(raw: dict[str, float], coefficients: Coefficients) -> dict[str, float]:
+    """Each term of `features` times its calibrated multiplier, GiB."""
+    return {term: raw[term] * coefficients.multiplier(term) for term in TERMS}
+
+
+def _usable_gib(memory_gib: float, setting: Setting, coefficients: Coefficients, margin: float) -> float:
+    """The memory a plan may fill: the usable fraction (Env's with Env), less the safety `margin`."""
+    fraction = coefficients.usable_env if setting.env else coefficients.usable
+    return memory_gib * fraction * (1 - margin)
 
 
 def longest_fitting(
@@ -185,13 +194,12 @@ def longest_fitting(
     that fit follow from the two; the length is then checked with `breakdown` (and moved by a token where
     rounding put it one off)."""
     def total(tokens: int) -> float:
-        raw = token_features(model, gpus, setting, tokens)
-        return sum(raw[term] * coefficients.multiplier(term) for term in TERMS)
+        return sum(_calibrated(token_features(model, gpus, setting, tokens), coefficients).values())
 
     def fits(length: int) -> bool:
         return breakdown(model, memory_gib, gpus, setting, length, coefficients, margin).fits
 
-    usable = memory_gib * (coefficients.usable_env if setting.env else coefficients.usable) * (1 - margin)
+    usable = _usable_gib(memory_gib, setting, coefficients, margin)
     per_token = total(1) - total(0)
     most_tokens = ceiling * 2 if per_token <= 0 else max(0, int((usable - total(0)) / per_token))
     length = min(ceiling, most_tokens * setting.sp // 2)
