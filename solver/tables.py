@@ -507,13 +507,15 @@ class Catalog(_Frozen):
 
     def with_model(self, model: Model) -> Catalog:
         """This catalogue with one more model (from ``--model-config``). Of the same shape as a model it
-        names, it replaces that model (and its tables apply); of another shape, it is renamed
+        names (in any case), it is that model, under its name and aliases (and its tables apply); of another shape, it is renamed
         ``NAME (config shape)``, so that no table of the model it names is taken for it."""
         taken = {_normalise(name) for name in (model.name, *model.aliases)}
         named = [m for m in self.models if taken & {_normalise(name) for name in (m.name, *m.aliases)}]
         if any(_shape(m) != _shape(model) for m in named):
             model = model.model_copy(update={"name": model.name + CONFIG_SHAPE, "aliases": ()})
             named = []
+        elif named:  # the catalogue's own name and aliases, which its tables know it by (``qwen3-8b`` is Qwen3-8B)
+            model = model.model_copy(update={"name": named[0].name, "aliases": named[0].aliases})
         return self.model_copy(update={"models": (*(m for m in self.models if m not in named), model)})
 
     @property

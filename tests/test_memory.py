@@ -504,6 +504,12 @@ def test_a_model_config_that_borrows_a_catalogue_name_gets_no_tables(cli, tmp_pa
     status, out, _ = cli("--model-config", str(folder), *flags)
     [answer] = json.loads(out)
     assert (status, answer["model"], answer["plans"][0]["evidence"]) == (0, "Qwen3-4B", "documented")
+    # Named in another case (a folder ``qwen3-4b``), it is still Qwen3-4B, whose tables know it by that name.
+    lower = tmp_path / "qwen3-4b"
+    folder.rename(lower)
+    status, out, _ = cli("--model-config", str(lower), *flags)
+    [answer] = json.loads(out)
+    assert (status, answer["model"], answer["plans"][0]["evidence"]) == (0, "Qwen3-4B", "documented")
 
 
 def test_a_host_memory_note_only_when_host_memory_is_the_limit():
