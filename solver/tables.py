@@ -507,8 +507,8 @@ class Catalog(_Frozen):
 
     def with_model(self, model: Model) -> Catalog:
         """This catalogue with one more model (from ``--model-config``). Of the same shape as a model it
-        names (in any case), it is that model, under its name and aliases (and its tables apply); of another shape, it is renamed
-        ``NAME (config shape)``, so that no table of the model it names is taken for it."""
+        names (in any case), it is that model, under its name and aliases (and its tables apply); of another
+        shape, it is renamed ``NAME (config shape)``, so that no table of the model it names is taken for it."""
         taken = {_normalise(name) for name in (model.name, *model.aliases)}
         named = [m for m in self.models if taken & {_normalise(name) for name in (m.name, *m.aliases)}]
         if any(_shape(m) != _shape(model) for m in named):
