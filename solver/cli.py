@@ -311,8 +311,8 @@ def run_cluster(args: argparse.Namespace) -> int:
     from solver.cluster import place
     from solver.render import cluster_json, cluster_view
 
-    catalog = load_catalog()
-    fleet = load_fleet(args.file, catalog)
+    fleet = load_fleet(args.file, load_catalog())
+    catalog = load_catalog().with_models(fleet.models)
     weights = load_weights(args.weights) if args.weights else None
     if args.emit_dir is not None and not args.emit_dir.is_dir() and (
             args.emit_dir.exists() or args.emit_dir.is_symlink() or not args.emit_dir.absolute().parent.is_dir()):

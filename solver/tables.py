@@ -356,12 +356,11 @@ class Pool(_Frozen):
             "offloaded states there together; absent, it is not checked"))
 
 
-class Job(_Frozen):
-    """One Trinity training job to place: its model, length, rollout GPUs and weight."""
+class _JobFields(_Frozen):
+    """What a job gives besides its model: its name, length, rollout GPUs, weight and pool."""
 
     name: Annotated[str, Strict(), StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=100)] = Field(
         description="letters, digits, '.', '_' and '-', at most 100 (it names the job's config file)")
-    model: Text
     max_model_len: Annotated[
         Annotated[Tokens, Tag(_UNION_TAGS[0])] | Annotated[AtLeast, Tag(_UNION_TAGS[1])],
         Discriminator(lambda value: _UNION_TAGS[1] if isinstance(value, dict | AtLeast) else _UNION_TAGS[0]),
@@ -371,22 +370,64 @@ class Job(_Frozen):
     pool: Text | None = None
 
 
+class Job(_JobFields):
+    """One Trinity training job to place: its model, length, rollout GPUs and weight."""
+
+    model: Text
+
+
+class _JobEntry(_JobFields):
+    """A job as a cluster file gives it: its model by name, or by a config.json."""
+
+    model: Text | None = Field(default=None, description="a catalogue model (4B, Qwen3-8B, ...), or model_config")
+    config_path: Text | None = Field(default=None, alias="model_config", description=(
+        "instead of model: a dense model's local Hugging Face config.json (or its folder), relative to the "
+        "cluster file (as --model-config)"))
+
+    @model_validator(mode="after")
+    def _one_model(self) -> _JobEntry:
+        if self.model is None and self.config_path is None:
+            raise ValueError("missing field 'model' (a catalogue model, e.g. 4B) or 'model_config' (a config.json)")
+        if self.model is not None and self.config_path is not None:
+            raise ValueError("model and model_config both name the model: give one")
+        return self
+
+
+def _check_fleet_names(pools: tuple[Pool, ...], jobs: tuple[_JobFields, ...]) -> None:
+    """`ValueError` for two pools or two jobs of one name, or a job's pool that does not exist."""
+    for kind, names in (("pool", [p.name for p in pools]), ("job", [j.name for j in jobs])):
+        repeated = _first_repeated(names)
+        if repeated is not None:
+            raise ValueError(f"two {kind}s are named {repeated!r}")
+    pool_names = [pool.name for pool in pools]
+    for job in jobs:
+        if job.pool is not None and job.pool not in pool_names:
+            raise ValueError(f"job {job.name}: pool: no pool named {job.pool!r} (pools: {', '.join(pool_names)})")
+
+
+class _FleetFile(_Frozen):
+    """What a cluster file holds: the pools of nodes and the jobs to place on them."""
+
+    pools: tuple[Pool, ...] = Field(min_length=1, max_length=256)
+    jobs: tuple[_JobEntry, ...] = Field(min_length=1, max_length=MAX_JOBS)
+
+    @model_validator(mode="after")
+    def _check_names(self) -> _FleetFile:
+        _check_fleet_names(self.pools, self.jobs)
+        return self
+
+
 class Fleet(_Frozen):
-    """A cluster file: the pools of nodes and the jobs to place on them (names resolved on load)."""
+    """A cluster file with its names resolved (`load_fleet`): each job names its model, and the models
+    that jobs gave by ``model_config`` come with it (a catalogue gains them with `Catalog.with_models`)."""
 
     pools: tuple[Pool, ...] = Field(min_length=1, max_length=256)
     jobs: tuple[Job, ...] = Field(min_length=1, max_length=MAX_JOBS)
+    models: tuple[Model, ...] = Field(default=(), description="the models of the jobs' model_config files")
 
     @model_validator(mode="after")
     def _check_names(self) -> Fleet:
-        for kind, names in (("pool", [p.name for p in self.pools]), ("job", [j.name for j in self.jobs])):
-            repeated = _first_repeated(names)
-            if repeated is not None:
-                raise ValueError(f"two {kind}s are named {repeated!r}")
-        pools = [pool.name for pool in self.pools]
-        for job in self.jobs:
-            if job.pool is not None and job.pool not in pools:
-                raise ValueError(f"job {job.name}: pool: no pool named {job.pool!r} (pools: {', '.join(pools)})")
+        _check_fleet_names(self.pools, self.jobs)
         return self
 
 
@@ -507,16 +548,25 @@ class Catalog(_Frozen):
 
     def with_model(self, model: Model) -> Catalog:
         """This catalogue with one more model (from ``--model-config``). Of the same shape as a model it
-        names (in any case), it is that model, under its name and aliases (and its tables apply); of another
-        shape, it is renamed ``NAME (config shape)``, so that no table of the model it names is taken for it."""
+        names (in any case), it is that model, with the config's native context and RoPE scaling (and its
+        tables apply); of another shape, it is renamed ``NAME (config shape)``, so that no table of the model it names is taken for it."""
         taken = {_normalise(name) for name in (model.name, *model.aliases)}
         named = [m for m in self.models if taken & {_normalise(name) for name in (m.name, *m.aliases)}]
         if any(_shape(m) != _shape(model) for m in named):
             model = model.model_copy(update={"name": model.name + CONFIG_SHAPE, "aliases": ()})
             named = []
-        elif named:  # the catalogue's own name and aliases, which its tables know it by (``qwen3-8b`` is Qwen3-8B)
-            model = model.model_copy(update={"name": named[0].name, "aliases": named[0].aliases})
+        elif named:  # the catalogue's model, which its tables know by its name (``qwen3-8b`` is Qwen3-8B),
+            # with the context the config gives it
+            model = named[0].model_copy(update={"native_context": model.native_context,
+                                                "rope_scaling": model.rope_scaling})
         return self.model_copy(update={"models": (*(m for m in self.models if m not in named), model)})
+
+    def with_models(self, models: Iterable[Model]) -> Catalog:
+        """This catalogue with each of `models` added by `with_model`, in order."""
+        catalog = self
+        for model in models:
+            catalog = catalog.with_model(model)
+        return catalog
 
     @property
     def documented_gpu_types(self) -> tuple[GpuType, ...]:
@@ -839,12 +889,38 @@ def load_fleet(path: Path | str, catalog: Catalog) -> Fleet:
     """
     check_types(("path", path, Path | str), ("catalog", catalog, Catalog))
     path = Path(path)
-    fleet = _validate(Fleet, path)
+    fleet = _validate(_FleetFile, path)
     pools = tuple(pool.model_copy(update={"gpu": _resolved(path, "pool", pool.name, "gpu", catalog.gpu, pool.gpu)})
                   for pool in fleet.pools)
-    jobs = tuple(job.model_copy(update={"model": _resolved(path, "job", job.name, "model", catalog.model, job.model)})
+    configured = _configured_models(path, fleet.jobs, catalog)
+    jobs = tuple(Job(**job.model_dump(exclude={"model", "config_path"}),
+                     model=configured[job.config_path].name if job.config_path is not None
+                     else _resolved(path, "job", job.name, "model", catalog.model, job.model or ""))
                  for job in fleet.jobs)
-    return fleet.model_copy(update={"pools": pools, "jobs": jobs})
+    return Fleet(pools=pools, jobs=jobs, models=tuple({model.name: model for model in configured.values()}.values()))
+
+
+def _configured_models(path: Path, jobs: Iterable[_JobEntry], catalog: Catalog) -> dict[str, Model]:
+    """The model of each job's ``model_config`` (a path relative to the cluster file at `path`), named as
+    `Catalog.with_model` names it; `TableError` naming the job for a bad config, or for two configs
+    that give one name to models of different shapes."""
+    models: dict[str, Model] = {}
+    read: dict[str, tuple[str, Model]] = {}  # the name a config gives, normalised: the job and model read
+    for job in jobs:
+        if job.config_path is None or job.config_path in models:
+            continue
+        try:
+            model = load_model_config(path.parent / job.config_path)
+        except TableError as error:
+            raise TableError(f"{path}: job {job.name}: model_config: {error}") from None
+        earlier = read.setdefault(_normalise(model.name), (job.name, model))
+        if _shape(earlier[1]) != _shape(model):
+            raise TableError(f"{path}: job {job.name}: model_config: {job.config_path} names its model "
+                             f"{model.name!r}, as job {earlier[0]}'s does, but the two differ in shape: give the "
+                             "folders or _name_or_path different names")
+        catalog = catalog.with_model(model)
+        models[job.config_path] = catalog.models[-1]
+    return models
 
 
 def _resolved(path: Path, kind: str, name: str, field: str, resolve: Any, value: str) -> str:
@@ -942,11 +1018,11 @@ def load_model_config(path: Path) -> Model:
     if not isinstance(config, dict):
         raise TableError(f"{path}: a config.json is a JSON object")
     if any(key in config for key in MOE_CONFIG_KEYS):
-        raise TableError(f"{path}: a mixture-of-experts config; --model-config takes dense models only")
+        raise TableError(f"{path}: a mixture-of-experts config; only a dense model's config.json is read")
     towers = [key for key in MULTIMODAL_CONFIG_KEYS if key in config]
     if towers:
-        raise TableError(f"{path}: a multimodal config ({', '.join(towers)}); --model-config takes a text model's "
-                         "config.json (the memory model has no term for a vision or audio tower or its tokens)")
+        raise TableError(f"{path}: a multimodal config ({', '.join(towers)}); only a text model's "
+                         "config.json is read (the memory model has no term for a vision or audio tower or its tokens)")
 
     def number(key: str, default: int | None = None, within: dict = config) -> int:
         value = within.get(key)

@@ -264,6 +264,16 @@ def test_greedy_is_valid_and_never_better(seed: int, tmp_path_factory):
          "pool a, host_ram_gb: must be a number, got '1TB'"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8, host_ram_gb: 5.0e+6}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
          "pool a, host_ram_gb: must be at most 1048576, got 5000000.0"),
+        ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, max_model_len: 4096}\n",
+         "job j: missing field 'model' (a catalogue model, e.g. 4B) or 'model_config' (a config.json)"),
+        ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, model_config: x, max_model_len: 4096}\n",
+         "job j: model and model_config both name the model: give one"),
+        ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model_config: 7, max_model_len: 4096}\n",
+         "job j, model_config: must be text, got 7"),
+        ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model_config: none.json, max_model_len: 4096}\n",
+         "job j: model_config: {folder}/none.json: cannot read: No such file or directory"),
+        ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\nmodels: []\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
+         "unknown field 'models'"),  # filled in by load_fleet, not a cluster file's to give
     ],
 )
 def test_bad_cluster_files_are_refused_naming_file_job_and_field(tmp_path: Path, text: str, message: str):
@@ -271,7 +281,65 @@ def test_bad_cluster_files_are_refused_naming_file_job_and_field(tmp_path: Path,
     path.write_text(text, encoding="utf-8")
     with pytest.raises(TableError) as caught:
         load_fleet(path, CATALOG)
-    assert str(caught.value).startswith(f"{path}: {message}")
+    assert str(caught.value).startswith(f"{path}: {message.format(folder=tmp_path)}")
+
+
+def _config_of(model_name: str, **changes: object) -> dict:
+    """A config.json of the catalogue model's shape, with `changes`."""
+    model = CATALOG.model(model_name)
+    return {"hidden_size": model.hidden_size, "intermediate_size": model.intermediate_size,
+            "num_hidden_layers": model.num_layers, "num_attention_heads": model.num_attention_heads,
+            "num_key_value_heads": model.num_key_value_heads, "head_dim": model.head_dim,
+            "vocab_size": model.vocab_size, "tie_word_embeddings": model.tied_embeddings,
+            "max_position_embeddings": model.native_context, **changes}
+
+
+def test_jobs_name_models_by_config_json_relative_to_the_cluster_file(cli, tmp_path: Path):
+    # A config of Qwen3-8B's shape in a folder named in lower case is Qwen3-8B (its tables apply); a
+    # config of Qwen2.5-7B's shape named after nothing in the catalogue is the user's own (estimated);
+    # Qwen3-4B's name on a 70B-sized shape is renamed, so Qwen3-4B's tables are not taken for it.
+    models = tmp_path / "models"
+    for folder, config in (("qwen3-8b", _config_of("8B")), ("my-7b", _config_of("Qwen2.5-7B")),
+                           ("Qwen3-4B", _config_of("Llama-3.1-70B"))):
+        (models / folder).mkdir(parents=True)
+        (models / folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    path = tmp_path / "fleet.yaml"
+    path.write_text("pools:\n  - {name: a, gpu: a100, nodes: 2, gpus_per_node: 8}\njobs:\n"
+                    "  - {name: eight, model_config: models/qwen3-8b, max_model_len: 32768}\n"
+                    "  - {name: seven, model_config: models/my-7b/config.json, max_model_len: 32768}\n"
+                    "  - {name: big, model_config: models/Qwen3-4B, max_model_len: 8192}\n"
+                    "  - {name: again, model_config: models/qwen3-8b/config.json, max_model_len: 16384}\n",
+                    encoding="utf-8")
+    fleet = load_fleet(path, CATALOG)
+    assert [job.model for job in fleet.jobs] == ["Qwen3-8B", "my-7b", "Qwen3-4B (config shape)", "Qwen3-8B"]
+    assert [model.name for model in fleet.models] == ["Qwen3-8B", "my-7b", "Qwen3-4B (config shape)"]
+    status, out, _ = cli("cluster", str(path), "--json")
+    result = json.loads(out)
+    assert status == 0
+    evidence = {p["job"]: p["plan"]["evidence"] for p in result["placements"]}
+    assert evidence["eight"] == "documented" and evidence["seven"] == "estimated"
+    assert "big" not in evidence or evidence["big"] == "estimated"
+    # Qwen3-8B's jobs named by the catalogue's name get the same placement.
+    by_name = tmp_path / "by-name.yaml"
+    by_name.write_text(path.read_text(encoding="utf-8").replace("model_config: models/qwen3-8b/config.json", "model: 8B")
+                       .replace("model_config: models/qwen3-8b", "model: 8B"), encoding="utf-8")
+    assert "qwen3-8b" not in by_name.read_text(encoding="utf-8")
+    assert json.loads(cli("cluster", str(by_name), "--json")[1]) == result
+
+
+def test_two_configs_that_give_one_name_to_two_shapes_are_refused(cli, tmp_path: Path):
+    for folder, config in (("a", _config_of("8B", _name_or_path="org/mine")),
+                           ("b", _config_of("4B", _name_or_path="other/Mine"))):
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
+    path = tmp_path / "fleet.yaml"
+    path.write_text("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n"
+                    "  - {name: one, model_config: a, max_model_len: 8192}\n"
+                    "  - {name: two, model_config: b, max_model_len: 8192}\n", encoding="utf-8")
+    status, out, err = cli("cluster", str(path))
+    assert (status, out) == (2, "")
+    assert err == (f"solve cluster: error: {path}: job two: model_config: b names its model 'Mine', as job one's "
+                   "does, but the two differ in shape: give the folders or _name_or_path different names\n")
 
 
 FLEET_FILE = """\

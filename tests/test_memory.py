@@ -231,9 +231,9 @@ def test_model_config_reads_a_local_config_json():
     [
         ("{not json", "not JSON"),
         ("[1, 2]", "a config.json is a JSON object"),
-        ('{"num_experts": 8, "hidden_size": 8}', "mixture-of-experts"),
+        ('{"num_experts": 8, "hidden_size": 8}', "mixture-of-experts config; only a dense model"),
         ('{"n_routed_experts": 256, "hidden_size": 7168}', "mixture-of-experts"),  # DeepSeek's key
-        ('{"text_config": {"hidden_size": 8}}', r"a multimodal config \(text_config\); --model-config takes a text "),
+        ('{"text_config": {"hidden_size": 8}}', r"a multimodal config \(text_config\); only a text model"),
         ('{"hidden_size": 3584, "num_hidden_layers": 28, "vision_config": {"depth": 32}}',  # Qwen2-VL's layout
          r"a multimodal config \(vision_config\)"),
         ('{"hidden_size": 1024}', "num_hidden_layers: expected a whole number from 1 to 16384, got None"),
@@ -354,7 +354,7 @@ def test_cli_memory_says_the_longest_length_that_fits(cli):
 def test_cli_planner_with_a_model_config_and_estimate_flags(cli):
     status, out, err = cli("--model-config", str(FIXTURE), "--gpu", "h20", "--gpus", "6", "--len", "65536", "--json")
     (answer,) = json.loads(out)
-    assert (status, err) == (0, "") and answer["model"] == "Qwen2.5-7B-Instruct"
+    assert (status, err) == (0, "") and answer["model"] == "Qwen2.5-7B"  # the catalogue model of that alias and shape
     assert answer["plans"][0]["evidence"] == "estimated" and answer["plans"][0]["source"] is None
     # Without estimates, 8 A100s get what the tables for fewer GPUs vouch for, and no more.
     status, out, _ = cli("--model", "4B", "--gpu", "a100", "--gpus", "8", "--exact", "--len", "8192", "--no-estimate")
