@@ -270,7 +270,27 @@ def _why_no_plan(catalog: Catalog, data: PlanningData, query: Query) -> tuple[st
                 f"{_host_need(catalog, data, query)}{_with_fewer_gpus(catalog, data, query)}"
             ), best
     trains = f"trains{' with ' + limits if limits else ''}"
-    return f"nothing in {sources} for {where} {within} {trains}{_host_need(catalog, data, query)}", None
+    return (f"nothing in {sources} for {where} {within} {trains}{_without_pins(catalog, data, query)}"
+            f"{_host_need(catalog, data, query)}"), None
+
+
+def _without_pins(catalog: Catalog, data: PlanningData, query: Query) -> str:
+    """When the pins leave no plan at any length: what the same question gets without them, in words
+    ("" when nothing, or no pins)."""
+    if not query.pin_flags:
+        return ""
+    free = query.model_copy(update={"sp": None, "env": None, "offload": None, "top": 1})
+    answer = answer_for(catalog, free, data.gpu) if query.objective != "max_len" else None
+    if answer and answer.plans:
+        best = answer.plans[0]
+        return (f" (without {query.pin_flags}: {best.setting.label} on {counted(best.gpus, 'GPU')} trains it, "
+                f"{best.evidence_label})")
+    longest = answer_for(catalog, free.model_copy(update={"objective": "max_len", "max_model_len": None}), data.gpu)
+    if not longest.plans:
+        return ""
+    best = longest.plans[0]
+    return (f" (without {query.pin_flags} the longest is {best.max_model_len}: {best.setting.label} on "
+            f"{counted(best.gpus, 'GPU')}, {best.evidence_label})")
 
 
 def _host_need(catalog: Catalog, data: PlanningData, query: Query) -> str:

@@ -82,7 +82,8 @@ def test_pins_fix_part_of_the_plan(cli):
     assert best["source"] == {"gpus": 4, "max_model_len": 40960, "setting": "Env + Offload + SP=2"}
     status, answers = run_json(cli, "--model", "14B", "--len", "8192", "--gpus", "1", "--no-offload", "--gpu", "a100")
     assert status == 1 and answers[0]["plans"] == []
-    assert answers[0]["reason"].endswith("within 1 GPU trains with --no-offload")
+    assert answers[0]["reason"].endswith("within 1 GPU trains with --no-offload (without --no-offload: Env + Offload "
+                                         "on 1 GPU trains it, documented)")
 
 
 def test_weights_file_changes_the_cost(cli, tmp_path: Path):
