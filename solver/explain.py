@@ -382,7 +382,7 @@ class _Words:
         """That no table speaks for `n` GPUs: none of the GPU type names the model at all, or none for `n`
         GPUs (nor, `_nor_fewer`, a cell of a table for fewer)."""
         if not self.data.rows:
-            return f"no {self.data.gpu} table names {self.data.model}"
+            return f"on {self.gpus(n)}: no {self.data.gpu} table names {self.data.model}"
         return f"no table for {self.gpus(n)}{self._nor_fewer(n)}"
 
     def _nor_fewer(self, n: int) -> str:
@@ -395,8 +395,7 @@ class _Words:
         if not self.rows(n):
             longest = self.data.longest_estimate.get(n, 0) // GRID * GRID
             return Reason(rule="memory_model", detail=(
-                f"{self._no_table(n)}; the memory model's longest fitting length on {self.gpus(n)} is {longest} "
-                "tokens"))
+                f"{self._no_table(n)}; the memory model's longest fitting length there is {longest} tokens"))
         return Reason(rule="beyond_table", detail=(
             f"the {self.data.gpu} table for {self.gpus(n)} ends at {self.rows(n)[-1]} tokens (its longest with a "
             f"setting for {self.data.model}: {self.longest_documented(n) or 'none'})"

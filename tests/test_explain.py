@@ -175,7 +175,7 @@ def test_estimated_answers_are_explained_by_the_memory_model():
     best = answer.plans[0]
     assert best.evidence == "estimated" and best.sp in (1, 2)
     assert f"no plan reaches the next length, {best.max_model_len + 1024} tokens:" in details(reasons, "longer")
-    assert any(d.startswith("no H100-80GB table names Qwen2.5-7B; the memory model")
+    assert any(d.startswith("on 6 GPUs: no H100-80GB table names Qwen2.5-7B; the memory model")
                for d in details(reasons, "memory_model"))
     assert any("SP must divide the 28 attention heads of Qwen2.5-7B" in d for d in details(reasons, "sp_divides_heads"))
 
@@ -187,8 +187,8 @@ def test_a_gpu_count_is_limited_by_its_table_or_its_longest_estimate():
     assert ("the A100-80GB table for 1 GPU ends at 32768 tokens (its longest with a setting for Qwen3-0.6B: 28672)"
             in details(reasons, "beyond_table"))
     _, reasons = explained(gpu="h100", model="14B", objective="max_len", budget_gpus=8, estimate="auto")
-    assert "no H100-80GB table names Qwen3-14B; the memory model's longest fitting length on 4 GPUs is 93184 " \
-        "tokens" in details(reasons, "memory_model")
+    assert "on 4 GPUs: no H100-80GB table names Qwen3-14B; the memory model's longest fitting length there is " \
+        "93184 tokens" in details(reasons, "memory_model")
 
 
 def test_an_explanation_shares_one_deadline_and_says_when_it_ran_out(monkeypatch: pytest.MonkeyPatch):
