@@ -1015,6 +1015,10 @@ def load_model_config(path: Path) -> Model:
         config = json.loads(text)
     except json.JSONDecodeError as error:
         raise TableError(f"{path}: not JSON: {error.msg} (line {error.lineno})") from None
+    except RecursionError:
+        raise TableError(f"{path}: nested too deeply") from None
+    except ValueError:  # an integer of 5000 digits
+        raise TableError(f"{path}: a number too long to read (thousands of digits)") from None
     if not isinstance(config, dict):
         raise TableError(f"{path}: a config.json is a JSON object")
     if any(key in config for key in MOE_CONFIG_KEYS):
@@ -1042,7 +1046,10 @@ def load_model_config(path: Path) -> Model:
                          "leaves none")
     head_dim = number("head_dim", hidden // heads)
     intermediate, vocab = number("intermediate_size"), number("vocab_size")
-    tied = bool(config.get("tie_word_embeddings", False))
+    tied = config.get("tie_word_embeddings")
+    tied = False if tied is None else tied  # Hugging Face's default
+    if not isinstance(tied, bool):
+        raise TableError(f"{path}: tie_word_embeddings: expected true or false, got {brief(tied)}")
     attention = hidden * head_dim * (2 * heads + 2 * kv_heads)
     per_layer = attention + 3 * hidden * intermediate + 2 * hidden
     parameters = layers * per_layer + vocab * hidden * (1 if tied else 2) + hidden

@@ -237,6 +237,11 @@ def test_model_config_reads_a_local_config_json():
         ('{"hidden_size": 3584, "num_hidden_layers": 28, "vision_config": {"depth": 32}}',  # Qwen2-VL's layout
          r"a multimodal config \(vision_config\)"),
         ('{"hidden_size": 1024}', "num_hidden_layers: expected a whole number from 1 to 16384, got None"),
+        ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
+        ('{"x": ' + "1" * 5000 + "}", "a number too long to read"),
+        ('{"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 8, '
+         '"vocab_size": 1000, "max_position_embeddings": 4096, "tie_word_embeddings": "false"}',
+         "tie_word_embeddings: expected true or false, got 'false'"),  # a string is not taken as true
         ('{"hidden_size": -1, "num_hidden_layers": 2}', "hidden_size: expected a whole number from 1 to 1048576, got -1"),
         ('{"hidden_size": 1' + '0' * 200 + '}', r"hidden_size: expected a whole number from 1 to 1048576, got 1000+\.\.\.$"),
         ('{"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 128}',
@@ -475,7 +480,8 @@ def test_small_models_odd_names_and_null_defaults_in_a_model_config(tmp_path: Pa
     path = tmp_path / "config.json"
     path.write_text(json.dumps({"_name_or_path": "org/tiny\nmodel", "hidden_size": 64, "intermediate_size": 128,
                                 "num_hidden_layers": 2, "num_attention_heads": 8, "num_key_value_heads": None,
-                                "head_dim": None, "vocab_size": 1000, "max_position_embeddings": 4096}),
+                                "head_dim": None, "vocab_size": 1000, "max_position_embeddings": 4096,
+                                "tie_word_embeddings": None}),
                     encoding="utf-8")
     model = load_model_config(path)
     # 2 layers of (64 x 8 x 32 attention + 3 x 64 x 128 MLP + 128 norms) + 1000 x 64 x 2 + 64 = 210240
