@@ -142,6 +142,11 @@ class Plan(_Frozen):
     beyond_calibration: tuple[str, ...] = Field(default=(), description=(
         "for an estimated plan: where it lies outside the observations the memory model was calibrated on, in "
         "words; empty within them, and for a plan a table vouches for"))
+    nodes: int | None = Field(default=None, description=(
+        "with --rollout-gpus: the nodes the trainer and its rollout take together; null without"))
+    rollout_gpus: int | None = Field(default=None, description=(
+        "with --rollout-gpus: the rollout GPUs of that layout (more than asked where a trainer on whole nodes "
+        "leaves the rollout whole nodes); null without"))
 
     @property
     def setting(self) -> Setting:

@@ -23,7 +23,6 @@ from solver.query import (
     Reason,
     counted,
     index_range,
-    rollout_layout,
 )
 from solver.tables import (
     ESCALATION_ORDER,
@@ -199,12 +198,9 @@ def _gpus_of_budget(answer: Answer, plan: Plan, node_gpus: int) -> str:
     """``4 of 6 GPUs (2 left for rollout)``; ``4 of 6 GPUs, with 4 rollout GPUs`` with --rollout-gpus
     (and the nodes, with the rollout GPUs they leave, when the layout takes more than one node of
     `node_gpus`); ``4 GPUs`` when the budget is not the user's."""
-    if answer.rollout_gpus:
+    if answer.rollout_gpus and plan.nodes is not None and plan.rollout_gpus is not None:
         trainer = counted(plan.gpus, "GPU") if answer.open_budget else f"{plan.gpus} of {answer.budget_gpus} GPUs"
-        layout = rollout_layout(plan.gpus, answer.rollout_gpus, node_gpus)
-        if layout is None:  # a defect of the planner's, whose rollout_layout rule leaves a layout
-            raise RuntimeError(f"{plan.gpus} trainer + {answer.rollout_gpus} rollout GPUs have no layout")
-        nodes, rollout = layout
+        nodes, rollout = plan.nodes, plan.rollout_gpus
         if nodes == 1:
             return f"{trainer}, with {counted(rollout, 'rollout GPU')}"
         more = "" if rollout == answer.rollout_gpus else \

@@ -18,6 +18,7 @@ from solver.memory import beyond_calibration, breakdown, host_memory_gib
 from solver.model import PlanningData, build_model, exact_cost, forbid, objective_expression, prepare
 from solver.query import (
     MAX_ESTIMATED_GPUS,
+    NODE_GPUS,
     Answer,
     Evidence,
     Plan,
@@ -25,13 +26,13 @@ from solver.query import (
     SourceCell,
     Status,
     counted,
+    rollout_layout,
     rollout_layout_violation,
     token_budget,
     vouching_cell,
     whole_nodes_violation,
 )
 from solver.tables import Catalog, Setting, load_catalog
-
 
 FIXED_SEARCH_RANKS = 1000
 """Up to this many combinations of GPU count, Env, Offload and SP (budgets up to 24 GPUs), the search follows
@@ -193,6 +194,10 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
     evidence, source = found or ("estimated", None)
     memory_gib = catalog.gpu(data.gpu).memory_gib
     memory = breakdown(data.shape, memory_gib, gpus, setting, length, query.memory.coefficients, query.margin)
+    layout = (rollout_layout(gpus, query.rollout_gpus, query.node_gpus or NODE_GPUS) if query.rollout_gpus is not None
+              else None)
+    if query.rollout_gpus is not None and layout is None:  # a defect of the model's: its rollout_layout rule holds
+        raise RuntimeError(f"{gpus} trainer + {query.rollout_gpus} rollout GPUs have no layout")
     return Plan(
         gpus=gpus,
         unused_gpus=0 if query.open_budget else query.budget_gpus - gpus,
@@ -211,6 +216,8 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
         if offload else None,
         beyond_calibration=beyond_calibration(query.memory.fit.range, data.shape, memory_gib, gpus, setting, length)
         if source is None else (),
+        nodes=layout[0] if layout else None,
+        rollout_gpus=layout[1] if layout else None,
     )
 
 

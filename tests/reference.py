@@ -19,7 +19,10 @@ A plan is a dict with exactly the keys of `PLAN_KEYS`. In short:
 - cost = (1/n) * (1 + w_off*o) * (1 + w_sp*(s-1)) * (1 + w_env*e), exactly, with Fraction(repr(weight)).
 - Nodes of `node_gpus` (default 8): a trainer on more GPUs than a node uses whole nodes and has SP
   dividing the node. With `rollout_gpus` R > 0, n + R <= node_gpus, or n < node_gpus and n + R whole
-  nodes, or n is whole nodes.
+  nodes, or n is whole nodes. A plan of a query with `rollout_gpus` (0 too) gives its layout: `nodes`
+  (1 when n + R fit one node; (n + R) / node_gpus when the rollout fills the trainer's node and whole
+  nodes more; else n / node_gpus whole nodes for the trainer and ceil(R / node_gpus) for the rollout)
+  and `rollout_gpus` (R, or all the rollout nodes' GPUs in the last case); both None without.
 - With estimates=True, also every GPU count without a table among 1..node_gpus and the multiples of
   node_gpus, up to the budget and 64: a plan there, or on a count with a table, that no cell vouches for
   is "estimated" (source None) when its setting has Env on (or Env is pinned off), the shipped memory
@@ -57,6 +60,8 @@ PLAN_KEYS = frozenset(
         "headroom_gb",
         "host_memory_gb",
         "beyond_calibration",
+        "nodes",
+        "rollout_gpus",
     }
 )
 SOURCE_KEYS = frozenset({"gpus", "max_model_len", "setting"})
@@ -117,6 +122,18 @@ def _rollout_problem(n: int, rollout_gpus: int, node_gpus: int) -> list[str]:
     if rollout_gpus and n + rollout_gpus > node_gpus and n % node_gpus != 0 and not fills_nodes:
         return [f"{n} trainer + {rollout_gpus} rollout GPUs fit neither one node of {node_gpus} nor whole nodes"]
     return []
+
+
+def _layout(n: int, rollout_gpus: int | None, node_gpus: int) -> dict[str, int | None]:
+    """The plan's nodes and rollout GPUs with `rollout_gpus` rollout GPUs beside n trainer GPUs."""
+    if rollout_gpus is None:
+        return {"nodes": None, "rollout_gpus": None}
+    if n + rollout_gpus <= node_gpus:
+        return {"nodes": 1, "rollout_gpus": rollout_gpus}
+    if n < node_gpus and (n + rollout_gpus) % node_gpus == 0:
+        return {"nodes": (n + rollout_gpus) // node_gpus, "rollout_gpus": rollout_gpus}
+    rollout_nodes = -(-rollout_gpus // node_gpus)
+    return {"nodes": n // node_gpus + rollout_nodes, "rollout_gpus": rollout_nodes * node_gpus}
 
 
 def _estimated_counts(documented: Any, budget_gpus: int, node_gpus: int) -> list[int]:
@@ -316,7 +333,7 @@ def enumerate_plans(
     weights: Weights | None = None,
     node_gpus: int = 8,
     estimates: bool = False,
-    rollout_gpus: int = 0,
+    rollout_gpus: int | None = None,
     host_ram_gb: float | None = None,
 ) -> list[dict]:
     """Every feasible plan, best first by the objective's key (a total order); when maximising, each
@@ -339,7 +356,7 @@ def enumerate_plans(
     # every count the memory model covers.
     counts = sorted({*tables, *(n for n in untabled if estimates or (tables and n > min(tables)))})
     for n in counts:
-        if n > budget_gpus or (exact and n != budget_gpus) or _rollout_problem(n, rollout_gpus, node_gpus):
+        if n > budget_gpus or (exact and n != budget_gpus) or _rollout_problem(n, rollout_gpus or 0, node_gpus):
             continue
         for e in _pinned_values(env, [False, True]):
             for o in _pinned_values(offload, [False, True]):
@@ -379,6 +396,7 @@ def enumerate_plans(
                             **_memory(catalog, gpu_type.memory_gib, the_model, n, e, o, s, length, node_gpus),
                             "beyond_calibration": _beyond_calibration(gpu_type.memory_gib, the_model, n, s, length)
                             if evidence == "estimated" else [],
+                            **_layout(n, rollout_gpus, node_gpus),
                         }
                         ranked.append((_rank_key(objective, n, e, o, s, length, cost), plan))
     ranked.sort(key=lambda pair: pair[0])
@@ -418,7 +436,7 @@ def check_plan(
     weights: Weights | None = None,
     node_gpus: int = 8,
     estimates: bool = False,
-    rollout_gpus: int = 0,
+    rollout_gpus: int | None = None,
     host_ram_gb: float | None = None,
 ) -> list[str]:
     """Problems with `plan` for this query, straight from the definitions; an empty list means valid.
@@ -489,7 +507,12 @@ def check_plan(
     # The SP rules.
     problems.extend(_sp_rule_problems(the_model, n, s))
     problems.extend(_node_problem(n, s, node_gpus))
-    problems.extend(_rollout_problem(n, rollout_gpus, node_gpus))
+    problems.extend(_rollout_problem(n, rollout_gpus or 0, node_gpus))
+    if not _rollout_problem(n, rollout_gpus or 0, node_gpus):
+        layout = _layout(n, rollout_gpus, node_gpus)
+        if (plan["nodes"], plan["rollout_gpus"]) != (layout["nodes"], layout["rollout_gpus"]):
+            problems.append(f"nodes/rollout_gpus {plan['nodes']}/{plan['rollout_gpus']}, expected "
+                            f"{layout['nodes']}/{layout['rollout_gpus']}")
     if o:
         problems.extend(_host_ram_problem(the_model, n, node_gpus, host_ram_gb))
 

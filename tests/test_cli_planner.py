@@ -11,7 +11,7 @@ import pytest
 
 PLAN_KEYS = {"gpus", "unused_gpus", "env", "offload", "sp", "max_model_len", "max_token_len_per_gpu",
              "rope_scaling_factor", "cost", "evidence", "source", "memory_gb", "headroom_gb", "host_memory_gb",
-             "beyond_calibration"}
+             "beyond_calibration", "nodes", "rollout_gpus"}
 
 
 def run_json(cli, *argv: str) -> tuple[int, list[dict]]:
@@ -45,7 +45,7 @@ def test_json_has_one_answer_per_gpu_type_in_the_documented_shape(cli):
         "gpus": 4, "unused_gpus": 0, "env": False, "offload": False, "sp": 4, "max_model_len": 32768,
         "max_token_len_per_gpu": 16384, "rope_scaling_factor": None, "cost": 0.325, "evidence": "documented",
         "source": {"gpus": 4, "max_model_len": 32768, "setting": "SP=4"}, "memory_gb": 61.18, "headroom_gb": 10.1,
-        "host_memory_gb": None, "beyond_calibration": [],
+        "host_memory_gb": None, "beyond_calibration": [], "nodes": None, "rollout_gpus": None,
     }]
     assert (answers[1]["plans"][0]["env"], answers[1]["plans"][0]["sp"]) == (True, 2)
 

@@ -182,8 +182,10 @@ def test_emitted_config_reads_back_to_the_same_plan(cli, tmp_path: Path):
     best = json.loads(original)[0]["plans"][0]
     assert (status, err) == (0, "")
     assert answer["current"]["gpus"] == 4 and answer["current"]["sp"] == 4 and answer["current"]["offload"]
-    assert {k: v for k, v in answer["plans"][0].items() if k != "unused_gpus"} == \
-        {k: v for k, v in best.items() if k != "unused_gpus"}
+    layout = ("unused_gpus", "nodes", "rollout_gpus")  # the config's 2 rollout GPUs, on the trainer's node
+    assert {k: v for k, v in answer["plans"][0].items() if k not in layout} == \
+        {k: v for k, v in best.items() if k not in layout}
+    assert (answer["plans"][0]["nodes"], answer["plans"][0]["rollout_gpus"]) == (1, 2)
 
 
 def test_from_config_says_whether_the_settings_train(cli, user_config: Path):

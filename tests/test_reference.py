@@ -68,6 +68,8 @@ def test_max_len_a100_4b_budget_6_uses_4_gpus():
         # the shipped states multiplier, and the reference model's bf16 weights, 2 bytes per parameter
         "host_memory_gb": round((load_memory_model().coefficients.states * 16 + 2) * 4.022e9 / 2**30, 1),
         "beyond_calibration": [],  # documented: the memory model's range does not matter
+        "nodes": None,  # no rollout GPUs asked for
+        "rollout_gpus": None,
     }
     on_six = [plan for plan in found if plan["gpus"] == 6]
     assert {plan["sp"] for plan in on_six} == {1, 2}
@@ -266,6 +268,8 @@ GOOD_PLAN = {
     "headroom_gb": 10.1,
     "host_memory_gb": None,  # no Offload
     "beyond_calibration": [],  # documented
+    "nodes": None,  # no rollout GPUs asked for
+    "rollout_gpus": None,
 }
 
 
@@ -306,6 +310,8 @@ def test_check_plan_accepts_the_hand_written_plan():
         (mutated(memory_gb=60.0), {}, "differ from the memory model"),
         (mutated(host_memory_gb=61.9), {}, "differ from the memory model"),  # a host memory without Offload
         (mutated(beyond_calibration=["4 GPUs (calibrated up to 2)"]), {}, "beyond_calibration"),
+        (mutated(nodes=1, rollout_gpus=2), {}, "nodes/rollout_gpus 1/2, expected None/None"),
+        (mutated(nodes=1, rollout_gpus=2), {"rollout_gpus": 4}, "nodes/rollout_gpus 1/2, expected 1/4"),
     ],
 )
 def test_check_plan_catches_a_wrong_plan(plan, query_changes, fragment):
