@@ -46,6 +46,7 @@ _EXPORTS = {
     "load_fleet": "solver.tables",
     "load_weights": "solver.tables",
     "load_memory_model": "solver.tables",
+    "load_model_config": "solver.tables",
     "QueryError": "solver.tables",
     "TableError": "solver.tables",
 }
@@ -79,6 +80,7 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_api.py
     from solver.tables import load_catalog as load_catalog
     from solver.tables import load_fleet as load_fleet
     from solver.tables import load_memory_model as load_memory_model
+    from solver.tables import load_model_config as load_model_config
     from solver.tables import load_weights as load_weights
 else:  # hidden from type checkers, which would otherwise take any misspelt name for Any
 

@@ -1006,9 +1006,12 @@ def _shape(model: Model) -> tuple[int | bool, ...]:
             model.intermediate_size, model.vocab_size, model.tied_embeddings, model.moe is not None)
 
 
-def load_model_config(path: Path) -> Model:
-    """A dense model's shape from a local Hugging Face ``config.json`` (no network); its parameter count
-    is computed from the shapes. `TableError`, one line naming the file and the key, when it cannot be."""
+def load_model_config(path: Path | str) -> Model:
+    """A dense model's shape from a local Hugging Face ``config.json``, or a model folder's (no network);
+    its parameter count is computed from the shapes. `TableError`, one line naming the file and the key,
+    when it cannot be. `Catalog.with_model` adds it to a catalogue, for ``catalog=``."""
+    check_types(("path", path, Path | str))
+    path = Path(path)
     path = path / "config.json" if path.is_dir() else path  # a model's folder: its config.json
     text = read_user_file(path)
     try:

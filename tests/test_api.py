@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -215,3 +216,14 @@ def test_type_checkers_see_every_exported_name():
     assert set(solver.__all__) <= set(dir(solver))
     for name in solver.__all__:
         assert getattr(solver, name) is not None
+
+
+def test_the_python_examples_in_the_api_page_run(monkeypatch: pytest.MonkeyPatch):
+    """Every ```python block of docs/api.md runs as shown, from the repository root."""
+    root = Path(__file__).resolve().parent.parent
+    page = (root / "docs" / "api.md").read_text(encoding="utf-8")
+    blocks = re.findall(r"```python\n(.*?)```", page, flags=re.DOTALL)
+    assert blocks
+    monkeypatch.chdir(root)
+    for block in blocks:
+        exec(compile(block, "docs/api.md", "exec"), {})  # noqa: S102 - the project's own documentation
