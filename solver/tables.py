@@ -22,6 +22,7 @@ from annotated_types import Ge, Gt, Le, Lt, MinLen
 from pydantic import (
     AllowInfNan,
     BaseModel,
+    BeforeValidator,
     ConfigDict,
     Discriminator,
     Field,
@@ -46,6 +47,16 @@ MAX_JOBS = 20_000
 Count = Annotated[int, Strict(), Gt(0)]
 """A positive whole number written as a YAML integer (not ``"4096"``, ``4096.0`` or ``true``)."""
 Tokens = Annotated[int, Strict(), Gt(0), Le(MAX_TOKENS)]
+
+
+def _thousands_of_tokens(value: Any) -> Any:
+    """``32k`` (thousands of 1024, as ``--len`` takes them) as 32768; any other value as it is."""
+    match = re.fullmatch(r"\s*(\d{1,9})\s*[kK]\s*", value) if isinstance(value, str) and value.isascii() else None
+    return int(match[1]) * 1024 if match else value
+
+
+AskedTokens = Annotated[Tokens, BeforeValidator(_thousands_of_tokens)]
+"""A length a user asks for in a file: a whole number of tokens, or thousands of 1024 (``32k``)."""
 GpuCount = Annotated[int, Strict(), Gt(0), Le(MAX_GPUS)]
 MAX_GPU_MEMORY_GB = 1 << 14
 """Far more memory than any GPU has (16 TB), but finite."""
@@ -239,6 +250,34 @@ class Table(_Frozen):
     models: tuple[Text, ...]
     rows: tuple[Row, ...]
 
+    @model_validator(mode="before")
+    @classmethod
+    def _canonical_names(cls, raw: Any, info: ValidationInfo) -> Any:
+        """Models named by an alias or in another case (``8B``), where the context maps names to the
+        catalogue's (``names``), under the catalogue's names."""
+        names = (info.context or {}).get("names")
+        if not names or not isinstance(raw, dict):
+            return raw
+
+        def canonical(name: Any) -> Any:
+            return names.get(_normalise(name), name) if isinstance(name, str) else name
+
+        renamed = dict(raw)
+        if isinstance(raw.get("models"), list):
+            renamed["models"] = [canonical(model) for model in raw["models"]]
+        if isinstance(raw.get("rows"), list):
+            renamed["rows"] = []
+            for row in raw["rows"]:
+                if isinstance(row, dict) and isinstance(row.get("cells"), dict):
+                    cells = {canonical(model): cell for model, cell in row["cells"].items()}
+                    if len(cells) < len(row["cells"]):
+                        twice = _first_repeated([canonical(model) for model in row["cells"]])
+                        raise ValueError(f"row max_model_len={brief(row.get('max_model_len'))}: two cells for "
+                                         f"{twice} (by two of its names)")
+                    row = {**row, "cells": cells}
+                renamed["rows"].append(row)
+        return renamed
+
     @model_validator(mode="after")
     def _check_rows(self, info: ValidationInfo) -> Table:
         known = (info.context or {}).get("models")
@@ -339,7 +378,7 @@ _UNION_TAGS = ("<tokens>", "<at_least>")
 class AtLeast(_Frozen):
     """A length the solver may raise: at least this many tokens, longer when a plan allows."""
 
-    at_least: Tokens
+    at_least: AskedTokens
 
 
 class Pool(_Frozen):
@@ -362,7 +401,7 @@ class _JobFields(_Frozen):
     name: Annotated[str, Strict(), StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=100)] = Field(
         description="letters, digits, '.', '_' and '-', at most 100 (it names the job's config file)")
     max_model_len: Annotated[
-        Annotated[Tokens, Tag(_UNION_TAGS[0])] | Annotated[AtLeast, Tag(_UNION_TAGS[1])],
+        Annotated[AskedTokens, Tag(_UNION_TAGS[0])] | Annotated[AtLeast, Tag(_UNION_TAGS[1])],
         Discriminator(lambda value: _UNION_TAGS[1] if isinstance(value, dict | AtLeast) else _UNION_TAGS[0]),
     ]
     rollout_gpus: Annotated[int, Strict(), Ge(0), Le(MAX_GPUS)] = 0
@@ -842,7 +881,8 @@ def load_gpu_type(path: Path, models: tuple[Model, ...], hardware: tuple[GpuType
     """Load and check one GPU type's feasibility tables against the known `models`; a GPU type of the
     `hardware` catalogue (named by its name or an alias) must match its entry there, whose name, aliases
     and driver-reported memory it takes."""
-    tabled = _validate(GpuType, path, context={"models": [model.name for model in models]})
+    names = {_normalise(name): model.name for model in models for name in (model.name, *model.aliases)}
+    tabled = _validate(GpuType, path, context={"models": [model.name for model in models], "names": names})
     wanted = _normalise(tabled.name)
     known = next((gpu for gpu in hardware if wanted in {_normalise(name) for name in (gpu.name, *gpu.aliases)}), None)
     if known is None:

@@ -908,3 +908,15 @@ def test_a_few_jobs_weigh_their_exact_host_needs(tmp_path: Path):
     result = solved(instance, tmp_path)
     assert (result["status"], result["objective"], result["host_rounded"]) == ("optimal", 4, [])
     assert value_of(CATALOG, instance, result) == best_value(CATALOG, instance, estimates=True)
+
+
+def test_lengths_in_a_cluster_file_may_be_thousands_of_tokens_as_on_the_command_line(tmp_path: Path):
+    path = tmp_path / "fleet.yaml"
+    path.write_text("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n"
+                    "  - {name: j, model: 4B, max_model_len: 32k}\n"
+                    "  - {name: k, model: 4B, max_model_len: {at_least: 16K}}\n", encoding="utf-8")
+    fleet = load_fleet(path, CATALOG)
+    assert fleet.jobs[0].max_model_len == 32768 and fleet.jobs[1].max_model_len.at_least == 16384
+    path.write_text(path.read_text(encoding="utf-8").replace("32k", "32x"), encoding="utf-8")
+    with pytest.raises(TableError, match="job j, max_model_len: must be a whole number, got '32x'"):
+        load_fleet(path, CATALOG)

@@ -734,3 +734,18 @@ def test_the_longest_fitting_length_of_a_model_without_a_cost_per_token():
     shape, setting = CATALOG.model("4B"), Setting(env=True, offload=False, sp=1)
     assert longest_fitting(shape, 80, 8, setting, free) == CEILING
     assert longest_fitting(shape, 80, 8, setting, free.model_copy(update={"overhead": 200.0})) is None
+
+
+def test_a_cells_file_may_name_models_as_the_command_line_does(tmp_path: Path):
+    # 8B and qwen3-4b are Qwen3-8B and Qwen3-4B; two names of one model in a row are refused.
+    mine = tmp_path / "mine.yaml"
+    text = ("gpu: H100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n  - gpus: 2\n    section: '2 x H100'\n"
+            "    models: [8B, qwen3-4b]\n    rows:\n"
+            "      - {max_model_len: 4096, cells: {8B: vanilla, qwen3-4b: vanilla}}\n")
+    mine.write_text(text, encoding="utf-8")
+    (table,) = load_gpu_type(mine, CATALOG.models, CATALOG.gpu_types).tables
+    assert table.models == ("Qwen3-8B", "Qwen3-4B") and table.rows[0].cells == (
+        ("Qwen3-8B", Setting()), ("Qwen3-4B", Setting()))
+    mine.write_text(text.replace("qwen3-4b: vanilla", "qwen3-4b: vanilla, Qwen3-8B: Env"), encoding="utf-8")
+    with pytest.raises(TableError, match="table gpus=2: row max_model_len=4096: two cells for Qwen3-8B"):
+        load_gpu_type(mine, CATALOG.models, CATALOG.gpu_types)
