@@ -23,10 +23,10 @@ from solver.query import (
     check_choice,
     check_counts,
     check_time_limit,
+    gpu_type_cells,
     make_query,
     resolve_margin,
     sp_layout_violation,
-    table_cells,
     tables_verdict,
     whole_nodes_violation,
 )
@@ -166,7 +166,7 @@ def estimate_memory(
     gpu_type, setting = catalog.gpu(gpu), Setting(env=env, offload=offload, sp=sp)
     result = breakdown(resolved, gpu_type.memory_gib, gpus, setting, max_model_len, memory.coefficients, margin)
     longest = longest_fitting(resolved, gpu_type.memory_gib, gpus, setting, memory.coefficients, margin)
-    rows, settings = table_cells([t for t in gpu_type.tables if resolved.name in t.models], resolved.name)
+    rows, settings = gpu_type_cells(gpu_type, resolved.name)
     return MemoryEstimate(**dict(result), longest_len=longest,
                           beyond_calibration=beyond_calibration(memory.fit.range, resolved, gpu_type.memory_gib, gpus,
                                                                 setting, max_model_len),

@@ -38,10 +38,12 @@ from solver.query import (
     Query,
     check_counts,
     counted,
+    gpu_type_cells,
     make_query,
     resolve_margin,
     rollout_layout,
     sp_layout_violation,
+    tables_verdict,
     token_budget,
     whole_nodes_violation,
 )
@@ -951,7 +953,11 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
 
     setting = Setting(env=current.env, offload=current.offload, sp=current.sp)
     vouching = plan_for_settings(catalog, query, gpu, current.gpus, setting)
-    return current.model_copy(update={"trains": vouching is not None, "plan": vouching})
+    model = catalog.model(query.model)
+    verdict = None if vouching else tables_verdict(model, *gpu_type_cells(catalog.gpu(gpu), model.name),
+                                                   current.gpus, setting, current.max_model_len)
+    return current.model_copy(update={"trains": vouching is not None, "plan": vouching,
+                                      "out_of_memory": verdict.source if verdict and not verdict.trains else None})
 
 
 def _expandable_segments(setting: str) -> bool:

@@ -22,6 +22,7 @@ from solver.query import (
     Objective,
     Query,
     failures_by_row,
+    gpu_type_cells,
     own_table_limit,
     rollout_layout_violation,
     table_cells,
@@ -156,7 +157,7 @@ def own_limits(gpu_type: GpuType, shape: Model) -> Mapping[Combination, int]:
     own table does not say the setting runs out of memory (`own_table_limit`), up to which a table for
     fewer GPUs may vouch for it, or the memory model estimate it; keyed by combination (n, e, o, s), which
     hashes faster than a setting (cached: every query asks again)."""
-    rows, settings = table_cells([table for table in gpu_type.tables if shape.name in table.models], shape.name)
+    rows, settings = gpu_type_cells(gpu_type, shape.name)
     degrees = range(1, max((n for n, _ in rows), default=1) + 1)
     every = {Setting(env=env, offload=offload, sp=sp) for env in (False, True) for offload in (False, True)
              for sp in degrees}

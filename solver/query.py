@@ -15,6 +15,7 @@ from solver.tables import (
     MAX_TOKENS,
     NO_SETTING,
     Catalog,
+    GpuType,
     MemoryModel,
     Model,
     QueryError,
@@ -197,6 +198,9 @@ class CurrentSettings(_Frozen):
     trains: bool
     plan: Plan | None = Field(description="the plan for exactly these settings, with its evidence, if they train")
     broken_rule: str | None = Field(default=None, description="the rule of Trinity's or verl's these settings break")
+    out_of_memory: SourceCell | None = Field(default=None, description=(
+        "when they do not train: the cell of the GPU count's own table that says they ran out of memory (its "
+        "setting: what trained there instead, or '-')"))
     config_problems: tuple[str, ...] = Field(default=(), description=(
         "what else in the config breaks Trinity's or verl's rules (RoPE scaling, token limits) or is not what the "
         "verdict assumes (partial Offload, a token budget above the default the tables measured)"))
@@ -320,6 +324,13 @@ def table_cells(
     settings = {(table.gpus, row.max_model_len): setting
                 for table in tables for row in table.rows if (setting := row.setting(model)) is not None}
     return rows, settings
+
+
+def gpu_type_cells(
+    gpu_type: GpuType, model: str
+) -> tuple[tuple[tuple[int, int], ...], dict[tuple[int, int], Setting]]:
+    """`table_cells` of the tables of `gpu_type` that name `model`."""
+    return table_cells([table for table in gpu_type.tables if model in table.models], model)
 
 
 def vouching_cell(model: Model, rows: Sequence[tuple[int, int]], settings: Mapping[tuple[int, int], Setting],

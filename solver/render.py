@@ -247,8 +247,14 @@ def _current_view(answer: Answer, current: CurrentSettings, query: Query) -> Tex
     if current.plan is not None:
         return Text(said + f"it trains ({current.plan.evidence_text(answer.gpu)}){problems}",
                     style="yellow" if problems else "green")
-    verdict = (f"it breaks a rule: {current.broken_rule}" if current.broken_rule
-               else f"nothing in {query.evidence_sources} says it trains")
+    cell = current.out_of_memory
+    if current.broken_rule:
+        verdict = f"it breaks a rule: {current.broken_rule}"
+    elif cell is not None:
+        verdict = (f"the {answer.gpu} table for {counted(cell.gpus, 'GPU')} says '{cell.setting}' at "
+                   f"{cell.max_model_len}, so {setting.label} ran out of memory there")
+    else:
+        verdict = f"nothing in {query.evidence_sources} says it trains"
     follows = "the best plan follows" if answer.plans else "nor does any plan (the reason follows)"
     return Text(f"{said}{verdict}; {follows}{problems}", style="yellow")
 

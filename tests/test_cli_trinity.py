@@ -195,11 +195,13 @@ def test_from_config_says_whether_the_settings_train(cli, user_config: Path):
     # 8 GPUs less 2 rollout engines: 6 trainer GPUs, SP=1 and no Offload, Env not set here.
     assert answer["current"] == {"config": "trinity.yaml", "gpus": 6, "gpus_given": True, "env": False, "offload": False, "sp": 1,
                                  "max_model_len": 32768, "trains": False, "plan": None, "broken_rule": None,
+                                 "out_of_memory": {"gpus": 6, "max_model_len": 16384, "setting": "Env"},
                                  "config_problems": []}
     assert (answer["budget_gpus"], answer["plans"][0]["sp"], answer["plans"][0]["env"]) == (6, 2, True)
     status, out, _ = cli("--from-config", str(user_config), "--gpu", "a100")
-    assert "trinity.yaml runs vanilla on 6 trainer GPUs at 32768 tokens (Env off in this environment): nothing in " \
-           "the tables and the memory model's estimates says it trains; the best plan follows" in " ".join(out.split())
+    assert "trinity.yaml runs vanilla on 6 trainer GPUs at 32768 tokens (Env off in this environment): the " \
+           "A100-80GB table for 6 GPUs says 'Env' at 16384, so vanilla ran out of memory there; the best plan " \
+           "follows" in " ".join(out.split())
 
 
 def test_from_config_without_a_cluster_says_the_count_is_the_budgets(cli, tmp_path: Path):
