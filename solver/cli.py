@@ -59,6 +59,7 @@ from solver.tables import (
     load_memory_model,
     load_model_config,
     load_weights,
+    model_config_file,
     read_user_file,
 )
 
@@ -314,24 +315,11 @@ def run_cluster(args: argparse.Namespace) -> int:
     fleet = load_fleet(args.file, load_catalog())
     catalog = load_catalog().with_models(fleet.models)
     weights = load_weights(args.weights) if args.weights else None
-    if args.emit_dir is not None and not args.emit_dir.is_dir() and (
-            args.emit_dir.exists() or args.emit_dir.is_symlink() or not args.emit_dir.absolute().parent.is_dir()):
-        problem = ("not a folder" if args.emit_dir.exists() or args.emit_dir.is_symlink()
-                   else "no such folder, nor a folder to make it in")
-        raise QueryError(f"{args.emit_dir}: {problem} (--emit-dir writes one config per placed job into it)")
     if args.emit_dir is not None:
-        inputs = _inputs(args)
-        for job in fleet.jobs:  # every target checked before the first is written
-            target = args.emit_dir / f"{job.name}.yaml"
-            overwritten = _input_at(inputs, target)
-            if overwritten:
-                raise QueryError(f"--emit-dir {args.emit_dir}: job {job.name}'s config would overwrite {overwritten} "
-                                 f"{target}: write the configs to another folder")
-            resolved = _resolved(target)
-            if ((resolved.exists() or resolved.is_symlink()) and not resolved.is_file()) or (
-                    target.is_symlink() and not resolved.parent.is_dir()):
-                raise QueryError(f"--emit-dir {args.emit_dir}: job {job.name}'s config {target} is not a regular file "
-                                 "(or a link to a place one can be written)")
+        try:
+            _check_emit_dir(args.emit_dir, [job.name for job in fleet.jobs], _inputs(args))
+        except OSError as error:  # a folder on the way without search permission (Path raises before Python 3.14)
+            raise QueryError(f"--emit-dir {args.emit_dir}: cannot write: {error.strerror or error}") from None
     progress = _ProgressLine()
     memory = load_memory_model(args.memory_model) if args.memory_model else None
     resolve_margin(memory or load_memory_model(), args.margin)  # bad input, found before any work
@@ -382,6 +370,26 @@ def run_cluster(args: argparse.Namespace) -> int:
         print("solve cluster: interrupted: the best placement found so far is above", file=sys.stderr)
         return INTERRUPTED
     return 0 if result.placements and not result.unplaced else NO_PLAN
+
+
+def _check_emit_dir(folder: Path, jobs: list[str], inputs: list[tuple[str, Path]]) -> None:
+    """`QueryError` unless `folder` is one, or can be made, and each job's config in it is a file to write
+    that overwrites none of the `inputs`: every target checked before the first is written."""
+    if not folder.is_dir() and (folder.exists() or folder.is_symlink() or not folder.absolute().parent.is_dir()):
+        problem = ("not a folder" if folder.exists() or folder.is_symlink()
+                   else "no such folder, nor a folder to make it in")
+        raise QueryError(f"{folder}: {problem} (--emit-dir writes one config per placed job into it)")
+    for job in jobs:
+        target = folder / f"{job}.yaml"
+        overwritten = _input_at(inputs, target)
+        if overwritten:
+            raise QueryError(f"--emit-dir {folder}: job {job}'s config would overwrite {overwritten} "
+                             f"{target}: write the configs to another folder")
+        resolved = _resolved(target)
+        if ((resolved.exists() or resolved.is_symlink()) and not resolved.is_file()) or (
+                target.is_symlink() and not resolved.parent.is_dir()):
+            raise QueryError(f"--emit-dir {folder}: job {job}'s config {target} is not a regular file "
+                             "(or a link to a place one can be written)")
 
 
 class _ProgressLine:
@@ -633,11 +641,14 @@ def _check_outputs_spare_inputs(args: argparse.Namespace) -> None:
         if target is None:
             continue
         resolved = _resolved(target)
-        if (resolved.exists() or resolved.is_symlink()) and not resolved.is_file():
-            raise QueryError(f"{resolved}: not a regular file; give a file name to write")
-        if not resolved.parent.is_dir():
-            problem = "is not a folder" if resolved.parent.exists() else "does not exist"
-            raise QueryError(f"{target}: cannot write: {resolved.parent} {problem}")
+        try:
+            if (resolved.exists() or resolved.is_symlink()) and not resolved.is_file():
+                raise QueryError(f"{resolved}: not a regular file; give a file name to write")
+            if not resolved.parent.is_dir():
+                problem = "is not a folder" if resolved.parent.exists() else "does not exist"
+                raise QueryError(f"{target}: cannot write: {resolved.parent} {problem}")
+        except OSError as error:  # a folder on the way without search permission (Path raises before Python 3.14)
+            raise QueryError(f"{target}: cannot write: {error.strerror or error}") from None
         for other, path in written:
             if _same_file(target, path):
                 raise QueryError(f"--{other} and --{name} both write {target}: give each its own file")
@@ -648,20 +659,20 @@ def _check_outputs_spare_inputs(args: argparse.Namespace) -> None:
 
 
 def _inputs(args: argparse.Namespace) -> list[tuple[str, Path]]:
-    """(argument, path) of every file the command reads (`INPUT_FLAGS`)."""
+    """(what it is, in words; path) of every file the command reads (`INPUT_FLAGS`): for --model-config
+    of a folder, the folder's config.json."""
     inputs: list[tuple[str, Path]] = []
     for name in INPUT_FLAGS:
         value = getattr(args, name, None)
-        inputs += [(name, path) for path in (value if isinstance(value, list) else [value]) if path is not None]
+        words = "the cluster file" if name == "file" else f"the file of --{name.replace('_', '-')}"
+        inputs += [(words, model_config_file(path) if name == "model_config" else path)
+                   for path in (value if isinstance(value, list) else [value]) if path is not None]
     return inputs
 
 
 def _input_at(inputs: list[tuple[str, Path]], target: Path) -> str | None:
     """Which of the `inputs` writing `target` would overwrite, in words (None when none)."""
-    for source, path in inputs:
-        if _same_file(target, path):
-            return "the cluster file" if source == "file" else f"the file of --{source.replace('_', '-')}"
-    return None
+    return next((words for words, path in inputs if _same_file(target, path)), None)
 
 
 def _same_file(path: Path, other: Path) -> bool:
@@ -673,10 +684,11 @@ def _same_file(path: Path, other: Path) -> bool:
 
 
 def _resolved(path: Path) -> Path:
-    """Where a path leads (through links); a link in a loop, or one that leads nowhere, is itself."""
-    if not path.is_symlink():
-        return path
+    """Where a path leads (through links); a link in a loop, one that leads nowhere, or a path that cannot
+    be looked at (in a folder without search permission), is itself."""
     try:
+        if not path.is_symlink():
+            return path
         return path.resolve(strict=False)  # a dangling link leads to where its file would be
     except (OSError, RuntimeError):  # a loop (RuntimeError before Python 3.13)
         return path
@@ -994,9 +1006,9 @@ def write_all_atomically(files: dict[Path, str]) -> None:
 def _staged(path: Path, text: str) -> tuple[str, Path]:
     """`text` written in full, synced and given `path`'s permissions, under a temporary name beside
     `path`: (the temporary name, `path`). Nothing is left behind on failure."""
-    if (path.exists() or path.is_symlink()) and not path.is_file():
-        raise QueryError(f"{path}: not a regular file; give a file name to write")
     try:
+        if (path.exists() or path.is_symlink()) and not path.is_file():
+            raise QueryError(f"{path}: not a regular file; give a file name to write")
         mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o666 & ~_umask()
         handle = tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.",
                                              suffix=".tmp", delete=False)

@@ -1006,10 +1006,19 @@ def _shape(model: Model) -> tuple[int | bool, ...]:
             model.intermediate_size, model.vocab_size, model.tied_embeddings, model.moe is not None)
 
 
+def model_config_file(path: Path) -> Path:
+    """The file `load_model_config` reads for `path`: a model folder's ``config.json``, or `path` itself.
+    `TableError` when `path` cannot be looked at (a folder on the way without search permission)."""
+    try:
+        return path / "config.json" if path.is_dir() else path
+    except OSError as error:  # Path.is_dir raises on EACCES before Python 3.14
+        raise TableError(f"{path}: cannot read: {error.strerror or error}") from None
+
+
 def load_model_config(path: Path) -> Model:
     """A dense model's shape from a local Hugging Face ``config.json`` (no network); its parameter count
     is computed from the shapes. `TableError`, one line naming the file and the key, when it cannot be."""
-    path = path / "config.json" if path.is_dir() else path  # a model's folder: its config.json
+    path = model_config_file(path)
     text = read_user_file(path)
     try:
         config = json.loads(text)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -335,3 +337,39 @@ def test_a_reader_that_stops_early_in_one_large_write_gets_sigpipes_status(solve
     process.stdout.close()
     _, err = process.communicate(timeout=60)
     assert (process.returncode, err) == (141, b"")
+
+
+def _without_dac_override() -> list[str]:
+    """A prefix under which a command meets file permissions as any user does: as root, `setpriv` dropping
+    the capabilities that bypass them (a skip where it cannot); nothing for another user."""
+    if os.geteuid() != 0:
+        return []
+    prefix = ["setpriv", "--bounding-set=-dac_override,-dac_read_search,-fowner", "--"]
+    if shutil.which("setpriv") is None or subprocess.run([*prefix, "true"], capture_output=True, check=False).returncode != 0:
+        pytest.skip("running as root without a working setpriv to drop the capabilities that bypass permissions")
+    return prefix
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX permissions")
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--model", "4B", "--len", "8k", "--gpu", "a100", "--out", "nox/o.yaml"],
+     "solve: error: nox/o.yaml: cannot write: Permission denied\n"),
+    (["map", "--svg", "nox/f.svg"], "solve map: error: nox/f.svg: cannot write: Permission denied\n"),
+    (["cluster", str(Path(__file__).parent.parent / "docs" / "examples" / "fleet.yaml"), "--emit-dir", "nox/sub"],
+     "solve cluster: error: --emit-dir nox/sub: cannot write: Permission denied\n"),
+    (["--model-config", "nox/config.json", "--len", "8k"], "solve: error: nox/config.json: cannot read: Permission denied\n"),
+    (["--model-config", "nox", "--len", "8k"], "solve: error: nox/config.json: cannot read: Permission denied\n"),
+])
+def test_a_path_in_a_folder_without_search_permission_is_one_line(tmp_path: Path, solve_script: Path,
+                                                                   argv: list[str], message: str):
+    # Path.exists() and is_dir() raise PermissionError there (before Python 3.14): no traceback.
+    prefix = _without_dac_override()
+    (tmp_path / "nox").mkdir(mode=0)
+    try:
+        result = subprocess.run([*prefix, str(solve_script), *argv], cwd=tmp_path, capture_output=True, text=True,
+                                timeout=60, check=False)
+    finally:
+        (tmp_path / "nox").chmod(0o755)
+    assert (result.returncode, result.stdout, result.stderr) == (2, "", message)
+    assert list((tmp_path / "nox").iterdir()) == []
+

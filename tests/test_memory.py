@@ -728,3 +728,21 @@ def test_the_longest_fitting_length_of_a_model_without_a_cost_per_token():
     shape, setting = CATALOG.model("4B"), Setting(env=True, offload=False, sp=1)
     assert longest_fitting(shape, 80, 8, setting, free) == CEILING
     assert longest_fitting(shape, 80, 8, setting, free.model_copy(update={"overhead": 200.0})) is None
+
+
+def test_a_model_configs_folder_is_an_input_its_config_json_never_overwritten(cli, tmp_path: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch):
+    # --model-config DIR reads DIR/config.json: writing there would replace the file just read.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mdl").mkdir()
+    config = tmp_path / "mdl" / "config.json"
+    config.write_bytes(FIXTURE.read_bytes())
+    for flags in (["--model-config", "mdl", "--len", "8k", "--gpu", "a100", "--out", "mdl/config.json"],
+                  ["--model-config", "mdl/", "--len", "8k", "--gpu", "a100", "--out", "./mdl/config.json"]):
+        message = f"solve: error: --out {Path(flags[-1])} would overwrite the file of --model-config: write to another file\n"
+        assert cli(*flags) == (2, "", message)
+    trinity = Path(__file__).parent.parent / "docs" / "examples" / "trinity.yaml"
+    message = "solve: error: --write mdl/config.json would overwrite the file of --model-config: write to another file\n"
+    assert cli("--from-config", str(trinity), "--model-config", "mdl", "--gpu", "a100", "--write",
+               "mdl/config.json") == (2, "", message)
+    assert config.read_bytes() == FIXTURE.read_bytes()
