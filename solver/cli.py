@@ -1,7 +1,8 @@
 """The ``solve`` command line: parse arguments, call the library, print. The only code that prints.
 
 Exit status: 0 when every answer has a plan, 1 when some answer has none (its reason says why),
-2 for bad input (one line on stderr, after a one-line usage for argument errors; no traceback).
+2 for bad input or output that cannot be written (one line on stderr, after a one-line usage for argument
+errors; no traceback), 141 when the reader of stdout stops early.
 """
 
 from __future__ import annotations
@@ -1056,10 +1057,15 @@ class _PipedConsole(Console):
         self.file.write("\n".join(line.rstrip() for line in captured.get().split("\n")))
 
 
+class _OutputError(Exception):
+    """Stdout refused a write for another reason than a closed pipe (a full disk, say): the message is
+    the reason (``No space left on device``)."""
+
+
 class _WholeWrites(io.RawIOBase):
     """A file descriptor that takes all it is given, or raises (`BrokenPipeError` once a pipe's reader has
-    gone): CPython's own stdout can drop the rest of a large write that a closing pipe cut short, and
-    exit 0 as if the reader had it all."""
+    gone, `_OutputError` on any other failure): CPython's own stdout can drop the rest of a large write
+    that a closing pipe cut short, and exit 0 as if the reader had it all."""
 
     def __init__(self, descriptor: int) -> None:
         super().__init__()
@@ -1075,7 +1081,12 @@ class _WholeWrites(io.RawIOBase):
         view = memoryview(data).cast("B")
         written = 0
         while written < len(view):
-            written += os.write(self.descriptor, view[written:])
+            try:
+                written += os.write(self.descriptor, view[written:])
+            except BrokenPipeError:
+                raise
+            except OSError as error:
+                raise _OutputError(error.strerror or str(error)) from None
         return written
 
 
@@ -1117,10 +1128,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             guess = f" (did you mean {close[0]}?)" if close else ""
             parser.error(f"unknown command {argv[0]!r}{guess}; commands: {', '.join(commands)}, or none to plan")
     try:
-        args = parser.parse_args(argv)
-        _check_outputs_spare_inputs(args)
-        status = handler(args)
-        sys.stdout.flush()  # a reader that stopped early shows here, not at exit
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as done:  # --help and --version print, then exit (as a usage error does)
+            status = int(done.code or 0)
+        else:
+            _check_outputs_spare_inputs(args)
+            status = handler(args)
+        sys.stdout.flush()  # a reader that stopped early, or a full disk, shows here, not at exit
         return status
     except OneLineError as error:  # bad input: a query, a table or a Trinity config
         print(f"{parser.prog}: error: {error}", file=sys.stderr)
@@ -1128,6 +1143,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"{parser.prog}: interrupted", file=sys.stderr)
         return INTERRUPTED
-    except BrokenPipeError:  # the reader of stdout stopped early (| head): quietly, as a tool killed by SIGPIPE
+    except (BrokenPipeError, _OutputError) as error:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing more to flush at exit
-        return CLOSED_PIPE
+        if isinstance(error, BrokenPipeError):  # the reader stopped early (| head): quietly, as SIGPIPE's victim
+            return CLOSED_PIPE
+        print(f"{parser.prog}: error: cannot write the output: {error}", file=sys.stderr)
+        return BAD_INPUT

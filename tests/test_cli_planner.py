@@ -373,3 +373,26 @@ def test_a_path_in_a_folder_without_search_permission_is_one_line(tmp_path: Path
     assert (result.returncode, result.stdout, result.stderr) == (2, "", message)
     assert list((tmp_path / "nox").iterdir()) == []
 
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full")
+@pytest.mark.parametrize("argv", [["tables", "--json"], ["--model", "4B", "--len", "32k", "--gpu", "a100"],
+                                  ["--help"]])
+def test_output_that_cannot_be_written_is_one_line_not_a_traceback(solve_script: Path, argv: list[str]):
+    with open("/dev/full", "w") as full:
+        result = subprocess.run([str(solve_script), *argv], stdout=full, stderr=subprocess.PIPE, text=True, timeout=60,
+                                check=False)
+    prog = "solve tables" if argv[0] == "tables" else "solve"
+    assert (result.returncode, result.stderr) == (2, f"{prog}: error: cannot write the output: No space left on device\n")
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["cluster", "--help"], ["--version"], ["tables", "--gpu", "h20"]])
+def test_a_reader_gone_before_the_first_line_gets_sigpipes_status(solve_script: Path, argv: list[str]):
+    # `solve --help | true`: argparse prints and exits; the closed pipe shows as the output is flushed.
+    reader, writer = os.pipe()
+    os.close(reader)
+    try:
+        result = subprocess.run([str(solve_script), *argv], stdout=writer, stderr=subprocess.PIPE, timeout=60,
+                                check=False)
+    finally:
+        os.close(writer)
+    assert (result.returncode, result.stderr) == (141, b"")
