@@ -746,3 +746,16 @@ def test_a_model_configs_folder_is_an_input_its_config_json_never_overwritten(cl
     assert cli("--from-config", str(trinity), "--model-config", "mdl", "--gpu", "a100", "--write",
                "mdl/config.json") == (2, "", message)
     assert config.read_bytes() == FIXTURE.read_bytes()
+
+
+@pytest.mark.parametrize(("name", "shown"), [("ü🚀.yaml", "ü🚀.yaml"), ("x\x85\u2028\"'#: [y].yaml", None),
+                                             ("not-utf-8-\udcff.yaml", "not-utf-8-\\udcff.yaml")])
+def test_a_calibrated_memory_model_file_loads_back_whatever_the_cells_file_is_called(cli, tmp_path: Path,
+                                                                                      name: str, shown: str | None):
+    # The source line named the cells file in JSON's escapes: a surrogate pair for 🚀, which YAML refuses.
+    # A name that is not UTF-8 is named by its escape, as text.
+    cells = tmp_path / name
+    cells.write_bytes((Path(__file__).parent.parent / "docs" / "examples" / "my-cells.yaml").read_bytes())
+    target = tmp_path / "mine.yaml"
+    assert cli("calibrate", "--cells", str(cells), "--out", str(target))[0] == 0
+    assert load_memory_model(target).source == f"calibrated on {shown or name}"
