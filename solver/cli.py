@@ -54,6 +54,8 @@ from solver.tables import (
     OneLineError,
     QueryError,
     Setting,
+    brief,
+    cut,
     load_catalog,
     load_fleet,
     load_gpu_type,
@@ -90,6 +92,19 @@ class _Parser(argparse.ArgumentParser):
         namespace, rest = super().parse_known_args(*args, **kwargs)
         namespace.__dict__.pop("_given_once", None)
         return namespace, rest
+
+    def parse_args(self, *args: Any, **kwargs: Any) -> Any:
+        """argparse's, with the unrecognized arguments cut as `cut` cuts (argparse names them all)."""
+        namespace, rest = self.parse_known_args(*args, **kwargs)
+        if rest:
+            self.error(f"unrecognized arguments: {cut(' '.join(rest))}")
+        return namespace
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        """argparse's, with the invalid choice shown as `brief` shows it (argparse shows it whole)."""
+        if action.choices is not None and value not in action.choices:
+            accepted = ", ".join(map(repr, action.choices))
+            raise argparse.ArgumentError(action, f"invalid choice: {brief(value)} (choose from {accepted})")
 
     def error(self, message: str) -> NoReturn:
         self.exit(BAD_INPUT, f"usage: {self.prog} [options] (--help lists them)\n{self.prog}: error: {message}\n")
@@ -140,16 +155,16 @@ def _whole_number(text: str, least: int) -> int:
             raise ValueError(text)
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {brief(text)}") from None
     if value < least:
-        raise argparse.ArgumentTypeError(f"must be at least {least}, got {value}")
+        raise argparse.ArgumentTypeError(f"must be at least {least}, got {brief(value)}")
     return value
 
 
 def path_argument(text: str) -> Path:
     """An argparse type: a file or folder path, not empty."""
     if not text.strip():
-        raise argparse.ArgumentTypeError(f"expected a path, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a path, got {brief(text)}")
     return Path(text)
 
 
@@ -157,7 +172,7 @@ def output_path(text: str) -> Path:
     """An argparse type: the name of a file to write (not a folder's, ``out/``)."""
     path = path_argument(text)
     if text.endswith(("/", os.sep)):
-        raise argparse.ArgumentTypeError(f"expected a file name, got the folder name {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a file name, got the folder name {brief(text)}")
     return path
 
 
@@ -169,19 +184,19 @@ def token_count(text: str) -> int:
         value = positive_int(number)
     except argparse.ArgumentTypeError:
         if number.strip().lstrip("+-").isdigit() and number.isascii():
-            raise argparse.ArgumentTypeError(f"must be at least 1, got {text.strip()}") from None
-        raise argparse.ArgumentTypeError(f"expected a whole number of tokens or of k (1024), got {text!r}") from None
+            raise argparse.ArgumentTypeError(f"must be at least 1, got {cut(text.strip())}") from None
+        raise argparse.ArgumentTypeError(f"expected a whole number of tokens or of k (1024), got {brief(text)}") from None
     return value * 1024 if thousands else value
 
 
 def number(text: str) -> float:
     """An argparse type: a number written in ASCII (float() reads the digits of every script)."""
     if not text.isascii() or "_" in text:  # float() also reads 1_0 as 10
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a number, got {brief(text)}")
     try:
         return float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected a number, got {brief(text)}") from None
 
 
 def positive_seconds(text: str) -> float:
@@ -189,9 +204,10 @@ def positive_seconds(text: str) -> float:
     try:
         value = number(text)
     except argparse.ArgumentTypeError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {brief(text)}") from None
     if not 0 < value <= MAX_TIME_LIMIT_S:
-        raise argparse.ArgumentTypeError(f"must be a number above 0 and at most {MAX_TIME_LIMIT_S:.0f}, got {text}")
+        raise argparse.ArgumentTypeError(f"must be a number above 0 and at most {MAX_TIME_LIMIT_S:.0f}, "
+                                         f"got {cut(text)}")
     return value
 
 
@@ -1126,7 +1142,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if argv[:1] and not argv[0].startswith("-"):  # the planner takes options only: a word names a command
             close = difflib.get_close_matches(argv[0], commands, n=1, cutoff=0.7)
             guess = f" (did you mean {close[0]}?)" if close else ""
-            parser.error(f"unknown command {argv[0]!r}{guess}; commands: {', '.join(commands)}, or none to plan")
+            parser.error(f"unknown command {brief(argv[0])}{guess}; commands: {', '.join(commands)}, or none to plan")
     try:
         try:
             args = parser.parse_args(argv)

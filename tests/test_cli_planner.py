@@ -396,3 +396,22 @@ def test_a_reader_gone_before_the_first_line_gets_sigpipes_status(solve_script: 
     finally:
         os.close(writer)
     assert (result.returncode, result.stderr) == (141, b"")
+
+
+LONG = "x" * 100_000
+
+
+@pytest.mark.parametrize("argv", [
+    ["--model", LONG, "--len", "8k"], ["--model", "4B", "--len", "8k", "--gpu", LONG], ["--model", "4B", "--len", LONG],
+    ["--model", "4B", "--len", "-" + "9" * 4000], ["--model", "4B", "--len", "8k", "--maximize", LONG],
+    ["--model", "4B", "--len", "8k", "--time-limit", LONG], ["--model", "4B", "--len", "8k", "--host-ram", LONG],
+    ["--model", "4B", "--len", "8k", "--gpu", "a100", "--out", LONG + "/"], ["--model", "4B", "--len", "8k", LONG],
+    ["--model", "4B", "--len", "8k", *["y"] * 50_000], [LONG], ["memory", "--model", LONG, "--gpu", "a100", "--gpus", "1",
+                                                                "--len", "8k"],
+])
+def test_an_error_line_shows_a_long_name_or_value_cut_short(cli, argv: list[str]):
+    status, out, err = cli(*argv)
+    *usage, error = err.splitlines()
+    assert (status, out) == (2, "") and all(line.startswith("usage:") for line in usage)
+    assert "x" * 61 not in error and "9" * 61 not in error and "y y" * 31 not in error
+    assert len(error) < 600  # what is accepted, named in full, and the value cut to 60 characters
