@@ -164,7 +164,7 @@ def _whole_number(text: str, least: int) -> int:
 def path_argument(text: str) -> Path:
     """An argparse type: a file or folder path, not empty."""
     if not text.strip():
-        raise argparse.ArgumentTypeError(f"expected a path, got {brief(text)}")
+        raise argparse.ArgumentTypeError(f"expected a path, got {text!r}")
     return Path(text)
 
 
@@ -172,7 +172,7 @@ def output_path(text: str) -> Path:
     """An argparse type: the name of a file to write (not a folder's, ``out/``)."""
     path = path_argument(text)
     if text.endswith(("/", os.sep)):
-        raise argparse.ArgumentTypeError(f"expected a file name, got the folder name {brief(text)}")
+        raise argparse.ArgumentTypeError(f"expected a file name, got the folder name {text!r}")
     return path
 
 

@@ -405,7 +405,7 @@ LONG = "x" * 100_000
     ["--model", LONG, "--len", "8k"], ["--model", "4B", "--len", "8k", "--gpu", LONG], ["--model", "4B", "--len", LONG],
     ["--model", "4B", "--len", "-" + "9" * 4000], ["--model", "4B", "--len", "8k", "--maximize", LONG],
     ["--model", "4B", "--len", "8k", "--time-limit", LONG], ["--model", "4B", "--len", "8k", "--host-ram", LONG],
-    ["--model", "4B", "--len", "8k", "--gpu", "a100", "--out", LONG + "/"], ["--model", "4B", "--len", "8k", LONG],
+    ["--model", "4B", "--len", "8k", LONG],
     ["--model", "4B", "--len", "8k", *["y"] * 50_000], [LONG], ["memory", "--model", LONG, "--gpu", "a100", "--gpus", "1",
                                                                 "--len", "8k"],
 ])
