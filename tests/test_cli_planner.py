@@ -135,6 +135,8 @@ def test_exit_1_when_some_answer_has_no_plan(cli):
         (["--model", "4B", "--len", "8192", "--exact"], "solve: error: --exact needs --gpus N"),
         (["--model", "8B", "--len", "8192", "--gpus", "8", "--sp", "8", "--node-gpus", "4"],
          "solve: error: --sp 8 is not allowed with nodes of 4 GPUs (--node-gpus): an SP group must fit in one node"),
+        # One SP group would take more GPUs than the budget has: refused, not answered "nothing trains with --sp 8".
+        (["--model", "4B", "--len", "32k", "--sp", "8", "--gpus", "4"], "solve: error: --sp 8 needs at least 8 trainer GPUs, more than the budget of 4 (the degrees up to 4 that Qwen3-4B's heads allow: 1, 2, 4)"),
         (["--model", "4B", "--len", "8192", "--time-limit", "0"], "solve: error: argument --time-limit: must be a number above 0 and at most 1000000000, got 0"),
         (["--model", "4B", "--len", "8192", "--time-limit", "inf"], "solve: error: argument --time-limit: must be a number above 0 and at most 1000000000, got inf"),
         (["--model", "4B", "--len", "8192", "--time-limit", "1e10"], "solve: error: argument --time-limit: must be a number above 0 and at most 1000000000, got 1e10"),
@@ -415,3 +417,14 @@ def test_an_error_line_shows_a_long_name_or_value_cut_short(cli, argv: list[str]
     assert (status, out) == (2, "") and all(line.startswith("usage:") for line in usage)
     assert "x" * 61 not in error and "9" * 61 not in error and "y y" * 31 not in error
     assert len(error) < 600  # what is accepted, named in full, and the value cut to 60 characters
+
+
+def test_no_plan_for_want_of_a_rollout_layout_says_so(cli):
+    # 1 trainer GPU and 8 rollout GPUs fit no layout on nodes of 8: the reason names it without --explain.
+    status, answers = run_json(cli, "--model", "4B", "--len", "32k", "--gpus", "1", "--rollout-gpus", "8", "--gpu", "a100")
+    assert status == 1 and answers[0]["reason"] == (
+        "no plan for 1 or fewer trainer GPUs with Qwen3-4B on A100-80GB: none of them leaves the 8 rollout GPUs "
+        "(--rollout-gpus) room on nodes of 8, in the trainer's node, filling it and whole nodes more, or on nodes of "
+        "their own beside a trainer on whole nodes")
+    status, answers = run_json(cli, "--model", "4B", "--len", "32k", "--gpus", "8", "--rollout-gpus", "8", "--gpu", "a100")
+    assert status == 0 and answers[0]["plans"][0]["gpus"] == 8

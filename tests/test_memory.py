@@ -523,10 +523,10 @@ def test_a_host_memory_note_only_when_host_memory_is_the_limit():
         (answer,) = plan(make_query(CATALOG, model="8B", gpu="a100", max_model_len=65536, budget_gpus=4,
                                     host_ram_gb=host_ram), CATALOG)
         assert bool(answer.plans) == trains
-    # 32B at 65536 on one A100 with SP=2 pinned: SP=2 does not divide 1 GPU; host memory is not the limit.
-    (answer,) = plan(make_query(CATALOG, model="32B", gpu="a100", max_model_len=65536, budget_gpus=1, sp=2,
+    # 32B at 65536 on two A100s with SP=2 pinned: 40960 at most, with or without host memory to spare.
+    (answer,) = plan(make_query(CATALOG, model="32B", gpu="a100", max_model_len=65536, budget_gpus=2, sp=2,
                                 host_ram_gb=2000), CATALOG)
-    assert answer.plans == () and "host memory" not in answer.reason
+    assert answer.plans == () and "the longest is 40960" in answer.reason and "host memory" not in answer.reason
 
 
 def test_cli_calibrate_names_cells_that_contradict_the_tables_and_files_given_twice(cli, tmp_path: Path):
