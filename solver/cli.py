@@ -1,7 +1,8 @@
 """The ``solve`` command line: parse arguments, call the library, print. The only code that prints.
 
 Exit status: 0 when every answer has a plan, 1 when some answer has none (its reason says why),
-2 for bad input (one line on stderr, after a one-line usage for argument errors; no traceback).
+2 for bad input or output that cannot be written (one line on stderr, after a one-line usage for argument
+errors; no traceback), 141 when the reader of stdout stops early.
 """
 
 from __future__ import annotations
@@ -55,12 +56,15 @@ from solver.tables import (
     OneLineError,
     QueryError,
     Setting,
+    brief,
+    cut,
     load_catalog,
     load_fleet,
     load_gpu_type,
     load_memory_model,
     load_model_config,
     load_weights,
+    model_config_file,
     read_user_file,
 )
 
@@ -90,6 +94,19 @@ class _Parser(argparse.ArgumentParser):
         namespace, rest = super().parse_known_args(*args, **kwargs)
         namespace.__dict__.pop("_given_once", None)
         return namespace, rest
+
+    def parse_args(self, *args: Any, **kwargs: Any) -> Any:
+        """argparse's, with the unrecognized arguments cut as `cut` cuts (argparse names them all)."""
+        namespace, rest = self.parse_known_args(*args, **kwargs)
+        if rest:
+            self.error(f"unrecognized arguments: {cut(' '.join(rest))}")
+        return namespace
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        """argparse's, with the invalid choice shown as `brief` shows it (argparse shows it whole)."""
+        if action.choices is not None and value not in action.choices:
+            accepted = ", ".join(map(repr, action.choices))
+            raise argparse.ArgumentError(action, f"invalid choice: {brief(value)} (choose from {accepted})")
 
     def error(self, message: str) -> NoReturn:
         self.exit(BAD_INPUT, f"usage: {self.prog} [options] (--help lists them)\n{self.prog}: error: {message}\n")
@@ -140,9 +157,9 @@ def _whole_number(text: str, least: int) -> int:
             raise ValueError(text)
         value = int(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {brief(text)}") from None
     if value < least:
-        raise argparse.ArgumentTypeError(f"must be at least {least}, got {value}")
+        raise argparse.ArgumentTypeError(f"must be at least {least}, got {brief(value)}")
     return value
 
 
@@ -169,19 +186,19 @@ def token_count(text: str) -> int:
         value = positive_int(number)
     except argparse.ArgumentTypeError:
         if number.strip().lstrip("+-").isdigit() and number.isascii():
-            raise argparse.ArgumentTypeError(f"must be at least 1, got {text.strip()}") from None
-        raise argparse.ArgumentTypeError(f"expected a whole number of tokens or of k (1024), got {text!r}") from None
+            raise argparse.ArgumentTypeError(f"must be at least 1, got {cut(text.strip())}") from None
+        raise argparse.ArgumentTypeError(f"expected a whole number of tokens or of k (1024), got {brief(text)}") from None
     return value * 1024 if thousands else value
 
 
 def number(text: str) -> float:
     """An argparse type: a number written in ASCII (float() reads the digits of every script)."""
     if not text.isascii() or "_" in text:  # float() also reads 1_0 as 10
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}")
+        raise argparse.ArgumentTypeError(f"expected a number, got {brief(text)}")
     try:
         return float(text)
     except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected a number, got {brief(text)}") from None
 
 
 def positive_seconds(text: str) -> float:
@@ -189,9 +206,10 @@ def positive_seconds(text: str) -> float:
     try:
         value = number(text)
     except argparse.ArgumentTypeError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {brief(text)}") from None
     if not 0 < value <= MAX_TIME_LIMIT_S:
-        raise argparse.ArgumentTypeError(f"must be a number above 0 and at most {MAX_TIME_LIMIT_S:.0f}, got {text}")
+        raise argparse.ArgumentTypeError(f"must be a number above 0 and at most {MAX_TIME_LIMIT_S:.0f}, "
+                                         f"got {cut(text)}")
     return value
 
 
@@ -316,24 +334,11 @@ def run_cluster(args: argparse.Namespace) -> int:
     fleet = load_fleet(args.file, load_catalog())
     catalog = load_catalog().with_models(fleet.models)
     weights = load_weights(args.weights) if args.weights else None
-    if args.emit_dir is not None and not args.emit_dir.is_dir() and (
-            args.emit_dir.exists() or args.emit_dir.is_symlink() or not args.emit_dir.absolute().parent.is_dir()):
-        problem = ("not a folder" if args.emit_dir.exists() or args.emit_dir.is_symlink()
-                   else "no such folder, nor a folder to make it in")
-        raise QueryError(f"{args.emit_dir}: {problem} (--emit-dir writes one config per placed job into it)")
     if args.emit_dir is not None:
-        inputs = _inputs(args)
-        for job in fleet.jobs:  # every target checked before the first is written
-            target = args.emit_dir / f"{job.name}.yaml"
-            overwritten = _input_at(inputs, target)
-            if overwritten:
-                raise QueryError(f"--emit-dir {args.emit_dir}: job {job.name}'s config would overwrite {overwritten} "
-                                 f"{target}: write the configs to another folder")
-            resolved = _resolved(target)
-            if ((resolved.exists() or resolved.is_symlink()) and not resolved.is_file()) or (
-                    target.is_symlink() and not resolved.parent.is_dir()):
-                raise QueryError(f"--emit-dir {args.emit_dir}: job {job.name}'s config {target} is not a regular file "
-                                 "(or a link to a place one can be written)")
+        try:
+            _check_emit_dir(args.emit_dir, [job.name for job in fleet.jobs], _inputs(args))
+        except OSError as error:  # a folder on the way without search permission (Path raises before Python 3.14)
+            raise QueryError(f"--emit-dir {args.emit_dir}: cannot write: {error.strerror or error}") from None
     progress = _ProgressLine()
     memory = load_memory_model(args.memory_model) if args.memory_model else None
     resolve_margin(memory or load_memory_model(), args.margin)  # bad input, found before any work
@@ -384,6 +389,26 @@ def run_cluster(args: argparse.Namespace) -> int:
         print("solve cluster: interrupted: the best placement found so far is above", file=sys.stderr)
         return INTERRUPTED
     return 0 if result.placements and not result.unplaced else NO_PLAN
+
+
+def _check_emit_dir(folder: Path, jobs: list[str], inputs: list[tuple[str, Path]]) -> None:
+    """`QueryError` unless `folder` is one, or can be made, and each job's config in it is a file to write
+    that overwrites none of the `inputs`: every target checked before the first is written."""
+    if not folder.is_dir() and (folder.exists() or folder.is_symlink() or not folder.absolute().parent.is_dir()):
+        problem = ("not a folder" if folder.exists() or folder.is_symlink()
+                   else "no such folder, nor a folder to make it in")
+        raise QueryError(f"{folder}: {problem} (--emit-dir writes one config per placed job into it)")
+    for job in jobs:
+        target = folder / f"{job}.yaml"
+        overwritten = _input_at(inputs, target)
+        if overwritten:
+            raise QueryError(f"--emit-dir {folder}: job {job}'s config would overwrite {overwritten} "
+                             f"{target}: write the configs to another folder")
+        resolved = _resolved(target)
+        if ((resolved.exists() or resolved.is_symlink()) and not resolved.is_file()) or (
+                target.is_symlink() and not resolved.parent.is_dir()):
+            raise QueryError(f"--emit-dir {folder}: job {job}'s config {target} is not a regular file "
+                             "(or a link to a place one can be written)")
 
 
 class _ProgressLine:
@@ -635,11 +660,14 @@ def _check_outputs_spare_inputs(args: argparse.Namespace) -> None:
         if target is None:
             continue
         resolved = _resolved(target)
-        if (resolved.exists() or resolved.is_symlink()) and not resolved.is_file():
-            raise QueryError(f"{resolved}: not a regular file; give a file name to write")
-        if not resolved.parent.is_dir():
-            problem = "is not a folder" if resolved.parent.exists() else "does not exist"
-            raise QueryError(f"{target}: cannot write: {resolved.parent} {problem}")
+        try:
+            if (resolved.exists() or resolved.is_symlink()) and not resolved.is_file():
+                raise QueryError(f"{resolved}: not a regular file; give a file name to write")
+            if not resolved.parent.is_dir():
+                problem = "is not a folder" if resolved.parent.exists() else "does not exist"
+                raise QueryError(f"{target}: cannot write: {resolved.parent} {problem}")
+        except OSError as error:  # a folder on the way without search permission (Path raises before Python 3.14)
+            raise QueryError(f"{target}: cannot write: {error.strerror or error}") from None
         for other, path in written:
             if _same_file(target, path):
                 raise QueryError(f"--{other} and --{name} both write {target}: give each its own file")
@@ -650,20 +678,20 @@ def _check_outputs_spare_inputs(args: argparse.Namespace) -> None:
 
 
 def _inputs(args: argparse.Namespace) -> list[tuple[str, Path]]:
-    """(argument, path) of every file the command reads (`INPUT_FLAGS`)."""
+    """(what it is, in words; path) of every file the command reads (`INPUT_FLAGS`): for --model-config
+    of a folder, the folder's config.json."""
     inputs: list[tuple[str, Path]] = []
     for name in INPUT_FLAGS:
         value = getattr(args, name, None)
-        inputs += [(name, path) for path in (value if isinstance(value, list) else [value]) if path is not None]
+        words = "the cluster file" if name == "file" else f"the file of --{name.replace('_', '-')}"
+        inputs += [(words, model_config_file(path) if name == "model_config" else path)
+                   for path in (value if isinstance(value, list) else [value]) if path is not None]
     return inputs
 
 
 def _input_at(inputs: list[tuple[str, Path]], target: Path) -> str | None:
     """Which of the `inputs` writing `target` would overwrite, in words (None when none)."""
-    for source, path in inputs:
-        if _same_file(target, path):
-            return "the cluster file" if source == "file" else f"the file of --{source.replace('_', '-')}"
-    return None
+    return next((words for words, path in inputs if _same_file(target, path)), None)
 
 
 def _same_file(path: Path, other: Path) -> bool:
@@ -675,10 +703,11 @@ def _same_file(path: Path, other: Path) -> bool:
 
 
 def _resolved(path: Path) -> Path:
-    """Where a path leads (through links); a link in a loop, or one that leads nowhere, is itself."""
-    if not path.is_symlink():
-        return path
+    """Where a path leads (through links); a link in a loop, one that leads nowhere, or a path that cannot
+    be looked at (in a folder without search permission), is itself."""
     try:
+        if not path.is_symlink():
+            return path
         return path.resolve(strict=False)  # a dangling link leads to where its file would be
     except (OSError, RuntimeError):  # a loop (RuntimeError before Python 3.13)
         return path
@@ -1000,9 +1029,9 @@ def write_all_atomically(files: dict[Path, str]) -> None:
 def _staged(path: Path, text: str) -> tuple[str, Path]:
     """`text` written in full, synced and given `path`'s permissions, under a temporary name beside
     `path`: (the temporary name, `path`). Nothing is left behind on failure."""
-    if (path.exists() or path.is_symlink()) and not path.is_file():
-        raise QueryError(f"{path}: not a regular file; give a file name to write")
     try:
+        if (path.exists() or path.is_symlink()) and not path.is_file():
+            raise QueryError(f"{path}: not a regular file; give a file name to write")
         mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o666 & ~_umask()
         handle = tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.",
                                              suffix=".tmp", delete=False)
@@ -1050,10 +1079,15 @@ class _PipedConsole(Console):
         self.file.write("\n".join(line.rstrip() for line in captured.get().split("\n")))
 
 
+class _OutputError(Exception):
+    """Stdout refused a write for another reason than a closed pipe (a full disk, say): the message is
+    the reason (``No space left on device``)."""
+
+
 class _WholeWrites(io.RawIOBase):
     """A file descriptor that takes all it is given, or raises (`BrokenPipeError` once a pipe's reader has
-    gone): CPython's own stdout can drop the rest of a large write that a closing pipe cut short, and
-    exit 0 as if the reader had it all."""
+    gone, `_OutputError` on any other failure): CPython's own stdout can drop the rest of a large write
+    that a closing pipe cut short, and exit 0 as if the reader had it all."""
 
     def __init__(self, descriptor: int) -> None:
         super().__init__()
@@ -1069,7 +1103,12 @@ class _WholeWrites(io.RawIOBase):
         view = memoryview(data).cast("B")
         written = 0
         while written < len(view):
-            written += os.write(self.descriptor, view[written:])
+            try:
+                written += os.write(self.descriptor, view[written:])
+            except BrokenPipeError:
+                raise
+            except OSError as error:
+                raise _OutputError(error.strerror or str(error)) from None
         return written
 
 
@@ -1109,12 +1148,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         if argv[:1] and not argv[0].startswith("-"):  # the planner takes options only: a word names a command
             close = difflib.get_close_matches(argv[0], commands, n=1, cutoff=0.7)
             guess = f" (did you mean {close[0]}?)" if close else ""
-            parser.error(f"unknown command {argv[0]!r}{guess}; commands: {', '.join(commands)}, or none to plan")
+            parser.error(f"unknown command {brief(argv[0])}{guess}; commands: {', '.join(commands)}, or none to plan")
     try:
-        args = parser.parse_args(argv)
-        _check_outputs_spare_inputs(args)
-        status = handler(args)
-        sys.stdout.flush()  # a reader that stopped early shows here, not at exit
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as done:  # --help and --version print, then exit (as a usage error does)
+            status = int(done.code or 0)
+        else:
+            _check_outputs_spare_inputs(args)
+            status = handler(args)
+        sys.stdout.flush()  # a reader that stopped early, or a full disk, shows here, not at exit
         return status
     except OneLineError as error:  # bad input: a query, a table or a Trinity config
         print(f"{parser.prog}: error: {error}", file=sys.stderr)
@@ -1122,6 +1165,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"{parser.prog}: interrupted", file=sys.stderr)
         return INTERRUPTED
-    except BrokenPipeError:  # the reader of stdout stopped early (| head): quietly, as a tool killed by SIGPIPE
+    except (BrokenPipeError, _OutputError) as error:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing more to flush at exit
-        return CLOSED_PIPE
+        if isinstance(error, BrokenPipeError):  # the reader stopped early (| head): quietly, as SIGPIPE's victim
+            return CLOSED_PIPE
+        print(f"{parser.prog}: error: cannot write the output: {error}", file=sys.stderr)
+        return BAD_INPUT

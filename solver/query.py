@@ -465,6 +465,11 @@ def make_query(
             why = f"does not divide the {gpus}" if budget_gpus % sp else f"is not allowed on the {gpus}: {layout}"
             raise QueryError(f"--sp {sp} {why} (the degrees that divide them, that {resolved.name}'s heads allow and "
                              f"that keep an SP group in a node: {allowed})")
+        if budget_gpus is not None and sp > budget_gpus:  # one SP group takes more GPUs than the budget has
+            allowed = ", ".join(str(s) for s in range(1, budget_gpus + 1)
+                                if not sp_rule_violation(resolved.num_attention_heads, resolved.num_key_value_heads, s))
+            raise QueryError(f"--sp {sp} needs at least {sp} trainer GPUs, more than the budget of {budget_gpus} (the "
+                             f"degrees up to {budget_gpus} that {resolved.name}'s heads allow: {allowed})")
         if node_gpus is not None and sp > node_gpus:  # its GPUs would span nodes, and it cannot divide one
             raise QueryError(f"--sp {sp} is not allowed with nodes of {node_gpus} GPUs ({node_source}): an SP group "
                              "must fit in one node")

@@ -7,6 +7,7 @@ from bisect import bisect_left
 from collections.abc import Iterable
 from typing import Any
 
+import yaml
 from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
@@ -361,7 +362,7 @@ def memory_model_yaml(coefficients: Coefficients, fit: FitSummary, margin: float
         "# Memory-model coefficients, written by `solve calibrate` (solver/calibrate.py): a linear program",
         "# fitted on the positive and negative evidence of the cells below. Regenerate, never edit by hand.",
         "# The terms and their units are described in solver/memory.py.",
-        f"source: {json.dumps('calibrated on ' + cells)}",
+        "source: " + _yaml_string(f"calibrated on {cells}"),
         "coefficients:",
         *(f"  {name}: {value}" for name, value in coefficients.model_dump().items()),
         f"margin: {margin}  # default safety margin of estimated plans: fit in this much less than usable",
@@ -371,6 +372,14 @@ def memory_model_yaml(coefficients: Coefficients, fit: FitSummary, margin: float
         *(f"    {name}: {value}" for name, value in (fit.range.model_dump() if fit.range else {}).items()),
     ]
     return "\n".join(lines) + "\n"
+
+
+def _yaml_string(text: str) -> str:
+    """`text` as a double-quoted YAML scalar that PyYAML reads back: YAML's escapes (JSON's write a character
+    beyond U+FFFF as a surrogate pair, which YAML refuses), and a lone surrogate (a file name that is not
+    UTF-8) as the text of its escape, which PyYAML would refuse as an escape."""
+    readable = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return yaml.safe_dump(readable, default_style='"', allow_unicode=True, width=float("inf")).rstrip("\n")
 
 
 def memory_view(result: MemoryEstimate, label: str, gpu: str) -> Group:

@@ -258,6 +258,12 @@ def _why_no_plan(catalog: Catalog, data: PlanningData, query: Query) -> tuple[st
                 f"{_uncounted(query)}{_with_fewer_gpus(catalog, data, query)}", None)
     if min(data.counts) > query.budget_gpus:
         return f"no plan for {query.budget_gpus} or fewer trainer GPUs with {where} ({counts})", None
+    within_budget = [n for n in data.counts if n <= query.budget_gpus]
+    if query.rollout_gpus and all(rollout_layout_violation(n, query.rollout_gpus, query.node_gpus) for n in within_budget):
+        return (f"no plan for {query.budget_gpus} or fewer trainer GPUs with {where}: none of them leaves the "
+                f"{query.rollout_gpus} rollout GPUs (--rollout-gpus) room on nodes of {query.node_gpus}, in the "
+                "trainer's node, filling it and whole nodes more, or on nodes of their own beside a trainer on "
+                "whole nodes"), None
     host_ram = f"{query.host_ram_source} {query.host_ram_gb:g}" if query.host_ram_gb is not None else ""
     sources, within = query.evidence_sources, query.within_budget
     limits = " ".join(filter(None, (query.pin_flags, host_ram)))  # the flags that narrow the plans

@@ -6,12 +6,13 @@ This is the only module that reads files. Everything is checked on load; a broke
 
 from __future__ import annotations
 
+import copy
 import importlib.util
 import json
 import re
 import reprlib
 from collections import Counter
-from collections.abc import Hashable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from decimal import Decimal
 from functools import cache
 from pathlib import Path
@@ -554,7 +555,7 @@ def model_name_from_path(model_path: str) -> str:
 def _resolve(kind: str, name: str, entries: tuple[Any, ...], wanted_name: str | None = None) -> Any:
     """The entry that `name` names (or `wanted_name`, a form of it, when given); `QueryError` naming `name`."""
     if not isinstance(name, str):
-        raise QueryError(f"a {kind} is named by a string, got {name!r}")
+        raise QueryError(f"a {kind} is named by a string, got {brief(name)}")
     wanted = _normalise(wanted_name or name)
     for entry in entries:
         if wanted in {_normalise(entry.name), *map(_normalise, entry.aliases)}:
@@ -566,7 +567,7 @@ def _resolve(kind: str, name: str, entries: tuple[Any, ...], wanted_name: str | 
     close = {entry for known, entry in names.items() if known.startswith(wanted)} or {
         entry for known, entry in names.items() if wanted.startswith(known + "-")}  # completions first
     guess = f" (did you mean {close.pop()}?)" if len(close) == 1 else ""
-    raise QueryError(f"unknown {kind} {name!r}{guess}; accepted: {accepted}")
+    raise QueryError(f"unknown {kind} {brief(name)}{guess}; accepted: {accepted}")
 
 
 class Catalog(_Frozen):
@@ -800,7 +801,9 @@ _PLAIN_PROBLEMS = {
 """Pydantic's error types in the words of a one-line message (a name pattern is the only one used)."""
 
 
-def _validation_message(path: Path, raw: Any, error: ValidationError) -> str:
+def _validation_message(path: Path, raw: Any, error: ValidationError, recheck: Callable[[Any], object]) -> str:
+    """`error` in one line; `recheck` validates other data the same way (for the hint of a number YAML
+    reads as text, which must not suggest a value its field refuses)."""
     # An error at a location that holds another error's is its consequence (a list left empty by an item
     # that failed): only the innermost ones count.
     errors = [e for e in error.errors()
@@ -808,16 +811,16 @@ def _validation_message(path: Path, raw: Any, error: ValidationError) -> str:
                          for o in error.errors())]
     first = errors[0]
     location = _data_location(raw, tuple(first["loc"]))
-    context = {key: (str(int(value)) if value.is_integer() else f"{value:g}") if isinstance(value, float) else value
-               for key, value in first.get("ctx", {}).items()}
     if first["type"] == "extra_forbidden":
         location, problem = location[:-1], f"unknown field {location[-1]!r}"
     elif first["type"] == "missing":
         location, problem = location[:-1], f"missing field {location[-1]!r}"
     elif first["type"] in _PLAIN_PROBLEMS:
-        problem = _PLAIN_PROBLEMS[first["type"]].format(**context) + f", got {brief(first['input'])}"
+        problem = _plain_problem(first) + f", got {brief(first['input'])}"
         if first["type"] in ("int_type", "float_type") and _yaml_text_number(first["input"]):
-            problem += f" (YAML reads it as text: write {_yaml_number(first['input'], first['type'] == 'int_type')})"
+            written = _yaml_number(first["input"], first["type"] == "int_type")
+            bound = _broken_bound(raw, location, yaml.safe_load(written), recheck)
+            problem += f" (YAML reads it as text{f', and as a number it {bound}' if bound else f': write {written}'})"
     else:
         problem = first["msg"].removeprefix("Value error, ")
         if first["type"] not in ("value_error", "assertion_error") and "input" in first:
@@ -826,6 +829,32 @@ def _validation_message(path: Path, raw: Any, error: ValidationError) -> str:
     more = len({_data_location(raw, tuple(e["loc"])) for e in errors}) - 1
     extra = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
     return f"{path}: {where + ': ' if where else ''}{problem}{extra}"
+
+
+def _plain_problem(error: Any) -> str:
+    """A pydantic error of `_PLAIN_PROBLEMS`' types in their words, its bounds as written (1000000, not 1e+06)."""
+    context = {key: (str(int(value)) if value.is_integer() else f"{value:g}") if isinstance(value, float) else value
+               for key, value in error.get("ctx", {}).items()}
+    return _PLAIN_PROBLEMS[error["type"]].format(**context)
+
+
+_BOUND_PROBLEMS = ("greater_than_equal", "greater_than", "less_than_equal", "less_than", "finite_number")
+
+
+def _broken_bound(raw: Any, location: tuple[Any, ...], number: Any, recheck: Callable[[Any], object]) -> str | None:
+    """The bound of its field that `number`, put at `location` of `raw`, breaks, in words (``must be at most
+    1000000``); None when it breaks none."""
+    data = copy.deepcopy(raw)
+    node = data
+    for key in location[:-1]:
+        node = node[key]
+    node[location[-1]] = number
+    try:
+        recheck(data)
+    except ValidationError as error:
+        return next((_plain_problem(e) for e in error.errors()
+                     if e["type"] in _BOUND_PROBLEMS and _data_location(data, tuple(e["loc"])) == location), None)
+    return None
 
 
 def _yaml_text_number(value: Any) -> bool:
@@ -854,7 +883,8 @@ def _validate(model: type[BaseModel], path: Path, context: dict[str, Any] | None
     try:
         return model.model_validate(raw, context=context)
     except ValidationError as error:
-        raise TableError(_validation_message(path, raw, error)) from None
+        raise TableError(_validation_message(path, raw, error,
+                                             lambda data: model.model_validate(data, context=context))) from None
 
 
 _Item = TypeVar("_Item", bound=Hashable)
@@ -1012,7 +1042,12 @@ def brief(value: Any) -> str:
         shown = _BRIEF.repr(value)
     except ValueError:  # an integer longer than Python writes out (4300 digits)
         return f"a whole number of about {int(value.bit_length() * 0.30103)} digits"
-    return shown if len(shown) <= 60 else shown[:57] + "..."
+    return cut(shown)
+
+
+def cut(text: str) -> str:
+    """`text` cut to 60 characters, as `brief` cuts a repr: for a name or value shown as it is given."""
+    return text if len(text) <= 60 else text[:57] + "..."
 
 
 _KIND_WORDS: dict[object, tuple[str, ...]] = {bool: ("True", "False"), int: ("a whole number",),
@@ -1046,13 +1081,21 @@ def _shape(model: Model) -> tuple[int | bool, ...]:
             model.intermediate_size, model.vocab_size, model.tied_embeddings, model.moe is not None)
 
 
+def model_config_file(path: Path) -> Path:
+    """The file `load_model_config` reads for `path`: a model folder's ``config.json``, or `path` itself.
+    `TableError` when `path` cannot be looked at (a folder on the way without search permission)."""
+    try:
+        return path / "config.json" if path.is_dir() else path
+    except OSError as error:  # Path.is_dir raises on EACCES before Python 3.14
+        raise TableError(f"{path}: cannot read: {error.strerror or error}") from None
+
+
 def load_model_config(path: Path | str) -> Model:
     """A dense model's shape from a local Hugging Face ``config.json``, or a model folder's (no network);
     its parameter count is computed from the shapes. `TableError`, one line naming the file and the key,
     when it cannot be. `Catalog.with_model` adds it to a catalogue, for ``catalog=``."""
     check_types(("path", path, Path | str))
-    path = Path(path)
-    path = path / "config.json" if path.is_dir() else path  # a model's folder: its config.json
+    path = model_config_file(Path(path))
     text = read_user_file(path)
     try:
         config = json.loads(text)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -133,6 +135,8 @@ def test_exit_1_when_some_answer_has_no_plan(cli):
         (["--model", "4B", "--len", "8192", "--exact"], "solve: error: --exact needs --gpus N"),
         (["--model", "8B", "--len", "8192", "--gpus", "8", "--sp", "8", "--node-gpus", "4"],
          "solve: error: --sp 8 is not allowed with nodes of 4 GPUs (--node-gpus): an SP group must fit in one node"),
+        # One SP group would take more GPUs than the budget has: refused, not answered "nothing trains with --sp 8".
+        (["--model", "4B", "--len", "32k", "--sp", "8", "--gpus", "4"], "solve: error: --sp 8 needs at least 8 trainer GPUs, more than the budget of 4 (the degrees up to 4 that Qwen3-4B's heads allow: 1, 2, 4)"),
         (["--model", "4B", "--len", "8192", "--time-limit", "0"], "solve: error: argument --time-limit: must be a number above 0 and at most 1000000000, got 0"),
         (["--model", "4B", "--len", "8192", "--time-limit", "inf"], "solve: error: argument --time-limit: must be a number above 0 and at most 1000000000, got inf"),
         (["--model", "4B", "--len", "8192", "--time-limit", "1e10"], "solve: error: argument --time-limit: must be a number above 0 and at most 1000000000, got 1e10"),
@@ -335,3 +339,92 @@ def test_a_reader_that_stops_early_in_one_large_write_gets_sigpipes_status(solve
     process.stdout.close()
     _, err = process.communicate(timeout=60)
     assert (process.returncode, err) == (141, b"")
+
+
+def _without_dac_override() -> list[str]:
+    """A prefix under which a command meets file permissions as any user does: as root, `setpriv` dropping
+    the capabilities that bypass them (a skip where it cannot); nothing for another user."""
+    if os.geteuid() != 0:
+        return []
+    prefix = ["setpriv", "--bounding-set=-dac_override,-dac_read_search,-fowner", "--"]
+    if shutil.which("setpriv") is None or subprocess.run([*prefix, "true"], capture_output=True, check=False).returncode != 0:
+        pytest.skip("running as root without a working setpriv to drop the capabilities that bypass permissions")
+    return prefix
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX permissions")
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--model", "4B", "--len", "8k", "--gpu", "a100", "--out", "nox/o.yaml"],
+     "solve: error: nox/o.yaml: cannot write: Permission denied\n"),
+    (["map", "--svg", "nox/f.svg"], "solve map: error: nox/f.svg: cannot write: Permission denied\n"),
+    (["cluster", str(Path(__file__).parent.parent / "docs" / "examples" / "fleet.yaml"), "--emit-dir", "nox/sub"],
+     "solve cluster: error: --emit-dir nox/sub: cannot write: Permission denied\n"),
+    (["--model-config", "nox/config.json", "--len", "8k"], "solve: error: nox/config.json: cannot read: Permission denied\n"),
+    (["--model-config", "nox", "--len", "8k"], "solve: error: nox/config.json: cannot read: Permission denied\n"),
+])
+def test_a_path_in_a_folder_without_search_permission_is_one_line(tmp_path: Path, solve_script: Path,
+                                                                   argv: list[str], message: str):
+    # Path.exists() and is_dir() raise PermissionError there (before Python 3.14): no traceback.
+    prefix = _without_dac_override()
+    (tmp_path / "nox").mkdir(mode=0)
+    try:
+        result = subprocess.run([*prefix, str(solve_script), *argv], cwd=tmp_path, capture_output=True, text=True,
+                                timeout=60, check=False)
+    finally:
+        (tmp_path / "nox").chmod(0o755)
+    assert (result.returncode, result.stdout, result.stderr) == (2, "", message)
+    assert list((tmp_path / "nox").iterdir()) == []
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full")
+@pytest.mark.parametrize("argv", [["tables", "--json"], ["--model", "4B", "--len", "32k", "--gpu", "a100"],
+                                  ["--help"]])
+def test_output_that_cannot_be_written_is_one_line_not_a_traceback(solve_script: Path, argv: list[str]):
+    with open("/dev/full", "w") as full:
+        result = subprocess.run([str(solve_script), *argv], stdout=full, stderr=subprocess.PIPE, text=True, timeout=60,
+                                check=False)
+    prog = "solve tables" if argv[0] == "tables" else "solve"
+    assert (result.returncode, result.stderr) == (2, f"{prog}: error: cannot write the output: No space left on device\n")
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["cluster", "--help"], ["--version"], ["tables", "--gpu", "h20"]])
+def test_a_reader_gone_before_the_first_line_gets_sigpipes_status(solve_script: Path, argv: list[str]):
+    # `solve --help | true`: argparse prints and exits; the closed pipe shows as the output is flushed.
+    reader, writer = os.pipe()
+    os.close(reader)
+    try:
+        result = subprocess.run([str(solve_script), *argv], stdout=writer, stderr=subprocess.PIPE, timeout=60,
+                                check=False)
+    finally:
+        os.close(writer)
+    assert (result.returncode, result.stderr) == (141, b"")
+
+
+LONG = "x" * 100_000
+
+
+@pytest.mark.parametrize("argv", [
+    ["--model", LONG, "--len", "8k"], ["--model", "4B", "--len", "8k", "--gpu", LONG], ["--model", "4B", "--len", LONG],
+    ["--model", "4B", "--len", "-" + "9" * 4000], ["--model", "4B", "--len", "8k", "--maximize", LONG],
+    ["--model", "4B", "--len", "8k", "--time-limit", LONG], ["--model", "4B", "--len", "8k", "--host-ram", LONG],
+    ["--model", "4B", "--len", "8k", LONG],
+    ["--model", "4B", "--len", "8k", *["y"] * 50_000], [LONG], ["memory", "--model", LONG, "--gpu", "a100", "--gpus", "1",
+                                                                "--len", "8k"],
+])
+def test_an_error_line_shows_a_long_name_or_value_cut_short(cli, argv: list[str]):
+    status, out, err = cli(*argv)
+    *usage, error = err.splitlines()
+    assert (status, out) == (2, "") and all(line.startswith("usage:") for line in usage)
+    assert "x" * 61 not in error and "9" * 61 not in error and "y y" * 31 not in error
+    assert len(error) < 600  # what is accepted, named in full, and the value cut to 60 characters
+
+
+def test_no_plan_for_want_of_a_rollout_layout_says_so(cli):
+    # 1 trainer GPU and 8 rollout GPUs fit no layout on nodes of 8: the reason names it without --explain.
+    status, answers = run_json(cli, "--model", "4B", "--len", "32k", "--gpus", "1", "--rollout-gpus", "8", "--gpu", "a100")
+    assert status == 1 and answers[0]["reason"] == (
+        "no plan for 1 or fewer trainer GPUs with Qwen3-4B on A100-80GB: none of them leaves the 8 rollout GPUs "
+        "(--rollout-gpus) room on nodes of 8, in the trainer's node, filling it and whole nodes more, or on nodes of "
+        "their own beside a trainer on whole nodes")
+    status, answers = run_json(cli, "--model", "4B", "--len", "32k", "--gpus", "8", "--rollout-gpus", "8", "--gpu", "a100")
+    assert status == 0 and answers[0]["plans"][0]["gpus"] == 8

@@ -105,3 +105,11 @@ def test_installed_solve_exits_2_without_traceback(tmp_path: Path, solve_script:
     )
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr == "solve tables: error: unknown GPU 'v100'; accepted: A100-40GB (a100-40g), A100-80GB (a100-80g, a100), A800-80GB (a800, a800-80g), H20-96GB (h20-96g, h20), H100-80GB (h100, h100-80g), H100-NVL-94GB (h100-nvl), H800-80GB (h800, h800-80g), H200-141GB (h200, h200-141g), L40S-48GB (l40s, l40s-48g), L20-48GB (l20), RTX-A6000-48GB (a6000, rtx-a6000), A10-24GB (a10), L4-24GB (l4), RTX-4090-24GB (rtx-4090, rtx4090, 4090), B200 (b200-180gb), MI300X (mi300x-192gb)\n"
+
+
+@pytest.mark.parametrize("flag", ["--model", "--gpu"])
+def test_a_long_name_is_cut_short_in_the_error_line(cli, flag: str):
+    status, out, err = cli("tables", flag, "x" * 100_000)
+    assert (status, out) == (2, "") and err.startswith(f"solve tables: error: unknown {flag[2:].replace('gpu', 'GPU')} "
+                                                       f"'{'x' * 47}...")
+    assert len(err) < 600 and err.count("\n") == 1

@@ -373,6 +373,21 @@ def test_a_length_in_exponent_notation_is_told_how_yaml_reads_it(cli, tmp_path: 
                                                 "number, got '8.192e3' (YAML reads it as text: write 8192)\n")
 
 
+@pytest.mark.parametrize(("priority", "hint"), [
+    ("1e308", "and as a number it must be at most 1000000"),  # not: write 1 and 308 zeros
+    ("-1e3", "and as a number it must be above 0"),
+    ("1e3", "write 1000"),
+])
+def test_a_number_yaml_reads_as_text_is_never_told_to_be_written_out_of_bounds(cli, tmp_path: Path, priority: str,
+                                                                               hint: str):
+    path = tmp_path / "fleet.yaml"
+    path.write_text(FLEET_FILE.replace("priority: 3", f"priority: {priority}"), encoding="utf-8")
+    joint = ":" if hint.startswith("write") else ","
+    message = (f"solve cluster: error: {path}: job math-4b, priority: must be a whole number, got '{priority}' "
+               f"(YAML reads it as text{joint} {hint})\n")
+    assert cli("cluster", str(path)) == (2, "", message)
+
+
 def test_pools_written_as_a_mapping_are_told_to_be_a_list(cli, tmp_path: Path):
     path = tmp_path / "fleet.yaml"
     path.write_text("pools:\n  a100: {gpu: a100, nodes: 1, gpus_per_node: 8}\njobs: [{name: j, model: 4B, "

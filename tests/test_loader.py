@@ -230,7 +230,9 @@ def test_an_unknown_model_gets_a_guess_only_where_one_name_extends_the_other(nam
     [
         ("offload: 1.0\nsp: 0.1\nenv: 1e-3\n", "env: must be a number, got '1e-3' (YAML reads it as text: write 1.0e-3)"),
         ("offload: 1.0\nsp: 2E2\nenv: 0.01\n", "sp: must be a number, got '2E2' (YAML reads it as text: write 2.0e+2)"),
-        ("offload: 1.0\nsp: -.5e1\nenv: 0.01\n", "sp: must be a number, got '-.5e1' (YAML reads it as text: write -0.5e+1)"),
+        # A number its field refuses is not suggested: the bound is named instead.
+        ("offload: 1.0\nsp: -.5e1\nenv: 0.01\n",
+         "sp: must be a number, got '-.5e1' (YAML reads it as text, and as a number it must be at least 0)"),
         ("offload: 1.0\nsp: '0.1'\nenv: 0.01\n", "sp: must be a number, got '0.1'"),  # quoted: no hint
     ],
 )

@@ -529,10 +529,10 @@ def test_a_host_memory_note_only_when_host_memory_is_the_limit():
         (answer,) = plan(make_query(CATALOG, model="8B", gpu="a100", max_model_len=65536, budget_gpus=4,
                                     host_ram_gb=host_ram), CATALOG)
         assert bool(answer.plans) == trains
-    # 32B at 65536 on one A100 with SP=2 pinned: SP=2 does not divide 1 GPU; host memory is not the limit.
-    (answer,) = plan(make_query(CATALOG, model="32B", gpu="a100", max_model_len=65536, budget_gpus=1, sp=2,
+    # 32B at 65536 on two A100s with SP=2 pinned: 40960 at most, with or without host memory to spare.
+    (answer,) = plan(make_query(CATALOG, model="32B", gpu="a100", max_model_len=65536, budget_gpus=2, sp=2,
                                 host_ram_gb=2000), CATALOG)
-    assert answer.plans == () and "host memory" not in answer.reason
+    assert answer.plans == () and "the longest is 40960" in answer.reason and "host memory" not in answer.reason
 
 
 def test_cli_calibrate_names_cells_that_contradict_the_tables_and_files_given_twice(cli, tmp_path: Path):
@@ -749,3 +749,34 @@ def test_a_cells_file_may_name_models_as_the_command_line_does(tmp_path: Path):
     mine.write_text(text.replace("qwen3-4b: vanilla", "qwen3-4b: vanilla, Qwen3-8B: Env"), encoding="utf-8")
     with pytest.raises(TableError, match="table gpus=2: row max_model_len=4096: two cells for Qwen3-8B"):
         load_gpu_type(mine, CATALOG.models, CATALOG.gpu_types)
+
+
+def test_a_model_configs_folder_is_an_input_its_config_json_never_overwritten(cli, tmp_path: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch):
+    # --model-config DIR reads DIR/config.json: writing there would replace the file just read.
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "mdl").mkdir()
+    config = tmp_path / "mdl" / "config.json"
+    config.write_bytes(FIXTURE.read_bytes())
+    for flags in (["--model-config", "mdl", "--len", "8k", "--gpu", "a100", "--out", "mdl/config.json"],
+                  ["--model-config", "mdl/", "--len", "8k", "--gpu", "a100", "--out", "./mdl/config.json"]):
+        message = f"solve: error: --out {Path(flags[-1])} would overwrite the file of --model-config: write to another file\n"
+        assert cli(*flags) == (2, "", message)
+    trinity = Path(__file__).parent.parent / "docs" / "examples" / "trinity.yaml"
+    message = "solve: error: --write mdl/config.json would overwrite the file of --model-config: write to another file\n"
+    assert cli("--from-config", str(trinity), "--model-config", "mdl", "--gpu", "a100", "--write",
+               "mdl/config.json") == (2, "", message)
+    assert config.read_bytes() == FIXTURE.read_bytes()
+
+
+@pytest.mark.parametrize(("name", "shown"), [("ü🚀.yaml", "ü🚀.yaml"), ("x\x85\u2028\"'#: [y].yaml", None),
+                                             ("not-utf-8-\udcff.yaml", "not-utf-8-\\udcff.yaml")])
+def test_a_calibrated_memory_model_file_loads_back_whatever_the_cells_file_is_called(cli, tmp_path: Path,
+                                                                                      name: str, shown: str | None):
+    # The source line named the cells file in JSON's escapes: a surrogate pair for 🚀, which YAML refuses.
+    # A name that is not UTF-8 is named by its escape, as text.
+    cells = tmp_path / name
+    cells.write_bytes((Path(__file__).parent.parent / "docs" / "examples" / "my-cells.yaml").read_bytes())
+    target = tmp_path / "mine.yaml"
+    assert cli("calibrate", "--cells", str(cells), "--out", str(target))[0] == 0
+    assert load_memory_model(target).source == f"calibrated on {shown or name}"
