@@ -11,7 +11,8 @@ import json
 import re
 import reprlib
 from collections import Counter
-from collections.abc import Hashable, Iterable, Iterator
+from collections.abc import Hashable, Iterable, Iterator, Mapping
+from collections.abc import Set as AbstractSet
 from decimal import Decimal
 from functools import cache
 from pathlib import Path
@@ -959,7 +960,20 @@ CONFIG_LIMITS = {"hidden_size": 1 << 20, "num_hidden_layers": 1 << 14, "num_atte
 """The largest value a config.json key may have: far beyond any model, but finite."""
 
 
-_BRIEF = reprlib.Repr()
+class _Brief(reprlib.Repr):
+    """reprlib's cut repr, which picks its method by the type's name: any other mapping, a subclass of list
+    or tuple, and any other set (ruamel's CommentedMap, CommentedSeq, ...) is cut as the builtin kind is,
+    where reprlib would write it out whole."""
+
+    def repr1(self, x: Any, level: int) -> str:
+        if not hasattr(self, "repr_" + "_".join(type(x).__name__.split())):
+            for kind, builtin in ((Mapping, "dict"), (list, "list"), (tuple, "tuple"), (AbstractSet, "set")):
+                if isinstance(x, kind):
+                    return str(getattr(self, f"repr_{builtin}")(x, level))
+        return super().repr1(x, level)
+
+
+_BRIEF = _Brief()
 _BRIEF.maxlevel, _BRIEF.maxstring, _BRIEF.maxlong, _BRIEF.maxother = 3, 100, 5000, 100
 _BRIEF.maxlist = _BRIEF.maxtuple = _BRIEF.maxdict = _BRIEF.maxset = 6
 

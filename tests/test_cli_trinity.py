@@ -768,3 +768,17 @@ def test_messages_name_the_config_as_where_the_node_size_came_from(cli, tmp_path
     assert status == 2 and "16 GPUs span nodes of 4 (cluster.gpu_per_node), and SP=8 does not divide a node" in err
     status, _, err = cli("--from-config", str(config), "--gpu", "h100", "--sp", "8", "--node-gpus", "4")
     assert status == 2 and "16 GPUs span nodes of 4 (--node-gpus), and SP=8 does not divide a node" in err
+
+
+def test_a_write_refused_for_a_yaml_alias_bomb_is_one_short_line_at_once(cli, tmp_path: Path):
+    # 9^9 strings in a few lines: the refusal shows the value cut short, without writing it out whole.
+    bomb = "a0: &a0 [x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]\n" for i in range(1, 9))
+    config = tmp_path / "bomb.yaml"
+    config.write_text(bomb + "model:\n  model_path: Qwen/Qwen3-4B\n  max_model_len: 8192\ncluster:\n  node_num: 1\n"
+                      "  gpu_per_node: 8\ntrainer:\n  trainer_config: *a8\n", encoding="utf-8")
+    patched = tmp_path / "patched.yaml"
+    assert cli("--from-config", str(config), "--gpu", "a100", "--gpus", "7", "--write", str(patched)) == (
+        2, "", (f"solve: error: {config}: trainer.trainer_config must be a mapping, got [[[[...], [...], [...], "
+                "[...], [...], [...], ...], [[...]...\n"))
+    assert not patched.exists()
