@@ -671,16 +671,28 @@ class _UniqueKeyLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: 
         return super().construct_mapping(node, deep=deep)
 
 
+NUMBER_TOO_LONG = "a number too long to read (thousands of digits)"
+"""What a message says of an integer longer than Python converts (4300 digits)."""
+
+
+def yaml_limit(error: BaseException) -> str | None:
+    """Which of Python's limits a YAML loader's `error` ran into, in words: nesting deeper than its recursion
+    goes (said in libyaml's words for its own limit), or an integer longer than it converts; None for others."""
+    if isinstance(error, RecursionError):
+        return "malformed YAML: exceeded maximum nesting depth"
+    if isinstance(error, ValueError) and "integer string conversion" in str(error):
+        return NUMBER_TOO_LONG
+    return None
+
+
 def _read_yaml(path: Path) -> Any:
     text = read_user_file(path)
     try:
         return yaml.load(text, Loader=_UniqueKeyLoader)
-    except RecursionError:
-        raise TableError(f"{path}: nested too deeply") from None
     except TableError as error:
         raise TableError(f"{path}: {error}") from None
-    except ValueError:  # a scalar that resolves but cannot be built: an integer of 5000 digits
-        raise TableError(f"{path}: a number too long to read (thousands of digits)") from None
+    except (RecursionError, ValueError) as error:  # a limit, or a scalar that cannot be built (the date 2020-13-45)
+        raise TableError(f"{path}: {yaml_limit(error) or 'malformed YAML: ' + ' '.join(str(error).split())}") from None
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         at = f"line {mark.line + 1}: " if mark is not None else ""

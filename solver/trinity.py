@@ -37,7 +37,16 @@ from ruamel.yaml.events import AliasEvent
 from ruamel.yaml.tokens import CommentToken
 
 from solver.query import ENV_EXPORT, NODE_SIZE_KEY, Plan, index_range, sp_rule_violation, whole_nodes_violation
-from solver.tables import MAX_GPUS, MAX_TOKENS, Model, OneLineError, brief, model_name_from_path
+from solver.tables import (
+    MAX_GPUS,
+    MAX_TOKENS,
+    NUMBER_TOO_LONG,
+    Model,
+    OneLineError,
+    brief,
+    model_name_from_path,
+    yaml_limit,
+)
 
 OFFLOAD_FLAGS = ("param_offload", "optimizer_offload", "offload_policy")
 ROLES = ("actor", "ref")
@@ -305,7 +314,7 @@ def _unquote(text: str) -> str:
 def _decode_scalar(text: str) -> Any:
     try:
         value = YAML(typ="safe", pure=True).load(text)
-    except YAMLError:
+    except (YAMLError, ValueError, RecursionError):  # not YAML, or not a value YAML builds: the text stays text
         return text
     return text if isinstance(value, (dict, list)) or value is None else value
 
@@ -372,8 +381,8 @@ def load_config_mapping(text: str, name: str, yaml: YAML | None = None) -> Any:
         with warnings.catch_warnings():  # ruamel's multi-line warnings (a reused anchor) are not one line
             warnings.simplefilter("ignore")
             data = yaml.load(text)
-    except ValueError as error:  # a scalar YAML resolves but cannot build, such as the date 2020-13-45
-        raise ConfigError(f"{name}: not valid YAML: {' '.join(str(error).split())}") from None
+    except (RecursionError, ValueError) as error:  # a limit, or a scalar that cannot be built (the date 2020-13-45)
+        raise ConfigError(f"{name}: {yaml_limit(error) or 'not valid YAML: ' + ' '.join(str(error).split())}") from None
     except YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         at = f"line {mark.line + 1}: " if mark is not None else ""
@@ -410,7 +419,10 @@ class _Reader:
         if value is None:
             return default
         if isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d+\s*", value):
-            value = int(value)
+            try:
+                value = int(value)
+            except ValueError:  # longer than Python converts (4300 digits)
+                raise ConfigError(f"{self.where(path)}: {NUMBER_TOO_LONG}") from None
         if isinstance(value, bool) or not isinstance(value, int):
             raise ConfigError(f"{self.where(path)} must be a whole number, got {brief(value)}")
         if value < minimum:

@@ -353,6 +353,23 @@ def test_reads(text: str, environ: dict[str, str], expected: dict[str, Any]) -> 
         ),
         ("model: q/Qwen3-4B\n", {}, "t.yaml: model must be a mapping"),
         ("model:\n  model_path: q/Qwen3-4B\n  model_path: q/Qwen3-8B\n", {}, "t.yaml: line 3: not valid YAML"),
+        ("[" * 500 + "]" * 500 + "\n", {}, "t.yaml: malformed YAML: exceeded maximum nesting depth"),
+        ("a: " + "{a: " * 50000 + "1" + "}" * 50000 + "\n", {}, "t.yaml: malformed YAML: exceeded maximum nesting depth"),
+        (
+            "model: {model_path: q/Qwen3-4B, max_model_len: " + "9" * 5000 + "}\n",
+            {},
+            "t.yaml: a number too long to read (thousands of digits)",
+        ),
+        (
+            "model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${oc.env:L,32768}\n",
+            {"L": "9" * 5000},
+            "t.yaml: model.max_model_len: a number too long to read (thousands of digits)",
+        ),
+        (
+            "model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${oc.decode:${oc.env:L,32768}}\n",
+            {"L": "-" + "9" * 5000},
+            "t.yaml: model.max_model_len: a number too long to read (thousands of digits)",
+        ),
     ],
 )
 def test_read_errors_are_one_line_naming_file_and_key(text: str, environ: dict[str, str], expected: str) -> None:
