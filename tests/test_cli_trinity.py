@@ -770,6 +770,30 @@ def test_messages_name_the_config_as_where_the_node_size_came_from(cli, tmp_path
     assert status == 2 and "16 GPUs span nodes of 4 (--node-gpus), and SP=8 does not divide a node" in err
 
 
+def test_offload_flags_under_the_roles_engine_are_read_and_patched_there(cli, tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch):
+    # Newer verl releases keep the offload flags under {actor,ref}.engine: the verdict reads them there, and
+    # --write sets them there rather than adding a second set under fsdp_config.
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+    config = tmp_path / "trinity.yaml"
+    config.write_text(
+        "model: {model_path: Qwen/Qwen3-8B, max_model_len: 65536}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+        "explorer: {rollout_model: {engine_num: 4, tensor_parallel_size: 1}}\ntrainer:\n  trainer_strategy: fsdp2\n"
+        "  ulysses_sequence_parallel_size: 4\n  trainer_config:\n    actor_rollout_ref:\n"
+        "      actor: {engine: {param_offload: true, optimizer_offload: true}}\n"
+        "      ref:   {engine: {param_offload: true}}\n", encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--json")
+    current = json.loads(out)[0]["current"]
+    assert status == 0 and current["offload"] and current["trains"]
+    assert any("(actor.engine.offload_policy, ref.engine.optimizer_offload, ref.engine.offload_policy off"
+               in problem for problem in current["config_problems"])
+    patched = tmp_path / "patched.yaml"
+    assert cli("--from-config", str(config), "--gpu", "a100", "--write", str(patched))[0] == 0
+    roles = yaml.safe_load(patched.read_text(encoding="utf-8"))["trainer"]["trainer_config"]["actor_rollout_ref"]
+    on = {"param_offload": True, "optimizer_offload": True, "offload_policy": True}
+    assert roles == {"actor": {"engine": on}, "ref": {"engine": on}}
+
+
 def test_a_write_refused_for_a_yaml_alias_bomb_is_one_short_line_at_once(cli, tmp_path: Path):
     # 9^9 strings in a few lines: the refusal shows the value cut short, without writing it out whole.
     bomb = "a0: &a0 [x, x, x, x, x, x, x, x, x]\n" + "".join(
