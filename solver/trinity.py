@@ -80,6 +80,8 @@ class TrinityConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     model: str
+    model_path: str | None = None
+    """``model.model_path`` as the config gives it (interpolations resolved); ``model`` is its last part."""
     max_model_len: int | None = None
     trainer_gpus: int | None = None
     node_gpus: int | None = None
@@ -605,6 +607,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str]) -> Tri
     sp = reader.count(("trainer", "ulysses_sequence_parallel_size"), 1)
     return TrinityConfig(
         model=model,
+        model_path=model_path.strip(),
         max_model_len=reader.integer(("model", "max_model_len")),
         trainer_gpus=trainer_gpus,
         node_gpus=gpu_per_node,

@@ -210,6 +210,7 @@ def test_every_fragment_is_valid_yaml_passes_the_checks_and_reads_back() -> None
         config = read_trinity_config(_with_model_path(fragment, f"Qwen/{model.name}"), "fragment.yaml", {})
         assert config == TrinityConfig(
             model=model.name,
+            model_path=f"Qwen/{model.name}",
             max_model_len=plan.max_model_len,
             trainer_gpus=plan.gpus,
             node_gpus=plan.gpus + rollout,  # one node
@@ -244,6 +245,7 @@ def test_reads_the_user_config_with_defaults_from_the_environment() -> None:
     config = read_trinity_config(USER_CONFIG.read_text(encoding="utf-8"), "user-config.yaml", {})
     assert config == TrinityConfig(
         model="Qwen3-0.6B",
+        model_path="Qwen/Qwen3-0.6B",
         max_model_len=4096,
         trainer_gpus=6,
         node_gpus=8,
