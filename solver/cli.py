@@ -672,9 +672,14 @@ def _check_outputs_spare_inputs(args: argparse.Namespace) -> None:
             if _same_file(target, path):
                 raise QueryError(f"--{other} and --{name} both write {target}: give each its own file")
         written.append((name, target))
-        overwritten = _input_at(inputs, target)
-        if overwritten:
-            raise QueryError(f"--{name} {target} would overwrite {overwritten}: write to another file")
+        _refuse_overwriting(name, target, inputs)
+
+
+def _refuse_overwriting(name: str, target: Path, inputs: list[tuple[str, Path]]) -> None:
+    """`QueryError` when the output of argument `name`, `target`, would overwrite one of the `inputs`."""
+    overwritten = _input_at(inputs, target)
+    if overwritten:
+        raise QueryError(f"--{name} {target} would overwrite {overwritten}: write to another file")
 
 
 def _inputs(args: argparse.Namespace) -> list[tuple[str, Path]]:
@@ -687,6 +692,10 @@ def _inputs(args: argparse.Namespace) -> list[tuple[str, Path]]:
         inputs += [(words, model_config_file(path) if name == "model_config" else path)
                    for path in (value if isinstance(value, list) else [value]) if path is not None]
     return inputs
+
+
+MODEL_PATH = "model.model_path"
+"""The Trinity config key that names the model: a Hugging Face id, or a local folder."""
 
 
 def _input_at(inputs: list[tuple[str, Path]], target: Path) -> str | None:
@@ -723,11 +732,30 @@ def _read_config(path: Path) -> tuple[str, TrinityConfig]:
         raise QueryError(str(error)) from None
 
 
+def _local_model_config(args: argparse.Namespace, config: TrinityConfig | None) -> Path | None:
+    """The config.json that the config's ``model.model_path`` names on this machine (a folder holding one,
+    or the file itself; relative to the working directory, as Trinity reads it) when no flag names the
+    model; None otherwise (a Hugging Face id, say: nothing is fetched)."""
+    if config is None or config.model_path is None or args.model is not None or args.model_config is not None:
+        return None
+    path = Path(config.model_path)
+    try:
+        file = path / "config.json" if path.is_dir() else path
+        return file if file.is_file() else None
+    except OSError:  # a name too long for a path, a folder it may not look into: no local model there
+        return None
+
+
 def run_planner(args: argparse.Namespace) -> int:
     """``solve``: answer the planning question for each GPU type asked about."""
     _check_trinity_flags(args)
-    catalog, added = _catalog_with(args.model_config)
     config_text, config = _read_config(args.from_config) if args.from_config else ("", None)
+    local = _local_model_config(args, config)
+    if local is not None:  # an input too: no output may overwrite it
+        for name in OUTPUT_FLAGS:
+            if getattr(args, name, None) is not None:
+                _refuse_overwriting(name, getattr(args, name), [(f"the config.json that {MODEL_PATH} names", local)])
+    catalog, added = _catalog_with(args.model_config or local)
     if args.write and config is not None and config.strategy not in (None, "fsdp", "fsdp2"):
         raise QueryError(f"{args.from_config}: trainer.trainer_strategy is {config.strategy}: rft-solver plans FSDP "
                          "trainers (fsdp, or fsdp2 for Offload), so --write would change the strategy; plan it by hand")
@@ -735,7 +763,8 @@ def run_planner(args: argparse.Namespace) -> int:
         try:
             catalog.model(config.model)
         except QueryError as error:
-            raise QueryError(f"{args.from_config}: model.model_path: {error}") from None
+            raise QueryError(f"{args.from_config}: {MODEL_PATH}: {error}; or give --model M, or --model-config PATH "
+                             "(the model's config.json)") from None
     objective: Objective = "max_len" if args.maximize else "min_gpus" if args.minimize else "cheapest"
     if config is not None and objective != "max_len" and args.max_model_len is None and config.max_model_len is None:
         raise QueryError(f"{args.from_config}: no model.max_model_len to plan for: give --len L (or --maximize len)")

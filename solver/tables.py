@@ -12,7 +12,8 @@ import json
 import re
 import reprlib
 from collections import Counter
-from collections.abc import Callable, Hashable, Iterable, Iterator
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
+from collections.abc import Set as AbstractSet
 from decimal import Decimal
 from functools import cache
 from pathlib import Path
@@ -710,16 +711,28 @@ class _UniqueKeyLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: 
         return super().construct_mapping(node, deep=deep)
 
 
+NUMBER_TOO_LONG = "a number too long to read (thousands of digits)"
+"""What a message says of an integer longer than Python converts (4300 digits)."""
+
+
+def yaml_limit(error: BaseException) -> str | None:
+    """Which of Python's limits a YAML loader's `error` ran into, in words: nesting deeper than its recursion
+    goes (said in libyaml's words for its own limit), or an integer longer than it converts; None for others."""
+    if isinstance(error, RecursionError):
+        return "malformed YAML: exceeded maximum nesting depth"
+    if isinstance(error, ValueError) and "integer string conversion" in str(error):
+        return NUMBER_TOO_LONG
+    return None
+
+
 def _read_yaml(path: Path) -> Any:
     text = read_user_file(path)
     try:
         return yaml.load(text, Loader=_UniqueKeyLoader)
-    except RecursionError:
-        raise TableError(f"{path}: nested too deeply") from None
     except TableError as error:
         raise TableError(f"{path}: {error}") from None
-    except ValueError:  # a scalar that resolves but cannot be built: an integer of 5000 digits
-        raise TableError(f"{path}: a number too long to read (thousands of digits)") from None
+    except (RecursionError, ValueError) as error:  # a limit, or a scalar that cannot be built (the date 2020-13-45)
+        raise TableError(f"{path}: {yaml_limit(error) or 'malformed YAML: ' + ' '.join(str(error).split())}") from None
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         at = f"line {mark.line + 1}: " if mark is not None else ""
@@ -1029,7 +1042,20 @@ CONFIG_LIMITS = {"hidden_size": 1 << 20, "num_hidden_layers": 1 << 14, "num_atte
 """The largest value a config.json key may have: far beyond any model, but finite."""
 
 
-_BRIEF = reprlib.Repr()
+class _Brief(reprlib.Repr):
+    """reprlib's cut repr, which picks its method by the type's name: any other mapping, a subclass of list
+    or tuple, and any other set (ruamel's CommentedMap, CommentedSeq, ...) is cut as the builtin kind is,
+    where reprlib would write it out whole."""
+
+    def repr1(self, x: Any, level: int) -> str:
+        if not hasattr(self, "repr_" + "_".join(type(x).__name__.split())):
+            for kind, builtin in ((Mapping, "dict"), (list, "list"), (tuple, "tuple"), (AbstractSet, "set")):
+                if isinstance(x, kind):
+                    return str(getattr(self, f"repr_{builtin}")(x, level))
+        return super().repr1(x, level)
+
+
+_BRIEF = _Brief()
 _BRIEF.maxlevel, _BRIEF.maxstring, _BRIEF.maxlong, _BRIEF.maxother = 3, 100, 5000, 100
 _BRIEF.maxlist = _BRIEF.maxtuple = _BRIEF.maxdict = _BRIEF.maxset = 6
 

@@ -8,7 +8,8 @@ and their meaning are Trinity-RFT's (``trinity/common/config.py``):
   ``llama3``, which YaRN would replace);
 - ``trainer.ulysses_sequence_parallel_size`` and ``trainer.max_token_len_per_gpu`` (``ceil(2L/sp)``);
 - with Offload: ``trainer.trainer_strategy: fsdp2``, ``param_offload``, ``optimizer_offload`` and
-  ``offload_policy`` under ``trainer.trainer_config.actor_rollout_ref.{actor,ref}.fsdp_config``, and
+  ``offload_policy`` under ``trainer.trainer_config.actor_rollout_ref.{actor,ref}.fsdp_config`` (or under
+  that role's ``engine``, where a config of newer verl releases keeps them), and
   ``trainer.save_hf_checkpoint: never``;
 - Env is the environment variable ``PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True``, set before Ray
   starts: it is not a config key, so the fragment says it in a comment and the patch leaves it to the
@@ -37,7 +38,16 @@ from ruamel.yaml.events import AliasEvent
 from ruamel.yaml.tokens import CommentToken
 
 from solver.query import ENV_EXPORT, NODE_SIZE_KEY, Plan, index_range, sp_rule_violation, whole_nodes_violation
-from solver.tables import MAX_GPUS, MAX_TOKENS, Model, OneLineError, brief, model_name_from_path
+from solver.tables import (
+    MAX_GPUS,
+    MAX_TOKENS,
+    NUMBER_TOO_LONG,
+    Model,
+    OneLineError,
+    brief,
+    model_name_from_path,
+    yaml_limit,
+)
 
 OFFLOAD_FLAGS = ("param_offload", "optimizer_offload", "offload_policy")
 ROLES = ("actor", "ref")
@@ -70,6 +80,8 @@ class TrinityConfig(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     model: str
+    model_path: str | None = None
+    """``model.model_path`` as the config gives it (interpolations resolved); ``model`` is its last part."""
     max_model_len: int | None = None
     trainer_gpus: int | None = None
     node_gpus: int | None = None
@@ -101,8 +113,24 @@ class _Key(BaseModel):
     """A value the plan suggests but the user's own choice overrides: --write sets it only where missing."""
 
 
-def _plan_keys(plan: Plan, model: Model) -> list[_Key]:
-    """The keys `plan` sets, in the fragment's order (model section first, then trainer)."""
+def _offload_section(config: Any, role: str) -> str:
+    """Where `config` keeps `role`'s offload flags (under ``trainer.trainer_config.actor_rollout_ref.ROLE``):
+    ``engine`` where that role has an ``engine`` mapping and no ``fsdp_config`` (newer verl releases), else
+    ``fsdp_config`` (also for no config at all, None)."""
+    section = _dig(config, (*_FSDP_CONFIG, role))
+    if isinstance(section, Mapping) and isinstance(section.get("engine"), Mapping) and "fsdp_config" not in section:
+        return "engine"
+    return "fsdp_config"
+
+
+def _offload_path(config: Any, role: str, flag: str) -> tuple[str, ...]:
+    """The path of `role`'s offload `flag` in `config`, in the section it uses (`_offload_section`)."""
+    return (*_FSDP_CONFIG, role, _offload_section(config, role), flag)
+
+
+def _plan_keys(plan: Plan, model: Model, config: Any = None) -> list[_Key]:
+    """The keys `plan` sets, in the fragment's order (model section first, then trainer); the offload flags
+    in the section that `config` (the one patched, None for a fragment) uses for each role."""
     length, native = plan.max_model_len, model.native_context
     keys = [_Key(path=("model", "max_model_len"), value=length)]
     factor = model.yarn_factor(length)
@@ -133,7 +161,7 @@ def _plan_keys(plan: Plan, model: Model) -> list[_Key]:
             )
         )
         for role in ROLES:
-            keys += [_Key(path=(*_FSDP_CONFIG, role, "fsdp_config", flag), value=True) for flag in OFFLOAD_FLAGS]
+            keys += [_Key(path=_offload_path(config, role, flag), value=True) for flag in OFFLOAD_FLAGS]
     return keys
 
 
@@ -305,7 +333,7 @@ def _unquote(text: str) -> str:
 def _decode_scalar(text: str) -> Any:
     try:
         value = YAML(typ="safe", pure=True).load(text)
-    except YAMLError:
+    except (YAMLError, ValueError, RecursionError):  # not YAML, or not a value YAML builds: the text stays text
         return text
     return text if isinstance(value, (dict, list)) or value is None else value
 
@@ -372,8 +400,8 @@ def load_config_mapping(text: str, name: str, yaml: YAML | None = None) -> Any:
         with warnings.catch_warnings():  # ruamel's multi-line warnings (a reused anchor) are not one line
             warnings.simplefilter("ignore")
             data = yaml.load(text)
-    except ValueError as error:  # a scalar YAML resolves but cannot build, such as the date 2020-13-45
-        raise ConfigError(f"{name}: not valid YAML: {' '.join(str(error).split())}") from None
+    except (RecursionError, ValueError) as error:  # a limit, or a scalar that cannot be built (the date 2020-13-45)
+        raise ConfigError(f"{name}: {yaml_limit(error) or 'not valid YAML: ' + ' '.join(str(error).split())}") from None
     except YAMLError as error:
         mark = getattr(error, "problem_mark", None)
         at = f"line {mark.line + 1}: " if mark is not None else ""
@@ -410,7 +438,10 @@ class _Reader:
         if value is None:
             return default
         if isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d+\s*", value):
-            value = int(value)
+            try:
+                value = int(value)
+            except ValueError:  # longer than Python converts (4300 digits)
+                raise ConfigError(f"{self.where(path)}: {NUMBER_TOO_LONG}") from None
         if isinstance(value, bool) or not isinstance(value, int):
             raise ConfigError(f"{self.where(path)} must be a whole number, got {brief(value)}")
         if value < minimum:
@@ -424,7 +455,10 @@ class _Reader:
         return default if value is None else value
 
     def flag(self, path: tuple[str, ...]) -> bool:
-        value = self.get(path)
+        return self.boolean(path, self.get(path))
+
+    def boolean(self, path: tuple[str, ...], value: Any) -> bool:
+        """`value`, read at `path`, as Trinity reads a boolean (YAML 1.1's words too); missing is false."""
         if value is None:
             return False
         if isinstance(value, str) and value.strip().lower() in YAML11_BOOLEANS:
@@ -489,6 +523,16 @@ def _leniently(read: Callable[[tuple[str, ...]], Any], path: tuple[str, ...]) ->
         return None
 
 
+def _note_flag(reader: _Reader, path: tuple[str, ...]) -> bool | None:
+    """An offload flag read for the notes: None where rft-solver cannot resolve it (a reference to another
+    key, which Trinity resolves), so no note is made of it; a value that is not a boolean is refused."""
+    try:
+        value = reader.get(path)
+    except ConfigError:
+        return None
+    return reader.boolean(path, value)
+
+
 def read_trinity_config(text: str, name: str, environ: Mapping[str, str]) -> TrinityConfig:
     """Read what rft-solver needs from a Trinity config's text; `name` (the file name) heads messages.
 
@@ -504,11 +548,13 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str]) -> Tri
     (``explorer.rollout_model.engine_num`` (default 1) times ``tensor_parallel_size`` (default 1), plus
     ``explorer.auxiliary_models``; none in ``mode: train``). ``trainer_gpus`` is None without
     ``cluster.gpu_per_node``. Offload is on when ``trainer.trainer_strategy`` is ``fsdp2`` and the actor's
-    ``fsdp_config`` has ``param_offload`` or ``optimizer_offload`` true.
+    ``fsdp_config`` (or ``engine``, the section of newer verl releases, where the actor has that and no
+    ``fsdp_config``) has ``param_offload`` or ``optimizer_offload`` true.
 
     Raises `ConfigError`, one line naming the file and the key, for text that is not YAML or not a
-    mapping, a missing ``model.model_path``, values that are not whole numbers, unresolvable
-    interpolations, and configs that leave the trainer no GPU.
+    mapping, a missing ``model.model_path``, values that are not whole numbers, offload flags that are not
+    booleans, unresolvable interpolations (in an offload flag read only for a note, that note is skipped),
+    and configs that leave the trainer no GPU.
     """
     data = load_config_mapping(text, name)
     reader = _Reader(data, name, environ)
@@ -540,12 +586,12 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str]) -> Tri
             )
 
     strategy = reader.text(("trainer", "trainer_strategy"))
-    actor = (*_FSDP_CONFIG, "actor", "fsdp_config")
     offload = (strategy or "").strip() == "fsdp2" and (
-        reader.flag((*actor, "param_offload")) or reader.flag((*actor, "optimizer_offload"))
+        reader.flag(_offload_path(data, "actor", "param_offload"))
+        or reader.flag(_offload_path(data, "actor", "optimizer_offload"))
     )
-    read = {f"{role}.fsdp_config.{flag}": _leniently(reader.flag, (*_FSDP_CONFIG, role, "fsdp_config", flag))
-            for role in ROLES for flag in OFFLOAD_FLAGS}
+    paths = [_offload_path(data, role, flag) for role in ROLES for flag in OFFLOAD_FLAGS]
+    read = {".".join(path[len(_FSDP_CONFIG):]): _note_flag(reader, path) for path in paths}  # role.section.flag
     flags = {flag: on for flag, on in read.items() if on is not None}  # those that cannot be read say nothing
     notes = []
     if offload and not all(flags.values()):
@@ -561,6 +607,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str]) -> Tri
     sp = reader.count(("trainer", "ulysses_sequence_parallel_size"), 1)
     return TrinityConfig(
         model=model,
+        model_path=model_path.strip(),
         max_model_len=reader.integer(("model", "max_model_len")),
         trainer_gpus=trainer_gpus,
         node_gpus=gpu_per_node,
@@ -741,7 +788,8 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
       context an existing ``model.rope_scaling`` is removed, because a kept YaRN factor would
       contradict the new length; none is added.
     - Offload: the plan decides, as asked. With Offload, ``trainer.trainer_strategy: fsdp2`` and the
-      three flags under the actor's and the ref's ``fsdp_config`` are set (added where missing), and
+      three flags under the actor's and the ref's ``fsdp_config`` (or ``engine``: the section that role
+      already uses, `_offload_section`) are set (added where missing), and
       ``trainer.save_hf_checkpoint: never`` is added where the config does not choose its own. Without Offload, the flags that exist are set to
       false and none is added; ``trainer_strategy`` and ``save_hf_checkpoint`` are left alone (FSDP2
       without offload trains too).
@@ -766,7 +814,7 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
         raise ConfigError(f"{name}: a Trinity config is a mapping of sections")
     lines = text.splitlines()
     try:
-        for key in _plan_keys(plan, model):
+        for key in _plan_keys(plan, model, data):
             if not (key.default_only and _dig(data, key.path) is not None):
                 _set(data, key.path, key.value, lines)
         section = data.get("model")
@@ -776,7 +824,7 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
         if not plan.offload:
             for role in ROLES:
                 for flag in OFFLOAD_FLAGS:
-                    _set(data, (*_FSDP_CONFIG, role, "fsdp_config", flag), False, lines, create=False)
+                    _set(data, _offload_path(data, role, flag), False, lines, create=False)
     except ConfigError as error:
         raise ConfigError(f"{name}: {error}") from None
     out = io.StringIO()
@@ -795,7 +843,7 @@ def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config") 
     data = load_config_mapping(text, name, yaml)
     repeated = {event.anchor for event in yaml.parse(text) if isinstance(event, AliasEvent)}
     found = []
-    for key in _plan_keys(plan, model):
+    for key in _plan_keys(plan, model, data):
         value = _dig(data, key.path)
         anchor = getattr(getattr(value, "anchor", None), "value", None)
         if anchor in repeated and value != key.value:
@@ -930,7 +978,7 @@ def check_trinity_config(
 
     strategy = value(("trainer", "trainer_strategy"))
     for role_name in ROLES:
-        policy = (*_FSDP_CONFIG, role_name, "fsdp_config", "offload_policy")
+        policy = _offload_path(mapping, role_name, "offload_policy")
         if value(policy) is True and strategy != "fsdp2":
             problems.append(f"{'.'.join(policy)} needs trainer.trainer_strategy fsdp2, got {brief(strategy)}")
 

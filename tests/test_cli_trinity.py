@@ -772,3 +772,103 @@ def test_messages_name_the_config_as_where_the_node_size_came_from(cli, tmp_path
     assert status == 2 and "16 GPUs span nodes of 4 (cluster.gpu_per_node), and SP=8 does not divide a node" in err
     status, _, err = cli("--from-config", str(config), "--gpu", "h100", "--sp", "8", "--node-gpus", "4")
     assert status == 2 and "16 GPUs span nodes of 4 (--node-gpus), and SP=8 does not divide a node" in err
+
+
+def test_offload_flags_under_the_roles_engine_are_read_and_patched_there(cli, tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch):
+    # Newer verl releases keep the offload flags under {actor,ref}.engine: the verdict reads them there, and
+    # --write sets them there rather than adding a second set under fsdp_config.
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+    config = tmp_path / "trinity.yaml"
+    config.write_text(
+        "model: {model_path: Qwen/Qwen3-8B, max_model_len: 65536}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+        "explorer: {rollout_model: {engine_num: 4, tensor_parallel_size: 1}}\ntrainer:\n  trainer_strategy: fsdp2\n"
+        "  ulysses_sequence_parallel_size: 4\n  trainer_config:\n    actor_rollout_ref:\n"
+        "      actor: {engine: {param_offload: true, optimizer_offload: true}}\n"
+        "      ref:   {engine: {param_offload: true}}\n", encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--json")
+    current = json.loads(out)[0]["current"]
+    assert status == 0 and current["offload"] and current["trains"]
+    assert any("(actor.engine.offload_policy, ref.engine.optimizer_offload, ref.engine.offload_policy off"
+               in problem for problem in current["config_problems"])
+    patched = tmp_path / "patched.yaml"
+    assert cli("--from-config", str(config), "--gpu", "a100", "--write", str(patched))[0] == 0
+    roles = yaml.safe_load(patched.read_text(encoding="utf-8"))["trainer"]["trainer_config"]["actor_rollout_ref"]
+    on = {"param_offload": True, "optimizer_offload": True, "offload_policy": True}
+    assert roles == {"actor": {"engine": on}, "ref": {"engine": on}}
+
+
+def _checkpoint(folder: Path, **config: object) -> Path:
+    """A local checkpoint folder holding a Qwen3-8B-shaped config.json (with `config` on top)."""
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text(json.dumps({
+        "hidden_size": 4096, "intermediate_size": 12288, "num_hidden_layers": 36, "num_attention_heads": 32,
+        "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 151936, "max_position_embeddings": 40960,
+        **config}), encoding="utf-8")
+    return folder
+
+
+def test_a_model_path_of_a_local_checkpoint_is_read_as_its_config_json(cli, tmp_path: Path):
+    config = tmp_path / "trinity.yaml"
+    text = ("model: {{model_path: {path}, max_model_len: 32768}}\ncluster: {{node_num: 1, gpu_per_node: 8}}\n"
+            "explorer: {{rollout_model: {{engine_num: 2}}}}\n")
+    # Saved from Qwen/Qwen3-8B and of its shape: that model, its tables.
+    folder = _checkpoint(tmp_path / "my-sft" / "global_step_100", _name_or_path="Qwen/Qwen3-8B")
+    config.write_text(text.format(path=folder), encoding="utf-8")
+    status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--json")
+    [answer] = json.loads(out)
+    assert (status, err) == (0, "") and answer["model"] == "Qwen3-8B"
+    assert answer["plans"][0]["evidence"] == "documented"
+    # The config.json itself, named after no catalogue model: planned from estimates.
+    other = _checkpoint(tmp_path / "global_step_7")
+    config.write_text(text.format(path=other / "config.json"), encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--json")
+    [answer] = json.loads(out)
+    assert status == 0 and answer["model"] == "global_step_7"
+    assert all(plan["evidence"] == "estimated" for plan in answer["plans"])
+    # --model names the model instead: the folder's config.json is not read (here it is not even JSON).
+    (other / "config.json").write_text("not json", encoding="utf-8")
+    config.write_text(text.format(path=other), encoding="utf-8")
+    assert cli("--from-config", str(config), "--gpu", "a100", "--model", "8B", "--json")[0] == 0
+    assert cli("--from-config", str(config), "--gpu", "a100") == (
+        2, "", f"solve: error: {other / 'config.json'}: not JSON: Expecting value (line 1)\n")
+
+
+def test_no_output_overwrites_the_config_json_of_a_local_model_path(cli, tmp_path: Path):
+    folder = _checkpoint(tmp_path / "global_step_100", _name_or_path="Qwen/Qwen3-8B")
+    config = tmp_path / "trinity.yaml"
+    config.write_text(f"model: {{model_path: {folder}, max_model_len: 32768}}\ncluster: {{gpu_per_node: 8}}\n",
+                      encoding="utf-8")
+    before = (folder / "config.json").read_bytes()
+    for flag in ("--write", "--out"):
+        target = folder / "config.json"
+        assert cli("--from-config", str(config), "--gpu", "a100", flag, str(target)) == (
+            2, "", (f"solve: error: {flag} {target} would overwrite the config.json that model.model_path names: "
+                    "write to another file\n"))
+    assert (folder / "config.json").read_bytes() == before
+
+
+@pytest.mark.parametrize("folder", ["gone", "x" * 300])  # no such folder; a name too long for one
+def test_a_model_path_neither_local_nor_in_the_catalogue_says_how_to_name_the_model(cli, tmp_path: Path,
+                                                                                     folder: str):
+    config = tmp_path / "trinity.yaml"
+    config.write_text(f"model: {{model_path: {tmp_path / folder / 'global_step_100'}, max_model_len: 32768}}\n",
+                      encoding="utf-8")
+    status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--gpus", "4")
+    assert (status, out) == (2, "") and len(err.splitlines()) == 1
+    assert err.startswith(f"solve: error: {config}: model.model_path: unknown model 'global_step_100'; accepted: ")
+    assert err.endswith("; or give --model M, or --model-config PATH (the model's config.json)\n")
+
+
+def test_a_write_refused_for_a_yaml_alias_bomb_is_one_short_line_at_once(cli, tmp_path: Path):
+    # 9^9 strings in a few lines: the refusal shows the value cut short, without writing it out whole.
+    bomb = "a0: &a0 [x, x, x, x, x, x, x, x, x]\n" + "".join(
+        f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]\n" for i in range(1, 9))
+    config = tmp_path / "bomb.yaml"
+    config.write_text(bomb + "model:\n  model_path: Qwen/Qwen3-4B\n  max_model_len: 8192\ncluster:\n  node_num: 1\n"
+                      "  gpu_per_node: 8\ntrainer:\n  trainer_config: *a8\n", encoding="utf-8")
+    patched = tmp_path / "patched.yaml"
+    assert cli("--from-config", str(config), "--gpu", "a100", "--gpus", "7", "--write", str(patched)) == (
+        2, "", (f"solve: error: {config}: trainer.trainer_config must be a mapping, got [[[[...], [...], [...], "
+                "[...], [...], [...], ...], [[...]...\n"))
+    assert not patched.exists()

@@ -252,3 +252,11 @@ def test_a_number_too_long_to_read_is_one_line(tmp_path: Path):
     with pytest.raises(TableError) as caught:
         load_weights(path)
     assert str(caught.value) == f"{path}: a number too long to read (thousands of digits)"
+
+
+def test_a_date_that_does_not_exist_is_malformed_yaml_not_a_long_number(tmp_path: Path):
+    path = tmp_path / "weights.yaml"
+    path.write_text("offload: 2020-13-45\nsp: 0.1\nenv: 0.01\n", encoding="utf-8")
+    with pytest.raises(TableError) as caught:
+        load_weights(path)
+    assert str(caught.value) == f"{path}: malformed YAML: month must be in 1..12"

@@ -210,6 +210,7 @@ def test_every_fragment_is_valid_yaml_passes_the_checks_and_reads_back() -> None
         config = read_trinity_config(_with_model_path(fragment, f"Qwen/{model.name}"), "fragment.yaml", {})
         assert config == TrinityConfig(
             model=model.name,
+            model_path=f"Qwen/{model.name}",
             max_model_len=plan.max_model_len,
             trainer_gpus=plan.gpus,
             node_gpus=plan.gpus + rollout,  # one node
@@ -244,6 +245,7 @@ def test_reads_the_user_config_with_defaults_from_the_environment() -> None:
     config = read_trinity_config(USER_CONFIG.read_text(encoding="utf-8"), "user-config.yaml", {})
     assert config == TrinityConfig(
         model="Qwen3-0.6B",
+        model_path="Qwen/Qwen3-0.6B",
         max_model_len=4096,
         trainer_gpus=6,
         node_gpus=8,
@@ -302,6 +304,22 @@ def test_reads_the_user_config_with_the_variables_set() -> None:
             {},
             {"offload": False},
         ),
+        (  # newer verl: the flags under the role's engine
+            (
+                "model: {model_path: m/Qwen3-4B}\ntrainer:\n  trainer_strategy: fsdp2\n  trainer_config:\n"
+                "    actor_rollout_ref: {actor: {engine: {param_offload: true}}}\n"
+            ),
+            {},
+            {"offload": True},
+        ),
+        (  # a role with both sections keeps its flags in fsdp_config
+            (
+                "model: {model_path: m/Qwen3-4B}\ntrainer:\n  trainer_strategy: fsdp2\n  trainer_config:\n"
+                "    actor_rollout_ref: {actor: {engine: {param_offload: true}, fsdp_config: {}}}\n"
+            ),
+            {},
+            {"offload": False},
+        ),
     ],
 )
 def test_reads(text: str, environ: dict[str, str], expected: dict[str, Any]) -> None:
@@ -353,6 +371,37 @@ def test_reads(text: str, environ: dict[str, str], expected: dict[str, Any]) -> 
         ),
         ("model: q/Qwen3-4B\n", {}, "t.yaml: model must be a mapping"),
         ("model:\n  model_path: q/Qwen3-4B\n  model_path: q/Qwen3-8B\n", {}, "t.yaml: line 3: not valid YAML"),
+        (  # an offload flag read only for a note is refused all the same when it is no boolean
+            ("model: {model_path: q/Qwen3-4B}\ntrainer: {trainer_config: {actor_rollout_ref: "
+             "{ref: {fsdp_config: {param_offload: maybe}}}}}\n"),
+            {},
+            ("t.yaml: trainer.trainer_config.actor_rollout_ref.ref.fsdp_config.param_offload must be true or false, "
+             "got 'maybe'"),
+        ),
+        (
+            ("model: {model_path: q/Qwen3-4B}\ntrainer: {trainer_strategy: fsdp2, trainer_config: {actor_rollout_ref: "
+             "{actor: {engine: {param_offload: true, optimizer_offload: '${oc.env:OFF,maybe}'}}}}}\n"),
+            {},
+            ("t.yaml: trainer.trainer_config.actor_rollout_ref.actor.engine.optimizer_offload must be true or false, "
+             "got 'maybe'"),
+        ),
+        ("[" * 500 + "]" * 500 + "\n", {}, "t.yaml: malformed YAML: exceeded maximum nesting depth"),
+        ("a: " + "{a: " * 50000 + "1" + "}" * 50000 + "\n", {}, "t.yaml: malformed YAML: exceeded maximum nesting depth"),
+        (
+            "model: {model_path: q/Qwen3-4B, max_model_len: " + "9" * 5000 + "}\n",
+            {},
+            "t.yaml: a number too long to read (thousands of digits)",
+        ),
+        (
+            "model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${oc.env:L,32768}\n",
+            {"L": "9" * 5000},
+            "t.yaml: model.max_model_len: a number too long to read (thousands of digits)",
+        ),
+        (
+            "model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${oc.decode:${oc.env:L,32768}}\n",
+            {"L": "-" + "9" * 5000},
+            "t.yaml: model.max_model_len: a number too long to read (thousands of digits)",
+        ),
     ],
 )
 def test_read_errors_are_one_line_naming_file_and_key(text: str, environ: dict[str, str], expected: str) -> None:
@@ -361,6 +410,28 @@ def test_read_errors_are_one_line_naming_file_and_key(text: str, environ: dict[s
     message = str(caught.value)
     assert "\n" not in message
     assert message.startswith(expected), message
+
+
+_ENGINE_CONFIG = (
+    "model: {model_path: Qwen/Qwen3-4B, max_model_len: 8192}\n"
+    "trainer:\n  trainer_strategy: fsdp2\n  trainer_config:\n    actor_rollout_ref:\n"
+    "      actor: {engine: {param_offload: true, optimizer_offload: true}}\n"
+    "      ref: {engine: {param_offload: true}}\n"
+)
+"""A config of newer verl releases: the offload flags under each role's engine, partly on."""
+
+
+def test_the_notes_name_the_offload_flags_in_the_section_the_config_uses() -> None:
+    config = read_trinity_config(_ENGINE_CONFIG, "t.yaml", {})
+    assert config.offload
+    assert config.notes == (
+        ("Offload is only partly on (actor.engine.offload_policy, ref.engine.optimizer_offload, "
+         "ref.engine.offload_policy off under trainer.trainer_config.actor_rollout_ref): the tables' Offload has all "
+         "of them on"),
+    )
+    under_fsdp = read_trinity_config(_ENGINE_CONFIG.replace("fsdp2", "fsdp"), "t.yaml", {})
+    assert not under_fsdp.offload and under_fsdp.notes[0].startswith(
+        "the offload flags are set, but trainer.trainer_strategy is fsdp, not fsdp2")
 
 
 # --------------------------------------------------------------------------------------------------
@@ -458,6 +529,22 @@ def test_patch_without_offload_turns_existing_flags_off_and_adds_none() -> None:
         "          offload_policy: false\n"
         "  ulysses_sequence_parallel_size: 1\n  max_token_len_per_gpu: 16384\n# the end\n"
     )
+
+
+def test_patch_sets_the_offload_flags_in_the_section_each_role_uses() -> None:
+    model = catalog().model("4B")
+    after = patch_trinity_config(_ENGINE_CONFIG, long_plan(), model)
+    roles = _safe_load(after)["trainer"]["trainer_config"]["actor_rollout_ref"]
+    on = {"param_offload": True, "optimizer_offload": True, "offload_policy": True}
+    assert roles["actor"] == {"engine": on} and roles["ref"] == {"engine": on}
+    # A role with no engine section (or with fsdp_config too) gets them under fsdp_config.
+    both = _ENGINE_CONFIG.replace("ref: {engine: {param_offload: true}}",
+                                  "ref: {engine: {param_offload: true}, fsdp_config: {}}")
+    roles = _safe_load(patch_trinity_config(both, long_plan(), model))["trainer"]["trainer_config"]["actor_rollout_ref"]
+    assert roles["actor"] == {"engine": on} and roles["ref"] == {"engine": {"param_offload": True}, "fsdp_config": on}
+    off = patch_trinity_config(after, vanilla_plan(), model)
+    roles = _safe_load(off)["trainer"]["trainer_config"]["actor_rollout_ref"]
+    assert roles["actor"] == roles["ref"] == {"engine": dict.fromkeys(on, False)}
 
 
 def test_patch_adds_missing_sections_whole_before_the_final_comment() -> None:
@@ -570,6 +657,19 @@ def _config(**trainer: Any) -> dict[str, Any]:
             "4B",
             1,
             ["trainer.trainer_config.actor_rollout_ref.ref.fsdp_config.offload_policy needs trainer.trainer_strategy fsdp2"],
+        ),
+        (
+            {"trainer": {"trainer_config": {"actor_rollout_ref": {"actor": {"engine": {"offload_policy": True}}}}}},
+            "4B",
+            1,
+            ["trainer.trainer_config.actor_rollout_ref.actor.engine.offload_policy needs trainer.trainer_strategy fsdp2"],
+        ),
+        (  # with fsdp_config beside it, engine is not where the role keeps its flags
+            {"trainer": {"trainer_config": {"actor_rollout_ref": {"actor": {"engine": {"offload_policy": True},
+                                                                            "fsdp_config": {}}}}}},
+            "4B",
+            1,
+            [],
         ),
         ({"cluster": {"gpu_per_node": 8}}, "4B", 12, ["12 GPUs span nodes of 8 (cluster.gpu_per_node) but are not whole nodes"]),
         ({"cluster": {"gpu_per_node": 0.5}}, "4B", 12, ["cluster.gpu_per_node must be a whole number of at least 1, got 0.5"]),
