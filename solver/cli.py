@@ -336,7 +336,8 @@ def run_cluster(args: argparse.Namespace) -> int:
     weights = load_weights(args.weights) if args.weights else None
     if args.emit_dir is not None:
         try:
-            _check_emit_dir(args.emit_dir, [job.name for job in fleet.jobs], _inputs(args))
+            _check_emit_dir(args.emit_dir, [job.name for job in fleet.jobs],
+                            [*_inputs(args), *(("a job's model_config", path) for path in fleet.model_config_files)])
         except OSError as error:  # a folder on the way without search permission (Path raises before Python 3.14)
             raise QueryError(f"--emit-dir {args.emit_dir}: cannot write: {error.strerror or error}") from None
     progress = _ProgressLine()

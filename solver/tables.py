@@ -465,6 +465,8 @@ class Fleet(_Frozen):
     pools: tuple[Pool, ...] = Field(min_length=1, max_length=256)
     jobs: tuple[Job, ...] = Field(min_length=1, max_length=MAX_JOBS)
     models: tuple[Model, ...] = Field(default=(), description="the models of the jobs' model_config files")
+    model_config_files: tuple[Path, ...] = Field(default=(), description=(
+        "the config.json files those models were read from (inputs, which no output may overwrite)"))
 
     @model_validator(mode="after")
     def _check_names(self) -> Fleet:
@@ -980,7 +982,8 @@ def load_fleet(path: Path | str, catalog: Catalog) -> Fleet:
                      model=configured[job.config_path].name if job.config_path is not None
                      else _resolved(path, "job", job.name, "model", catalog.model, job.model or ""))
                  for job in fleet.jobs)
-    return Fleet(pools=pools, jobs=jobs, models=tuple({model.name: model for model in configured.values()}.values()))
+    return Fleet(pools=pools, jobs=jobs, models=tuple({model.name: model for model in configured.values()}.values()),
+                 model_config_files=tuple(dict.fromkeys(model_config_file(path.parent / name) for name in configured)))
 
 
 def _configured_models(path: Path, jobs: Iterable[_JobEntry], catalog: Catalog) -> dict[str, Model]:

@@ -935,3 +935,21 @@ def test_lengths_in_a_cluster_file_may_be_thousands_of_tokens_as_on_the_command_
     path.write_text(path.read_text(encoding="utf-8").replace("32k", "32x"), encoding="utf-8")
     with pytest.raises(TableError, match="job j, max_model_len: must be a whole number, got '32x'"):
         load_fleet(path, CATALOG)
+
+
+def test_emit_dir_never_overwrites_a_jobs_model_config(cli, tmp_path: Path):
+    # A job's model_config is read: a placed job's config written over it would lose it.
+    out = tmp_path / "out"
+    out.mkdir()
+    config = out / "seven.yaml"
+    config.write_text(json.dumps(_config_of("Qwen2.5-7B")), encoding="utf-8")
+    path = tmp_path / "fleet.yaml"
+    path.write_text("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n"
+                    "  - {name: seven, model_config: out/seven.yaml, max_model_len: 8192}\n", encoding="utf-8")
+    assert load_fleet(path, CATALOG).model_config_files == (config,)
+    before = config.read_bytes()
+    status, out_text, err = cli("cluster", str(path), "--emit-dir", str(out))
+    assert (status, out_text) == (2, "") and err == (
+        f"solve cluster: error: --emit-dir {out}: job seven's config would overwrite a job's model_config {config}: "
+        "write the configs to another folder\n")
+    assert config.read_bytes() == before
