@@ -926,7 +926,7 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalo
                 raise QueryError(f"{args.from_config}: {error} on nodes of {node_gpus}: choose the trainer's GPUs "
                                  "with --gpus") from None
         elif args.emit:
-            notes.append(f"solve: {answer.gpu}: no plan: {answer.reason}")
+            notes.append(f"solve: {answer.gpu}: {answer.no_plan_line}")
     for note in notes:  # only once every fragment is made: a refusal is one line
         print(note, file=sys.stderr)
     best = answers[0].plans[0] if answers[0].plans else None

@@ -246,6 +246,12 @@ class Answer(_Timed):
     wall_time_s: float = Field(default=0.0, exclude=True, description=(
         "seconds spent solving, all plans together (not compared: equal answers are equal however long they took)"))
 
+    @property
+    def no_plan_line(self) -> str:
+        """The reason as a line that starts ``no plan`` (once: ``no plan for 6 GPUs ...`` as it is)."""
+        reason = self.reason or ""
+        return reason if reason.startswith("no plan") else f"no plan: {reason}"
+
     def as_json(self) -> dict[str, Any]:
         """The answer as ``solve --json`` prints it: ``explanation``, ``current``, ``nearest`` and
         ``measured`` only when present."""

@@ -285,7 +285,7 @@ def answers_view(answers: Iterable[Answer], query: Query, catalog: Catalog) -> G
                 why = "no more exist" if answer.status == "optimal" else "the time limit stopped the search"
                 renderables.append(Text(f"{counted(len(answer.plans), 'plan')} of the {query.top} asked for: {why}"))
         else:
-            renderables.append(Text(f"no plan: {answer.reason}", style="red"))
+            renderables.append(Text(answer.no_plan_line, style="red"))
         if answer.explanation:
             renderables.append(_explanation(answer.explanation))
         renderables.append(Text())

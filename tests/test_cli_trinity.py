@@ -111,7 +111,7 @@ def test_rollout_gpus_of_a_trainer_on_whole_nodes_fill_its_last_node(cli):
     assert "engine_num: 12" in out
     status, out, err = cli(*flags, "--gpus", "6", "--rollout-gpus", "4")
     assert (status, out) == (1, "") and err == (
-        "solve: H100-80GB: no plan: no plan for exactly 6 trainer GPUs with Qwen3-8B on H100-80GB: 6 trainer + 4 "
+        "solve: H100-80GB: no plan for exactly 6 trainer GPUs with Qwen3-8B on H100-80GB: 6 trainer + 4 "
         "rollout GPUs (--rollout-gpus) fit neither one node of 8, nor whole nodes with the trainer in one of them, nor "
         "with the trainer on whole nodes; fewer trainer GPUs train 32768 "
         "tokens: Env + SP=4 on 4 GPUs (estimated), the other 2 free for rollout\n")
