@@ -115,10 +115,20 @@ class _Key(BaseModel):
 
 def _offload_section(config: Any, role: str) -> str:
     """Where `config` keeps `role`'s offload flags (under ``trainer.trainer_config.actor_rollout_ref.ROLE``):
-    ``engine`` where that role has an ``engine`` mapping and no ``fsdp_config`` (newer verl releases), else
-    ``fsdp_config`` (also for no config at all, None)."""
-    section = _dig(config, (*_FSDP_CONFIG, role))
-    if isinstance(section, Mapping) and isinstance(section.get("engine"), Mapping) and "fsdp_config" not in section:
+    ``engine`` where that role has an ``engine`` mapping and no ``fsdp_config`` (newer verl releases), or
+    has neither while another role keeps them in ``engine``; else ``fsdp_config`` (also for no config at
+    all, None)."""
+
+    def section(name: str) -> Any:
+        return _dig(config, (*_FSDP_CONFIG, name))
+
+    def uses_engine(name: str) -> bool:
+        found = section(name)
+        return isinstance(found, Mapping) and isinstance(found.get("engine"), Mapping) and "fsdp_config" not in found
+
+    mine = section(role)
+    has_neither = not (isinstance(mine, Mapping) and ("engine" in mine or "fsdp_config" in mine))
+    if uses_engine(role) or (has_neither and any(uses_engine(other) for other in ROLES if other != role)):
         return "engine"
     return "fsdp_config"
 

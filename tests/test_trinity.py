@@ -542,6 +542,11 @@ def test_patch_sets_the_offload_flags_in_the_section_each_role_uses() -> None:
                                   "ref: {engine: {param_offload: true}, fsdp_config: {}}")
     roles = _safe_load(patch_trinity_config(both, long_plan(), model))["trainer"]["trainer_config"]["actor_rollout_ref"]
     assert roles["actor"] == {"engine": on} and roles["ref"] == {"engine": {"param_offload": True}, "fsdp_config": on}
+    # A role with neither follows the other's engine layout (a config of newer verl keeps no fsdp_config).
+    alone = _ENGINE_CONFIG.replace("      ref: {engine: {param_offload: true}}\n", "")
+    assert alone != _ENGINE_CONFIG
+    roles = _safe_load(patch_trinity_config(alone, long_plan(), model))["trainer"]["trainer_config"]["actor_rollout_ref"]
+    assert roles["actor"] == roles["ref"] == {"engine": on}
     off = patch_trinity_config(after, vanilla_plan(), model)
     roles = _safe_load(off)["trainer"]["trainer_config"]["actor_rollout_ref"]
     assert roles["actor"] == roles["ref"] == {"engine": dict.fromkeys(on, False)}
