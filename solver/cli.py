@@ -56,6 +56,7 @@ from solver.tables import (
     OneLineError,
     QueryError,
     Setting,
+    TableError,
     brief,
     cut,
     load_catalog,
@@ -733,30 +734,44 @@ def _read_config(path: Path) -> tuple[str, TrinityConfig]:
         raise QueryError(str(error)) from None
 
 
-def _local_model_config(args: argparse.Namespace, config: TrinityConfig | None) -> Path | None:
+def _model_path_file(args: argparse.Namespace, config: TrinityConfig | None) -> Path | None:
     """The config.json that the config's ``model.model_path`` names on this machine (a folder holding one,
     or the file itself; relative to the working directory, as Trinity reads it) when no flag names the
     model; None otherwise (a Hugging Face id, say: nothing is fetched)."""
     if config is None or config.model_path is None or args.model is not None or args.model_config is not None:
         return None
-    path = Path(config.model_path)
     try:
-        file = path / "config.json" if path.is_dir() else path
+        file = model_config_file(Path(config.model_path))
         return file if file.is_file() else None
-    except OSError:  # a name too long for a path, a folder it may not look into: no local model there
+    except (OSError, TableError):  # a name too long for a path, a folder it may not look into: nothing local
         return None
+
+
+def _describes_the_model(file: Path, config: TrinityConfig) -> bool:
+    """Whether the local `file` (`_model_path_file`) is to be read as --model-config: unless the path's last
+    part names a catalogue model that it is (of its shape), or it cannot be read; then the name stands, as
+    for a Hugging Face id."""
+    try:
+        named = load_catalog().model(config.model)
+    except QueryError:
+        return True  # the user's own model: its config.json describes it
+    try:
+        return load_model_config(file).shape != named.shape
+    except TableError:
+        return False
 
 
 def run_planner(args: argparse.Namespace) -> int:
     """``solve``: answer the planning question for each GPU type asked about."""
     _check_trinity_flags(args)
     config_text, config = _read_config(args.from_config) if args.from_config else ("", None)
-    local = _local_model_config(args, config)
+    local = _model_path_file(args, config)
     if local is not None:  # an input too: no output may overwrite it
         for name in OUTPUT_FLAGS:
             if getattr(args, name, None) is not None:
                 _refuse_overwriting(name, getattr(args, name), [(f"the config.json that {MODEL_PATH} names", local)])
-    catalog, added = _catalog_with(args.model_config or local)
+    read = local if local is not None and config is not None and _describes_the_model(local, config) else None
+    catalog, added = _catalog_with(args.model_config or read)
     if args.write and config is not None and config.strategy not in (None, "fsdp", "fsdp2"):
         raise QueryError(f"{args.from_config}: trainer.trainer_strategy is {config.strategy}: rft-solver plans FSDP "
                          "trainers (fsdp, or fsdp2 for Offload), so --write would change the strategy; plan it by hand")

@@ -199,6 +199,12 @@ class Model(_Frozen):
     moe: MoE | None = None
 
     @property
+    def shape(self) -> tuple[int | bool, ...]:
+        """What the memory the model needs depends on: its layers' widths, counts and vocabulary."""
+        return (self.hidden_size, self.num_layers, self.num_attention_heads, self.num_key_value_heads,
+                self.head_size, self.intermediate_size, self.vocab_size, self.tied_embeddings, self.moe is not None)
+
+    @property
     def head_size(self) -> int:
         """Width of one attention head: ``head_dim``, else hidden size / attention heads."""
         return self.head_dim or self.hidden_size // self.num_attention_heads
@@ -595,7 +601,7 @@ class Catalog(_Frozen):
         tables apply); of another shape, it is renamed ``NAME (config shape)``, so that no table of the model it names is taken for it."""
         taken = {_normalise(name) for name in (model.name, *model.aliases)}
         named = [m for m in self.models if taken & {_normalise(name) for name in (m.name, *m.aliases)}]
-        if any(_shape(m) != _shape(model) for m in named):
+        if any(m.shape != model.shape for m in named):
             model = model.model_copy(update={"name": model.name + CONFIG_SHAPE, "aliases": ()})
             named = []
         elif named:  # the catalogue's model, which its tables know by its name (``qwen3-8b`` is Qwen3-8B),
@@ -1000,7 +1006,7 @@ def _configured_models(path: Path, jobs: Iterable[_JobEntry], catalog: Catalog) 
         except TableError as error:
             raise TableError(f"{path}: job {job.name}: model_config: {error}") from None
         earlier = read.setdefault(_normalise(model.name), (job.name, model))
-        if _shape(earlier[1]) != _shape(model):
+        if earlier[1].shape != model.shape:
             raise TableError(f"{path}: job {job.name}: model_config: {job.config_path} names its model "
                              f"{model.name!r}, as job {earlier[0]}'s does, but the two differ in shape: give the "
                              "folders or _name_or_path different names")
@@ -1102,12 +1108,6 @@ def _is_kind(value: object, kind: type) -> bool:
     if kind in (int, float) and isinstance(value, bool):
         return False
     return isinstance(value, (int, float) if kind is float else kind)
-
-
-def _shape(model: Model) -> tuple[int | bool, ...]:
-    """What the memory a model needs depends on: its layers' widths, counts and vocabulary."""
-    return (model.hidden_size, model.num_layers, model.num_attention_heads, model.num_key_value_heads, model.head_size,
-            model.intermediate_size, model.vocab_size, model.tied_embeddings, model.moe is not None)
 
 
 def model_config_file(path: Path) -> Path:

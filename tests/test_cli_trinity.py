@@ -834,6 +834,35 @@ def test_a_model_path_of_a_local_checkpoint_is_read_as_its_config_json(cli, tmp_
         2, "", f"solve: error: {other / 'config.json'}: not JSON: Expecting value (line 1)\n")
 
 
+def test_a_local_copy_of_a_catalogue_model_keeps_that_model(cli, tmp_path: Path):
+    # A folder named after a catalogue model whose config.json is of its shape (its _name_or_path a
+    # snapshot hash), or cannot be read as a dense model (Qwen3-30B-A3B is a mixture of experts): the
+    # name stands, as for a Hugging Face id, with the model's tables.
+    config = tmp_path / "trinity.yaml"
+    text = ("model: {{model_path: {path}, max_model_len: 8192}}\ncluster: {{node_num: 1, gpu_per_node: 8}}\n"
+            "explorer: {{rollout_model: {{engine_num: 2}}}}\n")
+    folder = _checkpoint(tmp_path / "models" / "Qwen3-8B", _name_or_path="3c0a9e1f")
+    config.write_text(text.format(path=folder), encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--json")
+    [answer] = json.loads(out)
+    assert (status, answer["model"], answer["plans"][0]["evidence"]) == (0, "Qwen3-8B", "documented")
+    moe = tmp_path / "ckpt" / "Qwen3-30B-A3B"
+    moe.mkdir(parents=True)
+    (moe / "config.json").write_text('{"num_experts": 128, "hidden_size": 2048}', encoding="utf-8")
+    config.write_text(text.format(path=moe), encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--json")
+    assert (status, json.loads(out)[0]["model"]) == (0, "Qwen3-30B-A3B")
+    # Named after a catalogue model but of another shape: the config.json decides.
+    other = _checkpoint(tmp_path / "more" / "Qwen3-4B")
+    config.write_text(text.format(path=other), encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--json")
+    assert (status, json.loads(out)[0]["model"]) == (0, "Qwen3-4B (config shape)")
+    # Read or not, the file is never overwritten.
+    target = folder / "config.json"
+    config.write_text(text.format(path=folder), encoding="utf-8")
+    assert cli("--from-config", str(config), "--gpu", "a100", "--out", str(target))[0] == 2
+
+
 def test_no_output_overwrites_the_config_json_of_a_local_model_path(cli, tmp_path: Path):
     folder = _checkpoint(tmp_path / "global_step_100", _name_or_path="Qwen/Qwen3-8B")
     config = tmp_path / "trinity.yaml"
