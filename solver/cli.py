@@ -36,13 +36,13 @@ from solver.query import (
     Answer,
     CurrentSettings,
     Objective,
+    Plan,
     Query,
     check_counts,
     counted,
     gpu_type_cells,
     make_query,
     resolve_margin,
-    rollout_layout,
     sp_layout_violation,
     tables_verdict,
     token_budget,
@@ -924,7 +924,7 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalo
     fragments, notes = [], []
     for answer in answers:
         if answer.plans:
-            nodes, rollout, note = _cluster_layout(answer.plans[0].gpus, answer.rollout_gpus, node_gpus)
+            nodes, rollout, note = _cluster_layout(answer.plans[0], answer.rollout_gpus, node_gpus)
             notes += [note] if note else []
             engines: tuple[int, int] | None = (0, 1)  # without rollout GPUs, no engines are written
             if config is not None:  # the config's own engines, or engines of their size for other rollout GPUs
@@ -968,19 +968,15 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalo
     return fragments
 
 
-def _cluster_layout(trainer_gpus: int, rollout_gpus: int | None, node_gpus: int) -> tuple[int, int | None, str | None]:
-    """(nodes, rollout GPUs, a note for stderr) of the fragment's ``cluster``, by `rollout_layout` (which the
-    planner's rule of the same name leaves): the note when the rollout gets more GPUs than asked."""
-    if rollout_gpus is None:
+def _cluster_layout(plan: Plan, rollout_gpus: int | None, node_gpus: int) -> tuple[int, int | None, str | None]:
+    """(nodes, rollout GPUs, a note for stderr) of the fragment's ``cluster``: the plan's layout with the
+    `rollout_gpus` asked for (`Plan.nodes`), and the note when the rollout gets more GPUs than asked."""
+    if rollout_gpus is None or plan.nodes is None or plan.rollout_gpus is None:
         return 1, None, None
-    room = rollout_layout(trainer_gpus, rollout_gpus, node_gpus)
-    if room is None:  # a defect of the planner's, whose rollout_layout rule leaves a layout
-        raise RuntimeError(f"{trainer_gpus} trainer + {rollout_gpus} rollout GPUs have no layout")
-    nodes, rollout = room
-    note = None if rollout == rollout_gpus else (
-        f"solve: note: rollout gets {rollout} GPUs, not {rollout_gpus}: the trainer's {trainer_gpus} GPUs take whole "
-        f"nodes of {node_gpus}, and rollout the rest of the {nodes} nodes")
-    return nodes, rollout, note
+    note = None if plan.rollout_gpus == rollout_gpus else (
+        f"solve: note: rollout gets {plan.rollout_gpus} GPUs, not {rollout_gpus}: the trainer's {plan.gpus} GPUs take "
+        f"whole nodes of {node_gpus}, and rollout the rest of the {plan.nodes} nodes")
+    return plan.nodes, plan.rollout_gpus, note
 
 
 def _current(catalog: Catalog, query: Query, config: TrinityConfig, path: Path,

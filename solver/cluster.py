@@ -535,7 +535,8 @@ def _placement(fleet: Fleet, option: Option, nodes: list[int], first_gpu: int) -
     """A chosen option on its nodes, its GPUs on a shared node starting at `first_gpu` (a whole node: all)."""
     return Placement(job=fleet.jobs[option.job].name, pool=fleet.pools[option.pool].name, nodes=tuple(nodes),
                      gpu_indexes=tuple(range(first_gpu, first_gpu + (option.size or fleet.pools[option.pool].gpus_per_node))),
-                     trainer_gpus=option.plan.gpus, rollout_gpus=option.rollout_gpus, plan=option.plan)
+                     trainer_gpus=option.plan.gpus, rollout_gpus=option.rollout_gpus,
+                     plan=option.plan.model_copy(update={"nodes": len(nodes), "rollout_gpus": option.rollout_gpus}))
 
 
 def _unplaced(planner: _Planner, fleet: Fleet, options: list[Option], placed: set[int]) -> tuple[Unplaced, ...]:

@@ -988,8 +988,25 @@ def load_fleet(path: Path | str, catalog: Catalog) -> Fleet:
                      model=configured[job.config_path].name if job.config_path is not None
                      else _resolved(path, "job", job.name, "model", catalog.model, job.model or ""))
                  for job in fleet.jobs)
+    _check_one_context_per_model(path, fleet.jobs, jobs, configured, catalog)
     return Fleet(pools=pools, jobs=jobs, models=tuple({model.name: model for model in configured.values()}.values()),
                  model_config_files=tuple(dict.fromkeys(model_config_file(path.parent / name) for name in configured)))
+
+
+def _check_one_context_per_model(path: Path, entries: Iterable[_JobEntry], jobs: Iterable[Job],
+                                 configured: dict[str, Model], catalog: Catalog) -> None:
+    """`TableError` when two jobs name one model (a config of a catalogue model's shape is that model) with
+    different contexts: the placement knows a model by its name, and its YaRN follows the context."""
+    seen: dict[str, tuple[str, Model]] = {}
+    for entry, job in zip(entries, jobs):
+        model = configured[entry.config_path] if entry.config_path is not None else catalog.model(job.model)
+        first, earlier = seen.setdefault(model.name, (job.name, model))
+        if (earlier.native_context, earlier.rope_scaling) != (model.native_context, model.rope_scaling):
+            raise TableError(
+                f"{path}: job {job.name}: {model.name} has a native context of {model.native_context} here and "
+                f"{earlier.native_context} in job {first}"
+                f"{'' if earlier.rope_scaling == model.rope_scaling else ' (and another RoPE scaling)'}: give "
+                "both jobs the same model (the same model_config, or the catalogue's by name)")
 
 
 def _configured_models(path: Path, jobs: Iterable[_JobEntry], catalog: Catalog) -> dict[str, Model]:

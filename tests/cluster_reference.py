@@ -375,7 +375,7 @@ def best_placement(catalog: Catalog, instance: dict, minimize_nodes: bool = Fals
                 "gpu_indexes": indexes,
                 "trainer_gpus": candidate["n"],
                 "rollout_gpus": rollout,
-                "plan": dict(candidate["plan"]),
+                "plan": {**candidate["plan"], "nodes": len(option["nodes"]), "rollout_gpus": rollout},
             }
         )
     return {"status": "optimal", "objective": None, "bound": None, "placements": placements, "unplaced": unplaced}
@@ -465,8 +465,13 @@ def check_placements(
         if plan.get("gpus") != n:
             problems.append(f"{where}: plan gpus={plan.get('gpus')!r} but trainer_gpus={n}")
         length: Any = plan.get("max_model_len")
-        plan_problems = check_plan(catalog, plan, gpu=gpu, model=model, budget_gpus=n, max_model_len=length, exact=True,
-                                   node_gpus=g if n > g else n, estimates=estimates)
+        # The plan's layout is the placement's (its nodes counted); the rest is the planner's for n GPUs.
+        if (plan.get("nodes"), plan.get("rollout_gpus")) != (len(nodes), entry.get("rollout_gpus")):
+            problems.append(f"{where}: plan nodes/rollout_gpus {plan.get('nodes')}/{plan.get('rollout_gpus')}, "
+                            f"expected {len(nodes)}/{entry.get('rollout_gpus')}")
+        plan_problems = check_plan(catalog, {**plan, "nodes": None, "rollout_gpus": None}, gpu=gpu, model=model,
+                                   budget_gpus=n, max_model_len=length, exact=True, node_gpus=g if n > g else n,
+                                   estimates=estimates)
         if ignore_unused_gpus:
             plan_problems = [p for p in plan_problems if not p.startswith("unused_gpus=")]
         problems.extend(f"{where}: plan: {p}" for p in plan_problems)

@@ -318,7 +318,7 @@ def test_jobs_name_models_by_config_json_relative_to_the_cluster_file(cli, tmp_p
     assert status == 0
     evidence = {p["job"]: p["plan"]["evidence"] for p in result["placements"]}
     assert evidence["eight"] == "documented" and evidence["seven"] == "estimated"
-    assert "big" not in evidence or evidence["big"] == "estimated"
+    assert evidence["big"] == "estimated"  # Llama-3.1-70B-sized, on 4 A100s with Offload
     # Qwen3-8B's jobs named by the catalogue's name get the same placement.
     by_name = tmp_path / "by-name.yaml"
     by_name.write_text(path.read_text(encoding="utf-8").replace("model_config: models/qwen3-8b/config.json", "model: 8B")
@@ -595,8 +595,8 @@ def test_a_pool_of_large_nodes_offers_every_count_within_a_node(tmp_path: Path):
                 "jobs": [{"name": "j", "model": "Qwen3-32B", "max_model_len": 65536, "rollout_gpus": 4}]}
     result = place(fleet_of(instance, tmp_path), CATALOG)  # estimated plans: the reference knows tables only
     (placement,) = result.placements
-    best = plan(make_query(CATALOG, model="32B", gpu="h100", max_model_len=65536, budget_gpus=12, node_gpus=16),
-                CATALOG)[0].plans[0]
+    best = plan(make_query(CATALOG, model="32B", gpu="h100", max_model_len=65536, budget_gpus=12, node_gpus=16,
+                           rollout_gpus=4), CATALOG)[0].plans[0]  # its layout: the placement's, 1 node
     assert (placement.trainer_gpus, placement.plan) == (best.gpus, best) and best.gpus == 12
 
 
@@ -953,3 +953,26 @@ def test_emit_dir_never_overwrites_a_jobs_model_config(cli, tmp_path: Path):
         f"solve cluster: error: --emit-dir {out}: job seven's config would overwrite a job's model_config {config}: "
         "write the configs to another folder\n")
     assert config.read_bytes() == before
+
+
+def test_two_jobs_of_one_model_with_two_contexts_are_refused(tmp_path: Path):
+    # A base model's config (native context 131072) of Qwen2.5-7B's shape is Qwen2.5-7B, whose catalogue
+    # entry (the Instruct model's, 32768) another job names: one model, two YaRN factors at 65536.
+    (tmp_path / "base7b").mkdir()  # named by _name_or_path, as a base model's config names itself
+    (tmp_path / "base7b" / "config.json").write_text(
+        json.dumps(_config_of("Qwen2.5-7B", max_position_embeddings=131072, _name_or_path="Qwen/Qwen2.5-7B")),
+        encoding="utf-8")
+    path = tmp_path / "fleet.yaml"
+    head = "pools:\n  - {name: a, gpu: h20, nodes: 2, gpus_per_node: 8}\njobs:\n"
+    path.write_text(head + "  - {name: cat, model: Qwen2.5-7B, max_model_len: 65536}\n"
+                    "  - {name: cfg, model_config: base7b, max_model_len: 65536}\n", encoding="utf-8")
+    with pytest.raises(TableError) as caught:
+        load_fleet(path, CATALOG)
+    assert str(caught.value) == (f"{path}: job cfg: Qwen2.5-7B has a native context of 131072 here and 32768 in job "
+                                 "cat: give both jobs the same model (the same model_config, or the catalogue's by "
+                                 "name)")
+    # Alone, the config's context holds: no YaRN at 65536.
+    path.write_text(head + "  - {name: cfg, model_config: base7b, max_model_len: 65536}\n", encoding="utf-8")
+    result = place(load_fleet(path, CATALOG), CATALOG, time_limit_s=10)
+    [placement] = result.placements
+    assert placement.plan.rope_scaling_factor is None

@@ -48,7 +48,8 @@ def plan_of(model, n, length, sp=None, gpu="A100-80GB"):
 
 
 def placed(name, pool_name, nodes, n, rollout, plan, gpus=None):
-    entry = {"job": name, "pool": pool_name, "nodes": nodes, "trainer_gpus": n, "rollout_gpus": rollout, "plan": plan}
+    entry = {"job": name, "pool": pool_name, "nodes": nodes, "trainer_gpus": n, "rollout_gpus": rollout,
+             "plan": {**plan, "nodes": len(nodes), "rollout_gpus": rollout}}  # the placement's layout
     return entry if gpus is None else {**entry, "gpu_indexes": gpus}
 
 
@@ -344,9 +345,13 @@ def test_check_catches_the_wrong_node_count_and_rollout():
     assert check_placements(CATALOG, SMALL_POOL, rollout) == [
         "job 'small': rollout_gpus=1, expected 2 (2 nodes x 2 - 2)"
     ]
+    # the plan's layout is the placement's
+    layout = result([placed("small", "a100", [0, 1], 2, 2, plan_of("Qwen3-0.6B", 2, 8192))])
+    layout["placements"][0]["plan"]["nodes"] = 1
+    assert check_placements(CATALOG, SMALL_POOL, layout) == ["job 'small': plan nodes/rollout_gpus 1/2, expected 2/2"]
     # a one-node job must report its own rollout GPUs
     wrong = good_two_jobs()
-    wrong["placements"][0]["rollout_gpus"] = 6
+    wrong["placements"][0]["rollout_gpus"] = wrong["placements"][0]["plan"]["rollout_gpus"] = 6
     assert check_placements(CATALOG, TWO_JOBS, wrong) == ["job 'math-4b': rollout_gpus=6, expected 2"]
     # 1 trainer GPU + 1 rollout fits one node: two nodes is wrong
     split = {"pools": [pool(nodes=2, gpus_per_node=2)], "jobs": [job("tiny", "0.6B", 8192, rollout=1)]}
