@@ -922,6 +922,7 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalo
     )
 
     fragments, notes = [], []
+    layout = load_config_mapping(config_text, str(args.from_config)) if config is not None else None
     for answer in answers:
         if answer.plans:
             nodes, rollout, note = _cluster_layout(answer.plans[0], answer.rollout_gpus, node_gpus)
@@ -936,7 +937,7 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalo
                 engines = (0, suggested.size)
             try:
                 fragments.append(trinity_fragment(answer.plans[0], model, rollout, gpu=answer.gpu, nodes=nodes,
-                                                  engines=engines))
+                                                  engines=engines, layout=layout))
             except EngineError as error:  # the config's engines cannot take the rollout GPUs this plan leaves
                 raise QueryError(f"{args.from_config}: {error} on nodes of {node_gpus}: choose the trainer's GPUs "
                                  "with --gpus") from None

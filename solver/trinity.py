@@ -250,7 +250,7 @@ def _header(plan: Plan, model: Model, rollout_gpus: int | None, gpu: str | None,
 
 def trinity_fragment(
     plan: Plan, model: Model, rollout_gpus: int | None = None, *, gpu: str | None = None, nodes: int = 1,
-    shared_gpus: tuple[int, ...] | None = None, engines: tuple[int, int] | None = (0, 1),
+    shared_gpus: tuple[int, ...] | None = None, engines: tuple[int, int] | None = (0, 1), layout: Any = None,
 ) -> str:
     """A Trinity YAML fragment (nested mappings, with comments) that applies `plan` to `model`.
 
@@ -264,14 +264,16 @@ def trinity_fragment(
     (R - those GPUs) / size engines of that size, and None no engines at all (a config's own, which take
     the R GPUs already). `gpu` (e.g. ``A100-80GB``) only names the GPU type in the header comment;
     `shared_gpus`, the GPUs of a node the job takes part of, adds the CUDA_VISIBLE_DEVICES to set.
-    The output depends only on the arguments: the same input gives the same bytes, checked against
+    `layout`, the user's config as nested mappings, puts the offload flags in the section each role keeps
+    them in there (``engine`` or ``fsdp_config``, as `patch_trinity_config` does). The output depends
+    only on the arguments: the same input gives the same bytes, checked against
     Trinity's rules (`check_trinity_config`) before it is returned.
     """
     if rollout_gpus is not None and rollout_gpus < 0:
         raise ValueError(f"rollout_gpus must be at least 0 (or None for no cluster section), got {rollout_gpus}")
     if rollout_gpus is not None and (plan.gpus + rollout_gpus) % nodes:
         raise ValueError(f"{plan.gpus} trainer + {rollout_gpus} rollout GPUs do not split into {nodes} whole nodes")
-    keys = _plan_keys(plan, model)
+    keys = _plan_keys(plan, model, layout)
     model_keys = [k for k in keys if k.path[0] == "model"]
     trainer_keys = [k for k in keys if k.path[0] == "trainer"]
     cluster_keys: list[_Key] = []

@@ -901,3 +901,19 @@ def test_a_write_refused_for_a_yaml_alias_bomb_is_one_short_line_at_once(cli, tm
         2, "", (f"solve: error: {config}: trainer.trainer_config must be a mapping, got [[[[...], [...], [...], "
                 "[...], [...], [...], ...], [[...]...\n"))
     assert not patched.exists()
+
+
+def test_a_fragment_for_a_config_of_newer_verl_keeps_its_engine_sections(cli, tmp_path: Path,
+                                                                         monkeypatch: pytest.MonkeyPatch):
+    # Offload flags under each role's engine: the fragment to merge puts them there too, not in fsdp_config.
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+    config = tmp_path / "trinity.yaml"
+    config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 65536}\n"
+                      "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 4}}\n"
+                      "trainer:\n  trainer_strategy: fsdp2\n  trainer_config:\n    actor_rollout_ref:\n"
+                      "      actor: {engine: {param_offload: true, optimizer_offload: true}}\n", encoding="utf-8")
+    fragment = tmp_path / "fragment.yaml"
+    status, _, _ = cli("--from-config", str(config), "--gpu", "a100", "--out", str(fragment))
+    roles = yaml.safe_load(fragment.read_text(encoding="utf-8"))["trainer"]["trainer_config"]["actor_rollout_ref"]
+    on = {"param_offload": True, "optimizer_offload": True, "offload_policy": True}
+    assert status == 0 and roles == {"actor": {"engine": on}, "ref": {"engine": on}}
