@@ -294,8 +294,9 @@ class Table(_Frozen):
         for model in self.models:
             if known is not None and model not in known:
                 raise ValueError(f"unknown model {model!r} in the table's models (known: {', '.join(known)})")
-        if len(set(self.models)) != len(self.models):
-            raise ValueError("a model is named twice in the table's models")
+        twice = _first_repeated(self.models)
+        if twice is not None:
+            raise ValueError(f"{twice} is named twice in the table's models")
         if not self.rows:
             raise ValueError("the table has no rows")
         previous = 0

@@ -746,6 +746,9 @@ def test_a_cells_file_may_name_models_as_the_command_line_does(tmp_path: Path):
     (table,) = load_gpu_type(mine, CATALOG.models, CATALOG.gpu_types).tables
     assert table.models == ("Qwen3-8B", "Qwen3-4B") and table.rows[0].cells == (
         ("Qwen3-8B", Setting()), ("Qwen3-4B", Setting()))
+    mine.write_text(text.replace("[8B, qwen3-4b]", "[8B, qwen3-8b]"), encoding="utf-8")
+    with pytest.raises(TableError, match="table gpus=2: Qwen3-8B is named twice in the table's models"):
+        load_gpu_type(mine, CATALOG.models, CATALOG.gpu_types)
     mine.write_text(text.replace("qwen3-4b: vanilla", "qwen3-4b: vanilla, Qwen3-8B: Env"), encoding="utf-8")
     with pytest.raises(TableError, match="table gpus=2: row max_model_len=4096: two cells for Qwen3-8B"):
         load_gpu_type(mine, CATALOG.models, CATALOG.gpu_types)
