@@ -51,7 +51,9 @@ from solver.query import (
 from solver.render import answers_json, answers_view, cells_json, tables_view
 from solver.tables import (
     CONFIG_SHAPE,
+    MAX_GPU_MEMORY_GB,
     Catalog,
+    GpuType,
     Model,
     OneLineError,
     QueryError,
@@ -164,6 +166,19 @@ def _whole_number(text: str, least: int) -> int:
     return value
 
 
+def gpu_memory(text: str) -> tuple[int, int | None]:
+    """An argparse type: a GPU's memory as (GB as sold, the driver's MiB or None): ``80`` or ``80GB`` (taken
+    as GiB by the memory model, as for a catalogue GPU without the driver's figure), or ``81559MiB``
+    (nvidia-smi's total)."""
+    unit = re.search(r"\s*(mib|gb)\s*$", text, flags=re.IGNORECASE)
+    mib = unit is not None and unit[1].lower() == "mib"
+    value = positive_int(text[:unit.start()] if unit else text)
+    limit = MAX_GPU_MEMORY_GB * (1024 if mib else 1)
+    if value > limit:
+        raise argparse.ArgumentTypeError(f"must be at most {limit}{'MiB' if mib else ' (GB)'}, got {value}")
+    return (-(-value // 1024), value) if mib else (value, None)
+
+
 def path_argument(text: str) -> Path:
     """An argparse type: a file or folder path, not empty."""
     if not text.strip():
@@ -262,6 +277,7 @@ def build_parser() -> argparse.ArgumentParser:
                            "on more keeps each SP group in one node")
     estimates.add_argument("--model-config", metavar="PATH", type=path_argument,
                            help="a local Hugging Face config.json for a model the catalogue lacks")
+    _add_gpu_memory_option(estimates)
     parser.add_argument("--explain", action="store_true",
                         help="say why: the rule that rules out each cheaper plan, or what stops any plan")
     parser.add_argument("--json", action="store_true", help="print a JSON array, one answer per GPU type")
@@ -316,6 +332,13 @@ def build_cluster_parser() -> argparse.ArgumentParser:
                         help="plans from the tables alone: their GPU counts and cells, no memory-model estimates")
     _add_memory_model_options(parser)
     return parser
+
+
+def _add_gpu_memory_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """--gpu-memory, for the commands that plan or estimate one GPU type."""
+    parser.add_argument("--gpu-memory", metavar="M", type=gpu_memory,
+                        help="the memory of --gpu NAME, a GPU type the catalogue lacks: GB as sold (64), or "
+                        "nvidia-smi's total (65536MiB); its plans are estimates")
 
 
 def _add_memory_model_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
@@ -505,6 +528,7 @@ def build_memory_parser() -> argparse.ArgumentParser:
     parser.add_argument("--offload", action="store_true", help="with FSDP2 CPU offload")
     parser.add_argument("--node-gpus", metavar="G", type=positive_int, default=NODE_GPUS,
                         help=f"GPUs per node (default {NODE_GPUS}): beyond one node, SP must divide a node")
+    _add_gpu_memory_option(parser)
     _add_memory_model_options(parser)
     parser.add_argument("--json", action="store_true", help="print the breakdown as JSON")
     return parser
@@ -516,7 +540,7 @@ def run_memory(args: argparse.Namespace) -> int:
     from solver.render import memory_json, memory_view
 
     _check_model_flags(args, "--model M (e.g. 4B) or --model-config PATH")
-    catalog, added = _catalog_with(args.model_config)
+    catalog, added = _catalog_with(args.model_config, args.gpu, args.gpu_memory)
     model = catalog.model(args.model or added)
     gpu = catalog.gpu(args.gpu)
     memory_model = load_memory_model(args.memory_model)
@@ -537,10 +561,22 @@ def run_memory(args: argparse.Namespace) -> int:
     return 0 if trains else NO_PLAN
 
 
-def _catalog_with(model_config: Path | None) -> tuple[Catalog, str]:
-    """The shipped catalogue, with the model that --model-config describes added; and that model's name
-    ("" without --model-config)."""
+def _catalog_with(model_config: Path | None, gpu: str | None = None,
+                  memory: tuple[int, int | None] | None = None) -> tuple[Catalog, str]:
+    """The shipped catalogue, with the model that --model-config describes added, and the GPU type that
+    --gpu NAME --gpu-memory M describes; and that model's name ("" without --model-config)."""
     catalog = load_catalog()
+    if memory is not None:
+        if gpu is None:
+            raise QueryError("--gpu-memory gives the memory of the GPU type --gpu NAME names: give --gpu too")
+        try:
+            known = catalog.gpu(gpu)
+        except QueryError:
+            catalog = catalog.with_gpu_type(GpuType(gpu=gpu.strip(), memory_gb=memory[0], memory_mib=memory[1],
+                                                    source="--gpu-memory"))
+        else:
+            raise QueryError(f"--gpu {cut(gpu)} is the catalogue's {known.name} ({known.memory_gib:.1f} GiB): drop "
+                             "--gpu-memory (it is for a GPU type the catalogue lacks)")
     if model_config is None:
         return catalog, ""
     catalog = catalog.with_model(load_model_config(model_config))
@@ -771,7 +807,7 @@ def run_planner(args: argparse.Namespace) -> int:
             if getattr(args, name, None) is not None:
                 _refuse_overwriting(name, getattr(args, name), [(f"the config.json that {MODEL_PATH} names", local)])
     read = local if local is not None and config is not None and _describes_the_model(local, config) else None
-    catalog, added = _catalog_with(args.model_config or read)
+    catalog, added = _catalog_with(args.model_config or read, args.gpu, args.gpu_memory)
     if args.write and config is not None and config.strategy not in (None, "fsdp", "fsdp2"):
         raise QueryError(f"{args.from_config}: trainer.trainer_strategy is {config.strategy}: rft-solver plans FSDP "
                          "trainers (fsdp, or fsdp2 for Offload), so --write would change the strategy; plan it by hand")

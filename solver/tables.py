@@ -611,6 +611,10 @@ class Catalog(_Frozen):
                                                 "rope_scaling": model.rope_scaling})
         return self.model_copy(update={"models": (*(m for m in self.models if m not in named), model)})
 
+    def with_gpu_type(self, gpu_type: GpuType) -> Catalog:
+        """This catalogue with one more GPU type (``--gpu NAME --gpu-memory M``: no tables, estimates only)."""
+        return self.model_copy(update={"gpu_types": (*self.gpu_types, gpu_type)})
+
     def with_models(self, models: Iterable[Model]) -> Catalog:
         """This catalogue with each of `models` added by `with_model`, in order."""
         catalog = self

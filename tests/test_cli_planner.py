@@ -428,3 +428,30 @@ def test_no_plan_for_want_of_a_rollout_layout_says_so(cli):
         "their own beside a trainer on whole nodes")
     status, answers = run_json(cli, "--model", "4B", "--len", "32k", "--gpus", "8", "--rollout-gpus", "8", "--gpu", "a100")
     assert status == 0 and answers[0]["plans"][0]["gpus"] == 8
+
+
+def test_a_gpu_type_the_catalogue_lacks_is_planned_from_its_memory(cli, tmp_path: Path):
+    # Your own GPU: calibrate on your cells, then plan for it by its memory (estimates only).
+    cells = tmp_path / "cells.yaml"
+    cells.write_text("gpu: MyAccel-64GB\nmemory_gb: 64\nsource: mine\ntables:\n  - gpus: 2\n    section: '2 x mine'\n"
+                     "    models: [4B]\n    rows:\n      - {max_model_len: 8192, cells: {4B: Env}}\n", encoding="utf-8")
+    coefficients = tmp_path / "mine.yaml"
+    assert cli("calibrate", "--cells", str(cells), "--with-tables", "--out", str(coefficients))[0] == 0
+    status, out, err = cli("--model", "4B", "--gpu", "MyAccel-64GB", "--gpu-memory", "64", "--gpus", "2", "--len",
+                           "8k", "--memory-model", str(coefficients), "--json")
+    [answer] = json.loads(out)
+    assert (status, err, answer["gpu"]) == (0, "", "MyAccel-64GB")
+    assert answer["plans"] and all(plan["evidence"] == "estimated" for plan in answer["plans"])
+    # The driver's MiB are what the memory model uses; nominal GB are taken as GiB.
+    _, out, _ = cli("memory", "--model", "4B", "--gpu", "MyAccel", "--gpu-memory", "65536MiB", "--gpus", "2",
+                    "--len", "8k", "--env", "--json")
+    _, nominal, _ = cli("memory", "--model", "4B", "--gpu", "MyAccel", "--gpu-memory", "64GB", "--gpus", "2",
+                        "--len", "8k", "--env", "--json")
+    assert json.loads(out)["memory_gib"] == json.loads(nominal)["memory_gib"] == 64
+    assert cli("--model", "4B", "--gpu", "h100", "--gpu-memory", "64", "--len", "8k") == (
+        2, "", ("solve: error: --gpu h100 is the catalogue's H100-80GB (79.6 GiB): drop --gpu-memory (it is for a "
+                "GPU type the catalogue lacks)\n"))
+    assert cli("--model", "4B", "--gpu-memory", "64", "--len", "8k") == (
+        2, "", "solve: error: --gpu-memory gives the memory of the GPU type --gpu NAME names: give --gpu too\n")
+    status, _, err = cli("--model", "4B", "--gpu", "x", "--gpu-memory", "64TB", "--len", "8k")
+    assert status == 2 and err.endswith("argument --gpu-memory: expected a whole number, got '64TB'\n")

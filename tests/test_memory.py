@@ -239,8 +239,8 @@ def test_model_config_reads_a_local_config_json():
         ('{"hidden_size": 1024}', "num_hidden_layers: expected a whole number from 1 to 16384, got None"),
         ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
         ('{"x": ' + "1" * 5000 + "}", "a number too long to read"),
-        ('{"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 8, '
-         '"vocab_size": 1000, "max_position_embeddings": 4096, "tie_word_embeddings": "false"}',
+        (('{"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 8, '
+          '"vocab_size": 1000, "max_position_embeddings": 4096, "tie_word_embeddings": "false"}'),
          "tie_word_embeddings: expected true or false, got 'false'"),  # a string is not taken as true
         ('{"hidden_size": -1, "num_hidden_layers": 2}', "hidden_size: expected a whole number from 1 to 1048576, got -1"),
         ('{"hidden_size": 1' + '0' * 200 + '}', r"hidden_size: expected a whole number from 1 to 1048576, got 1000+\.\.\.$"),
