@@ -356,7 +356,7 @@ def run_cluster(args: argparse.Namespace) -> int:
     from solver.render import cluster_json, cluster_view
 
     fleet = load_fleet(args.file, load_catalog())
-    catalog = load_catalog().with_models(fleet.models)
+    catalog = load_catalog().for_fleet(fleet)
     weights = load_weights(args.weights) if args.weights else None
     if args.emit_dir is not None:
         try:

@@ -367,7 +367,7 @@ def place(
     """Place `fleet`'s jobs on its pools (see the module's docstring for the model and objectives);
     `estimate`, `memory` and `margin` as in `solve` ("never": the tables' plans alone)."""
     started = time.monotonic()
-    planner = _Planner(catalog.with_models(fleet.models), weights if weights is not None else load_weights(),
+    planner = _Planner(catalog.for_fleet(fleet), weights if weights is not None else load_weights(),
                        estimate, time_limit_s, memory, margin)
     options, host_rounded = host_footprints(fleet, [option for index in range(len(fleet.jobs))
                                                     for option in job_options(planner, fleet, index)])
@@ -673,7 +673,7 @@ def greedy(fleet: Fleet, catalog: Catalog, weights: Weights | None = None,
            estimate: EstimateMode = "auto") -> ClusterResult:
     """The baseline: jobs by priority, each on its first plan (pool order, then cost) and first node
     that has room. Same options and rules as `place`, no search."""
-    planner = _Planner(catalog.with_models(fleet.models), weights if weights is not None else load_weights(),
+    planner = _Planner(catalog.for_fleet(fleet), weights if weights is not None else load_weights(),
                        estimate)
     options, _ = host_footprints(fleet, [option for index in range(len(fleet.jobs))
                                          for option in job_options(planner, fleet, index)])

@@ -402,6 +402,18 @@ class Pool(_Frozen):
         default=None, description=(
             "host memory of one node (GB as RAM is sold: GiB), for Offload: the jobs on a node keep their "
             "offloaded states there together; absent, it is not checked"))
+    gpu_memory_gb: Annotated[Count, Le(MAX_GPU_MEMORY_GB)] | None = Field(default=None, description=(
+        "for a GPU type the catalogue lacks: its memory in GB as sold (taken as GiB), as --gpu-memory 64"))
+    gpu_memory_mib: Annotated[Count, Le(MAX_GPU_MEMORY_GB * 1024)] | None = Field(default=None, description=(
+        "for a GPU type the catalogue lacks: nvidia-smi's total, MiB, as --gpu-memory 65536MiB"))
+
+    @property
+    def gpu_type(self) -> GpuType | None:
+        """The GPU type this pool describes by its memory (None when it gives none)."""
+        if self.gpu_memory_gb is None and self.gpu_memory_mib is None:
+            return None
+        nominal = self.gpu_memory_gb or -(-(self.gpu_memory_mib or 0) // 1024)
+        return GpuType(gpu=self.gpu, memory_gb=nominal, memory_mib=self.gpu_memory_mib, source="a cluster file's pool")
 
 
 class _JobFields(_Frozen):
@@ -472,6 +484,8 @@ class Fleet(_Frozen):
     pools: tuple[Pool, ...] = Field(min_length=1, max_length=256)
     jobs: tuple[Job, ...] = Field(min_length=1, max_length=MAX_JOBS)
     models: tuple[Model, ...] = Field(default=(), description="the models of the jobs' model_config files")
+    gpu_types: tuple[GpuType, ...] = Field(default=(), description=(
+        "the GPU types that pools describe by their memory (gpu_memory_gb or gpu_memory_mib)"))
     model_config_files: tuple[Path, ...] = Field(default=(), description=(
         "the config.json files those models were read from (inputs, which no output may overwrite)"))
 
@@ -614,6 +628,11 @@ class Catalog(_Frozen):
     def with_gpu_type(self, gpu_type: GpuType) -> Catalog:
         """This catalogue with one more GPU type (``--gpu NAME --gpu-memory M``: no tables, estimates only)."""
         return self.model_copy(update={"gpu_types": (*self.gpu_types, gpu_type)})
+
+    def for_fleet(self, fleet: Fleet) -> Catalog:
+        """This catalogue with the models and GPU types `fleet` describes (`Fleet.models`, `Fleet.gpu_types`)."""
+        return self.with_models(fleet.models).model_copy(
+            update={"gpu_types": (*self.gpu_types, *(g for g in fleet.gpu_types if g not in self.gpu_types))})
 
     def with_models(self, models: Iterable[Model]) -> Catalog:
         """This catalogue with each of `models` added by `with_model`, in order."""
@@ -986,7 +1005,24 @@ def load_fleet(path: Path | str, catalog: Catalog) -> Fleet:
     check_types(("path", path, Path | str), ("catalog", catalog, Catalog))
     path = Path(path)
     fleet = _validate(_FleetFile, path)
-    pools = tuple(pool.model_copy(update={"gpu": _resolved(path, "pool", pool.name, "gpu", catalog.gpu, pool.gpu)})
+    described: dict[str, GpuType] = {}  # the GPU types pools give by their memory, by name
+    for pool in fleet.pools:
+        gpu_type = pool.gpu_type
+        if gpu_type is None:
+            continue
+        try:
+            known = catalog.gpu(pool.gpu)
+        except QueryError:
+            earlier = described.setdefault(_normalise(pool.gpu), gpu_type)
+            if earlier.memory_gib != gpu_type.memory_gib:
+                raise TableError(f"{path}: pool {pool.name}: gpu {pool.gpu} has {gpu_type.memory_gib:g} GiB here and "
+                                 f"{earlier.memory_gib:g} GiB in another pool: give one GPU type one memory") from None
+            continue
+        raise TableError(f"{path}: pool {pool.name}: gpu {pool.gpu} is the catalogue's {known.name} "
+                         f"({known.memory_gib:.1f} GiB): drop gpu_memory_gb and gpu_memory_mib (they describe a GPU "
+                         "type the catalogue lacks)")
+    with_gpus = catalog.model_copy(update={"gpu_types": (*catalog.gpu_types, *described.values())})
+    pools = tuple(pool.model_copy(update={"gpu": _resolved(path, "pool", pool.name, "gpu", with_gpus.gpu, pool.gpu)})
                   for pool in fleet.pools)
     configured = _configured_models(path, fleet.jobs, catalog)
     jobs = tuple(Job(**job.model_dump(exclude={"model", "config_path"}),
@@ -995,6 +1031,7 @@ def load_fleet(path: Path | str, catalog: Catalog) -> Fleet:
                  for job in fleet.jobs)
     _check_one_context_per_model(path, fleet.jobs, jobs, configured, catalog)
     return Fleet(pools=pools, jobs=jobs, models=tuple({model.name: model for model in configured.values()}.values()),
+                 gpu_types=tuple(described.values()),
                  model_config_files=tuple(dict.fromkeys(model_config_file(path.parent / name) for name in configured)))
 
 

@@ -274,6 +274,13 @@ def test_greedy_is_valid_and_never_better(seed: int, tmp_path_factory):
          "job j: model_config: {folder}/none.json: cannot read: No such file or directory"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\nmodels: []\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
          "unknown field 'models'"),  # filled in by load_fleet, not a cluster file's to give
+        ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8, gpu_memory_gb: 64}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
+         "pool a: gpu a100 is the catalogue's A100-80GB (80.0 GiB): drop gpu_memory_gb and gpu_memory_mib"),
+        ("pools:\n  - {name: a, gpu: mine, nodes: 1, gpus_per_node: 8, gpu_memory_gb: 64}\n"
+         "  - {name: b, gpu: Mine, nodes: 1, gpus_per_node: 8, gpu_memory_mib: 60000}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
+         "pool b: gpu Mine has 58.5938 GiB here and 64 GiB in another pool: give one GPU type one memory"),
+        ("pools:\n  - {name: a, gpu: mine, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
+         "pool a: gpu: unknown GPU 'mine'"),
     ],
 )
 def test_bad_cluster_files_are_refused_naming_file_job_and_field(tmp_path: Path, text: str, message: str):
@@ -976,3 +983,25 @@ def test_two_jobs_of_one_model_with_two_contexts_are_refused(tmp_path: Path):
     result = place(load_fleet(path, CATALOG), CATALOG, time_limit_s=10)
     [placement] = result.placements
     assert placement.plan.rope_scaling_factor is None
+
+
+def test_a_pool_of_a_gpu_type_the_catalogue_lacks_gives_its_memory(tmp_path: Path):
+    # As --gpu NAME --gpu-memory M: the pool's GPU type by its memory, for estimates; two pools share it.
+    path = tmp_path / "fleet.yaml"
+    path.write_text("pools:\n  - {name: a, gpu: MyAccel, nodes: 1, gpus_per_node: 8, gpu_memory_mib: 65536}\n"
+                    "  - {name: b, gpu: myaccel, nodes: 1, gpus_per_node: 8}\njobs:\n"
+                    "  - {name: j, model: 8B, max_model_len: 32k, pool: a}\n"
+                    "  - {name: k, model: 4B, max_model_len: 32k, pool: b}\n", encoding="utf-8")
+    fleet = load_fleet(path, CATALOG)
+    assert [pool.gpu for pool in fleet.pools] == ["MyAccel", "MyAccel"]
+    assert [(g.name, g.memory_gib, g.tables) for g in fleet.gpu_types] == [("MyAccel", 64.0, ())]
+    result = place(fleet, CATALOG, time_limit_s=10)
+    assert {p.job for p in result.placements} == {"j", "k"}
+    assert all(p.plan.evidence == "estimated" for p in result.placements)
+    # Its plans are the memory model's on 64 GiB.
+    for placed in result.placements:
+        job = next(j for j in fleet.jobs if j.name == placed.job)
+        predicted = solver.estimate_memory(job.model, "MyAccel", placed.plan.gpus, placed.plan.max_model_len,
+                                           sp=placed.plan.sp, env=placed.plan.env, offload=placed.plan.offload,
+                                           catalog=CATALOG.for_fleet(fleet))
+        assert (predicted.memory_gib, round(predicted.total_gib, 2)) == (64.0, placed.plan.memory_gb)
