@@ -276,8 +276,8 @@ def test_greedy_is_valid_and_never_better(seed: int, tmp_path_factory):
          "unknown field 'models'"),  # filled in by load_fleet, not a cluster file's to give
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8, gpu_memory_gb: 64}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
          "pool a: gpu a100 is the catalogue's A100-80GB (80.0 GiB): drop gpu_memory_gb and gpu_memory_mib"),
-        ("pools:\n  - {name: a, gpu: mine, nodes: 1, gpus_per_node: 8, gpu_memory_gb: 64}\n"
-         "  - {name: b, gpu: Mine, nodes: 1, gpus_per_node: 8, gpu_memory_mib: 60000}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
+        (("pools:\n  - {name: a, gpu: mine, nodes: 1, gpus_per_node: 8, gpu_memory_gb: 64}\n"
+          "  - {name: b, gpu: Mine, nodes: 1, gpus_per_node: 8, gpu_memory_mib: 60000}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n"),
          "pool b: gpu Mine has 58.5938 GiB here and 64 GiB in another pool: give one GPU type one memory"),
         ("pools:\n  - {name: a, gpu: mine, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
          "pool a: gpu: unknown GPU 'mine'"),
