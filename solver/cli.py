@@ -540,7 +540,8 @@ def run_memory(args: argparse.Namespace) -> int:
     from solver.render import memory_json, memory_view
 
     _check_model_flags(args, "--model M (e.g. 4B) or --model-config PATH")
-    catalog, added = _catalog_with(args.model_config, args.gpu, args.gpu_memory)
+    catalog, added = _catalog_with(load_model_config(args.model_config) if args.model_config else None, args.gpu,
+                                   args.gpu_memory)
     model = catalog.model(args.model or added)
     gpu = catalog.gpu(args.gpu)
     memory_model = load_memory_model(args.memory_model)
@@ -561,10 +562,10 @@ def run_memory(args: argparse.Namespace) -> int:
     return 0 if trains else NO_PLAN
 
 
-def _catalog_with(model_config: Path | None, gpu: str | None = None,
+def _catalog_with(model: Model | None, gpu: str | None = None,
                   memory: tuple[int, int | None] | None = None) -> tuple[Catalog, str]:
-    """The shipped catalogue, with the model that --model-config describes added, and the GPU type that
-    --gpu NAME --gpu-memory M describes; and that model's name ("" without --model-config)."""
+    """The shipped catalogue, with `model` added (--model-config's), and the GPU type that --gpu NAME
+    --gpu-memory M describes; and that model's name as the catalogue gives it ("" without one)."""
     catalog = load_catalog()
     if memory is not None:
         if gpu is None:
@@ -577,9 +578,9 @@ def _catalog_with(model_config: Path | None, gpu: str | None = None,
         else:
             raise QueryError(f"--gpu {cut(gpu)} is the catalogue's {known.name} ({known.memory_gib:.1f} GiB): drop "
                              "--gpu-memory (it is for a GPU type the catalogue lacks)")
-    if model_config is None:
+    if model is None:
         return catalog, ""
-    catalog = catalog.with_model(load_model_config(model_config))
+    catalog = catalog.with_model(model)
     return catalog, catalog.models[-1].name  # with_model adds it last, renamed if it only borrows a name
 
 
@@ -770,11 +771,11 @@ def _read_config(path: Path) -> tuple[str, TrinityConfig]:
         raise QueryError(str(error)) from None
 
 
-def _model_path_file(args: argparse.Namespace, config: TrinityConfig | None) -> Path | None:
+def _model_path_file(config: TrinityConfig | None) -> Path | None:
     """The config.json that the config's ``model.model_path`` names on this machine (a folder holding one,
-    or the file itself; relative to the working directory, as Trinity reads it) when no flag names the
-    model; None otherwise (a Hugging Face id, say: nothing is fetched)."""
-    if config is None or config.model_path is None or args.model is not None or args.model_config is not None:
+    or the file itself; relative to the working directory, as Trinity reads it); None otherwise (a Hugging
+    Face id, say: nothing is fetched)."""
+    if config is None or config.model_path is None:
         return None
     try:
         file = model_config_file(Path(config.model_path))
@@ -783,31 +784,38 @@ def _model_path_file(args: argparse.Namespace, config: TrinityConfig | None) -> 
         return None
 
 
-def _describes_the_model(file: Path, config: TrinityConfig) -> bool:
-    """Whether the local `file` (`_model_path_file`) is to be read as --model-config: unless the path's last
-    part names a catalogue model that it is (of its shape), or it cannot be read; then the name stands, as
-    for a Hugging Face id."""
+def _model_path_model(file: Path, config: TrinityConfig) -> Model | None:
+    """The model that the local `file` (`_model_path_file`) describes, read as --model-config reads it; of
+    the shape of a catalogue model that the path's last part names, under that name (a checkpoint's
+    ``_name_or_path`` may be a snapshot's hash). None where the path names a catalogue model and the file
+    cannot be read as a dense model's (a MoE checkpoint): the name stands, as for a Hugging Face id."""
     try:
         named = load_catalog().model(config.model)
     except QueryError:
-        return True  # the user's own model: its config.json describes it
+        return load_model_config(file)  # the user's own model: its config.json describes it
     try:
-        return load_model_config(file).shape != named.shape
+        model = load_model_config(file)
     except TableError:
-        return False
+        return None
+    return model.model_copy(update={"name": named.name}) if model.shape == named.shape else model
 
 
 def run_planner(args: argparse.Namespace) -> int:
     """``solve``: answer the planning question for each GPU type asked about."""
     _check_trinity_flags(args)
     config_text, config = _read_config(args.from_config) if args.from_config else ("", None)
-    local = _model_path_file(args, config)
-    if local is not None:  # an input too: no output may overwrite it
+    local = _model_path_file(config)
+    if local is not None:  # an input, read or not: no output may overwrite it
         for name in OUTPUT_FLAGS:
             if getattr(args, name, None) is not None:
                 _refuse_overwriting(name, getattr(args, name), [(f"the config.json that {MODEL_PATH} names", local)])
-    read = local if local is not None and config is not None and _describes_the_model(local, config) else None
-    catalog, added = _catalog_with(args.model_config or read, args.gpu, args.gpu_memory)
+    if args.model_config is not None:
+        described: Model | None = load_model_config(args.model_config)
+    elif local is not None and config is not None and args.model is None:
+        described = _model_path_model(local, config)
+    else:
+        described = None
+    catalog, added = _catalog_with(described, args.gpu, args.gpu_memory)
     if args.write and config is not None and config.strategy not in (None, "fsdp", "fsdp2"):
         raise QueryError(f"{args.from_config}: trainer.trainer_strategy is {config.strategy}: rft-solver plans FSDP "
                          "trainers (fsdp, or fsdp2 for Offload), so --write would change the strategy; plan it by hand")

@@ -857,10 +857,23 @@ def test_a_local_copy_of_a_catalogue_model_keeps_that_model(cli, tmp_path: Path)
     config.write_text(text.format(path=other), encoding="utf-8")
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--json")
     assert (status, json.loads(out)[0]["model"]) == (0, "Qwen3-4B (config shape)")
-    # Read or not, the file is never overwritten.
+    # Read or not (--model names the model), the file is never overwritten.
     target = folder / "config.json"
     config.write_text(text.format(path=folder), encoding="utf-8")
+    before = target.read_bytes()
     assert cli("--from-config", str(config), "--gpu", "a100", "--out", str(target))[0] == 2
+    assert cli("--from-config", str(config), "--gpu", "a100", "--model", "8B", "--write", str(target))[0] == 2
+    assert target.read_bytes() == before
+    # Of the catalogue model's shape, the config's context holds, as with --model-config: a YaRN of its own
+    # from 32768 gives 49152 a factor of 1.5, not the catalogue's 1.2 (from 40960).
+    yarn = _checkpoint(tmp_path / "yarn" / "Qwen3-8B", _name_or_path="3c0a9e1f", max_position_embeddings=131072,
+                       rope_scaling={"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768})
+    config.write_text(text.format(path=yarn).replace("8192", "49152"), encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--json")
+    [answer] = json.loads(out)
+    assert (status, answer["model"], answer["plans"][0]["rope_scaling_factor"]) == (0, "Qwen3-8B", 1.5)
+    _, out, _ = cli("--model-config", str(yarn), "--gpu", "a100", "--len", "48k", "--gpus", "6", "--json")
+    assert json.loads(out)[0]["plans"][0]["rope_scaling_factor"] == 1.5
 
 
 def test_no_output_overwrites_the_config_json_of_a_local_model_path(cli, tmp_path: Path):
