@@ -52,8 +52,8 @@ from solver.render import answers_json, answers_view, cells_json, tables_view
 from solver.tables import (
     CONFIG_SHAPE,
     MAX_GPU_MEMORY_GB,
+    OWN_GPU_HINT,
     Catalog,
-    GpuType,
     Model,
     OneLineError,
     QueryError,
@@ -61,6 +61,7 @@ from solver.tables import (
     TableError,
     brief,
     cut,
+    described_gpu_type,
     load_catalog,
     load_fleet,
     load_gpu_type,
@@ -166,17 +167,19 @@ def _whole_number(text: str, least: int) -> int:
     return value
 
 
-def gpu_memory(text: str) -> tuple[int, int | None]:
-    """An argparse type: a GPU's memory as (GB as sold, the driver's MiB or None): ``80`` or ``80GB`` (taken
-    as GiB by the memory model, as for a catalogue GPU without the driver's figure), or ``81559MiB``
-    (nvidia-smi's total)."""
-    unit = re.search(r"\s*(mib|gb)\s*$", text, flags=re.IGNORECASE)
-    mib = unit is not None and unit[1].lower() == "mib"
-    value = positive_int(text[:unit.start()] if unit else text)
+def gpu_memory(text: str) -> tuple[int | None, int | None]:
+    """An argparse type: a GPU's memory as (GB as sold, the driver's MiB), one of them None: ``80`` or
+    ``80GB`` (taken as GiB by the memory model, as for a catalogue GPU without the driver's figure), or
+    ``81559MiB`` (nvidia-smi's total)."""
+    forms = "64, 64GB (as sold) or 65536MiB (nvidia-smi's total)"
+    match = re.fullmatch(r"\s*(\d+)\s*(mib|gb)?\s*", text, flags=re.IGNORECASE) if text.isascii() else None
+    if match is None:
+        raise argparse.ArgumentTypeError(f"expected {forms}, got {brief(text)}")
+    value, mib = int(match[1]), (match[2] or "").lower() == "mib"
     limit = MAX_GPU_MEMORY_GB * (1024 if mib else 1)
-    if value > limit:
-        raise argparse.ArgumentTypeError(f"must be at most {limit}{'MiB' if mib else ' (GB)'}, got {value}")
-    return (-(-value // 1024), value) if mib else (value, None)
+    if not 1 <= value <= limit:
+        raise argparse.ArgumentTypeError(f"must be from 1 to {limit}{'MiB' if mib else ' (GB)'}, got {brief(text)}")
+    return (None, value) if mib else (value, None)
 
 
 def path_argument(text: str) -> Path:
@@ -563,21 +566,25 @@ def run_memory(args: argparse.Namespace) -> int:
 
 
 def _catalog_with(model: Model | None, gpu: str | None = None,
-                  memory: tuple[int, int | None] | None = None) -> tuple[Catalog, str]:
+                  memory: tuple[int | None, int | None] | None = None) -> tuple[Catalog, str]:
     """The shipped catalogue, with `model` added (--model-config's), and the GPU type that --gpu NAME
     --gpu-memory M describes; and that model's name as the catalogue gives it ("" without one)."""
     catalog = load_catalog()
+    if memory is None and gpu is not None:
+        try:
+            catalog.gpu(gpu)
+        except QueryError as error:
+            raise QueryError(f"{error}{OWN_GPU_HINT.format('--gpu-memory M')}") from None
     if memory is not None:
         if gpu is None:
             raise QueryError("--gpu-memory gives the memory of the GPU type --gpu NAME names: give --gpu too")
         try:
             known = catalog.gpu(gpu)
         except QueryError:
-            catalog = catalog.with_gpu_type(GpuType(gpu=gpu.strip(), memory_gb=memory[0], memory_mib=memory[1],
-                                                    source="--gpu-memory"))
+            catalog = catalog.with_gpu_type(described_gpu_type(gpu, *memory, source="--gpu-memory"))
         else:
-            raise QueryError(f"--gpu {cut(gpu)} is the catalogue's {known.name} ({known.memory_gib:.1f} GiB): drop "
-                             "--gpu-memory (it is for a GPU type the catalogue lacks)")
+            raise QueryError(f"--gpu {cut(gpu)} is the catalogue's {known.name} ({known.memory_gib:.1f} GiB), whose "
+                             "memory is known: drop --gpu-memory, or give your GPU type a name of its own")
     if model is None:
         return catalog, ""
     catalog = catalog.with_model(model)

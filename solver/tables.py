@@ -16,6 +16,7 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
 from collections.abc import Set as AbstractSet
 from decimal import Decimal
 from functools import cache
+from math import ceil
 from pathlib import Path
 from typing import Annotated, Any, TypeVar, get_args
 
@@ -363,6 +364,37 @@ class GpuType(_Frozen):
         return hash((self.name, self.memory_gb, self.memory_mib, len(self.tables)))
 
 
+DRIVER_SHARE = (0.85, 1.05)
+"""The driver's MiB over the GB a GPU is sold with, times 1024: 0.937 (L40S) to 1.0 in the catalogue."""
+
+
+def described_gpu_type(name: str, memory_gb: int | None, memory_mib: int | None, source: str) -> GpuType:
+    """A GPU type the catalogue lacks, by its name and memory: GB as sold (taken as GiB), nvidia-smi's MiB
+    (what the memory model uses), or both; no tables, so its plans are estimates. `QueryError` for a
+    name that is blank or not printable (it is written into configs' comments), and for two figures
+    that cannot be one GPU's."""
+    if not isinstance(name, str) or not name.strip() or not name.isprintable() or not _is_utf8(name):
+        raise QueryError(f"a GPU type's name is printable text, got {brief(name)}")
+    if memory_gb is None and memory_mib is None:
+        raise QueryError(f"{name}: give its memory in GB or MiB")
+    if memory_gb is not None and memory_mib is not None and not (
+            DRIVER_SHARE[0] <= memory_mib / (memory_gb * 1024) <= DRIVER_SHARE[1]):
+        raise QueryError(f"{name}: {memory_mib} MiB is not what a GPU sold as {memory_gb} GB reports (from "
+                         f"{ceil(memory_gb * 1024 * DRIVER_SHARE[0])} to {int(memory_gb * 1024 * DRIVER_SHARE[1])} "
+                         "MiB): give one of the two")
+    return GpuType(gpu=name.strip(), memory_gb=memory_gb or ceil((memory_mib or 0) / 1024), memory_mib=memory_mib,
+                   source=source)
+
+
+def _is_utf8(text: str) -> bool:
+    """Whether `text` can be written as UTF-8 (a name from a command line that is not has surrogates)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 class _GpusFile(_Frozen):
     gpus: tuple[GpuType, ...] = Field(min_length=1)
 
@@ -407,13 +439,17 @@ class Pool(_Frozen):
     gpu_memory_mib: Annotated[Count, Le(MAX_GPU_MEMORY_GB * 1024)] | None = Field(default=None, description=(
         "for a GPU type the catalogue lacks: nvidia-smi's total, MiB, as --gpu-memory 65536MiB"))
 
+    @model_validator(mode="after")
+    def _check_gpu_memory(self) -> Pool:
+        self.gpu_type  # noqa: B018 - a name and memory that cannot describe a GPU type are refused here
+        return self
+
     @property
     def gpu_type(self) -> GpuType | None:
         """The GPU type this pool describes by its memory (None when it gives none)."""
         if self.gpu_memory_gb is None and self.gpu_memory_mib is None:
             return None
-        nominal = self.gpu_memory_gb or -(-(self.gpu_memory_mib or 0) // 1024)
-        return GpuType(gpu=self.gpu, memory_gb=nominal, memory_mib=self.gpu_memory_mib, source="a cluster file's pool")
+        return described_gpu_type(self.gpu, self.gpu_memory_gb, self.gpu_memory_mib, "a cluster file's pool")
 
 
 class _JobFields(_Frozen):
@@ -1013,16 +1049,19 @@ def load_fleet(path: Path | str, catalog: Catalog) -> Fleet:
         try:
             known = catalog.gpu(pool.gpu)
         except QueryError:
+            known = None
+        if known is None or known == gpu_type:  # a catalogue that has it already: this fleet's own (for_fleet)
             earlier = described.setdefault(_normalise(pool.gpu), gpu_type)
             if earlier.memory_gib != gpu_type.memory_gib:
                 raise TableError(f"{path}: pool {pool.name}: gpu {pool.gpu} has {gpu_type.memory_gib:g} GiB here and "
                                  f"{earlier.memory_gib:g} GiB in another pool: give one GPU type one memory") from None
             continue
         raise TableError(f"{path}: pool {pool.name}: gpu {pool.gpu} is the catalogue's {known.name} "
-                         f"({known.memory_gib:.1f} GiB): drop gpu_memory_gb and gpu_memory_mib (they describe a GPU "
-                         "type the catalogue lacks)")
+                         f"({known.memory_gib:.1f} GiB), whose memory is known: drop gpu_memory_gb and gpu_memory_mib, "
+                         "or give your GPU type a name of its own")
     with_gpus = catalog.model_copy(update={"gpu_types": (*catalog.gpu_types, *described.values())})
-    pools = tuple(pool.model_copy(update={"gpu": _resolved(path, "pool", pool.name, "gpu", with_gpus.gpu, pool.gpu)})
+    pools = tuple(pool.model_copy(update={"gpu": _resolved(path, "pool", pool.name, "gpu", with_gpus.gpu, pool.gpu,
+                                                           OWN_GPU_HINT.format("gpu_memory_gb"))})
                   for pool in fleet.pools)
     configured = _configured_models(path, fleet.jobs, catalog)
     jobs = tuple(Job(**job.model_dump(exclude={"model", "config_path"}),
@@ -1074,12 +1113,17 @@ def _configured_models(path: Path, jobs: Iterable[_JobEntry], catalog: Catalog) 
     return models
 
 
-def _resolved(path: Path, kind: str, name: str, field: str, resolve: Any, value: str) -> str:
-    """The canonical name of `value` (a GPU type or model); `TableError` naming the item when unknown."""
+OWN_GPU_HINT = "; or, for a GPU type of your own, give its memory: {}"
+"""What an unknown GPU's message adds where a GPU type may be given by its memory (the option's name)."""
+
+
+def _resolved(path: Path, kind: str, name: str, field: str, resolve: Any, value: str, hint: str = "") -> str:
+    """The canonical name of `value` (a GPU type or model); `TableError` naming the item when unknown (with
+    `hint` after the accepted names)."""
     try:
         return str(resolve(value).name)
     except QueryError as error:
-        raise TableError(f"{path}: {kind} {name}: {field}: {error}") from None
+        raise TableError(f"{path}: {kind} {name}: {field}: {error}{hint}") from None
 
 
 def read_user_file(path: Path) -> str:
@@ -1192,7 +1236,7 @@ def load_model_config(path: Path | str) -> Model:
     except RecursionError:
         raise TableError(f"{path}: nested too deeply") from None
     except ValueError:  # an integer of 5000 digits
-        raise TableError(f"{path}: a number too long to read (thousands of digits)") from None
+        raise TableError(f"{path}: {NUMBER_TOO_LONG}") from None
     if not isinstance(config, dict):
         raise TableError(f"{path}: a config.json is a JSON object")
     if any(key in config for key in MOE_CONFIG_KEYS):

@@ -111,11 +111,13 @@ class _Key(BaseModel):
     comment: str | None = None
     default_only: bool = False
     """A value the plan suggests but the user's own choice overrides: --write sets it only where missing."""
+    existing_only: bool = False
+    """A value for a key of the user's config only: set where the config has it, never added."""
 
 
 def _offload_section(config: Any, role: str) -> str:
     """Where `config` keeps `role`'s offload flags (under ``trainer.trainer_config.actor_rollout_ref.ROLE``):
-    ``engine`` where that role has an ``engine`` mapping and no ``fsdp_config`` (newer verl releases), or
+    ``engine`` where that role has an ``engine`` mapping and no ``fsdp_config`` (or an empty one: null), or
     has neither while another role keeps them in ``engine``; else ``fsdp_config`` (also for no config at
     all, None)."""
 
@@ -124,10 +126,12 @@ def _offload_section(config: Any, role: str) -> str:
 
     def uses_engine(name: str) -> bool:
         found = section(name)
-        return isinstance(found, Mapping) and isinstance(found.get("engine"), Mapping) and "fsdp_config" not in found
+        return (isinstance(found, Mapping) and isinstance(found.get("engine"), Mapping)
+                and found.get("fsdp_config") is None)
 
     mine = section(role)
-    has_neither = not (isinstance(mine, Mapping) and ("engine" in mine or "fsdp_config" in mine))
+    has_neither = not (isinstance(mine, Mapping)
+                       and (mine.get("engine") is not None or mine.get("fsdp_config") is not None))
     if uses_engine(role) or (has_neither and any(uses_engine(other) for other in ROLES if other != role)):
         return "engine"
     return "fsdp_config"
@@ -140,7 +144,8 @@ def _offload_path(config: Any, role: str, flag: str) -> tuple[str, ...]:
 
 def _plan_keys(plan: Plan, model: Model, config: Any = None) -> list[_Key]:
     """The keys `plan` sets, in the fragment's order (model section first, then trainer); the offload flags
-    in the section that `config` (the one patched, None for a fragment) uses for each role."""
+    in the section that `config` (the user's, None for none) uses for each role, and without Offload the
+    flags `config` has, set to false."""
     length, native = plan.max_model_len, model.native_context
     keys = [_Key(path=("model", "max_model_len"), value=length)]
     factor = model.yarn_factor(length)
@@ -172,6 +177,9 @@ def _plan_keys(plan: Plan, model: Model, config: Any = None) -> list[_Key]:
         )
         for role in ROLES:
             keys += [_Key(path=_offload_path(config, role, flag), value=True) for flag in OFFLOAD_FLAGS]
+    elif config is not None:  # without Offload: the config's own offload flags off (none added)
+        keys += [_Key(path=_offload_path(config, role, flag), value=False, existing_only=True)
+                 for role in ROLES for flag in OFFLOAD_FLAGS]
     return keys
 
 
@@ -273,7 +281,8 @@ def trinity_fragment(
         raise ValueError(f"rollout_gpus must be at least 0 (or None for no cluster section), got {rollout_gpus}")
     if rollout_gpus is not None and (plan.gpus + rollout_gpus) % nodes:
         raise ValueError(f"{plan.gpus} trainer + {rollout_gpus} rollout GPUs do not split into {nodes} whole nodes")
-    keys = _plan_keys(plan, model, layout)
+    keys = [key for key in _plan_keys(plan, model, layout)
+            if not (key.existing_only and _dig(layout, key.path) is None)]
     model_keys = [k for k in keys if k.path[0] == "model"]
     trainer_keys = [k for k in keys if k.path[0] == "trainer"]
     cluster_keys: list[_Key] = []
@@ -828,15 +837,11 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
     try:
         for key in _plan_keys(plan, model, data):
             if not (key.default_only and _dig(data, key.path) is not None):
-                _set(data, key.path, key.value, lines)
+                _set(data, key.path, key.value, lines, create=not key.existing_only)
         section = data.get("model")
         if isinstance(section, CommentedMap) and "rope_scaling" in section and _stale_rope(section["rope_scaling"],
                                                                                           plan, model):
             _delete(section, "rope_scaling")
-        if not plan.offload:
-            for role in ROLES:
-                for flag in OFFLOAD_FLAGS:
-                    _set(data, _offload_path(data, role, flag), False, lines, create=False)
     except ConfigError as error:
         raise ConfigError(f"{name}: {error}") from None
     out = io.StringIO()

@@ -449,9 +449,16 @@ def test_a_gpu_type_the_catalogue_lacks_is_planned_from_its_memory(cli, tmp_path
                         "--len", "8k", "--env", "--json")
     assert json.loads(out)["memory_gib"] == json.loads(nominal)["memory_gib"] == 64
     assert cli("--model", "4B", "--gpu", "h100", "--gpu-memory", "64", "--len", "8k") == (
-        2, "", ("solve: error: --gpu h100 is the catalogue's H100-80GB (79.6 GiB): drop --gpu-memory (it is for a "
-                "GPU type the catalogue lacks)\n"))
+        2, "", ("solve: error: --gpu h100 is the catalogue's H100-80GB (79.6 GiB), whose memory is known: drop "
+                "--gpu-memory, or give your GPU type a name of its own\n"))
     assert cli("--model", "4B", "--gpu-memory", "64", "--len", "8k") == (
         2, "", "solve: error: --gpu-memory gives the memory of the GPU type --gpu NAME names: give --gpu too\n")
     status, _, err = cli("--model", "4B", "--gpu", "x", "--gpu-memory", "64TB", "--len", "8k")
-    assert status == 2 and err.endswith("argument --gpu-memory: expected a whole number, got '64TB'\n")
+    assert status == 2 and err.endswith("argument --gpu-memory: expected 64, 64GB (as sold) or 65536MiB (nvidia-smi's "
+                                        "total), got '64TB'\n")
+    status, _, err = cli("--model", "4B", "--gpu", "v100", "--len", "8k")
+    assert status == 2 and err.endswith("; or, for a GPU type of your own, give its memory: --gpu-memory M\n")
+    # The name is written into configs' comments: a blank one, or one with a line break, is refused.
+    for name in ("", " ", "foo\nbar: 1"):
+        status, out, err = cli("--model", "4B", "--gpu", name, "--gpu-memory", "64", "--len", "8k", "--emit", "trinity")
+        assert (status, out) == (2, "") and err.startswith("solve: error: a GPU type's name is printable text, got ")

@@ -930,3 +930,16 @@ def test_a_fragment_for_a_config_of_newer_verl_keeps_its_engine_sections(cli, tm
     roles = yaml.safe_load(fragment.read_text(encoding="utf-8"))["trainer"]["trainer_config"]["actor_rollout_ref"]
     on = {"param_offload": True, "optimizer_offload": True, "offload_policy": True}
     assert status == 0 and roles == {"actor": {"engine": on}, "ref": {"engine": on}}
+
+
+def test_a_fragment_without_offload_turns_the_configs_offload_flags_off(cli, tmp_path: Path):
+    # Merged as told, a fragment that said nothing of them would leave the config's Offload on.
+    config = tmp_path / "trinity.yaml"
+    config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 8192}\n"
+                      "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 2}}\n"
+                      "trainer:\n  trainer_strategy: fsdp2\n  trainer_config:\n    actor_rollout_ref:\n"
+                      "      actor: {fsdp_config: {param_offload: true, optimizer_offload: true}}\n", encoding="utf-8")
+    fragment = tmp_path / "fragment.yaml"
+    status, _, _ = cli("--from-config", str(config), "--gpu", "a100", "--no-offload", "--out", str(fragment))
+    roles = yaml.safe_load(fragment.read_text(encoding="utf-8"))["trainer"]["trainer_config"]["actor_rollout_ref"]
+    assert status == 0 and roles == {"actor": {"fsdp_config": {"param_offload": False, "optimizer_offload": False}}}

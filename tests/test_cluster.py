@@ -275,7 +275,12 @@ def test_greedy_is_valid_and_never_better(seed: int, tmp_path_factory):
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\nmodels: []\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
          "unknown field 'models'"),  # filled in by load_fleet, not a cluster file's to give
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8, gpu_memory_gb: 64}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
-         "pool a: gpu a100 is the catalogue's A100-80GB (80.0 GiB): drop gpu_memory_gb and gpu_memory_mib"),
+         "pool a: gpu a100 is the catalogue's A100-80GB (80.0 GiB), whose memory is known: drop gpu_memory_gb and "
+         "gpu_memory_mib, or give your GPU type a name of its own"),
+        ("pools:\n  - {name: a, gpu: mine, nodes: 1, gpus_per_node: 8, gpu_memory_gb: 64, gpu_memory_mib: 100000}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
+         "pool a: mine: 100000 MiB is not what a GPU sold as 64 GB reports (from 55706 to 68812 MiB): give one of the two"),
+        ("pools:\n  - {name: a, gpu: \"x\\nmodel_path: y\", nodes: 1, gpus_per_node: 8, gpu_memory_gb: 64}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
+         "pool a: a GPU type's name is printable text, got 'x\\nmodel_path: y'"),
         (("pools:\n  - {name: a, gpu: mine, nodes: 1, gpus_per_node: 8, gpu_memory_gb: 64}\n"
           "  - {name: b, gpu: Mine, nodes: 1, gpus_per_node: 8, gpu_memory_mib: 60000}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n"),
          "pool b: gpu Mine has 58.5938 GiB here and 64 GiB in another pool: give one GPU type one memory"),
@@ -995,6 +1000,7 @@ def test_a_pool_of_a_gpu_type_the_catalogue_lacks_gives_its_memory(tmp_path: Pat
     fleet = load_fleet(path, CATALOG)
     assert [pool.gpu for pool in fleet.pools] == ["MyAccel", "MyAccel"]
     assert [(g.name, g.memory_gib, g.tables) for g in fleet.gpu_types] == [("MyAccel", 64.0, ())]
+    assert load_fleet(path, CATALOG.for_fleet(fleet)) == fleet  # a catalogue that has its GPU type already
     result = place(fleet, CATALOG, time_limit_s=10)
     assert {p.job for p in result.placements} == {"j", "k"}
     assert all(p.plan.evidence == "estimated" for p in result.placements)

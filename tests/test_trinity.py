@@ -542,6 +542,10 @@ def test_patch_sets_the_offload_flags_in_the_section_each_role_uses() -> None:
                                   "ref: {engine: {param_offload: true}, fsdp_config: {}}")
     roles = _safe_load(patch_trinity_config(both, long_plan(), model))["trainer"]["trainer_config"]["actor_rollout_ref"]
     assert roles["actor"] == {"engine": on} and roles["ref"] == {"engine": {"param_offload": True}, "fsdp_config": on}
+    # An fsdp_config that is null beside an engine is none.
+    null = _ENGINE_CONFIG.replace("actor: {engine:", "actor: {fsdp_config: null, engine:")
+    roles = _safe_load(patch_trinity_config(null, long_plan(), model))["trainer"]["trainer_config"]["actor_rollout_ref"]
+    assert roles["actor"] == {"fsdp_config": None, "engine": on}
     # A role with neither follows the other's engine layout (a config of newer verl keeps no fsdp_config).
     alone = _ENGINE_CONFIG.replace("      ref: {engine: {param_offload: true}}\n", "")
     assert alone != _ENGINE_CONFIG
