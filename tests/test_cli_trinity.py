@@ -916,30 +916,27 @@ def test_a_write_refused_for_a_yaml_alias_bomb_is_one_short_line_at_once(cli, tm
     assert not patched.exists()
 
 
-def test_a_fragment_for_a_config_of_newer_verl_keeps_its_engine_sections(cli, tmp_path: Path,
-                                                                         monkeypatch: pytest.MonkeyPatch):
-    # Offload flags under each role's engine: the fragment to merge puts them there too, not in fsdp_config.
-    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
-    config = tmp_path / "trinity.yaml"
-    config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 65536}\n"
-                      "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 4}}\n"
-                      "trainer:\n  trainer_strategy: fsdp2\n  trainer_config:\n    actor_rollout_ref:\n"
-                      "      actor: {engine: {param_offload: true, optimizer_offload: true}}\n", encoding="utf-8")
-    fragment = tmp_path / "fragment.yaml"
-    status, _, _ = cli("--from-config", str(config), "--gpu", "a100", "--out", str(fragment))
-    roles = yaml.safe_load(fragment.read_text(encoding="utf-8"))["trainer"]["trainer_config"]["actor_rollout_ref"]
-    on = {"param_offload": True, "optimizer_offload": True, "offload_policy": True}
-    assert status == 0 and roles == {"actor": {"engine": on}, "ref": {"engine": on}}
-
-
-def test_a_fragment_without_offload_turns_the_configs_offload_flags_off(cli, tmp_path: Path):
-    # Merged as told, a fragment that said nothing of them would leave the config's Offload on.
+def _fragment_roles(cli, tmp_path: Path, actor: str, *flags: str) -> dict:
+    """The actor_rollout_ref section of the --out fragment for a Qwen3-8B config whose actor is `actor`."""
     config = tmp_path / "trinity.yaml"
     config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 8192}\n"
                       "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 2}}\n"
                       "trainer:\n  trainer_strategy: fsdp2\n  trainer_config:\n    actor_rollout_ref:\n"
-                      "      actor: {fsdp_config: {param_offload: true, optimizer_offload: true}}\n", encoding="utf-8")
+                      f"      actor: {actor}\n", encoding="utf-8")
     fragment = tmp_path / "fragment.yaml"
-    status, _, _ = cli("--from-config", str(config), "--gpu", "a100", "--no-offload", "--out", str(fragment))
-    roles = yaml.safe_load(fragment.read_text(encoding="utf-8"))["trainer"]["trainer_config"]["actor_rollout_ref"]
-    assert status == 0 and roles == {"actor": {"fsdp_config": {"param_offload": False, "optimizer_offload": False}}}
+    assert cli("--from-config", str(config), "--gpu", "a100", "--out", str(fragment), *flags)[0] == 0
+    return yaml.safe_load(fragment.read_text(encoding="utf-8"))["trainer"]["trainer_config"]["actor_rollout_ref"]
+
+
+def test_a_fragment_for_a_config_of_newer_verl_keeps_its_engine_sections(cli, tmp_path: Path):
+    # Offload flags under each role's engine: the fragment to merge puts them there too, not in fsdp_config.
+    roles = _fragment_roles(cli, tmp_path, "{engine: {param_offload: true, optimizer_offload: true}}", "--offload")
+    on = {"param_offload": True, "optimizer_offload": True, "offload_policy": True}
+    assert roles == {"actor": {"engine": on}, "ref": {"engine": on}}
+
+
+def test_a_fragment_without_offload_turns_the_configs_offload_flags_off(cli, tmp_path: Path):
+    # Merged as told, a fragment that said nothing of them would leave the config's Offload on.
+    roles = _fragment_roles(cli, tmp_path, "{fsdp_config: {param_offload: true, optimizer_offload: true}}",
+                            "--no-offload")
+    assert roles == {"actor": {"fsdp_config": {"param_offload": False, "optimizer_offload": False}}}
