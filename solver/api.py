@@ -8,10 +8,11 @@ named `memory`, the name of the module it uses.)
 
 from __future__ import annotations
 
+from math import ceil
 from pathlib import Path
 from typing import Literal, get_args
 
-from solver.memory import MemoryEstimate, beyond_calibration, breakdown, host_memory_gib, longest_fitting
+from solver.memory import GRID, MemoryEstimate, beyond_calibration, breakdown, host_memory_gib, longest_fitting
 from solver.query import (
     MAX_WORKERS,
     NODE_GPUS,
@@ -28,6 +29,7 @@ from solver.query import (
     resolve_margin,
     sp_layout_violation,
     tables_verdict,
+    token_budget,
     whole_nodes_violation,
 )
 from solver.tables import (
@@ -142,15 +144,21 @@ def estimate_memory(
     node_gpus: int = NODE_GPUS,
     catalog: Catalog | None = None,
     memory: MemoryModel | None = None,
+    max_token_len_per_gpu: int | None = None,
 ) -> MemoryEstimate:
     """The memory model's breakdown of one trainer GPU's peak memory, whether it fits, the longest length
     that would fit with the same setting, and what the GPU type's tables say of it (``tables``);
     `QueryError` for an unknown name, a count out of range or
     an SP degree the model's heads, the GPU count or the node size (a trainer on more GPUs than a node of
-    `node_gpus` keeps each SP group in a node) rule out, or a value of the wrong type."""
+    `node_gpus` keeps each SP group in a node) rule out, or a value of the wrong type.
+
+    `max_token_len_per_gpu` (Trinity's ``trainer.max_token_len_per_gpu``; default: its own default,
+    ``ceil(2 x max_model_len / sp)``, which the tables measured) sets the tokens per GPU instead: at least
+    ``ceil(max_model_len / sp)``, so that an SP group holds the longest sequence. The tables then speak
+    only where they say it trains at a budget at least as large."""
     check_types(("gpus", gpus, int), ("max_model_len", max_model_len, int), ("sp", sp, int), ("env", env, bool),
                 ("offload", offload, bool), ("node_gpus", node_gpus, int), ("catalog", catalog, Catalog | None),
-                ("memory", memory, MemoryModel | None))
+                ("memory", memory, MemoryModel | None), ("max_token_len_per_gpu", max_token_len_per_gpu, int | None))
     catalog = catalog if catalog is not None else load_catalog()
     memory = memory if memory is not None else load_memory_model()
     margin = resolve_margin(memory, margin)
@@ -163,13 +171,26 @@ def estimate_memory(
     problem = sp_layout_violation(resolved, gpus, sp, node_gpus)
     if problem:
         raise QueryError(f"--sp {sp} is not allowed: {problem}")
+    default = token_budget(max_model_len, sp)
+    budget = default if max_token_len_per_gpu is None else max_token_len_per_gpu
+    if budget * sp < max_model_len:
+        raise QueryError(f"--token-budget {budget} holds no sequence of {max_model_len} tokens with SP={sp}: it must "
+                         f"be at least ceil({max_model_len} / {sp}) = {ceil(max_model_len / sp)}")
+    check_counts(("--token-budget", budget, MAX_TOKENS))
     gpu_type, setting = catalog.gpu(gpu), Setting(env=env, offload=offload, sp=sp)
-    result = breakdown(resolved, gpu_type.memory_gib, gpus, setting, max_model_len, memory.coefficients, margin)
-    longest = longest_fitting(resolved, gpu_type.memory_gib, gpus, setting, memory.coefficients, margin)
+    result = breakdown(resolved, gpu_type.memory_gib, gpus, setting, max_model_len, memory.coefficients, margin,
+                       budget)
+    if budget == default:
+        longest = longest_fitting(resolved, gpu_type.memory_gib, gpus, setting, memory.coefficients, margin)
+    else:  # the memory is the budget's whatever the length: any length the SP group holds
+        longest = budget * sp // GRID * GRID if result.fits and budget * sp >= GRID else None
     rows, settings = gpu_type_cells(gpu_type, resolved.name)
+    tables = tables_verdict(resolved, rows, settings, gpus, setting, max_model_len)
+    if budget != default and not (tables and tables.trains and budget <= default):
+        tables = None  # measured at the default budget: they vouch for fewer tokens, and refute no fewer
     return MemoryEstimate(**dict(result), longest_len=longest,
                           beyond_calibration=beyond_calibration(memory.fit.range, resolved, gpu_type.memory_gib, gpus,
-                                                                setting, max_model_len),
+                                                                setting, max_model_len, budget),
                           host_memory_gib=host_memory_gib(resolved, gpus, memory.coefficients, node_gpus)
                           if offload else None,
-                          tables=tables_verdict(resolved, rows, settings, gpus, setting, max_model_len))
+                          tables=tables)

@@ -527,6 +527,9 @@ def build_memory_parser() -> argparse.ArgumentParser:
     parser.add_argument("--len", metavar="L", type=token_count, required=True, dest="max_model_len",
                         help="max_model_len in tokens")
     parser.add_argument("--sp", metavar="S", type=positive_int, default=1, help="Ulysses SP degree (default 1)")
+    parser.add_argument("--token-budget", metavar="T", type=token_count,
+                        help="trainer.max_token_len_per_gpu of your own (default: Trinity's, ceil(2 x L / S), which "
+                        "the tables measured; at least ceil(L / S)); the tables then speak only where they vouch")
     parser.add_argument("--env", action="store_true", help="with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True")
     parser.add_argument("--offload", action="store_true", help="with FSDP2 CPU offload")
     parser.add_argument("--node-gpus", metavar="G", type=positive_int, default=NODE_GPUS,
@@ -550,17 +553,19 @@ def run_memory(args: argparse.Namespace) -> int:
     memory_model = load_memory_model(args.memory_model)
     result = estimate_memory(model.name, gpu.name, args.gpus, args.max_model_len, sp=args.sp, env=args.env,
                              offload=args.offload, margin=args.margin, node_gpus=args.node_gpus, catalog=catalog,
-                             memory=memory_model)
+                             memory=memory_model, max_token_len_per_gpu=args.token_budget)
     margin = resolve_margin(memory_model, args.margin)
     setting = Setting(env=args.env, offload=args.offload, sp=args.sp)
     if args.json:
         asked = {"model": model.name, "gpu": gpu.name, "gpus": args.gpus, "max_model_len": args.max_model_len,
-                 "sp": args.sp, "env": args.env, "offload": args.offload, "margin": margin}
+                 "sp": args.sp, "env": args.env, "offload": args.offload, "margin": margin,
+                 "max_token_len_per_gpu": args.token_budget}
         sys.stdout.write(memory_json(result, asked) + "\n")
     else:
         label = (f"{model.name} on {args.gpus} x {gpu.name} ({result.memory_gib:.1f} GiB), {setting.label}, "
-                 f"{args.max_model_len} tokens ({result.tokens_per_gpu} per GPU), margin {margin:g}")
-        _console().print(memory_view(result, label, gpu.name))
+                 f"{args.max_model_len} tokens ({result.tokens_per_gpu} per GPU"
+                 f"{', your token budget' if args.token_budget else ''}), margin {margin:g}")
+        _console().print(memory_view(result, label, gpu.name, own_budget=args.token_budget is not None))
     trains = result.fits if result.tables is None else result.tables.trains  # where the tables speak, they decide
     return 0 if trains else NO_PLAN
 

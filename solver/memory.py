@@ -109,7 +109,8 @@ class MemoryEstimate(Breakdown):
 
     longest_len: int | None = Field(description=(
         f"the longest max_model_len on the {GRID}-token grid that fits (up to {CEILING}); None when not even "
-        f"{GRID} tokens fit"))
+        f"{GRID} tokens fit. With a token budget of one's own, the longest its SP group holds (budget x SP) "
+        "if it fits, else None"))
     beyond_calibration: tuple[str, ...] = Field(default=(), description=(
         "where the estimate lies outside the observations the memory model was calibrated on, in words "
         "(`beyond_calibration`); empty within them"))
@@ -159,16 +160,19 @@ def _ffn_width(model: Model) -> int:
 
 def breakdown(
     model: Model, memory_gib: float, gpus: int, setting: Setting, max_model_len: int, coefficients: Coefficients,
-    margin: float = 0.0,
+    margin: float = 0.0, tokens_per_gpu: int | None = None,
 ) -> Breakdown:
-    """Predicted peak memory of one trainer GPU against its usable memory (less a safety `margin`)."""
-    terms = _calibrated(features(model, gpus, setting, max_model_len), coefficients)
+    """Predicted peak memory of one trainer GPU against its usable memory (less a safety `margin`), at
+    Trinity's default token budget for `max_model_len`, or at `tokens_per_gpu` (a
+    ``max_token_len_per_gpu`` of the user's)."""
+    tokens = tokens_per_gpu or token_budget(max_model_len, setting.sp)
+    terms = _calibrated(token_features(model, gpus, setting, tokens), coefficients)
     return Breakdown(
         terms=Terms(**terms),
         total_gib=sum(terms.values()),
         usable_gib=_usable_gib(memory_gib, setting, coefficients, margin),
         memory_gib=float(memory_gib),
-        tokens_per_gpu=token_budget(max_model_len, setting.sp),
+        tokens_per_gpu=tokens,
     )
 
 
@@ -237,7 +241,7 @@ def host_memory_gib(model: Model, gpus: int, coefficients: Coefficients, node_gp
 
 def beyond_calibration(
     calibrated: CalibrationRange | None, model: Model, memory_gib: float, gpus: int, setting: Setting,
-    max_model_len: int,
+    max_model_len: int, tokens_per_gpu: int | None = None,
 ) -> tuple[str, ...]:
     """Where an estimate lies outside the range of the observations the memory model was calibrated on
     (`calibrated`), one phrase per quantity, compared as shown (parameters to 0.1B, memory to 1 GiB);
@@ -245,7 +249,7 @@ def beyond_calibration(
     terms, and a measurement is worth more than usual."""
     if calibrated is None:
         return ()
-    tokens = token_budget(max_model_len, setting.sp)
+    tokens = tokens_per_gpu or token_budget(max_model_len, setting.sp)
     least, most = round(calibrated.least_memory_gib), round(calibrated.most_memory_gib)
     memory_range = f"{least} GiB" if least == most else f"{least} to {most} GiB"
     outside = [

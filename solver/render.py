@@ -382,9 +382,10 @@ def _yaml_string(text: str) -> str:
     return yaml.safe_dump(readable, default_style='"', allow_unicode=True, width=float("inf")).rstrip("\n")
 
 
-def memory_view(result: MemoryEstimate, label: str, gpu: str) -> Group:
-    """A breakdown table of one GPU's predicted peak memory, the verdict, the longest length that fits,
-    and what `gpu`'s tables say of the same setting (they decide where they speak)."""
+def memory_view(result: MemoryEstimate, label: str, gpu: str, own_budget: bool = False) -> Group:
+    """A breakdown table of one GPU's predicted peak memory, the verdict, the longest length that fits
+    (at the user's token budget with `own_budget`), and what `gpu`'s tables say of the same setting (they
+    decide where they speak)."""
     view = Table()
     view.add_column("term")
     view.add_column("GiB", justify="right")
@@ -395,8 +396,9 @@ def memory_view(result: MemoryEstimate, label: str, gpu: str) -> Group:
     fits = result.fits
     verdict = (f"fits: {result.headroom_gib:.2f} GiB of the usable memory to spare" if fits
                else f"does not fit: {-result.headroom_gib:.2f} GiB over")
-    longest = (f"longest length the memory model fits with this setting: {result.longest_len} tokens (on a "
-               f"{GRID}-token grid)" if result.longest_len else "no length fits with this setting, by the memory model")
+    setting = "this setting and token budget" if own_budget else "this setting"
+    longest = (f"longest length the memory model fits with {setting}: {result.longest_len} tokens (on a "
+               f"{GRID}-token grid)" if result.longest_len else f"no length fits with {setting}, by the memory model")
     lines: list[RenderableType] = [Text(label, style="bold"), view, Text(verdict, style="green" if fits else "red"),
                                    Text(longest)]
     if result.host_memory_gib is not None:

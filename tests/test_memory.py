@@ -27,6 +27,7 @@ from solver.query import SourceCell, make_query
 from solver.solve import plan
 from solver.tables import (
     MemoryModel,
+    QueryError,
     Setting,
     TableError,
     load_catalog,
@@ -783,3 +784,43 @@ def test_a_calibrated_memory_model_file_loads_back_whatever_the_cells_file_is_ca
     target = tmp_path / "mine.yaml"
     assert cli("calibrate", "--cells", str(cells), "--out", str(target))[0] == 0
     assert load_memory_model(target).source == f"calibrated on {shown or name}"
+
+
+def test_a_token_budget_of_ones_own_sets_the_tokens_per_gpu():
+    # Trinity-RFT #398: Qwen2.5-7B at 131072 on 6 H20s, SP capped at 2 by the 28 heads; half the default
+    # budget (65536 per GPU, the least that holds a 131072-token sequence on SP=2) halves the per-token terms.
+    default = solver.estimate_memory("qwen2.5-7b", "h20", 6, 131072, sp=2, env=True, offload=True)
+    half = solver.estimate_memory("qwen2.5-7b", "h20", 6, 131072, sp=2, env=True, offload=True,
+                                  max_token_len_per_gpu=65536)
+    assert (default.tokens_per_gpu, half.tokens_per_gpu) == (131072, 65536)
+    for term in ("checkpoints", "logits", "recompute", "sp_buffers"):
+        assert half.terms[term] == pytest.approx(default.terms[term] / 2)
+    assert half.terms["gathered"] == default.terms["gathered"]
+    # It does not fit: the longest length at this budget is then none; at a budget that fits, what SP holds.
+    assert (half.fits, half.longest_len) == (False, None)
+    small = solver.estimate_memory("4B", "a100", 4, 32768, sp=2, max_token_len_per_gpu=16384)
+    assert small.fits and small.longest_len == 32768
+    with pytest.raises(QueryError, match=r"--token-budget 16383 holds no sequence of 32768 tokens with SP=2: it must "
+                                         r"be at least ceil\(32768 / 2\) = 16384"):
+        solver.estimate_memory("4B", "a100", 4, 32768, sp=2, max_token_len_per_gpu=16383)
+
+
+def test_the_tables_speak_of_a_token_budget_only_where_they_vouch_for_as_many_tokens():
+    # 8B on 4 A100s at 32768: the table says SP=4, so SP=1 ran out of memory at 65536 tokens per GPU; at a
+    # budget of 32768 it was never measured. SP=4 trains at 16384 per GPU, so at 8192 too, not at 32768.
+    assert solver.estimate_memory("8B", "a100", 4, 32768).tables.trains is False
+    assert solver.estimate_memory("8B", "a100", 4, 32768, max_token_len_per_gpu=32768).tables is None
+    assert solver.estimate_memory("8B", "a100", 4, 32768, sp=4, max_token_len_per_gpu=8192).tables.trains
+    assert solver.estimate_memory("8B", "a100", 4, 32768, sp=4, max_token_len_per_gpu=32768).tables is None
+
+
+def test_cli_memory_with_a_token_budget(cli):
+    flags = ["memory", "--model", "qwen2.5-7b", "--gpu", "h20", "--gpus", "6", "--len", "128k", "--sp", "2", "--env",
+             "--offload"]
+    status, out, _ = cli(*flags, "--token-budget", "64k")
+    assert status == 1 and "(65536 per GPU, your token budget)" in out and "no length fits with this setting and " \
+        "token budget" in " ".join(out.split())
+    status, out, _ = cli(*flags, "--token-budget", "64k", "--json")
+    assert (status, json.loads(out)["max_token_len_per_gpu"], json.loads(out)["tokens_per_gpu"]) == (1, 65536, 65536)
+    status, out, err = cli(*flags, "--token-budget", "60000")
+    assert (status, out) == (2, "") and "must be at least ceil(131072 / 2) = 65536" in err
