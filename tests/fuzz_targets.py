@@ -22,6 +22,7 @@ CATALOG = load_catalog()
 WORDS = ["--model", "--gpu", "--gpus", "--len", "--maximize", "--minimize", "--exact", "--sp", "--env",
          "--no-env", "--offload", "--no-offload", "--top", "--json", "--explain", "--estimate", "--no-estimate",
          "--margin", "--host-ram", "--node-gpus", "--emit", "--rollout-gpus", "--time-limit", "--workers",
+         "--gpu-memory", "--token-budget", "64GB", "65536MiB", "mine",
          "tables", "memory", "--check", "len", "gpus", "trinity", "4B", "8B", "qwen3-14b", "Qwen2.5-7B", "a100",
          "h20", "h100", "b200", "0", "1", "2", "3", "4", "6", "8", "16", "-1", "4096", "32768", "32k", "131072",
          "99999999999999999999", "1e9", "nan", "0.5", "", " ", "ü", "🚀", "--", "-", "x" * 300]
@@ -32,6 +33,7 @@ SCALARS = st.one_of(st.none(), st.booleans(), st.integers(min_value=-(2**70), ma
 TREES = st.recursive(SCALARS | st.sampled_from(MARKUP), lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
     st.sampled_from(["pools", "jobs", "name", "gpu", "model", "nodes", "gpus_per_node", "host_ram_gb", "max_model_len",
                      "at_least", "rollout_gpus", "priority", "pool", "model_path", "cluster", "trainer", "explorer",
+                     "model_config", "gpu_memory_gb", "gpu_memory_mib", "engine", "fsdp_config", "param_offload",
                      "node_num", "gpu_per_node", "rollout_model", "engine_num", "ulysses_sequence_parallel_size",
                      "x"]) | st.text(max_size=8), inner, max_size=5), max_leaves=25)
 ALIAS_BOMB = "".join(f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]\n" for i in range(1, 9))
@@ -48,6 +50,10 @@ CRAFTED = [
     "jobs: [{name: a, model: 14B, max_model_len: 61440}, {name: b, model: 8B, max_model_len: 65536}]\n",  # host memory binds
     "pools: [{name: p, gpu: a100, nodes: 1, gpus_per_node: 8, host_ram_gb: 1e400}]\njobs: [{name: j, model: 4B, "
     "max_model_len: 4096}]\n",
+    "pools: [{name: p, gpu: mine, nodes: 1, gpus_per_node: 8, gpu_memory_gb: 64}]\njobs: [{name: j, model: 4B, "
+    "max_model_len: 32k}, {name: k, model_config: ., max_model_len: {at_least: 8k}}]\n",  # new fields
+    "trainer:\n  trainer_strategy: fsdp2\n  trainer_config:\n    actor_rollout_ref:\n      actor: {engine: "
+    "{param_offload: true}, fsdp_config: null}\n",
 ]
 """YAML that a random tree cannot give: list keys, anchors, aliases, huge numbers in the right places."""
 DOCUMENTS = st.builds(lambda text, tail: text + tail,
