@@ -8,11 +8,10 @@ named `memory`, the name of the module it uses.)
 
 from __future__ import annotations
 
-from math import ceil
 from pathlib import Path
 from typing import Literal, get_args
 
-from solver.memory import GRID, MemoryEstimate, beyond_calibration, breakdown, host_memory_gib, longest_fitting
+from solver.memory import MemoryEstimate, beyond_calibration, breakdown, host_memory_gib, longest_fitting
 from solver.query import (
     MAX_WORKERS,
     NODE_GPUS,
@@ -25,6 +24,7 @@ from solver.query import (
     check_counts,
     check_time_limit,
     gpu_type_cells,
+    least_token_budget,
     make_query,
     resolve_margin,
     sp_layout_violation,
@@ -173,24 +173,24 @@ def estimate_memory(
         raise QueryError(f"--sp {sp} is not allowed: {problem}")
     default = token_budget(max_model_len, sp)
     budget = default if max_token_len_per_gpu is None else max_token_len_per_gpu
-    if budget * sp < max_model_len:
+    if budget < least_token_budget(max_model_len, sp):
         raise QueryError(f"--token-budget {budget} holds no sequence of {max_model_len} tokens with SP={sp}: it must "
-                         f"be at least ceil({max_model_len} / {sp}) = {ceil(max_model_len / sp)}")
+                         f"be at least ceil({max_model_len} / {sp}) = {least_token_budget(max_model_len, sp)}")
     check_counts(("--token-budget", budget, MAX_TOKENS))
     gpu_type, setting = catalog.gpu(gpu), Setting(env=env, offload=offload, sp=sp)
     result = breakdown(resolved, gpu_type.memory_gib, gpus, setting, max_model_len, memory.coefficients, margin,
                        budget)
-    if budget == default:
+    if max_token_len_per_gpu is None:
         longest = longest_fitting(resolved, gpu_type.memory_gib, gpus, setting, memory.coefficients, margin)
-    else:  # the memory is the budget's whatever the length: any length the SP group holds
-        longest = budget * sp // GRID * GRID if result.fits and budget * sp >= GRID else None
+    else:  # the memory is the budget's whatever the length: any length its SP group holds
+        longest = min(budget * sp, MAX_TOKENS) if result.fits else None
     rows, settings = gpu_type_cells(gpu_type, resolved.name)
     tables = tables_verdict(resolved, rows, settings, gpus, setting, max_model_len)
-    if budget != default and not (tables and tables.trains and budget <= default):
+    if budget != default and not (tables and tables.trains and budget < default):
         tables = None  # measured at the default budget: they vouch for fewer tokens, and refute no fewer
     return MemoryEstimate(**dict(result), longest_len=longest,
                           beyond_calibration=beyond_calibration(memory.fit.range, resolved, gpu_type.memory_gib, gpus,
-                                                                setting, max_model_len, budget),
+                                                                setting, budget),
                           host_memory_gib=host_memory_gib(resolved, gpus, memory.coefficients, node_gpus)
                           if offload else None,
                           tables=tables)

@@ -52,6 +52,7 @@ from solver.render import answers_json, answers_view, cells_json, tables_view
 from solver.tables import (
     CONFIG_SHAPE,
     MAX_GPU_MEMORY_GB,
+    MAX_TOKENS,
     OWN_GPU_HINT,
     Catalog,
     Model,
@@ -172,7 +173,7 @@ def gpu_memory(text: str) -> tuple[int | None, int | None]:
     ``80GB`` (taken as GiB by the memory model, as for a catalogue GPU without the driver's figure), or
     ``81559MiB`` (nvidia-smi's total)."""
     forms = "64, 64GB (as sold) or 65536MiB (nvidia-smi's total)"
-    match = re.fullmatch(r"\s*(\d+)\s*(mib|gb)?\s*", text, flags=re.IGNORECASE) if text.isascii() else None
+    match = re.fullmatch(r"\s*(\d{1,12})\s*(mib|gb)?\s*", text, flags=re.IGNORECASE) if text.isascii() else None
     if match is None:
         raise argparse.ArgumentTypeError(f"expected {forms}, got {brief(text)}")
     value, mib = int(match[1]), (match[2] or "").lower() == "mib"
@@ -201,10 +202,13 @@ def token_count(text: str) -> int:
     """An argparse type: a length in tokens, a whole number or thousands of 1024 (``32k`` = 32768)."""
     thousands = text[-1:] in ("k", "K")
     number = text[:-1] if thousands else text
+    digits = number.strip().lstrip("+-")
+    if len(digits) > 4000 and digits.isdigit() and number.isascii():  # int() refuses more than 4300 digits
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_TOKENS}, got {brief(text.strip())}")
     try:
         value = positive_int(number)
     except argparse.ArgumentTypeError:
-        if number.strip().lstrip("+-").isdigit() and number.isascii():
+        if digits.isdigit() and number.isascii():
             raise argparse.ArgumentTypeError(f"must be at least 1, got {cut(text.strip())}") from None
         raise argparse.ArgumentTypeError(f"expected a whole number of tokens or of k (1024), got {brief(text)}") from None
     return value * 1024 if thousands else value

@@ -109,8 +109,8 @@ class MemoryEstimate(Breakdown):
 
     longest_len: int | None = Field(description=(
         f"the longest max_model_len on the {GRID}-token grid that fits (up to {CEILING}); None when not even "
-        f"{GRID} tokens fit. With a token budget of one's own, the longest its SP group holds (budget x SP) "
-        "if it fits, else None"))
+        f"{GRID} tokens fit. With a token budget of one's own, the longest its SP group holds (budget x SP, "
+        "off the grid) if it fits, else None"))
     beyond_calibration: tuple[str, ...] = Field(default=(), description=(
         "where the estimate lies outside the observations the memory model was calibrated on, in words "
         "(`beyond_calibration`); empty within them"))
@@ -241,7 +241,7 @@ def host_memory_gib(model: Model, gpus: int, coefficients: Coefficients, node_gp
 
 def beyond_calibration(
     calibrated: CalibrationRange | None, model: Model, memory_gib: float, gpus: int, setting: Setting,
-    max_model_len: int, tokens_per_gpu: int | None = None,
+    tokens_per_gpu: int,
 ) -> tuple[str, ...]:
     """Where an estimate lies outside the range of the observations the memory model was calibrated on
     (`calibrated`), one phrase per quantity, compared as shown (parameters to 0.1B, memory to 1 GiB);
@@ -249,7 +249,6 @@ def beyond_calibration(
     terms, and a measurement is worth more than usual."""
     if calibrated is None:
         return ()
-    tokens = tokens_per_gpu or token_budget(max_model_len, setting.sp)
     least, most = round(calibrated.least_memory_gib), round(calibrated.most_memory_gib)
     memory_range = f"{least} GiB" if least == most else f"{least} to {most} GiB"
     outside = [
@@ -258,8 +257,8 @@ def beyond_calibration(
         (not least <= round(memory_gib) <= most, f"{memory_gib:.0f} GiB GPUs (calibrated on {memory_range})"),
         (gpus > calibrated.most_gpus, f"{gpus} GPUs (calibrated up to {calibrated.most_gpus})"),
         (setting.sp > calibrated.largest_sp, f"SP={setting.sp} (calibrated up to SP={calibrated.largest_sp})"),
-        (tokens > calibrated.most_tokens_per_gpu,
-         f"{tokens} tokens per GPU (calibrated on fits of up to {calibrated.most_tokens_per_gpu})"),
+        (tokens_per_gpu > calibrated.most_tokens_per_gpu,
+         f"{tokens_per_gpu} tokens per GPU (calibrated on fits of up to {calibrated.most_tokens_per_gpu})"),
     ]
     return tuple(phrase for is_outside, phrase in outside if is_outside)
 

@@ -269,6 +269,12 @@ def token_budget(max_model_len: int, sp: int) -> int:
     return ceil(2 * max_model_len / sp)
 
 
+def least_token_budget(max_model_len: float, sp: int) -> int:
+    """The smallest ``max_token_len_per_gpu`` verl takes: an SP group's micro-batch holds the longest
+    sequence, ``ceil(max_model_len / sp)``."""
+    return ceil(max_model_len / sp)
+
+
 @lru_cache(maxsize=4096)
 def tried_settings(model: Model, gpus: int) -> tuple[Setting, ...]:
     """The source's escalation order (`ESCALATION_ORDER`) with the SP degrees the rules allow on `gpus` GPUs:

@@ -396,9 +396,13 @@ def memory_view(result: MemoryEstimate, label: str, gpu: str, own_budget: bool =
     fits = result.fits
     verdict = (f"fits: {result.headroom_gib:.2f} GiB of the usable memory to spare" if fits
                else f"does not fit: {-result.headroom_gib:.2f} GiB over")
-    setting = "this setting and token budget" if own_budget else "this setting"
-    longest = (f"longest length the memory model fits with {setting}: {result.longest_len} tokens (on a "
-               f"{GRID}-token grid)" if result.longest_len else f"no length fits with {setting}, by the memory model")
+    if own_budget:  # the memory is the budget's whatever the length
+        longest = (f"longest length its token budget holds (budget x SP), which the memory model fits: "
+                   f"{result.longest_len} tokens" if result.longest_len else
+                   "no length fits with this setting and token budget, by the memory model")
+    else:
+        longest = (f"longest length the memory model fits with this setting: {result.longest_len} tokens (on a "
+                   f"{GRID}-token grid)" if result.longest_len else "no length fits with this setting, by the memory model")
     lines: list[RenderableType] = [Text(label, style="bold"), view, Text(verdict, style="green" if fits else "red"),
                                    Text(longest)]
     if result.host_memory_gib is not None:

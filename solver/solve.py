@@ -214,7 +214,8 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
         headroom_gb=round(memory.headroom_gib, 2),
         host_memory_gb=round(host_memory_gib(data.shape, gpus, query.memory.coefficients, query.node_gpus), 1)
         if offload else None,
-        beyond_calibration=beyond_calibration(query.memory.fit.range, data.shape, memory_gib, gpus, setting, length)
+        beyond_calibration=beyond_calibration(query.memory.fit.range, data.shape, memory_gib, gpus, setting,
+                                              token_budget(length, sp))
         if source is None else (),
         nodes=layout[0] if layout else None,
         rollout_gpus=layout[1] if layout else None,

@@ -330,6 +330,23 @@ class Table(_Frozen):
         return self.model_copy(update={"models": (model,), "rows": rows})
 
 
+DRIVER_SHARE = (0.85, 1.05)
+"""The driver's MiB over the GB a GPU is sold with, times 1024: 0.937 (L40S) to 1.0 in the catalogue."""
+
+
+def gpu_type_problem(name: object, memory_gb: int | None, memory_mib: int | None) -> str | None:
+    """What makes a GPU type's name and memory unusable, in words (None when nothing): a name that is
+    blank or not printable (it is written into configs' comments), or GB and MiB that cannot be one GPU's."""
+    if not isinstance(name, str) or not name.strip() or not name.isprintable():  # surrogates are not printable
+        return f"a GPU type's name is printable text, got {brief(name)}"
+    if memory_gb is not None and memory_mib is not None and not (
+            DRIVER_SHARE[0] <= memory_mib / (memory_gb * 1024) <= DRIVER_SHARE[1]):
+        return (f"{name}: {memory_mib} MiB is not what a GPU sold as {memory_gb} GB reports (from "
+                f"{ceil(memory_gb * 1024 * DRIVER_SHARE[0])} to {int(memory_gb * 1024 * DRIVER_SHARE[1])} MiB): "
+                "give one of the two")
+    return None
+
+
 class GpuType(_Frozen):
     """A GPU type with its documented tables, one per trainer GPU count (YAML key ``gpu`` names it)."""
 
@@ -346,6 +363,9 @@ class GpuType(_Frozen):
 
     @model_validator(mode="after")
     def _check_tables(self) -> GpuType:
+        problem = gpu_type_problem(self.name, self.memory_gb, self.memory_mib)
+        if problem:
+            raise ValueError(problem)
         counts = [table.gpus for table in self.tables]
         repeated = _first_repeated(counts)
         if repeated is not None:
@@ -364,35 +384,18 @@ class GpuType(_Frozen):
         return hash((self.name, self.memory_gb, self.memory_mib, len(self.tables)))
 
 
-DRIVER_SHARE = (0.85, 1.05)
-"""The driver's MiB over the GB a GPU is sold with, times 1024: 0.937 (L40S) to 1.0 in the catalogue."""
-
-
 def described_gpu_type(name: str, memory_gb: int | None, memory_mib: int | None, source: str) -> GpuType:
     """A GPU type the catalogue lacks, by its name and memory: GB as sold (taken as GiB), nvidia-smi's MiB
     (what the memory model uses), or both; no tables, so its plans are estimates. `QueryError` for a
     name that is blank or not printable (it is written into configs' comments), and for two figures
     that cannot be one GPU's."""
-    if not isinstance(name, str) or not name.strip() or not name.isprintable() or not _is_utf8(name):
-        raise QueryError(f"a GPU type's name is printable text, got {brief(name)}")
     if memory_gb is None and memory_mib is None:
-        raise QueryError(f"{name}: give its memory in GB or MiB")
-    if memory_gb is not None and memory_mib is not None and not (
-            DRIVER_SHARE[0] <= memory_mib / (memory_gb * 1024) <= DRIVER_SHARE[1]):
-        raise QueryError(f"{name}: {memory_mib} MiB is not what a GPU sold as {memory_gb} GB reports (from "
-                         f"{ceil(memory_gb * 1024 * DRIVER_SHARE[0])} to {int(memory_gb * 1024 * DRIVER_SHARE[1])} "
-                         "MiB): give one of the two")
+        raise QueryError(f"{brief(name)}: give its memory in GB or MiB")
+    problem = gpu_type_problem(name, memory_gb, memory_mib)
+    if problem:
+        raise QueryError(problem)
     return GpuType(gpu=name.strip(), memory_gb=memory_gb or ceil((memory_mib or 0) / 1024), memory_mib=memory_mib,
                    source=source)
-
-
-def _is_utf8(text: str) -> bool:
-    """Whether `text` can be written as UTF-8 (a name from a command line that is not has surrogates)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
 
 
 class _GpusFile(_Frozen):

@@ -37,7 +37,15 @@ from ruamel.yaml.error import CommentMark, YAMLError
 from ruamel.yaml.events import AliasEvent
 from ruamel.yaml.tokens import CommentToken
 
-from solver.query import ENV_EXPORT, NODE_SIZE_KEY, Plan, index_range, sp_rule_violation, whole_nodes_violation
+from solver.query import (
+    ENV_EXPORT,
+    NODE_SIZE_KEY,
+    Plan,
+    index_range,
+    least_token_budget,
+    sp_rule_violation,
+    whole_nodes_violation,
+)
 from solver.tables import (
     MAX_GPUS,
     MAX_TOKENS,
@@ -137,9 +145,18 @@ def _offload_section(config: Any, role: str) -> str:
     return "fsdp_config"
 
 
-def _offload_path(config: Any, role: str, flag: str) -> tuple[str, ...]:
-    """The path of `role`'s offload `flag` in `config`, in the section it uses (`_offload_section`)."""
-    return (*_FSDP_CONFIG, role, _offload_section(config, role), flag)
+OFFLOAD_SECTIONS = ("fsdp_config", "engine")
+"""Where a role keeps its offload flags: verl's FSDP workers, or newer releases' engine."""
+
+
+def _offload_path(config: Any, role: str, flag: str, section: str | None = None) -> tuple[str, ...]:
+    """The path of `role`'s offload `flag` in `config`, in `section` or the one it uses (`_offload_section`)."""
+    return (*_FSDP_CONFIG, role, section or _offload_section(config, role), flag)
+
+
+def _offload_paths(role: str, flag: str) -> list[tuple[str, ...]]:
+    """The paths `role`'s offload `flag` may have, in either section: a config may give both."""
+    return [_offload_path(None, role, flag, section) for section in OFFLOAD_SECTIONS]
 
 
 def _plan_keys(plan: Plan, model: Model, config: Any = None) -> list[_Key]:
@@ -177,9 +194,12 @@ def _plan_keys(plan: Plan, model: Model, config: Any = None) -> list[_Key]:
         )
         for role in ROLES:
             keys += [_Key(path=_offload_path(config, role, flag), value=True) for flag in OFFLOAD_FLAGS]
-    elif config is not None:  # without Offload: the config's own offload flags off (none added)
-        keys += [_Key(path=_offload_path(config, role, flag), value=False, existing_only=True)
-                 for role in ROLES for flag in OFFLOAD_FLAGS]
+    if config is not None:  # the config's own offload flags in the other section too: all on, or all off
+        chosen = {_offload_path(config, role, flag) for role in ROLES for flag in OFFLOAD_FLAGS} if plan.offload \
+            else set()
+        keys += [_Key(path=path, value=plan.offload, existing_only=True)
+                 for role in ROLES for flag in OFFLOAD_FLAGS for path in _offload_paths(role, flag)
+                 if path not in chosen]
     return keys
 
 
@@ -608,10 +628,11 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str]) -> Tri
 
     strategy = reader.text(("trainer", "trainer_strategy"))
     offload = (strategy or "").strip() == "fsdp2" and (
-        reader.flag(_offload_path(data, "actor", "param_offload"))
-        or reader.flag(_offload_path(data, "actor", "optimizer_offload"))
+        any(reader.flag(path) for flag in ("param_offload", "optimizer_offload")
+            for path in _offload_paths("actor", flag))
     )
-    paths = [_offload_path(data, role, flag) for role in ROLES for flag in OFFLOAD_FLAGS]
+    paths = [path for role in ROLES for flag in OFFLOAD_FLAGS for path in _offload_paths(role, flag)
+             if path == _offload_path(data, role, flag) or _dig(data, path) is not None]  # absent elsewhere: silent
     read = {".".join(path[len(_FSDP_CONFIG):]): _note_flag(reader, path) for path in paths}  # role.section.flag
     flags = {flag: on for flag, on in read.items() if on is not None}  # those that cannot be read say nothing
     notes = []
@@ -947,7 +968,7 @@ def check_trinity_config(
     length = number(("model", "max_model_len"))
     for path in (("trainer", "max_token_len_per_gpu"), *ROLE_TOKEN_BUDGETS):
         budget = number(path)
-        if budget is not None and length is not None and budget * sp < length:
+        if budget is not None and length is not None and budget < least_token_budget(length, sp):
             problems.append(
                 f"{'.'.join(path)} {budget:g} x SP {sp} is below model.max_model_len {length:g}: verl needs a "
                 f"micro-batch to hold the longest sequence (Trinity's default is ceil(2 x {length:g} / {sp}) = "
@@ -995,9 +1016,9 @@ def check_trinity_config(
 
     strategy = value(("trainer", "trainer_strategy"))
     for role_name in ROLES:
-        policy = _offload_path(mapping, role_name, "offload_policy")
-        if value(policy) is True and strategy != "fsdp2":
-            problems.append(f"{'.'.join(policy)} needs trainer.trainer_strategy fsdp2, got {brief(strategy)}")
+        for policy in _offload_paths(role_name, "offload_policy"):
+            if value(policy) is True and strategy != "fsdp2":
+                problems.append(f"{'.'.join(policy)} needs trainer.trainer_strategy fsdp2, got {brief(strategy)}")
 
     per_node = number(("cluster", "gpu_per_node"))
     if per_node is not None and (per_node < 1 or not float(per_node).is_integer()):

@@ -800,6 +800,11 @@ def test_a_token_budget_of_ones_own_sets_the_tokens_per_gpu():
     assert (half.fits, half.longest_len) == (False, None)
     small = solver.estimate_memory("4B", "a100", 4, 32768, sp=2, max_token_len_per_gpu=16384)
     assert small.fits and small.longest_len == 32768
+    # Given, the default budget is a budget too: the longest length it holds, off the grid; the tables,
+    # measured at it, speak.
+    default = solver.estimate_memory("4B", "a100", 4, 32768, sp=2, max_token_len_per_gpu=32768)
+    assert (default.longest_len, default.tables.evidence) == (65536, "documented")
+    assert solver.estimate_memory("4B", "a100", 1, 512, max_token_len_per_gpu=700).longest_len == 700
     with pytest.raises(QueryError, match=r"--token-budget 16383 holds no sequence of 32768 tokens with SP=2: it must "
                                          r"be at least ceil\(32768 / 2\) = 16384"):
         solver.estimate_memory("4B", "a100", 4, 32768, sp=2, max_token_len_per_gpu=16383)
@@ -824,3 +829,18 @@ def test_cli_memory_with_a_token_budget(cli):
     assert (status, json.loads(out)["max_token_len_per_gpu"], json.loads(out)["tokens_per_gpu"]) == (1, 65536, 65536)
     status, out, err = cli(*flags, "--token-budget", "60000")
     assert (status, out) == (2, "") and "must be at least ceil(131072 / 2) = 65536" in err
+
+
+@pytest.mark.parametrize(("head", "message"), [
+    ('gpu: "a\\nb"\nmemory_gb: 64', "a GPU type's name is printable text, got 'a\\nb'"),
+    ("gpu: ' '\nmemory_gb: 64", "a GPU type's name is printable text, got ' '"),
+    ("gpu: mine\nmemory_gb: 64\nmemory_mib: 100000",
+     "mine: 100000 MiB is not what a GPU sold as 64 GB reports (from 55706 to 68812 MiB): give one of the two"),
+])
+def test_a_cells_files_gpu_type_is_checked_as_one_given_by_its_memory(tmp_path: Path, head: str, message: str):
+    cells = tmp_path / "cells.yaml"
+    cells.write_text(head + "\nsource: mine\ntables:\n  - gpus: 2\n    section: s\n    models: [4B]\n    rows:\n"
+                     "      - {max_model_len: 8192, cells: {4B: Env}}\n", encoding="utf-8")
+    with pytest.raises(TableError) as caught:
+        load_gpu_type(cells, CATALOG.models, CATALOG.gpu_types)
+    assert str(caught.value) == f"{cells}: {message}"

@@ -312,13 +312,13 @@ def test_reads_the_user_config_with_the_variables_set() -> None:
             {},
             {"offload": True},
         ),
-        (  # a role with both sections keeps its flags in fsdp_config
+        (  # a role with both sections: a flag in either counts
             (
                 "model: {model_path: m/Qwen3-4B}\ntrainer:\n  trainer_strategy: fsdp2\n  trainer_config:\n"
                 "    actor_rollout_ref: {actor: {engine: {param_offload: true}, fsdp_config: {}}}\n"
             ),
             {},
-            {"offload": False},
+            {"offload": True},
         ),
     ],
 )
@@ -537,11 +537,14 @@ def test_patch_sets_the_offload_flags_in_the_section_each_role_uses() -> None:
     roles = _safe_load(after)["trainer"]["trainer_config"]["actor_rollout_ref"]
     on = {"param_offload": True, "optimizer_offload": True, "offload_policy": True}
     assert roles["actor"] == {"engine": on} and roles["ref"] == {"engine": on}
-    # A role with no engine section (or with fsdp_config too) gets them under fsdp_config.
+    # A role with fsdp_config too gets them there, and its engine's own flags on as well (off without Offload).
     both = _ENGINE_CONFIG.replace("ref: {engine: {param_offload: true}}",
-                                  "ref: {engine: {param_offload: true}, fsdp_config: {}}")
+                                  "ref: {engine: {param_offload: false}, fsdp_config: {}}")
     roles = _safe_load(patch_trinity_config(both, long_plan(), model))["trainer"]["trainer_config"]["actor_rollout_ref"]
     assert roles["actor"] == {"engine": on} and roles["ref"] == {"engine": {"param_offload": True}, "fsdp_config": on}
+    roles = _safe_load(patch_trinity_config(patch_trinity_config(both, long_plan(), model), vanilla_plan(), model)
+                       )["trainer"]["trainer_config"]["actor_rollout_ref"]
+    assert roles["ref"] == {"engine": {"param_offload": False}, "fsdp_config": dict.fromkeys(on, False)}
     # An fsdp_config that is null beside an engine is none.
     null = _ENGINE_CONFIG.replace("actor: {engine:", "actor: {fsdp_config: null, engine:")
     roles = _safe_load(patch_trinity_config(null, long_plan(), model))["trainer"]["trainer_config"]["actor_rollout_ref"]
@@ -673,12 +676,12 @@ def _config(**trainer: Any) -> dict[str, Any]:
             1,
             ["trainer.trainer_config.actor_rollout_ref.actor.engine.offload_policy needs trainer.trainer_strategy fsdp2"],
         ),
-        (  # with fsdp_config beside it, engine is not where the role keeps its flags
+        (  # with fsdp_config beside it, a flag in engine counts too
             {"trainer": {"trainer_config": {"actor_rollout_ref": {"actor": {"engine": {"offload_policy": True},
                                                                             "fsdp_config": {}}}}}},
             "4B",
             1,
-            [],
+            ["trainer.trainer_config.actor_rollout_ref.actor.engine.offload_policy needs trainer.trainer_strategy fsdp2"],
         ),
         ({"cluster": {"gpu_per_node": 8}}, "4B", 12, ["12 GPUs span nodes of 8 (cluster.gpu_per_node) but are not whole nodes"]),
         ({"cluster": {"gpu_per_node": 0.5}}, "4B", 12, ["cluster.gpu_per_node must be a whole number of at least 1, got 0.5"]),
