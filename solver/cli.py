@@ -801,19 +801,18 @@ def _model_path_file(config: TrinityConfig | None) -> Path | None:
 
 
 def _model_path_model(file: Path, config: TrinityConfig) -> Model | None:
-    """The model that the local `file` (`_model_path_file`) describes, read as --model-config reads it; of
-    the shape of a catalogue model that the path's last part names, under that name (a checkpoint's
-    ``_name_or_path`` may be a snapshot's hash). None where the path names a catalogue model and the file
-    cannot be read as a dense model's (a MoE checkpoint): the name stands, as for a Hugging Face id."""
+    """The model that the local `file` (`_model_path_file`) describes, read as --model-config reads it
+    (known by its folder too: a checkpoint of Qwen3-8B's shape in a folder ``Qwen3-8B`` is that model,
+    whatever its ``_name_or_path``). None where it cannot be read as a dense model's (a MoE checkpoint)
+    and the path names a catalogue model: the name stands, as for a Hugging Face id."""
     try:
-        named = load_catalog().model(config.model)
-    except QueryError:
-        return load_model_config(file)  # the user's own model: its config.json describes it
-    try:
-        model = load_model_config(file)
-    except TableError:
+        return load_model_config(file)
+    except TableError as unreadable:
+        try:
+            load_catalog().model(config.model)
+        except QueryError:  # the user's own model, which only its config.json describes: why it cannot be read
+            raise unreadable from None
         return None
-    return model.model_copy(update={"name": named.name}) if model.shape == named.shape else model
 
 
 def run_planner(args: argparse.Namespace) -> int:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import importlib.util
 import json
+import os
 import re
 import reprlib
 from collections import Counter
@@ -1274,9 +1275,15 @@ def load_model_config(path: Path | str) -> Model:
     attention = hidden * head_dim * (2 * heads + 2 * kv_heads)
     per_layer = attention + 3 * hidden * intermediate + 2 * hidden
     parameters = layers * per_layer + vocab * hidden * (1 if tied else 2) + hidden
-    folder_or_file = path.resolve().parent.name if path.name == "config.json" else path.stem
-    named = str(config.get("_name_or_path") or folder_or_file).rstrip("/").split("/")[-1]
-    name = " ".join("".join(c if c.isprintable() else " " for c in named).split()) or "custom"
+    # The folder as it is named where the user points (a link's own name; "." and ".." taken away).
+    folder_or_file = Path(os.path.abspath(path)).parent.name if path.name == "config.json" else path.stem
+
+    def printable(text: str) -> str:
+        return " ".join("".join(c if c.isprintable() else " " for c in text).split())
+
+    name = printable(str(config.get("_name_or_path") or folder_or_file).rstrip("/").split("/")[-1]) or "custom"
+    # Also known by its folder (a checkpoint's _name_or_path may be a snapshot's hash, its folder Qwen3-8B).
+    aliases = (printable(folder_or_file),) if printable(folder_or_file) not in ("", name) else ()
     scaling = config.get("rope_scaling")
     if scaling is not None and not isinstance(scaling, dict):
         raise TableError(f"{path}: rope_scaling: expected an object such as {{\"rope_type\": \"yarn\", ...}} or null, "
@@ -1285,7 +1292,7 @@ def load_model_config(path: Path | str) -> Model:
     native = number("max_position_embeddings")
     if rope_type == "yarn" and isinstance(scaling, dict) and scaling.get("original_max_position_embeddings") is not None:
         native = number("original_max_position_embeddings", within=scaling)  # YaRN is re-derived from here
-    return Model(name=name, head_dim=head_dim, hidden_size=hidden, num_layers=layers, num_attention_heads=heads,
+    return Model(name=name, aliases=aliases, head_dim=head_dim, hidden_size=hidden, num_layers=layers, num_attention_heads=heads,
                  num_key_value_heads=kv_heads, intermediate_size=intermediate, vocab_size=vocab, tied_embeddings=tied,
                  parameters_b=parameters / 1e9, native_context=native,
                  rope_scaling=str(rope_type) if rope_type not in (None, "default", "yarn") else None)

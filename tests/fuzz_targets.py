@@ -50,10 +50,10 @@ CRAFTED = [
     "jobs: [{name: a, model: 14B, max_model_len: 61440}, {name: b, model: 8B, max_model_len: 65536}]\n",  # host memory binds
     "pools: [{name: p, gpu: a100, nodes: 1, gpus_per_node: 8, host_ram_gb: 1e400}]\njobs: [{name: j, model: 4B, "
     "max_model_len: 4096}]\n",
-    "pools: [{name: p, gpu: mine, nodes: 1, gpus_per_node: 8, gpu_memory_gb: 64}]\njobs: [{name: j, model: 4B, "
-    "max_model_len: 32k}, {name: k, model_config: ., max_model_len: {at_least: 8k}}]\n",  # new fields
-    "trainer:\n  trainer_strategy: fsdp2\n  trainer_config:\n    actor_rollout_ref:\n      actor: {engine: "
-    "{param_offload: true}, fsdp_config: null}\n",
+    ("pools: [{name: p, gpu: mine, nodes: 1, gpus_per_node: 8, gpu_memory_gb: 64}]\njobs: [{name: j, model: 4B, "
+     "max_model_len: 32k}, {name: k, model_config: ., max_model_len: {at_least: 8k}}]\n"),  # new fields
+    ("trainer:\n  trainer_strategy: fsdp2\n  trainer_config:\n    actor_rollout_ref:\n      actor: {engine: "
+     "{param_offload: true}, fsdp_config: null}\n"),
 ]
 """YAML that a random tree cannot give: list keys, anchors, aliases, huge numbers in the right places."""
 DOCUMENTS = st.builds(lambda text, tail: text + tail,

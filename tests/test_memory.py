@@ -31,6 +31,7 @@ from solver.tables import (
     Setting,
     TableError,
     load_catalog,
+    load_fleet,
     load_gpu_type,
     load_memory_model,
     load_model_config,
@@ -844,3 +845,25 @@ def test_a_cells_files_gpu_type_is_checked_as_one_given_by_its_memory(tmp_path: 
     with pytest.raises(TableError) as caught:
         load_gpu_type(cells, CATALOG.models, CATALOG.gpu_types)
     assert str(caught.value) == f"{cells}: {message}"
+
+
+def test_a_config_is_known_by_its_folder_too(cli, tmp_path: Path):
+    # A checkpoint of Qwen3-8B's shape whose _name_or_path is a snapshot's hash, in a folder Qwen3-8B: the
+    # same model (its tables) however it is given.
+    qwen = CATALOG.model("8B")
+    folder = tmp_path / "models" / "Qwen3-8B"
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text(json.dumps({
+        "_name_or_path": "3c0a9e1f", "hidden_size": qwen.hidden_size, "intermediate_size": qwen.intermediate_size,
+        "num_hidden_layers": qwen.num_layers, "num_attention_heads": qwen.num_attention_heads,
+        "num_key_value_heads": qwen.num_key_value_heads, "head_dim": qwen.head_dim, "vocab_size": qwen.vocab_size,
+        "max_position_embeddings": qwen.native_context}), encoding="utf-8")
+    assert load_model_config(folder).aliases == ("Qwen3-8B",)
+    for path in (folder, folder / "config.json", folder / "."):
+        status, out, _ = cli("--model-config", str(path), "--gpu", "a100", "--gpus", "4", "--len", "32k", "--json")
+        [answer] = json.loads(out)
+        assert (status, answer["model"], answer["plans"][0]["evidence"]) == (0, "Qwen3-8B", "documented"), path
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools: [{name: a, gpu: a100, nodes: 1, gpus_per_node: 8}]\n"
+                     "jobs: [{name: j, model_config: models/Qwen3-8B, max_model_len: 32768}]\n", encoding="utf-8")
+    assert [job.model for job in load_fleet(fleet, CATALOG).jobs] == ["Qwen3-8B"]
