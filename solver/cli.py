@@ -173,11 +173,12 @@ def gpu_memory(text: str) -> tuple[int | None, int | None]:
     ``80GB`` (taken as GiB by the memory model, as for a catalogue GPU without the driver's figure), or
     ``81559MiB`` (nvidia-smi's total)."""
     forms = "64, 64GB (as sold) or 65536MiB (nvidia-smi's total)"
-    match = re.fullmatch(r"\s*(\d{1,12})\s*(mib|gb)?\s*", text, flags=re.IGNORECASE) if text.isascii() else None
+    match = re.fullmatch(r"\s*(\d+)\s*(mib|gb)?\s*", text, flags=re.IGNORECASE) if text.isascii() else None
     if match is None:
         raise argparse.ArgumentTypeError(f"expected {forms}, got {brief(text)}")
-    value, mib = int(match[1]), (match[2] or "").lower() == "mib"
+    mib = (match[2] or "").lower() == "mib"
     limit = MAX_GPU_MEMORY_GB * (1024 if mib else 1)
+    value = int(match[1]) if len(match[1]) <= len(str(limit)) else limit + 1  # int() refuses 4300 digits
     if not 1 <= value <= limit:
         raise argparse.ArgumentTypeError(f"must be from 1 to {limit}{'MiB' if mib else ' (GB)'}, got {brief(text)}")
     return (None, value) if mib else (value, None)
@@ -204,7 +205,8 @@ def token_count(text: str) -> int:
     number = text[:-1] if thousands else text
     digits = number.strip().lstrip("+-")
     if len(digits) > 4000 and digits.isdigit() and number.isascii():  # int() refuses more than 4300 digits
-        raise argparse.ArgumentTypeError(f"must be at most {MAX_TOKENS}, got {brief(text.strip())}")
+        bound = "must be at least 1" if number.strip().startswith("-") else f"must be at most {MAX_TOKENS}"
+        raise argparse.ArgumentTypeError(f"{bound}, got {brief(text.strip())}")
     try:
         value = positive_int(number)
     except argparse.ArgumentTypeError:

@@ -651,18 +651,27 @@ class Catalog(_Frozen):
         return _resolve("GPU", name, self.gpu_types)
 
     def with_model(self, model: Model) -> Catalog:
-        """This catalogue with one more model (from ``--model-config``). Of the same shape as a model it
-        names (in any case), it is that model, with the config's native context and RoPE scaling (and its
-        tables apply); of another shape, it is renamed ``NAME (config shape)``, so that no table of the model it names is taken for it."""
-        taken = {_normalise(name) for name in (model.name, *model.aliases)}
-        named = [m for m in self.models if taken & {_normalise(name) for name in (m.name, *m.aliases)}]
+        """This catalogue with one more model (from ``--model-config``). Of the same shape as a model its
+        name names (in any case), it is that model, with the config's native context and RoPE scaling
+        (and its tables apply); of another shape, it is renamed ``NAME (config shape)``, so that no table of
+        the model it names is taken for it. Its aliases (its folder's name) only find a model of its
+        shape, and are not kept: two checkpoints in folders of one name are two models."""
+
+        def names(entry: Model) -> set[str]:
+            return {_normalise(name) for name in (entry.name, *entry.aliases)}
+
+        named = [m for m in self.models if _normalise(model.name) in names(m)]
+        if not named:
+            aliases = {_normalise(alias) for alias in model.aliases}
+            named = [m for m in self.models if aliases & names(m) and m.shape == model.shape][:1]
         if any(m.shape != model.shape for m in named):
-            model = model.model_copy(update={"name": model.name + CONFIG_SHAPE, "aliases": ()})
-            named = []
+            model, named = model.model_copy(update={"name": model.name + CONFIG_SHAPE, "aliases": ()}), []
         elif named:  # the catalogue's model, which its tables know by its name (``qwen3-8b`` is Qwen3-8B),
             # with the context the config gives it
             model = named[0].model_copy(update={"native_context": model.native_context,
                                                 "rope_scaling": model.rope_scaling})
+        else:
+            model = model.model_copy(update={"aliases": ()})
         return self.model_copy(update={"models": (*(m for m in self.models if m not in named), model)})
 
     def with_gpu_type(self, gpu_type: GpuType) -> Catalog:

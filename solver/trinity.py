@@ -192,14 +192,15 @@ def _plan_keys(plan: Plan, model: Model, config: Any = None) -> list[_Key]:
                 default_only=True,
             )
         )
-        for role in ROLES:
-            keys += [_Key(path=_offload_path(config, role, flag), value=True) for flag in OFFLOAD_FLAGS]
-    if config is not None:  # the config's own offload flags in the other section too: all on, or all off
-        chosen = {_offload_path(config, role, flag) for role in ROLES for flag in OFFLOAD_FLAGS} if plan.offload \
-            else set()
-        keys += [_Key(path=path, value=plan.offload, existing_only=True)
-                 for role in ROLES for flag in OFFLOAD_FLAGS for path in _offload_paths(role, flag)
-                 if path not in chosen]
+    for role in ROLES:  # a role's keys together, a section's together (the fragment nests them)
+        chosen = _offload_section(config, role)
+        for section in sorted(OFFLOAD_SECTIONS, key=lambda name: name != chosen):
+            for flag in OFFLOAD_FLAGS:
+                path = _offload_path(config, role, flag, section)
+                if plan.offload and section == chosen:
+                    keys.append(_Key(path=path, value=True))
+                elif config is not None:  # the config's own flags elsewhere: all on, or (no Offload) all off
+                    keys.append(_Key(path=path, value=plan.offload, existing_only=True))
     return keys
 
 

@@ -457,9 +457,11 @@ def test_a_gpu_type_the_catalogue_lacks_is_planned_from_its_memory(cli, tmp_path
     assert status == 2 and err.endswith("argument --gpu-memory: expected 64, 64GB (as sold) or 65536MiB (nvidia-smi's "
                                         "total), got '64TB'\n")
     status, _, err = cli("--model", "4B", "--gpu", "x", "--gpu-memory", "1" * 5000, "--len", "8k")
-    assert status == 2 and len(err) < 300 and "argument --gpu-memory: expected 64, 64GB" in err
+    assert status == 2 and len(err) < 300 and "argument --gpu-memory: must be from 1 to 16384 (GB)" in err
     status, _, err = cli("--model", "4B", "--len", "1" * 5000)
     assert status == 2 and len(err) < 300 and "argument --len: must be at most 16777216" in err
+    status, _, err = cli("--model", "4B", "--len", "-" + "1" * 5000)
+    assert status == 2 and len(err) < 300 and "argument --len: must be at least 1" in err
     status, _, err = cli("--model", "4B", "--gpu", "v100", "--len", "8k")
     assert status == 2 and err.endswith("; or, for a GPU type of your own, give its memory: --gpu-memory M\n")
     # The name is written into configs' comments: a blank one, or one with a line break, is refused.

@@ -940,3 +940,25 @@ def test_a_fragment_without_offload_turns_the_configs_offload_flags_off(cli, tmp
     roles = _fragment_roles(cli, tmp_path, "{fsdp_config: {param_offload: true, optimizer_offload: true}}",
                             "--no-offload")
     assert roles == {"actor": {"fsdp_config": {"param_offload": False, "optimizer_offload": False}}}
+
+
+@pytest.mark.parametrize("flags", [(), ("--offload",), ("--no-offload",)])
+def test_flags_in_both_sections_of_a_role_are_set_alike(cli, tmp_path: Path, flags: tuple[str, ...]):
+    # Several flags in engine and in fsdp_config: the fragment nests each section's keys together, and
+    # --write sets both sections the plan's way.
+    config = tmp_path / "trinity.yaml"
+    config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\n"
+                      "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 2}}\n"
+                      "trainer:\n  trainer_strategy: fsdp2\n  trainer_config:\n    actor_rollout_ref:\n      actor:\n"
+                      "        engine: {param_offload: false, optimizer_offload: false}\n"
+                      "        fsdp_config: {param_offload: true, optimizer_offload: true, offload_policy: true}\n",
+                      encoding="utf-8")
+    patched, fragment = tmp_path / "patched.yaml", tmp_path / "fragment.yaml"
+    status, _, err = cli("--from-config", str(config), "--gpu", "h20", "--write", str(patched), "--out",
+                         str(fragment), *flags)
+    assert status == 0, err
+    for written in (patched, fragment):
+        actor = yaml.safe_load(written.read_text(encoding="utf-8"))["trainer"]["trainer_config"][
+            "actor_rollout_ref"]["actor"]
+        values = {v for section in actor.values() for v in section.values()}
+        assert len(values) == 1 and set(actor) == {"engine", "fsdp_config"}, (written, actor)

@@ -867,3 +867,44 @@ def test_a_config_is_known_by_its_folder_too(cli, tmp_path: Path):
     fleet.write_text("pools: [{name: a, gpu: a100, nodes: 1, gpus_per_node: 8}]\n"
                      "jobs: [{name: j, model_config: models/Qwen3-8B, max_model_len: 32768}]\n", encoding="utf-8")
     assert [job.model for job in load_fleet(fleet, CATALOG).jobs] == ["Qwen3-8B"]
+
+
+def test_a_folder_named_by_an_alias_of_another_model_does_not_rename_a_config(cli, tmp_path: Path):
+    # Llama-3.1-8B's config in a folder 8B (Qwen3-8B's alias): a folder only finds a model of its shape.
+    llama, qwen = CATALOG.model("Llama-3.1-8B"), CATALOG.model("8B")
+    for folder, model, name_or_path in ((tmp_path / "llama" / "8B", llama, "meta-llama/Llama-3.1-8B"),
+                                        (tmp_path / "qwen" / "4B", qwen, "Qwen/Qwen3-8B")):
+        folder.mkdir(parents=True)
+        (folder / "config.json").write_text(json.dumps({
+            "_name_or_path": name_or_path, "hidden_size": model.hidden_size,
+            "intermediate_size": model.intermediate_size, "num_hidden_layers": model.num_layers,
+            "num_attention_heads": model.num_attention_heads, "num_key_value_heads": model.num_key_value_heads,
+            "head_dim": model.head_dim, "vocab_size": model.vocab_size, "tie_word_embeddings": model.tied_embeddings,
+            "max_position_embeddings": model.native_context}), encoding="utf-8")
+    assert CATALOG.with_model(load_model_config(tmp_path / "llama" / "8B")).models[-1].name == "Llama-3.1-8B"
+    status, out, _ = cli("--model-config", str(tmp_path / "qwen" / "4B"), "--gpu", "a100", "--gpus", "4", "--len",
+                         "32k", "--json")
+    [answer] = json.loads(out)
+    assert (status, answer["model"], answer["plans"][0]["evidence"]) == (0, "Qwen3-8B", "documented")
+
+
+def test_checkpoints_in_folders_of_one_name_are_two_models(tmp_path: Path):
+    # Two jobs' configs in folders both called hf: each its own model, by its _name_or_path.
+    qwen = CATALOG.model("8B")
+    for name, context in (("model-a", 40960), ("model-b", 131072)):
+        folder = tmp_path / name / "hf"
+        folder.mkdir(parents=True)
+        (folder / "config.json").write_text(json.dumps({
+            "_name_or_path": f"org/{name}", "hidden_size": qwen.hidden_size,
+            "intermediate_size": qwen.intermediate_size, "num_hidden_layers": qwen.num_layers,
+            "num_attention_heads": qwen.num_attention_heads, "num_key_value_heads": qwen.num_key_value_heads,
+            "head_dim": qwen.head_dim, "vocab_size": qwen.vocab_size, "max_position_embeddings": context}),
+            encoding="utf-8")
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools: [{name: a, gpu: a100, nodes: 1, gpus_per_node: 8}]\njobs:\n"
+                     "  - {name: c, model_config: model-a/hf, max_model_len: 8192}\n"
+                     "  - {name: d, model_config: model-b/hf, max_model_len: 8192}\n", encoding="utf-8")
+    loaded = load_fleet(fleet, CATALOG)
+    assert [job.model for job in loaded.jobs] == ["model-a", "model-b"]
+    assert [(m.name, m.native_context, m.aliases) for m in loaded.models] == [("model-a", 40960, ()),
+                                                                              ("model-b", 131072, ())]
