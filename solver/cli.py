@@ -178,7 +178,7 @@ def gpu_memory(text: str) -> tuple[int | None, int | None]:
         raise argparse.ArgumentTypeError(f"expected {forms}, got {brief(text)}")
     mib = (match[2] or "").lower() == "mib"
     limit = MAX_GPU_MEMORY_GB * (1024 if mib else 1)
-    value = int(match[1]) if len(match[1]) <= len(str(limit)) else limit + 1  # int() refuses 4300 digits
+    value = int(match[1]) if len(match[1].lstrip("0")) <= len(str(limit)) else limit + 1  # int() refuses 4300 digits
     if not 1 <= value <= limit:
         raise argparse.ArgumentTypeError(f"must be from 1 to {limit}{'MiB' if mib else ' (GB)'}, got {brief(text)}")
     return (None, value) if mib else (value, None)
@@ -203,8 +203,9 @@ def token_count(text: str) -> int:
     """An argparse type: a length in tokens, a whole number or thousands of 1024 (``32k`` = 32768)."""
     thousands = text[-1:] in ("k", "K")
     number = text[:-1] if thousands else text
-    digits = number.strip().lstrip("+-")
-    if len(digits) > 4000 and digits.isdigit() and number.isascii():  # int() refuses more than 4300 digits
+    signed = number.strip()[:1] in ("+", "-")
+    digits = number.strip()[1:] if signed else number.strip()
+    if len(digits.lstrip("0")) > 4000 and digits.isdigit() and number.isascii():  # int() refuses 4300 digits
         bound = "must be at least 1" if number.strip().startswith("-") else f"must be at most {MAX_TOKENS}"
         raise argparse.ArgumentTypeError(f"{bound}, got {brief(text.strip())}")
     try:
@@ -927,6 +928,9 @@ def _check_write_keeps_model(args: argparse.Namespace, catalog: Catalog, config:
     that names another catalogue model would apply that model's plan to it. (A name the catalogue does
     not know, a local path say, is the user's to give.)"""
     flag = "--model" if args.model else "--model-config"
+    local = _model_path_file(config)
+    if args.model_config and local is not None and _same_file(model_config_file(args.model_config), local):
+        return  # the config.json its model.model_path names: the config's own model
     try:
         configured = catalog.model(config.model).name
         if args.model:

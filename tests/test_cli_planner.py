@@ -462,6 +462,12 @@ def test_a_gpu_type_the_catalogue_lacks_is_planned_from_its_memory(cli, tmp_path
     assert status == 2 and len(err) < 300 and "argument --len: must be at most 16777216" in err
     status, _, err = cli("--model", "4B", "--len", "-" + "1" * 5000)
     assert status == 2 and len(err) < 300 and "argument --len: must be at least 1" in err
+    status, _, err = cli("--model", "4B", "--len", "+-" + "9" * 5000)
+    assert status == 2 and len(err) < 300 and "argument --len: expected a whole number of tokens" in err
+    assert cli("--model", "4B", "--gpu", "a100", "--len", "0" * 4001 + "8192", "--json")[0] == 0  # leading zeros
+    _, out, _ = cli("memory", "--model", "4B", "--gpu", "x", "--gpu-memory", "000080", "--gpus", "2", "--len", "8k",
+                    "--json")
+    assert json.loads(out)["memory_gib"] == 80
     status, _, err = cli("--model", "4B", "--gpu", "v100", "--len", "8k")
     assert status == 2 and err.endswith("; or, for a GPU type of your own, give its memory: --gpu-memory M\n")
     # The name is written into configs' comments: a blank one, or one with a line break, is refused.

@@ -876,6 +876,21 @@ def test_a_local_copy_of_a_catalogue_model_keeps_that_model(cli, tmp_path: Path)
     assert json.loads(out)[0]["plans"][0]["rope_scaling_factor"] == 1.5
 
 
+def test_write_takes_a_model_config_of_the_config_s_own_model_path(cli, tmp_path: Path):
+    # --model-config naming the folder model.model_path names is the config's own model (Llama-3.1-8B),
+    # whatever the catalogue calls a model of the folder's name (8B is Qwen3-8B's alias).
+    folder = _checkpoint(tmp_path / "m" / "8B", _name_or_path="meta-llama/Llama-3.1-8B", intermediate_size=14336,
+                         num_hidden_layers=32, vocab_size=128256, max_position_embeddings=131072, head_dim=None,
+                         rope_scaling={"rope_type": "llama3", "factor": 8.0, "original_max_position_embeddings": 8192})
+    config = tmp_path / "trinity.yaml"
+    config.write_text(f"model: {{model_path: {folder}, max_model_len: 8192}}\ncluster: {{node_num: 1, gpu_per_node: 8}}\n"
+                      "explorer: {rollout_model: {engine_num: 2}}\n", encoding="utf-8")
+    patched = tmp_path / "patched.yaml"
+    status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--model-config", str(folder), "--write",
+                           str(patched))
+    assert status == 0 and patched.exists() and "Llama-3.1-8B ·" in out, err
+
+
 def test_no_output_overwrites_the_config_json_of_a_local_model_path(cli, tmp_path: Path):
     folder = _checkpoint(tmp_path / "global_step_100", _name_or_path="Qwen/Qwen3-8B")
     config = tmp_path / "trinity.yaml"
