@@ -8,6 +8,7 @@ named `memory`, the name of the module it uses.)
 
 from __future__ import annotations
 
+from math import ceil
 from pathlib import Path
 from typing import Literal, get_args
 
@@ -155,7 +156,7 @@ def estimate_memory(
     `max_token_len_per_gpu` (Trinity's ``trainer.max_token_len_per_gpu``; default: its own default,
     ``ceil(2 x max_model_len / sp)``, which the tables measured) sets the tokens per GPU instead: at least
     ``ceil(max_model_len / sp)``, so that an SP group holds the longest sequence. The tables then speak
-    only where they say it trains at a budget at least as large."""
+    where they say it trains with at least as many tokens per GPU, or ran out of memory with no more."""
     check_types(("gpus", gpus, int), ("max_model_len", max_model_len, int), ("sp", sp, int), ("env", env, bool),
                 ("offload", offload, bool), ("node_gpus", node_gpus, int), ("catalog", catalog, Catalog | None),
                 ("memory", memory, MemoryModel | None), ("max_token_len_per_gpu", max_token_len_per_gpu, int | None))
@@ -185,9 +186,12 @@ def estimate_memory(
     else:  # the memory is the budget's whatever the length: any length its SP group holds
         longest = min(budget * sp, MAX_TOKENS) if result.fits else None
     rows, settings = gpu_type_cells(gpu_type, resolved.name)
-    tables = tables_verdict(resolved, rows, settings, gpus, setting, max_model_len)
-    if budget != default and not (tables and tables.trains and budget < default):
-        tables = None  # measured at the default budget: they vouch for fewer tokens, and refute no fewer
+    # The tables measured the default budget: a cell vouches for a budget at the length whose default holds
+    # as many tokens, and a row that ran out of memory refutes it only with no more tokens than it.
+    lookup = max_model_len if budget == default else max(max_model_len, ceil(budget * sp / 2))
+    tables = tables_verdict(resolved, rows, settings, gpus, setting, lookup)
+    if tables is not None and not tables.trains and token_budget(tables.source.max_model_len, sp) > budget:
+        tables = None
     return MemoryEstimate(**dict(result), longest_len=longest,
                           beyond_calibration=beyond_calibration(memory.fit.range, resolved, gpu_type.memory_gib, gpus,
                                                                 setting, budget),

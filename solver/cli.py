@@ -536,7 +536,7 @@ def build_memory_parser() -> argparse.ArgumentParser:
     parser.add_argument("--sp", metavar="S", type=positive_int, default=1, help="Ulysses SP degree (default 1)")
     parser.add_argument("--token-budget", metavar="T", type=token_count,
                         help="trainer.max_token_len_per_gpu of your own (default: Trinity's, ceil(2 x L / S), which "
-                        "the tables measured; at least ceil(L / S)); the tables then speak only where they vouch")
+                        "the tables measured; at least ceil(L / S)); the tables speak where their tokens per GPU decide")
     parser.add_argument("--env", action="store_true", help="with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True")
     parser.add_argument("--offload", action="store_true", help="with FSDP2 CPU offload")
     parser.add_argument("--node-gpus", metavar="G", type=positive_int, default=NODE_GPUS,

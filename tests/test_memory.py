@@ -812,12 +812,20 @@ def test_a_token_budget_of_ones_own_sets_the_tokens_per_gpu():
 
 
 def test_the_tables_speak_of_a_token_budget_only_where_they_vouch_for_as_many_tokens():
-    # 8B on 4 A100s at 32768: the table says SP=4, so SP=1 ran out of memory at 65536 tokens per GPU; at a
-    # budget of 32768 it was never measured. SP=4 trains at 16384 per GPU, so at 8192 too, not at 32768.
-    assert solver.estimate_memory("8B", "a100", 4, 32768).tables.trains is False
-    assert solver.estimate_memory("8B", "a100", 4, 32768, max_token_len_per_gpu=32768).tables is None
+    # 8B on 4 A100s: vanilla (SP=1) first ran out of memory at the 12288 row, 24576 tokens per GPU; that
+    # refutes any budget of as many tokens or more, and says nothing of fewer.
+    assert solver.estimate_memory("8B", "a100", 4, 32768).tables.source.max_model_len == 12288
+    assert solver.estimate_memory("8B", "a100", 4, 32768, max_token_len_per_gpu=32768).tables.trains is False
+    assert solver.estimate_memory("8B", "a100", 4, 16384, max_token_len_per_gpu=16384).tables is None
+    # SP=4 trains at 16384 per GPU at 32768, so at 8192 too; at the 51200 row (25600 per GPU) the table
+    # says Env + SP=4: SP=4 ran out of memory with fewer tokens than a budget of 32768.
     assert solver.estimate_memory("8B", "a100", 4, 32768, sp=4, max_token_len_per_gpu=8192).tables.trains
-    assert solver.estimate_memory("8B", "a100", 4, 32768, sp=4, max_token_len_per_gpu=32768).tables is None
+    refuted = solver.estimate_memory("8B", "a100", 4, 32768, sp=4, max_token_len_per_gpu=32768).tables
+    assert (refuted.trains, refuted.source.max_model_len) == (False, 51200)
+    # The same tokens per GPU by a budget or by the length: the same verdict (8B, SP=2, 2 H20s, 16384).
+    by_length = solver.estimate_memory("8B", "h20", 2, 16384, sp=2)
+    by_budget = solver.estimate_memory("8B", "h20", 2, 8192, sp=2, max_token_len_per_gpu=16384)
+    assert by_length.tables == by_budget.tables and by_budget.tables.trains
 
 
 def test_cli_memory_with_a_token_budget(cli):
