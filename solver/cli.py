@@ -17,7 +17,7 @@ import re
 import stat
 import sys
 import tempfile
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -1064,6 +1064,8 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, path: Path,
     # The config as ruamel read it (PyYAML refuses some YAML ruamel takes); what the verdict or a note
     # already says (the rule it breaks; the offload flags' strategy) is not said again.
     mapping = load_config_mapping(text, path.name)
+    if length != config.max_model_len and isinstance(mapping.get("model"), Mapping):  # --len: the verdict's length
+        mapping = {**mapping, "model": {**mapping["model"], "max_model_len": length}}
     problems = [problem for problem in check_trinity_config(mapping, model, gpus, environ=os.environ)
                 if not (said and said in problem) and "offload_policy needs" not in problem]
     problems += config.notes

@@ -977,3 +977,15 @@ def test_flags_in_both_sections_of_a_role_are_set_alike(cli, tmp_path: Path, fla
             "actor_rollout_ref"]["actor"]
         values = {v for section in actor.values() for v in section.values()}
         assert len(values) == 1 and set(actor) == {"engine", "fsdp_config"}, (written, actor)
+
+
+def test_len_overrides_the_configs_length_in_its_checks_too(cli, tmp_path: Path):
+    # The verdict is about --len's length: the config's checks (YaRN, token limits) are too.
+    config = tmp_path / "trinity.yaml"
+    config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 65536}\n"
+                      "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 2}}\n",
+                      encoding="utf-8")
+    _, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--len", "61440")
+    text = " ".join(out.split())
+    assert "max_model_len 61440 is beyond Qwen3-8B's native context of 40960: set {rope_type: yarn, factor: 1.5" in text
+    assert "65536" not in text.split("plan ")[0]
