@@ -808,10 +808,21 @@ def _checkpoint(folder: Path, **config: object) -> Path:
     return folder
 
 
+LOCAL_MODEL_CONFIG = ("model: {{model_path: {path}, max_model_len: {length}}}\ncluster: {{node_num: 1, gpu_per_node: 8}}\n"
+                      "explorer: {{rollout_model: {{engine_num: 2}}}}\n")
+"""A Trinity config of 6 trainer GPUs whose model_path and length are to be filled in."""
+
+
+def _planned(cli, config: Path, text: str, path: Path) -> tuple[int, dict]:
+    """Status and answer of --from-config on A100s for `text` with `path` as its model_path."""
+    config.write_text(text.format(path=path), encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--json")
+    return status, json.loads(out)[0]
+
+
 def test_a_model_path_of_a_local_checkpoint_is_read_as_its_config_json(cli, tmp_path: Path):
     config = tmp_path / "trinity.yaml"
-    text = ("model: {{model_path: {path}, max_model_len: 32768}}\ncluster: {{node_num: 1, gpu_per_node: 8}}\n"
-            "explorer: {{rollout_model: {{engine_num: 2}}}}\n")
+    text = LOCAL_MODEL_CONFIG.replace("{length}", "32768")
     # Saved from Qwen/Qwen3-8B and of its shape: that model, its tables.
     folder = _checkpoint(tmp_path / "my-sft" / "global_step_100", _name_or_path="Qwen/Qwen3-8B")
     config.write_text(text.format(path=folder), encoding="utf-8")
@@ -821,9 +832,7 @@ def test_a_model_path_of_a_local_checkpoint_is_read_as_its_config_json(cli, tmp_
     assert answer["plans"][0]["evidence"] == "documented"
     # The config.json itself, named after no catalogue model: planned from estimates.
     other = _checkpoint(tmp_path / "global_step_7")
-    config.write_text(text.format(path=other / "config.json"), encoding="utf-8")
-    status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--json")
-    [answer] = json.loads(out)
+    status, answer = _planned(cli, config, text, other / "config.json")
     assert status == 0 and answer["model"] == "global_step_7"
     assert all(plan["evidence"] == "estimated" for plan in answer["plans"])
     # --model names the model instead: the folder's config.json is not read (here it is not even JSON).
@@ -839,24 +848,18 @@ def test_a_local_copy_of_a_catalogue_model_keeps_that_model(cli, tmp_path: Path)
     # snapshot hash), or cannot be read as a dense model (Qwen3-30B-A3B is a mixture of experts): the
     # name stands, as for a Hugging Face id, with the model's tables.
     config = tmp_path / "trinity.yaml"
-    text = ("model: {{model_path: {path}, max_model_len: 8192}}\ncluster: {{node_num: 1, gpu_per_node: 8}}\n"
-            "explorer: {{rollout_model: {{engine_num: 2}}}}\n")
+    text = LOCAL_MODEL_CONFIG.replace("{length}", "8192")
     folder = _checkpoint(tmp_path / "models" / "Qwen3-8B", _name_or_path="3c0a9e1f")
-    config.write_text(text.format(path=folder), encoding="utf-8")
-    status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--json")
-    [answer] = json.loads(out)
+    status, answer = _planned(cli, config, text, folder)
     assert (status, answer["model"], answer["plans"][0]["evidence"]) == (0, "Qwen3-8B", "documented")
     moe = tmp_path / "ckpt" / "Qwen3-30B-A3B"
     moe.mkdir(parents=True)
     (moe / "config.json").write_text('{"num_experts": 128, "hidden_size": 2048}', encoding="utf-8")
-    config.write_text(text.format(path=moe), encoding="utf-8")
-    status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--json")
-    assert (status, json.loads(out)[0]["model"]) == (0, "Qwen3-30B-A3B")
+    status, answer = _planned(cli, config, text, moe)
+    assert (status, answer["model"]) == (0, "Qwen3-30B-A3B")
     # Named after a catalogue model but of another shape: the config.json decides.
-    other = _checkpoint(tmp_path / "more" / "Qwen3-4B")
-    config.write_text(text.format(path=other), encoding="utf-8")
-    status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--json")
-    assert (status, json.loads(out)[0]["model"]) == (0, "Qwen3-4B (config shape)")
+    status, answer = _planned(cli, config, text, _checkpoint(tmp_path / "more" / "Qwen3-4B"))
+    assert (status, answer["model"]) == (0, "Qwen3-4B (config shape)")
     # Read or not (--model names the model), the file is never overwritten.
     target = folder / "config.json"
     config.write_text(text.format(path=folder), encoding="utf-8")
@@ -868,9 +871,7 @@ def test_a_local_copy_of_a_catalogue_model_keeps_that_model(cli, tmp_path: Path)
     # from 32768 gives 49152 a factor of 1.5, not the catalogue's 1.2 (from 40960).
     yarn = _checkpoint(tmp_path / "yarn" / "Qwen3-8B", _name_or_path="3c0a9e1f", max_position_embeddings=131072,
                        rope_scaling={"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768})
-    config.write_text(text.format(path=yarn).replace("8192", "49152"), encoding="utf-8")
-    status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--json")
-    [answer] = json.loads(out)
+    status, answer = _planned(cli, config, text.replace("8192", "49152"), yarn)
     assert (status, answer["model"], answer["plans"][0]["rope_scaling_factor"]) == (0, "Qwen3-8B", 1.5)
     _, out, _ = cli("--model-config", str(yarn), "--gpu", "a100", "--len", "48k", "--gpus", "6", "--json")
     assert json.loads(out)[0]["plans"][0]["rope_scaling_factor"] == 1.5
