@@ -190,7 +190,8 @@ def estimate_memory(
     # as many tokens, and a row that ran out of memory refutes it only with no more tokens than it.
     lookup = max_model_len if budget == default else max(max_model_len, ceil(budget * sp / 2))
     tables = tables_verdict(resolved, rows, settings, gpus, setting, lookup)
-    if tables is not None and not tables.trains and token_budget(tables.source.max_model_len, sp) > budget:
+    if budget != default and tables is not None and not tables.trains and \
+            token_budget(tables.source.max_model_len, sp) > budget:
         tables = None
     return MemoryEstimate(**dict(result), longest_len=longest,
                           beyond_calibration=beyond_calibration(memory.fit.range, resolved, gpu_type.memory_gib, gpus,

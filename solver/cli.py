@@ -178,7 +178,8 @@ def gpu_memory(text: str) -> tuple[int | None, int | None]:
         raise argparse.ArgumentTypeError(f"expected {forms}, got {brief(text)}")
     mib = (match[2] or "").lower() == "mib"
     limit = MAX_GPU_MEMORY_GB * (1024 if mib else 1)
-    value = int(match[1]) if len(match[1].lstrip("0")) <= len(str(limit)) else limit + 1  # int() refuses 4300 digits
+    significant = match[1].lstrip("0") or "0"  # int() refuses 4300 digits, leading zeros too
+    value = int(significant) if len(significant) <= len(str(limit)) else limit + 1
     if not 1 <= value <= limit:
         raise argparse.ArgumentTypeError(f"must be from 1 to {limit}{'MiB' if mib else ' (GB)'}, got {brief(text)}")
     return (None, value) if mib else (value, None)
@@ -205,9 +206,11 @@ def token_count(text: str) -> int:
     number = text[:-1] if thousands else text
     signed = number.strip()[:1] in ("+", "-")
     digits = number.strip()[1:] if signed else number.strip()
-    if len(digits.lstrip("0")) > 4000 and digits.isdigit() and number.isascii():  # int() refuses 4300 digits
-        bound = "must be at least 1" if number.strip().startswith("-") else f"must be at most {MAX_TOKENS}"
-        raise argparse.ArgumentTypeError(f"{bound}, got {brief(text.strip())}")
+    if digits.isdigit() and number.isascii():  # int() refuses 4300 digits: leading zeros count for nothing
+        if len(digits.lstrip("0")) > 4000:
+            bound = "must be at least 1" if number.strip().startswith("-") else f"must be at most {MAX_TOKENS}"
+            raise argparse.ArgumentTypeError(f"{bound}, got {brief(text.strip())}")
+        number = number.strip()[:1] * signed + (digits.lstrip("0") or "0")
     try:
         value = positive_int(number)
     except argparse.ArgumentTypeError:

@@ -822,6 +822,11 @@ def test_the_tables_speak_of_a_token_budget_only_where_they_vouch_for_as_many_to
     assert solver.estimate_memory("8B", "a100", 4, 32768, sp=4, max_token_len_per_gpu=8192).tables.trains
     refuted = solver.estimate_memory("8B", "a100", 4, 32768, sp=4, max_token_len_per_gpu=32768).tables
     assert (refuted.trains, refuted.source.max_model_len) == (False, 51200)
+    # At the default budget the next row up decides, as in the planner: vanilla at 10000 is refuted by the
+    # 12288 row, though that row's default holds more tokens than 10000's.
+    between = solver.estimate_memory("8B", "a100", 4, 10000)
+    assert (between.tables.trains, between.tables.source.max_model_len) == (False, 12288)
+    assert solver.estimate_memory("8B", "a100", 4, 10000, max_token_len_per_gpu=20000).tables == between.tables
     # The same tokens per GPU by a budget or by the length: the same verdict (8B, SP=2, 2 H20s, 16384).
     by_length = solver.estimate_memory("8B", "h20", 2, 16384, sp=2)
     by_budget = solver.estimate_memory("8B", "h20", 2, 8192, sp=2, max_token_len_per_gpu=16384)
