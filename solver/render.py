@@ -420,7 +420,9 @@ def memory_view(result: MemoryEstimate, label: str, gpu: str, own_budget: bool =
                 "first, and it ran out of memory)")
         disagree = "; where the memory model disagrees, the table, a measurement, decides" if (
             tables.trains != fits) else ""
-        lines.append(Text(f"tables: {said}{disagree}", style="green" if tables.trains else "red"))
+        by_tokens = (f" (a row is taken for its tokens per GPU, {result.tokens_per_gpu} by your budget, not for "
+                     "the length)") if own_budget else ""
+        lines.append(Text(f"tables: {said}{by_tokens}{disagree}", style="green" if tables.trains else "red"))
     return Group(*lines)
 
 

@@ -841,6 +841,10 @@ def test_cli_memory_with_a_token_budget(cli):
         "token budget" in " ".join(out.split())
     status, out, _ = cli(*flags, "--token-budget", "64k", "--json")
     assert (status, json.loads(out)["max_token_len_per_gpu"], json.loads(out)["tokens_per_gpu"]) == (1, 65536, 65536)
+    _, out, _ = cli("memory", "--model", "8B", "--gpu", "a100", "--gpus", "4", "--len", "4096", "--env",
+                    "--token-budget", "24576")
+    assert "says 'Env' at 12288) (a row is taken for its tokens per GPU, 24576 by your budget, not for the length)" \
+        in " ".join(out.split())
     status, out, err = cli(*flags, "--token-budget", "60000")
     assert (status, out) == (2, "") and "must be at least ceil(131072 / 2) = 65536" in err
 
