@@ -596,7 +596,7 @@ def _catalog_with(model: Model | None, gpu: str | None = None,
         try:
             known = catalog.gpu(gpu)
         except QueryError:
-            catalog = catalog.with_gpu_type(described_gpu_type(gpu, *memory, source="--gpu-memory"))
+            catalog = catalog.with_gpu_types([described_gpu_type(gpu, *memory, source="--gpu-memory")])
         else:
             raise QueryError(f"--gpu {cut(gpu)} is the catalogue's {known.name} ({known.memory_gib:.1f} GiB), whose "
                              "memory is known: drop --gpu-memory, or give your GPU type a name of its own")

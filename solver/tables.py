@@ -674,14 +674,15 @@ class Catalog(_Frozen):
             model = model.model_copy(update={"aliases": ()})
         return self.model_copy(update={"models": (*(m for m in self.models if m not in named), model)})
 
-    def with_gpu_type(self, gpu_type: GpuType) -> Catalog:
-        """This catalogue with one more GPU type (``--gpu NAME --gpu-memory M``: no tables, estimates only)."""
-        return self.model_copy(update={"gpu_types": (*self.gpu_types, gpu_type)})
+    def with_gpu_types(self, gpu_types: Iterable[GpuType]) -> Catalog:
+        """This catalogue with the GPU types it does not have yet (given by their memory, ``--gpu NAME
+        --gpu-memory M`` or a pool's ``gpu_memory_gb``: no tables, estimates only)."""
+        return self.model_copy(update={"gpu_types": (*self.gpu_types,
+                                                     *(g for g in gpu_types if g not in self.gpu_types))})
 
     def for_fleet(self, fleet: Fleet) -> Catalog:
         """This catalogue with the models and GPU types `fleet` describes (`Fleet.models`, `Fleet.gpu_types`)."""
-        return self.with_models(fleet.models).model_copy(
-            update={"gpu_types": (*self.gpu_types, *(g for g in fleet.gpu_types if g not in self.gpu_types))})
+        return self.with_models(fleet.models).with_gpu_types(fleet.gpu_types)
 
     def with_models(self, models: Iterable[Model]) -> Catalog:
         """This catalogue with each of `models` added by `with_model`, in order."""
@@ -1072,7 +1073,7 @@ def load_fleet(path: Path | str, catalog: Catalog) -> Fleet:
         raise TableError(f"{path}: pool {pool.name}: gpu {pool.gpu} is the catalogue's {known.name} "
                          f"({known.memory_gib:.1f} GiB), whose memory is known: drop gpu_memory_gb and gpu_memory_mib, "
                          "or give your GPU type a name of its own")
-    with_gpus = catalog.model_copy(update={"gpu_types": (*catalog.gpu_types, *described.values())})
+    with_gpus = catalog.with_gpu_types(described.values())
     pools = tuple(pool.model_copy(update={"gpu": _resolved(path, "pool", pool.name, "gpu", with_gpus.gpu, pool.gpu,
                                                            OWN_GPU_HINT.format("gpu_memory_gb"))})
                   for pool in fleet.pools)
