@@ -21,6 +21,7 @@ from solver.query import (
     EstimateMode,
     Objective,
     Query,
+    TokenBudgetMode,
     check_choice,
     check_counts,
     check_time_limit,
@@ -64,6 +65,7 @@ def plan(
     weights: Weights | None = None,
     estimate: EstimateMode = "auto",
     margin: float | None = None,
+    token_budget: TokenBudgetMode = "default",
     host_ram_gb: float | None = None,
     node_gpus: int | None = NODE_GPUS,
     rollout_gpus: int | None = None,
@@ -76,7 +78,9 @@ def plan(
     """Answer a planning question, one `Answer` per GPU type (every documented one unless `gpu`).
 
     ``objective``: ``"cheapest"`` (needs `max_model_len`), ``"max_len"`` (needs `budget_gpus`) or
-    ``"min_gpus"`` (needs `max_model_len`). Raises `solver.tables.QueryError` for a request that makes no
+    ``"min_gpus"`` (needs `max_model_len`). ``token_budget="auto"`` lets an estimated plan whose
+    Trinity-default ``max_token_len_per_gpu`` does not fit take a lower one (the plan's
+    ``max_token_len_per_gpu`` says which). Raises `solver.tables.QueryError` for a request that makes no
     sense (unknown names, missing numbers, pins no rule allows, a value of the wrong type), with one line
     saying why.
     """
@@ -84,7 +88,8 @@ def plan(
     catalog = catalog if catalog is not None else load_catalog()
     query = make_query(catalog, model=model, gpu=gpu, objective=objective, budget_gpus=budget_gpus,
                        max_model_len=max_model_len, exact=exact, sp=sp, env=env, offload=offload, top=top,
-                       weights=weights, estimate=estimate, margin=margin, host_ram_gb=host_ram_gb,
+                       weights=weights, estimate=estimate, margin=margin, token_budget=token_budget,
+                       host_ram_gb=host_ram_gb,
                        node_gpus=node_gpus, rollout_gpus=rollout_gpus, memory=memory, time_limit_s=time_limit_s,
                        workers=workers)
     return answer_query(query, catalog, explain=explain)

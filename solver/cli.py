@@ -19,7 +19,7 @@ import sys
 import tempfile
 from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn, get_args
 
 from rich.console import Console
 
@@ -38,6 +38,7 @@ from solver.query import (
     Objective,
     Plan,
     Query,
+    TokenBudgetMode,
     check_counts,
     counted,
     gpu_type_cells,
@@ -200,6 +201,15 @@ def output_path(text: str) -> Path:
     return path
 
 
+def token_budget_mode(text: str) -> TokenBudgetMode:
+    """An argparse type: the planner's ``--token-budget``, ``default`` or ``auto``."""
+    for mode in get_args(TokenBudgetMode):
+        if text == mode:
+            return mode
+    raise argparse.ArgumentTypeError(f"takes default or auto, got {brief(text)} (a budget of your own, in tokens per "
+                                     "GPU: solve memory --token-budget T)")
+
+
 def token_count(text: str) -> int:
     """An argparse type: a length in tokens, a whole number or thousands of 1024 (``32k`` = 32768)."""
     thousands = text[-1:] in ("k", "K")
@@ -282,6 +292,10 @@ def build_parser() -> argparse.ArgumentParser:
     mode.add_argument("--no-estimate", action="store_const", const="never", dest="estimate_mode",
                       help="no estimates: only documented and inferred plans")
     _add_memory_model_options(estimates)
+    estimates.add_argument("--token-budget", metavar="MODE", type=token_budget_mode, default="default",
+                           help="trainer.max_token_len_per_gpu: Trinity's default, ceil(2 x L / SP), for every plan "
+                           "(default); or auto: where that does not fit, an estimated plan takes the most tokens per "
+                           "GPU the memory model fits, at least ceil(L / SP) (more micro-batches: slower steps)")
     estimates.add_argument("--host-ram", metavar="GB", type=number,
                            help="host memory per node (GB as RAM is sold, binary: GiB): rules out Offload plans "
                            "whose states do not fit there")
@@ -875,6 +889,7 @@ def run_planner(args: argparse.Namespace) -> int:
         estimate=args.estimate_mode or "auto",
         memory=load_memory_model(args.memory_model) if args.memory_model else None,
         margin=args.margin,
+        token_budget=args.token_budget,
         host_ram_gb=args.host_ram,
         node_gpus=args.node_gpus or (config.node_gpus if config is not None else None) or NODE_GPUS,
         node_source=NODE_SIZE_KEY if not args.node_gpus and config and config.node_gpus else "--node-gpus",
@@ -1093,7 +1108,9 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
     from solver.solve import plan_for_settings
 
     setting = Setting(env=current.env, offload=current.offload, sp=current.sp)
-    vouching = plan_for_settings(catalog, query, gpu, current.gpus, setting)
+    # At Trinity's default token budget, which the verdict's note on the config's own budget assumes.
+    at_default = query.model_copy(update={"token_budget": "default"})
+    vouching = plan_for_settings(catalog, at_default, gpu, current.gpus, setting)
     model = catalog.model(query.model)
     verdict = None if vouching else tables_verdict(model, *gpu_type_cells(catalog.gpu(gpu), model.name),
                                                    current.gpus, setting, current.max_model_len)

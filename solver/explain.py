@@ -19,7 +19,7 @@ from ortools.sat.python import cp_model
 
 from solver.memory import GRID, breakdown, estimated_counts, estimated_setting
 from solver.model import RULES, PlanningData, build_model, prepare
-from solver.query import Answer, Plan, Query, Reason, counted, failed_settings, tried_settings
+from solver.query import Answer, Plan, Query, Reason, counted, failed_settings, least_token_budget, tried_settings
 from solver.solve import answer_for, checked, new_solver
 from solver.tables import Catalog, Setting
 
@@ -211,11 +211,18 @@ def _why_no_plan(
                 f"{asked} tokens need {words.gpus(more.gpus)}, {more.gpus - query.budget_gpus} more than the "
                 f"budget: {words.plan(more)}")))
         elif not more:
+            budget = ("even with a lowered token budget (--token-budget auto)" if query.token_budget == "auto" else
+                      "at Trinity's default token budget (max_token_len_per_gpu, which the tables measure)")
             reasons.append(Reason(rule="more_gpus", detail=(
                 f"no count of {data.gpu} GPUs up to {most} trains {data.model} at {asked} tokens"
-                f"{' with ' + query.pin_flags if query.pin_flags else ''} at Trinity's default token budget "
-                "(max_token_len_per_gpu, which the tables measure)"
+                f"{' with ' + query.pin_flags if query.pin_flags else ''} {budget}"
                 f"{' by the tables (--no-estimate turns off the estimates)' if query.estimate == 'never' else ''}")))
+        if query.token_budget == "default" and query.estimate != "never":
+            lowered = _best(catalog, query, prober, token_budget="auto")
+            if lowered:
+                reasons.append(Reason(rule="lower_token_budget", detail=(
+                    f"--token-budget auto trains {asked} tokens {query.within_budget} with max_token_len_per_gpu = "
+                    f"{lowered.max_token_len_per_gpu}, below Trinity's default: {words.plan(lowered)}")))
     if any(rule.startswith("pin_") for rule in binding):
         free = _best(catalog, query, prober, sp=None, env=None, offload=None)
         if free:
@@ -372,8 +379,10 @@ class _Words:
             if not estimated_setting(setting, without_env=self.query.env is False):
                 unestimated.append(setting.label)
                 continue
-            result = breakdown(self.model, self.memory_gib, n, setting, length, coefficients, margin)
-            predictions.append(f"{setting.label} {result.total_gib:.1f} GiB of {result.usable_gib:.1f} usable")
+            least = least_token_budget(length, sp) if self.query.token_budget == "auto" else None
+            result = breakdown(self.model, self.memory_gib, n, setting, length, coefficients, margin, least)
+            predictions.append(f"{setting.label} {result.total_gib:.1f} GiB of {result.usable_gib:.1f} usable"
+                               + (f" (at {least} tokens per GPU, its least budget)" if least else ""))
         if unestimated:
             predictions.append(f"{', '.join(unestimated)} not estimated (estimates turn Env on unless --no-env)")
         return f"the memory model predicts at {length} tokens: {'; '.join(predictions)}"

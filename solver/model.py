@@ -16,16 +16,18 @@ from types import MappingProxyType
 
 from ortools.sat.python import cp_model
 
-from solver.memory import GRID, estimated_cells, estimated_counts, host_memory_gib
+from solver.memory import CEILING, GRID, estimated_cells, estimated_counts, host_memory_gib
 from solver.query import (
     MAX_ESTIMATED_GPUS,
     Objective,
     Query,
     failures_by_row,
     gpu_type_cells,
+    lowered_reach,
     own_table_limit,
     rollout_layout_violation,
     table_cells,
+    token_budget,
 )
 from solver.tables import MAX_TOKENS, Catalog, GpuType, Model, Setting, Weights
 
@@ -51,7 +53,11 @@ class PlanningData:
     """The documented setting at (n, max_model_len), for the cells where something trains."""
     estimates: tuple[tuple[int, int, int, int, int], ...]
     """(n, e, o, s, longest length that fits) by the memory model, for every GPU count it covers; on a
-    count with a table, no longer than where that table says the setting runs out of memory."""
+    count with a table, no longer than where that table says the setting runs out of memory. With the
+    query's token budget ``auto``, the longest length a lowered budget reaches (`lowered_reach`)."""
+    estimate_tokens: Mapping[Combination, int]
+    """The most tokens per GPU each estimate holds: Trinity's default budget at its longest length at that
+    default (a lowered budget may take no more)."""
     longest_estimate: Mapping[int, int]
     """The longest length any estimate fits, per GPU count."""
     lengths: tuple[int, ...]
@@ -126,10 +132,12 @@ def prepare(catalog: Catalog, gpu: str, query: Query) -> PlanningData:
     untabled = tuple(n for n in estimable if n not in documented)
     beyond_tables = tuple(n for n in untabled if documented and n > min(documented))  # a smaller table may vouch
     rows, settings = table_cells(tables, shape.name)
-    estimates = () if query.estimate == "never" else within_own_tables(
+    at_default = () if query.estimate == "never" else within_own_tables(
         estimated_cells(shape, gpu_type.memory_gib, estimable, query.memory.coefficients, query.margin,
                         without_env=query.env is False),
         own_limits(gpu_type, shape) if tables else {})
+    estimates = at_default if query.token_budget == "default" else tuple(
+        (n, e, o, s, min(lowered_reach(longest, s), CEILING)) for n, e, o, s, longest in at_default)
     counts = tuple(sorted({*documented, *beyond_tables, *(cell[0] for cell in estimates)}))
     longest_estimate: dict[int, int] = {}
     for n, *_, fitting in estimates:
@@ -144,6 +152,7 @@ def prepare(catalog: Catalog, gpu: str, query: Query) -> PlanningData:
         ranks=cost_ranks(counts, query.objective, query.weights),
         settings=MappingProxyType(settings),
         estimates=estimates,
+        estimate_tokens=MappingProxyType({(n, e, o, s): token_budget(longest, s) for n, e, o, s, longest in at_default}),
         longest_estimate=MappingProxyType(longest_estimate),
         lengths=tuple(sorted({length for _, length in rows} | set(range(GRID, longest + 1, GRID)))),
         witnesses=_witnesses(counts, tuple(sorted(settings.items())), own_limits(gpu_type, shape) if tables else {},

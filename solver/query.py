@@ -32,6 +32,9 @@ Objective = Literal["cheapest", "max_len", "min_gpus"]
 Status = Literal["optimal", "feasible", "infeasible", "unknown"]
 Evidence = Literal["documented", "inferred", "estimated"]
 EstimateMode = Literal["auto", "only", "never"]
+TokenBudgetMode = Literal["default", "auto"]
+"""``default``: every plan at Trinity's default ``max_token_len_per_gpu``, ``ceil(2L/s)``, which the tables
+measured; ``auto``: an estimated plan whose default does not fit takes a lower one (`lowered_token_budget`)."""
 ClusterStatus = Literal["optimal", "feasible", "infeasible", "unknown"]
 
 NODE_GPUS = 8
@@ -87,6 +90,9 @@ class Query(_Frozen):
                                    "table for the GPU type, model or count; only: estimates alone; never: none")
     memory: MemoryModel
     margin: float = Field(ge=0, lt=1, description="safety margin of estimates, a fraction of usable memory")
+    token_budget: TokenBudgetMode = Field(default="default", description=(
+        "default: Trinity's max_token_len_per_gpu for every plan; auto: where it does not fit, an estimated plan "
+        "takes the most tokens per GPU the memory model fits, at least ceil(L/s)"))
     host_ram_gb: float | None = Field(default=None, gt=0, le=MAX_HOST_RAM_GB, description="host memory per node, for Offload")
     time_limit_s: float = Field(default=10.0, gt=0)
     workers: int = Field(default=1, gt=0)
@@ -153,6 +159,11 @@ class Plan(_Frozen):
     def setting(self) -> Setting:
         """The plan's Env, Offload and SP as a `Setting` (``label`` gives the source's words)."""
         return Setting(env=self.env, offload=self.offload, sp=self.sp)
+
+    @property
+    def lowered_budget(self) -> bool:
+        """Whether its ``max_token_len_per_gpu`` is below Trinity's default (``--token-budget auto``)."""
+        return self.max_token_len_per_gpu < token_budget(self.max_model_len, self.sp)
 
     @property
     def evidence_label(self) -> str:
@@ -273,6 +284,29 @@ def least_token_budget(max_model_len: float, sp: int) -> int:
     """The smallest ``max_token_len_per_gpu`` verl takes: an SP group's micro-batch holds the longest
     sequence, ``ceil(max_model_len / sp)``."""
     return ceil(max_model_len / sp)
+
+
+TOKEN_BUDGET_STEP = 1024
+"""A lowered token budget is a multiple of this many tokens, unless it is the least one."""
+
+
+def lowered_token_budget(max_model_len: int, sp: int, most_tokens: int) -> int | None:
+    """The ``max_token_len_per_gpu`` of a plan that may hold at most `most_tokens` tokens per GPU: Trinity's
+    default where it is within them; else the most of them, down to a multiple of `TOKEN_BUDGET_STEP`, but
+    at least `least_token_budget`. None when not even the least budget is within them."""
+    default, least = token_budget(max_model_len, sp), least_token_budget(max_model_len, sp)
+    if default <= most_tokens:
+        return default
+    if least > most_tokens:
+        return None
+    return max(least, most_tokens - most_tokens % TOKEN_BUDGET_STEP)
+
+
+def lowered_reach(longest: int, sp: int) -> int:
+    """The longest ``max_model_len`` a lowered token budget reaches for a setting whose longest length at
+    Trinity's default is `longest`: the tokens per GPU that default holds, times SP (then one sequence fills
+    an SP group's micro-batch)."""
+    return sp * token_budget(longest, sp)
 
 
 @lru_cache(maxsize=4096)
@@ -411,6 +445,7 @@ def make_query(
     estimate: EstimateMode = "auto",
     memory: MemoryModel | None = None,
     margin: float | None = None,
+    token_budget: TokenBudgetMode = "default",
     host_ram_gb: float | None = None,
     node_gpus: int | None = NODE_GPUS,
     rollout_gpus: int | None = None,
@@ -437,6 +472,10 @@ def make_query(
                 ("rollout_gpus", rollout_gpus, int | None))
     check_choice("objective", objective, get_args(Objective))
     check_choice("estimate", estimate, get_args(EstimateMode))
+    check_choice("token_budget", token_budget, get_args(TokenBudgetMode))
+    if token_budget == "auto" and estimate == "never":
+        raise QueryError("--token-budget auto lowers the token budget of estimated plans, which --no-estimate turns "
+                         "off: drop one of them")
     check_time_limit(time_limit_s)
     if not 0 <= seed <= MAX_SEED:
         raise QueryError(f"seed must be from 0 to {MAX_SEED} (CP-SAT's seed is 32-bit), got {brief(seed)}")
@@ -509,6 +548,7 @@ def make_query(
         estimate=estimate,
         memory=memory,
         margin=margin,
+        token_budget=token_budget,
         host_ram_gb=host_ram_gb,
         node_gpus=node_gpus,
         node_source=node_source,

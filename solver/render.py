@@ -24,6 +24,8 @@ from solver.query import (
     Reason,
     counted,
     index_range,
+    least_token_budget,
+    token_budget,
 )
 from solver.tables import (
     ESCALATION_ORDER,
@@ -153,6 +155,16 @@ def apply_lines(plan: Plan, model: Model) -> list[str]:
     return lines
 
 
+def _budget_origin(plan: Plan) -> str:
+    """Where a plan's token budget comes from, in words: Trinity's default, or lowered from it."""
+    default = f"ceil(2 x {plan.max_model_len} / SP {plan.sp})"
+    if not plan.lowered_budget:
+        return default
+    return (f"lowered from Trinity's default, {default} = {token_budget(plan.max_model_len, plan.sp)}, which does "
+            f"not fit; at least ceil({plan.max_model_len} / {plan.sp}) = "
+            f"{least_token_budget(plan.max_model_len, plan.sp)}; more micro-batches, which the cost does not count")
+
+
 def _relative(rank: int, cost: float, first: float) -> str:
     """A ranked plan's cost relative to plan #1's (which the objective ranks first, not always the cheapest):
     plan #1 is the best, and a later plan of the same cost is ``1.00x #1``."""
@@ -169,8 +181,7 @@ def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int) -> T
         yarn = (f" (beyond the native {model.native_context}, which {model.name}'s own {model.rope_scaling} RoPE "
                 "scaling provides: no YaRN written; check the model handles it)")
     grid.add_row("max_model_len", f"{plan.max_model_len}{yarn}")
-    grid.add_row("token budget", f"max_token_len_per_gpu = {plan.max_token_len_per_gpu} "
-                                 f"(ceil(2 x {plan.max_model_len} / SP {plan.sp}))")
+    grid.add_row("token budget", f"max_token_len_per_gpu = {plan.max_token_len_per_gpu} ({_budget_origin(plan)})")
     grid.add_row("cost", f"{plan.cost:.4g} relative step time (best)")
     grid.add_row("evidence", plan.evidence_text(answer.gpu))
     grid.add_row("memory", _memory_line(plan))

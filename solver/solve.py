@@ -26,6 +26,7 @@ from solver.query import (
     SourceCell,
     Status,
     counted,
+    lowered_token_budget,
     rollout_layout,
     rollout_layout_violation,
     token_budget,
@@ -192,8 +193,13 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
     if found is None and not estimated:  # a defect of the model's, never of the input
         raise RuntimeError(f"the solver returned {setting.label} on {gpus} GPUs at {length} with no cell behind it")
     evidence, source = found or ("estimated", None)
+    tokens = token_budget(length, sp) if source is not None else \
+        lowered_token_budget(length, sp, data.estimate_tokens[gpus, env, offload, sp])
+    if tokens is None:  # a defect of the model's: an estimate's reach is what its most tokens hold
+        raise RuntimeError(f"the solver returned {setting.label} on {gpus} GPUs at {length} beyond its estimate")
     memory_gib = catalog.gpu(data.gpu).memory_gib
-    memory = breakdown(data.shape, memory_gib, gpus, setting, length, query.memory.coefficients, query.margin)
+    memory = breakdown(data.shape, memory_gib, gpus, setting, length, query.memory.coefficients, query.margin,
+                       tokens)
     layout = (rollout_layout(gpus, query.rollout_gpus, query.node_gpus or NODE_GPUS) if query.rollout_gpus is not None
               else None)
     if query.rollout_gpus is not None and layout is None:  # a defect of the model's: its rollout_layout rule holds
@@ -205,7 +211,7 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
         offload=bool(offload),
         sp=sp,
         max_model_len=length,
-        max_token_len_per_gpu=token_budget(length, sp),
+        max_token_len_per_gpu=tokens,
         rope_scaling_factor=data.shape.yarn_factor(length),
         cost=float(exact_cost(query.weights, (gpus, env, offload, sp))),
         evidence=evidence,
@@ -214,8 +220,7 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
         headroom_gb=round(memory.headroom_gib, 2),
         host_memory_gb=round(host_memory_gib(data.shape, gpus, query.memory.coefficients, query.node_gpus), 1)
         if offload else None,
-        beyond_calibration=beyond_calibration(query.memory.fit.range, data.shape, memory_gib, gpus, setting,
-                                              token_budget(length, sp))
+        beyond_calibration=beyond_calibration(query.memory.fit.range, data.shape, memory_gib, gpus, setting, tokens)
         if source is None else (),
         nodes=layout[0] if layout else None,
         rollout_gpus=layout[1] if layout else None,
@@ -281,11 +286,24 @@ def _why_no_plan(catalog: Catalog, data: PlanningData, query: Query) -> tuple[st
                 f"{query.max_model_len} tokens is beyond what {sources} allow for {where} {within}{limit}: "
                 f"the longest is {best.max_model_len} ({best.setting.label} on {counted(best.gpus, 'GPU')}, "
                 f"{best.evidence_label})"
-                f"{_host_need(catalog, data, query)}{_with_fewer_gpus(catalog, data, query)}"
+                f"{_host_need(catalog, data, query)}"
+                f"{_with_fewer_gpus(catalog, data, query) or _with_lower_budget(catalog, data, query)}"
             ), best
     trains = f"trains{' with ' + limits if limits else ''}"
     return (f"nothing in {sources} for {where} {within} {trains}{_without_pins(catalog, data, query)}"
-            f"{_host_need(catalog, data, query)}"), None
+            f"{_host_need(catalog, data, query)}{_with_lower_budget(catalog, data, query)}"), None
+
+
+def _with_lower_budget(catalog: Catalog, data: PlanningData, query: Query) -> str:
+    """When a lowered token budget (``--token-budget auto``) trains the asked length: its plan, in words ("" when
+    it does not, when the query lowers budgets already or has no estimates, and when maximising the length)."""
+    if query.token_budget != "default" or query.estimate == "never" or query.max_model_len is None:
+        return ""
+    lowered = best_plan(catalog, query.model_copy(update={"token_budget": "auto", "top": 1}), data.gpu)
+    if lowered is None:
+        return ""
+    return (f"; --token-budget auto trains it: {lowered.setting.label} on {counted(lowered.gpus, 'GPU')} with "
+            f"max_token_len_per_gpu = {lowered.max_token_len_per_gpu} ({lowered.evidence_label})")
 
 
 def _without_pins(catalog: Catalog, data: PlanningData, query: Query) -> str:

@@ -180,7 +180,9 @@ def _plan_keys(plan: Plan, model: Model, config: Any = None) -> list[_Key]:
         _Key(
             path=("trainer", "max_token_len_per_gpu"),
             value=plan.max_token_len_per_gpu,
-            comment=f"ceil(2 * {length} / {plan.sp}), Trinity's default, written out",
+            comment=f"below Trinity's default ceil(2 * {length} / {plan.sp}), which does not fit; at least "
+                    f"ceil({length} / {plan.sp})" if plan.lowered_budget
+            else f"ceil(2 * {length} / {plan.sp}), Trinity's default, written out",
         ),
     ]
     if plan.offload:

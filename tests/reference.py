@@ -29,6 +29,13 @@ A plan is a dict with exactly the keys of `PLAN_KEYS`. In short:
   model, with its margin, fits exactly that setting at L (at most 2**21 tokens), and the count's own
   table, if it has one, does not say the setting ran out of memory at L; when maximising, L is a
   multiple of 1024.
+- With token_budget="auto" (and estimates): let Lc be the longest length that the rule above makes
+  estimated for the setting (the memory model's longest, and no longer than the last row of the count's
+  own table that does not say the setting ran out of memory) and Tc = ceil(2 * Lc / s). A plan no cell
+  vouches for is also estimated at any L with ceil(L / s) <= Tc (L at most 2**21; when maximising, a
+  multiple of 1024), and its max_token_len_per_gpu is ceil(2L / s) when that is <= Tc, else the larger
+  of ceil(L / s) and Tc rounded down to a multiple of 1024; its memory fields are the memory model's at
+  that budget.
 """
 
 from __future__ import annotations
@@ -166,6 +173,28 @@ def _longest_estimate(the_model: Any, memory_gib: float, n: int, env: bool, offl
     return low
 
 
+def _estimated_tokens(tables: dict[int, Table], the_model: Any, memory_gib: float, n: int, env: bool,
+                      offload: bool, sp: int, env_pinned_off: bool) -> int:
+    """Tc: the tokens per GPU of Trinity's default budget at Lc, the longest length estimated for the setting
+    (the memory model's longest, no longer than the last row of the count's own table that does not say the
+    setting ran out of memory); 0 when nothing is."""
+    longest = _longest_estimate(the_model, memory_gib, n, bool(env), bool(offload), sp, env_pinned_off)
+    own = tables.get(n)
+    if own is not None and _ran_out_of_memory(own, the_model, bool(env), bool(offload), sp, longest):
+        standing = [row.max_model_len for row in own.rows
+                    if not _ran_out_of_memory(own, the_model, bool(env), bool(offload), sp, row.max_model_len)]
+        longest = min(longest, max(standing, default=0))
+    return _max_token_len_per_gpu(longest, sp)
+
+
+def _lowered_budget(length: int, sp: int, most_tokens: int) -> int | None:
+    """The token budget of an estimated plan under token_budget="auto"; None when ceil(L / s) > Tc."""
+    if _max_token_len_per_gpu(length, sp) <= most_tokens:
+        return _max_token_len_per_gpu(length, sp)
+    least = -(-length // sp)
+    return None if least > most_tokens else max(least, most_tokens // 1024 * 1024)
+
+
 def _estimated(tables: dict[int, Table], the_model: Any, memory_gib: float, n: int, env: bool, offload: bool,
                sp: int, length: int, env_pinned_off: bool) -> bool:
     """Whether the memory model vouches for the setting on n GPUs at L: it fits, and n's own table (if
@@ -275,13 +304,13 @@ def _pinned_values(pin: Any | None, free: list) -> list:
 
 
 def _memory(catalog: Catalog, memory_gib: float, model: Any, n: int, env: bool, offload: bool, sp: int,
-            length: int, node_gpus: int) -> dict[str, float | None]:
+            length: int, node_gpus: int, tokens: int | None = None) -> dict[str, float | None]:
     """The plan's predicted peak memory and headroom, from the shipped memory model (not the tables); with
     Offload, the host memory a node of `node_gpus` needs for its trainer GPUs' share of the states (16
     bytes per parameter, times the calibrated states multiplier)."""
     memory = load_memory_model()
     result = breakdown(model, memory_gib, n, Setting(env=bool(env), offload=bool(offload), sp=sp), length,
-                       memory.coefficients, memory.margin)
+                       memory.coefficients, memory.margin, tokens)
     return {"memory_gb": round(result.total_gib, 2), "headroom_gb": round(result.headroom_gib, 2),
             "host_memory_gb": round(_host_need(model, n, node_gpus), 1) if offload else None}
 
@@ -294,12 +323,12 @@ def _host_need(model: Any, n: int, node_gpus: int) -> float:
     return (states * 16 + 2) * model.parameters_b * 1e9 * min(n, node_gpus) / n / 2**30
 
 
-def _beyond_calibration(memory_gib: float, model: Any, n: int, sp: int, length: int) -> list[str]:
-    """Where an estimated plan lies outside the shipped memory model's observations (its committed ``fit``
-    range, which test_memory checks that calibration reproduces): parameters compared to 0.1B, memory to 1 GiB."""
+def _beyond_calibration(memory_gib: float, model: Any, n: int, sp: int, tokens: int) -> list[str]:
+    """Where an estimated plan with `tokens` per GPU lies outside the shipped memory model's observations (its
+    committed ``fit`` range, which test_memory checks that calibration reproduces): parameters compared to
+    0.1B, memory to 1 GiB."""
     fit = load_memory_model().fit.range
     assert fit is not None, "the shipped memory model records its calibration range"
-    tokens = _max_token_len_per_gpu(length, sp)
     found = []
     if round(model.parameters_b, 1) > round(fit.largest_model_b, 1):
         found.append(f"{model.parameters_b:.1f}B parameters (calibrated up to {fit.largest_model_b:.1f}B)")
@@ -335,6 +364,7 @@ def enumerate_plans(
     estimates: bool = False,
     rollout_gpus: int | None = None,
     host_ram_gb: float | None = None,
+    token_budget: str = "default",
 ) -> list[dict]:
     """Every feasible plan, best first by the objective's key (a total order); when maximising, each
     combination (n, env, offload, sp) once, at its longest length."""
@@ -367,16 +397,23 @@ def enumerate_plans(
                         continue
                     longest = 0 if not estimates else _longest_estimate(
                         the_model, gpu_type.memory_gib, n, bool(e), bool(o), s, env is False)
+                    most_tokens = _estimated_tokens(tables, the_model, gpu_type.memory_gib, n, e, o, s, env is False) \
+                        if estimates and token_budget == "auto" else 0
+                    reach = max(longest, min(s * most_tokens, 1 << 21))
                     # When maximising: the rows of the tables that may vouch (the tables share one grid of
                     # rows), and the estimate's grid.
                     rows = {row.max_model_len for m, t in tables.items() if m <= n for row in t.rows}
-                    lengths = sorted(rows | set(range(1024, longest + 1, 1024))) if objective == "max_len" \
+                    lengths = sorted(rows | set(range(1024, reach + 1, 1024))) if objective == "max_len" \
                         else [max_model_len]
                     for length in lengths:
                         found = _evidence(tables, the_model, n, e, o, s, length)
+                        tokens = _max_token_len_per_gpu(length, s)
                         if found is None and estimates and _estimated(tables, the_model, gpu_type.memory_gib, n,
                                                                       e, o, s, length, env is False):
                             found = ("estimated", None)
+                        elif found is None and most_tokens and length <= 1 << 21 and \
+                                (lowered := _lowered_budget(length, s, most_tokens)) is not None:
+                            found, tokens = ("estimated", None), lowered
                         if found is None:
                             continue
                         evidence, source = found
@@ -388,13 +425,14 @@ def enumerate_plans(
                             "offload": bool(o),
                             "sp": s,
                             "max_model_len": length,
-                            "max_token_len_per_gpu": _max_token_len_per_gpu(length, s),
+                            "max_token_len_per_gpu": tokens,
                             "rope_scaling_factor": _rope_scaling_factor(the_model, length),
                             "cost": float(cost),
                             "evidence": evidence,
                             "source": source,
-                            **_memory(catalog, gpu_type.memory_gib, the_model, n, e, o, s, length, node_gpus),
-                            "beyond_calibration": _beyond_calibration(gpu_type.memory_gib, the_model, n, s, length)
+                            **_memory(catalog, gpu_type.memory_gib, the_model, n, e, o, s, length, node_gpus,
+                                      tokens),
+                            "beyond_calibration": _beyond_calibration(gpu_type.memory_gib, the_model, n, s, tokens)
                             if evidence == "estimated" else [],
                             **_layout(n, rollout_gpus, node_gpus),
                         }
@@ -438,6 +476,7 @@ def check_plan(
     estimates: bool = False,
     rollout_gpus: int | None = None,
     host_ram_gb: float | None = None,
+    token_budget: str = "default",
 ) -> list[str]:
     """Problems with `plan` for this query, straight from the definitions; an empty list means valid.
 
@@ -534,6 +573,13 @@ def check_plan(
 
     # Derived fields.
     want_tokens = _max_token_len_per_gpu(length, s)
+    lowered = None
+    if estimated and token_budget == "auto" and plan["evidence"] == "estimated" and \
+            _evidence(tables, the_model, n, e, o, s, length) is None and \
+            not _estimated(tables, the_model, gpu_type.memory_gib, n, e, o, s, length, env is False) and length <= 1 << 21:
+        lowered = _lowered_budget(length, s, _estimated_tokens(tables, the_model, gpu_type.memory_gib, n, e, o, s,
+                                                               env is False))
+        want_tokens = lowered or want_tokens
     if plan["max_token_len_per_gpu"] != want_tokens:
         problems.append(f"max_token_len_per_gpu={plan['max_token_len_per_gpu']}, expected {want_tokens}")
     want_rope = _rope_scaling_factor(the_model, length)
@@ -545,12 +591,12 @@ def check_plan(
         problems.append(f"rope_scaling_factor={rope!r}, expected {want_rope!r}")
 
     # The memory model's prediction (a derived field, computed by solver.memory).
-    predicted = _memory(catalog, gpu_type.memory_gib, the_model, n, e, o, s, length, node_gpus)
+    predicted = _memory(catalog, gpu_type.memory_gib, the_model, n, e, o, s, length, node_gpus, want_tokens)
     if {k: plan[k] for k in predicted} != predicted:
         problems.append(f"memory_gb/headroom_gb/host_memory_gb {plan['memory_gb']}/{plan['headroom_gb']}/"
                         f"{plan['host_memory_gb']} differ from the memory model's {predicted}")
 
-    want_beyond = _beyond_calibration(gpu_type.memory_gib, the_model, n, s, length) \
+    want_beyond = _beyond_calibration(gpu_type.memory_gib, the_model, n, s, want_tokens) \
         if plan["evidence"] == "estimated" else []
     if list(plan["beyond_calibration"]) != want_beyond:
         problems.append(f"beyond_calibration={plan['beyond_calibration']!r}, expected {want_beyond!r}")
@@ -576,7 +622,7 @@ def check_plan(
             f"{Setting(env=e, offload=o, sp=s).label} includes"
         )
     else:
-        if not _estimated(tables, the_model, gpu_type.memory_gib, n, e, o, s, length, env is False):
+        if not _estimated(tables, the_model, gpu_type.memory_gib, n, e, o, s, length, env is False) and lowered is None:
             problems.append(f"not feasible: the memory model does not vouch for {Setting(env=e, offload=o, sp=s).label} "
                             f"on {n} GPUs at {length} tokens (it does not fit, or the count's table says it ran out of "
                             "memory)")

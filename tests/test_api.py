@@ -81,6 +81,14 @@ def test_estimate_memory_checks_its_request_like_the_command(arguments: dict, me
     assert str(raised.value) == message
 
 
+def test_plan_passes_the_token_budget_through(cli):
+    (lowered,) = solver.plan("8B", gpu="h20", max_model_len=131072, budget_gpus=4, token_budget="auto")
+    assert lowered.plans[0].lowered_budget and not solver.plan("8B", gpu="h20", max_model_len=131072,
+                                                               budget_gpus=4)[0].plans
+    _, out, _ = cli("--model", "8B", "--gpu", "h20", "--len", "131072", "--gpus", "4", "--token-budget", "auto", "--json")
+    assert [lowered.as_json()] == json.loads(out)
+
+
 def test_plan_passes_the_node_size_and_memory_model_through(cli):
     (wide,) = solver.plan("8B", gpu="h100", objective="max_len", budget_gpus=16)
     (narrow,) = solver.plan("8B", gpu="h100", objective="max_len", budget_gpus=16, node_gpus=4,
@@ -97,6 +105,11 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
          "objective must be one of cheapest, max_len, min_gpus, got 'bogus'"),
         (lambda: solver.plan("8B", estimate="maybe", max_model_len=4096),
          "estimate must be one of auto, only, never, got 'maybe'"),
+        (lambda: solver.plan("8B", token_budget="half", max_model_len=4096),
+         "token_budget must be one of default, auto, got 'half'"),
+        (lambda: solver.plan("8B", token_budget="auto", estimate="never", max_model_len=4096),
+         ("--token-budget auto lowers the token budget of estimated plans, which --no-estimate turns off: drop one "
+          "of them")),
         (lambda: solver.plan("8B", budget_gpus=4.5, max_model_len=4096),
          "budget_gpus must be a whole number or None, got 4.5"),
         (lambda: solver.plan("8B", budget_gpus=True, max_model_len=4096),

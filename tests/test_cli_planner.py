@@ -478,3 +478,55 @@ def test_a_gpu_type_the_catalogue_lacks_is_planned_from_its_memory(cli, tmp_path
     for name in ("", " ", "foo\nbar: 1"):
         status, out, err = cli("--model", "4B", "--gpu", name, "--gpu-memory", "64", "--len", "8k", "--emit", "trinity")
         assert (status, out) == (2, "") and err.startswith("solve: error: a GPU type's name is printable text, got ")
+
+
+def test_a_lowered_token_budget_answers_trinity_rft_issue_398(cli):
+    # Qwen2.5-7B at 131072 tokens within the six trainer GPUs of an 8 x H20 node: at Trinity's default budget
+    # nothing fits (its 28 heads allow SP=4 on four GPUs, not on six); the no-plan reason names the lowered
+    # budget that trains it, and --token-budget auto plans with it.
+    query = ("--model", "Qwen2.5-7B", "--gpus", "6", "--len", "131072", "--gpu", "h20")
+    status, [answer] = run_json(cli, *query)
+    assert status == 1 and answer["plans"] == []
+    status, [lowered] = run_json(cli, *query, "--token-budget", "auto")
+    assert status == 0
+    best = lowered["plans"][0]
+    assert (best["gpus"], best["env"], best["offload"], best["sp"], best["evidence"]) == (4, True, False, 4, "estimated")
+    tokens = best["max_token_len_per_gpu"]
+    assert 131072 // 4 <= tokens < 2 * 131072 // 4 and tokens % 1024 == 0  # lowered: at least ceil(L / SP)
+    assert best["headroom_gb"] >= 0  # the memory model's figures are at the lowered budget
+    assert answer["reason"].endswith(f"; --token-budget auto trains it: Env + SP=4 on 4 GPUs with "
+                                     f"max_token_len_per_gpu = {tokens} (estimated)")
+    status, out, err = cli(*query, "--token-budget", "auto", "--emit", "trinity")
+    assert (status, err) == (0, "") and (f"max_token_len_per_gpu: {tokens}  # below Trinity's default "
+                                         "ceil(2 * 131072 / 4), which does not fit; at least ceil(131072 / 4)\n") in out
+
+
+def test_a_lowered_token_budget_never_shortens_the_longest_context(cli):
+    for gpu in ("a100", "h20"):
+        _, [default] = run_json(cli, "--maximize", "len", "--gpus", "6", "--model", "4B", "--gpu", gpu)
+        _, [lowered] = run_json(cli, "--maximize", "len", "--gpus", "6", "--model", "4B", "--gpu", gpu,
+                                "--token-budget", "auto")
+        assert lowered["plans"][0]["max_model_len"] > default["plans"][0]["max_model_len"]
+        # What the tables vouch for keeps Trinity's default: the lowered plan's tables' best is the default answer.
+        assert lowered["measured"]["max_model_len"] == default["plans"][0]["max_model_len"]
+        assert default["plans"][0]["max_token_len_per_gpu"] == -(-2 * default["plans"][0]["max_model_len"]
+                                                                 // default["plans"][0]["sp"])
+
+
+@pytest.mark.parametrize(("flags", "message"), [
+    (("--token-budget", "auto", "--no-estimate"),
+     ("solve: error: --token-budget auto lowers the token budget of estimated plans, which --no-estimate turns off: "
+      "drop one of them")),
+    (("--token-budget", "4096"), ("solve: error: argument --token-budget: takes default or auto, got '4096' (a budget "
+                                  "of your own, in tokens per GPU: solve memory --token-budget T)")),
+])
+def test_bad_token_budgets_are_refused_with_one_line(cli, flags: tuple[str, ...], message: str):
+    status, out, err = cli("--model", "8B", "--gpus", "4", "--len", "65536", *flags)
+    assert (status, out) == (2, "") and err.endswith(message + "\n")
+    assert "Traceback" not in err
+
+
+def test_explain_names_the_lowered_token_budget(cli):
+    status, out, _ = cli("--model", "8B", "--len", "131072", "--gpus", "4", "--gpu", "h20", "--explain")
+    assert status == 1
+    assert "lower_token_budget  --token-budget auto trains 131072 tokens within 4 GPUs with max_token_len_per_gpu" in out

@@ -394,6 +394,27 @@ def test_estimated_plans_match_the_reference(query: dict):
         assert check_plan(CATALOG, planned, estimates=True, **checked) == [], planned
 
 
+@pytest.mark.parametrize("query", _estimate_queries(40)[::2])
+def test_plans_with_lowered_token_budgets_match_the_reference(query: dict):
+    (answer,) = solve_plan(make_query(CATALOG, top=5, token_budget="auto", **query), CATALOG)
+    got = [p.model_dump(mode="json") for p in answer.plans]
+    assert got == enumerate_plans(CATALOG, estimates=True, token_budget="auto", **query)[:5]
+    checked = {key: value for key, value in query.items() if key != "objective"}
+    for planned in got:
+        assert check_plan(CATALOG, planned, estimates=True, token_budget="auto", **checked) == [], planned
+
+
+def test_check_plan_catches_a_token_budget_that_is_not_the_lowered_one():
+    query = {"gpu": "H20-96GB", "model": "Qwen2.5-7B", "budget_gpus": 6, "max_model_len": 131072}
+    [lowered] = enumerate_plans(CATALOG, objective="cheapest", estimates=True, token_budget="auto", **query)[:1]
+    assert lowered["max_token_len_per_gpu"] < 2 * 131072 // lowered["sp"]
+    assert check_plan(CATALOG, lowered, estimates=True, token_budget="auto", **query) == []
+    assert check_plan(CATALOG, lowered, estimates=True, **query) != []  # no lowered budget by default
+    more = {**lowered, "max_token_len_per_gpu": lowered["max_token_len_per_gpu"] + 1024}
+    assert any("max_token_len_per_gpu" in problem
+               for problem in check_plan(CATALOG, more, estimates=True, token_budget="auto", **query))
+
+
 @pytest.mark.parametrize("node_gpus", [2, 4])
 def test_small_nodes_rule_out_documented_counts_that_are_not_whole_nodes(node_gpus: int):
     query = dict(gpu="A100-80GB", model="Qwen3-4B", objective="max_len", budget_gpus=6, node_gpus=node_gpus)
