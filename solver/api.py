@@ -25,6 +25,7 @@ from solver.query import (
     check_choice,
     check_counts,
     check_time_limit,
+    check_token_budget,
     gpu_type_cells,
     least_token_budget,
     make_query,
@@ -116,11 +117,12 @@ def place(
     estimate: EstimateMode = "auto",
     memory: MemoryModel | None = None,
     margin: float | None = None,
+    token_budget: TokenBudgetMode = "default",
     catalog: Catalog | None = None,
 ) -> ClusterResult:
-    """Place a fleet's jobs (a `Fleet`, or the path of a cluster file) on its pools; `estimate`, `memory`
-    and `margin` as in `plan` ("never": the tables' GPU counts and cells alone). Raises `QueryError` (one
-    line) for a bad option, `TableError` for a bad cluster file."""
+    """Place a fleet's jobs (a `Fleet`, or the path of a cluster file) on its pools; `estimate`, `memory`,
+    `margin` and `token_budget` as in `plan` ("never": the tables' GPU counts and cells alone). Raises
+    `QueryError` (one line) for a bad option, `TableError` for a bad cluster file."""
     from solver.cluster import place as place_jobs
 
     check_types(("fleet", fleet, Fleet | Path | str), ("weights", weights, Weights | None),
@@ -128,13 +130,14 @@ def place(
     resolve_margin(memory if memory is not None else load_memory_model(), margin)
     check_choice("minimize", minimize, (None, "nodes"))
     check_choice("estimate", estimate, get_args(EstimateMode))
+    check_token_budget(token_budget, estimate)
     check_counts(("workers", workers, MAX_WORKERS))
     check_time_limit(time_limit_s)
     catalog = catalog if catalog is not None else load_catalog()
     if not isinstance(fleet, Fleet):
         fleet = load_fleet(fleet, catalog)
     return place_jobs(fleet, catalog, minimize=minimize, weights=weights, time_limit_s=time_limit_s,
-                      workers=workers, estimate=estimate, memory=memory, margin=margin)
+                      workers=workers, estimate=estimate, memory=memory, margin=margin, token_budget=token_budget)
 
 
 def estimate_memory(

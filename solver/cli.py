@@ -292,10 +292,7 @@ def build_parser() -> argparse.ArgumentParser:
     mode.add_argument("--no-estimate", action="store_const", const="never", dest="estimate_mode",
                       help="no estimates: only documented and inferred plans")
     _add_memory_model_options(estimates)
-    estimates.add_argument("--token-budget", metavar="MODE", type=token_budget_mode, default="default",
-                           help="trainer.max_token_len_per_gpu: Trinity's default, ceil(2 x L / SP), for every plan "
-                           "(default); or auto: where that does not fit, an estimated plan takes the most tokens per "
-                           "GPU the memory model fits, at least ceil(L / SP) (more micro-batches: slower steps)")
+    _add_token_budget_option(estimates)
     estimates.add_argument("--host-ram", metavar="GB", type=number,
                            help="host memory per node (GB as RAM is sold, binary: GiB): rules out Offload plans "
                            "whose states do not fit there")
@@ -358,6 +355,7 @@ def build_cluster_parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-estimate", action="store_const", const="never", default="auto", dest="estimate_mode",
                         help="plans from the tables alone: their GPU counts and cells, no memory-model estimates")
     _add_memory_model_options(parser)
+    _add_token_budget_option(parser)
     return parser
 
 
@@ -366,6 +364,14 @@ def _add_gpu_memory_option(parser: argparse.ArgumentParser | argparse._ArgumentG
     parser.add_argument("--gpu-memory", metavar="M", type=gpu_memory,
                         help="the memory of --gpu NAME, a GPU type the catalogue lacks: GB as sold (64), or "
                         "nvidia-smi's total (65536MiB); its plans are estimates")
+
+
+def _add_token_budget_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """--token-budget, for the commands that plan."""
+    parser.add_argument("--token-budget", metavar="MODE", type=token_budget_mode, default="default",
+                        help="trainer.max_token_len_per_gpu: Trinity's default, ceil(2 x L / SP), for every plan "
+                        "(default); or auto: where that does not fit, an estimated plan takes the most tokens per "
+                        "GPU the memory model fits, at least ceil(L / SP) (more micro-batches: slower steps)")
 
 
 def _add_memory_model_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
@@ -397,7 +403,7 @@ def run_cluster(args: argparse.Namespace) -> int:
     check_counts(("--workers", args.workers, MAX_WORKERS))
     result = place(fleet, catalog, minimize=args.minimize, weights=weights, time_limit_s=args.time_limit,
                    workers=args.workers, progress=progress, estimate=args.estimate_mode, memory=memory,
-                   margin=args.margin)
+                   margin=args.margin, token_budget=args.token_budget)
     progress.close()
     if args.emit_dir is not None and result.interrupted:
         print(f"solve cluster: interrupted: no configs written to {args.emit_dir} (the placement may not be the best)",

@@ -37,7 +37,9 @@ from solver.query import (
     EstimateMode,
     Placement,
     Plan,
+    TokenBudgetMode,
     Unplaced,
+    check_token_budget,
     counted,
     make_query,
     rollout_layout,
@@ -102,10 +104,13 @@ class _Planner:
     """The planner's best plan for one job shape, asked once per shape."""
 
     def __init__(self, catalog: Catalog, weights: Weights, estimate: EstimateMode, time_limit_s: float = 10.0,
-                 memory: MemoryModel | None = None, margin: float | None = None) -> None:
+                 memory: MemoryModel | None = None, margin: float | None = None,
+                 token_budget: TokenBudgetMode = "default") -> None:
         self.catalog = catalog
         self.weights = weights
         self.estimate = estimate
+        self.token_budget = token_budget
+        """``auto``: estimated plans may lower their token budget (the tables' tiers keep Trinity's default)."""
         self.time_limit_s = time_limit_s
         """The limit of each of the planner's solves (a few milliseconds each, in practice)."""
         self.memory = memory
@@ -127,11 +132,15 @@ class _Planner:
                                objective="cheapest" if length else "max_len", max_model_len=length,
                                weights=self.weights, estimate=estimate, time_limit_s=self.time_limit_s,
                                memory=self.memory, margin=self.margin, host_ram_gb=host_ram_gb, offload=offload,
-                               host_ram_source="the pool's host_ram_gb")
+                               host_ram_source="the pool's host_ram_gb", token_budget=self.budget_for(estimate))
             query = query.model_copy(update={"node_gpus": node_gpus})
             answer = answer_for(self.catalog, query, gpu, explained=False)
             self.cache[key] = answer.plans[0] if answer.plans else None
         return self.cache[key]
+
+    def budget_for(self, estimate: EstimateMode) -> TokenBudgetMode:
+        """The token budget mode of a query with `estimate`: the planner's, where estimates are on."""
+        return self.token_budget if estimate != "never" else "default"
 
     def host_mib(self, model: str, gpus: int) -> int:
         """Host memory, MiB (rounded up), that an Offload trainer of `gpus` GPUs on one node needs there."""
@@ -363,12 +372,14 @@ def place(
     estimate: EstimateMode = "auto",
     memory: MemoryModel | None = None,
     margin: float | None = None,
+    token_budget: TokenBudgetMode = "default",
 ) -> ClusterResult:
     """Place `fleet`'s jobs on its pools (see the module's docstring for the model and objectives);
-    `estimate`, `memory` and `margin` as in `solve` ("never": the tables' plans alone)."""
+    `estimate`, `memory`, `margin` and `token_budget` as in `solve` ("never": the tables' plans alone)."""
     started = time.monotonic()
+    check_token_budget(token_budget, estimate)
     planner = _Planner(catalog.for_fleet(fleet), weights if weights is not None else load_weights(),
-                       estimate, time_limit_s, memory, margin)
+                       estimate, time_limit_s, memory, margin, token_budget)
     options, host_rounded = host_footprints(fleet, [option for index in range(len(fleet.jobs))
                                                     for option in job_options(planner, fleet, index)])
     every_job = minimize == "nodes"
@@ -576,7 +587,8 @@ def _reasons(planner: _Planner, fleet: Fleet, index: int) -> str:
                            budget_gpus=min(pool.nodes * pool.gpus_per_node, MAX_ESTIMATED_GPUS),
                            weights=planner.weights, estimate=planner.estimate, node_gpus=pool.gpus_per_node,
                            time_limit_s=planner.time_limit_s, memory=planner.memory, margin=planner.margin,
-                           host_ram_gb=pool.host_ram_gb, host_ram_source="the pool's host_ram_gb")
+                           host_ram_gb=pool.host_ram_gb, host_ram_source="the pool's host_ram_gb",
+                           token_budget=planner.budget_for(planner.estimate))
         answer = answer_for(planner.catalog, query, pool.gpu)
         if answer.plans:
             fewest = answer.plans[0]

@@ -472,10 +472,7 @@ def make_query(
                 ("rollout_gpus", rollout_gpus, int | None))
     check_choice("objective", objective, get_args(Objective))
     check_choice("estimate", estimate, get_args(EstimateMode))
-    check_choice("token_budget", token_budget, get_args(TokenBudgetMode))
-    if token_budget == "auto" and estimate == "never":
-        raise QueryError("--token-budget auto lowers the token budget of estimated plans, which --no-estimate turns "
-                         "off: drop one of them")
+    check_token_budget(token_budget, estimate)
     check_time_limit(time_limit_s)
     if not 0 <= seed <= MAX_SEED:
         raise QueryError(f"seed must be from 0 to {MAX_SEED} (CP-SAT's seed is 32-bit), got {brief(seed)}")
@@ -564,6 +561,15 @@ def resolve_margin(memory: MemoryModel, margin: float | None) -> float:
     if not 0 <= margin < 1:
         raise QueryError(f"--margin is a fraction from 0 to below 1, got {brief(margin)}")
     return margin
+
+
+def check_token_budget(token_budget: object, estimate: EstimateMode) -> None:
+    """`QueryError` unless `token_budget` is a `TokenBudgetMode` that the `estimate` mode allows (``auto``
+    lowers the budgets of estimated plans: not with estimates off)."""
+    check_choice("token_budget", token_budget, get_args(TokenBudgetMode))
+    if token_budget == "auto" and estimate == "never":
+        raise QueryError("--token-budget auto lowers the token budget of estimated plans, which --no-estimate turns "
+                         "off: drop one of them")
 
 
 def check_choice(name: str, value: object, accepted: tuple[object, ...]) -> None:

@@ -340,13 +340,17 @@ def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = Fal
         if not here:  # a title, without an empty table
             renderables.append(Text(title, style="italic"))
             continue
-        view = Table(title=title, title_justify="left")
         offloads = any(placement.plan.host_memory_gb is not None for placement in here)
-        headers = ("nodes", "GPUs", "job", "trainer", "rollout", "plan", "max_model_len", "cost", "evidence",
+        lowered = any(placement.plan.lowered_budget for placement in here)  # --token-budget auto lowered one
+        view = Table(title=title, title_justify="left", caption_justify="left", caption=(
+            "* trainer.max_token_len_per_gpu below Trinity's default ceil(2 x L / SP), which does not fit "
+            "(--token-budget auto): set it in the job's config" if lowered else None))
+        headers = ("nodes", "GPUs", "job", "trainer", "rollout", "plan", "max_model_len",
+                   *(("tokens/GPU",) if lowered else ()), "cost", "evidence",
                    *(("host GiB/node",) if offloads else ()))  # the offloaded states' host memory per node
         for header in headers:
             view.add_column(header, no_wrap=True, justify="right" if header in (
-                "trainer", "rollout", "max_model_len", "host GiB/node") else "left")
+                "trainer", "rollout", "max_model_len", "tokens/GPU", "host GiB/node") else "left")
         for placement in sorted(here, key=lambda p: (p.nodes, p.job)):
             plan = placement.plan
             nodes = ", ".join(map(str, placement.nodes))
@@ -355,6 +359,7 @@ def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = Fal
             host = () if not offloads else (f"{plan.host_memory_gb:.1f}" if plan.host_memory_gb is not None else "",)
             view.add_row(nodes, gpus, placement.job, str(placement.trainer_gpus), str(placement.rollout_gpus),
                          Text(plan.setting.label, style=setting_style(plan.setting)), str(plan.max_model_len),
+                         *((f"{plan.max_token_len_per_gpu}{'*' if plan.lowered_budget else ''}",) if lowered else ()),
                          f"{plan.cost:.4g}", plan.evidence_label, *host)
         renderables.append(view)
     if result.unplaced:

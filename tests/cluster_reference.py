@@ -160,22 +160,24 @@ def sp_fits_nodes(n: int, sp: int, gpus_per_node: int) -> bool:
 
 @functools.cache
 def _plans_cached(catalog: Catalog, gpu: str, model: str, n: int, length: int | None, node_gpus: int,
-                  estimates: bool, host_ram_gb: float | None) -> tuple[dict, ...]:
+                  estimates: bool, host_ram_gb: float | None, token_budget: str) -> tuple[dict, ...]:
     return tuple(
         enumerate_plans(
             catalog, gpu=gpu, model=model, objective="max_len" if length is None else "cheapest", budget_gpus=n,
             exact=True, max_model_len=length, node_gpus=node_gpus, estimates=estimates, host_ram_gb=host_ram_gb,
+            token_budget=token_budget if estimates else "default",
         )
     )
 
 
 def _plans(catalog: Catalog, gpu: str, model: str, n: int, length: int | None, pool: dict,
-           estimates: bool) -> tuple[dict, ...]:
+           estimates: bool, token_budget: str = "default") -> tuple[dict, ...]:
     """enumerate_plans with exactly n trainer GPUs at length L (None: the longest first), best first (shared:
     copy to keep); a trainer on more than one node has the pool's nodes, which sets the host memory Offload
     needs per node (checked against the pool's host memory) and the counts the memory model estimates."""
     g = pool["gpus_per_node"]
-    return _plans_cached(catalog, gpu, model, n, length, g if n > g else n, estimates, pool.get("host_ram_gb"))
+    return _plans_cached(catalog, gpu, model, n, length, g if n > g else n, estimates, pool.get("host_ram_gb"),
+                         token_budget)
 
 
 def shared_host_need(catalog: Catalog, model: str, n: int, plan: dict, shape: tuple[str, int], pool: dict) -> float:
@@ -185,20 +187,22 @@ def shared_host_need(catalog: Catalog, model: str, n: int, plan: dict, shape: tu
     return _host_need(catalog.model(model), n, n)
 
 
-def job_candidates(catalog: Catalog, job: dict, pool: dict, estimates: bool = False) -> list[dict]:
+def job_candidates(catalog: Catalog, job: dict, pool: dict, estimates: bool = False,
+                   token_budget: str = "default") -> list[dict]:
     """Every (n, L) the job can run at in this pool, each with its cheapest plan that passes the SP rule and
     its layout: dicts {"n", "length", "plan", "layout", "gain", "cost"}. The tables' candidates at their own
     counts; with none, the tables' candidates at every count; with `estimates` and none either, those of
-    every count with the memory model's estimates."""
+    every count with the memory model's estimates (and their lowered token budgets with `token_budget` auto)."""
     tiers = [(False, False), (True, False)] + ([(True, True)] if estimates else [])
     for every, estimated in tiers:
-        found = _candidates(catalog, job, pool, every=every, estimates=estimated)
+        found = _candidates(catalog, job, pool, every=every, estimates=estimated, token_budget=token_budget)
         if found:
             return found
     return []
 
 
-def _candidates(catalog: Catalog, job: dict, pool: dict, every: bool, estimates: bool) -> list[dict]:
+def _candidates(catalog: Catalog, job: dict, pool: dict, every: bool, estimates: bool,
+                token_budget: str = "default") -> list[dict]:
     """job_candidates over the tables' counts, or with `every` over every count, with `estimates` or not,
     and for an at_least job with estimates also the longest length at each count."""
     gpu = catalog.gpu(pool["gpu"]).name
@@ -214,13 +218,14 @@ def _candidates(catalog: Catalog, job: dict, pool: dict, every: bool, estimates:
             continue  # the pool has too few nodes
         lengths = _candidate_lengths(catalog, gpu, job)
         if estimates and at_least:
-            longest = [p for p in _plans(catalog, gpu, model, n, None, pool, estimates) if sp_fits_nodes(n, p["sp"], g)]
+            longest = [p for p in _plans(catalog, gpu, model, n, None, pool, estimates, token_budget)
+                       if sp_fits_nodes(n, p["sp"], g)]
             tops = longest[:1]
             if where[0] == ONE and pool.get("host_ram_gb") is not None:  # and the longest without Offload
                 tops += [p for p in longest if not p["offload"]][:1]
             lengths = sorted(set(lengths) | {p["max_model_len"] for p in tops if p["max_model_len"] > wanted})
         for length in lengths:
-            plans = [plan for plan in _plans(catalog, gpu, model, n, length, pool, estimates)
+            plans = [plan for plan in _plans(catalog, gpu, model, n, length, pool, estimates, token_budget)
                      if sp_fits_nodes(n, plan["sp"], g)]
             if not plans:
                 continue
@@ -246,11 +251,12 @@ def _node_choices(pool: dict, where: tuple[str, int]) -> list[tuple[int, ...]]:
     return list(itertools.combinations(range(pool["nodes"]), size))
 
 
-def _options(catalog: Catalog, instance: dict, job: dict, per_footprint: bool, estimates: bool) -> list[dict | None]:
+def _options(catalog: Catalog, instance: dict, job: dict, per_footprint: bool, estimates: bool,
+             token_budget: str = "default") -> list[dict | None]:
     """None (unplaced) and every (pool, candidate, nodes) choice of the job."""
     options: list[dict | None] = [None]
     for pool in _allowed_pools(instance, job):
-        candidates = job_candidates(catalog, job, pool, estimates)
+        candidates = job_candidates(catalog, job, pool, estimates, token_budget)
         if per_footprint:
             best: dict[tuple[tuple[str, int], float], dict] = {}
             for candidate in candidates:
@@ -304,9 +310,10 @@ def _sort_key(value: tuple[int, int, int], minimize_nodes: bool) -> tuple[int, i
     return (first if minimize_nodes else -first, -gain, cost)
 
 
-def _search(catalog: Catalog, instance: dict, minimize_nodes: bool, per_footprint: bool, estimates: bool):
+def _search(catalog: Catalog, instance: dict, minimize_nodes: bool, per_footprint: bool, estimates: bool,
+            token_budget: str = "default"):
     jobs = _jobs(instance)
-    options = [_options(catalog, instance, job, per_footprint, estimates) for job in jobs]
+    options = [_options(catalog, instance, job, per_footprint, estimates, token_budget) for job in jobs]
     if minimize_nodes:
         options = [[option for option in job_options if option is not None] for job_options in options]
     best: list[Any] = [None, None]  # value, choice
@@ -330,10 +337,12 @@ def _search(catalog: Catalog, instance: dict, minimize_nodes: bool, per_footprin
 
 
 def best_value(catalog: Catalog, instance: dict, minimize_nodes: bool = False,
-               estimates: bool = False) -> tuple[int, int, int] | None:
+               estimates: bool = False, token_budget: str = "default") -> tuple[int, int, int] | None:
     """The optimal objective triple of the instance, or None (minimize_nodes and some job cannot be placed);
-    with `estimates`, plans may also rest on the memory model (as `solve cluster` by default)."""
-    value, _, _ = _search(catalog, instance, minimize_nodes, per_footprint=True, estimates=estimates)
+    with `estimates`, plans may also rest on the memory model (as `solve cluster` by default), and with
+    `token_budget` auto, estimated plans may lower their token budget (as `solve cluster --token-budget auto`)."""
+    value, _, _ = _search(catalog, instance, minimize_nodes, per_footprint=True, estimates=estimates,
+                          token_budget=token_budget)
     return value
 
 
@@ -345,9 +354,10 @@ def best_value_naive(catalog: Catalog, instance: dict, minimize_nodes: bool = Fa
 
 
 def best_placement(catalog: Catalog, instance: dict, minimize_nodes: bool = False,
-                   estimates: bool = False) -> dict | None:
+                   estimates: bool = False, token_budget: str = "default") -> dict | None:
     """An optimal placement in the solver's JSON shape (None when there is none), for self-checks."""
-    value, choice, jobs = _search(catalog, instance, minimize_nodes, per_footprint=True, estimates=estimates)
+    value, choice, jobs = _search(catalog, instance, minimize_nodes, per_footprint=True, estimates=estimates,
+                                  token_budget=token_budget)
     if value is None:
         return None
     placements, unplaced = [], []
@@ -396,6 +406,7 @@ def check_placements(
     minimize_nodes: bool = False,
     ignore_unused_gpus: bool = False,
     estimates: bool = False,
+    token_budget: str = "default",
 ) -> list[str]:
     """Problems with a solver result (validity only, not optimality); an empty list means valid.
 
@@ -471,7 +482,7 @@ def check_placements(
                             f"expected {len(nodes)}/{entry.get('rollout_gpus')}")
         plan_problems = check_plan(catalog, {**plan, "nodes": None, "rollout_gpus": None}, gpu=gpu, model=model,
                                    budget_gpus=n, max_model_len=length, exact=True, node_gpus=g if n > g else n,
-                                   estimates=estimates)
+                                   estimates=estimates, token_budget=token_budget if estimates else "default")
         if ignore_unused_gpus:
             plan_problems = [p for p in plan_problems if not p.startswith("unused_gpus=")]
         problems.extend(f"{where}: plan: {p}" for p in plan_problems)

@@ -221,6 +221,41 @@ def test_random_tiny_instances_reach_the_brute_force_optimum(seed: int, minimize
 
 
 @settings(max_examples=25, deadline=None)
+@given(seed=st.integers(min_value=0, max_value=10_000), minimize_nodes=st.booleans())
+def test_random_tiny_instances_with_lowered_token_budgets_reach_the_brute_force_optimum(seed: int, minimize_nodes: bool,
+                                                                                      tmp_path_factory):
+    instance = random_instance(random.Random(seed))
+    for job in instance["jobs"][::2]:  # some jobs past what the default budget reaches
+        job["max_model_len"] = {"at_least": 131072} if isinstance(job["max_model_len"], dict) else 131072
+    result = place(fleet_of(instance, tmp_path_factory.mktemp("fleet")), CATALOG,
+                   minimize="nodes" if minimize_nodes else None, token_budget="auto")
+    as_json = json.loads(result.model_dump_json())
+    expected = best_value(CATALOG, instance, minimize_nodes, estimates=True, token_budget="auto")
+    if expected is None:
+        assert as_json["status"] == "infeasible"
+        return
+    assert check_placements(CATALOG, instance, as_json, minimize_nodes=minimize_nodes, estimates=True,
+                            token_budget="auto") == []
+    assert as_json["status"] == "optimal"
+    assert value_of(CATALOG, instance, as_json, minimize_nodes) == expected
+
+
+def test_a_job_past_the_default_token_budget_is_placed_with_a_lowered_one(tmp_path: Path):
+    instance = {"pools": [{"name": "h20", "gpu": "h20", "nodes": 1, "gpus_per_node": 8}],
+                "jobs": [{"name": "long-7b", "model": "Qwen2.5-7B", "max_model_len": 131072, "rollout_gpus": 2}]}
+    default = solved(instance, tmp_path)
+    [unplaced] = default["unplaced"]
+    assert "; --token-budget auto trains it: Env + SP=4 on" in unplaced["reason"]
+    result = place(fleet_of(instance, tmp_path), CATALOG, token_budget="auto")
+    as_json = json.loads(result.model_dump_json())
+    [placed] = as_json["placements"]
+    plan_ = placed["plan"]
+    assert plan_["max_token_len_per_gpu"] < 2 * 131072 // plan_["sp"] and result.placements[0].plan.lowered_budget
+    assert check_placements(CATALOG, instance, as_json, estimates=True, token_budget="auto") == []
+    assert value_of(CATALOG, instance, as_json) == best_value(CATALOG, instance, estimates=True, token_budget="auto")
+
+
+@settings(max_examples=25, deadline=None)
 @given(seed=st.integers(min_value=0, max_value=10_000))
 def test_greedy_is_valid_and_never_better(seed: int, tmp_path_factory):
     instance = random_instance(random.Random(seed))
