@@ -42,6 +42,7 @@ from solver.query import (
     check_counts,
     counted,
     gpu_type_cells,
+    least_token_budget,
     make_query,
     resolve_margin,
     sp_layout_violation,
@@ -368,10 +369,11 @@ def _add_gpu_memory_option(parser: argparse.ArgumentParser | argparse._ArgumentG
 
 def _add_token_budget_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     """--token-budget, for the commands that plan."""
-    parser.add_argument("--token-budget", metavar="MODE", type=token_budget_mode, default="default",
+    parser.add_argument("--token-budget", metavar="MODE", type=token_budget_mode,
                         help="trainer.max_token_len_per_gpu: Trinity's default, ceil(2 x L / SP), for every plan "
-                        "(default); or auto: where that does not fit, an estimated plan takes the most tokens per "
-                        "GPU the memory model fits, at least ceil(L / SP) (more micro-batches: slower steps)")
+                        "(default, unless --from-config's config sets a lower one); or auto: an estimated plan that "
+                        "does not fit at the default takes the most tokens per GPU the memory model fits, at least "
+                        "ceil(L / SP) (more micro-batches: slower steps, which the cost does not count)")
 
 
 def _add_memory_model_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
@@ -403,7 +405,7 @@ def run_cluster(args: argparse.Namespace) -> int:
     check_counts(("--workers", args.workers, MAX_WORKERS))
     result = place(fleet, catalog, minimize=args.minimize, weights=weights, time_limit_s=args.time_limit,
                    workers=args.workers, progress=progress, estimate=args.estimate_mode, memory=memory,
-                   margin=args.margin, token_budget=args.token_budget)
+                   margin=args.margin, token_budget=args.token_budget or "default")
     progress.close()
     if args.emit_dir is not None and result.interrupted:
         print(f"solve cluster: interrupted: no configs written to {args.emit_dir} (the placement may not be the best)",
@@ -895,7 +897,7 @@ def run_planner(args: argparse.Namespace) -> int:
         estimate=args.estimate_mode or "auto",
         memory=load_memory_model(args.memory_model) if args.memory_model else None,
         margin=args.margin,
-        token_budget=args.token_budget,
+        token_budget=args.token_budget or _config_budget_mode(args, config),
         host_ram_gb=args.host_ram,
         node_gpus=args.node_gpus or (config.node_gpus if config is not None else None) or NODE_GPUS,
         node_source=NODE_SIZE_KEY if not args.node_gpus and config and config.node_gpus else "--node-gpus",
@@ -1094,7 +1096,12 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, path: Path,
                 if not (said and said in problem) and "offload_policy needs" not in problem]
     problems += config.notes
     default = token_budget(length, config.sp)
-    budgets = [("trainer.max_token_len_per_gpu", config.max_token_len_per_gpu),
+    lowered = _lowered_by_config(config, length)
+    if lowered is not None:
+        problems.append(f"trainer.max_token_len_per_gpu {lowered} is below Trinity's default ceil(2 x {length} / "
+                        f"{config.sp}) = {default}, which the tables measured: the verdict is at {lowered} tokens per "
+                        "GPU (each step takes more micro-batches)")
+    budgets = [("trainer.max_token_len_per_gpu", None if lowered else config.max_token_len_per_gpu),
                *role_token_budgets(mapping, path.name, os.environ)]
     for key, budget in budgets:
         if budget is not None and budget != default:
@@ -1105,18 +1112,39 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, path: Path,
                             f"per GPU than the verdict assumes{cautious}")
     env = _expandable_segments(os.environ.get("PYTORCH_CUDA_ALLOC_CONF", ""))
     return query, CurrentSettings(config=path.name, gpus=gpus, gpus_given=config.trainer_gpus is not None, env=env,
-                                  offload=config.offload, sp=config.sp, max_model_len=length, trains=False,
-                                  plan=None, broken_rule=broken, config_problems=tuple(problems))
+                                  offload=config.offload, sp=config.sp, max_model_len=length,
+                                  max_token_len_per_gpu=lowered, trains=False, plan=None, broken_rule=broken,
+                                  config_problems=tuple(problems))
+
+
+def _config_budget_mode(args: argparse.Namespace, config: TrinityConfig | None) -> TokenBudgetMode:
+    """The planner's token budget mode without --token-budget: ``auto`` for a config that lowers its own budget
+    below Trinity's default (where estimates are on), so that plans may too; else ``default``."""
+    length = args.max_model_len or (config.max_model_len if config is not None else None)
+    lowers = config is not None and length is not None and _lowered_by_config(config, length) is not None
+    return "auto" if lowers and args.estimate_mode != "never" else "default"
+
+
+def _lowered_by_config(config: TrinityConfig, length: int) -> int | None:
+    """The config's own trainer.max_token_len_per_gpu when it is below Trinity's default at `length` and still
+    holds the longest sequence (a smaller one is a problem `check_trinity_config` reports); else None."""
+    own = config.max_token_len_per_gpu
+    if own is None or not least_token_budget(length, config.sp) <= own < token_budget(length, config.sp):
+        return None
+    return own
 
 
 def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str) -> CurrentSettings:
     """`current` with whether its settings train on `gpu`, and the plan that says so."""
-    from solver.solve import plan_for_settings
+    from solver.solve import at_token_budget, plan_for_settings
 
     setting = Setting(env=current.env, offload=current.offload, sp=current.sp)
-    # At Trinity's default token budget, which the verdict's note on the config's own budget assumes.
-    at_default = query.model_copy(update={"token_budget": "default"})
-    vouching = plan_for_settings(catalog, at_default, gpu, current.gpus, setting)
+    # At the config's own budget where it lowers Trinity's default (and estimates may), else at the default.
+    own = current.max_token_len_per_gpu if query.estimate != "never" else None
+    judged = query.model_copy(update={"token_budget": "default" if own is None else "auto"})
+    vouching = plan_for_settings(catalog, judged, gpu, current.gpus, setting)
+    if vouching is not None and own is not None:  # the most the setting holds, or the default: the config's fits
+        vouching = at_token_budget(catalog, query, gpu, vouching, own) if own <= vouching.max_token_len_per_gpu else None
     model = catalog.model(query.model)
     verdict = None if vouching else tables_verdict(model, *gpu_type_cells(catalog.gpu(gpu), model.name),
                                                    current.gpus, setting, current.max_model_len)

@@ -221,8 +221,7 @@ def _why_no_plan(
             lowered = _best(catalog, query, prober, token_budget="auto")
             if lowered:
                 reasons.append(Reason(rule="lower_token_budget", detail=(
-                    f"--token-budget auto trains {asked} tokens {query.within_budget} with max_token_len_per_gpu = "
-                    f"{lowered.max_token_len_per_gpu}, below Trinity's default: {words.plan(lowered)}")))
+                    f"--token-budget auto trains {asked} tokens {query.within_budget}: {words.plan(lowered)}")))
     if any(rule.startswith("pin_") for rule in binding):
         free = _best(catalog, query, prober, sp=None, env=None, offload=None)
         if free:
@@ -266,7 +265,7 @@ class _Words:
         return counted(count, "GPU")
 
     def plan(self, plan: Plan) -> str:
-        return (f"{plan.setting.label} on {self.gpus(plan.gpus)} at {plan.max_model_len} tokens "
+        return (f"{plan.setting.label} on {self.gpus(plan.gpus)} at {plan.max_model_len} tokens{plan.lowered_words} "
                 f"({plan.evidence_text(self.data.gpu)})")
 
     def rows(self, count: int) -> list[int]:
@@ -403,8 +402,9 @@ class _Words:
     def _beyond_table(self, n: int) -> Reason:
         if not self.rows(n):
             longest = self.data.longest_estimate.get(n, 0) // GRID * GRID
+            lowered = " with a lowered token budget" if self.query.token_budget == "auto" else ""
             return Reason(rule="memory_model", detail=(
-                f"{self._no_table(n)}; the memory model's longest fitting length there is {longest} tokens"))
+                f"{self._no_table(n)}; the memory model's longest fitting length there is {longest} tokens{lowered}"))
         return Reason(rule="beyond_table", detail=(
             f"the {self.data.gpu} table for {self.gpus(n)} ends at {self.rows(n)[-1]} tokens (its longest with a "
             f"setting for {self.data.model}: {self.longest_documented(n) or 'none'})"
@@ -422,7 +422,7 @@ class _Words:
         row = rows[0]
         if not any((n, r) in data.settings for r in rows):
             return [Reason(rule="no_setting", detail=f"{table} says '-' for {data.model} from {row} tokens on: "
-                                                     "nothing trained there")]
+                                                     f"nothing trained there{self._lowered(n, length, combinations)}")]
         cell = data.settings.get((n, row))
         order = [setting.label for setting in tried_settings(data.shape, n)]
         tried = [setting.label for setting in failed_settings(data.shape, n, cell)]
@@ -434,7 +434,7 @@ class _Words:
             reasons.append(Reason(rule="out_of_memory", detail=(
                 f"at {row} tokens {table} says '{cell.label if cell else '-'}'; the source tries settings in the "
                 f"order {', '.join(order)} and records the first that trains, so {', '.join(failed)} ran out of "
-                "memory there")))
+                f"memory there{self._lowered(n, length, [c for c in combinations if _label(c) in failed])}")))
         if others:
             unmeasured = [c for c in combinations if _label(c) in others]
             reasons.append(Reason(rule="undocumented", detail=(
@@ -442,6 +442,20 @@ class _Words:
                 f"on is a setting they include (at {row}: '{cell.label if cell else '-'}'); "
                 f"{self._predictions(n, length, list(dict.fromkeys(unmeasured)))}")))
         return reasons
+
+
+    def _lowered(self, n: int, length: int, combinations: list[Combination]) -> str:
+        """With --token-budget auto: why a lowered budget does not save these settings either, in words (the
+        tables measured Trinity's default); empty otherwise."""
+        if self.query.token_budget != "auto":
+            return ""
+        held = []
+        for combination in dict.fromkeys(combinations):
+            most = self.data.estimate_tokens.get(combination)
+            held.append(f"{_label(combination)} not estimated{'' if combination[1] else ' without Env'}" if most is None else
+                        f"{_label(combination)} holds at most {most} tokens per GPU, below ceil({length} / "
+                        f"{combination[3]}) = {least_token_budget(length, combination[3])}")
+        return f" (at Trinity's default budget; lowered, {'; '.join(held)})"
 
 
 def runs(values: list[int]) -> str:

@@ -166,6 +166,12 @@ class Plan(_Frozen):
         return self.max_token_len_per_gpu < token_budget(self.max_model_len, self.sp)
 
     @property
+    def lowered_words(self) -> str:
+        """`` with a lowered max_token_len_per_gpu of N`` for a plan of `lowered_budget`, else empty: what a
+        suggestion must add for the plan to be taken as it is."""
+        return f" with a lowered max_token_len_per_gpu of {self.max_token_len_per_gpu}" if self.lowered_budget else ""
+
+    @property
     def evidence_label(self) -> str:
         """The evidence in a word or two: ``estimated, extrapolated`` for an estimate beyond the memory
         model's calibration (`beyond_calibration`)."""
@@ -206,6 +212,9 @@ class CurrentSettings(_Frozen):
     offload: bool
     sp: int
     max_model_len: int
+    max_token_len_per_gpu: int | None = Field(default=None, description=(
+        "the config's own trainer.max_token_len_per_gpu when it is below Trinity's default (and holds a sequence): "
+        "the verdict is at that budget; null otherwise (the verdict is at Trinity's default)"))
     trains: bool
     plan: Plan | None = Field(description="the plan for exactly these settings, with its evidence, if they train")
     broken_rule: str | None = Field(default=None, description="the rule of Trinity's or verl's these settings break")

@@ -11,6 +11,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from functools import cache
 from math import ceil
+from typing import Any
 
 from ortools.sat.python import cp_model
 
@@ -197,9 +198,6 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
         lowered_token_budget(length, sp, data.estimate_tokens[gpus, env, offload, sp])
     if tokens is None:  # a defect of the model's: an estimate's reach is what its most tokens hold
         raise RuntimeError(f"the solver returned {setting.label} on {gpus} GPUs at {length} beyond its estimate")
-    memory_gib = catalog.gpu(data.gpu).memory_gib
-    memory = breakdown(data.shape, memory_gib, gpus, setting, length, query.memory.coefficients, query.margin,
-                       tokens)
     layout = (rollout_layout(gpus, query.rollout_gpus, query.node_gpus or NODE_GPUS) if query.rollout_gpus is not None
               else None)
     if query.rollout_gpus is not None and layout is None:  # a defect of the model's: its rollout_layout rule holds
@@ -216,15 +214,31 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
         cost=float(exact_cost(query.weights, (gpus, env, offload, sp))),
         evidence=evidence,
         source=source,
-        memory_gb=round(memory.total_gib, 2),
-        headroom_gb=round(memory.headroom_gib, 2),
+        **_memory_figures(catalog, query, data.gpu, gpus, setting, length, tokens, estimated=source is None),
         host_memory_gb=round(host_memory_gib(data.shape, gpus, query.memory.coefficients, query.node_gpus), 1)
         if offload else None,
-        beyond_calibration=beyond_calibration(query.memory.fit.range, data.shape, memory_gib, gpus, setting, tokens)
-        if source is None else (),
         nodes=layout[0] if layout else None,
         rollout_gpus=layout[1] if layout else None,
     )
+
+
+def _memory_figures(catalog: Catalog, query: Query, gpu: str, gpus: int, setting: Setting, length: int, tokens: int,
+                    estimated: bool) -> dict[str, Any]:
+    """A plan's memory model figures at `tokens` per GPU: peak and headroom, and for an estimate where it lies
+    beyond the calibration."""
+    shape, memory_gib = catalog.model(query.model), catalog.gpu(gpu).memory_gib
+    memory = breakdown(shape, memory_gib, gpus, setting, length, query.memory.coefficients, query.margin, tokens)
+    return {"memory_gb": round(memory.total_gib, 2), "headroom_gb": round(memory.headroom_gib, 2),
+            "beyond_calibration": beyond_calibration(query.memory.fit.range, shape, memory_gib, gpus, setting, tokens)
+            if estimated else ()}
+
+
+def at_token_budget(catalog: Catalog, query: Query, gpu: str, plan: Plan, tokens: int) -> Plan:
+    """`plan` of `query` on `gpu` with `tokens` per GPU instead of its own budget (a config's own), its memory
+    figures at that budget."""
+    figures = _memory_figures(catalog, query, gpu, plan.gpus, plan.setting, plan.max_model_len, tokens,
+                              estimated=plan.source is None)
+    return plan.model_copy(update={"max_token_len_per_gpu": tokens, **figures})
 
 
 def _uncounted(query: Query) -> str:
@@ -245,8 +259,8 @@ def _with_fewer_gpus(catalog: Catalog, data: PlanningData, query: Query) -> str:
     if not fewer.plans:
         return ""
     plan = fewer.plans[0]
-    return (f"; fewer trainer GPUs train {query.max_model_len} tokens: {plan.setting.label} on {plan.gpus} GPUs "
-            f"({plan.evidence_label}), the other {query.budget_gpus - plan.gpus} free for rollout")
+    return (f"; fewer trainer GPUs train {query.max_model_len} tokens: {plan.setting.label} on {plan.gpus} GPUs"
+            f"{plan.lowered_words} ({plan.evidence_label}), the other {query.budget_gpus - plan.gpus} free for rollout")
 
 
 def _why_no_plan(catalog: Catalog, data: PlanningData, query: Query) -> tuple[str, Plan | None]:
@@ -284,7 +298,8 @@ def _why_no_plan(catalog: Catalog, data: PlanningData, query: Query) -> tuple[st
             limit = f" with {limits}" if limits else ""
             return (
                 f"{query.max_model_len} tokens is beyond what {sources} allow for {where} {within}{limit}: "
-                f"the longest is {best.max_model_len} ({best.setting.label} on {counted(best.gpus, 'GPU')}, "
+                f"the longest is {best.max_model_len} ({best.setting.label} on {counted(best.gpus, 'GPU')}"
+                f"{best.lowered_words}, "
                 f"{best.evidence_label})"
                 f"{_host_need(catalog, data, query)}"
                 f"{_with_fewer_gpus(catalog, data, query) or _with_lower_budget(catalog, data, query)}"
@@ -299,11 +314,15 @@ def _with_lower_budget(catalog: Catalog, data: PlanningData, query: Query) -> st
     it does not, when the query lowers budgets already or has no estimates, and when maximising the length)."""
     if query.token_budget != "default" or query.estimate == "never" or query.max_model_len is None:
         return ""
-    lowered = best_plan(catalog, query.model_copy(update={"token_budget": "auto", "top": 1}), data.gpu)
+    auto = query.model_copy(update={"token_budget": "auto", "top": 1})
+    lowered = best_plan(catalog, auto, data.gpu) or (
+        best_plan(catalog, auto.model_copy(update={"exact": False}), data.gpu) if query.exact else None)
     if lowered is None:
         return ""
+    fewer = f", the other {query.budget_gpus - lowered.gpus} free for rollout" if lowered.gpus < query.budget_gpus \
+        and query.exact else ""
     return (f"; --token-budget auto trains it: {lowered.setting.label} on {counted(lowered.gpus, 'GPU')} with "
-            f"max_token_len_per_gpu = {lowered.max_token_len_per_gpu} ({lowered.evidence_label})")
+            f"max_token_len_per_gpu = {lowered.max_token_len_per_gpu} ({lowered.evidence_label}){fewer}")
 
 
 def _without_pins(catalog: Catalog, data: PlanningData, query: Query) -> str:
@@ -315,14 +334,14 @@ def _without_pins(catalog: Catalog, data: PlanningData, query: Query) -> str:
     answer = answer_for(catalog, free, data.gpu) if query.objective != "max_len" else None
     if answer and answer.plans:
         best = answer.plans[0]
-        return (f" (without {query.pin_flags}: {best.setting.label} on {counted(best.gpus, 'GPU')} trains it, "
-                f"{best.evidence_label})")
+        return (f" (without {query.pin_flags}: {best.setting.label} on {counted(best.gpus, 'GPU')}{best.lowered_words} "
+                f"trains it, {best.evidence_label})")
     longest = answer_for(catalog, free.model_copy(update={"objective": "max_len", "max_model_len": None}), data.gpu)
     if not longest.plans:
         return ""
     best = longest.plans[0]
     return (f" (without {query.pin_flags} the longest is {best.max_model_len}: {best.setting.label} on "
-            f"{counted(best.gpus, 'GPU')}, {best.evidence_label})")
+            f"{counted(best.gpus, 'GPU')}{best.lowered_words}, {best.evidence_label})")
 
 
 def _host_need(catalog: Catalog, data: PlanningData, query: Query) -> str:

@@ -194,6 +194,9 @@ def _plan_keys(plan: Plan, model: Model, config: Any = None) -> list[_Key]:
                 default_only=True,
             )
         )
+    # The plan's token budget applies only with dynamic batch sizes: a config that turned them off gets them back.
+    keys += [_Key(path=path, value=True, existing_only=True) for path in DYNAMIC_BATCH_KEYS
+             if config is not None and _dig(config, path) is False]
     for role in ROLES:  # a role's keys together, a section's together (the fragment nests them)
         chosen = _offload_section(config, role)
         for section in sorted(OFFLOAD_SECTIONS, key=lambda name: name != chosen):
@@ -544,6 +547,9 @@ def _rollout_gpus(reader: _Reader, mode: str | None) -> tuple[int, int, int]:
     return engines + auxiliary_gpus, tensor_parallel, auxiliary_gpus
 
 
+DYNAMIC_BATCH_KEYS = (("trainer", "use_dynamic_bsz"), (*_FSDP_CONFIG, "actor", "use_dynamic_bsz"),
+                      (*_FSDP_CONFIG, "ref", "log_prob_use_dynamic_bsz"))
+"""Dynamic batch sizes (Trinity's default, and the role keys of verl it sets): token budgets apply only with them."""
 ROLE_TOKEN_BUDGETS = ((*_FSDP_CONFIG, "actor", "ppo_max_token_len_per_gpu"),
                       (*_FSDP_CONFIG, "ref", "log_prob_max_token_len_per_gpu"))
 """verl's per-role token budgets: set by hand, they override ``trainer.max_token_len_per_gpu`` for their role."""
@@ -1016,6 +1022,12 @@ def check_trinity_config(
                 problems.append(
                     f"model.rope_scaling.original_max_position_embeddings must be {native}, got {original!r}"
                 )
+
+    for path in DYNAMIC_BATCH_KEYS:
+        if value(path) is False:
+            problems.append(f"{'.'.join(path)} is false: verl then ignores the token budget (max_token_len_per_gpu), "
+                            "which the tables measured and the plan sets, and fills micro-batches by sequence count: "
+                            "set it to true")
 
     strategy = value(("trainer", "trainer_strategy"))
     for role_name in ROLES:

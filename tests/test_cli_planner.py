@@ -529,4 +529,18 @@ def test_bad_token_budgets_are_refused_with_one_line(cli, flags: tuple[str, ...]
 def test_explain_names_the_lowered_token_budget(cli):
     status, out, _ = cli("--model", "8B", "--len", "131072", "--gpus", "4", "--gpu", "h20", "--explain")
     assert status == 1
-    assert "lower_token_budget  --token-budget auto trains 131072 tokens within 4 GPUs with max_token_len_per_gpu" in out
+    assert ("lower_token_budget --token-budget auto trains 131072 tokens within 4 GPUs: Env + SP=4 on 4 GPUs at 131072 "
+            "tokens with a lowered max_token_len_per_gpu of ") in " ".join(out.split())
+    # and under auto, a table's out-of-memory row says why a lowered budget does not save a setting either
+    status, out, _ = cli("--model", "8B", "--len", "100000", "--gpus", "4", "--gpu", "h20", "--token-budget", "auto",
+                         "--explain")
+    assert status == 0 and "(at Trinity's default budget; lowered, vanilla not estimated without Env; Env holds at " \
+                           "most" in " ".join(out.split())
+
+
+def test_on_an_exact_count_the_lowered_budget_hint_may_name_fewer_gpus(cli):
+    # On exactly 6 H20s Qwen2.5-7B's heads allow SP=2 at most, which no budget saves at 131072; 4 of them, SP=4, do.
+    status, [answer] = run_json(cli, "--model", "Qwen2.5-7B", "--gpus", "6", "--exact", "--len", "131072", "--gpu", "h20")
+    assert status == 1
+    assert answer["reason"].endswith("--token-budget auto trains it: Env + SP=4 on 4 GPUs with max_token_len_per_gpu = "
+                                     "40960 (estimated), the other 2 free for rollout")

@@ -194,7 +194,8 @@ def test_from_config_says_whether_the_settings_train(cli, user_config: Path):
     assert (status, err) == (0, "")
     # 8 GPUs less 2 rollout engines: 6 trainer GPUs, SP=1 and no Offload, Env not set here.
     assert answer["current"] == {"config": "trinity.yaml", "gpus": 6, "gpus_given": True, "env": False, "offload": False, "sp": 1,
-                                 "max_model_len": 32768, "trains": False, "plan": None, "broken_rule": None,
+                                 "max_model_len": 32768, "max_token_len_per_gpu": None, "trains": False, "plan": None,
+                                 "broken_rule": None,
                                  "out_of_memory": {"gpus": 6, "max_model_len": 16384, "setting": "Env"},
                                  "config_problems": []}
     assert (answer["budget_gpus"], answer["plans"][0]["sp"], answer["plans"][0]["env"]) == (6, 2, True)
@@ -501,7 +502,7 @@ def test_from_config_names_what_else_in_the_config_is_wrong_or_unlike_the_tables
     assert "save_hf_checkpoint: last  # we evaluate the HF weights" in text
 
 
-def test_a_token_budget_below_the_default_is_legal_and_named_as_a_cautious_verdict(cli, tmp_path: Path):
+def test_a_token_budget_below_the_default_is_legal_and_the_verdict_is_at_it(cli, tmp_path: Path):
     # Trinity-RFT #398: Qwen2.5-7B at 131072 on 6 H20s, SP capped at 2 by the 28 heads; half the default
     # budget still holds the longest sequence (65536 x 2 = 131072), so verl takes it.
     config = tmp_path / "trinity.yaml"
@@ -514,8 +515,11 @@ def test_a_token_budget_below_the_default_is_legal_and_named_as_a_cautious_verdi
     assert (status, current["gpus"], current["sp"], current["broken_rule"]) == (1, 6, 2, None)  # too long for 6
     assert current["config_problems"] == [
         "trainer.max_token_len_per_gpu 65536 is below Trinity's default ceil(2 x 131072 / 2) = 131072, which the "
-        "tables measured: fewer tokens per GPU than the verdict assumes (so it is cautious; each step takes more "
-        "micro-batches)"]
+        "tables measured: the verdict is at 65536 tokens per GPU (each step takes more micro-batches)"]
+    assert current["max_token_len_per_gpu"] == 65536 and not current["trains"]
+    # Lowering budgets as the config does, the planner finds 4 of the 6 GPUs with SP=4 (28 heads: not on 6).
+    assert ("fewer trainer GPUs train 131072 tokens: Env + SP=4 on 4 GPUs with a lowered max_token_len_per_gpu of "
+            in json.loads(out)[0]["reason"])
 
 
 def test_a_config_that_breaks_the_whole_nodes_rule_is_told_once_naming_its_own_key(cli, tmp_path: Path):
@@ -992,3 +996,45 @@ def test_len_overrides_the_configs_length_in_its_checks_too(cli, tmp_path: Path)
     text = " ".join(out.split())
     assert "max_model_len 61440 is beyond Qwen3-8B's native context of 40960: set {rope_type: yarn, factor: 1.5" in text
     assert "65536" not in text.split("plan ")[0]
+
+
+def test_a_config_with_its_own_lower_token_budget_is_judged_at_it(cli, user_config: Path, monkeypatch: pytest.MonkeyPatch):
+    # Qwen3-8B at 131072 tokens on 4 H20s with Env + SP=4: the default budget (65536) does not fit, the config's
+    # own 35840 does. The verdict is at the config's budget, and the planner may lower budgets as the config did.
+    monkeypatch.setenv("MAX_MODEL_LEN", "131072")
+    monkeypatch.setenv("FACTOR", "3.2")
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+    text = user_config.read_text(encoding="utf-8").replace("  gpu_per_node: 8", "  gpu_per_node: 6").replace(
+        "  use_dynamic_bsz: true", "  use_dynamic_bsz: true\n  ulysses_sequence_parallel_size: 4\n"
+                                   "  max_token_len_per_gpu: 35840")
+    user_config.write_text(text, encoding="utf-8")
+    status, out, _ = cli("--from-config", str(user_config), "--gpu", "h20", "--json")
+    [answer] = json.loads(out)
+    current = answer["current"]
+    assert status == 0 and (current["trains"], current["max_token_len_per_gpu"]) == (True, 35840)
+    assert current["plan"]["max_token_len_per_gpu"] == 35840 and current["plan"]["evidence"] == "estimated"
+    assert "trainer.max_token_len_per_gpu 35840 is below Trinity's default ceil(2 x 131072 / 4) = 65536, which the " \
+           "tables measured: the verdict is at 35840 tokens per GPU (each step takes more micro-batches)" in \
+           current["config_problems"]
+    best = answer["plans"][0]
+    assert (best["sp"], best["env"], best["offload"]) == (4, True, False) and best["max_token_len_per_gpu"] >= 35840
+    # At Trinity's default budget (--token-budget default) nothing trains the length on these 4 GPUs.
+    status, out, _ = cli("--from-config", str(user_config), "--gpu", "h20", "--token-budget", "default", "--json")
+    assert status == 1 and json.loads(out)[0]["plans"] == []
+    # A budget above what the setting holds does not train.
+    user_config.write_text(text.replace("35840", "60000"), encoding="utf-8")
+    status, out, _ = cli("--from-config", str(user_config), "--gpu", "h20", "--json")
+    assert json.loads(out)[0]["current"]["trains"] is False
+
+
+def test_dynamic_batch_sizes_turned_off_are_reported_and_written_back_on(cli, user_config: Path, tmp_path: Path):
+    user_config.write_text(user_config.read_text(encoding="utf-8").replace("use_dynamic_bsz: true",
+                                                                          "use_dynamic_bsz: false"), encoding="utf-8")
+    _, out, _ = cli("--from-config", str(user_config), "--gpu", "h20", "--json")
+    assert "trainer.use_dynamic_bsz is false: verl then ignores the token budget (max_token_len_per_gpu), which the " \
+           "tables measured and the plan sets, and fills micro-batches by sequence count: set it to true" in \
+           json.loads(out)[0]["current"]["config_problems"]
+    patched = tmp_path / "patched.yaml"
+    assert cli("--from-config", str(user_config), "--gpu", "h20", "--write", str(patched))[0] == 0
+    diff = set(patched.read_text(encoding="utf-8").splitlines()) - set(user_config.read_text(encoding="utf-8").splitlines())
+    assert "  use_dynamic_bsz: true" in diff

@@ -835,6 +835,35 @@ def test_the_tables_speak_of_a_token_budget_only_where_they_vouch_for_as_many_to
     assert by_length.tables == by_budget.tables and by_budget.tables.trains
 
 
+def test_a_token_budget_between_rows_is_refuted_by_the_next_row_up_as_the_planner_takes_it():
+    # 0.6B on 2 H20s, Env + Offload + SP=2: Env + SP=2 trained at the 71680 row, '-' at 81920. A budget of 72704
+    # is the default of 72704 tokens, whose next row up, 81920, says nothing trained; 71680 is that row's own.
+    args = ("0.6B", "h20", 2, 70000)
+    flags = {"sp": 2, "env": True, "offload": True}
+    above = solver.estimate_memory(*args, **flags, max_token_len_per_gpu=72704).tables
+    assert (above.trains, above.source.max_model_len, above.source.setting) == (False, 81920, "-")
+    assert solver.estimate_memory(*args, **flags, max_token_len_per_gpu=71680).tables.trains
+    # and the planner lowers the budget no further than the row's: 71680 at 81920
+    (answer,) = solver.plan("0.6B", gpu="h20", max_model_len=81920, budget_gpus=2, exact=True, sp=2, offload=True,
+                            token_budget="auto")
+    assert answer.plans[0].max_token_len_per_gpu == 71680
+
+
+@pytest.mark.parametrize(("model", "gpu", "gpus", "length"), [
+    ("8B", "h20", 4, 131072), ("14B", "a100", 4, 102400), ("0.6B", "a100", 6, 100000), ("Qwen2.5-7B", "h20", 6, 131072),
+    ("4B", "h100", 8, 200000), ("14B", "h20", 2, 65536)])
+def test_every_lowered_plan_fits_by_solve_memory_at_its_budget(model: str, gpu: str, gpus: int, length: int):
+    (answer,) = solver.plan(model, gpu=gpu, max_model_len=length, budget_gpus=gpus, token_budget="auto", top=10)
+    lowered = [planned for planned in answer.plans if planned.lowered_budget]
+    assert lowered
+    for planned in lowered:
+        estimate = solver.estimate_memory(model, gpu, planned.gpus, length, sp=planned.sp, env=planned.env,
+                                          offload=planned.offload, max_token_len_per_gpu=planned.max_token_len_per_gpu)
+        assert estimate.fits and (planned.memory_gb, planned.headroom_gb) == (round(estimate.total_gib, 2),
+                                                                               round(estimate.headroom_gib, 2))
+        assert estimate.tables is None or estimate.tables.trains, (planned, estimate.tables)
+
+
 def test_cli_memory_with_a_token_budget(cli):
     flags = ["memory", "--model", "qwen2.5-7b", "--gpu", "h20", "--gpus", "6", "--len", "128k", "--sp", "2", "--env",
              "--offload"]
