@@ -16,7 +16,7 @@ from dataclasses import dataclass
 
 from ortools.linear_solver import pywraplp
 
-from solver.memory import PRIOR, TERMS, breakdown, features
+from solver.memory import DEFAULT_MARGIN, PRIOR, TERMS, breakdown, features
 from solver.query import failed_settings, token_budget
 from solver.tables import (
     NO_SETTING,
@@ -147,17 +147,21 @@ def at_bounds(coefficients: Coefficients) -> list[str]:
     return edges
 
 
-def report(evidence: list[Observation], coefficients: Coefficients) -> FitSummary:
-    """Count the observations the coefficients get wrong, each way, and record the range they span (what
-    `solver.memory.beyond_calibration` compares an estimate with)."""
+def report(evidence: list[Observation], coefficients: Coefficients, margin: float = DEFAULT_MARGIN) -> FitSummary:
+    """Count the observations the coefficients get wrong, each way (and the fits that only a `margin` of 0
+    predicts), and record the range they span (what `solver.memory.beyond_calibration` compares an estimate
+    with)."""
     predicted = [breakdown(o.model, o.memory_gib, o.gpus, o.setting, o.max_model_len, coefficients).fits
                  for o in evidence]
+    within = [breakdown(o.model, o.memory_gib, o.gpus, o.setting, o.max_model_len, coefficients, margin).fits
+              for o in evidence]
     return FitSummary(
         observations=len(evidence),
         positives=sum(o.fits for o in evidence),
         negatives=sum(not o.fits for o in evidence),
         wrong_fits=sum(p and not o.fits for p, o in zip(predicted, evidence)),
         wrong_failures=sum(o.fits and not p for p, o in zip(predicted, evidence)),
+        failures_within_margin=sum(o.fits and p and not w for p, w, o in zip(predicted, within, evidence)),
         range=CalibrationRange(
             largest_model_b=max(o.model.parameters_b for o in evidence),
             least_memory_gib=round(min(o.memory_gib for o in evidence), 6),

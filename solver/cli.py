@@ -302,6 +302,7 @@ def build_parser() -> argparse.ArgumentParser:
                            "on more keeps each SP group in one node")
     estimates.add_argument("--model-config", metavar="PATH", type=path_argument,
                            help="a local Hugging Face config.json for a model the catalogue lacks")
+    _add_cells_option(estimates)
     _add_gpu_memory_option(estimates)
     parser.add_argument("--explain", action="store_true",
                         help="say why: the rule that rules out each cheaper plan, or what stops any plan")
@@ -357,6 +358,7 @@ def build_cluster_parser() -> argparse.ArgumentParser:
                         help="plans from the tables alone: their GPU counts and cells, no memory-model estimates")
     _add_memory_model_options(parser)
     _add_token_budget_option(parser)
+    _add_cells_option(parser)
     return parser
 
 
@@ -365,6 +367,13 @@ def _add_gpu_memory_option(parser: argparse.ArgumentParser | argparse._ArgumentG
     parser.add_argument("--gpu-memory", metavar="M", type=gpu_memory,
                         help="the memory of --gpu NAME, a GPU type the catalogue lacks: GB as sold (64), or "
                         "nvidia-smi's total (65536MiB); its plans are estimates")
+
+
+def _add_cells_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """--cells, for the commands that plan or estimate with tables."""
+    parser.add_argument("--cells", metavar="FILE", type=path_argument, action="append",
+                        help="cells you measured, a GPU table file in the tables' format (as solve calibrate "
+                        "--cells; repeatable): tables of their GPU type, which vouch for plans as the source's do")
 
 
 def _add_token_budget_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
@@ -390,8 +399,9 @@ def run_cluster(args: argparse.Namespace) -> int:
     from solver.cluster import place
     from solver.render import cluster_json, cluster_view
 
-    fleet = load_fleet(args.file, load_catalog())
-    catalog = load_catalog().for_fleet(fleet)
+    base, _ = _catalog_with(None, cells=args.cells or ())
+    fleet = load_fleet(args.file, base)
+    catalog = base.for_fleet(fleet)
     weights = load_weights(args.weights) if args.weights else None
     if args.emit_dir is not None:
         try:
@@ -511,10 +521,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
 
     if args.with_tables and not args.cells:
         raise QueryError("--with-tables adds the shipped tables to the cells of --cells FILE")
-    twice = next((path for i, path in enumerate(args.cells or []) if any(_same_file(path, other)
-                                                                         for other in args.cells[:i])), None)
-    if twice is not None:
-        raise QueryError(f"--cells {twice}: the same file is given twice; give each file once")
+    _check_once("--cells", args.cells or [])
     catalog = load_catalog()
     gpu_types = [load_gpu_type(path, catalog.models, catalog.gpu_types) for path in args.cells] if args.cells else None
     evidence = observations(catalog, gpu_types=gpu_types)
@@ -540,9 +547,12 @@ def run_calibrate(args: argparse.Namespace) -> int:
               f"add cells{more}", file=sys.stderr)
     if args.out:
         write_atomically(args.out, text)
+        within = fit.failures_within_margin or 0
         print(f"wrote {args.out}: {fit.observations} observation{'s' if fit.observations != 1 else ''}, "
               f"{fit.wrong_fits} predicted to fit that did not, "
-              f"{fit.wrong_failures} predicted not to fit that did")
+              f"{fit.wrong_failures} predicted not to fit that did"
+              + (f", and {within} that fit but not within the default safety margin of {DEFAULT_MARGIN} (plans "
+                 "take them with --margin 0, or as tables with --cells)" if within else ""))
     else:
         sys.stdout.write(text)
     return 0
@@ -554,6 +564,7 @@ def build_memory_parser() -> argparse.ArgumentParser:
                      description="Predicted peak memory of one trainer GPU, term by term, and whether it fits.")
     parser.add_argument("--model", metavar="M", help="model (or --model-config)")
     parser.add_argument("--model-config", metavar="PATH", type=path_argument, help="a local Hugging Face config.json")
+    _add_cells_option(parser)
     parser.add_argument("--gpu", metavar="G", required=True, help="GPU type (any of gpus.yaml: h100, b200, ...)")
     parser.add_argument("--gpus", metavar="N", type=positive_int, required=True, help="trainer GPUs")
     parser.add_argument("--len", metavar="L", type=token_count, required=True, dest="max_model_len",
@@ -579,7 +590,7 @@ def run_memory(args: argparse.Namespace) -> int:
 
     _check_model_flags(args, "--model M (e.g. 4B) or --model-config PATH")
     catalog, added = _catalog_with(load_model_config(args.model_config) if args.model_config else None, args.gpu,
-                                   args.gpu_memory)
+                                   args.gpu_memory, args.cells or ())
     model = catalog.model(args.model or added)
     gpu = catalog.gpu(args.gpu)
     memory_model = load_memory_model(args.memory_model)
@@ -603,10 +614,18 @@ def run_memory(args: argparse.Namespace) -> int:
 
 
 def _catalog_with(model: Model | None, gpu: str | None = None,
-                  memory: tuple[int | None, int | None] | None = None) -> tuple[Catalog, str]:
-    """The shipped catalogue, with `model` added (--model-config's), and the GPU type that --gpu NAME
-    --gpu-memory M describes; and that model's name as the catalogue gives it ("" without one)."""
+                  memory: tuple[int | None, int | None] | None = None,
+                  cells: Sequence[Path] = ()) -> tuple[Catalog, str]:
+    """The shipped catalogue, with the tables of the --cells files, `model` added (--model-config's), and the
+    GPU type that --gpu NAME --gpu-memory M describes; and that model's name as the catalogue gives it (""
+    without one)."""
     catalog = load_catalog()
+    _check_once("--cells", cells)
+    for path in cells:
+        try:
+            catalog = catalog.with_cells(path)
+        except QueryError as error:
+            raise QueryError(f"--cells {error}") from None
     if memory is None and gpu is not None:
         try:
             catalog.gpu(gpu)
@@ -626,6 +645,13 @@ def _catalog_with(model: Model | None, gpu: str | None = None,
         return catalog, ""
     catalog = catalog.with_model(model)
     return catalog, catalog.models[-1].name  # with_model adds it last, renamed if it only borrows a name
+
+
+def _check_once(flag: str, paths: Sequence[Path]) -> None:
+    """`QueryError` when two of the files a repeatable `flag` names are the same file."""
+    twice = next((path for i, path in enumerate(paths) if any(_same_file(path, other) for other in paths[:i])), None)
+    if twice is not None:
+        raise QueryError(f"{flag} {twice}: the same file is given twice; give each file once")
 
 
 def build_map_parser() -> argparse.ArgumentParser:
@@ -858,7 +884,7 @@ def run_planner(args: argparse.Namespace) -> int:
         described = _model_path_model(local, config)
     else:
         described = None
-    catalog, added = _catalog_with(described, args.gpu, args.gpu_memory)
+    catalog, added = _catalog_with(described, args.gpu, args.gpu_memory, args.cells or ())
     if args.write and config is not None and config.strategy not in (None, "fsdp", "fsdp2"):
         raise QueryError(f"{args.from_config}: trainer.trainer_strategy is {config.strategy}: rft-solver plans FSDP "
                          "trainers (fsdp, or fsdp2 for Offload), so --write would change the strategy; plan it by hand")

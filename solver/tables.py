@@ -569,6 +569,9 @@ class FitSummary(_Frozen):
     negatives: Annotated[int, Strict(), Ge(0)]
     wrong_fits: Annotated[int, Strict(), Ge(0)] = Field(description="did not fit, predicted to fit (unsafe)")
     wrong_failures: Annotated[int, Strict(), Ge(0)] = Field(description="fit, predicted not to (conservative)")
+    failures_within_margin: Annotated[int, Strict(), Ge(0)] | None = Field(default=None, description=(
+        "fit, predicted to fit but not within the file's default safety margin, so that estimates at that margin "
+        "reject them too; None in a file from before rft-solver counted them"))
     range: CalibrationRange | None = Field(default=None, description=(
         "what the observations span; None in a file from before rft-solver recorded it (its estimates then "
         "say nothing of their range)"))
@@ -679,6 +682,33 @@ class Catalog(_Frozen):
         --gpu-memory M`` or a pool's ``gpu_memory_gb``: no tables, estimates only)."""
         return self.model_copy(update={"gpu_types": (*self.gpu_types,
                                                      *(g for g in gpu_types if g not in self.gpu_types))})
+
+    def with_tables(self, gpu_type: GpuType) -> Catalog:
+        """This catalogue with `gpu_type`'s tables (cells you measured, in the tables' format: ``--cells``),
+        which vouch for plans as the source's do: a GPU type it has gains them (`QueryError` for a GPU count
+        it has a table for already: the two would disagree), and one it lacks comes with them."""
+        known = next((g for g in self.gpu_types if g.name == gpu_type.name), None)
+        if known is None:
+            return self.model_copy(update={"gpu_types": (*self.gpu_types, gpu_type)})
+        taken = sorted({table.gpus for table in known.tables} & {table.gpus for table in gpu_type.tables})
+        if taken:
+            counts = ", ".join(map(str, taken[:-1])) + " and " * (len(taken) > 1) + str(taken[-1])
+            raise QueryError(f"{known.name} has a table for {counts} GPUs already; measured "
+                             "cells join the tables where they have none (give the GPU type a name of its own to "
+                             "plan with yours alone)")
+        tables = tuple(sorted((*known.tables, *gpu_type.tables), key=lambda table: table.gpus))
+        merged = known.model_copy(update={"tables": tables})
+        return self.model_copy(update={"gpu_types": tuple(merged if g is known else g for g in self.gpu_types)})
+
+    def with_cells(self, path: Path | str) -> Catalog:
+        """This catalogue with the tables of a cells file you measured (one GPU type in the tables' format,
+        as ``solve calibrate --cells`` reads), by `with_tables`: `TableError` for a bad file, `QueryError`
+        (naming the file) for tables it has already."""
+        check_types(("path", path, Path | str))
+        try:
+            return self.with_tables(load_gpu_type(Path(path), self.models, self.gpu_types))
+        except QueryError as error:
+            raise QueryError(f"{path}: {error}") from None
 
     def for_fleet(self, fleet: Fleet) -> Catalog:
         """This catalogue with the models and GPU types `fleet` describes (`Fleet.models`, `Fleet.gpu_types`)."""

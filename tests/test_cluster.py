@@ -1046,3 +1046,16 @@ def test_a_pool_of_a_gpu_type_the_catalogue_lacks_gives_its_memory(tmp_path: Pat
                                            sp=placed.plan.sp, env=placed.plan.env, offload=placed.plan.offload,
                                            catalog=CATALOG.for_fleet(fleet))
         assert (predicted.memory_gib, round(predicted.total_gib, 2)) == (64.0, placed.plan.memory_gb)
+
+
+def test_measured_cells_place_a_job_on_their_documented_plan(tmp_path: Path, cli):
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools: [{name: h800, gpu: h800, nodes: 1, gpus_per_node: 8}]\n"
+                     "jobs: [{name: long-14b, model: 14B, max_model_len: 131072}]\n", encoding="utf-8")
+    cells = Path(__file__).parent / "data" / "cells" / "h800.yaml"
+    status, out, _ = cli("cluster", str(fleet), "--cells", str(cells), "--json")
+    [placed] = json.loads(out)["placements"]
+    assert status == 0 and placed["plan"]["evidence"] == "documented"
+    assert (placed["plan"]["env"], placed["plan"]["offload"], placed["plan"]["sp"]) == (True, False, 8)
+    status, out, _ = cli("cluster", str(fleet), "--json")  # the shipped model alone estimates Offload
+    assert json.loads(out)["placements"][0]["plan"]["evidence"] == "estimated"

@@ -956,3 +956,54 @@ def test_checkpoints_in_folders_of_one_name_are_two_models(tmp_path: Path):
     assert [job.model for job in loaded.jobs] == ["model-a", "model-b"]
     assert [(m.name, m.native_context, m.aliases) for m in loaded.models] == [("model-a", 40960, ()),
                                                                               ("model-b", 131072, ())]
+
+
+H800_CELLS = Path(__file__).parent / "data" / "cells" / "h800.yaml"
+
+
+def test_measured_cells_are_tables_that_vouch_for_plans_as_the_sources_do(cli):
+    # Made-up 8 x H800 cells: calibrated on, the memory model keeps them only without its safety margin; as
+    # tables (--cells), each cell is the documented answer for its row, whatever the memory model says.
+    mine = yaml.safe_load(H800_CELLS.read_text(encoding="utf-8"))
+    for row in mine["tables"][0]["rows"]:
+        for model, setting in row["cells"].items():
+            status, out, err = cli("--model", model, "--gpu", "h800", "--gpus", "8", "--exact", "--len",
+                                   str(row["max_model_len"]), "--cells", str(H800_CELLS), "--json")
+            best = json.loads(out)[0]["plans"][0]
+            label = Setting(env=best["env"], offload=best["offload"], sp=best["sp"]).label
+            assert (status, err, label, best["evidence"]) == (0, "", setting, "documented"), (model, row)
+    # Without --gpu, the H800 is one of the GPU types with tables; solve memory says what the table says.
+    status, out, _ = cli("--model", "14B", "--gpus", "8", "--len", "32k", "--cells", str(H800_CELLS), "--json")
+    assert [answer["gpu"] for answer in json.loads(out)] == ["A100-80GB", "H20-96GB", "H800-80GB"]
+    status, out, _ = cli("memory", "--model", "14B", "--gpu", "h800", "--gpus", "8", "--len", "32k", "--sp", "2",
+                         "--env", "--cells", str(H800_CELLS), "--json")
+    assert json.loads(out)["tables"]["evidence"] == "documented"
+
+
+@pytest.mark.parametrize(("cells", "message"), [
+    (["tables/feasibility/a100-80gb.yaml"],
+     ("solve: error: --cells tables/feasibility/a100-80gb.yaml: A100-80GB has a table for 1, 2, 4 and 6 GPUs "
+      "already; measured cells join the tables where they have none (give the GPU type a name of its own to plan "
+      "with yours alone)\n")),
+    ([str(H800_CELLS), str(H800_CELLS)],
+     f"solve: error: --cells {H800_CELLS}: the same file is given twice; give each file once\n"),
+])
+def test_cells_that_would_clash_are_refused_with_one_line(cli, cells: list[str], message: str):
+    flags = [flag for path in cells for flag in ("--cells", path)]
+    status, out, err = cli("--model", "14B", "--gpus", "8", "--len", "32k", *flags)
+    assert (status, out, err) == (2, "", message)
+
+
+def test_calibrating_says_which_fits_only_hold_without_the_safety_margin(cli, tmp_path: Path):
+    out_file = tmp_path / "h800-model.yaml"
+    status, out, _ = cli("calibrate", "--cells", str(H800_CELLS), "--out", str(out_file))
+    fit = load_memory_model(out_file).fit
+    assert status == 0 and fit.wrong_failures == 0 and fit.failures_within_margin
+    assert out == (f"wrote {out_file}: {fit.observations} observations, 0 predicted to fit that did not, 0 predicted "
+                   f"not to fit that did, and {fit.failures_within_margin} that fit but not within the default safety "
+                   "margin of 0.01 (plans take them with --margin 0, or as tables with --cells)\n")
+    # and --margin 0 takes them
+    status, out, _ = cli("--model", "14B", "--gpu", "h800", "--gpus", "8", "--exact", "--len", "32k", "--memory-model",
+                         str(out_file), "--margin", "0", "--json")
+    best = json.loads(out)[0]["plans"][0]
+    assert (best["env"], best["offload"], best["sp"]) == (True, False, 2)
