@@ -172,19 +172,20 @@ def _whole_number(text: str, least: int) -> int:
 
 def gpu_memory(text: str) -> tuple[int | None, int | None]:
     """An argparse type: a GPU's memory as (GB as sold, the driver's MiB), one of them None: ``80`` or
-    ``80GB`` (taken as GiB by the memory model, as for a catalogue GPU without the driver's figure), or
-    ``81559MiB`` (nvidia-smi's total)."""
-    forms = "64, 64GB (as sold) or 65536MiB (nvidia-smi's total)"
-    match = re.fullmatch(r"\s*(\d+)\s*(mib|gb)?\s*", text, flags=re.IGNORECASE) if text.isascii() else None
+    ``80GB`` (taken as GiB by the memory model, as for a catalogue GPU without the driver's figure),
+    ``81559MiB`` (nvidia-smi's total), or ``64GiB`` (65536 MiB)."""
+    forms = "64, 64GB (as sold), 65536MiB (nvidia-smi's total) or 64GiB"
+    match = re.fullmatch(r"\s*(\d+)\s*(mib|gib|gb)?\s*", text, flags=re.IGNORECASE) if text.isascii() else None
     if match is None:
         raise argparse.ArgumentTypeError(f"expected {forms}, got {brief(text)}")
-    mib = (match[2] or "").lower() == "mib"
-    limit = MAX_GPU_MEMORY_GB * (1024 if mib else 1)
+    unit = (match[2] or "gb").lower()
+    limit = MAX_GPU_MEMORY_GB * (1024 if unit == "mib" else 1)
     significant = match[1].lstrip("0") or "0"  # int() refuses 4300 digits, leading zeros too
     value = int(significant) if len(significant) <= len(str(limit)) else limit + 1
     if not 1 <= value <= limit:
-        raise argparse.ArgumentTypeError(f"must be from 1 to {limit}{'MiB' if mib else ' (GB)'}, got {brief(text)}")
-    return (None, value) if mib else (value, None)
+        shown = {"mib": "MiB", "gib": "GiB", "gb": " (GB)"}[unit]
+        raise argparse.ArgumentTypeError(f"must be from 1 to {limit}{shown}, got {brief(text)}")
+    return (value, None) if unit == "gb" else (None, value * 1024 if unit == "gib" else value)
 
 
 def path_argument(text: str) -> Path:

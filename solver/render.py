@@ -155,6 +155,17 @@ def apply_lines(plan: Plan, model: Model) -> list[str]:
     return lines
 
 
+YARN_VALIDATED = 4.0
+"""The largest YaRN factor the Qwen model cards validate (32768 to 131072 tokens)."""
+
+
+def _yarn_caution(plan: Plan) -> str:
+    """A caution for a YaRN factor above `YARN_VALIDATED` ("" otherwise): memory fits, quality is untested."""
+    if (plan.rope_scaling_factor or 0) <= YARN_VALIDATED:
+        return ""
+    return f"; above {YARN_VALIDATED:g}, the most Qwen's model cards validate: check the model's quality at this length"
+
+
 def _budget_origin(plan: Plan) -> str:
     """Where a plan's token budget comes from, in words: Trinity's default, or lowered from it."""
     default = f"ceil(2 x {plan.max_model_len} / SP {plan.sp})"
@@ -176,7 +187,8 @@ def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int) -> T
     grid.add_column(style="bold", no_wrap=True)
     grid.add_column()
     grid.add_row("plan", Text(f"{plan.setting.label} on {_gpus_of_budget(answer, plan, node_gpus)}", style="bold"))
-    yarn = f" (YaRN rope scaling, factor {plan.rope_scaling_factor!r})" if plan.rope_scaling_factor else ""
+    yarn = f" (YaRN rope scaling, factor {plan.rope_scaling_factor!r}{_yarn_caution(plan)})" if plan.rope_scaling_factor \
+        else ""
     if plan.max_model_len > model.native_context and model.rope_scaling is not None:
         yarn = (f" (beyond the native {model.native_context}, which {model.name}'s own {model.rope_scaling} RoPE "
                 "scaling provides: no YaRN written; check the model handles it)")
@@ -351,7 +363,7 @@ def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = Fal
         for header in headers:
             view.add_column(header, no_wrap=True, justify="right" if header in (
                 "trainer", "rollout", "max_model_len", "tokens/GPU", "host GiB/node") else "left")
-        for placement in sorted(here, key=lambda p: (p.nodes, p.job)):
+        for placement in sorted(here, key=lambda p: (p.nodes, p.gpu_indexes, p.job)):  # as the GPUs lie
             plan = placement.plan
             nodes = ", ".join(map(str, placement.nodes))
             indexes = placement.gpu_indexes

@@ -614,6 +614,16 @@ def _normalise(name: str) -> str:
     return re.sub(r"[\s_]+", "-", name.strip().casefold())
 
 
+SMI_WORDS = re.compile(r"^(nvidia|amd)-|(instinct|geforce)-|-(sxm\d*|pcie|hbm\d*e?)(?=-|$)")
+"""What nvidia-smi and amd-smi add to a GPU's name: the vendor, the product line, the form factor and memory."""
+
+
+def smi_name_form(name: str) -> str:
+    """A GPU name as nvidia-smi or amd-smi prints it, less the words `SMI_WORDS` names (``NVIDIA A100-SXM4-80GB``
+    -> ``a100-80gb``, ``AMD Instinct MI300X`` -> ``mi300x``); other names come back normalised."""
+    return SMI_WORDS.sub("", _normalise(name))
+
+
 def model_name_from_path(model_path: str) -> str:
     """The model's name in a Hugging Face id or a local path: its last part (``Qwen/Qwen3-8B`` -> ``Qwen3-8B``)."""
     return re.split(r"[\\/]", model_path.strip().rstrip("/\\"))[-1]
@@ -650,8 +660,14 @@ class Catalog(_Frozen):
                         wanted_name=model_name_from_path(name) if isinstance(name, str) else None)
 
     def gpu(self, name: str) -> GpuType:
-        """Resolve a GPU type name or alias (``a100``, ``H20``) of any case."""
-        return _resolve("GPU", name, self.gpu_types)
+        """Resolve a GPU type name or alias (``a100``, ``H20``) of any case, or the name nvidia-smi or amd-smi
+        prints (``NVIDIA A100-SXM4-80GB``, ``NVIDIA H100 80GB HBM3``: `smi_name_form`)."""
+        try:
+            return _resolve("GPU", name, self.gpu_types)
+        except QueryError:
+            if not isinstance(name, str) or smi_name_form(name) == _normalise(name):
+                raise
+        return _resolve("GPU", name, self.gpu_types, wanted_name=smi_name_form(name))
 
     def with_model(self, model: Model) -> Catalog:
         """This catalogue with one more model (from ``--model-config``). Of the same shape as a model its

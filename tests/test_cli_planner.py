@@ -454,8 +454,11 @@ def test_a_gpu_type_the_catalogue_lacks_is_planned_from_its_memory(cli, tmp_path
     assert cli("--model", "4B", "--gpu-memory", "64", "--len", "8k") == (
         2, "", "solve: error: --gpu-memory gives the memory of the GPU type --gpu NAME names: give --gpu too\n")
     status, _, err = cli("--model", "4B", "--gpu", "x", "--gpu-memory", "64TB", "--len", "8k")
-    assert status == 2 and err.endswith("argument --gpu-memory: expected 64, 64GB (as sold) or 65536MiB (nvidia-smi's "
-                                        "total), got '64TB'\n")
+    assert status == 2 and err.endswith("argument --gpu-memory: expected 64, 64GB (as sold), 65536MiB (nvidia-smi's "
+                                        "total) or 64GiB, got '64TB'\n")
+    _, in_gib, _ = cli("memory", "--model", "4B", "--gpu", "x", "--gpu-memory", "64GiB", "--gpus", "1", "--len", "8k",
+                       "--json")
+    assert json.loads(in_gib)["memory_gib"] == 64
     status, _, err = cli("--model", "4B", "--gpu", "x", "--gpu-memory", "1" * 5000, "--len", "8k")
     assert status == 2 and len(err) < 300 and "argument --gpu-memory: must be from 1 to 16384 (GB)" in err
     status, _, err = cli("--model", "4B", "--len", "1" * 5000)
@@ -544,3 +547,20 @@ def test_on_an_exact_count_the_lowered_budget_hint_may_name_fewer_gpus(cli):
     assert status == 1
     assert answer["reason"].endswith("--token-budget auto trains it: Env + SP=4 on 4 GPUs with max_token_len_per_gpu = "
                                      "40960 (estimated), the other 2 free for rollout")
+
+
+@pytest.mark.parametrize(("printed", "name"), [
+    ("NVIDIA A100-SXM4-80GB", "A100-80GB"), ("NVIDIA A100 80GB PCIe", "A100-80GB"), ("NVIDIA H100 80GB HBM3", "H100-80GB"),
+    ("NVIDIA H20", "H20-96GB"), ("NVIDIA GeForce RTX 4090", "RTX-4090-24GB"), ("AMD Instinct MI300X", "MI300X"),
+    ("NVIDIA A800-SXM4-80GB", "A800-80GB"), ("NVIDIA A100-PCIE-40GB", "A100-40GB")])
+def test_gpus_are_found_by_the_names_nvidia_smi_prints(cli, printed: str, name: str):
+    status, [answer] = run_json(cli, "--model", "8B", "--gpu", printed, "--gpus", "4", "--len", "8k")
+    assert (status, answer["gpu"]) == (0, name)
+
+
+def test_a_yarn_factor_above_what_qwen_validates_is_cautioned(cli):
+    _, out, _ = cli("--maximize", "len", "--gpus", "6", "--model", "4B", "--gpu", "a100")  # 102400: factor 2.5
+    assert "(YaRN rope scaling, factor 2.5)" in out
+    _, out, _ = cli("--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "200000")  # factor 4.88
+    assert "factor 4.8828125; above 4, the most Qwen's model cards validate: check the model's quality at this " \
+           "length)" in " ".join(out.split())
