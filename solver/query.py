@@ -260,7 +260,11 @@ class Answer(_Timed):
         "when no plan trains the asked length: the longest plan within the same budget and pins"))
     measured: Plan | None = Field(default=None, description=(
         "when the best plan is estimated but the tables have a plan for the same question (budget, length, "
-        "pins): the tables' best, documented or inferred"))
+        "pins): the tables' best, documented or inferred; for a GPU type without tables, on a GPU type with "
+        "tables and the same driver-reported memory (`measured_gpu`)"))
+    measured_gpu: str | None = Field(default=None, description=(
+        "the GPU type whose tables `measured` rests on, when it is not this one (the same memory: the A100-80GB "
+        "for the A800-80GB)"))
     objective_value: int | None = Field(default=None, exclude=True, description="CP-SAT objective of the best plan")
     bound: float | None = Field(default=None, exclude=True, description="CP-SAT's proven bound on it")
     wall_time_s: float = Field(default=0.0, exclude=True, description=(
@@ -275,7 +279,8 @@ class Answer(_Timed):
     def as_json(self) -> dict[str, Any]:
         """The answer as ``solve --json`` prints it: ``explanation``, ``current``, ``nearest`` and
         ``measured`` only when present."""
-        absent = {name for name in ("explanation", "current", "nearest", "measured") if getattr(self, name) is None}
+        absent = {name for name in ("explanation", "current", "nearest", "measured", "measured_gpu")
+                  if getattr(self, name) is None}
         return self.model_dump(mode="json", exclude=absent)
 
 

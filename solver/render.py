@@ -202,9 +202,11 @@ def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int) -> T
     grid.add_row("apply", "\n".join(apply_lines(plan, model)))
     if answer.measured is not None:
         measured = answer.measured
+        twin = (f" on the {answer.measured_gpu}, whose memory is the same: --gpu {answer.measured_gpu} plans with its "
+                "tables" if answer.measured_gpu else "")
         grid.add_row("tables' best", f"{measured.setting.label} on {measured.gpus} GPUs at {measured.max_model_len} "
-                                     f"({measured.evidence}; {measured.cost / plan.cost:.2f}x the cost), if you prefer "
-                                     "the tables' evidence to the memory model's")
+                                     f"({measured.evidence}{twin}; {measured.cost / plan.cost:.2f}x the cost), if you "
+                                     "prefer the tables' evidence to the memory model's")
     return grid
 
 

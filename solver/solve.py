@@ -64,11 +64,25 @@ def _workers() -> ThreadPoolExecutor:
 
 def _with_measured(catalog: Catalog, query: Query, answer: Answer) -> Answer:
     """The answer, with the tables' best plan for the same question when its best plan is estimated (more
-    GPUs cost less, so an estimated count can beat a documented one): the measured alternative."""
+    GPUs cost less, so an estimated count can beat a documented one): the measured alternative; for a GPU
+    type without tables, that of a GPU type with tables and the same driver-reported memory (`twin`)."""
     if query.estimate != "auto" or not answer.plans or answer.plans[0].evidence != "estimated":
         return answer
-    measured = best_plan(catalog, query.model_copy(update={"estimate": "never", "top": 1}), answer.gpu)
-    return answer.model_copy(update={"measured": measured}) if measured is not None else answer
+    tables = twin(catalog, answer.gpu)
+    measured = best_plan(catalog, query.model_copy(update={"estimate": "never", "top": 1}), tables)
+    if measured is None:
+        return answer
+    return answer.model_copy(update={"measured": measured, "measured_gpu": tables if tables != answer.gpu else None})
+
+
+def twin(catalog: Catalog, gpu: str) -> str:
+    """`gpu`, or for a GPU type without tables, the GPU type with tables and the same driver-reported memory
+    (the A100-80GB for the A800-80GB: what fits one fits the other), when there is one."""
+    gpu_type = catalog.gpu(gpu)
+    if gpu_type.tables:
+        return gpu_type.name
+    same = [g.name for g in catalog.documented_gpu_types if g.memory_gib == gpu_type.memory_gib]
+    return same[0] if same else gpu_type.name
 
 
 def answer_for(catalog: Catalog, query: Query, gpu: str, explained: bool = True) -> Answer:

@@ -564,3 +564,17 @@ def test_a_yarn_factor_above_what_qwen_validates_is_cautioned(cli):
     _, out, _ = cli("--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "200000")  # factor 4.88
     assert "factor 4.8828125; above 4, the most Qwen's model cards validate: check the model's quality at this " \
            "length)" in " ".join(out.split())
+
+
+def test_a_gpu_type_with_the_memory_of_one_with_tables_is_shown_its_tables_best(cli):
+    # The A800-80GB has the A100-80GB's 81920 MiB: the memory model's Offload estimate, and the A100 table's cell.
+    status, [answer] = run_json(cli, "--model", "4B", "--gpu", "a800", "--gpus", "2", "--exact", "--len", "32k")
+    assert status == 0 and answer["plans"][0]["evidence"] == "estimated" and answer["measured_gpu"] == "A100-80GB"
+    assert (answer["measured"]["evidence"], answer["measured"]["sp"], answer["measured"]["offload"]) == \
+        ("documented", 2, False)
+    _, out, _ = cli("--model", "4B", "--gpu", "a800", "--gpus", "2", "--exact", "--len", "32k")
+    assert "(documented on the A100-80GB, whose memory is the same: --gpu A100-80GB plans with its tables; " in \
+        " ".join(out.split())
+    # The H800-80GB reports less memory (81559 MiB) than the A100: no table speaks for it.
+    _, [h800] = run_json(cli, "--model", "4B", "--gpu", "h800", "--gpus", "2", "--exact", "--len", "32k")
+    assert "measured" not in h800 and "measured_gpu" not in h800
