@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, get_args
 from rich.console import Console
 
 from solver import __version__
-from solver.memory import DEFAULT_MARGIN, RolloutEngines, rollout_engines
+from solver.memory import DEFAULT_MARGIN, RolloutEngines, breakdown, rollout_engines
 from solver.query import (
     ENV_EXPORT,
     MAX_ESTIMATED_GPUS,
@@ -1175,8 +1175,14 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
     model = catalog.model(query.model)
     verdict = None if vouching else tables_verdict(model, *gpu_type_cells(catalog.gpu(gpu), model.name),
                                                    current.gpus, setting, current.max_model_len)
-    return current.model_copy(update={"trains": vouching is not None, "plan": vouching,
-                                      "out_of_memory": verdict.source if verdict and not verdict.trains else None})
+    out_of_memory = verdict.source if verdict and not verdict.trains else None
+    predicted = None
+    if vouching is None and out_of_memory is None and not current.broken_rule and query.estimate != "never":
+        memory = breakdown(model, catalog.gpu(gpu).memory_gib, current.gpus, setting, current.max_model_len,
+                           query.memory.coefficients, query.margin, own)
+        predicted = (round(memory.total_gib, 1), round(memory.usable_gib, 1))
+    return current.model_copy(update={"trains": vouching is not None, "plan": vouching, "predicted": predicted,
+                                      "out_of_memory": out_of_memory})
 
 
 def _expandable_segments(setting: str) -> bool:

@@ -218,6 +218,9 @@ class CurrentSettings(_Frozen):
     trains: bool
     plan: Plan | None = Field(description="the plan for exactly these settings, with its evidence, if they train")
     broken_rule: str | None = Field(default=None, description="the rule of Trinity's or verl's these settings break")
+    predicted: tuple[float, float] | None = Field(default=None, description=(
+        "when they do not train and no table says why: the memory model's predicted peak per GPU and the usable "
+        "memory (less the safety margin), GiB, at the verdict's budget"))
     out_of_memory: SourceCell | None = Field(default=None, description=(
         "when they do not train: the cell of the GPU count's own table that says they ran out of memory (its "
         "setting: what trained there instead, or '-')"))

@@ -280,9 +280,17 @@ def _current_view(answer: Answer, current: CurrentSettings, query: Query) -> Tex
         verdict = (f"the {answer.gpu} table for {counted(cell.gpus, 'GPU')} says '{cell.setting}' at "
                    f"{cell.max_model_len}, so {setting.label} ran out of memory there")
     else:
-        verdict = f"nothing in {query.evidence_sources} says it trains"
+        verdict = f"nothing in {query.evidence_sources} says it trains{_predicted(current)}"
     follows = "the best plan follows" if answer.plans else "nor does any plan (the reason follows)"
     return Text(f"{said}{verdict}; {follows}{problems}", style="yellow")
+
+
+def _predicted(current: CurrentSettings) -> str:
+    """The memory model's figures for settings no table speaks of, in words ("" without them)."""
+    if current.predicted is None:
+        return ""
+    total, usable = current.predicted
+    return f" (the memory model predicts {total:.1f} GiB per GPU, of {usable:.1f} usable)"
 
 
 def _explanation(reasons: Iterable[Reason]) -> Group:

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+import solver
 from solver.tables import QueryError
 
 DATA = Path(__file__).parent / "data" / "trinity"
@@ -195,7 +196,7 @@ def test_from_config_says_whether_the_settings_train(cli, user_config: Path):
     # 8 GPUs less 2 rollout engines: 6 trainer GPUs, SP=1 and no Offload, Env not set here.
     assert answer["current"] == {"config": "trinity.yaml", "gpus": 6, "gpus_given": True, "env": False, "offload": False, "sp": 1,
                                  "max_model_len": 32768, "max_token_len_per_gpu": None, "trains": False, "plan": None,
-                                 "broken_rule": None,
+                                 "broken_rule": None, "predicted": None,
                                  "out_of_memory": {"gpus": 6, "max_model_len": 16384, "setting": "Env"},
                                  "config_problems": []}
     assert (answer["budget_gpus"], answer["plans"][0]["sp"], answer["plans"][0]["env"]) == (6, 2, True)
@@ -1038,3 +1039,20 @@ def test_dynamic_batch_sizes_turned_off_are_reported_and_written_back_on(cli, us
     assert cli("--from-config", str(user_config), "--gpu", "h20", "--write", str(patched))[0] == 0
     diff = set(patched.read_text(encoding="utf-8").splitlines()) - set(user_config.read_text(encoding="utf-8").splitlines())
     assert "  use_dynamic_bsz: true" in diff
+
+
+def test_a_verdict_no_table_speaks_for_gives_the_memory_models_figures(cli, tmp_path: Path):
+    config = tmp_path / "trinity.yaml"
+    config.write_text("mode: both\nmodel: {model_path: Qwen/Qwen2.5-7B-Instruct, max_model_len: 131072,\n"
+                      "  rope_scaling: {rope_type: yarn, factor: 4.0, original_max_position_embeddings: 32768}}\n"
+                      "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 2}}\n"
+                      "trainer: {ulysses_sequence_parallel_size: 2}\n", encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--json")
+    current = json.loads(out)[0]["current"]
+    total, usable = current["predicted"]
+    assert status == 1 and not current["trains"] and total > usable
+    estimate = solver.estimate_memory("Qwen2.5-7B", "h20", 6, 131072, sp=2)
+    assert (total, usable) == (round(estimate.total_gib, 1), round(estimate.usable_gib, 1))
+    _, out, _ = cli("--from-config", str(config), "--gpu", "h20")
+    assert f"says it trains (the memory model predicts {total:.1f} GiB per GPU, of {usable:.1f} usable)" in \
+        " ".join(out.split())
