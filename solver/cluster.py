@@ -442,7 +442,7 @@ def place(
                         else "unknown"
                     return ClusterResult(status=verdict, objective=None, bound=None, placements=(),
                                          unplaced=_all_unplaced(fleet, verdict, interrupt.caught,
-                                                                host_rounded if rounded_only else ()),
+                                                                host_rounded if rounded_only else (), options),
                                          host_rounded=host_rounded, wall_time_s=time.monotonic() - started,
                                          interrupted=interrupt.caught)
                 proven = proven and name == "tie-break"  # a stage left unsolved proves nothing
@@ -616,9 +616,24 @@ def _infeasible_without_host(fleet: Fleet, options: list[Option], every_job: boo
     return checked(solver, relaxed, solver.solve(relaxed)) == cp_model.INFEASIBLE
 
 
+def _fewest_gpus(fleet: Fleet, options: Sequence[Option]) -> str:
+    """What the jobs need at the least against what the fleet has, in words: the GPUs of each job's smallest
+    way to run (whole nodes counted whole), summed; and what to do."""
+    fewest: dict[int, int] = {}
+    for option in options:
+        gpus = option.size or option.whole_nodes * fleet.pools[option.pool].gpus_per_node
+        fewest[option.job] = min(fewest.get(option.job, gpus), gpus)
+    has = sum(pool.nodes * pool.gpus_per_node for pool in fleet.pools)
+    need = sum(fewest.values())
+    where = (f": at their fewest they take {need} GPUs, more than the fleet's {has}" if need > has else
+             f": at their fewest they take {need} of the fleet's {has} GPUs, but not in whole nodes as their layouts "
+             "need them")
+    return where + "; without --minimize nodes, as many as fit are placed"
+
+
 def _all_unplaced(fleet: Fleet, verdict: ClusterStatus, interrupted: bool,
-                  host_rounded: tuple[str, ...] = ()) -> tuple[Unplaced, ...]:
-    reason = ("the jobs do not all fit the fleet together" if verdict == "infeasible"
+                  host_rounded: tuple[str, ...] = (), options: Sequence[Option] = ()) -> tuple[Unplaced, ...]:
+    reason = (f"the jobs do not all fit the fleet together{_fewest_gpus(fleet, options)}" if verdict == "infeasible"
               else "interrupted before a placement was found" if interrupted
               else f"the jobs do not all fit the fleet with the host memory of {', '.join(host_rounded)} rounded up; "
                    "they may with the exact figures" if host_rounded

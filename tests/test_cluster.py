@@ -1059,3 +1059,16 @@ def test_measured_cells_place_a_job_on_their_documented_plan(tmp_path: Path, cli
     assert (placed["plan"]["env"], placed["plan"]["offload"], placed["plan"]["sp"]) == (True, False, 8)
     status, out, _ = cli("cluster", str(fleet), "--json")  # the shipped model alone estimates Offload
     assert json.loads(out)["placements"][0]["plan"]["evidence"] == "estimated"
+
+
+def test_jobs_that_do_not_all_fit_say_how_many_gpus_they_need_at_the_least(tmp_path: Path, cli):
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools: [{name: a100, gpu: a100, nodes: 1, gpus_per_node: 8}]\n"
+                     "jobs: [{name: a, model: 8B, max_model_len: 65536}, {name: b, model: 8B, max_model_len: 65536},"
+                     " {name: c, model: 8B, max_model_len: 65536}]\n", encoding="utf-8")
+    status, out, _ = cli("cluster", str(fleet), "--minimize", "nodes", "--json")
+    result = json.loads(out)
+    assert status == 1 and result["status"] == "infeasible"
+    assert {entry["reason"] for entry in result["unplaced"]} == {
+        "the jobs do not all fit the fleet together: at their fewest they take 12 GPUs, more than the fleet's 8; "
+        "without --minimize nodes, as many as fit are placed"}
