@@ -954,7 +954,9 @@ def test_minimize_nodes_calls_a_fleet_infeasible_when_it_does_not_fit_even_witho
     round_host_memory_always(monkeypatch)
     result = place(fleet_of(instance, tmp_path), CATALOG, minimize="nodes")
     assert (result.status, result.host_rounded) == ("infeasible", ("a100",))
-    assert {entry.reason for entry in result.unplaced} == {"the jobs do not all fit the fleet together"}
+    assert {entry.reason for entry in result.unplaced} == {
+        ("the jobs do not all fit the fleet together: at their fewest they take 12 GPUs, more than the fleet's 8; "
+         "without --minimize nodes, as many as fit are placed")}
 
 
 def test_a_few_jobs_weigh_their_exact_host_needs(tmp_path: Path):
@@ -1070,5 +1072,5 @@ def test_jobs_that_do_not_all_fit_say_how_many_gpus_they_need_at_the_least(tmp_p
     result = json.loads(out)
     assert status == 1 and result["status"] == "infeasible"
     assert {entry["reason"] for entry in result["unplaced"]} == {
-        "the jobs do not all fit the fleet together: at their fewest they take 12 GPUs, more than the fleet's 8; "
-        "without --minimize nodes, as many as fit are placed"}
+        ("the jobs do not all fit the fleet together: at their fewest they take 12 GPUs, more than the fleet's 8; "
+         "without --minimize nodes, as many as fit are placed")}
