@@ -229,8 +229,10 @@ def _gpus_of_budget(answer: Answer, plan: Plan, node_gpus: int) -> str:
         nodes, rollout = plan.nodes, plan.rollout_gpus
         if nodes == 1:
             return f"{trainer}, with {counted(rollout, 'rollout GPU')}"
+        one_node = (f"; --gpus {node_gpus - answer.rollout_gpus} keeps trainer and rollout in one node"
+                    if plan.gpus == node_gpus and answer.rollout_gpus < node_gpus and not answer.open_budget else "")
         more = "" if rollout == answer.rollout_gpus else \
-            f" ({answer.rollout_gpus} asked: a trainer on whole nodes leaves the rollout whole nodes)"
+            f" ({answer.rollout_gpus} asked: a trainer on whole nodes leaves the rollout whole nodes{one_node})"
         return f"{trainer}, with {counted(rollout, 'rollout GPU')} on {nodes} nodes of {node_gpus}{more}"
     if answer.open_budget:
         return counted(plan.gpus, "GPU")

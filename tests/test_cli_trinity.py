@@ -1056,3 +1056,9 @@ def test_a_verdict_no_table_speaks_for_gives_the_memory_models_figures(cli, tmp_
     _, out, _ = cli("--from-config", str(config), "--gpu", "h20")
     assert f"says it trains (the memory model predicts {total:.1f} GiB per GPU, of {usable:.1f} usable)" in \
         " ".join(out.split())
+
+
+def test_a_one_node_trainer_whose_rollout_takes_another_node_is_told_the_one_node_budget(cli):
+    status, out, _ = cli("--model", "32B", "--gpu", "h100", "--gpus", "8", "--len", "32k", "--rollout-gpus", "2")
+    assert status == 0 and ("with 8 rollout GPUs on 2 nodes of 8 (2 asked: a trainer on whole nodes leaves the rollout "
+                            "whole nodes; --gpus 6 keeps trainer and rollout in one node)") in " ".join(out.split())
