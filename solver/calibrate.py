@@ -16,7 +16,16 @@ from dataclasses import dataclass
 
 from ortools.linear_solver import pywraplp
 
-from solver.memory import DEFAULT_MARGIN, PRIOR, TERMS, breakdown, features
+from solver.memory import (
+    DEFAULT_MARGIN,
+    PER_TOKEN_TERMS,
+    PRIOR,
+    TERMS,
+    breakdown,
+    features,
+    token_features,
+    token_floor_gib,
+)
 from solver.query import failed_settings, token_budget
 from solver.tables import (
     NO_SETTING,
@@ -32,6 +41,9 @@ from solver.tables import (
 
 GAP = 0.005
 """The margin, as a fraction of GPU memory, that separates fitting from not fitting in the fit."""
+FLOOR_TOKENS = 65536
+"""Tokens per GPU at which the fit is held to the physical floor (`solver.memory.token_floor_gib`): any number
+would do, since the floor and the terms it bounds are in proportion to the tokens; this one keeps them near 1 GiB."""
 UNSAFE_WEIGHT = 10.0
 """How much more a wrongly predicted fit costs in the fit than a wrongly predicted failure."""
 PULL = 0.05
@@ -114,6 +126,9 @@ def calibrate(evidence: Iterable[Observation]) -> tuple[Coefficients, FitSummary
         solver.Add(distance >= variable - 1)
         solver.Add(distance >= 1 - variable)
         objective.SetCoefficient(distance, PULL)
+    for model in {observation.model for observation in evidence}:  # the physical floor holds where it is fitted
+        tokens = token_features(model, 1, Setting(env=True, offload=False, sp=1), FLOOR_TOKENS)
+        solver.Add(sum(tokens[term] * multiplier[term] for term in PER_TOKEN_TERMS) >= token_floor_gib(model, FLOOR_TOKENS))
     for index, observation in enumerate(evidence):
         raw = features(observation.model, observation.gpus, observation.setting, observation.max_model_len)
         memory = float(observation.memory_gib)

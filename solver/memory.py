@@ -16,7 +16,8 @@ Per trainer GPU, with ``P`` parameters (every expert's, for a MoE model), ``n`` 
   transient tensors (the logits) leave, so some of their size is lost again: ``4 * T * vocab``;
 - **overhead**: CUDA context, NCCL buffers, allocator slack: 1 GiB.
 
-Each term is multiplied by a calibrated coefficient (`Coefficients`); the plan fits when the sum is
+Each term is multiplied by a calibrated coefficient (`Coefficients`), checkpoints, logits and recompute
+held together to a physical floor per token (`token_floor_gib`); the plan fits when the sum is
 within the usable fraction of the GPU's memory, a fraction that Env (expandable segments, less
 fragmentation) raises. All coefficients are non-negative, so the model is monotone: more GPUs, more
 memory, Offload or Env never make a plan stop fitting, and a longer context never makes one start.
@@ -166,7 +167,7 @@ def breakdown(
     Trinity's default token budget for `max_model_len`, or at `tokens_per_gpu` (a
     ``max_token_len_per_gpu`` of the user's)."""
     tokens = tokens_per_gpu or token_budget(max_model_len, setting.sp)
-    terms = _calibrated(token_features(model, gpus, setting, tokens), coefficients)
+    terms = calibrated_terms(model, gpus, setting, tokens, coefficients)
     return Breakdown(
         terms=Terms(**terms),
         total_gib=sum(terms.values()),
@@ -179,6 +180,35 @@ def breakdown(
 def _calibrated(raw: dict[str, float], coefficients: Coefficients) -> dict[str, float]:
     """Each term of `features` times its calibrated multiplier, GiB."""
     return {term: raw[term] * coefficients.multiplier(term) for term in TERMS}
+
+
+LOGIT_FLOOR_BYTES = 7
+"""The least a token costs per vocabulary entry at the logits peak: verl's fp32 logits, their bf16 copy and a
+byte of the rest (4 + 2 + 1, reference facts section 4)."""
+
+
+def calibrated_terms(model: Model, gpus: int, setting: Setting, tokens: int, coefficients: Coefficients
+                     ) -> dict[str, float]:
+    """Each term in GiB for `tokens` per GPU, coefficients applied, with the per-token terms held to a physical
+    floor (`token_floor_gib`). The fit can trade the checkpoints for the logits, since the vocabulary dwarfs
+    the checkpoints of the tabled models (calibration holds them to the floor, which they clear); the floor
+    keeps models whose checkpoints outweigh their logits (Qwen3-32B, Llama-3.1-70B) from extrapolating below
+    physics. What falls short is added to the checkpoints, the term the fit holds low."""
+    terms = _calibrated(token_features(model, gpus, setting, tokens), coefficients)
+    short = token_floor_gib(model, tokens) - sum(terms[term] for term in PER_TOKEN_TERMS)
+    if short > 0:
+        terms["checkpoints"] += short
+    return terms
+
+
+PER_TOKEN_TERMS = ("checkpoints", "logits", "recompute")
+"""The terms `calibrated_terms` holds to `token_floor_gib` together."""
+
+
+def token_floor_gib(model: Model, tokens: int) -> float:
+    """The least `PER_TOKEN_TERMS` can take together for `tokens` per GPU, GiB: a bf16 hidden state per layer
+    and the embedding output, and `LOGIT_FLOOR_BYTES` per logit. (Calibration holds its fit to it too.)"""
+    return tokens * (2 * model.hidden_size * (model.num_layers + 1) + LOGIT_FLOOR_BYTES * model.vocab_size) / GIB
 
 
 def _usable_gib(memory_gib: float, setting: Setting, coefficients: Coefficients, margin: float) -> float:
@@ -198,14 +228,14 @@ def longest_fitting(
     that fit follow from the two; the length is then checked with `breakdown` (and moved by a token where
     rounding put it one off)."""
     def total(tokens: int) -> float:
-        return sum(_calibrated(token_features(model, gpus, setting, tokens), coefficients).values())
+        return sum(calibrated_terms(model, gpus, setting, tokens, coefficients).values())
 
     def fits(length: int) -> bool:
         return breakdown(model, memory_gib, gpus, setting, length, coefficients, margin).fits
 
     usable = _usable_gib(memory_gib, setting, coefficients, margin)
-    per_token = total(1) - total(0)
-    most_tokens = ceiling * 2 if per_token <= 0 else max(0, int((usable - total(0)) / per_token))
+    per_token = total(1) - total(0)  # above 0: the per-token terms are held to a physical floor
+    most_tokens = max(0, int((usable - total(0)) / per_token))
     length = min(ceiling, most_tokens * setting.sp // 2)
     if not (length == 0 or fits(length)) or (length < ceiling and fits(length + 1)):
         length = _last_fitting(fits, ceiling)  # rounding put it off: search (memory grows with the length)

@@ -16,6 +16,7 @@ from solver.calibrate import calibrate, observations
 from solver.memory import (
     CEILING,
     DEFAULT_MARGIN,
+    GRID,
     PRIOR,
     breakdown,
     estimated_cells,
@@ -50,14 +51,21 @@ def test_breakdown_arithmetic_by_hand():
     assert result.tokens_per_gpu == 8192
     assert result.terms["states"] == pytest.approx(16 * 0.596e9 / 2 / 2**30)   # 4.4405460 GiB
     assert result.terms["gathered"] == pytest.approx(0.6588853)  # 4 * (151936 * 1024 + 0.596e9 / 28) bytes
-    assert result.terms["checkpoints"] == 0.4375        # 2 * 8192 * 1024 * 28 bytes
-    assert result.terms["logits"] == 4.63671875         # 4 * 8192 * 151936 bytes
-    assert result.terms["recompute"] == 0.0625          # 2 * 8192 * (1024 + 3072) bytes
+    # checkpoints 2 * 8192 * 1024 * 28 bytes = 0.4375, logits 4 * 8192 * 151936 bytes = 4.63671875, recompute
+    # 2 * 8192 * (1024 + 3072) bytes = 0.0625: together 5.13671875, below the physical floor of
+    # 8192 * (2 * 1024 * (28 + 1) + 7 * 151936) bytes = 8.5673828125, whose shortfall the checkpoints take.
+    assert result.terms["checkpoints"] == 8.5673828125 - 4.63671875 - 0.0625
+    assert result.terms["logits"] == 4.63671875
+    assert result.terms["recompute"] == 0.0625
     assert result.terms["sp_buffers"] == 0.015625       # 2 * 8192 * 1024 bytes, SP > 1
     assert result.terms["fragmentation"] == 4.63671875  # the logits again, without Env
     assert result.terms["overhead"] == 1.0
-    assert result.total_gib == pytest.approx(4.4405460 + 0.6588853 + 0.4375 + 2 * 4.63671875 + 0.0625 + 0.015625 + 1,
+    assert result.total_gib == pytest.approx(4.4405460 + 0.6588853 + 8.5673828125 + 4.63671875 + 0.015625 + 1,
                                              abs=1e-6)
+    # With the shipped coefficients the per-token terms are above the floor (it binds none of the tabled models).
+    shipped = breakdown(CATALOG.model("0.6B"), 80, 2, Setting(sp=2), 8192, load_memory_model().coefficients)
+    coefficients = load_memory_model().coefficients
+    assert shipped.terms["checkpoints"] == pytest.approx(0.4375 * coefficients.checkpoints)
     assert result.usable_gib == pytest.approx(72.0)     # 90% of 80 GB without Env
     with_env = breakdown(CATALOG.model("0.6B"), 80, 2, Setting(env=True, offload=True, sp=2), 8192, PRIOR, 0.02)
     assert with_env.terms["states"] == 0 and with_env.terms["fragmentation"] == 0
@@ -393,13 +401,16 @@ def test_cli_calibrate_prints_a_memory_model_file(cli, tmp_path: Path):
     fit = load_memory_model(target).fit
     assert (status, err) == (0, "") and (fit.observations, fit.wrong_fits, fit.wrong_failures) == (39, 0, 0)
     assert fit.range is not None and fit.range.largest_sp == 8
-    one = tmp_path / "one.yaml"  # one cell, Env: vanilla failed, Env trained; nothing pins usable_env below 1
+    # one cell, Env: vanilla failed, Env trained; nothing pins usable_env below 1, and with the per-token terms
+    # held to their physical floor the fit makes room by the states
+    one = tmp_path / "one.yaml"
     one.write_text("gpu: H100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n  - gpus: 8\n    section: '8 x H100'\n"
                    "    models: [Qwen3-8B]\n    rows:\n      - {max_model_len: 65536, cells: {Qwen3-8B: Env}}\n",
                    encoding="utf-8")
     status, out, err = cli("calibrate", "--cells", str(one), "--out", str(target))
-    assert err == ("solve calibrate: warning: usable_env 1 ended at the edge of the plausible range: 2 observations "
-                   "do not pin the model down; add cells, or --with-tables to fit with the documented ones too\n")
+    assert err == ("solve calibrate: warning: states 0.5, usable_env 1 ended at the edge of the plausible range: 2 "
+                   "observations do not pin the model down; add cells, or --with-tables to fit with the documented ones "
+                   "too\n")
     # Env + Offload trained where every SP degree before it ran out of memory: the range's SP degree is 1, a
     # failure at SP=8 says nothing of where a prediction to fit holds.
     one.write_text(one.read_text(encoding="utf-8").replace("Qwen3-8B: Env}", "Qwen3-8B: Env + Offload}"), encoding="utf-8")
@@ -533,10 +544,11 @@ def test_a_host_memory_note_only_when_host_memory_is_the_limit():
         (answer,) = plan(make_query(CATALOG, model="8B", gpu="a100", max_model_len=65536, budget_gpus=4,
                                     host_ram_gb=host_ram), CATALOG)
         assert bool(answer.plans) == trains
-    # 32B at 65536 on two A100s with SP=2 pinned: 40960 at most, with or without host memory to spare.
+    # 32B at 65536 on two A100s with SP=2 pinned: 39936 at most (the per-token floor binds for 32B), with or
+    # without host memory to spare.
     (answer,) = plan(make_query(CATALOG, model="32B", gpu="a100", max_model_len=65536, budget_gpus=2, sp=2,
                                 host_ram_gb=2000), CATALOG)
-    assert answer.plans == () and "the longest is 40960" in answer.reason and "host memory" not in answer.reason
+    assert answer.plans == () and "the longest is 39936" in answer.reason and "host memory" not in answer.reason
 
 
 def test_cli_calibrate_names_cells_that_contradict_the_tables_and_files_given_twice(cli, tmp_path: Path):
@@ -730,13 +742,18 @@ def test_the_memory_breakdown_gives_the_host_memory_offload_needs(cli):
     assert "host memory" not in out and json.loads(data)["host_memory_gib"] is None
 
 
-def test_the_longest_fitting_length_of_a_model_without_a_cost_per_token():
-    # A memory model of your own may cost nothing per token: then every length fits, or none does, and the
-    # answer comes at once (it once stepped down from 2^21 tokens one at a time).
+def test_a_memory_model_that_costs_nothing_per_token_is_held_to_the_physical_floor():
+    # A memory model of your own may fit nothing to the per-token terms: a token still costs a bf16 hidden
+    # state per layer (and the embedding's) and 7 bytes per logit, so not every length fits.
     free = PRIOR.model_copy(update={term: 0.0 for term in ("checkpoints", "logits", "recompute", "sp_buffers",
                                                             "fragmentation")})
     shape, setting = CATALOG.model("4B"), Setting(env=True, offload=False, sp=1)
-    assert longest_fitting(shape, 80, 8, setting, free) == CEILING
+    longest = longest_fitting(shape, 80, 8, setting, free)
+    assert longest is not None and longest < CEILING
+    per_token = (2 * 2560 * (36 + 1) + 7 * 151936) / 2**30
+    at_longest = breakdown(shape, 80, 8, setting, longest, free)
+    assert at_longest.fits and not breakdown(shape, 80, 8, setting, longest + GRID, free).fits
+    assert at_longest.terms["checkpoints"] == pytest.approx(2 * longest * per_token)
     assert longest_fitting(shape, 80, 8, setting, free.model_copy(update={"overhead": 200.0})) is None
 
 
