@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, get_args
 from rich.console import Console
 
 from solver import __version__
-from solver.memory import DEFAULT_MARGIN, RolloutEngines, breakdown, rollout_engines
+from solver.memory import DEFAULT_MARGIN, RolloutEngines, breakdown, host_memory_gib, rollout_engines
 from solver.query import (
     ENV_EXPORT,
     MAX_ESTIMATED_GPUS,
@@ -35,6 +35,7 @@ from solver.query import (
     NODE_SIZE_KEY,
     Answer,
     CurrentSettings,
+    EstimateMode,
     Objective,
     Plan,
     Query,
@@ -366,8 +367,8 @@ def build_cluster_parser() -> argparse.ArgumentParser:
 def _add_gpu_memory_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     """--gpu-memory, for the commands that plan or estimate one GPU type."""
     parser.add_argument("--gpu-memory", metavar="M", type=gpu_memory,
-                        help="the memory of --gpu NAME, a GPU type the catalogue lacks: GB as sold (64), or "
-                        "nvidia-smi's total (65536MiB); its plans are estimates")
+                        help="the memory of --gpu NAME, a GPU type the catalogue lacks: GB as sold (64), "
+                        "nvidia-smi's total (65536MiB) or GiB (64GiB); its plans are estimates")
 
 
 def _add_cells_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
@@ -553,7 +554,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
               f"{fit.wrong_fits} predicted to fit that did not, "
               f"{fit.wrong_failures} predicted not to fit that did"
               + (f", and {within} that fit but not within the default safety margin of {DEFAULT_MARGIN} (plans "
-                 "take them with --margin 0, or as tables with --cells)" if within else ""))
+                 f"take them with --margin 0{', or as tables with --cells' if args.cells else ''})" if within else ""))
     else:
         sys.stdout.write(text)
     return 0
@@ -617,10 +618,13 @@ def run_memory(args: argparse.Namespace) -> int:
 def _catalog_with(model: Model | None, gpu: str | None = None,
                   memory: tuple[int | None, int | None] | None = None,
                   cells: Sequence[Path] = ()) -> tuple[Catalog, str]:
-    """The shipped catalogue, with the tables of the --cells files, `model` added (--model-config's), and the
-    GPU type that --gpu NAME --gpu-memory M describes; and that model's name as the catalogue gives it (""
-    without one)."""
-    catalog = load_catalog()
+    """The shipped catalogue, with `model` added (--model-config's), the tables of the --cells files (which may
+    name it), and the GPU type that --gpu NAME --gpu-memory M describes; and that model's name as the
+    catalogue gives it ("" without one)."""
+    catalog, added = load_catalog(), ""
+    if model is not None:
+        catalog = catalog.with_model(model)
+        added = catalog.models[-1].name  # with_model adds it last, renamed if it only borrows a name
     _check_once("--cells", cells)
     for path in cells:
         try:
@@ -642,10 +646,7 @@ def _catalog_with(model: Model | None, gpu: str | None = None,
         else:
             raise QueryError(f"--gpu {cut(gpu)} is the catalogue's {known.name} ({known.memory_gib:.1f} GiB), whose "
                              "memory is known: drop --gpu-memory, or give your GPU type a name of its own")
-    if model is None:
-        return catalog, ""
-    catalog = catalog.with_model(model)
-    return catalog, catalog.models[-1].name  # with_model adds it last, renamed if it only borrows a name
+    return catalog, added
 
 
 def _check_once(flag: str, paths: Sequence[Path]) -> None:
@@ -1103,7 +1104,7 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, path: Path,
     """The config's own settings (Env read from this environment) and what else in the config (`text`)
     breaks Trinity's rules or is not what a verdict on them assumes; with the query at the config's
     length, for `_vouched` to say whether they train. None when there is no length to judge them at."""
-    from solver.trinity import check_trinity_config, load_config_mapping, role_token_budgets
+    from solver.trinity import check_trinity_config, load_config_mapping
 
     gpus = config.trainer_gpus or query.budget_gpus
     length = query.max_model_len or config.max_model_len  # --maximize len: the config's own length
@@ -1123,19 +1124,22 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, path: Path,
                 if not (said and said in problem) and "offload_policy needs" not in problem]
     problems += config.notes
     default = token_budget(length, config.sp)
-    lowered = _lowered_by_config(config, length)
+    lowered = _lowered_by_config(config, length, query.estimate)
+    judged = lowered or default
     if lowered is not None:
-        problems.append(f"trainer.max_token_len_per_gpu {lowered} is below Trinity's default ceil(2 x {length} / "
-                        f"{config.sp}) = {default}, which the tables measured: the verdict is at {lowered} tokens per "
-                        "GPU (each step takes more micro-batches)")
-    budgets = [("trainer.max_token_len_per_gpu", None if lowered else config.max_token_len_per_gpu),
-               *role_token_budgets(mapping, path.name, os.environ)]
+        named = f"the token budget in effect, {lowered} (the most any role takes)," if config.role_token_budgets else \
+            f"trainer.max_token_len_per_gpu {lowered}"
+        problems.append(f"{named} is below Trinity's default ceil(2 x {length} / {config.sp}) = {default}, which the "
+                        f"tables measured: the verdict is at {lowered} tokens per GPU (each step takes more "
+                        "micro-batches)")
+    budgets = [("trainer.max_token_len_per_gpu", config.max_token_len_per_gpu), *config.role_token_budgets]
+    measure = "the verdict's budget" if lowered else f"Trinity's default ceil(2 x {length} / {config.sp}) = {default}, " \
+        "which the tables measured"
     for key, budget in budgets:
-        if budget is not None and budget != default:
-            more = "more" if budget > default else "fewer"
-            cautious = "" if budget > default else " (so it is cautious; each step takes more micro-batches)"
-            problems.append(f"{key} {budget} is {'above' if budget > default else 'below'} Trinity's default "
-                            f"ceil(2 x {length} / {config.sp}) = {default}, which the tables measured: {more} tokens "
+        if budget is not None and budget != judged:
+            more = "more" if budget > judged else "fewer"
+            cautious = "" if budget > judged else " (so it is cautious; each step takes more micro-batches)"
+            problems.append(f"{key} {budget} is {'above' if budget > judged else 'below'} {measure}: {more} tokens "
                             f"per GPU than the verdict assumes{cautious}")
     env = _expandable_segments(os.environ.get("PYTORCH_CUDA_ALLOC_CONF", ""))
     return query, CurrentSettings(config=path.name, gpus=gpus, gpus_given=config.trainer_gpus is not None, env=env,
@@ -1148,15 +1152,18 @@ def _config_budget_mode(args: argparse.Namespace, config: TrinityConfig | None) 
     """The planner's token budget mode without --token-budget: ``auto`` for a config that lowers its own budget
     below Trinity's default (where estimates are on), so that plans may too; else ``default``."""
     length = args.max_model_len or (config.max_model_len if config is not None else None)
-    lowers = config is not None and length is not None and _lowered_by_config(config, length) is not None
-    return "auto" if lowers and args.estimate_mode != "never" else "default"
+    estimate: EstimateMode = args.estimate_mode or "auto"
+    lowers = config is not None and length is not None and _lowered_by_config(config, length, estimate) is not None
+    return "auto" if lowers else "default"
 
 
-def _lowered_by_config(config: TrinityConfig, length: int) -> int | None:
-    """The config's own trainer.max_token_len_per_gpu when it is below Trinity's default at `length` and still
-    holds the longest sequence (a smaller one is a problem `check_trinity_config` reports); else None."""
-    own = config.max_token_len_per_gpu
-    if own is None or not least_token_budget(length, config.sp) <= own < token_budget(length, config.sp):
+def _lowered_by_config(config: TrinityConfig, length: int, estimate: EstimateMode) -> int | None:
+    """The token budget a config's roles take at the most (`TrinityConfig.budget_in_effect`) when it is below
+    Trinity's default at `length`, still holds the longest sequence (a smaller one is a problem
+    `check_trinity_config` reports), and estimates may speak for it (the tables measured the default); else
+    None."""
+    own = config.budget_in_effect(length)
+    if estimate == "never" or not least_token_budget(length, config.sp) <= own < token_budget(length, config.sp):
         return None
     return own
 
@@ -1170,19 +1177,32 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
     own = current.max_token_len_per_gpu if query.estimate != "never" else None
     judged = query.model_copy(update={"token_budget": "default" if own is None else "auto"})
     vouching = plan_for_settings(catalog, judged, gpu, current.gpus, setting)
-    if vouching is not None and own is not None:  # the most the setting holds, or the default: the config's fits
-        vouching = at_token_budget(catalog, query, gpu, vouching, own) if own <= vouching.max_token_len_per_gpu else None
+    if vouching is not None and own is not None and own > vouching.max_token_len_per_gpu:
+        # above the planner's lowered budget (a multiple of 1024): the config's own may still fit
+        from solver.api import estimate_memory
+
+        estimate = estimate_memory(query.model, gpu, current.gpus, current.max_model_len, sp=setting.sp,
+                                   env=setting.env, offload=setting.offload, margin=query.margin,
+                                   node_gpus=query.node_gpus or NODE_GPUS, catalog=catalog, memory=query.memory,
+                                   max_token_len_per_gpu=own)
+        vouching = vouching if estimate.fits and (estimate.tables is None or estimate.tables.trains) else None
+    if vouching is not None and own is not None:
+        vouching = at_token_budget(catalog, query, gpu, vouching, own)
     model = catalog.model(query.model)
     verdict = None if vouching else tables_verdict(model, *gpu_type_cells(catalog.gpu(gpu), model.name),
                                                    current.gpus, setting, current.max_model_len)
     out_of_memory = verdict.source if verdict and not verdict.trains else None
-    predicted = None
-    if vouching is None and out_of_memory is None and not current.broken_rule and query.estimate != "never":
+    predicted, problems = None, current.config_problems
+    host_need = host_memory_gib(model, current.gpus, query.memory.coefficients, query.node_gpus)
+    if vouching is None and setting.offload and query.host_ram_gb is not None and host_need > query.host_ram_gb:
+        problems += ((f"the offloaded states need {host_need:.1f} GiB of host memory per node, more than "
+                      f"{query.host_ram_source} {query.host_ram_gb:g}"),)
+    elif vouching is None and out_of_memory is None and not current.broken_rule and query.estimate != "never":
         memory = breakdown(model, catalog.gpu(gpu).memory_gib, current.gpus, setting, current.max_model_len,
                            query.memory.coefficients, query.margin, own)
         predicted = (round(memory.total_gib, 1), round(memory.usable_gib, 1))
     return current.model_copy(update={"trains": vouching is not None, "plan": vouching, "predicted": predicted,
-                                      "out_of_memory": out_of_memory})
+                                      "out_of_memory": out_of_memory, "config_problems": problems})
 
 
 def _expandable_segments(setting: str) -> bool:

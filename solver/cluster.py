@@ -620,15 +620,24 @@ def _fewest_gpus(fleet: Fleet, options: Sequence[Option]) -> str:
     """What the jobs need at the least against what the fleet has, in words: the GPUs of each job's smallest
     way to run (whole nodes counted whole), summed; and what to do."""
     fewest: dict[int, int] = {}
+    pools: dict[int, set[int]] = {}
     for option in options:
         gpus = option.size or option.whole_nodes * fleet.pools[option.pool].gpus_per_node
         fewest[option.job] = min(fewest.get(option.job, gpus), gpus)
+        pools.setdefault(option.job, set()).add(option.pool)
+    after = "; without --minimize nodes, as many as fit are placed"
+    for index, pool in enumerate(fleet.pools if len(fleet.pools) > 1 else ()):  # the jobs only one pool can run
+        bound = [job for job, where in pools.items() if where == {index}]
+        need = sum(fewest[job] for job in bound)
+        if need > pool.nodes * pool.gpus_per_node:
+            return (f": the {counted(len(bound), 'job')} only pool {pool.name} can run take at their fewest {need} "
+                    f"GPUs, more than its {pool.nodes * pool.gpus_per_node}{after}")
     has = sum(pool.nodes * pool.gpus_per_node for pool in fleet.pools)
     need = sum(fewest.values())
     where = (f": at their fewest they take {need} GPUs, more than the fleet's {has}" if need > has else
              f": at their fewest they take {need} of the fleet's {has} GPUs, but not in whole nodes as their layouts "
              "need them")
-    return where + "; without --minimize nodes, as many as fit are placed"
+    return where + after
 
 
 def _all_unplaced(fleet: Fleet, verdict: ClusterStatus, interrupted: bool,

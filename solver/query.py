@@ -52,6 +52,12 @@ MAX_ESTIMATED_GPUS = 64
 ENV_EXPORT = "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
 """The shell line that turns Env on; it must run before Ray starts."""
 
+YARN_VALIDATED_FACTOR = 4.0
+YARN_VALIDATED_TOKENS = 131072
+"""The YaRN Qwen's model cards validate: a factor of 4, up to 131072 tokens."""
+YARN_CAUTION = ("beyond the YaRN Qwen's model cards validate (a factor of 4, 131072 tokens): check the model's quality "
+                "at this length")
+
 MAX_TOP = 100
 """The most ranked plans one query may ask for."""
 MAX_SEED = 2**31 - 1
@@ -159,6 +165,13 @@ class Plan(_Frozen):
     def setting(self) -> Setting:
         """The plan's Env, Offload and SP as a `Setting` (``label`` gives the source's words)."""
         return Setting(env=self.env, offload=self.offload, sp=self.sp)
+
+    @property
+    def yarn_beyond_validated(self) -> bool:
+        """Whether its YaRN goes beyond what Qwen's model cards validate: a factor above
+        `YARN_VALIDATED_FACTOR`, or more than `YARN_VALIDATED_TOKENS` (memory fits; quality is untested)."""
+        return self.rope_scaling_factor is not None and (
+            self.rope_scaling_factor > YARN_VALIDATED_FACTOR or self.max_model_len > YARN_VALIDATED_TOKENS)
 
     @property
     def lowered_budget(self) -> bool:

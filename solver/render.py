@@ -16,6 +16,7 @@ from solver.memory import GRID, MemoryEstimate
 from solver.query import (
     ENV_EXPORT,
     NODE_GPUS,
+    YARN_CAUTION,
     Answer,
     ClusterResult,
     CurrentSettings,
@@ -155,15 +156,10 @@ def apply_lines(plan: Plan, model: Model) -> list[str]:
     return lines
 
 
-YARN_VALIDATED = 4.0
-"""The largest YaRN factor the Qwen model cards validate (32768 to 131072 tokens)."""
-
-
 def _yarn_caution(plan: Plan) -> str:
-    """A caution for a YaRN factor above `YARN_VALIDATED` ("" otherwise): memory fits, quality is untested."""
-    if (plan.rope_scaling_factor or 0) <= YARN_VALIDATED:
-        return ""
-    return f"; above {YARN_VALIDATED:g}, the most Qwen's model cards validate: check the model's quality at this length"
+    """A caution for YaRN beyond what Qwen's model cards validate (`yarn_beyond_validated`; "" otherwise):
+    memory fits, quality is untested."""
+    return f"; {YARN_CAUTION}" if plan.yarn_beyond_validated else ""
 
 
 def _budget_origin(plan: Plan) -> str:
@@ -229,10 +225,8 @@ def _gpus_of_budget(answer: Answer, plan: Plan, node_gpus: int) -> str:
         nodes, rollout = plan.nodes, plan.rollout_gpus
         if nodes == 1:
             return f"{trainer}, with {counted(rollout, 'rollout GPU')}"
-        one_node = (f"; --gpus {node_gpus - answer.rollout_gpus} keeps trainer and rollout in one node"
-                    if plan.gpus == node_gpus and answer.rollout_gpus < node_gpus and not answer.open_budget else "")
         more = "" if rollout == answer.rollout_gpus else \
-            f" ({answer.rollout_gpus} asked: a trainer on whole nodes leaves the rollout whole nodes{one_node})"
+            f" ({answer.rollout_gpus} asked: a trainer on whole nodes leaves the rollout whole nodes)"
         return f"{trainer}, with {counted(rollout, 'rollout GPU')} on {nodes} nodes of {node_gpus}{more}"
     if answer.open_budget:
         return counted(plan.gpus, "GPU")
@@ -241,8 +235,15 @@ def _gpus_of_budget(answer: Answer, plan: Plan, node_gpus: int) -> str:
     return f"{plan.gpus} of {answer.budget_gpus} GPUs{left}"
 
 
+LOWERED_NOTE = ("* trainer.max_token_len_per_gpu below Trinity's default ceil(2 x L / SP), which does not fit "
+                "(--token-budget auto)")
+"""The caption of a table with a lowered token budget (marked ``*``)."""
+
+
 def _ranking(answer: Answer) -> Table:
-    view = Table(title="ranked plans", title_justify="left")
+    lowered = any(plan.lowered_budget for plan in answer.plans)
+    view = Table(title="ranked plans", title_justify="left", caption=LOWERED_NOTE if lowered else None,
+                 caption_justify="left")
     numbers = ("#", "GPUs", "max_model_len", "tokens/GPU", "YaRN")
     for header in ("#", "GPUs", "setting", "max_model_len", "tokens/GPU", "YaRN", "cost", "evidence", "source cell"):
         # Numbers keep their width; words wrap when the table is wider than the screen.
@@ -255,7 +256,7 @@ def _ranking(answer: Answer) -> Table:
             str(plan.gpus) if answer.open_budget else f"{plan.gpus}/{answer.budget_gpus}",
             Text(plan.setting.label, style=setting_style(plan.setting)),
             str(plan.max_model_len),
-            str(plan.max_token_len_per_gpu),
+            f"{plan.max_token_len_per_gpu}{'*' if plan.lowered_budget else ''}",
             f"{plan.rope_scaling_factor!r}" if plan.rope_scaling_factor else "",
             f"{plan.cost:.4g} ({_relative(rank, plan.cost, best)})",
             plan.evidence_label,
@@ -367,8 +368,7 @@ def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = Fal
         offloads = any(placement.plan.host_memory_gb is not None for placement in here)
         lowered = any(placement.plan.lowered_budget for placement in here)  # --token-budget auto lowered one
         view = Table(title=title, title_justify="left", caption_justify="left", caption=(
-            "* trainer.max_token_len_per_gpu below Trinity's default ceil(2 x L / SP), which does not fit "
-            "(--token-budget auto): set it in the job's config" if lowered else None))
+            f"{LOWERED_NOTE}: set it in the job's config" if lowered else None))
         headers = ("nodes", "GPUs", "job", "trainer", "rollout", "plan", "max_model_len",
                    *(("tokens/GPU",) if lowered else ()), "cost", "evidence",
                    *(("host GiB/node",) if offloads else ()))  # the offloaded states' host memory per node

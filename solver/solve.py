@@ -79,9 +79,9 @@ def twin(catalog: Catalog, gpu: str) -> str:
     """`gpu`, or for a GPU type without tables, the GPU type with tables and the same driver-reported memory
     (the A100-80GB for the A800-80GB: what fits one fits the other), when there is one."""
     gpu_type = catalog.gpu(gpu)
-    if gpu_type.tables:
+    if gpu_type.tables or gpu_type.memory_mib is None:  # memory as sold says too little
         return gpu_type.name
-    same = [g.name for g in catalog.documented_gpu_types if g.memory_gib == gpu_type.memory_gib]
+    same = [g.name for g in catalog.documented_gpu_types if g.memory_mib == gpu_type.memory_mib]
     return same[0] if same else gpu_type.name
 
 

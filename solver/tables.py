@@ -1054,15 +1054,15 @@ def load_gpu_type(path: Path, models: tuple[Model, ...], hardware: tuple[GpuType
     and driver-reported memory it takes."""
     names = {_normalise(name): model.name for model in models for name in (model.name, *model.aliases)}
     tabled = _validate(GpuType, path, context={"models": [model.name for model in models], "names": names})
-    wanted = _normalise(tabled.name)
-    known = next((gpu for gpu in hardware if wanted in {_normalise(name) for name in (gpu.name, *gpu.aliases)}), None)
+    known = next((gpu for wanted in dict.fromkeys((_normalise(tabled.name), smi_name_form(tabled.name)))
+                  for gpu in hardware if wanted in {_normalise(name) for name in (gpu.name, *gpu.aliases)}), None)
     if known is None:
         return tabled
     if known.memory_gb != tabled.memory_gb:
-        raise TableError(f"{path}: GPU {tabled.name}: memory_gb {tabled.memory_gb} is not gpus.yaml's {known.memory_gb} "
+        raise TableError(f"{path}: GPU {tabled.name}: memory_gb {tabled.memory_gb} is not the catalogue's {known.memory_gb} "
                          f"for {known.name}")
     if tabled.memory_mib not in (None, known.memory_mib):
-        raise TableError(f"{path}: GPU {tabled.name}: memory_mib {tabled.memory_mib} is not gpus.yaml's "
+        raise TableError(f"{path}: GPU {tabled.name}: memory_mib {tabled.memory_mib} is not the catalogue's "
                          f"{known.memory_mib} for {known.name} (leave it out to take that)")
     aliases = tuple(dict.fromkeys(alias for alias in (*known.aliases, *tabled.aliases) if alias != known.name))
     return tabled.model_copy(update={"name": known.name, "aliases": aliases, "memory_mib": known.memory_mib})

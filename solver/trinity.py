@@ -40,10 +40,12 @@ from ruamel.yaml.tokens import CommentToken
 from solver.query import (
     ENV_EXPORT,
     NODE_SIZE_KEY,
+    YARN_CAUTION,
     Plan,
     index_range,
     least_token_budget,
     sp_rule_violation,
+    token_budget,
     whole_nodes_violation,
 )
 from solver.tables import (
@@ -97,11 +99,20 @@ class TrinityConfig(BaseModel):
     sp: int = 1
     offload: bool = False
     max_token_len_per_gpu: int | None = None
+    role_token_budgets: tuple[tuple[str, int], ...] = ()
+    """The per-role token budgets the config sets (`role_token_budgets`): they override the trainer's."""
     strategy: str | None = None
     rollout_tp: int = 1
     """``explorer.rollout_model.tensor_parallel_size``."""
     auxiliary_gpus: int = 0
     """The GPUs of ``explorer.auxiliary_models``, part of ``rollout_gpus``."""
+    def budget_in_effect(self, max_model_len: int) -> int:
+        """The most tokens per GPU any role takes at `max_model_len`: a role's own budget, else the trainer's,
+        else Trinity's default ``ceil(2L/sp)``."""
+        trainer = self.max_token_len_per_gpu or token_budget(max_model_len, self.sp)
+        own = dict(self.role_token_budgets)
+        return max(own.get(".".join(path), trainer) for path in ROLE_TOKEN_BUDGETS)
+
     notes: tuple[str, ...] = ()
     """What the reader noticed that the verdict on these settings does not show: Offload flags that do not
     all agree, or that the strategy ignores; a verl config kept in another file."""
@@ -170,7 +181,8 @@ def _plan_keys(plan: Plan, model: Model, config: Any = None) -> list[_Key]:
         rope = ("model", "rope_scaling")
         keys += [
             _Key(path=(*rope, "rope_type"), value="yarn"),
-            _Key(path=(*rope, "factor"), value=factor, comment=f"max_model_len / {native}"),
+            _Key(path=(*rope, "factor"), value=factor, comment=f"max_model_len / {native}"
+                 + (f"; {YARN_CAUTION}" if plan.yarn_beyond_validated else "")),
             _Key(path=(*rope, "original_max_position_embeddings"), value=native),
         ]
     if plan.offload:
@@ -196,7 +208,7 @@ def _plan_keys(plan: Plan, model: Model, config: Any = None) -> list[_Key]:
         )
     # The plan's token budget applies only with dynamic batch sizes: a config that turned them off gets them back.
     keys += [_Key(path=path, value=True, existing_only=True) for path in DYNAMIC_BATCH_KEYS
-             if config is not None and _dig(config, path) is False]
+             if config is not None and _turned_off(_leniently(lambda at: _resolve(_dig(config, at), "", {}), path))]
     for role in ROLES:  # a role's keys together, a section's together (the fragment nests them)
         chosen = _offload_section(config, role)
         for section in sorted(OFFLOAD_SECTIONS, key=lambda name: name != chosen):
@@ -547,6 +559,12 @@ def _rollout_gpus(reader: _Reader, mode: str | None) -> tuple[int, int, int]:
     return engines + auxiliary_gpus, tensor_parallel, auxiliary_gpus
 
 
+def _turned_off(value: Any) -> bool:
+    """Whether a config's flag is off as OmegaConf reads it: false, or YAML 1.1's ``no`` and ``off``."""
+    return value is False or (isinstance(value, str) and _decode_scalar(value) in (False, "no", "off", "No", "Off",
+                                                                                   "NO", "OFF"))
+
+
 DYNAMIC_BATCH_KEYS = (("trainer", "use_dynamic_bsz"), (*_FSDP_CONFIG, "actor", "use_dynamic_bsz"),
                       (*_FSDP_CONFIG, "ref", "log_prob_use_dynamic_bsz"))
 """Dynamic batch sizes (Trinity's default, and the role keys of verl it sets): token budgets apply only with them."""
@@ -666,6 +684,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str]) -> Tri
         sp=sp,
         offload=offload,
         max_token_len_per_gpu=reader.integer(("trainer", "max_token_len_per_gpu")),
+        role_token_budgets=role_token_budgets(data, name, environ),
         strategy=strategy.strip() if strategy else None,
         notes=tuple(notes),
         rollout_tp=rollout_tp,
@@ -1024,7 +1043,7 @@ def check_trinity_config(
                 )
 
     for path in DYNAMIC_BATCH_KEYS:
-        if value(path) is False:
+        if _turned_off(value(path)):
             problems.append(f"{'.'.join(path)} is false: verl then ignores the token budget (max_token_len_per_gpu), "
                             "which the tables measured and the plan sets, and fills micro-batches by sequence count: "
                             "set it to true")

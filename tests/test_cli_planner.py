@@ -325,7 +325,7 @@ def test_the_yarn_factor_is_shown_exactly_as_the_config_gets_it(cli):
     # 142720 / 40960 = 3.484375: the header, the ranked table and the config line agree to the last digit.
     flags = ["--model", "0.6B", "--gpu", "h200", "--gpus", "8", "--len", "142720"]
     status, out, _ = cli(*flags)
-    assert status == 0 and "(YaRN rope scaling, factor 3.484375)" in out and "factor: 3.484375," in out
+    assert status == 0 and "(YaRN rope scaling, factor 3.484375; beyond the YaRN" in out and "factor: 3.484375," in out
     status, out, _ = cli(*flags, "--top", "2")
     assert status == 0 and " 3.484375 " in out
 
@@ -561,9 +561,17 @@ def test_gpus_are_found_by_the_names_nvidia_smi_prints(cli, printed: str, name: 
 def test_a_yarn_factor_above_what_qwen_validates_is_cautioned(cli):
     _, out, _ = cli("--maximize", "len", "--gpus", "6", "--model", "4B", "--gpu", "a100")  # 102400: factor 2.5
     assert "(YaRN rope scaling, factor 2.5)" in out
+    caution = "beyond the YaRN Qwen's model cards validate (a factor of 4, 131072 tokens): check the model's quality " \
+        "at this length"
     _, out, _ = cli("--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "200000")  # factor 4.88
-    assert "factor 4.8828125; above 4, the most Qwen's model cards validate: check the model's quality at this " \
-           "length)" in " ".join(out.split())
+    assert f"factor 4.8828125; {caution})" in " ".join(out.split())
+    # Qwen3's native 40960: 163840 tokens is a factor of 4, but beyond 131072; the written config says so too
+    _, out, _ = cli("--model", "8B", "--gpu", "h200", "--gpus", "8", "--len", "160k")
+    assert f"factor 4.0; {caution})" in " ".join(out.split())
+    _, out, _ = cli("--model", "8B", "--gpu", "h200", "--gpus", "8", "--len", "160k", "--emit", "trinity")
+    assert f"    factor: 4.0  # max_model_len / 40960; {caution}\n" in out
+    _, out, _ = cli("--model", "8B", "--gpu", "h200", "--gpus", "8", "--len", "128k")  # factor 3.2, 131072 tokens
+    assert "(YaRN rope scaling, factor 3.2)" in out
 
 
 def test_a_gpu_type_with_the_memory_of_one_with_tables_is_shown_its_tables_best(cli):

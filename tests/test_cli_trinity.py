@@ -1058,7 +1058,58 @@ def test_a_verdict_no_table_speaks_for_gives_the_memory_models_figures(cli, tmp_
         " ".join(out.split())
 
 
-def test_a_one_node_trainer_whose_rollout_takes_another_node_is_told_the_one_node_budget(cli):
-    status, out, _ = cli("--model", "32B", "--gpu", "h100", "--gpus", "8", "--len", "32k", "--rollout-gpus", "2")
-    assert status == 0 and ("with 8 rollout GPUs on 2 nodes of 8 (2 asked: a trainer on whole nodes leaves the rollout "
-                            "whole nodes; --gpus 6 keeps trainer and rollout in one node)") in " ".join(out.split())
+
+def _long_qwen25_config(tmp_path: Path, trainer: str) -> Path:
+    """Qwen2.5-7B at 131072 tokens on 4 trainer GPUs of an 8-GPU node, SP=4, with `trainer` keys added."""
+    config = tmp_path / "trinity.yaml"
+    config.write_text("model:\n  model_path: Qwen/Qwen2.5-7B\n  max_model_len: 131072\n"
+                      "  rope_scaling: {rope_type: yarn, factor: 4.0, original_max_position_embeddings: 32768}\n"
+                      "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 4}}\n"
+                      f"trainer:\n  ulysses_sequence_parallel_size: 4\n{trainer}", encoding="utf-8")
+    return config
+
+
+def test_the_verdict_is_at_the_most_tokens_any_role_takes(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+    roles = "  trainer_config:\n    actor_rollout_ref:\n      actor: {ppo_max_token_len_per_gpu: %d}\n"
+    # The actor's own 65536 (the default) overrides the trainer's 40960: at 65536 Env + SP=4 does not fit.
+    config = _long_qwen25_config(tmp_path, "  max_token_len_per_gpu: 40960\n" + roles % 65536)
+    current = json.loads(cli("--from-config", str(config), "--gpu", "h20", "--json")[1])[0]["current"]
+    assert (current["trains"], current["max_token_len_per_gpu"]) == (False, None)
+    # The actor's 50000: the verdict is at it, and the trainer's 40960 is below it.
+    config = _long_qwen25_config(tmp_path, "  max_token_len_per_gpu: 40960\n" + roles % 50000)
+    current = json.loads(cli("--from-config", str(config), "--gpu", "h20", "--json")[1])[0]["current"]
+    assert current["max_token_len_per_gpu"] == 50000 and not current["trains"]
+    assert current["config_problems"][:2] == [
+        ("the token budget in effect, 50000 (the most any role takes), is below Trinity's default ceil(2 x 131072 / 4) "
+         "= 65536, which the tables measured: the verdict is at 50000 tokens per GPU (each step takes more "
+         "micro-batches)"),
+        ("trainer.max_token_len_per_gpu 40960 is below the verdict's budget: fewer tokens per GPU than the verdict "
+         "assumes (so it is cautious; each step takes more micro-batches)")]
+
+
+def test_a_config_budget_between_the_planners_and_the_most_that_fits_trains(cli, tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch):
+    # The planner lowers Env + SP=4 here to 40960 (a multiple of 1024); the setting holds a little more.
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+    config = _long_qwen25_config(tmp_path, "  max_token_len_per_gpu: 41000\n")
+    current = json.loads(cli("--from-config", str(config), "--gpu", "h20", "--json")[1])[0]["current"]
+    assert current["trains"] and current["plan"]["max_token_len_per_gpu"] == 41000
+    assert solver.estimate_memory("Qwen2.5-7B", "h20", 4, 131072, sp=4, env=True, max_token_len_per_gpu=41000).fits
+    # With the tables alone the verdict is at the default (they measured it), which does not train.
+    current = json.loads(cli("--from-config", str(config), "--gpu", "h20", "--no-estimate", "--json")[1])[0]["current"]
+    assert (current["trains"], current["max_token_len_per_gpu"]) == (False, None)
+    assert any("fewer tokens per GPU than the verdict assumes" in problem for problem in current["config_problems"])
+
+
+def test_a_verdict_that_host_memory_rules_out_says_so(cli, tmp_path: Path):
+    config = tmp_path / "trinity.yaml"
+    config.write_text("model: {model_path: Qwen/Qwen3-14B, max_model_len: 32768}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+                      "explorer: {rollout_model: {engine_num: 0}}\ntrainer:\n  ulysses_sequence_parallel_size: 8\n"
+                      "  trainer_strategy: fsdp2\n  trainer_config:\n    actor_rollout_ref:\n      actor:\n"
+                      "        fsdp_config: {param_offload: true, optimizer_offload: true, offload_policy: true}\n"
+                      "      ref:\n        fsdp_config: {param_offload: true}\n", encoding="utf-8")
+    current = json.loads(cli("--from-config", str(config), "--gpu", "h100", "--host-ram", "64", "--json")[1])[0]["current"]
+    assert not current["trains"] and current["predicted"] is None
+    assert any(problem.startswith("the offloaded states need ") and problem.endswith("more than --host-ram 64")
+               for problem in current["config_problems"])

@@ -1074,3 +1074,15 @@ def test_jobs_that_do_not_all_fit_say_how_many_gpus_they_need_at_the_least(tmp_p
     assert {entry["reason"] for entry in result["unplaced"]} == {
         ("the jobs do not all fit the fleet together: at their fewest they take 12 GPUs, more than the fleet's 8; "
          "without --minimize nodes, as many as fit are placed")}
+
+
+def test_jobs_pinned_to_a_pool_that_cannot_hold_them_say_so(tmp_path: Path, cli):
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools: [{name: a, gpu: a100, nodes: 1, gpus_per_node: 8}, {name: h, gpu: h20, nodes: 1, "
+                     "gpus_per_node: 8}]\njobs: [{name: x, model: 8B, max_model_len: 65536, pool: a}, {name: y, model: "
+                     "8B, max_model_len: 65536, pool: a}, {name: z, model: 8B, max_model_len: 65536, pool: a}]\n",
+                     encoding="utf-8")
+    status, out, _ = cli("cluster", str(fleet), "--minimize", "nodes", "--json")
+    assert status == 1 and {entry["reason"] for entry in json.loads(out)["unplaced"]} == {
+        ("the jobs do not all fit the fleet together: the 3 jobs only pool a can run take at their fewest 12 GPUs, "
+         "more than its 8; without --minimize nodes, as many as fit are placed")}
