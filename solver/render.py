@@ -12,7 +12,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from solver.memory import GRID, MemoryEstimate
+from solver.memory import GRID, STEP_USABLE, MemoryEstimate
 from solver.query import (
     ENV_EXPORT,
     NODE_GPUS,
@@ -436,6 +436,10 @@ def memory_view(result: MemoryEstimate, label: str, gpu: str, own_budget: bool =
     fits = result.fits
     verdict = (f"fits: {result.headroom_gib:.2f} GiB of the usable memory to spare" if fits
                else f"does not fit: {-result.headroom_gib:.2f} GiB over")
+    if result.step_gib:  # without Offload: the optimizer step's own peak, the states and Adam's temporary
+        step = STEP_USABLE * result.memory_gib
+        verdict += (f"; the optimizer step takes {result.step_gib:.2f} GiB of the {step:.2f} it may "
+                    f"({STEP_USABLE:.0%} of the memory){'' if result.step_fits else ': too much'}")
     if own_budget:  # the memory is the budget's whatever the length
         longest = (f"longest length its token budget holds (budget x SP), which the memory model fits: "
                    f"{result.longest_len} tokens" if result.longest_len else

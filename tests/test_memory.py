@@ -590,7 +590,7 @@ def test_the_extended_order_keeps_sp_groups_inside_a_node():
 
 
 def test_estimates_turn_env_on_unless_it_is_pinned_off(cli):
-    shape, memory_gib, coefficients = CATALOG.model("32B"), CATALOG.gpu("h100").memory_gib, load_memory_model().coefficients
+    shape, memory_gib, coefficients = CATALOG.model("14B"), CATALOG.gpu("h100").memory_gib, load_memory_model().coefficients
     cells = estimated_cells(shape, memory_gib, (1, 2, 4, 8), coefficients, DEFAULT_MARGIN)
     assert {(env, offload) for _, env, offload, _, _ in cells} == {(1, 0), (1, 1)}
     without_env = estimated_cells(shape, memory_gib, (1, 2, 4, 8), coefficients, DEFAULT_MARGIN, without_env=True)
@@ -1047,3 +1047,19 @@ def test_a_gpu_given_by_its_memory_as_sold_has_no_twin_with_tables(cli):
     _, out, _ = cli("--model", "4B", "--gpu", "mine", "--gpu-memory", "81920MiB", "--gpus", "2", "--exact", "--len",
                     "32k", "--json")
     assert json.loads(out)[0]["measured_gpu"] == "A100-80GB"
+
+
+def test_the_optimizer_step_must_fit_too():
+    # Without Offload, AdamW's step holds the states and one more fp32 value per parameter of the shard: 20
+    # bytes. Qwen3-8B on two A100s (documented: Env trains at 4096) takes 77.28 GiB then, of the 77.6 allowed;
+    # Qwen3-32B on eight H100s takes 77.29 GiB of 77.26: no length fits without Offload.
+    coefficients = load_memory_model().coefficients
+    eight_b = breakdown(CATALOG.model("8B"), 80, 2, Setting(env=True), 4096, coefficients)
+    assert eight_b.step_gib == pytest.approx(20 * 8.191e9 / 2 / 2**30 + 1) and eight_b.step_fits
+    h100 = CATALOG.gpu("h100").memory_gib
+    big = breakdown(CATALOG.model("32B"), h100, 8, Setting(env=True, sp=4), 4096, coefficients)
+    assert big.total_gib <= big.usable_gib and not big.step_fits and not big.fits
+    assert big.headroom_gib == pytest.approx(0.97 * h100 - big.step_gib)
+    assert longest_fitting(CATALOG.model("32B"), h100, 8, Setting(env=True, sp=4), coefficients) is None
+    offloaded = breakdown(CATALOG.model("32B"), h100, 8, Setting(env=True, offload=True, sp=4), 4096, coefficients)
+    assert offloaded.step_gib == 0 and offloaded.fits  # the step runs on the CPU
