@@ -246,7 +246,7 @@ def _reach(catalog: Catalog, prober: _Prober, data: PlanningData, query: Query) 
 def _best(catalog: Catalog, query: Query, prober: _Prober, **changes: object) -> Plan | None:
     """The best plan of `query` changed as given, on the prober's GPU type, within its deadline, or None."""
     changed = query.model_copy(update={"top": 1, "time_limit_s": prober.remaining_s(), **changes})
-    answer = answer_for(catalog, changed, prober.gpu)
+    answer = answer_for(catalog, changed, prober.gpu, explained=False)
     prober.undecided += answer.status not in ("optimal", "infeasible")  # stopped by the deadline
     return answer.plans[0] if answer.plans else None
 

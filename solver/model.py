@@ -56,8 +56,8 @@ class PlanningData:
     count with a table, no longer than where that table says the setting runs out of memory. With the
     query's token budget ``auto``, the longest length a lowered budget reaches (`lowered_reach`)."""
     estimate_tokens: Mapping[Combination, int]
-    """The most tokens per GPU each estimate holds: Trinity's default budget at its longest length at that
-    default (a lowered budget may take no more)."""
+    """With the query's token budget ``auto``: the most tokens per GPU each estimate holds, Trinity's default
+    budget at its longest length at that default (a lowered budget may take no more); empty otherwise."""
     longest_estimate: Mapping[int, int]
     """The longest length any estimate fits, per GPU count."""
     lengths: tuple[int, ...]
@@ -152,7 +152,8 @@ def prepare(catalog: Catalog, gpu: str, query: Query) -> PlanningData:
         ranks=cost_ranks(counts, query.objective, query.weights),
         settings=MappingProxyType(settings),
         estimates=estimates,
-        estimate_tokens=MappingProxyType({(n, e, o, s): token_budget(longest, s) for n, e, o, s, longest in at_default}),
+        estimate_tokens=MappingProxyType({} if query.token_budget == "default" else {
+            (n, e, o, s): token_budget(longest, s) for n, e, o, s, longest in at_default}),
         longest_estimate=MappingProxyType(longest_estimate),
         lengths=tuple(sorted({length for _, length in rows} | set(range(GRID, longest + 1, GRID)))),
         witnesses=_witnesses(counts, tuple(sorted(settings.items())), own_limits(gpu_type, shape) if tables else {},

@@ -149,7 +149,7 @@ def plan_for_settings(
 
 def best_plan(catalog: Catalog, query: Query, gpu: str) -> Plan | None:
     """The best plan of `query` on the GPU type `gpu`, or None when it has none."""
-    answer = answer_for(catalog, query, gpu)
+    answer = answer_for(catalog, query, gpu, explained=False)
     return answer.plans[0] if answer.plans else None
 
 
@@ -208,7 +208,7 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
     if found is None and not estimated:  # a defect of the model's, never of the input
         raise RuntimeError(f"the solver returned {setting.label} on {gpus} GPUs at {length} with no cell behind it")
     evidence, source = found or ("estimated", None)
-    tokens = token_budget(length, sp) if source is not None else \
+    tokens = token_budget(length, sp) if source is not None or query.token_budget == "default" else \
         lowered_token_budget(length, sp, data.estimate_tokens[gpus, env, offload, sp])
     if tokens is None:  # a defect of the model's: an estimate's reach is what its most tokens hold
         raise RuntimeError(f"the solver returned {setting.label} on {gpus} GPUs at {length} beyond its estimate")
@@ -269,7 +269,7 @@ def _with_fewer_gpus(catalog: Catalog, data: PlanningData, query: Query) -> str:
     and when maximising the length)."""
     if not query.exact or query.max_model_len is None:
         return ""
-    fewer = answer_for(catalog, query.model_copy(update={"exact": False, "top": 1}), data.gpu)
+    fewer = answer_for(catalog, query.model_copy(update={"exact": False, "top": 1}), data.gpu, explained=False)
     if not fewer.plans:
         return ""
     plan = fewer.plans[0]
@@ -303,7 +303,7 @@ def _why_no_plan(catalog: Catalog, data: PlanningData, query: Query) -> tuple[st
     limits = " ".join(filter(None, (query.pin_flags, host_ram)))  # the flags that narrow the plans
     if query.objective != "max_len":
         longest = answer_for(catalog, query.model_copy(update={"objective": "max_len", "max_model_len": None,
-                                                               "top": 1}), data.gpu)
+                                                               "top": 1}), data.gpu, explained=False)
         if longest.plans:
             best = longest.plans[0]
             if query.objective == "min_gpus":  # the fewest GPUs at that length (the longest's are the cheapest)
@@ -345,12 +345,13 @@ def _without_pins(catalog: Catalog, data: PlanningData, query: Query) -> str:
     if not query.pin_flags:
         return ""
     free = query.model_copy(update={"sp": None, "env": None, "offload": None, "top": 1})
-    answer = answer_for(catalog, free, data.gpu) if query.objective != "max_len" else None
+    answer = answer_for(catalog, free, data.gpu, explained=False) if query.objective != "max_len" else None
     if answer and answer.plans:
         best = answer.plans[0]
         return (f" (without {query.pin_flags}: {best.setting.label} on {counted(best.gpus, 'GPU')}{best.lowered_words} "
                 f"trains it, {best.evidence_label})")
-    longest = answer_for(catalog, free.model_copy(update={"objective": "max_len", "max_model_len": None}), data.gpu)
+    longest = answer_for(catalog, free.model_copy(update={"objective": "max_len", "max_model_len": None}), data.gpu,
+                         explained=False)
     if not longest.plans:
         return ""
     best = longest.plans[0]
@@ -364,7 +365,8 @@ def _host_need(catalog: Catalog, data: PlanningData, query: Query) -> str:
     counts = [n for n in data.counts if n <= query.budget_gpus]
     if query.host_ram_gb is None or not counts:
         return ""
-    if not answer_for(catalog, query.model_copy(update={"host_ram_gb": None, "top": 1}), data.gpu).plans:
+    if not answer_for(catalog, query.model_copy(update={"host_ram_gb": None, "top": 1}), data.gpu,
+                      explained=False).plans:
         return ""
     need = min(host_memory_gib(data.shape, n, query.memory.coefficients, query.node_gpus) for n in counts)
     return (f" (without {query.host_ram_source} Offload trains it, and needs at least {ceil(need)} GiB of host memory "
