@@ -17,7 +17,7 @@ from time import monotonic
 
 from ortools.sat.python import cp_model
 
-from solver.memory import GRID, breakdown, estimated_counts, estimated_setting
+from solver.memory import GRID, STEP_USABLE, breakdown, estimated_counts, estimated_setting
 from solver.model import RULES, PlanningData, build_model, prepare
 from solver.query import Answer, Plan, Query, Reason, counted, failed_settings, least_token_budget, tried_settings
 from solver.solve import answer_for, checked, new_solver
@@ -380,7 +380,10 @@ class _Words:
                 continue
             least = least_token_budget(length, sp) if self.query.token_budget == "auto" else None
             result = breakdown(self.model, self.memory_gib, n, setting, length, coefficients, margin, least)
-            predictions.append(f"{setting.label} {result.total_gib:.1f} GiB of {result.usable_gib:.1f} usable"
+            predictions.append((f"{setting.label} {result.total_gib:.1f} GiB of {result.usable_gib:.1f} usable"
+                                if result.total_gib > result.usable_gib or result.step_fits else
+                                f"{setting.label} {result.step_gib:.1f} GiB at the optimizer step, of the "
+                                f"{STEP_USABLE * result.memory_gib:.1f} it may take")
                                + (f" (at {least} tokens per GPU, its least budget)" if least else ""))
         if unestimated:
             predictions.append(f"{', '.join(unestimated)} not estimated (estimates turn Env on unless --no-env)")
