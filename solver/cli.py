@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, get_args
 from rich.console import Console
 
 from solver import __version__
-from solver.memory import DEFAULT_MARGIN, RolloutEngines, breakdown, host_memory_gib, rollout_engines
+from solver.memory import DEFAULT_MARGIN, STEP_USABLE, RolloutEngines, breakdown, host_memory_gib, rollout_engines
 from solver.query import (
     ENV_EXPORT,
     MAX_ESTIMATED_GPUS,
@@ -1066,7 +1066,7 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalo
         print(note, file=sys.stderr)
     best = answers[0].plans[0] if answers[0].plans else None
     # The patched config is made (or refused) before any file is written: a refusal leaves none.
-    patched = patch_trinity_config(config_text, best, model, name=str(args.from_config)) if (
+    patched = patch_trinity_config(config_text, best, model, name=str(args.from_config), environ=os.environ) if (
         args.write and best is not None) else None
     files = {args.out: fragments[0]} if args.out and best is not None else {}
     if args.write and best is not None and patched is not None:
@@ -1170,7 +1170,7 @@ def _lowered_by_config(config: TrinityConfig, length: int, estimate: EstimateMod
 
 def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str) -> CurrentSettings:
     """`current` with whether its settings train on `gpu`, and the plan that says so."""
-    from solver.solve import at_token_budget, plan_for_settings
+    from solver.solve import at_token_budget, plan_for_settings, twin
 
     setting = Setting(env=current.env, offload=current.offload, sp=current.sp)
     # At the config's own budget where it lowers Trinity's default (and estimates may), else at the default.
@@ -1192,17 +1192,24 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
     verdict = None if vouching else tables_verdict(model, *gpu_type_cells(catalog.gpu(gpu), model.name),
                                                    current.gpus, setting, current.max_model_len)
     out_of_memory = verdict.source if verdict and not verdict.trains else None
-    predicted, problems = None, current.config_problems
+    predicted, problems, host_needed = None, current.config_problems, None
+    same_memory = twin(catalog, gpu)
+    if vouching is None and same_memory != gpu and plan_for_settings(catalog, judged, same_memory, current.gpus, setting):
+        problems += ((f"the {same_memory} tables, whose GPU has the same memory, say these settings train: --gpu "
+                      f"{same_memory} plans with them"),)
     host_need = host_memory_gib(model, current.gpus, query.memory.coefficients, query.node_gpus)
     if vouching is None and setting.offload and query.host_ram_gb is not None and host_need > query.host_ram_gb:
-        problems += ((f"the offloaded states need {host_need:.1f} GiB of host memory per node, more than "
-                      f"{query.host_ram_source} {query.host_ram_gb:g}"),)
+        host_needed = round(host_need, 1)
     elif vouching is None and out_of_memory is None and not current.broken_rule and query.estimate != "never":
         memory = breakdown(model, catalog.gpu(gpu).memory_gib, current.gpus, setting, current.max_model_len,
                            query.memory.coefficients, query.margin, own)
         predicted = (round(memory.total_gib, 1), round(memory.usable_gib, 1))
+        if memory.total_gib <= memory.usable_gib and not memory.step_fits:
+            problems += ((f"the optimizer step takes {memory.step_gib:.2f} GiB per GPU, more than the "
+                          f"{STEP_USABLE * memory.memory_gib:.2f} it may ({STEP_USABLE:.0%} of the memory)"),)
     return current.model_copy(update={"trains": vouching is not None, "plan": vouching, "predicted": predicted,
-                                      "out_of_memory": out_of_memory, "config_problems": problems})
+                                      "host_memory_needed": host_needed, "out_of_memory": out_of_memory,
+                                      "config_problems": problems})
 
 
 def _expandable_segments(setting: str) -> bool:

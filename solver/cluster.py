@@ -626,17 +626,22 @@ def _fewest_gpus(fleet: Fleet, options: Sequence[Option]) -> str:
         fewest[option.job] = min(fewest.get(option.job, gpus), gpus)
         pools.setdefault(option.job, set()).add(option.pool)
     after = "; without --minimize nodes, as many as fit are placed"
+    packing = "but their layouts do not pack into the nodes"
+    tightest = None  # (share of the pool, words) of the pool its own jobs fill the most
     for index, pool in enumerate(fleet.pools if len(fleet.pools) > 1 else ()):  # the jobs only one pool can run
         bound = [job for job, where in pools.items() if where == {index}]
-        need = sum(fewest[job] for job in bound)
-        if need > pool.nodes * pool.gpus_per_node:
-            return (f": the {counted(len(bound), 'job')} only pool {pool.name} can run take at their fewest {need} "
-                    f"GPUs, more than its {pool.nodes * pool.gpus_per_node}{after}")
+        need, has = sum(fewest[job] for job in bound), pool.nodes * pool.gpus_per_node
+        jobs = f"the {counted(len(bound), 'job')} only pool {pool.name} can run take at their fewest"
+        if need > has:
+            return f": {jobs} {need} GPUs, more than its {has}{after}"
+        if bound and (tightest is None or need / has > tightest[0]):
+            tightest = (need / has, f": {jobs} {need} of its {has} GPUs, {packing}")
+    if tightest is not None:
+        return tightest[1] + after
     has = sum(pool.nodes * pool.gpus_per_node for pool in fleet.pools)
     need = sum(fewest.values())
     where = (f": at their fewest they take {need} GPUs, more than the fleet's {has}" if need > has else
-             f": at their fewest they take {need} of the fleet's {has} GPUs, but not in whole nodes as their layouts "
-             "need them")
+             f": at their fewest they take {need} of the fleet's {has} GPUs, {packing}")
     return where + after
 
 

@@ -279,6 +279,9 @@ def _current_view(answer: Answer, current: CurrentSettings, query: Query) -> Tex
     cell = current.out_of_memory
     if current.broken_rule:
         verdict = f"it breaks a rule: {current.broken_rule}"
+    elif current.host_memory_needed is not None:
+        verdict = (f"its offloaded states need {current.host_memory_needed:.1f} GiB of host memory per node, more than "
+                   f"{query.host_ram_source} {query.host_ram_gb:g}")
     elif cell is not None:
         verdict = (f"the {answer.gpu} table for {counted(cell.gpus, 'GPU')} says '{cell.setting}' at "
                    f"{cell.max_model_len}, so {setting.label} ran out of memory there")

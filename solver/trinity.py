@@ -170,10 +170,11 @@ def _offload_paths(role: str, flag: str) -> list[tuple[str, ...]]:
     return [_offload_path(None, role, flag, section) for section in OFFLOAD_SECTIONS]
 
 
-def _plan_keys(plan: Plan, model: Model, config: Any = None) -> list[_Key]:
+def _plan_keys(plan: Plan, model: Model, config: Any = None, environ: Mapping[str, str] | None = None) -> list[_Key]:
     """The keys `plan` sets, in the fragment's order (model section first, then trainer); the offload flags
     in the section that `config` (the user's, None for none) uses for each role, and without Offload the
-    flags `config` has, set to false."""
+    flags `config` has, set to false; dynamic batch sizes back on where `config` turns them off (its
+    interpolations resolved from `environ`)."""
     length, native = plan.max_model_len, model.native_context
     keys = [_Key(path=("model", "max_model_len"), value=length)]
     factor = model.yarn_factor(length)
@@ -208,7 +209,8 @@ def _plan_keys(plan: Plan, model: Model, config: Any = None) -> list[_Key]:
         )
     # The plan's token budget applies only with dynamic batch sizes: a config that turned them off gets them back.
     keys += [_Key(path=path, value=True, existing_only=True) for path in DYNAMIC_BATCH_KEYS
-             if config is not None and _turned_off(_leniently(lambda at: _resolve(_dig(config, at), "", {}), path))]
+             if config is not None and _turned_off(_leniently(lambda at: _resolve(_dig(config, at), "", environ or {}),
+                                                              path))]
     for role in ROLES:  # a role's keys together, a section's together (the fragment nests them)
         chosen = _offload_section(config, role)
         for section in sorted(OFFLOAD_SECTIONS, key=lambda name: name != chosen):
@@ -560,9 +562,13 @@ def _rollout_gpus(reader: _Reader, mode: str | None) -> tuple[int, int, int]:
 
 
 def _turned_off(value: Any) -> bool:
-    """Whether a config's flag is off as OmegaConf reads it: false, or YAML 1.1's ``no`` and ``off``."""
-    return value is False or (isinstance(value, str) and _decode_scalar(value) in (False, "no", "off", "No", "Off",
-                                                                                   "NO", "OFF"))
+    """Whether a config's flag is off as verl takes it: false (YAML 1.1's ``no``, ``off`` and ``n`` too, as
+    OmegaConf reads them), or 0."""
+    if isinstance(value, str):
+        value = _decode_scalar(value)
+        value = value.strip().casefold() in ("no", "off", "n") if isinstance(value, str) else value is False or value == 0
+        return value
+    return value is False or (isinstance(value, (int, float)) and value == 0)
 
 
 DYNAMIC_BATCH_KEYS = (("trainer", "use_dynamic_bsz"), (*_FSDP_CONFIG, "actor", "use_dynamic_bsz"),
@@ -577,9 +583,9 @@ def role_token_budgets(
     mapping: Mapping[str, Any], name: str, environ: Mapping[str, str]
 ) -> tuple[tuple[str, int], ...]:
     """(key, value) of each per-role token budget (`ROLE_TOKEN_BUDGETS`) a config sets to a whole number
-    (interpolations resolved from `environ`); one that cannot be read is left to `check_trinity_config`."""
+    (interpolations resolved from `environ`); `ConfigError` (one line) for one that is not a whole number in range."""
     reader = _Reader(mapping, name, environ)
-    found = ((".".join(path), _leniently(reader.integer, path)) for path in ROLE_TOKEN_BUDGETS)
+    found = ((".".join(path), reader.integer(path)) for path in ROLE_TOKEN_BUDGETS)
     return tuple((key, value) for key, value in found if value is not None)
 
 
@@ -841,7 +847,8 @@ def _indentation(text: str) -> tuple[int, int, int]:
     return mapping, max(sequence, (offset or 0) + 2), offset or 0
 
 
-def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "config") -> str:
+def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "config",
+                         environ: Mapping[str, str] | None = None) -> str:
     """The user's Trinity config `text` with `plan` applied, everything else kept (ruamel round trip).
 
     Sets exactly the keys `trinity_fragment` sets (not its ``cluster``/``explorer`` section, nor its
@@ -884,7 +891,7 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
         raise ConfigError(f"{name}: a Trinity config is a mapping of sections")
     lines = text.splitlines()
     try:
-        for key in _plan_keys(plan, model, data):
+        for key in _plan_keys(plan, model, data, environ):
             if not (key.default_only and _dig(data, key.path) is not None):
                 _set(data, key.path, key.value, lines, create=not key.existing_only)
         section = data.get("model")

@@ -196,7 +196,7 @@ def test_from_config_says_whether_the_settings_train(cli, user_config: Path):
     # 8 GPUs less 2 rollout engines: 6 trainer GPUs, SP=1 and no Offload, Env not set here.
     assert answer["current"] == {"config": "trinity.yaml", "gpus": 6, "gpus_given": True, "env": False, "offload": False, "sp": 1,
                                  "max_model_len": 32768, "max_token_len_per_gpu": None, "trains": False, "plan": None,
-                                 "broken_rule": None, "predicted": None,
+                                 "broken_rule": None, "predicted": None, "host_memory_needed": None,
                                  "out_of_memory": {"gpus": 6, "max_model_len": 16384, "setting": "Env"},
                                  "config_problems": []}
     assert (answer["budget_gpus"], answer["plans"][0]["sp"], answer["plans"][0]["env"]) == (6, 2, True)
@@ -1111,5 +1111,47 @@ def test_a_verdict_that_host_memory_rules_out_says_so(cli, tmp_path: Path):
                       "      ref:\n        fsdp_config: {param_offload: true}\n", encoding="utf-8")
     current = json.loads(cli("--from-config", str(config), "--gpu", "h100", "--host-ram", "64", "--json")[1])[0]["current"]
     assert not current["trains"] and current["predicted"] is None
-    assert any(problem.startswith("the offloaded states need ") and problem.endswith("more than --host-ram 64")
-               for problem in current["config_problems"])
+    assert current["host_memory_needed"] == round(solver.api.host_memory_gib(solver.load_catalog().model("14B"), 8,
+                                                                             solver.load_memory_model().coefficients), 1)
+    _, out, _ = cli("--from-config", str(config), "--gpu", "h100", "--host-ram", "64")
+    assert (f"its offloaded states need {current['host_memory_needed']:.1f} GiB of host memory per node, more than "
+            "--host-ram 64;") in " ".join(out.split())
+
+
+@pytest.mark.parametrize("value", ["0", "n", "${oc.env:DYNAMIC,true}"])
+def test_dynamic_batch_sizes_off_as_verl_takes_them_are_reported_and_turned_on(cli, tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch,
+                                                                              value: str):
+    monkeypatch.setenv("DYNAMIC", "false")
+    config = tmp_path / "trinity.yaml"
+    config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 8192}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+                      f"explorer: {{rollout_model: {{engine_num: 4}}}}\ntrainer:\n  use_dynamic_bsz: {value}\n",
+                      encoding="utf-8")
+    current = json.loads(cli("--from-config", str(config), "--gpu", "h20", "--json")[1])[0]["current"]
+    assert any("use_dynamic_bsz is false" in problem for problem in current["config_problems"])
+    patched = tmp_path / "patched.yaml"
+    status, _, err = cli("--from-config", str(config), "--gpu", "h20", "--write", str(patched))
+    assert status == 0 and "use_dynamic_bsz: true" in patched.read_text(encoding="utf-8")
+    assert "use_dynamic_bsz" not in err  # the patched config is not warned about
+
+
+def test_a_role_budget_out_of_range_is_refused_like_the_trainers(cli, tmp_path: Path):
+    config = tmp_path / "trinity.yaml"
+    config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 8192}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+                      "explorer: {rollout_model: {engine_num: 4}}\ntrainer:\n  trainer_config:\n    actor_rollout_ref:\n"
+                      "      actor: {ppo_max_token_len_per_gpu: 1000000000}\n", encoding="utf-8")
+    assert cli("--from-config", str(config), "--gpu", "h20") == (
+        2, "", (f"solve: error: {config}: trainer.trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu "
+                "must be at most 16777216, got 1000000000\n"))
+
+
+def test_an_a800_config_is_told_the_a100_tables_say_its_settings_train(cli, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+    config = tmp_path / "trinity.yaml"
+    config.write_text("model: {model_path: Qwen/Qwen3-4B, max_model_len: 32768}\ncluster: {node_num: 1, gpu_per_node: 4}\n"
+                      "explorer: {rollout_model: {engine_num: 2}}\ntrainer: {ulysses_sequence_parallel_size: 2}\n",
+                      encoding="utf-8")
+    current = json.loads(cli("--from-config", str(config), "--gpu", "a800", "--json")[1])[0]["current"]
+    assert not current["trains"] and ("the A100-80GB tables, whose GPU has the same memory, say these settings train: "
+                                      "--gpu A100-80GB plans with them") in current["config_problems"]

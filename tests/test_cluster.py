@@ -1086,3 +1086,16 @@ def test_jobs_pinned_to_a_pool_that_cannot_hold_them_say_so(tmp_path: Path, cli)
     assert status == 1 and {entry["reason"] for entry in json.loads(out)["unplaced"]} == {
         ("the jobs do not all fit the fleet together: the 3 jobs only pool a can run take at their fewest 12 GPUs, "
          "more than its 8; without --minimize nodes, as many as fit are placed")}
+
+
+def test_jobs_pinned_to_a_pool_that_cannot_pack_them_say_so(tmp_path: Path, cli):
+    # Three 8B jobs of 4 trainer + 1 rollout GPUs pinned to two A100 nodes of 8: 15 of 16 GPUs, but 5 + 5 do
+    # not fit a node; the H20 pool is no help to them.
+    jobs = ", ".join(f"{{name: {name}, model: 8B, max_model_len: 65536, rollout_gpus: 1, pool: a}}" for name in "xyz")
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools: [{name: a, gpu: a100, nodes: 2, gpus_per_node: 8}, {name: h, gpu: h20, nodes: 4, "
+                     "gpus_per_node: 8}]\n" + f"jobs: [{jobs}]\n", encoding="utf-8")
+    status, out, _ = cli("cluster", str(fleet), "--minimize", "nodes", "--json")
+    assert status == 1 and {entry["reason"] for entry in json.loads(out)["unplaced"]} == {
+        ("the jobs do not all fit the fleet together: the 3 jobs only pool a can run take at their fewest 15 of its "
+         "16 GPUs, but their layouts do not pack into the nodes; without --minimize nodes, as many as fit are placed")}
