@@ -212,7 +212,8 @@ def _memory_line(plan: Plan) -> str:
     predicted = f"{plan.memory_gb:.1f} GiB per GPU predicted"
     if plan.headroom_gb >= 0:
         return f"{predicted}, {plan.headroom_gb:.1f} GiB to spare (memory model)"
-    return (f"{predicted}, {-plan.headroom_gb:.1f} GiB over the usable memory (memory model; it is cautious "
+    peaks = "" if plan.offload else ", at this peak or at the optimizer step's"  # the step runs on the CPU with Offload
+    return (f"{predicted}, {-plan.headroom_gb:.1f} GiB over what it may take (memory model{peaks}; it is cautious "
             "here, and the table, a measurement, decides)")
 
 
