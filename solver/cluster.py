@@ -627,22 +627,22 @@ def _fewest_gpus(fleet: Fleet, options: Sequence[Option]) -> str:
         pools.setdefault(option.job, set()).add(option.pool)
     after = "; without --minimize nodes, as many as fit are placed"
     packing = "but their layouts do not pack into the nodes"
+    has, need = sum(pool.nodes * pool.gpus_per_node for pool in fleet.pools), sum(fewest.values())
+    if need > has:
+        return f": at their fewest they take {need} GPUs, more than the fleet's {has}{after}"
     tightest = None  # (share of the pool, words) of the pool its own jobs fill the most
     for index, pool in enumerate(fleet.pools if len(fleet.pools) > 1 else ()):  # the jobs only one pool can run
         bound = [job for job, where in pools.items() if where == {index}]
-        need, has = sum(fewest[job] for job in bound), pool.nodes * pool.gpus_per_node
-        jobs = f"the {counted(len(bound), 'job')} only pool {pool.name} can run take at their fewest"
-        if need > has:
-            return f": {jobs} {need} GPUs, more than its {has}{after}"
-        if bound and (tightest is None or need / has > tightest[0]):
-            tightest = (need / has, f": {jobs} {need} of its {has} GPUs, {packing}")
+        bound_need, pool_has = sum(fewest[job] for job in bound), pool.nodes * pool.gpus_per_node
+        jobs = (f"the job only pool {pool.name} can run takes at its fewest" if len(bound) == 1 else
+                f"the {len(bound)} jobs only pool {pool.name} can run take at their fewest")
+        if bound_need > pool_has:
+            return f": {jobs} {bound_need} GPUs, more than its {pool_has}{after}"
+        if bound and (tightest is None or bound_need / pool_has > tightest[0]):
+            tightest = (bound_need / pool_has, f": {jobs} {bound_need} of its {pool_has} GPUs, {packing}")
     if tightest is not None:
         return tightest[1] + after
-    has = sum(pool.nodes * pool.gpus_per_node for pool in fleet.pools)
-    need = sum(fewest.values())
-    where = (f": at their fewest they take {need} GPUs, more than the fleet's {has}" if need > has else
-             f": at their fewest they take {need} of the fleet's {has} GPUs, {packing}")
-    return where + after
+    return f": at their fewest they take {need} of the fleet's {has} GPUs, {packing}{after}"
 
 
 def _all_unplaced(fleet: Fleet, verdict: ClusterStatus, interrupted: bool,

@@ -382,8 +382,8 @@ class _Words:
             result = breakdown(self.model, self.memory_gib, n, setting, length, coefficients, margin, least)
             predictions.append((f"{setting.label} {result.total_gib:.1f} GiB of {result.usable_gib:.1f} usable"
                                 if result.total_gib > result.usable_gib or result.step_fits else
-                                f"{setting.label} {result.step_gib:.1f} GiB at the optimizer step, of the "
-                                f"{STEP_USABLE * result.memory_gib:.1f} it may take")
+                                f"{setting.label} {result.step_gib:.2f} GiB at the optimizer step, more than the "
+                                f"{STEP_USABLE * result.memory_gib:.2f} it may take")
                                + (f" (at {least} tokens per GPU, its least budget)" if least else ""))
         if unestimated:
             predictions.append(f"{', '.join(unestimated)} not estimated (estimates turn Env on unless --no-env)")

@@ -438,7 +438,9 @@ def memory_view(result: MemoryEstimate, label: str, gpu: str, own_budget: bool =
     view.add_row(Text("total", style="bold"), Text(f"{result.total_gib:.2f}", style="bold"))
     view.add_row("usable", f"{result.usable_gib:.2f}")
     fits = result.fits
+    only_step = result.total_gib <= result.usable_gib and not result.step_fits
     verdict = (f"fits: {result.headroom_gib:.2f} GiB of the usable memory to spare" if fits
+               else f"does not fit: the optimizer step is {-result.headroom_gib:.2f} GiB over" if only_step
                else f"does not fit: {-result.headroom_gib:.2f} GiB over")
     if result.step_gib:  # without Offload: the optimizer step's own peak, the states and Adam's temporary
         step = STEP_USABLE * result.memory_gib

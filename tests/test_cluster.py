@@ -1099,3 +1099,17 @@ def test_jobs_pinned_to_a_pool_that_cannot_pack_them_say_so(tmp_path: Path, cli)
     assert status == 1 and {entry["reason"] for entry in json.loads(out)["unplaced"]} == {
         ("the jobs do not all fit the fleet together: the 3 jobs only pool a can run take at their fewest 15 of its "
          "16 GPUs, but their layouts do not pack into the nodes; without --minimize nodes, as many as fit are placed")}
+
+
+def test_a_fleet_too_small_for_all_jobs_is_named_before_any_pool(tmp_path: Path, cli):
+    # One job only pool a can run, and three 8B jobs of 4 + 4 GPUs either pool can: 26 GPUs against 16.
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools: [{name: a, gpu: a100, nodes: 1, gpus_per_node: 8}, {name: h, gpu: h20, nodes: 1, "
+                     "gpus_per_node: 8}]\njobs: [{name: x, model: 0.6B, max_model_len: 8192, rollout_gpus: 1, pool: a}, "
+                     "{name: y, model: 8B, max_model_len: 65536, rollout_gpus: 4}, {name: z, model: 8B, max_model_len: "
+                     "65536, rollout_gpus: 4}, {name: w, model: 8B, max_model_len: 65536, rollout_gpus: 4}]\n",
+                     encoding="utf-8")
+    status, out, _ = cli("cluster", str(fleet), "--minimize", "nodes", "--json")
+    reasons = {entry["reason"] for entry in json.loads(out)["unplaced"]}
+    assert status == 1 and len(reasons) == 1
+    assert reasons.pop().startswith("the jobs do not all fit the fleet together: at their fewest they take ")

@@ -1063,3 +1063,10 @@ def test_the_optimizer_step_must_fit_too():
     assert longest_fitting(CATALOG.model("32B"), h100, 8, Setting(env=True, sp=4), coefficients) is None
     offloaded = breakdown(CATALOG.model("32B"), h100, 8, Setting(env=True, offload=True, sp=4), 4096, coefficients)
     assert offloaded.step_gib == 0 and offloaded.fits  # the step runs on the CPU
+
+
+def test_solve_memory_says_when_only_the_optimizer_step_does_not_fit(cli):
+    status, out, _ = cli("memory", "--model", "32B", "--gpu", "h100", "--gpus", "8", "--len", "4096", "--sp", "8",
+                         "--env")
+    assert status == 1 and "does not fit: the optimizer step is 0.02 GiB over; the optimizer step takes 77.28 GiB " \
+                           "of the 77.26 it may (97% of the memory): too much" in " ".join(out.split())
