@@ -503,14 +503,21 @@ def test_from_config_names_what_else_in_the_config_is_wrong_or_unlike_the_tables
     assert "save_hf_checkpoint: last  # we evaluate the HF weights" in text
 
 
-def test_a_token_budget_below_the_default_is_legal_and_the_verdict_is_at_it(cli, tmp_path: Path):
-    # Trinity-RFT #398: Qwen2.5-7B at 131072 on 6 H20s, SP capped at 2 by the 28 heads; half the default
-    # budget still holds the longest sequence (65536 x 2 = 131072), so verl takes it.
+def issue_398_config(tmp_path: Path, trainer: str) -> Path:
+    """Trinity-RFT #398's config: Qwen2.5-7B at 131072 tokens on an 8-GPU node with 2 rollout engines (6 trainer
+    GPUs), with `trainer` as its trainer section."""
     config = tmp_path / "trinity.yaml"
     config.write_text("mode: both\nmodel:\n  model_path: Qwen/Qwen2.5-7B-Instruct\n  max_model_len: 131072\n"
                       "  rope_scaling: {rope_type: yarn, factor: 4.0, original_max_position_embeddings: 32768}\n"
                       "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 2}}\n"
-                      "trainer: {ulysses_sequence_parallel_size: 2, max_token_len_per_gpu: 65536}\n", encoding="utf-8")
+                      f"trainer: {trainer}\n", encoding="utf-8")
+    return config
+
+
+def test_a_token_budget_below_the_default_is_legal_and_the_verdict_is_at_it(cli, tmp_path: Path):
+    # Trinity-RFT #398: Qwen2.5-7B at 131072 on 6 H20s, SP capped at 2 by the 28 heads; half the default
+    # budget still holds the longest sequence (65536 x 2 = 131072), so verl takes it.
+    config = issue_398_config(tmp_path, "{ulysses_sequence_parallel_size: 2, max_token_len_per_gpu: 65536}")
     status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--json")
     current = json.loads(out)[0]["current"]
     assert (status, current["gpus"], current["sp"], current["broken_rule"]) == (1, 6, 2, None)  # too long for 6
@@ -1042,11 +1049,7 @@ def test_dynamic_batch_sizes_turned_off_are_reported_and_written_back_on(cli, us
 
 
 def test_a_verdict_no_table_speaks_for_gives_the_memory_models_figures(cli, tmp_path: Path):
-    config = tmp_path / "trinity.yaml"
-    config.write_text("mode: both\nmodel: {model_path: Qwen/Qwen2.5-7B-Instruct, max_model_len: 131072,\n"
-                      "  rope_scaling: {rope_type: yarn, factor: 4.0, original_max_position_embeddings: 32768}}\n"
-                      "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 2}}\n"
-                      "trainer: {ulysses_sequence_parallel_size: 2}\n", encoding="utf-8")
+    config = issue_398_config(tmp_path, "{ulysses_sequence_parallel_size: 2}")
     status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--json")
     current = json.loads(out)[0]["current"]
     total, usable = current["predicted"]

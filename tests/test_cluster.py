@@ -1063,27 +1063,31 @@ def test_measured_cells_place_a_job_on_their_documented_plan(tmp_path: Path, cli
     assert json.loads(out)["placements"][0]["plan"]["evidence"] == "estimated"
 
 
-def test_jobs_that_do_not_all_fit_say_how_many_gpus_they_need_at_the_least(tmp_path: Path, cli):
+def minimize_nodes_reasons(cli, tmp_path: Path, fleet_text: str) -> tuple[int, set[str]]:
+    """The exit status of `solve cluster --minimize nodes` on a fleet file of `fleet_text`, and its unplaced
+    jobs' reasons."""
     fleet = tmp_path / "fleet.yaml"
-    fleet.write_text("pools: [{name: a100, gpu: a100, nodes: 1, gpus_per_node: 8}]\n"
-                     "jobs: [{name: a, model: 8B, max_model_len: 65536}, {name: b, model: 8B, max_model_len: 65536},"
-                     " {name: c, model: 8B, max_model_len: 65536}]\n", encoding="utf-8")
+    fleet.write_text(fleet_text, encoding="utf-8")
     status, out, _ = cli("cluster", str(fleet), "--minimize", "nodes", "--json")
-    result = json.loads(out)
-    assert status == 1 and result["status"] == "infeasible"
-    assert {entry["reason"] for entry in result["unplaced"]} == {
+    return status, {entry["reason"] for entry in json.loads(out)["unplaced"]}
+
+
+def test_jobs_that_do_not_all_fit_say_how_many_gpus_they_need_at_the_least(tmp_path: Path, cli):
+    status, reasons = minimize_nodes_reasons(cli, tmp_path, (
+        "pools: [{name: a100, gpu: a100, nodes: 1, gpus_per_node: 8}]\n"
+        "jobs: [{name: a, model: 8B, max_model_len: 65536}, {name: b, model: 8B, max_model_len: 65536},"
+        " {name: c, model: 8B, max_model_len: 65536}]\n"))
+    assert status == 1 and reasons == {
         ("the jobs do not all fit the fleet together: at their fewest they take 12 GPUs, more than the fleet's 8; "
          "without --minimize nodes, as many as fit are placed")}
 
 
 def test_jobs_pinned_to_a_pool_that_cannot_hold_them_say_so(tmp_path: Path, cli):
-    fleet = tmp_path / "fleet.yaml"
-    fleet.write_text("pools: [{name: a, gpu: a100, nodes: 1, gpus_per_node: 8}, {name: h, gpu: h20, nodes: 1, "
-                     "gpus_per_node: 8}]\njobs: [{name: x, model: 8B, max_model_len: 65536, pool: a}, {name: y, model: "
-                     "8B, max_model_len: 65536, pool: a}, {name: z, model: 8B, max_model_len: 65536, pool: a}]\n",
-                     encoding="utf-8")
-    status, out, _ = cli("cluster", str(fleet), "--minimize", "nodes", "--json")
-    assert status == 1 and {entry["reason"] for entry in json.loads(out)["unplaced"]} == {
+    status, reasons = minimize_nodes_reasons(cli, tmp_path, (
+        "pools: [{name: a, gpu: a100, nodes: 1, gpus_per_node: 8}, {name: h, gpu: h20, nodes: 1, gpus_per_node: 8}]\n"
+        "jobs: [{name: x, model: 8B, max_model_len: 65536, pool: a}, {name: y, model: 8B, max_model_len: 65536, "
+        "pool: a}, {name: z, model: 8B, max_model_len: 65536, pool: a}]\n"))
+    assert status == 1 and reasons == {
         ("the jobs do not all fit the fleet together: the 3 jobs only pool a can run take at their fewest 12 GPUs, "
          "more than its 8; without --minimize nodes, as many as fit are placed")}
 
@@ -1092,24 +1096,20 @@ def test_jobs_pinned_to_a_pool_that_cannot_pack_them_say_so(tmp_path: Path, cli)
     # Three 8B jobs of 4 trainer + 1 rollout GPUs pinned to two A100 nodes of 8: 15 of 16 GPUs, but 5 + 5 do
     # not fit a node; the H20 pool is no help to them.
     jobs = ", ".join(f"{{name: {name}, model: 8B, max_model_len: 65536, rollout_gpus: 1, pool: a}}" for name in "xyz")
-    fleet = tmp_path / "fleet.yaml"
-    fleet.write_text("pools: [{name: a, gpu: a100, nodes: 2, gpus_per_node: 8}, {name: h, gpu: h20, nodes: 4, "
-                     "gpus_per_node: 8}]\n" + f"jobs: [{jobs}]\n", encoding="utf-8")
-    status, out, _ = cli("cluster", str(fleet), "--minimize", "nodes", "--json")
-    assert status == 1 and {entry["reason"] for entry in json.loads(out)["unplaced"]} == {
+    status, reasons = minimize_nodes_reasons(cli, tmp_path, (
+        "pools: [{name: a, gpu: a100, nodes: 2, gpus_per_node: 8}, {name: h, gpu: h20, nodes: 4, gpus_per_node: 8}]\n"
+        f"jobs: [{jobs}]\n"))
+    assert status == 1 and reasons == {
         ("the jobs do not all fit the fleet together: the 3 jobs only pool a can run take at their fewest 15 of its "
          "16 GPUs, but their layouts do not pack into the nodes; without --minimize nodes, as many as fit are placed")}
 
 
 def test_a_fleet_too_small_for_all_jobs_is_named_before_any_pool(tmp_path: Path, cli):
     # One job only pool a can run, and three 8B jobs of 4 + 4 GPUs either pool can: 26 GPUs against 16.
-    fleet = tmp_path / "fleet.yaml"
-    fleet.write_text("pools: [{name: a, gpu: a100, nodes: 1, gpus_per_node: 8}, {name: h, gpu: h20, nodes: 1, "
-                     "gpus_per_node: 8}]\njobs: [{name: x, model: 0.6B, max_model_len: 8192, rollout_gpus: 1, pool: a}, "
-                     "{name: y, model: 8B, max_model_len: 65536, rollout_gpus: 4}, {name: z, model: 8B, max_model_len: "
-                     "65536, rollout_gpus: 4}, {name: w, model: 8B, max_model_len: 65536, rollout_gpus: 4}]\n",
-                     encoding="utf-8")
-    status, out, _ = cli("cluster", str(fleet), "--minimize", "nodes", "--json")
-    reasons = {entry["reason"] for entry in json.loads(out)["unplaced"]}
+    status, reasons = minimize_nodes_reasons(cli, tmp_path, (
+        "pools: [{name: a, gpu: a100, nodes: 1, gpus_per_node: 8}, {name: h, gpu: h20, nodes: 1, gpus_per_node: 8}]\n"
+        "jobs: [{name: x, model: 0.6B, max_model_len: 8192, rollout_gpus: 1, pool: a}, {name: y, model: 8B, "
+        "max_model_len: 65536, rollout_gpus: 4}, {name: z, model: 8B, max_model_len: 65536, rollout_gpus: 4}, "
+        "{name: w, model: 8B, max_model_len: 65536, rollout_gpus: 4}]\n"))
     assert status == 1 and len(reasons) == 1
     assert reasons.pop().startswith("the jobs do not all fit the fleet together: at their fewest they take ")
