@@ -34,7 +34,7 @@ from solver.query import (
     vouching_cell,
     whole_nodes_violation,
 )
-from solver.tables import Catalog, Setting, load_catalog
+from solver.tables import Catalog, Model, Setting, load_catalog
 
 FIXED_SEARCH_RANKS = 1000
 """Up to this many combinations of GPU count, Env, Offload and SP (budgets up to 24 GPUs), the search follows
@@ -228,7 +228,8 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
         cost=float(exact_cost(query.weights, (gpus, env, offload, sp))),
         evidence=evidence,
         source=source,
-        **_memory_figures(catalog, query, data.gpu, gpus, setting, length, tokens, estimated=source is None),
+        **_memory_figures(data.shape, catalog.gpu(data.gpu).memory_gib, query, gpus, setting, length, tokens,
+                          estimated=source is None),
         host_memory_gb=round(host_memory_gib(data.shape, gpus, query.memory.coefficients, query.node_gpus), 1)
         if offload else None,
         nodes=layout[0] if layout else None,
@@ -236,11 +237,10 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
     )
 
 
-def _memory_figures(catalog: Catalog, query: Query, gpu: str, gpus: int, setting: Setting, length: int, tokens: int,
-                    estimated: bool) -> dict[str, Any]:
+def _memory_figures(shape: Model, memory_gib: float, query: Query, gpus: int, setting: Setting, length: int,
+                    tokens: int, estimated: bool) -> dict[str, Any]:
     """A plan's memory model figures at `tokens` per GPU: peak and headroom, and for an estimate where it lies
     beyond the calibration."""
-    shape, memory_gib = catalog.model(query.model), catalog.gpu(gpu).memory_gib
     memory = breakdown(shape, memory_gib, gpus, setting, length, query.memory.coefficients, query.margin, tokens)
     return {"memory_gb": round(memory.total_gib, 2), "headroom_gb": round(memory.headroom_gib, 2),
             "beyond_calibration": beyond_calibration(query.memory.fit.range, shape, memory_gib, gpus, setting, tokens)
@@ -250,8 +250,8 @@ def _memory_figures(catalog: Catalog, query: Query, gpu: str, gpus: int, setting
 def at_token_budget(catalog: Catalog, query: Query, gpu: str, plan: Plan, tokens: int) -> Plan:
     """`plan` of `query` on `gpu` with `tokens` per GPU instead of its own budget (a config's own), its memory
     figures at that budget."""
-    figures = _memory_figures(catalog, query, gpu, plan.gpus, plan.setting, plan.max_model_len, tokens,
-                              estimated=plan.source is None)
+    figures = _memory_figures(catalog.model(query.model), catalog.gpu(gpu).memory_gib, query, plan.gpus, plan.setting,
+                              plan.max_model_len, tokens, estimated=plan.source is None)
     return plan.model_copy(update={"max_token_len_per_gpu": tokens, **figures})
 
 
