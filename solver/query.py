@@ -226,7 +226,8 @@ class CurrentSettings(_Frozen):
     sp: int
     max_model_len: int
     max_token_len_per_gpu: int | None = Field(default=None, description=(
-        "the config's own trainer.max_token_len_per_gpu when it is below Trinity's default (and holds a sequence): "
+        "the config's token budget in effect (the most any role takes: a role's own, else "
+        "trainer.max_token_len_per_gpu) when it is below Trinity's default and holds a sequence, and estimates are on: "
         "the verdict is at that budget; null otherwise (the verdict is at Trinity's default)"))
     trains: bool
     plan: Plan | None = Field(description="the plan for exactly these settings, with its evidence, if they train")
