@@ -1192,7 +1192,7 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
     verdict = None if vouching else tables_verdict(model, *gpu_type_cells(catalog.gpu(gpu), model.name),
                                                    current.gpus, setting, current.max_model_len)
     out_of_memory = verdict.source if verdict and not verdict.trains else None
-    predicted, problems, host_needed = None, current.config_problems, None
+    predicted, predicted_step, problems, host_needed = None, None, current.config_problems, None
     same_memory = twin(catalog, gpu)
     if vouching is None and same_memory != gpu and plan_for_settings(catalog, judged, same_memory, current.gpus, setting):
         problems += ((f"the {same_memory} tables, whose GPU has the same memory, say these settings train: --gpu "
@@ -1205,9 +1205,9 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
                            query.memory.coefficients, query.margin, own)
         predicted = (round(memory.total_gib, 1), round(memory.usable_gib, 1))
         if memory.total_gib <= memory.usable_gib and not memory.step_fits:
-            problems += ((f"the optimizer step takes {memory.step_gib:.2f} GiB per GPU, more than the "
-                          f"{STEP_USABLE * memory.memory_gib:.2f} it may ({STEP_USABLE:.0%} of the memory)"),)
+            predicted_step = (round(memory.step_gib, 2), round(STEP_USABLE * memory.memory_gib, 2))
     return current.model_copy(update={"trains": vouching is not None, "plan": vouching, "predicted": predicted,
+                                      "predicted_step": predicted_step,
                                       "host_memory_needed": host_needed, "out_of_memory": out_of_memory,
                                       "config_problems": problems})
 

@@ -238,6 +238,9 @@ class CurrentSettings(_Frozen):
     predicted: tuple[float, float] | None = Field(default=None, description=(
         "when they do not train and no table says why: the memory model's predicted peak per GPU and the usable "
         "memory (less the safety margin), GiB, at the verdict's budget"))
+    predicted_step: tuple[float, float] | None = Field(default=None, description=(
+        "with `predicted`, when it is the optimizer step that does not fit: its peak per GPU and what it may take "
+        "(97% of the memory), GiB"))
     out_of_memory: SourceCell | None = Field(default=None, description=(
         "when they do not train: the cell of the GPU count's own table that says they ran out of memory (its "
         "setting: what trained there instead, or '-')"))

@@ -297,7 +297,10 @@ def _predicted(current: CurrentSettings) -> str:
     if current.predicted is None:
         return ""
     total, usable = current.predicted
-    return f" (the memory model predicts {total:.1f} GiB per GPU, of {usable:.1f} usable)"
+    step = "" if current.predicted_step is None else (
+        f", but {current.predicted_step[0]:.2f} GiB at the optimizer step, more than the {current.predicted_step[1]:.2f} "
+        "it may take")
+    return f" (the memory model predicts {total:.1f} GiB per GPU, of {usable:.1f} usable{step})"
 
 
 def _explanation(reasons: Iterable[Reason]) -> Group:

@@ -196,7 +196,8 @@ def test_from_config_says_whether_the_settings_train(cli, user_config: Path):
     # 8 GPUs less 2 rollout engines: 6 trainer GPUs, SP=1 and no Offload, Env not set here.
     assert answer["current"] == {"config": "trinity.yaml", "gpus": 6, "gpus_given": True, "env": False, "offload": False, "sp": 1,
                                  "max_model_len": 32768, "max_token_len_per_gpu": None, "trains": False, "plan": None,
-                                 "broken_rule": None, "predicted": None, "host_memory_needed": None,
+                                 "broken_rule": None, "predicted": None, "predicted_step": None,
+                                 "host_memory_needed": None,
                                  "out_of_memory": {"gpus": 6, "max_model_len": 16384, "setting": "Env"},
                                  "config_problems": []}
     assert (answer["budget_gpus"], answer["plans"][0]["sp"], answer["plans"][0]["env"]) == (6, 2, True)
@@ -1158,3 +1159,18 @@ def test_an_a800_config_is_told_the_a100_tables_say_its_settings_train(cli, tmp_
     current = json.loads(cli("--from-config", str(config), "--gpu", "a800", "--json")[1])[0]["current"]
     assert not current["trains"] and ("the A100-80GB tables, whose GPU has the same memory, say these settings train: "
                                       "--gpu A100-80GB plans with them") in current["config_problems"]
+
+
+def test_a_verdict_the_optimizer_step_rules_out_says_so(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+    config = tmp_path / "trinity.yaml"
+    config.write_text("model: {model_path: Qwen/Qwen3-32B, max_model_len: 2048}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+                      "explorer: {rollout_model: {engine_num: 0}}\ntrainer: {ulysses_sequence_parallel_size: 8}\n",
+                      encoding="utf-8")
+    current = json.loads(cli("--from-config", str(config), "--gpu", "h100", "--json")[1])[0]["current"]
+    total, usable = current["predicted"]
+    step, allowed = current["predicted_step"]
+    assert not current["trains"] and total <= usable and step > allowed
+    _, out, _ = cli("--from-config", str(config), "--gpu", "h100")
+    assert (f"of {usable:.1f} usable, but {step:.2f} GiB at the optimizer step, more than the {allowed:.2f} it may "
+            "take)") in " ".join(out.split())
