@@ -1169,47 +1169,58 @@ def _lowered_by_config(config: TrinityConfig, length: int, estimate: EstimateMod
 
 
 def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str) -> CurrentSettings:
-    """`current` with whether its settings train on `gpu`, and the plan that says so."""
-    from solver.solve import at_token_budget, plan_for_settings, twin
+    """`current` with whether its settings train on `gpu`, the plan that says so, and otherwise why not."""
+    from solver.solve import plan_for_settings, twin
 
     setting = Setting(env=current.env, offload=current.offload, sp=current.sp)
     # At the config's own budget where it lowers Trinity's default (and estimates may), else at the default.
     own = current.max_token_len_per_gpu if query.estimate != "never" else None
     judged = query.model_copy(update={"token_budget": "default" if own is None else "auto"})
-    vouching = plan_for_settings(catalog, judged, gpu, current.gpus, setting)
-    if vouching is not None and own is not None and own > vouching.max_token_len_per_gpu:
-        # above the planner's lowered budget (a multiple of 1024): the config's own may still fit
-        from solver.api import estimate_memory
-
-        estimate = estimate_memory(query.model, gpu, current.gpus, current.max_model_len, sp=setting.sp,
-                                   env=setting.env, offload=setting.offload, margin=query.margin,
-                                   node_gpus=query.node_gpus or NODE_GPUS, catalog=catalog, memory=query.memory,
-                                   max_token_len_per_gpu=own)
-        vouching = vouching if estimate.fits and (estimate.tables is None or estimate.tables.trains) else None
-    if vouching is not None and own is not None:
-        vouching = at_token_budget(catalog, query, gpu, vouching, own)
+    vouching = _plan_at_budget(catalog, judged, gpu, current, setting, own)
+    if vouching is not None:
+        return current.model_copy(update={"trains": True, "plan": vouching})
     model = catalog.model(query.model)
-    verdict = None if vouching else tables_verdict(model, *gpu_type_cells(catalog.gpu(gpu), model.name),
-                                                   current.gpus, setting, current.max_model_len)
+    verdict = tables_verdict(model, *gpu_type_cells(catalog.gpu(gpu), model.name), current.gpus, setting,
+                             current.max_model_len)
     out_of_memory = verdict.source if verdict and not verdict.trains else None
     predicted, predicted_step, problems, host_needed = None, None, current.config_problems, None
     same_memory = twin(catalog, gpu)
-    if vouching is None and same_memory != gpu and plan_for_settings(catalog, judged, same_memory, current.gpus, setting):
+    if same_memory != gpu and plan_for_settings(catalog, judged, same_memory, current.gpus, setting):
         problems += ((f"the {same_memory} tables, whose GPU has the same memory, say these settings train: --gpu "
                       f"{same_memory} plans with them"),)
     host_need = host_memory_gib(model, current.gpus, query.memory.coefficients, query.node_gpus)
-    if vouching is None and setting.offload and query.host_ram_gb is not None and host_need > query.host_ram_gb:
+    if setting.offload and query.host_ram_gb is not None and host_need > query.host_ram_gb:
         host_needed = round(host_need, 1)
-    elif vouching is None and out_of_memory is None and not current.broken_rule and query.estimate != "never":
+    elif out_of_memory is None and not current.broken_rule and query.estimate != "never":
         memory = breakdown(model, catalog.gpu(gpu).memory_gib, current.gpus, setting, current.max_model_len,
                            query.memory.coefficients, query.margin, own)
         predicted = (round(memory.total_gib, 1), round(memory.usable_gib, 1))
         if memory.total_gib <= memory.usable_gib and not memory.step_fits:
             predicted_step = (round(memory.step_gib, 2), round(STEP_USABLE * memory.memory_gib, 2))
-    return current.model_copy(update={"trains": vouching is not None, "plan": vouching, "predicted": predicted,
-                                      "predicted_step": predicted_step,
-                                      "host_memory_needed": host_needed, "out_of_memory": out_of_memory,
-                                      "config_problems": problems})
+    return current.model_copy(update={"trains": False, "plan": None, "predicted": predicted,
+                                      "predicted_step": predicted_step, "host_memory_needed": host_needed,
+                                      "out_of_memory": out_of_memory, "config_problems": problems})
+
+
+def _plan_at_budget(catalog: Catalog, judged: Query, gpu: str, current: CurrentSettings, setting: Setting,
+                    own: int | None) -> Plan | None:
+    """The plan for exactly the config's settings at its own token budget `own` (None: Trinity's default), by
+    the `judged` query; None when they do not train there."""
+    from solver.solve import at_token_budget, plan_for_settings
+
+    vouching = plan_for_settings(catalog, judged, gpu, current.gpus, setting)
+    if vouching is None or own is None:
+        return vouching
+    if own > vouching.max_token_len_per_gpu:  # above the planner's lowered budget (a multiple of 1024): may fit
+        from solver.api import estimate_memory
+
+        estimate = estimate_memory(judged.model, gpu, current.gpus, current.max_model_len, sp=setting.sp,
+                                   env=setting.env, offload=setting.offload, margin=judged.margin,
+                                   node_gpus=judged.node_gpus or NODE_GPUS, catalog=catalog, memory=judged.memory,
+                                   max_token_len_per_gpu=own)
+        if not estimate.fits or (estimate.tables is not None and not estimate.tables.trains):
+            return None
+    return at_token_budget(catalog, judged, gpu, vouching, own)
 
 
 def _expandable_segments(setting: str) -> bool:
