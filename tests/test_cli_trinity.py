@@ -1149,25 +1149,28 @@ def test_a_role_budget_out_of_range_is_refused_like_the_trainers(cli, tmp_path: 
                 "must be at most 16777216, got 1000000000\n"))
 
 
+def verdict_of(cli, tmp_path: Path, text: str, gpu: str) -> tuple[Path, dict]:
+    """A Trinity config of `text` in `tmp_path`, and the JSON verdict (``current``) on it on `gpu`."""
+    config = tmp_path / "trinity.yaml"
+    config.write_text(text, encoding="utf-8")
+    return config, json.loads(cli("--from-config", str(config), "--gpu", gpu, "--json")[1])[0]["current"]
+
+
 def test_an_a800_config_is_told_the_a100_tables_say_its_settings_train(cli, tmp_path: Path,
                                                                       monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
-    config = tmp_path / "trinity.yaml"
-    config.write_text("model: {model_path: Qwen/Qwen3-4B, max_model_len: 32768}\ncluster: {node_num: 1, gpu_per_node: 4}\n"
-                      "explorer: {rollout_model: {engine_num: 2}}\ntrainer: {ulysses_sequence_parallel_size: 2}\n",
-                      encoding="utf-8")
-    current = json.loads(cli("--from-config", str(config), "--gpu", "a800", "--json")[1])[0]["current"]
+    _, current = verdict_of(cli, tmp_path, (
+        "model: {model_path: Qwen/Qwen3-4B, max_model_len: 32768}\ncluster: {node_num: 1, gpu_per_node: 4}\n"
+        "explorer: {rollout_model: {engine_num: 2}}\ntrainer: {ulysses_sequence_parallel_size: 2}\n"), "a800")
     assert not current["trains"] and ("the A100-80GB tables, whose GPU has the same memory, say these settings train: "
                                       "--gpu A100-80GB plans with them") in current["config_problems"]
 
 
 def test_a_verdict_the_optimizer_step_rules_out_says_so(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
-    config = tmp_path / "trinity.yaml"
-    config.write_text("model: {model_path: Qwen/Qwen3-32B, max_model_len: 2048}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
-                      "explorer: {rollout_model: {engine_num: 0}}\ntrainer: {ulysses_sequence_parallel_size: 8}\n",
-                      encoding="utf-8")
-    current = json.loads(cli("--from-config", str(config), "--gpu", "h100", "--json")[1])[0]["current"]
+    config, current = verdict_of(cli, tmp_path, (
+        "model: {model_path: Qwen/Qwen3-32B, max_model_len: 2048}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+        "explorer: {rollout_model: {engine_num: 0}}\ntrainer: {ulysses_sequence_parallel_size: 8}\n"), "h100")
     total, usable = current["predicted"]
     step, allowed = current["predicted_step"]
     assert not current["trains"] and total <= usable and step > allowed
