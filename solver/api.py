@@ -193,7 +193,7 @@ def estimate_memory(
         longest = longest_fitting(resolved, gpu_type.memory_gib, gpus, setting, memory.coefficients, margin)
     else:  # the memory is the budget's whatever the length: any length its SP group holds
         longest = min(budget * sp, MAX_TOKENS) if result.fits else None
-    rows, settings = gpu_type_cells(gpu_type, resolved.name)
+    rows, settings = gpu_type_cells(gpu_type, resolved.column)
     # The tables measured the default budget. Another budget is the default of the length `by_tokens`: a cell
     # vouches for it at a row at or beyond both that length and L, and it runs out of memory where the tables
     # say so of that length (the next row up, as the planner's --token-budget auto takes it).

@@ -610,7 +610,7 @@ def run_memory(args: argparse.Namespace) -> int:
         label = (f"{model.name} on {args.gpus} x {gpu.name} ({result.memory_gib:.1f} GiB), {setting.label}, "
                  f"{args.max_model_len} tokens ({result.tokens_per_gpu} per GPU"
                  f"{', your token budget' if args.token_budget else ''}), margin {margin:g}")
-        _console().print(memory_view(result, label, gpu.name, own_budget=args.token_budget is not None))
+        _console().print(memory_view(result, label, gpu.name, model.name, own_budget=args.token_budget is not None))
     trains = result.fits if result.tables is None else result.tables.trains  # where the tables speak, they decide
     return 0 if trains else NO_PLAN
 
@@ -1180,7 +1180,7 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
     if vouching is not None:
         return current.model_copy(update={"trains": True, "plan": vouching})
     model = catalog.model(query.model)
-    verdict = tables_verdict(model, *gpu_type_cells(catalog.gpu(gpu), model.name), current.gpus, setting,
+    verdict = tables_verdict(model, *gpu_type_cells(catalog.gpu(gpu), model.column), current.gpus, setting,
                              current.max_model_len)
     out_of_memory = verdict.source if verdict and not verdict.trains else None
     predicted, predicted_step, problems, host_needed = None, None, current.config_problems, None

@@ -162,7 +162,7 @@ def job_options(planner: _Planner, fleet: Fleet, index: int) -> list[Option]:
     for pool_index, pool in enumerate(fleet.pools):
         if job.pool not in (None, pool.name):
             continue
-        tabled = [t.gpus for t in planner.catalog.gpu(pool.gpu).tables if job.model in t.models]
+        tabled = [t.gpus for t in planner.catalog.gpu(pool.gpu).tables if planner.catalog.model(job.model).column in t.models]
         counts = estimated_counts(pool.gpus_per_node, pool.nodes * pool.gpus_per_node)
         tiers: list[tuple[Sequence[int], EstimateMode]] = [] if planner.estimate == "only" else [
             (tabled, "never"), (counts, "never")]

@@ -266,7 +266,7 @@ class _Words:
 
     def plan(self, plan: Plan) -> str:
         return (f"{plan.setting.label} on {self.gpus(plan.gpus)} at {plan.max_model_len} tokens{plan.lowered_words} "
-                f"({plan.evidence_text(self.data.gpu)})")
+                f"({plan.evidence_text(self.data.gpu, self.data.model)})")
 
     def rows(self, count: int) -> list[int]:
         return sorted(length for n, length in self.data.rows if n == count)

@@ -128,9 +128,18 @@ class Query(_Frozen):
 class SourceCell(_Frozen):
     """The documented cell a plan rests on."""
 
+    model: str = Field(description=(
+        "the model whose column the cell is in: the plan's own, or a tabled model of the same shape"))
     gpus: int
     max_model_len: int
     setting: str
+
+    def words(self, gpu: str, model: str) -> str:
+        """The cell in words, for a plan of `model` on `gpu` (empty: "the table"); naming the cell's
+        model where it stands for `model` (a model of the same shape)."""
+        table = f"the {gpu} table" if gpu else "the table"
+        said = f"{table} for {counted(self.gpus, 'GPU')} says {self.setting!r} at {self.max_model_len}"
+        return said if self.model == model else f"{said} for {self.model}, of the same shape"
 
 
 class Plan(_Frozen):
@@ -190,16 +199,15 @@ class Plan(_Frozen):
         model's calibration (`beyond_calibration`)."""
         return self.evidence + (", extrapolated" if self.beyond_calibration else "")
 
-    def evidence_text(self, gpu: str) -> str:
-        """What the plan rests on, in words: the documented cell, or the memory model's prediction."""
+    def evidence_text(self, gpu: str, model: str) -> str:
+        """What the plan of `model` on `gpu` rests on, in words: the documented cell, or the memory model's
+        prediction."""
         if self.source is None:
             beyond = (f"; beyond its calibration: {', '.join(self.beyond_calibration)}" if self.beyond_calibration
                       else "")
             return (f"estimated: the memory model predicts {self.memory_gb:.1f} GiB per GPU, "
                     f"{self.headroom_gb:.1f} GiB to spare{beyond}")
-        gpus = f"{self.source.gpus} GPU{'s' if self.source.gpus != 1 else ''}"
-        table = f"the {gpu} table" if gpu else "the table"
-        cell = f"{table} for {gpus} says {self.source.setting!r} at {self.source.max_model_len}"
+        cell = self.source.words(gpu, model)
         if self.evidence == "documented":
             return f"documented: {cell}"
         if self.source.gpus == self.gpus:
@@ -429,13 +437,13 @@ def vouching_cell(model: Model, rows: Sequence[tuple[int, int]], settings: Mappi
     no cell vouches."""
     own = sorted(row for n, row in rows if n == gpus and row >= length)
     if own and settings.get((gpus, own[0])) == setting:
-        return "documented", SourceCell(gpus=gpus, max_model_len=own[0], setting=setting.label)
+        return "documented", SourceCell(model=model.column, gpus=gpus, max_model_len=own[0], setting=setting.label)
     for count in sorted({n for n, _ in rows if n == gpus or 1 < n < gpus <= MAX_ESTIMATED_GPUS}, reverse=True):
         for row in sorted(row for n, row in rows if n == count and row >= length):
             cell = settings.get((count, row))
             if cell and setting.includes(cell) and (
                     count == gpus or refuting_row(model, rows, settings, gpus, cell, length) is None):
-                return "inferred", SourceCell(gpus=count, max_model_len=row, setting=cell.label)
+                return "inferred", SourceCell(model=model.column, gpus=count, max_model_len=row, setting=cell.label)
     return None
 
 
@@ -459,7 +467,7 @@ def tables_verdict(model: Model, rows: Sequence[tuple[int, int]], settings: Mapp
         return None
     cell = settings.get((gpus, row))
     return TablesVerdict(trains=False, evidence=None,
-                         source=SourceCell(gpus=gpus, max_model_len=row, setting=cell.label if cell else NO_SETTING))
+                         source=SourceCell(model=model.column, gpus=gpus, max_model_len=row, setting=cell.label if cell else NO_SETTING))
 
 
 def make_query(

@@ -191,7 +191,7 @@ def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int) -> T
     grid.add_row("max_model_len", f"{plan.max_model_len}{yarn}")
     grid.add_row("token budget", f"max_token_len_per_gpu = {plan.max_token_len_per_gpu} ({_budget_origin(plan)})")
     grid.add_row("cost", f"{plan.cost:.4g} relative step time (best)")
-    grid.add_row("evidence", plan.evidence_text(answer.gpu))
+    grid.add_row("evidence", plan.evidence_text(answer.gpu, answer.model))
     grid.add_row("memory", _memory_line(plan))
     if plan.host_memory_gb is not None:
         grid.add_row("host memory", f"{plan.host_memory_gb:.1f} GiB per node for the offloaded states (--host-ram)")
@@ -275,7 +275,7 @@ def _current_view(answer: Answer, current: CurrentSettings, query: Query) -> Tex
             f"{current.max_model_len} tokens (Env {'on' if current.env else 'off'} in this environment): ")
     problems = "".join(f"\n  but: {problem}" for problem in current.config_problems)
     if current.plan is not None:
-        return Text(said + f"it trains ({current.plan.evidence_text(answer.gpu)}){problems}",
+        return Text(said + f"it trains ({current.plan.evidence_text(answer.gpu, answer.model)}){problems}",
                     style="yellow" if problems else "green")
     cell = current.out_of_memory
     if current.broken_rule:
@@ -284,8 +284,7 @@ def _current_view(answer: Answer, current: CurrentSettings, query: Query) -> Tex
         verdict = (f"its offloaded states need {current.host_memory_needed:.1f} GiB of host memory per node, more than "
                    f"{query.host_ram_source} {query.host_ram_gb:g}")
     elif cell is not None:
-        verdict = (f"the {answer.gpu} table for {counted(cell.gpus, 'GPU')} says '{cell.setting}' at "
-                   f"{cell.max_model_len}, so {setting.label} ran out of memory there")
+        verdict = f"{cell.words(answer.gpu, answer.model)}, so {setting.label} ran out of memory there"
     else:
         verdict = f"nothing in {query.evidence_sources} says it trains{_predicted(current)}"
     follows = "the best plan follows" if answer.plans else "nor does any plan (the reason follows)"
@@ -429,10 +428,10 @@ def _yaml_string(text: str) -> str:
     return yaml.safe_dump(readable, default_style='"', allow_unicode=True, width=float("inf")).rstrip("\n")
 
 
-def memory_view(result: MemoryEstimate, label: str, gpu: str, own_budget: bool = False) -> Group:
+def memory_view(result: MemoryEstimate, label: str, gpu: str, model: str, own_budget: bool = False) -> Group:
     """A breakdown table of one GPU's predicted peak memory, the verdict, the longest length that fits
-    (at the user's token budget with `own_budget`), and what `gpu`'s tables say of the same setting (they
-    decide where they speak)."""
+    (at the user's token budget with `own_budget`), and what `gpu`'s tables say of the same setting for
+    `model` (they decide where they speak)."""
     view = Table()
     view.add_column("term")
     view.add_column("GiB", justify="right")
@@ -467,7 +466,7 @@ def memory_view(result: MemoryEstimate, label: str, gpu: str, own_budget: bool =
     tables = result.tables
     if tables is not None:
         source = tables.source
-        cell = f"the {gpu} table for {counted(source.gpus, 'GPU')} says {source.setting!r} at {source.max_model_len}"
+        cell = source.words(gpu, model)
         said = (f"it trains ({tables.evidence}: {cell})" if tables.trains else
                 f"it runs out of memory ({cell}: the source tried this setting, or one that includes it, there "
                 "first, and it ran out of memory)")

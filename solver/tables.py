@@ -199,6 +199,15 @@ class Model(_Frozen):
     which its native context already relies on: YaRN must not replace it. None for a plain RoPE, or for
     YaRN itself (rft-solver writes the factor the length needs)."""
     moe: MoE | None = None
+    tables_of: Text | None = None
+    """A tabled model of the same shape whose cells stand for this one (a base model and its post-trained
+    release differ only in their weights, which the memory they need does not depend on); None for a
+    model whose own name the tables use, or that no table covers."""
+
+    @property
+    def column(self) -> str:
+        """The name the tables give this model's cells: `tables_of`, else its own."""
+        return self.tables_of or self.name
 
     @property
     def shape(self) -> tuple[int | bool, ...]:
@@ -406,6 +415,17 @@ class _GpusFile(_Frozen):
 class _ModelsFile(_Frozen):
     source: Text
     models: tuple[Model, ...]
+
+    @model_validator(mode="after")
+    def _check_tables_of(self) -> _ModelsFile:
+        by_name = {model.name: model for model in self.models}
+        for model in self.models:
+            stands_for = by_name.get(model.tables_of or "")
+            if model.tables_of is not None and (stands_for is None or stands_for.tables_of is not None
+                                                or stands_for.shape != model.shape):
+                raise ValueError(f"{model.name}: tables_of names {model.tables_of!r}, which is not a model of this "
+                                 "file of the same shape with tables of its own")
+        return self
 
 
 class Weights(_Frozen):
@@ -629,6 +649,17 @@ def model_name_from_path(model_path: str) -> str:
     return re.split(r"[\\/]", model_path.strip().rstrip("/\\"))[-1]
 
 
+def _is_short_form(alias: str, name: str) -> bool:
+    """Whether `alias` is the end of `name` (``8B`` of Qwen3-8B), which an error's list of names need not show."""
+    return _normalise(name).endswith("-" + _normalise(alias))
+
+
+def _listed(entry: Any) -> str:
+    """A model or GPU type as an error lists what is accepted: its name, and its aliases but short forms."""
+    shown = [alias for alias in entry.aliases if not _is_short_form(alias, entry.name)]
+    return f"{entry.name} ({', '.join(shown)})" if shown else entry.name
+
+
 def _resolve(kind: str, name: str, entries: tuple[Any, ...], wanted_name: str | None = None) -> Any:
     """The entry that `name` names (or `wanted_name`, a form of it, when given); `QueryError` naming `name`."""
     if not isinstance(name, str):
@@ -637,11 +668,16 @@ def _resolve(kind: str, name: str, entries: tuple[Any, ...], wanted_name: str | 
     for entry in entries:
         if wanted in {_normalise(entry.name), *map(_normalise, entry.aliases)}:
             return entry
-    accepted = ", ".join(f"{e.name} ({', '.join(e.aliases)})" if e.aliases else e.name for e in entries)
+    accepted = ", ".join(_listed(entry) for entry in entries)
+    short = next((alias for e in entries for alias in e.aliases if _is_short_form(alias, e.name)), None)
+    accepted += f"; short forms such as {short} too" if short else ""
     names = {_normalise(known): entry.name for entry in entries for known in (entry.name, *entry.aliases)}
-    # A guess only where one name extends the other (30B: 30B-A3B; Qwen3-8B-Base: Qwen3-8B), and only one
-    # does: a name one character away is often another thing (v100 is not h100, 5B is not 8B).
-    close = {entry for known, entry in names.items() if known.startswith(wanted)} or {
+    # A guess only where one name extends the other (30B: 30B-A3B, whose base model's name extends it in
+    # turn; Qwen3-8B-Instruct: Qwen3-8B), and only one does: a name one character away is often another
+    # thing (v100 is not h100, 5B is not 8B).
+    completions = sorted((known for known in names if known.startswith(wanted)), key=len)
+    close = {names[known] for known in completions if not known.startswith(completions[0])} | {
+        names[completions[0]]} if completions else {
         entry for known, entry in names.items() if wanted.startswith(known + "-")}  # completions first
     guess = f" (did you mean {close.pop()}?)" if len(close) == 1 else ""
     raise QueryError(f"unknown {kind} {brief(name)}{guess}; accepted: {accepted}")
@@ -674,7 +710,8 @@ class Catalog(_Frozen):
         name names (in any case), it is that model, with the config's native context and RoPE scaling
         (and its tables apply); of another shape, it is renamed ``NAME (config shape)``, so that no table of
         the model it names is taken for it. Its aliases (its folder's name) only find a model of its
-        shape, and are not kept: two checkpoints in folders of one name are two models."""
+        shape, and are not kept: two checkpoints in folders of one name are two models. Of a tabled model's
+        shape under another name (a fine-tuned checkpoint), that model's cells stand for it (`Model.tables_of`)."""
 
         def names(entry: Model) -> set[str]:
             return {_normalise(name) for name in (entry.name, *entry.aliases)}
@@ -691,6 +728,9 @@ class Catalog(_Frozen):
                                                 "rope_scaling": model.rope_scaling})
         else:
             model = model.model_copy(update={"aliases": ()})
+        if not named and model.name not in self.tabled_names:  # a checkpoint of a tabled model's shape
+            model = model.model_copy(update={"tables_of": next(
+                (m.column for m in self.models if m.shape == model.shape and m.column in self.tabled_names), None)})
         return self.model_copy(update={"models": (*(m for m in self.models if m not in named), model)})
 
     def with_gpu_types(self, gpu_types: Iterable[GpuType]) -> Catalog:
@@ -738,6 +778,11 @@ class Catalog(_Frozen):
         return catalog
 
     @property
+    def tabled_names(self) -> frozenset[str]:
+        """The models the tables have cells for, by the names the tables use."""
+        return frozenset(name for gpu_type in self.gpu_types for table in gpu_type.tables for name in table.models)
+
+    @property
     def documented_gpu_types(self) -> tuple[GpuType, ...]:
         """The GPU types that have feasibility tables."""
         return tuple(gpu_type for gpu_type in self.gpu_types if gpu_type.tables)
@@ -762,7 +807,7 @@ class Catalog(_Frozen):
                 for gpu_type in gpu_types
             )
         if model is not None:
-            name = self.model(model).name
+            name = self.model(model).column
             documented = [m.name for m in self.models if any(m.name in t.models for g in gpu_types for t in g.tables)]
             if name not in documented:
                 raise QueryError(f"no documented table has {name}; documented models: {', '.join(documented)}")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import sys
@@ -57,3 +58,13 @@ def made_up_table(gpus: int, model: str, max_model_len: int, setting: str) -> st
     """A table file's entry for one made-up table of one row and one cell, to append to a GPU type's file."""
     return (f"  - gpus: {gpus}\n    section: made up\n    models: [{model}]\n"
             f"    rows:\n      - {{max_model_len: {max_model_len}, cells: {{{model}: {setting}}}}}\n")
+
+
+def qwen3_8b_checkpoint(folder: Path, **config: object) -> Path:
+    """A local checkpoint folder holding a Qwen3-8B-shaped config.json (with `config` on top)."""
+    folder.mkdir(parents=True)
+    (folder / "config.json").write_text(json.dumps({
+        "hidden_size": 4096, "intermediate_size": 12288, "num_hidden_layers": 36, "num_attention_heads": 32,
+        "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 151936, "max_position_embeddings": 40960,
+        **config}), encoding="utf-8")
+    return folder

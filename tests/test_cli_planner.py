@@ -46,7 +46,7 @@ def test_json_has_one_answer_per_gpu_type_in_the_documented_shape(cli):
     assert answers[0]["plans"] == [{
         "gpus": 4, "unused_gpus": 0, "env": False, "offload": False, "sp": 4, "max_model_len": 32768,
         "max_token_len_per_gpu": 16384, "rope_scaling_factor": None, "cost": 0.325, "evidence": "documented",
-        "source": {"gpus": 4, "max_model_len": 32768, "setting": "SP=4"}, "memory_gb": 61.18, "headroom_gb": 10.1,
+        "source": {"model": "Qwen3-8B", "gpus": 4, "max_model_len": 32768, "setting": "SP=4"}, "memory_gb": 61.18, "headroom_gb": 10.1,
         "host_memory_gb": None, "beyond_calibration": [], "nodes": None, "rollout_gpus": None,
     }]
     assert (answers[1]["plans"][0]["env"], answers[1]["plans"][0]["sp"]) == (True, 2)
@@ -81,7 +81,7 @@ def test_pins_fix_part_of_the_plan(cli):
     # The 32768 row says SP=4; with SP pinned to 2 the next row that SP=2 can include is 40960's.
     assert status == 0 and (best["gpus"], best["sp"], best["env"], best["offload"]) == (4, 2, True, True)
     assert best["evidence"] == "inferred"
-    assert best["source"] == {"gpus": 4, "max_model_len": 40960, "setting": "Env + Offload + SP=2"}
+    assert best["source"] == {"model": "Qwen3-14B", "gpus": 4, "max_model_len": 40960, "setting": "Env + Offload + SP=2"}
     status, answers = run_json(cli, "--model", "14B", "--len", "8192", "--gpus", "1", "--no-offload", "--gpu", "a100")
     assert status == 1 and answers[0]["plans"] == []
     assert answers[0]["reason"].endswith("within 1 GPU trains with --no-offload (without --no-offload: Env + Offload "
@@ -116,7 +116,7 @@ def test_exit_1_when_some_answer_has_no_plan(cli):
     ("argv", "message"),
     [
         ([], "solve: error: which model? give --model M (e.g. 4B), --model-config PATH or --from-config FILE"),
-        (["--model", "5B", "--len", "8192"], "solve: error: unknown model '5B'; accepted: Qwen3-0.6B (0.6B)"),
+        (["--model", "5B", "--len", "8192"], "solve: error: unknown model '5B'; accepted: Qwen3-0.6B, "),
         (["--model", "4B", "--len", "8192", "--gpu", "v100"], "solve: error: unknown GPU 'v100'; accepted: A100-40GB (a100-40g), A100-80GB (a100-80g, a100), A800-80GB (a800, a800-80g), H20-96GB (h20-96g, h20), H100-80GB (h100, h100-80g), H100-NVL-94GB (h100-nvl), H800-80GB (h800, h800-80g), H200-141GB (h200, h200-141g), L40S-48GB (l40s, l40s-48g), L20-48GB (l20), RTX-A6000-48GB (a6000, rtx-a6000), A10-24GB (a10), L4-24GB (l4), RTX-4090-24GB (rtx-4090, rtx4090, 4090), B200 (b200-180gb), MI300X (mi300x-192gb)"),
         (["--model", "4B"], "solve: error: a cheapest plan needs a length: --len L"),
         (["--model", "4B", "--maximize", "len"], "solve: error: --maximize len needs a GPU budget: --gpus N"),
@@ -240,7 +240,7 @@ def test_an_estimated_best_plan_comes_with_the_tables_best(cli):
         0, 8, True, False, 4, "estimated")
     measured = answer["measured"]
     assert (measured["gpus"], measured["offload"], measured["sp"], measured["evidence"]) == (8, True, 4, "inferred")
-    assert measured["source"] == {"gpus": 4, "max_model_len": 71680, "setting": "Env + Offload + SP=4"}
+    assert measured["source"] == {"model": "Qwen3-8B", "gpus": 4, "max_model_len": 71680, "setting": "Env + Offload + SP=4"}
     _, out, _ = cli("--model", "8B", "--gpu", "a100", "--len", "65536", "--gpus", "8")
     assert "tables' best   Env + Offload + SP=4 on 8 GPUs at 65536 (inferred; 2.00x the cost), if you prefer" in out
     for flags in (["--gpus", "6"], ["--gpus", "8", "--no-estimate"], ["--gpus", "8", "--estimate"]):

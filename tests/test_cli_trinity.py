@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import qwen3_8b_checkpoint
 
 import solver
 from solver.tables import QueryError
@@ -198,7 +199,7 @@ def test_from_config_says_whether_the_settings_train(cli, user_config: Path):
                                  "max_model_len": 32768, "max_token_len_per_gpu": None, "trains": False, "plan": None,
                                  "broken_rule": None, "predicted": None, "predicted_step": None,
                                  "host_memory_needed": None,
-                                 "out_of_memory": {"gpus": 6, "max_model_len": 16384, "setting": "Env"},
+                                 "out_of_memory": {"model": "Qwen3-8B", "gpus": 6, "max_model_len": 16384, "setting": "Env"},
                                  "config_problems": []}
     assert (answer["budget_gpus"], answer["plans"][0]["sp"], answer["plans"][0]["env"]) == (6, 2, True)
     status, out, _ = cli("--from-config", str(user_config), "--gpu", "a100")
@@ -639,12 +640,7 @@ def test_a_fragment_whose_rollout_is_not_the_configs_gives_its_engines(cli):
 def test_a_model_config_describes_the_configs_model(cli, tmp_path: Path):
     # --model-config with --from-config plans the config.json's shape, even under the catalogue's name.
     example = Path(__file__).parent.parent / "docs" / "examples" / "trinity.yaml"
-    folder = tmp_path / "Qwen3-8B"
-    folder.mkdir()
-    (folder / "config.json").write_text(json.dumps({
-        "hidden_size": 4096, "intermediate_size": 12288, "num_hidden_layers": 36, "num_attention_heads": 32,
-        "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 300000, "max_position_embeddings": 40960}),
-        encoding="utf-8")
+    folder = qwen3_8b_checkpoint(tmp_path / "Qwen3-8B", vocab_size=300000)
     status, out, _ = cli("--model-config", str(folder), "--from-config", str(example), "--gpu", "a100", "--json")
     [answer] = json.loads(out)
     assert answer["model"] == "Qwen3-8B (config shape)"
@@ -813,16 +809,6 @@ def test_offload_flags_under_the_roles_engine_are_read_and_patched_there(cli, tm
     assert roles == {"actor": {"engine": on}, "ref": {"engine": on}}
 
 
-def _checkpoint(folder: Path, **config: object) -> Path:
-    """A local checkpoint folder holding a Qwen3-8B-shaped config.json (with `config` on top)."""
-    folder.mkdir(parents=True)
-    (folder / "config.json").write_text(json.dumps({
-        "hidden_size": 4096, "intermediate_size": 12288, "num_hidden_layers": 36, "num_attention_heads": 32,
-        "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 151936, "max_position_embeddings": 40960,
-        **config}), encoding="utf-8")
-    return folder
-
-
 LOCAL_MODEL_CONFIG = ("model: {{model_path: {path}, max_model_len: {length}}}\ncluster: {{node_num: 1, gpu_per_node: 8}}\n"
                       "explorer: {{rollout_model: {{engine_num: 2}}}}\n")
 """A Trinity config of 6 trainer GPUs whose model_path and length are to be filled in."""
@@ -839,16 +825,21 @@ def test_a_model_path_of_a_local_checkpoint_is_read_as_its_config_json(cli, tmp_
     config = tmp_path / "trinity.yaml"
     text = LOCAL_MODEL_CONFIG.replace("{length}", "32768")
     # Saved from Qwen/Qwen3-8B and of its shape: that model, its tables.
-    folder = _checkpoint(tmp_path / "my-sft" / "global_step_100", _name_or_path="Qwen/Qwen3-8B")
+    folder = qwen3_8b_checkpoint(tmp_path / "my-sft" / "global_step_100", _name_or_path="Qwen/Qwen3-8B")
     config.write_text(text.format(path=folder), encoding="utf-8")
     status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--json")
     [answer] = json.loads(out)
     assert (status, err) == (0, "") and answer["model"] == "Qwen3-8B"
     assert answer["plans"][0]["evidence"] == "documented"
-    # The config.json itself, named after no catalogue model: planned from estimates.
-    other = _checkpoint(tmp_path / "global_step_7")
+    # The config.json itself, named after no catalogue model but of Qwen3-8B's shape: planned from that
+    # model's tables, which say so; of another shape (a resized vocabulary), from estimates.
+    other = qwen3_8b_checkpoint(tmp_path / "global_step_7")
     status, answer = _planned(cli, config, text, other / "config.json")
     assert status == 0 and answer["model"] == "global_step_7"
+    assert answer["plans"][0]["evidence"] == "documented" and answer["plans"][0]["source"]["model"] == "Qwen3-8B"
+    resized = qwen3_8b_checkpoint(tmp_path / "global_step_8", vocab_size=151937)
+    status, answer = _planned(cli, config, text, resized / "config.json")
+    assert status == 0 and answer["model"] == "global_step_8"
     assert all(plan["evidence"] == "estimated" for plan in answer["plans"])
     # --model names the model instead: the folder's config.json is not read (here it is not even JSON).
     (other / "config.json").write_text("not json", encoding="utf-8")
@@ -864,7 +855,7 @@ def test_a_local_copy_of_a_catalogue_model_keeps_that_model(cli, tmp_path: Path)
     # name stands, as for a Hugging Face id, with the model's tables.
     config = tmp_path / "trinity.yaml"
     text = LOCAL_MODEL_CONFIG.replace("{length}", "8192")
-    folder = _checkpoint(tmp_path / "models" / "Qwen3-8B", _name_or_path="3c0a9e1f")
+    folder = qwen3_8b_checkpoint(tmp_path / "models" / "Qwen3-8B", _name_or_path="3c0a9e1f")
     status, answer = _planned(cli, config, text, folder)
     assert (status, answer["model"], answer["plans"][0]["evidence"]) == (0, "Qwen3-8B", "documented")
     moe = tmp_path / "ckpt" / "Qwen3-30B-A3B"
@@ -873,7 +864,7 @@ def test_a_local_copy_of_a_catalogue_model_keeps_that_model(cli, tmp_path: Path)
     status, answer = _planned(cli, config, text, moe)
     assert (status, answer["model"]) == (0, "Qwen3-30B-A3B")
     # Named after a catalogue model but of another shape: the config.json decides.
-    status, answer = _planned(cli, config, text, _checkpoint(tmp_path / "more" / "Qwen3-4B"))
+    status, answer = _planned(cli, config, text, qwen3_8b_checkpoint(tmp_path / "more" / "Qwen3-4B"))
     assert (status, answer["model"]) == (0, "Qwen3-4B (config shape)")
     # Read or not (--model names the model), the file is never overwritten.
     target = folder / "config.json"
@@ -884,7 +875,7 @@ def test_a_local_copy_of_a_catalogue_model_keeps_that_model(cli, tmp_path: Path)
     assert target.read_bytes() == before
     # Of the catalogue model's shape, the config's context holds, as with --model-config: a YaRN of its own
     # from 32768 gives 49152 a factor of 1.5, not the catalogue's 1.2 (from 40960).
-    yarn = _checkpoint(tmp_path / "yarn" / "Qwen3-8B", _name_or_path="3c0a9e1f", max_position_embeddings=131072,
+    yarn = qwen3_8b_checkpoint(tmp_path / "yarn" / "Qwen3-8B", _name_or_path="3c0a9e1f", max_position_embeddings=131072,
                        rope_scaling={"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768})
     status, answer = _planned(cli, config, text.replace("8192", "49152"), yarn)
     assert (status, answer["model"], answer["plans"][0]["rope_scaling_factor"]) == (0, "Qwen3-8B", 1.5)
@@ -895,7 +886,7 @@ def test_a_local_copy_of_a_catalogue_model_keeps_that_model(cli, tmp_path: Path)
 def test_write_takes_a_model_config_of_the_config_s_own_model_path(cli, tmp_path: Path):
     # --model-config naming the folder model.model_path names is the config's own model (Llama-3.1-8B),
     # whatever the catalogue calls a model of the folder's name (8B is Qwen3-8B's alias).
-    folder = _checkpoint(tmp_path / "m" / "8B", _name_or_path="meta-llama/Llama-3.1-8B", intermediate_size=14336,
+    folder = qwen3_8b_checkpoint(tmp_path / "m" / "8B", _name_or_path="meta-llama/Llama-3.1-8B", intermediate_size=14336,
                          num_hidden_layers=32, vocab_size=128256, max_position_embeddings=131072, head_dim=None,
                          rope_scaling={"rope_type": "llama3", "factor": 8.0, "original_max_position_embeddings": 8192})
     config = tmp_path / "trinity.yaml"
@@ -908,7 +899,7 @@ def test_write_takes_a_model_config_of_the_config_s_own_model_path(cli, tmp_path
 
 
 def test_no_output_overwrites_the_config_json_of_a_local_model_path(cli, tmp_path: Path):
-    folder = _checkpoint(tmp_path / "global_step_100", _name_or_path="Qwen/Qwen3-8B")
+    folder = qwen3_8b_checkpoint(tmp_path / "global_step_100", _name_or_path="Qwen/Qwen3-8B")
     config = tmp_path / "trinity.yaml"
     config.write_text(f"model: {{model_path: {folder}, max_model_len: 32768}}\ncluster: {{gpu_per_node: 8}}\n",
                       encoding="utf-8")

@@ -96,15 +96,18 @@ def test_at_least_goes_as_long_as_the_tables_allow(tmp_path: Path):
     assert result["placements"][0]["plan"]["max_model_len"] == 102400
 
 
-def test_whole_nodes_keep_sp_groups_inside_nodes(tmp_path: Path):
+@pytest.mark.parametrize("model", ["0.6B", "0.6B-Base"])
+def test_whole_nodes_keep_sp_groups_inside_nodes(tmp_path: Path, model: str):
     # Nodes of 2 GPUs, 0.6B at 61440 without rollout: the 4-GPU table's SP=4 would split SP groups across
     # nodes of 2, so n=4 takes Env + Offload + SP=2, which the 2-GPU table's cell vouches for: cost 5555.
+    # The base model, of the same shape, is placed the same way on the same cell.
     instance = {"pools": [{"name": "small", "gpu": "a100", "nodes": 2, "gpus_per_node": 2}], "jobs": [
-        {"name": "tiny", "model": "0.6B", "max_model_len": 61440}]}
+        {"name": "tiny", "model": model, "max_model_len": 61440}]}
     result = solved(instance, tmp_path)
     assert value_of(CATALOG, instance, result) == (1, 0, 5555)
     plan = result["placements"][0]["plan"]
-    assert (plan["gpus"], plan["sp"], plan["evidence"], plan["source"]["gpus"]) == (4, 2, "inferred", 2)
+    assert (plan["gpus"], plan["sp"], plan["evidence"], plan["source"]) == (
+        4, 2, "inferred", {"model": "Qwen3-0.6B", "gpus": 2, "max_model_len": 61440, "setting": "Env + Offload + SP=2"})
     # With 2 rollout GPUs the job no longer fits one node: 1 trainer node + 1 rollout node.
     instance["jobs"][0].update(max_model_len=8192, rollout_gpus=2)
     result = solved(instance, tmp_path)

@@ -88,6 +88,17 @@ def test_models_file_rejects_a_non_positive_shape(tmp_path: Path):
         load_models(tmp_path / "models.yaml")
 
 
+@pytest.mark.parametrize("stands_for", ["Qwen3-4B", "Qwen3-9B", "Qwen3-8B-Base"])
+def test_models_file_rejects_tables_of_a_model_that_cannot_stand_for_it(tmp_path: Path, stands_for: str):
+    # Another shape, no such model, or a model that is itself stood for: its cells are not this model's.
+    text = (shipped_tables_directory() / "models.yaml").read_text(encoding="utf-8")
+    (tmp_path / "models.yaml").write_text(text.replace("tables_of: Qwen3-8B,", f"tables_of: {stands_for},"),
+                                          encoding="utf-8")
+    with pytest.raises(TableError, match=(f"Qwen3-8B-Base: tables_of names '{stands_for}', which is not a model of "
+                                          "this file of the same shape with tables of its own")):
+        load_models(tmp_path / "models.yaml")
+
+
 def test_a_catalog_directory_without_gpu_tables_is_rejected(tmp_path: Path):
     shutil.copy(shipped_tables_directory() / "models.yaml", tmp_path)
     shutil.copy(shipped_tables_directory() / "gpus.yaml", tmp_path)
@@ -130,7 +141,7 @@ def test_model_names_resolve_in_any_case(name: str, canonical: str):
 def test_unknown_names_list_the_accepted_ones():
     with pytest.raises(QueryError, match=r"unknown GPU 'v100'; accepted: A100-40GB \(a100-40g\), A100-80GB \(a100-80g, a100\), A800-80GB \(a800, a800-80g\), H20-96GB \(h20-96g, h20\)"):
         load_catalog().gpu("v100")
-    with pytest.raises(QueryError, match=r"unknown model '5B'; accepted: Qwen3-0.6B \(0.6B\), .*Qwen3-30B-A3B"):
+    with pytest.raises(QueryError, match=r"unknown model '5B'; accepted: Qwen3-0.6B, .*Qwen3-30B-A3B.*; short forms such as 0.6B too$"):
         load_catalog().model("5B")
 
 
@@ -147,8 +158,15 @@ def test_model_shapes_are_those_of_the_reference():
     moe = load_catalog().model("30B-A3B").moe
     assert moe is not None and (moe.experts, moe.active_experts, moe.moe_intermediate_size) == (128, 8, 768)
     qwen3 = [model for model in load_catalog().models if model.name.startswith("Qwen3")]
-    assert all(model.native_context == 40960 and model.vocab_size == 151936 and model.head_size == 128
-               for model in qwen3)
+    assert all(model.native_context == (32768 if model.name.endswith("-Base") else 40960)
+               and model.vocab_size == 151936 and model.head_size == 128 for model in qwen3)
+    # Each base model has its release's shape, whose table cells stand for it; the releases stand for none.
+    bases = {model.name: model for model in qwen3 if model.name.endswith("-Base")}
+    assert {name: model.tables_of for name, model in bases.items()} == {
+        "Qwen3-0.6B-Base": "Qwen3-0.6B", "Qwen3-1.7B-Base": "Qwen3-1.7B", "Qwen3-4B-Base": "Qwen3-4B",
+        "Qwen3-8B-Base": "Qwen3-8B", "Qwen3-14B-Base": "Qwen3-14B", "Qwen3-30B-A3B-Base": None}
+    assert all(model.shape == load_catalog().model(name.removesuffix("-Base")).shape for name, model in bases.items())
+    assert all(model.tables_of is None for model in qwen3 if model.name not in bases)
     assert load_catalog().model("qwen2.5-7b-instruct").head_size == 128  # 3584 / 28
 
 
@@ -214,15 +232,16 @@ def test_a_model_folder_is_read_through_its_config_json():
 
 
 @pytest.mark.parametrize(("name", "guess"), [
-    ("Qwen3-8B-Base", " (did you mean Qwen3-8B?)"),  # a name that extends a known one
-    ("30B", " (did you mean Qwen3-30B-A3B?)"),  # the start of one known name
+    ("Qwen3-8B-Instruct", " (did you mean Qwen3-8B?)"),  # a name that extends a known one
+    ("30B", " (did you mean Qwen3-30B-A3B?)"),  # the start of one known name (and of its base model's)
+    ("Qwen3-1", ""),  # the start of Qwen3-1.7B and Qwen3-14B: no guess
     ("Qwen3", ""),  # the start of several: no guess
     ("Meta/Qwen3-5B", ""),  # one character from Qwen3-8B, but another model: no guess
 ])
 def test_an_unknown_model_gets_a_guess_only_where_one_name_extends_the_other(name: str, guess: str):
     with pytest.raises(QueryError) as raised:
         load_catalog().model(name)
-    assert str(raised.value).startswith(f"unknown model {name!r}{guess}; accepted: Qwen3-0.6B (0.6B)")
+    assert str(raised.value).startswith(f"unknown model {name!r}{guess}; accepted: Qwen3-0.6B, ")
 
 
 @pytest.mark.parametrize(

@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import qwen3_8b_checkpoint
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -215,7 +216,7 @@ def test_fewest_gpus_without_a_budget_searches_every_count_the_estimates_cover()
     (answer,) = plan(make_query(CATALOG, model="8B", gpu="a100", max_model_len=32768, objective="min_gpus", sp=8,
                                 estimate="never"), CATALOG)
     best = answer.plans[0]
-    assert (best.gpus, best.evidence, best.source) == (8, "inferred", SourceCell(gpus=4, max_model_len=32768,
+    assert (best.gpus, best.evidence, best.source) == (8, "inferred", SourceCell(model="Qwen3-8B", gpus=4, max_model_len=32768,
                                                                                     setting="SP=4"))
 
 
@@ -468,6 +469,21 @@ def test_a_cells_file_with_an_impossible_length_is_refused_naming_the_row(tmp_pa
         load_gpu_type(path, CATALOG.models)
 
 
+def test_a_checkpoint_of_a_tabled_models_shape_is_planned_from_that_models_cells(cli, tmp_path: Path):
+    # A fine-tuned Qwen3-8B in a folder of its own name: the Qwen3-8B cells stand for it, and say so.
+    folder = qwen3_8b_checkpoint(tmp_path / "my-sft")
+    status, out, err = cli("--model-config", str(folder), "--gpu", "a100", "--gpus", "4", "--len", "32k")
+    assert (status, err) == (0, "") and out.startswith("A100-80GB · my-sft · cheapest plan for 32768 tokens")
+    assert ("evidence documented: the A100-80GB table for 4 GPUs says 'SP=4' at 32768 for Qwen3-8B, of the same "
+            "shape") in " ".join(out.split())
+    flags = ["memory", "--model-config", str(folder), "--gpu", "a100", "--gpus", "4", "--len", "24k", "--sp", "2"]
+    status, out, _ = cli(*flags)
+    assert status == 1 and ("tables: it runs out of memory (the A100-80GB table for 4 GPUs says 'Env + SP=2' at 24576 "
+                            "for Qwen3-8B, of the same shape:") in " ".join(out.split())
+    assert json.loads(cli(*flags, "--json")[1])["tables"]["source"] == {
+        "model": "Qwen3-8B", "gpus": 4, "max_model_len": 24576, "setting": "Env + SP=2"}
+
+
 def test_a_model_config_gives_its_own_rope_scaling_and_its_name(tmp_path: Path):
     config = json.loads(FIXTURE.read_text(encoding="utf-8"))
     del config["_name_or_path"]
@@ -614,12 +630,12 @@ def test_cli_memory_names_the_cell_that_vouches_and_lets_it_decide(cli):
             "model disagrees, the table, a measurement, decides") in " ".join(out.split())
     result = json.loads(cli(*flags, "--json")[1])
     assert (result["fits"], result["tables"]) == (False, {
-        "trains": True, "evidence": "documented", "source": {"gpus": 2, "max_model_len": 16384, "setting": "SP=2"}})
+        "trains": True, "evidence": "documented", "source": {"model": "Qwen3-8B", "gpus": 2, "max_model_len": 16384, "setting": "SP=2"}})
     # On 5 GPUs (no table), Env + Offload at 24576 rests on the 4-GPU table's cell; on an H100, on nothing.
     result = json.loads(cli("memory", "--model", "14B", "--gpu", "a100", "--gpus", "5", "--len", "24576", "--env",
                             "--offload", "--json")[1])
     assert result["tables"] == {"trains": True, "evidence": "inferred",
-                                "source": {"gpus": 4, "max_model_len": 24576, "setting": "Env + Offload"}}
+                                "source": {"model": "Qwen3-14B", "gpus": 4, "max_model_len": 24576, "setting": "Env + Offload"}}
     result = json.loads(cli("memory", "--model", "8B", "--gpu", "h100", "--gpus", "2", "--len", "16384", "--sp", "2",
                             "--json")[1])
     assert result["tables"] is None
@@ -631,7 +647,7 @@ def test_cli_memory_names_the_cell_that_vouches_and_lets_it_decide(cli):
                             "source tried this setting, or one that includes it, there first, and it ran out of "
                             "memory)") in " ".join(out.split())
     assert json.loads(cli(*flags, "--json")[1])["tables"] == {
-        "trains": False, "evidence": None, "source": {"gpus": 4, "max_model_len": 12288, "setting": "Env"}}
+        "trains": False, "evidence": None, "source": {"model": "Qwen3-8B", "gpus": 4, "max_model_len": 12288, "setting": "Env"}}
 
 
 @pytest.mark.parametrize(("model", "gpu", "rollout", "length", "size", "weights", "kv_cache", "room", "fits"), [

@@ -61,7 +61,27 @@ def test_six_gpus_reach_a_shorter_context_than_four():
     assert answer.status == "optimal"
     assert (best.max_model_len, best.gpus, best.unused_gpus, best.setting.label) == (102400, 4, 2, "Env + Offload + SP=4")
     assert best.rope_scaling_factor == 2.5 and best.max_token_len_per_gpu == 51200
-    assert best.source.model_dump() == {"gpus": 4, "max_model_len": 102400, "setting": "Env + Offload + SP=4"}
+    assert best.source.model_dump() == {"model": "Qwen3-4B", "gpus": 4, "max_model_len": 102400,
+                                        "setting": "Env + Offload + SP=4"}
+
+
+def test_a_base_model_is_planned_from_its_releases_cells_with_its_own_native_context():
+    # Qwen3-4B-Base has Qwen3-4B's shape, so the same cells; its native context is 32768, not 40960, so
+    # 102400 tokens take a YaRN factor of 3.125, not 2.5.
+    answer = solve_one("A100-80GB", model="4B-Base", objective="max_len", budget_gpus=6)
+    best = answer.plans[0]
+    assert (answer.model, best.max_model_len, best.gpus, best.setting.label) == (
+        "Qwen3-4B-Base", 102400, 4, "Env + Offload + SP=4")
+    assert (best.evidence, best.source.model, best.rope_scaling_factor) == ("documented", "Qwen3-4B", 3.125)
+    assert best.evidence_text("A100-80GB", answer.model) == (
+        "documented: the A100-80GB table for 4 GPUs says 'Env + Offload + SP=4' at 102400 for Qwen3-4B, of the same "
+        "shape")
+    release = solve_one("A100-80GB", model="4B", objective="max_len", budget_gpus=6).plans[0]
+    assert best.evidence_text("A100-80GB", "Qwen3-4B") == release.evidence_text("A100-80GB", "Qwen3-4B")
+    # Within its native context nothing differs from the release's plan but the model's name.
+    for length in (8192, 32768):
+        base, own = (solve_one("H20-96GB", model=name, max_model_len=length, budget_gpus=4) for name in ("8B-Base", "8B"))
+        assert base.plans == own.plans and base.plans[0].rope_scaling_factor is None
 
 
 def test_fewest_gpus_for_a_long_context():
@@ -96,7 +116,7 @@ def test_a_gpu_count_without_a_table_is_inferred_estimated_or_named():
         answer = solve_one("A100-80GB", model="4B", max_model_len=8192, budget_gpus=3, exact=True, estimate=estimate)
         best = answer.plans[0]
         assert (answer.status, best.gpus, best.setting.label, best.evidence) == ("optimal", 3, "vanilla", "inferred")
-        assert best.source == SourceCell(gpus=2, max_model_len=8192, setting="vanilla")
+        assert best.source == SourceCell(model="Qwen3-4B", gpus=2, max_model_len=8192, setting="vanilla")
     # Past what the tables for fewer GPUs vouch for (SP=4 at 102400 on 4 GPUs, no SP=8 anywhere), 8 GPUs
     # take the memory model's estimate, or, without estimates, the longest the tables vouch for is named.
     answer = solve_one("A100-80GB", model="4B", max_model_len=131072, budget_gpus=8, exact=True)
@@ -182,7 +202,8 @@ def requests(draw: st.DrawFn) -> dict[str, Any]:
     objective = draw(st.sampled_from(["cheapest", "max_len", "min_gpus"]))
     request: dict[str, Any] = {
         "gpu": draw(st.sampled_from([gpu.name for gpu in CATALOG.documented_gpu_types])),
-        "model": draw(st.sampled_from(["Qwen3-0.6B", "Qwen3-1.7B", "Qwen3-4B", "Qwen3-8B", "Qwen3-14B"])),
+        "model": draw(st.sampled_from(["Qwen3-0.6B", "Qwen3-1.7B", "Qwen3-4B", "Qwen3-8B", "Qwen3-14B", "Qwen3-8B-Base",
+                                       "Qwen3-0.6B-Base"])),
         "objective": objective,
         "budget_gpus": draw(st.integers(min_value=1, max_value=8)),
         "exact": draw(st.booleans()),
@@ -244,7 +265,7 @@ def test_a_counts_own_table_decides_against_a_smaller_tables_cell(edited_a100_ta
     assert on_six.plans == ()
     (on_eight,) = plan(make_query(catalog, budget_gpus=8, sp=2, **request), catalog)
     assert (on_eight.plans[0].evidence, on_eight.plans[0].source) == (
-        "inferred", SourceCell(gpus=4, max_model_len=81920, setting="Env + Offload + SP=2"))
+        "inferred", SourceCell(model="Qwen3-0.6B", gpus=4, max_model_len=81920, setting="Env + Offload + SP=2"))
 
 
 def test_no_smaller_table_vouches_past_64_gpus_even_for_a_count_with_a_table(edited_a100_tables):
@@ -256,7 +277,7 @@ def test_no_smaller_table_vouches_past_64_gpus_even_for_a_count_with_a_table(edi
     assert pinned.plans == ()
     (free,) = plan(make_query(catalog, **request), catalog)
     assert (free.plans[0].setting.label, free.plans[0].evidence, free.plans[0].source) == (
-        "Env", "documented", SourceCell(gpus=128, max_model_len=131072, setting="Env"))
+        "Env", "documented", SourceCell(model="Qwen3-4B", gpus=128, max_model_len=131072, setting="Env"))
 
 
 def test_no_smaller_tables_cell_meets_a_counts_own_out_of_memory_in_the_shipped_tables():

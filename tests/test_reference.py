@@ -61,7 +61,7 @@ def test_max_len_a100_4b_budget_6_uses_4_gpus():
         "rope_scaling_factor": 2.5,
         "cost": float(Fraction(1, 4) * 2 * Fraction(13, 10) * Fraction(101, 100)),
         "evidence": "documented",
-        "source": {"gpus": 4, "max_model_len": 102400, "setting": "Env + Offload + SP=4"},
+        "source": {"model": "Qwen3-4B", "gpus": 4, "max_model_len": 102400, "setting": "Env + Offload + SP=4"},
         "memory_gb": best["memory_gb"],  # the memory model's prediction, checked by check_plan
         "headroom_gb": best["headroom_gb"],
         # Offload: the host memory for the states of all 4 GPUs (one node), 16 bytes per parameter times
@@ -102,7 +102,7 @@ def test_cheapest_a100_8b_32768_exactly_4_is_the_documented_sp4():
     best = found[0]
     assert (label(best), best["evidence"]) == ("SP=4", "documented")
     assert best["cost"] == float(Fraction(13, 10) / 4) == pytest.approx(1.3 / 4, rel=1e-12)
-    assert best["source"] == {"gpus": 4, "max_model_len": 32768, "setting": "SP=4"}
+    assert best["source"] == {"model": "Qwen3-8B", "gpus": 4, "max_model_len": 32768, "setting": "SP=4"}
     assert best["max_token_len_per_gpu"] == 16384 and best["rope_scaling_factor"] is None
     # Rows 32768..102400 of the 4-GPU table for 8B all include SP=4, so every plan it vouches for has SP=4;
     # the 2-GPU table's 'Env + Offload + SP=2' at 32768 vouches for that setting on 4 GPUs too (the 4-GPU
@@ -110,7 +110,7 @@ def test_cheapest_a100_8b_32768_exactly_4_is_the_documented_sp4():
     assert [label(plan) for plan in found] == [
         "SP=4", "Env + SP=4", "Env + Offload + SP=2", "Offload + SP=4", "Env + Offload + SP=4"]
     assert [plan["evidence"] for plan in found] == ["documented", "inferred", "inferred", "inferred", "inferred"]
-    assert found[2]["source"] == {"gpus": 2, "max_model_len": 32768, "setting": "Env + Offload + SP=2"}
+    assert found[2]["source"] == {"model": "Qwen3-8B", "gpus": 2, "max_model_len": 32768, "setting": "Env + Offload + SP=2"}
 
 
 def test_length_between_rows_uses_the_next_row_up():
@@ -121,7 +121,7 @@ def test_length_between_rows_uses_the_next_row_up():
     )
     best = found[0]
     assert (label(best), best["evidence"], best["max_model_len"]) == ("SP=4", "documented", 30000)
-    assert best["source"] == {"gpus": 4, "max_model_len": 32768, "setting": "SP=4"}
+    assert best["source"] == {"model": "Qwen3-8B", "gpus": 4, "max_model_len": 32768, "setting": "SP=4"}
     assert best["max_token_len_per_gpu"] == 15000
     # Env + SP=2 (the 28672 cell) does not carry L=30000: every source is a row of 30000 or more.
     assert all(plan["source"]["max_model_len"] >= 30000 for plan in found)
@@ -136,7 +136,7 @@ def test_offload_pinned_at_a_short_length_is_inferred_from_vanilla():
     )
     best = found[0]
     assert (label(best), best["evidence"], best["cost"]) == ("Offload", "inferred", 0.5)
-    assert best["source"] == {"gpus": 4, "max_model_len": 4096, "setting": "vanilla"}
+    assert best["source"] == {"model": "Qwen3-4B", "gpus": 4, "max_model_len": 4096, "setting": "vanilla"}
     assert all(plan["offload"] for plan in found)
     assert all(plan["evidence"] == "inferred" for plan in found)
 
@@ -150,7 +150,7 @@ def test_inferred_source_is_the_first_longer_row_the_plan_includes():
     )
     best = found[0]
     assert (label(best), best["evidence"], best["cost"]) == ("SP=2", "inferred", float(Fraction(11, 20)))
-    assert best["source"] == {"gpus": 2, "max_model_len": 20480, "setting": "SP=2"}
+    assert best["source"] == {"model": "Qwen3-4B", "gpus": 2, "max_model_len": 20480, "setting": "SP=2"}
     # Offload alone includes neither Env nor SP=2 nor any longer cell (SP=2, Env + SP=2, Env + Offload + SP=2).
     assert "Offload" not in [label(plan) for plan in found]
     assert [label(plan) for plan in found] == ["SP=2", "Offload + SP=2"]
@@ -159,7 +159,7 @@ def test_inferred_source_is_the_first_longer_row_the_plan_includes():
         gpu="A100-80GB", model="Qwen3-4B", objective="cheapest", budget_gpus=2, exact=True,
         max_model_len=8192, sp=2,
     )[0]
-    assert short["source"] == {"gpus": 2, "max_model_len": 8192, "setting": "vanilla"}
+    assert short["source"] == {"model": "Qwen3-4B", "gpus": 2, "max_model_len": 8192, "setting": "vanilla"}
 
 
 def test_min_gpus_skips_a_dash_cell():
@@ -210,7 +210,7 @@ def test_pins_and_sp_rules():
     found = plans(gpu="A100-80GB", model="Qwen3-4B", objective="cheapest", budget_gpus=3, exact=True,
                   max_model_len=4096)
     assert (label(found[0]), found[0]["evidence"], found[0]["source"]) == (
-        "vanilla", "inferred", {"gpus": 2, "max_model_len": 4096, "setting": "vanilla"})
+        "vanilla", "inferred", {"model": "Qwen3-4B", "gpus": 2, "max_model_len": 4096, "setting": "vanilla"})
     assert {plan["source"]["gpus"] for plan in found} == {2} and {plan["sp"] for plan in found} == {1}
 
 
@@ -263,7 +263,7 @@ GOOD_PLAN = {
     "rope_scaling_factor": None,
     "cost": 0.325,
     "evidence": "documented",
-    "source": {"gpus": 4, "max_model_len": 32768, "setting": "SP=4"},
+    "source": {"model": "Qwen3-8B", "gpus": 4, "max_model_len": 32768, "setting": "SP=4"},
     "memory_gb": 61.18,  # the shipped memory model's prediction for this plan
     "headroom_gb": 10.1,
     "host_memory_gb": None,  # no Offload
