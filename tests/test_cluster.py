@@ -1008,19 +1008,20 @@ def test_emit_dir_never_overwrites_a_jobs_model_config(cli, tmp_path: Path):
 
 
 def test_two_jobs_of_one_model_with_two_contexts_are_refused(tmp_path: Path):
-    # A base model's config (native context 131072) of Qwen2.5-7B's shape is Qwen2.5-7B, whose catalogue
-    # entry (the Instruct model's, 32768) another job names: one model, two YaRN factors at 65536.
-    (tmp_path / "base7b").mkdir()  # named by _name_or_path, as a base model's config names itself
+    # An Instruct model's config whose context was raised to 131072 (as some fine-tunes do) is
+    # Qwen2.5-7B-Instruct, whose catalogue entry (32768) another job names: one model, two YaRN factors at
+    # 65536.
+    (tmp_path / "base7b").mkdir()  # named by _name_or_path, as a saved model's config names itself
     (tmp_path / "base7b" / "config.json").write_text(
-        json.dumps(_config_of("Qwen2.5-7B", max_position_embeddings=131072, _name_or_path="Qwen/Qwen2.5-7B")),
+        json.dumps(_config_of("Qwen2.5-7B", max_position_embeddings=131072, _name_or_path="Qwen/Qwen2.5-7B-Instruct")),
         encoding="utf-8")
     path = tmp_path / "fleet.yaml"
     head = "pools:\n  - {name: a, gpu: h20, nodes: 2, gpus_per_node: 8}\njobs:\n"
-    path.write_text(head + "  - {name: cat, model: Qwen2.5-7B, max_model_len: 65536}\n"
+    path.write_text(head + "  - {name: cat, model: Qwen2.5-7B-Instruct, max_model_len: 65536}\n"
                     "  - {name: cfg, model_config: base7b, max_model_len: 65536}\n", encoding="utf-8")
     with pytest.raises(TableError) as caught:
         load_fleet(path, CATALOG)
-    assert str(caught.value) == (f"{path}: job cfg: Qwen2.5-7B has a native context of 131072 here and 32768 in job "
+    assert str(caught.value) == (f"{path}: job cfg: Qwen2.5-7B-Instruct has a native context of 131072 here and 32768 in job "
                                  "cat: give both jobs the same model (the same model_config, or the catalogue's by "
                                  "name)")
     # Alone, the config's context holds: no YaRN at 65536.

@@ -168,6 +168,11 @@ def test_model_shapes_are_those_of_the_reference():
     assert all(model.shape == load_catalog().model(name.removesuffix("-Base")).shape for name, model in bases.items())
     assert all(model.tables_of is None for model in qwen3 if model.name not in bases)
     assert load_catalog().model("qwen2.5-7b-instruct").head_size == 128  # 3584 / 28
+    # Qwen2.5 base and Instruct models share their shapes; their configs give different native contexts.
+    for size in ("7B", "14B", "32B"):
+        base, instruct = (load_catalog().model(f"Qwen/Qwen2.5-{size}{kind}") for kind in ("", "-Instruct"))
+        assert base.shape == instruct.shape and (base.native_context, instruct.native_context) == (131072, 32768)
+        assert (base.yarn_factor(65536), instruct.yarn_factor(65536)) == (None, 2.0)
 
 
 def test_escalation_order_is_sorted_by_its_key():

@@ -370,7 +370,7 @@ def test_cli_memory_says_the_longest_length_that_fits(cli):
 def test_cli_planner_with_a_model_config_and_estimate_flags(cli):
     status, out, err = cli("--model-config", str(FIXTURE), "--gpu", "h20", "--gpus", "6", "--len", "65536", "--json")
     (answer,) = json.loads(out)
-    assert (status, err) == (0, "") and answer["model"] == "Qwen2.5-7B"  # the catalogue model of that alias and shape
+    assert (status, err) == (0, "") and answer["model"] == "Qwen2.5-7B-Instruct"  # the catalogue model of that name and shape
     assert answer["plans"][0]["evidence"] == "estimated" and answer["plans"][0]["source"] is None
     # Without estimates, 8 A100s get what the tables for fewer GPUs vouch for, and no more.
     status, out, _ = cli("--model", "4B", "--gpu", "a100", "--gpus", "8", "--exact", "--len", "8192", "--no-estimate")
