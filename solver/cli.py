@@ -1034,6 +1034,7 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalo
         EngineError,
         anchored_keys,
         check_trinity_config,
+        kept_interpolations,
         load_config_mapping,
         patch_trinity_config,
         role_token_budgets,
@@ -1082,9 +1083,12 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalo
             print(f"solve: warning: {args.write}: {problem}", file=sys.stderr)
         files[args.write] = patched
     write_all_atomically(files)  # both or neither
-    if args.write and best is not None and patched is not None and best.env:  # no config key can carry Env
-        print(f"solve: note: {args.write} needs Env, which a config cannot set: {ENV_EXPORT} before Ray starts",
-              file=sys.stderr)
+    if args.write and best is not None and patched is not None:
+        for kept in kept_interpolations(config_text, best, model, name=str(args.from_config), environ=os.environ):
+            print(f"solve: note: {args.write}: {kept}", file=sys.stderr)
+        if best.env:  # no config key can carry Env
+            print(f"solve: note: {args.write} needs Env, which a config cannot set: {ENV_EXPORT} before Ray starts",
+                  file=sys.stderr)
     return fragments
 
 

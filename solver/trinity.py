@@ -857,7 +857,8 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
     Decisions:
 
     - Existing keys are overwritten in place (an interpolation such as ``${oc.env:MAX_MODEL_LEN,4096}``
-      becomes the plan's number); missing keys and sections are appended at the end of their section.
+      becomes the plan's number, unless it resolves to that number in `environ`: then it stays); missing
+      keys and sections are appended at the end of their section.
     - YaRN: beyond the native context, ``model.rope_scaling`` gets ``rope_type``, ``factor`` and
       ``original_max_position_embeddings`` (other keys in it are kept); a model with a RoPE scaling of
       its own (Llama 3.1) gets none, and a ``model.rope_scaling`` of another type is removed (it would
@@ -892,7 +893,8 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
     lines = text.splitlines()
     try:
         for key in _plan_keys(plan, model, data, environ):
-            if not (key.default_only and _dig(data, key.path) is not None):
+            current = _dig(data, key.path)
+            if not (key.default_only and current is not None) and not _gives(current, key.value, environ or {}):
                 _set(data, key.path, key.value, lines, create=not key.existing_only)
         section = data.get("model")
         if isinstance(section, CommentedMap) and "rope_scaling" in section and _stale_rope(section["rope_scaling"],
@@ -906,6 +908,15 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
     if crlf:
         patched = patched.replace("\n", "\r\n")
     return ("\ufeff" + patched.lstrip("\ufeff")) if text.startswith("\ufeff") else patched
+
+
+def _gives(current: Any, value: Any, environ: Mapping[str, str]) -> bool:
+    """Whether `current`, a config's interpolation (``${oc.env:MAX_LEN,32768}``), resolves in `environ` to
+    what the patch would write, `value`: the user's indirection then stays."""
+    if not (isinstance(current, str) and "${" in current):
+        return False
+    resolved = _leniently(lambda _: _resolve(current, "", environ), ())
+    return resolved is not None and str(resolved).lower() == _scalar(value).lower()
 
 
 def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config") -> list[str]:
@@ -923,6 +934,16 @@ def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config") 
             found.append(f"{'.'.join(key.path)} is the anchor &{anchor}, which other keys repeat (*{anchor}): "
                          f"the patch sets it to {key.value} and they keep {value}")
     return found
+
+
+def kept_interpolations(text: str, plan: Plan, model: Model, *, name: str = "config",
+                        environ: Mapping[str, str] | None = None) -> list[str]:
+    """The keys `patch_trinity_config` leaves as the config's interpolations, which give the plan's value in
+    `environ` (and may give another elsewhere), in words."""
+    data = load_config_mapping(text.replace("\r\n", "\n"), name)
+    return [f"{'.'.join(key.path)} stays {current}, which gives {_scalar(key.value)} in this environment: the plan "
+            "holds for that value" for key in _plan_keys(plan, model, data, environ)
+            if _gives(current := _dig(data, key.path), key.value, environ or {})]
 
 
 # --------------------------------------------------------------------------------------------------

@@ -250,22 +250,28 @@ def test_flags_override_the_config(cli, user_config: Path):
     assert (answer["model"], answer["current"]["max_model_len"], answer["current"]["trains"]) == ("Qwen3-4B", 8192, True)
 
 
+KEPT_LENGTH_NOTE = ("solve: note: {patched}: model.max_model_len stays ${{oc.env:MAX_MODEL_LEN,4096}}, which gives "
+                    "32768 in this environment: the plan holds for that value\n")
+"""The note of --write on the user config's length, whose interpolation gives the plan's length here."""
+
+
 def test_write_patches_a_copy_and_keeps_the_rest(cli, user_config: Path, tmp_path: Path):
     patched = tmp_path / "patched.yaml"
     original = user_config.read_text(encoding="utf-8")
     status, _, err = cli("--from-config", str(user_config), "--gpu", "a100", "--write", str(patched))
-    assert (status, err) == (0, f"solve: note: {patched} needs Env, which a config cannot set: export "
-                                "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True before Ray starts\n")
+    # MAX_MODEL_LEN=32768 here: the length's interpolation gives the plan's, and stays (with a note).
+    assert (status, err) == (0, f"{KEPT_LENGTH_NOTE.format(patched=patched)}solve: note: {patched} needs Env, which a "
+                                "config cannot set: export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True before Ray "
+                                "starts\n")
     assert user_config.read_text(encoding="utf-8") == original  # the original is untouched
     new = patched.read_text(encoding="utf-8").splitlines()
     old = original.splitlines()
     removed = [line for line in old if line not in new]
     added = [line for line in new if line not in old]
-    assert removed == ["  max_model_len: ${oc.env:MAX_MODEL_LEN,4096}  # prompt + response", "  rope_scaling:",
-                       "    rope_type: yarn", "    factor: ${oc.decode:${oc.env:FACTOR}}  # 推荐值 = MAX_MODEL_LEN / 40960",
+    assert removed == ["  rope_scaling:", "    rope_type: yarn",
+                       "    factor: ${oc.decode:${oc.env:FACTOR}}  # 推荐值 = MAX_MODEL_LEN / 40960",
                        "    original_max_position_embeddings: 40960"]
-    assert added == ["  max_model_len: 32768  # prompt + response", "  ulysses_sequence_parallel_size: 2",
-                     "  max_token_len_per_gpu: 32768"]
+    assert added == ["  ulysses_sequence_parallel_size: 2", "  max_token_len_per_gpu: 32768"]
 
 
 def test_write_takes_yaml_that_only_ruamel_reads_and_writes_both_files(cli, user_config: Path, tmp_path: Path):
@@ -276,8 +282,9 @@ def test_write_takes_yaml_that_only_ruamel_reads_and_writes_both_files(cli, user
     patched, fragment = tmp_path / "patched.yaml", tmp_path / "fragment.yaml"
     status, out, err = cli("--from-config", str(user_config), "--gpu", "a100", "--write", str(patched),
                            "--out", str(fragment))
-    assert (status, err) == (0, f"solve: note: {patched} needs Env, which a config cannot set: export "
-                                "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True before Ray starts\n")
+    assert (status, err) == (0, f"{KEPT_LENGTH_NOTE.format(patched=patched)}solve: note: {patched} needs Env, which a "
+                                "config cannot set: export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True before Ray "
+                                "starts\n")
     assert f"wrote {fragment}" in out and f"wrote {patched}" in out
     assert "[a, b]: 1" in patched.read_text(encoding="utf-8") and fragment.is_file()
 

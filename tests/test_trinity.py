@@ -27,6 +27,7 @@ from solver.trinity import (
     ConfigError,
     TrinityConfig,
     check_trinity_config,
+    kept_interpolations,
     patch_trinity_config,
     read_trinity_config,
     trinity_fragment,
@@ -497,6 +498,23 @@ def test_patch_without_yarn_removes_the_stale_rope_scaling() -> None:
     ]
     # the blank line before `cluster:` survives the removal
     assert "max_model_len: 24576  # prompt + response\n\ncluster:\n" in after
+
+
+def test_patch_keeps_an_interpolation_that_gives_the_plans_value() -> None:
+    # ${oc.env:MAX_MODEL_LEN,4096} gives 4096 without the variable, the plan's length: it stays, and the
+    # note says so; with MAX_MODEL_LEN=8192 set, it gives another length and becomes the plan's number.
+    before = USER_CONFIG.read_text(encoding="utf-8")
+    plan = _best(model="4B", objective="cheapest", budget_gpus=4, exact=True, max_model_len=4096)
+    model = catalog().model("4B")
+    after = patch_trinity_config(before, plan, model, environ={})
+    assert "  max_model_len: ${oc.env:MAX_MODEL_LEN,4096}  # prompt + response\n" in after
+    assert read_trinity_config(after, "patched.yaml", {}).max_model_len == 4096
+    assert kept_interpolations(before, plan, model, environ={}) == [(
+        "model.max_model_len stays ${oc.env:MAX_MODEL_LEN,4096}, which gives 4096 in this environment: the plan "
+        "holds for that value")]
+    elsewhere = {"MAX_MODEL_LEN": "8192"}
+    assert "  max_model_len: 4096  # prompt + response\n" in patch_trinity_config(before, plan, model, environ=elsewhere)
+    assert kept_interpolations(before, plan, model, environ=elsewhere) == []
 
 
 @pytest.mark.parametrize("make", [vanilla_plan, sp2_plan, long_plan])
