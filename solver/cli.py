@@ -733,6 +733,9 @@ def run_tables(args: argparse.Namespace) -> int:
         sys.stdout.write(cells_json(catalog.cells()) + "\n")
     else:
         _console().print(tables_view(catalog))
+        model = load_catalog().model(args.model) if args.model else None
+        if model is not None and model.tables_of is not None:
+            print(f"{model.tables_of}'s cells stand for {model.name}, of the same shape")
     return 0
 
 
@@ -1184,8 +1187,9 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
     if vouching is not None:
         return current.model_copy(update={"trains": True, "plan": vouching})
     model = catalog.model(query.model)
-    verdict = tables_verdict(model, *gpu_type_cells(catalog.gpu(gpu), model.column), current.gpus, setting,
-                             current.max_model_len)
+    column = catalog.gpu(gpu).column(model)
+    verdict = tables_verdict(model, *gpu_type_cells(catalog.gpu(gpu), column), current.gpus, setting,
+                             current.max_model_len, column=column)
     out_of_memory = verdict.source if verdict and not verdict.trains else None
     predicted, predicted_step, problems, host_needed = None, None, current.config_problems, None
     same_memory = twin(catalog, gpu)

@@ -162,7 +162,8 @@ def job_options(planner: _Planner, fleet: Fleet, index: int) -> list[Option]:
     for pool_index, pool in enumerate(fleet.pools):
         if job.pool not in (None, pool.name):
             continue
-        tabled = [t.gpus for t in planner.catalog.gpu(pool.gpu).tables if planner.catalog.model(job.model).column in t.models]
+        gpu_type = planner.catalog.gpu(pool.gpu)
+        tabled = [t.gpus for t in gpu_type.tables if gpu_type.column(planner.catalog.model(job.model)) in t.models]
         counts = estimated_counts(pool.gpus_per_node, pool.nodes * pool.gpus_per_node)
         tiers: list[tuple[Sequence[int], EstimateMode]] = [] if planner.estimate == "only" else [
             (tabled, "never"), (counts, "never")]

@@ -134,12 +134,12 @@ class SourceCell(_Frozen):
     max_model_len: int
     setting: str
 
-    def words(self, gpu: str, model: str) -> str:
+    def words(self, gpu: str, model: str | None = None) -> str:
         """The cell in words, for a plan of `model` on `gpu` (empty: "the table"); naming the cell's
         model where it stands for `model` (a model of the same shape)."""
         table = f"the {gpu} table" if gpu else "the table"
         said = f"{table} for {counted(self.gpus, 'GPU')} says {self.setting!r} at {self.max_model_len}"
-        return said if self.model == model else f"{said} for {self.model}, of the same shape"
+        return said if model in (None, self.model) else f"{said} for {self.model}, of the same shape"
 
 
 class Plan(_Frozen):
@@ -199,9 +199,9 @@ class Plan(_Frozen):
         model's calibration (`beyond_calibration`)."""
         return self.evidence + (", extrapolated" if self.beyond_calibration else "")
 
-    def evidence_text(self, gpu: str, model: str) -> str:
-        """What the plan of `model` on `gpu` rests on, in words: the documented cell, or the memory model's
-        prediction."""
+    def evidence_text(self, gpu: str, model: str | None = None) -> str:
+        """What the plan of `model` on `gpu` rests on, in words: the documented cell (naming whose it is where
+        it is another model's of the same shape, given `model`), or the memory model's prediction."""
         if self.source is None:
             beyond = (f"; beyond its calibration: {', '.join(self.beyond_calibration)}" if self.beyond_calibration
                       else "")
@@ -425,9 +425,9 @@ def gpu_type_cells(
 
 
 def vouching_cell(model: Model, rows: Sequence[tuple[int, int]], settings: Mapping[tuple[int, int], Setting],
-                  gpus: int, setting: Setting, length: int) -> tuple[Evidence, SourceCell] | None:
+                  gpus: int, setting: Setting, length: int, *, column: str) -> tuple[Evidence, SourceCell] | None:
     """The cell that vouches for `setting` on `gpus` GPUs at `length`, given a GPU type's `table_cells` for
-    `model`: documented when the cell at L's row (the next row up) of the table for `gpus` GPUs is exactly
+    `model` (in its tables' `column`, `GpuType.column`): documented when the cell at L's row (the next row up) of the table for `gpus` GPUs is exactly
     the setting; otherwise inferred from the shortest row at or beyond L whose cell the setting includes, in
     the table for `gpus` GPUs, else in the table for the most GPUs fewer than it (what trains on fewer GPUs
     trains on more: the states shard wider, and an SP at least the cell's keeps the tokens per GPU at most
@@ -437,13 +437,13 @@ def vouching_cell(model: Model, rows: Sequence[tuple[int, int]], settings: Mappi
     no cell vouches."""
     own = sorted(row for n, row in rows if n == gpus and row >= length)
     if own and settings.get((gpus, own[0])) == setting:
-        return "documented", SourceCell(model=model.column, gpus=gpus, max_model_len=own[0], setting=setting.label)
+        return "documented", SourceCell(model=column, gpus=gpus, max_model_len=own[0], setting=setting.label)
     for count in sorted({n for n, _ in rows if n == gpus or 1 < n < gpus <= MAX_ESTIMATED_GPUS}, reverse=True):
         for row in sorted(row for n, row in rows if n == count and row >= length):
             cell = settings.get((count, row))
             if cell and setting.includes(cell) and (
                     count == gpus or refuting_row(model, rows, settings, gpus, cell, length) is None):
-                return "inferred", SourceCell(model=model.column, gpus=count, max_model_len=row, setting=cell.label)
+                return "inferred", SourceCell(model=column, gpus=count, max_model_len=row, setting=cell.label)
     return None
 
 
@@ -457,9 +457,10 @@ class TablesVerdict(_Frozen):
 
 
 def tables_verdict(model: Model, rows: Sequence[tuple[int, int]], settings: Mapping[tuple[int, int], Setting],
-                   gpus: int, setting: Setting, length: int) -> TablesVerdict | None:
-    """The `TablesVerdict` of a GPU type's `table_cells` for `model`, or None when they say nothing."""
-    vouching = vouching_cell(model, rows, settings, gpus, setting, length)
+                   gpus: int, setting: Setting, length: int, *, column: str) -> TablesVerdict | None:
+    """The `TablesVerdict` of a GPU type's `table_cells` for `model` (in `column`), or None when they say
+    nothing."""
+    vouching = vouching_cell(model, rows, settings, gpus, setting, length, column=column)
     if vouching is not None:
         return TablesVerdict(trains=True, evidence=vouching[0], source=vouching[1])
     row = refuting_row(model, rows, settings, gpus, setting, length)
@@ -467,7 +468,7 @@ def tables_verdict(model: Model, rows: Sequence[tuple[int, int]], settings: Mapp
         return None
     cell = settings.get((gpus, row))
     return TablesVerdict(trains=False, evidence=None,
-                         source=SourceCell(model=model.column, gpus=gpus, max_model_len=row, setting=cell.label if cell else NO_SETTING))
+                         source=SourceCell(model=column, gpus=gpus, max_model_len=row, setting=cell.label if cell else NO_SETTING))
 
 
 def make_query(

@@ -261,7 +261,8 @@ def _ranking(answer: Answer) -> Table:
             f"{plan.rope_scaling_factor!r}" if plan.rope_scaling_factor else "",
             f"{plan.cost:.4g} ({_relative(rank, plan.cost, best)})",
             plan.evidence_label,
-            (f"{counted(plan.source.gpus, 'GPU')} @ {plan.source.max_model_len}: {plan.source.setting}" if plan.source
+            (f"{counted(plan.source.gpus, 'GPU')} @ {plan.source.max_model_len}: {plan.source.setting}"
+             f"{'' if plan.source.model == answer.model else f' ({plan.source.model})'}" if plan.source
              else f"memory model: {plan.memory_gb:.1f} GiB"),
         )
     return view

@@ -205,11 +205,6 @@ class Model(_Frozen):
     model whose own name the tables use, or that no table covers."""
 
     @property
-    def column(self) -> str:
-        """The name the tables give this model's cells: `tables_of`, else its own."""
-        return self.tables_of or self.name
-
-    @property
     def shape(self) -> tuple[int | bool, ...]:
         """What the memory the model needs depends on: its layers' widths, counts and vocabulary."""
         return (self.hidden_size, self.num_layers, self.num_attention_heads, self.num_key_value_heads,
@@ -381,6 +376,13 @@ class GpuType(_Frozen):
         if repeated is not None:
             raise ValueError(f"two tables for {repeated} trainer GPUs")
         return self
+
+    def column(self, model: Model) -> str:
+        """The name this GPU type's tables give `model`'s cells: its own where a table names it (cells you
+        measured, `--cells`), else that of `model.tables_of` (a tabled model of its shape), else its own."""
+        if model.tables_of is None or any(model.name in table.models for table in self.tables):
+            return model.name
+        return model.tables_of
 
     @property
     def memory_gib(self) -> float:
@@ -728,9 +730,10 @@ class Catalog(_Frozen):
                                                 "rope_scaling": model.rope_scaling})
         else:
             model = model.model_copy(update={"aliases": ()})
-        if not named and model.name not in self.tabled_names:  # a checkpoint of a tabled model's shape
+        if not named:  # a checkpoint of a tabled model's shape: that model's cells stand in for its own
             model = model.model_copy(update={"tables_of": next(
-                (m.column for m in self.models if m.shape == model.shape and m.column in self.tabled_names), None)})
+                (stands_for for m in self.models if m.shape == model.shape and
+                 (stands_for := m.tables_of or m.name) in self.tabled_names and stands_for != model.name), None)})
         return self.model_copy(update={"models": (*(m for m in self.models if m not in named), model)})
 
     def with_gpu_types(self, gpu_types: Iterable[GpuType]) -> Catalog:
@@ -807,12 +810,13 @@ class Catalog(_Frozen):
                 for gpu_type in gpu_types
             )
         if model is not None:
-            name = self.model(model).column
+            resolved = self.model(model)
             documented = [m.name for m in self.models if any(m.name in t.models for g in gpu_types for t in g.tables)]
-            if name not in documented:
-                raise QueryError(f"no documented table has {name}; documented models: {', '.join(documented)}")
+            if not any(g.column(resolved) in documented for g in gpu_types):
+                raise QueryError(f"no documented table has {resolved.name}; documented models: {', '.join(documented)}")
             gpu_types = tuple(
-                g.model_copy(update={"tables": tuple(t.column(name) for t in g.tables if name in t.models)})
+                g.model_copy(update={"tables": tuple(t.column(g.column(resolved)) for t in g.tables
+                                                     if g.column(resolved) in t.models)})
                 for g in gpu_types
             )
         return self.model_copy(update={"gpu_types": tuple(g for g in gpu_types if g.tables)})

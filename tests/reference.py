@@ -204,9 +204,16 @@ def _estimated(tables: dict[int, Table], the_model: Any, memory_gib: float, n: i
             and (own is None or not _ran_out_of_memory(own, the_model, bool(env), bool(offload), sp, length)))
 
 
-def _column(model: Any) -> str:
-    """The name the tables give the model's cells: those of the tabled model of its shape it names, else its own."""
-    return model.tables_of or model.name
+def _column(gpu_type: Any, model: Any) -> str:
+    """The name the GPU type's tables give the model's cells: its own where one of them names it, else that of
+    the tabled model of its shape it names (tables_of), else its own."""
+    named = any(model.name in table.models for table in gpu_type.tables)
+    return model.name if named or model.tables_of is None else model.tables_of
+
+
+def _cell_column(table: Table, model: Any) -> str:
+    """The model's column in one of the tables `_column` chose."""
+    return model.name if model.name in table.models else model.tables_of
 
 
 def _tables_with_model(gpu_type: Any, model_name: str) -> dict[int, Table]:
@@ -241,7 +248,7 @@ def _ran_out_of_memory(table: Table, model: Any, env: bool, offload: bool, sp: i
     for row in table.rows:
         if row.max_model_len > last.max_model_len:
             break
-        cell = row.setting(_column(model))
+        cell = row.setting(_cell_column(table, model))
         key = None if cell is None else (cell.env, cell.offload, cell.sp)
         failed = tried if key is None else tried[: tried.index(key)] if key in tried else []
         if any(e >= env and o >= offload and s >= sp for e, o, s in failed):
@@ -261,20 +268,20 @@ def _evidence(tables: dict[int, Table], model: Any, n: int, env: bool, offload: 
     """
     own = tables.get(n)
     row = _row_for_length(own, length) if own is not None else None
-    cell = row.setting(_column(model)) if row is not None else None
+    cell = row.setting(_cell_column(own, model)) if row is not None else None
     if row is not None and cell is not None and (cell.env, cell.offload, cell.sp) == (bool(env), bool(offload), sp):
-        return "documented", {"model": _column(model), "gpus": n, "max_model_len": row.max_model_len, "setting": cell.label}
+        return "documented", {"model": _cell_column(own, model), "gpus": n, "max_model_len": row.max_model_len, "setting": cell.label}
     for count in sorted((m for m in tables if m == n or 2 <= m < n <= 64), reverse=True):
         for candidate in tables[count].rows:  # shortest first: the first row >= L whose cell the plan includes
             if candidate.max_model_len < length:
                 continue
-            cell = candidate.setting(_column(model))
+            cell = candidate.setting(_cell_column(tables[count], model))
             if cell is None or not _includes(env, offload, sp, cell):
                 continue
             if count != n and own is not None and _ran_out_of_memory(own, model, cell.env, cell.offload, cell.sp,
                                                                      length):
                 continue  # the n-GPU table says the cell's setting ran out of memory on n GPUs at L
-            return "inferred", {"model": _column(model), "gpus": count, "max_model_len": candidate.max_model_len, "setting": cell.label}
+            return "inferred", {"model": _cell_column(tables[count], model), "gpus": count, "max_model_len": candidate.max_model_len, "setting": cell.label}
     return None
 
 
@@ -383,7 +390,7 @@ def enumerate_plans(
     weights = load_weights() if weights is None else weights
     gpu_type = catalog.gpu(gpu)
     the_model = catalog.model(model)
-    tables = _tables_with_model(gpu_type, _column(the_model))
+    tables = _tables_with_model(gpu_type, _column(gpu_type, the_model))
 
     ranked = []
     untabled = _estimated_counts(tables, budget_gpus, node_gpus)
@@ -538,7 +545,7 @@ def check_plan(
         problems.append(f"gpus={n} but exactly {budget_gpus} were asked for")
     if plan["unused_gpus"] != budget_gpus - n:
         problems.append(f"unused_gpus={plan['unused_gpus']}, expected {budget_gpus - n}")
-    tables = _tables_with_model(gpu_type, _column(the_model))
+    tables = _tables_with_model(gpu_type, _column(gpu_type, the_model))
     table = tables.get(n)
     untabled = n in _estimated_counts(tables, budget_gpus, node_gpus)
     estimated = estimates and (table is not None or untabled)

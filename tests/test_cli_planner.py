@@ -69,6 +69,16 @@ def test_top_ranks_distinct_plans_by_cost(cli):
     assert plans[0]["max_model_len"] == 32768 and plans[0]["evidence"] == "documented"
 
 
+def test_a_base_models_ranking_explanation_and_tables_name_whose_cells_they_are(cli):
+    status, out, _ = cli("--model", "8B-Base", "--gpu", "a100", "--gpus", "4", "--len", "32k", "--top", "3")
+    assert status == 0 and "4 GPUs @ 32768: SP=4 (Qwen3-8B)" in out
+    status, out, _ = cli("--model", "8B-Base", "--gpu", "a100", "--gpus", "4", "--len", "65536", "--explain")
+    assert status == 0 and ("the A100-80GB table for 2 GPUs says '-' for Qwen3-8B (the same shape as Qwen3-8B-Base) "
+                            "from 71680 tokens on") in " ".join(out.split())
+    status, out, _ = cli("tables", "--model", "8B-Base", "--gpu", "a100", "--gpus", "1")
+    assert status == 0 and out.endswith("Qwen3-8B's cells stand for Qwen3-8B-Base, of the same shape\n")
+
+
 def test_top_in_human_output_shows_the_ranking(cli):
     status, out, _ = cli("--model", "8B", "--len", "32768", "--gpus", "4", "--exact", "--gpu", "a100", "--top", "3")
     assert status == 0 and "ranked plans" in out

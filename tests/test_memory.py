@@ -484,6 +484,24 @@ def test_a_checkpoint_of_a_tabled_models_shape_is_planned_from_that_models_cells
         "model": "Qwen3-8B", "gpus": 4, "max_model_len": 24576, "setting": "Env + SP=2"}
 
 
+@pytest.mark.parametrize("model", ["8B-Base", "my-sft"])
+def test_cells_of_a_models_own_name_are_its_tables_where_they_are(cli, tmp_path: Path, model: str):
+    # Cells measured for the base model, or the checkpoint, on 8 H100s decide there; on the A100 the
+    # Qwen3-8B cells still stand in for it.
+    example = Path(__file__).parent.parent / "docs" / "examples" / "my-cells.yaml"
+    name = "Qwen3-8B-Base" if model == "8B-Base" else model
+    cells = tmp_path / "cells.yaml"
+    cells.write_text(example.read_text(encoding="utf-8").replace("Qwen3-8B", name), encoding="utf-8")
+    named = ["--model", model] if model == "8B-Base" else ["--model-config", str(qwen3_8b_checkpoint(tmp_path / model))]
+    status, out, _ = cli(*named, "--cells", str(cells), "--gpu", "h100", "--gpus", "8", "--len", "64k", "--json")
+    [best] = json.loads(out)[0]["plans"]
+    assert status == 0 and (best["sp"], best["env"], best["evidence"], best["source"]) == (
+        4, False, "documented", {"model": name, "gpus": 8, "max_model_len": 65536, "setting": "SP=4"})
+    status, out, _ = cli(*named, "--cells", str(cells), "--gpu", "a100", "--gpus", "4", "--len", "32k", "--json")
+    [best] = json.loads(out)[0]["plans"]
+    assert status == 0 and (best["evidence"], best["source"]["model"]) == ("documented", "Qwen3-8B")
+
+
 def test_a_model_config_gives_its_own_rope_scaling_and_its_name(tmp_path: Path):
     config = json.loads(FIXTURE.read_text(encoding="utf-8"))
     del config["_name_or_path"]

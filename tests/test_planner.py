@@ -294,7 +294,7 @@ def test_no_smaller_tables_cell_meets_a_counts_own_out_of_memory_in_the_shipped_
                         if refuting_row(shape, rows, settings, table.gpus, setting, length) is None:
                             continue
                         smaller = [(n, row) for n, row in rows if 2 <= n < table.gpus]
-                        assert vouching_cell(shape, smaller, settings, table.gpus, setting, length) is None, (
+                        assert vouching_cell(shape, smaller, settings, table.gpus, setting, length, column=model) is None, (
                             gpu.name, model, table.gpus, length, setting.label)
 
 
