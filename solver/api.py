@@ -193,16 +193,15 @@ def estimate_memory(
         longest = longest_fitting(resolved, gpu_type.memory_gib, gpus, setting, memory.coefficients, margin)
     else:  # the memory is the budget's whatever the length: any length its SP group holds
         longest = min(budget * sp, MAX_TOKENS) if result.fits else None
-    column = gpu_type.column(resolved)
-    rows, settings = gpu_type_cells(gpu_type, column)
+    rows, settings, columns = gpu_type_cells(gpu_type, resolved)
     # The tables measured the default budget. Another budget is the default of the length `by_tokens`: a cell
     # vouches for it at a row at or beyond both that length and L, and it runs out of memory where the tables
     # say so of that length (the next row up, as the planner's --token-budget auto takes it).
     by_tokens = ceil(budget * sp / 2)
     tables = tables_verdict(resolved, rows, settings, gpus, setting,
-                            max_model_len if budget == default else max(max_model_len, by_tokens), column=column)
+                            max_model_len if budget == default else max(max_model_len, by_tokens), columns=columns)
     if budget != default and tables is not None and not tables.trains:
-        refuted = tables_verdict(resolved, rows, settings, gpus, setting, by_tokens, column=column)
+        refuted = tables_verdict(resolved, rows, settings, gpus, setting, by_tokens, columns=columns)
         tables = refuted if refuted is not None and not refuted.trains else None
     return MemoryEstimate(**dict(result), longest_len=longest,
                           beyond_calibration=beyond_calibration(memory.fit.range, resolved, gpu_type.memory_gib, gpus,

@@ -1187,9 +1187,8 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
     if vouching is not None:
         return current.model_copy(update={"trains": True, "plan": vouching})
     model = catalog.model(query.model)
-    column = catalog.gpu(gpu).column(model)
-    verdict = tables_verdict(model, *gpu_type_cells(catalog.gpu(gpu), column), current.gpus, setting,
-                             current.max_model_len, column=column)
+    rows, settings, columns = gpu_type_cells(catalog.gpu(gpu), model)
+    verdict = tables_verdict(model, rows, settings, current.gpus, setting, current.max_model_len, columns=columns)
     out_of_memory = verdict.source if verdict and not verdict.trains else None
     predicted, predicted_step, problems, host_needed = None, None, current.config_problems, None
     same_memory = twin(catalog, gpu)

@@ -41,6 +41,7 @@ from solver.query import (
     Unplaced,
     check_token_budget,
     counted,
+    gpu_type_cells,
     make_query,
     rollout_layout,
 )
@@ -162,8 +163,7 @@ def job_options(planner: _Planner, fleet: Fleet, index: int) -> list[Option]:
     for pool_index, pool in enumerate(fleet.pools):
         if job.pool not in (None, pool.name):
             continue
-        gpu_type = planner.catalog.gpu(pool.gpu)
-        tabled = [t.gpus for t in gpu_type.tables if gpu_type.column(planner.catalog.model(job.model)) in t.models]
+        tabled = list(gpu_type_cells(planner.catalog.gpu(pool.gpu), planner.catalog.model(job.model)).columns)
         counts = estimated_counts(pool.gpus_per_node, pool.nodes * pool.gpus_per_node)
         tiers: list[tuple[Sequence[int], EstimateMode]] = [] if planner.estimate == "only" else [
             (tabled, "never"), (counts, "never")]

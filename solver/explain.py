@@ -268,11 +268,11 @@ class _Words:
         return (f"{plan.setting.label} on {self.gpus(plan.gpus)} at {plan.max_model_len} tokens{plan.lowered_words} "
                 f"({plan.evidence_text(self.data.gpu, self.data.model)})")
 
-    @property
-    def column(self) -> str:
-        """The model as the tables name its cells: itself, or a tabled model of its shape."""
+    def column(self, count: int) -> str:
+        """The model as the table for `count` GPUs names its cells: itself, or a tabled model of its shape."""
         data = self.data
-        return data.model if data.column == data.model else f"{data.column} (the same shape as {data.model})"
+        column = data.columns.get(count, data.model)
+        return data.model if column == data.model else f"{column} (the same shape as {data.model})"
 
     def rows(self, count: int) -> list[int]:
         return sorted(length for n, length in self.data.rows if n == count)
@@ -416,7 +416,7 @@ class _Words:
                 f"{self._no_table(n)}; the memory model's longest fitting length there is {longest} tokens{lowered}"))
         return Reason(rule="beyond_table", detail=(
             f"the {self.data.gpu} table for {self.gpus(n)} ends at {self.rows(n)[-1]} tokens (its longest with a "
-            f"setting for {self.column}: {self.longest_documented(n) or 'none'})"
+            f"setting for {self.column(n)}: {self.longest_documented(n) or 'none'})"
             f"{'; nor does a cell of a table for fewer GPUs vouch' if self._nor_fewer(n) else ''}"))
 
     def _evidence(self, n: int, length: int, combinations: list[Combination]) -> list[Reason]:
@@ -430,7 +430,7 @@ class _Words:
             return [self._beyond_table(n)]
         row = rows[0]
         if not any((n, r) in data.settings for r in rows):
-            return [Reason(rule="no_setting", detail=f"{table} says '-' for {self.column} from {row} tokens on: "
+            return [Reason(rule="no_setting", detail=f"{table} says '-' for {self.column(n)} from {row} tokens on: "
                                                      f"nothing trained there{self._lowered(n, length, combinations)}")]
         cell = data.settings.get((n, row))
         order = [setting.label for setting in tried_settings(data.shape, n)]

@@ -42,8 +42,8 @@ class PlanningData:
     gpu: str
     model: str
     shape: Model
-    column: str
-    """The name the GPU type's tables give the model's cells (`GpuType.column`)."""
+    columns: Mapping[int, str]
+    """Per GPU count with a table, the name it gives the model's cells (`Table.name_for`)."""
     counts: tuple[int, ...]
     """Trainer GPU counts the plan may use: those whose table has the model, those more than a table's
     count (which its cells may vouch for), and those estimated."""
@@ -128,13 +128,12 @@ def prepare(catalog: Catalog, gpu: str, query: Query) -> PlanningData:
     combination."""
     shape = catalog.model(query.model)
     gpu_type = catalog.gpu(gpu)
-    column = gpu_type.column(shape)
-    tables = [] if query.estimate == "only" else [t for t in gpu_type.tables if column in t.models]
+    rows, settings, columns = table_cells([] if query.estimate == "only" else gpu_type.tables, shape)
+    tables = [table for table in gpu_type.tables if table.gpus in columns]
     documented = tuple(table.gpus for table in tables)
     estimable = estimated_counts(query.node_gpus, query.budget_gpus)
     untabled = tuple(n for n in estimable if n not in documented)
     beyond_tables = tuple(n for n in untabled if documented and n > min(documented))  # a smaller table may vouch
-    rows, settings = table_cells(tables, column)
     at_default = () if query.estimate == "never" else within_own_tables(
         estimated_cells(shape, gpu_type.memory_gib, estimable, query.memory.coefficients, query.margin,
                         without_env=query.env is False),
@@ -150,7 +149,7 @@ def prepare(catalog: Catalog, gpu: str, query: Query) -> PlanningData:
         gpu=gpu,
         model=shape.name,
         shape=shape,
-        column=column,
+        columns=columns,
         counts=counts,
         rows=rows,
         ranks=cost_ranks(counts, query.objective, query.weights),
@@ -171,7 +170,7 @@ def own_limits(gpu_type: GpuType, shape: Model) -> Mapping[Combination, int]:
     own table does not say the setting runs out of memory (`own_table_limit`), up to which a table for
     fewer GPUs may vouch for it, or the memory model estimate it; keyed by combination (n, e, o, s), which
     hashes faster than a setting (cached: every query asks again)."""
-    rows, settings = gpu_type_cells(gpu_type, gpu_type.column(shape))
+    rows, settings, _ = gpu_type_cells(gpu_type, shape)
     degrees = range(1, max((n for n, _ in rows), default=1) + 1)
     every = {Setting(env=env, offload=offload, sp=sp) for env in (False, True) for offload in (False, True)
              for sp in degrees}

@@ -5,7 +5,8 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from functools import lru_cache
 from math import ceil
-from typing import Any, Literal, get_args
+from types import MappingProxyType
+from typing import Any, Literal, NamedTuple, get_args
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -406,28 +407,37 @@ def own_table_limit(failures: list[tuple[int, tuple[Setting, ...]]], setting: Se
     return MAX_TOKENS if first is None else max((row for row, _ in failures if row < first), default=0)
 
 
-def table_cells(
-    tables: Sequence[Table], model: str
-) -> tuple[tuple[tuple[int, int], ...], dict[tuple[int, int], Setting]]:
-    """The rows of `tables` as (GPU count, max_model_len), and the setting `model`'s cell names at each row
-    where something trains."""
-    rows = tuple((table.gpus, row.max_model_len) for table in tables for row in table.rows)
-    settings = {(table.gpus, row.max_model_len): setting
-                for table in tables for row in table.rows if (setting := row.setting(model)) is not None}
-    return rows, settings
+class TableCells(NamedTuple):
+    """A model's cells in a GPU type's tables."""
+
+    rows: tuple[tuple[int, int], ...]
+    """(GPU count, max_model_len) of every row of the tables that have the model's cells."""
+    settings: dict[tuple[int, int], Setting]
+    """The setting the model's cell names at each row where something trains."""
+    columns: Mapping[int, str]
+    """Per GPU count, the name its table gives the model's cells (`Table.name_for`)."""
 
 
-def gpu_type_cells(
-    gpu_type: GpuType, model: str
-) -> tuple[tuple[tuple[int, int], ...], dict[tuple[int, int], Setting]]:
-    """`table_cells` of the tables of `gpu_type` that name `model`."""
-    return table_cells([table for table in gpu_type.tables if model in table.models], model)
+def table_cells(tables: Sequence[Table], model: Model) -> TableCells:
+    """`model`'s cells in those of `tables` that have them (`Table.name_for`)."""
+    columns = {table.gpus: name for table in tables if (name := table.name_for(model)) is not None}
+    named = [table for table in tables if table.gpus in columns]
+    rows = tuple((table.gpus, row.max_model_len) for table in named for row in table.rows)
+    settings = {(table.gpus, row.max_model_len): setting for table in named for row in table.rows
+                if (setting := row.setting(columns[table.gpus])) is not None}
+    return TableCells(rows, settings, MappingProxyType(columns))
+
+
+def gpu_type_cells(gpu_type: GpuType, model: Model) -> TableCells:
+    """`table_cells` of the tables of `gpu_type`."""
+    return table_cells(gpu_type.tables, model)
 
 
 def vouching_cell(model: Model, rows: Sequence[tuple[int, int]], settings: Mapping[tuple[int, int], Setting],
-                  gpus: int, setting: Setting, length: int, *, column: str) -> tuple[Evidence, SourceCell] | None:
+                  gpus: int, setting: Setting, length: int, *, columns: Mapping[int, str]
+                  ) -> tuple[Evidence, SourceCell] | None:
     """The cell that vouches for `setting` on `gpus` GPUs at `length`, given a GPU type's `table_cells` for
-    `model` (in its tables' `column`, `GpuType.column`): documented when the cell at L's row (the next row up) of the table for `gpus` GPUs is exactly
+    `model` (its `columns` per count name whose cells they are): documented when the cell at L's row (the next row up) of the table for `gpus` GPUs is exactly
     the setting; otherwise inferred from the shortest row at or beyond L whose cell the setting includes, in
     the table for `gpus` GPUs, else in the table for the most GPUs fewer than it (what trains on fewer GPUs
     trains on more: the states shard wider, and an SP at least the cell's keeps the tokens per GPU at most
@@ -437,13 +447,13 @@ def vouching_cell(model: Model, rows: Sequence[tuple[int, int]], settings: Mappi
     no cell vouches."""
     own = sorted(row for n, row in rows if n == gpus and row >= length)
     if own and settings.get((gpus, own[0])) == setting:
-        return "documented", SourceCell(model=column, gpus=gpus, max_model_len=own[0], setting=setting.label)
+        return "documented", SourceCell(model=columns[gpus], gpus=gpus, max_model_len=own[0], setting=setting.label)
     for count in sorted({n for n, _ in rows if n == gpus or 1 < n < gpus <= MAX_ESTIMATED_GPUS}, reverse=True):
         for row in sorted(row for n, row in rows if n == count and row >= length):
             cell = settings.get((count, row))
             if cell and setting.includes(cell) and (
                     count == gpus or refuting_row(model, rows, settings, gpus, cell, length) is None):
-                return "inferred", SourceCell(model=column, gpus=count, max_model_len=row, setting=cell.label)
+                return "inferred", SourceCell(model=columns[count], gpus=count, max_model_len=row, setting=cell.label)
     return None
 
 
@@ -457,10 +467,10 @@ class TablesVerdict(_Frozen):
 
 
 def tables_verdict(model: Model, rows: Sequence[tuple[int, int]], settings: Mapping[tuple[int, int], Setting],
-                   gpus: int, setting: Setting, length: int, *, column: str) -> TablesVerdict | None:
-    """The `TablesVerdict` of a GPU type's `table_cells` for `model` (in `column`), or None when they say
-    nothing."""
-    vouching = vouching_cell(model, rows, settings, gpus, setting, length, column=column)
+                   gpus: int, setting: Setting, length: int, *, columns: Mapping[int, str]) -> TablesVerdict | None:
+    """The `TablesVerdict` of a GPU type's `table_cells` for `model` (`columns` as `vouching_cell` takes
+    them), or None when they say nothing."""
+    vouching = vouching_cell(model, rows, settings, gpus, setting, length, columns=columns)
     if vouching is not None:
         return TablesVerdict(trains=True, evidence=vouching[0], source=vouching[1])
     row = refuting_row(model, rows, settings, gpus, setting, length)
@@ -468,7 +478,7 @@ def tables_verdict(model: Model, rows: Sequence[tuple[int, int]], settings: Mapp
         return None
     cell = settings.get((gpus, row))
     return TablesVerdict(trains=False, evidence=None,
-                         source=SourceCell(model=column, gpus=gpus, max_model_len=row, setting=cell.label if cell else NO_SETTING))
+                         source=SourceCell(model=columns[gpus], gpus=gpus, max_model_len=row, setting=cell.label if cell else NO_SETTING))
 
 
 def make_query(

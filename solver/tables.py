@@ -329,6 +329,11 @@ class Table(_Frozen):
                     )
         return self
 
+    def name_for(self, model: Model) -> str | None:
+        """The name this table gives `model`'s cells: its own where the table names it (cells you measured,
+        `--cells`), else that of `model.tables_of` (a tabled model of its shape); None where it names neither."""
+        return next((name for name in (model.name, model.tables_of) if name in self.models), None)
+
     def column(self, model: str) -> Table:
         """This table with only `model`'s cells."""
         rows = tuple(row.model_copy(update={"cells": ((model, row.setting(model)),)}) for row in self.rows)
@@ -376,13 +381,6 @@ class GpuType(_Frozen):
         if repeated is not None:
             raise ValueError(f"two tables for {repeated} trainer GPUs")
         return self
-
-    def column(self, model: Model) -> str:
-        """The name this GPU type's tables give `model`'s cells: its own where a table names it (cells you
-        measured, `--cells`), else that of `model.tables_of` (a tabled model of its shape), else its own."""
-        if model.tables_of is None or any(model.name in table.models for table in self.tables):
-            return model.name
-        return model.tables_of
 
     @property
     def memory_gib(self) -> float:
@@ -812,11 +810,10 @@ class Catalog(_Frozen):
         if model is not None:
             resolved = self.model(model)
             documented = [m.name for m in self.models if any(m.name in t.models for g in gpu_types for t in g.tables)]
-            if not any(g.column(resolved) in documented for g in gpu_types):
+            if not any(t.name_for(resolved) for g in gpu_types for t in g.tables):
                 raise QueryError(f"no documented table has {resolved.name}; documented models: {', '.join(documented)}")
             gpu_types = tuple(
-                g.model_copy(update={"tables": tuple(t.column(g.column(resolved)) for t in g.tables
-                                                     if g.column(resolved) in t.models)})
+                g.model_copy(update={"tables": tuple(t.column(name) for t in g.tables if (name := t.name_for(resolved)))})
                 for g in gpu_types
             )
         return self.model_copy(update={"gpu_types": tuple(g for g in gpu_types if g.tables)})

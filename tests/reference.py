@@ -204,21 +204,17 @@ def _estimated(tables: dict[int, Table], the_model: Any, memory_gib: float, n: i
             and (own is None or not _ran_out_of_memory(own, the_model, bool(env), bool(offload), sp, length)))
 
 
-def _column(gpu_type: Any, model: Any) -> str:
-    """The name the GPU type's tables give the model's cells: its own where one of them names it, else that of
-    the tabled model of its shape it names (tables_of), else its own."""
-    named = any(model.name in table.models for table in gpu_type.tables)
-    return model.name if named or model.tables_of is None else model.tables_of
-
-
 def _cell_column(table: Table, model: Any) -> str:
-    """The model's column in one of the tables `_column` chose."""
+    """The model's column in one of the tables `_tables_with_model` chose: its own where the table has one,
+    else that of the tabled model of its shape it names (tables_of)."""
     return model.name if model.name in table.models else model.tables_of
 
 
-def _tables_with_model(gpu_type: Any, model_name: str) -> dict[int, Table]:
-    """The documented tables of the GPU type that have a column for the model, by trainer GPU count."""
-    return {table.gpus: table for table in gpu_type.tables if model_name in table.models}
+def _tables_with_model(gpu_type: Any, model: Any) -> dict[int, Table]:
+    """The documented tables of the GPU type that have a column for the model, or for the tabled model of its
+    shape it names, by trainer GPU count."""
+    return {table.gpus: table for table in gpu_type.tables
+            if model.name in table.models or (model.tables_of is not None and model.tables_of in table.models)}
 
 
 def _row_for_length(table: Table, length: int) -> Any | None:
@@ -390,7 +386,7 @@ def enumerate_plans(
     weights = load_weights() if weights is None else weights
     gpu_type = catalog.gpu(gpu)
     the_model = catalog.model(model)
-    tables = _tables_with_model(gpu_type, _column(gpu_type, the_model))
+    tables = _tables_with_model(gpu_type, the_model)
 
     ranked = []
     untabled = _estimated_counts(tables, budget_gpus, node_gpus)
@@ -545,7 +541,7 @@ def check_plan(
         problems.append(f"gpus={n} but exactly {budget_gpus} were asked for")
     if plan["unused_gpus"] != budget_gpus - n:
         problems.append(f"unused_gpus={plan['unused_gpus']}, expected {budget_gpus - n}")
-    tables = _tables_with_model(gpu_type, _column(gpu_type, the_model))
+    tables = _tables_with_model(gpu_type, the_model)
     table = tables.get(n)
     untabled = n in _estimated_counts(tables, budget_gpus, node_gpus)
     estimated = estimates and (table is not None or untabled)

@@ -500,6 +500,16 @@ def test_cells_of_a_models_own_name_are_its_tables_where_they_are(cli, tmp_path:
     status, out, _ = cli(*named, "--cells", str(cells), "--gpu", "a100", "--gpus", "4", "--len", "32k", "--json")
     [best] = json.loads(out)[0]["plans"]
     assert status == 0 and (best["evidence"], best["source"]["model"]) == ("documented", "Qwen3-8B")
+    # Cells of its own for 8 A100s join the A100's tables: the shipped Qwen3-8B cells still stand in for it
+    # on 4 GPUs (at 102400, Env + Offload + SP=4), its own decide on 8.
+    cells.write_text(example.read_text(encoding="utf-8").replace("Qwen3-8B", name).replace(
+        "gpu: H100-80GB", "gpu: A100-80GB"), encoding="utf-8")
+    for gpus, length, source in ((4, "100k", {"model": "Qwen3-8B", "gpus": 4, "max_model_len": 102400,
+                                              "setting": "Env + Offload + SP=4"}),
+                                 (8, "64k", {"model": name, "gpus": 8, "max_model_len": 65536, "setting": "SP=4"})):
+        status, out, _ = cli(*named, "--cells", str(cells), "--gpu", "a100", "--gpus", str(gpus), "--exact", "--len",
+                             length, "--json")
+        assert status == 0 and json.loads(out)[0]["plans"][0]["source"] == source
 
 
 def test_a_model_config_gives_its_own_rope_scaling_and_its_name(tmp_path: Path):

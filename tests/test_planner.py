@@ -287,14 +287,15 @@ def test_no_smaller_tables_cell_meets_a_counts_own_out_of_memory_in_the_shipped_
         for model in {name for table in gpu.tables for name in table.models}:
             shape = CATALOG.model(model)
             tables = [table for table in gpu.tables if model in table.models]
-            rows, settings = table_cells(tables, model)
+            rows, settings, columns = table_cells(tables, shape)
             for table in tables:
                 for length in (row.max_model_len for row in table.rows):
                     for setting in tried_settings(shape, table.gpus):
                         if refuting_row(shape, rows, settings, table.gpus, setting, length) is None:
                             continue
                         smaller = [(n, row) for n, row in rows if 2 <= n < table.gpus]
-                        assert vouching_cell(shape, smaller, settings, table.gpus, setting, length, column=model) is None, (
+                        assert vouching_cell(shape, smaller, settings, table.gpus, setting, length,
+                                             columns=columns) is None, (
                             gpu.name, model, table.gpus, length, setting.label)
 
 
