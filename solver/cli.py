@@ -1081,7 +1081,7 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalo
                      "tokens per GPU than the plan assumes; lower it to that or remove it"
                      for key, budget in role_token_budgets(mapping, str(args.write), os.environ)
                      if budget > best.max_token_len_per_gpu]
-        problems += anchored_keys(config_text, best, model, name=str(args.from_config))
+        problems += anchored_keys(config_text, best, model, name=str(args.from_config), environ=os.environ)
         for problem in problems:
             print(f"solve: warning: {args.write}: {problem}", file=sys.stderr)
         files[args.write] = patched

@@ -894,7 +894,8 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
     try:
         for key in _plan_keys(plan, model, data, environ):
             current = _dig(data, key.path)
-            if not (key.default_only and current is not None) and not _gives(current, key.value, environ or {}):
+            if not (key.default_only and current is not None) and _given(current, key.path, key.value,
+                                                                         environ or {}) is None:
                 _set(data, key.path, key.value, lines, create=not key.existing_only)
         section = data.get("model")
         if isinstance(section, CommentedMap) and "rope_scaling" in section and _stale_rope(section["rope_scaling"],
@@ -910,18 +911,32 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
     return ("\ufeff" + patched.lstrip("\ufeff")) if text.startswith("\ufeff") else patched
 
 
-def _gives(current: Any, value: Any, environ: Mapping[str, str]) -> bool:
-    """Whether `current`, a config's interpolation (``${oc.env:MAX_LEN,32768}``), resolves in `environ` to
-    what the patch would write, `value`: the user's indirection then stays."""
+UNTYPED_SECTIONS = (("model", "rope_scaling"),)
+"""Sections Trinity hands on as they are (a dict, not a typed field): OmegaConf converts nothing there, so an
+``oc.env`` value stays a string."""
+
+
+def _given(current: Any, path: tuple[str, ...], value: Any, environ: Mapping[str, str]) -> Any:
+    """What `current`, a config's interpolation (``${oc.env:MAX_LEN,32768}``) at `path`, resolves to in
+    `environ` where Trinity would read that as `value`, the patch's (the user's indirection then stays);
+    None otherwise. A typed key takes the text of its value (any case for a boolean); in an untyped section
+    (`UNTYPED_SECTIONS`) only the value itself, of its type (``oc.decode`` gives numbers)."""
     if not (isinstance(current, str) and "${" in current):
-        return False
+        return None
     resolved = _leniently(lambda _: _resolve(current, "", environ), ())
-    return resolved is not None and str(resolved).lower() == _scalar(value).lower()
+    if path[:2] in UNTYPED_SECTIONS:
+        same = type(resolved) is type(value) and resolved == value
+    else:
+        text = str(resolved).lower() if isinstance(value, bool) else str(resolved)
+        same = resolved is not None and text == _scalar(value)
+    return resolved if same else None
 
 
-def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config") -> list[str]:
-    """The keys `patch_trinity_config` sets whose value in `text` is a YAML anchor (``&len 65536``) that
-    other keys repeat (``*len``): the patch changes the key and leaves those with the old value, in words."""
+def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
+                  environ: Mapping[str, str] | None = None) -> list[str]:
+    """The keys `patch_trinity_config` changes whose value in `text` is a YAML anchor (``&len 65536``) that
+    other keys repeat (``*len``): the patch changes the key and leaves those with the old value, in words.
+    (An interpolation it keeps, `kept_interpolations`, changes nothing.)"""
     yaml = YAML(typ="rt", pure=True)
     text = text.replace("\r\n", "\n")
     data = load_config_mapping(text, name, yaml)
@@ -930,7 +945,7 @@ def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config") 
     for key in _plan_keys(plan, model, data):
         value = _dig(data, key.path)
         anchor = getattr(getattr(value, "anchor", None), "value", None)
-        if anchor in repeated and value != key.value:
+        if anchor in repeated and value != key.value and _given(value, key.path, key.value, environ or {}) is None:
             found.append(f"{'.'.join(key.path)} is the anchor &{anchor}, which other keys repeat (*{anchor}): "
                          f"the patch sets it to {key.value} and they keep {value}")
     return found
@@ -941,9 +956,9 @@ def kept_interpolations(text: str, plan: Plan, model: Model, *, name: str = "con
     """The keys `patch_trinity_config` leaves as the config's interpolations, which give the plan's value in
     `environ` (and may give another elsewhere), in words."""
     data = load_config_mapping(text.replace("\r\n", "\n"), name)
-    return [f"{'.'.join(key.path)} stays {current}, which gives {_scalar(key.value)} in this environment: the plan "
-            "holds for that value" for key in _plan_keys(plan, model, data, environ)
-            if _gives(current := _dig(data, key.path), key.value, environ or {})]
+    return [f"{'.'.join(key.path)} stays {current}, which gives {given} in this environment: the plan holds for "
+            "that value" for key in _plan_keys(plan, model, data, environ)
+            if (given := _given(current := _dig(data, key.path), key.path, key.value, environ or {})) is not None]
 
 
 # --------------------------------------------------------------------------------------------------
@@ -1045,6 +1060,10 @@ def check_trinity_config(
         problems.append(f"model.rope_scaling ({brief(given_rope)}) would replace {model.name}'s own {own_rope} RoPE "
                         "scaling: remove it")
     wanted = model.yarn_factor(int(length)) if length is not None else None
+    if length is not None and length <= native and own_rope is None and given_rope == "yarn":
+        problems.append(f"model.rope_scaling: max_model_len {length:g} is within {model.name}'s native context of "
+                        f"{native}: YaRN is not needed there (it stretches the positions the model was trained on); "
+                        "remove it")
     if length is not None and wanted is not None:
         rope = _dig(mapping, ("model", "rope_scaling"))
         if not isinstance(rope, Mapping):

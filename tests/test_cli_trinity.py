@@ -190,6 +190,11 @@ def test_emitted_config_reads_back_to_the_same_plan(cli, tmp_path: Path):
     assert (answer["plans"][0]["nodes"], answer["plans"][0]["rollout_gpus"]) == (1, 2)
 
 
+YARN_NOT_NEEDED = ("model.rope_scaling: max_model_len 32768 is within Qwen3-8B's native context of 40960: YaRN is not "
+                   "needed there (it stretches the positions the model was trained on); remove it")
+"""The user config's YaRN block at MAX_MODEL_LEN=32768, which its patch removes."""
+
+
 def test_from_config_says_whether_the_settings_train(cli, user_config: Path):
     status, out, err = cli("--from-config", str(user_config), "--gpu", "a100", "--json")
     (answer,) = json.loads(out)
@@ -200,7 +205,7 @@ def test_from_config_says_whether_the_settings_train(cli, user_config: Path):
                                  "broken_rule": None, "predicted": None, "predicted_step": None,
                                  "host_memory_needed": None,
                                  "out_of_memory": {"model": "Qwen3-8B", "gpus": 6, "max_model_len": 16384, "setting": "Env"},
-                                 "config_problems": []}
+                                 "config_problems": [YARN_NOT_NEEDED]}
     assert (answer["budget_gpus"], answer["plans"][0]["sp"], answer["plans"][0]["env"]) == (6, 2, True)
     status, out, _ = cli("--from-config", str(user_config), "--gpu", "a100")
     assert "trinity.yaml runs vanilla on 6 trainer GPUs at 32768 tokens (Env off in this environment): the " \
@@ -1062,9 +1067,10 @@ def test_a_verdict_no_table_speaks_for_gives_the_memory_models_figures(cli, tmp_
 
 
 def _long_qwen25_config(tmp_path: Path, trainer: str) -> Path:
-    """Qwen2.5-7B at 131072 tokens on 4 trainer GPUs of an 8-GPU node, SP=4, with `trainer` keys added."""
+    """Qwen2.5-7B-Instruct at 131072 tokens (YaRN over its 32768) on 4 trainer GPUs of an 8-GPU node, SP=4,
+    with `trainer` keys added."""
     config = tmp_path / "trinity.yaml"
-    config.write_text("model:\n  model_path: Qwen/Qwen2.5-7B\n  max_model_len: 131072\n"
+    config.write_text("model:\n  model_path: Qwen/Qwen2.5-7B-Instruct\n  max_model_len: 131072\n"
                       "  rope_scaling: {rope_type: yarn, factor: 4.0, original_max_position_embeddings: 32768}\n"
                       "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 4}}\n"
                       f"trainer:\n  ulysses_sequence_parallel_size: 4\n{trainer}", encoding="utf-8")

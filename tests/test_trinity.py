@@ -26,6 +26,7 @@ from solver.tables import Catalog, Model, load_catalog
 from solver.trinity import (
     ConfigError,
     TrinityConfig,
+    anchored_keys,
     check_trinity_config,
     kept_interpolations,
     patch_trinity_config,
@@ -515,6 +516,42 @@ def test_patch_keeps_an_interpolation_that_gives_the_plans_value() -> None:
     elsewhere = {"MAX_MODEL_LEN": "8192"}
     assert "  max_model_len: 4096  # prompt + response\n" in patch_trinity_config(before, plan, model, environ=elsewhere)
     assert kept_interpolations(before, plan, model, environ=elsewhere) == []
+
+
+def test_patch_keeps_only_interpolations_that_trinity_reads_as_the_plans_values() -> None:
+    # long_plan: Qwen3-4B at 102400 tokens (YaRN factor 2.5), Env + Offload + SP=4 on 4 GPUs.
+    plan, model = long_plan(), catalog().model("4B")
+    text = ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: &len ${oc.env:LEN,102400}\n"
+            "  max_response_tokens: *len\n"
+            "  rope_scaling:\n    rope_type: ${oc.env:RT,yarn}\n    factor: ${oc.env:F,2.5}\n"
+            "    original_max_position_embeddings: ${oc.decode:${oc.env:O,40960}}\n"
+            "trainer:\n  ulysses_sequence_parallel_size: ${oc.env:SP,4}\n  trainer_strategy: fsdp2\n"
+            "  trainer_config:\n    actor_rollout_ref:\n      actor:\n        fsdp_config:\n"
+            "          param_offload: ${oc.env:OFF,True}\n")
+    environ = {"RT": "YaRN"}
+    after = _safe_load(patch_trinity_config(text, plan, model, environ=environ))
+    rope = after["model"]["rope_scaling"]
+    # A string in rope_scaling (an untyped dict) stays a string: the factor is written as a number; the case
+    # of rope_type matters; oc.decode gives a number, which stays.
+    assert rope == {"rope_type": "yarn", "factor": 2.5,
+                    "original_max_position_embeddings": "${oc.decode:${oc.env:O,40960}}"}
+    assert after["model"]["max_model_len"] == "${oc.env:LEN,102400}"  # typed keys: their text is enough
+    assert after["trainer"]["ulysses_sequence_parallel_size"] == "${oc.env:SP,4}"
+    assert after["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]["fsdp_config"]["param_offload"] == \
+        "${oc.env:OFF,True}"
+    assert kept_interpolations(text, plan, model, environ=environ) == [
+        ("model.max_model_len stays ${oc.env:LEN,102400}, which gives 102400 in this environment: the plan holds for "
+         "that value"),
+        ("model.rope_scaling.original_max_position_embeddings stays ${oc.decode:${oc.env:O,40960}}, which gives 40960 "
+         "in this environment: the plan holds for that value"),
+        ("trainer.ulysses_sequence_parallel_size stays ${oc.env:SP,4}, which gives 4 in this environment: the plan "
+         "holds for that value"),
+        ("trainer.trainer_config.actor_rollout_ref.actor.fsdp_config.param_offload stays ${oc.env:OFF,True}, which "
+         "gives True in this environment: the plan holds for that value")]
+    assert anchored_keys(text, plan, model, environ=environ) == []  # the anchored length is kept, not changed
+    assert anchored_keys(text, plan, model, environ={"LEN": "65536"}) == [
+        ("model.max_model_len is the anchor &len, which other keys repeat (*len): the patch sets it to 102400 and "
+         "they keep ${oc.env:LEN,102400}")]
 
 
 @pytest.mark.parametrize("make", [vanilla_plan, sp2_plan, long_plan])
