@@ -39,6 +39,7 @@ _EXPORTS = {
     "Fleet": "solver.tables",
     "Setting": "solver.tables",
     "Weights": "solver.tables",
+    "Model": "solver.tables",
     "MemoryModel": "solver.tables",
     "FitSummary": "solver.tables",
     "CalibrationRange": "solver.tables",
@@ -73,6 +74,7 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_api.py
     from solver.tables import FitSummary as FitSummary
     from solver.tables import Fleet as Fleet
     from solver.tables import MemoryModel as MemoryModel
+    from solver.tables import Model as Model
     from solver.tables import QueryError as QueryError
     from solver.tables import Setting as Setting
     from solver.tables import TableError as TableError

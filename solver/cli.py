@@ -295,7 +295,7 @@ def build_parser() -> argparse.ArgumentParser:
     mode.add_argument("--no-estimate", action="store_const", const="never", dest="estimate_mode",
                       help="no estimates: only documented and inferred plans")
     _add_memory_model_options(estimates)
-    _add_token_budget_option(estimates)
+    _add_token_budget_option(estimates, from_config=True)
     estimates.add_argument("--host-ram", metavar="GB", type=number,
                            help="host memory per node (GB as RAM is sold, binary: GiB): rules out Offload plans "
                            "whose states do not fit there")
@@ -378,11 +378,13 @@ def _add_cells_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup)
                         "--cells; repeatable): tables of their GPU type, which vouch for plans as the source's do")
 
 
-def _add_token_budget_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
-    """--token-budget, for the commands that plan."""
+def _add_token_budget_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup,
+                             from_config: bool = False) -> None:
+    """--token-budget, for the commands that plan (`from_config`: the one that also reads a Trinity config)."""
+    default = "default, unless --from-config's config sets a lower one" if from_config else "default"
     parser.add_argument("--token-budget", metavar="MODE", type=token_budget_mode,
                         help="trainer.max_token_len_per_gpu: Trinity's default, ceil(2 x L / SP), for every plan "
-                        "(default, unless --from-config's config sets a lower one); or auto: an estimated plan that "
+                        f"({default}); or auto: an estimated plan that "
                         "does not fit at the default takes the most tokens per GPU the memory model fits, at least "
                         "ceil(L / SP) (more micro-batches: slower steps, which the cost does not count)")
 

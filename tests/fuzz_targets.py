@@ -64,7 +64,8 @@ DOCUMENTS = st.builds(lambda text, tail: text + tail,
 ARGVS = st.one_of(
     st.lists(st.sampled_from(WORDS), max_size=8),
     st.builds(lambda model, length, extra: ["--model", model, "--len", length, *extra],
-              st.sampled_from(["4B", "8B", "0.6b", "qwen3-14b", "Qwen2.5-7B", "Llama-3.1-8B", "32B", "9B"]),
+              st.sampled_from(["4B", "8B", "0.6b", "qwen3-14b", "Qwen2.5-7B", "Llama-3.1-8B", "32B", "9B", "8B-Base",
+                               "Qwen2.5-7B-Instruct"]),
               st.sampled_from(["8192", "32k", "65536", "131072", "0", "200000"]),
               st.lists(st.sampled_from(WORDS), max_size=5)),
 )
