@@ -654,10 +654,21 @@ def _is_short_form(alias: str, name: str) -> bool:
     return _normalise(name).endswith("-" + _normalise(alias))
 
 
-def _listed(entry: Any) -> str:
-    """A model or GPU type as an error lists what is accepted: its name, and its aliases but short forms."""
-    shown = [alias for alias in entry.aliases if not _is_short_form(alias, entry.name)]
-    return f"{entry.name} ({', '.join(shown)})" if shown else entry.name
+def _accepted(entries: tuple[Any, ...]) -> str:
+    """The models or GPU types an error lists as accepted: each name, with the names that extend it as
+    variants (``Qwen3-8B(-Base)``), and its aliases but short forms."""
+    def stem(entry: Any) -> Any:
+        return max((other for other in entries if entry.name.startswith(other.name + "-")),
+                   key=lambda other: len(other.name), default=None)
+
+    listed = []
+    for entry in entries:
+        if stem(entry) is not None:
+            continue
+        variants = "|".join(other.name[len(entry.name):] for other in entries if stem(other) is entry)
+        shown = [alias for alias in entry.aliases if not _is_short_form(alias, entry.name)]
+        listed.append(entry.name + (f"({variants})" if variants else "") + (f" ({', '.join(shown)})" if shown else ""))
+    return ", ".join(listed)
 
 
 def _resolve(kind: str, name: str, entries: tuple[Any, ...], wanted_name: str | None = None) -> Any:
@@ -668,7 +679,7 @@ def _resolve(kind: str, name: str, entries: tuple[Any, ...], wanted_name: str | 
     for entry in entries:
         if wanted in {_normalise(entry.name), *map(_normalise, entry.aliases)}:
             return entry
-    accepted = ", ".join(_listed(entry) for entry in entries)
+    accepted = _accepted(entries)
     short = next((alias for e in entries for alias in e.aliases if _is_short_form(alias, e.name)), None)
     accepted += f"; short forms such as {short} too" if short else ""
     names = {_normalise(known): entry.name for entry in entries for known in (entry.name, *entry.aliases)}

@@ -70,7 +70,7 @@ def test_json_for_one_model_across_all_tables(cli):
     ("argv", "message"),
     [
         (["tables", "--gpu", "v100"], "solve tables: error: unknown GPU 'v100'; accepted: A100-40GB (a100-40g), A100-80GB (a100-80g, a100), A800-80GB (a800, a800-80g), H20-96GB (h20-96g, h20), H100-80GB (h100, h100-80g), H100-NVL-94GB (h100-nvl), H800-80GB (h800, h800-80g), H200-141GB (h200, h200-141g), L40S-48GB (l40s, l40s-48g), L20-48GB (l20), RTX-A6000-48GB (a6000, rtx-a6000), A10-24GB (a10), L4-24GB (l4), RTX-4090-24GB (rtx-4090, rtx4090, 4090), B200 (b200-180gb), MI300X (mi300x-192gb)\n"),
-        (["tables", "--model", "70B"], "solve tables: error: unknown model '70B'; accepted: Qwen3-0.6B, "),
+        (["tables", "--model", "70B"], "solve tables: error: unknown model '70B'; accepted: Qwen3-0.6B(-Base), "),
         (["tables", "--model", "32B"], "solve tables: error: no documented table has Qwen3-32B; documented models: "
                                        "Qwen3-0.6B, Qwen3-1.7B, Qwen3-4B, Qwen3-8B, Qwen3-14B\n"),
         (["tables", "--gpus", "8"], "solve tables: error: no table for 8 trainer GPUs; documented counts: 1, 2, 4, 6\n"),

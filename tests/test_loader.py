@@ -141,7 +141,8 @@ def test_model_names_resolve_in_any_case(name: str, canonical: str):
 def test_unknown_names_list_the_accepted_ones():
     with pytest.raises(QueryError, match=r"unknown GPU 'v100'; accepted: A100-40GB \(a100-40g\), A100-80GB \(a100-80g, a100\), A800-80GB \(a800, a800-80g\), H20-96GB \(h20-96g, h20\)"):
         load_catalog().gpu("v100")
-    with pytest.raises(QueryError, match=r"unknown model '5B'; accepted: Qwen3-0.6B, .*Qwen3-30B-A3B.*; short forms such as 0.6B too$"):
+    with pytest.raises(QueryError, match=(r"unknown model '5B'; accepted: Qwen3-0\.6B\(-Base\), .*Qwen3-4B\(-Base\|-Instruct-2507\|-Thinking-2507\), .*"
+                   r"Qwen2\.5-7B\(-Instruct\), .*; short forms such as 0\.6B too$")):
         load_catalog().model("5B")
 
 
@@ -158,7 +159,8 @@ def test_model_shapes_are_those_of_the_reference():
     moe = load_catalog().model("30B-A3B").moe
     assert moe is not None and (moe.experts, moe.active_experts, moe.moe_intermediate_size) == (128, 8, 768)
     qwen3 = [model for model in load_catalog().models if model.name.startswith("Qwen3")]
-    assert all(model.native_context == (32768 if model.name.endswith("-Base") else 40960)
+    assert all(model.native_context == (32768 if model.name.endswith("-Base") else
+                                        262144 if model.name.endswith("-2507") else 40960)
                and model.vocab_size == 151936 and model.head_size == 128 for model in qwen3)
     # Each base model has its release's shape, whose table cells stand for it; the releases stand for none.
     bases = {model.name: model for model in qwen3 if model.name.endswith("-Base")}
@@ -166,7 +168,14 @@ def test_model_shapes_are_those_of_the_reference():
         "Qwen3-0.6B-Base": "Qwen3-0.6B", "Qwen3-1.7B-Base": "Qwen3-1.7B", "Qwen3-4B-Base": "Qwen3-4B",
         "Qwen3-8B-Base": "Qwen3-8B", "Qwen3-14B-Base": "Qwen3-14B", "Qwen3-30B-A3B-Base": None}
     assert all(model.shape == load_catalog().model(name.removesuffix("-Base")).shape for name, model in bases.items())
-    assert all(model.tables_of is None for model in qwen3 if model.name not in bases)
+    # So has each July 2025 update (native context 262144: no YaRN below it).
+    updates = {model.name: model for model in qwen3 if model.name.endswith("-2507")}
+    assert {name: model.tables_of for name, model in updates.items()} == {
+        "Qwen3-4B-Instruct-2507": "Qwen3-4B", "Qwen3-4B-Thinking-2507": "Qwen3-4B",
+        "Qwen3-30B-A3B-Instruct-2507": None, "Qwen3-30B-A3B-Thinking-2507": None}
+    assert all(model.shape == load_catalog().model(name.split("-Instruct")[0].split("-Thinking")[0]).shape
+               and model.yarn_factor(262144) is None for name, model in updates.items())
+    assert all(model.tables_of is None for model in qwen3 if model.name not in bases | updates.keys())
     assert load_catalog().model("qwen2.5-7b-instruct").head_size == 128  # 3584 / 28
     # Qwen2.5 base and Instruct models share their shapes; their configs give different native contexts.
     for size in ("7B", "14B", "32B"):
@@ -246,7 +255,7 @@ def test_a_model_folder_is_read_through_its_config_json():
 def test_an_unknown_model_gets_a_guess_only_where_one_name_extends_the_other(name: str, guess: str):
     with pytest.raises(QueryError) as raised:
         load_catalog().model(name)
-    assert str(raised.value).startswith(f"unknown model {name!r}{guess}; accepted: Qwen3-0.6B, ")
+    assert str(raised.value).startswith(f"unknown model {name!r}{guess}; accepted: Qwen3-0.6B(-Base), ")
 
 
 @pytest.mark.parametrize(

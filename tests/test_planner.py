@@ -78,6 +78,9 @@ def test_a_base_model_is_planned_from_its_releases_cells_with_its_own_native_con
         "shape")
     release = solve_one("A100-80GB", model="4B", objective="max_len", budget_gpus=6).plans[0]
     assert best.evidence_text("A100-80GB", "Qwen3-4B") == release.evidence_text("A100-80GB", "Qwen3-4B")
+    # The July 2025 update (native context 262144) takes the same cells, and needs no YaRN at 102400.
+    update = solve_one("A100-80GB", model="Qwen/Qwen3-4B-Instruct-2507", objective="max_len", budget_gpus=6).plans[0]
+    assert update.model_copy(update={"rope_scaling_factor": 2.5}) == release
     # Within its native context nothing differs from the release's plan but the model's name.
     for length in (8192, 32768):
         base, own = (solve_one("H20-96GB", model=name, max_model_len=length, budget_gpus=4) for name in ("8B-Base", "8B"))
