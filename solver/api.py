@@ -26,11 +26,11 @@ from solver.query import (
     check_counts,
     check_time_limit,
     check_token_budget,
-    gpu_type_cells,
     least_token_budget,
     make_query,
     resolve_margin,
     sp_layout_violation,
+    table_cells,
     tables_verdict,
     token_budget,
     whole_nodes_violation,
@@ -193,7 +193,7 @@ def estimate_memory(
         longest = longest_fitting(resolved, gpu_type.memory_gib, gpus, setting, memory.coefficients, margin)
     else:  # the memory is the budget's whatever the length: any length its SP group holds
         longest = min(budget * sp, MAX_TOKENS) if result.fits else None
-    rows, settings, columns = gpu_type_cells(gpu_type, resolved)
+    rows, settings, columns = table_cells(gpu_type.tables, resolved)
     # The tables measured the default budget. Another budget is the default of the length `by_tokens`: a cell
     # vouches for it at a row at or beyond both that length and L, and it runs out of memory where the tables
     # say so of that length (the next row up, as the planner's --token-budget auto takes it).

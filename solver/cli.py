@@ -42,11 +42,11 @@ from solver.query import (
     TokenBudgetMode,
     check_counts,
     counted,
-    gpu_type_cells,
     least_token_budget,
     make_query,
     resolve_margin,
     sp_layout_violation,
+    table_cells,
     tables_verdict,
     token_budget,
     whole_nodes_violation,
@@ -735,7 +735,7 @@ def run_tables(args: argparse.Namespace) -> int:
         sys.stdout.write(cells_json(catalog.cells()) + "\n")
     else:
         _console().print(tables_view(catalog))
-        model = load_catalog().model(args.model) if args.model else None
+        model = catalog.model(args.model) if args.model else None
         if model is not None and model.tables_of is not None:
             print(f"{model.tables_of}'s cells stand for {model.name}, of the same shape")
     return 0
@@ -1189,7 +1189,7 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
     if vouching is not None:
         return current.model_copy(update={"trains": True, "plan": vouching})
     model = catalog.model(query.model)
-    rows, settings, columns = gpu_type_cells(catalog.gpu(gpu), model)
+    rows, settings, columns = table_cells(catalog.gpu(gpu).tables, model)
     verdict = tables_verdict(model, rows, settings, current.gpus, setting, current.max_model_len, columns=columns)
     out_of_memory = verdict.source if verdict and not verdict.trains else None
     predicted, predicted_step, problems, host_needed = None, None, current.config_problems, None

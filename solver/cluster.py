@@ -41,7 +41,6 @@ from solver.query import (
     Unplaced,
     check_token_budget,
     counted,
-    gpu_type_cells,
     make_query,
     rollout_layout,
 )
@@ -163,7 +162,8 @@ def job_options(planner: _Planner, fleet: Fleet, index: int) -> list[Option]:
     for pool_index, pool in enumerate(fleet.pools):
         if job.pool not in (None, pool.name):
             continue
-        tabled = list(gpu_type_cells(planner.catalog.gpu(pool.gpu), planner.catalog.model(job.model)).columns)
+        model = planner.catalog.model(job.model)
+        tabled = [t.gpus for t in planner.catalog.gpu(pool.gpu).tables if t.name_for(model) is not None]
         counts = estimated_counts(pool.gpus_per_node, pool.nodes * pool.gpus_per_node)
         tiers: list[tuple[Sequence[int], EstimateMode]] = [] if planner.estimate == "only" else [
             (tabled, "never"), (counts, "never")]

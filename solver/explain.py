@@ -274,6 +274,11 @@ class _Words:
         column = data.columns.get(count, data.model)
         return data.model if column == data.model else f"{column} (the same shape as {data.model})"
 
+    def whose(self, count: int) -> str:
+        """`` for Qwen3-8B (the same shape as ...)`` where the table for `count` GPUs has another model's cells
+        standing for the model; empty where they are its own."""
+        return "" if self.data.columns.get(count, self.data.model) == self.data.model else f" for {self.column(count)}"
+
     def rows(self, count: int) -> list[int]:
         return sorted(length for n, length in self.data.rows if n == count)
 
@@ -441,14 +446,15 @@ class _Words:
         reasons = []
         if failed:
             reasons.append(Reason(rule="out_of_memory", detail=(
-                f"at {row} tokens {table} says '{cell.label if cell else '-'}'; the source tries settings in the "
+                f"at {row} tokens {table} says '{cell.label if cell else '-'}'{self.whose(n)}; the source tries "
+                "settings in the "
                 f"order {', '.join(order)} and records the first that trains, so {', '.join(failed)} ran out of "
                 f"memory there{self._lowered(n, length, [c for c in combinations if _label(c) in failed])}")))
         if others:
             unmeasured = [c for c in combinations if _label(c) in others]
             reasons.append(Reason(rule="undocumented", detail=(
-                f"{', '.join(others)} on {self.gpus(n)}: never measured, and no cell of {table} from {row} tokens "
-                f"on is a setting they include (at {row}: '{cell.label if cell else '-'}'); "
+                f"{', '.join(others)} on {self.gpus(n)}: never measured, and no cell of {table}{self.whose(n)} from "
+                f"{row} tokens on is a setting they include (at {row}: '{cell.label if cell else '-'}'); "
                 f"{self._predictions(n, length, list(dict.fromkeys(unmeasured)))}")))
         return reasons
 

@@ -22,7 +22,6 @@ from solver.query import (
     Objective,
     Query,
     failures_by_row,
-    gpu_type_cells,
     lowered_reach,
     own_table_limit,
     rollout_layout_violation,
@@ -129,15 +128,14 @@ def prepare(catalog: Catalog, gpu: str, query: Query) -> PlanningData:
     shape = catalog.model(query.model)
     gpu_type = catalog.gpu(gpu)
     rows, settings, columns = table_cells([] if query.estimate == "only" else gpu_type.tables, shape)
-    tables = [table for table in gpu_type.tables if table.gpus in columns]
-    documented = tuple(table.gpus for table in tables)
+    documented = tuple(columns)
     estimable = estimated_counts(query.node_gpus, query.budget_gpus)
     untabled = tuple(n for n in estimable if n not in documented)
     beyond_tables = tuple(n for n in untabled if documented and n > min(documented))  # a smaller table may vouch
     at_default = () if query.estimate == "never" else within_own_tables(
         estimated_cells(shape, gpu_type.memory_gib, estimable, query.memory.coefficients, query.margin,
                         without_env=query.env is False),
-        own_limits(gpu_type, shape) if tables else {})
+        own_limits(gpu_type, shape) if documented else {})
     estimates = at_default if query.token_budget == "default" else tuple(
         (n, e, o, s, min(lowered_reach(longest, s), CEILING)) for n, e, o, s, longest in at_default)
     counts = tuple(sorted({*documented, *beyond_tables, *(cell[0] for cell in estimates)}))
@@ -159,7 +157,7 @@ def prepare(catalog: Catalog, gpu: str, query: Query) -> PlanningData:
             (n, e, o, s): token_budget(longest, s) for n, e, o, s, longest in at_default}),
         longest_estimate=MappingProxyType(longest_estimate),
         lengths=tuple(sorted({length for _, length in rows} | set(range(GRID, longest + 1, GRID)))),
-        witnesses=_witnesses(counts, tuple(sorted(settings.items())), own_limits(gpu_type, shape) if tables else {},
+        witnesses=_witnesses(counts, tuple(sorted(settings.items())), own_limits(gpu_type, shape) if documented else {},
                              estimates),
     )
 
@@ -170,7 +168,7 @@ def own_limits(gpu_type: GpuType, shape: Model) -> Mapping[Combination, int]:
     own table does not say the setting runs out of memory (`own_table_limit`), up to which a table for
     fewer GPUs may vouch for it, or the memory model estimate it; keyed by combination (n, e, o, s), which
     hashes faster than a setting (cached: every query asks again)."""
-    rows, settings, _ = gpu_type_cells(gpu_type, shape)
+    rows, settings, _ = table_cells(gpu_type.tables, shape)
     degrees = range(1, max((n for n, _ in rows), default=1) + 1)
     every = {Setting(env=env, offload=offload, sp=sp) for env in (False, True) for offload in (False, True)
              for sp in degrees}

@@ -16,7 +16,6 @@ from solver.tables import (
     MAX_TOKENS,
     NO_SETTING,
     Catalog,
-    GpuType,
     MemoryModel,
     Model,
     QueryError,
@@ -428,17 +427,12 @@ def table_cells(tables: Sequence[Table], model: Model) -> TableCells:
     return TableCells(rows, settings, MappingProxyType(columns))
 
 
-def gpu_type_cells(gpu_type: GpuType, model: Model) -> TableCells:
-    """`table_cells` of the tables of `gpu_type`."""
-    return table_cells(gpu_type.tables, model)
-
-
 def vouching_cell(model: Model, rows: Sequence[tuple[int, int]], settings: Mapping[tuple[int, int], Setting],
                   gpus: int, setting: Setting, length: int, *, columns: Mapping[int, str]
                   ) -> tuple[Evidence, SourceCell] | None:
     """The cell that vouches for `setting` on `gpus` GPUs at `length`, given a GPU type's `table_cells` for
-    `model` (its `columns` per count name whose cells they are): documented when the cell at L's row (the next row up) of the table for `gpus` GPUs is exactly
-    the setting; otherwise inferred from the shortest row at or beyond L whose cell the setting includes, in
+    `model` (its `columns` per count name whose cells they are): documented when the cell at L's row (the
+    next row up) of the table for `gpus` GPUs is exactly the setting; otherwise inferred from the shortest row at or beyond L whose cell the setting includes, in
     the table for `gpus` GPUs, else in the table for the most GPUs fewer than it (what trains on fewer GPUs
     trains on more: the states shard wider, and an SP at least the cell's keeps the tokens per GPU at most
     the cell's), unless the table for `gpus` GPUs says the cell's setting runs out of memory at L
@@ -478,7 +472,8 @@ def tables_verdict(model: Model, rows: Sequence[tuple[int, int]], settings: Mapp
         return None
     cell = settings.get((gpus, row))
     return TablesVerdict(trains=False, evidence=None,
-                         source=SourceCell(model=columns[gpus], gpus=gpus, max_model_len=row, setting=cell.label if cell else NO_SETTING))
+                         source=SourceCell(model=columns[gpus], gpus=gpus, max_model_len=row,
+                                           setting=cell.label if cell else NO_SETTING))
 
 
 def make_query(

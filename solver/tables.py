@@ -200,9 +200,9 @@ class Model(_Frozen):
     YaRN itself (rft-solver writes the factor the length needs)."""
     moe: MoE | None = None
     tables_of: Text | None = None
-    """A tabled model of the same shape whose cells stand for this one (a base model and its post-trained
-    release differ only in their weights, which the memory they need does not depend on); None for a
-    model whose own name the tables use, or that no table covers."""
+    """Another model of the same shape whose table cells stand for this one where no table names it (a base
+    model and its post-trained release differ only in their weights, which the memory they need does not
+    depend on); None for a model that stands for itself."""
 
     @property
     def shape(self) -> tuple[int | bool, ...]:
@@ -423,8 +423,8 @@ class _ModelsFile(_Frozen):
             stands_for = by_name.get(model.tables_of or "")
             if model.tables_of is not None and (stands_for is None or stands_for.tables_of is not None
                                                 or stands_for.shape != model.shape):
-                raise ValueError(f"{model.name}: tables_of names {model.tables_of!r}, which is not a model of this "
-                                 "file of the same shape with tables of its own")
+                raise ValueError(f"{model.name}: tables_of names {model.tables_of!r}, which is not another model of "
+                                 "this file of the same shape (one that names no tables_of itself)")
         return self
 
 
@@ -657,16 +657,18 @@ def _is_short_form(alias: str, name: str) -> bool:
 def _accepted(entries: tuple[Any, ...]) -> str:
     """The models or GPU types an error lists as accepted: each name, with the names that extend it as
     variants (``Qwen3-8B(-Base)``), and its aliases but short forms."""
-    def stem(entry: Any) -> Any:
-        return max((other for other in entries if entry.name.startswith(other.name + "-")),
+    def root(entry: Any) -> Any:
+        """The shortest name that `entry`'s extends (``Qwen3-8B`` for ``Qwen3-8B-Base``), or None."""
+        return min((other for other in entries if entry.name.startswith(other.name + "-")),
                    key=lambda other: len(other.name), default=None)
 
     listed = []
     for entry in entries:
-        if stem(entry) is not None:
+        if root(entry) is not None:
             continue
-        variants = "|".join(other.name[len(entry.name):] for other in entries if stem(other) is entry)
-        shown = [alias for alias in entry.aliases if not _is_short_form(alias, entry.name)]
+        family = [other for other in entries if other is entry or root(other) is entry]
+        variants = "|".join(other.name[len(entry.name):] for other in family if other is not entry)
+        shown = [alias for other in family for alias in other.aliases if not _is_short_form(alias, other.name)]
         listed.append(entry.name + (f"({variants})" if variants else "") + (f" ({', '.join(shown)})" if shown else ""))
     return ", ".join(listed)
 
@@ -739,10 +741,9 @@ class Catalog(_Frozen):
                                                 "rope_scaling": model.rope_scaling})
         else:
             model = model.model_copy(update={"aliases": ()})
-        if not named:  # a checkpoint of a tabled model's shape: that model's cells stand in for its own
+        if not named:  # a checkpoint of a catalogue model's shape: that model's cells stand in for its own
             model = model.model_copy(update={"tables_of": next(
-                (stands_for for m in self.models if m.shape == model.shape and
-                 (stands_for := m.tables_of or m.name) in self.tabled_names and stands_for != model.name), None)})
+                (m.tables_of or m.name for m in self.models if m.shape == model.shape), None)})
         return self.model_copy(update={"models": (*(m for m in self.models if m not in named), model)})
 
     def with_gpu_types(self, gpu_types: Iterable[GpuType]) -> Catalog:
@@ -790,11 +791,6 @@ class Catalog(_Frozen):
         return catalog
 
     @property
-    def tabled_names(self) -> frozenset[str]:
-        """The models the tables have cells for, by the names the tables use."""
-        return frozenset(name for gpu_type in self.gpu_types for table in gpu_type.tables for name in table.models)
-
-    @property
     def documented_gpu_types(self) -> tuple[GpuType, ...]:
         """The GPU types that have feasibility tables."""
         return tuple(gpu_type for gpu_type in self.gpu_types if gpu_type.tables)
@@ -824,7 +820,8 @@ class Catalog(_Frozen):
             if not any(t.name_for(resolved) for g in gpu_types for t in g.tables):
                 raise QueryError(f"no documented table has {resolved.name}; documented models: {', '.join(documented)}")
             gpu_types = tuple(
-                g.model_copy(update={"tables": tuple(t.column(name) for t in g.tables if (name := t.name_for(resolved)))})
+                g.model_copy(update={"tables": tuple(t.column(name) for t in g.tables
+                                                     if (name := t.name_for(resolved)) is not None)})
                 for g in gpu_types
             )
         return self.model_copy(update={"gpu_types": tuple(g for g in gpu_types if g.tables)})

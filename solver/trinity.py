@@ -942,7 +942,7 @@ def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
     data = load_config_mapping(text, name, yaml)
     repeated = {event.anchor for event in yaml.parse(text) if isinstance(event, AliasEvent)}
     found = []
-    for key in _plan_keys(plan, model, data):
+    for key in _plan_keys(plan, model, data, environ):
         value = _dig(data, key.path)
         anchor = getattr(getattr(value, "anchor", None), "value", None)
         if anchor in repeated and value != key.value and _given(value, key.path, key.value, environ or {}) is None:
@@ -1012,7 +1012,12 @@ def check_trinity_config(
         except ConfigError as error:
             problems.append(f"cannot check {error}")
             return None
-        return _decode_scalar(resolved) if isinstance(resolved, str) else resolved
+        decoded = _decode_scalar(resolved) if isinstance(resolved, str) else resolved
+        if path[:2] in UNTYPED_SECTIONS and isinstance(resolved, str) and not isinstance(decoded, str):
+            problems.append(f"{'.'.join(path)} is the text {brief(resolved)}: {'.'.join(path[:2])} reaches the model "
+                            "as written (an oc.env value stays text there); write the number, or "
+                            "${oc.decode:...} around it")
+        return decoded
 
     def number(path: tuple[str, ...]) -> float | None:
         raw = value(path)

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 import yaml
+from conftest import qwen3_8b_checkpoint
 from hypothesis import given
 from hypothesis import strategies as st
 
@@ -94,8 +95,8 @@ def test_models_file_rejects_tables_of_a_model_that_cannot_stand_for_it(tmp_path
     text = (shipped_tables_directory() / "models.yaml").read_text(encoding="utf-8")
     (tmp_path / "models.yaml").write_text(text.replace("tables_of: Qwen3-8B,", f"tables_of: {stands_for},"),
                                           encoding="utf-8")
-    with pytest.raises(TableError, match=(f"Qwen3-8B-Base: tables_of names '{stands_for}', which is not a model of "
-                                          "this file of the same shape with tables of its own")):
+    with pytest.raises(TableError, match=(rf"Qwen3-8B-Base: tables_of names '{stands_for}', which is not another model "
+                                          r"of this file of the same shape \(one that names no tables_of itself\)")):
         load_models(tmp_path / "models.yaml")
 
 
@@ -166,13 +167,13 @@ def test_model_shapes_are_those_of_the_reference():
     bases = {model.name: model for model in qwen3 if model.name.endswith("-Base")}
     assert {name: model.tables_of for name, model in bases.items()} == {
         "Qwen3-0.6B-Base": "Qwen3-0.6B", "Qwen3-1.7B-Base": "Qwen3-1.7B", "Qwen3-4B-Base": "Qwen3-4B",
-        "Qwen3-8B-Base": "Qwen3-8B", "Qwen3-14B-Base": "Qwen3-14B", "Qwen3-30B-A3B-Base": None}
+        "Qwen3-8B-Base": "Qwen3-8B", "Qwen3-14B-Base": "Qwen3-14B", "Qwen3-30B-A3B-Base": "Qwen3-30B-A3B"}
     assert all(model.shape == load_catalog().model(name.removesuffix("-Base")).shape for name, model in bases.items())
     # So has each July 2025 update (native context 262144: no YaRN below it).
     updates = {model.name: model for model in qwen3 if model.name.endswith("-2507")}
     assert {name: model.tables_of for name, model in updates.items()} == {
         "Qwen3-4B-Instruct-2507": "Qwen3-4B", "Qwen3-4B-Thinking-2507": "Qwen3-4B",
-        "Qwen3-30B-A3B-Instruct-2507": None, "Qwen3-30B-A3B-Thinking-2507": None}
+        "Qwen3-30B-A3B-Instruct-2507": "Qwen3-30B-A3B", "Qwen3-30B-A3B-Thinking-2507": "Qwen3-30B-A3B"}
     assert all(model.shape == load_catalog().model(name.split("-Instruct")[0].split("-Thinking")[0]).shape
                and model.yarn_factor(262144) is None for name, model in updates.items())
     assert all(model.tables_of is None for model in qwen3 if model.name not in bases | updates.keys())
@@ -243,6 +244,17 @@ def test_gpu_names_match_in_any_case_with_spaces_or_underscores(name: str, canon
 def test_a_model_folder_is_read_through_its_config_json():
     folder = Path(__file__).parent / "data" / "model-config"
     assert load_model_config(folder) == load_model_config(folder / "config.json")
+
+
+def test_an_unknown_models_error_lists_every_variant_under_its_shortest_name(tmp_path: Path):
+    # Checkpoints named Qwen3-8B-Base-sft (of Qwen3-8B's shape) and Qwen3-8B-Chat: both listed under
+    # Qwen3-8B, the first under it rather than under Qwen3-8B-Base.
+    catalog = load_catalog()
+    for name in ("Qwen3-8B-Base-sft", "Qwen3-8B-Chat"):
+        catalog = catalog.with_model(load_model_config(qwen3_8b_checkpoint(tmp_path / name)))
+    with pytest.raises(QueryError) as raised:
+        catalog.model("5B")
+    assert "Qwen3-8B(-Base|-Base-sft|-Chat), Qwen3-14B(-Base)" in str(raised.value)
 
 
 @pytest.mark.parametrize(("name", "guess"), [

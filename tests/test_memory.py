@@ -512,6 +512,28 @@ def test_cells_of_a_models_own_name_are_its_tables_where_they_are(cli, tmp_path:
         assert status == 0 and json.loads(out)[0]["plans"][0]["source"] == source
 
 
+def test_cells_of_an_untabled_release_stand_for_its_variants_and_checkpoints_in_any_order(cli, tmp_path: Path):
+    # Cells for Qwen3-8B only on 8 H800s (tests/data/cells/h800.yaml): the 8B base model and a checkpoint of
+    # its shape under another name take them, whether the catalogue got the checkpoint before or after them.
+    cells = Path(__file__).parent / "data" / "cells" / "h800.yaml"
+    sft = qwen3_8b_checkpoint(tmp_path / "my-sft")
+    for named in (["--model", "8B-Base"], ["--model-config", str(sft)]):
+        status, out, _ = cli(*named, "--cells", str(cells), "--gpu", "h800", "--gpus", "8", "--len", "64k",
+                             "--no-estimate", "--json")
+        [best] = json.loads(out)[0]["plans"]
+        assert status == 0 and best["source"] == {"model": "Qwen3-8B", "gpus": 8, "max_model_len": 65536,
+                                                  "setting": "SP=4"}
+    checkpoint = load_model_config(sft)
+    assert CATALOG.with_cells(cells).with_model(checkpoint) == CATALOG.with_model(checkpoint).with_cells(cells)
+    assert CATALOG.with_model(checkpoint).model("my-sft").tables_of == "Qwen3-8B"
+    # A MoE variant names its release too, whose cells you may measure.
+    moe = cells.read_text(encoding="utf-8").replace("8B", "30B-A3B").replace("14B", "32B")
+    (tmp_path / "moe.yaml").write_text(moe, encoding="utf-8")
+    status, out, _ = cli("--model", "30B-A3B-Instruct-2507", "--cells", str(tmp_path / "moe.yaml"), "--gpu", "h800",
+                         "--gpus", "8", "--len", "64k", "--no-estimate", "--json")
+    assert status == 0 and json.loads(out)[0]["plans"][0]["source"]["model"] == "Qwen3-30B-A3B"
+
+
 def test_a_model_config_gives_its_own_rope_scaling_and_its_name(tmp_path: Path):
     config = json.loads(FIXTURE.read_text(encoding="utf-8"))
     del config["_name_or_path"]

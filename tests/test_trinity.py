@@ -549,6 +549,10 @@ def test_patch_keeps_only_interpolations_that_trinity_reads_as_the_plans_values(
         ("trainer.trainer_config.actor_rollout_ref.actor.fsdp_config.param_offload stays ${oc.env:OFF,True}, which "
          "gives True in this environment: the plan holds for that value")]
     assert anchored_keys(text, plan, model, environ=environ) == []  # the anchored length is kept, not changed
+    # Dynamic batch sizes turned off through an anchored interpolation: the patch turns them on, the alias not.
+    dynamic = text + "  use_dynamic_bsz: &dyn ${oc.env:DYN,true}\nkeep: *dyn\n"
+    assert anchored_keys(dynamic, plan, model, environ={**environ, "DYN": "false"})[-1].startswith(
+        "trainer.use_dynamic_bsz is the anchor &dyn, which other keys repeat (*dyn): the patch sets it to True")
     assert anchored_keys(text, plan, model, environ={"LEN": "65536"}) == [
         ("model.max_model_len is the anchor &len, which other keys repeat (*len): the patch sets it to 102400 and "
          "they keep ${oc.env:LEN,102400}")]
@@ -713,6 +717,19 @@ def _config(**trainer: Any) -> dict[str, Any]:
             "4B",
             1,
             [],
+        ),
+        (  # oc.env gives text, which rope_scaling (an untyped dict) passes on as it is; oc.decode gives numbers
+            {"model": {"max_model_len": 51200, "rope_scaling": {"rope_type": "yarn", "factor": "${oc.env:F,1.25}",
+                                                                 "original_max_position_embeddings": "40960"}}},
+            "4B",
+            1,
+            ["model.rope_scaling.factor is the text '1.25': model.rope_scaling reaches the model as written",
+             "model.rope_scaling.original_max_position_embeddings is the text '40960'"],
+        ),
+        (  # YaRN within the native context
+            {"model": {"max_model_len": 32768, "rope_scaling": {"rope_type": "yarn", "factor": 4.0,
+                                                                 "original_max_position_embeddings": 40960}}},
+            "4B", 1, ["model.rope_scaling: max_model_len 32768 is within Qwen3-4B's native context of 40960"],
         ),
         ({"model": {"max_model_len": "${oc.env:L}"}}, "4B", 1, ["cannot check model.max_model_len: environment"]),
         (  # a YaRN factor that cannot be read is one problem, not also a wrong factor
