@@ -179,6 +179,10 @@ class MoE(_Frozen):
     active_parameters_b: Billions
 
 
+Shape = tuple[int | bool | tuple[int, ...] | None, ...]
+"""`Model.shape`: what two models must share for one's table cells to stand for the other's."""
+
+
 class Model(_Frozen):
     """A model's shape, from its Hugging Face config.json."""
 
@@ -205,10 +209,13 @@ class Model(_Frozen):
     depend on); None for a model that stands for itself."""
 
     @property
-    def shape(self) -> tuple[int | bool, ...]:
-        """What the memory the model needs depends on: its layers' widths, counts and vocabulary."""
+    def shape(self) -> Shape:
+        """What the memory the model needs depends on: its layers' widths, counts and vocabulary (and, for a
+        mixture of experts, its experts)."""
+        experts = None if self.moe is None else (self.moe.experts, self.moe.active_experts,
+                                                  self.moe.moe_intermediate_size)
         return (self.hidden_size, self.num_layers, self.num_attention_heads, self.num_key_value_heads,
-                self.head_size, self.intermediate_size, self.vocab_size, self.tied_embeddings, self.moe is not None)
+                self.head_size, self.intermediate_size, self.vocab_size, self.tied_embeddings, experts)
 
     @property
     def head_size(self) -> int:
@@ -419,6 +426,11 @@ class _ModelsFile(_Frozen):
     @model_validator(mode="after")
     def _check_tables_of(self) -> _ModelsFile:
         by_name = {model.name: model for model in self.models}
+        standing: dict[Shape, str] = {}
+        for model in self.models:  # one model of each shape stands for itself, and for the others of its shape
+            if model.tables_of is None and standing.setdefault(model.shape, model.name) != model.name:
+                raise ValueError(f"{model.name} has the shape of {standing[model.shape]}: give it tables_of: "
+                                 f"{standing[model.shape]} (one model's cells stand for both)")
         for model in self.models:
             stands_for = by_name.get(model.tables_of or "")
             if model.tables_of is not None and (stands_for is None or stands_for.tables_of is not None
@@ -656,20 +668,22 @@ def _is_short_form(alias: str, name: str) -> bool:
 
 def _accepted(entries: tuple[Any, ...]) -> str:
     """The models or GPU types an error lists as accepted: each name, with the names that extend it as
-    variants (``Qwen3-8B(-Base)``), and its aliases but short forms."""
+    variants (``Qwen3-8B(-Base)``), each with its aliases but short forms."""
     def root(entry: Any) -> Any:
         """The shortest name that `entry`'s extends (``Qwen3-8B`` for ``Qwen3-8B-Base``), or None."""
-        return min((other for other in entries if entry.name.startswith(other.name + "-")),
+        return min((other for other in entries if _normalise(entry.name).startswith(_normalise(other.name) + "-")),
                    key=lambda other: len(other.name), default=None)
+
+    def aliases(entry: Any, form: str) -> str:
+        shown = [alias for alias in entry.aliases if not _is_short_form(alias, entry.name)]
+        return form.format(", ".join(shown)) if shown else ""
 
     listed = []
     for entry in entries:
-        if root(entry) is not None:
-            continue
-        family = [other for other in entries if other is entry or root(other) is entry]
-        variants = "|".join(other.name[len(entry.name):] for other in family if other is not entry)
-        shown = [alias for other in family for alias in other.aliases if not _is_short_form(alias, other.name)]
-        listed.append(entry.name + (f"({variants})" if variants else "") + (f" ({', '.join(shown)})" if shown else ""))
+        if root(entry) is None:
+            variants = "|".join(other.name[len(entry.name):] + aliases(other, " [{}]") for other in entries
+                                if root(other) is entry)
+            listed.append(entry.name + (f"({variants})" if variants else "") + aliases(entry, " ({})"))
     return ", ".join(listed)
 
 

@@ -100,6 +100,13 @@ def test_models_file_rejects_tables_of_a_model_that_cannot_stand_for_it(tmp_path
         load_models(tmp_path / "models.yaml")
 
 
+def test_models_file_rejects_two_models_of_one_shape_that_both_stand_for_themselves(tmp_path: Path):
+    text = (shipped_tables_directory() / "models.yaml").read_text(encoding="utf-8")
+    (tmp_path / "models.yaml").write_text(text.replace("tables_of: Qwen3-8B, ", ""), encoding="utf-8")
+    with pytest.raises(TableError, match=r"Qwen3-8B-Base has the shape of Qwen3-8B: give it tables_of: Qwen3-8B"):
+        load_models(tmp_path / "models.yaml")
+
+
 def test_a_catalog_directory_without_gpu_tables_is_rejected(tmp_path: Path):
     shutil.copy(shipped_tables_directory() / "models.yaml", tmp_path)
     shutil.copy(shipped_tables_directory() / "gpus.yaml", tmp_path)
