@@ -58,6 +58,7 @@ from solver.tables import (
     MAX_TOKENS,
     OWN_GPU_HINT,
     Catalog,
+    Fleet,
     Model,
     OneLineError,
     QueryError,
@@ -403,9 +404,7 @@ def run_cluster(args: argparse.Namespace) -> int:
     from solver.cluster import place
     from solver.render import cluster_json, cluster_view
 
-    base, _ = _catalog_with(None, cells=args.cells or ())
-    fleet = load_fleet(args.file, base)
-    catalog = base.for_fleet(fleet)
+    fleet, catalog = _fleet_and_catalog(args.file, args.cells or ())
     weights = load_weights(args.weights) if args.weights else None
     if args.emit_dir is not None:
         try:
@@ -617,13 +616,29 @@ def run_memory(args: argparse.Namespace) -> int:
     return 0 if trains else NO_PLAN
 
 
+def _fleet_and_catalog(path: Path, cells: Sequence[Path]) -> tuple[Fleet, Catalog]:
+    """A cluster file's fleet, and the catalogue to place it with: the shipped one with the --cells tables and
+    the fleet's models and GPU types. The cells may define a GPU type the fleet's pools name, so they come
+    first; where they name a job's model_config model instead, which only the fleet defines, the fleet does."""
+    try:
+        base, _ = _catalog_with(None, cells=cells)
+    except OneLineError as cells_error:
+        try:
+            fleet = load_fleet(path, load_catalog())
+            return fleet, _catalog_with(None, cells=cells, start=load_catalog().for_fleet(fleet))[0]
+        except OneLineError:
+            raise cells_error from None
+    fleet = load_fleet(path, base)
+    return fleet, base.for_fleet(fleet)
+
+
 def _catalog_with(model: Model | None, gpu: str | None = None,
                   memory: tuple[int | None, int | None] | None = None,
-                  cells: Sequence[Path] = ()) -> tuple[Catalog, str]:
-    """The shipped catalogue, with `model` added (--model-config's), the tables of the --cells files (which may
-    name it), and the GPU type that --gpu NAME --gpu-memory M describes; and that model's name as the
-    catalogue gives it ("" without one)."""
-    catalog, added = load_catalog(), ""
+                  cells: Sequence[Path] = (), start: Catalog | None = None) -> tuple[Catalog, str]:
+    """The shipped catalogue (or `start`), with `model` added (--model-config's), the tables of the --cells
+    files (which may name it), and the GPU type that --gpu NAME --gpu-memory M describes; and that model's
+    name as the catalogue gives it ("" without one)."""
+    catalog, added = start or load_catalog(), ""
     if model is not None:
         catalog = catalog.with_model(model)
         added = catalog.models[-1].name  # with_model adds it last, renamed if it only borrows a name

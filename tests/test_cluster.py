@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 from cluster_reference import best_value, check_placements, random_instance, value_of
+from conftest import qwen3_8b_checkpoint
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -1065,6 +1066,27 @@ def test_measured_cells_place_a_job_on_their_documented_plan(tmp_path: Path, cli
     assert (placed["plan"]["env"], placed["plan"]["offload"], placed["plan"]["sp"]) == (True, False, 8)
     status, out, _ = cli("cluster", str(fleet), "--json")  # the shipped model alone estimates Offload
     assert json.loads(out)["placements"][0]["plan"]["evidence"] == "estimated"
+
+
+def test_cells_may_name_a_jobs_model_config_checkpoint_as_solve_takes_them(tmp_path: Path, cli):
+    # Cells measured for my-sft (a Qwen3-8B checkpoint) on 8 H800s: the cluster places its job on them, as
+    # solve --model-config plans it; cells naming a model nothing defines keep their own error.
+    qwen3_8b_checkpoint(tmp_path / "my-sft")
+    cells = tmp_path / "cells.yaml"
+    cells.write_text((Path(__file__).parent / "data" / "cells" / "h800.yaml").read_text(encoding="utf-8")
+                     .replace("8B", "my-sft"), encoding="utf-8")
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools: [{name: h800, gpu: h800, nodes: 1, gpus_per_node: 8}]\n"
+                     "jobs: [{name: sft, model_config: my-sft, max_model_len: 65536}]\n", encoding="utf-8")
+    status, out, _ = cli("cluster", str(fleet), "--cells", str(cells), "--no-estimate", "--json")
+    [placed] = json.loads(out)["placements"]
+    status_solve, out_solve, _ = cli("--model-config", str(tmp_path / "my-sft"), "--cells", str(cells), "--gpu", "h800",
+                                     "--gpus", "8", "--len", "64k", "--no-estimate", "--json")
+    assert (status, status_solve) == (0, 0) and placed["plan"]["source"] == json.loads(out_solve)[0]["plans"][0][
+        "source"] == {"model": "my-sft", "gpus": 8, "max_model_len": 65536, "setting": "SP=4"}
+    cells.write_text(cells.read_text(encoding="utf-8").replace("my-sft", "other-sft"), encoding="utf-8")
+    status, out, err = cli("cluster", str(fleet), "--cells", str(cells))
+    assert (status, out) == (2, "") and "unknown model 'other-sft'" in err and len(err.splitlines()) == 1
 
 
 def minimize_nodes_reasons(cli, tmp_path: Path, fleet_text: str) -> tuple[int, set[str]]:
