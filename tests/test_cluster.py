@@ -1089,53 +1089,41 @@ def test_cells_may_name_a_jobs_model_config_checkpoint_as_solve_takes_them(tmp_p
     assert (status, out) == (2, "") and "unknown model 'other-sft'" in err and len(err.splitlines()) == 1
 
 
-def minimize_nodes_reasons(cli, tmp_path: Path, fleet_text: str) -> tuple[int, set[str]]:
-    """The exit status of `solve cluster --minimize nodes` on a fleet file of `fleet_text`, and its unplaced
-    jobs' reasons."""
-    fleet = tmp_path / "fleet.yaml"
-    fleet.write_text(fleet_text, encoding="utf-8")
-    status, out, _ = cli("cluster", str(fleet), "--minimize", "nodes", "--json")
-    return status, {entry["reason"] for entry in json.loads(out)["unplaced"]}
+PACKED = ", ".join(f"{{name: {name}, model: 8B, max_model_len: 65536, rollout_gpus: 1, pool: a}}" for name in "xyz")
+"""Three 8B jobs of 4 trainer + 1 rollout GPUs pinned to pool a."""
 
 
-def test_jobs_that_do_not_all_fit_say_how_many_gpus_they_need_at_the_least(tmp_path: Path, cli):
-    status, reasons = minimize_nodes_reasons(cli, tmp_path, (
+@pytest.mark.parametrize(("fleet_text", "reason"), [
+    pytest.param(  # three jobs of 4 GPUs on one node of 8
         "pools: [{name: a100, gpu: a100, nodes: 1, gpus_per_node: 8}]\n"
         "jobs: [{name: a, model: 8B, max_model_len: 65536}, {name: b, model: 8B, max_model_len: 65536},"
-        " {name: c, model: 8B, max_model_len: 65536}]\n"))
-    assert status == 1 and reasons == {
-        ("the jobs do not all fit the fleet together: at their fewest they take 12 GPUs, more than the fleet's 8; "
-         "without --minimize nodes, as many as fit are placed")}
-
-
-def test_jobs_pinned_to_a_pool_that_cannot_hold_them_say_so(tmp_path: Path, cli):
-    status, reasons = minimize_nodes_reasons(cli, tmp_path, (
+        " {name: c, model: 8B, max_model_len: 65536}]\n",
+        "the jobs do not all fit the fleet together: at their fewest they take 12 GPUs, more than the fleet's 8; "
+        "without --minimize nodes, as many as fit are placed", id="fleet"),
+    pytest.param(  # the same, pinned to pool a of two pools
         "pools: [{name: a, gpu: a100, nodes: 1, gpus_per_node: 8}, {name: h, gpu: h20, nodes: 1, gpus_per_node: 8}]\n"
         "jobs: [{name: x, model: 8B, max_model_len: 65536, pool: a}, {name: y, model: 8B, max_model_len: 65536, "
-        "pool: a}, {name: z, model: 8B, max_model_len: 65536, pool: a}]\n"))
-    assert status == 1 and reasons == {
-        ("the jobs do not all fit the fleet together: the 3 jobs only pool a can run take at their fewest 12 GPUs, "
-         "more than its 8; without --minimize nodes, as many as fit are placed")}
-
-
-def test_jobs_pinned_to_a_pool_that_cannot_pack_them_say_so(tmp_path: Path, cli):
-    # Three 8B jobs of 4 trainer + 1 rollout GPUs pinned to two A100 nodes of 8: 15 of 16 GPUs, but 5 + 5 do
-    # not fit a node; the H20 pool is no help to them.
-    jobs = ", ".join(f"{{name: {name}, model: 8B, max_model_len: 65536, rollout_gpus: 1, pool: a}}" for name in "xyz")
-    status, reasons = minimize_nodes_reasons(cli, tmp_path, (
+        "pool: a}, {name: z, model: 8B, max_model_len: 65536, pool: a}]\n",
+        "the jobs do not all fit the fleet together: the 3 jobs only pool a can run take at their fewest 12 GPUs, "
+        "more than its 8; without --minimize nodes, as many as fit are placed", id="pool"),
+    pytest.param(  # 15 of 16 GPUs of pool a, but 5 + 5 do not fit a node; the H20 pool is no help to them
         "pools: [{name: a, gpu: a100, nodes: 2, gpus_per_node: 8}, {name: h, gpu: h20, nodes: 4, gpus_per_node: 8}]\n"
-        f"jobs: [{jobs}]\n"))
-    assert status == 1 and reasons == {
-        ("the jobs do not all fit the fleet together: the 3 jobs only pool a can run take at their fewest 15 of its "
-         "16 GPUs, but their layouts do not pack into the nodes; without --minimize nodes, as many as fit are placed")}
-
-
-def test_a_fleet_too_small_for_all_jobs_is_named_before_any_pool(tmp_path: Path, cli):
-    # One job only pool a can run, and three 8B jobs of 4 + 4 GPUs either pool can: 26 GPUs against 16.
-    status, reasons = minimize_nodes_reasons(cli, tmp_path, (
+        f"jobs: [{PACKED}]\n",
+        "the jobs do not all fit the fleet together: the 3 jobs only pool a can run take at their fewest 15 of its "
+        "16 GPUs, but their layouts do not pack into the nodes; without --minimize nodes, as many as fit are placed",
+        id="packing"),
+    pytest.param(  # one job only pool a can run, three of 4 + 4 GPUs either pool can: 26 GPUs against 16
         "pools: [{name: a, gpu: a100, nodes: 1, gpus_per_node: 8}, {name: h, gpu: h20, nodes: 1, gpus_per_node: 8}]\n"
         "jobs: [{name: x, model: 0.6B, max_model_len: 8192, rollout_gpus: 1, pool: a}, {name: y, model: 8B, "
         "max_model_len: 65536, rollout_gpus: 4}, {name: z, model: 8B, max_model_len: 65536, rollout_gpus: 4}, "
-        "{name: w, model: 8B, max_model_len: 65536, rollout_gpus: 4}]\n"))
-    assert status == 1 and len(reasons) == 1
-    assert reasons.pop().startswith("the jobs do not all fit the fleet together: at their fewest they take ")
+        "{name: w, model: 8B, max_model_len: 65536, rollout_gpus: 4}]\n",
+        "the jobs do not all fit the fleet together: at their fewest they take 26 GPUs, more than the fleet's 16; "
+        "without --minimize nodes, as many as fit are placed", id="fleet-before-pool"),
+])
+def test_jobs_that_cannot_all_be_placed_say_what_they_need(tmp_path: Path, cli, fleet_text: str, reason: str):
+    # --minimize nodes places every job or none: the reason names the GPUs the jobs need at their fewest,
+    # the fleet's shortfall before any pool's.
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text(fleet_text, encoding="utf-8")
+    status, out, _ = cli("cluster", str(fleet), "--minimize", "nodes", "--json")
+    assert status == 1 and {entry["reason"] for entry in json.loads(out)["unplaced"]} == {reason}

@@ -75,36 +75,23 @@ def test_a_missing_file_is_a_table_error(tmp_path: Path):
         load_gpu_type(tmp_path / "absent.yaml", MODELS)
 
 
-def test_models_file_rejects_a_name_given_twice(tmp_path: Path):
+@pytest.mark.parametrize(("old", "new", "message"), [
+    ("aliases: [8B]", "aliases: [4B]", "the name '4b' is given to two models"),
+    ("hidden_size: 2560", "hidden_size: -2560", r"model Qwen3-4B, hidden_size: must be above 0"),
+    # tables_of naming another shape, no such model, or a model that is itself stood for: its cells are not
+    # this model's; and no tables_of where two models of one shape would both stand for themselves.
+    *(("tables_of: Qwen3-8B,", f"tables_of: {stands_for},",
+       rf"Qwen3-8B-Base: tables_of names '{stands_for}', which is not another model of this file of the same shape "
+       r"\(one that names no tables_of itself\)") for stands_for in ("Qwen3-4B", "Qwen3-9B", "Qwen3-8B-Base")),
+    ("tables_of: Qwen3-8B, ", "", r"Qwen3-8B-Base has the shape of Qwen3-8B: give it tables_of: Qwen3-8B"),
+])
+def test_a_broken_models_file_is_refused_in_one_line(tmp_path: Path, old: str, new: str, message: str):
     text = (shipped_tables_directory() / "models.yaml").read_text(encoding="utf-8")
-    (tmp_path / "models.yaml").write_text(text.replace("aliases: [8B]", "aliases: [4B]"), encoding="utf-8")
-    with pytest.raises(TableError, match="the name '4b' is given to two models"):
+    assert old in text
+    (tmp_path / "models.yaml").write_text(text.replace(old, new), encoding="utf-8")
+    with pytest.raises(TableError, match=message) as raised:
         load_models(tmp_path / "models.yaml")
-
-
-def test_models_file_rejects_a_non_positive_shape(tmp_path: Path):
-    text = (shipped_tables_directory() / "models.yaml").read_text(encoding="utf-8")
-    (tmp_path / "models.yaml").write_text(text.replace("hidden_size: 2560", "hidden_size: -2560"), encoding="utf-8")
-    with pytest.raises(TableError, match=r"model Qwen3-4B, hidden_size: must be above 0"):
-        load_models(tmp_path / "models.yaml")
-
-
-@pytest.mark.parametrize("stands_for", ["Qwen3-4B", "Qwen3-9B", "Qwen3-8B-Base"])
-def test_models_file_rejects_tables_of_a_model_that_cannot_stand_for_it(tmp_path: Path, stands_for: str):
-    # Another shape, no such model, or a model that is itself stood for: its cells are not this model's.
-    text = (shipped_tables_directory() / "models.yaml").read_text(encoding="utf-8")
-    (tmp_path / "models.yaml").write_text(text.replace("tables_of: Qwen3-8B,", f"tables_of: {stands_for},"),
-                                          encoding="utf-8")
-    with pytest.raises(TableError, match=(rf"Qwen3-8B-Base: tables_of names '{stands_for}', which is not another model "
-                                          r"of this file of the same shape \(one that names no tables_of itself\)")):
-        load_models(tmp_path / "models.yaml")
-
-
-def test_models_file_rejects_two_models_of_one_shape_that_both_stand_for_themselves(tmp_path: Path):
-    text = (shipped_tables_directory() / "models.yaml").read_text(encoding="utf-8")
-    (tmp_path / "models.yaml").write_text(text.replace("tables_of: Qwen3-8B, ", ""), encoding="utf-8")
-    with pytest.raises(TableError, match=r"Qwen3-8B-Base has the shape of Qwen3-8B: give it tables_of: Qwen3-8B"):
-        load_models(tmp_path / "models.yaml")
+    assert "\n" not in str(raised.value)
 
 
 def test_a_catalog_directory_without_gpu_tables_is_rejected(tmp_path: Path):
