@@ -81,8 +81,8 @@ def test_a_missing_file_is_a_table_error(tmp_path: Path):
     # tables_of naming another shape, no such model, or a model that is itself stood for: its cells are not
     # this model's; and no tables_of where two models of one shape would both stand for themselves.
     *(("tables_of: Qwen3-8B,", f"tables_of: {stands_for},",
-       rf"Qwen3-8B-Base: tables_of names '{stands_for}', which is not another model of this file of the same shape "
-       r"\(one that names no tables_of itself\)") for stands_for in ("Qwen3-4B", "Qwen3-9B", "Qwen3-8B-Base")),
+       (rf"Qwen3-8B-Base: tables_of names '{stands_for}', which is not another model of this file of the same shape "
+        r"\(one that names no tables_of itself\)")) for stands_for in ("Qwen3-4B", "Qwen3-9B", "Qwen3-8B-Base")),
     ("tables_of: Qwen3-8B, ", "", r"Qwen3-8B-Base has the shape of Qwen3-8B: give it tables_of: Qwen3-8B"),
 ])
 def test_a_broken_models_file_is_refused_in_one_line(tmp_path: Path, old: str, new: str, message: str):
