@@ -737,8 +737,9 @@ class Catalog(_Frozen):
         name names (in any case), it is that model, with the config's native context and RoPE scaling
         (and its tables apply); of another shape, it is renamed ``NAME (config shape)``, so that no table of
         the model it names is taken for it. Its aliases (its folder's name) only find a model of its
-        shape, and are not kept: two checkpoints in folders of one name are two models. Of a tabled model's
-        shape under another name (a fine-tuned checkpoint), that model's cells stand for it (`Model.tables_of`)."""
+        shape, and are not kept: two checkpoints in folders of one name are two models. Of a catalogue model's
+        shape under another name (a fine-tuned checkpoint), that model's cells stand for it where no table
+        names it (`Model.tables_of`)."""
 
         def names(entry: Model) -> set[str]:
             return {_normalise(name) for name in (entry.name, *entry.aliases)}

@@ -266,7 +266,8 @@ def _evidence(tables: dict[int, Table], model: Any, n: int, env: bool, offload: 
     row = _row_for_length(own, length) if own is not None else None
     cell = row.setting(_cell_column(own, model)) if row is not None else None
     if row is not None and cell is not None and (cell.env, cell.offload, cell.sp) == (bool(env), bool(offload), sp):
-        return "documented", {"model": _cell_column(own, model), "gpus": n, "max_model_len": row.max_model_len, "setting": cell.label}
+        return "documented", {"model": _cell_column(own, model), "gpus": n, "max_model_len": row.max_model_len,
+                              "setting": cell.label}
     for count in sorted((m for m in tables if m == n or 2 <= m < n <= 64), reverse=True):
         for candidate in tables[count].rows:  # shortest first: the first row >= L whose cell the plan includes
             if candidate.max_model_len < length:
@@ -277,7 +278,8 @@ def _evidence(tables: dict[int, Table], model: Any, n: int, env: bool, offload: 
             if count != n and own is not None and _ran_out_of_memory(own, model, cell.env, cell.offload, cell.sp,
                                                                      length):
                 continue  # the n-GPU table says the cell's setting ran out of memory on n GPUs at L
-            return "inferred", {"model": _cell_column(tables[count], model), "gpus": count, "max_model_len": candidate.max_model_len, "setting": cell.label}
+            return "inferred", {"model": _cell_column(tables[count], model), "gpus": count,
+                                "max_model_len": candidate.max_model_len, "setting": cell.label}
     return None
 
 
