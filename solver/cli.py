@@ -75,6 +75,7 @@ from solver.tables import (
     load_weights,
     model_config_file,
     read_user_file,
+    shipped_tables_directory,
 )
 
 if TYPE_CHECKING:
@@ -191,9 +192,13 @@ def gpu_memory(text: str) -> tuple[int | None, int | None]:
 
 
 def path_argument(text: str) -> Path:
-    """An argparse type: a file or folder path, not empty."""
+    """An argparse type: a file or folder path, not empty, nor ``-`` (which many read as standard input or
+    output, and which would be a file of that name here)."""
     if not text.strip():
         raise argparse.ArgumentTypeError(f"expected a path, got {text!r}")
+    if text == "-":
+        raise argparse.ArgumentTypeError("expected a file name, got '-' (rft-solver reads and writes named files; "
+                                         "what it would write goes to standard output without the option)")
     return Path(text)
 
 
@@ -471,6 +476,9 @@ def _check_emit_dir(folder: Path, jobs: list[str], inputs: list[tuple[str, Path]
         problem = ("not a folder" if folder.exists() or folder.is_symlink()
                    else "no such folder, nor a folder to make it in")
         raise QueryError(f"{folder}: {problem} (--emit-dir writes one config per placed job into it)")
+    if _same_file(folder, shipped_tables_directory() / "feasibility"):
+        raise QueryError(f"--emit-dir {folder}: the shipped tables are read from there (every YAML file in it): "
+                         "write the configs to another folder")
     for job in jobs:
         target = folder / f"{job}.yaml"
         overwritten = _input_at(inputs, target)
@@ -514,6 +522,7 @@ def build_calibrate_parser() -> argparse.ArgumentParser:
     parser.add_argument("--with-tables", action="store_true",
                         help="with --cells: fit on your cells and the shipped tables together")
     parser.add_argument("--out", metavar="FILE", type=output_path, help="write the memory-model file to FILE")
+    parser.set_defaults(regenerates=SHIPPED_MEMORY_MODEL)  # the one shipped file a command may write
     return parser
 
 
@@ -528,6 +537,12 @@ def run_calibrate(args: argparse.Namespace) -> int:
     catalog = load_catalog()
     gpu_types = [load_gpu_type(path, catalog.models, catalog.gpu_types) for path in args.cells] if args.cells else None
     evidence = observations(catalog, gpu_types=gpu_types)
+    own = Catalog(models=catalog.models, gpu_types=tuple(gpu_types)).contradictions() if gpu_types else []
+    if own:
+        more = f"; and {len(own) - 1} more" if len(own) > 1 else ""
+        print(f"solve calibrate: warning: your cells contradict themselves, and the fit takes both sides: {own[0]}"
+              f"{more} (memory only grows with the length and shrinks with more GPUs; check the cells)",
+              file=sys.stderr)
     if args.cells and args.with_tables:
         evidence += observations(catalog)
         clashes = contradictions(gpu_types or [], catalog.documented_gpu_types)
@@ -539,6 +554,9 @@ def run_calibrate(args: argparse.Namespace) -> int:
     if not evidence:
         raise QueryError("no cells to calibrate on")
     coefficients, fit = calibrate(evidence)
+    if not fit.positives:
+        raise QueryError("no cell names a setting that trained (all are '-'): nothing shows how much memory a "
+                         "run may take; add cells that trained")
     cells = ", ".join(path.name for path in args.cells) if args.cells else "the documented tables"
     cells += " and the documented tables" if args.with_tables else ""
     text = memory_model_yaml(coefficients, fit, DEFAULT_MARGIN, cells)
@@ -813,10 +831,16 @@ def _refuse_overwriting(name: str, target: Path, inputs: list[tuple[str, Path]])
         raise QueryError(f"--{name} {target} would overwrite {overwritten}: write to another file")
 
 
+SHIPPED_MEMORY_MODEL = "memory-model.yaml"
+"""The shipped file `solve calibrate --out` regenerates; no command writes any other shipped table."""
+
+
 def _inputs(args: argparse.Namespace) -> list[tuple[str, Path]]:
-    """(what it is, in words; path) of every file the command reads (`INPUT_FLAGS`): for --model-config
-    of a folder, the folder's config.json."""
-    inputs: list[tuple[str, Path]] = []
+    """(what it is, in words; path) of every file the command reads (`INPUT_FLAGS`; for --model-config of a
+    folder, the folder's config.json), and the shipped tables every command reads."""
+    shipped = shipped_tables_directory()
+    inputs = [("the shipped tables' file", path) for path in (*shipped.glob("*.yaml"), *shipped.glob("feasibility/*"))
+              if path.name != getattr(args, "regenerates", None)]
     for name in INPUT_FLAGS:
         value = getattr(args, name, None)
         words = "the cluster file" if name == "file" else f"the file of --{name.replace('_', '-')}"

@@ -786,13 +786,21 @@ class Catalog(_Frozen):
 
     def with_cells(self, path: Path | str) -> Catalog:
         """This catalogue with the tables of a cells file you measured (one GPU type in the tables' format,
-        as ``solve calibrate --cells`` reads), by `with_tables`: `TableError` for a bad file, `QueryError`
-        (naming the file) for tables it has already."""
+        as ``solve calibrate --cells`` reads), by `with_tables`: `TableError` for a bad file, and for cells
+        that contradict themselves or the tables beside them (`contradictions`: a typo would make plans
+        that run out of memory); `QueryError` (naming the file) for tables it has already."""
         check_types(("path", path, Path | str))
         try:
-            return self.with_tables(load_gpu_type(Path(path), self.models, self.gpu_types))
+            catalog = self.with_tables(load_gpu_type(Path(path), self.models, self.gpu_types))
         except QueryError as error:
             raise QueryError(f"{path}: {error}") from None
+        before = set(self.contradictions())
+        added = [found for found in catalog.contradictions() if found not in before]
+        if added:
+            more = f" (and {len(added) - 1} more)" if len(added) > 1 else ""
+            raise TableError(f"{path}: {added[0]}{more}: memory only grows with the length and shrinks with more "
+                             "GPUs; check the cells")
+        return catalog
 
     def for_fleet(self, fleet: Fleet) -> Catalog:
         """This catalogue with the models and GPU types `fleet` describes (`Fleet.models`, `Fleet.gpu_types`)."""

@@ -11,6 +11,8 @@ from pathlib import Path
 
 import pytest
 
+from solver.tables import shipped_tables_directory
+
 PLAN_KEYS = {"gpus", "unused_gpus", "env", "offload", "sp", "max_model_len", "max_token_len_per_gpu",
              "rope_scaling_factor", "cost", "evidence", "source", "memory_gb", "headroom_gb", "host_memory_gb",
              "beyond_calibration", "nodes", "rollout_gpus"}
@@ -67,6 +69,24 @@ def test_top_ranks_distinct_plans_by_cost(cli):
     assert [p["cost"] for p in plans] == sorted(p["cost"] for p in plans)
     assert len({(p["gpus"], p["env"], p["offload"], p["sp"]) for p in plans}) == 5
     assert plans[0]["max_model_len"] == 32768 and plans[0]["evidence"] == "documented"
+
+
+def test_no_command_writes_over_the_shipped_tables_or_to_a_file_named_dash(cli, tmp_path: Path):
+    tables = shipped_tables_directory()
+    assert cli("--model", "8B", "--gpus", "4", "--len", "32k", "--gpu", "a100", "--out", str(tables / "gpus.yaml")) == (
+        2, "", (f"solve: error: --out {tables / 'gpus.yaml'} would overwrite the shipped tables' file: write to "
+                "another file\n"))
+    feasibility = tables / "feasibility"
+    status, _, err = cli("calibrate", "--out", str(feasibility / "a100-80gb.yaml"))
+    assert status == 2 and "would overwrite the shipped tables' file" in err
+    fleet = Path(__file__).parent.parent / "docs" / "examples" / "fleet.yaml"
+    assert cli("cluster", str(fleet), "--emit-dir", str(feasibility)) == (
+        2, "", (f"solve cluster: error: --emit-dir {feasibility}: the shipped tables are read from there (every "
+                "YAML file in it): write the configs to another folder\n"))
+    status, out, err = cli("calibrate", "--out", "-")
+    assert (status, out) == (2, "") and err.endswith(
+        "error: argument --out: expected a file name, got '-' (rft-solver reads and writes named files; what it "
+        "would write goes to standard output without the option)\n")
 
 
 def test_a_base_models_ranking_explanation_and_tables_name_whose_cells_they_are(cli):

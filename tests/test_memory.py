@@ -624,15 +624,39 @@ def test_cli_calibrate_names_cells_that_contradict_the_tables_and_files_given_tw
                     '      - {max_model_len: 4096, cells: {Qwen3-8B: "-"}}\n'  # the table says vanilla
                     '      - {max_model_len: 8192, cells: {Qwen3-8B: "-"}}\n'  # the table says vanilla
                     '      - {max_model_len: 12288, cells: {Qwen3-8B: Env}}\n', encoding="utf-8")  # agrees
+    # (`-` at 4096 and 8192 under Env at 12288 contradicts itself too: memory only grows with the length.)
+    themselves = ("solve calibrate: warning: your cells contradict themselves, and the fit takes both sides: "
+                  "A100-80GB, 4 GPUs, Qwen3-8B: - at 4096 but Env trains at the longer 12288; and 1 more")
     status, out, err = cli("calibrate", "--cells", str(mine), "--with-tables")
-    assert status == 0 and out.startswith("# Memory-model coefficients") and err.startswith(
+    assert status == 0 and out.startswith("# Memory-model coefficients") and err.startswith(themselves) and (
         "solve calibrate: warning: 2 cells of yours contradict the documented tables, and the fit takes both sides: "
-        "A100-80GB, 4 GPUs, Qwen3-8B at 4096: yours '-', the table's 'vanilla'; and 1 more\n")
-    status, out, err = cli("calibrate", "--cells", str(mine))  # alone, your cells are yours to fit
-    assert status == 0 and "contradict" not in err
+        "A100-80GB, 4 GPUs, Qwen3-8B at 4096: yours '-', the table's 'vanilla'; and 1 more\n") in err
+    status, out, err = cli("calibrate", "--cells", str(mine))  # alone, only their own contradiction
+    assert status == 0 and err.startswith(themselves) and "documented tables" not in err
     assert cli("calibrate", "--cells", str(mine), "--cells", str(tmp_path / "." / "mine.yaml")) == (
         2, "", f"solve calibrate: error: --cells {tmp_path / '.' / 'mine.yaml'}: the same file is given twice; give "
                "each file once\n")
+
+
+def test_cells_that_contradict_themselves_or_show_no_limit_are_refused(cli, tmp_path: Path):
+    # A plan on cells that say vanilla trains at 32768 but needed Env + Offload at 16384 could run out of
+    # memory: the planners refuse them; calibrate warns (above). Cells that are all '-' give no fit.
+    contra, dashes = tmp_path / "contra.yaml", tmp_path / "dashes.yaml"
+    head = "gpu: H100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n  - gpus: 2\n    section: '2 x H100'\n" \
+           "    models: [Qwen3-8B]\n    rows:\n"
+    contra.write_text(head + "      - {max_model_len: 16384, cells: {Qwen3-8B: Env + Offload}}\n"
+                      "      - {max_model_len: 32768, cells: {Qwen3-8B: vanilla}}\n", encoding="utf-8")
+    dashes.write_text(head + "      - {max_model_len: 16384, cells: {Qwen3-8B: '-'}}\n", encoding="utf-8")
+    for command in (["--model", "8B", "--len", "16k", "--gpu", "h100", "--gpus", "2"],
+                    ["memory", "--model", "8B", "--len", "16k", "--gpu", "h100", "--gpus", "2"]):
+        assert cli(*command, "--cells", str(contra)) == (2, "", (
+            f"solve{' memory' if command[0] == 'memory' else ''}: error: {contra}: H100-80GB, 2 GPUs, Qwen3-8B: "
+            "Env + Offload at 16384 but vanilla trains at the longer 32768: memory only grows with the length and "
+            "shrinks with more GPUs; check the cells\n"))
+    out = tmp_path / "fit.yaml"
+    assert cli("calibrate", "--cells", str(dashes), "--out", str(out)) == (2, "", (
+        "solve calibrate: error: no cell names a setting that trained (all are '-'): nothing shows how much memory "
+        "a run may take; add cells that trained\n")) and not out.exists()
 
 
 def test_cells_on_more_gpus_follow_the_sources_order_in_its_pattern(tmp_path: Path):
