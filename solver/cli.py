@@ -1127,6 +1127,9 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalo
             print(f"solve: warning: {args.write}: {problem}", file=sys.stderr)
         files[args.write] = patched
     write_all_atomically(files)  # both or neither
+    for unwritten in (path for path in (args.out, args.write) if path is not None and best is None):
+        stale = " (the file there is left as it was)" if unwritten.exists() else ""
+        print(f"solve: note: no plan, so {unwritten} is not written{stale}", file=sys.stderr)
     if args.write and best is not None and patched is not None:
         for kept in kept_interpolations(config_text, best, model, name=str(args.from_config), environ=os.environ):
             print(f"solve: note: {args.write}: {kept}", file=sys.stderr)

@@ -660,7 +660,13 @@ def test_a_model_config_describes_the_configs_model(cli, tmp_path: Path):
     patched = tmp_path / "patched.yaml"
     status, _, err = cli("--model-config", str(folder), "--from-config", str(example), "--gpu", "a100", "--write",
                          str(patched))
-    assert (status, err) == (1, "") and not patched.exists()  # planned for its shape: 32768 is past it on 6 A100s
+    # Planned for its shape: 32768 is past it on 6 A100s; no plan, no file, and a note says so.
+    assert (status, err) == (1, f"solve: note: no plan, so {patched} is not written\n") and not patched.exists()
+    patched.write_text("mine\n", encoding="utf-8")
+    status, _, err = cli("--model-config", str(folder), "--from-config", str(example), "--gpu", "a100", "--write",
+                         str(patched))
+    assert (status, err) == (1, f"solve: note: no plan, so {patched} is not written (the file there is left as it "
+                                "was)\n") and patched.read_text(encoding="utf-8") == "mine\n"
 
 
 def test_links_in_a_loop_are_refused_as_outputs(cli, tmp_path: Path):
