@@ -665,8 +665,8 @@ def test_a_model_config_describes_the_configs_model(cli, tmp_path: Path):
     patched.write_text("mine\n", encoding="utf-8")
     status, _, err = cli("--model-config", str(folder), "--from-config", str(example), "--gpu", "a100", "--write",
                          str(patched))
-    assert (status, err) == (1, f"solve: note: no plan, so {patched} is not written (the file there is left as it "
-                                "was)\n") and patched.read_text(encoding="utf-8") == "mine\n"
+    assert (status, err) == (1, (f"solve: note: no plan, so {patched} is not written (the file there is left as "
+                                 "it was)\n")) and patched.read_text(encoding="utf-8") == "mine\n"
 
 
 def test_links_in_a_loop_are_refused_as_outputs(cli, tmp_path: Path):
