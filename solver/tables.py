@@ -791,11 +791,17 @@ class Catalog(_Frozen):
         that run out of memory); `QueryError` (naming the file) for tables it has already."""
         check_types(("path", path, Path | str))
         try:
-            catalog = self.with_tables(load_gpu_type(Path(path), self.models, self.gpu_types))
+            measured = load_gpu_type(Path(path), self.models, self.gpu_types)
+            catalog = self.with_tables(measured)
         except QueryError as error:
             raise QueryError(f"{path}: {error}") from None
-        before = set(self.contradictions())
-        added = [found for found in catalog.contradictions() if found not in before]
+
+        def contradictions_on(within: Catalog) -> list[str]:  # only the measured GPU type's tables can add some
+            return within.model_copy(update={"gpu_types": tuple(
+                g for g in within.gpu_types if g.name == measured.name)}).contradictions()
+
+        before = set(contradictions_on(self))
+        added = [found for found in contradictions_on(catalog) if found not in before]
         if added:
             more = f" (and {len(added) - 1} more)" if len(added) > 1 else ""
             raise TableError(f"{path}: {added[0]}{more}: memory only grows with the length and shrinks with more "
