@@ -768,9 +768,10 @@ def run_tables(args: argparse.Namespace) -> int:
         sys.stdout.write(cells_json(catalog.cells()) + "\n")
     else:
         _console().print(tables_view(catalog))
-        model = catalog.model(args.model) if args.model else None
-        if model is not None and model.tables_of is not None:
-            print(f"{model.tables_of}'s cells stand for {model.name}, of the same shape")
+    model = catalog.model(args.model) if args.model else None
+    if model is not None and model.tables_of is not None:  # beside JSON, on stderr: the array stays the cells
+        print(f"{'solve tables: note: ' if args.json else ''}{model.tables_of}'s cells stand for {model.name}, "
+              "of the same shape", file=sys.stderr if args.json else sys.stdout)
     return 0
 
 

@@ -97,6 +97,9 @@ def test_a_base_models_ranking_explanation_and_tables_name_whose_cells_they_are(
                             "from 71680 tokens on") in " ".join(out.split())
     status, out, _ = cli("tables", "--model", "8B-Base", "--gpu", "a100", "--gpus", "1")
     assert status == 0 and out.endswith("Qwen3-8B's cells stand for Qwen3-8B-Base, of the same shape\n")
+    status, out, err = cli("tables", "--model", "8B-Base", "--gpu", "a100", "--gpus", "1", "--json")
+    assert status == 0 and {cell["model"] for cell in json.loads(out)} == {"Qwen3-8B"}
+    assert err == "solve tables: note: Qwen3-8B's cells stand for Qwen3-8B-Base, of the same shape\n"
 
 
 def test_top_in_human_output_shows_the_ranking(cli):
