@@ -661,11 +661,12 @@ def _catalog_with(model: Model | None, gpu: str | None = None,
         catalog = catalog.with_model(model)
         added = catalog.models[-1].name  # with_model adds it last, renamed if it only borrows a name
     _check_once("--cells", cells)
-    for path in cells:
+    before_cells = catalog
+    for i, path in enumerate(cells):
         try:
             catalog = catalog.with_cells(path)
         except QueryError as error:
-            raise QueryError(f"--cells {error}") from None
+            raise QueryError(f"--cells {_clash(before_cells, cells[:i], path) or error}") from None
     if memory is None and gpu is not None:
         try:
             catalog.gpu(gpu)
@@ -682,6 +683,23 @@ def _catalog_with(model: Model | None, gpu: str | None = None,
             raise QueryError(f"--gpu {cut(gpu)} is the catalogue's {known.name} ({known.memory_gib:.1f} GiB), whose "
                              "memory is known: drop --gpu-memory, or give your GPU type a name of its own")
     return catalog, added
+
+
+def _clash(catalog: Catalog, earlier: Sequence[Path], path: Path) -> str | None:
+    """Which of the `earlier` --cells files has a table for a GPU count that `path` has too (None when none
+    does: `path` clashes with `catalog`'s own tables, or not at all)."""
+    try:
+        catalog.with_cells(path)
+    except QueryError:
+        return None
+    for other in earlier:
+        try:
+            catalog.with_cells(other).with_cells(path)
+        except QueryError:
+            return f"{path}: a table for a GPU count that --cells {other} has already: give each table once"
+        except TableError:  # the two contradict each other, which is not this question
+            continue
+    return None
 
 
 def _check_once(flag: str, paths: Sequence[Path]) -> None:

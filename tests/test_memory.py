@@ -1101,6 +1101,15 @@ def test_cells_that_would_clash_are_refused_with_one_line(cli, cells: list[str],
     assert (status, out, err) == (2, "", message)
 
 
+def test_a_table_in_two_cells_files_is_blamed_on_the_earlier_file(cli, tmp_path: Path):
+    again = tmp_path / "h800-again.yaml"
+    again.write_text(H800_CELLS.read_text(encoding="utf-8"), encoding="utf-8")
+    status, out, err = cli("--model", "14B", "--gpus", "8", "--len", "32k", "--cells", str(H800_CELLS),
+                           "--cells", str(again))
+    assert (status, out, err) == (2, "", f"solve: error: --cells {again}: a table for a GPU count that --cells "
+                                         f"{H800_CELLS} has already: give each table once\n")
+
+
 def test_calibrating_says_which_fits_only_hold_without_the_safety_margin(cli, tmp_path: Path):
     out_file = tmp_path / "h800-model.yaml"
     status, out, _ = cli("calibrate", "--cells", str(H800_CELLS), "--out", str(out_file))
