@@ -754,7 +754,7 @@ def run_map(args: argparse.Namespace) -> int:
     # Every budget keeps a readable column: a file or pipe gets the maps' full width, and a terminal too
     # narrow for them a note (rich would squeeze the columns empty).
     unbounded = Console(width=1 << 16, file=io.StringIO(), **PLAIN_TEXT)
-    needed = max(unbounded.measure(view.renderables[0]).maximum for view in views)  # the table, not its legend
+    needed = max(unbounded.measure(view.renderables[1]).maximum for view in views)  # the table, not title or legend
     if not screen.is_terminal:
         screen = _console(max(needed, screen.width))
     elif needed > screen.width:

@@ -512,9 +512,9 @@ def short_label(setting: Setting) -> str:
 
 def map_view(grid: dict[tuple[Any, int], Plan | None], rows: list[Any], budgets: list[int], title: str,
              by_length: bool) -> Group:
-    """A map: a row per model (or length), a column per GPU budget; each cell the best plan in short
-    form, marked by its evidence, shaded by its length (or, by length, by its cost)."""
-    view = Table(title=title, title_justify="left")
+    """A map: its title, then a row per model (or length), a column per GPU budget, each cell the best plan
+    in short form, marked by its evidence, shaded by its length (or, by length, by its cost); then a legend."""
+    view = Table()
     view.add_column("length" if by_length else "model", no_wrap=True, justify="right" if by_length else "left",
                     min_width=max(len(str(row)) for row in rows))
     for budget in budgets:  # a cell may wrap (length above setting) when many budgets share the width
@@ -540,4 +540,4 @@ def map_view(grid: dict[tuple[Any, int], Plan | None], rows: list[Any], budgets:
                   + "; evidence: documented, * inferred, ~ estimated, ~! estimated beyond the memory model's "
                   "calibration; - nothing trains\n"
                   "settings: E Env, O Offload, SPn Ulysses SP, van vanilla")
-    return Group(view, legend)
+    return Group(Text(title, style="table.title"), view, legend)  # a title of its own: a narrow map's does not wrap

@@ -58,6 +58,11 @@ def test_cli_map_refuses_bad_input_before_any_map(cli, tmp_path: Path):
             2, "", "solve map: error: /sys/map.svg: cannot write: Permission denied\n")
 
 
+def test_a_narrow_maps_title_keeps_to_one_line(cli):
+    status, out, _ = cli("map", "--gpu", "a100", "--gpus-up-to", "1")
+    assert status == 0 and out.splitlines()[0] == "A100-80GB: longest context per model and GPU budget"
+
+
 def test_budgets_that_allow_the_same_gpu_counts_share_one_answer():
     # On nodes of 8, budgets 9 to 15 allow the counts that 8 allows: the same plan, each with its unused GPUs,
     # and the one a query of its own gives.
