@@ -1106,8 +1106,8 @@ def test_a_table_in_two_cells_files_is_blamed_on_the_earlier_file(cli, tmp_path:
     again.write_text(H800_CELLS.read_text(encoding="utf-8"), encoding="utf-8")
     status, out, err = cli("--model", "14B", "--gpus", "8", "--len", "32k", "--cells", str(H800_CELLS),
                            "--cells", str(again))
-    assert (status, out, err) == (2, "", f"solve: error: --cells {again}: a table for a GPU count that --cells "
-                                         f"{H800_CELLS} has already: give each table once\n")
+    assert (status, out, err) == (2, "", (f"solve: error: --cells {again}: a table for a GPU count that --cells "
+                                          f"{H800_CELLS} has already: give each table once\n"))
 
 
 def test_calibrating_says_which_fits_only_hold_without_the_safety_margin(cli, tmp_path: Path):
