@@ -68,7 +68,7 @@ def plan(
     margin: float | None = None,
     token_budget: TokenBudgetMode = "default",
     host_ram_gb: float | None = None,
-    node_gpus: int | None = NODE_GPUS,
+    node_gpus: int = NODE_GPUS,
     rollout_gpus: int | None = None,
     memory: MemoryModel | None = None,
     explain: bool = False,

@@ -1006,7 +1006,7 @@ def run_planner(args: argparse.Namespace) -> int:
         answers = tuple(answer.model_copy(update={"current": _vouched(catalog, *current, answer.gpu)})
                         for answer in answers)
     fragments = _write_trinity(args, answers, catalog, catalog.model(query.model), config_text,
-                               query.node_gpus or NODE_GPUS, config)
+                               query.node_gpus, config)
     if args.emit:
         sys.stdout.write("---\n".join(fragments))
     elif args.json:
@@ -1286,7 +1286,7 @@ def _plan_at_budget(catalog: Catalog, judged: Query, gpu: str, current: CurrentS
 
         estimate = estimate_memory(judged.model, gpu, current.gpus, current.max_model_len, sp=setting.sp,
                                    env=setting.env, offload=setting.offload, margin=judged.margin,
-                                   node_gpus=judged.node_gpus or NODE_GPUS, catalog=catalog, memory=judged.memory,
+                                   node_gpus=judged.node_gpus, catalog=catalog, memory=judged.memory,
                                    max_token_len_per_gpu=own)
         if not estimate.fits or (estimate.tables is not None and not estimate.tables.trains):
             return None

@@ -121,7 +121,7 @@ class _Planner:
         self.reasons: dict[tuple[object, ...], str] = {}
         """Why a job of a shape (model, length, rollout GPUs, pool) has no way to run, once asked."""
 
-    def best(self, gpu: str, model: str, gpus: int, length: int | None, node_gpus: int | None,
+    def best(self, gpu: str, model: str, gpus: int, length: int | None, node_gpus: int,
              estimate: EstimateMode, host_ram_gb: float | None = None, offload: bool | None = None) -> Plan | None:
         """Cheapest plan on exactly `gpus` GPUs at `length`, or (None) the longest length there, on the
         evidence `estimate` allows (with Offload only where a node's share of the states fits `host_ram_gb`;
@@ -132,8 +132,8 @@ class _Planner:
                                objective="cheapest" if length else "max_len", max_model_len=length,
                                weights=self.weights, estimate=estimate, time_limit_s=self.time_limit_s,
                                memory=self.memory, margin=self.margin, host_ram_gb=host_ram_gb, offload=offload,
-                               host_ram_source="the pool's host_ram_gb", token_budget=self.budget_for(estimate))
-            query = query.model_copy(update={"node_gpus": node_gpus})
+                               node_gpus=node_gpus, host_ram_source="the pool's host_ram_gb",
+                               token_budget=self.budget_for(estimate))
             answer = answer_for(self.catalog, query, gpu, explained=False)
             self.cache[key] = answer.plans[0] if answer.plans else None
         return self.cache[key]

@@ -135,12 +135,11 @@ class MemoryEstimate(Breakdown):
         "None where they say nothing"))
 
 
-def estimated_counts(node_gpus: int | None, budget: int = MAX_ESTIMATED_GPUS) -> tuple[int, ...]:
+def estimated_counts(node_gpus: int, budget: int = MAX_ESTIMATED_GPUS) -> tuple[int, ...]:
     """Trainer GPU counts the memory model's estimates consider, up to `budget` and `MAX_ESTIMATED_GPUS`:
-    any count within one node of `node_gpus` GPUs (default `NODE_GPUS`), then whole nodes (a trainer that
-    spans nodes uses whole nodes)."""
-    node = node_gpus or NODE_GPUS
-    return tuple(n for n in range(1, min(budget, MAX_ESTIMATED_GPUS) + 1) if not whole_nodes_violation(n, node))
+    any count within one node of `node_gpus` GPUs, then whole nodes (a trainer that spans nodes uses whole
+    nodes)."""
+    return tuple(n for n in range(1, min(budget, MAX_ESTIMATED_GPUS) + 1) if not whole_nodes_violation(n, node_gpus))
 
 
 def features(model: Model, gpus: int, setting: Setting, max_model_len: int) -> dict[str, float]:

@@ -310,8 +310,6 @@ def add_node_rule(model: cp_model.CpModel, data: PlanningData, query: Query, pla
     """With `node_gpus`, a trainer spanning nodes uses whole nodes (Trinity's rule) and keeps each SP group
     inside a node: SP divides the node (tables of the GPU counts and (GPU count, SP) pairs these allow).
     With `rollout_gpus` too, the trainer's GPU count leaves the rollout GPUs a layout."""
-    if query.node_gpus is None:
-        return
     node = query.node_gpus
     _guarded(model.add_allowed_assignments([plan.gpus], [(n,) for n in data.counts if n <= node or n % node == 0]),
              guards, "whole_nodes")

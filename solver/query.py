@@ -82,7 +82,7 @@ class Query(_Frozen):
     sp: int | None = Field(default=None, gt=0)
     env: bool | None = None
     offload: bool | None = None
-    node_gpus: int | None = Field(default=None, gt=0, description="GPUs per node: a trainer spanning nodes "
+    node_gpus: int = Field(default=NODE_GPUS, gt=0, description="GPUs per node: a trainer spanning nodes "
                                      "keeps each SP group inside one node")
     node_source: str = Field(default="--node-gpus", description="where the node size came from, as messages "
                              "name it (--node-gpus, or a config's cluster.gpu_per_node)")
@@ -498,7 +498,7 @@ def make_query(
     margin: float | None = None,
     token_budget: TokenBudgetMode = "default",
     host_ram_gb: float | None = None,
-    node_gpus: int | None = NODE_GPUS,
+    node_gpus: int = NODE_GPUS,
     rollout_gpus: int | None = None,
     node_source: str = "--node-gpus",
     host_ram_source: str = "--host-ram",
@@ -518,7 +518,7 @@ def make_query(
                 ("max_model_len", max_model_len, int | None), ("sp", sp, int | None), ("env", env, bool | None),
                 ("offload", offload, bool | None), ("top", top, int), ("weights", weights, Weights | None),
                 ("workers", workers, int), ("seed", seed, int), ("memory", memory, MemoryModel | None),
-                ("host_ram_gb", host_ram_gb, float | None), ("node_gpus", node_gpus, int | None),
+                ("host_ram_gb", host_ram_gb, float | None), ("node_gpus", node_gpus, int),
                 ("node_source", node_source, str), ("host_ram_source", host_ram_source, str),
                 ("rollout_gpus", rollout_gpus, int | None))
     check_choice("objective", objective, get_args(Objective))
@@ -569,7 +569,7 @@ def make_query(
                                 if not sp_rule_violation(resolved.num_attention_heads, resolved.num_key_value_heads, s))
             raise QueryError(f"--sp {sp} needs at least {sp} trainer GPUs, more than the budget of {budget_gpus} (the "
                              f"degrees up to {budget_gpus} that {resolved.name}'s heads allow: {allowed})")
-        if node_gpus is not None and sp > node_gpus:  # its GPUs would span nodes, and it cannot divide one
+        if sp > node_gpus:  # its GPUs would span nodes, and it cannot divide one
             raise QueryError(f"--sp {sp} is not allowed with nodes of {node_gpus} GPUs ({node_source}): an SP group "
                              "must fit in one node")
     open_budget = budget_gpus is None and objective == "min_gpus"  # tables vouch past their counts too
@@ -657,10 +657,10 @@ def sp_rule_violation(attention_heads: int, kv_heads: int, sp: int) -> str | Non
     return None
 
 
-def whole_nodes_violation(gpus: int, node_gpus: int | None, source: str = "--node-gpus") -> str | None:
+def whole_nodes_violation(gpus: int, node_gpus: int, source: str = "--node-gpus") -> str | None:
     """Why `gpus` trainer GPUs cannot run in nodes of `node_gpus` (whose size the message says comes from
     `source`): a trainer that spans nodes uses whole nodes (Trinity's rule); None when they can."""
-    if node_gpus is not None and gpus > node_gpus and gpus % node_gpus:
+    if gpus > node_gpus and gpus % node_gpus:
         return f"{gpus} GPUs span nodes of {node_gpus} ({source}) but are not whole nodes"
     return None
 
@@ -680,17 +680,17 @@ def rollout_layout(gpus: int, rollout_gpus: int, node_gpus: int) -> tuple[int, i
     return nodes, nodes * node_gpus - gpus
 
 
-def rollout_layout_violation(gpus: int, rollout_gpus: int | None, node_gpus: int | None) -> str | None:
+def rollout_layout_violation(gpus: int, rollout_gpus: int | None, node_gpus: int) -> str | None:
     """Why `gpus` trainer GPUs and `rollout_gpus` rollout GPUs have no `rollout_layout` on nodes of
-    `node_gpus`; None when they have one (or when either is not given)."""
-    if not rollout_gpus or node_gpus is None or rollout_layout(gpus, rollout_gpus, node_gpus) is not None:
+    `node_gpus`; None when they have one (or when no rollout GPUs are given)."""
+    if not rollout_gpus or rollout_layout(gpus, rollout_gpus, node_gpus) is not None:
         return None
     return (f"{gpus} trainer + {rollout_gpus} rollout GPUs (--rollout-gpus) fit neither one node of {node_gpus}, "
             f"nor whole nodes with the trainer in one of them, nor with the trainer on whole nodes")
 
 
 def sp_layout_violation(
-    model: Model, gpus: int, sp: int, node_gpus: int | None, source: str = "--node-gpus"
+    model: Model, gpus: int, sp: int, node_gpus: int, source: str = "--node-gpus"
 ) -> str | None:
     """Why SP degree `sp` cannot run `model` on `gpus` trainer GPUs in nodes of `node_gpus` (whose size
     comes from `source`): the heads rules, SP dividing the GPUs, and each SP group inside a node when the
@@ -700,7 +700,7 @@ def sp_layout_violation(
         return f"{model.name}: {heads}"
     if gpus % sp:
         return f"SP={sp} does not divide {counted(gpus, 'GPU')}"
-    if node_gpus is not None and gpus > node_gpus and node_gpus % sp:
+    if gpus > node_gpus and node_gpus % sp:
         return f"{gpus} GPUs span nodes of {node_gpus} ({source}), and SP={sp} does not divide a node"
     return None
 

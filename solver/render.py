@@ -15,7 +15,6 @@ from rich.text import Text
 from solver.memory import GRID, STEP_USABLE, MemoryEstimate
 from solver.query import (
     ENV_EXPORT,
-    NODE_GPUS,
     YARN_CAUTION,
     Answer,
     ClusterResult,
@@ -321,7 +320,7 @@ def answers_view(answers: Iterable[Answer], query: Query, catalog: Catalog) -> G
         if answer.current:
             renderables.append(_current_view(answer, answer.current, query))
         if answer.plans:
-            renderables.append(_plan_summary(answer, answer.plans[0], model, query.node_gpus or NODE_GPUS))
+            renderables.append(_plan_summary(answer, answer.plans[0], model, query.node_gpus))
             if len(answer.plans) > 1:
                 renderables.append(_ranking(answer))
             if len(answer.plans) < query.top:

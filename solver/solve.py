@@ -19,7 +19,6 @@ from solver.memory import beyond_calibration, breakdown, host_memory_gib
 from solver.model import PlanningData, build_model, exact_cost, forbid, objective_expression, prepare
 from solver.query import (
     MAX_ESTIMATED_GPUS,
-    NODE_GPUS,
     Answer,
     Evidence,
     Plan,
@@ -212,7 +211,7 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
         lowered_token_budget(length, sp, data.estimate_tokens[gpus, env, offload, sp])
     if tokens is None:  # a defect of the model's: an estimate's reach is what its most tokens hold
         raise RuntimeError(f"the solver returned {setting.label} on {gpus} GPUs at {length} beyond its estimate")
-    layout = (rollout_layout(gpus, query.rollout_gpus, query.node_gpus or NODE_GPUS) if query.rollout_gpus is not None
+    layout = (rollout_layout(gpus, query.rollout_gpus, query.node_gpus) if query.rollout_gpus is not None
               else None)
     if query.rollout_gpus is not None and layout is None:  # a defect of the model's: its rollout_layout rule holds
         raise RuntimeError(f"{gpus} trainer + {query.rollout_gpus} rollout GPUs have no layout")

@@ -184,7 +184,7 @@ def test_estimated_plans_cover_gpu_types_counts_and_models_without_tables():
 def test_estimates_cover_any_count_in_a_node_then_whole_nodes_up_to_64():
     assert estimated_counts(8) == (1, 2, 3, 4, 5, 6, 7, 8, 16, 24, 32, 40, 48, 56, 64)
     assert estimated_counts(4, 20) == (1, 2, 3, 4, 8, 12, 16, 20)
-    assert estimated_counts(None, 6) == (1, 2, 3, 4, 5, 6)
+    assert estimated_counts(8, 6) == (1, 2, 3, 4, 5, 6)
     assert estimated_counts(128) == tuple(range(1, 65))
 
     def reason(**request):
