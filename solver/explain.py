@@ -26,7 +26,7 @@ from solver.tables import Catalog, Setting
 Combination = tuple[int, int, int, int]
 """(trainer GPUs n, Env e, Offload o, SP degree s), e and o as 0/1."""
 
-GPU_RULES = ("budget", "table_rows")
+GPU_RULES = ("budget", "whole_nodes", "rollout_layout", "table_rows")
 SP_RULES = ("sp_divides_gpus", "sp_divides_heads", "sp_kv_heads", "sp_within_node")
 SETTING_RULES = ("pin_sp", "pin_env", "pin_offload", "host_ram", "evidence")
 

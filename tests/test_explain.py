@@ -41,6 +41,19 @@ def test_six_gpus_exact_names_the_divisibility_rules():
     assert details(reasons, "budget") == ["3, 4, 5 GPUs: --exact asks for 6", "1, 2, 3, 4, 5 GPUs: --exact asks for 6"]
 
 
+@pytest.mark.parametrize(("request_", "rule", "detail"), [
+    (dict(budget_gpus=6, node_gpus=4), "whole_nodes",
+     "6 GPUs span nodes of 4 (--node-gpus) but are not whole nodes, which a trainer that spans nodes must use"),
+    (dict(budget_gpus=7, rollout_gpus=3), "rollout_layout",
+     ("6, 7 trainer GPUs: with the 3 rollout GPUs (--rollout-gpus) they fit neither one node of 8, nor whole nodes "
+      "with the trainer in one of them, nor with the trainer on whole nodes")),
+])
+def test_a_gpu_count_that_the_node_layout_rules_out_has_that_one_reason(request_, rule: str, detail: str):
+    # The layout rules out a GPU count whatever its SP degree: not a divisibility rule per degree on it.
+    _, reasons = explained(gpu="a100", model="4B", max_model_len=4096, **request_)
+    assert [(reason.rule, reason.detail) for reason in reasons if reason.rule not in ("choice",)] == [(rule, detail)]
+
+
 def test_cheaper_settings_ran_out_of_memory_where_the_source_names_a_costlier_cell():
     answer, reasons = explained(gpu="a100", model="8B", max_model_len=32768, budget_gpus=4, exact=True)
     assert answer.plans[0].setting.label == "SP=4"
