@@ -866,7 +866,6 @@ class Catalog(_Frozen):
 
         The tables stay as the source wrote them; this only reports.
         """
-        order = {setting: position for position, setting in enumerate(ESCALATION_ORDER)}
         found = []
         for gpu_type in self.gpu_types:
             tables = {table.gpus: table for table in gpu_type.tables}
@@ -875,7 +874,7 @@ class Catalog(_Frozen):
                     column = [(row.max_model_len, row.setting(model)) for row in table.rows]
                     for index, (length, setting) in enumerate(column):
                         for longer, later in column[index + 1:]:
-                            if later is not None and (setting is None or order.get(later, 99) < order.get(setting, 99)):
+                            if later is not None and (setting is None or later.escalation_key < setting.escalation_key):
                                 found.append(
                                     f"{gpu_type.name}, {table.gpus} GPUs, {model}: "
                                     f"{setting.label if setting else NO_SETTING} at {length} but {later.label} "
@@ -885,7 +884,7 @@ class Catalog(_Frozen):
                             if more <= table.gpus or other is None or model not in wider.models or setting is None:
                                 continue
                             there = other.setting(model)
-                            if more % setting.sp == 0 and (there is None or order.get(there, 99) > order.get(setting, 99)):
+                            if more % setting.sp == 0 and (there is None or there.escalation_key > setting.escalation_key):
                                 found.append(
                                     f"{gpu_type.name}, {model} at {length}: {setting.label} trains on {table.gpus} "
                                     f"GPUs but {more} GPUs need {there.label if there else NO_SETTING}")

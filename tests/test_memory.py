@@ -653,6 +653,12 @@ def test_cells_that_contradict_themselves_or_show_no_limit_are_refused(cli, tmp_
             f"solve{' memory' if command[0] == 'memory' else ''}: error: {contra}: H100-80GB, 2 GPUs, Qwen3-8B: "
             "Env + Offload at 16384 but vanilla trains at the longer 32768: memory only grows with the length and "
             "shrinks with more GPUs; check the cells\n"))
+    # Past the source's SP degrees the order goes on in its pattern: SP=8 comes before Env + SP=8.
+    contra.write_text(head.replace("2", "8") + "      - {max_model_len: 32768, cells: {Qwen3-8B: Env + SP=8}}\n"
+                      "      - {max_model_len: 65536, cells: {Qwen3-8B: SP=8}}\n", encoding="utf-8")
+    assert cli("--model", "8B", "--len", "64k", "--gpu", "h100", "--gpus", "8", "--cells", str(contra)) == (2, "", (
+        f"solve: error: {contra}: H100-80GB, 8 GPUs, Qwen3-8B: Env + SP=8 at 32768 but SP=8 trains at the longer "
+        "65536: memory only grows with the length and shrinks with more GPUs; check the cells\n"))
     out = tmp_path / "fit.yaml"
     assert cli("calibrate", "--cells", str(dashes), "--out", str(out)) == (2, "", (
         "solve calibrate: error: no cell names a setting that trained (all are '-'): nothing shows how much memory "
