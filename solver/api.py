@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from math import ceil
 from pathlib import Path
-from typing import Literal, get_args
+from typing import TYPE_CHECKING, Literal, get_args
 
 from solver.memory import MemoryEstimate, beyond_calibration, breakdown, host_memory_gib, longest_fitting
 from solver.query import (
@@ -24,6 +24,7 @@ from solver.query import (
     TokenBudgetMode,
     check_choice,
     check_counts,
+    check_seed,
     check_time_limit,
     check_token_budget,
     least_token_budget,
@@ -49,6 +50,9 @@ from solver.tables import (
     load_fleet,
     load_memory_model,
 )
+
+if TYPE_CHECKING:
+    from solver.cluster import Progress  # imports OR-Tools: only for the type
 
 
 def plan(
@@ -119,10 +123,13 @@ def place(
     margin: float | None = None,
     token_budget: TokenBudgetMode = "default",
     catalog: Catalog | None = None,
+    seed: int = 0,
+    progress: Progress | None = None,
 ) -> ClusterResult:
     """Place a fleet's jobs (a `Fleet`, or the path of a cluster file) on its pools; `estimate`, `memory`,
-    `margin` and `token_budget` as in `plan` ("never": the tables' GPU counts and cells alone). Raises
-    `QueryError` (one line) for a bad option, `TableError` for a bad cluster file."""
+    `margin` and `token_budget` as in `plan` ("never": the tables' GPU counts and cells alone), `seed`
+    CP-SAT's, `progress` called at each better placement (`solver.cluster.Progress`). Raises `QueryError`
+    (one line) for a bad option, `TableError` for a bad cluster file."""
     from solver.cluster import place as place_jobs
 
     check_types(("fleet", fleet, Fleet | Path | str), ("weights", weights, Weights | None),
@@ -131,13 +138,15 @@ def place(
     check_choice("minimize", minimize, (None, "nodes"))
     check_choice("estimate", estimate, get_args(EstimateMode))
     check_token_budget(token_budget, estimate)
-    check_counts(("workers", workers, MAX_WORKERS))
+    check_counts(("--workers", workers, MAX_WORKERS))
     check_time_limit(time_limit_s)
+    check_seed(seed)
     catalog = catalog if catalog is not None else load_catalog()
     if not isinstance(fleet, Fleet):
         fleet = load_fleet(fleet, catalog)
     return place_jobs(fleet, catalog, minimize=minimize, weights=weights, time_limit_s=time_limit_s,
-                      workers=workers, estimate=estimate, memory=memory, margin=margin, token_budget=token_budget)
+                      workers=workers, seed=seed, progress=progress, estimate=estimate, memory=memory, margin=margin,
+                      token_budget=token_budget)
 
 
 def estimate_memory(

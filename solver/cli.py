@@ -40,7 +40,6 @@ from solver.query import (
     Plan,
     Query,
     TokenBudgetMode,
-    check_counts,
     counted,
     least_token_budget,
     make_query,
@@ -406,7 +405,7 @@ def _add_memory_model_options(parser: argparse.ArgumentParser | argparse._Argume
 
 def run_cluster(args: argparse.Namespace) -> int:
     """``solve cluster``: place the jobs of a cluster file on its pools."""
-    from solver.cluster import place
+    from solver.api import place
     from solver.render import cluster_json, cluster_view
 
     fleet, catalog = _fleet_and_catalog(args.file, args.cells or ())
@@ -419,9 +418,7 @@ def run_cluster(args: argparse.Namespace) -> int:
             raise QueryError(f"--emit-dir {args.emit_dir}: cannot write: {error.strerror or error}") from None
     progress = _ProgressLine()
     memory = load_memory_model(args.memory_model) if args.memory_model else None
-    resolve_margin(memory or load_memory_model(), args.margin)  # bad input, found before any work
-    check_counts(("--workers", args.workers, MAX_WORKERS))
-    result = place(fleet, catalog, minimize=args.minimize, weights=weights, time_limit_s=args.time_limit,
+    result = place(fleet, catalog=catalog, minimize=args.minimize, weights=weights, time_limit_s=args.time_limit,
                    workers=args.workers, progress=progress, estimate=args.estimate_mode, memory=memory,
                    margin=args.margin, token_budget=args.token_budget or "default")
     progress.close()

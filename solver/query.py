@@ -525,8 +525,7 @@ def make_query(
     check_choice("estimate", estimate, get_args(EstimateMode))
     check_token_budget(token_budget, estimate)
     check_time_limit(time_limit_s)
-    if not 0 <= seed <= MAX_SEED:
-        raise QueryError(f"seed must be from 0 to {MAX_SEED} (CP-SAT's seed is 32-bit), got {brief(seed)}")
+    check_seed(seed)
     resolved = catalog.model(model)
     gpu_names = (catalog.gpu(gpu).name,) if gpu is not None else tuple(g.name for g in catalog.documented_gpu_types)
     memory = memory if memory is not None else load_memory_model()
@@ -627,6 +626,13 @@ def check_choice(name: str, value: object, accepted: tuple[object, ...]) -> None
     """`QueryError` unless `value` is one of `accepted`."""
     if value not in accepted:
         raise QueryError(f"{name} must be one of {', '.join(map(str, accepted))}, got {value!r}")
+
+
+def check_seed(seed: int) -> None:
+    """`QueryError` unless `seed` is CP-SAT's random seed: a whole number from 0 to `MAX_SEED`."""
+    check_types(("seed", seed, int))
+    if not 0 <= seed <= MAX_SEED:
+        raise QueryError(f"seed must be from 0 to {MAX_SEED} (CP-SAT's seed is 32-bit), got {brief(seed)}")
 
 
 def check_time_limit(time_limit_s: float) -> None:

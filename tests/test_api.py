@@ -159,7 +159,8 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
         (lambda: solver.place(FLEET, weights="costs.yaml"), "weights must be a Weights or None, got 'costs.yaml'"),
         # the search: one cap on workers, and a finite time limit, for plan and place alike
         (lambda: solver.plan("4B", max_model_len=4096, workers=10001), "--workers must be at most 1024, got 10001"),
-        (lambda: solver.place(FLEET, workers=10001), "workers must be at most 1024, got 10001"),
+        (lambda: solver.place(FLEET, workers=10001), "--workers must be at most 1024, got 10001"),
+        (lambda: solver.place(FLEET, seed=-1), "seed must be from 0 to 2147483647 (CP-SAT's seed is 32-bit), got -1"),
         (lambda: solver.plan("4B", max_model_len=4096, time_limit_s=10**400),
          "time_limit_s must be above 0 seconds and at most 1000000000, got 1" + "0" * 56 + "..."),
         (lambda: solver.plan("4B", max_model_len=4096, budget_gpus=10**5000),
