@@ -27,6 +27,7 @@ from solver.query import (
     rollout_layout_violation,
     table_cells,
     token_budget,
+    whole_nodes_violation,
 )
 from solver.tables import MAX_TOKENS, Catalog, GpuType, Model, Setting, Weights
 
@@ -311,7 +312,7 @@ def add_node_rule(model: cp_model.CpModel, data: PlanningData, query: Query, pla
     inside a node: SP divides the node (tables of the GPU counts and (GPU count, SP) pairs these allow).
     With `rollout_gpus` too, the trainer's GPU count leaves the rollout GPUs a layout."""
     node = query.node_gpus
-    _guarded(model.add_allowed_assignments([plan.gpus], [(n,) for n in data.counts if n <= node or n % node == 0]),
+    _guarded(model.add_allowed_assignments([plan.gpus], [(n,) for n in data.counts if not whole_nodes_violation(n, node)]),
              guards, "whole_nodes")
     allowed = [(n, s) for n in data.counts for s in range(1, max(data.counts) + 1) if n <= node or node % s == 0]
     _guarded(model.add_allowed_assignments([plan.gpus, plan.sp], allowed), guards, "sp_within_node")
