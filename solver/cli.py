@@ -483,7 +483,7 @@ def _check_emit_dir(folder: Path, jobs: list[str], inputs: list[tuple[str, Path]
             raise QueryError(f"--emit-dir {folder}: job {job}'s config would overwrite {overwritten} "
                              f"{target}: write the configs to another folder")
         resolved = _resolved(target)
-        if ((resolved.exists() or resolved.is_symlink()) and not resolved.is_file()) or (
+        if _not_a_regular_file(resolved) or (
                 target.is_symlink() and not resolved.parent.is_dir()):
             raise QueryError(f"--emit-dir {folder}: job {job}'s config {target} is not a regular file "
                              "(or a link to a place one can be written)")
@@ -826,7 +826,7 @@ def _check_outputs_spare_inputs(args: argparse.Namespace) -> None:
             continue
         resolved = _resolved(target)
         try:
-            if (resolved.exists() or resolved.is_symlink()) and not resolved.is_file():
+            if _not_a_regular_file(resolved):
                 raise QueryError(f"{resolved}: not a regular file; give a file name to write")
             if not resolved.parent.is_dir():
                 problem = "is not a folder" if resolved.parent.exists() else "does not exist"
@@ -1327,11 +1327,17 @@ def write_all_atomically(files: dict[Path, str]) -> None:
             Path(temporary).unlink(missing_ok=True)  # those not renamed into place
 
 
+def _not_a_regular_file(path: Path) -> bool:
+    """Whether something is at `path` that a file written there would not replace: a folder, a device, a
+    FIFO, a dangling or looping link."""
+    return (path.exists() or path.is_symlink()) and not path.is_file()
+
+
 def _staged(path: Path, text: str) -> tuple[str, Path]:
     """`text` written in full, synced and given `path`'s permissions, under a temporary name beside
     `path`: (the temporary name, `path`). Nothing is left behind on failure."""
     try:
-        if (path.exists() or path.is_symlink()) and not path.is_file():
+        if _not_a_regular_file(path):
             raise QueryError(f"{path}: not a regular file; give a file name to write")
         mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o666 & ~_umask()
         handle = tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.",
