@@ -218,7 +218,9 @@ def _plan_keys(plan: Plan, model: Model, config: Any = None, environ: Mapping[st
                 path = _offload_path(config, role, flag, section)
                 if plan.offload and section == chosen:
                     keys.append(_Key(path=path, value=True))
-                elif config is not None:  # the config's own flags elsewhere: all on, or (no Offload) all off
+                elif config is not None and (plan.offload or role != "ref"):
+                    # The config's own flags elsewhere: all on; or, without Offload, the actor's off. The reference
+                    # model's stay as they are: the memory model counts none on the GPU, so an offloaded one stays so.
                     keys.append(_Key(path=path, value=plan.offload, existing_only=True))
     return keys
 
@@ -673,7 +675,8 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str]) -> Tri
         off = [flag for flag, on in flags.items() if not on]
         notes.append(f"Offload is only partly on ({', '.join(off)} off under trainer.trainer_config.actor_rollout_ref): "
                      "the tables' Offload has all of them on")
-    if any(flags.values()) and (strategy or "fsdp").strip() != "fsdp2":
+    if any(on for flag, on in flags.items() if flag.startswith("actor.")) and (strategy or "fsdp").strip() != "fsdp2":
+        # (the reference model's param_offload is FSDP1's too, and saves memory whatever the strategy)
         notes.append(f"the offload flags are set, but trainer.trainer_strategy is {(strategy or 'fsdp').strip()}, not "
                      "fsdp2: the tables' Offload is FSDP2's CPU offload, so the verdict takes Offload as off")
     if _leniently(reader.get, ("trainer", "trainer_config_path")) is not None:

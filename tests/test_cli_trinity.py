@@ -968,6 +968,24 @@ def _fragment_roles(cli, tmp_path: Path, actor: str, *flags: str) -> dict:
     return yaml.safe_load(fragment.read_text(encoding="utf-8"))["trainer"]["trainer_config"]["actor_rollout_ref"]
 
 
+def test_without_offload_the_reference_model_stays_offloaded(cli, tmp_path: Path):
+    # The memory model counts no reference model on the GPU: --write does not bring an offloaded one back
+    # (under FSDP1 too, where its param_offload still works and is no Offload of the actor's).
+    config, patched = tmp_path / "trinity.yaml", tmp_path / "patched.yaml"
+    config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 8192}\n"
+                      "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 2}}\n"
+                      "trainer:\n  trainer_config:\n    actor_rollout_ref:\n"
+                      "      actor: {fsdp_config: {param_offload: true}}\n"
+                      "      ref: {fsdp_config: {param_offload: true}}\n", encoding="utf-8")
+    status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--no-offload", "--write", str(patched))
+    assert status == 0, err
+    assert "the offload flags are set" in out  # the actor's, under FSDP1
+    roles = yaml.safe_load(patched.read_text(encoding="utf-8"))["trainer"]["trainer_config"]["actor_rollout_ref"]
+    assert roles == {"actor": {"fsdp_config": {"param_offload": False}}, "ref": {"fsdp_config": {"param_offload": True}}}
+    status, out, _ = cli("--from-config", str(patched), "--gpu", "a100")
+    assert status == 0 and "offload flags" not in out
+
+
 def test_a_fragment_for_a_config_of_newer_verl_keeps_its_engine_sections(cli, tmp_path: Path):
     # Offload flags under each role's engine: the fragment to merge puts them there too, not in fsdp_config.
     roles = _fragment_roles(cli, tmp_path, "{engine: {param_offload: true, optimizer_offload: true}}", "--offload")

@@ -604,7 +604,10 @@ def test_patch_sets_the_offload_flags_in_the_section_each_role_uses() -> None:
     assert roles["actor"] == {"engine": on} and roles["ref"] == {"engine": {"param_offload": True}, "fsdp_config": on}
     roles = _safe_load(patch_trinity_config(patch_trinity_config(both, long_plan(), model), vanilla_plan(), model)
                        )["trainer"]["trainer_config"]["actor_rollout_ref"]
-    assert roles["ref"] == {"engine": {"param_offload": False}, "fsdp_config": dict.fromkeys(on, False)}
+    # Without Offload the actor's flags go off; the reference model stays offloaded (the memory model counts no
+    # reference model on the GPU).
+    assert roles["actor"] == {"engine": dict.fromkeys(on, False)}
+    assert roles["ref"] == {"engine": {"param_offload": True}, "fsdp_config": on}
     # An fsdp_config that is null beside an engine is none.
     null = _ENGINE_CONFIG.replace("actor: {engine:", "actor: {fsdp_config: null, engine:")
     roles = _safe_load(patch_trinity_config(null, long_plan(), model))["trainer"]["trainer_config"]["actor_rollout_ref"]
@@ -616,7 +619,7 @@ def test_patch_sets_the_offload_flags_in_the_section_each_role_uses() -> None:
     assert roles["actor"] == roles["ref"] == {"engine": on}
     off = patch_trinity_config(after, vanilla_plan(), model)
     roles = _safe_load(off)["trainer"]["trainer_config"]["actor_rollout_ref"]
-    assert roles["actor"] == roles["ref"] == {"engine": dict.fromkeys(on, False)}
+    assert roles["actor"] == {"engine": dict.fromkeys(on, False)} and roles["ref"] == {"engine": on}
 
 
 def test_patch_adds_missing_sections_whole_before_the_final_comment() -> None:
