@@ -699,6 +699,16 @@ def _clash(catalog: Catalog, earlier: Sequence[Path], path: Path) -> str | None:
     return None
 
 
+def _note_memory_as_sold(args: argparse.Namespace, prog: str) -> None:
+    """A note on stderr where --gpu-memory gives GB as sold, which the memory model takes as GiB: a card with
+    ECC GDDR memory reports less, and nvidia-smi's total is exact."""
+    memory = getattr(args, "gpu_memory", None)
+    if memory is not None and memory[1] is None:
+        print(f"{prog}: note: --gpu-memory {memory[0]} is taken as {memory[0]} GiB; a card with ECC "
+              "GDDR memory reports less (an L40S 48GB: 45.0 GiB), so give nvidia-smi's total where you have it "
+              "(--gpu-memory 46068MiB for an L40S)", file=sys.stderr)
+
+
 def _check_once(flag: str, paths: Sequence[Path]) -> None:
     """`QueryError` when two of the files a repeatable `flag` names are the same file."""
     twice = next((path for i, path in enumerate(paths) if any(_same_file(path, other) for other in paths[:i])), None)
@@ -1464,6 +1474,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         else:
             _check_outputs_spare_inputs(args)
             status = handler(args)
+            _note_memory_as_sold(args, parser.prog)  # after the answer: bad input has one line on stderr
         sys.stdout.flush()  # a reader that stopped early, or a full disk, shows here, not at exit
         return status
     except OneLineError as error:  # bad input: a query, a table or a Trinity config
