@@ -37,6 +37,7 @@ from solver.query import (
     EstimateMode,
     Placement,
     Plan,
+    Query,
     TokenBudgetMode,
     Unplaced,
     check_token_budget,
@@ -595,10 +596,26 @@ def _reasons(planner: _Planner, fleet: Fleet, index: int) -> str:
             fewest = answer.plans[0]
             reasons.append(f"{pool.name}: with {counted(job.rollout_gpus, 'rollout GPU')}, no trainer GPU count that "
                            f"trains it ({fewest.gpus} at the fewest) has a layout on its {counted(pool.nodes, 'node')} "
-                           f"of {pool.gpus_per_node} GPUs")
+                           f"of {pool.gpus_per_node} GPUs{_host_limited(planner, query, pool, job.rollout_gpus, fewest.gpus)}")
         else:
             reasons.append(f"{pool.name}: {answer.reason}")
     return "; ".join(reasons) or "no pool it may use"
+
+
+def _host_limited(planner: _Planner, query: Query, pool: Pool, rollout_gpus: int, fewest: int) -> str:
+    """Where the pool's host memory is what rules out fewer trainer GPUs than `fewest`: the fewest that would
+    train the job without it, beside its `rollout_gpus`, and the host memory their Offload needs, in words (""
+    otherwise)."""
+    if pool.host_ram_gb is None:
+        return ""
+    unlimited = answer_for(planner.catalog, query.model_copy(update={"host_ram_gb": None, "rollout_gpus": rollout_gpus}),
+                           pool.gpu, explained=False)
+    plan = unlimited.plans[0] if unlimited.plans else None
+    if plan is None or plan.gpus >= fewest or plan.host_memory_gb is None:
+        return ""
+    return (f" ({plan.gpus} would, with {plan.setting.label}, but its offloaded states need "
+            f"{ceil(plan.host_memory_gb)} GiB of host memory per node, more than the pool's host_ram_gb "
+            f"{pool.host_ram_gb:g})")
 
 
 def _trivially_bounded(bound: int, fleet: Fleet, options: list[Option], every_job: bool) -> int:

@@ -182,6 +182,20 @@ def test_a_layout_needs_the_nodes_the_pool_has(tmp_path: Path):
                                                               "8 GPUs"}]
 
 
+def test_a_reason_says_where_host_memory_rules_out_the_count_a_layout_needs(tmp_path: Path):
+    # Qwen3-32B at 32768 with 8 rollout GPUs on two nodes of 8 H100s: 8 trainer GPUs on one node (Env +
+    # Offload + SP=2) and the rollout on the other would do, but 512 GB of host memory per node does not
+    # hold the offloaded states; 16 GPUs, which need less host memory per node, leave the rollout no room.
+    instance = {"pools": [{"name": "h100", "gpu": "H100-80GB", "nodes": 2, "gpus_per_node": 8, "host_ram_gb": 512}],
+                "jobs": [{"name": "a", "model": "32B", "max_model_len": 32768, "rollout_gpus": 8}]}
+    assert solved(instance, tmp_path)["unplaced"] == [{"job": "a", "reason": (
+        "h100: with 8 rollout GPUs, no trainer GPU count that trains it (16 at the fewest) has a layout on its 2 nodes "
+        "of 8 GPUs (8 would, with Env + Offload + SP=2, but its offloaded states need 566 GiB of host memory per node, "
+        "more than the pool's host_ram_gb 512)")}]
+    instance["pools"][0]["host_ram_gb"] = 1024
+    assert [p["trainer_gpus"] for p in solved(instance, tmp_path)["placements"]] == [8]
+
+
 def test_counts_without_a_table_are_estimated_unless_estimates_are_off(tmp_path: Path):
     # The A100 tables stop at 6 GPUs, where Qwen3-8B reaches 98304 tokens at most; 8 A100s (SP=8, estimated)
     # train it at 131072, as `solve --model 8B --len 131072 --gpus 8 --gpu A100` says.
