@@ -42,9 +42,9 @@ def test_six_gpus_exact_names_the_divisibility_rules():
 
 
 @pytest.mark.parametrize(("request_", "rule", "detail"), [
-    (dict(budget_gpus=6, node_gpus=4), "whole_nodes",
+    ({"budget_gpus": 6, "node_gpus": 4}, "whole_nodes",
      "6 GPUs span nodes of 4 (--node-gpus) but are not whole nodes, which a trainer that spans nodes must use"),
-    (dict(budget_gpus=7, rollout_gpus=3), "rollout_layout",
+    ({"budget_gpus": 7, "rollout_gpus": 3}, "rollout_layout",
      ("6, 7 trainer GPUs: with the 3 rollout GPUs (--rollout-gpus) they fit neither one node of 8, nor whole nodes "
       "with the trainer in one of them, nor with the trainer on whole nodes")),
 ])
