@@ -207,9 +207,14 @@ def _why_no_plan(
         most = max(*data.counts, *estimated_counts(query.node_gpus))  # tables vouch past their counts too
         more = _best(catalog, query, prober, objective="min_gpus", budget_gpus=most, exact=False)
         if more and more.gpus > query.budget_gpus:
+            alone = _best(catalog, query, prober, objective="min_gpus", budget_gpus=most, exact=False,
+                          rollout_gpus=None) if query.rollout_gpus else None
+            need = (f"{asked} tokens need {words.gpus(alone.gpus)}, but beside the "
+                    f"{counted(query.rollout_gpus or 0, 'rollout GPU')} (--rollout-gpus) a trainer takes "
+                    f"{words.gpus(more.gpus)}" if alone and alone.gpus < more.gpus
+                    else f"{asked} tokens need {words.gpus(more.gpus)}")
             reasons.append(Reason(rule="more_gpus", detail=(
-                f"{asked} tokens need {words.gpus(more.gpus)}, {more.gpus - query.budget_gpus} more than the "
-                f"budget: {words.plan(more)}")))
+                f"{need}, {more.gpus - query.budget_gpus} more than the budget: {words.plan(more)}")))
         elif not more:
             budget = ("even with a lowered token budget (--token-budget auto)" if query.token_budget == "auto" else
                       "at Trinity's default token budget (max_token_len_per_gpu, which the tables measure)")

@@ -54,6 +54,13 @@ def test_a_gpu_count_that_the_node_layout_rules_out_has_that_one_reason(request_
     assert [(reason.rule, reason.detail) for reason in reasons if reason.rule not in ("choice",)] == [(rule, detail)]
 
 
+def test_more_gpus_that_the_rollout_layout_asks_for_are_not_blamed_on_the_length():
+    _, reasons = explained(gpu="a100", model="4B", max_model_len=32768, budget_gpus=6, rollout_gpus=8)
+    [more] = details(reasons, "more_gpus")
+    assert more.startswith("32768 tokens need 2 GPUs, but beside the 8 rollout GPUs (--rollout-gpus) a trainer takes "
+                           "8 GPUs, 2 more than the budget: SP=2 on 8 GPUs")
+
+
 def test_cheaper_settings_ran_out_of_memory_where_the_source_names_a_costlier_cell():
     answer, reasons = explained(gpu="a100", model="8B", max_model_len=32768, budget_gpus=4, exact=True)
     assert answer.plans[0].setting.label == "SP=4"
