@@ -1109,9 +1109,10 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalo
         patch_trinity_config,
         role_token_budgets,
         trinity_fragment,
+        unused_length,
     )
 
-    fragments, notes = [], []
+    fragments, notes, notes_after = [], [], []
     layout = load_config_mapping(config_text, str(args.from_config)) if config is not None else None
     for answer in answers:
         if answer.plans:
@@ -1152,6 +1153,9 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalo
         for problem in problems:
             print(f"solve: warning: {args.write}: {problem}", file=sys.stderr)
         files[args.write] = patched
+        if config is not None and best.max_model_len > (config.max_model_len or 0):  # longer: used by longer responses
+            short = unused_length(mapping, str(args.write), os.environ)
+            notes_after = [f"solve: note: {args.write}: {short}"] if short else []
     write_all_atomically(files)  # both or neither
     for unwritten in (path for path in (args.out, args.write) if path is not None and best is None):
         stale = " (the file there is left as it was)" if unwritten.exists() else ""
@@ -1159,6 +1163,8 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalo
     if args.write and best is not None and patched is not None:
         for kept in kept_interpolations(config_text, best, model, name=str(args.from_config), environ=os.environ):
             print(f"solve: note: {args.write}: {kept}", file=sys.stderr)
+        for note in notes_after:
+            print(note, file=sys.stderr)
         if best.env:  # no config key can carry Env
             print(f"solve: note: {args.write} needs Env, which a config cannot set: {ENV_EXPORT} before Ray starts",
                   file=sys.stderr)

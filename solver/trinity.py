@@ -591,6 +591,19 @@ def role_token_budgets(
     return tuple((key, value) for key, value in found if value is not None)
 
 
+def unused_length(mapping: Mapping[str, Any], name: str, environ: Mapping[str, str]) -> str | None:
+    """Where a config's ``max_prompt_tokens + max_response_tokens`` fall short of its ``max_model_len``: the
+    sequences stay within the sum, whatever the length allows, in words (None where they reach it, or a key is
+    absent or unreadable)."""
+    reader = _Reader(mapping, name, environ)
+    length, prompt, response = (_leniently(reader.integer, ("model", key))
+                                for key in ("max_model_len", "max_prompt_tokens", "max_response_tokens"))
+    if length is None or prompt is None or response is None or prompt + response >= length:
+        return None
+    return (f"model.max_prompt_tokens {prompt} + model.max_response_tokens {response} = {prompt + response}, below "
+            f"model.max_model_len {length}: no sequence uses the rest; raise max_response_tokens to train at the length")
+
+
 def _leniently(read: Callable[[tuple[str, ...]], Any], path: tuple[str, ...]) -> Any:
     """A key read only for a note: what `read` gives, or None where it cannot be read (the note is skipped)."""
     try:

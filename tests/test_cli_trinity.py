@@ -986,6 +986,22 @@ def test_without_offload_the_reference_model_stays_offloaded(cli, tmp_path: Path
     assert status == 0 and "offload flags" not in out
 
 
+def test_a_longer_length_written_says_when_prompt_and_response_stay_shorter(cli, tmp_path: Path):
+    config, patched = tmp_path / "trinity.yaml", tmp_path / "patched.yaml"
+    config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768, max_prompt_tokens: 2048, "
+                      "max_response_tokens: 30720}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+                      "explorer: {rollout_model: {engine_num: 2}}\n", encoding="utf-8")
+    status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--maximize", "len", "--write", str(patched))
+    length = yaml.safe_load(patched.read_text(encoding="utf-8"))["model"]["max_model_len"]
+    assert status == 0 and length > 32768
+    assert (f"solve: note: {patched}: model.max_prompt_tokens 2048 + model.max_response_tokens 30720 = 32768, below "
+            f"model.max_model_len {length}: no sequence uses the rest; raise max_response_tokens to train at the "
+            "length\n") in err
+    # At the config's own length (or a shorter one) nothing is said.
+    status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--write", str(patched))
+    assert status == 0 and "max_response_tokens" not in err
+
+
 def test_a_fragment_for_a_config_of_newer_verl_keeps_its_engine_sections(cli, tmp_path: Path):
     # Offload flags under each role's engine: the fragment to merge puts them there too, not in fsdp_config.
     roles = _fragment_roles(cli, tmp_path, "{engine: {param_offload: true, optimizer_offload: true}}", "--offload")
