@@ -863,10 +863,15 @@ SHIPPED_MEMORY_MODEL = "memory-model.yaml"
 
 def _inputs(args: argparse.Namespace) -> list[tuple[str, Path]]:
     """(what it is, in words; path) of every file the command reads (`INPUT_FLAGS`; for --model-config of a
-    folder, the folder's config.json), and the shipped tables every command reads."""
+    folder, the folder's config.json), and the shipped tables every command reads (but the memory model that
+    `solve calibrate --out` regenerates from the shipped tables alone)."""
     shipped = shipped_tables_directory()
-    inputs = [("the shipped tables' file", path) for path in (*shipped.glob("*.yaml"), *shipped.glob("feasibility/*"))
-              if path.name != getattr(args, "regenerates", None)]
+    regenerates = getattr(args, "regenerates", None)
+    yours = regenerates is not None and getattr(args, "cells", None)  # a fit on your cells is not the shipped one
+    inputs = [("the shipped memory model (a fit on your cells goes to a file of its own, for --memory-model FILE)"
+               if yours and path.name == regenerates else "the shipped tables' file", path)
+              for path in (*shipped.glob("*.yaml"), *shipped.glob("feasibility/*"))
+              if yours or path.name != regenerates]
     for name in INPUT_FLAGS:
         value = getattr(args, name, None)
         words = "the cluster file" if name == "file" else f"the file of --{name.replace('_', '-')}"

@@ -79,6 +79,13 @@ def test_no_command_writes_over_the_shipped_tables_or_to_a_file_named_dash(cli, 
     feasibility = tables / "feasibility"
     status, _, err = cli("calibrate", "--out", str(feasibility / "a100-80gb.yaml"))
     assert status == 2 and "would overwrite the shipped tables' file" in err
+    # calibrate --out regenerates the shipped memory model from the shipped tables alone, not from your cells.
+    cells = Path(__file__).parent / "data" / "cells" / "h800.yaml"
+    for with_tables in ((), ("--with-tables",)):
+        assert cli("calibrate", "--cells", str(cells), *with_tables, "--out", str(tables / "memory-model.yaml")) == (
+            2, "", (f"solve calibrate: error: --out {tables / 'memory-model.yaml'} would overwrite the shipped memory "
+                    "model (a fit on your cells goes to a file of its own, for --memory-model FILE): write to another "
+                    "file\n"))
     fleet = Path(__file__).parent.parent / "docs" / "examples" / "fleet.yaml"
     assert cli("cluster", str(fleet), "--emit-dir", str(feasibility)) == (
         2, "", (f"solve cluster: error: --emit-dir {feasibility}: the shipped tables are read from there (every "
