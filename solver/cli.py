@@ -931,6 +931,16 @@ def _model_path_file(config: TrinityConfig | None) -> Path | None:
         return None
 
 
+def _not_found_locally(config: TrinityConfig) -> str:
+    """Where the config's model path is a local one (not a Hugging Face id) without a config.json: where it was
+    looked for, in words ("" otherwise)."""
+    path = config.model_path or ""
+    if not path.startswith(("/", "./", "../", "~")):  # a Hugging Face id, or a name
+        return ""
+    return (f" (and no config.json at {path}, looked for from the working directory {Path.cwd()}, as Trinity "
+            "reads a relative path)")
+
+
 def _model_path_model(file: Path, config: TrinityConfig) -> Model | None:
     """The model that the local `file` (`_model_path_file`) describes, read as --model-config reads it
     (known by its folder too: a checkpoint of Qwen3-8B's shape in a folder ``Qwen3-8B`` is that model,
@@ -969,8 +979,8 @@ def run_planner(args: argparse.Namespace) -> int:
         try:
             catalog.model(config.model)
         except QueryError as error:
-            raise QueryError(f"{args.from_config}: {MODEL_PATH}: {error}; or give --model M, or --model-config PATH "
-                             "(the model's config.json)") from None
+            raise QueryError(f"{args.from_config}: {MODEL_PATH}: {error}{_not_found_locally(config)}; or give --model "
+                             "M, or --model-config PATH (the model's config.json)") from None
     objective: Objective = "max_len" if args.maximize else "min_gpus" if args.minimize else "cheapest"
     if config is not None and objective != "max_len" and args.max_model_len is None and config.max_model_len is None:
         raise QueryError(f"{args.from_config}: no model.max_model_len to plan for: give --len L (or --maximize len)")

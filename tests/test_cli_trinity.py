@@ -939,7 +939,9 @@ def test_a_model_path_neither_local_nor_in_the_catalogue_says_how_to_name_the_mo
     status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--gpus", "4")
     assert (status, out) == (2, "") and len(err.splitlines()) == 1
     assert err.startswith(f"solve: error: {config}: model.model_path: unknown model 'global_step_100'; accepted: ")
-    assert err.endswith("; or give --model M, or --model-config PATH (the model's config.json)\n")
+    assert err.endswith(f" (and no config.json at {tmp_path / folder / 'global_step_100'}, looked for from the working "
+                        f"directory {Path.cwd()}, as Trinity reads a relative path); or give --model M, or "
+                        "--model-config PATH (the model's config.json)\n")
 
 
 def test_a_write_refused_for_a_yaml_alias_bomb_is_one_short_line_at_once(cli, tmp_path: Path):
