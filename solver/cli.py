@@ -1239,7 +1239,11 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, path: Path,
             cautious = "" if budget > judged else " (so it is cautious; each step takes more micro-batches)"
             problems.append(f"{key} {budget} is {'above' if budget > judged else 'below'} {measure}: {more} tokens "
                             f"per GPU than the verdict assumes{cautious}")
-    env = _expandable_segments(os.environ.get("PYTORCH_CUDA_ALLOC_CONF", ""))
+    values = _expandable_segments(os.environ.get("PYTORCH_CUDA_ALLOC_CONF", ""))
+    env = values[-1:] == ["True"]  # the last word on them wins
+    problems += [f"PYTORCH_CUDA_ALLOC_CONF has expandable_segments:{value}, which PyTorch refuses (it takes True or "
+                 "False, so the run stops at its first GPU allocation): the verdict takes Env as off"
+                 for value in values if value not in ("True", "False")]
     return query, CurrentSettings(config=path.name, gpus=gpus, gpus_given=config.trainer_gpus is not None, env=env,
                                   offload=config.offload, sp=config.sp, max_model_len=length,
                                   max_token_len_per_gpu=lowered, trains=False, plan=None, broken_rule=broken,
@@ -1321,11 +1325,10 @@ def _plan_at_budget(catalog: Catalog, judged: Query, gpu: str, current: CurrentS
     return at_token_budget(catalog, judged, gpu, vouching, own)
 
 
-def _expandable_segments(setting: str) -> bool:
-    """Whether a PYTORCH_CUDA_ALLOC_CONF value turns expandable segments on (its last word on them wins)."""
-    values = [value.strip() for key, _, value in (part.partition(":") for part in setting.split(","))
-              if key.strip() == "expandable_segments"]
-    return bool(values) and values[-1] == "True"
+def _expandable_segments(setting: str) -> list[str]:
+    """The values a PYTORCH_CUDA_ALLOC_CONF setting gives expandable segments, in order."""
+    return [value.strip() for key, _, value in (part.partition(":") for part in setting.split(","))
+            if key.strip() == "expandable_segments"]
 
 
 def write_atomically(path: Path, text: str) -> None:

@@ -249,6 +249,21 @@ def test_from_config_with_env_set_in_the_environment(cli, user_config: Path, mon
     assert (current["env"], current["trains"], current["plan"]["evidence"]) == (True, True, "documented")
 
 
+@pytest.mark.parametrize(("setting", "env", "refused"), [
+    ("expandable_segments:True", True, None), ("garbage_collection_threshold:0.6,expandable_segments:False", False, None),
+    ("expandable_segments:True,expandable_segments:False", False, None),  # the last word wins
+    ("expandable_segments:true", False, "true"), ("expandable_segments:1", False, "1"),
+])
+def test_env_is_read_as_pytorch_reads_it(cli, user_config: Path, monkeypatch: pytest.MonkeyPatch, setting: str,
+                                         env: bool, refused: str | None):
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", setting)
+    _, out, _ = cli("--from-config", str(user_config), "--gpu", "a100", "--json")
+    current = json.loads(out)[0]["current"]
+    problem = (f"PYTORCH_CUDA_ALLOC_CONF has expandable_segments:{refused}, which PyTorch refuses (it takes True or "
+               "False, so the run stops at its first GPU allocation): the verdict takes Env as off")
+    assert current["env"] == env and (problem in current["config_problems"]) == (refused is not None)
+
+
 def test_flags_override_the_config(cli, user_config: Path):
     _, out, _ = cli("--from-config", str(user_config), "--gpu", "a100", "--len", "8192", "--model", "4B", "--json")
     (answer,) = json.loads(out)
