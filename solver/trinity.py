@@ -692,6 +692,9 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str]) -> Tri
         # (the reference model's param_offload is FSDP1's too, and saves memory whatever the strategy)
         notes.append(f"the offload flags are set, but trainer.trainer_strategy is {(strategy or 'fsdp').strip()}, not "
                      "fsdp2: the tables' Offload is FSDP2's CPU offload, so the verdict takes Offload as off")
+    if (strategy or "fsdp").strip() not in ("fsdp", "fsdp2"):
+        notes.append(f"trainer.trainer_strategy is {(strategy or '').strip()}: the tables and the memory model are "
+                     "FSDP's (fsdp, or fsdp2 for Offload), so the verdict and the plans are for an FSDP trainer")
     if _leniently(reader.get, ("trainer", "trainer_config_path")) is not None:
         notes.append("trainer.trainer_config_path names a verl config of its own: its token limits and offload flags "
                      "are not read here")

@@ -435,6 +435,10 @@ def test_the_notes_name_the_offload_flags_in_the_section_the_config_uses() -> No
     under_fsdp = read_trinity_config(_ENGINE_CONFIG.replace("fsdp2", "fsdp"), "t.yaml", {})
     assert not under_fsdp.offload and under_fsdp.notes[0].startswith(
         "the offload flags are set, but trainer.trainer_strategy is fsdp, not fsdp2")
+    under_megatron = read_trinity_config(_ENGINE_CONFIG.replace("fsdp2", "megatron"), "t.yaml", {})
+    assert under_megatron.notes[-1] == (
+        "trainer.trainer_strategy is megatron: the tables and the memory model are FSDP's (fsdp, or fsdp2 for "
+        "Offload), so the verdict and the plans are for an FSDP trainer")
 
 
 # --------------------------------------------------------------------------------------------------
