@@ -26,7 +26,7 @@ from solver.memory import (
     token_features,
     token_floor_gib,
 )
-from solver.query import failed_settings, token_budget
+from solver.query import counted, failed_settings, token_budget
 from solver.tables import (
     NO_SETTING,
     CalibrationRange,
@@ -103,7 +103,7 @@ def contradictions(mine: Iterable[GpuType], documented: Iterable[GpuType]) -> li
                 for name in table.models:
                     key = (gpu.name, table.gpus, name, row.max_model_len)
                     if key in known and known[key] != row.setting(name):
-                        found.append(f"{gpu.name}, {table.gpus} GPUs, {name} at {row.max_model_len}: yours "
+                        found.append(f"{gpu.name}, {counted(table.gpus, 'GPU')}, {name} at {row.max_model_len}: yours "
                                      f"{_label(row.setting(name))!r}, the table's {_label(known[key])!r}")
     return found
 

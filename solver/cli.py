@@ -1192,7 +1192,7 @@ def _cluster_layout(plan: Plan, rollout_gpus: int | None, node_gpus: int) -> tup
     if rollout_gpus is None or plan.nodes is None or plan.rollout_gpus is None:
         return 1, None, None
     note = None if plan.rollout_gpus == rollout_gpus else (
-        f"solve: note: rollout gets {plan.rollout_gpus} GPUs, not {rollout_gpus}: the trainer's {plan.gpus} GPUs take "
+        f"solve: note: rollout gets {counted(plan.rollout_gpus, 'GPU')}, not {rollout_gpus}: the trainer's {plan.gpus} GPUs take "
         f"whole nodes of {node_gpus}, and rollout the rest of the {plan.nodes} nodes")
     return plan.nodes, plan.rollout_gpus, note
 

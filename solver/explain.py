@@ -339,16 +339,16 @@ class _Words:
     def _reasons(self, rule: str, combinations: list[Combination], length: int) -> list[Reason]:
         data, query = self.data, self.query
         counts = sorted({c[0] for c in combinations})
-        on = ", ".join(map(str, counts))
+        on = ", ".join(map(str, counts)) + (" GPU" if counts == [1] else " GPUs")
         sps = runs(sorted({c[3] for c in combinations}))
         if rule == "budget":
             limit = f"--exact asks for {query.budget_gpus}" if query.exact else f"the budget is {query.budget_gpus}"
-            return [Reason(rule=rule, detail=f"{on} GPUs: {limit}")]
+            return [Reason(rule=rule, detail=f"{on}: {limit}")]
         if rule == "whole_nodes":
-            return [Reason(rule=rule, detail=f"{on} GPUs span nodes of {query.node_gpus} ({query.node_source}) but "
+            return [Reason(rule=rule, detail=f"{on} span nodes of {query.node_gpus} ({query.node_source}) but "
                                              "are not whole nodes, which a trainer that spans nodes must use")]
         if rule == "rollout_layout":
-            return [Reason(rule=rule, detail=f"{on} trainer GPUs: with the {query.rollout_gpus} rollout GPUs "
+            return [Reason(rule=rule, detail=f"{on.replace('GPU', 'trainer GPU')}: with the {query.rollout_gpus} rollout GPUs "
                                              f"(--rollout-gpus) they fit neither one node of {query.node_gpus}, nor "
                                              "whole nodes with the trainer in one of them, nor with the trainer on "
                                              "whole nodes")]
@@ -359,16 +359,16 @@ class _Words:
                                              f"out SP={sps}")]
         if rule == "sp_divides_heads":
             return [Reason(rule=rule, detail=f"SP must divide the {data.shape.num_attention_heads} attention heads of "
-                                             f"{data.model}: that rules out SP={sps} (on {on} GPUs)")]
+                                             f"{data.model}: that rules out SP={sps} (on {on})")]
         if rule == "sp_kv_heads":
             return [Reason(rule=rule, detail=f"SP and the {data.shape.num_key_value_heads} KV heads of {data.model} must divide one "
-                                             f"another: that rules out SP={sps} (on {on} GPUs)")]
+                                             f"another: that rules out SP={sps} (on {on})")]
         if rule == "sp_within_node":
             return [Reason(rule=rule, detail=f"a trainer on {self.gpus(counts[0])} spans nodes of {query.node_gpus} "
                                              f"GPUs and each SP group must fit in one: that rules out SP={sps}")]
         if rule == "host_ram":
             return [Reason(rule=rule, detail=f"Offload needs the states in host memory, more than {query.host_ram_source} "
-                                             f"{query.host_ram_gb:g} GB per node (on {on} GPUs)")]
+                                             f"{query.host_ram_gb:g} GB per node (on {on})")]
         if rule.startswith("pin_"):
             labels = ", ".join(dict.fromkeys(f"{_label(c)} on {c[0]}" for c in combinations))
             return [Reason(rule="pin", detail=f"{self.query.pin_flags} rules out {labels} GPUs")]

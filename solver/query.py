@@ -24,6 +24,7 @@ from solver.tables import (
     Weights,
     brief,
     check_types,
+    counted,
     load_memory_model,
     load_weights,
 )
@@ -313,11 +314,6 @@ class Answer(_Timed):
         absent = {name for name in ("explanation", "current", "nearest", "measured", "measured_gpu")
                   if getattr(self, name) is None}
         return self.model_dump(mode="json", exclude=absent)
-
-
-def counted(number: int, noun: str) -> str:
-    """``1 GPU``, ``4 GPUs``."""
-    return f"{number} {noun}{'s' if number != 1 else ''}"
 
 
 def token_budget(max_model_len: int, sp: int) -> int:

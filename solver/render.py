@@ -199,7 +199,7 @@ def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int) -> T
         measured = answer.measured
         twin = (f" on the {answer.measured_gpu}, whose memory is the same: --gpu {answer.measured_gpu} plans with its "
                 "tables" if answer.measured_gpu else "")
-        grid.add_row("tables' best", f"{measured.setting.label} on {measured.gpus} GPUs at {measured.max_model_len} "
+        grid.add_row("tables' best", f"{measured.setting.label} on {counted(measured.gpus, 'GPU')} at {measured.max_model_len} "
                                      f"({measured.evidence}{twin}; {measured.cost / plan.cost:.2f}x the cost), if you "
                                      "prefer the tables' evidence to the memory model's")
     return grid
@@ -221,7 +221,7 @@ def _gpus_of_budget(answer: Answer, plan: Plan, node_gpus: int) -> str:
     (and the nodes, with the rollout GPUs they leave, when the layout takes more than one node of
     `node_gpus`); ``4 GPUs`` when the budget is not the user's."""
     if answer.rollout_gpus and plan.nodes is not None and plan.rollout_gpus is not None:
-        trainer = counted(plan.gpus, "GPU") if answer.open_budget else f"{plan.gpus} of {answer.budget_gpus} GPUs"
+        trainer = counted(plan.gpus, "GPU") if answer.open_budget else f"{plan.gpus} of {counted(answer.budget_gpus, 'GPU')}"
         nodes, rollout = plan.nodes, plan.rollout_gpus
         if nodes == 1:
             return f"{trainer}, with {counted(rollout, 'rollout GPU')}"
@@ -232,7 +232,7 @@ def _gpus_of_budget(answer: Answer, plan: Plan, node_gpus: int) -> str:
         return counted(plan.gpus, "GPU")
     spare = "unused" if answer.rollout_gpus == 0 else "left for rollout"  # --rollout-gpus 0: no rollout here
     left = "" if plan.unused_gpus == 0 else f" ({plan.unused_gpus} {spare})"
-    return f"{plan.gpus} of {answer.budget_gpus} GPUs{left}"
+    return f"{plan.gpus} of {counted(answer.budget_gpus, 'GPU')}{left}"
 
 
 LOWERED_NOTE = ("* trainer.max_token_len_per_gpu below Trinity's default ceil(2 x L / SP), which does not fit "

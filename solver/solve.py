@@ -272,7 +272,7 @@ def _with_fewer_gpus(catalog: Catalog, data: PlanningData, query: Query) -> str:
     if not fewer.plans:
         return ""
     plan = fewer.plans[0]
-    return (f"; fewer trainer GPUs train {query.max_model_len} tokens: {plan.setting.label} on {plan.gpus} GPUs"
+    return (f"; fewer trainer GPUs train {query.max_model_len} tokens: {plan.setting.label} on {counted(plan.gpus, 'GPU')}"
             f"{plan.lowered_words} ({plan.evidence_label}), the other {query.budget_gpus - plan.gpus} free for rollout")
 
 

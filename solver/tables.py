@@ -332,7 +332,7 @@ class Table(_Frozen):
             for model, setting in row.cells:
                 if setting is not None and self.gpus % setting.sp:
                     raise ValueError(
-                        f"{where}, {model}: SP={setting.sp} does not divide the table's {self.gpus} GPUs"
+                        f"{where}, {model}: SP={setting.sp} does not divide the table's {counted(self.gpus, 'GPU')}"
                     )
         return self
 
@@ -876,7 +876,7 @@ class Catalog(_Frozen):
                         for longer, later in column[index + 1:]:
                             if later is not None and (setting is None or later.escalation_key < setting.escalation_key):
                                 found.append(
-                                    f"{gpu_type.name}, {table.gpus} GPUs, {model}: "
+                                    f"{gpu_type.name}, {counted(table.gpus, 'GPU')}, {model}: "
                                     f"{setting.label if setting else NO_SETTING} at {length} but {later.label} "
                                     f"trains at the longer {longer}")
                         for more, wider in tables.items():
@@ -1312,6 +1312,11 @@ class _Brief(reprlib.Repr):
 _BRIEF = _Brief()
 _BRIEF.maxlevel, _BRIEF.maxstring, _BRIEF.maxlong, _BRIEF.maxother = 3, 100, 5000, 100
 _BRIEF.maxlist = _BRIEF.maxtuple = _BRIEF.maxdict = _BRIEF.maxset = 6
+
+
+def counted(number: int, noun: str) -> str:
+    """``1 GPU``, ``4 GPUs``."""
+    return f"{number} {noun}{'s' if number != 1 else ''}"
 
 
 def brief(value: Any) -> str:

@@ -629,3 +629,10 @@ def test_a_gpu_type_with_the_memory_of_one_with_tables_is_shown_its_tables_best(
     # The H800-80GB reports less memory (81559 MiB) than the A100: no table speaks for it.
     _, [h800] = run_json(cli, "--model", "4B", "--gpu", "h800", "--gpus", "2", "--exact", "--len", "32k")
     assert "measured" not in h800 and "measured_gpu" not in h800
+
+
+def test_one_gpu_is_one_gpu_in_words(cli):
+    status, out, _ = cli("--model", "8B", "--gpu", "a800", "--gpus", "1", "--maximize", "len")
+    words = " ".join(out.split())
+    assert status == 0 and "Env + Offload on 1 of 1 GPU\n" in out and "Env + Offload on 1 GPU at 24576" in words
+    assert "1 GPUs" not in words
