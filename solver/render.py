@@ -94,12 +94,7 @@ def tables_view(catalog: Catalog) -> Group:
     renderables: list[Any] = []
     for gpu_type in catalog.gpu_types:
         for table in gpu_type.tables:
-            view = Table(
-                title=f"{gpu_type.name} ({gpu_type.memory_gb} GB), {counted(table.gpus, 'trainer GPU')}",
-                caption=f"source: {_source(gpu_type.source)}, {table.section}",
-                title_justify="left",
-                caption_justify="left",
-            )
+            view = Table()  # title and source on lines of their own: a narrow table does not wrap them
             view.add_column("max_model_len", justify="right", no_wrap=True)
             for model in table.models:
                 view.add_column(model, no_wrap=True)
@@ -109,7 +104,9 @@ def tables_view(catalog: Catalog) -> Group:
                     for _, setting in row.cells
                 ]
                 view.add_row(str(row.max_model_len), *cells)
-            renderables += [view, Text()]
+            renderables += [Text(f"{gpu_type.name} ({gpu_type.memory_gb} GB), {counted(table.gpus, 'trainer GPU')}",
+                                 style="table.title"), view,
+                            Text(f"source: {_source(gpu_type.source)}, {table.section}", style="table.caption"), Text()]
     legend = Text("cost, lightest to darkest: ")
     for setting in ESCALATION_ORDER:
         legend.append(f" {setting.label} ", style=setting_style(setting)).append(" ")

@@ -113,3 +113,10 @@ def test_a_long_name_is_cut_short_in_the_error_line(cli, flag: str):
     assert (status, out) == (2, "") and err.startswith(f"solve tables: error: unknown {flag[2:].replace('gpu', 'GPU')} "
                                                        f"'{'x' * 47}...")
     assert len(err) < 600 and err.count("\n") == 1
+
+
+def test_a_narrow_tables_title_and_source_keep_to_one_line_each(cli):
+    status, out, _ = cli("tables", "--gpus", "6", "--model", "1.7B", "--gpu", "a100")
+    lines = out.splitlines()
+    assert status == 0 and lines[0] == "A100-80GB (80 GB), 6 trainer GPUs"
+    assert "source: Trinity-RFT GPU configuration guide (gpu-config-guide.zh.md), A100 80GB 显卡配置建议, 6 张 GPU" in lines
