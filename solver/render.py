@@ -264,15 +264,24 @@ def _ranking(answer: Answer) -> Table:
     return view
 
 
-def _current_view(answer: Answer, current: CurrentSettings, query: Query) -> Text:
+def _current_view(answer: Answer, current: CurrentSettings, query: Query) -> Group:
+    """The verdict on a config's own settings, then a ``but:`` line for each of its problems (wrapped lines
+    indented under the first)."""
+    problems = Table.grid(padding=(0, 1))
+    for problem in current.config_problems:
+        problems.add_row("  but:", problem, style="yellow")
+    verdict = _verdict(answer, current, query, bool(current.config_problems))
+    return Group(verdict, problems) if current.config_problems else Group(verdict)
+
+
+def _verdict(answer: Answer, current: CurrentSettings, query: Query, problems: bool) -> Text:
     setting = Setting(env=current.env, offload=current.offload, sp=current.sp)
     count = counted(current.gpus, "trainer GPU") + ("" if current.gpus_given else
                                                    " (the budget's: the config does not give its GPUs)")
     said = (f"{current.config} runs {setting.label} on {count} at "
             f"{current.max_model_len} tokens (Env {'on' if current.env else 'off'} in this environment): ")
-    problems = "".join(f"\n  but: {problem}" for problem in current.config_problems)
     if current.plan is not None:
-        return Text(said + f"it trains ({current.plan.evidence_text(answer.gpu, answer.model)}){problems}",
+        return Text(said + f"it trains ({current.plan.evidence_text(answer.gpu, answer.model)})",
                     style="yellow" if problems else "green")
     cell = current.out_of_memory
     if current.broken_rule:
@@ -285,7 +294,7 @@ def _current_view(answer: Answer, current: CurrentSettings, query: Query) -> Tex
     else:
         verdict = f"nothing in {query.evidence_sources} says it trains{_predicted(current)}"
     follows = "the best plan follows" if answer.plans else "nor does any plan (the reason follows)"
-    return Text(f"{said}{verdict}; {follows}{problems}", style="yellow")
+    return Text(f"{said}{verdict}; {follows}", style="yellow")
 
 
 def _predicted(current: CurrentSettings) -> str:

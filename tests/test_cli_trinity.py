@@ -264,6 +264,16 @@ def test_env_is_read_as_pytorch_reads_it(cli, user_config: Path, monkeypatch: py
     assert current["env"] == env and (problem in current["config_problems"]) == (refused is not None)
 
 
+def test_a_long_but_line_wraps_under_its_first_words(cli, tmp_path: Path):
+    config = tmp_path / "megatron.yaml"
+    config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 8192}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+                      "trainer: {trainer_strategy: megatron}\n", encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100")
+    assert status == 0 and ("  but: trainer.trainer_strategy is megatron: the tables and the memory model are FSDP's "
+                            "(fsdp, or fsdp2 for Offload), so the verdict and the plans are for an\n       FSDP trainer\n"
+                            ) in out
+
+
 def test_flags_override_the_config(cli, user_config: Path):
     _, out, _ = cli("--from-config", str(user_config), "--gpu", "a100", "--len", "8192", "--model", "4B", "--json")
     (answer,) = json.loads(out)
