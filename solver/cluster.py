@@ -33,11 +33,11 @@ from solver.model import LeanCpModel
 from solver.query import (
     MAX_ESTIMATED_GPUS,
     ClusterResult,
-    ClusterStatus,
     EstimateMode,
     Placement,
     Plan,
     Query,
+    Status,
     TokenBudgetMode,
     Unplaced,
     check_token_budget,
@@ -440,7 +440,7 @@ def place(
                     # jobs do not fit even with host memory left out.
                     rounded_only = status == cp_model.INFEASIBLE and bool(host_rounded) and not _infeasible_without_host(
                         fleet, options, every_job, solver, deadline)
-                    verdict: ClusterStatus = "infeasible" if status == cp_model.INFEASIBLE and not rounded_only \
+                    verdict: Status = "infeasible" if status == cp_model.INFEASIBLE and not rounded_only \
                         else "unknown"
                     return ClusterResult(status=verdict, objective=None, bound=None, placements=(),
                                          unplaced=_all_unplaced(fleet, verdict, interrupt.caught,
@@ -663,7 +663,7 @@ def _fewest_gpus(fleet: Fleet, options: Sequence[Option]) -> str:
     return f": at their fewest they take {need} of the fleet's {has} GPUs, {packing}{after}"
 
 
-def _all_unplaced(fleet: Fleet, verdict: ClusterStatus, interrupted: bool,
+def _all_unplaced(fleet: Fleet, verdict: Status, interrupted: bool,
                   host_rounded: tuple[str, ...] = (), options: Sequence[Option] = ()) -> tuple[Unplaced, ...]:
     reason = (f"the jobs do not all fit the fleet together{_fewest_gpus(fleet, options)}" if verdict == "infeasible"
               else "interrupted before a placement was found" if interrupted

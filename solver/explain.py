@@ -18,13 +18,10 @@ from time import monotonic
 from ortools.sat.python import cp_model
 
 from solver.memory import GRID, STEP_USABLE, breakdown, estimated_counts, estimated_setting
-from solver.model import RULES, PlanningData, build_model, prepare
+from solver.model import RULES, Combination, PlanningData, build_model, prepare
 from solver.query import Answer, Plan, Query, Reason, counted, failed_settings, least_token_budget, tried_settings
 from solver.solve import answer_for, checked, new_solver
 from solver.tables import Catalog, Setting
-
-Combination = tuple[int, int, int, int]
-"""(trainer GPUs n, Env e, Offload o, SP degree s), e and o as 0/1."""
 
 GPU_RULES = ("budget", "whole_nodes", "rollout_layout", "table_rows")
 SP_RULES = ("sp_divides_gpus", "sp_divides_heads", "sp_kv_heads", "sp_within_node")

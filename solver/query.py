@@ -36,7 +36,6 @@ EstimateMode = Literal["auto", "only", "never"]
 TokenBudgetMode = Literal["default", "auto"]
 """``default``: every plan at Trinity's default ``max_token_len_per_gpu``, ``ceil(2L/s)``, which the tables
 measured; ``auto``: an estimated plan whose default does not fit takes a lower one (`lowered_token_budget`)."""
-ClusterStatus = Literal["optimal", "feasible", "infeasible", "unknown"]
 
 NODE_GPUS = 8
 """GPUs per node unless the request says otherwise (a trainer on more GPUs spans nodes)."""
@@ -736,7 +735,7 @@ class Unplaced(_Frozen):
 class ClusterResult(_Timed):
     """The placement of a fleet's jobs: status, the first objective and its proven bound, and the jobs."""
 
-    status: ClusterStatus
+    status: Status
     objective: int | None = Field(description="placed priority, or nodes used with minimize='nodes'")
     bound: int | None = Field(description="CP-SAT's proven bound on that objective (with `host_rounded`, on the "
                               "placement with the host memory rounded)")
