@@ -561,12 +561,12 @@ def run_calibrate(args: argparse.Namespace) -> int:
     if edges:
         more = "" if args.with_tables or not args.cells else ", or --with-tables to fit with the documented ones too"
         print(f"solve calibrate: warning: {', '.join(edges)} ended at the edge of the plausible range: "
-              f"{fit.observations} observation{'s' if fit.observations != 1 else ''} do not pin the model down; "
+              f"{counted(fit.observations, 'observation')} do not pin the model down; "
               f"add cells{more}", file=sys.stderr)
     if args.out:
         write_atomically(args.out, text)
         within = fit.failures_within_margin or 0
-        print(f"wrote {args.out}: {fit.observations} observation{'s' if fit.observations != 1 else ''}, "
+        print(f"wrote {args.out}: {counted(fit.observations, 'observation')}, "
               f"{fit.wrong_fits} predicted to fit that did not, "
               f"{fit.wrong_failures} predicted not to fit that did"
               + (f", and {within} that fit but not within the default safety margin of {DEFAULT_MARGIN} (plans "
@@ -787,7 +787,7 @@ def run_tables(args: argparse.Namespace) -> int:
         else:
             for line in found:
                 print(f"warning: {line}")
-            print(f"{len(found)} contradiction{'s' if len(found) != 1 else ''} in {len(list(catalog.cells()))} cells")
+            print(f"{counted(len(found), 'contradiction')} in {len(list(catalog.cells()))} cells")
         return NO_PLAN if found else 0
     if args.json:
         sys.stdout.write(cells_json(catalog.cells()) + "\n")

@@ -107,7 +107,7 @@ class Query(_Frozen):
     @property
     def within_budget(self) -> str:
         """The budget in words: ``within 6 GPUs``, or ``on exactly 6 GPUs`` with `exact`."""
-        gpus = f"{self.budget_gpus} GPU{'s' if self.budget_gpus != 1 else ''}"
+        gpus = counted(self.budget_gpus, "GPU")
         return f"on exactly {gpus}" if self.exact else f"within {gpus}"
 
     @property

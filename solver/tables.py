@@ -1050,7 +1050,7 @@ def _validation_message(path: Path, raw: Any, error: ValidationError, recheck: C
             problem += f", got {brief(first['input'])}"
     where = _describe_location(raw, location)
     more = len({_data_location(raw, tuple(e["loc"])) for e in errors}) - 1
-    extra = f" (and {more} more problem{'s' if more > 1 else ''})" if more else ""
+    extra = f" (and {counted(more, 'more problem')})" if more else ""
     return f"{path}: {where + ': ' if where else ''}{problem}{extra}"
 
 
