@@ -460,7 +460,6 @@ class _Words:
                 f"{self._predictions(n, length, list(dict.fromkeys(unmeasured)))}")))
         return reasons
 
-
     def _lowered(self, n: int, length: int, combinations: list[Combination]) -> str:
         """With --token-budget auto: why a lowered budget does not save these settings either, in words (the
         tables measured Trinity's default); empty otherwise."""
