@@ -145,6 +145,7 @@ def apply_lines(plan: Plan, model: Model) -> list[str]:
     lines.append(f"trainer.max_token_len_per_gpu: {plan.max_token_len_per_gpu}")
     if plan.offload:
         lines.append("trainer.trainer_strategy: fsdp2")
+        lines.append("trainer.save_hf_checkpoint: never   # as in the source's offload measurements")
         lines.append(
             "trainer.trainer_config.actor_rollout_ref.{actor,ref}.fsdp_config: "
             "{param_offload: true, optimizer_offload: true, offload_policy: true}"

@@ -71,6 +71,31 @@ def _safe_load(text: str) -> Any:
     return YAML(typ="safe", pure=True).load(io.StringIO(text))
 
 
+def _leaves(mapping: Any, path: tuple[str, ...] = ()) -> dict[str, Any]:
+    """Every leaf of nested mappings, by its dotted path."""
+    if not isinstance(mapping, dict):
+        return {".".join(path): mapping}
+    return {key: value for name, child in mapping.items() for key, value in _leaves(child, (*path, name)).items()}
+
+
+@pytest.mark.parametrize("plan_of", [vanilla_plan, sp2_plan, long_plan])
+def test_the_apply_lines_set_what_the_fragment_sets(plan_of):
+    # The plan's summary (apply) and the Trinity fragment are written apart: the same keys and values.
+    from solver.render import apply_lines
+
+    plan, model = plan_of(), catalog().model("4B")
+    applied = {}
+    for line in apply_lines(plan, model):
+        if line.startswith("export "):
+            continue
+        key, _, value = line.partition("#")[0].partition(": ")
+        for named in ([key.replace("{actor,ref}", role) for role in ("actor", "ref")] if "{" in key else [key]):
+            applied.update({f"{named}.{leaf}": setting for leaf, setting in _leaves(_safe_load(value)).items()}
+                           if value.startswith("{") else {named: _safe_load(value)})
+    fragment = _leaves(_safe_load(trinity_fragment(plan, model)))
+    assert applied == fragment
+
+
 def _with_model_path(fragment: str, model_path: str = "Qwen/Qwen3-4B") -> str:
     """The fragment as a whole config: users keep their own model.model_path, so add one under model."""
     assert "\nmodel:\n" in fragment
