@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from pathlib import Path
 
@@ -222,9 +223,17 @@ def test_contradictions_are_reported_not_fixed(tmp_path: Path):
     assert catalog.gpu("a100").tables[3].rows[10].setting("Qwen3-14B") == Setting()  # kept as written
 
 
-def test_solve_tables_check(cli):
+def test_solve_tables_check(cli, edited_a100_tables, monkeypatch: pytest.MonkeyPatch):
     status, out, err = cli("tables", "--check")
     assert (status, out, err) == (0, "0 contradictions in 560 cells\n", "")
+    assert cli("tables", "--check", "--json") == (0, "[]\n", "")
+    # A contradiction is named, and the exit status is 1 (as for a question without a plan).
+    edited = edited_a100_tables(lambda text: text.replace('{max_model_len: 16384, cells: {Qwen3-0.6B: vanilla',
+                                                          '{max_model_len: 16384, cells: {Qwen3-0.6B: Env', 1))
+    monkeypatch.setattr("solver.cli.load_catalog", lambda: edited)
+    found = "A100-80GB, 1 GPU, Qwen3-0.6B: Env at 16384 but vanilla trains at the longer 20480"
+    assert cli("tables", "--check") == (1, f"warning: {found}\n1 contradiction in 560 cells\n", "")
+    assert cli("tables", "--check", "--json") == (1, json.dumps([found], indent=2) + "\n", "")
 
 
 @pytest.mark.parametrize(("name", "canonical"), [

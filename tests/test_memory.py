@@ -991,6 +991,13 @@ def test_cli_memory_with_a_token_budget(cli):
         in " ".join(out.split())
     status, out, err = cli(*flags, "--token-budget", "60000")
     assert (status, out) == (2, "") and "must be at least ceil(131072 / 2) = 65536" in err
+    # A length that SP does not divide: the least budget rounds up.
+    odd = ("memory", "--model", "4B", "--gpu", "h100", "--gpus", "2", "--len", "10001", "--sp", "2")
+    assert cli(*odd, "--token-budget", "5000") == (2, "", (
+        "solve memory: error: --token-budget 5000 holds no sequence of 10001 tokens with SP=2: it must be at least "
+        "ceil(10001 / 2) = 5001\n"))
+    status, out, _ = cli(*odd, "--token-budget", "5001", "--json")
+    assert (status, json.loads(out)["tokens_per_gpu"]) == (0, 5001)
 
 
 @pytest.mark.parametrize(("head", "message"), [

@@ -365,7 +365,7 @@ def _estimate_queries(count: int) -> list[dict]:
                  "objective": objective, "budget_gpus": rng.choice([1, 3, 6, 8, 12, 16]),
                  "node_gpus": rng.choice([4, 8])}
         if objective != "max_len":
-            query["max_model_len"] = rng.choice([8192, 30000, 65536, 131072])
+            query["max_model_len"] = rng.choice([8192, 30001, 65536, 99999, 131072])  # odd: ceil(L / SP) matters
         if objective != "min_gpus" and rng.random() < 0.3:
             query["exact"] = True
         if rng.random() < 0.3:
