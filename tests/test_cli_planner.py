@@ -177,6 +177,7 @@ def test_exit_1_when_some_answer_has_no_plan(cli):
          "solve: error: --sp 8 is not allowed with nodes of 4 GPUs (--node-gpus): an SP group must fit in one node"),
         # One SP group would take more GPUs than the budget has: refused, not answered "nothing trains with --sp 8".
         (["--model", "4B", "--len", "32k", "--sp", "8", "--gpus", "4"], "solve: error: --sp 8 needs at least 8 trainer GPUs, more than the budget of 4 (the degrees up to 4 that Qwen3-4B's heads allow: 1, 2, 4)"),
+        (["--model", "4B", "--len", "32k", "--sp", "4", "--gpus", "3"], "solve: error: --sp 4 needs at least 4 trainer GPUs, more than the budget of 3 (the degrees up to 3 that Qwen3-4B's heads allow: 1, 2)"),
         (["--model", "4B", "--len", "8192", "--time-limit", "0"], "solve: error: argument --time-limit: must be a number above 0 and at most 1000000000, got 0"),
         (["--model", "4B", "--len", "8192", "--time-limit", "inf"], "solve: error: argument --time-limit: must be a number above 0 and at most 1000000000, got inf"),
         (["--model", "4B", "--len", "8192", "--time-limit", "1e10"], "solve: error: argument --time-limit: must be a number above 0 and at most 1000000000, got 1e10"),
@@ -636,3 +637,8 @@ def test_one_gpu_is_one_gpu_in_words(cli):
     words = " ".join(out.split())
     assert status == 0 and "Env + Offload on 1 of 1 GPU\n" in out and "Env + Offload on 1 GPU at 24576" in words
     assert "1 GPUs" not in words
+
+
+def test_an_sp_group_as_large_as_the_budget_is_allowed(cli):
+    status, out, _ = cli("--model", "4B", "--len", "32k", "--sp", "4", "--gpus", "4", "--gpu", "a100", "--json")
+    assert status == 0 and json.loads(out)[0]["plans"][0]["sp"] == 4

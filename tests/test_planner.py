@@ -87,6 +87,17 @@ def test_a_base_model_is_planned_from_its_releases_cells_with_its_own_native_con
         assert base.plans == own.plans and base.plans[0].rope_scaling_factor is None
 
 
+def test_plans_of_equal_cost_rank_by_sp_then_env_then_offload():
+    # Env and Offload weighing the same: Offload without Env (0.505) ties with Env (0.505); the tie-break puts
+    # the setting without Env first, as the reference does.
+    weights = Weights(offload=0.01, sp=0.1, env=0.01)
+    request = {"model": "Qwen3-4B", "gpu": "A100-80GB", "max_model_len": 4096, "budget_gpus": 2, "exact": True}
+    (answer,) = plan(make_query(CATALOG, top=3, weights=weights, **request), CATALOG)
+    assert [(p.setting.label, p.cost) for p in answer.plans] == [("vanilla", 0.5), ("Offload", 0.505), ("Env", 0.505)]
+    assert [p.model_dump(mode="json") for p in answer.plans] == enumerate_plans(
+        CATALOG, objective="cheapest", weights=weights, **request)[:3]
+
+
 def test_fewest_gpus_for_a_long_context():
     answer = solve_one("A100-80GB", model="8B", objective="min_gpus", max_model_len=65536)
     best = answer.plans[0]
