@@ -10,6 +10,7 @@ from fractions import Fraction
 import pytest
 from reference import PLAN_KEYS, check_plan, enumerate_plans, exact_cost
 
+from solver.memory import breakdown
 from solver.query import make_query
 from solver.solve import plan as solve_plan
 from solver.tables import QueryError, Setting, Weights, load_catalog, load_memory_model, load_weights
@@ -62,8 +63,8 @@ def test_max_len_a100_4b_budget_6_uses_4_gpus():
         "cost": float(Fraction(1, 4) * 2 * Fraction(13, 10) * Fraction(101, 100)),
         "evidence": "documented",
         "source": {"model": "Qwen3-4B", "gpus": 4, "max_model_len": 102400, "setting": "Env + Offload + SP=4"},
-        "memory_gb": best["memory_gb"],  # the memory model's prediction, checked by check_plan
-        "headroom_gb": best["headroom_gb"],
+        # The memory model's prediction for this plan: 4 GPUs, Env + Offload + SP=4, 51200 tokens per GPU.
+        **_predicted("Qwen3-4B", 80.0, 4, Setting(env=True, offload=True, sp=4), 102400),
         # Offload: the host memory for the states of all 4 GPUs (one node), 16 bytes per parameter times
         # the shipped states multiplier, and the reference model's bf16 weights, 2 bytes per parameter
         "host_memory_gb": round((load_memory_model().coefficients.states * 16 + 2) * 4.022e9 / 2**30, 1),
@@ -251,6 +252,13 @@ def test_check_plan_accepts_every_enumerated_plan(query):
         assert check_plan(CATALOG, plan, **query_of(query)) == [], plan
 
 
+def _predicted(model: str, memory_gib: float, gpus: int, setting: Setting, length: int) -> dict[str, float]:
+    """The shipped memory model's figures for a plan, as a plan reports them (GiB, to 0.01)."""
+    memory = load_memory_model()
+    found = breakdown(CATALOG.model(model), memory_gib, gpus, setting, length, memory.coefficients, memory.margin)
+    return {"memory_gb": round(found.total_gib, 2), "headroom_gb": round(found.headroom_gib, 2)}
+
+
 GOOD_QUERY = dict(gpu="A100-80GB", model="Qwen3-8B", budget_gpus=4, exact=True, max_model_len=32768)
 GOOD_PLAN = {
     "gpus": 4,
@@ -264,8 +272,7 @@ GOOD_PLAN = {
     "cost": 0.325,
     "evidence": "documented",
     "source": {"model": "Qwen3-8B", "gpus": 4, "max_model_len": 32768, "setting": "SP=4"},
-    "memory_gb": 61.18,  # the shipped memory model's prediction for this plan
-    "headroom_gb": 10.1,
+    **_predicted("Qwen3-8B", 80.0, 4, Setting(sp=4), 32768),  # 61.18 GiB, 10.1 to spare
     "host_memory_gb": None,  # no Offload
     "beyond_calibration": [],  # documented
     "nodes": None,  # no rollout GPUs asked for
