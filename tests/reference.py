@@ -36,6 +36,10 @@ A plan is a dict with exactly the keys of `PLAN_KEYS`. In short:
   multiple of 1024), and its max_token_len_per_gpu is ceil(2L / s) when that is <= Tc, else the larger
   of ceil(L / s) and Tc rounded down to a multiple of 1024; its memory fields are the memory model's at
   that budget.
+
+What it shares with the solver: the memory model's arithmetic (`solver.memory.breakdown`), for the memory
+figures and for whether an estimate fits. That arithmetic is checked on its own, by hand, in
+tests/test_memory.py; here the question is whether the planner picks, ranks and reports plans by it.
 """
 
 from __future__ import annotations

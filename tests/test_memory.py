@@ -74,6 +74,32 @@ def test_breakdown_arithmetic_by_hand():
     assert with_env.usable_gib == pytest.approx(80 * 0.95 * 0.98)
 
 
+def test_the_readme_plans_breakdown_by_hand_with_the_shipped_coefficients():
+    # Qwen3-4B (hidden 2560, 36 layers, intermediate 9728, vocab 151936, 4.022 B parameters) on 4 A100s
+    # (80 GiB), Env + Offload + SP=4 at 102400: T = ceil(2 * 102400 / 4) = 51200 tokens per GPU.
+    c = load_memory_model().coefficients
+    tokens, hidden, layers, vocab, gib = 51200, 2560, 36, 151936, 2**30
+    expected = {
+        "states": 0.0,  # offloaded
+        "gathered": c.gathered * 4 * (vocab * hidden + 4.022e9 / layers) / gib,
+        "checkpoints": c.checkpoints * 2 * tokens * hidden * layers / gib,
+        "logits": c.logits * 4 * tokens * vocab / gib,
+        "recompute": c.recompute * 2 * tokens * (hidden + 9728) / gib,
+        "sp_buffers": c.sp_buffers * 2 * tokens * hidden / gib,
+        "fragmentation": 0.0,  # Env
+        "overhead": c.overhead,
+    }
+    # The per-token terms clear the physical floor, 2 hidden (layers + 1) + 7 vocab bytes a token, so it adds nothing.
+    per_token = expected["checkpoints"] + expected["logits"] + expected["recompute"]
+    assert per_token > tokens * (2 * hidden * (layers + 1) + 7 * vocab) / gib
+    result = breakdown(CATALOG.model("4B"), 80, 4, Setting(env=True, offload=True, sp=4), 102400, c, 0.01)
+    assert result.tokens_per_gpu == tokens
+    assert result.terms.model_dump() == {term: pytest.approx(value) for term, value in expected.items()}
+    assert result.total_gib == pytest.approx(sum(expected.values())) and round(result.total_gib, 1) == 68.1
+    assert result.usable_gib == pytest.approx(80 * c.usable_env * 0.99)  # the README: 5.8 GiB to spare
+    assert round(result.usable_gib - result.total_gib, 1) == 5.8
+
+
 def test_calibration_reproduces_the_committed_coefficients():
     coefficients, fit = calibrate(observations(CATALOG))
     committed = load_memory_model()
