@@ -540,14 +540,19 @@ def run_calibrate(args: argparse.Namespace) -> int:
         print(f"solve calibrate: warning: your cells contradict themselves, and the fit takes both sides: {own[0]}"
               f"{more} (memory only grows with the length and shrinks with more GPUs; check the cells)",
               file=sys.stderr)
+    clashes: list[str] = []
     if args.cells and args.with_tables:
         evidence += observations(catalog)
-        clashes = contradictions(gpu_types or [], catalog.documented_gpu_types)
+        clashes += contradictions(gpu_types or [], catalog.documented_gpu_types)
+        for measured in gpu_types or []:  # and across GPU counts: those the shipped tables lack, beside theirs
+            counts = {table.gpus for known in catalog.gpu_types if known.name == measured.name for table in known.tables}
+            apart = measured.model_copy(update={"tables": tuple(t for t in measured.tables if t.gpus not in counts)})
+            clashes += catalog.contradictions_added_by(apart) if apart.tables else []
         if clashes:
             more = f"; and {len(clashes) - 1} more" if len(clashes) > 1 else ""
-            print(f"solve calibrate: warning: {counted(len(clashes), 'cell')} of yours "
-                  f"{'contradicts' if len(clashes) == 1 else 'contradict'} the documented tables, and the fit takes "
-                  f"both sides: {clashes[0]}{more}", file=sys.stderr)
+            print(f"solve calibrate: warning: your cells contradict the documented tables "
+                  f"({counted(len(clashes), 'contradiction')}), and the fit takes both sides: {clashes[0]}{more}",
+                  file=sys.stderr)
     if not evidence:
         raise QueryError("no cells to calibrate on")
     coefficients, fit = calibrate(evidence)
@@ -560,9 +565,10 @@ def run_calibrate(args: argparse.Namespace) -> int:
     edges = at_bounds(coefficients)
     if edges:
         more = "" if args.with_tables or not args.cells else ", or --with-tables to fit with the documented ones too"
+        mend = "mend the contradictions above, or " if own or clashes else ""
         print(f"solve calibrate: warning: {', '.join(edges)} ended at the edge of the plausible range: "
               f"{counted(fit.observations, 'observation')} do not pin the model down; "
-              f"add cells{more}", file=sys.stderr)
+              f"{mend}add cells{more}", file=sys.stderr)
     if args.out:
         write_atomically(args.out, text)
         within = fit.failures_within_margin or 0

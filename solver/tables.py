@@ -795,18 +795,23 @@ class Catalog(_Frozen):
             catalog = self.with_tables(measured)
         except QueryError as error:
             raise QueryError(f"{path}: {error}") from None
+        added = self.contradictions_added_by(measured)
+        if added:
+            more = f" (and {len(added) - 1} more)" if len(added) > 1 else ""
+            raise TableError(f"{path}: {added[0]}{more}: memory only grows with the length and shrinks with more "
+                             "GPUs; check the cells")
+        return catalog
+
+    def contradictions_added_by(self, measured: GpuType) -> list[str]:
+        """The `contradictions` that `measured`'s tables would add to this catalogue's (merged by `with_tables`,
+        which raises `QueryError` for a GPU count with a table already), in words."""
 
         def contradictions_on(within: Catalog) -> list[str]:  # only the measured GPU type's tables can add some
             return within.model_copy(update={"gpu_types": tuple(
                 g for g in within.gpu_types if g.name == measured.name)}).contradictions()
 
         before = set(contradictions_on(self))
-        added = [found for found in contradictions_on(catalog) if found not in before]
-        if added:
-            more = f" (and {len(added) - 1} more)" if len(added) > 1 else ""
-            raise TableError(f"{path}: {added[0]}{more}: memory only grows with the length and shrinks with more "
-                             "GPUs; check the cells")
-        return catalog
+        return [found for found in contradictions_on(self.with_tables(measured)) if found not in before]
 
     def for_fleet(self, fleet: Fleet) -> Catalog:
         """This catalogue with the models and GPU types `fleet` describes (`Fleet.models`, `Fleet.gpu_types`)."""

@@ -655,8 +655,18 @@ def test_cli_calibrate_names_cells_that_contradict_the_tables_and_files_given_tw
                   "A100-80GB, 4 GPUs, Qwen3-8B: - at 4096 but Env trains at the longer 12288; and 1 more")
     status, out, err = cli("calibrate", "--cells", str(mine), "--with-tables")
     assert status == 0 and out.startswith("# Memory-model coefficients") and err.startswith(themselves) and (
-        "solve calibrate: warning: 2 cells of yours contradict the documented tables, and the fit takes both sides: "
-        "A100-80GB, 4 GPUs, Qwen3-8B at 4096: yours '-', the table's 'vanilla'; and 1 more\n") in err
+        "solve calibrate: warning: your cells contradict the documented tables (2 contradictions), and the fit takes "
+        "both sides: A100-80GB, 4 GPUs, Qwen3-8B at 4096: yours '-', the table's 'vanilla'; and 1 more\n") in err
+    # Across GPU counts too: Env + Offload on 8 A100s where the tables for fewer train vanilla.
+    more = tmp_path / "more.yaml"
+    more.write_text('gpu: A100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n  - gpus: 8\n    section: "8 x A100"\n'
+                    '    models: [Qwen3-4B]\n    rows:\n      - {max_model_len: 8192, cells: {Qwen3-4B: Env + Offload}}\n',
+                    encoding="utf-8")
+    status, _, err = cli("calibrate", "--cells", str(more), "--with-tables")
+    assert status == 0 and (
+        "solve calibrate: warning: your cells contradict the documented tables (3 contradictions), and the fit takes "
+        "both sides: A100-80GB, Qwen3-4B at 8192: vanilla trains on 2 GPUs but 8 GPUs need Env + Offload; and 2 "
+        "more\n") in err and "mend the contradictions above, or add cells" in err
     status, out, err = cli("calibrate", "--cells", str(mine))  # alone, only their own contradiction
     assert status == 0 and err.startswith(themselves) and "documented tables" not in err
     assert cli("calibrate", "--cells", str(mine), "--cells", str(tmp_path / "." / "mine.yaml")) == (
