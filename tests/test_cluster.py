@@ -196,6 +196,18 @@ def test_a_reason_says_where_host_memory_rules_out_the_count_a_layout_needs(tmp_
     assert [p["trainer_gpus"] for p in solved(instance, tmp_path)["placements"]] == [8]
 
 
+def test_an_at_least_job_takes_the_tables_longest_where_they_give_it_a_way(tmp_path: Path):
+    # Qwen3-4B on a node of 8 A100s: the tables reach 102400 (Env + Offload + SP=4 on 4 GPUs); an estimate on
+    # 8 GPUs reaches further, which a job asking for more than the tables reach gets.
+    instance = {"pools": [{"name": "a", "gpu": "a100", "nodes": 1, "gpus_per_node": 8}],
+                "jobs": [{"name": "j", "model": "4B", "max_model_len": {"at_least": 32768}}]}
+    [placement] = solved(instance, tmp_path)["placements"]
+    assert (placement["plan"]["max_model_len"], placement["plan"]["evidence"]) == (102400, "documented")
+    instance["jobs"][0]["max_model_len"] = {"at_least": 102401}
+    [placement] = solved(instance, tmp_path)["placements"]
+    assert placement["plan"]["max_model_len"] > 200000 and placement["plan"]["evidence"] == "estimated"
+
+
 def test_counts_without_a_table_are_estimated_unless_estimates_are_off(tmp_path: Path):
     # The A100 tables stop at 6 GPUs, where Qwen3-8B reaches 98304 tokens at most; 8 A100s (SP=8, estimated)
     # train it at 131072, as `solve --model 8B --len 131072 --gpus 8 --gpu A100` says.
