@@ -35,11 +35,10 @@ from solver.query import (
     MAX_ESTIMATED_GPUS,
     NODE_GPUS,
     TablesVerdict,
-    sp_rule_violation,
     token_budget,
     whole_nodes_violation,
 )
-from solver.tables import CalibrationRange, Coefficients, Model, Setting
+from solver.tables import CalibrationRange, Coefficients, Model, Setting, sp_rule_violation
 
 GIB = 1024**3
 DEFAULT_MARGIN = 0.01

@@ -27,6 +27,7 @@ from solver.tables import (
     counted,
     load_memory_model,
     load_weights,
+    sp_rule_violation,
 )
 
 Objective = Literal["cheapest", "max_len", "min_gpus"]
@@ -647,15 +648,6 @@ def check_counts(*counts: tuple[str, int | None, int]) -> None:
             raise QueryError(f"{name} must be at least 1, got {brief(value)}")
         if value is not None and value > most:
             raise QueryError(f"{name} must be at most {most}, got {brief(value)}")
-
-
-def sp_rule_violation(attention_heads: int, kv_heads: int, sp: int) -> str | None:
-    """Why a model's heads rule out SP degree `sp` (Trinity and verl's checks), or None if they allow it."""
-    if attention_heads % sp:
-        return f"SP={sp} does not divide its {attention_heads} attention heads"
-    if kv_heads % sp and sp % kv_heads:
-        return f"SP={sp} and its {kv_heads} KV heads do not divide one another"
-    return None
 
 
 def whole_nodes_violation(gpus: int, node_gpus: int, source: str = "--node-gpus") -> str | None:

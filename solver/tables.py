@@ -1141,6 +1141,15 @@ def load_gpu_type(path: Path, models: tuple[Model, ...], hardware: tuple[GpuType
     and driver-reported memory it takes."""
     names = {_normalise(name): model.name for model in models for name in (model.name, *model.aliases)}
     tabled = _validate(GpuType, path, context={"models": [model.name for model in models], "names": names})
+    by_name = {model.name: model for model in models}
+    for table in tabled.tables:  # a setting no run can have: the model's heads rule its SP degree out
+        for row in table.rows:
+            for name, setting in row.cells:
+                heads = setting and sp_rule_violation(by_name[name].num_attention_heads,
+                                                      by_name[name].num_key_value_heads, setting.sp)
+                if heads:
+                    raise TableError(f"{path}: table gpus={table.gpus}, row max_model_len={row.max_model_len}, "
+                                     f"{name}: {heads} (Trinity and verl refuse it)")
     known = next((gpu for wanted in dict.fromkeys((_normalise(tabled.name), smi_name_form(tabled.name)))
                   for gpu in hardware if wanted in {_normalise(name) for name in (gpu.name, *gpu.aliases)}), None)
     if known is None:
@@ -1317,6 +1326,15 @@ class _Brief(reprlib.Repr):
 _BRIEF = _Brief()
 _BRIEF.maxlevel, _BRIEF.maxstring, _BRIEF.maxlong, _BRIEF.maxother = 3, 100, 5000, 100
 _BRIEF.maxlist = _BRIEF.maxtuple = _BRIEF.maxdict = _BRIEF.maxset = 6
+
+
+def sp_rule_violation(attention_heads: int, kv_heads: int, sp: int) -> str | None:
+    """Why a model's heads rule out SP degree `sp` (Trinity and verl's checks), or None if they allow it."""
+    if attention_heads % sp:
+        return f"SP={sp} does not divide its {attention_heads} attention heads"
+    if kv_heads % sp and sp % kv_heads:
+        return f"SP={sp} and its {kv_heads} KV heads do not divide one another"
+    return None
 
 
 def counted(number: int, noun: str) -> str:

@@ -44,7 +44,6 @@ from solver.query import (
     Plan,
     index_range,
     least_token_budget,
-    sp_rule_violation,
     token_budget,
     whole_nodes_violation,
 )
@@ -56,6 +55,7 @@ from solver.tables import (
     OneLineError,
     brief,
     model_name_from_path,
+    sp_rule_violation,
     yaml_limit,
 )
 
