@@ -633,8 +633,7 @@ def run_memory(args: argparse.Namespace) -> int:
                  f"{args.max_model_len} tokens ({result.tokens_per_gpu} per GPU"
                  f"{', your token budget' if args.token_budget else ''}), margin {margin:g}")
         _console().print(memory_view(result, label, gpu.name, model.name, own_budget=args.token_budget is not None))
-    trains = result.fits if result.tables is None else result.tables.trains  # where the tables speak, they decide
-    return 0 if trains else NO_PLAN
+    return 0 if result.trains else NO_PLAN
 
 
 def _fleet_and_catalog(path: Path, cells: Sequence[Path]) -> tuple[Fleet, Catalog]:

@@ -107,10 +107,15 @@ class Breakdown(_Frozen):
         return self.total_gib <= self.usable_gib and self.step_fits
 
     @property
+    def step_binds(self) -> bool:
+        """Whether the optimizer step (without Offload) has less room than the activations: `headroom_gib` is its."""
+        return bool(self.step_gib) and STEP_USABLE * self.memory_gib - self.step_gib < self.usable_gib - self.total_gib
+
+    @property
     def headroom_gib(self) -> float:
-        """Usable memory left (negative when it does not fit), or what the optimizer step lacks when only it does
-        not."""
-        if self.total_gib <= self.usable_gib and not self.step_fits:
+        """Memory left at the tighter of the two peaks, negative for what it lacks: the activations against the
+        usable memory, and without Offload the optimizer step against its share (`step_binds`)."""
+        if self.step_binds:
             return STEP_USABLE * self.memory_gib - self.step_gib
         return self.usable_gib - self.total_gib
 
@@ -132,6 +137,11 @@ class MemoryEstimate(Breakdown):
     tables: TablesVerdict | None = Field(default=None, description=(
         "what the GPU type's tables say of the same setting, count and length (they decide where they speak); "
         "None where they say nothing"))
+
+    @property
+    def trains(self) -> bool:
+        """The verdict, as `solve memory`'s exit status gives it: the tables' where they speak, else `fits`."""
+        return self.fits if self.tables is None else self.tables.trains
 
 
 def estimated_counts(node_gpus: int, budget: int = MAX_ESTIMATED_GPUS) -> tuple[int, ...]:

@@ -158,7 +158,9 @@ class Plan(_Frozen):
     evidence: Evidence
     source: SourceCell | None = Field(description="the documented cell it rests on; null when estimated")
     memory_gb: float = Field(description="the memory model's predicted peak per trainer GPU, GiB")
-    headroom_gb: float = Field(description="usable memory (less the safety margin) left over, GiB")
+    headroom_gb: float = Field(description=(
+        "memory left over at the tighter peak, GiB: the activations' usable memory (less the safety margin) or, "
+        "without Offload, the optimizer step's share where that is tighter"))
     host_memory_gb: float | None = Field(default=None, description=(
         "with Offload: host memory per node that the states need, GiB (what --host-ram is checked against); "
         "null without Offload"))

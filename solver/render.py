@@ -447,9 +447,9 @@ def memory_view(result: MemoryEstimate, label: str, gpu: str, model: str, own_bu
     view.add_row(Text("total", style="bold"), Text(f"{result.total_gib:.2f}", style="bold"))
     view.add_row("usable", f"{result.usable_gib:.2f}")
     fits = result.fits
-    only_step = result.total_gib <= result.usable_gib and not result.step_fits
-    verdict = (f"fits: {result.headroom_gib:.2f} GiB of the usable memory to spare" if fits
-               else f"does not fit: the optimizer step is {-result.headroom_gib:.2f} GiB over" if only_step
+    spare = "to spare at the optimizer step" if result.step_binds else "of the usable memory to spare"
+    verdict = (f"fits: {result.headroom_gib:.2f} GiB {spare}" if fits
+               else f"does not fit: the optimizer step is {-result.headroom_gib:.2f} GiB over" if result.step_binds
                else f"does not fit: {-result.headroom_gib:.2f} GiB over")
     if result.step_gib:  # without Offload: the optimizer step's own peak, the states and Adam's temporary
         step = STEP_USABLE * result.memory_gib
@@ -487,10 +487,13 @@ def memory_view(result: MemoryEstimate, label: str, gpu: str, model: str, own_bu
 
 def memory_json(result: MemoryEstimate, asked: dict[str, Any]) -> str:
     """A breakdown as JSON: what was `asked` (model, GPU, count, length, setting, margin), then the terms,
-    total, usable, memory, tokens per GPU, the longest length that fits, whether this one fits (by the
-    memory model), and ``tables``: what the tables say of it (``trains``, ``evidence``, ``source``), null
-    where they say nothing; GiB rounded to 4 decimals (0.1 MiB)."""
-    figures = {**result.model_dump(mode="json"), "fits": result.fits, "headroom_gib": result.headroom_gib}
+    total, usable, memory, tokens per GPU, the longest length that fits, ``tables``: what the tables say of
+    it (``trains``, ``evidence``, ``source``), null where they say nothing; whether the optimizer step and the
+    whole fit by the memory model (``step_fits``, ``fits``), the room left at the tighter peak
+    (``headroom_gib``), and the verdict (``trains``: the tables' where they speak); GiB rounded to 4 decimals
+    (0.1 MiB)."""
+    figures = {**result.model_dump(mode="json"), "step_fits": result.step_fits, "fits": result.fits,
+               "headroom_gib": result.headroom_gib, "trains": result.trains}
     return json.dumps({**asked, **_rounded(figures)}, indent=2)
 
 

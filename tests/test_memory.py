@@ -1218,3 +1218,26 @@ def test_solve_memory_says_when_only_the_optimizer_step_does_not_fit(cli):
                          "--env")
     assert status == 1 and "does not fit: the optimizer step is 0.02 GiB over; the optimizer step takes 77.28 GiB " \
                            "of the 77.26 it may (97% of the memory): too much" in " ".join(out.split())
+
+
+def test_solve_memory_json_gives_the_verdict_beside_the_memory_models_own(cli):
+    # The H20 table for 4 GPUs says Env + SP=4 at 61440 for Qwen3-8B, so SP=4 without Env ran out of memory
+    # there, where the memory model predicts it fits: the table decides, and `trains` says so.
+    status, out, _ = cli("memory", "--model", "8B", "--gpu", "h20", "--gpus", "4", "--len", "61440", "--sp", "4", "--json")
+    found = json.loads(out)
+    assert (status, found["fits"], found["step_fits"], found["trains"], found["tables"]["trains"]) == (
+        1, True, True, False, False)
+
+
+def test_headroom_is_the_room_at_the_tighter_peak():
+    # Qwen3-32B on 8 GPUs of 80 GiB with Env at 1024 tokens: the activations leave 1.53 GiB, the optimizer
+    # step (20 bytes per parameter of the shard, 97% of the memory) only 0.32.
+    gpu = CATALOG.gpu("a100")  # 80 GiB as the driver reports it
+    result = breakdown(CATALOG.model("32B"), gpu.memory_gib, 8, Setting(env=True), 1024, load_memory_model().coefficients,
+                       load_memory_model().margin)
+    assert result.fits and result.step_binds
+    assert result.headroom_gib == pytest.approx(0.97 * 80 - result.step_gib)
+    assert result.headroom_gib < result.usable_gib - result.total_gib
+    with_offload = breakdown(CATALOG.model("32B"), gpu.memory_gib, 8, Setting(env=True, offload=True), 1024,
+                             load_memory_model().coefficients, load_memory_model().margin)
+    assert not with_offload.step_binds and with_offload.headroom_gib == with_offload.usable_gib - with_offload.total_gib
