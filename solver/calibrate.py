@@ -28,7 +28,6 @@ from solver.memory import (
 )
 from solver.query import counted, failed_settings, token_budget
 from solver.tables import (
-    NO_SETTING,
     CalibrationRange,
     Catalog,
     Coefficients,
@@ -37,6 +36,7 @@ from solver.tables import (
     Model,
     QueryError,
     Setting,
+    cell_text,
 )
 
 GAP = 0.005
@@ -104,12 +104,8 @@ def contradictions(mine: Iterable[GpuType], documented: Iterable[GpuType]) -> li
                     key = (gpu.name, table.gpus, name, row.max_model_len)
                     if key in known and known[key] != row.setting(name):
                         found.append(f"{gpu.name}, {counted(table.gpus, 'GPU')}, {name} at {row.max_model_len}: yours "
-                                     f"{_label(row.setting(name))!r}, the table's {_label(known[key])!r}")
+                                     f"{cell_text(row.setting(name))!r}, the table's {cell_text(known[key])!r}")
     return found
-
-
-def _label(setting: Setting | None) -> str:
-    return setting.label if setting is not None else NO_SETTING
 
 
 def calibrate(evidence: Iterable[Observation]) -> tuple[Coefficients, FitSummary]:

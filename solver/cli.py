@@ -538,8 +538,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
     if own:
         more = f"; and {len(own) - 1} more" if len(own) > 1 else ""
         print(f"solve calibrate: warning: your cells contradict themselves, and the fit takes both sides: {own[0]}"
-              f"{more} (memory only grows with the length and shrinks with more GPUs; check the cells)",
-              file=sys.stderr)
+              f"{more}; check the cells", file=sys.stderr)
     clashes: list[str] = []
     if args.cells and args.with_tables:
         evidence += observations(catalog)

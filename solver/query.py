@@ -14,7 +14,6 @@ from solver.tables import (
     MAX_GPUS,
     MAX_HOST_RAM_GB,
     MAX_TOKENS,
-    NO_SETTING,
     Catalog,
     MemoryModel,
     Model,
@@ -23,6 +22,7 @@ from solver.tables import (
     Table,
     Weights,
     brief,
+    cell_text,
     check_types,
     counted,
     load_memory_model,
@@ -471,7 +471,7 @@ def tables_verdict(model: Model, rows: Sequence[tuple[int, int]], settings: Mapp
     cell = settings.get((gpus, row))
     return TablesVerdict(trains=False, evidence=None,
                          source=SourceCell(model=columns[gpus], gpus=gpus, max_model_len=row,
-                                           setting=cell.label if cell else NO_SETTING))
+                                           setting=cell_text(cell)))
 
 
 def make_query(

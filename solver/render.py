@@ -38,6 +38,7 @@ from solver.tables import (
     Model,
     Setting,
     Source,
+    cell_text,
 )
 
 SHADES = (
@@ -100,7 +101,7 @@ def tables_view(catalog: Catalog) -> Group:
                 view.add_column(model, no_wrap=True)
             for row in table.rows:
                 cells = [
-                    Text(setting.label if setting else NO_SETTING, style=setting_style(setting))
+                    Text(cell_text(setting), style=setting_style(setting))
                     for _, setting in row.cells
                 ]
                 view.add_row(str(row.max_model_len), *cells)

@@ -798,8 +798,7 @@ class Catalog(_Frozen):
         added = self.contradictions_added_by(measured)
         if added:
             more = f" (and {len(added) - 1} more)" if len(added) > 1 else ""
-            raise TableError(f"{path}: {added[0]}{more}: memory only grows with the length and shrinks with more "
-                             "GPUs; check the cells")
+            raise TableError(f"{path}: {added[0]}{more}; check the cells")
         return catalog
 
     def contradictions_added_by(self, measured: GpuType) -> list[str]:
@@ -867,7 +866,8 @@ class Catalog(_Frozen):
           is documented at a longer length on the same GPUs (memory only grows with the length);
         - a setting documented on fewer GPUs that more GPUs could run (SP divides their count) while the
           table for more GPUs names a later setting, or ``-``, at the same length (more GPUs only shard
-          the states further).
+          the states further);
+        - two models of one shape (the same memory) with different cells in a row.
 
         The tables stay as the source wrote them; this only reports.
         """
@@ -875,6 +875,13 @@ class Catalog(_Frozen):
         for gpu_type in self.gpu_types:
             tables = {table.gpus: table for table in gpu_type.tables}
             for table in gpu_type.tables:
+                first_of_shape: dict[Shape, str] = {}
+                for model in table.models:
+                    twin = first_of_shape.setdefault(self.model(model).shape, model)
+                    found += [f"{gpu_type.name}, {counted(table.gpus, 'GPU')}: {twin} and {model} differ at "
+                              f"{row.max_model_len}: {cell_text(row.setting(twin))} and {cell_text(row.setting(model))} "
+                              "(they have one shape, and memory depends on the shape alone)"
+                              for row in table.rows if twin != model and row.setting(twin) != row.setting(model)]
                 for model in table.models:
                     column = [(row.max_model_len, row.setting(model)) for row in table.rows]
                     for index, (length, setting) in enumerate(column):
@@ -882,8 +889,8 @@ class Catalog(_Frozen):
                             if later is not None and (setting is None or later.escalation_key < setting.escalation_key):
                                 found.append(
                                     f"{gpu_type.name}, {counted(table.gpus, 'GPU')}, {model}: "
-                                    f"{setting.label if setting else NO_SETTING} at {length} but {later.label} "
-                                    f"trains at the longer {longer}")
+                                    f"{cell_text(setting)} at {length} but {later.label} trains at the longer {longer} "
+                                    "(memory only grows with the length)")
                         for more, wider in tables.items():
                             other = next((r for r in wider.rows if r.max_model_len == length), None)
                             if more <= table.gpus or other is None or model not in wider.models or setting is None:
@@ -892,7 +899,8 @@ class Catalog(_Frozen):
                             if more % setting.sp == 0 and (there is None or there.escalation_key > setting.escalation_key):
                                 found.append(
                                     f"{gpu_type.name}, {model} at {length}: {setting.label} trains on {table.gpus} "
-                                    f"GPUs but {more} GPUs need {there.label if there else NO_SETTING}")
+                                    f"GPUs but {more} GPUs need {cell_text(there)} (more GPUs only shard the states "
+                                    "further)")
         return found
 
     def cells(self) -> Iterator[Cell]:
@@ -1326,6 +1334,11 @@ class _Brief(reprlib.Repr):
 _BRIEF = _Brief()
 _BRIEF.maxlevel, _BRIEF.maxstring, _BRIEF.maxlong, _BRIEF.maxother = 3, 100, 5000, 100
 _BRIEF.maxlist = _BRIEF.maxtuple = _BRIEF.maxdict = _BRIEF.maxset = 6
+
+
+def cell_text(setting: Setting | None) -> str:
+    """A cell's text: the setting's label, or ``-`` (nothing trained)."""
+    return setting.label if setting else NO_SETTING
 
 
 def sp_rule_violation(attention_heads: int, kv_heads: int, sp: int) -> str | None:

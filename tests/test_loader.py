@@ -224,7 +224,8 @@ def test_contradictions_are_reported_not_fixed(tmp_path: Path):
     a100.write_text("\n".join(lines) + "\n", encoding="utf-8")
     catalog = load_catalog(tmp_path)
     found = catalog.contradictions()
-    assert "A100-80GB, 6 GPUs, Qwen3-14B: Env + Offload + SP=2 at 40960 but vanilla trains at the longer 51200" in found
+    assert ("A100-80GB, 6 GPUs, Qwen3-14B: Env + Offload + SP=2 at 40960 but vanilla trains at the longer 51200 "
+            "(memory only grows with the length)") in found
     assert catalog.gpu("a100").tables[3].rows[10].setting("Qwen3-14B") == Setting()  # kept as written
 
 
@@ -236,7 +237,8 @@ def test_solve_tables_check(cli, edited_a100_tables, monkeypatch: pytest.MonkeyP
     edited = edited_a100_tables(lambda text: text.replace('{max_model_len: 16384, cells: {Qwen3-0.6B: vanilla',
                                                           '{max_model_len: 16384, cells: {Qwen3-0.6B: Env', 1))
     monkeypatch.setattr("solver.cli.load_catalog", lambda: edited)
-    found = "A100-80GB, 1 GPU, Qwen3-0.6B: Env at 16384 but vanilla trains at the longer 20480"
+    found = ("A100-80GB, 1 GPU, Qwen3-0.6B: Env at 16384 but vanilla trains at the longer 20480 (memory only grows "
+             "with the length)")
     assert cli("tables", "--check") == (1, f"warning: {found}\n1 contradiction in 560 cells\n", "")
     assert cli("tables", "--check", "--json") == (1, json.dumps([found], indent=2) + "\n", "")
 

@@ -652,7 +652,8 @@ def test_cli_calibrate_names_cells_that_contradict_the_tables_and_files_given_tw
                     '      - {max_model_len: 12288, cells: {Qwen3-8B: Env}}\n', encoding="utf-8")  # agrees
     # (`-` at 4096 and 8192 under Env at 12288 contradicts itself too: memory only grows with the length.)
     themselves = ("solve calibrate: warning: your cells contradict themselves, and the fit takes both sides: "
-                  "A100-80GB, 4 GPUs, Qwen3-8B: - at 4096 but Env trains at the longer 12288; and 1 more")
+                  "A100-80GB, 4 GPUs, Qwen3-8B: - at 4096 but Env trains at the longer 12288 (memory only grows with the "
+                  "length); and 1 more")
     status, out, err = cli("calibrate", "--cells", str(mine), "--with-tables")
     assert status == 0 and out.startswith("# Memory-model coefficients") and err.startswith(themselves) and (
         "solve calibrate: warning: your cells contradict the documented tables (2 contradictions), and the fit takes "
@@ -665,8 +666,8 @@ def test_cli_calibrate_names_cells_that_contradict_the_tables_and_files_given_tw
     status, _, err = cli("calibrate", "--cells", str(more), "--with-tables")
     assert status == 0 and (
         "solve calibrate: warning: your cells contradict the documented tables (3 contradictions), and the fit takes "
-        "both sides: A100-80GB, Qwen3-4B at 8192: vanilla trains on 2 GPUs but 8 GPUs need Env + Offload; and 2 "
-        "more\n") in err and "mend the contradictions above, or add cells" in err
+        "both sides: A100-80GB, Qwen3-4B at 8192: vanilla trains on 2 GPUs but 8 GPUs need Env + Offload (more GPUs "
+        "only shard the states further); and 2 more\n") in err and "mend the contradictions above, or add cells" in err
     status, out, err = cli("calibrate", "--cells", str(mine))  # alone, only their own contradiction
     assert status == 0 and err.startswith(themselves) and "documented tables" not in err
     assert cli("calibrate", "--cells", str(mine), "--cells", str(tmp_path / "." / "mine.yaml")) == (
@@ -687,14 +688,21 @@ def test_cells_that_contradict_themselves_or_show_no_limit_are_refused(cli, tmp_
                     ["memory", "--model", "8B", "--len", "16k", "--gpu", "h100", "--gpus", "2"]):
         assert cli(*command, "--cells", str(contra)) == (2, "", (
             f"solve{' memory' if command[0] == 'memory' else ''}: error: {contra}: H100-80GB, 2 GPUs, Qwen3-8B: "
-            "Env + Offload at 16384 but vanilla trains at the longer 32768: memory only grows with the length and "
-            "shrinks with more GPUs; check the cells\n"))
+            "Env + Offload at 16384 but vanilla trains at the longer 32768 (memory only grows with the length); check "
+            "the cells\n"))
     # Past the source's SP degrees the order goes on in its pattern: SP=8 comes before Env + SP=8.
     contra.write_text(head.replace("2", "8") + "      - {max_model_len: 32768, cells: {Qwen3-8B: Env + SP=8}}\n"
                       "      - {max_model_len: 65536, cells: {Qwen3-8B: SP=8}}\n", encoding="utf-8")
     assert cli("--model", "8B", "--len", "64k", "--gpu", "h100", "--gpus", "8", "--cells", str(contra)) == (2, "", (
         f"solve: error: {contra}: H100-80GB, 8 GPUs, Qwen3-8B: Env + SP=8 at 32768 but SP=8 trains at the longer "
-        "65536: memory only grows with the length and shrinks with more GPUs; check the cells\n"))
+        "65536 (memory only grows with the length); check the cells\n"))
+    # Two models of one shape (a release and its base model) measured apart must agree.
+    contra.write_text(head.replace("2", "8").replace("[Qwen3-8B]", "[Qwen3-8B, Qwen3-8B-Base]")
+                      + "      - {max_model_len: 32768, cells: {Qwen3-8B: Env + Offload + SP=4, Qwen3-8B-Base: SP=2}}\n",
+                      encoding="utf-8")
+    assert cli("--model", "8B", "--len", "32k", "--gpu", "h100", "--gpus", "8", "--cells", str(contra)) == (2, "", (
+        f"solve: error: {contra}: H100-80GB, 8 GPUs: Qwen3-8B and Qwen3-8B-Base differ at 32768: Env + Offload + SP=4 "
+        "and SP=2 (they have one shape, and memory depends on the shape alone); check the cells\n"))
     out = tmp_path / "fit.yaml"
     assert cli("calibrate", "--cells", str(dashes), "--out", str(out)) == (2, "", (
         "solve calibrate: error: no cell names a setting that trained (all are '-'): nothing shows how much memory "
