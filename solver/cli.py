@@ -518,6 +518,8 @@ def build_calibrate_parser() -> argparse.ArgumentParser:
                         "default: the shipped tables")
     parser.add_argument("--with-tables", action="store_true",
                         help="with --cells: fit on your cells and the shipped tables together")
+    parser.add_argument("--model-config", metavar="PATH", type=path_argument,
+                        help="a local Hugging Face config.json of a model your cells name that the catalogue lacks")
     parser.add_argument("--out", metavar="FILE", type=output_path, help="write the memory-model file to FILE")
     parser.set_defaults(regenerates=SHIPPED_MEMORY_MODEL)  # the one shipped file a command may write
     return parser
@@ -530,8 +532,10 @@ def run_calibrate(args: argparse.Namespace) -> int:
 
     if args.with_tables and not args.cells:
         raise QueryError("--with-tables adds the shipped tables to the cells of --cells FILE")
+    if args.model_config and not args.cells:
+        raise QueryError("--model-config describes a model that the cells of --cells FILE name")
     _check_once("--cells", args.cells or [])
-    catalog = load_catalog()
+    catalog, _ = _catalog_with(load_model_config(args.model_config) if args.model_config else None)
     gpu_types = [load_gpu_type(path, catalog.models, catalog.gpu_types) for path in args.cells] if args.cells else None
     evidence = observations(catalog, gpu_types=gpu_types)
     own = Catalog(models=catalog.models, gpu_types=tuple(gpu_types)).contradictions() if gpu_types else []

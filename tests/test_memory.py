@@ -1249,3 +1249,19 @@ def test_headroom_is_the_room_at_the_tighter_peak():
     with_offload = breakdown(CATALOG.model("32B"), gpu.memory_gib, 8, Setting(env=True, offload=True), 1024,
                              load_memory_model().coefficients, load_memory_model().margin)
     assert not with_offload.step_binds and with_offload.headroom_gib == with_offload.usable_gib - with_offload.total_gib
+
+
+def test_calibrate_fits_on_cells_of_a_model_the_catalogue_lacks(cli, tmp_path: Path):
+    folder = qwen3_8b_checkpoint(tmp_path / "my-sft-8b")
+    cells = tmp_path / "cells.yaml"
+    cells.write_text("gpu: H100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n  - gpus: 8\n    section: '8 x H100'\n"
+                     "    models: [my-sft-8b]\n    rows:\n      - {max_model_len: 65536, cells: {my-sft-8b: SP=4}}\n",
+                     encoding="utf-8")
+    status, _, err = cli("calibrate", "--cells", str(cells))
+    assert status == 2 and "unknown model 'my-sft-8b'" in err
+    fitted = tmp_path / "fit.yaml"
+    status, out, _ = cli("calibrate", "--cells", str(cells), "--model-config", str(folder), "--out", str(fitted))
+    # SP=4 trained at 65536 on 8 GPUs; vanilla, Env, SP=2 and Env + SP=2 did not: five observations.
+    assert status == 0 and out.startswith(f"wrote {fitted}: 5 observations") and load_memory_model(fitted).fit.positives == 1
+    assert cli("calibrate", "--model-config", str(folder)) == (
+        2, "", "solve calibrate: error: --model-config describes a model that the cells of --cells FILE name\n")
