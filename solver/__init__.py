@@ -40,6 +40,8 @@ _EXPORTS = {
     "Setting": "solver.tables",
     "Weights": "solver.tables",
     "Model": "solver.tables",
+    "GpuType": "solver.tables",
+    "described_gpu_type": "solver.tables",
     "MemoryModel": "solver.tables",
     "FitSummary": "solver.tables",
     "CalibrationRange": "solver.tables",
@@ -73,12 +75,14 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_api.py
     from solver.tables import Catalog as Catalog
     from solver.tables import FitSummary as FitSummary
     from solver.tables import Fleet as Fleet
+    from solver.tables import GpuType as GpuType
     from solver.tables import MemoryModel as MemoryModel
     from solver.tables import Model as Model
     from solver.tables import QueryError as QueryError
     from solver.tables import Setting as Setting
     from solver.tables import TableError as TableError
     from solver.tables import Weights as Weights
+    from solver.tables import described_gpu_type as described_gpu_type
     from solver.tables import load_catalog as load_catalog
     from solver.tables import load_fleet as load_fleet
     from solver.tables import load_memory_model as load_memory_model

@@ -8,6 +8,7 @@ named `memory`, the name of the module it uses.)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from math import ceil
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, get_args
@@ -133,7 +134,8 @@ def place(
     from solver.cluster import place as place_jobs
 
     check_types(("fleet", fleet, Fleet | Path | str), ("weights", weights, Weights | None),
-                ("workers", workers, int), ("memory", memory, MemoryModel | None), ("catalog", catalog, Catalog | None))
+                ("workers", workers, int), ("memory", memory, MemoryModel | None), ("catalog", catalog, Catalog | None),
+                ("progress", progress, Callable | None))
     resolve_margin(memory if memory is not None else load_memory_model(), margin)
     check_choice("minimize", minimize, (None, "nodes"))
     check_choice("estimate", estimate, get_args(EstimateMode))

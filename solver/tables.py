@@ -401,11 +401,14 @@ class GpuType(_Frozen):
         return hash((self.name, self.memory_gb, self.memory_mib, len(self.tables)))
 
 
-def described_gpu_type(name: str, memory_gb: int | None, memory_mib: int | None, source: str) -> GpuType:
+def described_gpu_type(name: str, memory_gb: int | None = None, memory_mib: int | None = None, *,
+                       source: str = "your own") -> GpuType:
     """A GPU type the catalogue lacks, by its name and memory: GB as sold (taken as GiB), nvidia-smi's MiB
-    (what the memory model uses), or both; no tables, so its plans are estimates. `QueryError` for a
-    name that is blank or not printable (it is written into configs' comments), and for two figures
-    that cannot be one GPU's."""
+    (what the memory model uses), or both; no tables, so its plans are estimates (`Catalog.with_gpu_types`
+    adds it). `QueryError` for a name that is blank or not printable (it is written into configs'
+    comments), for two figures that cannot be one GPU's, and for a value of the wrong type."""
+    check_types(("name", name, str), ("memory_gb", memory_gb, int | None), ("memory_mib", memory_mib, int | None),
+                ("source", source, str))
     if memory_gb is None and memory_mib is None:
         raise QueryError(f"{brief(name)}: give its memory in GB or MiB")
     problem = gpu_type_problem(name, memory_gb, memory_mib)
@@ -485,7 +488,7 @@ class Pool(_Frozen):
         """The GPU type this pool describes by its memory (None when it gives none)."""
         if self.gpu_memory_gb is None and self.gpu_memory_mib is None:
             return None
-        return described_gpu_type(self.gpu, self.gpu_memory_gb, self.gpu_memory_mib, "a cluster file's pool")
+        return described_gpu_type(self.gpu, self.gpu_memory_gb, self.gpu_memory_mib, source="a cluster file's pool")
 
 
 class _JobFields(_Frozen):
@@ -740,6 +743,7 @@ class Catalog(_Frozen):
         shape, and are not kept: two checkpoints in folders of one name are two models. Of a catalogue model's
         shape under another name (a fine-tuned checkpoint), that model's cells stand for it where no table
         names it (`Model.tables_of`)."""
+        check_types(("model", model, Model))
 
         def names(entry: Model) -> set[str]:
             return {_normalise(name) for name in (entry.name, *entry.aliases)}
@@ -764,6 +768,8 @@ class Catalog(_Frozen):
     def with_gpu_types(self, gpu_types: Iterable[GpuType]) -> Catalog:
         """This catalogue with the GPU types it does not have yet (given by their memory, ``--gpu NAME
         --gpu-memory M`` or a pool's ``gpu_memory_gb``: no tables, estimates only)."""
+        gpu_types = list(gpu_types)
+        check_types(*(("gpu_types", gpu_type, GpuType) for gpu_type in gpu_types))
         return self.model_copy(update={"gpu_types": (*self.gpu_types,
                                                      *(g for g in gpu_types if g not in self.gpu_types))})
 
@@ -771,6 +777,7 @@ class Catalog(_Frozen):
         """This catalogue with `gpu_type`'s tables (cells you measured, in the tables' format: ``--cells``),
         which vouch for plans as the source's do: a GPU type it has gains them (`QueryError` for a GPU count
         it has a table for already: the two would disagree), and one it lacks comes with them."""
+        check_types(("gpu_type", gpu_type, GpuType))
         known = next((g for g in self.gpu_types if g.name == gpu_type.name), None)
         if known is None:
             return self.model_copy(update={"gpu_types": (*self.gpu_types, gpu_type)})
@@ -1372,7 +1379,7 @@ def cut(text: str) -> str:
 
 
 _KIND_WORDS: dict[object, tuple[str, ...]] = {bool: ("True", "False"), int: ("a whole number",),
-                                              float: ("a number",), type(None): ("None",)}
+                                              float: ("a number",), type(None): ("None",), Callable: ("a function",)}
 """How `check_types` names the kinds a parameter accepts (any other class: ``a Catalog``)."""
 
 

@@ -119,6 +119,10 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
         (lambda: solver.place(FLEET, minimize="gpus"), "minimize must be one of None, nodes, got 'gpus'"),
         (lambda: solver.place(FLEET, estimate="bogus"), "estimate must be one of auto, only, never, got 'bogus'"),
         (lambda: solver.place(FLEET, time_limit_s=0), "time_limit_s must be above 0 seconds and at most 1000000000, got 0"),
+        (lambda: solver.place(FLEET, progress=5), "progress must be a function or None, got 5"),
+        (lambda: solver.load_catalog().with_model("x"), "model must be a Model, got 'x'"),
+        (lambda: solver.load_catalog().with_gpu_types(["h100"]), "gpu_types must be a GpuType, got 'h100'"),
+        (lambda: solver.described_gpu_type("MyAccel", "64"), "memory_gb must be a whole number or None, got '64'"),
         # estimate_memory: the node size and the flags' types
         (lambda: solver.estimate_memory("4B", "h100", 16, 4096, node_gpus=0), "--node-gpus must be at least 1, got 0"),
         (lambda: solver.estimate_memory("4B", "h100", 16, 4096, node_gpus=-8), "--node-gpus must be at least 1, got -8"),
@@ -243,3 +247,11 @@ def test_the_python_examples_in_the_api_page_run(monkeypatch: pytest.MonkeyPatch
     monkeypatch.chdir(root)
     for block in blocks:
         exec(compile(block, "docs/api.md", "exec"), {})  # noqa: S102 - the project's own documentation
+
+
+def test_a_gpu_type_of_your_own_by_its_memory():
+    # As `solve --gpu MyAccel --gpu-memory 65536MiB`: no tables, so its plans are estimates.
+    catalog = solver.load_catalog().with_gpu_types([solver.described_gpu_type("MyAccel", memory_mib=65536)])
+    (answer,) = solver.plan("8B", gpu="myaccel", budget_gpus=8, objective="max_len", catalog=catalog)
+    assert answer.gpu == "MyAccel" and answer.plans[0].evidence == "estimated"
+    assert catalog.gpu("MyAccel").memory_gib == 64
