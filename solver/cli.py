@@ -248,6 +248,16 @@ def number(text: str) -> float:
         raise argparse.ArgumentTypeError(f"expected a number, got {brief(text)}") from None
 
 
+def host_memory(text: str) -> float:
+    """An argparse type: a node's host memory in GB as RAM is sold (binary, so GiB): ``512``, ``512GB`` or
+    ``512GiB``."""
+    digits = re.sub(r"\s*(gib|gb)\s*$", "", text, flags=re.IGNORECASE) if text.isascii() else text
+    try:
+        return number(digits)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"expected 512, 512GB or 512GiB, got {brief(text)}") from None
+
+
 def positive_seconds(text: str) -> float:
     """An argparse type: a number of seconds above zero."""
     try:
@@ -301,7 +311,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="no estimates: only documented and inferred plans")
     _add_memory_model_options(estimates)
     _add_token_budget_option(estimates, from_config=True)
-    estimates.add_argument("--host-ram", metavar="GB", type=number,
+    estimates.add_argument("--host-ram", metavar="GB", type=host_memory,
                            help="host memory per node (GB as RAM is sold, binary: GiB): rules out Offload plans "
                            "whose states do not fit there")
     estimates.add_argument("--node-gpus", metavar="G", type=positive_int,

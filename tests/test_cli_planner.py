@@ -653,3 +653,14 @@ def test_one_gpu_is_one_gpu_in_words(cli):
 def test_an_sp_group_as_large_as_the_budget_is_allowed(cli):
     status, out, _ = cli("--model", "4B", "--len", "32k", "--sp", "4", "--gpus", "4", "--gpu", "a100", "--json")
     assert status == 0 and json.loads(out)[0]["plans"][0]["sp"] == 4
+
+
+@pytest.mark.parametrize("written", ["600", "600GB", "600GiB", "600 gb"])
+def test_host_memory_takes_gb_as_ram_is_sold(cli, written: str):
+    status, out, _ = cli("--model", "32B", "--gpu", "h100", "--gpus", "8", "--len", "32k", "--host-ram", written, "--json")
+    assert status == 0 and json.loads(out)[0]["plans"][0]["host_memory_gb"] <= 600
+
+
+def test_host_memory_in_another_unit_is_refused(cli):
+    status, _, err = cli("--model", "32B", "--gpu", "h100", "--gpus", "8", "--len", "32k", "--host-ram", "1TB")
+    assert status == 2 and err.endswith("error: argument --host-ram: expected 512, 512GB or 512GiB, got '1TB'\n")
