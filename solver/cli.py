@@ -639,7 +639,8 @@ def run_memory(args: argparse.Namespace) -> int:
     if args.json:
         asked = {"model": model.name, "gpu": gpu.name, "gpus": args.gpus, "max_model_len": args.max_model_len,
                  "sp": args.sp, "env": args.env, "offload": args.offload, "margin": margin,
-                 "max_token_len_per_gpu": args.token_budget}
+                 "max_token_len_per_gpu": args.token_budget, "node_gpus": args.node_gpus,
+                 "memory_model": str(args.memory_model) if args.memory_model else None}
         sys.stdout.write(memory_json(result, asked) + "\n")
     else:
         label = (f"{model.name} on {args.gpus} x {gpu.name} ({result.memory_gib:.1f} GiB), {setting.label}, "

@@ -1235,6 +1235,7 @@ def test_solve_memory_json_gives_the_verdict_beside_the_memory_models_own(cli):
     found = json.loads(out)
     assert (status, found["fits"], found["step_fits"], found["trains"], found["tables"]["trains"]) == (
         1, True, True, False, False)
+    assert (found["node_gpus"], found["memory_model"]) == (8, None)  # the inputs that change the figures
 
 
 def test_headroom_is_the_room_at_the_tighter_peak():
