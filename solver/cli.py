@@ -251,9 +251,8 @@ def number(text: str) -> float:
 def host_memory(text: str) -> float:
     """An argparse type: a node's host memory in GB as RAM is sold (binary, so GiB): ``512``, ``512GB`` or
     ``512GiB``."""
-    digits = re.sub(r"\s*(gib|gb)\s*$", "", text, flags=re.IGNORECASE) if text.isascii() else text
     try:
-        return number(digits)
+        return number(re.sub(r"\s*(gib|gb)\s*$", "", text, flags=re.IGNORECASE))
     except argparse.ArgumentTypeError:
         raise argparse.ArgumentTypeError(f"expected 512, 512GB or 512GiB, got {brief(text)}") from None
 
@@ -560,7 +559,8 @@ def run_calibrate(args: argparse.Namespace) -> int:
         for measured in gpu_types or []:  # and across GPU counts: those the shipped tables lack, beside theirs
             counts = {table.gpus for known in catalog.gpu_types if known.name == measured.name for table in known.tables}
             apart = measured.model_copy(update={"tables": tuple(t for t in measured.tables if t.gpus not in counts)})
-            clashes += catalog.contradictions_added_by(apart) if apart.tables else []
+            clashes += [found for found in (catalog.contradictions_added_by(apart) if apart.tables else [])
+                        if found not in own]  # those of your cells alone are said above
         if clashes:
             more = f"; and {len(clashes) - 1} more" if len(clashes) > 1 else ""
             print(f"solve calibrate: warning: your cells contradict the documented tables "

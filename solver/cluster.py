@@ -611,7 +611,7 @@ def _host_limited(planner: _Planner, query: Query, pool: Pool, rollout_gpus: int
     unlimited = answer_for(planner.catalog, query.model_copy(update={"host_ram_gb": None, "rollout_gpus": rollout_gpus}),
                            pool.gpu, explained=False)
     plan = unlimited.plans[0] if unlimited.plans else None
-    if plan is None or plan.gpus >= fewest or plan.host_memory_gb is None:
+    if plan is None or plan.gpus >= fewest or plan.host_memory_gb is None or (plan.nodes or 1) > pool.nodes:
         return ""
     return (f" ({plan.gpus} would, with {plan.setting.label}, but its offloaded states need "
             f"{ceil(plan.host_memory_gb)} GiB of host memory per node, more than the pool's host_ram_gb "

@@ -160,7 +160,9 @@ class Plan(_Frozen):
     memory_gb: float = Field(description="the memory model's predicted peak per trainer GPU, GiB")
     headroom_gb: float = Field(description=(
         "memory left over at the tighter peak, GiB: the activations' usable memory (less the safety margin) or, "
-        "without Offload, the optimizer step's share where that is tighter"))
+        "without Offload, the optimizer step's share where that is tighter (headroom_at_step)"))
+    headroom_at_step: bool = Field(default=False, description=(
+        "whether headroom_gb is the optimizer step's room (memory_gb is the activations' peak)"))
     host_memory_gb: float | None = Field(default=None, description=(
         "with Offload: host memory per node that the states need, GiB (what --host-ram is checked against); "
         "null without Offload"))
@@ -202,14 +204,22 @@ class Plan(_Frozen):
         model's calibration (`beyond_calibration`)."""
         return self.evidence + (", extrapolated" if self.beyond_calibration else "")
 
+    @property
+    def room_words(self) -> str:
+        """The room the memory model leaves the plan (or what it lacks), in words, at the tighter of the
+        activations and the optimizer step."""
+        at = " at the optimizer step" if self.headroom_at_step else ""
+        if self.headroom_gb >= 0:
+            return f"{self.headroom_gb:.1f} GiB to spare{at}"
+        return f"{-self.headroom_gb:.1f} GiB over what it may take{at}"
+
     def evidence_text(self, gpu: str, model: str | None = None) -> str:
         """What the plan of `model` on `gpu` rests on, in words: the documented cell (naming whose it is where
         it is another model's of the same shape, given `model`), or the memory model's prediction."""
         if self.source is None:
             beyond = (f"; beyond its calibration: {', '.join(self.beyond_calibration)}" if self.beyond_calibration
                       else "")
-            return (f"estimated: the memory model predicts {self.memory_gb:.1f} GiB per GPU, "
-                    f"{self.headroom_gb:.1f} GiB to spare{beyond}")
+            return f"estimated: the memory model predicts {self.memory_gb:.1f} GiB per GPU, {self.room_words}{beyond}"
         cell = self.source.words(gpu, model)
         if self.evidence == "documented":
             return f"documented: {cell}"

@@ -207,12 +207,10 @@ def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int) -> T
 def _memory_line(plan: Plan) -> str:
     """The memory model's prediction for a plan; where it says a documented or inferred plan does not
     fit, that the table (a measurement) decides."""
-    predicted = f"{plan.memory_gb:.1f} GiB per GPU predicted"
+    predicted = f"{plan.memory_gb:.1f} GiB per GPU predicted, {plan.room_words}"
     if plan.headroom_gb >= 0:
-        return f"{predicted}, {plan.headroom_gb:.1f} GiB to spare (memory model)"
-    peaks = "" if plan.offload else ", at this peak or at the optimizer step's"  # the step runs on the CPU with Offload
-    return (f"{predicted}, {-plan.headroom_gb:.1f} GiB over what it may take (memory model{peaks}; it is cautious "
-            "here, and the table, a measurement, decides)")
+        return f"{predicted} (memory model)"
+    return f"{predicted} (memory model; it is cautious here, and the table, a measurement, decides)"
 
 
 def _gpus_of_budget(answer: Answer, plan: Plan, node_gpus: int) -> str:

@@ -69,6 +69,7 @@ PLAN_KEYS = frozenset(
         "source",
         "memory_gb",
         "headroom_gb",
+        "headroom_at_step",
         "host_memory_gb",
         "beyond_calibration",
         "nodes",
@@ -326,7 +327,7 @@ def _memory(catalog: Catalog, memory_gib: float, model: Any, n: int, env: bool, 
     result = breakdown(model, memory_gib, n, Setting(env=bool(env), offload=bool(offload), sp=sp), length,
                        memory.coefficients, memory.margin, tokens)
     return {"memory_gb": round(result.total_gib, 2), "headroom_gb": round(result.headroom_gib, 2),
-            "host_memory_gb": round(_host_need(model, n, node_gpus), 1) if offload else None}
+            "headroom_at_step": result.step_binds, "host_memory_gb": round(_host_need(model, n, node_gpus), 1) if offload else None}
 
 
 def _host_need(model: Any, n: int, node_gpus: int) -> float:
@@ -607,8 +608,8 @@ def check_plan(
     # The memory model's prediction (a derived field, computed by solver.memory).
     predicted = _memory(catalog, gpu_type.memory_gib, the_model, n, e, o, s, length, node_gpus, want_tokens)
     if {k: plan[k] for k in predicted} != predicted:
-        problems.append(f"memory_gb/headroom_gb/host_memory_gb {plan['memory_gb']}/{plan['headroom_gb']}/"
-                        f"{plan['host_memory_gb']} differ from the memory model's {predicted}")
+        problems.append(f"the memory figures {({k: plan[k] for k in predicted})} differ from the memory model's "
+                        f"{predicted}")
 
     want_beyond = _beyond_calibration(gpu_type.memory_gib, the_model, n, s, want_tokens) \
         if plan["evidence"] == "estimated" else []

@@ -14,8 +14,8 @@ import pytest
 from solver.tables import shipped_tables_directory
 
 PLAN_KEYS = {"gpus", "unused_gpus", "env", "offload", "sp", "max_model_len", "max_token_len_per_gpu",
-             "rope_scaling_factor", "cost", "evidence", "source", "memory_gb", "headroom_gb", "host_memory_gb",
-             "beyond_calibration", "nodes", "rollout_gpus"}
+             "rope_scaling_factor", "cost", "evidence", "source", "memory_gb", "headroom_gb",
+             "headroom_at_step", "host_memory_gb", "beyond_calibration", "nodes", "rollout_gpus"}
 
 
 def run_json(cli, *argv: str) -> tuple[int, list[dict]]:
@@ -49,7 +49,7 @@ def test_json_has_one_answer_per_gpu_type_in_the_documented_shape(cli):
         "gpus": 4, "unused_gpus": 0, "env": False, "offload": False, "sp": 4, "max_model_len": 32768,
         "max_token_len_per_gpu": 16384, "rope_scaling_factor": None, "cost": 0.325, "evidence": "documented",
         "source": {"model": "Qwen3-8B", "gpus": 4, "max_model_len": 32768, "setting": "SP=4"}, "memory_gb": 61.18, "headroom_gb": 10.1,
-        "host_memory_gb": None, "beyond_calibration": [], "nodes": None, "rollout_gpus": None,
+        "headroom_at_step": False, "host_memory_gb": None, "beyond_calibration": [], "nodes": None, "rollout_gpus": None,
     }]
     assert (answers[1]["plans"][0]["env"], answers[1]["plans"][0]["sp"]) == (True, 2)
 
@@ -181,7 +181,7 @@ def test_exit_1_when_some_answer_has_no_plan(cli):
         (["--model", "4B", "--len", "8192", "--gpus", "6", "--exact", "--sp", "4"], "solve: error: --sp 4 does not divide the 6 trainer GPUs the plan must use (the degrees that divide them, that Qwen3-4B's heads allow and that keep an SP group in a node: 1, 2)"),
         (["--model", "8B", "--gpu", "h100", "--len", "64k", "--gpus", "12", "--exact", "--node-gpus", "6", "--sp", "4"], "solve: error: --sp 4 is not allowed on the 12 trainer GPUs the plan must use: 12 GPUs span nodes of 6 (--node-gpus), and SP=4 does not divide a node (the degrees that divide them, that Qwen3-8B's heads allow and that keep an SP group in a node: 1, 2)"),
         (["--model", "32B", "--gpu", "a100", "--len", "32k", "--gpus", "48", "--exact", "--sp", "32"], "solve: error: --sp 32 does not divide the 48 trainer GPUs the plan must use (the degrees that divide them, that Qwen3-32B's heads allow and that keep an SP group in a node: 1, 2, 4, 8)"),
-        (["--model", "8B", "--gpu", "a100", "--len", "32k", "--host-ram", "\u0661\u0662\u0668"], "solve: error: argument --host-ram: expected a number, got '\u0661\u0662\u0668'"),
+        (["--model", "8B", "--gpu", "a100", "--len", "32k", "--host-ram", "\u0661\u0662\u0668"], "solve: error: argument --host-ram: expected 512, 512GB or 512GiB, got '\u0661\u0662\u0668'"),
         (["--model", "8B", "--gpu", "a100", "--len", "32k", "--time-limit", "\u0665"], "solve: error: argument --time-limit: expected a number of seconds, got '\u0665'"),
         (["--model", "4B", "--len", "8192", "--exact"], "solve: error: --exact needs --gpus N"),
         (["--model", "8B", "--len", "8192", "--gpus", "8", "--sp", "8", "--node-gpus", "4"],

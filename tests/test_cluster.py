@@ -194,6 +194,10 @@ def test_a_reason_says_where_host_memory_rules_out_the_count_a_layout_needs(tmp_
         "more than the pool's host_ram_gb 512)")}]
     instance["pools"][0]["host_ram_gb"] = 1024
     assert [p["trainer_gpus"] for p in solved(instance, tmp_path)["placements"]] == [8]
+    # With 16 rollout GPUs no count has room on two nodes, host memory or not: the reason does not blame it.
+    instance["pools"][0]["host_ram_gb"], instance["jobs"][0]["rollout_gpus"] = 512, 16
+    [unplaced] = solved(instance, tmp_path)["unplaced"]
+    assert "has a layout on its 2 nodes of 8 GPUs" in unplaced["reason"] and "host" not in unplaced["reason"]
 
 
 def test_an_at_least_job_takes_the_tables_longest_where_they_give_it_a_way(tmp_path: Path):
