@@ -954,10 +954,11 @@ def _not_found_locally(config: TrinityConfig) -> str:
     """Where the config's model path is a local one (not a Hugging Face id) without a config.json: where it was
     looked for, in words ("" otherwise)."""
     path = config.model_path or ""
-    if not path.startswith(("/", "./", "../", "~")):  # a Hugging Face id, or a name
-        return ""
-    return (f" (and no config.json at {path}, looked for from the working directory {Path.cwd()}, as Trinity "
-            "reads a relative path)")
+    if path.startswith("/"):
+        return f" (and no config.json at {path})"
+    if path.startswith(("./", "../")):  # else a Hugging Face id, or a name
+        return f" (and no config.json at {path}, from the working directory {Path.cwd()}, as Trinity reads it)"
+    return ""
 
 
 def _model_path_model(file: Path, config: TrinityConfig) -> Model | None:

@@ -966,9 +966,18 @@ def test_a_model_path_neither_local_nor_in_the_catalogue_says_how_to_name_the_mo
     status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--gpus", "4")
     assert (status, out) == (2, "") and len(err.splitlines()) == 1
     assert err.startswith(f"solve: error: {config}: model.model_path: unknown model 'global_step_100'; accepted: ")
-    assert err.endswith(f" (and no config.json at {tmp_path / folder / 'global_step_100'}, looked for from the working "
-                        f"directory {Path.cwd()}, as Trinity reads a relative path); or give --model M, or "
+    assert err.endswith(f" (and no config.json at {tmp_path / folder / 'global_step_100'}); or give --model M, or "
                         "--model-config PATH (the model's config.json)\n")
+
+
+def test_a_relative_model_path_without_a_config_says_where_it_was_looked_for(cli, tmp_path: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch):
+    config = tmp_path / "trinity.yaml"
+    config.write_text("model: {model_path: ./ckpt, max_model_len: 8192}\n", encoding="utf-8")
+    monkeypatch.chdir(tmp_path)  # no ckpt folder here
+    status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--gpus", "4")
+    assert status == 2 and (f"(and no config.json at ./ckpt, from the working directory {tmp_path}, as Trinity reads "
+                            "it); or give --model M") in err
 
 
 def test_a_write_refused_for_a_yaml_alias_bomb_is_one_short_line_at_once(cli, tmp_path: Path):
