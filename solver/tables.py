@@ -893,7 +893,7 @@ class Catalog(_Frozen):
                     column = [(row.max_model_len, row.setting(model)) for row in table.rows]
                     for index, (length, setting) in enumerate(column):
                         for longer, later in column[index + 1:]:
-                            if later is not None and (setting is None or later.escalation_key < setting.escalation_key):
+                            if later is not None and (setting is None or _tried_rank(later) < _tried_rank(setting)):
                                 found.append(
                                     f"{gpu_type.name}, {counted(table.gpus, 'GPU')}, {model}: "
                                     f"{cell_text(setting)} at {length} but {later.label} trains at the longer {longer} "
@@ -903,7 +903,7 @@ class Catalog(_Frozen):
                             if more <= table.gpus or other is None or model not in wider.models or setting is None:
                                 continue
                             there = other.setting(model)
-                            if more % setting.sp == 0 and (there is None or there.escalation_key > setting.escalation_key):
+                            if more % setting.sp == 0 and (there is None or _tried_rank(there) > _tried_rank(setting)):
                                 found.append(
                                     f"{gpu_type.name}, {model} at {length}: {setting.label} trains on {table.gpus} "
                                     f"GPUs but {more} GPUs need {cell_text(there)} (more GPUs only shard the states "
@@ -1341,6 +1341,13 @@ class _Brief(reprlib.Repr):
 _BRIEF = _Brief()
 _BRIEF.maxlevel, _BRIEF.maxstring, _BRIEF.maxlong, _BRIEF.maxother = 3, 100, 5000, 100
 _BRIEF.maxlist = _BRIEF.maxtuple = _BRIEF.maxdict = _BRIEF.maxset = 6
+
+
+def _tried_rank(setting: Setting) -> tuple[int, int, int]:
+    """Where the source's procedure tries `setting` (`Setting.escalation_key`, its pattern on any SP degree);
+    Offload without Env, which it never tries, after every setting it does."""
+    offload, sp, env = setting.escalation_key
+    return (2, 0, 0) if offload and not env else (int(offload), sp, int(env))
 
 
 def cell_text(setting: Setting | None) -> str:

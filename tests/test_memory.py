@@ -703,6 +703,11 @@ def test_cells_that_contradict_themselves_or_show_no_limit_are_refused(cli, tmp_
     assert cli("--model", "8B", "--len", "64k", "--gpu", "h100", "--gpus", "8", "--cells", str(contra)) == (2, "", (
         f"solve: error: {contra}: H100-80GB, 8 GPUs, Qwen3-8B: Env + SP=8 at 32768 but SP=8 trains at the longer "
         "65536 (memory only grows with the length); check the cells\n"))
+    # Offload without Env, which the source never tried, says nothing of the settings it did try.
+    contra.write_text(head + "      - {max_model_len: 8192, cells: {Qwen3-8B: Env + Offload}}\n"
+                      "      - {max_model_len: 16384, cells: {Qwen3-8B: Offload}}\n", encoding="utf-8")
+    status, out, _ = cli("--model", "8B", "--len", "16k", "--gpu", "h100", "--gpus", "2", "--cells", str(contra), "--json")
+    assert status == 0 and json.loads(out)[0]["plans"][0]["evidence"] == "documented"
     # Two models of one shape (a release and its base model) measured apart must agree.
     contra.write_text(head.replace("2", "8").replace("[Qwen3-8B]", "[Qwen3-8B, Qwen3-8B-Base]")
                       + "      - {max_model_len: 32768, cells: {Qwen3-8B: Env + Offload + SP=4, Qwen3-8B-Base: SP=2}}\n",
