@@ -336,7 +336,7 @@ class _Words:
     def _reasons(self, rule: str, combinations: list[Combination], length: int) -> list[Reason]:
         data, query = self.data, self.query
         counts = sorted({c[0] for c in combinations})
-        on = ", ".join(map(str, counts)) + (" GPU" if counts == [1] else " GPUs")
+        on = counted(counts, "GPU")
         sps = runs(sorted({c[3] for c in combinations}))
         if rule == "budget":
             limit = f"--exact asks for {query.budget_gpus}" if query.exact else f"the budget is {query.budget_gpus}"
@@ -345,7 +345,7 @@ class _Words:
             return [Reason(rule=rule, detail=f"{on} span nodes of {query.node_gpus} ({query.node_source}) but "
                                              "are not whole nodes, which a trainer that spans nodes must use")]
         if rule == "rollout_layout":
-            return [Reason(rule=rule, detail=f"{on.replace('GPU', 'trainer GPU')}: with the {query.rollout_gpus} rollout GPUs "
+            return [Reason(rule=rule, detail=f"{counted(counts, 'trainer GPU')}: with the {query.rollout_gpus} rollout GPUs "
                                              f"(--rollout-gpus) they fit neither one node of {query.node_gpus}, nor "
                                              "whole nodes with the trainer in one of them, nor with the trainer on "
                                              "whole nodes")]
@@ -367,8 +367,8 @@ class _Words:
             return [Reason(rule=rule, detail=f"Offload needs the states in host memory, more than {query.host_ram_source} "
                                              f"{query.host_ram_gb:g} GB per node (on {on})")]
         if rule.startswith("pin_"):
-            labels = ", ".join(dict.fromkeys(f"{_label(c)} on {c[0]}" for c in combinations))
-            return [Reason(rule="pin", detail=f"{self.query.pin_flags} rules out {labels} GPUs")]
+            labels = ", ".join(dict.fromkeys(f"{_label(c)} on {counted(c[0], 'GPU')}" for c in combinations))
+            return [Reason(rule="pin", detail=f"{self.query.pin_flags} rules out {labels}")]
         return self._evidence(counts[0], length, combinations)
 
     def _estimate(self, n: int, length: int, combinations: list[Combination]) -> Reason:

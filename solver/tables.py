@@ -13,7 +13,7 @@ import os
 import re
 import reprlib
 from collections import Counter
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
 from collections.abc import Set as AbstractSet
 from decimal import Decimal
 from functools import cache
@@ -905,9 +905,9 @@ class Catalog(_Frozen):
                             there = other.setting(model)
                             if more % setting.sp == 0 and (there is None or _tried_rank(there) > _tried_rank(setting)):
                                 found.append(
-                                    f"{gpu_type.name}, {model} at {length}: {setting.label} trains on {table.gpus} "
-                                    f"GPUs but {more} GPUs need {cell_text(there)} (more GPUs only shard the states "
-                                    "further)")
+                                    f"{gpu_type.name}, {model} at {length}: {setting.label} trains on "
+                                    f"{counted(table.gpus, 'GPU')} but {more} GPUs need {cell_text(there)} (more GPUs "
+                                    "only shard the states further)")
         return found
 
     def cells(self) -> Iterator[Cell]:
@@ -1364,9 +1364,10 @@ def sp_rule_violation(attention_heads: int, kv_heads: int, sp: int) -> str | Non
     return None
 
 
-def counted(number: int, noun: str) -> str:
-    """``1 GPU``, ``4 GPUs``."""
-    return f"{number} {noun}{'s' if number != 1 else ''}"
+def counted(number: int | Sequence[int], noun: str) -> str:
+    """``1 GPU``, ``4 GPUs``; of several numbers, ``1, 2 GPUs``."""
+    numbers = [number] if isinstance(number, int) else list(number)
+    return f"{', '.join(map(str, numbers))} {noun}{'s' if numbers != [1] else ''}"
 
 
 def brief(value: Any) -> str:

@@ -247,3 +247,8 @@ def test_long_runs_of_sp_degrees_are_ranges():
     _, reasons = explained(gpu="a100", model="8B", objective="max_len", budget_gpus=64, estimate="auto")
     assert any(detail.startswith("SP must divide the trainer GPUs: on 64 GPUs that rules out SP=3, 5-7, 9-15, ")
                for detail in details(reasons, "sp_divides_gpus"))
+
+
+def test_one_gpu_is_one_gpu_in_explanations():
+    _, reasons = explained(gpu="a100", model="0.6B", max_model_len=4096, budget_gpus=1, offload=True)
+    assert details(reasons, "pin") == ["--offload rules out vanilla on 1 GPU, Env on 1 GPU"]
