@@ -768,6 +768,8 @@ class Catalog(_Frozen):
     def with_gpu_types(self, gpu_types: Iterable[GpuType]) -> Catalog:
         """This catalogue with the GPU types it does not have yet (given by their memory, ``--gpu NAME
         --gpu-memory M`` or a pool's ``gpu_memory_gb``: no tables, estimates only)."""
+        if isinstance(gpu_types, (str, BaseModel)) or not isinstance(gpu_types, Iterable):
+            raise QueryError(f"gpu_types must be a list of GpuType, got {_shown(gpu_types)}")
         gpu_types = list(gpu_types)
         check_types(*(("gpu_types", gpu_type, GpuType) for gpu_type in gpu_types))
         return self.model_copy(update={"gpu_types": (*self.gpu_types,
@@ -1400,8 +1402,12 @@ def check_types(*values: tuple[str, object, Any]) -> None:
         if not any(_is_kind(value, one) for one in kinds):
             words = [word for one in kinds for word in _KIND_WORDS.get(one, (f"a {one.__name__}",))]
             accepted = f"{', '.join(words[:-1])} or {words[-1]}" if len(words) > 1 else words[0]
-            got = brief(value) if type(value).__module__ == "builtins" else f"a {type(value).__name__}"
-            raise QueryError(f"{name} must be {accepted}, got {got}")
+            raise QueryError(f"{name} must be {accepted}, got {_shown(value)}")
+
+
+def _shown(value: object) -> str:
+    """A value as a message shows it: a builtin one itself (``'32k'``), any other by its type (``a Catalog``)."""
+    return brief(value) if type(value).__module__ == "builtins" else f"a {type(value).__name__}"
 
 
 def _is_kind(value: object, kind: type) -> bool:

@@ -674,8 +674,9 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str]) -> Tri
                 f"{rollout} rollout GPUs (explorer.rollout_model.engine_num x tensor_parallel_size)"
             )
 
-    strategy = reader.text(("trainer", "trainer_strategy"))
-    offload = (strategy or "").strip() == "fsdp2" and (
+    given = (reader.text(("trainer", "trainer_strategy")) or "").strip() or None
+    strategy = given or "fsdp"  # Trinity's default
+    offload = strategy == "fsdp2" and (
         any(reader.flag(path) for flag in ("param_offload", "optimizer_offload")
             for path in _offload_paths("actor", flag))
     )
@@ -688,12 +689,12 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str]) -> Tri
         off = [flag for flag, on in flags.items() if not on]
         notes.append(f"Offload is only partly on ({', '.join(off)} off under trainer.trainer_config.actor_rollout_ref): "
                      "the tables' Offload has all of them on")
-    if any(on for flag, on in flags.items() if flag.startswith("actor.")) and (strategy or "fsdp").strip() != "fsdp2":
+    if any(on for flag, on in flags.items() if flag.startswith("actor.")) and strategy != "fsdp2":
         # (the reference model's param_offload is FSDP1's too, and saves memory whatever the strategy)
-        notes.append(f"the offload flags are set, but trainer.trainer_strategy is {(strategy or 'fsdp').strip()}, not "
+        notes.append(f"the offload flags are set, but trainer.trainer_strategy is {strategy}, not "
                      "fsdp2: the tables' Offload is FSDP2's CPU offload, so the verdict takes Offload as off")
-    if (strategy or "fsdp").strip() not in ("fsdp", "fsdp2"):
-        notes.append(f"trainer.trainer_strategy is {(strategy or '').strip()}: the tables and the memory model are "
+    if strategy not in ("fsdp", "fsdp2"):
+        notes.append(f"trainer.trainer_strategy is {strategy}: the tables and the memory model are "
                      "FSDP's (fsdp, or fsdp2 for Offload), so the verdict and the plans are for an FSDP trainer")
     if _leniently(reader.get, ("trainer", "trainer_config_path")) is not None:
         notes.append("trainer.trainer_config_path names a verl config of its own: its token limits and offload flags "
@@ -710,7 +711,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str]) -> Tri
         offload=offload,
         max_token_len_per_gpu=reader.integer(("trainer", "max_token_len_per_gpu")),
         role_token_budgets=role_token_budgets(data, name, environ),
-        strategy=strategy.strip() if strategy else None,
+        strategy=given,
         notes=tuple(notes),
         rollout_tp=rollout_tp,
         auxiliary_gpus=auxiliary_gpus,

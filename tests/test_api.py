@@ -122,6 +122,9 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
         (lambda: solver.place(FLEET, progress=5), "progress must be a function or None, got 5"),
         (lambda: solver.load_catalog().with_model("x"), "model must be a Model, got 'x'"),
         (lambda: solver.load_catalog().with_gpu_types(["h100"]), "gpu_types must be a GpuType, got 'h100'"),
+        (lambda: solver.load_catalog().with_gpu_types("h100"), "gpu_types must be a list of GpuType, got 'h100'"),
+        (lambda: solver.load_catalog().with_gpu_types(solver.described_gpu_type("X", 64)),
+         "gpu_types must be a list of GpuType, got a GpuType"),
         (lambda: solver.described_gpu_type("MyAccel", "64"), "memory_gb must be a whole number or None, got '64'"),
         # estimate_memory: the node size and the flags' types
         (lambda: solver.estimate_memory("4B", "h100", 16, 4096, node_gpus=0), "--node-gpus must be at least 1, got 0"),
