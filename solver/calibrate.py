@@ -26,7 +26,7 @@ from solver.memory import (
     token_features,
     token_floor_gib,
 )
-from solver.query import counted, failed_settings, token_budget
+from solver.query import failed_settings, token_budget
 from solver.tables import (
     CalibrationRange,
     Catalog,
@@ -37,6 +37,7 @@ from solver.tables import (
     QueryError,
     Setting,
     cell_text,
+    counted,
 )
 
 GAP = 0.005

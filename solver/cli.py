@@ -40,7 +40,6 @@ from solver.query import (
     Plan,
     Query,
     TokenBudgetMode,
-    counted,
     least_token_budget,
     make_query,
     resolve_margin,
@@ -64,6 +63,7 @@ from solver.tables import (
     Setting,
     TableError,
     brief,
+    counted,
     cut,
     described_gpu_type,
     load_catalog,
@@ -559,8 +559,8 @@ def run_calibrate(args: argparse.Namespace) -> int:
         for measured in gpu_types or []:  # and across GPU counts: those the shipped tables lack, beside theirs
             counts = {table.gpus for known in catalog.gpu_types if known.name == measured.name for table in known.tables}
             apart = measured.model_copy(update={"tables": tuple(t for t in measured.tables if t.gpus not in counts)})
-            clashes += [found for found in (catalog.contradictions_added_by(apart) if apart.tables else [])
-                        if found not in own]  # those of your cells alone are said above
+            across = catalog.new_contradictions(catalog.with_tables(apart), apart.name) if apart.tables else []
+            clashes += [found for found in across if found not in own]  # those of your cells alone are said above
         if clashes:
             more = f"; and {len(clashes) - 1} more" if len(clashes) > 1 else ""
             print(f"solve calibrate: warning: your cells contradict the documented tables "
@@ -677,12 +677,18 @@ def _catalog_with(model: Model | None, gpu: str | None = None,
         catalog = catalog.with_model(model)
         added = catalog.models[-1].name  # with_model adds it last, renamed if it only borrows a name
     _check_once("--cells", cells)
-    before_cells = catalog
-    for i, path in enumerate(cells):
+    tabled_by: dict[tuple[str, int], Path] = {}  # (GPU type, count): the --cells file that gave its table
+    for path in cells:
+        before = _tables_in(catalog)
         try:
             catalog = catalog.with_cells(path)
         except QueryError as error:
-            raise QueryError(f"--cells {_clash(before_cells, cells[:i], path) or error}") from None
+            measured = load_gpu_type(path, catalog.models, catalog.gpu_types)  # loaded before the merge failed
+            other = next((tabled_by[(measured.name, t.gpus)] for t in measured.tables
+                          if (measured.name, t.gpus) in tabled_by), None)
+            raise QueryError(f"--cells {path}: a table for a GPU count that --cells {other} has already: give each "
+                             "table once" if other else f"--cells {error}") from None
+        tabled_by.update(dict.fromkeys(_tables_in(catalog) - before, path))
     if memory is None and gpu is not None:
         try:
             catalog.gpu(gpu)
@@ -701,21 +707,9 @@ def _catalog_with(model: Model | None, gpu: str | None = None,
     return catalog, added
 
 
-def _clash(catalog: Catalog, earlier: Sequence[Path], path: Path) -> str | None:
-    """Which of the `earlier` --cells files has a table for a GPU count that `path` has too (None when none
-    does: `path` clashes with `catalog`'s own tables, or not at all)."""
-    try:
-        catalog.with_cells(path)
-    except QueryError:
-        return None
-    for other in earlier:
-        try:
-            catalog.with_cells(other).with_cells(path)
-        except QueryError:
-            return f"{path}: a table for a GPU count that --cells {other} has already: give each table once"
-        except TableError:  # the two contradict each other, which is not this question
-            continue
-    return None
+def _tables_in(catalog: Catalog) -> set[tuple[str, int]]:
+    """(GPU type, trainer GPU count) of every table in `catalog`."""
+    return {(gpu_type.name, table.gpus) for gpu_type in catalog.gpu_types for table in gpu_type.tables}
 
 
 def _note_memory_as_sold(args: argparse.Namespace, prog: str) -> None:
@@ -1147,7 +1141,8 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalo
         unused_length,
     )
 
-    fragments, notes, notes_after = [], [], []
+    fragments, notes = [], []
+    unused: str | None = None  # what a longer length written leaves unused
     layout = load_config_mapping(config_text, str(args.from_config)) if config is not None else None
     for answer in answers:
         if answer.plans:
@@ -1189,8 +1184,7 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalo
             print(f"solve: warning: {args.write}: {problem}", file=sys.stderr)
         files[args.write] = patched
         if config is not None and best.max_model_len > (config.max_model_len or 0):  # longer: used by longer responses
-            short = unused_length(mapping, str(args.write), os.environ)
-            notes_after = [f"solve: note: {args.write}: {short}"] if short else []
+            unused = unused_length(mapping, str(args.write), os.environ)
     write_all_atomically(files)  # both or neither
     for unwritten in (path for path in (args.out, args.write) if path is not None and best is None):
         stale = " (the file there is left as it was)" if unwritten.exists() else ""
@@ -1198,8 +1192,8 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalo
     if args.write and best is not None and patched is not None:
         for kept in kept_interpolations(config_text, best, model, name=str(args.from_config), environ=os.environ):
             print(f"solve: note: {args.write}: {kept}", file=sys.stderr)
-        for note in notes_after:
-            print(note, file=sys.stderr)
+        if unused:
+            print(f"solve: note: {args.write}: {unused}", file=sys.stderr)
         if best.env:  # no config key can carry Env
             print(f"solve: note: {args.write} needs Env, which a config cannot set: {ENV_EXPORT} before Ray starts",
                   file=sys.stderr)
@@ -1262,7 +1256,7 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, path: Path,
     values = _expandable_segments(os.environ.get("PYTORCH_CUDA_ALLOC_CONF", ""))
     env = values[-1:] == ["True"]  # the last word on them wins
     problems += [f"PYTORCH_CUDA_ALLOC_CONF has expandable_segments:{value}, which PyTorch refuses (it takes True or "
-                 "False, so the run stops at its first GPU allocation): the verdict takes Env as off"
+                 "False, so the run stops at its first GPU allocation)"
                  for value in values if value not in ("True", "False")]
     return query, CurrentSettings(config=path.name, gpus=gpus, gpus_given=config.trainer_gpus is not None, env=env,
                                   offload=config.offload, sp=config.sp, max_model_len=length,

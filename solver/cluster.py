@@ -41,12 +41,11 @@ from solver.query import (
     TokenBudgetMode,
     Unplaced,
     check_token_budget,
-    counted,
     make_query,
     rollout_layout,
 )
 from solver.solve import answer_for, checked
-from solver.tables import AtLeast, Catalog, Fleet, MemoryModel, Pool, Weights, load_memory_model, load_weights
+from solver.tables import AtLeast, Catalog, Fleet, MemoryModel, Pool, Weights, counted, load_memory_model, load_weights
 
 Progress = Callable[[str, float, float, float], None]
 """Called with (stage, best objective, best bound, seconds) whenever CP-SAT finds a better placement."""

@@ -19,9 +19,9 @@ from ortools.sat.python import cp_model
 
 from solver.memory import GRID, STEP_USABLE, breakdown, estimated_counts, estimated_setting
 from solver.model import RULES, Combination, PlanningData, build_model, prepare
-from solver.query import Answer, Plan, Query, Reason, counted, failed_settings, least_token_budget, tried_settings
+from solver.query import Answer, Plan, Query, Reason, failed_settings, least_token_budget, tried_settings
 from solver.solve import answer_for, checked, new_solver
-from solver.tables import Catalog, Setting
+from solver.tables import Catalog, Setting, counted
 
 GPU_RULES = ("budget", "whole_nodes", "rollout_layout", "table_rows")
 SP_RULES = ("sp_divides_gpus", "sp_divides_heads", "sp_kv_heads", "sp_within_node")

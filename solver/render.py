@@ -22,7 +22,6 @@ from solver.query import (
     Plan,
     Query,
     Reason,
-    counted,
     index_range,
     least_token_budget,
     token_budget,
@@ -39,6 +38,7 @@ from solver.tables import (
     Setting,
     Source,
     cell_text,
+    counted,
 )
 
 SHADES = (

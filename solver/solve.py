@@ -25,7 +25,6 @@ from solver.query import (
     Query,
     SourceCell,
     Status,
-    counted,
     lowered_token_budget,
     rollout_layout,
     rollout_layout_violation,
@@ -33,7 +32,7 @@ from solver.query import (
     vouching_cell,
     whole_nodes_violation,
 )
-from solver.tables import Catalog, Model, Setting, load_catalog
+from solver.tables import Catalog, Model, Setting, counted, load_catalog
 
 FIXED_SEARCH_RANKS = 1000
 """Up to this many combinations of GPU count, Env, Offload and SP (budgets up to 24 GPUs), the search follows

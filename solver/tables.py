@@ -804,22 +804,22 @@ class Catalog(_Frozen):
             catalog = self.with_tables(measured)
         except QueryError as error:
             raise QueryError(f"{path}: {error}") from None
-        added = self.contradictions_added_by(measured)
+        added = self.new_contradictions(catalog, measured.name)
         if added:
             more = f" (and {len(added) - 1} more)" if len(added) > 1 else ""
             raise TableError(f"{path}: {added[0]}{more}; check the cells")
         return catalog
 
-    def contradictions_added_by(self, measured: GpuType) -> list[str]:
-        """The `contradictions` that `measured`'s tables would add to this catalogue's (merged by `with_tables`,
-        which raises `QueryError` for a GPU count with a table already), in words."""
+    def new_contradictions(self, merged: Catalog, gpu: str) -> list[str]:
+        """The `contradictions` of GPU type `gpu`'s tables in `merged` (this catalogue with more tables of it,
+        from `with_tables`) that this catalogue's lack, in words."""
 
-        def contradictions_on(within: Catalog) -> list[str]:  # only the measured GPU type's tables can add some
+        def contradictions_on(within: Catalog) -> list[str]:
             return within.model_copy(update={"gpu_types": tuple(
-                g for g in within.gpu_types if g.name == measured.name)}).contradictions()
+                g for g in within.gpu_types if g.name == gpu)}).contradictions()
 
         before = set(contradictions_on(self))
-        return [found for found in contradictions_on(self.with_tables(measured)) if found not in before]
+        return [found for found in contradictions_on(merged) if found not in before]
 
     def for_fleet(self, fleet: Fleet) -> Catalog:
         """This catalogue with the models and GPU types `fleet` describes (`Fleet.models`, `Fleet.gpu_types`)."""
@@ -1165,7 +1165,7 @@ def load_gpu_type(path: Path, models: tuple[Model, ...], hardware: tuple[GpuType
                 heads = setting and sp_rule_violation(by_name[name].num_attention_heads,
                                                       by_name[name].num_key_value_heads, setting.sp)
                 if heads:
-                    raise TableError(f"{path}: table gpus={table.gpus}, row max_model_len={row.max_model_len}, "
+                    raise TableError(f"{path}: table gpus={table.gpus}: row max_model_len={row.max_model_len}, "
                                      f"{name}: {heads} (Trinity and verl refuse it)")
     known = next((gpu for wanted in dict.fromkeys((_normalise(tabled.name), smi_name_form(tabled.name)))
                   for gpu in hardware if wanted in {_normalise(name) for name in (gpu.name, *gpu.aliases)}), None)

@@ -260,7 +260,7 @@ def test_env_is_read_as_pytorch_reads_it(cli, user_config: Path, monkeypatch: py
     _, out, _ = cli("--from-config", str(user_config), "--gpu", "a100", "--json")
     current = json.loads(out)[0]["current"]
     problem = (f"PYTORCH_CUDA_ALLOC_CONF has expandable_segments:{refused}, which PyTorch refuses (it takes True or "
-               "False, so the run stops at its first GPU allocation): the verdict takes Env as off")
+               "False, so the run stops at its first GPU allocation)")
     assert current["env"] == env and (problem in current["config_problems"]) == (refused is not None)
 
 

@@ -42,7 +42,7 @@ REJECTIONS = {
     "unknown-model-cell": "table gpus=2: row max_model_len=8192: cell for unknown model 'Qwen3-9B'",
     "unknown-model-column": "table gpus=2: unknown model 'Qwen3-9B' in the table's models",
     "sp-not-dividing": "table gpus=2: row max_model_len=8192, Qwen3-4B: SP=4 does not divide the table's 2 GPUs",
-    "sp-against-heads": ("table gpus=3, row max_model_len=8192, Qwen3-4B: SP=3 does not divide its 32 attention heads "
+    "sp-against-heads": ("table gpus=3: row max_model_len=8192, Qwen3-4B: SP=3 does not divide its 32 attention heads "
                          "(Trinity and verl refuse it)"),
     "negative-length": "table gpus=2, row max_model_len=-8192, max_model_len: must be above 0, got -8192",
     "zero-gpus": "table gpus=0, gpus: must be above 0, got 0",

@@ -273,7 +273,7 @@ GOOD_PLAN = {
     "cost": 0.325,
     "evidence": "documented",
     "source": {"model": "Qwen3-8B", "gpus": 4, "max_model_len": 32768, "setting": "SP=4"},
-    **_predicted("Qwen3-8B", 80.0, 4, Setting(sp=4), 32768),  # 61.18 GiB, 10.1 to spare
+    **_predicted("Qwen3-8B", 80.0, 4, Setting(sp=4), 32768),
     "host_memory_gb": None,  # no Offload
     "beyond_calibration": [],  # documented
     "nodes": None,  # no rollout GPUs asked for
