@@ -738,6 +738,9 @@ def build_map_parser() -> argparse.ArgumentParser:
     parser.add_argument("--gpus-up-to", metavar="N", type=positive_int, default=8, help="GPU budgets 1 to N (default 8)")
     parser.add_argument("--by", choices=["model", "len"], default="model", help="rows: models (default) or lengths")
     parser.add_argument("--svg", metavar="FILE", type=output_path, help="also save the map as SVG")
+    _add_gpu_memory_option(parser)
+    _add_cells_option(parser)
+    _add_memory_model_options(parser)
     return parser
 
 
@@ -746,7 +749,9 @@ def run_map(args: argparse.Namespace) -> int:
     from solver.maps import cheapest_by_length, longest_by_model
     from solver.render import map_view
 
-    catalog = load_catalog()
+    catalog, _ = _catalog_with(None, args.gpu, args.gpu_memory, args.cells or ())
+    estimates = {"memory": load_memory_model(args.memory_model) if args.memory_model else None,
+                 "margin": args.margin}
     if args.gpus_up_to > MAX_ESTIMATED_GPUS:
         raise QueryError(f"--gpus-up-to must be at most {MAX_ESTIMATED_GPUS}, got {args.gpus_up_to}")
     if args.by == "len" and args.model is None:
@@ -760,14 +765,14 @@ def run_map(args: argparse.Namespace) -> int:
         if asked is not None and args.by == "len":
             lengths = sorted({row.max_model_len for table in gpu.tables for row in table.rows}) or [
                 4096 * step for step in range(1, 33)]
-            grid = cheapest_by_length(catalog, gpu.name, asked, lengths, budgets)
+            grid = cheapest_by_length(catalog, gpu.name, asked, lengths, budgets, **estimates)
             title = f"{gpu.name} · {asked}: cheapest setting per length and GPU budget"
             view = map_view(grid, lengths, budgets, title, by_length=True)
         else:
             documented = [m.name for m in catalog.models if any(m.name in t.models for t in gpu.tables)]
             models = [asked] if asked else documented or [
                 m.name for m in catalog.models if any(m.name in t.models for g in catalog.gpu_types for t in g.tables)]
-            grid = longest_by_model(catalog, gpu.name, models, budgets)
+            grid = longest_by_model(catalog, gpu.name, models, budgets, **estimates)
             view = map_view(grid, models, budgets, f"{gpu.name}: longest context per model and GPU budget",
                             by_length=False)
         views.append(view)

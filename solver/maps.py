@@ -21,14 +21,20 @@ Grid = dict[tuple[str | int, int], Plan | None]
 """(row, GPU budget) -> the best plan, or None."""
 
 
-def longest_by_model(catalog: Catalog, gpu: str, models: Sequence[str], budgets: Sequence[int]) -> Grid:
-    """For each model and budget: the plan with the longest context on at most that many GPUs."""
-    return _grid(catalog, gpu, budgets, {model: {"model": model, "objective": "max_len"} for model in models})
+def longest_by_model(catalog: Catalog, gpu: str, models: Sequence[str], budgets: Sequence[int],
+                     **estimates: Any) -> Grid:
+    """For each model and budget: the plan with the longest context on at most that many GPUs (`estimates`:
+    `make_query`'s ``memory`` and ``margin``)."""
+    return _grid(catalog, gpu, budgets, {model: {"model": model, "objective": "max_len", **estimates}
+                                         for model in models})
 
 
-def cheapest_by_length(catalog: Catalog, gpu: str, model: str, lengths: Sequence[int], budgets: Sequence[int]) -> Grid:
-    """For each length and budget: the cheapest plan for `model` on at most that many GPUs."""
-    return _grid(catalog, gpu, budgets, {length: {"model": model, "max_model_len": length} for length in lengths})
+def cheapest_by_length(catalog: Catalog, gpu: str, model: str, lengths: Sequence[int], budgets: Sequence[int],
+                       **estimates: Any) -> Grid:
+    """For each length and budget: the cheapest plan for `model` on at most that many GPUs (`estimates`:
+    `make_query`'s ``memory`` and ``margin``)."""
+    return _grid(catalog, gpu, budgets, {length: {"model": model, "max_model_len": length, **estimates}
+                                         for length in lengths})
 
 
 def _grid(catalog: Catalog, gpu: str, budgets: Sequence[int], requests: Mapping[str | int, dict[str, Any]]) -> Grid:

@@ -95,3 +95,24 @@ def test_estimates_beyond_the_calibration_are_marked(cli):
     # 4 GPUs with SP=4 stay within the calibration (at most 6 GPUs, SP=4); 8 GPUs with SP=8 do not.
     assert status == 0 and cells[3] == "120k E+O+SP4@4~" and cells[7] == "241k E+O+SP8@8~!"
     assert "~! estimated beyond the memory model's calibration" in " ".join(out.split())
+
+
+def test_a_map_of_your_own_gpu_cells_and_memory_model(cli, tmp_path: Path):
+    # A GPU type the catalogue lacks, by its memory: every cell estimated.
+    status, out, _ = cli("map", "--gpu", "MyAccel", "--gpu-memory", "65536MiB", "--model", "8B", "--gpus-up-to", "2")
+    row = next(line for line in out.splitlines() if "Qwen3-8B" in line)
+    assert status == 0 and out.startswith("MyAccel: longest context") and row.count("~") == 2
+    # Cells you measured are tables of their GPU type: the map has a row per model they name.
+    cells = Path(__file__).parent / "data" / "cells" / "h800.yaml"
+    status, out, _ = cli("map", "--gpu", "h800", "--cells", str(cells), "--gpus-up-to", "8")
+    assert status == 0 and [line.split()[1] for line in out.splitlines() if "Qwen3-" in line] == ["Qwen3-8B", "Qwen3-14B"]
+    # A larger margin never maps a longer context; a bad one is refused before any map.
+    def lengths(*flags: str) -> list[int]:
+        _, out, _ = cli("map", "--gpu", "h100", "--model", "8B", "--gpus-up-to", "8", *flags)
+        row = next(line for line in out.splitlines() if "Qwen3-8B" in line)
+        return [int(k) for k in re.findall(r"(\d+)k ", row)]
+
+    plain, careful = lengths(), lengths("--margin", "0.1")
+    assert len(plain) == len(careful) == 8 and all(c <= p for c, p in zip(careful, plain)) and careful != plain
+    assert cli("map", "--gpu", "h100", "--margin", "2") == (
+        2, "", "solve map: error: --margin is a fraction from 0 to below 1, got 2.0\n")
