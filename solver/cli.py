@@ -993,7 +993,7 @@ def run_planner(args: argparse.Namespace) -> int:
     catalog, added = _catalog_with(described, args.gpu, args.gpu_memory, args.cells or ())
     if args.write and config is not None and config.strategy not in (None, "fsdp", "fsdp2"):
         raise QueryError(f"{args.from_config}: trainer.trainer_strategy is {config.strategy}: rft-solver plans FSDP "
-                         "trainers (fsdp, or fsdp2 for Offload), so --write would change the strategy; plan it by hand")
+                         "trainers (fsdp, or fsdp2 for Offload), whose settings do not carry over to it; plan it by hand")
     if config is not None and args.model is None and not added:
         try:
             catalog.model(config.model)

@@ -591,7 +591,7 @@ def test_a_config_that_breaks_the_whole_nodes_rule_is_told_once_naming_its_own_k
     ("mode: train", "mode: explore", "mode explore runs no trainer, so there is nothing to plan (rft-solver plans "
                                      "the trainer of mode both or train)"),
     ("trainer_strategy: fsdp2", "trainer_strategy: megatron", "trainer.trainer_strategy is megatron: rft-solver plans "
-     "FSDP trainers (fsdp, or fsdp2 for Offload), so --write would change the strategy; plan it by hand"),
+     "FSDP trainers (fsdp, or fsdp2 for Offload), whose settings do not carry over to it; plan it by hand"),
 ])
 def test_configs_without_an_fsdp_trainer_are_refused(cli, tmp_path: Path, change: str, flags: str, message: str):
     config = tmp_path / "trinity.yaml"
