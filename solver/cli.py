@@ -52,6 +52,7 @@ from solver.query import (
 from solver.render import answers_json, answers_view, cells_json, tables_view
 from solver.tables import (
     CONFIG_SHAPE,
+    LEAST_DRIVER_MIB,
     MAX_GPU_MEMORY_GB,
     MAX_TOKENS,
     OWN_GPU_HINT,
@@ -182,11 +183,12 @@ def gpu_memory(text: str) -> tuple[int | None, int | None]:
         raise argparse.ArgumentTypeError(f"expected {forms}, got {brief(text)}")
     unit = (match[2] or "gb").lower()
     limit = MAX_GPU_MEMORY_GB * (1024 if unit == "mib" else 1)
+    least = {"mib": LEAST_DRIVER_MIB, "gib": LEAST_DRIVER_MIB // 1024, "gb": 1}[unit]  # the driver's: see described
     significant = match[1].lstrip("0") or "0"  # int() refuses 4300 digits, leading zeros too
     value = int(significant) if len(significant) <= len(str(limit)) else limit + 1
-    if not 1 <= value <= limit:
-        shown = {"mib": "MiB", "gib": "GiB", "gb": " (GB)"}[unit]
-        raise argparse.ArgumentTypeError(f"must be from 1 to {limit}{shown}, got {brief(text)}")
+    if not least <= value <= limit:
+        suffix = {"mib": "MiB", "gib": "GiB", "gb": ""}[unit]
+        raise argparse.ArgumentTypeError(f"must be from {least}{suffix} to {limit}{suffix or ' (GB)'}, got {brief(text)}")
     return (value, None) if unit == "gb" else (None, value * 1024 if unit == "gib" else value)
 
 

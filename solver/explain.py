@@ -139,7 +139,7 @@ def explain(catalog: Catalog, query: Query, answer: Answer) -> tuple[Reason, ...
     if query.open_budget and answer.plans:
         query = query.model_copy(update={"budget_gpus": answer.plans[0].gpus, "open_budget": False})
     data = prepare(catalog, answer.gpu, query)
-    if not data.counts:
+    if data.holds_no_plan(query):
         return (Reason(rule="no_table", detail=answer.reason or ""),)
     words = _Words(data, query, catalog)
     prober = _Prober(data, query)

@@ -70,6 +70,11 @@ class PlanningData:
     table for fewer GPUs (two or more) up to where the plan's count's own table says the cell's setting
     runs out of memory (`solver.query.refuting_row`); an estimate for exactly its count."""
 
+    def holds_no_plan(self, query: Query) -> bool:
+        """Whether no plan can exist, so that no model is built: no GPU count, or, when the length is
+        maximised, no length (the estimates fit less than one grid step)."""
+        return not self.counts or (query.max_model_len is None and not self.lengths)
+
 
 @dataclass(frozen=True)
 class PlanVariables:

@@ -15,7 +15,7 @@ from typing import Any
 
 from ortools.sat.python import cp_model
 
-from solver.memory import beyond_calibration, breakdown, host_memory_gib
+from solver.memory import GRID, beyond_calibration, breakdown, host_memory_gib
 from solver.model import PlanningData, build_model, exact_cost, forbid, objective_expression, prepare
 from solver.query import (
     MAX_ESTIMATED_GPUS,
@@ -88,9 +88,10 @@ def answer_for(catalog: Catalog, query: Query, gpu: str, explained: bool = True)
     `explained` is False: working it out takes more solves, which a caller that only wants plans spares)."""
     data = prepare(catalog, gpu, query)
     started = time.monotonic()
-    if not data.counts:
+    if data.holds_no_plan(query):
         reason = f"the tables have no {query.model} on {gpu}" + (
-            "" if query.estimate == "never" else ", and the memory model estimates that nothing fits")
+            "" if query.estimate == "never" else f", and the memory model estimates that nothing fits (not even "
+            f"{GRID} tokens)")
         return _answer(query, gpu, "infeasible", (), started, reason=reason)
     model, variables, _ = build_model(data, query)
     solver = new_solver(query)

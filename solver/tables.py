@@ -17,7 +17,7 @@ from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Seq
 from collections.abc import Set as AbstractSet
 from decimal import Decimal
 from functools import cache
-from math import ceil
+from math import ceil, floor
 from pathlib import Path
 from typing import Annotated, Any, TypeVar, get_args
 
@@ -349,6 +349,9 @@ class Table(_Frozen):
 
 DRIVER_SHARE = (0.85, 1.05)
 """The driver's MiB over the GB a GPU is sold with, times 1024: 0.937 (L40S) to 1.0 in the catalogue."""
+LEAST_DRIVER_MIB = 8192
+"""The least memory a GPU type of your own may report: below it, no whole GB is sure to be its (and no model
+here trains)."""
 
 
 def gpu_type_problem(name: object, memory_gb: int | None, memory_mib: int | None) -> str | None:
@@ -411,11 +414,21 @@ def described_gpu_type(name: str, memory_gb: int | None = None, memory_mib: int 
                 ("source", source, str))
     if memory_gb is None and memory_mib is None:
         raise QueryError(f"{brief(name)}: give its memory in GB or MiB")
+    unnamed = gpu_type_problem(name, None, None)  # the name first: the messages below show it
+    if unnamed:
+        raise QueryError(unnamed)
+    if memory_gb is not None and not 1 <= memory_gb <= MAX_GPU_MEMORY_GB:
+        raise QueryError(f"{name.strip()}: its memory must be from 1 to {MAX_GPU_MEMORY_GB} GB, got {memory_gb} GB")
+    if memory_mib is not None and not LEAST_DRIVER_MIB <= memory_mib <= MAX_GPU_MEMORY_GB * 1024:
+        raise QueryError(f"{name.strip()}: its memory must be from {LEAST_DRIVER_MIB} MiB ({LEAST_DRIVER_MIB // 1024} "
+                         f"GiB) to {MAX_GPU_MEMORY_GB * 1024} MiB, got {memory_mib} MiB")
     problem = gpu_type_problem(name, memory_gb, memory_mib)
     if problem:
         raise QueryError(problem)
-    return GpuType(gpu=name.strip(), memory_gb=memory_gb or ceil((memory_mib or 0) / 1024), memory_mib=memory_mib,
-                   source=source)
+    if memory_gb is None:  # sold as the GB nearest the driver's figure that may be its
+        gib = (memory_mib or 0) / 1024
+        memory_gb = min(max(round(gib), ceil(gib / DRIVER_SHARE[1])), floor(gib / DRIVER_SHARE[0]))
+    return GpuType(gpu=name.strip(), memory_gb=memory_gb, memory_mib=memory_mib, source=source)
 
 
 class _GpusFile(_Frozen):

@@ -126,6 +126,9 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
         (lambda: solver.load_catalog().with_gpu_types(solver.described_gpu_type("X", 64)),
          "gpu_types must be a list of GpuType, got a GpuType"),
         (lambda: solver.described_gpu_type("MyAccel", "64"), "memory_gb must be a whole number or None, got '64'"),
+        (lambda: solver.described_gpu_type("MyAccel", 0), "MyAccel: its memory must be from 1 to 16384 GB, got 0 GB"),
+        (lambda: solver.described_gpu_type("MyAccel", memory_mib=1025),
+         "MyAccel: its memory must be from 8192 MiB (8 GiB) to 16777216 MiB, got 1025 MiB"),
         # estimate_memory: the node size and the flags' types
         (lambda: solver.estimate_memory("4B", "h100", 16, 4096, node_gpus=0), "--node-gpus must be at least 1, got 0"),
         (lambda: solver.estimate_memory("4B", "h100", 16, 4096, node_gpus=-8), "--node-gpus must be at least 1, got -8"),
@@ -258,3 +261,8 @@ def test_a_gpu_type_of_your_own_by_its_memory():
     (answer,) = solver.plan("8B", gpu="myaccel", budget_gpus=8, objective="max_len", catalog=catalog)
     assert answer.gpu == "MyAccel" and answer.plans[0].evidence == "estimated"
     assert catalog.gpu("MyAccel").memory_gib == 64
+
+
+@pytest.mark.parametrize(("mib", "sold"), [(8192, 8), (10000, 10), (46068, 45), (81559, 80), (183359, 179)])
+def test_a_gpu_type_given_in_mib_is_sold_as_the_nearest_gb_that_may_be_its(mib: int, sold: int):
+    assert solver.described_gpu_type("MyAccel", memory_mib=mib).memory_gb == sold

@@ -664,3 +664,14 @@ def test_host_memory_takes_gb_as_ram_is_sold(cli, written: str):
 def test_host_memory_in_another_unit_is_refused(cli):
     status, _, err = cli("--model", "32B", "--gpu", "h100", "--gpus", "8", "--len", "32k", "--host-ram", "1TB")
     assert status == 2 and err.endswith("error: argument --host-ram: expected 512, 512GB or 512GiB, got '1TB'\n")
+
+
+@pytest.mark.parametrize("flags", [
+    ("--model", "0.6B", "--len", "4k", "--gpus", "1"),
+    ("--model", "32B", "--gpus", "1", "--maximize", "len"),
+    ("--model", "32B", "--gpus", "1", "--maximize", "len", "--explain"),
+])
+def test_a_gpu_too_small_for_a_grid_step_has_no_plan_and_says_so(cli, flags: tuple[str, ...]):
+    # 8 GiB hold no 1024 tokens of Qwen3-32B on one GPU, nor 4096 of Qwen3-0.6B: no plan, exit 1, no traceback.
+    status, out, err = cli("--gpu", "x", "--gpu-memory", "8GiB", *flags)
+    assert status == 1 and "Traceback" not in err and "no plan" in out
