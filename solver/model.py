@@ -189,11 +189,14 @@ def own_limits(gpu_type: GpuType, shape: Model) -> Mapping[Combination, int]:
 def within_own_tables(
     estimates: tuple[tuple[int, int, int, int, int], ...], limits: Mapping[Combination, int],
 ) -> tuple[tuple[int, int, int, int, int], ...]:
-    """The estimates, each no longer than where its count's own table says its setting runs out of memory
-    (`own_limits`; a count without a table has none): the tables' failures and ``-`` rows stand."""
+    """The estimates, each no longer than where the table of its count, or of more GPUs, says its setting
+    runs out of memory (`own_limits`): the tables' failures and ``-`` rows stand, and what runs out of memory
+    on more GPUs does on fewer (they hold more of the states each, and the same tokens)."""
+    tabled = sorted({n for n, *_ in limits})
     capped = []
     for n, env, offload, sp, longest in estimates:
-        limit = limits.get((n, env, offload, sp), MAX_TOKENS)
+        limit = min((limits[m, env, offload, sp] for m in tabled if m >= n and (m, env, offload, sp) in limits),
+                    default=MAX_TOKENS)
         if min(longest, limit) > 0:
             capped.append((n, env, offload, sp, min(longest, limit)))
     return tuple(capped)

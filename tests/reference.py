@@ -26,12 +26,12 @@ A plan is a dict with exactly the keys of `PLAN_KEYS`. In short:
 - With estimates=True, also every GPU count without a table among 1..node_gpus and the multiples of
   node_gpus, up to the budget and 64: a plan there, or on a count with a table, that no cell vouches for
   is "estimated" (source None) when its setting has Env on (or Env is pinned off), the shipped memory
-  model, with its margin, fits exactly that setting at L (at most 2**21 tokens), and the count's own
-  table, if it has one, does not say the setting ran out of memory at L; when maximising, L is a
-  multiple of 1024.
+  model, with its margin, fits exactly that setting at L (at most 2**21 tokens), and no table for the
+  count or more GPUs says the setting ran out of memory at L (what runs out on more GPUs does on fewer);
+  when maximising, L is a multiple of 1024.
 - With token_budget="auto" (and estimates): let Lc be the longest length that the rule above makes
-  estimated for the setting (the memory model's longest, and no longer than the last row of the count's
-  own table that does not say the setting ran out of memory) and Tc = ceil(2 * Lc / s). A plan no cell
+  estimated for the setting (the memory model's longest, and no longer than the last row, of each table for
+  the count or more GPUs, that does not say the setting ran out of memory) and Tc = ceil(2 * Lc / s). A plan no cell
   vouches for is also estimated at any L with ceil(L / s) <= Tc (L at most 2**21; when maximising, a
   multiple of 1024), and its max_token_len_per_gpu is ceil(2L / s) when that is <= Tc, else the larger
   of ceil(L / s) and Tc rounded down to a multiple of 1024; its memory fields are the memory model's at
@@ -184,12 +184,18 @@ def _estimated_tokens(tables: dict[int, Table], the_model: Any, memory_gib: floa
     (the memory model's longest, no longer than the last row of the count's own table that does not say the
     setting ran out of memory); 0 when nothing is."""
     longest = _longest_estimate(the_model, memory_gib, n, bool(env), bool(offload), sp, env_pinned_off)
-    own = tables.get(n)
-    if own is not None and _ran_out_of_memory(own, the_model, bool(env), bool(offload), sp, longest):
-        standing = [row.max_model_len for row in own.rows
-                    if not _ran_out_of_memory(own, the_model, bool(env), bool(offload), sp, row.max_model_len)]
-        longest = min(longest, max(standing, default=0))
+    for table in _tables_of_at_least(tables, n):
+        if _ran_out_of_memory(table, the_model, bool(env), bool(offload), sp, longest):
+            standing = [row.max_model_len for row in table.rows
+                        if not _ran_out_of_memory(table, the_model, bool(env), bool(offload), sp, row.max_model_len)]
+            longest = min(longest, max(standing, default=0))
     return _max_token_len_per_gpu(longest, sp)
+
+
+def _tables_of_at_least(tables: dict[int, Table], n: int) -> list[Table]:
+    """The tables for n GPUs or more: what runs out of memory on more GPUs does on fewer (each holds more of
+    the states, and the same tokens)."""
+    return [table for count, table in sorted(tables.items()) if count >= n]
 
 
 def _lowered_budget(length: int, sp: int, most_tokens: int) -> int | None:
@@ -202,11 +208,11 @@ def _lowered_budget(length: int, sp: int, most_tokens: int) -> int | None:
 
 def _estimated(tables: dict[int, Table], the_model: Any, memory_gib: float, n: int, env: bool, offload: bool,
                sp: int, length: int, env_pinned_off: bool) -> bool:
-    """Whether the memory model vouches for the setting on n GPUs at L: it fits, and n's own table (if
-    any) does not say the setting ran out of memory at L."""
-    own = tables.get(n)
+    """Whether the memory model vouches for the setting on n GPUs at L: it fits, and no table for n GPUs or
+    more says the setting ran out of memory at L."""
     return (length <= _longest_estimate(the_model, memory_gib, n, bool(env), bool(offload), sp, env_pinned_off)
-            and (own is None or not _ran_out_of_memory(own, the_model, bool(env), bool(offload), sp, length)))
+            and not any(_ran_out_of_memory(table, the_model, bool(env), bool(offload), sp, length)
+                        for table in _tables_of_at_least(tables, n)))
 
 
 def _cell_column(table: Table, model: Any) -> str:

@@ -1278,3 +1278,15 @@ def test_calibrate_fits_on_cells_of_a_model_the_catalogue_lacks(cli, tmp_path: P
     assert status == 0 and out.startswith(f"wrote {fitted}: 5 observations") and load_memory_model(fitted).fit.positives == 1
     assert cli("calibrate", "--model-config", str(folder)) == (
         2, "", "solve calibrate: error: --model-config describes a model that the cells of --cells FILE name\n")
+
+
+def test_what_runs_out_of_memory_on_more_gpus_is_not_estimated_to_fit_on_fewer(cli, tmp_path: Path):
+    # 8 H100s measured SP=2 for Qwen3-8B at 16384, so vanilla and Env ran out of memory there; on 7 GPUs each
+    # holds more of the states and the same tokens, so no estimate says Env (or vanilla) trains there.
+    cells = tmp_path / "h8.yaml"
+    cells.write_text("gpu: H100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n  - gpus: 8\n    section: '8 x H100'\n"
+                     "    models: [8B]\n    rows:\n      - {max_model_len: 16384, cells: {8B: SP=2}}\n", encoding="utf-8")
+    status, out, _ = cli("--model", "8B", "--gpu", "h100", "--gpus", "7", "--len", "16k", "--cells", str(cells),
+                         "--top", "20", "--json")
+    plans = json.loads(out)[0]["plans"]
+    assert status == 0 and plans and all(plan["sp"] > 1 or plan["offload"] for plan in plans)
