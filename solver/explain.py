@@ -19,7 +19,16 @@ from ortools.sat.python import cp_model
 
 from solver.memory import GRID, STEP_USABLE, breakdown, estimated_counts, estimated_setting
 from solver.model import RULES, Combination, PlanningData, build_model, prepare
-from solver.query import Answer, Plan, Query, Reason, failed_settings, least_token_budget, tried_settings
+from solver.query import (
+    Answer,
+    Plan,
+    Query,
+    Reason,
+    failed_settings,
+    least_token_budget,
+    refuting_row,
+    tried_settings,
+)
 from solver.solve import answer_for, checked, new_solver
 from solver.tables import Catalog, Setting, counted
 
@@ -393,6 +402,14 @@ class _Words:
                 continue
             least = least_token_budget(length, sp) if self.query.token_budget == "auto" else None
             result = breakdown(self.model, self.memory_gib, n, setting, length, coefficients, margin, least)
+            more = next(((m, row) for m in sorted({count for count, _ in self.data.rows}) if m > n
+                         if (row := refuting_row(self.model, self.data.rows, self.data.settings, m, setting, length))
+                         is not None), None)
+            if result.fits and more is not None:  # capped by a table for more GPUs (`within_own_tables`)
+                predictions.append(f"{setting.label} {result.total_gib:.1f} GiB of {result.usable_gib:.1f} usable, "
+                                   f"but the {self.data.gpu} table for {self.gpus(more[0])} says it ran out of "
+                                   f"memory{self.whose(more[0])} at {more[1]}, and on fewer GPUs each holds more")
+                continue
             predictions.append((f"{setting.label} {result.total_gib:.1f} GiB of {result.usable_gib:.1f} usable"
                                 if result.total_gib > result.usable_gib or result.step_fits else
                                 f"{setting.label} {result.step_gib:.2f} GiB at the optimizer step, more than the "

@@ -1290,3 +1290,7 @@ def test_what_runs_out_of_memory_on_more_gpus_is_not_estimated_to_fit_on_fewer(c
                          "--top", "20", "--json")
     plans = json.loads(out)[0]["plans"]
     assert status == 0 and plans and all(plan["sp"] > 1 or plan["offload"] for plan in plans)
+    status, out, _ = cli("--model", "8B", "--gpu", "h100", "--gpus", "7", "--exact", "--len", "16k", "--cells",
+                         str(cells), "--explain")
+    assert status == 0 and ("but the H100-80GB table for 8 GPUs says it ran out of memory at 16384, and on fewer GPUs "
+                            "each holds more") in " ".join(out.split())
