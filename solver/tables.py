@@ -819,7 +819,7 @@ class Catalog(_Frozen):
             raise QueryError(f"{path}: {error}") from None
         added = self.new_contradictions(catalog, measured.name)
         if added:
-            more = f" (and {len(added) - 1} more)" if len(added) > 1 else ""
+            more = f"; and {len(added) - 1} more" if len(added) > 1 else ""
             raise TableError(f"{path}: {added[0]}{more}; check the cells")
         return catalog
 
@@ -894,12 +894,13 @@ class Catalog(_Frozen):
         The tables stay as the source wrote them; this only reports.
         """
         found = []
+        shape_of = {model.name: model.shape for model in self.models}
         for gpu_type in self.gpu_types:
             tables = {table.gpus: table for table in gpu_type.tables}
             for table in gpu_type.tables:
                 first_of_shape: dict[Shape, str] = {}
                 for model in table.models:
-                    twin = first_of_shape.setdefault(self.model(model).shape, model)
+                    twin = first_of_shape.setdefault(shape_of[model], model)
                     found += [f"{gpu_type.name}, {counted(table.gpus, 'GPU')}: {twin} and {model} differ at "
                               f"{row.max_model_len}: {cell_text(row.setting(twin))} and {cell_text(row.setting(model))} "
                               "(they have one shape, and memory depends on the shape alone)"
@@ -915,14 +916,16 @@ class Catalog(_Frozen):
                                     "(memory only grows with the length)")
                         for more, wider in tables.items():
                             other = next((r for r in wider.rows if r.max_model_len == length), None)
-                            if more <= table.gpus or other is None or model not in wider.models or setting is None:
+                            if more <= table.gpus or other is None or setting is None or more % setting.sp:
                                 continue
-                            there = other.setting(model)
-                            if more % setting.sp == 0 and (there is None or _tried_rank(there) > _tried_rank(setting)):
-                                found.append(
-                                    f"{gpu_type.name}, {model} at {length}: {setting.label} trains on "
-                                    f"{counted(table.gpus, 'GPU')} but {more} GPUs need {cell_text(there)} (more GPUs "
-                                    "only shard the states further)")
+                            for twin in (name for name in wider.models if shape_of[name] == shape_of[model]):
+                                there = other.setting(twin)  # the model's own cell, or one of its shape's
+                                if there is None or _tried_rank(there) > _tried_rank(setting):
+                                    whose = "" if twin == model else f" ({twin}, of its shape)"
+                                    found.append(
+                                        f"{gpu_type.name}, {model} at {length}: {setting.label} trains on "
+                                        f"{counted(table.gpus, 'GPU')} but {more} GPUs need {cell_text(there)}{whose} "
+                                        "(more GPUs only shard the states further)")
         return found
 
     def cells(self) -> Iterator[Cell]:

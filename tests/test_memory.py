@@ -1294,3 +1294,15 @@ def test_what_runs_out_of_memory_on_more_gpus_is_not_estimated_to_fit_on_fewer(c
                          str(cells), "--explain")
     assert status == 0 and ("but the H100-80GB table for 8 GPUs says it ran out of memory at 16384, and on fewer GPUs "
                             "each holds more") in " ".join(out.split())
+
+
+def test_cells_of_a_base_model_are_checked_against_its_releases_tables(cli, tmp_path: Path):
+    # Qwen3-8B-Base has Qwen3-8B's shape: '-' at 32768 on 8 A100s contradicts the 2-, 4- and 6-GPU tables, where
+    # Qwen3-8B trains there.
+    cells = tmp_path / "base.yaml"
+    cells.write_text("gpu: A100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n  - gpus: 8\n    section: x\n"
+                     "    models: [8B-Base]\n    rows:\n      - {max_model_len: 32768, cells: {8B-Base: '-'}}\n",
+                     encoding="utf-8")
+    assert cli("--model", "8B-Base", "--gpu", "a100", "--gpus", "8", "--len", "32k", "--cells", str(cells)) == (2, "", (
+        f"solve: error: {cells}: A100-80GB, Qwen3-8B at 32768: Env + Offload + SP=2 trains on 2 GPUs but 8 GPUs need "
+        "- (Qwen3-8B-Base, of its shape) (more GPUs only shard the states further); and 2 more; check the cells\n"))
