@@ -11,7 +11,7 @@ towards its first-principles value of 1.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from ortools.linear_solver import pywraplp
@@ -92,9 +92,9 @@ def observations(
     return found
 
 
-def contradictions(mine: Iterable[GpuType], documented: Iterable[GpuType]) -> list[str]:
+def contradictions(mine: Iterable[GpuType], documented: Iterable[GpuType], theirs: str = "the table's") -> list[str]:
     """Cells of `mine` that the `documented` tables give another setting (same GPU type, trainer GPU
-    count, model and length), each as ``GPU, N GPUs, MODEL at L: yours 'A', the table's 'B'``."""
+    count, model and length), each as ``GPU, N GPUs, MODEL at L: yours 'A', the table's 'B'`` (`theirs`)."""
     known = {(gpu.name, table.gpus, name, row.max_model_len): row.setting(name)
              for gpu in documented for table in gpu.tables for row in table.rows for name in table.models}
     found = []
@@ -105,8 +105,20 @@ def contradictions(mine: Iterable[GpuType], documented: Iterable[GpuType]) -> li
                     key = (gpu.name, table.gpus, name, row.max_model_len)
                     if key in known and known[key] != row.setting(name):
                         found.append(f"{gpu.name}, {counted(table.gpus, 'GPU')}, {name} at {row.max_model_len}: yours "
-                                     f"{cell_text(row.setting(name))!r}, the table's {cell_text(known[key])!r}")
+                                     f"{cell_text(row.setting(name))!r}, {theirs} {cell_text(known[key])!r}")
     return found
+
+
+def own_contradictions(models: tuple[Model, ...], mine: Sequence[GpuType]) -> list[str]:
+    """Where cells you measured (`mine`, one GPU type per file) contradict themselves or one another, in words:
+    `Catalog.contradictions` of all of them together, and a cell that an earlier file gives another setting."""
+    merged, found = Catalog(models=models, gpu_types=()), []
+    for index, measured in enumerate(mine):
+        found += contradictions([measured], mine[:index], theirs="an earlier file's")
+        taken = {table.gpus for gpu in merged.gpu_types if gpu.name == measured.name for table in gpu.tables}
+        apart = measured.model_copy(update={"tables": tuple(t for t in measured.tables if t.gpus not in taken)})
+        merged = merged.with_tables(apart) if apart.tables else merged
+    return found + merged.contradictions()
 
 
 def calibrate(evidence: Iterable[Observation]) -> tuple[Coefficients, FitSummary]:

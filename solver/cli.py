@@ -538,7 +538,7 @@ def build_calibrate_parser() -> argparse.ArgumentParser:
 
 def run_calibrate(args: argparse.Namespace) -> int:
     """``solve calibrate``: fit the coefficients and print (or write) a memory-model file."""
-    from solver.calibrate import at_bounds, calibrate, contradictions, observations
+    from solver.calibrate import at_bounds, calibrate, contradictions, observations, own_contradictions
     from solver.render import memory_model_yaml
 
     if args.with_tables and not args.cells:
@@ -549,7 +549,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
     catalog, _ = _catalog_with(load_model_config(args.model_config) if args.model_config else None)
     gpu_types = [load_gpu_type(path, catalog.models, catalog.gpu_types) for path in args.cells] if args.cells else None
     evidence = observations(catalog, gpu_types=gpu_types)
-    own = Catalog(models=catalog.models, gpu_types=tuple(gpu_types)).contradictions() if gpu_types else []
+    own = own_contradictions(catalog.models, gpu_types) if gpu_types else []
     if own:
         more = f"; and {len(own) - 1} more" if len(own) > 1 else ""
         print(f"solve calibrate: warning: your cells contradict themselves, and the fit takes both sides: {own[0]}"

@@ -1306,3 +1306,20 @@ def test_cells_of_a_base_model_are_checked_against_its_releases_tables(cli, tmp_
     assert cli("--model", "8B-Base", "--gpu", "a100", "--gpus", "8", "--len", "32k", "--cells", str(cells)) == (2, "", (
         f"solve: error: {cells}: A100-80GB, Qwen3-8B at 32768: Env + Offload + SP=2 trains on 2 GPUs but 8 GPUs need "
         "- (Qwen3-8B-Base, of its shape) (more GPUs only shard the states further); and 2 more; check the cells\n"))
+
+
+def test_calibrate_warns_of_cells_that_contradict_one_another_across_files(cli, tmp_path: Path):
+    def cells(name: str, gpus: int, setting: str) -> str:
+        path = tmp_path / name
+        path.write_text(f"gpu: H100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n  - gpus: {gpus}\n    section: x\n"
+                        f"    models: [8B]\n    rows:\n      - {{max_model_len: 32768, cells: {{8B: {setting}}}}}\n",
+                        encoding="utf-8")
+        return str(path)
+
+    first, same_count, fewer = cells("a.yaml", 8, "SP=2"), cells("b.yaml", 8, "SP=4"), cells("c.yaml", 4, "vanilla")
+    status, _, err = cli("calibrate", "--cells", first, "--cells", same_count)
+    assert status == 0 and ("your cells contradict themselves, and the fit takes both sides: H100-80GB, 8 GPUs, "
+                            "Qwen3-8B at 32768: yours 'SP=4', an earlier file's 'SP=2'") in err
+    status, _, err = cli("calibrate", "--cells", first, "--cells", fewer)
+    assert status == 0 and ("H100-80GB, Qwen3-8B at 32768: vanilla trains on 4 GPUs but 8 GPUs need SP=2 (more GPUs "
+                            "only shard the states further)") in err
