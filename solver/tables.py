@@ -780,13 +780,24 @@ class Catalog(_Frozen):
 
     def with_gpu_types(self, gpu_types: Iterable[GpuType]) -> Catalog:
         """This catalogue with the GPU types it does not have yet (given by their memory, ``--gpu NAME
-        --gpu-memory M`` or a pool's ``gpu_memory_gb``: no tables, estimates only)."""
+        --gpu-memory M`` or a pool's ``gpu_memory_gb``: no tables, estimates only); `QueryError` for one whose
+        name or alias is another's (in any case)."""
         if isinstance(gpu_types, (str, BaseModel)) or not isinstance(gpu_types, Iterable):
             raise QueryError(f"gpu_types must be a list of GpuType, got {_shown(gpu_types)}")
         gpu_types = list(gpu_types)
         check_types(*(("gpu_types", gpu_type, GpuType) for gpu_type in gpu_types))
-        return self.model_copy(update={"gpu_types": (*self.gpu_types,
-                                                     *(g for g in gpu_types if g not in self.gpu_types))})
+        catalog = self
+        for gpu_type in gpu_types:
+            if gpu_type in catalog.gpu_types:
+                continue
+            try:
+                known = catalog.gpu(gpu_type.name)
+            except QueryError:  # a name of its own, as it must be
+                catalog = catalog.model_copy(update={"gpu_types": (*catalog.gpu_types, gpu_type)})
+            else:
+                raise QueryError(f"{gpu_type.name} is the catalogue's {known.name} ({known.memory_gib:.1f} GiB), "
+                                 "another GPU type: give yours a name of its own")
+        return catalog
 
     def with_tables(self, gpu_type: GpuType) -> Catalog:
         """This catalogue with `gpu_type`'s tables (cells you measured, in the tables' format: ``--cells``),

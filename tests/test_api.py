@@ -123,6 +123,8 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
         (lambda: solver.load_catalog().with_model("x"), "model must be a Model, got 'x'"),
         (lambda: solver.load_catalog().with_gpu_types(["h100"]), "gpu_types must be a GpuType, got 'h100'"),
         (lambda: solver.load_catalog().with_gpu_types("h100"), "gpu_types must be a list of GpuType, got 'h100'"),
+        (lambda: solver.load_catalog().with_gpu_types([solver.described_gpu_type("h100", 24)]),
+         "h100 is the catalogue's H100-80GB (79.6 GiB), another GPU type: give yours a name of its own"),
         (lambda: solver.load_catalog().with_gpu_types(solver.described_gpu_type("X", 64)),
          "gpu_types must be a list of GpuType, got a GpuType"),
         (lambda: solver.described_gpu_type("MyAccel", "64"), "memory_gb must be a whole number or None, got '64'"),
