@@ -208,7 +208,7 @@ class Plan(_Frozen):
     def room_words(self) -> str:
         """The room the memory model leaves the plan (or what it lacks), in words, at the tighter of the
         activations and the optimizer step."""
-        at = " at the optimizer step" if self.headroom_at_step else ""
+        at = " at the optimizer step's peak, the tighter one" if self.headroom_at_step else ""
         if self.headroom_gb >= 0:
             return f"{self.headroom_gb:.1f} GiB to spare{at}"
         return f"{-self.headroom_gb:.1f} GiB over what it may take{at}"

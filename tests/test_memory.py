@@ -1323,3 +1323,14 @@ def test_calibrate_warns_of_cells_that_contradict_one_another_across_files(cli, 
     status, _, err = cli("calibrate", "--cells", first, "--cells", fewer)
     assert status == 0 and ("H100-80GB, Qwen3-8B at 32768: vanilla trains on 4 GPUs but 8 GPUs need SP=2 (more GPUs "
                             "only shard the states further)") in err
+
+
+def test_a_plan_says_when_its_room_is_the_optimizer_steps(cli):
+    status, out, _ = cli("--model", "32B", "--gpu", "a100", "--gpus", "8", "--exact", "--len", "1024", "--env",
+                         "--no-offload")
+    assert status == 0 and ("GiB per GPU predicted, 0.3 GiB to spare at the optimizer step's peak, the tighter one "
+                            "(memory model)") in " ".join(out.split())
+    status, out, _ = cli("--model", "32B", "--gpu", "a100", "--gpus", "8", "--exact", "--len", "1024", "--env",
+                         "--no-offload", "--json")
+    plan = json.loads(out)[0]["plans"][0]
+    assert (plan["headroom_at_step"], plan["headroom_gb"]) == (True, 0.32)
