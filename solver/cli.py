@@ -740,6 +740,8 @@ def build_map_parser() -> argparse.ArgumentParser:
     parser.add_argument("--gpus-up-to", metavar="N", type=positive_int, default=8, help="GPU budgets 1 to N (default 8)")
     parser.add_argument("--by", choices=["model", "len"], default="model", help="rows: models (default) or lengths")
     parser.add_argument("--svg", metavar="FILE", type=output_path, help="also save the map as SVG")
+    parser.add_argument("--model-config", metavar="PATH", type=path_argument,
+                        help="a local Hugging Face config.json, for a model the catalogue lacks (as --model)")
     _add_gpu_memory_option(parser)
     _add_cells_option(parser)
     _add_memory_model_options(parser)
@@ -751,15 +753,18 @@ def run_map(args: argparse.Namespace) -> int:
     from solver.maps import cheapest_by_length, longest_by_model
     from solver.render import map_view
 
-    catalog, _ = _catalog_with(None, args.gpu, args.gpu_memory, args.cells or ())
+    if args.model is not None and args.model_config is not None:
+        raise QueryError("--model and --model-config both name the model: give one")
+    catalog, added = _catalog_with(load_model_config(args.model_config) if args.model_config else None, args.gpu,
+                                   args.gpu_memory, args.cells or ())
     estimates = {"memory": load_memory_model(args.memory_model) if args.memory_model else None,
                  "margin": args.margin}
     if args.gpus_up_to > MAX_ESTIMATED_GPUS:
         raise QueryError(f"--gpus-up-to must be at most {MAX_ESTIMATED_GPUS}, got {args.gpus_up_to}")
-    if args.by == "len" and args.model is None:
-        raise QueryError("--by len maps one model: give --model M")
+    if args.by == "len" and args.model is None and not added:
+        raise QueryError("--by len maps one model: give --model M (or --model-config PATH)")
     gpus = [catalog.gpu(args.gpu)] if args.gpu else list(catalog.documented_gpu_types)
-    asked = catalog.model(args.model).name if args.model else None
+    asked = catalog.model(args.model).name if args.model else added or None
     budgets = list(range(1, args.gpus_up_to + 1))
     screen = _console()
     views = []

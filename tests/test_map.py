@@ -41,7 +41,7 @@ def test_cli_map_and_svg(cli, tmp_path: Path):
     assert status == 0 and "cheapest setting per length" in out
     assert svg.read_text(encoding="utf-8").startswith("<svg") and [p.name for p in tmp_path.iterdir()] == ["map.svg"]
     status, _, err = cli("map", "--by", "len")
-    assert status == 2 and err == "solve map: error: --by len maps one model: give --model M\n"
+    assert status == 2 and err == "solve map: error: --by len maps one model: give --model M (or --model-config PATH)\n"
 
 
 def test_cli_map_refuses_bad_input_before_any_map(cli, tmp_path: Path):
@@ -116,3 +116,15 @@ def test_a_map_of_your_own_gpu_cells_and_memory_model(cli, tmp_path: Path):
     assert len(plain) == len(careful) == 8 and all(c <= p for c, p in zip(careful, plain)) and careful != plain
     assert cli("map", "--gpu", "h100", "--margin", "2") == (
         2, "", "solve map: error: --margin is a fraction from 0 to below 1, got 2.0\n")
+
+
+def test_a_map_of_a_model_from_its_config(cli, tmp_path: Path):
+    from conftest import qwen3_8b_checkpoint
+
+    folder = qwen3_8b_checkpoint(tmp_path / "Coder-8B", vocab_size=200000)  # not a catalogue shape: estimated
+    status, out, _ = cli("map", "--gpu", "h100", "--model-config", str(folder), "--gpus-up-to", "2")
+    assert status == 0 and "Coder-8B" in out and "~" in out
+    status, out, _ = cli("map", "--gpu", "h100", "--model-config", str(folder), "--by", "len", "--gpus-up-to", "2")
+    assert status == 0 and "Coder-8B: cheapest setting per length" in out
+    assert cli("map", "--model", "8B", "--model-config", str(folder)) == (
+        2, "", "solve map: error: --model and --model-config both name the model: give one\n")
