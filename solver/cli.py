@@ -546,8 +546,11 @@ def run_calibrate(args: argparse.Namespace) -> int:
     if args.model_config and not args.cells:
         raise QueryError("--model-config describes a model that the cells of --cells FILE name")
     _check_once("--cells", args.cells or [])
-    catalog, _ = _catalog_with(load_model_config(args.model_config) if args.model_config else None)
+    catalog, added = _catalog_with(load_model_config(args.model_config) if args.model_config else None)
     gpu_types = [load_gpu_type(path, catalog.models, catalog.gpu_types) for path in args.cells] if args.cells else None
+    if added and not any(added in table.models for gpu_type in gpu_types or [] for table in gpu_type.tables):
+        print(f"solve calibrate: warning: no cell of yours names {added}, the model of --model-config (the cells name "
+              "their models as the catalogue or the config does)", file=sys.stderr)
     evidence = observations(catalog, gpu_types=gpu_types)
     own = own_contradictions(catalog.models, gpu_types) if gpu_types else []
     if own:

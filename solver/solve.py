@@ -369,5 +369,5 @@ def _host_need(catalog: Catalog, data: PlanningData, query: Query) -> str:
                       explained=False).plans:
         return ""
     need = min(host_memory_gib(data.shape, n, query.memory.coefficients, query.node_gpus) for n in counts)
-    return (f" (without {query.host_ram_source} Offload trains it, and needs at least {ceil(need)} GiB of host memory "
-            "per node)")
+    return (f"; without {query.host_ram_source} Offload trains it, and needs at least {ceil(need)} GiB of host memory "
+            "per node")

@@ -461,8 +461,8 @@ def test_host_ram_rules_out_offload_plans_whose_states_do_not_fit():
                      CATALOG)
     assert answer.plans == () and answer.reason == (
         "nothing in the tables and the memory model's estimates for Qwen3-14B on A100-80GB within 1 GPU trains "
-        "with --host-ram 200 (without --host-ram Offload trains it, and needs at least 255 GiB of host memory per "
-        "node)")
+        "with --host-ram 200; without --host-ram Offload trains it, and needs at least 255 GiB of host memory per "
+        "node")
     (answer,) = plan(make_query(CATALOG, model="14B", gpu="a100", max_model_len=8192, budget_gpus=1, host_ram_gb=512),
                      CATALOG)
     assert answer.plans[0].setting.label == "Env + Offload"
@@ -627,8 +627,8 @@ def test_a_host_memory_note_only_when_host_memory_is_the_limit():
     # 8B at 65536 within 4 A100s needs Offload (141.4 GiB of states per node): --host-ram 50 is what stops it.
     (answer,) = plan(make_query(CATALOG, model="8B", gpu="a100", max_model_len=65536, budget_gpus=4, host_ram_gb=50),
                      CATALOG)
-    assert answer.reason.endswith("the longest is 51200 (Env + SP=4 on 4 GPUs, documented) (without --host-ram "
-                                  "Offload trains it, and needs at least 142 GiB of host memory per node); "
+    assert answer.reason.endswith("the longest is 51200 (Env + SP=4 on 4 GPUs, documented); without --host-ram "
+                                  "Offload trains it, and needs at least 142 GiB of host memory per node; "
                                   "--token-budget auto trains it: Env + SP=4 on 4 GPUs with max_token_len_per_gpu = "
                                   "25600 (estimated)")  # the tokens per GPU of the documented cell at 51200
     # The need is rounded up (141.4 GiB): 141 does not train it, 142 does.
@@ -1278,6 +1278,11 @@ def test_calibrate_fits_on_cells_of_a_model_the_catalogue_lacks(cli, tmp_path: P
     assert status == 0 and out.startswith(f"wrote {fitted}: 5 observations") and load_memory_model(fitted).fit.positives == 1
     assert cli("calibrate", "--model-config", str(folder)) == (
         2, "", "solve calibrate: error: --model-config describes a model that the cells of --cells FILE name\n")
+    others = tmp_path / "others.yaml"
+    others.write_text(cells.read_text(encoding="utf-8").replace("my-sft-8b", "Qwen3-8B"), encoding="utf-8")
+    status, _, err = cli("calibrate", "--cells", str(others), "--model-config", str(folder))
+    assert status == 0 and err.startswith("solve calibrate: warning: no cell of yours names my-sft-8b, the model of "
+                                          "--model-config")
 
 
 def test_what_runs_out_of_memory_on_more_gpus_is_not_estimated_to_fit_on_fewer(cli, tmp_path: Path):
