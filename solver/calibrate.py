@@ -115,9 +115,7 @@ def own_contradictions(models: tuple[Model, ...], mine: Sequence[GpuType]) -> li
     merged, found = Catalog(models=models, gpu_types=()), []
     for index, measured in enumerate(mine):
         found += contradictions([measured], mine[:index], theirs="an earlier file's")
-        taken = {table.gpus for gpu in merged.gpu_types if gpu.name == measured.name for table in gpu.tables}
-        apart = measured.model_copy(update={"tables": tuple(t for t in measured.tables if t.gpus not in taken)})
-        merged = merged.with_tables(apart) if apart.tables else merged
+        merged = merged.with_new_tables(measured)
     return found + merged.contradictions()
 
 

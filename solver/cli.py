@@ -562,9 +562,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
         evidence += observations(catalog)
         clashes += contradictions(gpu_types or [], catalog.documented_gpu_types)
         for measured in gpu_types or []:  # and across GPU counts: those the shipped tables lack, beside theirs
-            counts = {table.gpus for known in catalog.gpu_types if known.name == measured.name for table in known.tables}
-            apart = measured.model_copy(update={"tables": tuple(t for t in measured.tables if t.gpus not in counts)})
-            across = catalog.new_contradictions(catalog.with_tables(apart), apart.name) if apart.tables else []
+            across = catalog.new_contradictions(catalog.with_new_tables(measured), measured.name)
             clashes += [found for found in across if found not in own]  # those of your cells alone are said above
         if clashes:
             more = f"; and {len(clashes) - 1} more" if len(clashes) > 1 else ""

@@ -834,6 +834,13 @@ class Catalog(_Frozen):
             raise TableError(f"{path}: {added[0]}{more}; check the cells")
         return catalog
 
+    def with_new_tables(self, gpu_type: GpuType) -> Catalog:
+        """This catalogue with `gpu_type`'s tables for the GPU counts it has none for (`with_tables`; the
+        others left out)."""
+        taken = {table.gpus for known in self.gpu_types if known.name == gpu_type.name for table in known.tables}
+        apart = gpu_type.model_copy(update={"tables": tuple(t for t in gpu_type.tables if t.gpus not in taken)})
+        return self.with_tables(apart) if apart.tables else self
+
     def new_contradictions(self, merged: Catalog, gpu: str) -> list[str]:
         """The `contradictions` of GPU type `gpu`'s tables in `merged` (this catalogue with more tables of it,
         from `with_tables`) that this catalogue's lack, in words."""
