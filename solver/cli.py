@@ -754,8 +754,7 @@ def run_map(args: argparse.Namespace) -> int:
     from solver.maps import cheapest_by_length, longest_by_model
     from solver.render import map_view
 
-    if args.model is not None and args.model_config is not None:
-        raise QueryError("--model and --model-config both name the model: give one")
+    _check_model_flags(args, "--model M or --model-config PATH", given=True)  # one at most: a map may have none
     catalog, added = _catalog_with(load_model_config(args.model_config) if args.model_config else None, args.gpu,
                                    args.gpu_memory, args.cells or ())
     estimates = {"memory": load_memory_model(args.memory_model) if args.memory_model else None,
