@@ -352,6 +352,7 @@ def build_tables_parser() -> argparse.ArgumentParser:
     parser.add_argument("--json", action="store_true", help="print a JSON array of cells")
     parser.add_argument("--check", action="store_true",
                         help="report where the tables contradict the semantics (exit 1 if anywhere)")
+    _add_cells_option(parser)
     return parser
 
 
@@ -804,7 +805,7 @@ def run_map(args: argparse.Namespace) -> int:
 
 def run_tables(args: argparse.Namespace) -> int:
     """``solve tables``: print the documented tables, narrowed by the filters."""
-    catalog = load_catalog().narrowed(gpu=args.gpu, gpus=args.gpus, model=args.model)
+    catalog = _catalog_with(None, cells=args.cells or ())[0].narrowed(gpu=args.gpu, gpus=args.gpus, model=args.model)
     if args.check:
         found = catalog.contradictions()
         if args.json:

@@ -120,3 +120,10 @@ def test_a_narrow_tables_title_and_source_keep_to_one_line_each(cli):
     lines = out.splitlines()
     assert status == 0 and lines[0] == "A100-80GB (80 GB), 6 trainer GPUs"
     assert "source: Trinity-RFT GPU configuration guide (gpu-config-guide.zh.md), A100 80GB 显卡配置建议, 6 张 GPU" in lines
+
+
+def test_tables_show_and_check_your_cells_beside_the_shipped_ones(cli):
+    cells = Path(__file__).parent / "data" / "cells" / "h800.yaml"
+    status, out, _ = cli("tables", "--cells", str(cells), "--gpu", "h800")
+    assert status == 0 and out.startswith("H800-80GB (80 GB), 8 trainer GPUs\n") and "Env + SP=8" in out
+    assert cli("tables", "--cells", str(cells), "--check") == (0, "0 contradictions in 568 cells\n", "")
