@@ -790,13 +790,14 @@ class Catalog(_Frozen):
         for gpu_type in gpu_types:
             if gpu_type in catalog.gpu_types:
                 continue
-            try:
-                known = catalog.gpu(gpu_type.name)
-            except QueryError:  # a name of its own, as it must be
-                catalog = catalog.model_copy(update={"gpu_types": (*catalog.gpu_types, gpu_type)})
-            else:
-                raise QueryError(f"{gpu_type.name} is the catalogue's {known.name} ({known.memory_gib:.1f} GiB), "
-                                 "another GPU type: give yours a name of its own")
+            for name in (gpu_type.name, *gpu_type.aliases):
+                try:
+                    known = catalog.gpu(name)
+                except QueryError:  # a name of its own, as it must be
+                    continue
+                raise QueryError(f"{name} names {known.name} ({known.memory_gib:.1f} GiB), another GPU type: give "
+                                 "yours a name of its own")
+            catalog = catalog.model_copy(update={"gpu_types": (*catalog.gpu_types, gpu_type)})
         return catalog
 
     def with_tables(self, gpu_type: GpuType) -> Catalog:
@@ -810,7 +811,7 @@ class Catalog(_Frozen):
         taken = sorted({table.gpus for table in known.tables} & {table.gpus for table in gpu_type.tables})
         if taken:
             counts = ", ".join(map(str, taken[:-1])) + " and " * (len(taken) > 1) + str(taken[-1])
-            raise QueryError(f"{known.name} has a table for {counts} GPUs already; measured "
+            raise QueryError(f"{known.name} has a table for {counts} GPU{'s' if taken != [1] else ''} already; measured "
                              "cells join the tables where they have none (give the GPU type a name of its own to "
                              "plan with yours alone)")
         tables = tuple(sorted((*known.tables, *gpu_type.tables), key=lambda table: table.gpus))
