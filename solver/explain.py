@@ -405,7 +405,7 @@ class _Words:
             more = next(((m, row) for m in sorted({count for count, _ in self.data.rows}) if m > n
                          if (row := refuting_row(self.model, self.data.rows, self.data.settings, m, setting, length))
                          is not None), None)
-            if result.fits and more is not None:  # capped by a table for more GPUs (`within_own_tables`)
+            if result.fits and more is not None:  # capped by a table for more GPUs (`within_refuting_tables`)
                 predictions.append(f"{setting.label} {result.total_gib:.1f} GiB of {result.usable_gib:.1f} usable, "
                                    f"but the {self.data.gpu} table for {self.gpus(more[0])} says it ran out of "
                                    f"memory{self.whose(more[0])} at {more[1]}, and on fewer GPUs each holds more")

@@ -138,7 +138,7 @@ def prepare(catalog: Catalog, gpu: str, query: Query) -> PlanningData:
     estimable = estimated_counts(query.node_gpus, query.budget_gpus)
     untabled = tuple(n for n in estimable if n not in documented)
     beyond_tables = tuple(n for n in untabled if documented and n > min(documented))  # a smaller table may vouch
-    at_default = () if query.estimate == "never" else within_own_tables(
+    at_default = () if query.estimate == "never" else within_refuting_tables(
         estimated_cells(shape, gpu_type.memory_gib, estimable, query.memory.coefficients, query.margin,
                         without_env=query.env is False),
         own_limits(gpu_type, shape) if documented else {})
@@ -186,7 +186,7 @@ def own_limits(gpu_type: GpuType, shape: Model) -> Mapping[Combination, int]:
     return MappingProxyType(limits)
 
 
-def within_own_tables(
+def within_refuting_tables(
     estimates: tuple[tuple[int, int, int, int, int], ...], limits: Mapping[Combination, int],
 ) -> tuple[tuple[int, int, int, int, int], ...]:
     """The estimates, each no longer than where the table of its count, or of more GPUs, says its setting
