@@ -370,8 +370,9 @@ def tried_settings(model: Model, gpus: int) -> tuple[Setting, ...]:
     it goes on in the same pattern (SP=8 and Env + SP=8 after Env + SP=4, and so on), with the degrees
     that keep each SP group inside a node of `NODE_GPUS` when the GPUs span nodes."""
     degrees = [sp for sp in range(1, gpus + 1) if not sp_layout_violation(model, gpus, sp, NODE_GPUS)]
-    without_offload = [Setting(env=env, offload=False, sp=sp) for sp in degrees for env in (False, True)]
-    return tuple(without_offload + [Setting(env=True, offload=True, sp=sp) for sp in degrees])
+    tried = (Setting(env=env, offload=offload, sp=sp)
+             for sp in degrees for env, offload in ((False, False), (True, False), (True, True)))
+    return tuple(sorted(tried, key=lambda setting: setting.escalation_key))
 
 
 @lru_cache(maxsize=4096)

@@ -126,9 +126,10 @@ class Setting(_Frozen):
         return self.env >= other.env and self.offload >= other.offload and self.sp >= other.sp
 
     @property
-    def escalation_key(self) -> tuple[bool, int, bool]:
-        """Sort key of the source's out-of-memory escalation: Offload last, then more SP, then Env."""
-        return (self.offload, self.sp, self.env)
+    def escalation_key(self) -> tuple[int, int, int]:
+        """Sort key of the source's out-of-memory escalation, its pattern on any SP degree: Offload last, then
+        more SP, then Env; Offload without Env, which the source never tries, after every setting it does."""
+        return (2, 0, 0) if self.offload and not self.env else (int(self.offload), self.sp, int(self.env))
 
     @classmethod
     def parse(cls, text: str) -> Setting | None:
@@ -928,7 +929,7 @@ class Catalog(_Frozen):
                     column = [(row.max_model_len, row.setting(model)) for row in table.rows]
                     for index, (length, setting) in enumerate(column):
                         for longer, later in column[index + 1:]:
-                            if later is not None and (setting is None or _tried_rank(later) < _tried_rank(setting)):
+                            if later is not None and (setting is None or later.escalation_key < setting.escalation_key):
                                 found.append(
                                     f"{gpu_type.name}, {counted(table.gpus, 'GPU')}, {model}: "
                                     f"{cell_text(setting)} at {length} but {later.label} trains at the longer {longer} "
@@ -939,7 +940,7 @@ class Catalog(_Frozen):
                                 continue
                             for twin in (name for name in wider.models if shape_of[name] == shape_of[model]):
                                 there = other.setting(twin)  # the model's own cell, or one of its shape's
-                                if there is None or _tried_rank(there) > _tried_rank(setting):
+                                if there is None or there.escalation_key > setting.escalation_key:
                                     whose = "" if twin == model else f" ({twin}, of its shape)"
                                     found.append(
                                         f"{gpu_type.name}, {model} at {length}: {setting.label} trains on "
@@ -1378,13 +1379,6 @@ class _Brief(reprlib.Repr):
 _BRIEF = _Brief()
 _BRIEF.maxlevel, _BRIEF.maxstring, _BRIEF.maxlong, _BRIEF.maxother = 3, 100, 5000, 100
 _BRIEF.maxlist = _BRIEF.maxtuple = _BRIEF.maxdict = _BRIEF.maxset = 6
-
-
-def _tried_rank(setting: Setting) -> tuple[int, int, int]:
-    """Where the source's procedure tries `setting` (`Setting.escalation_key`, its pattern on any SP degree);
-    Offload without Env, which it never tries, after every setting it does."""
-    offload, sp, env = setting.escalation_key
-    return (2, 0, 0) if offload and not env else (int(offload), sp, int(env))
 
 
 def cell_text(setting: Setting | None) -> str:

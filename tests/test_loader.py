@@ -192,6 +192,8 @@ def test_escalation_order_is_sorted_by_its_key():
         "vanilla", "Env", "SP=2", "Env + SP=2", "SP=4", "Env + SP=4",
         "Env + Offload", "Env + Offload + SP=2", "Env + Offload + SP=4",
     ]
+    never_tried = Setting(offload=True, sp=4)  # Offload without Env: after every setting the source tries
+    assert never_tried.escalation_key > max(keys) and Setting(offload=True).escalation_key == never_tried.escalation_key
 
 
 @given(env=st.booleans(), offload=st.booleans(), sp=st.integers(min_value=1, max_value=64))
