@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING, Any, NoReturn, get_args
 from rich.console import Console
 
 from solver import __version__
-from solver.memory import DEFAULT_MARGIN, STEP_USABLE, RolloutEngines, breakdown, host_memory_gib, rollout_engines
+from solver.memory import DEFAULT_MARGIN, RolloutEngines, breakdown, host_memory_gib, rollout_engines
 from solver.query import (
     ENV_EXPORT,
     MAX_ESTIMATED_GPUS,
@@ -1325,7 +1325,7 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
                            query.memory.coefficients, query.margin, own)
         predicted = (round(memory.total_gib, 1), round(memory.usable_gib, 1))
         if memory.total_gib <= memory.usable_gib and not memory.step_fits:
-            predicted_step = (round(memory.step_gib, 2), round(STEP_USABLE * memory.memory_gib, 2))
+            predicted_step = (round(memory.step_gib, 2), round(memory.step_usable_gib, 2))
     return current.model_copy(update={"trains": False, "plan": None, "predicted": predicted,
                                       "predicted_step": predicted_step, "host_memory_needed": host_needed,
                                       "out_of_memory": out_of_memory, "config_problems": problems})

@@ -17,7 +17,7 @@ from time import monotonic
 
 from ortools.sat.python import cp_model
 
-from solver.memory import GRID, STEP_USABLE, breakdown, estimated_counts, estimated_setting
+from solver.memory import GRID, breakdown, estimated_counts, estimated_setting
 from solver.model import RULES, Combination, PlanningData, build_model, prepare
 from solver.query import (
     Answer,
@@ -413,7 +413,7 @@ class _Words:
             predictions.append((f"{setting.label} {result.total_gib:.1f} GiB of {result.usable_gib:.1f} usable"
                                 if result.total_gib > result.usable_gib or result.step_fits else
                                 f"{setting.label} {result.step_gib:.2f} GiB at the optimizer step, more than the "
-                                f"{STEP_USABLE * result.memory_gib:.2f} it may take")
+                                f"{result.step_usable_gib:.2f} it may take")
                                + (f" (at {least} tokens per GPU, its least budget)" if least else ""))
         if unestimated:
             predictions.append(f"{', '.join(unestimated)} not estimated (estimates turn Env on unless --no-env)")

@@ -18,7 +18,7 @@ Per trainer GPU, with ``P`` parameters (every expert's, for a MoE model), ``n`` 
 
 Each term is multiplied by a calibrated coefficient (`Coefficients`), checkpoints, logits and recompute
 held together to a physical floor per token (`token_floor_gib`); without Offload the optimizer step's own
-peak (`optimizer_step_gib`) must fit in `STEP_USABLE` of the memory too; the plan fits when the sum is
+peak (`optimizer_step_gib`) must fit in `STEP_USABLE` of the memory too (both less a safety margin); the plan fits when the sum is
 within the usable fraction of the GPU's memory, a fraction that Env (expandable segments, less
 fragmentation) raises. All coefficients are non-negative, so the model is monotone: more GPUs, more
 memory, Offload or Env never make a plan stop fitting, and a longer context never makes one start.
@@ -93,13 +93,14 @@ class Breakdown(_Frozen):
     memory_gib: float
     tokens_per_gpu: int
     step_gib: float = Field(default=0.0, description=(
-        "the optimizer step's peak (`optimizer_step_gib`; 0 with Offload), which must be within STEP_USABLE of the "
-        "memory besides"))
+        "the optimizer step's peak (`optimizer_step_gib`; 0 with Offload), which must be within step_usable_gib "
+        "besides"))
+    step_usable_gib: float = Field(description="what the optimizer step may take: STEP_USABLE of the memory, less the margin")
 
     @property
     def step_fits(self) -> bool:
-        """Whether the optimizer step's peak is within `STEP_USABLE` of the memory."""
-        return self.step_gib <= STEP_USABLE * self.memory_gib
+        """Whether the optimizer step's peak is within its share of the memory (`step_usable_gib`)."""
+        return self.step_gib <= self.step_usable_gib
 
     @property
     def fits(self) -> bool:
@@ -109,14 +110,14 @@ class Breakdown(_Frozen):
     @property
     def step_binds(self) -> bool:
         """Whether the optimizer step (without Offload) has less room than the activations: `headroom_gib` is its."""
-        return bool(self.step_gib) and STEP_USABLE * self.memory_gib - self.step_gib < self.usable_gib - self.total_gib
+        return bool(self.step_gib) and self.step_usable_gib - self.step_gib < self.usable_gib - self.total_gib
 
     @property
     def headroom_gib(self) -> float:
         """Memory left at the tighter of the two peaks, negative for what it lacks: the activations against the
         usable memory, and without Offload the optimizer step against its share (`step_binds`)."""
         if self.step_binds:
-            return STEP_USABLE * self.memory_gib - self.step_gib
+            return self.step_usable_gib - self.step_gib
         return self.usable_gib - self.total_gib
 
 
@@ -183,8 +184,8 @@ def breakdown(
     model: Model, memory_gib: float, gpus: int, setting: Setting, max_model_len: int, coefficients: Coefficients,
     margin: float = 0.0, tokens_per_gpu: int | None = None,
 ) -> Breakdown:
-    """Predicted peak memory of one trainer GPU against its usable memory (less a safety `margin`), at
-    Trinity's default token budget for `max_model_len`, or at `tokens_per_gpu` (a
+    """Predicted peak memory of one trainer GPU against its usable memory, and of the optimizer step against
+    its share (both less a safety `margin`), at Trinity's default token budget for `max_model_len`, or at `tokens_per_gpu` (a
     ``max_token_len_per_gpu`` of the user's)."""
     tokens = tokens_per_gpu or token_budget(max_model_len, setting.sp)
     terms = calibrated_terms(model, gpus, setting, tokens, coefficients)
@@ -195,12 +196,14 @@ def breakdown(
         memory_gib=float(memory_gib),
         tokens_per_gpu=tokens,
         step_gib=optimizer_step_gib(model, gpus, setting, coefficients),
+        step_usable_gib=_step_usable_gib(memory_gib, margin),
     )
 
 
-STEP_USABLE = 0.97
-"""The share of a GPU's memory the optimizer step's peak may take: no activations are held then, so little
-is lost to fragmentation (Qwen3-8B with Env on two A100s, a documented cell, takes 96.6% at the step)."""
+STEP_USABLE = 0.98
+"""The share of a GPU's memory the optimizer step's peak may take before the safety margin (97.0% at the default
+margin): no activations are held then, so little is lost to fragmentation (Qwen3-8B with Env on two A100s, a
+documented cell, takes 96.6% at the step)."""
 ADAM_STEP_BYTES = 4
 """What AdamW's step adds per parameter of the shard: PyTorch's foreach implementation computes the square
 root of the second moment into a new fp32 tensor."""
@@ -256,6 +259,11 @@ def _usable_gib(memory_gib: float, setting: Setting, coefficients: Coefficients,
     return memory_gib * fraction * (1 - margin)
 
 
+def _step_usable_gib(memory_gib: float, margin: float) -> float:
+    """The memory the optimizer step's peak may fill: `STEP_USABLE` of it, less the safety `margin`."""
+    return STEP_USABLE * memory_gib * (1 - margin)
+
+
 def longest_fitting(
     model: Model, memory_gib: float, gpus: int, setting: Setting, coefficients: Coefficients, margin: float = 0.0,
     grid: int = GRID, ceiling: int = CEILING,
@@ -272,7 +280,7 @@ def longest_fitting(
     def fits(length: int) -> bool:
         return breakdown(model, memory_gib, gpus, setting, length, coefficients, margin).fits
 
-    if optimizer_step_gib(model, gpus, setting, coefficients) > STEP_USABLE * memory_gib:
+    if optimizer_step_gib(model, gpus, setting, coefficients) > _step_usable_gib(memory_gib, margin):
         return None  # the optimizer step does not fit, whatever the length
     usable = _usable_gib(memory_gib, setting, coefficients, margin)
     per_token = total(1) - total(0)  # above 0: the per-token terms are held to a physical floor

@@ -261,7 +261,7 @@ class CurrentSettings(_Frozen):
         "memory (less the safety margin), GiB, at the verdict's budget"))
     predicted_step: tuple[float, float] | None = Field(default=None, description=(
         "with `predicted`, when it is the optimizer step that does not fit: its peak per GPU and what it may take "
-        "(97% of the memory), GiB"))
+        "(98% of the memory less the safety margin), GiB"))
     out_of_memory: SourceCell | None = Field(default=None, description=(
         "when they do not train: the cell of the GPU count's own table that says they ran out of memory (its "
         "setting: what trained there instead, or '-')"))

@@ -12,7 +12,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from solver.memory import GRID, STEP_USABLE, MemoryEstimate
+from solver.memory import GRID, MemoryEstimate
 from solver.query import (
     ENV_EXPORT,
     YARN_CAUTION,
@@ -451,9 +451,9 @@ def memory_view(result: MemoryEstimate, label: str, gpu: str, model: str, own_bu
                else f"does not fit: the optimizer step is {-result.headroom_gib:.2f} GiB over" if result.step_binds
                else f"does not fit: {-result.headroom_gib:.2f} GiB over")
     if result.step_gib:  # without Offload: the optimizer step's own peak, the states and Adam's temporary
-        step = STEP_USABLE * result.memory_gib
-        verdict += (f"; the optimizer step takes {result.step_gib:.2f} GiB of the {step:.2f} it may "
-                    f"({STEP_USABLE:.0%} of the memory){'' if result.step_fits else ': too much'}")
+        share = result.step_usable_gib / result.memory_gib
+        verdict += (f"; the optimizer step takes {result.step_gib:.2f} GiB of the {result.step_usable_gib:.2f} it "
+                    f"may ({share:.1%} of the memory){'' if result.step_fits else ': too much'}")
     if own_budget:  # the memory is the budget's whatever the length
         longest = (f"longest length its token budget holds (budget x SP), which the memory model fits: "
                    f"{result.longest_len} tokens" if result.longest_len else
