@@ -25,6 +25,7 @@ from solver.query import (
     TokenBudgetMode,
     check_choice,
     check_counts,
+    check_host_ram,
     check_seed,
     check_time_limit,
     check_token_budget,
@@ -165,6 +166,7 @@ def estimate_memory(
     catalog: Catalog | None = None,
     memory: MemoryModel | None = None,
     max_token_len_per_gpu: int | None = None,
+    host_ram_gb: float | None = None,
 ) -> MemoryEstimate:
     """The memory model's breakdown of one trainer GPU's peak memory, whether it fits, the longest length
     that would fit with the same setting, and what the GPU type's tables say of it (``tables``);
@@ -175,15 +177,20 @@ def estimate_memory(
     `max_token_len_per_gpu` (Trinity's ``trainer.max_token_len_per_gpu``; default: its own default,
     ``ceil(2 x max_model_len / sp)``, which the tables measured) sets the tokens per GPU instead: at least
     ``ceil(max_model_len / sp)``, so that an SP group holds the longest sequence. The tables then speak
-    where they say it trains with at least as many tokens per GPU, or ran out of memory with no more."""
+    where they say it trains with at least as many tokens per GPU, or ran out of memory with no more.
+
+    `host_ram_gb` (a node's host memory, GiB) makes an Offload setting train only where its offloaded states fit
+    there (``host_fits``)."""
     check_types(("gpus", gpus, int), ("max_model_len", max_model_len, int), ("sp", sp, int), ("env", env, bool),
                 ("offload", offload, bool), ("node_gpus", node_gpus, int), ("catalog", catalog, Catalog | None),
-                ("memory", memory, MemoryModel | None), ("max_token_len_per_gpu", max_token_len_per_gpu, int | None))
+                ("memory", memory, MemoryModel | None), ("max_token_len_per_gpu", max_token_len_per_gpu, int | None),
+                ("host_ram_gb", host_ram_gb, float | None))
     catalog = catalog if catalog is not None else load_catalog()
     memory = memory if memory is not None else load_memory_model()
     margin = resolve_margin(memory, margin)
     check_counts(("--gpus", gpus, MAX_GPUS), ("--len", max_model_len, MAX_TOKENS), ("--sp", sp, MAX_GPUS),
                  ("--node-gpus", node_gpus, MAX_GPUS))
+    check_host_ram(host_ram_gb)
     resolved = catalog.model(model)
     spread = whole_nodes_violation(gpus, node_gpus)
     if spread:
@@ -219,4 +226,4 @@ def estimate_memory(
                                                                 setting, budget),
                           host_memory_gib=host_memory_gib(resolved, gpus, memory.coefficients, node_gpus)
                           if offload else None,
-                          tables=tables)
+                          host_ram_gib=host_ram_gb, tables=tables)

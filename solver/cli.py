@@ -618,6 +618,9 @@ def build_memory_parser() -> argparse.ArgumentParser:
     parser.add_argument("--offload", action="store_true", help="with FSDP2 CPU offload")
     parser.add_argument("--node-gpus", metavar="G", type=positive_int, default=NODE_GPUS,
                         help=f"GPUs per node (default {NODE_GPUS}): beyond one node, SP must divide a node")
+    parser.add_argument("--host-ram", metavar="GB", type=host_memory,
+                        help="host memory per node (GB as RAM is sold, binary: GiB): with --offload, whether the "
+                        "offloaded states fit there")
     _add_gpu_memory_option(parser)
     _add_memory_model_options(parser)
     parser.add_argument("--json", action="store_true", help="print the breakdown as JSON")
@@ -637,7 +640,7 @@ def run_memory(args: argparse.Namespace) -> int:
     memory_model = load_memory_model(args.memory_model)
     result = estimate_memory(model.name, gpu.name, args.gpus, args.max_model_len, sp=args.sp, env=args.env,
                              offload=args.offload, margin=args.margin, node_gpus=args.node_gpus, catalog=catalog,
-                             memory=memory_model, max_token_len_per_gpu=args.token_budget)
+                             memory=memory_model, max_token_len_per_gpu=args.token_budget, host_ram_gb=args.host_ram)
     margin = resolve_margin(memory_model, args.margin)
     setting = Setting(env=args.env, offload=args.offload, sp=args.sp)
     if args.json:

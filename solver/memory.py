@@ -135,14 +135,22 @@ class MemoryEstimate(Breakdown):
     host_memory_gib: float | None = Field(default=None, description=(
         "with Offload: the host memory one node needs for the offloaded states (`host_memory_gib`); None "
         "without Offload"))
+    host_ram_gib: float | None = Field(default=None, description=(
+        "the host memory a node has, as given (``--host-ram``); None when not given"))
     tables: TablesVerdict | None = Field(default=None, description=(
         "what the GPU type's tables say of the same setting, count and length (they decide where they speak); "
         "None where they say nothing"))
 
     @property
+    def host_fits(self) -> bool:
+        """Whether the offloaded states fit in the node's host memory (True without Offload or `host_ram_gib`)."""
+        return self.host_memory_gib is None or self.host_ram_gib is None or self.host_memory_gib <= self.host_ram_gib
+
+    @property
     def trains(self) -> bool:
-        """The verdict, as `solve memory`'s exit status gives it: the tables' where they speak, else `fits`."""
-        return self.fits if self.tables is None else self.tables.trains
+        """The verdict, as `solve memory`'s exit status gives it: the tables' where they speak, else `fits`;
+        either way only where the offloaded states fit in the host memory (`host_fits`)."""
+        return (self.fits if self.tables is None else self.tables.trains) and self.host_fits
 
 
 def estimated_counts(node_gpus: int, budget: int = MAX_ESTIMATED_GPUS) -> tuple[int, ...]:

@@ -485,6 +485,12 @@ def tables_verdict(model: Model, rows: Sequence[tuple[int, int]], settings: Mapp
                                            setting=cell_text(cell)))
 
 
+def check_host_ram(host_ram_gb: float | None) -> None:
+    """`QueryError` unless a node's host memory, if given, is above 0 and at most `MAX_HOST_RAM_GB`."""
+    if host_ram_gb is not None and not 0 < host_ram_gb <= MAX_HOST_RAM_GB:
+        raise QueryError(f"--host-ram must be above 0 and at most {MAX_HOST_RAM_GB} GB, got {host_ram_gb:g}")
+
+
 def make_query(
     catalog: Catalog,
     *,
@@ -555,8 +561,7 @@ def make_query(
         raise QueryError("--exact needs --gpus N")
     if exact and objective == "min_gpus":
         raise QueryError("--minimize gpus chooses the GPU count: drop --exact")
-    if host_ram_gb is not None and not 0 < host_ram_gb <= MAX_HOST_RAM_GB:
-        raise QueryError(f"--host-ram must be above 0 and at most {MAX_HOST_RAM_GB} GB, got {brief(host_ram_gb)}")
+    check_host_ram(host_ram_gb)
     if sp is not None:
         problem = sp_rule_violation(resolved.num_attention_heads, resolved.num_key_value_heads, sp)
         if problem:

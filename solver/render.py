@@ -464,8 +464,12 @@ def memory_view(result: MemoryEstimate, label: str, gpu: str, model: str, own_bu
     lines: list[RenderableType] = [Text(label, style="bold"), view, Text(verdict, style="green" if fits else "red"),
                                    Text(longest)]
     if result.host_memory_gib is not None:
+        room = "" if result.host_ram_gib is None else (
+            f"; it fits in the {result.host_ram_gib:g} GiB of --host-ram" if result.host_fits else
+            f"; more than the {result.host_ram_gib:g} GiB of --host-ram: it does not train there")
         lines.append(Text(f"host memory: {result.host_memory_gib:.1f} GiB per node for the offloaded states (the "
-                          "actor's, and the reference model's weights)"))
+                          f"actor's, and the reference model's weights){room}",
+                          style="" if result.host_fits else "red"))
     if result.beyond_calibration:
         lines.append(Text(f"beyond the memory model's calibration: {', '.join(result.beyond_calibration)}; the "
                           "prediction extrapolates there", style="yellow"))
@@ -489,10 +493,11 @@ def memory_json(result: MemoryEstimate, asked: dict[str, Any]) -> str:
     total, usable, memory, tokens per GPU, the longest length that fits, ``tables``: what the tables say of
     it (``trains``, ``evidence``, ``source``), null where they say nothing; whether the optimizer step and the
     whole fit by the memory model (``step_fits``, ``fits``), the room left at the tighter peak
-    (``headroom_gib``), and the verdict (``trains``: the tables' where they speak); GiB rounded to 4 decimals
+    (``headroom_gib``), whether the offloaded states fit in ``--host-ram`` (``host_fits``), and the verdict
+    (``trains``: the tables' where they speak, and only where the host memory holds the states); GiB rounded to 4 decimals
     (0.1 MiB)."""
     figures = {**result.model_dump(mode="json"), "step_fits": result.step_fits, "fits": result.fits,
-               "headroom_gib": result.headroom_gib, "trains": result.trains}
+               "headroom_gib": result.headroom_gib, "host_fits": result.host_fits, "trains": result.trains}
     return json.dumps({**asked, **_rounded(figures)}, indent=2)
 
 

@@ -1348,3 +1348,36 @@ def test_a_plan_says_when_its_room_is_the_optimizer_steps(cli):
                          "--no-offload", "--json")
     plan = json.loads(out)[0]["plans"][0]
     assert (plan["headroom_at_step"], plan["headroom_gb"]) == (True, 0.34)
+
+
+def test_solve_memory_host_ram_decides_for_offloaded_states(cli):
+    # Qwen3-8B with Env + Offload + SP=4 on four A100s at 65536: documented, and the offloaded states need
+    # 141.4 GiB of host memory per node (the actor's states and the reference model's bf16 weights).
+    asked = ("memory", "--model", "8B", "--gpu", "a100", "--gpus", "4", "--len", "65536", "--sp", "4", "--env",
+             "--offload")
+    status, out, _ = cli(*asked, "--host-ram", "256GB")
+    assert status == 0 and "141.4 GiB per node for the offloaded states (the actor's, and the reference model's " \
+                           "weights); it fits in the 256 GiB of --host-ram" in " ".join(out.split())
+    status, out, _ = cli(*asked, "--host-ram", "128")
+    assert status == 1 and "more than the 128 GiB of --host-ram: it does not train there" in " ".join(out.split())
+    status, out, _ = cli(*asked, "--host-ram", "128", "--json")
+    found = json.loads(out)
+    assert (status, found["host_ram_gib"], found["host_fits"], found["tables"]["trains"], found["trains"]) == (
+        1, 128, False, True, False)
+    without_offload = (*asked[:8], "32768", *asked[9:-1], "--json")  # the states stay on the GPUs
+    status, out, _ = cli(*without_offload, "--host-ram", "1")
+    found = json.loads(out)
+    assert (status, found["host_memory_gib"], found["host_fits"], found["trains"]) == (0, None, True, True)
+    status, out, err = cli(*asked, "--host-ram", "0")
+    assert (status, out, err.strip().splitlines()[-1]) == (
+        2, "", "solve memory: error: --host-ram must be above 0 and at most 1048576 GB, got 0")
+
+
+def test_estimate_memory_takes_host_ram():
+    from solver import estimate_memory
+
+    result = estimate_memory("8B", "a100", 4, 65536, sp=4, env=True, offload=True, host_ram_gb=128)
+    assert result.host_memory_gib == pytest.approx(141.38, abs=0.01) and not result.host_fits and not result.trains
+    assert estimate_memory("8B", "a100", 4, 65536, sp=4, env=True, offload=True, host_ram_gb=142).trains
+    with pytest.raises(QueryError, match="host_ram_gb must be a number or None, got '128'"):
+        estimate_memory("8B", "a100", 4, 65536, offload=True, host_ram_gb="128")  # type: ignore[arg-type]
