@@ -20,6 +20,7 @@ from ortools.sat.python import cp_model
 from solver.memory import GRID, breakdown, estimated_counts, estimated_setting
 from solver.model import RULES, Combination, PlanningData, build_model, prepare
 from solver.query import (
+    Alternatives,
     Answer,
     Plan,
     Query,
@@ -155,7 +156,7 @@ def explain(catalog: Catalog, query: Query, answer: Answer) -> tuple[Reason, ...
     if answer.plans:
         reasons = _why_this_plan(prober, words, data, query, answer.plans[0])
     else:
-        reasons = _why_no_plan(catalog, prober, words, data, query, answer.nearest)
+        reasons = _why_no_plan(catalog, prober, words, data, query, answer)
     if prober.undecided:
         reasons += (Reason(rule="incomplete", detail=(
             f"{prober.undecided} of the questions behind this explanation ran out of time (--time-limit "
@@ -194,10 +195,11 @@ def _why_this_plan(prober: _Prober, words: _Words, data: PlanningData, query: Qu
 
 
 def _why_no_plan(
-    catalog: Catalog, prober: _Prober, words: _Words, data: PlanningData, query: Query, shorter: Plan | None
+    catalog: Catalog, prober: _Prober, words: _Words, data: PlanningData, query: Query, answer: Answer
 ) -> tuple[Reason, ...]:
-    """What stops the query, and the nearest plans: `shorter` (the answer's longest plan within the budget
-    and pins), and with more GPUs or without the pins."""
+    """What stops the query, and the nearest plans: the answer's (its `nearest`, the longest plan within the
+    budget and pins, and its `alternatives`), and with more GPUs."""
+    shorter, alternatives = answer.nearest, answer.alternatives or Alternatives()
     binding = prober.binding_rules()
     reasons = [Reason(rule="limit", detail=words.binding(binding, lambda: _reach(catalog, prober, data, query)))]
     if query.objective != "max_len":
@@ -228,15 +230,11 @@ def _why_no_plan(
                 f"no count of {data.gpu} GPUs up to {most} trains {data.model} at {asked} tokens"
                 f"{' with ' + query.pin_flags if query.pin_flags else ''} {budget}"
                 f"{' by the tables (--no-estimate turns off the estimates)' if query.estimate == 'never' else ''}")))
-        if query.token_budget == "default" and query.estimate != "never":
-            lowered = _best(catalog, query, prober, token_budget="auto")
-            if lowered:
-                reasons.append(Reason(rule="lower_token_budget", detail=(
-                    f"--token-budget auto trains {asked} tokens {query.within_budget}: {words.plan(lowered)}")))
-    if any(rule.startswith("pin_") for rule in binding):
-        free = _best(catalog, query, prober, sp=None, env=None, offload=None)
-        if free:
-            reasons.append(Reason(rule="without_pins", detail=f"without {query.pin_flags}: {words.plan(free)}"))
+        if lowered := alternatives.token_budget_auto:
+            reasons.append(Reason(rule="lower_token_budget", detail=(
+                f"--token-budget auto trains {asked} tokens {query.within_budget}: {words.plan(lowered)}")))
+    if any(rule.startswith("pin_") for rule in binding) and (free := alternatives.without_pins):
+        reasons.append(Reason(rule="without_pins", detail=f"without {query.pin_flags}: {words.plan(free)}"))
     return tuple(reasons)
 
 

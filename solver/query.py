@@ -270,6 +270,15 @@ class CurrentSettings(_Frozen):
         "verdict assumes (partial Offload, a token budget above the default the tables measured)"))
 
 
+class Alternatives(_Frozen):
+    """The best plans of an infeasible query changed one way, solved once with its answer: its reason and its
+    explanation (``--explain``) both name them. (The longest plan within its budget and pins is `Answer.nearest`.)"""
+
+    token_budget_auto: Plan | None = Field(default=None, description=(
+        "with --token-budget auto: asked for a length at Trinity's default token budget, with estimates"))
+    without_pins: Plan | None = Field(default=None, description="without the pins (--sp, --env, --offload), if any")
+
+
 class _Timed(_Frozen):
     """A solver's result with a ``wall_time_s`` field: equal results compare (and hash) equal however long
     each took to solve."""
@@ -302,6 +311,8 @@ class Answer(_Timed):
     current: CurrentSettings | None = Field(default=None, description="with --from-config: the config's settings")
     nearest: Plan | None = Field(default=None, description=(
         "when no plan trains the asked length: the longest plan within the same budget and pins"))
+    alternatives: Alternatives | None = Field(default=None, exclude=True, description=(
+        "when there is no plan (and it was worked out why): the plans of the query changed one way"))
     measured: Plan | None = Field(default=None, description=(
         "when the best plan is estimated but the tables have a plan for the same question (budget, length, "
         "pins): the tables' best, documented or inferred; for a GPU type without tables, on a GPU type with "

@@ -19,6 +19,7 @@ from solver.memory import GRID, beyond_calibration, breakdown, host_memory_gib
 from solver.model import PlanningData, build_model, exact_cost, forbid, objective_expression, prepare
 from solver.query import (
     MAX_ESTIMATED_GPUS,
+    Alternatives,
     Answer,
     Evidence,
     Plan,
@@ -121,8 +122,11 @@ def answer_for(catalog: Catalog, query: Query, gpu: str, explained: bool = True)
         proven = all(s in (cp_model.OPTIMAL, cp_model.INFEASIBLE) for s in statuses)
         return _answer(query, gpu, "optimal" if proven else "feasible", plans, started, objective_value, bound)
     if statuses[0] == cp_model.INFEASIBLE:
-        why, nearest = _why_no_plan(catalog, data, query) if explained else ("no plan", None)
-        return _answer(query, gpu, "infeasible", (), started, reason=why, nearest=nearest)
+        if not explained:
+            return _answer(query, gpu, "infeasible", (), started, reason="no plan")
+        alternatives = _alternatives(catalog, query, gpu)
+        why, nearest = _why_no_plan(catalog, data, query, alternatives)
+        return _answer(query, gpu, "infeasible", (), started, reason=why, nearest=nearest, alternatives=alternatives)
     return _answer(query, gpu, "unknown", (), started,
                    reason=f"no plan found within the time limit of {query.time_limit_s:g} s")
 
@@ -177,6 +181,7 @@ def _answer(
     bound: float | None = None,
     reason: str | None = None,
     nearest: Plan | None = None,
+    alternatives: Alternatives | None = None,
 ) -> Answer:
     return Answer(
         gpu=gpu,
@@ -189,6 +194,7 @@ def _answer(
         reason=reason,
         plans=tuple(plans),
         nearest=nearest,
+        alternatives=alternatives,
         objective_value=objective_value,
         bound=bound,
         wall_time_s=time.monotonic() - started,
@@ -277,9 +283,28 @@ def _with_fewer_gpus(catalog: Catalog, data: PlanningData, query: Query) -> str:
             f"{plan.lowered_words} ({plan.evidence_label}), the other {query.budget_gpus - plan.gpus} free for rollout")
 
 
-def _why_no_plan(catalog: Catalog, data: PlanningData, query: Query) -> tuple[str, Plan | None]:
-    """Name the limit that leaves `query` without a plan on this GPU type, found by solving again; and,
-    when only the length is out of reach, the longest plan within the same budget and pins."""
+def _alternatives(catalog: Catalog, query: Query, gpu: str) -> Alternatives:
+    """The best plans on `gpu` of `query` (which has none) changed one way: with --token-budget auto where
+    that may lower a budget, and without the pins where it has some."""
+
+    def best(**changes: object) -> Plan | None:
+        return best_plan(catalog, query.model_copy(update={"top": 1, **changes}), gpu)
+
+    return Alternatives(token_budget_auto=best(token_budget="auto") if _may_lower_budget(query) else None,
+                        without_pins=best(sp=None, env=None, offload=None) if query.pin_flags else None)
+
+
+def _may_lower_budget(query: Query) -> bool:
+    """Whether --token-budget auto may train what `query` asks and does not get: a length at Trinity's
+    default token budget, with estimates (the budgets it lowers are theirs)."""
+    return query.token_budget == "default" and query.estimate != "never" and query.max_model_len is not None
+
+
+def _why_no_plan(catalog: Catalog, data: PlanningData, query: Query,
+                 alternatives: Alternatives) -> tuple[str, Plan | None]:
+    """Name the limit that leaves `query` without a plan on this GPU type, found by solving again (and from
+    its `alternatives`); and, when only the length is out of reach, the longest plan within the same budget
+    and pins."""
     counts = "counts with a plan at some length: " + ", ".join(map(str, data.counts))
     where = f"{data.model} on {data.gpu}"
     spread = (whole_nodes_violation(query.budget_gpus, query.node_gpus, query.node_source)
@@ -316,21 +341,21 @@ def _why_no_plan(catalog: Catalog, data: PlanningData, query: Query) -> tuple[st
                 f"{best.lowered_words}, "
                 f"{best.evidence_label})"
                 f"{_host_need(catalog, data, query)}"
-                f"{_with_fewer_gpus(catalog, data, query) or _with_lower_budget(catalog, data, query)}"
+                f"{_with_fewer_gpus(catalog, data, query) or _with_lower_budget(catalog, data, query, alternatives)}"
             ), best
     trains = f"trains{' with ' + limits if limits else ''}"
-    return (f"nothing in {sources} for {where} {within} {trains}{_without_pins(catalog, data, query)}"
-            f"{_host_need(catalog, data, query)}{_with_lower_budget(catalog, data, query)}"), None
+    return (f"nothing in {sources} for {where} {within} {trains}{_without_pins(catalog, data, query, alternatives)}"
+            f"{_host_need(catalog, data, query)}{_with_lower_budget(catalog, data, query, alternatives)}"), None
 
 
-def _with_lower_budget(catalog: Catalog, data: PlanningData, query: Query) -> str:
-    """When a lowered token budget (``--token-budget auto``) trains the asked length: its plan, in words ("" when
-    it does not, when the query lowers budgets already or has no estimates, and when maximising the length)."""
-    if query.token_budget != "default" or query.estimate == "never" or query.max_model_len is None:
-        return ""
-    auto = query.model_copy(update={"token_budget": "auto", "top": 1})
-    lowered = best_plan(catalog, auto, data.gpu) or (
-        best_plan(catalog, auto.model_copy(update={"exact": False}), data.gpu) if query.exact else None)
+def _with_lower_budget(catalog: Catalog, data: PlanningData, query: Query, alternatives: Alternatives) -> str:
+    """When a lowered token budget (``--token-budget auto``) trains the asked length, for an exact count on fewer
+    GPUs if not on it: its plan, in words ("" when it does not, when the query lowers budgets already or has no
+    estimates, and when maximising the length)."""
+    lowered = alternatives.token_budget_auto
+    if lowered is None and query.exact and _may_lower_budget(query):
+        lowered = best_plan(catalog, query.model_copy(update={"token_budget": "auto", "exact": False, "top": 1}),
+                            data.gpu)
     if lowered is None:
         return ""
     fewer = f", the other {query.budget_gpus - lowered.gpus} free for rollout" if lowered.gpus < query.budget_gpus \
@@ -339,22 +364,20 @@ def _with_lower_budget(catalog: Catalog, data: PlanningData, query: Query) -> st
             f"max_token_len_per_gpu = {lowered.max_token_len_per_gpu} ({lowered.evidence_label}){fewer}")
 
 
-def _without_pins(catalog: Catalog, data: PlanningData, query: Query) -> str:
-    """When the pins leave no plan at any length: what the same question gets without them, in words
-    ("" when nothing, or no pins)."""
+def _without_pins(catalog: Catalog, data: PlanningData, query: Query, alternatives: Alternatives) -> str:
+    """When the pins leave no plan at any length: what the same question gets without them, or else the longest
+    length it gets, in words ("" when nothing, or no pins)."""
     if not query.pin_flags:
         return ""
-    free = query.model_copy(update={"sp": None, "env": None, "offload": None, "top": 1})
-    answer = answer_for(catalog, free, data.gpu, explained=False) if query.objective != "max_len" else None
-    if answer and answer.plans:
-        best = answer.plans[0]
-        return (f" (without {query.pin_flags}: {best.setting.label} on {counted(best.gpus, 'GPU')}{best.lowered_words} "
-                f"trains it, {best.evidence_label})")
-    longest = answer_for(catalog, free.model_copy(update={"objective": "max_len", "max_model_len": None}), data.gpu,
-                         explained=False)
-    if not longest.plans:
+    best = alternatives.without_pins  # maximising the length: the longest
+    if query.objective != "max_len":
+        if best is not None:
+            return (f" (without {query.pin_flags}: {best.setting.label} on {counted(best.gpus, 'GPU')}"
+                    f"{best.lowered_words} trains it, {best.evidence_label})")
+        best = best_plan(catalog, query.model_copy(update={"sp": None, "env": None, "offload": None, "top": 1,
+                                                           "objective": "max_len", "max_model_len": None}), data.gpu)
+    if best is None:
         return ""
-    best = longest.plans[0]
     return (f" (without {query.pin_flags} the longest is {best.max_model_len}: {best.setting.label} on "
             f"{counted(best.gpus, 'GPU')}{best.lowered_words}, {best.evidence_label})")
 

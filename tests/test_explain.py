@@ -12,8 +12,8 @@ from reference import check_plan
 from solver.explain import _Prober, explain, runs
 from solver.model import RULES, prepare
 from solver.query import make_query
-from solver.solve import plan
-from solver.tables import load_catalog
+from solver.solve import answer_for, plan
+from solver.tables import counted, load_catalog
 
 CATALOG = load_catalog()
 
@@ -134,6 +134,31 @@ def test_no_plan_names_the_binding_limit_and_the_nearest_plans():
     assert details(reasons, "without_pins") == [
         "without --no-offload: Env + Offload on 1 GPU at 8192 tokens (documented: the A100-80GB table for 1 GPU "
         "says 'Env + Offload' at 8192)"]
+
+
+@pytest.mark.parametrize(("request_", "rule"), [
+    ({"gpu": "h20", "model": "8B", "max_model_len": 131072, "budget_gpus": 4}, "lower_token_budget"),
+    ({"gpu": "a100", "model": "14B", "max_model_len": 8192, "budget_gpus": 1, "offload": False}, "without_pins"),
+])
+def test_the_plans_a_reason_names_are_the_answers_own_and_not_solved_again(
+        request_, rule: str, monkeypatch: pytest.MonkeyPatch):
+    query = make_query(CATALOG, estimate="auto", **request_)
+    (answer,) = plan(query, CATALOG)
+    alternative = answer.alternatives.token_budget_auto if rule == "lower_token_budget" else \
+        answer.alternatives.without_pins
+    assert alternative is not None and "alternatives" not in answer.as_json()
+    asked = []  # the queries the explanation solves itself
+
+    def solved(catalog, changed, *args, **kwargs):
+        asked.append(changed)
+        return answer_for(catalog, changed, *args, **kwargs)
+
+    monkeypatch.setattr("solver.explain.answer_for", solved)
+    (detail,) = details(explain(CATALOG, query, answer), rule)
+    assert detail.endswith(f"{alternative.setting.label} on {counted(alternative.gpus, 'GPU')} at "
+                           f"{alternative.max_model_len} tokens{alternative.lowered_words} "
+                           f"({alternative.evidence_text(answer.gpu, answer.model)})")
+    assert asked and all(changed.token_budget == "default" and changed.offload == query.offload for changed in asked)
 
 
 def test_a_length_beyond_the_tables_offers_a_shorter_one():
