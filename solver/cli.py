@@ -1152,7 +1152,6 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalo
         kept_interpolations,
         load_config_mapping,
         patch_trinity_config,
-        role_token_budgets,
         trinity_fragment,
         unused_length,
     )
@@ -1191,10 +1190,6 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalo
         # The patched config as ruamel reads it, as the original was (PyYAML refuses some YAML ruamel takes).
         mapping = load_config_mapping(patched, str(args.write))
         problems = check_trinity_config(mapping, model, best.gpus, environ=os.environ)
-        problems += [f"{key} {budget} overrides trainer.max_token_len_per_gpu {best.max_token_len_per_gpu}: more "
-                     "tokens per GPU than the plan assumes; lower it to that or remove it"
-                     for key, budget in role_token_budgets(mapping, str(args.write), os.environ)
-                     if budget > best.max_token_len_per_gpu]
         problems += anchored_keys(config_text, best, model, name=str(args.from_config), environ=os.environ)
         for problem in problems:
             print(f"solve: warning: {args.write}: {problem}", file=sys.stderr)
@@ -1210,6 +1205,10 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalo
             print(f"solve: note: {args.write}: {kept}", file=sys.stderr)
         if unused:
             print(f"solve: note: {args.write}: {unused}", file=sys.stderr)
+        for key, budget in config.role_token_budgets if config is not None else ():
+            if budget > best.max_token_len_per_gpu:  # the patch lowered it
+                print(f"solve: note: {args.write}: {key} {budget} lowered to the plan's {best.max_token_len_per_gpu}: "
+                      "set by hand, it overrides trainer.max_token_len_per_gpu for its role", file=sys.stderr)
         if best.env:  # no config key can carry Env
             print(f"solve: note: {args.write} needs Env, which a config cannot set: {ENV_EXPORT} before Ray starts",
                   file=sys.stderr)

@@ -207,10 +207,14 @@ def _plan_keys(plan: Plan, model: Model, config: Any = None, environ: Mapping[st
                 default_only=True,
             )
         )
+    def resolved(path: tuple[str, ...]) -> Any:  # the config's value there, its interpolation resolved (None: unread)
+        return _leniently(lambda at: _resolve(_dig(config, at), "", environ or {}), path) if config is not None else None
+
     # The plan's token budget applies only with dynamic batch sizes: a config that turned them off gets them back.
-    keys += [_Key(path=path, value=True, existing_only=True) for path in DYNAMIC_BATCH_KEYS
-             if config is not None and _turned_off(_leniently(lambda at: _resolve(_dig(config, at), "", environ or {}),
-                                                              path))]
+    keys += [_Key(path=path, value=True, existing_only=True) for path in DYNAMIC_BATCH_KEYS if _turned_off(resolved(path))]
+    # A per-role budget set by hand overrides the trainer's for its role: one above the plan's comes down to it.
+    keys += [_Key(path=path, value=plan.max_token_len_per_gpu, existing_only=True) for path in ROLE_TOKEN_BUDGETS
+             if _number_above(resolved(path), plan.max_token_len_per_gpu)]
     for role in ROLES:  # a role's keys together, a section's together (the fragment nests them)
         chosen = _offload_section(config, role)
         for section in sorted(OFFLOAD_SECTIONS, key=lambda name: name != chosen):
@@ -563,6 +567,12 @@ def _rollout_gpus(reader: _Reader, mode: str | None) -> tuple[int, int, int]:
     return engines + auxiliary_gpus, tensor_parallel, auxiliary_gpus
 
 
+def _number_above(value: Any, limit: int) -> bool:
+    """Whether a config's value (text as OmegaConf decodes it) is a number above `limit`."""
+    value = _decode_scalar(value) if isinstance(value, str) else value
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value > limit
+
+
 def _turned_off(value: Any) -> bool:
     """Whether a config's flag is off as verl takes it: false (YAML 1.1's ``no``, ``off`` and ``n`` too, as
     OmegaConf reads them), or 0."""
@@ -892,8 +902,10 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
       false and none is added; ``trainer_strategy`` and ``save_hf_checkpoint`` are left alone (FSDP2
       without offload trains too).
     - Env cannot be patched (an environment variable, set before Ray starts): tell the user.
-    - Per-role token limits the user set by hand (``...actor.ppo_max_token_len_per_gpu``) are left;
-      `check_trinity_config` reports them if they are too small for the new length.
+    - Per-role token limits the user set by hand (``...actor.ppo_max_token_len_per_gpu``, `ROLE_TOKEN_BUDGETS`)
+      override ``trainer.max_token_len_per_gpu`` for their role: one above the plan's budget is lowered to it
+      (the role would hold more tokens per GPU than the plan assumes); one at or below it is left, and
+      `check_trinity_config` reports it if it is too small for the new length.
 
     Raises `ConfigError` (one line, starting with `name`) for text that is not a YAML mapping, or a
     section on the way to a key that is not a mapping.

@@ -784,21 +784,27 @@ def test_a_fragment_without_rollout_gpus_passes_its_own_check(cli, tmp_path: Pat
     assert "it trains (documented" in out
 
 
-def test_per_role_token_budgets_above_the_default_are_caveats_and_write_warns(cli, tmp_path: Path,
-                                                                               monkeypatch: pytest.MonkeyPatch):
+def test_per_role_token_budgets_above_the_default_are_caveats_and_write_lowers_them(
+        cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     config = tmp_path / "trinity.yaml"
     config.write_text("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 32768\ncluster:\n  node_num: 1\n"
                       "  gpu_per_node: 8\nexplorer:\n  rollout_model:\n    engine_num: 2\ntrainer:\n"
                       "  ulysses_sequence_parallel_size: 2\n  trainer_config:\n    actor_rollout_ref:\n      actor:\n"
-                      "        ppo_max_token_len_per_gpu: 131072\n", encoding="utf-8")
+                      "        ppo_max_token_len_per_gpu: 131072  # mine\n      ref:\n"
+                      "        log_prob_max_token_len_per_gpu: 16384\n", encoding="utf-8")
     monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
     patched = tmp_path / "patched.yaml"
     status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--write", str(patched))
     key = "trainer.trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu"
     assert status == 0 and (f"but: {key} 131072 is above Trinity's default ceil(2 x 32768 / 2) = 32768, which the "
                             "tables measured: more tokens per GPU than the verdict assumes") in " ".join(out.split())
-    assert err.startswith(f"solve: warning: {patched}: {key} 131072 overrides trainer.max_token_len_per_gpu 32768: "
-                          "more tokens per GPU than the plan assumes; lower it to that or remove it\n")
+    # The actor's budget overrides the plan's for the actor: --write lowers it, comment kept; the ref's, below the
+    # plan's (cautious), stays.
+    assert "warning" not in err and (f"solve: note: {patched}: {key} 131072 lowered to the plan's 32768: set by hand, "
+                                     "it overrides trainer.max_token_len_per_gpu for its role\n") in err
+    written = patched.read_text(encoding="utf-8")
+    assert "        ppo_max_token_len_per_gpu: 32768  # mine\n" in written
+    assert "        log_prob_max_token_len_per_gpu: 16384\n" in written
 
 
 def test_write_warns_when_a_patched_key_is_an_anchor_other_keys_repeat(cli, tmp_path: Path):

@@ -813,3 +813,19 @@ def test_a_model_with_its_own_rope_scaling_gets_no_yarn() -> None:
     user = "model:\n  max_model_len: 4096\n  rope_scaling: {rope_type: llama3, factor: 8.0}\n"
     assert "rope_scaling: {rope_type: llama3, factor: 8.0}" in patch_trinity_config(user, best, llama)
     assert check_trinity_config({"model": {"max_model_len": 200000}}, llama, 8) == []
+
+
+def test_patch_lowers_per_role_budgets_above_the_plans_and_leaves_the_rest() -> None:
+    # Qwen3-4B at 4096 on 4 GPUs: max_token_len_per_gpu 8192 (SP=1). The actor's budget, an interpolation that
+    # gives 131072 here, overrides it for the actor: lowered to 8192. The ref's 4096, below it, stays.
+    plan = _best(model="4B", objective="cheapest", budget_gpus=4, exact=True, max_model_len=4096)
+    budget = plan.max_token_len_per_gpu
+    roles = ("trainer:\n  trainer_config:\n    actor_rollout_ref:\n"
+             "      actor: {ppo_max_token_len_per_gpu: '${oc.env:ACTOR_BUDGET,131072}'}\n"
+             "      ref: {log_prob_max_token_len_per_gpu: 4096}\n")
+    after = patch_trinity_config("model:\n  max_model_len: 4096\n" + roles, plan, catalog().model("4B"), environ={})
+    assert (budget, after.count("ppo_max_token_len_per_gpu: 8192"), after.count("log_prob_max_token_len_per_gpu: 4096")
+            ) == (8192, 1, 1)
+    below = patch_trinity_config("model:\n  max_model_len: 4096\n" + roles, plan, catalog().model("4B"),
+                                 environ={"ACTOR_BUDGET": "8000"})
+    assert "ppo_max_token_len_per_gpu: '${oc.env:ACTOR_BUDGET,131072}'" in below
