@@ -653,7 +653,8 @@ def run_memory(args: argparse.Namespace) -> int:
         label = (f"{model.name} on {args.gpus} x {gpu.name} ({result.memory_gib:.1f} GiB), {setting.label}, "
                  f"{args.max_model_len} tokens ({result.tokens_per_gpu} per GPU"
                  f"{', your token budget' if args.token_budget else ''}), margin {margin:g}")
-        _console().print(memory_view(result, label, gpu.name, model.name, own_budget=args.token_budget is not None))
+        _console().print(memory_view(result, label, gpu.name, model.name, args.gpus,
+                                     own_budget=args.token_budget is not None))
     return 0 if result.trains else NO_PLAN
 
 

@@ -27,7 +27,7 @@ from solver.query import (
     Reason,
     failed_settings,
     least_token_budget,
-    refuting_row,
+    refuting_cell,
     tried_settings,
 )
 from solver.solve import answer_for, checked, new_solver
@@ -202,6 +202,10 @@ def _why_no_plan(
     shorter, alternatives = answer.nearest, answer.alternatives or Alternatives()
     binding = prober.binding_rules()
     reasons = [Reason(rule="limit", detail=words.binding(binding, lambda: _reach(catalog, prober, data, query)))]
+    if query.exact and None not in (query.sp, query.env, query.offload) and query.max_model_len is not None:
+        # One combination asked for (a config's own settings, say): what the tables and the model say of it.
+        combination = (query.budget_gpus, int(bool(query.env)), int(bool(query.offload)), query.sp or 1)
+        reasons += words.group(prober.classify([combination], None), query.max_model_len)  # the model fixes the length
     if query.objective != "max_len":
         asked = query.max_model_len or 0
         if shorter:
@@ -400,9 +404,7 @@ class _Words:
                 continue
             least = least_token_budget(length, sp) if self.query.token_budget == "auto" else None
             result = breakdown(self.model, self.memory_gib, n, setting, length, coefficients, margin, least)
-            more = next(((m, row) for m in sorted({count for count, _ in self.data.rows}) if m > n
-                         if (row := refuting_row(self.model, self.data.rows, self.data.settings, m, setting, length))
-                         is not None), None)
+            more = refuting_cell(self.model, self.data.rows, self.data.settings, n, setting, length, more_only=True)
             if result.fits and more is not None:  # capped by a table for more GPUs (`within_refuting_tables`)
                 predictions.append(f"{setting.label} {result.total_gib:.1f} GiB of {result.usable_gib:.1f} usable, "
                                    f"but the {self.data.gpu} table for {self.gpus(more[0])} says it ran out of "

@@ -263,8 +263,8 @@ class CurrentSettings(_Frozen):
         "with `predicted`, when it is the optimizer step that does not fit: its peak per GPU and what it may take "
         "(98% of the memory less the safety margin), GiB"))
     out_of_memory: SourceCell | None = Field(default=None, description=(
-        "when they do not train: the cell of the GPU count's own table that says they ran out of memory (its "
-        "setting: what trained there instead, or '-')"))
+        "when they do not train: the cell of the GPU count's own table, or of a table for more GPUs, that says "
+        "they ran out of memory (its setting: what trained there instead, or '-')"))
     config_problems: tuple[str, ...] = Field(default=(), description=(
         "what else in the config breaks Trinity's or verl's rules (RoPE scaling, token limits) or is not what the "
         "verdict assumes (partial Offload, a token budget above the default the tables measured)"))
@@ -405,6 +405,18 @@ def refuting_row(model: Model, rows: Sequence[tuple[int, int]], settings: Mappin
     return first_failure(failures, setting, upto)
 
 
+def refuting_cell(model: Model, rows: Sequence[tuple[int, int]], settings: Mapping[tuple[int, int], Setting],
+                  gpus: int, setting: Setting, length: int, *, more_only: bool = False) -> tuple[int, int] | None:
+    """(count, row) of the table that says `setting` runs out of memory on `gpus` GPUs at `length`: the
+    count's own (`refuting_row`), else the first of the tables for more GPUs that says it runs out of memory
+    there (what runs out of memory on more GPUs does on fewer: each holds more of the states, and the same
+    tokens; `within_refuting_tables` caps the estimates so). `more_only`: the tables for more GPUs alone.
+    None when no table says so."""
+    counts = sorted({n for n, _ in rows if n > gpus or (n == gpus and not more_only)})
+    return next(((n, row) for n in counts
+                 if (row := refuting_row(model, rows, settings, n, setting, length)) is not None), None)
+
+
 def failures_by_row(model: Model, rows: Sequence[tuple[int, int]], settings: Mapping[tuple[int, int], Setting],
                     gpus: int) -> list[tuple[int, tuple[Setting, ...]]]:
     """(row, `failed_settings` there) for each row of the table for `gpus` GPUs, shortest first."""
@@ -473,7 +485,8 @@ def vouching_cell(model: Model, rows: Sequence[tuple[int, int]], settings: Mappi
 
 class TablesVerdict(_Frozen):
     """What a GPU type's tables say of one setting on one GPU count at one length: it trains (a cell
-    vouches), or it runs out of memory (a row of the count's own table says so)."""
+    vouches), or it runs out of memory (a row of the count's own table, or of a table for more GPUs, says so:
+    `refuting_cell`)."""
 
     trains: bool
     evidence: Evidence | None = Field(description="documented or inferred when it trains; null when it does not")
@@ -487,13 +500,13 @@ def tables_verdict(model: Model, rows: Sequence[tuple[int, int]], settings: Mapp
     vouching = vouching_cell(model, rows, settings, gpus, setting, length, columns=columns)
     if vouching is not None:
         return TablesVerdict(trains=True, evidence=vouching[0], source=vouching[1])
-    row = refuting_row(model, rows, settings, gpus, setting, length)
-    if row is None:
+    refuting = refuting_cell(model, rows, settings, gpus, setting, length)
+    if refuting is None:
         return None
-    cell = settings.get((gpus, row))
+    count, row = refuting
     return TablesVerdict(trains=False, evidence=None,
-                         source=SourceCell(model=columns[gpus], gpus=gpus, max_model_len=row,
-                                           setting=cell_text(cell)))
+                         source=SourceCell(model=columns[count], gpus=count, max_model_len=row,
+                                           setting=cell_text(settings.get((count, row)))))
 
 
 def check_host_ram(host_ram_gb: float | None) -> None:

@@ -22,6 +22,7 @@ from solver.query import (
     Plan,
     Query,
     Reason,
+    SourceCell,
     index_range,
     least_token_budget,
     token_budget,
@@ -290,11 +291,17 @@ def _verdict(answer: Answer, current: CurrentSettings, query: Query, problems: b
         verdict = (f"its offloaded states need {current.host_memory_needed:.1f} GiB of host memory per node, more than "
                    f"{query.host_ram_source} {query.host_ram_gb:g}")
     elif cell is not None:
-        verdict = f"{cell.words(answer.gpu, answer.model)}, so {setting.label} ran out of memory there"
+        verdict = f"{cell.words(answer.gpu, answer.model)}, so {setting.label} ran out of memory there{_fewer(cell, current.gpus)}"
     else:
         verdict = f"nothing in {query.evidence_sources} says it trains{_predicted(current)}"
     follows = "the best plan follows" if answer.plans else "nor does any plan (the reason follows)"
     return Text(f"{said}{verdict}; {follows}", style="yellow")
+
+
+def _fewer(cell: SourceCell, gpus: int) -> str:
+    """For a cell of a table for more GPUs than `gpus` that says a setting ran out of memory: why that holds on
+    `gpus` too, in words ("" for the count's own table)."""
+    return "" if cell.gpus == gpus else f", and on {counted(gpus, 'GPU')} each holds more"
 
 
 def _predicted(current: CurrentSettings) -> str:
@@ -434,10 +441,11 @@ def _yaml_string(text: str) -> str:
     return yaml.safe_dump(readable, default_style='"', allow_unicode=True, width=float("inf")).rstrip("\n")
 
 
-def memory_view(result: MemoryEstimate, label: str, gpu: str, model: str, own_budget: bool = False) -> Group:
+def memory_view(result: MemoryEstimate, label: str, gpu: str, model: str, gpus: int, own_budget: bool = False
+                ) -> Group:
     """A breakdown table of one GPU's predicted peak memory, the verdict, the longest length that fits
     (at the user's token budget with `own_budget`), and what `gpu`'s tables say of the same setting for
-    `model` (they decide where they speak)."""
+    `model` on `gpus` GPUs (they decide where they speak)."""
     view = Table()
     view.add_column("term")
     view.add_column("GiB", justify="right")
@@ -479,7 +487,7 @@ def memory_view(result: MemoryEstimate, label: str, gpu: str, model: str, own_bu
         cell = source.words(gpu, model)
         said = (f"it trains ({tables.evidence}: {cell})" if tables.trains else
                 f"it runs out of memory ({cell}: the source tried this setting, or one that includes it, there "
-                "first, and it ran out of memory)")
+                f"first, and it ran out of memory{_fewer(source, gpus)})")
         disagree = "; where the memory model disagrees, the table, a measurement, decides" if (
             tables.trains != fits) else ""
         by_tokens = (f" (a row is taken for its tokens per GPU, {result.tokens_per_gpu} by your budget, not for "

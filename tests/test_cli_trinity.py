@@ -1265,3 +1265,25 @@ def test_a_verdict_the_optimizer_step_rules_out_says_so(cli, tmp_path: Path, mon
     _, out, _ = cli("--from-config", str(config), "--gpu", "h100")
     assert (f"of {usable:.1f} usable, but {step:.2f} GiB at the optimizer step, more than the {allowed:.2f} it may "
             "take)") in " ".join(out.split())
+
+
+def test_from_config_names_a_table_for_more_gpus_that_says_its_settings_ran_out(cli, tmp_path: Path,
+                                                                               monkeypatch: pytest.MonkeyPatch):
+    # Env + Offload + SP=2 on 4 H20s at 65536: never measured on 4; the table for 6 says '-' at 71680.
+    config = tmp_path / "trinity.yaml"
+    flags = "{param_offload: true, optimizer_offload: true, offload_policy: true}"
+    config.write_text("model:\n  model_path: Qwen/Qwen3-4B\n  max_model_len: 65536\ncluster:\n  node_num: 1\n"
+                      "  gpu_per_node: 8\nexplorer:\n  rollout_model:\n    engine_num: 4\ntrainer:\n"
+                      "  trainer_strategy: fsdp2\n  ulysses_sequence_parallel_size: 2\n  trainer_config:\n"
+                      f"    actor_rollout_ref:\n      actor:\n        fsdp_config: {flags}\n      ref:\n"
+                      f"        fsdp_config: {flags}\n", encoding="utf-8")
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "h20")
+    assert status == 0 and ("trinity.yaml runs Env + Offload + SP=2 on 4 trainer GPUs at 65536 tokens (Env on in this "
+                            "environment): the H20-96GB table for 6 GPUs says '-' at 71680, so Env + Offload + SP=2 "
+                            "ran out of memory there, and on 4 GPUs each holds more; the best plan follows"
+                            ) in " ".join(out.split())
+    status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--json")
+    current = json.loads(out)[0]["current"]
+    assert (current["trains"], current["out_of_memory"], current["predicted"]) == (
+        False, {"model": "Qwen3-4B", "gpus": 6, "max_model_len": 71680, "setting": "-"}, None)

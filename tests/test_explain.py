@@ -277,3 +277,15 @@ def test_long_runs_of_sp_degrees_are_ranges():
 def test_one_gpu_is_one_gpu_in_explanations():
     _, reasons = explained(gpu="a100", model="0.6B", max_model_len=4096, budget_gpus=1, offload=True)
     assert details(reasons, "pin") == ["--offload rules out vanilla on 1 GPU, Env on 1 GPU"]
+
+
+def test_one_asked_setting_without_a_plan_gets_what_the_tables_and_the_model_say_of_it():
+    # Env + Offload + SP=2 on exactly four H20s at 65536, never measured on four: the memory model says it
+    # fits, but the table for six GPUs says it ran out of memory there.
+    _, reasons = explained(gpu="h20", model="4B", budget_gpus=4, exact=True, max_model_len=65536, sp=2, env=True,
+                           offload=True, estimate="auto")
+    (detail,) = details(reasons, "undocumented")
+    assert detail.startswith("Env + Offload + SP=2 on 4 GPUs: never measured, and no cell of the H20-96GB table "
+                             "for 4 GPUs from 71680 tokens on is a setting they include (at 71680: 'SP=4')")
+    assert detail.endswith("Env + Offload + SP=2 86.4 GiB of 88.3 usable, but the H20-96GB table for 6 GPUs says it "
+                           "ran out of memory at 71680, and on fewer GPUs each holds more")

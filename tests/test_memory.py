@@ -1381,3 +1381,33 @@ def test_estimate_memory_takes_host_ram():
     assert estimate_memory("8B", "a100", 4, 65536, sp=4, env=True, offload=True, host_ram_gb=142).trains
     with pytest.raises(QueryError, match="host_ram_gb must be a number or None, got '128'"):
         estimate_memory("8B", "a100", 4, 65536, offload=True, host_ram_gb="128")  # type: ignore[arg-type]
+
+
+# Env + Offload + SP=2 on four GPUs, never measured on four: the table for six says it ran out of memory
+# ('-', or a setting tried after it) at a row that covers the length, and on four GPUs each holds more. The
+# planner caps its estimates so (`within_refuting_tables`); `solve memory` and the tables' verdict agree.
+@pytest.mark.parametrize(("model", "gpu", "length"), [
+    ("4B", "h20", 65536), ("0.6B", "h20", 73728), ("1.7B", "a100", 53248), ("1.7B", "a100", 57344),
+    ("4B", "a100", 53248),
+])
+def test_a_table_for_more_gpus_refutes_a_setting_on_fewer(model, gpu, length):
+    from solver import estimate_memory, plan
+
+    result = estimate_memory(model, gpu, 4, length, sp=2, env=True, offload=True)
+    assert result.fits and result.tables is not None and not result.trains
+    assert (result.tables.trains, result.tables.source.gpus) == (False, 6)
+    (answer,) = plan(model, gpu=gpu, budget_gpus=4, exact=True, max_model_len=length, sp=2, env=True, offload=True)
+    assert answer.status == "infeasible"
+
+
+def test_solve_memory_names_the_table_for_more_gpus_that_refutes_it(cli):
+    asked = ("memory", "--model", "4B", "--gpu", "h20", "--gpus", "4", "--len", "65536", "--sp", "2", "--env",
+             "--offload")
+    status, out, _ = cli(*asked)
+    assert status == 1 and ("tables: it runs out of memory (the H20-96GB table for 6 GPUs says '-' at 71680: the "
+                            "source tried this setting, or one that includes it, there first, and it ran out of "
+                            "memory, and on 4 GPUs each holds more)") in " ".join(out.split())
+    status, out, _ = cli(*asked, "--json")
+    found = json.loads(out)
+    assert (status, found["fits"], found["trains"], found["tables"]["source"]) == (
+        1, True, False, {"model": "Qwen3-4B", "gpus": 6, "max_model_len": 71680, "setting": "-"})
