@@ -341,27 +341,32 @@ def _why_no_plan(catalog: Catalog, data: PlanningData, query: Query,
                 f"{best.lowered_words}, "
                 f"{best.evidence_label})"
                 f"{_host_need(catalog, data, query)}"
-                f"{_with_fewer_gpus(catalog, data, query) or _with_lower_budget(catalog, data, query, alternatives)}"
+                f"{(fewer := _with_fewer_gpus(catalog, data, query))}"
+                f"{_with_lower_budget(catalog, data, query, alternatives, fewer_said=bool(fewer))}"
             ), best
     trains = f"trains{' with ' + limits if limits else ''}"
     return (f"nothing in {sources} for {where} {within} {trains}{_without_pins(catalog, data, query, alternatives)}"
             f"{_host_need(catalog, data, query)}{_with_lower_budget(catalog, data, query, alternatives)}"), None
 
 
-def _with_lower_budget(catalog: Catalog, data: PlanningData, query: Query, alternatives: Alternatives) -> str:
-    """When a lowered token budget (``--token-budget auto``) trains the asked length, for an exact count on fewer
-    GPUs if not on it: its plan, in words ("" when it does not, when the query lowers budgets already or has no
-    estimates, and when maximising the length)."""
+def _with_lower_budget(catalog: Catalog, data: PlanningData, query: Query, alternatives: Alternatives,
+                       fewer_said: bool = False) -> str:
+    """When a lowered token budget (``--token-budget auto``) trains the asked length: its plan, in words; for an
+    exact count, on that count, else (unless `fewer_said`: fewer GPUs were named already) on fewer GPUs, said
+    so. "" when it does not, when the query lowers budgets already or has no estimates, and when maximising
+    the length."""
     lowered = alternatives.token_budget_auto
-    if lowered is None and query.exact and _may_lower_budget(query):
+    if lowered is None and query.exact and not fewer_said and _may_lower_budget(query):
         lowered = best_plan(catalog, query.model_copy(update={"token_budget": "auto", "exact": False, "top": 1}),
                             data.gpu)
     if lowered is None:
         return ""
-    fewer = f", the other {query.budget_gpus - lowered.gpus} free for rollout" if lowered.gpus < query.budget_gpus \
-        and query.exact else ""
-    return (f"; --token-budget auto trains it: {lowered.setting.label} on {counted(lowered.gpus, 'GPU')} with "
-            f"max_token_len_per_gpu = {lowered.max_token_len_per_gpu} ({lowered.evidence_label}){fewer}")
+    plan = (f"{lowered.setting.label} on {counted(lowered.gpus, 'GPU')} with max_token_len_per_gpu = "
+            f"{lowered.max_token_len_per_gpu} ({lowered.evidence_label})")
+    if query.exact and lowered.gpus < query.budget_gpus:
+        return (f"; with --token-budget auto fewer trainer GPUs train it: {plan}, the other "
+                f"{query.budget_gpus - lowered.gpus} free for rollout")
+    return f"; --token-budget auto trains it: {plan}"
 
 
 def _without_pins(catalog: Catalog, data: PlanningData, query: Query, alternatives: Alternatives) -> str:

@@ -600,8 +600,24 @@ def test_on_an_exact_count_the_lowered_budget_hint_may_name_fewer_gpus(cli):
     # On exactly 6 H20s Qwen2.5-7B's heads allow SP=2 at most, which no budget saves at 131072; 4 of them, SP=4, do.
     status, [answer] = run_json(cli, "--model", "Qwen2.5-7B", "--gpus", "6", "--exact", "--len", "131072", "--gpu", "h20")
     assert status == 1
-    assert answer["reason"].endswith("--token-budget auto trains it: Env + SP=4 on 4 GPUs with max_token_len_per_gpu = "
-                                     "40960 (estimated), the other 2 free for rollout")
+    assert answer["reason"].endswith("; with --token-budget auto fewer trainer GPUs train it: Env + SP=4 on 4 GPUs with "
+                                     "max_token_len_per_gpu = 40960 (estimated), the other 2 free for rollout")
+    status, [answer] = run_json(cli, "--model", "Qwen2.5-7B", "--gpus", "6", "--exact", "--len", "131072", "--gpu", "h20",
+                                "--token-budget", "auto")
+    assert status == 1 and not answer["plans"]  # not on exactly 6: the hint says fewer
+
+
+def test_on_an_exact_count_the_lowered_budget_hint_names_that_count_beside_fewer_gpus(cli):
+    # Llama-3.1-8B at 65536 on exactly 6 A100s: 4 GPUs train it at the default budget, and a lower budget on
+    # all 6 trains it too (more GPUs, cheaper); the reason names both, and the hint holds.
+    status, [answer] = run_json(cli, "--model", "Llama-3.1-8B", "--gpus", "6", "--exact", "--len", "64k", "--gpu", "a100")
+    assert status == 1 and answer["reason"].endswith(
+        "; fewer trainer GPUs train 65536 tokens: Env + SP=4 on 4 GPUs (estimated), the other 2 free for rollout; "
+        "--token-budget auto trains it: Env + SP=2 on 6 GPUs with max_token_len_per_gpu = 40960 (estimated)")
+    status, [answer] = run_json(cli, "--model", "Llama-3.1-8B", "--gpus", "6", "--exact", "--len", "64k", "--gpu", "a100",
+                                "--token-budget", "auto")
+    assert (status, answer["plans"][0]["gpus"], answer["plans"][0]["sp"], answer["plans"][0]["max_token_len_per_gpu"]
+            ) == (0, 6, 2, 40960)
 
 
 @pytest.mark.parametrize(("printed", "name"), [

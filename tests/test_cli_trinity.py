@@ -416,7 +416,8 @@ def test_no_plan_on_the_configs_gpus_names_a_plan_on_fewer(cli, user_config: Pat
     [answer] = json.loads(out)
     assert status == 1 and answer["reason"].endswith(
         "the longest is 51200 (Env + Offload + SP=2 on 6 GPUs, documented); fewer trainer GPUs train 102400 tokens: "
-        "Env + Offload + SP=4 on 4 GPUs (documented), the other 2 free for rollout")
+        "Env + Offload + SP=4 on 4 GPUs (documented), the other 2 free for rollout; --token-budget auto trains it: "
+        "Env + Offload + SP=2 on 6 GPUs with max_token_len_per_gpu = 51200 (estimated)")
 
 
 def test_a_config_without_a_length_names_the_missing_key(cli, tmp_path: Path):
