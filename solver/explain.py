@@ -30,7 +30,7 @@ from solver.query import (
     refuting_cell,
     tried_settings,
 )
-from solver.solve import answer_for, checked, new_solver
+from solver.solve import answer_for, checked, new_solver, on_grid
 from solver.tables import Catalog, Setting, counted
 
 GPU_RULES = ("budget", "whole_nodes", "rollout_layout", "table_rows")
@@ -171,7 +171,8 @@ def _why_this_plan(prober: _Prober, words: _Words, data: PlanningData, query: Qu
     length = best.max_model_len if query.objective == "max_len" else None
     chosen = f"{best.setting.label} on {words.gpus(best.gpus)}"
     if query.objective == "max_len":
-        choice = (f"{best.max_model_len} tokens is the longest length with a plan {query.within_budget}, and {chosen} "
+        choice = (f"{best.max_model_len} tokens is the longest length{on_grid(best)} with a plan {query.within_budget}, "
+                  f"and {chosen} "
                   "is the cheapest plan there")
     elif query.objective == "min_gpus":
         choice = f"{chosen} is the plan with the fewest GPUs, then the cheapest, at {best.max_model_len} tokens"
@@ -186,7 +187,7 @@ def _why_this_plan(prober: _Prober, words: _Words, data: PlanningData, query: Qu
         if not longer:
             reasons.append(Reason(rule="longest_documented", detail=(
                 f"nothing for {data.model} on {data.gpu}, in the tables or the memory model's estimates, goes "
-                f"beyond {best.max_model_len} tokens")))
+                f"beyond {best.max_model_len} tokens{on_grid(best)}")))
         else:
             everything = [(n, e, o, s) for n, e, o, s, _ in data.ranks]
             reasons.append(Reason(rule="longer", detail=f"no plan reaches the next length, {longer[0]} tokens:"))
@@ -210,7 +211,7 @@ def _why_no_plan(
         asked = query.max_model_len or 0
         if shorter:
             reasons.append(Reason(rule="shorter_length", detail=(
-                f"{query.within_budget} the longest length with a plan is {shorter.max_model_len} tokens "
+                f"{query.within_budget} the longest length{on_grid(shorter)} with a plan is {shorter.max_model_len} tokens "
                 f"({asked - shorter.max_model_len} fewer): {words.plan(shorter)}")))
             reasons.append(Reason(rule="fewer_tokens", detail=(
                 f"prompt and response together (max_prompt_tokens + max_response_tokens) must then fit in "

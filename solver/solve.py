@@ -337,7 +337,7 @@ def _why_no_plan(catalog: Catalog, data: PlanningData, query: Query,
             limit = f" with {limits}" if limits else ""
             return (
                 f"{query.max_model_len} tokens is beyond what {sources} allow for {where} {within}{limit}: "
-                f"the longest is {best.max_model_len} ({best.setting.label} on {counted(best.gpus, 'GPU')}"
+                f"the longest is {best.max_model_len}{on_grid(best)} ({best.setting.label} on {counted(best.gpus, 'GPU')}"
                 f"{best.lowered_words}, "
                 f"{best.evidence_label})"
                 f"{_host_need(catalog, data, query)}"
@@ -347,6 +347,13 @@ def _why_no_plan(catalog: Catalog, data: PlanningData, query: Query,
     trains = f"trains{' with ' + limits if limits else ''}"
     return (f"nothing in {sources} for {where} {within} {trains}{_without_pins(catalog, data, query, alternatives)}"
             f"{_host_need(catalog, data, query)}{_with_lower_budget(catalog, data, query, alternatives)}"), None
+
+
+def on_grid(plan: Plan) -> str:
+    """For the longest length of `plan`: that an estimated one's is on the estimates' grid (maximising keeps
+    them to it; a length asked with --len may lie up to a grid step past it), in words; "" for a documented
+    or inferred plan, whose longest length is a table's row."""
+    return f" on the {GRID}-token grid" if plan.evidence == "estimated" else ""
 
 
 def _with_lower_budget(catalog: Catalog, data: PlanningData, query: Query, alternatives: Alternatives,

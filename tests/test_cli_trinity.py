@@ -456,7 +456,7 @@ def test_write_needs_the_trainer_gpus_and_takes_the_node_size_from_the_config(cl
     status, out, _ = cli("--from-config", str(two_nodes), "--gpu", "h100", "--json")
     [answer] = json.loads(out)
     assert status == 1 and answer["reason"].endswith(
-        "the longest is 101376 (Env + Offload + SP=4 on 8 GPUs, estimated, extrapolated); --token-budget auto trains "
+        "the longest is 101376 on the 1024-token grid (Env + Offload + SP=4 on 8 GPUs, estimated, extrapolated); --token-budget auto trains "
         "it: Env + SP=4 on 8 GPUs with max_token_len_per_gpu = 38912 (estimated, extrapolated)")
     status, out, _ = cli("--from-config", str(two_nodes), "--gpu", "h100", "--node-gpus", "8", "--json")
     assert status == 0 and json.loads(out)[0]["plans"][0]["sp"] == 8  # --node-gpus overrides the config's

@@ -134,7 +134,7 @@ def test_minimize_nodes_names_the_job_that_fits_nowhere(tmp_path: Path):
     assert result["status"] == "infeasible" and [u["job"] for u in result["unplaced"]] == ["huge", "ok"]
     assert result["unplaced"][0]["reason"] == (
         "a100: 1048576 tokens is beyond what the tables and the memory model's estimates allow for Qwen3-14B on "
-        "A100-80GB within 8 GPUs: the longest is 187392 (Env + Offload + SP=8 on 8 GPUs, estimated, extrapolated)")
+        "A100-80GB within 8 GPUs: the longest is 187392 on the 1024-token grid (Env + Offload + SP=8 on 8 GPUs, estimated, extrapolated)")
     assert result["unplaced"][1]["reason"] == "--minimize nodes places every job or none, and huge fits nowhere"
 
 

@@ -260,7 +260,7 @@ def test_a_length_too_long_for_the_fewest_gpus_names_the_fewest_gpus_that_reach_
     assert (answer.nearest.max_model_len, answer.nearest.gpus) == (longest.max_model_len, 8) and longest.gpus > 8
     fewer = solve_one("H20-96GB", model="14B", max_model_len=longest.max_model_len, budget_gpus=7)
     assert fewer.plans == ()  # no fewer GPUs reach that length
-    assert f"the longest is {longest.max_model_len} (Env + Offload + SP=8 on 8 GPUs, estimated, extrapolated)" in answer.reason
+    assert f"the longest is {longest.max_model_len} on the 1024-token grid (Env + Offload + SP=8 on 8 GPUs, estimated, extrapolated)" in answer.reason
 
 
 def test_a_counts_own_table_decides_against_a_smaller_tables_cell(edited_a100_tables):
@@ -331,7 +331,7 @@ def test_a_no_env_pin_lets_the_memory_model_estimate_without_env():
     answer = solve_one("A100-80GB", model="0.6B", max_model_len=30720, budget_gpus=3, exact=True, env=False)
     assert answer.plans == () and answer.reason.startswith(
         "30720 tokens is beyond what the tables and the memory model's estimates allow for Qwen3-0.6B on A100-80GB on "
-        "exactly 3 GPUs with --no-env: the longest is 25600 (Offload on 3 GPUs, estimated)")
+        "exactly 3 GPUs with --no-env: the longest is 25600 on the 1024-token grid (Offload on 3 GPUs, estimated)")
     with_env = solve_one("A100-80GB", model="0.6B", max_model_len=30720, budget_gpus=3, exact=True)
     assert with_env.plans[0].setting.label == "Env + Offload" and with_env.plans[0].evidence == "estimated"
 
