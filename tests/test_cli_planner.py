@@ -377,7 +377,7 @@ def test_the_yarn_factor_is_shown_exactly_as_the_config_gets_it(cli):
     # 142720 / 40960 = 3.484375: the header, the ranked table and the config line agree to the last digit.
     flags = ["--model", "0.6B", "--gpu", "h200", "--gpus", "8", "--len", "142720"]
     status, out, _ = cli(*flags)
-    assert status == 0 and "(YaRN rope scaling, factor 3.484375; beyond the YaRN" in out and "factor: 3.484375," in out
+    assert status == 0 and "(YaRN rope scaling, factor 3.484375; longer than Qwen" in out and "factor: 3.484375," in out
     status, out, _ = cli(*flags, "--top", "2")
     assert status == 0 and " 3.484375 " in out
 
@@ -632,7 +632,7 @@ def test_gpus_are_found_by_the_names_nvidia_smi_prints(cli, printed: str, name: 
 def test_a_yarn_factor_above_what_qwen_validates_is_cautioned(cli):
     _, out, _ = cli("--maximize", "len", "--gpus", "6", "--model", "4B", "--gpu", "a100")  # 102400: factor 2.5
     assert "(YaRN rope scaling, factor 2.5)" in out
-    caution = "beyond the YaRN Qwen's model cards validate (a factor of 4, 131072 tokens): check the model's quality " \
+    caution = "longer than Qwen's model cards validate YaRN for (131072 tokens, a factor of 4): check the model's quality " \
         "at this length"
     _, out, _ = cli("--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "200000")  # factor 4.88
     assert f"factor 4.8828125; {caution})" in " ".join(out.split())
@@ -643,6 +643,9 @@ def test_a_yarn_factor_above_what_qwen_validates_is_cautioned(cli):
     assert f"    factor: 4.0  # max_model_len / 40960; {caution}\n" in out
     _, out, _ = cli("--model", "8B", "--gpu", "h200", "--gpus", "8", "--len", "128k")  # factor 3.2, 131072 tokens
     assert "(YaRN rope scaling, factor 3.2)" in out
+    _, out, _ = cli("--model", "8B", "--gpu", "h200", "--gpus", "8", "--len", "131073")  # one token past: 3.2000244...
+    assert f"(YaRN rope scaling, factor 3.2000244140625; {caution})" in " ".join(out.split())
+    assert "model.rope_scaling: {rope_type: yarn, factor: 3.2000244140625," in out  # the config takes it exactly
 
 
 def test_a_gpu_type_with_the_memory_of_one_with_tables_is_shown_its_tables_best(cli):
