@@ -390,7 +390,7 @@ def _without_pins(catalog: Catalog, data: PlanningData, query: Query, alternativ
                                                            "objective": "max_len", "max_model_len": None}), data.gpu)
     if best is None:
         return ""
-    return (f" (without {query.pin_flags} the longest is {best.max_model_len}: {best.setting.label} on "
+    return (f" (without {query.pin_flags} the longest is {best.max_model_len}{on_grid(best)}: {best.setting.label} on "
             f"{counted(best.gpus, 'GPU')}{best.lowered_words}, {best.evidence_label})")
 
 
