@@ -296,9 +296,9 @@ def test_an_estimated_longest_length_is_said_to_be_on_the_grid():
     # (Qwen3-0.6B on one H100: 30720 maximised, while 31229 tokens fit by the memory model).
     answer, reasons = explained(gpu="h100", model="0.6B", objective="max_len", budget_gpus=1, estimate="auto")
     assert answer.plans[0].max_model_len == 30720
-    assert details(reasons, "longest_documented") == [
+    assert details(reasons, "longest_documented") == [(
         "nothing for Qwen3-0.6B on H100-80GB, in the tables or the memory model's estimates, goes beyond 30720 tokens "
-        "on the 1024-token grid"]
+        "on the 1024-token grid")]
     off_grid, _ = explained(gpu="h100", model="0.6B", max_model_len=31229, budget_gpus=1, estimate="auto")
     beyond, _ = explained(gpu="h100", model="0.6B", max_model_len=31230, budget_gpus=1, estimate="auto")
     assert off_grid.plans and not beyond.plans
