@@ -210,12 +210,16 @@ def _plan_keys(plan: Plan, model: Model, config: Any = None, environ: Mapping[st
     def resolved(path: tuple[str, ...]) -> Any:  # the config's value there, its interpolation resolved (None: unread)
         return _leniently(lambda at: _resolve(_dig(config, at), "", environ or {}), path) if config is not None else None
 
-    # The plan's token budget applies only with dynamic batch sizes: a config that turned them off gets them back.
-    keys += [_Key(path=path, value=True, existing_only=True) for path in DYNAMIC_BATCH_KEYS if _turned_off(resolved(path))]
-    # A per-role budget set by hand overrides the trainer's for its role: one above the plan's comes down to it.
-    keys += [_Key(path=path, value=plan.max_token_len_per_gpu, existing_only=True) for path in ROLE_TOKEN_BUDGETS
-             if _number_above(resolved(path), plan.max_token_len_per_gpu)]
+    def dynamic_batches(paths: Iterable[tuple[str, ...]]) -> list[_Key]:
+        # The plan's token budget applies only with dynamic batch sizes: a config that turned them off gets them back.
+        return [_Key(path=path, value=True, existing_only=True) for path in paths if _turned_off(resolved(path))]
+
+    keys += dynamic_batches(path for path in DYNAMIC_BATCH_KEYS if len(path) == 2)  # the trainer's own
     for role in ROLES:  # a role's keys together, a section's together (the fragment nests them)
+        keys += dynamic_batches(path for path in DYNAMIC_BATCH_KEYS if path[:-1] == (*_FSDP_CONFIG, role))
+        # A per-role budget set by hand overrides the trainer's for its role: one above the plan's comes down to it.
+        keys += [_Key(path=path, value=plan.max_token_len_per_gpu, existing_only=True) for path in ROLE_TOKEN_BUDGETS
+                 if path[:-1] == (*_FSDP_CONFIG, role) and _number_above(resolved(path), plan.max_token_len_per_gpu)]
         chosen = _offload_section(config, role)
         for section in sorted(OFFLOAD_SECTIONS, key=lambda name: name != chosen):
             for flag in OFFLOAD_FLAGS:

@@ -1288,3 +1288,29 @@ def test_from_config_names_a_table_for_more_gpus_that_says_its_settings_ran_out(
     current = json.loads(out)[0]["current"]
     assert (current["trains"], current["out_of_memory"], current["predicted"]) == (
         False, {"model": "Qwen3-4B", "gpus": 6, "max_model_len": 71680, "setting": "-"}, None)
+
+
+@pytest.mark.parametrize("role_keys", [
+    "      ref:\n        log_prob_max_token_len_per_gpu: 204800\n",
+    "      ref:\n        log_prob_use_dynamic_bsz: false\n",
+    "      actor:\n        use_dynamic_bsz: false\n      ref:\n        log_prob_use_dynamic_bsz: false\n",
+    "      ref:\n        log_prob_use_dynamic_bsz: false\n        log_prob_max_token_len_per_gpu: 204800\n"
+    "      actor:\n        use_dynamic_bsz: false\n        ppo_max_token_len_per_gpu: 300000\n",
+])
+def test_role_keys_beside_an_offload_plan_are_written_with_its_flags(cli, tmp_path: Path, role_keys: str):
+    # Qwen3-4B at 102400 on 4 of 6 A100s: Env + Offload + SP=4. The roles' own keys (dynamic batches back on, a
+    # budget above the plan's lowered) and the offload flags go under each role together.
+    config = tmp_path / "trinity.yaml"
+    config.write_text("model:\n  model_path: Qwen/Qwen3-4B\n  max_model_len: 102400\ncluster:\n  node_num: 1\n"
+                      "  gpu_per_node: 6\nexplorer:\n  rollout_model:\n    engine_num: 2\ntrainer:\n  trainer_config:\n"
+                      "    actor_rollout_ref:\n" + role_keys, encoding="utf-8")
+    patched = tmp_path / "patched.yaml"
+    status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--write", str(patched))
+    assert status == 0 and "warning" not in err and "Traceback" not in err
+    roles = yaml.safe_load(patched.read_text(encoding="utf-8"))["trainer"]["trainer_config"]["actor_rollout_ref"]
+    for role in roles.values():
+        assert role["fsdp_config"] == {"param_offload": True, "optimizer_offload": True, "offload_policy": True}
+        assert all(value is True or value == 51200 for key, value in role.items() if key != "fsdp_config")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--emit", "trinity")
+    fragment = yaml.safe_load(out)["trainer"]["trainer_config"]["actor_rollout_ref"]
+    assert status == 0 and fragment == roles
