@@ -690,20 +690,21 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str]) -> Tri
 
     given = (reader.text(("trainer", "trainer_strategy")) or "").strip() or None
     strategy = given or "fsdp"  # Trinity's default
-    offload = strategy == "fsdp2" and (
-        any(reader.flag(path) for flag in ("param_offload", "optimizer_offload")
-            for path in _offload_paths("actor", flag))
-    )
+    # Under FSDP2, verl offloads the actor to host memory through CPUOffloadPolicy when offload_policy is on (and
+    # then ignores param_offload and optimizer_offload); the reference model gets it whatever the flags say.
+    policy = any(reader.flag(path) for path in _offload_paths("actor", "offload_policy"))
+    offload = strategy == "fsdp2" and policy
     paths = [path for role in ROLES for flag in OFFLOAD_FLAGS for path in _offload_paths(role, flag)
              if path == _offload_path(data, role, flag) or _dig(data, path) is not None]  # absent elsewhere: silent
     read = {".".join(path[len(_FSDP_CONFIG):]): _note_flag(reader, path) for path in paths}  # role.section.flag
-    flags = {flag: on for flag, on in read.items() if on is not None}  # those that cannot be read say nothing
+    flags = {flag: on for flag, on in read.items() if on is not None and flag.startswith("actor.")}  # the ref's: checked
     notes = []
-    if offload and not all(flags.values()):
-        off = [flag for flag, on in flags.items() if not on]
-        notes.append(f"Offload is only partly on ({', '.join(off)} off under trainer.trainer_config.actor_rollout_ref): "
-                     "the tables' Offload has all of them on")
-    if any(on for flag, on in flags.items() if flag.startswith("actor.")) and strategy != "fsdp2":
+    manual = [flag for flag, on in flags.items() if on and not flag.endswith(".offload_policy")]
+    if strategy == "fsdp2" and manual and not policy:
+        notes.append(f"{' and '.join(manual)} without offload_policy (under trainer.trainer_config.actor_rollout_ref): "
+                     "verl loads those states back onto the GPUs for each step, so the verdict takes Offload as off; "
+                     "the tables' Offload is FSDP2's CPUOffloadPolicy, which offload_policy: true turns on")
+    if any(flags.values()) and strategy != "fsdp2":
         # (the reference model's param_offload is FSDP1's too, and saves memory whatever the strategy)
         notes.append(f"the offload flags are set, but trainer.trainer_strategy is {strategy}, not "
                      "fsdp2: the tables' Offload is FSDP2's CPU offload, so the verdict takes Offload as off")

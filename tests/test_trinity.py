@@ -319,10 +319,18 @@ def test_reads_the_user_config_with_the_variables_set() -> None:
         (
             (
                 "model: {model_path: m/Qwen3-4B}\ntrainer:\n  trainer_strategy: fsdp2\n  trainer_config:\n"
-                "    actor_rollout_ref: {actor: {fsdp_config: {optimizer_offload: '${oc.env:OFF,false}'}}}\n"
+                "    actor_rollout_ref: {actor: {fsdp_config: {offload_policy: '${oc.env:OFF,false}'}}}\n"
             ),
             {"OFF": "True"},
             {"offload": True},
+        ),
+        (  # FSDP2's CPU offload is offload_policy's: verl loads manually offloaded states back for each step
+            (
+                "model: {model_path: m/Qwen3-4B}\ntrainer:\n  trainer_strategy: fsdp2\n  trainer_config:\n"
+                "    actor_rollout_ref: {actor: {fsdp_config: {param_offload: true, optimizer_offload: true}}}\n"
+            ),
+            {},
+            {"offload": False},
         ),
         (
             (
@@ -335,7 +343,7 @@ def test_reads_the_user_config_with_the_variables_set() -> None:
         (  # newer verl: the flags under the role's engine
             (
                 "model: {model_path: m/Qwen3-4B}\ntrainer:\n  trainer_strategy: fsdp2\n  trainer_config:\n"
-                "    actor_rollout_ref: {actor: {engine: {param_offload: true}}}\n"
+                "    actor_rollout_ref: {actor: {engine: {offload_policy: true}}}\n"
             ),
             {},
             {"offload": True},
@@ -343,7 +351,7 @@ def test_reads_the_user_config_with_the_variables_set() -> None:
         (  # a role with both sections: a flag in either counts
             (
                 "model: {model_path: m/Qwen3-4B}\ntrainer:\n  trainer_strategy: fsdp2\n  trainer_config:\n"
-                "    actor_rollout_ref: {actor: {engine: {param_offload: true}, fsdp_config: {}}}\n"
+                "    actor_rollout_ref: {actor: {engine: {offload_policy: true}, fsdp_config: {}}}\n"
             ),
             {},
             {"offload": True},
@@ -446,17 +454,21 @@ _ENGINE_CONFIG = (
     "      actor: {engine: {param_offload: true, optimizer_offload: true}}\n"
     "      ref: {engine: {param_offload: true}}\n"
 )
-"""A config of newer verl releases: the offload flags under each role's engine, partly on."""
+"""A config of newer verl releases: the offload flags under each role's engine, without offload_policy."""
 
 
 def test_the_notes_name_the_offload_flags_in_the_section_the_config_uses() -> None:
     config = read_trinity_config(_ENGINE_CONFIG, "t.yaml", {})
-    assert config.offload
+    assert not config.offload  # without offload_policy, verl's FSDP2 loads the states back onto the GPUs
     assert config.notes == (
-        ("Offload is only partly on (actor.engine.offload_policy, ref.engine.optimizer_offload, "
-         "ref.engine.offload_policy off under trainer.trainer_config.actor_rollout_ref): the tables' Offload has all "
-         "of them on"),
+        ("actor.engine.param_offload and actor.engine.optimizer_offload without offload_policy (under "
+         "trainer.trainer_config.actor_rollout_ref): verl loads those states back onto the GPUs for each step, so the "
+         "verdict takes Offload as off; the tables' Offload is FSDP2's CPUOffloadPolicy, which offload_policy: true "
+         "turns on"),
     )
+    with_policy = read_trinity_config(_ENGINE_CONFIG.replace("optimizer_offload: true", "offload_policy: true"),
+                                      "t.yaml", {})
+    assert with_policy.offload and with_policy.notes == ()  # the ref's flags do not matter: verl offloads it anyway
     under_fsdp = read_trinity_config(_ENGINE_CONFIG.replace("fsdp2", "fsdp"), "t.yaml", {})
     assert not under_fsdp.offload and under_fsdp.notes[0].startswith(
         "the offload flags are set, but trainer.trainer_strategy is fsdp, not fsdp2")
