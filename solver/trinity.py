@@ -971,21 +971,33 @@ def _given(current: Any, path: tuple[str, ...], value: Any, environ: Mapping[str
 
 def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
                   environ: Mapping[str, str] | None = None) -> list[str]:
-    """The keys `patch_trinity_config` changes whose value in `text` is a YAML anchor (``&len 65536``) that
-    other keys repeat (``*len``): the patch changes the key and leaves those with the old value, in words.
-    (An interpolation it keeps, `kept_interpolations`, changes nothing.)"""
+    """The keys `patch_trinity_config` changes that sit on a YAML anchor other keys repeat, in words: a value
+    that is one (``&len 65536``, ``*len`` elsewhere: the patch changes the key and leaves those with the old
+    value), or a mapping it changes a key of (``fsdp_config: &offload``, ``*offload`` elsewhere: the change
+    reaches them too). (An interpolation it keeps, `kept_interpolations`, changes nothing.)"""
     yaml = YAML(typ="rt", pure=True)
     text = text.replace("\r\n", "\n")
     data = load_config_mapping(text, name, yaml)
     repeated = {event.anchor for event in yaml.parse(text) if isinstance(event, AliasEvent)}
-    found = []
+
+    def anchor_of(node: Any) -> str | None:
+        anchor = getattr(getattr(node, "anchor", None), "value", None)
+        return anchor if anchor in repeated else None
+
+    found: dict[str, str] = {}  # per anchor, once
     for key in _plan_keys(plan, model, data, environ):
         value = _dig(data, key.path)
-        anchor = getattr(getattr(value, "anchor", None), "value", None)
-        if anchor in repeated and value != key.value and _given(value, key.path, key.value, environ or {}) is None:
-            found.append(f"{'.'.join(key.path)} is the anchor &{anchor}, which other keys repeat (*{anchor}): "
-                         f"the patch sets it to {key.value} and they keep {value}")
-    return found
+        if value == key.value or _given(value, key.path, key.value, environ or {}) is not None:
+            continue
+        if (anchor := anchor_of(value)) is not None:
+            found.setdefault(anchor, f"{'.'.join(key.path)} is the anchor &{anchor}, which other keys repeat "
+                                     f"(*{anchor}): the patch sets it to {key.value} and they keep {value}")
+        for depth in range(1, len(key.path)):
+            if (anchor := anchor_of(_dig(data, key.path[:depth]))) is not None:
+                found.setdefault(anchor, f"{'.'.join(key.path[:depth])} is the anchor &{anchor}, which other keys "
+                                         f"repeat (*{anchor}): the patch's changes in it ({key.path[-1]} to "
+                                         f"{_scalar(key.value)}, ...) reach them too")
+    return list(found.values())
 
 
 def kept_interpolations(text: str, plan: Plan, model: Model, *, name: str = "config",

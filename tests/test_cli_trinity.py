@@ -1331,3 +1331,21 @@ def test_fsdp2_offload_is_the_actors_offload_policy(cli, tmp_path: Path, monkeyp
     said = " ".join(out.split())
     assert status == 0 and verdict in said
     assert ("without offload_policy" in said) == ("param_offload" in flags)
+
+
+def test_write_warns_when_a_patched_key_sits_in_a_mapping_other_keys_repeat(cli, tmp_path: Path):
+    # The actor's and the ref's fsdp_config are one anchored mapping: turning the actor's Offload off turns the
+    # ref's off too, so --write says so.
+    config = tmp_path / "trinity.yaml"
+    config.write_text("model:\n  model_path: Qwen/Qwen3-14B\n  max_model_len: 65536\ncluster: {node_num: 2, gpu_per_node: 8}\n"
+                      "explorer:\n  rollout_model: {engine_num: 4, tensor_parallel_size: 2}\ntrainer:\n"
+                      "  trainer_strategy: fsdp2\n  ulysses_sequence_parallel_size: 4\n  trainer_config:\n"
+                      "    actor_rollout_ref:\n      actor:\n        fsdp_config: &offload\n          param_offload: true\n"
+                      "          optimizer_offload: true\n          offload_policy: true\n"
+                      "      ref:\n        fsdp_config: *offload\n", encoding="utf-8")
+    patched = tmp_path / "patched.yaml"
+    status, out, err = cli("--from-config", str(config), "--gpu", "h20", "--write", str(patched))
+    assert status == 0 and "plan           Env + SP=4 on 8 of 8 GPUs" in out
+    assert (f"solve: warning: {patched}: trainer.trainer_config.actor_rollout_ref.actor.fsdp_config is the anchor "
+            "&offload, which other keys repeat (*offload): the patch's changes in it (param_offload to false, ...) "
+            "reach them too\n") in err
