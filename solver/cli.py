@@ -1263,8 +1263,8 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, path: Path,
     budgets = [("trainer.max_token_len_per_gpu", config.max_token_len_per_gpu), *config.role_token_budgets]
     measure = "the verdict's budget" if lowered else f"Trinity's default ceil(2 x {length} / {config.sp}) = {default}, " \
         "which the tables measured"
-    for key, budget in budgets:
-        if budget is not None and budget != judged:
+    for key, budget in budgets:  # one that holds no sequence is a rule it breaks, said above (check_trinity_config)
+        if budget is not None and budget != judged and budget >= least_token_budget(length, config.sp):
             more = "more" if budget > judged else "fewer"
             cautious = "" if budget > judged else " (so it is cautious; each step takes more micro-batches)"
             problems.append(f"{key} {budget} is {'above' if budget > judged else 'below'} {measure}: {more} tokens "

@@ -1349,3 +1349,15 @@ def test_write_warns_when_a_patched_key_sits_in_a_mapping_other_keys_repeat(cli,
     assert (f"solve: warning: {patched}: trainer.trainer_config.actor_rollout_ref.actor.fsdp_config is the anchor "
             "&offload, which other keys repeat (*offload): the patch's changes in it (param_offload to false, ...) "
             "reach them too\n") in err
+
+
+def test_a_budget_that_holds_no_sequence_is_a_broken_rule_not_a_cautious_one(cli, tmp_path: Path):
+    config = tmp_path / "trinity.yaml"
+    config.write_text("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 32768\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+                      "explorer: {rollout_model: {engine_num: 2}}\ntrainer:\n  max_token_len_per_gpu: 16384\n",
+                      encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--json")
+    problems = json.loads(out)[0]["current"]["config_problems"]
+    assert status == 0 and problems == [
+        "trainer.max_token_len_per_gpu 16384 x SP 1 is below model.max_model_len 32768: verl needs a micro-batch to hold "
+        "the longest sequence (Trinity's default is ceil(2 x 32768 / 1) = 65536)"]
