@@ -715,10 +715,17 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str]) -> Tri
         notes.append("trainer.trainer_config_path names a verl config of its own: its token limits and offload flags "
                      "are not read here")
     sp = reader.count(("trainer", "ulysses_sequence_parallel_size"), 1)
+    length = reader.integer(("model", "max_model_len"))
+    if length is None:  # Trinity takes prompt and response together, where both are given
+        prompt, response = (reader.integer(("model", key)) for key in ("max_prompt_tokens", "max_response_tokens"))
+        if prompt is not None and response is not None:
+            length = prompt + response
+            notes.append(f"model.max_model_len is not set: Trinity takes max_prompt_tokens + max_response_tokens = "
+                         f"{prompt} + {response} = {length}, as the verdict does")
     return TrinityConfig(
         model=model,
         model_path=model_path.strip(),
-        max_model_len=reader.integer(("model", "max_model_len")),
+        max_model_len=length,
         trainer_gpus=trainer_gpus,
         node_gpus=gpu_per_node,
         rollout_gpus=rollout,

@@ -427,6 +427,18 @@ def test_a_config_without_a_length_names_the_missing_key(cli, tmp_path: Path):
         2, "", f"solve: error: {config}: no model.max_model_len to plan for: give --len L (or --maximize len)\n")
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--maximize", "len")
     assert status == 0 and "longest context on exactly 3 GPUs" in out
+    # Trinity takes prompt and response together where max_model_len is not set, and so does the verdict.
+    config.write_text("model:\n  model_path: Qwen/Qwen3-4B\n  max_prompt_tokens: 4096\n  max_response_tokens: 28672\n"
+                      "cluster:\n  gpu_per_node: 4\n", encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--json")
+    [answer] = json.loads(out)
+    assert (status, answer["current"]["max_model_len"]) == (1, 32768) and "32768 tokens is beyond" in answer["reason"]
+    assert answer["current"]["config_problems"][0] == (
+        "model.max_model_len is not set: Trinity takes max_prompt_tokens + max_response_tokens = 4096 + 28672 = 32768, "
+        "as the verdict does")
+    config.write_text("model:\n  model_path: Qwen/Qwen3-4B\n  max_prompt_tokens: 4096\ncluster:\n  gpu_per_node: 4\n",
+                      encoding="utf-8")  # one of them alone: Trinity cannot tell the length either
+    assert cli("--from-config", str(config), "--gpu", "a100")[0] == 2
 
 
 def test_write_for_a_model_with_its_own_rope_scaling_removes_a_yarn_block(cli, tmp_path: Path):
