@@ -1370,6 +1370,6 @@ def test_a_budget_that_holds_no_sequence_is_a_broken_rule_not_a_cautious_one(cli
                       encoding="utf-8")
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--json")
     problems = json.loads(out)[0]["current"]["config_problems"]
-    assert status == 0 and problems == [
+    assert status == 0 and problems == [(
         "trainer.max_token_len_per_gpu 16384 x SP 1 is below model.max_model_len 32768: verl needs a micro-batch to hold "
-        "the longest sequence (Trinity's default is ceil(2 x 32768 / 1) = 65536)"]
+        "the longest sequence (Trinity's default is ceil(2 x 32768 / 1) = 65536)")]
