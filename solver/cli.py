@@ -1003,7 +1003,7 @@ def run_planner(args: argparse.Namespace) -> int:
     else:
         described = None
     catalog, added = _catalog_with(described, args.gpu, args.gpu_memory, args.cells or ())
-    if args.write and config is not None and config.strategy not in (None, "fsdp", "fsdp2"):
+    if (args.write or args.emit or args.out) and config is not None and config.strategy not in (None, "fsdp", "fsdp2"):
         raise QueryError(f"{args.from_config}: trainer.trainer_strategy is {config.strategy}: rft-solver plans FSDP "
                          "trainers (fsdp, or fsdp2 for Offload), whose settings do not carry over to it; plan it by hand")
     if config is not None and args.model is None and not added:
@@ -1180,6 +1180,12 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalo
                                  "with --gpus") from None
         elif args.emit:
             notes.append(f"solve: {answer.gpu}: {answer.no_plan_line}")
+    if config is not None and config.trainer_gpus is None and answers[0].plans:
+        plan = answers[0].plans[0]
+        notes.append(f"solve: note: {args.from_config} gives no cluster (node_num, gpu_per_node): Trinity takes the GPUs "
+                     f"Ray finds, and the plan holds where that leaves exactly {counted(plan.gpus, 'trainer GPU')} beside "
+                     f"the {config.rollout_gpus} rollout GPUs: set cluster.node_num x cluster.gpu_per_node to "
+                     f"{plan.gpus + config.rollout_gpus}")
     for note in notes:  # only once every fragment is made: a refusal is one line
         print(note, file=sys.stderr)
     best = answers[0].plans[0] if answers[0].plans else None

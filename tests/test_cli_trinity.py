@@ -610,6 +610,8 @@ def test_configs_without_an_fsdp_trainer_are_refused(cli, tmp_path: Path, change
     assert cli("--from-config", str(config), "--gpu", "a100", "--write", str(patched)) == (
         2, "", f"solve: error: {config}: {message}\n")
     assert not patched.exists()
+    assert cli("--from-config", str(config), "--gpu", "a100", "--emit", "trinity") == (  # a fragment for it neither
+        2, "", f"solve: error: {config}: {message}\n")
 
 
 def test_a_fragment_for_a_config_keeps_its_rollout_engines_and_gives_the_cluster(cli, tmp_path: Path):
@@ -1373,3 +1375,14 @@ def test_a_budget_that_holds_no_sequence_is_a_broken_rule_not_a_cautious_one(cli
     assert status == 0 and problems == [(
         "trainer.max_token_len_per_gpu 16384 x SP 1 is below model.max_model_len 32768: verl needs a micro-batch to hold "
         "the longest sequence (Trinity's default is ceil(2 x 32768 / 1) = 65536)")]
+
+
+def test_a_config_without_a_cluster_is_told_which_gpus_the_plan_holds_for(cli, tmp_path: Path):
+    config = tmp_path / "trinity.yaml"
+    config.write_text("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 40960\nexplorer:\n  rollout_model:\n"
+                      "    engine_num: 2\n", encoding="utf-8")
+    status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--gpus", "4", "--emit", "trinity")
+    assert status == 0 and "ulysses_sequence_parallel_size: 4" in out
+    assert err == (f"solve: note: {config} gives no cluster (node_num, gpu_per_node): Trinity takes the GPUs Ray finds, "
+                   "and the plan holds where that leaves exactly 4 trainer GPUs beside the 2 rollout GPUs: set "
+                   "cluster.node_num x cluster.gpu_per_node to 6\n")
