@@ -1139,16 +1139,24 @@ def check_trinity_config(
             # A value that cannot be read is a problem already (number says so): only a wrong or missing one is.
             factor_path = ("model", "rope_scaling", "factor")
             factor = number(factor_path)
-            if (factor is None and _dig(mapping, factor_path) is None) or (
-                    factor is not None and not math.isclose(factor, wanted, rel_tol=1e-9)):
-                problems.append(f"model.rope_scaling.factor must be max_model_len / {native} = {wanted!r}, "
-                                f"got {factor!r}")
             original_path = ("model", "rope_scaling", "original_max_position_embeddings")
             original = number(original_path)
-            if original != native and (original is not None or _dig(mapping, original_path) is None):
-                problems.append(
-                    f"model.rope_scaling.original_max_position_embeddings must be {native}, got {original!r}"
-                )
+            # Other values than the guide's may still cover the length (Qwen's model cards: factor 4 over 32768).
+            if factor is None and _dig(mapping, factor_path) is None:
+                problems.append(f"model.rope_scaling.factor must be max_model_len / {native} = {wanted!r}, got None")
+            if original is None and _dig(mapping, original_path) is None:
+                problems.append(f"model.rope_scaling.original_max_position_embeddings must be {native}, got None")
+            if factor is not None:
+                original = native if original is None else original  # missing: said above; YaRN then takes the native
+                covers = factor * original
+                guide = f"factor max_model_len / {native} = {wanted!r} over {native}"
+                if covers < length:
+                    problems.append(f"model.rope_scaling (factor {factor!r} over {original!r}) covers {covers:g} tokens, "
+                                    f"fewer than max_model_len {length:g}: set the guide's {guide}")
+                elif not math.isclose(factor, wanted, rel_tol=1e-9) or original != native:
+                    more = ": it stretches the positions more than the length needs" if covers > length else ""
+                    problems.append(f"model.rope_scaling (factor {factor!r} over {original!r}) covers the length, but "
+                                    f"not as the guide sets it, {guide}{more}")
 
     for path in DYNAMIC_BATCH_KEYS:
         if _turned_off(value(path)):

@@ -538,12 +538,13 @@ def test_from_config_names_what_else_in_the_config_is_wrong_or_unlike_the_tables
     # yes / on are YAML 1.1 booleans (as Trinity reads them): Offload is on, and the table documents it.
     assert (status, current["offload"], current["trains"], current["plan"]["evidence"]) == (0, True, True, "documented")
     assert current["config_problems"] == [
-        "model.rope_scaling.factor must be max_model_len / 40960 = 2.5, got 4.0",
+        ("model.rope_scaling (factor 4.0 over 40960) covers the length, but not as the guide sets it, factor "
+         "max_model_len / 40960 = 2.5 over 40960: it stretches the positions more than the length needs"),
         "trainer.max_token_len_per_gpu 409600 is above Trinity's default ceil(2 x 102400 / 4) = 51200, which the "
         "tables measured: more tokens per GPU than the verdict assumes",
     ]
     _, out, _ = cli("--from-config", str(config), "--gpu", "a100")
-    assert "\n  but: model.rope_scaling.factor must be max_model_len / 40960 = 2.5, got 4.0\n" in out
+    assert "\n  but: model.rope_scaling (factor 4.0 over 40960) covers the length, but not as the guide sets it" in out
     # --write fixes what the plan sets and keeps the user's own save_hf_checkpoint.
     patched = tmp_path / "patched.yaml"
     assert cli("--from-config", str(config), "--gpu", "a100", "--write", str(patched))[0] == 0

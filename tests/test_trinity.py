@@ -749,10 +749,16 @@ def _config(**trainer: Any) -> dict[str, Any]:
                                                                   "original_max_position_embeddings": 32768}}},
             "4B",
             1,
-            [
-                "model.rope_scaling.factor must be max_model_len / 40960 = 2.0, got 2.5",
-                "model.rope_scaling.original_max_position_embeddings must be 40960, got 32768",
-            ],
+            [("model.rope_scaling (factor 2.5 over 32768) covers the length, but not as the guide sets it, factor "
+              "max_model_len / 40960 = 2.0 over 40960")],
+        ),
+        (  # too small a factor: the positions stop short of the length
+            {"model": {"max_model_len": 81920, "rope_scaling": {"rope_type": "yarn", "factor": 1.5,
+                                                                  "original_max_position_embeddings": 40960}}},
+            "4B",
+            1,
+            [("model.rope_scaling (factor 1.5 over 40960) covers 61440 tokens, fewer than max_model_len 81920: set the "
+              "guide's factor max_model_len / 40960 = 2.0 over 40960")],
         ),
         (
             {"model": {"max_model_len": "${oc.env:L,81920}",
