@@ -165,6 +165,12 @@ def _offload_path(config: Any, role: str, flag: str, section: str | None = None)
     return (*_FSDP_CONFIG, role, section or _offload_section(config, role), flag)
 
 
+def trainer_level_offload(config: Any) -> bool:
+    """Whether `config` (the user's, None for none) has an offload flag under ``trainer`` itself, as Trinity 0.6
+    keeps them (``trainer.offload_policy``): it then copies them over the roles' own."""
+    return config is not None and any(_dig(config, ("trainer", flag)) is not None for flag in OFFLOAD_FLAGS)
+
+
 def _offload_paths(role: str, flag: str) -> list[tuple[str, ...]]:
     """The paths `role`'s offload `flag` may have, in either section: a config may give both."""
     return [_offload_path(None, role, flag, section) for section in OFFLOAD_SECTIONS]
@@ -215,6 +221,8 @@ def _plan_keys(plan: Plan, model: Model, config: Any = None, environ: Mapping[st
         return [_Key(path=path, value=True, existing_only=True) for path in paths if _turned_off(resolved(path))]
 
     keys += dynamic_batches(path for path in DYNAMIC_BATCH_KEYS if len(path) == 2)  # the trainer's own
+    if trainer_level_offload(config):  # Trinity 0.6's, which it copies over the roles' flags
+        keys += [_Key(path=("trainer", flag), value=plan.offload) for flag in OFFLOAD_FLAGS]
     for role in ROLES:  # a role's keys together, a section's together (the fragment nests them)
         keys += dynamic_batches(path for path in DYNAMIC_BATCH_KEYS if path[:-1] == (*_FSDP_CONFIG, role))
         # A per-role budget set by hand overrides the trainer's for its role: one above the plan's comes down to it.
@@ -692,18 +700,23 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str]) -> Tri
     strategy = given or "fsdp"  # Trinity's default
     # Under FSDP2, verl offloads the actor to host memory through CPUOffloadPolicy when offload_policy is on (and
     # then ignores param_offload and optimizer_offload); the reference model gets it whatever the flags say.
-    policy = any(reader.flag(path) for path in _offload_paths("actor", "offload_policy"))
-    offload = strategy == "fsdp2" and policy
+    # Trinity 0.6 has the flags under trainer itself and copies them over the roles': where a config has them, they decide.
     paths = [path for role in ROLES for flag in OFFLOAD_FLAGS for path in _offload_paths(role, flag)
              if path == _offload_path(data, role, flag) or _dig(data, path) is not None]  # absent elsewhere: silent
     read = {".".join(path[len(_FSDP_CONFIG):]): _note_flag(reader, path) for path in paths}  # role.section.flag
     flags = {flag: on for flag, on in read.items() if on is not None and flag.startswith("actor.")}  # the ref's: checked
+    where = "trainer.trainer_config.actor_rollout_ref"
+    if trainer_level_offload(data):
+        flags = {flag: reader.flag(("trainer", flag)) for flag in OFFLOAD_FLAGS}
+        where = "trainer, where Trinity 0.6 keeps them"
+    policy = any(on for flag, on in flags.items() if flag.endswith("offload_policy"))
+    offload = strategy == "fsdp2" and policy
     notes = []
-    manual = [flag for flag, on in flags.items() if on and not flag.endswith(".offload_policy")]
+    manual = [flag for flag, on in flags.items() if on and not flag.endswith("offload_policy")]
     if strategy == "fsdp2" and manual and not policy:
-        notes.append(f"{' and '.join(manual)} without offload_policy (under trainer.trainer_config.actor_rollout_ref): "
-                     "verl loads those states back onto the GPUs for each step, so the verdict takes Offload as off; "
-                     "the tables' Offload is FSDP2's CPUOffloadPolicy, which offload_policy: true turns on")
+        notes.append(f"{' and '.join(manual)} without offload_policy (under {where}): verl loads those states back onto "
+                     "the GPUs for each step, so the verdict takes Offload as off; the tables' Offload is FSDP2's "
+                     "CPUOffloadPolicy, which offload_policy: true turns on")
     if any(flags.values()) and strategy != "fsdp2":
         # (the reference model's param_offload is FSDP1's too, and saves memory whatever the strategy)
         notes.append(f"the offload flags are set, but trainer.trainer_strategy is {strategy}, not "

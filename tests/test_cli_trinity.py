@@ -1387,3 +1387,24 @@ def test_a_config_without_a_cluster_is_told_which_gpus_the_plan_holds_for(cli, t
     assert err == (f"solve: note: {config} gives no cluster (node_num, gpu_per_node): Trinity takes the GPUs Ray finds, "
                    "and the plan holds where that leaves exactly 4 trainer GPUs beside the 2 rollout GPUs: set "
                    "cluster.node_num x cluster.gpu_per_node to 6\n")
+
+
+def test_trinity_06_offload_flags_under_trainer_decide_and_are_written_there(cli, tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch):
+    # Trinity 0.6 keeps the offload flags under trainer itself and copies them over the roles' own.
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+    text = ("model: {model_path: Qwen/Qwen3-4B, max_model_len: 102400}\ncluster: {node_num: 1, gpu_per_node: 6}\n"
+            "explorer: {rollout_model: {engine_num: 2}}\ntrainer:\n  trainer_strategy: fsdp2\n"
+            "  ulysses_sequence_parallel_size: 4\n  offload_policy: %s\n")
+    config = tmp_path / "trinity.yaml"
+    config.write_text(text % "true", encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100")
+    assert status == 0 and "runs Env + Offload + SP=4 on 4 trainer GPUs at 102400 tokens (Env on in this environment): " \
+                           "it trains (documented" in " ".join(out.split())
+    config.write_text(text % "false", encoding="utf-8")
+    patched = tmp_path / "patched.yaml"
+    assert cli("--from-config", str(config), "--gpu", "a100", "--write", str(patched))[0] == 0
+    trainer = yaml.safe_load(patched.read_text(encoding="utf-8"))["trainer"]
+    assert all(trainer[flag] is True for flag in ("param_offload", "optimizer_offload", "offload_policy"))
+    status, out, _ = cli("--from-config", str(patched), "--gpu", "a100")
+    assert "runs Env + Offload + SP=4 on 4 trainer GPUs" in " ".join(out.split())
