@@ -67,6 +67,7 @@ from solver.tables import (
     counted,
     cut,
     described_gpu_type,
+    fleet_models,
     load_catalog,
     load_fleet,
     load_gpu_type,
@@ -661,13 +662,14 @@ def run_memory(args: argparse.Namespace) -> int:
 def _fleet_and_catalog(path: Path, cells: Sequence[Path]) -> tuple[Fleet, Catalog]:
     """A cluster file's fleet, and the catalogue to place it with: the shipped one with the --cells tables and
     the fleet's models and GPU types. The cells may define a GPU type the fleet's pools name, so they come
-    first; where they name a job's model_config model instead, which only the fleet defines, the fleet does."""
+    first; where they name a job's model_config model, which only the fleet defines, its models come first."""
     try:
         base, _ = _catalog_with(None, cells=cells)
     except OneLineError as cells_error:
-        try:
-            fleet = load_fleet(path, load_catalog())
-            return fleet, _catalog_with(None, cells=cells, start=load_catalog().for_fleet(fleet))[0]
+        try:  # cells that name a job's model_config model: the fleet's models first, then the cells, then its pools
+            base, _ = _catalog_with(None, cells=cells, start=load_catalog().with_models(fleet_models(path, load_catalog())))
+            fleet = load_fleet(path, base)
+            return fleet, base.for_fleet(fleet)
         except OneLineError:
             raise cells_error from None
     fleet = load_fleet(path, base)

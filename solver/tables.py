@@ -1299,6 +1299,14 @@ def _check_one_context_per_model(path: Path, entries: Iterable[_JobEntry], jobs:
                 "both jobs the same model (the same model_config, or the catalogue's by name)")
 
 
+def fleet_models(path: Path | str, catalog: Catalog) -> tuple[Model, ...]:
+    """The models a cluster file's jobs describe by ``model_config``, as `load_fleet` reads them (without its
+    pools: GPU types that cells files define may not be in `catalog` yet)."""
+    path = Path(path)
+    configured = _configured_models(path, _validate(_FleetFile, path).jobs, catalog)
+    return tuple({model.name: model for model in configured.values()}.values())
+
+
 def _configured_models(path: Path, jobs: Iterable[_JobEntry], catalog: Catalog) -> dict[str, Model]:
     """The model of each job's ``model_config`` (a path relative to the cluster file at `path`), named as
     `Catalog.with_model` names it; `TableError` naming the job for a bad config, or for two configs

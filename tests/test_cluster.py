@@ -1114,7 +1114,15 @@ def test_cells_may_name_a_jobs_model_config_checkpoint_as_solve_takes_them(tmp_p
                                      "--gpus", "8", "--len", "64k", "--no-estimate", "--json")
     assert (status, status_solve) == (0, 0) and placed["plan"]["source"] == json.loads(out_solve)[0]["plans"][0][
         "source"] == {"model": "my-sft", "gpus": 8, "max_model_len": 65536, "setting": "SP=4"}
+    # The same cells for a GPU type of their own, which only they define: the pool names it.
+    own = tmp_path / "own.yaml"
+    own.write_text(cells.read_text(encoding="utf-8").replace("H800-80GB", "MyCard-80GB"), encoding="utf-8")
+    fleet.write_text(fleet.read_text(encoding="utf-8").replace("gpu: h800", "gpu: MyCard-80GB"), encoding="utf-8")
+    status, out, err = cli("cluster", str(fleet), "--cells", str(own), "--no-estimate", "--json")
+    [placed] = json.loads(out)["placements"]
+    assert (status, placed["plan"]["source"]["model"], placed["plan"]["evidence"]) == (0, "my-sft", "documented")
     cells.write_text(cells.read_text(encoding="utf-8").replace("my-sft", "other-sft"), encoding="utf-8")
+    fleet.write_text(fleet.read_text(encoding="utf-8").replace("gpu: MyCard-80GB", "gpu: h800"), encoding="utf-8")
     status, out, err = cli("cluster", str(fleet), "--cells", str(cells))
     assert (status, out) == (2, "") and "unknown model 'other-sft'" in err and len(err.splitlines()) == 1
 
