@@ -1150,6 +1150,14 @@ PACKED = ", ".join(f"{{name: {name}, model: 8B, max_model_len: 65536, rollout_gp
         "the jobs do not all fit the fleet together: the 3 jobs only pool a can run take at their fewest 15 of its "
         "16 GPUs, but their layouts do not pack into the nodes; without --minimize nodes, as many as fit are placed",
         id="packing"),
+    pytest.param(  # 14 of 16 GPUs, but only one 14B Offload job's states fit a node's 300 GB of host memory
+        "pools: [{name: a, gpu: a100, nodes: 2, gpus_per_node: 8, host_ram_gb: 300}]\n"
+        "jobs: [{name: j1, model: 14B, max_model_len: 65536}, {name: j2, model: 14B, max_model_len: 65536}, "
+        "{name: j3, model: 14B, max_model_len: 65536}, {name: s1, model: 0.6B, max_model_len: 8192}, "
+        "{name: s2, model: 0.6B, max_model_len: 8192}]\n",
+        "the jobs do not all fit the fleet together: at their fewest they take 14 of the fleet's 16 GPUs, but their "
+        "layouts, with the host memory their offloaded states take, do not pack into the nodes; without --minimize "
+        "nodes, as many as fit are placed", id="host-memory"),
     pytest.param(  # one job only pool a can run, three of 4 + 4 GPUs either pool can: 26 GPUs against 16
         "pools: [{name: a, gpu: a100, nodes: 1, gpus_per_node: 8}, {name: h, gpu: h20, nodes: 1, gpus_per_node: 8}]\n"
         "jobs: [{name: x, model: 0.6B, max_model_len: 8192, rollout_gpus: 1, pool: a}, {name: y, model: 8B, "
