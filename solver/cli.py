@@ -678,10 +678,12 @@ def _fleet_and_catalog(path: Path, cells: Sequence[Path]) -> tuple[Fleet, Catalo
 
 def _catalog_with(model: Model | None, gpu: str | None = None,
                   memory: tuple[int | None, int | None] | None = None,
-                  cells: Sequence[Path] = (), start: Catalog | None = None) -> tuple[Catalog, str]:
+                  cells: Sequence[Path] = (), start: Catalog | None = None,
+                  contradictions: bool = False) -> tuple[Catalog, str]:
     """The shipped catalogue (or `start`), with `model` added (--model-config's), the tables of the --cells
-    files (which may name it), and the GPU type that --gpu NAME --gpu-memory M describes; and that model's
-    name as the catalogue gives it ("" without one)."""
+    files (which may name it; with `contradictions`, even where they contradict themselves or the tables, to
+    list them), and the GPU type that --gpu NAME --gpu-memory M describes; and that model's name as the
+    catalogue gives it ("" without one)."""
     catalog, added = start or load_catalog(), ""
     if model is not None:
         catalog = catalog.with_model(model)
@@ -691,7 +693,7 @@ def _catalog_with(model: Model | None, gpu: str | None = None,
     for path in cells:
         before = _tables_in(catalog)
         try:
-            catalog = catalog.with_cells(path)
+            catalog = catalog.with_cells(path, contradictions=contradictions)
         except QueryError as error:
             measured = load_gpu_type(path, catalog.models, catalog.gpu_types)  # loaded before the merge failed
             other = next((tabled_by[(measured.name, t.gpus)] for t in measured.tables
@@ -811,7 +813,8 @@ def run_map(args: argparse.Namespace) -> int:
 
 def run_tables(args: argparse.Namespace) -> int:
     """``solve tables``: print the documented tables, narrowed by the filters."""
-    catalog = _catalog_with(None, cells=args.cells or ())[0].narrowed(gpu=args.gpu, gpus=args.gpus, model=args.model)
+    catalog = _catalog_with(None, cells=args.cells or (), contradictions=args.check)[0].narrowed(
+        gpu=args.gpu, gpus=args.gpus, model=args.model)
     if args.check:
         found = catalog.contradictions()
         if args.json:

@@ -127,3 +127,18 @@ def test_tables_show_and_check_your_cells_beside_the_shipped_ones(cli):
     status, out, _ = cli("tables", "--cells", str(cells), "--gpu", "h800")
     assert status == 0 and out.startswith("H800-80GB (80 GB), 8 trainer GPUs\n") and "Env + SP=8" in out
     assert cli("tables", "--cells", str(cells), "--check") == (0, "0 contradictions in 568 cells\n", "")
+
+
+def test_tables_check_lists_every_contradiction_of_your_cells(cli, tmp_path: Path):
+    # Two typos: on 8 H800s, Qwen3-8B trains SP=2 at 32768 but needs nothing more at 65536 ('vanilla'), and
+    # Qwen3-14B the same. Planning refuses such cells (first contradiction and a count); --check lists them all.
+    cells = tmp_path / "cells.yaml"
+    cells.write_text((Path(__file__).parent / "data" / "cells" / "h800.yaml").read_text(encoding="utf-8").replace(
+        "{max_model_len: 65536, cells: {8B: SP=4, 14B: Env + SP=4}}", "{max_model_len: 65536, cells: {8B: vanilla, "
+        "14B: vanilla}}"), encoding="utf-8")
+    status, out, err = cli("--model", "8B", "--gpu", "h800", "--gpus", "8", "--len", "32k", "--cells", str(cells))
+    assert (status, out) == (2, "") and "more; check the cells" in err
+    status, out, _ = cli("tables", "--cells", str(cells), "--check")
+    warnings = [line for line in out.splitlines() if line.startswith("warning: ")]
+    assert status == 1 and len(warnings) >= 2 and out.endswith(f"{len(warnings)} contradictions in 568 cells\n")
+    assert any("Qwen3-8B" in line for line in warnings) and any("Qwen3-14B" in line for line in warnings)
