@@ -828,6 +828,8 @@ class Catalog(_Frozen):
         check_types(("path", path, Path | str), ("contradictions", contradictions, bool))
         try:
             measured = load_gpu_type(Path(path), self.models, self.gpu_types)
+            if not measured.tables:
+                raise TableError(f"{path}: no tables: a cells file gives at least one (gpus, models, rows)")
             catalog = self.with_tables(measured)
         except QueryError as error:
             raise QueryError(f"{path}: {error}") from None

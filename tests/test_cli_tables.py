@@ -142,3 +142,12 @@ def test_tables_check_lists_every_contradiction_of_your_cells(cli, tmp_path: Pat
     warnings = [line for line in out.splitlines() if line.startswith("warning: ")]
     assert status == 1 and len(warnings) >= 2 and out.endswith(f"{len(warnings)} contradictions in 568 cells\n")
     assert any("Qwen3-8B" in line for line in warnings) and any("Qwen3-14B" in line for line in warnings)
+
+
+def test_a_cells_file_without_tables_is_refused(cli, tmp_path: Path):
+    cells = tmp_path / "cells.yaml"
+    cells.write_text("gpu: MyCard-64GB\nmemory_gb: 64\nsource: mine\ntables: []\n", encoding="utf-8")
+    for command in (("tables",), ("--model", "8B", "--gpu", "MyCard-64GB", "--gpus", "4", "--len", "8k")):
+        prog = "solve tables" if command == ("tables",) else "solve"
+        message = f"{prog}: error: {cells}: no tables: a cells file gives at least one (gpus, models, rows)\n"
+        assert cli(*command, "--cells", str(cells)) == (2, "", message)
