@@ -1171,7 +1171,7 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalo
             notes += [note] if note else []
             engines: tuple[int, int] | None = (0, 1)  # without rollout GPUs, no engines are written
             if config is not None:  # the config's own engines, or engines of their size for other rollout GPUs
-                engines = None if rollout == config.rollout_gpus else (config.auxiliary_gpus, config.rollout_tp)
+                engines = None if rollout == config.rollout_gpus else (config.auxiliary_gpus, config.rollout_engine_gpus)
             elif rollout:
                 suggested = rollout_engines(model, catalog.gpu(answer.gpu).memory_gib, rollout,
                                             answer.plans[0].max_model_len, node_gpus)

@@ -102,8 +102,9 @@ class TrinityConfig(BaseModel):
     role_token_budgets: tuple[tuple[str, int], ...] = ()
     """The per-role token budgets the config sets (`role_token_budgets`): they override the trainer's."""
     strategy: str | None = None
-    rollout_tp: int = 1
-    """``explorer.rollout_model.tensor_parallel_size``."""
+    rollout_engine_gpus: int = 1
+    """The GPUs of one rollout engine: ``explorer.rollout_model.tensor_parallel_size`` (times Trinity 0.6's
+    ``data_parallel_size`` and ``pipeline_parallel_size``, where given)."""
     auxiliary_gpus: int = 0
     """The GPUs of ``explorer.auxiliary_models``, part of ``rollout_gpus``."""
     def budget_in_effect(self, max_model_len: int) -> int:
@@ -326,9 +327,10 @@ def trinity_fragment(
     the top (an environment variable, not a key). With `rollout_gpus` R (0 or more) it adds a
     ``cluster`` of `nodes` nodes (default one) sharing the trainer's GPUs and R equally
     (``gpu_per_node`` = (trainer GPUs + R) / nodes), and (for R of 1 or more) ``explorer.rollout_model`` with R engines of
-    tensor-parallel size 1; `engines` = (GPUs of other models, tensor-parallel size) gives instead
-    (R - those GPUs) / size engines of that size, and None no engines at all (a config's own, which take
-    the R GPUs already). `gpu` (e.g. ``A100-80GB``) only names the GPU type in the header comment;
+    tensor-parallel size 1; `engines` = (GPUs of other models, GPUs per engine) gives instead
+    (R - those GPUs) / size engines of that size (a `layout` with Trinity 0.6's data or pipeline parallel
+    sizes keeps its sizes: the tensor-parallel one is not written), and None no engines at all (a config's
+    own, which take the R GPUs already). `gpu` (e.g. ``A100-80GB``) only names the GPU type in the header comment;
     `shared_gpus`, the GPUs of a node the job takes part of, adds the CUDA_VISIBLE_DEVICES to set.
     `layout`, the user's config as nested mappings, puts the offload flags in the section each role keeps
     them in there (``engine`` or ``fsdp_config``, as `patch_trinity_config` does). The output depends
@@ -362,11 +364,12 @@ def trinity_fragment(
             if (rollout_gpus - others) < size or (rollout_gpus - others) % size:
                 raise EngineError(f"{rollout_gpus} rollout GPUs less the {others} of auxiliary models are not whole "
                                   f"engines of tensor-parallel size {size}")
-            cluster_keys += [
-                _Key(path=("explorer", "rollout_model", "engine_num"), value=(rollout_gpus - others) // size,
-                     comment="one GPU each" if size == 1 else f"{size} GPUs each"),
-                _Key(path=("explorer", "rollout_model", "tensor_parallel_size"), value=size),
-            ]
+            cluster_keys.append(_Key(path=("explorer", "rollout_model", "engine_num"),
+                                     value=(rollout_gpus - others) // size,
+                                     comment="one GPU each" if size == 1 else f"{size} GPUs each"))
+            if not any(_dig(layout, ("explorer", "rollout_model", key)) is not None
+                       for key in ("data_parallel_size", "pipeline_parallel_size")):  # else size is their product
+                cluster_keys.append(_Key(path=("explorer", "rollout_model", "tensor_parallel_size"), value=size))
     comments: dict[tuple[str, ...], str] = {
         ("model", "rope_scaling"): f"YaRN: max_model_len is beyond the native context of {model.native_context}",
     }
@@ -556,17 +559,23 @@ class _Reader:
 
 
 def _rollout_gpus(reader: _Reader, mode: str | None) -> tuple[int, int, int]:
-    """GPUs the explorer holds: (all of them, the rollout engines' tensor-parallel size, the auxiliary
-    models' GPUs); all = rollout engines times their tensor-parallel size, plus the auxiliary models'.
+    """GPUs the explorer holds: (all of them, one rollout engine's GPUs, the auxiliary models' GPUs); all =
+    rollout engines times their GPUs, plus the auxiliary models'. An engine's GPUs are its tensor-parallel
+    size, times its ``data_parallel_size`` and ``pipeline_parallel_size`` where given (Trinity 0.6).
 
-    Trinity's defaults apply to missing keys (``engine_num`` 1, ``tensor_parallel_size`` 1); in
-    ``mode: train`` there is no explorer and no rollout GPU.
+    Trinity's defaults apply to missing keys (``engine_num`` 1, the sizes 1); in ``mode: train`` there is no
+    explorer and no rollout GPU.
     """
     if mode == "train":
         return 0, 1, 0
+
+    def engine_gpus(sub: _Reader, prefix: tuple[str, ...]) -> int:
+        return math.prod(sub.count((*prefix, key), 1)
+                         for key in ("tensor_parallel_size", "data_parallel_size", "pipeline_parallel_size"))
+
     rollout = ("explorer", "rollout_model")
-    tensor_parallel = reader.count((*rollout, "tensor_parallel_size"), 1)
-    engines = reader.count((*rollout, "engine_num"), 1, minimum=0) * tensor_parallel
+    per_engine = engine_gpus(reader, rollout)
+    engines = reader.count((*rollout, "engine_num"), 1, minimum=0) * per_engine
     auxiliary_gpus = 0
     auxiliary = reader.get(("explorer", "auxiliary_models")) or []
     if not isinstance(auxiliary, list):
@@ -575,8 +584,8 @@ def _rollout_gpus(reader: _Reader, mode: str | None) -> tuple[int, int, int]:
         if not isinstance(entry, Mapping):
             raise ConfigError(f"{reader.where(('explorer', f'auxiliary_models[{index}]'))} must be a mapping")
         sub = _Reader(entry, reader.name, reader.environ, prefix=f"explorer.auxiliary_models[{index}].")
-        auxiliary_gpus += sub.count(("engine_num",), 1, minimum=0) * sub.count(("tensor_parallel_size",), 1)
-    return engines + auxiliary_gpus, tensor_parallel, auxiliary_gpus
+        auxiliary_gpus += sub.count(("engine_num",), 1, minimum=0) * engine_gpus(sub, ())
+    return engines + auxiliary_gpus, per_engine, auxiliary_gpus
 
 
 def _number_above(value: Any, limit: int) -> bool:
@@ -682,7 +691,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str]) -> Tri
     if mode in NO_TRAINER_MODES:
         raise ConfigError(f"{name}: mode {mode} runs no trainer, so there is nothing to plan (rft-solver "
                           "plans the trainer of mode both or train)")
-    rollout, rollout_tp, auxiliary_gpus = _rollout_gpus(reader, mode)
+    rollout, rollout_engine_gpus, auxiliary_gpus = _rollout_gpus(reader, mode)
     gpu_per_node = reader.integer(("cluster", "gpu_per_node"), maximum=MAX_GPUS)
     trainer_gpus = None
     if gpu_per_node is not None:
@@ -748,7 +757,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str]) -> Tri
         role_token_budgets=role_token_budgets(data, name, environ),
         strategy=given,
         notes=tuple(notes),
-        rollout_tp=rollout_tp,
+        rollout_engine_gpus=rollout_engine_gpus,
         auxiliary_gpus=auxiliary_gpus,
     )
 

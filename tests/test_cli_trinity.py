@@ -1408,3 +1408,17 @@ def test_trinity_06_offload_flags_under_trainer_decide_and_are_written_there(cli
     assert all(trainer[flag] is True for flag in ("param_offload", "optimizer_offload", "offload_policy"))
     status, out, _ = cli("--from-config", str(patched), "--gpu", "a100")
     assert "runs Env + Offload + SP=4 on 4 trainer GPUs" in " ".join(out.split())
+
+
+def test_trinity_06_rollout_engines_take_their_data_and_pipeline_parallel_gpus(cli, tmp_path: Path):
+    # Trinity 0.6: an engine takes tensor x data x pipeline parallel GPUs; 1 engine of 2 x 2 on a node of 8
+    # leaves the trainer 4 GPUs, not 6.
+    config = tmp_path / "trinity.yaml"
+    config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+                      "explorer: {rollout_model: {engine_num: 1, tensor_parallel_size: 2, data_parallel_size: 2}}\n",
+                      encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "h100", "--json")
+    assert status == 0 and json.loads(out)[0]["current"]["gpus"] == 4
+    status, out, _ = cli("--from-config", str(config), "--gpus", "8", "--exact", "--gpu", "h100", "--emit", "trinity")
+    data = yaml.safe_load(out)  # 8 rollout GPUs beside a trainer of 8: two engines of 4, their sizes kept
+    assert status == 0 and data["explorer"]["rollout_model"] == {"engine_num": 2}
