@@ -1366,14 +1366,19 @@ def test_write_warns_when_a_patched_key_sits_in_a_mapping_other_keys_repeat(cli,
             "reach them too\n") in err
 
 
-def test_a_budget_that_holds_no_sequence_is_a_broken_rule_not_a_cautious_one(cli, tmp_path: Path):
+def config_verdict(cli, tmp_path: Path, text: str, gpu: str) -> tuple[int, dict]:
+    """The exit status and the JSON `current` of --from-config for a config of `text`, on `gpu`."""
     config = tmp_path / "trinity.yaml"
-    config.write_text("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 32768\ncluster: {node_num: 1, gpu_per_node: 8}\n"
-                      "explorer: {rollout_model: {engine_num: 2}}\ntrainer:\n  max_token_len_per_gpu: 16384\n",
-                      encoding="utf-8")
-    status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--json")
-    problems = json.loads(out)[0]["current"]["config_problems"]
-    assert status == 0 and problems == [(
+    config.write_text(text, encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", gpu, "--json")
+    return status, json.loads(out)[0]["current"]
+
+
+def test_a_budget_that_holds_no_sequence_is_a_broken_rule_not_a_cautious_one(cli, tmp_path: Path):
+    status, current = config_verdict(cli, tmp_path, (
+        "model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 32768\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+        "explorer: {rollout_model: {engine_num: 2}}\ntrainer:\n  max_token_len_per_gpu: 16384\n"), "a100")
+    assert status == 0 and current["config_problems"] == [(
         "trainer.max_token_len_per_gpu 16384 x SP 1 is below model.max_model_len 32768: verl needs a micro-batch to hold "
         "the longest sequence (Trinity's default is ceil(2 x 32768 / 1) = 65536)")]
 
@@ -1413,12 +1418,11 @@ def test_trinity_06_offload_flags_under_trainer_decide_and_are_written_there(cli
 def test_trinity_06_rollout_engines_take_their_data_and_pipeline_parallel_gpus(cli, tmp_path: Path):
     # Trinity 0.6: an engine takes tensor x data x pipeline parallel GPUs; 1 engine of 2 x 2 on a node of 8
     # leaves the trainer 4 GPUs, not 6.
+    status, current = config_verdict(cli, tmp_path, (
+        "model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+        "explorer: {rollout_model: {engine_num: 1, tensor_parallel_size: 2, data_parallel_size: 2}}\n"), "h100")
+    assert status == 0 and current["gpus"] == 4
     config = tmp_path / "trinity.yaml"
-    config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
-                      "explorer: {rollout_model: {engine_num: 1, tensor_parallel_size: 2, data_parallel_size: 2}}\n",
-                      encoding="utf-8")
-    status, out, _ = cli("--from-config", str(config), "--gpu", "h100", "--json")
-    assert status == 0 and json.loads(out)[0]["current"]["gpus"] == 4
     status, out, _ = cli("--from-config", str(config), "--gpus", "8", "--exact", "--gpu", "h100", "--emit", "trinity")
     data = yaml.safe_load(out)  # 8 rollout GPUs beside a trainer of 8: two engines of 4, their sizes kept
     assert status == 0 and data["explorer"]["rollout_model"] == {"engine_num": 2}
