@@ -20,7 +20,7 @@ from ortools.sat.python import cp_model
 from solver.memory import GRID, breakdown, estimated_counts, estimated_setting
 from solver.model import RULES, Combination, PlanningData, build_model, prepare
 from solver.query import (
-    Alternatives,
+    AlternativeName,
     Answer,
     Plan,
     Query,
@@ -30,7 +30,7 @@ from solver.query import (
     refuting_cell,
     tried_settings,
 )
-from solver.solve import answer_for, checked, new_solver, on_grid
+from solver.solve import alternative_plan, answer_for, checked, new_solver, on_grid
 from solver.tables import Catalog, Setting, counted
 
 GPU_RULES = ("budget", "whole_nodes", "rollout_layout", "table_rows")
@@ -199,8 +199,14 @@ def _why_no_plan(
     catalog: Catalog, prober: _Prober, words: _Words, data: PlanningData, query: Query, answer: Answer
 ) -> tuple[Reason, ...]:
     """What stops the query, and the nearest plans: the answer's (its `nearest`, the longest plan within the
-    budget and pins, and its `alternatives`), and with more GPUs."""
-    shorter, alternatives = answer.nearest, answer.alternatives or Alternatives()
+    budget and pins, and its `alternatives`, solved here where its reason did not), and with more GPUs."""
+    shorter = answer.nearest
+
+    def alternative(name: AlternativeName) -> Plan | None:
+        found, decided = alternative_plan(catalog, query, answer, name, prober.remaining_s())
+        prober.undecided += not decided
+        return found
+
     binding = prober.binding_rules()
     reasons = [Reason(rule="limit", detail=words.binding(binding, lambda: _reach(catalog, prober, data, query)))]
     if query.exact and None not in (query.sp, query.env, query.offload) and query.max_model_len is not None:
@@ -235,10 +241,10 @@ def _why_no_plan(
                 f"no count of {data.gpu} GPUs up to {most} trains {data.model} at {asked} tokens"
                 f"{' with ' + query.pin_flags if query.pin_flags else ''} {budget}"
                 f"{' by the tables (--no-estimate turns off the estimates)' if query.estimate == 'never' else ''}")))
-        if lowered := alternatives.token_budget_auto:
+        if lowered := alternative("token_budget_auto"):
             reasons.append(Reason(rule="lower_token_budget", detail=(
                 f"--token-budget auto trains {asked} tokens {query.within_budget}: {words.plan(lowered)}")))
-    if any(rule.startswith("pin_") for rule in binding) and (free := alternatives.without_pins):
+    if any(rule.startswith("pin_") for rule in binding) and (free := alternative("without_pins")):
         reasons.append(Reason(rule="without_pins", detail=f"without {query.pin_flags}: {words.plan(free)}"))
     return tuple(reasons)
 

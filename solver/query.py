@@ -270,13 +270,20 @@ class CurrentSettings(_Frozen):
         "verdict assumes (partial Offload, a token budget above the default the tables measured)"))
 
 
+AlternativeName = Literal["token_budget_auto", "without_pins"]
+"""The ways an infeasible query is changed to find the plans near it (`Alternatives`)."""
+
+
 class Alternatives(_Frozen):
-    """The best plans of an infeasible query changed one way, solved once with its answer: its reason and its
-    explanation (``--explain``) both name them. (The longest plan within its budget and pins is `Answer.nearest`.)"""
+    """The best plans of an infeasible query changed one way, as its reason solved them: its explanation
+    (``--explain``) names them too, and solves only those not in `solved`. (The longest plan within its budget
+    and pins is `Answer.nearest`.)"""
 
     token_budget_auto: Plan | None = Field(default=None, description=(
         "with --token-budget auto: asked for a length at Trinity's default token budget, with estimates"))
     without_pins: Plan | None = Field(default=None, description="without the pins (--sp, --env, --offload), if any")
+    solved: frozenset[AlternativeName] = Field(default=frozenset(), description=(
+        "the alternatives solved (their fields None where no plan exists, or the query cannot be changed so)"))
 
 
 class _Timed(_Frozen):

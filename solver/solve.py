@@ -19,6 +19,7 @@ from solver.memory import GRID, beyond_calibration, breakdown, host_memory_gib
 from solver.model import PlanningData, build_model, exact_cost, forbid, objective_expression, prepare
 from solver.query import (
     MAX_ESTIMATED_GPUS,
+    AlternativeName,
     Alternatives,
     Answer,
     Evidence,
@@ -124,9 +125,9 @@ def answer_for(catalog: Catalog, query: Query, gpu: str, explained: bool = True)
     if statuses[0] == cp_model.INFEASIBLE:
         if not explained:
             return _answer(query, gpu, "infeasible", (), started, reason="no plan")
-        alternatives = _alternatives(catalog, query, gpu)
-        why, nearest = _why_no_plan(catalog, data, query, alternatives)
-        return _answer(query, gpu, "infeasible", (), started, reason=why, nearest=nearest, alternatives=alternatives)
+        nearby = _Nearby(catalog, query, gpu)
+        why, nearest = _why_no_plan(catalog, data, query, nearby)
+        return _answer(query, gpu, "infeasible", (), started, reason=why, nearest=nearest, alternatives=nearby.solved())
     return _answer(query, gpu, "unknown", (), started,
                    reason=f"no plan found within the time limit of {query.time_limit_s:g} s")
 
@@ -283,15 +284,43 @@ def _with_fewer_gpus(catalog: Catalog, data: PlanningData, query: Query) -> str:
             f"{plan.lowered_words} ({plan.evidence_label}), the other {query.budget_gpus - plan.gpus} free for rollout")
 
 
-def _alternatives(catalog: Catalog, query: Query, gpu: str) -> Alternatives:
-    """The best plans on `gpu` of `query` (which has none) changed one way: with --token-budget auto where
-    that may lower a budget, and without the pins where it has some."""
+def _changed(query: Query, name: AlternativeName) -> Query | None:
+    """`query` changed one way (`Alternatives`): with --token-budget auto where that may lower a budget, or
+    without the pins where it has some; None where it cannot be changed so."""
+    if name == "token_budget_auto":
+        return query.model_copy(update={"token_budget": "auto", "top": 1}) if _may_lower_budget(query) else None
+    return query.model_copy(update={"sp": None, "env": None, "offload": None, "top": 1}) if query.pin_flags else None
 
-    def best(**changes: object) -> Plan | None:
-        return best_plan(catalog, query.model_copy(update={"top": 1, **changes}), gpu)
 
-    return Alternatives(token_budget_auto=best(token_budget="auto") if _may_lower_budget(query) else None,
-                        without_pins=best(sp=None, env=None, offload=None) if query.pin_flags else None)
+class _Nearby:
+    """The best plans on one GPU type of an infeasible query changed one way, each solved when its reason
+    first asks for it (`solved` records them for the explanation)."""
+
+    def __init__(self, catalog: Catalog, query: Query, gpu: str) -> None:
+        self.catalog, self.query, self.gpu = catalog, query, gpu
+        self.found: dict[AlternativeName, Plan | None] = {}
+
+    def plan(self, name: AlternativeName) -> Plan | None:
+        if name not in self.found:
+            changed = _changed(self.query, name)
+            self.found[name] = best_plan(self.catalog, changed, self.gpu) if changed is not None else None
+        return self.found[name]
+
+    def solved(self) -> Alternatives:
+        return Alternatives(**self.found, solved=frozenset(self.found))
+
+
+def alternative_plan(catalog: Catalog, query: Query, answer: Answer, name: AlternativeName,
+                     time_limit_s: float) -> tuple[Plan | None, bool]:
+    """The best plan of `query` (`answer`'s, which has none) changed as `name` says: as its reason solved it,
+    else solved now within `time_limit_s`; and whether that was decided in time."""
+    if answer.alternatives is not None and name in answer.alternatives.solved:
+        return getattr(answer.alternatives, name), True
+    changed = _changed(query, name)
+    if changed is None:
+        return None, True
+    found = answer_for(catalog, changed.model_copy(update={"time_limit_s": time_limit_s}), answer.gpu, explained=False)
+    return (found.plans[0] if found.plans else None), found.status in ("optimal", "infeasible")
 
 
 def _may_lower_budget(query: Query) -> bool:
@@ -300,10 +329,9 @@ def _may_lower_budget(query: Query) -> bool:
     return query.token_budget == "default" and query.estimate != "never" and query.max_model_len is not None
 
 
-def _why_no_plan(catalog: Catalog, data: PlanningData, query: Query,
-                 alternatives: Alternatives) -> tuple[str, Plan | None]:
+def _why_no_plan(catalog: Catalog, data: PlanningData, query: Query, nearby: _Nearby) -> tuple[str, Plan | None]:
     """Name the limit that leaves `query` without a plan on this GPU type, found by solving again (and from
-    its `alternatives`); and, when only the length is out of reach, the longest plan within the same budget
+    the plans `nearby`); and, when only the length is out of reach, the longest plan within the same budget
     and pins."""
     counts = "counts with a plan at some length: " + ", ".join(map(str, data.counts))
     where = f"{data.model} on {data.gpu}"
@@ -342,11 +370,11 @@ def _why_no_plan(catalog: Catalog, data: PlanningData, query: Query,
                 f"{best.evidence_label})"
                 f"{_host_need(catalog, data, query)}"
                 f"{(fewer := _with_fewer_gpus(catalog, data, query))}"
-                f"{_with_lower_budget(catalog, data, query, alternatives, fewer_said=bool(fewer))}"
+                f"{_with_lower_budget(catalog, data, query, nearby, fewer_said=bool(fewer))}"
             ), best
     trains = f"trains{' with ' + limits if limits else ''}"
-    return (f"nothing in {sources} for {where} {within} {trains}{_without_pins(catalog, data, query, alternatives)}"
-            f"{_host_need(catalog, data, query)}{_with_lower_budget(catalog, data, query, alternatives)}"), None
+    return (f"nothing in {sources} for {where} {within} {trains}{_without_pins(catalog, data, query, nearby)}"
+            f"{_host_need(catalog, data, query)}{_with_lower_budget(catalog, data, query, nearby)}"), None
 
 
 def on_grid(plan: Plan) -> str:
@@ -356,13 +384,13 @@ def on_grid(plan: Plan) -> str:
     return f" on the {GRID}-token grid" if plan.evidence == "estimated" else ""
 
 
-def _with_lower_budget(catalog: Catalog, data: PlanningData, query: Query, alternatives: Alternatives,
+def _with_lower_budget(catalog: Catalog, data: PlanningData, query: Query, nearby: _Nearby,
                        fewer_said: bool = False) -> str:
     """When a lowered token budget (``--token-budget auto``) trains the asked length: its plan, in words; for an
     exact count, on that count, else (unless `fewer_said`: fewer GPUs were named already) on fewer GPUs, said
     so. "" when it does not, when the query lowers budgets already or has no estimates, and when maximising
     the length."""
-    lowered = alternatives.token_budget_auto
+    lowered = nearby.plan("token_budget_auto")
     if lowered is None and query.exact and not fewer_said and _may_lower_budget(query):
         lowered = best_plan(catalog, query.model_copy(update={"token_budget": "auto", "exact": False, "top": 1}),
                             data.gpu)
@@ -376,12 +404,12 @@ def _with_lower_budget(catalog: Catalog, data: PlanningData, query: Query, alter
     return f"; --token-budget auto trains it: {plan}"
 
 
-def _without_pins(catalog: Catalog, data: PlanningData, query: Query, alternatives: Alternatives) -> str:
+def _without_pins(catalog: Catalog, data: PlanningData, query: Query, nearby: _Nearby) -> str:
     """When the pins leave no plan at any length: what the same question gets without them, or else the longest
     length it gets, in words ("" when nothing, or no pins)."""
     if not query.pin_flags:
         return ""
-    best = alternatives.without_pins  # maximising the length: the longest
+    best = nearby.plan("without_pins")  # maximising the length: the longest
     if query.objective != "max_len":
         if best is not None:
             return (f" (without {query.pin_flags}: {best.setting.label} on {counted(best.gpus, 'GPU')}"

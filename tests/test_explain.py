@@ -303,3 +303,13 @@ def test_an_estimated_longest_length_is_said_to_be_on_the_grid():
     beyond, _ = explained(gpu="h100", model="0.6B", max_model_len=31230, budget_gpus=1, estimate="auto")
     assert off_grid.plans and not beyond.plans
     assert "the longest is 30720 on the 1024-token grid (Env + Offload on 1 GPU, estimated)" in beyond.reason
+
+
+def test_the_explanation_solves_a_nearby_plan_its_reason_did_not_need():
+    # Qwen3-14B at 40960 within 6 A100s without Offload: the reason names the longest length and a lowered
+    # budget, not the plan without the pin, which the explanation then solves itself.
+    query = make_query(CATALOG, gpu="a100", model="14B", max_model_len=40960, budget_gpus=6, offload=False)
+    (answer,) = plan(query, CATALOG)
+    assert answer.alternatives is not None and answer.alternatives.solved == {"token_budget_auto"}
+    (detail,) = details(explain(CATALOG, query, answer), "without_pins")
+    assert detail.startswith("without --no-offload: Env + Offload")
