@@ -679,9 +679,9 @@ def _fleet_and_catalog(path: Path, cells: Sequence[Path]) -> tuple[Fleet, Catalo
 def _catalog_with(model: Model | None, gpu: str | None = None,
                   memory: tuple[int | None, int | None] | None = None,
                   cells: Sequence[Path] = (), start: Catalog | None = None,
-                  contradictions: bool = False) -> tuple[Catalog, str]:
+                  keep_contradictions: bool = False) -> tuple[Catalog, str]:
     """The shipped catalogue (or `start`), with `model` added (--model-config's), the tables of the --cells
-    files (which may name it; with `contradictions`, even where they contradict themselves or the tables, to
+    files (which may name it; with `keep_contradictions`, even where they contradict themselves or the tables, to
     list them), and the GPU type that --gpu NAME --gpu-memory M describes; and that model's name as the
     catalogue gives it ("" without one)."""
     catalog, added = start or load_catalog(), ""
@@ -693,7 +693,7 @@ def _catalog_with(model: Model | None, gpu: str | None = None,
     for path in cells:
         before = _tables_in(catalog)
         try:
-            catalog = catalog.with_cells(path, contradictions=contradictions)
+            catalog = catalog.with_cells(path, keep_contradictions=keep_contradictions)
         except QueryError as error:
             measured = load_gpu_type(path, catalog.models, catalog.gpu_types)  # loaded before the merge failed
             other = next((tabled_by[(measured.name, t.gpus)] for t in measured.tables
@@ -813,7 +813,7 @@ def run_map(args: argparse.Namespace) -> int:
 
 def run_tables(args: argparse.Namespace) -> int:
     """``solve tables``: print the documented tables, narrowed by the filters."""
-    catalog = _catalog_with(None, cells=args.cells or (), contradictions=args.check)[0].narrowed(
+    catalog = _catalog_with(None, cells=args.cells or (), keep_contradictions=args.check)[0].narrowed(
         gpu=args.gpu, gpus=args.gpus, model=args.model)
     if args.check:
         found = catalog.contradictions()
@@ -1026,7 +1026,7 @@ def run_planner(args: argparse.Namespace) -> int:
     if config is not None and args.rollout_gpus is not None and config.trainer_gpus is not None \
             and args.rollout_gpus != config.rollout_gpus:
         raise QueryError(f"--rollout-gpus {args.rollout_gpus}: {args.from_config} gives rollout {config.rollout_gpus} "
-                         "GPUs (its engines times their tensor-parallel size): drop --rollout-gpus")
+                         "GPUs (its engines times their GPUs each): drop --rollout-gpus")
     from_config = config is not None and args.gpus is None and config.trainer_gpus is not None
     query = make_query(
         catalog,
@@ -1143,7 +1143,7 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalo
                    config_text: str, node_gpus: int, config: TrinityConfig | None) -> list[str]:
     """The Trinity fragments of the best plans (for --emit), after writing --out and --write if asked.
     A fragment leaves the rollout engines alone when its rollout GPUs are the `config`'s, and otherwise
-    keeps its engines' tensor-parallel size and auxiliary models (refused when they do not divide);
+    keeps its engines' size and auxiliary models (refused when they do not divide);
     without a config, its engines are of the size `rollout_engines` suggests.
 
     Every fragment is checked against Trinity's own rules (by `trinity_fragment`); a patched user config
@@ -1257,7 +1257,8 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, path: Path,
     # The config as ruamel read it (PyYAML refuses some YAML ruamel takes); what the verdict or a note
     # already says (the rule it breaks; the offload flags' strategy) is not said again.
     mapping = load_config_mapping(text, path.name)
-    if length != config.max_model_len and isinstance(mapping.get("model"), Mapping):  # --len: the verdict's length
+    if isinstance(mapping.get("model"), Mapping) and (length != config.max_model_len or  # --len: the verdict's length;
+                                                      mapping["model"].get("max_model_len") is None):  # or prompt + response
         mapping = {**mapping, "model": {**mapping["model"], "max_model_len": length}}
     problems = [problem for problem in check_trinity_config(mapping, model, gpus, environ=os.environ)
                 if not (said and said in problem) and "offload_policy needs" not in problem]

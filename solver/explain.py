@@ -211,7 +211,7 @@ def _why_no_plan(
     reasons = [Reason(rule="limit", detail=words.binding(binding, lambda: _reach(catalog, prober, data, query)))]
     if query.exact and None not in (query.sp, query.env, query.offload) and query.max_model_len is not None:
         # One combination asked for (a config's own settings, say): what the tables and the model say of it.
-        combination = (query.budget_gpus, int(bool(query.env)), int(bool(query.offload)), query.sp or 1)
+        combination = (query.budget_gpus, int(bool(query.env)), int(bool(query.offload)), query.sp or 1)  # all given
         reasons += words.group(prober.classify([combination], None), query.max_model_len)  # the model fixes the length
     if query.objective != "max_len":
         asked = query.max_model_len or 0

@@ -819,13 +819,13 @@ class Catalog(_Frozen):
         merged = known.model_copy(update={"tables": tables})
         return self.model_copy(update={"gpu_types": tuple(merged if g is known else g for g in self.gpu_types)})
 
-    def with_cells(self, path: Path | str, *, contradictions: bool = False) -> Catalog:
+    def with_cells(self, path: Path | str, *, keep_contradictions: bool = False) -> Catalog:
         """This catalogue with the tables of a cells file you measured (one GPU type in the tables' format,
         as ``solve calibrate --cells`` reads), by `with_tables`: `TableError` for a bad file, and, unless
-        `contradictions` (taken, to be listed), for cells that contradict themselves or the tables beside them
+        `keep_contradictions` (taken, to be listed), for cells that contradict themselves or the tables beside them
         (`contradictions`: a typo would make plans that run out of memory); `QueryError` (naming the file) for
         tables it has already."""
-        check_types(("path", path, Path | str), ("contradictions", contradictions, bool))
+        check_types(("path", path, Path | str), ("keep_contradictions", keep_contradictions, bool))
         try:
             measured = load_gpu_type(Path(path), self.models, self.gpu_types)
             if not measured.tables:
@@ -833,7 +833,7 @@ class Catalog(_Frozen):
             catalog = self.with_tables(measured)
         except QueryError as error:
             raise QueryError(f"{path}: {error}") from None
-        added = [] if contradictions else self.new_contradictions(catalog, measured.name)
+        added = [] if keep_contradictions else self.new_contradictions(catalog, measured.name)
         if added:
             more = f"; and {len(added) - 1} more" if len(added) > 1 else ""
             raise TableError(f"{path}: {added[0]}{more}; check the cells")

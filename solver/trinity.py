@@ -54,6 +54,7 @@ from solver.tables import (
     Model,
     OneLineError,
     brief,
+    counted,
     model_name_from_path,
     sp_rule_violation,
     yaml_limit,
@@ -73,7 +74,7 @@ NO_TRAINER_MODES = ("explore", "bench", "serve")
 
 
 class EngineError(ValueError):
-    """Rollout GPUs that a config's engines (their tensor-parallel size, its auxiliary models) cannot take."""
+    """Rollout GPUs that a config's engines (their GPUs each, its auxiliary models) cannot take."""
 
 
 class ConfigError(OneLineError):
@@ -222,7 +223,7 @@ def _plan_keys(plan: Plan, model: Model, config: Any = None, environ: Mapping[st
         return [_Key(path=path, value=True, existing_only=True) for path in paths if _turned_off(resolved(path))]
 
     keys += dynamic_batches(path for path in DYNAMIC_BATCH_KEYS if len(path) == 2)  # the trainer's own
-    if trainer_level_offload(config):  # Trinity 0.6's, which it copies over the roles' flags
+    if trainer_level_offload(config):  # Trinity 0.6's, which it copies over the roles' (its TrainerConfig has all three)
         keys += [_Key(path=("trainer", flag), value=plan.offload) for flag in OFFLOAD_FLAGS]
     for role in ROLES:  # a role's keys together, a section's together (the fragment nests them)
         keys += dynamic_batches(path for path in DYNAMIC_BATCH_KEYS if path[:-1] == (*_FSDP_CONFIG, role))
@@ -363,7 +364,7 @@ def trinity_fragment(
             others, size = engines
             if (rollout_gpus - others) < size or (rollout_gpus - others) % size:
                 raise EngineError(f"{rollout_gpus} rollout GPUs less the {others} of auxiliary models are not whole "
-                                  f"engines of tensor-parallel size {size}")
+                                  f"engines of {counted(size, 'GPU')} each")
             cluster_keys.append(_Key(path=("explorer", "rollout_model", "engine_num"),
                                      value=(rollout_gpus - others) // size,
                                      comment="one GPU each" if size == 1 else f"{size} GPUs each"))
@@ -665,15 +666,17 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str]) -> Tri
     ``/models/Qwen3-8B/`` give ``Qwen3-8B``), not yet resolved against the catalogue.
 
     GPUs: ``cluster.node_num`` (default 1) times ``cluster.gpu_per_node``, minus the rollout GPUs
-    (``explorer.rollout_model.engine_num`` (default 1) times ``tensor_parallel_size`` (default 1), plus
+    (``explorer.rollout_model.engine_num`` (default 1) times an engine's GPUs, `_rollout_gpus`, plus
     ``explorer.auxiliary_models``; none in ``mode: train``). ``trainer_gpus`` is None without
-    ``cluster.gpu_per_node``. Offload is on when ``trainer.trainer_strategy`` is ``fsdp2`` and the actor's
-    ``fsdp_config`` (or ``engine``, the section of newer verl releases, where the actor has that and no
-    ``fsdp_config``) has ``param_offload`` or ``optimizer_offload`` true.
+    ``cluster.gpu_per_node``. The length is ``model.max_model_len``, else ``max_prompt_tokens +
+    max_response_tokens`` (as Trinity takes it). Offload is on when ``trainer.trainer_strategy`` is ``fsdp2``
+    and the actor's ``offload_policy`` is true: in its ``fsdp_config`` (or ``engine``, the section of newer
+    verl releases), or under ``trainer`` itself where the config has Trinity 0.6's flags there
+    (`trainer_level_offload`).
 
     Raises `ConfigError`, one line naming the file and the key, for text that is not YAML or not a
     mapping, a missing ``model.model_path``, values that are not whole numbers, offload flags that are not
-    booleans, unresolvable interpolations (in an offload flag read only for a note, that note is skipped),
+    booleans, unresolvable interpolations (in a key read only for a note, that note is skipped),
     and configs that leave the trainer no GPU.
     """
     data = load_config_mapping(text, name)
@@ -702,7 +705,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str]) -> Tri
         if trainer_gpus < 1:
             raise ConfigError(
                 f"{name}: cluster.node_num x cluster.gpu_per_node = {total} GPUs leave no trainer GPU after "
-                f"{rollout} rollout GPUs (explorer.rollout_model.engine_num x tensor_parallel_size)"
+                f"{rollout} rollout GPUs (explorer.rollout_model.engine_num x each engine's GPUs)"
             )
 
     given = (reader.text(("trainer", "trainer_strategy")) or "").strip() or None
@@ -718,7 +721,9 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str]) -> Tri
     if trainer_level_offload(data):
         flags = {flag: reader.flag(("trainer", flag)) for flag in OFFLOAD_FLAGS}
         where = "trainer, where Trinity 0.6 keeps them"
-    policy = any(on for flag, on in flags.items() if flag.endswith("offload_policy"))
+        policy = flags["offload_policy"]
+    else:  # the verdict's: read as strictly as Trinity reads it (the notes' flags may be left unread)
+        policy = any(reader.flag(path) for path in _offload_paths("actor", "offload_policy"))
     offload = strategy == "fsdp2" and policy
     notes = []
     manual = [flag for flag, on in flags.items() if on and not flag.endswith("offload_policy")]
@@ -739,7 +744,8 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str]) -> Tri
     sp = reader.count(("trainer", "ulysses_sequence_parallel_size"), 1)
     length = reader.integer(("model", "max_model_len"))
     if length is None:  # Trinity takes prompt and response together, where both are given
-        prompt, response = (reader.integer(("model", key)) for key in ("max_prompt_tokens", "max_response_tokens"))
+        prompt, response = (_leniently(reader.integer, ("model", key)) for key in ("max_prompt_tokens",
+                                                                                    "max_response_tokens"))
         if prompt is not None and response is not None:
             length = prompt + response
             notes.append(f"model.max_model_len is not set: Trinity takes max_prompt_tokens + max_response_tokens = "
@@ -959,9 +965,7 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
     lines = text.splitlines()
     try:
         for key in _plan_keys(plan, model, data, environ):
-            current = _dig(data, key.path)
-            if not (key.default_only and current is not None) and _given(current, key.path, key.value,
-                                                                         environ or {}) is None:
+            if _writes(key, _dig(data, key.path), environ):
                 _set(data, key.path, key.value, lines, create=not key.existing_only)
         section = data.get("model")
         if isinstance(section, CommentedMap) and "rope_scaling" in section and _stale_rope(section["rope_scaling"],
@@ -975,6 +979,14 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
     if crlf:
         patched = patched.replace("\n", "\r\n")
     return ("\ufeff" + patched.lstrip("\ufeff")) if text.startswith("\ufeff") else patched
+
+
+def _writes(key: _Key, current: Any, environ: Mapping[str, str] | None) -> bool:
+    """Whether `patch_trinity_config` writes `key` where the config has `current` there (None: nothing): not a
+    choice of the user's it keeps (`_Key.default_only`), nor a key it only sets where present
+    (`_Key.existing_only`), nor an interpolation that gives the plan's value (`_given`)."""
+    return (not (key.default_only and current is not None) and not (key.existing_only and current is None)
+            and _given(current, key.path, key.value, environ or {}) is None)
 
 
 UNTYPED_SECTIONS = (("model", "rope_scaling"),)
@@ -1016,7 +1028,7 @@ def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
     found: dict[str, str] = {}  # per anchor, once
     for key in _plan_keys(plan, model, data, environ):
         value = _dig(data, key.path)
-        if value == key.value or _given(value, key.path, key.value, environ or {}) is not None:
+        if value == key.value or not _writes(key, value, environ):
             continue
         if (anchor := anchor_of(value)) is not None:
             found.setdefault(anchor, f"{'.'.join(key.path)} is the anchor &{anchor}, which other keys repeat "

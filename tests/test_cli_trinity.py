@@ -477,7 +477,7 @@ def test_write_needs_the_trainer_gpus_and_takes_the_node_size_from_the_config(cl
 def test_rollout_gpus_must_match_the_configs(cli, user_config: Path):
     status, out, err = cli("--from-config", str(user_config), "--gpu", "a100", "--rollout-gpus", "4", "--emit", "trinity")
     assert (status, out) == (2, "") and err == (f"solve: error: --rollout-gpus 4: {user_config} gives rollout 2 GPUs "
-                                                "(its engines times their tensor-parallel size): drop --rollout-gpus\n")
+                                                "(its engines times their GPUs each): drop --rollout-gpus\n")
 
 
 @pytest.mark.parametrize(("section", "message"), [
@@ -769,7 +769,7 @@ def test_a_rollout_the_configs_engines_cannot_take_is_one_line(cli, tmp_path: Pa
                       "explorer: {rollout_model: {engine_num: 1, tensor_parallel_size: 3}}\n", encoding="utf-8")
     assert cli("--from-config", str(config), "--gpus", "8", "--exact", "--gpu", "h100", "--emit", "trinity") == (
         2, "", f"solve: error: {config}: 8 rollout GPUs less the 0 of auxiliary models are not whole engines of "
-               "tensor-parallel size 3 on nodes of 8: choose the trainer's GPUs with --gpus\n")
+               "3 GPUs each on nodes of 8: choose the trainer's GPUs with --gpus\n")
 
 
 def test_zero_rollout_gpus_plan_a_trainer_alone(cli):
@@ -836,7 +836,7 @@ def test_write_warns_when_a_patched_key_is_an_anchor_other_keys_repeat(cli, tmp_
                       "other: &len2 1\nmore: *len2\n", encoding="utf-8")
     status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--gpus", "4", "--len", "16k", "--write",
                          str(patched))
-    assert status == 0 and "anchor" not in err
+    assert status == 0 and "is the anchor" not in err
 
 
 def test_messages_name_the_config_as_where_the_node_size_came_from(cli, tmp_path: Path):
@@ -1426,3 +1426,40 @@ def test_trinity_06_rollout_engines_take_their_data_and_pipeline_parallel_gpus(c
     status, out, _ = cli("--from-config", str(config), "--gpus", "8", "--exact", "--gpu", "h100", "--emit", "trinity")
     data = yaml.safe_load(out)  # 8 rollout GPUs beside a trainer of 8: two engines of 4, their sizes kept
     assert status == 0 and data["explorer"]["rollout_model"] == {"engine_num": 2}
+
+
+def test_a_length_from_prompt_and_response_is_checked_as_a_given_one(cli, tmp_path: Path):
+    # No max_model_len: 4096 + 61440 = 65536, past Qwen3-8B's native 40960, with a budget that holds no sequence.
+    status, current = config_verdict(cli, tmp_path, (
+        "model:\n  model_path: Qwen/Qwen3-8B\n  max_prompt_tokens: 4096\n  max_response_tokens: 61440\n"
+        "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 2}}\n"
+        "trainer:\n  max_token_len_per_gpu: 20000\n"), "a100")
+    problems = current["config_problems"]
+    assert status == 1 and current["max_model_len"] == 65536 and len(problems) == 3  # no plan on exactly 6 A100s
+    assert problems[0].startswith("trainer.max_token_len_per_gpu 20000 x SP 1 is below model.max_model_len 65536")
+    assert problems[1].startswith("model.rope_scaling: max_model_len 65536 is beyond Qwen3-8B's native context")
+    # A prompt length Trinity resolves and rft-solver cannot: no length from them, and --len gives one.
+    config = tmp_path / "trinity.yaml"
+    config.write_text("model:\n  model_path: Qwen/Qwen3-8B\n  max_prompt_tokens: ${oc.select:foo,2048}\n"
+                      "  max_response_tokens: 4096\ncluster: {node_num: 1, gpu_per_node: 8}\n", encoding="utf-8")
+    assert cli("--from-config", str(config), "--gpu", "a100", "--len", "16384")[0] == 0
+
+
+def test_the_actors_offload_policy_decides_and_is_read_strictly(cli, tmp_path: Path):
+    config = tmp_path / "trinity.yaml"
+    config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 16384}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+                      "trainer:\n  trainer_strategy: fsdp2\n  trainer_config:\n    actor_rollout_ref:\n"
+                      "      actor: {fsdp_config: {offload_policy: '${trainer.x}'}}\n", encoding="utf-8")
+    status, out, err = cli("--from-config", str(config), "--gpu", "a100")
+    assert (status, out) == (2, "") and "offload_policy" in err and len(err.splitlines()) == 1
+
+
+def test_write_warns_of_an_anchor_only_where_it_writes(cli, tmp_path: Path):
+    # The flags under the shared anchor are false already, and the plan has no Offload: nothing written in it.
+    config = tmp_path / "trinity.yaml"
+    config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 16384}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+                      "trainer:\n  trainer_config:\n    actor_rollout_ref:\n      actor:\n        fsdp_config: &fs\n"
+                      "          param_offload: false\n      ref:\n        fsdp_config: *fs\n", encoding="utf-8")
+    patched = tmp_path / "patched.yaml"
+    status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--write", str(patched))
+    assert status == 0 and "is the anchor" not in err
