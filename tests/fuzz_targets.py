@@ -36,6 +36,9 @@ TREES = st.recursive(SCALARS | st.sampled_from(MARKUP), lambda inner: st.lists(i
                      "at_least", "rollout_gpus", "priority", "pool", "model_path", "cluster", "trainer", "explorer",
                      "model_config", "gpu_memory_gb", "gpu_memory_mib", "engine", "fsdp_config", "param_offload",
                      "node_num", "gpu_per_node", "rollout_model", "engine_num", "ulysses_sequence_parallel_size",
+                     "trainer_config", "actor_rollout_ref", "actor", "ref", "use_dynamic_bsz", "offload_policy",
+                     "log_prob_use_dynamic_bsz", "ppo_max_token_len_per_gpu", "log_prob_max_token_len_per_gpu",
+                     "data_parallel_size", "max_prompt_tokens", "max_response_tokens", "rope_scaling", "factor",
                      "x"]) | st.text(max_size=8), inner, max_size=5), max_leaves=25)
 ALIAS_BOMB = "".join(f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]\n" for i in range(1, 9))
 CRAFTED = [
@@ -55,6 +58,10 @@ CRAFTED = [
      "max_model_len: 32k}, {name: k, model_config: ., max_model_len: {at_least: 8k}}]\n"),  # new fields
     ("trainer:\n  trainer_strategy: fsdp2\n  trainer_config:\n    actor_rollout_ref:\n      actor: {engine: "
      "{param_offload: true}, fsdp_config: null}\n"),
+    ("model: {model_path: Qwen/Qwen3-4B, max_model_len: 102400}\ncluster: {node_num: 1, gpu_per_node: 6}\n"
+     "trainer:\n  offload_policy: false\n  trainer_config:\n    actor_rollout_ref:\n"
+     "      ref: {log_prob_use_dynamic_bsz: false, log_prob_max_token_len_per_gpu: 204800}\n"
+     "      actor: {use_dynamic_bsz: false, fsdp_config: &fs {offload_policy: false}}\n"),  # role keys, anchors
 ]
 """YAML that a random tree cannot give: list keys, anchors, aliases, huge numbers in the right places."""
 DOCUMENTS = st.builds(lambda text, tail: text + tail,
@@ -141,3 +148,4 @@ def read_trinity_document(text: str, folder: Path) -> None:
     run_cli(["--from-config", str(config), "--gpu", "a100", "--len", "8192", "--write", str(patched)])
     if patched.exists():
         load_config_mapping(patched.read_text(encoding="utf-8"), patched.name)
+    run_cli(["--from-config", str(config), "--gpu", "a100", "--maximize", "len", "--emit", "trinity"])
