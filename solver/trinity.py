@@ -694,6 +694,9 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str]) -> Tri
     if mode in NO_TRAINER_MODES:
         raise ConfigError(f"{name}: mode {mode} runs no trainer, so there is nothing to plan (rft-solver "
                           "plans the trainer of mode both or train)")
+    if mode == "colocate":
+        raise ConfigError(f"{name}: mode colocate shares one GPU between the trainer and the rollout engine, which "
+                          "the tables never measured (rft-solver plans the trainer of mode both or train)")
     rollout, rollout_engine_gpus, auxiliary_gpus = _rollout_gpus(reader, mode)
     gpu_per_node = reader.integer(("cluster", "gpu_per_node"), maximum=MAX_GPUS)
     trainer_gpus = None

@@ -601,6 +601,9 @@ def test_a_config_that_breaks_the_whole_nodes_rule_is_told_once_naming_its_own_k
 @pytest.mark.parametrize(("change", "flags", "message"), [
     ("mode: train", "mode: explore", "mode explore runs no trainer, so there is nothing to plan (rft-solver plans "
                                      "the trainer of mode both or train)"),
+    ("mode: train", "mode: colocate", ("mode colocate shares one GPU between the trainer and the rollout engine, "
+                                       "which the tables never measured (rft-solver plans the trainer of mode both "
+                                       "or train)")),
     ("trainer_strategy: fsdp2", "trainer_strategy: megatron", "trainer.trainer_strategy is megatron: rft-solver plans "
      "FSDP trainers (fsdp, or fsdp2 for Offload), whose settings do not carry over to it; plan it by hand"),
 ])
