@@ -712,7 +712,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str]) -> Tri
             )
 
     given = (reader.text(("trainer", "trainer_strategy")) or "").strip() or None
-    strategy = given or "fsdp"  # Trinity's default
+    strategy = given or ("fsdp2" if trainer_level_offload(data) else "fsdp")  # Trinity's default (0.6's: fsdp2)
     # Under FSDP2, verl offloads the actor to host memory through CPUOffloadPolicy when offload_policy is on (and
     # then ignores param_offload and optimizer_offload); the reference model gets it whatever the flags say.
     # Trinity 0.6 has the flags under trainer itself and copies them over the roles': where a config has them, they decide.

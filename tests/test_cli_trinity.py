@@ -1416,6 +1416,9 @@ def test_trinity_06_offload_flags_under_trainer_decide_and_are_written_there(cli
     assert all(trainer[flag] is True for flag in ("param_offload", "optimizer_offload", "offload_policy"))
     status, out, _ = cli("--from-config", str(patched), "--gpu", "a100")
     assert "runs Env + Offload + SP=4 on 4 trainer GPUs" in " ".join(out.split())
+    config.write_text((text % "true").replace("  trainer_strategy: fsdp2\n", ""), encoding="utf-8")  # 0.6's default
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100")
+    assert status == 0 and "runs Env + Offload + SP=4 on 4 trainer GPUs" in " ".join(out.split())
 
 
 def test_trinity_06_rollout_engines_take_their_data_and_pipeline_parallel_gpus(cli, tmp_path: Path):
