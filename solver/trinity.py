@@ -71,6 +71,8 @@ YAML11_BOOLEANS = {"true": True, "yes": True, "on": True, "false": False, "no": 
 """Booleans as PyYAML, and so OmegaConf and Trinity, read them (YAML 1.1); ruamel reads YAML 1.2."""
 NO_TRAINER_MODES = ("explore", "bench", "serve")
 """Trinity modes that run no trainer."""
+REMOTE_ENGINES = ("tinker", "external")
+"""Trinity engine types that run on a service elsewhere: they take none of the cluster's GPUs."""
 
 
 class EngineError(ValueError):
@@ -105,7 +107,8 @@ class TrinityConfig(BaseModel):
     strategy: str | None = None
     rollout_engine_gpus: int = 1
     """The GPUs of one rollout engine: ``explorer.rollout_model.tensor_parallel_size`` (times Trinity 0.6's
-    ``data_parallel_size`` and ``pipeline_parallel_size``, where given)."""
+    ``data_parallel_size`` and ``pipeline_parallel_size``, where given); 0 for engines that run elsewhere
+    (``engine_type`` tinker or external)."""
     auxiliary_gpus: int = 0
     """The GPUs of ``explorer.auxiliary_models``, part of ``rollout_gpus``."""
     def budget_in_effect(self, max_model_len: int) -> int:
@@ -362,6 +365,9 @@ def trinity_fragment(
         ]
         if engines is not None and rollout_gpus:
             others, size = engines
+            if not size:
+                raise EngineError(f"its rollout engines run elsewhere (engine_type {' or '.join(REMOTE_ENGINES)}) and "
+                                  f"take none of the {rollout_gpus - others} rollout GPUs")
             if (rollout_gpus - others) < size or (rollout_gpus - others) % size:
                 raise EngineError(f"{rollout_gpus} rollout GPUs less the {others} of auxiliary models are not whole "
                                   f"engines of {counted(size, 'GPU')} each")
@@ -565,12 +571,15 @@ def _rollout_gpus(reader: _Reader, mode: str | None) -> tuple[int, int, int]:
     size, times its ``data_parallel_size`` and ``pipeline_parallel_size`` where given (Trinity 0.6).
 
     Trinity's defaults apply to missing keys (``engine_num`` 1, the sizes 1); in ``mode: train`` there is no
-    explorer and no rollout GPU.
+    explorer and no rollout GPU. An engine of ``engine_type`` tinker or external runs elsewhere and takes no GPU
+    here (Trinity 0.6 sets its ``gpu_per_engine`` to 0).
     """
     if mode == "train":
         return 0, 1, 0
 
     def engine_gpus(sub: _Reader, prefix: tuple[str, ...]) -> int:
+        if (sub.text((*prefix, "engine_type")) or "").strip() in REMOTE_ENGINES:
+            return 0
         return math.prod(sub.count((*prefix, key), 1)
                          for key in ("tensor_parallel_size", "data_parallel_size", "pipeline_parallel_size"))
 
@@ -697,6 +706,9 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str]) -> Tri
     if mode == "colocate":
         raise ConfigError(f"{name}: mode colocate shares one GPU between the trainer and the rollout engine, which "
                           "the tables never measured (rft-solver plans the trainer of mode both or train)")
+    if reader.flag(("model", "tinker", "enable")) or (reader.text(("trainer", "trainer_type")) or "").strip() == "tinker":
+        raise ConfigError(f"{name}: the Tinker service trains this config (model.tinker.enable or trainer.trainer_type "
+                          "tinker), so there is no trainer GPU to plan (rft-solver plans verl's FSDP trainer)")
     rollout, rollout_engine_gpus, auxiliary_gpus = _rollout_gpus(reader, mode)
     gpu_per_node = reader.integer(("cluster", "gpu_per_node"), maximum=MAX_GPUS)
     trainer_gpus = None

@@ -1469,3 +1469,40 @@ def test_write_warns_of_an_anchor_only_where_it_writes(cli, tmp_path: Path):
     patched = tmp_path / "patched.yaml"
     status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--write", str(patched))
     assert status == 0 and "is the anchor" not in err
+
+
+def test_engines_that_run_elsewhere_take_no_gpu(cli, tmp_path: Path):
+    # Trinity 0.6 gives an engine of engine_type tinker or external no GPU: an API judge beside two vLLM engines
+    # on a node of 8 leaves the trainer 6 GPUs, not 5.
+    status, current = config_verdict(cli, tmp_path, (
+        "model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+        "explorer:\n  rollout_model: {engine_num: 2}\n  auxiliary_models:\n"
+        "    - {engine_type: external, engine_num: 1, tensor_parallel_size: 1}\n"), "h100")
+    assert status == 0 and current["gpus"] == 6
+    status, current = config_verdict(cli, tmp_path, (
+        "model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\ncluster: {node_num: 1, gpu_per_node: 4}\n"
+        "explorer:\n  rollout_model: {engine_type: tinker, engine_num: 2, tensor_parallel_size: 2}\n"), "h100")
+    assert status == 0 and current["gpus"] == 4
+
+
+@pytest.mark.parametrize("trainer", ["model: {model_path: Qwen/Qwen3-8B, tinker: {enable: true}}\n",
+                                     "model: {model_path: Qwen/Qwen3-8B}\ntrainer: {trainer_type: tinker}\n"])
+def test_a_config_trained_by_tinker_is_refused_in_one_line(cli, tmp_path: Path, trainer: str):
+    config = tmp_path / "trinity.yaml"
+    config.write_text(trainer + "cluster: {node_num: 1, gpu_per_node: 8}\n", encoding="utf-8")
+    status, out, err = cli("--from-config", str(config), "--gpu", "h100", "--len", "8192")
+    assert (status, out) == (2, "") and err == (
+        f"solve: error: {config}: the Tinker service trains this config (model.tinker.enable or trainer.trainer_type tinker), "
+        "so there is no trainer GPU to plan (rft-solver plans verl's FSDP trainer)\n")
+
+
+def test_a_fragment_cannot_give_rollout_gpus_to_engines_that_run_elsewhere(cli, tmp_path: Path):
+    config = tmp_path / "trinity.yaml"
+    config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 16384}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+                      "explorer:\n  rollout_model: {engine_type: tinker}\n  auxiliary_models:\n"
+                      "    - {engine_num: 1, tensor_parallel_size: 2}\n", encoding="utf-8")
+    # 16 trainer GPUs take two nodes of 8: the third holds 8 rollout GPUs, 2 for the auxiliary model's engine.
+    status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--gpus", "16", "--exact", "--emit", "trinity")
+    assert (status, out) == (2, "") and err == (
+        f"solve: error: {config}: its rollout engines run elsewhere (engine_type tinker or external) and take none of "
+        "the 6 rollout GPUs on nodes of 8: choose the trainer's GPUs with --gpus\n")
