@@ -1152,12 +1152,14 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalo
     if not (args.emit or args.out or args.write):
         return []
     from solver.trinity import (
+        TRINITY_06_OFFLOAD,
         EngineError,
         anchored_keys,
         check_trinity_config,
         kept_interpolations,
         load_config_mapping,
         patch_trinity_config,
+        trainer_level_offload,
         trinity_fragment,
         unused_length,
     )
@@ -1191,9 +1193,13 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalo
                      f"Ray finds, and the plan holds where that leaves exactly {counted(plan.gpus, 'trainer GPU')} beside "
                      f"the {config.rollout_gpus} rollout GPUs: set cluster.node_num x cluster.gpu_per_node to "
                      f"{plan.gpus + config.rollout_gpus}")
+    best = answers[0].plans[0] if answers[0].plans else None
+    offloaded = any(answer.plans and answer.plans[0].offload for answer in answers)
+    if offloaded and layout is not None and not trainer_level_offload(layout):
+        notes.append(f"solve: note: {args.from_config} keeps its offload flags under the roles only, and so does what "
+                     f"is made from it: {TRINITY_06_OFFLOAD}")
     for note in notes:  # only once every fragment is made: a refusal is one line
         print(note, file=sys.stderr)
-    best = answers[0].plans[0] if answers[0].plans else None
     # The patched config is made (or refused) before any file is written: a refusal leaves none.
     patched = patch_trinity_config(config_text, best, model, name=str(args.from_config), environ=os.environ) if (
         args.write and best is not None) else None

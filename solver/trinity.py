@@ -40,6 +40,7 @@ from ruamel.yaml.tokens import CommentToken
 from solver.query import (
     ENV_EXPORT,
     NODE_SIZE_KEY,
+    TRINITY_06_KEYS,
     YARN_CAUTION,
     Plan,
     index_range,
@@ -71,6 +72,10 @@ YAML11_BOOLEANS = {"true": True, "yes": True, "on": True, "false": False, "no": 
 """Booleans as PyYAML, and so OmegaConf and Trinity, read them (YAML 1.1); ruamel reads YAML 1.2."""
 NO_TRAINER_MODES = ("explore", "bench", "serve")
 """Trinity modes that run no trainer."""
+TRINITY_06_OFFLOAD = ("Trinity 0.6 on verl before 0.8 replaces the roles' offload flags with trainer.param_offload, "
+                      "optimizer_offload and offload_policy (false where unset): there, set those to true too")
+"""What a config with the roles' offload flags alone needs for Trinity 0.6 on verl before 0.8 (Trinity before 0.6
+refuses the keys)."""
 REMOTE_ENGINES = ("tinker", "external")
 """Trinity engine types that run on a service elsewhere: they take none of the cluster's GPUs."""
 
@@ -226,8 +231,12 @@ def _plan_keys(plan: Plan, model: Model, config: Any = None, environ: Mapping[st
         return [_Key(path=path, value=True, existing_only=True) for path in paths if _turned_off(resolved(path))]
 
     keys += dynamic_batches(path for path in DYNAMIC_BATCH_KEYS if len(path) == 2)  # the trainer's own
-    if trainer_level_offload(config):  # Trinity 0.6's, which it copies over the roles' (its TrainerConfig has all three)
-        keys += [_Key(path=("trainer", flag), value=plan.offload) for flag in OFFLOAD_FLAGS]
+    if trainer_level_offload(config) or (config is None and plan.offload):
+        # Trinity 0.6's, which it copies over the roles' on verl before 0.8 (its TrainerConfig has all three). A fragment
+        # made for no config has them (the current release's); a config has them where it has any already.
+        comment = TRINITY_06_KEYS if config is None else None
+        keys += [_Key(path=("trainer", flag), value=plan.offload, comment=comment if flag == OFFLOAD_FLAGS[0] else None)
+                 for flag in OFFLOAD_FLAGS]
     for role in ROLES:  # a role's keys together, a section's together (the fragment nests them)
         keys += dynamic_batches(path for path in DYNAMIC_BATCH_KEYS if path[:-1] == (*_FSDP_CONFIG, role))
         # A per-role budget set by hand overrides the trainer's for its role: one above the plan's comes down to it.
@@ -724,23 +733,32 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str]) -> Tri
             )
 
     given = (reader.text(("trainer", "trainer_strategy")) or "").strip() or None
-    strategy = given or ("fsdp2" if trainer_level_offload(data) else "fsdp")  # Trinity's default (0.6's: fsdp2)
+    trainer_level = trainer_level_offload(data)
+    strategy = given or ("fsdp2" if trainer_level else "fsdp")  # Trinity's default (0.6's: fsdp2)
     # Under FSDP2, verl offloads the actor to host memory through CPUOffloadPolicy when offload_policy is on (and
     # then ignores param_offload and optimizer_offload); the reference model gets it whatever the flags say.
-    # Trinity 0.6 has the flags under trainer itself and copies them over the roles': where a config has them, they decide.
     paths = [path for role in ROLES for flag in OFFLOAD_FLAGS for path in _offload_paths(role, flag)
              if path == _offload_path(data, role, flag) or _dig(data, path) is not None]  # absent elsewhere: silent
     read = {".".join(path[len(_FSDP_CONFIG):]): _note_flag(reader, path) for path in paths}  # role.section.flag
     flags = {flag: on for flag, on in read.items() if on is not None and flag.startswith("actor.")}  # the ref's: checked
     where = "trainer.trainer_config.actor_rollout_ref"
-    if trainer_level_offload(data):
+    # The verdict's flags are read as strictly as Trinity reads them (the notes' may be left unread).
+    actor_policies = [path for path in _offload_paths("actor", "offload_policy") if reader.get(path) is not None]
+    policy = any(reader.flag(path) for path in actor_policies)
+    notes = []
+    if trainer_level:  # Trinity 0.6's: verl before 0.8 takes these, 0.8 and later the actor's where it sets its own
         flags = {flag: reader.flag(("trainer", flag)) for flag in OFFLOAD_FLAGS}
         where = "trainer, where Trinity 0.6 keeps them"
-        policy = flags["offload_policy"]
-    else:  # the verdict's: read as strictly as Trinity reads it (the notes' flags may be left unread)
-        policy = any(reader.flag(path) for path in _offload_paths("actor", "offload_policy"))
+        merged = policy if actor_policies else flags["offload_policy"]
+        if merged != flags["offload_policy"] and strategy == "fsdp2":
+            notes.append(f"trainer.offload_policy is {str(flags['offload_policy']).lower()} but "
+                         f"{'.'.join(actor_policies[0])} is {str(policy).lower()}: Trinity 0.6 takes the trainer's "
+                         "with verl before 0.8 and the actor's with verl 0.8 or later, so the verdict takes Offload as "
+                         "off; set both alike (--write does)")
+        policy = merged and flags["offload_policy"]
+    elif policy and strategy == "fsdp2":
+        notes.append(TRINITY_06_OFFLOAD)
     offload = strategy == "fsdp2" and policy
-    notes = []
     manual = [flag for flag, on in flags.items() if on and not flag.endswith("offload_policy")]
     if strategy == "fsdp2" and manual and not policy:
         notes.append(f"{' and '.join(manual)} without offload_policy (under {where}): verl loads those states back onto "
@@ -748,8 +766,9 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str]) -> Tri
                      "CPUOffloadPolicy, which offload_policy: true turns on")
     if any(flags.values()) and strategy != "fsdp2":
         # (the reference model's param_offload is FSDP1's too, and saves memory whatever the strategy)
-        notes.append(f"the offload flags are set, but trainer.trainer_strategy is {strategy}, not "
-                     "fsdp2: the tables' Offload is FSDP2's CPU offload, so the verdict takes Offload as off")
+        named = f"is {strategy}, not fsdp2" if given else "is not set (Trinity before 0.6 takes fsdp; 0.6, fsdp2)"
+        notes.append(f"the offload flags are set, but trainer.trainer_strategy {named}: the tables' Offload is FSDP2's "
+                     "CPU offload, so the verdict takes Offload as off")
     if strategy not in ("fsdp", "fsdp2"):
         notes.append(f"trainer.trainer_strategy is {strategy}: the tables and the memory model are "
                      "FSDP's (fsdp, or fsdp2 for Offload), so the verdict and the plans are for an FSDP trainer")
@@ -1213,11 +1232,11 @@ def check_trinity_config(
                             "which the tables measured and the plan sets, and fills micro-batches by sequence count: "
                             "set it to true")
 
-    strategy = value(("trainer", "trainer_strategy"))
-    for role_name in ROLES:
-        for policy in _offload_paths(role_name, "offload_policy"):
-            if value(policy) is True and strategy != "fsdp2":
-                problems.append(f"{'.'.join(policy)} needs trainer.trainer_strategy fsdp2, got {brief(strategy)}")
+    strategy = value(("trainer", "trainer_strategy")) or ("fsdp2" if trainer_level_offload(mapping) else None)  # 0.6's
+    got = brief(strategy) if strategy is not None else "none (Trinity before 0.6 takes fsdp)"
+    for policy in [("trainer", "offload_policy"), *(path for role in ROLES for path in _offload_paths(role, "offload_policy"))]:
+        if value(policy) is True and strategy != "fsdp2":
+            problems.append(f"{'.'.join(policy)} needs trainer.trainer_strategy fsdp2, got {got}")
 
     per_node = number(("cluster", "gpu_per_node"))
     if per_node is not None and (per_node < 1 or not float(per_node).is_integer()):

@@ -13,6 +13,7 @@ from conftest import qwen3_8b_checkpoint
 
 import solver
 from solver.tables import QueryError
+from solver.trinity import TRINITY_06_OFFLOAD
 
 DATA = Path(__file__).parent / "data" / "trinity"
 FLAGSHIP = ["--maximize", "len", "--gpus", "6", "--model", "4B", "--gpu", "a100"]
@@ -540,6 +541,7 @@ def test_from_config_names_what_else_in_the_config_is_wrong_or_unlike_the_tables
     assert current["config_problems"] == [
         ("model.rope_scaling (factor 4.0 over 40960) covers the length, but not as the guide sets it, factor "
          "max_model_len / 40960 = 2.5 over 40960: it stretches the positions more than the length needs"),
+        TRINITY_06_OFFLOAD,
         "trainer.max_token_len_per_gpu 409600 is above Trinity's default ceil(2 x 102400 / 4) = 51200, which the "
         "tables measured: more tokens per GPU than the verdict assumes",
     ]
@@ -867,7 +869,8 @@ def test_offload_flags_under_the_roles_engine_are_read_and_patched_there(cli, tm
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--json")
     current = json.loads(out)[0]["current"]
     assert status == 0 and current["offload"] and current["trains"]
-    assert not any("offload" in problem for problem in current["config_problems"])  # the ref is offloaded anyway
+    # The ref is offloaded anyway; Trinity 0.6 on verl before 0.8 would take the trainer's flags (false) instead.
+    assert [problem for problem in current["config_problems"] if "offload" in problem] == [TRINITY_06_OFFLOAD]
     patched = tmp_path / "patched.yaml"
     assert cli("--from-config", str(config), "--gpu", "a100", "--write", str(patched))[0] == 0
     roles = yaml.safe_load(patched.read_text(encoding="utf-8"))["trainer"]["trainer_config"]["actor_rollout_ref"]
@@ -1506,3 +1509,28 @@ def test_a_fragment_cannot_give_rollout_gpus_to_engines_that_run_elsewhere(cli, 
     assert (status, out) == (2, "") and err == (
         f"solve: error: {config}: its rollout engines run elsewhere (engine_type tinker or external) and take none of "
         "the 6 rollout GPUs on nodes of 8: choose the trainer's GPUs with --gpus\n")
+
+
+def test_write_sets_both_levels_of_a_trinity_06_config_alike_and_notes_a_config_with_the_roles_only(
+        cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+    head = ("model: {model_path: Qwen/Qwen3-4B, max_model_len: 102400}\ncluster: {node_num: 1, gpu_per_node: 6}\n"
+            "explorer: {rollout_model: {engine_num: 2}}\ntrainer:\n  trainer_strategy: fsdp2\n"
+            "  ulysses_sequence_parallel_size: 4\n")
+    roles = "  trainer_config:\n    actor_rollout_ref:\n      actor: {fsdp_config: {offload_policy: false}}\n"
+    config, patched = tmp_path / "trinity.yaml", tmp_path / "patched.yaml"
+    config.write_text(head + "  offload_policy: true\n" + roles, encoding="utf-8")  # they disagree: Offload off
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--write", str(patched))
+    assert status == 0 and "runs Env + SP=4 on 4 trainer GPUs" in " ".join(out.split())
+    trainer = yaml.safe_load(patched.read_text(encoding="utf-8"))["trainer"]
+    on = {"param_offload": True, "optimizer_offload": True, "offload_policy": True}
+    assert {flag: trainer[flag] for flag in on} == on == trainer["trainer_config"]["actor_rollout_ref"]["actor"]["fsdp_config"]
+    status, out, _ = cli("--from-config", str(patched), "--gpu", "a100", "--json")
+    assert json.loads(out)[0]["current"]["offload"] and "offload" not in " ".join(
+        json.loads(out)[0]["current"]["config_problems"])
+    # The roles' flags alone: --write keeps to them (Trinity before 0.6 refuses the trainer's) and says what 0.6 needs.
+    config.write_text(head + roles, encoding="utf-8")
+    status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--write", str(patched))
+    assert status == 0 and "param_offload" not in yaml.safe_load(patched.read_text(encoding="utf-8"))["trainer"]
+    assert f"solve: note: {config} keeps its offload flags under the roles only, and so does what is made from it: " \
+           f"{TRINITY_06_OFFLOAD}\n" in err

@@ -13,6 +13,7 @@ from __future__ import annotations
 import difflib
 import io
 import os
+import re
 from functools import cache
 from pathlib import Path
 from typing import Any
@@ -24,6 +25,7 @@ from solver.query import Plan, SourceCell, make_query, token_budget
 from solver.solve import plan as solve
 from solver.tables import Catalog, Model, load_catalog
 from solver.trinity import (
+    TRINITY_06_OFFLOAD,
     ConfigError,
     TrinityConfig,
     anchored_keys,
@@ -89,7 +91,9 @@ def test_the_apply_lines_set_what_the_fragment_sets(plan_of):
         if line.startswith("export "):
             continue
         key, _, value = line.partition("#")[0].partition(": ")
-        for named in ([key.replace("{actor,ref}", role) for role in ("actor", "ref")] if "{" in key else [key]):
+        braces = re.search(r"\{([^}]*)\}", key)  # {actor,ref}: each of them
+        for named in ([key[:braces.start()] + name.strip() + key[braces.end():] for name in braces.group(1).split(",")]
+                      if braces else [key]):
             applied.update({f"{named}.{leaf}": setting for leaf, setting in _leaves(_safe_load(value)).items()}
                            if value.startswith("{") else {named: _safe_load(value)})
     fragment = _leaves(_safe_load(trinity_fragment(plan, model)))
@@ -468,7 +472,9 @@ def test_the_notes_name_the_offload_flags_in_the_section_the_config_uses() -> No
     )
     with_policy = read_trinity_config(_ENGINE_CONFIG.replace("optimizer_offload: true", "offload_policy: true"),
                                       "t.yaml", {})
-    assert with_policy.offload and with_policy.notes == ()  # the ref's flags do not matter: verl offloads it anyway
+    # The ref's flags do not matter (verl offloads it anyway); with the roles' flags alone, Trinity 0.6 on verl
+    # before 0.8 takes the trainer's own (false where unset) instead, which a note says.
+    assert with_policy.offload and with_policy.notes == (TRINITY_06_OFFLOAD,)
     under_fsdp = read_trinity_config(_ENGINE_CONFIG.replace("fsdp2", "fsdp"), "t.yaml", {})
     assert not under_fsdp.offload and under_fsdp.notes[0].startswith(
         "the offload flags are set, but trainer.trainer_strategy is fsdp, not fsdp2")
@@ -847,3 +853,53 @@ def test_patch_lowers_per_role_budgets_above_the_plans_and_leaves_the_rest() -> 
     below = patch_trinity_config("model:\n  max_model_len: 4096\n" + roles, plan, catalog().model("4B"),
                                  environ={"ACTOR_BUDGET": "8000"})
     assert "ppo_max_token_len_per_gpu: '${oc.env:ACTOR_BUDGET,131072}'" in below
+
+
+_TRINITY_06 = (
+    "model: {model_path: Qwen/Qwen3-8B, max_model_len: 65536}\n"
+    "trainer:\n"
+    "  trainer_strategy: fsdp2\n"
+    "  offload_policy: %s\n"
+    "  trainer_config:\n"
+    "    actor_rollout_ref:\n"
+    "      actor: {fsdp_config: {offload_policy: %s}}\n"
+)
+"""A Trinity 0.6 config with the offload policy at both levels (trainer's, actor's) to fill in."""
+
+
+@pytest.mark.parametrize(("trainer", "actor"), [("true", "false"), ("false", "true")])
+def test_offload_flags_that_disagree_between_the_levels_count_as_off(trainer: str, actor: str) -> None:
+    # Trinity 0.6 takes the trainer's flags on verl before 0.8 and the actor's own on verl 0.8 and later.
+    config = read_trinity_config(_TRINITY_06 % (trainer, actor), "t.yaml", {})
+    assert not config.offload and config.notes == (
+        f"trainer.offload_policy is {trainer} but trainer.trainer_config.actor_rollout_ref.actor.fsdp_config."
+        f"offload_policy is {actor}: Trinity 0.6 takes the trainer's with verl before 0.8 and the actor's with verl 0.8 "
+        "or later, so the verdict takes Offload as off; set both alike (--write does)",)
+
+
+def test_offload_flags_that_agree_between_the_levels_count_as_on() -> None:
+    config = read_trinity_config(_TRINITY_06 % ("true", "true"), "t.yaml", {})
+    assert config.offload and config.notes == ()
+    # The actor without a policy of its own takes the trainer's on either verl.
+    trainer_only = read_trinity_config((_TRINITY_06 % ("true", "true")).replace("offload_policy: true}}", "x: 1}}"),
+                                       "t.yaml", {})
+    assert trainer_only.offload and trainer_only.notes == ()
+
+
+def test_offload_flags_without_a_strategy_are_off_for_trinity_before_06() -> None:
+    text = ("model: {model_path: Qwen/Qwen3-8B, max_model_len: 65536}\ntrainer:\n  trainer_config:\n"
+            "    actor_rollout_ref:\n      actor: {fsdp_config: {offload_policy: true}}\n")
+    config = read_trinity_config(text, "t.yaml", {})
+    assert not config.offload and config.notes == (
+        "the offload flags are set, but trainer.trainer_strategy is not set (Trinity before 0.6 takes fsdp; 0.6, "
+        "fsdp2): the tables' Offload is FSDP2's CPU offload, so the verdict takes Offload as off",)
+    assert check_trinity_config(_safe_load(text), catalog().model("8B"), 4)[-1] == (
+        "trainer.trainer_config.actor_rollout_ref.actor.fsdp_config.offload_policy needs trainer.trainer_strategy "
+        "fsdp2, got none (Trinity before 0.6 takes fsdp)")
+    # Trinity 0.6's flags under trainer make it 0.6, whose default is fsdp2; under fsdp they break its rule.
+    assert read_trinity_config(text.replace("trainer:\n", "trainer:\n  offload_policy: true\n"), "t.yaml", {}).offload
+    assert check_trinity_config(_safe_load(text.replace("trainer:\n", "trainer:\n  trainer_strategy: fsdp\n"
+                                                        "  offload_policy: true\n")), catalog().model("8B"), 4)[-2:] == [
+        "trainer.offload_policy needs trainer.trainer_strategy fsdp2, got 'fsdp'",
+        "trainer.trainer_config.actor_rollout_ref.actor.fsdp_config.offload_policy needs trainer.trainer_strategy fsdp2, "
+        "got 'fsdp'"]
