@@ -9,7 +9,8 @@ and their meaning are Trinity-RFT's (``trinity/common/config.py``):
 - ``trainer.ulysses_sequence_parallel_size`` and ``trainer.max_token_len_per_gpu`` (``ceil(2L/sp)``);
 - with Offload: ``trainer.trainer_strategy: fsdp2``, ``param_offload``, ``optimizer_offload`` and
   ``offload_policy`` under ``trainer.trainer_config.actor_rollout_ref.{actor,ref}.fsdp_config`` (or under
-  that role's ``engine``, where a config of newer verl releases keeps them), and
+  that role's ``engine``, where a config of newer verl releases keeps them) and, for Trinity 0.6, under
+  ``trainer`` itself (in a fragment made for no config, or where a config has them), and
   ``trainer.save_hf_checkpoint: never``;
 - Env is the environment variable ``PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True``, set before Ray
   starts: it is not a config key, so the fragment says it in a comment and the patch leaves it to the
