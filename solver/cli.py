@@ -1152,6 +1152,7 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalo
     if not (args.emit or args.out or args.write):
         return []
     from solver.trinity import (
+        ROLE_KEYS_IGNORED,
         TRINITY_06_OFFLOAD,
         EngineError,
         anchored_keys,
@@ -1226,7 +1227,8 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalo
         for key, budget in config.role_token_budgets if config is not None else ():
             if budget > best.max_token_len_per_gpu:  # the patch lowered it
                 print(f"solve: note: {args.write}: {key} {budget} lowered to the plan's {best.max_token_len_per_gpu}: "
-                      "set by hand, it overrides trainer.max_token_len_per_gpu for its role", file=sys.stderr)
+                      f"set by hand, it overrides trainer.max_token_len_per_gpu for its role ({ROLE_KEYS_IGNORED})",
+                      file=sys.stderr)
         if best.env:  # no config key can carry Env
             print(f"solve: note: {args.write} needs Env, which a config cannot set: {ENV_EXPORT} before Ray starts",
                   file=sys.stderr)
@@ -1249,7 +1251,7 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, path: Path,
     """The config's own settings (Env read from this environment) and what else in the config (`text`)
     breaks Trinity's rules or is not what a verdict on them assumes; with the query at the config's
     length, for `_vouched` to say whether they train. None when there is no length to judge them at."""
-    from solver.trinity import check_trinity_config, load_config_mapping
+    from solver.trinity import ROLE_KEYS_IGNORED, check_trinity_config, load_config_mapping
 
     gpus = config.trainer_gpus or query.budget_gpus
     length = query.max_model_len or config.max_model_len  # --maximize len: the config's own length
@@ -1286,7 +1288,8 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, path: Path,
             more = "more" if budget > judged else "fewer"
             cautious = "" if budget > judged else " (so it is cautious; each step takes more micro-batches)"
             problems.append(f"{key} {budget} is {'above' if budget > judged else 'below'} {measure}: {more} tokens "
-                            f"per GPU than the verdict assumes{cautious}")
+                            f"per GPU than the verdict assumes{cautious}"
+                            + (f" ({ROLE_KEYS_IGNORED})" if key != "trainer.max_token_len_per_gpu" else ""))
     values = _expandable_segments(os.environ.get("PYTORCH_CUDA_ALLOC_CONF", ""))
     env = values[-1:] == ["True"]  # the last word on them wins
     problems += [f"PYTORCH_CUDA_ALLOC_CONF has expandable_segments:{value}, which PyTorch refuses (it takes True or "

@@ -629,7 +629,11 @@ DYNAMIC_BATCH_KEYS = (("trainer", "use_dynamic_bsz"), (*_FSDP_CONFIG, "actor", "
 """Dynamic batch sizes (Trinity's default, and the role keys of verl it sets): token budgets apply only with them."""
 ROLE_TOKEN_BUDGETS = ((*_FSDP_CONFIG, "actor", "ppo_max_token_len_per_gpu"),
                       (*_FSDP_CONFIG, "ref", "log_prob_max_token_len_per_gpu"))
-"""verl's per-role token budgets: set by hand, they override ``trainer.max_token_len_per_gpu`` for their role."""
+"""verl's per-role token budgets: set by hand, they override ``trainer.max_token_len_per_gpu`` for their role (on verl
+before 0.8: `ROLE_KEYS_IGNORED`)."""
+ROLE_KEYS_IGNORED = ("on verl before 0.8 only: Trinity 0.6 on verl 0.8 or later ignores the roles' own token budgets and "
+                     "use_dynamic_bsz, taking the trainer's")
+"""Where the roles' own budget and dynamic-batch keys count: Trinity 0.6's verl 0.8 path freezes them."""
 
 
 def role_token_budgets(
@@ -1173,7 +1177,7 @@ def check_trinity_config(
             problems.append(
                 f"{'.'.join(path)} {budget:g} x SP {sp} is below model.max_model_len {length:g}: verl needs a "
                 f"micro-batch to hold the longest sequence (Trinity's default is ceil(2 x {length:g} / {sp}) = "
-                f"{math.ceil(2 * length / sp)})"
+                f"{math.ceil(2 * length / sp)})" + (f" ({ROLE_KEYS_IGNORED})" if path in ROLE_TOKEN_BUDGETS else "")
             )
 
     prompt, response = number(("model", "max_prompt_tokens")), number(("model", "max_response_tokens"))
@@ -1231,7 +1235,7 @@ def check_trinity_config(
         if _turned_off(value(path)):
             problems.append(f"{'.'.join(path)} is false: verl then ignores the token budget (max_token_len_per_gpu), "
                             "which the tables measured and the plan sets, and fills micro-batches by sequence count: "
-                            "set it to true")
+                            "set it to true" + (f" ({ROLE_KEYS_IGNORED})" if len(path) > 2 else ""))
 
     strategy = value(("trainer", "trainer_strategy")) or ("fsdp2" if trainer_level_offload(mapping) else None)  # 0.6's
     got = brief(strategy) if strategy is not None else "none (Trinity before 0.6 takes fsdp)"

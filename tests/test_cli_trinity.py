@@ -13,7 +13,7 @@ from conftest import qwen3_8b_checkpoint
 
 import solver
 from solver.tables import QueryError
-from solver.trinity import TRINITY_06_OFFLOAD
+from solver.trinity import ROLE_KEYS_IGNORED, TRINITY_06_OFFLOAD
 
 DATA = Path(__file__).parent / "data" / "trinity"
 FLAGSHIP = ["--maximize", "len", "--gpus", "6", "--model", "4B", "--gpu", "a100"]
@@ -815,11 +815,14 @@ def test_per_role_token_budgets_above_the_default_are_caveats_and_write_lowers_t
     status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--write", str(patched))
     key = "trainer.trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu"
     assert status == 0 and (f"but: {key} 131072 is above Trinity's default ceil(2 x 32768 / 2) = 32768, which the "
-                            "tables measured: more tokens per GPU than the verdict assumes") in " ".join(out.split())
+                            "tables measured: more tokens per GPU than the verdict assumes (on verl before 0.8 only: "
+                            "Trinity 0.6 on verl 0.8 or later ignores the roles' own token budgets and use_dynamic_bsz, "
+                            "taking the trainer's)") in " ".join(out.split())
     # The actor's budget overrides the plan's for the actor: --write lowers it, comment kept; the ref's, below the
     # plan's (cautious), stays.
     assert "warning" not in err and (f"solve: note: {patched}: {key} 131072 lowered to the plan's 32768: set by hand, "
-                                     "it overrides trainer.max_token_len_per_gpu for its role\n") in err
+                                     f"it overrides trainer.max_token_len_per_gpu for its role ({ROLE_KEYS_IGNORED})\n"
+                                     ) in err
     written = patched.read_text(encoding="utf-8")
     assert "        ppo_max_token_len_per_gpu: 32768  # mine\n" in written
     assert "        log_prob_max_token_len_per_gpu: 16384\n" in written
@@ -1331,6 +1334,11 @@ def test_role_keys_beside_an_offload_plan_are_written_with_its_flags(cli, tmp_pa
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--emit", "trinity")
     fragment = yaml.safe_load(out)["trainer"]["trainer_config"]["actor_rollout_ref"]
     assert status == 0 and fragment == roles
+    # The verdict's lines on the roles' own keys say which verl takes them.
+    status, current = config_verdict(cli, tmp_path, config.read_text(encoding="utf-8"), "a100")
+    role_lines = [line for line in current["config_problems"] if ".actor_rollout_ref." in line]
+    assert all(line.endswith(f" ({ROLE_KEYS_IGNORED})") for line in role_lines)
+    assert role_lines or role_keys == "      ref:\n        log_prob_max_token_len_per_gpu: 204800\n"  # the default at SP 1
 
 
 @pytest.mark.parametrize(("flags", "verdict"), [
