@@ -285,7 +285,8 @@ class Alternatives(_Frozen):
         "with --token-budget auto: asked for a length at Trinity's default token budget, with estimates"))
     without_pins: Plan | None = Field(default=None, description="without the pins (--sp, --env, --offload), if any")
     solved: frozenset[AlternativeName] = Field(default=frozenset(), description=(
-        "the alternatives solved (their fields None where no plan exists, or the query cannot be changed so)"))
+        "the alternatives solved and decided within the time limit (their fields None where no plan exists, or the "
+        "query cannot be changed so)"))
 
 
 class _Timed(_Frozen):

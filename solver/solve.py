@@ -299,15 +299,19 @@ class _Nearby:
     def __init__(self, catalog: Catalog, query: Query, gpu: str) -> None:
         self.catalog, self.query, self.gpu = catalog, query, gpu
         self.found: dict[AlternativeName, Plan | None] = {}
+        self.undecided: set[AlternativeName] = set()
 
     def plan(self, name: AlternativeName) -> Plan | None:
         if name not in self.found:
             changed = _changed(self.query, name)
-            self.found[name] = best_plan(self.catalog, changed, self.gpu) if changed is not None else None
+            answer = answer_for(self.catalog, changed, self.gpu, explained=False) if changed is not None else None
+            self.found[name] = answer.plans[0] if answer is not None and answer.plans else None
+            if answer is not None and answer.status not in ("optimal", "infeasible"):
+                self.undecided.add(name)
         return self.found[name]
 
     def solved(self) -> Alternatives:
-        return Alternatives(**self.found, solved=frozenset(self.found))
+        return Alternatives(**self.found, solved=frozenset(self.found.keys() - self.undecided))
 
 
 def alternative_plan(catalog: Catalog, query: Query, answer: Answer, name: AlternativeName,

@@ -313,3 +313,23 @@ def test_the_explanation_solves_a_nearby_plan_its_reason_did_not_need():
     assert answer.alternatives is not None and answer.alternatives.solved == {"token_budget_auto"}
     (detail,) = details(explain(CATALOG, query, answer), "without_pins")
     assert detail.startswith("without --no-offload: Env + Offload")
+
+
+def test_a_nearby_plan_undecided_in_time_is_solved_again_by_the_explanation(monkeypatch: pytest.MonkeyPatch):
+    # Qwen3-14B at 40960 within 6 A100s without Offload: its reason solves the lowered budget. Where that solve
+    # runs out of time (made so here), the answer does not count it as solved and the explanation solves it again.
+    import solver.solve as solve_module
+
+    real = solve_module.answer_for
+
+    def timing_out_with_auto_budgets(catalog, query, gpu, explained=True):
+        found = real(catalog, query, gpu, explained)
+        return found.model_copy(update={"status": "unknown", "plans": ()}) if query.token_budget == "auto" else found
+
+    query = make_query(CATALOG, gpu="a100", model="14B", max_model_len=40960, budget_gpus=6, offload=False)
+    monkeypatch.setattr(solve_module, "answer_for", timing_out_with_auto_budgets)
+    (answer,) = plan(query, CATALOG)
+    assert answer.alternatives is not None and answer.alternatives.solved == frozenset()
+    assert "--token-budget auto" not in (answer.reason or "")
+    monkeypatch.setattr(solve_module, "answer_for", real)
+    assert details(explain(CATALOG, query, answer), "lower_token_budget")
