@@ -39,7 +39,7 @@ TREES = st.recursive(SCALARS | st.sampled_from(MARKUP), lambda inner: st.lists(i
                      "trainer_config", "actor_rollout_ref", "actor", "ref", "use_dynamic_bsz", "offload_policy",
                      "log_prob_use_dynamic_bsz", "ppo_max_token_len_per_gpu", "log_prob_max_token_len_per_gpu",
                      "data_parallel_size", "max_prompt_tokens", "max_response_tokens", "rope_scaling", "factor",
-                     "x"]) | st.text(max_size=8), inner, max_size=5), max_leaves=25)
+                     "engine_type", "tinker", "enable", "trainer_type", "auxiliary_models", "x"]) | st.text(max_size=8), inner, max_size=5), max_leaves=25)
 ALIAS_BOMB = "".join(f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]\n" for i in range(1, 9))
 CRAFTED = [
     "? [a, b]\n: 1\n",  # a key that is a list: ruamel reads it, PyYAML refuses it
@@ -62,6 +62,10 @@ CRAFTED = [
      "trainer:\n  offload_policy: false\n  trainer_config:\n    actor_rollout_ref:\n"
      "      ref: {log_prob_use_dynamic_bsz: false, log_prob_max_token_len_per_gpu: 204800}\n"
      "      actor: {use_dynamic_bsz: false, fsdp_config: &fs {offload_policy: false}}\n"),  # role keys, anchors
+    ("model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\ncluster: {node_num: 2, gpu_per_node: 8}\n"
+     "explorer:\n  rollout_model: {engine_type: tinker}\n  auxiliary_models: [{engine_type: external}, "
+     "{engine_num: 1, tensor_parallel_size: 2}]\ntrainer: {offload_policy: true, trainer_config: {actor_rollout_ref: "
+     "{actor: {fsdp_config: {offload_policy: false}}}}}\n"),  # remote engines; offload levels that disagree
 ]
 """YAML that a random tree cannot give: list keys, anchors, aliases, huge numbers in the right places."""
 DOCUMENTS = st.builds(lambda text, tail: text + tail,
