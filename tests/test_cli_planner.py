@@ -694,3 +694,14 @@ def test_a_gpu_too_small_for_a_grid_step_has_no_plan_and_says_so(cli, flags: tup
     # 8 GiB hold no 1024 tokens of Qwen3-32B on one GPU, nor 4096 of Qwen3-0.6B: no plan, exit 1, no traceback.
     status, out, err = cli("--gpu", "x", "--gpu-memory", "8GiB", *flags)
     assert status == 1 and "Traceback" not in err and "no plan" in out
+
+
+def test_ctrl_c_while_the_command_loads_is_one_line_and_status_130():
+    # A Ctrl-C in the first tenths of a second lands while solver.cli and its libraries load: made so here.
+    script = ("import builtins, sys\nreal = builtins.__import__\n"
+              "def interrupted(name, *args, **kwargs):\n"
+              "    if name == 'solver.cli':\n        raise KeyboardInterrupt\n"
+              "    return real(name, *args, **kwargs)\n"
+              "builtins.__import__ = interrupted\nfrom solver.__main__ import main\nsys.exit(main())\n")
+    process = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    assert (process.returncode, process.stdout, process.stderr) == (130, "", "solve: interrupted\n")
