@@ -703,5 +703,5 @@ def test_ctrl_c_while_the_command_loads_is_one_line_and_status_130():
               "    if name == 'solver.cli':\n        raise KeyboardInterrupt\n"
               "    return real(name, *args, **kwargs)\n"
               "builtins.__import__ = interrupted\nfrom solver.__main__ import main\nsys.exit(main())\n")
-    process = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60)
+    process = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False)
     assert (process.returncode, process.stdout, process.stderr) == (130, "", "solve: interrupted\n")

@@ -871,10 +871,10 @@ _TRINITY_06 = (
 def test_offload_flags_that_disagree_between_the_levels_count_as_off(trainer: str, actor: str) -> None:
     # Trinity 0.6 takes the trainer's flags on verl before 0.8 and the actor's own on verl 0.8 and later.
     config = read_trinity_config(_TRINITY_06 % (trainer, actor), "t.yaml", {})
-    assert not config.offload and config.notes == (
+    assert not config.offload and config.notes == ((
         f"trainer.offload_policy is {trainer} but trainer.trainer_config.actor_rollout_ref.actor.fsdp_config."
         f"offload_policy is {actor}: Trinity 0.6 takes the trainer's with verl before 0.8 and the actor's with verl 0.8 "
-        "or later, so the verdict takes Offload as off; set both alike (--write does)",)
+        "or later, so the verdict takes Offload as off; set both alike (--write does)"),)
 
 
 def test_offload_flags_that_agree_between_the_levels_count_as_on() -> None:
@@ -890,9 +890,9 @@ def test_offload_flags_without_a_strategy_are_off_for_trinity_before_06() -> Non
     text = ("model: {model_path: Qwen/Qwen3-8B, max_model_len: 65536}\ntrainer:\n  trainer_config:\n"
             "    actor_rollout_ref:\n      actor: {fsdp_config: {offload_policy: true}}\n")
     config = read_trinity_config(text, "t.yaml", {})
-    assert not config.offload and config.notes == (
+    assert not config.offload and config.notes == ((
         "the offload flags are set, but trainer.trainer_strategy is not set (Trinity before 0.6 takes fsdp; 0.6, "
-        "fsdp2): the tables' Offload is FSDP2's CPU offload, so the verdict takes Offload as off",)
+        "fsdp2): the tables' Offload is FSDP2's CPU offload, so the verdict takes Offload as off"),)
     assert check_trinity_config(_safe_load(text), catalog().model("8B"), 4)[-1] == (
         "trainer.trainer_config.actor_rollout_ref.actor.fsdp_config.offload_policy needs trainer.trainer_strategy "
         "fsdp2, got none (Trinity before 0.6 takes fsdp)")
@@ -901,5 +901,5 @@ def test_offload_flags_without_a_strategy_are_off_for_trinity_before_06() -> Non
     assert check_trinity_config(_safe_load(text.replace("trainer:\n", "trainer:\n  trainer_strategy: fsdp\n"
                                                         "  offload_policy: true\n")), catalog().model("8B"), 4)[-2:] == [
         "trainer.offload_policy needs trainer.trainer_strategy fsdp2, got 'fsdp'",
-        "trainer.trainer_config.actor_rollout_ref.actor.fsdp_config.offload_policy needs trainer.trainer_strategy fsdp2, "
-        "got 'fsdp'"]
+        ("trainer.trainer_config.actor_rollout_ref.actor.fsdp_config.offload_policy needs trainer.trainer_strategy fsdp2, "
+         "got 'fsdp'")]
