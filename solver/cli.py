@@ -1197,8 +1197,8 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalo
     best = answers[0].plans[0] if answers[0].plans else None
     offloaded = any(answer.plans and answer.plans[0].offload for answer in answers)
     if offloaded and layout is not None and not trainer_level_offload(layout):
-        notes.append(f"solve: note: {args.from_config} keeps its offload flags under the roles only, and so does what "
-                     f"is made from it: {TRINITY_06_OFFLOAD}")
+        notes.append(f"solve: note: {args.from_config} has no offload flags under trainer itself (Trinity 0.6's), so "
+                     f"what is made from it sets the roles' only: {TRINITY_06_OFFLOAD}")
     for note in notes:  # only once every fragment is made: a refusal is one line
         print(note, file=sys.stderr)
     # The patched config is made (or refused) before any file is written: a refusal leaves none.

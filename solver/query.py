@@ -52,8 +52,6 @@ MAX_ESTIMATED_GPUS = 64
 
 ENV_EXPORT = "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
 """The shell line that turns Env on; it must run before Ray starts."""
-TRINITY_06_KEYS = "Trinity 0.6's: on verl before 0.8 it takes these three, not the roles' (before 0.6, drop them)"
-"""What a plan's offload flags under ``trainer`` itself are (a comment beside them): Trinity 0.6's keys."""
 
 YARN_VALIDATED_FACTOR = 4.0
 YARN_VALIDATED_TOKENS = 131072

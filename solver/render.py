@@ -15,7 +15,6 @@ from rich.text import Text
 from solver.memory import GRID, MemoryEstimate
 from solver.query import (
     ENV_EXPORT,
-    TRINITY_06_KEYS,
     YARN_CAUTION,
     Answer,
     ClusterResult,
@@ -153,7 +152,8 @@ def apply_lines(plan: Plan, model: Model) -> list[str]:
             "trainer.trainer_config.actor_rollout_ref.{actor,ref}.fsdp_config: "
             "{param_offload: true, optimizer_offload: true, offload_policy: true}"
         )
-        lines.append(f"trainer.{{param_offload, optimizer_offload, offload_policy}}: true   # {TRINITY_06_KEYS}")
+        lines.append("trainer.{param_offload, optimizer_offload, offload_policy}: true   # Trinity 0.6's (before 0.6, "
+                     "drop them)")
     return lines
 
 

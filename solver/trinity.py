@@ -8,9 +8,8 @@ and their meaning are Trinity-RFT's (``trinity/common/config.py``):
   ``llama3``, which YaRN would replace);
 - ``trainer.ulysses_sequence_parallel_size`` and ``trainer.max_token_len_per_gpu`` (``ceil(2L/sp)``);
 - with Offload: ``trainer.trainer_strategy: fsdp2``, ``param_offload``, ``optimizer_offload`` and
-  ``offload_policy`` under ``trainer.trainer_config.actor_rollout_ref.{actor,ref}.fsdp_config`` (or under
-  that role's ``engine``, where a config of newer verl releases keeps them) and, for Trinity 0.6, under
-  ``trainer`` itself (in a fragment made for no config, or where a config has them), and
+  ``offload_policy`` under ``trainer.trainer_config.actor_rollout_ref.{actor,ref}.fsdp_config`` and, for
+  Trinity 0.6, under ``trainer`` itself (in a fragment made for no config, or where a config has them), and
   ``trainer.save_hf_checkpoint: never``;
 - Env is the environment variable ``PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True``, set before Ray
   starts: it is not a config key, so the fragment says it in a comment and the patch leaves it to the
@@ -22,6 +21,7 @@ and their meaning are Trinity-RFT's (``trinity/common/config.py``):
 
 from __future__ import annotations
 
+import contextlib
 import io
 import math
 import re
@@ -41,7 +41,6 @@ from ruamel.yaml.tokens import CommentToken
 from solver.query import (
     ENV_EXPORT,
     NODE_SIZE_KEY,
-    TRINITY_06_KEYS,
     YARN_CAUTION,
     Plan,
     index_range,
@@ -69,10 +68,13 @@ _FAST_SAFE_LOADER = getattr(pyyaml, "CSafeLoader", pyyaml.SafeLoader)
 """PyYAML's safe loader, in C where libyaml is there: it re-reads every fragment made, for the check."""
 
 
-YAML11_BOOLEANS = {"true": True, "yes": True, "on": True, "false": False, "no": False, "off": False}
-"""Booleans as PyYAML, and so OmegaConf and Trinity, read them (YAML 1.1); ruamel reads YAML 1.2."""
+BOOLEAN_WORDS = {"true": True, "yes": True, "y": True, "on": True, "false": False, "no": False, "n": False, "off": False}
+"""The words OmegaConf takes for a boolean key of Trinity's (any case; YAML 1.1's among them, which ruamel, reading
+YAML 1.2, leaves as text)."""
 NO_TRAINER_MODES = ("explore", "bench", "serve")
 """Trinity modes that run no trainer."""
+TRINITY_06_KEYS = "Trinity 0.6's: on verl before 0.8 it takes these three, not the roles' (before 0.6, drop them)"
+"""The fragment's comment on a plan's offload flags under ``trainer`` itself: Trinity 0.6's keys."""
 TRINITY_06_OFFLOAD = ("Trinity 0.6 on verl before 0.8 replaces the roles' offload flags with trainer.param_offload, "
                       "optimizer_offload and offload_policy (false where unset): there, set those to true too")
 """What a config with the roles' offload flags alone needs for Trinity 0.6 on verl before 0.8 (Trinity before 0.6
@@ -145,46 +147,21 @@ class _Key(BaseModel):
     """A value for a key of the user's config only: set where the config has it, never added."""
 
 
-def _offload_section(config: Any, role: str) -> str:
-    """Where `config` keeps `role`'s offload flags (under ``trainer.trainer_config.actor_rollout_ref.ROLE``):
-    ``engine`` where that role has an ``engine`` mapping and no ``fsdp_config`` (or an empty one: null), or
-    has neither while another role keeps them in ``engine``; else ``fsdp_config`` (also for no config at
-    all, None)."""
-
-    def section(name: str) -> Any:
-        return _dig(config, (*_FSDP_CONFIG, name))
-
-    def uses_engine(name: str) -> bool:
-        found = section(name)
-        return (isinstance(found, Mapping) and isinstance(found.get("engine"), Mapping)
-                and found.get("fsdp_config") is None)
-
-    mine = section(role)
-    has_neither = not (isinstance(mine, Mapping)
-                       and (mine.get("engine") is not None or mine.get("fsdp_config") is not None))
-    if uses_engine(role) or (has_neither and any(uses_engine(other) for other in ROLES if other != role)):
-        return "engine"
-    return "fsdp_config"
+def _offload_path(role: str, flag: str, section: str = "fsdp_config") -> tuple[str, ...]:
+    """The path of `role`'s offload `flag` under ``trainer.trainer_config.actor_rollout_ref``: in its
+    ``fsdp_config``, where Trinity and verl read it, or in another `section` (``engine``, `IGNORED_SECTION`)."""
+    return (*_FSDP_CONFIG, role, section, flag)
 
 
-OFFLOAD_SECTIONS = ("fsdp_config", "engine")
-"""Where a role keeps its offload flags: verl's FSDP workers, or newer releases' engine."""
-
-
-def _offload_path(config: Any, role: str, flag: str, section: str | None = None) -> tuple[str, ...]:
-    """The path of `role`'s offload `flag` in `config`, in `section` or the one it uses (`_offload_section`)."""
-    return (*_FSDP_CONFIG, role, section or _offload_section(config, role), flag)
+IGNORED_SECTION = "engine"
+"""A role's ``engine`` mapping, where some configs put offload flags that nothing reads: Trinity 0.5 refuses the key,
+Trinity 0.6 drops it on verl before 0.8, and verl 0.8 and later replaces it with the role's ``fsdp_config``."""
 
 
 def trainer_level_offload(config: Any) -> bool:
     """Whether `config` (the user's, None for none) has an offload flag under ``trainer`` itself, as Trinity 0.6
     keeps them (``trainer.offload_policy``): it then copies them over the roles' own."""
     return config is not None and any(_dig(config, ("trainer", flag)) is not None for flag in OFFLOAD_FLAGS)
-
-
-def _offload_paths(role: str, flag: str) -> list[tuple[str, ...]]:
-    """The paths `role`'s offload `flag` may have, in either section: a config may give both."""
-    return [_offload_path(None, role, flag, section) for section in OFFLOAD_SECTIONS]
 
 
 def _plan_keys(plan: Plan, model: Model, config: Any = None, environ: Mapping[str, str] | None = None) -> list[_Key]:
@@ -239,19 +216,21 @@ def _plan_keys(plan: Plan, model: Model, config: Any = None, environ: Mapping[st
         keys += [_Key(path=("trainer", flag), value=plan.offload, comment=comment if flag == OFFLOAD_FLAGS[0] else None)
                  for flag in OFFLOAD_FLAGS]
     for role in ROLES:  # a role's keys together, a section's together (the fragment nests them)
+        # A role's own SP, which Trinity with verl before 0.8 takes over the trainer's: the plan's too.
+        keys += [_Key(path=path, value=plan.sp, existing_only=True) for path in ROLE_SP_KEYS if path[-2] == role]
         keys += dynamic_batches(path for path in DYNAMIC_BATCH_KEYS if path[:-1] == (*_FSDP_CONFIG, role))
         # A per-role budget set by hand overrides the trainer's for its role: one above the plan's comes down to it.
         keys += [_Key(path=path, value=plan.max_token_len_per_gpu, existing_only=True) for path in ROLE_TOKEN_BUDGETS
                  if path[:-1] == (*_FSDP_CONFIG, role) and _number_above(resolved(path), plan.max_token_len_per_gpu)]
-        chosen = _offload_section(config, role)
-        for section in sorted(OFFLOAD_SECTIONS, key=lambda name: name != chosen):
+        for section in ("fsdp_config", IGNORED_SECTION):
             for flag in OFFLOAD_FLAGS:
-                path = _offload_path(config, role, flag, section)
-                if plan.offload and section == chosen:
+                path = _offload_path(role, flag, section)
+                if plan.offload and section == "fsdp_config":
                     keys.append(_Key(path=path, value=True))
                 elif config is not None and (plan.offload or role != "ref"):
-                    # The config's own flags elsewhere: all on; or, without Offload, the actor's off. The reference
-                    # model's stay as they are: the memory model counts none on the GPU, so an offloaded one stays so.
+                    # The config's own flags elsewhere (unread, but said alike): all on; or, without Offload, the
+                    # actor's off. The reference model's stay as they are: the memory model counts none on the GPU,
+                    # so an offloaded one stays so.
                     keys.append(_Key(path=path, value=plan.offload, existing_only=True))
     return keys
 
@@ -346,8 +325,8 @@ def trinity_fragment(
     sizes keeps its sizes: the tensor-parallel one is not written), and None no engines at all (a config's
     own, which take the R GPUs already). `gpu` (e.g. ``A100-80GB``) only names the GPU type in the header comment;
     `shared_gpus`, the GPUs of a node the job takes part of, adds the CUDA_VISIBLE_DEVICES to set.
-    `layout`, the user's config as nested mappings, puts the offload flags in the section each role keeps
-    them in there (``engine`` or ``fsdp_config``, as `patch_trinity_config` does). The output depends
+    `layout`, the user's config as nested mappings, adds the keys of its own that the plan sets too (a role's
+    SP and budget, the offload flags under a role's ``engine``), as `patch_trinity_config` does. The output depends
     only on the arguments: the same input gives the same bytes, checked against
     Trinity's rules (`check_trinity_config`) before it is returned.
     """
@@ -557,11 +536,17 @@ class _Reader:
         return self.boolean(path, self.get(path))
 
     def boolean(self, path: tuple[str, ...], value: Any) -> bool:
-        """`value`, read at `path`, as Trinity reads a boolean (YAML 1.1's words too); missing is false."""
+        """`value`, read at `path`, as Trinity (OmegaConf) reads a boolean: `BOOLEAN_WORDS` in any case, and whole
+        numbers, 0 false; missing is false."""
         if value is None:
             return False
-        if isinstance(value, str) and value.strip().lower() in YAML11_BOOLEANS:
-            return YAML11_BOOLEANS[value.strip().lower()]
+        if isinstance(value, str) and value.strip().lower() in BOOLEAN_WORDS:
+            return BOOLEAN_WORDS[value.strip().lower()]
+        if isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d+\s*", value):
+            with contextlib.suppress(ValueError):  # longer than Python converts: refused below
+                value = int(value)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value != 0
         if not isinstance(value, bool):
             raise ConfigError(f"{self.where(path)} must be true or false, got {brief(value)}")
         return value
@@ -632,8 +617,18 @@ ROLE_TOKEN_BUDGETS = ((*_FSDP_CONFIG, "actor", "ppo_max_token_len_per_gpu"),
 """verl's per-role token budgets: set by hand, they override ``trainer.max_token_len_per_gpu`` for their role (on verl
 before 0.8: `ROLE_KEYS_IGNORED`)."""
 ROLE_KEYS_IGNORED = ("on verl before 0.8 only: Trinity 0.6 on verl 0.8 or later ignores the roles' own token budgets and "
-                     "use_dynamic_bsz, taking the trainer's")
-"""Where the roles' own budget and dynamic-batch keys count: Trinity 0.6's verl 0.8 path freezes them."""
+                     "dynamic-batch keys, taking the trainer's")
+"""Where the roles' own budgets and the ref's dynamic-batch key count: Trinity 0.6's verl 0.8 path freezes them."""
+ROLE_KEY_SCOPES: dict[tuple[str, ...], str] = {
+    DYNAMIC_BATCH_KEYS[1]: ("on Trinity before 0.6 only: Trinity 0.6 sets it to trainer.use_dynamic_bsz whatever the "
+                            "verl"),
+    DYNAMIC_BATCH_KEYS[2]: ROLE_KEYS_IGNORED,
+    **dict.fromkeys(ROLE_TOKEN_BUDGETS, ROLE_KEYS_IGNORED),
+}
+"""Where each of the roles' own keys counts, in words (the trainer's count everywhere)."""
+ROLE_SP_KEYS = tuple((*_FSDP_CONFIG, role, "ulysses_sequence_parallel_size") for role in ROLES)
+"""The roles' own SP: Trinity with verl before 0.8 takes it over the trainer's; Trinity 0.6 on verl 0.8 or later
+ignores it."""
 
 
 def role_token_budgets(
@@ -693,9 +688,9 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str]) -> Tri
     ``explorer.auxiliary_models``; none in ``mode: train``). ``trainer_gpus`` is None without
     ``cluster.gpu_per_node``. The length is ``model.max_model_len``, else ``max_prompt_tokens +
     max_response_tokens`` (as Trinity takes it). Offload is on when ``trainer.trainer_strategy`` is ``fsdp2``
-    and the actor's ``offload_policy`` is true: in its ``fsdp_config`` (or ``engine``, the section of newer
-    verl releases), or under ``trainer`` itself where the config has Trinity 0.6's flags there
-    (`trainer_level_offload`).
+    and the actor's ``offload_policy`` is true: in its ``fsdp_config`` (a role's ``engine``, `IGNORED_SECTION`,
+    is named in a note and left out), and, where the config has Trinity 0.6's flags under ``trainer`` itself
+    (`trainer_level_offload`), there too (verl before 0.8 takes those, 0.8 and later the actor's own).
 
     Raises `ConfigError`, one line naming the file and the key, for text that is not YAML or not a
     mapping, a missing ``model.model_path``, values that are not whole numbers, offload flags that are not
@@ -720,9 +715,18 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str]) -> Tri
     if mode == "colocate":
         raise ConfigError(f"{name}: mode colocate shares one GPU between the trainer and the rollout engine, which "
                           "the tables never measured (rft-solver plans the trainer of mode both or train)")
-    if reader.flag(("model", "tinker", "enable")) or (reader.text(("trainer", "trainer_type")) or "").strip() == "tinker":
+    trainer_type = (reader.text(("trainer", "trainer_type")) or "verl").strip()
+    if reader.flag(("model", "tinker", "enable")) or trainer_type == "tinker":
         raise ConfigError(f"{name}: the Tinker service trains this config (model.tinker.enable or trainer.trainer_type "
                           "tinker), so there is no trainer GPU to plan (rft-solver plans verl's FSDP trainer)")
+    if trainer_type != "verl":
+        raise ConfigError(f"{reader.where(('trainer', 'trainer_type'))} must be verl (or tinker), as Trinity takes it, "
+                          f"got {brief(trainer_type)}")
+    if mode != "train" and ((reader.text(("explorer", "rollout_model", "engine_type")) or "").strip() == "external"
+                            or reader.flag(("model", "external_model", "enable"))):
+        raise ConfigError(f"{name}: an external rollout model (explorer.rollout_model.engine_type external, or "
+                          "model.external_model.enable) is for mode bench: Trinity then gives the trainer no GPU, so "
+                          "there is nothing to plan")
     rollout, rollout_engine_gpus, auxiliary_gpus = _rollout_gpus(reader, mode)
     gpu_per_node = reader.integer(("cluster", "gpu_per_node"), maximum=MAX_GPUS)
     trainer_gpus = None
@@ -742,22 +746,22 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str]) -> Tri
     strategy = given or ("fsdp2" if trainer_level else "fsdp")  # Trinity's default (0.6's: fsdp2)
     # Under FSDP2, verl offloads the actor to host memory through CPUOffloadPolicy when offload_policy is on (and
     # then ignores param_offload and optimizer_offload); the reference model gets it whatever the flags say.
-    paths = [path for role in ROLES for flag in OFFLOAD_FLAGS for path in _offload_paths(role, flag)
-             if path == _offload_path(data, role, flag) or _dig(data, path) is not None]  # absent elsewhere: silent
-    read = {".".join(path[len(_FSDP_CONFIG):]): _note_flag(reader, path) for path in paths}  # role.section.flag
-    flags = {flag: on for flag, on in read.items() if on is not None and flag.startswith("actor.")}  # the ref's: checked
+    read = {f"{role}.fsdp_config.{flag}": _note_flag(reader, _offload_path(role, flag)) for role in ROLES
+            for flag in OFFLOAD_FLAGS}  # each checked; the actor's for the notes
+    flags = {flag: on for flag, on in read.items() if on is not None and flag.startswith("actor.")}
     where = "trainer.trainer_config.actor_rollout_ref"
-    # The verdict's flags are read as strictly as Trinity reads them (the notes' may be left unread).
-    actor_policies = [path for path in _offload_paths("actor", "offload_policy") if reader.get(path) is not None]
-    policy = any(reader.flag(path) for path in actor_policies)
-    notes = []
+    # The verdict's flag is read as strictly as Trinity reads it (the notes' may be left unread).
+    actor_policy = _offload_path("actor", "offload_policy")
+    policy, actor_sets_policy = reader.flag(actor_policy), reader.get(actor_policy) is not None
+    notes, disagree = [], False
     if trainer_level:  # Trinity 0.6's: verl before 0.8 takes these, 0.8 and later the actor's where it sets its own
         flags = {flag: reader.flag(("trainer", flag)) for flag in OFFLOAD_FLAGS}
         where = "trainer, where Trinity 0.6 keeps them"
-        merged = policy if actor_policies else flags["offload_policy"]
-        if merged != flags["offload_policy"] and strategy == "fsdp2":
+        merged = policy if actor_sets_policy else flags["offload_policy"]
+        disagree = merged != flags["offload_policy"] and strategy == "fsdp2"
+        if disagree:
             notes.append(f"trainer.offload_policy is {str(flags['offload_policy']).lower()} but "
-                         f"{'.'.join(actor_policies[0])} is {str(policy).lower()}: Trinity 0.6 takes the trainer's "
+                         f"{'.'.join(actor_policy)} is {str(policy).lower()}: Trinity 0.6 takes the trainer's "
                          "with verl before 0.8 and the actor's with verl 0.8 or later, so the verdict takes Offload as "
                          "off; set both alike (--write does)")
         policy = merged and flags["offload_policy"]
@@ -765,7 +769,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str]) -> Tri
         notes.append(TRINITY_06_OFFLOAD)
     offload = strategy == "fsdp2" and policy
     manual = [flag for flag, on in flags.items() if on and not flag.endswith("offload_policy")]
-    if strategy == "fsdp2" and manual and not policy:
+    if strategy == "fsdp2" and manual and not policy and not disagree:
         notes.append(f"{' and '.join(manual)} without offload_policy (under {where}): verl loads those states back onto "
                      "the GPUs for each step, so the verdict takes Offload as off; the tables' Offload is FSDP2's "
                      "CPUOffloadPolicy, which offload_policy: true turns on")
@@ -774,13 +778,23 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str]) -> Tri
         named = f"is {strategy}, not fsdp2" if given else "is not set (Trinity before 0.6 takes fsdp; 0.6, fsdp2)"
         notes.append(f"the offload flags are set, but trainer.trainer_strategy {named}: the tables' Offload is FSDP2's "
                      "CPU offload, so the verdict takes Offload as off")
+    unread = [f"{role}.{IGNORED_SECTION}.{flag}" for role in ROLES for flag in OFFLOAD_FLAGS
+              if _leniently(reader.get, _offload_path(role, flag, IGNORED_SECTION)) is not None]
+    if unread:
+        notes.append(f"{', '.join(unread)} (under {'.'.join(_FSDP_CONFIG)}): Trinity reads a role's offload flags "
+                     "from its fsdp_config, never its engine (Trinity 0.5 refuses the key, 0.6 drops it, and verl 0.8 "
+                     "or later replaces it with fsdp_config), so the verdict leaves them out; set them under "
+                     "fsdp_config (--write does)")
     if strategy not in ("fsdp", "fsdp2"):
         notes.append(f"trainer.trainer_strategy is {strategy}: the tables and the memory model are "
                      "FSDP's (fsdp, or fsdp2 for Offload), so the verdict and the plans are for an FSDP trainer")
-    if _leniently(reader.get, ("trainer", "trainer_config_path")) is not None:
-        notes.append("trainer.trainer_config_path names a verl config of its own: its token limits and offload flags "
-                     "are not read here")
     sp = reader.count(("trainer", "ulysses_sequence_parallel_size"), 1)
+    for path in ROLE_SP_KEYS:
+        role_sp = _leniently(reader.integer, path)
+        if role_sp is not None and role_sp != sp:
+            notes.append(f"{'.'.join(path)} {role_sp} is not trainer.ulysses_sequence_parallel_size {sp}: Trinity with "
+                         f"verl before 0.8 runs that role at SP {role_sp} (with the trainer's token budget), Trinity 0.6 "
+                         f"on verl 0.8 or later at SP {sp}; the verdict is at SP {sp}: set them alike (--write does)")
     length = reader.integer(("model", "max_model_len"))
     if length is None:  # Trinity takes prompt and response together, where both are given
         prompt, response = (_leniently(reader.integer, ("model", key)) for key in ("max_prompt_tokens",
@@ -975,8 +989,8 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
       context an existing ``model.rope_scaling`` is removed, because a kept YaRN factor would
       contradict the new length; none is added.
     - Offload: the plan decides, as asked. With Offload, ``trainer.trainer_strategy: fsdp2`` and the
-      three flags under the actor's and the ref's ``fsdp_config`` (or ``engine``: the section that role
-      already uses, `_offload_section`) are set (added where missing), and
+      three flags under the actor's and the ref's ``fsdp_config`` (and under ``trainer`` where the config has
+      Trinity 0.6's flags there; those under a role's ``engine`` alike) are set (added where missing), and
       ``trainer.save_hf_checkpoint: never`` is added where the config does not choose its own. Without Offload, the flags that exist are set to
       false and none is added; ``trainer_strategy`` and ``save_hf_checkpoint`` are left alone (FSDP2
       without offload trains too).
@@ -984,7 +998,8 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
     - Per-role token limits the user set by hand (``...actor.ppo_max_token_len_per_gpu``, `ROLE_TOKEN_BUDGETS`)
       override ``trainer.max_token_len_per_gpu`` for their role: one above the plan's budget is lowered to it
       (the role would hold more tokens per GPU than the plan assumes); one at or below it is left, and
-      `check_trinity_config` reports it if it is too small for the new length.
+      `check_trinity_config` reports it if it is too small for the new length (on verl before 0.8; `ROLE_KEY_SCOPES`).
+      A role's own SP (`ROLE_SP_KEYS`), which Trinity with verl before 0.8 takes over the trainer's, is set to the plan's.
 
     Raises `ConfigError` (one line, starting with `name`) for text that is not a YAML mapping, or a
     section on the way to a key that is not a mapping.
@@ -1125,7 +1140,8 @@ def check_trinity_config(
     ``max_prompt_tokens + max_response_tokens <= max_model_len`` when both are set; beyond the native
     context of a model without a RoPE scaling of its own, ``model.rope_scaling`` is YaRN with
     ``factor == max_model_len / native`` and ``original_max_position_embeddings == native``;
-    ``offload_policy`` needs ``trainer_strategy: fsdp2``;
+    ``offload_policy`` (the trainer's, Trinity 0.6's, or a role's ``fsdp_config``) needs ``trainer_strategy:
+    fsdp2``; dynamic batch sizes stay on; no deprecated ``trainer.trainer_config_path``;
     a trainer wider than a node uses whole nodes (when ``cluster.gpu_per_node`` is given).
 
     Interpolated values are resolved from `environ` (default: none set, so defaults apply); one that
@@ -1173,11 +1189,14 @@ def check_trinity_config(
     length = number(("model", "max_model_len"))
     for path in (("trainer", "max_token_len_per_gpu"), *ROLE_TOKEN_BUDGETS):
         budget = number(path)
-        if budget is not None and length is not None and budget < least_token_budget(length, sp):
+        if budget is not None and length is not None and budget < (least := least_token_budget(length, sp)):
+            # verl needs a micro-batch to hold the longest sequence: Trinity with older verl raises a budget to that.
+            raised = f"Trinity with verl before 0.8 raises it to ceil({length:g} / {sp}) = {least}"
+            effect = (f"{raised}, and Trinity 0.6 on verl 0.8 or later ignores the key" if path in ROLE_TOKEN_BUDGETS
+                      else f"verl 0.8 or later stops at the first sequence longer than that, and {raised}")
             problems.append(
-                f"{'.'.join(path)} {budget:g} x SP {sp} is below model.max_model_len {length:g}: verl needs a "
-                f"micro-batch to hold the longest sequence (Trinity's default is ceil(2 x {length:g} / {sp}) = "
-                f"{math.ceil(2 * length / sp)})" + (f" ({ROLE_KEYS_IGNORED})" if path in ROLE_TOKEN_BUDGETS else "")
+                f"{'.'.join(path)} {budget:g} x SP {sp} is below model.max_model_len {length:g}: {effect} (Trinity's "
+                f"default is ceil(2 x {length:g} / {sp}) = {math.ceil(2 * length / sp)})"
             )
 
     prompt, response = number(("model", "max_prompt_tokens")), number(("model", "max_response_tokens"))
@@ -1233,15 +1252,20 @@ def check_trinity_config(
 
     for path in DYNAMIC_BATCH_KEYS:
         if _turned_off(value(path)):
+            scope = ROLE_KEY_SCOPES.get(path)
             problems.append(f"{'.'.join(path)} is false: verl then ignores the token budget (max_token_len_per_gpu), "
                             "which the tables measured and the plan sets, and fills micro-batches by sequence count: "
-                            "set it to true" + (f" ({ROLE_KEYS_IGNORED})" if len(path) > 2 else ""))
+                            "set it to true" + (f" ({scope})" if scope else ""))
 
     strategy = value(("trainer", "trainer_strategy")) or ("fsdp2" if trainer_level_offload(mapping) else None)  # 0.6's
     got = brief(strategy) if strategy is not None else "none (Trinity before 0.6 takes fsdp)"
-    for policy in [("trainer", "offload_policy"), *(path for role in ROLES for path in _offload_paths(role, "offload_policy"))]:
+    for policy in [("trainer", "offload_policy"), *(_offload_path(role, "offload_policy") for role in ROLES)]:
         if value(policy) is True and strategy != "fsdp2":
             problems.append(f"{'.'.join(policy)} needs trainer.trainer_strategy fsdp2, got {got}")
+    if _dig(mapping, ("trainer", "trainer_config_path")) is not None:
+        problems.append("trainer.trainer_config_path is deprecated: Trinity refuses it where trainer.trainer_config is "
+                        "empty (0.5, and 0.6 on verl before 0.8) and otherwise never reads it; move its settings under "
+                        "trainer.trainer_config")
 
     per_node = number(("cluster", "gpu_per_node"))
     if per_node is not None and (per_node < 1 or not float(per_node).is_integer()):

@@ -816,8 +816,8 @@ def test_per_role_token_budgets_above_the_default_are_caveats_and_write_lowers_t
     key = "trainer.trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu"
     assert status == 0 and (f"but: {key} 131072 is above Trinity's default ceil(2 x 32768 / 2) = 32768, which the "
                             "tables measured: more tokens per GPU than the verdict assumes (on verl before 0.8 only: "
-                            "Trinity 0.6 on verl 0.8 or later ignores the roles' own token budgets and use_dynamic_bsz, "
-                            "taking the trainer's)") in " ".join(out.split())
+                            "Trinity 0.6 on verl 0.8 or later ignores the roles' own token budgets and dynamic-batch "
+                            "keys, taking the trainer's)") in " ".join(out.split())
     # The actor's budget overrides the plan's for the actor: --write lowers it, comment kept; the ref's, below the
     # plan's (cautious), stays.
     assert "warning" not in err and (f"solve: note: {patched}: {key} 131072 lowered to the plan's 32768: set by hand, "
@@ -857,10 +857,10 @@ def test_messages_name_the_config_as_where_the_node_size_came_from(cli, tmp_path
     assert status == 2 and "16 GPUs span nodes of 4 (--node-gpus), and SP=8 does not divide a node" in err
 
 
-def test_offload_flags_under_the_roles_engine_are_read_and_patched_there(cli, tmp_path: Path,
-                                                                         monkeypatch: pytest.MonkeyPatch):
-    # Newer verl releases keep the offload flags under {actor,ref}.engine: the verdict reads them there, and
-    # --write sets them there rather than adding a second set under fsdp_config.
+def test_offload_flags_under_the_roles_engine_are_left_out_and_patched_into_fsdp_config(
+        cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # Nothing reads a role's engine (Trinity 0.5 refuses the key, 0.6 drops it, verl 0.8 and later replaces it with
+    # fsdp_config): the verdict leaves its flags out and says so, and --write sets fsdp_config's.
     monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
     config = tmp_path / "trinity.yaml"
     config.write_text(
@@ -871,14 +871,20 @@ def test_offload_flags_under_the_roles_engine_are_read_and_patched_there(cli, tm
         "      ref:   {engine: {param_offload: true}}\n", encoding="utf-8")
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--json")
     current = json.loads(out)[0]["current"]
-    assert status == 0 and current["offload"] and current["trains"]
-    # The ref is offloaded anyway; Trinity 0.6 on verl before 0.8 would take the trainer's flags (false) instead.
-    assert [problem for problem in current["config_problems"] if "offload" in problem] == [TRINITY_06_OFFLOAD]
+    assert status == 0 and not current["offload"]
+    assert [problem for problem in current["config_problems"] if "engine" in problem] == [(
+        "actor.engine.param_offload, actor.engine.offload_policy, ref.engine.param_offload (under "
+        "trainer.trainer_config.actor_rollout_ref): Trinity reads a role's offload flags from its fsdp_config, never "
+        "its engine (Trinity 0.5 refuses the key, 0.6 drops it, and verl 0.8 or later replaces it with fsdp_config), "
+        "so the verdict leaves them out; set them under fsdp_config (--write does)")]
     patched = tmp_path / "patched.yaml"
     assert cli("--from-config", str(config), "--gpu", "a100", "--write", str(patched))[0] == 0
     roles = yaml.safe_load(patched.read_text(encoding="utf-8"))["trainer"]["trainer_config"]["actor_rollout_ref"]
     on = {"param_offload": True, "optimizer_offload": True, "offload_policy": True}
-    assert roles == {"actor": {"engine": on}, "ref": {"engine": on}}
+    assert roles == {"actor": {"engine": {"param_offload": True, "offload_policy": True}, "fsdp_config": on},
+                     "ref": {"engine": {"param_offload": True}, "fsdp_config": on}}
+    status, out, _ = cli("--from-config", str(patched), "--gpu", "a100", "--json")
+    assert json.loads(out)[0]["current"]["offload"]
 
 
 LOCAL_MODEL_CONFIG = ("model: {{model_path: {path}, max_model_len: {length}}}\ncluster: {{node_num: 1, gpu_per_node: 8}}\n"
@@ -1067,11 +1073,13 @@ def test_a_longer_length_written_says_when_prompt_and_response_stay_shorter(cli,
     assert status == 0 and "max_response_tokens" not in err
 
 
-def test_a_fragment_for_a_config_of_newer_verl_keeps_its_engine_sections(cli, tmp_path: Path):
-    # Offload flags under each role's engine: the fragment to merge puts them there too, not in fsdp_config.
+def test_a_fragment_for_a_config_with_flags_in_an_engine_puts_them_in_fsdp_config(cli, tmp_path: Path):
+    # Offload flags under a role's engine, which nothing reads: the fragment to merge puts them in fsdp_config, and
+    # says the engine's alike.
     roles = _fragment_roles(cli, tmp_path, "{engine: {param_offload: true, optimizer_offload: true}}", "--offload")
     on = {"param_offload": True, "optimizer_offload": True, "offload_policy": True}
-    assert roles == {"actor": {"engine": on}, "ref": {"engine": on}}
+    assert roles == {"actor": {"fsdp_config": on, "engine": {"param_offload": True, "optimizer_offload": True}},
+                     "ref": {"fsdp_config": on}}
 
 
 def test_a_fragment_without_offload_turns_the_configs_offload_flags_off(cli, tmp_path: Path):
@@ -1337,7 +1345,8 @@ def test_role_keys_beside_an_offload_plan_are_written_with_its_flags(cli, tmp_pa
     # The verdict's lines on the roles' own keys say which verl takes them.
     status, current = config_verdict(cli, tmp_path, config.read_text(encoding="utf-8"), "a100")
     role_lines = [line for line in current["config_problems"] if ".actor_rollout_ref." in line]
-    assert all(line.endswith(f" ({ROLE_KEYS_IGNORED})") for line in role_lines)
+    actor_dynamic_batches = " (on Trinity before 0.6 only: Trinity 0.6 sets it to trainer.use_dynamic_bsz whatever the verl)"
+    assert all(line.endswith((f" ({ROLE_KEYS_IGNORED})", actor_dynamic_batches)) for line in role_lines)
     assert role_lines or role_keys == "      ref:\n        log_prob_max_token_len_per_gpu: 204800\n"  # the default at SP 1
 
 
@@ -1393,8 +1402,9 @@ def test_a_budget_that_holds_no_sequence_is_a_broken_rule_not_a_cautious_one(cli
         "model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 32768\ncluster: {node_num: 1, gpu_per_node: 8}\n"
         "explorer: {rollout_model: {engine_num: 2}}\ntrainer:\n  max_token_len_per_gpu: 16384\n"), "a100")
     assert status == 0 and current["config_problems"] == [(
-        "trainer.max_token_len_per_gpu 16384 x SP 1 is below model.max_model_len 32768: verl needs a micro-batch to hold "
-        "the longest sequence (Trinity's default is ceil(2 x 32768 / 1) = 65536)")]
+        "trainer.max_token_len_per_gpu 16384 x SP 1 is below model.max_model_len 32768: verl 0.8 or later stops at the "
+        "first sequence longer than that, and Trinity with verl before 0.8 raises it to ceil(32768 / 1) = 32768 "
+        "(Trinity's default is ceil(2 x 32768 / 1) = 65536)")]
 
 
 def test_a_config_without_a_cluster_is_told_which_gpus_the_plan_holds_for(cli, tmp_path: Path):
@@ -1496,6 +1506,19 @@ def test_engines_that_run_elsewhere_take_no_gpu(cli, tmp_path: Path):
     assert status == 0 and current["gpus"] == 4
 
 
+@pytest.mark.parametrize("model", ["{model_path: Qwen/Qwen3-8B}\nexplorer: {rollout_model: {engine_type: external}}",
+                                   "{model_path: Qwen/Qwen3-8B, external_model: {enable: true}}"])
+def test_an_external_rollout_model_is_refused_for_the_trainer_gets_no_gpu(cli, tmp_path: Path, model: str):
+    # Trinity returns before it counts GPUs for an external rollout model (a bench-mode feature): no trainer GPU.
+    config = tmp_path / "trinity.yaml"
+    config.write_text(f"model: {model}\ncluster: {{node_num: 1, gpu_per_node: 8}}\n", encoding="utf-8")
+    status, out, err = cli("--from-config", str(config), "--gpu", "h100", "--len", "8192")
+    assert (status, out) == (2, "") and err == (
+        f"solve: error: {config}: an external rollout model (explorer.rollout_model.engine_type external, or "
+        "model.external_model.enable) is for mode bench: Trinity then gives the trainer no GPU, so there is nothing "
+        "to plan\n")
+
+
 @pytest.mark.parametrize("trainer", ["model: {model_path: Qwen/Qwen3-8B, tinker: {enable: true}}\n",
                                      "model: {model_path: Qwen/Qwen3-8B}\ntrainer: {trainer_type: tinker}\n"])
 def test_a_config_trained_by_tinker_is_refused_in_one_line(cli, tmp_path: Path, trainer: str):
@@ -1540,5 +1563,28 @@ def test_write_sets_both_levels_of_a_trinity_06_config_alike_and_notes_a_config_
     config.write_text(head + roles, encoding="utf-8")
     status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--write", str(patched))
     assert status == 0 and "param_offload" not in yaml.safe_load(patched.read_text(encoding="utf-8"))["trainer"]
-    assert f"solve: note: {config} keeps its offload flags under the roles only, and so does what is made from it: " \
-           f"{TRINITY_06_OFFLOAD}\n" in err
+    assert f"solve: note: {config} has no offload flags under trainer itself (Trinity 0.6's), so what is made from " \
+           f"it sets the roles' only: {TRINITY_06_OFFLOAD}\n" in err
+
+
+def test_the_roles_own_sp_is_named_where_it_differs_and_write_sets_it_to_the_plans(cli, tmp_path: Path):
+    # Trinity with verl before 0.8 runs a role at its own SP (Trinity's config generator writes SP there); Trinity
+    # 0.6 on verl 0.8 or later at the trainer's. The plan's SP goes to both.
+    _, current = config_verdict(cli, tmp_path, (
+        "model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+        "explorer: {rollout_model: {engine_num: 4}}\ntrainer:\n  trainer_config:\n    actor_rollout_ref:\n"
+        "      actor: {ulysses_sequence_parallel_size: 4}\n      ref: {ulysses_sequence_parallel_size: 1}\n"), "a100")
+    config = tmp_path / "trinity.yaml"
+    assert current["sp"] == 1 and [problem for problem in current["config_problems"] if "ulysses" in problem] == [(
+        "trainer.trainer_config.actor_rollout_ref.actor.ulysses_sequence_parallel_size 4 is not "
+        "trainer.ulysses_sequence_parallel_size 1: Trinity with verl before 0.8 runs that role at SP 4 (with the "
+        "trainer's token budget), Trinity 0.6 on verl 0.8 or later at SP 1; the verdict is at SP 1: set them alike "
+        "(--write does)")]
+    patched = tmp_path / "patched.yaml"
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--write", str(patched))
+    data = yaml.safe_load(patched.read_text(encoding="utf-8"))
+    sp = data["trainer"]["ulysses_sequence_parallel_size"]
+    assert status == 0 and sp > 1 and data["trainer"]["trainer_config"]["actor_rollout_ref"] == {
+        "actor": {"ulysses_sequence_parallel_size": sp}, "ref": {"ulysses_sequence_parallel_size": sp}}
+    status, out, _ = cli("--from-config", str(patched), "--gpu", "a100", "--json")
+    assert not [problem for problem in json.loads(out)[0]["current"]["config_problems"] if "ulysses" in problem]

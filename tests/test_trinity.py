@@ -344,18 +344,18 @@ def test_reads_the_user_config_with_the_variables_set() -> None:
             {},
             {"offload": False},
         ),
-        (  # newer verl: the flags under the role's engine
+        (  # the flags under a role's engine, which nothing reads (verl replaces it with fsdp_config)
             (
                 "model: {model_path: m/Qwen3-4B}\ntrainer:\n  trainer_strategy: fsdp2\n  trainer_config:\n"
                 "    actor_rollout_ref: {actor: {engine: {offload_policy: true}}}\n"
             ),
             {},
-            {"offload": True},
+            {"offload": False},
         ),
-        (  # a role with both sections: a flag in either counts
+        (  # a role with both sections: its fsdp_config's flags count
             (
                 "model: {model_path: m/Qwen3-4B}\ntrainer:\n  trainer_strategy: fsdp2\n  trainer_config:\n"
-                "    actor_rollout_ref: {actor: {engine: {offload_policy: true}, fsdp_config: {}}}\n"
+                "    actor_rollout_ref: {actor: {engine: {offload_policy: false}, fsdp_config: {offload_policy: true}}}\n"
             ),
             {},
             {"offload": True},
@@ -420,10 +420,10 @@ def test_reads(text: str, environ: dict[str, str], expected: dict[str, Any]) -> 
         ),
         (
             ("model: {model_path: q/Qwen3-4B}\ntrainer: {trainer_strategy: fsdp2, trainer_config: {actor_rollout_ref: "
-             "{actor: {engine: {param_offload: true, optimizer_offload: '${oc.env:OFF,maybe}'}}}}}\n"),
+             "{actor: {fsdp_config: {param_offload: true, optimizer_offload: '${oc.env:OFF,maybe}'}}}}}\n"),
             {},
-            ("t.yaml: trainer.trainer_config.actor_rollout_ref.actor.engine.optimizer_offload must be true or false, "
-             "got 'maybe'"),
+            ("t.yaml: trainer.trainer_config.actor_rollout_ref.actor.fsdp_config.optimizer_offload must be true or "
+             "false, got 'maybe'"),
         ),
         ("[" * 500 + "]" * 500 + "\n", {}, "t.yaml: malformed YAML: exceeded maximum nesting depth"),
         ("a: " + "{a: " * 50000 + "1" + "}" * 50000 + "\n", {}, "t.yaml: malformed YAML: exceeded maximum nesting depth"),
@@ -458,27 +458,40 @@ _ENGINE_CONFIG = (
     "      actor: {engine: {param_offload: true, optimizer_offload: true}}\n"
     "      ref: {engine: {param_offload: true}}\n"
 )
-"""A config of newer verl releases: the offload flags under each role's engine, without offload_policy."""
+"""Offload flags under each role's engine, which nothing reads (Trinity 0.5 refuses the key, 0.6 drops it, verl 0.8
+and later replaces it with the role's fsdp_config)."""
+_MANUAL_CONFIG = _ENGINE_CONFIG.replace("engine:", "fsdp_config:")
+"""param_offload and optimizer_offload under the roles' fsdp_config, without offload_policy."""
 
 
-def test_the_notes_name_the_offload_flags_in_the_section_the_config_uses() -> None:
+def test_offload_flags_under_a_roles_engine_are_named_and_left_out() -> None:
     config = read_trinity_config(_ENGINE_CONFIG, "t.yaml", {})
+    assert not config.offload and config.notes == ((
+        "actor.engine.param_offload, actor.engine.optimizer_offload, ref.engine.param_offload (under "
+        "trainer.trainer_config.actor_rollout_ref): Trinity reads a role's offload flags from its fsdp_config, never "
+        "its engine (Trinity 0.5 refuses the key, 0.6 drops it, and verl 0.8 or later replaces it with fsdp_config), "
+        "so the verdict leaves them out; set them under fsdp_config (--write does)"),)
+    assert read_trinity_config(_ENGINE_CONFIG.replace("optimizer_offload", "offload_policy"), "t.yaml", {}).offload is False
+
+
+def test_the_notes_name_the_offload_flags_that_do_not_offload() -> None:
+    config = read_trinity_config(_MANUAL_CONFIG, "t.yaml", {})
     assert not config.offload  # without offload_policy, verl's FSDP2 loads the states back onto the GPUs
     assert config.notes == (
-        ("actor.engine.param_offload and actor.engine.optimizer_offload without offload_policy (under "
+        ("actor.fsdp_config.param_offload and actor.fsdp_config.optimizer_offload without offload_policy (under "
          "trainer.trainer_config.actor_rollout_ref): verl loads those states back onto the GPUs for each step, so the "
          "verdict takes Offload as off; the tables' Offload is FSDP2's CPUOffloadPolicy, which offload_policy: true "
          "turns on"),
     )
-    with_policy = read_trinity_config(_ENGINE_CONFIG.replace("optimizer_offload: true", "offload_policy: true"),
+    with_policy = read_trinity_config(_MANUAL_CONFIG.replace("optimizer_offload: true", "offload_policy: true"),
                                       "t.yaml", {})
     # The ref's flags do not matter (verl offloads it anyway); with the roles' flags alone, Trinity 0.6 on verl
     # before 0.8 takes the trainer's own (false where unset) instead, which a note says.
     assert with_policy.offload and with_policy.notes == (TRINITY_06_OFFLOAD,)
-    under_fsdp = read_trinity_config(_ENGINE_CONFIG.replace("fsdp2", "fsdp"), "t.yaml", {})
+    under_fsdp = read_trinity_config(_MANUAL_CONFIG.replace("fsdp2", "fsdp"), "t.yaml", {})
     assert not under_fsdp.offload and under_fsdp.notes[0].startswith(
         "the offload flags are set, but trainer.trainer_strategy is fsdp, not fsdp2")
-    under_megatron = read_trinity_config(_ENGINE_CONFIG.replace("fsdp2", "megatron"), "t.yaml", {})
+    under_megatron = read_trinity_config(_MANUAL_CONFIG.replace("fsdp2", "megatron"), "t.yaml", {})
     assert under_megatron.notes[-1] == (
         "trainer.trainer_strategy is megatron: the tables and the memory model are FSDP's (fsdp, or fsdp2 for "
         "Offload), so the verdict and the plans are for an FSDP trainer")
@@ -638,35 +651,26 @@ def test_patch_without_offload_turns_existing_flags_off_and_adds_none() -> None:
     )
 
 
-def test_patch_sets_the_offload_flags_in_the_section_each_role_uses() -> None:
+def test_patch_sets_the_offload_flags_under_fsdp_config_and_the_engines_alike() -> None:
+    # Trinity reads a role's fsdp_config, never its engine: the flags go in fsdp_config, and those a config has in
+    # engine are said alike (on with Offload; the actor's off without), so that none says otherwise.
     model = catalog().model("4B")
     after = patch_trinity_config(_ENGINE_CONFIG, long_plan(), model)
     roles = _safe_load(after)["trainer"]["trainer_config"]["actor_rollout_ref"]
     on = {"param_offload": True, "optimizer_offload": True, "offload_policy": True}
-    assert roles["actor"] == {"engine": on} and roles["ref"] == {"engine": on}
-    # A role with fsdp_config too gets them there, and its engine's own flags on as well (off without Offload).
-    both = _ENGINE_CONFIG.replace("ref: {engine: {param_offload: true}}",
-                                  "ref: {engine: {param_offload: false}, fsdp_config: {}}")
-    roles = _safe_load(patch_trinity_config(both, long_plan(), model))["trainer"]["trainer_config"]["actor_rollout_ref"]
-    assert roles["actor"] == {"engine": on} and roles["ref"] == {"engine": {"param_offload": True}, "fsdp_config": on}
-    roles = _safe_load(patch_trinity_config(patch_trinity_config(both, long_plan(), model), vanilla_plan(), model)
-                       )["trainer"]["trainer_config"]["actor_rollout_ref"]
+    assert roles["actor"] == {"engine": {"param_offload": True, "optimizer_offload": True}, "fsdp_config": on}
+    assert roles["ref"] == {"engine": {"param_offload": True}, "fsdp_config": on}
+    assert read_trinity_config(after, "t.yaml", {}).offload
     # Without Offload the actor's flags go off; the reference model stays offloaded (the memory model counts no
     # reference model on the GPU).
-    assert roles["actor"] == {"engine": dict.fromkeys(on, False)}
+    roles = _safe_load(patch_trinity_config(after, vanilla_plan(), model))["trainer"]["trainer_config"]["actor_rollout_ref"]
+    assert roles["actor"] == {"engine": {"param_offload": False, "optimizer_offload": False},
+                              "fsdp_config": dict.fromkeys(on, False)}
     assert roles["ref"] == {"engine": {"param_offload": True}, "fsdp_config": on}
-    # An fsdp_config that is null beside an engine is none.
+    # An fsdp_config that is null beside an engine is filled in.
     null = _ENGINE_CONFIG.replace("actor: {engine:", "actor: {fsdp_config: null, engine:")
     roles = _safe_load(patch_trinity_config(null, long_plan(), model))["trainer"]["trainer_config"]["actor_rollout_ref"]
-    assert roles["actor"] == {"fsdp_config": None, "engine": on}
-    # A role with neither follows the other's engine layout (a config of newer verl keeps no fsdp_config).
-    alone = _ENGINE_CONFIG.replace("      ref: {engine: {param_offload: true}}\n", "")
-    assert alone != _ENGINE_CONFIG
-    roles = _safe_load(patch_trinity_config(alone, long_plan(), model))["trainer"]["trainer_config"]["actor_rollout_ref"]
-    assert roles["actor"] == roles["ref"] == {"engine": on}
-    off = patch_trinity_config(after, vanilla_plan(), model)
-    roles = _safe_load(off)["trainer"]["trainer_config"]["actor_rollout_ref"]
-    assert roles["actor"] == {"engine": dict.fromkeys(on, False)} and roles["ref"] == {"engine": on}
+    assert roles["actor"]["fsdp_config"] == on
 
 
 def test_patch_adds_missing_sections_whole_before_the_final_comment() -> None:
@@ -733,7 +737,9 @@ def _config(**trainer: Any) -> dict[str, Any]:
             _config(max_token_len_per_gpu=4095),
             "4B",
             2,
-            ["trainer.max_token_len_per_gpu 4095 x SP 2 is below model.max_model_len 8192: verl needs"],
+            [("trainer.max_token_len_per_gpu 4095 x SP 2 is below model.max_model_len 8192: verl 0.8 or later stops at "
+              "the first sequence longer than that, and Trinity with verl before 0.8 raises it to ceil(8192 / 2) = 4096 "
+              "(Trinity's default is ceil(2 x 8192 / 2) = 8192)")],
         ),
         (_config(max_token_len_per_gpu=4096), "4B", 2, []),  # below Trinity's default 8192, but legal
         (
@@ -799,18 +805,25 @@ def _config(**trainer: Any) -> dict[str, Any]:
             1,
             ["trainer.trainer_config.actor_rollout_ref.ref.fsdp_config.offload_policy needs trainer.trainer_strategy fsdp2"],
         ),
-        (
+        (  # a flag in engine, which nothing reads, breaks no rule
             {"trainer": {"trainer_config": {"actor_rollout_ref": {"actor": {"engine": {"offload_policy": True}}}}}},
             "4B",
             1,
-            ["trainer.trainer_config.actor_rollout_ref.actor.engine.offload_policy needs trainer.trainer_strategy fsdp2"],
+            [],
         ),
-        (  # with fsdp_config beside it, a flag in engine counts too
-            {"trainer": {"trainer_config": {"actor_rollout_ref": {"actor": {"engine": {"offload_policy": True},
-                                                                            "fsdp_config": {}}}}}},
+        (  # Trinity 0.6's own flag under fsdp: 0.6 offloads under fsdp2 only
+            {"trainer": {"trainer_strategy": "fsdp", "offload_policy": True}},
             "4B",
             1,
-            ["trainer.trainer_config.actor_rollout_ref.actor.engine.offload_policy needs trainer.trainer_strategy fsdp2"],
+            ["trainer.offload_policy needs trainer.trainer_strategy fsdp2, got 'fsdp'"],
+        ),
+        (  # deprecated, and refused or never read
+            {"trainer": {"trainer_config_path": "verl.yaml"}},
+            "4B",
+            1,
+            [("trainer.trainer_config_path is deprecated: Trinity refuses it where trainer.trainer_config is empty "
+              "(0.5, and 0.6 on verl before 0.8) and otherwise never reads it; move its settings under "
+              "trainer.trainer_config")],
         ),
         ({"cluster": {"gpu_per_node": 8}}, "4B", 12, ["12 GPUs span nodes of 8 (cluster.gpu_per_node) but are not whole nodes"]),
         ({"cluster": {"gpu_per_node": 0.5}}, "4B", 12, ["cluster.gpu_per_node must be a whole number of at least 1, got 0.5"]),
@@ -903,3 +916,16 @@ def test_offload_flags_without_a_strategy_are_off_for_trinity_before_06() -> Non
         "trainer.offload_policy needs trainer.trainer_strategy fsdp2, got 'fsdp'",
         ("trainer.trainer_config.actor_rollout_ref.actor.fsdp_config.offload_policy needs trainer.trainer_strategy fsdp2, "
          "got 'fsdp'")]
+
+
+@pytest.mark.parametrize(("value", "on"), [("1", True), ("0", False), ("'y'", True), ("N", False), ("'TRUE'", True)])
+def test_offload_flags_are_read_as_omegaconf_reads_a_boolean(value: str, on: bool) -> None:
+    # Trinity's TrainerConfig types them bool: OmegaConf takes whole numbers (0 false) and y/n in any case too.
+    text = f"model: {{model_path: Qwen/Qwen3-8B}}\ntrainer: {{trainer_strategy: fsdp2, offload_policy: {value}}}\n"
+    assert read_trinity_config(text, "t.yaml", {}).offload is on
+
+
+def test_a_trainer_type_trinity_does_not_take_is_refused() -> None:
+    with pytest.raises(ConfigError) as raised:
+        read_trinity_config("model: {model_path: Qwen/Qwen3-8B}\ntrainer: {trainer_type: TINKER}\n", "t.yaml", {})
+    assert str(raised.value) == "t.yaml: trainer.trainer_type must be verl (or tinker), as Trinity takes it, got 'TINKER'"
