@@ -29,6 +29,7 @@ from solver.query import (
     check_seed,
     check_time_limit,
     check_token_budget,
+    larger_tables,
     least_token_budget,
     make_query,
     resolve_margin,
@@ -216,10 +217,12 @@ def estimate_memory(
     # vouches for it at a row at or beyond both that length and L, and it runs out of memory where the tables
     # say so of that length (the next row up, as the planner's --token-budget auto takes it).
     by_tokens = ceil(budget * sp / 2)
+    larger = larger_tables(catalog, gpu, resolved)  # GPU types with at least this one's memory: their failures hold
     tables = tables_verdict(resolved, rows, settings, gpus, setting,
-                            max_model_len if budget == default else max(max_model_len, by_tokens), columns=columns)
+                            max_model_len if budget == default else max(max_model_len, by_tokens), columns=columns,
+                            larger=larger)
     if budget != default and tables is not None and not tables.trains:
-        refuted = tables_verdict(resolved, rows, settings, gpus, setting, by_tokens, columns=columns)
+        refuted = tables_verdict(resolved, rows, settings, gpus, setting, by_tokens, columns=columns, larger=larger)
         tables = refuted if refuted is not None and not refuted.trains else None
     return MemoryEstimate(**dict(result), longest_len=longest,
                           beyond_calibration=beyond_calibration(memory.fit.range, resolved, gpu_type.memory_gib, gpus,

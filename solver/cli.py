@@ -40,6 +40,7 @@ from solver.query import (
     Plan,
     Query,
     TokenBudgetMode,
+    larger_tables,
     least_token_budget,
     make_query,
     resolve_margin,
@@ -1334,7 +1335,9 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
         return current.model_copy(update={"trains": True, "plan": vouching})
     model = catalog.model(query.model)
     rows, settings, columns = table_cells(catalog.gpu(gpu).tables, model)
-    verdict = tables_verdict(model, rows, settings, current.gpus, setting, current.max_model_len, columns=columns)
+    larger = () if query.estimate == "only" else larger_tables(catalog, gpu, model)
+    verdict = tables_verdict(model, rows, settings, current.gpus, setting, current.max_model_len, columns=columns,
+                             larger=larger)
     out_of_memory = verdict.source if verdict and not verdict.trains else None
     predicted, predicted_step, problems, host_needed = None, None, current.config_problems, None
     same_memory = twin(catalog, gpu)

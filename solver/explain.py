@@ -417,6 +417,17 @@ class _Words:
                                    f"but the {self.data.gpu} table for {self.gpus(more[0])} says it ran out of "
                                    f"memory{self.whose(more[0])} at {more[1]}, and on fewer GPUs each holds more")
                 continue
+            larger = next(((gpu, found, cells.columns[found[0]]) for gpu, cells in self.data.larger
+                           if (found := refuting_cell(self.model, cells.rows, cells.settings, n, setting, length))),
+                          None)
+            if result.fits and larger is not None:  # capped by a GPU type with more memory (`least_limits`)
+                gpu, (count, row), column = larger
+                whose = "" if column == self.data.model else f" (for {column}, of the same shape)"
+                fewer = "" if count == n else ", and on fewer GPUs each holds more"
+                predictions.append(f"{setting.label} {result.total_gib:.1f} GiB of {result.usable_gib:.1f} usable, "
+                                   f"but the {gpu} table for {self.gpus(count)}, whose GPU has at least this one's "
+                                   f"memory, says it ran out of memory{whose} at {row}{fewer}")
+                continue
             predictions.append((f"{setting.label} {result.total_gib:.1f} GiB of {result.usable_gib:.1f} usable"
                                 if result.total_gib > result.usable_gib or result.step_fits else
                                 f"{setting.label} {result.step_gib:.2f} GiB at the optimizer step, more than the "
@@ -443,8 +454,11 @@ class _Words:
         if not self.rows(n):
             longest = self.data.longest_estimate.get(n, 0) // GRID * GRID
             lowered = " with a lowered token budget" if self.query.token_budget == "auto" else ""
+            larger = " and ".join(gpu for gpu, _ in self.data.larger)  # GPU types with at least this one's memory
+            capped = f" (within what the {larger} tables say ran out of memory)" if larger else ""
             return Reason(rule="memory_model", detail=(
-                f"{self._no_table(n)}; the memory model's longest fitting length there is {longest} tokens{lowered}"))
+                f"{self._no_table(n)}; the memory model's longest fitting length there{capped} is {longest} "
+                f"tokens{lowered}"))
         return Reason(rule="beyond_table", detail=(
             f"the {self.data.gpu} table for {self.gpus(n)} ends at {self.rows(n)[-1]} tokens (its longest with a "
             f"setting for {self.column(n)}: {self.longest_documented(n) or 'none'})"

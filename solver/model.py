@@ -21,7 +21,9 @@ from solver.query import (
     MAX_ESTIMATED_GPUS,
     Objective,
     Query,
+    TableCells,
     failures_by_row,
+    larger_tables,
     lowered_reach,
     own_table_limit,
     rollout_layout_violation,
@@ -44,6 +46,9 @@ class PlanningData:
     shape: Model
     columns: Mapping[int, str]
     """Per GPU count with a table, the name it gives the model's cells (`Table.name_for`)."""
+    larger: tuple[tuple[str, TableCells], ...]
+    """The model's cells in the tables of GPU types with at least this one's memory (`larger_tables`), whose
+    failures cap the estimates too; empty for --estimate (the memory model alone)."""
     counts: tuple[int, ...]
     """Trainer GPU counts the plan may use: those whose table has the model, those more than a table's
     count (which its cells may vouch for), and those estimated."""
@@ -138,10 +143,13 @@ def prepare(catalog: Catalog, gpu: str, query: Query) -> PlanningData:
     estimable = estimated_counts(query.node_gpus, query.budget_gpus)
     untabled = tuple(n for n in estimable if n not in documented)
     beyond_tables = tuple(n for n in untabled if documented and n > min(documented))  # a smaller table may vouch
+    # The tables of GPU types with at least this one's memory cap its estimates too (not for --estimate alone).
+    larger = () if query.estimate == "only" else larger_tables(catalog, gpu, shape)
+    refuting = ((gpu_type,) if documented else ()) + tuple(catalog.gpu(name) for name, _ in larger)
     at_default = () if query.estimate == "never" else within_refuting_tables(
         estimated_cells(shape, gpu_type.memory_gib, estimable, query.memory.coefficients, query.margin,
                         without_env=query.env is False),
-        own_limits(gpu_type, shape) if documented else {})
+        least_limits(refuting, shape))
     estimates = at_default if query.token_budget == "default" else tuple(
         (n, e, o, s, min(lowered_reach(longest, s), CEILING)) for n, e, o, s, longest in at_default)
     counts = tuple(sorted({*documented, *beyond_tables, *(cell[0] for cell in estimates)}))
@@ -154,6 +162,7 @@ def prepare(catalog: Catalog, gpu: str, query: Query) -> PlanningData:
         model=shape.name,
         shape=shape,
         columns=columns,
+        larger=larger,
         counts=counts,
         rows=rows,
         ranks=cost_ranks(counts, query.objective, query.weights),
@@ -183,6 +192,17 @@ def own_limits(gpu_type: GpuType, shape: Model) -> Mapping[Combination, int]:
         failures = failures_by_row(shape, rows, settings, n)
         for setting in every:
             limits[n, int(setting.env), int(setting.offload), setting.sp] = own_table_limit(failures, setting)
+    return MappingProxyType(limits)
+
+
+@lru_cache(maxsize=256)
+def least_limits(gpu_types: tuple[GpuType, ...], shape: Model) -> Mapping[Combination, int]:
+    """The `own_limits` of each of `gpu_types` (one, or a GPU type and those with at least its memory), the least
+    per combination: a setting that runs out of memory on a GPU count with more memory does with less."""
+    limits: dict[Combination, int] = {}
+    for gpu_type in gpu_types:
+        for combination, limit in own_limits(gpu_type, shape).items():
+            limits[combination] = min(limit, limits.get(combination, MAX_TOKENS))
     return MappingProxyType(limits)
 
 

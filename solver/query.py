@@ -8,13 +8,14 @@ from math import ceil
 from types import MappingProxyType
 from typing import Any, Literal, NamedTuple, get_args
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 
 from solver.tables import (
     MAX_GPUS,
     MAX_HOST_RAM_GB,
     MAX_TOKENS,
     Catalog,
+    GpuType,
     MemoryModel,
     Model,
     QueryError,
@@ -134,13 +135,24 @@ class SourceCell(_Frozen):
     gpus: int
     max_model_len: int
     setting: str
+    gpu: str | None = Field(default=None, description=(
+        "the GPU type whose table the cell is in where it is not the answer's own: one with at least as much "
+        "memory, whose table says the setting ran out of memory (`larger_gpu_types`); left out for the answer's own"))
+
+    @model_serializer(mode="wrap")
+    def _without_own_gpu(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if data.get("gpu") is None:  # the answer's own GPU type: said by the answer
+            data.pop("gpu", None)
+        return data
 
     def words(self, gpu: str, model: str | None = None) -> str:
         """The cell in words, for a plan of `model` on `gpu` (empty: "the table"); naming the cell's
-        model where it stands for `model` (a model of the same shape)."""
-        table = f"the {gpu} table" if gpu else "the table"
+        model where it stands for `model` (a model of the same shape), and its GPU type where it is another's."""
+        table = f"the {self.gpu or gpu} table" if self.gpu or gpu else "the table"
         said = f"{table} for {counted(self.gpus, 'GPU')} says {self.setting!r} at {self.max_model_len}"
-        return said if model in (None, self.model) else f"{said} for {self.model}, of the same shape"
+        said = said if model in (None, self.model) else f"{said} for {self.model}, of the same shape"
+        return f"{said} (its GPU has at least the memory of the {gpu})" if self.gpu and gpu else said
 
 
 class Plan(_Frozen):
@@ -502,19 +514,38 @@ class TablesVerdict(_Frozen):
 
 
 def tables_verdict(model: Model, rows: Sequence[tuple[int, int]], settings: Mapping[tuple[int, int], Setting],
-                   gpus: int, setting: Setting, length: int, *, columns: Mapping[int, str]) -> TablesVerdict | None:
+                   gpus: int, setting: Setting, length: int, *, columns: Mapping[int, str],
+                   larger: Sequence[tuple[str, TableCells]] = ()) -> TablesVerdict | None:
     """The `TablesVerdict` of a GPU type's `table_cells` for `model` (`columns` as `vouching_cell` takes
-    them), or None when they say nothing."""
+    them), or where they say nothing, of the tables of GPU types with at least its memory (`larger`: their names
+    and cells, `larger_tables`) that say the setting runs out of memory; None when none says anything."""
     vouching = vouching_cell(model, rows, settings, gpus, setting, length, columns=columns)
     if vouching is not None:
         return TablesVerdict(trains=True, evidence=vouching[0], source=vouching[1])
-    refuting = refuting_cell(model, rows, settings, gpus, setting, length)
-    if refuting is None:
-        return None
-    count, row = refuting
-    return TablesVerdict(trains=False, evidence=None,
-                         source=SourceCell(model=columns[count], gpus=count, max_model_len=row,
-                                           setting=cell_text(settings.get((count, row)))))
+    for gpu, cells in ((None, TableCells(tuple(rows), dict(settings), columns)), *larger):
+        refuting = refuting_cell(model, cells.rows, cells.settings, gpus, setting, length)
+        if refuting is not None:
+            count, row = refuting
+            return TablesVerdict(trains=False, evidence=None,
+                                 source=SourceCell(model=cells.columns[count], gpus=count, max_model_len=row,
+                                                   setting=cell_text(cells.settings.get((count, row))), gpu=gpu))
+    return None
+
+
+def larger_gpu_types(catalog: Catalog, gpu: str) -> tuple[GpuType, ...]:
+    """The other GPU types with tables and at least `gpu`'s memory, the least memory first: where their tables
+    say a setting runs out of memory on a GPU count at a length, it does on `gpu` too (the A100-80GB's for the
+    H100-80GB, which reports a little less, and the A800-80GB)."""
+    own = catalog.gpu(gpu)
+    return tuple(sorted((other for other in catalog.documented_gpu_types
+                         if other.name != own.name and other.memory_gib >= own.memory_gib),
+                        key=lambda other: other.memory_gib))
+
+
+def larger_tables(catalog: Catalog, gpu: str, model: Model) -> tuple[tuple[str, TableCells], ...]:
+    """(name, `table_cells` for `model`) of each of `larger_gpu_types` whose tables have the model's cells."""
+    found = ((other.name, table_cells(other.tables, model)) for other in larger_gpu_types(catalog, gpu))
+    return tuple((name, cells) for name, cells in found if cells.rows)
 
 
 def check_host_ram(host_ram_gb: float | None) -> None:

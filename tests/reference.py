@@ -27,7 +27,8 @@ A plan is a dict with exactly the keys of `PLAN_KEYS`. In short:
   node_gpus, up to the budget and 64: a plan there, or on a count with a table, that no cell vouches for
   is "estimated" (source None) when its setting has Env on (or Env is pinned off), the shipped memory
   model, with its margin, fits exactly that setting at L (at most 2**21 tokens), and no table for the
-  count or more GPUs says the setting ran out of memory at L (what runs out on more GPUs does on fewer);
+  count or more GPUs, of the GPU type or of another with tables and at least its memory, says the setting ran
+  out of memory at L (what runs out on more GPUs does on fewer, and with more memory on less);
   when maximising, L is a multiple of 1024.
 - With token_budget="auto" (and estimates): let Lc be the longest length that the rule above makes
   estimated for the setting (the memory model's longest, and no longer than the last row, of each table for
@@ -178,11 +179,11 @@ def _longest_estimate(the_model: Any, memory_gib: float, n: int, env: bool, offl
     return low
 
 
-def _estimated_tokens(tables: dict[int, Table], the_model: Any, memory_gib: float, n: int, env: bool,
+def _estimated_tokens(tables: list[dict[int, Table]], the_model: Any, memory_gib: float, n: int, env: bool,
                       offload: bool, sp: int, env_pinned_off: bool) -> int:
     """Tc: the tokens per GPU of Trinity's default budget at Lc, the longest length estimated for the setting
-    (the memory model's longest, no longer than the last row of the count's own table that does not say the
-    setting ran out of memory); 0 when nothing is."""
+    (the memory model's longest, no longer than the last row of each refuting table, `_tables_of_at_least`,
+    that does not say the setting ran out of memory); 0 when nothing is."""
     longest = _longest_estimate(the_model, memory_gib, n, bool(env), bool(offload), sp, env_pinned_off)
     for table in _tables_of_at_least(tables, n):
         if _ran_out_of_memory(table, the_model, bool(env), bool(offload), sp, longest):
@@ -192,10 +193,11 @@ def _estimated_tokens(tables: dict[int, Table], the_model: Any, memory_gib: floa
     return _max_token_len_per_gpu(longest, sp)
 
 
-def _tables_of_at_least(tables: dict[int, Table], n: int) -> list[Table]:
-    """The tables for n GPUs or more: what runs out of memory on more GPUs does on fewer (each holds more of
-    the states, and the same tokens)."""
-    return [table for count, table in sorted(tables.items()) if count >= n]
+def _tables_of_at_least(tables: list[dict[int, Table]], n: int) -> list[Table]:
+    """The tables for n GPUs or more, of the GPU type and of those with at least its memory (`tables`, one
+    `_tables_with_model` each): what runs out of memory on more GPUs does on fewer (each holds more of the
+    states, and the same tokens), and what runs out with more memory does with less."""
+    return [table for of_type in tables for count, table in sorted(of_type.items()) if count >= n]
 
 
 def _lowered_budget(length: int, sp: int, most_tokens: int) -> int | None:
@@ -206,10 +208,10 @@ def _lowered_budget(length: int, sp: int, most_tokens: int) -> int | None:
     return None if least > most_tokens else max(least, most_tokens // 1024 * 1024)
 
 
-def _estimated(tables: dict[int, Table], the_model: Any, memory_gib: float, n: int, env: bool, offload: bool,
+def _estimated(tables: list[dict[int, Table]], the_model: Any, memory_gib: float, n: int, env: bool, offload: bool,
                sp: int, length: int, env_pinned_off: bool) -> bool:
-    """Whether the memory model vouches for the setting on n GPUs at L: it fits, and no table for n GPUs or
-    more says the setting ran out of memory at L."""
+    """Whether the memory model vouches for the setting on n GPUs at L: it fits, and no refuting table
+    (`_tables_of_at_least`) says the setting ran out of memory at L."""
     return (length <= _longest_estimate(the_model, memory_gib, n, bool(env), bool(offload), sp, env_pinned_off)
             and not any(_ran_out_of_memory(table, the_model, bool(env), bool(offload), sp, length)
                         for table in _tables_of_at_least(tables, n)))
@@ -226,6 +228,13 @@ def _tables_with_model(gpu_type: Any, model: Any) -> dict[int, Table]:
     shape it names, by trainer GPU count."""
     return {table.gpus: table for table in gpu_type.tables
             if model.name in table.models or (model.tables_of is not None and model.tables_of in table.models)}
+
+
+def _refuting_tables(catalog: Catalog, gpu_type: Any, model: Any) -> list[dict[int, Table]]:
+    """`_tables_with_model` of the GPU type, then of every other GPU type with tables and at least its memory."""
+    return [_tables_with_model(gpu_type, model), *(
+        _tables_with_model(other, model) for other in catalog.gpu_types
+        if other.tables and other.name != gpu_type.name and other.memory_gib >= gpu_type.memory_gib)]
 
 
 def _row_for_length(table: Table, length: int) -> Any | None:
@@ -400,6 +409,7 @@ def enumerate_plans(
     gpu_type = catalog.gpu(gpu)
     the_model = catalog.model(model)
     tables = _tables_with_model(gpu_type, the_model)
+    refuting = _refuting_tables(catalog, gpu_type, the_model)
 
     ranked = []
     untabled = _estimated_counts(tables, budget_gpus, node_gpus)
@@ -418,7 +428,7 @@ def enumerate_plans(
                         continue
                     longest = 0 if not estimates else _longest_estimate(
                         the_model, gpu_type.memory_gib, n, bool(e), bool(o), s, env is False)
-                    most_tokens = _estimated_tokens(tables, the_model, gpu_type.memory_gib, n, e, o, s, env is False) \
+                    most_tokens = _estimated_tokens(refuting, the_model, gpu_type.memory_gib, n, e, o, s, env is False) \
                         if estimates and token_budget == "auto" else 0
                     reach = max(longest, min(s * most_tokens, 1 << 21))
                     # When maximising: the rows of the tables that may vouch (the tables share one grid of
@@ -429,7 +439,7 @@ def enumerate_plans(
                     for length in lengths:
                         found = _evidence(tables, the_model, n, e, o, s, length)
                         tokens = _max_token_len_per_gpu(length, s)
-                        if found is None and estimates and _estimated(tables, the_model, gpu_type.memory_gib, n,
+                        if found is None and estimates and _estimated(refuting, the_model, gpu_type.memory_gib, n,
                                                                       e, o, s, length, env is False):
                             found = ("estimated", None)
                         elif found is None and most_tokens and length <= 1 << 21 and \
@@ -555,6 +565,7 @@ def check_plan(
     if plan["unused_gpus"] != budget_gpus - n:
         problems.append(f"unused_gpus={plan['unused_gpus']}, expected {budget_gpus - n}")
     tables = _tables_with_model(gpu_type, the_model)
+    refuting = _refuting_tables(catalog, gpu_type, the_model)
     table = tables.get(n)
     untabled = n in _estimated_counts(tables, budget_gpus, node_gpus)
     estimated = estimates and (table is not None or untabled)
@@ -597,8 +608,8 @@ def check_plan(
     lowered = None
     if estimated and token_budget == "auto" and plan["evidence"] == "estimated" and \
             _evidence(tables, the_model, n, e, o, s, length) is None and \
-            not _estimated(tables, the_model, gpu_type.memory_gib, n, e, o, s, length, env is False) and length <= 1 << 21:
-        lowered = _lowered_budget(length, s, _estimated_tokens(tables, the_model, gpu_type.memory_gib, n, e, o, s,
+            not _estimated(refuting, the_model, gpu_type.memory_gib, n, e, o, s, length, env is False) and length <= 1 << 21:
+        lowered = _lowered_budget(length, s, _estimated_tokens(refuting, the_model, gpu_type.memory_gib, n, e, o, s,
                                                                env is False))
         want_tokens = lowered or want_tokens
     if plan["max_token_len_per_gpu"] != want_tokens:
@@ -643,7 +654,7 @@ def check_plan(
             f"{Setting(env=e, offload=o, sp=s).label} includes"
         )
     else:
-        if not _estimated(tables, the_model, gpu_type.memory_gib, n, e, o, s, length, env is False) and lowered is None:
+        if not _estimated(refuting, the_model, gpu_type.memory_gib, n, e, o, s, length, env is False) and lowered is None:
             problems.append(f"not feasible: the memory model does not vouch for {Setting(env=e, offload=o, sp=s).label} "
                             f"on {n} GPUs at {length} tokens (it does not fit, or the count's table says it ran out of "
                             "memory)")

@@ -1588,3 +1588,18 @@ def test_the_roles_own_sp_is_named_where_it_differs_and_write_sets_it_to_the_pla
         "actor": {"ulysses_sequence_parallel_size": sp}, "ref": {"ulysses_sequence_parallel_size": sp}}
     status, out, _ = cli("--from-config", str(patched), "--gpu", "a100", "--json")
     assert not [problem for problem in json.loads(out)[0]["current"]["config_problems"] if "ulysses" in problem]
+
+
+def test_a_verdict_cites_the_table_of_a_gpu_type_with_at_least_as_much_memory(cli, tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+    status, current = config_verdict(cli, tmp_path, (
+        "model: {model_path: Qwen/Qwen3-4B, max_model_len: 110592, rope_scaling: {rope_type: yarn, factor: 2.7, "
+        "original_max_position_embeddings: 40960}}\ncluster: {node_num: 1, gpu_per_node: 6}\n"
+        "explorer: {rollout_model: {engine_num: 2}}\n"
+        "trainer: {trainer_strategy: fsdp2, ulysses_sequence_parallel_size: 4, offload_policy: true}\n"), "h100")
+    assert (status, current["trains"], current["out_of_memory"]) == (1, False, {
+        "model": "Qwen3-4B", "gpus": 4, "max_model_len": 112640, "setting": "-", "gpu": "A100-80GB"})
+    _, out, _ = cli("--from-config", str(tmp_path / "trinity.yaml"), "--gpu", "h100")
+    assert ("the A100-80GB table for 4 GPUs says '-' at 112640 (its GPU has at least the memory of the H100-80GB), so "
+            "Env + Offload + SP=4 ran out of memory there") in " ".join(out.split())

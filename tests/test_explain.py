@@ -232,8 +232,12 @@ def test_a_gpu_count_is_limited_by_its_table_or_its_longest_estimate():
     assert ("the A100-80GB table for 1 GPU ends at 32768 tokens (its longest with a setting for Qwen3-0.6B: 28672)"
             in details(reasons, "beyond_table"))
     _, reasons = explained(gpu="h100", model="14B", objective="max_len", budget_gpus=8, estimate="auto")
-    assert "on 4 GPUs: no H100-80GB table names Qwen3-14B; the memory model's longest fitting length there is " \
-        "93184 tokens" in details(reasons, "memory_model")
+    # The A100's table for 4 GPUs, whose GPU has at least the H100's memory, says '-' at 102400.
+    assert "on 4 GPUs: no H100-80GB table names Qwen3-14B; the memory model's longest fitting length there (within " \
+        "what the A100-80GB and H20-96GB tables say ran out of memory) is 92160 tokens" in details(reasons, "memory_model")
+    _, reasons = explained(gpu="h200", model="14B", objective="max_len", budget_gpus=8, estimate="auto")
+    assert any(detail.startswith("on 4 GPUs: no H200-141GB table names Qwen3-14B; the memory model's longest fitting "
+                                 "length there is ") for detail in details(reasons, "memory_model"))
 
 
 def test_an_explanation_shares_one_deadline_and_says_when_it_ran_out(monkeypatch: pytest.MonkeyPatch):
@@ -293,16 +297,16 @@ def test_one_asked_setting_without_a_plan_gets_what_the_tables_and_the_model_say
 
 def test_an_estimated_longest_length_is_said_to_be_on_the_grid():
     # Maximising keeps estimated lengths to the 1024-token grid; a length asked with --len may lie past it
-    # (Qwen3-0.6B on one H100: 30720 maximised, while 31229 tokens fit by the memory model).
-    answer, reasons = explained(gpu="h100", model="0.6B", objective="max_len", budget_gpus=1, estimate="auto")
-    assert answer.plans[0].max_model_len == 30720
+    # (Qwen3-0.6B on one H200: 55296 maximised, while 55611 tokens fit by the memory model).
+    answer, reasons = explained(gpu="h200", model="0.6B", objective="max_len", budget_gpus=1, estimate="auto")
+    assert answer.plans[0].max_model_len == 55296
     assert details(reasons, "longest_documented") == [(
-        "nothing for Qwen3-0.6B on H100-80GB, in the tables or the memory model's estimates, goes beyond 30720 tokens "
-        "on the 1024-token grid")]
-    off_grid, _ = explained(gpu="h100", model="0.6B", max_model_len=31229, budget_gpus=1, estimate="auto")
-    beyond, _ = explained(gpu="h100", model="0.6B", max_model_len=31230, budget_gpus=1, estimate="auto")
+        "nothing for Qwen3-0.6B on H200-141GB, in the tables or the memory model's estimates, goes beyond 55296 "
+        "tokens on the 1024-token grid")]
+    off_grid, _ = explained(gpu="h200", model="0.6B", max_model_len=55611, budget_gpus=1, estimate="auto")
+    beyond, _ = explained(gpu="h200", model="0.6B", max_model_len=55612, budget_gpus=1, estimate="auto")
     assert off_grid.plans and not beyond.plans
-    assert "the longest is 30720 on the 1024-token grid (Env + Offload on 1 GPU, estimated)" in beyond.reason
+    assert "the longest is 55296 on the 1024-token grid (Env + Offload on 1 GPU, estimated, extrapolated)" in beyond.reason
 
 
 def test_the_explanation_solves_a_nearby_plan_its_reason_did_not_need():

@@ -772,9 +772,16 @@ def test_cli_memory_names_the_cell_that_vouches_and_lets_it_decide(cli):
                             "--offload", "--json")[1])
     assert result["tables"] == {"trains": True, "evidence": "inferred",
                                 "source": {"model": "Qwen3-14B", "gpus": 4, "max_model_len": 24576, "setting": "Env + Offload"}}
-    result = json.loads(cli("memory", "--model", "8B", "--gpu", "h100", "--gpus", "2", "--len", "16384", "--sp", "2",
+    result = json.loads(cli("memory", "--model", "8B", "--gpu", "h200", "--gpus", "2", "--len", "16384", "--sp", "2",
                             "--json")[1])
     assert result["tables"] is None
+    # On an H100, the A100's table (its GPU has at least the H100's memory) says SP=2 ran out of memory there: the
+    # source tried it before the 'Env + Offload' at 8192.
+    flags = ["memory", "--model", "8B", "--gpu", "h100", "--gpus", "2", "--len", "16384", "--sp", "2"]
+    assert json.loads(cli(*flags, "--json")[1])["tables"] == {"trains": False, "evidence": None, "source": {
+        "model": "Qwen3-8B", "gpus": 2, "max_model_len": 8192, "setting": "Env + Offload", "gpu": "A100-80GB"}}
+    assert ("tables: it runs out of memory (the A100-80GB table for 2 GPUs says 'Env + Offload' at 8192 (its GPU has "
+            "at least the memory of the H100-80GB): the source tried") in " ".join(cli(*flags)[1].split())
     # The A100 table for 4 GPUs says Env at 12288 for Qwen3-8B: vanilla ran out of memory there first, so
     # at 32768 too; the table decides against the model's prediction, with exit status 1.
     flags = ["memory", "--model", "8B", "--gpu", "a100", "--gpus", "4", "--len", "32k"]
