@@ -135,8 +135,8 @@ def _goal(query: Query) -> str:
 def apply_lines(plan: Plan, model: Model) -> list[str]:
     """How to apply a plan: the export line and the Trinity config keys it sets."""
     lines = []
-    if plan.env:
-        lines.append(f"{ENV_EXPORT}   # before Ray starts")
+    if plan.env:  # comments on lines of their own: a line a narrow terminal wraps stays whole
+        lines += ["# before Ray starts:", ENV_EXPORT]
     lines.append(f"model.max_model_len: {plan.max_model_len}")
     if plan.rope_scaling_factor is not None:
         lines.append(
@@ -147,13 +147,13 @@ def apply_lines(plan: Plan, model: Model) -> list[str]:
     lines.append(f"trainer.max_token_len_per_gpu: {plan.max_token_len_per_gpu}")
     if plan.offload:
         lines.append("trainer.trainer_strategy: fsdp2")
-        lines.append("trainer.save_hf_checkpoint: never   # as in the source's offload measurements")
+        lines += ["# as in the source's offload measurements:", "trainer.save_hf_checkpoint: never"]
         lines.append(
             "trainer.trainer_config.actor_rollout_ref.{actor,ref}.fsdp_config: "
             "{param_offload: true, optimizer_offload: true, offload_policy: true}"
         )
-        lines.append("trainer.{param_offload, optimizer_offload, offload_policy}: true   # Trinity 0.6's (before 0.6, "
-                     "drop them)")
+        lines += ["# Trinity 0.6 also takes these (leave them out before 0.6, which refuses them):",
+                  "trainer.{param_offload, optimizer_offload, offload_policy}: true"]
     return lines
 
 
