@@ -474,8 +474,10 @@ class _Words:
         if not rows:
             return [self._beyond_table(n)]
         row = rows[0]
-        if not any((n, r) in data.settings for r in rows):
-            return [Reason(rule="no_setting", detail=f"{table} says '-' for {self.column(n)} from {row} tokens on: "
+        if not any((n, r) in data.settings for r in rows):  # '-' from the row after the last that trains
+            first = min(r for r in self.rows(n) if r > max((r for r in self.rows(n) if (n, r) in data.settings),
+                                                           default=0))
+            return [Reason(rule="no_setting", detail=f"{table} says '-' for {self.column(n)} from {first} tokens on: "
                                                      f"nothing trained there{self._lowered(n, length, combinations)}")]
         cell = data.settings.get((n, row))
         order = [setting.label for setting in tried_settings(data.shape, n)]

@@ -337,3 +337,10 @@ def test_a_nearby_plan_undecided_in_time_is_solved_again_by_the_explanation(monk
     assert "--token-budget auto" not in (answer.reason or "")
     monkeypatch.setattr(solve_module, "answer_for", real)
     assert details(explain(CATALOG, query, answer), "lower_token_budget")
+
+
+def test_a_dash_run_is_cited_from_its_first_row_whatever_row_the_length_falls_in():
+    # The A100-80GB table for 6 GPUs has '-' for Qwen3-14B from 51200 on; 65536 falls in the row of 71680.
+    _, reasons = explained(gpu="a100", model="14B", max_model_len=65536, budget_gpus=8)
+    assert ("the A100-80GB table for 6 GPUs says '-' for Qwen3-14B from 51200 tokens on: nothing trained there"
+            in details(reasons, "no_setting"))
