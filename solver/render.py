@@ -462,7 +462,8 @@ def memory_view(result: MemoryEstimate, label: str, gpu: str, model: str, gpus: 
                else f"does not fit: {-result.headroom_gib:.2f} GiB over")
     if result.step_gib:  # without Offload: the optimizer step's own peak, the states and Adam's temporary
         share = result.step_usable_gib / result.memory_gib
-        verdict += (f"; the optimizer step takes {result.step_gib:.2f} GiB of the {result.step_usable_gib:.2f} it "
+        step = "it" if result.step_binds and not fits else "the optimizer step"  # named already where it is over
+        verdict += (f"; {step} takes {result.step_gib:.2f} GiB of the {result.step_usable_gib:.2f} it "
                     f"may ({share:.1%} of the memory){'' if result.step_fits else ': too much'}")
     if own_budget:  # the memory is the budget's whatever the length
         longest = (f"longest length its token budget holds (budget x SP), which the memory model fits: "

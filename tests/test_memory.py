@@ -1248,7 +1248,7 @@ def test_the_optimizer_step_must_fit_too():
 def test_solve_memory_says_when_only_the_optimizer_step_does_not_fit(cli):
     status, out, _ = cli("memory", "--model", "32B", "--gpu", "h100", "--gpus", "8", "--len", "4096", "--sp", "8",
                          "--env")
-    assert status == 1 and "does not fit: the optimizer step is 0.01 GiB over; the optimizer step takes 77.28 GiB " \
+    assert status == 1 and "does not fit: the optimizer step is 0.01 GiB over; it takes 77.28 GiB " \
                            "of the 77.27 it may (97.0% of the memory): too much" in " ".join(out.split())
     status, out, _ = cli("memory", "--model", "32B", "--gpu", "h100", "--gpus", "8", "--len", "4096", "--sp", "8",
                          "--env", "--margin", "0")  # the margin applies to the optimizer step's share too
