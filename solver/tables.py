@@ -1085,20 +1085,53 @@ _PLAIN_PROBLEMS = {
 """Pydantic's error types in the words of a one-line message (a name pattern is the only one used)."""
 
 
-def _validation_message(path: Path, raw: Any, error: ValidationError, recheck: Callable[[Any], object]) -> str:
-    """`error` in one line; `recheck` validates other data the same way (for the hint of a number YAML
-    reads as text, which must not suggest a value its field refuses)."""
+def _fields_at(schema: type[BaseModel], location: tuple[Any, ...]) -> tuple[str, ...]:
+    """The fields of the mapping at a pydantic error's `location` in data of `schema` (the names a file may
+    give there, aliases as written), or () where it is not one of rft-solver's models."""
+    node: Any = schema
+    for key in location:
+        if not (isinstance(node, type) and issubclass(node, BaseModel)):
+            return ()
+        if key in node.model_fields:
+            node = node.model_fields[key].annotation
+        elif not isinstance(key, int):  # a union member's tag, or an item's position, walks into the type
+            node = next((member for member in _members(node) if getattr(member, "__name__", None) == key), node)
+            continue
+        node = next((member for member in _members(node) if isinstance(member, type) and issubclass(member, BaseModel)),
+                    node)
+    if not (isinstance(node, type) and issubclass(node, BaseModel)):
+        return ()
+    return tuple(field.alias or name for name, field in node.model_fields.items())
+
+
+def _members(annotation: Any) -> tuple[Any, ...]:
+    """The types an annotation stands for, unwrapped (Optional, unions, Annotated, the items of a tuple or list)."""
+    arguments = get_args(annotation)
+    if not arguments:
+        return (annotation,)
+    return tuple(member for argument in arguments for member in _members(argument))
+
+
+def _validation_message(path: Path, raw: Any, error: ValidationError, recheck: Callable[[Any], object],
+                        schema: type[BaseModel]) -> str:
+    """`error` in one line (naming a mapping's fields where one is missing or unknown, `schema`'s); `recheck`
+    validates other data the same way (for the hint of a number YAML reads as text, which must not suggest a
+    value its field refuses)."""
     # An error at a location that holds another error's is its consequence (a list left empty by an item
     # that failed): only the innermost ones count.
     errors = [e for e in error.errors()
               if not any(len(o["loc"]) > len(e["loc"]) and tuple(o["loc"][:len(e["loc"])]) == tuple(e["loc"])
                          for o in error.errors())]
     first = errors[0]
+    if first["type"] == "missing":  # a field given under another name: the unknown one beside it says more
+        first = next((e for e in errors if e["type"] == "extra_forbidden" and e["loc"][:-1] == first["loc"][:-1]), first)
     location = _data_location(raw, tuple(first["loc"]))
+    fields = _fields_at(schema, tuple(first["loc"][:-1])) if first["type"] in ("extra_forbidden", "missing") else ()
+    accepted = f" (fields: {', '.join(fields)})" if fields else ""
     if first["type"] == "extra_forbidden":
-        location, problem = location[:-1], f"unknown field {location[-1]!r}"
+        location, problem = location[:-1], f"unknown field {location[-1]!r}{accepted}"
     elif first["type"] == "missing":
-        location, problem = location[:-1], f"missing field {location[-1]!r}"
+        location, problem = location[:-1], f"missing field {location[-1]!r}{accepted}"
     elif first["type"] in _PLAIN_PROBLEMS:
         problem = _plain_problem(first) + f", got {brief(first['input'])}"
         if first["type"] in ("int_type", "float_type") and _yaml_text_number(first["input"]):
@@ -1167,8 +1200,8 @@ def _validate(model: type[BaseModel], path: Path, context: dict[str, Any] | None
     try:
         return model.model_validate(raw, context=context)
     except ValidationError as error:
-        raise TableError(_validation_message(path, raw, error,
-                                             lambda data: model.model_validate(data, context=context))) from None
+        raise TableError(_validation_message(path, raw, error, lambda data: model.model_validate(data, context=context),
+                                             model)) from None
 
 
 _Item = TypeVar("_Item", bound=Hashable)
@@ -1494,6 +1527,8 @@ def load_model_config(path: Path | str) -> Model:
         value = within.get(key)
         value = default if value is None else value
         limit = CONFIG_LIMITS[key]
+        if value is None:
+            raise TableError(f"{path}: missing {key}: a model's config.json gives it (a whole number from 1 to {limit})")
         if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= limit:
             raise TableError(f"{path}: {key}: expected a whole number from 1 to {limit}, got {brief(value)}")
         return value

@@ -101,7 +101,7 @@ def test_a_base_models_ranking_explanation_and_tables_name_whose_cells_they_are(
     assert status == 0 and "4 GPUs @ 32768: SP=4 (Qwen3-8B)" in out
     status, out, _ = cli("--model", "8B-Base", "--gpu", "a100", "--gpus", "4", "--len", "65536", "--explain")
     assert status == 0 and ("the A100-80GB table for 2 GPUs says '-' for Qwen3-8B (the same shape as Qwen3-8B-Base) "
-                            "from 71680 tokens on") in " ".join(out.split())
+                            "from 61440 tokens on") in " ".join(out.split())
     status, out, _ = cli("tables", "--model", "8B-Base", "--gpu", "a100", "--gpus", "1")
     assert status == 0 and out.endswith("Qwen3-8B's cells stand for Qwen3-8B-Base, of the same shape\n")
     status, out, err = cli("tables", "--model", "8B-Base", "--gpu", "a100", "--gpus", "1", "--json")
@@ -228,8 +228,10 @@ def test_bad_input_exits_2_with_one_line(cli, argv: list[str], message: str):
     ("text", "message"),
     [
         ("offload: -1\nsp: 0.1\nenv: 0.01\n", "offload: must be at least 0, got -1"),
-        ("offload: 1.0\nsp: 0.1\n", "missing field 'env'"),
-        ("offload: 1.0\nsp: 0.1\nenv: 0.01\nspeed: 2\n", "unknown field 'speed'"),
+        ("offload: 1.0\nsp: 0.1\n", "missing field 'env' (fields: offload, sp, env)"),
+        ("offload: 1.0\nsp: 0.1\nenv: 0.01\nspeed: 2\n", "unknown field 'speed' (fields: offload, sp, env)"),
+        ("offload: 1.0\nsp: 0.1\nenvironment: 0.01\n", "unknown field 'environment' (fields: offload, sp, env) (and 1 "
+                                                      "more problem)"),  # the unknown one, before the missing env
         ("offload: 1.0\nsp: .nan\nenv: 0.01\n", "sp: must be a finite number"),
         ("offload: 1.0e+300\nsp: 0.1\nenv: 0.01\n", "offload: must be at most 1000, got 1e+300"),
         ("offload: [1.0\n", "malformed YAML"),

@@ -273,7 +273,8 @@ def test_model_config_reads_a_local_config_json():
         ('{"text_config": {"hidden_size": 8}}', r"a multimodal config \(text_config\); only a text model"),
         ('{"hidden_size": 3584, "num_hidden_layers": 28, "vision_config": {"depth": 32}}',  # Qwen2-VL's layout
          r"a multimodal config \(vision_config\)"),
-        ('{"hidden_size": 1024}', "num_hidden_layers: expected a whole number from 1 to 16384, got None"),
+        ('{"hidden_size": 1024}', r"missing num_hidden_layers: a model's config.json gives it \(a whole number from 1 to "
+                                  r"16384\)"),
         ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
         ('{"x": ' + "1" * 5000 + "}", "a number too long to read"),
         (('{"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 8, '
