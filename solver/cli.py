@@ -54,6 +54,7 @@ from solver.render import answers_json, answers_view, cells_json, tables_view
 from solver.tables import (
     CONFIG_SHAPE,
     LEAST_DRIVER_MIB,
+    LEAST_GPU_MEMORY_GB,
     MAX_GPU_MEMORY_GB,
     MAX_TOKENS,
     OWN_GPU_HINT,
@@ -185,7 +186,7 @@ def gpu_memory(text: str) -> tuple[int | None, int | None]:
         raise argparse.ArgumentTypeError(f"expected {forms}, got {brief(text)}")
     unit = (match[2] or "gb").lower()
     limit = MAX_GPU_MEMORY_GB * (1024 if unit == "mib" else 1)
-    least = {"mib": LEAST_DRIVER_MIB, "gib": LEAST_DRIVER_MIB // 1024, "gb": 1}[unit]  # the driver's: see described
+    least = {"mib": LEAST_DRIVER_MIB, "gib": LEAST_GPU_MEMORY_GB, "gb": LEAST_GPU_MEMORY_GB}[unit]  # described_gpu_type's
     significant = match[1].lstrip("0") or "0"  # int() refuses 4300 digits, leading zeros too
     value = int(significant) if len(significant) <= len(str(limit)) else limit + 1
     if not least <= value <= limit:

@@ -351,8 +351,10 @@ class Table(_Frozen):
 DRIVER_SHARE = (0.85, 1.05)
 """The driver's MiB over the GB a GPU is sold with, times 1024: 0.937 (L40S) to 1.0 in the catalogue."""
 LEAST_DRIVER_MIB = 8192
-"""The least memory a GPU type of your own may report: below it, no whole GB is sure to be its (and no model
-here trains)."""
+"""The least memory a GPU type of your own may report: below it, no whole GB is sure to be its."""
+LEAST_GPU_MEMORY_GB = LEAST_DRIVER_MIB // 1024
+"""The least memory as sold a GPU type of your own may have, the same floor: smaller cards lie far outside what
+the memory model was fitted on."""
 
 
 def gpu_type_problem(name: object, memory_gb: int | None, memory_mib: int | None) -> str | None:
@@ -418,8 +420,9 @@ def described_gpu_type(name: str, memory_gb: int | None = None, memory_mib: int 
     unnamed = gpu_type_problem(name, None, None)  # the name first: the messages below show it
     if unnamed:
         raise QueryError(unnamed)
-    if memory_gb is not None and not 1 <= memory_gb <= MAX_GPU_MEMORY_GB:
-        raise QueryError(f"{name.strip()}: its memory must be from 1 to {MAX_GPU_MEMORY_GB} GB, got {memory_gb} GB")
+    if memory_gb is not None and not LEAST_GPU_MEMORY_GB <= memory_gb <= MAX_GPU_MEMORY_GB:
+        raise QueryError(f"{name.strip()}: its memory must be from {LEAST_GPU_MEMORY_GB} to {MAX_GPU_MEMORY_GB} GB, got "
+                         f"{memory_gb} GB")
     if memory_mib is not None and not LEAST_DRIVER_MIB <= memory_mib <= MAX_GPU_MEMORY_GB * 1024:
         raise QueryError(f"{name.strip()}: its memory must be from {LEAST_DRIVER_MIB} MiB ({LEAST_DRIVER_MIB // 1024} "
                          f"GiB) to {MAX_GPU_MEMORY_GB * 1024} MiB, got {memory_mib} MiB")

@@ -131,7 +131,7 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
         (lambda: solver.load_catalog().with_gpu_types(solver.described_gpu_type("X", 64)),
          "gpu_types must be a list of GpuType, got a GpuType"),
         (lambda: solver.described_gpu_type("MyAccel", "64"), "memory_gb must be a whole number or None, got '64'"),
-        (lambda: solver.described_gpu_type("MyAccel", 0), "MyAccel: its memory must be from 1 to 16384 GB, got 0 GB"),
+        (lambda: solver.described_gpu_type("MyAccel", 0), "MyAccel: its memory must be from 8 to 16384 GB, got 0 GB"),
         (lambda: solver.described_gpu_type("MyAccel", memory_mib=1025),
          "MyAccel: its memory must be from 8192 MiB (8 GiB) to 16777216 MiB, got 1025 MiB"),
         # estimate_memory: the node size and the flags' types

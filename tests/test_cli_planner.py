@@ -517,7 +517,7 @@ def test_a_gpu_type_the_catalogue_lacks_is_planned_from_its_memory(cli, tmp_path
                        "--json")
     assert json.loads(in_gib)["memory_gib"] == 64
     status, _, err = cli("--model", "4B", "--gpu", "x", "--gpu-memory", "1" * 5000, "--len", "8k")
-    assert status == 2 and len(err) < 300 and "argument --gpu-memory: must be from 1 to 16384 (GB)" in err
+    assert status == 2 and len(err) < 300 and "argument --gpu-memory: must be from 8 to 16384 (GB)" in err
     status, _, err = cli("--model", "4B", "--len", "1" * 5000)
     assert status == 2 and len(err) < 300 and "argument --len: must be at most 16777216" in err
     status, _, err = cli("--model", "4B", "--len", "-" + "1" * 5000)
