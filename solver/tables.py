@@ -1519,8 +1519,11 @@ def load_model_config(path: Path | str) -> Model:
         raise TableError(f"{path}: {NUMBER_TOO_LONG}") from None
     if not isinstance(config, dict):
         raise TableError(f"{path}: a config.json is a JSON object")
-    if any(key in config for key in MOE_CONFIG_KEYS):
-        raise TableError(f"{path}: a mixture-of-experts config; only a dense model's config.json is read")
+    if any(key in config for key in MOE_CONFIG_KEYS):  # the shipped ones, by name: read only for this message
+        moe = next((model for model in load_catalog().models if model.moe is not None), None)
+        named = "" if moe is None else (f" (the catalogue's mixture-of-experts models, such as {moe.name}, are planned "
+                                        f"by name: --model {moe.aliases[0] if moe.aliases else moe.name})")
+        raise TableError(f"{path}: a mixture-of-experts config; only a dense model's config.json is read{named}")
     towers = [key for key in MULTIMODAL_CONFIG_KEYS if key in config]
     if towers:
         raise TableError(f"{path}: a multimodal config ({', '.join(towers)}); only a text model's "
