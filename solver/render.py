@@ -194,6 +194,11 @@ def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int) -> T
     grid.add_row("cost", f"{plan.cost:.4g} relative step time (best)")
     grid.add_row("evidence", plan.evidence_text(answer.gpu, answer.model))
     grid.add_row("memory", _memory_line(plan))
+    if plan.evidence == "estimated" and plan.beyond_calibration and plan.headroom_gb < THIN_HEADROOM_GIB:
+        grid.add_row("caution", Text(
+            f"{plan.headroom_gb:.1f} GiB to spare where the estimate extrapolates, and its error there is unmeasured "
+            "(on much smaller cards and much larger models it runs optimistic by about a GiB and more: "
+            "docs/memory.md); raise --margin, or measure a step first", style="yellow"))
     if plan.host_memory_gb is not None:
         grid.add_row("host memory", f"{plan.host_memory_gb:.1f} GiB per node for the offloaded states (--host-ram)")
     grid.add_row("apply", "\n".join(apply_lines(plan, model)))
@@ -205,6 +210,10 @@ def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int) -> T
                                      f"({measured.evidence}{twin}; {measured.cost / plan.cost:.2f}x the cost), if you "
                                      "prefer the tables' evidence to the memory model's")
     return grid
+
+
+THIN_HEADROOM_GIB = 1.0
+"""Less room than this in an extrapolated estimate gets a caution: the known errors there are about a GiB and more."""
 
 
 def _memory_line(plan: Plan) -> str:

@@ -707,3 +707,11 @@ def test_ctrl_c_while_the_command_loads_is_one_line_and_status_130():
               "builtins.__import__ = interrupted\nfrom solver.__main__ import main\nsys.exit(main())\n")
     process = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False)
     assert (process.returncode, process.stdout, process.stderr) == (130, "", "solve: interrupted\n")
+
+
+def test_an_extrapolated_estimate_with_little_room_gets_a_caution(cli):
+    # Qwen3-8B on 8 RTX 4090s: 24 GiB cards, beyond the calibration's 80 to 96 GiB, at 0.0 GiB to spare.
+    status, out, _ = cli("--model", "8B", "--gpu", "rtx-4090", "--gpus", "8", "--maximize", "len")
+    assert status == 0 and "caution        0.0 GiB to spare where the estimate extrapolates" in out
+    # A documented plan, or an estimate within its calibration, gets none.
+    assert "caution" not in cli("--maximize", "len", "--gpus", "6", "--model", "4B", "--gpu", "a100")[1]
