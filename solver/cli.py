@@ -21,7 +21,8 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, get_args
 
-from rich.console import Console
+from rich.console import Console, Group, RenderableType
+from rich.table import Table
 
 from solver import __version__
 from solver.memory import DEFAULT_MARGIN, RolloutEngines, breakdown, host_memory_gib, rollout_engines
@@ -474,7 +475,7 @@ def run_cluster(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(cluster_json(result) + "\n")
     else:
-        _console().print(cluster_view(result, fleet, minimize_nodes=args.minimize == "nodes"))
+        _print_view(cluster_view(result, fleet, minimize_nodes=args.minimize == "nodes"), "solve cluster")
     if result.interrupted:
         print("solve cluster: interrupted: the best placement found so far is above", file=sys.stderr)
         return INTERRUPTED
@@ -1072,8 +1073,7 @@ def run_planner(args: argparse.Namespace) -> int:
     elif args.json:
         sys.stdout.write(answers_json(answers) + "\n")
     else:
-        console = _console()
-        console.print(answers_view(answers, query, catalog))
+        console = _print_view(answers_view(answers, query, catalog), "solve")
         for written in (args.out, args.write):
             if written is not None and answers[0].plans:
                 console.print(f"wrote {written}")
@@ -1456,6 +1456,23 @@ def _umask() -> int:
 
 PLAIN_TEXT: dict[str, Any] = {"markup": False, "emoji": False}
 """Consoles print strings as they are: a name with brackets or colons (a pool ``p[/]``) is not markup."""
+
+
+def _print_view(view: RenderableType, prog: str) -> Console:
+    """Print `view` on stdout (`_console`); on a terminal too narrow for one of its tables with a header (the
+    ranked plans, a placement), a note on stderr first: rich would break their words or cut their cells. The
+    console, for more lines."""
+    console = _console()
+    if console.is_terminal:
+        unbounded = Console(width=1 << 16, file=io.StringIO(), **PLAIN_TEXT)
+        parts = view.renderables if isinstance(view, Group) else [view]
+        needed = max((unbounded.measure(part).minimum for part in parts if isinstance(part, Table) and part.show_header),
+                     default=0)  # below its minimum, a table breaks words or cuts cells; above, it wraps at spaces
+        if needed > console.width:
+            print(f"{prog}: note: the table needs {needed} columns and the terminal has {console.width}: widen it, "
+                  "pipe the output (| less -S), or use --json", file=sys.stderr)
+    console.print(view)
+    return console
 
 
 def _console(width: int = 160) -> Console:

@@ -715,3 +715,18 @@ def test_an_extrapolated_estimate_with_little_room_gets_a_caution(cli):
     assert status == 0 and "caution        0.0 GiB to spare where the estimate extrapolates" in out
     # A documented plan, or an estimate within its calibration, gets none.
     assert "caution" not in cli("--maximize", "len", "--gpus", "6", "--model", "4B", "--gpu", "a100")[1]
+
+
+def test_a_terminal_too_narrow_for_the_ranking_gets_a_note(cli, monkeypatch: pytest.MonkeyPatch):
+    import io
+
+    from rich.console import Console
+
+    import solver.cli
+
+    monkeypatch.setattr(solver.cli, "_console", lambda width=160: Console(
+        width=80, force_terminal=True, file=io.StringIO(), **solver.cli.PLAIN_TEXT))
+    status, _, err = cli("--model", "8B", "--gpus", "4", "--len", "32k", "--gpu", "a100", "--top", "3")
+    assert status == 0 and err.startswith("solve: note: the table needs ") and \
+        err.endswith(" columns and the terminal has 80: widen it, pipe the output (| less -S), or use --json\n")
+    assert cli("--model", "8B", "--gpus", "4", "--len", "32k", "--gpu", "a100")[2] == ""  # no ranking, no note
