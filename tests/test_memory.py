@@ -268,15 +268,15 @@ def test_model_config_reads_a_local_config_json():
     [
         ("{not json", "not JSON"),
         ("[1, 2]", "a config.json is a JSON object"),
-        ('{"num_experts": 8, "hidden_size": 8}', r"mixture-of-experts config; only a dense model's config.json is read "
-                                                r"\(the catalogue's mixture-of-experts models, such as Qwen3-30B-A3B, are "
-                                                r"planned by name: --model 30B-A3B\)$"),
+        ('{"num_experts": 8, "hidden_size": 8}', (r"mixture-of-experts config; only a dense model's config.json is "
+                                                 r"read \(the catalogue's mixture-of-experts models, such as "
+                                                 r"Qwen3-30B-A3B, are planned by name: --model 30B-A3B\)$")),
         ('{"n_routed_experts": 256, "hidden_size": 7168}', "mixture-of-experts"),  # DeepSeek's key
         ('{"text_config": {"hidden_size": 8}}', r"a multimodal config \(text_config\); only a text model"),
         ('{"hidden_size": 3584, "num_hidden_layers": 28, "vision_config": {"depth": 32}}',  # Qwen2-VL's layout
          r"a multimodal config \(vision_config\)"),
-        ('{"hidden_size": 1024}', r"missing num_hidden_layers: a model's config.json gives it \(a whole number from 1 to "
-                                  r"16384\)"),
+        ('{"hidden_size": 1024}', (r"missing num_hidden_layers: a model's config.json gives it \(a whole number from 1 "
+                                   r"to 16384\)")),
         ("[" * 100_000 + "]" * 100_000, "nested too deeply"),
         ('{"x": ' + "1" * 5000 + "}", "a number too long to read"),
         (('{"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2, "num_attention_heads": 8, '
