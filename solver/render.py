@@ -37,9 +37,9 @@ from solver.tables import (
     Fleet,
     Model,
     Setting,
-    Source,
     cell_text,
     counted,
+    source_words,
 )
 
 SHADES = (
@@ -87,10 +87,6 @@ def cells_json(cells: Iterable[Cell]) -> str:
     return json.dumps([cell_record(cell) for cell in cells], indent=2)
 
 
-def _source(source: Source | str) -> str:
-    return f"{source.document}, {source.section}" if isinstance(source, Source) else source
-
-
 def tables_view(catalog: Catalog) -> Group:
     """Each GPU type's documented tables, cells in the source's words, shaded by cost, and a legend."""
     renderables: list[Any] = []
@@ -108,9 +104,11 @@ def tables_view(catalog: Catalog) -> Group:
                 view.add_row(str(row.max_model_len), *cells)
             renderables += [Text(f"{gpu_type.name} ({gpu_type.memory_gb} GB), {counted(table.gpus, 'trainer GPU')}",
                                  style="table.title"), view,
-                            Text(f"source: {_source(gpu_type.source)}, {table.section}", style="table.caption"), Text()]
+                            Text(f"source: {source_words(gpu_type.source)}, {table.section}", style="table.caption"), Text()]
+    shown = {setting for gpu_type in catalog.gpu_types for table in gpu_type.tables for row in table.rows
+             for _, setting in row.cells if setting is not None}
     legend = Text("cost, lightest to darkest: ")
-    for setting in ESCALATION_ORDER:
+    for setting in sorted(shown | set(ESCALATION_ORDER), key=lambda setting: setting.escalation_key):
         legend.append(f" {setting.label} ", style=setting_style(setting)).append(" ")
     legend.append(f" {NO_SETTING} ", style=NO_SETTING_STYLE).append(" nothing trains")
     renderables.append(legend)

@@ -238,6 +238,11 @@ class Source(_Frozen):
     section: Text
 
 
+def source_words(source: Source | str) -> str:
+    """Where a GPU type's numbers come from, in words: a source document and its section, or the text given."""
+    return f"{source.document}, {source.section}" if isinstance(source, Source) else source
+
+
 class Row(_Frozen):
     """One ``max_model_len`` row of a table: each model's documented setting, None for ``-``."""
 
@@ -818,7 +823,11 @@ class Catalog(_Frozen):
             raise QueryError(f"{known.name} has a table for {counts} GPU{'s' if taken != [1] else ''} already; measured "
                              "cells join the tables where they have none (give the GPU type a name of its own to "
                              "plan with yours alone)")
-        tables = tuple(sorted((*known.tables, *gpu_type.tables), key=lambda table: table.gpus))
+        # The measured tables name their own source beside their heading: the GPU type's is the catalogue's.
+        sourced = gpu_type.tables if gpu_type.source == known.source else tuple(
+            table.model_copy(update={"section": f"{table.section} ({source_words(gpu_type.source)})"})
+            for table in gpu_type.tables)
+        tables = tuple(sorted((*known.tables, *sourced), key=lambda table: table.gpus))
         merged = known.model_copy(update={"tables": tables})
         return self.model_copy(update={"gpu_types": tuple(merged if g is known else g for g in self.gpu_types)})
 

@@ -151,3 +151,11 @@ def test_a_cells_file_without_tables_is_refused(cli, tmp_path: Path):
         prog = "solve tables" if command == ("tables",) else "solve"
         message = f"{prog}: error: {cells}: no tables: a cells file gives at least one (gpus, models, rows)\n"
         assert cli(*command, "--cells", str(cells)) == (2, "", message)
+
+
+def test_measured_tables_name_their_own_source_and_the_legend_their_settings(cli):
+    status, out, _ = cli("tables", "--cells", "docs/examples/my-cells.yaml", "--gpu", "h100")
+    text = " ".join(out.split())
+    assert status == 0 and ", 8 x H100 (my measurements, 2026-11)" in text  # the cells' source, not only the datasheet
+    assert " SP=8 " in text.split("cost, lightest to darkest:")[1] and "Env + Offload + SP=8" in text.split(
+        "cost, lightest to darkest:")[1]
