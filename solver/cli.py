@@ -1186,8 +1186,8 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalo
                 fragments.append(trinity_fragment(answer.plans[0], model, rollout, gpu=answer.gpu, nodes=nodes,
                                                   engines=engines, layout=layout))
             except EngineError as error:  # the config's engines cannot take the rollout GPUs this plan leaves
-                raise QueryError(f"{args.from_config}: {error} on nodes of {node_gpus}: choose the trainer's GPUs "
-                                 "with --gpus") from None
+                raise QueryError(f"{args.from_config}: {error} on nodes of {node_gpus}: choose a trainer size with "
+                                 "--gpus that leaves the config's engines exactly their GPUs") from None
         elif args.emit:
             notes.append(f"solve: {answer.gpu}: {answer.no_plan_line}")
     if config is not None and config.trainer_gpus is None and answers[0].plans:

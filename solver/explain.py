@@ -258,9 +258,32 @@ def _reach(catalog: Catalog, prober: _Prober, data: PlanningData, query: Query) 
         longest = _best(catalog, query, prober, objective="max_len", max_model_len=None, budget_gpus=count,
                         exact=True)
         reach = ("unknown (out of time)" if prober.undecided > undecided else "none") if longest is None else str(
-            longest.max_model_len) + (f" ({longest.evidence_label})" if longest.evidence == "estimated" else "")
+            longest.max_model_len) + (f" ({longest.evidence_label}"
+                                      f"{_capped_by(catalog, data, query, count, longest.setting, longest.max_model_len)})"
+                                      if longest.evidence == "estimated" else "")
         parts.append(f"{_Words.gpus(count)}: {reach}")
     return ", ".join(parts)
+
+
+def _capped_by(catalog: Catalog, data: PlanningData, query: Query, gpus: int, setting: Setting, length: int) -> str:
+    """For an estimate of `setting` on `gpus` GPUs at its longest `length`: where the memory model fits it a grid
+    step further but a table says it ran out of memory there (the count's, one for more GPUs, or one of a GPU type
+    with at least this one's memory: `within_refuting_tables`), that table's cell in words; "" otherwise."""
+    further = length + GRID
+    if query.token_budget == "auto" or not breakdown(data.shape, catalog.gpu(data.gpu).memory_gib, gpus, setting,
+                                                     further, query.memory.coefficients, query.margin).fits:
+        return ""
+    own = refuting_cell(data.shape, data.rows, data.settings, gpus, setting, further)
+    found = (data.gpu, own, data.columns) if own is not None else next(
+        ((gpu, cell, cells.columns) for gpu, cells in data.larger
+         if (cell := refuting_cell(data.shape, cells.rows, cells.settings, gpus, setting, further))), None)
+    if found is None or found[1] is None:
+        return ""
+    gpu, (count, row), columns = found
+    whose = "" if gpu == data.gpu else ", whose GPU has at least this one's memory,"
+    column = "" if columns[count] == data.model else f" for {columns[count]}"
+    return (f", no further: the {gpu} table for {_Words.gpus(count)}{whose} says {setting.label} ran out of "
+            f"memory{column} at {row}")
 
 
 def _best(catalog: Catalog, query: Query, prober: _Prober, **changes: object) -> Plan | None:
@@ -277,6 +300,7 @@ class _Words:
     def __init__(self, data: PlanningData, query: Query, catalog: Catalog) -> None:
         self.data = data
         self.query = query
+        self.catalog = catalog
         self.model = data.shape
         self.memory_gib = catalog.gpu(data.gpu).memory_gib
 
@@ -454,11 +478,13 @@ class _Words:
         if not self.rows(n):
             longest = self.data.longest_estimate.get(n, 0) // GRID * GRID
             lowered = " with a lowered token budget" if self.query.token_budget == "auto" else ""
-            larger = " and ".join(gpu for gpu, _ in self.data.larger)  # GPU types with at least this one's memory
-            capped = f" (within what the {larger} tables say ran out of memory)" if larger else ""
+            reaching = [Setting(env=bool(e), offload=bool(o), sp=s) for m, e, o, s, fits in self.data.estimates
+                        if m == n and fits // GRID * GRID == longest]  # the settings the longest estimate is of
+            capped = next(filter(None, (_capped_by(self.catalog, self.data, self.query, n, setting, longest)
+                                        for setting in reaching)), "")
             return Reason(rule="memory_model", detail=(
-                f"{self._no_table(n)}; the memory model's longest fitting length there{capped} is {longest} "
-                f"tokens{lowered}"))
+                f"{self._no_table(n)}; the memory model's longest fitting length there is {longest} "
+                f"tokens{lowered}{capped}"))
         return Reason(rule="beyond_table", detail=(
             f"the {self.data.gpu} table for {self.gpus(n)} ends at {self.rows(n)[-1]} tokens (its longest with a "
             f"setting for {self.column(n)}: {self.longest_documented(n) or 'none'})"

@@ -177,6 +177,20 @@ def _relative(rank: int, cost: float, first: float) -> str:
     return "best" if rank == 1 else f"{cost / first:.2f}x #1"
 
 
+THIN_HEADROOM_GIB = 1.0
+"""Less room than this in an extrapolated estimate gets a caution: the known errors there are about a GiB and more."""
+
+
+def _thin_headroom(headroom_gib: float, beyond_calibration: tuple[str, ...] | list[str]) -> str:
+    """A caution for a prediction that fits with less than `THIN_HEADROOM_GIB` to spare where it extrapolates
+    (`beyond_calibration` not empty), in words; "" otherwise."""
+    if not beyond_calibration or not 0 <= headroom_gib < THIN_HEADROOM_GIB:
+        return ""
+    return (f"{headroom_gib:.1f} GiB to spare where the estimate extrapolates, and its error there is unmeasured (on "
+            "much smaller cards and much larger models it runs optimistic by about a GiB and more: docs/memory.md); "
+            "raise --margin, or measure a step first")
+
+
 def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int) -> Table:
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold", no_wrap=True)
@@ -192,11 +206,8 @@ def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int) -> T
     grid.add_row("cost", f"{plan.cost:.4g} relative step time (best)")
     grid.add_row("evidence", plan.evidence_text(answer.gpu, answer.model))
     grid.add_row("memory", _memory_line(plan))
-    if plan.evidence == "estimated" and plan.beyond_calibration and plan.headroom_gb < THIN_HEADROOM_GIB:
-        grid.add_row("caution", Text(
-            f"{plan.headroom_gb:.1f} GiB to spare where the estimate extrapolates, and its error there is unmeasured "
-            "(on much smaller cards and much larger models it runs optimistic by about a GiB and more: "
-            "docs/memory.md); raise --margin, or measure a step first", style="yellow"))
+    if plan.evidence == "estimated" and (caution := _thin_headroom(plan.headroom_gb, plan.beyond_calibration)):
+        grid.add_row("caution", Text(caution, style="yellow"))
     if plan.host_memory_gb is not None:
         grid.add_row("host memory", f"{plan.host_memory_gb:.1f} GiB per node for the offloaded states (--host-ram)")
     grid.add_row("apply", "\n".join(apply_lines(plan, model)))
@@ -208,10 +219,6 @@ def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int) -> T
                                      f"({measured.evidence}{twin}; {measured.cost / plan.cost:.2f}x the cost), if you "
                                      "prefer the tables' evidence to the memory model's")
     return grid
-
-
-THIN_HEADROOM_GIB = 1.0
-"""Less room than this in an extrapolated estimate gets a caution: the known errors there are about a GiB and more."""
 
 
 def _memory_line(plan: Plan) -> str:
@@ -488,6 +495,8 @@ def memory_view(result: MemoryEstimate, label: str, gpu: str, model: str, gpus: 
         lines.append(Text(f"host memory: {result.host_memory_gib:.1f} GiB per node for the offloaded states (the "
                           f"actor's, and the reference model's weights){room}",
                           style="" if result.host_fits else "red"))
+    if result.fits and (caution := _thin_headroom(result.headroom_gib, result.beyond_calibration)):
+        lines.append(Text(f"caution: {caution}", style="yellow"))
     if result.beyond_calibration:
         lines.append(Text(f"beyond the memory model's calibration: {', '.join(result.beyond_calibration)}; the "
                           "prediction extrapolates there", style="yellow"))

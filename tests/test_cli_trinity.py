@@ -774,7 +774,7 @@ def test_a_rollout_the_configs_engines_cannot_take_is_one_line(cli, tmp_path: Pa
                       "explorer: {rollout_model: {engine_num: 1, tensor_parallel_size: 3}}\n", encoding="utf-8")
     assert cli("--from-config", str(config), "--gpus", "8", "--exact", "--gpu", "h100", "--emit", "trinity") == (
         2, "", f"solve: error: {config}: 8 rollout GPUs less the 0 of auxiliary models are not whole engines of "
-               "3 GPUs each on nodes of 8: choose the trainer's GPUs with --gpus\n")
+               "3 GPUs each on nodes of 8: choose a trainer size with --gpus that leaves the config's engines exactly their GPUs\n")
 
 
 def test_zero_rollout_gpus_plan_a_trainer_alone(cli):
@@ -1539,7 +1539,7 @@ def test_a_fragment_cannot_give_rollout_gpus_to_engines_that_run_elsewhere(cli, 
     status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--gpus", "16", "--exact", "--emit", "trinity")
     assert (status, out) == (2, "") and err == (
         f"solve: error: {config}: its rollout engines run elsewhere (engine_type tinker or external) and take none of "
-        "the 6 rollout GPUs on nodes of 8: choose the trainer's GPUs with --gpus\n")
+        "the 6 rollout GPUs on nodes of 8: choose a trainer size with --gpus that leaves the config's engines exactly their GPUs\n")
 
 
 def test_write_sets_both_levels_of_a_trinity_06_config_alike_and_notes_a_config_with_the_roles_only(

@@ -233,8 +233,13 @@ def test_a_gpu_count_is_limited_by_its_table_or_its_longest_estimate():
             in details(reasons, "beyond_table"))
     _, reasons = explained(gpu="h100", model="14B", objective="max_len", budget_gpus=8, estimate="auto")
     # The A100's table for 4 GPUs, whose GPU has at least the H100's memory, says '-' at 102400.
-    assert "on 4 GPUs: no H100-80GB table names Qwen3-14B; the memory model's longest fitting length there (within " \
-        "what the A100-80GB and H20-96GB tables say ran out of memory) is 92160 tokens" in details(reasons, "memory_model")
+    found = details(reasons, "memory_model")
+    assert ("on 4 GPUs: no H100-80GB table names Qwen3-14B; the memory model's longest fitting length there is 92160 "
+            "tokens, no further: the A100-80GB table for 4 GPUs, whose GPU has at least this one's memory, says Env + "
+            "Offload + SP=4 ran out of memory at 102400") in found
+    # Where the memory model stops by itself, no table is named.
+    assert ("on 3 GPUs: no H100-80GB table names Qwen3-14B; the memory model's longest fitting length there is 23552 "
+            "tokens") in found
     _, reasons = explained(gpu="h200", model="14B", objective="max_len", budget_gpus=8, estimate="auto")
     assert any(detail.startswith("on 4 GPUs: no H200-141GB table names Qwen3-14B; the memory model's longest fitting "
                                  "length there is ") for detail in details(reasons, "memory_model"))
@@ -344,3 +349,13 @@ def test_a_dash_run_is_cited_from_its_first_row_whatever_row_the_length_falls_in
     _, reasons = explained(gpu="a100", model="14B", max_model_len=65536, budget_gpus=8)
     assert ("the A100-80GB table for 6 GPUs says '-' for Qwen3-14B from 51200 tokens on: nothing trained there"
             in details(reasons, "no_setting"))
+
+
+def test_an_infeasible_length_names_the_table_that_caps_the_estimate():
+    # Qwen3-8B on one H100: the memory model fits Env + Offload at 25600, but the A100's table for 1 GPU says it ran
+    # out of memory at 28672 (the row 25600 falls in), so the estimate stops at 24576.
+    answer, reasons = explained(gpu="h100", model="8B", max_model_len=25600, budget_gpus=1, estimate="auto")
+    assert not answer.plans
+    (limit,) = details(reasons, "limit")
+    assert limit.endswith("(longest per GPU count: 1 GPU: 24576 (estimated, no further: the A100-80GB table for 1 GPU, "
+                          "whose GPU has at least this one's memory, says Env + Offload ran out of memory at 28672))")

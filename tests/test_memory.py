@@ -1421,3 +1421,13 @@ def test_solve_memory_names_the_table_for_more_gpus_that_refutes_it(cli):
     found = json.loads(out)
     assert (status, found["fits"], found["trains"], found["tables"]["source"]) == (
         1, True, False, {"model": "Qwen3-4B", "gpus": 6, "max_model_len": 71680, "setting": "-"})
+
+
+def test_solve_memory_cautions_a_thin_extrapolated_fit(cli):
+    flags = ["memory", "--model", "8B", "--gpu", "rtx-4090", "--gpus", "8", "--len", "52224", "--sp", "8", "--env",
+             "--offload"]
+    status, out, _ = cli(*flags)
+    assert status == 0 and "caution: 0.0 GiB to spare where the estimate extrapolates" in out
+    # Within the calibration (80 GiB cards, 4 GPUs), however thin: no caution.
+    assert "caution" not in cli("memory", "--model", "4B", "--gpu", "a100", "--gpus", "4", "--len", "100k", "--sp", "4",
+                                "--env", "--offload")[1]
