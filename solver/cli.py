@@ -41,6 +41,7 @@ from solver.query import (
     Plan,
     Query,
     TokenBudgetMode,
+    TrinityVersion,
     larger_tables,
     least_token_budget,
     make_query,
@@ -341,6 +342,10 @@ def build_parser() -> argparse.ArgumentParser:
                          "settings train (flags override what the file says)")
     trinity.add_argument("--write", metavar="FILE", type=output_path,
                          help="with --from-config: write a copy of the config with the best plan applied")
+    trinity.add_argument("--trinity-version", choices=get_args(TrinityVersion),
+                         help="the Trinity-RFT release what --emit, --out and --write make is for: 0.6 gets the "
+                              "offload flags under trainer too (with verl before 0.8 it takes those), 0.5 the roles' "
+                              "only (it refuses the others); default: as the config has them, a fragment both")
     return parser
 
 
@@ -1184,7 +1189,7 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalo
                 engines = (0, suggested.size)
             try:
                 fragments.append(trinity_fragment(answer.plans[0], model, rollout, gpu=answer.gpu, nodes=nodes,
-                                                  engines=engines, layout=layout))
+                                                  engines=engines, layout=layout, version=args.trinity_version))
             except EngineError as error:  # the config's engines cannot take the rollout GPUs this plan leaves
                 raise QueryError(f"{args.from_config}: {error} on nodes of {node_gpus}: choose a trainer size with "
                                  "--gpus that leaves the config's engines exactly their GPUs") from None
@@ -1198,20 +1203,22 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalo
                      f"{plan.gpus + config.rollout_gpus}")
     best = answers[0].plans[0] if answers[0].plans else None
     offloaded = any(answer.plans and answer.plans[0].offload for answer in answers)
-    if offloaded and layout is not None and not trainer_level_offload(layout):
+    if offloaded and layout is not None and not trainer_level_offload(layout) and args.trinity_version is None:
         notes.append(f"solve: note: {args.from_config} has no offload flags under trainer itself (Trinity 0.6's), so "
                      f"what is made from it sets the roles' only: {TRINITY_06_OFFLOAD}")
     for note in notes:  # only once every fragment is made: a refusal is one line
         print(note, file=sys.stderr)
     # The patched config is made (or refused) before any file is written: a refusal leaves none.
-    patched = patch_trinity_config(config_text, best, model, name=str(args.from_config), environ=os.environ) if (
+    patched = patch_trinity_config(config_text, best, model, name=str(args.from_config), environ=os.environ,
+                                   version=args.trinity_version) if (
         args.write and best is not None) else None
     files = {args.out: fragments[0]} if args.out and best is not None else {}
     if args.write and best is not None and patched is not None:
         # The patched config as ruamel reads it, as the original was (PyYAML refuses some YAML ruamel takes).
         mapping = load_config_mapping(patched, str(args.write))
         problems = check_trinity_config(mapping, model, best.gpus, environ=os.environ)
-        problems += anchored_keys(config_text, best, model, name=str(args.from_config), environ=os.environ)
+        problems += anchored_keys(config_text, best, model, name=str(args.from_config), environ=os.environ,
+                                  version=args.trinity_version)
         for problem in problems:
             print(f"solve: warning: {args.write}: {problem}", file=sys.stderr)
         files[args.write] = patched
@@ -1222,7 +1229,8 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalo
         stale = " (the file there is left as it was)" if unwritten.exists() else ""
         print(f"solve: note: no plan, so {unwritten} is not written{stale}", file=sys.stderr)
     if args.write and best is not None and patched is not None:
-        for kept in kept_interpolations(config_text, best, model, name=str(args.from_config), environ=os.environ):
+        for kept in kept_interpolations(config_text, best, model, name=str(args.from_config), environ=os.environ,
+                                        version=args.trinity_version):
             print(f"solve: note: {args.write}: {kept}", file=sys.stderr)
         if unused:
             print(f"solve: note: {args.write}: {unused}", file=sys.stderr)

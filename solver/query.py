@@ -31,6 +31,8 @@ from solver.tables import (
     sp_rule_violation,
 )
 
+TrinityVersion = Literal["0.5", "0.6"]
+"""The Trinity-RFT releases whose offload keys differ: 0.6 has them under ``trainer`` too, 0.5 refuses those."""
 Objective = Literal["cheapest", "max_len", "min_gpus"]
 Status = Literal["optimal", "feasible", "infeasible", "unknown"]
 Evidence = Literal["documented", "inferred", "estimated"]

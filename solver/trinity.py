@@ -43,6 +43,7 @@ from solver.query import (
     NODE_SIZE_KEY,
     YARN_CAUTION,
     Plan,
+    TrinityVersion,
     index_range,
     least_token_budget,
     token_budget,
@@ -164,11 +165,13 @@ def trainer_level_offload(config: Any) -> bool:
     return config is not None and any(_dig(config, ("trainer", flag)) is not None for flag in OFFLOAD_FLAGS)
 
 
-def _plan_keys(plan: Plan, model: Model, config: Any = None, environ: Mapping[str, str] | None = None) -> list[_Key]:
+def _plan_keys(plan: Plan, model: Model, config: Any = None, environ: Mapping[str, str] | None = None,
+               version: TrinityVersion | None = None) -> list[_Key]:
     """The keys `plan` sets, in the fragment's order (model section first, then trainer); the offload flags
-    in the section that `config` (the user's, None for none) uses for each role, and without Offload the
-    flags `config` has, set to false; dynamic batch sizes back on where `config` turns them off (its
-    interpolations resolved from `environ`)."""
+    under each role's ``fsdp_config``, and without Offload the flags `config` (the user's, None for none) has,
+    set to false; Trinity 0.6's flags under ``trainer`` where `version` is 0.6, or, without a version, where
+    `config` has them or, for no config, with Offload (never for 0.5); dynamic batch sizes back on where
+    `config` turns them off (its interpolations resolved from `environ`)."""
     length, native = plan.max_model_len, model.native_context
     keys = [_Key(path=("model", "max_model_len"), value=length)]
     factor = model.yarn_factor(length)
@@ -209,10 +212,12 @@ def _plan_keys(plan: Plan, model: Model, config: Any = None, environ: Mapping[st
         return [_Key(path=path, value=True, existing_only=True) for path in paths if _turned_off(resolved(path))]
 
     keys += dynamic_batches(path for path in DYNAMIC_BATCH_KEYS if len(path) == 2)  # the trainer's own
-    if trainer_level_offload(config) or (config is None and plan.offload):
+    trainer_flags = {"0.5": False, "0.6": plan.offload or trainer_level_offload(config),
+                     None: trainer_level_offload(config) or (config is None and plan.offload)}[version]
+    if trainer_flags:
         # Trinity 0.6's, which it copies over the roles' on verl before 0.8 (its TrainerConfig has all three). A fragment
         # made for no config has them (the current release's); a config has them where it has any already.
-        comment = TRINITY_06_KEYS if config is None else None
+        comment = TRINITY_06_KEYS if config is None and version is None else None
         keys += [_Key(path=("trainer", flag), value=plan.offload, comment=comment if flag == OFFLOAD_FLAGS[0] else None)
                  for flag in OFFLOAD_FLAGS]
     for role in ROLES:  # a role's keys together, a section's together (the fragment nests them)
@@ -311,6 +316,7 @@ def _header(plan: Plan, model: Model, rollout_gpus: int | None, gpu: str | None,
 def trinity_fragment(
     plan: Plan, model: Model, rollout_gpus: int | None = None, *, gpu: str | None = None, nodes: int = 1,
     shared_gpus: tuple[int, ...] | None = None, engines: tuple[int, int] | None = (0, 1), layout: Any = None,
+    version: TrinityVersion | None = None,
 ) -> str:
     """A Trinity YAML fragment (nested mappings, with comments) that applies `plan` to `model`.
 
@@ -334,7 +340,7 @@ def trinity_fragment(
         raise ValueError(f"rollout_gpus must be at least 0 (or None for no cluster section), got {rollout_gpus}")
     if rollout_gpus is not None and (plan.gpus + rollout_gpus) % nodes:
         raise ValueError(f"{plan.gpus} trainer + {rollout_gpus} rollout GPUs do not split into {nodes} whole nodes")
-    keys = [key for key in _plan_keys(plan, model, layout)
+    keys = [key for key in _plan_keys(plan, model, layout, version=version)
             if not (key.existing_only and _dig(layout, key.path) is None)]
     model_keys = [k for k in keys if k.path[0] == "model"]
     trainer_keys = [k for k in keys if k.path[0] == "trainer"]
@@ -971,8 +977,9 @@ def _indentation(text: str) -> tuple[int, int, int]:
 
 
 def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "config",
-                         environ: Mapping[str, str] | None = None) -> str:
-    """The user's Trinity config `text` with `plan` applied, everything else kept (ruamel round trip).
+                         environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None) -> str:
+    """The user's Trinity config `text` with `plan` applied, everything else kept (ruamel round trip), for the
+    Trinity release `version` where given (`_plan_keys`: 0.6 gets the offload flags under ``trainer`` too).
 
     Sets exactly the keys `trinity_fragment` sets (not its ``cluster``/``explorer`` section, nor its
     header comment); every other key, the key order, the comments and the quoting stay as they were,
@@ -1018,7 +1025,7 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
         raise ConfigError(f"{name}: a Trinity config is a mapping of sections")
     lines = text.splitlines()
     try:
-        for key in _plan_keys(plan, model, data, environ):
+        for key in _plan_keys(plan, model, data, environ, version):
             if _writes(key, _dig(data, key.path), environ):
                 _set(data, key.path, key.value, lines, create=not key.existing_only)
         section = data.get("model")
@@ -1065,7 +1072,7 @@ def _given(current: Any, path: tuple[str, ...], value: Any, environ: Mapping[str
 
 
 def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
-                  environ: Mapping[str, str] | None = None) -> list[str]:
+                  environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None) -> list[str]:
     """The keys `patch_trinity_config` changes that sit on a YAML anchor other keys repeat, in words: a value
     that is one (``&len 65536``, ``*len`` elsewhere: the patch changes the key and leaves those with the old
     value), or a mapping it changes a key of (``fsdp_config: &offload``, ``*offload`` elsewhere: the change
@@ -1080,7 +1087,7 @@ def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
         return anchor if anchor in repeated else None
 
     found: dict[str, str] = {}  # per anchor, once
-    for key in _plan_keys(plan, model, data, environ):
+    for key in _plan_keys(plan, model, data, environ, version):
         value = _dig(data, key.path)
         if value == key.value or not _writes(key, value, environ):
             continue
@@ -1096,12 +1103,12 @@ def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
 
 
 def kept_interpolations(text: str, plan: Plan, model: Model, *, name: str = "config",
-                        environ: Mapping[str, str] | None = None) -> list[str]:
+                        environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None) -> list[str]:
     """The keys `patch_trinity_config` leaves as the config's interpolations, which give the plan's value in
     `environ` (and may give another elsewhere), in words."""
     data = load_config_mapping(text.replace("\r\n", "\n"), name)
     return [f"{'.'.join(key.path)} stays {current}, which gives {given} in this environment: the plan holds for "
-            "that value" for key in _plan_keys(plan, model, data, environ)
+            "that value" for key in _plan_keys(plan, model, data, environ, version)
             if (given := _given(current := _dig(data, key.path), key.path, key.value, environ or {})) is not None]
 
 

@@ -1603,3 +1603,24 @@ def test_a_verdict_cites_the_table_of_a_gpu_type_with_at_least_as_much_memory(cl
     _, out, _ = cli("--from-config", str(tmp_path / "trinity.yaml"), "--gpu", "h100")
     assert ("the A100-80GB table for 4 GPUs says '-' at 112640 (its GPU has at least the memory of the H100-80GB), so "
             "Env + Offload + SP=4 ran out of memory there") in " ".join(out.split())
+
+
+def test_trinity_version_decides_where_the_offload_flags_go(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+    flags = ("param_offload", "optimizer_offload", "offload_policy")
+    # A fragment for 0.5 has the roles' flags only (0.5 refuses the trainer's); for 0.6 both, without the comment.
+    for version, trainer_has in (("0.5", False), ("0.6", True)):
+        status, out, _ = cli(*FLAGSHIP, "--emit", "trinity", "--trinity-version", version)
+        trainer = yaml.safe_load(out)["trainer"]
+        assert status == 0 and all((flag in trainer) is trainer_has for flag in flags)
+        assert "drop them" not in out and trainer["trainer_config"]["actor_rollout_ref"]["actor"]["fsdp_config"] == \
+            dict.fromkeys(flags, True)
+    # --write for 0.6 on a config with the roles' flags alone adds the trainer's, and needs no note.
+    config, patched = tmp_path / "trinity.yaml", tmp_path / "patched.yaml"
+    config.write_text("model: {model_path: Qwen/Qwen3-4B, max_model_len: 102400}\ncluster: {node_num: 1, gpu_per_node: 6}\n"
+                      "explorer: {rollout_model: {engine_num: 2}}\ntrainer:\n  trainer_config:\n    actor_rollout_ref:\n"
+                      "      actor: {fsdp_config: {offload_policy: false}}\n", encoding="utf-8")
+    status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--write", str(patched), "--trinity-version", "0.6")
+    trainer = yaml.safe_load(patched.read_text(encoding="utf-8"))["trainer"]
+    assert status == 0 and {flag: trainer[flag] for flag in flags} == dict.fromkeys(flags, True)
+    assert "has no offload flags under trainer itself" not in err
