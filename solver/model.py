@@ -172,8 +172,7 @@ def prepare(catalog: Catalog, gpu: str, query: Query) -> PlanningData:
             (n, e, o, s): token_budget(longest, s) for n, e, o, s, longest in at_default}),
         longest_estimate=MappingProxyType(longest_estimate),
         lengths=tuple(sorted({length for _, length in rows} | set(range(GRID, longest + 1, GRID)))),
-        witnesses=_witnesses(counts, tuple(sorted(settings.items())), own_limits(gpu_type, shape) if documented else {},
-                             estimates),
+        witnesses=_witnesses(counts, tuple(sorted(settings.items())), least_limits(refuting, shape), estimates),
     )
 
 

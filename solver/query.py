@@ -482,25 +482,27 @@ def table_cells(tables: Sequence[Table], model: Model) -> TableCells:
 
 
 def vouching_cell(model: Model, rows: Sequence[tuple[int, int]], settings: Mapping[tuple[int, int], Setting],
-                  gpus: int, setting: Setting, length: int, *, columns: Mapping[int, str]
-                  ) -> tuple[Evidence, SourceCell] | None:
+                  gpus: int, setting: Setting, length: int, *, columns: Mapping[int, str],
+                  larger: Sequence[tuple[str, TableCells]] = ()) -> tuple[Evidence, SourceCell] | None:
     """The cell that vouches for `setting` on `gpus` GPUs at `length`, given a GPU type's `table_cells` for
     `model` (its `columns` per count name whose cells they are): documented when the cell at L's row (the
     next row up) of the table for `gpus` GPUs is exactly the setting; otherwise inferred from the shortest row at or beyond L whose cell the setting includes, in
     the table for `gpus` GPUs, else in the table for the most GPUs fewer than it (what trains on fewer GPUs
     trains on more: the states shard wider, and an SP at least the cell's keeps the tokens per GPU at most
-    the cell's), unless the table for `gpus` GPUs says the cell's setting runs out of memory at L
-    (`refuting_row`: a count's own measurement decides). A table of one GPU vouches for no other count (one
+    the cell's), unless the table for `gpus` GPUs, of this GPU type or of one with at least its memory (`larger`,
+    `larger_tables`), says the cell's setting runs out of memory at L (`refuting_row`: a measurement decides). A table of one GPU vouches for no other count (one
     GPU has no collective-communication buffers), and no table vouches past `MAX_ESTIMATED_GPUS`. None when
     no cell vouches."""
     own = sorted(row for n, row in rows if n == gpus and row >= length)
     if own and settings.get((gpus, own[0])) == setting:
         return "documented", SourceCell(model=columns[gpus], gpus=gpus, max_model_len=own[0], setting=setting.label)
+    refuters = [(rows, settings), *((cells.rows, cells.settings) for _, cells in larger)]
     for count in sorted({n for n, _ in rows if n == gpus or 1 < n < gpus <= MAX_ESTIMATED_GPUS}, reverse=True):
         for row in sorted(row for n, row in rows if n == count and row >= length):
             cell = settings.get((count, row))
-            if cell and setting.includes(cell) and (
-                    count == gpus or refuting_row(model, rows, settings, gpus, cell, length) is None):
+            if cell and setting.includes(cell) and (count == gpus or all(
+                    refuting_row(model, their_rows, their_settings, gpus, cell, length) is None
+                    for their_rows, their_settings in refuters)):
                 return "inferred", SourceCell(model=columns[count], gpus=count, max_model_len=row, setting=cell.label)
     return None
 
@@ -521,7 +523,7 @@ def tables_verdict(model: Model, rows: Sequence[tuple[int, int]], settings: Mapp
     """The `TablesVerdict` of a GPU type's `table_cells` for `model` (`columns` as `vouching_cell` takes
     them), or where they say nothing, of the tables of GPU types with at least its memory (`larger`: their names
     and cells, `larger_tables`) that say the setting runs out of memory; None when none says anything."""
-    vouching = vouching_cell(model, rows, settings, gpus, setting, length, columns=columns)
+    vouching = vouching_cell(model, rows, settings, gpus, setting, length, columns=columns, larger=larger)
     if vouching is not None:
         return TablesVerdict(trains=True, evidence=vouching[0], source=vouching[1])
     for gpu, cells in ((None, TableCells(tuple(rows), dict(settings), columns)), *larger):

@@ -210,7 +210,8 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
     evidence: Evidence
     source: SourceCell | None
     # A cell vouches for the plan even where the solver's witness was an estimate: the table is the better evidence.
-    found = vouching_cell(data.shape, data.rows, data.settings, gpus, setting, length, columns=data.columns)
+    found = vouching_cell(data.shape, data.rows, data.settings, gpus, setting, length, columns=data.columns,
+                          larger=data.larger)
     if found is None and not estimated:  # a defect of the model's, never of the input
         raise RuntimeError(f"the solver returned {setting.label} on {gpus} GPUs at {length} with no cell behind it")
     evidence, source = found or ("estimated", None)

@@ -13,7 +13,8 @@ A plan is a dict with exactly the keys of `PLAN_KEYS`. In short:
 - Evidence, with T the table for n and row(L) its shortest row with max_model_len >= L: documented when
   T's cell at row(L) is exactly (env, offload, sp); otherwise inferred when some row R >= L of T, else of
   the table for the most GPUs below n (two or more, n at most 64) that has such a row, has a non-``-``
-  cell C (which T does not say ran out of memory at some row up to row(L)) with env >= C.env,
+  cell C (which neither T nor the n-GPU table of a GPU type with at least its memory says ran out of memory
+  at some row up to row(L)) with env >= C.env,
   offload >= C.offload, sp >= C.sp (the source is the shortest such row; what trains on fewer GPUs trains
   on more); otherwise estimated (below) or infeasible. When maximising, L is a row of the source's table.
 - cost = (1/n) * (1 + w_off*o) * (1 + w_sp*(s-1)) * (1 + w_env*e), exactly, with Fraction(repr(weight)).
@@ -273,14 +274,14 @@ def _ran_out_of_memory(table: Table, model: Any, env: bool, offload: bool, sp: i
 
 
 def _evidence(tables: dict[int, Table], model: Any, n: int, env: bool, offload: bool, sp: int,
-              length: int) -> tuple[str, dict] | None:
+              length: int, larger: list[dict[int, Table]] = ()) -> tuple[str, dict] | None:
     """("documented" | "inferred", source) for the plan on `n` GPUs, or None when no cell vouches for it.
 
     Documented: the cell at row(L) of the n-GPU table is exactly the plan's setting. Inferred: the first
     row >= L whose cell the plan includes, in the n-GPU table, else in the table of the most GPUs below n
     (two or more; n at most 64) that has one (what trains on fewer GPUs trains on more: the states shard
-    wider and, with SP at least the cell's, the tokens per GPU are no more) and whose setting the n-GPU
-    table does not say runs out of memory at L.
+    wider and, with SP at least the cell's, the tokens per GPU are no more) and whose setting no n-GPU table, of
+    the GPU type or of one with at least its memory (`larger`), says runs out of memory at L.
     """
     own = tables.get(n)
     row = _row_for_length(own, length) if own is not None else None
@@ -295,9 +296,9 @@ def _evidence(tables: dict[int, Table], model: Any, n: int, env: bool, offload: 
             cell = candidate.setting(_cell_column(tables[count], model))
             if cell is None or not _includes(env, offload, sp, cell):
                 continue
-            if count != n and own is not None and _ran_out_of_memory(own, model, cell.env, cell.offload, cell.sp,
-                                                                     length):
-                continue  # the n-GPU table says the cell's setting ran out of memory on n GPUs at L
+            if count != n and any(_ran_out_of_memory(table, model, cell.env, cell.offload, cell.sp, length)
+                                  for table in (own, *(other.get(n) for other in larger)) if table is not None):
+                continue  # an n-GPU table (this GPU type's, or one with more memory) says it ran out of memory at L
             return "inferred", {"model": _cell_column(tables[count], model), "gpus": count,
                                 "max_model_len": candidate.max_model_len, "setting": cell.label}
     return None
@@ -437,7 +438,7 @@ def enumerate_plans(
                     lengths = sorted(rows | set(range(1024, reach + 1, 1024))) if objective == "max_len" \
                         else [max_model_len]
                     for length in lengths:
-                        found = _evidence(tables, the_model, n, e, o, s, length)
+                        found = _evidence(tables, the_model, n, e, o, s, length, refuting[1:])
                         tokens = _max_token_len_per_gpu(length, s)
                         if found is None and estimates and _estimated(refuting, the_model, gpu_type.memory_gib, n,
                                                                       e, o, s, length, env is False):
@@ -607,7 +608,7 @@ def check_plan(
     want_tokens = _max_token_len_per_gpu(length, s)
     lowered = None
     if estimated and token_budget == "auto" and plan["evidence"] == "estimated" and \
-            _evidence(tables, the_model, n, e, o, s, length) is None and \
+            _evidence(tables, the_model, n, e, o, s, length, refuting[1:]) is None and \
             not _estimated(refuting, the_model, gpu_type.memory_gib, n, e, o, s, length, env is False) and length <= 1 << 21:
         lowered = _lowered_budget(length, s, _estimated_tokens(refuting, the_model, gpu_type.memory_gib, n, e, o, s,
                                                                env is False))
@@ -639,7 +640,7 @@ def check_plan(
         problems.append(f"cost={plan['cost']!r}, expected {want_cost!r}")
 
     # Evidence and source: a cell when one vouches, else the memory model's estimate.
-    found = _evidence(tables, the_model, n, e, o, s, length)
+    found = _evidence(tables, the_model, n, e, o, s, length, refuting[1:])
     if found is not None:
         evidence, source = found
         if plan["evidence"] != evidence:

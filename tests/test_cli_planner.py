@@ -730,3 +730,18 @@ def test_a_terminal_too_narrow_for_the_ranking_gets_a_note(cli, monkeypatch: pyt
     assert status == 0 and err.startswith("solve: note: the table needs ") and \
         err.endswith(" columns and the terminal has 80: widen it, pipe the output (| less -S), or use --json\n")
     assert cli("--model", "8B", "--gpus", "4", "--len", "32k", "--gpu", "a100")[2] == ""  # no ranking, no note
+
+
+def test_a_cell_of_fewer_gpus_vouches_for_no_setting_a_gpu_type_with_more_memory_refutes(cli, tmp_path: Path):
+    # Measured: SP=2 trains Qwen3-4B at 40960 on 2 H100s. On 4 H100s the cell would vouch for SP=2 (what trains on
+    # fewer GPUs trains on more), but the A100's table for 4 GPUs, whose GPU has at least the H100's memory, says
+    # 'Env + SP=2' at 40960: SP=2 ran out of memory there first.
+    cells = tmp_path / "two.yaml"
+    cells.write_text("gpu: H100-80GB\nmemory_gb: 80\nsource: made up\ntables:\n  - gpus: 2\n    section: 2 x H100\n"
+                     "    models: [Qwen3-4B]\n    rows:\n      - {max_model_len: 40960, cells: {Qwen3-4B: SP=2}}\n",
+                     encoding="utf-8")
+    flags = ["--model", "4B", "--gpu", "h100", "--cells", str(cells), "--len", "40960", "--no-estimate"]
+    status, out, _ = cli(*flags, "--gpus", "4", "--exact")
+    assert status == 1 and "no plan" in out
+    status, out, _ = cli(*flags, "--gpus", "2", "--exact")  # on its own count the cell stands
+    assert status == 0 and "documented: the H100-80GB table for 2 GPUs says 'SP=2' at 40960" in " ".join(out.split())
