@@ -557,6 +557,10 @@ class _Reader:
             raise ConfigError(f"{self.where(path)} must be true or false, got {brief(value)}")
         return value
 
+    def word(self, path: tuple[str, ...]) -> str | None:
+        """The text at `path`, stripped (`text`); None where it is absent or blank."""
+        return (self.text(path) or "").strip() or None
+
     def text(self, path: tuple[str, ...]) -> str | None:
         value = self.get(path)
         if value is None:
@@ -579,7 +583,7 @@ def _rollout_gpus(reader: _Reader, mode: str | None) -> tuple[int, int, int]:
         return 0, 1, 0
 
     def engine_gpus(sub: _Reader, prefix: tuple[str, ...]) -> int:
-        if (sub.text((*prefix, "engine_type")) or "").strip() in REMOTE_ENGINES:
+        if sub.word((*prefix, "engine_type")) in REMOTE_ENGINES:
             return 0
         return math.prod(sub.count((*prefix, key), 1)
                          for key in ("tensor_parallel_size", "data_parallel_size", "pipeline_parallel_size"))
@@ -714,7 +718,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str]) -> Tri
     if not model:
         raise ConfigError(f"{reader.where(('model', 'model_path'))}: no model name in {model_path!r}")
 
-    mode = (reader.text(("mode",)) or "").strip() or None
+    mode = reader.word(("mode",))
     if mode in NO_TRAINER_MODES:
         raise ConfigError(f"{name}: mode {mode} runs no trainer, so there is nothing to plan (rft-solver "
                           "plans the trainer of mode both or train)")
@@ -728,7 +732,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str]) -> Tri
     if trainer_type != "verl":
         raise ConfigError(f"{reader.where(('trainer', 'trainer_type'))} must be verl (or tinker), as Trinity takes it, "
                           f"got {brief(trainer_type)}")
-    if mode != "train" and ((reader.text(("explorer", "rollout_model", "engine_type")) or "").strip() == "external"
+    if mode != "train" and (reader.word(("explorer", "rollout_model", "engine_type")) == "external"
                             or reader.flag(("model", "external_model", "enable"))):
         raise ConfigError(f"{name}: an external rollout model (explorer.rollout_model.engine_type external, or "
                           "model.external_model.enable) is for mode bench: Trinity then gives the trainer no GPU, so "
@@ -747,7 +751,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str]) -> Tri
                 f"{rollout} rollout GPUs (explorer.rollout_model.engine_num x each engine's GPUs)"
             )
 
-    given = (reader.text(("trainer", "trainer_strategy")) or "").strip() or None
+    given = reader.word(("trainer", "trainer_strategy"))
     trainer_level = trainer_level_offload(data)
     strategy = given or ("fsdp2" if trainer_level else "fsdp")  # Trinity's default (0.6's: fsdp2)
     # Under FSDP2, verl offloads the actor to host memory through CPUOffloadPolicy when offload_policy is on (and
