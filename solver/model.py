@@ -480,11 +480,19 @@ def build_model(
     return model, plan, guards
 
 
-def forbid(model: cp_model.CpModel, plan: PlanVariables, values: list[int], objective: Objective) -> None:
-    """Exclude one plan (n, e, o, s, L) so that the next solve finds the next best; when maximising the
-    length, its whole combination (n, e, o, s): the same combination at a shorter length is no alternative."""
-    if objective == "max_len":
-        model.add_forbidden_assignments(plan.plan[:4], [values[:4]])
-    else:
+def forbid(model: cp_model.CpModel, plan: PlanVariables, values: list[int], rank: int, objective: Objective) -> None:
+    """Exclude one plan (n, e, o, s, L), of cost rank `rank`, so that the next solve finds the next best;
+    when maximising the length, every plan it dominates too: the next is longer, on fewer GPUs, or of a
+    lower rank (cheaper). A shorter length of the same combination is no alternative, nor a costlier
+    setting on as many GPUs at no longer a length."""
+    if objective != "max_len":
         model.add_forbidden_assignments(plan.plan, [values])
+        return
+    gpus, length = values[0], values[4]
+    longer, fewer, cheaper = (model.new_bool_var(f"longer_than_{length}"), model.new_bool_var(f"fewer_than_{gpus}_gpus"),
+                              model.new_bool_var(f"cheaper_than_rank_{rank}"))
+    model.add(plan.max_model_len >= length + 1).only_enforce_if(longer)
+    model.add(plan.gpus <= gpus - 1).only_enforce_if(fewer)
+    model.add(plan.rank <= rank - 1).only_enforce_if(cheaper)
+    model.add_bool_or([longer, fewer, cheaper])
 

@@ -115,7 +115,7 @@ def answer_for(catalog: Catalog, query: Query, gpu: str, explained: bool = True)
             objective_value, bound = int(solver.objective_value), solver.best_objective_bound
         values = [solver.value(variable) for variable in variables.plan]
         plans.append(_plan(catalog, data, query, values, estimated=bool(solver.value(variables.estimated))))
-        forbid(model, variables, values, query.objective)
+        forbid(model, variables, values, solver.value(variables.rank), query.objective)
         if status == cp_model.OPTIMAL:  # the next plan scores worse (distinct plans score differently)
             model.add(objective_expression(data, query, variables) >= int(solver.objective_value) + 1)
         solver.parameters.search_branching = cp_model.AUTOMATIC_SEARCH  # the strategy only pays once

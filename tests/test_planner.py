@@ -327,6 +327,19 @@ def test_ranked_longest_lengths_are_distinct_combinations_each_at_its_longest():
         ("Env + Offload", 24576), ("Env", 12288), ("vanilla", 8192)]
 
 
+def test_ranked_longest_lengths_leave_out_plans_an_earlier_one_dominates():
+    # Offload + SP=4 on 4 GPUs reaches 71680 like SP=4 alone at twice the cost; Env + Offload + SP=2 on 6 GPUs
+    # reaches 51200, shorter than SP=4 on 4 GPUs, which is cheaper: neither is an alternative.
+    answer = solve_one("A100-80GB", model="4B", objective="max_len", budget_gpus=6, top=6)
+    assert [(p.gpus, p.setting.label, p.max_model_len) for p in answer.plans] == [
+        (4, "Env + Offload + SP=4", 102400), (4, "Env + SP=4", 81920), (4, "SP=4", 71680),
+        (2, "Env + Offload + SP=2", 51200), (6, "SP=2", 40960), (4, "Env + SP=2", 40960)]
+    for later, plan_ in enumerate(answer.plans):
+        for earlier in answer.plans[:later]:
+            assert earlier.max_model_len >= plan_.max_model_len
+            assert earlier.gpus > plan_.gpus or earlier.cost > plan_.cost
+
+
 def test_a_no_env_pin_lets_the_memory_model_estimate_without_env():
     answer = solve_one("A100-80GB", model="0.6B", max_model_len=30720, budget_gpus=3, exact=True, env=False)
     assert answer.plans == () and answer.reason.startswith(

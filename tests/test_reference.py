@@ -72,12 +72,15 @@ def test_max_len_a100_4b_budget_6_uses_4_gpus():
         "nodes": None,  # no rollout GPUs asked for
         "rollout_gpus": None,
     }
-    on_six = [plan for plan in found if plan["gpus"] == 6]
+    # The other plans are the trade-offs: each shorter one is cheaper or on fewer GPUs than every longer one.
+    assert [(plan["gpus"], plan["max_model_len"]) for plan in found[1:4]] == [(4, 81920), (4, 71680), (2, 51200)]
+    on_six = plans(gpu="A100-80GB", model="Qwen3-4B", objective="max_len", budget_gpus=6, exact=True)
     assert {plan["sp"] for plan in on_six} == {1, 2}
     assert max(plan["max_model_len"] for plan in on_six) == 51200
-    # 3 and 5 GPUs have no table, but the cells of the tables for fewer GPUs vouch for plans there.
-    assert {plan["gpus"] for plan in found} == {1, 2, 3, 4, 5, 6}
-    assert {plan["source"]["gpus"] for plan in found if plan["gpus"] == 5} == {4}  # a 1-GPU table vouches for none
+    # 3 and 5 GPUs have no table, but the cells of the tables for fewer GPUs (2 or more) vouch for plans there.
+    for gpus, vouching in ((3, {2}), (5, {4})):
+        on_count = plans(gpu="A100-80GB", model="Qwen3-4B", objective="max_len", budget_gpus=gpus, exact=True)
+        assert {plan["source"]["gpus"] for plan in on_count} == vouching
 
 
 def test_max_len_a100_4b_exactly_6():
