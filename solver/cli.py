@@ -343,11 +343,18 @@ def build_parser() -> argparse.ArgumentParser:
                          "settings train (flags override what the file says)")
     trinity.add_argument("--write", metavar="FILE", type=output_path,
                          help="with --from-config: write a copy of the config with the best plan applied")
-    trinity.add_argument("--trinity-version", choices=get_args(TrinityVersion),
-                         help="the Trinity-RFT release what --emit, --out and --write make is for: 0.6 gets the "
-                              "offload flags under trainer too (with verl before 0.8 it takes those), 0.5 the roles' "
-                              "only (it refuses the others); default: as the config has them, a fragment both")
+    _add_trinity_version_option(trinity, "--emit, --out and --write make",
+                                "as the config has them, a fragment both")
     return parser
+
+
+def _add_trinity_version_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, made: str,
+                                default: str) -> None:
+    """--trinity-version, for the commands that write Trinity configs (`made`: which of their options do)."""
+    parser.add_argument("--trinity-version", choices=get_args(TrinityVersion),
+                        help=f"the Trinity-RFT release what {made} is for: 0.6 gets the offload flags under trainer "
+                             "too (with verl before 0.8 it takes those), 0.5 the roles' only (it refuses the "
+                             f"others); default: {default}")
 
 
 def build_tables_parser() -> argparse.ArgumentParser:
@@ -383,6 +390,7 @@ def build_cluster_parser() -> argparse.ArgumentParser:
     parser.add_argument("--weights", metavar="FILE", type=path_argument, help="cost weights YAML (offload, sp, env)")
     parser.add_argument("--json", action="store_true", help="print the placement as JSON")
     parser.add_argument("--emit-dir", metavar="DIR", type=path_argument, help="write each placed job's Trinity config to DIR")
+    _add_trinity_version_option(parser, "--emit-dir writes", "both, with a comment on the trainer's")
     parser.add_argument("--no-estimate", action="store_const", const="never", default="auto", dest="estimate_mode",
                         help="plans from the tables alone: their GPU counts and cells, no memory-model estimates")
     _add_memory_model_options(parser)
@@ -459,7 +467,8 @@ def run_cluster(args: argparse.Namespace) -> int:
             size = rollout_engines(model, catalog.gpu(pool.gpu).memory_gib, rollout, placement.plan.max_model_len,
                                    pool.gpus_per_node).size if rollout else 1
             fragments[placement.job] = trinity_fragment(placement.plan, model, rollout, nodes=len(placement.nodes),
-                                                        gpu=pool.gpu, shared_gpus=shared, engines=(0, size))
+                                                        gpu=pool.gpu, shared_gpus=shared, engines=(0, size),
+                                                        version=args.trinity_version)
         made = bool(fragments) and not args.emit_dir.is_dir()
         if made:  # the folder is made only now, once there is an answer to write
             try:

@@ -542,6 +542,21 @@ def test_cli_cluster_emit_dir_writes_each_jobs_config(cli, tmp_path: Path):
                                    "chat-14b.yaml, which this placement does not place\n")
 
 
+def test_cli_cluster_emit_dir_writes_for_the_trinity_version_asked(cli, tmp_path: Path):
+    path = tmp_path / "fleet.yaml"
+    path.write_text(FLEET_FILE, encoding="utf-8")
+    trainer_keys = {"param_offload": True, "optimizer_offload": True, "offload_policy": True}
+    for version, expected in ((None, trainer_keys), ("0.6", trainer_keys), ("0.5", {})):
+        out_dir = tmp_path / f"configs-{version}"
+        assert cli("cluster", str(path), "--emit-dir", str(out_dir),
+                   *(("--trinity-version", version) if version else ()))[0] == 0
+        text = (out_dir / "chat-14b.yaml").read_text(encoding="utf-8")  # 14B at 65536 trains with Offload
+        trainer = yaml.safe_load(text)["trainer"]
+        assert {key: trainer[key] for key in trainer_keys if key in trainer} == expected
+        assert trainer["trainer_config"]["actor_rollout_ref"]["actor"]["fsdp_config"]["param_offload"] is True
+        assert ("# Trinity 0.6's: on verl before 0.8" in text) == (version is None)  # said only where left open
+
+
 def test_cli_cluster_exit_codes(cli, tmp_path: Path):
     path = tmp_path / "fleet.yaml"
     path.write_text(FLEET_FILE + "  - {name: huge, model: 8B, max_model_len: 200000}\n", encoding="utf-8")
