@@ -302,8 +302,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--env", action=_OnceFlag, help="pin Env (expandable_segments) on/off")
     parser.add_argument("--offload", action=_OnceFlag, help="pin FSDP2 CPU Offload on/off")
     parser.add_argument("--top", metavar="K", type=positive_int, default=1,
-                        help=f"the K best distinct plans, best first (at most {MAX_TOP}); with --maximize len, each cheaper "
-                             "or on fewer GPUs than those before it")
+                        help=f"the K best plans, best first, each longer, faster, on fewer GPUs or better vouched for "
+                             f"than those before it (at most {MAX_TOP})")
     parser.add_argument("--weights", metavar="FILE", type=path_argument, help="cost weights YAML (offload, sp, env)")
     parser.add_argument("--time-limit", metavar="S", type=positive_seconds, default=10.0,
                         help="seconds the solver may take per answer, its ranked plans together; the questions "

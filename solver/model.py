@@ -55,7 +55,8 @@ class PlanningData:
     rows: tuple[tuple[int, int], ...]
     """(n, max_model_len) of every row of those tables."""
     ranks: tuple[tuple[int, ...], ...]
-    """(n, e, o, s, rank) for every combination: rank 0 is the best by the objective's ordering."""
+    """(n, e, o, s, rank, cost rank) for every combination: rank 0 is the best by the objective's ordering,
+    cost rank 0 the cheapest (`cost_ranks`)."""
     settings: Mapping[tuple[int, int], Setting]
     """The documented setting at (n, max_model_len), for the cells where something trains."""
     estimates: tuple[tuple[int, int, int, int, int], ...]
@@ -91,6 +92,10 @@ class PlanVariables:
     sp: cp_model.IntVar
     max_model_len: cp_model.IntVar
     rank: cp_model.IntVar
+    """The combination's place in the objective's order (0: the best)."""
+    cost_rank: cp_model.IntVar
+    """Its place by cost alone, ties broken as for the cheapest plan (the same as `rank` unless the fewest GPUs
+    come first)."""
     witness_gpus: cp_model.IntVar
     """The GPU count of the witness's table: the plan's, or fewer (what trains on fewer GPUs trains on more)."""
     witness_len: cp_model.IntVar
@@ -105,6 +110,17 @@ class PlanVariables:
     def plan(self) -> list[cp_model.IntVar]:
         """The variables that tell two plans apart."""
         return [self.gpus, self.env, self.offload, self.sp, self.max_model_len]
+
+
+@dataclass(frozen=True)
+class FoundPlan:
+    """What `exclude_dominated` needs of a plan a solve found: its GPU count, length, cost rank, and whether
+    only the memory model's estimate vouches for it (no cell of the tables does)."""
+
+    gpus: int
+    max_model_len: int
+    cost_rank: int
+    estimated: bool
 
 
 def exact_cost(weights: Weights, combination: Combination) -> Fraction:
@@ -239,9 +255,9 @@ def _witnesses(
 
 @lru_cache(maxsize=64)
 def cost_ranks(counts: tuple[int, ...], objective: Objective, weights: Weights) -> tuple[tuple[int, ...], ...]:
-    """(n, e, o, s, rank) for every combination of the GPU `counts`, Env, Offload and SP up to the
-    largest count: the objective's integer cost, 0 for the best. Every combination gets one, feasible
-    or not; the constraints decide which the plan may take."""
+    """(n, e, o, s, rank, cost rank) for every combination of the GPU `counts`, Env, Offload and SP up to
+    the largest count: its place in the objective's order, 0 for the best, and in the cheapest plan's order.
+    Every combination gets them, feasible or not; the constraints decide which the plan may take."""
     combinations = [
         (n, env, offload, sp)
         for n in counts
@@ -260,8 +276,11 @@ def cost_ranks(counts: tuple[int, ...], objective: Objective, weights: Weights) 
         cost = per_setting[env, offload, sp]
         return cost.numerator * (scale // cost.denominator) // n
 
-    ordered = sorted(combinations, key=lambda c: ranking_key(objective, c, whole_cost(c)))
-    return tuple((*combination, rank) for rank, combination in enumerate(ordered))
+    by_cost = sorted(combinations, key=lambda c: ranking_key("cheapest", c, whole_cost(c)))
+    ordered = by_cost if objective != "min_gpus" else sorted(
+        combinations, key=lambda c: ranking_key(objective, c, whole_cost(c)))
+    cost_rank = {combination: rank for rank, combination in enumerate(by_cost)}
+    return tuple((*combination, rank, cost_rank[combination]) for rank, combination in enumerate(ordered))
 
 
 def add_plan_variables(model: cp_model.CpModel, data: PlanningData, query: Query) -> PlanVariables:
@@ -279,7 +298,8 @@ def add_plan_variables(model: cp_model.CpModel, data: PlanningData, query: Query
         max_model_len=model.new_int_var_from_domain(length_domain, "max_model_len")
         if query.max_model_len is None
         else model.new_constant(query.max_model_len),
-        rank=model.new_int_var(0, len(data.ranks) - 1, "cost_rank"),
+        rank=model.new_int_var(0, len(data.ranks) - 1, "objective_rank"),
+        cost_rank=model.new_int_var(0, len(data.ranks) - 1, "cost_rank"),
         witness_gpus=model.new_int_var_from_domain(cp_model.Domain.from_values(data.counts), "witness_gpus"),
         witness_len=model.new_int_var_from_domain(
             cp_model.Domain.from_values(sorted({0, *(witness[2] for witness in data.witnesses)})), "witness_length"),
@@ -424,7 +444,7 @@ def add_pins(model: cp_model.CpModel, query: Query, plan: PlanVariables, guards:
 
 
 def objective_expression(data: PlanningData, query: Query, plan: PlanVariables) -> cp_model.LinearExprT:
-    """What the plan minimises: the cost rank; when maximising the length, the length first (each
+    """What the plan minimises: the objective's rank; when maximising the length, the length first (each
     length below the longest counts more than every rank), then the rank. Distinct plans score
     differently (a combination has one rank, and when maximising one length)."""
     if query.objective == "max_len":
@@ -433,9 +453,10 @@ def objective_expression(data: PlanningData, query: Query, plan: PlanVariables) 
 
 
 def add_objective(model: cp_model.CpModel, data: PlanningData, query: Query, plan: PlanVariables) -> None:
-    """Minimise `objective_expression`: the cost rank; when maximising the length, longer L first, then the
-    cost rank (and search in that order)."""
-    model.add_allowed_assignments([plan.gpus, plan.env, plan.offload, plan.sp, plan.rank], list(data.ranks))
+    """Minimise `objective_expression`: the objective's rank; when maximising the length, longer L first, then
+    the rank (and search in that order)."""
+    model.add_allowed_assignments([plan.gpus, plan.env, plan.offload, plan.sp, plan.rank, plan.cost_rank],
+                                  list(data.ranks))
     model.minimize(objective_expression(data, query, plan))
     if query.objective == "max_len":
         # Search the longest lengths first, then the cheapest ranks (solve.py makes the search follow it).
@@ -480,19 +501,20 @@ def build_model(
     return model, plan, guards
 
 
-def forbid(model: cp_model.CpModel, plan: PlanVariables, values: list[int], rank: int, objective: Objective) -> None:
-    """Exclude one plan (n, e, o, s, L), of cost rank `rank`, so that the next solve finds the next best;
-    when maximising the length, every plan it dominates too: the next is longer, on fewer GPUs, or of a
-    lower rank (cheaper). A shorter length of the same combination is no alternative, nor a costlier
-    setting on as many GPUs at no longer a length."""
-    if objective != "max_len":
-        model.add_forbidden_assignments(plan.plan, [values])
-        return
-    gpus, length = values[0], values[4]
-    longer, fewer, cheaper = (model.new_bool_var(f"longer_than_{length}"), model.new_bool_var(f"fewer_than_{gpus}_gpus"),
-                              model.new_bool_var(f"cheaper_than_rank_{rank}"))
-    model.add(plan.max_model_len >= length + 1).only_enforce_if(longer)
-    model.add(plan.gpus <= gpus - 1).only_enforce_if(fewer)
-    model.add(plan.rank <= rank - 1).only_enforce_if(cheaper)
-    model.add_bool_or([longer, fewer, cheaper])
+def exclude_dominated(model: cp_model.CpModel, plan: PlanVariables, found: FoundPlan) -> None:
+    """Exclude the `found` plan and every plan it dominates, so that the next solve finds the next best that
+    is an alternative to it: longer, on fewer GPUs, cheaper (a lower cost rank), or vouched for by the tables
+    where the found plan is an estimate. The same combination at a shorter length is no alternative, nor a
+    costlier setting on as many GPUs at no longer a length (Env added to a plan that trains without it)."""
+    alternatives = []
+    for name, condition in (
+        (f"longer_than_{found.max_model_len}", plan.max_model_len >= found.max_model_len + 1),
+        (f"fewer_than_{found.gpus}_gpus", plan.gpus <= found.gpus - 1),
+        (f"cheaper_than_cost_rank_{found.cost_rank}", plan.cost_rank <= found.cost_rank - 1),
+        *((("vouched_for_by_the_tables", plan.estimated == 0),) if found.estimated else ()),
+    ):
+        alternative = model.new_bool_var(name)
+        model.add(condition).only_enforce_if(alternative)
+        alternatives.append(alternative)
+    model.add_bool_or(alternatives)
 

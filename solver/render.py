@@ -353,7 +353,8 @@ def answers_view(answers: Iterable[Answer], query: Query, catalog: Catalog) -> G
             if len(answer.plans) > 1:
                 renderables.append(_ranking(answer))
             if len(answer.plans) < query.top:
-                why = "no more exist" if answer.status == "optimal" else "the time limit stopped the search"
+                why = ("each other plan is no longer, no cheaper, on no fewer GPUs and no better vouched for than one "
+                       "above" if answer.status == "optimal" else "the time limit stopped the search")
                 renderables.append(Text(f"{counted(len(answer.plans), 'plan')} of the {query.top} asked for: {why}"))
         else:
             renderables.append(Text(answer.no_plan_line, style="red"))

@@ -16,7 +16,15 @@ from typing import Any
 from ortools.sat.python import cp_model
 
 from solver.memory import GRID, beyond_calibration, breakdown, host_memory_gib
-from solver.model import PlanningData, build_model, exact_cost, forbid, objective_expression, prepare
+from solver.model import (
+    FoundPlan,
+    PlanningData,
+    build_model,
+    exact_cost,
+    exclude_dominated,
+    objective_expression,
+    prepare,
+)
 from solver.query import (
     MAX_ESTIMATED_GPUS,
     AlternativeName,
@@ -115,7 +123,9 @@ def answer_for(catalog: Catalog, query: Query, gpu: str, explained: bool = True)
             objective_value, bound = int(solver.objective_value), solver.best_objective_bound
         values = [solver.value(variable) for variable in variables.plan]
         plans.append(_plan(catalog, data, query, values, estimated=bool(solver.value(variables.estimated))))
-        forbid(model, variables, values, solver.value(variables.rank), query.objective)
+        exclude_dominated(model, variables, FoundPlan(gpus=values[0], max_model_len=values[4],
+                                                      cost_rank=solver.value(variables.cost_rank),
+                                                      estimated=plans[-1].evidence == "estimated"))
         if status == cp_model.OPTIMAL:  # the next plan scores worse (distinct plans score differently)
             model.add(objective_expression(data, query, variables) >= int(solver.objective_value) + 1)
         solver.parameters.search_branching = cp_model.AUTOMATIC_SEARCH  # the strategy only pays once

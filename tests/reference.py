@@ -397,8 +397,8 @@ def enumerate_plans(
     host_ram_gb: float | None = None,
     token_budget: str = "default",
 ) -> list[dict]:
-    """Every feasible plan, best first by the objective's key (a total order); when maximising, only those
-    that no earlier plan dominates (no shorter, on no more GPUs, of no higher cost rank)."""
+    """Every feasible plan, best first by the objective's key (a total order); when maximising, each
+    combination (n, env, offload, sp) once, at its longest length."""
     if objective not in OBJECTIVES:
         raise ValueError(f"unknown objective {objective!r}; accepted: {', '.join(OBJECTIVES)}")
     if objective == "max_len":
@@ -472,15 +472,31 @@ def enumerate_plans(
     ranked.sort(key=lambda pair: pair[0])
     keys = [key for key, _ in ranked]
     assert len(set(keys)) == len(keys), "the ranking key is not a total order over distinct plans"
-    if objective == "max_len":  # only plans that no earlier one dominates (as long, on as few GPUs, as cheap)
-        kept: list[tuple[tuple, dict]] = []
-        for key, plan in ranked:
-            cost_key = key[1:]  # (cost, n, settings on, ...): the objective's order on combinations
-            if not any(earlier["max_model_len"] >= plan["max_model_len"] and earlier["gpus"] <= plan["gpus"]
-                       and earlier_key[1:] <= cost_key for earlier_key, earlier in kept):
-                kept.append((key, plan))
-        ranked = kept
+    if objective == "max_len":  # each combination once, at its longest: a shorter length is no alternative
+        seen: set[tuple] = set()
+        ranked = [(key, plan) for key, plan in ranked
+                  if (combination := (plan["gpus"], plan["env"], plan["offload"], plan["sp"])) not in seen
+                  and not seen.add(combination)]
     return [plan for _, plan in ranked]
+
+
+def ranked_alternatives(plans: list[dict], weights: Weights | None = None) -> list[dict]:
+    """What `--top` lists of `plans` (best first, as `enumerate_plans` gives them): those that no earlier one
+    dominates, being as long, on as few GPUs, as cheap (by the cheapest plan's order, under `weights`) and
+    vouched for by the tables unless the later one is an estimate too."""
+    weights = load_weights() if weights is None else weights
+
+    def cost_key(plan: dict) -> tuple:
+        n, env, offload, sp = plan["gpus"], plan["env"], plan["offload"], plan["sp"]
+        return _rank_key("cheapest", n, env, offload, sp, plan["max_model_len"], exact_cost(weights, n, env, offload, sp))
+
+    kept: list[dict] = []
+    for plan in plans:
+        if not any(earlier["max_model_len"] >= plan["max_model_len"] and earlier["gpus"] <= plan["gpus"]
+                   and cost_key(earlier) <= cost_key(plan)
+                   and (earlier["evidence"] != "estimated" or plan["evidence"] == "estimated") for earlier in kept):
+            kept.append(plan)
+    return kept
 
 
 # --- checking one plan -----------------------------------------------------------------------------------

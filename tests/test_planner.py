@@ -8,8 +8,9 @@ import pytest
 from conftest import made_up_table
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
-from reference import check_plan, enumerate_plans
+from reference import check_plan, enumerate_plans, ranked_alternatives
 
+from solver.model import cost_ranks
 from solver.query import SourceCell, make_query
 from solver.solve import plan
 from solver.tables import QueryError, Weights, load_catalog
@@ -91,11 +92,16 @@ def test_plans_of_equal_cost_rank_by_sp_then_env_then_offload():
     # Env and Offload weighing the same: Offload without Env (0.505) ties with Env (0.505); the tie-break puts
     # the setting without Env first, as the reference does.
     weights = Weights(offload=0.01, sp=0.1, env=0.01)
+    ranks = {entry[:4]: entry[5] for entry in cost_ranks((2,), "min_gpus", weights)}
+    assert sorted([(2, 0, 0, 1), (2, 1, 0, 1), (2, 0, 1, 1), (2, 0, 0, 2)], key=ranks.__getitem__) == [
+        (2, 0, 0, 1), (2, 0, 1, 1), (2, 1, 0, 1), (2, 0, 0, 2)]
     request = {"model": "Qwen3-4B", "gpu": "A100-80GB", "max_model_len": 4096, "budget_gpus": 2, "exact": True}
+    expected = enumerate_plans(CATALOG, objective="cheapest", weights=weights, **request)
+    assert [(p["env"], p["offload"], p["sp"], p["cost"]) for p in expected[:3]] == [
+        (False, False, 1, 0.5), (False, True, 1, 0.505), (True, False, 1, 0.505)]
+    # --top lists no plan that an earlier one dominates: the others cost more on the same GPUs.
     (answer,) = plan(make_query(CATALOG, top=3, weights=weights, **request), CATALOG)
-    assert [(p.setting.label, p.cost) for p in answer.plans] == [("vanilla", 0.5), ("Offload", 0.505), ("Env", 0.505)]
-    assert [p.model_dump(mode="json") for p in answer.plans] == enumerate_plans(
-        CATALOG, objective="cheapest", weights=weights, **request)[:3]
+    assert [p.model_dump(mode="json") for p in answer.plans] == ranked_alternatives(expected, weights) == expected[:1]
 
 
 def test_fewest_gpus_for_a_long_context():
@@ -242,7 +248,7 @@ def test_the_solver_ranks_plans_exactly_as_the_reference_enumerator(request: dic
         assume(False)
     (answer,) = plan(query, CATALOG)
     event("has a plan" if answer.plans else "no plan")
-    expected = enumerate_plans(CATALOG, **{k: v for k, v in request.items()})
+    expected = ranked_alternatives(enumerate_plans(CATALOG, **{k: v for k, v in request.items()}), request["weights"])
     assert plan_dicts(answer) == expected[:top]
     assert answer.status == ("optimal" if expected else "infeasible")
     assert (answer.reason is None) == bool(expected)
