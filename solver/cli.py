@@ -1,8 +1,8 @@
 """The ``solve`` command line: parse arguments, call the library, print. The only code that prints.
 
-Exit status: 0 when every answer has a plan, 1 when some answer has none (its reason says why),
-2 for bad input or output that cannot be written (one line on stderr, after a one-line usage for argument
-errors; no traceback), 141 when the reader of stdout stops early.
+Exit status: 0 when every answer has a plan, 1 when some answer has none (its reason says why; or none was
+found within the time limit), 2 for bad input or output that cannot be written (one line on stderr, after a
+one-line usage for argument errors; no traceback), 141 when the reader of stdout stops early.
 """
 
 from __future__ import annotations
@@ -42,6 +42,7 @@ from solver.query import (
     Query,
     TokenBudgetMode,
     TrinityVersion,
+    Undecided,
     larger_tables,
     least_token_budget,
     make_query,
@@ -285,7 +286,8 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Other commands: solve tables (the documented tables), solve map (what fits, as a map), "
         "solve cluster (many jobs on a fleet), solve memory (one GPU's memory breakdown), solve calibrate "
         "(fit the memory model); each has --help. "
-        "Exit status: 0 every answer has a plan, 1 some answer has none, 2 bad input.",
+        "Exit status: 0 every answer has a plan, 1 some answer has none (or found none within --time-limit), "
+        "2 bad input.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("--model", metavar="M", help="model: Qwen3-4B, 4B, qwen3-4b, ... (or from --from-config)")
@@ -1594,6 +1596,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OneLineError as error:  # bad input: a query, a table or a Trinity config
         print(f"{parser.prog}: error: {error}", file=sys.stderr)
         return BAD_INPUT
+    except Undecided as error:  # a question behind the answer (a map's cell, a config's verdict) ran out of time
+        print(f"{parser.prog}: undecided: {error}; nothing printed", file=sys.stderr)
+        return NO_PLAN
     except KeyboardInterrupt:
         print(f"{parser.prog}: interrupted", file=sys.stderr)
         return INTERRUPTED

@@ -118,6 +118,8 @@ class _Planner:
         """The memory model of the estimates and their safety margin (None: the shipped model, its margin)."""
         self.coefficients = (memory if memory is not None else load_memory_model()).coefficients
         self.cache: dict[tuple[object, ...], Plan | None] = {}
+        self.undecided = 0
+        """How many of the solves behind `best` ran out of time (their ways left out, the placement unproven)."""
         self.reasons: dict[tuple[object, ...], str] = {}
         """Why a job of a shape (model, length, rollout GPUs, pool) has no way to run, once asked."""
 
@@ -135,6 +137,7 @@ class _Planner:
                                node_gpus=node_gpus, host_ram_source="the pool's host_ram_gb",
                                token_budget=self.budget_for(estimate))
             answer = answer_for(self.catalog, query, gpu, explained=False)
+            self.undecided += answer.status == "unknown"
             self.cache[key] = answer.plans[0] if answer.plans else None
         return self.cache[key]
 
@@ -393,7 +396,8 @@ def place(
         fit = "fits" if len(stuck) == 1 else "fit"
         others = tuple(Unplaced(job=job.name, reason=f"--minimize nodes places every job or none, and {names} {fit} "
                                                      "nowhere") for i, job in enumerate(fleet.jobs) if i not in stuck)
-        return ClusterResult(status="infeasible", objective=None, bound=None, placements=(), unplaced=unplaced + others,
+        return ClusterResult(status="unknown" if planner.undecided else "infeasible", objective=None, bound=None,
+                             placements=(), unplaced=unplaced + others, undecided_ways=planner.undecided,
                              wall_time_s=time.monotonic() - started)
     built = build_placement_model(fleet, options, every_job)
     model = built.model
@@ -439,13 +443,13 @@ def place(
                     # jobs do not fit even with host memory left out.
                     rounded_only = status == cp_model.INFEASIBLE and bool(host_rounded) and not _infeasible_without_host(
                         fleet, options, every_job, solver, deadline)
-                    verdict: Status = "infeasible" if status == cp_model.INFEASIBLE and not rounded_only \
-                        else "unknown"
+                    proved = status == cp_model.INFEASIBLE and not rounded_only and not planner.undecided
+                    verdict: Status = "infeasible" if proved else "unknown"
                     return ClusterResult(status=verdict, objective=None, bound=None, placements=(),
                                          unplaced=_all_unplaced(fleet, verdict, interrupt.caught,
                                                                 host_rounded if rounded_only else (), options),
-                                         host_rounded=host_rounded, wall_time_s=time.monotonic() - started,
-                                         interrupted=interrupt.caught)
+                                         host_rounded=host_rounded, undecided_ways=planner.undecided,
+                                         wall_time_s=time.monotonic() - started, interrupted=interrupt.caught)
                 proven = proven and name == "tie-break"  # a stage left unsolved proves nothing
                 break  # keep the previous stage's answer (its hint is still in the model)
             if name != "tie-break":
@@ -459,8 +463,9 @@ def place(
             model.add(expression >= reached if maximise else expression <= reached)
             _hint(built, values, counts)
     placements, unplaced = _decode(fleet, options, values, counts, planner)
-    return ClusterResult(status="optimal" if proven and not host_rounded else "feasible", objective=objective,
-                         bound=bound, placements=placements, unplaced=unplaced, host_rounded=host_rounded,
+    return ClusterResult(status="optimal" if proven and not host_rounded and not planner.undecided else "feasible",
+                         objective=objective, bound=bound, placements=placements, unplaced=unplaced,
+                         host_rounded=host_rounded, undecided_ways=planner.undecided,
                          wall_time_s=time.monotonic() - started, interrupted=interrupt.caught)
 
 

@@ -85,14 +85,17 @@ class _Prober:
         """Seconds left before the deadline (at least a millisecond, CP-SAT's smallest useful limit)."""
         return max(self.deadline - monotonic(), 0.001)
 
-    def _infeasible(self, assumptions: list[cp_model.IntVar]) -> bool:
+    def _status(self, assumptions: list[cp_model.IntVar]) -> cp_model.CpSolverStatus:
         self.model.clear_assumptions()
         self.model.add_assumptions(assumptions)
         self.solver.parameters.max_time_in_seconds = self.remaining_s()
         status = checked(self.solver, self.model, self.solver.solve(self.model)) if self.deadline > monotonic() \
             else cp_model.UNKNOWN
         self.undecided += status == cp_model.UNKNOWN
-        return status == cp_model.INFEASIBLE
+        return status
+
+    def _infeasible(self, assumptions: list[cp_model.IntVar]) -> bool:
+        return self._status(assumptions) == cp_model.INFEASIBLE
 
     def _fixing(self, **values: int | None) -> list[cp_model.IntVar]:
         return [self.fixes[name][value] for name, value in values.items() if value is not None]
@@ -105,12 +108,14 @@ class _Prober:
                 return rule
         return None
 
-    def binding_rules(self, **values: int | None) -> tuple[str, ...]:
+    def binding_rules(self, **values: int | None) -> tuple[str, ...] | None:
         """A smallest set of rules that together exclude every plan with these values (none fixed: the
-        query itself), from CP-SAT's infeasibility core, in `RULES` order; empty when a plan exists."""
+        query itself), from CP-SAT's infeasibility core, in `RULES` order; empty when a plan exists, None
+        when the deadline leaves it undecided."""
         fixing = self._fixing(**values)
-        if not self._infeasible(fixing + list(self.guards.values())):
-            return ()
+        status = self._status(fixing + list(self.guards.values()))
+        if status != cp_model.INFEASIBLE:
+            return None if status == cp_model.UNKNOWN else ()
         core = {self.rule_of[index] for index in self.solver.sufficient_assumptions_for_infeasibility()
                 if index in self.rule_of}
         for rule in RULES:  # drop every rule the others do not need
@@ -135,7 +140,7 @@ class _Prober:
                     continue
                 for c in at_sp:
                     values = dict(gpus=c[0], env=c[1], offload=c[2], sp=c[3], length=length)
-                    rule = self.first_rule(SETTING_RULES, **values) or next(iter(self.binding_rules(**values)), None)
+                    rule = self.first_rule(SETTING_RULES, **values) or next(iter(self.binding_rules(**values) or ()), None)
                     if rule:
                         excluded.append((c, rule))
         return excluded
@@ -148,6 +153,10 @@ def explain(catalog: Catalog, query: Query, answer: Answer) -> tuple[Reason, ...
     plan that ranks before it has no more GPUs."""
     if query.open_budget and answer.plans:
         query = query.model_copy(update={"budget_gpus": answer.plans[0].gpus, "open_budget": False})
+    if answer.status == "unknown":
+        return (Reason(rule="undecided", detail=(
+            f"the search ran out of time (--time-limit {query.time_limit_s:g} s) before it found a plan or proved "
+            "that none exists: nothing is known to rule one out; a longer --time-limit decides it")),)
     data = prepare(catalog, answer.gpu, query)
     if data.holds_no_plan(query):
         return (Reason(rule="no_table", detail=answer.reason or ""),)
@@ -160,7 +169,7 @@ def explain(catalog: Catalog, query: Query, answer: Answer) -> tuple[Reason, ...
     if prober.undecided:
         reasons += (Reason(rule="incomplete", detail=(
             f"{prober.undecided} of the questions behind this explanation ran out of time (--time-limit "
-            f"{query.time_limit_s:g} s for the whole explanation): rules may be missing above")),)
+            f"{query.time_limit_s:g} s for the whole explanation): what they would have shown is missing above")),)
     return reasons
 
 
@@ -208,10 +217,12 @@ def _why_no_plan(
         return found
 
     binding = prober.binding_rules()
-    reasons = [Reason(rule="limit", detail=words.binding(binding, lambda: _reach(catalog, prober, data, query)))]
-    if query.exact and None not in (query.sp, query.env, query.offload) and query.max_model_len is not None:
+    reasons = [Reason(rule="limit", detail=words.binding(binding, lambda: _reach(catalog, prober, data, query)))
+               if binding is not None else Reason(rule="undecided", detail=(
+                   "which rules stop the query together was not decided in time"))]
+    if query.exact and query.sp is not None and None not in (query.env, query.offload) and query.max_model_len is not None:
         # One combination asked for (a config's own settings, say): what the tables and the model say of it.
-        combination = (query.budget_gpus, int(bool(query.env)), int(bool(query.offload)), query.sp or 1)  # all given
+        combination = (query.budget_gpus, int(bool(query.env)), int(bool(query.offload)), query.sp)
         reasons += words.group(prober.classify([combination], None), query.max_model_len)  # the model fixes the length
     if query.objective != "max_len":
         asked = query.max_model_len or 0
@@ -224,6 +235,7 @@ def _why_no_plan(
                 f"{shorter.max_model_len} tokens, which is max_token_len_per_gpu = "
                 f"{shorter.max_token_len_per_gpu} on each of {words.gpus(shorter.gpus)} with SP={shorter.sp}")))
         most = max(*data.counts, *estimated_counts(query.node_gpus))  # tables vouch past their counts too
+        undecided = prober.undecided
         more = _best(catalog, query, prober, objective="min_gpus", budget_gpus=most, exact=False)
         if more and more.gpus > query.budget_gpus:
             alone = _best(catalog, query, prober, objective="min_gpus", budget_gpus=most, exact=False,
@@ -234,7 +246,7 @@ def _why_no_plan(
                     else f"{asked} tokens need {words.gpus(more.gpus)}")
             reasons.append(Reason(rule="more_gpus", detail=(
                 f"{need}, {more.gpus - query.budget_gpus} more than the budget: {words.plan(more)}")))
-        elif not more:
+        elif not more and prober.undecided == undecided:  # decided: no count trains it
             budget = ("even with a lowered token budget (--token-budget auto)" if query.token_budget == "auto" else
                       "at Trinity's default token budget (max_token_len_per_gpu, which the tables measure)")
             reasons.append(Reason(rule="more_gpus", detail=(
@@ -244,7 +256,7 @@ def _why_no_plan(
         if lowered := alternative("token_budget_auto"):
             reasons.append(Reason(rule="lower_token_budget", detail=(
                 f"--token-budget auto trains {asked} tokens {query.within_budget}: {words.plan(lowered)}")))
-    if any(rule.startswith("pin_") for rule in binding) and (free := alternative("without_pins")):
+    if any(rule.startswith("pin_") for rule in binding or ()) and (free := alternative("without_pins")):
         reasons.append(Reason(rule="without_pins", detail=f"without {query.pin_flags}: {words.plan(free)}"))
     return tuple(reasons)
 
@@ -381,8 +393,10 @@ class _Words:
         on = counted(counts, "GPU")
         sps = runs(sorted({c[3] for c in combinations}))
         if rule == "budget":
-            limit = f"--exact asks for {query.budget_gpus}" if query.exact else f"the budget is {query.budget_gpus}"
-            return [Reason(rule=rule, detail=f"{on}: {limit}")]
+            if query.exact:
+                return [Reason(rule=rule, detail=f"{on}: --exact asks for {query.budget_gpus}")]
+            return [Reason(rule=rule, detail=f"more than {self.gpus(query.budget_gpus)} ({on} among them): the budget "
+                                             f"is {query.budget_gpus}")]
         if rule == "whole_nodes":
             return [Reason(rule=rule, detail=f"{on} span nodes of {query.node_gpus} ({query.node_source}) but "
                                              "are not whole nodes, which a trainer that spans nodes must use")]

@@ -68,6 +68,10 @@ MAX_SEED = 2**31 - 1
 """The largest CP-SAT random seed (its ``random_seed`` is a 32-bit signed integer)."""
 
 
+class Undecided(Exception):
+    """A question CP-SAT could not decide within its time limit: neither a plan nor the proof that none exists."""
+
+
 class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -822,6 +826,9 @@ class ClusterResult(_Timed):
         "pools whose Offload jobs' host memory the placement rounded up into a few classes (the ways to fill "
         "a node were too many otherwise): safe, but optimal and the bound only as rounded, so the status is "
         "at best 'feasible'"))
+    undecided_ways: int = Field(default=0, description=(
+        "the planner's questions about a job's ways to run (one pool, one GPU count) that ran out of time: those "
+        "ways were left out, so the status is at best 'feasible'"))
     wall_time_s: float = Field(default=0.0, exclude=True, description="seconds spent placing (not compared)")
     interrupted: bool = Field(default=False, exclude=True, description="Ctrl-C stopped the search early")
 

@@ -388,6 +388,11 @@ def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = Fal
             "fill a node were too many otherwise)"
             + (": no node's host memory is exceeded, but the placement is not proven optimal" if result.placements
                else ""), style="yellow"))
+    if result.undecided_ways:
+        renderables.append(Text(
+            f"{counted(result.undecided_ways, 'question')} about the jobs' ways to run (a pool and a GPU count each) "
+            "ran out of time (--time-limit): those ways were left out, so the placement is not proven best",
+            style="yellow"))
     for pool in fleet.pools:
         here = [p for p in result.placements if p.pool == pool.name]
         used: dict[int, int] = {}

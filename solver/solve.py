@@ -35,6 +35,7 @@ from solver.query import (
     Query,
     SourceCell,
     Status,
+    Undecided,
     lowered_token_budget,
     rollout_layout,
     rollout_layout_violation,
@@ -77,7 +78,7 @@ def _with_measured(catalog: Catalog, query: Query, answer: Answer) -> Answer:
     if query.estimate != "auto" or not answer.plans or answer.plans[0].evidence != "estimated":
         return answer
     tables = twin(catalog, answer.gpu)
-    measured = best_plan(catalog, query.model_copy(update={"estimate": "never", "top": 1}), tables)
+    measured = _optional_best(catalog, query.model_copy(update={"estimate": "never", "top": 1}), tables)
     if measured is None:
         return answer
     return answer.model_copy(update={"measured": measured, "measured_gpu": tables if tables != answer.gpu else None})
@@ -162,9 +163,20 @@ def plan_for_settings(
 
 
 def best_plan(catalog: Catalog, query: Query, gpu: str) -> Plan | None:
-    """The best plan of `query` on the GPU type `gpu`, or None when it has none."""
+    """The best plan of `query` on the GPU type `gpu`, or None when it has none; `Undecided` when the time
+    limit left that open."""
     answer = answer_for(catalog, query, gpu, explained=False)
+    if answer.status == "unknown":
+        raise Undecided(f"no plan found for {query.model} on {gpu} within the time limit of {query.time_limit_s:g} s")
     return answer.plans[0] if answer.plans else None
+
+
+def _optional_best(catalog: Catalog, query: Query, gpu: str) -> Plan | None:
+    """`best_plan`, or None where it is undecided too: for what an answer or a reason may leave out."""
+    try:
+        return best_plan(catalog, query, gpu)
+    except Undecided:
+        return None
 
 
 def new_solver(query: Query) -> cp_model.CpSolver:
@@ -372,11 +384,14 @@ def _why_no_plan(catalog: Catalog, data: PlanningData, query: Query, nearby: _Ne
     if query.objective != "max_len":
         longest = answer_for(catalog, query.model_copy(update={"objective": "max_len", "max_model_len": None,
                                                                "top": 1}), data.gpu, explained=False)
+        if longest.status == "unknown":  # a shorter length may train: that much is open
+            return (f"{query.max_model_len} tokens has no plan in {sources} for {where} {within}; whether a shorter "
+                    f"length has one was not decided within the time limit of {query.time_limit_s:g} s"), None
         if longest.plans:
             best = longest.plans[0]
             if query.objective == "min_gpus":  # the fewest GPUs at that length (the longest's are the cheapest)
-                best = best_plan(catalog, query.model_copy(update={"max_model_len": best.max_model_len, "top": 1}),
-                                 data.gpu) or best
+                best = _optional_best(catalog, query.model_copy(update={"max_model_len": best.max_model_len,
+                                                                        "top": 1}), data.gpu) or best
             limit = f" with {limits}" if limits else ""
             return (
                 f"{query.max_model_len} tokens is beyond what {sources} allow for {where} {within}{limit}: "
@@ -407,8 +422,8 @@ def _with_lower_budget(catalog: Catalog, data: PlanningData, query: Query, nearb
     the length."""
     lowered = nearby.plan("token_budget_auto")
     if lowered is None and query.exact and not fewer_said and _may_lower_budget(query):
-        lowered = best_plan(catalog, query.model_copy(update={"token_budget": "auto", "exact": False, "top": 1}),
-                            data.gpu)
+        lowered = _optional_best(catalog, query.model_copy(update={"token_budget": "auto", "exact": False, "top": 1}),
+                                 data.gpu)
     if lowered is None:
         return ""
     plan = (f"{lowered.setting.label} on {counted(lowered.gpus, 'GPU')} with max_token_len_per_gpu = "
@@ -429,8 +444,9 @@ def _without_pins(catalog: Catalog, data: PlanningData, query: Query, nearby: _N
         if best is not None:
             return (f" (without {query.pin_flags}: {best.setting.label} on {counted(best.gpus, 'GPU')}"
                     f"{best.lowered_words} trains it, {best.evidence_label})")
-        best = best_plan(catalog, query.model_copy(update={"sp": None, "env": None, "offload": None, "top": 1,
-                                                           "objective": "max_len", "max_model_len": None}), data.gpu)
+        best = _optional_best(catalog, query.model_copy(update={"sp": None, "env": None, "offload": None, "top": 1,
+                                                                "objective": "max_len", "max_model_len": None}),
+                              data.gpu)
     if best is None:
         return ""
     return (f" (without {query.pin_flags} the longest is {best.max_model_len}{on_grid(best)}: {best.setting.label} on "

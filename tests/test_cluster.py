@@ -493,7 +493,8 @@ def test_cli_cluster_prints_tables_and_json(cli, tmp_path: Path):
     assert "status: optimal; placed priority (of 7): 7, proven bound 7" in out and "pool a100: 2 x 8 A100-80GB" in out
     status, out, _ = cli("cluster", str(path), "--json")
     result = json.loads(out)
-    assert set(result) == {"status", "objective", "bound", "placements", "unplaced", "host_rounded"}
+    assert set(result) == {"status", "objective", "bound", "placements", "unplaced", "host_rounded",
+                           "undecided_ways"}
     assert set(result["placements"][0]) == {"job", "pool", "nodes", "gpu_indexes", "trainer_gpus", "rollout_gpus",
                                             "plan"}
     instance = yaml.safe_load(FLEET_FILE)
@@ -555,6 +556,30 @@ def test_cli_cluster_emit_dir_writes_for_the_trinity_version_asked(cli, tmp_path
         assert {key: trainer[key] for key in trainer_keys if key in trainer} == expected
         assert trainer["trainer_config"]["actor_rollout_ref"]["actor"]["fsdp_config"]["param_offload"] is True
         assert ("# Trinity 0.6's: on verl before 0.8" in text) == (version is None)  # said only where left open
+
+
+def test_ways_whose_solve_ran_out_of_time_leave_the_placement_unproven(cli, tmp_path: Path,
+                                                                        monkeypatch: pytest.MonkeyPatch):
+    # A planner solve that times out is not "no plan": the way it asked about is left out, and the status
+    # says the placement is not proven (it was "optimal" over the ways decided in time, and varied by run).
+    path = tmp_path / "fleet.yaml"
+    path.write_text(FLEET_FILE, encoding="utf-8")
+    fleet = load_fleet(path, CATALOG)
+    real = solver.cluster.answer_for
+
+    def out_of_time_on_4_gpus(catalog, query, gpu, explained=True):
+        answer = real(catalog, query, gpu, explained)
+        return answer.model_copy(update={"status": "unknown", "plans": ()}) if query.budget_gpus == 4 else answer
+
+    assert place(fleet, CATALOG).status == "optimal"
+    monkeypatch.setattr(solver.cluster, "answer_for", out_of_time_on_4_gpus)
+    result = place(fleet, CATALOG)
+    assert result.status == "feasible" and result.undecided_ways > 0
+    assert all(placement.trainer_gpus != 4 for placement in result.placements)
+    status, out, _ = cli("cluster", str(path))
+    assert "ran out of time (--time-limit): those ways were left out, so the placement is not proven best" in " ".join(
+        out.split())
+    assert out.startswith("status: feasible;")
 
 
 def test_cli_cluster_exit_codes(cli, tmp_path: Path):

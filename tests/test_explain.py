@@ -255,9 +255,38 @@ def test_an_explanation_shares_one_deadline_and_says_when_it_ran_out(monkeypatch
     assert [r.rule for r in reasons if r.rule in RULES] == []  # no question was put to CP-SAT, no rule named
     (incomplete,) = details(reasons, "incomplete")
     assert incomplete.endswith("of the questions behind this explanation ran out of time (--time-limit 5 s for the "
-                               "whole explanation): rules may be missing above")
+                               "whole explanation): what they would have shown is missing above")
     monkeypatch.undo()
     assert details(explain(CATALOG, query, answer), "incomplete") == []  # with the time it needs: complete
+
+
+def test_a_no_plan_explanation_out_of_time_states_nothing_it_did_not_decide(monkeypatch: pytest.MonkeyPatch):
+    # Qwen3-14B at 131072 tokens on 4 A100s has no plan; with every question out of time, the explanation
+    # must not say which rules stop it, nor that no GPU count trains it.
+    query = make_query(CATALOG, gpu="a100", model="14B", max_model_len=131072, budget_gpus=4, estimate="never",
+                       time_limit_s=5)
+    (answer,) = plan(query, CATALOG)
+    assert answer.status == "infeasible"
+    clock = iter([0.0])
+    monkeypatch.setattr("solver.explain.monotonic", lambda: next(clock, 1e9))
+    monkeypatch.setattr("solver.explain.answer_for", lambda catalog, changed, gpu, explained=True: answer.model_copy(
+        update={"status": "unknown", "plans": ()}))
+    reasons = explain(CATALOG, query, answer)
+    # The nearest plan was solved with the answer: that much is known.
+    assert [r.rule for r in reasons] == ["undecided", "shorter_length", "fewer_tokens", "incomplete"]
+    assert reasons[0].detail == "which rules stop the query together was not decided in time"
+    monkeypatch.undo()
+    decided = explain(CATALOG, query, answer)
+    assert [r.rule for r in decided][:1] == ["limit"] and details(decided, "more_gpus")
+
+
+def test_an_answer_whose_search_ran_out_of_time_is_explained_as_undecided():
+    query = make_query(CATALOG, gpu="a100", model="14B", max_model_len=32768, budget_gpus=4, time_limit_s=0.5)
+    (answer,) = plan(query, CATALOG)
+    timed_out = answer.model_copy(update={"status": "unknown", "plans": ()})
+    assert [(r.rule, r.detail) for r in explain(CATALOG, query, timed_out)] == [("undecided", (
+        "the search ran out of time (--time-limit 0.5 s) before it found a plan or proved that none exists: nothing "
+        "is known to rule one out; a longer --time-limit decides it"))]
 
 
 def test_the_fewest_gpus_without_a_budget_is_explained_within_the_plans_count():

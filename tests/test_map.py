@@ -128,3 +128,18 @@ def test_a_map_of_a_model_from_its_config(cli, tmp_path: Path):
     assert status == 0 and "Coder-8B: cheapest setting per length" in out
     assert cli("map", "--model", "8B", "--model-config", str(folder)) == (
         2, "", "solve map: error: --model and --model-config both name the model: give one\n")
+
+
+def test_a_cell_whose_solve_ran_out_of_time_is_not_shown_as_no_plan(cli, monkeypatch):
+    import solver.solve
+
+    real = solver.solve.answer_for
+
+    def out_of_time(catalog, query, gpu, explained=True):
+        answer = real(catalog, query, gpu, explained)
+        return answer.model_copy(update={"status": "unknown", "plans": ()}) if query.budget_gpus == 2 else answer
+
+    monkeypatch.setattr(solver.solve, "answer_for", out_of_time)
+    assert cli("map", "--gpu", "a100", "--model", "4B", "--gpus-up-to", "2") == (
+        1, "", "solve map: undecided: no plan found for Qwen3-4B on A100-80GB within the time limit of 10 s; nothing "
+               "printed\n")
