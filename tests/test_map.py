@@ -141,5 +141,5 @@ def test_a_cell_whose_solve_ran_out_of_time_is_not_shown_as_no_plan(cli, monkeyp
 
     monkeypatch.setattr(solver.solve, "answer_for", out_of_time)
     assert cli("map", "--gpu", "a100", "--model", "4B", "--gpus-up-to", "2") == (
-        1, "", "solve map: undecided: no plan found for Qwen3-4B on A100-80GB within the time limit of 10 s; nothing "
-               "printed\n")
+        1, "", ("solve map: undecided: no plan found for Qwen3-4B on A100-80GB within the time limit of 10 s; "
+                "nothing printed\n"))
