@@ -7,8 +7,10 @@ seed and, by default, one worker. The same query gives the same answer.
 
 from __future__ import annotations
 
+import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
+from contextvars import ContextVar
 from functools import cache
 from math import ceil
 from typing import Any
@@ -55,13 +57,59 @@ def plan(query: Query, catalog: Catalog | None = None) -> tuple[Answer, ...]:
     worker threads while this one solves the first (CP-SAT releases the interpreter while it searches);
     each answer depends only on its own model, so the answers are the same as one after the other."""
     catalog = catalog if catalog is not None else load_catalog()
+    group = _SolveGroup()
 
     def answer(gpu: str) -> Answer:
-        return _with_measured(catalog, query, answer_for(catalog, query, gpu))
+        joined = _SOLVE_GROUP.set(group)
+        try:
+            return _with_measured(catalog, query, answer_for(catalog, query, gpu))
+        finally:
+            _SOLVE_GROUP.reset(joined)
 
     others = [_workers().submit(answer, gpu) for gpu in query.gpus[1:]]
-    first = answer(query.gpus[0])
-    return (first, *(other.result() for other in others))
+    try:
+        first = answer(query.gpus[0])
+        return (first, *(other.result() for other in others))
+    except KeyboardInterrupt:  # Ctrl-C: stop the other GPU types' solves too, so that the process can exit now
+        group.stop()
+        wait(others)
+        raise
+
+
+class _SolveGroup:
+    """The CP-SAT solves of one `plan` call, across its threads: `stop` ends those running and refuses the
+    next (each then raises KeyboardInterrupt in its thread)."""
+
+    def __init__(self) -> None:
+        self.stopped = False
+        self.running: set[cp_model.CpSolver] = set()
+        self.lock = threading.Lock()
+
+    def solve(self, solver: cp_model.CpSolver, model: cp_model.CpModel) -> cp_model.CpSolverStatus:
+        """`solver.solve(model)`, unless the group is stopped (before or during it)."""
+        with self.lock:
+            if self.stopped:
+                raise KeyboardInterrupt
+            self.running.add(solver)
+        try:
+            status = solver.solve(model)
+        finally:
+            with self.lock:
+                self.running.discard(solver)
+        if self.stopped:
+            raise KeyboardInterrupt
+        return status
+
+    def stop(self) -> None:
+        """Stop the running solves and refuse the next."""
+        with self.lock:
+            self.stopped = True
+            for solver in self.running:
+                solver.stop_search()
+
+
+_SOLVE_GROUP: ContextVar[_SolveGroup | None] = ContextVar("rft_solver_solve_group", default=None)
+"""The `plan` call whose solves this thread's belong to (None: outside one)."""
 
 
 @cache
@@ -116,7 +164,8 @@ def answer_for(catalog: Catalog, query: Query, gpu: str, explained: bool = True)
     objective_value = bound = None
     while len(plans) < query.top:
         solver.parameters.max_time_in_seconds = max(deadline - time.monotonic(), 0.001)
-        status = checked(solver, model, solver.solve(model))
+        group = _SOLVE_GROUP.get()
+        status = checked(solver, model, group.solve(solver, model) if group is not None else solver.solve(model))
         statuses.append(status)
         if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             break

@@ -399,3 +399,30 @@ def test_a_gpu_type_with_at_least_as_much_memory_caps_the_estimates(gpu: str):
     # A GPU type with more memory than every tabled one is not capped by them.
     roomy = solve_one("H200-141GB", model="4B", objective="max_len", budget_gpus=4, exact=True)
     assert roomy.plans[0].max_model_len > 112640
+
+
+def test_ctrl_c_stops_the_other_gpu_types_solves_too(monkeypatch: pytest.MonkeyPatch):
+    # Ctrl-C reaches the thread that solves the first GPU type; the other GPU types' solves, in worker threads,
+    # must stop too (the process waits for them before it exits), not run on to their time limit.
+    import threading
+    import time
+
+    from ortools.sat.python import cp_model
+
+    released = threading.Event()
+    main = threading.main_thread()
+
+    def solve(self, model, callback=None):
+        if threading.current_thread() is main:
+            raise KeyboardInterrupt  # as if Ctrl-C came during the first GPU type's solve
+        assert released.wait(timeout=30)  # a worker's solve runs until stopped
+        return cp_model.UNKNOWN
+
+    monkeypatch.setattr(cp_model.CpSolver, "solve", solve)
+    monkeypatch.setattr(cp_model.CpSolver, "stop_search", lambda self: released.set())
+    query = make_query(CATALOG, model="8B", max_model_len=8192, budget_gpus=4, time_limit_s=60)
+    assert len(query.gpus) == 2  # A100 and H20: the H20 is solved in a worker thread
+    started = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        plan(query, CATALOG)  # returns once the worker's solve is stopped (it waits for it)
+    assert released.is_set() and time.monotonic() - started < 10
