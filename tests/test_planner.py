@@ -409,12 +409,14 @@ def test_ctrl_c_stops_the_other_gpu_types_solves_too(monkeypatch: pytest.MonkeyP
 
     from ortools.sat.python import cp_model
 
-    released = threading.Event()
+    solving, released = threading.Event(), threading.Event()
     main = threading.main_thread()
 
     def solve(self, model, callback=None):
         if threading.current_thread() is main:
+            assert solving.wait(timeout=30)
             raise KeyboardInterrupt  # as if Ctrl-C came during the first GPU type's solve
+        solving.set()
         assert released.wait(timeout=30)  # a worker's solve runs until stopped
         return cp_model.UNKNOWN
 
