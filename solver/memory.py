@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from functools import lru_cache
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from solver.query import (
     MAX_ESTIMATED_GPUS,
@@ -38,7 +38,7 @@ from solver.query import (
     token_budget,
     whole_nodes_violation,
 )
-from solver.tables import CalibrationRange, Coefficients, Model, Setting, sp_rule_violation
+from solver.tables import CalibrationRange, Coefficients, Frozen, Model, Setting, sp_rule_violation
 
 GIB = 1024**3
 DEFAULT_MARGIN = 0.01
@@ -49,16 +49,12 @@ CEILING = 1 << 21
 """The longest length the memory model is asked about (2097152 tokens)."""
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
 PRIOR = Coefficients(states=1.0, gathered=1.0, checkpoints=1.0, logits=1.0, recompute=1.0, sp_buffers=1.0, fragmentation=1.0,
                      overhead=1.0, usable=0.90, usable_env=0.95)
 """First principles before calibration: every term as derived, 90% of memory usable (95% with Env)."""
 
 
-class Terms(_Frozen):
+class Terms(Frozen):
     """GiB per memory term (`TERMS`, in their order), coefficients applied; ``terms["logits"]`` reads one."""
 
     states: float
@@ -84,7 +80,7 @@ TERMS = tuple(Terms.model_fields)
 """The memory terms, in the order of a breakdown."""
 
 
-class Breakdown(_Frozen):
+class Breakdown(Frozen):
     """Predicted peak memory of one trainer GPU, per term, against what is usable."""
 
     terms: Terms = Field(description="GiB per term of TERMS, coefficients applied")
@@ -326,6 +322,12 @@ def host_memory_gib(model: Model, gpus: int, coefficients: Coefficients, node_gp
     return (coefficients.states * 16 + REFERENCE_BYTES) * model.parameters_b * 1e9 * on_node / gpus / GIB
 
 
+VOCAB_TOLERANCE = 1.1
+"""A vocabulary within this factor of the calibrated ones counts as within them (Qwen2.5's 152064 beside Qwen3's
+151936); past it the logits' share of the activations differs, which the fit could not weigh apart from the
+checkpoints' (`docs/memory.md`)."""
+
+
 def beyond_calibration(
     calibrated: CalibrationRange | None, model: Model, memory_gib: float, gpus: int, setting: Setting,
     tokens_per_gpu: int,
@@ -338,9 +340,19 @@ def beyond_calibration(
         return ()
     least, most = round(calibrated.least_memory_gib), round(calibrated.most_memory_gib)
     memory_range = f"{least} GiB" if least == most else f"{least} to {most} GiB"
+    smallest = calibrated.smallest_model_b
+    fewer = smallest is not None and round(model.parameters_b, 1) < round(smallest, 1)
+    least_vocab, most_vocab = calibrated.least_vocab_size, calibrated.most_vocab_size
+    vocab_range = f"{least_vocab}" if least_vocab == most_vocab else f"{least_vocab} to {most_vocab}"
     outside = [
         (round(model.parameters_b, 1) > round(calibrated.largest_model_b, 1),
          f"{model.parameters_b:.1f}B parameters (calibrated up to {calibrated.largest_model_b:.1f}B)"),
+        (fewer, f"{model.parameters_b:.1f}B parameters (calibrated from {smallest or 0:.1f}B)"),
+        (least_vocab is not None and most_vocab is not None and not (
+            least_vocab / VOCAB_TOLERANCE <= model.vocab_size <= most_vocab * VOCAB_TOLERANCE),
+         f"a vocabulary of {model.vocab_size} (calibrated on {vocab_range})"),
+        (model.moe is not None and calibrated.mixture_of_experts is False,
+         "a mixture of experts (calibrated on dense models)"),
         (not least <= round(memory_gib) <= most, f"{memory_gib:.0f} GiB GPUs (calibrated on {memory_range})"),
         (gpus > calibrated.most_gpus, f"{gpus} GPUs (calibrated up to {calibrated.most_gpus})"),
         (setting.sp > calibrated.largest_sp, f"SP={setting.sp} (calibrated up to SP={calibrated.largest_sp})"),
@@ -394,7 +406,7 @@ ROLLOUT_UTILIZATION = 0.9
 """The share of a GPU's memory vLLM takes for a rollout engine (its default ``gpu_memory_utilization``)."""
 
 
-class RolloutEngines(_Frozen):
+class RolloutEngines(Frozen):
     """The tensor-parallel size of vLLM rollout engines, and what one GPU of an engine holds (GiB)."""
 
     size: int

@@ -8,13 +8,14 @@ from math import ceil
 from types import MappingProxyType
 from typing import Any, Literal, NamedTuple, get_args
 
-from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from solver.tables import (
     MAX_GPUS,
     MAX_HOST_RAM_GB,
     MAX_TOKENS,
     Catalog,
+    Frozen,
     GpuType,
     MemoryModel,
     Model,
@@ -72,11 +73,7 @@ class Undecided(Exception):
     """A question CP-SAT could not decide within its time limit: neither a plan nor the proof that none exists."""
 
 
-class _Frozen(BaseModel):
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-
-class Query(_Frozen):
+class Query(Frozen):
     """A planning request, names resolved and flags checked (build it with `make_query`)."""
 
     model: str
@@ -133,7 +130,7 @@ class Query(_Frozen):
         return " ".join(flags)
 
 
-class SourceCell(_Frozen):
+class SourceCell(Frozen):
     """The documented cell a plan rests on."""
 
     model: str = Field(description=(
@@ -161,7 +158,7 @@ class SourceCell(_Frozen):
         return f"{said} (its GPU has at least the memory of the {gpu})" if self.gpu and gpu else said
 
 
-class Plan(_Frozen):
+class Plan(Frozen):
     """One way to lay out the trainer: GPUs, settings, length, what it costs and why it trains."""
 
     gpus: int
@@ -246,14 +243,14 @@ class Plan(_Frozen):
         return f"inferred: {cell}, and this plan includes that setting on more GPUs (which hold no more per GPU)"
 
 
-class Reason(_Frozen):
+class Reason(Frozen):
     """One step of an explanation: the rule (a short name) and what it means here, in words."""
 
     rule: str
     detail: str
 
 
-class CurrentSettings(_Frozen):
+class CurrentSettings(Frozen):
     """The settings a user's Trinity config runs with, and whether the tables say they train."""
 
     config: str = Field(description="the config file's name")
@@ -292,7 +289,7 @@ AlternativeName = Literal["token_budget_auto", "without_pins"]
 """The ways an infeasible query is changed to find the plans near it (`Alternatives`)."""
 
 
-class Alternatives(_Frozen):
+class Alternatives(Frozen):
     """The best plans of an infeasible query changed one way, as its reason solved them: its explanation
     (``--explain``) names them too, and solves only those not in `solved`. (The longest plan within its budget
     and pins is `Answer.nearest`.)"""
@@ -305,7 +302,7 @@ class Alternatives(_Frozen):
         "query cannot be changed so)"))
 
 
-class _Timed(_Frozen):
+class _Timed(Frozen):
     """A solver's result with a ``wall_time_s`` field: equal results compare (and hash) equal however long
     each took to solve."""
 
@@ -511,7 +508,7 @@ def vouching_cell(model: Model, rows: Sequence[tuple[int, int]], settings: Mappi
     return None
 
 
-class TablesVerdict(_Frozen):
+class TablesVerdict(Frozen):
     """What a GPU type's tables say of one setting on one GPU count at one length: it trains (a cell
     vouches), or it runs out of memory (a row of the count's own table, or of a table for more GPUs, says so:
     `refuting_cell`)."""
@@ -787,7 +784,7 @@ def sp_layout_violation(
     return None
 
 
-class Placement(_Frozen):
+class Placement(Frozen):
     """Where a job runs: its pool, node indexes within the pool, GPUs, and the planner's plan."""
 
     job: str
@@ -806,7 +803,7 @@ def index_range(indexes: tuple[int, ...]) -> str:
     return f"{indexes[0]}-{indexes[-1]}" if len(indexes) > 1 else f"{indexes[0]}"
 
 
-class Unplaced(_Frozen):
+class Unplaced(Frozen):
     """A job left out, and why."""
 
     job: str

@@ -450,7 +450,8 @@ def memory_model_yaml(coefficients: Coefficients, fit: FitSummary, margin: float
         "fit:  # on the observations it was fitted on",
         *(f"  {name}: {value}" for name, value in fit.model_dump(exclude={"range"}).items()),
         *(["  range:  # what the observations span: past it, estimates extrapolate, and say so"] if fit.range else []),
-        *(f"    {name}: {value}" for name, value in (fit.range.model_dump() if fit.range else {}).items()),
+        *(f"    {name}: {str(value).lower() if isinstance(value, bool) else value}"
+          for name, value in (fit.range.model_dump() if fit.range else {}).items()),
     ]
     return "\n".join(lines) + "\n"
 

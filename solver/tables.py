@@ -102,11 +102,13 @@ class QueryError(OneLineError):
     """A request the tables cannot take as asked (unknown name, a GPU count with no table); one line."""
 
 
-class _Frozen(BaseModel):
+class Frozen(BaseModel):
+    """A frozen pydantic model that refuses unknown fields: the base of the package's data types."""
+
     model_config = ConfigDict(frozen=True, extra="forbid")
 
 
-class Setting(_Frozen):
+class Setting(Frozen):
     """A trainer setting: the allocator Env, FSDP2 CPU Offload and the Ulysses SP degree."""
 
     env: Flag = False
@@ -171,20 +173,19 @@ ESCALATION_ORDER: tuple[Setting, ...] = tuple(
 without and with Env, then Env + Offload with each); each cell is the first that trained."""
 
 
-class MoE(_Frozen):
+class MoE(Frozen):
     """Mixture-of-experts shape: all experts' parameters are held, the active ones computed."""
 
     experts: Count
     active_experts: Count
     moe_intermediate_size: Count
-    active_parameters_b: Billions
 
 
 Shape = tuple[int | bool | tuple[int, ...] | None, ...]
 """`Model.shape`: what two models must share for one's table cells to stand for the other's."""
 
 
-class Model(_Frozen):
+class Model(Frozen):
     """A model's shape, from its Hugging Face config.json."""
 
     name: Text
@@ -231,7 +232,7 @@ class Model(_Frozen):
         return max_model_len / self.native_context
 
 
-class Source(_Frozen):
+class Source(Frozen):
     """Where a table file's numbers come from."""
 
     document: Text
@@ -243,7 +244,7 @@ def source_words(source: Source | str) -> str:
     return f"{source.document}, {source.section}" if isinstance(source, Source) else source
 
 
-class Row(_Frozen):
+class Row(Frozen):
     """One ``max_model_len`` row of a table: each model's documented setting, None for ``-``."""
 
     max_model_len: Tokens
@@ -269,7 +270,7 @@ class Row(_Frozen):
         return dict(self.cells)[model]
 
 
-class Table(_Frozen):
+class Table(Frozen):
     """The documented settings for one GPU type at one trainer GPU count."""
 
     gpus: GpuCount
@@ -375,7 +376,7 @@ def gpu_type_problem(name: object, memory_gb: int | None, memory_mib: int | None
     return None
 
 
-class GpuType(_Frozen):
+class GpuType(Frozen):
     """A GPU type with its documented tables, one per trainer GPU count (YAML key ``gpu`` names it)."""
 
     name: Text = Field(alias="gpu")
@@ -440,11 +441,11 @@ def described_gpu_type(name: str, memory_gb: int | None = None, memory_mib: int 
     return GpuType(gpu=name.strip(), memory_gb=memory_gb, memory_mib=memory_mib, source=source)
 
 
-class _GpusFile(_Frozen):
+class _GpusFile(Frozen):
     gpus: tuple[GpuType, ...] = Field(min_length=1)
 
 
-class _ModelsFile(_Frozen):
+class _ModelsFile(Frozen):
     source: Text
     models: tuple[Model, ...]
 
@@ -465,7 +466,7 @@ class _ModelsFile(_Frozen):
         return self
 
 
-class Weights(_Frozen):
+class Weights(Frozen):
     """Cost weights: ``cost = (1/n) * (1 + offload*o) * (1 + sp*(s-1)) * (1 + env*e)``."""
 
     offload: Weight
@@ -477,13 +478,13 @@ _UNION_TAGS = ("<tokens>", "<at_least>")
 """The tags of `Job.max_model_len`'s two forms, which pydantic puts in an error's location."""
 
 
-class AtLeast(_Frozen):
+class AtLeast(Frozen):
     """A length the solver may raise: at least this many tokens, longer when a plan allows."""
 
     at_least: AskedTokens
 
 
-class Pool(_Frozen):
+class Pool(Frozen):
     """A pool of identical nodes in the fleet."""
 
     name: Text
@@ -513,7 +514,7 @@ class Pool(_Frozen):
         return described_gpu_type(self.gpu, self.gpu_memory_gb, self.gpu_memory_mib, source="a cluster file's pool")
 
 
-class _JobFields(_Frozen):
+class _JobFields(Frozen):
     """What a job gives besides its model: its name, length, rollout GPUs, weight and pool."""
 
     name: Annotated[str, Strict(), StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=100)] = Field(
@@ -562,7 +563,7 @@ def _check_fleet_names(pools: tuple[Pool, ...], jobs: tuple[_JobFields, ...]) ->
             raise ValueError(f"job {job.name}: pool: no pool named {job.pool!r} (pools: {', '.join(pool_names)})")
 
 
-class _FleetFile(_Frozen):
+class _FleetFile(Frozen):
     """What a cluster file holds: the pools of nodes and the jobs to place on them."""
 
     pools: tuple[Pool, ...] = Field(min_length=1, max_length=256)
@@ -574,7 +575,7 @@ class _FleetFile(_Frozen):
         return self
 
 
-class Fleet(_Frozen):
+class Fleet(Frozen):
     """A cluster file with its names resolved (`load_fleet`): each job names its model, and the models
     that jobs gave by ``model_config`` come with it (a catalogue gains them with `Catalog.with_models`)."""
 
@@ -592,7 +593,7 @@ class Fleet(_Frozen):
         return self
 
 
-class Coefficients(_Frozen):
+class Coefficients(Frozen):
     """The memory model's free numbers: a multiplier per term and the usable fractions of memory."""
 
     states: Multiplier
@@ -618,7 +619,7 @@ class Coefficients(_Frozen):
         return float(getattr(self, term))
 
 
-class FitSummary(_Frozen):
+class FitSummary(Frozen):
     """How a calibration did on the observations it was fitted on."""
 
     observations: Annotated[int, Strict(), Ge(0)]
@@ -634,7 +635,7 @@ class FitSummary(_Frozen):
         "say nothing of their range)"))
 
 
-class CalibrationRange(_Frozen):
+class CalibrationRange(Frozen):
     """The range of the observations a memory model was calibrated on: past it, its estimates extrapolate."""
 
     largest_model_b: Annotated[float, Strict(), Ge(0)] = Field(
@@ -645,9 +646,18 @@ class CalibrationRange(_Frozen):
     largest_sp: Annotated[int, Strict(), Ge(0)] = Field(description="the largest SP degree of a setting that fit")
     most_tokens_per_gpu: Annotated[int, Strict(), Ge(0)] = Field(
         description="the most tokens per GPU observed to fit (0 when nothing was)")
+    smallest_model_b: Annotated[float, Strict(), Ge(0)] | None = Field(default=None, description=(
+        "the fewest parameters of a model observed, billions (None in a file from before it was recorded: "
+        "not checked)"))
+    least_vocab_size: Annotated[int, Strict(), Ge(0)] | None = Field(default=None, description=(
+        "the smallest vocabulary observed (the logits scale with it; None: not checked)"))
+    most_vocab_size: Annotated[int, Strict(), Ge(0)] | None = Field(default=None, description=(
+        "the largest vocabulary observed (None: not checked)"))
+    mixture_of_experts: Annotated[bool, Strict()] | None = Field(default=None, description=(
+        "whether a mixture-of-experts model was observed (None: not checked)"))
 
 
-class MemoryModel(_Frozen):
+class MemoryModel(Frozen):
     """A calibrated memory model: its coefficients, the default safety margin, and how the fit went."""
 
     source: Text
@@ -656,7 +666,7 @@ class MemoryModel(_Frozen):
     fit: FitSummary
 
 
-class Cell(_Frozen):
+class Cell(Frozen):
     """One documented cell, flattened: which GPU type, count, model and length, and its setting."""
 
     gpu: str
@@ -735,7 +745,7 @@ def _resolve(kind: str, name: str, entries: tuple[Any, ...], wanted_name: str | 
     raise QueryError(f"unknown {kind} {brief(name)}{guess}; accepted: {accepted}")
 
 
-class Catalog(_Frozen):
+class Catalog(Frozen):
     """Everything the tables say: models and GPU types with their documented tables."""
 
     models: tuple[Model, ...]

@@ -363,6 +363,13 @@ def _beyond_calibration(memory_gib: float, model: Any, n: int, sp: int, tokens: 
     found = []
     if round(model.parameters_b, 1) > round(fit.largest_model_b, 1):
         found.append(f"{model.parameters_b:.1f}B parameters (calibrated up to {fit.largest_model_b:.1f}B)")
+    if round(model.parameters_b, 1) < round(fit.smallest_model_b, 1):
+        found.append(f"{model.parameters_b:.1f}B parameters (calibrated from {fit.smallest_model_b:.1f}B)")
+    # The shipped fit saw Qwen3's one vocabulary; within 10% of it counts as seen (Qwen2.5's 152064).
+    if not fit.least_vocab_size / 1.1 <= model.vocab_size <= fit.most_vocab_size * 1.1:
+        found.append(f"a vocabulary of {model.vocab_size} (calibrated on {fit.least_vocab_size})")
+    if model.moe is not None:  # the shipped fit saw dense models only
+        found.append("a mixture of experts (calibrated on dense models)")
     if round(memory_gib) < round(fit.least_memory_gib) or round(memory_gib) > round(fit.most_memory_gib):
         found.append(f"{memory_gib:.0f} GiB GPUs (calibrated on {round(fit.least_memory_gib)} to "
                      f"{round(fit.most_memory_gib)} GiB)")

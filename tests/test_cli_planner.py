@@ -618,8 +618,9 @@ def test_on_an_exact_count_the_lowered_budget_hint_names_that_count_beside_fewer
     # all 6 trains it too (more GPUs, cheaper); the reason names both, and the hint holds.
     status, [answer] = run_json(cli, "--model", "Llama-3.1-8B", "--gpus", "6", "--exact", "--len", "64k", "--gpu", "a100")
     assert status == 1 and answer["reason"].endswith(
-        "; fewer trainer GPUs train 65536 tokens: Env + SP=4 on 4 GPUs (estimated), the other 2 free for rollout; "
-        "--token-budget auto trains it: Env + SP=2 on 6 GPUs with max_token_len_per_gpu = 40960 (estimated)")
+        "; fewer trainer GPUs train 65536 tokens: Env + SP=4 on 4 GPUs (estimated, extrapolated), the other 2 free "
+        "for rollout; --token-budget auto trains it: Env + SP=2 on 6 GPUs with max_token_len_per_gpu = 40960 "
+        "(estimated, extrapolated)")
     status, [answer] = run_json(cli, "--model", "Llama-3.1-8B", "--gpus", "6", "--exact", "--len", "64k", "--gpu", "a100",
                                 "--token-budget", "auto")
     assert (status, answer["plans"][0]["gpus"], answer["plans"][0]["sp"], answer["plans"][0]["max_token_len_per_gpu"]

@@ -113,6 +113,9 @@ def test_calibration_reproduces_the_committed_coefficients():
     assert spans is not None and (spans.largest_model_b, spans.least_memory_gib, spans.most_memory_gib,
                                   spans.most_gpus, spans.largest_sp, spans.most_tokens_per_gpu) == (
         14.768, 80.0, 95.577148, 6, 4, 73728)
+    # Qwen3-0.6B to 14B: one vocabulary, dense models only.
+    assert (spans.smallest_model_b, spans.least_vocab_size, spans.most_vocab_size, spans.mixture_of_experts) == (
+        0.596, 151936, 151936, False)
 
 
 def test_a_memory_model_file_without_its_range_still_works_and_says_nothing_of_it(tmp_path: Path):
@@ -128,7 +131,8 @@ def test_a_memory_model_file_without_its_range_still_works_and_says_nothing_of_i
 def test_estimates_beyond_the_calibration_say_so(cli):
     (answer,) = solver.plan("Llama-3.1-70B", gpu="h100", budget_gpus=8, objective="max_len")
     assert answer.plans[0].beyond_calibration == (
-        "70.5B parameters (calibrated up to 14.8B)", "8 GPUs (calibrated up to 6)", "SP=8 (calibrated up to SP=4)")
+        "70.5B parameters (calibrated up to 14.8B)", "a vocabulary of 128256 (calibrated on 151936)",
+        "8 GPUs (calibrated up to 6)", "SP=8 (calibrated up to SP=4)")
     (answer,) = solver.plan("8B", gpu="h200", budget_gpus=4, max_model_len=32768)
     assert answer.plans[0].beyond_calibration == ("140 GiB GPUs (calibrated on 80 to 96 GiB)",)
     # Within the range: an H800's 79.6 GiB counts as 80, and Qwen2.5-7B's shape is within the Qwen3 models'.
@@ -143,8 +147,15 @@ def test_estimates_beyond_the_calibration_say_so(cli):
     status, out, _ = cli("memory", "--model", "Llama-3.1-70B", "--gpu", "h100", "--gpus", "8", "--len", "65536",
                          "--sp", "8", "--env", "--offload")
     assert status == 0 and ("beyond the memory model's calibration: 70.5B parameters (calibrated up to 14.8B), "
-                            "8 GPUs (calibrated up to 6), SP=8 (calibrated up to SP=4); the prediction extrapolates "
-                            "there") in " ".join(out.split())
+                            "a vocabulary of 128256 (calibrated on 151936), 8 GPUs (calibrated up to 6), SP=8 "
+                            "(calibrated up to SP=4); the prediction extrapolates there") in " ".join(out.split())
+    # A mixture of experts, and a model smaller than any a fit of your own cells saw.
+    (answer,) = solver.plan("30B-A3B", gpu="h100", budget_gpus=8, max_model_len=32768)
+    assert "a mixture of experts (calibrated on dense models)" in answer.plans[0].beyond_calibration
+    mine = load_memory_model().model_copy(update={"fit": load_memory_model().fit.model_copy(update={
+        "range": load_memory_model().fit.range.model_copy(update={"smallest_model_b": 8.19})})})
+    (answer,) = solver.plan("0.6B", gpu="h100", budget_gpus=8, max_model_len=32768, memory=mine)
+    assert "0.6B parameters (calibrated from 8.2B)" in answer.plans[0].beyond_calibration
 
 
 models = st.sampled_from([m.name for m in CATALOG.models])
