@@ -345,18 +345,20 @@ def build_parser() -> argparse.ArgumentParser:
                          "settings train (flags override what the file says)")
     trinity.add_argument("--write", metavar="FILE", type=output_path,
                          help="with --from-config: write a copy of the config with the best plan applied")
-    _add_trinity_version_option(trinity, "--emit, --out and --write make",
-                                "as the config has them, a fragment both")
+    _add_trinity_version_option(trinity, "--emit, --out, --write",
+                                "as the config has them, a fragment both", read=True)
     return parser
 
 
 def _add_trinity_version_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, made: str,
-                                default: str) -> None:
-    """--trinity-version, for the commands that write Trinity configs (`made`: which of their options do)."""
+                                default: str, read: bool = False) -> None:
+    """--trinity-version, for the commands that write Trinity configs (`made`: the options that write them;
+    `read`: --from-config's config is read as that release's too)."""
+    reads = "the config's release (with 0.6 an unset trainer_strategy is fsdp2), and " if read else ""
     parser.add_argument("--trinity-version", choices=get_args(TrinityVersion),
-                        help=f"the Trinity-RFT release what {made} is for: 0.6 gets the offload flags under trainer "
-                             "too (with verl before 0.8 it takes those), 0.5 the roles' only (it refuses the "
-                             f"others); default: {default}")
+                        help=f"{reads}the Trinity-RFT release to write for ({made}): 0.6 gets the offload flags "
+                             "under trainer too (with verl before 0.8 it takes those), 0.5 the roles' only (it "
+                             f"refuses the others); default: {default}")
 
 
 def build_tables_parser() -> argparse.ArgumentParser:
@@ -392,7 +394,7 @@ def build_cluster_parser() -> argparse.ArgumentParser:
     parser.add_argument("--weights", metavar="FILE", type=path_argument, help="cost weights YAML (offload, sp, env)")
     parser.add_argument("--json", action="store_true", help="print the placement as JSON")
     parser.add_argument("--emit-dir", metavar="DIR", type=path_argument, help="write each placed job's Trinity config to DIR")
-    _add_trinity_version_option(parser, "--emit-dir writes", "both, with a comment on the trainer's")
+    _add_trinity_version_option(parser, "--emit-dir", "both, with a comment on the trainer's")
     parser.add_argument("--no-estimate", action="store_const", const="never", default="auto", dest="estimate_mode",
                         help="plans from the tables alone: their GPU counts and cells, no memory-model estimates")
     _add_memory_model_options(parser)
@@ -963,12 +965,12 @@ def _resolved(path: Path) -> Path:
         return path
 
 
-def _read_config(path: Path) -> tuple[str, TrinityConfig]:
+def _read_config(path: Path, version: TrinityVersion | None) -> tuple[str, TrinityConfig]:
     from solver.trinity import ConfigError, read_trinity_config
 
     text = read_user_file(path)
     try:
-        return text, read_trinity_config(text, str(path), os.environ)
+        return text, read_trinity_config(text, str(path), os.environ, version)
     except ConfigError as error:
         raise QueryError(str(error)) from None
 
@@ -1015,7 +1017,7 @@ def _model_path_model(file: Path, config: TrinityConfig) -> Model | None:
 def run_planner(args: argparse.Namespace) -> int:
     """``solve``: answer the planning question for each GPU type asked about."""
     _check_trinity_flags(args)
-    config_text, config = _read_config(args.from_config) if args.from_config else ("", None)
+    config_text, config = _read_config(args.from_config, args.trinity_version) if args.from_config else ("", None)
     local = _model_path_file(config)
     if local is not None:  # an input, read or not: no output may overwrite it
         for name in OUTPUT_FLAGS:
@@ -1228,7 +1230,7 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalo
     if args.write and best is not None and patched is not None:
         # The patched config as ruamel reads it, as the original was (PyYAML refuses some YAML ruamel takes).
         mapping = load_config_mapping(patched, str(args.write))
-        problems = check_trinity_config(mapping, model, best.gpus, environ=os.environ)
+        problems = check_trinity_config(mapping, model, best.gpus, environ=os.environ, version=args.trinity_version)
         problems += anchored_keys(config_text, best, model, name=str(args.from_config), environ=os.environ,
                                   version=args.trinity_version)
         for problem in problems:

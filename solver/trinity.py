@@ -682,7 +682,16 @@ def _note_flag(reader: _Reader, path: tuple[str, ...]) -> bool | None:
     return reader.boolean(path, value)
 
 
-def read_trinity_config(text: str, name: str, environ: Mapping[str, str]) -> TrinityConfig:
+def trainer_strategy(given: str | None, mapping: Any, version: TrinityVersion | None) -> str:
+    """The strategy Trinity's trainer runs: the config's `given` one, else its release's default: fsdp before 0.6,
+    fsdp2 from 0.6 (the `version` given, or without it, a config with 0.6's keys: `trainer_level_offload`)."""
+    if given:
+        return given
+    return "fsdp2" if version == "0.6" or (version is None and trainer_level_offload(mapping)) else "fsdp"
+
+
+def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
+                        version: TrinityVersion | None = None) -> TrinityConfig:
     """Read what rft-solver needs from a Trinity config's text; `name` (the file name) heads messages.
 
     Only the keys read are resolved, so interpolations elsewhere in the file do not matter. A value may
@@ -698,7 +707,8 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str]) -> Tri
     ``explorer.auxiliary_models``; none in ``mode: train``). ``trainer_gpus`` is None without
     ``cluster.gpu_per_node``. The length is ``model.max_model_len``, else ``max_prompt_tokens +
     max_response_tokens`` (as Trinity takes it). Offload is on when ``trainer.trainer_strategy`` is ``fsdp2``
-    and the actor's ``offload_policy`` is true: in its ``fsdp_config`` (a role's ``engine``, `IGNORED_SECTION`,
+    (unset: Trinity 0.6's default, fsdp2, where `version` says 0.6 or, without it, the config has 0.6's keys;
+    else fsdp) and the actor's ``offload_policy`` is true: in its ``fsdp_config`` (a role's ``engine``, `IGNORED_SECTION`,
     is named in a note and left out), and, where the config has Trinity 0.6's flags under ``trainer`` itself
     (`trainer_level_offload`), there too (verl before 0.8 takes those, 0.8 and later the actor's own).
 
@@ -753,7 +763,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str]) -> Tri
 
     given = reader.word(("trainer", "trainer_strategy"))
     trainer_level = trainer_level_offload(data)
-    strategy = given or ("fsdp2" if trainer_level else "fsdp")  # Trinity's default (0.6's: fsdp2)
+    strategy = trainer_strategy(given, data, version)
     # Under FSDP2, verl offloads the actor to host memory through CPUOffloadPolicy when offload_policy is on (and
     # then ignores param_offload and optimizer_offload); the reference model gets it whatever the flags say.
     read = {f"{role}.fsdp_config.{flag}": _note_flag(reader, _offload_path(role, flag)) for role in ROLES
@@ -775,7 +785,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str]) -> Tri
                          "with verl before 0.8 and the actor's with verl 0.8 or later, so the verdict takes Offload as "
                          "off; set both alike (--write does)")
         policy = merged and flags["offload_policy"]
-    elif policy and strategy == "fsdp2":
+    elif policy and strategy == "fsdp2" and version != "0.5":
         notes.append(TRINITY_06_OFFLOAD)
     offload = strategy == "fsdp2" and policy
     manual = [flag for flag, on in flags.items() if on and not flag.endswith("offload_policy")]
@@ -1139,7 +1149,8 @@ def _dig(mapping: Mapping[str, Any], path: tuple[str, ...]) -> Any:
 
 
 def check_trinity_config(
-    mapping: Mapping[str, Any], model: Model, trainer_gpus: int, *, environ: Mapping[str, str] | None = None
+    mapping: Mapping[str, Any], model: Model, trainer_gpus: int, *, environ: Mapping[str, str] | None = None,
+    version: TrinityVersion | None = None,
 ) -> list[str]:
     """Trinity's (and verl's) own rules on a config given as nested mappings; the problems, [] if none.
 
@@ -1268,8 +1279,9 @@ def check_trinity_config(
                             "which the tables measured and the plan sets, and fills micro-batches by sequence count: "
                             "set it to true" + (f" ({scope})" if scope else ""))
 
-    strategy = value(("trainer", "trainer_strategy")) or ("fsdp2" if trainer_level_offload(mapping) else None)  # 0.6's
-    got = brief(strategy) if strategy is not None else "none (Trinity before 0.6 takes fsdp)"
+    given = value(("trainer", "trainer_strategy"))
+    strategy = trainer_strategy(given, mapping, version)
+    got = brief(given) if given else "none (Trinity before 0.6 takes fsdp)"
     for policy in [("trainer", "offload_policy"), *(_offload_path(role, "offload_policy") for role in ROLES)]:
         if value(policy) is True and strategy != "fsdp2":
             problems.append(f"{'.'.join(policy)} needs trainer.trainer_strategy fsdp2, got {got}")

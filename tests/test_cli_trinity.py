@@ -1624,3 +1624,22 @@ def test_trinity_version_decides_where_the_offload_flags_go(cli, tmp_path: Path,
     trainer = yaml.safe_load(patched.read_text(encoding="utf-8"))["trainer"]
     assert status == 0 and {flag: trainer[flag] for flag in flags} == dict.fromkeys(flags, True)
     assert "has no offload flags under trainer itself" not in err
+
+
+def test_trinity_version_06_reads_an_unset_trainer_strategy_as_fsdp2(cli, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch):
+    # The roles' offload flags alone and no trainer_strategy: Trinity before 0.6 runs fsdp (no Offload), 0.6 fsdp2.
+    config = tmp_path / "t.yaml"
+    config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 24576}\ncluster: {gpu_per_node: 1}\n"
+                      "mode: train\ntrainer:\n  trainer_config:\n    actor_rollout_ref:\n"
+                      "      actor: {fsdp_config: {offload_policy: true}}\n", encoding="utf-8")
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")  # Env, as the table's cell has it
+    verdicts = {}
+    for version in (None, "0.6"):
+        status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--json",
+                             *(("--trinity-version", version) if version else ()))
+        [answer] = json.loads(out)
+        assert status == 0
+        verdicts[version] = (answer["current"]["offload"], answer["current"]["trains"])
+    # Qwen3-8B at 24576 on one A100 trains with Env + Offload only: without Offload, no setting of one GPU does.
+    assert verdicts == {None: (False, False), "0.6": (True, True)}

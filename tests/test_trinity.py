@@ -910,6 +910,12 @@ def test_offload_flags_without_a_strategy_are_off_for_trinity_before_06() -> Non
     assert check_trinity_config(_safe_load(text), catalog().model("8B"), 4)[-1] == (
         "trainer.trainer_config.actor_rollout_ref.actor.fsdp_config.offload_policy needs trainer.trainer_strategy "
         "fsdp2, got none (Trinity before 0.6 takes fsdp)")
+    # A config said to be Trinity 0.6's (--trinity-version 0.6) runs fsdp2, its default, and Offload counts.
+    for_06 = read_trinity_config(text, "t.yaml", {}, "0.6")
+    assert for_06.offload and not any("trainer_strategy" in note for note in for_06.notes)
+    assert not any("trainer_strategy" in problem
+                   for problem in check_trinity_config(_safe_load(text), catalog().model("8B"), 4, version="0.6"))
+    assert not read_trinity_config(text, "t.yaml", {}, "0.5").offload
     # Trinity 0.6's flags under trainer make it 0.6, whose default is fsdp2; under fsdp they break its rule.
     assert read_trinity_config(text.replace("trainer:\n", "trainer:\n  offload_policy: true\n"), "t.yaml", {}).offload
     assert check_trinity_config(_safe_load(text.replace("trainer:\n", "trainer:\n  trainer_strategy: fsdp\n"
