@@ -2,13 +2,14 @@
 
 Every result's ``model_dump(mode="json")`` is the JSON the command prints (``--json``), and the command
 is a thin layer over these same functions (`solver.query.make_query`, `solver.solve.plan`,
-`solver.explain.explain`, `solver.cluster.place`, `solver.memory.breakdown`). (`estimate_memory` is not
-named `memory`, the name of the module it uses.)
+`solver.explain.explain`, `solver.cluster.place`, `solver.memory.breakdown`), and the verdict on a Trinity
+config's own settings (`with_config_verdicts`) is worked out here. (`estimate_memory` is not named
+`memory`, the name of the module it uses.)
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from math import ceil
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, get_args
@@ -19,10 +20,13 @@ from solver.query import (
     NODE_GPUS,
     Answer,
     ClusterResult,
+    CurrentSettings,
     EstimateMode,
     Objective,
+    Plan,
     Query,
     TokenBudgetMode,
+    TrinityVersion,
     check_choice,
     check_counts,
     check_host_ram,
@@ -56,6 +60,7 @@ from solver.tables import (
 
 if TYPE_CHECKING:
     from solver.cluster import Progress  # imports OR-Tools: only for the type
+    from solver.trinity import TrinityConfig
 
 
 def plan(
@@ -230,3 +235,153 @@ def estimate_memory(
                           host_memory_gib=host_memory_gib(resolved, gpus, memory.coefficients, node_gpus)
                           if offload else None,
                           host_ram_gib=host_ram_gb, tables=tables)
+
+
+def with_config_verdicts(answers: tuple[Answer, ...], query: Query, catalog: Catalog, config: TrinityConfig, text: str,
+                         name: str, environ: Mapping[str, str], version: TrinityVersion | None = None
+                         ) -> tuple[Answer, ...]:
+    """`answers` (to `query`, made from the config) with the verdict on the Trinity config's own settings
+    (`Answer.current`: do they train on each answer's GPU type, the plan that says so, or why not); `config`
+    as `solver.trinity.read_trinity_config` reads `text` (the file `name`), Env read from `environ`, and
+    `version` the Trinity release it is for (None: as its keys say). Unchanged where the config gives no
+    length to judge at."""
+    current = _current(catalog, query, config, name, text, environ, version)
+    if current is None:
+        return answers
+    return tuple(answer.model_copy(update={"current": _vouched(catalog, *current, answer.gpu)}) for answer in answers)
+
+
+def config_budget_mode(config: TrinityConfig | None, length: int | None, estimate: EstimateMode) -> TokenBudgetMode:
+    """The planner's token budget mode for a query from a Trinity config (without --token-budget): ``auto`` for a
+    config that lowers its own budget below Trinity's default at `length` (where estimates are on), so that plans
+    may too; else ``default``."""
+    lowers = config is not None and length is not None and _lowered_by_config(config, length, estimate) is not None
+    return "auto" if lowers else "default"
+
+
+def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, text: str,
+             environ: Mapping[str, str], version: TrinityVersion | None) -> tuple[Query, CurrentSettings] | None:
+    """The config's own settings (Env read from `environ`) and what else in the config (`text`)
+    breaks Trinity's rules or is not what a verdict on them assumes; with the query at the config's
+    length, for `_vouched` to say whether they train. None when there is no length to judge them at."""
+    from solver.trinity import ROLE_KEYS_IGNORED, check_trinity_config, load_config_mapping
+
+    gpus = config.trainer_gpus or query.budget_gpus
+    length = query.max_model_len or config.max_model_len  # --maximize len: the config's own length
+    if length is None:
+        return None
+    query = query.model_copy(update={"max_model_len": length})
+    model = catalog.model(query.model)
+    broken = (whole_nodes_violation(gpus, query.node_gpus, query.node_source)
+              or sp_layout_violation(model, gpus, config.sp, query.node_gpus, query.node_source))
+    said = broken.split(": ", 1)[-1] if broken else None  # the verdict's words, less the model's name
+    # The config as ruamel read it (PyYAML refuses some YAML ruamel takes); what the verdict or a note
+    # already says (the rule it breaks; the offload flags' strategy) is not said again.
+    mapping = load_config_mapping(text, name)
+    if isinstance(mapping.get("model"), Mapping) and (length != config.max_model_len or  # --len: the verdict's length;
+                                                      mapping["model"].get("max_model_len") is None):  # or prompt + response
+        mapping = {**mapping, "model": {**mapping["model"], "max_model_len": length}}
+    problems = [problem for problem in check_trinity_config(mapping, model, gpus, environ=environ,
+                                                                                 version=version)
+                if not (said and said in problem) and "offload_policy needs" not in problem]
+    problems += config.notes
+    default = token_budget(length, config.sp)
+    lowered = _lowered_by_config(config, length, query.estimate)
+    judged = lowered or default
+    if lowered is not None:
+        named = f"the token budget in effect, {lowered} (the most any role takes)," if config.role_token_budgets else \
+            f"trainer.max_token_len_per_gpu {lowered}"
+        problems.append(f"{named} is below Trinity's default ceil(2 x {length} / {config.sp}) = {default}, which the "
+                        f"tables measured: the verdict is at {lowered} tokens per GPU (each step takes more "
+                        "micro-batches)")
+    budgets = [("trainer.max_token_len_per_gpu", config.max_token_len_per_gpu), *config.role_token_budgets]
+    measure = "the verdict's budget" if lowered else f"Trinity's default ceil(2 x {length} / {config.sp}) = {default}, " \
+        "which the tables measured"
+    for key, budget in budgets:  # one that holds no sequence is a rule it breaks, said above (check_trinity_config)
+        if budget is not None and budget != judged and budget >= least_token_budget(length, config.sp):
+            more = "more" if budget > judged else "fewer"
+            cautious = "" if budget > judged else " (so it is cautious; each step takes more micro-batches)"
+            problems.append(f"{key} {budget} is {'above' if budget > judged else 'below'} {measure}: {more} tokens "
+                            f"per GPU than the verdict assumes{cautious}"
+                            + (f" ({ROLE_KEYS_IGNORED})" if key != "trainer.max_token_len_per_gpu" else ""))
+    values = _expandable_segments(environ.get("PYTORCH_CUDA_ALLOC_CONF", ""))
+    env = values[-1:] == ["True"]  # the last word on them wins
+    problems += [f"PYTORCH_CUDA_ALLOC_CONF has expandable_segments:{value}, which PyTorch refuses (it takes True or "
+                 "False, so the run stops at its first GPU allocation)"
+                 for value in values if value not in ("True", "False")]
+    return query, CurrentSettings(config=name, gpus=gpus, gpus_given=config.trainer_gpus is not None, env=env,
+                                  offload=config.offload, sp=config.sp, max_model_len=length,
+                                  max_token_len_per_gpu=lowered, trains=False, plan=None, broken_rule=broken,
+                                  config_problems=tuple(problems))
+
+
+def _lowered_by_config(config: TrinityConfig, length: int, estimate: EstimateMode) -> int | None:
+    """The token budget a config's roles take at the most (`TrinityConfig.budget_in_effect`) when it is below
+    Trinity's default at `length`, still holds the longest sequence (a smaller one is a problem
+    `check_trinity_config` reports), and estimates may speak for it (the tables measured the default); else
+    None."""
+    own = config.budget_in_effect(length)
+    if estimate == "never" or not least_token_budget(length, config.sp) <= own < token_budget(length, config.sp):
+        return None
+    return own
+
+
+def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str) -> CurrentSettings:
+    """`current` with whether its settings train on `gpu`, the plan that says so, and otherwise why not."""
+    from solver.solve import plan_for_settings, twin
+
+    setting = Setting(env=current.env, offload=current.offload, sp=current.sp)
+    # At the config's own budget where it lowers Trinity's default (and estimates may), else at the default.
+    own = current.max_token_len_per_gpu if query.estimate != "never" else None
+    judged = query.model_copy(update={"token_budget": "default" if own is None else "auto"})
+    vouching = _plan_at_budget(catalog, judged, gpu, current, setting, own)
+    if vouching is not None:
+        return current.model_copy(update={"trains": True, "plan": vouching})
+    model = catalog.model(query.model)
+    rows, settings, columns = table_cells(catalog.gpu(gpu).tables, model)
+    larger = () if query.estimate == "only" else larger_tables(catalog, gpu, model)
+    verdict = tables_verdict(model, rows, settings, current.gpus, setting, current.max_model_len, columns=columns,
+                             larger=larger)
+    out_of_memory = verdict.source if verdict and not verdict.trains else None
+    predicted, predicted_step, problems, host_needed = None, None, current.config_problems, None
+    same_memory = twin(catalog, gpu)
+    if same_memory != gpu and plan_for_settings(catalog, judged, same_memory, current.gpus, setting):
+        problems += ((f"the {same_memory} tables, whose GPU has the same memory, say these settings train: --gpu "
+                      f"{same_memory} plans with them"),)
+    host_need = host_memory_gib(model, current.gpus, query.memory.coefficients, query.node_gpus)
+    if setting.offload and query.host_ram_gb is not None and host_need > query.host_ram_gb:
+        host_needed = round(host_need, 1)
+    elif out_of_memory is None and not current.broken_rule and query.estimate != "never":
+        memory = breakdown(model, catalog.gpu(gpu).memory_gib, current.gpus, setting, current.max_model_len,
+                           query.memory.coefficients, query.margin, own)
+        predicted = (round(memory.total_gib, 1), round(memory.usable_gib, 1))
+        if memory.total_gib <= memory.usable_gib and not memory.step_fits:
+            predicted_step = (round(memory.step_gib, 2), round(memory.step_usable_gib, 2))
+    return current.model_copy(update={"trains": False, "plan": None, "predicted": predicted,
+                                      "predicted_step": predicted_step, "host_memory_needed": host_needed,
+                                      "out_of_memory": out_of_memory, "config_problems": problems})
+
+
+def _plan_at_budget(catalog: Catalog, judged: Query, gpu: str, current: CurrentSettings, setting: Setting,
+                    own: int | None) -> Plan | None:
+    """The plan for exactly the config's settings at its own token budget `own` (None: Trinity's default), by
+    the `judged` query; None when they do not train there."""
+    from solver.solve import at_token_budget, plan_for_settings
+
+    vouching = plan_for_settings(catalog, judged, gpu, current.gpus, setting)
+    if vouching is None or own is None:
+        return vouching
+    if own > vouching.max_token_len_per_gpu:  # above the planner's lowered budget (a multiple of 1024): may fit
+        estimate = estimate_memory(judged.model, gpu, current.gpus, current.max_model_len, sp=setting.sp,
+                                   env=setting.env, offload=setting.offload, margin=judged.margin,
+                                   node_gpus=judged.node_gpus, catalog=catalog, memory=judged.memory,
+                                   max_token_len_per_gpu=own)
+        if not estimate.fits or (estimate.tables is not None and not estimate.tables.trains):
+            return None
+    return at_token_budget(catalog, judged, gpu, vouching, own)
+
+
+def _expandable_segments(setting: str) -> list[str]:
+    """The values a PYTORCH_CUDA_ALLOC_CONF setting gives expandable segments, in order."""
+    return [value.strip() for key, _, value in (part.partition(":") for part in setting.split(","))
+            if key.strip() == "expandable_segments"]

@@ -271,3 +271,25 @@ def test_a_gpu_type_of_your_own_by_its_memory():
 @pytest.mark.parametrize(("mib", "sold"), [(8192, 8), (10000, 10), (46068, 45), (81559, 80), (183359, 179)])
 def test_a_gpu_type_given_in_mib_is_sold_as_the_nearest_gb_that_may_be_its(mib: int, sold: int):
     assert solver.described_gpu_type("MyAccel", memory_mib=mib).memory_gb == sold
+
+
+def test_a_trinity_configs_own_settings_are_judged_through_the_api():
+    # As docs/api.md shows it, and as --from-config prints it.
+    from solver.api import answer_query, with_config_verdicts
+    from solver.trinity import read_trinity_config
+
+    text = (Path(__file__).parents[1] / "docs" / "examples" / "trinity.yaml").read_text(encoding="utf-8")
+    config = read_trinity_config(text, "trinity.yaml", {})
+    catalog = solver.load_catalog()
+    query = solver.make_query(catalog, model=config.model, gpu="h20", max_model_len=config.max_model_len,
+                              budget_gpus=config.trainer_gpus)
+    (h20,) = with_config_verdicts(answer_query(query, catalog), query, catalog, config, text, "trinity.yaml", {})
+    assert h20.current is not None and (h20.current.gpus, h20.current.env, h20.current.sp) == (6, False, 1)
+    # Qwen3-8B at 32768 on 6 H20s without Env or SP: the H20 table for 6 GPUs says it needs more.
+    assert not h20.current.trains and h20.current.out_of_memory is not None
+    assert h20.current.config == "trinity.yaml"
+    # Env set where it is read: the verdict reads PYTORCH_CUDA_ALLOC_CONF from the environ given.
+    env_on = {"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"}
+    (with_env,) = with_config_verdicts(answer_query(query, catalog), query, catalog, config, text, "trinity.yaml",
+                                       env_on)
+    assert with_env.current is not None and with_env.current.env
