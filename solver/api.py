@@ -14,7 +14,14 @@ from math import ceil
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, get_args
 
-from solver.memory import MemoryEstimate, beyond_calibration, breakdown, host_memory_gib, longest_fitting
+from solver.memory import (
+    MemoryEstimate,
+    beyond_calibration,
+    breakdown,
+    fits_host_ram,
+    host_memory_gib,
+    longest_fitting,
+)
 from solver.query import (
     MAX_WORKERS,
     NODE_GPUS,
@@ -348,9 +355,9 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
     if same_memory != gpu and plan_for_settings(catalog, judged, same_memory, current.gpus, setting):
         problems += ((f"the {same_memory} tables, whose GPU has the same memory, say these settings train: --gpu "
                       f"{same_memory} plans with them"),)
-    host_need = host_memory_gib(model, current.gpus, query.memory.coefficients, query.node_gpus)
-    if setting.offload and query.host_ram_gb is not None and host_need > query.host_ram_gb:
-        host_needed = round(host_need, 1)
+    if setting.offload and not fits_host_ram(model, current.gpus, query.memory.coefficients, query.node_gpus,
+                                             query.host_ram_gb):
+        host_needed = round(host_memory_gib(model, current.gpus, query.memory.coefficients, query.node_gpus), 1)
     elif out_of_memory is None and not current.broken_rule and query.estimate != "never":
         memory = breakdown(model, catalog.gpu(gpu).memory_gib, current.gpus, setting, current.max_model_len,
                            query.memory.coefficients, query.margin, own)

@@ -322,6 +322,13 @@ def host_memory_gib(model: Model, gpus: int, coefficients: Coefficients, node_gp
     return (coefficients.states * 16 + REFERENCE_BYTES) * model.parameters_b * 1e9 * on_node / gpus / GIB
 
 
+def fits_host_ram(model: Model, gpus: int, coefficients: Coefficients, node_gpus: int | None,
+                  host_ram_gb: float | None) -> bool:
+    """Whether Offload's states fit a node's host memory `host_ram_gb` (GiB; None: not checked): the planner's
+    rule, and the --from-config verdict's."""
+    return host_ram_gb is None or host_memory_gib(model, gpus, coefficients, node_gpus) <= host_ram_gb
+
+
 VOCAB_TOLERANCE = 1.1
 """A vocabulary within this factor of the calibrated ones counts as within them (Qwen2.5's 152064 beside Qwen3's
 151936); past it the logits' share of the activations differs, which the fit could not weigh apart from the
