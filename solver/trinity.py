@@ -1239,6 +1239,7 @@ def check_trinity_config(
         problems.append(f"model.rope_scaling: max_model_len {length:g} is within {model.name}'s native context of "
                         f"{native}: YaRN is not needed there (it stretches the positions the model was trained on); "
                         "remove it")
+        value(("model", "rope_scaling", "factor"))  # Trinity resolves it all the same: one it cannot is a problem too
     if length is not None and wanted is not None:
         rope = _dig(mapping, ("model", "rope_scaling"))
         if not isinstance(rope, Mapping):

@@ -936,3 +936,16 @@ def test_a_trainer_type_trinity_does_not_take_is_refused() -> None:
     with pytest.raises(ConfigError) as raised:
         read_trinity_config("model: {model_path: Qwen/Qwen3-8B}\ntrainer: {trainer_type: TINKER}\n", "t.yaml", {})
     assert str(raised.value) == "t.yaml: trainer.trainer_type must be verl (or tinker), as Trinity takes it, got 'TINKER'"
+
+
+def test_yarn_within_the_native_context_is_to_remove_and_an_unset_factor_variable_is_named() -> None:
+    # The source guide's own snippet reads the factor from $FACTOR, without a default: OmegaConf (and so Trinity)
+    # refuses the config when it is unset, whatever the length.
+    text = ("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 32768\n  rope_scaling:\n    rope_type: yarn\n"
+            "    factor: ${oc.decode:${oc.env:FACTOR}}\n    original_max_position_embeddings: 40960\n")
+    remove = ("model.rope_scaling: max_model_len 32768 is within Qwen3-8B's native context of 40960: YaRN is not "
+              "needed there (it stretches the positions the model was trained on); remove it")
+    unset = ("cannot check model.rope_scaling.factor: environment variable FACTOR is not set and '${oc.env:FACTOR}' "
+             "has no default")
+    assert check_trinity_config(_safe_load(text), catalog().model("8B"), 4) == [remove, unset]
+    assert check_trinity_config(_safe_load(text), catalog().model("8B"), 4, environ={"FACTOR": "1.0"}) == [remove]
