@@ -194,6 +194,9 @@ def test_emitted_config_reads_back_to_the_same_plan(cli, tmp_path: Path):
 YARN_NOT_NEEDED = ("model.rope_scaling: max_model_len 32768 is within Qwen3-8B's native context of 40960: YaRN is not "
                    "needed there (it stretches the positions the model was trained on); remove it")
 """The user config's YaRN block at MAX_MODEL_LEN=32768, which its patch removes."""
+FACTOR_UNSET = ("cannot check model.rope_scaling.factor: environment variable FACTOR is not set and "
+                "'${oc.env:FACTOR}' has no default")
+"""The same block's factor, the source guide's ${oc.env:FACTOR} without a default: Trinity refuses it unset."""
 
 
 def test_from_config_says_whether_the_settings_train(cli, user_config: Path):
@@ -206,7 +209,7 @@ def test_from_config_says_whether_the_settings_train(cli, user_config: Path):
                                  "broken_rule": None, "predicted": None, "predicted_step": None,
                                  "host_memory_needed": None,
                                  "out_of_memory": {"model": "Qwen3-8B", "gpus": 6, "max_model_len": 16384, "setting": "Env"},
-                                 "config_problems": [YARN_NOT_NEEDED]}
+                                 "config_problems": [YARN_NOT_NEEDED, FACTOR_UNSET]}
     assert (answer["budget_gpus"], answer["plans"][0]["sp"], answer["plans"][0]["env"]) == (6, 2, True)
     status, out, _ = cli("--from-config", str(user_config), "--gpu", "a100")
     assert "trinity.yaml runs vanilla on 6 trainer GPUs at 32768 tokens (Env off in this environment): the " \
