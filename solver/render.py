@@ -15,6 +15,7 @@ from rich.text import Text
 from solver.memory import GRID, MemoryEstimate
 from solver.query import (
     ENV_EXPORT,
+    MAX_ESTIMATED_GPUS,
     YARN_CAUTION,
     Answer,
     ClusterResult,
@@ -245,7 +246,8 @@ def _gpus_of_budget(answer: Answer, plan: Plan, node_gpus: int) -> str:
     if answer.open_budget:
         return counted(plan.gpus, "GPU")
     spare = "unused" if answer.rollout_gpus == 0 else "left for rollout"  # --rollout-gpus 0: no rollout here
-    left = "" if plan.unused_gpus == 0 else f" ({plan.unused_gpus} {spare})"
+    capped = f"; plans take at most {MAX_ESTIMATED_GPUS} trainer GPUs" if answer.budget_gpus > MAX_ESTIMATED_GPUS else ""
+    left = "" if plan.unused_gpus == 0 else f" ({plan.unused_gpus} {spare}{capped})"
     return f"{plan.gpus} of {counted(answer.budget_gpus, 'GPU')}{left}"
 
 

@@ -750,3 +750,12 @@ def test_a_cell_of_fewer_gpus_vouches_for_no_setting_a_gpu_type_with_more_memory
     assert status == 1 and "no plan" in out
     status, out, _ = cli(*flags, "--gpus", "2", "--exact")  # on its own count the cell stands
     assert status == 0 and "documented: the H100-80GB table for 2 GPUs says 'SP=2' at 40960" in " ".join(out.split())
+
+
+def test_a_budget_past_the_largest_trainer_says_why_gpus_are_left(cli):
+    # Plans take at most 64 trainer GPUs: the rest of a budget of 100 is left, and the plan line says why.
+    status, out, _ = cli("--model", "4B", "--len", "32k", "--gpus", "100", "--gpu", "a100")
+    assert status == 0 and "plan           SP=2 on 64 of 100 GPUs (36 left for rollout; plans take at most 64 trainer " \
+                           "GPUs)" in out
+    status, out, _ = cli("--model", "4B", "--len", "32k", "--gpus", "64", "--gpu", "a100")
+    assert status == 0 and "plans take at most" not in out
