@@ -173,9 +173,12 @@ def answer_for(catalog: Catalog, query: Query, gpu: str, explained: bool = True)
             objective_value, bound = int(solver.objective_value), solver.best_objective_bound
         values = [solver.value(variable) for variable in variables.plan]
         plans.append(_plan(catalog, data, query, values, estimated=bool(solver.value(variables.estimated))))
-        exclude_dominated(model, variables, FoundPlan(gpus=values[0], max_model_len=values[4],
-                                                      cost_rank=solver.value(variables.cost_rank),
-                                                      estimated=plans[-1].evidence == "estimated"))
+        if len(plans) == query.top:
+            break
+        exclude_dominated(model, data, variables, FoundPlan(gpus=values[0], max_model_len=values[4],
+                                                            cost_rank=solver.value(variables.cost_rank),
+                                                            estimated=plans[-1].evidence == "estimated"),
+                          longer_possible=query.objective == "max_len" and status != cp_model.OPTIMAL)
         if status == cp_model.OPTIMAL:  # the next plan scores worse (distinct plans score differently)
             model.add(objective_expression(data, query, variables) >= int(solver.objective_value) + 1)
         solver.parameters.search_branching = cp_model.AUTOMATIC_SEARCH  # the strategy only pays once
