@@ -559,6 +559,27 @@ def short_label(setting: Setting) -> str:
     return "+".join(parts) or "van"
 
 
+WIDE_MAP_BUDGETS = 16
+"""A map of more budgets than this shows a run of budgets that give every row the same plan as one column."""
+
+
+def _budget_spans(grid: dict[tuple[Any, int], Plan | None], rows: list[Any], budgets: list[int]) -> list[tuple[int, int]]:
+    """The map's columns as (first, last) budgets: one per budget, or in a wide map (`WIDE_MAP_BUDGETS`), one per
+    run of budgets whose plans are the same in every row, bar the GPUs they leave (9 to 15 GPUs on nodes of 8
+    allow what 8 do)."""
+    def plans(budget: int) -> list[Plan | None]:
+        return [None if (plan := grid[row, budget]) is None else plan.model_copy(update={"unused_gpus": 0})
+                for row in rows]
+
+    spans: list[tuple[int, int]] = []
+    for budget in budgets:
+        if spans and len(budgets) > WIDE_MAP_BUDGETS and plans(budget) == plans(spans[-1][0]):
+            spans[-1] = (spans[-1][0], budget)
+        else:
+            spans.append((budget, budget))
+    return spans
+
+
 def map_view(grid: dict[tuple[Any, int], Plan | None], rows: list[Any], budgets: list[int], title: str,
              by_length: bool) -> Group:
     """A map: its title, then a row per model (or length), a column per GPU budget, each cell the best plan
@@ -566,8 +587,11 @@ def map_view(grid: dict[tuple[Any, int], Plan | None], rows: list[Any], budgets:
     view = Table()
     view.add_column("length" if by_length else "model", no_wrap=True, justify="right" if by_length else "left",
                     min_width=max(len(str(row)) for row in rows))
-    for budget in budgets:  # a cell may wrap (length above setting) when many budgets share the width
-        view.add_column(f"≤{budget} GPU{'s' if budget > 1 else ''}", justify="center", overflow="fold")
+    spans = _budget_spans(grid, rows, budgets)
+    budgets = [first for first, _ in spans]
+    for first, last in spans:  # a cell may wrap (length above setting) when many budgets share the width
+        view.add_column(f"≤{first}{'' if last == first else f'-{last}'} GPU{'s' if last > 1 else ''}",
+                        justify="center", overflow="fold")
     longest = max((plan.max_model_len for plan in grid.values() if plan), default=1)
     at = " @" if len(budgets) > 8 else "@"  # many budgets: a narrow cell may wrap before the GPU count
     for row in rows:
@@ -585,7 +609,9 @@ def map_view(grid: dict[tuple[Any, int], Plan | None], rows: list[Any], budgets:
                 cells.append(Text(f"{plan.max_model_len // 1024}k {short_label(plan.setting)}{at}{plan.gpus}{mark}",
                                   style=shade))
         view.add_row(str(row), *cells)
+    merged = "; ≤a-b: budgets a to b, the same plans" if any(first != last for first, last in spans) else ""
     legend = Text("cells: " + ("setting@GPUs" if by_length else "longest context (k = 1024 tokens), setting@GPUs")
+                  + merged
                   + "; evidence: documented, * inferred, ~ estimated, ~! estimated beyond the memory model's "
                   "calibration; - nothing trains\n"
                   "settings: E Env, O Offload, SPn Ulysses SP, van vanilla")

@@ -82,7 +82,10 @@ def test_many_budgets_keep_readable_cells_in_a_pipe_and_in_the_svg(cli, tmp_path
     status, out, err = cli("map", "--gpu", "h100", "--model", "8B", "--gpus-up-to", "24", "--svg", str(target))
     row = next(line for line in out.splitlines() if line.startswith("│ Qwen3-8B"))
     cells = [cell.strip() for cell in row.strip("│").split("│")][1:]
-    assert (status, err, len(cells)) == (0, "", 24) and all(re.fullmatch(r"\d+k \S+ @\d+(\*|~!?)?", cell) for cell in cells)
+    header = next(line for line in out.splitlines() if line.startswith("┃ model"))
+    # Runs of budgets with the same plans share a column (a map wider than 16 budgets).
+    assert (status, err) == (0, "") and len(cells) == header.count("GPU") < 24
+    assert all(re.fullmatch(r"\d+k \S+ ?@\d+(\*|~!?)?", cell) for cell in cells)
     assert "@24~" in out or "@16~" in out
     svg = target.read_text(encoding="utf-8")
     assert all(cell.split()[0] in svg for cell in cells)
@@ -143,3 +146,14 @@ def test_a_cell_whose_solve_ran_out_of_time_is_not_shown_as_no_plan(cli, monkeyp
     assert cli("map", "--gpu", "a100", "--model", "4B", "--gpus-up-to", "2") == (
         1, "", ("solve map: undecided: no plan found for Qwen3-4B on A100-80GB within the time limit of 10 s; "
                 "nothing printed\n"))
+
+
+def test_a_wide_map_shows_a_run_of_budgets_with_the_same_plans_as_one_column(cli):
+    # On nodes of 8, budgets of 9 to 15 GPUs allow what 8 do: one column; a map of 16 budgets keeps each.
+    status, out, _ = cli("map", "--gpu", "a100", "--model", "4B", "--gpus-up-to", "64")
+    header = next(line for line in out.splitlines() if line.startswith("┃ model"))
+    assert status == 0 and "≤8-15 GPUs" in header and "≤9 GPU" not in header and "≤64 GPUs" in header
+    assert "≤a-b: budgets a to b, the same plans" in out
+    status, out, _ = cli("map", "--gpu", "a100", "--model", "4B", "--gpus-up-to", "16")
+    header = next(line for line in out.splitlines() if line.startswith("┃ model"))
+    assert status == 0 and "≤9 GPUs" in header and "-" not in header.replace("─", "").replace("━", "")
