@@ -32,6 +32,7 @@ _EXPORTS = {
     "Placement": "solver.query",
     "Unplaced": "solver.query",
     "TablesVerdict": "solver.query",
+    "Undecided": "solver.query",
     "Breakdown": "solver.memory",
     "MemoryEstimate": "solver.memory",
     "Terms": "solver.memory",
@@ -69,6 +70,7 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_api.py
     from solver.query import Query as Query
     from solver.query import Reason as Reason
     from solver.query import TablesVerdict as TablesVerdict
+    from solver.query import Undecided as Undecided
     from solver.query import Unplaced as Unplaced
     from solver.query import make_query as make_query
     from solver.tables import CalibrationRange as CalibrationRange

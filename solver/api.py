@@ -34,6 +34,7 @@ from solver.query import (
     Query,
     TokenBudgetMode,
     TrinityVersion,
+    Undecided,
     check_choice,
     check_counts,
     check_host_ram,
@@ -352,7 +353,11 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
     out_of_memory = verdict.source if verdict and not verdict.trains else None
     predicted, predicted_step, problems, host_needed = None, None, current.config_problems, None
     same_memory = twin(catalog, gpu)
-    if same_memory != gpu and plan_for_settings(catalog, judged, same_memory, current.gpus, setting):
+    try:
+        twin_trains = same_memory != gpu and plan_for_settings(catalog, judged, same_memory, current.gpus, setting)
+    except Undecided:  # a note the verdict may go without
+        twin_trains = None
+    if twin_trains:
         problems += ((f"the {same_memory} tables, whose GPU has the same memory, say these settings train: --gpu "
                       f"{same_memory} plans with them"),)
     if setting.offload and not fits_host_ram(model, current.gpus, query.memory.coefficients, query.node_gpus,

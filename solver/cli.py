@@ -756,7 +756,9 @@ def _check_once(flag: str, paths: Sequence[Path]) -> None:
 def build_map_parser() -> argparse.ArgumentParser:
     """The argument parser for ``solve map``."""
     parser = _Parser(prog="solve map", description="Maps of what fits: the longest context per model and GPU "
-                     "budget, or (--by len) the cheapest setting per length and budget.")
+                     "budget, or (--by len) the cheapest setting per length and budget.",
+                     epilog="Exit status: 0 the maps are printed, 1 a cell's solve ran out of time (nothing is "
+                     "printed), 2 bad input.")
     parser.add_argument("--gpu", metavar="G", help="GPU type (default: each with tables)")
     parser.add_argument("--model", metavar="M", help="only this model (needed with --by len)")
     parser.add_argument("--gpus-up-to", metavar="N", type=positive_int, default=8, help="GPU budgets 1 to N (default 8)")

@@ -137,7 +137,7 @@ class _Planner:
                                node_gpus=node_gpus, host_ram_source="the pool's host_ram_gb",
                                token_budget=self.budget_for(estimate))
             answer = answer_for(self.catalog, query, gpu, explained=False)
-            self.undecided += answer.status == "unknown"
+            self.undecided += not answer.decided  # a way left out, or a plan perhaps not its best
             self.cache[key] = answer.plans[0] if answer.plans else None
         return self.cache[key]
 

@@ -55,8 +55,8 @@ class PlanningData:
     rows: tuple[tuple[int, int], ...]
     """(n, max_model_len) of every row of those tables."""
     ranks: tuple[tuple[int, ...], ...]
-    """(n, e, o, s, rank, cost rank) for every combination: rank 0 is the best by the objective's ordering,
-    cost rank 0 the cheapest (`cost_ranks`)."""
+    """(n, e, o, s, rank, cost rank, cost tier) for every combination: rank 0 is the best by the objective's
+    ordering, cost rank 0 the cheapest (`cost_ranks`)."""
     settings: Mapping[tuple[int, int], Setting]
     """The documented setting at (n, max_model_len), for the cells where something trains."""
     estimates: tuple[tuple[int, int, int, int, int], ...]
@@ -94,8 +94,8 @@ class PlanVariables:
     rank: cp_model.IntVar
     """The combination's place in the objective's order (0: the best)."""
     cost_rank: cp_model.IntVar
-    """Its place by cost alone, ties broken as for the cheapest plan (the same as `rank` unless the fewest GPUs
-    come first)."""
+    """Its place by cost alone, ties broken as for the cheapest plan: the same variable as `rank` where the two
+    orders agree (the fewest GPUs do not come first) or only one plan is asked for (then it is not read)."""
     witness_gpus: cp_model.IntVar
     """The GPU count of the witness's table: the plan's, or fewer (what trains on fewer GPUs trains on more)."""
     witness_len: cp_model.IntVar
@@ -255,8 +255,9 @@ def _witnesses(
 
 @lru_cache(maxsize=64)
 def cost_ranks(counts: tuple[int, ...], objective: Objective, weights: Weights) -> tuple[tuple[int, ...], ...]:
-    """(n, e, o, s, rank, cost rank) for every combination of the GPU `counts`, Env, Offload and SP up to
-    the largest count: its place in the objective's order, 0 for the best, and in the cheapest plan's order.
+    """(n, e, o, s, rank, cost rank, cost tier) for every combination of the GPU `counts`, Env, Offload and SP
+    up to the largest count: its place in the objective's order, 0 for the best, and in the cheapest plan's
+    order, and the cost rank of the first combination of exactly its cost (its tier: equal costs, one tier).
     Every combination gets them, feasible or not; the constraints decide which the plan may take."""
     combinations = [
         (n, env, offload, sp)
@@ -280,7 +281,11 @@ def cost_ranks(counts: tuple[int, ...], objective: Objective, weights: Weights) 
     ordered = by_cost if objective != "min_gpus" else sorted(
         combinations, key=lambda c: ranking_key(objective, c, whole_cost(c)))
     cost_rank = {combination: rank for rank, combination in enumerate(by_cost)}
-    return tuple((*combination, rank, cost_rank[combination]) for rank, combination in enumerate(ordered))
+    tier: dict[int, int] = {}  # whole cost -> the first cost rank of that cost
+    for rank, combination in enumerate(by_cost):
+        tier.setdefault(whole_cost(combination), rank)
+    return tuple((*combination, rank, cost_rank[combination], tier[whole_cost(combination)])
+                 for rank, combination in enumerate(ordered))
 
 
 def add_plan_variables(model: cp_model.CpModel, data: PlanningData, query: Query) -> PlanVariables:
@@ -463,7 +468,7 @@ def add_objective(model: cp_model.CpModel, data: PlanningData, query: Query, pla
     the rank (and search in that order)."""
     if _ranks_apart(query):
         model.add_allowed_assignments([plan.gpus, plan.env, plan.offload, plan.sp, plan.rank, plan.cost_rank],
-                                      list(data.ranks))
+                                      [entry[:6] for entry in data.ranks])
     else:  # one rank: a column more made large tables (64 GPUs) three times slower to search
         model.add_allowed_assignments([plan.gpus, plan.env, plan.offload, plan.sp, plan.rank],
                                       [entry[:5] for entry in data.ranks])
@@ -514,16 +519,16 @@ def build_model(
 def exclude_dominated(model: cp_model.CpModel, data: PlanningData, plan: PlanVariables, found: FoundPlan,
                       longer_possible: bool) -> None:
     """Exclude the `found` plan and every plan it dominates, so that the next solve finds the next best that
-    is an alternative to it: on fewer GPUs, cheaper (a lower cost rank), vouched for by the tables where the
-    found plan is an estimate, or (where `longer_possible`: the found plan is not proven the best when
-    maximising) longer. The same combination at a shorter length is no alternative, nor a costlier setting on
-    as many GPUs (Env added to a plan that trains without it).
+    is an alternative to it: on fewer GPUs, cheaper (by exact cost: an equal cost is no gain), vouched for by
+    the tables where the found plan is an estimate, or (where `longer_possible`: the found plan is not proven
+    the best when maximising) longer. So the same combination at a shorter length is no alternative, unless
+    the tables vouch for it where the found plan is an estimate.
 
-    The cost rank of a combination says its GPU count too, so the rule is a domain of the cost rank: the ranks
-    of the combinations on fewer GPUs or cheaper (a disjunction of three literals per plan made ranked plans
-    twice as slow to find)."""
-    dominated = {entry[5] for entry in data.ranks if entry[5] >= found.cost_rank and entry[0] >= found.gpus}
-    alternatives = [rank for rank in range(len(data.ranks)) if rank not in dominated]
+    The cost rank of a combination says its GPU count and cost too, so the rule is a domain of the cost rank:
+    the ranks of the combinations on fewer GPUs or of a lower cost tier (a disjunction of literals per plan
+    made ranked plans twice as slow to find)."""
+    tier = next(entry[6] for entry in data.ranks if entry[5] == found.cost_rank)
+    alternatives = sorted(entry[5] for entry in data.ranks if entry[6] < tier or entry[0] < found.gpus)
     constraint = model.add_linear_expression_in_domain(plan.cost_rank, cp_model.Domain.from_values(alternatives))
     escapes: list[cp_model.LiteralT] = [plan.estimated] if found.estimated else []  # the tables vouch: an alternative
     if longer_possible:

@@ -349,6 +349,12 @@ class Answer(_Timed):
         "seconds spent solving, all plans together (not compared: equal answers are equal however long they took)"))
 
     @property
+    def decided(self) -> bool:
+        """Whether the solve proved its answer: the best plans (``optimal``) or that there is none
+        (``infeasible``); ``feasible`` and ``unknown`` are what the time limit left open."""
+        return self.status in ("optimal", "infeasible")
+
+    @property
     def no_plan_line(self) -> str:
         """The reason as a line that starts ``no plan`` (once: ``no plan for 6 GPUs ...`` as it is)."""
         reason = self.reason or ""
@@ -825,7 +831,7 @@ class ClusterResult(_Timed):
         "at best 'feasible'"))
     undecided_ways: int = Field(default=0, description=(
         "the planner's questions about a job's ways to run (one pool, one GPU count) that ran out of time: those "
-        "ways were left out, so the status is at best 'feasible'"))
+        "ways were left out, or their plans may not be their best, so the status is at best 'feasible'"))
     wall_time_s: float = Field(default=0.0, exclude=True, description="seconds spent placing (not compared)")
     interrupted: bool = Field(default=False, exclude=True, description="Ctrl-C stopped the search early")
 

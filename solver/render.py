@@ -312,7 +312,8 @@ def _verdict(answer: Answer, current: CurrentSettings, query: Query, problems: b
         verdict = f"{cell.words(answer.gpu, answer.model)}, so {setting.label} ran out of memory there{_fewer(cell, current.gpus)}"
     else:
         verdict = f"nothing in {query.evidence_sources} says it trains{_predicted(current)}"
-    follows = "the best plan follows" if answer.plans else "nor does any plan (the reason follows)"
+    follows = ("the best plan follows" if answer.plans else "and no plan was found within the time limit"
+               if answer.status == "unknown" else "nor does any plan (the reason follows)")
     return Text(f"{said}{verdict}; {follows}", style="yellow")
 
 
@@ -393,7 +394,8 @@ def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = Fal
     if result.undecided_ways:
         renderables.append(Text(
             f"{counted(result.undecided_ways, 'question')} about the jobs' ways to run (a pool and a GPU count each) "
-            "ran out of time (--time-limit): those ways were left out, so the placement is not proven best",
+            "ran out of time (--time-limit): those ways were left out or may not have their best plans, so the placement "
+            "is not proven best",
             style="yellow"))
     for pool in fleet.pools:
         here = [p for p in result.placements if p.pool == pool.name]

@@ -72,7 +72,8 @@ def plan(query: Query, catalog: Catalog | None = None) -> tuple[Answer, ...]:
         return (first, *(other.result() for other in others))
     except KeyboardInterrupt:  # Ctrl-C: stop the other GPU types' solves too, so that the process can exit now
         group.stop()
-        wait(others)
+        while wait(others, timeout=STOP_AGAIN_S).not_done:  # a stop that comes as a solve starts is lost: again
+            group.stop()
         raise
 
 
@@ -96,17 +97,21 @@ class _SolveGroup:
         finally:
             with self.lock:
                 self.running.discard(solver)
-        if self.stopped:
+        if self.stopped:  # read without the lock: it only ever turns True
             raise KeyboardInterrupt
         return status
 
     def stop(self) -> None:
-        """Stop the running solves and refuse the next."""
+        """Stop the running solves and refuse the next (a stop that comes while a solve starts is lost: CP-SAT
+        takes one only once its search is set up, so the caller stops again until they end)."""
         with self.lock:
             self.stopped = True
             for solver in self.running:
                 solver.stop_search()
 
+
+STOP_AGAIN_S = 0.02
+"""Seconds between Ctrl-C's stops of the solves still running (`_SolveGroup.stop`)."""
 
 _SOLVE_GROUP: ContextVar[_SolveGroup | None] = ContextVar("rft_solver_solve_group", default=None)
 """The `plan` call whose solves this thread's belong to (None: outside one)."""
@@ -381,7 +386,7 @@ class _Nearby:
             changed = _changed(self.query, name)
             answer = answer_for(self.catalog, changed, self.gpu, explained=False) if changed is not None else None
             self.found[name] = answer.plans[0] if answer is not None and answer.plans else None
-            if answer is not None and answer.status not in ("optimal", "infeasible"):
+            if answer is not None and not answer.decided:
                 self.undecided.add(name)
         return self.found[name]
 
@@ -399,7 +404,7 @@ def alternative_plan(catalog: Catalog, query: Query, answer: Answer, name: Alter
     if changed is None:
         return None, True
     found = answer_for(catalog, changed.model_copy(update={"time_limit_s": time_limit_s}), answer.gpu, explained=False)
-    return (found.plans[0] if found.plans else None), found.status in ("optimal", "infeasible")
+    return (found.plans[0] if found.plans else None), found.decided
 
 
 def _may_lower_budget(query: Query) -> bool:

@@ -405,7 +405,8 @@ def enumerate_plans(
     token_budget: str = "default",
 ) -> list[dict]:
     """Every feasible plan, best first by the objective's key (a total order); when maximising, each
-    combination (n, env, offload, sp) once, at its longest length."""
+    combination (n, env, offload, sp) at its longest length, and where that is an estimate, at its longest
+    length the tables vouch for too."""
     if objective not in OBJECTIVES:
         raise ValueError(f"unknown objective {objective!r}; accepted: {', '.join(OBJECTIVES)}")
     if objective == "max_len":
@@ -479,28 +480,33 @@ def enumerate_plans(
     ranked.sort(key=lambda pair: pair[0])
     keys = [key for key, _ in ranked]
     assert len(set(keys)) == len(keys), "the ranking key is not a total order over distinct plans"
-    if objective == "max_len":  # each combination once, at its longest: a shorter length is no alternative
-        seen: set[tuple] = set()
-        ranked = [(key, plan) for key, plan in ranked
-                  if (combination := (plan["gpus"], plan["env"], plan["offload"], plan["sp"])) not in seen
-                  and not seen.add(combination)]
+    if objective == "max_len":
+        # Each combination at its longest (a shorter length is no alternative), and where that is an estimate,
+        # at its longest length the tables vouch for too (a shorter, measured alternative).
+        listed: dict[tuple, list[str]] = {}  # combination -> the evidence of the lengths kept, longest first
+        kept = []
+        for key, plan in ranked:
+            evidence = listed.setdefault((plan["gpus"], plan["env"], plan["offload"], plan["sp"]), [])
+            if not evidence or (evidence == ["estimated"] and plan["evidence"] != "estimated"):
+                evidence.append(plan["evidence"])
+                kept.append((key, plan))
+        ranked = kept
     return [plan for _, plan in ranked]
 
 
 def ranked_alternatives(plans: list[dict], weights: Weights | None = None) -> list[dict]:
     """What `--top` lists of `plans` (best first, as `enumerate_plans` gives them): those that no earlier one
-    dominates, being as long, on as few GPUs, as cheap (by the cheapest plan's order, under `weights`) and
-    vouched for by the tables unless the later one is an estimate too."""
+    dominates, being as long, on as few GPUs, as cheap (by exact cost under `weights`: an equal cost is no
+    gain) and vouched for by the tables unless the later one is an estimate too."""
     weights = load_weights() if weights is None else weights
 
-    def cost_key(plan: dict) -> tuple:
-        n, env, offload, sp = plan["gpus"], plan["env"], plan["offload"], plan["sp"]
-        return _rank_key("cheapest", n, env, offload, sp, plan["max_model_len"], exact_cost(weights, n, env, offload, sp))
+    def cost(plan: dict) -> Fraction:
+        return exact_cost(weights, plan["gpus"], plan["env"], plan["offload"], plan["sp"])
 
     kept: list[dict] = []
     for plan in plans:
         if not any(earlier["max_model_len"] >= plan["max_model_len"] and earlier["gpus"] <= plan["gpus"]
-                   and cost_key(earlier) <= cost_key(plan)
+                   and cost(earlier) <= cost(plan)
                    and (earlier["evidence"] != "estimated" or plan["evidence"] == "estimated") for earlier in kept):
             kept.append(plan)
     return kept

@@ -1646,3 +1646,19 @@ def test_trinity_version_06_reads_an_unset_trainer_strategy_as_fsdp2(cli, tmp_pa
         verdicts[version] = (answer["current"]["offload"], answer["current"]["trains"])
     # Qwen3-8B at 24576 on one A100 trains with Env + Offload only: without Offload, no setting of one GPU does.
     assert verdicts == {None: (False, False), "0.6": (True, True)}
+
+
+def test_a_verdict_beside_an_answer_out_of_time_does_not_say_no_plan_exists(cli, monkeypatch: pytest.MonkeyPatch):
+    import solver.api
+
+    real = solver.api.answer_query
+
+    def out_of_time(query, catalog, explain=False):
+        return tuple(answer.model_copy(update={"status": "unknown", "plans": (), "reason": "no plan found within the "
+                                               "time limit of 10 s"}) for answer in real(query, catalog, explain=explain))
+
+    monkeypatch.setattr(solver.api, "answer_query", out_of_time)
+    example = Path(__file__).parent.parent / "docs" / "examples" / "trinity.yaml"
+    status, out, _ = cli("--from-config", str(example), "--gpu", "h20")
+    assert status == 1 and "and no plan was found within the time limit" in " ".join(out.split())
+    assert "nor does any plan" not in out

@@ -98,8 +98,8 @@ def test_each_cheaper_combination_gets_a_rule_that_really_excludes_it(request_):
     (answer,) = plan(query, CATALOG)
     best = answer.plans[0]
     data = prepare(CATALOG, answer.gpu, query)
-    best_rank = next(r for n, e, o, s, r, _ in data.ranks if (n, e, o, s) == (best.gpus, best.env, best.offload, best.sp))
-    cheaper = [(n, e, o, s) for n, e, o, s, r, _ in data.ranks if r < best_rank]
+    best_rank = next(r for n, e, o, s, r, *_ in data.ranks if (n, e, o, s) == (best.gpus, best.env, best.offload, best.sp))
+    cheaper = [(n, e, o, s) for n, e, o, s, r, *_ in data.ranks if r < best_rank]
     length = best.max_model_len if query.objective == "max_len" else None
     classified = dict(_Prober(data, query).classify(cheaper, length))
     assert sorted(classified) == sorted(cheaper)

@@ -257,6 +257,37 @@ def test_the_solver_ranks_plans_exactly_as_the_reference_enumerator(request: dic
         assert check_plan(CATALOG, planned, **checked) == []
 
 
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(request=requests(), top=st.integers(min_value=2, max_value=6))
+def test_ranked_plans_with_estimates_match_the_reference_enumerator(request: dict[str, Any], top: int):
+    # With estimates, a plan the tables vouch for is an alternative to an estimate it would otherwise trail.
+    try:
+        query = make_query(CATALOG, top=top, estimate="auto", **request)
+    except QueryError:
+        assume(False)
+    (answer,) = plan(query, CATALOG)
+    expected = ranked_alternatives(enumerate_plans(CATALOG, estimates=True, **request), request["weights"])
+    assert plan_dicts(answer) == expected[:top]
+
+
+def test_a_measured_length_is_listed_after_an_estimate_of_the_same_combination():
+    # Qwen3-14B on exactly 8 A100s: Env + Offload + SP=4 reaches 93184 by estimate and 92160 by the tables (a
+    # 4-GPU cell on more GPUs): the second is listed too, the cheaper estimates at shorter lengths are not.
+    answer = solve_one("A100-80GB", model="14B", objective="max_len", budget_gpus=8, exact=True, top=3, estimate="auto")
+    assert [(p.setting.label, p.max_model_len, p.evidence) for p in answer.plans] == [
+        ("Env + Offload + SP=8", 187392, "estimated"), ("Env + SP=8", 109568, "estimated"),
+        ("Env + Offload + SP=4", 92160, "inferred")]
+
+
+def test_an_equal_cost_is_no_gain_in_the_ranking():
+    # Offload weighing nothing: Env + SP=8 costs what Env + Offload + SP=8 does on the same 8 GPUs, and is shorter.
+    weights = Weights(offload=0.0, sp=0.1, env=0.01)
+    answer = solve_one("A100-80GB", model="14B", objective="max_len", budget_gpus=8, exact=True, top=3,
+                       estimate="auto", weights=weights)
+    costs = [p.cost for p in answer.plans]
+    assert answer.plans[0].setting.label == "Env + Offload + SP=8" and costs[0] not in costs[1:]
+
+
 def test_a_length_too_long_for_the_fewest_gpus_names_the_fewest_gpus_that_reach_the_longest():
     # Asked for the fewest GPUs, the nearest plan is the longest length on the fewest GPUs that reach it
     # (the longest length alone ranks more GPUs first, since they cost less per step).
