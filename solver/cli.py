@@ -432,6 +432,8 @@ def run_cluster(args: argparse.Namespace) -> int:
     from solver.api import place
     from solver.render import cluster_json, cluster_view
 
+    if args.trinity_version and args.emit_dir is None:
+        raise QueryError("--trinity-version says which Trinity release --emit-dir writes for: give --emit-dir DIR")
     fleet, catalog = _fleet_and_catalog(args.file, args.cells or ())
     weights = load_weights(args.weights) if args.weights else None
     if args.emit_dir is not None:
@@ -854,6 +856,9 @@ def _check_trinity_flags(args: argparse.Namespace) -> None:
         raise QueryError("--emit trinity prints YAML: drop --json")
     if args.write and not args.from_config:
         raise QueryError("--write patches the config of --from-config FILE")
+    if args.trinity_version and not (args.emit or args.out or args.write or args.from_config):
+        raise QueryError("--trinity-version says which Trinity release --emit, --out and --write write for, and "
+                         "--from-config's config is: give one of them")
     if args.emit and (args.top > 1 or args.explain):
         raise QueryError("--emit trinity prints the best plan's YAML alone: drop --top and --explain")
     _check_model_flags(args, "--model M (e.g. 4B), --model-config PATH or --from-config FILE",
