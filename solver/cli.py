@@ -1211,7 +1211,7 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalo
                      f"Ray finds, and the plan holds where that leaves exactly {counted(plan.gpus, 'trainer GPU')} beside "
                      f"the {config.rollout_gpus} rollout GPUs: set cluster.node_num x cluster.gpu_per_node to "
                      f"{plan.gpus + config.rollout_gpus}")
-    best = answers[0].plans[0] if answers[0].plans else None
+    best = answers[0].best
     offloaded = any(answer.plans and answer.plans[0].offload for answer in answers)
     if offloaded and layout is not None and not trainer_level_offload(layout) and args.trinity_version is None:
         notes.append(f"solve: note: {args.from_config} has no offload flags under trainer itself (Trinity 0.6's), so "

@@ -138,7 +138,7 @@ class _Planner:
                                token_budget=self.budget_for(estimate))
             answer = answer_for(self.catalog, query, gpu, explained=False)
             self.undecided += not answer.decided  # a way left out, or a plan perhaps not its best
-            self.cache[key] = answer.plans[0] if answer.plans else None
+            self.cache[key] = answer.best
         return self.cache[key]
 
     def budget_for(self, estimate: EstimateMode) -> TokenBudgetMode:
@@ -614,7 +614,7 @@ def _host_limited(planner: _Planner, query: Query, pool: Pool, rollout_gpus: int
         return ""
     unlimited = answer_for(planner.catalog, query.model_copy(update={"host_ram_gb": None, "rollout_gpus": rollout_gpus}),
                            pool.gpu, explained=False)
-    plan = unlimited.plans[0] if unlimited.plans else None
+    plan = unlimited.best
     if plan is None or plan.gpus >= fewest or plan.host_memory_gb is None or (plan.nodes or 1) > pool.nodes:
         return ""
     return (f" ({plan.gpus} would, with {plan.setting.label}, but its offloaded states need "

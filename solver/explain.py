@@ -303,7 +303,7 @@ def _best(catalog: Catalog, query: Query, prober: _Prober, **changes: object) ->
     changed = query.model_copy(update={"top": 1, "time_limit_s": prober.remaining_s(), **changes})
     answer = answer_for(catalog, changed, prober.gpu, explained=False)
     prober.undecided += not answer.decided  # stopped by the deadline
-    return answer.plans[0] if answer.plans else None
+    return answer.best
 
 
 class _Words:

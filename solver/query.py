@@ -349,6 +349,11 @@ class Answer(_Timed):
         "seconds spent solving, all plans together (not compared: equal answers are equal however long they took)"))
 
     @property
+    def best(self) -> Plan | None:
+        """The best plan found, or None."""
+        return self.plans[0] if self.plans else None
+
+    @property
     def decided(self) -> bool:
         """Whether the solve proved its answer: the best plans (``optimal``) or that there is none
         (``infeasible``); ``feasible`` and ``unknown`` are what the time limit left open."""

@@ -225,7 +225,7 @@ def best_plan(catalog: Catalog, query: Query, gpu: str) -> Plan | None:
     answer = answer_for(catalog, query, gpu, explained=False)
     if answer.status == "unknown":
         raise Undecided(f"no plan found for {query.model} on {gpu} within the time limit of {query.time_limit_s:g} s")
-    return answer.plans[0] if answer.plans else None
+    return answer.best
 
 
 def _optional_best(catalog: Catalog, query: Query, gpu: str) -> Plan | None:
@@ -385,7 +385,7 @@ class _Nearby:
         if name not in self.found:
             changed = _changed(self.query, name)
             answer = answer_for(self.catalog, changed, self.gpu, explained=False) if changed is not None else None
-            self.found[name] = answer.plans[0] if answer is not None and answer.plans else None
+            self.found[name] = answer.best if answer is not None else None
             if answer is not None and not answer.decided:
                 self.undecided.add(name)
         return self.found[name]
@@ -404,7 +404,7 @@ def alternative_plan(catalog: Catalog, query: Query, answer: Answer, name: Alter
     if changed is None:
         return None, True
     found = answer_for(catalog, changed.model_copy(update={"time_limit_s": time_limit_s}), answer.gpu, explained=False)
-    return (found.plans[0] if found.plans else None), found.decided
+    return found.best, found.decided
 
 
 def _may_lower_budget(query: Query) -> bool:
