@@ -240,34 +240,23 @@ def requests(draw: st.DrawFn) -> dict[str, Any]:
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(request=requests(), top=st.integers(min_value=1, max_value=6))
-def test_the_solver_ranks_plans_exactly_as_the_reference_enumerator(request: dict[str, Any], top: int):
+@given(request=requests(), top=st.integers(min_value=1, max_value=6), estimates=st.booleans())
+def test_the_solver_ranks_plans_exactly_as_the_reference_enumerator(request: dict[str, Any], top: int,
+                                                                    estimates: bool):
+    # With estimates, a plan the tables vouch for is also an alternative to an estimate it would otherwise trail.
     try:
-        query = make_query(CATALOG, top=top, estimate="never", **request)
+        query = make_query(CATALOG, top=top, estimate="auto" if estimates else "never", **request)
     except QueryError:
         assume(False)
     (answer,) = plan(query, CATALOG)
     event("has a plan" if answer.plans else "no plan")
-    expected = ranked_alternatives(enumerate_plans(CATALOG, **{k: v for k, v in request.items()}), request["weights"])
+    expected = ranked_alternatives(enumerate_plans(CATALOG, estimates=estimates, **request), request["weights"])
     assert plan_dicts(answer) == expected[:top]
     assert answer.status == ("optimal" if expected else "infeasible")
     assert (answer.reason is None) == bool(expected)
     for planned in plan_dicts(answer):
         checked = {k: v for k, v in request.items() if k != "objective"}
-        assert check_plan(CATALOG, planned, **checked) == []
-
-
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(request=requests(), top=st.integers(min_value=2, max_value=6))
-def test_ranked_plans_with_estimates_match_the_reference_enumerator(request: dict[str, Any], top: int):
-    # With estimates, a plan the tables vouch for is an alternative to an estimate it would otherwise trail.
-    try:
-        query = make_query(CATALOG, top=top, estimate="auto", **request)
-    except QueryError:
-        assume(False)
-    (answer,) = plan(query, CATALOG)
-    expected = ranked_alternatives(enumerate_plans(CATALOG, estimates=True, **request), request["weights"])
-    assert plan_dicts(answer) == expected[:top]
+        assert check_plan(CATALOG, planned, estimates=estimates, **checked) == []
 
 
 def test_a_measured_length_is_listed_after_an_estimate_of_the_same_combination():
