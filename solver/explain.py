@@ -29,6 +29,7 @@ from solver.query import (
     least_token_budget,
     refuting_cell,
     tried_settings,
+    whole_nodes_violation,
 )
 from solver.solve import alternative_plan, answer_for, checked, new_solver, on_grid
 from solver.tables import Catalog, Setting, counted
@@ -187,10 +188,16 @@ def _why_this_plan(prober: _Prober, words: _Words, data: PlanningData, query: Qu
         choice = f"{chosen} is the plan with the fewest GPUs, then the cheapest, at {best.max_model_len} tokens"
     else:
         choice = f"{chosen} is the cheapest plan at {best.max_model_len} tokens {query.within_budget}"
-    reasons = [Reason(rule="choice", detail=(
-        f"{choice}; each of the {len(cheaper)} combinations of GPU count, Env, Offload and SP that would rank "
-        "before it fails a rule:"))]
-    reasons += words.group(prober.classify(cheaper, length), best.max_model_len)
+    of = "of GPU count, Env, Offload and SP"
+    ranked = (f"no combination {of} ranks before it" if not cheaper else
+              f"the one combination {of} that would rank before it fails a rule:" if len(cheaper) == 1 else
+              f"each of the {len(cheaper)} combinations {of} that would rank before it fails a rule:")
+    reasons = [Reason(rule="choice", detail=f"{choice}; {ranked}")]
+    excluded = prober.classify(cheaper, length)
+    # Counts within the budget that the planner never weighs (more GPUs would cost less): the whole-nodes rule's too.
+    excluded += [((n, 0, 0, 1), "whole_nodes") for n in range(best.gpus + 1, query.budget_gpus + 1)
+                 if n not in data.counts and whole_nodes_violation(n, query.node_gpus) and not query.exact]
+    reasons += words.group(excluded, best.max_model_len)
     if query.objective == "max_len":
         longer = [length for length in data.lengths if length > best.max_model_len]
         if not longer:
@@ -217,9 +224,14 @@ def _why_no_plan(
         return found
 
     binding = prober.binding_rules()
-    reasons = [Reason(rule="limit", detail=words.binding(binding, lambda: _reach(catalog, prober, data, query)))
-               if binding is not None else Reason(rule="undecided", detail=(
-                   "which rules stop the query together was not decided in time"))]
+    spread = whole_nodes_violation(query.budget_gpus, query.node_gpus, query.node_source) if query.exact else None
+    limit: str | None
+    if binding == ("budget",) and spread:  # the count asked for is not in the model at all: say why
+        limit = f"no plan passes this rule: {spread}, which a trainer that spans nodes must use"
+    else:
+        limit = words.binding(binding, lambda: _reach(catalog, prober, data, query)) if binding is not None else None
+    reasons = [Reason(rule="limit", detail=limit) if limit is not None else Reason(rule="undecided", detail=(
+        "which rules stop the query together was not decided in time"))]
     if query.exact and query.sp is not None and None not in (query.env, query.offload) and query.max_model_len is not None:
         # One combination asked for (a config's own settings, say): what the tables and the model say of it.
         combination = (query.budget_gpus, int(bool(query.env)), int(bool(query.offload)), query.sp)
@@ -265,7 +277,7 @@ def _reach(catalog: Catalog, prober: _Prober, data: PlanningData, query: Query) 
     """The longest length with a plan on each GPU count (the query's pins kept), in words, marked where
     only the memory model speaks for it."""
     parts = []
-    for count in data.counts:
+    for count in (count for count in data.counts if count <= query.budget_gpus):  # the budget's counts
         undecided = prober.undecided
         longest = _best(catalog, query, prober, objective="max_len", max_model_len=None, budget_gpus=count,
                         exact=True)
@@ -395,8 +407,7 @@ class _Words:
         if rule == "budget":
             if query.exact:
                 return [Reason(rule=rule, detail=f"{on}: --exact asks for {query.budget_gpus}")]
-            return [Reason(rule=rule, detail=f"more than {self.gpus(query.budget_gpus)} ({on} among them): the budget "
-                                             f"is {query.budget_gpus}")]
+            return [Reason(rule=rule, detail=f"more GPUs than the budget of {query.budget_gpus} (such as {on})")]
         if rule == "whole_nodes":
             return [Reason(rule=rule, detail=f"{on} span nodes of {query.node_gpus} ({query.node_source}) but "
                                              "are not whole nodes, which a trainer that spans nodes must use")]

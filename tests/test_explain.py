@@ -42,8 +42,9 @@ def test_six_gpus_exact_names_the_divisibility_rules():
 
 
 @pytest.mark.parametrize(("request_", "rule", "detail"), [
+    # 6 GPUs have a table, so the planner weighs them; 5 it never weighs: both are ruled out by whole nodes.
     ({"budget_gpus": 6, "node_gpus": 4}, "whole_nodes",
-     "6 GPUs span nodes of 4 (--node-gpus) but are not whole nodes, which a trainer that spans nodes must use"),
+     "5, 6 GPUs span nodes of 4 (--node-gpus) but are not whole nodes, which a trainer that spans nodes must use"),
     ({"budget_gpus": 7, "rollout_gpus": 3}, "rollout_layout",
      ("6, 7 trainer GPUs: with the 3 rollout GPUs (--rollout-gpus) they fit neither one node of 8, nor whole nodes "
       "with the trainer in one of them, nor with the trainer on whole nodes")),
@@ -165,7 +166,7 @@ def test_a_length_beyond_the_tables_offers_a_shorter_one():
     _, reasons = explained(gpu="h20", model="8B", max_model_len=131072, budget_gpus=4)
     assert details(reasons, "limit") == [
         "no plan passes this rule: nothing in the tables vouches for Qwen3-8B on H20-96GB at 131072 tokens "
-        "(longest per GPU count: 1 GPU: 28672, 2 GPUs: 61440, 3 GPUs: 28672, 4 GPUs: 122880, 6 GPUs: 61440)"]
+        "(longest per GPU count: 1 GPU: 28672, 2 GPUs: 61440, 3 GPUs: 28672, 4 GPUs: 122880)"]  # the budget's
     assert details(reasons, "shorter_length")[0].startswith(
         "within 4 GPUs the longest length with a plan is 122880 tokens (8192 fewer): Env + Offload + SP=4 on 4 GPUs")
     assert details(reasons, "more_gpus") == [
@@ -388,3 +389,17 @@ def test_an_infeasible_length_names_the_table_that_caps_the_estimate():
     (limit,) = details(reasons, "limit")
     assert limit.endswith("(longest per GPU count: 1 GPU: 24576 (estimated, no further: the A100-80GB table for 1 GPU, "
                           "whose GPU has at least this one's memory, says Env + Offload ran out of memory at 28672))")
+
+
+def test_counts_a_budget_past_a_node_allows_but_the_planner_never_weighs_are_explained():
+    # 9 to 12 GPUs would cost less than 8, but a trainer on more than a node uses whole nodes.
+    answer, reasons = explained(gpu="a100", model="0.6B", max_model_len=8192, budget_gpus=12)
+    assert answer.plans[0].gpus == 8 and [(r.rule, r.detail) for r in reasons] == [
+        ("choice", "vanilla on 8 GPUs is the cheapest plan at 8192 tokens within 12 GPUs; no combination of GPU count, "
+                   "Env, Offload and SP ranks before it"),
+        ("whole_nodes", "9, 10, 11, 12 GPUs span nodes of 8 (--node-gpus) but are not whole nodes, which a trainer "
+                        "that spans nodes must use")]
+    # Exactly 12: the count asked for breaks the rule, which the limit names (not the budget).
+    _, reasons = explained(gpu="a100", model="0.6B", max_model_len=8192, budget_gpus=12, exact=True)
+    assert details(reasons, "limit") == ["no plan passes this rule: 12 GPUs span nodes of 8 (--node-gpus) but are not "
+                                         "whole nodes, which a trainer that spans nodes must use"]
