@@ -395,11 +395,11 @@ def test_counts_a_budget_past_a_node_allows_but_the_planner_never_weighs_are_exp
     # 9 to 12 GPUs would cost less than 8, but a trainer on more than a node uses whole nodes.
     answer, reasons = explained(gpu="a100", model="0.6B", max_model_len=8192, budget_gpus=12)
     assert answer.plans[0].gpus == 8 and [(r.rule, r.detail) for r in reasons] == [
-        ("choice", "vanilla on 8 GPUs is the cheapest plan at 8192 tokens within 12 GPUs; no combination of GPU count, "
-                   "Env, Offload and SP ranks before it"),
-        ("whole_nodes", "9, 10, 11, 12 GPUs span nodes of 8 (--node-gpus) but are not whole nodes, which a trainer "
-                        "that spans nodes must use")]
+        ("choice", ("vanilla on 8 GPUs is the cheapest plan at 8192 tokens within 12 GPUs; no combination of GPU "
+                    "count, Env, Offload and SP ranks before it")),
+        ("whole_nodes", ("9, 10, 11, 12 GPUs span nodes of 8 (--node-gpus) but are not whole nodes, which a trainer "
+                         "that spans nodes must use"))]
     # Exactly 12: the count asked for breaks the rule, which the limit names (not the budget).
     _, reasons = explained(gpu="a100", model="0.6B", max_model_len=8192, budget_gpus=12, exact=True)
-    assert details(reasons, "limit") == ["no plan passes this rule: 12 GPUs span nodes of 8 (--node-gpus) but are not "
-                                         "whole nodes, which a trainer that spans nodes must use"]
+    assert details(reasons, "limit") == [("no plan passes this rule: 12 GPUs span nodes of 8 (--node-gpus) but are "
+                                          "not whole nodes, which a trainer that spans nodes must use")]
