@@ -231,6 +231,14 @@ def _memory_line(plan: Plan) -> str:
     return f"{predicted} (memory model; it is cautious here, and the table, a measurement, decides)"
 
 
+def _no_alternative(query: Query) -> str:
+    """Why `--top` lists fewer plans than asked: every other plan that trains is no better, in the ways the query
+    leaves open, than a plan above."""
+    ways = [*(["no longer"] if query.objective == "max_len" else []), "no cheaper",
+            *([] if query.exact else ["on no fewer GPUs"]), "no better vouched for"]
+    return f"each other plan that trains is {', '.join(ways[:-1])} and {ways[-1]} than a plan above"
+
+
 def _gpus_of_budget(answer: Answer, plan: Plan, node_gpus: int) -> str:
     """``4 of 6 GPUs (2 left for rollout)``; ``4 of 6 GPUs, with 4 rollout GPUs`` with --rollout-gpus
     (and the nodes, with the rollout GPUs they leave, when the layout takes more than one node of
@@ -356,8 +364,7 @@ def answers_view(answers: Iterable[Answer], query: Query, catalog: Catalog) -> G
             if len(answer.plans) > 1:
                 renderables.append(_ranking(answer))
             if len(answer.plans) < query.top:
-                why = ("each other plan is no longer, no cheaper, on no fewer GPUs and no better vouched for than one "
-                       "above" if answer.status == "optimal" else "the time limit stopped the search")
+                why = (_no_alternative(query) if answer.status == "optimal" else "the time limit stopped the search")
                 renderables.append(Text(f"{counted(len(answer.plans), 'plan')} of the {query.top} asked for: {why}"))
         else:
             renderables.append(Text(answer.no_plan_line, style="red"))

@@ -74,7 +74,8 @@ BOOLEAN_WORDS = {"true": True, "yes": True, "y": True, "on": True, "false": Fals
 YAML 1.2, leaves as text)."""
 NO_TRAINER_MODES = ("explore", "bench", "serve")
 """Trinity modes that run no trainer."""
-TRINITY_06_KEYS = "Trinity 0.6's: on verl before 0.8 it takes these three, not the roles' (before 0.6, drop them)"
+TRINITY_06_KEYS = ("these three are Trinity 0.6's (0.5 refuses them: --trinity-version 0.5 leaves them out); on verl "
+                   "before 0.8, Trinity 0.6 reads these, not the fsdp_config flags below")
 """The fragment's comment on a plan's offload flags under ``trainer`` itself: Trinity 0.6's keys."""
 TRINITY_06_OFFLOAD = ("Trinity 0.6 on verl before 0.8 replaces the roles' offload flags with trainer.param_offload, "
                       "optimizer_offload and offload_policy (false where unset): there, set those to true too")
