@@ -555,7 +555,7 @@ def test_cli_cluster_emit_dir_writes_for_the_trinity_version_asked(cli, tmp_path
         trainer = yaml.safe_load(text)["trainer"]
         assert {key: trainer[key] for key in trainer_keys if key in trainer} == expected
         assert trainer["trainer_config"]["actor_rollout_ref"]["actor"]["fsdp_config"]["param_offload"] is True
-        assert ("# Trinity 0.6's: on verl before 0.8" in text) == (version is None)  # said only where left open
+        assert ("# these three are Trinity 0.6's" in text) == (version is None)  # said only where left open
 
 
 def test_ways_whose_solve_ran_out_of_time_leave_the_placement_unproven(cli, tmp_path: Path,
