@@ -319,6 +319,7 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
                  for value in values if value not in ("True", "False")]
     return query, CurrentSettings(config=name, gpus=gpus, gpus_given=config.trainer_gpus is not None, env=env,
                                   offload=config.offload, sp=config.sp, max_model_len=length,
+                                  length_given=length == config.max_model_len,
                                   max_token_len_per_gpu=lowered, trains=False, plan=None, broken_rule=broken,
                                   config_problems=tuple(problems))
 

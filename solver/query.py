@@ -261,6 +261,8 @@ class CurrentSettings(Frozen):
     offload: bool
     sp: int
     max_model_len: int
+    length_given: bool = Field(default=True, description=(
+        "whether max_model_len is the config's own (False: --len's, at which its settings are judged)"))
     max_token_len_per_gpu: int | None = Field(default=None, description=(
         "the config's token budget in effect (the most any role takes: a role's own, else "
         "trainer.max_token_len_per_gpu) when it is below Trinity's default and holds a sequence, and estimates are on: "

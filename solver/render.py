@@ -305,8 +305,9 @@ def _verdict(answer: Answer, current: CurrentSettings, query: Query, problems: b
     setting = Setting(env=current.env, offload=current.offload, sp=current.sp)
     count = counted(current.gpus, "trainer GPU") + ("" if current.gpus_given else
                                                    " (the budget's: the config does not give its GPUs)")
-    said = (f"{current.config} runs {setting.label} on {count} at "
-            f"{current.max_model_len} tokens (Env {'on' if current.env else 'off'} in this environment): ")
+    runs = f"{current.config} runs" if current.length_given else f"{current.config}'s settings would run"
+    env = f"Env {'on' if current.env else 'off'} in this environment"
+    said = f"{runs} {setting.label} on {count} at {current.max_model_len} tokens ({'' if current.length_given else '--len; '}{env}): "
     if current.plan is not None:
         return Text(said + f"it trains ({current.plan.evidence_text(answer.gpu, answer.model)})",
                     style="yellow" if problems else "green")

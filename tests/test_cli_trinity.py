@@ -205,7 +205,8 @@ def test_from_config_says_whether_the_settings_train(cli, user_config: Path):
     assert (status, err) == (0, "")
     # 8 GPUs less 2 rollout engines: 6 trainer GPUs, SP=1 and no Offload, Env not set here.
     assert answer["current"] == {"config": "trinity.yaml", "gpus": 6, "gpus_given": True, "env": False, "offload": False, "sp": 1,
-                                 "max_model_len": 32768, "max_token_len_per_gpu": None, "trains": False, "plan": None,
+                                 "max_model_len": 32768, "length_given": True, "max_token_len_per_gpu": None,
+                                 "trains": False, "plan": None,
                                  "broken_rule": None, "predicted": None, "predicted_step": None,
                                  "host_memory_needed": None,
                                  "out_of_memory": {"model": "Qwen3-8B", "gpus": 6, "max_model_len": 16384, "setting": "Env"},
@@ -1672,3 +1673,13 @@ def test_trinity_version_without_anything_it_applies_to_is_refused(cli, tmp_path
     assert cli("cluster", str(fleet), "--trinity-version", "0.5") == (
         2, "", "solve cluster: error: --trinity-version says which Trinity release --emit-dir writes for: give --emit-dir DIR\n")
     assert cli("--model", "4B", "--len", "8k", "--gpu", "a100", "--emit", "trinity", "--trinity-version", "0.6")[0] == 0
+
+
+def test_a_config_judged_at_another_length_says_so(cli):
+    example = Path(__file__).parent.parent / "docs" / "examples" / "trinity.yaml"  # its max_model_len is 32768
+    status, out, _ = cli("--from-config", str(example), "--gpu", "h20", "--len", "60k")
+    assert status == 0 and " ".join(out.split()).startswith(
+        "H20-96GB · Qwen3-8B · cheapest plan for 61440 tokens on exactly 6 GPUs: optimal trinity.yaml's settings would "
+        "run vanilla on 6 trainer GPUs at 61440 tokens (--len; Env off in this environment): ")
+    status, out, _ = cli("--from-config", str(example), "--gpu", "h20", "--len", "60k", "--json")
+    assert json.loads(out)[0]["current"]["length_given"] is False
