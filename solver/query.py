@@ -60,8 +60,8 @@ ENV_EXPORT = "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
 YARN_VALIDATED_FACTOR = 4.0
 YARN_VALIDATED_TOKENS = 131072
 """The YaRN Qwen's model cards validate: a factor of 4, up to 131072 tokens."""
-YARN_CAUTION = ("longer than YaRN is validated for (Qwen's model cards, for any model here: 131072 tokens, a factor "
-                "of 4): check the model's quality at this length")
+YARN_CAUTION = ("longer than YaRN is validated for (131072 tokens, a factor of 4, in Qwen's model cards: the only "
+                "validation rft-solver knows of, for any model): check the model's quality at this length")
 
 MAX_TOP = 100
 """The most ranked plans one query may ask for."""

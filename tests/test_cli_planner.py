@@ -645,8 +645,8 @@ def test_gpus_are_found_by_the_names_nvidia_smi_prints(cli, printed: str, name: 
 def test_a_yarn_factor_above_what_qwen_validates_is_cautioned(cli):
     _, out, _ = cli("--maximize", "len", "--gpus", "6", "--model", "4B", "--gpu", "a100")  # 102400: factor 2.5
     assert "(YaRN rope scaling, factor 2.5)" in out
-    caution = "longer than YaRN is validated for (Qwen's model cards, for any model here: 131072 tokens, a factor of 4): " \
-        "check the model's quality at this length"
+    caution = ("longer than YaRN is validated for (131072 tokens, a factor of 4, in Qwen's model cards: the only "
+               "validation rft-solver knows of, for any model): check the model's quality at this length")
     _, out, _ = cli("--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "200000")  # factor 4.88
     assert f"factor 4.8828125; {caution})" in " ".join(out.split())
     # Qwen3's native 40960: 163840 tokens is a factor of 4, but beyond 131072; the written config says so too
