@@ -157,3 +157,19 @@ def test_a_wide_map_shows_a_run_of_budgets_with_the_same_plans_as_one_column(cli
     status, out, _ = cli("map", "--gpu", "a100", "--model", "4B", "--gpus-up-to", "16")
     header = next(line for line in out.splitlines() if line.startswith("┃ model"))
     assert status == 0 and "≤9 GPUs" in header and "-" not in header.replace("─", "").replace("━", "")
+
+
+def test_a_narrow_terminal_wraps_a_merged_budget_header_before_gpus_not_inside_its_range():
+    import io
+
+    from rich.console import Console
+
+    from solver.render import map_view
+
+    catalog = load_catalog()
+    budgets = list(range(1, 65))
+    grid = longest_by_model(catalog, "H100-80GB", ["Qwen3-8B"], budgets)
+    out = io.StringIO()
+    Console(width=100, file=out).print(map_view(grid, ["Qwen3-8B"], budgets, "map", by_length=False))
+    header = next(line for line in out.getvalue().splitlines() if "≤1" in line)
+    assert all(f"≤{first}-{last}" in header for first, last in ((16, 23), (24, 31), (56, 63)))
