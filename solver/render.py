@@ -600,9 +600,9 @@ def map_view(grid: dict[tuple[Any, int], Plan | None], rows: list[Any], budgets:
     spans = _budget_spans(grid, rows, budgets)
     budgets = [first for first, _ in spans]
     for first, last in spans:  # a cell may wrap (length above setting) when many budgets share the width
-        budget = f"≤{first}{'' if last == first else f'-{last}'}"  # kept whole: a narrow column wraps before GPUs
-        view.add_column(f"{budget} GPU{'s' if last > 1 else ''}", justify="center", overflow="fold",
-                        min_width=len(budget))
+        span = f"≤{first}{'' if last == first else f'-{last}'}"  # kept whole: a narrow column wraps before GPUs
+        view.add_column(f"{span} GPU{'s' if last > 1 else ''}", justify="center", overflow="fold",
+                        min_width=len(span))
     longest = max((plan.max_model_len for plan in grid.values() if plan), default=1)
     at = " @" if len(budgets) > 8 else "@"  # many budgets: a narrow cell may wrap before the GPU count
     for row in rows:
