@@ -84,7 +84,8 @@ def run_one(gpus: int, jobs: int, limit: float, seed: int, host_ram_gb: float | 
         "gpus": sum(p.nodes * p.gpus_per_node for p in fleet.pools), "jobs": jobs, "limit": limit,
         "seconds": seconds, "status": result.status, "objective": result.objective, "bound": result.bound,
         "gap": result.gap or 0.0, "greedy": baseline.objective, "greedy_seconds": greedy_seconds,
-        "placed": len(result.placements), "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        "placed": len(result.placements),
+        "widened": sum(placement.widened_from is not None for placement in result.placements), "peak_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "host_rounded": len(result.host_rounded),
     }
 
@@ -104,7 +105,7 @@ def main() -> None:
     host = f", {args.host_ram:g} GB host memory per 8 GPUs" if args.host_ram is not None else ""
     table = Table(title=f"rft-solver cluster benchmarks (seed {args.seed}{host})")
     for column in ("GPUs", "jobs", "limit s", "time s", "status", "objective", "bound", "gap", "greedy",
-                   "placed", "peak MB", "pools rounded"):
+                   "placed", "widened", "peak MB", "pools rounded"):
         table.add_column(column, justify="right")
     for gpus, jobs, limit in SIZES[: args.largest]:
         command = [sys.executable, __file__, "--seed", str(args.seed), "--one", str(gpus), str(jobs), str(limit),
@@ -112,7 +113,7 @@ def main() -> None:
         row = json.loads(subprocess.run(command, check=True, capture_output=True, text=True).stdout)
         table.add_row(str(row["gpus"]), str(row["jobs"]), f"{row['limit']:g}", f"{row['seconds']:.1f}", row["status"],
                       str(row["objective"]), str(row["bound"]), f"{row['gap']:.2%}", str(row["greedy"]),
-                      str(row["placed"]), f"{row['peak_mb']:.0f}", str(row["host_rounded"]))
+                      str(row["placed"]), str(row["widened"]), f"{row['peak_mb']:.0f}", str(row["host_rounded"]))
     Console(width=max(Console().width, 140)).print(table)
 
 

@@ -141,16 +141,18 @@ def place(
     catalog: Catalog | None = None,
     seed: int = 0,
     progress: Progress | None = None,
+    widen: bool = True,
 ) -> ClusterResult:
     """Place a fleet's jobs (a `Fleet`, or the path of a cluster file) on its pools; `estimate`, `memory`,
     `margin` and `token_budget` as in `plan` ("never": the tables' GPU counts and cells alone), `seed`
-    CP-SAT's, `progress` called at each better placement (`solver.cluster.Progress`). Raises `QueryError`
-    (one line) for a bad option, `TableError` for a bad cluster file."""
+    CP-SAT's, `progress` called at each better placement (`solver.cluster.Progress`), `widen` False to
+    leave idle GPUs idle (placed jobs otherwise grow onto them where that makes them faster or longer).
+    Raises `QueryError` (one line) for a bad option, `TableError` for a bad cluster file."""
     from solver.cluster import place as place_jobs
 
     check_types(("fleet", fleet, Fleet | Path | str), ("weights", weights, Weights | None),
                 ("workers", workers, int), ("memory", memory, MemoryModel | None), ("catalog", catalog, Catalog | None),
-                ("progress", progress, Callable | None))
+                ("progress", progress, Callable | None), ("widen", widen, bool))
     resolve_margin(memory if memory is not None else load_memory_model(), margin)
     check_choice("minimize", minimize, (None, "nodes"))
     check_choice("estimate", estimate, get_args(EstimateMode))
@@ -163,7 +165,7 @@ def place(
         fleet = load_fleet(fleet, catalog)
     return place_jobs(fleet, catalog, minimize=minimize, weights=weights, time_limit_s=time_limit_s,
                       workers=workers, seed=seed, progress=progress, estimate=estimate, memory=memory, margin=margin,
-                      token_budget=token_budget)
+                      token_budget=token_budget, widen=widen)
 
 
 def estimate_memory(

@@ -376,6 +376,9 @@ def build_cluster_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("file", metavar="FILE.yaml", type=path_argument, help="pools and jobs (see docs/cluster.md)")
     parser.add_argument("--minimize", choices=["nodes"], help="place every job, on the fewest nodes")
+    parser.add_argument("--no-widen", action="store_false", dest="widen",
+                        help="leave idle GPUs idle (by default a placed job grows onto idle GPUs of its node where "
+                        "more GPUs run it faster, or longer for at_least)")
     parser.add_argument("--time-limit", metavar="S", type=positive_seconds, default=10.0,
                         help="seconds for the placement search, and the most each planner query it makes may "
                         "take (default 10)")
@@ -446,7 +449,7 @@ def run_cluster(args: argparse.Namespace) -> int:
     memory = load_memory_model(args.memory_model) if args.memory_model else None
     result = place(fleet, catalog=catalog, minimize=args.minimize, weights=weights, time_limit_s=args.time_limit,
                    workers=args.workers, progress=progress, estimate=args.estimate_mode, memory=memory,
-                   margin=args.margin, token_budget=args.token_budget or "default")
+                   margin=args.margin, token_budget=args.token_budget or "default", widen=args.widen)
     progress.close()
     if args.emit_dir is not None and result.interrupted:
         print(f"solve cluster: interrupted: no configs written to {args.emit_dir} (the placement may not be the best)",

@@ -11,6 +11,7 @@ The chosen patterns are then filled in node order to give each job its node inde
 Objectives, one after the other (each stage keeps the value the stage before it reached): the total
 priority of placed jobs (or, with ``minimize="nodes"``, every job placed on the fewest nodes), then the
 longer contexts of jobs that asked for ``at_least`` a length, then the least total step-time cost.
+Last, the jobs of a node with idle GPUs may grow onto them (`_widen`), where more GPUs run them faster or longer.
 """
 
 from __future__ import annotations
@@ -377,9 +378,11 @@ def place(
     memory: MemoryModel | None = None,
     margin: float | None = None,
     token_budget: TokenBudgetMode = "default",
+    widen: bool = True,
 ) -> ClusterResult:
     """Place `fleet`'s jobs on its pools (see the module's docstring for the model and objectives);
-    `estimate`, `memory`, `margin` and `token_budget` as in `solve` ("never": the tables' plans alone)."""
+    `estimate`, `memory`, `margin` and `token_budget` as in `solve` ("never": the tables' plans alone);
+    `widen`: let placed jobs grow onto idle GPUs of their nodes where that makes them faster or longer."""
     started = time.monotonic()
     check_token_budget(token_budget, estimate)
     planner = _Planner(catalog.for_fleet(fleet), weights if weights is not None else load_weights(),
@@ -462,7 +465,7 @@ def place(
             reached = round(solver.objective_value)
             model.add(expression >= reached if maximise else expression <= reached)
             _hint(built, values, counts)
-    placements, unplaced = _decode(fleet, options, values, counts, planner)
+    placements, unplaced = _decode(fleet, options, values, counts, planner, widen and not interrupt.caught)
     return ClusterResult(status="optimal" if proven and not host_rounded and not planner.undecided else "feasible",
                          objective=objective, bound=bound, placements=placements, unplaced=unplaced,
                          host_rounded=host_rounded, undecided_ways=planner.undecided,
@@ -516,12 +519,12 @@ class _StopOnInterrupt:
 
 def _decode(
     fleet: Fleet, options: list[Option], values: list[int], counts: dict[tuple[int, tuple[Footprint, ...]], int],
-    planner: _Planner,
+    planner: _Planner, widen: bool,
 ) -> tuple[tuple[Placement, ...], tuple[Unplaced, ...]]:
-    """Give the chosen options node indexes: whole-node jobs first, then the chosen patterns, in order."""
+    """Give the chosen options node indexes: whole-node jobs first, then the chosen patterns, in order; then
+    (`widen`) let the jobs of a node with idle GPUs grow onto them (`_widen`)."""
     chosen = {o.job: o for o, value in zip(options, values) if value}
     nodes: dict[int, list[int]] = {}
-    first_gpu: dict[int, int] = defaultdict(int)  # on a shared node, where each job's GPUs start
     for pool_index in range(len(fleet.pools)):
         here = sorted((o for o in chosen.values() if o.pool == pool_index), key=lambda o: o.job)
         next_node = 0
@@ -535,24 +538,94 @@ def _decode(
             if p != pool_index:
                 continue
             for _ in range(count):
-                used = 0
+                filled = False
                 for footprint in pattern:
                     if waiting[footprint]:
-                        job = waiting[footprint].popleft().job
-                        nodes[job], first_gpu[job] = [next_node], used
-                        used += footprint[0]
-                if used:
-                    next_node += 1
-    placements = tuple(_placement(fleet, o, nodes[o.job], first_gpu[o.job])
-                       for o in sorted(chosen.values(), key=lambda o: o.job))
+                        nodes[waiting[footprint].popleft().job], filled = [next_node], True
+                next_node += filled
+    placed = dict(chosen)
+    if widen:
+        placed.update(_widen(planner, fleet, chosen, nodes))
+    first_gpu: dict[int, int] = {}  # on a shared node, where each job's GPUs start: in job order
+    used: Counter[tuple[int, int]] = Counter()
+    for job, option in sorted(placed.items()):
+        if option.size:
+            first_gpu[job] = used[option.pool, nodes[job][0]]
+            used[option.pool, nodes[job][0]] += option.size
+    placements = tuple(_placement(fleet, placed[job], nodes[job], first_gpu.get(job, 0),
+                                  widened_from=chosen[job].plan.gpus if placed[job] is not chosen[job] else None)
+                       for job in sorted(placed))
     return placements, _unplaced(planner, fleet, options, set(chosen))
 
 
-def _placement(fleet: Fleet, option: Option, nodes: list[int], first_gpu: int) -> Placement:
-    """A chosen option on its nodes, its GPUs on a shared node starting at `first_gpu` (a whole node: all)."""
+WIDEN_TIME_LIMIT_S = 1.0
+"""The limit of each of `_widen`'s solves (a few milliseconds each, in practice)."""
+
+
+def _widen(planner: _Planner, fleet: Fleet, chosen: dict[int, Option], nodes: dict[int, list[int]]
+           ) -> dict[int, Option]:
+    """The jobs that grow onto idle GPUs of the node they share, and their new ways (job -> option).
+
+    A job on a node with idle GPUs may take more trainer GPUs there, where the planner has a plan for that
+    many on the same evidence (the tables' alone, unless its plan is already an estimate) with a layout on
+    the node. CP-SAT picks each such job's way, its own or a wider one, so that the node's GPUs and host
+    memory hold them: the most length gained by ``at_least`` jobs, then the least step-time cost, then
+    the fewest GPUs (one worker, so the answer is the same whatever ``--workers`` is)."""
+    by_node: dict[tuple[int, int], list[Option]] = defaultdict(list)
+    for job, option in sorted(chosen.items()):
+        if option.size:
+            by_node[option.pool, nodes[job][0]].append(option)
+    model = LeanCpModel()
+    model.name = "widen jobs onto idle GPUs"
+    ways: list[tuple[Option, cp_model.IntVar]] = []
+    for (pool_index, node), here in sorted(by_node.items()):
+        pool = fleet.pools[pool_index]
+        idle = pool.gpus_per_node - sum(option.size for option in here)
+        if not idle:
+            continue
+        capacity = host_capacity_mib(pool)
+        on_node: list[tuple[Option, cp_model.IntVar]] = []
+        for option in here:
+            evidence = planner.estimate if option.plan.evidence == "estimated" else "never"
+            wider = range(option.plan.gpus + 1, option.plan.gpus + idle + 1)
+            candidates = [option, *_ways(planner, fleet, option.job, pool_index, wider, evidence)]
+            literals = [model.new_bool_var(f"pool{pool_index}_node{node}_{option_name(fleet, o)}") for o in candidates]
+            model.add_exactly_one(literals)
+            on_node += zip(candidates, literals)
+        model.add(sum(o.size * x for o, x in on_node) <= pool.gpus_per_node)
+        if capacity is not None:
+            model.add(sum(min(planner.host_mib(fleet.jobs[o.job].model, o.plan.gpus), capacity) * x
+                          for o, x in on_node if o.plan.offload) <= capacity)
+        ways += on_node
+    if len(ways) == len({o.job for o, _ in ways}):  # no job has a wider way
+        return {}
+    picked = [o for o, _ in ways if o is chosen[o.job]]
+    for o, x in ways:
+        model.add_hint(x, o is chosen[o.job])
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = 1
+    solver.parameters.max_time_in_seconds = WIDEN_TIME_LIMIT_S
+    for expression, maximise in ((sum(o.gain * x for o, x in ways), True), (sum(o.cost * x for o, x in ways), False),
+                                 (sum(o.size * x for o, x in ways), False)):
+        (model.maximize if maximise else model.minimize)(expression)
+        if checked(solver, model, solver.solve(model)) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            break  # out of time: the previous stage's answer stands
+        picked = [o for o, x in ways if solver.value(x)]
+        reached = round(solver.objective_value)
+        model.add(expression >= reached if maximise else expression <= reached)
+        model.clear_hints()
+        for _, x in ways:
+            model.add_hint(x, solver.value(x))
+    return {o.job: o for o in picked if o is not chosen[o.job]}
+
+
+def _placement(fleet: Fleet, option: Option, nodes: list[int], first_gpu: int,
+               widened_from: int | None = None) -> Placement:
+    """A chosen option on its nodes, its GPUs on a shared node starting at `first_gpu` (a whole node: all);
+    `widened_from`: the trainer GPUs it was placed with, where it grew onto idle GPUs of its node."""
     return Placement(job=fleet.jobs[option.job].name, pool=fleet.pools[option.pool].name, nodes=tuple(nodes),
                      gpu_indexes=tuple(range(first_gpu, first_gpu + (option.size or fleet.pools[option.pool].gpus_per_node))),
-                     trainer_gpus=option.plan.gpus, rollout_gpus=option.rollout_gpus,
+                     trainer_gpus=option.plan.gpus, rollout_gpus=option.rollout_gpus, widened_from=widened_from,
                      plan=option.plan.model_copy(update={"nodes": len(nodes), "rollout_gpus": option.rollout_gpus}))
 
 

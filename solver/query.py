@@ -809,6 +809,9 @@ class Placement(Frozen):
     trainer_gpus: int
     rollout_gpus: int
     plan: Plan
+    widened_from: int | None = Field(default=None, description=(
+        "the trainer GPUs the job was placed with, where it then grew onto idle GPUs of its node (a plan on "
+        "more GPUs there is cheaper, or longer for an at_least job); null otherwise"))
 
 
 def index_range(indexes: tuple[int, ...]) -> str:

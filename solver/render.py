@@ -375,6 +375,10 @@ def answers_view(answers: Iterable[Answer], query: Query, catalog: Catalog) -> G
     return Group(*renderables)
 
 
+WIDENED_NOTE = "(+N): grown onto N idle GPUs of its node, where more GPUs run it faster (or longer, for at_least)"
+"""A cluster table's note on the jobs that `place` widened."""
+
+
 def cluster_json(result: ClusterResult) -> str:
     """A cluster placement as JSON: status, objective, bound, placements and unplaced jobs."""
     return json.dumps(result.model_dump(mode="json"), indent=2)
@@ -420,8 +424,9 @@ def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = Fal
             continue
         offloads = any(placement.plan.host_memory_gb is not None for placement in here)
         lowered = any(placement.plan.lowered_budget for placement in here)  # --token-budget auto lowered one
-        view = Table(title=title, title_justify="left", caption_justify="left", caption=(
-            f"{LOWERED_NOTE}: set it in the job's config" if lowered else None))
+        widened = any(placement.widened_from is not None for placement in here)
+        notes = ([f"{LOWERED_NOTE}: set it in the job's config"] if lowered else []) + ([WIDENED_NOTE] if widened else [])
+        view = Table(title=title, title_justify="left", caption_justify="left", caption="\n".join(notes) or None)
         headers = ("nodes", "GPUs", "job", "trainer", "rollout", "plan", "max_model_len",
                    *(("tokens/GPU",) if lowered else ()), "cost", "evidence",
                    *(("host GiB/node",) if offloads else ()))  # the offloaded states' host memory per node
@@ -434,7 +439,8 @@ def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = Fal
             indexes = placement.gpu_indexes
             gpus = "all" if len(indexes) == pool.gpus_per_node else index_range(indexes)
             host = () if not offloads else (f"{plan.host_memory_gb:.1f}" if plan.host_memory_gb is not None else "",)
-            view.add_row(nodes, gpus, placement.job, str(placement.trainer_gpus), str(placement.rollout_gpus),
+            added = "" if placement.widened_from is None else f" (+{placement.trainer_gpus - placement.widened_from})"
+            view.add_row(nodes, gpus, placement.job, f"{placement.trainer_gpus}{added}", str(placement.rollout_gpus),
                          Text(plan.setting.label, style=setting_style(plan.setting)), str(plan.max_model_len),
                          *((f"{plan.max_token_len_per_gpu}{'*' if plan.lowered_budget else ''}",) if lowered else ()),
                          f"{plan.cost:.4g}", plan.evidence_label, *host)

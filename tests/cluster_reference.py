@@ -591,6 +591,81 @@ def value_of(catalog: Catalog, instance: dict, result: dict, minimize_nodes: boo
     return (len(used), gain, cost) if minimize_nodes else (priority, gain, cost)
 
 
+# --- widening onto idle GPUs --------------------------------------------------------------------------------
+
+
+def _wider_ways(catalog: Catalog, job: dict, pool: dict, placed: dict, idle: int, estimates: bool,
+                token_budget: str) -> list[dict]:
+    """The ways a job placed on a shared node (`placed`, its unwidened placement) may grow onto `idle` GPUs of
+    it: {"gain", "cost", "gpus", "host"} for its own plan and, for each larger trainer count n that fits the
+    node, the best plan on exactly n GPUs at its length (at_least: the longest), on the evidence of its own
+    plan (the tables alone unless it is an estimate), and in a pool with host memory the best without Offload
+    too."""
+    gpu = catalog.gpu(pool["gpu"]).name
+    model = catalog.model(job["model"]).name
+    wanted, at_least = _length_request(job)
+    estimated = estimates and placed["plan"]["evidence"] == "estimated"
+    n0, size0 = placed["trainer_gpus"], placed["trainer_gpus"] + _rollout(job)
+
+    def way(n: int, plan: dict) -> dict:
+        host = shared_host_need(catalog, model, n, plan, (ONE, n + _rollout(job)), pool)
+        return {"gain": _gain(job, plan["max_model_len"]), "cost": _cost_int(plan), "gpus": n + _rollout(job),
+                "host": host}
+
+    ways = [way(n0, placed["plan"])]
+    for n in range(n0 + 1, n0 + idle + 1):
+        plans = [p for p in _plans(catalog, gpu, model, n, None if at_least else wanted, pool, estimated, token_budget)
+                 if p["max_model_len"] >= wanted]
+        picks = plans[:1] + ([p for p in plans if not p["offload"]][:1] if pool.get("host_ram_gb") is not None else [])
+        ways += [way(n, plan) for plan in picks]
+    assert all(w["gpus"] <= size0 + idle for w in ways)
+    return ways
+
+
+def best_widening(catalog: Catalog, instance: dict, unwidened: dict, estimates: bool = False,
+                  token_budget: str = "default") -> dict[tuple[str, int], tuple[int, int, int]]:
+    """Per shared node of an unwidened placement, with idle GPUs and jobs on it: the best (gain, -cost, -GPUs)
+    its jobs reach together when each may grow onto its idle GPUs (`_wider_ways`), within the node's GPUs
+    and host memory: the most length gained, then the least cost, then the fewest GPUs."""
+    jobs, pools = {job["name"]: job for job in _jobs(instance)}, _pools(instance)
+    by_node: dict[tuple[str, int], list[dict]] = {}
+    for entry in unwidened["placements"]:
+        pool = pools[entry["pool"]]
+        if layout(entry["trainer_gpus"], _rollout(jobs[entry["job"]]), pool["gpus_per_node"])[0] == ONE:
+            by_node.setdefault((pool["name"], entry["nodes"][0]), []).append(entry)
+    best = {}
+    for (pool_name, node), here in by_node.items():
+        pool = pools[pool_name]
+        g, host_ram = pool["gpus_per_node"], pool.get("host_ram_gb")
+        idle = g - sum(e["trainer_gpus"] + _rollout(jobs[e["job"]]) for e in here)
+        if not idle:
+            continue
+        choices = [_wider_ways(catalog, jobs[e["job"]], pool, e, idle, estimates, token_budget) for e in here]
+        values = [
+            (sum(w["gain"] for w in combination), -sum(w["cost"] for w in combination),
+             -sum(w["gpus"] for w in combination))
+            for combination in itertools.product(*choices)
+            if sum(w["gpus"] for w in combination) <= g
+            and (host_ram is None or sum(w["host"] for w in combination) <= host_ram)
+        ]
+        best[(pool_name, node)] = max(values)
+    return best
+
+
+def widening_value(instance: dict, result: dict, nodes: Any) -> dict[tuple[str, int], tuple[int, int, int]]:
+    """The (gain, -cost, -GPUs) of the jobs on each of these (pool, node)s in a result."""
+    jobs = {job["name"]: job for job in _jobs(instance)}
+    value: dict[tuple[str, int], tuple[int, int, int]] = {}
+    for entry in result["placements"]:
+        key = (entry["pool"], entry["nodes"][0])
+        if key in nodes and len(entry["nodes"]) == 1:
+            gain, cost, gpus = value.get(key, (0, 0, 0))
+            job = jobs[entry["job"]]
+            value[key] = (gain + _gain(job, entry["plan"]["max_model_len"]), cost - _cost_int(entry["plan"]),
+                          gpus - entry["trainer_gpus"] - _rollout(job))
+    return value
+
+
 # --- random tiny instances -----------------------------------------------------------------------------------
 
 RANDOM_GPUS = ("A100-80GB", "H20-96GB", "a100", "h20")

@@ -120,6 +120,7 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
         (lambda: solver.place(FLEET, estimate="bogus"), "estimate must be one of auto, only, never, got 'bogus'"),
         (lambda: solver.place(FLEET, time_limit_s=0), "time_limit_s must be above 0 seconds and at most 1000000000, got 0"),
         (lambda: solver.place(FLEET, progress=5), "progress must be a function or None, got 5"),
+        (lambda: solver.place(FLEET, widen="no"), "widen must be True or False, got 'no'"),
         (lambda: solver.load_catalog().with_model("x"), "model must be a Model, got 'x'"),
         (lambda: solver.load_catalog().with_gpu_types(["h100"]), "gpu_types must be a GpuType, got 'h100'"),
         (lambda: solver.load_catalog().with_gpu_types("h100"), "gpu_types must be a list of GpuType, got 'h100'"),

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from cluster_reference import best_value, check_placements, random_instance, value_of
+from cluster_reference import best_value, best_widening, check_placements, random_instance, value_of, widening_value
 from conftest import qwen3_8b_checkpoint
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -32,14 +32,15 @@ def fleet_of(instance: dict, tmp_path: Path):
     return load_fleet(path, CATALOG)
 
 
-def solved(instance: dict, tmp_path: Path, minimize_nodes: bool = False, estimates: bool = True) -> dict:
-    """`place`'s JSON for the instance (with the memory model's estimates unless `estimates` is False),
-    checked by the reference."""
+def solved(instance: dict, tmp_path: Path, minimize_nodes: bool = False, estimates: bool = True,
+           widen: bool = True, token_budget: str = "default") -> dict:
+    """`place`'s JSON for the instance (with the memory model's estimates unless `estimates` is False; `widen`
+    as `place`'s), checked by the reference."""
     result = place(fleet_of(instance, tmp_path), CATALOG, minimize="nodes" if minimize_nodes else None,
-                   estimate="auto" if estimates else "never")
+                   estimate="auto" if estimates else "never", widen=widen, token_budget=token_budget)
     as_json = json.loads(result.model_dump_json())
-    assert check_placements(CATALOG, instance, as_json, minimize_nodes=minimize_nodes, estimates=estimates) == [] or \
-        as_json["status"] == "infeasible"
+    assert check_placements(CATALOG, instance, as_json, minimize_nodes=minimize_nodes, estimates=estimates,
+                            token_budget=token_budget) == [] or as_json["status"] == "infeasible"
     return as_json
 
 
@@ -140,10 +141,15 @@ def test_minimize_nodes_names_the_job_that_fits_nowhere(tmp_path: Path):
 
 def test_measured_plans_come_first(tmp_path: Path):
     # The tables run Qwen3-0.6B at 8192 on 6 A100s (documented, cost 1/6); 8 estimated GPUs would cost
-    # less (1/8), but a job the tables can place keeps to the tables' counts and plans.
+    # less (1/8), but a job the tables can place keeps to the tables' counts and plans. It then grows onto
+    # the node's 2 idle GPUs: the 6-GPU cell vouches for 8 (inferred), so no estimate is needed there either.
     instance = {"pools": [ONE_NODE], "jobs": [{"name": "probe", "model": "0.6B", "max_model_len": 8192}]}
+    [placement] = solved(instance, tmp_path, widen=False)["placements"]
+    assert (placement["trainer_gpus"], placement["plan"]["evidence"], placement["widened_from"]) == (
+        6, "documented", None)
     [placement] = solved(instance, tmp_path)["placements"]
-    assert (placement["trainer_gpus"], placement["plan"]["evidence"]) == (6, "documented")
+    assert (placement["trainer_gpus"], placement["plan"]["evidence"], placement["plan"]["cost"],
+            placement["widened_from"], placement["gpu_indexes"]) == (8, "inferred", 0.125, 6, list(range(8)))
     # Qwen3-8B at 98304 needs 4 A100s by the tables; with 6 rollout GPUs, 4 + 6 fit no node of 8 and 4 are
     # not whole nodes, so no tabled count has a layout: 8 GPUs, which the 4-GPU table's Env + Offload + SP=4
     # at 102400 vouches for, take a whole node, and the rollout the next one; no estimate is needed.
@@ -205,8 +211,13 @@ def test_an_at_least_job_takes_the_tables_longest_where_they_give_it_a_way(tmp_p
     # 8 GPUs reaches further, which a job asking for more than the tables reach gets.
     instance = {"pools": [{"name": "a", "gpu": "a100", "nodes": 1, "gpus_per_node": 8}],
                 "jobs": [{"name": "j", "model": "4B", "max_model_len": {"at_least": 32768}}]}
+    [placement] = solved(instance, tmp_path, widen=False)["placements"]
+    assert (placement["plan"]["max_model_len"], placement["trainer_gpus"], placement["plan"]["evidence"]) == (
+        102400, 4, "documented")
+    # Widened onto the node's other 4 GPUs, the tables' setting runs twice as fast at the same length.
     [placement] = solved(instance, tmp_path)["placements"]
-    assert (placement["plan"]["max_model_len"], placement["plan"]["evidence"]) == (102400, "documented")
+    assert (placement["plan"]["max_model_len"], placement["trainer_gpus"], placement["plan"]["evidence"],
+            placement["plan"]["cost"]) == (102400, 8, "inferred", 0.32825)
     instance["jobs"][0]["max_model_len"] = {"at_least": 102401}
     [placement] = solved(instance, tmp_path)["placements"]
     assert placement["plan"]["max_model_len"] > 200000 and placement["plan"]["evidence"] == "estimated"
@@ -240,18 +251,33 @@ def test_layout_and_patterns():
     assert patterns({offload, plain}, 8, 400 * 1024) == [(offload, offload), (offload, plain), (plain, plain)]
 
 
+def reaches_the_optimum_then_widens(instance: dict, tmp_path: Path, minimize_nodes: bool, estimates: bool,
+                                    token_budget: str = "default") -> None:
+    """Unwidened, `place` reaches the brute-force optimum; widened, it keeps every job where it was and each
+    node reaches the reference's best widening."""
+    unwidened = solved(instance, tmp_path, minimize_nodes, estimates, widen=False, token_budget=token_budget)
+    expected = best_value(CATALOG, instance, minimize_nodes, estimates=estimates, token_budget=token_budget)
+    if expected is None:
+        assert unwidened["status"] == "infeasible"
+        return
+    assert unwidened["status"] == "optimal"
+    assert value_of(CATALOG, instance, unwidened, minimize_nodes) == expected
+    widened = solved(instance, tmp_path, minimize_nodes, estimates, token_budget=token_budget)
+    assert [(p["job"], p["pool"], p["nodes"]) for p in widened["placements"]] == [
+        (p["job"], p["pool"], p["nodes"]) for p in unwidened["placements"]]
+    best = best_widening(CATALOG, instance, unwidened, estimates, token_budget)
+    assert widening_value(instance, widened, best) == best
+    grown = {p["job"]: p["widened_from"] for p in widened["placements"] if p["widened_from"] is not None}
+    assert grown == {p["job"]: p["trainer_gpus"] for p in unwidened["placements"] if p["job"] in grown}
+    assert all(p["trainer_gpus"] > p["widened_from"] for p in widened["placements"] if p["job"] in grown)
+
+
 @settings(max_examples=50, deadline=None)
 @given(seed=st.integers(min_value=0, max_value=10_000), minimize_nodes=st.booleans(), estimates=st.booleans())
 def test_random_tiny_instances_reach_the_brute_force_optimum(seed: int, minimize_nodes: bool, estimates: bool,
                                                              tmp_path_factory):
     instance = random_instance(random.Random(seed))
-    result = solved(instance, tmp_path_factory.mktemp("fleet"), minimize_nodes, estimates)
-    expected = best_value(CATALOG, instance, minimize_nodes, estimates=estimates)
-    if expected is None:
-        assert result["status"] == "infeasible"
-        return
-    assert result["status"] == "optimal"
-    assert value_of(CATALOG, instance, result, minimize_nodes) == expected
+    reaches_the_optimum_then_widens(instance, tmp_path_factory.mktemp("fleet"), minimize_nodes, estimates)
 
 
 @settings(max_examples=25, deadline=None)
@@ -261,17 +287,7 @@ def test_random_tiny_instances_with_lowered_token_budgets_reach_the_brute_force_
     instance = random_instance(random.Random(seed))
     for job in instance["jobs"][::2]:  # some jobs past what the default budget reaches
         job["max_model_len"] = {"at_least": 131072} if isinstance(job["max_model_len"], dict) else 131072
-    result = place(fleet_of(instance, tmp_path_factory.mktemp("fleet")), CATALOG,
-                   minimize="nodes" if minimize_nodes else None, token_budget="auto")
-    as_json = json.loads(result.model_dump_json())
-    expected = best_value(CATALOG, instance, minimize_nodes, estimates=True, token_budget="auto")
-    if expected is None:
-        assert as_json["status"] == "infeasible"
-        return
-    assert check_placements(CATALOG, instance, as_json, minimize_nodes=minimize_nodes, estimates=True,
-                            token_budget="auto") == []
-    assert as_json["status"] == "optimal"
-    assert value_of(CATALOG, instance, as_json, minimize_nodes) == expected
+    reaches_the_optimum_then_widens(instance, tmp_path_factory.mktemp("fleet"), minimize_nodes, True, "auto")
 
 
 def test_a_job_past_the_default_token_budget_is_placed_with_a_lowered_one(tmp_path: Path):
@@ -491,14 +507,22 @@ def test_cli_cluster_prints_tables_and_json(cli, tmp_path: Path):
     status, out, err = cli("cluster", str(path))
     assert (status, err) == (0, "")
     assert "status: optimal; placed priority (of 7): 7, proven bound 7" in out and "pool a100: 2 x 8 A100-80GB" in out
+    # tiny (2 trainer + 1 rollout GPUs) grows onto the one GPU left idle beside math-4b, and says so.
+    tiny = next(line for line in out.splitlines() if " tiny " in line)
+    assert "│ 0     │ 4-7  │ tiny     │  3 (+1) │       1 │ vanilla " in tiny
+    assert f"\n{solver.render.WIDENED_NOTE}\n" in out.replace("\nat_least)", " at_least)")
     status, out, _ = cli("cluster", str(path), "--json")
     result = json.loads(out)
     assert set(result) == {"status", "objective", "bound", "placements", "unplaced", "host_rounded",
                            "undecided_ways"}
     assert set(result["placements"][0]) == {"job", "pool", "nodes", "gpu_indexes", "trainer_gpus", "rollout_gpus",
-                                            "plan"}
+                                            "plan", "widened_from"}
+    assert [(p["job"], p["trainer_gpus"], p["widened_from"]) for p in result["placements"]] == [
+        ("math-4b", 2, None), ("code-8b", 4, None), ("chat-14b", 4, None), ("tiny", 3, 2)]
     instance = yaml.safe_load(FLEET_FILE)
     assert check_placements(CATALOG, instance, result, estimates=True) == [] and result["unplaced"] == []
+    status, out, err = cli("cluster", str(path), "--no-widen")
+    assert (status, err) == (0, "") and "(+" not in out and "pool a100: 2 x 8 A100-80GB; 2 nodes and 15 of 16 GPUs used" in out
 
 
 def test_cli_cluster_no_estimate_plans_from_the_tables_alone(cli, tmp_path: Path):
@@ -913,8 +937,12 @@ def test_offload_jobs_do_not_share_a_node_whose_host_memory_holds_one(cli, tmp_p
     assert check_placements(CATALOG, instance, greedy_result, estimates=True) == []
     assert [p["job"] for p in greedy_result["placements"]] == ["chat-a"]
     path = tmp_path / "fleet.yaml"
-    status, out, _ = cli("cluster", str(path))
+    status, out, _ = cli("cluster", str(path), "--no-widen")
     assert status == 1 and "pool a100: 1 x 8 A100-80GB (400 GiB host memory each); 1 node and 4 of 8 GPUs used" in out
+    # The 4 GPUs no job can use go to chat-a: its setting on 8 GPUs, which the 4-GPU cell vouches for, runs
+    # twice as fast, and its states take the same host memory.
+    [placement] = result["placements"]
+    assert (placement["trainer_gpus"], placement["widened_from"], placement["plan"]["host_memory_gb"]) == (8, 4, 254.9)
 
 
 def test_a_node_too_small_for_one_jobs_states_rules_out_offload(tmp_path: Path):
