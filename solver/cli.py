@@ -2,7 +2,7 @@
 
 Exit status: 0 when every answer has a plan, 1 when some answer has none (its reason says why; or none was
 found within the time limit), 2 for bad input or output that cannot be written (one line on stderr, after a
-one-line usage for argument errors; no traceback), 141 when the reader of stdout stops early.
+one-line usage for argument errors; no traceback), 141 when a write to stdout fails because its reader has gone.
 """
 
 from __future__ import annotations
@@ -10,6 +10,7 @@ from __future__ import annotations
 import argparse
 import contextlib
 import difflib
+import errno
 import io
 import json
 import os
@@ -1381,6 +1382,10 @@ class _PipedConsole(Console):
         with self.capture() as captured:
             super().print(*objects, **kwargs)
         self.file.write("\n".join(line.rstrip() for line in captured.get().split("\n")))
+
+    def on_broken_pipe(self) -> None:
+        """A reader that has gone: leave it to `main` (SIGPIPE's status, 141), not rich's exit with 1."""
+        raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
 
 
 class _OutputError(Exception):
