@@ -95,13 +95,14 @@ def plan(
     time_limit_s: float = 10.0,
     workers: int = 1,
     catalog: Catalog | None = None,
+    seed: int = 0,
 ) -> tuple[Answer, ...]:
     """Answer a planning question, one `Answer` per GPU type (every documented one unless `gpu`).
 
     ``objective``: ``"cheapest"`` (needs `max_model_len`), ``"max_len"`` (needs `budget_gpus`) or
     ``"min_gpus"`` (needs `max_model_len`). ``token_budget="auto"`` lets an estimated plan whose
     Trinity-default ``max_token_len_per_gpu`` does not fit take a lower one (the plan's
-    ``max_token_len_per_gpu`` says which). Raises `solver.tables.QueryError` for a request that makes no
+    ``max_token_len_per_gpu`` says which). `seed` is CP-SAT's (as `make_query`'s). Raises `solver.tables.QueryError` for a request that makes no
     sense (unknown names, missing numbers, pins no rule allows, a value of the wrong type), with one line
     saying why.
     """
@@ -112,7 +113,7 @@ def plan(
                        weights=weights, estimate=estimate, margin=margin, token_budget=token_budget,
                        host_ram_gb=host_ram_gb,
                        node_gpus=node_gpus, rollout_gpus=rollout_gpus, memory=memory, time_limit_s=time_limit_s,
-                       workers=workers)
+                       workers=workers, seed=seed)
     return answer_query(query, catalog, explain=explain)
 
 

@@ -529,7 +529,7 @@ class _Words:
             first = min(r for r in self.rows(n) if r > max((r for r in self.rows(n) if (n, r) in data.settings),
                                                            default=0))
             return [Reason(rule="no_setting", detail=f"{table} says '-' for {self.column(n)} from {first} tokens on: "
-                                                     f"nothing trained there{self._lowered(n, length, combinations)}")]
+                                                     f"nothing trained there{self._lowered(length, combinations)}")]
         cell = data.settings.get((n, row))
         order = [setting.label for setting in tried_settings(data.shape, n)]
         tried = [setting.label for setting in failed_settings(data.shape, n, cell)]
@@ -542,7 +542,7 @@ class _Words:
                 f"at {row} tokens {table} says '{cell.label if cell else '-'}'{self.whose(n)}; the source tries "
                 "settings in the "
                 f"order {', '.join(order)} and records the first that trains, so {', '.join(failed)} ran out of "
-                f"memory there{self._lowered(n, length, [c for c in combinations if _label(c) in failed])}")))
+                f"memory there{self._lowered(length, [c for c in combinations if _label(c) in failed])}")))
         if others:
             unmeasured = [c for c in combinations if _label(c) in others]
             reasons.append(Reason(rule="undocumented", detail=(
@@ -551,7 +551,7 @@ class _Words:
                 f"{self._predictions(n, length, list(dict.fromkeys(unmeasured)))}")))
         return reasons
 
-    def _lowered(self, n: int, length: int, combinations: list[Combination]) -> str:
+    def _lowered(self, length: int, combinations: list[Combination]) -> str:
         """With --token-budget auto: why a lowered budget does not save these settings either, in words (the
         tables measured Trinity's default); empty otherwise."""
         if self.query.token_budget != "auto":

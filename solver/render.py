@@ -199,7 +199,7 @@ def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int) -> T
     grid.add_row("plan", Text(f"{plan.setting.label} on {_gpus_of_budget(answer, plan, node_gpus)}", style="bold"))
     yarn = f" (YaRN rope scaling, factor {plan.rope_scaling_factor!r}{_yarn_caution(plan)})" if plan.rope_scaling_factor \
         else ""
-    if plan.max_model_len > model.native_context and model.rope_scaling is not None:
+    if model.own_scaling_reaches(plan.max_model_len):
         yarn = (f" (beyond the native {model.native_context}, which {model.name}'s own {model.rope_scaling} RoPE "
                 "scaling provides: no YaRN written; check the model handles it)")
     grid.add_row("max_model_len", f"{plan.max_model_len}{yarn}")

@@ -177,6 +177,8 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
         (lambda: solver.plan("4B", max_model_len=4096, workers=10001), "--workers must be at most 1024, got 10001"),
         (lambda: solver.place(FLEET, workers=10001), "--workers must be at most 1024, got 10001"),
         (lambda: solver.place(FLEET, seed=-1), "seed must be from 0 to 2147483647 (CP-SAT's seed is 32-bit), got -1"),
+        (lambda: solver.plan("4B", max_model_len=4096, seed=-1),
+         "seed must be from 0 to 2147483647 (CP-SAT's seed is 32-bit), got -1"),
         (lambda: solver.plan("4B", max_model_len=4096, time_limit_s=10**400),
          "time_limit_s must be above 0 seconds and at most 1000000000, got 1" + "0" * 56 + "..."),
         (lambda: solver.plan("4B", max_model_len=4096, budget_gpus=10**5000),
@@ -223,6 +225,8 @@ def test_equal_results_compare_equal_however_long_they_took():
     assert slower == first[0] and hash(slower) == hash(first[0])
     assert first[0].model_copy(update={"bound": -1.0}) != first[0]
     assert solver.place(FLEET) == solver.place(FLEET)
+    # The seed is CP-SAT's: another search, the same proven answer.
+    assert solver.plan("4B", objective="max_len", budget_gpus=6, seed=7) == first
 
 
 def test_a_memory_estimate_is_frozen_to_its_terms():
