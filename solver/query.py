@@ -345,6 +345,9 @@ class Answer(_Timed):
     measured_gpu: str | None = Field(default=None, description=(
         "the GPU type whose tables `measured` rests on, when it is not this one (the same memory: the A100-80GB "
         "for the A800-80GB)"))
+    fewer_nodes: Plan | None = Field(default=None, description=(
+        "with rollout GPUs, when the best plan's trainer takes whole nodes and so leaves the rollout more GPUs "
+        "than asked: the best plan on fewer nodes (within the largest budget whose layouts take fewer)"))
     objective_value: int | None = Field(default=None, exclude=True, description="CP-SAT objective of the best plan")
     bound: float | None = Field(default=None, exclude=True, description="CP-SAT's proven bound on it")
     wall_time_s: float = Field(default=0.0, exclude=True, description=(
@@ -368,9 +371,9 @@ class Answer(_Timed):
         return reason if reason.startswith("no plan") else f"no plan: {reason}"
 
     def as_json(self) -> dict[str, Any]:
-        """The answer as ``solve --json`` prints it: ``explanation``, ``current``, ``nearest`` and
-        ``measured`` only when present."""
-        absent = {name for name in ("explanation", "current", "nearest", "measured", "measured_gpu")
+        """The answer as ``solve --json`` prints it: ``explanation``, ``current``, ``nearest``, ``measured``
+        and ``fewer_nodes`` only when present."""
+        absent = {name for name in ("explanation", "current", "nearest", "measured", "measured_gpu", "fewer_nodes")
                   if getattr(self, name) is None}
         return self.model_dump(mode="json", exclude=absent)
 

@@ -219,6 +219,12 @@ def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int) -> T
         grid.add_row("tables' best", f"{measured.setting.label} on {counted(measured.gpus, 'GPU')} at {measured.max_model_len} "
                                      f"({measured.evidence}{twin}; {measured.cost / plan.cost:.2f}x the cost), if you "
                                      "prefer the tables' evidence to the memory model's")
+    if answer.fewer_nodes is not None:
+        fewer = answer.fewer_nodes
+        grid.add_row("fewer nodes", f"{counted(fewer.nodes or 1, 'node')} of {node_gpus} instead of {plan.nodes}: "
+                                    f"{fewer.setting.label} on {fewer.gpus} trainer + {fewer.rollout_gpus} rollout GPUs "
+                                    f"at {fewer.max_model_len} ({fewer.evidence}; {fewer.cost / plan.cost:.2f}x the "
+                                    f"cost): --gpus {fewer.gpus}")
     return grid
 
 
@@ -268,8 +274,10 @@ def _ranking(answer: Answer) -> Table:
     lowered = any(plan.lowered_budget for plan in answer.plans)
     view = Table(title="ranked plans", title_justify="left", caption=LOWERED_NOTE if lowered else None,
                  caption_justify="left")
-    numbers = ("#", "GPUs", "max_model_len", "tokens/GPU", "YaRN")
-    for header in ("#", "GPUs", "setting", "max_model_len", "tokens/GPU", "YaRN", "cost", "evidence", "source cell"):
+    spans = answer.rollout_gpus is not None and any((plan.nodes or 1) > 1 for plan in answer.plans)
+    numbers = ("#", "GPUs", "rollout", "nodes", "max_model_len", "tokens/GPU", "YaRN")
+    for header in ("#", "GPUs", *(("rollout", "nodes") if spans else ()), "setting", "max_model_len", "tokens/GPU",
+                   "YaRN", "cost", "evidence", "source cell"):
         # Numbers keep their width; words wrap when the table is wider than the screen.
         view.add_column(header, no_wrap=header in numbers, overflow="ellipsis" if header in numbers else "fold",
                         justify="right" if header in numbers else "left")
@@ -278,6 +286,7 @@ def _ranking(answer: Answer) -> Table:
         view.add_row(
             str(rank),
             str(plan.gpus) if answer.open_budget else f"{plan.gpus}/{answer.budget_gpus}",
+            *((str(plan.rollout_gpus), str(plan.nodes)) if spans else ()),
             Text(plan.setting.label, style=setting_style(plan.setting)),
             str(plan.max_model_len),
             f"{plan.max_token_len_per_gpu}{'*' if plan.lowered_budget else ''}",

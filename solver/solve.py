@@ -62,7 +62,7 @@ def plan(query: Query, catalog: Catalog | None = None) -> tuple[Answer, ...]:
     def answer(gpu: str) -> Answer:
         joined = _SOLVE_GROUP.set(group)
         try:
-            return _with_measured(catalog, query, answer_for(catalog, query, gpu))
+            return _with_fewer_nodes(catalog, query, _with_measured(catalog, query, answer_for(catalog, query, gpu)))
         finally:
             _SOLVE_GROUP.reset(joined)
 
@@ -135,6 +135,25 @@ def _with_measured(catalog: Catalog, query: Query, answer: Answer) -> Answer:
     if measured is None:
         return answer
     return answer.model_copy(update={"measured": measured, "measured_gpu": tables if tables != answer.gpu else None})
+
+
+def _with_fewer_nodes(catalog: Catalog, query: Query, answer: Answer) -> Answer:
+    """The answer, with the best plan on fewer nodes where the best plan's trainer takes whole nodes and
+    so gives the rollout more GPUs than `--rollout-gpus` asked (8 trainer GPUs and 2 rollout GPUs on two
+    nodes of 8, where 6 and 2 fit one): CP-SAT's best within the largest budget whose layouts take fewer
+    nodes, unless the count is exact."""
+    best, rollout = answer.best, query.rollout_gpus
+    if query.exact or rollout is None or best is None or best.nodes is None or best.rollout_gpus in (None, rollout):
+        return answer
+    layouts = {n: rollout_layout(n, rollout, query.node_gpus) for n in range(1, best.gpus)}
+    fewer = [n for n, layout in layouts.items() if layout is not None and layout[0] < best.nodes]
+    if not fewer:
+        return answer
+    alternative = _optional_best(catalog, query.model_copy(update={"budget_gpus": max(fewer), "top": 1}), answer.gpu)
+    if alternative is None:
+        return answer
+    unused = 0 if answer.open_budget else answer.budget_gpus - alternative.gpus  # of the budget asked, as the others'
+    return answer.model_copy(update={"fewer_nodes": alternative.model_copy(update={"unused_gpus": unused})})
 
 
 def twin(catalog: Catalog, gpu: str) -> str:

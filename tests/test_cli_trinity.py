@@ -120,6 +120,29 @@ def test_rollout_gpus_of_a_trainer_on_whole_nodes_fill_its_last_node(cli):
         "tokens: Env + SP=4 on 4 GPUs (estimated), the other 2 free for rollout\n")
 
 
+def test_a_trainer_on_a_whole_node_says_what_one_node_would_run(cli):
+    # One node of 8 A100s, 2 of them for rollout: 8 trainer GPUs are cheapest per step, but put the rollout on
+    # a second node; 6 + 2 fit the one node (the 6-GPU table's own cell), 1.33x the cost.
+    flags = ["--model", "8B", "--gpu", "a100", "--gpus", "8", "--rollout-gpus", "2", "--len", "32k"]
+    status, out, _ = cli(*flags)
+    assert status == 0 and ("fewer nodes    1 node of 8 instead of 2: Env + SP=2 on 6 trainer + 2 rollout GPUs at 32768 "
+                            "(documented; 1.33x the cost): --gpus 6\n") in out
+    [answer] = json.loads(cli(*flags, "--json")[1])
+    fewer = answer["fewer_nodes"]
+    assert (fewer["gpus"], fewer["unused_gpus"], fewer["nodes"], fewer["rollout_gpus"], fewer["evidence"]) == (
+        6, 2, 1, 2, "documented")
+    # --top shows each plan's rollout GPUs and nodes.
+    status, out, _ = cli(*flags, "--top", "2")
+    rows = [line for line in out.splitlines() if line.startswith(("┃ #", "│ 1", "│ 2"))]
+    assert [row.split("│")[1:5] if row.startswith("│") else row.split("┃")[1:5] for row in rows] == [
+        [" # ", " GPUs ", " rollout ", " nodes "], [" 1 ", "  8/8 ", "       8 ", "     2 "],
+        [" 2 ", "  6/8 ", "       2 ", "     1 "]]
+    # Not where the count is exact, nor where the best plan keeps to the rollout asked for.
+    for other in ([*flags, "--exact"], [*flags[:4], "--gpus", "6", *flags[6:]], [*flags[:6], "--rollout-gpus", "8", *flags[8:]]):
+        [answer] = json.loads(cli(*other, "--json")[1])
+        assert answer["plans"] and "fewer_nodes" not in answer and "fewer nodes" not in cli(*other)[1]
+
+
 def test_rollout_gpus_leave_room_on_the_trainers_node(cli):
     # Within 6 A100s, Qwen3-8B at 32768 is cheapest on 6 (Env + SP=2); with 4 rollout GPUs beside it on a
     # node of 8, the trainer gets at most 4: SP=4 (documented), as with --gpus 4.
