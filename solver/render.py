@@ -192,6 +192,11 @@ def _thin_headroom(headroom_gib: float, beyond_calibration: tuple[str, ...] | li
             "raise --margin, or measure a step first")
 
 
+def _estimate_caution(plan: Plan) -> str:
+    """`_thin_headroom`'s caution for an estimated plan; "" for any other."""
+    return _thin_headroom(plan.headroom_gb, plan.beyond_calibration) if plan.evidence == "estimated" else ""
+
+
 def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int) -> Table:
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold", no_wrap=True)
@@ -207,7 +212,7 @@ def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int) -> T
     grid.add_row("cost", f"{plan.cost:.4g} relative step time (best)")
     grid.add_row("evidence", plan.evidence_text(answer.gpu, answer.model))
     grid.add_row("memory", _memory_line(plan))
-    if plan.evidence == "estimated" and (caution := _thin_headroom(plan.headroom_gb, plan.beyond_calibration)):
+    if caution := _estimate_caution(plan):
         grid.add_row("caution", Text(caution, style="yellow"))
     if plan.host_memory_gb is not None:
         grid.add_row("host memory", f"{plan.host_memory_gb:.1f} GiB per node for the offloaded states (--host-ram)")
@@ -432,16 +437,17 @@ def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = Fal
             renderables.append(Text(title, style="italic"))
             continue
         offloads = any(placement.plan.host_memory_gb is not None for placement in here)
+        scaled = any(placement.plan.rope_scaling_factor for placement in here)  # YaRN: its factor, as --top shows it
         lowered = any(placement.plan.lowered_budget for placement in here)  # --token-budget auto lowered one
         widened = any(placement.widened_from is not None for placement in here)
         notes = ([f"{LOWERED_NOTE}: set it in the job's config"] if lowered else []) + ([WIDENED_NOTE] if widened else [])
         view = Table(title=title, title_justify="left", caption_justify="left", caption="\n".join(notes) or None)
         headers = ("nodes", "GPUs", "job", "trainer", "rollout", "plan", "max_model_len",
-                   *(("tokens/GPU",) if lowered else ()), "cost", "evidence",
+                   *(("YaRN",) if scaled else ()), *(("tokens/GPU",) if lowered else ()), "cost", "evidence",
                    *(("host GiB/node",) if offloads else ()))  # the offloaded states' host memory per node
         for header in headers:
             view.add_column(header, no_wrap=True, justify="right" if header in (
-                "trainer", "rollout", "max_model_len", "tokens/GPU", "host GiB/node") else "left")
+                "trainer", "rollout", "max_model_len", "YaRN", "tokens/GPU", "host GiB/node") else "left")
         for placement in sorted(here, key=lambda p: (p.nodes, p.gpu_indexes, p.job)):  # as the GPUs lie
             plan = placement.plan
             nodes = ", ".join(map(str, placement.nodes))
@@ -451,9 +457,15 @@ def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = Fal
             added = "" if placement.widened_from is None else f" (+{placement.trainer_gpus - placement.widened_from})"
             view.add_row(nodes, gpus, placement.job, f"{placement.trainer_gpus}{added}", str(placement.rollout_gpus),
                          Text(plan.setting.label, style=setting_style(plan.setting)), str(plan.max_model_len),
+                         *((f"{plan.rope_scaling_factor!r}" if plan.rope_scaling_factor else "",) if scaled else ()),
                          *((f"{plan.max_token_len_per_gpu}{'*' if plan.lowered_budget else ''}",) if lowered else ()),
                          f"{plan.cost:.4g}", plan.evidence_label, *host)
         renderables.append(view)
+    for placement in result.placements:  # what `solve` would caution about each placed job's plan
+        plan = placement.plan
+        for caution in ([f"YaRN factor {plan.rope_scaling_factor!r}: {YARN_CAUTION}"] if plan.yarn_beyond_validated
+                        else []) + ([caution] if (caution := _estimate_caution(plan)) else []):
+            renderables.append(Text(f"caution: {placement.job}: {caution}", style="yellow"))
     if result.unplaced:
         unplaced = Table(title="unplaced jobs", title_justify="left")
         unplaced.add_column("job", no_wrap=True)

@@ -1246,3 +1246,26 @@ def test_jobs_that_cannot_all_be_placed_say_what_they_need(tmp_path: Path, cli, 
     fleet.write_text(fleet_text, encoding="utf-8")
     status, out, _ = cli("cluster", str(fleet), "--minimize", "nodes", "--json")
     assert status == 1 and {entry["reason"] for entry in json.loads(out)["unplaced"]} == {reason}
+
+
+def test_a_placed_plan_carries_the_cautions_solve_gives_it(cli, tmp_path: Path):
+    # Qwen3-32B asking for at least 65536 tokens on 8 H200s: the estimate's longest is 295936 tokens, YaRN 7.225
+    # (past the factor of 4 Qwen validates) with 0.3 GiB to spare where the memory model extrapolates.
+    path = tmp_path / "fleet.yaml"
+    path.write_text("pools: [{name: h200, gpu: H200-141GB, nodes: 1, gpus_per_node: 8}]\n"
+                    "jobs: [{name: long-32b, model: 32B, max_model_len: {at_least: 65536}}]\n", encoding="utf-8")
+    status, out, _ = cli("cluster", str(path))
+    assert status == 0 and "┃ max_model_len ┃  YaRN ┃" in out and "│        295936 │ 7.225 │" in out
+    after_table = out.split("┘\n")[-1]
+    cautions = ["caution: " + text.replace("\n", " ").strip() for text in after_table.split("caution: ")[1:]]
+    assert cautions == ["caution: long-32b: YaRN factor 7.225: longer than YaRN is validated for (131072 tokens, a factor "
+                        "of 4, in Qwen's model cards: the only validation rft-solver knows of, for any model): check the "
+                        "model's quality at this length",
+                        "caution: long-32b: 0.3 GiB to spare where the estimate extrapolates, and its error there is "
+                        "unmeasured (on much smaller cards and much larger models it runs optimistic by about a GiB and "
+                        "more: docs/memory.md); raise --margin, or measure a step first"]
+    # A plan within what YaRN is validated for, with room to spare, gets neither (nor a YaRN column).
+    path.write_text("pools: [{name: h200, gpu: H200-141GB, nodes: 1, gpus_per_node: 8}]\n"
+                    "jobs: [{name: short-32b, model: 32B, max_model_len: 32768}]\n", encoding="utf-8")
+    status, out, _ = cli("cluster", str(path))
+    assert status == 0 and "caution" not in out and "YaRN" not in out
