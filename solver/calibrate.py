@@ -6,7 +6,8 @@ none of them did). For each observation the model's margin, ``sum(coefficient * 
 is linear in the coefficients: a positive observation wants it at most ``-gap``, a negative one at least
 ``+gap``. The program minimises the violations (a wrongly predicted fit, which would let a plan run out
 of memory, weighs ten times a wrongly predicted failure) plus a small pull of every multiplier
-towards its first-principles value of 1.
+towards its first-principles value of 1, and of ``usable_env`` down towards ``usable`` (a fit that the
+evidence leaves free there gives Env no memory it has not shown, on the safe side).
 """
 
 from __future__ import annotations
@@ -135,6 +136,7 @@ def calibrate(evidence: Iterable[Observation]) -> tuple[Coefficients, FitSummary
         solver.Add(distance >= variable - 1)
         solver.Add(distance >= 1 - variable)
         objective.SetCoefficient(distance, PULL)
+    objective.SetCoefficient(usable_env, PULL)  # down towards `usable`: its lower bound
     # The physical floor holds where it is fitted (models in name order: the program is the same whatever the hashes).
     for model in sorted({observation.model for observation in evidence}, key=lambda shape: shape.name):
         tokens = token_features(model, 1, Setting(env=True, offload=False, sp=1), FLOOR_TOKENS)

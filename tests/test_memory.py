@@ -442,6 +442,9 @@ def test_cli_calibrate_prints_a_memory_model_file(cli, tmp_path: Path):
     fit = load_memory_model(target).fit
     assert (status, err) == (0, "") and (fit.observations, fit.wrong_fits, fit.wrong_failures) == (39, 0, 0)
     assert fit.range is not None and fit.range.largest_sp == 8
+    # Nothing in them needs Env to free memory beyond the 90% without it, so the fit gives it none (it was free to
+    # take 0.98 of an H100: a plan then filled 97% of it)
+    assert load_memory_model(target).coefficients.usable_env == 0.9
     # one cell, Env: vanilla failed, Env trained; nothing pins usable_env below 1, and with the per-token terms
     # held to their physical floor the fit makes room by the states
     one = tmp_path / "one.yaml"
