@@ -240,7 +240,10 @@ def estimate_memory(
     if budget != default and tables is not None and not tables.trains:
         refuted = tables_verdict(resolved, rows, settings, gpus, setting, by_tokens, columns=columns, larger=larger)
         tables = refuted if refuted is not None and not refuted.trains else None
+    at_longest = None if longest is None or budget != default else tables_verdict(
+        resolved, rows, settings, gpus, setting, longest, columns=columns, larger=larger)
     return MemoryEstimate(**dict(result), longest_len=longest,
+                          longest_refuted=at_longest if at_longest is not None and not at_longest.trains else None,
                           beyond_calibration=beyond_calibration(memory.fit.range, resolved, gpu_type.memory_gib, gpus,
                                                                 setting, budget),
                           host_memory_gib=host_memory_gib(resolved, gpus, memory.coefficients, node_gpus)

@@ -136,6 +136,9 @@ class MemoryEstimate(Breakdown):
     tables: TablesVerdict | None = Field(default=None, description=(
         "what the GPU type's tables say of the same setting, count and length (they decide where they speak); "
         "None where they say nothing"))
+    longest_refuted: TablesVerdict | None = Field(default=None, description=(
+        "where the tables say the setting runs out of memory at `longest_len` (Trinity's default token budget): "
+        "their verdict there, the cell that says so; None otherwise"))
 
     @property
     def host_fits(self) -> bool:

@@ -1445,3 +1445,24 @@ def test_solve_memory_cautions_a_thin_extrapolated_fit(cli):
     # Within the calibration (80 GiB cards, 4 GPUs), however thin: no caution.
     assert "caution" not in cli("memory", "--model", "4B", "--gpu", "a100", "--gpus", "4", "--len", "100k", "--sp", "4",
                                 "--env", "--offload")[1]
+
+
+def test_the_longest_length_says_where_the_tables_refute_it(cli):
+    # Qwen3-4B on 4 A100s with Env + Offload + SP=4: the memory model fits 110592 tokens, but the 4-GPU table says
+    # '-' at 112640, the row that 110592 falls to (the planner stops at 102400 there).
+    flags = ["memory", "--model", "4B", "--gpu", "a100", "--gpus", "4", "--len", "100k", "--sp", "4", "--env", "--offload"]
+    status, out, _ = cli(*flags)
+    assert status == 0 and ("longest length the memory model fits with this setting: 110592 tokens (on a 1024-token "
+                            "grid), but the tables say it runs out of memory there (the A100-80GB table for 4 GPUs says "
+                            "'-' at 112640), and they decide") in " ".join(out.split())
+    estimate = json.loads(cli(*flags, "--json")[1])
+    assert (estimate["longest_len"], estimate["longest_refuted"]["source"]) == (
+        110592, {"model": "Qwen3-4B", "gpus": 4, "max_model_len": 112640, "setting": "-"})
+    # Where no table speaks (the H200, with more memory than any GPU type with tables), or the tables let the
+    # longest length train (Qwen3-0.6B on 2 A100s, vanilla: 23552 tokens, the table's 'vanilla' at 24576), nothing
+    # more is said.
+    for changed in ([*flags[:4], "h200", *flags[5:]],
+                    ["memory", "--model", "0.6B", "--gpu", "a100", "--gpus", "2", "--len", "8k"]):
+        status, out, _ = cli(*changed)
+        assert "longest length the memory model fits" in out and "but the tables" not in out
+        assert json.loads(cli(*changed, "--json")[1])["longest_refuted"] is None
