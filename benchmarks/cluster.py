@@ -28,6 +28,10 @@ SIZES = [  # (GPUs in the fleet, jobs, time limit in seconds)
     (512, 1000, 10),
     (4096, 5000, 60),
 ]
+IDLE_SIZES = [  # (GPUs in the fleet, jobs, time limit in seconds): fewer jobs than the fleet has room for
+    (64, 8, 10),
+    (512, 60, 10),
+]
 MODELS = ["Qwen3-0.6B", "Qwen3-1.7B", "Qwen3-4B", "Qwen3-8B", "Qwen3-14B"]
 LENGTHS = [4096, 8192, 16384, 20480, 32768, 40960, 51200, 65536, 81920, 102400]
 
@@ -64,6 +68,29 @@ def generate(gpus: int, jobs: int, seed: int, host_ram_gb: float | None = None) 
     return {"pools": pools, "jobs": job_list}
 
 
+def run_idle(gpus: int, jobs: int, limit: float, seed: int) -> dict:
+    """Solve one fleet with idle GPUs with and without widening; returns the figures as a dict."""
+    from solver.cluster import place
+    from solver.tables import load_catalog, load_fleet
+
+    catalog = load_catalog()
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / "fleet.yaml"
+        path.write_text(yaml.safe_dump(generate(gpus, jobs, seed)), encoding="utf-8")
+        fleet = load_fleet(path, catalog)
+    figures: dict = {"gpus": sum(p.nodes * p.gpus_per_node for p in fleet.pools), "jobs": jobs, "limit": limit}
+    for widen in (False, True):
+        started = time.perf_counter()
+        result = place(fleet, catalog, time_limit_s=limit, widen=widen)
+        key = "widened" if widen else "plain"
+        figures[key] = {
+            "seconds": time.perf_counter() - started, "status": result.status, "placed": len(result.placements),
+            "cost": sum(p.plan.cost for p in result.placements),
+            "gpus_used": sum(p.trainer_gpus + p.rollout_gpus for p in result.placements),
+            "grown": sum(p.widened_from is not None for p in result.placements)}
+    return figures
+
+
 def run_one(gpus: int, jobs: int, limit: float, seed: int, host_ram_gb: float | None) -> dict:
     """Solve one size in this process; returns the figures (and peak memory) as a dict."""
     from solver.cluster import greedy, place
@@ -97,7 +124,12 @@ def main() -> None:
     parser.add_argument("--largest", type=int, default=len(SIZES), help="run only the first N sizes")
     parser.add_argument("--host-ram", type=float, metavar="GB",
                         help="host memory per 8 GPUs of a node, shared by its Offload jobs (default: not checked)")
+    parser.add_argument("--idle", action="store_true",
+                        help="fleets with fewer jobs than room: the placement with and without widening onto idle GPUs")
     args = parser.parse_args()
+    if args.idle:
+        idle_table(args.seed)
+        return
     if args.one:
         gpus, jobs, limit = args.one
         print(json.dumps(run_one(int(gpus), int(jobs), limit, args.seed, args.host_ram)))
@@ -114,6 +146,21 @@ def main() -> None:
         table.add_row(str(row["gpus"]), str(row["jobs"]), f"{row['limit']:g}", f"{row['seconds']:.1f}", row["status"],
                       str(row["objective"]), str(row["bound"]), f"{row['gap']:.2%}", str(row["greedy"]),
                       str(row["placed"]), str(row["widened"]), f"{row['peak_mb']:.0f}", str(row["host_rounded"]))
+    Console(width=max(Console().width, 140)).print(table)
+
+
+def idle_table(seed: int) -> None:
+    """Print the widening figures of `IDLE_SIZES`."""
+    table = Table(title=f"rft-solver cluster benchmarks with idle GPUs (seed {seed}): --no-widen, then widened")
+    for column in ("GPUs", "jobs", "placed", "time s", "cost", "GPUs used", "widened time s", "widened cost",
+                   "widened GPUs used", "jobs grown"):
+        table.add_column(column, justify="right")
+    for gpus, jobs, limit in IDLE_SIZES:
+        row = run_idle(gpus, jobs, limit, seed)
+        plain, widened = row["plain"], row["widened"]
+        table.add_row(str(row["gpus"]), str(jobs), str(plain["placed"]), f"{plain['seconds']:.1f}", f"{plain['cost']:.3f}",
+                      str(plain["gpus_used"]), f"{widened['seconds']:.1f}", f"{widened['cost']:.3f}",
+                      str(widened["gpus_used"]), str(widened["grown"]))
     Console(width=max(Console().width, 140)).print(table)
 
 
