@@ -345,6 +345,9 @@ class Answer(_Timed):
     measured_gpu: str | None = Field(default=None, description=(
         "the GPU type whose tables `measured` rests on, when it is not this one (the same memory: the A100-80GB "
         "for the A800-80GB)"))
+    tables: TablesVerdict | None = Field(default=None, description=(
+        "with --estimate (the memory model alone): what the GPU type's tables say of the best plan's setting, "
+        "count and length, where they speak (they decide there); None otherwise"))
     fewer_nodes: Plan | None = Field(default=None, description=(
         "with rollout GPUs, when the best plan's trainer takes whole nodes and so leaves the rollout more GPUs "
         "than asked: the best plan on fewer nodes (within the largest budget whose layouts take fewer)"))
@@ -371,9 +374,10 @@ class Answer(_Timed):
         return reason if reason.startswith("no plan") else f"no plan: {reason}"
 
     def as_json(self) -> dict[str, Any]:
-        """The answer as ``solve --json`` prints it: ``explanation``, ``current``, ``nearest``, ``measured``
-        and ``fewer_nodes`` only when present."""
-        absent = {name for name in ("explanation", "current", "nearest", "measured", "measured_gpu", "fewer_nodes")
+        """The answer as ``solve --json`` prints it: ``explanation``, ``current``, ``nearest``, ``measured``,
+        ``fewer_nodes`` and ``tables`` only when present."""
+        absent = {name for name in ("explanation", "current", "nearest", "measured", "measured_gpu", "fewer_nodes",
+                                    "tables")
                   if getattr(self, name) is None}
         return self.model_dump(mode="json", exclude=absent)
 

@@ -24,6 +24,7 @@ from solver.query import (
     Query,
     Reason,
     SourceCell,
+    TablesVerdict,
     index_range,
     least_token_budget,
     token_budget,
@@ -224,6 +225,10 @@ def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int) -> T
         grid.add_row("tables' best", f"{measured.setting.label} on {counted(measured.gpus, 'GPU')} at {measured.max_model_len} "
                                      f"({measured.evidence}{twin}; {measured.cost / plan.cost:.2f}x the cost), if you "
                                      "prefer the tables' evidence to the memory model's")
+    if answer.tables is not None:  # --estimate: the memory model alone, and the tables beside it
+        decide = "" if answer.tables.trains else "; the table, a measurement, decides: drop --estimate to plan with it"
+        grid.add_row("tables", Text(f"{_tables_said(answer.tables, answer.gpu, answer.model, plan.gpus)}{decide}",
+                                    style="green" if answer.tables.trains else "red"))
     if answer.fewer_nodes is not None:
         fewer = answer.fewer_nodes
         grid.add_row("fewer nodes", f"{counted(fewer.nodes or 1, 'node')} of {node_gpus} instead of {plan.nodes}: "
@@ -338,6 +343,15 @@ def _verdict(answer: Answer, current: CurrentSettings, query: Query, problems: b
     follows = ("the best plan follows" if answer.plans else "and no plan was found within the time limit"
                if answer.status == "unknown" else "nor does any plan (the reason follows)")
     return Text(f"{said}{verdict}; {follows}", style="yellow")
+
+
+def _tables_said(tables: TablesVerdict, gpu: str, model: str, gpus: int) -> str:
+    """What a GPU type's tables say of a setting on `gpus` GPUs, in words: it trains (and which cell vouches), or it
+    runs out of memory (and which cell says so)."""
+    cell = tables.source.words(gpu, model)
+    return (f"it trains ({tables.evidence}: {cell})" if tables.trains else
+            f"it runs out of memory ({cell}: the source tried this setting, or one that includes it, there first, "
+            f"and it ran out of memory{_fewer(tables.source, gpus)})")
 
 
 def _fewer(cell: SourceCell, gpus: int) -> str:
@@ -551,11 +565,7 @@ def memory_view(result: MemoryEstimate, label: str, gpu: str, model: str, gpus: 
                           "prediction extrapolates there", style="yellow"))
     tables = result.tables
     if tables is not None:
-        source = tables.source
-        cell = source.words(gpu, model)
-        said = (f"it trains ({tables.evidence}: {cell})" if tables.trains else
-                f"it runs out of memory ({cell}: the source tried this setting, or one that includes it, there "
-                f"first, and it ran out of memory{_fewer(source, gpus)})")
+        said = _tables_said(tables, gpu, model, gpus)
         disagree = "; where the memory model disagrees, the table, a measurement, decides" if (
             tables.trains != fits) else ""
         by_tokens = (f" (a row is taken for its tokens per GPU, {result.tokens_per_gpu} by your budget, not for "

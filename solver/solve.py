@@ -41,6 +41,9 @@ from solver.query import (
     lowered_token_budget,
     rollout_layout,
     rollout_layout_violation,
+    larger_tables,
+    table_cells,
+    tables_verdict,
     token_budget,
     vouching_cell,
     whole_nodes_violation,
@@ -62,7 +65,8 @@ def plan(query: Query, catalog: Catalog | None = None) -> tuple[Answer, ...]:
     def answer(gpu: str) -> Answer:
         joined = _SOLVE_GROUP.set(group)
         try:
-            return _with_fewer_nodes(catalog, query, _with_measured(catalog, query, answer_for(catalog, query, gpu)))
+            answer = _with_measured(catalog, query, answer_for(catalog, query, gpu))
+            return _with_tables_verdict(catalog, query, _with_fewer_nodes(catalog, query, answer))
         finally:
             _SOLVE_GROUP.reset(joined)
 
@@ -154,6 +158,20 @@ def _with_fewer_nodes(catalog: Catalog, query: Query, answer: Answer) -> Answer:
         return answer
     unused = 0 if answer.open_budget else answer.budget_gpus - alternative.gpus  # of the budget asked, as the others'
     return answer.model_copy(update={"fewer_nodes": alternative.model_copy(update={"unused_gpus": unused})})
+
+
+def _with_tables_verdict(catalog: Catalog, query: Query, answer: Answer) -> Answer:
+    """With ``--estimate`` (the memory model alone): the answer, with what the tables say of its best plan's
+    setting on its GPUs at its length (at Trinity's default token budget, which they measured), where they
+    speak."""
+    best = answer.best
+    if query.estimate != "only" or best is None or best.lowered_budget:
+        return answer
+    model = catalog.model(query.model)
+    cells = table_cells(catalog.gpu(answer.gpu).tables, model)
+    verdict = tables_verdict(model, cells.rows, cells.settings, best.gpus, best.setting, best.max_model_len,
+                             columns=cells.columns, larger=larger_tables(catalog, answer.gpu, model))
+    return answer if verdict is None else answer.model_copy(update={"tables": verdict})
 
 
 def twin(catalog: Catalog, gpu: str) -> str:

@@ -767,3 +767,23 @@ def test_a_budget_past_the_largest_trainer_says_why_gpus_are_left(cli):
                            "GPUs)" in out
     status, out, _ = cli("--model", "4B", "--len", "32k", "--gpus", "64", "--gpu", "a100")
     assert status == 0 and "plans take at most" not in out
+
+
+def test_an_estimate_alone_says_what_the_tables_say_of_it(cli):
+    # --estimate plans from the memory model alone: Qwen3-4B reaches 110592 on 4 A100s with Env + Offload + SP=4,
+    # where the 4-GPU table says '-' at 112640 (the row that length falls to); the planner stops at 102400.
+    flags = ["--maximize", "len", "--gpus", "6", "--model", "4B", "--gpu", "a100"]
+    status, out, _ = cli(*flags, "--estimate")
+    assert status == 0 and "max_model_len  110592" in out
+    assert ("tables         it runs out of memory (the A100-80GB table for 4 GPUs says '-' at 112640: the source tried "
+            "this setting, or one that includes it, there first, and it ran out of memory); the table, a measurement, "
+            "decides: drop --estimate to plan with it") in " ".join(out.split("\n               "))
+    [answer] = json.loads(cli(*flags, "--estimate", "--json")[1])
+    assert answer["tables"] == {"trains": False, "evidence": None, "source": {
+        "model": "Qwen3-4B", "gpus": 4, "max_model_len": 112640, "setting": "-"}}
+    # Where a table vouches for the estimate, it says so; without --estimate, or where no table speaks, nothing.
+    [answer] = json.loads(cli("--model", "8B", "--gpus", "4", "--gpu", "a100", "--len", "32k", "--estimate", "--json")[1])
+    assert answer["tables"]["trains"] and answer["tables"]["evidence"] == "inferred"
+    for other in (flags, ["--model", "8B", "--gpus", "4", "--gpu", "h200", "--len", "32k", "--estimate"]):
+        [answer] = json.loads(cli(*other, "--json")[1])
+        assert answer["plans"] and "tables" not in answer
