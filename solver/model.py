@@ -18,7 +18,6 @@ from ortools.sat.python import cp_model
 
 from solver.memory import CEILING, GRID, estimated_cells, estimated_counts, fits_host_ram
 from solver.query import (
-    MAX_ESTIMATED_GPUS,
     Objective,
     Query,
     TableCells,
@@ -29,6 +28,7 @@ from solver.query import (
     rollout_layout_violation,
     table_cells,
     token_budget,
+    vouches_for,
     whole_nodes_violation,
 )
 from solver.tables import MAX_TOKENS, Catalog, GpuType, Model, Setting, Weights
@@ -247,7 +247,7 @@ def _witnesses(
     for (m, row), setting in cells:
         env, offload, sp = int(setting.env), int(setting.offload), setting.sp
         for n in counts:
-            if n == m or 1 < m < n <= MAX_ESTIMATED_GPUS:  # as `vouching_cell`: no table vouches past 64 GPUs
+            if vouches_for(m, n):
                 vouched = row if n == m else min(row, limits.get((n, env, offload, sp), MAX_TOKENS))
                 found.append((n, m, vouched, env, offload, sp, 0))
     return tuple(found)

@@ -502,6 +502,12 @@ def table_cells(tables: Sequence[Table], model: Model) -> TableCells:
     return TableCells(rows, settings, MappingProxyType(columns))
 
 
+def vouches_for(table_gpus: int, gpus: int) -> bool:
+    """Whether a table for `table_gpus` GPUs may vouch for a plan on `gpus` GPUs: its own count, or more GPUs than
+    a table of two or more (one GPU has no collective-communication buffers), up to `MAX_ESTIMATED_GPUS`."""
+    return table_gpus == gpus or 1 < table_gpus < gpus <= MAX_ESTIMATED_GPUS
+
+
 def vouching_cell(model: Model, rows: Sequence[tuple[int, int]], settings: Mapping[tuple[int, int], Setting],
                   gpus: int, setting: Setting, length: int, *, columns: Mapping[int, str],
                   larger: Sequence[tuple[str, TableCells]] = ()) -> tuple[Evidence, SourceCell] | None:
@@ -518,7 +524,7 @@ def vouching_cell(model: Model, rows: Sequence[tuple[int, int]], settings: Mappi
     if own and settings.get((gpus, own[0])) == setting:
         return "documented", SourceCell(model=columns[gpus], gpus=gpus, max_model_len=own[0], setting=setting.label)
     refuters = [(rows, settings), *((cells.rows, cells.settings) for _, cells in larger)]
-    for count in sorted({n for n, _ in rows if n == gpus or 1 < n < gpus <= MAX_ESTIMATED_GPUS}, reverse=True):
+    for count in sorted({n for n, _ in rows if vouches_for(n, gpus)}, reverse=True):
         for row in sorted(row for n, row in rows if n == count and row >= length):
             cell = settings.get((count, row))
             if cell and setting.includes(cell) and (count == gpus or all(
