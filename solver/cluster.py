@@ -465,11 +465,17 @@ def place(
             reached = round(solver.objective_value)
             model.add(expression >= reached if maximise else expression <= reached)
             _hint(built, values, counts)
-    placements, unplaced = _decode(fleet, options, values, counts, planner, widen and not interrupt.caught)
-    return ClusterResult(status="optimal" if proven and not host_rounded and not planner.undecided else "feasible",
+    undecided = planner.undecided  # of the ways placed; widening's own questions leave the placement as it is
+    interrupted = interrupt.caught
+    try:
+        placements, unplaced = _decode(fleet, options, values, counts, planner, widen and not interrupted)
+    except KeyboardInterrupt:  # Ctrl-C while widening: the placement stands, as placed
+        interrupted = True
+        placements, unplaced = _decode(fleet, options, values, counts, planner, False)
+    return ClusterResult(status="optimal" if proven and not host_rounded and not undecided else "feasible",
                          objective=objective, bound=bound, placements=placements, unplaced=unplaced,
-                         host_rounded=host_rounded, undecided_ways=planner.undecided,
-                         wall_time_s=time.monotonic() - started, interrupted=interrupt.caught)
+                         host_rounded=host_rounded, undecided_ways=undecided,
+                         wall_time_s=time.monotonic() - started, interrupted=interrupted)
 
 
 class _StopOnInterrupt:
@@ -605,6 +611,7 @@ def _widen(planner: _Planner, fleet: Fleet, chosen: dict[int, Option], nodes: di
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
     solver.parameters.max_time_in_seconds = WIDEN_TIME_LIMIT_S
+    solver.parameters.catch_sigint_signal = False  # Ctrl-C raises KeyboardInterrupt: `place` keeps the placement
     for expression, maximise in ((sum(o.gain * x for o, x in ways), True), (sum(o.cost * x for o, x in ways), False),
                                  (sum(o.size * x for o, x in ways), False)):
         (model.maximize if maximise else model.minimize)(expression)

@@ -193,6 +193,24 @@ def _thin_headroom(headroom_gib: float, beyond_calibration: tuple[str, ...] | li
             "raise --margin, or measure a step first")
 
 
+def _own_scaling_words(model: Model) -> str:
+    """A length past `model`'s native context on its own RoPE scaling, in words."""
+    return (f"beyond the native {model.native_context}, which {model.name}'s own {model.rope_scaling} RoPE scaling "
+            "provides: no YaRN written; check the model handles it")
+
+
+def _plan_cautions(plan: Plan, model: Model) -> list[str]:
+    """What `solve` cautions about a plan, in words: YaRN past what Qwen validates, a length past the model's
+    native context on its own RoPE scaling, thin headroom where an estimate extrapolates."""
+    yarn = [f"YaRN factor {plan.rope_scaling_factor!r}: {YARN_CAUTION}"] if plan.yarn_beyond_validated else []
+    own = [_own_scaling_words(model)] if model.beyond_native_on_own_scaling(plan.max_model_len) else []
+    return yarn + own + ([caution] if (caution := _estimate_caution(plan)) else [])
+
+
+CAUTION_JOBS_SHOWN = 4
+"""How many jobs a cluster caution names before it counts the rest."""
+
+
 def _estimate_caution(plan: Plan) -> str:
     """`_thin_headroom`'s caution for an estimated plan; "" for any other."""
     return _thin_headroom(plan.headroom_gb, plan.beyond_calibration) if plan.evidence == "estimated" else ""
@@ -205,9 +223,8 @@ def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int) -> T
     grid.add_row("plan", Text(f"{plan.setting.label} on {_gpus_of_budget(answer, plan, node_gpus)}", style="bold"))
     yarn = f" (YaRN rope scaling, factor {plan.rope_scaling_factor!r}{_yarn_caution(plan)})" if plan.rope_scaling_factor \
         else ""
-    if model.own_scaling_reaches(plan.max_model_len):
-        yarn = (f" (beyond the native {model.native_context}, which {model.name}'s own {model.rope_scaling} RoPE "
-                "scaling provides: no YaRN written; check the model handles it)")
+    if model.beyond_native_on_own_scaling(plan.max_model_len):
+        yarn = f" ({_own_scaling_words(model)})"
     grid.add_row("max_model_len", f"{plan.max_model_len}{yarn}")
     grid.add_row("token budget", f"max_token_len_per_gpu = {plan.max_token_len_per_gpu} ({_budget_origin(plan)})")
     grid.add_row("cost", f"{plan.cost:.4g} relative step time (best)")
@@ -412,8 +429,9 @@ def cluster_json(result: ClusterResult) -> str:
     return json.dumps(result.model_dump(mode="json"), indent=2)
 
 
-def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = False) -> Group:
-    """A table per pool, a row per placed job with its nodes and plan; then the unplaced jobs."""
+def cluster_view(result: ClusterResult, fleet: Fleet, catalog: Catalog, minimize_nodes: bool = False) -> Group:
+    """A table per pool, a row per placed job with its nodes and plan; the cautions `solve` would give the
+    placed plans (each once, with its jobs); then the unplaced jobs."""
     renderables: list[Any] = []
     if result.objective is not None:
         gap = f", gap {result.gap:.1%}" if result.gap else ""
@@ -475,11 +493,15 @@ def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = Fal
                          *((f"{plan.max_token_len_per_gpu}{'*' if plan.lowered_budget else ''}",) if lowered else ()),
                          f"{plan.cost:.4g}", plan.evidence_label, *host)
         renderables.append(view)
-    for placement in result.placements:  # what `solve` would caution about each placed job's plan
-        plan = placement.plan
-        for caution in ([f"YaRN factor {plan.rope_scaling_factor!r}: {YARN_CAUTION}"] if plan.yarn_beyond_validated
-                        else []) + ([caution] if (caution := _estimate_caution(plan)) else []):
-            renderables.append(Text(f"caution: {placement.job}: {caution}", style="yellow"))
+    models = {job.name: catalog.model(job.model) for job in fleet.jobs}
+    cautioned: dict[str, list[str]] = {}  # each caution once, with the jobs it is about
+    for placement in result.placements:
+        for caution in _plan_cautions(placement.plan, models[placement.job]):
+            cautioned.setdefault(caution, []).append(placement.job)
+    for caution, jobs in cautioned.items():
+        more = len(jobs) - CAUTION_JOBS_SHOWN
+        named = ", ".join(jobs[:CAUTION_JOBS_SHOWN]) + (f" and {counted(more, 'more job')}" if more > 0 else "")
+        renderables.append(Text(f"caution: {named}: {caution}", style="yellow"))
     if result.unplaced:
         unplaced = Table(title="unplaced jobs", title_justify="left")
         unplaced.add_column("job", no_wrap=True)

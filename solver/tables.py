@@ -224,7 +224,7 @@ class Model(Frozen):
         """Width of one attention head: ``head_dim``, else hidden size / attention heads."""
         return self.head_dim or self.hidden_size // self.num_attention_heads
 
-    def own_scaling_reaches(self, max_model_len: int) -> bool:
+    def beyond_native_on_own_scaling(self, max_model_len: int) -> bool:
         """Whether a length beyond the native context rests on the model's own RoPE scaling (no YaRN is
         written for it, and nothing checks that the model handles it)."""
         return max_model_len > self.native_context and self.rope_scaling is not None

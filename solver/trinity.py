@@ -290,7 +290,7 @@ def _header(plan: Plan, model: Model, rollout_gpus: int | None, gpu: str | None,
         f"# evidence: {evidence}",
         "# Merge these keys into your Trinity config; model.model_path and everything else stay yours.",
     ]
-    if model.own_scaling_reaches(plan.max_model_len):
+    if model.beyond_native_on_own_scaling(plan.max_model_len):
         lines += [
             "#",
             f"# max_model_len is beyond {model.name}'s native context of {model.native_context}, which its own",

@@ -828,7 +828,7 @@ def test_a_placement_without_a_proven_bound_says_so(tmp_path: Path):
     fleet = fleet_of({"pools": [ONE_NODE], "jobs": [{"name": "a", "model": "4B", "max_model_len": 4096}]}, tmp_path)
     result = ClusterResult(status="feasible", objective=0, bound=None, placements=(), unplaced=())
     console = Console(width=200, record=True, file=io.StringIO())
-    console.print(cluster_view(result, fleet))
+    console.print(cluster_view(result, fleet, CATALOG))
     assert console.export_text().splitlines()[0] == "status: feasible; placed priority (of 1): 0, no bound proven (time ran out)"
 
 
@@ -1264,8 +1264,60 @@ def test_a_placed_plan_carries_the_cautions_solve_gives_it(cli, tmp_path: Path):
                         "caution: long-32b: 0.3 GiB to spare where the estimate extrapolates, and its error there is "
                         "unmeasured (on much smaller cards and much larger models it runs optimistic by about a GiB and "
                         "more: docs/memory.md); raise --margin, or measure a step first"]
+    # Each caution once, with its jobs; a length past Llama 3.1's native context on its own RoPE scaling too.
+    path.write_text("pools: [{name: h200, gpu: H200-141GB, nodes: 3, gpus_per_node: 8}]\njobs:\n"
+                    "  - {name: llama, model: Llama-3.1-8B, max_model_len: {at_least: 131072}}\n"
+                    "  - {name: long-a, model: 32B, max_model_len: {at_least: 65536}}\n"
+                    "  - {name: long-b, model: 32B, max_model_len: {at_least: 65536}}\n", encoding="utf-8")
+    status, out, _ = cli("cluster", str(path))
+    cautions = ["caution: " + text.replace("\n", " ").strip() for text in out.split("┘\n")[-1].split("caution: ")[1:]]
+    assert status == 0 and [caution.split(": ")[1] for caution in cautions] == ["llama", "llama", "long-a, long-b",
+                                                                                 "long-a, long-b"]
+    assert cautions[0] == ("caution: llama: beyond the native 131072, which Llama-3.1-8B's own llama3 RoPE scaling "
+                           "provides: no YaRN written; check the model handles it")
+    assert cautions[2].startswith("caution: long-a, long-b: YaRN factor 7.225: longer than YaRN is validated for")
+    # Past four jobs, the rest are counted.
+    path.write_text("pools: [{name: h200, gpu: H200-141GB, nodes: 6, gpus_per_node: 8}]\njobs:\n" + "".join(
+        f"  - {{name: j{i}, model: 0.6B, max_model_len: 262144}}\n" for i in range(1, 7)), encoding="utf-8")
+    status, out, _ = cli("cluster", str(path))
+    assert status == 0 and "\ncaution: j1, j2, j3, j4 and 2 more jobs: YaRN factor 6.4: " in out
     # A plan within what YaRN is validated for, with room to spare, gets neither (nor a YaRN column).
     path.write_text("pools: [{name: h200, gpu: H200-141GB, nodes: 1, gpus_per_node: 8}]\n"
                     "jobs: [{name: short-32b, model: 32B, max_model_len: 32768}]\n", encoding="utf-8")
     status, out, _ = cli("cluster", str(path))
     assert status == 0 and "caution" not in out and "YaRN" not in out
+
+
+def test_ctrl_c_while_widening_keeps_the_placement_as_placed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # Ctrl-C that lands in the widening step (its planner questions or its solve) leaves the placement the
+    # search found, unwidened and marked interrupted, rather than losing it.
+    from solver import cluster
+
+    def interrupted(*args: object, **kwargs: object) -> dict:
+        raise KeyboardInterrupt
+
+    instance = {"pools": [ONE_NODE], "jobs": [{"name": "probe", "model": "0.6B", "max_model_len": 8192}]}
+    monkeypatch.setattr(cluster, "_widen", interrupted)
+    result = place(fleet_of(instance, tmp_path), CATALOG)
+    [placement] = result.placements
+    assert (result.status, result.interrupted, placement.trainer_gpus, placement.widened_from) == ("optimal", True, 6, None)
+
+
+def test_widening_questions_out_of_time_leave_the_status_as_placed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # A planner question of the widening step that runs out of time leaves that way out; the placement's status
+    # and undecided_ways are the search's.
+    from solver import cluster
+
+    original = cluster._Planner.best
+
+    def slow_when_widening(self, gpu, model, gpus, *args, **kwargs):  # 7 GPUs and more: only widening asks
+        if gpus >= 7:
+            self.undecided += 1
+            return None
+        return original(self, gpu, model, gpus, *args, **kwargs)
+
+    monkeypatch.setattr(cluster._Planner, "best", slow_when_widening)
+    instance = {"pools": [ONE_NODE], "jobs": [{"name": "probe", "model": "0.6B", "max_model_len": 8192}]}
+    result = place(fleet_of(instance, tmp_path), CATALOG)
+    [placement] = result.placements
+    assert (result.status, result.undecided_ways, placement.trainer_gpus) == ("optimal", 0, 6)
