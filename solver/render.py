@@ -248,10 +248,11 @@ def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int) -> T
                                     style="green" if answer.tables.trains else "red"))
     if answer.fewer_nodes is not None:
         fewer = answer.fewer_nodes
-        grid.add_row("fewer nodes", f"{counted(fewer.nodes or 1, 'node')} of {node_gpus} instead of {plan.nodes}: "
-                                    f"{fewer.setting.label} on {fewer.gpus} trainer + {fewer.rollout_gpus} rollout GPUs "
-                                    f"at {fewer.max_model_len} ({fewer.evidence}; {fewer.cost / plan.cost:.2f}x the "
-                                    f"cost): --gpus {fewer.gpus}")
+        trade = (f"{fewer.max_model_len} tokens instead of {plan.max_model_len}" if fewer.max_model_len != plan.max_model_len
+                 else f"{fewer.max_model_len} tokens, {fewer.cost / plan.cost:.2f}x the step time")
+        grid.add_row("fewer nodes", f"{counted(fewer.nodes or 1, 'node')} of {node_gpus} GPUs instead of "
+                                    f"{counted(plan.nodes or 1, 'node')}: {fewer.setting.label} on {fewer.gpus} trainer + "
+                                    f"{fewer.rollout_gpus} rollout GPUs, {trade} ({fewer.evidence_label}): --gpus {fewer.gpus}")
     return grid
 
 
