@@ -242,13 +242,27 @@ def estimate_memory(
         tables = refuted if refuted is not None and not refuted.trains else None
     at_longest = None if longest is None or budget != default else tables_verdict(
         resolved, rows, settings, gpus, setting, longest, columns=columns, larger=larger)
+    longest_refuted = at_longest is not None and not at_longest.trains
     return MemoryEstimate(**dict(result), longest_len=longest,
-                          longest_refuted=at_longest if at_longest is not None and not at_longest.trains else None,
+                          longest_refuted=at_longest if longest_refuted else None,
+                          tables_longest=_tables_longest(catalog, resolved.name, gpu_type.name, gpus, setting, node_gpus)
+                          if longest_refuted else None,
                           beyond_calibration=beyond_calibration(memory.fit.range, resolved, gpu_type.memory_gib, gpus,
                                                                 setting, budget),
                           host_memory_gib=host_memory_gib(resolved, gpus, memory.coefficients, node_gpus)
                           if offload else None,
                           host_ram_gib=host_ram_gb, tables=tables)
+
+
+def _tables_longest(catalog: Catalog, model: str, gpu: str, gpus: int, setting: Setting, node_gpus: int) -> int | None:
+    """The longest length the tables let exactly `setting` train `model` on exactly `gpus` GPUs of `gpu`: the
+    planner's, from the tables alone (None where they let it train at no length, or the solve ran out of time)."""
+    from solver.solve import optional_best  # imports OR-Tools: only a refuted estimate pays for it
+
+    query = make_query(catalog, model=model, gpu=gpu, objective="max_len", budget_gpus=gpus, exact=True, sp=setting.sp,
+                       env=setting.env, offload=setting.offload, estimate="never", node_gpus=node_gpus)
+    best = optional_best(catalog, query, gpu)
+    return None if best is None else best.max_model_len
 
 
 def with_config_verdicts(answers: tuple[Answer, ...], query: Query, catalog: Catalog, config: TrinityConfig, text: str,

@@ -139,6 +139,9 @@ class MemoryEstimate(Breakdown):
     longest_refuted: TablesVerdict | None = Field(default=None, description=(
         "where the tables say the setting runs out of memory at `longest_len` (Trinity's default token budget): "
         "their verdict there, the cell that says so; None otherwise"))
+    tables_longest: int | None = Field(default=None, description=(
+        "with `longest_refuted`: the longest length the tables let the setting train on these GPUs (the planner's, "
+        "from the tables alone); None otherwise, or where they let it train at no length"))
 
     @property
     def host_fits(self) -> bool:

@@ -570,8 +570,10 @@ def memory_view(result: MemoryEstimate, label: str, gpu: str, model: str, gpus: 
         longest = (f"longest length the memory model fits with this setting: {result.longest_len} tokens (on a "
                    f"{GRID}-token grid)" if result.longest_len else "no length fits with this setting, by the memory model")
         if result.longest_refuted is not None:  # a measurement there says otherwise
+            allowed = (f": they let it train up to {result.tables_longest}" if result.tables_longest is not None
+                       else ", and let it train at no length")
             longest += (f", but the tables say it runs out of memory there ({result.longest_refuted.source.words(gpu, model)}"
-                        f"{_fewer(result.longest_refuted.source, gpus)}), and they decide")
+                        f"{_fewer(result.longest_refuted.source, gpus)}), and they decide{allowed}")
     lines: list[RenderableType] = [Text(label, style="bold"), view, Text(verdict, style="green" if fits else "red"),
                                    Text(longest)]
     if result.host_memory_gib is not None:

@@ -135,7 +135,7 @@ def _with_measured(catalog: Catalog, query: Query, answer: Answer) -> Answer:
     if query.estimate != "auto" or not answer.plans or answer.plans[0].evidence != "estimated":
         return answer
     tables = twin(catalog, answer.gpu)
-    measured = _optional_best(catalog, query.model_copy(update={"estimate": "never", "top": 1}), tables)
+    measured = optional_best(catalog, query.model_copy(update={"estimate": "never", "top": 1}), tables)
     if measured is None:
         return answer
     return answer.model_copy(update={"measured": measured, "measured_gpu": tables if tables != answer.gpu else None})
@@ -153,7 +153,7 @@ def _with_fewer_nodes(catalog: Catalog, query: Query, answer: Answer) -> Answer:
     fewer = [n for n, layout in layouts.items() if layout is not None and layout[0] < best.nodes]
     if not fewer:
         return answer
-    alternative = _optional_best(catalog, query.model_copy(update={"budget_gpus": max(fewer), "top": 1}), answer.gpu)
+    alternative = optional_best(catalog, query.model_copy(update={"budget_gpus": max(fewer), "top": 1}), answer.gpu)
     if alternative is None:
         return answer
     unused = 0 if answer.open_budget else answer.budget_gpus - alternative.gpus  # of the budget asked, as the others'
@@ -265,7 +265,7 @@ def best_plan(catalog: Catalog, query: Query, gpu: str) -> Plan | None:
     return answer.best
 
 
-def _optional_best(catalog: Catalog, query: Query, gpu: str) -> Plan | None:
+def optional_best(catalog: Catalog, query: Query, gpu: str) -> Plan | None:
     """`best_plan`, or None where it is undecided too: for what an answer or a reason may leave out."""
     try:
         return best_plan(catalog, query, gpu)
@@ -484,7 +484,7 @@ def _why_no_plan(catalog: Catalog, data: PlanningData, query: Query, nearby: _Ne
         if longest.plans:
             best = longest.plans[0]
             if query.objective == "min_gpus":  # the fewest GPUs at that length (the longest's are the cheapest)
-                best = _optional_best(catalog, query.model_copy(update={"max_model_len": best.max_model_len,
+                best = optional_best(catalog, query.model_copy(update={"max_model_len": best.max_model_len,
                                                                         "top": 1}), data.gpu) or best
             limit = f" with {limits}" if limits else ""
             return (
@@ -516,7 +516,7 @@ def _with_lower_budget(catalog: Catalog, data: PlanningData, query: Query, nearb
     the length."""
     lowered = nearby.plan("token_budget_auto")
     if lowered is None and query.exact and not fewer_said and _may_lower_budget(query):
-        lowered = _optional_best(catalog, query.model_copy(update={"token_budget": "auto", "exact": False, "top": 1}),
+        lowered = optional_best(catalog, query.model_copy(update={"token_budget": "auto", "exact": False, "top": 1}),
                                  data.gpu)
     if lowered is None:
         return ""
@@ -538,7 +538,7 @@ def _without_pins(catalog: Catalog, data: PlanningData, query: Query, nearby: _N
         if best is not None:
             return (f" (without {query.pin_flags}: {best.setting.label} on {counted(best.gpus, 'GPU')}"
                     f"{best.lowered_words} trains it, {best.evidence_label})")
-        best = _optional_best(catalog, query.model_copy(update={"sp": None, "env": None, "offload": None, "top": 1,
+        best = optional_best(catalog, query.model_copy(update={"sp": None, "env": None, "offload": None, "top": 1,
                                                                 "objective": "max_len", "max_model_len": None}),
                               data.gpu)
     if best is None:

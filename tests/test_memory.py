@@ -1454,10 +1454,10 @@ def test_the_longest_length_says_where_the_tables_refute_it(cli):
     status, out, _ = cli(*flags)
     assert status == 0 and ("longest length the memory model fits with this setting: 110592 tokens (on a 1024-token "
                             "grid), but the tables say it runs out of memory there (the A100-80GB table for 4 GPUs says "
-                            "'-' at 112640), and they decide") in " ".join(out.split())
+                            "'-' at 112640), and they decide: they let it train up to 102400") in " ".join(out.split())
     estimate = json.loads(cli(*flags, "--json")[1])
-    assert (estimate["longest_len"], estimate["longest_refuted"]["source"]) == (
-        110592, {"model": "Qwen3-4B", "gpus": 4, "max_model_len": 112640, "setting": "-"})
+    assert (estimate["longest_len"], estimate["longest_refuted"]["source"], estimate["tables_longest"]) == (
+        110592, {"model": "Qwen3-4B", "gpus": 4, "max_model_len": 112640, "setting": "-"}, 102400)
     # Where no table speaks (the H200, with more memory than any GPU type with tables), or the tables let the
     # longest length train (Qwen3-0.6B on 2 A100s, vanilla: 23552 tokens, the table's 'vanilla' at 24576), nothing
     # more is said.
@@ -1465,4 +1465,5 @@ def test_the_longest_length_says_where_the_tables_refute_it(cli):
                     ["memory", "--model", "0.6B", "--gpu", "a100", "--gpus", "2", "--len", "8k"]):
         status, out, _ = cli(*changed)
         assert "longest length the memory model fits" in out and "but the tables" not in out
-        assert json.loads(cli(*changed, "--json")[1])["longest_refuted"] is None
+        estimate = json.loads(cli(*changed, "--json")[1])
+        assert (estimate["longest_refuted"], estimate["tables_longest"]) == (None, None)
