@@ -714,3 +714,19 @@ def random_instance(rng: Any) -> dict:
             job["pool"] = rng.choice(pools)["name"]
         jobs.append(job)
     return {"pools": pools, "jobs": jobs}
+
+
+def random_idle_instance(rng: Any) -> dict:
+    """A tiny random instance with room to spare: one pool of 1-2 nodes of 8 GPUs (sometimes with host memory)
+    and 1-3 jobs with 0-2 rollout GPUs, so that placed jobs often leave a node's GPUs idle."""
+    pool: dict[str, Any] = {"name": "p0", "gpu": rng.choice(RANDOM_GPUS), "nodes": rng.randint(1, 2), "gpus_per_node": 8}
+    host_ram_gb = rng.choice(RANDOM_HOST_RAM_GB)
+    if host_ram_gb is not None:
+        pool["host_ram_gb"] = host_ram_gb
+    jobs = []
+    for index in range(rng.randint(1, 3)):
+        length = rng.choice(RANDOM_LENGTHS)
+        jobs.append({"name": f"j{index}", "model": rng.choice(RANDOM_MODELS),
+                     "max_model_len": {"at_least": length} if rng.random() < 0.35 else length,
+                     "rollout_gpus": rng.randint(0, 2), "priority": rng.randint(1, 3)})
+    return {"pools": [pool], "jobs": jobs}

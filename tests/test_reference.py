@@ -449,3 +449,28 @@ def test_check_plan_catches_offload_past_the_host_ram():
     assert any("more than --host-ram 200" in problem for problem in check_plan(CATALOG, offloaded, host_ram_gb=200,
                                                                               **query))
     assert enumerate_plans(CATALOG, objective="cheapest", host_ram_gb=200, **query) == []
+
+
+def _whole_node_rollout_queries() -> list[dict]:
+    """Queries whose best trainer often takes whole nodes beside a few rollout GPUs: budgets of whole nodes."""
+    rng = random.Random(20261201)
+    queries = []
+    for gpu in ("A100-80GB", "H20-96GB", "H100-80GB"):
+        for model in ("Qwen3-0.6B", "Qwen3-8B", "Qwen3-14B"):
+            objective = rng.choice(["cheapest", "max_len"])
+            query = {"gpu": gpu, "model": model, "objective": objective, "budget_gpus": rng.choice([8, 16]),
+                     "rollout_gpus": rng.choice([1, 2, 4]), "node_gpus": 8}
+            if objective == "cheapest":
+                query["max_model_len"] = rng.choice([16384, 32768, 65536])
+            queries.append(query)
+    return queries
+
+
+@pytest.mark.parametrize("query", _whole_node_rollout_queries())
+def test_the_plan_on_fewer_nodes_is_the_references_best_there(query: dict):
+    (answer,) = solve_plan(make_query(CATALOG, **query), CATALOG)
+    every = enumerate_plans(CATALOG, estimates=True, **query)
+    fewer = None
+    if every and every[0]["rollout_gpus"] != query["rollout_gpus"]:  # the trainer's whole nodes leave rollout a node
+        fewer = next((p for p in every if p["nodes"] < every[0]["nodes"]), None)
+    assert (answer.fewer_nodes and answer.fewer_nodes.model_dump(mode="json")) == fewer
