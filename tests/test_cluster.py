@@ -1275,12 +1275,12 @@ def test_a_placed_plan_carries_the_cautions_solve_gives_it(cli, tmp_path: Path):
     assert status == 0 and "┃ max_model_len ┃  YaRN ┃" in out and "│        295936 │ 7.225 │" in out
     after_table = out.split("┘\n")[-1]
     cautions = ["caution: " + text.replace("\n", " ").strip() for text in after_table.split("caution: ")[1:]]
-    assert cautions == ["caution: long-32b: YaRN factor 7.225: longer than YaRN is validated for (131072 tokens, a factor "
-                        "of 4, in Qwen's model cards: the only validation rft-solver knows of, for any model): check the "
-                        "model's quality at this length",
-                        "caution: long-32b: 0.3 GiB to spare where the estimate extrapolates, and its error there is "
-                        "unmeasured (on much smaller cards and much larger models it runs optimistic by about a GiB and "
-                        "more: docs/memory.md); raise --margin, or measure a step first"]
+    assert cautions == [("caution: long-32b: YaRN factor 7.225: longer than YaRN is validated for (131072 tokens, a "
+                         "factor of 4, in Qwen's model cards: the only validation rft-solver knows of, for any model): "
+                         "check the model's quality at this length"),
+                        ("caution: long-32b: 0.3 GiB to spare where the estimate extrapolates, and its error there is "
+                         "unmeasured (on much smaller cards and much larger models it runs optimistic by about a GiB "
+                         "and more: docs/memory.md); raise --margin, or measure a step first")]
     # Each caution once, with its jobs; a length past Llama 3.1's native context on its own RoPE scaling too.
     path.write_text("pools: [{name: h200, gpu: H200-141GB, nodes: 3, gpus_per_node: 8}]\njobs:\n"
                     "  - {name: llama, model: Llama-3.1-8B, max_model_len: {at_least: 131072}}\n"
