@@ -244,12 +244,12 @@ def _witnesses(
     """`PlanningData.witnesses` from the cells ((count, row) and setting), the `own_limits` and the
     estimates."""
     found = [(n, n, longest, e, o, s, 1) for n, e, o, s, longest in estimates]
+    vouched_counts = {m: [n for n in counts if vouches_for(m, n)] for m in {m for (m, _), _ in cells}}
     for (m, row), setting in cells:
         env, offload, sp = int(setting.env), int(setting.offload), setting.sp
-        for n in counts:
-            if vouches_for(m, n):
-                vouched = row if n == m else min(row, limits.get((n, env, offload, sp), MAX_TOKENS))
-                found.append((n, m, vouched, env, offload, sp, 0))
+        for n in vouched_counts[m]:
+            vouched = row if n == m else min(row, limits.get((n, env, offload, sp), MAX_TOKENS))
+            found.append((n, m, vouched, env, offload, sp, 0))
     return tuple(found)
 
 
