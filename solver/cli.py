@@ -1092,7 +1092,7 @@ def run_planner(args: argparse.Namespace) -> int:
     elif args.json:
         sys.stdout.write(answers_json(answers) + "\n")
     else:
-        console = _print_view(answers_view(answers, query, catalog), "solve")
+        console = _print_view(answers_view(answers, query, catalog, args.trinity_version), "solve")
         for written in (args.out, args.write):
             if written is not None and answers[0].plans:
                 console.print(f"wrote {written}")

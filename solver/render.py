@@ -25,6 +25,7 @@ from solver.query import (
     Reason,
     SourceCell,
     TablesVerdict,
+    TrinityVersion,
     index_range,
     least_token_budget,
     token_budget,
@@ -132,8 +133,9 @@ def _goal(query: Query) -> str:
     return f"cheapest plan for {query.max_model_len} tokens {query.within_budget}"
 
 
-def apply_lines(plan: Plan, model: Model) -> list[str]:
-    """How to apply a plan: the export line and the Trinity config keys it sets."""
+def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None) -> list[str]:
+    """How to apply a plan: the export line and the Trinity config keys it sets (for the Trinity release
+    `version` where given: 0.5 refuses the trainer's own offload flags)."""
     lines = []
     if plan.env:  # comments on lines of their own: a line a narrow terminal wraps stays whole
         lines += ["# before Ray starts:", ENV_EXPORT]
@@ -152,8 +154,9 @@ def apply_lines(plan: Plan, model: Model) -> list[str]:
             "trainer.trainer_config.actor_rollout_ref.{actor,ref}.fsdp_config: "
             "{param_offload: true, optimizer_offload: true, offload_policy: true}"
         )
-        lines += ["# Trinity 0.6 also takes these (leave them out before 0.6, which refuses them):",
-                  "trainer.{param_offload, optimizer_offload, offload_policy}: true"]
+        if version != "0.5":
+            lines += [f"# Trinity 0.6 also takes these{'' if version else ' (leave them out before 0.6, which refuses them)'}:",
+                      "trainer.{param_offload, optimizer_offload, offload_policy}: true"]
     return lines
 
 
@@ -216,7 +219,7 @@ def _estimate_caution(plan: Plan) -> str:
     return _thin_headroom(plan.headroom_gb, plan.beyond_calibration) if plan.evidence == "estimated" else ""
 
 
-def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int) -> Table:
+def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, version: TrinityVersion | None) -> Table:
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold", no_wrap=True)
     grid.add_column()
@@ -234,7 +237,7 @@ def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int) -> T
         grid.add_row("caution", Text(caution, style="yellow"))
     if plan.host_memory_gb is not None:
         grid.add_row("host memory", f"{plan.host_memory_gb:.1f} GiB per node for the offloaded states (--host-ram)")
-    grid.add_row("apply", "\n".join(apply_lines(plan, model)))
+    grid.add_row("apply", "\n".join(apply_lines(plan, model, version)))
     if answer.measured is not None:
         measured = answer.measured
         twin = (f" on the {answer.measured_gpu}, whose memory is the same: --gpu {answer.measured_gpu} plans with its "
@@ -398,8 +401,10 @@ def _explanation(reasons: Iterable[Reason]) -> Group:
     return Group(Text("why", style="bold"), grid)
 
 
-def answers_view(answers: Iterable[Answer], query: Query, catalog: Catalog) -> Group:
-    """Per answer: what was asked, the best plan in full (or why there is none), then the ranking."""
+def answers_view(answers: Iterable[Answer], query: Query, catalog: Catalog, version: TrinityVersion | None = None
+                 ) -> Group:
+    """Per answer: what was asked, the best plan in full (or why there is none; its config keys for the Trinity
+    release `version` where given), then the ranking."""
     model = catalog.model(query.model)
     renderables: list[Any] = []
     for answer in answers:
@@ -407,7 +412,7 @@ def answers_view(answers: Iterable[Answer], query: Query, catalog: Catalog) -> G
         if answer.current:
             renderables.append(_current_view(answer, answer.current, query))
         if answer.plans:
-            renderables.append(_plan_summary(answer, answer.plans[0], model, query.node_gpus))
+            renderables.append(_plan_summary(answer, answer.plans[0], model, query.node_gpus, version))
             if len(answer.plans) > 1:
                 renderables.append(_ranking(answer))
             if len(answer.plans) < query.top:

@@ -775,7 +775,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
     actor_policy = _offload_path("actor", "offload_policy")
     policy, actor_sets_policy = reader.flag(actor_policy), reader.get(actor_policy) is not None
     notes, disagree = [], False
-    if trainer_level:  # Trinity 0.6's: verl before 0.8 takes these, 0.8 and later the actor's where it sets its own
+    if trainer_level and version != "0.5":  # 0.6's: verl before 0.8 takes these, 0.8 and later the actor's own
         flags = {flag: reader.flag(("trainer", flag)) for flag in OFFLOAD_FLAGS}
         where = "trainer, where Trinity 0.6 keeps them"
         merged = policy if actor_sets_policy else flags["offload_policy"]
@@ -1047,6 +1047,10 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
         if isinstance(section, CommentedMap) and "rope_scaling" in section and _stale_rope(section["rope_scaling"],
                                                                                           plan, model):
             _delete(section, "rope_scaling")
+        trainer = data.get("trainer")
+        if version == "0.5" and isinstance(trainer, CommentedMap):  # 0.6's flags, which 0.5 refuses
+            for flag in (flag for flag in OFFLOAD_FLAGS if flag in trainer):
+                _delete(trainer, flag)
     except ConfigError as error:
         raise ConfigError(f"{name}: {error}") from None
     out = io.StringIO()
@@ -1281,6 +1285,11 @@ def check_trinity_config(
                             "which the tables measured and the plan sets, and fills micro-batches by sequence count: "
                             "set it to true" + (f" ({scope})" if scope else ""))
 
+    refused = [f"trainer.{flag}" for flag in OFFLOAD_FLAGS if _dig(mapping, ("trainer", flag)) is not None]
+    if version == "0.5" and refused:
+        problems.append(f"{', '.join(refused)}: Trinity 0.6's keys, which Trinity 0.5 refuses (its TrainerConfig has "
+                        "none of them), so the config does not load: remove them and set the roles' fsdp_config "
+                        "flags (--write does; the verdict reads the roles', as 0.5 would)")
     given = value(("trainer", "trainer_strategy"))
     strategy = trainer_strategy(given, mapping, version)
     got = brief(given) if given else "none (Trinity before 0.6 takes fsdp)"

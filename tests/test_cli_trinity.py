@@ -1710,3 +1710,29 @@ def test_a_config_judged_at_another_length_says_so(cli):
         "run vanilla on 6 trainer GPUs at 61440 tokens (--len; Env off in this environment): ")
     status, out, _ = cli("--from-config", str(example), "--gpu", "h20", "--len", "60k", "--json")
     assert json.loads(out)[0]["current"]["length_given"] is False
+
+
+def test_a_config_for_trinity_05_with_06s_trainer_flags_is_told_and_written_for_05(cli, tmp_path: Path):
+    # Trinity 0.5 refuses trainer.param_offload and the rest: the verdict says the config does not load and reads
+    # the roles' flags (none here, so no Offload), --write removes them and sets the roles', and the apply block
+    # leaves them out.
+    config, patched = tmp_path / "c2.yaml", tmp_path / "p2.yaml"
+    config.write_text("model: {model_path: /models/Qwen3-14B, max_model_len: 40960}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+                      "explorer: {rollout_model: {engine_num: 1, tensor_parallel_size: 4}}\ntrainer:\n"
+                      "  trainer_strategy: fsdp2\n  param_offload: true\n  optimizer_offload: true\n  offload_policy: true\n"
+                      "  ulysses_sequence_parallel_size: 4\n", encoding="utf-8")
+    flags = ["--from-config", str(config), "--gpu", "h20"]
+    [answer] = json.loads(cli(*flags, "--trinity-version", "0.5", "--json")[1])
+    assert (answer["current"]["offload"], answer["current"]["config_problems"]) == (False, [
+        "trainer.param_offload, trainer.optimizer_offload, trainer.offload_policy: Trinity 0.6's keys, which Trinity "
+        "0.5 refuses (its TrainerConfig has none of them), so the config does not load: remove them and set the roles' "
+        "fsdp_config flags (--write does; the verdict reads the roles', as 0.5 would)"])
+    [answer] = json.loads(cli(*flags, "--trinity-version", "0.6", "--json")[1])
+    assert (answer["current"]["offload"], answer["current"]["config_problems"]) == (True, [])
+    status, out, _ = cli(*flags, "--trinity-version", "0.5", "--write", str(patched))
+    trainer = yaml.safe_load(patched.read_text(encoding="utf-8"))["trainer"]
+    assert status == 0 and not {"param_offload", "optimizer_offload", "offload_policy"} & set(trainer)
+    assert trainer["trainer_config"]["actor_rollout_ref"]["actor"]["fsdp_config"]["offload_policy"] is True
+    assert "trainer.{param_offload" not in out
+    status, out, _ = cli(*flags, "--trinity-version", "0.6")
+    assert "# Trinity 0.6 also takes these:\n               trainer.{param_offload, optimizer_offload" in out
