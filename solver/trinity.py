@@ -458,8 +458,8 @@ def _resolve_one(expression: str, where: str, environ: Mapping[str, str]) -> Any
             raise ConfigError(f"{where}: {expression!r} names no environment variable")
         if var in environ:
             return environ[var]
-        if comma:
-            return _unquote(default)
+        if comma:  # OmegaConf's: text, but an unquoted null is None (the key counts as unset)
+            return None if default.strip() == "null" else _unquote(default)
         raise ConfigError(f"{where}: environment variable {var} is not set and {expression!r} has no default")
     if colon and resolver == "oc.decode":
         inner = _interpolate(args.strip(), where, environ)

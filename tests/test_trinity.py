@@ -307,6 +307,11 @@ def test_reads_the_user_config_with_the_variables_set() -> None:
             {"max_model_len": 8192},
         ),
         ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: '${oc.env:L}'\n", {"L": " 32768 "}, {"max_model_len": 32768}),
+        # OmegaConf's null default: the key counts as unset (prompt + response), unless the variable is set.
+        ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${oc.env:L,null}\n  max_prompt_tokens: 2048\n"
+         "  max_response_tokens: 14336\n", {}, {"max_model_len": 16384}),
+        ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${oc.env:L, null }\n", {"L": "32768"},
+         {"max_model_len": 32768}),
         (
             "model: {model_path: m/Qwen3-4B}\ncluster: {gpu_per_node: 8}\nmode: train\n",
             {},
@@ -372,6 +377,9 @@ def test_reads(text: str, environ: dict[str, str], expected: dict[str, Any]) -> 
     ("text", "environ", "expected"),
     [
         ("model:\n  model_path: ${oc.env:MODEL_PATH}\n", {}, "t.yaml: model.model_path: environment variable MODEL_PATH is not set"),
+        # a quoted 'null' is the text, as OmegaConf takes it
+        ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${oc.env:L,'null'}\n", {},
+         "t.yaml: model.max_model_len must be a whole number, got 'null'"),
         (
             "model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${foo.bar}\n",
             {},
