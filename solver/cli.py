@@ -1187,7 +1187,7 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalo
     )
 
     fragments, notes = [], []
-    unused: str | None = None  # what a longer length written leaves unused
+    unused: str | None = None  # the length written that prompt and response leave unused
     layout = load_config_mapping(config_text, str(args.from_config)) if config is not None else None
     for answer in answers:
         if answer.plans:
@@ -1236,8 +1236,7 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalo
         for problem in problems:
             print(f"solve: warning: {args.write}: {problem}", file=sys.stderr)
         files[args.write] = patched
-        if config is not None and best.max_model_len > (config.max_model_len or 0):  # longer: used by longer responses
-            unused = unused_length(mapping, str(args.write), os.environ)
+        unused = unused_length(mapping, str(args.write), os.environ)  # the length the plan pays for, and no sequence uses
     write_all_atomically(files)  # both or neither
     for unwritten in (path for path in (args.out, args.write) if path is not None and best is None):
         stale = " (the file there is left as it was)" if unwritten.exists() else ""

@@ -1104,6 +1104,21 @@ def test_a_longer_length_written_says_when_prompt_and_response_stay_shorter(cli,
     assert status == 0 and "max_response_tokens" not in err
 
 
+def test_a_length_kept_from_the_environment_says_when_prompt_and_response_stay_shorter(cli, tmp_path: Path,
+                                                                                       monkeypatch: pytest.MonkeyPatch):
+    # The length comes from LEN, which the patch keeps as the interpolation: the plan is for 65536 tokens, which
+    # prompt and response (32768) never reach.
+    config, patched = tmp_path / "trinity.yaml", tmp_path / "patched.yaml"
+    config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: '${oc.env:LEN,32768}', max_prompt_tokens: 2048, "
+                      "max_response_tokens: 30720}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+                      "explorer: {rollout_model: {engine_num: 2}}\n", encoding="utf-8")
+    monkeypatch.setenv("LEN", "65536")
+    status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--token-budget", "auto", "--write", str(patched))
+    assert status == 0 and "${oc.env:LEN,32768}" in patched.read_text(encoding="utf-8")
+    assert (f"solve: note: {patched}: model.max_prompt_tokens 2048 + model.max_response_tokens 30720 = 32768, below "
+            "model.max_model_len 65536: no sequence uses the rest") in err
+
+
 def test_a_fragment_for_a_config_with_flags_in_an_engine_puts_them_in_fsdp_config(cli, tmp_path: Path):
     # Offload flags under a role's engine, which nothing reads: the fragment to merge puts them in fsdp_config, and
     # says the engine's alike.
