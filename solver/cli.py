@@ -1213,7 +1213,7 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalo
         plan = answers[0].plans[0]
         notes.append(f"solve: note: {args.from_config} gives no cluster (node_num, gpu_per_node): Trinity takes the GPUs "
                      f"Ray finds, and the plan holds where that leaves exactly {counted(plan.gpus, 'trainer GPU')} beside "
-                     f"the {config.rollout_gpus} rollout GPUs: set cluster.node_num x cluster.gpu_per_node to "
+                     f"the {counted(config.rollout_gpus, 'rollout GPU')}: set cluster.node_num x cluster.gpu_per_node to "
                      f"{plan.gpus + config.rollout_gpus}")
     best = answers[0].best
     offloaded = any(answer.plans and answer.plans[0].offload for answer in answers)

@@ -758,8 +758,8 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
         trainer_gpus = total - rollout
         if trainer_gpus < 1:
             raise ConfigError(
-                f"{name}: cluster.node_num x cluster.gpu_per_node = {total} GPUs leave no trainer GPU after "
-                f"{rollout} rollout GPUs (explorer.rollout_model.engine_num x each engine's GPUs)"
+                f"{name}: cluster.node_num x cluster.gpu_per_node = {counted(total, 'GPU')}: no trainer GPU is left after "
+                f"{counted(rollout, 'rollout GPU')} (explorer.rollout_model.engine_num x each engine's GPUs)"
             )
 
     given = reader.word(("trainer", "trainer_strategy"))

@@ -313,8 +313,12 @@ def test_flags_override_the_config(cli, user_config: Path):
 
 
 KEPT_LENGTH_NOTE = ("solve: note: {patched}: model.max_model_len stays ${{oc.env:MAX_MODEL_LEN,4096}}, which gives "
-                    "32768 in this environment: the plan holds for that value\n")
-"""The note of --write on the user config's length, whose interpolation gives the plan's length here."""
+                    "32768 in this environment: the plan holds for that value\n"
+                    "solve: note: {patched}: model.max_prompt_tokens 2048 + model.max_response_tokens 2048 = 4096, below "
+                    "model.max_model_len 32768: no sequence uses the rest; raise max_response_tokens to train at the "
+                    "length\n")
+"""The notes of --write on the user config's length, whose interpolation gives the plan's length here, and which its
+prompt and response leave mostly unused."""
 
 
 def test_write_patches_a_copy_and_keeps_the_rest(cli, user_config: Path, tmp_path: Path):

@@ -411,12 +411,12 @@ def test_reads(text: str, environ: dict[str, str], expected: dict[str, Any]) -> 
                 "explorer: {rollout_model: {engine_num: 2, tensor_parallel_size: 2}}\n"
             ),
             {},
-            "t.yaml: cluster.node_num x cluster.gpu_per_node = 4 GPUs leave no trainer GPU after 4 rollout GPUs",
+            "t.yaml: cluster.node_num x cluster.gpu_per_node = 4 GPUs: no trainer GPU is left after 4 rollout GPUs",
         ),
         (
             "model: {model_path: q/Qwen3-4B}\ncluster: {gpu_per_node: 2}\nexplorer: {rollout_model: {engine_num: 4}}\n",
             {},
-            "t.yaml: cluster.node_num x cluster.gpu_per_node = 2 GPUs leave no trainer GPU",
+            "t.yaml: cluster.node_num x cluster.gpu_per_node = 2 GPUs: no trainer GPU is left",
         ),
         ("model: q/Qwen3-4B\n", {}, "t.yaml: model must be a mapping"),
         ("model:\n  model_path: q/Qwen3-4B\n  model_path: q/Qwen3-8B\n", {}, "t.yaml: line 3: not valid YAML"),
