@@ -178,8 +178,11 @@ def _plan_keys(plan: Plan, model: Model, config: Any = None, environ: Mapping[st
     factor = model.yarn_factor(length)
     if factor is not None:
         rope = ("model", "rope_scaling")
+        # A config that names the type as the model cards do (``type``, without ``rope_type``) keeps that key.
+        named = "type" if _dig(config, (*rope, "type")) is not None and _dig(config, (*rope, "rope_type")) is None \
+            else "rope_type"
         keys += [
-            _Key(path=(*rope, "rope_type"), value="yarn"),
+            _Key(path=(*rope, named), value="yarn"),
             _Key(path=(*rope, "factor"), value=factor, comment=f"max_model_len / {native}"
                  + (f"; {YARN_CAUTION}" if plan.yarn_beyond_validated else "")),
             _Key(path=(*rope, "original_max_position_embeddings"), value=native),
