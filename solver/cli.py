@@ -770,6 +770,8 @@ def build_map_parser() -> argparse.ArgumentParser:
     parser.add_argument("--gpus-up-to", metavar="N", type=positive_int, default=8, help="GPU budgets 1 to N (default 8)")
     parser.add_argument("--by", choices=["model", "len"], default="model", help="rows: models (default) or lengths")
     parser.add_argument("--svg", metavar="FILE", type=output_path, help="also save the map as SVG")
+    parser.add_argument("--json", action="store_true",
+                        help="print the maps as JSON: per GPU type, each row's best plan at each budget (null: none)")
     parser.add_argument("--model-config", metavar="PATH", type=path_argument,
                         help="a local Hugging Face config.json, for a model the catalogue lacks (as --model)")
     _add_gpu_memory_option(parser)
@@ -781,7 +783,7 @@ def build_map_parser() -> argparse.ArgumentParser:
 def run_map(args: argparse.Namespace) -> int:
     """``solve map``: heatmaps of the planner's answers over GPU budgets."""
     from solver.maps import cheapest_by_length, longest_by_model
-    from solver.render import map_view
+    from solver.render import map_json, map_view
 
     _check_model_flags(args, "--model M or --model-config PATH", given=True)  # one at most: a map may have none
     catalog, added = _catalog_with(load_model_config(args.model_config) if args.model_config else None, args.gpu,
@@ -796,22 +798,21 @@ def run_map(args: argparse.Namespace) -> int:
     asked = catalog.model(args.model).name if args.model else added or None
     budgets = list(range(1, args.gpus_up_to + 1))
     screen = _console()
-    views = []
+    views, maps = [], []
     for gpu in gpus:
         if asked is not None and args.by == "len":
-            lengths = sorted({row.max_model_len for table in gpu.tables for row in table.rows}) or [
+            rows: list[Any] = sorted({row.max_model_len for table in gpu.tables for row in table.rows}) or [
                 4096 * step for step in range(1, 33)]
-            grid = cheapest_by_length(catalog, gpu.name, asked, lengths, budgets, **estimates)
+            grid = cheapest_by_length(catalog, gpu.name, asked, rows, budgets, **estimates)
             title = f"{gpu.name} · {asked}: cheapest setting per length and GPU budget"
-            view = map_view(grid, lengths, budgets, title, by_length=True)
         else:
             documented = [m.name for m in catalog.models if any(m.name in t.models for t in gpu.tables)]
-            models = [asked] if asked else documented or [
+            rows = [asked] if asked else documented or [
                 m.name for m in catalog.models if any(m.name in t.models for g in catalog.gpu_types for t in g.tables)]
-            grid = longest_by_model(catalog, gpu.name, models, budgets, **estimates)
-            view = map_view(grid, models, budgets, f"{gpu.name}: longest context per model and GPU budget",
-                            by_length=False)
-        views.append(view)
+            grid = longest_by_model(catalog, gpu.name, rows, budgets, **estimates)
+            title = f"{gpu.name}: longest context per model and GPU budget"
+        views.append(map_view(grid, rows, budgets, title, by_length=args.by == "len"))
+        maps.append((gpu.name, grid, rows))
     # Every budget keeps a readable column: a file or pipe gets the maps' full width, and a terminal too
     # narrow for them a note (rich would squeeze the columns empty).
     unbounded = Console(width=1 << 16, file=io.StringIO(), **PLAIN_TEXT)
@@ -826,6 +827,9 @@ def run_map(args: argparse.Namespace) -> int:
         for view in views:
             recorder.print(view)
         write_atomically(args.svg, recorder.export_svg(title="rft-solver map"))
+    if args.json:
+        sys.stdout.write(map_json(maps, budgets, by_length=args.by == "len") + "\n")
+        return 0
     for view in views:
         screen.print(view)
     return 0

@@ -660,6 +660,18 @@ def _budget_spans(grid: dict[tuple[Any, int], Plan | None], rows: list[Any], bud
     return spans
 
 
+def map_json(maps: list[tuple[str, dict[tuple[Any, int], Plan | None], list[Any]]], budgets: list[int],
+             by_length: bool) -> str:
+    """Maps as JSON: per GPU type (name, grid, rows), its budgets and, per row (a model, or a length), the best
+    plan at each budget (null where none), as `solve --json` gives a plan."""
+    key = "max_model_len" if by_length else "model"
+    return json.dumps([{"gpu": gpu, "by": "len" if by_length else "model", "budget_gpus": budgets,
+                        "rows": [{key: row, "plans": [None if (plan := grid[row, budget]) is None
+                                                      else plan.model_dump(mode="json") for budget in budgets]}
+                                 for row in rows]}
+                       for gpu, grid, rows in maps], indent=2)
+
+
 def map_view(grid: dict[tuple[Any, int], Plan | None], rows: list[Any], budgets: list[int], title: str,
              by_length: bool) -> Group:
     """A map: its title, then a row per model (or length), a column per GPU budget, each cell the best plan

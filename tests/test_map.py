@@ -173,3 +173,19 @@ def test_a_narrow_terminal_wraps_a_merged_budget_header_before_gpus_not_inside_i
     Console(width=100, file=out).print(map_view(grid, ["Qwen3-8B"], budgets, "map", by_length=False))
     header = next(line for line in out.getvalue().splitlines() if "≤1" in line)
     assert all(f"≤{first}-{last}" in header for first, last in ((16, 23), (24, 31), (56, 63)))
+
+
+def test_the_maps_as_json_hold_the_planners_plans(cli):
+    # Each cell is the plan `solve --json` gives for that row and budget (null where there is none).
+    import json
+
+    status, out, err = cli("map", "--gpu", "a100", "--gpus-up-to", "6", "--json")
+    [a100] = json.loads(out)
+    assert (status, err, a100["gpu"], a100["by"], a100["budget_gpus"]) == (0, "", "A100-80GB", "model", [1, 2, 3, 4, 5, 6])
+    row = next(row for row in a100["rows"] if row["model"] == "Qwen3-4B")
+    [answer] = json.loads(cli("--model", "4B", "--gpu", "a100", "--gpus", "6", "--maximize", "len", "--json")[1])
+    assert row["plans"][5] == answer["plans"][0] and row["plans"][5]["max_model_len"] == 102400
+    status, out, _ = cli("map", "--gpu", "a100", "--model", "8B", "--by", "len", "--gpus-up-to", "4", "--json")
+    [by_length] = json.loads(out)
+    cells = {row["max_model_len"]: row["plans"] for row in by_length["rows"]}
+    assert by_length["by"] == "len" and cells[133120] == [None] * 4 and cells[32768][3]["sp"] == 4
