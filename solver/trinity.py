@@ -1067,9 +1067,12 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
 def _writes(key: _Key, current: Any, environ: Mapping[str, str] | None) -> bool:
     """Whether `patch_trinity_config` writes `key` where the config has `current` there (None: nothing): not a
     choice of the user's it keeps (`_Key.default_only`), nor a key it only sets where present
-    (`_Key.existing_only`), nor an interpolation that gives the plan's value (`_given`)."""
+    (`_Key.existing_only`), nor the plan's value already (of its type: written again, an anchored value would
+    move its anchor to an alias), nor an interpolation that gives it (`_given`)."""
+    already = (isinstance(current, type(key.value)) and isinstance(current, bool) == isinstance(key.value, bool)
+               and current == key.value)
     return (not (key.default_only and current is not None) and not (key.existing_only and current is None)
-            and _given(current, key.path, key.value, environ or {}) is None)
+            and not already and _given(current, key.path, key.value, environ or {}) is None)
 
 
 UNTYPED_SECTIONS = (("model", "rope_scaling"),)

@@ -627,6 +627,14 @@ def test_patch_keeps_only_interpolations_that_trinity_reads_as_the_plans_values(
          "they keep ${oc.env:LEN,102400}")]
 
 
+def test_an_anchored_value_the_plan_keeps_stays_anchored_where_it_was() -> None:
+    # The plan's length is the config's: the key is left as it is, so its anchor does not move to the alias.
+    text = ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: &len 102400\n"
+            "explorer:\n  rollout_model:\n    max_model_len: *len\n")
+    after = patch_trinity_config(text, long_plan(), catalog().model("4B"))
+    assert "  max_model_len: &len 102400\n" in after and "    max_model_len: *len\n" in after
+
+
 @pytest.mark.parametrize("make", [vanilla_plan, sp2_plan, long_plan])
 def test_patched_user_config_reads_back_and_passes_the_checks(make: Any) -> None:
     plan, model = make(), catalog().model("4B")
