@@ -7,6 +7,7 @@ seed and, by default, one worker. The same query gives the same answer.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor, wait
@@ -126,6 +127,10 @@ def _workers() -> ThreadPoolExecutor:
     """The threads that solve a query's other GPU types, started once per process (starting them for
     each query took longer than the small solves themselves)."""
     return ThreadPoolExecutor(max_workers=8, thread_name_prefix="rft-solver-plan")
+
+
+if hasattr(os, "register_at_fork"):  # a forked child has none of the parent's threads: it starts its own
+    os.register_at_fork(after_in_child=_workers.cache_clear)
 
 
 def _with_measured(catalog: Catalog, query: Query, answer: Answer) -> Answer:

@@ -298,3 +298,18 @@ def test_a_trinity_configs_own_settings_are_judged_through_the_api():
     (with_env,) = with_config_verdicts(answer_query(query, catalog), query, catalog, config, text, "trinity.yaml",
                                        env_on)
     assert with_env.current is not None and with_env.current.env
+
+
+def _best_gpus(budget: int) -> list[int]:
+    return [answer.best.gpus for answer in solver.plan("8B", max_model_len=32768, budget_gpus=budget)]
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX's")
+def test_plan_works_in_a_forked_child_of_a_process_that_planned_already():
+    # The threads that solve the other GPU types are the process's own: a forked child (a multiprocessing pool
+    # on Linux, prefork servers) starts its own instead of waiting for its parent's, which it does not have.
+    import multiprocessing
+
+    solver.plan("4B", max_model_len=8192)  # the parent's threads exist now
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        assert pool.map_async(_best_gpus, [4, 8]).get(timeout=60) == [[4, 4], [8, 8]]
