@@ -32,6 +32,9 @@ _EXPORTS = {
     "Placement": "solver.query",
     "Unplaced": "solver.query",
     "TablesVerdict": "solver.query",
+    "SourceCell": "solver.query",
+    "CurrentSettings": "solver.query",
+    "Alternatives": "solver.query",
     "Undecided": "solver.query",
     "Breakdown": "solver.memory",
     "MemoryEstimate": "solver.memory",
@@ -51,8 +54,12 @@ _EXPORTS = {
     "load_weights": "solver.tables",
     "load_memory_model": "solver.tables",
     "load_model_config": "solver.tables",
+    "Pool": "solver.tables",
+    "Job": "solver.tables",
+    "OneLineError": "solver.tables",
     "QueryError": "solver.tables",
     "TableError": "solver.tables",
+    "ConfigError": "solver.trinity",
 }
 __all__ = ["__version__", *_EXPORTS]
 
@@ -63,12 +70,15 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_api.py
     from solver.memory import Breakdown as Breakdown
     from solver.memory import MemoryEstimate as MemoryEstimate
     from solver.memory import Terms as Terms
+    from solver.query import Alternatives as Alternatives
     from solver.query import Answer as Answer
     from solver.query import ClusterResult as ClusterResult
+    from solver.query import CurrentSettings as CurrentSettings
     from solver.query import Placement as Placement
     from solver.query import Plan as Plan
     from solver.query import Query as Query
     from solver.query import Reason as Reason
+    from solver.query import SourceCell as SourceCell
     from solver.query import TablesVerdict as TablesVerdict
     from solver.query import Undecided as Undecided
     from solver.query import Unplaced as Unplaced
@@ -78,8 +88,11 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_api.py
     from solver.tables import FitSummary as FitSummary
     from solver.tables import Fleet as Fleet
     from solver.tables import GpuType as GpuType
+    from solver.tables import Job as Job
     from solver.tables import MemoryModel as MemoryModel
     from solver.tables import Model as Model
+    from solver.tables import OneLineError as OneLineError
+    from solver.tables import Pool as Pool
     from solver.tables import QueryError as QueryError
     from solver.tables import Setting as Setting
     from solver.tables import TableError as TableError
@@ -90,6 +103,7 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_api.py
     from solver.tables import load_memory_model as load_memory_model
     from solver.tables import load_model_config as load_model_config
     from solver.tables import load_weights as load_weights
+    from solver.trinity import ConfigError as ConfigError
 else:  # hidden from type checkers, which would otherwise take any misspelt name for Any
 
     def __getattr__(name: str) -> Any:

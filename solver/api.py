@@ -273,6 +273,9 @@ def with_config_verdicts(answers: tuple[Answer, ...], query: Query, catalog: Cat
     as `solver.trinity.read_trinity_config` reads `text` (the file `name`), Env read from `environ`, and
     `version` the Trinity release it is for (None: as its keys say). Unchanged where the config gives no
     length to judge at."""
+    from solver.trinity import check_config_arguments
+
+    check_config_arguments(text, name, environ, version)
     current = _current(catalog, query, config, name, text, environ, version)
     if current is None:
         return answers

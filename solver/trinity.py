@@ -28,7 +28,7 @@ import re
 import warnings
 from collections.abc import Callable, Iterable, Mapping
 from itertools import pairwise
-from typing import Any
+from typing import Any, get_args
 
 import yaml as pyyaml
 from pydantic import BaseModel, ConfigDict
@@ -44,6 +44,7 @@ from solver.query import (
     YARN_CAUTION,
     Plan,
     TrinityVersion,
+    check_choice,
     index_range,
     least_token_budget,
     token_budget,
@@ -57,6 +58,7 @@ from solver.tables import (
     OneLineError,
     brief,
     counted,
+    check_types,
     model_name_from_path,
     sp_rule_violation,
     yaml_limit,
@@ -694,6 +696,13 @@ def trainer_strategy(given: str | None, mapping: Any, version: TrinityVersion | 
     return "fsdp2" if version == "0.6" or (version is None and trainer_level_offload(mapping)) else "fsdp"
 
 
+def check_config_arguments(text: str, name: str, environ: Mapping[str, str], version: TrinityVersion | None) -> None:
+    """`QueryError` unless a config's `text` and `name` are strings, `environ` a mapping (``os.environ``) and
+    `version` a Trinity release rft-solver knows (or None)."""
+    check_types(("text", text, str), ("name", name, str), ("environ", environ, Mapping))
+    check_choice("version", version, (None, *get_args(TrinityVersion)))
+
+
 def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
                         version: TrinityVersion | None = None) -> TrinityConfig:
     """Read what rft-solver needs from a Trinity config's text; `name` (the file name) heads messages.
@@ -719,8 +728,10 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
     Raises `ConfigError`, one line naming the file and the key, for text that is not YAML or not a
     mapping, a missing ``model.model_path``, values that are not whole numbers, offload flags that are not
     booleans, unresolvable interpolations (in a key read only for a note, that note is skipped),
-    and configs that leave the trainer no GPU.
+    and configs that leave the trainer no GPU; `QueryError` for arguments of the wrong type, or a `version`
+    that is not a Trinity release rft-solver knows.
     """
+    check_config_arguments(text, name, environ, version)
     data = load_config_mapping(text, name)
     reader = _Reader(data, name, environ)
     model_path = reader.get(("model", "model_path"))

@@ -15,6 +15,7 @@ import pytest
 import solver
 from solver.query import MAX_SEED
 from solver.tables import MAX_GPUS, QueryError, load_memory_model, shipped_tables_directory
+from solver.trinity import read_trinity_config
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "docs" / "examples"
 FLEET = EXAMPLES / "fleet.yaml"
@@ -121,6 +122,11 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
         (lambda: solver.place(FLEET, time_limit_s=0), "time_limit_s must be above 0 seconds and at most 1000000000, got 0"),
         (lambda: solver.place(FLEET, progress=5), "progress must be a function or None, got 5"),
         (lambda: solver.place(FLEET, widen="no"), "widen must be True or False, got 'no'"),
+        # reading a Trinity config
+        (lambda: read_trinity_config("model: {model_path: q/Qwen3-4B}", "t.yaml", None),
+         "environ must be a Mapping, got None"),
+        (lambda: read_trinity_config("model: {model_path: q/Qwen3-4B}", "t.yaml", {}, "0.7"),
+         "version must be one of None, 0.5, 0.6, got '0.7'"),
         (lambda: solver.load_catalog().with_model("x"), "model must be a Model, got 'x'"),
         (lambda: solver.load_catalog().with_gpu_types(["h100"]), "gpu_types must be a GpuType, got 'h100'"),
         (lambda: solver.load_catalog().with_gpu_types("h100"), "gpu_types must be a list of GpuType, got 'h100'"),
@@ -298,6 +304,14 @@ def test_a_trinity_configs_own_settings_are_judged_through_the_api():
     (with_env,) = with_config_verdicts(answer_query(query, catalog), query, catalog, config, text, "trinity.yaml",
                                        env_on)
     assert with_env.current is not None and with_env.current.env
+    # Bad arguments are one-line QueryErrors, and a config that cannot be read a ConfigError: all OneLineErrors.
+    with pytest.raises(solver.QueryError, match="^environ must be a Mapping, got None$"):
+        with_config_verdicts(answer_query(query, catalog), query, catalog, config, text, "trinity.yaml", None)
+    with pytest.raises(solver.QueryError, match="^version must be one of None, 0.5, 0.6, got '9'$"):
+        with_config_verdicts(answer_query(query, catalog), query, catalog, config, text, "trinity.yaml", {}, "9")
+    with pytest.raises(solver.ConfigError, match="^t.yaml: missing model.model_path$") as raised:
+        read_trinity_config("cluster: {}\n", "t.yaml", {})
+    assert isinstance(raised.value, solver.OneLineError) and not isinstance(raised.value, solver.QueryError)
 
 
 def _best_gpus(budget: int) -> list[int]:
