@@ -1742,10 +1742,10 @@ def test_a_config_for_trinity_05_with_06s_trainer_flags_is_told_and_written_for_
                       "  ulysses_sequence_parallel_size: 4\n", encoding="utf-8")
     flags = ["--from-config", str(config), "--gpu", "h20"]
     [answer] = json.loads(cli(*flags, "--trinity-version", "0.5", "--json")[1])
-    assert (answer["current"]["offload"], answer["current"]["config_problems"]) == (False, [
+    assert (answer["current"]["offload"], answer["current"]["config_problems"]) == (False, [(
         "trainer.param_offload, trainer.optimizer_offload, trainer.offload_policy: Trinity 0.6's keys, which Trinity "
         "0.5 refuses (its TrainerConfig has none of them), so the config does not load: remove them and set the roles' "
-        "fsdp_config flags (--write does; the verdict reads the roles', as 0.5 would)"])
+        "fsdp_config flags (--write does; the verdict reads the roles', as 0.5 would)")])
     [answer] = json.loads(cli(*flags, "--trinity-version", "0.6", "--json")[1])
     assert (answer["current"]["offload"], answer["current"]["config_problems"]) == (True, [])
     status, out, _ = cli(*flags, "--trinity-version", "0.5", "--write", str(patched))

@@ -308,8 +308,8 @@ def test_reads_the_user_config_with_the_variables_set() -> None:
         ),
         ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: '${oc.env:L}'\n", {"L": " 32768 "}, {"max_model_len": 32768}),
         # OmegaConf's null default: the key counts as unset (prompt + response), unless the variable is set.
-        ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${oc.env:L,null}\n  max_prompt_tokens: 2048\n"
-         "  max_response_tokens: 14336\n", {}, {"max_model_len": 16384}),
+        (("model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${oc.env:L,null}\n  max_prompt_tokens: 2048\n"
+          "  max_response_tokens: 14336\n"), {}, {"max_model_len": 16384}),
         ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${oc.env:L, null }\n", {"L": "32768"},
          {"max_model_len": 32768}),
         (
