@@ -568,12 +568,20 @@ WIDEN_TIME_LIMIT_S = 1.0
 """The limit of each of `_widen`'s solves (a few milliseconds each, in practice)."""
 
 
+def widening_counts(catalog: Catalog, pool: Pool) -> set[int]:
+    """The trainer GPU counts a job may grow to on a node of `pool`: the counts the tables of its GPU type measured,
+    and powers of two. verl splits each batch evenly over a trainer's data-parallel ranks (its GPUs over SP), so
+    a count the user never chose, such as 7, would break the batch sizes they run with; these are the usual ones."""
+    measured = {table.gpus for table in catalog.gpu(pool.gpu).tables}
+    return measured | {1 << power for power in range(pool.gpus_per_node.bit_length())}
+
+
 def _widen(planner: _Planner, fleet: Fleet, chosen: dict[int, Option], nodes: dict[int, list[int]]
            ) -> dict[int, Option]:
     """The jobs that grow onto idle GPUs of the node they share, and their new ways (job -> option).
 
-    A job on a node with idle GPUs may take more trainer GPUs there, where the planner has a plan for that
-    many on the same evidence (the tables' alone, unless its plan is already an estimate) with a layout on
+    A job on a node with idle GPUs may take more trainer GPUs there (`widening_counts`), where the planner has a
+    plan for that many on the same evidence (the tables' alone, unless its plan is already an estimate) with a layout on
     the node. CP-SAT picks each such job's way, its own or a wider one, so that the node's GPUs and host
     memory hold them: the most length gained by ``at_least`` jobs, then the least step-time cost, then
     the fewest GPUs (one worker, so the answer is the same whatever ``--workers`` is)."""
@@ -590,10 +598,11 @@ def _widen(planner: _Planner, fleet: Fleet, chosen: dict[int, Option], nodes: di
         if not idle:
             continue
         capacity = host_capacity_mib(pool)
+        even_counts = widening_counts(planner.catalog, pool)
         on_node: list[tuple[Option, cp_model.IntVar]] = []
         for option in here:
             evidence = planner.estimate if option.plan.evidence == "estimated" else "never"
-            wider = range(option.plan.gpus + 1, option.plan.gpus + idle + 1)
+            wider = [n for n in range(option.plan.gpus + 1, option.plan.gpus + idle + 1) if n in even_counts]
             candidates = [option, *_ways(planner, fleet, option.job, pool_index, wider, evidence)]
             literals = [model.new_bool_var(f"pool{pool_index}_node{node}_{option_name(fleet, o)}") for o in candidates]
             model.add_exactly_one(literals)

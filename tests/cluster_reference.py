@@ -598,7 +598,8 @@ def _wider_ways(catalog: Catalog, job: dict, pool: dict, placed: dict, idle: int
                 token_budget: str) -> list[dict]:
     """The ways a job placed on a shared node (`placed`, its unwidened placement) may grow onto `idle` GPUs of
     it: {"gain", "cost", "gpus", "host"} for its own plan and, for each larger trainer count n that fits the
-    node, the best plan on exactly n GPUs at its length (at_least: the longest), on the evidence of its own
+    node and is a count the GPU type's tables measured or a power of two, the best plan on exactly n GPUs at
+    its length (at_least: the longest), on the evidence of its own
     plan (the tables alone unless it is an estimate), and in a pool with host memory the best without Offload
     too."""
     gpu = catalog.gpu(pool["gpu"]).name
@@ -613,7 +614,10 @@ def _wider_ways(catalog: Catalog, job: dict, pool: dict, placed: dict, idle: int
                 "host": host}
 
     ways = [way(n0, placed["plan"])]
+    measured = {table.gpus for table in catalog.gpu(gpu).tables}
     for n in range(n0 + 1, n0 + idle + 1):
+        if n not in measured and n & (n - 1):  # only to a count the tables measured, or a power of two
+            continue
         plans = [p for p in _plans(catalog, gpu, model, n, None if at_least else wanted, pool, estimated, token_budget)
                  if p["max_model_len"] >= wanted]
         picks = plans[:1] + ([p for p in plans if not p["offload"]][:1] if pool.get("host_ram_gb") is not None else [])

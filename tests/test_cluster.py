@@ -524,22 +524,28 @@ def test_cli_cluster_prints_tables_and_json(cli, tmp_path: Path):
     status, out, err = cli("cluster", str(path))
     assert (status, err) == (0, "")
     assert "status: optimal; placed priority (of 7): 7, proven bound 7" in out and "pool a100: 2 x 8 A100-80GB" in out
-    # tiny (2 trainer + 1 rollout GPUs) grows onto the one GPU left idle beside math-4b, and says so.
+    # tiny (2 trainer + 1 rollout GPUs) does not grow onto the one GPU left idle beside math-4b: 3 trainer GPUs
+    # are neither a count the tables measured nor a power of two (a batch need not split over 3 ranks).
     tiny = next(line for line in out.splitlines() if " tiny " in line)
-    assert "│ 0     │ 4-7  │ tiny     │  3 (+1) │       1 │ vanilla " in tiny
-    assert f"\n{solver.render.WIDENED_NOTE}\n" in out.replace("\nat_least)", " at_least)")
+    assert "│ 0     │ 4-6  │ tiny     │       2 │       1 │ vanilla " in tiny and "(+" not in out
     status, out, _ = cli("cluster", str(path), "--json")
     result = json.loads(out)
     assert set(result) == {"status", "objective", "bound", "placements", "unplaced", "host_rounded",
                            "undecided_ways"}
     assert set(result["placements"][0]) == {"job", "pool", "nodes", "gpu_indexes", "trainer_gpus", "rollout_gpus",
                                             "plan", "widened_from"}
-    assert [(p["job"], p["trainer_gpus"], p["widened_from"]) for p in result["placements"]] == [
-        ("math-4b", 2, None), ("code-8b", 4, None), ("chat-14b", 4, None), ("tiny", 3, 2)]
     instance = yaml.safe_load(FLEET_FILE)
     assert check_placements(CATALOG, instance, result, estimates=True) == [] and result["unplaced"] == []
+    # A lone job on a node grows onto its idle GPUs, and says so; --no-widen keeps them idle.
+    path.write_text("pools: [{name: a100, gpu: a100, nodes: 1, gpus_per_node: 8}]\n"
+                    "jobs: [{name: probe, model: 0.6B, max_model_len: 8192}]\n", encoding="utf-8")
+    status, out, err = cli("cluster", str(path))
+    assert (status, err) == (0, "") and "│ 0     │ all  │ probe │  8 (+2) │       0 │ vanilla " in out
+    assert f"\n{solver.render.WIDENED_NOTE}\n" in out.replace("\nat_least)", " at_least)")
+    [placement] = json.loads(cli("cluster", str(path), "--json")[1])["placements"]
+    assert (placement["trainer_gpus"], placement["widened_from"]) == (8, 6)
     status, out, err = cli("cluster", str(path), "--no-widen")
-    assert (status, err) == (0, "") and "(+" not in out and "pool a100: 2 x 8 A100-80GB; 2 nodes and 15 of 16 GPUs used" in out
+    assert (status, err) == (0, "") and "(+" not in out and "1 node and 6 of 8 GPUs used" in out
 
 
 def test_cli_cluster_no_estimate_plans_from_the_tables_alone(cli, tmp_path: Path):
