@@ -467,11 +467,12 @@ def place(
             _hint(built, values, counts)
     undecided = planner.undecided  # of the ways placed; widening's own questions leave the placement as it is
     interrupted = interrupt.caught
+    first_proven = bound is not None and objective == bound  # no placement holds more priority
     try:
-        placements, unplaced = _decode(fleet, options, values, counts, planner, widen and not interrupted)
+        placements, unplaced = _decode(fleet, options, values, counts, planner, widen and not interrupted, first_proven)
     except KeyboardInterrupt:  # Ctrl-C while widening: the placement stands, as placed
         interrupted = True
-        placements, unplaced = _decode(fleet, options, values, counts, planner, False)
+        placements, unplaced = _decode(fleet, options, values, counts, planner, False, first_proven)
     return ClusterResult(status="optimal" if proven and not host_rounded and not undecided else "feasible",
                          objective=objective, bound=bound, placements=placements, unplaced=unplaced,
                          host_rounded=host_rounded, undecided_ways=undecided,
@@ -525,10 +526,11 @@ class _StopOnInterrupt:
 
 def _decode(
     fleet: Fleet, options: list[Option], values: list[int], counts: dict[tuple[int, tuple[Footprint, ...]], int],
-    planner: _Planner, widen: bool,
+    planner: _Planner, widen: bool, proven: bool = True,
 ) -> tuple[tuple[Placement, ...], tuple[Unplaced, ...]]:
     """Give the chosen options node indexes: whole-node jobs first, then the chosen patterns, in order; then
-    (`widen`) let the jobs of a node with idle GPUs grow onto them (`_widen`)."""
+    (`widen`) let the jobs of a node with idle GPUs grow onto them (`_widen`). `proven`: whether the placed
+    priority is proven the most (the unplaced jobs' reasons say so otherwise)."""
     chosen = {o.job: o for o, value in zip(options, values) if value}
     nodes: dict[int, list[int]] = {}
     for pool_index in range(len(fleet.pools)):
@@ -561,7 +563,7 @@ def _decode(
     placements = tuple(_placement(fleet, placed[job], nodes[job], first_gpu.get(job, 0),
                                   widened_from=chosen[job].plan.gpus if placed[job] is not chosen[job] else None)
                        for job in sorted(placed))
-    return placements, _unplaced(planner, fleet, options, set(chosen))
+    return placements, _unplaced(planner, fleet, options, set(chosen), proven)
 
 
 WIDEN_TIME_LIMIT_S = 1.0
@@ -645,8 +647,12 @@ def _placement(fleet: Fleet, option: Option, nodes: list[int], first_gpu: int,
                      plan=option.plan.model_copy(update={"nodes": len(nodes), "rollout_gpus": option.rollout_gpus}))
 
 
-def _unplaced(planner: _Planner, fleet: Fleet, options: list[Option], placed: set[int]) -> tuple[Unplaced, ...]:
-    """Why each job left out is: no room where it could go, or no plan that fits any pool it may use."""
+def _unplaced(planner: _Planner, fleet: Fleet, options: list[Option], placed: set[int],
+              proven: bool = True) -> tuple[Unplaced, ...]:
+    """Why each job left out is: no room where it could go (as far as the search got, unless `proven`: the
+    placed priority is its bound), or no plan that fits any pool it may use."""
+    unproven = "" if proven else (" as far as the search got: the placement is not proven best within the time "
+                                  "limit (raise --time-limit)")
     pools: dict[int, set[str]] = defaultdict(set)
     host_checked: dict[int, bool] = defaultdict(bool)
     for option in options:
@@ -655,7 +661,7 @@ def _unplaced(planner: _Planner, fleet: Fleet, options: list[Option], placed: se
     return tuple(
         Unplaced(job=job.name, reason=(
             f"no room{' (GPUs or host memory)' if host_checked[index] else ''} left in {', '.join(sorted(pools[index]))} "
-            "after the jobs placed (by priority, then length, then cost)" if pools[index]
+            f"after the jobs placed (by priority, then length, then cost){unproven}" if pools[index]
             else _why_no_option(planner, fleet, index)))
         for index, job in enumerate(fleet.jobs) if index not in placed
     )

@@ -1344,3 +1344,23 @@ def test_widening_questions_out_of_time_leave_the_status_as_placed(tmp_path: Pat
     result = place(fleet_of(instance, tmp_path), CATALOG)
     [placement] = result.placements
     assert (result.status, result.undecided_ways, placement.trainer_gpus) == ("optimal", 0, 6)
+
+
+def test_a_job_left_out_of_an_unproven_placement_says_the_time_limit_may_be_why(tmp_path: Path,
+                                                                                 monkeypatch: pytest.MonkeyPatch):
+    # Out of time before CP-SAT's first placement: the greedy one stands, and a job it left out may have had
+    # room in a better one, which its reason says (with the flag that gives the search more time).
+    from ortools.sat.python import cp_model
+
+    from solver import cluster
+
+    monkeypatch.setattr(cluster._StopOnInterrupt, "solve", lambda self, model, callback: cp_model.UNKNOWN)
+    instance = random_fleet(seed=3, nodes=1, jobs=12, lengths=[8192, 32768])
+    result = place(fleet_of(instance, tmp_path), CATALOG)
+    no_room = [entry.reason for entry in result.unplaced if entry.reason.startswith("no room")]
+    assert (result.status, result.bound) == ("feasible", None) and no_room
+    assert all(reason.endswith("as far as the search got: the placement is not proven best within the time limit "
+                               "(raise --time-limit)") for reason in no_room)
+    # Proven, it says nothing of the sort.
+    monkeypatch.undo()
+    assert all("time limit" not in entry.reason for entry in place(fleet_of(instance, tmp_path), CATALOG).unplaced)
