@@ -205,7 +205,8 @@ def _own_scaling_words(model: Model) -> str:
 def _plan_cautions(plan: Plan, model: Model) -> list[str]:
     """What `solve` cautions about a plan, in words: YaRN past what Qwen validates, a length past the model's
     native context on its own RoPE scaling, thin headroom where an estimate extrapolates."""
-    yarn = [f"YaRN factor {plan.rope_scaling_factor!r}: {YARN_CAUTION}"] if plan.yarn_beyond_validated else []
+    yarn = ([f"YaRN factor {plan.rope_scaling_factor!r} at {plan.max_model_len} tokens: {YARN_CAUTION}"]
+            if plan.yarn_beyond_validated else [])
     own = [_own_scaling_words(model)] if model.beyond_native_on_own_scaling(plan.max_model_len) else []
     return yarn + own + ([caution] if (caution := _estimate_caution(plan)) else [])
 

@@ -1281,7 +1281,7 @@ def test_a_placed_plan_carries_the_cautions_solve_gives_it(cli, tmp_path: Path):
     assert status == 0 and "┃ max_model_len ┃  YaRN ┃" in out and "│        295936 │ 7.225 │" in out
     after_table = out.split("┘\n")[-1]
     cautions = ["caution: " + text.replace("\n", " ").strip() for text in after_table.split("caution: ")[1:]]
-    assert cautions == [("caution: long-32b: YaRN factor 7.225: longer than YaRN is validated for (131072 tokens, a "
+    assert cautions == [("caution: long-32b: YaRN factor 7.225 at 295936 tokens: longer than YaRN is validated for (131072 tokens, a "
                          "factor of 4, in Qwen's model cards: the only validation rft-solver knows of, for any model): "
                          "check the model's quality at this length"),
                         ("caution: long-32b: 0.3 GiB to spare where the estimate extrapolates, and its error there is "
@@ -1298,12 +1298,12 @@ def test_a_placed_plan_carries_the_cautions_solve_gives_it(cli, tmp_path: Path):
                                                                                  "long-a, long-b"]
     assert cautions[0] == ("caution: llama: beyond the native 131072, which Llama-3.1-8B's own llama3 RoPE scaling "
                            "provides: no YaRN written; check the model handles it")
-    assert cautions[2].startswith("caution: long-a, long-b: YaRN factor 7.225: longer than YaRN is validated for")
+    assert cautions[2].startswith("caution: long-a, long-b: YaRN factor 7.225 at 295936 tokens: longer than YaRN is validated for")
     # Past four jobs, the rest are counted.
     path.write_text("pools: [{name: h200, gpu: H200-141GB, nodes: 6, gpus_per_node: 8}]\njobs:\n" + "".join(
         f"  - {{name: j{i}, model: 0.6B, max_model_len: 262144}}\n" for i in range(1, 7)), encoding="utf-8")
     status, out, _ = cli("cluster", str(path))
-    assert status == 0 and "\ncaution: j1, j2, j3, j4 and 2 more jobs: YaRN factor 6.4: " in out
+    assert status == 0 and "\ncaution: j1, j2, j3, j4 and 2 more jobs: YaRN factor 6.4 at 262144 tokens: " in out
     # A plan within what YaRN is validated for, with room to spare, gets neither (nor a YaRN column).
     path.write_text("pools: [{name: h200, gpu: H200-141GB, nodes: 1, gpus_per_node: 8}]\n"
                     "jobs: [{name: short-32b, model: 32B, max_model_len: 32768}]\n", encoding="utf-8")
