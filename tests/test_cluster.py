@@ -581,6 +581,7 @@ def test_cli_cluster_emit_dir_writes_each_jobs_config(cli, tmp_path: Path):
         shares = len(placement["gpu_indexes"]) < 8
         assert (f"#   export CUDA_VISIBLE_DEVICES={','.join(map(str, placement['gpu_indexes']))}\n" in text) == shares
         assert ("CUDA_VISIBLE_DEVICES" in text) == shares
+        assert ("set cluster.ray_address to it" in text) == shares  # and a Ray of its own, not its neighbour's
     assert any(len(p["gpu_indexes"]) < 8 for p in placements.values())
     # A second run in which a job is not placed (no pool holds its length now) leaves its old config, and says so.
     path.write_text(FLEET_FILE.replace("model: 14B, max_model_len: 65536", "model: 14B, max_model_len: 1048576"),
