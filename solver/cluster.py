@@ -641,7 +641,8 @@ def _placement(fleet: Fleet, option: Option, nodes: list[int], first_gpu: int,
                widened_from: int | None = None) -> Placement:
     """A chosen option on its nodes, its GPUs on a shared node starting at `first_gpu` (a whole node: all);
     `widened_from`: the trainer GPUs it was placed with, where it grew onto idle GPUs of its node."""
-    return Placement(job=fleet.jobs[option.job].name, pool=fleet.pools[option.pool].name, nodes=tuple(nodes),
+    job, pool = fleet.jobs[option.job], fleet.pools[option.pool]
+    return Placement(job=job.name, pool=pool.name, model=job.model, gpu=pool.gpu, nodes=tuple(nodes),
                      gpu_indexes=tuple(range(first_gpu, first_gpu + (option.size or fleet.pools[option.pool].gpus_per_node))),
                      trainer_gpus=option.plan.gpus, rollout_gpus=option.rollout_gpus, widened_from=widened_from,
                      plan=option.plan.model_copy(update={"nodes": len(nodes), "rollout_gpus": option.rollout_gpus}))

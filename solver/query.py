@@ -815,6 +815,8 @@ class Placement(Frozen):
 
     job: str
     pool: str
+    model: str = Field(description="the job's model, as the catalogue names it")
+    gpu: str = Field(description="the pool's GPU type, as the catalogue names it")
     nodes: tuple[int, ...]
     gpu_indexes: tuple[int, ...] = Field(description=(
         "the GPUs the job takes on each of its nodes, as CUDA_VISIBLE_DEVICES numbers them: a range of a "

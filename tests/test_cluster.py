@@ -532,8 +532,11 @@ def test_cli_cluster_prints_tables_and_json(cli, tmp_path: Path):
     result = json.loads(out)
     assert set(result) == {"status", "objective", "bound", "placements", "unplaced", "host_rounded",
                            "undecided_ways"}
-    assert set(result["placements"][0]) == {"job", "pool", "nodes", "gpu_indexes", "trainer_gpus", "rollout_gpus",
-                                            "plan", "widened_from"}
+    assert set(result["placements"][0]) == {"job", "pool", "model", "gpu", "nodes", "gpu_indexes", "trainer_gpus",
+                                            "rollout_gpus", "plan", "widened_from"}
+    assert [(p["job"], p["model"], p["gpu"]) for p in result["placements"]] == [
+        ("math-4b", "Qwen3-4B", "A100-80GB"), ("code-8b", "Qwen3-8B", "H20-96GB"), ("chat-14b", "Qwen3-14B", "A100-80GB"),
+        ("tiny", "Qwen3-0.6B", "A100-80GB")]
     instance = yaml.safe_load(FLEET_FILE)
     assert check_placements(CATALOG, instance, result, estimates=True) == [] and result["unplaced"] == []
     # A lone job on a node grows onto its idle GPUs, and says so; --no-widen keeps them idle.
