@@ -44,6 +44,7 @@ from solver.query import (
     check_token_budget,
     make_query,
     rollout_layout,
+    validated_length,
 )
 from solver.solve import answer_for, checked
 from solver.tables import AtLeast, Catalog, Fleet, MemoryModel, Pool, Weights, counted, load_memory_model, load_weights
@@ -187,15 +188,25 @@ def _ways(planner: _Planner, fleet: Fleet, index: int, pool_index: int, counts: 
     job, pool = fleet.jobs[index], fleet.pools[pool_index]
     asked = job.max_model_len
     length = None if isinstance(asked, AtLeast) else asked
+    # An at_least job grows no further than YaRN is validated for (or its model's own scaling reaches), unless asked.
+    ceiling = max(asked.at_least, validated_length(planner.catalog.model(job.model))) if isinstance(asked, AtLeast) \
+        else None
+
+    def best(gpus: int, host_ram_gb: float | None = None, offload: bool | None = None) -> Plan | None:
+        found = planner.best(pool.gpu, job.model, gpus, length, pool.gpus_per_node, estimate, host_ram_gb, offload)
+        if found is not None and ceiling is not None and found.max_model_len > ceiling:
+            found = planner.best(pool.gpu, job.model, gpus, ceiling, pool.gpus_per_node, estimate, host_ram_gb, offload)
+        return found
+
     ways = []
     for gpus in counts:
         room = layout(gpus, job.rollout_gpus, pool.gpus_per_node)
         if room is None or room[1] > pool.nodes:
             continue
-        plan = planner.best(pool.gpu, job.model, gpus, length, pool.gpus_per_node, estimate, pool.host_ram_gb)
+        plan = best(gpus, pool.host_ram_gb)
         plans = [plan]
         if plan is not None and plan.offload and room[0] and pool.host_ram_gb is not None:
-            plans.append(planner.best(pool.gpu, job.model, gpus, length, pool.gpus_per_node, estimate, offload=False))
+            plans.append(best(gpus, offload=False))
         for found in plans:
             if found is None or (isinstance(asked, AtLeast) and found.max_model_len < asked.at_least):
                 continue

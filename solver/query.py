@@ -382,6 +382,15 @@ class Answer(_Timed):
         return self.model_dump(mode="json", exclude=absent)
 
 
+def validated_length(model: Model) -> int:
+    """The longest context `model` is known to handle: its native context, or with YaRN up to what Qwen's model
+    cards validate (`YARN_VALIDATED_FACTOR` times it, at most `YARN_VALIDATED_TOKENS`); a model with a RoPE
+    scaling of its own, its native context."""
+    if model.rope_scaling is not None:
+        return model.native_context
+    return max(model.native_context, min(int(YARN_VALIDATED_FACTOR * model.native_context), YARN_VALIDATED_TOKENS))
+
+
 def token_budget(max_model_len: int, sp: int) -> int:
     """Trinity's default ``max_token_len_per_gpu``: ``ceil(2 * max_model_len / sp)``."""
     return ceil(2 * max_model_len / sp)

@@ -20,7 +20,8 @@ Rules, with g = the pool's gpus_per_node, r = the job's rollout_gpus, n = traine
   with a layout in the pool, n over every count within a node, then whole nodes, up to the pool's GPUs and
   64 (the tables' cells vouch for more GPUs); with `estimates=True` (what `solve cluster` does unless
   `--no-estimate`) and still none, `enumerate_plans(..., estimates=True)` over those counts;
-- length: exactly L for `max_model_len: L`; for `{at_least: A}` any L in {A} + {row lengths > A of the GPU
+- length: exactly L for `max_model_len: L`; for `{at_least: A}` (at most `ceiling`: A, or more up to what the
+  model is known to handle) any L in {A, the ceiling} + {row lengths > A of the GPU
   type's tables (all of them, whatever their GPU count)} for which a plan exists, and with estimates the
   longest length that any plan on exactly n GPUs reaches (and, on a shared node of a pool with
   `host_ram_gb`, the longest that a plan without Offload reaches);
@@ -121,12 +122,24 @@ def _allowed_pools(instance: dict, job: dict) -> list[dict]:
     return list(instance["pools"])
 
 
+def ceiling(catalog: Catalog, job: dict) -> int:
+    """How long an at_least job may grow: the length it asks for at least, or more up to what its model is known
+    to handle: with a RoPE scaling of its own, its native context; else YaRN as Qwen's model cards validate
+    it, a factor of 4 over the native context and 131072 tokens at most (never below the native context)."""
+    wanted, _ = _length_request(job)
+    model = catalog.model(job["model"])
+    known = model.native_context if model.rope_scaling is not None else max(
+        model.native_context, min(4 * model.native_context, 131072))
+    return max(wanted, known)
+
+
 def _candidate_lengths(catalog: Catalog, gpu: str, job: dict) -> list[int]:
     wanted, at_least = _length_request(job)
     if not at_least:
         return [wanted]
     rows = {row.max_model_len for table in catalog.gpu(gpu).tables for row in table.rows}
-    return sorted({wanted} | {length for length in rows if length > wanted})
+    top = ceiling(catalog, job)
+    return sorted({wanted, top} | {length for length in rows if wanted < length <= top})
 
 
 def _trainer_counts(catalog: Catalog, gpu: str, pool: dict, every: bool) -> list[int]:
@@ -223,7 +236,8 @@ def _candidates(catalog: Catalog, job: dict, pool: dict, every: bool, estimates:
             tops = longest[:1]
             if where[0] == ONE and pool.get("host_ram_gb") is not None:  # and the longest without Offload
                 tops += [p for p in longest if not p["offload"]][:1]
-            lengths = sorted(set(lengths) | {p["max_model_len"] for p in tops if p["max_model_len"] > wanted})
+            lengths = sorted(set(lengths) | {min(p["max_model_len"], ceiling(catalog, job)) for p in tops
+                                             if p["max_model_len"] > wanted})
         for length in lengths:
             plans = [plan for plan in _plans(catalog, gpu, model, n, length, pool, estimates, token_budget)
                      if sp_fits_nodes(n, plan["sp"], g)]
@@ -620,8 +634,13 @@ def _wider_ways(catalog: Catalog, job: dict, pool: dict, placed: dict, idle: int
             continue
         plans = [p for p in _plans(catalog, gpu, model, n, None if at_least else wanted, pool, estimated, token_budget)
                  if p["max_model_len"] >= wanted]
-        picks = plans[:1] + ([p for p in plans if not p["offload"]][:1] if pool.get("host_ram_gb") is not None else [])
-        ways += [way(n, plan) for plan in picks]
+        firsts = [plans[:1]] + ([[p for p in plans if not p["offload"]][:1]] if pool.get("host_ram_gb") is not None
+                                else [])
+        for first, without_offload in zip(firsts, (False, True)):
+            if at_least and first and first[0]["max_model_len"] > ceiling(catalog, job):  # the ceiling's cheapest
+                at_top = _plans(catalog, gpu, model, n, ceiling(catalog, job), pool, estimated, token_budget)
+                first = [p for p in at_top if not (without_offload and p["offload"])][:1]
+            ways += [way(n, plan) for plan in first]
     assert all(w["gpus"] <= size0 + idle for w in ways)
     return ways
 
