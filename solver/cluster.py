@@ -709,8 +709,18 @@ def _reasons(planner: _Planner, fleet: Fleet, index: int) -> str:
                            f"trains it ({fewest.gpus} at the fewest) has a layout on its {counted(pool.nodes, 'node')} "
                            f"of {pool.gpus_per_node} GPUs{_host_limited(planner, query, pool, job.rollout_gpus, fewest.gpus)}")
         else:
-            reasons.append(f"{pool.name}: {answer.reason}")
+            reasons.append(f"{pool.name}: {answer.reason}{_estimates_would(planner, query, pool.gpu)}")
     return "; ".join(reasons) or "no pool it may use"
+
+
+def _estimates_would(planner: _Planner, query: Query, gpu: str) -> str:
+    """With estimates off (``--no-estimate``): that the memory model's estimates train the job's model and length
+    within the pool, in words, where they do ("" otherwise)."""
+    if planner.estimate != "never":
+        return ""
+    answer = answer_for(planner.catalog, query.model_copy(update={"estimate": "auto"}), gpu, explained=False)
+    return (f" (the memory model's estimates train it on {counted(answer.best.gpus, 'GPU')}: drop --no-estimate)"
+            if answer.best is not None else "")
 
 
 def _host_limited(planner: _Planner, query: Query, pool: Pool, rollout_gpus: int, fewest: int) -> str:

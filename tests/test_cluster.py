@@ -566,7 +566,9 @@ def test_cli_cluster_no_estimate_plans_from_the_tables_alone(cli, tmp_path: Path
     status, out, err = cli("cluster", str(path), "--no-estimate", "--json")
     result = json.loads(out)
     assert (status, err, result["placements"]) == (1, "", [])
-    assert "beyond what the tables allow for Qwen3-8B on A100-80GB" in result["unplaced"][0]["reason"]
+    reason = result["unplaced"][0]["reason"]
+    assert "beyond what the tables allow for Qwen3-8B on A100-80GB" in reason
+    assert reason.endswith("(the memory model's estimates train it on 8 GPUs: drop --no-estimate)")
     status, out, _ = cli("cluster", str(path), "--no-estimate")
     pool_lines = out.split("unplaced jobs")[0].splitlines()
     assert pool_lines == ["status: optimal; placed priority (of 1): 0, proven bound 0",
