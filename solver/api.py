@@ -220,6 +220,10 @@ def estimate_memory(
     if budget < least_token_budget(max_model_len, sp):
         raise QueryError(f"--token-budget {budget} holds no sequence of {max_model_len} tokens with SP={sp}: it must "
                          f"be at least ceil({max_model_len} / {sp}) = {least_token_budget(max_model_len, sp)}")
+    if max_token_len_per_gpu is None and budget > MAX_TOKENS:  # the default of a length past half the cap, SP 1
+        raise QueryError(f"--len {max_model_len} with --sp {sp} makes Trinity's default token budget, ceil(2 x "
+                         f"{max_model_len} / {sp}) = {budget}, more than {MAX_TOKENS} tokens per GPU: raise --sp, or "
+                         "give --token-budget")
     check_counts(("--token-budget", budget, MAX_TOKENS))
     gpu_type, setting = catalog.gpu(gpu), Setting(env=env, offload=offload, sp=sp)
     result = breakdown(resolved, gpu_type.memory_gib, gpus, setting, max_model_len, memory.coefficients, margin,
