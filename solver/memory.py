@@ -75,6 +75,9 @@ class Terms(Frozen):
         """(term, GiB) in the order of `TERMS`."""
         return tuple((term, self[term]) for term in TERMS)
 
+    def __contains__(self, term: object) -> bool:
+        return term in TERMS
+
 
 TERMS = tuple(Terms.model_fields)
 """The memory terms, in the order of a breakdown."""

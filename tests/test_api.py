@@ -247,6 +247,7 @@ def test_a_memory_estimate_is_frozen_to_its_terms():
     assert estimate.total_gib == pytest.approx(sum(gib for _, gib in estimate.terms.items()))
     with pytest.raises(KeyError):
         estimate.terms["model_dump"]  # a term, not any attribute
+    assert "logits" in estimate.terms and "model_dump" not in estimate.terms
 
 
 def test_type_checkers_see_every_exported_name():
