@@ -581,7 +581,7 @@ WIDEN_TIME_LIMIT_S = 1.0
 """The limit of each of `_widen`'s solves (a few milliseconds each, in practice)."""
 
 
-def widening_counts(catalog: Catalog, pool: Pool) -> set[int]:
+def _widening_counts(catalog: Catalog, pool: Pool) -> set[int]:
     """The trainer GPU counts a job may grow to on a node of `pool`: the counts the tables of its GPU type measured,
     and powers of two. verl splits each batch evenly over a trainer's data-parallel ranks (its GPUs over SP), so
     a count the user never chose, such as 7, would break the batch sizes they run with; these are the usual ones."""
@@ -593,7 +593,7 @@ def _widen(planner: _Planner, fleet: Fleet, chosen: dict[int, Option], nodes: di
            ) -> dict[int, Option]:
     """The jobs that grow onto idle GPUs of the node they share, and their new ways (job -> option).
 
-    A job on a node with idle GPUs may take more trainer GPUs there (`widening_counts`), where the planner has a
+    A job on a node with idle GPUs may take more trainer GPUs there (`_widening_counts`), where the planner has a
     plan for that many on the same evidence (the tables' alone, unless its plan is already an estimate) with a layout on
     the node. CP-SAT picks each such job's way, its own or a wider one, so that the node's GPUs and host
     memory hold them: the most length gained by ``at_least`` jobs, then the least step-time cost, then
@@ -611,11 +611,11 @@ def _widen(planner: _Planner, fleet: Fleet, chosen: dict[int, Option], nodes: di
         if not idle:
             continue
         capacity = host_capacity_mib(pool)
-        even_counts = widening_counts(planner.catalog, pool)
+        grow_to = _widening_counts(planner.catalog, pool)
         on_node: list[tuple[Option, cp_model.IntVar]] = []
         for option in here:
             evidence = planner.estimate if option.plan.evidence == "estimated" else "never"
-            wider = [n for n in range(option.plan.gpus + 1, option.plan.gpus + idle + 1) if n in even_counts]
+            wider = [n for n in range(option.plan.gpus + 1, option.plan.gpus + idle + 1) if n in grow_to]
             candidates = [option, *_ways(planner, fleet, option.job, pool_index, wider, evidence)]
             literals = [model.new_bool_var(f"pool{pool_index}_node{node}_{option_name(fleet, o)}") for o in candidates]
             model.add_exactly_one(literals)
@@ -654,7 +654,7 @@ def _placement(fleet: Fleet, option: Option, nodes: list[int], first_gpu: int,
     `widened_from`: the trainer GPUs it was placed with, where it grew onto idle GPUs of its node."""
     job, pool = fleet.jobs[option.job], fleet.pools[option.pool]
     return Placement(job=job.name, pool=pool.name, model=job.model, gpu=pool.gpu, nodes=tuple(nodes),
-                     gpu_indexes=tuple(range(first_gpu, first_gpu + (option.size or fleet.pools[option.pool].gpus_per_node))),
+                     gpu_indexes=tuple(range(first_gpu, first_gpu + (option.size or pool.gpus_per_node))),
                      trainer_gpus=option.plan.gpus, rollout_gpus=option.rollout_gpus, widened_from=widened_from,
                      plan=option.plan.model_copy(update={"nodes": len(nodes), "rollout_gpus": option.rollout_gpus}))
 
