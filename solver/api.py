@@ -102,9 +102,9 @@ def plan(
     ``objective``: ``"cheapest"`` (needs `max_model_len`), ``"max_len"`` (needs `budget_gpus`) or
     ``"min_gpus"`` (needs `max_model_len`). ``token_budget="auto"`` lets an estimated plan whose
     Trinity-default ``max_token_len_per_gpu`` does not fit take a lower one (the plan's
-    ``max_token_len_per_gpu`` says which). `seed` is CP-SAT's (as `make_query`'s). Raises `solver.tables.QueryError` for a request that makes no
-    sense (unknown names, missing numbers, pins no rule allows, a value of the wrong type), with one line
-    saying why.
+    ``max_token_len_per_gpu`` says which). `seed` is CP-SAT's (as `make_query`'s). Raises
+    `solver.tables.QueryError` for a request that makes no sense (unknown names, missing numbers, pins no rule
+    allows, a value of the wrong type), with one line saying why.
     """
     check_types(("explain", explain, bool), ("catalog", catalog, Catalog | None))
     catalog = catalog if catalog is not None else load_catalog()
