@@ -819,7 +819,7 @@ def run_map(args: argparse.Namespace) -> int:
     needed = max(unbounded.measure(view.renderables[1]).maximum for view in views)  # the table, not title or legend
     if not screen.is_terminal:
         screen = _console(max(needed, screen.width))
-    elif needed > screen.width:
+    elif needed > screen.width and not args.json:
         print(f"solve map: note: the maps need {needed} columns and the terminal has {screen.width}: widen it, "
               "pipe the output (| less -S), or save it with --svg FILE", file=sys.stderr)
     if args.svg:  # written first: a file that cannot be written is bad input, with nothing printed

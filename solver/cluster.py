@@ -709,18 +709,22 @@ def _reasons(planner: _Planner, fleet: Fleet, index: int) -> str:
                            f"trains it ({fewest.gpus} at the fewest) has a layout on its {counted(pool.nodes, 'node')} "
                            f"of {pool.gpus_per_node} GPUs{_host_limited(planner, query, pool, job.rollout_gpus, fewest.gpus)}")
         else:
-            reasons.append(f"{pool.name}: {answer.reason}{_estimates_would(planner, query, pool.gpu)}")
+            reasons.append(f"{pool.name}: {answer.reason}{_estimates_would(planner, query, pool, job.rollout_gpus)}")
     return "; ".join(reasons) or "no pool it may use"
 
 
-def _estimates_would(planner: _Planner, query: Query, gpu: str) -> str:
+def _estimates_would(planner: _Planner, query: Query, pool: Pool, rollout_gpus: int) -> str:
     """With estimates off (``--no-estimate``): that the memory model's estimates train the job's model and length
-    within the pool, in words, where they do ("" otherwise)."""
+    on the fewest GPUs of the pool that leave its `rollout_gpus` a layout there, in words, where they do (""
+    otherwise)."""
     if planner.estimate != "never":
         return ""
-    answer = answer_for(planner.catalog, query.model_copy(update={"estimate": "auto"}), gpu, explained=False)
-    return (f" (the memory model's estimates train it on {counted(answer.best.gpus, 'GPU')}: drop --no-estimate)"
-            if answer.best is not None else "")
+    best = answer_for(planner.catalog, query.model_copy(update={"estimate": "auto", "rollout_gpus": rollout_gpus}),
+                      pool.gpu, explained=False).best
+    room = None if best is None else layout(best.gpus, rollout_gpus, pool.gpus_per_node)
+    if best is None or room is None or room[1] > pool.nodes:
+        return ""
+    return f" (the memory model's estimates train it on {counted(best.gpus, 'GPU')}: drop --no-estimate)"
 
 
 def _host_limited(planner: _Planner, query: Query, pool: Pool, rollout_gpus: int, fewest: int) -> str:

@@ -36,6 +36,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import CommentMark, YAMLError
 from ruamel.yaml.events import AliasEvent
+from ruamel.yaml.scalarbool import ScalarBoolean
 from ruamel.yaml.tokens import CommentToken
 
 from solver.query import (
@@ -467,7 +468,7 @@ def _resolve_one(expression: str, where: str, environ: Mapping[str, str]) -> Any
         if var in environ:
             return environ[var]
         if comma:  # OmegaConf's: text, but an unquoted null is None (the key counts as unset)
-            return None if default.strip() == "null" else _unquote(default)
+            return None if default.strip().lower() == "null" else _unquote(default)
         raise ConfigError(f"{where}: environment variable {var} is not set and {expression!r} has no default")
     if colon and resolver == "oc.decode":
         inner = _interpolate(args.strip(), where, environ)
@@ -1078,13 +1079,20 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
     return ("\ufeff" + patched.lstrip("\ufeff")) if text.startswith("\ufeff") else patched
 
 
+def _scalar_kind(value: Any) -> type:
+    """A value's kind as YAML writes it: bool (ruamel's anchored booleans too, which are ints), int, float, str,
+    else its type."""
+    if isinstance(value, (bool, ScalarBoolean)):
+        return bool
+    return next((kind for kind in (int, float, str) if isinstance(value, kind)), type(value))
+
+
 def _writes(key: _Key, current: Any, environ: Mapping[str, str] | None) -> bool:
     """Whether `patch_trinity_config` writes `key` where the config has `current` there (None: nothing): not a
     choice of the user's it keeps (`_Key.default_only`), nor a key it only sets where present
     (`_Key.existing_only`), nor the plan's value already (of its type: written again, an anchored value would
     move its anchor to an alias), nor an interpolation that gives it (`_given`)."""
-    already = (isinstance(current, type(key.value)) and isinstance(current, bool) == isinstance(key.value, bool)
-               and current == key.value)
+    already = _scalar_kind(current) is _scalar_kind(key.value) and current == key.value
     return (not (key.default_only and current is not None) and not (key.existing_only and current is None)
             and not already and _given(current, key.path, key.value, environ or {}) is None)
 
@@ -1305,11 +1313,13 @@ def check_trinity_config(
                             "which the tables measured and the plan sets, and fills micro-batches by sequence count: "
                             "set it to true" + (f" ({scope})" if scope else ""))
 
-    refused = [f"trainer.{flag}" for flag in OFFLOAD_FLAGS if _dig(mapping, ("trainer", flag)) is not None]
+    trainer = mapping.get("trainer")
+    refused = [f"trainer.{flag}" for flag in OFFLOAD_FLAGS if isinstance(trainer, Mapping) and flag in trainer]
     if version == "0.5" and refused:
-        problems.append(f"{', '.join(refused)}: Trinity 0.6's keys, which Trinity 0.5 refuses (its TrainerConfig has "
-                        "none of them), so the config does not load: remove them and set the roles' fsdp_config "
-                        "flags (--write does; the verdict reads the roles', as 0.5 would)")
+        keys = "keys" if len(refused) > 1 else "a key"
+        problems.append(f"{', '.join(refused)}: {keys} of Trinity 0.6's trainer, which Trinity 0.5 refuses (its "
+                        "TrainerConfig has no such key), so the config does not load: remove them and set the roles' "
+                        "fsdp_config flags (--write does; the verdict reads the roles', as 0.5 would)")
     given = value(("trainer", "trainer_strategy"))
     strategy = trainer_strategy(given, mapping, version)
     got = brief(given) if given else "none (Trinity before 0.6 takes fsdp)"

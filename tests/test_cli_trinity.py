@@ -1743,9 +1743,9 @@ def test_a_config_for_trinity_05_with_06s_trainer_flags_is_told_and_written_for_
     flags = ["--from-config", str(config), "--gpu", "h20"]
     [answer] = json.loads(cli(*flags, "--trinity-version", "0.5", "--json")[1])
     assert (answer["current"]["offload"], answer["current"]["config_problems"]) == (False, [(
-        "trainer.param_offload, trainer.optimizer_offload, trainer.offload_policy: Trinity 0.6's keys, which Trinity "
-        "0.5 refuses (its TrainerConfig has none of them), so the config does not load: remove them and set the roles' "
-        "fsdp_config flags (--write does; the verdict reads the roles', as 0.5 would)")])
+        "trainer.param_offload, trainer.optimizer_offload, trainer.offload_policy: keys of Trinity 0.6's trainer, "
+        "which Trinity 0.5 refuses (its TrainerConfig has no such key), so the config does not load: remove them and "
+        "set the roles' fsdp_config flags (--write does; the verdict reads the roles', as 0.5 would)")])
     [answer] = json.loads(cli(*flags, "--trinity-version", "0.6", "--json")[1])
     assert (answer["current"]["offload"], answer["current"]["config_problems"]) == (True, [])
     status, out, _ = cli(*flags, "--trinity-version", "0.5", "--write", str(patched))
@@ -1755,3 +1755,10 @@ def test_a_config_for_trinity_05_with_06s_trainer_flags_is_told_and_written_for_
     assert "trainer.{param_offload" not in out
     status, out, _ = cli(*flags, "--trinity-version", "0.6")
     assert "# Trinity 0.6 also takes these:\n               trainer.{param_offload, optimizer_offload" in out
+    # A key of 0.6's left empty is refused by 0.5 all the same.
+    config.write_text("model: {model_path: /models/Qwen3-14B, max_model_len: 40960}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+                      "explorer: {rollout_model: {engine_num: 1, tensor_parallel_size: 4}}\ntrainer:\n  param_offload:\n",
+                      encoding="utf-8")
+    [answer] = json.loads(cli(*flags, "--trinity-version", "0.5", "--json")[1])
+    assert answer["current"]["config_problems"][0].startswith("trainer.param_offload: a key of Trinity 0.6's trainer, "
+                                                              "which Trinity 0.5 refuses")

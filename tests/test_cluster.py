@@ -569,6 +569,13 @@ def test_cli_cluster_no_estimate_plans_from_the_tables_alone(cli, tmp_path: Path
     reason = result["unplaced"][0]["reason"]
     assert "beyond what the tables allow for Qwen3-8B on A100-80GB" in reason
     assert reason.endswith("(the memory model's estimates train it on 8 GPUs: drop --no-estimate)")
+    # Not where the estimates' fewest GPUs leave the job's rollout no layout either (8 + 4 on one node of 8).
+    path.write_text("pools: [{name: a100, gpu: a100, nodes: 1, gpus_per_node: 8}]\n"
+                    "jobs: [{name: long-8b, model: 8B, max_model_len: 150000, rollout_gpus: 4}]\n", encoding="utf-8")
+    [unplaced] = json.loads(cli("cluster", str(path), "--no-estimate", "--json")[1])["unplaced"]
+    assert "beyond what the tables allow" in unplaced["reason"] and "drop --no-estimate" not in unplaced["reason"]
+    path.write_text("pools: [{name: a100, gpu: a100, nodes: 1, gpus_per_node: 8}]\n"
+                    "jobs: [{name: long-8b, model: 8B, max_model_len: 131072}]\n", encoding="utf-8")
     status, out, _ = cli("cluster", str(path), "--no-estimate")
     pool_lines = out.split("unplaced jobs")[0].splitlines()
     assert pool_lines == ["status: optimal; placed priority (of 1): 0, proven bound 0",

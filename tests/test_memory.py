@@ -382,9 +382,9 @@ def test_cli_memory_breakdown_and_exit_codes(cli):
     assert (status, out, err) == (2, "", "solve memory: error: --len must be at most 16777216, got 1073741824\n")
     # A length within the cap whose default token budget (2 x L / SP) is past it: the flags that set it are named.
     status, out, err = cli("memory", "--model", "0.6B", "--gpu", "a100", "--gpus", "1", "--len", "9000000")
-    assert (status, out, err) == (2, "", "solve memory: error: --len 9000000 with --sp 1 makes Trinity's default token "
-                                         "budget, ceil(2 x 9000000 / 1) = 18000000, more than 16777216 tokens per GPU: "
-                                         "raise --sp, or give --token-budget\n")
+    assert (status, out, err) == (2, "", ("solve memory: error: --len 9000000 with --sp 1 makes Trinity's default "
+                                          "token budget, ceil(2 x 9000000 / 1) = 18000000, more than 16777216 tokens "
+                                          "per GPU: raise --sp, or give --token-budget\n"))
     status, _, err = cli("memory", "--model-config", str(FIXTURE), "--gpu", "h100", "--gpus", "8", "--len", "65536",
                          "--sp", "2")
     assert status in (0, 1) and err == ""

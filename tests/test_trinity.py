@@ -312,6 +312,7 @@ def test_reads_the_user_config_with_the_variables_set() -> None:
           "  max_response_tokens: 14336\n"), {}, {"max_model_len": 16384}),
         ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${oc.env:L, null }\n", {"L": "32768"},
          {"max_model_len": 32768}),
+        ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${oc.env:L,NULL}\n", {}, {"max_model_len": None}),
         (
             "model: {model_path: m/Qwen3-4B}\ncluster: {gpu_per_node: 8}\nmode: train\n",
             {},
@@ -630,9 +631,12 @@ def test_patch_keeps_only_interpolations_that_trinity_reads_as_the_plans_values(
 def test_an_anchored_value_the_plan_keeps_stays_anchored_where_it_was() -> None:
     # The plan's length is the config's: the key is left as it is, so its anchor does not move to the alias.
     text = ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: &len 102400\n"
-            "explorer:\n  rollout_model:\n    max_model_len: *len\n")
+            "explorer:\n  rollout_model:\n    max_model_len: *len\n"
+            "trainer:\n  trainer_config:\n    actor_rollout_ref:\n      actor:\n        fsdp_config:\n"
+            "          offload_policy: &on true\n      ref:\n        fsdp_config:\n          offload_policy: *on\n")
     after = patch_trinity_config(text, long_plan(), catalog().model("4B"))
     assert "  max_model_len: &len 102400\n" in after and "    max_model_len: *len\n" in after
+    assert "          offload_policy: &on true\n" in after and "          offload_policy: *on\n" in after  # a boolean too
 
 
 @pytest.mark.parametrize("make", [vanilla_plan, sp2_plan, long_plan])
