@@ -885,8 +885,11 @@ class Catalog(Frozen):
         return [found for found in contradictions_on(merged) if found not in before]
 
     def for_fleet(self, fleet: Fleet) -> Catalog:
-        """This catalogue with the models and GPU types `fleet` describes (`Fleet.models`, `Fleet.gpu_types`)."""
-        return self.with_models(fleet.models).with_gpu_types(fleet.gpu_types)
+        """This catalogue with the models and GPU types `fleet` describes (`Fleet.models`, `Fleet.gpu_types`, and
+        those its pools give by their memory, `pools_gpu_types`: a `Fleet` built in code need not list them);
+        `QueryError` for a pool that gives the memory of a catalogue GPU type."""
+        with_gpus = self.with_models(fleet.models).with_gpu_types(fleet.gpu_types)
+        return with_gpus.with_gpu_types(pools_gpu_types(fleet.pools, with_gpus))
 
     def with_models(self, models: Iterable[Model]) -> Catalog:
         """This catalogue with each of `models` added by `with_model`, in order."""
@@ -1305,6 +1308,29 @@ def load_catalog(directory: Path | str | None = None) -> Catalog:
     return Catalog(models=models, gpu_types=gpu_types)
 
 
+def pools_gpu_types(pools: Iterable[Pool], catalog: Catalog) -> tuple[GpuType, ...]:
+    """The GPU types `pools` describe by their memory (``gpu_memory_gb``/``gpu_memory_mib``), one per name;
+    `QueryError` for a pool that gives the memory of a catalogue GPU type, or one name two memories."""
+    described: dict[str, GpuType] = {}
+    for pool in pools:
+        gpu_type = pool.gpu_type
+        if gpu_type is None:
+            continue
+        try:
+            known = catalog.gpu(pool.gpu)
+        except QueryError:
+            known = None
+        if known is not None and known != gpu_type:  # (a catalogue that has it already: the fleet's own, for_fleet)
+            raise QueryError(f"pool {pool.name}: gpu {pool.gpu} is the catalogue's {known.name} ({known.memory_gib:.1f} "
+                             "GiB), whose memory is known: drop gpu_memory_gb and gpu_memory_mib, or give your GPU type "
+                             "a name of its own")
+        earlier = described.setdefault(_normalise(pool.gpu), gpu_type)
+        if earlier.memory_gib != gpu_type.memory_gib:
+            raise QueryError(f"pool {pool.name}: gpu {pool.gpu} has {gpu_type.memory_gib:g} GiB here and "
+                             f"{earlier.memory_gib:g} GiB in another pool: give one GPU type one memory")
+    return tuple(described.values())
+
+
 def load_fleet(path: Path | str, catalog: Catalog) -> Fleet:
     """Load and check a cluster file; GPU and model names come back canonical (``a100`` -> ``A100-80GB``).
 
@@ -1313,25 +1339,11 @@ def load_fleet(path: Path | str, catalog: Catalog) -> Fleet:
     check_types(("path", path, Path | str), ("catalog", catalog, Catalog))
     path = Path(path)
     fleet = _validate(_FleetFile, path)
-    described: dict[str, GpuType] = {}  # the GPU types pools give by their memory, by name
-    for pool in fleet.pools:
-        gpu_type = pool.gpu_type
-        if gpu_type is None:
-            continue
-        try:
-            known = catalog.gpu(pool.gpu)
-        except QueryError:
-            known = None
-        if known is None or known == gpu_type:  # a catalogue that has it already: this fleet's own (for_fleet)
-            earlier = described.setdefault(_normalise(pool.gpu), gpu_type)
-            if earlier.memory_gib != gpu_type.memory_gib:
-                raise TableError(f"{path}: pool {pool.name}: gpu {pool.gpu} has {gpu_type.memory_gib:g} GiB here and "
-                                 f"{earlier.memory_gib:g} GiB in another pool: give one GPU type one memory") from None
-            continue
-        raise TableError(f"{path}: pool {pool.name}: gpu {pool.gpu} is the catalogue's {known.name} "
-                         f"({known.memory_gib:.1f} GiB), whose memory is known: drop gpu_memory_gb and gpu_memory_mib, "
-                         "or give your GPU type a name of its own")
-    with_gpus = catalog.with_gpu_types(described.values())
+    try:
+        described = pools_gpu_types(fleet.pools, catalog)
+    except QueryError as error:
+        raise TableError(f"{path}: {error}") from None
+    with_gpus = catalog.with_gpu_types(described)
     pools = tuple(pool.model_copy(update={"gpu": _resolved(path, "pool", pool.name, "gpu", with_gpus.gpu, pool.gpu,
                                                            OWN_GPU_HINT.format("gpu_memory_gb"))})
                   for pool in fleet.pools)
@@ -1342,7 +1354,7 @@ def load_fleet(path: Path | str, catalog: Catalog) -> Fleet:
                  for job in fleet.jobs)
     _check_one_context_per_model(path, fleet.jobs, jobs, configured, catalog)
     return Fleet(pools=pools, jobs=jobs, models=tuple({model.name: model for model in configured.values()}.values()),
-                 gpu_types=tuple(described.values()),
+                 gpu_types=described,
                  model_config_files=tuple(dict.fromkeys(model_config_file(path.parent / name) for name in configured)))
 
 

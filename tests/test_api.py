@@ -328,3 +328,17 @@ def test_plan_works_in_a_forked_child_of_a_process_that_planned_already():
     solver.plan("4B", max_model_len=8192)  # the parent's threads exist now
     with multiprocessing.get_context("fork").Pool(2) as pool:
         assert pool.map_async(_best_gpus, [4, 8]).get(timeout=60) == [[4, 4], [8, 8]]
+
+
+def test_a_fleet_built_in_code_describes_its_gpu_types_as_a_cluster_file_does():
+    # A pool's memory names a GPU type of one's own, and may not restate a catalogue GPU type's.
+    jobs = [{"name": "j", "model": "8B", "max_model_len": 32768}]
+    own = solver.Fleet(pools=[{"name": "p", "gpu": "RTX", "nodes": 1, "gpus_per_node": 8, "gpu_memory_gb": 48}],
+                       jobs=jobs)
+    [placement] = solver.place(own).placements
+    assert (placement.gpu, placement.plan.evidence) == ("RTX", "estimated")
+    known = solver.Fleet(pools=[{"name": "p", "gpu": "a100", "nodes": 1, "gpus_per_node": 8, "gpu_memory_gb": 24}],
+                         jobs=jobs)
+    with pytest.raises(solver.QueryError, match=r"^pool p: gpu a100 is the catalogue's A100-80GB \(80.0 GiB\), whose "
+                                                r"memory is known"):
+        solver.place(known)
