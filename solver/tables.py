@@ -9,6 +9,7 @@ from __future__ import annotations
 import copy
 import importlib.util
 import json
+import numbers
 import os
 import re
 import reprlib
@@ -1518,8 +1519,15 @@ def check_types(*values: tuple[str, object, Any]) -> None:
 
 
 def _shown(value: object) -> str:
-    """A value as a message shows it: a builtin one itself (``'32k'``), any other by its type (``a Catalog``)."""
-    return brief(value) if type(value).__module__ == "builtins" else f"a {type(value).__name__}"
+    """A value as a message shows it: a builtin one itself (``'32k'``), any other by its type (``a Catalog``; a
+    numpy scalar with how to pass it: ``a numpy int64 (pass int(...))``)."""
+    kind = type(value)
+    if kind.__module__ == "builtins":
+        return brief(value)
+    if kind.__module__ == "numpy" and (kind.__name__.startswith("bool") or isinstance(value, numbers.Real)):
+        builtin = "bool" if kind.__name__.startswith("bool") else "int" if isinstance(value, numbers.Integral) else "float"
+        return f"a numpy {kind.__name__.rstrip('_')} (pass {builtin}(...))"  # bool_ before numpy 2
+    return f"a {kind.__name__}"
 
 
 def _is_kind(value: object, kind: type) -> bool:

@@ -10,6 +10,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy
 import pytest
 
 import solver
@@ -122,6 +123,11 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
         (lambda: solver.place(FLEET, time_limit_s=0), "time_limit_s must be above 0 seconds and at most 1000000000, got 0"),
         (lambda: solver.place(FLEET, progress=5), "progress must be a function or None, got 5"),
         (lambda: solver.place(FLEET, widen="no"), "widen must be True or False, got 'no'"),
+        # numpy's scalars (a notebook's arange or DataFrame) are named, with how to pass them
+        (lambda: solver.plan("4B", max_model_len=8192, budget_gpus=numpy.int64(4)),
+         "budget_gpus must be a whole number or None, got a numpy int64 (pass int(...))"),
+        (lambda: solver.plan("4B", max_model_len=8192, env=numpy.True_),
+         "env must be True, False or None, got a numpy bool (pass bool(...))"),
         # reading a Trinity config
         (lambda: read_trinity_config("model: {model_path: q/Qwen3-4B}", "t.yaml", None),
          "environ must be a Mapping, got None"),
