@@ -1321,7 +1321,9 @@ def pools_gpu_types(pools: Iterable[Pool], catalog: Catalog) -> tuple[GpuType, .
             known = catalog.gpu(pool.gpu)
         except QueryError:
             known = None
-        if known is not None and known != gpu_type:  # (a catalogue that has it already: the fleet's own, for_fleet)
+        if known is not None and known.source == gpu_type.source:  # a fleet's own, added already (for_fleet)
+            described.setdefault(_normalise(pool.gpu), known)
+        elif known is not None:
             raise QueryError(f"pool {pool.name}: gpu {pool.gpu} is the catalogue's {known.name} ({known.memory_gib:.1f} "
                              "GiB), whose memory is known: drop gpu_memory_gb and gpu_memory_mib, or give your GPU type "
                              "a name of its own")
@@ -1515,19 +1517,22 @@ def check_types(*values: tuple[str, object, Any]) -> None:
         if not any(_is_kind(value, one) for one in kinds):
             words = [word for one in kinds for word in _KIND_WORDS.get(one, (f"a {one.__name__}",))]
             accepted = f"{', '.join(words[:-1])} or {words[-1]}" if len(words) > 1 else words[0]
-            raise QueryError(f"{name} must be {accepted}, got {_shown(value)}")
+            raise QueryError(f"{name} must be {accepted}, got {_shown(value, kinds)}")
 
 
-def _shown(value: object) -> str:
+def _shown(value: object, accepted: tuple[Any, ...] = ()) -> str:
     """A value as a message shows it: a builtin one itself (``'32k'``), any other by its type (``a Catalog``; a
-    numpy scalar with how to pass it: ``a numpy int64 (pass int(...))``)."""
+    numpy scalar with how to pass it where its builtin kind is one of `accepted`: ``a numpy int64 (pass
+    int(...))``)."""
     kind = type(value)
     if kind.__module__ == "builtins":
         return brief(value)
-    if kind.__module__ == "numpy" and (kind.__name__.startswith("bool") or isinstance(value, numbers.Real)):
-        builtin = "bool" if kind.__name__.startswith("bool") else "int" if isinstance(value, numbers.Integral) else "float"
-        return f"a numpy {kind.__name__.rstrip('_')} (pass {builtin}(...))"  # bool_ before numpy 2
-    return f"a {kind.__name__}"
+    if kind.__module__ != "numpy":
+        return f"a {kind.__name__}"
+    shown = f"a numpy {kind.__name__.rstrip('_')}"  # bool_ before numpy 2
+    builtin = (bool if kind.__name__.startswith("bool") else int if isinstance(value, numbers.Integral)
+               else float if isinstance(value, numbers.Real) else None)
+    return f"{shown} (pass {builtin.__name__}(...))" if builtin is not None and builtin in accepted else shown
 
 
 def _is_kind(value: object, kind: type) -> bool:

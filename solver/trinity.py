@@ -450,7 +450,8 @@ def _interpolate(value: str, where: str, environ: Mapping[str, str]) -> Any:
     parts = [p for p in parts if p != ""]
     if len(parts) == 1:
         return parts[0]
-    return "".join(_scalar(p) if not isinstance(p, str) else p for p in parts)
+    # Joined into text, a value is written as OmegaConf writes it (a null default as "None").
+    return "".join(p if isinstance(p, str) else "None" if p is None else _scalar(p) for p in parts)
 
 
 def _resolve_one(expression: str, where: str, environ: Mapping[str, str]) -> Any:
@@ -1318,8 +1319,8 @@ def check_trinity_config(
     if version == "0.5" and refused:
         keys = "keys" if len(refused) > 1 else "a key"
         problems.append(f"{', '.join(refused)}: {keys} of Trinity 0.6's trainer, which Trinity 0.5 refuses (its "
-                        "TrainerConfig has no such key), so the config does not load: remove them and set the roles' "
-                        "fsdp_config flags (--write does; the verdict reads the roles', as 0.5 would)")
+                        f"TrainerConfig has no such key), so the config does not load: remove {'them' if len(refused) > 1 else 'it'} "
+                        "and set the roles' fsdp_config flags (--write does; the verdict reads the roles', as 0.5 would)")
     given = value(("trainer", "trainer_strategy"))
     strategy = trainer_strategy(given, mapping, version)
     got = brief(given) if given else "none (Trinity before 0.6 takes fsdp)"

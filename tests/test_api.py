@@ -128,6 +128,8 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
          "budget_gpus must be a whole number or None, got a numpy int64 (pass int(...))"),
         (lambda: solver.plan("4B", max_model_len=8192, env=numpy.True_),
          "env must be True, False or None, got a numpy bool (pass bool(...))"),
+        (lambda: solver.plan("4B", max_model_len=8192, budget_gpus=numpy.float64(4)),  # a float would not do either
+         "budget_gpus must be a whole number or None, got a numpy float64"),
         # reading a Trinity config
         (lambda: read_trinity_config("model: {model_path: q/Qwen3-4B}", "t.yaml", None),
          "environ must be a Mapping, got None"),

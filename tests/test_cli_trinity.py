@@ -1762,3 +1762,4 @@ def test_a_config_for_trinity_05_with_06s_trainer_flags_is_told_and_written_for_
     [answer] = json.loads(cli(*flags, "--trinity-version", "0.5", "--json")[1])
     assert answer["current"]["config_problems"][0].startswith("trainer.param_offload: a key of Trinity 0.6's trainer, "
                                                               "which Trinity 0.5 refuses")
+    assert "so the config does not load: remove it and set" in answer["current"]["config_problems"][0]

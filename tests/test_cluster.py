@@ -1382,3 +1382,17 @@ def test_a_job_left_out_of_an_unproven_placement_says_the_time_limit_may_be_why(
     # Proven, it says nothing of the sort.
     monkeypatch.undo()
     assert all("time limit" not in entry.reason for entry in place(fleet_of(instance, tmp_path), CATALOG).unplaced)
+
+
+def test_one_gpu_type_of_ones_own_may_be_given_in_gb_by_one_pool_and_in_mib_by_another(cli, tmp_path: Path):
+    # 48 GB as sold and nvidia-smi's 49152 MiB are one GPU type's memory: both pools place; 40960 MiB is another's.
+    path = tmp_path / "fleet.yaml"
+    text = ("pools:\n  - {name: p1, gpu: rtx, nodes: 1, gpus_per_node: 8, gpu_memory_gb: 48}\n"
+            "  - {name: p2, gpu: RTX, nodes: 1, gpus_per_node: 8, gpu_memory_mib: 49152}\n"
+            "jobs:\n  - {name: j, model: 4B, max_model_len: 8192}\n")
+    path.write_text(text, encoding="utf-8")
+    status, out, err = cli("cluster", str(path), "--json")
+    assert (status, err) == (0, "") and json.loads(out)["status"] == "optimal"
+    path.write_text(text.replace("49152", "40960"), encoding="utf-8")
+    assert cli("cluster", str(path)) == (2, "", (f"solve cluster: error: {path}: pool p2: gpu RTX has 40 GiB here and "
+                                                 "48 GiB in another pool: give one GPU type one memory\n"))

@@ -313,6 +313,7 @@ def test_reads_the_user_config_with_the_variables_set() -> None:
         ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${oc.env:L, null }\n", {"L": "32768"},
          {"max_model_len": 32768}),
         ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${oc.env:L,NULL}\n", {}, {"max_model_len": None}),
+        ("model:\n  model_path: /m/${oc.env:S,NULL}/Qwen3-4B\n", {}, {"model": "Qwen3-4B"}),  # joined: "None"
         (
             "model: {model_path: m/Qwen3-4B}\ncluster: {gpu_per_node: 8}\nmode: train\n",
             {},
