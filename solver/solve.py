@@ -490,7 +490,7 @@ def _why_no_plan(catalog: Catalog, data: PlanningData, query: Query, nearby: _Ne
             best = longest.plans[0]
             if query.objective == "min_gpus":  # the fewest GPUs at that length (the longest's are the cheapest)
                 best = optional_best(catalog, query.model_copy(update={"max_model_len": best.max_model_len,
-                                                                        "top": 1}), data.gpu) or best
+                                                                       "top": 1}), data.gpu) or best
             limit = f" with {limits}" if limits else ""
             return (
                 f"{query.max_model_len} tokens is beyond what {sources} allow for {where} {within}{limit}: "
@@ -522,7 +522,7 @@ def _with_lower_budget(catalog: Catalog, data: PlanningData, query: Query, nearb
     lowered = nearby.plan("token_budget_auto")
     if lowered is None and query.exact and not fewer_said and _may_lower_budget(query):
         lowered = optional_best(catalog, query.model_copy(update={"token_budget": "auto", "exact": False, "top": 1}),
-                                 data.gpu)
+                                data.gpu)
     if lowered is None:
         return ""
     plan = (f"{lowered.setting.label} on {counted(lowered.gpus, 'GPU')} with max_token_len_per_gpu = "
@@ -544,8 +544,8 @@ def _without_pins(catalog: Catalog, data: PlanningData, query: Query, nearby: _N
             return (f" (without {query.pin_flags}: {best.setting.label} on {counted(best.gpus, 'GPU')}"
                     f"{best.lowered_words} trains it, {best.evidence_label})")
         best = optional_best(catalog, query.model_copy(update={"sp": None, "env": None, "offload": None, "top": 1,
-                                                                "objective": "max_len", "max_model_len": None}),
-                              data.gpu)
+                                                               "objective": "max_len", "max_model_len": None}),
+                             data.gpu)
     if best is None:
         return ""
     return (f" (without {query.pin_flags} the longest is {best.max_model_len}{on_grid(best)}: {best.setting.label} on "
