@@ -36,6 +36,7 @@ from ruamel.yaml import YAML
 from ruamel.yaml.comments import CommentedMap, CommentedSeq
 from ruamel.yaml.error import CommentMark, YAMLError
 from ruamel.yaml.events import AliasEvent
+from ruamel.yaml.representer import RoundTripRepresenter
 from ruamel.yaml.scalarbool import ScalarBoolean
 from ruamel.yaml.tokens import CommentToken
 
@@ -1054,6 +1055,10 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
     yaml.indent(mapping=mapping, sequence=sequence, offset=offset)
     if text.lstrip().startswith("---"):
         yaml.explicit_start = True
+    if text.rstrip().splitlines()[-1:] == ["..."]:
+        yaml.explicit_end = True
+    if NULL_WORD.search(text):
+        yaml.Representer = _NullWordRepresenter
     data = load_config_mapping(text, name, yaml)
     if not isinstance(data, CommentedMap):
         raise ConfigError(f"{name}: a Trinity config is a mapping of sections")
@@ -1164,9 +1169,27 @@ def kept_interpolations(text: str, plan: Plan, model: Model, *, name: str = "con
 # check_trinity_config
 
 
+NULL_WORD = re.compile(r":[ \t]+null[ \t]*(#.*)?$", re.MULTILINE)
+"""A ``key: null`` line: a config that has one has its nulls written as ``null`` (ruamel writes nothing)."""
+
+
+class _NullWordRepresenter(RoundTripRepresenter):
+    """ruamel's round-trip representer, but writing None as ``null``."""
+
+    def represent_none(self, data: None) -> Any:
+        """``null``, not ruamel's empty value."""
+        return self.represent_scalar("tag:yaml.org,2002:null", "null")
+
+
+_NullWordRepresenter.add_representer(type(None), _NullWordRepresenter.represent_none)
+
+
 def _stale_rope(rope: Any, plan: Plan, model: Model) -> bool:
     """Whether a config's ``model.rope_scaling`` must go: YaRN within the native context (its factor would
-    contradict the length), or any scaling other than the model's own for a model that has one."""
+    contradict the length), or any scaling other than the model's own for a model that has one; a null one
+    sets nothing, so it stays."""
+    if rope is None:
+        return False
     if model.rope_scaling is None:
         return plan.max_model_len <= model.native_context
     kind = (rope.get("rope_type") or rope.get("type")) if isinstance(rope, Mapping) else None

@@ -572,6 +572,22 @@ def test_patch_without_yarn_removes_the_stale_rope_scaling() -> None:
     assert "max_model_len: 24576  # prompt + response\n\ncluster:\n" in after
 
 
+def test_patch_keeps_a_null_rope_scaling_the_document_markers_and_the_files_way_of_writing_null() -> None:
+    # sp2_plan: Qwen3-4B at 24576 tokens, within the native context: a null rope_scaling sets nothing and
+    # stays, written as the file writes its nulls; the --- and ... around the document stay too.
+    before = ("---\nmodel:\n  model_path: q/Qwen3-4B\n  max_model_len: 8192\n  rope_scaling: null\n"
+              "  custom_chat_template:\ntrainer:\n  ulysses_sequence_parallel_size: 1\n...\n")
+    after = patch_trinity_config(before, sp2_plan(), catalog().model("4B"))
+    assert after == ("---\nmodel:\n  model_path: q/Qwen3-4B\n  max_model_len: 24576\n  rope_scaling: null\n"
+                     "  custom_chat_template: null\ntrainer:\n  ulysses_sequence_parallel_size: 2\n"
+                     "  max_token_len_per_gpu: 24576\n...\n")
+    # a file without `: null` keeps ruamel's empty nulls
+    bare = "model:\n  max_model_len: 8192\n  rope_scaling:\n"
+    assert patch_trinity_config(bare, sp2_plan(), catalog().model("4B")) == (
+        "model:\n  max_model_len: 24576\n  rope_scaling:\ntrainer:\n  ulysses_sequence_parallel_size: 2\n"
+        "  max_token_len_per_gpu: 24576\n")
+
+
 def test_patch_keeps_an_interpolation_that_gives_the_plans_value() -> None:
     # ${oc.env:MAX_MODEL_LEN,4096} gives 4096 without the variable, the plan's length: it stays, and the
     # note says so; with MAX_MODEL_LEN=8192 set, it gives another length and becomes the plan's number.
