@@ -381,8 +381,8 @@ def build_cluster_parser() -> argparse.ArgumentParser:
                         help="leave idle GPUs idle (by default a placed job grows onto idle GPUs of its node where "
                         "more GPUs run it faster, or longer for at_least)")
     parser.add_argument("--time-limit", metavar="S", type=positive_seconds, default=10.0,
-                        help="seconds for the placement search, and the most each planner query it makes may "
-                        "take (default 10)")
+                        help="seconds from the start for the planner's queries and the placement search after "
+                        "them (default 10; each query may take at most as long)")
     parser.add_argument("--workers", metavar="W", type=positive_int, default=1,
                         help=f"CP-SAT search workers (default 1, at most {MAX_WORKERS})")
     parser.add_argument("--weights", metavar="FILE", type=path_argument, help="cost weights YAML (offload, sp, env)")
