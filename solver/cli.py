@@ -638,8 +638,8 @@ def build_memory_parser() -> argparse.ArgumentParser:
     parser.add_argument("--node-gpus", metavar="G", type=positive_int, default=NODE_GPUS,
                         help=f"GPUs per node (default {NODE_GPUS}): beyond one node, SP must divide a node")
     parser.add_argument("--host-ram", metavar="GB", type=host_memory,
-                        help="host memory per node (GB as RAM is sold, binary: GiB): with --offload, whether the "
-                        "offloaded states fit there")
+                        help="host memory per node (GB as RAM is sold, binary: GiB): with --offload, whether "
+                        "what Offload holds there fits")
     _add_gpu_memory_option(parser)
     _add_memory_model_options(parser)
     parser.add_argument("--json", action="store_true", help="print the breakdown as JSON")

@@ -47,7 +47,7 @@ from solver.query import (
     validated_length,
 )
 from solver.solve import answer_for, checked
-from solver.tables import AtLeast, Catalog, Fleet, MemoryModel, Pool, Weights, counted, load_memory_model, load_weights
+from solver.tables import AtLeast, Catalog, Fleet, MemoryModel, Pool, Weights, counted, load_weights
 
 Progress = Callable[[str, float, float, float], None]
 """Called with (stage, best objective, best bound, seconds) whenever CP-SAT finds a better placement."""
@@ -118,7 +118,6 @@ class _Planner:
         self.memory = memory
         self.margin = margin
         """The memory model of the estimates and their safety margin (None: the shipped model, its margin)."""
-        self.coefficients = (memory if memory is not None else load_memory_model()).coefficients
         self.cache: dict[tuple[object, ...], Plan | None] = {}
         self.undecided = 0
         """How many of the solves behind `best` ran out of time (their ways left out, the placement unproven)."""
@@ -149,7 +148,7 @@ class _Planner:
 
     def host_mib(self, model: str, gpus: int) -> int:
         """Host memory, MiB (rounded up), that an Offload trainer of `gpus` GPUs on one node needs there."""
-        return ceil(host_memory_gib(self.catalog.model(model), gpus, self.coefficients) * 1024)
+        return ceil(host_memory_gib(self.catalog.model(model), gpus) * 1024)
 
 
 def job_options(planner: _Planner, fleet: Fleet, index: int) -> list[Option]:
@@ -738,7 +737,7 @@ def _host_limited(planner: _Planner, query: Query, pool: Pool, rollout_gpus: int
     plan = unlimited.best
     if plan is None or plan.gpus >= fewest or plan.host_memory_gb is None or (plan.nodes or 1) > pool.nodes:
         return ""
-    return (f" ({plan.gpus} would, with {plan.setting.label}, but its offloaded states need "
+    return (f" ({plan.gpus} would, with {plan.setting.label}, but with Offload it needs "
             f"{ceil(plan.host_memory_gb)} GiB of host memory per node, more than the pool's host_ram_gb "
             f"{pool.host_ram_gb:g})")
 
@@ -770,7 +769,7 @@ def _fewest_gpus(fleet: Fleet, options: Sequence[Option]) -> str:
         pools.setdefault(option.job, set()).add(option.pool)
     after = "; without --minimize nodes, as many as fit are placed"
     host = any(option.host_mib > 0 for option in options)  # a pool's host memory holds offloaded states too
-    packing = ("but their layouts, with the host memory their offloaded states take, do not pack into the nodes"
+    packing = ("but their layouts, with the host memory their Offload takes, do not pack into the nodes"
                if host else "but their layouts do not pack into the nodes")
     has, need = sum(pool.nodes * pool.gpus_per_node for pool in fleet.pools), sum(fewest.values())
     if need > has:

@@ -3,11 +3,14 @@
 Per trainer GPU, with ``P`` parameters (every expert's, for a MoE model), ``n`` trainer GPUs, SP degree
 ``s``, ``T = ceil(2L/s)`` tokens per GPU (Trinity's default token budget) and gradient checkpointing:
 
-- **states**: 16 bytes per parameter (bf16 weights and gradients, fp32 master weights and Adam's two
-  moments: the ZeRO paper's mixed-precision count), sharded over the ``n`` GPUs by FSDP; with Offload
-  they live in host memory instead;
-- **gathered**: FSDP gathers each layer whole while it computes (and the embedding, the largest), with
-  its gradient: ``4 * (vocab * hidden + P / layers)`` bytes, Offload or not;
+- **states**: 16 bytes per parameter (the ZeRO paper's mixed-precision count; verl's FSDP holds them as
+  fp32 parameters and gradients and Adam's two fp32 moments, the same 16), sharded over the ``n`` GPUs by
+  FSDP; with Offload they live in host memory instead;
+- **gathered**: FSDP's working set of whole layers, Offload or not: while a layer's gradients are
+  computed and reduced it holds that layer's bf16 weights and the next one's (prefetched), its bf16
+  gradients and their fp32 copy for the reduction, 10 bytes per parameter of a layer, and the embedding
+  and output matrices with a gradient, 4 bytes per value: ``4 * vocab * hidden + 10 * P_layer``, where
+  ``P_layer`` is the parameters less the embeddings', per layer;
 - **checkpoints**: one bf16 hidden state per layer per token, ``2 * T * hidden * layers`` bytes;
 - **logits**: ``T * vocab`` fp32 values (verl computes them unchunked), ``4 * T * vocab`` bytes;
 - **recompute**: one layer's activations while it is recomputed, ``2 * T * (hidden + intermediate)``;
@@ -132,7 +135,7 @@ class MemoryEstimate(Breakdown):
         "where the estimate lies outside the observations the memory model was calibrated on, in words "
         "(`beyond_calibration`); empty within them"))
     host_memory_gib: float | None = Field(default=None, description=(
-        "with Offload: the host memory one node needs for the offloaded states (`host_memory_gib`); None "
+        "with Offload: the host memory one node needs (`host_memory_gib`); None "
         "without Offload"))
     host_ram_gib: float | None = Field(default=None, description=(
         "the host memory a node has, as given (``--host-ram``); None when not given"))
@@ -148,13 +151,13 @@ class MemoryEstimate(Breakdown):
 
     @property
     def host_fits(self) -> bool:
-        """Whether the offloaded states fit in the node's host memory (True without Offload or `host_ram_gib`)."""
+        """Whether Offload's host memory fits in the node's (True without Offload or `host_ram_gib`)."""
         return self.host_memory_gib is None or self.host_ram_gib is None or self.host_memory_gib <= self.host_ram_gib
 
     @property
     def trains(self) -> bool:
         """The verdict, as `solve memory`'s exit status gives it: the tables' where they speak, else `fits`;
-        either way only where the offloaded states fit in the host memory (`host_fits`)."""
+        either way only where Offload's host memory fits (`host_fits`)."""
         return (self.fits if self.tables is None else self.tables.trains) and self.host_fits
 
 
@@ -174,9 +177,11 @@ def features(model: Model, gpus: int, setting: Setting, max_model_len: int) -> d
 def token_features(model: Model, gpus: int, setting: Setting, tokens: int) -> dict[str, float]:
     """`features` for `tokens` tokens per GPU: each term is a constant or in proportion to them."""
     parameters = model.parameters_b * 1e9
+    embedding = model.vocab_size * model.hidden_size
     return {
         "states": 0.0 if setting.offload else 16 * parameters / gpus / GIB,
-        "gathered": 4 * (model.vocab_size * model.hidden_size + parameters / model.num_layers) / GIB,
+        "gathered": (4 * embedding + 10 * (parameters - embedding * (1 if model.tied_embeddings else 2))
+                     / model.num_layers) / GIB,
         "checkpoints": 2 * tokens * model.hidden_size * model.num_layers / GIB,
         "logits": 4 * tokens * model.vocab_size / GIB,
         "recompute": 2 * tokens * (model.hidden_size + _ffn_width(model)) / GIB,
@@ -262,8 +267,23 @@ PER_TOKEN_TERMS = ("checkpoints", "logits", "recompute")
 
 def token_floor_gib(model: Model, tokens: int) -> float:
     """The least `PER_TOKEN_TERMS` can take together for `tokens` per GPU, GiB: a bf16 hidden state per layer
-    and the embedding output, and `LOGIT_FLOOR_BYTES` per logit. (Calibration holds its fit to it too.)"""
-    return tokens * (2 * model.hidden_size * (model.num_layers + 1) + LOGIT_FLOOR_BYTES * model.vocab_size) / GIB
+    and the embedding output, and the larger of the two peaks that follow each other, the logits'
+    (`LOGIT_FLOOR_BYTES` per logit) and one layer's recompute and backward (`layer_peak_bytes`). (Calibration
+    holds its fit to it too; for every catalogued model the logits' peak is the larger.)"""
+    checkpoints = 2 * model.hidden_size * (model.num_layers + 1)
+    return tokens * (checkpoints + max(LOGIT_FLOOR_BYTES * model.vocab_size, layer_peak_bytes(model))) / GIB
+
+
+def layer_peak_bytes(model: Model) -> int:
+    """Bytes per token one decoder layer holds while it is recomputed and differentiated, as Hugging Face's
+    eager Qwen/Llama code and flash-attention run it: the two RMSNorms' fp32 copies and outputs (``12 h``),
+    the query and key paths' norm, rotary and output copies (``14`` bytes per query and per key width), the
+    values and attention output, the MLP's gate, up, activation and product with their backward (``12``
+    bytes per feed-forward width), and the backward's hidden-width gradients (``8 h``)."""
+    hidden = model.hidden_size
+    queries = model.num_attention_heads * model.head_size
+    keys = model.num_key_value_heads * model.head_size
+    return 20 * hidden + 14 * queries + 14 * keys + 12 * _ffn_width(model)
 
 
 def _usable_gib(memory_gib: float, setting: Setting, coefficients: Coefficients, margin: float) -> float:
@@ -317,25 +337,67 @@ def _last_fitting(fits: Callable[[int], bool], ceiling: int) -> int:
     return low
 
 
-REFERENCE_BYTES = 2
-"""Host memory per parameter for the reference model's bf16 weights under Offload: the Trinity config
-offloads the reference model's parameters with the actor's (``ref.fsdp_config.param_offload``), where an
-algorithm with a KL term keeps one."""
+PINNED_BYTES = (4, 4, 2)
+"""Host memory per parameter that Offload keeps in pinned (page-locked) memory: FSDP2's fp32 parameter shards
+and the fp32 gradients it copies to the CPU, and the reference model's bf16 shards (the Trinity config offloads
+them with the actor's, ``ref.fsdp_config.param_offload``, where an algorithm with a KL term keeps one). PyTorch's
+pinned-memory allocator rounds each block up to a power of two, and FSDP2 pins each parameter's shard apart."""
+PAGEABLE_BYTES = 8
+"""Host memory per parameter for Adam's two fp32 moments, in ordinary memory (no rounding)."""
+LOAD_BYTES = 4
+"""Host memory per parameter while verl loads the model before FSDP shards it: the whole model in fp32."""
 
 
-def host_memory_gib(model: Model, gpus: int, coefficients: Coefficients, node_gpus: int | None = None) -> float:
-    """Host memory one node needs for Offload: the share of the trainer GPUs on that node (sharded over all
-    `gpus`) of the actor's states (16 bytes per parameter, with the calibrated states multiplier) and of
-    the reference model's weights (`REFERENCE_BYTES`)."""
+def weight_shapes(model: Model) -> tuple[tuple[int, int, int], ...]:
+    """(rows, columns, count) of each kind of weight tensor the model holds, as Hugging Face's Qwen and Llama
+    code lays them out: embeddings (one matrix if tied), and per layer the attention projections, the MLP
+    (each expert's, and the router, for a MoE model) and the norms. FSDP2 shards each tensor by its rows."""
+    hidden, head = model.hidden_size, model.head_size
+    queries, keys = model.num_attention_heads * head, model.num_key_value_heads * head
+    layers = model.num_layers
+    attention = ((queries, hidden, layers), (keys, hidden, 2 * layers), (hidden, queries, layers),
+                 (hidden, 1, 2 * layers), (head, 1, 2 * layers))
+    router: tuple[tuple[int, int, int], ...] = ()
+    if model.moe is None:
+        width, experts = model.intermediate_size, 1
+    else:
+        width, experts = model.moe.moe_intermediate_size, model.moe.experts
+        router = ((experts, hidden, layers),)
+    mlp = ((width, hidden, 2 * experts * layers), (hidden, width, experts * layers))
+    embeddings = ((model.vocab_size, hidden, 1 if model.tied_embeddings else 2), (hidden, 1, 1))
+    return embeddings + attention + router + mlp
+
+
+def pinned_rounding(model: Model, gpus: int, bytes_per_value: int) -> float:
+    """How much more pinned memory the shards of `model` over `gpus` GPUs take than their bytes (at least 1): each
+    tensor's shard (its rows split over the GPUs, rounded up) rounded up to a power of two, over all tensors."""
+    def pinned(rows: int, columns: int) -> int:
+        return 1 << (bytes_per_value * -(-rows // gpus) * columns - 1).bit_length()
+
+    shapes = weight_shapes(model)
+    held = sum(pinned(rows, columns) * count for rows, columns, count in shapes)
+    return held / sum(bytes_per_value * rows * columns * count / gpus for rows, columns, count in shapes)
+
+
+def host_memory_gib(model: Model, gpus: int, node_gpus: int | None = None) -> float:
+    """Host memory one node needs for Offload, GiB: the larger of what its trainer GPUs' shares (of all `gpus`)
+    hold while training (`PINNED_BYTES` per parameter, rounded as `pinned_rounding` says, and
+    `PAGEABLE_BYTES`) and what loading takes at start-up (`LOAD_BYTES` per parameter of the whole model: on
+    every rank of a model with tied embeddings, on one otherwise, as verl loads it, beside the node's pinned
+    fp32 shards)."""
     on_node = min(gpus, node_gpus or gpus)
-    return (coefficients.states * 16 + REFERENCE_BYTES) * model.parameters_b * 1e9 * on_node / gpus / GIB
+    parameters = model.parameters_b * 1e9
+    pinned = [size * pinned_rounding(model, gpus, size) for size in PINNED_BYTES]
+    training = (sum(pinned) + PAGEABLE_BYTES) * parameters * on_node / gpus
+    loaders = on_node if model.tied_embeddings else 1
+    loading = LOAD_BYTES * parameters * loaders + pinned[0] * parameters * on_node / gpus
+    return max(training, loading) / GIB
 
 
-def fits_host_ram(model: Model, gpus: int, coefficients: Coefficients, node_gpus: int | None,
-                  host_ram_gb: float | None) -> bool:
-    """Whether Offload's states fit a node's host memory `host_ram_gb` (GiB; None: not checked): the planner's
-    rule, and the --from-config verdict's."""
-    return host_ram_gb is None or host_memory_gib(model, gpus, coefficients, node_gpus) <= host_ram_gb
+def fits_host_ram(model: Model, gpus: int, node_gpus: int | None, host_ram_gb: float | None) -> bool:
+    """Whether Offload's host memory (`host_memory_gib`) fits a node's `host_ram_gb` (GiB; None: not checked):
+    the planner's rule, and the --from-config verdict's."""
+    return host_ram_gb is None or host_memory_gib(model, gpus, node_gpus) <= host_ram_gb
 
 
 VOCAB_TOLERANCE = 1.1

@@ -433,7 +433,7 @@ def add_host_ram(model: cp_model.CpModel, data: PlanningData, query: Query, plan
     if query.host_ram_gb is None:
         return
     room = [(n, offload) for n in data.counts for offload in (0, 1)
-            if not offload or fits_host_ram(data.shape, n, query.memory.coefficients, query.node_gpus, query.host_ram_gb)]
+            if not offload or fits_host_ram(data.shape, n, query.node_gpus, query.host_ram_gb)]
     _guarded(model.add_allowed_assignments([plan.gpus, plan.offload], room), guards, "host_ram")
 
 

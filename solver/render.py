@@ -237,7 +237,7 @@ def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, vers
     if caution := _estimate_caution(plan):
         grid.add_row("caution", Text(caution, style="yellow"))
     if plan.host_memory_gb is not None:
-        grid.add_row("host memory", f"{plan.host_memory_gb:.1f} GiB per node for the offloaded states (--host-ram)")
+        grid.add_row("host memory", f"{plan.host_memory_gb:.1f} GiB per node for Offload (--host-ram)")
     grid.add_row("apply", "\n".join(apply_lines(plan, model, version)))
     if answer.measured is not None:
         measured = answer.measured
@@ -356,7 +356,7 @@ def _verdict(answer: Answer, current: CurrentSettings, query: Query, problems: b
     if current.broken_rule:
         verdict = f"it breaks a rule: {current.broken_rule}"
     elif current.host_memory_needed is not None:
-        verdict = (f"its offloaded states need {current.host_memory_needed:.1f} GiB of host memory per node, more than "
+        verdict = (f"with Offload it needs {current.host_memory_needed:.1f} GiB of host memory per node, more than "
                    f"{query.host_ram_source} {query.host_ram_gb:g}")
     elif cell is not None:
         verdict = f"{cell.words(answer.gpu, answer.model)}, so {setting.label} ran out of memory there{_fewer(cell, current.gpus)}"
@@ -483,7 +483,7 @@ def cluster_view(result: ClusterResult, fleet: Fleet, catalog: Catalog, minimize
         view = Table(title=title, title_justify="left", caption_justify="left", caption="\n".join(notes) or None)
         headers = ("nodes", "GPUs", "job", "trainer", "rollout", "plan", "max_model_len",
                    *(("YaRN",) if scaled else ()), *(("tokens/GPU",) if lowered else ()), "cost", "evidence",
-                   *(("host GiB/node",) if offloads else ()))  # the offloaded states' host memory per node
+                   *(("host GiB/node",) if offloads else ()))  # Offload's host memory per node
         for header in headers:
             view.add_column(header, no_wrap=True, justify="right" if header in (
                 "trainer", "rollout", "max_model_len", "YaRN", "tokens/GPU", "host GiB/node") else "left")
@@ -586,8 +586,8 @@ def memory_view(result: MemoryEstimate, label: str, gpu: str, model: str, gpus: 
         room = "" if result.host_ram_gib is None else (
             f"; it fits in the {result.host_ram_gib:g} GiB of --host-ram" if result.host_fits else
             f"; more than the {result.host_ram_gib:g} GiB of --host-ram: it does not train there")
-        lines.append(Text(f"host memory: {result.host_memory_gib:.1f} GiB per node for the offloaded states (the "
-                          f"actor's, and the reference model's weights){room}",
+        lines.append(Text(f"host memory: {result.host_memory_gib:.1f} GiB per node for Offload (the actor's states and "
+                          f"the reference model's weights, or the model while it loads, whichever is more){room}",
                           style="" if result.host_fits else "red"))
     if result.fits and (caution := _thin_headroom(result.headroom_gib, result.beyond_calibration)):
         lines.append(Text(f"caution: {caution}", style="yellow"))
@@ -610,7 +610,7 @@ def memory_json(result: MemoryEstimate, asked: dict[str, Any]) -> str:
     total, usable, memory, tokens per GPU, the longest length that fits, ``tables``: what the tables say of
     it (``trains``, ``evidence``, ``source``), null where they say nothing; whether the optimizer step and the
     whole fit by the memory model (``step_fits``, ``fits``), the room left at the tighter peak
-    (``headroom_gib``), whether the offloaded states fit in ``--host-ram`` (``host_fits``), and the verdict
+    (``headroom_gib``), whether Offload's host memory fits in ``--host-ram`` (``host_fits``), and the verdict
     (``trains``: the tables' where they speak, and only where the host memory holds the states); GiB rounded to 4 decimals
     (0.1 MiB)."""
     figures = {**result.model_dump(mode="json"), "step_fits": result.step_fits, "fits": result.fits,

@@ -358,7 +358,7 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
         source=source,
         **_memory_figures(data.shape, catalog.gpu(data.gpu).memory_gib, query, gpus, setting, length, tokens,
                           estimated=source is None),
-        host_memory_gb=round(host_memory_gib(data.shape, gpus, query.memory.coefficients, query.node_gpus), 1)
+        host_memory_gb=round(host_memory_gib(data.shape, gpus, query.node_gpus), 1)
         if offload else None,
         nodes=layout[0] if layout else None,
         rollout_gpus=layout[1] if layout else None,
@@ -561,6 +561,6 @@ def _host_need(catalog: Catalog, data: PlanningData, query: Query) -> str:
     if not answer_for(catalog, query.model_copy(update={"host_ram_gb": None, "top": 1}), data.gpu,
                       explained=False).plans:
         return ""
-    need = min(host_memory_gib(data.shape, n, query.memory.coefficients, query.node_gpus) for n in counts)
+    need = min(host_memory_gib(data.shape, n, query.node_gpus) for n in counts)
     return (f"; without {query.host_ram_source} Offload trains it, and needs at least {ceil(need)} GiB of host memory "
             "per node")

@@ -120,8 +120,8 @@ def _node_problem(n: int, sp: int, node_gpus: int) -> list[str]:
 
 
 def _host_ram_problem(model: Any, n: int, node_gpus: int, host_ram_gb: float | None) -> list[str]:
-    """With --host-ram: Offload keeps the states (16 bytes per parameter, times the calibrated states
-    multiplier) in host memory, each node its trainer GPUs' share; more than `host_ram_gb` does not fit."""
+    """With --host-ram: Offload keeps the states in host memory, each node its trainer GPUs' share (or the model
+    while it loads, `_host_need`); more than `host_ram_gb` does not fit."""
     if host_ram_gb is None:
         return []
     need = _host_need(model, n, node_gpus)
@@ -337,8 +337,7 @@ def _pinned_values(pin: Any | None, free: list) -> list:
 def _memory(catalog: Catalog, memory_gib: float, model: Any, n: int, env: bool, offload: bool, sp: int,
             length: int, node_gpus: int, tokens: int | None = None) -> dict[str, float | None]:
     """The plan's predicted peak memory and headroom, from the shipped memory model (not the tables); with
-    Offload, the host memory a node of `node_gpus` needs for its trainer GPUs' share of the states (16
-    bytes per parameter, times the calibrated states multiplier)."""
+    Offload, the host memory a node of `node_gpus` needs (`_host_need`)."""
     memory = load_memory_model()
     result = breakdown(model, memory_gib, n, Setting(env=bool(env), offload=bool(offload), sp=sp), length,
                        memory.coefficients, memory.margin, tokens)
@@ -347,11 +346,41 @@ def _memory(catalog: Catalog, memory_gib: float, model: Any, n: int, env: bool, 
 
 
 def _host_need(model: Any, n: int, node_gpus: int) -> float:
-    """GiB of host memory a node needs for Offload: its trainer GPUs' share of the actor's states, 16 bytes
-    per parameter times the shipped states multiplier, and of the reference model's bf16 weights, 2 bytes
-    per parameter."""
-    states = load_memory_model().coefficients.states
-    return (states * 16 + 2) * model.parameters_b * 1e9 * min(n, node_gpus) / n / 2**30
+    """GiB of host memory a node needs for Offload, the larger of two moments. Training: per trainer GPU on the
+    node, each weight tensor's shard (rows split over the `n` GPUs, rounded up) as pinned fp32 parameters, pinned
+    fp32 gradients and pinned bf16 reference weights, each block rounded up to a power of two, and Adam's two
+    fp32 moments, 8 bytes a value. Loading: the whole fp32 model on each of the node's ranks (tied embeddings)
+    or on one, beside the node's pinned fp32 parameter shards. Written out tensor by tensor, by name."""
+    h, d, layers = model.hidden_size, model.head_size, model.num_layers
+    tensors = {"embed_tokens": [(model.vocab_size, h)], "norm": [(h, 1)]}
+    if not model.tied_embeddings:
+        tensors["lm_head"] = [(model.vocab_size, h)]
+    for layer in range(layers):
+        weights = [(model.num_attention_heads * d, h), (model.num_key_value_heads * d, h),
+                   (model.num_key_value_heads * d, h), (h, model.num_attention_heads * d), (h, 1), (h, 1), (d, 1), (d, 1)]
+        if model.moe is None:
+            weights += [(model.intermediate_size, h), (model.intermediate_size, h), (h, model.intermediate_size)]
+        else:
+            weights.append((model.moe.experts, h))
+            for _ in range(model.moe.experts):
+                width = model.moe.moe_intermediate_size
+                weights += [(width, h), (width, h), (h, width)]
+        tensors[f"layers.{layer}"] = weights
+
+    def block(size: int) -> int:
+        power = 1
+        while power < size:
+            power *= 2
+        return power
+
+    shards = [math.ceil(rows / n) * columns for weights in tensors.values() for rows, columns in weights]
+    values = sum(rows * columns for weights in tensors.values() for rows, columns in weights)
+    scale = model.parameters_b * 1e9 / values  # the rounding's share, applied to the model's own count
+    pinned_fp32 = sum(block(4 * shard) for shard in shards) * scale
+    per_gpu = 2 * pinned_fp32 + sum(block(2 * shard) for shard in shards) * scale + 8 * model.parameters_b * 1e9 / n
+    on_node = min(n, node_gpus)
+    loading = 4 * model.parameters_b * 1e9 * (on_node if model.tied_embeddings else 1) + pinned_fp32 * on_node
+    return max(per_gpu * on_node, loading) / 2**30
 
 
 def _beyond_calibration(memory_gib: float, model: Any, n: int, sp: int, tokens: int) -> list[str]:

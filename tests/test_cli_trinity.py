@@ -1282,10 +1282,9 @@ def test_a_verdict_that_host_memory_rules_out_says_so(cli, tmp_path: Path):
                       "      ref:\n        fsdp_config: {param_offload: true}\n", encoding="utf-8")
     current = json.loads(cli("--from-config", str(config), "--gpu", "h100", "--host-ram", "64", "--json")[1])[0]["current"]
     assert not current["trains"] and current["predicted"] is None
-    assert current["host_memory_needed"] == round(solver.api.host_memory_gib(solver.load_catalog().model("14B"), 8,
-                                                                             solver.load_memory_model().coefficients), 1)
+    assert current["host_memory_needed"] == round(solver.api.host_memory_gib(solver.load_catalog().model("14B"), 8), 1)
     _, out, _ = cli("--from-config", str(config), "--gpu", "h100", "--host-ram", "64")
-    assert (f"its offloaded states need {current['host_memory_needed']:.1f} GiB of host memory per node, more than "
+    assert (f"with Offload it needs {current['host_memory_needed']:.1f} GiB of host memory per node, more than "
             "--host-ram 64;") in " ".join(out.split())
 
 

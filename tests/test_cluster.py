@@ -135,7 +135,7 @@ def test_minimize_nodes_places_every_job_on_the_fewest_nodes(tmp_path: Path):
 
 
 def test_minimize_nodes_names_the_job_that_fits_nowhere(tmp_path: Path):
-    # Even 8 A100s (Env + Offload + SP=8, estimated) reach only 187392 tokens of Qwen3-14B.
+    # Even 8 A100s (Env + Offload + SP=8, estimated) reach only 186368 tokens of Qwen3-14B.
     instance = {"pools": [ONE_NODE], "jobs": [
         {"name": "huge", "model": "Qwen3-14B", "max_model_len": 1048576},
         {"name": "ok", "model": "Qwen3-0.6B", "max_model_len": 8192}]}
@@ -143,7 +143,7 @@ def test_minimize_nodes_names_the_job_that_fits_nowhere(tmp_path: Path):
     assert result["status"] == "infeasible" and [u["job"] for u in result["unplaced"]] == ["huge", "ok"]
     assert result["unplaced"][0]["reason"] == (
         "a100: 1048576 tokens is beyond what the tables and the memory model's estimates allow for Qwen3-14B on "
-        "A100-80GB within 8 GPUs: the longest is 187392 on the 1024-token grid (Env + Offload + SP=8 on 8 GPUs, estimated, extrapolated)")
+        "A100-80GB within 8 GPUs: the longest is 186368 on the 1024-token grid (Env + Offload + SP=8 on 8 GPUs, estimated, extrapolated)")
     assert result["unplaced"][1]["reason"] == "--minimize nodes places every job or none, and huge fits nowhere"
 
 
@@ -204,7 +204,7 @@ def test_a_reason_says_where_host_memory_rules_out_the_count_a_layout_needs(tmp_
                 "jobs": [{"name": "a", "model": "32B", "max_model_len": 32768, "rollout_gpus": 8}]}
     assert solved(instance, tmp_path)["unplaced"] == [{"job": "a", "reason": (
         "h100: with 8 rollout GPUs, no trainer GPU count that trains it (16 at the fewest) has a layout on its 2 nodes "
-        "of 8 GPUs (8 would, with Env + Offload + SP=2, but its offloaded states need 566 GiB of host memory per node, "
+        "of 8 GPUs (8 would, with Env + Offload + SP=2, but with Offload it needs 595 GiB of host memory per node, "
         "more than the pool's host_ram_gb 512)")}]
     instance["pools"][0]["host_ram_gb"] = 1024
     assert [p["trainer_gpus"] for p in solved(instance, tmp_path)["placements"]] == [8]
@@ -950,7 +950,7 @@ def test_the_cluster_view_shows_the_host_memory_of_offload_jobs(cli, tmp_path: P
 
 def two_offload_jobs(host_ram_gb: float | None) -> dict:
     """Two Qwen3-14B jobs at 61440 tokens on one node of 8 A100s: each needs 4 GPUs with Env + Offload + SP=4
-    (the A100 tables' only count for it) and about 255 GiB of host memory for its states."""
+    (the A100 tables' only count for it) and 311.3 GiB of host memory for its states."""
     pool = {**ONE_NODE, **({"host_ram_gb": host_ram_gb} if host_ram_gb is not None else {})}
     return {"pools": [pool], "jobs": [
         {"name": "chat-a", "model": "Qwen3-14B", "max_model_len": 61440, "priority": 2},
@@ -958,12 +958,12 @@ def two_offload_jobs(host_ram_gb: float | None) -> dict:
     ]}
 
 
-@pytest.mark.parametrize("host_ram_gb", [None, 520])
+@pytest.mark.parametrize("host_ram_gb", [None, 640])
 def test_offload_jobs_share_a_node_whose_host_memory_holds_both(tmp_path: Path, host_ram_gb: float | None):
     result = solved(two_offload_jobs(host_ram_gb), tmp_path)
     assert (result["status"], result["objective"]) == ("optimal", 3)
     assert [(p["job"], p["nodes"], p["plan"]["offload"], p["plan"]["host_memory_gb"]) for p in result["placements"]] \
-        == [("chat-a", [0], True, 254.9), ("chat-b", [0], True, 254.9)]
+        == [("chat-a", [0], True, 311.3), ("chat-b", [0], True, 311.3)]
 
 
 def test_offload_jobs_do_not_share_a_node_whose_host_memory_holds_one(cli, tmp_path: Path):
@@ -983,16 +983,16 @@ def test_offload_jobs_do_not_share_a_node_whose_host_memory_holds_one(cli, tmp_p
     # The 4 GPUs no job can use go to chat-a: its setting on 8 GPUs, which the 4-GPU cell vouches for, runs
     # twice as fast, and its states take the same host memory.
     [placement] = result["placements"]
-    assert (placement["trainer_gpus"], placement["widened_from"], placement["plan"]["host_memory_gb"]) == (8, 4, 254.9)
+    assert (placement["trainer_gpus"], placement["widened_from"], placement["plan"]["host_memory_gb"]) == (8, 4, 311.3)
 
 
 def test_a_node_too_small_for_one_jobs_states_rules_out_offload(tmp_path: Path):
-    # 200 GiB cannot hold one job's 255 GiB: no Offload plan, so the tables leave both out; the estimates
+    # 200 GiB cannot hold one job's 311 GiB (280 on 6 GPUs, the least any count needs): no Offload plan, so the tables leave both out; the estimates
     # place the first on the whole node without Offload.
     instance = two_offload_jobs(200)
     result = solved(instance, tmp_path, estimates=False)
     assert result["placements"] == []
-    assert all("with the pool's host_ram_gb 200" in entry["reason"] and "needs at least 255 GiB of host memory per node"
+    assert all("with the pool's host_ram_gb 200" in entry["reason"] and "needs at least 280 GiB of host memory per node"
                in entry["reason"] for entry in result["unplaced"])
     result = solved(instance, tmp_path)
     assert [(p["job"], p["trainer_gpus"], p["plan"]["offload"]) for p in result["placements"]] == [("chat-a", 8, False)]
@@ -1001,7 +1001,7 @@ def test_a_node_too_small_for_one_jobs_states_rules_out_offload(tmp_path: Path):
 def test_the_checker_finds_offload_jobs_that_overfill_a_nodes_host_memory(tmp_path: Path):
     shared = solved(two_offload_jobs(None), tmp_path)
     assert check_placements(CATALOG, two_offload_jobs(400), shared, estimates=True) == [
-        "pool 'a100' node 0: Offload jobs ['chat-a', 'chat-b'] need 509.8 GiB of host memory, over its 400"]
+        "pool 'a100' node 0: Offload jobs ['chat-a', 'chat-b'] need 622.6 GiB of host memory, over its 400"]
 
 
 def test_the_cluster_view_marks_estimates_beyond_the_calibration(cli, tmp_path: Path):
@@ -1036,9 +1036,9 @@ def test_a_job_takes_an_at_least_object_and_dumps_without_warnings():
 
 
 def test_a_job_that_fits_a_nodes_host_memory_alone_is_placed_whatever_the_rounding_to_mib(tmp_path: Path):
-    # Qwen3-14B's Offload states need 254.901 GiB; a node of 254.9013 GiB holds them (as the planner's
+    # Qwen3-14B's Offload needs 311.28226 GiB of host memory; a node of 311.2823 GiB holds it (as the planner's
     # --host-ram says), though the need rounded up to a MiB is one MiB more than the node rounded down.
-    instance = {"pools": [{**ONE_NODE, "host_ram_gb": 254.9013}],
+    instance = {"pools": [{**ONE_NODE, "host_ram_gb": 311.2823}],
                 "jobs": [{"name": "chat", "model": "14B", "max_model_len": 65536}]}
     result = solved(instance, tmp_path)
     assert [(p["job"], p["plan"]["offload"]) for p in result["placements"]] == [("chat", True)]
@@ -1051,10 +1051,10 @@ def round_host_memory_always(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_too_many_host_needs_are_rounded_up_into_classes(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    # Offload jobs of three models on a node of 300 GiB: Qwen3-8B (141 GiB) and Qwen3-4B (69 GiB) share it
+    # Offload jobs of three models on nodes of 360 GiB: Qwen3-8B (163 GiB) and Qwen3-4B (83 GiB) share one
     # by their exact needs. Rounded into one class (as a pool with too many ways to fill a node would be),
-    # every need counts as the largest, Qwen3-14B's 255 GiB, and no two share a node.
-    instance = {"pools": [{**ONE_NODE, "nodes": 2, "host_ram_gb": 300}], "jobs": [
+    # every need counts as the largest, Qwen3-14B's 311 GiB, and no two share a node.
+    instance = {"pools": [{**ONE_NODE, "nodes": 2, "host_ram_gb": 360}], "jobs": [
         {"name": "big", "model": "14B", "max_model_len": 61440, "priority": 3},
         {"name": "mid", "model": "8B", "max_model_len": 61440, "priority": 2},
         {"name": "small", "model": "4B", "max_model_len": 102400, "priority": 2},
@@ -1075,9 +1075,9 @@ def test_too_many_host_needs_are_rounded_up_into_classes(cli, tmp_path: Path, mo
 
 def test_minimize_nodes_does_not_call_a_fleet_infeasible_for_rounded_host_memory(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    # Exact needs: Qwen3-8B and Qwen3-4B share the 8-GPU node (210 of 300 GiB), Qwen3-14B takes the 4-GPU
-    # node. Rounded into one class (255 GiB each), the two cannot share it: that proves nothing.
-    instance = {"pools": [{**ONE_NODE, "host_ram_gb": 300}, {**ONE_NODE, "name": "small-node", "gpus_per_node": 4}],
+    # Exact needs: Qwen3-8B and Qwen3-4B share the 8-GPU node (245 of 360 GiB), Qwen3-14B takes the 4-GPU
+    # node. Rounded into one class (311 GiB each), the two cannot share it: that proves nothing.
+    instance = {"pools": [{**ONE_NODE, "host_ram_gb": 360}, {**ONE_NODE, "name": "small-node", "gpus_per_node": 4}],
                 "jobs": [{"name": "big", "model": "14B", "max_model_len": 61440},
                          {"name": "mid", "model": "8B", "max_model_len": 61440},
                          {"name": "small", "model": "4B", "max_model_len": 102400}]}
@@ -1095,7 +1095,7 @@ def test_minimize_nodes_does_not_call_a_fleet_infeasible_for_rounded_host_memory
 def test_minimize_nodes_calls_a_fleet_infeasible_when_it_does_not_fit_even_without_host_memory(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # Three jobs of 4 GPUs on one node of 8: no host memory makes room for the third.
-    instance = {"pools": [{**ONE_NODE, "host_ram_gb": 300}],
+    instance = {"pools": [{**ONE_NODE, "host_ram_gb": 360}],
                 "jobs": [{"name": "big", "model": "14B", "max_model_len": 61440},
                          {"name": "mid", "model": "8B", "max_model_len": 61440},
                          {"name": "small", "model": "4B", "max_model_len": 102400}]}
@@ -1264,13 +1264,13 @@ PACKED = ", ".join(f"{{name: {name}, model: 8B, max_model_len: 65536, rollout_gp
         "the jobs do not all fit the fleet together: the 3 jobs only pool a can run take at their fewest 15 of its "
         "16 GPUs, but their layouts do not pack into the nodes; without --minimize nodes, as many as fit are placed",
         id="packing"),
-    pytest.param(  # 14 of 16 GPUs, but only one 14B Offload job's states fit a node's 300 GB of host memory
-        "pools: [{name: a, gpu: a100, nodes: 2, gpus_per_node: 8, host_ram_gb: 300}]\n"
+    pytest.param(  # 14 of 16 GPUs, but only one 14B Offload job's states fit a node's 400 GB of host memory
+        "pools: [{name: a, gpu: a100, nodes: 2, gpus_per_node: 8, host_ram_gb: 400}]\n"
         "jobs: [{name: j1, model: 14B, max_model_len: 65536}, {name: j2, model: 14B, max_model_len: 65536}, "
         "{name: j3, model: 14B, max_model_len: 65536}, {name: s1, model: 0.6B, max_model_len: 8192}, "
         "{name: s2, model: 0.6B, max_model_len: 8192}]\n",
         "the jobs do not all fit the fleet together: at their fewest they take 14 of the fleet's 16 GPUs, but their "
-        "layouts, with the host memory their offloaded states take, do not pack into the nodes; without --minimize "
+        "layouts, with the host memory their Offload takes, do not pack into the nodes; without --minimize "
         "nodes, as many as fit are placed", id="host-memory"),
     pytest.param(  # one job only pool a can run, three of 4 + 4 GPUs either pool can: 26 GPUs against 16
         "pools: [{name: a, gpu: a100, nodes: 1, gpus_per_node: 8}, {name: h, gpu: h20, nodes: 1, gpus_per_node: 8}]\n"
@@ -1290,16 +1290,16 @@ def test_jobs_that_cannot_all_be_placed_say_what_they_need(tmp_path: Path, cli, 
 
 
 def test_a_placed_plan_carries_the_cautions_solve_gives_it(cli, tmp_path: Path):
-    # Qwen3-32B at 294912 tokens on 8 H200s (the estimate's longest is 295936): YaRN 7.2, past the 131072 tokens
+    # Qwen3-32B at 290816 tokens on 8 H200s (the estimate's longest is 291840): YaRN 7.1, past the 131072 tokens
     # Qwen validates, with 0.7 GiB to spare where the memory model extrapolates.
     path = tmp_path / "fleet.yaml"
     path.write_text("pools: [{name: h200, gpu: H200-141GB, nodes: 1, gpus_per_node: 8}]\n"
-                    "jobs: [{name: long-32b, model: 32B, max_model_len: 294912}]\n", encoding="utf-8")
+                    "jobs: [{name: long-32b, model: 32B, max_model_len: 290816}]\n", encoding="utf-8")
     status, out, _ = cli("cluster", str(path))
-    assert status == 0 and "┃ max_model_len ┃ YaRN ┃" in out and "│        294912 │  7.2 │" in out
+    assert status == 0 and "┃ max_model_len ┃ YaRN ┃" in out and "│        290816 │  7.1 │" in out
     after_table = out.split("┘\n")[-1]
     cautions = ["caution: " + text.replace("\n", " ").strip() for text in after_table.split("caution: ")[1:]]
-    assert cautions == [("caution: long-32b: YaRN factor 7.2 at 294912 tokens: longer than YaRN is validated for "
+    assert cautions == [("caution: long-32b: YaRN factor 7.1 at 290816 tokens: longer than YaRN is validated for "
                          "(131072 tokens, a factor of 4, in Qwen's model cards: the only validation rft-solver knows "
                          "of, for any model): check the model's quality at this length"),
                         ("caution: long-32b: 0.7 GiB to spare where the estimate extrapolates, and its error there is "
@@ -1308,15 +1308,15 @@ def test_a_placed_plan_carries_the_cautions_solve_gives_it(cli, tmp_path: Path):
     # Each caution once, with its jobs; a length past Llama 3.1's native context on its own RoPE scaling too.
     path.write_text("pools: [{name: h200, gpu: H200-141GB, nodes: 3, gpus_per_node: 8}]\njobs:\n"
                     "  - {name: llama, model: Llama-3.1-8B, max_model_len: 262144}\n"
-                    "  - {name: long-a, model: 32B, max_model_len: 294912}\n"
-                    "  - {name: long-b, model: 32B, max_model_len: 294912}\n", encoding="utf-8")
+                    "  - {name: long-a, model: 32B, max_model_len: 290816}\n"
+                    "  - {name: long-b, model: 32B, max_model_len: 290816}\n", encoding="utf-8")
     status, out, _ = cli("cluster", str(path))
     cautions = ["caution: " + text.replace("\n", " ").strip() for text in out.split("┘\n")[-1].split("caution: ")[1:]]
     assert status == 0 and [caution.split(": ")[1] for caution in cautions] == ["llama", "long-a, long-b",
                                                                                  "long-a, long-b"]
     assert cautions[0] == ("caution: llama: beyond the native 131072, which Llama-3.1-8B's own llama3 RoPE scaling "
                            "provides: no YaRN written; check the model handles it")
-    assert cautions[1].startswith("caution: long-a, long-b: YaRN factor 7.2 at 294912 tokens: longer than YaRN is")
+    assert cautions[1].startswith("caution: long-a, long-b: YaRN factor 7.1 at 290816 tokens: longer than YaRN is")
     # Past four jobs, the rest are counted.
     path.write_text("pools: [{name: h200, gpu: H200-141GB, nodes: 6, gpus_per_node: 8}]\njobs:\n" + "".join(
         f"  - {{name: j{i}, model: 0.6B, max_model_len: 262144}}\n" for i in range(1, 7)), encoding="utf-8")
