@@ -998,11 +998,14 @@ class Catalog(Frozen):
 
 
 class _UniqueKeyLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
-    """A safe loader that rejects a mapping with the same key twice (plain YAML keeps the last)."""
+    """A safe loader that rejects a mapping with the same key twice (plain YAML keeps the last); a key that a
+    merge key (``<<: *defaults``) brings in and the mapping sets again is not twice, as in YAML 1.1."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
         seen = set()
         for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
             key = self.construct_object(key_node, deep=deep)
             if not isinstance(key, (str, int, float, bool, type(None))):
                 raise TableError(f"line {key_node.start_mark.line + 1}: a key must be a plain value, "

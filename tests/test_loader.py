@@ -317,3 +317,15 @@ def test_a_date_that_does_not_exist_is_malformed_yaml_not_a_long_number(tmp_path
     with pytest.raises(TableError) as caught:
         load_weights(path)
     assert str(caught.value) == f"{path}: malformed YAML: month must be in 1..12"
+
+
+def test_merge_keys_share_defaults_and_a_key_set_twice_beside_them_is_still_refused(tmp_path: Path):
+    # YAML 1.1 merge keys: a key the merge brings in and the mapping sets again is the mapping's, not twice.
+    path = tmp_path / "weights.yaml"
+    path.write_text("<<: {offload: 1.0, sp: 0.1, env: 0.5}\nenv: 0.01\n", encoding="utf-8")
+    weights = load_weights(path)
+    assert (weights.offload, weights.sp, weights.env) == (1.0, 0.1, 0.01)
+    path.write_text("<<: {offload: 1.0, sp: 0.1}\nenv: 0.01\nenv: 0.02\n", encoding="utf-8")
+    with pytest.raises(TableError) as caught:
+        load_weights(path)
+    assert str(caught.value) == f"{path}: line 3: key 'env' appears twice"
