@@ -1441,9 +1441,29 @@ def _whole_writes_to_piped_stdout() -> None:
                                   errors=stdout.errors, line_buffering=stdout.line_buffering)
 
 
+def _standard_streams_open() -> bool:
+    """Whether stdout is open; prepares both for the command. A closed stdout or stderr (``>&-``: Python's
+    `sys.stdout` is None) has its descriptor held on os.devnull, so that no file the command opens takes it
+    (and the output with it); a closed stderr takes the notes nowhere. Stdout that cannot encode a character
+    (``PYTHONIOENCODING=ascii``) writes it as ``?``."""
+    closed = [number for number, stream in ((1, sys.stdout), (2, sys.stderr)) if stream is None]
+    for number in closed:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), number)
+    if 2 in closed:
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (for the whole process)
+    if 1 in closed:
+        return False
+    if isinstance(sys.stdout, io.TextIOWrapper) and sys.stdout.errors == "strict":
+        sys.stdout.reconfigure(errors="replace")
+    _whole_writes_to_piped_stdout()
+    return True
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``solve`` with `argv` (default: the process's arguments); returns the exit status."""
-    _whole_writes_to_piped_stdout()
+    if not _standard_streams_open():
+        print("solve: error: cannot write the output: standard output is closed", file=sys.stderr)
+        return BAD_INPUT
     argv = list(sys.argv[1:] if argv is None else argv)
     commands = {
         "tables": (build_tables_parser, run_tables),

@@ -453,6 +453,31 @@ def test_output_that_cannot_be_written_is_one_line_not_a_traceback(solve_script:
     assert (result.returncode, result.stderr) == (2, f"{prog}: error: cannot write the output: No space left on device\n")
 
 
+@pytest.mark.parametrize("argv", [["tables", "--json"], ["--model", "4B", "--len", "32k", "--gpu", "a100"], ["--help"]])
+def test_a_closed_stdout_is_one_line_and_nothing_done(solve_script: Path, tmp_path: Path, argv: list[str]):
+    # `solve ... >&-`: Python has no sys.stdout; the command says so at once, writes no file, exits 2.
+    result = subprocess.run([str(solve_script), *argv, *(["--out", "fragment.yaml"] if "--model" in argv else [])],
+                            cwd=tmp_path, stderr=subprocess.PIPE, text=True, timeout=60, check=False,
+                            preexec_fn=lambda: os.close(1))
+    assert (result.returncode, result.stderr) == (2, "solve: error: cannot write the output: standard output is closed\n")
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_closed_stderr_drops_the_notes_and_leaves_json_whole(solve_script: Path):
+    # --gpu-memory 40 gets a note on stderr; with stderr closed it goes nowhere, not into the JSON on stdout.
+    result = subprocess.run([str(solve_script), "--model", "4B", "--gpu", "mine", "--gpu-memory", "40", "--len", "32k",
+                             "--json"], stdout=subprocess.PIPE, text=True, timeout=60, check=False,
+                            preexec_fn=lambda: os.close(2))
+    assert result.returncode == 0 and json.loads(result.stdout)[0]["model"] == "Qwen3-4B"
+
+
+def test_stdout_that_cannot_encode_a_character_writes_a_question_mark(solve_script: Path):
+    result = subprocess.run([str(solve_script), "--model", "4B", "--len", "32k", "--gpu", "a100"], capture_output=True,
+                            text=True, timeout=60, check=False, env={**os.environ, "PYTHONIOENCODING": "ascii"})
+    assert (result.returncode, result.stderr) == (0, "")
+    assert result.stdout.startswith("A100-80GB ? Qwen3-4B ? cheapest plan for 32768 tokens within 6 GPUs: optimal\n")
+
+
 @pytest.mark.parametrize("argv", [["--help"], ["cluster", "--help"], ["--version"], ["tables", "--gpu", "h20"]])
 def test_a_reader_gone_before_the_first_line_gets_sigpipes_status(solve_script: Path, argv: list[str]):
     # `solve --help | true`: argparse prints and exits; the closed pipe shows as the output is flushed.
