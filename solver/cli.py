@@ -83,6 +83,9 @@ BAD_INPUT = 2
 INTERRUPTED = 130
 CLOSED_PIPE = 141
 """128 + SIGPIPE: the exit status of a command whose output pipe closed (as `yes | head` gives)."""
+MAX_CONFIG_BYTES = 256 * 1024
+"""The largest Trinity config read: they run to a few KB, and a YAML parser written in Python (ruamel's round
+trip, which keeps the comments) takes seconds per 100 KB, several times over with --write."""
 
 
 class _Parser(argparse.ArgumentParser):
@@ -973,7 +976,7 @@ def _resolved(path: Path) -> Path:
 def _read_config(path: Path, version: TrinityVersion | None) -> tuple[str, TrinityConfig]:
     from solver.trinity import ConfigError, read_trinity_config
 
-    text = read_user_file(path)
+    text = read_user_file(path, MAX_CONFIG_BYTES)
     try:
         return text, read_trinity_config(text, str(path), os.environ, version)
     except ConfigError as error:

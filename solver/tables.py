@@ -1424,16 +1424,23 @@ def _resolved(path: Path, kind: str, name: str, field: str, resolve: Any, value:
         raise TableError(f"{path}: {kind} {name}: {field}: {error}{hint}") from None
 
 
-def read_user_file(path: Path) -> str:
-    """The text of a file the user names (a Trinity config); `TableError`, one line, when unreadable."""
-    limit = f"the limit is {MAX_FILE_BYTES // 2**20} MB"
+def _in_units(size: int) -> str:
+    """A file size in MB, or in KB below one, to a tenth where that is not whole (16.2 MB, 256 KB)."""
+    value, unit = (size / 2**20, "MB") if size >= 2**20 else (size / 2**10, "KB")
+    return f"{value:.1f}".removesuffix(".0") + f" {unit}"
+
+
+def read_user_file(path: Path, limit_bytes: int = MAX_FILE_BYTES) -> str:
+    """The text of a file the user names (a Trinity config), of at most `limit_bytes`; `TableError`, one line,
+    when unreadable."""
+    limit = f"the limit is {_in_units(limit_bytes)}"
     try:
         size = path.stat().st_size
-        if size > MAX_FILE_BYTES:
-            raise TableError(f"{path}: {size / 2**20:.0f} MB is too large ({limit})")
+        if size > limit_bytes:
+            raise TableError(f"{path}: {_in_units(size)} is too large ({limit})")
         with path.open("rb") as handle:  # a device or a pipe has no size: read one byte past the limit at most
-            data = handle.read(MAX_FILE_BYTES + 1)
-        if len(data) > MAX_FILE_BYTES:
+            data = handle.read(limit_bytes + 1)
+        if len(data) > limit_bytes:
             raise TableError(f"{path}: too large ({limit})")
         return data.decode("utf-8")  # line endings as they are (a patched copy keeps them)
     except OSError as error:

@@ -198,7 +198,7 @@ def test_exit_1_when_some_answer_has_no_plan(cli):
         (["--model", "4B", "--len", "8192", "--weights", "/nonexistent/w.yaml"], "solve: error: /nonexistent/w.yaml: cannot read: No such file or directory"),
         # A file with no size (a device, a pipe) is read only up to the limit, not until memory runs out.
         (["--model", "4B", "--len", "8192", "--weights", "/dev/zero"], "solve: error: /dev/zero: too large (the limit is 16 MB)"),
-        (["--from-config", "/dev/zero"], "solve: error: /dev/zero: too large (the limit is 16 MB)"),
+        (["--from-config", "/dev/zero"], "solve: error: /dev/zero: too large (the limit is 256 KB)"),
         (["--model", "4B", "--len", "1.5k"], "solve: error: argument --len: expected a whole number of tokens or of k (1024), got '1.5k'"),
         (["--model", "4B", "--len", "8192", "--gpu", "a100", "--out", ""], "solve: error: argument --out: expected a path, got ''"),
         (["--model", "4B", "--model-config", "config.json", "--len", "8192"], "solve: error: --model and --model-config both name the model: give one"),

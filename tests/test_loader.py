@@ -329,3 +329,17 @@ def test_merge_keys_share_defaults_and_a_key_set_twice_beside_them_is_still_refu
     with pytest.raises(TableError) as caught:
         load_weights(path)
     assert str(caught.value) == f"{path}: line 3: key 'env' appears twice"
+
+
+def test_a_file_past_its_limit_says_both_sizes(tmp_path: Path):
+    from solver.tables import read_user_file
+
+    path = tmp_path / "big.yaml"
+    path.write_bytes(b"a" * (16 * 2**20 + 200_000))
+    with pytest.raises(TableError) as caught:
+        read_user_file(path)
+    assert str(caught.value) == f"{path}: 16.2 MB is too large (the limit is 16 MB)"
+    path.write_bytes(b"a" * 300_000)
+    with pytest.raises(TableError) as caught:
+        read_user_file(path, 256 * 1024)
+    assert str(caught.value) == f"{path}: 293 KB is too large (the limit is 256 KB)"
