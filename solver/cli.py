@@ -93,8 +93,8 @@ class _Parser(argparse.ArgumentParser):
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
-        # A negative length with the k suffix (-1k) is a value to refuse as such, not an unknown option.
-        self._negative_number_matcher = re.compile(r"^-\d+[kK]?$|^-\d*\.\d+[kK]?$")
+        # A negative number in any form (-1k, -1e-9, -5GB) is a value to refuse as such, not an unknown option.
+        self._negative_number_matcher = re.compile(r"^-\.?\d")
         # An option that takes a value takes it once (its argument groups share this registry).
         self.register("action", None, _Once)
         self.register("action", "store", _Once)

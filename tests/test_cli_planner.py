@@ -195,6 +195,9 @@ def test_exit_1_when_some_answer_has_no_plan(cli):
         (["--model", "4B", "--len", "8192", "--time-limit", "inf"], "solve: error: argument --time-limit: must be a number above 0 and at most 1000000000, got inf"),
         (["--model", "4B", "--len", "8192", "--time-limit", "1e10"], "solve: error: argument --time-limit: must be a number above 0 and at most 1000000000, got 1e10"),
         (["--model", "4B", "--len", "8192", "--top", "500"], "solve: error: --top must be at most 100, got 500"),
+        # Negative numbers in exponent form or with a unit are values to refuse, not unknown options.
+        (["--model", "4B", "--len", "8192", "--margin", "-1e-9"], "solve: error: --margin is a fraction from 0 to below 1, got -1e-09"),
+        (["--model", "4B", "--len", "8192", "--host-ram", "-5GB"], "solve: error: --host-ram must be above 0 and at most 1048576 GB, got -5"),
         (["--model", "4B", "--len", "8192", "--weights", "/nonexistent/w.yaml"], "solve: error: /nonexistent/w.yaml: cannot read: No such file or directory"),
         # A file with no size (a device, a pipe) is read only up to the limit, not until memory runs out.
         (["--model", "4B", "--len", "8192", "--weights", "/dev/zero"], "solve: error: /dev/zero: too large (the limit is 16 MB)"),
