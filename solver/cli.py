@@ -1287,7 +1287,8 @@ def _config_budget_mode(args: argparse.Namespace, config: TrinityConfig | None) 
 def write_atomically(path: Path, text: str) -> None:
     """Write `text` to `path` through a temporary file in the same folder and a rename: a reader sees
     the old file or the whole new one, never half of it; on failure nothing is left behind. The file
-    keeps the permissions of the one it replaces; a new file gets the usual ones (0666 less the umask).
+    keeps the permissions of the one it replaces (and its owner, where the user may give it: root), and a
+    file the user may not write is refused; a new file gets the usual ones (0666 less the umask).
     A symbolic link is written through (the file it names is replaced); a target that exists and is not a
     regular file (a device, a FIFO, a folder) is refused."""
     write_all_atomically({path: text})
@@ -1326,17 +1327,28 @@ def _staged(path: Path, text: str) -> tuple[str, Path]:
     try:
         if _not_a_regular_file(path):
             raise QueryError(f"{path}: not a regular file; give a file name to write")
-        mode = stat.S_IMODE(path.stat().st_mode) if path.exists() else 0o666 & ~_umask()
-        handle = tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.",
-                                             suffix=".tmp", delete=False)
+        existing = path.stat() if path.exists() else None
+        if existing is not None and not os.access(path, os.W_OK):
+            raise QueryError(f"{path}: cannot write: Permission denied (the file is not writable)")
+        mode = stat.S_IMODE(existing.st_mode) if existing is not None else 0o666 & ~_umask()
     except OSError as error:
         raise QueryError(f"{path}: cannot write: {error.strerror}") from None
+    try:
+        handle = tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.",
+                                             suffix=".tmp", delete=False)
+    except OSError as error:  # the new text goes beside it first, then takes its place
+        raise QueryError(f"{path}: cannot write: {error.strerror} (a file is written in {path.parent} first, "
+                         "then renamed into place)") from None
     try:
         with handle:
             handle.write(text)
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(handle.name, mode)
+        if existing is not None and hasattr(os, "chown") and (existing.st_uid, existing.st_gid) != (
+                os.geteuid(), os.getegid()):
+            with contextlib.suppress(PermissionError):  # only root may give a file to another user
+                os.chown(handle.name, existing.st_uid, existing.st_gid)
     except BaseException as error:
         Path(handle.name).unlink(missing_ok=True)
         if isinstance(error, OSError):

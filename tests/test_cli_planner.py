@@ -5,12 +5,14 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import stat
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 
+import solver.cli
 from solver.tables import shipped_tables_directory
 
 PLAN_KEYS = {"gpus", "unused_gpus", "env", "offload", "sp", "max_model_len", "max_token_len_per_gpu",
@@ -419,6 +421,43 @@ def _without_dac_override() -> list[str]:
     if shutil.which("setpriv") is None or subprocess.run([*prefix, "true"], capture_output=True, check=False).returncode != 0:
         pytest.skip("running as root without a working setpriv to drop the capabilities that bypass permissions")
     return prefix
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX permissions")
+def test_a_read_only_target_is_refused_and_a_read_only_folder_is_named(tmp_path: Path, solve_script: Path):
+    # Written by rename, a file would be replaced whatever its own permissions: a read-only one is refused, as
+    # `>` refuses it; a writable file in a folder without write permission names the folder.
+    prefix = _without_dac_override()
+    argv = [*prefix, str(solve_script), "--model", "4B", "--len", "8k", "--gpu", "a100", "--out"]
+    target = tmp_path / "o.yaml"
+    target.write_text("mine\n", encoding="utf-8")
+    target.chmod(0o444)
+    result = subprocess.run([*argv, "o.yaml"], cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
+    assert (result.returncode, result.stdout, result.stderr) == (
+        2, "", "solve: error: o.yaml: cannot write: Permission denied (the file is not writable)\n")
+    assert target.read_text(encoding="utf-8") == "mine\n"
+    target.chmod(0o666)
+    tmp_path.chmod(0o555)
+    try:
+        result = subprocess.run([*argv, "o.yaml"], cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                                check=False)
+    finally:
+        tmp_path.chmod(0o755)
+    assert (result.returncode, result.stderr) == (2, "solve: error: o.yaml: cannot write: Permission denied (a file "
+                                                     "is written in . first, then renamed into place)\n")
+    assert target.read_text(encoding="utf-8") == "mine\n"
+
+
+@pytest.mark.skipif(os.name == "nt" or os.geteuid() != 0, reason="only root may give a file to another user")
+def test_root_writing_a_users_file_leaves_it_theirs(tmp_path: Path):
+    target = tmp_path / "alice.yaml"
+    target.write_text("old\n", encoding="utf-8")
+    os.chown(target, 65534, 65534)
+    target.chmod(0o640)
+    solver.cli.write_atomically(target, "new\n")
+    status = target.stat()
+    assert (status.st_uid, status.st_gid, stat.S_IMODE(status.st_mode)) == (65534, 65534, 0o640)
+    assert target.read_text(encoding="utf-8") == "new\n"
 
 
 @pytest.mark.skipif(os.name == "nt", reason="POSIX permissions")
