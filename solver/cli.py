@@ -203,11 +203,19 @@ def path_argument(text: str) -> Path:
     return Path(text)
 
 
+STANDARD_STREAM_PATH = re.compile(r"^/(dev/(stdout|stderr|stdin|fd/\d+)|proc/(self|\d+)/fd/\d+)$")
+"""Names of the process's own streams: written by rename, they would replace what the stream is redirected to."""
+
+
 def output_path(text: str) -> Path:
-    """An argparse type: the name of a file to write (not a folder's, ``out/``)."""
+    """An argparse type: the name of a file to write (not a folder's, ``out/``, nor a standard stream's,
+    ``/dev/stdout``)."""
     path = path_argument(text)
     if text.endswith(("/", os.sep)):
         raise argparse.ArgumentTypeError(f"expected a file name, got the folder name {text!r}")
+    if STANDARD_STREAM_PATH.match(os.path.normpath(text)):
+        raise argparse.ArgumentTypeError(f"expected a file name, got {text} (what it would write goes to standard "
+                                         "output without the option)")
     return path
 
 

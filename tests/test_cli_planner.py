@@ -206,6 +206,8 @@ def test_exit_1_when_some_answer_has_no_plan(cli):
         (["--from-config", "/dev/zero"], "solve: error: /dev/zero: too large (the limit is 256 KB)"),
         (["--model", "4B", "--len", "1.5k"], "solve: error: argument --len: expected a whole number of tokens or of k (1024), got '1.5k'"),
         (["--model", "4B", "--len", "8192", "--gpu", "a100", "--out", ""], "solve: error: argument --out: expected a path, got ''"),
+        (["--model", "4B", "--len", "8192", "--gpu", "a100", "--out", "/dev/stdout"], "solve: error: argument --out: expected a file name, got /dev/stdout (what it would write goes to standard output without the option)"),
+        (["--model", "4B", "--len", "8192", "--gpu", "a100", "--out", "/proc/self/fd/2"], "solve: error: argument --out: expected a file name, got /proc/self/fd/2 (what it would write goes to standard output without the option)"),
         (["--model", "4B", "--model-config", "config.json", "--len", "8192"], "solve: error: --model and --model-config both name the model: give one"),
         (["--model", "4B", "--len", "8192", "--gpus", "4", "--exact", "--minimize", "gpus"], "solve: error: --minimize gpus chooses the GPU count: drop --exact"),
         (["--model", "4B", "--len", "8192", "--emit", "trinity", "--top", "3"], "solve: error: --emit trinity prints the best plan's YAML alone: drop --top and --explain"),
