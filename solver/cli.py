@@ -862,7 +862,7 @@ def run_tables(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(cells_json(catalog.cells()) + "\n")
     else:
-        _console().print(tables_view(catalog))
+        _print_view(tables_view(catalog), "solve tables")
     model = catalog.model(args.model) if args.model else None
     if model is not None and model.tables_of is not None:  # beside JSON, on stderr: the array stays the cells
         print(f"{'solve tables: note: ' if args.json else ''}{model.tables_of}'s cells stand for {model.name}, "
@@ -1372,6 +1372,8 @@ def _umask() -> int:
     return current
 
 
+MIN_TERMINAL_WIDTH = 20
+"""A terminal that says it is narrower (``COLUMNS=0``, as some containers set it) is taken as 80 columns."""
 PLAIN_TEXT: dict[str, Any] = {"markup": False, "emoji": False}
 """Consoles print strings as they are: a name with brackets or colons (a pool ``p[/]``) is not markup."""
 
@@ -1384,8 +1386,8 @@ def _print_view(view: RenderableType, prog: str) -> Console:
     if console.is_terminal:
         unbounded = Console(width=1 << 16, file=io.StringIO(), **PLAIN_TEXT)
         parts = view.renderables if isinstance(view, Group) else [view]
-        needed = max((unbounded.measure(part).minimum for part in parts if isinstance(part, Table) and part.show_header),
-                     default=0)  # below its minimum, a table breaks words or cuts cells; above, it wraps at spaces
+        needed = max((_needed_width(part, unbounded) for part in parts if isinstance(part, Table) and part.show_header),
+                     default=0)
         if needed > console.width:
             print(f"{prog}: note: the table needs {needed} columns and the terminal has {console.width}: widen it, "
                   "pipe the output (| less -S), or use --json", file=sys.stderr)
@@ -1393,10 +1395,19 @@ def _print_view(view: RenderableType, prog: str) -> Console:
     return console
 
 
+def _needed_width(table: Table, console: Console) -> int:
+    """The columns `table` needs not to break words or cut cells: its minimum width (above it, it wraps at
+    spaces), or its whole width where no column wraps (a table of the source's cells)."""
+    measured = console.measure(table)
+    return measured.maximum if all(column.no_wrap for column in table.columns) else measured.minimum
+
+
 def _console(width: int = 160) -> Console:
     """A console for stdout; piped output gets room for `width` columns (the widest table) instead of 80,
     and its lines come without the padding to the tables' width."""
     console = Console(**PLAIN_TEXT)
+    if console.is_terminal and console.width < MIN_TERMINAL_WIDTH:  # COLUMNS=0, say: nothing would print
+        return Console(width=80, **PLAIN_TEXT)
     return console if console.is_terminal else _PipedConsole(width=max(console.width, width), **PLAIN_TEXT)
 
 

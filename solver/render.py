@@ -223,7 +223,7 @@ def _estimate_caution(plan: Plan) -> str:
 def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, version: TrinityVersion | None) -> Table:
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold", no_wrap=True)
-    grid.add_column()
+    grid.add_column(overflow="fold")  # a word wider than the terminal (a config key to copy) breaks, not "…"
     grid.add_row("plan", Text(f"{plan.setting.label} on {_gpus_of_budget(answer, plan, node_gpus)}", style="bold"))
     yarn = f" (YaRN rope scaling, factor {plan.rope_scaling_factor!r}{_yarn_caution(plan)})" if plan.rope_scaling_factor \
         else ""

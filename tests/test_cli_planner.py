@@ -814,6 +814,20 @@ def test_a_terminal_too_narrow_for_the_ranking_gets_a_note(cli, monkeypatch: pyt
     assert cli("--model", "8B", "--gpus", "4", "--len", "32k", "--gpu", "a100")[2] == ""  # no ranking, no note
 
 
+def test_the_apply_block_folds_on_a_narrow_terminal_rather_than_cut(cli, monkeypatch: pytest.MonkeyPatch):
+    # On 40 columns a config key wider than its column breaks onto the next line: every character is there.
+    import io
+
+    from rich.console import Console
+
+    screen = io.StringIO()
+    monkeypatch.setattr(solver.cli, "_console", lambda width=160: Console(
+        width=40, force_terminal=True, color_system=None, file=screen, **solver.cli.PLAIN_TEXT))
+    assert cli("--model", "14B", "--gpu", "a100", "--len", "64k")[0] == 0
+    shown = screen.getvalue()
+    assert "…" not in shown and "trainer.max_token_len_per_gpu" in "".join(line.strip() for line in shown.splitlines())
+
+
 def test_a_cell_of_fewer_gpus_vouches_for_no_setting_a_gpu_type_with_more_memory_refutes(cli, tmp_path: Path):
     # Measured: SP=2 trains Qwen3-4B at 40960 on 2 H100s. On 4 H100s the cell would vouch for SP=2 (what trains on
     # fewer GPUs trains on more), but the A100's table for 4 GPUs, whose GPU has at least the H100's memory, says

@@ -159,3 +159,33 @@ def test_measured_tables_name_their_own_source_and_the_legend_their_settings(cli
     assert status == 0 and ", 8 x H100 (my measurements, 2026-11)" in text  # the cells' source, not only the datasheet
     assert " SP=8 " in text.split("cost, lightest to darkest:")[1] and "Env + Offload + SP=8" in text.split(
         "cost, lightest to darkest:")[1]
+
+
+@pytest.mark.parametrize(("columns", "note"), [(80, True), (111, True), (112, False)])
+def test_a_terminal_too_narrow_for_the_tables_cells_gets_a_note(cli, monkeypatch: pytest.MonkeyPatch, columns: int,
+                                                                note: bool):
+    # The cells do not wrap ('Env + Offload + SP=2' cut to 'Env + Offload …' would read as SP=4 too): the A100's
+    # 6-GPU table needs all of its 112 columns.
+    import io
+
+    from rich.console import Console
+
+    import solver.cli
+
+    screen = io.StringIO()
+    monkeypatch.setattr(solver.cli, "_console", lambda width=160: Console(
+        width=columns, force_terminal=True, file=screen, **solver.cli.PLAIN_TEXT))
+    status, _, err = cli("tables", "--gpu", "a100", "--gpus", "6")
+    assert status == 0 and err == (f"solve tables: note: the table needs 112 columns and the terminal has {columns}: "
+                                   "widen it, pipe the output (| less -S), or use --json\n" if note else "")
+    assert ("…" in screen.getvalue()) == note
+
+
+def test_a_terminal_that_says_it_has_no_columns_is_taken_as_80(monkeypatch: pytest.MonkeyPatch):
+    # COLUMNS=0, as some containers set it: rich would print nothing at all.
+    import solver.cli
+
+    monkeypatch.setenv("COLUMNS", "0")
+    monkeypatch.setenv("FORCE_COLOR", "1")  # rich takes the captured output for a terminal
+    console = solver.cli._console()
+    assert console.is_terminal and console.width == 80
