@@ -1235,8 +1235,6 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalo
     if offloaded and layout is not None and not trainer_level_offload(layout) and args.trinity_version is None:
         notes.append(f"solve: note: {args.from_config} has no offload flags under trainer itself (Trinity 0.6's), so "
                      f"what is made from it sets the roles' only: {TRINITY_06_OFFLOAD}")
-    for note in notes:  # only once every fragment is made: a refusal is one line
-        print(note, file=sys.stderr)
     # The patched config is made (or refused) before any file is written: a refusal leaves none.
     patched = patch_trinity_config(config_text, best, model, name=str(args.from_config), environ=os.environ,
                                    version=args.trinity_version) if (
@@ -1248,11 +1246,12 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalo
         problems = check_trinity_config(mapping, model, best.gpus, environ=os.environ, version=args.trinity_version)
         problems += anchored_keys(config_text, best, model, name=str(args.from_config), environ=os.environ,
                                   version=args.trinity_version)
-        for problem in problems:
-            print(f"solve: warning: {args.write}: {problem}", file=sys.stderr)
+        notes += [f"solve: warning: {args.write}: {problem}" for problem in problems]
         files[args.write] = patched
         unused = unused_length(mapping, str(args.write), os.environ)  # the length the plan pays for, and no sequence uses
     write_all_atomically(files)  # both or neither
+    for note in notes:  # only once the files are in place: a refusal, or a failed write, is one line
+        print(note, file=sys.stderr)
     for unwritten in (path for path in (args.out, args.write) if path is not None and best is None):
         stale = " (the file there is left as it was)" if unwritten.exists() else ""
         print(f"solve: note: no plan, so {unwritten} is not written{stale}", file=sys.stderr)

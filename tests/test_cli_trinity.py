@@ -340,6 +340,23 @@ def test_write_patches_a_copy_and_keeps_the_rest(cli, user_config: Path, tmp_pat
     assert added == ["  ulysses_sequence_parallel_size: 2", "  max_token_len_per_gpu: 32768"]
 
 
+def test_a_write_that_fails_is_one_line_without_the_notes_before_it(cli, user_config: Path, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch):
+    # The longest plan offloads, and the config has no trainer-level offload flags: a note, once the file is written.
+    patched = tmp_path / "patched.yaml"
+    flags = ("--from-config", str(user_config), "--gpu", "a100", "--maximize", "len", "--write", str(patched))
+    status, _, err = cli(*flags)
+    assert status == 0 and "has no offload flags under trainer itself" in err
+    patched.unlink()
+
+    def refused(files: dict[Path, str]) -> None:
+        raise QueryError(f"{patched}: cannot write: Permission denied")
+
+    monkeypatch.setattr(solver.cli, "write_all_atomically", refused)
+    assert cli(*flags) == (2, "", f"solve: error: {patched}: cannot write: Permission denied\n")
+    assert not patched.exists()
+
+
 def test_write_takes_yaml_that_only_ruamel_reads_and_writes_both_files(cli, user_config: Path, tmp_path: Path):
     """A key that is a list and an anchor given twice are YAML that ruamel (which patches the config) reads
     and PyYAML refuses: the patched config is checked as ruamel reads it, with no warning printed."""
