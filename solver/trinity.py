@@ -490,8 +490,12 @@ def _resolve(value: Any, where: str, environ: Mapping[str, str]) -> Any:
 
 def load_config_mapping(text: str, name: str, yaml: YAML | None = None) -> Any:
     """A Trinity config's text as nested mappings (ruamel; `yaml` for a round trip), or `ConfigError`, one
-    line naming the file, for text that is not YAML or not a mapping."""
-    yaml = yaml or YAML(typ="safe", pure=True)
+    line naming the file, for text that is not YAML or not a mapping. Read as YAML 1.1, as Trinity reads it
+    (OmegaConf's loader is PyYAML's): ``010000`` is the octal 4096 and ``yes`` is true there, not 10000 and
+    text as YAML 1.2 has them."""
+    if yaml is None:
+        yaml = YAML(typ="safe", pure=True)
+        yaml.version = (1, 1)
     try:
         with warnings.catch_warnings():  # ruamel's multi-line warnings (a reused anchor) are not one line
             warnings.simplefilter("ignore")

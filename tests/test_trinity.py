@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 from ruamel.yaml import YAML
 
 from solver.query import Plan, SourceCell, make_query, token_budget
@@ -972,6 +973,16 @@ def test_offload_flags_are_read_as_omegaconf_reads_a_boolean(value: str, on: boo
     # Trinity's TrainerConfig types them bool: OmegaConf takes whole numbers (0 false) and y/n in any case too.
     text = f"model: {{model_path: Qwen/Qwen3-8B}}\ntrainer: {{trainer_strategy: fsdp2, offload_policy: {value}}}\n"
     assert read_trinity_config(text, "t.yaml", {}).offload is on
+
+
+def test_a_config_is_read_as_yaml_1_1_as_trinity_reads_it() -> None:
+    # OmegaConf's loader is PyYAML's, YAML 1.1: 010000 is the octal 4096, `on` and `yes` are true (YAML 1.2, which
+    # ruamel speaks by default, has 10000 and two words).
+    text = ("model: {model_path: Qwen/Qwen3-8B, max_model_len: 010000}\n"
+            "trainer: {trainer_strategy: fsdp2, offload_policy: on, ulysses_sequence_parallel_size: 2}\n")
+    config = read_trinity_config(text, "t.yaml", {})
+    assert (config.max_model_len, config.offload) == (4096, True)
+    assert config.max_model_len == yaml.safe_load(text)["model"]["max_model_len"]
 
 
 def test_a_trainer_type_trinity_does_not_take_is_refused() -> None:
