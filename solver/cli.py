@@ -1474,6 +1474,12 @@ def _whole_writes_to_piped_stdout() -> None:
                                   errors=stdout.errors, line_buffering=stdout.line_buffering)
 
 
+def _escaped(line: str) -> str:
+    """`line` with its control characters (from a file's name, say) escaped as Python writes them (``\\x1b``),
+    so that it stays one line and cannot restyle the terminal."""
+    return "".join(character if character.isprintable() else repr(character)[1:-1] for character in line)
+
+
 def _standard_streams_open() -> bool:
     """Whether stdout is open; prepares both for the command. A closed stdout or stderr (``>&-``: Python's
     `sys.stdout` is None) has its descriptor held on os.devnull, so that no file the command opens takes it
@@ -1526,7 +1532,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.flush()  # a reader that stopped early, or a full disk, shows here, not at exit
         return status
     except OneLineError as error:  # bad input: a query, a table or a Trinity config
-        print(f"{parser.prog}: error: {error}", file=sys.stderr)
+        print(f"{parser.prog}: error: {_escaped(str(error))}", file=sys.stderr)
         return BAD_INPUT
     except Undecided as error:  # a question behind the answer (a map's cell, a config's verdict) ran out of time
         print(f"{parser.prog}: undecided: {error}; nothing printed", file=sys.stderr)

@@ -25,6 +25,7 @@ from typing import Annotated, Any, TypeVar, get_args
 import yaml
 from annotated_types import Ge, Gt, Le, Lt, MinLen
 from pydantic import (
+    AfterValidator,
     AllowInfNan,
     BaseModel,
     BeforeValidator,
@@ -490,10 +491,17 @@ class AtLeast(Frozen):
     at_least: AskedTokens
 
 
+def _printable(text: str) -> str:
+    """`text`, if printable (no control characters, which would reach the terminal), else `ValueError`."""
+    if not text.isprintable():
+        raise ValueError(f"must be printable text (no control characters), got {text!r}")
+    return text
+
+
 class Pool(Frozen):
     """A pool of identical nodes in the fleet."""
 
-    name: Text
+    name: Annotated[Text, AfterValidator(_printable)]
     gpu: Text
     nodes: GpuCount
     gpus_per_node: Annotated[int, Strict(), Gt(0), Le(MAX_NODE_GPUS)] = Field(description=(
@@ -563,6 +571,11 @@ def _check_fleet_names(pools: tuple[Pool, ...], jobs: tuple[_JobFields, ...]) ->
         repeated = _first_repeated(names)
         if repeated is not None:
             raise ValueError(f"two {kind}s are named {repeated!r}")
+    folded = _first_repeated(job.name.casefold() for job in jobs)  # one file of --emit-dir on macOS and Windows
+    if folded is not None:
+        same = [job.name for job in jobs if job.name.casefold() == folded]
+        raise ValueError(f"jobs {same[0]!r} and {same[1]!r} differ only in case: their --emit-dir files would be "
+                         "one on macOS and Windows; rename one")
     pool_names = [pool.name for pool in pools]
     for job in jobs:
         if job.pool is not None and job.pool not in pool_names:
@@ -1068,7 +1081,8 @@ def _describe_location(raw: Any, location: tuple[Any, ...]) -> str:
             identity = node.get(field) if isinstance(node, dict) else None
             if not isinstance(identity, (str, int, float)):  # a list or a mapping names nothing
                 identity = None
-            shown = str(identity) if len(str(identity)) <= 40 else f"{str(identity)[:37]}..."
+            text = str(identity) if str(identity).isprintable() else repr(identity)  # no control codes raw
+            shown = text if len(text) <= 40 else f"{text[:37]}..."
             words.append(label.format(shown) if identity is not None else f"{container or 'item'} item {key + 1}")
         elif isinstance(node, dict) and key in node:
             node = node[key]

@@ -870,3 +870,9 @@ def test_an_estimate_alone_says_what_the_tables_say_of_it(cli):
     for other in (flags, ["--model", "8B", "--gpus", "4", "--gpu", "h200", "--len", "32k", "--estimate"]):
         [answer] = json.loads(cli(*other, "--json")[1])
         assert answer["plans"] and "tables" not in answer
+
+
+def test_control_characters_in_an_error_are_escaped(cli):
+    # A file name with an escape sequence would restyle the terminal, and a newline split the one line.
+    assert cli("--model", "4B", "--len", "8k", "--weights", "no\x1b[31m\nfile.yaml") == (
+        2, "", "solve: error: no\\x1b[31m\\nfile.yaml: cannot read: No such file or directory\n")
