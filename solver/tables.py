@@ -1412,7 +1412,10 @@ def _configured_models(path: Path, jobs: Iterable[_JobEntry], catalog: Catalog) 
         if job.config_path is None or job.config_path in models:
             continue
         try:
-            model = load_model_config(path.parent / job.config_path)
+            found = model_config_file(path.parent / job.config_path)
+            if found.exists() and not found.is_file():  # a FIFO would block: a file names files
+                raise TableError(f"{found}: not a regular file")
+            model = load_model_config(found)
         except TableError as error:
             raise TableError(f"{path}: job {job.name}: model_config: {error}") from None
         earlier = read.setdefault(_normalise(model.name), (job.name, model))
@@ -1575,6 +1578,18 @@ def model_config_file(path: Path) -> Path:
         raise TableError(f"{path}: cannot read: {error.strerror or error}") from None
 
 
+class _RepeatedKey(Exception):
+    """A JSON object names a key twice: the message is the key's repr."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object's pairs as a dict, or `_RepeatedKey` for a key given twice (a typo's twin, which silently wins)."""
+    repeated = _first_repeated(key for key, _ in pairs)
+    if repeated is not None:
+        raise _RepeatedKey(repr(repeated))
+    return dict(pairs)
+
+
 def load_model_config(path: Path | str) -> Model:
     """A dense model's shape from a local Hugging Face ``config.json``, or a model folder's (no network);
     its parameter count is computed from the shapes. `TableError`, one line naming the file and the key,
@@ -1582,10 +1597,14 @@ def load_model_config(path: Path | str) -> Model:
     check_types(("path", path, Path | str))
     path = model_config_file(Path(path))
     text = read_user_file(path)
+    if text.startswith("\ufeff"):  # as transformers reads it: a JSON error
+        raise TableError(f"{path}: starts with a byte-order mark, which JSON readers refuse: save it without one")
     try:
-        config = json.loads(text)
+        config = json.loads(text, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as error:
         raise TableError(f"{path}: not JSON: {error.msg} (line {error.lineno})") from None
+    except _RepeatedKey as repeated:
+        raise TableError(f"{path}: key {repeated} appears twice (JSON readers keep the last)") from None
     except RecursionError:
         raise TableError(f"{path}: nested too deeply") from None
     except ValueError:  # an integer of 5000 digits

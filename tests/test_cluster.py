@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import random
 import subprocess
 from pathlib import Path
@@ -1400,3 +1401,13 @@ def test_one_gpu_type_of_ones_own_may_be_given_in_gb_by_one_pool_and_in_mib_by_a
     path.write_text(text.replace("49152", "40960"), encoding="utf-8")
     assert cli("cluster", str(path)) == (2, "", (f"solve cluster: error: {path}: pool p2: gpu RTX has 40 GiB here and "
                                                  "48 GiB in another pool: give one GPU type one memory\n"))
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs")
+def test_a_model_config_that_is_a_fifo_is_refused_not_waited_on(cli, tmp_path: Path):
+    os.mkfifo(tmp_path / "fifo.json")
+    path = tmp_path / "fleet.yaml"
+    path.write_text("pools: [{name: p, gpu: a100, nodes: 1, gpus_per_node: 8}]\n"
+                    "jobs: [{name: j, model_config: fifo.json, max_model_len: 8k}]\n", encoding="utf-8")
+    assert cli("cluster", str(path)) == (
+        2, "", f"solve cluster: error: {path}: job j: model_config: {tmp_path / 'fifo.json'}: not a regular file\n")

@@ -308,6 +308,8 @@ def test_model_config_reads_a_local_config_json():
     ("text", "message"),
     [
         ("{not json", "not JSON"),
+        ("\ufeff{}", "starts with a byte-order mark, which JSON readers refuse: save it without one$"),
+        ('{"hidden_size": 1024, "hidden_size": 2048}', r"key 'hidden_size' appears twice \(JSON readers keep the last\)$"),
         ("[1, 2]", "a config.json is a JSON object"),
         ('{"num_experts": 8, "hidden_size": 8}', (r"mixture-of-experts config; only a dense model's config.json is "
                                                  r"read \(the catalogue's mixture-of-experts models, such as "
