@@ -1186,6 +1186,9 @@ def _validation_message(path: Path, raw: Any, error: ValidationError, recheck: C
             written = _yaml_number(first["input"], first["type"] == "int_type")
             bound = _broken_bound(raw, location, yaml.safe_load(written), recheck)
             problem += f" (YAML reads it as text{f', and as a number it {bound}' if bound else f': write {written}'})"
+        elif first["type"] == "string_type" and isinstance(first["input"], (bool, int, float)):
+            kind = "true or false" if isinstance(first["input"], bool) else "a number"
+            problem += f" (YAML reads it, unquoted, as {kind}: put it in quotes)"
     else:
         problem = first["msg"].removeprefix("Value error, ")
         if first["type"] not in ("value_error", "assertion_error") and "input" in first:
