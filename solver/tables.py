@@ -657,15 +657,15 @@ class FitSummary(Frozen):
 class CalibrationRange(Frozen):
     """The range of the observations a memory model was calibrated on: past it, its estimates extrapolate."""
 
-    largest_model_b: Annotated[float, Strict(), Ge(0)] = Field(
+    largest_model_b: Annotated[float, Strict(), Ge(0), AllowInfNan(False)] = Field(
         description="the most parameters of a model observed, billions")
-    least_memory_gib: Annotated[float, Strict(), Ge(0)] = Field(description="the smallest GPU memory observed, GiB")
-    most_memory_gib: Annotated[float, Strict(), Ge(0)] = Field(description="the largest GPU memory observed, GiB")
+    least_memory_gib: Annotated[float, Strict(), Ge(0), AllowInfNan(False)] = Field(description="the smallest GPU memory observed, GiB")
+    most_memory_gib: Annotated[float, Strict(), Ge(0), AllowInfNan(False)] = Field(description="the largest GPU memory observed, GiB")
     most_gpus: Annotated[int, Strict(), Ge(0)] = Field(description="the most trainer GPUs observed")
     largest_sp: Annotated[int, Strict(), Ge(0)] = Field(description="the largest SP degree of a setting that fit")
     most_tokens_per_gpu: Annotated[int, Strict(), Ge(0)] = Field(
         description="the most tokens per GPU observed to fit (0 when nothing was)")
-    smallest_model_b: Annotated[float, Strict(), Ge(0)] | None = Field(default=None, description=(
+    smallest_model_b: Annotated[float, Strict(), Ge(0), AllowInfNan(False)] | None = Field(default=None, description=(
         "the fewest parameters of a model observed, billions (None in a file from before it was recorded: "
         "not checked)"))
     least_vocab_size: Annotated[int, Strict(), Ge(0)] | None = Field(default=None, description=(
@@ -674,6 +674,16 @@ class CalibrationRange(Frozen):
         "the largest vocabulary observed (None: not checked)"))
     mixture_of_experts: Annotated[bool, Strict()] | None = Field(default=None, description=(
         "whether a mixture-of-experts model was observed (None: not checked)"))
+
+    @model_validator(mode="after")
+    def _ordered(self) -> CalibrationRange:
+        pairs = (("least_memory_gib", "most_memory_gib"), ("smallest_model_b", "largest_model_b"),
+                 ("least_vocab_size", "most_vocab_size"))
+        for least, most in pairs:
+            low, high = getattr(self, least), getattr(self, most)
+            if low is not None and high is not None and low > high:
+                raise ValueError(f"{least} ({low:g}) is above {most} ({high:g})")
+        return self
 
 
 class MemoryModel(Frozen):

@@ -529,6 +529,9 @@ def test_host_ram_rules_out_offload_plans_whose_states_do_not_fit():
         (("  states: ", "  states: -1  # "), "coefficients, states: must be at least 0, got -1"),
         (("  usable_env: ", "  usable_env: 0.5  # "),
          "coefficients: usable_env (0.5) is below usable (0.9): Env would make plans stop fitting"),
+        (("least_memory_gib: 80.0", "least_memory_gib: .nan"), "fit, range, least_memory_gib: must be a finite number, got nan"),
+        (("least_memory_gib: 80.0", "least_memory_gib: 500.0"),
+         "fit, range: least_memory_gib (500) is above most_memory_gib (95.5771)"),
     ],
 )
 def test_a_bad_memory_model_file_exits_2_with_one_line(cli, tmp_path: Path, change: tuple[str, str], message: str):
