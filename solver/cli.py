@@ -743,8 +743,8 @@ def _catalog_with(model: Model | None, gpu: str | None = None,
         except QueryError:
             catalog = catalog.with_gpu_types([described_gpu_type(gpu, *memory, source="--gpu-memory")])
         else:
-            raise QueryError(f"--gpu {cut(gpu)} is the catalogue's {known.name} ({known.memory_gib:.1f} GiB), whose "
-                             "memory is known: drop --gpu-memory, or give your GPU type a name of its own")
+            raise QueryError(f"--gpu {cut(gpu)} names {known.name} ({known.memory_gib:.1f} GiB), a GPU type "
+                             "whose memory is known: drop --gpu-memory, or give your GPU type a name of its own")
     return catalog, added
 
 

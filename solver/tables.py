@@ -1354,8 +1354,8 @@ def pools_gpu_types(pools: Iterable[Pool], catalog: Catalog) -> tuple[GpuType, .
         if known is not None and known.source == gpu_type.source:  # a fleet's own, added already (for_fleet)
             described.setdefault(_normalise(pool.gpu), known)
         elif known is not None:
-            raise QueryError(f"pool {pool.name}: gpu {pool.gpu} is the catalogue's {known.name} ({known.memory_gib:.1f} "
-                             "GiB), whose memory is known: drop gpu_memory_gb and gpu_memory_mib, or give your GPU type "
+            raise QueryError(f"pool {pool.name}: gpu {pool.gpu} names {known.name} ({known.memory_gib:.1f} "
+                             "GiB), a GPU type whose memory is known: drop gpu_memory_gb and gpu_memory_mib, or give your GPU type "
                              "a name of its own")
         earlier = described.setdefault(_normalise(pool.gpu), gpu_type)
         if earlier.memory_gib != gpu_type.memory_gib:

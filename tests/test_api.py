@@ -347,6 +347,6 @@ def test_a_fleet_built_in_code_describes_its_gpu_types_as_a_cluster_file_does():
     assert (placement.gpu, placement.plan.evidence) == ("RTX", "estimated")
     known = solver.Fleet(pools=[{"name": "p", "gpu": "a100", "nodes": 1, "gpus_per_node": 8, "gpu_memory_gb": 24}],
                          jobs=jobs)
-    with pytest.raises(solver.QueryError, match=r"^pool p: gpu a100 is the catalogue's A100-80GB \(80.0 GiB\), whose "
-                                                r"memory is known"):
+    with pytest.raises(solver.QueryError, match=r"^pool p: gpu a100 names A100-80GB \(80.0 GiB\), a GPU type "
+                                                r"whose memory is known"):
         solver.place(known)

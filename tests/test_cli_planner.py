@@ -587,7 +587,7 @@ def test_a_gpu_type_the_catalogue_lacks_is_planned_from_its_memory(cli, tmp_path
                         "--len", "8k", "--env", "--json")
     assert json.loads(out)["memory_gib"] == json.loads(nominal)["memory_gib"] == 64
     assert cli("--model", "4B", "--gpu", "h100", "--gpu-memory", "64", "--len", "8k") == (
-        2, "", ("solve: error: --gpu h100 is the catalogue's H100-80GB (79.6 GiB), whose memory is known: drop "
+        2, "", ("solve: error: --gpu h100 names H100-80GB (79.6 GiB), a GPU type whose memory is known: drop "
                 "--gpu-memory, or give your GPU type a name of its own\n"))
     assert cli("--model", "4B", "--gpu-memory", "64", "--len", "8k") == (
         2, "", "solve: error: --gpu-memory gives the memory of the GPU type --gpu NAME names: give --gpu too\n")

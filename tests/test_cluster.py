@@ -391,7 +391,7 @@ def test_greedy_is_valid_and_never_better(seed: int, tmp_path_factory):
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\nmodels: []\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
          "unknown field 'models'"),  # filled in by load_fleet, not a cluster file's to give
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8, gpu_memory_gb: 64}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
-         ("pool a: gpu a100 is the catalogue's A100-80GB (80.0 GiB), whose memory is known: drop gpu_memory_gb and "
+         ("pool a: gpu a100 names A100-80GB (80.0 GiB), a GPU type whose memory is known: drop gpu_memory_gb and "
           "gpu_memory_mib, or give your GPU type a name of its own")),
         ("pools:\n  - {name: a, gpu: mine, nodes: 1, gpus_per_node: 8, gpu_memory_gb: 64, gpu_memory_mib: 100000}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
          "pool a: mine: 100000 MiB is not what a GPU sold as 64 GB reports (from 55706 to 68812 MiB): give one of the two"),
