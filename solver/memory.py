@@ -152,7 +152,7 @@ class MemoryEstimate(Breakdown):
     @property
     def host_fits(self) -> bool:
         """Whether Offload's host memory fits in the node's (True without Offload or `host_ram_gib`)."""
-        return self.host_memory_gib is None or self.host_ram_gib is None or self.host_memory_gib <= self.host_ram_gib
+        return self.host_memory_gib is None or holds(self.host_memory_gib, self.host_ram_gib)
 
     @property
     def trains(self) -> bool:
@@ -396,8 +396,13 @@ def host_memory_gib(model: Model, gpus: int, node_gpus: int | None = None) -> fl
 
 def fits_host_ram(model: Model, gpus: int, node_gpus: int | None, host_ram_gb: float | None) -> bool:
     """Whether Offload's host memory (`host_memory_gib`) fits a node's `host_ram_gb` (GiB; None: not checked):
-    the planner's rule, and the --from-config verdict's."""
-    return host_ram_gb is None or host_memory_gib(model, gpus, node_gpus) <= host_ram_gb
+    the planner's rule, and the --from-config verdict's (`holds`, as `MemoryEstimate.host_fits`)."""
+    return host_ram_gb is None or holds(host_memory_gib(model, gpus, node_gpus), host_ram_gb)
+
+
+def holds(need_gib: float, host_ram_gb: float | None) -> bool:
+    """Whether a node's host memory `host_ram_gb` (None: not checked) holds `need_gib`: all of it may be used."""
+    return host_ram_gb is None or need_gib <= host_ram_gb
 
 
 VOCAB_TOLERANCE = 1.1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import stat
@@ -51,6 +52,22 @@ def test_out_writes_the_fragment_and_nothing_else(cli, tmp_path: Path):
     _, emitted, _ = cli(*FLAGSHIP, "--emit", "trinity")
     assert target.read_text(encoding="utf-8") == emitted
     assert [p.name for p in tmp_path.iterdir()] == ["plan.yaml"]  # no temporary file left
+
+
+def test_a_single_write_that_fails_midway_leaves_the_target_as_it_was(tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch):
+    # The disk fills while the new text is synced: the old file stays whole and no temporary file is left.
+    target = tmp_path / "plan.yaml"
+    target.write_text("old\n", encoding="utf-8")
+
+    def full(descriptor: int) -> None:
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+    monkeypatch.setattr(solver.cli.os, "fsync", full)
+    with pytest.raises(QueryError, match="plan.yaml: cannot write: No space left on device"):
+        solver.cli.write_atomically(target, "new\n" * 1000)
+    assert target.read_text(encoding="utf-8") == "old\n"
+    assert [path.name for path in tmp_path.iterdir()] == ["plan.yaml"]
 
 
 def test_out_replaces_an_existing_file_whole(cli, tmp_path: Path):

@@ -1454,6 +1454,34 @@ def test_solve_memory_host_ram_decides_for_offloaded_states(cli):
         2, "", "solve memory: error: --host-ram must be above 0 and at most 1048576 GB, got 0")
 
 
+def test_host_memory_exactly_the_nodes_fits_for_solve_memory_as_for_the_planner():
+    # "more than host_ram_gb does not fit": exactly as much fits, in both (one rule, `holds`).
+    from solver import estimate_memory
+
+    need = estimate_memory("8B", "a100", 4, 65536, sp=4, env=True, offload=True).host_memory_gib
+    assert need is not None
+    at_limit = estimate_memory("8B", "a100", 4, 65536, sp=4, env=True, offload=True, host_ram_gb=need)
+    assert at_limit.host_fits and at_limit.trains
+    assert not estimate_memory("8B", "a100", 4, 65536, sp=4, env=True, offload=True, host_ram_gb=need - 1e-9).host_fits
+    (answer,) = plan(make_query(CATALOG, model="8B", gpu="a100", max_model_len=65536, budget_gpus=4, exact=True,
+                                sp=4, env=True, offload=True, host_ram_gb=need), CATALOG)
+    assert answer.plans and answer.plans[0].host_memory_gb == round(need, 1)
+
+
+def test_a_mixture_of_experts_recomputes_through_its_active_experts_by_hand():
+    # Qwen3-30B-A3B's own 8 active experts of 768 equal its dense intermediate_size (6144), which cannot tell the
+    # two apart: with 4 active, recompute is 2 * 8192 * (2048 + 4 * 768) bytes = 0.078125 GiB (SP=1 at 4096 tokens:
+    # 8192 per GPU), while the states hold every expert (30.5e9 parameters).
+    shape = CATALOG.model("30B-A3B")
+    assert shape.moe is not None
+    fewer = shape.model_copy(update={"moe": shape.moe.model_copy(update={"active_experts": 4})})
+    result = breakdown(fewer, 80, 8, Setting(), 4096, PRIOR)
+    assert result.tokens_per_gpu == 8192
+    assert result.terms["recompute"] == 2 * 8192 * (2048 + 4 * 768) / 2**30 == 0.078125
+    assert result.terms["states"] == pytest.approx(16 * 30.5e9 / 8 / 2**30)
+    assert result.terms["states"] == breakdown(shape, 80, 8, Setting(), 4096, PRIOR).terms["states"]
+
+
 def test_estimate_memory_takes_host_ram():
     from solver import estimate_memory
 

@@ -475,3 +475,14 @@ def test_the_plan_on_fewer_nodes_is_the_references_best_there(query: dict):
     if every and every[0]["rollout_gpus"] != query["rollout_gpus"]:  # the trainer's whole nodes leave rollout a node
         fewer = next((p for p in every if p["nodes"] < every[0]["nodes"]), None)
     assert (answer.fewer_nodes and answer.fewer_nodes.model_dump(mode="json")) == fewer
+
+
+def test_sp_may_be_a_multiple_of_the_kv_heads_as_the_reference_ranks_it():
+    # Qwen3-30B-A3B has 4 KV heads: SP=8 on 8 GPUs is allowed (verl repeats the KV heads), and the ranking of the
+    # first five plans is the reference enumerator's.
+    request = {"gpu": "H200-141GB", "model": "Qwen3-30B-A3B", "objective": "cheapest", "budget_gpus": 8, "exact": True,
+               "max_model_len": 131072}
+    (answer,) = solve_plan(make_query(CATALOG, top=5, estimate="auto", **request), CATALOG)
+    expected = ranked_alternatives(enumerate_plans(CATALOG, estimates=True, **request))[:5]
+    assert [p.model_dump(mode="json") for p in answer.plans] == expected
+    assert answer.plans[0].sp == 8
