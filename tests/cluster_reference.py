@@ -693,7 +693,8 @@ def widening_value(instance: dict, result: dict, nodes: Any) -> dict[tuple[str, 
 
 RANDOM_GPUS = ("A100-80GB", "H20-96GB", "a100", "h20")
 RANDOM_MODELS = ("Qwen3-0.6B", "Qwen3-1.7B", "Qwen3-4B", "Qwen3-8B", "Qwen3-14B", "4B", "0.6B")
-RANDOM_LENGTHS = (4096, 8192, 16384, 20000, 32768, 40960, 51200, 65536)
+RANDOM_LENGTHS = (4096, 8192, 16384, 20000, 30001, 32768, 40960, 51200, 65536, 100500)
+"""Lengths of random jobs: the tables' rows, and some between them (an at_least job gains in steps of 1024 tokens)."""
 
 
 RANDOM_HOST_RAM_GB = (None, None, 100, 300, 420)

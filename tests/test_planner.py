@@ -222,8 +222,9 @@ def requests(draw: st.DrawFn) -> dict[str, Any]:
     objective = draw(st.sampled_from(["cheapest", "max_len", "min_gpus"]))
     request: dict[str, Any] = {
         "gpu": draw(st.sampled_from([gpu.name for gpu in CATALOG.documented_gpu_types])),
+        # Qwen3-30B-A3B (4 KV heads: SP 8 is a multiple) and Qwen2.5-7B-Instruct (28 heads, 4 KV heads) too.
         "model": draw(st.sampled_from(["Qwen3-0.6B", "Qwen3-1.7B", "Qwen3-4B", "Qwen3-8B", "Qwen3-14B", "Qwen3-8B-Base",
-                                       "Qwen3-0.6B-Base"])),
+                                       "Qwen3-0.6B-Base", "Qwen3-30B-A3B", "Qwen2.5-7B-Instruct"])),
         "objective": objective,
         "budget_gpus": draw(st.integers(min_value=1, max_value=8)),
         "exact": draw(st.booleans()),
