@@ -307,6 +307,11 @@ def test_a_counts_own_table_decides_against_a_smaller_tables_cell(edited_a100_ta
     (on_eight,) = plan(make_query(catalog, budget_gpus=8, sp=2, **request), catalog)
     assert (on_eight.plans[0].evidence, on_eight.plans[0].source) == (
         "inferred", SourceCell(model="Qwen3-0.6B", gpus=4, max_model_len=81920, setting="Env + Offload + SP=2"))
+    # The reference enumerator applies the same rule (its own code for it runs only on tables edited so).
+    for budget, sp, answer in ((6, None, on_six), (8, 2, on_eight)):
+        expected = enumerate_plans(catalog, gpu="A100-80GB", model="Qwen3-0.6B", objective="cheapest", budget_gpus=budget,
+                                   max_model_len=81920, exact=True, sp=sp)
+        assert [p.model_dump(mode="json") for p in answer.plans] == ranked_alternatives(expected)[:1]
 
 
 def test_no_smaller_table_vouches_past_64_gpus_even_for_a_count_with_a_table(edited_a100_tables):
