@@ -242,7 +242,7 @@ def test_pool_pin_is_respected():
     }
     witness = assert_optimum(instance, (1, 0, 5000))
     assert witness["placements"][0]["pool"] == "small"
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="job 'x' names unknown pool 'nope'"):
         best_value(CATALOG, {"pools": [pool()], "jobs": [job("x", "4B", 4096, pool_name="nope")]})
 
 
@@ -292,7 +292,7 @@ def test_check_catches_a_job_twice_or_missing():
     partial = result([placed("math-4b", "a100", [0], 2, 2, plan_of("Qwen3-4B", 2, 32768))], unplaced=["code-8b"])
     assert check_placements(CATALOG, TWO_JOBS, partial) == []
     assert check_placements(CATALOG, TWO_JOBS, partial, minimize_nodes=True) != []
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match=r"minimize nodes, but jobs are unplaced: \['code-8b'\]"):
         value_of(CATALOG, TWO_JOBS, partial, minimize_nodes=True)
 
 

@@ -229,11 +229,11 @@ def test_plans_have_the_documented_shape_and_are_distinct():
 
 
 def test_bad_queries_are_refused():
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="unknown objective 'fastest'"):
         plans(gpu="A100-80GB", model="Qwen3-4B", objective="fastest", budget_gpus=4, max_model_len=4096)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="cheapest needs a max_model_len"):
         plans(gpu="A100-80GB", model="Qwen3-4B", objective="cheapest", budget_gpus=4)
-    with pytest.raises(ValueError):
+    with pytest.raises(ValueError, match="max_len chooses the length itself"):
         plans(gpu="A100-80GB", model="Qwen3-4B", objective="max_len", budget_gpus=4, max_model_len=4096)
 
 
@@ -331,6 +331,27 @@ def test_check_plan_catches_a_wrong_plan(plan, query_changes, fragment):
     problems = check_plan(CATALOG, plan, **{**GOOD_QUERY, **query_changes})
     assert problems, plan
     assert any(fragment in problem for problem in problems), problems
+
+
+def test_check_plan_catches_a_wrong_yarn_factor_an_estimate_off_its_grid_and_an_estimate_called_documented():
+    # The solver's own answers, each made wrong in one field the checker must catch.
+    readme = dict(gpu="A100-80GB", model="Qwen3-4B", budget_gpus=6)
+    (best,) = [p.model_dump(mode="json") for p in solve_plan(make_query(CATALOG, objective="max_len", **readme),
+                                                              CATALOG)[0].plans]
+    assert best["rope_scaling_factor"] == 2.5 and check_plan(CATALOG, best, **readme, estimates=True) == []
+    assert "rope_scaling_factor=2.0, expected 2.5" in check_plan(CATALOG, dict(best, rope_scaling_factor=2.0),
+                                                                 **readme, estimates=True)
+    h100 = dict(gpu="H100-80GB", model="Qwen3-8B", budget_gpus=8)
+    (estimate,) = [p.model_dump(mode="json") for p in solve_plan(make_query(CATALOG, objective="max_len", **h100),
+                                                                  CATALOG)[0].plans]
+    assert estimate["evidence"] == "estimated" and check_plan(CATALOG, estimate, **h100, estimates=True) == []
+    length = estimate["max_model_len"] - 512
+    off_grid = dict(estimate, max_model_len=length, max_token_len_per_gpu=-(-2 * length // estimate["sp"]),
+                    rope_scaling_factor=length / 40960 if length > 40960 else None)
+    assert any("is not a multiple of 1024" in problem for problem in check_plan(CATALOG, off_grid, **h100,
+                                                                                  estimates=True))
+    assert any("expected 'estimated', None" in problem for problem in check_plan(
+        CATALOG, dict(estimate, evidence="documented"), **h100, estimates=True))
 
 
 def test_check_plan_for_max_len_requires_a_row_length():

@@ -133,6 +133,7 @@ def test_fragment_matches_golden_file(name: str) -> None:
     text = GOLDEN[name]()
     path = DATA / name
     if os.environ.get("UPDATE_GOLDEN") == "1":
+        assert not os.environ.get("CI"), "UPDATE_GOLDEN=1 under CI would compare the files with themselves"
         path.write_bytes(text.encode("utf-8"))
     assert path.exists(), f"no golden file {path}: run with UPDATE_GOLDEN=1 to create it"
     assert text.encode("utf-8") == path.read_bytes(), f"{name} differs; UPDATE_GOLDEN=1 regenerates it"
