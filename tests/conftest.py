@@ -15,7 +15,6 @@ from hypothesis import settings
 from solver.cli import main
 from solver.tables import Catalog, load_catalog, shipped_tables_directory
 
-
 # Property tests draw the same examples on every run (CI stays reproducible); HYPOTHESIS_PROFILE=explore draws
 # new ones each run, to look for more.
 settings.register_profile("ci", derandomize=True)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import copy
 import random
 from fractions import Fraction
+from typing import Any
 
 import pytest
 from reference import PLAN_KEYS, check_plan, enumerate_plans, exact_cost, ranked_alternatives
@@ -335,13 +336,13 @@ def test_check_plan_catches_a_wrong_plan(plan, query_changes, fragment):
 
 def test_check_plan_catches_a_wrong_yarn_factor_an_estimate_off_its_grid_and_an_estimate_called_documented():
     # The solver's own answers, each made wrong in one field the checker must catch.
-    readme = dict(gpu="A100-80GB", model="Qwen3-4B", budget_gpus=6)
+    readme: dict[str, Any] = {"gpu": "A100-80GB", "model": "Qwen3-4B", "budget_gpus": 6}
     (best,) = [p.model_dump(mode="json") for p in solve_plan(make_query(CATALOG, objective="max_len", **readme),
                                                               CATALOG)[0].plans]
     assert best["rope_scaling_factor"] == 2.5 and check_plan(CATALOG, best, **readme, estimates=True) == []
     assert "rope_scaling_factor=2.0, expected 2.5" in check_plan(CATALOG, dict(best, rope_scaling_factor=2.0),
                                                                  **readme, estimates=True)
-    h100 = dict(gpu="H100-80GB", model="Qwen3-8B", budget_gpus=8)
+    h100: dict[str, Any] = {"gpu": "H100-80GB", "model": "Qwen3-8B", "budget_gpus": 8}
     (estimate,) = [p.model_dump(mode="json") for p in solve_plan(make_query(CATALOG, objective="max_len", **h100),
                                                                   CATALOG)[0].plans]
     assert estimate["evidence"] == "estimated" and check_plan(CATALOG, estimate, **h100, estimates=True) == []
