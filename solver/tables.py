@@ -1020,7 +1020,7 @@ class Catalog(Frozen):
                         )
 
 
-class _UniqueKeyLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+class UniqueKeyLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
     """A safe loader that rejects a mapping with the same key twice (plain YAML keeps the last); a key that a
     merge key (``<<: *defaults``) brings in and the mapping sets again is not twice, as in YAML 1.1."""
 
@@ -1056,7 +1056,7 @@ def yaml_limit(error: BaseException) -> str | None:
 def _read_yaml(path: Path) -> Any:
     text = read_user_file(path)
     try:
-        return yaml.load(text, Loader=_UniqueKeyLoader)
+        return yaml.load(text, Loader=UniqueKeyLoader)
     except TableError as error:
         raise TableError(f"{path}: {error}") from None
     except (RecursionError, ValueError) as error:  # a limit, or a scalar that cannot be built (the date 2020-13-45)

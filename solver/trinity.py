@@ -58,6 +58,8 @@ from solver.tables import (
     NUMBER_TOO_LONG,
     Model,
     OneLineError,
+    TableError,
+    UniqueKeyLoader,
     brief,
     check_types,
     counted,
@@ -488,24 +490,46 @@ def _resolve(value: Any, where: str, environ: Mapping[str, str]) -> Any:
 # read_trinity_config
 
 
+class _OmegaConfLoader(UniqueKeyLoader):
+    """PyYAML's safe loader as OmegaConf, and so Trinity, reads a config: YAML 1.1 (``010000`` is the octal
+    4096, ``on`` and ``yes`` are true, ``y`` and ``n`` are text), no timestamps (a date stays text), floats
+    without a dot (``1e-5``) too, and a key given twice refused."""
+
+
+_OmegaConfLoader.yaml_implicit_resolvers = {
+    first: [(tag, pattern) for tag, pattern in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in UniqueKeyLoader.yaml_implicit_resolvers.items()}
+_OmegaConfLoader.add_implicit_resolver("tag:yaml.org,2002:float", re.compile(r"""^(?:
+     [-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+    |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
+    |\.[0-9_]+(?:[eE][-+][0-9]+)?
+    |[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*
+    |[-+]?\.(?:inf|Inf|INF)
+    |\.(?:nan|NaN|NAN))$""", re.X), list("-+0123456789."))  # OmegaConf's own float rule
+
+
 def load_config_mapping(text: str, name: str, yaml: YAML | None = None) -> Any:
-    """A Trinity config's text as nested mappings (ruamel; `yaml` for a round trip), or `ConfigError`, one
-    line naming the file, for text that is not YAML or not a mapping. Read as YAML 1.1, as Trinity reads it
-    (OmegaConf's loader is PyYAML's): ``010000`` is the octal 4096 and ``yes`` is true there, not 10000 and
-    text as YAML 1.2 has them."""
-    if yaml is None:
-        yaml = YAML(typ="safe", pure=True)
-        yaml.version = (1, 1)
+    """A Trinity config's text as nested mappings, or `ConfigError`, one line naming the file, for text that
+    is not YAML or not a mapping: as Trinity reads it (`_OmegaConfLoader`), or with `yaml`, ruamel's round
+    trip, for a copy to patch."""
     try:
-        with warnings.catch_warnings():  # ruamel's multi-line warnings (a reused anchor) are not one line
-            warnings.simplefilter("ignore")
-            data = yaml.load(text)
-    except (RecursionError, ValueError) as error:  # a limit, or a scalar that cannot be built (the date 2020-13-45)
+        if yaml is None:
+            data = pyyaml.load(text, Loader=_OmegaConfLoader)
+        else:
+            with warnings.catch_warnings():  # ruamel's multi-line warnings (a reused anchor) are not one line
+                warnings.simplefilter("ignore")
+                data = yaml.load(text)
+    except TableError as error:  # a key given twice, or one that is not a plain value
+        raise ConfigError(f"{name}: {error}") from None
+    except (RecursionError, ValueError) as error:  # a limit, or a scalar that cannot be built
         raise ConfigError(f"{name}: {yaml_limit(error) or 'not valid YAML: ' + ' '.join(str(error).split())}") from None
-    except YAMLError as error:
+    except (YAMLError, pyyaml.YAMLError) as error:
         mark = getattr(error, "problem_mark", None)
         at = f"line {mark.line + 1}: " if mark is not None else ""
         problem = getattr(error, "problem", None) or str(error).strip().splitlines()[0]
+        first = getattr(error, "context_mark", None)
+        if problem == "second occurrence" and first is not None:  # PyYAML's anchor defined twice
+            problem = f"{str(getattr(error, 'context', '')).split(';')[0]} (first on line {first.line + 1})"
         problem = " ".join(str(problem).split())
         raise ConfigError(f"{name}: {at}not valid YAML: {problem}") from None
     if not isinstance(data, Mapping):
@@ -1066,10 +1090,11 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
     data = load_config_mapping(text, name, yaml)
     if not isinstance(data, CommentedMap):
         raise ConfigError(f"{name}: a Trinity config is a mapping of sections")
+    reading = load_config_mapping(text, name)  # the values as Trinity reads them (YAML 1.1: 010000 is 4096)
     lines = text.splitlines()
     try:
-        for key in _plan_keys(plan, model, data, environ, version):
-            if _writes(key, _dig(data, key.path), environ):
+        for key in _plan_keys(plan, model, reading, environ, version):
+            if _writes(key, _dig(reading, key.path), environ):
                 _set(data, key.path, key.value, lines, create=not key.existing_only)
         section = data.get("model")
         if isinstance(section, CommentedMap) and "rope_scaling" in section and _stale_rope(section["rope_scaling"],
@@ -1136,7 +1161,8 @@ def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
     reaches them too). (An interpolation it keeps, `kept_interpolations`, changes nothing.)"""
     yaml = YAML(typ="rt", pure=True)
     text = text.replace("\r\n", "\n")
-    data = load_config_mapping(text, name, yaml)
+    data = load_config_mapping(text, name, yaml)  # for the anchors
+    reading = load_config_mapping(text, name)  # for the values, as `patch_trinity_config` decides on them
     repeated = {event.anchor for event in yaml.parse(text) if isinstance(event, AliasEvent)}
 
     def anchor_of(node: Any) -> str | None:
@@ -1144,11 +1170,11 @@ def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
         return anchor if anchor in repeated else None
 
     found: dict[str, str] = {}  # per anchor, once
-    for key in _plan_keys(plan, model, data, environ, version):
-        value = _dig(data, key.path)
+    for key in _plan_keys(plan, model, reading, environ, version):
+        value = _dig(reading, key.path)
         if value == key.value or not _writes(key, value, environ):
             continue
-        if (anchor := anchor_of(value)) is not None:
+        if (anchor := anchor_of(_dig(data, key.path))) is not None:
             found.setdefault(anchor, f"{'.'.join(key.path)} is the anchor &{anchor}, which other keys repeat "
                                      f"(*{anchor}): the patch sets it to {key.value} and they keep {value}")
         for depth in range(1, len(key.path)):

@@ -423,7 +423,7 @@ def test_reads(text: str, environ: dict[str, str], expected: dict[str, Any]) -> 
             "t.yaml: cluster.node_num x cluster.gpu_per_node = 2 GPUs: no trainer GPU is left",
         ),
         ("model: q/Qwen3-4B\n", {}, "t.yaml: model must be a mapping"),
-        ("model:\n  model_path: q/Qwen3-4B\n  model_path: q/Qwen3-8B\n", {}, "t.yaml: line 3: not valid YAML"),
+        ("model:\n  model_path: q/Qwen3-4B\n  model_path: q/Qwen3-8B\n", {}, "t.yaml: line 3: key 'model_path' appears twice"),
         (  # an offload flag read only for a note is refused all the same when it is no boolean
             ("model: {model_path: q/Qwen3-4B}\ntrainer: {trainer_config: {actor_rollout_ref: "
              "{ref: {fsdp_config: {param_offload: maybe}}}}}\n"),
@@ -438,8 +438,8 @@ def test_reads(text: str, environ: dict[str, str], expected: dict[str, Any]) -> 
             ("t.yaml: trainer.trainer_config.actor_rollout_ref.actor.fsdp_config.optimizer_offload must be true or "
              "false, got 'maybe'"),
         ),
-        ("[" * 500 + "]" * 500 + "\n", {}, "t.yaml: malformed YAML: exceeded maximum nesting depth"),
-        ("a: " + "{a: " * 50000 + "1" + "}" * 50000 + "\n", {}, "t.yaml: malformed YAML: exceeded maximum nesting depth"),
+        ("[" * 500 + "]" * 500 + "\n", {}, "t.yaml: a Trinity config is a mapping of sections"),  # deep, yet YAML
+        ("a: " + "{a: " * 50000 + "1" + "}" * 50000 + "\n", {}, "t.yaml: line 1: not valid YAML: exceeded maximum nesting depth"),
         (
             "model: {model_path: q/Qwen3-4B, max_model_len: " + "9" * 5000 + "}\n",
             {},
@@ -984,6 +984,18 @@ def test_a_config_is_read_as_yaml_1_1_as_trinity_reads_it() -> None:
     config = read_trinity_config(text, "t.yaml", {})
     assert (config.max_model_len, config.offload) == (4096, True)
     assert config.max_model_len == yaml.safe_load(text)["model"]["max_model_len"]
+
+
+def test_the_patch_decides_on_the_values_trinity_reads() -> None:
+    # 024576 is 24576 to YAML 1.2 (ruamel's round trip), but the octal 10622 to Trinity: the length is rewritten.
+    # A flag Trinity reads as true (`yes`) is the plan's value already, and stays as written.
+    text = ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: 024576\ntrainer:\n  ulysses_sequence_parallel_size: 2\n"
+            "  max_token_len_per_gpu: 24576\n")
+    patched = patch_trinity_config(text, sp2_plan(), catalog().model("4B"))
+    assert "  max_model_len: 24576\n" in patched and yaml.safe_load(patched)["model"]["max_model_len"] == 24576
+    offloaded = ("model:\n  model_path: q/Qwen3-4B\ntrainer:\n  trainer_strategy: fsdp2\n  trainer_config:\n"
+                 "    actor_rollout_ref:\n      actor:\n        fsdp_config:\n          param_offload: yes\n")
+    assert "          param_offload: yes\n" in patch_trinity_config(offloaded, long_plan(), catalog().model("4B"))
 
 
 def test_a_trainer_type_trinity_does_not_take_is_refused() -> None:
