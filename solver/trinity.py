@@ -505,7 +505,7 @@ _OmegaConfLoader.add_implicit_resolver("tag:yaml.org,2002:float", re.compile(r""
     |\.[0-9_]+(?:[eE][-+][0-9]+)?
     |[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*
     |[-+]?\.(?:inf|Inf|INF)
-    |\.(?:nan|NaN|NAN))$""", re.X), list("-+0123456789."))  # OmegaConf's own float rule
+    |\.(?:nan|NaN|NAN))$""", re.VERBOSE), list("-+0123456789."))  # OmegaConf's own float rule
 
 
 def load_config_mapping(text: str, name: str, yaml: YAML | None = None) -> Any:
