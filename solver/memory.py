@@ -349,9 +349,11 @@ LOAD_BYTES = 4
 
 
 def weight_shapes(model: Model) -> tuple[tuple[int, int, int], ...]:
-    """(rows, columns, count) of each kind of weight tensor the model holds, as Hugging Face's Qwen and Llama
-    code lays them out: embeddings (one matrix if tied), and per layer the attention projections, the MLP
-    (each expert's, and the router, for a MoE model) and the norms. FSDP2 shards each tensor by its rows."""
+    """(rows, columns, count) of each kind of weight tensor the model holds, as Hugging Face's Qwen3 code lays
+    them out: embeddings (one matrix if tied), and per layer the attention projections, the MLP (each
+    expert's, and the router, for a MoE model) and the norms, Qwen3's query and key norms among them (for
+    Llama and Qwen2.5, which have none, or q/k/v biases instead, the sizes differ by less than 0.01%). FSDP2
+    shards each tensor by its rows."""
     hidden, head = model.hidden_size, model.head_size
     queries, keys = model.num_attention_heads * head, model.num_key_value_heads * head
     layers = model.num_layers

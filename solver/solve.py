@@ -553,14 +553,14 @@ def _without_pins(catalog: Catalog, data: PlanningData, query: Query, nearby: _N
 
 
 def _host_need(catalog: Catalog, data: PlanningData, query: Query) -> str:
-    """When --host-ram is what rules the plans out (without it one exists): the least host memory per
-    node that Offload needs within the budget, in words ("" otherwise)."""
-    counts = [n for n in data.counts if n <= query.budget_gpus]
-    if query.host_ram_gb is None or not counts:
+    """When --host-ram is what rules the plans out (without it one exists): the plan without it, and the host
+    memory per node it needs, in words ("" otherwise). (Host memory is not monotone in the GPUs: tied
+    embeddings load on every rank, and pinned blocks round up to powers of two.)"""
+    if query.host_ram_gb is None:
         return ""
-    if not answer_for(catalog, query.model_copy(update={"host_ram_gb": None, "top": 1}), data.gpu,
-                      explained=False).plans:
+    unlimited = answer_for(catalog, query.model_copy(update={"host_ram_gb": None, "top": 1}), data.gpu, explained=False)
+    best = unlimited.best
+    if best is None or best.host_memory_gb is None:
         return ""
-    need = min(host_memory_gib(data.shape, n, query.node_gpus) for n in counts)
-    return (f"; without {query.host_ram_source} Offload trains it, and needs at least {ceil(need)} GiB of host memory "
-            "per node")
+    return (f"; without {query.host_ram_source} {best.setting.label} on {counted(best.gpus, 'GPU')} trains it, and "
+            f"needs {ceil(best.host_memory_gb)} GiB of host memory per node")

@@ -509,7 +509,7 @@ class Pool(Frozen):
     host_ram_gb: Annotated[float, Strict(), Gt(0), Le(MAX_HOST_RAM_GB), AllowInfNan(False)] | None = Field(
         default=None, description=(
             "host memory of one node (GB as RAM is sold: GiB), for Offload: the jobs on a node keep their "
-            "offloaded states there together; absent, it is not checked"))
+            "offloaded states there together, and load their models there; absent, it is not checked"))
     gpu_memory_gb: Annotated[Count, Le(MAX_GPU_MEMORY_GB)] | None = Field(default=None, description=(
         "for a GPU type the catalogue lacks: its memory in GB as sold (taken as GiB), as --gpu-memory 64"))
     gpu_memory_mib: Annotated[Count, Le(MAX_GPU_MEMORY_GB * 1024)] | None = Field(default=None, description=(

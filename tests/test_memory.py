@@ -515,7 +515,7 @@ def test_host_ram_rules_out_offload_plans_whose_states_do_not_fit():
                      CATALOG)
     assert answer.plans == () and answer.reason == (
         "nothing in the tables and the memory model's estimates for Qwen3-14B on A100-80GB within 1 GPU trains "
-        "with --host-ram 200; without --host-ram Offload trains it, and needs at least 312 GiB of host memory per "
+        "with --host-ram 200; without --host-ram Env + Offload on 1 GPU trains it, and needs 312 GiB of host memory per "
         "node")
     (answer,) = plan(make_query(CATALOG, model="14B", gpu="a100", max_model_len=8192, budget_gpus=1, host_ram_gb=512),
                      CATALOG)
@@ -685,7 +685,7 @@ def test_a_host_memory_note_only_when_host_memory_is_the_limit():
     (answer,) = plan(make_query(CATALOG, model="8B", gpu="a100", max_model_len=65536, budget_gpus=4, host_ram_gb=50),
                      CATALOG)
     assert answer.reason.endswith("the longest is 51200 (Env + SP=4 on 4 GPUs, documented); without --host-ram "
-                                  "Offload trains it, and needs at least 163 GiB of host memory per node; "
+                                  "Env + Offload + SP=4 on 4 GPUs trains it, and needs 163 GiB of host memory per node; "
                                   "--token-budget auto trains it: Env + SP=4 on 4 GPUs with max_token_len_per_gpu = "
                                   "25600 (estimated)")  # the tokens per GPU of the documented cell at 51200
     # The need is rounded up (162.6 GiB): 162 does not train it, 163 does.
@@ -1552,3 +1552,13 @@ def test_the_longest_length_says_where_the_tables_refute_it(cli):
         assert "longest length the memory model fits" in out and "but the tables" not in out
         estimate = json.loads(cli(*changed, "--json")[1])
         assert (estimate["longest_refuted"], estimate["tables_longest"]) == (None, None)
+
+
+def test_the_host_memory_a_refusal_names_is_the_plans_without_the_limit():
+    # Qwen3-4B's need is not monotone in the GPUs (tied embeddings load on every rank): 69.6 GiB on 3 GPUs, 141.0
+    # on 8. At 200k tokens only 8 GPUs train it with Offload, so the refusal names 141, not the least of any count.
+    assert [round(host_memory_gib(CATALOG.model("4B"), n, 8), 1) for n in (3, 8)] == [69.6, 141.0]
+    (answer,) = plan(make_query(CATALOG, model="4B", gpu="a100", max_model_len=200 * 1024, budget_gpus=8,
+                                host_ram_gb=100), CATALOG)
+    assert answer.plans == () and ("without --host-ram Env + Offload + SP=8 on 8 GPUs trains it, and needs 141 GiB "
+                                   "of host memory per node") in answer.reason
