@@ -1337,6 +1337,9 @@ def _staged(path: Path, text: str) -> tuple[str, Path]:
         existing = path.stat() if path.exists() else None
         if existing is not None and not os.access(path, os.W_OK):
             raise QueryError(f"{path}: cannot write: Permission denied (the file is not writable)")
+        if existing is not None and any(_stream_writes_to(existing, stream) for stream in (1, 2)):
+            raise QueryError(f"{path}: the command's own output goes there; name another file, or drop the option to "
+                             "print it")
         mode = stat.S_IMODE(existing.st_mode) if existing is not None else 0o666 & ~_umask()
     except OSError as error:
         raise QueryError(f"{path}: cannot write: {error.strerror}") from None
@@ -1362,6 +1365,16 @@ def _staged(path: Path, text: str) -> tuple[str, Path]:
             raise QueryError(f"{path}: cannot write: {error.strerror}") from None
         raise
     return handle.name, path
+
+
+def _stream_writes_to(status: os.stat_result, descriptor: int) -> bool:
+    """Whether the file of `status` is the one `descriptor` (stdout, stderr) writes to: renamed over, what the
+    stream had written would be lost (``--out plan.yaml > plan.yaml``, ``--out /dev/stdout``)."""
+    try:
+        stream = os.fstat(descriptor)
+    except OSError:  # closed
+        return False
+    return stat.S_ISREG(stream.st_mode) and (stream.st_dev, stream.st_ino) == (status.st_dev, status.st_ino)
 
 
 def _umask() -> int:

@@ -1199,8 +1199,9 @@ def kept_interpolations(text: str, plan: Plan, model: Model, *, name: str = "con
 # check_trinity_config
 
 
-NULL_WORD = re.compile(r":[ \t]+null[ \t]*(#.*)?$", re.MULTILINE)
-"""A ``key: null`` line: a config that has one has its nulls written as ``null`` (ruamel writes nothing)."""
+NULL_WORD = re.compile(r"^[^#\n]*:[ \t]+null[ \t]*(#.*)?$", re.MULTILINE)
+"""A ``key: null`` line, not in a comment: a config that has one has its nulls written as ``null`` (ruamel writes
+nothing)."""
 
 
 class _NullWordRepresenter(RoundTripRepresenter):

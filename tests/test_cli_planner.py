@@ -450,6 +450,19 @@ def test_a_read_only_target_is_refused_and_a_read_only_folder_is_named(tmp_path:
     assert target.read_text(encoding="utf-8") == "mine\n"
 
 
+@pytest.mark.skipif(os.name == "nt", reason="POSIX file names")
+@pytest.mark.parametrize("name", ["plan.yaml", "//dev/stdout", "/proc/thread-self/fd/1"])
+def test_a_file_that_stdout_is_redirected_to_is_not_written_over(tmp_path: Path, solve_script: Path, name: str):
+    # `--out plan.yaml > plan.yaml`, in any spelling: the fragment would replace what the command prints there.
+    target = tmp_path / "plan.yaml"
+    with target.open("w", encoding="utf-8") as stdout:
+        result = subprocess.run([str(solve_script), "--model", "4B", "--len", "8k", "--gpu", "a100", "--out", name],
+                                cwd=tmp_path, stdout=stdout, stderr=subprocess.PIPE, text=True, timeout=60, check=False)
+    assert result.returncode == 2 and result.stderr.endswith(
+        ": the command's own output goes there; name another file, or drop the option to print it\n")
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["plan.yaml"]
+
+
 @pytest.mark.skipif(os.name == "nt" or os.geteuid() != 0, reason="only root may give a file to another user")
 def test_root_writing_a_users_file_leaves_it_theirs(tmp_path: Path):
     target = tmp_path / "alice.yaml"

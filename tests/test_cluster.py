@@ -1410,10 +1410,13 @@ def test_one_gpu_type_of_ones_own_may_be_given_in_gb_by_one_pool_and_in_mib_by_a
 
 
 @pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs")
-def test_a_model_config_that_is_a_fifo_is_refused_not_waited_on(cli, tmp_path: Path):
+def test_a_model_config_that_is_a_fifo_is_refused_not_waited_on(solve_script: Path, tmp_path: Path):
+    # In a process of its own, with a time limit: waited on, it would block until a writer came.
     os.mkfifo(tmp_path / "fifo.json")
     path = tmp_path / "fleet.yaml"
     path.write_text("pools: [{name: p, gpu: a100, nodes: 1, gpus_per_node: 8}]\n"
                     "jobs: [{name: j, model_config: fifo.json, max_model_len: 8k}]\n", encoding="utf-8")
-    assert cli("cluster", str(path)) == (
+    result = subprocess.run([str(solve_script), "cluster", str(path)], capture_output=True, text=True, timeout=30,
+                            check=False)
+    assert (result.returncode, result.stdout, result.stderr) == (
         2, "", f"solve cluster: error: {path}: job j: model_config: {tmp_path / 'fifo.json'}: not a regular file\n")

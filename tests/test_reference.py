@@ -508,3 +508,17 @@ def test_sp_may_be_a_multiple_of_the_kv_heads_as_the_reference_ranks_it():
     expected = ranked_alternatives(enumerate_plans(CATALOG, estimates=True, **request))[:5]
     assert [p.model_dump(mode="json") for p in answer.plans] == expected
     assert answer.plans[0].sp == 8
+
+
+def test_the_host_memory_of_every_catalogued_model_is_the_references():
+    # The reference writes out every tensor by name (each expert's, for Qwen3-30B-A3B); the solver counts kinds.
+    from reference import _host_need
+
+    from solver.memory import host_memory_gib
+
+    for model in CATALOG.models:
+        for gpus, node_gpus in ((1, 8), (3, 8), (8, 8), (16, 8), (24, 8), (6, 4)):
+            if gpus > node_gpus and gpus % node_gpus:
+                continue
+            assert host_memory_gib(model, gpus, node_gpus) == pytest.approx(_host_need(model, gpus, node_gpus)), (
+                model.name, gpus)

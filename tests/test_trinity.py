@@ -583,11 +583,11 @@ def test_patch_keeps_a_null_rope_scaling_the_document_markers_and_the_files_way_
     assert after == ("---\nmodel:\n  model_path: q/Qwen3-4B\n  max_model_len: 24576\n  rope_scaling: null\n"
                      "  custom_chat_template: null\ntrainer:\n  ulysses_sequence_parallel_size: 2\n"
                      "  max_token_len_per_gpu: 24576\n...\n")
-    # a file without `: null` keeps ruamel's empty nulls
-    bare = "model:\n  max_model_len: 8192\n  rope_scaling:\n"
+    # a file without `: null`, or with one only in a comment, keeps ruamel's empty nulls
+    bare = "model:\n  max_model_len: 8192\n  # rope_scaling: null\n  rope_scaling:\n"
     assert patch_trinity_config(bare, sp2_plan(), catalog().model("4B")) == (
-        "model:\n  max_model_len: 24576\n  rope_scaling:\ntrainer:\n  ulysses_sequence_parallel_size: 2\n"
-        "  max_token_len_per_gpu: 24576\n")
+        "model:\n  max_model_len: 24576\n  # rope_scaling: null\n  rope_scaling:\ntrainer:\n"
+        "  ulysses_sequence_parallel_size: 2\n  max_token_len_per_gpu: 24576\n")
 
 
 def test_patch_keeps_an_interpolation_that_gives_the_plans_value() -> None:
