@@ -562,5 +562,5 @@ def _host_need(catalog: Catalog, data: PlanningData, query: Query) -> str:
     best = unlimited.best
     if best is None or best.host_memory_gb is None:
         return ""
-    return (f"; without {query.host_ram_source} {best.setting.label} on {counted(best.gpus, 'GPU')} trains it, and "
-            f"needs {ceil(best.host_memory_gb)} GiB of host memory per node")
+    return (f"; without {query.host_ram_source}, {best.setting.label} on {counted(best.gpus, 'GPU')} trains it "
+            f"({best.max_model_len} tokens) and needs {ceil(best.host_memory_gb)} GiB of host memory per node")

@@ -1020,23 +1020,29 @@ class Catalog(Frozen):
                         )
 
 
-class UniqueKeyLoader(getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
-    """A safe loader that rejects a mapping with the same key twice (plain YAML keeps the last); a key that a
-    merge key (``<<: *defaults``) brings in and the mapping sets again is not twice, as in YAML 1.1."""
+class UniqueKeys:
+    """For a PyYAML loader (before it in the bases): a mapping with the same key twice is refused (plain YAML
+    keeps the last); a key that a merge key (``<<: *defaults``) brings in and the mapping sets again is not
+    twice, as in YAML 1.1."""
 
     def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        """The loader's mapping, once every key is a plain value given once (`TableError` naming the line)."""
         seen = set()
         for key_node, _ in node.value:
             if key_node.tag == "tag:yaml.org,2002:merge":
                 continue
-            key = self.construct_object(key_node, deep=deep)
+            key = self.construct_object(key_node, deep=deep)  # type: ignore[attr-defined]
             if not isinstance(key, (str, int, float, bool, type(None))):
                 raise TableError(f"line {key_node.start_mark.line + 1}: a key must be a plain value, "
                                  f"not a {type(key).__name__}")
             if key in seen:
                 raise TableError(f"line {key_node.start_mark.line + 1}: key {key!r} appears twice")
             seen.add(key)
-        return super().construct_mapping(node, deep=deep)
+        return super().construct_mapping(node, deep=deep)  # type: ignore[misc]
+
+
+class UniqueKeyLoader(UniqueKeys, getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """PyYAML's safe loader (libyaml's, where installed) with `UniqueKeys`: the tables' files."""
 
 
 NUMBER_TOO_LONG = "a number too long to read (thousands of digits)"

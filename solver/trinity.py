@@ -59,7 +59,7 @@ from solver.tables import (
     Model,
     OneLineError,
     TableError,
-    UniqueKeyLoader,
+    UniqueKeys,
     brief,
     check_types,
     counted,
@@ -490,15 +490,16 @@ def _resolve(value: Any, where: str, environ: Mapping[str, str]) -> Any:
 # read_trinity_config
 
 
-class _OmegaConfLoader(UniqueKeyLoader):
-    """PyYAML's safe loader as OmegaConf, and so Trinity, reads a config: YAML 1.1 (``010000`` is the octal
-    4096, ``on`` and ``yes`` are true, ``y`` and ``n`` are text), no timestamps (a date stays text), floats
-    without a dot (``1e-5``) too, and a key given twice refused."""
+class _OmegaConfLoader(UniqueKeys, pyyaml.SafeLoader):
+    """PyYAML's safe loader as OmegaConf, and so Trinity, reads a config: the pure-Python one (libyaml's takes a
+    tab after a colon, which Trinity refuses), YAML 1.1 (``010000`` is the octal 4096, ``on`` and ``yes`` are
+    true, ``y`` and ``n`` are text), no timestamps (a date stays text), floats without a dot (``1e-5``) too,
+    and a key given twice refused."""
 
 
 _OmegaConfLoader.yaml_implicit_resolvers = {
     first: [(tag, pattern) for tag, pattern in resolvers if tag != "tag:yaml.org,2002:timestamp"]
-    for first, resolvers in UniqueKeyLoader.yaml_implicit_resolvers.items()}
+    for first, resolvers in pyyaml.SafeLoader.yaml_implicit_resolvers.items()}
 _OmegaConfLoader.add_implicit_resolver("tag:yaml.org,2002:float", re.compile(r"""^(?:
      [-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
     |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)

@@ -376,7 +376,7 @@ def test_a_write_that_fails_is_one_line_without_the_notes_before_it(cli, user_co
 
 @pytest.mark.parametrize(("added", "message"), [
     ("? [a, b]\n: 1\n", "line 84: a key must be a plain value, not a list"),
-    ("xx: &a [1]\nyy: *a\nzz: &a [2]\n", "line 86: not valid YAML: found duplicate anchor (first on line 84)"),
+    ("xx: &a [1]\nyy: *a\nzz: &a [2]\n", "line 86: not valid YAML: found duplicate anchor 'a' (first on line 84)"),
 ])
 def test_yaml_that_trinity_cannot_read_is_refused_though_ruamel_would_patch_it(cli, user_config: Path, tmp_path: Path,
                                                                                added: str, message: str):

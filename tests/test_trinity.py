@@ -438,8 +438,8 @@ def test_reads(text: str, environ: dict[str, str], expected: dict[str, Any]) -> 
             ("t.yaml: trainer.trainer_config.actor_rollout_ref.actor.fsdp_config.optimizer_offload must be true or "
              "false, got 'maybe'"),
         ),
-        ("[" * 500 + "]" * 500 + "\n", {}, "t.yaml: a Trinity config is a mapping of sections"),  # deep, yet YAML
-        ("a: " + "{a: " * 50000 + "1" + "}" * 50000 + "\n", {}, "t.yaml: line 1: not valid YAML: exceeded maximum nesting depth"),
+        ("[" * 500 + "]" * 500 + "\n", {}, "t.yaml: malformed YAML: exceeded maximum nesting depth"),
+        ("a: " + "{a: " * 50000 + "1" + "}" * 50000 + "\n", {}, "t.yaml: malformed YAML: exceeded maximum nesting depth"),
         (
             "model: {model_path: q/Qwen3-4B, max_model_len: " + "9" * 5000 + "}\n",
             {},
@@ -1015,3 +1015,10 @@ def test_yarn_within_the_native_context_is_to_remove_and_an_unset_factor_variabl
              "has no default")
     assert check_trinity_config(_safe_load(text), catalog().model("8B"), 4) == [remove, unset]
     assert check_trinity_config(_safe_load(text), catalog().model("8B"), 4, environ={"FACTOR": "1.0"}) == [remove]
+
+
+def test_a_tab_after_a_colon_is_refused_as_trinity_refuses_it() -> None:
+    # OmegaConf 2.3 reads with PyYAML's pure-Python loader, which takes no tab as a separator (libyaml would).
+    with pytest.raises(ConfigError) as raised:
+        read_trinity_config("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len:\t32768\n", "t.yaml", {})
+    assert str(raised.value) == "t.yaml: line 3: not valid YAML: found character '\\t' that cannot start any token"
