@@ -1500,7 +1500,10 @@ def _standard_streams_open() -> bool:
     (``PYTHONIOENCODING=ascii``) writes it as ``?``."""
     closed = [number for number, stream in ((1, sys.stdout), (2, sys.stderr)) if stream is None]
     for number in closed:
-        os.dup2(os.open(os.devnull, os.O_WRONLY), number)
+        spare = os.open(os.devnull, os.O_WRONLY)  # the lowest free descriptor: the closed one itself, mostly
+        if spare != number:
+            os.dup2(spare, number)
+            os.close(spare)
     if 2 in closed:
         sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (for the whole process)
     if 1 in closed:
