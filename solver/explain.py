@@ -431,8 +431,9 @@ class _Words:
             return [Reason(rule=rule, detail=f"a trainer on {self.gpus(counts[0])} spans nodes of {query.node_gpus} "
                                              f"GPUs and each SP group must fit in one: that rules out SP={sps}")]
         if rule == "host_ram":
-            return [Reason(rule=rule, detail=f"Offload needs more host memory (its states, or the model while it loads) "
-                                             f"than {query.host_ram_source} {query.host_ram_gb:g} GB per node (on {on})")]
+            return [Reason(rule=rule, detail=(f"Offload needs more host memory (its states, or the model while it "
+                                              f"loads) than {query.host_ram_source} {query.host_ram_gb:g} GB per node "
+                                              f"(on {on})"))]
         if rule.startswith("pin_"):
             labels = ", ".join(dict.fromkeys(f"{_label(c)} on {counted(c[0], 'GPU')}" for c in combinations))
             return [Reason(rule="pin", detail=f"{self.query.pin_flags} rules out {labels}")]

@@ -654,18 +654,22 @@ class FitSummary(Frozen):
         "say nothing of their range)"))
 
 
+_Observed = Annotated[float, Strict(), Ge(0), AllowInfNan(False)]
+"""A quantity a calibration observed: a finite number, at least 0."""
+
+
 class CalibrationRange(Frozen):
     """The range of the observations a memory model was calibrated on: past it, its estimates extrapolate."""
 
-    largest_model_b: Annotated[float, Strict(), Ge(0), AllowInfNan(False)] = Field(
+    largest_model_b: _Observed = Field(
         description="the most parameters of a model observed, billions")
-    least_memory_gib: Annotated[float, Strict(), Ge(0), AllowInfNan(False)] = Field(description="the smallest GPU memory observed, GiB")
-    most_memory_gib: Annotated[float, Strict(), Ge(0), AllowInfNan(False)] = Field(description="the largest GPU memory observed, GiB")
+    least_memory_gib: _Observed = Field(description="the smallest GPU memory observed, GiB")
+    most_memory_gib: _Observed = Field(description="the largest GPU memory observed, GiB")
     most_gpus: Annotated[int, Strict(), Ge(0)] = Field(description="the most trainer GPUs observed")
     largest_sp: Annotated[int, Strict(), Ge(0)] = Field(description="the largest SP degree of a setting that fit")
     most_tokens_per_gpu: Annotated[int, Strict(), Ge(0)] = Field(
         description="the most tokens per GPU observed to fit (0 when nothing was)")
-    smallest_model_b: Annotated[float, Strict(), Ge(0), AllowInfNan(False)] | None = Field(default=None, description=(
+    smallest_model_b: _Observed | None = Field(default=None, description=(
         "the fewest parameters of a model observed, billions (None in a file from before it was recorded: "
         "not checked)"))
     least_vocab_size: Annotated[int, Strict(), Ge(0)] | None = Field(default=None, description=(
@@ -1360,9 +1364,9 @@ def pools_gpu_types(pools: Iterable[Pool], catalog: Catalog) -> tuple[GpuType, .
         if known is not None and known.source == gpu_type.source:  # a fleet's own, added already (for_fleet)
             described.setdefault(_normalise(pool.gpu), known)
         elif known is not None:
-            raise QueryError(f"pool {pool.name}: gpu {pool.gpu} names {known.name} ({known.memory_gib:.1f} "
-                             "GiB), a GPU type whose memory is known: drop gpu_memory_gb and gpu_memory_mib, or give your GPU type "
-                             "a name of its own")
+            raise QueryError(f"pool {pool.name}: gpu {pool.gpu} names {known.name} ({known.memory_gib:.1f} GiB), a "
+                             "GPU type whose memory is known: drop gpu_memory_gb and gpu_memory_mib, or give your GPU "
+                             "type a name of its own")
         earlier = described.setdefault(_normalise(pool.gpu), gpu_type)
         if earlier.memory_gib != gpu_type.memory_gib:
             raise QueryError(f"pool {pool.name}: gpu {pool.gpu} has {gpu_type.memory_gib:g} GiB here and "
