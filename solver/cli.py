@@ -763,6 +763,18 @@ def _note_memory_as_sold(args: argparse.Namespace, prog: str) -> None:
               "(--gpu-memory 46068MiB for an L40S)", file=sys.stderr)
 
 
+SHORT_LENGTH_NOTED = 256
+"""The longest --len that gets a note suggesting thousands (``256`` may well mean ``256k``)."""
+
+
+def _note_short_length(args: argparse.Namespace, prog: str) -> None:
+    """A note on stderr where --len is a few hundred tokens at most: ``--len 32`` is 32 tokens, likely meant as 32k."""
+    length = getattr(args, "max_model_len", None)
+    if length is not None and length <= SHORT_LENGTH_NOTED:
+        print(f"{prog}: note: --len {length} is {length} tokens; for {length * 1024} tokens write --len {length}k",
+              file=sys.stderr)
+
+
 def _check_once(flag: str, paths: Sequence[Path]) -> None:
     """`QueryError` when two of the files a repeatable `flag` names are the same file."""
     twice = next((path for i, path in enumerate(paths) if any(_same_file(path, other) for other in paths[:i])), None)
@@ -1545,6 +1557,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             _check_outputs_spare_inputs(args)
             status = handler(args)
             _note_memory_as_sold(args, parser.prog)  # after the answer: bad input has one line on stderr
+            _note_short_length(args, parser.prog)
         sys.stdout.flush()  # a reader that stopped early, or a full disk, shows here, not at exit
         return status
     except OneLineError as error:  # bad input: a query, a table or a Trinity config

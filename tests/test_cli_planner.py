@@ -889,3 +889,15 @@ def test_control_characters_in_an_error_are_escaped(cli):
     # A file name with an escape sequence would restyle the terminal, and a newline split the one line.
     assert cli("--model", "4B", "--len", "8k", "--weights", "no\x1b[31m\nfile.yaml") == (
         2, "", "solve: error: no\\x1b[31m\\nfile.yaml: cannot read: No such file or directory\n")
+
+
+def test_a_length_of_a_few_hundred_tokens_gets_a_note_suggesting_thousands(cli):
+    # `--len 32` plans for 32 tokens, as asked; the note says how to write 32768.
+    status, out, err = cli("--model", "4B", "--gpu", "a100", "--gpus", "2", "--len", "32", "--json")
+    [answer] = json.loads(out)
+    assert (status, answer["plans"][0]["max_model_len"]) == (0, 32)
+    assert err == "solve: note: --len 32 is 32 tokens; for 32768 tokens write --len 32k\n"
+    status, _, err = cli("memory", "--model", "4B", "--gpu", "a100", "--gpus", "2", "--len", "256")
+    assert (status, err) == (0, "solve memory: note: --len 256 is 256 tokens; for 262144 tokens write --len 256k\n")
+    for length in ("257", "32k", "4096"):
+        assert cli("--model", "4B", "--gpu", "a100", "--gpus", "2", "--len", length)[2] == ""
