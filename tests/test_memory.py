@@ -1082,6 +1082,11 @@ def test_the_tables_speak_of_a_token_budget_only_where_they_vouch_for_as_many_to
     assert solver.estimate_memory("8B", "a100", 4, 32768).tables.source.max_model_len == 12288
     assert solver.estimate_memory("8B", "a100", 4, 32768, max_token_len_per_gpu=32768).tables.trains is False
     assert solver.estimate_memory("8B", "a100", 4, 16384, max_token_len_per_gpu=16384).tables is None
+    # A budget whose tokens no length's default equals (16385 at SP=1) is judged at the shortest length whose
+    # default holds as many, 8193: the 8192 row vouches for 16384 tokens, not one more.
+    assert solver.estimate_memory("8B", "a100", 4, 4096, max_token_len_per_gpu=16384).tables.trains
+    one_more = solver.estimate_memory("8B", "a100", 4, 4096, max_token_len_per_gpu=16385).tables
+    assert (one_more.trains, one_more.source.max_model_len) == (False, 12288)
     # SP=4 trains at 16384 per GPU at 32768, so at 8192 too; at the 51200 row (25600 per GPU) the table
     # says Env + SP=4: SP=4 ran out of memory with fewer tokens than a budget of 32768.
     assert solver.estimate_memory("8B", "a100", 4, 32768, sp=4, max_token_len_per_gpu=8192).tables.trains
