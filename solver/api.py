@@ -234,8 +234,9 @@ def estimate_memory(
         longest = min(budget * sp, MAX_TOKENS) if result.fits else None
     rows, settings, columns = table_cells(gpu_type.tables, resolved)
     # The tables measured the default budget. Another budget is judged at `by_tokens`, the shortest length L whose
-    # 2L / SP tokens reach it (the longest whose default it is; where budget x SP is odd, no length's is): a cell vouches for it at a row at or beyond both that length and L, and it runs out of memory where the
-    # tables say so of that length (the next row up, as the planner's --token-budget auto takes it).
+    # 2L / SP tokens reach it (the longest whose default it is; where budget x SP is odd, no length's is): a cell
+    # vouches for it at a row at or beyond both that length and L, and it runs out of memory where the tables
+    # say so of that length (the next row up, as the planner's --token-budget auto takes it).
     by_tokens = ceil(budget * sp / 2)
     larger = larger_tables(catalog, gpu, resolved)  # GPU types with at least this one's memory: their failures hold
     tables = tables_verdict(resolved, rows, settings, gpus, setting,
