@@ -251,16 +251,25 @@ def _includes(env: bool, offload: bool, sp: int, cell: Setting) -> bool:
     return int(env) >= int(cell.env) and int(offload) >= int(cell.offload) and sp >= cell.sp
 
 
-# The source's order of settings (its section 1), with SP=2 and SP=4 where a count and the heads allow them.
-SOURCE_ORDER = [(False, False, 1), (True, False, 1), (False, False, 2), (True, False, 2), (False, False, 4),
-                (True, False, 4), (True, True, 1), (True, True, 2), (True, True, 4)]
+# The source's order of settings (its section 1): vanilla, Env, SP=2, Env + SP=2, SP=4, Env + SP=4, then Env +
+# Offload with SP 1, 2 and 4. A table of more GPUs (cells of a user's) goes on in the same pattern, as
+# docs/memory.md says: every SP degree the GPUs and the heads allow, without and then with Env, then Env + Offload
+# with each; SP groups inside a node of 8 where the GPUs span nodes.
+SOURCE_NODE_GPUS = 8
+
+
+def _source_order(model: Any, n: int) -> list[tuple[bool, bool, int]]:
+    """The settings (Env, Offload, SP) the source tries on `n` GPUs, in its order."""
+    degrees = [s for s in range(1, n + 1)
+               if not _sp_rule_problems(model, n, s) and not (n > SOURCE_NODE_GPUS and SOURCE_NODE_GPUS % s)]
+    return [(env, False, s) for s in degrees for env in (False, True)] + [(True, True, s) for s in degrees]
 
 
 def _ran_out_of_memory(table: Table, model: Any, env: bool, offload: bool, sp: int, length: int) -> bool:
     """Whether `table` (for its own GPU count) says the setting runs out of memory at `length`: at some
     row up to row(L) (every row when L is past the table), a setting the source tried before the cell's
     (every one it tried, at a `-`) is at least as strong in Env, Offload and SP."""
-    tried = [(e, o, s) for e, o, s in SOURCE_ORDER if not _sp_rule_problems(model, table.gpus, s)]
+    tried = _source_order(model, table.gpus)
     last = _row_for_length(table, length) or table.rows[-1]
     for row in table.rows:
         if row.max_model_len > last.max_model_len:

@@ -14,7 +14,7 @@ from reference import PLAN_KEYS, check_plan, enumerate_plans, exact_cost, ranked
 from solver.memory import breakdown
 from solver.query import make_query
 from solver.solve import plan as solve_plan
-from solver.tables import QueryError, Setting, Weights, load_catalog, load_memory_model, load_weights
+from solver.tables import QueryError, Setting, Weights, load_catalog, load_gpu_type, load_memory_model, load_weights
 
 CATALOG = load_catalog()
 WEIGHTS = load_weights()
@@ -522,3 +522,53 @@ def test_the_host_memory_of_every_catalogued_model_is_the_references():
                 continue
             assert host_memory_gib(model, gpus, node_gpus) == pytest.approx(_host_need(model, gpus, node_gpus)), (
                 model.name, gpus)
+
+
+
+LARGE_TABLES = """gpu: H100-80GB
+memory_gb: 80
+source: measured
+tables:
+  - gpus: 8
+    section: 8 x H100
+    models: [Qwen3-8B, Qwen2.5-7B]
+    rows:
+      - {max_model_len: 32768, cells: {Qwen3-8B: vanilla, Qwen2.5-7B: SP=2}}
+      - {max_model_len: 98304, cells: {Qwen3-8B: SP=8, Qwen2.5-7B: Env + SP=4}}
+      - {max_model_len: 196608, cells: {Qwen3-8B: Env + Offload, Qwen2.5-7B: Env + Offload + SP=2}}
+      - {max_model_len: 262144, cells: {Qwen3-8B: '-', Qwen2.5-7B: '-'}}
+  - gpus: 16
+    section: 16 x H100
+    models: [Qwen3-8B]
+    rows:
+      - {max_model_len: 131072, cells: {Qwen3-8B: Env + SP=8}}
+      - {max_model_len: 262144, cells: {Qwen3-8B: Env + Offload + SP=4}}
+"""
+
+
+def test_tables_of_8_and_16_gpus_refute_as_the_references_order_says(tmp_path):
+    # Cells of a user's on 8 and 16 H100s: the source's order goes on past its counts (SP=8 and Env + SP=8 after
+    # Env + SP=4), so an 8-GPU cell 'Env + Offload' says Env + SP=8 ran out of memory. Every pin, on and between
+    # the rows, is answered as the reference answers it.
+    cells = tmp_path / "h100.yaml"
+    cells.write_text(LARGE_TABLES, encoding="utf-8")
+    catalog = CATALOG.with_new_tables(load_gpu_type(cells, CATALOG.models, CATALOG.gpu_types))
+    pins = [{}] + [{"exact": True, "sp": sp, "env": env, "offload": False} for sp in (2, 4, 8) for env in (False, True)]
+    compared = 0
+    for model, budget in (("Qwen3-8B", 8), ("Qwen3-8B", 16), ("Qwen2.5-7B", 8)):
+        for length in (32768, 65536, 98304, 131072, 196608, 262144):
+            for pin in pins:
+                query = {"gpu": "H100-80GB", "model": model, "budget_gpus": budget, "max_model_len": length, **pin}
+                try:
+                    made = make_query(catalog, top=3, **query)
+                except QueryError:  # SP=8 and Qwen2.5-7B's 28 heads
+                    continue
+                (answer,) = solve_plan(made, catalog)
+                every = enumerate_plans(catalog, objective="cheapest", estimates=True, **query)
+                assert [p.model_dump(mode="json") for p in answer.plans] == ranked_alternatives(every)[:3], query
+                compared += 1
+    assert compared == 3 * 6 * 7 - 6 * 2  # all but Qwen2.5-7B's SP=8 pins
+    # The case that tells the two orders apart: Env + SP=8 on 8 GPUs at 131072, refuted by the 196608 row.
+    (refuted,) = solve_plan(make_query(catalog, gpu="H100-80GB", model="Qwen3-8B", budget_gpus=8, exact=True,
+                                       max_model_len=131072, sp=8, env=True, offload=False), catalog)
+    assert refuted.status == "infeasible" and not refuted.plans
