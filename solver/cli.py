@@ -393,7 +393,8 @@ def build_cluster_parser() -> argparse.ArgumentParser:
                         "more GPUs run it faster, or longer for at_least)")
     parser.add_argument("--time-limit", metavar="S", type=positive_seconds, default=10.0,
                         help="seconds from the start for the planner's queries and the placement search after "
-                        "them (default 10; each query may take at most as long)")
+                        "them (default 10; each query may take at most as long; widening after them, at most a "
+                        "second per stage)")
     parser.add_argument("--workers", metavar="W", type=positive_int, default=1,
                         help=f"CP-SAT search workers (default 1, at most {MAX_WORKERS})")
     parser.add_argument("--weights", metavar="FILE", type=path_argument, help="cost weights YAML (offload, sp, env)")

@@ -429,9 +429,6 @@ def place(
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = workers
     solver.parameters.random_seed = seed
-    # The full linear relaxation (the pattern counts' knapsack rows) guides the one worker's search: with host
-    # memory, the default level left the 512-GPU benchmark at its greedy start (658 of a bound of 893 in 10 s).
-    solver.parameters.linearization_level = 2
     solver.parameters.catch_sigint_signal = False  # Ctrl-C is taken by _StopOnInterrupt
     deadline = started + time_limit_s * 0.97 - 0.02  # leave time to read the answer back
     proven = True
@@ -482,7 +479,8 @@ def place(
     interrupted = interrupt.caught
     first_proven = bound is not None and objective == bound  # no placement holds more priority
     try:
-        placements, unplaced = _decode(fleet, options, values, counts, planner, widen and not interrupted, first_proven)
+        placements, unplaced = _decode(fleet, options, values, counts, planner, widen and not interrupted, first_proven,
+                                       seed)
     except KeyboardInterrupt:  # Ctrl-C while widening: the placement stands, as placed
         interrupted = True
         placements, unplaced = _decode(fleet, options, values, counts, planner, False, first_proven)
@@ -539,10 +537,10 @@ class _StopOnInterrupt:
 
 def _decode(
     fleet: Fleet, options: list[Option], values: list[int], counts: dict[tuple[int, tuple[Footprint, ...]], int],
-    planner: _Planner, widen: bool, proven: bool = True,
+    planner: _Planner, widen: bool, proven: bool = True, seed: int = 0,
 ) -> tuple[tuple[Placement, ...], tuple[Unplaced, ...]]:
     """Give the chosen options node indexes: whole-node jobs first, then the chosen patterns, in order; then
-    (`widen`) let the jobs of a node with idle GPUs grow onto them (`_widen`). `proven`: whether the placed
+    (`widen`) let the jobs of a node with idle GPUs grow onto them (`_widen`, with CP-SAT's `seed`). `proven`: whether the placed
     priority is proven the most (the unplaced jobs' reasons say so otherwise)."""
     chosen = {o.job: o for o, value in zip(options, values) if value}
     nodes: dict[int, list[int]] = {}
@@ -566,7 +564,7 @@ def _decode(
                 next_node += filled
     placed = dict(chosen)
     if widen:
-        placed.update(_widen(planner, fleet, chosen, nodes))
+        placed.update(_widen(planner, fleet, chosen, nodes, seed))
     first_gpu: dict[int, int] = {}  # on a shared node, where each job's GPUs start: in job order
     used: Counter[tuple[int, int]] = Counter()
     for job, option in sorted(placed.items()):
@@ -591,7 +589,7 @@ def _widening_counts(catalog: Catalog, pool: Pool) -> set[int]:
     return measured | {1 << power for power in range(pool.gpus_per_node.bit_length())}
 
 
-def _widen(planner: _Planner, fleet: Fleet, chosen: dict[int, Option], nodes: dict[int, list[int]]
+def _widen(planner: _Planner, fleet: Fleet, chosen: dict[int, Option], nodes: dict[int, list[int]], seed: int
            ) -> dict[int, Option]:
     """The jobs that grow onto idle GPUs of the node they share, and their new ways (job -> option).
 
@@ -634,6 +632,7 @@ def _widen(planner: _Planner, fleet: Fleet, chosen: dict[int, Option], nodes: di
         model.add_hint(x, o is chosen[o.job])
     solver = cp_model.CpSolver()
     solver.parameters.num_workers = 1
+    solver.parameters.random_seed = seed
     solver.parameters.max_time_in_seconds = WIDEN_TIME_LIMIT_S
     solver.parameters.catch_sigint_signal = False  # Ctrl-C raises KeyboardInterrupt: `place` keeps the placement
     for expression, maximise in ((sum(o.gain * x for o, x in ways), True), (sum(o.cost * x for o, x in ways), False),
