@@ -510,7 +510,7 @@ class RolloutEngines(Frozen):
 
 def rollout_engines(model: Model, memory_gib: float, rollout_gpus: int, max_model_len: int,
                     node_gpus: int = NODE_GPUS) -> RolloutEngines:
-    """The smallest tensor-parallel size for the rollout's vLLM engines that divides `rollout_gpus`, that
+    """The smallest tensor-parallel size for the rollout's vLLM engines that divides `rollout_gpus` (1 or more), that
     keeps an engine in one node of `node_gpus`, that the heads allow (as SP: it divides the attention
     heads, and it and the KV heads divide one another), and that `fits`: one GPU holds the bf16 weights
     and the KV cache of one `max_model_len` sequence in half of `ROLLOUT_UTILIZATION` of its memory. When

@@ -291,7 +291,8 @@ def cost_ranks(counts: tuple[int, ...], objective: Objective, weights: Weights) 
 def add_plan_variables(model: cp_model.CpModel, data: PlanningData, query: Query) -> PlanVariables:
     """The plan (n, e, o, s, L), its cost rank, and the documented cell (witness) it rests on.
 
-    L is the asked length, or, when maximising, one of the tables' row lengths.
+    L is the asked length, or, when maximising, one of the tables' row lengths or, for an estimate, a length on
+    the estimates' grid (`add_length`).
     """
     largest = max(data.counts)
     length_domain = cp_model.Domain.from_values(data.lengths)
