@@ -31,7 +31,7 @@ from solver.query import (
     vouches_for,
     whole_nodes_violation,
 )
-from solver.tables import MAX_TOKENS, Catalog, GpuType, Model, Setting, Weights
+from solver.tables import MAX_TOKENS, Catalog, GpuType, Model, Setting, Weights, sp_suits_kv_heads, sp_within_node
 
 Combination = tuple[int, int, int, int]
 """(trainer GPUs n, Env e, Offload o, SP degree s), with e and o as 0/1."""
@@ -356,7 +356,7 @@ def add_parallelism_rules(model: cp_model.CpModel, data: PlanningData, plan: Pla
         [plan.gpus, plan.sp], [(n, s) for n in data.counts for s in degrees if n % s == 0]), guards, "sp_divides_gpus")
     _guarded(model.add_allowed_assignments([plan.sp], [(s,) for s in degrees if heads % s == 0]),
              guards, "sp_divides_heads")
-    _guarded(model.add_allowed_assignments([plan.sp], [(s,) for s in degrees if kv_heads % s == 0 or s % kv_heads == 0]),
+    _guarded(model.add_allowed_assignments([plan.sp], [(s,) for s in degrees if sp_suits_kv_heads(kv_heads, s)]),
              guards, "sp_kv_heads")
 
 
@@ -368,7 +368,7 @@ def add_node_rule(model: cp_model.CpModel, data: PlanningData, query: Query, pla
     node = query.node_gpus
     _guarded(model.add_allowed_assignments([plan.gpus], [(n,) for n in data.counts if not whole_nodes_violation(n, node)]),
              guards, "whole_nodes")
-    allowed = [(n, s) for n in data.counts for s in range(1, max(data.counts) + 1) if n <= node or node % s == 0]
+    allowed = [(n, s) for n in data.counts for s in range(1, max(data.counts) + 1) if sp_within_node(n, node, s)]
     _guarded(model.add_allowed_assignments([plan.gpus, plan.sp], allowed), guards, "sp_within_node")
     if query.rollout_gpus:
         laid_out = [(n,) for n in data.counts if not rollout_layout_violation(n, query.rollout_gpus, node)]

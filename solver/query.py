@@ -30,6 +30,7 @@ from solver.tables import (
     load_memory_model,
     load_weights,
     sp_rule_violation,
+    sp_within_node,
 )
 
 TrinityVersion = Literal["0.5", "0.6"]
@@ -814,7 +815,7 @@ def sp_layout_violation(
         return f"{model.name}: {heads}"
     if gpus % sp:
         return f"SP={sp} does not divide {counted(gpus, 'GPU')}"
-    if gpus > node_gpus and node_gpus % sp:
+    if not sp_within_node(gpus, node_gpus, sp):
         return f"{gpus} GPUs span nodes of {node_gpus} ({source}), and SP={sp} does not divide a node"
     return None
 

@@ -1522,11 +1522,23 @@ def cell_text(setting: Setting | None) -> str:
     return setting.label if setting else NO_SETTING
 
 
+def sp_suits_kv_heads(kv_heads: int, sp: int) -> bool:
+    """Whether SP degree `sp` and a model's KV heads divide one another (verl's Ulysses check: each rank holds
+    whole KV heads, or a KV head is repeated over whole ranks)."""
+    return kv_heads % sp == 0 or sp % kv_heads == 0
+
+
+def sp_within_node(gpus: int, node_gpus: int, sp: int) -> bool:
+    """Whether each SP group of a trainer of `gpus` GPUs stays inside a node of `node_gpus`: the trainer fits
+    one node, or SP divides the node."""
+    return gpus <= node_gpus or node_gpus % sp == 0
+
+
 def sp_rule_violation(attention_heads: int, kv_heads: int, sp: int) -> str | None:
     """Why a model's heads rule out SP degree `sp` (Trinity and verl's checks), or None if they allow it."""
     if attention_heads % sp:
         return f"SP={sp} does not divide its {attention_heads} attention heads"
-    if kv_heads % sp and sp % kv_heads:
+    if not sp_suits_kv_heads(kv_heads, sp):
         return f"SP={sp} and its {kv_heads} KV heads do not divide one another"
     return None
 
