@@ -1493,6 +1493,12 @@ MOE_CONFIG_KEYS = ("num_experts", "num_local_experts", "n_routed_experts", "moe_
 """Keys by which a Hugging Face config declares a mixture of experts (Qwen-MoE, Mixtral, DeepSeek, ...)."""
 MULTIMODAL_CONFIG_KEYS = ("text_config", "vision_config", "audio_config", "speech_config")
 """Keys by which a Hugging Face config declares a multimodal model (Qwen2-VL, LLaVA, Qwen2-Audio, ...)."""
+TIED_BY_MODEL_TYPE = {"gemma": True, "gemma2": True, "gemma3_text": True, "gpt_neox": False, "granite": False,
+                      "llama": False, "mistral": False, "olmo": False, "olmo2": False, "phi": False, "phi3": False,
+                      "qwen2": False, "qwen3": False, "stablelm": False}
+"""Whether a config.json without ``tie_word_embeddings`` ties its embeddings, by its ``model_type``: the default of
+that model's config class in transformers (its base class's is true; Llama's, Qwen's, Mistral's and others'
+false)."""
 CONFIG_LIMITS = {"hidden_size": 1 << 20, "num_hidden_layers": 1 << 14, "num_attention_heads": 1 << 14,
                  "num_key_value_heads": 1 << 14, "head_dim": 1 << 14, "intermediate_size": 1 << 22,
                  "vocab_size": 1 << 24, "max_position_embeddings": 1 << 30, "original_max_position_embeddings": 1 << 30}
@@ -1676,8 +1682,7 @@ def load_model_config(path: Path | str) -> Model:
                          "leaves none")
     head_dim = number("head_dim", hidden // heads)
     intermediate, vocab = number("intermediate_size"), number("vocab_size")
-    tied = config.get("tie_word_embeddings")
-    tied = False if tied is None else tied  # Hugging Face's default
+    tied = _tied_embeddings(path, config)
     if not isinstance(tied, bool):
         raise TableError(f"{path}: tie_word_embeddings: expected true or false, got {brief(tied)}")
     attention = hidden * head_dim * (2 * heads + 2 * kv_heads)
@@ -1704,6 +1709,21 @@ def load_model_config(path: Path | str) -> Model:
                  num_key_value_heads=kv_heads, intermediate_size=intermediate, vocab_size=vocab, tied_embeddings=tied,
                  parameters_b=parameters / 1e9, native_context=native,
                  rope_scaling=str(rope_type) if rope_type not in (None, "default", "yarn") else None)
+
+
+def _tied_embeddings(path: Path, config: dict) -> object:
+    """A config.json's ``tie_word_embeddings`` as transformers reads it: null is untied; absent, the default of
+    its ``model_type`` (`TIED_BY_MODEL_TYPE`), and `TableError` where that is not known here."""
+    if "tie_word_embeddings" in config:
+        tied = config["tie_word_embeddings"]
+        return False if tied is None else tied
+    model_type = config.get("model_type")
+    if isinstance(model_type, str) and model_type in TIED_BY_MODEL_TYPE:
+        return TIED_BY_MODEL_TYPE[model_type]
+    which = f"model_type {brief(model_type)}" if model_type is not None else "no model_type"
+    raise TableError(f"{path}: tie_word_embeddings is not given, and with {which} its default is not known here: add "
+                     "\"tie_word_embeddings\": true or false (transformers' default is true unless the model's class "
+                     "says otherwise; Llama's and Qwen's say false, Gemma's true)")
 
 
 def load_memory_model(path: Path | str | None = None) -> MemoryModel:

@@ -71,7 +71,7 @@ def qwen3_8b_checkpoint(folder: Path, **config: object) -> Path:
     """A local checkpoint folder holding a Qwen3-8B-shaped config.json (with `config` on top)."""
     folder.mkdir(parents=True)
     (folder / "config.json").write_text(json.dumps({
-        "hidden_size": 4096, "intermediate_size": 12288, "num_hidden_layers": 36, "num_attention_heads": 32,
+        "model_type": "qwen3", "hidden_size": 4096, "intermediate_size": 12288, "num_hidden_layers": 36, "num_attention_heads": 32,
         "num_key_value_heads": 8, "head_dim": 128, "vocab_size": 151936, "max_position_embeddings": 40960,
         **config}), encoding="utf-8")
     return folder

@@ -816,7 +816,8 @@ def test_write_refuses_a_model_config_of_another_catalogue_model(cli, tmp_path: 
 
     qwen = load_catalog().model("Qwen3-32B")
     (folder / "config.json").write_text(json.dumps({
-        "hidden_size": qwen.hidden_size, "intermediate_size": qwen.intermediate_size, "num_hidden_layers": qwen.num_layers,
+        "model_type": "qwen3", "hidden_size": qwen.hidden_size, "intermediate_size": qwen.intermediate_size,
+        "num_hidden_layers": qwen.num_layers,
         "num_attention_heads": qwen.num_attention_heads, "num_key_value_heads": qwen.num_key_value_heads,
         "head_dim": qwen.head_dim, "vocab_size": qwen.vocab_size, "max_position_embeddings": qwen.native_context}),
         encoding="utf-8")
@@ -1035,7 +1036,8 @@ def test_a_local_copy_of_a_catalogue_model_keeps_that_model(cli, tmp_path: Path)
 def test_write_takes_a_model_config_of_the_config_s_own_model_path(cli, tmp_path: Path):
     # --model-config naming the folder model.model_path names is the config's own model (Llama-3.1-8B),
     # whatever the catalogue calls a model of the folder's name (8B is Qwen3-8B's alias).
-    folder = qwen3_8b_checkpoint(tmp_path / "m" / "8B", _name_or_path="meta-llama/Llama-3.1-8B", intermediate_size=14336,
+    folder = qwen3_8b_checkpoint(tmp_path / "m" / "8B", _name_or_path="meta-llama/Llama-3.1-8B", model_type="llama",
+                         intermediate_size=14336,
                          num_hidden_layers=32, vocab_size=128256, max_position_embeddings=131072, head_dim=None,
                          rope_scaling={"rope_type": "llama3", "factor": 8.0, "original_max_position_embeddings": 8192})
     config = tmp_path / "trinity.yaml"

@@ -346,7 +346,7 @@ def test_model_config_reads_a_local_config_json():
         ('{"hidden_size": 4096, "num_hidden_layers": 2, "num_attention_heads": 32, "num_key_value_heads": 5}',
          r"num_key_value_heads: expected a divisor of num_attention_heads \(32\), got 5"),
         ('{"hidden_size": 1024, "num_hidden_layers": 2, "num_attention_heads": 8, "intermediate_size": 2048, '
-         '"vocab_size": 1000, "max_position_embeddings": 4096, "rope_scaling": "yarn"}',
+         '"vocab_size": 1000, "max_position_embeddings": 4096, "tie_word_embeddings": false, "rope_scaling": "yarn"}',
          r"rope_scaling: expected an object such as \{\"rope_type\": \"yarn\", \.\.\.\} or null, got 'yarn'"),
     ],
 )
@@ -652,6 +652,40 @@ def test_a_model_config_with_yarn_of_its_own_is_rescaled_from_its_original_conte
     assert (model.native_context, model.rope_scaling, model.yarn_factor(204800)) == (32768, None, 6.25)
 
 
+@pytest.mark.parametrize(("extra", "tied"), [
+    ({"model_type": "gemma2"}, True),  # Gemma-2's config.json gives no tie_word_embeddings: its class ties them
+    ({"model_type": "llama"}, False),
+    ({"model_type": "gemma2", "tie_word_embeddings": False}, False),  # the key decides where it is given
+    ({"model_type": "mamba", "tie_word_embeddings": None}, False),  # null: untied, as transformers reads it
+])
+def test_tied_embeddings_default_as_the_model_types_class_says(tmp_path: Path, extra: dict, tied: bool):
+    path = tmp_path / "config.json"
+    shape = {"hidden_size": 3584, "intermediate_size": 14336, "num_hidden_layers": 42, "num_attention_heads": 16,
+             "num_key_value_heads": 8, "head_dim": 256, "vocab_size": 256000, "max_position_embeddings": 8192}
+    path.write_text(json.dumps({**shape, **extra}), encoding="utf-8")
+    model = load_model_config(path)
+    # 42 layers of (3584 x 256 x 48 attention + 3 x 3584 x 14336 MLP + 2 x 3584 norms), the 256000 x 3584
+    # embedding once or twice, and the final norm: Gemma-2-9B's 9.24 billion when tied
+    layers = 42 * (3584 * 256 * 48 + 3 * 3584 * 14336 + 2 * 3584)
+    assert model.tied_embeddings is tied
+    assert model.parameters_b == pytest.approx((layers + 256000 * 3584 * (1 if tied else 2) + 3584) / 1e9)
+
+
+@pytest.mark.parametrize("model_type", [None, "internlm2"])
+def test_a_model_config_without_tie_word_embeddings_of_an_unknown_type_is_refused(cli, tmp_path: Path,
+                                                                                  model_type: str | None):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"hidden_size": 64, "intermediate_size": 128, "num_hidden_layers": 2,
+                                "num_attention_heads": 8, "vocab_size": 1000, "max_position_embeddings": 4096,
+                                **({"model_type": model_type} if model_type else {})}), encoding="utf-8")
+    which = "model_type 'internlm2'" if model_type else "no model_type"
+    status, out, err = cli("--model-config", str(path), "--gpu", "a100", "--len", "8k")
+    assert (status, out) == (2, "")
+    assert err == (f"solve: error: {path}: tie_word_embeddings is not given, and with {which} its default is not known "
+                   "here: add \"tie_word_embeddings\": true or false (transformers' default is true unless the model's "
+                   "class says otherwise; Llama's and Qwen's say false, Gemma's true)\n")
+
+
 def test_small_models_odd_names_and_null_defaults_in_a_model_config(tmp_path: Path):
     path = tmp_path / "config.json"
     path.write_text(json.dumps({"_name_or_path": "org/tiny\nmodel", "hidden_size": 64, "intermediate_size": 128,
@@ -670,7 +704,7 @@ def test_a_model_config_that_borrows_a_catalogue_name_gets_no_tables(cli, tmp_pa
     # Qwen3-4B's shape does.
     folder = tmp_path / "Qwen3-4B"
     folder.mkdir()
-    shape = {"hidden_size": 8192, "intermediate_size": 28672, "num_hidden_layers": 80, "num_attention_heads": 64,
+    shape = {"model_type": "llama", "hidden_size": 8192, "intermediate_size": 28672, "num_hidden_layers": 80, "num_attention_heads": 64,
              "num_key_value_heads": 8, "vocab_size": 128256, "max_position_embeddings": 131072}
     (folder / "config.json").write_text(json.dumps(shape), encoding="utf-8")
     flags = ["--gpu", "a100", "--gpus", "4", "--len", "8k", "--json"]
@@ -1177,7 +1211,7 @@ def test_a_config_is_known_by_its_folder_too(cli, tmp_path: Path):
     folder = tmp_path / "models" / "Qwen3-8B"
     folder.mkdir(parents=True)
     (folder / "config.json").write_text(json.dumps({
-        "_name_or_path": "3c0a9e1f", "hidden_size": qwen.hidden_size, "intermediate_size": qwen.intermediate_size,
+        "_name_or_path": "3c0a9e1f", "model_type": "qwen3", "hidden_size": qwen.hidden_size, "intermediate_size": qwen.intermediate_size,
         "num_hidden_layers": qwen.num_layers, "num_attention_heads": qwen.num_attention_heads,
         "num_key_value_heads": qwen.num_key_value_heads, "head_dim": qwen.head_dim, "vocab_size": qwen.vocab_size,
         "max_position_embeddings": qwen.native_context}), encoding="utf-8")
@@ -1218,7 +1252,7 @@ def test_checkpoints_in_folders_of_one_name_are_two_models(tmp_path: Path):
         folder = tmp_path / name / "hf"
         folder.mkdir(parents=True)
         (folder / "config.json").write_text(json.dumps({
-            "_name_or_path": f"org/{name}", "hidden_size": qwen.hidden_size,
+            "_name_or_path": f"org/{name}", "model_type": "qwen3", "hidden_size": qwen.hidden_size,
             "intermediate_size": qwen.intermediate_size, "num_hidden_layers": qwen.num_layers,
             "num_attention_heads": qwen.num_attention_heads, "num_key_value_heads": qwen.num_key_value_heads,
             "head_dim": qwen.head_dim, "vocab_size": qwen.vocab_size, "max_position_embeddings": context}),
