@@ -1702,6 +1702,9 @@ def load_model_config(path: Path | str) -> Model:
         raise TableError(f"{path}: rope_scaling: expected an object such as {{\"rope_type\": \"yarn\", ...}} or null, "
                          f"got {brief(scaling)}")
     rope_type = (scaling.get("rope_type") or scaling.get("type")) if scaling is not None else None
+    if rope_type is not None and not isinstance(rope_type, str):
+        raise TableError(f"{path}: rope_scaling: rope_type: expected text such as \"yarn\" or \"llama3\", got "
+                         f"{brief(rope_type)}")
     native = number("max_position_embeddings")
     if rope_type == "yarn" and isinstance(scaling, dict) and scaling.get("original_max_position_embeddings") is not None:
         native = number("original_max_position_embeddings", within=scaling)  # YaRN is re-derived from here
