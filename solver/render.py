@@ -12,7 +12,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from solver.memory import GRID, MemoryEstimate
+from solver.memory import CEILING, GRID, MemoryEstimate
 from solver.query import (
     ENV_EXPORT,
     MAX_ESTIMATED_GPUS,
@@ -220,6 +220,9 @@ def _estimate_caution(plan: Plan) -> str:
     return _thin_headroom(plan.headroom_gb, plan.beyond_calibration) if plan.evidence == "estimated" else ""
 
 
+_CEILING_WORDS = f"{CEILING} tokens is the longest length the memory model is asked about; more may fit"
+
+
 def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, version: TrinityVersion | None) -> Table:
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold", no_wrap=True)
@@ -229,6 +232,8 @@ def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, vers
         else ""
     if model.beyond_native_on_own_scaling(plan.max_model_len):
         yarn = f" ({_own_scaling_words(model)})"
+    if answer.objective == "max_len" and plan.evidence == "estimated" and plan.max_model_len == CEILING:
+        yarn += f" (at least: {_CEILING_WORDS})"
     grid.add_row("max_model_len", f"{plan.max_model_len}{yarn}")
     grid.add_row("token budget", f"max_token_len_per_gpu = {plan.max_token_len_per_gpu} ({_budget_origin(plan)})")
     grid.add_row("cost", f"{plan.cost:.4g} relative step time (best)")
@@ -573,8 +578,10 @@ def memory_view(result: MemoryEstimate, label: str, gpu: str, model: str, gpus: 
                    f"{result.longest_len} tokens" if result.longest_len else
                    "no length fits with this setting and token budget, by the memory model")
     else:
-        longest = (f"longest length the memory model fits with this setting: {result.longest_len} tokens (on a "
-                   f"{GRID}-token grid)" if result.longest_len else "no length fits with this setting, by the memory model")
+        at_least = "at least " if result.longest_len == CEILING else ""  # the longest length it is asked about
+        longest = (f"longest length the memory model fits with this setting: {at_least}{result.longest_len} tokens (on "
+                   f"a {GRID}-token grid{'; ' + _CEILING_WORDS if at_least else ''})" if result.longest_len else
+                   "no length fits with this setting, by the memory model")
         if result.longest_refuted is not None:  # a measurement there says otherwise
             allowed = (f": they let it train up to {result.tables_longest}" if result.tables_longest is not None
                        else ", and let it train at no length")

@@ -461,6 +461,20 @@ def test_cli_memory_says_the_longest_length_that_fits(cli):
     assert json.loads(out)["longest_len"] is None
 
 
+def test_the_longest_length_asked_about_is_said_to_be_at_least_that(cli):
+    # 64 B200s in one node of 64 with SP=64 fit more than the 2097152 tokens the memory model is asked about.
+    flags = ("--model", "32B", "--gpu", "b200", "--gpus", "64", "--node-gpus", "64")
+    status, out, _ = cli("memory", *flags, "--sp", "64", "--env", "--len", "4000000")
+    assert status == 1 and ("longest length the memory model fits with this setting: at least 2097152 tokens (on a "
+                            "1024-token grid; 2097152 tokens is the longest length the memory model is asked about; "
+                            "more may fit)") in " ".join(out.split())
+    status, out, _ = cli(*flags, "--maximize", "len")
+    assert status == 0 and ("(at least: 2097152 tokens is the longest length the memory model is asked about; more may "
+                            "fit)") in " ".join(out.split())
+    status, out, _ = cli("memory", *flags, "--sp", "64", "--env", "--len", "4000000", "--json")
+    assert json.loads(out)["longest_len"] == 2097152
+
+
 def test_cli_planner_with_a_model_config_and_estimate_flags(cli):
     status, out, err = cli("--model-config", str(FIXTURE), "--gpu", "h20", "--gpus", "6", "--len", "65536", "--json")
     (answer,) = json.loads(out)
