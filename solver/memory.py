@@ -12,7 +12,8 @@ Per trainer GPU, with ``P`` parameters (every expert's, for a MoE model), ``n`` 
   and output matrices with a gradient, 4 bytes per value: ``4 * vocab * hidden + 10 * P_layer``, where
   ``P_layer`` is the parameters less the embeddings', per layer;
 - **checkpoints**: one bf16 hidden state per layer per token, ``2 * T * hidden * layers`` bytes;
-- **logits**: ``T * vocab`` fp32 values (verl computes them unchunked), ``4 * T * vocab`` bytes;
+- **logits**: ``T * vocab`` fp32 values (verl computes them unchunked), ``4 * T * vocab`` bytes (and, for a
+  model that caps them, `SOFTCAP_BYTES` per logit more, uncalibrated);
 - **recompute**: one layer's activations while it is recomputed, ``2 * T * (hidden + intermediate)``;
 - **SP buffers**: Ulysses' all-to-all copies of a layer's activations when ``s > 1``, ``2 * T * hidden``;
 - **fragmentation**: without Env, PyTorch's caching allocator cannot reuse the holes that the largest
@@ -245,6 +246,11 @@ def _calibrated(raw: dict[str, float], coefficients: Coefficients) -> dict[str, 
 LOGIT_FLOOR_BYTES = 7
 """The least a token costs per vocabulary entry at the logits peak: verl's fp32 logits, their bf16 copy and a
 byte of the rest (4 + 2 + 1, reference facts section 4)."""
+SOFTCAP_BYTES = 4
+"""What a model that caps its logits (`Model.logit_softcapping`; Gemma-2) holds more per token and vocabulary entry:
+transformers divides the logits by the cap, takes tanh and multiplies back, each a new bf16 tensor, and keeps
+tanh's output for the backward beside the capped logits (two more bf16 copies; the tables' models cap none, so
+the fit never saw it: it is added as it is, not calibrated)."""
 
 
 def calibrated_terms(model: Model, gpus: int, setting: Setting, tokens: int, coefficients: Coefficients
@@ -255,6 +261,8 @@ def calibrated_terms(model: Model, gpus: int, setting: Setting, tokens: int, coe
     keeps models whose checkpoints outweigh their logits (Qwen3-32B, Llama-3.1-70B) from extrapolating below
     physics. What falls short is added to the checkpoints, the term the fit holds low."""
     terms = _calibrated(token_features(model, gpus, setting, tokens), coefficients)
+    if model.logit_softcapping:
+        terms["logits"] += SOFTCAP_BYTES * tokens * model.vocab_size / GIB
     short = token_floor_gib(model, tokens) - sum(terms[term] for term in PER_TOKEN_TERMS)
     if short > 0:
         terms["checkpoints"] += short
@@ -268,10 +276,11 @@ PER_TOKEN_TERMS = ("checkpoints", "logits", "recompute")
 def token_floor_gib(model: Model, tokens: int) -> float:
     """The least `PER_TOKEN_TERMS` can take together for `tokens` per GPU, GiB: a bf16 hidden state per layer
     and the embedding output, and the larger of the two peaks that follow each other, the logits'
-    (`LOGIT_FLOOR_BYTES` per logit) and one layer's recompute and backward (`layer_peak_bytes`). (Calibration
+    (`LOGIT_FLOOR_BYTES` per logit, and `SOFTCAP_BYTES` where the model caps them) and one layer's recompute and backward (`layer_peak_bytes`). (Calibration
     holds its fit to it too; for every catalogued model the logits' peak is the larger.)"""
     checkpoints = 2 * model.hidden_size * (model.num_layers + 1)
-    return tokens * (checkpoints + max(LOGIT_FLOOR_BYTES * model.vocab_size, layer_peak_bytes(model))) / GIB
+    logits = (LOGIT_FLOOR_BYTES + SOFTCAP_BYTES * model.logit_softcapping) * model.vocab_size
+    return tokens * (checkpoints + max(logits, layer_peak_bytes(model))) / GIB
 
 
 def layer_peak_bytes(model: Model) -> int:

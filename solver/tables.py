@@ -207,6 +207,8 @@ class Model(Frozen):
     which its native context already relies on: YaRN must not replace it. None for a plain RoPE, or for
     YaRN itself (rft-solver writes the factor the length needs)."""
     moe: MoE | None = None
+    logit_softcapping: bool = False
+    """Whether the model caps its logits (Gemma-2's ``final_logit_softcapping``), which holds more copies of them."""
     tables_of: Text | None = None
     """Another model of the same shape whose table cells stand for this one where no table names it (a base
     model and its post-trained release differ only in their weights, which the memory they need does not
@@ -215,11 +217,12 @@ class Model(Frozen):
     @property
     def shape(self) -> Shape:
         """What the memory the model needs depends on: its layers' widths, counts and vocabulary (and, for a
-        mixture of experts, its experts)."""
+        mixture of experts, its experts; the capping of its logits)."""
         experts = None if self.moe is None else (self.moe.experts, self.moe.active_experts,
                                                   self.moe.moe_intermediate_size)
         return (self.hidden_size, self.num_layers, self.num_attention_heads, self.num_key_value_heads,
-                self.head_size, self.intermediate_size, self.vocab_size, self.tied_embeddings, experts)
+                self.head_size, self.intermediate_size, self.vocab_size, self.tied_embeddings, experts,
+                self.logit_softcapping)
 
     @property
     def head_size(self) -> int:
@@ -1711,6 +1714,7 @@ def load_model_config(path: Path | str) -> Model:
     return Model(name=name, aliases=aliases, head_dim=head_dim, hidden_size=hidden, num_layers=layers, num_attention_heads=heads,
                  num_key_value_heads=kv_heads, intermediate_size=intermediate, vocab_size=vocab, tied_embeddings=tied,
                  parameters_b=parameters / 1e9, native_context=native,
+                 logit_softcapping=config.get("final_logit_softcapping") is not None,
                  rope_scaling=str(rope_type) if rope_type not in (None, "default", "yarn") else None)
 
 

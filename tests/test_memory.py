@@ -1632,3 +1632,24 @@ def test_the_host_memory_a_refusal_names_is_the_plans_without_the_limit():
                                 host_ram_gb=100), CATALOG)
     assert answer.plans == () and ("without --host-ram, Env + Offload + SP=8 on 8 GPUs trains it (204800 tokens) and "
                                    "needs 141 GiB of host memory per node") in answer.reason
+
+
+def test_a_model_that_caps_its_logits_holds_two_more_bf16_copies_of_them(tmp_path: Path):
+    # Gemma-2-9B's shape, with and without its final_logit_softcapping: 4 more bytes per token and vocabulary entry.
+    shape = {"model_type": "gemma2", "hidden_size": 3584, "intermediate_size": 14336, "num_hidden_layers": 42,
+             "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 256, "vocab_size": 256000,
+             "max_position_embeddings": 8192}
+    models = []
+    for cap in (None, 30.0):
+        path = tmp_path / f"{cap}.json"
+        path.write_text(json.dumps({**shape, "final_logit_softcapping": cap}), encoding="utf-8")
+        models.append(load_model_config(path))
+    plain, capped = models
+    assert (plain.logit_softcapping, capped.logit_softcapping) == (False, True) and plain.shape != capped.shape
+    coefficients = load_memory_model().coefficients
+    setting = Setting(env=True, offload=False, sp=2)
+    without = breakdown(plain, 79.6, 8, setting, 16384, coefficients)
+    with_cap = breakdown(capped, 79.6, 8, setting, 16384, coefficients)
+    extra = 4 * 16384 * 256000 / 2**30  # 16384 tokens per GPU (ceil(2 x 16384 / 2))
+    assert with_cap.terms.logits == pytest.approx(without.terms.logits + extra)
+    assert with_cap.total_gib == pytest.approx(without.total_gib + extra)
