@@ -162,11 +162,19 @@ def place(
     check_time_limit(time_limit_s)
     check_seed(seed)
     catalog = catalog if catalog is not None else load_catalog()
-    if not isinstance(fleet, Fleet):
-        fleet = load_fleet(fleet, catalog)
+    fleet = _named_as_the_catalogue(fleet, catalog) if isinstance(fleet, Fleet) else load_fleet(fleet, catalog)
     return place_jobs(fleet, catalog, minimize=minimize, weights=weights, time_limit_s=time_limit_s,
                       workers=workers, seed=seed, progress=progress, estimate=estimate, memory=memory, margin=margin,
                       token_budget=token_budget, widen=widen)
+
+
+def _named_as_the_catalogue(fleet: Fleet, catalog: Catalog) -> Fleet:
+    """A `Fleet` built in code with its pools' GPU types and its jobs' models as the catalogue names them (``a100``
+    -> ``A100-80GB``), as `load_fleet` gives a cluster file's; `QueryError` for a name the catalogue lacks."""
+    known = catalog.for_fleet(fleet)
+    return fleet.model_copy(update={
+        "pools": tuple(pool.model_copy(update={"gpu": known.gpu(pool.gpu).name}) for pool in fleet.pools),
+        "jobs": tuple(job.model_copy(update={"model": known.model(job.model).name}) for job in fleet.jobs)})
 
 
 def estimate_memory(

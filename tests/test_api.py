@@ -350,3 +350,19 @@ def test_a_fleet_built_in_code_describes_its_gpu_types_as_a_cluster_file_does():
     with pytest.raises(solver.QueryError, match=r"^pool p: gpu a100 names A100-80GB \(80.0 GiB\), a GPU type "
                                                 r"whose memory is known"):
         solver.place(known)
+
+
+def test_a_fleet_built_in_code_is_placed_under_the_catalogues_names_as_its_file_would_be(tmp_path):
+    file = tmp_path / "fleet.yaml"
+    file.write_text("pools:\n  - {name: p, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n"
+                    "  - {name: j, model: 4B, max_model_len: 8192}\n  - {name: k, model: qwen3-4b, max_model_len: 8192}\n",
+                    encoding="utf-8")
+    built = solver.Fleet(pools=[{"name": "p", "gpu": "a100", "nodes": 1, "gpus_per_node": 8}],
+                         jobs=[{"name": "j", "model": "4B", "max_model_len": 8192},
+                               {"name": "k", "model": "qwen3-4b", "max_model_len": 8192}])
+    from_code = solver.place(built)
+    assert {(p.model, p.gpu) for p in from_code.placements} == {("Qwen3-4B", "A100-80GB")}
+    assert from_code == solver.place(file)
+    unknown = built.model_copy(update={"jobs": (built.jobs[0].model_copy(update={"model": "5B"}),)})
+    with pytest.raises(solver.QueryError, match=r"^unknown model '5B'; accepted: "):
+        solver.place(unknown)
