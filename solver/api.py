@@ -122,6 +122,7 @@ def answer_query(query: Query, catalog: Catalog, *, explain: bool = False) -> tu
     from solver.explain import explain as explain_answer  # these import OR-Tools: only solving pays for it
     from solver.solve import plan as solve
 
+    check_types(("query", query, Query), ("catalog", catalog, Catalog), ("explain", explain, bool))
     answers = solve(query, catalog)
     if explain:
         answers = tuple(a.model_copy(update={"explanation": explain_answer(catalog, query, a)}) for a in answers)
@@ -286,9 +287,13 @@ def with_config_verdicts(answers: tuple[Answer, ...], query: Query, catalog: Cat
     as `solver.trinity.read_trinity_config` reads `text` (the file `name`), Env read from `environ`, and
     `version` the Trinity release it is for (None: as its keys say). Unchanged where the config gives no
     length to judge at."""
-    from solver.trinity import check_config_arguments
+    from solver.trinity import TrinityConfig, check_config_arguments
 
     check_config_arguments(text, name, environ, version)
+    check_types(("answers", answers, tuple), ("query", query, Query), ("catalog", catalog, Catalog),
+                ("config", config, TrinityConfig))
+    for answer in answers:
+        check_types(("answers", answer, Answer))
     current = _current(catalog, query, config, name, text, environ, version)
     if current is None:
         return answers

@@ -1586,7 +1586,7 @@ def check_types(*values: tuple[str, object, Any]) -> None:
     for name, value, kind in values:
         kinds = get_args(kind) or (kind,)
         if not any(_is_kind(value, one) for one in kinds):
-            words = [word for one in kinds for word in _KIND_WORDS.get(one, (f"a {one.__name__}",))]
+            words = [word for one in kinds for word in _KIND_WORDS.get(one, (_with_article(one.__name__),))]
             accepted = f"{', '.join(words[:-1])} or {words[-1]}" if len(words) > 1 else words[0]
             raise QueryError(f"{name} must be {accepted}, got {_shown(value, kinds)}")
 
@@ -1599,11 +1599,18 @@ def _shown(value: object, accepted: tuple[Any, ...] = ()) -> str:
     if kind.__module__ == "builtins":
         return brief(value)
     if kind.__module__ != "numpy":
-        return f"a {kind.__name__}"
+        return _with_article(kind.__name__)
     shown = f"a numpy {kind.__name__.rstrip('_')}"  # bool_ before numpy 2
     builtin = (bool if kind.__name__.startswith("bool") else int if isinstance(value, numbers.Integral)
                else float if isinstance(value, numbers.Real) else None)
-    return f"{shown} (pass {builtin.__name__}(...))" if builtin is not None and builtin in accepted else shown
+    if builtin is None or not (builtin in accepted or (builtin is int and float in accepted)):
+        return shown
+    return f"{shown} (pass {builtin.__name__}(...))"
+
+
+def _with_article(name: str) -> str:
+    """``a Catalog``, ``an Answer``."""
+    return f"{'an' if name[:1] in tuple('AEIOUaeiou') else 'a'} {name}"
 
 
 def _is_kind(value: object, kind: type) -> bool:

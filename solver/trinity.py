@@ -735,6 +735,8 @@ def check_config_arguments(text: str, name: str, environ: Mapping[str, str], ver
     """`QueryError` unless a config's `text` and `name` are strings, `environ` a mapping (``os.environ``) and
     `version` a Trinity release rft-solver knows (or None)."""
     check_types(("text", text, str), ("name", name, str), ("environ", environ, Mapping))
+    for value in environ.values():
+        check_types(("environ's values", value, str))
     check_choice("version", version, (None, *get_args(TrinityVersion)))
 
 
@@ -1075,6 +1077,7 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
     Raises `ConfigError` (one line, starting with `name`) for text that is not a YAML mapping, or a
     section on the way to a key that is not a mapping.
     """
+    check_types(("text", text, str), ("plan", plan, Plan), ("model", model, Model))
     crlf = "\r\n" in text  # the file's own line endings, kept; ruamel works on "\n"
     text = text.replace("\r\n", "\n")
     mapping, sequence, offset = _indentation(text)

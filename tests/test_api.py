@@ -14,12 +14,18 @@ import numpy
 import pytest
 
 import solver
+from solver.api import answer_query, with_config_verdicts
 from solver.query import MAX_SEED
 from solver.tables import MAX_GPUS, QueryError, load_memory_model, shipped_tables_directory
-from solver.trinity import read_trinity_config
+from solver.trinity import patch_trinity_config, read_trinity_config
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "docs" / "examples"
 FLEET = EXAMPLES / "fleet.yaml"
+CATALOG = solver.load_catalog()
+CONFIG_TEXT = (EXAMPLES / "trinity.yaml").read_text(encoding="utf-8")
+CONFIG = read_trinity_config(CONFIG_TEXT, "trinity.yaml", {})
+QUERY = solver.make_query(CATALOG, model=CONFIG.model, gpu="h20", max_model_len=CONFIG.max_model_len,
+                          budget_gpus=CONFIG.trainer_gpus)
 
 
 def test_import_solver_is_cheap_and_exports_the_api():
@@ -209,6 +215,23 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
         (lambda: solver.place(FLEET, time_limit_s=float("nan")), "time_limit_s must be above 0 seconds and at most 1000000000, got nan"),
         (lambda: solver.plan("4B", max_model_len=4096, time_limit_s=True), "time_limit_s must be a number, got True"),
         (lambda: solver.place(FLEET, time_limit_s=True), "time_limit_s must be a number, got True"),
+        (lambda: solver.plan("4B", max_model_len=4096, time_limit_s=numpy.int64(5)),
+         "time_limit_s must be a number, got a numpy int64 (pass int(...))"),
+        # the steps behind plan and --from-config, documented in docs/api.md
+        (lambda: answer_query(None, CATALOG), "query must be a Query, got None"),
+        (lambda: answer_query(QUERY, CATALOG, explain=1), "explain must be True or False, got 1"),
+        (lambda: with_config_verdicts(None, QUERY, CATALOG, CONFIG, CONFIG_TEXT, "t", {}),
+         "answers must be a tuple, got None"),
+        (lambda: with_config_verdicts((None,), QUERY, CATALOG, CONFIG, CONFIG_TEXT, "t", {}),
+         "answers must be an Answer, got None"),
+        (lambda: with_config_verdicts((), QUERY, None, CONFIG, CONFIG_TEXT, "t", {}), "catalog must be a Catalog, got None"),
+        (lambda: with_config_verdicts((), QUERY, CATALOG, {"a": 1}, CONFIG_TEXT, "t", {}),
+         "config must be a TrinityConfig, got {'a': 1}"),
+        (lambda: with_config_verdicts((), QUERY, CATALOG, CONFIG, CONFIG_TEXT, "t", {"PYTORCH_CUDA_ALLOC_CONF": 1}),
+         "environ's values must be a str, got 1"),
+        (lambda: patch_trinity_config(CONFIG_TEXT, None, CATALOG.model("8B")), "plan must be a Plan, got None"),
+        (lambda: patch_trinity_config(CONFIG_TEXT, solver.plan("8B", gpu="h20", max_model_len=8192)[0].best, "8B"),
+         "model must be a Model, got '8B'"),
     ],
 )
 def test_bad_arguments_raise_one_line_query_errors(call, message: str):

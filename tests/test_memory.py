@@ -348,8 +348,8 @@ def test_model_config_reads_a_local_config_json():
         ('{"hidden_size": 1024, "num_hidden_layers": 2, "num_attention_heads": 8, "intermediate_size": 2048, '
          '"vocab_size": 1000, "max_position_embeddings": 4096, "tie_word_embeddings": false, "rope_scaling": "yarn"}',
          r"rope_scaling: expected an object such as \{\"rope_type\": \"yarn\", \.\.\.\} or null, got 'yarn'"),
-        ('{"hidden_size": 1024, "num_hidden_layers": 2, "num_attention_heads": 8, "intermediate_size": 2048, '
-         '"vocab_size": 1000, "max_position_embeddings": 4096, "model_type": "llama", "rope_scaling": {"type": ["yarn"]}}',
+        (('{"hidden_size": 1024, "num_hidden_layers": 2, "num_attention_heads": 8, "intermediate_size": 2048, '
+          '"vocab_size": 1000, "max_position_embeddings": 4096, "model_type": "llama", "rope_scaling": {"type": ["yarn"]}}'),
          r"rope_scaling: rope_type: expected text such as \"yarn\" or \"llama3\", got \['yarn'\]"),
     ],
 )
