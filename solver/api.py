@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from math import ceil
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, get_args
+from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from solver.memory import (
     MemoryEstimate,
@@ -25,6 +25,7 @@ from solver.memory import (
 from solver.query import (
     MAX_WORKERS,
     NODE_GPUS,
+    NODE_SIZE_KEY,
     Answer,
     ClusterResult,
     CurrentSettings,
@@ -277,6 +278,34 @@ def _tables_longest(catalog: Catalog, model: str, gpu: str, gpus: int, setting: 
                        env=setting.env, offload=setting.offload, estimate="never", node_gpus=node_gpus)
     best = optional_best(catalog, query, gpu)
     return None if best is None else best.max_model_len
+
+
+def config_query(catalog: Catalog, config: TrinityConfig, *, objective: Objective = "cheapest",
+                 budget_gpus: int | None = None, exact: bool = False, max_model_len: int | None = None,
+                 node_gpus: int | None = None, rollout_gpus: int | None = None,
+                 token_budget: TokenBudgetMode | None = None, estimate: EstimateMode = "auto", model: str | None = None,
+                 **options: Any) -> Query:
+    """The query ``solve --from-config`` asks of a Trinity `config` (as `solver.trinity.read_trinity_config` reads
+    it): its model, its length (unless maximising), exactly its trainer GPUs (where it gives them: not for the
+    fewest GPUs), its node size, its rollout GPUs and, where it lowers its own token budget, ``auto``. A keyword
+    given overrides the config, as the command's flag does (`budget_gpus` frees the count; `exact` pins any
+    budget); `options` are `make_query`'s other keywords."""
+    from solver.trinity import TrinityConfig
+
+    check_types(("catalog", catalog, Catalog), ("config", config, TrinityConfig))
+    from_config = budget_gpus is None and config.trainer_gpus is not None
+    length = max_model_len or (config.max_model_len if objective != "max_len" else None)
+    return make_query(
+        catalog, model=model or config.model, objective=objective,
+        budget_gpus=config.trainer_gpus if from_config else budget_gpus,
+        exact=exact or (from_config and objective != "min_gpus"),
+        max_model_len=length, estimate=estimate,
+        token_budget=token_budget or config_budget_mode(config, max_model_len or config.max_model_len, estimate),
+        node_gpus=node_gpus or config.node_gpus or NODE_GPUS,
+        node_source=NODE_SIZE_KEY if not node_gpus and config.node_gpus else "--node-gpus",
+        rollout_gpus=rollout_gpus if rollout_gpus is not None or config.trainer_gpus is None
+        else config.rollout_gpus or None,  # the config's own rollout GPUs, when it gives its GPUs
+        **options)
 
 
 def with_config_verdicts(answers: tuple[Answer, ...], query: Query, catalog: Catalog, config: TrinityConfig, text: str,

@@ -34,7 +34,6 @@ from solver.query import (
     MAX_TOP,
     MAX_WORKERS,
     NODE_GPUS,
-    NODE_SIZE_KEY,
     Answer,
     Objective,
     Plan,
@@ -1078,37 +1077,22 @@ def run_planner(args: argparse.Namespace) -> int:
             and args.rollout_gpus != config.rollout_gpus:
         raise QueryError(f"--rollout-gpus {args.rollout_gpus}: {args.from_config} gives rollout {config.rollout_gpus} "
                          "GPUs (its engines times their GPUs each): drop --rollout-gpus")
-    from_config = config is not None and args.gpus is None and config.trainer_gpus is not None
-    query = make_query(
-        catalog,
-        model=args.model or added or (config.model if config else ""),  # --model-config describes the model
-        gpu=args.gpu,
-        objective=objective,
-        budget_gpus=config.trainer_gpus if from_config and config is not None else args.gpus,
-        exact=args.exact or (from_config and objective != "min_gpus") or bool(args.write and config is not None),
-        max_model_len=args.max_model_len or (config.max_model_len if config and objective != "max_len" else None),
-        sp=args.sp,
-        env=args.env,
-        offload=args.offload,
-        top=args.top,
-        weights=load_weights(args.weights) if args.weights else None,
-        time_limit_s=args.time_limit,
-        workers=args.workers,
-        estimate=args.estimate_mode or "auto",
-        memory=load_memory_model(args.memory_model) if args.memory_model else None,
-        margin=args.margin,
-        token_budget=args.token_budget or _config_budget_mode(args, config),
-        host_ram_gb=args.host_ram,
-        node_gpus=args.node_gpus or (config.node_gpus if config is not None else None) or NODE_GPUS,
-        node_source=NODE_SIZE_KEY if not args.node_gpus and config and config.node_gpus else "--node-gpus",
-        rollout_gpus=args.rollout_gpus if args.rollout_gpus is not None or config is None or config.trainer_gpus is None
-        else config.rollout_gpus or None,  # the config's own rollout GPUs, when it gives its GPUs
-    )
+    asked = {"model": args.model or added or "", "gpu": args.gpu, "objective": objective, "budget_gpus": args.gpus,
+             "exact": args.exact, "max_model_len": args.max_model_len, "sp": args.sp, "env": args.env,
+             "offload": args.offload, "top": args.top, "weights": load_weights(args.weights) if args.weights else None,
+             "time_limit_s": args.time_limit, "workers": args.workers, "estimate": args.estimate_mode or "auto",
+             "memory": load_memory_model(args.memory_model) if args.memory_model else None, "margin": args.margin,
+             "host_ram_gb": args.host_ram, "rollout_gpus": args.rollout_gpus}  # --model-config describes the model
+    from solver.api import answer_query, config_query, with_config_verdicts  # as solving, only where it is asked
+    if config is None:
+        query = make_query(catalog, **asked, token_budget=args.token_budget or "default",
+                           node_gpus=args.node_gpus or NODE_GPUS)
+    else:  # --write plans for the config's own GPU count, whatever the objective
+        query = config_query(catalog, config, **{**asked, "exact": args.exact or bool(args.write)},
+                             token_budget=args.token_budget, node_gpus=args.node_gpus)
     if (args.out or args.write) and len(query.gpus) > 1:
         raise QueryError(f"--out and --write take one plan: choose one GPU type with --gpu ({' or '.join(query.gpus)}, "
                          "the ones this answer covers, or any other of the catalogue)")
-    from solver.api import answer_query, with_config_verdicts  # solving imports OR-Tools: only commands that solve
-
     answers = answer_query(query, catalog, explain=args.explain)
     if config is not None:
         answers = with_config_verdicts(answers, query, catalog, config, config_text, args.from_config.name, os.environ,
@@ -1294,14 +1278,6 @@ def _cluster_layout(plan: Plan, rollout_gpus: int | None, node_gpus: int) -> tup
         f"solve: note: rollout gets {counted(plan.rollout_gpus, 'GPU')}, not {rollout_gpus}: the trainer's {plan.gpus} GPUs take "
         f"whole nodes of {node_gpus}, and rollout the rest of the {plan.nodes} nodes")
     return plan.nodes, plan.rollout_gpus, note
-
-
-def _config_budget_mode(args: argparse.Namespace, config: TrinityConfig | None) -> TokenBudgetMode:
-    """The planner's token budget mode without --token-budget (`solver.api.config_budget_mode`)."""
-    from solver.api import config_budget_mode
-
-    length = args.max_model_len or (config.max_model_len if config is not None else None)
-    return config_budget_mode(config, length, args.estimate_mode or "auto")
 
 
 def write_atomically(path: Path, text: str) -> None:

@@ -318,14 +318,13 @@ def test_a_gpu_type_given_in_mib_is_sold_as_the_nearest_gb_that_may_be_its(mib: 
 
 def test_a_trinity_configs_own_settings_are_judged_through_the_api():
     # As docs/api.md shows it, and as --from-config prints it.
-    from solver.api import answer_query, with_config_verdicts
+    from solver.api import answer_query, config_query, with_config_verdicts
     from solver.trinity import read_trinity_config
 
     text = (Path(__file__).parents[1] / "docs" / "examples" / "trinity.yaml").read_text(encoding="utf-8")
     config = read_trinity_config(text, "trinity.yaml", {})
     catalog = solver.load_catalog()
-    query = solver.make_query(catalog, model=config.model, gpu="h20", max_model_len=config.max_model_len,
-                              budget_gpus=config.trainer_gpus)
+    query = config_query(catalog, config, gpu="h20")
     (h20,) = with_config_verdicts(answer_query(query, catalog), query, catalog, config, text, "trinity.yaml", {})
     assert h20.current is not None and (h20.current.gpus, h20.current.env, h20.current.sp) == (6, False, 1)
     # Qwen3-8B at 32768 on 6 H20s without Env or SP: the H20 table for 6 GPUs says it needs more.
@@ -389,3 +388,22 @@ def test_a_fleet_built_in_code_is_placed_under_the_catalogues_names_as_its_file_
     unknown = built.model_copy(update={"jobs": (built.jobs[0].model_copy(update={"model": "5B"}),)})
     with pytest.raises(solver.QueryError, match=r"^unknown model '5B'; accepted: "):
         solver.place(unknown)
+
+
+@pytest.mark.parametrize("nodes", ["node_num: 1\n  gpu_per_node: 8", "node_num: 2\n  gpu_per_node: 4"])
+def test_the_query_of_a_config_is_the_one_from_config_asks(cli, tmp_path: Path, nodes: str):
+    # Its exact GPU count, its nodes and its rollout: on 2 nodes of 4, 6 trainer GPUs break the whole-nodes rule.
+    from solver.api import answer_query, config_query, with_config_verdicts
+
+    text = (EXAMPLES / "trinity.yaml").read_text(encoding="utf-8").replace("node_num: 1\n  gpu_per_node: 8", nodes)
+    assert nodes in text
+    path = tmp_path / "trinity.yaml"
+    path.write_text(text, encoding="utf-8")
+    config = read_trinity_config(text, path.name, {})  # the command names the file by its name
+    query = config_query(CATALOG, config, gpu="h20")
+    (answer,) = with_config_verdicts(answer_query(query, CATALOG), query, CATALOG, config, text, path.name, {})
+    status, out, _ = cli("--from-config", str(path), "--gpu", "h20", "--json")
+    assert [answer.as_json()] == json.loads(out)
+    assert (status, query.exact, query.budget_gpus) == (0 if answer.plans else 1, True, 6)
+    # A keyword overrides the config as the flag does: the fewest GPUs frees the count.
+    assert config_query(CATALOG, config, objective="min_gpus", gpu="h20").exact is False
