@@ -872,7 +872,9 @@ class ClusterResult(_Timed):
 
     @property
     def gap(self) -> float | None:
-        """How far the objective may be from the bound, relative to the bound (0 when proven)."""
+        """How far the first stage's objective may be from its bound, relative to the bound: 0 where it reaches the
+        bound, which proves the placement the best only where `status` is ``optimal`` (with ways left undecided, or
+        host memory rounded, the bound is that of the ways weighed)."""
         if self.objective is None or self.bound is None or self.bound == 0:
             return None
         return abs(self.bound - self.objective) / abs(self.bound)
