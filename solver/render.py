@@ -199,7 +199,8 @@ def _thin_headroom(headroom_gib: float, beyond_calibration: tuple[str, ...] | li
 def _own_scaling_words(model: Model) -> str:
     """A length past `model`'s native context on its own RoPE scaling, in words."""
     return (f"beyond the native {model.native_context}, which {model.name}'s own {model.rope_scaling} RoPE scaling "
-            "provides: no YaRN written; check the model handles it")
+            "provides: no YaRN written; vLLM's rollout refuses a max_model_len past what it derives from the model's "
+            "config unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set; check the model handles it")
 
 
 def _plan_cautions(plan: Plan, model: Model) -> list[str]:

@@ -304,7 +304,9 @@ def _header(plan: Plan, model: Model, rollout_gpus: int | None, gpu: str | None,
             "#",
             f"# max_model_len is beyond {model.name}'s native context of {model.native_context}, which its own",
             f"# {model.rope_scaling} RoPE scaling provides: no rope_scaling is written (YaRN would replace it).",
-            "# Check that the model handles this length before you train at it.",
+            "# vLLM (the explorer's rollout) refuses a max_model_len past what it derives from the model's config",
+            "# unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set (before Ray starts). Check that the model handles this",
+            "# length before you train at it.",
         ]
     if shared_gpus:
         lines += [

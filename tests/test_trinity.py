@@ -892,6 +892,7 @@ def test_a_model_with_its_own_rope_scaling_gets_no_yarn() -> None:
     fragment = trinity_fragment(best, llama)
     assert "rope_scaling" not in fragment.replace("no rope_scaling is written", "")
     assert "# max_model_len is beyond Llama-3.1-8B's native context of 131072, which its own\n" in fragment
+    assert "# unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set (before Ray starts)." in fragment
     user = "model:\n  max_model_len: 4096\n  rope_scaling: {rope_type: llama3, factor: 8.0}\n"
     assert "rope_scaling: {rope_type: llama3, factor: 8.0}" in patch_trinity_config(user, best, llama)
     assert check_trinity_config({"model": {"max_model_len": 200000}}, llama, 8) == []
