@@ -206,8 +206,8 @@ def estimate_memory(
     ``ceil(max_model_len / sp)``, so that an SP group holds the longest sequence. The tables then speak
     where they say it trains with at least as many tokens per GPU, or ran out of memory with no more.
 
-    `host_ram_gb` (a node's host memory, GiB) makes an Offload setting train only where its host memory
-    (`host_memory_gib`) fits there (``host_fits``)."""
+    `host_ram_gb` (a node's host memory, GiB) makes a setting train only where the host memory it needs
+    (`host_memory_gib`: the model while it loads, and with Offload the states) fits there (``host_fits``)."""
     check_types(("gpus", gpus, int), ("max_model_len", max_model_len, int), ("sp", sp, int), ("env", env, bool),
                 ("offload", offload, bool), ("node_gpus", node_gpus, int), ("catalog", catalog, Catalog | None),
                 ("memory", memory, MemoryModel | None), ("max_token_len_per_gpu", max_token_len_per_gpu, int | None),
@@ -264,8 +264,7 @@ def estimate_memory(
                           if longest_refuted else None,
                           beyond_calibration=beyond_calibration(memory.fit.range, resolved, gpu_type.memory_gib, gpus,
                                                                 setting, budget),
-                          host_memory_gib=host_memory_gib(resolved, gpus, node_gpus)
-                          if offload else None,
+                          host_memory_gib=host_memory_gib(resolved, gpus, node_gpus, offload),
                           host_ram_gib=host_ram_gb, tables=tables)
 
 
@@ -430,8 +429,8 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
     if twin_trains:
         problems += ((f"the {same_memory} tables, whose GPU has the same memory, say these settings train: --gpu "
                       f"{same_memory} plans with them"),)
-    if setting.offload and not fits_host_ram(model, current.gpus, query.node_gpus, query.host_ram_gb):
-        host_needed = round(host_memory_gib(model, current.gpus, query.node_gpus), 1)
+    if not fits_host_ram(model, current.gpus, query.node_gpus, query.host_ram_gb, setting.offload):
+        host_needed = round(host_memory_gib(model, current.gpus, query.node_gpus, setting.offload), 1)
     elif out_of_memory is None and not current.broken_rule and query.estimate != "never":
         memory = breakdown(model, catalog.gpu(gpu).memory_gib, current.gpus, setting, current.max_model_len,
                            query.memory.coefficients, query.margin, own)

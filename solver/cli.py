@@ -322,8 +322,8 @@ def build_parser() -> argparse.ArgumentParser:
     _add_memory_model_options(estimates)
     _add_token_budget_option(estimates, from_config=True)
     estimates.add_argument("--host-ram", metavar="GB", type=host_memory,
-                           help="host memory per node (GB as RAM is sold, binary: GiB): rules out Offload plans "
-                           "whose states do not fit there")
+                           help="host memory per node (GB as RAM is sold, binary: GiB): rules out plans that do "
+                           "not fit there (the model while it loads; with Offload, its states too)")
     estimates.add_argument("--node-gpus", metavar="G", type=positive_int,
                            help="GPUs per node (default: --from-config's cluster.gpu_per_node, else 8): a trainer "
                            "on more keeps each SP group in one node")
@@ -649,8 +649,8 @@ def build_memory_parser() -> argparse.ArgumentParser:
     parser.add_argument("--node-gpus", metavar="G", type=positive_int, default=NODE_GPUS,
                         help=f"GPUs per node (default {NODE_GPUS}): beyond one node, SP must divide a node")
     parser.add_argument("--host-ram", metavar="GB", type=host_memory,
-                        help="host memory per node (GB as RAM is sold, binary: GiB): with --offload, whether "
-                        "what Offload holds there fits")
+                        help="host memory per node (GB as RAM is sold, binary: GiB): whether what the setting "
+                        "holds there fits (the model while it loads; with --offload, its states too)")
     _add_gpu_memory_option(parser)
     _add_memory_model_options(parser)
     parser.add_argument("--json", action="store_true", help="print the breakdown as JSON")
@@ -683,7 +683,7 @@ def run_memory(args: argparse.Namespace) -> int:
         label = (f"{model.name} on {args.gpus} x {gpu.name} ({result.memory_gib:.1f} GiB), {setting.label}, "
                  f"{args.max_model_len} tokens ({result.tokens_per_gpu} per GPU"
                  f"{', your token budget' if args.token_budget else ''}), margin {margin:g}")
-        _console().print(memory_view(result, label, gpu.name, model.name, args.gpus,
+        _console().print(memory_view(result, label, gpu.name, model.name, args.gpus, args.offload,
                                      own_budget=args.token_budget is not None))
     return 0 if result.trains else NO_PLAN
 

@@ -127,8 +127,8 @@ class _Planner:
     def best(self, gpu: str, model: str, gpus: int, length: int | None, node_gpus: int,
              estimate: EstimateMode, host_ram_gb: float | None = None, offload: bool | None = None) -> Plan | None:
         """Cheapest plan on exactly `gpus` GPUs at `length`, or (None) the longest length there, on the
-        evidence `estimate` allows (with Offload only where a node's share of the states fits `host_ram_gb`;
-        `offload` pins it)."""
+        evidence `estimate` allows (only where a node's `host_ram_gb` holds the model while it loads, and with
+        Offload a node's share of the states; `offload` pins it)."""
         key = (gpu, model, gpus, length, node_gpus, estimate, host_ram_gb, offload)
         if key not in self.cache:
             query = make_query(self.catalog, model=model, gpu=gpu, budget_gpus=gpus, exact=True,
@@ -205,7 +205,7 @@ def _ways(planner: _Planner, fleet: Fleet, index: int, pool_index: int, counts: 
         plan = best(gpus, pool.host_ram_gb)
         plans = [plan]
         if plan is not None and plan.offload and room[0] and pool.host_ram_gb is not None:
-            plans.append(best(gpus, offload=False))
+            plans.append(best(gpus, pool.host_ram_gb, offload=False))
         for found in plans:
             if found is None or (isinstance(asked, AtLeast) and found.max_model_len < asked.at_least):
                 continue

@@ -375,7 +375,7 @@ class _Words:
             parts.append(f"the pins ({self.query.pin_flags})")
         if "host_ram" in rules:
             parts.append(f"host memory ({query.host_ram_source} {query.host_ram_gb:g} GB per node is too little for "
-                         "Offload)")
+                         "Offload, or for the model while it loads)")
         if "evidence" in rules or "table_rows" in rules:
             asked = f"{query.max_model_len} tokens" if query.max_model_len else "any length"
             evidence = f"nothing in {query.evidence_sources} vouches for {data.model} on {data.gpu} at {asked}"
@@ -431,9 +431,11 @@ class _Words:
             return [Reason(rule=rule, detail=f"a trainer on {self.gpus(counts[0])} spans nodes of {query.node_gpus} "
                                              f"GPUs and each SP group must fit in one: that rules out SP={sps}")]
         if rule == "host_ram":
-            return [Reason(rule=rule, detail=(f"Offload needs more host memory (its states, or the model while it "
-                                              f"loads) than {query.host_ram_source} {query.host_ram_gb:g} GB per node "
-                                              f"(on {on})"))]
+            what = ("Offload needs more host memory (its states, or the model while it loads)"
+                    if all(offload for _, _, offload, _ in combinations) else
+                    "loading the model needs more host memory (its fp32 weights, before FSDP shards them)")
+            return [Reason(rule=rule, detail=f"{what} than {query.host_ram_source} {query.host_ram_gb:g} GB per node "
+                                             f"(on {on})")]
         if rule.startswith("pin_"):
             labels = ", ".join(dict.fromkeys(f"{_label(c)} on {counted(c[0], 'GPU')}" for c in combinations))
             return [Reason(rule="pin", detail=f"{self.query.pin_flags} rules out {labels}")]

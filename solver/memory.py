@@ -136,8 +136,8 @@ class MemoryEstimate(Breakdown):
         "where the estimate lies outside the observations the memory model was calibrated on, in words "
         "(`beyond_calibration`); empty within them"))
     host_memory_gib: float | None = Field(default=None, description=(
-        "with Offload: the host memory one node needs (`host_memory_gib`); None "
-        "without Offload"))
+        "the host memory one node needs (`host_memory_gib`): with Offload its share of the states or the model "
+        "while it loads, whichever is more; without, the model while it loads"))
     host_ram_gib: float | None = Field(default=None, description=(
         "the host memory a node has, as given (``--host-ram``); None when not given"))
     tables: TablesVerdict | None = Field(default=None, description=(
@@ -152,13 +152,13 @@ class MemoryEstimate(Breakdown):
 
     @property
     def host_fits(self) -> bool:
-        """Whether Offload's host memory fits in the node's (True without Offload or `host_ram_gib`)."""
+        """Whether the host memory needed fits in the node's (True without `host_ram_gib`)."""
         return self.host_memory_gib is None or holds(self.host_memory_gib, self.host_ram_gib)
 
     @property
     def trains(self) -> bool:
         """The verdict, as `solve memory`'s exit status gives it: the tables' where they speak, else `fits`;
-        either way only where Offload's host memory fits (`host_fits`)."""
+        either way only where the host memory needed fits (`host_fits`)."""
         return (self.fits if self.tables is None else self.tables.trains) and self.host_fits
 
 
@@ -390,25 +390,29 @@ def pinned_rounding(model: Model, gpus: int, bytes_per_value: int) -> float:
     return held / sum(bytes_per_value * rows * columns * count / gpus for rows, columns, count in shapes)
 
 
-def host_memory_gib(model: Model, gpus: int, node_gpus: int | None = None) -> float:
-    """Host memory one node needs for Offload, GiB: the larger of what its trainer GPUs' shares (of all `gpus`)
-    hold while training (`PINNED_BYTES` per parameter, rounded as `pinned_rounding` says, and
-    `PAGEABLE_BYTES`) and what loading takes at start-up (`LOAD_BYTES` per parameter of the whole model: on
-    every rank of a model with tied embeddings, on one otherwise, as verl loads it, beside the node's pinned
-    fp32 shards)."""
+def host_memory_gib(model: Model, gpus: int, node_gpus: int | None = None, offload: bool = True) -> float:
+    """Host memory one node needs, GiB. What loading takes at start-up, with Offload or not: `LOAD_BYTES` per
+    parameter of the whole model, on every rank of a model with tied embeddings and on one otherwise, as verl
+    loads it (with Offload beside the node's pinned fp32 shards). With Offload, the larger of that and what its
+    trainer GPUs' shares (of all `gpus`) hold while training: `PINNED_BYTES` per parameter, rounded as
+    `pinned_rounding` says, and `PAGEABLE_BYTES`."""
     on_node = min(gpus, node_gpus or gpus)
     parameters = model.parameters_b * 1e9
+    loaders = on_node if model.tied_embeddings else 1
+    if not offload:
+        return LOAD_BYTES * parameters * loaders / GIB
     pinned = [size * pinned_rounding(model, gpus, size) for size in PINNED_BYTES]
     training = (sum(pinned) + PAGEABLE_BYTES) * parameters * on_node / gpus
-    loaders = on_node if model.tied_embeddings else 1
     loading = LOAD_BYTES * parameters * loaders + pinned[0] * parameters * on_node / gpus
     return max(training, loading) / GIB
 
 
-def fits_host_ram(model: Model, gpus: int, node_gpus: int | None, host_ram_gb: float | None) -> bool:
-    """Whether Offload's host memory (`host_memory_gib`) fits a node's `host_ram_gb` (GiB; None: not checked):
-    the planner's rule, and the --from-config verdict's (`holds`, as `MemoryEstimate.host_fits`)."""
-    return host_ram_gb is None or holds(host_memory_gib(model, gpus, node_gpus), host_ram_gb)
+def fits_host_ram(model: Model, gpus: int, node_gpus: int | None, host_ram_gb: float | None,
+                  offload: bool = True) -> bool:
+    """Whether the host memory a node needs (`host_memory_gib`, with Offload or without) fits a node's
+    `host_ram_gb` (GiB; None: not checked): the planner's rule, and the --from-config verdict's (`holds`, as
+    `MemoryEstimate.host_fits`)."""
+    return host_ram_gb is None or holds(host_memory_gib(model, gpus, node_gpus, offload), host_ram_gb)
 
 
 def holds(need_gib: float, host_ram_gb: float | None) -> bool:

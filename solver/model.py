@@ -430,11 +430,12 @@ def add_length(model: cp_model.CpModel, data: PlanningData, query: Query, plan: 
 
 def add_host_ram(model: cp_model.CpModel, data: PlanningData, query: Query, plan: PlanVariables,
                  guards: Guards) -> None:
-    """With ``host_ram_gb``, Offload only where a node's share of the states fits in its host memory."""
+    """With ``host_ram_gb``, a plan only where a node's host memory holds what it needs there: the model while it
+    loads, and with Offload a node's share of the states (`fits_host_ram`)."""
     if query.host_ram_gb is None:
         return
     room = [(n, offload) for n in data.counts for offload in (0, 1)
-            if not offload or fits_host_ram(data.shape, n, query.node_gpus, query.host_ram_gb)]
+            if fits_host_ram(data.shape, n, query.node_gpus, query.host_ram_gb, bool(offload))]
     _guarded(model.add_allowed_assignments([plan.gpus, plan.offload], room), guards, "host_ram")
 
 

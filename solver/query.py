@@ -273,7 +273,7 @@ class CurrentSettings(Frozen):
     broken_rule: str | None = Field(default=None, description="the rule of Trinity's or verl's these settings break")
     host_memory_needed: float | None = Field(default=None, description=(
         "when the host memory given (--host-ram, or a pool's) is what rules them out: the host memory per node they "
-        "need with Offload (`host_memory_gib`), GiB"))
+        "need (`host_memory_gib`: the model while it loads, and with Offload the states), GiB"))
     predicted: tuple[float, float] | None = Field(default=None, description=(
         "when they do not train and no table says why: the memory model's predicted peak per GPU and the usable "
         "memory (less the safety margin), GiB, at the verdict's budget"))

@@ -362,8 +362,10 @@ def _verdict(answer: Answer, current: CurrentSettings, query: Query, problems: b
     if current.broken_rule:
         verdict = f"it breaks a rule: {current.broken_rule}"
     elif current.host_memory_needed is not None:
-        verdict = (f"with Offload it needs {current.host_memory_needed:.1f} GiB of host memory per node, more than "
-                   f"{query.host_ram_source} {query.host_ram_gb:g}")
+        when = "with Offload it needs" if current.offload else "it needs"
+        verdict = (f"{when} {current.host_memory_needed:.1f} GiB of host memory per node"
+                   f"{'' if current.offload else ' while the model loads'}, more than {query.host_ram_source} "
+                   f"{query.host_ram_gb:g}")
     elif cell is not None:
         verdict = f"{cell.words(answer.gpu, answer.model)}, so {setting.label} ran out of memory there{_fewer(cell, current.gpus)}"
     else:
@@ -552,11 +554,12 @@ def _yaml_string(text: str) -> str:
     return yaml.safe_dump(readable, default_style='"', allow_unicode=True, width=float("inf")).rstrip("\n")
 
 
-def memory_view(result: MemoryEstimate, label: str, gpu: str, model: str, gpus: int, own_budget: bool = False
-                ) -> Group:
+def memory_view(result: MemoryEstimate, label: str, gpu: str, model: str, gpus: int, offload: bool,
+                own_budget: bool = False) -> Group:
     """A breakdown table of one GPU's predicted peak memory, the verdict, the longest length that fits
-    (at the user's token budget with `own_budget`), and what `gpu`'s tables say of the same setting for
-    `model` on `gpus` GPUs (they decide where they speak)."""
+    (at the user's token budget with `own_budget`), the host memory a node needs (`offload`: for the states
+    too), and what `gpu`'s tables say of the same setting for `model` on `gpus` GPUs (they decide where they
+    speak)."""
     view = Table()
     view.add_column("term")
     view.add_column("GiB", justify="right")
@@ -594,8 +597,10 @@ def memory_view(result: MemoryEstimate, label: str, gpu: str, model: str, gpus: 
         room = "" if result.host_ram_gib is None else (
             f"; it fits in the {result.host_ram_gib:g} GiB of --host-ram" if result.host_fits else
             f"; more than the {result.host_ram_gib:g} GiB of --host-ram: it does not train there")
-        lines.append(Text(f"host memory: {result.host_memory_gib:.1f} GiB per node for Offload (the actor's states and "
-                          f"the reference model's weights, or the model while it loads, whichever is more){room}",
+        what = ("for Offload (the actor's states and the reference model's weights, or the model while it loads, "
+                "whichever is more)" if offload else "while the model loads (verl reads it in fp32 before "
+                "FSDP shards it)")
+        lines.append(Text(f"host memory: {result.host_memory_gib:.1f} GiB per node {what}{room}",
                           style="" if result.host_fits else "red"))
     if result.fits and (caution := _thin_headroom(result.headroom_gib, result.beyond_calibration)):
         lines.append(Text(f"caution: {caution}", style="yellow"))

@@ -560,7 +560,9 @@ def _host_need(catalog: Catalog, data: PlanningData, query: Query) -> str:
         return ""
     unlimited = answer_for(catalog, query.model_copy(update={"host_ram_gb": None, "top": 1}), data.gpu, explained=False)
     best = unlimited.best
-    if best is None or best.host_memory_gb is None:
+    if best is None:
         return ""
+    need = host_memory_gib(data.shape, best.gpus, query.node_gpus, best.offload)
+    when = "" if best.offload else " while the model loads"
     return (f"; without {query.host_ram_source}, {best.setting.label} on {counted(best.gpus, 'GPU')} trains it "
-            f"({best.max_model_len} tokens) and needs {ceil(best.host_memory_gb)} GiB of host memory per node")
+            f"({best.max_model_len} tokens) and needs {ceil(need)} GiB of host memory per node{when}")

@@ -119,11 +119,15 @@ def _node_problem(n: int, sp: int, node_gpus: int) -> list[str]:
     return problems
 
 
-def _host_ram_problem(model: Any, n: int, node_gpus: int, host_ram_gb: float | None) -> list[str]:
-    """With --host-ram: Offload keeps the states in host memory, each node its trainer GPUs' share (or the model
-    while it loads, `_host_need`); more than `host_ram_gb` does not fit."""
+def _host_ram_problem(model: Any, n: int, node_gpus: int, host_ram_gb: float | None, offload: bool) -> list[str]:
+    """With --host-ram: every plan loads the model into host memory at start-up (`_load_need`); Offload keeps the
+    states there too, each node its trainer GPUs' share (`_host_need`); more than `host_ram_gb` does not fit."""
     if host_ram_gb is None:
         return []
+    if not offload:
+        need = _load_need(model, n, node_gpus)
+        return [f"loading the model needs {need:.1f} GiB of host memory per node, more than --host-ram "
+                f"{host_ram_gb:g}"] if need > host_ram_gb else []
     need = _host_need(model, n, node_gpus)
     return [f"Offload needs {need:.1f} GiB of host memory per node, more than --host-ram {host_ram_gb:g}"] \
         if need > host_ram_gb else []
@@ -392,6 +396,13 @@ def _host_need(model: Any, n: int, node_gpus: int) -> float:
     return max(per_gpu * on_node, loading) / 2**30
 
 
+def _load_need(model: Any, n: int, node_gpus: int) -> float:
+    """GiB of host memory a node needs while verl loads the model without Offload: the whole model in fp32 on each
+    of the node's ranks (tied embeddings) or on one."""
+    ranks = min(n, node_gpus) if model.tied_embeddings else 1
+    return 4 * model.parameters_b * 1e9 * ranks / 2**30
+
+
 def _beyond_calibration(memory_gib: float, model: Any, n: int, sp: int, tokens: int) -> list[str]:
     """Where an estimated plan with `tokens` per GPU lies outside the shipped memory model's observations (its
     committed ``fit`` range, which test_memory checks that calibration reproduces): parameters compared to
@@ -468,7 +479,7 @@ def enumerate_plans(
             continue
         for e in _pinned_values(env, [False, True]):
             for o in _pinned_values(offload, [False, True]):
-                if o and _host_ram_problem(the_model, n, node_gpus, host_ram_gb):
+                if _host_ram_problem(the_model, n, node_gpus, host_ram_gb, o):
                     continue
                 for s in _pinned_values(sp, list(range(1, n + 1))):
                     if _sp_rule_problems(the_model, n, s) or _node_problem(n, s, node_gpus):
@@ -655,8 +666,7 @@ def check_plan(
         if (plan["nodes"], plan["rollout_gpus"]) != (layout["nodes"], layout["rollout_gpus"]):
             problems.append(f"nodes/rollout_gpus {plan['nodes']}/{plan['rollout_gpus']}, expected "
                             f"{layout['nodes']}/{layout['rollout_gpus']}")
-    if o:
-        problems.extend(_host_ram_problem(the_model, n, node_gpus, host_ram_gb))
+    problems.extend(_host_ram_problem(the_model, n, node_gpus, host_ram_gb, o))
 
     # Pins.
     for name, pin, value in (("sp", sp, s), ("env", env, e), ("offload", offload, o)):

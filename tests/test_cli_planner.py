@@ -901,3 +901,26 @@ def test_a_length_of_a_few_hundred_tokens_gets_a_note_suggesting_thousands(cli):
     assert (status, err) == (0, "solve memory: note: --len 256 is 256 tokens; for 262144 tokens write --len 256k\n")
     for length in ("257", "32k", "4096"):
         assert cli("--model", "4B", "--gpu", "a100", "--gpus", "2", "--len", length)[2] == ""
+
+
+def test_host_memory_rules_out_a_plan_without_offload_that_cannot_load(cli):
+    # verl reads Llama-3.1-70B into one rank's host memory in fp32 before FSDP shards it: 262.8 GiB on that node,
+    # with Offload or without. 128 GB nodes cannot start it; 264 GB ones can, without Offload.
+    flags = ("--model", "llama-3.1-70b", "--gpu", "h200", "--gpus", "16", "--len", "32k")
+    status, out, _ = cli(*flags, "--host-ram", "128")
+    assert status == 1 and ("no plan: nothing in the tables and the memory model's estimates for Llama-3.1-70B on "
+                            "H200-141GB within 16 GPUs trains with --host-ram 128; without --host-ram, Env + SP=4 on "
+                            "16 GPUs trains it (32768 tokens) and needs 263 GiB of host memory per node while the "
+                            "model loads") in " ".join(out.split())
+    status, out, _ = cli(*flags, "--host-ram", "264", "--json")
+    [answer] = json.loads(out)
+    assert status == 0 and (answer["plans"][0]["offload"], answer["plans"][0]["host_memory_gb"]) == (False, None)
+    status, out, _ = cli(*flags, "--host-ram", "128", "--explain")
+    assert status == 1 and ("no plan passes this rule: host memory (--host-ram 128 GB per node is too little for "
+                            "Offload, or for the model while it loads)") in " ".join(out.split())
+    # Qwen3-4B ties its embeddings: every rank loads it (15 GiB each), so 100 GB nodes take 6 trainer GPUs at most.
+    status, out, _ = cli("--model", "4B", "--gpu", "h100", "--gpus", "8", "--len", "16k", "--host-ram", "100",
+                         "--explain")
+    assert status == 0 and "plan Env on 6 of 8 GPUs" in " ".join(out.split())
+    assert ("host_ram loading the model needs more host memory (its fp32 weights, before FSDP shards them) than "
+            "--host-ram 100 GB per node (on 8 GPUs)") in " ".join(out.split())

@@ -1010,7 +1010,7 @@ def test_the_longest_fitting_length_is_the_last_that_fits_on_its_grid():
             assert not breakdown(shape, memory_gib, gpus, setting, longest + grid, coefficients, DEFAULT_MARGIN).fits
 
 
-def test_the_memory_breakdown_gives_the_host_memory_offload_needs(cli):
+def test_the_memory_breakdown_gives_the_host_memory_a_node_needs(cli):
     flags = ["memory", "--model", "14B", "--gpu", "h100", "--gpus", "8", "--len", "65536", "--sp", "8", "--env"]
     expected = host_memory_gib(CATALOG.model("14B"), 8)
     assert round(expected, 1) == 311.3  # test_host_memory_by_hand
@@ -1018,9 +1018,15 @@ def test_the_memory_breakdown_gives_the_host_memory_offload_needs(cli):
     assert status == 0 and "host memory: 311.3 GiB per node for Offload" in out
     _, data, _ = cli(*flags, "--offload", "--json")
     assert json.loads(data)["host_memory_gib"] == round(expected, 4)
+    # Without Offload, the model while it loads: 14.8B parameters in fp32 on one rank (untied embeddings).
+    loading = 4 * CATALOG.model("14B").parameters_b * 1e9 / 2**30
+    assert round(loading, 1) == 55.0 and host_memory_gib(CATALOG.model("14B"), 8, offload=False) == loading
     _, out, _ = cli(*flags)
     _, data, _ = cli(*flags, "--json")
-    assert "host memory" not in out and json.loads(data)["host_memory_gib"] is None
+    assert "host memory: 55.0 GiB per node while the model loads" in out
+    assert json.loads(data)["host_memory_gib"] == round(loading, 4)
+    status, out, _ = cli(*flags, "--host-ram", "54")
+    assert status == 1 and "more than the 54 GiB of --host-ram: it does not train there" in " ".join(out.split())
 
 
 def test_a_memory_model_that_costs_nothing_per_token_is_held_to_the_physical_floor():
@@ -1515,10 +1521,13 @@ def test_solve_memory_host_ram_decides_for_offloaded_states(cli):
     found = json.loads(out)
     assert (status, found["host_ram_gib"], found["host_fits"], found["tables"]["trains"], found["trains"]) == (
         1, 128, False, True, False)
-    without_offload = (*asked[:8], "32768", *asked[9:-1], "--json")  # the states stay on the GPUs
-    status, out, _ = cli(*without_offload, "--host-ram", "1")
+    # Without Offload the states stay on the GPUs: the model while it loads, 8.2B parameters in fp32 on one rank.
+    without_offload = (*asked[:8], "32768", *asked[9:-1], "--json")
+    status, out, _ = cli(*without_offload, "--host-ram", "31")
     found = json.loads(out)
-    assert (status, found["host_memory_gib"], found["host_fits"], found["trains"]) == (0, None, True, True)
+    assert (status, found["host_memory_gib"], found["host_fits"], found["trains"]) == (0, 30.5139, True, True)
+    status, out, _ = cli(*without_offload, "--host-ram", "30")
+    assert (status, json.loads(out)["host_fits"]) == (1, False)
     status, out, err = cli(*asked, "--host-ram", "0")
     assert (status, out, err.strip().splitlines()[-1]) == (
         2, "", "solve memory: error: --host-ram must be above 0 and at most 1048576 GB, got 0")
