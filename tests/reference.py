@@ -126,8 +126,8 @@ def _host_ram_problem(model: Any, n: int, node_gpus: int, host_ram_gb: float | N
         return []
     if not offload:
         need = _load_need(model, n, node_gpus)
-        problem = f"loading the model needs {need:.1f} GiB of host memory per node, more than --host-ram {host_ram_gb:g}"
-        return [problem] if need > host_ram_gb else []
+        problem = f"loading the model needs {need:.1f} GiB of host memory per node, more than --host-ram"
+        return [f"{problem} {host_ram_gb:g}"] if need > host_ram_gb else []
     need = _host_need(model, n, node_gpus)
     return [f"Offload needs {need:.1f} GiB of host memory per node, more than --host-ram {host_ram_gb:g}"] \
         if need > host_ram_gb else []
