@@ -190,7 +190,7 @@ def _estimated_tokens(tables: list[dict[int, Table]], the_model: Any, memory_gib
     (the memory model's longest, no longer than the last row of each refuting table, `_tables_of_at_least`,
     that does not say the setting ran out of memory); 0 when nothing is."""
     longest = _longest_estimate(the_model, memory_gib, n, bool(env), bool(offload), sp, env_pinned_off)
-    for table in _tables_of_at_least(tables, n):
+    for table in _tables_of_at_least(tables, n, bool(offload)):
         if _ran_out_of_memory(table, the_model, bool(env), bool(offload), sp, longest):
             standing = [row.max_model_len for row in table.rows
                         if not _ran_out_of_memory(table, the_model, bool(env), bool(offload), sp, row.max_model_len)]
@@ -198,11 +198,12 @@ def _estimated_tokens(tables: list[dict[int, Table]], the_model: Any, memory_gib
     return _max_token_len_per_gpu(longest, sp)
 
 
-def _tables_of_at_least(tables: list[dict[int, Table]], n: int) -> list[Table]:
+def _tables_of_at_least(tables: list[dict[int, Table]], n: int, offload: bool) -> list[Table]:
     """The tables for n GPUs or more, of the GPU type and of those with at least its memory (`tables`, one
     `_tables_with_model` each): what runs out of memory on more GPUs does on fewer (each holds more of the
-    states, and the same tokens), and what runs out with more memory does with less."""
-    return [table for of_type in tables for count, table in sorted(of_type.items()) if count >= n]
+    states, and the same tokens), and what runs out with more memory does with less. With Offload, every
+    count's: no GPU holds any of the states, so each holds the same whatever the count."""
+    return [table for of_type in tables for count, table in sorted(of_type.items()) if count >= n or offload]
 
 
 def _lowered_budget(length: int, sp: int, most_tokens: int) -> int | None:
@@ -219,7 +220,7 @@ def _estimated(tables: list[dict[int, Table]], the_model: Any, memory_gib: float
     (`_tables_of_at_least`) says the setting ran out of memory at L."""
     return (length <= _longest_estimate(the_model, memory_gib, n, bool(env), bool(offload), sp, env_pinned_off)
             and not any(_ran_out_of_memory(table, the_model, bool(env), bool(offload), sp, length)
-                        for table in _tables_of_at_least(tables, n)))
+                        for table in _tables_of_at_least(tables, n, bool(offload))))
 
 
 def _cell_column(table: Table, model: Any) -> str:

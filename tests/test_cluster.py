@@ -843,8 +843,9 @@ def test_the_reported_bound_never_exceeds_the_placeable_priority(tmp_path: Path,
 
 def test_emit_dir_gives_a_job_without_rollout_its_nodes_and_checks_every_target_first(cli, tmp_path: Path):
     path = tmp_path / "fleet.yaml"
-    path.write_text("pools:\n  - {name: p, gpu: A100-80GB, nodes: 2, gpus_per_node: 4}\njobs:\n"
-                    "  - {name: t8, model: Qwen3-14B, max_model_len: 93184, rollout_gpus: 0}\n", encoding="utf-8")
+    # H100s have no tables: 8 GPUs (two nodes) are estimated, and cheaper than 4 at the same per-GPU memory.
+    path.write_text("pools:\n  - {name: p, gpu: H100-80GB, nodes: 2, gpus_per_node: 4}\njobs:\n"
+                    "  - {name: t8, model: Qwen3-14B, max_model_len: 65536, rollout_gpus: 0}\n", encoding="utf-8")
     out_dir = tmp_path / "configs"
     status, out, _ = cli("cluster", str(path), "--emit-dir", str(out_dir), "--json")
     [placement] = json.loads(out)["placements"]

@@ -377,8 +377,20 @@ def test_a_no_env_pin_lets_the_memory_model_estimate_without_env():
     assert answer.plans == () and answer.reason.startswith(
         "30720 tokens is beyond what the tables and the memory model's estimates allow for Qwen3-0.6B on A100-80GB on "
         "exactly 3 GPUs with --no-env: the longest is 25600 on the 1024-token grid (Offload on 3 GPUs, estimated)")
-    with_env = solve_one("A100-80GB", model="0.6B", max_model_len=30720, budget_gpus=3, exact=True)
-    assert with_env.plans[0].setting.label == "Env + Offload" and with_env.plans[0].evidence == "estimated"
+    with_env = solve_one("A100-80GB", model="0.6B", max_model_len=26624, budget_gpus=3, exact=True, offload=True)
+    assert with_env.plans[0].setting.label == "Env + Offload" and with_env.plans[0].evidence == "inferred"
+
+
+def test_an_offload_failure_on_fewer_gpus_caps_the_estimates_on_more():
+    # With Offload a GPU holds none of the states, so the same tokens take the same memory on any count: the
+    # A100 table for 1 GPU says nothing trains Qwen3-0.6B at 32768 (Env + Offload ran out of memory), so no
+    # count estimates Env + Offload at 30720 (whose next row up that is), though the memory model alone would.
+    pinned = {"model": "0.6B", "max_model_len": 30720, "exact": True, "sp": 1, "offload": True}
+    for gpus in (3, 8, 16):
+        assert solve_one("A100-80GB", budget_gpus=gpus, **pinned).plans == ()
+    assert solve_one("A100-80GB", budget_gpus=3, estimate="only", **pinned).plans[0].max_model_len == 30720
+    # SP=2 halves the tokens per GPU: the 1-GPU table says nothing of it.
+    assert solve_one("A100-80GB", budget_gpus=8, **{**pinned, "sp": 2}).plans[0].max_model_len == 30720
 
 
 def test_a_model_cp_sat_rejects_is_a_defect_not_a_time_out(monkeypatch: pytest.MonkeyPatch):
