@@ -463,11 +463,13 @@ class _Words:
                 continue
             least = least_token_budget(length, sp) if self.query.token_budget == "auto" else None
             result = breakdown(self.model, self.memory_gib, n, setting, length, coefficients, margin, least)
-            more = refuting_cell(self.model, self.data.rows, self.data.settings, n, setting, length, more_only=True)
-            if result.fits and more is not None:  # capped by a table for more GPUs (`within_refuting_tables`)
+            other = refuting_cell(self.model, self.data.rows, self.data.settings, n, setting, length, others_only=True)
+            if result.fits and other is not None:  # capped by another count's table (`within_refuting_tables`)
+                why = ("on fewer GPUs each holds more" if other[0] > n else
+                       "with Offload each GPU holds as much on any count")
                 predictions.append(f"{setting.label} {result.total_gib:.1f} GiB of {result.usable_gib:.1f} usable, "
-                                   f"but the {self.data.gpu} table for {self.gpus(more[0])} says it ran out of "
-                                   f"memory{self.whose(more[0])} at {more[1]}, and on fewer GPUs each holds more")
+                                   f"but the {self.data.gpu} table for {self.gpus(other[0])} says it ran out of "
+                                   f"memory{self.whose(other[0])} at {other[1]}, and {why}")
                 continue
             larger = next(((gpu, found, cells.columns[found[0]]) for gpu, cells in self.data.larger
                            if (found := refuting_cell(self.model, cells.rows, cells.settings, n, setting, length))),
@@ -475,7 +477,8 @@ class _Words:
             if result.fits and larger is not None:  # capped by a GPU type with more memory (`least_limits`)
                 gpu, (count, row), column = larger
                 whose = "" if column == self.data.model else f" (for {column}, of the same shape)"
-                fewer = "" if count == n else ", and on fewer GPUs each holds more"
+                fewer = "" if count == n else (", and on fewer GPUs each holds more" if count > n else
+                                               ", and with Offload each GPU holds as much on any count")
                 predictions.append(f"{setting.label} {result.total_gib:.1f} GiB of {result.usable_gib:.1f} usable, "
                                    f"but the {gpu} table for {self.gpus(count)}, whose GPU has at least this one's "
                                    f"memory, says it ran out of memory{whose} at {row}{fewer}")

@@ -385,9 +385,13 @@ def _tables_said(tables: TablesVerdict, gpu: str, model: str, gpus: int) -> str:
 
 
 def _fewer(cell: SourceCell, gpus: int) -> str:
-    """For a cell of a table for more GPUs than `gpus` that says a setting ran out of memory: why that holds on
-    `gpus` too, in words ("" for the count's own table)."""
-    return "" if cell.gpus == gpus else f", and on {counted(gpus, 'GPU')} each holds more"
+    """For a cell of another count's table that says a setting ran out of memory: why that holds on `gpus` too,
+    in words ("" for the count's own table): on fewer GPUs each holds more; with Offload (a table for fewer GPUs)
+    each holds as much."""
+    if cell.gpus == gpus:
+        return ""
+    return (f", and on {counted(gpus, 'GPU')} each holds more" if cell.gpus > gpus else
+            f", and with Offload each of {counted(gpus, 'GPU')} holds as much")
 
 
 def _predicted(current: CurrentSettings) -> str:

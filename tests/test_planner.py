@@ -10,6 +10,7 @@ from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
 from reference import check_plan, enumerate_plans, ranked_alternatives
 
+import solver
 from solver.model import cost_ranks
 from solver.query import SourceCell, make_query
 from solver.solve import plan
@@ -391,6 +392,14 @@ def test_an_offload_failure_on_fewer_gpus_caps_the_estimates_on_more():
     assert solve_one("A100-80GB", budget_gpus=3, estimate="only", **pinned).plans[0].max_model_len == 30720
     # SP=2 halves the tokens per GPU: the 1-GPU table says nothing of it.
     assert solve_one("A100-80GB", budget_gpus=8, **{**pinned, "sp": 2}).plans[0].max_model_len == 30720
+    # solve memory and --explain name the table, and why it holds on more GPUs.
+    tables = solver.estimate_memory("0.6B", "a100", 3, 30720, env=True, offload=True).tables
+    assert (tables.trains, tables.source.gpus, tables.source.max_model_len) == (False, 1, 32768)
+    (explained,) = solver.plan("0.6B", gpu="a100", budget_gpus=8, exact=True, max_model_len=30720, offload=True,
+                               explain=True)
+    assert any("Env + Offload 72.0 GiB of 73.5 usable, but the A100-80GB table for 1 GPU says it ran out of memory at "
+               "32768, and with Offload each GPU holds as much on any count" in reason.detail
+               for reason in explained.explanation)
 
 
 def test_a_model_cp_sat_rejects_is_a_defect_not_a_time_out(monkeypatch: pytest.MonkeyPatch):
