@@ -246,11 +246,12 @@ def _calibrated(raw: dict[str, float], coefficients: Coefficients) -> dict[str, 
 LOGIT_FLOOR_BYTES = 7
 """The least a token costs per vocabulary entry at the logits peak: verl's fp32 logits, their bf16 copy and a
 byte of the rest (4 + 2 + 1, reference facts section 4)."""
-SOFTCAP_BYTES = 4
+SOFTCAP_BYTES = 2
 """What a model that caps its logits (`Model.logit_softcapping`; Gemma-2) holds more per token and vocabulary entry:
-transformers divides the logits by the cap, takes tanh and multiplies back, each a new bf16 tensor, and keeps
-tanh's output for the backward beside the capped logits (two more bf16 copies; the tables' models cap none, so
-the fit never saw it: it is added as it is, not calibrated)."""
+transformers divides the logits by the cap, takes tanh and multiplies back, each a new bf16 tensor; the division's
+and the multiplication's outputs replace the logits (a scalar's saves nothing for the backward), and tanh's output
+is kept for the backward beside the capped logits: one more bf16 copy (the tables' models cap none, so the fit
+never saw it: it is added as it is, not calibrated)."""
 
 
 def calibrated_terms(model: Model, gpus: int, setting: Setting, tokens: int, coefficients: Coefficients

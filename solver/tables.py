@@ -1496,12 +1496,18 @@ MOE_CONFIG_KEYS = ("num_experts", "num_local_experts", "n_routed_experts", "moe_
 """Keys by which a Hugging Face config declares a mixture of experts (Qwen-MoE, Mixtral, DeepSeek, ...)."""
 MULTIMODAL_CONFIG_KEYS = ("text_config", "vision_config", "audio_config", "speech_config")
 """Keys by which a Hugging Face config declares a multimodal model (Qwen2-VL, LLaVA, Qwen2-Audio, ...)."""
-TIED_BY_MODEL_TYPE = {"gemma": True, "gemma2": True, "gemma3_text": True, "gpt_neox": False, "granite": False,
-                      "llama": False, "mistral": False, "olmo": False, "olmo2": False, "phi": False, "phi3": False,
-                      "qwen2": False, "qwen3": False, "stablelm": False}
+TIED_BY_MODEL_TYPE = {"gemma": True, "gemma2": True, "gemma3_text": True, "granite": False, "llama": False,
+                      "mistral": False, "olmo": False, "olmo2": False, "phi3": False, "qwen2": False, "qwen3": False,
+                      "stablelm": False}
 """Whether a config.json without ``tie_word_embeddings`` ties its embeddings, by its ``model_type``: the default of
 that model's config class in transformers (its base class's is true; Llama's, Qwen's, Mistral's and others'
 false)."""
+SOFTCAP_BY_MODEL_TYPE = {"gemma2": 30.0}
+"""A config.json's ``final_logit_softcapping`` where it gives none, by its ``model_type``: its class's default
+(Gemma-2 caps the logits at 30; the others, and null, do not cap them)."""
+UNGATED_MODEL_TYPES = ("bloom", "falcon", "gpt2", "gpt_bigcode", "gpt_neox", "gptj", "opt", "phi", "starcoder2")
+"""Model types whose MLP is two matrices (up and down), not the three of a gated MLP (gate, up and down) that
+`load_model_config` counts: refused rather than counted a third too large."""
 CONFIG_LIMITS = {"hidden_size": 1 << 20, "num_hidden_layers": 1 << 14, "num_attention_heads": 1 << 14,
                  "num_key_value_heads": 1 << 14, "head_dim": 1 << 14, "intermediate_size": 1 << 22,
                  "vocab_size": 1 << 24, "max_position_embeddings": 1 << 30, "original_max_position_embeddings": 1 << 30}
@@ -1667,6 +1673,10 @@ def load_model_config(path: Path | str) -> Model:
         named = "" if moe is None else (f" (the catalogue's mixture-of-experts models, such as {moe.name}, are planned "
                                         f"by name: --model {moe.aliases[0] if moe.aliases else moe.name})")
         raise TableError(f"{path}: a mixture-of-experts config; only a dense model's config.json is read{named}")
+    if config.get("model_type") in UNGATED_MODEL_TYPES:
+        raise TableError(f"{path}: model_type {config['model_type']}: its MLP has two matrices, not the three of a gated "
+                         "MLP (gate, up, down) that rft-solver counts; it reads gated-MLP models (Llama, Qwen, Mistral, "
+                         "Gemma, Phi-3 and the like)")
     towers = [key for key in MULTIMODAL_CONFIG_KEYS if key in config]
     if towers:
         raise TableError(f"{path}: a multimodal config ({', '.join(towers)}); only a text model's "
@@ -1721,7 +1731,8 @@ def load_model_config(path: Path | str) -> Model:
     return Model(name=name, aliases=aliases, head_dim=head_dim, hidden_size=hidden, num_layers=layers, num_attention_heads=heads,
                  num_key_value_heads=kv_heads, intermediate_size=intermediate, vocab_size=vocab, tied_embeddings=tied,
                  parameters_b=parameters / 1e9, native_context=native,
-                 logit_softcapping=config.get("final_logit_softcapping") is not None,
+                 logit_softcapping=config.get("final_logit_softcapping",
+                                              SOFTCAP_BY_MODEL_TYPE.get(str(config.get("model_type")))) is not None,
                  rope_scaling=str(rope_type) if rope_type not in (None, "default", "yarn") else None)
 
 

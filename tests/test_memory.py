@@ -351,6 +351,9 @@ def test_model_config_reads_a_local_config_json():
         (('{"hidden_size": 1024, "num_hidden_layers": 2, "num_attention_heads": 8, "intermediate_size": 2048, '
           '"vocab_size": 1000, "max_position_embeddings": 4096, "model_type": "llama", "rope_scaling": {"type": ["yarn"]}}'),
          r"rope_scaling: rope_type: expected text such as \"yarn\" or \"llama3\", got \['yarn'\]"),
+        ('{"model_type": "gpt_neox", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32}',
+         r"model_type gpt_neox: its MLP has two matrices, not the three of a gated MLP \(gate, up, down\) that "
+         r"rft-solver counts; it reads gated-MLP models \(Llama, Qwen, Mistral, Gemma, Phi-3 and the like\)$"),
     ],
 )
 def test_bad_model_configs_are_refused(tmp_path: Path, text: str, message: str):
@@ -1643,8 +1646,8 @@ def test_the_host_memory_a_refusal_names_is_the_plans_without_the_limit():
                                    "needs 141 GiB of host memory per node") in answer.reason
 
 
-def test_a_model_that_caps_its_logits_holds_two_more_bf16_copies_of_them(tmp_path: Path):
-    # Gemma-2-9B's shape, with and without its final_logit_softcapping: 4 more bytes per token and vocabulary entry.
+def test_a_model_that_caps_its_logits_holds_one_more_bf16_copy_of_them(tmp_path: Path):
+    # Gemma-2-9B's shape, with and without its final_logit_softcapping: 2 more bytes per token and vocabulary entry.
     shape = {"model_type": "gemma2", "hidden_size": 3584, "intermediate_size": 14336, "num_hidden_layers": 42,
              "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 256, "vocab_size": 256000,
              "max_position_embeddings": 8192}
@@ -1655,10 +1658,14 @@ def test_a_model_that_caps_its_logits_holds_two_more_bf16_copies_of_them(tmp_pat
         models.append(load_model_config(path))
     plain, capped = models
     assert (plain.logit_softcapping, capped.logit_softcapping) == (False, True) and plain.shape != capped.shape
+    # Gemma-2's class caps them at 30 where the config.json does not say: a config without the key caps.
+    default = tmp_path / "default.json"
+    default.write_text(json.dumps(shape), encoding="utf-8")
+    assert load_model_config(default).logit_softcapping
     coefficients = load_memory_model().coefficients
     setting = Setting(env=True, offload=False, sp=2)
     without = breakdown(plain, 79.6, 8, setting, 16384, coefficients)
     with_cap = breakdown(capped, 79.6, 8, setting, 16384, coefficients)
-    extra = 4 * 16384 * 256000 / 2**30  # 16384 tokens per GPU (ceil(2 x 16384 / 2))
+    extra = 2 * 16384 * 256000 / 2**30  # 16384 tokens per GPU (ceil(2 x 16384 / 2))
     assert with_cap.terms.logits == pytest.approx(without.terms.logits + extra)
     assert with_cap.total_gib == pytest.approx(without.total_gib + extra)
