@@ -352,8 +352,8 @@ def test_model_config_reads_a_local_config_json():
           '"vocab_size": 1000, "max_position_embeddings": 4096, "model_type": "llama", "rope_scaling": {"type": ["yarn"]}}'),
          r"rope_scaling: rope_type: expected text such as \"yarn\" or \"llama3\", got \['yarn'\]"),
         ('{"model_type": "gpt_neox", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32}',
-         r"model_type gpt_neox: its MLP has two matrices, not the three of a gated MLP \(gate, up, down\) that "
-         r"rft-solver counts; it reads gated-MLP models \(Llama, Qwen, Mistral, Gemma, Phi-3 and the like\)$"),
+         (r"model_type gpt_neox: its MLP has two matrices, not the three of a gated MLP \(gate, up, down\) that "
+          r"rft-solver counts; it reads gated-MLP models \(Llama, Qwen, Mistral, Gemma, Phi-3 and the like\)$")),
     ],
 )
 def test_bad_model_configs_are_refused(tmp_path: Path, text: str, message: str):
