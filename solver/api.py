@@ -320,8 +320,8 @@ def with_config_verdicts(answers: tuple[Answer, ...], query: Query, catalog: Cat
     check_config_arguments(text, name, environ, version)
     check_types(("answers", answers, tuple), ("query", query, Query), ("catalog", catalog, Catalog),
                 ("config", config, TrinityConfig))
-    for answer in answers:
-        check_types(("answers", answer, Answer))
+    for index, answer in enumerate(answers):
+        check_types((f"answers[{index}]", answer, Answer))
     current = _current(catalog, query, config, name, text, environ, version)
     if current is None:
         return answers

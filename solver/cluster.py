@@ -76,8 +76,9 @@ class Option:
     cost: int
     """The plan's step-time cost times `COST_SCALE`."""
     host_mib: int = 0
-    """Host memory, MiB, that an Offload job sharing a node takes there for its states, where the pool
-    gives its nodes' host memory and jobs sharing a node could exceed it (else 0)."""
+    """Host memory, MiB, that a job sharing a node takes there (an Offload job's states, or the model while it
+    loads, whichever is more; without Offload, the model while it loads), where the pool gives its nodes' host
+    memory and jobs sharing a node could exceed it (else 0)."""
 
     @property
     def footprint(self) -> Footprint:
@@ -146,9 +147,9 @@ class _Planner:
         """The token budget mode of a query with `estimate`: the planner's, where estimates are on."""
         return self.token_budget if estimate != "never" else "default"
 
-    def host_mib(self, model: str, gpus: int) -> int:
-        """Host memory, MiB (rounded up), that an Offload trainer of `gpus` GPUs on one node needs there."""
-        return ceil(host_memory_gib(self.catalog.model(model), gpus) * 1024)
+    def host_mib(self, model: str, gpus: int, offload: bool) -> int:
+        """Host memory, MiB (rounded up), that a trainer of `gpus` GPUs on one node needs there (`host_memory_gib`)."""
+        return ceil(host_memory_gib(self.catalog.model(model), gpus, offload=offload) * 1024)
 
 
 def job_options(planner: _Planner, fleet: Fleet, index: int) -> list[Option]:
@@ -210,10 +211,10 @@ def _ways(planner: _Planner, fleet: Fleet, index: int, pool_index: int, counts: 
             if found is None or (isinstance(asked, AtLeast) and found.max_model_len < asked.at_least):
                 continue
             gain = (found.max_model_len - asked.at_least) // 1024 if isinstance(asked, AtLeast) else 0
-            shares_node = room[0] and found.offload and pool.host_ram_gb is not None
+            shares_node = room[0] and pool.host_ram_gb is not None
             ways.append(Option(job=index, pool=pool_index, plan=found, size=room[0], whole_nodes=room[1],
                                rollout_gpus=room[2], gain=gain, cost=round(found.cost * COST_SCALE),
-                               host_mib=planner.host_mib(job.model, gpus) if shares_node else 0))
+                               host_mib=planner.host_mib(job.model, gpus, found.offload) if shares_node else 0))
     return ways
 
 
@@ -244,7 +245,7 @@ def host_footprints(fleet: Fleet, options: list[Option]) -> tuple[list[Option], 
     - 0 in a pool where jobs sharing a node can never exceed it (each takes at most its share of the
       node's GPUs in host memory): there it constrains nothing, and leaving it out keeps the patterns few;
     - else its own need, where the pool's ways to fill a node stay within the limit (`PATTERN_GROWTH`);
-    - else the largest need of its class, the Offload jobs' needs grouped into fewer classes until they
+    - else the largest need of its class, the jobs' needs grouped into fewer classes until they
       do (each distinct need makes the ways to fill a node multiply): conservative, never more than a
       node has.
     A need just over the node's host memory by the rounding to MiB, of a plan the planner let fit it
@@ -622,8 +623,8 @@ def _widen(planner: _Planner, fleet: Fleet, chosen: dict[int, Option], nodes: di
             on_node += zip(candidates, literals)
         model.add(sum(o.size * x for o, x in on_node) <= pool.gpus_per_node)
         if capacity is not None:
-            model.add(sum(min(planner.host_mib(fleet.jobs[o.job].model, o.plan.gpus), capacity) * x
-                          for o, x in on_node if o.plan.offload) <= capacity)
+            model.add(sum(min(planner.host_mib(fleet.jobs[o.job].model, o.plan.gpus, o.plan.offload), capacity) * x
+                          for o, x in on_node) <= capacity)
         ways += on_node
     if len(ways) == len({o.job for o, _ in ways}):  # no job has a wider way
         return {}
@@ -730,17 +731,19 @@ def _estimates_would(planner: _Planner, query: Query, pool: Pool, rollout_gpus: 
 
 def _host_limited(planner: _Planner, query: Query, pool: Pool, rollout_gpus: int, fewest: int) -> str:
     """Where the pool's host memory is what rules out fewer trainer GPUs than `fewest`: the fewest that would
-    train the job without it, beside its `rollout_gpus`, and the host memory their Offload needs, in words (""
-    otherwise)."""
+    train the job without it, beside its `rollout_gpus`, and the host memory they need (with Offload, or while
+    the model loads), in words ("" otherwise)."""
     if pool.host_ram_gb is None:
         return ""
     unlimited = answer_for(planner.catalog, query.model_copy(update={"host_ram_gb": None, "rollout_gpus": rollout_gpus}),
                            pool.gpu, explained=False)
     plan = unlimited.best
-    if plan is None or plan.gpus >= fewest or plan.host_memory_gb is None or (plan.nodes or 1) > pool.nodes:
+    if plan is None or plan.gpus >= fewest or (plan.nodes or 1) > pool.nodes:
         return ""
-    return (f" ({plan.gpus} would, with {plan.setting.label}, but with Offload it needs "
-            f"{ceil(plan.host_memory_gb)} GiB of host memory per node, more than the pool's host_ram_gb "
+    need = host_memory_gib(planner.catalog.model(query.model), plan.gpus, pool.gpus_per_node, plan.offload)
+    when = "with Offload it needs" if plan.offload else "it needs"
+    return (f" ({plan.gpus} would, with {plan.setting.label}, but {when} {ceil(need)} GiB of host memory per node"
+            f"{'' if plan.offload else ' while the model loads'}, more than the pool's host_ram_gb "
             f"{pool.host_ram_gb:g})")
 
 

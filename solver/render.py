@@ -359,15 +359,17 @@ def _verdict(answer: Answer, current: CurrentSettings, query: Query, problems: b
         return Text(said + f"it trains ({current.plan.evidence_text(answer.gpu, answer.model)})",
                     style="yellow" if problems else "green")
     cell = current.out_of_memory
+    host = "" if current.host_memory_needed is None else (
+        f"{'with Offload it needs' if current.offload else 'it needs'} {current.host_memory_needed:.1f} GiB of host "
+        f"memory per node{'' if current.offload else ' while the model loads'}, more than {query.host_ram_source} "
+        f"{query.host_ram_gb:g}")
     if current.broken_rule:
         verdict = f"it breaks a rule: {current.broken_rule}"
-    elif current.host_memory_needed is not None:
-        when = "with Offload it needs" if current.offload else "it needs"
-        verdict = (f"{when} {current.host_memory_needed:.1f} GiB of host memory per node"
-                   f"{'' if current.offload else ' while the model loads'}, more than {query.host_ram_source} "
-                   f"{query.host_ram_gb:g}")
-    elif cell is not None:
-        verdict = f"{cell.words(answer.gpu, answer.model)}, so {setting.label} ran out of memory there{_fewer(cell, current.gpus)}"
+    elif cell is not None:  # the GPU memory first: more host memory would not make it train
+        verdict = (f"{cell.words(answer.gpu, answer.model)}, so {setting.label} ran out of memory there"
+                   f"{_fewer(cell, current.gpus)}{'; and ' + host if host else ''}")
+    elif host:
+        verdict = host
     else:
         verdict = f"nothing in {query.evidence_sources} says it trains{_predicted(current)}"
     follows = ("the best plan follows" if answer.plans else "and no plan was found within the time limit"

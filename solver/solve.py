@@ -563,11 +563,20 @@ def _host_need(catalog: Catalog, data: PlanningData, query: Query) -> str:
     embeddings load on every rank, and pinned blocks round up to powers of two.)"""
     if query.host_ram_gb is None:
         return ""
-    unlimited = answer_for(catalog, query.model_copy(update={"host_ram_gb": None, "top": 1}), data.gpu, explained=False)
-    best = unlimited.best
+    unlimited = query.model_copy(update={"host_ram_gb": None, "top": 1})
+    best = answer_for(catalog, unlimited, data.gpu, explained=False).best
     if best is None:
         return ""
-    need = host_memory_gib(data.shape, best.gpus, query.node_gpus, best.offload)
-    when = "" if best.offload else " while the model loads"
-    return (f"; without {query.host_ram_source}, {best.setting.label} on {counted(best.gpus, 'GPU')} trains it "
-            f"({best.max_model_len} tokens) and needs {ceil(need)} GiB of host memory per node{when}")
+    said = f"; without {query.host_ram_source}, {_host_words(data, query, best)}"
+    if best.offload and query.offload is None:  # a plan without Offload needs less: the model while it loads
+        lighter = optional_best(catalog, unlimited.model_copy(update={"offload": False}), data.gpu)
+        if lighter is not None:
+            said += f"; without Offload, {_host_words(data, query, lighter)}"
+    return said
+
+
+def _host_words(data: PlanningData, query: Query, plan: Plan) -> str:
+    """A plan found without --host-ram and the host memory per node it needs, in words."""
+    need = host_memory_gib(data.shape, plan.gpus, query.node_gpus, plan.offload)
+    return (f"{plan.setting.label} on {counted(plan.gpus, 'GPU')} trains it ({plan.max_model_len} tokens) and needs "
+            f"{ceil(need)} GiB of host memory per node{'' if plan.offload else ' while the model loads'}")

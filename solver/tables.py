@@ -511,8 +511,8 @@ class Pool(Frozen):
         "GPUs of one node (a host, Trinity's cluster.gpu_per_node); the largest hosts have 16"))
     host_ram_gb: Annotated[float, Strict(), Gt(0), Le(MAX_HOST_RAM_GB), AllowInfNan(False)] | None = Field(
         default=None, description=(
-            "host memory of one node (GB as RAM is sold: GiB), for Offload: the jobs on a node keep their "
-            "offloaded states there together, and load their models there; absent, it is not checked"))
+            "host memory of one node (GB as RAM is sold: GiB): the jobs on a node load their models there, and "
+            "keep their offloaded states there together; absent, it is not checked"))
     gpu_memory_gb: Annotated[Count, Le(MAX_GPU_MEMORY_GB)] | None = Field(default=None, description=(
         "for a GPU type the catalogue lacks: its memory in GB as sold (taken as GiB), as --gpu-memory 64"))
     gpu_memory_mib: Annotated[Count, Le(MAX_GPU_MEMORY_GB * 1024)] | None = Field(default=None, description=(

@@ -30,8 +30,9 @@ Rules, with g = the pool's gpus_per_node, r = the job's rollout_gpus, n = traine
   k = n/g + ceil(r/g) WHOLE nodes (nobody else on them), rollout gets k*g - n GPUs; otherwise not allowed;
 - each node holds at most g GPUs of one-node jobs, and a node taken whole holds nothing else;
 - host memory, where the pool gives `host_ram_gb`: every plan passes `enumerate_plans(..., host_ram_gb=...)`
-  (an Offload job alone on its nodes fits), and the Offload jobs sharing a node need together at most
-  `host_ram_gb` GiB (each its states, `reference._host_need` with its n GPUs on the node).
+  (a job alone on its nodes fits), and the jobs sharing a node need together at most `host_ram_gb` GiB
+  (an Offload job its states, `reference._host_need` with its n GPUs on the node; one without Offload the
+  model while it loads, `reference._load_need`).
 
 Objective (lexicographic): max total priority of placed jobs, then max total gain of placed `at_least`
 jobs (gain = (L - A) // 1024), then min total cost (each job's round(plan["cost"] * 10000)); the value is
@@ -59,7 +60,7 @@ import itertools
 import math
 from typing import Any
 
-from reference import _host_need, check_plan, enumerate_plans
+from reference import _host_need, _load_need, check_plan, enumerate_plans
 
 from solver.tables import Catalog
 
@@ -194,10 +195,11 @@ def _plans(catalog: Catalog, gpu: str, model: str, n: int, length: int | None, p
 
 
 def shared_host_need(catalog: Catalog, model: str, n: int, plan: dict, shape: tuple[str, int], pool: dict) -> float:
-    """GiB of host memory an Offload job takes on a node it shares, where the pool checks host memory."""
-    if shape[0] != ONE or not plan["offload"] or pool.get("host_ram_gb") is None:
+    """GiB of host memory a job takes on a node it shares, where the pool checks host memory: with Offload its
+    states (or the model while it loads), without it the model while it loads."""
+    if shape[0] != ONE or pool.get("host_ram_gb") is None:
         return 0.0
-    return _host_need(catalog.model(model), n, n)
+    return (_host_need if plan["offload"] else _load_need)(catalog.model(model), n, n)
 
 
 def job_candidates(catalog: Catalog, job: dict, pool: dict, estimates: bool = False,

@@ -223,7 +223,7 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
         (lambda: with_config_verdicts(None, QUERY, CATALOG, CONFIG, CONFIG_TEXT, "t", {}),
          "answers must be a tuple, got None"),
         (lambda: with_config_verdicts((None,), QUERY, CATALOG, CONFIG, CONFIG_TEXT, "t", {}),
-         "answers must be an Answer, got None"),
+         "answers[0] must be an Answer, got None"),
         (lambda: with_config_verdicts((), QUERY, None, CONFIG, CONFIG_TEXT, "t", {}), "catalog must be a Catalog, got None"),
         (lambda: with_config_verdicts((), QUERY, CATALOG, {"a": 1}, CONFIG_TEXT, "t", {}),
          "config must be a TrinityConfig, got {'a': 1}"),
@@ -404,6 +404,32 @@ def test_the_query_of_a_config_is_the_one_from_config_asks(cli, tmp_path: Path, 
     (answer,) = with_config_verdicts(answer_query(query, CATALOG), query, CATALOG, config, text, path.name, {})
     status, out, _ = cli("--from-config", str(path), "--gpu", "h20", "--json")
     assert [answer.as_json()] == json.loads(out)
-    assert (status, query.exact, query.budget_gpus) == (0 if answer.plans else 1, True, 6)
+    assert (status, bool(answer.plans), query.node_gpus) == ((0, True, 8) if "gpu_per_node: 8" in nodes else (1, False, 4))
     # A keyword overrides the config as the flag does: the fewest GPUs frees the count.
     assert config_query(CATALOG, config, objective="min_gpus", gpu="h20").exact is False
+
+
+LOWERED = "model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\ntrainer: {max_token_len_per_gpu: 40000}\n"
+
+
+@pytest.mark.parametrize(("text", "changes", "expected"), [
+    # The example: 6 trainer GPUs beside 2 rollout GPUs on one node of 8, at 32768 tokens.
+    (None, {}, ("cheapest", 6, True, 32768, 8, "cluster.gpu_per_node", 2, "default")),
+    (None, {"objective": "min_gpus"}, ("min_gpus", 6, False, 32768, 8, "cluster.gpu_per_node", 2, "default")),
+    (None, {"objective": "max_len"}, ("max_len", 6, True, None, 8, "cluster.gpu_per_node", 2, "default")),
+    (None, {"budget_gpus": 8}, ("cheapest", 8, False, 32768, 8, "cluster.gpu_per_node", 2, "default")),
+    (None, {"budget_gpus": 8, "exact": True}, ("cheapest", 8, True, 32768, 8, "cluster.gpu_per_node", 2, "default")),
+    (None, {"node_gpus": 4, "budget_gpus": 4}, ("cheapest", 4, False, 32768, 4, "--node-gpus", 2, "default")),
+    (None, {"max_model_len": 16384}, ("cheapest", 6, True, 16384, 8, "cluster.gpu_per_node", 2, "default")),
+    # No cluster section: the default budget (the H20 tables' largest count), nodes of 8; a budget lowered below
+    # Trinity's default: auto.
+    (LOWERED, {}, ("cheapest", 6, False, 32768, 8, "--node-gpus", None, "auto")),
+    (LOWERED, {"token_budget": "default"}, ("cheapest", 6, False, 32768, 8, "--node-gpus", None, "default")),
+])
+def test_config_query_asks_what_from_config_asks(text: str | None, changes: dict, expected: tuple):
+    from solver.api import config_query
+
+    text = text or CONFIG_TEXT
+    query = config_query(CATALOG, read_trinity_config(text, "t.yaml", {}), gpu="h20", **changes)
+    assert (query.objective, query.budget_gpus, query.exact, query.max_model_len, query.node_gpus, query.node_source,
+            query.rollout_gpus, query.token_budget) == expected

@@ -918,6 +918,11 @@ def test_host_memory_rules_out_a_plan_without_offload_that_cannot_load(cli):
     status, out, _ = cli(*flags, "--host-ram", "128", "--explain")
     assert status == 1 and ("no plan passes this rule: host memory (--host-ram 128 GB per node is too little for "
                             "Offload, or for the model while it loads)") in " ".join(out.split())
+    # The refusal names the least a plan needs too: without Offload only the start-up load (Qwen3-8B: 31 GiB).
+    status, out, _ = cli("--model", "8B", "--gpu", "a100", "--len", "8k", "--host-ram", "20", "--minimize", "gpus")
+    assert status == 1 and ("without --host-ram, Env + Offload on 1 GPU trains it (8192 tokens) and needs 163 GiB of "
+                            "host memory per node; without Offload, Env on 3 GPUs trains it (8192 tokens) and needs 31 "
+                            "GiB of host memory per node while the model loads") in " ".join(out.split())
     # Qwen3-4B ties its embeddings: every rank loads it (15 GiB each), so 100 GB nodes take 6 trainer GPUs at most.
     status, out, _ = cli("--model", "4B", "--gpu", "h100", "--gpus", "8", "--len", "16k", "--host-ram", "100",
                          "--explain")

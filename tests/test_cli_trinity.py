@@ -1329,6 +1329,12 @@ def test_a_verdict_that_host_memory_rules_out_says_so(cli, tmp_path: Path):
     _, out, _ = cli("--from-config", str(config), "--gpu", "h100", "--host-ram", "64")
     assert (f"with Offload it needs {current['host_memory_needed']:.1f} GiB of host memory per node, more than "
             "--host-ram 64;") in " ".join(out.split())
+    # Without Offload the start-up load is checked too; where a table says the GPUs run out of memory, that comes
+    # first (more host memory would not make it train).
+    example = Path(__file__).parent.parent / "docs" / "examples" / "trinity.yaml"
+    _, out, _ = cli("--from-config", str(example), "--gpu", "h20", "--host-ram", "30")
+    assert ("the H20-96GB table for 6 GPUs says 'SP=2' at 24576, so vanilla ran out of memory there; and it needs 30.5 "
+            "GiB of host memory per node while the model loads, more than --host-ram 30;") in " ".join(out.split())
 
 
 @pytest.mark.parametrize("value", ["0", "n", "${oc.env:DYNAMIC,true}"])

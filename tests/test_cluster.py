@@ -1422,3 +1422,18 @@ def test_a_model_config_that_is_a_fifo_is_refused_not_waited_on(solve_script: Pa
                             check=False)
     assert (result.returncode, result.stdout, result.stderr) == (
         2, "", f"solve cluster: error: {path}: job j: model_config: {tmp_path / 'fifo.json'}: not a regular file\n")
+
+
+def test_jobs_without_offload_sharing_a_node_fit_its_host_memory_while_they_load(tmp_path: Path):
+    # Qwen3-4B ties its embeddings: every rank loads it in fp32, 15 GiB each. Two jobs of 4 GPUs would take 120 GiB
+    # of a node's 100 at start-up, as the planner refuses 8 ranks of one job there: one job gets 2 GPUs.
+    instance = {"pools": [{**ONE_NODE, "host_ram_gb": 100}],
+                "jobs": [{"name": "a", "model": "4B", "max_model_len": 8192},
+                         {"name": "b", "model": "4B", "max_model_len": 8192}]}
+    result = solved(instance, tmp_path)
+    assert (result["status"], result["objective"]) == ("optimal", 2)
+    assert sorted((p["trainer_gpus"], p["plan"]["offload"]) for p in result["placements"]) == [(2, False), (4, False)]
+    assert check_placements(CATALOG, instance, result, estimates=True) == []
+    assert best_value(CATALOG, instance, estimates=True)[:2] == (2, 0)
+    instance["pools"][0]["host_ram_gb"] = 120  # 4 and 4 now fit
+    assert sorted(p["trainer_gpus"] for p in solved(instance, tmp_path)["placements"]) == [4, 4]
