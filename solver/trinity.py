@@ -351,6 +351,7 @@ def trinity_fragment(
     only on the arguments: the same input gives the same bytes, checked against
     Trinity's rules (`check_trinity_config`) before it is returned.
     """
+    check_types(("plan", plan, Plan), ("model", model, Model))
     if rollout_gpus is not None and rollout_gpus < 0:
         raise ValueError(f"rollout_gpus must be at least 0 (or None for no cluster section), got {rollout_gpus}")
     if rollout_gpus is not None and (plan.gpus + rollout_gpus) % nodes:

@@ -17,7 +17,7 @@ import solver
 from solver.api import answer_query, with_config_verdicts
 from solver.query import MAX_SEED
 from solver.tables import MAX_GPUS, QueryError, load_memory_model, shipped_tables_directory
-from solver.trinity import patch_trinity_config, read_trinity_config
+from solver.trinity import patch_trinity_config, read_trinity_config, trinity_fragment
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "docs" / "examples"
 FLEET = EXAMPLES / "fleet.yaml"
@@ -230,6 +230,7 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
         (lambda: with_config_verdicts((), QUERY, CATALOG, CONFIG, CONFIG_TEXT, "t", {"PYTORCH_CUDA_ALLOC_CONF": 1}),
          "environ's values must be a str, got 1"),
         (lambda: patch_trinity_config(CONFIG_TEXT, None, CATALOG.model("8B")), "plan must be a Plan, got None"),
+        (lambda: trinity_fragment(None, CATALOG.model("8B")), "plan must be a Plan, got None"),
         (lambda: patch_trinity_config(CONFIG_TEXT, solver.plan("8B", gpu="h20", max_model_len=8192)[0].best, "8B"),
          "model must be a Model, got '8B'"),
     ],
