@@ -475,3 +475,46 @@ def test_ctrl_c_stops_the_other_gpu_types_solves_too(monkeypatch: pytest.MonkeyP
     with pytest.raises(KeyboardInterrupt):
         plan(query, CATALOG)  # returns once the worker's solve is stopped (it waits for it)
     assert released.is_set() and time.monotonic() - started < 10
+
+
+def test_the_models_witnesses_vouch_exactly_where_vouching_cell_finds_a_cell(tmp_path):
+    # The CP-SAT model's evidence (`PlanningData.witnesses`) and the plan's label (`vouching_cell`) are one rule
+    # written twice: over the shipped tables, and cells of a user's where a 4-GPU table refutes a 2-GPU cell
+    # (which then vouches for 4 GPUs no more), every count up to 8, every setting and every row, they agree.
+    from solver.model import prepare
+    from solver.query import larger_tables, table_cells, vouching_cell
+    from solver.tables import Setting as Cell, sp_rule_violation
+
+    cells_file = tmp_path / "mine.yaml"
+    cells_file.write_text(
+        "gpu: Mine-80GB\nmemory_gb: 80\nsource: mine\ntables:\n"
+        "  - {gpus: 2, section: '2 x mine', models: [Qwen3-8B], rows: [{max_model_len: 8192, cells: {Qwen3-8B: Env}},"
+        " {max_model_len: 16384, cells: {Qwen3-8B: Env + SP=2}}]}\n"
+        "  - {gpus: 4, section: '4 x mine', models: [Qwen3-8B], rows: [{max_model_len: 8192, cells: {Qwen3-8B: vanilla}},"
+        " {max_model_len: 16384, cells: {Qwen3-8B: '-'}}]}\n", encoding="utf-8")
+    catalog = load_catalog().with_cells(cells_file, keep_contradictions=True)
+    checked = 0
+    for gpu_type in (g for g in catalog.gpu_types if g.tables):
+        for model in (m for m in catalog.models if m.tables_of is None and table_cells(gpu_type.tables, m).rows):
+            query = make_query(catalog, model=model.name, gpu=gpu_type.name, budget_gpus=8, max_model_len=4096,
+                               estimate="never")
+            data = prepare(catalog, gpu_type.name, query)
+            cells = table_cells(gpu_type.tables, model)
+            larger = larger_tables(catalog, gpu_type.name, model)
+            lengths = sorted({row for _, row in cells.rows} | {row - 1024 for _, row in cells.rows})
+            for n in range(1, 9):
+                for sp in (s for s in range(1, n + 1) if n % s == 0 and not sp_rule_violation(
+                        model.num_attention_heads, model.num_key_value_heads, s)):
+                    for env, offload in ((False, False), (True, False), (True, True)):
+                        for length in lengths:
+                            allowed = any(w[0] == n and w[2] >= length and not w[6] and env >= w[3] and offload >= w[4]
+                                          and sp >= w[5] for w in data.witnesses)
+                            found = vouching_cell(model, cells.rows, cells.settings, n, Cell(env=env, offload=offload,
+                                                  sp=sp), length, columns=cells.columns, larger=larger)
+                            assert allowed == (found is not None), (gpu_type.name, model.name, n, env, offload, sp,
+                                                                    length)
+                            checked += 1
+    assert checked > 10_000
+    refuted = make_query(catalog, model="8B", gpu="Mine-80GB", budget_gpus=4, exact=True, max_model_len=16384,
+                         sp=2, env=True, offload=False, estimate="never")
+    assert plan(refuted, catalog)[0].plans == ()  # the 4-GPU '-' refutes the 2-GPU cell on 4 GPUs
