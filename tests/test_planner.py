@@ -483,15 +483,16 @@ def test_the_models_witnesses_vouch_exactly_where_vouching_cell_finds_a_cell(tmp
     # (which then vouches for 4 GPUs no more), every count up to 8, every setting and every row, they agree.
     from solver.model import prepare
     from solver.query import larger_tables, table_cells, vouching_cell
-    from solver.tables import Setting as Cell, sp_rule_violation
+    from solver.tables import Setting, sp_rule_violation
 
     cells_file = tmp_path / "mine.yaml"
     cells_file.write_text(
         "gpu: Mine-80GB\nmemory_gb: 80\nsource: mine\ntables:\n"
-        "  - {gpus: 2, section: '2 x mine', models: [Qwen3-8B], rows: [{max_model_len: 8192, cells: {Qwen3-8B: Env}},"
-        " {max_model_len: 16384, cells: {Qwen3-8B: Env + SP=2}}]}\n"
-        "  - {gpus: 4, section: '4 x mine', models: [Qwen3-8B], rows: [{max_model_len: 8192, cells: {Qwen3-8B: vanilla}},"
-        " {max_model_len: 16384, cells: {Qwen3-8B: '-'}}]}\n", encoding="utf-8")
+        "  - {gpus: 2, section: '2 x mine', models: [Qwen3-8B], rows: [{max_model_len: 8192, cells: {Qwen3-8B: Env}},\n"
+        "      {max_model_len: 16384, cells: {Qwen3-8B: Env + SP=2}}]}\n"
+        "  - {gpus: 4, section: '4 x mine', models: [Qwen3-8B], rows: [\n"
+        "      {max_model_len: 8192, cells: {Qwen3-8B: vanilla}}, {max_model_len: 16384, cells: {Qwen3-8B: '-'}}]}\n",
+        encoding="utf-8")
     catalog = load_catalog().with_cells(cells_file, keep_contradictions=True)
     checked = 0
     for gpu_type in (g for g in catalog.gpu_types if g.tables):
@@ -509,8 +510,9 @@ def test_the_models_witnesses_vouch_exactly_where_vouching_cell_finds_a_cell(tmp
                         for length in lengths:
                             allowed = any(w[0] == n and w[2] >= length and not w[6] and env >= w[3] and offload >= w[4]
                                           and sp >= w[5] for w in data.witnesses)
-                            found = vouching_cell(model, cells.rows, cells.settings, n, Cell(env=env, offload=offload,
-                                                  sp=sp), length, columns=cells.columns, larger=larger)
+                            setting = Setting(env=env, offload=offload, sp=sp)
+                            found = vouching_cell(model, cells.rows, cells.settings, n, setting, length,
+                                                  columns=cells.columns, larger=larger)
                             assert allowed == (found is not None), (gpu_type.name, model.name, n, env, offload, sp,
                                                                     length)
                             checked += 1
