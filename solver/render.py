@@ -224,7 +224,14 @@ def _estimate_caution(plan: Plan) -> str:
 _CEILING_WORDS = f"{CEILING} tokens is the longest length the memory model is asked about; more may fit"
 
 
-def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, version: TrinityVersion | None) -> Table:
+ROCM_ENV_CAUTION = ("ROCm: PyTorch's ROCm builds read PYTORCH_HIP_ALLOC_CONF, where it is set, before "
+                    "PYTORCH_CUDA_ALLOC_CONF, and a build without expandable segments ignores them with a warning, so "
+                    "Env may not take effect: check yours, or plan with --no-env")
+"""What a plan with Env on an AMD GPU (`GpuType.rocm`) cautions."""
+
+
+def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, version: TrinityVersion | None,
+                  rocm: bool = False) -> Table:
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold", no_wrap=True)
     grid.add_column(overflow="fold")  # a word wider than the terminal (a config key to copy) breaks, not "…"
@@ -242,6 +249,8 @@ def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, vers
     grid.add_row("memory", _memory_line(plan))
     if caution := _estimate_caution(plan):
         grid.add_row("caution", Text(caution, style="yellow"))
+    if rocm and plan.env:
+        grid.add_row("caution", Text(ROCM_ENV_CAUTION, style="yellow"))
     if plan.host_memory_gb is not None:
         grid.add_row("host memory", f"{plan.host_memory_gb:.1f} GiB per node for Offload (--host-ram)")
     grid.add_row("apply", "\n".join(apply_lines(plan, model, version)))
@@ -427,7 +436,8 @@ def answers_view(answers: Iterable[Answer], query: Query, catalog: Catalog, vers
         if answer.current:
             renderables.append(_current_view(answer, answer.current, query))
         if answer.plans:
-            renderables.append(_plan_summary(answer, answer.plans[0], model, query.node_gpus, version))
+            renderables.append(_plan_summary(answer, answer.plans[0], model, query.node_gpus, version,
+                                             catalog.gpu(answer.gpu).rocm))
             if len(answer.plans) > 1:
                 renderables.append(_ranking(answer))
             if len(answer.plans) < query.top:

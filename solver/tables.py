@@ -397,6 +397,8 @@ class GpuType(Frozen):
     aliases: tuple[Text, ...] = ()
     source: Source | Text
     tables: tuple[Table, ...] = ()
+    rocm: bool = Field(default=False, description=(
+        "an AMD GPU, which PyTorch runs through ROCm (its allocator reads PYTORCH_HIP_ALLOC_CONF first)"))
 
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 

@@ -929,3 +929,13 @@ def test_host_memory_rules_out_a_plan_without_offload_that_cannot_load(cli):
     assert status == 0 and "plan Env on 6 of 8 GPUs" in " ".join(out.split())
     assert ("host_ram loading the model needs more host memory (its fp32 weights, before FSDP shards them) than "
             "--host-ram 100 GB per node (on 8 GPUs)") in " ".join(out.split())
+
+
+def test_an_env_plan_on_an_amd_gpu_is_cautioned_that_rocm_may_ignore_it(cli):
+    status, out, _ = cli("--model", "32B", "--gpu", "mi300x", "--gpus", "8", "--len", "64k")
+    assert status == 0 and "plan Env + SP=4 on 8 of 8 GPUs" in " ".join(out.split())
+    assert ("caution ROCm: PyTorch's ROCm builds read PYTORCH_HIP_ALLOC_CONF, where it is set, before "
+            "PYTORCH_CUDA_ALLOC_CONF, and a build without expandable segments ignores them with a warning, so Env may "
+            "not take effect: check yours, or plan with --no-env") in " ".join(out.split())
+    assert "ROCm" not in cli("--model", "32B", "--gpu", "h200", "--gpus", "8", "--len", "64k")[1]
+    assert "ROCm" not in cli("--model", "32B", "--gpu", "mi300x", "--gpus", "8", "--len", "64k", "--no-env")[1]
