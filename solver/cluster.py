@@ -414,7 +414,6 @@ def place(
                              placements=(), unplaced=unplaced + others, undecided_ways=planner.undecided,
                              wall_time_s=time.monotonic() - started)
     built = build_placement_model(fleet, options, every_job)
-    model = built.model
     nodes_used = sum(built.pattern_counts.values()) + sum(
         o.whole_nodes * x for o, x in zip(options, built.chosen) if o.whole_nodes)
     priority = sum(fleet.jobs[o.job].priority * x for o, x in zip(options, built.chosen))
@@ -432,50 +431,29 @@ def place(
     solver.parameters.random_seed = seed
     solver.parameters.catch_sigint_signal = False  # Ctrl-C is taken by _StopOnInterrupt
     deadline = started + time_limit_s * 0.97 - 0.02  # leave time to read the answer back
-    proven = True
-    objective = bound = None
     with _StopOnInterrupt(solver) as interrupt:
-        for position, (name, expression, maximise) in enumerate(stages):
-            if interrupt.caught or (name == "tie-break" and not proven):
-                proven = proven and not interrupt.caught
-                break
-            left = deadline - time.monotonic()
-            share = left * (0.6 if position == 0 else 0.5 if position == 1 else 1.0)
-            solver.parameters.max_time_in_seconds = max(share, 0.01)
-            (model.maximize if maximise else model.minimize)(expression)
-            first_bound = partial(_trivially_bounded, fleet=fleet, options=options, every_job=every_job)
-            callback = _ProgressCallback(STAGES[name], progress, started, first_bound if position == 0 else int) \
-                if progress else None
-            status = checked(solver, model, interrupt.solve(model, callback))
-            if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-                if position == 0 and status != cp_model.INFEASIBLE and any(values) and not every_job:
-                    proven = False  # out of time before a first solution: the greedy placement stands
-                    objective = sum(fleet.jobs[o.job].priority for o, value in zip(options, values) if value)
-                    break
-                if position == 0:
-                    # With host memory rounded, no placement of the rounded needs proves nothing, unless the
-                    # jobs do not fit even with host memory left out.
-                    rounded_only = status == cp_model.INFEASIBLE and bool(host_rounded) and not _infeasible_without_host(
-                        fleet, options, every_job, solver, deadline)
-                    proved = status == cp_model.INFEASIBLE and not rounded_only and not planner.undecided
-                    verdict: Status = "infeasible" if proved else "unknown"
-                    return ClusterResult(status=verdict, objective=None, bound=None, placements=(),
-                                         unplaced=_all_unplaced(fleet, verdict, interrupt.caught,
-                                                                host_rounded if rounded_only else (), options),
-                                         host_rounded=host_rounded, undecided_ways=planner.undecided,
-                                         wall_time_s=time.monotonic() - started, interrupted=interrupt.caught)
-                proven = proven and name == "tie-break"  # a stage left unsolved proves nothing
-                break  # keep the previous stage's answer (its hint is still in the model)
-            if name != "tie-break":
-                proven = proven and status == cp_model.OPTIMAL and not interrupt.caught
-            values = [solver.value(x) for x in built.chosen]
-            counts = {key: solver.value(var) for key, var in built.pattern_counts.items()}
-            if position == 0:
-                objective, bound = round(solver.objective_value), _trivially_bounded(
-                    round(solver.best_objective_bound), fleet, options, every_job)
-            reached = round(solver.objective_value)
-            model.add(expression >= reached if maximise else expression <= reached)
-            _hint(built, values, counts)
+        search = _Search(values=values, counts=counts)
+        first_failed = _solve_stages(search, built, stages, solver, interrupt, deadline,
+                                     partial(_trivially_bounded, fleet=fleet, options=options, every_job=every_job),
+                                     None if progress is None else partial(_ProgressCallback, report=progress,
+                                                                           started=started))
+        if first_failed is not None and not (first_failed != cp_model.INFEASIBLE and any(values) and not every_job):
+            # With host memory rounded, no placement of the rounded needs proves nothing, unless the jobs do not
+            # fit even with host memory left out.
+            rounded_only = first_failed == cp_model.INFEASIBLE and bool(host_rounded) and not _infeasible_without_host(
+                fleet, options, every_job, solver, deadline)
+            proved = first_failed == cp_model.INFEASIBLE and not rounded_only and not planner.undecided
+            verdict: Status = "infeasible" if proved else "unknown"
+            return ClusterResult(status=verdict, objective=None, bound=None, placements=(),
+                                 unplaced=_all_unplaced(fleet, verdict, interrupt.caught,
+                                                        host_rounded if rounded_only else (), options),
+                                 host_rounded=host_rounded, undecided_ways=planner.undecided,
+                                 wall_time_s=time.monotonic() - started, interrupted=interrupt.caught)
+    if first_failed is not None:  # out of time before a first solution: the greedy placement stands
+        search.proven = False
+        search.objective = sum(fleet.jobs[o.job].priority for o, value in zip(options, values) if value)
+    values, counts, objective, bound, proven = (search.values, search.counts, search.objective, search.bound,
+                                                search.proven)
     undecided = planner.undecided  # of the ways placed; widening's own questions leave the placement as it is
     interrupted = interrupt.caught
     first_proven = bound is not None and objective == bound  # no placement holds more priority
@@ -489,6 +467,56 @@ def place(
                          objective=objective, bound=bound, placements=placements, unplaced=unplaced,
                          host_rounded=host_rounded, undecided_ways=undecided,
                          wall_time_s=time.monotonic() - started, interrupted=interrupted)
+
+
+@dataclass
+class _Search:
+    """The staged search's placement so far (the options' values and the pattern counts), the first stage's
+    objective and bound, and whether every stage solved so far is proven."""
+
+    values: list[int]
+    counts: dict[tuple[int, tuple[Footprint, ...]], int]
+    objective: int | None = None
+    bound: int | None = None
+    proven: bool = True
+
+
+def _solve_stages(search: _Search, built: _Model, stages: list[tuple[str, cp_model.LinearExprT, bool]],
+                  solver: cp_model.CpSolver, interrupt: _StopOnInterrupt, deadline: float,
+                  first_bound: Callable[[int], int], progress: Callable[..., _ProgressCallback] | None
+                  ) -> cp_model.CpSolverStatus | None:
+    """Solve the `stages` (name, expression, maximise) one after the other within `deadline`, each keeping the value
+    the one before it reached and starting from its answer (the first from `search`'s, a greedy placement), into
+    `search`; the first stage gets 60% of the time left, the second half of what is left then, the rest the rest.
+    Returns the first stage's CP-SAT status where it found no placement (else None); a later stage left unsolved
+    keeps the previous stage's answer. The tie-break is solved only where every stage before it is proven."""
+    model = built.model
+    for position, (name, expression, maximise) in enumerate(stages):
+        if interrupt.caught or (name == "tie-break" and not search.proven):
+            search.proven = search.proven and not interrupt.caught
+            return None
+        left = deadline - time.monotonic()
+        solver.parameters.max_time_in_seconds = max(left * (0.6 if position == 0 else 0.5 if position == 1 else 1.0),
+                                                     0.01)
+        (model.maximize if maximise else model.minimize)(expression)
+        callback = None if progress is None else progress(STAGES[name], bounded=first_bound if position == 0 else int)
+        status = checked(solver, model, interrupt.solve(model, callback))
+        if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            if position == 0:
+                return status
+            search.proven = search.proven and name == "tie-break"  # a stage left unsolved proves nothing
+            return None  # the previous stage's answer stands (its hint is still in the model)
+        if name != "tie-break":
+            search.proven = search.proven and status == cp_model.OPTIMAL and not interrupt.caught
+        search.values = [solver.value(x) for x in built.chosen]
+        search.counts = {key: solver.value(var) for key, var in built.pattern_counts.items()}
+        if position == 0:
+            search.objective = round(solver.objective_value)
+            search.bound = first_bound(round(solver.best_objective_bound))
+        reached = round(solver.objective_value)
+        model.add(expression >= reached if maximise else expression <= reached)
+        _hint(built, search.values, search.counts)
+    return None
 
 
 class _StopOnInterrupt:
