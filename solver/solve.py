@@ -149,9 +149,8 @@ def _with_measured(catalog: Catalog, query: Query, answer: Answer) -> Answer:
 def _with_fewer_nodes(catalog: Catalog, query: Query, answer: Answer) -> Answer:
     """The answer, with the best plan on fewer nodes where the best plan's trainer takes whole nodes and
     so gives the rollout more GPUs than `--rollout-gpus` asked (8 trainer GPUs and 2 rollout GPUs on two
-    nodes of 8, where 6 and 2 fit one), unless the count is exact: CP-SAT's best on one node beside exactly the
-    rollout asked (within a budget of the node less the rollout), where one trains it; else its best within the
-    largest budget whose layouts take fewer nodes."""
+    nodes of 8, where 6 and 2 fit one): CP-SAT's best within the largest budget whose layouts take fewer
+    nodes, unless the count is exact."""
     best, rollout = answer.best, query.rollout_gpus
     if query.exact or rollout is None or best is None or best.nodes is None or best.rollout_gpus in (None, rollout):
         return answer
@@ -159,11 +158,7 @@ def _with_fewer_nodes(catalog: Catalog, query: Query, answer: Answer) -> Answer:
     fewer = [n for n, layout in layouts.items() if layout is not None and layout[0] < best.nodes]
     if not fewer:
         return answer
-    one_node = query.node_gpus - rollout  # every count up to it shares one node with exactly the rollout asked
-    alternative = optional_best(catalog, query.model_copy(update={"budget_gpus": one_node, "top": 1}), answer.gpu) \
-        if one_node >= 1 else None
-    alternative = alternative or optional_best(catalog, query.model_copy(update={"budget_gpus": max(fewer), "top": 1}),
-                                               answer.gpu)
+    alternative = optional_best(catalog, query.model_copy(update={"budget_gpus": max(fewer), "top": 1}), answer.gpu)
     if alternative is None:
         return answer
     unused = 0 if answer.open_budget else answer.budget_gpus - alternative.gpus  # of the budget asked, as the others'

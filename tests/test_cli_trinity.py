@@ -158,11 +158,6 @@ def test_a_trainer_on_a_whole_node_says_what_one_node_would_run(cli):
     assert [row.split("│")[1:5] if row.startswith("│") else row.split("┃")[1:5] for row in rows] == [
         [" # ", " GPUs ", " rollout ", " nodes "], [" 1 ", "  8/8 ", "       8 ", "     2 "],
         [" 2 ", "  6/8 ", "       2 ", "     1 "]]
-    # On three nodes (16 trainer GPUs, a rollout node), one node beside the 2 rollout GPUs asked comes first,
-    # rather than two (8 trainer GPUs and a rollout node of 8, which still gives the rollout more than asked).
-    status, out, _ = cli("--model", "32B", "--gpu", "h100", "--gpus", "16", "--len", "32k", "--rollout-gpus", "2")
-    assert status == 0 and ("fewer nodes 1 node of 8 GPUs instead of 3 nodes: Env + Offload + SP=2 on 6 trainer + 2 "
-                            "rollout GPUs, 32768 tokens") in " ".join(out.split())
     # Not where the count is exact, nor where the best plan keeps to the rollout asked for.
     for other in ([*flags, "--exact"], [*flags[:4], "--gpus", "6", *flags[6:]], [*flags[:6], "--rollout-gpus", "8", *flags[8:]]):
         [answer] = json.loads(cli(*other, "--json")[1])

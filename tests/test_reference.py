@@ -431,7 +431,7 @@ def test_estimated_plans_match_the_reference(query: dict):
     # Where the best plan's trainer on whole nodes gives the rollout more GPUs than asked: the best on fewer nodes.
     fewer = None
     if every and not query.get("exact") and every[0]["rollout_gpus"] not in (None, query.get("rollout_gpus")):
-        fewer = _on_fewer_nodes(every, query)
+        fewer = next((p for p in every if p["nodes"] < every[0]["nodes"]), None)
     assert (answer.fewer_nodes and answer.fewer_nodes.model_dump(mode="json")) == fewer
 
 
@@ -495,15 +495,8 @@ def test_the_plan_on_fewer_nodes_is_the_references_best_there(query: dict):
     every = enumerate_plans(CATALOG, estimates=True, **query)
     fewer = None
     if every and every[0]["rollout_gpus"] != query["rollout_gpus"]:  # the trainer's whole nodes leave rollout a node
-        fewer = _on_fewer_nodes(every, query)
+        fewer = next((p for p in every if p["nodes"] < every[0]["nodes"]), None)
     assert (answer.fewer_nodes and answer.fewer_nodes.model_dump(mode="json")) == fewer
-
-
-def _on_fewer_nodes(every: list[dict], query: dict) -> dict | None:
-    """Of the plans best first, the best on one node with exactly the rollout GPUs asked, else the best on fewer
-    nodes than the best plan's, where its trainer's whole nodes give the rollout more than asked."""
-    one_node = next((p for p in every if p["nodes"] == 1 and p["rollout_gpus"] == query["rollout_gpus"]), None)
-    return one_node or next((p for p in every if p["nodes"] < every[0]["nodes"]), None)
 
 
 def test_sp_may_be_a_multiple_of_the_kv_heads_as_the_reference_ranks_it():
