@@ -1806,3 +1806,10 @@ def test_a_config_for_trinity_05_with_06s_trainer_flags_is_told_and_written_for_
     assert answer["current"]["config_problems"][0].startswith("trainer.param_offload: a key of Trinity 0.6's trainer, "
                                                               "which Trinity 0.5 refuses")
     assert "so the config does not load: remove it and set" in answer["current"]["config_problems"][0]
+
+
+def test_fewer_nodes_is_the_best_plan_on_fewer_nodes_not_the_fewest(cli):
+    # Three nodes (16 trainer GPUs and a rollout node of 8, 4 asked): two nodes keep the whole length, one halves it.
+    status, out, _ = cli("--maximize", "len", "--gpus", "16", "--rollout-gpus", "4", "--model", "8B", "--gpu", "h20")
+    assert status == 0 and ("fewer nodes 2 nodes of 8 GPUs instead of 3 nodes: Env + Offload + SP=8 on 8 trainer + 8 "
+                            "rollout GPUs, 245760 tokens") in " ".join(out.split())
