@@ -431,7 +431,7 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
                       f"{same_memory} plans with them"),)
     if not fits_host_ram(model, current.gpus, query.node_gpus, query.host_ram_gb, setting.offload):
         host_needed = round(host_memory_gib(model, current.gpus, query.node_gpus, setting.offload), 1)
-    elif out_of_memory is None and not current.broken_rule and query.estimate != "never":
+    if out_of_memory is None and not current.broken_rule and query.estimate != "never":
         memory = breakdown(model, catalog.gpu(gpu).memory_gib, current.gpus, setting, current.max_model_len,
                            query.memory.coefficients, query.margin, own)
         predicted = (round(memory.total_gib, 1), round(memory.usable_gib, 1))

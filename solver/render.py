@@ -377,10 +377,11 @@ def _verdict(answer: Answer, current: CurrentSettings, query: Query, problems: b
     elif cell is not None:  # the GPU memory first: more host memory would not make it train
         verdict = (f"{cell.words(answer.gpu, answer.model)}, so {setting.label} ran out of memory there"
                    f"{_fewer(cell, current.gpus)}{'; and ' + host if host else ''}")
-    elif host:
+    elif host and not _short_of_gpu_memory(current):
         verdict = host
     else:
-        verdict = f"nothing in {query.evidence_sources} says it trains{_predicted(current)}"
+        verdict = (f"nothing in {query.evidence_sources} says it trains{_predicted(current)}"
+                   f"{'; and ' + host if host else ''}")
     follows = ("the best plan follows" if answer.plans else "and no plan was found within the time limit"
                if answer.status == "unknown" else "nor does any plan (the reason follows)")
     return Text(f"{said}{verdict}; {follows}", style="yellow")
@@ -403,6 +404,12 @@ def _fewer(cell: SourceCell, gpus: int) -> str:
         return ""
     return (f", and on {counted(gpus, 'GPU')} each holds more" if cell.gpus > gpus else
             f", and with Offload each of {counted(gpus, 'GPU')} holds as much")
+
+
+def _short_of_gpu_memory(current: CurrentSettings) -> bool:
+    """Whether the memory model predicts the settings do not fit the GPUs (their peak, or the optimizer step's)."""
+    return current.predicted is not None and (current.predicted[0] > current.predicted[1]
+                                              or current.predicted_step is not None)
 
 
 def _predicted(current: CurrentSettings) -> str:
