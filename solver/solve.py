@@ -503,7 +503,8 @@ def _why_no_plan(catalog: Catalog, data: PlanningData, query: Query, nearby: _Ne
             ), best
     trains = f"trains{' with ' + limits if limits else ''}"
     return (f"nothing in {sources} for {where} {within} {trains}{_without_pins(catalog, data, query, nearby)}"
-            f"{_host_need(catalog, data, query)}{_with_lower_budget(catalog, data, query, nearby)}"), None
+            f"{_host_need(catalog, data, query)}{(fewer := _with_fewer_gpus(catalog, data, query))}"
+            f"{_with_lower_budget(catalog, data, query, nearby, fewer_said=bool(fewer))}"), None
 
 
 def on_grid(plan: Plan) -> str:
@@ -523,7 +524,7 @@ def _with_lower_budget(catalog: Catalog, data: PlanningData, query: Query, nearb
     if lowered is None and query.exact and not fewer_said and _may_lower_budget(query):
         lowered = optional_best(catalog, query.model_copy(update={"token_budget": "auto", "exact": False, "top": 1}),
                                 data.gpu)
-    if lowered is None:
+    if lowered is None or not lowered.lowered_budget:  # a plan at the default budget is not the lowered one's
         return ""
     plan = (f"{lowered.setting.label} on {counted(lowered.gpus, 'GPU')} with max_token_len_per_gpu = "
             f"{lowered.max_token_len_per_gpu} ({lowered.evidence_label})")

@@ -923,6 +923,12 @@ def test_host_memory_rules_out_a_plan_without_offload_that_cannot_load(cli):
     assert status == 1 and ("without --host-ram, Env + Offload on 1 GPU trains it (8192 tokens) and needs 163 GiB of "
                             "host memory per node; without Offload, Env on 3 GPUs trains it (8192 tokens) and needs 31 "
                             "GiB of host memory per node while the model loads") in " ".join(out.split())
+    # On an exact count that host memory rules out, fewer GPUs are named as fewer GPUs, not as a lowered budget:
+    # Qwen3-4B ties its embeddings, every rank loads it (15 GiB each), so 50 GB take 3 ranks.
+    status, out, _ = cli("--model", "4B", "--gpu", "h20", "--gpus", "6", "--exact", "--len", "8k", "--host-ram", "50")
+    assert status == 1 and ("needs 90 GiB of host memory per node while the model loads; fewer trainer GPUs train 8192 "
+                            "tokens: vanilla on 3 GPUs (inferred), the other 3 free for rollout") in " ".join(out.split())
+    assert "--token-budget auto" not in out
     # Qwen3-4B ties its embeddings: every rank loads it (15 GiB each), so 100 GB nodes take 6 trainer GPUs at most.
     status, out, _ = cli("--model", "4B", "--gpu", "h100", "--gpus", "8", "--len", "16k", "--host-ram", "100",
                          "--explain")
