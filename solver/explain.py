@@ -263,7 +263,7 @@ def _why_no_plan(
                       "at Trinity's default token budget (max_token_len_per_gpu, which the tables measure)")
             reasons.append(Reason(rule="more_gpus", detail=(
                 f"no count of {data.gpu} GPUs up to {most} trains {data.model} at {asked} tokens"
-                f"{' with ' + query.pin_flags if query.pin_flags else ''} {budget}"
+                f"{' with ' + query.limit_flags if query.limit_flags else ''} {budget}"
                 f"{' by the tables (--no-estimate turns off the estimates)' if query.estimate == 'never' else ''}")))
         if lowered := alternative("token_budget_auto"):
             reasons.append(Reason(rule="lower_token_budget", detail=(

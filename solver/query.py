@@ -130,6 +130,12 @@ class Query(Frozen):
                   for name, pinned in (("env", self.env), ("offload", self.offload)) if pinned is not None]
         return " ".join(flags)
 
+    @property
+    def limit_flags(self) -> str:
+        """The flags that narrow the plans: the pins (`pin_flags`) and the host memory given; empty when none."""
+        host_ram = f"{self.host_ram_source} {self.host_ram_gb:g}" if self.host_ram_gb is not None else ""
+        return " ".join(filter(None, (self.pin_flags, host_ram)))
+
 
 class SourceCell(Frozen):
     """The documented cell a plan rests on."""

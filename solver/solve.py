@@ -477,9 +477,7 @@ def _why_no_plan(catalog: Catalog, data: PlanningData, query: Query, nearby: _Ne
                 f"{query.rollout_gpus} rollout GPUs (--rollout-gpus) room on nodes of {query.node_gpus}, in the "
                 "trainer's node, filling it and whole nodes more, or on nodes of their own beside a trainer on "
                 "whole nodes"), None
-    host_ram = f"{query.host_ram_source} {query.host_ram_gb:g}" if query.host_ram_gb is not None else ""
-    sources, within = query.evidence_sources, query.within_budget
-    limits = " ".join(filter(None, (query.pin_flags, host_ram)))  # the flags that narrow the plans
+    sources, within, limits = query.evidence_sources, query.within_budget, query.limit_flags
     if query.objective != "max_len":
         longest = answer_for(catalog, query.model_copy(update={"objective": "max_len", "max_model_len": None,
                                                                "top": 1}), data.gpu, explained=False)

@@ -929,6 +929,10 @@ def test_host_memory_rules_out_a_plan_without_offload_that_cannot_load(cli):
     assert status == 1 and ("needs 90 GiB of host memory per node while the model loads; fewer trainer GPUs train 8192 "
                             "tokens: vanilla on 3 GPUs (inferred), the other 3 free for rollout") in " ".join(out.split())
     assert "--token-budget auto" not in out
+    # --explain names the host memory among what narrows the plans.
+    _, out, _ = cli("--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "32k", "--host-ram", "24", "--explain")
+    assert "no count of H100-80GB GPUs up to 64 trains Qwen3-8B at 32768 tokens with --host-ram 24 at Trinity's" in (
+        " ".join(out.split()))
     # Qwen3-4B ties its embeddings: every rank loads it (15 GiB each), so 100 GB nodes take 6 trainer GPUs at most.
     status, out, _ = cli("--model", "4B", "--gpu", "h100", "--gpus", "8", "--len", "16k", "--host-ram", "100",
                          "--explain")
