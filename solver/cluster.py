@@ -4,8 +4,8 @@ Each job's ways to run come from the planner (CP-SAT decides the cheapest plan f
 trainer GPU count, or the longest length for jobs that may run longer). A second CP-SAT model then
 chooses one way, or none, per job. Nodes in a pool are identical, so that model does not name nodes: it
 counts how many nodes of each pool are filled with each *pattern* (a multiset of job footprints that fits
-a node, among the footprints the jobs can have: GPUs, and the host memory of an Offload job's states where
-the pool gives its nodes' host memory), and a job that needs more than one node takes whole nodes.
+a node, among the footprints the jobs can have: GPUs, and the host memory a job needs there (its Offload
+states, or its load at start-up) where the pool gives its nodes' host memory), and a job that needs more than one node takes whole nodes.
 The chosen patterns are then filled in node order to give each job its node indexes.
 
 Objectives, one after the other (each stage keeps the value the stage before it reached): the total
@@ -233,7 +233,7 @@ def host_capacity_mib(pool: Pool) -> int | None:
 
 PATTERN_GROWTH, PATTERN_FLOOR, PATTERN_BUDGET = 4, 256, 50_000
 """How many ways to fill a node (`patterns`) a pool's placement weighs with host memory, before the host
-memory of its Offload jobs is counted in fewer, larger steps (`host_footprints`): the most of this many
+memory of its jobs is counted in fewer, larger steps (`host_footprints`): the most of this many
 times as many as without it, this many, and this many divided by the jobs that may use the pool times its
 nodes (five jobs on one node weigh 9000 in a second or two; with hundreds of jobs, thousands of patterns
 per pool left a placement 23% below its bound within the time limit)."""
@@ -600,7 +600,7 @@ def _decode(
         if option.size:
             first_gpu[job] = used[option.pool, nodes[job][0]]
             used[option.pool, nodes[job][0]] += option.size
-    placements = tuple(_placement(fleet, placed[job], nodes[job], first_gpu.get(job, 0),
+    placements = tuple(_placement(planner, fleet, placed[job], nodes[job], first_gpu.get(job, 0),
                                   widened_from=chosen[job].plan.gpus if placed[job] is not chosen[job] else None)
                        for job in sorted(placed))
     return placements, _unplaced(planner, fleet, options, set(chosen), proven)
@@ -678,15 +678,19 @@ def _widen(planner: _Planner, fleet: Fleet, chosen: dict[int, Option], nodes: di
     return {o.job: o for o in picked if o is not chosen[o.job]}
 
 
-def _placement(fleet: Fleet, option: Option, nodes: list[int], first_gpu: int,
+def _placement(planner: _Planner, fleet: Fleet, option: Option, nodes: list[int], first_gpu: int,
                widened_from: int | None = None) -> Placement:
-    """A chosen option on its nodes, its GPUs on a shared node starting at `first_gpu` (a whole node: all);
-    `widened_from`: the trainer GPUs it was placed with, where it grew onto idle GPUs of its node."""
+    """A chosen option on its nodes, its GPUs on a shared node starting at `first_gpu` (a whole node: all), and,
+    in a pool that checks it, the host memory it needs per node; `widened_from`: the trainer GPUs it was placed
+    with, where it grew onto idle GPUs of its node."""
     job, pool = fleet.jobs[option.job], fleet.pools[option.pool]
+    host = None if pool.host_ram_gb is None else round(host_memory_gib(
+        planner.catalog.model(job.model), option.plan.gpus, pool.gpus_per_node, option.plan.offload), 1)
     return Placement(job=job.name, pool=pool.name, model=job.model, gpu=pool.gpu, nodes=tuple(nodes),
                      gpu_indexes=tuple(range(first_gpu, first_gpu + (option.size or pool.gpus_per_node))),
                      trainer_gpus=option.plan.gpus, rollout_gpus=option.rollout_gpus, widened_from=widened_from,
-                     plan=option.plan.model_copy(update={"nodes": len(nodes), "rollout_gpus": option.rollout_gpus}))
+                     plan=option.plan.model_copy(update={"nodes": len(nodes), "rollout_gpus": option.rollout_gpus}),
+                     host_memory_gb=host)
 
 
 def _unplaced(planner: _Planner, fleet: Fleet, options: list[Option], placed: set[int],
@@ -900,7 +904,7 @@ def greedy(fleet: Fleet, catalog: Catalog, weights: Weights | None = None,
     for index, (option, spot) in choice.items():  # in the order they were placed: a node fills from GPU 0
         first_gpu[index] = used[option.pool, spot[0]] if option.size else 0
         used[option.pool, spot[0]] += option.size
-    placements = tuple(_placement(fleet, o, spot, first_gpu[i]) for i, (o, spot) in sorted(choice.items()))
+    placements = tuple(_placement(planner, fleet, o, spot, first_gpu[i]) for i, (o, spot) in sorted(choice.items()))
     unplaced = _unplaced(planner, fleet, options, set(choice))
     total = sum(fleet.jobs[i].priority for i in choice)
     return ClusterResult(status="feasible", objective=total, bound=None, placements=placements, unplaced=unplaced)

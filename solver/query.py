@@ -846,6 +846,9 @@ class Placement(Frozen):
     widened_from: int | None = Field(default=None, description=(
         "the trainer GPUs the job was placed with, where it then grew onto idle GPUs of its node (a plan on "
         "more GPUs there is cheaper, or longer for an at_least job); null otherwise"))
+    host_memory_gb: float | None = Field(default=None, description=(
+        "in a pool that gives host_ram_gb: the host memory the job needs on each of its nodes, GiB (with Offload its "
+        "states or the model while it loads, whichever is more; without, the model while it loads); null otherwise"))
 
 
 def index_range(indexes: tuple[int, ...]) -> str:
@@ -870,7 +873,7 @@ class ClusterResult(_Timed):
     placements: tuple[Placement, ...]
     unplaced: tuple[Unplaced, ...]
     host_rounded: tuple[str, ...] = Field(default=(), description=(
-        "pools whose Offload jobs' host memory the placement rounded up into a few classes (the ways to fill "
+        "pools whose jobs' host memory the placement rounded up into a few classes (the ways to fill "
         "a node were too many otherwise): safe, but optimal and the bound only as rounded, so the status is "
         "at best 'feasible'"))
     undecided_ways: int = Field(default=0, description=(

@@ -483,7 +483,7 @@ def cluster_view(result: ClusterResult, fleet: Fleet, catalog: Catalog, minimize
         renderables.append(Text(f"status: {result.status}", style="bold red"))
     if result.host_rounded:
         renderables.append(Text(
-            f"host memory of Offload jobs rounded up into classes in {', '.join(result.host_rounded)} (the ways to "
+            f"host memory of the jobs rounded up into classes in {', '.join(result.host_rounded)} (the ways to "
             "fill a node were too many otherwise)"
             + (": no node's host memory is exceeded, but the placement is not proven optimal" if result.placements
                else ""), style="yellow"))
@@ -506,7 +506,8 @@ def cluster_view(result: ClusterResult, fleet: Fleet, catalog: Catalog, minimize
         if not here:  # a title, without an empty table
             renderables.append(Text(title, style="italic"))
             continue
-        offloads = any(placement.plan.host_memory_gb is not None for placement in here)
+        # Each job's host memory per node where the pool checks it (its Offload, or its load), else Offload's.
+        offloads = pool.host_ram_gb is not None or any(placement.plan.offload for placement in here)
         scaled = any(placement.plan.rope_scaling_factor for placement in here)  # YaRN: its factor, as --top shows it
         lowered = any(placement.plan.lowered_budget for placement in here)  # --token-budget auto lowered one
         widened = any(placement.widened_from is not None for placement in here)
@@ -514,7 +515,7 @@ def cluster_view(result: ClusterResult, fleet: Fleet, catalog: Catalog, minimize
         view = Table(title=title, title_justify="left", caption_justify="left", caption="\n".join(notes) or None)
         headers = ("nodes", "GPUs", "job", "trainer", "rollout", "plan", "max_model_len",
                    *(("YaRN",) if scaled else ()), *(("tokens/GPU",) if lowered else ()), "cost", "evidence",
-                   *(("host GiB/node",) if offloads else ()))  # Offload's host memory per node
+                   *(("host GiB/node",) if offloads else ()))  # what a job needs per node: its Offload, or its load
         for header in headers:
             view.add_column(header, no_wrap=True, justify="right" if header in (
                 "trainer", "rollout", "max_model_len", "YaRN", "tokens/GPU", "host GiB/node") else "left")
@@ -523,7 +524,8 @@ def cluster_view(result: ClusterResult, fleet: Fleet, catalog: Catalog, minimize
             nodes = ", ".join(map(str, placement.nodes))
             indexes = placement.gpu_indexes
             gpus = "all" if len(indexes) == pool.gpus_per_node else index_range(indexes)
-            host = () if not offloads else (f"{plan.host_memory_gb:.1f}" if plan.host_memory_gb is not None else "",)
+            need = placement.host_memory_gb if placement.host_memory_gb is not None else plan.host_memory_gb
+            host = () if not offloads else (f"{need:.1f}" if need is not None else "",)
             added = "" if placement.widened_from is None else f" (+{placement.trainer_gpus - placement.widened_from})"
             view.add_row(nodes, gpus, placement.job, f"{placement.trainer_gpus}{added}", str(placement.rollout_gpus),
                          Text(plan.setting.label, style=setting_style(plan.setting)), str(plan.max_model_len),

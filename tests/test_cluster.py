@@ -547,7 +547,7 @@ def test_cli_cluster_prints_tables_and_json(cli, tmp_path: Path):
     assert set(result) == {"status", "objective", "bound", "placements", "unplaced", "host_rounded",
                            "undecided_ways"}
     assert set(result["placements"][0]) == {"job", "pool", "model", "gpu", "nodes", "gpu_indexes", "trainer_gpus",
-                                            "rollout_gpus", "plan", "widened_from"}
+                                            "rollout_gpus", "plan", "widened_from", "host_memory_gb"}
     assert [(p["job"], p["model"], p["gpu"]) for p in result["placements"]] == [
         ("math-4b", "Qwen3-4B", "A100-80GB"), ("code-8b", "Qwen3-8B", "H20-96GB"), ("chat-14b", "Qwen3-14B", "A100-80GB"),
         ("tiny", "Qwen3-0.6B", "A100-80GB")]
@@ -1082,7 +1082,7 @@ def test_too_many_host_needs_are_rounded_up_into_classes(cli, tmp_path: Path, mo
     assert len({p["nodes"][0] for p in rounded["placements"] if p["plan"]["offload"]}) == 2
     status, out, _ = cli("cluster", str(tmp_path / "rounded" / "fleet.yaml"))
     assert status == 1 and "status: feasible; placed priority (of 7): 5, bound 5 with the host memory rounded" in out
-    assert "host memory of Offload jobs rounded up into classes in a100" in " ".join(out.split())
+    assert "host memory of the jobs rounded up into classes in a100" in " ".join(out.split())
 
 
 def test_minimize_nodes_does_not_call_a_fleet_infeasible_for_rounded_host_memory(
@@ -1437,3 +1437,16 @@ def test_jobs_without_offload_sharing_a_node_fit_its_host_memory_while_they_load
     assert best_value(CATALOG, instance, estimates=True)[:2] == (2, 0)
     instance["pools"][0]["host_ram_gb"] = 120  # 4 and 4 now fit
     assert sorted(p["trainer_gpus"] for p in solved(instance, tmp_path)["placements"]) == [4, 4]
+
+
+def test_where_a_pool_checks_host_memory_every_placement_says_its_need(cli, tmp_path: Path):
+    # Without Offload too: the model while it loads (Qwen3-4B ties its embeddings: 15 GiB on each of its ranks).
+    path = tmp_path / "fleet.yaml"
+    path.write_text("pools: [{name: p, gpu: A100-80GB, nodes: 1, gpus_per_node: 8, host_ram_gb: 100}]\njobs:\n"
+                    "  - {name: a, model: 4B, max_model_len: 8192}\n  - {name: b, model: 4B, max_model_len: 8192}\n",
+                    encoding="utf-8")
+    status, out, _ = cli("cluster", str(path), "--json")
+    placements = json.loads(out)["placements"]
+    assert status == 0 and sorted((p["trainer_gpus"], p["host_memory_gb"]) for p in placements) == [(2, 30.0), (4, 59.9)]
+    rows = [line for line in cli("cluster", str(path))[1].splitlines() if line.startswith("│")]
+    assert sorted(row.split("│")[-2].strip() for row in rows) == ["30.0", "59.9"]
