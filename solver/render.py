@@ -226,7 +226,7 @@ _CEILING_WORDS = f"{CEILING} tokens is the longest length the memory model is as
 
 ROCM_ENV_CAUTION = ("ROCm: PyTorch's ROCm builds read PYTORCH_HIP_ALLOC_CONF, where it is set, before "
                     "PYTORCH_CUDA_ALLOC_CONF, and a build without expandable segments ignores them with a warning, so "
-                    "Env may not take effect: check yours, or plan with --no-env")
+                    "Env may not take effect: check yours (solve --no-env plans without it)")
 """What a plan with Env on an AMD GPU (`GpuType.rocm`) cautions."""
 
 
@@ -536,7 +536,8 @@ def cluster_view(result: ClusterResult, fleet: Fleet, catalog: Catalog, minimize
     models = {job.name: catalog.model(job.model) for job in fleet.jobs}
     cautioned: dict[str, list[str]] = {}  # each caution once, with the jobs it is about
     for placement in result.placements:
-        for caution in _plan_cautions(placement.plan, models[placement.job]):
+        rocm = [ROCM_ENV_CAUTION] if placement.plan.env and catalog.gpu(placement.gpu).rocm else []
+        for caution in _plan_cautions(placement.plan, models[placement.job]) + rocm:
             cautioned.setdefault(caution, []).append(placement.job)
     for caution, jobs in cautioned.items():
         more = len(jobs) - CAUTION_JOBS_SHOWN
