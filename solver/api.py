@@ -293,15 +293,16 @@ def config_query(catalog: Catalog, config: TrinityConfig, *, objective: Objectiv
 
     check_types(("catalog", catalog, Catalog), ("config", config, TrinityConfig))
     from_config = budget_gpus is None and config.trainer_gpus is not None
-    length = max_model_len or (config.max_model_len if objective != "max_len" else None)
+    asked = max_model_len if max_model_len is not None else config.max_model_len
+    own_nodes = node_gpus is None and config.node_gpus is not None
+    options.setdefault("node_source", NODE_SIZE_KEY if own_nodes else "--node-gpus")
     return make_query(
-        catalog, model=model or config.model, objective=objective,
+        catalog, model=model if model is not None else config.model, objective=objective,
         budget_gpus=config.trainer_gpus if from_config else budget_gpus,
         exact=exact or (from_config and objective != "min_gpus"),
-        max_model_len=length, estimate=estimate,
-        token_budget=token_budget or config_budget_mode(config, max_model_len or config.max_model_len, estimate),
-        node_gpus=node_gpus or config.node_gpus or NODE_GPUS,
-        node_source=NODE_SIZE_KEY if not node_gpus and config.node_gpus else "--node-gpus",
+        max_model_len=asked if objective != "max_len" or max_model_len is not None else None, estimate=estimate,
+        token_budget=token_budget if token_budget is not None else config_budget_mode(config, asked, estimate),
+        node_gpus=node_gpus if node_gpus is not None else config.node_gpus or NODE_GPUS,
         rollout_gpus=rollout_gpus if rollout_gpus is not None or config.trainer_gpus is None
         else config.rollout_gpus or None,  # the config's own rollout GPUs, when it gives its GPUs
         **options)

@@ -1077,7 +1077,7 @@ def run_planner(args: argparse.Namespace) -> int:
             and args.rollout_gpus != config.rollout_gpus:
         raise QueryError(f"--rollout-gpus {args.rollout_gpus}: {args.from_config} gives rollout {config.rollout_gpus} "
                          "GPUs (its engines times their GPUs each): drop --rollout-gpus")
-    asked = {"model": args.model or added or "", "gpu": args.gpu, "objective": objective, "budget_gpus": args.gpus,
+    asked = {"model": args.model or added or None, "gpu": args.gpu, "objective": objective, "budget_gpus": args.gpus,
              "exact": args.exact, "max_model_len": args.max_model_len, "sp": args.sp, "env": args.env,
              "offload": args.offload, "top": args.top, "weights": load_weights(args.weights) if args.weights else None,
              "time_limit_s": args.time_limit, "workers": args.workers, "estimate": args.estimate_mode or "auto",
@@ -1085,8 +1085,8 @@ def run_planner(args: argparse.Namespace) -> int:
              "host_ram_gb": args.host_ram, "rollout_gpus": args.rollout_gpus}  # --model-config describes the model
     from solver.api import answer_query, config_query, with_config_verdicts  # as solving, only where it is asked
     if config is None:
-        query = make_query(catalog, **asked, token_budget=args.token_budget or "default",
-                           node_gpus=args.node_gpus or NODE_GPUS)
+        query = make_query(catalog, **{**asked, "model": asked["model"] or ""},
+                           token_budget=args.token_budget or "default", node_gpus=args.node_gpus or NODE_GPUS)
     else:  # --write plans for the config's own GPU count, whatever the objective
         query = config_query(catalog, config, **{**asked, "exact": args.exact or bool(args.write)},
                              token_budget=args.token_budget, node_gpus=args.node_gpus)

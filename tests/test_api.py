@@ -434,3 +434,14 @@ def test_config_query_asks_what_from_config_asks(text: str | None, changes: dict
     query = config_query(CATALOG, read_trinity_config(text, "t.yaml", {}), gpu="h20", **changes)
     assert (query.objective, query.budget_gpus, query.exact, query.max_model_len, query.node_gpus, query.node_source,
             query.rollout_gpus, query.token_budget) == expected
+
+
+def test_config_query_takes_a_falsy_keyword_as_given():
+    from solver.api import config_query
+
+    config = read_trinity_config(CONFIG_TEXT, "t.yaml", {})
+    with pytest.raises(QueryError, match="^--len must be at least 1, got 0$"):
+        config_query(CATALOG, config, gpu="h20", max_model_len=0)
+    with pytest.raises(QueryError, match="^--node-gpus must be at least 1, got 0$"):
+        config_query(CATALOG, config, gpu="h20", node_gpus=0)
+    assert config_query(CATALOG, config, gpu="h20", node_source="my nodes").node_source == "my nodes"
