@@ -452,6 +452,7 @@ def beyond_calibration(
          f"a vocabulary of {model.vocab_size} (calibrated on {vocab_range})"),
         (model.moe is not None and calibrated.mixture_of_experts is False,
          "a mixture of experts (calibrated on dense models)"),
+        (model.logit_softcapping, "capped logits (their extra copy counted from first principles, not calibrated)"),
         (not least <= round(memory_gib) <= most, f"{memory_gib:.0f} GiB GPUs (calibrated on {memory_range})"),
         (gpus > calibrated.most_gpus, f"{gpus} GPUs (calibrated up to {calibrated.most_gpus})"),
         (setting.sp > calibrated.largest_sp, f"SP={setting.sp} (calibrated up to SP={calibrated.largest_sp})"),

@@ -1507,7 +1507,8 @@ false)."""
 SOFTCAP_BY_MODEL_TYPE = {"gemma2": 30.0}
 """A config.json's ``final_logit_softcapping`` where it gives none, by its ``model_type``: its class's default
 (Gemma-2 caps the logits at 30; the others, and null, do not cap them)."""
-UNGATED_MODEL_TYPES = ("bloom", "falcon", "gpt2", "gpt_bigcode", "gpt_neox", "gptj", "opt", "phi", "starcoder2")
+UNGATED_MODEL_TYPES = ("bloom", "codegen", "falcon", "gpt2", "gpt_bigcode", "gpt_neo", "gpt_neox", "gptj", "mpt",
+                       "nemotron", "opt", "persimmon", "phi", "starcoder2")
 """Model types whose MLP is two matrices (up and down), not the three of a gated MLP (gate, up and down) that
 `load_model_config` counts: refused rather than counted a third too large."""
 CONFIG_LIMITS = {"hidden_size": 1 << 20, "num_hidden_layers": 1 << 14, "num_attention_heads": 1 << 14,
@@ -1675,6 +1676,11 @@ def load_model_config(path: Path | str) -> Model:
         named = "" if moe is None else (f" (the catalogue's mixture-of-experts models, such as {moe.name}, are planned "
                                         f"by name: --model {moe.aliases[0] if moe.aliases else moe.name})")
         raise TableError(f"{path}: a mixture-of-experts config; only a dense model's config.json is read{named}")
+    if config.get("model_type") is not None and not isinstance(config["model_type"], str):
+        raise TableError(f"{path}: model_type: expected text such as \"llama\", got {brief(config['model_type'])}")
+    capping = config.get("final_logit_softcapping")
+    if capping is not None and (isinstance(capping, bool) or not isinstance(capping, int | float) or not capping > 0):
+        raise TableError(f"{path}: final_logit_softcapping: expected a number above 0 or null, got {brief(capping)}")
     if config.get("model_type") in UNGATED_MODEL_TYPES:
         raise TableError(f"{path}: model_type {config['model_type']}: its MLP has two matrices, not the three of a gated "
                          "MLP (gate, up, down) that rft-solver counts; it reads gated-MLP models (Llama, Qwen, Mistral, "
