@@ -353,7 +353,8 @@ def test_model_config_reads_a_local_config_json():
           '"vocab_size": 1000, "max_position_embeddings": 4096, "model_type": "llama", "rope_scaling": {"type": ["yarn"]}}'),
          r"rope_scaling: rope_type: expected text such as \"yarn\" or \"llama3\", got \['yarn'\]"),
         ('{"model_type": ["gpt_neox"], "hidden_size": 64}', r"model_type: expected text such as \"llama\", got \['gpt_neox'\]"),
-        ('{"final_logit_softcapping": 0, "hidden_size": 64}', "final_logit_softcapping: expected a number above 0 or null, got 0"),
+        ('{"final_logit_softcapping": 0, "hidden_size": 64}',
+         "final_logit_softcapping: expected a number above 0 or null, got 0"),
         ('{"final_logit_softcapping": "30", "hidden_size": 64}',
          "final_logit_softcapping: expected a number above 0 or null, got '30'"),
         ('{"model_type": "gpt_neox", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32}',
@@ -1676,5 +1677,6 @@ def test_a_model_that_caps_its_logits_holds_one_more_bf16_copy_of_them(tmp_path:
     assert with_cap.total_gib == pytest.approx(without.total_gib + extra)
     # An estimate for it says the capping lies beyond the calibration.
     calibrated = load_memory_model().fit.range
-    assert any("capped logits" in phrase for phrase in beyond_calibration(calibrated, capped, 79.6, 8, setting, 16384))
-    assert not any("capped logits" in phrase for phrase in beyond_calibration(calibrated, plain, 79.6, 8, setting, 16384))
+    for model, named in ((capped, True), (plain, False)):
+        phrases = beyond_calibration(calibrated, model, 79.6, 8, setting, 16384)
+        assert any("capped logits" in phrase for phrase in phrases) is named
