@@ -771,8 +771,8 @@ def _note_short_length(args: argparse.Namespace, prog: str) -> None:
     """A note on stderr where --len is a few hundred tokens at most: ``--len 32`` is 32 tokens, likely meant as 32k."""
     length = getattr(args, "max_model_len", None)
     if length is not None and length <= SHORT_LENGTH_NOTED:
-        print(f"{prog}: note: --len {length} is {length} tokens; for {length * 1024} tokens write --len {length}k",
-              file=sys.stderr)
+        print(f"{prog}: note: --len {length} is {counted(length, 'token')}; for {length * 1024} tokens write --len "
+              f"{length}k", file=sys.stderr)
 
 
 def _check_once(flag: str, paths: Sequence[Path]) -> None:

@@ -129,8 +129,8 @@ def _goal(query: Query) -> str:
         return f"longest context {query.within_budget}"
     if query.objective == "min_gpus":
         scope = f"any count up to {query.budget_gpus}" if query.open_budget else f"budget {query.budget_gpus}"
-        return f"fewest GPUs for {query.max_model_len} tokens ({scope})"
-    return f"cheapest plan for {query.max_model_len} tokens {query.within_budget}"
+        return f"fewest GPUs for {counted(query.max_model_len or 0, 'token')} ({scope})"
+    return f"cheapest plan for {counted(query.max_model_len or 0, 'token')} {query.within_budget}"
 
 
 def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None) -> list[str]:
