@@ -224,9 +224,9 @@ def _estimate_caution(plan: Plan) -> str:
 _CEILING_WORDS = f"{CEILING} tokens is the longest length the memory model is asked about; more may fit"
 
 
-ROCM_ENV_CAUTION = ("ROCm: PyTorch's ROCm builds read PYTORCH_HIP_ALLOC_CONF, where it is set, before "
-                    "PYTORCH_CUDA_ALLOC_CONF, and a build without expandable segments ignores them with a warning, so "
-                    "Env may not take effect: check yours (solve --no-env plans without it)")
+ROCM_ENV_CAUTION = ("ROCm: PyTorch's ROCm builds also read PYTORCH_HIP_ALLOC_CONF (set it the same, or not at all), "
+                    "and a build without expandable segments ignores them with a warning, so Env may not take effect: "
+                    "check yours (solve --no-env plans without it)")
 """What a plan with Env on an AMD GPU (`GpuType.rocm`) cautions."""
 
 

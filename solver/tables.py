@@ -398,7 +398,7 @@ class GpuType(Frozen):
     source: Source | Text
     tables: tuple[Table, ...] = ()
     rocm: bool = Field(default=False, description=(
-        "an AMD GPU, which PyTorch runs through ROCm (its allocator reads PYTORCH_HIP_ALLOC_CONF first)"))
+        "an AMD GPU, which PyTorch runs through ROCm (its allocator reads PYTORCH_HIP_ALLOC_CONF too)"))
 
     model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
 

@@ -944,14 +944,14 @@ def test_host_memory_rules_out_a_plan_without_offload_that_cannot_load(cli):
 def test_an_env_plan_on_an_amd_gpu_is_cautioned_that_rocm_may_ignore_it(cli, tmp_path: Path):
     status, out, _ = cli("--model", "32B", "--gpu", "mi300x", "--gpus", "8", "--len", "64k")
     assert status == 0 and "plan Env + SP=4 on 8 of 8 GPUs" in " ".join(out.split())
-    assert ("caution ROCm: PyTorch's ROCm builds read PYTORCH_HIP_ALLOC_CONF, where it is set, before "
-            "PYTORCH_CUDA_ALLOC_CONF, and a build without expandable segments ignores them with a warning, so Env may "
-            "not take effect: check yours (solve --no-env plans without it)") in " ".join(out.split())
+    assert ("caution ROCm: PyTorch's ROCm builds also read PYTORCH_HIP_ALLOC_CONF (set it the same, or not at all), "
+            "and a build without expandable segments ignores them with a warning, so Env may not take effect: check "
+            "yours (solve --no-env plans without it)") in " ".join(out.split())
     # solve cluster, which pins no setting, cautions its MI300X jobs with Env too.
     fleet = tmp_path / "fleet.yaml"
     fleet.write_text("pools: [{name: m, gpu: MI300X, nodes: 1, gpus_per_node: 8}]\n"
                      "jobs: [{name: j, model: 8B, max_model_len: 65536}]\n", encoding="utf-8")
     status, out, _ = cli("cluster", str(fleet))
-    assert status == 0 and "caution: j: ROCm: PyTorch's ROCm builds read PYTORCH_HIP_ALLOC_CONF" in " ".join(out.split())
+    assert status == 0 and "caution: j: ROCm: PyTorch's ROCm builds also read PYTORCH_HIP_ALLOC_CONF" in " ".join(out.split())
     assert "ROCm" not in cli("--model", "32B", "--gpu", "h200", "--gpus", "8", "--len", "64k")[1]
     assert "ROCm" not in cli("--model", "32B", "--gpu", "mi300x", "--gpus", "8", "--len", "64k", "--no-env")[1]
