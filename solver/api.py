@@ -430,9 +430,12 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
     if twin_trains:
         problems += ((f"the {same_memory} tables, whose GPU has the same memory, say these settings train: --gpu "
                       f"{same_memory} plans with them"),)
+    gpus_hold = False  # where only the host memory rules them out: a cell or the memory model vouches without it
     if not fits_host_ram(model, current.gpus, query.node_gpus, query.host_ram_gb, setting.offload):
         host_needed = round(host_memory_gib(model, current.gpus, query.node_gpus, setting.offload), 1)
-    if out_of_memory is None and not current.broken_rule and query.estimate != "never":
+        gpus_hold = _plan_at_budget(catalog, judged.model_copy(update={"host_ram_gb": None}), gpu, current, setting,
+                                    own) is not None
+    if out_of_memory is None and not current.broken_rule and query.estimate != "never" and not gpus_hold:
         memory = breakdown(model, catalog.gpu(gpu).memory_gib, current.gpus, setting, current.max_model_len,
                            query.memory.coefficients, query.margin, own)
         predicted = (round(memory.total_gib, 1), round(memory.usable_gib, 1))

@@ -1319,7 +1319,7 @@ def test_a_verdict_that_host_memory_rules_out_says_so(cli, tmp_path: Path):
                       "        fsdp_config: {param_offload: true, optimizer_offload: true, offload_policy: true}\n"
                       "      ref:\n        fsdp_config: {param_offload: true}\n", encoding="utf-8")
     current = json.loads(cli("--from-config", str(config), "--gpu", "h100", "--host-ram", "64", "--json")[1])[0]["current"]
-    assert not current["trains"] and current["predicted"] == [19.2, 71.0]  # the GPUs hold it: the host memory does not
+    assert not current["trains"] and current["predicted"] is None  # the GPUs hold it: only the host memory does not
     assert current["host_memory_needed"] == round(solver.api.host_memory_gib(solver.load_catalog().model("14B"), 8), 1)
     _, out, _ = cli("--from-config", str(config), "--gpu", "h100", "--host-ram", "64")
     assert (f"with Offload it needs {current['host_memory_needed']:.1f} GiB of host memory per node, more than "
@@ -1330,6 +1330,15 @@ def test_a_verdict_that_host_memory_rules_out_says_so(cli, tmp_path: Path):
     _, out, _ = cli("--from-config", str(example), "--gpu", "h20", "--host-ram", "30")
     assert ("the H20-96GB table for 6 GPUs says 'SP=2' at 24576, so vanilla ran out of memory there; and it needs 30.5 "
             "GiB of host memory per node while the model loads, more than --host-ram 30;") in " ".join(out.split())
+    # A config a table documents is refused for its host memory alone (Qwen3-4B ties its embeddings: every rank
+    # loads it, 15 GiB each).
+    documented = tmp_path / "documented.yaml"
+    documented.write_text("model: {model_path: Qwen/Qwen3-4B, max_model_len: 20480}\ncluster: {node_num: 1, gpu_per_node: "
+                          "8}\nexplorer: {rollout_model: {engine_num: 4, tensor_parallel_size: 1}}\n", encoding="utf-8")
+    assert json.loads(cli("--from-config", str(documented), "--gpu", "a100", "--json")[1])[0]["current"]["trains"]
+    status, out, _ = cli("--from-config", str(documented), "--gpu", "a100", "--host-ram", "50", "--json")
+    current = json.loads(out)[0]["current"]
+    assert (status, current["trains"], current["predicted"], current["host_memory_needed"]) == (1, False, None, 59.9)
     # Where no table speaks, the memory model's figures come first, as a table's cell does.
     long = tmp_path / "long.yaml"
     long.write_text(example.read_text(encoding="utf-8").replace("max_model_len: 32768", "max_model_len: 131072")
