@@ -805,8 +805,8 @@ def _fewest_gpus(fleet: Fleet, options: Sequence[Option]) -> str:
         fewest[option.job] = min(fewest.get(option.job, gpus), gpus)
         pools.setdefault(option.job, set()).add(option.pool)
     after = "; without --minimize nodes, as many as fit are placed"
-    host = any(option.host_mib > 0 for option in options)  # a pool's host memory holds what Offload needs too
-    packing = ("but their layouts, with the host memory their Offload takes, do not pack into the nodes"
+    host = any(option.host_mib > 0 for option in options)  # a pool's host memory holds what the jobs need too
+    packing = ("but their layouts, with the host memory they need on a node, do not pack into the nodes"
                if host else "but their layouts do not pack into the nodes")
     has, need = sum(pool.nodes * pool.gpus_per_node for pool in fleet.pools), sum(fewest.values())
     if need > has:

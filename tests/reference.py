@@ -420,6 +420,8 @@ def _beyond_calibration(memory_gib: float, model: Any, n: int, sp: int, tokens: 
         found.append(f"a vocabulary of {model.vocab_size} (calibrated on {fit.least_vocab_size})")
     if model.moe is not None:  # the shipped fit saw dense models only
         found.append("a mixture of experts (calibrated on dense models)")
+    if model.logit_softcapping:  # no tabled model caps its logits
+        found.append("capped logits (their extra copy counted from first principles, not calibrated)")
     if round(memory_gib) < round(fit.least_memory_gib) or round(memory_gib) > round(fit.most_memory_gib):
         found.append(f"{memory_gib:.0f} GiB GPUs (calibrated on {round(fit.least_memory_gib)} to "
                      f"{round(fit.most_memory_gib)} GiB)")

@@ -1282,7 +1282,7 @@ PACKED = ", ".join(f"{{name: {name}, model: 8B, max_model_len: 65536, rollout_gp
         "{name: j3, model: 14B, max_model_len: 65536}, {name: s1, model: 0.6B, max_model_len: 8192}, "
         "{name: s2, model: 0.6B, max_model_len: 8192}]\n",
         "the jobs do not all fit the fleet together: at their fewest they take 14 of the fleet's 16 GPUs, but their "
-        "layouts, with the host memory their Offload takes, do not pack into the nodes; without --minimize "
+        "layouts, with the host memory they need on a node, do not pack into the nodes; without --minimize "
         "nodes, as many as fit are placed", id="host-memory"),
     pytest.param(  # one job only pool a can run, three of 4 + 4 GPUs either pool can: 26 GPUs against 16
         "pools: [{name: a, gpu: a100, nodes: 1, gpus_per_node: 8}, {name: h, gpu: h20, nodes: 1, gpus_per_node: 8}]\n"

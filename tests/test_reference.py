@@ -14,7 +14,16 @@ from reference import PLAN_KEYS, check_plan, enumerate_plans, exact_cost, ranked
 from solver.memory import breakdown
 from solver.query import make_query
 from solver.solve import plan as solve_plan
-from solver.tables import QueryError, Setting, Weights, load_catalog, load_gpu_type, load_memory_model, load_weights
+from solver.tables import (
+    QueryError,
+    Setting,
+    Weights,
+    load_catalog,
+    load_gpu_type,
+    load_memory_model,
+    load_model_config,
+    load_weights,
+)
 
 CATALOG = load_catalog()
 WEIGHTS = load_weights()
@@ -572,3 +581,20 @@ def test_tables_of_8_and_16_gpus_refute_as_the_references_order_says(tmp_path):
     (refuted,) = solve_plan(make_query(catalog, gpu="H100-80GB", model="Qwen3-8B", budget_gpus=8, exact=True,
                                        max_model_len=131072, sp=8, env=True, offload=False), catalog)
     assert refuted.status == "infeasible" and not refuted.plans
+
+
+def test_a_model_that_caps_its_logits_is_planned_as_the_reference_plans_it(tmp_path):
+    # Gemma-2-9B's shape (its class caps the logits): estimates with one more bf16 copy of them, said to lie
+    # beyond the calibration, as the reference works them out.
+    config = tmp_path / "config.json"
+    config.write_text('{"model_type": "gemma2", "hidden_size": 3584, "intermediate_size": 14336, "num_hidden_layers": 42,'
+                      ' "num_attention_heads": 16, "num_key_value_heads": 8, "head_dim": 256, "vocab_size": 256000,'
+                      ' "max_position_embeddings": 8192, "_name_or_path": "google/gemma-2-9b"}', encoding="utf-8")
+    catalog = CATALOG.with_model(load_model_config(config))
+    for length in (8192, 32768, 65536):
+        query = {"gpu": "H100-80GB", "model": "gemma-2-9b", "budget_gpus": 8, "max_model_len": length,
+                 "objective": "cheapest"}
+        (answer,) = solve_plan(make_query(catalog, top=3, **query), catalog)
+        got = [p.model_dump(mode="json") for p in answer.plans]
+        assert got == ranked_alternatives(enumerate_plans(catalog, estimates=True, **query))[:3], length
+        assert got and all(any("capped logits" in phrase for phrase in p["beyond_calibration"]) for p in got)
