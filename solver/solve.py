@@ -562,15 +562,23 @@ def _host_need(catalog: Catalog, data: PlanningData, query: Query) -> str:
     if best is None:
         return ""
     said = f"; without {query.host_ram_source}, {_host_words(data, query, best)}"
-    if best.offload and query.offload is None:  # a plan without Offload needs less: the model while it loads
-        lighter = optional_best(catalog, unlimited.model_copy(update={"offload": False}), data.gpu)
-        if lighter is not None:
-            said += f"; without Offload, {_host_words(data, query, lighter)}"
+    # The least a plan needs: without Offload (the model while it loads), on the fewest GPUs (a model with tied
+    # embeddings loads on every rank).
+    lighter = optional_best(catalog, unlimited.model_copy(update={
+        "objective": "min_gpus", "max_model_len": best.max_model_len, "exact": False,
+        "offload": False if query.offload is None else query.offload}), data.gpu)
+    if lighter is not None and _host_need_gib(data, query, lighter) < _host_need_gib(data, query, best):
+        said += f"; at the least, {_host_words(data, query, lighter)}"
     return said
+
+
+def _host_need_gib(data: PlanningData, query: Query, plan: Plan) -> float:
+    """The host memory per node `plan` needs, GiB (`host_memory_gib`)."""
+    return host_memory_gib(data.shape, plan.gpus, query.node_gpus, plan.offload)
 
 
 def _host_words(data: PlanningData, query: Query, plan: Plan) -> str:
     """A plan found without --host-ram and the host memory per node it needs, in words."""
-    need = host_memory_gib(data.shape, plan.gpus, query.node_gpus, plan.offload)
     return (f"{plan.setting.label} on {counted(plan.gpus, 'GPU')} trains it ({plan.max_model_len} tokens) and needs "
-            f"{ceil(need)} GiB of host memory per node{'' if plan.offload else ' while the model loads'}")
+            f"{ceil(_host_need_gib(data, query, plan))} GiB of host memory per node"
+            f"{'' if plan.offload else ' while the model loads'}")

@@ -921,13 +921,19 @@ def test_host_memory_rules_out_a_plan_without_offload_that_cannot_load(cli):
     # The refusal names the least a plan needs too: without Offload only the start-up load (Qwen3-8B: 31 GiB).
     status, out, _ = cli("--model", "8B", "--gpu", "a100", "--len", "8k", "--host-ram", "20", "--minimize", "gpus")
     assert status == 1 and ("without --host-ram, Env + Offload on 1 GPU trains it (8192 tokens) and needs 163 GiB of "
-                            "host memory per node; without Offload, Env on 3 GPUs trains it (8192 tokens) and needs 31 "
+                            "host memory per node; at the least, Env on 3 GPUs trains it (8192 tokens) and needs 31 "
                             "GiB of host memory per node while the model loads") in " ".join(out.split())
+    # A model with tied embeddings loads on every rank: the fewest GPUs need the least (Qwen3-4B: 30 GiB on 2).
+    status, out, _ = cli("--model", "4B", "--gpu", "a100", "--len", "8k", "--gpus", "8", "--host-ram", "20")
+    assert status == 1 and ("needs 120 GiB of host memory per node while the model loads; at the least, vanilla on 2 "
+                            "GPUs trains it (8192 tokens) and needs 30 GiB") in " ".join(out.split())
     # On an exact count that host memory rules out, fewer GPUs are named as fewer GPUs, not as a lowered budget:
     # Qwen3-4B ties its embeddings, every rank loads it (15 GiB each), so 50 GB take 3 ranks.
     status, out, _ = cli("--model", "4B", "--gpu", "h20", "--gpus", "6", "--exact", "--len", "8k", "--host-ram", "50")
-    assert status == 1 and ("needs 90 GiB of host memory per node while the model loads; fewer trainer GPUs train 8192 "
-                            "tokens: vanilla on 3 GPUs (inferred), the other 3 free for rollout") in " ".join(out.split())
+    assert status == 1 and ("needs 90 GiB of host memory per node while the model loads; at the least, vanilla on 1 GPU "
+                            "trains it (8192 tokens) and needs 15 GiB of host memory per node while the model loads; "
+                            "fewer trainer GPUs train 8192 tokens: vanilla on 3 GPUs (inferred), the other 3 free for "
+                            "rollout") in " ".join(out.split())
     assert "--token-budget auto" not in out
     # --explain names the host memory among what narrows the plans.
     _, out, _ = cli("--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "32k", "--host-ram", "24", "--explain")
