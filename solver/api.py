@@ -280,7 +280,7 @@ def _tables_longest(catalog: Catalog, model: str, gpu: str, gpus: int, setting: 
 
 
 def config_query(catalog: Catalog, config: TrinityConfig, *, objective: Objective = "cheapest",
-                 budget_gpus: int | None = None, exact: bool = False, max_model_len: int | None = None,
+                 budget_gpus: int | None = None, exact: bool | None = None, max_model_len: int | None = None,
                  node_gpus: int | None = None, rollout_gpus: int | None = None,
                  token_budget: TokenBudgetMode | None = None, estimate: EstimateMode = "auto", model: str | None = None,
                  **options: Any) -> Query:
@@ -288,7 +288,7 @@ def config_query(catalog: Catalog, config: TrinityConfig, *, objective: Objectiv
     it): its model, its length (unless maximising), exactly its trainer GPUs (where it gives them: not for the
     fewest GPUs), its node size, its rollout GPUs and, where it lowers its own token budget, ``auto``. A keyword
     given overrides the config, as the command's flag does (`budget_gpus` frees the count; `exact` pins any
-    budget); `options` are `make_query`'s other keywords."""
+    budget, and ``exact=False`` frees the config's); `options` are `make_query`'s other keywords."""
     from solver.trinity import TrinityConfig
 
     check_types(("catalog", catalog, Catalog), ("config", config, TrinityConfig))
@@ -299,7 +299,7 @@ def config_query(catalog: Catalog, config: TrinityConfig, *, objective: Objectiv
     return make_query(
         catalog, model=model if model is not None else config.model, objective=objective,
         budget_gpus=config.trainer_gpus if from_config else budget_gpus,
-        exact=exact or (from_config and objective != "min_gpus"),
+        exact=exact if exact is not None else from_config and objective != "min_gpus",
         max_model_len=asked if objective != "max_len" or max_model_len is not None else None, estimate=estimate,
         token_budget=token_budget if token_budget is not None else config_budget_mode(config, asked, estimate),
         node_gpus=node_gpus if node_gpus is not None else config.node_gpus or NODE_GPUS,

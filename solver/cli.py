@@ -1088,7 +1088,7 @@ def run_planner(args: argparse.Namespace) -> int:
         query = make_query(catalog, **{**asked, "model": asked["model"] or ""},
                            token_budget=args.token_budget or "default", node_gpus=args.node_gpus or NODE_GPUS)
     else:  # --write plans for the config's own GPU count, whatever the objective
-        query = config_query(catalog, config, **{**asked, "exact": args.exact or bool(args.write)},
+        query = config_query(catalog, config, **{**asked, "exact": True if args.exact or args.write else None},
                              token_budget=args.token_budget, node_gpus=args.node_gpus)
     if (args.out or args.write) and len(query.gpus) > 1:
         raise QueryError(f"--out and --write take one plan: choose one GPU type with --gpu ({' or '.join(query.gpus)}, "

@@ -445,3 +445,5 @@ def test_config_query_takes_a_falsy_keyword_as_given():
     with pytest.raises(QueryError, match="^--node-gpus must be at least 1, got 0$"):
         config_query(CATALOG, config, gpu="h20", node_gpus=0)
     assert config_query(CATALOG, config, gpu="h20", node_source="my nodes").node_source == "my nodes"
+    freed = config_query(CATALOG, config, gpu="h20", exact=False)
+    assert (freed.exact, freed.budget_gpus) == (False, 6)
