@@ -5,7 +5,8 @@ trainer GPU count, or the longest length for jobs that may run longer). A second
 chooses one way, or none, per job. Nodes in a pool are identical, so that model does not name nodes: it
 counts how many nodes of each pool are filled with each *pattern* (a multiset of job footprints that fits
 a node, among the footprints the jobs can have: GPUs, and the host memory a job needs there (its Offload
-states, or its load at start-up) where the pool gives its nodes' host memory), and a job that needs more than one node takes whole nodes.
+states, or its load at start-up) where the pool gives its nodes' host memory), and a job that needs more
+than one node takes whole nodes.
 The chosen patterns are then filled in node order to give each job its node indexes.
 
 Objectives, one after the other (each stage keeps the value the stage before it reached): the total
@@ -569,8 +570,8 @@ def _decode(
     planner: _Planner, widen: bool, proven: bool = True, seed: int = 0,
 ) -> tuple[tuple[Placement, ...], tuple[Unplaced, ...]]:
     """Give the chosen options node indexes: whole-node jobs first, then the chosen patterns, in order; then
-    (`widen`) let the jobs of a node with idle GPUs grow onto them (`_widen`, with CP-SAT's `seed`). `proven`: whether the placed
-    priority is proven the most (the unplaced jobs' reasons say so otherwise)."""
+    (`widen`) let the jobs of a node with idle GPUs grow onto them (`_widen`, with CP-SAT's `seed`). `proven`:
+    whether the placed priority is proven the most (the unplaced jobs' reasons say so otherwise)."""
     chosen = {o.job: o for o, value in zip(options, values) if value}
     nodes: dict[int, list[int]] = {}
     for pool_index in range(len(fleet.pools)):

@@ -277,8 +277,9 @@ PER_TOKEN_TERMS = ("checkpoints", "logits", "recompute")
 def token_floor_gib(model: Model, tokens: int) -> float:
     """The least `PER_TOKEN_TERMS` can take together for `tokens` per GPU, GiB: a bf16 hidden state per layer
     and the embedding output, and the larger of the two peaks that follow each other, the logits'
-    (`LOGIT_FLOOR_BYTES` per logit, and `SOFTCAP_BYTES` where the model caps them) and one layer's recompute and backward (`layer_peak_bytes`). (Calibration
-    holds its fit to it too; for every catalogued model the logits' peak is the larger.)"""
+    (`LOGIT_FLOOR_BYTES` per logit, and `SOFTCAP_BYTES` where the model caps them) and one layer's recompute
+    and backward (`layer_peak_bytes`). (Calibration holds its fit to it too; for every catalogued model the
+    logits' peak is the larger.)"""
     checkpoints = 2 * model.hidden_size * (model.num_layers + 1)
     logits = (LOGIT_FLOOR_BYTES + SOFTCAP_BYTES * model.logit_softcapping) * model.vocab_size
     return tokens * (checkpoints + max(logits, layer_peak_bytes(model))) / GIB

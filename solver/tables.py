@@ -1682,9 +1682,9 @@ def load_model_config(path: Path | str) -> Model:
     if capping is not None and (isinstance(capping, bool) or not isinstance(capping, int | float) or not capping > 0):
         raise TableError(f"{path}: final_logit_softcapping: expected a number above 0 or null, got {brief(capping)}")
     if config.get("model_type") in UNGATED_MODEL_TYPES:
-        raise TableError(f"{path}: model_type {config['model_type']}: its MLP has two matrices, not the three of a gated "
-                         "MLP (gate, up, down) that rft-solver counts; it reads gated-MLP models (Llama, Qwen, Mistral, "
-                         "Gemma, Phi-3 and the like)")
+        raise TableError(f"{path}: model_type {config['model_type']}: its MLP has two matrices, not the three of a "
+                         "gated MLP (gate, up, down) that rft-solver counts; it reads gated-MLP models (Llama, Qwen, "
+                         "Mistral, Gemma, Phi-3 and the like)")
     towers = [key for key in MULTIMODAL_CONFIG_KEYS if key in config]
     if towers:
         raise TableError(f"{path}: a multimodal config ({', '.join(towers)}); only a text model's "
