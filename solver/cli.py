@@ -479,7 +479,7 @@ def run_cluster(args: argparse.Namespace) -> int:
                                    pool.gpus_per_node).size if rollout else 1
             fragments[placement.job] = trinity_fragment(placement.plan, model, rollout, nodes=len(placement.nodes),
                                                         gpu=pool.gpu, shared_gpus=shared, engines=(0, size),
-                                                        version=args.trinity_version)
+                                                        version=args.trinity_version, rocm=catalog.gpu(pool.gpu).rocm)
         made = bool(fragments) and not args.emit_dir.is_dir()
         if made:  # the folder is made only now, once there is an answer to write
             try:
@@ -684,7 +684,7 @@ def run_memory(args: argparse.Namespace) -> int:
                  f"{args.max_model_len} tokens ({result.tokens_per_gpu} per GPU"
                  f"{', your token budget' if args.token_budget else ''}), margin {margin:g}")
         _console().print(memory_view(result, label, gpu.name, model.name, args.gpus, args.offload,
-                                     own_budget=args.token_budget is not None))
+                                     own_budget=args.token_budget is not None, rocm_env=gpu.rocm and args.env))
     return 0 if result.trains else NO_PLAN
 
 
@@ -1215,7 +1215,8 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalo
                 engines = (0, suggested.size)
             try:
                 fragments.append(trinity_fragment(answer.plans[0], model, rollout, gpu=answer.gpu, nodes=nodes,
-                                                  engines=engines, layout=layout, version=args.trinity_version))
+                                                  engines=engines, layout=layout, version=args.trinity_version,
+                                                  rocm=catalog.gpu(answer.gpu).rocm))
             except EngineError as error:  # the config's engines cannot take the rollout GPUs this plan leaves
                 raise QueryError(f"{args.from_config}: {error} on nodes of {node_gpus}: choose a trainer size with "
                                  "--gpus that leaves the config's engines exactly their GPUs") from None

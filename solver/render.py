@@ -581,11 +581,11 @@ def _yaml_string(text: str) -> str:
 
 
 def memory_view(result: MemoryEstimate, label: str, gpu: str, model: str, gpus: int, offload: bool,
-                own_budget: bool = False) -> Group:
+                own_budget: bool = False, rocm_env: bool = False) -> Group:
     """A breakdown table of one GPU's predicted peak memory, the verdict, the longest length that fits
     (at the user's token budget with `own_budget`), the host memory a node needs (`offload`: for the states
     too), and what `gpu`'s tables say of the same setting for `model` on `gpus` GPUs (they decide where they
-    speak)."""
+    speak); `rocm_env`: Env on an AMD GPU, which gets `ROCM_ENV_CAUTION`."""
     view = Table()
     view.add_column("term")
     view.add_column("GiB", justify="right")
@@ -630,6 +630,8 @@ def memory_view(result: MemoryEstimate, label: str, gpu: str, model: str, gpus: 
                           style="" if result.host_fits else "red"))
     if result.fits and (caution := _thin_headroom(result.headroom_gib, result.beyond_calibration)):
         lines.append(Text(f"caution: {caution}", style="yellow"))
+    if rocm_env:
+        lines.append(Text(f"caution: {ROCM_ENV_CAUTION}", style="yellow"))
     if result.beyond_calibration:
         lines.append(Text(f"beyond the memory model's calibration: {', '.join(result.beyond_calibration)}; the "
                           "prediction extrapolates there", style="yellow"))

@@ -288,7 +288,7 @@ def _emit(keys: Iterable[_Key], section_comments: Mapping[tuple[str, ...], str])
 
 
 def _header(plan: Plan, model: Model, rollout_gpus: int | None, gpu: str | None,
-            shared_gpus: tuple[int, ...] | None = None) -> list[str]:
+            shared_gpus: tuple[int, ...] | None = None, rocm: bool = False) -> list[str]:
     on = f" {gpu}" if gpu else ""
     left = f" ({rollout_gpus} for rollout)" if rollout_gpus else ""
     evidence = plan.evidence_text(gpu or "", model.name)
@@ -325,13 +325,16 @@ def _header(plan: Plan, model: Model, rollout_gpus: int | None, gpu: str | None,
             f"#   {ENV_EXPORT}",
             "# It is an environment variable, not a config key.",
         ]
+        if rocm:
+            lines += ["# On ROCm, PyTorch reads PYTORCH_HIP_ALLOC_CONF too: set it the same, or not at all; a build",
+                      "# without expandable segments ignores them with a warning (then plan with --no-env)."]
     return lines
 
 
 def trinity_fragment(
     plan: Plan, model: Model, rollout_gpus: int | None = None, *, gpu: str | None = None, nodes: int = 1,
     shared_gpus: tuple[int, ...] | None = None, engines: tuple[int, int] | None = (0, 1), layout: Any = None,
-    version: TrinityVersion | None = None,
+    version: TrinityVersion | None = None, rocm: bool = False,
 ) -> str:
     """A Trinity YAML fragment (nested mappings, with comments) that applies `plan` to `model`.
 
@@ -345,7 +348,8 @@ def trinity_fragment(
     (R - those GPUs) / size engines of that size (a `layout` with Trinity 0.6's data or pipeline parallel
     sizes keeps its sizes: the tensor-parallel one is not written), and None no engines at all (a config's
     own, which take the R GPUs already). `gpu` (e.g. ``A100-80GB``) only names the GPU type in the header comment;
-    `shared_gpus`, the GPUs of a node the job takes part of, adds the CUDA_VISIBLE_DEVICES to set.
+    `shared_gpus`, the GPUs of a node the job takes part of, adds the CUDA_VISIBLE_DEVICES to set; `rocm`
+    (an AMD GPU) adds to the Env comment what ROCm builds read.
     `layout`, the user's config as nested mappings, adds the keys of its own that the plan sets too (a role's
     SP and budget, the offload flags under a role's ``engine``), as `patch_trinity_config` does. The output depends
     only on the arguments: the same input gives the same bytes, checked against
@@ -392,7 +396,7 @@ def trinity_fragment(
         ("model", "rope_scaling"): f"YaRN: max_model_len is beyond the native context of {model.native_context}",
     }
     body = _emit([*model_keys, *cluster_keys, *trainer_keys], comments)
-    text = "\n".join([*_header(plan, model, rollout_gpus, gpu, shared_gpus), *body]) + "\n"
+    text = "\n".join([*_header(plan, model, rollout_gpus, gpu, shared_gpus, rocm), *body]) + "\n"
     problems = check_trinity_config(pyyaml.load(text, Loader=_FAST_SAFE_LOADER), model, plan.gpus)
     if problems:  # a defect of rft-solver's, never of the input: no fragment that Trinity would refuse leaves here
         raise RuntimeError(f"the Trinity config made for {plan.setting.label} breaks Trinity's rules: {problems}")

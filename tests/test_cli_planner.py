@@ -959,5 +959,10 @@ def test_an_env_plan_on_an_amd_gpu_is_cautioned_that_rocm_may_ignore_it(cli, tmp
                      "jobs: [{name: j, model: 8B, max_model_len: 65536}]\n", encoding="utf-8")
     status, out, _ = cli("cluster", str(fleet))
     assert status == 0 and "caution: j: ROCm: PyTorch's ROCm builds also read PYTORCH_HIP_ALLOC_CONF" in " ".join(out.split())
+    # solve memory with --env, and the Trinity fragment beside its Env export.
+    flags = ("--model", "8B", "--gpu", "mi300x", "--gpus", "4", "--len", "64k")
+    assert "caution: ROCm:" in cli("memory", *flags, "--sp", "2", "--env")[1]
+    assert "ROCm" not in cli("memory", *flags, "--sp", "2")[1]
+    assert "# On ROCm, PyTorch reads PYTORCH_HIP_ALLOC_CONF too: set it the same" in cli(*flags, "--emit", "trinity")[1]
     assert "ROCm" not in cli("--model", "32B", "--gpu", "h200", "--gpus", "8", "--len", "64k")[1]
     assert "ROCm" not in cli("--model", "32B", "--gpu", "mi300x", "--gpus", "8", "--len", "64k", "--no-env")[1]
