@@ -43,6 +43,7 @@ from solver.query import (
     TokenBudgetMode,
     Unplaced,
     check_token_budget,
+    host_need_words,
     make_query,
     rollout_layout,
     validated_length,
@@ -774,10 +775,8 @@ def _host_limited(planner: _Planner, query: Query, pool: Pool, rollout_gpus: int
     if plan is None or plan.gpus >= fewest or (plan.nodes or 1) > pool.nodes:
         return ""
     need = host_memory_gib(planner.catalog.model(query.model), plan.gpus, pool.gpus_per_node, plan.offload)
-    when = "with Offload it needs" if plan.offload else "it needs"
-    return (f" ({plan.gpus} would, with {plan.setting.label}, but {when} {ceil(need)} GiB of host memory per node"
-            f"{'' if plan.offload else ' while the model loads'}, more than the pool's host_ram_gb "
-            f"{pool.host_ram_gb:g})")
+    return (f" ({plan.gpus} would, with {plan.setting.label}, but {host_need_words(str(ceil(need)), plan.offload)}, "
+            f"more than the pool's host_ram_gb {pool.host_ram_gb:g})")
 
 
 def _trivially_bounded(bound: int, fleet: Fleet, options: list[Option], every_job: bool) -> int:

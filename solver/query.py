@@ -137,6 +137,14 @@ class Query(Frozen):
         return " ".join(filter(None, (self.pin_flags, host_ram)))
 
 
+def host_need_words(amount: str, offload: bool) -> str:
+    """What a plan needs of a node's host memory, in words: ``with Offload it needs 163 GiB of host memory per
+    node``, or ``it needs 31 GiB of host memory per node while the model loads`` (`amount`: the GiB, as written)."""
+    if offload:
+        return f"with Offload it needs {amount} GiB of host memory per node"
+    return f"it needs {amount} GiB of host memory per node while the model loads"
+
+
 class SourceCell(Frozen):
     """The documented cell a plan rests on."""
 

@@ -26,6 +26,7 @@ from solver.query import (
     SourceCell,
     TablesVerdict,
     TrinityVersion,
+    host_need_words,
     index_range,
     least_token_budget,
     token_budget,
@@ -369,8 +370,7 @@ def _verdict(answer: Answer, current: CurrentSettings, query: Query, problems: b
                     style="yellow" if problems else "green")
     cell = current.out_of_memory
     host = "" if current.host_memory_needed is None else (
-        f"{'with Offload it needs' if current.offload else 'it needs'} {current.host_memory_needed:.1f} GiB of host "
-        f"memory per node{'' if current.offload else ' while the model loads'}, more than {query.host_ram_source} "
+        f"{host_need_words(f'{current.host_memory_needed:.1f}', current.offload)}, more than {query.host_ram_source} "
         f"{query.host_ram_gb:g}")
     if current.broken_rule:
         verdict = f"it breaks a rule: {current.broken_rule}"

@@ -39,6 +39,7 @@ from solver.query import (
     SourceCell,
     Status,
     Undecided,
+    host_need_words,
     larger_tables,
     lowered_token_budget,
     rollout_layout,
@@ -579,6 +580,5 @@ def _host_need_gib(data: PlanningData, query: Query, plan: Plan) -> float:
 
 def _host_words(data: PlanningData, query: Query, plan: Plan) -> str:
     """A plan found without --host-ram and the host memory per node it needs, in words."""
-    return (f"{plan.setting.label} on {counted(plan.gpus, 'GPU')} trains it ({plan.max_model_len} tokens) and needs "
-            f"{ceil(_host_need_gib(data, query, plan))} GiB of host memory per node"
-            f"{'' if plan.offload else ' while the model loads'}")
+    return (f"{plan.setting.label} on {counted(plan.gpus, 'GPU')} trains it ({plan.max_model_len} tokens), and "
+            f"{host_need_words(str(ceil(_host_need_gib(data, query, plan))), plan.offload)}")

@@ -910,7 +910,7 @@ def test_host_memory_rules_out_a_plan_without_offload_that_cannot_load(cli):
     status, out, _ = cli(*flags, "--host-ram", "128")
     assert status == 1 and ("no plan: nothing in the tables and the memory model's estimates for Llama-3.1-70B on "
                             "H200-141GB within 16 GPUs trains with --host-ram 128; without --host-ram, Env + SP=4 on "
-                            "16 GPUs trains it (32768 tokens) and needs 263 GiB of host memory per node while the "
+                            "16 GPUs trains it (32768 tokens), and it needs 263 GiB of host memory per node while the "
                             "model loads") in " ".join(out.split())
     status, out, _ = cli(*flags, "--host-ram", "264", "--json")
     [answer] = json.loads(out)
@@ -920,20 +920,20 @@ def test_host_memory_rules_out_a_plan_without_offload_that_cannot_load(cli):
                             "Offload, or for the model while it loads)") in " ".join(out.split())
     # The refusal names the least a plan needs too: without Offload only the start-up load (Qwen3-8B: 31 GiB).
     status, out, _ = cli("--model", "8B", "--gpu", "a100", "--len", "8k", "--host-ram", "20", "--minimize", "gpus")
-    assert status == 1 and ("without --host-ram, Env + Offload on 1 GPU trains it (8192 tokens) and needs 163 GiB of "
-                            "host memory per node; at the least, Env on 3 GPUs trains it (8192 tokens) and needs 31 "
+    assert status == 1 and ("without --host-ram, Env + Offload on 1 GPU trains it (8192 tokens), and with Offload it needs 163 GiB of "
+                            "host memory per node; at the least, Env on 3 GPUs trains it (8192 tokens), and it needs 31 "
                             "GiB of host memory per node while the model loads") in " ".join(out.split())
     # A model with tied embeddings loads on every rank: the fewest GPUs need the least (Qwen3-4B: 30 GiB on 2).
     status, out, _ = cli("--model", "4B", "--gpu", "a100", "--len", "8k", "--gpus", "8", "--host-ram", "20")
     assert status == 1 and ("needs 120 GiB of host memory per node while the model loads; at the least, vanilla on 2 "
-                            "GPUs trains it (8192 tokens) and needs 30 GiB") in " ".join(out.split())
+                            "GPUs trains it (8192 tokens), and it needs 30 GiB") in " ".join(out.split())
     # On an exact count that host memory rules out, fewer GPUs are named as fewer GPUs, not as a lowered budget:
     # Qwen3-4B ties its embeddings, every rank loads it (15 GiB each), so 50 GB take 3 ranks.
     status, out, _ = cli("--model", "4B", "--gpu", "h20", "--gpus", "6", "--exact", "--len", "8k", "--host-ram", "50")
-    assert status == 1 and ("needs 90 GiB of host memory per node while the model loads; at the least, vanilla on 1 GPU "
-                            "trains it (8192 tokens) and needs 15 GiB of host memory per node while the model loads; "
-                            "fewer trainer GPUs train 8192 tokens: vanilla on 3 GPUs (inferred), the other 3 free for "
-                            "rollout") in " ".join(out.split())
+    assert status == 1 and ("needs 90 GiB of host memory per node while the model loads; at the least, vanilla on 1 "
+                            "GPU trains it (8192 tokens), and it needs 15 GiB of host memory per node while the model "
+                            "loads; fewer trainer GPUs train 8192 tokens: vanilla on 3 GPUs (inferred), the other 3 free "
+                            "for rollout") in " ".join(out.split())
     assert "--token-budget auto" not in out
     # --explain names the host memory among what narrows the plans.
     _, out, _ = cli("--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "32k", "--host-ram", "24", "--explain")
@@ -958,7 +958,8 @@ def test_an_env_plan_on_an_amd_gpu_is_cautioned_that_rocm_may_ignore_it(cli, tmp
     fleet.write_text("pools: [{name: m, gpu: MI300X, nodes: 1, gpus_per_node: 8}]\n"
                      "jobs: [{name: j, model: 8B, max_model_len: 65536}]\n", encoding="utf-8")
     status, out, _ = cli("cluster", str(fleet))
-    assert status == 0 and "caution: j: ROCm: PyTorch's ROCm builds also read PYTORCH_HIP_ALLOC_CONF" in " ".join(out.split())
+    assert status == 0 and "caution: j: ROCm: PyTorch's ROCm builds also read PYTORCH_HIP_ALLOC_CONF" in (
+        " ".join(out.split()))
     # solve memory with --env, and the Trinity fragment beside its Env export.
     flags = ("--model", "8B", "--gpu", "mi300x", "--gpus", "4", "--len", "64k")
     assert "caution: ROCm:" in cli("memory", *flags, "--sp", "2", "--env")[1]
