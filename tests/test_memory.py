@@ -555,8 +555,8 @@ def test_host_ram_rules_out_offload_plans_whose_states_do_not_fit():
                      CATALOG)
     assert answer.plans == () and answer.reason == (
         "nothing in the tables and the memory model's estimates for Qwen3-14B on A100-80GB within 1 GPU trains "
-        "with --host-ram 200; without --host-ram, Env + Offload on 1 GPU trains it (8192 tokens) and needs 312 GiB of "
-        "host memory per node")
+        "with --host-ram 200; without --host-ram, Env + Offload on 1 GPU trains it (8192 tokens), and with Offload it "
+        "needs 312 GiB of host memory per node")
     (answer,) = plan(make_query(CATALOG, model="14B", gpu="a100", max_model_len=8192, budget_gpus=1, host_ram_gb=512),
                      CATALOG)
     assert answer.plans[0].setting.label == "Env + Offload"
@@ -759,8 +759,8 @@ def test_a_host_memory_note_only_when_host_memory_is_the_limit():
     (answer,) = plan(make_query(CATALOG, model="8B", gpu="a100", max_model_len=65536, budget_gpus=4, host_ram_gb=50),
                      CATALOG)
     assert answer.reason.endswith("the longest is 51200 (Env + SP=4 on 4 GPUs, documented); without --host-ram, "
-                                  "Env + Offload + SP=4 on 4 GPUs trains it (65536 tokens) and needs 163 GiB of host "
-                                  "memory per node; --token-budget auto trains it: Env + SP=4 on 4 GPUs with "
+                                  "Env + Offload + SP=4 on 4 GPUs trains it (65536 tokens), and with Offload it needs "
+                                  "163 GiB of host memory per node; --token-budget auto trains it: Env + SP=4 on 4 GPUs with "
                                   "max_token_len_per_gpu = 25600 (estimated)")  # the tokens per GPU of the documented cell at 51200
     # The need is rounded up (162.6 GiB): 162 does not train it, 163 does.
     for host_ram, trains in ((162, False), (163, True)):
@@ -1648,8 +1648,8 @@ def test_the_host_memory_a_refusal_names_is_the_plans_without_the_limit():
     assert [round(host_memory_gib(CATALOG.model("4B"), n, 8), 1) for n in (3, 8)] == [69.6, 141.0]
     (answer,) = plan(make_query(CATALOG, model="4B", gpu="a100", max_model_len=200 * 1024, budget_gpus=8,
                                 host_ram_gb=100), CATALOG)
-    assert answer.plans == () and ("without --host-ram, Env + Offload + SP=8 on 8 GPUs trains it (204800 tokens) and "
-                                   "needs 141 GiB of host memory per node") in answer.reason
+    assert answer.plans == () and ("without --host-ram, Env + Offload + SP=8 on 8 GPUs trains it (204800 tokens), and "
+                                   "with Offload it needs 141 GiB of host memory per node") in answer.reason
 
 
 def test_a_model_that_caps_its_logits_holds_one_more_bf16_copy_of_them(tmp_path: Path):
