@@ -516,10 +516,16 @@ class _Words:
             return Reason(rule="memory_model", detail=(
                 f"{self._no_table(n)}; the memory model's longest fitting length there is {longest} "
                 f"tokens{lowered}{capped}"))
+        rows, longest = self.rows(n), self.longest_documented(n)
+        nor = "; nor does a cell of a table for fewer GPUs vouch" if self._nor_fewer(n) else ""
+        if longest != rows[-1]:  # its last rows say '-': a measurement, not the table's end, stops it
+            first = min(row for row in rows if row > (longest or 0))
+            return Reason(rule="no_setting", detail=(
+                f"the {self.data.gpu} table for {self.gpus(n)} says '-' for {self.column(n)} from {first} tokens "
+                f"on, to its last row ({rows[-1]}): nothing trained there{nor}"))
         return Reason(rule="beyond_table", detail=(
-            f"the {self.data.gpu} table for {self.gpus(n)} ends at {self.rows(n)[-1]} tokens (its longest with a "
-            f"setting for {self.column(n)}: {self.longest_documented(n) or 'none'})"
-            f"{'; nor does a cell of a table for fewer GPUs vouch' if self._nor_fewer(n) else ''}"))
+            f"the {self.data.gpu} table for {self.gpus(n)} ends at {rows[-1]} tokens, where {self.column(n)} "
+            f"still trains{nor}"))
 
     def _evidence(self, n: int, length: int, combinations: list[Combination]) -> list[Reason]:
         """What the table for `n` GPUs says against these settings at `length`."""

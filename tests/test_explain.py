@@ -226,12 +226,22 @@ def test_estimated_answers_are_explained_by_the_memory_model():
     assert any("SP must divide the 28 attention heads of Qwen2.5-7B" in d for d in details(reasons, "sp_divides_heads"))
 
 
-def test_a_gpu_count_is_limited_by_its_table_or_its_longest_estimate():
+def test_a_gpu_count_is_limited_by_its_table_or_its_longest_estimate(edited_a100_tables):
     # The length rule keeps documented plans on their count's rows and estimated ones below their count's
-    # longest estimate even when the explanation relaxes the other rules one by one.
+    # longest estimate even when the explanation relaxes the other rules one by one. Every source table ends
+    # in '-' rows: that measurement, not the table's end, stops a count.
     _, reasons = explained(gpu="a100", model="0.6B", objective="max_len", budget_gpus=2)
-    assert ("the A100-80GB table for 1 GPU ends at 32768 tokens (its longest with a setting for Qwen3-0.6B: 28672)"
-            in details(reasons, "beyond_table"))
+    assert ("the A100-80GB table for 1 GPU says '-' for Qwen3-0.6B from 32768 tokens on, to its last row (32768): "
+            "nothing trained there" in details(reasons, "no_setting"))
+    assert not details(reasons, "beyond_table")
+    # A table whose last row still trains ends there.
+    catalog = edited_a100_tables(lambda text: text + made_up_table(8, "Qwen3-4B", 131072, "SP=8"))
+    query = make_query(catalog, gpu="a100", model="4B", objective="max_len", budget_gpus=8, exact=True,
+                       estimate="never")
+    (answer,) = plan(query, catalog)
+    assert answer.plans[0].max_model_len == 131072
+    assert ("the A100-80GB table for 8 GPUs ends at 131072 tokens, where Qwen3-4B still trains; nor does a cell of a "
+            "table for fewer GPUs vouch" in details(explain(catalog, query, answer), "beyond_table"))
     _, reasons = explained(gpu="h100", model="14B", objective="max_len", budget_gpus=8, estimate="auto")
     # The A100's table for 4 GPUs, whose GPU has at least the H100's memory, says '-' at 102400.
     found = details(reasons, "memory_model")
