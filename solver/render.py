@@ -642,7 +642,10 @@ def memory_view(result: MemoryEstimate, label: str, gpu: str, model: str, gpus: 
             tables.trains != fits) else ""
         by_tokens = (f" (a row is taken for its tokens per GPU, {result.tokens_per_gpu} by your budget, not for "
                      "the length)") if own_budget else ""
-        lines.append(Text(f"tables: {said}{by_tokens}{disagree}", style="green" if tables.trains else "red"))
+        host_short = tables.trains and not result.host_fits  # the tables speak of GPU memory only
+        host = "; that is the GPUs' memory, and the host memory above rules it out" if host_short else ""
+        lines.append(Text(f"tables: {said}{by_tokens}{disagree}{host}",
+                          style="yellow" if host_short else "green" if tables.trains else "red"))
     return Group(*lines)
 
 

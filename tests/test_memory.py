@@ -1526,6 +1526,12 @@ def test_solve_memory_host_ram_decides_for_offloaded_states(cli):
                             ) in " ".join(out.split())
     status, out, _ = cli(*asked, "--host-ram", "128")
     assert status == 1 and "more than the 128 GiB of --host-ram: it does not train there" in " ".join(out.split())
+    # The tables' line, last, speaks of the GPUs' memory only, and says so.
+    assert " ".join(out.split()).endswith(
+        "tables: it trains (documented: the A100-80GB table for 4 GPUs says 'Env + Offload + SP=4' at 71680); that "
+        "is the GPUs' memory, and the host memory above rules it out")
+    status, out, _ = cli(*asked, "--host-ram", "256")
+    assert out.rstrip().endswith("'Env + Offload + SP=4' at 71680)")
     status, out, _ = cli(*asked, "--host-ram", "128", "--json")
     found = json.loads(out)
     assert (status, found["host_ram_gib"], found["host_fits"], found["tables"]["trains"], found["trains"]) == (
