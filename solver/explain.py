@@ -516,10 +516,10 @@ class _Words:
             return Reason(rule="memory_model", detail=(
                 f"{self._no_table(n)}; the memory model's longest fitting length there is {longest} "
                 f"tokens{lowered}{capped}"))
-        rows, longest = self.rows(n), self.longest_documented(n)
+        rows, documented = self.rows(n), self.longest_documented(n)
         nor = "; nor does a cell of a table for fewer GPUs vouch" if self._nor_fewer(n) else ""
-        if longest != rows[-1]:  # its last rows say '-': a measurement, not the table's end, stops it
-            first = min(row for row in rows if row > (longest or 0))
+        if documented != rows[-1]:  # its last rows say '-': a measurement, not the table's end, stops it
+            first = min(row for row in rows if row > (documented or 0))
             return Reason(rule="no_setting", detail=(
                 f"the {self.data.gpu} table for {self.gpus(n)} says '-' for {self.column(n)} from {first} tokens "
                 f"on, to its last row ({rows[-1]}): nothing trained there{nor}"))

@@ -14,6 +14,8 @@ from solver.tables import (
     MAX_GPUS,
     MAX_HOST_RAM_GB,
     MAX_TOKENS,
+    YARN_VALIDATED_FACTOR,
+    YARN_VALIDATED_TOKENS,
     Catalog,
     Frozen,
     GpuType,
@@ -58,11 +60,8 @@ MAX_ESTIMATED_GPUS = 64
 ENV_EXPORT = "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
 """The shell line that turns Env on; it must run before Ray starts."""
 
-YARN_VALIDATED_FACTOR = 4.0
-YARN_VALIDATED_TOKENS = 131072
-"""The YaRN Qwen's model cards validate: a factor of 4, up to 131072 tokens."""
-YARN_CAUTION = ("longer than YaRN is validated for (131072 tokens, a factor of 4, in Qwen's model cards: the only "
-                "validation rft-solver knows of, for any model): check the model's quality at this length")
+YARN_CAUTION = ("longer than YaRN is validated for (131072 tokens, a factor of 4, for Qwen models, in Qwen's model "
+                "cards; for other models rft-solver knows of none): check the model's quality at this length")
 
 MAX_TOP = 100
 """The most ranked plans one query may ask for."""
@@ -184,6 +183,9 @@ class Plan(Frozen):
     max_model_len: int
     max_token_len_per_gpu: int
     rope_scaling_factor: float | None
+    yarn_beyond_validated: bool = Field(description=(
+        "whether its YaRN goes beyond what is validated (Model.yarn_beyond_validated): memory fits, quality is "
+        "untested"))
     cost: float
     evidence: Evidence
     source: SourceCell | None = Field(description="the documented cell it rests on; null when estimated")
@@ -209,13 +211,6 @@ class Plan(Frozen):
     def setting(self) -> Setting:
         """The plan's Env, Offload and SP as a `Setting` (``label`` gives the source's words)."""
         return Setting(env=self.env, offload=self.offload, sp=self.sp)
-
-    @property
-    def yarn_beyond_validated(self) -> bool:
-        """Whether its YaRN goes beyond what Qwen's model cards validate: a factor above
-        `YARN_VALIDATED_FACTOR`, or more than `YARN_VALIDATED_TOKENS` (memory fits; quality is untested)."""
-        return self.rope_scaling_factor is not None and (
-            self.rope_scaling_factor > YARN_VALIDATED_FACTOR or self.max_model_len > YARN_VALIDATED_TOKENS)
 
     @property
     def lowered_budget(self) -> bool:
@@ -400,8 +395,8 @@ class Answer(_Timed):
 def validated_length(model: Model) -> int:
     """The longest context `model` is known to handle: its native context, or with YaRN up to what Qwen's model
     cards validate (`YARN_VALIDATED_FACTOR` times it, at most `YARN_VALIDATED_TOKENS`); a model with a RoPE
-    scaling of its own, its native context."""
-    if model.rope_scaling is not None:
+    scaling of its own, or one that is not Qwen's (`Model.qwen_yarn`), its native context."""
+    if model.rope_scaling is not None or not model.qwen_yarn:
         return model.native_context
     return max(model.native_context, min(int(YARN_VALIDATED_FACTOR * model.native_context), YARN_VALIDATED_TOKENS))
 

@@ -245,7 +245,10 @@ def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, vers
         yarn += f" (at least: {_CEILING_WORDS})"
     grid.add_row("max_model_len", f"{plan.max_model_len}{yarn}")
     grid.add_row("token budget", f"max_token_len_per_gpu = {plan.max_token_len_per_gpu} ({_budget_origin(plan)})")
-    grid.add_row("cost", f"{plan.cost:.4g} relative step time (best)")
+    # A GPU type's estimates turn Env on; the tables of its twin (the same memory) may vouch for a cheaper plan.
+    cheaper_measured = answer.objective == "cheapest" and answer.measured is not None and answer.measured.cost < plan.cost
+    best = "the best estimate; the tables' best, below, costs less" if cheaper_measured else "best"
+    grid.add_row("cost", f"{plan.cost:.4g} relative step time ({best})")
     grid.add_row("evidence", plan.evidence_text(answer.gpu, answer.model))
     grid.add_row("memory", _memory_line(plan))
     if caution := _estimate_caution(plan):

@@ -209,6 +209,10 @@ class Model(Frozen):
     moe: MoE | None = None
     logit_softcapping: bool = False
     """Whether the model caps its logits (Gemma-2's ``final_logit_softcapping``), which holds more copies of them."""
+    qwen_yarn: Flag = True
+    """Whether Qwen's model cards' validation of YaRN (`YARN_VALIDATED_FACTOR`, `YARN_VALIDATED_TOKENS`) speaks
+    for the model: a Qwen model's (every model of the catalogue that YaRN extends), not one of another
+    ``model_type`` read from a config.json, for which rft-solver knows of no validation."""
     tables_of: Text | None = None
     """Another model of the same shape whose table cells stand for this one where no table names it (a base
     model and its post-trained release differ only in their weights, which the memory they need does not
@@ -233,6 +237,14 @@ class Model(Frozen):
         """Whether a length beyond the native context rests on the model's own RoPE scaling (no YaRN is
         written for it, and nothing checks that the model handles it)."""
         return max_model_len > self.native_context and self.rope_scaling is not None
+
+    def yarn_beyond_validated(self, max_model_len: int) -> bool:
+        """Whether the YaRN a length needs goes beyond what is validated: for a Qwen model (`qwen_yarn`), a
+        factor above `YARN_VALIDATED_FACTOR` or more than `YARN_VALIDATED_TOKENS`; for another, any YaRN
+        (memory fits; quality is untested)."""
+        factor = self.yarn_factor(max_model_len)
+        return factor is not None and (not self.qwen_yarn or factor > YARN_VALIDATED_FACTOR
+                                       or max_model_len > YARN_VALIDATED_TOKENS)
 
     def yarn_factor(self, max_model_len: int) -> float | None:
         """The YaRN factor ``max_model_len / native_context`` a length beyond the native context needs;
@@ -1494,6 +1506,11 @@ def read_user_file(path: Path, limit_bytes: int = MAX_FILE_BYTES) -> str:
         raise TableError(f"{path}: not a text file (UTF-8)") from None
 
 
+YARN_VALIDATED_FACTOR = 4.0
+YARN_VALIDATED_TOKENS = 131072
+"""The YaRN Qwen's model cards validate: a factor of 4, up to 131072 tokens."""
+QWEN_MODEL_TYPES = ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe")
+"""The ``model_type`` of the Qwen models whose YaRN Qwen's model cards validate (`Model.qwen_yarn`)."""
 MOE_CONFIG_KEYS = ("num_experts", "num_local_experts", "n_routed_experts", "moe_num_experts")
 """Keys by which a Hugging Face config declares a mixture of experts (Qwen-MoE, Mixtral, DeepSeek, ...)."""
 MULTIMODAL_CONFIG_KEYS = ("text_config", "vision_config", "audio_config", "speech_config")
@@ -1741,7 +1758,17 @@ def load_model_config(path: Path | str) -> Model:
                  parameters_b=parameters / 1e9, native_context=native,
                  logit_softcapping=config.get("final_logit_softcapping",
                                               SOFTCAP_BY_MODEL_TYPE.get(str(config.get("model_type")))) is not None,
-                 rope_scaling=str(rope_type) if rope_type not in (None, "default", "yarn") else None)
+                 rope_scaling=str(rope_type) if rope_type not in (None, "default", "yarn") else None,
+                 qwen_yarn=_is_qwen(config))
+
+
+def _is_qwen(config: dict) -> bool:
+    """Whether a config.json is a Qwen model's: its ``model_type`` (`QWEN_MODEL_TYPES`), else its
+    ``architectures`` (``Qwen2ForCausalLM``, ...)."""
+    if "model_type" in config:
+        return config["model_type"] in QWEN_MODEL_TYPES
+    architectures = config.get("architectures")
+    return isinstance(architectures, list) and any(str(name).startswith("Qwen") for name in architectures)
 
 
 def _tied_embeddings(path: Path, config: dict) -> object:

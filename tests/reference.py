@@ -66,6 +66,7 @@ PLAN_KEYS = frozenset(
         "max_model_len",
         "max_token_len_per_gpu",
         "rope_scaling_factor",
+        "yarn_beyond_validated",
         "cost",
         "evidence",
         "source",
@@ -325,6 +326,13 @@ def _rope_scaling_factor(model: Any, length: int) -> float | None:
     return None
 
 
+def _yarn_beyond_validated(model: Any, length: int) -> bool:
+    """Any YaRN for a model Qwen's model cards do not speak for; for one they do, a factor above 4 or more than
+    131072 tokens."""
+    factor = _rope_scaling_factor(model, length)
+    return factor is not None and (not model.qwen_yarn or factor > 4 or length > 131072)
+
+
 def _max_token_len_per_gpu(length: int, sp: int) -> int:
     return -(-2 * length // sp)  # ceil(2L / s) in integers
 
@@ -519,6 +527,7 @@ def enumerate_plans(
                             "max_model_len": length,
                             "max_token_len_per_gpu": tokens,
                             "rope_scaling_factor": _rope_scaling_factor(the_model, length),
+                            "yarn_beyond_validated": _yarn_beyond_validated(the_model, length),
                             "cost": float(cost),
                             "evidence": evidence,
                             "source": source,
@@ -705,6 +714,8 @@ def check_plan(
             problems.append(f"rope_scaling_factor={rope!r}, expected None (L <= {the_model.native_context})")
     elif not isinstance(rope, float) or isinstance(rope, bool) or not math.isclose(rope, want_rope, rel_tol=1e-12, abs_tol=0.0):
         problems.append(f"rope_scaling_factor={rope!r}, expected {want_rope!r}")
+    if plan["yarn_beyond_validated"] is not _yarn_beyond_validated(the_model, length):
+        problems.append(f"yarn_beyond_validated={plan['yarn_beyond_validated']!r}, expected the opposite")
 
     # The memory model's prediction (a derived field, computed by solver.memory).
     predicted = _memory(catalog, gpu_type.memory_gib, the_model, n, e, o, s, length, node_gpus, want_tokens)

@@ -16,7 +16,7 @@ import solver.cli
 from solver.tables import shipped_tables_directory
 
 PLAN_KEYS = {"gpus", "unused_gpus", "env", "offload", "sp", "max_model_len", "max_token_len_per_gpu",
-             "rope_scaling_factor", "cost", "evidence", "source", "memory_gb", "headroom_gb",
+             "rope_scaling_factor", "yarn_beyond_validated", "cost", "evidence", "source", "memory_gb", "headroom_gb",
              "headroom_at_step", "host_memory_gb", "beyond_calibration", "nodes", "rollout_gpus"}
 
 
@@ -49,7 +49,8 @@ def test_json_has_one_answer_per_gpu_type_in_the_documented_shape(cli):
         assert all(set(p) == PLAN_KEYS for p in answer["plans"])
     assert answers[0]["plans"] == [{
         "gpus": 4, "unused_gpus": 0, "env": False, "offload": False, "sp": 4, "max_model_len": 32768,
-        "max_token_len_per_gpu": 16384, "rope_scaling_factor": None, "cost": 0.325, "evidence": "documented",
+        "max_token_len_per_gpu": 16384, "rope_scaling_factor": None, "yarn_beyond_validated": False, "cost": 0.325,
+        "evidence": "documented",
         "source": {"model": "Qwen3-8B", "gpus": 4, "max_model_len": 32768, "setting": "SP=4"}, "memory_gb": 61.07, "headroom_gb": 10.21,
         "headroom_at_step": False, "host_memory_gb": None, "beyond_calibration": [], "nodes": None, "rollout_gpus": None,
     }]
@@ -729,8 +730,8 @@ def test_gpus_are_found_by_the_names_nvidia_smi_prints(cli, printed: str, name: 
 def test_a_yarn_factor_above_what_qwen_validates_is_cautioned(cli):
     _, out, _ = cli("--maximize", "len", "--gpus", "6", "--model", "4B", "--gpu", "a100")  # 102400: factor 2.5
     assert "(YaRN rope scaling, factor 2.5)" in out
-    caution = ("longer than YaRN is validated for (131072 tokens, a factor of 4, in Qwen's model cards: the only "
-               "validation rft-solver knows of, for any model): check the model's quality at this length")
+    caution = ("longer than YaRN is validated for (131072 tokens, a factor of 4, for Qwen models, in Qwen's model "
+               "cards; for other models rft-solver knows of none): check the model's quality at this length")
     _, out, _ = cli("--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "200000")  # factor 4.88
     assert f"factor 4.8828125; {caution})" in " ".join(out.split())
     # Qwen3's native 40960: 163840 tokens is a factor of 4, but beyond 131072; the written config says so too
@@ -754,6 +755,13 @@ def test_a_gpu_type_with_the_memory_of_one_with_tables_is_shown_its_tables_best(
     _, out, _ = cli("--model", "4B", "--gpu", "a800", "--gpus", "2", "--exact", "--len", "32k")
     assert "(documented on the A100-80GB, whose memory is the same: --gpu A100-80GB plans with its tables; " in \
         " ".join(out.split())
+    # The A100's cell costs half the estimate's Offload: the estimate is not called the best. Nor where only
+    # Env tells them apart (estimates turn it on): the A100's SP=4 for Qwen3-8B on 4 GPUs at 32768, Env + SP=4.
+    assert "1.111 relative step time (the best estimate; the tables' best, below, costs less)" in " ".join(out.split())
+    _, out, _ = cli("--model", "8B", "--gpu", "a800", "--gpus", "4", "--len", "32k")
+    words = " ".join(out.split())
+    assert ("0.3282 relative step time (the best estimate; the tables' best, below, costs less)" in words
+            and "SP=4 on 4 GPUs at 32768 (documented on the A100-80GB" in words and "0.99x the cost" in words)
     # The H800-80GB reports less memory (81559 MiB) than the A100: no table speaks for it.
     _, [h800] = run_json(cli, "--model", "4B", "--gpu", "h800", "--gpus", "2", "--exact", "--len", "32k")
     assert "measured" not in h800 and "measured_gpu" not in h800

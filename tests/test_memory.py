@@ -29,7 +29,7 @@ from solver.memory import (
     pinned_rounding,
     token_floor_gib,
 )
-from solver.query import SourceCell, make_query
+from solver.query import SourceCell, make_query, validated_length
 from solver.solve import plan
 from solver.tables import (
     MemoryModel,
@@ -666,6 +666,32 @@ def test_a_model_config_gives_its_own_rope_scaling_and_its_name(tmp_path: Path):
     model = load_model_config(path)
     assert (model.name, model.rope_scaling, model.yarn_factor(65536)) == ("my-llama", "llama3", None)
     assert load_model_config(FIXTURE).rope_scaling is None and load_model_config(FIXTURE).yarn_factor(65536) == 2.0
+
+
+@pytest.mark.parametrize(("extra", "qwen"), [
+    ({}, True),  # the fixture gives no model_type: its architectures, Qwen2ForCausalLM, say it is Qwen's
+    ({"model_type": "qwen3"}, True),
+    ({"model_type": "mistral", "architectures": ["MistralForCausalLM"]}, False),
+    ({"model_type": "llama"}, False),  # the model_type decides where it is given
+])
+def test_yarn_is_validated_for_qwen_models_only(cli, tmp_path: Path, extra: dict, qwen: bool):
+    # Qwen's model cards validate YaRN up to a factor of 4 for Qwen models; for others nothing is known, so
+    # any YaRN is cautioned, and the cluster keeps their lengths to the native context where it may.
+    path = tmp_path / "my-model" / "config.json"  # not named as a catalogue model, whose own it would take
+    path.parent.mkdir()
+    config = {**json.loads(FIXTURE.read_text(encoding="utf-8")), **extra}
+    del config["_name_or_path"]
+    path.write_text(json.dumps(config), encoding="utf-8")
+    model = load_model_config(path)
+    assert (model.qwen_yarn, model.yarn_beyond_validated(65536), model.yarn_beyond_validated(32768)) == (
+        qwen, not qwen, False)
+    assert validated_length(model) == (131072 if qwen else 32768)
+    status, out, _ = cli("--model-config", str(path), "--gpu", "h100", "--gpus", "8", "--len", "65536", "--json")
+    [answer] = json.loads(out)
+    assert (status, answer["plans"][0]["rope_scaling_factor"], answer["plans"][0]["yarn_beyond_validated"]) == (
+        0, 2.0, not qwen)
+    _, out, _ = cli("--model-config", str(path), "--gpu", "h100", "--gpus", "8", "--len", "65536")
+    assert ("(YaRN rope scaling, factor 2.0; longer than YaRN is validated for" in out) is not qwen
 
 
 def test_a_model_config_with_yarn_of_its_own_is_rescaled_from_its_original_context(tmp_path: Path):

@@ -220,6 +220,7 @@ def _documented_plans() -> list[tuple[Plan, Model]]:
                     max_model_len=cell.max_model_len,
                     max_token_len_per_gpu=token_budget(cell.max_model_len, setting.sp),
                     rope_scaling_factor=model.yarn_factor(cell.max_model_len),
+                    yarn_beyond_validated=model.yarn_beyond_validated(cell.max_model_len),
                     cost=1.0,
                     evidence="documented",
                     source=SourceCell(model=model.name, gpus=cell.gpus, max_model_len=cell.max_model_len,
