@@ -35,7 +35,6 @@ from solver.query import (
     Query,
     TokenBudgetMode,
     TrinityVersion,
-    Undecided,
     check_choice,
     check_counts,
     check_host_ram,
@@ -45,9 +44,9 @@ from solver.query import (
     larger_tables,
     least_token_budget,
     make_query,
+    own_table_cells,
     resolve_margin,
     sp_layout_violation,
-    table_cells,
     tables_verdict,
     token_budget,
     whole_nodes_violation,
@@ -242,7 +241,7 @@ def estimate_memory(
         longest = longest_fitting(resolved, gpu_type.memory_gib, gpus, setting, memory.coefficients, margin)
     else:  # the memory is the budget's whatever the length: any length its SP group holds
         longest = min(budget * sp, MAX_TOKENS) if result.fits else None
-    rows, settings, columns = table_cells(gpu_type.tables, resolved)
+    tables_gpu, (rows, settings, columns) = own_table_cells(catalog, gpu_type.name, resolved)
     # The tables measured the default budget. Another budget is judged at `by_tokens`, the shortest length L whose
     # 2L / SP tokens reach it (the longest whose default it is; where budget x SP is odd, no length's is): a cell
     # vouches for it at a row at or beyond both that length and L, and it runs out of memory where the tables
@@ -258,6 +257,8 @@ def estimate_memory(
     at_longest = None if longest is None or budget != default else tables_verdict(
         resolved, rows, settings, gpus, setting, longest, columns=columns, larger=larger)
     longest_refuted = at_longest is not None and not at_longest.trains
+    tables, at_longest = (verdict.of_tables(tables_gpu, gpu_type.name) if verdict else None
+                          for verdict in (tables, at_longest))
     return MemoryEstimate(**dict(result), longest_len=longest,
                           longest_refuted=at_longest if longest_refuted else None,
                           tables_longest=_tables_longest(catalog, resolved.name, gpu_type.name, gpus, setting, node_gpus)
@@ -406,8 +407,6 @@ def _lowered_by_config(config: TrinityConfig, length: int, estimate: EstimateMod
 
 def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str) -> CurrentSettings:
     """`current` with whether its settings train on `gpu`, the plan that says so, and otherwise why not."""
-    from solver.solve import plan_for_settings, twin
-
     setting = Setting(env=current.env, offload=current.offload, sp=current.sp)
     # At the config's own budget where it lowers Trinity's default (and estimates may), else at the default.
     own = current.max_token_len_per_gpu if query.estimate != "never" else None
@@ -416,20 +415,12 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
     if vouching is not None:
         return current.model_copy(update={"trains": True, "plan": vouching})
     model = catalog.model(query.model)
-    rows, settings, columns = table_cells(catalog.gpu(gpu).tables, model)
+    tables_gpu, (rows, settings, columns) = own_table_cells(catalog, gpu, model)
     larger = () if query.estimate == "only" else larger_tables(catalog, gpu, model)
     verdict = tables_verdict(model, rows, settings, current.gpus, setting, current.max_model_len, columns=columns,
                              larger=larger)
-    out_of_memory = verdict.source if verdict and not verdict.trains else None
+    out_of_memory = verdict.source.of_tables(tables_gpu, gpu) if verdict and not verdict.trains else None
     predicted, predicted_step, problems, host_needed = None, None, current.config_problems, None
-    same_memory = twin(catalog, gpu)
-    try:
-        twin_trains = same_memory != gpu and plan_for_settings(catalog, judged, same_memory, current.gpus, setting)
-    except Undecided:  # a note the verdict may go without
-        twin_trains = None
-    if twin_trains:
-        problems += ((f"the {same_memory} tables, whose GPU has the same memory, say these settings train: --gpu "
-                      f"{same_memory} plans with them"),)
     gpus_hold = False  # where only the host memory rules them out: a cell or the memory model vouches without it
     if not fits_host_ram(model, current.gpus, query.node_gpus, query.host_ram_gb, setting.offload):
         host_needed = round(host_memory_gib(model, current.gpus, query.node_gpus, setting.offload), 1)

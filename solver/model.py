@@ -42,6 +42,8 @@ class PlanningData:
     """What the model needs of the tables, for one GPU type and one model."""
 
     gpu: str
+    tables_gpu: str
+    """The GPU type whose tables speak for `gpu`: `gpu`, or one with the same memory (`Catalog.tables_gpu_type`)."""
     model: str
     shape: Model
     columns: Mapping[int, str]
@@ -153,15 +155,15 @@ def prepare(catalog: Catalog, gpu: str, query: Query) -> PlanningData:
     where the tables are silent (per the query's estimate mode), and the objective's rank per
     combination."""
     shape = catalog.model(query.model)
-    gpu_type = catalog.gpu(gpu)
-    rows, settings, columns = table_cells([] if query.estimate == "only" else gpu_type.tables, shape)
+    gpu_type, tabled = catalog.gpu(gpu), catalog.tables_gpu_type(gpu)  # tabled: whose tables speak for it
+    rows, settings, columns = table_cells([] if query.estimate == "only" else tabled.tables, shape)
     documented = tuple(columns)
     estimable = estimated_counts(query.node_gpus, query.budget_gpus)
     untabled = tuple(n for n in estimable if n not in documented)
     beyond_tables = tuple(n for n in untabled if documented and n > min(documented))  # a smaller table may vouch
     # The tables of GPU types with at least this one's memory cap its estimates too (not for --estimate alone).
     larger = () if query.estimate == "only" else larger_tables(catalog, gpu, shape)
-    refuting = ((gpu_type,) if documented else ()) + tuple(catalog.gpu(name) for name, _ in larger)
+    refuting = ((tabled,) if documented else ()) + tuple(catalog.gpu(name) for name, _ in larger)
     at_default = () if query.estimate == "never" else within_refuting_tables(
         estimated_cells(shape, gpu_type.memory_gib, estimable, query.memory.coefficients, query.margin,
                         without_env=query.env is False),
@@ -175,6 +177,7 @@ def prepare(catalog: Catalog, gpu: str, query: Query) -> PlanningData:
     longest = max(longest_estimate.values(), default=0)
     return PlanningData(
         gpu=gpu,
+        tables_gpu=tabled.name,
         model=shape.name,
         shape=shape,
         columns=columns,

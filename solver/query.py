@@ -154,7 +154,8 @@ class SourceCell(Frozen):
     setting: str
     gpu: str | None = Field(default=None, description=(
         "the GPU type whose table the cell is in where it is not the answer's own: one with at least as much "
-        "memory, whose table says the setting ran out of memory (`larger_gpu_types`); left out for the answer's own"))
+        "memory, whose table says the setting ran out of memory (`larger_gpu_types`), or one with the same memory "
+        "whose tables speak for a GPU type without any (`Catalog.tables_gpu_type`); left out for the answer's own"))
 
     @model_serializer(mode="wrap")
     def _without_own_gpu(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -170,6 +171,11 @@ class SourceCell(Frozen):
         said = f"{table} for {counted(self.gpus, 'GPU')} says {self.setting!r} at {self.max_model_len}"
         said = said if model in (None, self.model) else f"{said} for {self.model}, of the same shape"
         return f"{said} (its GPU has at least the memory of the {gpu})" if self.gpu and gpu else said
+
+    def of_tables(self, tables_gpu: str, gpu: str) -> SourceCell:
+        """The cell, naming `tables_gpu` as its table's GPU type where that is not `gpu`'s own (a GPU type whose
+        tables speak for `gpu`: `Catalog.tables_gpu_type`), unless it names one already."""
+        return self if self.gpu is not None or tables_gpu == gpu else self.model_copy(update={"gpu": tables_gpu})
 
 
 class Plan(Frozen):
@@ -350,11 +356,7 @@ class Answer(_Timed):
         "when there is no plan (and it was worked out why): the plans of the query changed one way"))
     measured: Plan | None = Field(default=None, description=(
         "when the best plan is estimated but the tables have a plan for the same question (budget, length, "
-        "pins): the tables' best, documented or inferred; for a GPU type without tables, on a GPU type with "
-        "tables and the same driver-reported memory (`measured_gpu`)"))
-    measured_gpu: str | None = Field(default=None, description=(
-        "the GPU type whose tables `measured` rests on, when it is not this one (the same memory: the A100-80GB "
-        "for the A800-80GB)"))
+        "pins): the tables' best, documented or inferred"))
     tables: TablesVerdict | None = Field(default=None, description=(
         "with --estimate (the memory model alone): what the GPU type's tables say of the best plan's setting, "
         "count and length, where they speak (they decide there); None otherwise"))
@@ -386,8 +388,7 @@ class Answer(_Timed):
     def as_json(self) -> dict[str, Any]:
         """The answer as ``solve --json`` prints it: ``explanation``, ``current``, ``nearest``, ``measured``,
         ``fewer_nodes`` and ``tables`` only when present."""
-        absent = {name for name in ("explanation", "current", "nearest", "measured", "measured_gpu", "fewer_nodes",
-                                    "tables")
+        absent = {name for name in ("explanation", "current", "nearest", "measured", "fewer_nodes", "tables")
                   if getattr(self, name) is None}
         return self.model_dump(mode="json", exclude=absent)
 
@@ -565,6 +566,10 @@ class TablesVerdict(Frozen):
     evidence: Evidence | None = Field(description="documented or inferred when it trains; null when it does not")
     source: SourceCell = Field(description="the cell that says so (its setting '-' where nothing trained)")
 
+    def of_tables(self, tables_gpu: str, gpu: str) -> TablesVerdict:
+        """The verdict, its cell naming `tables_gpu` where that is not `gpu` (`SourceCell.of_tables`)."""
+        return self.model_copy(update={"source": self.source.of_tables(tables_gpu, gpu)})
+
 
 def tables_verdict(model: Model, rows: Sequence[tuple[int, int]], settings: Mapping[tuple[int, int], Setting],
                    gpus: int, setting: Setting, length: int, *, columns: Mapping[int, str],
@@ -589,10 +594,17 @@ def larger_gpu_types(catalog: Catalog, gpu: str) -> tuple[GpuType, ...]:
     """The other GPU types with tables and at least `gpu`'s memory, the least memory first: where their tables
     say a setting runs out of memory on a GPU count at a length, it does on `gpu` too (the A100-80GB's for the
     H100-80GB, which reports a little less, and the A800-80GB)."""
-    own = catalog.gpu(gpu)
+    own, tabled = catalog.gpu(gpu), catalog.tables_gpu_type(gpu)  # whose tables are its own
     return tuple(sorted((other for other in catalog.documented_gpu_types
-                         if other.name != own.name and other.memory_gib >= own.memory_gib),
+                         if other.name not in (own.name, tabled.name) and other.memory_gib >= own.memory_gib),
                         key=lambda other: other.memory_gib))
+
+
+def own_table_cells(catalog: Catalog, gpu: str, model: Model) -> tuple[str, TableCells]:
+    """The name of the GPU type whose tables speak for `gpu` (`Catalog.tables_gpu_type`: its own, or a GPU type's
+    with the same memory) and their `table_cells` for `model`."""
+    tabled = catalog.tables_gpu_type(gpu)
+    return tabled.name, table_cells(tabled.tables, model)
 
 
 def larger_tables(catalog: Catalog, gpu: str, model: Model) -> tuple[tuple[str, TableCells], ...]:

@@ -245,10 +245,7 @@ def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, vers
         yarn += f" (at least: {_CEILING_WORDS})"
     grid.add_row("max_model_len", f"{plan.max_model_len}{yarn}")
     grid.add_row("token budget", f"max_token_len_per_gpu = {plan.max_token_len_per_gpu} ({_budget_origin(plan)})")
-    # A GPU type's estimates turn Env on; the tables of its twin (the same memory) may vouch for a cheaper plan.
-    cheaper_measured = answer.objective == "cheapest" and answer.measured is not None and answer.measured.cost < plan.cost
-    best = "the best estimate; the tables' best, below, costs less" if cheaper_measured else "best"
-    grid.add_row("cost", f"{plan.cost:.4g} relative step time ({best})")
+    grid.add_row("cost", f"{plan.cost:.4g} relative step time (best)")
     grid.add_row("evidence", plan.evidence_text(answer.gpu, answer.model))
     grid.add_row("memory", _memory_line(plan))
     if caution := _estimate_caution(plan):
@@ -260,10 +257,8 @@ def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, vers
     grid.add_row("apply", "\n".join(apply_lines(plan, model, version)))
     if answer.measured is not None:
         measured = answer.measured
-        twin = (f" on the {answer.measured_gpu}, whose memory is the same: --gpu {answer.measured_gpu} plans with its "
-                "tables" if answer.measured_gpu else "")
         grid.add_row("tables' best", f"{measured.setting.label} on {counted(measured.gpus, 'GPU')} at {measured.max_model_len} "
-                                     f"({measured.evidence}{twin}; {measured.cost / plan.cost:.2f}x the cost), if you "
+                                     f"({measured.evidence}; {measured.cost / plan.cost:.2f}x the cost), if you "
                                      "prefer the tables' evidence to the memory model's")
     if answer.tables is not None:  # --estimate: the memory model alone, and the tables beside it
         decide = "" if answer.tables.trains else "; the table, a measurement, decides: drop --estimate to plan with it"

@@ -42,9 +42,9 @@ from solver.query import (
     host_need_words,
     larger_tables,
     lowered_token_budget,
+    own_table_cells,
     rollout_layout,
     rollout_layout_violation,
-    table_cells,
     tables_verdict,
     token_budget,
     vouching_cell,
@@ -136,15 +136,11 @@ if hasattr(os, "register_at_fork"):  # a forked child has none of the parent's t
 
 def _with_measured(catalog: Catalog, query: Query, answer: Answer) -> Answer:
     """The answer, with the tables' best plan for the same question when its best plan is estimated (more
-    GPUs cost less, so an estimated count can beat a documented one): the measured alternative; for a GPU
-    type without tables, that of a GPU type with tables and the same driver-reported memory (`twin`)."""
+    GPUs cost less, so an estimated count can beat a documented one): the measured alternative."""
     if query.estimate != "auto" or not answer.plans or answer.plans[0].evidence != "estimated":
         return answer
-    tables = twin(catalog, answer.gpu)
-    measured = optional_best(catalog, query.model_copy(update={"estimate": "never", "top": 1}), tables)
-    if measured is None:
-        return answer
-    return answer.model_copy(update={"measured": measured, "measured_gpu": tables if tables != answer.gpu else None})
+    measured = optional_best(catalog, query.model_copy(update={"estimate": "never", "top": 1}), answer.gpu)
+    return answer if measured is None else answer.model_copy(update={"measured": measured})
 
 
 def _with_fewer_nodes(catalog: Catalog, query: Query, answer: Answer) -> Answer:
@@ -174,20 +170,11 @@ def _with_tables_verdict(catalog: Catalog, query: Query, answer: Answer) -> Answ
     if query.estimate != "only" or best is None or best.lowered_budget:
         return answer
     model = catalog.model(query.model)
-    cells = table_cells(catalog.gpu(answer.gpu).tables, model)
+    tables_gpu, cells = own_table_cells(catalog, answer.gpu, model)
     verdict = tables_verdict(model, cells.rows, cells.settings, best.gpus, best.setting, best.max_model_len,
                              columns=cells.columns, larger=larger_tables(catalog, answer.gpu, model))
-    return answer if verdict is None else answer.model_copy(update={"tables": verdict})
-
-
-def twin(catalog: Catalog, gpu: str) -> str:
-    """`gpu`, or for a GPU type without tables, the GPU type with tables and the same driver-reported memory
-    (the A100-80GB for the A800-80GB: what fits one fits the other), when there is one."""
-    gpu_type = catalog.gpu(gpu)
-    if gpu_type.tables or gpu_type.memory_mib is None:  # memory as sold says too little
-        return gpu_type.name
-    same = [g.name for g in catalog.documented_gpu_types if g.memory_mib == gpu_type.memory_mib]
-    return same[0] if same else gpu_type.name
+    return answer if verdict is None else answer.model_copy(update={
+        "tables": verdict.of_tables(tables_gpu, answer.gpu)})
 
 
 def answer_for(catalog: Catalog, query: Query, gpu: str, explained: bool = True) -> Answer:
@@ -337,6 +324,7 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
     if found is None and not estimated:  # a defect of the model's, never of the input
         raise RuntimeError(f"the solver returned {setting.label} on {gpus} GPUs at {length} with no cell behind it")
     evidence, source = found or ("estimated", None)
+    source = source.of_tables(data.tables_gpu, data.gpu) if source is not None else None
     tokens = token_budget(length, sp) if source is not None or query.token_budget == "default" else \
         lowered_token_budget(length, sp, data.estimate_tokens[gpus, env, offload, sp])
     if tokens is None:  # a defect of the model's: an estimate's reach is what its most tokens hold

@@ -948,6 +948,15 @@ class Catalog(Frozen):
         """The GPU types that have feasibility tables."""
         return tuple(gpu_type for gpu_type in self.gpu_types if gpu_type.tables)
 
+    def tables_gpu_type(self, gpu: str) -> GpuType:
+        """The GPU type whose tables speak for `gpu`: `gpu`'s own, or for a GPU type without tables, the first
+        with tables and the same driver-reported memory (the A100-80GB for the A800-80GB: what fits in one fits
+        in the other), where there is one (memory as sold says too little)."""
+        own = self.gpu(gpu)
+        if own.tables or own.memory_mib is None:
+            return own
+        return next((other for other in self.documented_gpu_types if other.memory_mib == own.memory_mib), own)
+
     def narrowed(
         self, gpu: str | None = None, gpus: int | None = None, model: str | None = None
     ) -> Catalog:

@@ -58,6 +58,7 @@ from solver.tables import (
     NUMBER_TOO_LONG,
     Model,
     OneLineError,
+    QueryError,
     TableError,
     UniqueKeys,
     brief,
@@ -91,7 +92,7 @@ REMOTE_ENGINES = ("tinker", "external")
 """Trinity engine types that run on a service elsewhere: they take none of the cluster's GPUs."""
 
 
-class EngineError(ValueError):
+class EngineError(OneLineError):
     """Rollout GPUs that a config's engines (their GPUs each, its auxiliary models) cannot take."""
 
 
@@ -355,11 +356,7 @@ def trinity_fragment(
     only on the arguments: the same input gives the same bytes, checked against
     Trinity's rules (`check_trinity_config`) before it is returned.
     """
-    check_types(("plan", plan, Plan), ("model", model, Model))
-    if rollout_gpus is not None and rollout_gpus < 0:
-        raise ValueError(f"rollout_gpus must be at least 0 (or None for no cluster section), got {rollout_gpus}")
-    if rollout_gpus is not None and (plan.gpus + rollout_gpus) % nodes:
-        raise ValueError(f"{plan.gpus} trainer + {rollout_gpus} rollout GPUs do not split into {nodes} whole nodes")
+    _check_fragment_arguments(plan, model, rollout_gpus, gpu, nodes, shared_gpus, engines, version, rocm)
     keys = [key for key in _plan_keys(plan, model, layout, version=version)
             if not (key.existing_only and _dig(layout, key.path) is None)]
     model_keys = [k for k in keys if k.path[0] == "model"]
@@ -401,6 +398,40 @@ def trinity_fragment(
     if problems:  # a defect of rft-solver's, never of the input: no fragment that Trinity would refuse leaves here
         raise RuntimeError(f"the Trinity config made for {plan.setting.label} breaks Trinity's rules: {problems}")
     return text
+
+
+def _number(value: float) -> str:
+    """A config's number as a message shows it: a whole one in digits (1048576, not 1.04858e+06), else as written."""
+    return str(int(value)) if float(value).is_integer() else repr(value)
+
+
+def _check_fragment_arguments(plan: Plan, model: Model, rollout_gpus: int | None, gpu: str | None, nodes: int,
+                              shared_gpus: tuple[int, ...] | None, engines: tuple[int, int] | None,
+                              version: TrinityVersion | None, rocm: bool) -> None:
+    """`QueryError` unless `trinity_fragment`'s arguments are of their kinds and within their ranges, and the
+    trainer and rollout GPUs split into `nodes` nodes on which the trainer takes one node's share or whole nodes."""
+    check_types(("plan", plan, Plan), ("model", model, Model), ("rollout_gpus", rollout_gpus, int | None),
+                ("gpu", gpu, str | None), ("nodes", nodes, int), ("shared_gpus", shared_gpus, tuple | None),
+                ("engines", engines, tuple | None), ("rocm", rocm, bool))
+    check_choice("version", version, (None, *get_args(TrinityVersion)))
+    if rollout_gpus is not None and not 0 <= rollout_gpus <= MAX_GPUS:
+        raise QueryError(f"rollout_gpus must be from 0 to {MAX_GPUS} (or None for no cluster section), got "
+                         f"{rollout_gpus}")
+    if not 1 <= nodes <= MAX_GPUS:
+        raise QueryError(f"nodes must be from 1 to {MAX_GPUS}, got {nodes}")
+    if engines is not None and not (len(engines) == 2 and all(type(n) is int for n in engines)
+                                    and engines[0] >= 0 and engines[1] >= 0):
+        raise QueryError(f"engines must be (GPUs of other models, GPUs per engine), two whole numbers of at least 0, "
+                         f"got {brief(engines)}")
+    if shared_gpus is not None and not all(type(n) is int and n >= 0 for n in shared_gpus):
+        raise QueryError(f"shared_gpus must be GPU indices, whole numbers of at least 0, got {brief(shared_gpus)}")
+    if rollout_gpus is None:
+        return
+    if (plan.gpus + rollout_gpus) % nodes:
+        raise QueryError(f"{plan.gpus} trainer + {rollout_gpus} rollout GPUs do not split into {counted(nodes, 'node')} "
+                         "of the same size")
+    if violation := whole_nodes_violation(plan.gpus, (plan.gpus + rollout_gpus) // nodes, f"nodes={nodes}"):
+        raise QueryError(violation)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -1084,7 +1115,8 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
     Raises `ConfigError` (one line, starting with `name`) for text that is not a YAML mapping, or a
     section on the way to a key that is not a mapping.
     """
-    check_types(("text", text, str), ("plan", plan, Plan), ("model", model, Model))
+    check_types(("plan", plan, Plan), ("model", model, Model), ("environ", environ, Mapping | None))
+    check_config_arguments(text, name, {} if environ is None else environ, version)
     crlf = "\r\n" in text  # the file's own line endings, kept; ruamel works on "\n"
     text = text.replace("\r\n", "\n")
     mapping, sequence, offset = _indentation(text)
@@ -1312,19 +1344,19 @@ def check_trinity_config(
         budget = number(path)
         if budget is not None and length is not None and budget < (least := least_token_budget(length, sp)):
             # verl needs a micro-batch to hold the longest sequence: Trinity with older verl raises a budget to that.
-            raised = f"Trinity with verl before 0.8 raises it to ceil({length:g} / {sp}) = {least}"
+            raised = f"Trinity with verl before 0.8 raises it to ceil({_number(length)} / {sp}) = {least}"
             effect = (f"{raised}, and Trinity 0.6 on verl 0.8 or later ignores the key" if path in ROLE_TOKEN_BUDGETS
                       else f"verl 0.8 or later stops at the first sequence longer than that, and {raised}")
             problems.append(
-                f"{'.'.join(path)} {budget:g} x SP {sp} is below model.max_model_len {length:g}: {effect} (Trinity's "
-                f"default is ceil(2 x {length:g} / {sp}) = {math.ceil(2 * length / sp)})"
+                f"{'.'.join(path)} {_number(budget)} x SP {sp} is below model.max_model_len {_number(length)}: {effect} (Trinity's "
+                f"default is ceil(2 x {_number(length)} / {sp}) = {math.ceil(2 * length / sp)})"
             )
 
     prompt, response = number(("model", "max_prompt_tokens")), number(("model", "max_response_tokens"))
     if prompt is not None and response is not None and length is not None and prompt + response > length:
         problems.append(
-            f"model.max_prompt_tokens {prompt:g} + model.max_response_tokens {response:g} exceed "
-            f"model.max_model_len {length:g}"
+            f"model.max_prompt_tokens {_number(prompt)} + model.max_response_tokens {_number(response)} exceed "
+            f"model.max_model_len {_number(length)}"
         )
 
     native = model.native_context
@@ -1335,7 +1367,7 @@ def check_trinity_config(
                         "scaling: remove it")
     wanted = model.yarn_factor(int(length)) if length is not None else None
     if length is not None and length <= native and own_rope is None and given_rope == "yarn":
-        problems.append(f"model.rope_scaling: max_model_len {length:g} is within {model.name}'s native context of "
+        problems.append(f"model.rope_scaling: max_model_len {_number(length)} is within {model.name}'s native context of "
                         f"{native}: YaRN is not needed there (it stretches the positions the model was trained on); "
                         "remove it")
         value(("model", "rope_scaling", "factor"))  # Trinity resolves it all the same: one it cannot is a problem too
@@ -1343,7 +1375,7 @@ def check_trinity_config(
         rope = _dig(mapping, ("model", "rope_scaling"))
         if not isinstance(rope, Mapping):
             problems.append(
-                f"model.rope_scaling: max_model_len {length:g} is beyond {model.name}'s native context of {native}: "
+                f"model.rope_scaling: max_model_len {_number(length)} is beyond {model.name}'s native context of {native}: "
                 f"set {{rope_type: yarn, factor: {wanted!r}, original_max_position_embeddings: {native}}}"
             )
         else:
@@ -1365,8 +1397,8 @@ def check_trinity_config(
                 covers = factor * original
                 guide = f"factor max_model_len / {native} = {wanted!r} over {native}"
                 if covers < length:
-                    problems.append(f"model.rope_scaling (factor {factor!r} over {original!r}) covers {covers:g} tokens, "
-                                    f"fewer than max_model_len {length:g}: set the guide's {guide}")
+                    problems.append(f"model.rope_scaling (factor {factor!r} over {original!r}) covers {_number(covers)} tokens, "
+                                    f"fewer than max_model_len {_number(length)}: set the guide's {guide}")
                 elif not math.isclose(factor, wanted, rel_tol=1e-9) or original != native:
                     more = ": it stretches the positions more than the length needs" if covers > length else ""
                     problems.append(f"model.rope_scaling (factor {factor!r} over {original!r}) covers the length, but "
@@ -1399,7 +1431,7 @@ def check_trinity_config(
 
     per_node = number(("cluster", "gpu_per_node"))
     if per_node is not None and (per_node < 1 or not float(per_node).is_integer()):
-        problems.append(f"{NODE_SIZE_KEY} must be a whole number of at least 1, got {per_node:g}")
+        problems.append(f"{NODE_SIZE_KEY} must be a whole number of at least 1, got {_number(per_node)}")
     elif per_node is not None and (spread := whole_nodes_violation(trainer_gpus, int(per_node), NODE_SIZE_KEY)):
         problems.append(spread)
     return problems

@@ -31,6 +31,8 @@ A plan is a dict with exactly the keys of `PLAN_KEYS`. In short:
   count or more GPUs, of the GPU type or of another with tables and at least its memory, says the setting ran
   out of memory at L (what runs out on more GPUs does on fewer, and with more memory on less);
   when maximising, L is a multiple of 1024.
+- A GPU type without tables whose driver-reported memory is that of a GPU type with tables takes that type's
+  tables as its own (the A800-80GB the A100-80GB's), its plans' source cells naming that type ("gpu").
 - With token_budget="auto" (and estimates): let Lc be the longest length that the rule above makes
   estimated for the setting (the memory model's longest, and no longer than the last row, of each table for
   the count or more GPUs, that does not say the setting ran out of memory) and Tc = ceil(2 * Lc / s). A plan no cell
@@ -79,7 +81,6 @@ PLAN_KEYS = frozenset(
         "rollout_gpus",
     }
 )
-SOURCE_KEYS = frozenset({"model", "gpus", "max_model_len", "setting"})
 
 
 # --- the definitions, one small function each ------------------------------------------------------------
@@ -237,11 +238,29 @@ def _tables_with_model(gpu_type: Any, model: Any) -> dict[int, Table]:
             if model.name in table.models or (model.tables_of is not None and model.tables_of in table.models)}
 
 
+def _tabled_type(catalog: Catalog, gpu_type: Any) -> Any:
+    """The GPU type whose tables are the GPU type's own: itself where it has tables (or its driver-reported
+    memory is unknown), else the first GPU type of the catalogue with tables and the same driver-reported memory,
+    else itself."""
+    if gpu_type.tables or gpu_type.memory_mib is None:
+        return gpu_type
+    return next((other for other in catalog.gpu_types if other.tables and other.memory_mib == gpu_type.memory_mib),
+                gpu_type)
+
+
 def _refuting_tables(catalog: Catalog, gpu_type: Any, model: Any) -> list[dict[int, Table]]:
-    """`_tables_with_model` of the GPU type, then of every other GPU type with tables and at least its memory."""
-    return [_tables_with_model(gpu_type, model), *(
+    """`_tables_with_model` of the GPU type's own tables (`_tabled_type`), then of every other GPU type with
+    tables and at least its memory."""
+    tabled = _tabled_type(catalog, gpu_type)
+    return [_tables_with_model(tabled, model), *(
         _tables_with_model(other, model) for other in catalog.gpu_types
-        if other.tables and other.name != gpu_type.name and other.memory_gib >= gpu_type.memory_gib)]
+        if other.tables and other.name not in (gpu_type.name, tabled.name) and other.memory_gib >= gpu_type.memory_gib)]
+
+
+def _cited(source: dict, catalog: Catalog, gpu_type: Any) -> dict:
+    """A source cell as a plan cites it: naming its table's GPU type where that is not the plan's own."""
+    tabled = _tabled_type(catalog, gpu_type)
+    return source if tabled is gpu_type else {**source, "gpu": tabled.name}
 
 
 def _row_for_length(table: Table, length: int) -> Any | None:
@@ -477,7 +496,7 @@ def enumerate_plans(
     weights = load_weights() if weights is None else weights
     gpu_type = catalog.gpu(gpu)
     the_model = catalog.model(model)
-    tables = _tables_with_model(gpu_type, the_model)
+    tables = _tables_with_model(_tabled_type(catalog, gpu_type), the_model)
     refuting = _refuting_tables(catalog, gpu_type, the_model)
 
     ranked = []
@@ -517,6 +536,7 @@ def enumerate_plans(
                         if found is None:
                             continue
                         evidence, source = found
+                        source = None if source is None else _cited(source, catalog, gpu_type)
                         cost = exact_cost(weights, n, e, o, s)
                         plan = {
                             "gpus": n,
@@ -658,7 +678,7 @@ def check_plan(
         problems.append(f"gpus={n} but exactly {budget_gpus} were asked for")
     if plan["unused_gpus"] != budget_gpus - n:
         problems.append(f"unused_gpus={plan['unused_gpus']}, expected {budget_gpus - n}")
-    tables = _tables_with_model(gpu_type, the_model)
+    tables = _tables_with_model(_tabled_type(catalog, gpu_type), the_model)
     refuting = _refuting_tables(catalog, gpu_type, the_model)
     table = tables.get(n)
     untabled = n in _estimated_counts(tables, budget_gpus, node_gpus)
@@ -736,11 +756,11 @@ def check_plan(
     # Evidence and source: a cell when one vouches, else the memory model's estimate.
     found = _evidence(tables, the_model, n, e, o, s, length, refuting[1:])
     if found is not None:
-        evidence, source = found
+        evidence, source = found[0], _cited(found[1], catalog, gpu_type)
         if plan["evidence"] != evidence:
             problems.append(f"evidence={plan['evidence']!r}, expected {evidence!r}")
-        if not isinstance(plan["source"], dict) or set(plan["source"]) != SOURCE_KEYS:
-            problems.append(f"source={plan['source']!r} does not have exactly the keys {sorted(SOURCE_KEYS)}")
+        if not isinstance(plan["source"], dict) or set(plan["source"]) != set(source):
+            problems.append(f"source={plan['source']!r} does not have exactly the keys {sorted(source)}")
         elif plan["source"] != source:
             problems.append(f"source={plan['source']!r}, expected {source!r}")
     elif not estimated:

@@ -746,31 +746,30 @@ def test_a_yarn_factor_above_what_qwen_validates_is_cautioned(cli):
     assert "model.rope_scaling: {rope_type: yarn, factor: 3.2000244140625," in out  # the config takes it exactly
 
 
-def test_a_gpu_type_with_the_memory_of_one_with_tables_is_shown_its_tables_best(cli):
-    # The A800-80GB has the A100-80GB's 81920 MiB: the memory model's Offload estimate, and the A100 table's cell.
+def test_a_gpu_type_with_the_memory_of_one_with_tables_plans_with_its_tables(cli):
+    # The A800-80GB has the A100-80GB's 81920 MiB: the A100's tables are its own. Its table for 2 GPUs says Env +
+    # SP=2 for Qwen3-4B at 32768, where the memory model alone would take Env + Offload at twice the cost.
     status, [answer] = run_json(cli, "--model", "4B", "--gpu", "a800", "--gpus", "2", "--exact", "--len", "32k")
-    assert status == 0 and answer["plans"][0]["evidence"] == "estimated" and answer["measured_gpu"] == "A100-80GB"
-    assert (answer["measured"]["evidence"], answer["measured"]["sp"], answer["measured"]["offload"]) == \
-        ("documented", 2, False)
-    _, out, _ = cli("--model", "4B", "--gpu", "a800", "--gpus", "2", "--exact", "--len", "32k")
-    assert "(documented on the A100-80GB, whose memory is the same: --gpu A100-80GB plans with its tables; " in \
-        " ".join(out.split())
-    # The A100's cell costs half the estimate's Offload: the estimate is not called the best. Nor where only
-    # Env tells them apart (estimates turn it on): the A100's SP=4 for Qwen3-8B on 4 GPUs at 32768, Env + SP=4.
-    assert "1.111 relative step time (the best estimate; the tables' best, below, costs less)" in " ".join(out.split())
+    assert (status, answer["gpu"], answer["plans"][0]["evidence"], answer["plans"][0]["source"]) == (
+        0, "A800-80GB", "documented",
+        {"model": "Qwen3-4B", "gpus": 2, "max_model_len": 32768, "setting": "Env + SP=2", "gpu": "A100-80GB"})
     _, out, _ = cli("--model", "8B", "--gpu", "a800", "--gpus", "4", "--len", "32k")
     words = " ".join(out.split())
-    assert ("0.3282 relative step time (the best estimate; the tables' best, below, costs less)" in words
-            and "SP=4 on 4 GPUs at 32768 (documented on the A100-80GB" in words and "0.99x the cost" in words)
-    # The H800-80GB reports less memory (81559 MiB) than the A100: no table speaks for it.
+    assert ("plan SP=4 on 4 of 4 GPUs" in words and "0.325 relative step time (best)" in words
+            and "documented: the A100-80GB table for 4 GPUs says 'SP=4' at 32768 (its GPU has at least the memory of "
+                "the A800-80GB)" in words)
+    _, out, _ = cli("--model", "4B", "--gpu", "a800", "--gpus", "6", "--maximize", "len", "--explain")
+    assert ("the A100-80GB table for 6 GPUs says '-' for Qwen3-4B from 61440 tokens on, to its last row (71680)"
+            in " ".join(out.split()))
+    # The H800-80GB reports less memory (81559 MiB) than the A100: no table is its own.
     _, [h800] = run_json(cli, "--model", "4B", "--gpu", "h800", "--gpus", "2", "--exact", "--len", "32k")
-    assert "measured" not in h800 and "measured_gpu" not in h800
+    assert h800["plans"][0]["evidence"] == "estimated"
 
 
 def test_one_gpu_is_one_gpu_in_words(cli):
     status, out, _ = cli("--model", "8B", "--gpu", "a800", "--gpus", "1", "--maximize", "len")
     words = " ".join(out.split())
-    assert status == 0 and "Env + Offload on 1 of 1 GPU\n" in out and "Env + Offload on 1 GPU at 24576" in words
+    assert status == 0 and "Env + Offload on 1 of 1 GPU\n" in out and "the A100-80GB table for 1 GPU says" in words
     assert "1 GPUs" not in words
 
 

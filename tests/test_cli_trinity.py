@@ -1385,14 +1385,17 @@ def verdict_of(cli, tmp_path: Path, text: str, gpu: str) -> tuple[Path, dict]:
     return config, json.loads(cli("--from-config", str(config), "--gpu", gpu, "--json")[1])[0]["current"]
 
 
-def test_an_a800_config_is_told_the_a100_tables_say_its_settings_train(cli, tmp_path: Path,
-                                                                      monkeypatch: pytest.MonkeyPatch):
+def test_an_a800_config_is_judged_by_the_a100_tables(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # The A800-80GB reports the A100-80GB's memory: the A100's tables are its own, and say Env + SP=2 trains.
     monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
-    _, current = verdict_of(cli, tmp_path, (
+    config, current = verdict_of(cli, tmp_path, (
         "model: {model_path: Qwen/Qwen3-4B, max_model_len: 32768}\ncluster: {node_num: 1, gpu_per_node: 4}\n"
         "explorer: {rollout_model: {engine_num: 2}}\ntrainer: {ulysses_sequence_parallel_size: 2}\n"), "a800")
-    assert not current["trains"] and ("the A100-80GB tables, whose GPU has the same memory, say these settings train: "
-                                      "--gpu A100-80GB plans with them") in current["config_problems"]
+    assert current["trains"] and current["plan"]["source"] == {
+        "model": "Qwen3-4B", "gpus": 2, "max_model_len": 32768, "setting": "Env + SP=2", "gpu": "A100-80GB"}
+    _, out, _ = cli("--from-config", str(config), "--gpu", "a800")
+    assert ("it trains (documented: the A100-80GB table for 2 GPUs says 'Env + SP=2' at 32768 (its GPU has at least "
+            "the memory of the A800-80GB))") in " ".join(out.split())
 
 
 def test_a_verdict_the_optimizer_step_rules_out_says_so(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):

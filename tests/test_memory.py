@@ -1399,13 +1399,16 @@ def test_cells_may_name_a_model_config_model_and_a_gpu_by_its_nvidia_smi_name(cl
 
 
 def test_a_gpu_given_by_its_memory_as_sold_has_no_twin_with_tables(cli):
-    # 80 GB as sold is taken as 80 GiB, the A100-80GB's driver figure by coincidence: no tables' best from it.
+    # 80 GB as sold is taken as 80 GiB, the A100-80GB's driver figure by coincidence: its tables are not its own.
     _, out, _ = cli("--model", "4B", "--gpu", "mine", "--gpu-memory", "80", "--gpus", "2", "--exact", "--len", "32k",
                     "--json")
-    assert "measured" not in json.loads(out)[0]
+    assert json.loads(out)[0]["plans"][0]["evidence"] == "estimated"
+    # Given as the driver reports it, 81920 MiB: the A100's table for 2 GPUs says Env + SP=2 at 32768.
     _, out, _ = cli("--model", "4B", "--gpu", "mine", "--gpu-memory", "81920MiB", "--gpus", "2", "--exact", "--len",
                     "32k", "--json")
-    assert json.loads(out)[0]["measured_gpu"] == "A100-80GB"
+    plan = json.loads(out)[0]["plans"][0]
+    assert (plan["evidence"], plan["source"]) == ("documented", {
+        "model": "Qwen3-4B", "gpus": 2, "max_model_len": 32768, "setting": "Env + SP=2", "gpu": "A100-80GB"})
 
 
 def test_the_optimizer_step_must_fit_too():

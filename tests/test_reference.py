@@ -601,3 +601,28 @@ def test_a_model_that_caps_its_logits_is_planned_as_the_reference_plans_it(tmp_p
         got = [p.model_dump(mode="json") for p in answer.plans]
         assert got == ranked_alternatives(enumerate_plans(catalog, estimates=True, **query))[:3], length
         assert got and all(any("capped logits" in phrase for phrase in p["beyond_calibration"]) for p in got)
+
+
+@pytest.mark.parametrize("query", [
+    {"model": "Qwen3-4B", "objective": "cheapest", "max_model_len": 32768, "budget_gpus": 2, "exact": True},
+    {"model": "Qwen3-8B", "objective": "cheapest", "max_model_len": 32768, "budget_gpus": 4},
+    {"model": "Qwen3-4B", "objective": "max_len", "budget_gpus": 6},
+    {"model": "Qwen3-8B", "objective": "min_gpus", "max_model_len": 65536, "budget_gpus": 16},
+    {"model": "Qwen3-14B", "objective": "max_len", "budget_gpus": 8, "env": False},
+])
+@pytest.mark.parametrize("estimates", [False, True])
+def test_a_gpu_type_with_a_tabled_types_memory_plans_with_its_tables_as_the_reference(query: dict, estimates: bool):
+    # The A800-80GB reports the A100-80GB's 81920 MiB: the A100's tables are its own, their cells naming the A100.
+    estimate = "auto" if estimates else "never"
+    (answer,) = solve_plan(make_query(CATALOG, gpu="A800-80GB", top=5, estimate=estimate, **query), CATALOG)
+    got = [p.model_dump(mode="json") for p in answer.plans]
+    assert got and got == ranked_alternatives(enumerate_plans(CATALOG, gpu="A800-80GB", estimates=estimates,
+                                                              **query))[:5]
+    checked = {key: value for key, value in query.items() if key != "objective"}
+    for planned in got:
+        assert check_plan(CATALOG, planned, gpu="A800-80GB", estimates=estimates, **checked) == [], planned
+    # The same plans as the A100's, each cell naming the A100-80GB's table.
+    (a100,) = solve_plan(make_query(CATALOG, gpu="A100-80GB", top=5, estimate=estimate, **query), CATALOG)
+    assert got == [{**p.model_dump(mode="json"), **({"source": {**p.source.model_dump(mode="json"),
+                                                                 "gpu": "A100-80GB"}} if p.source else {})}
+                   for p in a100.plans]

@@ -24,7 +24,7 @@ from ruamel.yaml import YAML
 
 from solver.query import Plan, SourceCell, make_query, token_budget
 from solver.solve import plan as solve
-from solver.tables import Catalog, Model, load_catalog
+from solver.tables import Catalog, Model, QueryError, load_catalog
 from solver.trinity import (
     TRINITY_06_OFFLOAD,
     ConfigError,
@@ -192,8 +192,47 @@ def test_fragment_refuses_a_plan_that_breaks_trinitys_rules() -> None:
         trinity_fragment(broken, catalog().model("4B"))
 
 
+@pytest.mark.parametrize(("arguments", "message"), [
+    ({"version": "0.7"}, "version must be one of None, 0.5, 0.6, got '0.7'"),
+    ({"rollout_gpus": 2, "nodes": 0}, "nodes must be from 1 to 65536, got 0"),
+    ({"rollout_gpus": 2, "nodes": "1"}, "nodes must be a whole number, got '1'"),
+    ({"rollout_gpus": 2.5}, "rollout_gpus must be a whole number or None, got 2.5"),
+    ({"rollout_gpus": 10**9}, "rollout_gpus must be from 0 to 65536 (or None for no cluster section), got 1000000000"),
+    ({"rollout_gpus": 2, "engines": (0, 1, 2)}, ("engines must be (GPUs of other models, GPUs per engine), two whole "
+                                                 "numbers of at least 0, got (0, 1, 2)")),
+    ({"rollout_gpus": 2, "engines": (-1, 1)}, ("engines must be (GPUs of other models, GPUs per engine), two whole "
+                                               "numbers of at least 0, got (-1, 1)")),
+    ({"rollout_gpus": 3, "nodes": 2}, "2 trainer + 3 rollout GPUs do not split into 2 nodes of the same size"),
+    ({"gpu": 5}, "gpu must be"),
+    ({"shared_gpus": (0, -1)}, "shared_gpus must be GPU indices, whole numbers of at least 0, got (0, -1)"),
+])
+def test_fragment_arguments_out_of_their_range_are_one_line_query_errors(arguments: dict, message: str) -> None:
+    # Arguments the fragment cannot take: a QueryError naming them, not an error from deep inside (a division by
+    # zero nodes, a KeyError for an unknown release) nor the RuntimeError kept for rft-solver's own defects.
+    with pytest.raises(QueryError) as raised:
+        trinity_fragment(sp2_plan(), catalog().model("4B"), **arguments)
+    assert str(raised.value).startswith(message)
+
+
+def test_fragment_nodes_that_split_the_trainer_are_a_query_error() -> None:
+    with pytest.raises(QueryError, match=r"^4 GPUs span nodes of 3 \(nodes=2\) but are not whole nodes$"):
+        trinity_fragment(long_plan(), catalog().model("4B"), rollout_gpus=2, nodes=2)  # 6 GPUs in 2 nodes of 3
+
+
+@pytest.mark.parametrize(("arguments", "message"), [
+    ({"version": "0.7"}, "version must be one of None, 0.5, 0.6, got '0.7'"),
+    ({"environ": 5}, "environ must be a Mapping or None, got 5"),
+    ({"environ": {"PYTORCH_CUDA_ALLOC_CONF": 1}}, "environ's values must be"),
+    ({"name": None}, "name must be a str, got None"),
+])
+def test_patch_arguments_of_the_wrong_kind_are_one_line_query_errors(arguments: dict, message: str) -> None:
+    with pytest.raises(QueryError) as raised:
+        patch_trinity_config("model: {max_model_len: 4096}\n", sp2_plan(), catalog().model("4B"), **arguments)
+    assert str(raised.value).startswith(message)
+
+
 def test_fragment_with_zero_rollout_gpus_gives_the_cluster_alone() -> None:
-    with pytest.raises(ValueError, match="rollout_gpus must be at least 0"):
+    with pytest.raises(QueryError, match=r"rollout_gpus must be from 0 to 65536 \(or None for no cluster section\)"):
         trinity_fragment(vanilla_plan(), catalog().model("4B"), rollout_gpus=-1)
     data = _safe_load(trinity_fragment(vanilla_plan(), catalog().model("4B"), rollout_gpus=0))
     assert data["cluster"] == {"node_num": 1, "gpu_per_node": vanilla_plan().gpus} and "explorer" not in data
@@ -800,6 +839,14 @@ def _config(**trainer: Any) -> dict[str, Any]:
             "4B",
             1,
             ["model.max_prompt_tokens 2048 + model.max_response_tokens 4096 exceed model.max_model_len 4096"],
+        ),
+        (  # a million tokens in digits, not 1.04858e+06
+            {"model": {"max_model_len": 1048576, "max_prompt_tokens": 99999999, "max_response_tokens": 8192,
+                       "rope_scaling": {"rope_type": "yarn", "factor": 25.6, "original_max_position_embeddings": 40960}},
+             "trainer": {"max_token_len_per_gpu": 2000000}},
+            "4B",
+            1,
+            ["model.max_prompt_tokens 99999999 + model.max_response_tokens 8192 exceed model.max_model_len 1048576"],
         ),
         ({"model": {"max_model_len": 81920}}, "4B", 1, ["model.rope_scaling: max_model_len 81920 is beyond"]),
         (
