@@ -159,14 +159,22 @@ def count_argument(text: str) -> int:
     return _whole_number(text, least=0)
 
 
+WHOLE_NUMBER = re.compile(r"\s*([+-]?)([0-9]+)\s*")
+"""A whole number as the command line takes it: ASCII digits, a sign, no ``_`` (which int() reads as nothing)."""
+MOST_DIGITS = 4000
+"""The most significant digits a number on the command line may have (int() refuses 4300)."""
+
+
 def _whole_number(text: str, least: int) -> int:
     """A whole number written in ASCII digits, of at least `least` (for argparse: a type error otherwise)."""
-    try:
-        if not text.isascii():  # int() reads the digits of every script
-            raise ValueError(text)
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {brief(text)}") from None
+    match = WHOLE_NUMBER.fullmatch(text)
+    if match is None:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {brief(text)}")
+    digits = match[2].lstrip("0") or "0"
+    if len(digits) > MOST_DIGITS:
+        raise argparse.ArgumentTypeError(f"must be at {'least' if match[1] == '-' else 'most'} a number of "
+                                         f"{MOST_DIGITS} digits, got one of {len(digits)}")
+    value = int(match[1] + digits)
     if value < least:
         raise argparse.ArgumentTypeError(f"must be at least {least}, got {brief(value)}")
     return value
@@ -229,22 +237,17 @@ def token_budget_mode(text: str) -> TokenBudgetMode:
 
 def token_count(text: str) -> int:
     """An argparse type: a length in tokens, a whole number or thousands of 1024 (``32k`` = 32768)."""
-    thousands = text[-1:] in ("k", "K")
-    number = text[:-1] if thousands else text
-    signed = number.strip()[:1] in ("+", "-")
-    digits = number.strip()[1:] if signed else number.strip()
-    if digits.isdigit() and number.isascii():  # int() refuses 4300 digits: leading zeros count for nothing
-        if len(digits.lstrip("0")) > 4000:
-            bound = "must be at least 1" if number.strip().startswith("-") else f"must be at most {MAX_TOKENS}"
-            raise argparse.ArgumentTypeError(f"{bound}, got {brief(text.strip())}")
-        number = number.strip()[:1] * signed + (digits.lstrip("0") or "0")
-    try:
-        value = positive_int(number)
-    except argparse.ArgumentTypeError:
-        if digits.isdigit() and number.isascii():
-            raise argparse.ArgumentTypeError(f"must be at least 1, got {cut(text.strip())}") from None
-        raise argparse.ArgumentTypeError(f"expected a whole number of tokens or of k (1024), got {brief(text)}") from None
-    return value * 1024 if thousands else value
+    stripped = text.strip()
+    thousands = stripped[-1:] in ("k", "K")
+    match = WHOLE_NUMBER.fullmatch(stripped[:-1] if thousands else stripped)
+    if match is None or match[0] != match[0].strip():  # no space before the k
+        raise argparse.ArgumentTypeError(f"expected a whole number of tokens or of k (1024), got {brief(text)}")
+    digits = match[2].lstrip("0") or "0"
+    if match[1] == "-" or digits == "0":
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {cut(stripped)}")
+    if len(digits) > MOST_DIGITS:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_TOKENS}, got {brief(stripped)}")
+    return int(digits) * (1024 if thousands else 1)
 
 
 def number(text: str) -> float:

@@ -619,6 +619,15 @@ def test_a_gpu_type_the_catalogue_lacks_is_planned_from_its_memory(cli, tmp_path
     assert status == 2 and len(err) < 300 and "argument --len: must be at least 1" in err
     status, _, err = cli("--model", "4B", "--len", "+-" + "9" * 5000)
     assert status == 2 and len(err) < 300 and "argument --len: expected a whole number of tokens" in err
+    status, _, err = cli("--model", "4B", "--len", "8k", "--gpus", "9" * 5000)
+    assert status == 2 and err.endswith("argument --gpus: must be at most a number of 4000 digits, got one of 5000\n")
+    # Whole numbers are ASCII digits, with a sign and spaces around them at most: no _ (which int() reads as
+    # nothing, 4_0 as 40), no space before a k.
+    for flag, value in (("--gpus", "4_0"), ("--top", "1_0"), ("--len", "32_768"), ("--len", "32 k"), ("--len", "1x")):
+        status, _, err = cli("--model", "4B", "--gpu", "a100", "--len", "8k", flag, value)
+        assert status == 2 and f"argument {flag}: expected a whole number" in err and repr(value) in err
+    for given in (("--gpus", " +4 ", "--len", "8k"), ("--len", " 32k "), ("--len", "+32768")):
+        assert cli("--model", "4B", "--gpu", "a100", *given, "--json")[0] == 0
     for zeros in (4001, 5000):  # leading zeros count for nothing, however many
         assert cli("--model", "4B", "--gpu", "a100", "--len", "0" * zeros + "8192", "--json")[0] == 0
         _, out, _ = cli("memory", "--model", "4B", "--gpu", "x", "--gpu-memory", "0" * zeros + "80GB", "--gpus", "2",
