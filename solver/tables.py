@@ -875,8 +875,11 @@ class Catalog(Frozen):
         it has a table for already: the two would disagree), and one it lacks comes with them."""
         check_types(("gpu_type", gpu_type, GpuType))
         known = next((g for g in self.gpu_types if g.name == gpu_type.name), None)
-        if known is None:
-            return self.model_copy(update={"gpu_types": (*self.gpu_types, gpu_type)})
+        if known is None:  # its name and aliases must be its own
+            return self.with_gpu_types([gpu_type])
+        if unknown := [alias for alias in gpu_type.aliases if alias not in known.aliases]:
+            raise QueryError(f"aliases {', '.join(unknown)}: {known.name} is in the catalogue, whose aliases for it "
+                             f"stand ({', '.join(known.aliases) or 'none'}); give it none here")
         taken = sorted({table.gpus for table in known.tables} & {table.gpus for table in gpu_type.tables})
         if taken:
             counts = ", ".join(map(str, taken[:-1])) + " and " * (len(taken) > 1) + str(taken[-1])

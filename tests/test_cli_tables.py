@@ -153,6 +153,22 @@ def test_a_cells_file_without_tables_is_refused(cli, tmp_path: Path):
         assert cli(*command, "--cells", str(cells)) == (2, "", message)
 
 
+def test_a_cells_files_aliases_are_checked_as_the_catalogues_are(cli, tmp_path: Path):
+    # A new GPU type's alias that names a catalogue GPU type would be ambiguous; a catalogue GPU type keeps its own.
+    body = (Path(__file__).parent / "data" / "cells" / "h800.yaml").read_text(encoding="utf-8").split("\n", 2)[2]
+    new, known = tmp_path / "new.yaml", tmp_path / "known.yaml"
+    new.write_text(f"gpu: MyGPU\nmemory_gb: 64\naliases: [a100]\n{body}", encoding="utf-8")
+    known.write_text(f"gpu: H800-80GB\nmemory_gb: 80\naliases: [myh800]\n{body}", encoding="utf-8")
+    asked = ("--model", "8B", "--len", "32k", "--gpus", "8", "--gpu")
+    assert cli(*asked, "a100", "--cells", str(new)) == (2, "", (
+        f"solve: error: --cells {new}: a100 names A100-80GB (80.0 GiB), another GPU type: give yours a name of its own\n"))
+    assert cli(*asked, "h800", "--cells", str(known)) == (2, "", (
+        f"solve: error: --cells {known}: aliases myh800: H800-80GB is in the catalogue, whose aliases for it stand "
+        "(h800, h800-80g); give it none here\n"))
+    status, out, _ = cli("tables", "--cells", str(new))
+    assert (status, out) == (2, "")
+
+
 def test_measured_tables_name_their_own_source_and_the_legend_their_settings(cli):
     status, out, _ = cli("tables", "--cells", "docs/examples/my-cells.yaml", "--gpu", "h100")
     text = " ".join(out.split())
