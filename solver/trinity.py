@@ -79,6 +79,8 @@ _FAST_SAFE_LOADER = getattr(pyyaml, "CSafeLoader", pyyaml.SafeLoader)
 BOOLEAN_WORDS = {"true": True, "yes": True, "y": True, "on": True, "false": False, "no": False, "n": False, "off": False}
 """The words OmegaConf takes for a boolean key of Trinity's (any case; YAML 1.1's among them, which ruamel, reading
 YAML 1.2, leaves as text)."""
+TRAINER_MODES = ("both", "train")
+"""Trinity's modes that run a trainer of their own, on GPUs rft-solver plans (``both`` is the default)."""
 NO_TRAINER_MODES = ("explore", "bench", "serve")
 """Trinity modes that run no trainer."""
 TRINITY_06_KEYS = ("these three are Trinity 0.6's (0.5 refuses them: --trinity-version 0.5 leaves them out); on verl "
@@ -825,6 +827,9 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
     if mode == "colocate":
         raise ConfigError(f"{name}: mode colocate shares one GPU between the trainer and the rollout engine, which "
                           "the tables never measured (rft-solver plans the trainer of mode both or train)")
+    if mode not in (None, *TRAINER_MODES):
+        raise ConfigError(f"{reader.where(('mode',))} must be one of {', '.join(TRAINER_MODES + NO_TRAINER_MODES)} or "
+                          f"colocate, as Trinity takes it, got {brief(mode)}")
     trainer_type = (reader.text(("trainer", "trainer_type")) or "verl").strip()
     if reader.flag(("model", "tinker", "enable")) or trainer_type == "tinker":
         raise ConfigError(f"{name}: the Tinker service trains this config (model.tinker.enable or trainer.trainer_type "
@@ -1348,11 +1353,14 @@ def check_trinity_config(
             effect = (f"{raised}, and Trinity 0.6 on verl 0.8 or later ignores the key" if path in ROLE_TOKEN_BUDGETS
                       else f"verl 0.8 or later stops at the first sequence longer than that, and {raised}")
             problems.append(
-                f"{'.'.join(path)} {_number(budget)} x SP {sp} is below model.max_model_len {_number(length)}: {effect} (Trinity's "
-                f"default is ceil(2 x {_number(length)} / {sp}) = {math.ceil(2 * length / sp)})"
+                f"{'.'.join(path)} {_number(budget)} x SP {sp} is below model.max_model_len {_number(length)}: "
+                f"{effect} (Trinity's default is ceil(2 x {_number(length)} / {sp}) = {math.ceil(2 * length / sp)})"
             )
 
     prompt, response = number(("model", "max_prompt_tokens")), number(("model", "max_response_tokens"))
+    for key, tokens in (("max_prompt_tokens", prompt), ("max_response_tokens", response)):
+        if tokens is not None and tokens < 0:
+            problems.append(f"model.{key} must be at least 0, got {_number(tokens)}")
     if prompt is not None and response is not None and length is not None and prompt + response > length:
         problems.append(
             f"model.max_prompt_tokens {_number(prompt)} + model.max_response_tokens {_number(response)} exceed "

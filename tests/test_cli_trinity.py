@@ -676,6 +676,8 @@ def test_a_config_that_breaks_the_whole_nodes_rule_is_told_once_naming_its_own_k
     ("mode: train", "mode: colocate", ("mode colocate shares one GPU between the trainer and the rollout engine, "
                                        "which the tables never measured (rft-solver plans the trainer of mode both "
                                        "or train)")),
+    ("mode: train", "mode: bogus", ("mode must be one of both, train, explore, bench, serve or colocate, as Trinity "
+                                    "takes it, got 'bogus'")),
     ("trainer_strategy: fsdp2", "trainer_strategy: megatron", "trainer.trainer_strategy is megatron: rft-solver plans "
      "FSDP trainers (fsdp, or fsdp2 for Offload), whose settings do not carry over to it; plan it by hand"),
 ])

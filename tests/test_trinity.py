@@ -840,6 +840,12 @@ def _config(**trainer: Any) -> dict[str, Any]:
             1,
             ["model.max_prompt_tokens 2048 + model.max_response_tokens 4096 exceed model.max_model_len 4096"],
         ),
+        (
+            {"model": {"max_model_len": 4096, "max_prompt_tokens": -5, "max_response_tokens": 1024}},
+            "4B",
+            1,
+            ["model.max_prompt_tokens must be at least 0, got -5"],
+        ),
         (  # a million tokens in digits, not 1.04858e+06
             {"model": {"max_model_len": 1048576, "max_prompt_tokens": 99999999, "max_response_tokens": 8192,
                        "rope_scaling": {"rope_type": "yarn", "factor": 25.6, "original_max_position_embeddings": 40960}},
