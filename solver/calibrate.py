@@ -95,6 +95,21 @@ def observations(
     return found
 
 
+def optimistic(evidence: Iterable[Observation], coefficients: Coefficients, margin: float
+               ) -> list[tuple[Observation, float, float]]:
+    """The observations of a setting that ran out of memory where the memory model (`coefficients`, with `margin`)
+    predicts it fits, each with the predicted peak and the usable memory (GiB), the largest shortfall first:
+    where estimates near those cells may be optimistic too."""
+    found = []
+    for seen in evidence:
+        if not seen.fits:
+            predicted = breakdown(seen.model, seen.memory_gib, seen.gpus, seen.setting, seen.max_model_len,
+                                  coefficients, margin)
+            if predicted.fits:
+                found.append((seen, predicted.total_gib, predicted.usable_gib))
+    return sorted(found, key=lambda item: item[1] - item[2])
+
+
 def contradictions(mine: Iterable[GpuType], documented: Iterable[GpuType], theirs: str = "the table's") -> list[str]:
     """Cells of `mine` that the `documented` tables give another setting (same GPU type, trainer GPU
     count, model and length), each as ``GPU, N GPUs, MODEL at L: yours 'A', the table's 'B'`` (`theirs`)."""

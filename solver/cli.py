@@ -19,6 +19,7 @@ import stat
 import sys
 import tempfile
 from collections.abc import Sequence
+from math import ceil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn, get_args
 
@@ -37,6 +38,7 @@ from solver.query import (
     Answer,
     Objective,
     Plan,
+    Query,
     TokenBudgetMode,
     TrinityVersion,
     Undecided,
@@ -1102,6 +1104,8 @@ def run_planner(args: argparse.Namespace) -> int:
                                        args.trinity_version)
     fragments = _write_trinity(args, answers, catalog, catalog.model(query.model), config_text,
                                query.node_gpus, config)
+    if args.cells and (note := _optimism_note(args.cells, catalog, answers, query)):
+        print(note, file=sys.stderr)
     if args.emit:
         sys.stdout.write("---\n".join(fragments))
     elif args.json:
@@ -1112,6 +1116,27 @@ def run_planner(args: argparse.Namespace) -> int:
             if written is not None and answers[0].plans:
                 console.print(f"wrote {written}")
     return 0 if all(answer.plans for answer in answers) else NO_PLAN
+
+
+def _optimism_note(cells: Sequence[Path], catalog: Catalog, answers: Sequence[Answer], query: Query) -> str | None:
+    """Where an answer's best plan is an estimate for a GPU type and model that cells of yours measured, and some
+    of them ran out of memory where the memory model predicts a fit: that, and how to fit the model to them (its
+    estimates near those cells may be optimistic too); None otherwise."""
+    from solver.calibrate import observations, optimistic
+
+    estimated = {(answer.gpu, answer.model) for answer in answers if answer.best and answer.best.evidence == "estimated"}
+    mine = [load_gpu_type(path, catalog.models, catalog.gpu_types) for path in cells]
+    wrong = optimistic(observations(catalog, lambda gpu, _, model: (gpu, model) in estimated, mine),
+                       query.memory.coefficients, query.margin)
+    if not wrong:
+        return None
+    seen, total, usable = wrong[0]
+    # usable is proportional to 1 - margin: the least margin (in hundredths) under which each predicted peak exceeds it
+    margin = ceil(100 * (1 - (1 - query.margin) * min(total / usable for _, total, usable in wrong)) + 1e-9) / 100
+    return (f"solve: note: your cells say {counted(len(wrong), 'setting')} ran out of memory where the memory model "
+            f"predicts a fit ({seen.setting.label} on {counted(seen.gpus, seen.gpu + ' GPU')} for {seen.model.name} at "
+            f"{seen.max_model_len}: {total:.1f} GiB predicted of {usable:.1f} usable), so its estimates near them may be "
+            f"optimistic too: with --margin {margin:g} it predicts that each of them runs out")
 
 
 def _engines_note(engines: RolloutEngines, model: Model, gpu: str) -> str | None:

@@ -1584,7 +1584,7 @@ def sp_within_node(gpus: int, node_gpus: int, sp: int) -> bool:
 def sp_rule_violation(attention_heads: int, kv_heads: int, sp: int) -> str | None:
     """Why a model's heads rule out SP degree `sp` (Trinity and verl's checks), or None if they allow it."""
     if attention_heads % sp:
-        return f"SP={sp} does not divide its {attention_heads} attention heads"
+        return f"SP={sp} does not divide its {counted(attention_heads, 'attention head')}"
     if not sp_suits_kv_heads(kv_heads, sp):
         return f"SP={sp} and its {kv_heads} KV heads do not divide one another"
     return None

@@ -1715,3 +1715,23 @@ def test_a_model_that_caps_its_logits_holds_one_more_bf16_copy_of_them(tmp_path:
     for model, named in ((capped, True), (plain, False)):
         phrases = beyond_calibration(calibrated, model, 79.6, 8, setting, 16384)
         assert any("capped logits" in phrase for phrase in phrases) is named
+
+
+def test_cells_that_ran_out_where_the_memory_model_fits_get_a_note_with_the_margin_that_agrees(cli, tmp_path: Path):
+    # On 8 H100s Env + SP=8 ran out of memory at 131072 (the cell is Env + Offload + SP=8), where the memory model
+    # predicts 64.4 GiB of 73.2 usable: an estimate on 16 GPUs next to it may be optimistic too, and the note says the
+    # margin under which the model agrees with every such cell.
+    cells = tmp_path / "mine.yaml"
+    cells.write_text("gpu: H100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n  - gpus: 8\n    section: 8 x H100\n"
+                     "    models: [Qwen3-8B]\n    rows:\n      - {max_model_len: 65536, cells: {Qwen3-8B: Env + SP=4}}\n"
+                     "      - {max_model_len: 131072, cells: {Qwen3-8B: Env + Offload + SP=8}}\n", encoding="utf-8")
+    asked = ("--model", "8B", "--gpu", "h100", "--gpus", "16", "--len", "131072", "--cells", str(cells), "--json")
+    status, out, err = cli(*asked)
+    assert (status, json.loads(out)[0]["plans"][0]["evidence"]) == (0, "estimated")
+    assert err == ("solve: note: your cells say 3 settings ran out of memory where the memory model predicts a fit "
+                   "(Env + SP=8 on 8 H100-80GB GPUs for Qwen3-8B at 131072: 64.4 GiB predicted of 73.2 usable), so its "
+                   "estimates near them may be optimistic too: with --margin 0.13 it predicts that each of them runs "
+                   "out\n")
+    assert cli(*asked, "--margin", "0.13")[2] == ""
+    # A documented answer, or cells the model agrees with, get no note.
+    assert cli(*asked[:5], "8", *asked[6:])[2] == ""
