@@ -1723,7 +1723,8 @@ def test_cells_that_ran_out_where_the_memory_model_fits_get_a_note_with_the_marg
     # margin under which the model agrees with every such cell.
     cells = tmp_path / "mine.yaml"
     cells.write_text("gpu: H100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n  - gpus: 8\n    section: 8 x H100\n"
-                     "    models: [Qwen3-8B]\n    rows:\n      - {max_model_len: 65536, cells: {Qwen3-8B: Env + SP=4}}\n"
+                     "    models: [Qwen3-8B]\n    rows:\n"
+                     "      - {max_model_len: 65536, cells: {Qwen3-8B: Env + SP=4}}\n"
                      "      - {max_model_len: 131072, cells: {Qwen3-8B: Env + Offload + SP=8}}\n", encoding="utf-8")
     asked = ("--model", "8B", "--gpu", "h100", "--gpus", "16", "--len", "131072", "--cells", str(cells), "--json")
     status, out, err = cli(*asked)
@@ -1735,3 +1736,126 @@ def test_cells_that_ran_out_where_the_memory_model_fits_get_a_note_with_the_marg
     assert cli(*asked, "--margin", "0.13")[2] == ""
     # A documented answer, or cells the model agrees with, get no note.
     assert cli(*asked[:5], "8", *asked[6:])[2] == ""
+
+
+# A dense gated-MLP shape; each test adds the keys it is about.
+DENSE_SHAPE = {"hidden_size": 3072, "intermediate_size": 8192, "num_hidden_layers": 32, "num_attention_heads": 32,
+         "num_key_value_heads": 32, "vocab_size": 32064, "max_position_embeddings": 4096}
+
+
+def _dense_config(tmp_path: Path, **keys: object) -> Path:
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**DENSE_SHAPE, **keys}), encoding="utf-8")
+    return path
+
+
+def test_the_token_floor_counts_the_capped_logits_copy(tmp_path: Path):
+    # Gemma-2-9B's shape (its class caps the logits): per token, a bf16 hidden state per layer and the embedding
+    # output, 2 * 3584 * (42 + 1) = 308224 bytes, and the logits' peak, (7 + 2) * 256000 = 2304000 bytes, which is
+    # more than one layer's recompute (20*3584 + 14*4096 + 14*2048 + 12*14336 = 329728 bytes).
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": "gemma2", "hidden_size": 3584, "intermediate_size": 14336,
+                                "num_hidden_layers": 42, "num_attention_heads": 16, "num_key_value_heads": 8,
+                                "head_dim": 256, "vocab_size": 256000, "max_position_embeddings": 8192}),
+                    encoding="utf-8")
+    capped = load_model_config(path)
+    assert capped.logit_softcapping
+    assert token_floor_gib(capped, 16384) * 2**30 == pytest.approx(16384 * (308224 + 2304000))
+    # A deep Gemma-2-like config whose floor binds: its checkpoints term is raised to the floor with the cap's copy.
+    deep = tmp_path / "deep.json"
+    deep.write_text(json.dumps({"model_type": "gemma2", "hidden_size": 4096, "intermediate_size": 16384,
+                                "num_hidden_layers": 100, "num_attention_heads": 32, "num_key_value_heads": 8,
+                                "head_dim": 128, "vocab_size": 256000, "max_position_embeddings": 8192}),
+                    encoding="utf-8")
+    model = load_model_config(deep)
+    estimate = solver.estimate_memory(model.name, "h100", 8, 8192, env=True, catalog=CATALOG.with_model(model))
+    assert estimate.terms.checkpoints == pytest.approx(8.8122, abs=1e-4)  # 7.8402 with the cap left out of the floor
+    assert estimate.total_gib == pytest.approx(102.269, abs=1e-3)  # 101.297 without
+
+
+@pytest.mark.parametrize("model_type", ["bloom", "codegen", "falcon", "gpt2", "gpt_bigcode", "gpt_neo", "gpt_neox",
+                                        "gptj", "mpt", "nemotron", "opt", "persimmon", "phi", "starcoder2"])
+def test_every_model_type_with_an_ungated_mlp_is_refused(tmp_path: Path, model_type: str):
+    with pytest.raises(TableError, match=rf"model_type {model_type}: its MLP has two matrices, not the three of a "
+                                         r"gated MLP"):
+        load_model_config(_dense_config(tmp_path, model_type=model_type, tie_word_embeddings=False))
+
+
+@pytest.mark.parametrize(("model_type", "tied"), [
+    ("gemma", True), ("gemma2", True), ("gemma3_text", True), ("granite", False), ("llama", False),
+    ("mistral", False), ("olmo", False), ("olmo2", False), ("phi3", False), ("qwen2", False), ("qwen3", False),
+    ("stablelm", False)])
+def test_every_listed_model_type_ties_its_embeddings_as_its_class_does(tmp_path: Path, model_type: str, tied: bool):
+    # No tie_word_embeddings: the class decides.
+    model = load_model_config(_dense_config(tmp_path, model_type=model_type))
+    assert model.tied_embeddings is tied
+
+
+@pytest.mark.parametrize("capping", [True, False])
+def test_a_boolean_logit_softcapping_is_refused(tmp_path: Path, capping: bool):
+    with pytest.raises(TableError, match=f"final_logit_softcapping: expected a number above 0 or null, got {capping}"):
+        load_model_config(_dense_config(tmp_path, model_type="llama", final_logit_softcapping=capping))
+
+
+def test_an_offload_refutation_names_the_nearest_table_for_fewer_gpus():
+    # Qwen3-0.6B, Env + Offload on 7 A100s at 81920: no table for 7 or more GPUs speaks; those for 1, 2 and 6 GPUs
+    # say '-' (1 GPU from 32768, 6 GPUs from 71680). The nearest, 6 GPUs, is the one named.
+    estimate = solver.estimate_memory("0.6B", "a100", 7, 81920, env=True, offload=True)
+    assert estimate.tables is not None and not estimate.tables.trains
+    assert estimate.tables.source == SourceCell(model="Qwen3-0.6B", gpus=6, max_model_len=71680, setting="-")
+
+
+def test_a_plan_on_two_nodes_says_the_host_memory_of_one():
+    (answer,) = solver.plan("14B", gpu="a100", objective="cheapest", budget_gpus=16, exact=True,
+                            max_model_len=131072, offload=True)
+    best = answer.best
+    assert (best.gpus, best.offload) == (16, True)
+    assert best.host_memory_gb == 155.6  # 311.3 for both nodes' shares together
+
+
+def test_a_host_refusal_names_no_lighter_plan_that_needs_as_much():
+    # Qwen3-8B is untied: any plan without Offload loads it on one rank, 31 GiB, on 8 GPUs as on 3.
+    (answer,) = solver.plan("8B", gpu="h100", budget_gpus=8, max_model_len=8192, host_ram_gb=16)
+    assert answer.plans == ()
+    assert answer.reason == (
+        "nothing in the tables and the memory model's estimates for Qwen3-8B on H100-80GB within 8 GPUs trains with "
+        "--host-ram 16; without --host-ram, Env on 8 GPUs trains it (8192 tokens), and it needs 31 GiB of host "
+        "memory per node while the model loads")
+
+
+def test_a_host_refusal_rounds_the_need_up():
+    # Qwen3-14B (14.77B parameters, untied) loads in fp32 on one rank: 55.02 GiB, said as 56 (55 would not hold it).
+    (answer,) = solver.plan("14B", gpu="h100", budget_gpus=8, max_model_len=8192, host_ram_gb=32)
+    assert answer.reason.endswith("without --host-ram, Env on 8 GPUs trains it (8192 tokens), and it needs 56 GiB of "
+                                  "host memory per node while the model loads")
+
+
+def test_a_placement_on_two_nodes_says_the_host_memory_of_one(tmp_path: Path):
+    from solver.cluster import place
+
+    path = tmp_path / "fleet.yaml"
+    path.write_text(yaml.safe_dump({
+        "pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 2, "gpus_per_node": 8, "host_ram_gb": 1024}],
+        "jobs": [{"name": "long-4b", "model": "Qwen3-4B", "max_model_len": 131072}]}), encoding="utf-8")
+    result = place(load_fleet(path, CATALOG), CATALOG, widen=False)
+    [placement] = result.placements
+    # Qwen3-4B ties its embeddings: it loads in fp32 on each of a node's 8 ranks, 8 x 4 x 4.02e9 bytes = 119.9 GiB
+    # (239.7 GiB would be both nodes' 16 ranks).
+    assert (placement.trainer_gpus, placement.nodes, placement.plan.offload) == (16, (0, 1), False)
+    assert placement.host_memory_gb == 119.9
+
+
+def test_a_host_refusal_when_maximising_names_no_lighter_plan_at_a_shorter_length():
+    # Without --host-ram the longest is Env + Offload + SP=8 at 221184; no plan without Offload reaches that length,
+    # so no lighter plan is named (not "Env on 2 GPUs ... (1024 tokens)", which is not the same question).
+    (answer,) = solver.plan("4B", gpu="h100", objective="max_len", budget_gpus=8, host_ram_gb=10)
+    assert answer.plans == ()
+    assert answer.reason == (
+        "nothing in the tables and the memory model's estimates for Qwen3-4B on H100-80GB within 8 GPUs trains with "
+        "--host-ram 10; without --host-ram, Env + Offload + SP=8 on 8 GPUs trains it (221184 tokens), and with "
+        "Offload it needs 141 GiB of host memory per node")
+
+
+def test_solve_memory_on_two_nodes_says_the_host_memory_of_one():
+    estimate = solver.estimate_memory("14B", "a100", 16, 131072, sp=8, env=True, offload=True, host_ram_gb=200.0)
+    assert round(estimate.host_memory_gib, 1) == 155.6 and estimate.host_fits  # 311.3 for both nodes together
