@@ -970,7 +970,9 @@ class Catalog(Frozen):
         gpu_types = (self.gpu(gpu),) if gpu is not None else self.documented_gpu_types
         if not any(g.tables for g in gpu_types):
             names = ", ".join(g.name for g in self.documented_gpu_types)
-            raise QueryError(f"no tables for {gpu_types[0].name}; tables exist for {names}")
+            tabled = self.tables_gpu_type(gpu_types[0].name)
+            whose = "" if tabled is gpu_types[0] else f", which plans with the {tabled.name}'s (the same memory)"
+            raise QueryError(f"no tables for {gpu_types[0].name}{whose}; tables exist for {names}")
         if gpus is not None:
             counts = sorted({table.gpus for gpu_type in gpu_types for table in gpu_type.tables})
             if gpus not in counts:

@@ -205,3 +205,12 @@ def test_a_terminal_that_says_it_has_no_columns_is_taken_as_80(monkeypatch: pyte
     monkeypatch.setenv("FORCE_COLOR", "1")  # rich takes the captured output for a terminal
     console = solver.cli._console()
     assert console.is_terminal and console.width == 80
+
+
+def test_tables_of_a_gpu_type_without_any_say_where_they_are(cli):
+    assert cli("tables", "--gpu", "h100") == (
+        2, "", "solve tables: error: no tables for H100-80GB; tables exist for A100-80GB, H20-96GB\n")
+    # The A800 reports the A100's memory: the planner takes the A100's tables as its own, and says so here.
+    assert cli("tables", "--gpu", "a800") == (2, "", (
+        "solve tables: error: no tables for A800-80GB, which plans with the A100-80GB's (the same memory); tables "
+        "exist for A100-80GB, H20-96GB\n"))
