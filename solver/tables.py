@@ -781,8 +781,8 @@ def _resolve(kind: str, name: str, entries: tuple[Any, ...], wanted_name: str | 
         if wanted in {_normalise(entry.name), *map(_normalise, entry.aliases)}:
             return entry
     accepted = _accepted(entries)
-    short = next((alias for e in entries for alias in e.aliases if _is_short_form(alias, e.name)), None)
-    accepted += f"; short forms such as {short} too" if short else ""
+    short = next(((alias, e.name) for e in entries for alias in e.aliases if _is_short_form(alias, e.name)), None)
+    accepted += f"; short forms such as {short[0]} for {short[1]} too" if short else ""
     names = {_normalise(known): entry.name for entry in entries for known in (entry.name, *entry.aliases)}
     # A guess only where one name extends the other (30B: 30B-A3B, whose base model's name extends it in
     # turn; Qwen3-8B-Instruct: Qwen3-8B), and only one does: a name one character away is often another

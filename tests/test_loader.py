@@ -143,7 +143,7 @@ def test_unknown_names_list_the_accepted_ones():
     with pytest.raises(QueryError, match=r"unknown GPU 'v100'; accepted: A100-40GB \(a100-40g\), A100-80GB \(a100-80g, a100\), A800-80GB \(a800, a800-80g\), H20-96GB \(h20-96g, h20\)"):
         load_catalog().gpu("v100")
     with pytest.raises(QueryError, match=(r"unknown model '5B'; accepted: Qwen3-0\.6B\(-Base\), .*Qwen3-4B\(-Base\|-Instruct-2507\|-Thinking-2507\), .*"
-                   r"Qwen2\.5-7B\(-Instruct\), .*; short forms such as 0\.6B too$")):
+                   r"Qwen2\.5-7B\(-Instruct\), .*; short forms such as 0\.6B for Qwen3-0\.6B too$")):
         load_catalog().model("5B")
 
 
