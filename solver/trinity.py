@@ -1374,19 +1374,23 @@ def check_trinity_config(
         problems.append(f"model.rope_scaling ({brief(given_rope)}) would replace {model.name}'s own {own_rope} RoPE "
                         "scaling: remove it")
     wanted = model.yarn_factor(int(length)) if length is not None else None
+    rope = _dig(mapping, ("model", "rope_scaling"))
+    if rope is not None and not isinstance(rope, Mapping):  # Trinity refuses it whatever the length, as --write does
+        fix = (f"set {{rope_type: yarn, factor: {wanted!r}, original_max_position_embeddings: {native}}}"
+               if length is not None and wanted is not None else "remove it")
+        problems.append(f"model.rope_scaling must be a mapping, got {brief(rope)}: {fix}")
     if length is not None and length <= native and own_rope is None and given_rope == "yarn":
         problems.append(f"model.rope_scaling: max_model_len {_number(length)} is within {model.name}'s native context of "
                         f"{native}: YaRN is not needed there (it stretches the positions the model was trained on); "
                         "remove it")
         value(("model", "rope_scaling", "factor"))  # Trinity resolves it all the same: one it cannot is a problem too
     if length is not None and wanted is not None:
-        rope = _dig(mapping, ("model", "rope_scaling"))
-        if not isinstance(rope, Mapping):
+        if rope is None:
             problems.append(
                 f"model.rope_scaling: max_model_len {_number(length)} is beyond {model.name}'s native context of {native}: "
                 f"set {{rope_type: yarn, factor: {wanted!r}, original_max_position_embeddings: {native}}}"
             )
-        else:
+        elif isinstance(rope, Mapping):
             rope_type = value(("model", "rope_scaling", "rope_type")) or value(("model", "rope_scaling", "type"))
             if rope_type != "yarn":
                 problems.append(f"model.rope_scaling.rope_type must be yarn, got {brief(rope_type)}")

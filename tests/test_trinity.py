@@ -855,6 +855,11 @@ def _config(**trainer: Any) -> dict[str, Any]:
             ["model.max_prompt_tokens 99999999 + model.max_response_tokens 8192 exceed model.max_model_len 1048576"],
         ),
         ({"model": {"max_model_len": 81920}}, "4B", 1, ["model.rope_scaling: max_model_len 81920 is beyond"]),
+        ({"model": {"max_model_len": 4096, "rope_scaling": "yarn"}}, "4B", 1,  # Trinity refuses it at any length
+         ["model.rope_scaling must be a mapping, got 'yarn': remove it"]),
+        ({"model": {"max_model_len": 81920, "rope_scaling": "yarn"}}, "4B", 1,
+         [("model.rope_scaling must be a mapping, got 'yarn': set {rope_type: yarn, factor: 2.0, "
+           "original_max_position_embeddings: 40960}")]),
         (
             {"model": {"max_model_len": 81920, "rope_scaling": {"rope_type": "yarn", "factor": 2.5,
                                                                   "original_max_position_embeddings": 32768}}},
