@@ -690,6 +690,14 @@ def _number_above(value: Any, limit: int) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value > limit
 
 
+def _boolean_like(value: Any) -> bool:
+    """Whether OmegaConf takes a config's value for a boolean key (`_Reader.boolean`'s forms; missing too)."""
+    if isinstance(value, str):
+        value = value.strip()
+        return value.lower() in BOOLEAN_WORDS or re.fullmatch(r"[+-]?\d+", value) is not None
+    return value is None or isinstance(value, (bool, int))
+
+
 def _turned_off(value: Any) -> bool:
     """Whether a config's flag is off as verl takes it: false (YAML 1.1's ``no``, ``off`` and ``n`` too, as
     OmegaConf reads them), or 0."""
@@ -1417,7 +1425,9 @@ def check_trinity_config(
                                     f"not as the guide sets it, {guide}{more}")
 
     for path in DYNAMIC_BATCH_KEYS:
-        if _turned_off(value(path)):
+        if not _boolean_like(value(path)):
+            problems.append(f"{'.'.join(path)} must be true or false, got {brief(value(path))}: Trinity refuses it")
+        elif _turned_off(value(path)):
             scope = ROLE_KEY_SCOPES.get(path)
             problems.append(f"{'.'.join(path)} is false: verl then ignores the token budget (max_token_len_per_gpu), "
                             "which the tables measured and the plan sets, and fills micro-batches by sequence count: "

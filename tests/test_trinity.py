@@ -855,6 +855,9 @@ def _config(**trainer: Any) -> dict[str, Any]:
             ["model.max_prompt_tokens 99999999 + model.max_response_tokens 8192 exceed model.max_model_len 1048576"],
         ),
         ({"model": {"max_model_len": 81920}}, "4B", 1, ["model.rope_scaling: max_model_len 81920 is beyond"]),
+        ({"model": {"max_model_len": 4096}, "trainer": {"use_dynamic_bsz": "maybe"}}, "4B", 1,
+         ["trainer.use_dynamic_bsz must be true or false, got 'maybe': Trinity refuses it"]),
+        ({"model": {"max_model_len": 4096}, "trainer": {"use_dynamic_bsz": "Yes"}}, "4B", 1, []),
         ({"model": {"max_model_len": 4096, "rope_scaling": "yarn"}}, "4B", 1,  # Trinity refuses it at any length
          ["model.rope_scaling must be a mapping, got 'yarn': remove it"]),
         ({"model": {"max_model_len": 81920, "rope_scaling": "yarn"}}, "4B", 1,
