@@ -1077,6 +1077,7 @@ def run_planner(args: argparse.Namespace) -> int:
         raise QueryError(f"{args.from_config}: no model.max_model_len to plan for: give --len L (or --maximize len)")
     if args.write and config is not None:
         _check_write_keeps_gpus(args, objective, config)
+    if (args.write or args.out or args.emit) and config is not None:
         _check_write_keeps_model(args, catalog, config)
     if config is not None and args.rollout_gpus is not None and config.trainer_gpus is not None \
             and args.rollout_gpus != config.rollout_gpus:
@@ -1160,9 +1161,9 @@ def _engines_note(engines: RolloutEngines, model: Model, gpu: str) -> str | None
 
 
 def _check_write_keeps_model(args: argparse.Namespace, catalog: Catalog, config: TrinityConfig) -> None:
-    """--write patches the config's model: a --model, or a --model-config named after a catalogue model,
-    that names another catalogue model would apply that model's plan to it. (A name the catalogue does
-    not know, a local path say, is the user's to give.)"""
+    """--write patches the config's model, and --out and --emit give keys to merge into it: a --model, or a
+    --model-config named after a catalogue model, that names another catalogue model would apply that model's
+    plan to it. (A name the catalogue does not know, a local path say, is the user's to give.)"""
     flag = "--model" if args.model else "--model-config"
     local = _model_path_file(config)
     if args.model_config and local is not None and _same_file(model_config_file(args.model_config), local):
@@ -1178,8 +1179,9 @@ def _check_write_keeps_model(args: argparse.Namespace, catalog: Catalog, config:
     except QueryError:
         return
     if named != configured:
+        made = "--write" if args.write else "--out" if args.out else "--emit trinity"
         raise QueryError(f"{flag} names {named}, but {args.from_config} trains {configured} (model.model_path): "
-                         f"--write would give it another model's plan; drop {flag}")
+                         f"{made} would give it another model's plan; drop {flag}")
 
 
 def _check_write_keeps_gpus(args: argparse.Namespace, objective: Objective, config: TrinityConfig) -> None:
