@@ -578,7 +578,8 @@ def test_write_refuses_a_model_that_is_not_the_configs(cli, tmp_path: Path):
                "would give it another model's plan; drop --model\n")
     assert not patched.exists()
     # Nor does a fragment to merge into it take another model's plan; the verdict alone may (what if ...).
-    for made, flags in (("--out", ("--out", str(tmp_path / "fragment.yaml"))), ("--emit trinity", ("--emit", "trinity"))):
+    for made, flags in (("--out", ("--out", str(tmp_path / "fragment.yaml"))),
+                        ("--emit trinity", ("--emit", "trinity"))):
         assert cli("--from-config", str(config), "--gpu", "a100", "--model", "0.6B", *flags) == (
             2, "", f"solve: error: --model names Qwen3-0.6B, but {config} trains Qwen3-14B (model.model_path): {made} "
                    "would give it another model's plan; drop --model\n")
