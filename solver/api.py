@@ -241,7 +241,7 @@ def estimate_memory(
         longest = longest_fitting(resolved, gpu_type.memory_gib, gpus, setting, memory.coefficients, margin)
     else:  # the memory is the budget's whatever the length: any length its SP group holds
         longest = min(budget * sp, MAX_TOKENS) if result.fits else None
-    tables_gpu, (rows, settings, columns) = own_table_cells(catalog, gpu_type.name, resolved)
+    origins, (rows, settings, columns) = own_table_cells(catalog, gpu_type.name, resolved)
     # The tables measured the default budget. Another budget is judged at `by_tokens`, the shortest length L whose
     # 2L / SP tokens reach it (the longest whose default it is; where budget x SP is odd, no length's is): a cell
     # vouches for it at a row at or beyond both that length and L, and it runs out of memory where the tables
@@ -257,8 +257,7 @@ def estimate_memory(
     at_longest = None if longest is None or budget != default else tables_verdict(
         resolved, rows, settings, gpus, setting, longest, columns=columns, larger=larger)
     longest_refuted = at_longest is not None and not at_longest.trains
-    tables, at_longest = (verdict.of_tables(tables_gpu, gpu_type.name) if verdict else None
-                          for verdict in (tables, at_longest))
+    tables, at_longest = (verdict.cited(origins) if verdict else None for verdict in (tables, at_longest))
     return MemoryEstimate(**dict(result), longest_len=longest,
                           longest_refuted=at_longest if longest_refuted else None,
                           tables_longest=_tables_longest(catalog, resolved.name, gpu_type.name, gpus, setting, node_gpus)
@@ -415,11 +414,11 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
     if vouching is not None:
         return current.model_copy(update={"trains": True, "plan": vouching})
     model = catalog.model(query.model)
-    tables_gpu, (rows, settings, columns) = own_table_cells(catalog, gpu, model)
+    origins, (rows, settings, columns) = own_table_cells(catalog, gpu, model)
     larger = () if query.estimate == "only" else larger_tables(catalog, gpu, model)
     verdict = tables_verdict(model, rows, settings, current.gpus, setting, current.max_model_len, columns=columns,
                              larger=larger)
-    out_of_memory = verdict.source.of_tables(tables_gpu, gpu) if verdict and not verdict.trains else None
+    out_of_memory = verdict.source.cited(origins) if verdict and not verdict.trains else None
     predicted, predicted_step, problems, host_needed = None, None, current.config_problems, None
     gpus_hold = False  # where only the host memory rules them out: a cell or the memory model vouches without it
     if not fits_host_ram(model, current.gpus, query.node_gpus, query.host_ram_gb, setting.offload):

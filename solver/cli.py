@@ -173,9 +173,10 @@ def _whole_number(text: str, least: int) -> int:
     if match is None:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {brief(text)}")
     digits = match[2].lstrip("0") or "0"
+    if len(digits) > MOST_DIGITS and match[1] == "-":
+        raise argparse.ArgumentTypeError(f"must be at least {least}, got {cut(text.strip())}")
     if len(digits) > MOST_DIGITS:
-        raise argparse.ArgumentTypeError(f"must be at {'least' if match[1] == '-' else 'most'} a number of "
-                                         f"{MOST_DIGITS} digits, got one of {len(digits)}")
+        raise argparse.ArgumentTypeError(f"expected a number of at most {MOST_DIGITS} digits, got one of {len(digits)}")
     value = int(match[1] + digits)
     if value < least:
         raise argparse.ArgumentTypeError(f"must be at least {least}, got {brief(value)}")
@@ -417,7 +418,8 @@ def _add_gpu_memory_option(parser: argparse.ArgumentParser | argparse._ArgumentG
     """--gpu-memory, for the commands that plan or estimate one GPU type."""
     parser.add_argument("--gpu-memory", metavar="M", type=gpu_memory,
                         help="the memory of --gpu NAME, a GPU type the catalogue lacks: GB as sold (64), "
-                        "nvidia-smi's total (65536MiB) or GiB (64GiB); its plans are estimates")
+                        "nvidia-smi's total (65536MiB) or GiB (64GiB); its plans are estimates, or with the memory "
+                        "of a GPU type with tables (81920MiB, 80GiB: the A100-80GB's), that type's")
 
 
 def _add_cells_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
@@ -1127,8 +1129,9 @@ def _optimism_note(cells: Sequence[Path], catalog: Catalog, answers: Sequence[An
 
     estimated = {(answer.gpu, answer.model) for answer in answers if answer.best and answer.best.evidence == "estimated"}
     mine = [load_gpu_type(path, catalog.models, catalog.gpu_types) for path in cells]
-    wrong = optimistic(observations(catalog, lambda gpu, _, model: (gpu, model) in estimated, mine),
-                       query.memory.coefficients, query.margin)
+    estimable = (seen for seen in observations(catalog, lambda gpu, _, model: (gpu, model) in estimated, mine)
+                 if seen.setting.env or query.env is False)  # estimates turn Env on unless --no-env
+    wrong = optimistic(estimable, query.memory.coefficients, query.margin)
     if not wrong:
         return None
     seen, total, usable = wrong[0]

@@ -298,13 +298,13 @@ def _capped_by(catalog: Catalog, data: PlanningData, query: Query, gpus: int, se
                                                      further, query.memory.coefficients, query.margin).fits:
         return ""
     own = refuting_cell(data.shape, data.rows, data.settings, gpus, setting, further)
-    found = (data.tables_gpu, own, data.columns) if own is not None else next(
+    found = (data.table_gpu(own[0]), own, data.columns) if own is not None else next(
         ((gpu, cell, cells.columns) for gpu, cells in data.larger
          if (cell := refuting_cell(data.shape, cells.rows, cells.settings, gpus, setting, further))), None)
     if found is None or found[1] is None:
         return ""
     gpu, (count, row), columns = found
-    whose = "" if gpu == data.tables_gpu else ", whose GPU has at least this one's memory,"
+    whose = "" if gpu == data.gpu else ", whose GPU has at least this one's memory,"
     column = "" if columns[count] == data.model else f" for {columns[count]}"
     return (f", no further: the {gpu} table for {_Words.gpus(count)}{whose} says {setting.label} ran out of "
             f"memory{column} at {row}")
@@ -467,9 +467,10 @@ class _Words:
             if result.fits and other is not None:  # capped by another count's table (`within_refuting_tables`)
                 why = ("on fewer GPUs each holds more" if other[0] > n else
                        "with Offload each GPU holds as much on any count")
+                table = f"the {self.data.table_gpu(other[0])} table for {self.gpus(other[0])}"
                 predictions.append(f"{setting.label} {result.total_gib:.1f} GiB of {result.usable_gib:.1f} usable, "
-                                   f"but the {self.data.tables_gpu} table for {self.gpus(other[0])} says it ran out of "
-                                   f"memory{self.whose(other[0])} at {other[1]}, and {why}")
+                                   f"but {table} says it ran out of memory{self.whose(other[0])} at {other[1]}, and "
+                                   f"{why}")
                 continue
             larger = next(((gpu, found, cells.columns[found[0]]) for gpu, cells in self.data.larger
                            if (found := refuting_cell(self.model, cells.rows, cells.settings, n, setting, length))),
@@ -496,7 +497,7 @@ class _Words:
         """That no table speaks for `n` GPUs: none of the GPU type names the model at all, or none for `n`
         GPUs (nor, `_nor_fewer`, a cell of a table for fewer)."""
         if not self.data.rows:
-            return f"on {self.gpus(n)}: no {self.data.tables_gpu} table names {self.data.model}"
+            return f"on {self.gpus(n)}: no {self.data.gpu} table names {self.data.model}"
         return f"no table for {self.gpus(n)}{self._nor_fewer(n)}"
 
     def _nor_fewer(self, n: int) -> str:
@@ -521,10 +522,10 @@ class _Words:
         if documented != rows[-1]:  # its last rows say '-': a measurement, not the table's end, stops it
             first = min(row for row in rows if row > (documented or 0))
             return Reason(rule="no_setting", detail=(
-                f"the {self.data.tables_gpu} table for {self.gpus(n)} says '-' for {self.column(n)} from {first} tokens "
-                f"on, to its last row ({rows[-1]}): nothing trained there{nor}"))
+                f"the {self.data.table_gpu(n)} table for {self.gpus(n)} says '-' for {self.column(n)} from {first} "
+                f"tokens on, to its last row ({rows[-1]}): nothing trained there{nor}"))
         return Reason(rule="beyond_table", detail=(
-            f"the {self.data.tables_gpu} table for {self.gpus(n)} ends at {rows[-1]} tokens, where {self.column(n)} "
+            f"the {self.data.table_gpu(n)} table for {self.gpus(n)} ends at {rows[-1]} tokens, where {self.column(n)} "
             f"still trains{nor}"))
 
     def _evidence(self, n: int, length: int, combinations: list[Combination]) -> list[Reason]:
@@ -533,7 +534,7 @@ class _Words:
         if not self.rows(n):
             return [self._estimate(n, length, combinations)]
         rows = [row for row in self.rows(n) if row >= length]
-        table = f"the {data.tables_gpu} table for {self.gpus(n)}"
+        table = f"the {data.table_gpu(n)} table for {self.gpus(n)}"
         if not rows:
             return [self._beyond_table(n)]
         row = rows[0]

@@ -42,8 +42,9 @@ class PlanningData:
     """What the model needs of the tables, for one GPU type and one model."""
 
     gpu: str
-    tables_gpu: str
-    """The GPU type whose tables speak for `gpu`: `gpu`, or one with the same memory (`Catalog.tables_gpu_type`)."""
+    table_origins: Mapping[int, str]
+    """For each GPU count whose table is borrowed from a GPU type with `gpu`'s memory, that GPU type
+    (`Catalog.table_origins`)."""
     model: str
     shape: Model
     columns: Mapping[int, str]
@@ -77,6 +78,10 @@ class PlanningData:
     and estimate that may vouch for a plan on that count: a cell of the plan's count's table, or of a
     table for fewer GPUs (two or more) up to where the plan's count's own table says the cell's setting
     runs out of memory (`solver.query.refuting_row`); an estimate for exactly its count."""
+
+    def table_gpu(self, count: int) -> str:
+        """The GPU type whose table for `count` GPUs it is: `gpu`, or the one it is borrowed from."""
+        return self.table_origins.get(count, self.gpu)
 
     def holds_no_plan(self, query: Query) -> bool:
         """Whether no plan can exist, so that no model is built: no GPU count, or, when the length is
@@ -155,7 +160,7 @@ def prepare(catalog: Catalog, gpu: str, query: Query) -> PlanningData:
     where the tables are silent (per the query's estimate mode), and the objective's rank per
     combination."""
     shape = catalog.model(query.model)
-    gpu_type, tabled = catalog.gpu(gpu), catalog.tables_gpu_type(gpu)  # tabled: whose tables speak for it
+    gpu_type, tabled = catalog.gpu(gpu), catalog.tables_gpu_type(gpu)  # tabled: with the tables it borrows
     rows, settings, columns = table_cells([] if query.estimate == "only" else tabled.tables, shape)
     documented = tuple(columns)
     estimable = estimated_counts(query.node_gpus, query.budget_gpus)
@@ -177,7 +182,7 @@ def prepare(catalog: Catalog, gpu: str, query: Query) -> PlanningData:
     longest = max(longest_estimate.values(), default=0)
     return PlanningData(
         gpu=gpu,
-        tables_gpu=tabled.name,
+        table_origins=catalog.table_origins(gpu),
         model=shape.name,
         shape=shape,
         columns=columns,

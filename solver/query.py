@@ -60,8 +60,16 @@ MAX_ESTIMATED_GPUS = 64
 ENV_EXPORT = "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
 """The shell line that turns Env on; it must run before Ray starts."""
 
-YARN_CAUTION = ("longer than YaRN is validated for (131072 tokens, a factor of 4, for Qwen models, in Qwen's model "
-                "cards; for other models rft-solver knows of none): check the model's quality at this length")
+YARN_CAUTION = ("longer than YaRN is validated for (131072 tokens, a factor of 4, in Qwen's model cards): check the "
+                "model's quality at this length")
+OTHER_YARN_CAUTION = ("YaRN on a model that is not Qwen's, for which rft-solver knows of no validation: check the "
+                      "model's quality at this length")
+
+
+def yarn_caution(model: Model) -> str:
+    """The caution for a plan of `model` whose YaRN goes beyond what is validated (`Plan.yarn_beyond_validated`):
+    past what Qwen's model cards validate, or any YaRN for a model that is not Qwen's (`Model.qwen_yarn`)."""
+    return YARN_CAUTION if model.qwen_yarn else OTHER_YARN_CAUTION
 
 MAX_TOP = 100
 """The most ranked plans one query may ask for."""
@@ -155,7 +163,8 @@ class SourceCell(Frozen):
     gpu: str | None = Field(default=None, description=(
         "the GPU type whose table the cell is in where it is not the answer's own: one with at least as much "
         "memory, whose table says the setting ran out of memory (`larger_gpu_types`), or one with the same memory "
-        "whose tables speak for a GPU type without any (`Catalog.tables_gpu_type`); left out for the answer's own"))
+        "whose table for a GPU count the answer's lacks speaks for it (`Catalog.tables_gpu_type`); left out for the "
+        "answer's own"))
 
     @model_serializer(mode="wrap")
     def _without_own_gpu(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
@@ -172,10 +181,12 @@ class SourceCell(Frozen):
         said = said if model in (None, self.model) else f"{said} for {self.model}, of the same shape"
         return f"{said} (its GPU has at least the memory of the {gpu})" if self.gpu and gpu else said
 
-    def of_tables(self, tables_gpu: str, gpu: str) -> SourceCell:
-        """The cell, naming `tables_gpu` as its table's GPU type where that is not `gpu`'s own (a GPU type whose
-        tables speak for `gpu`: `Catalog.tables_gpu_type`), unless it names one already."""
-        return self if self.gpu is not None or tables_gpu == gpu else self.model_copy(update={"gpu": tables_gpu})
+    def cited(self, origins: Mapping[int, str]) -> SourceCell:
+        """The cell, naming its table's GPU type where the table for its count is borrowed from another with the
+        same memory (`origins`: `Catalog.table_origins`), unless it names one already."""
+        if self.gpu is not None or self.gpus not in origins:
+            return self
+        return self.model_copy(update={"gpu": origins[self.gpus]})
 
 
 class Plan(Frozen):
@@ -566,9 +577,9 @@ class TablesVerdict(Frozen):
     evidence: Evidence | None = Field(description="documented or inferred when it trains; null when it does not")
     source: SourceCell = Field(description="the cell that says so (its setting '-' where nothing trained)")
 
-    def of_tables(self, tables_gpu: str, gpu: str) -> TablesVerdict:
-        """The verdict, its cell naming `tables_gpu` where that is not `gpu` (`SourceCell.of_tables`)."""
-        return self.model_copy(update={"source": self.source.of_tables(tables_gpu, gpu)})
+    def cited(self, origins: Mapping[int, str]) -> TablesVerdict:
+        """The verdict, its cell naming a borrowed table's GPU type (`SourceCell.cited`)."""
+        return self.model_copy(update={"source": self.source.cited(origins)})
 
 
 def tables_verdict(model: Model, rows: Sequence[tuple[int, int]], settings: Mapping[tuple[int, int], Setting],
@@ -594,17 +605,16 @@ def larger_gpu_types(catalog: Catalog, gpu: str) -> tuple[GpuType, ...]:
     """The other GPU types with tables and at least `gpu`'s memory, the least memory first: where their tables
     say a setting runs out of memory on a GPU count at a length, it does on `gpu` too (the A100-80GB's for the
     H100-80GB, which reports a little less, and the A800-80GB)."""
-    own, tabled = catalog.gpu(gpu), catalog.tables_gpu_type(gpu)  # whose tables are its own
+    own = catalog.gpu(gpu)
     return tuple(sorted((other for other in catalog.documented_gpu_types
-                         if other.name not in (own.name, tabled.name) and other.memory_gib >= own.memory_gib),
+                         if other.name != own.name and other.memory_gib >= own.memory_gib),
                         key=lambda other: other.memory_gib))
 
 
-def own_table_cells(catalog: Catalog, gpu: str, model: Model) -> tuple[str, TableCells]:
-    """The name of the GPU type whose tables speak for `gpu` (`Catalog.tables_gpu_type`: its own, or a GPU type's
-    with the same memory) and their `table_cells` for `model`."""
-    tabled = catalog.tables_gpu_type(gpu)
-    return tabled.name, table_cells(tabled.tables, model)
+def own_table_cells(catalog: Catalog, gpu: str, model: Model) -> tuple[Mapping[int, str], TableCells]:
+    """The `table_cells` for `model` of the tables that speak for `gpu` (`Catalog.tables_gpu_type`: its own, and
+    those it borrows of GPU types with the same memory), and whose each borrowed one is (`Catalog.table_origins`)."""
+    return catalog.table_origins(gpu), table_cells(catalog.tables_gpu_type(gpu).tables, model)
 
 
 def larger_tables(catalog: Catalog, gpu: str, model: Model) -> tuple[tuple[str, TableCells], ...]:
@@ -717,7 +727,8 @@ def make_query(
     if open_budget:
         budget_gpus = MAX_ESTIMATED_GPUS
     elif budget_gpus is None:
-        budget_gpus = max((t.gpus for g in catalog.gpu_types if g.name in gpu_names for t in g.tables), default=NODE_GPUS)
+        budget_gpus = max((t.gpus for name in gpu_names for t in catalog.tables_gpu_type(name).tables),
+                          default=NODE_GPUS)
     return Query(
         model=resolved.name,
         gpus=gpu_names,

@@ -16,7 +16,6 @@ from solver.memory import CEILING, GRID, MemoryEstimate
 from solver.query import (
     ENV_EXPORT,
     MAX_ESTIMATED_GPUS,
-    YARN_CAUTION,
     Answer,
     ClusterResult,
     CurrentSettings,
@@ -30,6 +29,7 @@ from solver.query import (
     index_range,
     least_token_budget,
     token_budget,
+    yarn_caution,
 )
 from solver.tables import (
     ESCALATION_ORDER,
@@ -161,10 +161,10 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None)
     return lines
 
 
-def _yarn_caution(plan: Plan) -> str:
+def _yarn_caution(plan: Plan, model: Model) -> str:
     """A caution for YaRN beyond what Qwen's model cards validate (`yarn_beyond_validated`; "" otherwise):
     memory fits, quality is untested."""
-    return f"; {YARN_CAUTION}" if plan.yarn_beyond_validated else ""
+    return f"; {yarn_caution(model)}" if plan.yarn_beyond_validated else ""
 
 
 def _budget_origin(plan: Plan) -> str:
@@ -207,7 +207,7 @@ def _own_scaling_words(model: Model) -> str:
 def _plan_cautions(plan: Plan, model: Model) -> list[str]:
     """What `solve` cautions about a plan, in words: YaRN past what Qwen validates, a length past the model's
     native context on its own RoPE scaling, thin headroom where an estimate extrapolates."""
-    yarn = ([f"YaRN factor {plan.rope_scaling_factor!r} at {plan.max_model_len} tokens: {YARN_CAUTION}"]
+    yarn = ([f"YaRN factor {plan.rope_scaling_factor!r} at {plan.max_model_len} tokens: {yarn_caution(model)}"]
             if plan.yarn_beyond_validated else [])
     own = [_own_scaling_words(model)] if model.beyond_native_on_own_scaling(plan.max_model_len) else []
     return yarn + own + ([caution] if (caution := _estimate_caution(plan)) else [])
@@ -237,8 +237,8 @@ def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, vers
     grid.add_column(style="bold", no_wrap=True)
     grid.add_column(overflow="fold")  # a word wider than the terminal (a config key to copy) breaks, not "…"
     grid.add_row("plan", Text(f"{plan.setting.label} on {_gpus_of_budget(answer, plan, node_gpus)}", style="bold"))
-    yarn = f" (YaRN rope scaling, factor {plan.rope_scaling_factor!r}{_yarn_caution(plan)})" if plan.rope_scaling_factor \
-        else ""
+    yarn = (f" (YaRN rope scaling, factor {plan.rope_scaling_factor!r}{_yarn_caution(plan, model)})"
+            if plan.rope_scaling_factor else "")
     if model.beyond_native_on_own_scaling(plan.max_model_len):
         yarn = f" ({_own_scaling_words(model)})"
     if answer.objective == "max_len" and plan.evidence == "estimated" and plan.max_model_len == CEILING:

@@ -170,11 +170,11 @@ def _with_tables_verdict(catalog: Catalog, query: Query, answer: Answer) -> Answ
     if query.estimate != "only" or best is None or best.lowered_budget:
         return answer
     model = catalog.model(query.model)
-    tables_gpu, cells = own_table_cells(catalog, answer.gpu, model)
+    origins, cells = own_table_cells(catalog, answer.gpu, model)
     verdict = tables_verdict(model, cells.rows, cells.settings, best.gpus, best.setting, best.max_model_len,
                              columns=cells.columns, larger=larger_tables(catalog, answer.gpu, model))
     return answer if verdict is None else answer.model_copy(update={
-        "tables": verdict.of_tables(tables_gpu, answer.gpu)})
+        "tables": verdict.cited(origins)})
 
 
 def answer_for(catalog: Catalog, query: Query, gpu: str, explained: bool = True) -> Answer:
@@ -324,7 +324,7 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
     if found is None and not estimated:  # a defect of the model's, never of the input
         raise RuntimeError(f"the solver returned {setting.label} on {gpus} GPUs at {length} with no cell behind it")
     evidence, source = found or ("estimated", None)
-    source = source.of_tables(data.tables_gpu, data.gpu) if source is not None else None
+    source = source.cited(data.table_origins) if source is not None else None
     tokens = token_budget(length, sp) if source is not None or query.token_budget == "default" else \
         lowered_token_budget(length, sp, data.estimate_tokens[gpus, env, offload, sp])
     if tokens is None:  # a defect of the model's: an estimate's reach is what its most tokens hold

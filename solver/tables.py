@@ -20,6 +20,7 @@ from decimal import Decimal
 from functools import cache
 from math import ceil, floor
 from pathlib import Path
+from types import MappingProxyType
 from typing import Annotated, Any, TypeVar, get_args
 
 import yaml
@@ -440,9 +441,10 @@ class GpuType(Frozen):
 def described_gpu_type(name: str, memory_gb: int | None = None, memory_mib: int | None = None, *,
                        source: str = "your own") -> GpuType:
     """A GPU type the catalogue lacks, by its name and memory: GB as sold (taken as GiB), nvidia-smi's MiB
-    (what the memory model uses), or both; no tables, so its plans are estimates (`Catalog.with_gpu_types`
-    adds it). `QueryError` for a name that is blank or not printable (it is written into configs'
-    comments), for two figures that cannot be one GPU's, and for a value of the wrong type."""
+    (what the memory model uses), or both; no tables, so its plans are estimates, unless the MiB are a tabled GPU
+    type's (`Catalog.tables_gpu_type`; `Catalog.with_gpu_types` adds it). `QueryError` for a name that is blank
+    or not printable (it is written into configs' comments), for two figures that cannot be one GPU's, and for a
+    value of the wrong type."""
     check_types(("name", name, str), ("memory_gb", memory_gb, int | None), ("memory_mib", memory_mib, int | None),
                 ("source", source, str))
     if memory_gb is None and memory_mib is None:
@@ -849,8 +851,8 @@ class Catalog(Frozen):
 
     def with_gpu_types(self, gpu_types: Iterable[GpuType]) -> Catalog:
         """This catalogue with the GPU types it does not have yet (given by their memory, ``--gpu NAME
-        --gpu-memory M`` or a pool's ``gpu_memory_gb``: no tables, estimates only); `QueryError` for one whose
-        name or alias is another's (in any case)."""
+        --gpu-memory M`` or a pool's ``gpu_memory_gb``: no tables of their own, `tables_gpu_type`); `QueryError`
+        for one whose name or alias is another's (in any case)."""
         if isinstance(gpu_types, (str, BaseModel)) or not isinstance(gpu_types, Iterable):
             raise QueryError(f"gpu_types must be a list of GpuType, got {_shown(gpu_types)}")
         gpu_types = list(gpu_types)
@@ -952,13 +954,34 @@ class Catalog(Frozen):
         return tuple(gpu_type for gpu_type in self.gpu_types if gpu_type.tables)
 
     def tables_gpu_type(self, gpu: str) -> GpuType:
-        """The GPU type whose tables speak for `gpu`: `gpu`'s own, or for a GPU type without tables, the first
-        with tables and the same driver-reported memory (the A100-80GB for the A800-80GB: what fits in one fits
-        in the other), where there is one (memory as sold says too little)."""
+        """`gpu`'s GPU type with the tables that speak for it: its own, and for each GPU count it has none for,
+        the table of another GPU type with tables and the same driver-reported memory (the A100-80GB's for the
+        A800-80GB: what fits in one's memory fits in the other's; memory as sold says too little). Which GPU
+        type each borrowed table is of: `table_origins`."""
         own = self.gpu(gpu)
-        if own.tables or own.memory_mib is None:
+        borrowed = self._borrowed_tables(own)
+        if not borrowed:
             return own
-        return next((other for other in self.documented_gpu_types if other.memory_mib == own.memory_mib), own)
+        return own.model_copy(update={"tables": tuple(sorted((*own.tables, *(table for table, _ in borrowed)),
+                                                             key=lambda table: table.gpus))})
+
+    def table_origins(self, gpu: str) -> Mapping[int, str]:
+        """For each GPU count whose table `tables_gpu_type` borrows for `gpu`, the GPU type whose table it is."""
+        return MappingProxyType({table.gpus: name for table, name in self._borrowed_tables(self.gpu(gpu))})
+
+    def _borrowed_tables(self, own: GpuType) -> list[tuple[Table, str]]:
+        """(table, its GPU type) of the GPU types with tables and `own`'s driver-reported memory, for the counts
+        `own` has no table for (the first such GPU type's first)."""
+        if own.memory_mib is None:
+            return []
+        taken, borrowed = {table.gpus for table in own.tables}, []
+        for other in self.documented_gpu_types:
+            if other.name != own.name and other.memory_mib == own.memory_mib:
+                for table in other.tables:
+                    if table.gpus not in taken:
+                        taken.add(table.gpus)
+                        borrowed.append((table, other.name))
+        return borrowed
 
     def narrowed(
         self, gpu: str | None = None, gpus: int | None = None, model: str | None = None
@@ -970,8 +993,8 @@ class Catalog(Frozen):
         gpu_types = (self.gpu(gpu),) if gpu is not None else self.documented_gpu_types
         if not any(g.tables for g in gpu_types):
             names = ", ".join(g.name for g in self.documented_gpu_types)
-            tabled = self.tables_gpu_type(gpu_types[0].name)
-            whose = "" if tabled is gpu_types[0] else f", which plans with the {tabled.name}'s (the same memory)"
+            origins = sorted(set(self.table_origins(gpu_types[0].name).values()))
+            whose = f", which plans with the {' and '.join(origins)}'s (the same memory)" if origins else ""
             raise QueryError(f"no tables for {gpu_types[0].name}{whose}; tables exist for {names}")
         if gpus is not None:
             counts = sorted({table.gpus for gpu_type in gpu_types for table in gpu_type.tables})

@@ -43,7 +43,6 @@ from ruamel.yaml.tokens import CommentToken
 from solver.query import (
     ENV_EXPORT,
     NODE_SIZE_KEY,
-    YARN_CAUTION,
     Plan,
     TrinityVersion,
     check_choice,
@@ -51,6 +50,7 @@ from solver.query import (
     least_token_budget,
     token_budget,
     whole_nodes_violation,
+    yarn_caution,
 )
 from solver.tables import (
     MAX_GPUS,
@@ -193,7 +193,7 @@ def _plan_keys(plan: Plan, model: Model, config: Any = None, environ: Mapping[st
         keys += [
             _Key(path=(*rope, named), value="yarn"),
             _Key(path=(*rope, "factor"), value=factor, comment=f"max_model_len / {native}"
-                 + (f"; {YARN_CAUTION}" if plan.yarn_beyond_validated else "")),
+                 + (f"; {yarn_caution(model)}" if plan.yarn_beyond_validated else "")),
             _Key(path=(*rope, "original_max_position_embeddings"), value=native),
         ]
     if plan.offload:

@@ -31,8 +31,9 @@ A plan is a dict with exactly the keys of `PLAN_KEYS`. In short:
   count or more GPUs, of the GPU type or of another with tables and at least its memory, says the setting ran
   out of memory at L (what runs out on more GPUs does on fewer, and with more memory on less);
   when maximising, L is a multiple of 1024.
-- A GPU type without tables whose driver-reported memory is that of a GPU type with tables takes that type's
-  tables as its own (the A800-80GB the A100-80GB's), its plans' source cells naming that type ("gpu").
+- A GPU type's own tables include, for each GPU count it has none for, the table of another GPU type with
+  tables and the same driver-reported memory (the A800-80GB takes the A100-80GB's), its plans' source cells
+  naming that type ("gpu").
 - With token_budget="auto" (and estimates): let Lc be the longest length that the rule above makes
   estimated for the setting (the memory model's longest, and no longer than the last row, of each table for
   the count or more GPUs, that does not say the setting ran out of memory) and Tc = ceil(2 * Lc / s). A plan no cell
@@ -231,36 +232,39 @@ def _cell_column(table: Table, model: Any) -> str:
     return model.name if model.name in table.models else model.tables_of
 
 
-def _tables_with_model(gpu_type: Any, model: Any) -> dict[int, Table]:
-    """The documented tables of the GPU type that have a column for the model, or for the tabled model of its
-    shape it names, by trainer GPU count."""
-    return {table.gpus: table for table in gpu_type.tables
+def _tables_with_model(tables: Any, model: Any) -> dict[int, Table]:
+    """Those of the tables that have a column for the model, or for the tabled model of its shape it names, by
+    trainer GPU count."""
+    return {table.gpus: table for table in tables
             if model.name in table.models or (model.tables_of is not None and model.tables_of in table.models)}
 
 
-def _tabled_type(catalog: Catalog, gpu_type: Any) -> Any:
-    """The GPU type whose tables are the GPU type's own: itself where it has tables (or its driver-reported
-    memory is unknown), else the first GPU type of the catalogue with tables and the same driver-reported memory,
-    else itself."""
-    if gpu_type.tables or gpu_type.memory_mib is None:
-        return gpu_type
-    return next((other for other in catalog.gpu_types if other.tables and other.memory_mib == gpu_type.memory_mib),
-                gpu_type)
+def _own_tables(catalog: Catalog, gpu_type: Any) -> tuple[list[Table], dict[int, str]]:
+    """The tables that are the GPU type's own: its tables, and for every GPU count it has none for, the first
+    table for that count of another GPU type with tables and the same driver-reported memory (where that is
+    known), in the catalogue's order; and the GPU type of each table so borrowed, by count."""
+    tables, origins = list(gpu_type.tables), {}
+    for other in catalog.gpu_types:
+        if gpu_type.memory_mib is not None and other.name != gpu_type.name and other.memory_mib == gpu_type.memory_mib:
+            for table in other.tables:
+                if table.gpus not in {t.gpus for t in tables}:
+                    tables.append(table)
+                    origins[table.gpus] = other.name
+    return tables, origins
 
 
 def _refuting_tables(catalog: Catalog, gpu_type: Any, model: Any) -> list[dict[int, Table]]:
-    """`_tables_with_model` of the GPU type's own tables (`_tabled_type`), then of every other GPU type with
+    """`_tables_with_model` of the GPU type's own tables (`_own_tables`), then of every other GPU type with
     tables and at least its memory."""
-    tabled = _tabled_type(catalog, gpu_type)
-    return [_tables_with_model(tabled, model), *(
-        _tables_with_model(other, model) for other in catalog.gpu_types
-        if other.tables and other.name not in (gpu_type.name, tabled.name) and other.memory_gib >= gpu_type.memory_gib)]
+    return [_tables_with_model(_own_tables(catalog, gpu_type)[0], model), *(
+        _tables_with_model(other.tables, model) for other in catalog.gpu_types
+        if other.tables and other.name != gpu_type.name and other.memory_gib >= gpu_type.memory_gib)]
 
 
 def _cited(source: dict, catalog: Catalog, gpu_type: Any) -> dict:
-    """A source cell as a plan cites it: naming its table's GPU type where that is not the plan's own."""
-    tabled = _tabled_type(catalog, gpu_type)
-    return source if tabled is gpu_type else {**source, "gpu": tabled.name}
+    """A source cell as a plan cites it: naming its table's GPU type where that table is borrowed."""
+    origins = _own_tables(catalog, gpu_type)[1]
+    return {**source, "gpu": origins[source["gpus"]]} if source["gpus"] in origins else source
 
 
 def _row_for_length(table: Table, length: int) -> Any | None:
@@ -496,7 +500,7 @@ def enumerate_plans(
     weights = load_weights() if weights is None else weights
     gpu_type = catalog.gpu(gpu)
     the_model = catalog.model(model)
-    tables = _tables_with_model(_tabled_type(catalog, gpu_type), the_model)
+    tables = _tables_with_model(_own_tables(catalog, gpu_type)[0], the_model)
     refuting = _refuting_tables(catalog, gpu_type, the_model)
 
     ranked = []
@@ -678,7 +682,7 @@ def check_plan(
         problems.append(f"gpus={n} but exactly {budget_gpus} were asked for")
     if plan["unused_gpus"] != budget_gpus - n:
         problems.append(f"unused_gpus={plan['unused_gpus']}, expected {budget_gpus - n}")
-    tables = _tables_with_model(_tabled_type(catalog, gpu_type), the_model)
+    tables = _tables_with_model(_own_tables(catalog, gpu_type)[0], the_model)
     refuting = _refuting_tables(catalog, gpu_type, the_model)
     table = tables.get(n)
     untabled = n in _estimated_counts(tables, budget_gpus, node_gpus)

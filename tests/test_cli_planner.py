@@ -620,7 +620,9 @@ def test_a_gpu_type_the_catalogue_lacks_is_planned_from_its_memory(cli, tmp_path
     status, _, err = cli("--model", "4B", "--len", "+-" + "9" * 5000)
     assert status == 2 and len(err) < 300 and "argument --len: expected a whole number of tokens" in err
     status, _, err = cli("--model", "4B", "--len", "8k", "--gpus", "9" * 5000)
-    assert status == 2 and err.endswith("argument --gpus: must be at most a number of 4000 digits, got one of 5000\n")
+    assert status == 2 and err.endswith("argument --gpus: expected a number of at most 4000 digits, got one of 5000\n")
+    status, _, err = cli("--model", "4B", "--len", "8k", "--gpus", "-" + "9" * 5000)
+    assert status == 2 and len(err) < 300 and "argument --gpus: must be at least 1, got -999" in err
     # Whole numbers are ASCII digits, with a sign and spaces around them at most: no _ (which int() reads as
     # nothing, 4_0 as 40), no space before a k.
     for flag, value in (("--gpus", "4_0"), ("--top", "1_0"), ("--len", "32_768"), ("--len", "32 k"), ("--len", "1x")):
@@ -739,8 +741,8 @@ def test_gpus_are_found_by_the_names_nvidia_smi_prints(cli, printed: str, name: 
 def test_a_yarn_factor_above_what_qwen_validates_is_cautioned(cli):
     _, out, _ = cli("--maximize", "len", "--gpus", "6", "--model", "4B", "--gpu", "a100")  # 102400: factor 2.5
     assert "(YaRN rope scaling, factor 2.5)" in out
-    caution = ("longer than YaRN is validated for (131072 tokens, a factor of 4, for Qwen models, in Qwen's model "
-               "cards; for other models rft-solver knows of none): check the model's quality at this length")
+    caution = ("longer than YaRN is validated for (131072 tokens, a factor of 4, in Qwen's model cards): check the "
+               "model's quality at this length")
     _, out, _ = cli("--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "200000")  # factor 4.88
     assert f"factor 4.8828125; {caution})" in " ".join(out.split())
     # Qwen3's native 40960: 163840 tokens is a factor of 4, but beyond 131072; the written config says so too
@@ -770,6 +772,9 @@ def test_a_gpu_type_with_the_memory_of_one_with_tables_plans_with_its_tables(cli
     _, out, _ = cli("--model", "4B", "--gpu", "a800", "--gpus", "6", "--maximize", "len", "--explain")
     assert ("the A100-80GB table for 6 GPUs says '-' for Qwen3-4B from 61440 tokens on, to its last row (71680)"
             in " ".join(out.split()))
+    # Without --gpus, the budget is its tables' largest count, as for the A100: 6.
+    [a800], [a100] = (run_json(cli, "--model", "4B", "--len", "65536", "--gpu", gpu)[1] for gpu in ("a800", "a100"))
+    assert a800["budget_gpus"] == a100["budget_gpus"] == 6 and a800["plans"][0]["gpus"] == 4
     # The H800-80GB reports less memory (81559 MiB) than the A100: no table is its own.
     _, [h800] = run_json(cli, "--model", "4B", "--gpu", "h800", "--gpus", "2", "--exact", "--len", "32k")
     assert h800["plans"][0]["evidence"] == "estimated"

@@ -581,8 +581,8 @@ def test_write_refuses_a_model_that_is_not_the_configs(cli, tmp_path: Path):
     for made, flags in (("--out", ("--out", str(tmp_path / "fragment.yaml"))),
                         ("--emit trinity", ("--emit", "trinity"))):
         assert cli("--from-config", str(config), "--gpu", "a100", "--model", "0.6B", *flags) == (
-            2, "", f"solve: error: --model names Qwen3-0.6B, but {config} trains Qwen3-14B (model.model_path): {made} "
-                   "would give it another model's plan; drop --model\n")
+            2, "", (f"solve: error: --model names Qwen3-0.6B, but {config} trains Qwen3-14B (model.model_path): "
+                    f"{made} would give it another model's plan; drop --model\n"))
     assert not (tmp_path / "fragment.yaml").exists()
     assert cli("--from-config", str(config), "--gpu", "a100", "--model", "0.6B")[0] == 0
     status, _, _ = cli("--from-config", str(config), "--gpu", "a100", "--model", "14B", "--write", str(patched))

@@ -1312,8 +1312,8 @@ def test_a_placed_plan_carries_the_cautions_solve_gives_it(cli, tmp_path: Path):
     after_table = out.split("┘\n")[-1]
     cautions = ["caution: " + text.replace("\n", " ").strip() for text in after_table.split("caution: ")[1:]]
     assert cautions == [("caution: long-32b: YaRN factor 7.1 at 290816 tokens: longer than YaRN is validated for "
-                         "(131072 tokens, a factor of 4, for Qwen models, in Qwen's model cards; for other models "
-                         "rft-solver knows of none): check the model's quality at this length"),
+                         "(131072 tokens, a factor of 4, in Qwen's model cards): check the model's quality at this "
+                         "length"),
                         ("caution: long-32b: 0.7 GiB to spare where the estimate extrapolates, and its error there is "
                          "unmeasured (on much smaller cards and much larger models it runs optimistic by about a GiB "
                          "and more: docs/memory.md); raise --margin, or measure a step first")]

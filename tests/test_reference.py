@@ -626,3 +626,29 @@ def test_a_gpu_type_with_a_tabled_types_memory_plans_with_its_tables_as_the_refe
     assert got == [{**p.model_dump(mode="json"), **({"source": {**p.source.model_dump(mode="json"),
                                                                  "gpu": "A100-80GB"}} if p.source else {})}
                    for p in a100.plans]
+
+
+@pytest.mark.parametrize("query", [
+    {"model": "Qwen3-4B", "objective": "cheapest", "max_model_len": 65536, "budget_gpus": 4, "exact": True},
+    {"model": "Qwen3-4B", "objective": "cheapest", "max_model_len": 32768, "budget_gpus": 2, "exact": True},
+    {"model": "Qwen3-4B", "objective": "max_len", "budget_gpus": 8},
+    {"model": "Qwen3-4B", "objective": "min_gpus", "max_model_len": 32768, "budget_gpus": 8},
+    {"model": "Qwen3-4B", "objective": "cheapest", "max_model_len": 32768, "budget_gpus": 8, "exact": True},
+])
+def test_cells_of_a_gpu_type_with_a_tabled_types_memory_join_the_tables_it_borrows(tmp_path, query: dict):
+    # Made-up A800 cells for 8 GPUs: the A800's own table for 8, the A100's for the other counts (its 4-GPU cell
+    # SP=4 at 71680 for 65536, its 2-GPU Env + SP=2 at 32768), each cell naming whose table it is.
+    cells = tmp_path / "a800.yaml"
+    cells.write_text("gpu: A800-80GB\nmemory_gb: 80\nsource: made up\ntables:\n  - gpus: 8\n    section: 8 x A800\n"
+                     "    models: [Qwen3-4B]\n    rows:\n      - {max_model_len: 32768, cells: {Qwen3-4B: vanilla}}\n",
+                     encoding="utf-8")
+    catalog = CATALOG.with_cells(cells)
+    (answer,) = solve_plan(make_query(catalog, gpu="A800-80GB", top=5, estimate="auto", **query), catalog)
+    got = [p.model_dump(mode="json") for p in answer.plans]
+    assert got == ranked_alternatives(enumerate_plans(catalog, gpu="A800-80GB", estimates=True, **query))[:5]
+    if query.get("exact") and query["max_model_len"] == 65536:
+        assert (got[0]["evidence"], got[0]["source"]) == ("documented", {
+            "model": "Qwen3-4B", "gpus": 4, "max_model_len": 71680, "setting": "SP=4", "gpu": "A100-80GB"})
+    if query.get("exact") and query["budget_gpus"] == 8:  # the A800's own 8-GPU cell is not cited as another's
+        assert (got[0]["evidence"], got[0]["source"]) == ("documented", {
+            "model": "Qwen3-4B", "gpus": 8, "max_model_len": 32768, "setting": "vanilla"})
