@@ -1129,7 +1129,13 @@ def _optimism_note(cells: Sequence[Path], catalog: Catalog, answers: Sequence[An
 
     estimated = {(answer.gpu, answer.model) for answer in answers if answer.best and answer.best.evidence == "estimated"}
     mine = [load_gpu_type(path, catalog.models, catalog.gpu_types) for path in cells]
-    estimable = (seen for seen in observations(catalog, lambda gpu, _, model: (gpu, model) in estimated, mine)
+
+    def near(gpu: str, model: str) -> bool:  # cells of the GPU type, or of one whose tables it borrows
+        return any(model == name and (gpu == planned or catalog.gpu(gpu).memory_mib is not None
+                                      and catalog.gpu(gpu).memory_mib == catalog.gpu(planned).memory_mib)
+                   for planned, name in estimated)
+
+    estimable = (seen for seen in observations(catalog, lambda gpu, _, model: near(gpu, model), mine)
                  if seen.setting.env or query.env is False)  # estimates turn Env on unless --no-env
     wrong = optimistic(estimable, query.memory.coefficients, query.margin)
     if not wrong:

@@ -170,7 +170,8 @@ def job_options(planner: _Planner, fleet: Fleet, index: int) -> list[Option]:
         if job.pool not in (None, pool.name):
             continue
         model = planner.catalog.model(job.model)
-        tabled = [t.gpus for t in planner.catalog.tables_gpu_type(pool.gpu).tables if t.name_for(model) is not None]
+        tabled = sorted({t.gpus for t in planner.catalog.tables_gpu_type(pool.gpu).tables
+                         if t.name_for(model) is not None})
         counts = estimated_counts(pool.gpus_per_node, pool.nodes * pool.gpus_per_node)
         tiers: list[tuple[Sequence[int], EstimateMode]] = [] if planner.estimate == "only" else [
             (tabled, "never"), (counts, "never")]

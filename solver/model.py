@@ -182,7 +182,7 @@ def prepare(catalog: Catalog, gpu: str, query: Query) -> PlanningData:
     longest = max(longest_estimate.values(), default=0)
     return PlanningData(
         gpu=gpu,
-        table_origins=catalog.table_origins(gpu),
+        table_origins=catalog.table_origins(gpu, shape),
         model=shape.name,
         shape=shape,
         columns=columns,

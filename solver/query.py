@@ -527,9 +527,14 @@ class TableCells(NamedTuple):
 
 
 def table_cells(tables: Sequence[Table], model: Model) -> TableCells:
-    """`model`'s cells in those of `tables` that have them (`Table.name_for`)."""
-    columns = {table.gpus: name for table in tables if (name := table.name_for(model)) is not None}
-    named = [table for table in tables if table.gpus in columns]
+    """`model`'s cells in those of `tables` that have them (`Table.name_for`), the first such table of each GPU
+    count (a GPU type's own before those it borrows: `Catalog.tables_gpu_type`)."""
+    columns: dict[int, str] = {}
+    named = []
+    for table in tables:
+        if (name := table.name_for(model)) is not None and table.gpus not in columns:
+            columns[table.gpus] = name
+            named.append(table)
     rows = tuple((table.gpus, row.max_model_len) for table in named for row in table.rows)
     settings = {(table.gpus, row.max_model_len): setting for table in named for row in table.rows
                 if (setting := row.setting(columns[table.gpus])) is not None}
@@ -614,7 +619,7 @@ def larger_gpu_types(catalog: Catalog, gpu: str) -> tuple[GpuType, ...]:
 def own_table_cells(catalog: Catalog, gpu: str, model: Model) -> tuple[Mapping[int, str], TableCells]:
     """The `table_cells` for `model` of the tables that speak for `gpu` (`Catalog.tables_gpu_type`: its own, and
     those it borrows of GPU types with the same memory), and whose each borrowed one is (`Catalog.table_origins`)."""
-    return catalog.table_origins(gpu), table_cells(catalog.tables_gpu_type(gpu).tables, model)
+    return catalog.table_origins(gpu, model), table_cells(catalog.tables_gpu_type(gpu).tables, model)
 
 
 def larger_tables(catalog: Catalog, gpu: str, model: Model) -> tuple[tuple[str, TableCells], ...]:

@@ -927,11 +927,11 @@ class Catalog(Frozen):
         """The `contradictions` of GPU type `gpu`'s tables in `merged` (this catalogue with more tables of it,
         from `with_tables`) that this catalogue's lack, in words."""
 
-        def contradictions_on(within: Catalog) -> list[str]:
-            return within.model_copy(update={"gpu_types": tuple(
-                g for g in within.gpu_types if g.name == gpu)}).contradictions()
+        def contradictions_on(within: Catalog) -> list[str]:  # its and those with its memory, which it borrows
+            kept = [g for g in within.gpu_types if g.name == gpu]
+            return within.model_copy(update={"gpu_types": (*kept, *within._same_memory(kept[0]))}).contradictions()
 
-        before = set(contradictions_on(self))
+        before = set(contradictions_on(self)) if any(g.name == gpu for g in self.gpu_types) else set()
         return [found for found in contradictions_on(merged) if found not in before]
 
     def for_fleet(self, fleet: Fleet) -> Catalog:
@@ -954,34 +954,36 @@ class Catalog(Frozen):
         return tuple(gpu_type for gpu_type in self.gpu_types if gpu_type.tables)
 
     def tables_gpu_type(self, gpu: str) -> GpuType:
-        """`gpu`'s GPU type with the tables that speak for it: its own, and for each GPU count it has none for,
-        the table of another GPU type with tables and the same driver-reported memory (the A100-80GB's for the
-        A800-80GB: what fits in one's memory fits in the other's; memory as sold says too little). Which GPU
-        type each borrowed table is of: `table_origins`."""
+        """`gpu`'s GPU type with the tables that speak for it: its own, then those of the other GPU types with
+        tables and the same driver-reported memory (the A100-80GB's for the A800-80GB: what fits in one's memory
+        fits in the other's; memory as sold says too little), whose table for a GPU count speaks for a model where
+        its own for that count does not name it (`solver.query.table_cells` takes each count's first); whose
+        each borrowed table is: `table_origins`."""
         own = self.gpu(gpu)
-        borrowed = self._borrowed_tables(own)
+        borrowed = self._same_memory(own)
         if not borrowed:
             return own
-        return own.model_copy(update={"tables": tuple(sorted((*own.tables, *(table for table, _ in borrowed)),
-                                                             key=lambda table: table.gpus))})
+        return own.model_copy(update={"tables": (*own.tables, *(t for other in borrowed for t in other.tables))})
 
-    def table_origins(self, gpu: str) -> Mapping[int, str]:
-        """For each GPU count whose table `tables_gpu_type` borrows for `gpu`, the GPU type whose table it is."""
-        return MappingProxyType({table.gpus: name for table, name in self._borrowed_tables(self.gpu(gpu))})
+    def table_origins(self, gpu: str, model: Model) -> Mapping[int, str]:
+        """For each GPU count whose table for `model` `tables_gpu_type` borrows for `gpu`, the GPU type whose
+        table it is."""
+        own = self.gpu(gpu)
+        origins: dict[int, str] = {}
+        named = {table.gpus for table in own.tables if table.name_for(model) is not None}
+        for other in self._same_memory(own):
+            for table in other.tables:
+                if table.name_for(model) is not None and table.gpus not in named:
+                    named.add(table.gpus)
+                    origins[table.gpus] = other.name
+        return MappingProxyType(origins)
 
-    def _borrowed_tables(self, own: GpuType) -> list[tuple[Table, str]]:
-        """(table, its GPU type) of the GPU types with tables and `own`'s driver-reported memory, for the counts
-        `own` has no table for (the first such GPU type's first)."""
+    def _same_memory(self, own: GpuType) -> list[GpuType]:
+        """The other GPU types with tables and `own`'s driver-reported memory, in the catalogue's order."""
         if own.memory_mib is None:
             return []
-        taken, borrowed = {table.gpus for table in own.tables}, []
-        for other in self.documented_gpu_types:
-            if other.name != own.name and other.memory_mib == own.memory_mib:
-                for table in other.tables:
-                    if table.gpus not in taken:
-                        taken.add(table.gpus)
-                        borrowed.append((table, other.name))
-        return borrowed
+        return [other for other in self.documented_gpu_types
+                if other.name != own.name and other.memory_mib == own.memory_mib]
 
     def narrowed(
         self, gpu: str | None = None, gpus: int | None = None, model: str | None = None
@@ -993,7 +995,7 @@ class Catalog(Frozen):
         gpu_types = (self.gpu(gpu),) if gpu is not None else self.documented_gpu_types
         if not any(g.tables for g in gpu_types):
             names = ", ".join(g.name for g in self.documented_gpu_types)
-            origins = sorted(set(self.table_origins(gpu_types[0].name).values()))
+            origins = [other.name for other in self._same_memory(gpu_types[0])]
             whose = f", which plans with the {' and '.join(origins)}'s (the same memory)" if origins else ""
             raise QueryError(f"no tables for {gpu_types[0].name}{whose}; tables exist for {names}")
         if gpus is not None:
@@ -1024,17 +1026,25 @@ class Catalog(Frozen):
         - a setting documented on fewer GPUs that more GPUs could run (SP divides their count) while the
           table for more GPUs names a later setting, or ``-``, at the same length (more GPUs only shard
           the states further);
-        - two models of one shape (the same memory) with different cells in a row.
+        - two models of one shape (the same memory) with different cells in a row;
+        - two GPU types with the same driver-reported memory whose tables for a GPU count give a model different
+          cells at a length, and the rule above between a GPU type's tables and those it borrows of such a type
+          (`tables_gpu_type`).
 
         The tables stay as the source wrote them; this only reports.
         """
         found = []
         shape_of = {model.name: model.shape for model in self.models}
         for gpu_type in self.gpu_types:
-            tables = {table.gpus: table for table in gpu_type.tables}
-            for table in gpu_type.tables:
+            own = {table.gpus: table for table in gpu_type.tables}
+            borrowed = {table.gpus: (table, other.name) for other in reversed(self._same_memory(gpu_type))
+                        for table in other.tables if table.gpus not in own}  # the first GPU type's, as planned
+            tables = {**own, **{count: table for count, (table, _) in borrowed.items()}}
+            found += self._twin_disagreements(gpu_type, own)
+            for table in tables.values():
+                # A borrowed table's own contradictions are its GPU type's; here only those with this one's tables.
                 first_of_shape: dict[Shape, str] = {}
-                for model in table.models:
+                for model in table.models if table.gpus not in borrowed else ():
                     twin = first_of_shape.setdefault(shape_of[model], model)
                     found += [f"{gpu_type.name}, {counted(table.gpus, 'GPU')}: {twin} and {model} differ at "
                               f"{row.max_model_len}: {cell_text(row.setting(twin))} and {cell_text(row.setting(model))} "
@@ -1043,7 +1053,7 @@ class Catalog(Frozen):
                 for model in table.models:
                     column = [(row.max_model_len, row.setting(model)) for row in table.rows]
                     for index, (length, setting) in enumerate(column):
-                        for longer, later in column[index + 1:]:
+                        for longer, later in column[index + 1:] if table.gpus not in borrowed else ():
                             if later is not None and (setting is None or later.escalation_key < setting.escalation_key):
                                 found.append(
                                     f"{gpu_type.name}, {counted(table.gpus, 'GPU')}, {model}: "
@@ -1051,16 +1061,41 @@ class Catalog(Frozen):
                                     "(memory only grows with the length)")
                         for more, wider in tables.items():
                             other = next((r for r in wider.rows if r.max_model_len == length), None)
-                            if more <= table.gpus or other is None or setting is None or more % setting.sp:
+                            if more <= table.gpus or other is None or setting is None or more % setting.sp or (
+                                    table.gpus in borrowed and more in borrowed):
                                 continue
                             for twin in (name for name in wider.models if shape_of[name] == shape_of[model]):
                                 there = other.setting(twin)  # the model's own cell, or one of its shape's
                                 if there is None or there.escalation_key > setting.escalation_key:
-                                    whose = "" if twin == model else f" ({twin}, of its shape)"
+                                    shaped = "" if twin == model else f" ({twin}, of its shape)"
+                                    fewer = f"{counted(table.gpus, 'GPU')}{self._whose(borrowed, table.gpus)}"
                                     found.append(
-                                        f"{gpu_type.name}, {model} at {length}: {setting.label} trains on "
-                                        f"{counted(table.gpus, 'GPU')} but {more} GPUs need {cell_text(there)}{whose} "
+                                        f"{gpu_type.name}, {model} at {length}: {setting.label} trains on {fewer} "
+                                        f"but {more} GPUs{self._whose(borrowed, more)} need {cell_text(there)}{shaped} "
                                         "(more GPUs only shard the states further)")
+        return found
+
+    @staticmethod
+    def _whose(borrowed: Mapping[int, tuple[Table, str]], count: int) -> str:
+        """`` (the A100-80GB's table)`` where the table for `count` GPUs is borrowed (`contradictions`), else ""."""
+        return f" (the {borrowed[count][1]}'s table)" if count in borrowed else ""
+
+    def _twin_disagreements(self, gpu_type: GpuType, own: Mapping[int, Table]) -> list[str]:
+        """Where a table of `gpu_type` and one of another GPU type with the same driver-reported memory, for the same
+        GPU count, give a model different cells at the same length (the same memory holds the same), in words."""
+        found = []
+        for other in self._same_memory(gpu_type):
+            for theirs in other.tables:
+                mine = own.get(theirs.gpus)
+                if mine is None:
+                    continue
+                lengths = {row.max_model_len: row for row in theirs.rows}
+                for model in (name for name in mine.models if name in theirs.models):
+                    found += [f"{gpu_type.name} and {other.name} (the same memory), {counted(mine.gpus, 'GPU')}, "
+                              f"{model} at {row.max_model_len}: {cell_text(row.setting(model))} and "
+                              f"{cell_text(lengths[row.max_model_len].setting(model))}"
+                              for row in mine.rows if row.max_model_len in lengths
+                              and row.setting(model) != lengths[row.max_model_len].setting(model)]
         return found
 
     def cells(self) -> Iterator[Cell]:

@@ -31,9 +31,9 @@ A plan is a dict with exactly the keys of `PLAN_KEYS`. In short:
   count or more GPUs, of the GPU type or of another with tables and at least its memory, says the setting ran
   out of memory at L (what runs out on more GPUs does on fewer, and with more memory on less);
   when maximising, L is a multiple of 1024.
-- A GPU type's own tables include, for each GPU count it has none for, the table of another GPU type with
-  tables and the same driver-reported memory (the A800-80GB takes the A100-80GB's), its plans' source cells
-  naming that type ("gpu").
+- A GPU type's own tables for a model include, for each GPU count it has none with the model for, the table
+  with the model of another GPU type with tables and the same driver-reported memory (the A800-80GB takes
+  the A100-80GB's), its plans' source cells naming that type ("gpu").
 - With token_budget="auto" (and estimates): let Lc be the longest length that the rule above makes
   estimated for the setting (the memory model's longest, and no longer than the last row, of each table for
   the count or more GPUs, that does not say the setting ran out of memory) and Tc = ceil(2 * Lc / s). A plan no cell
@@ -232,38 +232,38 @@ def _cell_column(table: Table, model: Any) -> str:
     return model.name if model.name in table.models else model.tables_of
 
 
-def _tables_with_model(tables: Any, model: Any) -> dict[int, Table]:
-    """Those of the tables that have a column for the model, or for the tabled model of its shape it names, by
-    trainer GPU count."""
-    return {table.gpus: table for table in tables
+def _tables_with_model(gpu_type: Any, model: Any) -> dict[int, Table]:
+    """The documented tables of the GPU type that have a column for the model, or for the tabled model of its
+    shape it names, by trainer GPU count."""
+    return {table.gpus: table for table in gpu_type.tables
             if model.name in table.models or (model.tables_of is not None and model.tables_of in table.models)}
 
 
-def _own_tables(catalog: Catalog, gpu_type: Any) -> tuple[list[Table], dict[int, str]]:
-    """The tables that are the GPU type's own: its tables, and for every GPU count it has none for, the first
-    table for that count of another GPU type with tables and the same driver-reported memory (where that is
-    known), in the catalogue's order; and the GPU type of each table so borrowed, by count."""
-    tables, origins = list(gpu_type.tables), {}
+def _own_tables(catalog: Catalog, gpu_type: Any, model: Any) -> tuple[dict[int, Table], dict[int, str]]:
+    """The tables with the model that are the GPU type's own (`_tables_with_model`), and for every GPU count
+    without one, the first such table for that count of another GPU type with tables and the same
+    driver-reported memory (where that is known), in the catalogue's order; and, by count, the GPU type of each
+    table so borrowed."""
+    tables, origins = _tables_with_model(gpu_type, model), {}
     for other in catalog.gpu_types:
         if gpu_type.memory_mib is not None and other.name != gpu_type.name and other.memory_mib == gpu_type.memory_mib:
-            for table in other.tables:
-                if table.gpus not in {t.gpus for t in tables}:
-                    tables.append(table)
-                    origins[table.gpus] = other.name
+            for count, table in _tables_with_model(other, model).items():
+                if count not in tables:
+                    tables[count], origins[count] = table, other.name
     return tables, origins
 
 
 def _refuting_tables(catalog: Catalog, gpu_type: Any, model: Any) -> list[dict[int, Table]]:
-    """`_tables_with_model` of the GPU type's own tables (`_own_tables`), then of every other GPU type with
-    tables and at least its memory."""
-    return [_tables_with_model(_own_tables(catalog, gpu_type)[0], model), *(
-        _tables_with_model(other.tables, model) for other in catalog.gpu_types
+    """`_own_tables` of the GPU type, then `_tables_with_model` of every other GPU type with tables and at least
+    its memory."""
+    return [_own_tables(catalog, gpu_type, model)[0], *(
+        _tables_with_model(other, model) for other in catalog.gpu_types
         if other.tables and other.name != gpu_type.name and other.memory_gib >= gpu_type.memory_gib)]
 
 
-def _cited(source: dict, catalog: Catalog, gpu_type: Any) -> dict:
+def _cited(source: dict, catalog: Catalog, gpu_type: Any, model: Any) -> dict:
     """A source cell as a plan cites it: naming its table's GPU type where that table is borrowed."""
-    origins = _own_tables(catalog, gpu_type)[1]
+    origins = _own_tables(catalog, gpu_type, model)[1]
     return {**source, "gpu": origins[source["gpus"]]} if source["gpus"] in origins else source
 
 
@@ -500,7 +500,7 @@ def enumerate_plans(
     weights = load_weights() if weights is None else weights
     gpu_type = catalog.gpu(gpu)
     the_model = catalog.model(model)
-    tables = _tables_with_model(_own_tables(catalog, gpu_type)[0], the_model)
+    tables = _own_tables(catalog, gpu_type, the_model)[0]
     refuting = _refuting_tables(catalog, gpu_type, the_model)
 
     ranked = []
@@ -540,7 +540,7 @@ def enumerate_plans(
                         if found is None:
                             continue
                         evidence, source = found
-                        source = None if source is None else _cited(source, catalog, gpu_type)
+                        source = None if source is None else _cited(source, catalog, gpu_type, the_model)
                         cost = exact_cost(weights, n, e, o, s)
                         plan = {
                             "gpus": n,
@@ -682,7 +682,7 @@ def check_plan(
         problems.append(f"gpus={n} but exactly {budget_gpus} were asked for")
     if plan["unused_gpus"] != budget_gpus - n:
         problems.append(f"unused_gpus={plan['unused_gpus']}, expected {budget_gpus - n}")
-    tables = _tables_with_model(_own_tables(catalog, gpu_type)[0], the_model)
+    tables = _own_tables(catalog, gpu_type, the_model)[0]
     refuting = _refuting_tables(catalog, gpu_type, the_model)
     table = tables.get(n)
     untabled = n in _estimated_counts(tables, budget_gpus, node_gpus)
@@ -760,7 +760,7 @@ def check_plan(
     # Evidence and source: a cell when one vouches, else the memory model's estimate.
     found = _evidence(tables, the_model, n, e, o, s, length, refuting[1:])
     if found is not None:
-        evidence, source = found[0], _cited(found[1], catalog, gpu_type)
+        evidence, source = found[0], _cited(found[1], catalog, gpu_type, the_model)
         if plan["evidence"] != evidence:
             problems.append(f"evidence={plan['evidence']!r}, expected {evidence!r}")
         if not isinstance(plan["source"], dict) or set(plan["source"]) != set(source):

@@ -144,6 +144,27 @@ def test_tables_check_lists_every_contradiction_of_your_cells(cli, tmp_path: Pat
     assert any("Qwen3-8B" in line for line in warnings) and any("Qwen3-14B" in line for line in warnings)
 
 
+def test_cells_that_contradict_the_tables_of_a_gpu_type_with_the_same_memory_are_refused(cli, tmp_path: Path):
+    # The A800 borrows the A100's tables (the same memory): made-up A800 cells of 'vanilla' on 4 GPUs and '-' on 8
+    # at 32768 contradict the A100's 'SP=2' on 4 (the same count), and its 'SP=2' on 6 (more GPUs only shard).
+    cells = tmp_path / "a800.yaml"
+    cells.write_text("gpu: A800-80GB\nmemory_gb: 80\nsource: made up\ntables:\n"
+                     "  - {gpus: 4, section: 4 x A800, models: [Qwen3-4B], rows: [{max_model_len: 32768, "
+                     "cells: {Qwen3-4B: vanilla}}]}\n"
+                     "  - {gpus: 8, section: 8 x A800, models: [Qwen3-4B], rows: [{max_model_len: 32768, "
+                     "cells: {Qwen3-4B: '-'}}]}\n", encoding="utf-8")
+    status, out, err = cli("--model", "4B", "--gpu", "a800", "--gpus", "8", "--len", "32k", "--cells", str(cells))
+    assert (status, out) == (2, "") and err.startswith(
+        f"solve: error: {cells}: A800-80GB and A100-80GB (the same memory), 4 GPUs, Qwen3-4B at 32768: vanilla and "
+        "SP=2; and ")
+    status, out, _ = cli("tables", "--cells", str(cells), "--check")
+    warnings = [" ".join(line.split()) for line in out.splitlines() if line.startswith("warning: ")]
+    assert status == 1 and ("warning: A800-80GB, Qwen3-4B at 32768: SP=2 trains on 6 GPUs (the A100-80GB's table) "
+                            "but 8 GPUs need - (more GPUs only shard the states further)") in warnings
+    assert ("warning: A100-80GB, Qwen3-4B at 32768: SP=2 trains on 6 GPUs but 8 GPUs (the A800-80GB's table) need - "
+            "(more GPUs only shard the states further)") in warnings
+
+
 def test_a_cells_file_without_tables_is_refused(cli, tmp_path: Path):
     cells = tmp_path / "cells.yaml"
     cells.write_text("gpu: MyCard-64GB\nmemory_gb: 64\nsource: mine\ntables: []\n", encoding="utf-8")

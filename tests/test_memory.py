@@ -1742,6 +1742,12 @@ def test_cells_that_ran_out_where_the_memory_model_fits_get_a_note_with_the_marg
     assert cli(*asked, "--margin", "0.13")[2] == ""
     # A documented answer, or cells the model agrees with, get no note.
     assert cli(*asked[:5], "8", *asked[6:])[2] == ""
+    # Cells of the H800, which reports the H100's memory (and whose tables the H100 borrows), are near it too.
+    h800 = tmp_path / "h800.yaml"
+    h800.write_text(cells.read_text(encoding="utf-8").replace("gpu: H100-80GB", "gpu: H800-80GB"), encoding="utf-8")
+    assert cli(*asked[:9], str(h800), "--json")[2].startswith(
+        "solve: note: your cells say 1 setting ran out of memory where the memory model predicts a fit (Env + SP=8 "
+        "on 8 H800-80GB GPUs for Qwen3-8B at 131072")
 
 
 # A dense gated-MLP shape; each test adds the keys it is about.

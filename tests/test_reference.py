@@ -652,3 +652,20 @@ def test_cells_of_a_gpu_type_with_a_tabled_types_memory_join_the_tables_it_borro
     if query.get("exact") and query["budget_gpus"] == 8:  # the A800's own 8-GPU cell is not cited as another's
         assert (got[0]["evidence"], got[0]["source"]) == ("documented", {
             "model": "Qwen3-4B", "gpus": 8, "max_model_len": 32768, "setting": "vanilla"})
+
+
+@pytest.mark.parametrize("model", ["Qwen3-4B", "Qwen3-14B"])
+def test_a_borrowed_table_speaks_for_each_model_the_own_table_of_its_count_lacks(tmp_path, model: str):
+    # Made-up A800 cells for 4 GPUs name Qwen3-4B alone: for Qwen3-4B the A800's own table speaks, for Qwen3-14B
+    # the A100's table for 4 GPUs still does.
+    cells = tmp_path / "a800.yaml"
+    cells.write_text("gpu: A800-80GB\nmemory_gb: 80\nsource: made up\ntables:\n  - gpus: 4\n    section: 4 x A800\n"
+                     "    models: [Qwen3-4B]\n    rows:\n      - {max_model_len: 32768, cells: {Qwen3-4B: SP=2}}\n",
+                     encoding="utf-8")
+    catalog = CATALOG.with_cells(cells)
+    query = {"model": model, "objective": "cheapest", "max_model_len": 32768, "budget_gpus": 4, "exact": True}
+    (answer,) = solve_plan(make_query(catalog, gpu="A800-80GB", top=5, estimate="auto", **query), catalog)
+    got = [p.model_dump(mode="json") for p in answer.plans]
+    assert got == ranked_alternatives(enumerate_plans(catalog, gpu="A800-80GB", estimates=True, **query))[:5]
+    assert (got[0]["evidence"], got[0]["source"].get("gpu")) == (
+        ("documented", None) if model == "Qwen3-4B" else ("documented", "A100-80GB"))
