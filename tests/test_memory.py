@@ -1765,21 +1765,14 @@ def test_the_token_floor_counts_the_capped_logits_copy(tmp_path: Path):
     # Gemma-2-9B's shape (its class caps the logits): per token, a bf16 hidden state per layer and the embedding
     # output, 2 * 3584 * (42 + 1) = 308224 bytes, and the logits' peak, (7 + 2) * 256000 = 2304000 bytes, which is
     # more than one layer's recompute (20*3584 + 14*4096 + 14*2048 + 12*14336 = 329728 bytes).
-    path = tmp_path / "config.json"
-    path.write_text(json.dumps({"model_type": "gemma2", "hidden_size": 3584, "intermediate_size": 14336,
-                                "num_hidden_layers": 42, "num_attention_heads": 16, "num_key_value_heads": 8,
-                                "head_dim": 256, "vocab_size": 256000, "max_position_embeddings": 8192}),
-                    encoding="utf-8")
-    capped = load_model_config(path)
+    gemma2 = {"model_type": "gemma2", "num_key_value_heads": 8, "vocab_size": 256000, "max_position_embeddings": 8192}
+    capped = load_model_config(_dense_config(tmp_path, **gemma2, hidden_size=3584, intermediate_size=14336,
+                                             num_hidden_layers=42, num_attention_heads=16, head_dim=256))
     assert capped.logit_softcapping
     assert token_floor_gib(capped, 16384) * 2**30 == pytest.approx(16384 * (308224 + 2304000))
     # A deep Gemma-2-like config whose floor binds: its checkpoints term is raised to the floor with the cap's copy.
-    deep = tmp_path / "deep.json"
-    deep.write_text(json.dumps({"model_type": "gemma2", "hidden_size": 4096, "intermediate_size": 16384,
-                                "num_hidden_layers": 100, "num_attention_heads": 32, "num_key_value_heads": 8,
-                                "head_dim": 128, "vocab_size": 256000, "max_position_embeddings": 8192}),
-                    encoding="utf-8")
-    model = load_model_config(deep)
+    model = load_model_config(_dense_config(tmp_path, **gemma2, hidden_size=4096, intermediate_size=16384,
+                                            num_hidden_layers=100, num_attention_heads=32, head_dim=128))
     estimate = solver.estimate_memory(model.name, "h100", 8, 8192, env=True, catalog=CATALOG.with_model(model))
     assert estimate.terms.checkpoints == pytest.approx(8.8122, abs=1e-4)  # 7.8402 with the cap left out of the floor
     assert estimate.total_gib == pytest.approx(102.269, abs=1e-3)  # 101.297 without
@@ -1825,14 +1818,22 @@ def test_a_plan_on_two_nodes_says_the_host_memory_of_one():
     assert best.host_memory_gb == 155.6  # 311.3 for both nodes' shares together
 
 
-def test_a_host_refusal_names_no_lighter_plan_that_needs_as_much():
-    # Qwen3-8B is untied: any plan without Offload loads it on one rank, 31 GiB, on 8 GPUs as on 3.
-    (answer,) = solver.plan("8B", gpu="h100", budget_gpus=8, max_model_len=8192, host_ram_gb=16)
-    assert answer.plans == ()
-    assert answer.reason == (
+@pytest.mark.parametrize(("request_", "reason"), [
+    # Qwen3-8B is untied: any plan without Offload loads it on one rank, 31 GiB, on 8 GPUs as on 3: no lighter plan.
+    ({"model": "8B", "max_model_len": 8192, "host_ram_gb": 16}, (
         "nothing in the tables and the memory model's estimates for Qwen3-8B on H100-80GB within 8 GPUs trains with "
         "--host-ram 16; without --host-ram, Env on 8 GPUs trains it (8192 tokens), and it needs 31 GiB of host "
-        "memory per node while the model loads")
+        "memory per node while the model loads")),
+    # Without --host-ram the longest is Env + Offload + SP=8 at 221184; no plan without Offload reaches that length,
+    # so no lighter plan is named (not "Env on 2 GPUs ... (1024 tokens)", which is not the same question).
+    ({"model": "4B", "objective": "max_len", "host_ram_gb": 10}, (
+        "nothing in the tables and the memory model's estimates for Qwen3-4B on H100-80GB within 8 GPUs trains with "
+        "--host-ram 10; without --host-ram, Env + Offload + SP=8 on 8 GPUs trains it (221184 tokens), and with "
+        "Offload it needs 141 GiB of host memory per node")),
+])
+def test_a_host_refusal_names_no_lighter_plan_that_needs_as_much_or_is_shorter(request_: dict, reason: str):
+    (answer,) = solver.plan(gpu="h100", budget_gpus=8, **request_)
+    assert (answer.plans, answer.reason) == ((), reason)
 
 
 def test_a_host_refusal_rounds_the_need_up():
@@ -1855,17 +1856,6 @@ def test_a_placement_on_two_nodes_says_the_host_memory_of_one(tmp_path: Path):
     # (239.7 GiB would be both nodes' 16 ranks).
     assert (placement.trainer_gpus, placement.nodes, placement.plan.offload) == (16, (0, 1), False)
     assert placement.host_memory_gb == 119.9
-
-
-def test_a_host_refusal_when_maximising_names_no_lighter_plan_at_a_shorter_length():
-    # Without --host-ram the longest is Env + Offload + SP=8 at 221184; no plan without Offload reaches that length,
-    # so no lighter plan is named (not "Env on 2 GPUs ... (1024 tokens)", which is not the same question).
-    (answer,) = solver.plan("4B", gpu="h100", objective="max_len", budget_gpus=8, host_ram_gb=10)
-    assert answer.plans == ()
-    assert answer.reason == (
-        "nothing in the tables and the memory model's estimates for Qwen3-4B on H100-80GB within 8 GPUs trains with "
-        "--host-ram 10; without --host-ram, Env + Offload + SP=8 on 8 GPUs trains it (221184 tokens), and with "
-        "Offload it needs 141 GiB of host memory per node")
 
 
 def test_solve_memory_on_two_nodes_says_the_host_memory_of_one():

@@ -628,6 +628,20 @@ def test_a_gpu_type_with_a_tabled_types_memory_plans_with_its_tables_as_the_refe
                    for p in a100.plans]
 
 
+def _a800_plans_as_the_reference(tmp_path, gpus: int, setting: str, query: dict) -> list[dict]:
+    """The top 5 plans on A800s with made-up cells of one table for `gpus` GPUs (Qwen3-4B's `setting` at 32768),
+    checked against the reference's."""
+    cells = tmp_path / "a800.yaml"
+    cells.write_text(f"gpu: A800-80GB\nmemory_gb: 80\nsource: made up\ntables:\n  - gpus: {gpus}\n"
+                     f"    section: {gpus} x A800\n    models: [Qwen3-4B]\n    rows:\n"
+                     f"      - {{max_model_len: 32768, cells: {{Qwen3-4B: {setting}}}}}\n", encoding="utf-8")
+    catalog = CATALOG.with_cells(cells)
+    (answer,) = solve_plan(make_query(catalog, gpu="A800-80GB", top=5, estimate="auto", **query), catalog)
+    got = [p.model_dump(mode="json") for p in answer.plans]
+    assert got == ranked_alternatives(enumerate_plans(catalog, gpu="A800-80GB", estimates=True, **query))[:5]
+    return got
+
+
 @pytest.mark.parametrize("query", [
     {"model": "Qwen3-4B", "objective": "cheapest", "max_model_len": 65536, "budget_gpus": 4, "exact": True},
     {"model": "Qwen3-4B", "objective": "cheapest", "max_model_len": 32768, "budget_gpus": 2, "exact": True},
@@ -638,14 +652,7 @@ def test_a_gpu_type_with_a_tabled_types_memory_plans_with_its_tables_as_the_refe
 def test_cells_of_a_gpu_type_with_a_tabled_types_memory_join_the_tables_it_borrows(tmp_path, query: dict):
     # Made-up A800 cells for 8 GPUs: the A800's own table for 8, the A100's for the other counts (its 4-GPU cell
     # SP=4 at 71680 for 65536, its 2-GPU Env + SP=2 at 32768), each cell naming whose table it is.
-    cells = tmp_path / "a800.yaml"
-    cells.write_text("gpu: A800-80GB\nmemory_gb: 80\nsource: made up\ntables:\n  - gpus: 8\n    section: 8 x A800\n"
-                     "    models: [Qwen3-4B]\n    rows:\n      - {max_model_len: 32768, cells: {Qwen3-4B: vanilla}}\n",
-                     encoding="utf-8")
-    catalog = CATALOG.with_cells(cells)
-    (answer,) = solve_plan(make_query(catalog, gpu="A800-80GB", top=5, estimate="auto", **query), catalog)
-    got = [p.model_dump(mode="json") for p in answer.plans]
-    assert got == ranked_alternatives(enumerate_plans(catalog, gpu="A800-80GB", estimates=True, **query))[:5]
+    got = _a800_plans_as_the_reference(tmp_path, 8, "vanilla", query)
     if query.get("exact") and query["max_model_len"] == 65536:
         assert (got[0]["evidence"], got[0]["source"]) == ("documented", {
             "model": "Qwen3-4B", "gpus": 4, "max_model_len": 71680, "setting": "SP=4", "gpu": "A100-80GB"})
@@ -658,14 +665,7 @@ def test_cells_of_a_gpu_type_with_a_tabled_types_memory_join_the_tables_it_borro
 def test_a_borrowed_table_speaks_for_each_model_the_own_table_of_its_count_lacks(tmp_path, model: str):
     # Made-up A800 cells for 4 GPUs name Qwen3-4B alone: for Qwen3-4B the A800's own table speaks, for Qwen3-14B
     # the A100's table for 4 GPUs still does.
-    cells = tmp_path / "a800.yaml"
-    cells.write_text("gpu: A800-80GB\nmemory_gb: 80\nsource: made up\ntables:\n  - gpus: 4\n    section: 4 x A800\n"
-                     "    models: [Qwen3-4B]\n    rows:\n      - {max_model_len: 32768, cells: {Qwen3-4B: SP=2}}\n",
-                     encoding="utf-8")
-    catalog = CATALOG.with_cells(cells)
     query = {"model": model, "objective": "cheapest", "max_model_len": 32768, "budget_gpus": 4, "exact": True}
-    (answer,) = solve_plan(make_query(catalog, gpu="A800-80GB", top=5, estimate="auto", **query), catalog)
-    got = [p.model_dump(mode="json") for p in answer.plans]
-    assert got == ranked_alternatives(enumerate_plans(catalog, gpu="A800-80GB", estimates=True, **query))[:5]
+    got = _a800_plans_as_the_reference(tmp_path, 4, "SP=2", query)
     assert (got[0]["evidence"], got[0]["source"].get("gpu")) == (
         ("documented", None) if model == "Qwen3-4B" else ("documented", "A100-80GB"))
