@@ -867,16 +867,17 @@ def run_map(args: argparse.Namespace) -> int:
 
 def run_tables(args: argparse.Namespace) -> int:
     """``solve tables``: print the documented tables, narrowed by the filters."""
-    catalog = _catalog_with(None, cells=args.cells or (), keep_contradictions=args.check)[0].narrowed(
-        gpu=args.gpu, gpus=args.gpus, model=args.model)
-    if args.check:
-        found = catalog.contradictions()
+    full = _catalog_with(None, cells=args.cells or (), keep_contradictions=args.check)[0]
+    catalog = full.narrowed(gpu=args.gpu, gpus=args.gpus, model=args.model)
+    if args.check:  # a GPU type is checked against those with its memory, whose tables it borrows
+        found = (full.with_same_memory(args.gpu).narrowed(gpus=args.gpus, model=args.model) if args.gpu
+                 else catalog).contradictions()
         if args.json:
             sys.stdout.write(json.dumps(found, indent=2) + "\n")
         else:
             for line in found:
                 print(f"warning: {line}")
-            print(f"{counted(len(found), 'contradiction')} in {len(list(catalog.cells()))} cells")
+            print(f"{counted(len(found), 'contradiction')} in {counted(len(list(catalog.cells())), 'cell')}")
         return NO_PLAN if found else 0
     if args.json:
         sys.stdout.write(cells_json(catalog.cells()) + "\n")

@@ -797,6 +797,15 @@ def _resolve(kind: str, name: str, entries: tuple[Any, ...], wanted_name: str | 
     raise QueryError(f"unknown {kind} {brief(name)}{guess}; accepted: {accepted}")
 
 
+def _longer_contradictions(where: str, column: Sequence[tuple[int, Setting | None]]) -> list[str]:
+    """Where a model's cells (length, setting or None for ``-``, by length) say a setting, or ``-``, at a length
+    while a setting earlier in the escalation order trains at a longer one, in words prefixed by `where`."""
+    return [f"{where}: {cell_text(setting)} at {length} but {later.label} trains at the longer {longer} (memory "
+            "only grows with the length)"
+            for index, (length, setting) in enumerate(column) for longer, later in column[index + 1:]
+            if later is not None and (setting is None or later.escalation_key < setting.escalation_key)]
+
+
 class Catalog(Frozen):
     """Everything the tables say: models and GPU types with their documented tables."""
 
@@ -927,12 +936,15 @@ class Catalog(Frozen):
         """The `contradictions` of GPU type `gpu`'s tables in `merged` (this catalogue with more tables of it,
         from `with_tables`) that this catalogue's lack, in words."""
 
-        def contradictions_on(within: Catalog) -> list[str]:  # its and those with its memory, which it borrows
-            kept = [g for g in within.gpu_types if g.name == gpu]
-            return within.model_copy(update={"gpu_types": (*kept, *within._same_memory(kept[0]))}).contradictions()
+        before = set(self.with_same_memory(gpu).contradictions()) if any(g.name == gpu for g in self.gpu_types) \
+            else set()
+        return [found for found in merged.with_same_memory(gpu).contradictions() if found not in before]
 
-        before = set(contradictions_on(self)) if any(g.name == gpu for g in self.gpu_types) else set()
-        return [found for found in contradictions_on(merged) if found not in before]
+    def with_same_memory(self, gpu: str) -> Catalog:
+        """This catalogue cut down to GPU type `gpu` and those with its driver-reported memory, whose tables it
+        borrows (`tables_gpu_type`) and is checked against (`contradictions`)."""
+        kept = self.gpu(gpu)
+        return self.model_copy(update={"gpu_types": (kept, *self._same_memory(kept))})
 
     def for_fleet(self, fleet: Fleet) -> Catalog:
         """This catalogue with the models and GPU types `fleet` describes (`Fleet.models`, `Fleet.gpu_types`, and
@@ -1025,26 +1037,28 @@ class Catalog(Frozen):
           is documented at a longer length on the same GPUs (memory only grows with the length);
         - a setting documented on fewer GPUs that more GPUs could run (SP divides their count) while the
           table for more GPUs names a later setting, or ``-``, at the same length (more GPUs only shard
-          the states further);
+          the states further), the table for more GPUs being the one the planner takes for the model: the
+          GPU type's own, or one it borrows of a GPU type with the same memory (`tables_gpu_type`);
         - two models of one shape (the same memory) with different cells in a row;
-        - two GPU types with the same driver-reported memory whose tables for a GPU count give a model different
-          cells at a length, and the rule above between a GPU type's tables and those it borrows of such a type
-          (`tables_gpu_type`).
+        - two GPU types with the same driver-reported memory whose tables for a GPU count disagree: a model (or
+          one of its shape) with different cells at a length, or the first rule across the two tables.
 
-        The tables stay as the source wrote them; this only reports.
+        Each is said once, by the GPU type whose table is the one for fewer GPUs (or, between two tables of
+        the same count, by the first of the two GPU types by name). The tables stay as the source wrote them;
+        this only reports.
         """
         found = []
         shape_of = {model.name: model.shape for model in self.models}
         for gpu_type in self.gpu_types:
-            own = {table.gpus: table for table in gpu_type.tables}
-            borrowed = {table.gpus: (table, other.name) for other in reversed(self._same_memory(gpu_type))
-                        for table in other.tables if table.gpus not in own}  # the first GPU type's, as planned
-            tables = {**own, **{count: table for count, (table, _) in borrowed.items()}}
-            found += self._twin_disagreements(gpu_type, own)
-            for table in tables.values():
-                # A borrowed table's own contradictions are its GPU type's; here only those with this one's tables.
+            others = self._same_memory(gpu_type)
+            candidates = {count: [table for table in (*gpu_type.tables, *(t for o in others for t in o.tables))
+                                  if table.gpus == count] for count in {t.gpus for t in gpu_type.tables}
+                          | {t.gpus for o in others for t in o.tables}}  # the GPU type's own first, as planned
+            origin = {id(table): other.name for other in others for table in other.tables}
+            found += self._twin_disagreements(gpu_type, others, shape_of)
+            for table in gpu_type.tables:
                 first_of_shape: dict[Shape, str] = {}
-                for model in table.models if table.gpus not in borrowed else ():
+                for model in table.models:
                     twin = first_of_shape.setdefault(shape_of[model], model)
                     found += [f"{gpu_type.name}, {counted(table.gpus, 'GPU')}: {twin} and {model} differ at "
                               f"{row.max_model_len}: {cell_text(row.setting(twin))} and {cell_text(row.setting(model))} "
@@ -1052,50 +1066,56 @@ class Catalog(Frozen):
                               for row in table.rows if twin != model and row.setting(twin) != row.setting(model)]
                 for model in table.models:
                     column = [(row.max_model_len, row.setting(model)) for row in table.rows]
-                    for index, (length, setting) in enumerate(column):
-                        for longer, later in column[index + 1:] if table.gpus not in borrowed else ():
-                            if later is not None and (setting is None or later.escalation_key < setting.escalation_key):
-                                found.append(
-                                    f"{gpu_type.name}, {counted(table.gpus, 'GPU')}, {model}: "
-                                    f"{cell_text(setting)} at {length} but {later.label} trains at the longer {longer} "
-                                    "(memory only grows with the length)")
-                        for more, wider in tables.items():
+                    found += _longer_contradictions(f"{gpu_type.name}, {counted(table.gpus, 'GPU')}, {model}", column)
+                    for more in sorted(count for count in candidates if count > table.gpus):
+                        # The table for more GPUs the planner takes for the model: the first naming one of its shape.
+                        wider = next((t for t in candidates[more]
+                                      if any(shape_of[name] == shape_of[model] for name in t.models)), None)
+                        if wider is None:
+                            continue
+                        whose = f" (the {origin[id(wider)]}'s table)" if id(wider) in origin else ""
+                        for length, setting in column:
                             other = next((r for r in wider.rows if r.max_model_len == length), None)
-                            if more <= table.gpus or other is None or setting is None or more % setting.sp or (
-                                    table.gpus in borrowed and more in borrowed):
+                            if other is None or setting is None or more % setting.sp:
                                 continue
                             for twin in (name for name in wider.models if shape_of[name] == shape_of[model]):
                                 there = other.setting(twin)  # the model's own cell, or one of its shape's
                                 if there is None or there.escalation_key > setting.escalation_key:
                                     shaped = "" if twin == model else f" ({twin}, of its shape)"
-                                    fewer = f"{counted(table.gpus, 'GPU')}{self._whose(borrowed, table.gpus)}"
                                     found.append(
-                                        f"{gpu_type.name}, {model} at {length}: {setting.label} trains on {fewer} "
-                                        f"but {more} GPUs{self._whose(borrowed, more)} need {cell_text(there)}{shaped} "
-                                        "(more GPUs only shard the states further)")
+                                        f"{gpu_type.name}, {model} at {length}: {setting.label} trains on "
+                                        f"{counted(table.gpus, 'GPU')} but {more} GPUs{whose} need "
+                                        f"{cell_text(there)}{shaped} (more GPUs only shard the states further)")
         return found
 
-    @staticmethod
-    def _whose(borrowed: Mapping[int, tuple[Table, str]], count: int) -> str:
-        """`` (the A100-80GB's table)`` where the table for `count` GPUs is borrowed (`contradictions`), else ""."""
-        return f" (the {borrowed[count][1]}'s table)" if count in borrowed else ""
-
-    def _twin_disagreements(self, gpu_type: GpuType, own: Mapping[int, Table]) -> list[str]:
-        """Where a table of `gpu_type` and one of another GPU type with the same driver-reported memory, for the same
-        GPU count, give a model different cells at the same length (the same memory holds the same), in words."""
+    def _twin_disagreements(self, gpu_type: GpuType, others: list[GpuType], shape_of: Mapping[str, Shape]
+                            ) -> list[str]:
+        """Where a table of `gpu_type` and one of a GPU type of `others` (the same driver-reported memory) for the
+        same GPU count disagree on a model (or one of its shape): different cells at a length, or a setting that
+        runs out of memory at a length in one while an earlier one trains at a longer length in the other; said by
+        the first of the two GPU types by name, in words."""
         found = []
-        for other in self._same_memory(gpu_type):
-            for theirs in other.tables:
-                mine = own.get(theirs.gpus)
-                if mine is None:
-                    continue
-                lengths = {row.max_model_len: row for row in theirs.rows}
-                for model in (name for name in mine.models if name in theirs.models):
-                    found += [f"{gpu_type.name} and {other.name} (the same memory), {counted(mine.gpus, 'GPU')}, "
-                              f"{model} at {row.max_model_len}: {cell_text(row.setting(model))} and "
-                              f"{cell_text(lengths[row.max_model_len].setting(model))}"
-                              for row in mine.rows if row.max_model_len in lengths
-                              and row.setting(model) != lengths[row.max_model_len].setting(model)]
+        for other in (other for other in others if gpu_type.name < other.name):
+            pair = f"{gpu_type.name} and {other.name} (the same memory), "
+            for mine in gpu_type.tables:
+                for theirs in (table for table in other.tables if table.gpus == mine.gpus):
+                    for model in mine.models:
+                        twin = next((name for name in theirs.models if shape_of[name] == shape_of[model]), None)
+                        if twin is None:
+                            continue
+                        lengths = {row.max_model_len: row.setting(twin) for row in theirs.rows}
+                        whose = "" if twin == model else f" ({twin}, of its shape, in the {other.name}'s)"
+                        found += [f"{pair}{counted(mine.gpus, 'GPU')}, {model} at {row.max_model_len}: "
+                                  f"{cell_text(row.setting(model))} and {cell_text(lengths[row.max_model_len])}{whose}"
+                                  for row in mine.rows if row.max_model_len in lengths
+                                  and row.setting(model) != lengths[row.max_model_len]]
+                        column = [(row.max_model_len, row.setting(model)) for row in mine.rows]
+                        where = f"{pair}{counted(mine.gpus, 'GPU')}, {model}{whose}"
+                        alone = {*_longer_contradictions(where, column), *_longer_contradictions(where, [
+                            (length, setting) for length, setting in lengths.items() if length not in dict(column)])}
+                        merged = sorted([*column, *((length, setting) for length, setting in lengths.items()
+                                                    if length not in dict(column))], key=lambda cell: cell[0])
+                        found += [said for said in _longer_contradictions(where, merged) if said not in alone]
         return found
 
     def cells(self) -> Iterator[Cell]:

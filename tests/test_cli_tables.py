@@ -154,15 +154,42 @@ def test_cells_that_contradict_the_tables_of_a_gpu_type_with_the_same_memory_are
                      "  - {gpus: 8, section: 8 x A800, models: [Qwen3-4B], rows: [{max_model_len: 32768, "
                      "cells: {Qwen3-4B: '-'}}]}\n", encoding="utf-8")
     status, out, err = cli("--model", "4B", "--gpu", "a800", "--gpus", "8", "--len", "32k", "--cells", str(cells))
-    assert (status, out) == (2, "") and err.startswith(
-        f"solve: error: {cells}: A800-80GB and A100-80GB (the same memory), 4 GPUs, Qwen3-4B at 32768: vanilla and "
-        "SP=2; and ")
+    assert (status, out, err) == (2, "", (
+        f"solve: error: {cells}: A800-80GB, Qwen3-4B at 32768: vanilla trains on 4 GPUs but 6 GPUs (the A100-80GB's "
+        "table) need SP=2 (more GPUs only shard the states further); and 5 more; check the cells\n"))
+    # Each said once, by the GPU type of the table for fewer GPUs (between two of one count, the first by name).
     status, out, _ = cli("tables", "--cells", str(cells), "--check")
-    warnings = [" ".join(line.split()) for line in out.splitlines() if line.startswith("warning: ")]
-    assert status == 1 and ("warning: A800-80GB, Qwen3-4B at 32768: SP=2 trains on 6 GPUs (the A100-80GB's table) "
-                            "but 8 GPUs need - (more GPUs only shard the states further)") in warnings
-    assert ("warning: A100-80GB, Qwen3-4B at 32768: SP=2 trains on 6 GPUs but 8 GPUs (the A800-80GB's table) need - "
-            "(more GPUs only shard the states further)") in warnings
+    warnings = [line.removeprefix("warning: ") for line in out.splitlines() if line.startswith("warning: ")]
+    assert (status, out.splitlines()[-1]) == (1, "6 contradictions in 562 cells")
+    assert warnings[:2] == [
+        "A100-80GB and A800-80GB (the same memory), 4 GPUs, Qwen3-4B at 32768: SP=2 and vanilla",
+        ("A100-80GB, Qwen3-4B at 32768: Env + SP=2 trains on 2 GPUs but 8 GPUs (the A800-80GB's table) need - (more "
+         "GPUs only shard the states further)")]
+    assert ("A800-80GB, Qwen3-4B at 32768: vanilla trains on 4 GPUs but 8 GPUs need - (more GPUs only shard the "
+            "states further)") in warnings
+    # Narrowed to one GPU type, it is checked against those with its memory all the same.
+    status, out, _ = cli("tables", "--gpu", "a800", "--cells", str(cells), "--check")
+    assert (status, out.splitlines()[-1]) == (1, "6 contradictions in 2 cells")
+
+
+@pytest.mark.parametrize(("row", "first"), [
+    # A model of Qwen3-8B's shape: the A100's cell for Qwen3-8B speaks for it.
+    ("{max_model_len: 81920, cells: {Qwen3-8B-Base: SP=4}}",
+     ("A100-80GB and A800-80GB (the same memory), 4 GPUs, Qwen3-8B at 81920: Env + Offload + SP=4 and SP=4 "
+      "(Qwen3-8B-Base, of its shape, in the A800-80GB's)")),
+    # SP=4 at 98304 on 4 A800s, where the A100's table for 4 GPUs needs Env + SP=4 at 51200 already.
+    ("{max_model_len: 98304, cells: {Qwen3-8B: SP=4}}",
+     ("A100-80GB and A800-80GB (the same memory), 4 GPUs, Qwen3-8B: Env + SP=4 at 51200 but SP=4 trains at the "
+      "longer 98304 (memory only grows with the length)")),
+])
+def test_cells_are_checked_against_a_same_memory_gpu_types_shape_twins_and_lengths(cli, tmp_path: Path, row: str,
+                                                                                  first: str):
+    cells = tmp_path / "a800.yaml"
+    model = "Qwen3-8B-Base" if "Base" in row else "Qwen3-8B"
+    cells.write_text(f"gpu: A800-80GB\nmemory_gb: 80\nsource: made up\ntables:\n  - {{gpus: 4, section: 4 x A800, "
+                     f"models: [{model}], rows: [{row}]}}\n", encoding="utf-8")
+    status, out, _ = cli("tables", "--cells", str(cells), "--check")
+    assert status == 1 and out.splitlines()[0] == f"warning: {first}"
 
 
 def test_a_cells_file_without_tables_is_refused(cli, tmp_path: Path):
