@@ -1123,9 +1123,11 @@ def run_planner(args: argparse.Namespace) -> int:
 
 
 def _optimism_note(cells: Sequence[Path], catalog: Catalog, answers: Sequence[Answer], query: Query) -> str | None:
-    """Where an answer's best plan is an estimate for a GPU type and model that cells of yours measured, and some
-    of them ran out of memory where the memory model predicts a fit: that, and how to fit the model to them (its
-    estimates near those cells may be optimistic too); None otherwise."""
+    """Where an answer's best plan is an estimate for a GPU type and model that cells of yours measured (of that
+    GPU type, or of one with its memory), and some of them ran out of memory with Env where the memory model
+    predicts a fit: that (its estimates near those cells may be optimistic too), and the margin under which it
+    agrees with them; None otherwise. The files are read again for your cells alone: the catalogue has merged
+    them with the shipped ones."""
     from solver.calibrate import observations, optimistic
 
     estimated = {(answer.gpu, answer.model) for answer in answers if answer.best and answer.best.evidence == "estimated"}
