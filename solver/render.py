@@ -44,6 +44,7 @@ from solver.tables import (
     cell_text,
     counted,
     source_words,
+    sp_rule_violation,
 )
 
 SHADES = (
@@ -244,6 +245,8 @@ def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, vers
     if answer.objective == "max_len" and plan.evidence == "estimated" and plan.max_model_len == CEILING:
         yarn += f" (at least: {_CEILING_WORDS})"
     grid.add_row("max_model_len", f"{plan.max_model_len}{yarn}")
+    if across := _across_nodes(answer, plan, model, node_gpus):
+        grid.add_row("longer", across)
     grid.add_row("token budget", f"max_token_len_per_gpu = {plan.max_token_len_per_gpu} ({_budget_origin(plan)})")
     grid.add_row("cost", f"{plan.cost:.4g} relative step time (best)")
     grid.add_row("evidence", plan.evidence_text(answer.gpu, answer.model))
@@ -289,6 +292,22 @@ def _no_alternative(query: Query) -> str:
     ways = [*(["no longer"] if query.objective == "max_len" else []), "no cheaper",
             *([] if query.exact else ["on no fewer GPUs"]), "no better vouched for"]
     return f"each other plan that trains is {', '.join(ways[:-1])} and {ways[-1]} than a plan above"
+
+
+def _across_nodes(answer: Answer, plan: Plan, model: Model, node_gpus: int) -> str:
+    """For the longest context within a budget past one node whose plan takes the largest SP a node allows the
+    model: that a larger SP, across nodes, which rft-solver does not plan, is what may reach further, in words (""
+    otherwise)."""
+    if answer.objective != "max_len" or answer.budget_gpus <= node_gpus:
+        return ""
+    allowed = [sp for sp in range(1, answer.budget_gpus + 1) if answer.budget_gpus % sp == 0
+               and sp_rule_violation(model.num_attention_heads, model.num_key_value_heads, sp) is None]
+    within = max(sp for sp in allowed if node_gpus % sp == 0)
+    across = [sp for sp in allowed if sp > node_gpus]
+    if plan.sp != within or not across:
+        return ""
+    return (f"SP={across[0]} or more may reach further, but its groups would span nodes of {node_gpus} GPUs: "
+            "rft-solver keeps each SP group inside a node (--node-gpus), as the tables measured")
 
 
 def _gpus_of_budget(answer: Answer, plan: Plan, node_gpus: int) -> str:

@@ -988,3 +988,16 @@ def test_an_env_plan_on_an_amd_gpu_is_cautioned_that_rocm_may_ignore_it(cli, tmp
     assert "# On ROCm, PyTorch reads PYTORCH_HIP_ALLOC_CONF too: set it the same" in cli(*flags, "--emit", "trinity")[1]
     assert "ROCm" not in cli("--model", "32B", "--gpu", "h200", "--gpus", "8", "--len", "64k")[1]
     assert "ROCm" not in cli("--model", "32B", "--gpu", "mi300x", "--gpus", "8", "--len", "64k", "--no-env")[1]
+
+
+def test_the_longest_context_past_one_node_says_that_a_larger_sp_would_span_nodes(cli):
+    # Llama-3.1-70B on up to 32 H100s stops with SP=8, the most a node of 8 holds; SP=16 (its 64 heads allow it)
+    # would span nodes, which the planner does not plan.
+    _, out, _ = cli("--model", "Llama-3.1-70B", "--gpu", "h100", "--gpus", "32", "--maximize", "len")
+    assert ("longer SP=16 or more may reach further, but its groups would span nodes of 8 GPUs: rft-solver keeps "
+            "each SP group inside a node (--node-gpus), as the tables measured") in " ".join(out.split())
+    # Not where the heads allow no larger SP (Qwen3-14B's 40 heads: SP=16 does not divide them), nor within a node.
+    for asked in (("--model", "14B", "--gpu", "h200", "--gpus", "16"),
+                  ("--model", "4B", "--gpu", "a100", "--gpus", "6")):
+        _, out, _ = cli(*asked, "--maximize", "len")
+        assert "\nlonger " not in out
