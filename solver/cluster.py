@@ -170,8 +170,7 @@ def job_options(planner: _Planner, fleet: Fleet, index: int) -> list[Option]:
         if job.pool not in (None, pool.name):
             continue
         model = planner.catalog.model(job.model)
-        tabled = sorted({t.gpus for t in planner.catalog.tables_gpu_type(pool.gpu).tables
-                         if t.name_for(model) is not None})
+        tabled = [table.gpus for table in planner.catalog.tables_for(pool.gpu, model).tables]
         counts = estimated_counts(pool.gpus_per_node, pool.nodes * pool.gpus_per_node)
         tiers: list[tuple[Sequence[int], EstimateMode]] = [] if planner.estimate == "only" else [
             (tabled, "never"), (counts, "never")]
@@ -617,7 +616,7 @@ def _widening_counts(catalog: Catalog, pool: Pool) -> set[int]:
     """The trainer GPU counts a job may grow to on a node of `pool`: the counts the tables of its GPU type measured,
     and powers of two. verl splits each batch evenly over a trainer's data-parallel ranks (its GPUs over SP), so
     a count the user never chose, such as 7, would break the batch sizes they run with; these are the usual ones."""
-    measured = {table.gpus for table in catalog.tables_gpu_type(pool.gpu).tables}
+    measured = catalog.tabled_counts(pool.gpu)
     return measured | {1 << power for power in range(pool.gpus_per_node.bit_length())}
 
 

@@ -160,7 +160,7 @@ def prepare(catalog: Catalog, gpu: str, query: Query) -> PlanningData:
     where the tables are silent (per the query's estimate mode), and the objective's rank per
     combination."""
     shape = catalog.model(query.model)
-    gpu_type, tabled = catalog.gpu(gpu), catalog.tables_gpu_type(gpu)  # tabled: with the tables it borrows
+    gpu_type, tabled = catalog.gpu(gpu), catalog.tables_for(gpu, shape)  # tabled: with the tables it borrows
     rows, settings, columns = table_cells([] if query.estimate == "only" else tabled.tables, shape)
     documented = tuple(columns)
     estimable = estimated_counts(query.node_gpus, query.budget_gpus)

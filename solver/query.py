@@ -163,7 +163,7 @@ class SourceCell(Frozen):
     gpu: str | None = Field(default=None, description=(
         "the GPU type whose table the cell is in where it is not the answer's own: one with at least as much "
         "memory, whose table says the setting ran out of memory (`larger_gpu_types`), or one with the same memory "
-        "whose table for a GPU count the answer's lacks speaks for it (`Catalog.tables_gpu_type`); left out for the "
+        "whose table for a GPU count the answer's lacks speaks for it (`Catalog.tables_for`); left out for the "
         "answer's own"))
 
     @model_serializer(mode="wrap")
@@ -527,14 +527,10 @@ class TableCells(NamedTuple):
 
 
 def table_cells(tables: Sequence[Table], model: Model) -> TableCells:
-    """`model`'s cells in those of `tables` that have them (`Table.name_for`), the first such table of each GPU
-    count (a GPU type's own before those it borrows: `Catalog.tables_gpu_type`)."""
-    columns: dict[int, str] = {}
-    named = []
-    for table in tables:
-        if (name := table.name_for(model)) is not None and table.gpus not in columns:
-            columns[table.gpus] = name
-            named.append(table)
+    """`model`'s cells in those of `tables` (a GPU type's, one per GPU count: `Catalog.tables_for` picks those that
+    speak for a GPU type) that have them (`Table.name_for`)."""
+    columns = {table.gpus: name for table in tables if (name := table.name_for(model)) is not None}
+    named = [table for table in tables if table.gpus in columns]
     rows = tuple((table.gpus, row.max_model_len) for table in named for row in table.rows)
     settings = {(table.gpus, row.max_model_len): setting for table in named for row in table.rows
                 if (setting := row.setting(columns[table.gpus])) is not None}
@@ -617,9 +613,9 @@ def larger_gpu_types(catalog: Catalog, gpu: str) -> tuple[GpuType, ...]:
 
 
 def own_table_cells(catalog: Catalog, gpu: str, model: Model) -> tuple[Mapping[int, str], TableCells]:
-    """The `table_cells` for `model` of the tables that speak for `gpu` (`Catalog.tables_gpu_type`: its own, and
+    """The `table_cells` for `model` of the tables that speak for `gpu` (`Catalog.tables_for`: its own, and
     those it borrows of GPU types with the same memory), and whose each borrowed one is (`Catalog.table_origins`)."""
-    return catalog.table_origins(gpu, model), table_cells(catalog.tables_gpu_type(gpu).tables, model)
+    return catalog.table_origins(gpu, model), table_cells(catalog.tables_for(gpu, model).tables, model)
 
 
 def larger_tables(catalog: Catalog, gpu: str, model: Model) -> tuple[tuple[str, TableCells], ...]:
@@ -732,7 +728,7 @@ def make_query(
     if open_budget:
         budget_gpus = MAX_ESTIMATED_GPUS
     elif budget_gpus is None:
-        budget_gpus = max((t.gpus for name in gpu_names for t in catalog.tables_gpu_type(name).tables),
+        budget_gpus = max((count for name in gpu_names for count in catalog.tabled_counts(name)),
                           default=NODE_GPUS)
     return Query(
         model=resolved.name,

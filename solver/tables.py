@@ -442,7 +442,7 @@ def described_gpu_type(name: str, memory_gb: int | None = None, memory_mib: int 
                        source: str = "your own") -> GpuType:
     """A GPU type the catalogue lacks, by its name and memory: GB as sold (taken as GiB), nvidia-smi's MiB
     (what the memory model uses), or both; no tables, so its plans are estimates, unless the MiB are a tabled GPU
-    type's (`Catalog.tables_gpu_type`; `Catalog.with_gpu_types` adds it). `QueryError` for a name that is blank
+    type's (`Catalog.tables_for`; `Catalog.with_gpu_types` adds it). `QueryError` for a name that is blank
     or not printable (it is written into configs' comments), for two figures that cannot be one GPU's, and for a
     value of the wrong type."""
     check_types(("name", name, str), ("memory_gb", memory_gb, int | None), ("memory_mib", memory_mib, int | None),
@@ -860,7 +860,7 @@ class Catalog(Frozen):
 
     def with_gpu_types(self, gpu_types: Iterable[GpuType]) -> Catalog:
         """This catalogue with the GPU types it does not have yet (given by their memory, ``--gpu NAME
-        --gpu-memory M`` or a pool's ``gpu_memory_gb``: no tables of their own, `tables_gpu_type`); `QueryError`
+        --gpu-memory M`` or a pool's ``gpu_memory_gb``: no tables of their own, `tables_for`); `QueryError`
         for one whose name or alias is another's (in any case)."""
         if isinstance(gpu_types, (str, BaseModel)) or not isinstance(gpu_types, Iterable):
             raise QueryError(f"gpu_types must be a list of GpuType, got {_shown(gpu_types)}")
@@ -942,7 +942,7 @@ class Catalog(Frozen):
 
     def with_same_memory(self, gpu: str) -> Catalog:
         """This catalogue cut down to GPU type `gpu` and those with its driver-reported memory, whose tables it
-        borrows (`tables_gpu_type`) and is checked against (`contradictions`)."""
+        borrows (`tables_for`) and is checked against (`contradictions`)."""
         kept = self.gpu(gpu)
         return self.model_copy(update={"gpu_types": (kept, *self._same_memory(kept))})
 
@@ -965,30 +965,33 @@ class Catalog(Frozen):
         """The GPU types that have feasibility tables."""
         return tuple(gpu_type for gpu_type in self.gpu_types if gpu_type.tables)
 
-    def tables_gpu_type(self, gpu: str) -> GpuType:
-        """`gpu`'s GPU type with the tables that speak for it: its own, then those of the other GPU types with
-        tables and the same driver-reported memory (the A100-80GB's for the A800-80GB: what fits in one's memory
-        fits in the other's; memory as sold says too little), whose table for a GPU count speaks for a model where
-        its own for that count does not name it (`solver.query.table_cells` takes each count's first); whose
-        each borrowed table is: `table_origins`."""
+    def tabled_counts(self, gpu: str) -> set[int]:
+        """The GPU counts with a table that speaks for `gpu` for some model: its own, and those of the other GPU
+        types with tables and the same driver-reported memory (`tables_for`)."""
         own = self.gpu(gpu)
-        borrowed = self._same_memory(own)
-        if not borrowed:
-            return own
-        return own.model_copy(update={"tables": (*own.tables, *(t for other in borrowed for t in other.tables))})
+        return {table.gpus for gpu_type in (own, *self._same_memory(own)) for table in gpu_type.tables}
+
+    def tables_for(self, gpu: str, model: Model) -> GpuType:
+        """`gpu`'s GPU type with, for each GPU count, the table that speaks for `model` there (`Table.name_for`
+        names it): its own, else the first of those of the other GPU types with tables and the same driver-reported
+        memory, in the catalogue's order (the A100-80GB's for the A800-80GB: what fits in one's memory fits in
+        the other's; memory as sold says too little); whose each borrowed table is: `table_origins`."""
+        return self.gpu(gpu).model_copy(update={"tables": tuple(table for _, table in self._speaking(gpu, model))})
 
     def table_origins(self, gpu: str, model: Model) -> Mapping[int, str]:
-        """For each GPU count whose table for `model` `tables_gpu_type` borrows for `gpu`, the GPU type whose
-        table it is."""
+        """For each GPU count whose table for `model` `tables_for` borrows for `gpu`, the GPU type whose table it
+        is."""
+        return MappingProxyType({table.gpus: owner for owner, table in self._speaking(gpu, model) if owner != gpu})
+
+    def _speaking(self, gpu: str, model: Model) -> list[tuple[str, Table]]:
+        """(owner, table) of `tables_for`, by GPU count."""
         own = self.gpu(gpu)
-        origins: dict[int, str] = {}
-        named = {table.gpus for table in own.tables if table.name_for(model) is not None}
-        for other in self._same_memory(own):
-            for table in other.tables:
-                if table.name_for(model) is not None and table.gpus not in named:
-                    named.add(table.gpus)
-                    origins[table.gpus] = other.name
-        return MappingProxyType(origins)
+        speaking: dict[int, tuple[str, Table]] = {}
+        for gpu_type in (own, *self._same_memory(own)):
+            for table in gpu_type.tables:
+                if table.name_for(model) is not None:
+                    speaking.setdefault(table.gpus, (gpu_type.name, table))
+        return [speaking[count] for count in sorted(speaking)]
 
     def _same_memory(self, own: GpuType) -> list[GpuType]:
         """The other GPU types with tables and `own`'s driver-reported memory, in the catalogue's order."""
@@ -1038,7 +1041,7 @@ class Catalog(Frozen):
         - a setting documented on fewer GPUs that more GPUs could run (SP divides their count) while the
           table for more GPUs names a later setting, or ``-``, at the same length (more GPUs only shard
           the states further), the table for more GPUs being the one the planner takes for the model: the
-          GPU type's own, or one it borrows of a GPU type with the same memory (`tables_gpu_type`);
+          GPU type's own, or one it borrows of a GPU type with the same memory (`tables_for`);
         - two models of one shape (the same memory) with different cells in a row;
         - two GPU types with the same driver-reported memory whose tables for a GPU count disagree: a model (or
           one of its shape) with different cells at a length, or the first rule across the two tables.
