@@ -506,7 +506,7 @@ def run_cluster(args: argparse.Namespace) -> int:
                   f"{', '.join(f'{name}.yaml' for name in stale)}, which this placement does not place",
                   file=sys.stderr)
     if args.json:
-        sys.stdout.write(cluster_json(result) + "\n")
+        sys.stdout.write(cluster_json(result, catalog) + "\n")
     else:
         _print_view(cluster_view(result, fleet, catalog, minimize_nodes=args.minimize == "nodes"), "solve cluster")
     if result.interrupted:
@@ -685,7 +685,7 @@ def run_memory(args: argparse.Namespace) -> int:
                  "sp": args.sp, "env": args.env, "offload": args.offload, "margin": margin,
                  "max_token_len_per_gpu": args.token_budget, "node_gpus": args.node_gpus,
                  "memory_model": str(args.memory_model) if args.memory_model else None}
-        sys.stdout.write(memory_json(result, asked) + "\n")
+        sys.stdout.write(memory_json(result, asked, rocm_env=gpu.rocm and args.env) + "\n")
     else:
         label = (f"{model.name} on {args.gpus} x {gpu.name} ({result.memory_gib:.1f} GiB), {setting.label}, "
                  f"{args.max_model_len} tokens ({result.tokens_per_gpu} per GPU"
@@ -1113,7 +1113,7 @@ def run_planner(args: argparse.Namespace) -> int:
     if args.emit:
         sys.stdout.write("---\n".join(fragments))
     elif args.json:
-        sys.stdout.write(answers_json(answers) + "\n")
+        sys.stdout.write(answers_json(answers, catalog) + "\n")
     else:
         console = _print_view(answers_view(answers, query, catalog, args.trinity_version), "solve")
         for written in (args.out, args.write):

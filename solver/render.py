@@ -120,10 +120,23 @@ def tables_view(catalog: Catalog) -> Group:
     return Group(*renderables)
 
 
-def answers_json(answers: Iterable[Answer]) -> str:
+def answers_json(answers: Iterable[Answer], catalog: Catalog) -> str:
     """The answers as a JSON array, one object per GPU type, plans best first; ``explanation`` (a list
-    of ``{rule, detail}``) only when the answers were explained, ``current`` only for --from-config."""
-    return json.dumps([answer.as_json() for answer in answers], indent=2)
+    of ``{rule, detail}``) only when the answers were explained, ``current`` only for --from-config; each plan
+    with its ``cautions`` (`plan_cautions`, in words: empty where there are none)."""
+    records = []
+    for answer in answers:
+        record = answer.as_json()
+        model, rocm = catalog.model(answer.model), catalog.gpu(answer.gpu).rocm
+        record["plans"] = [{**fields, "cautions": plan_cautions(plan, model, rocm)}
+                           for fields, plan in zip(record["plans"], answer.plans, strict=True)]
+        for name in ("nearest", "measured", "fewer_nodes"):
+            if (plan := getattr(answer, name)) is not None:
+                record[name]["cautions"] = plan_cautions(plan, model, rocm)
+        if answer.current is not None and answer.current.plan is not None:
+            record["current"]["plan"]["cautions"] = plan_cautions(answer.current.plan, model, rocm)
+        records.append(record)
+    return json.dumps(records, indent=2)
 
 
 def _goal(query: Query) -> str:
@@ -205,13 +218,15 @@ def _own_scaling_words(model: Model) -> str:
             "config unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set; check the model handles it")
 
 
-def _plan_cautions(plan: Plan, model: Model) -> list[str]:
-    """What `solve` cautions about a plan, in words: YaRN past what Qwen validates, a length past the model's
-    native context on its own RoPE scaling, thin headroom where an estimate extrapolates."""
+def plan_cautions(plan: Plan, model: Model, rocm: bool) -> list[str]:
+    """What `solve` cautions about a plan of `model` on a GPU type (`rocm`: an AMD one, `GpuType.rocm`), in words:
+    YaRN past what Qwen validates, a length past the model's native context on its own RoPE scaling, thin
+    headroom where an estimate extrapolates, Env on ROCm."""
     yarn = ([f"YaRN factor {plan.rope_scaling_factor!r} at {plan.max_model_len} tokens: {yarn_caution(model)}"]
             if plan.yarn_beyond_validated else [])
     own = [_own_scaling_words(model)] if model.beyond_native_on_own_scaling(plan.max_model_len) else []
-    return yarn + own + ([caution] if (caution := _estimate_caution(plan)) else [])
+    estimate = [caution] if (caution := _estimate_caution(plan)) else []
+    return yarn + own + estimate + ([ROCM_ENV_CAUTION] if rocm and plan.env else [])
 
 
 CAUTION_JOBS_SHOWN = 4
@@ -479,9 +494,14 @@ WIDENED_NOTE = "(+N): grown onto N idle GPUs of its node, where more GPUs run it
 """A cluster table's note on the jobs that `place` widened."""
 
 
-def cluster_json(result: ClusterResult) -> str:
-    """A cluster placement as JSON: status, objective, bound, placements and unplaced jobs."""
-    return json.dumps(result.model_dump(mode="json"), indent=2)
+def cluster_json(result: ClusterResult, catalog: Catalog) -> str:
+    """A cluster placement as JSON: status, objective, bound, placements (each plan with its ``cautions``, as
+    `answers_json` gives them) and unplaced jobs."""
+    record = result.model_dump(mode="json")
+    for fields, placement in zip(record["placements"], result.placements, strict=True):
+        fields["plan"]["cautions"] = plan_cautions(placement.plan, catalog.model(placement.model),
+                                                   catalog.gpu(placement.gpu).rocm)
+    return json.dumps(record, indent=2)
 
 
 def cluster_view(result: ClusterResult, fleet: Fleet, catalog: Catalog, minimize_nodes: bool = False) -> Group:
@@ -553,8 +573,7 @@ def cluster_view(result: ClusterResult, fleet: Fleet, catalog: Catalog, minimize
     models = {job.name: catalog.model(job.model) for job in fleet.jobs}
     cautioned: dict[str, list[str]] = {}  # each caution once, with the jobs it is about
     for placement in result.placements:
-        rocm = [ROCM_ENV_CAUTION] if placement.plan.env and catalog.gpu(placement.gpu).rocm else []
-        for caution in _plan_cautions(placement.plan, models[placement.job]) + rocm:
+        for caution in plan_cautions(placement.plan, models[placement.job], catalog.gpu(placement.gpu).rocm):
             cautioned.setdefault(caution, []).append(placement.job)
     for caution, jobs in cautioned.items():
         more = len(jobs) - CAUTION_JOBS_SHOWN
@@ -645,10 +664,7 @@ def memory_view(result: MemoryEstimate, label: str, gpu: str, model: str, gpus: 
                 "FSDP shards it)")
         lines.append(Text(f"host memory: {result.host_memory_gib:.1f} GiB per node {what}{room}",
                           style="" if result.host_fits else "red"))
-    if result.fits and (caution := _thin_headroom(result.headroom_gib, result.beyond_calibration)):
-        lines.append(Text(f"caution: {caution}", style="yellow"))
-    if rocm_env:
-        lines.append(Text(f"caution: {ROCM_ENV_CAUTION}", style="yellow"))
+    lines += [Text(f"caution: {caution}", style="yellow") for caution in _memory_cautions(result, rocm_env)]
     if result.beyond_calibration:
         lines.append(Text(f"beyond the memory model's calibration: {', '.join(result.beyond_calibration)}; the "
                           "prediction extrapolates there", style="yellow"))
@@ -666,16 +682,24 @@ def memory_view(result: MemoryEstimate, label: str, gpu: str, model: str, gpus: 
     return Group(*lines)
 
 
-def memory_json(result: MemoryEstimate, asked: dict[str, Any]) -> str:
+def _memory_cautions(result: MemoryEstimate, rocm_env: bool) -> list[str]:
+    """What `solve memory` cautions about a breakdown, in words: thin headroom where it fits by extrapolating,
+    and Env on ROCm (`rocm_env`)."""
+    thin = _thin_headroom(result.headroom_gib, result.beyond_calibration) if result.fits else ""
+    return ([thin] if thin else []) + ([ROCM_ENV_CAUTION] if rocm_env else [])
+
+
+def memory_json(result: MemoryEstimate, asked: dict[str, Any], rocm_env: bool = False) -> str:
     """A breakdown as JSON: what was `asked` (model, GPU, count, length, setting, margin), then the terms,
     total, usable, memory, tokens per GPU, the longest length that fits, ``tables``: what the tables say of
     it (``trains``, ``evidence``, ``source``), null where they say nothing; whether the optimizer step and the
     whole fit by the memory model (``step_fits``, ``fits``), the room left at the tighter peak
     (``headroom_gib``), whether Offload's host memory fits in ``--host-ram`` (``host_fits``), and the verdict
-    (``trains``: the tables' where they speak, and only where the host memory holds the states); GiB rounded to 4 decimals
-    (0.1 MiB)."""
+    (``trains``: the tables' where they speak, and only where the host memory holds the states), and its
+    ``cautions`` in words (`rocm_env`: Env on an AMD GPU); GiB rounded to 4 decimals (0.1 MiB)."""
     figures = {**result.model_dump(mode="json"), "step_fits": result.step_fits, "fits": result.fits,
-               "headroom_gib": result.headroom_gib, "host_fits": result.host_fits, "trains": result.trains}
+               "headroom_gib": result.headroom_gib, "host_fits": result.host_fits, "trains": result.trains,
+               "cautions": _memory_cautions(result, rocm_env)}
     return json.dumps({**asked, **_rounded(figures)}, indent=2)
 
 

@@ -608,6 +608,22 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def _caution_problems(cautions: Any, plan: dict, *, rocm: bool) -> list[str]:
+    """Problems with a plan's cautions: words, one on YaRN exactly where it goes past what is validated, one on
+    ROCm exactly where Env is on an AMD GPU."""
+    if not isinstance(cautions, list) or not all(isinstance(caution, str) and caution for caution in cautions):
+        return [f"cautions is not a list of words: {cautions!r}"]
+    problems = []
+    yarn = any(caution.startswith("YaRN factor ") for caution in cautions)
+    if yarn != (plan.get("yarn_beyond_validated") is True):
+        problems.append(f"a YaRN caution {'given' if yarn else 'missing'}: yarn_beyond_validated is "
+                        f"{plan.get('yarn_beyond_validated')!r}")
+    on_rocm = any(caution.startswith("ROCm: ") for caution in cautions)
+    if on_rocm != (rocm and plan.get("env") is True):
+        problems.append(f"a ROCm caution {'given' if on_rocm else 'missing'} (env {plan.get('env')!r}, ROCm {rocm})")
+    return problems
+
+
 def check_plan(
     catalog: Catalog,
     plan: dict,
@@ -640,6 +656,9 @@ def check_plan(
 
     if not isinstance(plan, dict):
         return [f"the plan is a {type(plan).__name__}, not a dict"]
+    if "cautions" in plan:  # the CLI's JSON gives each plan's cautions in words; a Plan's fields do not
+        plan = dict(plan)
+        problems += _caution_problems(plan.pop("cautions"), plan, rocm=gpu_type.rocm)
     keys = set(plan)
     if keys != PLAN_KEYS:
         missing = sorted(PLAN_KEYS - keys)

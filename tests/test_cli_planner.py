@@ -17,7 +17,7 @@ from solver.tables import shipped_tables_directory
 
 PLAN_KEYS = {"gpus", "unused_gpus", "env", "offload", "sp", "max_model_len", "max_token_len_per_gpu",
              "rope_scaling_factor", "yarn_beyond_validated", "cost", "evidence", "source", "memory_gb", "headroom_gb",
-             "headroom_at_step", "host_memory_gb", "beyond_calibration", "nodes", "rollout_gpus"}
+             "headroom_at_step", "host_memory_gb", "beyond_calibration", "nodes", "rollout_gpus", "cautions"}
 
 
 def run_json(cli, *argv: str) -> tuple[int, list[dict]]:
@@ -53,6 +53,7 @@ def test_json_has_one_answer_per_gpu_type_in_the_documented_shape(cli):
         "evidence": "documented",
         "source": {"model": "Qwen3-8B", "gpus": 4, "max_model_len": 32768, "setting": "SP=4"}, "memory_gb": 61.07, "headroom_gb": 10.21,
         "headroom_at_step": False, "host_memory_gb": None, "beyond_calibration": [], "nodes": None, "rollout_gpus": None,
+        "cautions": [],
     }]
     assert (answers[1]["plans"][0]["env"], answers[1]["plans"][0]["sp"]) == (True, 2)
 
@@ -1001,3 +1002,36 @@ def test_the_longest_context_past_one_node_says_that_a_larger_sp_would_span_node
                   ("--model", "4B", "--gpu", "a100", "--gpus", "6")):
         _, out, _ = cli(*asked, "--maximize", "len")
         assert "\nlonger " not in out
+
+
+def test_json_gives_each_plan_the_cautions_the_view_gives(cli, tmp_path: Path):
+    from reference import check_plan
+
+    # Qwen3-8B on 8 MI300X at its longest: YaRN far past what Qwen validates, 0.1 GiB to spare where the estimate
+    # extrapolates, and Env on ROCm; the view gives the last two on caution lines, and the first beside the length.
+    flags = ("--model", "8B", "--gpu", "mi300x", "--gpus", "8", "--maximize", "len")
+    status, [answer] = run_json(cli, *flags)
+    best = answer["plans"][0]
+    assert status == 0 and (best["max_model_len"], best["env"], best["yarn_beyond_validated"]) == (506880, True, True)
+    yarn, thin, rocm = best["cautions"]
+    assert yarn.startswith("YaRN factor 12.375 at 506880 tokens: longer than YaRN is validated for (131072 tokens")
+    assert thin.startswith(f"{best['headroom_gb']:.1f} GiB to spare where the estimate extrapolates")
+    assert rocm == solver.render.ROCM_ENV_CAUTION
+    view = " ".join(cli(*flags)[1].split())
+    assert f"caution {thin}" in view and f"caution {rocm}" in view
+    assert check_plan(solver.cli.load_catalog(), best, gpu="MI300X", model="Qwen3-8B", budget_gpus=8,
+                      estimates=True) == []
+    # Without Env, no ROCm caution; a documented plan within what is validated has none at all.
+    status, [answer] = run_json(cli, *flags, "--no-env", "--top", "3")
+    assert status == 0 and all(not any(c.startswith("ROCm") for c in p["cautions"]) for p in answer["plans"])
+    status, answers = run_json(cli, "--model", "4B", "--gpus", "4", "--len", "32k")
+    assert status == 0 and [p["cautions"] for a in answers for p in a["plans"]] == [[], []]
+    # solve cluster's placements and solve memory's breakdown carry them too.
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools: [{name: m, gpu: MI300X, nodes: 1, gpus_per_node: 8}]\n"
+                     "jobs: [{name: j, model: 8B, max_model_len: 65536}]\n", encoding="utf-8")
+    [placement] = json.loads(cli("cluster", str(fleet), "--json")[1])["placements"]
+    assert placement["plan"]["env"] and placement["plan"]["cautions"] == [solver.render.ROCM_ENV_CAUTION]
+    memory = ("memory", "--model", "8B", "--gpu", "mi300x", "--gpus", "4", "--len", "64k", "--sp", "2", "--json")
+    assert json.loads(cli(*memory, "--env")[1])["cautions"] == [solver.render.ROCM_ENV_CAUTION]
+    assert json.loads(cli(*memory)[1])["cautions"] == []
