@@ -21,6 +21,7 @@ from solver.memory import (
     fits_host_ram,
     host_memory_gib,
     longest_fitting,
+    shown_host_gib,
 )
 from solver.query import (
     MAX_WORKERS,
@@ -422,7 +423,7 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
     predicted, predicted_step, problems, host_needed = None, None, current.config_problems, None
     gpus_hold = False  # where only the host memory rules them out: a cell or the memory model vouches without it
     if not fits_host_ram(model, current.gpus, query.node_gpus, query.host_ram_gb, setting.offload):
-        host_needed = round(host_memory_gib(model, current.gpus, query.node_gpus, setting.offload), 1)
+        host_needed = shown_host_gib(host_memory_gib(model, current.gpus, query.node_gpus, setting.offload))
         gpus_hold = _plan_at_budget(catalog, judged.model_copy(update={"host_ram_gb": None}), gpu, current, setting,
                                     own) is not None
     if out_of_memory is None and not current.broken_rule and query.estimate != "never" and not gpus_hold:

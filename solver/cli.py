@@ -506,7 +506,7 @@ def run_cluster(args: argparse.Namespace) -> int:
                   f"{', '.join(f'{name}.yaml' for name in stale)}, which this placement does not place",
                   file=sys.stderr)
     if args.json:
-        sys.stdout.write(cluster_json(result, catalog) + "\n")
+        sys.stdout.write(cluster_json(result) + "\n")
     else:
         _print_view(cluster_view(result, fleet, catalog, minimize_nodes=args.minimize == "nodes"), "solve cluster")
     if result.interrupted:
@@ -1113,7 +1113,7 @@ def run_planner(args: argparse.Namespace) -> int:
     if args.emit:
         sys.stdout.write("---\n".join(fragments))
     elif args.json:
-        sys.stdout.write(answers_json(answers, catalog) + "\n")
+        sys.stdout.write(answers_json(answers) + "\n")
     else:
         console = _print_view(answers_view(answers, query, catalog, args.trinity_version), "solve")
         for written in (args.out, args.write):

@@ -30,7 +30,7 @@ from typing import Literal
 
 from ortools.sat.python import cp_model
 
-from solver.memory import estimated_counts, host_memory_gib
+from solver.memory import estimated_counts, host_memory_gib, shown_host_gib
 from solver.model import LeanCpModel
 from solver.query import (
     MAX_ESTIMATED_GPUS,
@@ -686,8 +686,8 @@ def _placement(planner: _Planner, fleet: Fleet, option: Option, nodes: list[int]
     in a pool that checks it, the host memory it needs per node; `widened_from`: the trainer GPUs it was placed
     with, where it grew onto idle GPUs of its node."""
     job, pool = fleet.jobs[option.job], fleet.pools[option.pool]
-    host = None if pool.host_ram_gb is None else round(host_memory_gib(
-        planner.catalog.model(job.model), option.plan.gpus, pool.gpus_per_node, option.plan.offload), 1)
+    host = None if pool.host_ram_gb is None else shown_host_gib(host_memory_gib(
+        planner.catalog.model(job.model), option.plan.gpus, pool.gpus_per_node, option.plan.offload))
     return Placement(job=job.name, pool=pool.name, model=job.model, gpu=pool.gpu, nodes=tuple(nodes),
                      gpu_indexes=tuple(range(first_gpu, first_gpu + (option.size or pool.gpus_per_node))),
                      trainer_gpus=option.plan.gpus, rollout_gpus=option.rollout_gpus, widened_from=widened_from,
@@ -775,7 +775,7 @@ def _host_limited(planner: _Planner, query: Query, pool: Pool, rollout_gpus: int
     if plan is None or plan.gpus >= fewest or (plan.nodes or 1) > pool.nodes:
         return ""
     need = host_memory_gib(planner.catalog.model(query.model), plan.gpus, pool.gpus_per_node, plan.offload)
-    return (f" ({plan.gpus} would, with {plan.setting.label}, but {host_need_words(str(ceil(need)), plan.offload)}, "
+    return (f" ({plan.gpus} would, with {plan.setting.label}, but {host_need_words(f'{shown_host_gib(need):.1f}', plan.offload)}, "
             f"more than the pool's host_ram_gb {pool.host_ram_gb:g})")
 
 

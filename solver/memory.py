@@ -32,6 +32,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import lru_cache
+from math import ceil
 
 from pydantic import Field
 
@@ -407,6 +408,12 @@ def host_memory_gib(model: Model, gpus: int, node_gpus: int | None = None, offlo
     training = (sum(pinned) + PAGEABLE_BYTES) * parameters * on_node / gpus
     loading = LOAD_BYTES * parameters * loaders + pinned[0] * parameters * on_node / gpus
     return max(training, loading) / GIB
+
+
+def shown_host_gib(need_gib: float) -> float:
+    """A host memory need as rft-solver gives it: GiB rounded up to a tenth, so that the figure holds it (a
+    need of 55.02 GiB is 55.1, not 55.0)."""
+    return ceil(round(need_gib * 10, 6)) / 10
 
 
 def fits_host_ram(model: Model, gpus: int, node_gpus: int | None, host_ram_gb: float | None,

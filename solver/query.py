@@ -71,6 +71,33 @@ def yarn_caution(model: Model) -> str:
     past what Qwen's model cards validate, or any YaRN for a model that is not Qwen's (`Model.qwen_yarn`)."""
     return YARN_CAUTION if model.qwen_yarn else OTHER_YARN_CAUTION
 
+
+THIN_HEADROOM_GIB = 1.0
+"""Less room than this in an extrapolated estimate gets a caution: the known errors there are about a GiB and more."""
+
+ROCM_ENV_CAUTION = ("ROCm: PyTorch's ROCm builds also read PYTORCH_HIP_ALLOC_CONF (set it the same, or not at all), "
+                    "and a build without expandable segments ignores them with a warning, so Env may not take effect: "
+                    "check yours (solve --no-env plans without it)")
+"""What a plan with Env on an AMD GPU (`GpuType.rocm`) cautions."""
+
+
+def thin_headroom(headroom_gib: float, beyond_calibration: Sequence[str]) -> str:
+    """A caution for a prediction that fits with less than `THIN_HEADROOM_GIB` to spare where it extrapolates
+    (`beyond_calibration` not empty), in words; "" otherwise."""
+    if not beyond_calibration or not 0 <= headroom_gib < THIN_HEADROOM_GIB:
+        return ""
+    return (f"{headroom_gib:.1f} GiB to spare where the estimate extrapolates, and its error there is unmeasured (on "
+            "much smaller cards and much larger models it runs optimistic by about a GiB and more: docs/memory.md); "
+            "raise --margin, or measure a step first")
+
+
+def own_scaling_words(model: Model) -> str:
+    """A length past `model`'s native context on its own RoPE scaling, in words."""
+    return (f"beyond the native {model.native_context}, which {model.name}'s own {model.rope_scaling} RoPE scaling "
+            "provides: no YaRN written; vLLM's rollout refuses a max_model_len past what it derives from the model's "
+            "config unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set; check the model handles it")
+
+
 MAX_TOP = 100
 """The most ranked plans one query may ask for."""
 MAX_SEED = 2**31 - 1
@@ -223,6 +250,25 @@ class Plan(Frozen):
     rollout_gpus: int | None = Field(default=None, description=(
         "with --rollout-gpus: the rollout GPUs of that layout (more than asked where a trainer on whole nodes "
         "leaves the rollout whole nodes); null without"))
+    cautions: tuple[str, ...] = Field(default=(), description=(
+        "what to check before running it, in words (`with_cautions`): YaRN past what is validated, a length past "
+        "the model's native context on its own RoPE scaling, thin headroom where an estimate extrapolates, Env on "
+        "an AMD GPU; empty where there is nothing"))
+
+    def with_cautions(self, model: Model, rocm: bool) -> Plan:
+        """This plan, of `model` on a GPU type (`rocm`: an AMD one, `GpuType.rocm`), with its `cautions`."""
+        length = self.length_cautions(model)
+        thin = thin_headroom(self.headroom_gb, self.beyond_calibration) if self.evidence == "estimated" else ""
+        cautions = (*length, *((thin,) if thin else ()), *((ROCM_ENV_CAUTION,) if rocm and self.env else ()))
+        return self.model_copy(update={"cautions": cautions})
+
+    def length_cautions(self, model: Model) -> tuple[str, ...]:
+        """The cautions of `model`'s plan that are about its length: YaRN past what is validated, a length past its
+        native context on its own RoPE scaling."""
+        yarn = (f"YaRN factor {self.rope_scaling_factor!r} at {self.max_model_len} tokens: {yarn_caution(model)}",)
+        own = (own_scaling_words(model),)
+        return ((yarn if self.yarn_beyond_validated else ())
+                + (own if model.beyond_native_on_own_scaling(self.max_model_len) else ()))
 
     @property
     def setting(self) -> Setting:

@@ -12,10 +12,11 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from solver.memory import CEILING, GRID, MemoryEstimate
+from solver.memory import CEILING, GRID, MemoryEstimate, shown_host_gib
 from solver.query import (
     ENV_EXPORT,
     MAX_ESTIMATED_GPUS,
+    ROCM_ENV_CAUTION,
     Answer,
     ClusterResult,
     CurrentSettings,
@@ -28,6 +29,8 @@ from solver.query import (
     host_need_words,
     index_range,
     least_token_budget,
+    own_scaling_words,
+    thin_headroom,
     token_budget,
     yarn_caution,
 )
@@ -120,23 +123,10 @@ def tables_view(catalog: Catalog) -> Group:
     return Group(*renderables)
 
 
-def answers_json(answers: Iterable[Answer], catalog: Catalog) -> str:
+def answers_json(answers: Iterable[Answer]) -> str:
     """The answers as a JSON array, one object per GPU type, plans best first; ``explanation`` (a list
-    of ``{rule, detail}``) only when the answers were explained, ``current`` only for --from-config; each plan
-    with its ``cautions`` (`plan_cautions`, in words: empty where there are none)."""
-    records = []
-    for answer in answers:
-        record = answer.as_json()
-        model, rocm = catalog.model(answer.model), catalog.gpu(answer.gpu).rocm
-        record["plans"] = [{**fields, "cautions": plan_cautions(plan, model, rocm)}
-                           for fields, plan in zip(record["plans"], answer.plans, strict=True)]
-        for name in ("nearest", "measured", "fewer_nodes"):
-            if (plan := getattr(answer, name)) is not None:
-                record[name]["cautions"] = plan_cautions(plan, model, rocm)
-        if answer.current is not None and answer.current.plan is not None:
-            record["current"]["plan"]["cautions"] = plan_cautions(answer.current.plan, model, rocm)
-        records.append(record)
-    return json.dumps(records, indent=2)
+    of ``{rule, detail}``) only when the answers were explained, ``current`` only for --from-config."""
+    return json.dumps([answer.as_json() for answer in answers], indent=2)
 
 
 def _goal(query: Query) -> str:
@@ -197,58 +187,15 @@ def _relative(rank: int, cost: float, first: float) -> str:
     return "best" if rank == 1 else f"{cost / first:.2f}x #1"
 
 
-THIN_HEADROOM_GIB = 1.0
-"""Less room than this in an extrapolated estimate gets a caution: the known errors there are about a GiB and more."""
-
-
-def _thin_headroom(headroom_gib: float, beyond_calibration: tuple[str, ...] | list[str]) -> str:
-    """A caution for a prediction that fits with less than `THIN_HEADROOM_GIB` to spare where it extrapolates
-    (`beyond_calibration` not empty), in words; "" otherwise."""
-    if not beyond_calibration or not 0 <= headroom_gib < THIN_HEADROOM_GIB:
-        return ""
-    return (f"{headroom_gib:.1f} GiB to spare where the estimate extrapolates, and its error there is unmeasured (on "
-            "much smaller cards and much larger models it runs optimistic by about a GiB and more: docs/memory.md); "
-            "raise --margin, or measure a step first")
-
-
-def _own_scaling_words(model: Model) -> str:
-    """A length past `model`'s native context on its own RoPE scaling, in words."""
-    return (f"beyond the native {model.native_context}, which {model.name}'s own {model.rope_scaling} RoPE scaling "
-            "provides: no YaRN written; vLLM's rollout refuses a max_model_len past what it derives from the model's "
-            "config unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set; check the model handles it")
-
-
-def plan_cautions(plan: Plan, model: Model, rocm: bool) -> list[str]:
-    """What `solve` cautions about a plan of `model` on a GPU type (`rocm`: an AMD one, `GpuType.rocm`), in words:
-    YaRN past what Qwen validates, a length past the model's native context on its own RoPE scaling, thin
-    headroom where an estimate extrapolates, Env on ROCm."""
-    yarn = ([f"YaRN factor {plan.rope_scaling_factor!r} at {plan.max_model_len} tokens: {yarn_caution(model)}"]
-            if plan.yarn_beyond_validated else [])
-    own = [_own_scaling_words(model)] if model.beyond_native_on_own_scaling(plan.max_model_len) else []
-    estimate = [caution] if (caution := _estimate_caution(plan)) else []
-    return yarn + own + estimate + ([ROCM_ENV_CAUTION] if rocm and plan.env else [])
-
-
 CAUTION_JOBS_SHOWN = 4
 """How many jobs a cluster caution names before it counts the rest."""
-
-
-def _estimate_caution(plan: Plan) -> str:
-    """`_thin_headroom`'s caution for an estimated plan; "" for any other."""
-    return _thin_headroom(plan.headroom_gb, plan.beyond_calibration) if plan.evidence == "estimated" else ""
 
 
 _CEILING_WORDS = f"{CEILING} tokens is the longest length the memory model is asked about; more may fit"
 
 
-ROCM_ENV_CAUTION = ("ROCm: PyTorch's ROCm builds also read PYTORCH_HIP_ALLOC_CONF (set it the same, or not at all), "
-                    "and a build without expandable segments ignores them with a warning, so Env may not take effect: "
-                    "check yours (solve --no-env plans without it)")
-"""What a plan with Env on an AMD GPU (`GpuType.rocm`) cautions."""
-
-
-def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, version: TrinityVersion | None,
-                  rocm: bool = False) -> Table:
+def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, version: TrinityVersion | None
+                  ) -> Table:
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold", no_wrap=True)
     grid.add_column(overflow="fold")  # a word wider than the terminal (a config key to copy) breaks, not "…"
@@ -256,7 +203,7 @@ def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, vers
     yarn = (f" (YaRN rope scaling, factor {plan.rope_scaling_factor!r}{_yarn_caution(plan, model)})"
             if plan.rope_scaling_factor else "")
     if model.beyond_native_on_own_scaling(plan.max_model_len):
-        yarn = f" ({_own_scaling_words(model)})"
+        yarn = f" ({own_scaling_words(model)})"
     if answer.objective == "max_len" and plan.evidence == "estimated" and plan.max_model_len == CEILING:
         yarn += f" (at least: {_CEILING_WORDS})"
     grid.add_row("max_model_len", f"{plan.max_model_len}{yarn}")
@@ -266,10 +213,8 @@ def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, vers
     grid.add_row("cost", f"{plan.cost:.4g} relative step time (best)")
     grid.add_row("evidence", plan.evidence_text(answer.gpu, answer.model))
     grid.add_row("memory", _memory_line(plan))
-    if caution := _estimate_caution(plan):
-        grid.add_row("caution", Text(caution, style="yellow"))
-    if rocm and plan.env:
-        grid.add_row("caution", Text(ROCM_ENV_CAUTION, style="yellow"))
+    for caution in (caution for caution in plan.cautions if caution not in plan.length_cautions(model)):
+        grid.add_row("caution", Text(caution, style="yellow"))  # those on the length are beside it
     if plan.host_memory_gb is not None:
         grid.add_row("host memory", f"{plan.host_memory_gb:.1f} GiB per node for Offload (--host-ram)")
     grid.add_row("apply", "\n".join(apply_lines(plan, model, version)))
@@ -355,9 +300,10 @@ def _ranking(answer: Answer) -> Table:
     view = Table(title="ranked plans", title_justify="left", caption=LOWERED_NOTE if lowered else None,
                  caption_justify="left")
     spans = answer.rollout_gpus is not None and any((plan.nodes or 1) > 1 for plan in answer.plans)
-    numbers = ("#", "GPUs", "rollout", "nodes", "max_model_len", "tokens/GPU", "YaRN")
+    offloads = any(plan.host_memory_gb is not None for plan in answer.plans)  # Offload's host memory per node
+    numbers = ("#", "GPUs", "rollout", "nodes", "max_model_len", "tokens/GPU", "YaRN", "host GiB/node")
     for header in ("#", "GPUs", *(("rollout", "nodes") if spans else ()), "setting", "max_model_len", "tokens/GPU",
-                   "YaRN", "cost", "evidence", "source cell"):
+                   "YaRN", *(("host GiB/node",) if offloads else ()), "cost", "evidence", "source cell"):
         # Numbers keep their width; words wrap when the table is wider than the screen.
         view.add_column(header, no_wrap=header in numbers, overflow="ellipsis" if header in numbers else "fold",
                         justify="right" if header in numbers else "left")
@@ -371,6 +317,7 @@ def _ranking(answer: Answer) -> Table:
             str(plan.max_model_len),
             f"{plan.max_token_len_per_gpu}{'*' if plan.lowered_budget else ''}",
             f"{plan.rope_scaling_factor!r}" if plan.rope_scaling_factor else "",
+            *((f"{plan.host_memory_gb:.1f}" if plan.host_memory_gb is not None else "",) if offloads else ()),
             f"{plan.cost:.4g} ({_relative(rank, plan.cost, best)})",
             plan.evidence_label,
             (f"{counted(plan.source.gpus, 'GPU')} @ {plan.source.max_model_len}: {plan.source.setting}"
@@ -475,8 +422,7 @@ def answers_view(answers: Iterable[Answer], query: Query, catalog: Catalog, vers
         if answer.current:
             renderables.append(_current_view(answer, answer.current, query))
         if answer.plans:
-            renderables.append(_plan_summary(answer, answer.plans[0], model, query.node_gpus, version,
-                                             catalog.gpu(answer.gpu).rocm))
+            renderables.append(_plan_summary(answer, answer.plans[0], model, query.node_gpus, version))
             if len(answer.plans) > 1:
                 renderables.append(_ranking(answer))
             if len(answer.plans) < query.top:
@@ -494,14 +440,9 @@ WIDENED_NOTE = "(+N): grown onto N idle GPUs of its node, where more GPUs run it
 """A cluster table's note on the jobs that `place` widened."""
 
 
-def cluster_json(result: ClusterResult, catalog: Catalog) -> str:
-    """A cluster placement as JSON: status, objective, bound, placements (each plan with its ``cautions``, as
-    `answers_json` gives them) and unplaced jobs."""
-    record = result.model_dump(mode="json")
-    for fields, placement in zip(record["placements"], result.placements, strict=True):
-        fields["plan"]["cautions"] = plan_cautions(placement.plan, catalog.model(placement.model),
-                                                   catalog.gpu(placement.gpu).rocm)
-    return json.dumps(record, indent=2)
+def cluster_json(result: ClusterResult) -> str:
+    """A cluster placement as JSON: status, objective, bound, placements and unplaced jobs."""
+    return json.dumps(result.model_dump(mode="json"), indent=2)
 
 
 def cluster_view(result: ClusterResult, fleet: Fleet, catalog: Catalog, minimize_nodes: bool = False) -> Group:
@@ -570,10 +511,9 @@ def cluster_view(result: ClusterResult, fleet: Fleet, catalog: Catalog, minimize
                          *((f"{plan.max_token_len_per_gpu}{'*' if plan.lowered_budget else ''}",) if lowered else ()),
                          f"{plan.cost:.4g}", plan.evidence_label, *host)
         renderables.append(view)
-    models = {job.name: catalog.model(job.model) for job in fleet.jobs}
     cautioned: dict[str, list[str]] = {}  # each caution once, with the jobs it is about
     for placement in result.placements:
-        for caution in plan_cautions(placement.plan, models[placement.job], catalog.gpu(placement.gpu).rocm):
+        for caution in placement.plan.cautions:
             cautioned.setdefault(caution, []).append(placement.job)
     for caution, jobs in cautioned.items():
         more = len(jobs) - CAUTION_JOBS_SHOWN
@@ -662,7 +602,7 @@ def memory_view(result: MemoryEstimate, label: str, gpu: str, model: str, gpus: 
         what = ("for Offload (the actor's states and the reference model's weights, or the model while it loads, "
                 "whichever is more)" if offload else "while the model loads (verl reads it in fp32 before "
                 "FSDP shards it)")
-        lines.append(Text(f"host memory: {result.host_memory_gib:.1f} GiB per node {what}{room}",
+        lines.append(Text(f"host memory: {shown_host_gib(result.host_memory_gib):.1f} GiB per node {what}{room}",
                           style="" if result.host_fits else "red"))
     lines += [Text(f"caution: {caution}", style="yellow") for caution in _memory_cautions(result, rocm_env)]
     if result.beyond_calibration:
@@ -685,7 +625,7 @@ def memory_view(result: MemoryEstimate, label: str, gpu: str, model: str, gpus: 
 def _memory_cautions(result: MemoryEstimate, rocm_env: bool) -> list[str]:
     """What `solve memory` cautions about a breakdown, in words: thin headroom where it fits by extrapolating,
     and Env on ROCm (`rocm_env`)."""
-    thin = _thin_headroom(result.headroom_gib, result.beyond_calibration) if result.fits else ""
+    thin = thin_headroom(result.headroom_gib, result.beyond_calibration) if result.fits else ""
     return ([thin] if thin else []) + ([ROCM_ENV_CAUTION] if rocm_env else [])
 
 

@@ -13,12 +13,11 @@ import time
 from concurrent.futures import ThreadPoolExecutor, wait
 from contextvars import ContextVar
 from functools import cache
-from math import ceil
 from typing import Any
 
 from ortools.sat.python import cp_model
 
-from solver.memory import GRID, beyond_calibration, breakdown, host_memory_gib
+from solver.memory import GRID, beyond_calibration, breakdown, host_memory_gib, shown_host_gib
 from solver.model import (
     FoundPlan,
     PlanningData,
@@ -348,11 +347,11 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
         source=source,
         **_memory_figures(data.shape, catalog.gpu(data.gpu).memory_gib, query, gpus, setting, length, tokens,
                           estimated=source is None),
-        host_memory_gb=round(host_memory_gib(data.shape, gpus, query.node_gpus), 1)
+        host_memory_gb=shown_host_gib(host_memory_gib(data.shape, gpus, query.node_gpus))
         if offload else None,
         nodes=layout[0] if layout else None,
         rollout_gpus=layout[1] if layout else None,
-    )
+    ).with_cautions(data.shape, catalog.gpu(data.gpu).rocm)
 
 
 def _memory_figures(shape: Model, memory_gib: float, query: Query, gpus: int, setting: Setting, length: int,
@@ -371,7 +370,8 @@ def at_token_budget(catalog: Catalog, query: Query, gpu: str, plan: Plan, tokens
     figures at that budget."""
     figures = _memory_figures(catalog.model(query.model), catalog.gpu(gpu).memory_gib, query, plan.gpus, plan.setting,
                               plan.max_model_len, tokens, estimated=plan.source is None)
-    return plan.model_copy(update={"max_token_len_per_gpu": tokens, **figures})
+    return plan.model_copy(update={"max_token_len_per_gpu": tokens, **figures}).with_cautions(
+        catalog.model(query.model), catalog.gpu(gpu).rocm)
 
 
 def _uncounted(query: Query) -> str:
@@ -570,4 +570,4 @@ def _host_need_gib(data: PlanningData, query: Query, plan: Plan) -> float:
 def _host_words(data: PlanningData, query: Query, plan: Plan) -> str:
     """A plan found without --host-ram and the host memory per node it needs, in words."""
     return (f"{plan.setting.label} on {counted(plan.gpus, 'GPU')} trains it ({plan.max_model_len} tokens), and "
-            f"{host_need_words(str(ceil(_host_need_gib(data, query, plan))), plan.offload)}")
+            f"{host_need_words(f'{shown_host_gib(_host_need_gib(data, query, plan)):.1f}', plan.offload)}")

@@ -43,7 +43,8 @@ A plan is a dict with exactly the keys of `PLAN_KEYS`. In short:
   that budget.
 
 What it shares with the solver: the memory model's arithmetic (`solver.memory.breakdown`), for the memory
-figures and for whether an estimate fits. That arithmetic is checked on its own, by hand, in
+figures and for whether an estimate fits; and the words of a plan's cautions (`solver.query.Plan.with_cautions`),
+which `check_plan` checks are given where they apply (YaRN past what is validated, Env on an AMD GPU). That arithmetic is checked on its own, by hand, in
 tests/test_memory.py; here the question is whether the planner picks, ranks and reports plans by it.
 """
 
@@ -55,6 +56,7 @@ from fractions import Fraction
 from typing import Any
 
 from solver.memory import breakdown
+from solver.query import Plan
 from solver.tables import Catalog, Setting, Table, Weights, load_memory_model, load_weights
 
 OBJECTIVES = ("cheapest", "min_gpus", "max_len")
@@ -80,6 +82,7 @@ PLAN_KEYS = frozenset(
         "beyond_calibration",
         "nodes",
         "rollout_gpus",
+        "cautions",
     }
 )
 
@@ -387,7 +390,12 @@ def _memory(catalog: Catalog, memory_gib: float, model: Any, n: int, env: bool, 
     result = breakdown(model, memory_gib, n, Setting(env=bool(env), offload=bool(offload), sp=sp), length,
                        memory.coefficients, memory.margin, tokens)
     return {"memory_gb": round(result.total_gib, 2), "headroom_gb": round(result.headroom_gib, 2),
-            "headroom_at_step": result.step_binds, "host_memory_gb": round(_host_need(model, n, node_gpus), 1) if offload else None}
+            "headroom_at_step": result.step_binds, "host_memory_gb": _up_to_a_tenth(_host_need(model, n, node_gpus)) if offload else None}
+
+
+def _up_to_a_tenth(gib: float) -> float:
+    """A host need as plans give it: rounded up to a tenth of a GiB (so that it holds the need)."""
+    return math.ceil(round(gib * 10, 6)) / 10
 
 
 def _host_need(model: Any, n: int, node_gpus: int) -> float:
@@ -561,6 +569,7 @@ def enumerate_plans(
                             if evidence == "estimated" else [],
                             **_layout(n, rollout_gpus, node_gpus),
                         }
+                        plan["cautions"] = _cautions(plan, the_model, gpu_type.rocm)
                         ranked.append((_rank_key(objective, n, e, o, s, length, cost), plan))
     ranked.sort(key=lambda pair: pair[0])
     keys = [key for key, _ in ranked]
@@ -608,10 +617,15 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
+def _cautions(plan: dict, model: Any, rocm: bool) -> list[str]:
+    """The words of `plan`'s cautions, as the planner gives them (shared: see the module's docstring)."""
+    return list(Plan(**plan).with_cautions(model, rocm).cautions)
+
+
 def _caution_problems(cautions: Any, plan: dict, *, rocm: bool) -> list[str]:
     """Problems with a plan's cautions: words, one on YaRN exactly where it goes past what is validated, one on
     ROCm exactly where Env is on an AMD GPU."""
-    if not isinstance(cautions, list) or not all(isinstance(caution, str) and caution for caution in cautions):
+    if not isinstance(cautions, (list, tuple)) or not all(isinstance(caution, str) and caution for caution in cautions):
         return [f"cautions is not a list of words: {cautions!r}"]
     problems = []
     yarn = any(caution.startswith("YaRN factor ") for caution in cautions)
@@ -656,15 +670,13 @@ def check_plan(
 
     if not isinstance(plan, dict):
         return [f"the plan is a {type(plan).__name__}, not a dict"]
-    if "cautions" in plan:  # the CLI's JSON gives each plan's cautions in words; a Plan's fields do not
-        plan = dict(plan)
-        problems += _caution_problems(plan.pop("cautions"), plan, rocm=gpu_type.rocm)
     keys = set(plan)
     if keys != PLAN_KEYS:
         missing = sorted(PLAN_KEYS - keys)
         extra = sorted(keys - PLAN_KEYS)
         problems.append(f"plan keys wrong: missing {missing}, unexpected {extra}")
         return problems
+    problems += _caution_problems(plan["cautions"], plan, rocm=gpu_type.rocm)
 
     n = plan["gpus"]
     e = plan["env"]

@@ -447,3 +447,17 @@ def test_config_query_takes_a_falsy_keyword_as_given():
     assert config_query(CATALOG, config, gpu="h20", node_source="my nodes").node_source == "my nodes"
     freed = config_query(CATALOG, config, gpu="h20", exact=False)
     assert (freed.exact, freed.budget_gpus) == (False, 6)
+
+
+def test_plans_carry_their_cautions_as_the_command_gives_them(cli):
+    # Qwen3-8B on 8 MI300X at its longest: YaRN past what Qwen validates, thin headroom beyond the calibration, and
+    # Env on ROCm; as_json is what solve --json prints, cautions too.
+    (answer,) = solver.plan("8B", gpu="mi300x", objective="max_len", budget_gpus=8)
+    cautions = answer.best.cautions
+    assert len(cautions) == 3 and cautions[0].startswith("YaRN factor 12.375 at 506880 tokens: longer than YaRN")
+    assert cautions[1].startswith("0.1 GiB to spare where the estimate extrapolates")
+    assert cautions[2] == solver.query.ROCM_ENV_CAUTION
+    _, out, _ = cli("--model", "8B", "--gpu", "mi300x", "--gpus", "8", "--maximize", "len", "--json")
+    assert [answer.as_json()] == json.loads(out)
+    (answer,) = solver.plan("8B", gpu="mi300x", objective="max_len", budget_gpus=8, env=False)
+    assert solver.query.ROCM_ENV_CAUTION not in answer.best.cautions

@@ -926,13 +926,13 @@ def test_a_length_of_a_few_hundred_tokens_gets_a_note_suggesting_thousands(cli):
 
 
 def test_host_memory_rules_out_a_plan_without_offload_that_cannot_load(cli):
-    # verl reads Llama-3.1-70B into one rank's host memory in fp32 before FSDP shards it: 262.8 GiB on that node,
+    # verl reads Llama-3.1-70B into one rank's host memory in fp32 before FSDP shards it: 262.9 GiB on that node,
     # with Offload or without. 128 GB nodes cannot start it; 264 GB ones can, without Offload.
     flags = ("--model", "llama-3.1-70b", "--gpu", "h200", "--gpus", "16", "--len", "32k")
     status, out, _ = cli(*flags, "--host-ram", "128")
     assert status == 1 and ("no plan: nothing in the tables and the memory model's estimates for Llama-3.1-70B on "
                             "H200-141GB within 16 GPUs trains with --host-ram 128; without --host-ram, Env + SP=4 on "
-                            "16 GPUs trains it (32768 tokens), and it needs 263 GiB of host memory per node while the "
+                            "16 GPUs trains it (32768 tokens), and it needs 262.9 GiB of host memory per node while the "
                             "model loads") in " ".join(out.split())
     status, out, _ = cli(*flags, "--host-ram", "264", "--json")
     [answer] = json.loads(out)
@@ -940,20 +940,20 @@ def test_host_memory_rules_out_a_plan_without_offload_that_cannot_load(cli):
     status, out, _ = cli(*flags, "--host-ram", "128", "--explain")
     assert status == 1 and ("no plan passes this rule: host memory (--host-ram 128 GB per node is too little for "
                             "Offload, or for the model while it loads)") in " ".join(out.split())
-    # The refusal names the least a plan needs too: without Offload only the start-up load (Qwen3-8B: 31 GiB).
+    # The refusal names the least a plan needs too: without Offload only the start-up load (Qwen3-8B: 30.6 GiB).
     status, out, _ = cli("--model", "8B", "--gpu", "a100", "--len", "8k", "--host-ram", "20", "--minimize", "gpus")
-    assert status == 1 and ("without --host-ram, Env + Offload on 1 GPU trains it (8192 tokens), and with Offload it needs 163 GiB of "
-                            "host memory per node; at the least, Env on 3 GPUs trains it (8192 tokens), and it needs 31 "
-                            "GiB of host memory per node while the model loads") in " ".join(out.split())
+    assert status == 1 and ("without --host-ram, Env + Offload on 1 GPU trains it (8192 tokens), and with Offload it needs 162.6 GiB "
+                            "of host memory per node; at the least, Env on 3 GPUs trains it (8192 tokens), and it needs "
+                            "30.6 GiB of host memory per node while the model loads") in " ".join(out.split())
     # A model with tied embeddings loads on every rank: the fewest GPUs need the least (Qwen3-4B: 30 GiB on 2).
     status, out, _ = cli("--model", "4B", "--gpu", "a100", "--len", "8k", "--gpus", "8", "--host-ram", "20")
-    assert status == 1 and ("needs 120 GiB of host memory per node while the model loads; at the least, vanilla on 2 "
-                            "GPUs trains it (8192 tokens), and it needs 30 GiB") in " ".join(out.split())
+    assert status == 1 and ("needs 119.9 GiB of host memory per node while the model loads; at the least, vanilla on 2 "
+                            "GPUs trains it (8192 tokens), and it needs 30.0 GiB") in " ".join(out.split())
     # On an exact count that host memory rules out, fewer GPUs are named as fewer GPUs, not as a lowered budget:
     # Qwen3-4B ties its embeddings, every rank loads it (15 GiB each), so 50 GB take 3 ranks.
     status, out, _ = cli("--model", "4B", "--gpu", "h20", "--gpus", "6", "--exact", "--len", "8k", "--host-ram", "50")
-    assert status == 1 and ("needs 90 GiB of host memory per node while the model loads; at the least, vanilla on 1 "
-                            "GPU trains it (8192 tokens), and it needs 15 GiB of host memory per node while the model "
+    assert status == 1 and ("needs 89.9 GiB of host memory per node while the model loads; at the least, vanilla on 1 "
+                            "GPU trains it (8192 tokens), and it needs 15.0 GiB of host memory per node while the model "
                             "loads; fewer trainer GPUs train 8192 tokens: vanilla on 3 GPUs (inferred), the other 3 free "
                             "for rollout") in " ".join(out.split())
     assert "--token-budget auto" not in out
@@ -1016,7 +1016,7 @@ def test_json_gives_each_plan_the_cautions_the_view_gives(cli, tmp_path: Path):
     yarn, thin, rocm = best["cautions"]
     assert yarn.startswith("YaRN factor 12.375 at 506880 tokens: longer than YaRN is validated for (131072 tokens")
     assert thin.startswith(f"{best['headroom_gb']:.1f} GiB to spare where the estimate extrapolates")
-    assert rocm == solver.render.ROCM_ENV_CAUTION
+    assert rocm == solver.query.ROCM_ENV_CAUTION
     view = " ".join(cli(*flags)[1].split())
     assert f"caution {thin}" in view and f"caution {rocm}" in view
     assert check_plan(solver.cli.load_catalog(), best, gpu="MI300X", model="Qwen3-8B", budget_gpus=8,
@@ -1031,7 +1031,20 @@ def test_json_gives_each_plan_the_cautions_the_view_gives(cli, tmp_path: Path):
     fleet.write_text("pools: [{name: m, gpu: MI300X, nodes: 1, gpus_per_node: 8}]\n"
                      "jobs: [{name: j, model: 8B, max_model_len: 65536}]\n", encoding="utf-8")
     [placement] = json.loads(cli("cluster", str(fleet), "--json")[1])["placements"]
-    assert placement["plan"]["env"] and placement["plan"]["cautions"] == [solver.render.ROCM_ENV_CAUTION]
+    assert placement["plan"]["env"] and placement["plan"]["cautions"] == [solver.query.ROCM_ENV_CAUTION]
     memory = ("memory", "--model", "8B", "--gpu", "mi300x", "--gpus", "4", "--len", "64k", "--sp", "2", "--json")
-    assert json.loads(cli(*memory, "--env")[1])["cautions"] == [solver.render.ROCM_ENV_CAUTION]
+    assert json.loads(cli(*memory, "--env")[1])["cautions"] == [solver.query.ROCM_ENV_CAUTION]
     assert json.loads(cli(*memory)[1])["cautions"] == []
+
+
+def test_the_ranked_table_gives_offloads_host_memory_where_a_plan_offloads(cli):
+    # Qwen3-4B within 6 A100s at its longest: #1 offloads (82.8 GiB of host memory per node), #2 and #3 do not.
+    status, out, _ = cli("--model", "4B", "--gpu", "a100", "--gpus", "6", "--maximize", "len", "--top", "3")
+    rows = [[cell.strip() for cell in line.split("│")[1:-1]] for line in out.splitlines() if line.startswith("│")]
+    header = next(line for line in out.splitlines() if line.startswith("┃"))
+    assert status == 0 and "host GiB/node" in header
+    column = [cell.strip() for cell in header.split("┃")[1:-1]].index("host GiB/node")
+    assert [row[column] for row in rows] == ["82.8", "", ""]
+    # No column where no plan offloads.
+    status, out, _ = cli("--model", "4B", "--gpu", "a100", "--gpus", "4", "--len", "16k", "--top", "3")
+    assert status == 0 and "ranked plans" in out and "host GiB" not in out

@@ -1330,7 +1330,8 @@ def test_a_verdict_that_host_memory_rules_out_says_so(cli, tmp_path: Path):
                       "      ref:\n        fsdp_config: {param_offload: true}\n", encoding="utf-8")
     current = json.loads(cli("--from-config", str(config), "--gpu", "h100", "--host-ram", "64", "--json")[1])[0]["current"]
     assert not current["trains"] and current["predicted"] is None  # the GPUs hold it: only the host memory does not
-    assert current["host_memory_needed"] == round(solver.api.host_memory_gib(solver.load_catalog().model("14B"), 8), 1)
+    need = solver.api.host_memory_gib(solver.load_catalog().model("14B"), 8)
+    assert round(need, 2) == 311.28 and current["host_memory_needed"] == 311.3  # rounded up to a tenth
     _, out, _ = cli("--from-config", str(config), "--gpu", "h100", "--host-ram", "64")
     assert (f"with Offload it needs {current['host_memory_needed']:.1f} GiB of host memory per node, more than "
             "--host-ram 64;") in " ".join(out.split())
@@ -1338,7 +1339,7 @@ def test_a_verdict_that_host_memory_rules_out_says_so(cli, tmp_path: Path):
     # first (more host memory would not make it train).
     example = Path(__file__).parent.parent / "docs" / "examples" / "trinity.yaml"
     _, out, _ = cli("--from-config", str(example), "--gpu", "h20", "--host-ram", "30")
-    assert ("the H20-96GB table for 6 GPUs says 'SP=2' at 24576, so vanilla ran out of memory there; and it needs 30.5 "
+    assert ("the H20-96GB table for 6 GPUs says 'SP=2' at 24576, so vanilla ran out of memory there; and it needs 30.6 "
             "GiB of host memory per node while the model loads, more than --host-ram 30;") in " ".join(out.split())
     # A config a table documents is refused for its host memory alone (Qwen3-4B ties its embeddings: every rank
     # loads it, 15 GiB each).
@@ -1348,16 +1349,16 @@ def test_a_verdict_that_host_memory_rules_out_says_so(cli, tmp_path: Path):
     assert json.loads(cli("--from-config", str(documented), "--gpu", "a100", "--json")[1])[0]["current"]["trains"]
     status, out, _ = cli("--from-config", str(documented), "--gpu", "a100", "--host-ram", "50", "--json")
     current = json.loads(out)[0]["current"]
-    assert (status, current["trains"], current["predicted"], current["host_memory_needed"]) == (1, False, None, 59.9)
+    assert (status, current["trains"], current["predicted"], current["host_memory_needed"]) == (1, False, None, 60.0)
     # Where no table speaks, the memory model's figures come first, as a table's cell does.
     long = tmp_path / "long.yaml"
     long.write_text(example.read_text(encoding="utf-8").replace("max_model_len: 32768", "max_model_len: 131072")
                     .replace("max_response_tokens: 30720", "max_response_tokens: 129024"), encoding="utf-8")
     status, out, _ = cli("--from-config", str(long), "--gpu", "h200", "--host-ram", "10", "--json")
     current = json.loads(out)[0]["current"]
-    assert (status, current["predicted"], current["host_memory_needed"]) == (1, [419.2, 125.1], 30.5)
+    assert (status, current["predicted"], current["host_memory_needed"]) == (1, [419.2, 125.1], 30.6)
     _, out, _ = cli("--from-config", str(long), "--gpu", "h200", "--host-ram", "10")
-    assert ("(the memory model predicts 419.2 GiB per GPU, of 125.1 usable); and it needs 30.5 GiB of host memory per "
+    assert ("(the memory model predicts 419.2 GiB per GPU, of 125.1 usable); and it needs 30.6 GiB of host memory per "
             "node while the model loads, more than --host-ram 10;") in " ".join(out.split())
 
 

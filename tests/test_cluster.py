@@ -205,7 +205,7 @@ def test_a_reason_says_where_host_memory_rules_out_the_count_a_layout_needs(tmp_
                 "jobs": [{"name": "a", "model": "32B", "max_model_len": 32768, "rollout_gpus": 8}]}
     assert solved(instance, tmp_path)["unplaced"] == [{"job": "a", "reason": (
         "h100: with 8 rollout GPUs, no trainer GPU count that trains it (16 at the fewest) has a layout on its 2 nodes "
-        "of 8 GPUs (8 would, with Env + Offload + SP=2, but with Offload it needs 595 GiB of host memory per node, "
+        "of 8 GPUs (8 would, with Env + Offload + SP=2, but with Offload it needs 594.2 GiB of host memory per node, "
         "more than the pool's host_ram_gb 512)")}]
     instance["pools"][0]["host_ram_gb"] = 1024
     assert [p["trainer_gpus"] for p in solved(instance, tmp_path)["placements"]] == [8]
@@ -998,13 +998,13 @@ def test_offload_jobs_do_not_share_a_node_whose_host_memory_holds_one(cli, tmp_p
 
 
 def test_a_node_too_small_for_one_jobs_states_rules_out_offload(tmp_path: Path):
-    # 200 GiB cannot hold one job's 311 GiB: no Offload plan, so the tables leave both out; the estimates place the
+    # 200 GiB cannot hold one job's 311.3 GiB: no Offload plan, so the tables leave both out; the estimates place the
     # first on the whole node without Offload.
     instance = two_offload_jobs(200)
     result = solved(instance, tmp_path, estimates=False)
     assert result["placements"] == []
     needs = ("with the pool's host_ram_gb 200", ("without the pool's host_ram_gb, Env + Offload + SP=4 on 4 GPUs trains "
-                                                 "it (61440 tokens), and with Offload it needs 312 GiB of host memory per node"))
+                                                 "it (61440 tokens), and with Offload it needs 311.3 GiB of host memory per node"))
     assert all(all(words in entry["reason"] for words in needs) for entry in result["unplaced"])
     result = solved(instance, tmp_path)
     assert [(p["job"], p["trainer_gpus"], p["plan"]["offload"]) for p in result["placements"]] == [("chat-a", 8, False)]
@@ -1447,6 +1447,6 @@ def test_where_a_pool_checks_host_memory_every_placement_says_its_need(cli, tmp_
                     encoding="utf-8")
     status, out, _ = cli("cluster", str(path), "--json")
     placements = json.loads(out)["placements"]
-    assert status == 0 and sorted((p["trainer_gpus"], p["host_memory_gb"]) for p in placements) == [(2, 30.0), (4, 59.9)]
+    assert status == 0 and sorted((p["trainer_gpus"], p["host_memory_gb"]) for p in placements) == [(2, 30.0), (4, 60.0)]
     rows = [line for line in cli("cluster", str(path))[1].splitlines() if line.startswith("│")]
-    assert sorted(row.split("│")[-2].strip() for row in rows) == ["30.0", "59.9"]
+    assert sorted(row.split("│")[-2].strip() for row in rows) == ["30.0", "60.0"]

@@ -556,7 +556,7 @@ def test_host_ram_rules_out_offload_plans_whose_states_do_not_fit():
     assert answer.plans == () and answer.reason == (
         "nothing in the tables and the memory model's estimates for Qwen3-14B on A100-80GB within 1 GPU trains "
         "with --host-ram 200; without --host-ram, Env + Offload on 1 GPU trains it (8192 tokens), and with Offload it "
-        "needs 312 GiB of host memory per node")
+        "needs 311.3 GiB of host memory per node")
     (answer,) = plan(make_query(CATALOG, model="14B", gpu="a100", max_model_len=8192, budget_gpus=1, host_ram_gb=512),
                      CATALOG)
     assert answer.plans[0].setting.label == "Env + Offload"
@@ -791,7 +791,7 @@ def test_a_host_memory_note_only_when_host_memory_is_the_limit():
                      CATALOG)
     assert answer.reason.endswith("the longest is 51200 (Env + SP=4 on 4 GPUs, documented); without --host-ram, "
                                   "Env + Offload + SP=4 on 4 GPUs trains it (65536 tokens), and with Offload it needs "
-                                  "163 GiB of host memory per node; --token-budget auto trains it: Env + SP=4 on 4 GPUs with "
+                                  "162.6 GiB of host memory per node; --token-budget auto trains it: Env + SP=4 on 4 GPUs with "
                                   "max_token_len_per_gpu = 25600 (estimated)")  # the tokens per GPU of the documented cell at 51200
     # The need is rounded up (162.6 GiB): 162 does not train it, 163 does.
     for host_ram, trains in ((162, False), (163, True)):
@@ -1063,7 +1063,7 @@ def test_the_memory_breakdown_gives_the_host_memory_a_node_needs(cli):
     assert round(loading, 1) == 55.0 and host_memory_gib(CATALOG.model("14B"), 8, offload=False) == loading
     _, out, _ = cli(*flags)
     _, data, _ = cli(*flags, "--json")
-    assert "host memory: 55.0 GiB per node while the model loads" in out
+    assert "host memory: 55.1 GiB per node while the model loads" in out  # 55.02, rounded up: 55.0 would not hold it
     assert json.loads(data)["host_memory_gib"] == round(loading, 4)
     status, out, _ = cli(*flags, "--host-ram", "54")
     assert status == 1 and "more than the 54 GiB of --host-ram: it does not train there" in " ".join(out.split())
@@ -1689,7 +1689,7 @@ def test_the_host_memory_a_refusal_names_is_the_plans_without_the_limit():
     (answer,) = plan(make_query(CATALOG, model="4B", gpu="a100", max_model_len=200 * 1024, budget_gpus=8,
                                 host_ram_gb=100), CATALOG)
     assert answer.plans == () and ("without --host-ram, Env + Offload + SP=8 on 8 GPUs trains it (204800 tokens), and "
-                                   "with Offload it needs 141 GiB of host memory per node") in answer.reason
+                                   "with Offload it needs 141.0 GiB of host memory per node") in answer.reason
 
 
 def test_a_model_that_caps_its_logits_holds_one_more_bf16_copy_of_them(tmp_path: Path):
@@ -1815,21 +1815,21 @@ def test_a_plan_on_two_nodes_says_the_host_memory_of_one():
                             max_model_len=131072, offload=True)
     best = answer.best
     assert (best.gpus, best.offload) == (16, True)
-    assert best.host_memory_gb == 155.6  # 311.3 for both nodes' shares together
+    assert best.host_memory_gb == 155.7  # 155.64, rounded up; 311.3 for both nodes' shares together
 
 
 @pytest.mark.parametrize(("request_", "reason"), [
     # Qwen3-8B is untied: any plan without Offload loads it on one rank, 31 GiB, on 8 GPUs as on 3: no lighter plan.
     ({"model": "8B", "max_model_len": 8192, "host_ram_gb": 16}, (
         "nothing in the tables and the memory model's estimates for Qwen3-8B on H100-80GB within 8 GPUs trains with "
-        "--host-ram 16; without --host-ram, Env on 8 GPUs trains it (8192 tokens), and it needs 31 GiB of host "
+        "--host-ram 16; without --host-ram, Env on 8 GPUs trains it (8192 tokens), and it needs 30.6 GiB of host "
         "memory per node while the model loads")),
     # Without --host-ram the longest is Env + Offload + SP=8 at 221184; no plan without Offload reaches that length,
     # so no lighter plan is named (not "Env on 2 GPUs ... (1024 tokens)", which is not the same question).
     ({"model": "4B", "objective": "max_len", "host_ram_gb": 10}, (
         "nothing in the tables and the memory model's estimates for Qwen3-4B on H100-80GB within 8 GPUs trains with "
         "--host-ram 10; without --host-ram, Env + Offload + SP=8 on 8 GPUs trains it (221184 tokens), and with "
-        "Offload it needs 141 GiB of host memory per node")),
+        "Offload it needs 141.0 GiB of host memory per node")),
 ])
 def test_a_host_refusal_names_no_lighter_plan_that_needs_as_much_or_is_shorter(request_: dict, reason: str):
     (answer,) = solver.plan(gpu="h100", budget_gpus=8, **request_)
@@ -1837,9 +1837,10 @@ def test_a_host_refusal_names_no_lighter_plan_that_needs_as_much_or_is_shorter(r
 
 
 def test_a_host_refusal_rounds_the_need_up():
-    # Qwen3-14B (14.77B parameters, untied) loads in fp32 on one rank: 55.02 GiB, said as 56 (55 would not hold it).
+    # Qwen3-14B (14.77B parameters, untied) loads in fp32 on one rank: 55.02 GiB, said as 55.1 (55.0 would not hold
+    # it), as the plans and `solve memory` say it.
     (answer,) = solver.plan("14B", gpu="h100", budget_gpus=8, max_model_len=8192, host_ram_gb=32)
-    assert answer.reason.endswith("without --host-ram, Env on 8 GPUs trains it (8192 tokens), and it needs 56 GiB of "
+    assert answer.reason.endswith("without --host-ram, Env on 8 GPUs trains it (8192 tokens), and it needs 55.1 GiB of "
                                   "host memory per node while the model loads")
 
 

@@ -83,6 +83,7 @@ def test_max_len_a100_4b_budget_6_uses_4_gpus():
         "beyond_calibration": [],  # documented: the memory model's range does not matter
         "nodes": None,  # no rollout GPUs asked for
         "rollout_gpus": None,
+        "cautions": [],  # within YaRN's validated length, on an NVIDIA GPU
     }
     # The other plans are the trade-offs: each shorter one is cheaper or on fewer GPUs than every longer one.
     assert [(plan["gpus"], plan["max_model_len"]) for plan in ranked_alternatives(found)[1:4]] == [
@@ -295,6 +296,7 @@ GOOD_PLAN = {
     "beyond_calibration": [],  # documented
     "nodes": None,  # no rollout GPUs asked for
     "rollout_gpus": None,
+    "cautions": [],
 }
 
 
@@ -323,6 +325,9 @@ def test_check_plan_accepts_the_hand_written_plan():
         (mutated(max_token_len_per_gpu=16385), {}, "max_token_len_per_gpu"),
         (mutated(rope_scaling_factor=0.8), {}, "rope_scaling_factor"),
         (mutated(yarn_beyond_validated=True), {}, "yarn_beyond_validated"),
+        (mutated(cautions=["ROCm: PyTorch's ROCm builds also read PYTORCH_HIP_ALLOC_CONF"]), {}, "a ROCm caution given"),
+        (mutated(cautions=["YaRN factor 2.0 at 32768 tokens: check"]), {}, "a YaRN caution given"),
+        (mutated(cautions="none"), {}, "cautions is not a list of words"),
         (mutated(), {"env": True}, "pinned"),
         (mutated(), {"max_model_len": 30000}, "asked for"),
         (mutated(sp=2, max_token_len_per_gpu=32768, cost=float(exact_cost(WEIGHTS, 4, False, False, 2))), {},
