@@ -121,9 +121,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seed", type=int, default=1, help="generator seed (default 1)")
     parser.add_argument("--one", nargs=3, type=float, metavar=("GPUS", "JOBS", "LIMIT"), help=argparse.SUPPRESS)
-    parser.add_argument("--largest", type=int, default=len(SIZES), help="run only the first N sizes")
+    parser.add_argument("--largest", type=int, default=len(SIZES),
+                        help="how many sizes to run, from the smallest (1: 8 GPUs only; 3: 8 to 512 GPUs; "
+                             "default 4: all, up to 4096 GPUs)")
     parser.add_argument("--host-ram", type=float, metavar="GB",
-                        help="host memory per 8 GPUs of a node, shared by its Offload jobs (default: not checked)")
+                        help="host memory per 8 GPUs of a node (half on a 4-GPU node), shared by the jobs on it: "
+                             "every job's start-up load and Offload jobs' states (default: not checked)")
     parser.add_argument("--idle", action="store_true",
                         help="fleets with fewer jobs than room: the placement with and without widening onto idle GPUs")
     args = parser.parse_args()
