@@ -868,7 +868,12 @@ def run_map(args: argparse.Namespace) -> int:
 def run_tables(args: argparse.Namespace) -> int:
     """``solve tables``: print the documented tables, narrowed by the filters."""
     full = _catalog_with(None, cells=args.cells or (), keep_contradictions=args.check)[0]
-    catalog = full.narrowed(gpu=args.gpu, gpus=args.gpus, model=args.model)
+    try:
+        catalog = full.narrowed(gpu=args.gpu, gpus=args.gpus, model=args.model)
+    except QueryError as error:
+        if args.gpu is None or full.gpu(args.gpu).tables:
+            raise
+        raise QueryError(f"{error}; solve map --gpu {args.gpu} maps what the planner answers for it") from None
     if args.check:  # a GPU type is checked against those with its memory, whose tables it borrows
         found = (full.with_same_memory(args.gpu).narrowed(gpus=args.gpus, model=args.model) if args.gpu
                  else catalog).contradictions()
@@ -1566,7 +1571,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser, handler = build_parser(), run_planner
         if argv[:1] and not argv[0].startswith("-"):  # the planner takes options only: a word names a command
             close = difflib.get_close_matches(argv[0], commands, n=1, cutoff=0.7)
-            guess = f" (did you mean {close[0]}?)" if close else ""
+            flag = f"--{argv[0]}"  # solve explain: the planner's --explain
+            guess = (f" (did you mean {close[0]}?)" if close else
+                     f" (did you mean the option {flag}?)" if flag in parser._option_string_actions else "")
             parser.error(f"unknown command {brief(argv[0])}{guess}; commands: {', '.join(commands)}, or none to plan")
     try:
         try:

@@ -698,7 +698,8 @@ def _placement(planner: _Planner, fleet: Fleet, option: Option, nodes: list[int]
 def _unplaced(planner: _Planner, fleet: Fleet, options: list[Option], placed: set[int],
               proven: bool = True) -> tuple[Unplaced, ...]:
     """Why each job left out is: no room where it could go (as far as the search got, unless `proven`: the
-    placed priority is its bound), or no plan that fits any pool it may use."""
+    placed priority is its bound), and why the other pools it may use have no plan for it; or no plan that
+    fits any pool it may use."""
     unproven = "" if proven else (" as far as the search got: the placement is not proven best within the time "
                                   "limit (raise --time-limit)")
     pools: dict[int, set[str]] = defaultdict(set)
@@ -709,26 +710,36 @@ def _unplaced(planner: _Planner, fleet: Fleet, options: list[Option], placed: se
     return tuple(
         Unplaced(job=job.name, reason=(
             f"no room{' (GPUs or host memory)' if host_checked[index] else ''} left in {', '.join(sorted(pools[index]))} "
-            f"after the jobs placed (by priority, then length, then cost){unproven}" if pools[index]
+            f"after the jobs placed (by priority, then length, then cost){unproven}"
+            f"{_elsewhere(planner, fleet, index, frozenset(pools[index]))}" if pools[index]
             else _why_no_option(planner, fleet, index)))
         for index, job in enumerate(fleet.jobs) if index not in placed
     )
 
 
-def _why_no_option(planner: _Planner, fleet: Fleet, index: int) -> str:
-    """Why a job has no plan with a layout in any pool it may use (asked once per job shape)."""
+def _elsewhere(planner: _Planner, fleet: Fleet, index: int, with_room: frozenset[str]) -> str:
+    """For a job with ways to run in the pools named `with_room` (none of them left): why each other pool it may
+    use has none, in words after a semicolon ("" where there is no other)."""
     job = fleet.jobs[index]
-    shape = (job.model, job.max_model_len, job.rollout_gpus, job.pool)
+    others = [pool.name for pool in fleet.pools if job.pool in (None, pool.name) and pool.name not in with_room]
+    return f"; {_why_no_option(planner, fleet, index, with_room)}" if others else ""
+
+
+def _why_no_option(planner: _Planner, fleet: Fleet, index: int, without: frozenset[str] = frozenset()) -> str:
+    """Why a job has no plan with a layout in any pool it may use but those named `without` (asked once per job
+    shape)."""
+    job = fleet.jobs[index]
+    shape = (job.model, job.max_model_len, job.rollout_gpus, job.pool, without)
     if shape not in planner.reasons:
-        planner.reasons[shape] = _reasons(planner, fleet, index)
+        planner.reasons[shape] = _reasons(planner, fleet, index, without)
     return planner.reasons[shape]
 
 
-def _reasons(planner: _Planner, fleet: Fleet, index: int) -> str:
+def _reasons(planner: _Planner, fleet: Fleet, index: int, without: frozenset[str]) -> str:
     job = fleet.jobs[index]
     reasons = []
     for pool in fleet.pools:
-        if job.pool not in (None, pool.name):
+        if job.pool not in (None, pool.name) or pool.name in without:
             continue
         asked = job.max_model_len
         length = asked.at_least if isinstance(asked, AtLeast) else asked

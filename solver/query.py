@@ -417,6 +417,14 @@ class Answer(_Timed):
     tables: TablesVerdict | None = Field(default=None, description=(
         "with --estimate (the memory model alone): what the GPU type's tables say of the best plan's setting, "
         "count and length, where they speak (they decide there); None otherwise"))
+    larger_gpu_cell: SourceCell | None = Field(default=None, description=(
+        "when the best plan is estimated: the cell of a GPU type with a little more memory (at most 3% more) that "
+        "vouches for its setting on as many GPUs at its length (the A100-80GB's for the H100-80GB): it trained "
+        "there"))
+    validated: Plan | None = Field(default=None, description=(
+        "when the longest context is past what the model is known to handle (validated_length: YaRN past what "
+        "Qwen's model cards validate), the cheapest plan at that length within the same budget and pins, where "
+        "its setting or GPU count differs from the best plan's"))
     fewer_nodes: Plan | None = Field(default=None, description=(
         "with rollout GPUs, when the best plan's trainer takes whole nodes and so leaves the rollout more GPUs "
         "than asked: the best plan on fewer nodes (within the largest budget whose layouts take fewer)"))
@@ -444,8 +452,9 @@ class Answer(_Timed):
 
     def as_json(self) -> dict[str, Any]:
         """The answer as ``solve --json`` prints it: ``explanation``, ``current``, ``nearest``, ``measured``,
-        ``fewer_nodes`` and ``tables`` only when present."""
-        absent = {name for name in ("explanation", "current", "nearest", "measured", "fewer_nodes", "tables")
+        ``larger_gpu_cell``, ``validated``, ``fewer_nodes`` and ``tables`` only when present."""
+        absent = {name for name in ("explanation", "current", "nearest", "measured", "larger_gpu_cell", "validated",
+                                    "fewer_nodes", "tables")
                   if getattr(self, name) is None}
         return self.model_dump(mode="json", exclude=absent)
 

@@ -212,6 +212,9 @@ def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, vers
     grid.add_row("token budget", f"max_token_len_per_gpu = {plan.max_token_len_per_gpu} ({_budget_origin(plan)})")
     grid.add_row("cost", f"{plan.cost:.4g} relative step time (best)")
     grid.add_row("evidence", plan.evidence_text(answer.gpu, answer.model))
+    if answer.larger_gpu_cell is not None:  # a measurement on a GPU with a little more memory, beside the estimate
+        grid.add_row("larger GPU", f"{answer.larger_gpu_cell.words('', answer.model)}: it trained there, with a "
+                                   f"little more memory per GPU than the {answer.gpu}'s")
     grid.add_row("memory", _memory_line(plan))
     for caution in (caution for caution in plan.cautions if caution not in plan.length_cautions(model)):
         grid.add_row("caution", Text(caution, style="yellow"))  # those on the length are beside it
@@ -227,6 +230,13 @@ def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, vers
         decide = "" if answer.tables.trains else "; the table, a measurement, decides: drop --estimate to plan with it"
         grid.add_row("tables", Text(f"{_tables_said(answer.tables, answer.gpu, answer.model, plan.gpus)}{decide}",
                                     style="green" if answer.tables.trains else "red"))
+    if answer.validated is not None:
+        within = answer.validated
+        known = "its native context" if within.max_model_len == model.native_context else (
+            "the longest YaRN is validated for")
+        grid.add_row("validated", f"at {within.max_model_len} ({known}), the cheapest plan is {within.setting.label} on "
+                                  f"{counted(within.gpus, 'GPU')} ({within.evidence_label}; {within.cost / plan.cost:.2f}x "
+                                  f"the cost): --len {within.max_model_len}")
     if answer.fewer_nodes is not None:
         fewer = answer.fewer_nodes
         trade = (f"{fewer.max_model_len} tokens instead of {plan.max_model_len}" if fewer.max_model_len != plan.max_model_len
@@ -301,12 +311,13 @@ def _ranking(answer: Answer) -> Table:
                  caption_justify="left")
     spans = answer.rollout_gpus is not None and any((plan.nodes or 1) > 1 for plan in answer.plans)
     offloads = any(plan.host_memory_gb is not None for plan in answer.plans)  # Offload's host memory per node
-    numbers = ("#", "GPUs", "rollout", "nodes", "max_model_len", "tokens/GPU", "YaRN", "host GiB/node")
+    numbers = ("#", "GPUs", "rollout", "nodes", "max_model_len", "tokens/GPU", "YaRN")
+    host = "host GiB"  # per node, for Offload: a number whose header may wrap, wider than its values
     for header in ("#", "GPUs", *(("rollout", "nodes") if spans else ()), "setting", "max_model_len", "tokens/GPU",
-                   "YaRN", *(("host GiB/node",) if offloads else ()), "cost", "evidence", "source cell"):
+                   "YaRN", *((host,) if offloads else ()), "cost", "evidence", "source cell"):
         # Numbers keep their width; words wrap when the table is wider than the screen.
         view.add_column(header, no_wrap=header in numbers, overflow="ellipsis" if header in numbers else "fold",
-                        justify="right" if header in numbers else "left")
+                        justify="right" if header in (*numbers, host) else "left")
     best = answer.plans[0].cost
     for rank, plan in enumerate(answer.plans, start=1):
         view.add_row(

@@ -46,6 +46,7 @@ from solver.query import (
     rollout_layout_violation,
     tables_verdict,
     token_budget,
+    validated_length,
     vouching_cell,
     whole_nodes_violation,
 )
@@ -67,7 +68,9 @@ def plan(query: Query, catalog: Catalog | None = None) -> tuple[Answer, ...]:
         joined = _SOLVE_GROUP.set(group)
         try:
             answer = _with_measured(catalog, query, answer_for(catalog, query, gpu))
-            return _with_tables_verdict(catalog, query, _with_fewer_nodes(catalog, query, answer))
+            answer = _with_validated(catalog, query, _with_fewer_nodes(catalog, query, answer))
+            answer = _with_larger_gpu_cell(catalog, query, answer)
+            return _with_tables_verdict(catalog, query, answer)
         finally:
             _SOLVE_GROUP.reset(joined)
 
@@ -140,6 +143,44 @@ def _with_measured(catalog: Catalog, query: Query, answer: Answer) -> Answer:
         return answer
     measured = optional_best(catalog, query.model_copy(update={"estimate": "never", "top": 1}), answer.gpu)
     return answer if measured is None else answer.model_copy(update={"measured": measured})
+
+
+LARGER_GPU_SHARE = 1.03
+"""A GPU type with at most this share of an estimate's GPU memory, and no less, is near enough to name its cell beside
+the estimate (the A100-80GB's 81920 MiB for the H100-80GB's 81559; the H20-96GB's for the H100-NVL-94GB)."""
+
+
+def _with_larger_gpu_cell(catalog: Catalog, query: Query, answer: Answer) -> Answer:
+    """The answer, where its best plan is an estimate at Trinity's default token budget, with the cell of a GPU type
+    with a little more memory (`LARGER_GPU_SHARE`) that vouches for the same setting on as many GPUs at the same
+    length: it trained there, on a GPU with that much more memory (the planner's rules keep it from vouching here)."""
+    best, model = answer.best, catalog.model(query.model)
+    if best is None or best.evidence != "estimated" or best.lowered_budget or query.estimate == "only":
+        return answer
+    memory = catalog.gpu(answer.gpu).memory_gib
+    for name, cells in larger_tables(catalog, answer.gpu, model):  # the least memory first
+        if catalog.gpu(name).memory_gib > memory * LARGER_GPU_SHARE:
+            break
+        found = vouching_cell(model, cells.rows, cells.settings, best.gpus, best.setting, best.max_model_len,
+                              columns=cells.columns)
+        if found is not None:
+            return answer.model_copy(update={"larger_gpu_cell": found[1].model_copy(update={"gpu": name})})
+    return answer
+
+
+def _with_validated(catalog: Catalog, query: Query, answer: Answer) -> Answer:
+    """The answer, when it maximises the length past what the model is known to handle (`validated_length`:
+    YaRN past what Qwen's model cards validate, or a length past the native context on the model's own RoPE
+    scaling), with the cheapest plan at that length within the same budget and pins, where it is another
+    setting or GPU count than the best plan's: what to run for a length that needs no quality check."""
+    best, model = answer.best, catalog.model(query.model)
+    if query.objective != "max_len" or best is None or best.max_model_len <= validated_length(model):
+        return answer
+    within = optional_best(catalog, query.model_copy(update={
+        "objective": "cheapest", "max_model_len": validated_length(model), "top": 1}), answer.gpu)
+    if within is None or (within.gpus, within.setting) == (best.gpus, best.setting):
+        return answer
+    return answer.model_copy(update={"validated": within})
 
 
 def _with_fewer_nodes(catalog: Catalog, query: Query, answer: Answer) -> Answer:

@@ -787,12 +787,13 @@ def _resolve(kind: str, name: str, entries: tuple[Any, ...], wanted_name: str | 
     accepted += f"; short forms such as {short[0]} for {short[1]} too" if short else ""
     names = {_normalise(known): entry.name for entry in entries for known in (entry.name, *entry.aliases)}
     # A guess only where one name extends the other (30B: 30B-A3B, whose base model's name extends it in
-    # turn; Qwen3-8B-Instruct: Qwen3-8B), and only one does: a name one character away is often another
-    # thing (v100 is not h100, 5B is not 8B).
+    # turn; Qwen3-8B-Instruct: Qwen3-8B), or ends with it as its last part (70B: Llama-3.1-70B), and only one
+    # does: a name one character away is often another thing (v100 is not h100, 5B is not 8B).
     completions = sorted((known for known in names if known.startswith(wanted)), key=len)
     close = {names[known] for known in completions if not known.startswith(completions[0])} | {
         names[completions[0]]} if completions else {
         entry for known, entry in names.items() if wanted.startswith(known + "-")}  # completions first
+    close = close or {entry for known, entry in names.items() if known.endswith("-" + wanted)}
     guess = f" (did you mean {close.pop()}?)" if len(close) == 1 else ""
     raise QueryError(f"unknown {kind} {brief(name)}{guess}; accepted: {accepted}")
 
@@ -1185,7 +1186,8 @@ def _read_yaml(path: Path) -> Any:
         raise TableError(f"{path}: {yaml_limit(error) or 'malformed YAML: ' + ' '.join(str(error).split())}") from None
     except yaml.YAMLError as error:
         mark = getattr(error, "problem_mark", None)
-        at = f"line {mark.line + 1}: " if mark is not None else ""
+        lines = len(text.splitlines())  # a mark past the last line is the file's end (an unclosed bracket)
+        at = "" if mark is None else f"line {mark.line + 1}: " if mark.line < lines else "at the end of the file: "
         problem = getattr(error, "problem", None) or str(error).splitlines()[0]
         raise TableError(f"{path}: {at}malformed YAML: {problem}") from None
 

@@ -70,7 +70,9 @@ def test_json_for_one_model_across_all_tables(cli):
     ("argv", "message"),
     [
         (["tables", "--gpu", "v100"], "solve tables: error: unknown GPU 'v100'; accepted: A100-40GB (a100-40g), A100-80GB (a100-80g, a100), A800-80GB (a800, a800-80g), H20-96GB (h20-96g, h20), H100-80GB (h100, h100-80g), H100-NVL-94GB (h100-nvl), H800-80GB (h800, h800-80g), H200-141GB (h200, h200-141g), L40S-48GB (l40s, l40s-48g), L20-48GB (l20), RTX-A6000-48GB (a6000, rtx-a6000), A10-24GB (a10), L4-24GB (l4), RTX-4090-24GB (rtx-4090, rtx4090, 4090), B200 (b200-180gb), MI300X (mi300x-192gb)\n"),
-        (["tables", "--model", "70B"], "solve tables: error: unknown model '70B'; accepted: Qwen3-0.6B(-Base), "),
+        (["tables", "--model", "70B"], ("solve tables: error: unknown model '70B' (did you mean Llama-3.1-70B?); "
+                                        "accepted: Qwen3-0.6B(-Base), ")),
+        (["tables", "--model", "72B"], "solve tables: error: unknown model '72B'; accepted: Qwen3-0.6B(-Base), "),
         (["tables", "--model", "32B"], "solve tables: error: no documented table has Qwen3-32B; documented models: "
                                        "Qwen3-0.6B, Qwen3-1.7B, Qwen3-4B, Qwen3-8B, Qwen3-14B\n"),
         (["tables", "--gpus", "8"], "solve tables: error: no table for 8 trainer GPUs; documented counts: 1, 2, 4, 6\n"),
@@ -82,6 +84,9 @@ def test_json_for_one_model_across_all_tables(cli):
                      "calibrate, memory, map, or none to plan\n"),
         (["4B", "--len", "8k"], "solve: error: unknown command '4B'; commands: tables, cluster, calibrate, memory, "
                                 "map, or none to plan\n"),
+        (["explain", "--model", "4B"], ("solve: error: unknown command 'explain' (did you mean the option "
+                                        "--explain?); commands: tables, cluster, calibrate, memory, map, or none to "
+                                        "plan\n")),
     ],
 )
 def test_bad_filters_exit_2_with_one_line_naming_accepted_values(cli, argv, message):
@@ -256,9 +261,11 @@ def test_a_terminal_that_says_it_has_no_columns_is_taken_as_80(monkeypatch: pyte
 
 
 def test_tables_of_a_gpu_type_without_any_say_where_they_are(cli):
-    assert cli("tables", "--gpu", "h100") == (
-        2, "", "solve tables: error: no tables for H100-80GB; tables exist for A100-80GB, H20-96GB\n")
+    assert cli("tables", "--gpu", "h100") == (2, "", (
+        "solve tables: error: no tables for H100-80GB; tables exist for A100-80GB, H20-96GB; solve map --gpu h100 "
+        "maps what the planner answers for it\n"))
     # The A800 reports the A100's memory: the planner takes the A100's tables as its own, and says so here.
     assert cli("tables", "--gpu", "a800") == (2, "", (
         "solve tables: error: no tables for A800-80GB, which plans with the A100-80GB's (the same memory); tables "
-        "exist for A100-80GB, H20-96GB\n"))
+        "exist for A100-80GB, H20-96GB; solve map --gpu a800 maps what the planner answers for it\n"))
+    assert cli("map", "--gpu", "h100", "--model", "4B", "--gpus-up-to", "2")[0] == 0  # as it says

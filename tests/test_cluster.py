@@ -1450,3 +1450,26 @@ def test_where_a_pool_checks_host_memory_every_placement_says_its_need(cli, tmp_
     assert status == 0 and sorted((p["trainer_gpus"], p["host_memory_gb"]) for p in placements) == [(2, 30.0), (4, 60.0)]
     rows = [line for line in cli("cluster", str(path))[1].splitlines() if line.startswith("│")]
     assert sorted(row.split("│")[-2].strip() for row in rows) == ["30.0", "60.0"]
+
+
+def test_a_job_without_room_says_why_the_other_pools_it_may_use_cannot_take_it(tmp_path: Path):
+    # Two Qwen3-32B jobs with 4 rollout GPUs each: one node of 8 H200s holds one; the L40S node could hold the
+    # other but for its host memory (Offload's 594.2 GiB per node, more than 512), which the reason says too.
+    pools = [{"name": "h200", "gpu": "H200-141GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 2048},
+             {"name": "l40s", "gpu": "L40S-48GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 512}]
+    jobs = [{"name": name, "model": "32B", "max_model_len": 16384, "priority": priority, "rollout_gpus": 4}
+            for name, priority in (("first", 10), ("second", 1))]
+    result = solved({"pools": pools, "jobs": jobs}, tmp_path)
+    assert [(p["job"], p["pool"]) for p in result["placements"]] == [("first", "h200")]
+    assert result["unplaced"] == [{"job": "second", "reason": (
+        "no room left in h200 after the jobs placed (by priority, then length, then cost); l40s: nothing in the tables "
+        "and the memory model's estimates for Qwen3-32B on L40S-48GB within 8 GPUs trains with the pool's host_ram_gb "
+        "512; without the pool's host_ram_gb, Env + Offload + SP=2 on 2 GPUs trains it (16384 tokens), and with "
+        "Offload it needs 594.2 GiB of host memory per node")}]
+    # With enough host memory there, it goes to the L40S node; kept to the H200 pool, the reason names no other.
+    pools[1]["host_ram_gb"] = 1024
+    assert sorted(p["pool"] for p in solved({"pools": pools, "jobs": jobs}, tmp_path)["placements"]) == ["h200", "l40s"]
+    for job in jobs:
+        job["pool"] = "h200"
+    [unplaced] = solved({"pools": pools, "jobs": jobs}, tmp_path)["unplaced"]
+    assert unplaced["reason"] == "no room left in h200 after the jobs placed (by priority, then length, then cost)"

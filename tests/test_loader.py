@@ -55,7 +55,7 @@ REJECTIONS = {
     "duplicate-key": "line 3: key 'gpu' appears twice",
     "complex-key": "line 3: a key must be a plain value, not a dict",
     "duplicate-table": "two tables for 2 trainer GPUs",
-    "bad-syntax": "line 6: malformed YAML",
+    "bad-syntax": "at the end of the file: malformed YAML",  # an unclosed bracket: line 6 would not exist
     "python-tag": "line 2: malformed YAML: could not determine a constructor for the tag",
     "empty": "expected a mapping at the top level, got an empty file",
     "top-level-list": "expected a mapping at the top level, got a list",
@@ -273,11 +273,13 @@ def test_an_unknown_models_error_lists_every_variant_under_its_shortest_name(tmp
 @pytest.mark.parametrize(("name", "guess"), [
     ("Qwen3-8B-Instruct", " (did you mean Qwen3-8B?)"),  # a name that extends a known one
     ("30B", " (did you mean Qwen3-30B-A3B?)"),  # the start of one known name (and of its base model's)
+    ("70B", " (did you mean Llama-3.1-70B?)"),  # the last part of one known name
+    ("72B", ""),  # the last part of none
     ("Qwen3-1", ""),  # the start of Qwen3-1.7B and Qwen3-14B: no guess
     ("Qwen3", ""),  # the start of several: no guess
     ("Meta/Qwen3-5B", ""),  # one character from Qwen3-8B, but another model: no guess
 ])
-def test_an_unknown_model_gets_a_guess_only_where_one_name_extends_the_other(name: str, guess: str):
+def test_an_unknown_model_gets_a_guess_only_where_one_name_extends_or_ends_with_the_other(name: str, guess: str):
     with pytest.raises(QueryError) as raised:
         load_catalog().model(name)
     assert str(raised.value).startswith(f"unknown model {name!r}{guess}; accepted: Qwen3-0.6B(-Base), ")
