@@ -449,6 +449,8 @@ def answers_view(answers: Iterable[Answer], query: Query, catalog: Catalog, vers
 
 WIDENED_NOTE = "(+N): grown onto N idle GPUs of its node, where more GPUs run it faster (or longer, for at_least)"
 """A cluster table's note on the jobs that `place` widened."""
+MORE_ROLLOUT_NOTE = "(N asked): a trainer on whole nodes leaves its rollout whole nodes, more GPUs than the job asked"
+"""A cluster table's note on the jobs whose rollout takes more GPUs than they asked."""
 
 
 def cluster_json(result: ClusterResult) -> str:
@@ -500,7 +502,10 @@ def cluster_view(result: ClusterResult, fleet: Fleet, catalog: Catalog, minimize
         scaled = any(placement.plan.rope_scaling_factor for placement in here)  # YaRN: its factor, as --top shows it
         lowered = any(placement.plan.lowered_budget for placement in here)  # --token-budget auto lowered one
         widened = any(placement.widened_from is not None for placement in here)
-        notes = ([f"{LOWERED_NOTE}: set it in the job's config"] if lowered else []) + ([WIDENED_NOTE] if widened else [])
+        asked = {job.name: job.rollout_gpus for job in fleet.jobs}
+        more_rollout = any(placement.rollout_gpus != asked[placement.job] for placement in here)
+        notes = ([f"{LOWERED_NOTE}: set it in the job's config"] if lowered else []) + (
+            [WIDENED_NOTE] if widened else []) + ([MORE_ROLLOUT_NOTE] if more_rollout else [])
         view = Table(title=title, title_justify="left", caption_justify="left", caption="\n".join(notes) or None)
         headers = ("nodes", "GPUs", "job", "trainer", "rollout", "plan", "max_model_len",
                    *(("YaRN",) if scaled else ()), *(("tokens/GPU",) if lowered else ()), "cost", "evidence",
@@ -516,7 +521,9 @@ def cluster_view(result: ClusterResult, fleet: Fleet, catalog: Catalog, minimize
             need = placement.host_memory_gb if placement.host_memory_gb is not None else plan.host_memory_gb
             host = () if not offloads else (f"{need:.1f}" if need is not None else "",)
             added = "" if placement.widened_from is None else f" (+{placement.trainer_gpus - placement.widened_from})"
-            view.add_row(nodes, gpus, placement.job, f"{placement.trainer_gpus}{added}", str(placement.rollout_gpus),
+            rollout = (f"{placement.rollout_gpus}" if placement.rollout_gpus == asked[placement.job]
+                       else f"{placement.rollout_gpus} ({asked[placement.job]} asked)")
+            view.add_row(nodes, gpus, placement.job, f"{placement.trainer_gpus}{added}", rollout,
                          Text(plan.setting.label, style=setting_style(plan.setting)), str(plan.max_model_len),
                          *((f"{plan.rope_scaling_factor!r}" if plan.rope_scaling_factor else "",) if scaled else ()),
                          *((f"{plan.max_token_len_per_gpu}{'*' if plan.lowered_budget else ''}",) if lowered else ()),

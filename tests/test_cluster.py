@@ -1473,3 +1473,19 @@ def test_a_job_without_room_says_why_the_other_pools_it_may_use_cannot_take_it(t
         job["pool"] = "h200"
     [unplaced] = solved({"pools": pools, "jobs": jobs}, tmp_path)["unplaced"]
     assert unplaced["reason"] == "no room left in h200 after the jobs placed (by priority, then length, then cost)"
+
+
+def test_a_rollout_given_more_gpus_than_asked_says_how_many_were_asked(cli, tmp_path: Path):
+    # Qwen3-30B-A3B with 4 rollout GPUs on three nodes of 8 H100s: its trainer takes whole nodes, so its rollout
+    # takes a whole node too; the table says so, and notes why.
+    path = tmp_path / "fleet.yaml"
+    path.write_text("pools: [{name: h100, gpu: H100-80GB, nodes: 3, gpus_per_node: 8}]\n"
+                    "jobs: [{name: moe, model: 30B-A3B, max_model_len: 32768, rollout_gpus: 4}]\n", encoding="utf-8")
+    status, out, _ = cli("cluster", str(path))
+    [row] = [line for line in out.splitlines() if line.startswith("│")]
+    assert status == 0 and "│ 8 (4 asked) │" in row and f"\n{solver.render.MORE_ROLLOUT_NOTE}\n" in out
+    # A rollout as asked gets neither.
+    path.write_text("pools: [{name: h100, gpu: H100-80GB, nodes: 1, gpus_per_node: 8}]\n"
+                    "jobs: [{name: small, model: 4B, max_model_len: 8192, rollout_gpus: 2}]\n", encoding="utf-8")
+    status, out, _ = cli("cluster", str(path))
+    assert status == 0 and "asked" not in out
