@@ -265,8 +265,8 @@ def estimate_memory(
                           if longest_refuted else None,
                           beyond_calibration=beyond_calibration(memory.fit.range, resolved, gpu_type.memory_gib, gpus,
                                                                 setting, budget),
-                          host_memory_gib=host_memory_gib(resolved, gpus, node_gpus, offload),
-                          host_ram_gib=host_ram_gb, tables=tables)
+                          host_memory_gib=shown_host_gib(host_memory_gib(resolved, gpus, node_gpus, offload)),
+                          host_ram_gib=host_ram_gb, tables=tables).with_cautions(gpu_type.rocm and env)
 
 
 def _tables_longest(catalog: Catalog, model: str, gpu: str, gpus: int, setting: Setting, node_gpus: int) -> int | None:

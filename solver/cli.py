@@ -685,13 +685,13 @@ def run_memory(args: argparse.Namespace) -> int:
                  "sp": args.sp, "env": args.env, "offload": args.offload, "margin": margin,
                  "max_token_len_per_gpu": args.token_budget, "node_gpus": args.node_gpus,
                  "memory_model": str(args.memory_model) if args.memory_model else None}
-        sys.stdout.write(memory_json(result, asked, rocm_env=gpu.rocm and args.env) + "\n")
+        sys.stdout.write(memory_json(result, asked) + "\n")
     else:
         label = (f"{model.name} on {args.gpus} x {gpu.name} ({result.memory_gib:.1f} GiB), {setting.label}, "
                  f"{args.max_model_len} tokens ({result.tokens_per_gpu} per GPU"
                  f"{', your token budget' if args.token_budget else ''}), margin {margin:g}")
         _console().print(memory_view(result, label, gpu.name, model.name, args.gpus, args.offload,
-                                     own_budget=args.token_budget is not None, rocm_env=gpu.rocm and args.env))
+                                     own_budget=args.token_budget is not None))
     return 0 if result.trains else NO_PLAN
 
 
@@ -1571,7 +1571,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         parser, handler = build_parser(), run_planner
         if argv[:1] and not argv[0].startswith("-"):  # the planner takes options only: a word names a command
             close = difflib.get_close_matches(argv[0], commands, n=1, cutoff=0.7)
-            flag = f"--{argv[0]}"  # solve explain: the planner's --explain
+            flag = f"--{argv[0]}"  # solve explain: the planner's --explain (argparse's own option lookup, unexported)
             guess = (f" (did you mean {close[0]}?)" if close else
                      f" (did you mean the option {flag}?)" if flag in parser._option_string_actions else "")
             parser.error(f"unknown command {brief(argv[0])}{guess}; commands: {', '.join(commands)}, or none to plan")

@@ -150,8 +150,9 @@ class _Planner:
         return self.token_budget if estimate != "never" else "default"
 
     def host_mib(self, model: str, gpus: int, offload: bool) -> int:
-        """Host memory, MiB (rounded up), that a trainer of `gpus` GPUs on one node needs there (`host_memory_gib`)."""
-        return ceil(host_memory_gib(self.catalog.model(model), gpus, offload=offload) * 1024)
+        """Host memory, MiB (rounded up), that a trainer of `gpus` GPUs on one node needs there (`host_memory_gib`, as
+        placements give it: `shown_host_gib`)."""
+        return ceil(shown_host_gib(host_memory_gib(self.catalog.model(model), gpus, offload=offload)) * 1024)
 
 
 def job_options(planner: _Planner, fleet: Fleet, index: int) -> list[Option]:

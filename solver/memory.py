@@ -39,7 +39,9 @@ from pydantic import Field
 from solver.query import (
     MAX_ESTIMATED_GPUS,
     NODE_GPUS,
+    ROCM_ENV_CAUTION,
     TablesVerdict,
+    thin_headroom,
     token_budget,
     whole_nodes_violation,
 )
@@ -137,8 +139,8 @@ class MemoryEstimate(Breakdown):
         "where the estimate lies outside the observations the memory model was calibrated on, in words "
         "(`beyond_calibration`); empty within them"))
     host_memory_gib: float | None = Field(default=None, description=(
-        "the host memory one node needs (`host_memory_gib`): with Offload its share of the states or the model "
-        "while it loads, whichever is more; without, the model while it loads"))
+        "the host memory one node needs (`host_memory_gib`, rounded up to a tenth: `shown_host_gib`): with Offload "
+        "its share of the states or the model while it loads, whichever is more; without, the model while it loads"))
     host_ram_gib: float | None = Field(default=None, description=(
         "the host memory a node has, as given (``--host-ram``); None when not given"))
     tables: TablesVerdict | None = Field(default=None, description=(
@@ -150,6 +152,15 @@ class MemoryEstimate(Breakdown):
     tables_longest: int | None = Field(default=None, description=(
         "with `longest_refuted`: the longest length the tables let the setting train on these GPUs (the planner's, "
         "from the tables alone); None otherwise, or where they let it train at no length"))
+    cautions: tuple[str, ...] = Field(default=(), description=(
+        "what to check, in words (`with_cautions`): thin headroom where it fits by extrapolating, Env on an AMD "
+        "GPU; empty where there is nothing"))
+
+    def with_cautions(self, rocm_env: bool) -> MemoryEstimate:
+        """This estimate with its `cautions` (`rocm_env`: Env on an AMD GPU, `GpuType.rocm`)."""
+        thin = thin_headroom(self.headroom_gib, self.beyond_calibration, self.memory_gib) if self.fits else ""
+        return self.model_copy(update={"cautions": (*((thin,) if thin else ()),
+                                                    *((ROCM_ENV_CAUTION,) if rocm_env else ()))})
 
     @property
     def host_fits(self) -> bool:
@@ -425,8 +436,9 @@ def fits_host_ram(model: Model, gpus: int, node_gpus: int | None, host_ram_gb: f
 
 
 def holds(need_gib: float, host_ram_gb: float | None) -> bool:
-    """Whether a node's host memory `host_ram_gb` (None: not checked) holds `need_gib`: all of it may be used."""
-    return host_ram_gb is None or need_gib <= host_ram_gb
+    """Whether a node's host memory `host_ram_gb` (None: not checked) holds `need_gib` as rft-solver gives it
+    (`shown_host_gib`: a plan never says it needs more than the memory that holds it): all of it may be used."""
+    return host_ram_gb is None or shown_host_gib(need_gib) <= host_ram_gb
 
 
 VOCAB_TOLERANCE = 1.1

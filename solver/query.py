@@ -74,6 +74,9 @@ def yarn_caution(model: Model) -> str:
 
 THIN_HEADROOM_GIB = 1.0
 """Less room than this in an extrapolated estimate gets a caution: the known errors there are about a GiB and more."""
+SMALL_CARD_GIB = 48.0
+"""On cards of at most this much memory, estimates run optimistic by about a GiB more (the CUDA context, NCCL and
+cuBLAS workspaces do not shrink with the card: docs/memory.md), so a thin headroom is twice `THIN_HEADROOM_GIB`."""
 
 ROCM_ENV_CAUTION = ("ROCm: PyTorch's ROCm builds also read PYTORCH_HIP_ALLOC_CONF (set it the same, or not at all), "
                     "and a build without expandable segments ignores them with a warning, so Env may not take effect: "
@@ -81,10 +84,12 @@ ROCM_ENV_CAUTION = ("ROCm: PyTorch's ROCm builds also read PYTORCH_HIP_ALLOC_CON
 """What a plan with Env on an AMD GPU (`GpuType.rocm`) cautions."""
 
 
-def thin_headroom(headroom_gib: float, beyond_calibration: Sequence[str]) -> str:
-    """A caution for a prediction that fits with less than `THIN_HEADROOM_GIB` to spare where it extrapolates
-    (`beyond_calibration` not empty), in words; "" otherwise."""
-    if not beyond_calibration or not 0 <= headroom_gib < THIN_HEADROOM_GIB:
+def thin_headroom(headroom_gib: float, beyond_calibration: Sequence[str], memory_gib: float) -> str:
+    """A caution for a prediction on a GPU of `memory_gib` that fits with less than `THIN_HEADROOM_GIB` to spare
+    (twice that on a card of at most `SMALL_CARD_GIB`) where it extrapolates (`beyond_calibration` not empty), in
+    words; "" otherwise."""
+    thin = THIN_HEADROOM_GIB * (2 if memory_gib <= SMALL_CARD_GIB else 1)
+    if not beyond_calibration or not 0 <= headroom_gib < thin:
         return ""
     return (f"{headroom_gib:.1f} GiB to spare where the estimate extrapolates, and its error there is unmeasured (on "
             "much smaller cards and much larger models it runs optimistic by about a GiB and more: docs/memory.md); "
@@ -172,8 +177,8 @@ class Query(Frozen):
 
 
 def host_need_words(amount: str, offload: bool) -> str:
-    """What a plan needs of a node's host memory, in words: ``with Offload it needs 163 GiB of host memory per
-    node``, or ``it needs 31 GiB of host memory per node while the model loads`` (`amount`: the GiB, as written)."""
+    """What a plan needs of a node's host memory, in words: ``with Offload it needs 162.6 GiB of host memory per
+    node``, or ``it needs 30.6 GiB of host memory per node while the model loads`` (`amount`: the GiB, as written)."""
     if offload:
         return f"with Offload it needs {amount} GiB of host memory per node"
     return f"it needs {amount} GiB of host memory per node while the model loads"
@@ -255,11 +260,12 @@ class Plan(Frozen):
         "the model's native context on its own RoPE scaling, thin headroom where an estimate extrapolates, Env on "
         "an AMD GPU; empty where there is nothing"))
 
-    def with_cautions(self, model: Model, rocm: bool) -> Plan:
-        """This plan, of `model` on a GPU type (`rocm`: an AMD one, `GpuType.rocm`), with its `cautions`."""
+    def with_cautions(self, model: Model, gpu: GpuType) -> Plan:
+        """This plan, of `model` on `gpu`, with its `cautions`."""
         length = self.length_cautions(model)
-        thin = thin_headroom(self.headroom_gb, self.beyond_calibration) if self.evidence == "estimated" else ""
-        cautions = (*length, *((thin,) if thin else ()), *((ROCM_ENV_CAUTION,) if rocm and self.env else ()))
+        thin = (thin_headroom(self.headroom_gb, self.beyond_calibration, gpu.memory_gib)
+                if self.evidence == "estimated" else "")
+        cautions = (*length, *((thin,) if thin else ()), *((ROCM_ENV_CAUTION,) if gpu.rocm and self.env else ()))
         return self.model_copy(update={"cautions": cautions})
 
     def length_cautions(self, model: Model) -> tuple[str, ...]:
@@ -418,9 +424,9 @@ class Answer(_Timed):
         "with --estimate (the memory model alone): what the GPU type's tables say of the best plan's setting, "
         "count and length, where they speak (they decide there); None otherwise"))
     larger_gpu_cell: SourceCell | None = Field(default=None, description=(
-        "when the best plan is estimated: the cell of a GPU type with a little more memory (at most 3% more) that "
-        "vouches for its setting on as many GPUs at its length (the A100-80GB's for the H100-80GB): it trained "
-        "there"))
+        "when the best plan is estimated: the cell of a GPU type with a little more memory (solve.LARGER_GPU_SHARE) "
+        "that documents exactly its setting on as many GPUs at its length, the row at or next above it (the "
+        "A100-80GB's for the H100-80GB): it trained there"))
     validated: Plan | None = Field(default=None, description=(
         "when the longest context is past what the model is known to handle (validated_length: YaRN past what "
         "Qwen's model cards validate), the cheapest plan at that length within the same budget and pins, where "

@@ -16,7 +16,6 @@ from solver.memory import CEILING, GRID, MemoryEstimate, shown_host_gib
 from solver.query import (
     ENV_EXPORT,
     MAX_ESTIMATED_GPUS,
-    ROCM_ENV_CAUTION,
     Answer,
     ClusterResult,
     CurrentSettings,
@@ -30,7 +29,6 @@ from solver.query import (
     index_range,
     least_token_budget,
     own_scaling_words,
-    thin_headroom,
     token_budget,
     yarn_caution,
 )
@@ -312,7 +310,7 @@ def _ranking(answer: Answer) -> Table:
     spans = answer.rollout_gpus is not None and any((plan.nodes or 1) > 1 for plan in answer.plans)
     offloads = any(plan.host_memory_gb is not None for plan in answer.plans)  # Offload's host memory per node
     numbers = ("#", "GPUs", "rollout", "nodes", "max_model_len", "tokens/GPU", "YaRN")
-    host = "host GiB"  # per node, for Offload: a number whose header may wrap, wider than its values
+    host = "host GiB/node"  # for Offload, as `solve cluster` names it: a number whose header may wrap
     for header in ("#", "GPUs", *(("rollout", "nodes") if spans else ()), "setting", "max_model_len", "tokens/GPU",
                    "YaRN", *((host,) if offloads else ()), "cost", "evidence", "source cell"):
         # Numbers keep their width; words wrap when the table is wider than the screen.
@@ -575,11 +573,11 @@ def _yaml_string(text: str) -> str:
 
 
 def memory_view(result: MemoryEstimate, label: str, gpu: str, model: str, gpus: int, offload: bool,
-                own_budget: bool = False, rocm_env: bool = False) -> Group:
+                own_budget: bool = False) -> Group:
     """A breakdown table of one GPU's predicted peak memory, the verdict, the longest length that fits
     (at the user's token budget with `own_budget`), the host memory a node needs (`offload`: for the states
-    too), and what `gpu`'s tables say of the same setting for `model` on `gpus` GPUs (they decide where they
-    speak); `rocm_env`: Env on an AMD GPU, which gets `ROCM_ENV_CAUTION`."""
+    too), its cautions, and what `gpu`'s tables say of the same setting for `model` on `gpus` GPUs (they decide
+    where they speak)."""
     view = Table()
     view.add_column("term")
     view.add_column("GiB", justify="right")
@@ -622,7 +620,7 @@ def memory_view(result: MemoryEstimate, label: str, gpu: str, model: str, gpus: 
                 "FSDP shards it)")
         lines.append(Text(f"host memory: {shown_host_gib(result.host_memory_gib):.1f} GiB per node {what}{room}",
                           style="" if result.host_fits else "red"))
-    lines += [Text(f"caution: {caution}", style="yellow") for caution in _memory_cautions(result, rocm_env)]
+    lines += [Text(f"caution: {caution}", style="yellow") for caution in result.cautions]
     if result.beyond_calibration:
         lines.append(Text(f"beyond the memory model's calibration: {', '.join(result.beyond_calibration)}; the "
                           "prediction extrapolates there", style="yellow"))
@@ -640,24 +638,16 @@ def memory_view(result: MemoryEstimate, label: str, gpu: str, model: str, gpus: 
     return Group(*lines)
 
 
-def _memory_cautions(result: MemoryEstimate, rocm_env: bool) -> list[str]:
-    """What `solve memory` cautions about a breakdown, in words: thin headroom where it fits by extrapolating,
-    and Env on ROCm (`rocm_env`)."""
-    thin = thin_headroom(result.headroom_gib, result.beyond_calibration) if result.fits else ""
-    return ([thin] if thin else []) + ([ROCM_ENV_CAUTION] if rocm_env else [])
-
-
-def memory_json(result: MemoryEstimate, asked: dict[str, Any], rocm_env: bool = False) -> str:
+def memory_json(result: MemoryEstimate, asked: dict[str, Any]) -> str:
     """A breakdown as JSON: what was `asked` (model, GPU, count, length, setting, margin), then the terms,
     total, usable, memory, tokens per GPU, the longest length that fits, ``tables``: what the tables say of
     it (``trains``, ``evidence``, ``source``), null where they say nothing; whether the optimizer step and the
     whole fit by the memory model (``step_fits``, ``fits``), the room left at the tighter peak
     (``headroom_gib``), whether Offload's host memory fits in ``--host-ram`` (``host_fits``), and the verdict
-    (``trains``: the tables' where they speak, and only where the host memory holds the states), and its
-    ``cautions`` in words (`rocm_env`: Env on an AMD GPU); GiB rounded to 4 decimals (0.1 MiB)."""
+    (``trains``: the tables' where they speak, and only where the host memory holds the states); GiB rounded to 4
+    decimals (0.1 MiB)."""
     figures = {**result.model_dump(mode="json"), "step_fits": result.step_fits, "fits": result.fits,
-               "headroom_gib": result.headroom_gib, "host_fits": result.host_fits, "trains": result.trains,
-               "cautions": _memory_cautions(result, rocm_env)}
+               "headroom_gib": result.headroom_gib, "host_fits": result.host_fits, "trains": result.trains}
     return json.dumps({**asked, **_rounded(figures)}, indent=2)
 
 

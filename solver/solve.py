@@ -146,24 +146,25 @@ def _with_measured(catalog: Catalog, query: Query, answer: Answer) -> Answer:
 
 
 LARGER_GPU_SHARE = 1.03
-"""A GPU type with at most this share of an estimate's GPU memory, and no less, is near enough to name its cell beside
+"""A GPU type with more memory than an estimate's, at most this share of it, is near enough to name its cell beside
 the estimate (the A100-80GB's 81920 MiB for the H100-80GB's 81559; the H20-96GB's for the H100-NVL-94GB)."""
 
 
 def _with_larger_gpu_cell(catalog: Catalog, query: Query, answer: Answer) -> Answer:
     """The answer, where its best plan is an estimate at Trinity's default token budget, with the cell of a GPU type
-    with a little more memory (`LARGER_GPU_SHARE`) that vouches for the same setting on as many GPUs at the same
-    length: it trained there, on a GPU with that much more memory (the planner's rules keep it from vouching here)."""
+    with a little more memory (`LARGER_GPU_SHARE`) that documents exactly its setting on as many GPUs at its length
+    (the row at or next above it): it trained there, on a GPU with that much more memory (the planner's rules keep
+    it from vouching here)."""
     best, model = answer.best, catalog.model(query.model)
     if best is None or best.evidence != "estimated" or best.lowered_budget or query.estimate == "only":
         return answer
     memory = catalog.gpu(answer.gpu).memory_gib
     for name, cells in larger_tables(catalog, answer.gpu, model):  # the least memory first
-        if catalog.gpu(name).memory_gib > memory * LARGER_GPU_SHARE:
-            break
+        if not memory < catalog.gpu(name).memory_gib <= memory * LARGER_GPU_SHARE:
+            continue
         found = vouching_cell(model, cells.rows, cells.settings, best.gpus, best.setting, best.max_model_len,
                               columns=cells.columns)
-        if found is not None:
+        if found is not None and found[0] == "documented":
             return answer.model_copy(update={"larger_gpu_cell": found[1].model_copy(update={"gpu": name})})
     return answer
 
@@ -392,7 +393,7 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
         if offload else None,
         nodes=layout[0] if layout else None,
         rollout_gpus=layout[1] if layout else None,
-    ).with_cautions(data.shape, catalog.gpu(data.gpu).rocm)
+    ).with_cautions(data.shape, catalog.gpu(data.gpu))
 
 
 def _memory_figures(shape: Model, memory_gib: float, query: Query, gpus: int, setting: Setting, length: int,
@@ -412,7 +413,7 @@ def at_token_budget(catalog: Catalog, query: Query, gpu: str, plan: Plan, tokens
     figures = _memory_figures(catalog.model(query.model), catalog.gpu(gpu).memory_gib, query, plan.gpus, plan.setting,
                               plan.max_model_len, tokens, estimated=plan.source is None)
     return plan.model_copy(update={"max_token_len_per_gpu": tokens, **figures}).with_cautions(
-        catalog.model(query.model), catalog.gpu(gpu).rocm)
+        catalog.model(query.model), catalog.gpu(gpu))
 
 
 def _uncounted(query: Query) -> str:

@@ -791,9 +791,9 @@ def _resolve(kind: str, name: str, entries: tuple[Any, ...], wanted_name: str | 
     # does: a name one character away is often another thing (v100 is not h100, 5B is not 8B).
     completions = sorted((known for known in names if known.startswith(wanted)), key=len)
     close = {names[known] for known in completions if not known.startswith(completions[0])} | {
-        names[completions[0]]} if completions else {
-        entry for known, entry in names.items() if wanted.startswith(known + "-")}  # completions first
-    close = close or {entry for known, entry in names.items() if known.endswith("-" + wanted)}
+        names[completions[0]]} if completions else (  # completions first, then last parts, then extensions
+        {entry for known, entry in names.items() if known.endswith("-" + wanted)}
+        or {entry for known, entry in names.items() if wanted.startswith(known + "-")})
     guess = f" (did you mean {close.pop()}?)" if len(close) == 1 else ""
     raise QueryError(f"unknown {kind} {brief(name)}{guess}; accepted: {accepted}")
 
@@ -1176,6 +1176,15 @@ def yaml_limit(error: BaseException) -> str | None:
     return None
 
 
+def yaml_error_place(error: BaseException, text: str) -> str:
+    """Where in `text` a YAML loader's `error` lies, in words before a colon: ``line N: ``, or ``at the end of the
+    file: `` for a mark at its end (an unclosed bracket: its line past the last); "" without a mark."""
+    mark = getattr(error, "problem_mark", None)
+    if mark is None:
+        return ""
+    return "at the end of the file: " if mark.index >= len(text) else f"line {mark.line + 1}: "
+
+
 def _read_yaml(path: Path) -> Any:
     text = read_user_file(path)
     try:
@@ -1185,9 +1194,7 @@ def _read_yaml(path: Path) -> Any:
     except (RecursionError, ValueError) as error:  # a limit, or a scalar that cannot be built (the date 2020-13-45)
         raise TableError(f"{path}: {yaml_limit(error) or 'malformed YAML: ' + ' '.join(str(error).split())}") from None
     except yaml.YAMLError as error:
-        mark = getattr(error, "problem_mark", None)
-        lines = len(text.splitlines())  # a mark past the last line is the file's end (an unclosed bracket)
-        at = "" if mark is None else f"line {mark.line + 1}: " if mark.line < lines else "at the end of the file: "
+        at = yaml_error_place(error, text)
         problem = getattr(error, "problem", None) or str(error).splitlines()[0]
         raise TableError(f"{path}: {at}malformed YAML: {problem}") from None
 

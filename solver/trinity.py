@@ -66,6 +66,7 @@ from solver.tables import (
     counted,
     model_name_from_path,
     sp_rule_violation,
+    yaml_error_place,
     yaml_limit,
 )
 
@@ -565,8 +566,7 @@ def load_config_mapping(text: str, name: str, yaml: YAML | None = None) -> Any:
     except (RecursionError, ValueError) as error:  # a limit, or a scalar that cannot be built
         raise ConfigError(f"{name}: {yaml_limit(error) or 'not valid YAML: ' + ' '.join(str(error).split())}") from None
     except (YAMLError, pyyaml.YAMLError) as error:
-        mark = getattr(error, "problem_mark", None)
-        at = f"line {mark.line + 1}: " if mark is not None else ""
+        at = yaml_error_place(error, text)
         problem = getattr(error, "problem", None) or str(error).strip().splitlines()[0]
         first = getattr(error, "context_mark", None)
         if problem == "second occurrence" and first is not None:  # PyYAML's anchor defined twice

@@ -60,7 +60,7 @@ import itertools
 import math
 from typing import Any
 
-from reference import _host_need, _load_need, check_plan, enumerate_plans
+from reference import _host_need, _load_need, _up_to_a_tenth, check_plan, enumerate_plans
 
 from solver.tables import Catalog
 
@@ -196,10 +196,11 @@ def _plans(catalog: Catalog, gpu: str, model: str, n: int, length: int | None, p
 
 def shared_host_need(catalog: Catalog, model: str, n: int, plan: dict, shape: tuple[str, int], pool: dict) -> float:
     """GiB of host memory a job takes on a node it shares, where the pool checks host memory: with Offload its
-    states (or the model while it loads), without it the model while it loads."""
+    states (or the model while it loads), without it the model while it loads; rounded up to a tenth, as placements
+    give it."""
     if shape[0] != ONE or pool.get("host_ram_gb") is None:
         return 0.0
-    return (_host_need if plan["offload"] else _load_need)(catalog.model(model), n, n)
+    return _up_to_a_tenth((_host_need if plan["offload"] else _load_need)(catalog.model(model), n, n))
 
 
 def job_candidates(catalog: Catalog, job: dict, pool: dict, estimates: bool = False,

@@ -127,14 +127,15 @@ def _node_problem(n: int, sp: int, node_gpus: int) -> list[str]:
 
 def _host_ram_problem(model: Any, n: int, node_gpus: int, host_ram_gb: float | None, offload: bool) -> list[str]:
     """With --host-ram: every plan loads the model into host memory at start-up (`_load_need`); Offload keeps the
-    states there too, each node its trainer GPUs' share (`_host_need`); more than `host_ram_gb` does not fit."""
+    states there too, each node its trainer GPUs' share (`_host_need`); more than `host_ram_gb`, the need rounded up
+    to a tenth of a GiB as plans give it, does not fit."""
     if host_ram_gb is None:
         return []
     if not offload:
-        need = _load_need(model, n, node_gpus)
+        need = _up_to_a_tenth(_load_need(model, n, node_gpus))
         problem = f"loading the model needs {need:.1f} GiB of host memory per node, more than --host-ram"
         return [f"{problem} {host_ram_gb:g}"] if need > host_ram_gb else []
-    need = _host_need(model, n, node_gpus)
+    need = _up_to_a_tenth(_host_need(model, n, node_gpus))
     return [f"Offload needs {need:.1f} GiB of host memory per node, more than --host-ram {host_ram_gb:g}"] \
         if need > host_ram_gb else []
 
@@ -569,7 +570,7 @@ def enumerate_plans(
                             if evidence == "estimated" else [],
                             **_layout(n, rollout_gpus, node_gpus),
                         }
-                        plan["cautions"] = _cautions(plan, the_model, gpu_type.rocm)
+                        plan["cautions"] = _cautions(plan, the_model, gpu_type)
                         ranked.append((_rank_key(objective, n, e, o, s, length, cost), plan))
     ranked.sort(key=lambda pair: pair[0])
     keys = [key for key, _ in ranked]
@@ -617,14 +618,15 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _cautions(plan: dict, model: Any, rocm: bool) -> list[str]:
+def _cautions(plan: dict, model: Any, gpu: Any) -> list[str]:
     """The words of `plan`'s cautions, as the planner gives them (shared: see the module's docstring)."""
-    return list(Plan(**plan).with_cautions(model, rocm).cautions)
+    return list(Plan(**plan).with_cautions(model, gpu).cautions)
 
 
-def _caution_problems(cautions: Any, plan: dict, *, rocm: bool) -> list[str]:
+def _caution_problems(cautions: Any, plan: dict, *, rocm: bool, memory_gib: float) -> list[str]:
     """Problems with a plan's cautions: words, one on YaRN exactly where it goes past what is validated, one on
-    ROCm exactly where Env is on an AMD GPU."""
+    ROCm exactly where Env is on an AMD GPU, one on thin headroom exactly where an estimate beyond the calibration
+    has less than 1 GiB to spare (2 GiB on a card of at most 48 GiB)."""
     if not isinstance(cautions, (list, tuple)) or not all(isinstance(caution, str) and caution for caution in cautions):
         return [f"cautions is not a list of words: {cautions!r}"]
     problems = []
@@ -635,6 +637,12 @@ def _caution_problems(cautions: Any, plan: dict, *, rocm: bool) -> list[str]:
     on_rocm = any(caution.startswith("ROCm: ") for caution in cautions)
     if on_rocm != (rocm and plan.get("env") is True):
         problems.append(f"a ROCm caution {'given' if on_rocm else 'missing'} (env {plan.get('env')!r}, ROCm {rocm})")
+    thin = any("GiB to spare where the estimate extrapolates" in caution for caution in cautions)
+    room = plan.get("headroom_gb")
+    expected = (plan.get("evidence") == "estimated" and bool(plan.get("beyond_calibration"))
+                and isinstance(room, float) and 0 <= room < (2.0 if memory_gib <= 48 else 1.0))
+    if thin != expected:
+        problems.append(f"a thin-headroom caution {'given' if thin else 'missing'} ({room!r} GiB to spare)")
     return problems
 
 
@@ -676,7 +684,7 @@ def check_plan(
         extra = sorted(keys - PLAN_KEYS)
         problems.append(f"plan keys wrong: missing {missing}, unexpected {extra}")
         return problems
-    problems += _caution_problems(plan["cautions"], plan, rocm=gpu_type.rocm)
+    problems += _caution_problems(plan["cautions"], plan, rocm=gpu_type.rocm, memory_gib=gpu_type.memory_gib)
 
     n = plan["gpus"]
     e = plan["env"]

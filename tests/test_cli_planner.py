@@ -833,6 +833,17 @@ def test_an_extrapolated_estimate_with_little_room_gets_a_caution(cli):
     assert status == 0 and "caution        0.1 GiB to spare where the estimate extrapolates" in out
     # A documented plan, or an estimate within its calibration, gets none.
     assert "caution" not in cli("--maximize", "len", "--gpus", "6", "--model", "4B", "--gpu", "a100")[1]
+    # On cards of 48 GiB or less, where estimates run about a GiB optimistic, the room is thin below 2 GiB: Qwen3-4B
+    # on 8 RTX 4090s at 8192 has 1.1 GiB.
+    status, out, _ = cli("--model", "4B", "--gpu", "rtx-4090", "--gpus", "8", "--len", "8k")
+    assert status == 0 and "caution        1.1 GiB to spare where the estimate extrapolates" in out
+    from solver.query import thin_headroom
+
+    beyond = ("8 GPUs (calibrated up to 6)",)
+    assert [bool(thin_headroom(room, beyond, memory)) for room, memory in (
+        (1.5, 79.6), (0.9, 79.6), (1.5, 48.0), (1.9, 44.99), (2.0, 24.0), (0.5, 24.0))] == [
+        False, True, True, True, False, True]
+    assert thin_headroom(0.5, (), 24.0) == ""  # within the calibration
 
 
 def test_a_terminal_too_narrow_for_the_ranking_gets_a_note(cli, monkeypatch: pytest.MonkeyPatch):
@@ -1043,8 +1054,8 @@ def test_the_ranked_table_gives_offloads_host_memory_where_a_plan_offloads(cli):
     status, out, _ = cli("--model", "4B", "--gpu", "a100", "--gpus", "6", "--maximize", "len", "--top", "3")
     rows = [[cell.strip() for cell in line.split("│")[1:-1]] for line in out.splitlines() if line.startswith("│")]
     header = next(line for line in out.splitlines() if line.startswith("┃"))
-    assert status == 0 and "host GiB" in header
-    column = [cell.strip() for cell in header.split("┃")[1:-1]].index("host GiB")
+    assert status == 0 and "host GiB/node" in header
+    column = [cell.strip() for cell in header.split("┃")[1:-1]].index("host GiB/node")
     assert [row[column] for row in rows] == ["82.8", "", ""]
     # No column where no plan offloads.
     status, out, _ = cli("--model", "4B", "--gpu", "a100", "--gpus", "4", "--len", "16k", "--top", "3")

@@ -393,7 +393,8 @@ def test_yaml_that_trinity_cannot_read_is_refused_though_ruamel_would_patch_it(c
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("model: [unclosed\n", "bad.yaml: line 2: not valid YAML"),
+        ("model: [unclosed\n", "bad.yaml: at the end of the file: not valid YAML"),  # line 2 would not exist
+        ("model: {a: 1}\n  b: [\n", "bad.yaml: line 2: not valid YAML"),
         ("- a\n- b\n", "bad.yaml"),
         ("model:\n  max_model_len: 4096\n", "bad.yaml: missing model.model_path"),
         ("model:\n  model_path: Qwen/Qwen2-7B\n  max_model_len: 4096\n",

@@ -1048,9 +1048,9 @@ def test_a_job_takes_an_at_least_object_and_dumps_without_warnings():
 
 
 def test_a_job_that_fits_a_nodes_host_memory_alone_is_placed_whatever_the_rounding_to_mib(tmp_path: Path):
-    # Qwen3-14B's Offload needs 311.28226 GiB of host memory; a node of 311.2823 GiB holds it (as the planner's
-    # --host-ram says), though the need rounded up to a MiB is one MiB more than the node rounded down.
-    instance = {"pools": [{**ONE_NODE, "host_ram_gb": 311.2823}],
+    # Qwen3-14B's Offload needs 311.28226 GiB of host memory, given as 311.3; a node of 311.3 GiB holds it (as the
+    # planner's --host-ram says), though the need rounded up to a MiB is one MiB more than the node rounded down.
+    instance = {"pools": [{**ONE_NODE, "host_ram_gb": 311.3}],
                 "jobs": [{"name": "chat", "model": "14B", "max_model_len": 65536}]}
     result = solved(instance, tmp_path)
     assert [(p["job"], p["plan"]["offload"]) for p in result["placements"]] == [("chat", True)]
@@ -1466,6 +1466,12 @@ def test_a_job_without_room_says_why_the_other_pools_it_may_use_cannot_take_it(t
         "and the memory model's estimates for Qwen3-32B on L40S-48GB within 8 GPUs trains with the pool's host_ram_gb "
         "512; without the pool's host_ram_gb, Env + Offload + SP=2 on 2 GPUs trains it (16384 tokens), and with "
         "Offload it needs 594.2 GiB of host memory per node")}]
+    # Each other pool it may use says why, in the fleet's order (an A100 node of 256 GiB: too little for Offload).
+    three = [*pools, {"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 256}]
+    [unplaced] = solved({"pools": three, "jobs": jobs}, tmp_path)["unplaced"]
+    assert unplaced["reason"].startswith("no room left in h200 after the jobs placed (by priority, then length, then "
+                                         "cost); l40s: nothing in the tables")
+    assert "; a100: 16384 tokens is beyond what the tables" in unplaced["reason"]
     # With enough host memory there, it goes to the L40S node; kept to the H200 pool, the reason names no other.
     pools[1]["host_ram_gb"] = 1024
     assert sorted(p["pool"] for p in solved({"pools": pools, "jobs": jobs}, tmp_path)["placements"]) == ["h200", "l40s"]

@@ -275,6 +275,7 @@ def test_an_unknown_models_error_lists_every_variant_under_its_shortest_name(tmp
     ("30B", " (did you mean Qwen3-30B-A3B?)"),  # the start of one known name (and of its base model's)
     ("70B", " (did you mean Llama-3.1-70B?)"),  # the last part of one known name
     ("72B", ""),  # the last part of none
+    ("14B-Instruct", " (did you mean Qwen2.5-14B-Instruct?)"),  # the last parts of one, before Qwen3-14B's extension
     ("Qwen3-1", ""),  # the start of Qwen3-1.7B and Qwen3-14B: no guess
     ("Qwen3", ""),  # the start of several: no guess
     ("Meta/Qwen3-5B", ""),  # one character from Qwen3-8B, but another model: no guess

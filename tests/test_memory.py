@@ -1057,16 +1057,18 @@ def test_the_memory_breakdown_gives_the_host_memory_a_node_needs(cli):
     status, out, _ = cli(*flags, "--offload")
     assert status == 0 and "host memory: 311.3 GiB per node for Offload" in out
     _, data, _ = cli(*flags, "--offload", "--json")
-    assert json.loads(data)["host_memory_gib"] == round(expected, 4)
+    assert json.loads(data)["host_memory_gib"] == 311.3  # rounded up to a tenth, as the line says it (311.28)
     # Without Offload, the model while it loads: 14.8B parameters in fp32 on one rank (untied embeddings).
     loading = 4 * CATALOG.model("14B").parameters_b * 1e9 / 2**30
     assert round(loading, 1) == 55.0 and host_memory_gib(CATALOG.model("14B"), 8, offload=False) == loading
     _, out, _ = cli(*flags)
     _, data, _ = cli(*flags, "--json")
     assert "host memory: 55.1 GiB per node while the model loads" in out  # 55.02, rounded up: 55.0 would not hold it
-    assert json.loads(data)["host_memory_gib"] == round(loading, 4)
+    assert json.loads(data)["host_memory_gib"] == 55.1
     status, out, _ = cli(*flags, "--host-ram", "54")
     assert status == 1 and "more than the 54 GiB of --host-ram: it does not train there" in " ".join(out.split())
+    # The need as given decides: 55.05 GiB of host memory does not hold what is said to need 55.1.
+    assert cli(*flags, "--host-ram", "55.05")[0] == 1 and cli(*flags, "--host-ram", "55.1")[0] == 0
 
 
 def test_a_memory_model_that_costs_nothing_per_token_is_held_to_the_physical_floor():
@@ -1574,7 +1576,7 @@ def test_solve_memory_host_ram_decides_for_offloaded_states(cli):
     without_offload = (*asked[:8], "32768", *asked[9:-1], "--json")
     status, out, _ = cli(*without_offload, "--host-ram", "31")
     found = json.loads(out)
-    assert (status, found["host_memory_gib"], found["host_fits"], found["trains"]) == (0, 30.5139, True, True)
+    assert (status, found["host_memory_gib"], found["host_fits"], found["trains"]) == (0, 30.6, True, True)  # 30.51 rounded up
     status, out, _ = cli(*without_offload, "--host-ram", "30")
     assert (status, json.loads(out)["host_fits"]) == (1, False)
     status, out, err = cli(*asked, "--host-ram", "0")
@@ -1861,4 +1863,14 @@ def test_a_placement_on_two_nodes_says_the_host_memory_of_one(tmp_path: Path):
 
 def test_solve_memory_on_two_nodes_says_the_host_memory_of_one():
     estimate = solver.estimate_memory("14B", "a100", 16, 131072, sp=8, env=True, offload=True, host_ram_gb=200.0)
-    assert round(estimate.host_memory_gib, 1) == 155.6 and estimate.host_fits  # 311.3 for both nodes together
+    assert estimate.host_memory_gib == 155.7 and estimate.host_fits  # 155.64 rounded up; 311.3 for both nodes
+
+
+def test_a_host_need_is_given_rounded_up_to_a_tenth_and_decided_as_given():
+    from solver.memory import holds, shown_host_gib
+
+    # Up to the next tenth, an exact tenth kept as it is (also through float noise), never down.
+    assert [shown_host_gib(need) for need in (82.7755, 82.8, 0.1 + 0.2, 55.0000004, 311.28226, 0.0)] == [
+        82.8, 82.8, 0.3, 55.1, 311.3, 0.0]
+    # What the figure says is what a node's host memory must hold: 82.78 GiB does not hold a need given as 82.8.
+    assert not holds(82.7755, 82.78) and holds(82.7755, 82.8) and holds(82.7755, None)

@@ -328,6 +328,7 @@ def test_check_plan_accepts_the_hand_written_plan():
         (mutated(cautions=["ROCm: PyTorch's ROCm builds also read PYTORCH_HIP_ALLOC_CONF"]), {}, "a ROCm caution given"),
         (mutated(cautions=["YaRN factor 2.0 at 32768 tokens: check"]), {}, "a YaRN caution given"),
         (mutated(cautions="none"), {}, "cautions is not a list of words"),
+        (mutated(cautions=["0.5 GiB to spare where the estimate extrapolates"]), {}, "a thin-headroom caution given"),
         (mutated(), {"env": True}, "pinned"),
         (mutated(), {"max_model_len": 30000}, "asked for"),
         (mutated(sp=2, max_token_len_per_gpu=32768, cost=float(exact_cost(WEIGHTS, 4, False, False, 2))), {},

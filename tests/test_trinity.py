@@ -435,7 +435,7 @@ def test_reads(text: str, environ: dict[str, str], expected: dict[str, Any]) -> 
             "t.yaml: trainer.ulysses_sequence_parallel_size: cannot resolve '${oc.select:a.b,2}'",
         ),
         ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${oc.env:L\n", {}, "t.yaml: model.max_model_len: unterminated"),
-        ("model: [unclosed\n", {}, "t.yaml: line 2: not valid YAML"),
+        ("model: [unclosed\n", {}, "t.yaml: at the end of the file: not valid YAML"),
         ("model:\n  a: 1\n   b: 2\n", {}, "t.yaml: line 3: not valid YAML"),
         ("- model\n- trainer\n", {}, "t.yaml: a Trinity config is a mapping of sections (model, cluster, trainer, ...), got a list"),
         ("", {}, "t.yaml: a Trinity config is a mapping"),
@@ -779,7 +779,7 @@ def test_patch_keeps_flow_style_and_extra_rope_keys() -> None:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("model: [1\n", "user.yaml: line 2: not valid YAML"),
+        ("model: [1\n", "user.yaml: at the end of the file: not valid YAML"),
         ("- a\n", "user.yaml: a Trinity config is a mapping"),
         ("model:\n  model_path: x\ntrainer: 5\n", "user.yaml: trainer must be a mapping, got 5"),
         ("model:\n  model_path: x\n  rope_scaling: {rope_type: yarn}\ntrainer:\n  trainer_config: cfg.yaml\n",
