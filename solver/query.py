@@ -749,42 +749,10 @@ def make_query(
                  ("--top", top, MAX_TOP), ("--node-gpus", node_gpus, MAX_GPUS), ("--workers", workers, MAX_WORKERS))
     if rollout_gpus is not None and not 0 <= rollout_gpus <= MAX_GPUS:  # 0: no rollout GPUs beside the trainer
         raise QueryError(f"--rollout-gpus must be a whole number from 0 to {MAX_GPUS}, got {brief(rollout_gpus)}")
-    if objective == "max_len":
-        if budget_gpus is None:
-            raise QueryError("--maximize len needs a GPU budget: --gpus N")
-        if max_model_len is not None:
-            raise QueryError("--maximize len chooses the length: drop --len")
-    elif max_model_len is None:
-        wanted = "--minimize gpus" if objective == "min_gpus" else "a cheapest plan"
-        raise QueryError(f"{wanted} needs a length: --len L (tokens, e.g. 32768)")
-    if exact and budget_gpus is None:
-        raise QueryError("--exact needs --gpus N")
-    if exact and objective == "min_gpus":
-        raise QueryError("--minimize gpus chooses the GPU count: drop --exact")
+    _check_objective(objective, budget_gpus, max_model_len, exact)
     check_host_ram(host_ram_gb)
     if sp is not None:
-        problem = sp_rule_violation(resolved.num_attention_heads, resolved.num_key_value_heads, sp)
-        if problem:
-            heads, kv_heads = resolved.num_attention_heads, resolved.num_key_value_heads
-            allowed = ", ".join(str(s) for s in range(1, heads + 1) if not sp_rule_violation(heads, kv_heads, s))
-            raise QueryError(f"--sp {sp} is not allowed for {resolved.name}: {problem}; its heads allow {allowed}")
-        layout = sp_layout_violation(resolved, budget_gpus, sp, node_gpus, node_source) if exact and budget_gpus \
-            else None
-        if budget_gpus is not None and layout:
-            allowed = ", ".join(str(s) for s in range(1, budget_gpus + 1)
-                                if not sp_layout_violation(resolved, budget_gpus, s, node_gpus))
-            gpus = f"{counted(budget_gpus, 'trainer GPU')} the plan must use"
-            why = f"does not divide the {gpus}" if budget_gpus % sp else f"is not allowed on the {gpus}: {layout}"
-            raise QueryError(f"--sp {sp} {why} (the degrees that divide them, that {resolved.name}'s heads allow and "
-                             f"that keep an SP group in a node: {allowed})")
-        if budget_gpus is not None and sp > budget_gpus:  # one SP group takes more GPUs than the budget has
-            allowed = ", ".join(str(s) for s in range(1, budget_gpus + 1)
-                                if not sp_rule_violation(resolved.num_attention_heads, resolved.num_key_value_heads, s))
-            raise QueryError(f"--sp {sp} needs at least {sp} trainer GPUs, more than the budget of {budget_gpus} (the "
-                             f"degrees up to {budget_gpus} that {resolved.name}'s heads allow: {allowed})")
-        if sp > node_gpus:  # its GPUs would span nodes, and it cannot divide one
-            raise QueryError(f"--sp {sp} is not allowed with nodes of {node_gpus} GPUs ({node_source}): an SP group "
-                             "must fit in one node")
+        _check_sp(resolved, sp, budget_gpus if exact else None, budget_gpus, node_gpus, node_source)
     open_budget = budget_gpus is None and objective == "min_gpus"  # tables vouch past their counts too
     if open_budget:
         budget_gpus = MAX_ESTIMATED_GPUS
@@ -817,6 +785,49 @@ def make_query(
         host_ram_source=host_ram_source,
         rollout_gpus=rollout_gpus,
     )
+
+
+def _check_objective(objective: Objective, budget_gpus: int | None, max_model_len: int | None, exact: bool) -> None:
+    """`QueryError` where the objective lacks what it needs (a budget to maximise the length within, a length
+    otherwise) or is given what it chooses (the length, or with ``--exact`` the GPU count)."""
+    if objective == "max_len":
+        if budget_gpus is None:
+            raise QueryError("--maximize len needs a GPU budget: --gpus N")
+        if max_model_len is not None:
+            raise QueryError("--maximize len chooses the length: drop --len")
+    elif max_model_len is None:
+        wanted = "--minimize gpus" if objective == "min_gpus" else "a cheapest plan"
+        raise QueryError(f"{wanted} needs a length: --len L (tokens, e.g. 32768)")
+    if exact and budget_gpus is None:
+        raise QueryError("--exact needs --gpus N")
+    if exact and objective == "min_gpus":
+        raise QueryError("--minimize gpus chooses the GPU count: drop --exact")
+
+
+def _check_sp(model: Model, sp: int, exact_gpus: int | None, budget_gpus: int | None, node_gpus: int,
+              node_source: str) -> None:
+    """`QueryError`, naming the degrees allowed, for an SP degree that `model`'s heads refuse, that the trainer GPUs
+    of an exact count (`exact_gpus`) cannot lay out, that needs more GPUs than the budget, or that spans a node."""
+    heads, kv_heads = model.num_attention_heads, model.num_key_value_heads
+    problem = sp_rule_violation(heads, kv_heads, sp)
+    if problem:
+        allowed = ", ".join(str(s) for s in range(1, heads + 1) if not sp_rule_violation(heads, kv_heads, s))
+        raise QueryError(f"--sp {sp} is not allowed for {model.name}: {problem}; its heads allow {allowed}")
+    layout = sp_layout_violation(model, exact_gpus, sp, node_gpus, node_source) if exact_gpus else None
+    if exact_gpus and layout:
+        allowed = ", ".join(str(s) for s in range(1, exact_gpus + 1)
+                            if not sp_layout_violation(model, exact_gpus, s, node_gpus))
+        gpus = f"{counted(exact_gpus, 'trainer GPU')} the plan must use"
+        why = f"does not divide the {gpus}" if exact_gpus % sp else f"is not allowed on the {gpus}: {layout}"
+        raise QueryError(f"--sp {sp} {why} (the degrees that divide them, that {model.name}'s heads allow and "
+                         f"that keep an SP group in a node: {allowed})")
+    if budget_gpus is not None and sp > budget_gpus:  # one SP group takes more GPUs than the budget has
+        allowed = ", ".join(str(s) for s in range(1, budget_gpus + 1) if not sp_rule_violation(heads, kv_heads, s))
+        raise QueryError(f"--sp {sp} needs at least {sp} trainer GPUs, more than the budget of {budget_gpus} (the "
+                         f"degrees up to {budget_gpus} that {model.name}'s heads allow: {allowed})")
+    if sp > node_gpus:  # its GPUs would span nodes, and it cannot divide one
+        raise QueryError(f"--sp {sp} is not allowed with nodes of {node_gpus} GPUs ({node_source}): an SP group "
+                         "must fit in one node")
 
 
 def resolve_margin(memory: MemoryModel, margin: float | None) -> float:
