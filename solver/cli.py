@@ -1232,43 +1232,18 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalo
     if not (args.emit or args.out or args.write):
         return []
     from solver.trinity import (
-        ROLE_KEYS_IGNORED,
         TRINITY_06_OFFLOAD,
-        EngineError,
         anchored_keys,
         check_trinity_config,
-        kept_interpolations,
         load_config_mapping,
         patch_trinity_config,
         trainer_level_offload,
-        trinity_fragment,
         unused_length,
     )
 
-    fragments, notes = [], []
     unused: str | None = None  # the length written that prompt and response leave unused
     layout = load_config_mapping(config_text, str(args.from_config)) if config is not None else None
-    for answer in answers:
-        if answer.plans:
-            nodes, rollout, note = _cluster_layout(answer.plans[0], answer.rollout_gpus, node_gpus)
-            notes += [note] if note else []
-            engines: tuple[int, int] | None = (0, 1)  # without rollout GPUs, no engines are written
-            if config is not None:  # the config's own engines, or engines of their size for other rollout GPUs
-                engines = None if rollout == config.rollout_gpus else (config.auxiliary_gpus, config.rollout_engine_gpus)
-            elif rollout:
-                suggested = rollout_engines(model, catalog.gpu(answer.gpu).memory_gib, rollout,
-                                            answer.plans[0].max_model_len, node_gpus)
-                notes += [note] if (note := _engines_note(suggested, model, answer.gpu)) else []
-                engines = (0, suggested.size)
-            try:
-                fragments.append(trinity_fragment(answer.plans[0], model, rollout, gpu=answer.gpu, nodes=nodes,
-                                                  engines=engines, layout=layout, version=args.trinity_version,
-                                                  rocm=catalog.gpu(answer.gpu).rocm))
-            except EngineError as error:  # the config's engines cannot take the rollout GPUs this plan leaves
-                raise QueryError(f"{args.from_config}: {error} on nodes of {node_gpus}: choose a trainer size with "
-                                 "--gpus that leaves the config's engines exactly their GPUs") from None
-        elif args.emit:
-            notes.append(f"solve: {answer.gpu}: {answer.no_plan_line}")
+    fragments, notes = _fragments(args, answers, catalog, model, node_gpus, config, layout)
     if config is not None and config.trainer_gpus is None and answers[0].plans:
         plan = answers[0].plans[0]
         notes.append(f"solve: note: {args.from_config} gives no cluster (node_num, gpu_per_node): Trinity takes the GPUs "
@@ -1301,20 +1276,58 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalo
         stale = " (the file there is left as it was)" if unwritten.exists() else ""
         print(f"solve: note: no plan, so {unwritten} is not written{stale}", file=sys.stderr)
     if args.write and best is not None and patched is not None:
-        for kept in kept_interpolations(config_text, best, model, name=str(args.from_config), environ=os.environ,
-                                        version=args.trinity_version):
-            print(f"solve: note: {args.write}: {kept}", file=sys.stderr)
-        if unused:
-            print(f"solve: note: {args.write}: {unused}", file=sys.stderr)
-        for key, budget in config.role_token_budgets if config is not None else ():
-            if budget > best.max_token_len_per_gpu:  # the patch lowered it
-                print(f"solve: note: {args.write}: {key} {budget} lowered to the plan's {best.max_token_len_per_gpu}: "
-                      f"set by hand, it overrides trainer.max_token_len_per_gpu for its role ({ROLE_KEYS_IGNORED})",
-                      file=sys.stderr)
-        if best.env:  # no config key can carry Env
-            print(f"solve: note: {args.write} needs Env, which a config cannot set: {ENV_EXPORT} before Ray starts",
-                  file=sys.stderr)
+        for note in _written_notes(args, config_text, best, model, config, unused):
+            print(note, file=sys.stderr)
     return fragments
+
+
+def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: Catalog, model: Model,
+               node_gpus: int, config: TrinityConfig | None, layout: Any) -> tuple[list[str], list[str]]:
+    """The Trinity fragment of each answer's best plan (`_write_trinity` says of which engines), and the notes on
+    them: the cluster's layout, the engines' size, an answer without a plan (for --emit)."""
+    from solver.trinity import EngineError, trinity_fragment
+
+    fragments, notes = [], []
+    for answer in answers:
+        if answer.plans:
+            nodes, rollout, note = _cluster_layout(answer.plans[0], answer.rollout_gpus, node_gpus)
+            notes += [note] if note else []
+            engines: tuple[int, int] | None = (0, 1)  # without rollout GPUs, no engines are written
+            if config is not None:  # the config's own engines, or engines of their size for other rollout GPUs
+                engines = None if rollout == config.rollout_gpus else (config.auxiliary_gpus, config.rollout_engine_gpus)
+            elif rollout:
+                suggested = rollout_engines(model, catalog.gpu(answer.gpu).memory_gib, rollout,
+                                            answer.plans[0].max_model_len, node_gpus)
+                notes += [note] if (note := _engines_note(suggested, model, answer.gpu)) else []
+                engines = (0, suggested.size)
+            try:
+                fragments.append(trinity_fragment(answer.plans[0], model, rollout, gpu=answer.gpu, nodes=nodes,
+                                                  engines=engines, layout=layout, version=args.trinity_version,
+                                                  rocm=catalog.gpu(answer.gpu).rocm))
+            except EngineError as error:  # the config's engines cannot take the rollout GPUs this plan leaves
+                raise QueryError(f"{args.from_config}: {error} on nodes of {node_gpus}: choose a trainer size with "
+                                 "--gpus that leaves the config's engines exactly their GPUs") from None
+        elif args.emit:
+            notes.append(f"solve: {answer.gpu}: {answer.no_plan_line}")
+    return fragments, notes
+
+
+def _written_notes(args: argparse.Namespace, config_text: str, best: Plan, model: Model,
+                   config: TrinityConfig | None, unused: str | None) -> list[str]:
+    """The notes on a config --write patched for `best`: interpolations kept, a length no sequence uses (`unused`),
+    role token budgets lowered, and Env, which no config key can carry."""
+    from solver.trinity import ROLE_KEYS_IGNORED, kept_interpolations
+
+    notes = [f"solve: note: {args.write}: {kept}" for kept in kept_interpolations(
+        config_text, best, model, name=str(args.from_config), environ=os.environ, version=args.trinity_version)]
+    notes += [f"solve: note: {args.write}: {unused}"] if unused else []
+    notes += [f"solve: note: {args.write}: {key} {budget} lowered to the plan's {best.max_token_len_per_gpu}: set by "
+              f"hand, it overrides trainer.max_token_len_per_gpu for its role ({ROLE_KEYS_IGNORED})"
+              for key, budget in (config.role_token_budgets if config is not None else ())
+              if budget > best.max_token_len_per_gpu]  # the patch lowered it
+    if best.env:  # no config key can carry Env
+        notes.append(f"solve: note: {args.write} needs Env, which a config cannot set: {ENV_EXPORT} before Ray starts")
+    return notes
 
 
 def _cluster_layout(plan: Plan, rollout_gpus: int | None, node_gpus: int) -> tuple[int, int | None, str | None]:
