@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from bisect import bisect_left
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 import yaml
@@ -19,6 +19,7 @@ from solver.query import (
     Answer,
     ClusterResult,
     CurrentSettings,
+    Placement,
     Plan,
     Query,
     Reason,
@@ -41,6 +42,7 @@ from solver.tables import (
     FitSummary,
     Fleet,
     Model,
+    Pool,
     Setting,
     cell_text,
     counted,
@@ -456,6 +458,52 @@ def cluster_json(result: ClusterResult) -> str:
     return json.dumps(result.model_dump(mode="json"), indent=2)
 
 
+def _pool_view(pool: Pool, here: list[Placement], asked: Mapping[str, int]) -> RenderableType:
+    """A pool's table: a row per job placed `here` (its nodes, GPUs, trainer and rollout GPUs against those it
+    `asked`, plan, length, cost, evidence and host memory), or its title alone where nothing is placed."""
+    used: dict[int, int] = {}
+    for placement in here:
+        for node in placement.nodes:
+            share = (placement.trainer_gpus + placement.rollout_gpus) // len(placement.nodes)
+            used[node] = used.get(node, 0) + share
+    host_ram = f" ({pool.host_ram_gb:g} GiB host memory each)" if pool.host_ram_gb is not None else ""
+    title = (f"pool {pool.name}: {pool.nodes} x {pool.gpus_per_node} {pool.gpu}{host_ram}; {counted(len(used), 'node')} and "
+             f"{sum(used.values())} of {pool.nodes * pool.gpus_per_node} GPUs used")
+    if not here:  # a title, without an empty table
+        return Text(title, style="italic")
+    # Each job's host memory per node where the pool checks it (its Offload, or its load), else Offload's.
+    offloads = pool.host_ram_gb is not None or any(placement.plan.offload for placement in here)
+    scaled = any(placement.plan.rope_scaling_factor for placement in here)  # YaRN: its factor, as --top shows it
+    lowered = any(placement.plan.lowered_budget for placement in here)  # --token-budget auto lowered one
+    widened = any(placement.widened_from is not None for placement in here)
+    more_rollout = any(placement.rollout_gpus != asked[placement.job] for placement in here)
+    notes = ([f"{LOWERED_NOTE}: set it in the job's config"] if lowered else []) + (
+        [WIDENED_NOTE] if widened else []) + ([MORE_ROLLOUT_NOTE] if more_rollout else [])
+    view = Table(title=title, title_justify="left", caption_justify="left", caption="\n".join(notes) or None)
+    headers = ("nodes", "GPUs", "job", "trainer", "rollout", "plan", "max_model_len",
+               *(("YaRN",) if scaled else ()), *(("tokens/GPU",) if lowered else ()), "cost", "evidence",
+               *(("host GiB/node",) if offloads else ()))  # what a job needs per node: its Offload, or its load
+    for header in headers:
+        view.add_column(header, no_wrap=True, justify="right" if header in (
+            "trainer", "rollout", "max_model_len", "YaRN", "tokens/GPU", "host GiB/node") else "left")
+    for placement in sorted(here, key=lambda p: (p.nodes, p.gpu_indexes, p.job)):  # as the GPUs lie
+        plan = placement.plan
+        nodes = ", ".join(map(str, placement.nodes))
+        indexes = placement.gpu_indexes
+        gpus = "all" if len(indexes) == pool.gpus_per_node else index_range(indexes)
+        need = placement.host_memory_gb if placement.host_memory_gb is not None else plan.host_memory_gb
+        host = () if not offloads else (f"{need:.1f}" if need is not None else "",)
+        added = "" if placement.widened_from is None else f" (+{placement.trainer_gpus - placement.widened_from})"
+        rollout = (f"{placement.rollout_gpus}" if placement.rollout_gpus == asked[placement.job]
+                   else f"{placement.rollout_gpus} ({asked[placement.job]} asked)")
+        view.add_row(nodes, gpus, placement.job, f"{placement.trainer_gpus}{added}", rollout,
+                     Text(plan.setting.label, style=setting_style(plan.setting)), str(plan.max_model_len),
+                     *((f"{plan.rope_scaling_factor!r}" if plan.rope_scaling_factor else "",) if scaled else ()),
+                     *((f"{plan.max_token_len_per_gpu}{'*' if plan.lowered_budget else ''}",) if lowered else ()),
+                     f"{plan.cost:.4g}", plan.evidence_label, *host)
+    return view
+
+
 def cluster_view(result: ClusterResult, fleet: Fleet, catalog: Catalog, minimize_nodes: bool = False) -> Group:
     """A table per pool, a row per placed job with its nodes and plan; the cautions `solve` would give the
     placed plans (each once, with its jobs); then the unplaced jobs."""
@@ -482,51 +530,9 @@ def cluster_view(result: ClusterResult, fleet: Fleet, catalog: Catalog, minimize
             "ran out of time (--time-limit): those ways were left out or may not have their best plans, so the placement "
             "is not proven best",
             style="yellow"))
+    asked = {job.name: job.rollout_gpus for job in fleet.jobs}
     for pool in fleet.pools:
-        here = [p for p in result.placements if p.pool == pool.name]
-        used: dict[int, int] = {}
-        for placement in here:
-            for node in placement.nodes:
-                share = (placement.trainer_gpus + placement.rollout_gpus) // len(placement.nodes)
-                used[node] = used.get(node, 0) + share
-        host_ram = f" ({pool.host_ram_gb:g} GiB host memory each)" if pool.host_ram_gb is not None else ""
-        title = (f"pool {pool.name}: {pool.nodes} x {pool.gpus_per_node} {pool.gpu}{host_ram}; {counted(len(used), 'node')} and "
-                 f"{sum(used.values())} of {pool.nodes * pool.gpus_per_node} GPUs used")
-        if not here:  # a title, without an empty table
-            renderables.append(Text(title, style="italic"))
-            continue
-        # Each job's host memory per node where the pool checks it (its Offload, or its load), else Offload's.
-        offloads = pool.host_ram_gb is not None or any(placement.plan.offload for placement in here)
-        scaled = any(placement.plan.rope_scaling_factor for placement in here)  # YaRN: its factor, as --top shows it
-        lowered = any(placement.plan.lowered_budget for placement in here)  # --token-budget auto lowered one
-        widened = any(placement.widened_from is not None for placement in here)
-        asked = {job.name: job.rollout_gpus for job in fleet.jobs}
-        more_rollout = any(placement.rollout_gpus != asked[placement.job] for placement in here)
-        notes = ([f"{LOWERED_NOTE}: set it in the job's config"] if lowered else []) + (
-            [WIDENED_NOTE] if widened else []) + ([MORE_ROLLOUT_NOTE] if more_rollout else [])
-        view = Table(title=title, title_justify="left", caption_justify="left", caption="\n".join(notes) or None)
-        headers = ("nodes", "GPUs", "job", "trainer", "rollout", "plan", "max_model_len",
-                   *(("YaRN",) if scaled else ()), *(("tokens/GPU",) if lowered else ()), "cost", "evidence",
-                   *(("host GiB/node",) if offloads else ()))  # what a job needs per node: its Offload, or its load
-        for header in headers:
-            view.add_column(header, no_wrap=True, justify="right" if header in (
-                "trainer", "rollout", "max_model_len", "YaRN", "tokens/GPU", "host GiB/node") else "left")
-        for placement in sorted(here, key=lambda p: (p.nodes, p.gpu_indexes, p.job)):  # as the GPUs lie
-            plan = placement.plan
-            nodes = ", ".join(map(str, placement.nodes))
-            indexes = placement.gpu_indexes
-            gpus = "all" if len(indexes) == pool.gpus_per_node else index_range(indexes)
-            need = placement.host_memory_gb if placement.host_memory_gb is not None else plan.host_memory_gb
-            host = () if not offloads else (f"{need:.1f}" if need is not None else "",)
-            added = "" if placement.widened_from is None else f" (+{placement.trainer_gpus - placement.widened_from})"
-            rollout = (f"{placement.rollout_gpus}" if placement.rollout_gpus == asked[placement.job]
-                       else f"{placement.rollout_gpus} ({asked[placement.job]} asked)")
-            view.add_row(nodes, gpus, placement.job, f"{placement.trainer_gpus}{added}", rollout,
-                         Text(plan.setting.label, style=setting_style(plan.setting)), str(plan.max_model_len),
-                         *((f"{plan.rope_scaling_factor!r}" if plan.rope_scaling_factor else "",) if scaled else ()),
-                         *((f"{plan.max_token_len_per_gpu}{'*' if plan.lowered_budget else ''}",) if lowered else ()),
-                         f"{plan.cost:.4g}", plan.evidence_label, *host)
-        renderables.append(view)
+        renderables.append(_pool_view(pool, [p for p in result.placements if p.pool == pool.name], asked))
     cautioned: dict[str, list[str]] = {}  # each caution once, with the jobs it is about
     for placement in result.placements:
         for caution in placement.plan.cautions:
