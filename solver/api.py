@@ -226,15 +226,7 @@ def estimate_memory(
     if problem:
         raise QueryError(f"--sp {sp} is not allowed: {problem}")
     default = token_budget(max_model_len, sp)
-    budget = default if max_token_len_per_gpu is None else max_token_len_per_gpu
-    if budget < least_token_budget(max_model_len, sp):
-        raise QueryError(f"--token-budget {budget} holds no sequence of {max_model_len} tokens with SP={sp}: it must "
-                         f"be at least ceil({max_model_len} / {sp}) = {least_token_budget(max_model_len, sp)}")
-    if max_token_len_per_gpu is None and budget > MAX_TOKENS:  # the default of a length past half the cap, SP 1
-        raise QueryError(f"--len {max_model_len} with --sp {sp} makes Trinity's default token budget, ceil(2 x "
-                         f"{max_model_len} / {sp}) = {budget}, more than {MAX_TOKENS} tokens per GPU: raise --sp, or "
-                         "give --token-budget")
-    check_counts(("--token-budget", budget, MAX_TOKENS))
+    budget = _checked_token_budget(max_model_len, sp, max_token_len_per_gpu)
     gpu_type, setting = catalog.gpu(gpu), Setting(env=env, offload=offload, sp=sp)
     result = breakdown(resolved, gpu_type.memory_gib, gpus, setting, max_model_len, memory.coefficients, margin,
                        budget)
@@ -267,6 +259,21 @@ def estimate_memory(
                                                                 setting, budget),
                           host_memory_gib=shown_host_gib(host_memory_gib(resolved, gpus, node_gpus, offload)),
                           host_ram_gib=host_ram_gb, tables=tables).with_cautions(gpu_type.rocm and env)
+
+
+def _checked_token_budget(max_model_len: int, sp: int, max_token_len_per_gpu: int | None) -> int:
+    """The tokens per GPU of a breakdown: `max_token_len_per_gpu` where given, else Trinity's default; `QueryError`
+    where it holds no sequence of `max_model_len` tokens, or is more than `MAX_TOKENS`."""
+    budget = token_budget(max_model_len, sp) if max_token_len_per_gpu is None else max_token_len_per_gpu
+    if budget < least_token_budget(max_model_len, sp):
+        raise QueryError(f"--token-budget {budget} holds no sequence of {max_model_len} tokens with SP={sp}: it must "
+                         f"be at least ceil({max_model_len} / {sp}) = {least_token_budget(max_model_len, sp)}")
+    if max_token_len_per_gpu is None and budget > MAX_TOKENS:  # the default of a length past half the cap, SP 1
+        raise QueryError(f"--len {max_model_len} with --sp {sp} makes Trinity's default token budget, ceil(2 x "
+                         f"{max_model_len} / {sp}) = {budget}, more than {MAX_TOKENS} tokens per GPU: raise --sp, or "
+                         "give --token-budget")
+    check_counts(("--token-budget", budget, MAX_TOKENS))
+    return budget
 
 
 def _tables_longest(catalog: Catalog, model: str, gpu: str, gpus: int, setting: Setting, node_gpus: int) -> int | None:
