@@ -812,7 +812,7 @@ def build_map_parser() -> argparse.ArgumentParser:
 
 def run_map(args: argparse.Namespace) -> int:
     """``solve map``: heatmaps of the planner's answers over GPU budgets."""
-    from solver.maps import cheapest_by_length, longest_by_model
+    from solver.maps import cheapest_by_length, length_rows, longest_by_model
     from solver.render import map_json, map_view
 
     _check_model_flags(args, "--model M or --model-config PATH", given=True)  # one at most: a map may have none
@@ -831,8 +831,7 @@ def run_map(args: argparse.Namespace) -> int:
     views, maps = [], []
     for gpu in gpus:
         if asked is not None and args.by == "len":
-            rows: list[Any] = sorted({row.max_model_len for table in gpu.tables for row in table.rows}) or [
-                4096 * step for step in range(1, 33)]
+            rows: list[Any] = length_rows(catalog, gpu.name, asked, budgets, **estimates)
             grid = cheapest_by_length(catalog, gpu.name, asked, rows, budgets, **estimates)
             title = f"{gpu.name} · {asked}: cheapest setting per length and GPU budget"
         else:

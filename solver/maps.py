@@ -37,6 +37,25 @@ def cheapest_by_length(catalog: Catalog, gpu: str, model: str, lengths: Sequence
                                          for length in lengths})
 
 
+LENGTH_STEP = 10240
+"""Past the rows of a GPU type's tables, a by-length map's rows go in steps of this many tokens, as the source's
+tables do past 40960."""
+UNTABLED_LENGTHS = tuple(4096 * step for step in range(1, 33))
+"""A by-length map's rows for a GPU type without tables for the model, before any past them: 4096 to 131072."""
+
+
+def length_rows(catalog: Catalog, gpu: str, model: str, budgets: Sequence[int], **estimates: Any) -> list[int]:
+    """The lengths of a by-length map of `model` on `gpu`: the rows of the tables that speak for it
+    (`Catalog.tables_for`; `UNTABLED_LENGTHS` without), then every `LENGTH_STEP` tokens up to the longest length
+    the largest budget reaches, and that length (`estimates`: as `longest_by_model`'s)."""
+    tabled = sorted({row.max_model_len for table in catalog.tables_for(gpu, catalog.model(model)).tables
+                     for row in table.rows}) or list(UNTABLED_LENGTHS)
+    most = max(budgets)
+    longest = longest_by_model(catalog, gpu, [model], [most], **estimates)[model, most]
+    reach = longest.max_model_len if longest is not None else 0
+    return tabled + [*range(tabled[-1] + LENGTH_STEP, reach, LENGTH_STEP), *([reach] if reach > tabled[-1] else [])]
+
+
 def _grid(catalog: Catalog, gpu: str, budgets: Sequence[int], requests: Mapping[str | int, dict[str, Any]]) -> Grid:
     """The best plan for each row's request (`make_query`'s arguments) and each budget.
 

@@ -26,6 +26,24 @@ def test_the_cheapest_setting_map_follows_the_tables():
     assert grid[(32768, 4)].setting.label == "SP=4" and grid[(131072, 4)] is None
 
 
+def test_a_length_map_goes_on_as_far_as_the_largest_budget_reaches():
+    from solver.maps import UNTABLED_LENGTHS, length_rows
+
+    # Qwen3-8B within 8 H20s reaches 245760 (as --maximize len and the by-model map say): past the tables' last
+    # row, 153600, the rows go on every 10240 tokens to it.
+    rows = length_rows(CATALOG, "H20-96GB", "Qwen3-8B", [1, 2, 8])
+    tabled = sorted({row.max_model_len for table in CATALOG.gpu("h20").tables for row in table.rows})
+    longest = longest_by_model(CATALOG, "H20-96GB", ["Qwen3-8B"], [8])[("Qwen3-8B", 8)]
+    assert longest.max_model_len == 245760 == rows[-1]
+    assert rows[:len(tabled)] == tabled and rows[len(tabled):] == [*range(163840, 245760, 10240), 245760]
+    grid = cheapest_by_length(CATALOG, "H20-96GB", "Qwen3-8B", rows[-1:], [8])
+    assert grid[(245760, 8)] is not None and grid[(245760, 8)].max_model_len == 245760
+    # Within 2 GPUs nothing trains past the tables' rows: they stay as they are; a GPU type without tables starts
+    # from 4096 to 131072.
+    assert length_rows(CATALOG, "H20-96GB", "Qwen3-8B", [1, 2]) == tabled
+    assert length_rows(CATALOG, "H100-80GB", "Qwen3-4B", [1])[:32] == list(UNTABLED_LENGTHS)
+
+
 def test_short_labels():
     assert short_label(Setting()) == "van"
     assert short_label(Setting(env=True, offload=True, sp=4)) == "E+O+SP4"
