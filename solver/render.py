@@ -209,6 +209,13 @@ def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, vers
     grid.add_row("max_model_len", f"{plan.max_model_len}{yarn}")
     if across := _across_nodes(answer, plan, model, node_gpus):
         grid.add_row("longer", across)
+    if answer.validated is not None:
+        within = answer.validated
+        known = "its native context" if within.max_model_len == model.native_context else (
+            "the longest YaRN is validated for")
+        grid.add_row("validated", f"at {within.max_model_len} ({known}), the cheapest plan is {within.setting.label} on "
+                                  f"{counted(within.gpus, 'GPU')} ({within.evidence_label}; {within.cost / plan.cost:.2f}x "
+                                  f"the cost): --len {within.max_model_len}")
     grid.add_row("token budget", f"max_token_len_per_gpu = {plan.max_token_len_per_gpu} ({_budget_origin(plan)})")
     grid.add_row("cost", f"{plan.cost:.4g} relative step time (best)")
     grid.add_row("evidence", plan.evidence_text(answer.gpu, answer.model))
@@ -230,13 +237,6 @@ def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, vers
         decide = "" if answer.tables.trains else "; the table, a measurement, decides: drop --estimate to plan with it"
         grid.add_row("tables", Text(f"{_tables_said(answer.tables, answer.gpu, answer.model, plan.gpus)}{decide}",
                                     style="green" if answer.tables.trains else "red"))
-    if answer.validated is not None:
-        within = answer.validated
-        known = "its native context" if within.max_model_len == model.native_context else (
-            "the longest YaRN is validated for")
-        grid.add_row("validated", f"at {within.max_model_len} ({known}), the cheapest plan is {within.setting.label} on "
-                                  f"{counted(within.gpus, 'GPU')} ({within.evidence_label}; {within.cost / plan.cost:.2f}x "
-                                  f"the cost): --len {within.max_model_len}")
     if answer.fewer_nodes is not None:
         fewer = answer.fewer_nodes
         trade = (f"{fewer.max_model_len} tokens instead of {plan.max_model_len}" if fewer.max_model_len != plan.max_model_len
@@ -257,11 +257,13 @@ def _memory_line(plan: Plan) -> str:
 
 
 def _no_alternative(query: Query) -> str:
-    """Why `--top` lists fewer plans than asked: every other plan that trains is no better, in the ways the query
-    leaves open, than a plan above."""
+    """Why `--top` lists fewer plans than asked: every other plan that trains (within the host memory given, which
+    rules out the others) is no better, in the ways the query leaves open, than a plan above."""
     ways = [*(["no longer"] if query.objective == "max_len" else []), "no cheaper",
             *([] if query.exact else ["on no fewer GPUs"]), "no better vouched for"]
-    return f"each other plan that trains is {', '.join(ways[:-1])} and {ways[-1]} than a plan above"
+    within = "" if query.host_ram_gb is None else (
+        f" within {query.host_ram_source} {query.host_ram_gb:g} (plans that need more host memory are left out)")
+    return f"each other plan that trains{within} is {', '.join(ways[:-1])} and {ways[-1]} than a plan above"
 
 
 def _across_nodes(answer: Answer, plan: Plan, model: Model, node_gpus: int) -> str:

@@ -1105,3 +1105,14 @@ def test_an_h100_estimate_names_the_a100_cell_that_measured_the_same_plan(cli):
                   ("--model", "14B", "--gpu", "a100", "--gpus", "4", "--len", "32k"), (*flags, "--estimate")):
         status, [answer] = run_json(cli, *asked)
         assert status == 0 and "larger_gpu_cell" not in answer
+
+
+def test_fewer_ranked_plans_than_asked_say_that_host_memory_left_some_out(cli):
+    # Within 8 A100s at 65536, Qwen3-8B's documented and inferred Offload plans need 162.6 GiB of host memory per
+    # node: --host-ram 100 leaves one plan, and the line under it says the host memory is why, not the ranking alone.
+    status, out, _ = cli("--model", "8B", "--gpu", "a100", "--gpus", "8", "--len", "64k", "--top", "3",
+                         "--host-ram", "100")
+    assert status == 0 and ("1 plan of the 3 asked for: each other plan that trains within --host-ram 100 (plans "
+                            "that need more host memory are left out) is no cheaper") in " ".join(out.split())
+    assert "within --host-ram" not in cli("--model", "8B", "--gpu", "a100", "--gpus", "8", "--len", "64k", "--top",
+                                          "5")[1]
