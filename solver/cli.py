@@ -770,6 +770,39 @@ def _note_memory_as_sold(args: argparse.Namespace, prog: str) -> None:
               "(--gpu-memory 46068MiB for an L40S)", file=sys.stderr)
 
 
+def _note_cells_elsewhere(args: argparse.Namespace, prog: str) -> None:
+    """Notes on stderr for --cells files that may not be what was meant: one for a GPU type the catalogue lacks whose
+    name is close to one it has (a typo makes a GPU type of its own, silently), and one where --gpu asks for a GPU
+    type the file's tables do not speak for (neither it nor one with its driver-reported memory): with less memory
+    they are not used; with more, only their cells that say a setting ran out of memory are (`larger_gpu_types`)."""
+    paths = getattr(args, "cells", None) or ()
+    if not paths:
+        return
+    model_config = getattr(args, "model_config", None)
+    try:
+        catalog = _catalog_with(load_model_config(model_config) if model_config else None, getattr(args, "gpu", None),
+                                getattr(args, "gpu_memory", None), paths, keep_contradictions=True)[0]
+        asked = catalog.with_same_memory(args.gpu) if getattr(args, "gpu", None) else None
+        measured = [(path, catalog.gpu(load_gpu_type(path, catalog.models, catalog.gpu_types).name)) for path in paths]
+    except OneLineError:  # what a command refused is said already
+        return
+    shipped = load_catalog().gpu_types
+    known = {known.casefold(): gpu_type.name for gpu_type in shipped for known in (gpu_type.name, *gpu_type.aliases)}
+    for path, gpu_type in measured:
+        close = difflib.get_close_matches(gpu_type.name.casefold(), known, n=1, cutoff=0.75)
+        if close and all(gpu_type.name != shipped_type.name for shipped_type in shipped):
+            print(f"{prog}: note: {path}: {gpu_type.name} is not a GPU type of the catalogue, so its cells make one of "
+                  f"their own (did you mean {known[close[0]]}?)", file=sys.stderr)
+        if asked is None or any(gpu_type.name == speaking.name for speaking in asked.gpu_types):
+            continue
+        own = asked.gpu_types[0]
+        used = ("only those that say a setting ran out of memory count here (it does with less memory too)"
+                if gpu_type.memory_gib >= own.memory_gib else "they are not used here")
+        print(f"{prog}: note: {path}: its cells are for {gpu_type.name} ({gpu_type.memory_gib:.1f} GiB), not for "
+              f"{own.name} ({own.memory_gib:.1f} GiB) or a GPU type of its driver-reported memory: {used}",
+              file=sys.stderr)
+
+
 SHORT_LENGTH_NOTED = 256
 """The longest --len that gets a note suggesting thousands (``256`` may well mean ``256k``)."""
 
@@ -1596,6 +1629,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             _check_outputs_spare_inputs(args)
             status = handler(args)
             _note_memory_as_sold(args, parser.prog)  # after the answer: bad input has one line on stderr
+            _note_cells_elsewhere(args, parser.prog)
             _note_short_length(args, parser.prog)
         sys.stdout.flush()  # a reader that stopped early, or a full disk, shows here, not at exit
         return status

@@ -269,3 +269,25 @@ def test_tables_of_a_gpu_type_without_any_say_where_they_are(cli):
         "solve tables: error: no tables for A800-80GB, which plans with the A100-80GB's (the same memory); tables "
         "exist for A100-80GB, H20-96GB; solve map --gpu a800 maps what the planner answers for it\n"))
     assert cli("map", "--gpu", "h100", "--model", "4B", "--gpus-up-to", "2")[0] == 0  # as it says
+
+
+def test_cells_for_another_gpu_type_than_asked_or_a_near_name_get_a_note(cli, tmp_path: Path):
+    # 'H10O' (a letter O for a zero) is no catalogue GPU type: its cells make one of their own, which --gpu h100
+    # does not plan with but for their out-of-memory cells (80.0 GiB as sold, more than the H100's 79.6).
+    cells = tmp_path / "g.yaml"
+    cells.write_text("gpu: H10O\nmemory_gb: 80\nsource: x\ntables:\n  - gpus: 8\n    section: s\n    models: [8B]\n"
+                     "    rows:\n      - {max_model_len: 65536, cells: {8B: SP=4}}\n", encoding="utf-8")
+    status, out, err = cli("--cells", str(cells), "--gpu", "h100", "--model", "8B", "--len", "64k", "--gpus", "8")
+    assert status == 0 and "estimated" in out and err == (
+        f"solve: note: {cells}: H10O is not a GPU type of the catalogue, so its cells make one of their own (did you "
+        "mean H100-80GB?)\n"
+        f"solve: note: {cells}: its cells are for H10O (80.0 GiB), not for H100-80GB (79.6 GiB) or a GPU type of its "
+        "driver-reported memory: only those that say a setting ran out of memory count here (it does with less memory "
+        "too)\n")
+    # Cells of a GPU type with less memory than asked are not used; with the same driver memory, they are.
+    mine = Path(__file__).parent.parent / "docs" / "examples" / "my-cells.yaml"  # an H100's
+    flags = ("--cells", str(mine), "--model", "8B", "--len", "64k", "--gpus", "8")
+    assert cli(*flags, "--gpu", "a100")[2].endswith(
+        "or a GPU type of its driver-reported memory: they are not used here\n")
+    assert cli(*flags, "--gpu", "h800")[2] == cli(*flags, "--gpu", "h100")[2] == ""
+    assert "did you mean" not in cli("tables", "--cells", str(mine), "--check")[2]
