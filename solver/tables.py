@@ -922,7 +922,8 @@ class Catalog(Frozen):
             raise QueryError(f"{path}: {error}") from None
         added = [] if keep_contradictions else self.new_contradictions(catalog, measured.name)
         if added:
-            more = f"; and {len(added) - 1} more" if len(added) > 1 else ""
+            more = f"; and {len(added) - 1} more (solve tables --cells {path} --check lists them)" if len(added) > 1 \
+                else ""
             raise TableError(f"{path}: {added[0]}{more}; check the cells")
         return catalog
 

@@ -142,7 +142,7 @@ def test_tables_check_lists_every_contradiction_of_your_cells(cli, tmp_path: Pat
         "{max_model_len: 65536, cells: {8B: SP=4, 14B: Env + SP=4}}", "{max_model_len: 65536, cells: {8B: vanilla, "
         "14B: vanilla}}"), encoding="utf-8")
     status, out, err = cli("--model", "8B", "--gpu", "h800", "--gpus", "8", "--len", "32k", "--cells", str(cells))
-    assert (status, out) == (2, "") and "more; check the cells" in err
+    assert (status, out) == (2, "") and "--check lists them); check the cells" in err
     status, out, _ = cli("tables", "--cells", str(cells), "--check")
     warnings = [line for line in out.splitlines() if line.startswith("warning: ")]
     assert status == 1 and len(warnings) >= 2 and out.endswith(f"{len(warnings)} contradictions in 568 cells\n")
@@ -161,7 +161,8 @@ def test_cells_that_contradict_the_tables_of_a_gpu_type_with_the_same_memory_are
     status, out, err = cli("--model", "4B", "--gpu", "a800", "--gpus", "8", "--len", "32k", "--cells", str(cells))
     assert (status, out, err) == (2, "", (
         f"solve: error: {cells}: A800-80GB, Qwen3-4B at 32768: vanilla trains on 4 GPUs but 6 GPUs (the A100-80GB's "
-        "table) need SP=2 (more GPUs only shard the states further); and 5 more; check the cells\n"))
+        "table) need SP=2 (more GPUs only shard the states further); and 5 more (solve tables --cells "
+        f"{cells} --check lists them); check the cells\n"))
     # Each said once, by the GPU type of the table for fewer GPUs (between two of one count, the first by name).
     status, out, _ = cli("tables", "--cells", str(cells), "--check")
     warnings = [line.removeprefix("warning: ") for line in out.splitlines() if line.startswith("warning: ")]

@@ -1520,7 +1520,8 @@ def test_cells_of_a_base_model_are_checked_against_its_releases_tables(cli, tmp_
                      encoding="utf-8")
     assert cli("--model", "8B-Base", "--gpu", "a100", "--gpus", "8", "--len", "32k", "--cells", str(cells)) == (2, "", (
         f"solve: error: {cells}: A100-80GB, Qwen3-8B at 32768: Env + Offload + SP=2 trains on 2 GPUs but 8 GPUs need "
-        "- (Qwen3-8B-Base, of its shape) (more GPUs only shard the states further); and 2 more; check the cells\n"))
+        "- (Qwen3-8B-Base, of its shape) (more GPUs only shard the states further); and 2 more (solve tables --cells "
+        f"{cells} --check lists them); check the cells\n"))
 
 
 def test_calibrate_warns_of_cells_that_contradict_one_another_across_files(cli, tmp_path: Path):
