@@ -788,6 +788,188 @@ def check_config_arguments(text: str, name: str, environ: Mapping[str, str], ver
     check_choice("version", version, (None, *get_args(TrinityVersion)))
 
 
+def _read_model(reader: _Reader) -> tuple[str, str]:
+    """The config's ``model.model_path`` (stripped) and the model name it ends in."""
+    model_path = reader.get(("model", "model_path"))
+    if model_path is None or (isinstance(model_path, str) and not model_path.strip()):
+        raise ConfigError(f"{reader.name}: missing model.model_path")
+    if not isinstance(model_path, str):
+        raise ConfigError(f"{reader.where(('model', 'model_path'))} must be a path, got {brief(model_path)}")
+    model = model_name_from_path(model_path)
+    if not model:
+        raise ConfigError(f"{reader.where(('model', 'model_path'))}: no model name in {model_path!r}")
+    return model_path.strip(), model
+
+
+def _read_mode(reader: _Reader) -> str | None:
+    """The config's ``mode`` (None where unset); `ConfigError` for one that runs no trainer rft-solver plans."""
+    name, mode = reader.name, reader.word(("mode",))
+    if mode in NO_TRAINER_MODES:
+        raise ConfigError(f"{name}: mode {mode} runs no trainer, so there is nothing to plan (rft-solver "
+                          "plans the trainer of mode both or train)")
+    if mode == "colocate":
+        raise ConfigError(f"{name}: mode colocate shares one GPU between the trainer and the rollout engine, which "
+                          "the tables never measured (rft-solver plans the trainer of mode both or train)")
+    if mode not in (None, *TRAINER_MODES):
+        raise ConfigError(f"{reader.where(('mode',))} must be one of {', '.join(TRAINER_MODES + NO_TRAINER_MODES)} or "
+                          f"colocate, as Trinity takes it, got {brief(mode)}")
+    return mode
+
+
+def _check_verl_trainer(reader: _Reader) -> None:
+    """`ConfigError` unless verl's trainer trains the config (not the Tinker service, nor another trainer type)."""
+    trainer_type = (reader.text(("trainer", "trainer_type")) or "verl").strip()
+    if reader.flag(("model", "tinker", "enable")) or trainer_type == "tinker":
+        raise ConfigError(f"{reader.name}: the Tinker service trains this config (model.tinker.enable or "
+                          "trainer.trainer_type tinker), so there is no trainer GPU to plan (rft-solver plans verl's "
+                          "FSDP trainer)")
+    if trainer_type != "verl":
+        raise ConfigError(f"{reader.where(('trainer', 'trainer_type'))} must be verl (or tinker), as Trinity takes it, "
+                          f"got {brief(trainer_type)}")
+
+
+def _check_local_rollout(reader: _Reader, mode: str | None) -> None:
+    """`ConfigError` for an external rollout model outside ``mode: train``: it is for mode bench, whose trainer
+    Trinity gives no GPU."""
+    if mode != "train" and (reader.word(("explorer", "rollout_model", "engine_type")) == "external"
+                            or reader.flag(("model", "external_model", "enable"))):
+        raise ConfigError(f"{reader.name}: an external rollout model (explorer.rollout_model.engine_type external, or "
+                          "model.external_model.enable) is for mode bench: Trinity then gives the trainer no GPU, so "
+                          "there is nothing to plan")
+
+
+def _read_trainer_gpus(reader: _Reader, rollout: int) -> tuple[int | None, int | None]:
+    """``cluster.gpu_per_node`` and the cluster's GPUs left to the trainer after the `rollout` GPUs (both None
+    without ``gpu_per_node``); `ConfigError` for a cluster above `MAX_GPUS`, or one that leaves the trainer none."""
+    gpu_per_node = reader.integer(("cluster", "gpu_per_node"), maximum=MAX_GPUS)
+    if gpu_per_node is None:
+        return None, None
+    total = reader.count(("cluster", "node_num"), 1) * gpu_per_node
+    if total > MAX_GPUS:
+        raise ConfigError(f"{reader.name}: cluster.node_num x cluster.gpu_per_node = {total} GPUs; at most {MAX_GPUS}")
+    trainer_gpus = total - rollout
+    if trainer_gpus < 1:
+        raise ConfigError(
+            f"{reader.name}: cluster.node_num x cluster.gpu_per_node = {counted(total, 'GPU')}: no trainer GPU is left "
+            f"after {counted(rollout, 'rollout GPU')} (explorer.rollout_model.engine_num x each engine's GPUs)"
+        )
+    return gpu_per_node, trainer_gpus
+
+
+def _actor_note_flags(reader: _Reader) -> dict[str, bool]:
+    """The actor's offload flags in its ``fsdp_config`` that can be read for the notes (``actor.fsdp_config.<flag>``:
+    on or off); every role's flags are checked (`_note_flag`)."""
+    read = {f"{role}.fsdp_config.{flag}": _note_flag(reader, _offload_path(role, flag)) for role in ROLES
+            for flag in OFFLOAD_FLAGS}
+    return {flag: on for flag, on in read.items() if on is not None and flag.startswith("actor.")}
+
+
+def _policies_disagree_note(trainer_policy: bool, actor_policy: bool) -> str:
+    """The note on Trinity 0.6's ``trainer.offload_policy`` and the actor's own set differently."""
+    return (f"trainer.offload_policy is {str(trainer_policy).lower()} but "
+            f"{'.'.join(_offload_path('actor', 'offload_policy'))} is {str(actor_policy).lower()}: Trinity 0.6 takes "
+            "the trainer's with verl before 0.8 and the actor's with verl 0.8 or later, so the verdict takes Offload "
+            "as off; set both alike (--write does)")
+
+
+def _manual_offload_note(manual: list[str], where: str) -> str:
+    """The note on offload flags `manual` (under `where`) that are on without ``offload_policy``."""
+    return (f"{' and '.join(manual)} without offload_policy (under {where}): verl loads those states back onto the "
+            "GPUs for each step, so the verdict takes Offload as off; the tables' Offload is FSDP2's "
+            "CPUOffloadPolicy, which offload_policy: true turns on")
+
+
+def _offload_without_fsdp2_note(strategy: str, given: str | None) -> str:
+    """The note on offload flags set for a trainer whose `strategy` (the config's `given` one, or the release's
+    default) is not fsdp2."""
+    # (the reference model's param_offload is FSDP1's too, and saves memory whatever the strategy)
+    named = f"is {strategy}, not fsdp2" if given else "is not set (Trinity before 0.6 takes fsdp; 0.6, fsdp2)"
+    return (f"the offload flags are set, but trainer.trainer_strategy {named}: the tables' Offload is FSDP2's "
+            "CPU offload, so the verdict takes Offload as off")
+
+
+def _engine_section_notes(reader: _Reader) -> list[str]:
+    """A note on the roles' offload flags under their ``engine`` (`IGNORED_SECTION`), which Trinity never reads
+    (none where there are none)."""
+    unread = [f"{role}.{IGNORED_SECTION}.{flag}" for role in ROLES for flag in OFFLOAD_FLAGS
+              if _leniently(reader.get, _offload_path(role, flag, IGNORED_SECTION)) is not None]
+    if not unread:
+        return []
+    return [(f"{', '.join(unread)} (under {'.'.join(_FSDP_CONFIG)}): Trinity reads a role's offload flags "
+             "from its fsdp_config, never its engine (Trinity 0.5 refuses the key, 0.6 drops it, and verl 0.8 "
+             "or later replaces it with fsdp_config), so the verdict leaves them out; set them under "
+             "fsdp_config (--write does)")]
+
+
+def _read_offload(reader: _Reader, given: str | None, strategy: str,
+                  version: TrinityVersion | None) -> tuple[bool, list[str]]:
+    """Whether the trainer runs with the tables' Offload (`strategy` fsdp2 with ``offload_policy`` on), and the notes
+    on the offload flags (`given`: the config's ``trainer.trainer_strategy``)."""
+    # Under FSDP2, verl offloads the actor to host memory through CPUOffloadPolicy when offload_policy is on (and
+    # then ignores param_offload and optimizer_offload); the reference model gets it whatever the flags say.
+    flags = _actor_note_flags(reader)
+    where = "trainer.trainer_config.actor_rollout_ref"
+    # The verdict's flag is read as strictly as Trinity reads it (the notes' may be left unread).
+    actor_policy = _offload_path("actor", "offload_policy")
+    policy, actor_sets_policy = reader.flag(actor_policy), reader.get(actor_policy) is not None
+    notes: list[str] = []
+    disagree = False
+    # Trinity 0.6's flags under trainer itself: verl before 0.8 takes these, 0.8 and later the actor's own.
+    if trainer_level_offload(reader.data) and version != "0.5":
+        flags = {flag: reader.flag(("trainer", flag)) for flag in OFFLOAD_FLAGS}
+        where = "trainer, where Trinity 0.6 keeps them"
+        merged = policy if actor_sets_policy else flags["offload_policy"]
+        disagree = merged != flags["offload_policy"] and strategy == "fsdp2"
+        if disagree:
+            notes.append(_policies_disagree_note(flags["offload_policy"], policy))
+        policy = merged and flags["offload_policy"]
+    elif policy and strategy == "fsdp2" and version != "0.5":
+        notes.append(TRINITY_06_OFFLOAD)
+    manual = [flag for flag, on in flags.items() if on and not flag.endswith("offload_policy")]
+    if strategy == "fsdp2" and manual and not policy and not disagree:
+        notes.append(_manual_offload_note(manual, where))
+    if any(flags.values()) and strategy != "fsdp2":
+        notes.append(_offload_without_fsdp2_note(strategy, given))
+    return strategy == "fsdp2" and policy, notes + _engine_section_notes(reader)
+
+
+def _strategy_notes(strategy: str) -> list[str]:
+    """A note on a trainer `strategy` other than FSDP's, which the tables and the memory model are (none for FSDP)."""
+    if strategy in ("fsdp", "fsdp2"):
+        return []
+    return [(f"trainer.trainer_strategy is {strategy}: the tables and the memory model are "
+             "FSDP's (fsdp, or fsdp2 for Offload), so the verdict and the plans are for an FSDP trainer")]
+
+
+def _read_sequence_parallel(reader: _Reader) -> tuple[int, list[str]]:
+    """``trainer.ulysses_sequence_parallel_size`` (default 1), and a note on each role's own SP (`ROLE_SP_KEYS`) that
+    differs from it."""
+    sp = reader.count(("trainer", "ulysses_sequence_parallel_size"), 1)
+    notes = []
+    for path in ROLE_SP_KEYS:
+        role_sp = _leniently(reader.integer, path)
+        if role_sp is not None and role_sp != sp:
+            notes.append(f"{'.'.join(path)} {role_sp} is not trainer.ulysses_sequence_parallel_size {sp}: Trinity with "
+                         f"verl before 0.8 runs that role at SP {role_sp} (with the trainer's token budget), Trinity 0.6 "
+                         f"on verl 0.8 or later at SP {sp}; the verdict is at SP {sp}: set them alike (--write does)")
+    return sp, notes
+
+
+def _read_max_model_len(reader: _Reader) -> tuple[int | None, list[str]]:
+    """``model.max_model_len``; where it is not set, ``max_prompt_tokens + max_response_tokens`` as Trinity takes it
+    (with a note), where both are given; else None."""
+    length = reader.integer(("model", "max_model_len"))
+    if length is not None:
+        return length, []
+    prompt, response = (_leniently(reader.integer, ("model", key)) for key in ("max_prompt_tokens",
+                                                                                "max_response_tokens"))
+    if prompt is None or response is None:
+        return None, []
+    length = prompt + response
+    return length, [(f"model.max_model_len is not set: Trinity takes max_prompt_tokens + max_response_tokens = "
+                     f"{prompt} + {response} = {length}, as the verdict does")]
+
+
 def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
                         version: TrinityVersion | None = None) -> TrinityConfig:
     """Read what rft-solver needs from a Trinity config's text; `name` (the file name) heads messages.
@@ -819,116 +1001,20 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
     check_config_arguments(text, name, environ, version)
     data = load_config_mapping(text, name)
     reader = _Reader(data, name, environ)
-    model_path = reader.get(("model", "model_path"))
-    if model_path is None or (isinstance(model_path, str) and not model_path.strip()):
-        raise ConfigError(f"{name}: missing model.model_path")
-    if not isinstance(model_path, str):
-        raise ConfigError(f"{reader.where(('model', 'model_path'))} must be a path, got {brief(model_path)}")
-    model = model_name_from_path(model_path)
-    if not model:
-        raise ConfigError(f"{reader.where(('model', 'model_path'))}: no model name in {model_path!r}")
-
-    mode = reader.word(("mode",))
-    if mode in NO_TRAINER_MODES:
-        raise ConfigError(f"{name}: mode {mode} runs no trainer, so there is nothing to plan (rft-solver "
-                          "plans the trainer of mode both or train)")
-    if mode == "colocate":
-        raise ConfigError(f"{name}: mode colocate shares one GPU between the trainer and the rollout engine, which "
-                          "the tables never measured (rft-solver plans the trainer of mode both or train)")
-    if mode not in (None, *TRAINER_MODES):
-        raise ConfigError(f"{reader.where(('mode',))} must be one of {', '.join(TRAINER_MODES + NO_TRAINER_MODES)} or "
-                          f"colocate, as Trinity takes it, got {brief(mode)}")
-    trainer_type = (reader.text(("trainer", "trainer_type")) or "verl").strip()
-    if reader.flag(("model", "tinker", "enable")) or trainer_type == "tinker":
-        raise ConfigError(f"{name}: the Tinker service trains this config (model.tinker.enable or trainer.trainer_type "
-                          "tinker), so there is no trainer GPU to plan (rft-solver plans verl's FSDP trainer)")
-    if trainer_type != "verl":
-        raise ConfigError(f"{reader.where(('trainer', 'trainer_type'))} must be verl (or tinker), as Trinity takes it, "
-                          f"got {brief(trainer_type)}")
-    if mode != "train" and (reader.word(("explorer", "rollout_model", "engine_type")) == "external"
-                            or reader.flag(("model", "external_model", "enable"))):
-        raise ConfigError(f"{name}: an external rollout model (explorer.rollout_model.engine_type external, or "
-                          "model.external_model.enable) is for mode bench: Trinity then gives the trainer no GPU, so "
-                          "there is nothing to plan")
+    model_path, model = _read_model(reader)
+    mode = _read_mode(reader)
+    _check_verl_trainer(reader)
+    _check_local_rollout(reader, mode)
     rollout, rollout_engine_gpus, auxiliary_gpus = _rollout_gpus(reader, mode)
-    gpu_per_node = reader.integer(("cluster", "gpu_per_node"), maximum=MAX_GPUS)
-    trainer_gpus = None
-    if gpu_per_node is not None:
-        total = reader.count(("cluster", "node_num"), 1) * gpu_per_node
-        if total > MAX_GPUS:
-            raise ConfigError(f"{name}: cluster.node_num x cluster.gpu_per_node = {total} GPUs; at most {MAX_GPUS}")
-        trainer_gpus = total - rollout
-        if trainer_gpus < 1:
-            raise ConfigError(
-                f"{name}: cluster.node_num x cluster.gpu_per_node = {counted(total, 'GPU')}: no trainer GPU is left after "
-                f"{counted(rollout, 'rollout GPU')} (explorer.rollout_model.engine_num x each engine's GPUs)"
-            )
-
+    gpu_per_node, trainer_gpus = _read_trainer_gpus(reader, rollout)
     given = reader.word(("trainer", "trainer_strategy"))
-    trainer_level = trainer_level_offload(data)
     strategy = trainer_strategy(given, data, version)
-    # Under FSDP2, verl offloads the actor to host memory through CPUOffloadPolicy when offload_policy is on (and
-    # then ignores param_offload and optimizer_offload); the reference model gets it whatever the flags say.
-    read = {f"{role}.fsdp_config.{flag}": _note_flag(reader, _offload_path(role, flag)) for role in ROLES
-            for flag in OFFLOAD_FLAGS}  # each checked; the actor's for the notes
-    flags = {flag: on for flag, on in read.items() if on is not None and flag.startswith("actor.")}
-    where = "trainer.trainer_config.actor_rollout_ref"
-    # The verdict's flag is read as strictly as Trinity reads it (the notes' may be left unread).
-    actor_policy = _offload_path("actor", "offload_policy")
-    policy, actor_sets_policy = reader.flag(actor_policy), reader.get(actor_policy) is not None
-    notes, disagree = [], False
-    if trainer_level and version != "0.5":  # 0.6's: verl before 0.8 takes these, 0.8 and later the actor's own
-        flags = {flag: reader.flag(("trainer", flag)) for flag in OFFLOAD_FLAGS}
-        where = "trainer, where Trinity 0.6 keeps them"
-        merged = policy if actor_sets_policy else flags["offload_policy"]
-        disagree = merged != flags["offload_policy"] and strategy == "fsdp2"
-        if disagree:
-            notes.append(f"trainer.offload_policy is {str(flags['offload_policy']).lower()} but "
-                         f"{'.'.join(actor_policy)} is {str(policy).lower()}: Trinity 0.6 takes the trainer's "
-                         "with verl before 0.8 and the actor's with verl 0.8 or later, so the verdict takes Offload as "
-                         "off; set both alike (--write does)")
-        policy = merged and flags["offload_policy"]
-    elif policy and strategy == "fsdp2" and version != "0.5":
-        notes.append(TRINITY_06_OFFLOAD)
-    offload = strategy == "fsdp2" and policy
-    manual = [flag for flag, on in flags.items() if on and not flag.endswith("offload_policy")]
-    if strategy == "fsdp2" and manual and not policy and not disagree:
-        notes.append(f"{' and '.join(manual)} without offload_policy (under {where}): verl loads those states back onto "
-                     "the GPUs for each step, so the verdict takes Offload as off; the tables' Offload is FSDP2's "
-                     "CPUOffloadPolicy, which offload_policy: true turns on")
-    if any(flags.values()) and strategy != "fsdp2":
-        # (the reference model's param_offload is FSDP1's too, and saves memory whatever the strategy)
-        named = f"is {strategy}, not fsdp2" if given else "is not set (Trinity before 0.6 takes fsdp; 0.6, fsdp2)"
-        notes.append(f"the offload flags are set, but trainer.trainer_strategy {named}: the tables' Offload is FSDP2's "
-                     "CPU offload, so the verdict takes Offload as off")
-    unread = [f"{role}.{IGNORED_SECTION}.{flag}" for role in ROLES for flag in OFFLOAD_FLAGS
-              if _leniently(reader.get, _offload_path(role, flag, IGNORED_SECTION)) is not None]
-    if unread:
-        notes.append(f"{', '.join(unread)} (under {'.'.join(_FSDP_CONFIG)}): Trinity reads a role's offload flags "
-                     "from its fsdp_config, never its engine (Trinity 0.5 refuses the key, 0.6 drops it, and verl 0.8 "
-                     "or later replaces it with fsdp_config), so the verdict leaves them out; set them under "
-                     "fsdp_config (--write does)")
-    if strategy not in ("fsdp", "fsdp2"):
-        notes.append(f"trainer.trainer_strategy is {strategy}: the tables and the memory model are "
-                     "FSDP's (fsdp, or fsdp2 for Offload), so the verdict and the plans are for an FSDP trainer")
-    sp = reader.count(("trainer", "ulysses_sequence_parallel_size"), 1)
-    for path in ROLE_SP_KEYS:
-        role_sp = _leniently(reader.integer, path)
-        if role_sp is not None and role_sp != sp:
-            notes.append(f"{'.'.join(path)} {role_sp} is not trainer.ulysses_sequence_parallel_size {sp}: Trinity with "
-                         f"verl before 0.8 runs that role at SP {role_sp} (with the trainer's token budget), Trinity 0.6 "
-                         f"on verl 0.8 or later at SP {sp}; the verdict is at SP {sp}: set them alike (--write does)")
-    length = reader.integer(("model", "max_model_len"))
-    if length is None:  # Trinity takes prompt and response together, where both are given
-        prompt, response = (_leniently(reader.integer, ("model", key)) for key in ("max_prompt_tokens",
-                                                                                    "max_response_tokens"))
-        if prompt is not None and response is not None:
-            length = prompt + response
-            notes.append(f"model.max_model_len is not set: Trinity takes max_prompt_tokens + max_response_tokens = "
-                         f"{prompt} + {response} = {length}, as the verdict does")
+    offload, offload_notes = _read_offload(reader, given, strategy, version)
+    sp, sp_notes = _read_sequence_parallel(reader)
+    length, length_notes = _read_max_model_len(reader)
     return TrinityConfig(
         model=model,
-        model_path=model_path.strip(),
+        model_path=model_path,
         max_model_len=length,
         trainer_gpus=trainer_gpus,
         node_gpus=gpu_per_node,
@@ -938,7 +1024,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
         max_token_len_per_gpu=reader.integer(("trainer", "max_token_len_per_gpu")),
         role_token_budgets=role_token_budgets(data, name, environ),
         strategy=given,
-        notes=tuple(notes),
+        notes=(*offload_notes, *_strategy_notes(strategy), *sp_notes, *length_notes),
         rollout_engine_gpus=rollout_engine_gpus,
         auxiliary_gpus=auxiliary_gpus,
     )
