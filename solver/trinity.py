@@ -1179,6 +1179,40 @@ def _indentation(text: str) -> tuple[int, int, int]:
     return mapping, max(sequence, (offset or 0) + 2), offset or 0
 
 
+def _round_trip_yaml(text: str) -> YAML:
+    """A ruamel round trip that writes the config `text` as it is written: its indentation, its document start and
+    end markers, and its nulls as ``null`` where it writes them so."""
+    mapping, sequence, offset = _indentation(text)
+    yaml = YAML(typ="rt", pure=True)
+    yaml.preserve_quotes = True
+    yaml.width = 1 << 16
+    yaml.indent(mapping=mapping, sequence=sequence, offset=offset)
+    if text.lstrip().startswith("---"):
+        yaml.explicit_start = True
+    if text.rstrip().splitlines()[-1:] == ["..."]:
+        yaml.explicit_end = True
+    if NULL_WORD.search(text):
+        yaml.Representer = _NullWordRepresenter
+    return yaml
+
+
+def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, model: Model,
+                environ: Mapping[str, str] | None, version: TrinityVersion | None) -> None:
+    """Set `plan`'s keys in `data` (the config's round trip, whose text is `lines`; `reading`: its values as Trinity
+    reads them), and remove a stale ``model.rope_scaling`` and, for Trinity 0.5, 0.6's flags under ``trainer``."""
+    for key in _plan_keys(plan, model, reading, environ, version):
+        if _writes(key, _dig(reading, key.path), environ):
+            _set(data, key.path, key.value, lines, create=not key.existing_only)
+    section = data.get("model")
+    if isinstance(section, CommentedMap) and "rope_scaling" in section and _stale_rope(section["rope_scaling"],
+                                                                                      plan, model):
+        _delete(section, "rope_scaling")
+    trainer = data.get("trainer")
+    if version == "0.5" and isinstance(trainer, CommentedMap):  # 0.6's flags, which 0.5 refuses
+        for flag in (flag for flag in OFFLOAD_FLAGS if flag in trainer):
+            _delete(trainer, flag)
+
+
 def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "config",
                          environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None) -> str:
     """The user's Trinity config `text` with `plan` applied, everything else kept (ruamel round trip), for the
@@ -1218,34 +1252,13 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
     check_config_arguments(text, name, {} if environ is None else environ, version)
     crlf = "\r\n" in text  # the file's own line endings, kept; ruamel works on "\n"
     text = text.replace("\r\n", "\n")
-    mapping, sequence, offset = _indentation(text)
-    yaml = YAML(typ="rt", pure=True)
-    yaml.preserve_quotes = True
-    yaml.width = 1 << 16
-    yaml.indent(mapping=mapping, sequence=sequence, offset=offset)
-    if text.lstrip().startswith("---"):
-        yaml.explicit_start = True
-    if text.rstrip().splitlines()[-1:] == ["..."]:
-        yaml.explicit_end = True
-    if NULL_WORD.search(text):
-        yaml.Representer = _NullWordRepresenter
+    yaml = _round_trip_yaml(text)
     data = load_config_mapping(text, name, yaml)
     if not isinstance(data, CommentedMap):
         raise ConfigError(f"{name}: a Trinity config is a mapping of sections")
     reading = load_config_mapping(text, name)  # the values as Trinity reads them (YAML 1.1: 010000 is 4096)
-    lines = text.splitlines()
     try:
-        for key in _plan_keys(plan, model, reading, environ, version):
-            if _writes(key, _dig(reading, key.path), environ):
-                _set(data, key.path, key.value, lines, create=not key.existing_only)
-        section = data.get("model")
-        if isinstance(section, CommentedMap) and "rope_scaling" in section and _stale_rope(section["rope_scaling"],
-                                                                                          plan, model):
-            _delete(section, "rope_scaling")
-        trainer = data.get("trainer")
-        if version == "0.5" and isinstance(trainer, CommentedMap):  # 0.6's flags, which 0.5 refuses
-            for flag in (flag for flag in OFFLOAD_FLAGS if flag in trainer):
-                _delete(trainer, flag)
+        _apply_plan(data, reading, text.splitlines(), plan, model, environ, version)
     except ConfigError as error:
         raise ConfigError(f"{name}: {error}") from None
     out = io.StringIO()
