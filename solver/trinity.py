@@ -788,6 +788,188 @@ def check_config_arguments(text: str, name: str, environ: Mapping[str, str], ver
     check_choice("version", version, (None, *get_args(TrinityVersion)))
 
 
+def _read_model(reader: _Reader) -> tuple[str, str]:
+    """The config's ``model.model_path`` (stripped) and the model name it ends in."""
+    model_path = reader.get(("model", "model_path"))
+    if model_path is None or (isinstance(model_path, str) and not model_path.strip()):
+        raise ConfigError(f"{reader.name}: missing model.model_path")
+    if not isinstance(model_path, str):
+        raise ConfigError(f"{reader.where(('model', 'model_path'))} must be a path, got {brief(model_path)}")
+    model = model_name_from_path(model_path)
+    if not model:
+        raise ConfigError(f"{reader.where(('model', 'model_path'))}: no model name in {model_path!r}")
+    return model_path.strip(), model
+
+
+def _read_mode(reader: _Reader) -> str | None:
+    """The config's ``mode`` (None where unset); `ConfigError` for one that runs no trainer rft-solver plans."""
+    name, mode = reader.name, reader.word(("mode",))
+    if mode in NO_TRAINER_MODES:
+        raise ConfigError(f"{name}: mode {mode} runs no trainer, so there is nothing to plan (rft-solver "
+                          "plans the trainer of mode both or train)")
+    if mode == "colocate":
+        raise ConfigError(f"{name}: mode colocate shares one GPU between the trainer and the rollout engine, which "
+                          "the tables never measured (rft-solver plans the trainer of mode both or train)")
+    if mode not in (None, *TRAINER_MODES):
+        raise ConfigError(f"{reader.where(('mode',))} must be one of {', '.join(TRAINER_MODES + NO_TRAINER_MODES)} or "
+                          f"colocate, as Trinity takes it, got {brief(mode)}")
+    return mode
+
+
+def _check_verl_trainer(reader: _Reader) -> None:
+    """`ConfigError` unless verl's trainer trains the config (not the Tinker service, nor another trainer type)."""
+    trainer_type = (reader.text(("trainer", "trainer_type")) or "verl").strip()
+    if reader.flag(("model", "tinker", "enable")) or trainer_type == "tinker":
+        raise ConfigError(f"{reader.name}: the Tinker service trains this config (model.tinker.enable or "
+                          "trainer.trainer_type tinker), so there is no trainer GPU to plan (rft-solver plans verl's "
+                          "FSDP trainer)")
+    if trainer_type != "verl":
+        raise ConfigError(f"{reader.where(('trainer', 'trainer_type'))} must be verl (or tinker), as Trinity takes it, "
+                          f"got {brief(trainer_type)}")
+
+
+def _check_local_rollout(reader: _Reader, mode: str | None) -> None:
+    """`ConfigError` for an external rollout model outside ``mode: train``: it is for mode bench, whose trainer
+    Trinity gives no GPU."""
+    if mode != "train" and (reader.word(("explorer", "rollout_model", "engine_type")) == "external"
+                            or reader.flag(("model", "external_model", "enable"))):
+        raise ConfigError(f"{reader.name}: an external rollout model (explorer.rollout_model.engine_type external, or "
+                          "model.external_model.enable) is for mode bench: Trinity then gives the trainer no GPU, so "
+                          "there is nothing to plan")
+
+
+def _read_trainer_gpus(reader: _Reader, rollout: int) -> tuple[int | None, int | None]:
+    """``cluster.gpu_per_node`` and the cluster's GPUs left to the trainer after the `rollout` GPUs (both None
+    without ``gpu_per_node``); `ConfigError` for a cluster above `MAX_GPUS`, or one that leaves the trainer none."""
+    gpu_per_node = reader.integer(("cluster", "gpu_per_node"), maximum=MAX_GPUS)
+    if gpu_per_node is None:
+        return None, None
+    total = reader.count(("cluster", "node_num"), 1) * gpu_per_node
+    if total > MAX_GPUS:
+        raise ConfigError(f"{reader.name}: cluster.node_num x cluster.gpu_per_node = {total} GPUs; at most {MAX_GPUS}")
+    trainer_gpus = total - rollout
+    if trainer_gpus < 1:
+        raise ConfigError(
+            f"{reader.name}: cluster.node_num x cluster.gpu_per_node = {counted(total, 'GPU')}: no trainer GPU is left "
+            f"after {counted(rollout, 'rollout GPU')} (explorer.rollout_model.engine_num x each engine's GPUs)"
+        )
+    return gpu_per_node, trainer_gpus
+
+
+def _actor_note_flags(reader: _Reader) -> dict[str, bool]:
+    """The actor's offload flags in its ``fsdp_config`` that can be read for the notes (``actor.fsdp_config.<flag>``:
+    on or off); every role's flags are checked (`_note_flag`)."""
+    read = {f"{role}.fsdp_config.{flag}": _note_flag(reader, _offload_path(role, flag)) for role in ROLES
+            for flag in OFFLOAD_FLAGS}
+    return {flag: on for flag, on in read.items() if on is not None and flag.startswith("actor.")}
+
+
+def _policies_disagree_note(trainer_policy: bool, actor_policy: bool) -> str:
+    """The note on Trinity 0.6's ``trainer.offload_policy`` and the actor's own set differently."""
+    return (f"trainer.offload_policy is {str(trainer_policy).lower()} but "
+            f"{'.'.join(_offload_path('actor', 'offload_policy'))} is {str(actor_policy).lower()}: Trinity 0.6 takes "
+            "the trainer's with verl before 0.8 and the actor's with verl 0.8 or later, so the verdict takes Offload "
+            "as off; set both alike (--write does)")
+
+
+def _manual_offload_note(manual: list[str], where: str) -> str:
+    """The note on offload flags `manual` (under `where`) that are on without ``offload_policy``."""
+    return (f"{' and '.join(manual)} without offload_policy (under {where}): verl loads those states back onto the "
+            "GPUs for each step, so the verdict takes Offload as off; the tables' Offload is FSDP2's "
+            "CPUOffloadPolicy, which offload_policy: true turns on")
+
+
+def _offload_without_fsdp2_note(strategy: str, given: str | None) -> str:
+    """The note on offload flags set for a trainer whose `strategy` (the config's `given` one, or the release's
+    default) is not fsdp2."""
+    # (the reference model's param_offload is FSDP1's too, and saves memory whatever the strategy)
+    named = f"is {strategy}, not fsdp2" if given else "is not set (Trinity before 0.6 takes fsdp; 0.6, fsdp2)"
+    return (f"the offload flags are set, but trainer.trainer_strategy {named}: the tables' Offload is FSDP2's "
+            "CPU offload, so the verdict takes Offload as off")
+
+
+def _engine_section_notes(reader: _Reader) -> list[str]:
+    """A note on the roles' offload flags under their ``engine`` (`IGNORED_SECTION`), which Trinity never reads
+    (none where there are none)."""
+    unread = [f"{role}.{IGNORED_SECTION}.{flag}" for role in ROLES for flag in OFFLOAD_FLAGS
+              if _leniently(reader.get, _offload_path(role, flag, IGNORED_SECTION)) is not None]
+    if not unread:
+        return []
+    return [(f"{', '.join(unread)} (under {'.'.join(_FSDP_CONFIG)}): Trinity reads a role's offload flags "
+             "from its fsdp_config, never its engine (Trinity 0.5 refuses the key, 0.6 drops it, and verl 0.8 "
+             "or later replaces it with fsdp_config), so the verdict leaves them out; set them under "
+             "fsdp_config (--write does)")]
+
+
+def _read_offload(reader: _Reader, given: str | None, strategy: str,
+                  version: TrinityVersion | None) -> tuple[bool, list[str]]:
+    """Whether the trainer runs with the tables' Offload (`strategy` fsdp2 with ``offload_policy`` on), and the notes
+    on the offload flags (`given`: the config's ``trainer.trainer_strategy``)."""
+    # Under FSDP2, verl offloads the actor to host memory through CPUOffloadPolicy when offload_policy is on (and
+    # then ignores param_offload and optimizer_offload); the reference model gets it whatever the flags say.
+    flags = _actor_note_flags(reader)
+    where = "trainer.trainer_config.actor_rollout_ref"
+    # The verdict's flag is read as strictly as Trinity reads it (the notes' may be left unread).
+    actor_policy = _offload_path("actor", "offload_policy")
+    policy, actor_sets_policy = reader.flag(actor_policy), reader.get(actor_policy) is not None
+    notes: list[str] = []
+    disagree = False
+    # Trinity 0.6's flags under trainer itself: verl before 0.8 takes these, 0.8 and later the actor's own.
+    if trainer_level_offload(reader.data) and version != "0.5":
+        flags = {flag: reader.flag(("trainer", flag)) for flag in OFFLOAD_FLAGS}
+        where = "trainer, where Trinity 0.6 keeps them"
+        merged = policy if actor_sets_policy else flags["offload_policy"]
+        disagree = merged != flags["offload_policy"] and strategy == "fsdp2"
+        if disagree:
+            notes.append(_policies_disagree_note(flags["offload_policy"], policy))
+        policy = merged and flags["offload_policy"]
+    elif policy and strategy == "fsdp2" and version != "0.5":
+        notes.append(TRINITY_06_OFFLOAD)
+    manual = [flag for flag, on in flags.items() if on and not flag.endswith("offload_policy")]
+    if strategy == "fsdp2" and manual and not policy and not disagree:
+        notes.append(_manual_offload_note(manual, where))
+    if any(flags.values()) and strategy != "fsdp2":
+        notes.append(_offload_without_fsdp2_note(strategy, given))
+    return strategy == "fsdp2" and policy, notes + _engine_section_notes(reader)
+
+
+def _strategy_notes(strategy: str) -> list[str]:
+    """A note on a trainer `strategy` other than FSDP's, which the tables and the memory model are (none for FSDP)."""
+    if strategy in ("fsdp", "fsdp2"):
+        return []
+    return [(f"trainer.trainer_strategy is {strategy}: the tables and the memory model are "
+             "FSDP's (fsdp, or fsdp2 for Offload), so the verdict and the plans are for an FSDP trainer")]
+
+
+def _read_sequence_parallel(reader: _Reader) -> tuple[int, list[str]]:
+    """``trainer.ulysses_sequence_parallel_size`` (default 1), and a note on each role's own SP (`ROLE_SP_KEYS`) that
+    differs from it."""
+    sp = reader.count(("trainer", "ulysses_sequence_parallel_size"), 1)
+    notes = []
+    for path in ROLE_SP_KEYS:
+        role_sp = _leniently(reader.integer, path)
+        if role_sp is not None and role_sp != sp:
+            notes.append(f"{'.'.join(path)} {role_sp} is not trainer.ulysses_sequence_parallel_size {sp}: Trinity with "
+                         f"verl before 0.8 runs that role at SP {role_sp} (with the trainer's token budget), Trinity 0.6 "
+                         f"on verl 0.8 or later at SP {sp}; the verdict is at SP {sp}: set them alike (--write does)")
+    return sp, notes
+
+
+def _read_max_model_len(reader: _Reader) -> tuple[int | None, list[str]]:
+    """``model.max_model_len``; where it is not set, ``max_prompt_tokens + max_response_tokens`` as Trinity takes it
+    (with a note), where both are given; else None."""
+    length = reader.integer(("model", "max_model_len"))
+    if length is not None:
+        return length, []
+    prompt, response = (_leniently(reader.integer, ("model", key)) for key in ("max_prompt_tokens",
+                                                                                "max_response_tokens"))
+    if prompt is None or response is None:
+        return None, []
+    length = prompt + response
+    return length, [(f"model.max_model_len is not set: Trinity takes max_prompt_tokens + max_response_tokens = "
+                     f"{prompt} + {response} = {length}, as the verdict does")]
+
+
 def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
                         version: TrinityVersion | None = None) -> TrinityConfig:
     """Read what rft-solver needs from a Trinity config's text; `name` (the file name) heads messages.
@@ -819,116 +1001,20 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
     check_config_arguments(text, name, environ, version)
     data = load_config_mapping(text, name)
     reader = _Reader(data, name, environ)
-    model_path = reader.get(("model", "model_path"))
-    if model_path is None or (isinstance(model_path, str) and not model_path.strip()):
-        raise ConfigError(f"{name}: missing model.model_path")
-    if not isinstance(model_path, str):
-        raise ConfigError(f"{reader.where(('model', 'model_path'))} must be a path, got {brief(model_path)}")
-    model = model_name_from_path(model_path)
-    if not model:
-        raise ConfigError(f"{reader.where(('model', 'model_path'))}: no model name in {model_path!r}")
-
-    mode = reader.word(("mode",))
-    if mode in NO_TRAINER_MODES:
-        raise ConfigError(f"{name}: mode {mode} runs no trainer, so there is nothing to plan (rft-solver "
-                          "plans the trainer of mode both or train)")
-    if mode == "colocate":
-        raise ConfigError(f"{name}: mode colocate shares one GPU between the trainer and the rollout engine, which "
-                          "the tables never measured (rft-solver plans the trainer of mode both or train)")
-    if mode not in (None, *TRAINER_MODES):
-        raise ConfigError(f"{reader.where(('mode',))} must be one of {', '.join(TRAINER_MODES + NO_TRAINER_MODES)} or "
-                          f"colocate, as Trinity takes it, got {brief(mode)}")
-    trainer_type = (reader.text(("trainer", "trainer_type")) or "verl").strip()
-    if reader.flag(("model", "tinker", "enable")) or trainer_type == "tinker":
-        raise ConfigError(f"{name}: the Tinker service trains this config (model.tinker.enable or trainer.trainer_type "
-                          "tinker), so there is no trainer GPU to plan (rft-solver plans verl's FSDP trainer)")
-    if trainer_type != "verl":
-        raise ConfigError(f"{reader.where(('trainer', 'trainer_type'))} must be verl (or tinker), as Trinity takes it, "
-                          f"got {brief(trainer_type)}")
-    if mode != "train" and (reader.word(("explorer", "rollout_model", "engine_type")) == "external"
-                            or reader.flag(("model", "external_model", "enable"))):
-        raise ConfigError(f"{name}: an external rollout model (explorer.rollout_model.engine_type external, or "
-                          "model.external_model.enable) is for mode bench: Trinity then gives the trainer no GPU, so "
-                          "there is nothing to plan")
+    model_path, model = _read_model(reader)
+    mode = _read_mode(reader)
+    _check_verl_trainer(reader)
+    _check_local_rollout(reader, mode)
     rollout, rollout_engine_gpus, auxiliary_gpus = _rollout_gpus(reader, mode)
-    gpu_per_node = reader.integer(("cluster", "gpu_per_node"), maximum=MAX_GPUS)
-    trainer_gpus = None
-    if gpu_per_node is not None:
-        total = reader.count(("cluster", "node_num"), 1) * gpu_per_node
-        if total > MAX_GPUS:
-            raise ConfigError(f"{name}: cluster.node_num x cluster.gpu_per_node = {total} GPUs; at most {MAX_GPUS}")
-        trainer_gpus = total - rollout
-        if trainer_gpus < 1:
-            raise ConfigError(
-                f"{name}: cluster.node_num x cluster.gpu_per_node = {counted(total, 'GPU')}: no trainer GPU is left after "
-                f"{counted(rollout, 'rollout GPU')} (explorer.rollout_model.engine_num x each engine's GPUs)"
-            )
-
+    gpu_per_node, trainer_gpus = _read_trainer_gpus(reader, rollout)
     given = reader.word(("trainer", "trainer_strategy"))
-    trainer_level = trainer_level_offload(data)
     strategy = trainer_strategy(given, data, version)
-    # Under FSDP2, verl offloads the actor to host memory through CPUOffloadPolicy when offload_policy is on (and
-    # then ignores param_offload and optimizer_offload); the reference model gets it whatever the flags say.
-    read = {f"{role}.fsdp_config.{flag}": _note_flag(reader, _offload_path(role, flag)) for role in ROLES
-            for flag in OFFLOAD_FLAGS}  # each checked; the actor's for the notes
-    flags = {flag: on for flag, on in read.items() if on is not None and flag.startswith("actor.")}
-    where = "trainer.trainer_config.actor_rollout_ref"
-    # The verdict's flag is read as strictly as Trinity reads it (the notes' may be left unread).
-    actor_policy = _offload_path("actor", "offload_policy")
-    policy, actor_sets_policy = reader.flag(actor_policy), reader.get(actor_policy) is not None
-    notes, disagree = [], False
-    if trainer_level and version != "0.5":  # 0.6's: verl before 0.8 takes these, 0.8 and later the actor's own
-        flags = {flag: reader.flag(("trainer", flag)) for flag in OFFLOAD_FLAGS}
-        where = "trainer, where Trinity 0.6 keeps them"
-        merged = policy if actor_sets_policy else flags["offload_policy"]
-        disagree = merged != flags["offload_policy"] and strategy == "fsdp2"
-        if disagree:
-            notes.append(f"trainer.offload_policy is {str(flags['offload_policy']).lower()} but "
-                         f"{'.'.join(actor_policy)} is {str(policy).lower()}: Trinity 0.6 takes the trainer's "
-                         "with verl before 0.8 and the actor's with verl 0.8 or later, so the verdict takes Offload as "
-                         "off; set both alike (--write does)")
-        policy = merged and flags["offload_policy"]
-    elif policy and strategy == "fsdp2" and version != "0.5":
-        notes.append(TRINITY_06_OFFLOAD)
-    offload = strategy == "fsdp2" and policy
-    manual = [flag for flag, on in flags.items() if on and not flag.endswith("offload_policy")]
-    if strategy == "fsdp2" and manual and not policy and not disagree:
-        notes.append(f"{' and '.join(manual)} without offload_policy (under {where}): verl loads those states back onto "
-                     "the GPUs for each step, so the verdict takes Offload as off; the tables' Offload is FSDP2's "
-                     "CPUOffloadPolicy, which offload_policy: true turns on")
-    if any(flags.values()) and strategy != "fsdp2":
-        # (the reference model's param_offload is FSDP1's too, and saves memory whatever the strategy)
-        named = f"is {strategy}, not fsdp2" if given else "is not set (Trinity before 0.6 takes fsdp; 0.6, fsdp2)"
-        notes.append(f"the offload flags are set, but trainer.trainer_strategy {named}: the tables' Offload is FSDP2's "
-                     "CPU offload, so the verdict takes Offload as off")
-    unread = [f"{role}.{IGNORED_SECTION}.{flag}" for role in ROLES for flag in OFFLOAD_FLAGS
-              if _leniently(reader.get, _offload_path(role, flag, IGNORED_SECTION)) is not None]
-    if unread:
-        notes.append(f"{', '.join(unread)} (under {'.'.join(_FSDP_CONFIG)}): Trinity reads a role's offload flags "
-                     "from its fsdp_config, never its engine (Trinity 0.5 refuses the key, 0.6 drops it, and verl 0.8 "
-                     "or later replaces it with fsdp_config), so the verdict leaves them out; set them under "
-                     "fsdp_config (--write does)")
-    if strategy not in ("fsdp", "fsdp2"):
-        notes.append(f"trainer.trainer_strategy is {strategy}: the tables and the memory model are "
-                     "FSDP's (fsdp, or fsdp2 for Offload), so the verdict and the plans are for an FSDP trainer")
-    sp = reader.count(("trainer", "ulysses_sequence_parallel_size"), 1)
-    for path in ROLE_SP_KEYS:
-        role_sp = _leniently(reader.integer, path)
-        if role_sp is not None and role_sp != sp:
-            notes.append(f"{'.'.join(path)} {role_sp} is not trainer.ulysses_sequence_parallel_size {sp}: Trinity with "
-                         f"verl before 0.8 runs that role at SP {role_sp} (with the trainer's token budget), Trinity 0.6 "
-                         f"on verl 0.8 or later at SP {sp}; the verdict is at SP {sp}: set them alike (--write does)")
-    length = reader.integer(("model", "max_model_len"))
-    if length is None:  # Trinity takes prompt and response together, where both are given
-        prompt, response = (_leniently(reader.integer, ("model", key)) for key in ("max_prompt_tokens",
-                                                                                    "max_response_tokens"))
-        if prompt is not None and response is not None:
-            length = prompt + response
-            notes.append(f"model.max_model_len is not set: Trinity takes max_prompt_tokens + max_response_tokens = "
-                         f"{prompt} + {response} = {length}, as the verdict does")
+    offload, offload_notes = _read_offload(reader, given, strategy, version)
+    sp, sp_notes = _read_sequence_parallel(reader)
+    length, length_notes = _read_max_model_len(reader)
     return TrinityConfig(
         model=model,
-        model_path=model_path.strip(),
+        model_path=model_path,
         max_model_len=length,
         trainer_gpus=trainer_gpus,
         node_gpus=gpu_per_node,
@@ -938,7 +1024,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
         max_token_len_per_gpu=reader.integer(("trainer", "max_token_len_per_gpu")),
         role_token_budgets=role_token_budgets(data, name, environ),
         strategy=given,
-        notes=tuple(notes),
+        notes=(*offload_notes, *_strategy_notes(strategy), *sp_notes, *length_notes),
         rollout_engine_gpus=rollout_engine_gpus,
         auxiliary_gpus=auxiliary_gpus,
     )
@@ -1093,6 +1179,40 @@ def _indentation(text: str) -> tuple[int, int, int]:
     return mapping, max(sequence, (offset or 0) + 2), offset or 0
 
 
+def _round_trip_yaml(text: str) -> YAML:
+    """A ruamel round trip that writes the config `text` as it is written: its indentation, its document start and
+    end markers, and its nulls as ``null`` where it writes them so."""
+    mapping, sequence, offset = _indentation(text)
+    yaml = YAML(typ="rt", pure=True)
+    yaml.preserve_quotes = True
+    yaml.width = 1 << 16
+    yaml.indent(mapping=mapping, sequence=sequence, offset=offset)
+    if text.lstrip().startswith("---"):
+        yaml.explicit_start = True
+    if text.rstrip().splitlines()[-1:] == ["..."]:
+        yaml.explicit_end = True
+    if NULL_WORD.search(text):
+        yaml.Representer = _NullWordRepresenter
+    return yaml
+
+
+def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, model: Model,
+                environ: Mapping[str, str] | None, version: TrinityVersion | None) -> None:
+    """Set `plan`'s keys in `data` (the config's round trip, whose text is `lines`; `reading`: its values as Trinity
+    reads them), and remove a stale ``model.rope_scaling`` and, for Trinity 0.5, 0.6's flags under ``trainer``."""
+    for key in _plan_keys(plan, model, reading, environ, version):
+        if _writes(key, _dig(reading, key.path), environ):
+            _set(data, key.path, key.value, lines, create=not key.existing_only)
+    section = data.get("model")
+    if isinstance(section, CommentedMap) and "rope_scaling" in section and _stale_rope(section["rope_scaling"],
+                                                                                      plan, model):
+        _delete(section, "rope_scaling")
+    trainer = data.get("trainer")
+    if version == "0.5" and isinstance(trainer, CommentedMap):  # 0.6's flags, which 0.5 refuses
+        for flag in (flag for flag in OFFLOAD_FLAGS if flag in trainer):
+            _delete(trainer, flag)
+
+
 def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "config",
                          environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None) -> str:
     """The user's Trinity config `text` with `plan` applied, everything else kept (ruamel round trip), for the
@@ -1132,34 +1252,13 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
     check_config_arguments(text, name, {} if environ is None else environ, version)
     crlf = "\r\n" in text  # the file's own line endings, kept; ruamel works on "\n"
     text = text.replace("\r\n", "\n")
-    mapping, sequence, offset = _indentation(text)
-    yaml = YAML(typ="rt", pure=True)
-    yaml.preserve_quotes = True
-    yaml.width = 1 << 16
-    yaml.indent(mapping=mapping, sequence=sequence, offset=offset)
-    if text.lstrip().startswith("---"):
-        yaml.explicit_start = True
-    if text.rstrip().splitlines()[-1:] == ["..."]:
-        yaml.explicit_end = True
-    if NULL_WORD.search(text):
-        yaml.Representer = _NullWordRepresenter
+    yaml = _round_trip_yaml(text)
     data = load_config_mapping(text, name, yaml)
     if not isinstance(data, CommentedMap):
         raise ConfigError(f"{name}: a Trinity config is a mapping of sections")
     reading = load_config_mapping(text, name)  # the values as Trinity reads them (YAML 1.1: 010000 is 4096)
-    lines = text.splitlines()
     try:
-        for key in _plan_keys(plan, model, reading, environ, version):
-            if _writes(key, _dig(reading, key.path), environ):
-                _set(data, key.path, key.value, lines, create=not key.existing_only)
-        section = data.get("model")
-        if isinstance(section, CommentedMap) and "rope_scaling" in section and _stale_rope(section["rope_scaling"],
-                                                                                          plan, model):
-            _delete(section, "rope_scaling")
-        trainer = data.get("trainer")
-        if version == "0.5" and isinstance(trainer, CommentedMap):  # 0.6's flags, which 0.5 refuses
-            for flag in (flag for flag in OFFLOAD_FLAGS if flag in trainer):
-                _delete(trainer, flag)
+        _apply_plan(data, reading, text.splitlines(), plan, model, environ, version)
     except ConfigError as error:
         raise ConfigError(f"{name}: {error}") from None
     out = io.StringIO()
@@ -1292,6 +1391,214 @@ def _dig(mapping: Mapping[str, Any], path: tuple[str, ...]) -> Any:
     return node
 
 
+_ROPE_SCALING = ("model", "rope_scaling")
+
+
+class _ConfigChecks:
+    """The problems `check_trinity_config` finds in a config given as nested `mapping`s, and its values as Trinity
+    reads them (interpolations resolved from `environ`): one that cannot be read is a problem too."""
+
+    def __init__(self, mapping: Mapping[str, Any], environ: Mapping[str, str]):
+        self.mapping, self.environ = mapping, environ
+        self.problems: list[str] = []
+
+    def value(self, path: tuple[str, ...]) -> Any:
+        """The value at `path`, resolved and decoded (None where absent, or not resolved: a problem)."""
+        raw = _dig(self.mapping, path)
+        try:
+            resolved = _resolve(raw, ".".join(path), self.environ)
+        except ConfigError as error:
+            self.problems.append(f"cannot check {error}")
+            return None
+        decoded = _decode_scalar(resolved) if isinstance(resolved, str) else resolved
+        if path[:2] in UNTYPED_SECTIONS and isinstance(resolved, str) and not isinstance(decoded, str):
+            self.problems.append(f"{'.'.join(path)} is the text {brief(resolved)}: {'.'.join(path[:2])} reaches the "
+                                 "model as written (an oc.env value stays text there); write the number, or "
+                                 "${oc.decode:...} around it")
+        return decoded
+
+    def number(self, path: tuple[str, ...]) -> float | None:
+        """The number at `path` (`value`); None where absent or unreadable, or not a number (a problem)."""
+        raw = self.value(path)
+        if raw is None:
+            return None
+        if isinstance(raw, bool) or not isinstance(raw, (int, float)):
+            self.problems.append(f"{'.'.join(path)} must be a number, got {brief(raw)}")
+            return None
+        return raw
+
+    def rope_type(self) -> Any:
+        """``model.rope_scaling``'s type (`value`): its ``rope_type``, else its ``type``."""
+        return self.value((*_ROPE_SCALING, "rope_type")) or self.value((*_ROPE_SCALING, "type"))
+
+
+def _check_sequence_parallel(checks: _ConfigChecks, model: Model, trainer_gpus: int) -> int:
+    """Check the trainer's SP against `trainer_gpus` and `model`'s heads; return it (1 where unset or below 1)."""
+    sp_value = checks.number(("trainer", "ulysses_sequence_parallel_size"))
+    sp = int(sp_value) if sp_value is not None else 1
+    if sp < 1:
+        checks.problems.append(f"trainer.ulysses_sequence_parallel_size must be at least 1, got {sp}")
+        sp = 1
+    if trainer_gpus < 1:
+        checks.problems.append(f"the trainer needs at least 1 GPU, got {trainer_gpus}")
+    elif trainer_gpus % sp:
+        checks.problems.append(f"trainer.ulysses_sequence_parallel_size {sp} does not divide the {trainer_gpus} "
+                               "trainer GPUs")
+    heads = sp_rule_violation(model.num_attention_heads, model.num_key_value_heads, sp)
+    if heads:
+        checks.problems.append(f"trainer.ulysses_sequence_parallel_size: {heads} of {model.name}")
+    return sp
+
+
+def _check_token_budgets(checks: _ConfigChecks, length: float | None, sp: int) -> None:
+    """Check that ``trainer.max_token_len_per_gpu`` and the roles' own budgets (`ROLE_TOKEN_BUDGETS`), where set, hold
+    a sequence of `length` at `sp`."""
+    for path in (("trainer", "max_token_len_per_gpu"), *ROLE_TOKEN_BUDGETS):
+        budget = checks.number(path)
+        if budget is not None and length is not None and budget < (least := least_token_budget(length, sp)):
+            # verl needs a micro-batch to hold the longest sequence: Trinity with older verl raises a budget to that.
+            raised = f"Trinity with verl before 0.8 raises it to ceil({_number(length)} / {sp}) = {least}"
+            effect = (f"{raised}, and Trinity 0.6 on verl 0.8 or later ignores the key" if path in ROLE_TOKEN_BUDGETS
+                      else f"verl 0.8 or later stops at the first sequence longer than that, and {raised}")
+            checks.problems.append(
+                f"{'.'.join(path)} {_number(budget)} x SP {sp} is below model.max_model_len {_number(length)}: "
+                f"{effect} (Trinity's default is ceil(2 x {_number(length)} / {sp}) = {math.ceil(2 * length / sp)})"
+            )
+
+
+def _check_prompt_and_response(checks: _ConfigChecks, length: float | None) -> None:
+    """Check ``model.max_prompt_tokens`` and ``max_response_tokens``: at least 0, and together within `length`."""
+    prompt, response = checks.number(("model", "max_prompt_tokens")), checks.number(("model", "max_response_tokens"))
+    for key, tokens in (("max_prompt_tokens", prompt), ("max_response_tokens", response)):
+        if tokens is not None and tokens < 0:
+            checks.problems.append(f"model.{key} must be at least 0, got {_number(tokens)}")
+    if prompt is not None and response is not None and length is not None and prompt + response > length:
+        checks.problems.append(
+            f"model.max_prompt_tokens {_number(prompt)} + model.max_response_tokens {_number(response)} exceed "
+            f"model.max_model_len {_number(length)}"
+        )
+
+
+def _yarn_setting(wanted: float, native: int) -> str:
+    """The fix that sets the YaRN ``model.rope_scaling`` of factor `wanted` over the `native` context, in words."""
+    return f"set {{rope_type: yarn, factor: {wanted!r}, original_max_position_embeddings: {native}}}"
+
+
+def _check_rope_scaling(checks: _ConfigChecks, model: Model, length: float | None) -> None:
+    """Check ``model.rope_scaling`` against `model` and `length`: a mapping, replacing no RoPE scaling of the model's
+    own, and YaRN where, and only where, the length is beyond the native context (`_check_yarn`)."""
+    native, own_rope = model.native_context, model.rope_scaling
+    rope = _dig(checks.mapping, _ROPE_SCALING)
+    given_rope = checks.rope_type()
+    if own_rope is not None and rope is not None and given_rope != own_rope:
+        checks.problems.append(f"model.rope_scaling ({brief(given_rope)}) would replace {model.name}'s own {own_rope} "
+                               "RoPE scaling: remove it")
+    wanted = model.yarn_factor(int(length)) if length is not None else None
+    if rope is not None and not isinstance(rope, Mapping):  # Trinity refuses it whatever the length, as --write does
+        fix = _yarn_setting(wanted, native) if length is not None and wanted is not None else "remove it"
+        checks.problems.append(f"model.rope_scaling must be a mapping, got {brief(rope)}: {fix}")
+    if length is not None and length <= native and own_rope is None and given_rope == "yarn":
+        checks.problems.append(f"model.rope_scaling: max_model_len {_number(length)} is within {model.name}'s native "
+                               f"context of {native}: YaRN is not needed there (it stretches the positions the model "
+                               "was trained on); remove it")
+        checks.value((*_ROPE_SCALING, "factor"))  # Trinity resolves it all the same: one it cannot is a problem too
+    if length is not None and wanted is not None:
+        if rope is None:
+            checks.problems.append(f"model.rope_scaling: max_model_len {_number(length)} is beyond {model.name}'s "
+                                   f"native context of {native}: {_yarn_setting(wanted, native)}")
+        elif isinstance(rope, Mapping):
+            _check_yarn(checks, native, length, wanted)
+
+
+def _check_yarn(checks: _ConfigChecks, native: int, length: float, wanted: float) -> None:
+    """Check a ``model.rope_scaling`` mapping where `length` is beyond the `native` context: YaRN, with a factor and
+    original length that cover the length as the guide sets them (factor `wanted` over `native`)."""
+    rope_type = checks.rope_type()
+    if rope_type != "yarn":
+        checks.problems.append(f"model.rope_scaling.rope_type must be yarn, got {brief(rope_type)}")
+    # A value that cannot be read is a problem already (number says so): only a wrong or missing one is.
+    factor_path = (*_ROPE_SCALING, "factor")
+    factor = checks.number(factor_path)
+    original_path = (*_ROPE_SCALING, "original_max_position_embeddings")
+    original = checks.number(original_path)
+    # Other values than the guide's may still cover the length (Qwen's model cards: factor 4 over 32768).
+    if factor is None and _dig(checks.mapping, factor_path) is None:
+        checks.problems.append(f"model.rope_scaling.factor must be max_model_len / {native} = {wanted!r}, got None")
+    if original is None and _dig(checks.mapping, original_path) is None:
+        checks.problems.append(f"model.rope_scaling.original_max_position_embeddings must be {native}, got None")
+    if factor is not None:
+        original = native if original is None else original  # missing: said above; YaRN then takes the native
+        if problem := _yarn_coverage_problem(factor, original, native, length, wanted):
+            checks.problems.append(problem)
+
+
+def _yarn_coverage_problem(factor: float, original: float, native: int, length: float, wanted: float) -> str | None:
+    """What is wrong with a YaRN `factor` over `original` positions for `length` (the guide's: `wanted` over
+    `native`): covering fewer tokens, or covering them otherwise than the guide; None where it is the guide's."""
+    covers = factor * original
+    guide = f"factor max_model_len / {native} = {wanted!r} over {native}"
+    if covers < length:
+        return (f"model.rope_scaling (factor {factor!r} over {original!r}) covers {_number(covers)} tokens, fewer "
+                f"than max_model_len {_number(length)}: set the guide's {guide}")
+    if not math.isclose(factor, wanted, rel_tol=1e-9) or original != native:
+        more = ": it stretches the positions more than the length needs" if covers > length else ""
+        return (f"model.rope_scaling (factor {factor!r} over {original!r}) covers the length, but not as the guide "
+                f"sets it, {guide}{more}")
+    return None
+
+
+def _check_dynamic_batch(checks: _ConfigChecks) -> None:
+    """Check that the dynamic batch size keys (`DYNAMIC_BATCH_KEYS`) are booleans, and on."""
+    for path in DYNAMIC_BATCH_KEYS:
+        if not _boolean_like(checks.value(path)):
+            checks.problems.append(f"{'.'.join(path)} must be true or false, got {brief(checks.value(path))}: Trinity "
+                                   "refuses it")
+        elif _turned_off(checks.value(path)):
+            scope = ROLE_KEY_SCOPES.get(path)
+            checks.problems.append(f"{'.'.join(path)} is false: verl then ignores the token budget "
+                                   "(max_token_len_per_gpu), which the tables measured and the plan sets, and fills "
+                                   "micro-batches by sequence count: set it to true" + (f" ({scope})" if scope else ""))
+
+
+def _check_trainer_level_flags(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
+    """Check that a config for Trinity 0.5 has none of Trinity 0.6's offload flags under ``trainer`` itself."""
+    trainer = checks.mapping.get("trainer")
+    refused = [f"trainer.{flag}" for flag in OFFLOAD_FLAGS if isinstance(trainer, Mapping) and flag in trainer]
+    if version == "0.5" and refused:
+        keys, them = ("keys", "them") if len(refused) > 1 else ("a key", "it")
+        checks.problems.append(f"{', '.join(refused)}: {keys} of Trinity 0.6's trainer, which Trinity 0.5 refuses (its "
+                               f"TrainerConfig has no such key), so the config does not load: remove {them} and set "
+                               "the roles' fsdp_config flags (--write does; the verdict reads the roles', as 0.5 "
+                               "would)")
+
+
+def _check_offload_strategy(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
+    """Check that an ``offload_policy`` that is on (the trainer's, or a role's) has the trainer strategy fsdp2."""
+    given = checks.value(("trainer", "trainer_strategy"))
+    strategy = trainer_strategy(given, checks.mapping, version)
+    got = brief(given) if given else "none (Trinity before 0.6 takes fsdp)"
+    for policy in [("trainer", "offload_policy"), *(_offload_path(role, "offload_policy") for role in ROLES)]:
+        if checks.value(policy) is True and strategy != "fsdp2":
+            checks.problems.append(f"{'.'.join(policy)} needs trainer.trainer_strategy fsdp2, got {got}")
+
+
+def _check_no_config_path(checks: _ConfigChecks) -> None:
+    """Check that the config has no deprecated ``trainer.trainer_config_path``."""
+    if _dig(checks.mapping, ("trainer", "trainer_config_path")) is not None:
+        checks.problems.append("trainer.trainer_config_path is deprecated: Trinity refuses it where "
+                               "trainer.trainer_config is empty (0.5, and 0.6 on verl before 0.8) and otherwise never "
+                               "reads it; move its settings under trainer.trainer_config")
+
+
+def _check_whole_nodes(checks: _ConfigChecks, trainer_gpus: int) -> None:
+    """Check ``cluster.gpu_per_node`` (where given) and that `trainer_gpus` wider than a node take whole nodes."""
+    per_node = checks.number(("cluster", "gpu_per_node"))
+    if per_node is not None and (per_node < 1 or not float(per_node).is_integer()):
+        checks.problems.append(f"{NODE_SIZE_KEY} must be a whole number of at least 1, got {_number(per_node)}")
+    elif per_node is not None and (spread := whole_nodes_violation(trainer_gpus, int(per_node), NODE_SIZE_KEY)):
+        checks.problems.append(spread)
+
+
 def check_trinity_config(
     mapping: Mapping[str, Any], model: Model, trainer_gpus: int, *, environ: Mapping[str, str] | None = None,
     version: TrinityVersion | None = None,
@@ -1313,147 +1620,15 @@ def check_trinity_config(
     Interpolated values are resolved from `environ` (default: none set, so defaults apply); one that
     cannot be resolved, or is not a number, is reported as a problem.
     """
-    env = environ or {}
-    problems: list[str] = []
-
-    def value(path: tuple[str, ...]) -> Any:
-        raw = _dig(mapping, path)
-        try:
-            resolved = _resolve(raw, ".".join(path), env)
-        except ConfigError as error:
-            problems.append(f"cannot check {error}")
-            return None
-        decoded = _decode_scalar(resolved) if isinstance(resolved, str) else resolved
-        if path[:2] in UNTYPED_SECTIONS and isinstance(resolved, str) and not isinstance(decoded, str):
-            problems.append(f"{'.'.join(path)} is the text {brief(resolved)}: {'.'.join(path[:2])} reaches the model "
-                            "as written (an oc.env value stays text there); write the number, or "
-                            "${oc.decode:...} around it")
-        return decoded
-
-    def number(path: tuple[str, ...]) -> float | None:
-        raw = value(path)
-        if raw is None:
-            return None
-        if isinstance(raw, bool) or not isinstance(raw, (int, float)):
-            problems.append(f"{'.'.join(path)} must be a number, got {brief(raw)}")
-            return None
-        return raw
-
-    sp_value = number(("trainer", "ulysses_sequence_parallel_size"))
-    sp = int(sp_value) if sp_value is not None else 1
-    if sp < 1:
-        problems.append(f"trainer.ulysses_sequence_parallel_size must be at least 1, got {sp}")
-        sp = 1
-    if trainer_gpus < 1:
-        problems.append(f"the trainer needs at least 1 GPU, got {trainer_gpus}")
-    elif trainer_gpus % sp:
-        problems.append(f"trainer.ulysses_sequence_parallel_size {sp} does not divide the {trainer_gpus} trainer GPUs")
-    heads = sp_rule_violation(model.num_attention_heads, model.num_key_value_heads, sp)
-    if heads:
-        problems.append(f"trainer.ulysses_sequence_parallel_size: {heads} of {model.name}")
-
-    length = number(("model", "max_model_len"))
-    for path in (("trainer", "max_token_len_per_gpu"), *ROLE_TOKEN_BUDGETS):
-        budget = number(path)
-        if budget is not None and length is not None and budget < (least := least_token_budget(length, sp)):
-            # verl needs a micro-batch to hold the longest sequence: Trinity with older verl raises a budget to that.
-            raised = f"Trinity with verl before 0.8 raises it to ceil({_number(length)} / {sp}) = {least}"
-            effect = (f"{raised}, and Trinity 0.6 on verl 0.8 or later ignores the key" if path in ROLE_TOKEN_BUDGETS
-                      else f"verl 0.8 or later stops at the first sequence longer than that, and {raised}")
-            problems.append(
-                f"{'.'.join(path)} {_number(budget)} x SP {sp} is below model.max_model_len {_number(length)}: "
-                f"{effect} (Trinity's default is ceil(2 x {_number(length)} / {sp}) = {math.ceil(2 * length / sp)})"
-            )
-
-    prompt, response = number(("model", "max_prompt_tokens")), number(("model", "max_response_tokens"))
-    for key, tokens in (("max_prompt_tokens", prompt), ("max_response_tokens", response)):
-        if tokens is not None and tokens < 0:
-            problems.append(f"model.{key} must be at least 0, got {_number(tokens)}")
-    if prompt is not None and response is not None and length is not None and prompt + response > length:
-        problems.append(
-            f"model.max_prompt_tokens {_number(prompt)} + model.max_response_tokens {_number(response)} exceed "
-            f"model.max_model_len {_number(length)}"
-        )
-
-    native = model.native_context
-    own_rope = model.rope_scaling
-    given_rope = value(("model", "rope_scaling", "rope_type")) or value(("model", "rope_scaling", "type"))
-    if own_rope is not None and _dig(mapping, ("model", "rope_scaling")) is not None and given_rope != own_rope:
-        problems.append(f"model.rope_scaling ({brief(given_rope)}) would replace {model.name}'s own {own_rope} RoPE "
-                        "scaling: remove it")
-    wanted = model.yarn_factor(int(length)) if length is not None else None
-    rope = _dig(mapping, ("model", "rope_scaling"))
-    if rope is not None and not isinstance(rope, Mapping):  # Trinity refuses it whatever the length, as --write does
-        fix = (f"set {{rope_type: yarn, factor: {wanted!r}, original_max_position_embeddings: {native}}}"
-               if length is not None and wanted is not None else "remove it")
-        problems.append(f"model.rope_scaling must be a mapping, got {brief(rope)}: {fix}")
-    if length is not None and length <= native and own_rope is None and given_rope == "yarn":
-        problems.append(f"model.rope_scaling: max_model_len {_number(length)} is within {model.name}'s native context of "
-                        f"{native}: YaRN is not needed there (it stretches the positions the model was trained on); "
-                        "remove it")
-        value(("model", "rope_scaling", "factor"))  # Trinity resolves it all the same: one it cannot is a problem too
-    if length is not None and wanted is not None:
-        if rope is None:
-            problems.append(
-                f"model.rope_scaling: max_model_len {_number(length)} is beyond {model.name}'s native context of {native}: "
-                f"set {{rope_type: yarn, factor: {wanted!r}, original_max_position_embeddings: {native}}}"
-            )
-        elif isinstance(rope, Mapping):
-            rope_type = value(("model", "rope_scaling", "rope_type")) or value(("model", "rope_scaling", "type"))
-            if rope_type != "yarn":
-                problems.append(f"model.rope_scaling.rope_type must be yarn, got {brief(rope_type)}")
-            # A value that cannot be read is a problem already (number says so): only a wrong or missing one is.
-            factor_path = ("model", "rope_scaling", "factor")
-            factor = number(factor_path)
-            original_path = ("model", "rope_scaling", "original_max_position_embeddings")
-            original = number(original_path)
-            # Other values than the guide's may still cover the length (Qwen's model cards: factor 4 over 32768).
-            if factor is None and _dig(mapping, factor_path) is None:
-                problems.append(f"model.rope_scaling.factor must be max_model_len / {native} = {wanted!r}, got None")
-            if original is None and _dig(mapping, original_path) is None:
-                problems.append(f"model.rope_scaling.original_max_position_embeddings must be {native}, got None")
-            if factor is not None:
-                original = native if original is None else original  # missing: said above; YaRN then takes the native
-                covers = factor * original
-                guide = f"factor max_model_len / {native} = {wanted!r} over {native}"
-                if covers < length:
-                    problems.append(f"model.rope_scaling (factor {factor!r} over {original!r}) covers {_number(covers)} tokens, "
-                                    f"fewer than max_model_len {_number(length)}: set the guide's {guide}")
-                elif not math.isclose(factor, wanted, rel_tol=1e-9) or original != native:
-                    more = ": it stretches the positions more than the length needs" if covers > length else ""
-                    problems.append(f"model.rope_scaling (factor {factor!r} over {original!r}) covers the length, but "
-                                    f"not as the guide sets it, {guide}{more}")
-
-    for path in DYNAMIC_BATCH_KEYS:
-        if not _boolean_like(value(path)):
-            problems.append(f"{'.'.join(path)} must be true or false, got {brief(value(path))}: Trinity refuses it")
-        elif _turned_off(value(path)):
-            scope = ROLE_KEY_SCOPES.get(path)
-            problems.append(f"{'.'.join(path)} is false: verl then ignores the token budget (max_token_len_per_gpu), "
-                            "which the tables measured and the plan sets, and fills micro-batches by sequence count: "
-                            "set it to true" + (f" ({scope})" if scope else ""))
-
-    trainer = mapping.get("trainer")
-    refused = [f"trainer.{flag}" for flag in OFFLOAD_FLAGS if isinstance(trainer, Mapping) and flag in trainer]
-    if version == "0.5" and refused:
-        keys = "keys" if len(refused) > 1 else "a key"
-        problems.append(f"{', '.join(refused)}: {keys} of Trinity 0.6's trainer, which Trinity 0.5 refuses (its "
-                        f"TrainerConfig has no such key), so the config does not load: remove {'them' if len(refused) > 1 else 'it'} "
-                        "and set the roles' fsdp_config flags (--write does; the verdict reads the roles', as 0.5 would)")
-    given = value(("trainer", "trainer_strategy"))
-    strategy = trainer_strategy(given, mapping, version)
-    got = brief(given) if given else "none (Trinity before 0.6 takes fsdp)"
-    for policy in [("trainer", "offload_policy"), *(_offload_path(role, "offload_policy") for role in ROLES)]:
-        if value(policy) is True and strategy != "fsdp2":
-            problems.append(f"{'.'.join(policy)} needs trainer.trainer_strategy fsdp2, got {got}")
-    if _dig(mapping, ("trainer", "trainer_config_path")) is not None:
-        problems.append("trainer.trainer_config_path is deprecated: Trinity refuses it where trainer.trainer_config is "
-                        "empty (0.5, and 0.6 on verl before 0.8) and otherwise never reads it; move its settings under "
-                        "trainer.trainer_config")
-
-    per_node = number(("cluster", "gpu_per_node"))
-    if per_node is not None and (per_node < 1 or not float(per_node).is_integer()):
-        problems.append(f"{NODE_SIZE_KEY} must be a whole number of at least 1, got {_number(per_node)}")
-    elif per_node is not None and (spread := whole_nodes_violation(trainer_gpus, int(per_node), NODE_SIZE_KEY)):
-        problems.append(spread)
-    return problems
+    checks = _ConfigChecks(mapping, environ or {})
+    sp = _check_sequence_parallel(checks, model, trainer_gpus)
+    length = checks.number(("model", "max_model_len"))
+    _check_token_budgets(checks, length, sp)
+    _check_prompt_and_response(checks, length)
+    _check_rope_scaling(checks, model, length)
+    _check_dynamic_batch(checks)
+    _check_trainer_level_flags(checks, version)
+    _check_offload_strategy(checks, version)
+    _check_no_config_path(checks)
+    _check_whole_nodes(checks, trainer_gpus)
+    return checks.problems
