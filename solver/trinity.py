@@ -1333,11 +1333,26 @@ def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
             found.setdefault(anchor, f"{'.'.join(key.path)} is the anchor &{anchor}, which other keys repeat "
                                      f"(*{anchor}): the patch sets it to {key.value} and they keep {value}")
         for depth in range(1, len(key.path)):
-            if (anchor := anchor_of(_dig(data, key.path[:depth]))) is not None:
-                found.setdefault(anchor, f"{'.'.join(key.path[:depth])} is the anchor &{anchor}, which other keys "
-                                         f"repeat (*{anchor}): the patch's changes in it ({key.path[-1]} to "
-                                         f"{_scalar(key.value)}, ...) reach them too")
+            if (anchor := anchor_of(node := _dig(data, key.path[:depth]))) is not None:
+                others = [".".join(path) for path in _paths_to(data, node) if path != key.path[:depth]]
+                repeat = f"{', '.join(others)} {'repeats' if len(others) == 1 else 'repeat'}" if others else (
+                    "other keys repeat")
+                found.setdefault(anchor, f"{'.'.join(key.path[:depth])} is the anchor &{anchor}, which {repeat} "
+                                         f"(*{anchor}): the patch's changes in it ({key.path[-1]} to "
+                                         f"{_scalar(key.value)}, ...) reach {'it' if len(others) == 1 else 'them'} too")
     return list(found.values())
+
+
+def _paths_to(data: Any, node: Any, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+    """The key paths in `data` (nested mappings and lists, as ruamel reads them) at which `node` itself is: its
+    anchor's and its aliases' places."""
+    if data is node:
+        return [path]
+    if isinstance(data, Mapping):
+        return [found for key, value in data.items() for found in _paths_to(value, node, (*path, str(key)))]
+    if isinstance(data, list):
+        return [found for index, value in enumerate(data) for found in _paths_to(value, node, (*path, str(index)))]
+    return []
 
 
 def kept_interpolations(text: str, plan: Plan, model: Model, *, name: str = "config",

@@ -1512,8 +1512,8 @@ def test_write_warns_when_a_patched_key_sits_in_a_mapping_other_keys_repeat(cli,
     status, out, err = cli("--from-config", str(config), "--gpu", "h20", "--write", str(patched))
     assert status == 0 and "plan           Env + SP=4 on 8 of 8 GPUs" in out
     assert (f"solve: warning: {patched}: trainer.trainer_config.actor_rollout_ref.actor.fsdp_config is the anchor "
-            "&offload, which other keys repeat (*offload): the patch's changes in it (param_offload to false, ...) "
-            "reach them too\n") in err
+            "&offload, which trainer.trainer_config.actor_rollout_ref.ref.fsdp_config repeats (*offload): the patch's "
+            "changes in it (param_offload to false, ...) reach it too\n") in err
 
 
 def config_verdict(cli, tmp_path: Path, text: str, gpu: str) -> tuple[int, dict]:
