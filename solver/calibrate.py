@@ -181,6 +181,19 @@ def calibrate(evidence: Iterable[Observation]) -> tuple[Coefficients, FitSummary
     return coefficients, report(evidence, coefficients)
 
 
+def mispredicted(evidence: Iterable[Observation], coefficients: Coefficients) -> list[str]:
+    """The observations `coefficients` predict the other way, in words: the cell's setting, what it says, and the
+    predicted peak against the usable memory (without a margin, as `report` counts them)."""
+    found = []
+    for o in evidence:
+        result = breakdown(o.model, o.memory_gib, o.gpus, o.setting, o.max_model_len, coefficients)
+        if result.fits != o.fits:
+            said = "trained" if o.fits else "ran out of memory"
+            found.append(f"{o.model.name} on {o.gpus} x {o.gpu} at {o.max_model_len} with {o.setting.label} {said}, "
+                         f"predicted {result.total_gib:.1f} GiB of {result.usable_gib:.1f} usable")
+    return found
+
+
 def at_bounds(coefficients: Coefficients) -> list[str]:
     """The fitted values at an edge of their plausible range (`BOUNDS`; a lower edge of 0 is plausible, no
     such term, and so is not listed), and ``usable_env`` when all of the memory is usable."""

@@ -576,7 +576,7 @@ def build_calibrate_parser() -> argparse.ArgumentParser:
 
 def run_calibrate(args: argparse.Namespace) -> int:
     """``solve calibrate``: fit the coefficients and print (or write) a memory-model file."""
-    from solver.calibrate import at_bounds, calibrate, contradictions, observations, own_contradictions
+    from solver.calibrate import at_bounds, calibrate, contradictions, mispredicted, observations, own_contradictions
     from solver.render import memory_model_yaml
 
     if args.with_tables and not args.cells:
@@ -590,6 +590,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
         print(f"solve calibrate: warning: no cell of yours names {added}, the model of --model-config (the cells name "
               "their models as the catalogue or the config does)", file=sys.stderr)
     evidence = observations(catalog, gpu_types=gpu_types)
+    yours = list(evidence) if args.cells else []  # the cells whose misses are named, not the shipped tables'
     own = own_contradictions(catalog.models, gpu_types) if gpu_types else []
     if own:
         more = f"; and {len(own) - 1} more" if len(own) > 1 else ""
@@ -633,7 +634,15 @@ def run_calibrate(args: argparse.Namespace) -> int:
                  f"take them with --margin 0{', or as tables with --cells' if args.cells else ''})" if within else ""))
     else:
         sys.stdout.write(text)
+    if missed := mispredicted(yours, coefficients):  # a mistyped cell shows here first
+        more = f"; and {len(missed) - CALIBRATE_MISSES_SHOWN} more" if len(missed) > CALIBRATE_MISSES_SHOWN else ""
+        print(f"solve calibrate: note: of your cells, the fit predicts the other way: "
+              f"{'; '.join(missed[:CALIBRATE_MISSES_SHOWN])}{more} (solve memory breaks each down)", file=sys.stderr)
     return 0
+
+
+CALIBRATE_MISSES_SHOWN = 3
+"""How many of your cells that the fit predicts the other way `solve calibrate` names."""
 
 
 def build_memory_parser() -> argparse.ArgumentParser:

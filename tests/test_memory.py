@@ -1875,3 +1875,22 @@ def test_a_host_need_is_given_rounded_up_to_a_tenth_and_decided_as_given():
         82.8, 82.8, 0.3, 55.1, 311.3, 0.0]
     # What the figure says is what a node's host memory must hold: 82.78 GiB does not hold a need given as 82.8.
     assert not holds(82.7755, 82.78) and holds(82.7755, 82.8) and holds(82.7755, None)
+
+
+def test_calibrate_names_your_cells_that_the_fit_predicts_the_other_way(cli, tmp_path: Path):
+    # Qwen3-14B without Offload on one 80 GB GPU cannot hold its states (16 bytes a parameter, 220 GiB): a cell that
+    # says it trained is likely a typo, and calibrate names it, with what the fit predicts.
+    cells = tmp_path / "mine.yaml"
+    cells.write_text("gpu: H100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n  - gpus: 1\n    section: one\n"
+                     "    models: [14B, 0.6B]\n    rows:\n"
+                     "      - {max_model_len: 8192, cells: {14B: vanilla, 0.6B: vanilla}}\n"
+                     "      - {max_model_len: 16384, cells: {14B: '-', 0.6B: vanilla}}\n", encoding="utf-8")
+    status, out, err = cli("calibrate", "--cells", str(cells), "--out", str(tmp_path / "model.yaml"))
+    assert status == 0 and "1 predicted not to fit that did" in out
+    assert err.endswith("solve calibrate: note: of your cells, the fit predicts the other way: Qwen3-14B on 1 x "
+                        "H100-80GB at 8192 with vanilla trained, predicted 149.6 GiB of 71.7 usable (solve memory "
+                        "breaks each down)\n")
+    # Cells the fit gets right get no such note, and the shipped tables' own misses are not yours to check.
+    mine = Path(__file__).parent.parent / "docs" / "examples" / "my-cells.yaml"
+    assert "predicts the other way" not in cli("calibrate", "--cells", str(mine), "--out", str(tmp_path / "b.yaml"))[2]
+    assert "predicts the other way" not in cli("calibrate", "--out", str(tmp_path / "c.yaml"))[2]
