@@ -1386,6 +1386,8 @@ def _yaml_number(text: str, whole: bool) -> str:
 
 
 def _validate(model: type[BaseModel], path: Path, context: dict[str, Any] | None = None) -> Any:
+    """The file at `path` as `model`, or `TableError` in one line (naming the kind of file it looks like instead, where
+    its top-level keys are another's: `_FILE_KINDS`)."""
     raw = _read_yaml(path)
     if not isinstance(raw, dict):
         got = "an empty file" if raw is None else f"a {type(raw).__name__}"
@@ -1393,9 +1395,19 @@ def _validate(model: type[BaseModel], path: Path, context: dict[str, Any] | None
     try:
         return model.model_validate(raw, context=context)
     except ValidationError as error:
+        other = next((kind for kind, (schema, keys) in _FILE_KINDS.items() if schema is not model and keys <= set(raw)),
+                     None)
+        hint = f" (this looks like {other})" if other else ""
         raise TableError(_validation_message(path, raw, error, lambda data: model.model_validate(data, context=context),
-                                             model)) from None
+                                             model) + hint) from None
 
+
+_FILE_KINDS: dict[str, tuple[type[BaseModel], set[str]]] = {
+    "a cells file, for --cells": (GpuType, {"gpu", "tables"}),
+    "a memory-model file, for --memory-model, as solve calibrate --out writes": (MemoryModel, {"coefficients"}),
+    "a fleet file, for solve cluster": (_FleetFile, {"pools", "jobs"}),
+}
+"""The kinds of file a user gives, each by its schema and the top-level keys that tell it apart."""
 
 _Item = TypeVar("_Item", bound=Hashable)
 

@@ -347,3 +347,18 @@ def test_a_file_past_its_limit_says_both_sizes(tmp_path: Path):
     with pytest.raises(TableError) as caught:
         read_user_file(path, 256 * 1024)
     assert str(caught.value) == f"{path}: 293 KB is too large (the limit is 256 KB)"
+
+
+@pytest.mark.parametrize(("load", "wrong", "kind"), [
+    ("load_memory_model", "docs/examples/my-cells.yaml", "a cells file, for --cells"),
+    ("load_memory_model", "docs/examples/fleet.yaml", "a fleet file, for solve cluster"),
+    ("load_weights", "tables/memory-model.yaml",
+     "a memory-model file, for --memory-model, as solve calibrate --out writes"),
+])
+def test_a_file_of_another_kind_is_refused_naming_the_kind_it_looks_like(load: str, wrong: str, kind: str):
+    import solver.tables
+
+    with pytest.raises(TableError) as caught:
+        getattr(solver.tables, load)(Path(__file__).parent.parent / wrong)
+    message = str(caught.value)
+    assert "\n" not in message and message.endswith(f" (this looks like {kind})")
