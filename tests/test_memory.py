@@ -531,7 +531,9 @@ def test_cli_calibrate_prints_a_memory_model_file(cli, tmp_path: Path):
     status, out, err = cli("calibrate", "--cells", str(one), "--out", str(target))
     assert err == ("solve calibrate: warning: states 0.5, usable_env 1 ended at the edge of the plausible range: 2 "
                    "observations do not pin the model down; add cells, or --with-tables to fit with the documented ones "
-                   "too\n")
+                   "too\n"  # and even there the cell is out of reach: 131072 tokens per GPU without SP
+                   "solve calibrate: note: of your cells, the fit predicts the other way: Qwen3-8B on 8 x H100-80GB at "
+                   "65536 with Env trained, predicted 175.5 GiB of 79.6 usable (solve memory breaks each down)\n")
     # Env + Offload trained where every SP degree before it ran out of memory: the range's SP degree is 1, a
     # failure at SP=8 says nothing of where a prediction to fit holds.
     one.write_text(one.read_text(encoding="utf-8").replace("Qwen3-8B: Env}", "Qwen3-8B: Env + Offload}"), encoding="utf-8")
