@@ -182,15 +182,22 @@ def calibrate(evidence: Iterable[Observation]) -> tuple[Coefficients, FitSummary
 
 
 def mispredicted(evidence: Iterable[Observation], coefficients: Coefficients) -> list[str]:
-    """The observations `coefficients` predict the other way, in words: the cell's setting, what it says, and the
-    predicted peak against the usable memory (without a margin, as `report` counts them)."""
-    found = []
+    """The cells (GPU type, GPU count, model, length) of which `coefficients` predict an observation the other way
+    (without a margin, as `report` counts them), in words: the cell as written, and its first such observation with
+    the predicted peak against the usable memory."""
+    cells: dict[tuple[str, int, str, int], list[Observation]] = {}
     for o in evidence:
-        result = breakdown(o.model, o.memory_gib, o.gpus, o.setting, o.max_model_len, coefficients)
-        if result.fits != o.fits:
-            said = "trained" if o.fits else "ran out of memory"
-            found.append(f"{o.model.name} on {o.gpus} x {o.gpu} at {o.max_model_len} with {o.setting.label} {said}, "
-                         f"predicted {result.total_gib:.1f} GiB of {result.usable_gib:.1f} usable")
+        cells.setdefault((o.gpu, o.gpus, o.model.name, o.max_model_len), []).append(o)
+    found = []
+    for (gpu, gpus, model, length), observed in cells.items():
+        for o in observed:
+            result = breakdown(o.model, o.memory_gib, o.gpus, o.setting, o.max_model_len, coefficients)
+            if result.fits != o.fits:
+                cell = next((trained.setting.label for trained in observed if trained.fits), "-")
+                said = "trained" if o.fits else "ran out of memory"
+                found.append(f"{model} on {gpus} x {gpu} at {length}, cell {cell!r}: {o.setting.label} {said} there, "
+                             f"predicted {result.total_gib:.1f} GiB of {result.usable_gib:.1f} usable")
+                break
     return found
 
 

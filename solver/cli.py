@@ -636,8 +636,9 @@ def run_calibrate(args: argparse.Namespace) -> int:
         sys.stdout.write(text)
     if missed := mispredicted(yours, coefficients):  # a mistyped cell shows here first
         more = f"; and {len(missed) - CALIBRATE_MISSES_SHOWN} more" if len(missed) > CALIBRATE_MISSES_SHOWN else ""
+        breaks = f"solve memory --memory-model {args.out}" if args.out else "solve memory, with the model written out,"
         print(f"solve calibrate: note: of your cells, the fit predicts the other way: "
-              f"{'; '.join(missed[:CALIBRATE_MISSES_SHOWN])}{more} (solve memory breaks each down)", file=sys.stderr)
+              f"{'; '.join(missed[:CALIBRATE_MISSES_SHOWN])}{more} ({breaks} breaks each down)", file=sys.stderr)
     return 0
 
 
@@ -779,9 +780,15 @@ def _note_memory_as_sold(args: argparse.Namespace, prog: str) -> None:
               "(--gpu-memory 46068MiB for an L40S)", file=sys.stderr)
 
 
+def _confusable(name: str) -> str:
+    """A GPU name with the letters that pass for digits as those digits (O for 0, I and l for 1), in any case."""
+    return name.casefold().translate(str.maketrans("oil", "011"))
+
+
 def _note_cells_elsewhere(args: argparse.Namespace, prog: str) -> None:
     """Notes on stderr for --cells files that may not be what was meant: one for a GPU type the catalogue lacks whose
-    name is close to one it has (a typo makes a GPU type of its own, silently), and one where --gpu asks for a GPU
+    name is one it has but for letters that pass for digits (`_confusable`: a typo makes a GPU type of its own,
+    silently; not where --gpu names it), and one where --gpu asks for a GPU
     type the file's tables do not speak for (neither it nor one with its driver-reported memory): with less memory
     they are not used; with more, only their cells that say a setting ran out of memory are (`larger_gpu_types`)."""
     paths = getattr(args, "cells", None) or ()
@@ -796,12 +803,12 @@ def _note_cells_elsewhere(args: argparse.Namespace, prog: str) -> None:
     except OneLineError:  # what a command refused is said already
         return
     shipped = load_catalog().gpu_types
-    known = {known.casefold(): gpu_type.name for gpu_type in shipped for known in (gpu_type.name, *gpu_type.aliases)}
+    known = {_confusable(known): gpu_type.name for gpu_type in shipped for known in (gpu_type.name, *gpu_type.aliases)}
     for path, gpu_type in measured:
-        close = difflib.get_close_matches(gpu_type.name.casefold(), known, n=1, cutoff=0.75)
-        if close and all(gpu_type.name != shipped_type.name for shipped_type in shipped):
+        meant = known.get(_confusable(gpu_type.name))  # H10O for H100: not RTX-3090 for RTX-4090, another card
+        if meant is not None and meant != gpu_type.name and (asked is None or asked.gpu_types[0] != gpu_type):
             print(f"{prog}: note: {path}: {gpu_type.name} is not a GPU type of the catalogue, so its cells make one of "
-                  f"their own (did you mean {known[close[0]]}?)", file=sys.stderr)
+                  f"their own (did you mean {meant}?)", file=sys.stderr)
         if asked is None or any(gpu_type.name == speaking.name for speaking in asked.gpu_types):
             continue
         own = asked.gpu_types[0]

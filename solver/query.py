@@ -424,7 +424,7 @@ class Answer(_Timed):
         "with --estimate (the memory model alone): what the GPU type's tables say of the best plan's setting, "
         "count and length, where they speak (they decide there); None otherwise"))
     larger_gpu_cell: SourceCell | None = Field(default=None, description=(
-        "when the best plan is estimated: the cell of a GPU type with a little more memory (solve.LARGER_GPU_SHARE) "
+        "when the best plan is estimated: the cell of a GPU type with a little more memory (at most 3% more) "
         "that documents exactly its setting on as many GPUs at its length, the row at or next above it (the "
         "A100-80GB's for the H100-80GB): it trained there"))
     validated: Plan | None = Field(default=None, description=(

@@ -257,12 +257,11 @@ def _memory_line(plan: Plan) -> str:
 
 
 def _no_alternative(query: Query) -> str:
-    """Why `--top` lists fewer plans than asked: every other plan that trains (within the host memory given, which
-    rules out the others) is no better, in the ways the query leaves open, than a plan above."""
+    """Why `--top` lists fewer plans than asked: every other plan that trains (within the host memory given, if
+    any) is no better, in the ways the query leaves open, than a plan above."""
     ways = [*(["no longer"] if query.objective == "max_len" else []), "no cheaper",
             *([] if query.exact else ["on no fewer GPUs"]), "no better vouched for"]
-    within = "" if query.host_ram_gb is None else (
-        f" within {query.host_ram_source} {query.host_ram_gb:g} (plans that need more host memory are left out)")
+    within = "" if query.host_ram_gb is None else f" within {query.host_ram_source} {query.host_ram_gb:g}"
     return f"each other plan that trains{within} is {', '.join(ways[:-1])} and {ways[-1]} than a plan above"
 
 
@@ -652,8 +651,8 @@ def memory_json(result: MemoryEstimate, asked: dict[str, Any]) -> str:
     it (``trains``, ``evidence``, ``source``), null where they say nothing; whether the optimizer step and the
     whole fit by the memory model (``step_fits``, ``fits``), the room left at the tighter peak
     (``headroom_gib``), whether Offload's host memory fits in ``--host-ram`` (``host_fits``), and the verdict
-    (``trains``: the tables' where they speak, and only where the host memory holds the states); GiB rounded to 4
-    decimals (0.1 MiB)."""
+    (``trains``: the tables' where they speak, and only where the host memory holds the states), with its
+    ``cautions``; GiB rounded to 4 decimals (0.1 MiB)."""
     figures = {**result.model_dump(mode="json"), "step_fits": result.step_fits, "fits": result.fits,
                "headroom_gib": result.headroom_gib, "host_fits": result.host_fits, "trains": result.trains}
     return json.dumps({**asked, **_rounded(figures)}, indent=2)

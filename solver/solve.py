@@ -160,7 +160,9 @@ def _with_larger_gpu_cell(catalog: Catalog, query: Query, answer: Answer) -> Ans
         return answer
     memory = catalog.gpu(answer.gpu).memory_gib
     for name, cells in larger_tables(catalog, answer.gpu, model):  # the least memory first
-        if not memory < catalog.gpu(name).memory_gib <= memory * LARGER_GPU_SHARE:
+        if catalog.gpu(name).memory_gib > memory * LARGER_GPU_SHARE:
+            break
+        if catalog.gpu(name).memory_gib == memory:  # the same memory: not "a little more"
             continue
         found = vouching_cell(model, cells.rows, cells.settings, best.gpus, best.setting, best.max_model_len,
                               columns=cells.columns)

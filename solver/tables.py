@@ -922,8 +922,8 @@ class Catalog(Frozen):
             raise QueryError(f"{path}: {error}") from None
         added = [] if keep_contradictions else self.new_contradictions(catalog, measured.name)
         if added:
-            more = f"; and {len(added) - 1} more (solve tables --cells {path} --check lists them)" if len(added) > 1 \
-                else ""
+            more = (f"; and {len(added) - 1} more (solve tables --check, with the same --cells and --model-config, lists "
+                    "them)") if len(added) > 1 else ""
             raise TableError(f"{path}: {added[0]}{more}; check the cells")
         return catalog
 
@@ -1402,10 +1402,12 @@ def _validate(model: type[BaseModel], path: Path, context: dict[str, Any] | None
                                              model) + hint) from None
 
 
-_FILE_KINDS: dict[str, tuple[type[BaseModel], set[str]]] = {
+_FILE_KINDS: dict[str, tuple[type[BaseModel] | None, set[str]]] = {
     "a cells file, for --cells": (GpuType, {"gpu", "tables"}),
     "a memory-model file, for --memory-model, as solve calibrate --out writes": (MemoryModel, {"coefficients"}),
+    "a cost-weights file, for --weights": (Weights, {"offload", "sp", "env"}),
     "a fleet file, for solve cluster": (_FleetFile, {"pools", "jobs"}),
+    "a Trinity config, for --from-config": (None, {"model", "trainer"}),
 }
 """The kinds of file a user gives, each by its schema and the top-level keys that tell it apart."""
 

@@ -1343,16 +1343,24 @@ def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
     return list(found.values())
 
 
-def _paths_to(data: Any, node: Any, path: tuple[str, ...] = ()) -> list[tuple[str, ...]]:
+def _paths_to(data: Any, node: Any) -> list[tuple[str, ...]]:
     """The key paths in `data` (nested mappings and lists, as ruamel reads them) at which `node` itself is: its
-    anchor's and its aliases' places."""
-    if data is node:
-        return [path]
-    if isinstance(data, Mapping):
-        return [found for key, value in data.items() for found in _paths_to(value, node, (*path, str(key)))]
-    if isinstance(data, list):
-        return [found for index, value in enumerate(data) for found in _paths_to(value, node, (*path, str(index)))]
-    return []
+    anchor's and its aliases' places. Each container is entered once (its first place), so that aliases of aliases
+    cost no more than the text: what an alias repeats is said where its anchor is."""
+    found: list[tuple[str, ...]] = []
+    entered: set[int] = set()
+    stack: list[tuple[Any, tuple[str, ...]]] = [(data, ())]
+    while stack:
+        value, path = stack.pop()
+        if value is node:
+            found.append(path)
+            continue
+        if id(value) in entered or not isinstance(value, Mapping | list):
+            continue
+        entered.add(id(value))
+        items = value.items() if isinstance(value, Mapping) else enumerate(value)
+        stack.extend(reversed([(item, (*path, str(key))) for key, item in items]))
+    return found
 
 
 def kept_interpolations(text: str, plan: Plan, model: Model, *, name: str = "config",

@@ -1100,6 +1100,13 @@ def test_an_h100_estimate_names_the_a100_cell_that_measured_the_same_plan(cli):
                                          "setting": "Env + Offload + SP=2", "gpu": "A100-80GB"}
     assert ("larger GPU the A100-80GB table for 4 GPUs says 'Env + Offload + SP=2' at 32768: it trained there, with a "
             "little more memory per GPU than the H100-80GB's") in " ".join(cli(*flags)[1].split())
+    # Not a cell that only infers the plan (the A100's 'vanilla' at 16384 on 4 GPUs, for Env on 4 H100s), nor one of
+    # a GPU type of the same memory (80 GiB as sold, taken as the A100's 80.0 GiB).
+    status, [answer] = run_json(cli, "--model", "4B", "--gpu", "h100", "--gpus", "4", "--len", "16k")
+    assert status == 0 and answer["plans"][0]["evidence"] == "estimated" and "larger_gpu_cell" not in answer
+    status, out, _ = cli("--model", "14B", "--gpu", "foo", "--gpu-memory", "80", "--gpus", "4", "--len", "32k", "--json")
+    [answer] = json.loads(out)  # (a note on stderr says 80 is taken as GiB)
+    assert status == 0 and answer["plans"][0]["evidence"] == "estimated" and "larger_gpu_cell" not in answer
     # Not where no GPU type near its memory measured it (the L40S), nor for a documented plan, nor with --estimate.
     for asked in (("--model", "14B", "--gpu", "l40s", "--gpus", "8", "--len", "8k"),
                   ("--model", "14B", "--gpu", "a100", "--gpus", "4", "--len", "32k"), (*flags, "--estimate")):
@@ -1107,12 +1114,12 @@ def test_an_h100_estimate_names_the_a100_cell_that_measured_the_same_plan(cli):
         assert status == 0 and "larger_gpu_cell" not in answer
 
 
-def test_fewer_ranked_plans_than_asked_say_that_host_memory_left_some_out(cli):
+def test_fewer_ranked_plans_than_asked_say_they_are_within_the_host_memory_given(cli):
     # Within 8 A100s at 65536, Qwen3-8B's documented and inferred Offload plans need 162.6 GiB of host memory per
-    # node: --host-ram 100 leaves one plan, and the line under it says the host memory is why, not the ranking alone.
+    # node: --host-ram 100 leaves one plan, and the line under it says what the others were weighed within.
     status, out, _ = cli("--model", "8B", "--gpu", "a100", "--gpus", "8", "--len", "64k", "--top", "3",
                          "--host-ram", "100")
-    assert status == 0 and ("1 plan of the 3 asked for: each other plan that trains within --host-ram 100 (plans "
-                            "that need more host memory are left out) is no cheaper") in " ".join(out.split())
+    assert status == 0 and ("1 plan of the 3 asked for: each other plan that trains within --host-ram 100 is no "
+                            "cheaper") in " ".join(out.split())
     assert "within --host-ram" not in cli("--model", "8B", "--gpu", "a100", "--gpus", "8", "--len", "64k", "--top",
                                           "5")[1]

@@ -142,7 +142,7 @@ def test_tables_check_lists_every_contradiction_of_your_cells(cli, tmp_path: Pat
         "{max_model_len: 65536, cells: {8B: SP=4, 14B: Env + SP=4}}", "{max_model_len: 65536, cells: {8B: vanilla, "
         "14B: vanilla}}"), encoding="utf-8")
     status, out, err = cli("--model", "8B", "--gpu", "h800", "--gpus", "8", "--len", "32k", "--cells", str(cells))
-    assert (status, out) == (2, "") and "--check lists them); check the cells" in err
+    assert (status, out) == (2, "") and "lists them); check the cells" in err
     status, out, _ = cli("tables", "--cells", str(cells), "--check")
     warnings = [line for line in out.splitlines() if line.startswith("warning: ")]
     assert status == 1 and len(warnings) >= 2 and out.endswith(f"{len(warnings)} contradictions in 568 cells\n")
@@ -161,8 +161,8 @@ def test_cells_that_contradict_the_tables_of_a_gpu_type_with_the_same_memory_are
     status, out, err = cli("--model", "4B", "--gpu", "a800", "--gpus", "8", "--len", "32k", "--cells", str(cells))
     assert (status, out, err) == (2, "", (
         f"solve: error: {cells}: A800-80GB, Qwen3-4B at 32768: vanilla trains on 4 GPUs but 6 GPUs (the A100-80GB's "
-        "table) need SP=2 (more GPUs only shard the states further); and 5 more (solve tables --cells "
-        f"{cells} --check lists them); check the cells\n"))
+        "table) need SP=2 (more GPUs only shard the states further); and 5 more (solve tables --check, with the "
+        "same --cells and --model-config, lists them); check the cells\n"))
     # Each said once, by the GPU type of the table for fewer GPUs (between two of one count, the first by name).
     status, out, _ = cli("tables", "--cells", str(cells), "--check")
     warnings = [line.removeprefix("warning: ") for line in out.splitlines() if line.startswith("warning: ")]
@@ -292,3 +292,10 @@ def test_cells_for_another_gpu_type_than_asked_or_a_near_name_get_a_note(cli, tm
         "or a GPU type of its driver-reported memory: they are not used here\n")
     assert cli(*flags, "--gpu", "h800")[2] == cli(*flags, "--gpu", "h100")[2] == ""
     assert "did you mean" not in cli("tables", "--cells", str(mine), "--check")[2]
+    # Another card one character away is no typo (an RTX 3090 is not an RTX 4090), and --gpu naming the cells' own
+    # GPU type says what was meant.
+    other = tmp_path / "r.yaml"
+    other.write_text(cells.read_text(encoding="utf-8").replace("H10O", "RTX-3090-24GB"), encoding="utf-8")
+    assert "did you mean" not in cli("tables", "--cells", str(other), "--check")[2]
+    assert "did you mean" not in cli("--cells", str(cells), "--gpu", "h10o", "--model", "8B", "--len", "64k",
+                                     "--gpus", "8")[2]

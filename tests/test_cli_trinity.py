@@ -1847,3 +1847,37 @@ def test_fewer_nodes_is_the_best_plan_on_fewer_nodes_not_the_fewest(cli):
     status, out, _ = cli("--maximize", "len", "--gpus", "16", "--rollout-gpus", "4", "--model", "8B", "--gpu", "h20")
     assert status == 0 and ("fewer nodes 2 nodes of 8 GPUs instead of 3 nodes: Env + Offload + SP=8 on 8 trainer + 8 "
                             "rollout GPUs, 245760 tokens") in " ".join(out.split())
+
+
+
+def test_write_with_aliases_of_aliases_walks_each_once(cli, tmp_path: Path):
+    # 24 levels of lists that repeat the one before twice stand for 2**24 items: the anchor warning (which names the
+    # keys that repeat an anchor) enters each list once, where walking every alias again took minutes.
+    from solver.trinity import _paths_to
+
+    class Counted(list):
+        """A list that counts how often it is walked, and stops a walk that would never end."""
+
+        walks = 0
+
+        def __iter__(self):  # type: ignore[no-untyped-def]
+            Counted.walks += 1
+            assert Counted.walks < 1000, "the walk enters repeated lists again"
+            return super().__iter__()
+
+    level: list = Counted([1, 1])
+    for _ in range(24):
+        level = Counted([level, level])
+    target = {"param_offload": True}
+    assert _paths_to({"x": level, "actor": target, "ref": target}, target) == [("actor",), ("ref",)]
+    assert Counted.walks == 25
+    doubling = "".join(f"x{n}: &a{n} [*a{n - 1}, *a{n - 1}]\n" for n in range(1, 25))
+    config = tmp_path / "trinity.yaml"
+    config.write_text("model:\n  model_path: Qwen/Qwen3-14B\n  max_model_len: 65536\ncluster: {node_num: 2, gpu_per_node: 8}\n"
+                      "explorer:\n  rollout_model: {engine_num: 4, tensor_parallel_size: 2}\ntrainer:\n"
+                      "  trainer_strategy: fsdp2\n  ulysses_sequence_parallel_size: 4\n  trainer_config:\n"
+                      "    actor_rollout_ref:\n      actor:\n        fsdp_config: &offload\n          param_offload: true\n"
+                      "          optimizer_offload: true\n          offload_policy: true\n"
+                      "      ref:\n        fsdp_config: *offload\n" f"x0: &a0 [1, 1]\n{doubling}", encoding="utf-8")
+    status, _, err = cli("--from-config", str(config), "--gpu", "h20", "--write", str(tmp_path / "patched.yaml"))
+    assert status == 0 and "which trainer.trainer_config.actor_rollout_ref.ref.fsdp_config repeats (*offload)" in err

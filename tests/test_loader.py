@@ -354,6 +354,8 @@ def test_a_file_past_its_limit_says_both_sizes(tmp_path: Path):
     ("load_memory_model", "docs/examples/fleet.yaml", "a fleet file, for solve cluster"),
     ("load_weights", "tables/memory-model.yaml",
      "a memory-model file, for --memory-model, as solve calibrate --out writes"),
+    ("load_memory_model", "tables/costs.yaml", "a cost-weights file, for --weights"),
+    ("load_weights", "docs/examples/trinity.yaml", "a Trinity config, for --from-config"),
 ])
 def test_a_file_of_another_kind_is_refused_naming_the_kind_it_looks_like(load: str, wrong: str, kind: str):
     import solver.tables

@@ -533,7 +533,8 @@ def test_cli_calibrate_prints_a_memory_model_file(cli, tmp_path: Path):
                    "observations do not pin the model down; add cells, or --with-tables to fit with the documented ones "
                    "too\n"  # and even there the cell is out of reach: 131072 tokens per GPU without SP
                    "solve calibrate: note: of your cells, the fit predicts the other way: Qwen3-8B on 8 x H100-80GB at "
-                   "65536 with Env trained, predicted 175.5 GiB of 79.6 usable (solve memory breaks each down)\n")
+                   f"65536, cell 'Env': Env trained there, predicted 175.5 GiB of 79.6 usable (solve memory "
+                   f"--memory-model {target} breaks each down)\n")
     # Env + Offload trained where every SP degree before it ran out of memory: the range's SP degree is 1, a
     # failure at SP=8 says nothing of where a prediction to fit holds.
     one.write_text(one.read_text(encoding="utf-8").replace("Qwen3-8B: Env}", "Qwen3-8B: Env + Offload}"), encoding="utf-8")
@@ -1522,8 +1523,8 @@ def test_cells_of_a_base_model_are_checked_against_its_releases_tables(cli, tmp_
                      encoding="utf-8")
     assert cli("--model", "8B-Base", "--gpu", "a100", "--gpus", "8", "--len", "32k", "--cells", str(cells)) == (2, "", (
         f"solve: error: {cells}: A100-80GB, Qwen3-8B at 32768: Env + Offload + SP=2 trains on 2 GPUs but 8 GPUs need "
-        "- (Qwen3-8B-Base, of its shape) (more GPUs only shard the states further); and 2 more (solve tables --cells "
-        f"{cells} --check lists them); check the cells\n"))
+        "- (Qwen3-8B-Base, of its shape) (more GPUs only shard the states further); and 2 more (solve tables --check, with the "
+        "same --cells and --model-config, lists them); check the cells\n"))
 
 
 def test_calibrate_warns_of_cells_that_contradict_one_another_across_files(cli, tmp_path: Path):
@@ -1887,11 +1888,21 @@ def test_calibrate_names_your_cells_that_the_fit_predicts_the_other_way(cli, tmp
                      "    models: [14B, 0.6B]\n    rows:\n"
                      "      - {max_model_len: 8192, cells: {14B: vanilla, 0.6B: vanilla}}\n"
                      "      - {max_model_len: 16384, cells: {14B: '-', 0.6B: vanilla}}\n", encoding="utf-8")
-    status, out, err = cli("calibrate", "--cells", str(cells), "--out", str(tmp_path / "model.yaml"))
+    written = tmp_path / "model.yaml"
+    status, out, err = cli("calibrate", "--cells", str(cells), "--out", str(written))
     assert status == 0 and "1 predicted not to fit that did" in out
     assert err.endswith("solve calibrate: note: of your cells, the fit predicts the other way: Qwen3-14B on 1 x "
-                        "H100-80GB at 8192 with vanilla trained, predicted 149.6 GiB of 71.7 usable (solve memory "
-                        "breaks each down)\n")
+                        "H100-80GB at 8192, cell 'vanilla': vanilla trained there, predicted 149.6 GiB of 71.7 usable "
+                        f"(solve memory --memory-model {written} breaks each down)\n")
+    # A '-' cell stands for every setting tried there (SP=8, Env + SP=8, ... on 8 GPUs), several of which this fit
+    # predicts to fit: the cell is named once, with the first.
+    cells.write_text("gpu: H100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n  - gpus: 8\n    section: eight\n"
+                     "    models: [0.6B, 4B]\n    rows:\n"
+                     "      - {max_model_len: 8192, cells: {0.6B: '-', 4B: vanilla}}\n"
+                     "      - {max_model_len: 16384, cells: {0.6B: vanilla, 4B: vanilla}}\n", encoding="utf-8")
+    missed = cli("calibrate", "--cells", str(cells))[2].rsplit("the fit predicts the other way: ", 1)[-1]
+    assert missed.startswith("Qwen3-0.6B on 8 x H100-80GB at 8192, cell '-': SP=8 ran out of memory there, predicted ")
+    assert missed.count("at 8192, cell '-'") == 1
     # Cells the fit gets right get no such note, and the shipped tables' own misses are not yours to check.
     mine = Path(__file__).parent.parent / "docs" / "examples" / "my-cells.yaml"
     assert "predicts the other way" not in cli("calibrate", "--cells", str(mine), "--out", str(tmp_path / "b.yaml"))[2]
