@@ -25,7 +25,6 @@ from collections import Counter, defaultdict, deque
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
-from math import ceil
 from typing import Literal
 
 from ortools.sat.python import cp_model
@@ -150,9 +149,10 @@ class _Planner:
         return self.token_budget if estimate != "never" else "default"
 
     def host_mib(self, model: str, gpus: int, offload: bool) -> int:
-        """Host memory, MiB (rounded up), that a trainer of `gpus` GPUs on one node needs there (`host_memory_gib`, as
-        placements give it: `shown_host_gib`)."""
-        return ceil(shown_host_gib(host_memory_gib(self.catalog.model(model), gpus, offload=offload)) * 1024)
+        """Host memory, MiB, that a trainer of `gpus` GPUs on one node needs there (`host_memory_gib`, as placements
+        give it: `shown_host_gib`, a tenth of a GiB rounded up, so that this rounds to the nearest MiB: the jobs'
+        figures, added up, are what a node's host memory must hold)."""
+        return round(shown_host_gib(host_memory_gib(self.catalog.model(model), gpus, offload=offload)) * 1024)
 
 
 def job_options(planner: _Planner, fleet: Fleet, index: int) -> list[Option]:

@@ -1123,3 +1123,62 @@ def test_fewer_ranked_plans_than_asked_say_they_are_within_the_host_memory_given
                             "cheaper") in " ".join(out.split())
     assert "within --host-ram" not in cli("--model", "8B", "--gpu", "a100", "--gpus", "8", "--len", "64k", "--top",
                                           "5")[1]
+
+
+
+def test_thin_headroom_counts_a_plan_at_exactly_no_room(cli):
+    # A prediction that fits with 0.0 GiB to spare (the total at the usable memory) is the thinnest room of all.
+    from solver.query import thin_headroom
+
+    beyond = ("8 GPUs (calibrated up to 6)",)
+    assert thin_headroom(0.0, beyond, 79.6).startswith("0.0 GiB to spare where the estimate extrapolates")
+    assert thin_headroom(-0.1, beyond, 79.6) == ""  # does not fit: no caution of room
+
+
+def test_an_exact_sp_refusal_lists_the_exact_count_itself_where_it_is_allowed(cli):
+    # SP=4 does not divide 2 GPUs; the degrees that do are 1 and 2: the count itself is one of them.
+    assert cli("--model", "4B", "--len", "8192", "--gpus", "2", "--exact", "--sp", "4") == (2, "", (
+        "solve: error: --sp 4 does not divide the 2 trainer GPUs the plan must use (the degrees that divide them, "
+        "that Qwen3-4B's heads allow and that keep an SP group in a node: 1, 2)\n"))
+
+
+def test_a_larger_gpu_cell_is_only_of_a_gpu_type_with_at_most_3_percent_more_memory(cli):
+    # The H20-96GB (97871 MiB) documents Env + Offload for Qwen3-1.7B on 1 GPU at 28672. A GPU of 96000 MiB (1.9%
+    # less) names that cell beside its estimate; one of 92331 MiB (6% less) does not.
+    flags = ("--model", "1.7B", "--gpu", "foo", "--gpus", "1", "--len", "28672", "--json")
+    status, out, _ = cli(*flags, "--gpu-memory", "96000MiB")
+    [answer] = json.loads(out)
+    assert status == 0 and answer["plans"][0]["evidence"] == "estimated"
+    assert answer["larger_gpu_cell"] == {"model": "Qwen3-1.7B", "gpus": 1, "max_model_len": 28672,
+                                         "setting": "Env + Offload", "gpu": "H20-96GB"}
+    status, out, _ = cli(*flags, "--gpu-memory", "92331MiB")
+    [answer] = json.loads(out)
+    assert status == 0 and answer["plans"][0]["evidence"] == "estimated" and "larger_gpu_cell" not in answer
+
+
+def test_a_lowered_token_budget_names_no_larger_gpu_cell(cli):
+    # Qwen3-4B on 1 H100 at 28672 with --token-budget auto: Env + Offload at a lowered budget. The A100 table for 1 GPU
+    # documents Env + Offload at 28672, but at Trinity's default budget, not the lowered one: no cell is named.
+    status, [answer] = run_json(cli, "--model", "4B", "--gpu", "h100", "--gpus", "1", "--len", "28672",
+                                "--token-budget", "auto")
+    best = answer["plans"][0]
+    assert status == 0 and best["evidence"] == "estimated" and best["max_token_len_per_gpu"] == 56320  # not 57344
+    assert (best["env"], best["offload"], best["sp"]) == (True, True, 1)
+    assert "larger_gpu_cell" not in answer
+
+
+def test_validated_names_the_same_setting_on_other_gpus(monkeypatch):
+    # The plan within the validated length is named where its GPU count differs, even with the best plan's setting.
+    import solver.solve
+    from solver.query import make_query
+
+    catalog = solver.cli.load_catalog()
+    query = make_query(catalog, model="Qwen3-8B", gpu="mi300x", budget_gpus=8, objective="max_len")
+    [answer] = solver.solve.plan(query, catalog)
+    best, bare = answer.plans[0], answer.model_copy(update={"validated": None})
+    fewer = best.model_copy(update={"gpus": best.gpus // 2, "max_model_len": 131072})
+    monkeypatch.setattr(solver.solve, "optional_best", lambda *args, **kwargs: fewer)
+    assert solver.solve._with_validated(catalog, query, bare).validated == fewer
+    same = best.model_copy(update={"max_model_len": 131072})
+    monkeypatch.setattr(solver.solve, "optional_best", lambda *args, **kwargs: same)
+    assert solver.solve._with_validated(catalog, query, bare).validated is None

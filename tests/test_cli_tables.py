@@ -299,3 +299,14 @@ def test_cells_for_another_gpu_type_than_asked_or_a_near_name_get_a_note(cli, tm
     assert "did you mean" not in cli("tables", "--cells", str(other), "--check")[2]
     assert "did you mean" not in cli("--cells", str(cells), "--gpu", "h10o", "--model", "8B", "--len", "64k",
                                      "--gpus", "8")[2]
+
+
+
+def test_a_lowercase_l_for_a_one_in_a_cells_gpu_name_gets_a_guess(cli, tmp_path: Path):
+    # 'Hl00' (a letter l for a one) is no catalogue GPU type: its cells make one of their own.
+    cells = tmp_path / "g.yaml"
+    cells.write_text("gpu: Hl00\nmemory_gb: 80\nsource: x\ntables:\n  - gpus: 8\n    section: s\n    models: [8B]\n"
+                     "    rows:\n      - {max_model_len: 65536, cells: {8B: SP=4}}\n", encoding="utf-8")
+    assert (f"solve: note: {cells}: Hl00 is not a GPU type of the catalogue, so its cells make one of their own (did "
+            "you mean H100-80GB?)\n") in cli("--cells", str(cells), "--gpu", "h100", "--model", "8B", "--len", "64k",
+                                             "--gpus", "8")[2]

@@ -1495,3 +1495,12 @@ def test_a_rollout_given_more_gpus_than_asked_says_how_many_were_asked(cli, tmp_
                     "jobs: [{name: small, model: 4B, max_model_len: 8192, rollout_gpus: 2}]\n", encoding="utf-8")
     status, out, _ = cli("cluster", str(path))
     assert status == 0 and "asked" not in out
+
+
+
+def test_offload_jobs_do_not_share_a_node_that_holds_their_raw_needs_but_not_their_given_ones(tmp_path: Path):
+    # Each job needs 311.28 GiB of host memory, given as 311.3: a node of 622.58 GiB holds the two raw needs (622.56)
+    # but not the two given (622.6), and a plan never needs more than it says, so they do not share it.
+    result = solved(two_offload_jobs(622.58), tmp_path)
+    assert [p["job"] for p in result["placements"]] == ["chat-a"]
+    assert solved(two_offload_jobs(622.6), tmp_path)["objective"] == 3  # with 622.6 they share it

@@ -364,3 +364,28 @@ def test_a_file_of_another_kind_is_refused_naming_the_kind_it_looks_like(load: s
         getattr(solver.tables, load)(Path(__file__).parent.parent / wrong)
     message = str(caught.value)
     assert "\n" not in message and message.endswith(f" (this looks like {kind})")
+
+
+
+def test_a_name_that_ends_another_without_a_dash_gets_no_guess():
+    # '0B' ends Llama-3.1-70B's name, but not as its last part: no guess.
+    with pytest.raises(QueryError) as raised:
+        load_catalog().model("0B")
+    assert str(raised.value).startswith("unknown model '0B'; accepted: Qwen3-0.6B(-Base), ")
+
+
+def test_a_gpu_types_own_table_for_a_count_comes_before_a_borrowed_one_in_count_order(tmp_path: Path):
+    # Made-up A800 cells for 6 GPUs (the A100's row at 4096, so no contradiction): the A800 plans with its own table
+    # for 6 and the A100's for 1, 2 and 4, by GPU count; each count the A800 has tables for, its own or borrowed.
+    cells = tmp_path / "a800.yaml"
+    cells.write_text("gpu: A800-80GB\nmemory_gb: 80\nsource: made up\ntables:\n"
+                     "  - {gpus: 6, section: 6 x A800, models: [Qwen3-8B], rows: [{max_model_len: 4096, "
+                     "cells: {Qwen3-8B: vanilla}}]}\n", encoding="utf-8")
+    catalog = load_catalog().with_cells(cells)
+    model = catalog.model("8B")
+    tables = catalog.tables_for("A800-80GB", model).tables
+    assert [table.gpus for table in tables] == [1, 2, 4, 6]
+    assert [row.max_model_len for row in tables[-1].rows] == [4096]  # its own: one row
+    assert dict(catalog.table_origins("A800-80GB", model)) == {1: "A100-80GB", 2: "A100-80GB", 4: "A100-80GB"}
+    # Without cells of its own, the A800 still plans over the A100's counts (its default budget is 6 GPUs, not 8).
+    assert load_catalog().tabled_counts("A800-80GB") == {1, 2, 4, 6}

@@ -208,3 +208,25 @@ def test_the_maps_as_json_hold_the_planners_plans(cli):
     [by_length] = json.loads(out)
     cells = {row["max_model_len"]: row["plans"] for row in by_length["rows"]}
     assert by_length["by"] == "len" and cells[133120] == [None] * 4 and cells[32768][3]["sp"] == 4
+
+
+
+def test_an_untabled_length_map_starts_from_4096_to_131072_in_steps_of_4096():
+    from solver.maps import UNTABLED_LENGTHS, length_rows
+
+    assert UNTABLED_LENGTHS == tuple(range(4096, 131072 + 1, 4096))
+    assert length_rows(CATALOG, "H100-80GB", "Qwen3-4B", [1])[:32] == list(range(4096, 131072 + 1, 4096))
+
+
+def test_a_length_map_reaching_exactly_its_last_tabled_row_repeats_no_row(monkeypatch):
+    import solver.maps
+    from solver.maps import length_rows
+
+    # Where the largest budget reaches the tables' last row and no further, the rows are the tables' own.
+    tabled = sorted({row.max_model_len for table in CATALOG.gpu("h20").tables for row in table.rows})
+    reached = best_plan(CATALOG, make_query(CATALOG, model="Qwen3-8B", gpu="h20", budget_gpus=8,
+                                            max_model_len=tabled[-1]), "H20-96GB")
+    assert reached is not None
+    monkeypatch.setattr(solver.maps, "longest_by_model",
+                        lambda catalog, gpu, models, budgets, **estimates: {(models[0], budgets[0]): reached})
+    assert length_rows(CATALOG, "H20-96GB", "Qwen3-8B", [1, 8]) == tabled

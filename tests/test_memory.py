@@ -1907,3 +1907,21 @@ def test_calibrate_names_your_cells_that_the_fit_predicts_the_other_way(cli, tmp
     mine = Path(__file__).parent.parent / "docs" / "examples" / "my-cells.yaml"
     assert "predicts the other way" not in cli("calibrate", "--cells", str(mine), "--out", str(tmp_path / "b.yaml"))[2]
     assert "predicts the other way" not in cli("calibrate", "--out", str(tmp_path / "c.yaml"))[2]
+
+
+
+def test_calibrate_names_three_missed_cells_without_counting_more(cli, tmp_path: Path):
+    # Three of your cells the fit predicts the other way (Qwen3-14B without Offload on one 80 GB GPU at 2048, 4096
+    # and 8192): all three are named, and no "and 0 more" follows.
+    cells = tmp_path / "mine.yaml"
+    cells.write_text("gpu: H100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n  - gpus: 1\n    section: one\n"
+                     "    models: [14B, 0.6B]\n    rows:\n"
+                     "      - {max_model_len: 2048, cells: {14B: vanilla, 0.6B: vanilla}}\n"
+                     "      - {max_model_len: 4096, cells: {14B: vanilla, 0.6B: vanilla}}\n"
+                     "      - {max_model_len: 8192, cells: {14B: vanilla, 0.6B: vanilla}}\n"
+                     "      - {max_model_len: 16384, cells: {14B: '-', 0.6B: vanilla}}\n", encoding="utf-8")
+    status, _, err = cli("calibrate", "--cells", str(cells), "--out", str(tmp_path / "model.yaml"))
+    missed = err.rsplit("the fit predicts the other way: ", 1)[-1]
+    assert status == 0 and missed.count("cell 'vanilla': vanilla trained there") == 3
+    assert " more (" not in missed and missed.endswith(f"(solve memory --memory-model {tmp_path / 'model.yaml'} "
+                                                       "breaks each down)\n")
