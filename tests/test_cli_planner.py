@@ -1182,3 +1182,18 @@ def test_validated_names_the_same_setting_on_other_gpus(monkeypatch):
     same = best.model_copy(update={"max_model_len": 131072})
     monkeypatch.setattr(solver.solve, "optional_best", lambda *args, **kwargs: same)
     assert solver.solve._with_validated(catalog, query, bare).validated is None
+
+
+def test_a_plan_at_another_token_budget_has_the_cautions_of_its_own_room():
+    # Qwen3-4B on 8 RTX 4090s at 8192: 1.1 GiB to spare at Trinity's default budget, thin on a 24 GB card; at the
+    # least budget that holds a sequence (half the tokens per GPU) the room grows, and the caution goes with it.
+    from solver.query import make_query
+    from solver.solve import at_token_budget, plan
+
+    catalog = solver.cli.load_catalog()
+    query = make_query(catalog, model="4B", gpu="rtx-4090", budget_gpus=8, max_model_len=8192)
+    [answer] = plan(query, catalog)
+    best = answer.plans[0]
+    assert best.headroom_gb < 2 and any("GiB to spare where the estimate extrapolates" in c for c in best.cautions)
+    roomier = at_token_budget(catalog, query, answer.gpu, best, 8192 // best.sp)
+    assert roomier.headroom_gb >= 2 and roomier.cautions == ()
