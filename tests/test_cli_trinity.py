@@ -1498,16 +1498,21 @@ def test_fsdp2_offload_is_the_actors_offload_policy(cli, tmp_path: Path, monkeyp
     assert ("without offload_policy" in said) == ("param_offload" in flags)
 
 
+
+ANCHORED_OFFLOAD = (
+    "model:\n  model_path: Qwen/Qwen3-14B\n  max_model_len: 65536\ncluster: {node_num: 2, gpu_per_node: 8}\n"
+    "explorer:\n  rollout_model: {engine_num: 4, tensor_parallel_size: 2}\ntrainer:\n"
+    "  trainer_strategy: fsdp2\n  ulysses_sequence_parallel_size: 4\n  trainer_config:\n"
+    "    actor_rollout_ref:\n      actor:\n        fsdp_config: &offload\n          param_offload: true\n"
+    "          optimizer_offload: true\n          offload_policy: true\n"
+    "      ref:\n        fsdp_config: *offload\n")
+"""A Trinity config whose actor and reference model share one anchored fsdp_config, with Offload on."""
+
 def test_write_warns_when_a_patched_key_sits_in_a_mapping_other_keys_repeat(cli, tmp_path: Path):
     # The actor's and the ref's fsdp_config are one anchored mapping: turning the actor's Offload off turns the
     # ref's off too, so --write says so.
     config = tmp_path / "trinity.yaml"
-    config.write_text("model:\n  model_path: Qwen/Qwen3-14B\n  max_model_len: 65536\ncluster: {node_num: 2, gpu_per_node: 8}\n"
-                      "explorer:\n  rollout_model: {engine_num: 4, tensor_parallel_size: 2}\ntrainer:\n"
-                      "  trainer_strategy: fsdp2\n  ulysses_sequence_parallel_size: 4\n  trainer_config:\n"
-                      "    actor_rollout_ref:\n      actor:\n        fsdp_config: &offload\n          param_offload: true\n"
-                      "          optimizer_offload: true\n          offload_policy: true\n"
-                      "      ref:\n        fsdp_config: *offload\n", encoding="utf-8")
+    config.write_text(ANCHORED_OFFLOAD, encoding="utf-8")
     patched = tmp_path / "patched.yaml"
     status, out, err = cli("--from-config", str(config), "--gpu", "h20", "--write", str(patched))
     assert status == 0 and "plan           Env + SP=4 on 8 of 8 GPUs" in out
@@ -1873,11 +1878,6 @@ def test_write_with_aliases_of_aliases_walks_each_once(cli, tmp_path: Path):
     assert Counted.walks == 25
     doubling = "".join(f"x{n}: &a{n} [*a{n - 1}, *a{n - 1}]\n" for n in range(1, 25))
     config = tmp_path / "trinity.yaml"
-    config.write_text("model:\n  model_path: Qwen/Qwen3-14B\n  max_model_len: 65536\ncluster: {node_num: 2, gpu_per_node: 8}\n"
-                      "explorer:\n  rollout_model: {engine_num: 4, tensor_parallel_size: 2}\ntrainer:\n"
-                      "  trainer_strategy: fsdp2\n  ulysses_sequence_parallel_size: 4\n  trainer_config:\n"
-                      "    actor_rollout_ref:\n      actor:\n        fsdp_config: &offload\n          param_offload: true\n"
-                      "          optimizer_offload: true\n          offload_policy: true\n"
-                      "      ref:\n        fsdp_config: *offload\n" f"x0: &a0 [1, 1]\n{doubling}", encoding="utf-8")
+    config.write_text(f"{ANCHORED_OFFLOAD}x0: &a0 [1, 1]\n{doubling}", encoding="utf-8")
     status, _, err = cli("--from-config", str(config), "--gpu", "h20", "--write", str(tmp_path / "patched.yaml"))
     assert status == 0 and "which trainer.trainer_config.actor_rollout_ref.ref.fsdp_config repeats (*offload)" in err
