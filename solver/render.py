@@ -12,7 +12,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from solver.memory import CEILING, GRID, MemoryEstimate, shown_host_gib
+from solver.memory import CEILING, GRID, MemoryEstimate, host_memory_gib, shown_host_gib
 from solver.query import (
     ENV_EXPORT,
     MAX_ESTIMATED_GPUS,
@@ -306,12 +306,18 @@ LOWERED_NOTE = ("* trainer.max_token_len_per_gpu below Trinity's default ceil(2 
 """The caption of a table with a lowered token budget (marked ``*``)."""
 
 
-def _ranking(answer: Answer) -> Table:
+def _ranking(answer: Answer, model: Model, query: Query) -> Table:
+    """The ranked plans, a row each; with a `host GiB/node` column where a plan offloads (its states) or where
+    --host-ram is given (then every plan's need, a plan without Offload its start-up load, as `solve cluster` gives
+    a pool's)."""
     lowered = any(plan.lowered_budget for plan in answer.plans)
     view = Table(title="ranked plans", title_justify="left", caption=LOWERED_NOTE if lowered else None,
                  caption_justify="left")
     spans = answer.rollout_gpus is not None and any((plan.nodes or 1) > 1 for plan in answer.plans)
-    offloads = any(plan.host_memory_gb is not None for plan in answer.plans)  # Offload's host memory per node
+    needs = [plan.host_memory_gb if plan.host_memory_gb is not None else shown_host_gib(host_memory_gib(
+        model, plan.gpus, query.node_gpus, offload=False)) if query.host_ram_gb is not None else None
+        for plan in answer.plans]
+    offloads = any(need is not None for need in needs)
     numbers = ("#", "GPUs", "rollout", "nodes", "max_model_len", "tokens/GPU", "YaRN")
     host = "host GiB/node"  # for Offload, as `solve cluster` names it: a number whose header may wrap
     for header in ("#", "GPUs", *(("rollout", "nodes") if spans else ()), "setting", "max_model_len", "tokens/GPU",
@@ -320,7 +326,7 @@ def _ranking(answer: Answer) -> Table:
         view.add_column(header, no_wrap=header in numbers, overflow="ellipsis" if header in numbers else "fold",
                         justify="right" if header in (*numbers, host) else "left")
     best = answer.plans[0].cost
-    for rank, plan in enumerate(answer.plans, start=1):
+    for rank, (plan, need) in enumerate(zip(answer.plans, needs, strict=True), start=1):
         view.add_row(
             str(rank),
             str(plan.gpus) if answer.open_budget else f"{plan.gpus}/{answer.budget_gpus}",
@@ -329,7 +335,7 @@ def _ranking(answer: Answer) -> Table:
             str(plan.max_model_len),
             f"{plan.max_token_len_per_gpu}{'*' if plan.lowered_budget else ''}",
             f"{plan.rope_scaling_factor!r}" if plan.rope_scaling_factor else "",
-            *((f"{plan.host_memory_gb:.1f}" if plan.host_memory_gb is not None else "",) if offloads else ()),
+            *((f"{need:.1f}" if need is not None else "",) if offloads else ()),
             f"{plan.cost:.4g} ({_relative(rank, plan.cost, best)})",
             plan.evidence_label,
             (f"{counted(plan.source.gpus, 'GPU')} @ {plan.source.max_model_len}: {plan.source.setting}"
@@ -436,7 +442,7 @@ def answers_view(answers: Iterable[Answer], query: Query, catalog: Catalog, vers
         if answer.plans:
             renderables.append(_plan_summary(answer, answer.plans[0], model, query.node_gpus, version))
             if len(answer.plans) > 1:
-                renderables.append(_ranking(answer))
+                renderables.append(_ranking(answer, model, query))
             if len(answer.plans) < query.top:
                 why = (_no_alternative(query) if answer.status == "optimal" else "the time limit stopped the search")
                 renderables.append(Text(f"{counted(len(answer.plans), 'plan')} of the {query.top} asked for: {why}"))

@@ -1057,7 +1057,13 @@ def test_the_ranked_table_gives_offloads_host_memory_where_a_plan_offloads(cli):
     assert status == 0 and "host GiB/node" in header
     column = [cell.strip() for cell in header.split("┃")[1:-1]].index("host GiB/node")
     assert [row[column] for row in rows] == ["82.8", "", ""]
-    # No column where no plan offloads.
+    # With --host-ram, every plan's need, one without Offload its start-up load (Qwen3-4B ties its embeddings: 15
+    # GiB on each of its 4 ranks), as solve cluster gives a pool's.
+    status, out, _ = cli("--model", "4B", "--gpu", "a100", "--gpus", "6", "--maximize", "len", "--top", "3",
+                         "--host-ram", "1024")
+    rows = [[cell.strip() for cell in line.split("│")[1:-1]] for line in out.splitlines() if line.startswith("│")]
+    assert status == 0 and [row[column] for row in rows] == ["82.8", "60.0", "60.0"]
+    # No column where no plan offloads and no --host-ram is given.
     status, out, _ = cli("--model", "4B", "--gpu", "a100", "--gpus", "4", "--len", "16k", "--top", "3")
     assert status == 0 and "ranked plans" in out and "host GiB" not in out
 
