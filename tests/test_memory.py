@@ -1728,15 +1728,22 @@ def test_a_model_that_caps_its_logits_holds_one_more_bf16_copy_of_them(tmp_path:
         assert any("capped logits" in phrase for phrase in phrases) is named
 
 
+
+def h100_cells(gpus: int, section: str, models: str, rows: dict[int, str]) -> str:
+    """A cells file of yours for one table of H100s: its GPU count, section, models (as the file lists them) and
+    each row's cells (a YAML mapping, by length)."""
+    lines = "".join(f"      - {{max_model_len: {length}, cells: {cells}}}\n" for length, cells in rows.items())
+    return (f"gpu: H100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n  - gpus: {gpus}\n    section: {section}\n"
+            f"    models: [{models}]\n    rows:\n{lines}")
+
 def test_cells_that_ran_out_where_the_memory_model_fits_get_a_note_with_the_margin_that_agrees(cli, tmp_path: Path):
     # On 8 H100s Env + SP=8 ran out of memory at 131072 (the cell is Env + Offload + SP=8), where the memory model
     # predicts 64.4 GiB of 73.2 usable: an estimate on 16 GPUs next to it may be optimistic too, and the note says the
     # margin under which the model agrees with every such cell.
     cells = tmp_path / "mine.yaml"
-    cells.write_text("gpu: H100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n  - gpus: 8\n    section: 8 x H100\n"
-                     "    models: [Qwen3-8B]\n    rows:\n"
-                     "      - {max_model_len: 65536, cells: {Qwen3-8B: Env + SP=4}}\n"
-                     "      - {max_model_len: 131072, cells: {Qwen3-8B: Env + Offload + SP=8}}\n", encoding="utf-8")
+    cells.write_text(h100_cells(8, "8 x H100", "Qwen3-8B", {65536: "{Qwen3-8B: Env + SP=4}",
+                                                           131072: "{Qwen3-8B: Env + Offload + SP=8}"}),
+                     encoding="utf-8")
     asked = ("--model", "8B", "--gpu", "h100", "--gpus", "16", "--len", "131072", "--cells", str(cells), "--json")
     status, out, err = cli(*asked)
     assert (status, json.loads(out)[0]["plans"][0]["evidence"]) == (0, "estimated")
@@ -1884,10 +1891,8 @@ def test_calibrate_names_your_cells_that_the_fit_predicts_the_other_way(cli, tmp
     # Qwen3-14B without Offload on one 80 GB GPU cannot hold its states (16 bytes a parameter, 220 GiB): a cell that
     # says it trained is likely a typo, and calibrate names it, with what the fit predicts.
     cells = tmp_path / "mine.yaml"
-    cells.write_text("gpu: H100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n  - gpus: 1\n    section: one\n"
-                     "    models: [14B, 0.6B]\n    rows:\n"
-                     "      - {max_model_len: 8192, cells: {14B: vanilla, 0.6B: vanilla}}\n"
-                     "      - {max_model_len: 16384, cells: {14B: '-', 0.6B: vanilla}}\n", encoding="utf-8")
+    cells.write_text(h100_cells(1, "one", "14B, 0.6B", {8192: "{14B: vanilla, 0.6B: vanilla}",
+                                                       16384: "{14B: '-', 0.6B: vanilla}"}), encoding="utf-8")
     written = tmp_path / "model.yaml"
     status, out, err = cli("calibrate", "--cells", str(cells), "--out", str(written))
     assert status == 0 and "1 predicted not to fit that did" in out
@@ -1896,10 +1901,8 @@ def test_calibrate_names_your_cells_that_the_fit_predicts_the_other_way(cli, tmp
                         f"(solve memory --memory-model {written} breaks each down)\n")
     # A '-' cell stands for every setting tried there (SP=8, Env + SP=8, ... on 8 GPUs), several of which this fit
     # predicts to fit: the cell is named once, with the first.
-    cells.write_text("gpu: H100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n  - gpus: 8\n    section: eight\n"
-                     "    models: [0.6B, 4B]\n    rows:\n"
-                     "      - {max_model_len: 8192, cells: {0.6B: '-', 4B: vanilla}}\n"
-                     "      - {max_model_len: 16384, cells: {0.6B: vanilla, 4B: vanilla}}\n", encoding="utf-8")
+    cells.write_text(h100_cells(8, "eight", "0.6B, 4B", {8192: "{0.6B: '-', 4B: vanilla}",
+                                                        16384: "{0.6B: vanilla, 4B: vanilla}"}), encoding="utf-8")
     missed = cli("calibrate", "--cells", str(cells))[2].rsplit("the fit predicts the other way: ", 1)[-1]
     assert missed.startswith("Qwen3-0.6B on 8 x H100-80GB at 8192, cell '-': SP=8 ran out of memory there, predicted ")
     assert missed.count("at 8192, cell '-'") == 1
@@ -1914,12 +1917,8 @@ def test_calibrate_names_three_missed_cells_without_counting_more(cli, tmp_path:
     # Three of your cells the fit predicts the other way (Qwen3-14B without Offload on one 80 GB GPU at 2048, 4096
     # and 8192): all three are named, and no "and 0 more" follows.
     cells = tmp_path / "mine.yaml"
-    cells.write_text("gpu: H100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n  - gpus: 1\n    section: one\n"
-                     "    models: [14B, 0.6B]\n    rows:\n"
-                     "      - {max_model_len: 2048, cells: {14B: vanilla, 0.6B: vanilla}}\n"
-                     "      - {max_model_len: 4096, cells: {14B: vanilla, 0.6B: vanilla}}\n"
-                     "      - {max_model_len: 8192, cells: {14B: vanilla, 0.6B: vanilla}}\n"
-                     "      - {max_model_len: 16384, cells: {14B: '-', 0.6B: vanilla}}\n", encoding="utf-8")
+    rows = {**dict.fromkeys((2048, 4096, 8192), "{14B: vanilla, 0.6B: vanilla}"), 16384: "{14B: '-', 0.6B: vanilla}"}
+    cells.write_text(h100_cells(1, "one", "14B, 0.6B", rows), encoding="utf-8")
     status, _, err = cli("calibrate", "--cells", str(cells), "--out", str(tmp_path / "model.yaml"))
     missed = err.rsplit("the fit predicts the other way: ", 1)[-1]
     assert status == 0 and missed.count("cell 'vanilla': vanilla trained there") == 3
