@@ -28,10 +28,19 @@ from solver.query import (
     rollout_layout_violation,
     table_cells,
     token_budget,
-    vouches_for,
     whole_nodes_violation,
 )
-from solver.tables import MAX_TOKENS, Catalog, GpuType, Model, Setting, Weights, sp_suits_kv_heads, sp_within_node
+from solver.tables import (
+    MAX_TOKENS,
+    Catalog,
+    GpuType,
+    Model,
+    Setting,
+    Weights,
+    sp_suits_kv_heads,
+    sp_within_node,
+    vouches_for,
+)
 
 Combination = tuple[int, int, int, int]
 """(trainer GPUs n, Env e, Offload o, SP degree s), with e and o as 0/1."""

@@ -11,6 +11,7 @@ from typing import Any, Literal, NamedTuple, get_args
 from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
 
 from solver.tables import (
+    MAX_ESTIMATED_GPUS,
     MAX_GPUS,
     MAX_HOST_RAM_GB,
     MAX_TOKENS,
@@ -33,6 +34,7 @@ from solver.tables import (
     load_weights,
     sp_rule_violation,
     sp_within_node,
+    vouches_for,
 )
 
 TrinityVersion = Literal["0.5", "0.6"]
@@ -54,8 +56,6 @@ MAX_TIME_LIMIT_S = 1e9
 """The longest time limit, in seconds (about 30 years): finite, and a number CP-SAT takes."""
 NODE_SIZE_KEY = "cluster.gpu_per_node"
 """The Trinity config key that gives the GPUs of a node."""
-MAX_ESTIMATED_GPUS = 64
-"""The most trainer GPUs the memory model's estimates consider (eight nodes of eight)."""
 
 ENV_EXPORT = "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
 """The shell line that turns Env on; it must run before Ray starts."""
@@ -596,12 +596,6 @@ def table_cells(tables: Sequence[Table], model: Model) -> TableCells:
     settings = {(table.gpus, row.max_model_len): setting for table in named for row in table.rows
                 if (setting := row.setting(columns[table.gpus])) is not None}
     return TableCells(rows, settings, MappingProxyType(columns))
-
-
-def vouches_for(table_gpus: int, gpus: int) -> bool:
-    """Whether a table for `table_gpus` GPUs may vouch for a plan on `gpus` GPUs: its own count, or more GPUs than
-    a table of two or more (one GPU has no collective-communication buffers), up to `MAX_ESTIMATED_GPUS`."""
-    return table_gpus == gpus or 1 < table_gpus < gpus <= MAX_ESTIMATED_GPUS
 
 
 def vouching_cell(model: Model, rows: Sequence[tuple[int, int]], settings: Mapping[tuple[int, int], Setting],

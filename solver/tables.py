@@ -74,6 +74,8 @@ MAX_NODE_GPUS = 16
 bounds the ways to fill a node that the placement weighs, which grow as the partitions of its size."""
 MAX_HOST_RAM_GB = 1 << 20
 """The most host memory per node a request or a pool may give (1 PB): more than any node has, but finite."""
+MAX_ESTIMATED_GPUS = 64
+"""The most trainer GPUs the memory model's estimates consider (eight nodes of eight)."""
 Billions = Annotated[float, Strict(), Gt(0)]
 Weight = Annotated[float, Strict(), Ge(0), Le(1000), AllowInfNan(False)]
 """A cost weight: how much a setting slows a step, 0 (free) to 1000 (a thousand times slower)."""
@@ -798,6 +800,12 @@ def _resolve(kind: str, name: str, entries: tuple[Any, ...], wanted_name: str | 
     raise QueryError(f"unknown {kind} {brief(name)}{guess}; accepted: {accepted}")
 
 
+def vouches_for(table_gpus: int, gpus: int) -> bool:
+    """Whether a table for `table_gpus` GPUs may vouch for a plan on `gpus` GPUs: its own count, or more GPUs than
+    a table of two or more (one GPU has no collective-communication buffers), up to `MAX_ESTIMATED_GPUS`."""
+    return table_gpus == gpus or 1 < table_gpus < gpus <= MAX_ESTIMATED_GPUS
+
+
 def _longer_contradictions(where: str, column: Sequence[tuple[int, Setting | None]]) -> list[str]:
     """Where a model's cells (length, setting or None for ``-``, by length) say a setting, or ``-``, at a length
     while a setting earlier in the escalation order trains at a longer one, in words prefixed by `where`."""
@@ -1040,8 +1048,8 @@ class Catalog(Frozen):
 
         - a setting the source names at a length, or ``-``, while a setting earlier in its escalation order
           is documented at a longer length on the same GPUs (memory only grows with the length);
-        - a setting documented on fewer GPUs that more GPUs could run (SP divides their count) while the
-          table for more GPUs names a later setting, or ``-``, at the same length (more GPUs only shard
+        - a setting documented on fewer GPUs (two or more, as `vouches_for` says) that more GPUs could run (SP
+          divides their count) while the table for more GPUs names a later setting, or ``-``, at the same length (more GPUs only shard
           the states further), the table for more GPUs being the one the planner takes for the model: the
           GPU type's own, or one it borrows of a GPU type with the same memory (`tables_for`);
         - two models of one shape (the same memory) with different cells in a row;
@@ -1072,7 +1080,8 @@ class Catalog(Frozen):
                 for model in table.models:
                     column = [(row.max_model_len, row.setting(model)) for row in table.rows]
                     found += _longer_contradictions(f"{gpu_type.name}, {counted(table.gpus, 'GPU')}, {model}", column)
-                    for more in sorted(count for count in candidates if count > table.gpus):
+                    for more in sorted(count for count in candidates
+                                       if count > table.gpus and vouches_for(table.gpus, count)):
                         # The table for more GPUs the planner takes for the model: the first naming one of its shape.
                         wider = next((t for t in candidates[more]
                                       if any(shape_of[name] == shape_of[model] for name in t.models)), None)

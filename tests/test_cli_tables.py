@@ -310,3 +310,18 @@ def test_a_lowercase_l_for_a_one_in_a_cells_gpu_name_gets_a_guess(cli, tmp_path:
     assert (f"solve: note: {cells}: Hl00 is not a GPU type of the catalogue, so its cells make one of their own (did "
             "you mean H100-80GB?)\n") in cli("--cells", str(cells), "--gpu", "h100", "--model", "8B", "--len", "64k",
                                              "--gpus", "8")[2]
+
+
+def test_one_gpu_that_trains_where_two_need_more_is_no_contradiction(cli, tmp_path: Path):
+    # A one-GPU table vouches for no other count (one GPU has no collective-communication buffers), so cells
+    # where one L40S trains Qwen3-0.6B at 8192 as it is while two need Env agree with the semantics.
+    cells = tmp_path / "l40s.yaml"
+    cells.write_text("gpu: L40S-48GB\nmemory_gb: 48\nsource: made up\ntables:\n"
+                     "  - {gpus: 1, section: 1 x L40S, models: [Qwen3-0.6B], rows: [{max_model_len: 8192, "
+                     "cells: {Qwen3-0.6B: vanilla}}]}\n"
+                     "  - {gpus: 2, section: 2 x L40S, models: [Qwen3-0.6B], rows: [{max_model_len: 8192, "
+                     "cells: {Qwen3-0.6B: Env}}]}\n", encoding="utf-8")
+    assert cli("tables", "--cells", str(cells), "--check") == (0, "0 contradictions in 562 cells\n", "")
+    status, out, err = cli("--model", "0.6B", "--gpu", "l40s", "--gpus", "2", "--exact", "--len", "8192",
+                           "--cells", str(cells))
+    assert (status, err) == (0, "") and "evidence       documented: the L40S-48GB table for 2 GPUs says 'Env' at 8192" in out
