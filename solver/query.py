@@ -245,8 +245,9 @@ class Plan(Frozen):
     headroom_at_step: bool = Field(default=False, description=(
         "whether headroom_gb is the optimizer step's room (memory_gb is the activations' peak)"))
     host_memory_gb: float | None = Field(default=None, description=(
-        "with Offload: host memory per node that the states need, GiB (what --host-ram is checked against); "
-        "null without Offload"))
+        "host memory per node the plan needs, GiB, rounded up to a tenth (what --host-ram is checked against): with "
+        "Offload its states, or the model while it loads where that is more; without Offload, where --host-ram is "
+        "given, the model while it loads; null otherwise"))
     beyond_calibration: tuple[str, ...] = Field(default=(), description=(
         "for an estimated plan: where it lies outside the observations the memory model was calibrated on, in "
         "words; empty within them, and for a plan a table vouches for"))

@@ -12,7 +12,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from solver.memory import CEILING, GRID, MemoryEstimate, host_memory_gib, shown_host_gib
+from solver.memory import CEILING, GRID, MemoryEstimate, shown_host_gib
 from solver.query import (
     ENV_EXPORT,
     MAX_ESTIMATED_GPUS,
@@ -226,7 +226,8 @@ def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, vers
     for caution in (caution for caution in plan.cautions if caution not in plan.length_cautions(model)):
         grid.add_row("caution", Text(caution, style="yellow"))  # those on the length are beside it
     if plan.host_memory_gb is not None:
-        grid.add_row("host memory", f"{plan.host_memory_gb:.1f} GiB per node for Offload (--host-ram)")
+        grid.add_row("host memory", f"{plan.host_memory_gb:.1f} GiB per node "
+                                    f"{'for Offload' if plan.offload else 'while the model loads'} (--host-ram)")
     grid.add_row("apply", "\n".join(apply_lines(plan, model, version)))
     if answer.measured is not None:
         measured = answer.measured
@@ -314,9 +315,7 @@ def _ranking(answer: Answer, model: Model, query: Query) -> Table:
     view = Table(title="ranked plans", title_justify="left", caption=LOWERED_NOTE if lowered else None,
                  caption_justify="left")
     spans = answer.rollout_gpus is not None and any((plan.nodes or 1) > 1 for plan in answer.plans)
-    needs = [plan.host_memory_gb if plan.host_memory_gb is not None else shown_host_gib(host_memory_gib(
-        model, plan.gpus, query.node_gpus, offload=False)) if query.host_ram_gb is not None else None
-        for plan in answer.plans]
+    needs = [plan.host_memory_gb for plan in answer.plans]
     offloads = any(need is not None for need in needs)
     numbers = ("#", "GPUs", "rollout", "nodes", "max_model_len", "tokens/GPU", "YaRN")
     host = "host GiB/node"  # for Offload, as `solve cluster` names it: a number whose header may wrap

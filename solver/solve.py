@@ -391,8 +391,8 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
         source=source,
         **_memory_figures(data.shape, catalog.gpu(data.gpu).memory_gib, query, gpus, setting, length, tokens,
                           estimated=source is None),
-        host_memory_gb=shown_host_gib(host_memory_gib(data.shape, gpus, query.node_gpus))
-        if offload else None,
+        host_memory_gb=shown_host_gib(host_memory_gib(data.shape, gpus, query.node_gpus, bool(offload)))
+        if offload or query.host_ram_gb is not None else None,
         nodes=layout[0] if layout else None,
         rollout_gpus=layout[1] if layout else None,
     ).with_cautions(data.shape, catalog.gpu(data.gpu))

@@ -499,7 +499,8 @@ def check_placements(
                             f"expected {len(nodes)}/{entry.get('rollout_gpus')}")
         plan_problems = check_plan(catalog, {**plan, "nodes": None, "rollout_gpus": None}, gpu=gpu, model=model,
                                    budget_gpus=n, max_model_len=length, exact=True, node_gpus=g if n > g else n,
-                                   estimates=estimates, token_budget=token_budget if estimates else "default")
+                                   estimates=estimates, token_budget=token_budget if estimates else "default",
+                                   host_ram_gb=pool.get("host_ram_gb"))
         if ignore_unused_gpus:
             plan_problems = [p for p in plan_problems if not p.startswith("unused_gpus=")]
         problems.extend(f"{where}: plan: {p}" for p in plan_problems)

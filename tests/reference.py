@@ -384,14 +384,15 @@ def _pinned_values(pin: Any | None, free: list) -> list:
 
 
 def _memory(catalog: Catalog, memory_gib: float, model: Any, n: int, env: bool, offload: bool, sp: int,
-            length: int, node_gpus: int, tokens: int | None = None) -> dict[str, float | None]:
-    """The plan's predicted peak memory and headroom, from the shipped memory model (not the tables); with
-    Offload, the host memory a node of `node_gpus` needs (`_host_need`)."""
+            length: int, node_gpus: int, tokens: int | None, host_ram_gb: float | None) -> dict[str, float | None]:
+    """The plan's predicted peak memory and headroom, from the shipped memory model (not the tables); the host
+    memory a node of `node_gpus` needs: with Offload (`_host_need`), or with `host_ram_gb` given (`_load_need`)."""
     memory = load_memory_model()
     result = breakdown(model, memory_gib, n, Setting(env=bool(env), offload=bool(offload), sp=sp), length,
                        memory.coefficients, memory.margin, tokens)
     return {"memory_gb": round(result.total_gib, 2), "headroom_gb": round(result.headroom_gib, 2),
-            "headroom_at_step": result.step_binds, "host_memory_gb": _up_to_a_tenth(_host_need(model, n, node_gpus)) if offload else None}
+            "headroom_at_step": result.step_binds, "host_memory_gb": _up_to_a_tenth(_host_need(model, n, node_gpus)) if offload
+            else _up_to_a_tenth(_load_need(model, n, node_gpus)) if host_ram_gb is not None else None}
 
 
 def _up_to_a_tenth(gib: float) -> float:
@@ -565,7 +566,7 @@ def enumerate_plans(
                             "evidence": evidence,
                             "source": source,
                             **_memory(catalog, gpu_type.memory_gib, the_model, n, e, o, s, length, node_gpus,
-                                      tokens),
+                                      tokens, host_ram_gb),
                             "beyond_calibration": _beyond_calibration(gpu_type.memory_gib, the_model, n, s, tokens)
                             if evidence == "estimated" else [],
                             **_layout(n, rollout_gpus, node_gpus),
@@ -781,7 +782,8 @@ def check_plan(
         problems.append(f"yarn_beyond_validated={plan['yarn_beyond_validated']!r}, expected the opposite")
 
     # The memory model's prediction (a derived field, computed by solver.memory).
-    predicted = _memory(catalog, gpu_type.memory_gib, the_model, n, e, o, s, length, node_gpus, want_tokens)
+    predicted = _memory(catalog, gpu_type.memory_gib, the_model, n, e, o, s, length, node_gpus, want_tokens,
+                        host_ram_gb)
     if {k: plan[k] for k in predicted} != predicted:
         problems.append(f"the memory figures {({k: plan[k] for k in predicted})} differ from the memory model's "
                         f"{predicted}")
