@@ -508,7 +508,7 @@ def run_cluster(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(cluster_json(result) + "\n")
     else:
-        _print_view(cluster_view(result, fleet, catalog, minimize_nodes=args.minimize == "nodes"), "solve cluster")
+        _print_view(cluster_view(result, fleet, minimize_nodes=args.minimize == "nodes"), "solve cluster")
     if result.interrupted:
         print("solve cluster: interrupted: the best placement found so far is above", file=sys.stderr)
         return INTERRUPTED

@@ -807,7 +807,7 @@ def _infeasible_without_host(fleet: Fleet, options: list[Option], every_job: boo
     return checked(solver, relaxed, solver.solve(relaxed)) == cp_model.INFEASIBLE
 
 
-def _fewest_gpus(fleet: Fleet, options: Sequence[Option]) -> str:
+def _fewest_gpus_words(fleet: Fleet, options: Sequence[Option]) -> str:
     """What the jobs need at the least against what the fleet has, in words: the GPUs of each job's smallest
     way to run (whole nodes counted whole), summed; and what to do."""
     fewest: dict[int, int] = {}
@@ -840,8 +840,8 @@ def _fewest_gpus(fleet: Fleet, options: Sequence[Option]) -> str:
 
 def _all_unplaced(fleet: Fleet, verdict: Status, interrupted: bool,
                   host_rounded: tuple[str, ...] = (), options: Sequence[Option] = ()) -> tuple[Unplaced, ...]:
-    reason = (f"the jobs do not all fit the fleet together{_fewest_gpus(fleet, options)}" if verdict == "infeasible"
-              else "interrupted before a placement was found" if interrupted
+    reason = (f"the jobs do not all fit the fleet together{_fewest_gpus_words(fleet, options)}"
+              if verdict == "infeasible" else "interrupted before a placement was found" if interrupted
               else f"the jobs do not all fit the fleet with the host memory of {', '.join(host_rounded)} rounded up; "
                    "they may with the exact figures" if host_rounded
               else "no placement found within the time limit")
@@ -906,7 +906,8 @@ def _greedy_choice(
 def greedy(fleet: Fleet, catalog: Catalog, weights: Weights | None = None,
            estimate: EstimateMode = "auto") -> ClusterResult:
     """The baseline: jobs by priority, each on its first plan (pool order, then cost) and first node
-    that has room. Same options and rules as `place`, no search."""
+    that has room. The same options and rules as `place` with the shipped memory model and Trinity's default
+    token budget (`place` takes others), and no search."""
     planner = _Planner(catalog.for_fleet(fleet), weights if weights is not None else load_weights(),
                        estimate)
     options, _ = host_footprints(fleet, [option for index in range(len(fleet.jobs))

@@ -1,8 +1,8 @@
 """The CP-SAT model of one planning question for one GPU type and model.
 
 `prepare` turns the tables into plain data; `build_model` adds one constraint family per function:
-the variables, the parallelism rules, the documented cells as evidence, the budget, the length, the
-pins, and the objective. The solver chooses; nothing here picks a plan.
+the variables, the parallelism rules, the node rule, the documented cells as evidence, the budget, the
+length, host memory, the pins, and the objective. The solver chooses; nothing here picks a plan.
 """
 
 from __future__ import annotations
@@ -516,7 +516,8 @@ class LeanCpModel(cp_model.CpModel):
 def build_model(
     data: PlanningData, query: Query, guarded: bool = False
 ) -> tuple[cp_model.CpModel, PlanVariables, Guards]:
-    """The whole CP-SAT model for `query` on the prepared `data` (which must have a table).
+    """The whole CP-SAT model for `query` on the prepared `data` (which must hold a plan's GPU counts:
+    `PlanningData.holds_no_plan` is false).
 
     With `guarded`, every rule of `RULES` holds only under its own literal (returned), so that solving
     under assumptions tells which rules rule a plan out; otherwise every rule simply holds.

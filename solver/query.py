@@ -669,8 +669,9 @@ def larger_gpu_types(catalog: Catalog, gpu: str) -> tuple[GpuType, ...]:
 
 
 def own_table_cells(catalog: Catalog, gpu: str, model: Model) -> tuple[Mapping[int, str], TableCells]:
-    """The `table_cells` for `model` of the tables that speak for `gpu` (`Catalog.tables_for`: its own, and
-    those it borrows of GPU types with the same memory), and whose each borrowed one is (`Catalog.table_origins`)."""
+    """(origins, cells): which GPU type each table `gpu` borrows comes from (`Catalog.table_origins`), and the
+    `table_cells` for `model` of the tables that speak for `gpu` (`Catalog.tables_for`: its own, and those it
+    borrows of GPU types with the same memory)."""
     return catalog.table_origins(gpu, model), table_cells(catalog.tables_for(gpu, model).tables, model)
 
 

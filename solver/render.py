@@ -510,7 +510,7 @@ def _pool_view(pool: Pool, here: list[Placement], asked: Mapping[str, int]) -> R
     return view
 
 
-def cluster_view(result: ClusterResult, fleet: Fleet, catalog: Catalog, minimize_nodes: bool = False) -> Group:
+def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = False) -> Group:
     """A table per pool, a row per placed job with its nodes and plan; the cautions `solve` would give the
     placed plans (each once, with its jobs); then the unplaced jobs."""
     renderables: list[Any] = []

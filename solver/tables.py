@@ -108,9 +108,10 @@ class QueryError(OneLineError):
 
 
 class Frozen(BaseModel):
-    """A frozen pydantic model that refuses unknown fields: the base of the package's data types."""
+    """A frozen pydantic model that refuses unknown fields: the base of the package's data types. Field names may
+    start with ``model_`` (``model_path``): pydantic before 2.10 warns of them unless no namespace is protected."""
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", protected_namespaces=())
 
 
 class Setting(Frozen):
@@ -415,7 +416,7 @@ class GpuType(Frozen):
     rocm: bool = Field(default=False, description=(
         "an AMD GPU, which PyTorch runs through ROCm (its allocator reads PYTORCH_HIP_ALLOC_CONF too)"))
 
-    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True, protected_namespaces=())
 
     @model_validator(mode="after")
     def _check_tables(self) -> GpuType:
@@ -1480,12 +1481,16 @@ def load_catalog(directory: Path | str | None = None) -> Catalog:
     paths = sorted((directory / "feasibility").glob("*.yaml"))
     if not paths:
         raise TableError(f"{directory / 'feasibility'}: no GPU table files (*.yaml)")
-    documented = {}
+    documented: dict[str, GpuType] = {}
+    read_from: dict[str, Path] = {}
     for path in paths:
         tabled = load_gpu_type(path, models, hardware)
         if all(gpu.name != tabled.name for gpu in hardware):
             raise TableError(f"{path}: GPU {tabled.name} is not in gpus.yaml; add it there")
-        documented[tabled.name] = tabled
+        if tabled.name in read_from:
+            raise TableError(f"{path}: GPU {tabled.name} has tables in {read_from[tabled.name].name} too; keep one "
+                             "file per GPU type")
+        documented[tabled.name], read_from[tabled.name] = tabled, path
     gpu_types = tuple(documented.get(gpu.name, gpu) for gpu in hardware)
     names = [_normalise(name) for gpu in gpu_types for name in (gpu.name, *gpu.aliases)]
     duplicate = _first_repeated(names)

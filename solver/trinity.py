@@ -110,7 +110,7 @@ class TrinityConfig(BaseModel):
     say how many GPUs there are; ``rollout_gpus`` counts the explorer's engines (and auxiliary models).
     """
 
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = ConfigDict(frozen=True, extra="forbid", protected_namespaces=())
 
     model: str
     model_path: str | None = None
@@ -148,7 +148,7 @@ class TrinityConfig(BaseModel):
 
 
 class _Key(BaseModel):
-    model_config = ConfigDict(frozen=True)
+    model_config = ConfigDict(frozen=True, protected_namespaces=())
 
     path: tuple[str, ...]
     value: Any

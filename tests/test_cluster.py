@@ -880,7 +880,7 @@ def test_a_placement_without_a_proven_bound_says_so(tmp_path: Path):
     fleet = fleet_of({"pools": [ONE_NODE], "jobs": [{"name": "a", "model": "4B", "max_model_len": 4096}]}, tmp_path)
     result = ClusterResult(status="feasible", objective=0, bound=None, placements=(), unplaced=())
     console = Console(width=200, record=True, file=io.StringIO())
-    console.print(cluster_view(result, fleet, CATALOG))
+    console.print(cluster_view(result, fleet))
     assert console.export_text().splitlines()[0] == "status: feasible; placed priority (of 1): 0, no bound proven (time ran out)"
 
 

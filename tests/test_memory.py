@@ -1924,3 +1924,13 @@ def test_calibrate_names_three_missed_cells_without_counting_more(cli, tmp_path:
     assert status == 0 and missed.count("cell 'vanilla': vanilla trained there") == 3
     assert " more (" not in missed and missed.endswith(f"(solve memory --memory-model {tmp_path / 'model.yaml'} "
                                                        "breaks each down)\n")
+
+
+def test_two_table_files_of_one_gpu_type_are_refused(tmp_path: Path):
+    # A renamed copy left beside the file (or a stale one in a build) would shadow the other: refused, both named.
+    shutil.copytree(shipped_tables_directory(), tmp_path, dirs_exist_ok=True)
+    feasibility = tmp_path / "feasibility"
+    shutil.copy(feasibility / "a100-80gb.yaml", feasibility / "a100.yaml")
+    with pytest.raises(TableError, match=r"a100.yaml: GPU A100-80GB has tables in a100-80gb.yaml too; keep one file "
+                                         r"per GPU type$"):
+        load_catalog(tmp_path)
