@@ -30,7 +30,7 @@ from typing import Literal
 from ortools.sat.python import cp_model
 
 from solver.memory import estimated_counts, host_memory_gib, shown_host_gib
-from solver.model import LeanCpModel
+from solver.model import LeanCpModel, new_cp_solver
 from solver.query import (
     MAX_ESTIMATED_GPUS,
     ClusterResult,
@@ -429,10 +429,7 @@ def place(
     values, counts = _as_model_values(built, _greedy_choice(fleet, options, smallest_first=True), options, fleet)
     _hint(built, values, counts)
 
-    solver = cp_model.CpSolver()
-    solver.parameters.num_workers = workers
-    solver.parameters.random_seed = seed
-    solver.parameters.catch_sigint_signal = False  # Ctrl-C is taken by _StopOnInterrupt
+    solver = new_cp_solver(workers, seed)  # Ctrl-C is taken by _StopOnInterrupt
     deadline = started + time_limit_s * 0.97 - 0.02  # leave time to read the answer back
     with _StopOnInterrupt(solver) as interrupt:
         search = _Search(values=values, counts=counts)
@@ -662,11 +659,8 @@ def _widen(planner: _Planner, fleet: Fleet, chosen: dict[int, Option], nodes: di
     picked = [o for o, _ in ways if o is chosen[o.job]]
     for o, x in ways:
         model.add_hint(x, o is chosen[o.job])
-    solver = cp_model.CpSolver()
-    solver.parameters.num_workers = 1
-    solver.parameters.random_seed = seed
+    solver = new_cp_solver(1, seed)  # Ctrl-C raises KeyboardInterrupt: `place` keeps the placement
     solver.parameters.max_time_in_seconds = WIDEN_TIME_LIMIT_S
-    solver.parameters.catch_sigint_signal = False  # Ctrl-C raises KeyboardInterrupt: `place` keeps the placement
     for expression, maximise in ((sum(o.gain * x for o, x in ways), True), (sum(o.cost * x for o, x in ways), False),
                                  (sum(o.size * x for o, x in ways), False)):
         (model.maximize if maximise else model.minimize)(expression)

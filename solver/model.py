@@ -513,6 +513,16 @@ class LeanCpModel(cp_model.CpModel):
         """Skip adding the aliases."""
 
 
+def new_cp_solver(workers: int, seed: int) -> cp_model.CpSolver:
+    """A CP-SAT solver with `workers` search workers and the random `seed` (answers are repeatable for a seed),
+    which leaves Ctrl-C to Python; the caller sets the time limit."""
+    solver = cp_model.CpSolver()
+    solver.parameters.num_workers = workers
+    solver.parameters.random_seed = seed
+    solver.parameters.catch_sigint_signal = False
+    return solver
+
+
 def build_model(
     data: PlanningData, query: Query, guarded: bool = False
 ) -> tuple[cp_model.CpModel, PlanVariables, Guards]:

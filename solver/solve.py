@@ -24,6 +24,7 @@ from solver.model import (
     build_model,
     exact_cost,
     exclude_dominated,
+    new_cp_solver,
     objective_expression,
     prepare,
 )
@@ -311,16 +312,13 @@ def optional_best(catalog: Catalog, query: Query, gpu: str) -> Plan | None:
 
 def new_solver(query: Query) -> cp_model.CpSolver:
     """A CP-SAT solver with the query's workers and seed (the caller sets the time limit)."""
-    solver = cp_model.CpSolver()
-    solver.parameters.num_workers = query.workers
-    solver.parameters.random_seed = query.seed
+    solver = new_cp_solver(query.workers, query.seed)  # Ctrl-C is Python's: the command exits with 130
     # The models are tiny (a few dozen variables): presolve and probing cost more than they save.
     solver.parameters.cp_model_presolve = False
     solver.parameters.cp_model_probing_level = 0
     solver.parameters.linearization_level = 0
     solver.parameters.table_compression_level = 0
     solver.parameters.symmetry_level = 0
-    solver.parameters.catch_sigint_signal = False  # leave Ctrl-C to Python (the command exits with 130)
     return solver
 
 
