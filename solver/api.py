@@ -367,8 +367,8 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
     if isinstance(mapping.get("model"), Mapping) and (length != config.max_model_len or  # --len: the verdict's length;
                                                       mapping["model"].get("max_model_len") is None):  # or prompt + response
         mapping = {**mapping, "model": {**mapping["model"], "max_model_len": length}}
-    checked = check_trinity_config(mapping, model, gpus, environ=environ, version=version)
-    problems = [problem for problem in checked if not (said and said in problem) and "offload_policy needs" not in problem]
+    checked = check_trinity_config(mapping, model, gpus, environ=environ, version=version, strategy_noted=True)
+    problems = [problem for problem in checked if not (said and said in problem)]
     problems += config.notes
     default = token_budget(length, config.sp)
     lowered = _lowered_by_config(config, length, query.estimate)

@@ -1624,7 +1624,7 @@ def _check_whole_nodes(checks: _ConfigChecks, trainer_gpus: int) -> None:
 
 def check_trinity_config(
     mapping: Mapping[str, Any], model: Model, trainer_gpus: int, *, environ: Mapping[str, str] | None = None,
-    version: TrinityVersion | None = None,
+    version: TrinityVersion | None = None, strategy_noted: bool = False,
 ) -> list[str]:
     """Trinity's (and verl's) own rules on a config given as nested mappings; the problems, [] if none.
 
@@ -1641,7 +1641,8 @@ def check_trinity_config(
     a trainer wider than a node uses whole nodes (when ``cluster.gpu_per_node`` is given).
 
     Interpolated values are resolved from `environ` (default: none set, so defaults apply); one that
-    cannot be resolved, or is not a number, is reported as a problem.
+    cannot be resolved, or is not a number, is reported as a problem. `strategy_noted` leaves out the
+    ``offload_policy`` rule, for a caller whose notes on the config say it (`TrinityConfig.notes`).
     """
     checks = _ConfigChecks(mapping, environ or {})
     sp = _check_sequence_parallel(checks, model, trainer_gpus)
@@ -1651,7 +1652,8 @@ def check_trinity_config(
     _check_rope_scaling(checks, model, length)
     _check_dynamic_batch(checks)
     _check_trainer_level_flags(checks, version)
-    _check_offload_strategy(checks, version)
+    if not strategy_noted:
+        _check_offload_strategy(checks, version)
     _check_no_config_path(checks)
     _check_whole_nodes(checks, trainer_gpus)
     return checks.problems
