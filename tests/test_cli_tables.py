@@ -233,6 +233,8 @@ def test_measured_tables_name_their_own_source_and_the_legend_their_settings(cli
     status, out, _ = cli("tables", "--cells", "docs/examples/my-cells.yaml", "--gpu", "h100")
     text = " ".join(out.split())
     assert status == 0 and ", 8 x H100 (my measurements, 2026-11)" in text  # the cells' source, not only the datasheet
+    assert " SP=8 " in text.split("cost, lightest to darkest:")[1] and "Env + Offload + SP=8" in text.split(
+        "cost, lightest to darkest:")[1]
     # In JSON too: your cells name your source and heading, the shipped ones theirs.
     status, out, _ = cli("tables", "--cells", "docs/examples/my-cells.yaml", "--json")
     sources = {(cell["gpu"], cell["source"], cell["section"]) for cell in json.loads(out)}
@@ -240,8 +242,20 @@ def test_measured_tables_name_their_own_source_and_the_legend_their_settings(cli
     assert {source for gpu, source, _ in sources if gpu == "H100-80GB"} == {"my measurements, 2026-11"}
     assert ("A100-80GB", "Trinity-RFT GPU configuration guide (gpu-config-guide.zh.md), A100 80GB 显卡配置建议",
             "1 张 GPU") in sources
-    assert " SP=8 " in text.split("cost, lightest to darkest:")[1] and "Env + Offload + SP=8" in text.split(
-        "cost, lightest to darkest:")[1]
+
+
+def test_a_table_may_name_a_source_of_its_own(cli, tmp_path: Path):
+    # A table's own source (a heading measured elsewhere) stands for its cells, printed after its heading.
+    cells = Path(__file__).parent / "data" / "cells" / "h800.yaml"
+    text = cells.read_text(encoding="utf-8").replace('    section: "8 x H800"\n',
+                                                     '    section: "8 x H800"\n    source: "a colleague\'s runs"\n')
+    path = tmp_path / "h800.yaml"
+    path.write_text(text, encoding="utf-8")
+    status, out, _ = cli("tables", "--cells", str(path), "--gpu", "h800", "--json")
+    assert status == 0 and {(cell["source"], cell["section"]) for cell in json.loads(out)} == {
+        ("a colleague's runs", "8 x H800")}
+    status, out, _ = cli("tables", "--cells", str(path), "--gpu", "h800")
+    assert status == 0 and ", 8 x H800 (a colleague's runs)" in " ".join(out.split())
 
 
 @pytest.mark.parametrize(("columns", "note"), [(80, True), (111, True), (112, False)])
