@@ -35,6 +35,7 @@ _EXPORTS = {
     "SourceCell": "solver.query",
     "CurrentSettings": "solver.query",
     "Alternatives": "solver.query",
+    "Pins": "solver.query",
     "Undecided": "solver.query",
     "Breakdown": "solver.memory",
     "MemoryEstimate": "solver.memory",
@@ -74,6 +75,7 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_api.py
     from solver.query import Answer as Answer
     from solver.query import ClusterResult as ClusterResult
     from solver.query import CurrentSettings as CurrentSettings
+    from solver.query import Pins as Pins
     from solver.query import Placement as Placement
     from solver.query import Plan as Plan
     from solver.query import Query as Query

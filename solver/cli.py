@@ -906,7 +906,7 @@ def run_map(args: argparse.Namespace) -> int:
             recorder.print(view)
         write_atomically(args.svg, recorder.export_svg(title="rft-solver map"))
     if args.json:
-        sys.stdout.write(map_json(maps, budgets, by_length=args.by == "len") + "\n")
+        sys.stdout.write(map_json(maps, budgets, model=asked if args.by == "len" else None) + "\n")
         return 0
     for view in views:
         screen.print(view)

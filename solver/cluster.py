@@ -36,6 +36,7 @@ from solver.query import (
     ClusterResult,
     EstimateMode,
     Placement,
+    PlacementCount,
     Plan,
     Query,
     Status,
@@ -414,14 +415,15 @@ def place(
         others = tuple(Unplaced(job=job.name, reason=f"--minimize nodes places every job or none, and {names} {fit} "
                                                      "nowhere") for i, job in enumerate(fleet.jobs) if i not in stuck)
         return ClusterResult(status="unknown" if planner.undecided else "infeasible", objective=None, bound=None,
-                             placements=(), unplaced=unplaced + others, undecided_ways=planner.undecided,
-                             wall_time_s=time.monotonic() - started)
+                             objective_counts="nodes", placements=(), unplaced=unplaced + others,
+                             undecided_ways=planner.undecided, wall_time_s=time.monotonic() - started)
     built = build_placement_model(fleet, options, every_job)
     nodes_used = sum(built.pattern_counts.values()) + sum(
         o.whole_nodes * x for o, x in zip(options, built.chosen) if o.whole_nodes)
     priority = sum(fleet.jobs[o.job].priority * x for o, x in zip(options, built.chosen))
     gain = sum(o.gain * x for o, x in zip(options, built.chosen) if o.gain)
     cost = sum(o.cost * x for o, x in zip(options, built.chosen))
+    counted_by: PlacementCount = "nodes" if every_job else "priority"  # what the first stage counts
     first_stage = ("nodes", nodes_used, False) if every_job else ("priority", priority, True)
     stages = [first_stage, ("length", gain, True), ("cost", cost, False),
               ("tie-break", _tie_break(fleet, options, built), False)]
@@ -444,7 +446,8 @@ def place(
                 fleet, options, every_job, solver, deadline)
             proved = first_failed == cp_model.INFEASIBLE and not rounded_only and not planner.undecided
             verdict: Status = "infeasible" if proved else "unknown"
-            return ClusterResult(status=verdict, objective=None, bound=None, placements=(),
+            return ClusterResult(status=verdict, objective=None, bound=None, objective_counts=counted_by,
+                                 placements=(),
                                  unplaced=_all_unplaced(fleet, verdict, interrupt.caught,
                                                         host_rounded if rounded_only else (), options),
                                  host_rounded=host_rounded, undecided_ways=planner.undecided,
@@ -464,8 +467,8 @@ def place(
         interrupted = True
         placements, unplaced = _decode(fleet, options, values, counts, planner, False, first_proven)
     return ClusterResult(status="optimal" if proven and not host_rounded and not undecided else "feasible",
-                         objective=objective, bound=bound, placements=placements, unplaced=unplaced,
-                         host_rounded=host_rounded, undecided_ways=undecided,
+                         objective=objective, bound=bound, objective_counts=counted_by, placements=placements,
+                         unplaced=unplaced, host_rounded=host_rounded, undecided_ways=undecided,
                          wall_time_s=time.monotonic() - started, interrupted=interrupted)
 
 

@@ -8,7 +8,7 @@ from math import ceil
 from types import MappingProxyType
 from typing import Any, Literal, NamedTuple, get_args
 
-from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import Field, SerializerFunctionWrapHandler, computed_field, model_serializer, model_validator
 
 from solver.tables import (
     MAX_ESTIMATED_GPUS,
@@ -41,6 +41,8 @@ TrinityVersion = Literal["0.5", "0.6"]
 """The Trinity-RFT releases whose offload keys differ: 0.6 has them under ``trainer`` too, 0.5 refuses those."""
 Objective = Literal["cheapest", "max_len", "min_gpus"]
 Status = Literal["optimal", "feasible", "infeasible", "unknown"]
+PlacementCount = Literal["priority", "nodes"]
+"""What a cluster placement's objective counts: the placed jobs' priority, or the nodes used (--minimize nodes)."""
 Evidence = Literal["documented", "inferred", "estimated"]
 EstimateMode = Literal["auto", "only", "never"]
 TokenBudgetMode = Literal["default", "auto"]
@@ -113,6 +115,14 @@ class Undecided(Exception):
     """A question CP-SAT could not decide within its time limit: neither a plan nor the proof that none exists."""
 
 
+class Pins(Frozen):
+    """The settings a query pins (--sp, --env/--no-env, --offload/--no-offload); null where it leaves one free."""
+
+    sp: int | None = None
+    env: bool | None = None
+    offload: bool | None = None
+
+
 class Query(Frozen):
     """A planning request, names resolved and flags checked (build it with `make_query`)."""
 
@@ -148,6 +158,11 @@ class Query(Frozen):
     time_limit_s: float = Field(default=10.0, gt=0)
     workers: int = Field(default=1, gt=0)
     seed: int = Field(default=0, ge=0)
+
+    @property
+    def pins(self) -> Pins:
+        """The settings the query pins (`sp`, `env`, `offload`), as an answer echoes them."""
+        return Pins(sp=self.sp, env=self.env, offload=self.offload)
 
     @property
     def within_budget(self) -> str:
@@ -282,10 +297,40 @@ class Plan(Frozen):
         """The plan's Env, Offload and SP as a `Setting` (``label`` gives the source's words)."""
         return Setting(env=self.env, offload=self.offload, sp=self.sp)
 
+    @computed_field  # type: ignore[prop-decorator]
     @property
     def lowered_budget(self) -> bool:
         """Whether its ``max_token_len_per_gpu`` is below Trinity's default (``--token-budget auto``)."""
         return self.max_token_len_per_gpu < token_budget(self.max_model_len, self.sp)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _derived_budget_flag(cls, raw: Any) -> Any:
+        """A plan rebuilt from its JSON: ``lowered_budget`` is derived from the other fields, so it is dropped
+        where it agrees with them (and refused where it does not)."""
+        if not isinstance(raw, dict) or "lowered_budget" not in raw:
+            return raw
+        data = {key: value for key, value in raw.items() if key != "lowered_budget"}
+        try:
+            derived = data["max_token_len_per_gpu"] < token_budget(data["max_model_len"], data["sp"])
+        except (KeyError, TypeError, ZeroDivisionError):
+            return data  # the fields' own validation says what is wrong
+        if raw["lowered_budget"] is not derived:
+            raise ValueError(f"lowered_budget is {raw['lowered_budget']!r}, but max_token_len_per_gpu "
+                             f"{data['max_token_len_per_gpu']} says {derived!r}")
+        return data
+
+    @model_serializer(mode="wrap")
+    def _budget_flag_beside_budget(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        data: dict[str, Any] = handler(self)
+        if "lowered_budget" not in data or "max_token_len_per_gpu" not in data:  # include/exclude left one out
+            return data
+        flag, ordered = data.pop("lowered_budget"), {}
+        for name, item in data.items():
+            ordered[name] = item
+            if name == "max_token_len_per_gpu":
+                ordered["lowered_budget"] = flag
+        return ordered
 
     @property
     def lowered_words(self) -> str:
@@ -408,6 +453,10 @@ class Answer(_Timed):
     open_budget: bool = Field(default=False, description=(
         "the budget is the planner's search bound, not the user's (--minimize gpus without --gpus); plans then "
         "claim no GPUs left for rollout"))
+    max_model_len: int | None = Field(default=None, description=(
+        "the length asked for (--len) of a cheapest or fewest-GPU answer; null when maximising the length"))
+    exact: bool = Field(default=False, description="whether the plans must use exactly budget_gpus (--exact)")
+    pins: Pins = Field(default=Pins(), description="the settings the query pins; null where it leaves one free")
     rollout_gpus: int | None = Field(default=None, exclude=True, description="the query's --rollout-gpus")
     status: Status
     reason: str | None
@@ -963,6 +1012,9 @@ class ClusterResult(_Timed):
 
     status: Status
     objective: int | None = Field(description="placed priority, or nodes used with minimize='nodes'")
+    objective_counts: PlacementCount = Field(default="priority", description=(
+        "what objective and bound count: the placed jobs' priority (maximised), or with minimize='nodes' the "
+        "nodes used (minimised)"))
     bound: int | None = Field(description="CP-SAT's proven bound on that objective (with `host_rounded`, on the "
                               "placement with the host memory rounded)")
     placements: tuple[Placement, ...]
@@ -975,7 +1027,8 @@ class ClusterResult(_Timed):
         "the planner's questions about a job's ways to run (one pool, one GPU count) that ran out of time: those "
         "ways were left out, or their plans may not be their best, so the status is at best 'feasible'"))
     wall_time_s: float = Field(default=0.0, exclude=True, description="seconds spent placing (not compared)")
-    interrupted: bool = Field(default=False, exclude=True, description="Ctrl-C stopped the search early")
+    interrupted: bool = Field(default=False, description=(
+        "whether Ctrl-C stopped the search early: the placement is the best found by then"))
 
     @property
     def gap(self) -> float | None:

@@ -76,7 +76,8 @@ def setting_style(setting: Setting | None) -> str:
 
 
 def cell_record(cell: Cell) -> dict[str, Any]:
-    """A documented cell as a JSON object; ``env``, ``offload`` and ``sp`` are null for ``-``."""
+    """A documented cell as a JSON object; ``env``, ``offload`` and ``sp`` are null for ``-``; ``source`` and
+    ``section``: where its table's numbers come from and the table's heading."""
     setting = cell.setting
     return {
         "gpu": cell.gpu,
@@ -87,6 +88,8 @@ def cell_record(cell: Cell) -> dict[str, Any]:
         "env": setting.env if setting else None,
         "offload": setting.offload if setting else None,
         "sp": setting.sp if setting else None,
+        "source": cell.source,
+        "section": cell.section,
     }
 
 
@@ -112,7 +115,8 @@ def tables_view(catalog: Catalog) -> Group:
                 view.add_row(str(row.max_model_len), *cells)
             renderables += [Text(f"{gpu_type.name} ({gpu_type.memory_gb} GB), {counted(table.gpus, 'trainer GPU')}",
                                  style="table.title"), view,
-                            Text(f"source: {source_words(gpu_type.source)}, {table.section}", style="table.caption"), Text()]
+                            Text(f"source: {source_words(gpu_type.source)}, {table.section}"
+                                 + (f" ({table.source})" if table.source else ""), style="table.caption"), Text()]
     shown = {setting for gpu_type in catalog.gpu_types for table in gpu_type.tables for row in table.rows
              for _, setting in row.cells if setting is not None}
     legend = Text("cost, lightest to darkest: ")
@@ -460,7 +464,8 @@ MORE_ROLLOUT_NOTE = "(N asked): a trainer on whole nodes leaves its rollout whol
 
 
 def cluster_json(result: ClusterResult) -> str:
-    """A cluster placement as JSON: status, objective, bound, placements and unplaced jobs."""
+    """A cluster placement as JSON: status, objective (and what it counts), bound, placements, unplaced jobs, and
+    whether Ctrl-C cut the search short."""
     return json.dumps(result.model_dump(mode="json"), indent=2)
 
 
@@ -655,11 +660,13 @@ def memory_json(result: MemoryEstimate, asked: dict[str, Any]) -> str:
     total, usable, memory, tokens per GPU, the longest length that fits, ``tables``: what the tables say of
     it (``trains``, ``evidence``, ``source``), null where they say nothing; whether the optimizer step and the
     whole fit by the memory model (``step_fits``, ``fits``), the room left at the tighter peak
-    (``headroom_gib``), whether Offload's host memory fits in ``--host-ram`` (``host_fits``), and the verdict
+    (``headroom_gib``) and whether that is the optimizer step's (``step_binds``), whether Offload's host memory
+    fits in ``--host-ram`` (``host_fits``), and the verdict
     (``trains``: the tables' where they speak, and only where the host memory holds the states), with its
     ``cautions``; GiB rounded to 4 decimals (0.1 MiB)."""
     figures = {**result.model_dump(mode="json"), "step_fits": result.step_fits, "fits": result.fits,
-               "headroom_gib": result.headroom_gib, "host_fits": result.host_fits, "trains": result.trains}
+               "headroom_gib": result.headroom_gib, "step_binds": result.step_binds, "host_fits": result.host_fits,
+               "trains": result.trains}
     return json.dumps({**asked, **_rounded(figures)}, indent=2)
 
 
@@ -707,11 +714,12 @@ def _budget_spans(grid: dict[tuple[Any, int], Plan | None], rows: list[Any], bud
 
 
 def map_json(maps: list[tuple[str, dict[tuple[Any, int], Plan | None], list[Any]]], budgets: list[int],
-             by_length: bool) -> str:
-    """Maps as JSON: per GPU type (name, grid, rows), its budgets and, per row (a model, or a length), the best
-    plan at each budget (null where none), as `solve --json` gives a plan."""
-    key = "max_model_len" if by_length else "model"
-    return json.dumps([{"gpu": gpu, "by": "len" if by_length else "model", "budget_gpus": budgets,
+             model: str | None = None) -> str:
+    """Maps as JSON: per GPU type (name, grid, rows), its budgets and, per row (a model, or with `model`, the model
+    mapped by length, a length), the best plan at each budget (null where none), as `solve --json` gives a plan."""
+    key = "max_model_len" if model is not None else "model"
+    return json.dumps([{"gpu": gpu, "by": "len" if model is not None else "model",
+                        **({"model": model} if model is not None else {}), "budget_gpus": budgets,
                         "rows": [{key: row, "plans": [None if (plan := grid[row, budget]) is None
                                                       else plan.model_dump(mode="json") for budget in budgets]}
                                  for row in rows]}

@@ -301,6 +301,9 @@ class Table(Frozen):
 
     gpus: GpuCount
     section: Text
+    source: Text | None = Field(default=None, description=(
+        "where the table's numbers come from, where not from its GPU type's source: a cells file's table joined "
+        "to a GPU type of the catalogue (`Catalog.with_tables`) names the file's source; None otherwise"))
     models: tuple[Text, ...]
     rows: tuple[Row, ...]
 
@@ -729,6 +732,8 @@ class Cell(Frozen):
     model: str
     max_model_len: int
     setting: Setting | None
+    source: str = Field(description="where its table's numbers come from (`Table.source`, else the GPU type's)")
+    section: str = Field(description="its table's heading")
 
 
 def _normalise(name: str) -> str:
@@ -907,9 +912,9 @@ class Catalog(Frozen):
             raise QueryError(f"{known.name} has a table for {counts} GPU{'s' if taken != [1] else ''} already; measured "
                              "cells join the tables where they have none (give the GPU type a name of its own to "
                              "plan with yours alone)")
-        # The measured tables name their own source beside their heading: the GPU type's is the catalogue's.
+        # The measured tables name their own source: the GPU type's is the catalogue's.
         sourced = gpu_type.tables if gpu_type.source == known.source else tuple(
-            table.model_copy(update={"section": f"{table.section} ({source_words(gpu_type.source)})"})
+            table.model_copy(update={"source": table.source or source_words(gpu_type.source)})
             for table in gpu_type.tables)
         tables = tuple(sorted((*known.tables, *sourced), key=lambda table: table.gpus))
         merged = known.model_copy(update={"tables": tables})
@@ -1137,6 +1142,7 @@ class Catalog(Frozen):
         """Every documented cell, by GPU type, GPU count, row and the table's model order."""
         for gpu_type in self.gpu_types:
             for table in gpu_type.tables:
+                source = table.source or source_words(gpu_type.source)
                 for row in table.rows:
                     for model, setting in row.cells:
                         yield Cell(
@@ -1145,6 +1151,8 @@ class Catalog(Frozen):
                             model=model,
                             max_model_len=row.max_model_len,
                             setting=setting,
+                            source=source,
+                            section=table.section,
                         )
 
 

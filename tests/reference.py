@@ -9,7 +9,8 @@ A plan is a dict with exactly the keys of `PLAN_KEYS`. In short:
   such a table's (within one node of `node_gpus`, or whole nodes, up to 64); n <= budget (n == budget
   with exact=True).
 - SP degree s: divides n, divides the model's attention heads, and KV heads % s == 0 or s % KV heads == 0.
-- max_token_len_per_gpu = ceil(2 * L / s); rope_scaling_factor = L / native_context when L > native_context.
+- max_token_len_per_gpu = ceil(2 * L / s) (lowered_budget false; see token_budget="auto" below);
+  rope_scaling_factor = L / native_context when L > native_context.
 - Evidence, with T the table for n and row(L) its shortest row with max_model_len >= L: documented when
   T's cell at row(L) is exactly (env, offload, sp); otherwise inferred when some row R >= L of T, else of
   the table for the most GPUs below n (two or more, n at most 64) that has such a row, has a non-``-``
@@ -39,8 +40,8 @@ A plan is a dict with exactly the keys of `PLAN_KEYS`. In short:
   the count or more GPUs, that does not say the setting ran out of memory) and Tc = ceil(2 * Lc / s). A plan no cell
   vouches for is also estimated at any L with ceil(L / s) <= Tc (L at most 2**21; when maximising, a
   multiple of 1024), and its max_token_len_per_gpu is ceil(2L / s) when that is <= Tc, else the larger
-  of ceil(L / s) and Tc rounded down to a multiple of 1024; its memory fields are the memory model's at
-  that budget.
+  of ceil(L / s) and Tc rounded down to a multiple of 1024 (lowered_budget: whether that is below
+  ceil(2L / s)); its memory fields are the memory model's at that budget.
 
 What it shares with the solver: the memory model's arithmetic (`solver.memory.breakdown`), for the memory
 figures and for whether an estimate fits; and the words of a plan's cautions (`solver.query.Plan.with_cautions`),
@@ -61,30 +62,31 @@ from solver.tables import Catalog, Setting, Table, Weights, load_memory_model, l
 
 OBJECTIVES = ("cheapest", "min_gpus", "max_len")
 
-PLAN_KEYS = frozenset(
-    {
-        "gpus",
-        "unused_gpus",
-        "env",
-        "offload",
-        "sp",
-        "max_model_len",
-        "max_token_len_per_gpu",
-        "rope_scaling_factor",
-        "yarn_beyond_validated",
-        "cost",
-        "evidence",
-        "source",
-        "memory_gb",
-        "headroom_gb",
-        "headroom_at_step",
-        "host_memory_gb",
-        "beyond_calibration",
-        "nodes",
-        "rollout_gpus",
-        "cautions",
-    }
+PLAN_ORDER = (
+    "gpus",
+    "unused_gpus",
+    "env",
+    "offload",
+    "sp",
+    "max_model_len",
+    "max_token_len_per_gpu",
+    "lowered_budget",
+    "rope_scaling_factor",
+    "yarn_beyond_validated",
+    "cost",
+    "evidence",
+    "source",
+    "memory_gb",
+    "headroom_gb",
+    "headroom_at_step",
+    "host_memory_gb",
+    "beyond_calibration",
+    "nodes",
+    "rollout_gpus",
+    "cautions",
 )
+"""A plan's keys in the order the JSON gives them (docs/planner.md)."""
+PLAN_KEYS = frozenset(PLAN_ORDER)
 
 
 # --- the definitions, one small function each ------------------------------------------------------------
@@ -560,6 +562,7 @@ def enumerate_plans(
                             "sp": s,
                             "max_model_len": length,
                             "max_token_len_per_gpu": tokens,
+                            "lowered_budget": tokens < _max_token_len_per_gpu(length, s),
                             "rope_scaling_factor": _rope_scaling_factor(the_model, length),
                             "yarn_beyond_validated": _yarn_beyond_validated(the_model, length),
                             "cost": float(cost),
@@ -621,7 +624,8 @@ def _is_int(value: Any) -> bool:
 
 def _cautions(plan: dict, model: Any, gpu: Any) -> list[str]:
     """The words of `plan`'s cautions, as the planner gives them (shared: see the module's docstring)."""
-    return list(Plan(**plan).with_cautions(model, gpu).cautions)
+    fields = {key: value for key, value in plan.items() if key != "lowered_budget"}  # checked on its own
+    return list(Plan(**fields).with_cautions(model, gpu).cautions)
 
 
 def _caution_problems(cautions: Any, plan: dict, *, rocm: bool, memory_gib: float) -> list[str]:
@@ -771,6 +775,9 @@ def check_plan(
         want_tokens = lowered or want_tokens
     if plan["max_token_len_per_gpu"] != want_tokens:
         problems.append(f"max_token_len_per_gpu={plan['max_token_len_per_gpu']}, expected {want_tokens}")
+    if plan["lowered_budget"] is not (want_tokens < _max_token_len_per_gpu(length, s)):
+        problems.append(f"lowered_budget={plan['lowered_budget']!r}, but the token budget expected is {want_tokens} "
+                        f"and Trinity's default {_max_token_len_per_gpu(length, s)}")
     want_rope = _rope_scaling_factor(the_model, length)
     rope = plan["rope_scaling_factor"]
     if want_rope is None:

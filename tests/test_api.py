@@ -98,6 +98,18 @@ def test_plan_passes_the_token_budget_through(cli):
     assert [lowered.as_json()] == json.loads(out)
 
 
+def test_an_answer_rebuilt_from_its_json_gives_the_same_json(cli):
+    (answer,) = solver.plan("8B", gpu="h20", max_model_len=131072, budget_gpus=4, token_budget="auto", sp=4, env=True)
+    data = answer.as_json()
+    assert (data["max_model_len"], data["exact"], data["pins"], data["plans"][0]["lowered_budget"]) == (
+        131072, False, {"sp": 4, "env": True, "offload": None}, True)
+    rebuilt = solver.Answer.model_validate(data)
+    assert rebuilt.as_json() == data and rebuilt.pins == solver.Pins(sp=4, env=True) and rebuilt.best == answer.best
+    # lowered_budget is derived from the token budget: a JSON plan that contradicts it is refused.
+    with pytest.raises(ValueError, match="lowered_budget is False, but max_token_len_per_gpu 35840 says True"):
+        solver.Plan.model_validate({**data["plans"][0], "lowered_budget": False})
+
+
 def test_plan_passes_the_node_size_and_memory_model_through(cli):
     (wide,) = solver.plan("8B", gpu="h100", objective="max_len", budget_gpus=16)
     (narrow,) = solver.plan("8B", gpu="h100", objective="max_len", budget_gpus=16, node_gpus=4,

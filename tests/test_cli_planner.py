@@ -11,13 +11,10 @@ import sys
 from pathlib import Path
 
 import pytest
+from reference import PLAN_ORDER
 
 import solver.cli
 from solver.tables import shipped_tables_directory
-
-PLAN_KEYS = {"gpus", "unused_gpus", "env", "offload", "sp", "max_model_len", "max_token_len_per_gpu",
-             "rope_scaling_factor", "yarn_beyond_validated", "cost", "evidence", "source", "memory_gb", "headroom_gb",
-             "headroom_at_step", "host_memory_gb", "beyond_calibration", "nodes", "rollout_gpus", "cautions"}
 
 
 def run_json(cli, *argv: str) -> tuple[int, list[dict]]:
@@ -43,19 +40,52 @@ def test_json_has_one_answer_per_gpu_type_in_the_documented_shape(cli):
     assert status == 0
     assert [a["gpu"] for a in answers] == ["A100-80GB", "H20-96GB"]
     for answer in answers:
-        assert set(answer) == {"gpu", "model", "objective", "budget_gpus", "open_budget", "status", "reason", "plans"}
-        assert (answer["model"], answer["objective"], answer["budget_gpus"], answer["status"], answer["reason"]) == (
-            "Qwen3-8B", "cheapest", 4, "optimal", None)
-        assert all(set(p) == PLAN_KEYS for p in answer["plans"])
+        assert list(answer) == ["gpu", "model", "objective", "budget_gpus", "open_budget", "max_model_len", "exact",
+                                "pins", "status", "reason", "plans"]
+        assert (answer["model"], answer["objective"], answer["budget_gpus"], answer["max_model_len"], answer["exact"],
+                answer["pins"], answer["status"], answer["reason"]) == (
+            "Qwen3-8B", "cheapest", 4, 32768, False, {"sp": None, "env": None, "offload": None}, "optimal", None)
+        assert all(tuple(p) == PLAN_ORDER for p in answer["plans"])
     assert answers[0]["plans"] == [{
         "gpus": 4, "unused_gpus": 0, "env": False, "offload": False, "sp": 4, "max_model_len": 32768,
-        "max_token_len_per_gpu": 16384, "rope_scaling_factor": None, "yarn_beyond_validated": False, "cost": 0.325,
+        "max_token_len_per_gpu": 16384, "lowered_budget": False, "rope_scaling_factor": None,
+        "yarn_beyond_validated": False, "cost": 0.325,
         "evidence": "documented",
         "source": {"model": "Qwen3-8B", "gpus": 4, "max_model_len": 32768, "setting": "SP=4"}, "memory_gb": 61.07, "headroom_gb": 10.21,
         "headroom_at_step": False, "host_memory_gb": None, "beyond_calibration": [], "nodes": None, "rollout_gpus": None,
         "cautions": [],
     }]
     assert (answers[1]["plans"][0]["env"], answers[1]["plans"][0]["sp"]) == (True, 2)
+
+
+def test_json_answers_echo_the_length_exact_and_pins_they_were_asked_for(cli):
+    # Two answers that differ only by --exact, or by a pin, can be told apart by the JSON alone.
+    asked = ("--model", "8B", "--gpus", "4", "--len", "32k", "--gpu", "a100")
+    (_, [within]), (_, [exactly]) = run_json(cli, *asked), run_json(cli, *asked, "--exact")
+    assert (within["exact"], exactly["exact"], within["max_model_len"], exactly["max_model_len"]) == (
+        False, True, 32768, 32768)
+    assert {key: value for key, value in within.items() if key != "exact"} == {
+        key: value for key, value in exactly.items() if key != "exact"}
+    status, [pinned] = run_json(cli, *asked, "--sp", "4", "--env", "--no-offload")
+    assert (status, pinned["pins"]) == (0, {"sp": 4, "env": True, "offload": False})
+    assert [(p["env"], p["offload"], p["sp"]) for p in pinned["plans"]] == [(True, False, 4)]
+    status, [free] = run_json(cli, *asked, "--sp", "2", "--env")  # Offload left free: null
+    assert (status, free["pins"], free["plans"][0]["offload"]) == (0, {"sp": 2, "env": True, "offload": None}, True)
+    # Maximising the length asks none: null; no plan still echoes the length asked.
+    status, [longest] = run_json(cli, "--model", "8B", "--gpus", "4", "--gpu", "a100", "--maximize", "len")
+    assert (status, longest["objective"], longest["max_model_len"], longest["exact"]) == (0, "max_len", None, False)
+    status, [none] = run_json(cli, "--model", "8B", "--len", "131072", "--gpus", "4", "--gpu", "h20")
+    assert (status, none["plans"], none["max_model_len"], none["nearest"]["max_model_len"]) == (1, [], 131072, 122880)
+
+
+def test_json_plans_say_whether_the_token_budget_was_lowered(cli):
+    asked = ("--model", "8B", "--len", "131072", "--gpus", "4", "--gpu", "h20")
+    status, [lowered] = run_json(cli, *asked, "--token-budget", "auto")
+    best = lowered["plans"][0]
+    assert (status, best["max_token_len_per_gpu"], best["lowered_budget"], best["sp"]) == (0, 35840, True, 4)
+    assert tuple(best) == PLAN_ORDER and best["max_token_len_per_gpu"] < 2 * 131072 // best["sp"]
+    status, [default] = run_json(cli, *asked)
+    assert (status, default["nearest"]["lowered_budget"]) == (1, False)
 
 
 def test_fewest_gpus(cli):

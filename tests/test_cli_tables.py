@@ -50,10 +50,13 @@ def test_json_filters_narrow_the_cells(cli):
     assert (status, err) == (0, "")
     cells = json.loads(out)
     assert len(cells) == 14
+    source = "Trinity-RFT GPU configuration guide (gpu-config-guide.zh.md), H20 96GB 显卡配置建议"
     assert cells[0] == {"gpu": "H20-96GB", "gpus": 2, "model": "Qwen3-14B", "max_model_len": 4096,
-                        "feasible": True, "env": True, "offload": True, "sp": 1}
+                        "feasible": True, "env": True, "offload": True, "sp": 1, "source": source,
+                        "section": "2 张 GPU"}
     assert cells[-2] == {"gpu": "H20-96GB", "gpus": 2, "model": "Qwen3-14B", "max_model_len": 71680,
-                         "feasible": False, "env": None, "offload": None, "sp": None}
+                         "feasible": False, "env": None, "offload": None, "sp": None, "source": source,
+                         "section": "2 张 GPU"}
 
 
 def test_json_for_one_model_across_all_tables(cli):
@@ -63,7 +66,10 @@ def test_json_for_one_model_across_all_tables(cli):
     assert len(cells) == 112  # one cell per row of the eight tables
     four_gpu_32k = [c for c in cells if (c["gpu"], c["gpus"], c["max_model_len"]) == ("A100-80GB", 4, 32768)]
     assert four_gpu_32k == [{"gpu": "A100-80GB", "gpus": 4, "model": "Qwen3-4B", "max_model_len": 32768,
-                             "feasible": True, "env": False, "offload": False, "sp": 2}]
+                             "feasible": True, "env": False, "offload": False, "sp": 2,
+                             "source": ("Trinity-RFT GPU configuration guide (gpu-config-guide.zh.md), "
+                                        "A100 80GB 显卡配置建议"),
+                             "section": "4 张 GPU"}]
 
 
 @pytest.mark.parametrize(
@@ -229,6 +235,27 @@ def test_measured_tables_name_their_own_source_and_the_legend_their_settings(cli
     assert status == 0 and ", 8 x H100 (my measurements, 2026-11)" in text  # the cells' source, not only the datasheet
     assert " SP=8 " in text.split("cost, lightest to darkest:")[1] and "Env + Offload + SP=8" in text.split(
         "cost, lightest to darkest:")[1]
+    # In JSON too: your cells name your source and heading, the shipped ones theirs.
+    status, out, _ = cli("tables", "--cells", "docs/examples/my-cells.yaml", "--json")
+    sources = {(cell["gpu"], cell["source"], cell["section"]) for cell in json.loads(out)}
+    assert status == 0 and ("H100-80GB", "my measurements, 2026-11", "8 x H100") in sources
+    assert {source for gpu, source, _ in sources if gpu == "H100-80GB"} == {"my measurements, 2026-11"}
+    assert ("A100-80GB", "Trinity-RFT GPU configuration guide (gpu-config-guide.zh.md), A100 80GB 显卡配置建议",
+            "1 张 GPU") in sources
+
+
+def test_a_table_may_name_a_source_of_its_own(cli, tmp_path: Path):
+    # A table's own source (a heading measured elsewhere) stands for its cells, printed after its heading.
+    cells = Path(__file__).parent / "data" / "cells" / "h800.yaml"
+    text = cells.read_text(encoding="utf-8").replace('    section: "8 x H800"\n',
+                                                     '    section: "8 x H800"\n    source: "a colleague\'s runs"\n')
+    path = tmp_path / "h800.yaml"
+    path.write_text(text, encoding="utf-8")
+    status, out, _ = cli("tables", "--cells", str(path), "--gpu", "h800", "--json")
+    assert status == 0 and {(cell["source"], cell["section"]) for cell in json.loads(out)} == {
+        ("a colleague's runs", "8 x H800")}
+    status, out, _ = cli("tables", "--cells", str(path), "--gpu", "h800")
+    assert status == 0 and ", 8 x H800 (a colleague's runs)" in " ".join(out.split())
 
 
 @pytest.mark.parametrize(("columns", "note"), [(80, True), (111, True), (112, False)])

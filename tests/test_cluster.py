@@ -23,6 +23,7 @@ from cluster_reference import (
 from conftest import qwen3_8b_checkpoint
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from reference import PLAN_ORDER
 
 import solver
 import solver.cli
@@ -50,6 +51,7 @@ def solved(instance: dict, tmp_path: Path, minimize_nodes: bool = False, estimat
     as_json = json.loads(result.model_dump_json())
     assert check_placements(CATALOG, instance, as_json, minimize_nodes=minimize_nodes, estimates=estimates,
                             token_budget=token_budget) == [] or as_json["status"] == "infeasible"
+    assert (as_json["objective_counts"], as_json["interrupted"]) == ("nodes" if minimize_nodes else "priority", False)
     return as_json
 
 
@@ -544,10 +546,13 @@ def test_cli_cluster_prints_tables_and_json(cli, tmp_path: Path):
     assert "│ 0     │ 4-6  │ tiny     │       2 │       1 │ vanilla " in tiny and "(+" not in out
     status, out, _ = cli("cluster", str(path), "--json")
     result = json.loads(out)
-    assert set(result) == {"status", "objective", "bound", "placements", "unplaced", "host_rounded",
-                           "undecided_ways"}
+    assert list(result) == ["status", "objective", "objective_counts", "bound", "placements", "unplaced",
+                            "host_rounded", "undecided_ways", "interrupted"]
+    assert (result["objective"], result["objective_counts"], result["interrupted"]) == (7, "priority", False)
     assert set(result["placements"][0]) == {"job", "pool", "model", "gpu", "nodes", "gpu_indexes", "trainer_gpus",
                                             "rollout_gpus", "plan", "widened_from", "host_memory_gb"}
+    assert all(tuple(placement["plan"]) == PLAN_ORDER for placement in result["placements"])
+    assert [placement["plan"]["lowered_budget"] for placement in result["placements"]] == [False] * 4
     assert [(p["job"], p["model"], p["gpu"]) for p in result["placements"]] == [
         ("math-4b", "Qwen3-4B", "A100-80GB"), ("code-8b", "Qwen3-8B", "H20-96GB"), ("chat-14b", "Qwen3-14B", "A100-80GB"),
         ("tiny", "Qwen3-0.6B", "A100-80GB")]
@@ -563,6 +568,18 @@ def test_cli_cluster_prints_tables_and_json(cli, tmp_path: Path):
     assert (placement["trainer_gpus"], placement["widened_from"]) == (8, 6)
     status, out, err = cli("cluster", str(path), "--no-widen")
     assert (status, err) == (0, "") and "(+" not in out and "1 node and 6 of 8 GPUs used" in out
+    # With --minimize nodes the objective counts nodes, and says so, placed or not.
+    example = Path(__file__).parent.parent / "docs" / "examples" / "fleet.yaml"
+    status, out, _ = cli("cluster", str(example), "--minimize", "nodes", "--json")
+    result = json.loads(out)
+    assert (status, result["objective"], result["objective_counts"], result["bound"]) == (0, 3, "nodes", 3)
+    path.write_text("pools: [{name: a, gpu: a100, nodes: 1, gpus_per_node: 8}]\njobs:\n"
+                    "  - {name: ok, model: 0.6B, max_model_len: 8192}\n"
+                    "  - {name: huge, model: 8B, max_model_len: 2000000}\n", encoding="utf-8")
+    status, out, _ = cli("cluster", str(path), "--minimize", "nodes", "--json")
+    result = json.loads(out)
+    assert (status, result["status"], result["objective"], result["objective_counts"], result["placements"]) == (
+        1, "infeasible", None, "nodes", [])
 
 
 def test_cli_cluster_no_estimate_plans_from_the_tables_alone(cli, tmp_path: Path):
@@ -763,8 +780,8 @@ def test_ctrl_c_keeps_the_best_placement_and_exits_130(tmp_path: Path, solve_scr
     out, err = process.communicate(timeout=30)
     assert time.monotonic() - sent < 5
     assert process.returncode == 130 and "interrupted" in err and "Traceback" not in err
-    result = json.loads(out) if out else {"status": "unknown"}
-    assert result["status"] in ("feasible", "unknown")
+    result = json.loads(out) if out else {"status": "unknown", "interrupted": True}
+    assert result["status"] in ("feasible", "unknown") and result["interrupted"] is True
     # An interrupted placement may not be the best: it writes no configs over those of an earlier run (and says
     # so; a machine slow enough to be still loading or planning at the signal has no placement to speak of).
     assert not emitted.exists() and ("no configs written" in err or (out, err) == ("", "solve cluster: interrupted\n"))
@@ -1355,6 +1372,7 @@ def test_ctrl_c_while_widening_keeps_the_placement_as_placed(tmp_path: Path, mon
     result = place(fleet_of(instance, tmp_path), CATALOG)
     [placement] = result.placements
     assert (result.status, result.interrupted, placement.trainer_gpus, placement.widened_from) == ("optimal", True, 6, None)
+    assert json.loads(result.model_dump_json())["interrupted"] is True  # the JSON says so too
 
 
 def test_widening_questions_out_of_time_leave_the_status_as_placed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):

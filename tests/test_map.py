@@ -208,6 +208,9 @@ def test_the_maps_as_json_hold_the_planners_plans(cli):
     [by_length] = json.loads(out)
     cells = {row["max_model_len"]: row["plans"] for row in by_length["rows"]}
     assert by_length["by"] == "len" and cells[133120] == [None] * 4 and cells[32768][3]["sp"] == 4
+    # A length map names its model, as its title does; a model map's rows name theirs.
+    assert list(by_length) == ["gpu", "by", "model", "budget_gpus", "rows"] and by_length["model"] == "Qwen3-8B"
+    assert list(a100) == ["gpu", "by", "budget_gpus", "rows"]
 
 
 

@@ -470,6 +470,21 @@ def test_cli_memory_says_the_longest_length_that_fits(cli):
     assert json.loads(out)["longest_len"] is None
 
 
+def test_cli_memory_json_says_which_peak_the_headroom_is_at(cli):
+    # step_binds: the optimizer step has the less room (headroom_gib is its room), as a plan's headroom_at_step.
+    status, out, _ = cli("memory", "--model", "14B", "--gpu", "a100", "--gpus", "2", "--len", "4096", "--json")
+    result = json.loads(out)
+    assert (status, result["step_binds"], result["headroom_gib"]) == (
+        1, True, round(result["step_usable_gib"] - result["step_gib"], 4)) and result["headroom_gib"] < 0
+    assert list(result)[-5:] == ["fits", "headroom_gib", "step_binds", "host_fits", "trains"]
+    status, out, _ = cli("memory", "--model", "8B", "--gpu", "a100", "--gpus", "4", "--len", "32k", "--sp", "4",
+                         "--json")
+    result = json.loads(out)
+    assert (status, result["step_binds"], result["headroom_gib"]) == (0, False, 10.215)
+    [answer] = json.loads(cli("--model", "8B", "--gpu", "a100", "--gpus", "4", "--len", "32k", "--exact", "--json")[1])
+    assert (answer["plans"][0]["sp"], answer["plans"][0]["headroom_at_step"]) == (4, False)
+
+
 def test_the_longest_length_asked_about_is_said_to_be_at_least_that(cli):
     # 64 B200s in one node of 64 with SP=64 fit more than the 2097152 tokens the memory model is asked about.
     flags = ("--model", "32B", "--gpu", "b200", "--gpus", "64", "--node-gpus", "64")

@@ -69,6 +69,7 @@ def test_max_len_a100_4b_budget_6_uses_4_gpus():
         "sp": 4,
         "max_model_len": 102400,
         "max_token_len_per_gpu": 51200,
+        "lowered_budget": False,
         "rope_scaling_factor": 2.5,
         "yarn_beyond_validated": False,
         "cost": float(Fraction(1, 4) * 2 * Fraction(13, 10) * Fraction(101, 100)),
@@ -286,6 +287,7 @@ GOOD_PLAN = {
     "sp": 4,
     "max_model_len": 32768,
     "max_token_len_per_gpu": 16384,
+    "lowered_budget": False,
     "rope_scaling_factor": None,
     "yarn_beyond_validated": False,
     "cost": 0.325,
@@ -323,6 +325,7 @@ def test_check_plan_accepts_the_hand_written_plan():
         (mutated(unused_gpus=1), {}, "unused_gpus"),
         (mutated(source={"gpus": 4, "max_model_len": 36864, "setting": "SP=4"}), {}, "source"),
         (mutated(max_token_len_per_gpu=16385), {}, "max_token_len_per_gpu"),
+        (mutated(lowered_budget=True), {}, "lowered_budget=True, but the token budget expected is 16384"),
         (mutated(rope_scaling_factor=0.8), {}, "rope_scaling_factor"),
         (mutated(yarn_beyond_validated=True), {}, "yarn_beyond_validated"),
         (mutated(cautions=["ROCm: PyTorch's ROCm builds also read PYTORCH_HIP_ALLOC_CONF"]), {}, "a ROCm caution given"),
@@ -466,8 +469,11 @@ def test_plans_with_lowered_token_budgets_match_the_reference(query: dict):
 def test_check_plan_catches_a_token_budget_that_is_not_the_lowered_one():
     query = {"gpu": "H20-96GB", "model": "Qwen2.5-7B", "budget_gpus": 6, "max_model_len": 131072}
     [lowered] = enumerate_plans(CATALOG, objective="cheapest", estimates=True, token_budget="auto", **query)[:1]
-    assert lowered["max_token_len_per_gpu"] < 2 * 131072 // lowered["sp"]
+    assert lowered["max_token_len_per_gpu"] < 2 * 131072 // lowered["sp"] and lowered["lowered_budget"] is True
     assert check_plan(CATALOG, lowered, estimates=True, token_budget="auto", **query) == []
+    unflagged = {**lowered, "lowered_budget": False}
+    assert [problem for problem in check_plan(CATALOG, unflagged, estimates=True, token_budget="auto", **query)
+            if problem.startswith("lowered_budget=False")] != []
     assert check_plan(CATALOG, lowered, estimates=True, **query) != []  # no lowered budget by default
     more = {**lowered, "max_token_len_per_gpu": lowered["max_token_len_per_gpu"] + 1024}
     assert any("max_token_len_per_gpu" in problem

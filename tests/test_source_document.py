@@ -18,18 +18,25 @@ from solver.tables import load_catalog
 
 SOURCE = Path(__file__).parent / "data" / "gpu-config-guide.zh.md"
 GPU_SECTIONS = {"A100 80GB": "A100-80GB", "H20 96GB": "H20-96GB"}
+DOCUMENT = f"Trinity-RFT GPU configuration guide ({SOURCE.name})"
+"""How the tables name the document (their `source.document`)."""
+HEADINGS: dict[tuple[str, int], tuple[str, str]] = {}
+"""(gpu, trainer gpus) -> the document's two headings over that table: the GPU type's section, the table's."""
 
 
 def parse_source() -> list[tuple[str, int, str, int, str]]:
-    """(gpu, trainer gpus, model, max_model_len, cell text) for every cell of the document's tables."""
+    """(gpu, trainer gpus, model, max_model_len, cell text) for every cell of the document's tables (and each
+    table's `HEADINGS`)."""
     cells = []
     gpu = gpus = None
+    section = ""
     models: list[str] = []
     for line in SOURCE.read_text(encoding="utf-8").splitlines():
-        if heading := re.match(r"## (.+?) 显卡配置建议", line):
-            gpu = GPU_SECTIONS[heading.group(1)]
-        elif heading := re.match(r"### (\d+) 张 GPU", line):
-            gpus = int(heading.group(1))
+        if heading := re.match(r"## ((.+?) 显卡配置建议)", line):
+            section, gpu = heading.group(1), GPU_SECTIONS[heading.group(2)]
+        elif heading := re.match(r"### ((\d+) 张 GPU)", line):
+            gpus = int(heading.group(2))
+            HEADINGS[gpu, gpus] = (section, heading.group(1))
         elif line.startswith("|"):
             columns = [column.strip() for column in line.strip().strip("|").split("|")]
             if columns[0] == "`max_model_len`":
@@ -69,7 +76,8 @@ def test_every_shipped_cell_reads_as_the_source_writes_it():
 
 
 EXPECTED_JSON = [
-    {"gpu": gpu, "gpus": gpus, "model": model, "max_model_len": length, **flags(text)}
+    {"gpu": gpu, "gpus": gpus, "model": model, "max_model_len": length, **flags(text),
+     "source": f"{DOCUMENT}, {HEADINGS[gpu, gpus][0]}", "section": HEADINGS[gpu, gpus][1]}
     for gpu, gpus, model, length, text in SOURCE_CELLS
 ]
 
