@@ -1,4 +1,5 @@
-"""Planner benchmarks: start-up cost of `solve`, in-process latency per query, and a sweep of every cell.
+"""Planner benchmarks: start-up cost of `solve`, in-process latency per query, a sweep of every cell, and
+the time `--explain` takes on large GPU budgets.
 
 Run from the repository root after installing the package:  python benchmarks/planner.py
 It prints one table: each measure, its figure, the target, and whether the figure meets it.
@@ -18,6 +19,7 @@ from rich.console import Console
 from rich.table import Table
 
 import solver
+from solver.explain import explain
 from solver.query import make_query
 from solver.solve import plan
 from solver.tables import load_catalog
@@ -103,16 +105,40 @@ def sweep() -> tuple[float, int]:
     return time.perf_counter() - started, solved
 
 
+EXPLAINED = (("Qwen3-8B", "A100-80GB", 64), ("Qwen3-32B", "H100-80GB", 32), ("Qwen3-4B", "H20-96GB", 16))
+"""Longest-context questions whose explanations ask the most: (model, GPU type, GPU budget)."""
+
+
+def explanations(runs: int) -> list[tuple[str, float, bool]]:
+    """For each of `EXPLAINED`, the median seconds its explanation takes (at the default 10 s time limit) over
+    `runs` runs, and whether every question behind it was decided (no `incomplete` reason)."""
+    catalog = load_catalog()
+    found = []
+    for model, gpu, budget in EXPLAINED:
+        query = make_query(catalog, model=model, gpu=gpu, objective="max_len", budget_gpus=budget)
+        (answer,) = plan(query, catalog)
+        times, complete = [], True
+        for _ in range(runs):
+            started = time.perf_counter()
+            reasons = explain(catalog, query, answer)
+            times.append(time.perf_counter() - started)
+            complete = complete and all(reason.rule != "incomplete" for reason in reasons)
+        found.append((f"{model} within {budget} {gpu}", statistics.median(times), complete))
+    return found
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=15, help="start-up runs of each command (default 15)")
     parser.add_argument("--rounds", type=int, default=100, help="rounds of the latency query mix (default 100)")
+    parser.add_argument("--explain-runs", type=int, default=3, help="runs of each explanation (default 3)")
     args = parser.parse_args()
 
     job, bare, floor = start_up(args.runs)
     p50, p95, count = latency(args.rounds, gpu=None)
     one_p50, one_p95, one_count = latency(args.rounds, gpu="A100-80GB")
     swept, solves = sweep()
+    explained = explanations(args.explain_runs)
     ratio = job / bare
 
     table = Table(title="rft-solver planner benchmarks")
@@ -130,6 +156,9 @@ def main() -> None:
     table.add_row("query latency, one GPU type, p95", f"{one_p95 * 1000:.2f} ms", "", "")
     table.add_row(f"sweep: every cell and every table's longest ({solves} queries)", f"{swept:.2f} s", "<= 3 s",
                   "yes" if swept <= 3 else "NO")
+    for name, seconds, complete in explained:
+        table.add_row(f"--explain, longest context of {name}, median", f"{seconds:.2f} s",
+                      "complete within 10 s", "yes" if complete and seconds <= 10 else "NO")
     Console().print(table)
 
 

@@ -104,10 +104,15 @@ class _Prober:
     def first_rule(self, rules: tuple[str, ...], **values: int | None) -> str | None:
         """The first of `rules` (those in force) that on its own excludes every plan with these values."""
         fixing = self._fixing(**values)
-        for rule in rules:
-            if rule in self.active and self._infeasible(fixing + [self.guards[rule]]):
-                return rule
-        return None
+        active = [rule for rule in rules if rule in self.active]
+        if len(active) > 1 and not self._infeasible(fixing + self._only(*active)):
+            return None  # a plan passes them all together, so each on its own (one question, not one a rule)
+        return next((rule for rule in active if self._infeasible(fixing + self._only(rule))), None)
+
+    def _only(self, *rules: str) -> list[cp_model.IntVar]:
+        """Assumptions that hold `rules` and no other (the others off, as they may be: where a plan passes, CP-SAT
+        then finds one at once)."""
+        return [literal if rule in rules else ~literal for rule, literal in self.guards.items()]
 
     def binding_rules(self, **values: int | None) -> tuple[str, ...] | None:
         """A smallest set of rules that together exclude every plan with these values (none fixed: the
