@@ -816,6 +816,56 @@ def _longer_contradictions(where: str, column: Sequence[tuple[int, Setting | Non
             if later is not None and (setting is None or later.escalation_key < setting.escalation_key)]
 
 
+def _candidates_by_count(gpu_type: GpuType, others: Sequence[GpuType]) -> tuple[dict[int, list[Table]], dict[int, str]]:
+    """The tables `gpu_type` may plan with, by GPU count (its own first, then those of `others`, the GPU types with
+    its memory), and the name of the GPU type each borrowed table comes from, by the table's id."""
+    candidates = {count: [table for table in (*gpu_type.tables, *(t for o in others for t in o.tables))
+                          if table.gpus == count] for count in {t.gpus for t in gpu_type.tables}
+                  | {t.gpus for o in others for t in o.tables}}  # the GPU type's own first, as planned
+    origin = {id(table): other.name for other in others for table in other.tables}
+    return candidates, origin
+
+
+def _twin_cell_differences(gpu_type: GpuType, table: Table, shape_of: Mapping[str, Shape]) -> list[str]:
+    """Where two models of one shape in `table` have different cells in a row, in words."""
+    found = []
+    first_of_shape: dict[Shape, str] = {}
+    for model in table.models:
+        twin = first_of_shape.setdefault(shape_of[model], model)
+        found += [f"{gpu_type.name}, {counted(table.gpus, 'GPU')}: {twin} and {model} differ at "
+                  f"{row.max_model_len}: {cell_text(row.setting(twin))} and {cell_text(row.setting(model))} "
+                  "(they have one shape, and memory depends on the shape alone)"
+                  for row in table.rows if twin != model and row.setting(twin) != row.setting(model)]
+    return found
+
+
+def _wider_table_contradictions(
+    gpu_type: GpuType, table: Table, model: str, column: Sequence[tuple[int, Setting | None]],
+    candidates: Mapping[int, list[Table]], origin: Mapping[int, str], shape_of: Mapping[str, Shape],
+) -> list[str]:
+    """Where `model`'s `column` of `table` trains a setting at a length while the table for more GPUs that the
+    planner takes for it (of `candidates`, vouched for) names a later setting, or ``-``, there: in words."""
+    found = []
+    for more in sorted(count for count in candidates if count > table.gpus and vouches_for(table.gpus, count)):
+        # The table for more GPUs the planner takes for the model: the first naming one of its shape.
+        wider = next((t for t in candidates[more] if any(shape_of[name] == shape_of[model] for name in t.models)), None)
+        if wider is None:
+            continue
+        whose = f" (the {origin[id(wider)]}'s table)" if id(wider) in origin else ""
+        for length, setting in column:
+            other = next((r for r in wider.rows if r.max_model_len == length), None)
+            if other is None or setting is None or more % setting.sp:
+                continue
+            for twin in (name for name in wider.models if shape_of[name] == shape_of[model]):
+                there = other.setting(twin)  # the model's own cell, or one of its shape's
+                if there is None or there.escalation_key > setting.escalation_key:
+                    shaped = "" if twin == model else f" ({twin}, of its shape)"
+                    found.append(f"{gpu_type.name}, {model} at {length}: {setting.label} trains on "
+                                 f"{counted(table.gpus, 'GPU')} but {more} GPUs{whose} need "
+                                 f"{cell_text(there)}{shaped} (more GPUs only shard the states further)")
+    return found
+
+
 class Catalog(Frozen):
     """Everything the tables say: models and GPU types with their documented tables."""
 
@@ -1065,42 +1115,14 @@ class Catalog(Frozen):
         shape_of = {model.name: model.shape for model in self.models}
         for gpu_type in self.gpu_types:
             others = self._same_memory(gpu_type)
-            candidates = {count: [table for table in (*gpu_type.tables, *(t for o in others for t in o.tables))
-                                  if table.gpus == count] for count in {t.gpus for t in gpu_type.tables}
-                          | {t.gpus for o in others for t in o.tables}}  # the GPU type's own first, as planned
-            origin = {id(table): other.name for other in others for table in other.tables}
+            candidates, origin = _candidates_by_count(gpu_type, others)
             found += self._twin_disagreements(gpu_type, others, shape_of)
             for table in gpu_type.tables:
-                first_of_shape: dict[Shape, str] = {}
-                for model in table.models:
-                    twin = first_of_shape.setdefault(shape_of[model], model)
-                    found += [f"{gpu_type.name}, {counted(table.gpus, 'GPU')}: {twin} and {model} differ at "
-                              f"{row.max_model_len}: {cell_text(row.setting(twin))} and {cell_text(row.setting(model))} "
-                              "(they have one shape, and memory depends on the shape alone)"
-                              for row in table.rows if twin != model and row.setting(twin) != row.setting(model)]
+                found += _twin_cell_differences(gpu_type, table, shape_of)
                 for model in table.models:
                     column = [(row.max_model_len, row.setting(model)) for row in table.rows]
                     found += _longer_contradictions(f"{gpu_type.name}, {counted(table.gpus, 'GPU')}, {model}", column)
-                    for more in sorted(count for count in candidates
-                                       if count > table.gpus and vouches_for(table.gpus, count)):
-                        # The table for more GPUs the planner takes for the model: the first naming one of its shape.
-                        wider = next((t for t in candidates[more]
-                                      if any(shape_of[name] == shape_of[model] for name in t.models)), None)
-                        if wider is None:
-                            continue
-                        whose = f" (the {origin[id(wider)]}'s table)" if id(wider) in origin else ""
-                        for length, setting in column:
-                            other = next((r for r in wider.rows if r.max_model_len == length), None)
-                            if other is None or setting is None or more % setting.sp:
-                                continue
-                            for twin in (name for name in wider.models if shape_of[name] == shape_of[model]):
-                                there = other.setting(twin)  # the model's own cell, or one of its shape's
-                                if there is None or there.escalation_key > setting.escalation_key:
-                                    shaped = "" if twin == model else f" ({twin}, of its shape)"
-                                    found.append(
-                                        f"{gpu_type.name}, {model} at {length}: {setting.label} trains on "
-                                        f"{counted(table.gpus, 'GPU')} but {more} GPUs{whose} need "
-                                        f"{cell_text(there)}{shaped} (more GPUs only shard the states further)")
+                    found += _wider_table_contradictions(gpu_type, table, model, column, candidates, origin, shape_of)
         return found
 
     def _twin_disagreements(self, gpu_type: GpuType, others: list[GpuType], shape_of: Mapping[str, Shape]
