@@ -77,6 +77,8 @@ from solver.tables import (
 )
 
 if TYPE_CHECKING:
+    from solver.calibrate import Observation
+    from solver.tables import Coefficients, FitSummary, GpuType
     from solver.trinity import TrinityConfig
 
 NO_PLAN = 1
@@ -576,19 +578,40 @@ def build_calibrate_parser() -> argparse.ArgumentParser:
 
 def run_calibrate(args: argparse.Namespace) -> int:
     """``solve calibrate``: fit the coefficients and print (or write) a memory-model file."""
-    from solver.calibrate import at_bounds, calibrate, contradictions, mispredicted, observations, own_contradictions
-    from solver.render import memory_model_yaml
+    from solver.calibrate import calibrate
 
-    if args.with_tables and not args.cells:
-        raise QueryError("--with-tables adds the shipped tables to the cells of --cells FILE")
-    if args.model_config and not args.cells:
-        raise QueryError("--model-config describes a model that the cells of --cells FILE name")
-    _check_once("--cells", args.cells or [])
+    _check_calibrate_args(args)
     catalog, added = _catalog_with(load_model_config(args.model_config) if args.model_config else None)
     gpu_types = [load_gpu_type(path, catalog.models, catalog.gpu_types) for path in args.cells] if args.cells else None
     if added and not any(added in table.models for gpu_type in gpu_types or [] for table in gpu_type.tables):
         print(f"solve calibrate: warning: no cell of yours names {added}, the model of --model-config (the cells name "
               "their models as the catalogue or the config does)", file=sys.stderr)
+    evidence, yours, contradicted = _calibration_evidence(args, catalog, gpu_types)
+    if not evidence:
+        raise QueryError("no cells to calibrate on")
+    coefficients, fit = calibrate(evidence)
+    if not fit.positives:
+        raise QueryError("no cell names a setting that trained (all are '-'): nothing shows how much memory a "
+                         "run may take; add cells that trained")
+    _report_fit(args, coefficients, fit, yours, contradicted)
+    return 0
+
+
+def _check_calibrate_args(args: argparse.Namespace) -> None:
+    """`QueryError` for ``solve calibrate`` options that need --cells without it, or a file given twice."""
+    if args.with_tables and not args.cells:
+        raise QueryError("--with-tables adds the shipped tables to the cells of --cells FILE")
+    if args.model_config and not args.cells:
+        raise QueryError("--model-config describes a model that the cells of --cells FILE name")
+    _check_once("--cells", args.cells or [])
+
+
+def _calibration_evidence(args: argparse.Namespace, catalog: Catalog, gpu_types: list[GpuType] | None
+                          ) -> tuple[list[Observation], list[Observation], bool]:
+    """The observations to fit, those of your cells (whose misses are named) and whether any cells contradict;
+    warns on stderr of the contradictions."""
+    from solver.calibrate import contradictions, observations, own_contradictions
+
     evidence = observations(catalog, gpu_types=gpu_types)
     yours = list(evidence) if args.cells else []  # the cells whose misses are named, not the shipped tables'
     own = own_contradictions(catalog.models, gpu_types) if gpu_types else []
@@ -608,19 +631,23 @@ def run_calibrate(args: argparse.Namespace) -> int:
             print(f"solve calibrate: warning: your cells contradict the documented tables "
                   f"({counted(len(clashes), 'contradiction')}), and the fit takes both sides: {clashes[0]}{more}",
                   file=sys.stderr)
-    if not evidence:
-        raise QueryError("no cells to calibrate on")
-    coefficients, fit = calibrate(evidence)
-    if not fit.positives:
-        raise QueryError("no cell names a setting that trained (all are '-'): nothing shows how much memory a "
-                         "run may take; add cells that trained")
+    return evidence, yours, bool(own or clashes)
+
+
+def _report_fit(args: argparse.Namespace, coefficients: Coefficients, fit: FitSummary, yours: list[Observation],
+                contradicted: bool) -> None:
+    """Print (or write to --out) the memory-model file, with warnings and notes on stderr: coefficients at an edge
+    of their range, and which of `yours` the fit predicts the other way."""
+    from solver.calibrate import at_bounds, mispredicted
+    from solver.render import memory_model_yaml
+
     cells = ", ".join(path.name for path in args.cells) if args.cells else "the documented tables"
     cells += " and the documented tables" if args.with_tables else ""
     text = memory_model_yaml(coefficients, fit, DEFAULT_MARGIN, cells)
     edges = at_bounds(coefficients)
     if edges:
         more = "" if args.with_tables or not args.cells else ", or --with-tables to fit with the documented ones too"
-        mend = "mend the contradictions above, or " if own or clashes else ""
+        mend = "mend the contradictions above, or " if contradicted else ""
         print(f"solve calibrate: warning: {', '.join(edges)} ended at the edge of the plausible range: "
               f"{counted(fit.observations, 'observation')} do not pin the model down; "
               f"{mend}add cells{more}", file=sys.stderr)
@@ -639,7 +666,6 @@ def run_calibrate(args: argparse.Namespace) -> int:
         breaks = f"solve memory --memory-model {args.out}" if args.out else "solve memory, with the model written out,"
         print(f"solve calibrate: note: of your cells, the fit predicts the other way: "
               f"{'; '.join(missed[:CALIBRATE_MISSES_SHOWN])}{more} ({breaks} breaks each down)", file=sys.stderr)
-    return 0
 
 
 CALIBRATE_MISSES_SHOWN = 3
