@@ -1133,6 +1133,26 @@ def run_planner(args: argparse.Namespace) -> int:
     """``solve``: answer the planning question for each GPU type asked about."""
     _check_trinity_flags(args)
     config_text, config = _read_config(args.from_config, args.trinity_version) if args.from_config else ("", None)
+    catalog, added = _planner_catalog(args, config)
+    objective: Objective = "max_len" if args.maximize else "min_gpus" if args.minimize else "cheapest"
+    if config is not None:
+        _check_planner_config(args, catalog, added, config, objective)
+    query = _planner_query(args, catalog, added, config, objective)
+    from solver.api import answer_query, with_config_verdicts  # as solving, only where it is asked
+
+    answers = answer_query(query, catalog, explain=args.explain)
+    if config is not None:
+        answers = with_config_verdicts(answers, query, catalog, config, config_text, args.from_config.name, os.environ,
+                                       args.trinity_version)
+    fragments = _write_trinity(args, answers, catalog, catalog.model(query.model), config_text,
+                               query.node_gpus, config)
+    _print_planner(args, answers, fragments, query, catalog)
+    return 0 if all(answer.plans for answer in answers) else NO_PLAN
+
+
+def _planner_catalog(args: argparse.Namespace, config: TrinityConfig | None) -> tuple[Catalog, str]:
+    """The catalogue to plan with (--model-config's model, or the local one the config names, added; --gpu
+    --gpu-memory and --cells) and the added model's name; refuses an output over the config's config.json."""
     local = _model_path_file(config)
     if local is not None:  # an input, read or not: no output may overwrite it
         for name in OUTPUT_FLAGS:
@@ -1144,34 +1164,46 @@ def run_planner(args: argparse.Namespace) -> int:
         described = _model_path_model(local, config)
     else:
         described = None
-    catalog, added = _catalog_with(described, args.gpu, args.gpu_memory, args.cells or ())
-    if (args.write or args.emit or args.out) and config is not None and config.strategy not in (None, "fsdp", "fsdp2"):
+    return _catalog_with(described, args.gpu, args.gpu_memory, args.cells or ())
+
+
+def _check_planner_config(args: argparse.Namespace, catalog: Catalog, added: str, config: TrinityConfig,
+                          objective: Objective) -> None:
+    """`QueryError` where --from-config's config and the other options cannot be planned together: a trainer
+    other than FSDP, an unknown model, no length, a --write or --rollout-gpus at odds with the config."""
+    if (args.write or args.emit or args.out) and config.strategy not in (None, "fsdp", "fsdp2"):
         raise QueryError(f"{args.from_config}: trainer.trainer_strategy is {config.strategy}: rft-solver plans FSDP "
-                         "trainers (fsdp, or fsdp2 for Offload), whose settings do not carry over to it; plan it by hand")
-    if config is not None and args.model is None and not added:
+                         "trainers (fsdp, or fsdp2 for Offload), whose settings do not carry over to it; plan it "
+                         "by hand")
+    if args.model is None and not added:
         try:
             catalog.model(config.model)
         except QueryError as error:
             raise QueryError(f"{args.from_config}: {MODEL_PATH}: {error}{_not_found_locally(config)}; or give --model "
                              "M, or --model-config PATH (the model's config.json)") from None
-    objective: Objective = "max_len" if args.maximize else "min_gpus" if args.minimize else "cheapest"
-    if config is not None and objective != "max_len" and args.max_model_len is None and config.max_model_len is None:
+    if objective != "max_len" and args.max_model_len is None and config.max_model_len is None:
         raise QueryError(f"{args.from_config}: no model.max_model_len to plan for: give --len L (or --maximize len)")
-    if args.write and config is not None:
+    if args.write:
         _check_write_keeps_gpus(args, objective, config)
-    if (args.write or args.out or args.emit) and config is not None:
+    if args.write or args.out or args.emit:
         _check_write_keeps_model(args, catalog, config)
-    if config is not None and args.rollout_gpus is not None and config.trainer_gpus is not None \
-            and args.rollout_gpus != config.rollout_gpus:
+    if args.rollout_gpus is not None and config.trainer_gpus is not None and args.rollout_gpus != config.rollout_gpus:
         raise QueryError(f"--rollout-gpus {args.rollout_gpus}: {args.from_config} gives rollout {config.rollout_gpus} "
                          "GPUs (its engines times their GPUs each): drop --rollout-gpus")
+
+
+def _planner_query(args: argparse.Namespace, catalog: Catalog, added: str, config: TrinityConfig | None,
+                   objective: Objective) -> Query:
+    """The query the options (and --from-config's config) ask; `QueryError` where --out or --write would have
+    more than one GPU type's plan."""
     asked = {"model": args.model or added or None, "gpu": args.gpu, "objective": objective, "budget_gpus": args.gpus,
              "exact": args.exact, "max_model_len": args.max_model_len, "sp": args.sp, "env": args.env,
              "offload": args.offload, "top": args.top, "weights": load_weights(args.weights) if args.weights else None,
              "time_limit_s": args.time_limit, "workers": args.workers, "estimate": args.estimate_mode or "auto",
              "memory": load_memory_model(args.memory_model) if args.memory_model else None, "margin": args.margin,
              "host_ram_gb": args.host_ram, "rollout_gpus": args.rollout_gpus}  # --model-config describes the model
-    from solver.api import answer_query, config_query, with_config_verdicts  # as solving, only where it is asked
+    from solver.api import config_query  # as solving, only where it is asked
+
     if config is None:
         query = make_query(catalog, **{**asked, "model": asked["model"] or ""},
                            token_budget=args.token_budget or "default", node_gpus=args.node_gpus or NODE_GPUS)
@@ -1181,12 +1213,13 @@ def run_planner(args: argparse.Namespace) -> int:
     if (args.out or args.write) and len(query.gpus) > 1:
         raise QueryError(f"--out and --write take one plan: choose one GPU type with --gpu ({' or '.join(query.gpus)}, "
                          "the ones this answer covers, or any other of the catalogue)")
-    answers = answer_query(query, catalog, explain=args.explain)
-    if config is not None:
-        answers = with_config_verdicts(answers, query, catalog, config, config_text, args.from_config.name, os.environ,
-                                       args.trinity_version)
-    fragments = _write_trinity(args, answers, catalog, catalog.model(query.model), config_text,
-                               query.node_gpus, config)
+    return query
+
+
+def _print_planner(args: argparse.Namespace, answers: tuple[Answer, ...], fragments: Sequence[str], query: Query,
+                   catalog: Catalog) -> None:
+    """Print the answers: the Trinity fragments (--emit), JSON (--json) or the view, with the --cells
+    optimism note on stderr and a line for each file written."""
     if args.cells and (note := _optimism_note(args.cells, catalog, answers, query)):
         print(note, file=sys.stderr)
     if args.emit:
@@ -1198,7 +1231,6 @@ def run_planner(args: argparse.Namespace) -> int:
         for written in (args.out, args.write):
             if written is not None and answers[0].plans:
                 console.print(f"wrote {written}")
-    return 0 if all(answer.plans for answer in answers) else NO_PLAN
 
 
 def _optimism_note(cells: Sequence[Path], catalog: Catalog, answers: Sequence[Answer], query: Query) -> str | None:
