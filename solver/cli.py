@@ -77,6 +77,8 @@ from solver.tables import (
 )
 
 if TYPE_CHECKING:
+    from solver.calibrate import Observation
+    from solver.tables import Coefficients, FitSummary, GpuType
     from solver.trinity import TrinityConfig
 
 NO_PLAN = 1
@@ -576,19 +578,40 @@ def build_calibrate_parser() -> argparse.ArgumentParser:
 
 def run_calibrate(args: argparse.Namespace) -> int:
     """``solve calibrate``: fit the coefficients and print (or write) a memory-model file."""
-    from solver.calibrate import at_bounds, calibrate, contradictions, mispredicted, observations, own_contradictions
-    from solver.render import memory_model_yaml
+    from solver.calibrate import calibrate
 
-    if args.with_tables and not args.cells:
-        raise QueryError("--with-tables adds the shipped tables to the cells of --cells FILE")
-    if args.model_config and not args.cells:
-        raise QueryError("--model-config describes a model that the cells of --cells FILE name")
-    _check_once("--cells", args.cells or [])
+    _check_calibrate_args(args)
     catalog, added = _catalog_with(load_model_config(args.model_config) if args.model_config else None)
     gpu_types = [load_gpu_type(path, catalog.models, catalog.gpu_types) for path in args.cells] if args.cells else None
     if added and not any(added in table.models for gpu_type in gpu_types or [] for table in gpu_type.tables):
         print(f"solve calibrate: warning: no cell of yours names {added}, the model of --model-config (the cells name "
               "their models as the catalogue or the config does)", file=sys.stderr)
+    evidence, yours, contradicted = _calibration_evidence(args, catalog, gpu_types)
+    if not evidence:
+        raise QueryError("no cells to calibrate on")
+    coefficients, fit = calibrate(evidence)
+    if not fit.positives:
+        raise QueryError("no cell names a setting that trained (all are '-'): nothing shows how much memory a "
+                         "run may take; add cells that trained")
+    _report_fit(args, coefficients, fit, yours, contradicted)
+    return 0
+
+
+def _check_calibrate_args(args: argparse.Namespace) -> None:
+    """`QueryError` for ``solve calibrate`` options that need --cells without it, or a file given twice."""
+    if args.with_tables and not args.cells:
+        raise QueryError("--with-tables adds the shipped tables to the cells of --cells FILE")
+    if args.model_config and not args.cells:
+        raise QueryError("--model-config describes a model that the cells of --cells FILE name")
+    _check_once("--cells", args.cells or [])
+
+
+def _calibration_evidence(args: argparse.Namespace, catalog: Catalog, gpu_types: list[GpuType] | None
+                          ) -> tuple[list[Observation], list[Observation], bool]:
+    """The observations to fit, those of your cells (whose misses are named) and whether any cells contradict;
+    warns on stderr of the contradictions."""
+    from solver.calibrate import contradictions, observations, own_contradictions
+
     evidence = observations(catalog, gpu_types=gpu_types)
     yours = list(evidence) if args.cells else []  # the cells whose misses are named, not the shipped tables'
     own = own_contradictions(catalog.models, gpu_types) if gpu_types else []
@@ -608,19 +631,23 @@ def run_calibrate(args: argparse.Namespace) -> int:
             print(f"solve calibrate: warning: your cells contradict the documented tables "
                   f"({counted(len(clashes), 'contradiction')}), and the fit takes both sides: {clashes[0]}{more}",
                   file=sys.stderr)
-    if not evidence:
-        raise QueryError("no cells to calibrate on")
-    coefficients, fit = calibrate(evidence)
-    if not fit.positives:
-        raise QueryError("no cell names a setting that trained (all are '-'): nothing shows how much memory a "
-                         "run may take; add cells that trained")
+    return evidence, yours, bool(own or clashes)
+
+
+def _report_fit(args: argparse.Namespace, coefficients: Coefficients, fit: FitSummary, yours: list[Observation],
+                contradicted: bool) -> None:
+    """Print (or write to --out) the memory-model file, with warnings and notes on stderr: coefficients at an edge
+    of their range, and which of `yours` the fit predicts the other way."""
+    from solver.calibrate import at_bounds, mispredicted
+    from solver.render import memory_model_yaml
+
     cells = ", ".join(path.name for path in args.cells) if args.cells else "the documented tables"
     cells += " and the documented tables" if args.with_tables else ""
     text = memory_model_yaml(coefficients, fit, DEFAULT_MARGIN, cells)
     edges = at_bounds(coefficients)
     if edges:
         more = "" if args.with_tables or not args.cells else ", or --with-tables to fit with the documented ones too"
-        mend = "mend the contradictions above, or " if own or clashes else ""
+        mend = "mend the contradictions above, or " if contradicted else ""
         print(f"solve calibrate: warning: {', '.join(edges)} ended at the edge of the plausible range: "
               f"{counted(fit.observations, 'observation')} do not pin the model down; "
               f"{mend}add cells{more}", file=sys.stderr)
@@ -639,7 +666,6 @@ def run_calibrate(args: argparse.Namespace) -> int:
         breaks = f"solve memory --memory-model {args.out}" if args.out else "solve memory, with the model written out,"
         print(f"solve calibrate: note: of your cells, the fit predicts the other way: "
               f"{'; '.join(missed[:CALIBRATE_MISSES_SHOWN])}{more} ({breaks} breaks each down)", file=sys.stderr)
-    return 0
 
 
 CALIBRATE_MISSES_SHOWN = 3
@@ -1107,6 +1133,26 @@ def run_planner(args: argparse.Namespace) -> int:
     """``solve``: answer the planning question for each GPU type asked about."""
     _check_trinity_flags(args)
     config_text, config = _read_config(args.from_config, args.trinity_version) if args.from_config else ("", None)
+    catalog, added = _planner_catalog(args, config)
+    objective: Objective = "max_len" if args.maximize else "min_gpus" if args.minimize else "cheapest"
+    if config is not None:
+        _check_planner_config(args, catalog, added, config, objective)
+    query = _planner_query(args, catalog, added, config, objective)
+    from solver.api import answer_query, with_config_verdicts  # as solving, only where it is asked
+
+    answers = answer_query(query, catalog, explain=args.explain)
+    if config is not None:
+        answers = with_config_verdicts(answers, query, catalog, config, config_text, args.from_config.name, os.environ,
+                                       args.trinity_version)
+    fragments = _write_trinity(args, answers, catalog, catalog.model(query.model), config_text,
+                               query.node_gpus, config)
+    _print_planner(args, answers, fragments, query, catalog)
+    return 0 if all(answer.plans for answer in answers) else NO_PLAN
+
+
+def _planner_catalog(args: argparse.Namespace, config: TrinityConfig | None) -> tuple[Catalog, str]:
+    """The catalogue to plan with (--model-config's model, or the local one the config names, added; --gpu
+    --gpu-memory and --cells) and the added model's name; refuses an output over the config's config.json."""
     local = _model_path_file(config)
     if local is not None:  # an input, read or not: no output may overwrite it
         for name in OUTPUT_FLAGS:
@@ -1118,34 +1164,46 @@ def run_planner(args: argparse.Namespace) -> int:
         described = _model_path_model(local, config)
     else:
         described = None
-    catalog, added = _catalog_with(described, args.gpu, args.gpu_memory, args.cells or ())
-    if (args.write or args.emit or args.out) and config is not None and config.strategy not in (None, "fsdp", "fsdp2"):
+    return _catalog_with(described, args.gpu, args.gpu_memory, args.cells or ())
+
+
+def _check_planner_config(args: argparse.Namespace, catalog: Catalog, added: str, config: TrinityConfig,
+                          objective: Objective) -> None:
+    """`QueryError` where --from-config's config and the other options cannot be planned together: a trainer
+    other than FSDP, an unknown model, no length, a --write or --rollout-gpus at odds with the config."""
+    if (args.write or args.emit or args.out) and config.strategy not in (None, "fsdp", "fsdp2"):
         raise QueryError(f"{args.from_config}: trainer.trainer_strategy is {config.strategy}: rft-solver plans FSDP "
-                         "trainers (fsdp, or fsdp2 for Offload), whose settings do not carry over to it; plan it by hand")
-    if config is not None and args.model is None and not added:
+                         "trainers (fsdp, or fsdp2 for Offload), whose settings do not carry over to it; plan it "
+                         "by hand")
+    if args.model is None and not added:
         try:
             catalog.model(config.model)
         except QueryError as error:
             raise QueryError(f"{args.from_config}: {MODEL_PATH}: {error}{_not_found_locally(config)}; or give --model "
                              "M, or --model-config PATH (the model's config.json)") from None
-    objective: Objective = "max_len" if args.maximize else "min_gpus" if args.minimize else "cheapest"
-    if config is not None and objective != "max_len" and args.max_model_len is None and config.max_model_len is None:
+    if objective != "max_len" and args.max_model_len is None and config.max_model_len is None:
         raise QueryError(f"{args.from_config}: no model.max_model_len to plan for: give --len L (or --maximize len)")
-    if args.write and config is not None:
+    if args.write:
         _check_write_keeps_gpus(args, objective, config)
-    if (args.write or args.out or args.emit) and config is not None:
+    if args.write or args.out or args.emit:
         _check_write_keeps_model(args, catalog, config)
-    if config is not None and args.rollout_gpus is not None and config.trainer_gpus is not None \
-            and args.rollout_gpus != config.rollout_gpus:
+    if args.rollout_gpus is not None and config.trainer_gpus is not None and args.rollout_gpus != config.rollout_gpus:
         raise QueryError(f"--rollout-gpus {args.rollout_gpus}: {args.from_config} gives rollout {config.rollout_gpus} "
                          "GPUs (its engines times their GPUs each): drop --rollout-gpus")
+
+
+def _planner_query(args: argparse.Namespace, catalog: Catalog, added: str, config: TrinityConfig | None,
+                   objective: Objective) -> Query:
+    """The query the options (and --from-config's config) ask; `QueryError` where --out or --write would have
+    more than one GPU type's plan."""
     asked = {"model": args.model or added or None, "gpu": args.gpu, "objective": objective, "budget_gpus": args.gpus,
              "exact": args.exact, "max_model_len": args.max_model_len, "sp": args.sp, "env": args.env,
              "offload": args.offload, "top": args.top, "weights": load_weights(args.weights) if args.weights else None,
              "time_limit_s": args.time_limit, "workers": args.workers, "estimate": args.estimate_mode or "auto",
              "memory": load_memory_model(args.memory_model) if args.memory_model else None, "margin": args.margin,
              "host_ram_gb": args.host_ram, "rollout_gpus": args.rollout_gpus}  # --model-config describes the model
-    from solver.api import answer_query, config_query, with_config_verdicts  # as solving, only where it is asked
+    from solver.api import config_query  # as solving, only where it is asked
+
     if config is None:
         query = make_query(catalog, **{**asked, "model": asked["model"] or ""},
                            token_budget=args.token_budget or "default", node_gpus=args.node_gpus or NODE_GPUS)
@@ -1155,12 +1213,13 @@ def run_planner(args: argparse.Namespace) -> int:
     if (args.out or args.write) and len(query.gpus) > 1:
         raise QueryError(f"--out and --write take one plan: choose one GPU type with --gpu ({' or '.join(query.gpus)}, "
                          "the ones this answer covers, or any other of the catalogue)")
-    answers = answer_query(query, catalog, explain=args.explain)
-    if config is not None:
-        answers = with_config_verdicts(answers, query, catalog, config, config_text, args.from_config.name, os.environ,
-                                       args.trinity_version)
-    fragments = _write_trinity(args, answers, catalog, catalog.model(query.model), config_text,
-                               query.node_gpus, config)
+    return query
+
+
+def _print_planner(args: argparse.Namespace, answers: tuple[Answer, ...], fragments: Sequence[str], query: Query,
+                   catalog: Catalog) -> None:
+    """Print the answers: the Trinity fragments (--emit), JSON (--json) or the view, with the --cells
+    optimism note on stderr and a line for each file written."""
     if args.cells and (note := _optimism_note(args.cells, catalog, answers, query)):
         print(note, file=sys.stderr)
     if args.emit:
@@ -1172,7 +1231,6 @@ def run_planner(args: argparse.Namespace) -> int:
         for written in (args.out, args.write):
             if written is not None and answers[0].plans:
                 console.print(f"wrote {written}")
-    return 0 if all(answer.plans for answer in answers) else NO_PLAN
 
 
 def _optimism_note(cells: Sequence[Path], catalog: Catalog, answers: Sequence[Answer], query: Query) -> str | None:

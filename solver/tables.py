@@ -821,6 +821,56 @@ def _longer_contradictions(where: str, column: Sequence[tuple[int, Setting | Non
             if later is not None and (setting is None or later.escalation_key < setting.escalation_key)]
 
 
+def _candidates_by_count(gpu_type: GpuType, others: Sequence[GpuType]) -> tuple[dict[int, list[Table]], dict[int, str]]:
+    """The tables `gpu_type` may plan with, by GPU count (its own first, then those of `others`, the GPU types with
+    its memory), and the name of the GPU type each borrowed table comes from, by the table's id."""
+    candidates = {count: [table for table in (*gpu_type.tables, *(t for o in others for t in o.tables))
+                          if table.gpus == count] for count in {t.gpus for t in gpu_type.tables}
+                  | {t.gpus for o in others for t in o.tables}}  # the GPU type's own first, as planned
+    origin = {id(table): other.name for other in others for table in other.tables}
+    return candidates, origin
+
+
+def _twin_cell_differences(gpu_type: GpuType, table: Table, shape_of: Mapping[str, Shape]) -> list[str]:
+    """Where two models of one shape in `table` have different cells in a row, in words."""
+    found = []
+    first_of_shape: dict[Shape, str] = {}
+    for model in table.models:
+        twin = first_of_shape.setdefault(shape_of[model], model)
+        found += [f"{gpu_type.name}, {counted(table.gpus, 'GPU')}: {twin} and {model} differ at "
+                  f"{row.max_model_len}: {cell_text(row.setting(twin))} and {cell_text(row.setting(model))} "
+                  "(they have one shape, and memory depends on the shape alone)"
+                  for row in table.rows if twin != model and row.setting(twin) != row.setting(model)]
+    return found
+
+
+def _wider_table_contradictions(
+    gpu_type: GpuType, table: Table, model: str, column: Sequence[tuple[int, Setting | None]],
+    candidates: Mapping[int, list[Table]], origin: Mapping[int, str], shape_of: Mapping[str, Shape],
+) -> list[str]:
+    """Where `model`'s `column` of `table` trains a setting at a length while the table for more GPUs that the
+    planner takes for it (of `candidates`, vouched for) names a later setting, or ``-``, there: in words."""
+    found = []
+    for more in sorted(count for count in candidates if count > table.gpus and vouches_for(table.gpus, count)):
+        # The table for more GPUs the planner takes for the model: the first naming one of its shape.
+        wider = next((t for t in candidates[more] if any(shape_of[name] == shape_of[model] for name in t.models)), None)
+        if wider is None:
+            continue
+        whose = f" (the {origin[id(wider)]}'s table)" if id(wider) in origin else ""
+        for length, setting in column:
+            other = next((r for r in wider.rows if r.max_model_len == length), None)
+            if other is None or setting is None or more % setting.sp:
+                continue
+            for twin in (name for name in wider.models if shape_of[name] == shape_of[model]):
+                there = other.setting(twin)  # the model's own cell, or one of its shape's
+                if there is None or there.escalation_key > setting.escalation_key:
+                    shaped = "" if twin == model else f" ({twin}, of its shape)"
+                    found.append(f"{gpu_type.name}, {model} at {length}: {setting.label} trains on "
+                                 f"{counted(table.gpus, 'GPU')} but {more} GPUs{whose} need "
+                                 f"{cell_text(there)}{shaped} (more GPUs only shard the states further)")
+    return found
+
+
 class Catalog(Frozen):
     """Everything the tables say: models and GPU types with their documented tables."""
 
@@ -1070,42 +1120,14 @@ class Catalog(Frozen):
         shape_of = {model.name: model.shape for model in self.models}
         for gpu_type in self.gpu_types:
             others = self._same_memory(gpu_type)
-            candidates = {count: [table for table in (*gpu_type.tables, *(t for o in others for t in o.tables))
-                                  if table.gpus == count] for count in {t.gpus for t in gpu_type.tables}
-                          | {t.gpus for o in others for t in o.tables}}  # the GPU type's own first, as planned
-            origin = {id(table): other.name for other in others for table in other.tables}
+            candidates, origin = _candidates_by_count(gpu_type, others)
             found += self._twin_disagreements(gpu_type, others, shape_of)
             for table in gpu_type.tables:
-                first_of_shape: dict[Shape, str] = {}
-                for model in table.models:
-                    twin = first_of_shape.setdefault(shape_of[model], model)
-                    found += [f"{gpu_type.name}, {counted(table.gpus, 'GPU')}: {twin} and {model} differ at "
-                              f"{row.max_model_len}: {cell_text(row.setting(twin))} and {cell_text(row.setting(model))} "
-                              "(they have one shape, and memory depends on the shape alone)"
-                              for row in table.rows if twin != model and row.setting(twin) != row.setting(model)]
+                found += _twin_cell_differences(gpu_type, table, shape_of)
                 for model in table.models:
                     column = [(row.max_model_len, row.setting(model)) for row in table.rows]
                     found += _longer_contradictions(f"{gpu_type.name}, {counted(table.gpus, 'GPU')}, {model}", column)
-                    for more in sorted(count for count in candidates
-                                       if count > table.gpus and vouches_for(table.gpus, count)):
-                        # The table for more GPUs the planner takes for the model: the first naming one of its shape.
-                        wider = next((t for t in candidates[more]
-                                      if any(shape_of[name] == shape_of[model] for name in t.models)), None)
-                        if wider is None:
-                            continue
-                        whose = f" (the {origin[id(wider)]}'s table)" if id(wider) in origin else ""
-                        for length, setting in column:
-                            other = next((r for r in wider.rows if r.max_model_len == length), None)
-                            if other is None or setting is None or more % setting.sp:
-                                continue
-                            for twin in (name for name in wider.models if shape_of[name] == shape_of[model]):
-                                there = other.setting(twin)  # the model's own cell, or one of its shape's
-                                if there is None or there.escalation_key > setting.escalation_key:
-                                    shaped = "" if twin == model else f" ({twin}, of its shape)"
-                                    found.append(
-                                        f"{gpu_type.name}, {model} at {length}: {setting.label} trains on "
-                                        f"{counted(table.gpus, 'GPU')} but {more} GPUs{whose} need "
-                                        f"{cell_text(there)}{shaped} (more GPUs only shard the states further)")
+                    found += _wider_table_contradictions(gpu_type, table, model, column, candidates, origin, shape_of)
         return found
 
     def _twin_disagreements(self, gpu_type: GpuType, others: list[GpuType], shape_of: Mapping[str, Shape]
@@ -1814,6 +1836,20 @@ def load_model_config(path: Path | str) -> Model:
     when it cannot be. `Catalog.with_model` adds it to a catalogue, for ``catalog=``."""
     check_types(("path", path, Path | str))
     path = model_config_file(Path(path))
+    config = _config_json(path)
+    _check_dense_text_model(path, config)
+    shape = _config_shape(path, config)
+    name, aliases = _config_names(path, config)
+    rope_type, native = _config_rope(path, config)
+    return Model(name=name, aliases=aliases, **shape, native_context=native,
+                 logit_softcapping=config.get("final_logit_softcapping",
+                                              SOFTCAP_BY_MODEL_TYPE.get(str(config.get("model_type")))) is not None,
+                 rope_scaling=str(rope_type) if rope_type not in (None, "default", "yarn") else None,
+                 qwen_yarn=_is_qwen(config))
+
+
+def _config_json(path: Path) -> dict:
+    """The JSON object of the config.json at `path`; `TableError` for a byte-order mark, bad JSON or a non-object."""
     text = read_user_file(path)
     if text.startswith("\ufeff"):  # as transformers reads it: a JSON error
         raise TableError(f"{path}: starts with a byte-order mark, which JSON readers refuse: save it without one")
@@ -1829,6 +1865,12 @@ def load_model_config(path: Path | str) -> Model:
         raise TableError(f"{path}: {NUMBER_TOO_LONG}") from None
     if not isinstance(config, dict):
         raise TableError(f"{path}: a config.json is a JSON object")
+    return config
+
+
+def _check_dense_text_model(path: Path, config: dict) -> None:
+    """`TableError` unless `config` is a dense, gated-MLP text model's: not MoE, not multimodal, with a text
+    ``model_type`` and a valid ``final_logit_softcapping``."""
     if any(key in config for key in MOE_CONFIG_KEYS):  # the shipped ones, by name: read only for this message
         moe = next((model for model in load_catalog().models if model.moe is not None), None)
         named = "" if moe is None else (f" (the catalogue's mixture-of-experts models, such as {moe.name}, are planned "
@@ -1848,32 +1890,49 @@ def load_model_config(path: Path | str) -> Model:
         raise TableError(f"{path}: a multimodal config ({', '.join(towers)}); only a text model's "
                          "config.json is read (the memory model has no term for a vision or audio tower or its tokens)")
 
-    def number(key: str, default: int | None = None, within: dict = config) -> int:
-        value = within.get(key)
-        value = default if value is None else value
-        limit = CONFIG_LIMITS[key]
-        if value is None:
-            raise TableError(f"{path}: missing {key}: a model's config.json gives it (a whole number from 1 to {limit})")
-        if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= limit:
-            raise TableError(f"{path}: {key}: expected a whole number from 1 to {limit}, got {brief(value)}")
-        return value
 
-    hidden, layers, heads = number("hidden_size"), number("num_hidden_layers"), number("num_attention_heads")
-    kv_heads = number("num_key_value_heads", heads)
+def _config_number(path: Path, within: dict, key: str, default: int | None = None) -> int:
+    """`within[key]` (`default` where absent or null) as a whole number within `CONFIG_LIMITS`; `TableError`
+    otherwise."""
+    value = within.get(key)
+    value = default if value is None else value
+    limit = CONFIG_LIMITS[key]
+    if value is None:
+        raise TableError(f"{path}: missing {key}: a model's config.json gives it (a whole number from 1 to {limit})")
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= limit:
+        raise TableError(f"{path}: {key}: expected a whole number from 1 to {limit}, got {brief(value)}")
+    return value
+
+
+def _config_shape(path: Path, config: dict) -> dict[str, Any]:
+    """The `Model` fields of a config.json's shape (sizes, tied embeddings, parameter count); `TableError` where
+    one is missing or wrong."""
+    hidden = _config_number(path, config, "hidden_size")
+    layers = _config_number(path, config, "num_hidden_layers")
+    heads = _config_number(path, config, "num_attention_heads")
+    kv_heads = _config_number(path, config, "num_key_value_heads", heads)
     if heads % kv_heads:
         raise TableError(f"{path}: num_key_value_heads: expected a divisor of num_attention_heads ({heads}), "
                          f"got {kv_heads}")
     if config.get("head_dim") is None and hidden < heads:
         raise TableError(f"{path}: head_dim: not given, and hidden_size {hidden} over {heads} attention heads "
                          "leaves none")
-    head_dim = number("head_dim", hidden // heads)
-    intermediate, vocab = number("intermediate_size"), number("vocab_size")
+    head_dim = _config_number(path, config, "head_dim", hidden // heads)
+    intermediate, vocab = _config_number(path, config, "intermediate_size"), _config_number(path, config, "vocab_size")
     tied = _tied_embeddings(path, config)
     if not isinstance(tied, bool):
         raise TableError(f"{path}: tie_word_embeddings: expected true or false, got {brief(tied)}")
     attention = hidden * head_dim * (2 * heads + 2 * kv_heads)
     per_layer = attention + 3 * hidden * intermediate + 2 * hidden
     parameters = layers * per_layer + vocab * hidden * (1 if tied else 2) + hidden
+    return {"head_dim": head_dim, "hidden_size": hidden, "num_layers": layers, "num_attention_heads": heads,
+            "num_key_value_heads": kv_heads, "intermediate_size": intermediate, "vocab_size": vocab,
+            "tied_embeddings": tied, "parameters_b": parameters / 1e9}
+
+
+def _config_names(path: Path, config: dict) -> tuple[str, tuple[str, ...]]:
+    """A config.json's model name (its ``_name_or_path``'s last part, else its folder's or file's) and aliases
+    (its folder's name, where that differs)."""
     # The folder as it is named where the user points (a link's own name; "." and ".." taken away).
     folder_or_file = Path(os.path.abspath(path)).parent.name if path.name == "config.json" else path.stem
 
@@ -1883,6 +1942,12 @@ def load_model_config(path: Path | str) -> Model:
     name = printable(str(config.get("_name_or_path") or folder_or_file).rstrip("/").split("/")[-1]) or "custom"
     # Also known by its folder (a checkpoint's _name_or_path may be a snapshot's hash, its folder Qwen3-8B).
     aliases = (printable(folder_or_file),) if printable(folder_or_file) not in ("", name) else ()
+    return name, aliases
+
+
+def _config_rope(path: Path, config: dict) -> tuple[str | None, int]:
+    """A config.json's RoPE scaling type (None without one) and native context (a YaRN model's original one);
+    `TableError` where they are malformed."""
     scaling = config.get("rope_scaling")
     if scaling is not None and not isinstance(scaling, dict):
         raise TableError(f"{path}: rope_scaling: expected an object such as {{\"rope_type\": \"yarn\", ...}} or null, "
@@ -1891,16 +1956,11 @@ def load_model_config(path: Path | str) -> Model:
     if rope_type is not None and not isinstance(rope_type, str):
         raise TableError(f"{path}: rope_scaling: rope_type: expected text such as \"yarn\" or \"llama3\", got "
                          f"{brief(rope_type)}")
-    native = number("max_position_embeddings")
-    if rope_type == "yarn" and isinstance(scaling, dict) and scaling.get("original_max_position_embeddings") is not None:
-        native = number("original_max_position_embeddings", within=scaling)  # YaRN is re-derived from here
-    return Model(name=name, aliases=aliases, head_dim=head_dim, hidden_size=hidden, num_layers=layers, num_attention_heads=heads,
-                 num_key_value_heads=kv_heads, intermediate_size=intermediate, vocab_size=vocab, tied_embeddings=tied,
-                 parameters_b=parameters / 1e9, native_context=native,
-                 logit_softcapping=config.get("final_logit_softcapping",
-                                              SOFTCAP_BY_MODEL_TYPE.get(str(config.get("model_type")))) is not None,
-                 rope_scaling=str(rope_type) if rope_type not in (None, "default", "yarn") else None,
-                 qwen_yarn=_is_qwen(config))
+    native = _config_number(path, config, "max_position_embeddings")
+    if (rope_type == "yarn" and isinstance(scaling, dict)
+            and scaling.get("original_max_position_embeddings") is not None):
+        native = _config_number(path, scaling, "original_max_position_embeddings")  # YaRN is re-derived from here
+    return rope_type, native
 
 
 def _is_qwen(config: dict) -> bool:
