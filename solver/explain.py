@@ -86,7 +86,7 @@ class _Prober:
         """Seconds left before the deadline (at least a millisecond, CP-SAT's smallest useful limit)."""
         return max(self.deadline - monotonic(), 0.001)
 
-    def _status(self, assumptions: list[cp_model.IntVar]) -> cp_model.CpSolverStatus:
+    def _status(self, assumptions: list[cp_model.LiteralT]) -> cp_model.CpSolverStatus:
         self.model.clear_assumptions()
         self.model.add_assumptions(assumptions)
         self.solver.parameters.max_time_in_seconds = self.remaining_s()
@@ -95,10 +95,10 @@ class _Prober:
         self.undecided += status == cp_model.UNKNOWN
         return status
 
-    def _infeasible(self, assumptions: list[cp_model.IntVar]) -> bool:
+    def _infeasible(self, assumptions: list[cp_model.LiteralT]) -> bool:
         return self._status(assumptions) == cp_model.INFEASIBLE
 
-    def _fixing(self, **values: int | None) -> list[cp_model.IntVar]:
+    def _fixing(self, **values: int | None) -> list[cp_model.LiteralT]:
         return [self.fixes[name][value] for name, value in values.items() if value is not None]
 
     def first_rule(self, rules: tuple[str, ...], **values: int | None) -> str | None:
@@ -109,7 +109,7 @@ class _Prober:
             return None  # a plan passes them all together, so each on its own (one question, not one a rule)
         return next((rule for rule in active if self._infeasible(fixing + self._only(rule))), None)
 
-    def _only(self, *rules: str) -> list[cp_model.IntVar]:
+    def _only(self, *rules: str) -> list[cp_model.LiteralT]:
         """Assumptions that hold `rules` and no other (the others off, as they may be: where a plan passes, CP-SAT
         then finds one at once)."""
         return [literal if rule in rules else ~literal for rule, literal in self.guards.items()]

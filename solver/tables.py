@@ -1104,10 +1104,11 @@ class Catalog(Frozen):
 
         - a setting the source names at a length, or ``-``, while a setting earlier in its escalation order
           is documented at a longer length on the same GPUs (memory only grows with the length);
-        - a setting documented on fewer GPUs (two or more, as `vouches_for` says) that more GPUs could run (SP
-          divides their count) while the table for more GPUs names a later setting, or ``-``, at the same length (more GPUs only shard
-          the states further), the table for more GPUs being the one the planner takes for the model: the
-          GPU type's own, or one it borrows of a GPU type with the same memory (`tables_for`);
+        - a setting documented on fewer GPUs (two or more, as `vouches_for` says) that more GPUs could run
+          (SP divides their count) while the table for more GPUs names a later setting, or ``-``, at the same
+          length (more GPUs only shard the states further), the table for more GPUs being the one the planner
+          takes for the model: the GPU type's own, or one it borrows of a GPU type with the same memory
+          (`tables_for`);
         - two models of one shape (the same memory) with different cells in a row;
         - two GPU types with the same driver-reported memory whose tables for a GPU count disagree: a model (or
           one of its shape) with different cells at a length, or the first rule across the two tables.

@@ -393,7 +393,8 @@ def _memory(catalog: Catalog, memory_gib: float, model: Any, n: int, env: bool, 
     result = breakdown(model, memory_gib, n, Setting(env=bool(env), offload=bool(offload), sp=sp), length,
                        memory.coefficients, memory.margin, tokens)
     return {"memory_gb": round(result.total_gib, 2), "headroom_gb": round(result.headroom_gib, 2),
-            "headroom_at_step": result.step_binds, "host_memory_gb": _up_to_a_tenth(_host_need(model, n, node_gpus)) if offload
+            "headroom_at_step": result.step_binds,
+            "host_memory_gb": _up_to_a_tenth(_host_need(model, n, node_gpus)) if offload
             else _up_to_a_tenth(_load_need(model, n, node_gpus)) if host_ram_gb is not None else None}
 
 

@@ -351,4 +351,5 @@ def test_one_gpu_that_trains_where_two_need_more_is_no_contradiction(cli, tmp_pa
     assert cli("tables", "--cells", str(cells), "--check") == (0, "0 contradictions in 562 cells\n", "")
     status, out, err = cli("--model", "0.6B", "--gpu", "l40s", "--gpus", "2", "--exact", "--len", "8192",
                            "--cells", str(cells))
-    assert (status, err) == (0, "") and "evidence       documented: the L40S-48GB table for 2 GPUs says 'Env' at 8192" in out
+    assert (status, err) == (0, "")
+    assert "evidence       documented: the L40S-48GB table for 2 GPUs says 'Env' at 8192" in out
