@@ -41,6 +41,7 @@ from solver.query import (
     NODE_GPUS,
     ROCM_ENV_CAUTION,
     TablesVerdict,
+    sp_degrees,
     thin_headroom,
     token_budget,
     whole_nodes_violation,
@@ -508,9 +509,8 @@ def _cells_of_count(
     model: Model, memory_gib: float, gpus: int, coefficients: Coefficients, margin: float, without_env: bool
 ) -> tuple[tuple[int, int, int, int, int], ...]:
     """`estimated_cells` for one GPU count (cached: the planner asks for the same counts again and again)."""
-    heads, kv_heads = model.num_attention_heads, model.num_key_value_heads
     cells = []
-    for sp in (s for s in range(1, gpus + 1) if gpus % s == 0 and not sp_rule_violation(heads, kv_heads, s)):
+    for sp in sp_degrees(model, gpus):
         for env in (0, 1):
             for offload in (0, 1):
                 setting = Setting(env=bool(env), offload=bool(offload), sp=sp)

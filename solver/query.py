@@ -565,9 +565,8 @@ def tried_settings(model: Model, gpus: int) -> tuple[Setting, ...]:
     On the documented GPU counts that is the source's order less the degrees forbidden there; on more GPUs
     it goes on in the same pattern (SP=8 and Env + SP=8 after Env + SP=4, and so on), with the degrees
     that keep each SP group inside a node of `NODE_GPUS` when the GPUs span nodes."""
-    degrees = [sp for sp in range(1, gpus + 1) if not sp_layout_violation(model, gpus, sp, NODE_GPUS)]
-    tried = (Setting(env=env, offload=offload, sp=sp)
-             for sp in degrees for env, offload in ((False, False), (True, False), (True, True)))
+    tried = (Setting(env=env, offload=offload, sp=sp) for sp in sp_degrees(model, gpus, NODE_GPUS)
+             for env, offload in ((False, False), (True, False), (True, True)))
     return tuple(sorted(tried, key=lambda setting: setting.escalation_key))
 
 
@@ -955,6 +954,13 @@ def rollout_layout_violation(gpus: int, rollout_gpus: int | None, node_gpus: int
         return None
     return (f"{gpus} trainer + {rollout_gpus} rollout GPUs (--rollout-gpus) fit neither one node of {node_gpus}, "
             f"nor whole nodes with the trainer in one of them, nor with the trainer on whole nodes")
+
+
+@lru_cache(maxsize=4096)
+def sp_degrees(model: Model, gpus: int, node_gpus: int | None = None) -> tuple[int, ...]:
+    """The SP degrees that can run `model` on `gpus` trainer GPUs (`sp_layout_violation`: the heads rules, SP
+    dividing the GPUs, and with `node_gpus` each SP group inside a node when the trainer spans nodes)."""
+    return tuple(sp for sp in range(1, gpus + 1) if not sp_layout_violation(model, gpus, sp, node_gpus or gpus))
 
 
 def sp_layout_violation(

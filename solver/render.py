@@ -30,6 +30,7 @@ from solver.query import (
     index_range,
     least_token_budget,
     own_scaling_words,
+    sp_degrees,
     token_budget,
     yarn_caution,
 )
@@ -47,7 +48,6 @@ from solver.tables import (
     cell_text,
     counted,
     source_words,
-    sp_rule_violation,
 )
 
 SHADES = (
@@ -276,8 +276,7 @@ def _across_nodes(answer: Answer, plan: Plan, model: Model, node_gpus: int) -> s
     otherwise)."""
     if answer.objective != "max_len" or answer.budget_gpus <= node_gpus:
         return ""
-    allowed = [sp for sp in range(1, answer.budget_gpus + 1) if answer.budget_gpus % sp == 0
-               and sp_rule_violation(model.num_attention_heads, model.num_key_value_heads, sp) is None]
+    allowed = sp_degrees(model, answer.budget_gpus)
     within = max(sp for sp in allowed if node_gpus % sp == 0)
     across = [sp for sp in allowed if sp > node_gpus]
     if plan.sp != within or not across:
