@@ -268,7 +268,7 @@ def answer_for(catalog: Catalog, query: Query, gpu: str, explained: bool = True)
         if not explained:
             return _answer(query, gpu, "infeasible", (), started, reason="no plan")
         nearby = _Nearby(catalog, query, gpu)
-        why, nearest = _why_no_plan(catalog, data, query, nearby)
+        why, nearest = _no_plan_reason(catalog, data, query, nearby)
         return _answer(query, gpu, "infeasible", (), started, reason=why, nearest=nearest, alternatives=nearby.solved())
     return _answer(query, gpu, "unknown", (), started,
                    reason=f"no plan found within the time limit of {query.time_limit_s:g} s")
@@ -490,7 +490,7 @@ def _may_lower_budget(query: Query) -> bool:
     return query.token_budget == "default" and query.estimate != "never" and query.max_model_len is not None
 
 
-def _why_no_plan(catalog: Catalog, data: PlanningData, query: Query, nearby: _Nearby) -> tuple[str, Plan | None]:
+def _no_plan_reason(catalog: Catalog, data: PlanningData, query: Query, nearby: _Nearby) -> tuple[str, Plan | None]:
     """Name the limit that leaves `query` without a plan on this GPU type, found by solving again (and from
     the plans `nearby`); and, when only the length is out of reach, the longest plan within the same budget
     and pins."""
