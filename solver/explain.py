@@ -57,6 +57,8 @@ class _Prober:
         # Unlike a planning solve, proving that no plan passes the other rules pays for presolve: with many
         # GPU counts (up to 64) it made an explanation three to twenty times faster, and never slower.
         self.solver.parameters.cp_model_presolve = True
+        # One round of it proves as much here, and most of a question that a plan passes went to further rounds.
+        self.solver.parameters.max_presolve_iterations = 1
         self.rule_of = {literal.index: rule for rule, literal in self.guards.items()}
         pinned = {"pin_sp": query.sp, "pin_env": query.env, "pin_offload": query.offload,
                   "sp_within_node": query.node_gpus, "host_ram": query.host_ram_gb}
