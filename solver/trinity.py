@@ -1595,12 +1595,16 @@ def _check_trainer_level_flags(checks: _ConfigChecks, version: TrinityVersion | 
                                "would)")
 
 
-def _check_offload_strategy(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
-    """Check that an ``offload_policy`` that is on (the trainer's, or a role's) has the trainer strategy fsdp2."""
+def _check_offload_strategy(checks: _ConfigChecks, version: TrinityVersion | None, actor_noted: bool) -> None:
+    """Check that an ``offload_policy`` that is on (the trainer's, or a role's; with `actor_noted`, not the
+    trainer's or the actor's) has the trainer strategy fsdp2."""
     given = checks.value(("trainer", "trainer_strategy"))
     strategy = trainer_strategy(given, checks.mapping, version)
     got = brief(given) if given else "none (Trinity before 0.6 takes fsdp)"
+    noted = (("trainer", "offload_policy"), _offload_path("actor", "offload_policy")) if actor_noted else ()
     for policy in [("trainer", "offload_policy"), *(_offload_path(role, "offload_policy") for role in ROLES)]:
+        if policy in noted:
+            continue
         if checks.value(policy) is True and strategy != "fsdp2":
             checks.problems.append(f"{'.'.join(policy)} needs trainer.trainer_strategy fsdp2, got {got}")
 
@@ -1642,7 +1646,9 @@ def check_trinity_config(
 
     Interpolated values are resolved from `environ` (default: none set, so defaults apply); one that
     cannot be resolved, or is not a number, is reported as a problem. `strategy_noted` leaves out the
-    ``offload_policy`` rule, for a caller whose notes on the config say it (`TrinityConfig.notes`).
+    ``offload_policy`` rule for the trainer's and the actor's, for a caller whose notes on the config say it
+    (`TrinityConfig.notes` on the actor's offload flags, or Trinity 0.6's under ``trainer``); other roles' still
+    get it.
     """
     checks = _ConfigChecks(mapping, environ or {})
     sp = _check_sequence_parallel(checks, model, trainer_gpus)
@@ -1652,8 +1658,7 @@ def check_trinity_config(
     _check_rope_scaling(checks, model, length)
     _check_dynamic_batch(checks)
     _check_trainer_level_flags(checks, version)
-    if not strategy_noted:
-        _check_offload_strategy(checks, version)
+    _check_offload_strategy(checks, version, strategy_noted)
     _check_no_config_path(checks)
     _check_whole_nodes(checks, trainer_gpus)
     return checks.problems

@@ -1881,3 +1881,23 @@ def test_write_with_aliases_of_aliases_walks_each_once(cli, tmp_path: Path):
     config.write_text(f"{ANCHORED_OFFLOAD}x0: &a0 [1, 1]\n{doubling}", encoding="utf-8")
     status, _, err = cli("--from-config", str(config), "--gpu", "h20", "--write", str(tmp_path / "patched.yaml"))
     assert status == 0 and "which trainer.trainer_config.actor_rollout_ref.ref.fsdp_config repeats (*offload)" in err
+
+
+def test_from_config_names_a_reference_offload_policy_without_fsdp2(cli, tmp_path: Path):
+    # The notes speak of the actor's offload flags only: the ref's offload_policy under FSDP1 is a problem named
+    # on its own (it was dropped with the actor's, which the notes say).
+    config = tmp_path / "trinity.yaml"
+    config.write_text("mode: train\nmodel: {model_path: Qwen/Qwen3-4B, max_model_len: 8192}\n"
+                      "cluster: {node_num: 1, gpu_per_node: 2}\n"
+                      "trainer: {trainer_strategy: fsdp, trainer_config: {actor_rollout_ref: {ref: {fsdp_config: "
+                      "{offload_policy: true}}}}}\n", encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--json")
+    assert json.loads(out)[0]["current"]["config_problems"] == [
+        "trainer.trainer_config.actor_rollout_ref.ref.fsdp_config.offload_policy needs trainer.trainer_strategy fsdp2, "
+        "got 'fsdp'"]
+    # The actor's, which a note names, is said once.
+    config.write_text(config.read_text(encoding="utf-8").replace("{ref:", "{actor:"), encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--json")
+    assert json.loads(out)[0]["current"]["config_problems"] == [
+        "the offload flags are set, but trainer.trainer_strategy is fsdp, not fsdp2: the tables' Offload is FSDP2's "
+        "CPU offload, so the verdict takes Offload as off"]
