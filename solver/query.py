@@ -214,7 +214,7 @@ class SourceCell(Frozen):
         "answer's own"))
 
     @model_serializer(mode="wrap")
-    def _without_own_gpu(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+    def _without_own_gpu(self, handler: SerializerFunctionWrapHandler):  # unannotated: keeps the JSON schema
         data: dict[str, Any] = handler(self)
         if data.get("gpu") is None:  # the answer's own GPU type: said by the answer
             data.pop("gpu", None)
@@ -321,7 +321,7 @@ class Plan(Frozen):
         return data
 
     @model_serializer(mode="wrap")
-    def _budget_flag_beside_budget(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+    def _budget_flag_beside_budget(self, handler: SerializerFunctionWrapHandler):  # unannotated: keeps the JSON schema
         data: dict[str, Any] = handler(self)
         if "lowered_budget" not in data or "max_token_len_per_gpu" not in data:  # include/exclude left one out
             return data

@@ -474,3 +474,15 @@ def test_plans_carry_their_cautions_as_the_command_gives_them(cli):
     assert [answer.as_json()] == json.loads(out)
     (answer,) = solver.plan("8B", gpu="mi300x", objective="max_len", budget_gpus=8, env=False)
     assert solver.query.ROCM_ENV_CAUTION not in answer.best.cautions
+
+
+def test_the_result_types_keep_their_json_schema():
+    # A wrap serializer annotated with a bare dict made pydantic's serialization schema an empty object.
+    plan_schema = solver.Plan.model_json_schema(mode="serialization")
+    assert {"gpus", "max_token_len_per_gpu", "lowered_budget", "host_memory_gb", "cautions"} <= set(
+        plan_schema["properties"])
+    assert plan_schema["properties"]["host_memory_gb"]["description"].startswith("host memory per node the plan needs")
+    source = solver.SourceCell.model_json_schema(mode="serialization")
+    assert {"model", "gpus", "max_model_len", "setting", "gpu"} <= set(source["properties"])
+    answer = solver.Answer.model_json_schema(mode="serialization")
+    assert answer["$defs"]["Plan"]["properties"].keys() == plan_schema["properties"].keys()
