@@ -806,10 +806,11 @@ def _resolve(kind: str, name: str, entries: tuple[Any, ...], wanted_name: str | 
     raise QueryError(f"unknown {kind} {brief(name)}{guess}; accepted: {accepted}")
 
 
-def vouches_for(table_gpus: int, gpus: int) -> bool:
+def vouches_for(table_gpus: int, gpus: int, most: int = MAX_ESTIMATED_GPUS) -> bool:
     """Whether a table for `table_gpus` GPUs may vouch for a plan on `gpus` GPUs: its own count, or more GPUs than
-    a table of two or more (one GPU has no collective-communication buffers), up to `MAX_ESTIMATED_GPUS`."""
-    return table_gpus == gpus or 1 < table_gpus < gpus <= MAX_ESTIMATED_GPUS
+    a table of two or more (one GPU has no collective-communication buffers), up to `most` (the planner's
+    `MAX_ESTIMATED_GPUS`; the physics, which the contradiction check applies, has no such limit)."""
+    return table_gpus == gpus or 1 < table_gpus < gpus <= most
 
 
 def _longer_contradictions(where: str, column: Sequence[tuple[int, Setting | None]]) -> list[str]:
@@ -851,7 +852,8 @@ def _wider_table_contradictions(
     """Where `model`'s `column` of `table` trains a setting at a length while the table for more GPUs that the
     planner takes for it (of `candidates`, vouched for) names a later setting, or ``-``, there: in words."""
     found = []
-    for more in sorted(count for count in candidates if count > table.gpus and vouches_for(table.gpus, count)):
+    wider_counts = (count for count in candidates if count > table.gpus and vouches_for(table.gpus, count, MAX_GPUS))
+    for more in sorted(wider_counts):
         # The table for more GPUs the planner takes for the model: the first naming one of its shape.
         wider = next((t for t in candidates[more] if any(shape_of[name] == shape_of[model] for name in t.models)), None)
         if wider is None:

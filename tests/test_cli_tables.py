@@ -353,3 +353,17 @@ def test_one_gpu_that_trains_where_two_need_more_is_no_contradiction(cli, tmp_pa
                            "--cells", str(cells))
     assert (status, err) == (0, "")
     assert "evidence       documented: the L40S-48GB table for 2 GPUs says 'Env' at 8192" in out
+
+
+def test_tables_for_more_gpus_than_plans_take_are_checked_too(cli, tmp_path: Path):
+    # Plans take at most 64 GPUs, but more GPUs only shard the states further whatever the count: 'vanilla' on
+    # 8 L40S and 'Env' on 128 at the same length contradict each other.
+    cells = tmp_path / "l40s.yaml"
+    cells.write_text("gpu: L40S-48GB\nmemory_gb: 48\nsource: made up\ntables:\n"
+                     "  - {gpus: 8, section: 8 x L40S, models: [Qwen3-0.6B], rows: [{max_model_len: 8192, "
+                     "cells: {Qwen3-0.6B: vanilla}}]}\n"
+                     "  - {gpus: 128, section: 128 x L40S, models: [Qwen3-0.6B], rows: [{max_model_len: 8192, "
+                     "cells: {Qwen3-0.6B: Env}}]}\n", encoding="utf-8")
+    assert cli("tables", "--cells", str(cells), "--check") == (1, (
+        "warning: L40S-48GB, Qwen3-0.6B at 8192: vanilla trains on 8 GPUs but 128 GPUs need Env (more GPUs only "
+        "shard the states further)\n1 contradiction in 562 cells\n"), "")
