@@ -315,7 +315,7 @@ class Plan(Frozen):
             derived = data["max_token_len_per_gpu"] < token_budget(data["max_model_len"], data["sp"])
         except (KeyError, TypeError, ZeroDivisionError):
             return data  # the fields' own validation says what is wrong
-        if raw["lowered_budget"] is not derived:
+        if raw["lowered_budget"] != derived:
             raise ValueError(f"lowered_budget is {raw['lowered_budget']!r}, but max_token_len_per_gpu "
                              f"{data['max_token_len_per_gpu']} says {derived!r}")
         return data

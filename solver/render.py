@@ -319,11 +319,11 @@ def _ranking(answer: Answer, model: Model, query: Query) -> Table:
                  caption_justify="left")
     spans = answer.rollout_gpus is not None and any((plan.nodes or 1) > 1 for plan in answer.plans)
     needs = [plan.host_memory_gb for plan in answer.plans]
-    offloads = any(need is not None for need in needs)
+    host_needs = any(need is not None for need in needs)
     numbers = ("#", "GPUs", "rollout", "nodes", "max_model_len", "tokens/GPU", "YaRN")
     host = "host GiB/node"  # for Offload, as `solve cluster` names it: a number whose header may wrap
     for header in ("#", "GPUs", *(("rollout", "nodes") if spans else ()), "setting", "max_model_len", "tokens/GPU",
-                   "YaRN", *((host,) if offloads else ()), "cost", "evidence", "source cell"):
+                   "YaRN", *((host,) if host_needs else ()), "cost", "evidence", "source cell"):
         # Numbers keep their width; words wrap when the table is wider than the screen.
         view.add_column(header, no_wrap=header in numbers, overflow="ellipsis" if header in numbers else "fold",
                         justify="right" if header in (*numbers, host) else "left")
@@ -337,7 +337,7 @@ def _ranking(answer: Answer, model: Model, query: Query) -> Table:
             str(plan.max_model_len),
             f"{plan.max_token_len_per_gpu}{'*' if plan.lowered_budget else ''}",
             f"{plan.rope_scaling_factor!r}" if plan.rope_scaling_factor else "",
-            *((f"{need:.1f}" if need is not None else "",) if offloads else ()),
+            *((f"{need:.1f}" if need is not None else "",) if host_needs else ()),
             f"{plan.cost:.4g} ({_relative(rank, plan.cost, best)})",
             plan.evidence_label,
             (f"{counted(plan.source.gpus, 'GPU')} @ {plan.source.max_model_len}: {plan.source.setting}"
