@@ -87,6 +87,14 @@ class Option:
         """What the job takes of a node it shares: (GPUs, host MiB)."""
         return self.size, self.host_mib
 
+    def gpus_per_node(self, node_gpus: int) -> int:
+        """GPUs the job takes on each of its nodes, in a pool of `node_gpus`-GPU nodes."""
+        return self.size or node_gpus
+
+    def gpus_taken(self, node_gpus: int) -> int:
+        """GPUs the job takes in all (whole nodes counted whole), in a pool of `node_gpus`-GPU nodes."""
+        return self.size or self.whole_nodes * node_gpus
+
 
 Footprint = tuple[int, int]
 """What one job takes of a shared node: (GPUs, MiB of host memory)."""
@@ -687,7 +695,7 @@ def _placement(planner: _Planner, fleet: Fleet, option: Option, nodes: list[int]
     host = None if pool.host_ram_gb is None else shown_host_gib(host_memory_gib(
         planner.catalog.model(job.model), option.plan.gpus, pool.gpus_per_node, option.plan.offload))
     return Placement(job=job.name, pool=pool.name, model=job.model, gpu=pool.gpu, nodes=tuple(nodes),
-                     gpu_indexes=tuple(range(first_gpu, first_gpu + (option.size or pool.gpus_per_node))),
+                     gpu_indexes=tuple(range(first_gpu, first_gpu + option.gpus_per_node(pool.gpus_per_node))),
                      trainer_gpus=option.plan.gpus, rollout_gpus=option.rollout_gpus, widened_from=widened_from,
                      plan=option.plan.model_copy(update={"nodes": len(nodes), "rollout_gpus": option.rollout_gpus}),
                      host_memory_gb=host)
@@ -810,7 +818,7 @@ def _fewest_gpus_words(fleet: Fleet, options: Sequence[Option]) -> str:
     fewest: dict[int, int] = {}
     pools: dict[int, set[int]] = {}
     for option in options:
-        gpus = option.size or option.whole_nodes * fleet.pools[option.pool].gpus_per_node
+        gpus = option.gpus_taken(fleet.pools[option.pool].gpus_per_node)
         fewest[option.job] = min(fewest.get(option.job, gpus), gpus)
         pools.setdefault(option.job, set()).add(option.pool)
     after = "; without --minimize nodes, as many as fit are placed"
@@ -882,17 +890,17 @@ def _greedy_choice(
     for option in options:
         by_job[option.job].append(option)
 
-    def footprint(o: Option) -> int:
-        return o.size or o.whole_nodes * fleet.pools[o.pool].gpus_per_node
+    def order_key(o: Option) -> tuple[int, ...]:
+        taken = o.gpus_taken(fleet.pools[o.pool].gpus_per_node)
+        return (taken, o.cost, o.pool) if smallest_first else (o.pool, o.cost)
 
-    order_key = (lambda o: (footprint(o), o.cost, o.pool)) if smallest_first else (lambda o: (o.pool, o.cost))
     for index in sorted(range(len(fleet.jobs)), key=lambda i: (-fleet.jobs[i].priority, i)):
         for option in sorted(by_job[index], key=order_key):
             spot = _first_fit(option, free[option.pool], untouched[option.pool])
             if spot is not None:
                 for node in spot:
                     gpus, host = free[option.pool][node]
-                    free[option.pool][node] = (gpus - (option.size or fleet.pools[option.pool].gpus_per_node),
+                    free[option.pool][node] = (gpus - option.gpus_per_node(fleet.pools[option.pool].gpus_per_node),
                                                None if host is None else host - option.host_mib)
                     untouched[option.pool][node] = False
                 choice[index] = (option, spot)
