@@ -60,6 +60,7 @@ from solver.tables import (
     QueryError,
     Setting,
     TableError,
+    and_more,
     brief,
     counted,
     cut,
@@ -616,9 +617,8 @@ def _calibration_evidence(args: argparse.Namespace, catalog: Catalog, gpu_types:
     yours = list(evidence) if args.cells else []  # the cells whose misses are named, not the shipped tables'
     own = own_contradictions(catalog.models, gpu_types) if gpu_types else []
     if own:
-        more = f"; and {len(own) - 1} more" if len(own) > 1 else ""
         print(f"solve calibrate: warning: your cells contradict themselves, and the fit takes both sides: {own[0]}"
-              f"{more}; check the cells", file=sys.stderr)
+              f"{and_more(own)}; check the cells", file=sys.stderr)
     clashes: list[str] = []
     if args.cells and args.with_tables:
         evidence += observations(catalog)
@@ -627,9 +627,9 @@ def _calibration_evidence(args: argparse.Namespace, catalog: Catalog, gpu_types:
             across = catalog.new_contradictions(catalog.with_new_tables(measured), measured.name)
             clashes += [found for found in across if found not in own]  # those of your cells alone are said above
         if clashes:
-            more = f"; and {len(clashes) - 1} more" if len(clashes) > 1 else ""
             print(f"solve calibrate: warning: your cells contradict the documented tables "
-                  f"({counted(len(clashes), 'contradiction')}), and the fit takes both sides: {clashes[0]}{more}",
+                  f"({counted(len(clashes), 'contradiction')}), and the fit takes both sides: {clashes[0]}"
+                  f"{and_more(clashes)}",
                   file=sys.stderr)
     return evidence, yours, bool(own or clashes)
 
@@ -662,7 +662,7 @@ def _report_fit(args: argparse.Namespace, coefficients: Coefficients, fit: FitSu
     else:
         sys.stdout.write(text)
     if missed := mispredicted(yours, coefficients):  # a mistyped cell shows here first
-        more = f"; and {len(missed) - CALIBRATE_MISSES_SHOWN} more" if len(missed) > CALIBRATE_MISSES_SHOWN else ""
+        more = and_more(missed, CALIBRATE_MISSES_SHOWN)
         breaks = f"solve memory --memory-model {args.out}" if args.out else "solve memory, with the model written out,"
         print(f"solve calibrate: note: of your cells, the fit predicts the other way: "
               f"{'; '.join(missed[:CALIBRATE_MISSES_SHOWN])}{more} ({breaks} breaks each down)", file=sys.stderr)

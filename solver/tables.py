@@ -14,7 +14,7 @@ import os
 import re
 import reprlib
 from collections import Counter
-from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence, Sized
 from collections.abc import Set as AbstractSet
 from decimal import Decimal
 from functools import cache
@@ -988,8 +988,8 @@ class Catalog(Frozen):
             raise QueryError(f"{path}: {error}") from None
         added = [] if keep_contradictions else self.new_contradictions(catalog, measured.name)
         if added:
-            more = (f"; and {len(added) - 1} more (solve tables --check, with the same --cells and --model-config, lists "
-                    "them)") if len(added) > 1 else ""
+            more = and_more(added) and (f"{and_more(added)} (solve tables --check, with the same --cells and "
+                                        "--model-config, lists them)")
             raise TableError(f"{path}: {added[0]}{more}; check the cells")
         return catalog
 
@@ -1742,6 +1742,11 @@ def sp_rule_violation(attention_heads: int, kv_heads: int, sp: int) -> str | Non
     if not sp_suits_kv_heads(kv_heads, sp):
         return f"SP={sp} and its {kv_heads} KV heads do not divide one another"
     return None
+
+
+def and_more(items: Sized, shown: int = 1) -> str:
+    """``; and 3 more`` where `items` holds more than the `shown` first ones a message names; else empty."""
+    return f"; and {len(items) - shown} more" if len(items) > shown else ""
 
 
 def counted(number: int | Sequence[int], noun: str) -> str:
