@@ -19,9 +19,8 @@ from solver.memory import (
     beyond_calibration,
     breakdown,
     fits_host_ram,
-    host_memory_gib,
     longest_fitting,
-    shown_host_gib,
+    shown_host_need,
 )
 from solver.query import (
     MAX_WORKERS,
@@ -257,7 +256,7 @@ def estimate_memory(
                           if longest_refuted else None,
                           beyond_calibration=beyond_calibration(memory.fit.range, resolved, gpu_type.memory_gib, gpus,
                                                                 setting, budget),
-                          host_memory_gib=shown_host_gib(host_memory_gib(resolved, gpus, node_gpus, offload)),
+                          host_memory_gib=shown_host_need(resolved, gpus, node_gpus, offload),
                           host_ram_gib=host_ram_gb, tables=tables).with_cautions(gpu_type.rocm and env)
 
 
@@ -430,7 +429,7 @@ def _vouched(catalog: Catalog, query: Query, current: CurrentSettings, gpu: str)
     predicted, predicted_step, problems, host_needed = None, None, current.config_problems, None
     gpus_hold = False  # where only the host memory rules them out: a cell or the memory model vouches without it
     if not fits_host_ram(model, current.gpus, query.node_gpus, query.host_ram_gb, setting.offload):
-        host_needed = shown_host_gib(host_memory_gib(model, current.gpus, query.node_gpus, setting.offload))
+        host_needed = shown_host_need(model, current.gpus, query.node_gpus, setting.offload)
         gpus_hold = _plan_at_budget(catalog, judged.model_copy(update={"host_ram_gb": None}), gpu, current, setting,
                                     own) is not None
     if out_of_memory is None and not current.broken_rule and query.estimate != "never" and not gpus_hold:

@@ -29,7 +29,7 @@ from typing import Literal
 
 from ortools.sat.python import cp_model
 
-from solver.memory import estimated_counts, host_memory_gib, shown_host_gib
+from solver.memory import estimated_counts, host_memory_gib, shown_host_gib, shown_host_need
 from solver.model import LeanCpModel, new_cp_solver
 from solver.query import (
     MAX_ESTIMATED_GPUS,
@@ -161,7 +161,7 @@ class _Planner:
         """Host memory, MiB, that a trainer of `gpus` GPUs on one node needs there (`host_memory_gib`, as placements
         give it: `shown_host_gib`, a tenth of a GiB rounded up, so that this rounds to the nearest MiB: the jobs'
         figures, added up, are what a node's host memory must hold)."""
-        return round(shown_host_gib(host_memory_gib(self.catalog.model(model), gpus, offload=offload)) * 1024)
+        return round(shown_host_need(self.catalog.model(model), gpus, offload=offload) * 1024)
 
 
 def job_options(planner: _Planner, fleet: Fleet, index: int) -> list[Option]:
@@ -692,8 +692,8 @@ def _placement(planner: _Planner, fleet: Fleet, option: Option, nodes: list[int]
     in a pool that checks it, the host memory it needs per node; `widened_from`: the trainer GPUs it was placed
     with, where it grew onto idle GPUs of its node."""
     job, pool = fleet.jobs[option.job], fleet.pools[option.pool]
-    host = None if pool.host_ram_gb is None else shown_host_gib(host_memory_gib(
-        planner.catalog.model(job.model), option.plan.gpus, pool.gpus_per_node, option.plan.offload))
+    host = None if pool.host_ram_gb is None else shown_host_need(
+        planner.catalog.model(job.model), option.plan.gpus, pool.gpus_per_node, option.plan.offload)
     return Placement(job=job.name, pool=pool.name, model=job.model, gpu=pool.gpu, nodes=tuple(nodes),
                      gpu_indexes=tuple(range(first_gpu, first_gpu + option.gpus_per_node(pool.gpus_per_node))),
                      trainer_gpus=option.plan.gpus, rollout_gpus=option.rollout_gpus, widened_from=widened_from,

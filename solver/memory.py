@@ -428,6 +428,12 @@ def shown_host_gib(need_gib: float) -> float:
     return ceil(round(need_gib * 10, 6)) / 10
 
 
+def shown_host_need(model: Model, gpus: int, node_gpus: int | None = None, offload: bool = True) -> float:
+    """The host memory one node needs (`host_memory_gib`) as rft-solver gives it: rounded up to a tenth of a GiB
+    (`shown_host_gib`)."""
+    return shown_host_gib(host_memory_gib(model, gpus, node_gpus, offload))
+
+
 def fits_host_ram(model: Model, gpus: int, node_gpus: int | None, host_ram_gb: float | None,
                   offload: bool = True) -> bool:
     """Whether the host memory a node needs (`host_memory_gib`, with Offload or without) fits a node's

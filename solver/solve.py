@@ -17,7 +17,7 @@ from typing import Any
 
 from ortools.sat.python import cp_model
 
-from solver.memory import GRID, beyond_calibration, breakdown, host_memory_gib, shown_host_gib
+from solver.memory import GRID, beyond_calibration, breakdown, host_memory_gib, shown_host_gib, shown_host_need
 from solver.model import (
     FoundPlan,
     PlanningData,
@@ -392,7 +392,7 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
         source=source,
         **_memory_figures(data.shape, catalog.gpu(data.gpu).memory_gib, query, gpus, setting, length, tokens,
                           estimated=source is None),
-        host_memory_gb=shown_host_gib(host_memory_gib(data.shape, gpus, query.node_gpus, bool(offload)))
+        host_memory_gb=shown_host_need(data.shape, gpus, query.node_gpus, bool(offload))
         if offload or query.host_ram_gb is not None else None,
         nodes=layout[0] if layout else None,
         rollout_gpus=layout[1] if layout else None,
