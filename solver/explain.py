@@ -167,7 +167,7 @@ def explain(catalog: Catalog, query: Query, answer: Answer) -> tuple[Reason, ...
             "that none exists: nothing is known to rule one out; a longer --time-limit decides it")),)
     data = prepare(catalog, answer.gpu, query)
     if data.holds_no_plan(query):
-        return (Reason(rule="no_table", detail=answer.reason or ""),)
+        return (Reason(rule="memory_model" if query.estimate == "only" else "no_table", detail=answer.reason or ""),)
     words = _Words(data, query, catalog)
     prober = _Prober(data, query)
     if answer.plans:

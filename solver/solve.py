@@ -227,9 +227,10 @@ def answer_for(catalog: Catalog, query: Query, gpu: str, explained: bool = True)
     data = prepare(catalog, gpu, query)
     started = time.monotonic()
     if data.holds_no_plan(query):
-        reason = f"the tables have no {query.model} on {gpu}" + (
-            "" if query.estimate == "never" else f", and the memory model estimates that nothing fits (not even "
-            f"{GRID} tokens)")
+        nothing_fits = f"the memory model estimates that nothing fits (not even {GRID} tokens)"
+        reason = (f"with --estimate (the tables set aside), {nothing_fits}" if query.estimate == "only" else
+                  f"the tables have no {query.model} on {gpu}"
+                  + ("" if query.estimate == "never" else f", and {nothing_fits}"))
         return _answer(query, gpu, "infeasible", (), started, reason=reason)
     model, variables, _ = build_model(data, query)
     solver = new_solver(query)

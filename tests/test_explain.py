@@ -414,3 +414,17 @@ def test_counts_a_budget_past_a_node_allows_but_the_planner_never_weighs_are_exp
     _, reasons = explained(gpu="a100", model="0.6B", max_model_len=8192, budget_gpus=12, exact=True)
     assert details(reasons, "limit") == [("no plan passes this rule: 12 GPUs span nodes of 8 (--node-gpus) but are "
                                           "not whole nodes, which a trainer that spans nodes must use")]
+
+
+def test_nothing_the_memory_model_fits_with_estimate_alone_is_not_blamed_on_the_tables(cli):
+    # An 8 GiB card holds no plan of Llama-3.1-70B at any length: with --estimate the tables were set aside, so the
+    # reason does not say they lack the model.
+    flags = ("--gpu", "tiny", "--gpu-memory", "8", "--model", "llama-3.1-70b", "--gpus", "1", "--len", "4096", "--json")
+    [answer] = json.loads(cli(*flags, "--estimate", "--explain")[1])
+    assert answer["reason"] == ("with --estimate (the tables set aside), the memory model estimates that nothing fits "
+                                "(not even 1024 tokens)")
+    assert [reason["rule"] for reason in answer["explanation"]] == ["memory_model"]
+    [answer] = json.loads(cli(*flags, "--explain")[1])
+    assert answer["reason"] == ("the tables have no Llama-3.1-70B on tiny, and the memory model estimates that "
+                                "nothing fits (not even 1024 tokens)")
+    assert [reason["rule"] for reason in answer["explanation"]] == ["no_table"]
