@@ -19,7 +19,7 @@ from rich.table import Table
 
 from solver.calibrate import calibrate, observations
 from solver.memory import DEFAULT_MARGIN, GIB, breakdown
-from solver.query import token_budget, tried_settings
+from solver.rules import token_budget, tried_settings
 from solver.tables import ESCALATION_ORDER, Catalog, Coefficients, Model, Setting, load_catalog
 
 Keep = Callable[[str, int, str], bool]

@@ -25,16 +25,16 @@ _EXPORTS = {
     "estimate_memory": "solver.api",
     "make_query": "solver.query",
     "Query": "solver.query",
-    "Answer": "solver.query",
-    "Plan": "solver.query",
-    "Reason": "solver.query",
-    "ClusterResult": "solver.query",
-    "Placement": "solver.query",
-    "Unplaced": "solver.query",
-    "TablesVerdict": "solver.query",
-    "SourceCell": "solver.query",
-    "CurrentSettings": "solver.query",
-    "Alternatives": "solver.query",
+    "Answer": "solver.results",
+    "Plan": "solver.results",
+    "Reason": "solver.results",
+    "ClusterResult": "solver.results",
+    "Placement": "solver.results",
+    "Unplaced": "solver.results",
+    "TablesVerdict": "solver.rules",
+    "SourceCell": "solver.rules",
+    "CurrentSettings": "solver.results",
+    "Alternatives": "solver.results",
     "Pins": "solver.query",
     "Undecided": "solver.query",
     "Breakdown": "solver.memory",
@@ -71,20 +71,20 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_api.py
     from solver.memory import Breakdown as Breakdown
     from solver.memory import MemoryEstimate as MemoryEstimate
     from solver.memory import Terms as Terms
-    from solver.query import Alternatives as Alternatives
-    from solver.query import Answer as Answer
-    from solver.query import ClusterResult as ClusterResult
-    from solver.query import CurrentSettings as CurrentSettings
     from solver.query import Pins as Pins
-    from solver.query import Placement as Placement
-    from solver.query import Plan as Plan
     from solver.query import Query as Query
-    from solver.query import Reason as Reason
-    from solver.query import SourceCell as SourceCell
-    from solver.query import TablesVerdict as TablesVerdict
     from solver.query import Undecided as Undecided
-    from solver.query import Unplaced as Unplaced
     from solver.query import make_query as make_query
+    from solver.results import Alternatives as Alternatives
+    from solver.results import Answer as Answer
+    from solver.results import ClusterResult as ClusterResult
+    from solver.results import CurrentSettings as CurrentSettings
+    from solver.results import Placement as Placement
+    from solver.results import Plan as Plan
+    from solver.results import Reason as Reason
+    from solver.results import Unplaced as Unplaced
+    from solver.rules import SourceCell as SourceCell
+    from solver.rules import TablesVerdict as TablesVerdict
     from solver.tables import CalibrationRange as CalibrationRange
     from solver.tables import Catalog as Catalog
     from solver.tables import FitSummary as FitSummary

@@ -24,14 +24,9 @@ from solver.memory import (
 )
 from solver.query import (
     MAX_WORKERS,
-    NODE_GPUS,
     NODE_SIZE_KEY,
-    Answer,
-    ClusterResult,
-    CurrentSettings,
     EstimateMode,
     Objective,
-    Plan,
     Query,
     TokenBudgetMode,
     TrinityVersion,
@@ -41,11 +36,15 @@ from solver.query import (
     check_seed,
     check_time_limit,
     check_token_budget,
+    make_query,
+    resolve_margin,
+)
+from solver.results import Answer, ClusterResult, CurrentSettings, Plan
+from solver.rules import (
+    NODE_GPUS,
     larger_tables,
     least_token_budget,
-    make_query,
     own_table_cells,
-    resolve_margin,
     sp_layout_violation,
     tables_verdict,
     token_budget,

@@ -27,7 +27,7 @@ from solver.memory import (
     token_features,
     token_floor_gib,
 )
-from solver.query import failed_settings, token_budget
+from solver.rules import failed_settings, token_budget
 from solver.tables import (
     CalibrationRange,
     Catalog,

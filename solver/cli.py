@@ -29,15 +29,10 @@ from rich.table import Table
 from solver import __version__
 from solver.memory import DEFAULT_MARGIN, RolloutEngines, rollout_engines
 from solver.query import (
-    ENV_EXPORT,
-    MAX_ESTIMATED_GPUS,
     MAX_TIME_LIMIT_S,
     MAX_TOP,
     MAX_WORKERS,
-    NODE_GPUS,
-    Answer,
     Objective,
-    Plan,
     Query,
     TokenBudgetMode,
     TrinityVersion,
@@ -46,10 +41,13 @@ from solver.query import (
     resolve_margin,
 )
 from solver.render import answers_json, answers_view, cells_json, tables_view
+from solver.results import ENV_EXPORT, Answer, Plan
+from solver.rules import NODE_GPUS
 from solver.tables import (
     CONFIG_SHAPE,
     LEAST_DRIVER_MIB,
     LEAST_GPU_MEMORY_GB,
+    MAX_ESTIMATED_GPUS,
     MAX_GPU_MEMORY_GB,
     MAX_TOKENS,
     OWN_GPU_HINT,

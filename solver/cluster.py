@@ -31,25 +31,11 @@ from ortools.sat.python import cp_model
 
 from solver.memory import estimated_counts, host_memory_gib, shown_host_gib, shown_host_need
 from solver.model import LeanCpModel, new_cp_solver
-from solver.query import (
-    MAX_ESTIMATED_GPUS,
-    ClusterResult,
-    EstimateMode,
-    Placement,
-    PlacementCount,
-    Plan,
-    Query,
-    Status,
-    TokenBudgetMode,
-    Unplaced,
-    check_token_budget,
-    host_need_words,
-    make_query,
-    rollout_layout,
-    validated_length,
-)
+from solver.query import EstimateMode, Query, TokenBudgetMode, check_token_budget, make_query
+from solver.results import ClusterResult, Placement, PlacementCount, Plan, Status, Unplaced, host_need_words
+from solver.rules import rollout_layout, validated_length
 from solver.solve import answer_for, checked
-from solver.tables import AtLeast, Catalog, Fleet, MemoryModel, Pool, Weights, counted, load_weights
+from solver.tables import MAX_ESTIMATED_GPUS, AtLeast, Catalog, Fleet, MemoryModel, Pool, Weights, counted, load_weights
 
 Progress = Callable[[str, float, float, float], None]
 """Called with (stage, best objective, best bound, seconds) whenever CP-SAT finds a better placement."""

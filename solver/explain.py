@@ -19,18 +19,9 @@ from ortools.sat.python import cp_model
 
 from solver.memory import GRID, breakdown, estimated_counts, estimated_setting
 from solver.model import RULES, Combination, PlanningData, build_model, prepare
-from solver.query import (
-    AlternativeName,
-    Answer,
-    Plan,
-    Query,
-    Reason,
-    failed_settings,
-    least_token_budget,
-    refuting_cell,
-    tried_settings,
-    whole_nodes_violation,
-)
+from solver.query import Query
+from solver.results import AlternativeName, Answer, Plan, Reason
+from solver.rules import failed_settings, least_token_budget, refuting_cell, tried_settings, whole_nodes_violation
 from solver.solve import alternative_plan, answer_for, checked, new_solver, on_grid
 from solver.tables import Catalog, Setting, counted
 

@@ -13,7 +13,8 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from solver.model import prepare
-from solver.query import Plan, make_query
+from solver.query import make_query
+from solver.results import Plan
 from solver.solve import best_plan
 from solver.tables import Catalog
 

@@ -36,17 +36,9 @@ from math import ceil
 
 from pydantic import Field
 
-from solver.query import (
-    MAX_ESTIMATED_GPUS,
-    NODE_GPUS,
-    ROCM_ENV_CAUTION,
-    TablesVerdict,
-    sp_degrees,
-    thin_headroom,
-    token_budget,
-    whole_nodes_violation,
-)
-from solver.tables import CalibrationRange, Coefficients, Frozen, Model, Setting, sp_rule_violation
+from solver.results import ROCM_ENV_CAUTION, thin_headroom
+from solver.rules import NODE_GPUS, TablesVerdict, sp_degrees, token_budget, whole_nodes_violation
+from solver.tables import MAX_ESTIMATED_GPUS, CalibrationRange, Coefficients, Frozen, Model, Setting, sp_rule_violation
 
 GIB = 1024**3
 DEFAULT_MARGIN = 0.01

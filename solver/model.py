@@ -17,9 +17,8 @@ from types import MappingProxyType
 from ortools.sat.python import cp_model
 
 from solver.memory import CEILING, GRID, estimated_cells, estimated_counts, fits_host_ram
-from solver.query import (
-    Objective,
-    Query,
+from solver.query import Objective, Query
+from solver.rules import (
     TableCells,
     failures_by_row,
     larger_tables,
@@ -86,7 +85,7 @@ class PlanningData:
     """(plan's GPU count, witness's GPU count, length it vouches up to, e, o, s, estimated) for every cell
     and estimate that may vouch for a plan on that count: a cell of the plan's count's table, or of a
     table for fewer GPUs (two or more) up to where the plan's count's own table says the cell's setting
-    runs out of memory (`solver.query.refuting_row`); an estimate for exactly its count."""
+    runs out of memory (`solver.rules.refuting_row`); an estimate for exactly its count."""
 
     def table_gpu(self, count: int) -> str:
         """The GPU type whose table for `count` GPUs it is: `gpu`, or the one it is borrowed from."""

@@ -13,29 +13,24 @@ from rich.table import Table
 from rich.text import Text
 
 from solver.memory import CEILING, GRID, MemoryEstimate, shown_host_gib
-from solver.query import (
+from solver.query import Query, TrinityVersion
+from solver.results import (
     ENV_EXPORT,
-    MAX_ESTIMATED_GPUS,
     Answer,
     ClusterResult,
     CurrentSettings,
     Placement,
     Plan,
-    Query,
     Reason,
-    SourceCell,
-    TablesVerdict,
-    TrinityVersion,
     host_need_words,
     index_range,
-    least_token_budget,
     own_scaling_words,
-    sp_degrees,
-    token_budget,
     yarn_caution,
 )
+from solver.rules import SourceCell, TablesVerdict, least_token_budget, sp_degrees, token_budget
 from solver.tables import (
     ESCALATION_ORDER,
+    MAX_ESTIMATED_GPUS,
     NO_SETTING,
     Catalog,
     Cell,

@@ -28,18 +28,11 @@ from solver.model import (
     objective_expression,
     prepare,
 )
-from solver.query import (
-    MAX_ESTIMATED_GPUS,
-    AlternativeName,
-    Alternatives,
-    Answer,
+from solver.query import Query, Undecided
+from solver.results import AlternativeName, Alternatives, Answer, Plan, Status, host_need_words
+from solver.rules import (
     Evidence,
-    Plan,
-    Query,
     SourceCell,
-    Status,
-    Undecided,
-    host_need_words,
     larger_tables,
     lowered_token_budget,
     own_table_cells,
@@ -51,7 +44,7 @@ from solver.query import (
     vouching_cell,
     whole_nodes_violation,
 )
-from solver.tables import Catalog, Model, Setting, counted, load_catalog
+from solver.tables import MAX_ESTIMATED_GPUS, Catalog, Model, Setting, counted, load_catalog
 
 FIXED_SEARCH_RANKS = 1000
 """Up to this many combinations of GPU count, Env, Offload and SP (budgets up to 24 GPUs), the search follows

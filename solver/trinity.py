@@ -40,18 +40,9 @@ from ruamel.yaml.representer import RoundTripRepresenter
 from ruamel.yaml.scalarbool import ScalarBoolean
 from ruamel.yaml.tokens import CommentToken
 
-from solver.query import (
-    ENV_EXPORT,
-    NODE_SIZE_KEY,
-    Plan,
-    TrinityVersion,
-    check_choice,
-    index_range,
-    least_token_budget,
-    token_budget,
-    whole_nodes_violation,
-    yarn_caution,
-)
+from solver.query import NODE_SIZE_KEY, TrinityVersion, check_choice
+from solver.results import ENV_EXPORT, Plan, index_range, yarn_caution
+from solver.rules import least_token_budget, token_budget, whole_nodes_violation
 from solver.tables import (
     MAX_GPUS,
     MAX_TOKENS,

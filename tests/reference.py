@@ -44,7 +44,7 @@ A plan is a dict with exactly the keys of `PLAN_KEYS`. In short:
   ceil(2L / s)); its memory fields are the memory model's at that budget.
 
 What it shares with the solver: the memory model's arithmetic (`solver.memory.breakdown`), for the memory
-figures and for whether an estimate fits; and the words of a plan's cautions (`solver.query.Plan.with_cautions`),
+figures and for whether an estimate fits; and the words of a plan's cautions (`solver.results.Plan.with_cautions`),
 which `check_plan` checks are given where they apply (YaRN past what is validated, Env on an AMD GPU). That arithmetic is checked on its own, by hand, in
 tests/test_memory.py; here the question is whether the planner picks, ranks and reports plans by it.
 """
@@ -57,7 +57,7 @@ from fractions import Fraction
 from typing import Any
 
 from solver.memory import breakdown
-from solver.query import Plan
+from solver.results import Plan
 from solver.tables import Catalog, Setting, Table, Weights, load_memory_model, load_weights
 
 OBJECTIVES = ("cheapest", "min_gpus", "max_len")

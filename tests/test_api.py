@@ -469,11 +469,11 @@ def test_plans_carry_their_cautions_as_the_command_gives_them(cli):
     cautions = answer.best.cautions
     assert len(cautions) == 3 and cautions[0].startswith("YaRN factor 12.375 at 506880 tokens: longer than YaRN")
     assert cautions[1].startswith("0.1 GiB to spare where the estimate extrapolates")
-    assert cautions[2] == solver.query.ROCM_ENV_CAUTION
+    assert cautions[2] == solver.results.ROCM_ENV_CAUTION
     _, out, _ = cli("--model", "8B", "--gpu", "mi300x", "--gpus", "8", "--maximize", "len", "--json")
     assert [answer.as_json()] == json.loads(out)
     (answer,) = solver.plan("8B", gpu="mi300x", objective="max_len", budget_gpus=8, env=False)
-    assert solver.query.ROCM_ENV_CAUTION not in answer.best.cautions
+    assert solver.results.ROCM_ENV_CAUTION not in answer.best.cautions
 
 
 def test_the_result_types_keep_their_json_schema():

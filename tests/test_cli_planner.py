@@ -867,7 +867,7 @@ def test_an_extrapolated_estimate_with_little_room_gets_a_caution(cli):
     # on 8 RTX 4090s at 8192 has 1.1 GiB.
     status, out, _ = cli("--model", "4B", "--gpu", "rtx-4090", "--gpus", "8", "--len", "8k")
     assert status == 0 and "caution        1.1 GiB to spare where the estimate extrapolates" in out
-    from solver.query import thin_headroom
+    from solver.results import thin_headroom
 
     beyond = ("8 GPUs (calibrated up to 6)",)
     assert [bool(thin_headroom(room, beyond, memory)) for room, memory in (
@@ -1061,7 +1061,7 @@ def test_json_gives_each_plan_the_cautions_the_view_gives(cli, tmp_path: Path):
     yarn, thin, rocm = best["cautions"]
     assert yarn.startswith("YaRN factor 12.375 at 506880 tokens: longer than YaRN is validated for (131072 tokens")
     assert thin.startswith(f"{best['headroom_gb']:.1f} GiB to spare where the estimate extrapolates")
-    assert rocm == solver.query.ROCM_ENV_CAUTION
+    assert rocm == solver.results.ROCM_ENV_CAUTION
     view = " ".join(cli(*flags)[1].split())
     assert f"caution {thin}" in view and f"caution {rocm}" in view
     assert check_plan(solver.cli.load_catalog(), best, gpu="MI300X", model="Qwen3-8B", budget_gpus=8,
@@ -1076,9 +1076,9 @@ def test_json_gives_each_plan_the_cautions_the_view_gives(cli, tmp_path: Path):
     fleet.write_text("pools: [{name: m, gpu: MI300X, nodes: 1, gpus_per_node: 8}]\n"
                      "jobs: [{name: j, model: 8B, max_model_len: 65536}]\n", encoding="utf-8")
     [placement] = json.loads(cli("cluster", str(fleet), "--json")[1])["placements"]
-    assert placement["plan"]["env"] and placement["plan"]["cautions"] == [solver.query.ROCM_ENV_CAUTION]
+    assert placement["plan"]["env"] and placement["plan"]["cautions"] == [solver.results.ROCM_ENV_CAUTION]
     memory = ("memory", "--model", "8B", "--gpu", "mi300x", "--gpus", "4", "--len", "64k", "--sp", "2", "--json")
-    assert json.loads(cli(*memory, "--env")[1])["cautions"] == [solver.query.ROCM_ENV_CAUTION]
+    assert json.loads(cli(*memory, "--env")[1])["cautions"] == [solver.results.ROCM_ENV_CAUTION]
     assert json.loads(cli(*memory)[1])["cautions"] == []
 
 
@@ -1167,7 +1167,7 @@ def test_fewer_ranked_plans_than_asked_say_they_are_within_the_host_memory_given
 
 def test_thin_headroom_counts_a_plan_at_exactly_no_room(cli):
     # A prediction that fits with 0.0 GiB to spare (the total at the usable memory) is the thinnest room of all.
-    from solver.query import thin_headroom
+    from solver.results import thin_headroom
 
     beyond = ("8 GPUs (calibrated up to 6)",)
     assert thin_headroom(0.0, beyond, 79.6).startswith("0.0 GiB to spare where the estimate extrapolates")

@@ -891,8 +891,8 @@ def test_nodes_are_hosts_of_at_most_16_gpus(tmp_path: Path):
 def test_a_placement_without_a_proven_bound_says_so(tmp_path: Path):
     from rich.console import Console
 
-    from solver.query import ClusterResult
     from solver.render import cluster_view
+    from solver.results import ClusterResult
 
     fleet = fleet_of({"pools": [ONE_NODE], "jobs": [{"name": "a", "model": "4B", "max_model_len": 4096}]}, tmp_path)
     result = ClusterResult(status="feasible", objective=0, bound=None, placements=(), unplaced=())

@@ -29,7 +29,8 @@ from solver.memory import (
     pinned_rounding,
     token_floor_gib,
 )
-from solver.query import SourceCell, make_query, validated_length
+from solver.query import make_query
+from solver.rules import SourceCell, validated_length
 from solver.solve import plan
 from solver.tables import (
     MemoryModel,
@@ -915,7 +916,7 @@ def test_cells_on_more_gpus_follow_the_sources_order_in_its_pattern(tmp_path: Pa
 
 
 def test_the_extended_order_keeps_sp_groups_inside_a_node():
-    from solver.query import tried_settings
+    from solver.rules import tried_settings
 
     labels = [s.label for s in tried_settings(CATALOG.model("Qwen3-32B"), 16)]
     assert "SP=8" in labels and not any("SP=16" in label for label in labels)

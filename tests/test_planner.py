@@ -12,7 +12,8 @@ from reference import check_plan, enumerate_plans, ranked_alternatives
 
 import solver
 from solver.model import cost_ranks
-from solver.query import SourceCell, make_query
+from solver.query import make_query
+from solver.rules import SourceCell
 from solver.solve import plan
 from solver.tables import QueryError, Weights, load_catalog
 
@@ -328,7 +329,7 @@ def test_no_smaller_table_vouches_past_64_gpus_even_for_a_count_with_a_table(edi
 
 
 def test_no_smaller_tables_cell_meets_a_counts_own_out_of_memory_in_the_shipped_tables():
-    from solver.query import refuting_row, table_cells, tried_settings, vouching_cell
+    from solver.rules import refuting_row, table_cells, tried_settings, vouching_cell
 
     for gpu in CATALOG.documented_gpu_types:
         for model in {name for table in gpu.tables for name in table.models}:
@@ -484,7 +485,7 @@ def test_the_models_witnesses_vouch_exactly_where_vouching_cell_finds_a_cell(tmp
     # written twice: over the shipped tables, and cells of a user's where a 4-GPU table refutes a 2-GPU cell
     # (which then vouches for 4 GPUs no more), every count up to 8, every setting and every row, they agree.
     from solver.model import prepare
-    from solver.query import larger_tables, table_cells, vouching_cell
+    from solver.rules import larger_tables, table_cells, vouching_cell
     from solver.tables import Setting, sp_rule_violation
 
     cells_file = tmp_path / "mine.yaml"

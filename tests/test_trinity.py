@@ -22,7 +22,9 @@ import pytest
 import yaml
 from ruamel.yaml import YAML
 
-from solver.query import Plan, SourceCell, make_query, token_budget
+from solver.query import make_query
+from solver.results import Plan
+from solver.rules import SourceCell, token_budget
 from solver.solve import plan as solve
 from solver.tables import Catalog, Model, QueryError, load_catalog
 from solver.trinity import (

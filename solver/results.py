@@ -1,0 +1,416 @@
+"""What the planner answers: plans (`Plan`, with their cautions), answers for a GPU type (`Answer`), a Trinity
+config's settings judged (`CurrentSettings`), and a fleet's placement (`ClusterResult`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any, Literal
+
+from pydantic import Field, SerializerFunctionWrapHandler, computed_field, model_serializer, model_validator
+
+from solver.query import Objective, Pins
+from solver.rules import Evidence, SourceCell, TablesVerdict, token_budget
+from solver.tables import Frozen, GpuType, Model, Setting
+
+Status = Literal["optimal", "feasible", "infeasible", "unknown"]
+PlacementCount = Literal["priority", "nodes"]
+"""What a cluster placement's objective counts: the placed jobs' priority, or the nodes used (--minimize nodes)."""
+
+ENV_EXPORT = "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
+"""The shell line that turns Env on; it must run before Ray starts."""
+
+YARN_CAUTION = ("longer than YaRN is validated for (131072 tokens, a factor of 4, in Qwen's model cards): check the "
+                "model's quality at this length")
+OTHER_YARN_CAUTION = ("YaRN on a model that is not Qwen's, for which rft-solver knows of no validation: check the "
+                      "model's quality at this length")
+
+
+def yarn_caution(model: Model) -> str:
+    """The caution for a plan of `model` whose YaRN goes beyond what is validated (`Plan.yarn_beyond_validated`):
+    past what Qwen's model cards validate, or any YaRN for a model that is not Qwen's (`Model.qwen_yarn`)."""
+    return YARN_CAUTION if model.qwen_yarn else OTHER_YARN_CAUTION
+
+
+THIN_HEADROOM_GIB = 1.0
+"""Less room than this in an extrapolated estimate gets a caution: the known errors there are about a GiB and more."""
+SMALL_CARD_GIB = 48.0
+"""On cards of at most this much memory, estimates run optimistic by about a GiB more (the CUDA context, NCCL and
+cuBLAS workspaces do not shrink with the card: docs/memory.md), so a thin headroom is twice `THIN_HEADROOM_GIB`."""
+
+ROCM_ENV_CAUTION = ("ROCm: PyTorch's ROCm builds also read PYTORCH_HIP_ALLOC_CONF (set it the same, or not at all), "
+                    "and a build without expandable segments ignores them with a warning, so Env may not take effect: "
+                    "check yours (solve --no-env plans without it)")
+"""What a plan with Env on an AMD GPU (`GpuType.rocm`) cautions."""
+
+
+def thin_headroom(headroom_gib: float, beyond_calibration: Sequence[str], memory_gib: float) -> str:
+    """A caution for a prediction on a GPU of `memory_gib` that fits with less than `THIN_HEADROOM_GIB` to spare
+    (twice that on a card of at most `SMALL_CARD_GIB`) where it extrapolates (`beyond_calibration` not empty), in
+    words; "" otherwise."""
+    thin = THIN_HEADROOM_GIB * (2 if memory_gib <= SMALL_CARD_GIB else 1)
+    if not beyond_calibration or not 0 <= headroom_gib < thin:
+        return ""
+    return (f"{headroom_gib:.1f} GiB to spare where the estimate extrapolates, and its error there is unmeasured (on "
+            "much smaller cards and much larger models it runs optimistic by about a GiB and more: docs/memory.md); "
+            "raise --margin, or measure a step first")
+
+
+def own_scaling_words(model: Model) -> str:
+    """A length past `model`'s native context on its own RoPE scaling, in words."""
+    return (f"beyond the native {model.native_context}, which {model.name}'s own {model.rope_scaling} RoPE scaling "
+            "provides: no YaRN written; vLLM's rollout refuses a max_model_len past what it derives from the model's "
+            "config unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set; check the model handles it")
+
+
+def host_need_words(amount: str, offload: bool) -> str:
+    """What a plan needs of a node's host memory, in words: ``with Offload it needs 162.6 GiB of host memory per
+    node``, or ``it needs 30.6 GiB of host memory per node while the model loads`` (`amount`: the GiB, as written)."""
+    if offload:
+        return f"with Offload it needs {amount} GiB of host memory per node"
+    return f"it needs {amount} GiB of host memory per node while the model loads"
+
+
+class Plan(Frozen):
+    """One way to lay out the trainer: GPUs, settings, length, what it costs and why it trains."""
+
+    gpus: int
+    unused_gpus: int
+    env: bool
+    offload: bool
+    sp: int
+    max_model_len: int
+    max_token_len_per_gpu: int
+    rope_scaling_factor: float | None
+    yarn_beyond_validated: bool = Field(description=(
+        "whether its YaRN goes beyond what is validated (Model.yarn_beyond_validated): memory fits, quality is "
+        "untested"))
+    cost: float
+    evidence: Evidence
+    source: SourceCell | None = Field(description="the documented cell it rests on; null when estimated")
+    memory_gb: float = Field(description="the memory model's predicted peak per trainer GPU, GiB")
+    headroom_gb: float = Field(description=(
+        "memory left over at the tighter peak, GiB: the activations' usable memory (less the safety margin) or, "
+        "without Offload, the optimizer step's share where that is tighter (headroom_at_step)"))
+    headroom_at_step: bool = Field(default=False, description=(
+        "whether headroom_gb is the optimizer step's room (memory_gb is the activations' peak)"))
+    host_memory_gb: float | None = Field(default=None, description=(
+        "host memory per node the plan needs, GiB, rounded up to a tenth (what --host-ram is checked against): with "
+        "Offload its states, or the model while it loads where that is more; without Offload, where --host-ram is "
+        "given, the model while it loads; null otherwise"))
+    beyond_calibration: tuple[str, ...] = Field(default=(), description=(
+        "for an estimated plan: where it lies outside the observations the memory model was calibrated on, in "
+        "words; empty within them, and for a plan a table vouches for"))
+    nodes: int | None = Field(default=None, description=(
+        "with --rollout-gpus: the nodes the trainer and its rollout take together; null without"))
+    rollout_gpus: int | None = Field(default=None, description=(
+        "with --rollout-gpus: the rollout GPUs of that layout (more than asked where a trainer on whole nodes "
+        "leaves the rollout whole nodes); null without"))
+    cautions: tuple[str, ...] = Field(default=(), description=(
+        "what to check before running it, in words (`with_cautions`): YaRN past what is validated, a length past "
+        "the model's native context on its own RoPE scaling, thin headroom where an estimate extrapolates, Env on "
+        "an AMD GPU; empty where there is nothing"))
+
+    def with_cautions(self, model: Model, gpu: GpuType) -> Plan:
+        """This plan, of `model` on `gpu`, with its `cautions`."""
+        length = self.length_cautions(model)
+        thin = (thin_headroom(self.headroom_gb, self.beyond_calibration, gpu.memory_gib)
+                if self.evidence == "estimated" else "")
+        cautions = (*length, *((thin,) if thin else ()), *((ROCM_ENV_CAUTION,) if gpu.rocm and self.env else ()))
+        return self.model_copy(update={"cautions": cautions})
+
+    def length_cautions(self, model: Model) -> tuple[str, ...]:
+        """The cautions of `model`'s plan that are about its length: YaRN past what is validated, a length past its
+        native context on its own RoPE scaling."""
+        yarn = (f"YaRN factor {self.rope_scaling_factor!r} at {self.max_model_len} tokens: {yarn_caution(model)}",)
+        own = (own_scaling_words(model),)
+        return ((yarn if self.yarn_beyond_validated else ())
+                + (own if model.beyond_native_on_own_scaling(self.max_model_len) else ()))
+
+    @property
+    def setting(self) -> Setting:
+        """The plan's Env, Offload and SP as a `Setting` (``label`` gives the source's words)."""
+        return Setting(env=self.env, offload=self.offload, sp=self.sp)
+
+    @computed_field  # type: ignore[prop-decorator]
+    @property
+    def lowered_budget(self) -> bool:
+        """Whether its ``max_token_len_per_gpu`` is below Trinity's default (``--token-budget auto``)."""
+        return self.max_token_len_per_gpu < token_budget(self.max_model_len, self.sp)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _derived_budget_flag(cls, raw: Any) -> Any:
+        """A plan rebuilt from its JSON: ``lowered_budget`` is derived from the other fields, so it is dropped
+        where it agrees with them (and refused where it does not)."""
+        if not isinstance(raw, dict) or "lowered_budget" not in raw:
+            return raw
+        data = {key: value for key, value in raw.items() if key != "lowered_budget"}
+        try:
+            derived = data["max_token_len_per_gpu"] < token_budget(data["max_model_len"], data["sp"])
+        except (KeyError, TypeError, ZeroDivisionError):
+            return data  # the fields' own validation says what is wrong
+        if raw["lowered_budget"] != derived:
+            raise ValueError(f"lowered_budget is {raw['lowered_budget']!r}, but max_token_len_per_gpu "
+                             f"{data['max_token_len_per_gpu']} says {derived!r}")
+        return data
+
+    @model_serializer(mode="wrap")
+    def _budget_flag_beside_budget(self, handler: SerializerFunctionWrapHandler):  # unannotated: keeps the JSON schema
+        data: dict[str, Any] = handler(self)
+        if "lowered_budget" not in data or "max_token_len_per_gpu" not in data:  # include/exclude left one out
+            return data
+        flag, ordered = data.pop("lowered_budget"), {}
+        for name, item in data.items():
+            ordered[name] = item
+            if name == "max_token_len_per_gpu":
+                ordered["lowered_budget"] = flag
+        return ordered
+
+    @property
+    def lowered_words(self) -> str:
+        """`` with a lowered max_token_len_per_gpu of N`` for a plan of `lowered_budget`, else empty: what a
+        suggestion must add for the plan to be taken as it is."""
+        return f" with a lowered max_token_len_per_gpu of {self.max_token_len_per_gpu}" if self.lowered_budget else ""
+
+    @property
+    def evidence_label(self) -> str:
+        """The evidence in a word or two: ``estimated, extrapolated`` for an estimate beyond the memory
+        model's calibration (`beyond_calibration`)."""
+        return self.evidence + (", extrapolated" if self.beyond_calibration else "")
+
+    @property
+    def room_words(self) -> str:
+        """The room the memory model leaves the plan (or what it lacks), in words, at the tighter of the
+        activations and the optimizer step."""
+        at = " at the optimizer step's peak, the tighter one" if self.headroom_at_step else ""
+        if self.headroom_gb >= 0:
+            return f"{self.headroom_gb:.1f} GiB to spare{at}"
+        return f"{-self.headroom_gb:.1f} GiB over what it may take{at}"
+
+    def evidence_text(self, gpu: str, model: str | None = None) -> str:
+        """What the plan of `model` on `gpu` rests on, in words: the documented cell (naming whose it is where
+        it is another model's of the same shape, given `model`), or the memory model's prediction."""
+        if self.source is None:
+            beyond = (f"; beyond its calibration: {', '.join(self.beyond_calibration)}" if self.beyond_calibration
+                      else "")
+            return f"estimated: the memory model predicts {self.memory_gb:.1f} GiB per GPU, {self.room_words}{beyond}"
+        cell = self.source.words(gpu, model)
+        if self.evidence == "documented":
+            return f"documented: {cell}"
+        if self.source.gpus == self.gpus:
+            return f"inferred: {cell}, and this plan includes that setting"
+        return f"inferred: {cell}, and this plan includes that setting on more GPUs (which hold no more per GPU)"
+
+
+class Reason(Frozen):
+    """One step of an explanation: the rule (a short name) and what it means here, in words."""
+
+    rule: str
+    detail: str
+
+
+class CurrentSettings(Frozen):
+    """The settings a user's Trinity config runs with, and whether the tables say they train."""
+
+    config: str = Field(description="the config file's name")
+    gpus: int
+    gpus_given: bool = Field(default=True, description=(
+        "whether the config gives its GPUs (cluster.node_num and cluster.gpu_per_node); else gpus is the budget's"))
+    env: bool = Field(description="from the environment: PYTORCH_CUDA_ALLOC_CONF has expandable_segments:True")
+    offload: bool
+    sp: int
+    max_model_len: int
+    length_given: bool = Field(default=True, description=(
+        "whether max_model_len is the config's own (False: --len's, at which its settings are judged)"))
+    max_token_len_per_gpu: int | None = Field(default=None, description=(
+        "the config's token budget in effect (the most any role takes: a role's own, else "
+        "trainer.max_token_len_per_gpu) when it is below Trinity's default and holds a sequence, and estimates are on: "
+        "the verdict is at that budget; null otherwise (the verdict is at Trinity's default)"))
+    trains: bool
+    plan: Plan | None = Field(description="the plan for exactly these settings, with its evidence, if they train")
+    broken_rule: str | None = Field(default=None, description="the rule of Trinity's or verl's these settings break")
+    host_memory_needed: float | None = Field(default=None, description=(
+        "when the host memory given (--host-ram, or a pool's) is what rules them out: the host memory per node they "
+        "need (`host_memory_gib`: the model while it loads, and with Offload the states), GiB"))
+    predicted: tuple[float, float] | None = Field(default=None, description=(
+        "when they do not train and no table says why: the memory model's predicted peak per GPU and the usable "
+        "memory (less the safety margin), GiB, at the verdict's budget"))
+    predicted_step: tuple[float, float] | None = Field(default=None, description=(
+        "with `predicted`, when it is the optimizer step that does not fit: its peak per GPU and what it may take "
+        "(98% of the memory less the safety margin), GiB"))
+    out_of_memory: SourceCell | None = Field(default=None, description=(
+        "when they do not train: the cell of the GPU count's own table, or of a table for more GPUs, that says "
+        "they ran out of memory (its setting: what trained there instead, or '-')"))
+    config_problems: tuple[str, ...] = Field(default=(), description=(
+        "what else in the config breaks Trinity's or verl's rules (RoPE scaling, token limits) or is not what the "
+        "verdict assumes (partial Offload, a token budget above the default the tables measured)"))
+
+
+AlternativeName = Literal["token_budget_auto", "without_pins"]
+"""The ways an infeasible query is changed to find the plans near it (`Alternatives`)."""
+
+
+class Alternatives(Frozen):
+    """The best plans of an infeasible query changed one way, as its reason solved them: its explanation
+    (``--explain``) names them too, and solves only those not in `solved`. (The longest plan within its budget
+    and pins is `Answer.nearest`.)"""
+
+    token_budget_auto: Plan | None = Field(default=None, description=(
+        "with --token-budget auto: asked for a length at Trinity's default token budget, with estimates"))
+    without_pins: Plan | None = Field(default=None, description="without the pins (--sp, --env, --offload), if any")
+    solved: frozenset[AlternativeName] = Field(default=frozenset(), description=(
+        "the alternatives solved and decided within the time limit (their fields None where no plan exists, or the "
+        "query cannot be changed so)"))
+
+
+class _Timed(Frozen):
+    """A solver's result with a ``wall_time_s`` field: equal results compare (and hash) equal however long
+    each took to solve."""
+
+    def _untimed(self) -> tuple[object, ...]:
+        return type(self), tuple(value for name, value in self.__dict__.items() if name != "wall_time_s")
+
+    def __eq__(self, other: object) -> bool:
+        return self._untimed() == other._untimed() if isinstance(other, _Timed) else NotImplemented
+
+    def __hash__(self) -> int:
+        return hash(self._untimed())
+
+
+class Answer(_Timed):
+    """The planner's answer for one GPU type: plans best first, or none and the reason."""
+
+    gpu: str
+    model: str
+    objective: Objective
+    budget_gpus: int
+    open_budget: bool = Field(default=False, description=(
+        "the budget is the planner's search bound, not the user's (--minimize gpus without --gpus); plans then "
+        "claim no GPUs left for rollout"))
+    max_model_len: int | None = Field(default=None, description=(
+        "the length asked for (--len) of a cheapest or fewest-GPU answer; null when maximising the length"))
+    exact: bool = Field(default=False, description="whether the plans must use exactly budget_gpus (--exact)")
+    pins: Pins = Field(default=Pins(), description="the settings the query pins; null where it leaves one free")
+    rollout_gpus: int | None = Field(default=None, exclude=True, description="the query's --rollout-gpus")
+    status: Status
+    reason: str | None
+    plans: tuple[Plan, ...]
+    explanation: tuple[Reason, ...] | None = Field(default=None, description="with --explain: why this answer")
+    current: CurrentSettings | None = Field(default=None, description="with --from-config: the config's settings")
+    nearest: Plan | None = Field(default=None, description=(
+        "when no plan trains the asked length: the longest plan within the same budget and pins"))
+    alternatives: Alternatives | None = Field(default=None, exclude=True, description=(
+        "when there is no plan (and it was worked out why): the plans of the query changed one way"))
+    measured: Plan | None = Field(default=None, description=(
+        "when the best plan is estimated but the tables have a plan for the same question (budget, length, "
+        "pins): the tables' best, documented or inferred"))
+    tables: TablesVerdict | None = Field(default=None, description=(
+        "with --estimate (the memory model alone): what the GPU type's tables say of the best plan's setting, "
+        "count and length, where they speak (they decide there); None otherwise"))
+    larger_gpu_cell: SourceCell | None = Field(default=None, description=(
+        "when the best plan is estimated: the cell of a GPU type with a little more memory (at most 3% more) "
+        "that documents exactly its setting on as many GPUs at its length, the row at or next above it (the "
+        "A100-80GB's for the H100-80GB): it trained there"))
+    validated: Plan | None = Field(default=None, description=(
+        "when the longest context is past what the model is known to handle (validated_length: YaRN past what "
+        "Qwen's model cards validate), the cheapest plan at that length within the same budget and pins, where "
+        "its setting or GPU count differs from the best plan's"))
+    fewer_nodes: Plan | None = Field(default=None, description=(
+        "with rollout GPUs, when the best plan's trainer takes whole nodes and so leaves the rollout more GPUs "
+        "than asked: the best plan on fewer nodes (within the largest budget whose layouts take fewer)"))
+    objective_value: int | None = Field(default=None, exclude=True, description="CP-SAT objective of the best plan")
+    bound: float | None = Field(default=None, exclude=True, description="CP-SAT's proven bound on it")
+    wall_time_s: float = Field(default=0.0, exclude=True, description=(
+        "seconds spent solving, all plans together (not compared: equal answers are equal however long they took)"))
+
+    @property
+    def best(self) -> Plan | None:
+        """The best plan found, or None."""
+        return self.plans[0] if self.plans else None
+
+    @property
+    def decided(self) -> bool:
+        """Whether the solve proved its answer: the best plans (``optimal``) or that there is none
+        (``infeasible``); ``feasible`` and ``unknown`` are what the time limit left open."""
+        return self.status in ("optimal", "infeasible")
+
+    @property
+    def no_plan_line(self) -> str:
+        """The reason as a line that starts ``no plan`` (once: ``no plan for 6 GPUs ...`` as it is)."""
+        reason = self.reason or ""
+        return reason if reason.startswith("no plan") else f"no plan: {reason}"
+
+    def as_json(self) -> dict[str, Any]:
+        """The answer as ``solve --json`` prints it: ``explanation``, ``current``, ``nearest``, ``measured``,
+        ``larger_gpu_cell``, ``validated``, ``fewer_nodes`` and ``tables`` only when present."""
+        absent = {name for name in ("explanation", "current", "nearest", "measured", "larger_gpu_cell", "validated",
+                                    "fewer_nodes", "tables")
+                  if getattr(self, name) is None}
+        return self.model_dump(mode="json", exclude=absent)
+
+
+class Placement(Frozen):
+    """Where a job runs: its pool, node indexes within the pool, GPUs, and the planner's plan."""
+
+    job: str
+    pool: str
+    model: str = Field(description="the job's model, as the catalogue names it")
+    gpu: str = Field(description="the pool's GPU type, as the catalogue names it")
+    nodes: tuple[int, ...]
+    gpu_indexes: tuple[int, ...] = Field(description=(
+        "the GPUs the job takes on each of its nodes, as CUDA_VISIBLE_DEVICES numbers them: a range of a "
+        "shared node, or all of a node taken whole"))
+    trainer_gpus: int
+    rollout_gpus: int
+    plan: Plan
+    widened_from: int | None = Field(default=None, description=(
+        "the trainer GPUs the job was placed with, where it then grew onto idle GPUs of its node (a plan on "
+        "more GPUs there is cheaper, or longer for an at_least job); null otherwise"))
+    host_memory_gb: float | None = Field(default=None, description=(
+        "in a pool that gives host_ram_gb: the host memory the job needs on each of its nodes, GiB (with Offload its "
+        "states or the model while it loads, whichever is more; without, the model while it loads); null otherwise"))
+
+
+def index_range(indexes: tuple[int, ...]) -> str:
+    """Consecutive GPU indexes in words: ``4-6``, or ``5`` for one."""
+    return f"{indexes[0]}-{indexes[-1]}" if len(indexes) > 1 else f"{indexes[0]}"
+
+
+class Unplaced(Frozen):
+    """A job left out, and why."""
+
+    job: str
+    reason: str
+
+
+class ClusterResult(_Timed):
+    """The placement of a fleet's jobs: status, the first objective and its proven bound, and the jobs."""
+
+    status: Status
+    objective: int | None = Field(description="placed priority, or nodes used with minimize='nodes'")
+    objective_counts: PlacementCount = Field(default="priority", description=(
+        "what objective and bound count: the placed jobs' priority (maximised), or with minimize='nodes' the "
+        "nodes used (minimised)"))
+    bound: int | None = Field(description="CP-SAT's proven bound on that objective (with `host_rounded`, on the "
+                              "placement with the host memory rounded)")
+    placements: tuple[Placement, ...]
+    unplaced: tuple[Unplaced, ...]
+    host_rounded: tuple[str, ...] = Field(default=(), description=(
+        "pools whose jobs' host memory the placement rounded up into a few classes (the ways to fill "
+        "a node were too many otherwise): safe, but optimal and the bound only as rounded, so the status is "
+        "at best 'feasible'"))
+    undecided_ways: int = Field(default=0, description=(
+        "the planner's questions about a job's ways to run (one pool, one GPU count) that ran out of time: those "
+        "ways were left out, or their plans may not be their best, so the status is at best 'feasible'"))
+    wall_time_s: float = Field(default=0.0, exclude=True, description="seconds spent placing (not compared)")
+    interrupted: bool = Field(default=False, description=(
+        "whether Ctrl-C stopped the search early: the placement is the best found by then"))
+
+    @property
+    def gap(self) -> float | None:
+        """How far the first stage's objective may be from its bound, relative to the bound: 0 where it reaches the
+        bound, which proves the placement the best only where `status` is ``optimal`` (with ways left undecided, or
+        host memory rounded, the bound is that of the ways weighed)."""
+        if self.objective is None or self.bound is None or self.bound == 0:
+            return None
+        return abs(self.bound - self.objective) / abs(self.bound)

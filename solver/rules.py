@@ -1,0 +1,341 @@
+"""The domain rules the CP-SAT model and the reference are built from: what the tables say (which settings ran out
+of memory where, the cell that vouches for a setting, `TablesVerdict`), lengths and token budgets, and the layout
+rules of nodes, rollout GPUs and SP degrees."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from functools import lru_cache
+from math import ceil
+from types import MappingProxyType
+from typing import Any, Literal, NamedTuple
+
+from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
+
+from solver.tables import (
+    MAX_TOKENS,
+    YARN_VALIDATED_FACTOR,
+    YARN_VALIDATED_TOKENS,
+    Catalog,
+    Frozen,
+    GpuType,
+    Model,
+    Setting,
+    Table,
+    cell_text,
+    counted,
+    sp_rule_violation,
+    sp_within_node,
+    vouches_for,
+)
+
+Evidence = Literal["documented", "inferred", "estimated"]
+
+NODE_GPUS = 8
+"""GPUs per node unless the request says otherwise (a trainer on more GPUs spans nodes)."""
+
+
+class SourceCell(Frozen):
+    """The documented cell a plan rests on."""
+
+    model: str = Field(description=(
+        "the model whose column the cell is in: the plan's own, or a tabled model of the same shape"))
+    gpus: int
+    max_model_len: int
+    setting: str
+    gpu: str | None = Field(default=None, description=(
+        "the GPU type whose table the cell is in where it is not the answer's own: one with at least as much "
+        "memory, whose table says the setting ran out of memory (`larger_gpu_types`), or one with the same memory "
+        "whose table for a GPU count the answer's lacks speaks for it (`Catalog.tables_for`); left out for the "
+        "answer's own"))
+
+    @model_serializer(mode="wrap")
+    def _without_own_gpu(self, handler: SerializerFunctionWrapHandler):  # unannotated: keeps the JSON schema
+        data: dict[str, Any] = handler(self)
+        if data.get("gpu") is None:  # the answer's own GPU type: said by the answer
+            data.pop("gpu", None)
+        return data
+
+    def words(self, gpu: str, model: str | None = None) -> str:
+        """The cell in words, for a plan of `model` on `gpu` (empty: "the table"); naming the cell's
+        model where it stands for `model` (a model of the same shape), and its GPU type where it is another's."""
+        table = f"the {self.gpu or gpu} table" if self.gpu or gpu else "the table"
+        said = f"{table} for {counted(self.gpus, 'GPU')} says {self.setting!r} at {self.max_model_len}"
+        said = said if model in (None, self.model) else f"{said} for {self.model}, of the same shape"
+        return f"{said} (its GPU has at least the memory of the {gpu})" if self.gpu and gpu else said
+
+    def cited(self, origins: Mapping[int, str]) -> SourceCell:
+        """The cell, naming its table's GPU type where the table for its count is borrowed from another with the
+        same memory (`origins`: `Catalog.table_origins`), unless it names one already."""
+        if self.gpu is not None or self.gpus not in origins:
+            return self
+        return self.model_copy(update={"gpu": origins[self.gpus]})
+
+
+def validated_length(model: Model) -> int:
+    """The longest context `model` is known to handle: its native context, or with YaRN up to what Qwen's model
+    cards validate (`YARN_VALIDATED_FACTOR` times it, at most `YARN_VALIDATED_TOKENS`); a model with a RoPE
+    scaling of its own, or one that is not Qwen's (`Model.qwen_yarn`), its native context."""
+    if model.rope_scaling is not None or not model.qwen_yarn:
+        return model.native_context
+    return max(model.native_context, min(int(YARN_VALIDATED_FACTOR * model.native_context), YARN_VALIDATED_TOKENS))
+
+
+def token_budget(max_model_len: int, sp: int) -> int:
+    """Trinity's default ``max_token_len_per_gpu``: ``ceil(2 * max_model_len / sp)``."""
+    return ceil(2 * max_model_len / sp)
+
+
+def least_token_budget(max_model_len: float, sp: int) -> int:
+    """The smallest ``max_token_len_per_gpu`` verl takes: an SP group's micro-batch holds the longest
+    sequence, ``ceil(max_model_len / sp)``."""
+    return ceil(max_model_len / sp)
+
+
+TOKEN_BUDGET_STEP = 1024
+"""A lowered token budget is a multiple of this many tokens, unless it is the least one."""
+
+
+def lowered_token_budget(max_model_len: int, sp: int, most_tokens: int) -> int | None:
+    """The ``max_token_len_per_gpu`` of a plan that may hold at most `most_tokens` tokens per GPU: Trinity's
+    default where it is within them; else the most of them, down to a multiple of `TOKEN_BUDGET_STEP`, but
+    at least `least_token_budget`. None when not even the least budget is within them."""
+    default, least = token_budget(max_model_len, sp), least_token_budget(max_model_len, sp)
+    if default <= most_tokens:
+        return default
+    if least > most_tokens:
+        return None
+    return max(least, most_tokens - most_tokens % TOKEN_BUDGET_STEP)
+
+
+def lowered_reach(longest: int, sp: int) -> int:
+    """The longest ``max_model_len`` a lowered token budget reaches for a setting whose longest length at
+    Trinity's default is `longest`: the tokens per GPU that default holds, times SP (then one sequence fills
+    an SP group's micro-batch)."""
+    return sp * token_budget(longest, sp)
+
+
+@lru_cache(maxsize=4096)
+def tried_settings(model: Model, gpus: int) -> tuple[Setting, ...]:
+    """The source's escalation order (`ESCALATION_ORDER`) with the SP degrees the rules allow on `gpus` GPUs:
+    vanilla and Env, each SP degree in turn without and with Env, then Env + Offload with each SP degree.
+    On the documented GPU counts that is the source's order less the degrees forbidden there; on more GPUs
+    it goes on in the same pattern (SP=8 and Env + SP=8 after Env + SP=4, and so on), with the degrees
+    that keep each SP group inside a node of `NODE_GPUS` when the GPUs span nodes."""
+    tried = (Setting(env=env, offload=offload, sp=sp) for sp in sp_degrees(model, gpus, NODE_GPUS)
+             for env, offload in ((False, False), (True, False), (True, True)))
+    return tuple(sorted(tried, key=lambda setting: setting.escalation_key))
+
+
+@lru_cache(maxsize=4096)
+def failed_settings(model: Model, gpus: int, cell: Setting | None) -> tuple[Setting, ...]:
+    """The settings that ran out of memory where the table for `gpus` GPUs names `cell`: those the source
+    tried before it (`tried_settings`), or all of them at a ``-`` cell."""
+    order = tried_settings(model, gpus)
+    return order if cell is None else order[: order.index(cell)] if cell in order else ()
+
+
+def refuting_row(model: Model, rows: Sequence[tuple[int, int]], settings: Mapping[tuple[int, int], Setting],
+                 gpus: int, setting: Setting, length: int) -> int | None:
+    """The row of the table for `gpus` GPUs (of a GPU type's `table_cells`) that says `setting` runs out of
+    memory at `length`: the first row, up to L's (the next row up; every row when L is past the table),
+    where a setting that ran out of memory (`failed_settings`) includes it. None when no row says so, or
+    there is no such table."""
+    failures = failures_by_row(model, rows, settings, gpus)
+    upto = next((row for row, _ in failures if row >= length), failures[-1][0] if failures else 0)
+    return first_failure(failures, setting, upto)
+
+
+def refuting_cell(model: Model, rows: Sequence[tuple[int, int]], settings: Mapping[tuple[int, int], Setting],
+                  gpus: int, setting: Setting, length: int, *, others_only: bool = False) -> tuple[int, int] | None:
+    """(count, row) of the table that says `setting` runs out of memory on `gpus` GPUs at `length`: the
+    count's own (`refuting_row`), else the first of the tables for more GPUs that says it runs out of memory
+    there (what runs out of memory on more GPUs does on fewer: each holds more of the states, and the same
+    tokens), else, for an Offload setting, the nearest table for fewer GPUs that does (no GPU holds any of the
+    states, so each holds as much on any count); `within_refuting_tables` caps the estimates so. `others_only`:
+    the tables for other counts alone. None when no table says so."""
+    counts = sorted({n for n, _ in rows})
+    order = ([] if others_only else [gpus]) + [n for n in counts if n > gpus] + (
+        [n for n in reversed(counts) if n < gpus] if setting.offload else [])
+    return next(((n, row) for n in order if n in counts
+                 and (row := refuting_row(model, rows, settings, n, setting, length)) is not None), None)
+
+
+def failures_by_row(model: Model, rows: Sequence[tuple[int, int]], settings: Mapping[tuple[int, int], Setting],
+                    gpus: int) -> list[tuple[int, tuple[Setting, ...]]]:
+    """(row, `failed_settings` there) for each row of the table for `gpus` GPUs, shortest first."""
+    return [(row, failed_settings(model, gpus, settings.get((gpus, row))))
+            for row in sorted(row for n, row in rows if n == gpus)]
+
+
+def first_failure(failures: list[tuple[int, tuple[Setting, ...]]], setting: Setting, upto: int) -> int | None:
+    """The first row of `failures_by_row`, up to `upto`, where a setting that ran out of memory includes
+    `setting`; None when there is none."""
+    return next((row for row, failed in failures if row <= upto and any(f.includes(setting) for f in failed)), None)
+
+
+def own_table_limit(failures: list[tuple[int, tuple[Setting, ...]]], setting: Setting) -> int:
+    """The longest length at which a count's own table (its `failures_by_row`) does not say `setting` runs
+    out of memory: the row before the first that says so (0 when that is its first row), or `MAX_TOKENS`
+    when none does (`refuting_row`'s rule, for every length at once)."""
+    first = first_failure(failures, setting, MAX_TOKENS)
+    return MAX_TOKENS if first is None else max((row for row, _ in failures if row < first), default=0)
+
+
+class TableCells(NamedTuple):
+    """A model's cells in a GPU type's tables."""
+
+    rows: tuple[tuple[int, int], ...]
+    """(GPU count, max_model_len) of every row of the tables that have the model's cells."""
+    settings: dict[tuple[int, int], Setting]
+    """The setting the model's cell names at each row where something trains."""
+    columns: Mapping[int, str]
+    """Per GPU count, the name its table gives the model's cells (`Table.name_for`)."""
+
+
+def table_cells(tables: Sequence[Table], model: Model) -> TableCells:
+    """`model`'s cells in those of `tables` (a GPU type's, one per GPU count: `Catalog.tables_for` picks those that
+    speak for a GPU type) that have them (`Table.name_for`)."""
+    columns = {table.gpus: name for table in tables if (name := table.name_for(model)) is not None}
+    named = [table for table in tables if table.gpus in columns]
+    rows = tuple((table.gpus, row.max_model_len) for table in named for row in table.rows)
+    settings = {(table.gpus, row.max_model_len): setting for table in named for row in table.rows
+                if (setting := row.setting(columns[table.gpus])) is not None}
+    return TableCells(rows, settings, MappingProxyType(columns))
+
+
+def vouching_cell(model: Model, rows: Sequence[tuple[int, int]], settings: Mapping[tuple[int, int], Setting],
+                  gpus: int, setting: Setting, length: int, *, columns: Mapping[int, str],
+                  larger: Sequence[tuple[str, TableCells]] = ()) -> tuple[Evidence, SourceCell] | None:
+    """The cell that vouches for `setting` on `gpus` GPUs at `length`, given a GPU type's `table_cells` for
+    `model` (its `columns` per count name whose cells they are): documented when the cell at L's row (the
+    next row up) of the table for `gpus` GPUs is exactly the setting; otherwise inferred from the shortest row at or beyond L whose cell the setting includes, in
+    the table for `gpus` GPUs, else in the table for the most GPUs fewer than it (what trains on fewer GPUs
+    trains on more: the states shard wider, and an SP at least the cell's keeps the tokens per GPU at most
+    the cell's), unless the table for `gpus` GPUs, of this GPU type or of one with at least its memory (`larger`,
+    `larger_tables`), says the cell's setting runs out of memory at L (`refuting_row`: a measurement decides). A table of one GPU vouches for no other count (one
+    GPU has no collective-communication buffers), and no table vouches past `MAX_ESTIMATED_GPUS`. None when
+    no cell vouches."""
+    own = sorted(row for n, row in rows if n == gpus and row >= length)
+    if own and settings.get((gpus, own[0])) == setting:
+        return "documented", SourceCell(model=columns[gpus], gpus=gpus, max_model_len=own[0], setting=setting.label)
+    refuters = [(rows, settings), *((cells.rows, cells.settings) for _, cells in larger)]
+    for count in sorted({n for n, _ in rows if vouches_for(n, gpus)}, reverse=True):
+        for row in sorted(row for n, row in rows if n == count and row >= length):
+            cell = settings.get((count, row))
+            if cell and setting.includes(cell) and (count == gpus or all(
+                    refuting_row(model, their_rows, their_settings, gpus, cell, length) is None
+                    for their_rows, their_settings in refuters)):
+                return "inferred", SourceCell(model=columns[count], gpus=count, max_model_len=row, setting=cell.label)
+    return None
+
+
+class TablesVerdict(Frozen):
+    """What a GPU type's tables say of one setting on one GPU count at one length: it trains (a cell
+    vouches), or it runs out of memory (a row of the count's own table, or of a table for more GPUs, says so:
+    `refuting_cell`)."""
+
+    trains: bool
+    evidence: Evidence | None = Field(description="documented or inferred when it trains; null when it does not")
+    source: SourceCell = Field(description="the cell that says so (its setting '-' where nothing trained)")
+
+    def cited(self, origins: Mapping[int, str]) -> TablesVerdict:
+        """The verdict, its cell naming a borrowed table's GPU type (`SourceCell.cited`)."""
+        return self.model_copy(update={"source": self.source.cited(origins)})
+
+
+def tables_verdict(model: Model, rows: Sequence[tuple[int, int]], settings: Mapping[tuple[int, int], Setting],
+                   gpus: int, setting: Setting, length: int, *, columns: Mapping[int, str],
+                   larger: Sequence[tuple[str, TableCells]] = ()) -> TablesVerdict | None:
+    """The `TablesVerdict` of a GPU type's `table_cells` for `model` (`columns` as `vouching_cell` takes
+    them), or where they say nothing, of the tables of GPU types with at least its memory (`larger`: their names
+    and cells, `larger_tables`) that say the setting runs out of memory; None when none says anything."""
+    vouching = vouching_cell(model, rows, settings, gpus, setting, length, columns=columns, larger=larger)
+    if vouching is not None:
+        return TablesVerdict(trains=True, evidence=vouching[0], source=vouching[1])
+    for gpu, cells in ((None, TableCells(tuple(rows), dict(settings), columns)), *larger):
+        refuting = refuting_cell(model, cells.rows, cells.settings, gpus, setting, length)
+        if refuting is not None:
+            count, row = refuting
+            return TablesVerdict(trains=False, evidence=None,
+                                 source=SourceCell(model=cells.columns[count], gpus=count, max_model_len=row,
+                                                   setting=cell_text(cells.settings.get((count, row))), gpu=gpu))
+    return None
+
+
+def larger_gpu_types(catalog: Catalog, gpu: str) -> tuple[GpuType, ...]:
+    """The other GPU types with tables and at least `gpu`'s memory, the least memory first: where their tables
+    say a setting runs out of memory on a GPU count at a length, it does on `gpu` too (the A100-80GB's for the
+    H100-80GB, which reports a little less, and the A800-80GB)."""
+    own = catalog.gpu(gpu)
+    return tuple(sorted((other for other in catalog.documented_gpu_types
+                         if other.name != own.name and other.memory_gib >= own.memory_gib),
+                        key=lambda other: other.memory_gib))
+
+
+def own_table_cells(catalog: Catalog, gpu: str, model: Model) -> tuple[Mapping[int, str], TableCells]:
+    """(origins, cells): which GPU type each table `gpu` borrows comes from (`Catalog.table_origins`), and the
+    `table_cells` for `model` of the tables that speak for `gpu` (`Catalog.tables_for`: its own, and those it
+    borrows of GPU types with the same memory)."""
+    return catalog.table_origins(gpu, model), table_cells(catalog.tables_for(gpu, model).tables, model)
+
+
+def larger_tables(catalog: Catalog, gpu: str, model: Model) -> tuple[tuple[str, TableCells], ...]:
+    """(name, `table_cells` for `model`) of each of `larger_gpu_types` whose tables have the model's cells."""
+    found = ((other.name, table_cells(other.tables, model)) for other in larger_gpu_types(catalog, gpu))
+    return tuple((name, cells) for name, cells in found if cells.rows)
+
+
+def whole_nodes_violation(gpus: int, node_gpus: int, source: str = "--node-gpus") -> str | None:
+    """Why `gpus` trainer GPUs cannot run in nodes of `node_gpus` (whose size the message says comes from
+    `source`): a trainer that spans nodes uses whole nodes (Trinity's rule); None when they can."""
+    if gpus > node_gpus and gpus % node_gpus:
+        return f"{gpus} GPUs span nodes of {node_gpus} ({source}) but are not whole nodes"
+    return None
+
+
+def rollout_layout(gpus: int, rollout_gpus: int, node_gpus: int) -> tuple[int, int] | None:
+    """(nodes, rollout GPUs) of a Trinity cluster for `gpus` trainer GPUs and `rollout_gpus` rollout GPUs on
+    nodes of `node_gpus` (Trinity gives the trainer what the rollout leaves of ``node_num x gpu_per_node``):
+    both in one node; the trainer in part of a node and the rollout filling it and whole nodes more; or the
+    trainer on whole nodes and the rollout on the nodes after them (the rest of them, which can be more
+    than asked). None when there is no such layout."""
+    together = gpus + rollout_gpus
+    if together <= node_gpus or (gpus < node_gpus and together % node_gpus == 0):
+        return max(together // node_gpus, 1), rollout_gpus
+    if gpus % node_gpus:
+        return None
+    nodes = gpus // node_gpus + -(-rollout_gpus // node_gpus)
+    return nodes, nodes * node_gpus - gpus
+
+
+def rollout_layout_violation(gpus: int, rollout_gpus: int | None, node_gpus: int) -> str | None:
+    """Why `gpus` trainer GPUs and `rollout_gpus` rollout GPUs have no `rollout_layout` on nodes of
+    `node_gpus`; None when they have one (or when no rollout GPUs are given)."""
+    if not rollout_gpus or rollout_layout(gpus, rollout_gpus, node_gpus) is not None:
+        return None
+    return (f"{gpus} trainer + {rollout_gpus} rollout GPUs (--rollout-gpus) fit neither one node of {node_gpus}, "
+            f"nor whole nodes with the trainer in one of them, nor with the trainer on whole nodes")
+
+
+@lru_cache(maxsize=4096)
+def sp_degrees(model: Model, gpus: int, node_gpus: int | None = None) -> tuple[int, ...]:
+    """The SP degrees that can run `model` on `gpus` trainer GPUs (`sp_layout_violation`: the heads rules, SP
+    dividing the GPUs, and with `node_gpus` each SP group inside a node when the trainer spans nodes)."""
+    return tuple(sp for sp in range(1, gpus + 1) if not sp_layout_violation(model, gpus, sp, node_gpus or gpus))
+
+
+def sp_layout_violation(
+    model: Model, gpus: int, sp: int, node_gpus: int, source: str = "--node-gpus"
+) -> str | None:
+    """Why SP degree `sp` cannot run `model` on `gpus` trainer GPUs in nodes of `node_gpus` (whose size
+    comes from `source`): the heads rules, SP dividing the GPUs, and each SP group inside a node when the
+    trainer spans nodes; None when it can."""
+    heads = sp_rule_violation(model.num_attention_heads, model.num_key_value_heads, sp)
+    if heads:
+        return f"{model.name}: {heads}"
+    if gpus % sp:
+        return f"SP={sp} does not divide {counted(gpus, 'GPU')}"
+    if not sp_within_node(gpus, node_gpus, sp):
+        return f"{gpus} GPUs span nodes of {node_gpus} ({source}), and SP={sp} does not divide a node"
+    return None
