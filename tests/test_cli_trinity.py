@@ -1892,12 +1892,12 @@ def test_from_config_names_a_reference_offload_policy_without_fsdp2(cli, tmp_pat
                       "trainer: {trainer_strategy: fsdp, trainer_config: {actor_rollout_ref: {ref: {fsdp_config: "
                       "{offload_policy: true}}}}}\n", encoding="utf-8")
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--json")
-    assert json.loads(out)[0]["current"]["config_problems"] == [
-        "trainer.trainer_config.actor_rollout_ref.ref.fsdp_config.offload_policy needs trainer.trainer_strategy fsdp2, "
-        "got 'fsdp'"]
+    assert status == 0 and json.loads(out)[0]["current"]["config_problems"] == [
+        ("trainer.trainer_config.actor_rollout_ref.ref.fsdp_config.offload_policy needs trainer.trainer_strategy "
+         "fsdp2, got 'fsdp'")]
     # The actor's, which a note names, is said once.
     config.write_text(config.read_text(encoding="utf-8").replace("{ref:", "{actor:"), encoding="utf-8")
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--json")
-    assert json.loads(out)[0]["current"]["config_problems"] == [
-        "the offload flags are set, but trainer.trainer_strategy is fsdp, not fsdp2: the tables' Offload is FSDP2's "
-        "CPU offload, so the verdict takes Offload as off"]
+    assert status == 0 and json.loads(out)[0]["current"]["config_problems"] == [
+        ("the offload flags are set, but trainer.trainer_strategy is fsdp, not fsdp2: the tables' Offload is FSDP2's "
+         "CPU offload, so the verdict takes Offload as off")]
