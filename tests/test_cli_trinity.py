@@ -13,6 +13,7 @@ import yaml
 from conftest import qwen3_8b_checkpoint
 
 import solver
+from solver.memory import host_memory_gib
 from solver.tables import QueryError
 from solver.trinity import ROLE_KEYS_IGNORED, TRINITY_06_OFFLOAD
 
@@ -1331,7 +1332,7 @@ def test_a_verdict_that_host_memory_rules_out_says_so(cli, tmp_path: Path):
                       "      ref:\n        fsdp_config: {param_offload: true}\n", encoding="utf-8")
     current = json.loads(cli("--from-config", str(config), "--gpu", "h100", "--host-ram", "64", "--json")[1])[0]["current"]
     assert not current["trains"] and current["predicted"] is None  # the GPUs hold it: only the host memory does not
-    need = solver.api.host_memory_gib(solver.load_catalog().model("14B"), 8)
+    need = host_memory_gib(solver.load_catalog().model("14B"), 8)
     assert round(need, 2) == 311.28 and current["host_memory_needed"] == 311.3  # rounded up to a tenth
     _, out, _ = cli("--from-config", str(config), "--gpu", "h100", "--host-ram", "64")
     assert (f"with Offload it needs {current['host_memory_needed']:.1f} GiB of host memory per node, more than "
