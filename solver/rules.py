@@ -209,13 +209,14 @@ def vouching_cell(model: Model, rows: Sequence[tuple[int, int]], settings: Mappi
                   larger: Sequence[tuple[str, TableCells]] = ()) -> tuple[Evidence, SourceCell] | None:
     """The cell that vouches for `setting` on `gpus` GPUs at `length`, given a GPU type's `table_cells` for
     `model` (its `columns` per count name whose cells they are): documented when the cell at L's row (the
-    next row up) of the table for `gpus` GPUs is exactly the setting; otherwise inferred from the shortest row at or beyond L whose cell the setting includes, in
-    the table for `gpus` GPUs, else in the table for the most GPUs fewer than it (what trains on fewer GPUs
-    trains on more: the states shard wider, and an SP at least the cell's keeps the tokens per GPU at most
-    the cell's), unless the table for `gpus` GPUs, of this GPU type or of one with at least its memory (`larger`,
-    `larger_tables`), says the cell's setting runs out of memory at L (`refuting_row`: a measurement decides). A table of one GPU vouches for no other count (one
-    GPU has no collective-communication buffers), and no table vouches past `MAX_ESTIMATED_GPUS`. None when
-    no cell vouches."""
+    next row up) of the table for `gpus` GPUs is exactly the setting; otherwise inferred from the shortest
+    row at or beyond L whose cell the setting includes, in the table for `gpus` GPUs, else in the table for
+    the most GPUs fewer than it (what trains on fewer GPUs trains on more: the states shard wider, and an SP
+    at least the cell's keeps the tokens per GPU at most the cell's), unless the table for `gpus` GPUs, of
+    this GPU type or of one with at least its memory (`larger`, `larger_tables`), says the cell's setting
+    runs out of memory at L (`refuting_row`: a measurement decides). A table of one GPU vouches for no other
+    count (one GPU has no collective-communication buffers), and no table vouches past `MAX_ESTIMATED_GPUS`
+    (`vouches_for`). None when no cell vouches."""
     own = sorted(row for n, row in rows if n == gpus and row >= length)
     if own and settings.get((gpus, own[0])) == setting:
         return "documented", SourceCell(model=columns[gpus], gpus=gpus, max_model_len=own[0], setting=setting.label)
