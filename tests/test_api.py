@@ -486,3 +486,15 @@ def test_the_result_types_keep_their_json_schema():
     assert {"model", "gpus", "max_model_len", "setting", "gpu"} <= set(source["properties"])
     answer = solver.Answer.model_json_schema(mode="serialization")
     assert answer["$defs"]["Plan"]["properties"].keys() == plan_schema["properties"].keys()
+
+
+def test_a_plan_dumped_without_its_token_budget_keeps_lowered_budget():
+    (answer,) = solver.plan("8B", gpu="h20", max_model_len=131072, budget_gpus=4, token_budget="auto")
+    best = answer.plans[0]
+    assert best.lowered_budget is True
+    assert best.model_dump(exclude={"max_token_len_per_gpu"})["lowered_budget"] is True
+    assert best.model_dump(mode="json", include={"gpus", "lowered_budget"}) == {"gpus": best.gpus,
+                                                                                "lowered_budget": True}
+    # With it, the flag stands right after it.
+    keys = list(best.model_dump(mode="json"))
+    assert keys[keys.index("max_token_len_per_gpu") + 1] == "lowered_budget"

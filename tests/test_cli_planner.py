@@ -1236,3 +1236,12 @@ def test_a_plan_at_another_token_budget_has_the_cautions_of_its_own_room():
     assert best.headroom_gb < 2 and any("GiB to spare where the estimate extrapolates" in c for c in best.cautions)
     roomier = at_token_budget(catalog, query, answer.gpu, best, 8192 // best.sp)
     assert roomier.headroom_gb >= 2 and roomier.cautions == ()
+
+
+def test_the_host_memory_line_of_a_plan_without_offload_says_it_is_the_load(cli):
+    flags = ("--model", "llama-3.1-70b", "--gpu", "h200", "--gpus", "16", "--len", "32k", "--host-ram", "264")
+    status, out, _ = cli(*flags)
+    assert status == 0 and "host memory    262.9 GiB per node while the model loads (--host-ram)" in out
+    assert "for Offload" not in out
+    status, out, _ = cli(*flags[:-1], "1000", "--offload")  # with Offload: its states, or the load where that is more
+    assert status == 0 and "GiB per node for Offload (--host-ram)" in out

@@ -1902,3 +1902,16 @@ def test_from_config_names_a_reference_offload_policy_without_fsdp2(cli, tmp_pat
     assert status == 0 and json.loads(out)[0]["current"]["config_problems"] == [
         ("the offload flags are set, but trainer.trainer_strategy is fsdp, not fsdp2: the tables' Offload is FSDP2's "
          "CPU offload, so the verdict takes Offload as off")]
+
+
+def test_from_config_says_a_trainer_level_offload_policy_without_fsdp2_once(cli, tmp_path: Path):
+    # Trinity 0.6's trainer.offload_policy under FSDP1: the note on the offload flags says it; the rule's own
+    # problem is not said beside it.
+    config = tmp_path / "trinity.yaml"
+    config.write_text("mode: train\nmodel: {model_path: Qwen/Qwen3-4B, max_model_len: 8192}\n"
+                      "cluster: {node_num: 1, gpu_per_node: 2}\n"
+                      "trainer: {trainer_strategy: fsdp, offload_policy: true}\n", encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--json")
+    assert status == 0 and json.loads(out)[0]["current"]["config_problems"] == [
+        ("the offload flags are set, but trainer.trainer_strategy is fsdp, not fsdp2: the tables' Offload is FSDP2's "
+         "CPU offload, so the verdict takes Offload as off")]

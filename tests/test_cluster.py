@@ -1522,3 +1522,29 @@ def test_offload_jobs_do_not_share_a_node_that_holds_their_raw_needs_but_not_the
     result = solved(two_offload_jobs(622.58), tmp_path)
     assert [p["job"] for p in result["placements"]] == ["chat-a"]
     assert solved(two_offload_jobs(622.6), tmp_path)["objective"] == 3  # with 622.6 they share it
+
+
+def test_minimize_nodes_says_it_counts_nodes_where_the_jobs_do_not_all_fit_together(cli, tmp_path: Path):
+    path = tmp_path / "fleet.yaml"
+    path.write_text("pools: [{name: a100, gpu: a100, nodes: 1, gpus_per_node: 8}]\n"
+                    "jobs: [{name: a, model: 8B, max_model_len: 65536}, {name: b, model: 8B, max_model_len: 65536},"
+                    " {name: c, model: 8B, max_model_len: 65536}]\n", encoding="utf-8")
+    status, out, _ = cli("cluster", str(path), "--minimize", "nodes", "--json")
+    result = json.loads(out)
+    assert (status, result["status"], result["objective"], result["objective_counts"], result["placements"]) == (
+        1, "infeasible", None, "nodes", [])
+    _, out, _ = cli("cluster", str(path), "--json")  # without: as many as fit (two), counted by priority
+    result = json.loads(out)
+    assert (len(result["placements"]), result["objective_counts"]) == (2, "priority")
+
+
+def test_jobs_on_whole_nodes_count_every_node_in_what_they_need(cli, tmp_path: Path):
+    # 4 trainer + 8 rollout GPUs do not fit a node of 8: each job takes two whole nodes, 16 GPUs.
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools: [{name: a, gpu: a100, nodes: 3, gpus_per_node: 8}]\n"
+                     "jobs: [{name: x, model: 8B, max_model_len: 65536, rollout_gpus: 8}, "
+                     "{name: y, model: 8B, max_model_len: 65536, rollout_gpus: 8}]\n", encoding="utf-8")
+    status, out, _ = cli("cluster", str(fleet), "--minimize", "nodes", "--json")
+    assert status == 1 and {entry["reason"] for entry in json.loads(out)["unplaced"]} == {
+        ("the jobs do not all fit the fleet together: at their fewest they take 32 GPUs, more than the fleet's 24; "
+         "without --minimize nodes, as many as fit are placed")}
