@@ -299,8 +299,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("--model", metavar="M", help="model: Qwen3-4B, 4B, qwen3-4b, ... (or from --from-config)")
-    parser.add_argument("--gpu", metavar="G", help="GPU type (a100, h20, h100, b200, ...: tables/gpus.yaml); "
-                        "default: each one with tables")
+    parser.add_argument("--gpu", metavar="G", help="GPU type (a100, h20, h100, b200, ...; an unknown name lists "
+                        "them all); default: each one with tables")
     parser.add_argument("--gpus", metavar="N", type=positive_int, help="trainer GPU budget: use at most N")
     parser.add_argument("--len", metavar="L", type=token_count, dest="max_model_len",
                         help="max_model_len in tokens (32768 or 32k)")
