@@ -31,6 +31,7 @@ _EXPORTS = {
     "ClusterResult": "solver.results",
     "Placement": "solver.results",
     "Unplaced": "solver.results",
+    "PoolUse": "solver.results",
     "TablesVerdict": "solver.rules",
     "SourceCell": "solver.rules",
     "CurrentSettings": "solver.results",
@@ -81,6 +82,7 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_api.py
     from solver.results import CurrentSettings as CurrentSettings
     from solver.results import Placement as Placement
     from solver.results import Plan as Plan
+    from solver.results import PoolUse as PoolUse
     from solver.results import Reason as Reason
     from solver.results import Unplaced as Unplaced
     from solver.rules import SourceCell as SourceCell

@@ -32,7 +32,16 @@ from ortools.sat.python import cp_model
 from solver.memory import estimated_counts, host_memory_gib, shown_host_gib, shown_host_need
 from solver.model import LeanCpModel, new_cp_solver
 from solver.query import EstimateMode, Query, TokenBudgetMode, check_token_budget, make_query
-from solver.results import ClusterResult, Placement, PlacementCount, Plan, Status, Unplaced, host_need_words
+from solver.results import (
+    ClusterResult,
+    Placement,
+    PlacementCount,
+    Plan,
+    PoolUse,
+    Status,
+    Unplaced,
+    host_need_words,
+)
 from solver.rules import rollout_layout, validated_length
 from solver.solve import answer_for, checked
 from solver.tables import MAX_ESTIMATED_GPUS, AtLeast, Catalog, Fleet, MemoryModel, Pool, Weights, counted, load_weights
@@ -214,6 +223,14 @@ def _ways(planner: _Planner, fleet: Fleet, index: int, pool_index: int, counts: 
                                rollout_gpus=room[2], gain=gain, cost=round(found.cost * COST_SCALE),
                                host_mib=planner.host_mib(job.model, gpus, found.offload) if shares_node else 0))
     return ways
+
+
+def pool_use(fleet: Fleet, placements: Sequence[Placement]) -> tuple[PoolUse, ...]:
+    """What `placements` use of each pool of `fleet`: the nodes a job uses, and the GPUs the jobs take."""
+    return tuple(PoolUse(pool=pool.name, nodes=pool.nodes, gpus=pool.nodes * pool.gpus_per_node,
+                         nodes_used=len({node for p in placements if p.pool == pool.name for node in p.nodes}),
+                         gpus_used=sum(p.trainer_gpus + p.rollout_gpus for p in placements if p.pool == pool.name))
+                 for pool in fleet.pools)
 
 
 def option_name(fleet: Fleet, option: Option) -> str:
@@ -410,7 +427,8 @@ def place(
                                                      "nowhere") for i, job in enumerate(fleet.jobs) if i not in stuck)
         return ClusterResult(status="unknown" if planner.undecided else "infeasible", objective=None, bound=None,
                              objective_counts="nodes", placements=(), unplaced=unplaced + others,
-                             undecided_ways=planner.undecided, wall_time_s=time.monotonic() - started)
+                             pools=pool_use(fleet, ()), undecided_ways=planner.undecided,
+                             wall_time_s=time.monotonic() - started)
     built = build_placement_model(fleet, options, every_job)
     nodes_used = sum(built.pattern_counts.values()) + sum(
         o.whole_nodes * x for o, x in zip(options, built.chosen) if o.whole_nodes)
@@ -441,7 +459,7 @@ def place(
             proved = first_failed == cp_model.INFEASIBLE and not rounded_only and not planner.undecided
             verdict: Status = "infeasible" if proved else "unknown"
             return ClusterResult(status=verdict, objective=None, bound=None, objective_counts=counted_by,
-                                 placements=(),
+                                 placements=(), pools=pool_use(fleet, ()),
                                  unplaced=_all_unplaced(fleet, verdict, interrupt.caught,
                                                         host_rounded if rounded_only else (), options),
                                  host_rounded=host_rounded, undecided_ways=planner.undecided,
@@ -462,7 +480,8 @@ def place(
         placements, unplaced = _decode(fleet, options, values, counts, planner, False, first_proven)
     return ClusterResult(status="optimal" if proven and not host_rounded and not undecided else "feasible",
                          objective=objective, bound=bound, objective_counts=counted_by, placements=placements,
-                         unplaced=unplaced, host_rounded=host_rounded, undecided_ways=undecided,
+                         unplaced=unplaced, pools=pool_use(fleet, placements), host_rounded=host_rounded,
+                         undecided_ways=undecided,
                          wall_time_s=time.monotonic() - started, interrupted=interrupted)
 
 
@@ -911,7 +930,8 @@ def greedy(fleet: Fleet, catalog: Catalog, weights: Weights | None = None,
     placements = tuple(_placement(planner, fleet, o, spot, first_gpu[i]) for i, (o, spot) in sorted(choice.items()))
     unplaced = _unplaced(planner, fleet, options, set(choice))
     total = sum(fleet.jobs[i].priority for i in choice)
-    return ClusterResult(status="feasible", objective=total, bound=None, placements=placements, unplaced=unplaced)
+    return ClusterResult(status="feasible", objective=total, bound=None, placements=placements, unplaced=unplaced,
+                         pools=pool_use(fleet, placements))
 
 
 def _first_fit(option: Option, free: list[tuple[int, int | None]], untouched: list[bool]) -> list[int] | None:

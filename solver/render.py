@@ -21,6 +21,7 @@ from solver.results import (
     CurrentSettings,
     Placement,
     Plan,
+    PoolUse,
     Reason,
     host_need_words,
     index_range,
@@ -463,17 +464,13 @@ def cluster_json(result: ClusterResult) -> str:
     return json.dumps(result.model_dump(mode="json"), indent=2)
 
 
-def _pool_view(pool: Pool, here: list[Placement], asked: Mapping[str, int]) -> RenderableType:
-    """A pool's table: a row per job placed `here` (its nodes, GPUs, trainer and rollout GPUs against those it
-    `asked`, plan, length, cost, evidence and host memory), or its title alone where nothing is placed."""
-    used: dict[int, int] = {}
-    for placement in here:
-        for node in placement.nodes:
-            share = (placement.trainer_gpus + placement.rollout_gpus) // len(placement.nodes)
-            used[node] = used.get(node, 0) + share
+def _pool_view(pool: Pool, use: PoolUse, here: list[Placement], asked: Mapping[str, int]) -> RenderableType:
+    """A pool's table, under what the placement `use`s of it: a row per job placed `here` (its nodes, GPUs, trainer
+    and rollout GPUs against those it `asked`, plan, length, cost, evidence and host memory), or its title alone
+    where nothing is placed."""
     host_ram = f" ({pool.host_ram_gb:g} GiB host memory each)" if pool.host_ram_gb is not None else ""
-    title = (f"pool {pool.name}: {pool.nodes} x {pool.gpus_per_node} {pool.gpu}{host_ram}; {counted(len(used), 'node')} and "
-             f"{sum(used.values())} of {pool.nodes * pool.gpus_per_node} GPUs used")
+    title = (f"pool {pool.name}: {pool.nodes} x {pool.gpus_per_node} {pool.gpu}{host_ram}; "
+             f"{counted(use.nodes_used, 'node')} and {use.gpus_used} of {use.gpus} GPUs used")
     if not here:  # a title, without an empty table
         return Text(title, style="italic")
     # Each job's host memory per node where the pool checks it (its Offload, or its load), else Offload's.
@@ -536,8 +533,8 @@ def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = Fal
             "is not proven best",
             style="yellow"))
     asked = {job.name: job.rollout_gpus for job in fleet.jobs}
-    for pool in fleet.pools:
-        renderables.append(_pool_view(pool, [p for p in result.placements if p.pool == pool.name], asked))
+    for pool, use in zip(fleet.pools, result.pools, strict=True):
+        renderables.append(_pool_view(pool, use, [p for p in result.placements if p.pool == pool.name], asked))
     cautioned: dict[str, list[str]] = {}  # each caution once, with the jobs it is about
     for placement in result.placements:
         for caution in placement.plan.cautions:

@@ -383,6 +383,17 @@ class Unplaced(Frozen):
     reason: str
 
 
+class PoolUse(Frozen):
+    """What a placement uses of one pool."""
+
+    pool: str
+    nodes: int = Field(description="the pool's nodes")
+    gpus: int = Field(description="the pool's GPUs, all nodes together")
+    nodes_used: int = Field(description="the nodes at least one placed job uses")
+    gpus_used: int = Field(description="the GPUs the placed jobs run on, trainer and rollout (a job on whole nodes "
+                           "may leave some of them idle)")
+
+
 class ClusterResult(_Timed):
     """The placement of a fleet's jobs: status, the first objective and its proven bound, and the jobs."""
 
@@ -395,6 +406,7 @@ class ClusterResult(_Timed):
                               "placement with the host memory rounded)")
     placements: tuple[Placement, ...]
     unplaced: tuple[Unplaced, ...]
+    pools: tuple[PoolUse, ...] = Field(description="what the placement uses of each pool, in the fleet's order")
     host_rounded: tuple[str, ...] = Field(default=(), description=(
         "pools whose jobs' host memory the placement rounded up into a few classes (the ways to fill "
         "a node were too many otherwise): safe, but optimal and the bound only as rounded, so the status is "

@@ -571,6 +571,17 @@ def check_placements(
             else:
                 usage.setdefault((pool["name"], node), []).append((name, g, True, 0.0))
 
+    # What the result says it uses of each pool: the nodes the placements list, and their trainer and rollout GPUs.
+    if "pools" in result:
+        expected = [{"pool": name, "nodes": pool["nodes"], "gpus": pool["nodes"] * pool["gpus_per_node"],
+                     "nodes_used": len({(entry["pool"], node) for entry in placements if entry.get("pool") == name
+                                        for node in entry.get("nodes", [])}),
+                     "gpus_used": sum(entry.get("trainer_gpus", 0) + entry.get("rollout_gpus", 0)
+                                      for entry in placements if entry.get("pool") == name)}
+                    for name, pool in pools.items()]
+        if result["pools"] != expected:
+            problems.append(f"pools {result['pools']}, expected {expected}")
+
     # Capacity.
     for (pool_name, node), users in sorted(usage.items()):
         g, host_ram = pools[pool_name]["gpus_per_node"], pools[pool_name].get("host_ram_gb")

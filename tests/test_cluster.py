@@ -538,6 +538,7 @@ def test_cli_cluster_prints_tables_and_json(cli, tmp_path: Path):
     path = tmp_path / "fleet.yaml"
     path.write_text(FLEET_FILE, encoding="utf-8")
     status, out, err = cli("cluster", str(path))
+    out_text = out
     assert (status, err) == (0, "")
     assert "status: optimal; placed priority (of 7): 7, proven bound 7" in out and "pool a100: 2 x 8 A100-80GB" in out
     # tiny (2 trainer + 1 rollout GPUs) does not grow onto the one GPU left idle beside math-4b: 3 trainer GPUs
@@ -546,8 +547,12 @@ def test_cli_cluster_prints_tables_and_json(cli, tmp_path: Path):
     assert "│ 0     │ 4-6  │ tiny     │       2 │       1 │ vanilla " in tiny and "(+" not in out
     status, out, _ = cli("cluster", str(path), "--json")
     result = json.loads(out)
-    assert list(result) == ["status", "objective", "objective_counts", "bound", "placements", "unplaced",
+    assert list(result) == ["status", "objective", "objective_counts", "bound", "placements", "unplaced", "pools",
                             "host_rounded", "undecided_ways", "interrupted"]
+    # What the pools' titles say: 2 nodes and 15 of 16 GPUs used in a100, 1 node and 6 of 8 in h20.
+    assert result["pools"] == [{"pool": "a100", "nodes": 2, "gpus": 16, "nodes_used": 2, "gpus_used": 15},
+                               {"pool": "h20", "nodes": 1, "gpus": 8, "nodes_used": 1, "gpus_used": 6}]
+    assert "pool a100: 2 x 8 A100-80GB; 2 nodes and 15 of 16 GPUs used" in out_text
     assert (result["objective"], result["objective_counts"], result["interrupted"]) == (7, "priority", False)
     assert set(result["placements"][0]) == {"job", "pool", "model", "gpu", "nodes", "gpu_indexes", "trainer_gpus",
                                             "rollout_gpus", "plan", "widened_from", "host_memory_gb"}
@@ -891,11 +896,13 @@ def test_nodes_are_hosts_of_at_most_16_gpus(tmp_path: Path):
 def test_a_placement_without_a_proven_bound_says_so(tmp_path: Path):
     from rich.console import Console
 
+    from solver.cluster import pool_use
     from solver.render import cluster_view
     from solver.results import ClusterResult
 
     fleet = fleet_of({"pools": [ONE_NODE], "jobs": [{"name": "a", "model": "4B", "max_model_len": 4096}]}, tmp_path)
-    result = ClusterResult(status="feasible", objective=0, bound=None, placements=(), unplaced=())
+    result = ClusterResult(status="feasible", objective=0, bound=None, placements=(), unplaced=(),
+                           pools=pool_use(fleet, ()))
     console = Console(width=200, record=True, file=io.StringIO())
     console.print(cluster_view(result, fleet))
     assert console.export_text().splitlines()[0] == "status: feasible; placed priority (of 1): 0, no bound proven (time ran out)"
