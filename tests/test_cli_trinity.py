@@ -1884,34 +1884,25 @@ def test_write_with_aliases_of_aliases_walks_each_once(cli, tmp_path: Path):
     assert status == 0 and "which trainer.trainer_config.actor_rollout_ref.ref.fsdp_config repeats (*offload)" in err
 
 
-def test_from_config_names_a_reference_offload_policy_without_fsdp2(cli, tmp_path: Path):
-    # The notes speak of the actor's offload flags only: the ref's offload_policy under FSDP1 is a problem named
-    # on its own (it was dropped with the actor's, which the notes say).
-    config = tmp_path / "trinity.yaml"
-    config.write_text("mode: train\nmodel: {model_path: Qwen/Qwen3-4B, max_model_len: 8192}\n"
-                      "cluster: {node_num: 1, gpu_per_node: 2}\n"
-                      "trainer: {trainer_strategy: fsdp, trainer_config: {actor_rollout_ref: {ref: {fsdp_config: "
-                      "{offload_policy: true}}}}}\n", encoding="utf-8")
-    status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--json")
-    assert status == 0 and json.loads(out)[0]["current"]["config_problems"] == [
-        ("trainer.trainer_config.actor_rollout_ref.ref.fsdp_config.offload_policy needs trainer.trainer_strategy "
-         "fsdp2, got 'fsdp'")]
-    # The actor's, which a note names, is said once.
-    config.write_text(config.read_text(encoding="utf-8").replace("{ref:", "{actor:"), encoding="utf-8")
-    status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--json")
-    assert status == 0 and json.loads(out)[0]["current"]["config_problems"] == [
-        ("the offload flags are set, but trainer.trainer_strategy is fsdp, not fsdp2: the tables' Offload is FSDP2's "
-         "CPU offload, so the verdict takes Offload as off")]
+FSDP1_OFFLOAD_NOTE = ("the offload flags are set, but trainer.trainer_strategy is fsdp, not fsdp2: the tables' Offload "
+                      "is FSDP2's CPU offload, so the verdict takes Offload as off")
 
 
-def test_from_config_says_a_trainer_level_offload_policy_without_fsdp2_once(cli, tmp_path: Path):
-    # Trinity 0.6's trainer.offload_policy under FSDP1: the note on the offload flags says it; the rule's own
-    # problem is not said beside it.
+@pytest.mark.parametrize(("trainer", "problems"), [
+    # The notes speak of the actor's offload flags (or Trinity 0.6's under trainer) only: the ref's offload_policy
+    # under FSDP1 is a problem named on its own.
+    ("trainer_config: {actor_rollout_ref: {ref: {fsdp_config: {offload_policy: true}}}}",
+     [("trainer.trainer_config.actor_rollout_ref.ref.fsdp_config.offload_policy needs trainer.trainer_strategy "
+       "fsdp2, got 'fsdp'")]),
+    # The actor's, and Trinity 0.6's trainer.offload_policy, which the note names, are said once.
+    ("trainer_config: {actor_rollout_ref: {actor: {fsdp_config: {offload_policy: true}}}}", [FSDP1_OFFLOAD_NOTE]),
+    ("offload_policy: true", [FSDP1_OFFLOAD_NOTE]),
+], ids=["ref", "actor", "trainer"])
+def test_from_config_names_an_offload_policy_without_fsdp2_once(cli, tmp_path: Path, trainer: str,
+                                                                  problems: list[str]):
     config = tmp_path / "trinity.yaml"
     config.write_text("mode: train\nmodel: {model_path: Qwen/Qwen3-4B, max_model_len: 8192}\n"
-                      "cluster: {node_num: 1, gpu_per_node: 2}\n"
-                      "trainer: {trainer_strategy: fsdp, offload_policy: true}\n", encoding="utf-8")
+                      f"cluster: {{node_num: 1, gpu_per_node: 2}}\ntrainer: {{trainer_strategy: fsdp, {trainer}}}\n",
+                      encoding="utf-8")
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--json")
-    assert status == 0 and json.loads(out)[0]["current"]["config_problems"] == [
-        ("the offload flags are set, but trainer.trainer_strategy is fsdp, not fsdp2: the tables' Offload is FSDP2's "
-         "CPU offload, so the verdict takes Offload as off")]
+    assert status == 0 and json.loads(out)[0]["current"]["config_problems"] == problems

@@ -578,13 +578,18 @@ def test_cli_cluster_prints_tables_and_json(cli, tmp_path: Path):
     status, out, _ = cli("cluster", str(example), "--minimize", "nodes", "--json")
     result = json.loads(out)
     assert (status, result["objective"], result["objective_counts"], result["bound"]) == (0, 3, "nodes", 3)
-    path.write_text("pools: [{name: a, gpu: a100, nodes: 1, gpus_per_node: 8}]\njobs:\n"
-                    "  - {name: ok, model: 0.6B, max_model_len: 8192}\n"
-                    "  - {name: huge, model: 8B, max_model_len: 2000000}\n", encoding="utf-8")
-    status, out, _ = cli("cluster", str(path), "--minimize", "nodes", "--json")
+    # A job that fits nowhere, or jobs that each fit but not all together (the search proves it).
+    for jobs in (("  - {name: ok, model: 0.6B, max_model_len: 8192}\n"
+                  "  - {name: huge, model: 8B, max_model_len: 2000000}\n"),
+                 "".join(f"  - {{name: {name}, model: 8B, max_model_len: 65536}}\n" for name in "abc")):
+        path.write_text(f"pools: [{{name: a, gpu: a100, nodes: 1, gpus_per_node: 8}}]\njobs:\n{jobs}", encoding="utf-8")
+        status, out, _ = cli("cluster", str(path), "--minimize", "nodes", "--json")
+        result = json.loads(out)
+        assert (status, result["status"], result["objective"], result["objective_counts"], result["placements"]) == (
+            1, "infeasible", None, "nodes", [])
+    _, out, _ = cli("cluster", str(path), "--json")  # without: as many as fit (two), counted by priority
     result = json.loads(out)
-    assert (status, result["status"], result["objective"], result["objective_counts"], result["placements"]) == (
-        1, "infeasible", None, "nodes", [])
+    assert (len(result["placements"]), result["objective_counts"]) == (2, "priority")
 
 
 def test_cli_cluster_no_estimate_plans_from_the_tables_alone(cli, tmp_path: Path):
@@ -1529,20 +1534,6 @@ def test_offload_jobs_do_not_share_a_node_that_holds_their_raw_needs_but_not_the
     result = solved(two_offload_jobs(622.58), tmp_path)
     assert [p["job"] for p in result["placements"]] == ["chat-a"]
     assert solved(two_offload_jobs(622.6), tmp_path)["objective"] == 3  # with 622.6 they share it
-
-
-def test_minimize_nodes_says_it_counts_nodes_where_the_jobs_do_not_all_fit_together(cli, tmp_path: Path):
-    path = tmp_path / "fleet.yaml"
-    path.write_text("pools: [{name: a100, gpu: a100, nodes: 1, gpus_per_node: 8}]\n"
-                    "jobs: [{name: a, model: 8B, max_model_len: 65536}, {name: b, model: 8B, max_model_len: 65536},"
-                    " {name: c, model: 8B, max_model_len: 65536}]\n", encoding="utf-8")
-    status, out, _ = cli("cluster", str(path), "--minimize", "nodes", "--json")
-    result = json.loads(out)
-    assert (status, result["status"], result["objective"], result["objective_counts"], result["placements"]) == (
-        1, "infeasible", None, "nodes", [])
-    _, out, _ = cli("cluster", str(path), "--json")  # without: as many as fit (two), counted by priority
-    result = json.loads(out)
-    assert (len(result["placements"]), result["objective_counts"]) == (2, "priority")
 
 
 def test_jobs_on_whole_nodes_count_every_node_in_what_they_need(cli, tmp_path: Path):
