@@ -84,6 +84,17 @@ Multiplier = Annotated[float, Ge(0), Le(1000), AllowInfNan(False)]
 """A memory-model multiplier: finite, from 0 to 1000 (the calibration's bounds are far inside)."""
 Text = Annotated[str, Strict(), MinLen(1)]
 
+
+def _printable(text: str) -> str:
+    """`text`, if printable (no control characters, which would reach the terminal), else `ValueError`."""
+    if not text.isprintable():
+        raise ValueError(f"must be printable text (no control characters), got {text!r}")
+    return text
+
+
+PrintableText = Annotated[Text, AfterValidator(_printable)]
+"""Text that output shows as it is (a name, a source, a table's heading): no control characters."""
+
 NO_SETTING = "-"
 """The source's cell text for "no setting trains this model at this length"."""
 
@@ -261,8 +272,13 @@ class Model(Frozen):
 class Source(Frozen):
     """Where a table file's numbers come from."""
 
-    document: Text
-    section: Text
+    document: PrintableText
+    section: PrintableText
+
+
+def _printable_source(source: Source | str) -> Source | str:
+    """A GPU type's `source`, if printable where it is text (a `Source`'s fields check themselves)."""
+    return _printable(source) if isinstance(source, str) else source
 
 
 def source_words(source: Source | str) -> str:
@@ -300,8 +316,8 @@ class Table(Frozen):
     """The documented settings for one GPU type at one trainer GPU count."""
 
     gpus: GpuCount
-    section: Text
-    source: Text | None = Field(default=None, description=(
+    section: PrintableText
+    source: PrintableText | None = Field(default=None, description=(
         "where the table's numbers come from, where not from its GPU type's source: a cells file's table joined "
         "to a GPU type of the catalogue (`Catalog.with_tables`) names the file's source; None otherwise"))
     models: tuple[Text, ...]
@@ -414,7 +430,7 @@ class GpuType(Frozen):
     memory_mib: Annotated[Count, Le(MAX_GPU_MEMORY_GB * 1024)] | None = Field(default=None, description=(
         "memory as the driver reports it (nvidia-smi's or amd-smi's total, MiB): what CUDA allocates from"))
     aliases: tuple[Text, ...] = ()
-    source: Source | Text
+    source: Annotated[Source | Text, AfterValidator(_printable_source)]
     tables: tuple[Table, ...] = ()
     rocm: bool = Field(default=False, description=(
         "an AMD GPU, which PyTorch runs through ROCm (its allocator reads PYTORCH_HIP_ALLOC_CONF too)"))
@@ -516,17 +532,10 @@ class AtLeast(Frozen):
     at_least: AskedTokens
 
 
-def _printable(text: str) -> str:
-    """`text`, if printable (no control characters, which would reach the terminal), else `ValueError`."""
-    if not text.isprintable():
-        raise ValueError(f"must be printable text (no control characters), got {text!r}")
-    return text
-
-
 class Pool(Frozen):
     """A pool of identical nodes in the fleet."""
 
-    name: Annotated[Text, AfterValidator(_printable)]
+    name: PrintableText
     gpu: Text
     nodes: GpuCount
     gpus_per_node: Annotated[int, Strict(), Gt(0), Le(MAX_NODE_GPUS)] = Field(description=(

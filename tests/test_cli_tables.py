@@ -367,3 +367,20 @@ def test_tables_for_more_gpus_than_plans_take_are_checked_too(cli, tmp_path: Pat
     assert cli("tables", "--cells", str(cells), "--check") == (1, (
         "warning: L40S-48GB, Qwen3-0.6B at 8192: vanilla trains on 8 GPUs but 128 GPUs need Env (more GPUs only "
         "shard the states further)\n1 contradiction in 562 cells\n"), "")
+
+
+@pytest.mark.parametrize(("source", "section", "message"), [
+    ('"made \\e[31mup"', "1 x L40S", "source: must be printable text (no control characters), got 'made \\x1b[31mup'"),
+    ("made up", '"1 x \\e[2J L40S"',
+     "table gpus=1, section: must be printable text (no control characters), got '1 x \\x1b[2J L40S'"),
+], ids=["source", "section"])
+def test_a_cells_file_with_control_characters_where_output_shows_its_words_is_refused(
+        cli, tmp_path: Path, source: str, section: str, message: str):
+    # A source or a table's heading is printed as it is (the line under each table): an escape sequence in it
+    # would reach the terminal.
+    cells = tmp_path / "l40s.yaml"
+    cells.write_text(f"gpu: L40S-48GB\nmemory_gb: 48\nsource: {source}\ntables:\n  - {{gpus: 1, section: {section}, "
+                     "models: [Qwen3-0.6B], rows: [{max_model_len: 8192, cells: {Qwen3-0.6B: vanilla}}]}\n",
+                     encoding="utf-8")
+    status, out, err = cli("tables", "--cells", str(cells), "--gpu", "l40s")
+    assert (status, out, err) == (2, "", f"solve tables: error: {cells}: {message}\n")
