@@ -1564,10 +1564,10 @@ def _yarn_coverage_problem(factor: float, original: float, native: int, length: 
 def _check_dynamic_batch(checks: _ConfigChecks) -> None:
     """Check that the dynamic batch size keys (`DYNAMIC_BATCH_KEYS`) are booleans, and on."""
     for path in DYNAMIC_BATCH_KEYS:
-        if not _boolean_like(checks.value(path)):
-            checks.problems.append(f"{'.'.join(path)} must be true or false, got {brief(checks.value(path))}: Trinity "
-                                   "refuses it")
-        elif _turned_off(checks.value(path)):
+        value = checks.value(path)  # once: an unresolvable value is one problem, not one per look
+        if not _boolean_like(value):
+            checks.problems.append(f"{'.'.join(path)} must be true or false, got {brief(value)}: Trinity refuses it")
+        elif _turned_off(value):
             scope = ROLE_KEY_SCOPES.get(path)
             checks.problems.append(f"{'.'.join(path)} is false: verl then ignores the token budget "
                                    "(max_token_len_per_gpu), which the tables measured and the plan sets, and fills "

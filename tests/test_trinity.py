@@ -908,6 +908,10 @@ def _config(**trainer: Any) -> dict[str, Any]:
                                                                  "original_max_position_embeddings": 40960}}},
             "4B", 1, ["cannot check model.rope_scaling.factor: environment variable FACTOR is not set"],
         ),
+        (  # a dynamic batch flag that cannot be read is one problem, however often the checks look at it
+            {"trainer": {"use_dynamic_bsz": "${oc.env:DYNAMIC}"}},
+            "4B", 1, ["cannot check trainer.use_dynamic_bsz: environment variable DYNAMIC is not set"],
+        ),
         (
             {"trainer": {"trainer_config": {"actor_rollout_ref": {"ref": {"fsdp_config": {"offload_policy": True}}}}}},
             "4B",
