@@ -28,23 +28,25 @@ def pages(root: Path) -> list[Path]:
 
 def printed(command: str, root: Path) -> str:
     """What ``solve`` prints, stdout then stderr, for one ``$ solve ...`` line run in `root`, trailing
-    spaces removed."""
+    spaces removed, and then ``(exit status N)`` where the status is not 0."""
     out, err = io.StringIO(), io.StringIO()
+    status: object = 0
     here, columns = Path.cwd(), os.environ.get("COLUMNS")
     os.chdir(root)  # the docs' paths are relative to the repository
     os.environ["COLUMNS"] = "100"  # argparse wraps --help to the terminal: make it the same everywhere
     try:
         with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-            main(shlex.split(command)[2:])
-    except SystemExit:
-        pass
+            status = main(shlex.split(command)[2:])
+    except SystemExit as exit_:
+        status = exit_.code
     finally:
         os.chdir(here)
         if columns is None:
             os.environ.pop("COLUMNS", None)
         else:
             os.environ["COLUMNS"] = columns
-    return "\n".join(line.rstrip() for line in (out.getvalue() + err.getvalue()).splitlines()) + "\n"
+    shown = [line.rstrip() for line in (out.getvalue() + err.getvalue()).splitlines()]
+    return "\n".join([*shown, *([f"(exit status {status})"] if status else [])]) + "\n"
 
 
 def regenerate(page: Path, root: Path) -> bool:
