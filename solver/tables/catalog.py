@@ -1,0 +1,505 @@
+"""The catalogue: GPU types and models resolved by name, their cells, and the contradiction checks."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from pathlib import Path
+from types import MappingProxyType
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from solver.tables.inputs import Fleet, Pool
+from solver.tables.reading import load_gpu_type
+from solver.tables.schema import (
+    CONFIG_SHAPE,
+    MAX_ESTIMATED_GPUS,
+    MAX_GPUS,
+    Frozen,
+    GpuType,
+    Model,
+    Setting,
+    Shape,
+    Table,
+    cell_text,
+    source_words,
+)
+from solver.tables.text import (
+    QueryError,
+    TableError,
+    _normalise,
+    _shown,
+    and_more,
+    brief,
+    check_types,
+    counted,
+    smi_name_form,
+)
+
+
+class Cell(Frozen):
+    """One documented cell, flattened: which GPU type, count, model and length, and its setting."""
+
+    gpu: str
+    gpus: int
+    model: str
+    max_model_len: int
+    setting: Setting | None
+    source: str = Field(description="where its table's numbers come from (`Table.source`, else the GPU type's)")
+    section: str = Field(description="its table's heading")
+
+
+def model_name_from_path(model_path: str) -> str:
+    """The model's name in a Hugging Face id or a local path: its last part (``Qwen/Qwen3-8B`` -> ``Qwen3-8B``)."""
+    return re.split(r"[\\/]", model_path.strip().rstrip("/\\"))[-1]
+
+
+def _is_short_form(alias: str, name: str) -> bool:
+    """Whether `alias` is the end of `name` (``8B`` of Qwen3-8B), which an error's list of names need not show."""
+    return _normalise(name).endswith("-" + _normalise(alias))
+
+
+def _accepted(entries: tuple[Any, ...]) -> str:
+    """The models or GPU types an error lists as accepted: each name, with the names that extend it as
+    variants (``Qwen3-8B(-Base)``), each with its aliases but short forms."""
+    def root(entry: Any) -> Any:
+        """The shortest name that `entry`'s extends (``Qwen3-8B`` for ``Qwen3-8B-Base``), or None."""
+        return min((other for other in entries if _normalise(entry.name).startswith(_normalise(other.name) + "-")),
+                   key=lambda other: len(other.name), default=None)
+
+    def aliases(entry: Any, form: str) -> str:
+        shown = [alias for alias in entry.aliases if not _is_short_form(alias, entry.name)]
+        return form.format(", ".join(shown)) if shown else ""
+
+    listed = []
+    for entry in entries:
+        if root(entry) is None:
+            variants = "|".join(other.name[len(entry.name):] + aliases(other, " [{}]") for other in entries
+                                if root(other) is entry)
+            listed.append(entry.name + (f"({variants})" if variants else "") + aliases(entry, " ({})"))
+    return ", ".join(listed)
+
+
+def _resolve(kind: str, name: str, entries: tuple[Any, ...], wanted_name: str | None = None) -> Any:
+    """The entry that `name` names (or `wanted_name`, a form of it, when given); `QueryError` naming `name`."""
+    if not isinstance(name, str):
+        raise QueryError(f"a {kind} is named by a string, got {brief(name)}")
+    wanted = _normalise(wanted_name or name)
+    for entry in entries:
+        if wanted in {_normalise(entry.name), *map(_normalise, entry.aliases)}:
+            return entry
+    accepted = _accepted(entries)
+    short = next(((alias, e.name) for e in entries for alias in e.aliases if _is_short_form(alias, e.name)), None)
+    accepted += f"; short forms such as {short[0]} for {short[1]} too" if short else ""
+    names = {_normalise(known): entry.name for entry in entries for known in (entry.name, *entry.aliases)}
+    # A guess only where one name extends the other (30B: 30B-A3B, whose base model's name extends it in
+    # turn; Qwen3-8B-Instruct: Qwen3-8B), or ends with it as its last part (70B: Llama-3.1-70B), and only one
+    # does: a name one character away is often another thing (v100 is not h100, 5B is not 8B).
+    completions = sorted((known for known in names if known.startswith(wanted)), key=len)
+    close = {names[known] for known in completions if not known.startswith(completions[0])} | {
+        names[completions[0]]} if completions else (  # completions first, then last parts, then extensions
+        {entry for known, entry in names.items() if known.endswith("-" + wanted)}
+        or {entry for known, entry in names.items() if wanted.startswith(known + "-")})
+    guess = f" (did you mean {close.pop()}?)" if len(close) == 1 else ""
+    raise QueryError(f"unknown {kind} {brief(name)}{guess}; accepted: {accepted}")
+
+
+def vouches_for(table_gpus: int, gpus: int, most: int = MAX_ESTIMATED_GPUS) -> bool:
+    """Whether a table for `table_gpus` GPUs may vouch for a plan on `gpus` GPUs: its own count, or more GPUs than
+    a table of two or more (one GPU has no collective-communication buffers), up to `most` (the planner's
+    `MAX_ESTIMATED_GPUS`; the physics, which the contradiction check applies, has no such limit)."""
+    return table_gpus == gpus or 1 < table_gpus < gpus <= most
+
+
+def _longer_contradictions(where: str, column: Sequence[tuple[int, Setting | None]]) -> list[str]:
+    """Where a model's cells (length, setting or None for ``-``, by length) say a setting, or ``-``, at a length
+    while a setting earlier in the escalation order trains at a longer one, in words prefixed by `where`."""
+    return [f"{where}: {cell_text(setting)} at {length} but {later.label} trains at the longer {longer} (memory "
+            "only grows with the length)"
+            for index, (length, setting) in enumerate(column) for longer, later in column[index + 1:]
+            if later is not None and (setting is None or later.escalation_key < setting.escalation_key)]
+
+
+def _candidates_by_count(gpu_type: GpuType, others: Sequence[GpuType]) -> tuple[dict[int, list[Table]], dict[int, str]]:
+    """The tables `gpu_type` may plan with, by GPU count (its own first, then those of `others`, the GPU types with
+    its memory), and the name of the GPU type each borrowed table comes from, by the table's id."""
+    candidates = {count: [table for table in (*gpu_type.tables, *(t for o in others for t in o.tables))
+                          if table.gpus == count] for count in {t.gpus for t in gpu_type.tables}
+                  | {t.gpus for o in others for t in o.tables}}  # the GPU type's own first, as planned
+    origin = {id(table): other.name for other in others for table in other.tables}
+    return candidates, origin
+
+
+def _twin_cell_differences(gpu_type: GpuType, table: Table, shape_of: Mapping[str, Shape]) -> list[str]:
+    """Where two models of one shape in `table` have different cells in a row, in words."""
+    found = []
+    first_of_shape: dict[Shape, str] = {}
+    for model in table.models:
+        twin = first_of_shape.setdefault(shape_of[model], model)
+        found += [f"{gpu_type.name}, {counted(table.gpus, 'GPU')}: {twin} and {model} differ at "
+                  f"{row.max_model_len}: {cell_text(row.setting(twin))} and {cell_text(row.setting(model))} "
+                  "(they have one shape, and memory depends on the shape alone)"
+                  for row in table.rows if twin != model and row.setting(twin) != row.setting(model)]
+    return found
+
+
+def _wider_table_contradictions(
+    gpu_type: GpuType, table: Table, model: str, column: Sequence[tuple[int, Setting | None]],
+    candidates: Mapping[int, list[Table]], origin: Mapping[int, str], shape_of: Mapping[str, Shape],
+) -> list[str]:
+    """Where `model`'s `column` of `table` trains a setting at a length while the table for more GPUs that the
+    planner takes for it (of `candidates`, vouched for) names a later setting, or ``-``, there: in words."""
+    found = []
+    wider_counts = (count for count in candidates if count > table.gpus and vouches_for(table.gpus, count, MAX_GPUS))
+    for more in sorted(wider_counts):
+        # The table for more GPUs the planner takes for the model: the first naming one of its shape.
+        wider = next((t for t in candidates[more] if any(shape_of[name] == shape_of[model] for name in t.models)), None)
+        if wider is None:
+            continue
+        whose = f" (the {origin[id(wider)]}'s table)" if id(wider) in origin else ""
+        for length, setting in column:
+            other = next((r for r in wider.rows if r.max_model_len == length), None)
+            if other is None or setting is None or more % setting.sp:
+                continue
+            for twin in (name for name in wider.models if shape_of[name] == shape_of[model]):
+                there = other.setting(twin)  # the model's own cell, or one of its shape's
+                if there is None or there.escalation_key > setting.escalation_key:
+                    shaped = "" if twin == model else f" ({twin}, of its shape)"
+                    found.append(f"{gpu_type.name}, {model} at {length}: {setting.label} trains on "
+                                 f"{counted(table.gpus, 'GPU')} but {more} GPUs{whose} need "
+                                 f"{cell_text(there)}{shaped} (more GPUs only shard the states further)")
+    return found
+
+
+class Catalog(Frozen):
+    """Everything the tables say: models and GPU types with their documented tables."""
+
+    models: tuple[Model, ...]
+    gpu_types: tuple[GpuType, ...]
+
+    def model(self, name: str) -> Model:
+        """Resolve a model name or alias (``4B``, ``qwen3-4b``) of any case; a Hugging Face id or a path
+        (``Qwen/Qwen3-4B``) by its last part."""
+        return _resolve("model", name, self.models,
+                        wanted_name=model_name_from_path(name) if isinstance(name, str) else None)
+
+    def gpu(self, name: str) -> GpuType:
+        """Resolve a GPU type name or alias (``a100``, ``H20``) of any case, or the name nvidia-smi or amd-smi
+        prints (``NVIDIA A100-SXM4-80GB``, ``NVIDIA H100 80GB HBM3``: `smi_name_form`)."""
+        try:
+            return _resolve("GPU", name, self.gpu_types)
+        except QueryError:
+            if not isinstance(name, str) or smi_name_form(name) == _normalise(name):
+                raise
+        return _resolve("GPU", name, self.gpu_types, wanted_name=smi_name_form(name))
+
+    def with_model(self, model: Model) -> Catalog:
+        """This catalogue with one more model (from ``--model-config``). Of the same shape as a model its
+        name names (in any case), it is that model, with the config's native context and RoPE scaling
+        (and its tables apply); of another shape, it is renamed ``NAME (config shape)``, so that no table of
+        the model it names is taken for it. Its aliases (its folder's name) only find a model of its
+        shape, and are not kept: two checkpoints in folders of one name are two models. Of a catalogue model's
+        shape under another name (a fine-tuned checkpoint), that model's cells stand for it where no table
+        names it (`Model.tables_of`)."""
+        check_types(("model", model, Model))
+
+        def names(entry: Model) -> set[str]:
+            return {_normalise(name) for name in (entry.name, *entry.aliases)}
+
+        named = [m for m in self.models if _normalise(model.name) in names(m)]
+        if not named:
+            aliases = {_normalise(alias) for alias in model.aliases}
+            named = [m for m in self.models if aliases & names(m) and m.shape == model.shape][:1]
+        if any(m.shape != model.shape for m in named):
+            model, named = model.model_copy(update={"name": model.name + CONFIG_SHAPE, "aliases": ()}), []
+        elif named:  # the catalogue's model, which its tables know by its name (``qwen3-8b`` is Qwen3-8B),
+            # with the context the config gives it
+            model = named[0].model_copy(update={"native_context": model.native_context,
+                                                "rope_scaling": model.rope_scaling})
+        else:
+            model = model.model_copy(update={"aliases": ()})
+        if not named:  # a checkpoint of a catalogue model's shape: that model's cells stand in for its own
+            model = model.model_copy(update={"tables_of": next(
+                (m.tables_of or m.name for m in self.models if m.shape == model.shape), None)})
+        return self.model_copy(update={"models": (*(m for m in self.models if m not in named), model)})
+
+    def with_gpu_types(self, gpu_types: Iterable[GpuType]) -> Catalog:
+        """This catalogue with the GPU types it does not have yet (given by their memory, ``--gpu NAME
+        --gpu-memory M`` or a pool's ``gpu_memory_gb``: no tables of their own, `tables_for`); `QueryError`
+        for one whose name or alias is another's (in any case)."""
+        if isinstance(gpu_types, (str, BaseModel)) or not isinstance(gpu_types, Iterable):
+            raise QueryError(f"gpu_types must be a list of GpuType, got {_shown(gpu_types)}")
+        gpu_types = list(gpu_types)
+        check_types(*(("gpu_types", gpu_type, GpuType) for gpu_type in gpu_types))
+        catalog = self
+        for gpu_type in gpu_types:
+            if gpu_type in catalog.gpu_types:
+                continue
+            for name in (gpu_type.name, *gpu_type.aliases):
+                try:
+                    known = catalog.gpu(name)
+                except QueryError:  # a name of its own, as it must be
+                    continue
+                raise QueryError(f"{name} names {known.name} ({known.memory_gib:.1f} GiB), another GPU type: give "
+                                 "yours a name of its own")
+            catalog = catalog.model_copy(update={"gpu_types": (*catalog.gpu_types, gpu_type)})
+        return catalog
+
+    def with_tables(self, gpu_type: GpuType) -> Catalog:
+        """This catalogue with `gpu_type`'s tables (cells you measured, in the tables' format: ``--cells``),
+        which vouch for plans as the source's do: a GPU type it has gains them (`QueryError` for a GPU count
+        it has a table for already: the two would disagree), and one it lacks comes with them."""
+        check_types(("gpu_type", gpu_type, GpuType))
+        known = next((g for g in self.gpu_types if g.name == gpu_type.name), None)
+        if known is None:  # its name and aliases must be its own
+            return self.with_gpu_types([gpu_type])
+        if unknown := [alias for alias in gpu_type.aliases if alias not in known.aliases]:
+            raise QueryError(f"aliases {', '.join(unknown)}: {known.name} is in the catalogue, whose aliases for it "
+                             f"stand ({', '.join(known.aliases) or 'none'}); give it none here")
+        taken = sorted({table.gpus for table in known.tables} & {table.gpus for table in gpu_type.tables})
+        if taken:
+            counts = ", ".join(map(str, taken[:-1])) + " and " * (len(taken) > 1) + str(taken[-1])
+            raise QueryError(f"{known.name} has a table for {counts} GPU{'s' if taken != [1] else ''} already; measured "
+                             "cells join the tables where they have none (give the GPU type a name of its own to "
+                             "plan with yours alone)")
+        # The measured tables name their own source: the GPU type's is the catalogue's.
+        sourced = gpu_type.tables if gpu_type.source == known.source else tuple(
+            table.model_copy(update={"source": table.source or source_words(gpu_type.source)})
+            for table in gpu_type.tables)
+        tables = tuple(sorted((*known.tables, *sourced), key=lambda table: table.gpus))
+        merged = known.model_copy(update={"tables": tables})
+        return self.model_copy(update={"gpu_types": tuple(merged if g is known else g for g in self.gpu_types)})
+
+    def with_cells(self, path: Path | str, *, keep_contradictions: bool = False) -> Catalog:
+        """This catalogue with the tables of a cells file you measured (one GPU type in the tables' format,
+        as ``solve calibrate --cells`` reads), by `with_tables`: `TableError` for a bad file, and, unless
+        `keep_contradictions` (taken, to be listed), for cells that contradict themselves or the tables beside them
+        (`contradictions`: a typo would make plans that run out of memory); `QueryError` (naming the file) for
+        tables it has already."""
+        check_types(("path", path, Path | str), ("keep_contradictions", keep_contradictions, bool))
+        try:
+            measured = load_gpu_type(Path(path), self.models, self.gpu_types)
+            if not measured.tables:
+                raise TableError(f"{path}: no tables: a cells file gives at least one (gpus, models, rows)")
+            catalog = self.with_tables(measured)
+        except QueryError as error:
+            raise QueryError(f"{path}: {error}") from None
+        added = [] if keep_contradictions else self.new_contradictions(catalog, measured.name)
+        if added:
+            more = and_more(added) and (f"{and_more(added)} (solve tables --check, with the same --cells and "
+                                        "--model-config, lists them)")
+            raise TableError(f"{path}: {added[0]}{more}; check the cells")
+        return catalog
+
+    def with_new_tables(self, gpu_type: GpuType) -> Catalog:
+        """This catalogue with `gpu_type`'s tables for the GPU counts it has none for (`with_tables`; the
+        others left out)."""
+        taken = {table.gpus for known in self.gpu_types if known.name == gpu_type.name for table in known.tables}
+        apart = gpu_type.model_copy(update={"tables": tuple(t for t in gpu_type.tables if t.gpus not in taken)})
+        return self.with_tables(apart) if apart.tables else self
+
+    def new_contradictions(self, merged: Catalog, gpu: str) -> list[str]:
+        """The `contradictions` of GPU type `gpu`'s tables in `merged` (this catalogue with more tables of it,
+        from `with_tables`) that this catalogue's lack, in words."""
+
+        before = set(self.with_same_memory(gpu).contradictions()) if any(g.name == gpu for g in self.gpu_types) \
+            else set()
+        return [found for found in merged.with_same_memory(gpu).contradictions() if found not in before]
+
+    def with_same_memory(self, gpu: str) -> Catalog:
+        """This catalogue cut down to GPU type `gpu` and those with its driver-reported memory, whose tables it
+        borrows (`tables_for`) and is checked against (`contradictions`)."""
+        kept = self.gpu(gpu)
+        return self.model_copy(update={"gpu_types": (kept, *self._same_memory(kept))})
+
+    def for_fleet(self, fleet: Fleet) -> Catalog:
+        """This catalogue with the models and GPU types `fleet` describes (`Fleet.models`, `Fleet.gpu_types`, and
+        those its pools give by their memory, `pools_gpu_types`: a `Fleet` built in code need not list them);
+        `QueryError` for a pool that gives the memory of a catalogue GPU type."""
+        with_gpus = self.with_models(fleet.models).with_gpu_types(fleet.gpu_types)
+        return with_gpus.with_gpu_types(pools_gpu_types(fleet.pools, with_gpus))
+
+    def with_models(self, models: Iterable[Model]) -> Catalog:
+        """This catalogue with each of `models` added by `with_model`, in order."""
+        catalog = self
+        for model in models:
+            catalog = catalog.with_model(model)
+        return catalog
+
+    @property
+    def documented_gpu_types(self) -> tuple[GpuType, ...]:
+        """The GPU types that have feasibility tables."""
+        return tuple(gpu_type for gpu_type in self.gpu_types if gpu_type.tables)
+
+    def tabled_counts(self, gpu: str) -> set[int]:
+        """The GPU counts with a table that speaks for `gpu` for some model: its own, and those of the other GPU
+        types with tables and the same driver-reported memory (`tables_for`)."""
+        own = self.gpu(gpu)
+        return {table.gpus for gpu_type in (own, *self._same_memory(own)) for table in gpu_type.tables}
+
+    def tables_for(self, gpu: str, model: Model) -> GpuType:
+        """`gpu`'s GPU type with, for each GPU count, the table that speaks for `model` there (`Table.name_for`
+        names it): its own, else the first of those of the other GPU types with tables and the same driver-reported
+        memory, in the catalogue's order (the A100-80GB's for the A800-80GB: what fits in one's memory fits in
+        the other's; memory as sold says too little); whose each borrowed table is: `table_origins`."""
+        return self.gpu(gpu).model_copy(update={"tables": tuple(table for _, table in self._speaking(gpu, model))})
+
+    def table_origins(self, gpu: str, model: Model) -> Mapping[int, str]:
+        """For each GPU count whose table for `model` `tables_for` borrows for `gpu`, the GPU type whose table it
+        is."""
+        return MappingProxyType({table.gpus: owner for owner, table in self._speaking(gpu, model) if owner != gpu})
+
+    def _speaking(self, gpu: str, model: Model) -> list[tuple[str, Table]]:
+        """(owner, table) of `tables_for`, by GPU count."""
+        own = self.gpu(gpu)
+        speaking: dict[int, tuple[str, Table]] = {}
+        for gpu_type in (own, *self._same_memory(own)):
+            for table in gpu_type.tables:
+                if table.name_for(model) is not None:
+                    speaking.setdefault(table.gpus, (gpu_type.name, table))
+        return [speaking[count] for count in sorted(speaking)]
+
+    def _same_memory(self, own: GpuType) -> list[GpuType]:
+        """The other GPU types with tables and `own`'s driver-reported memory, in the catalogue's order."""
+        if own.memory_mib is None:
+            return []
+        return [other for other in self.documented_gpu_types
+                if other.name != own.name and other.memory_mib == own.memory_mib]
+
+    def narrowed(
+        self, gpu: str | None = None, gpus: int | None = None, model: str | None = None
+    ) -> Catalog:
+        """The same catalogue cut down to one GPU type, trainer GPU count and/or model column.
+
+        Raises `QueryError`, naming the accepted values, for an unknown name or a count with no table.
+        """
+        gpu_types = (self.gpu(gpu),) if gpu is not None else self.documented_gpu_types
+        if not any(g.tables for g in gpu_types):
+            names = ", ".join(g.name for g in self.documented_gpu_types)
+            origins = [other.name for other in self._same_memory(gpu_types[0])]
+            whose = f", which plans with the {' and '.join(origins)}'s (the same memory)" if origins else ""
+            raise QueryError(f"no tables for {gpu_types[0].name}{whose}; tables exist for {names}")
+        if gpus is not None:
+            counts = sorted({table.gpus for gpu_type in gpu_types for table in gpu_type.tables})
+            if gpus not in counts:
+                raise QueryError(f"no table for {gpus} trainer GPUs; documented counts: {', '.join(map(str, counts))}")
+            gpu_types = tuple(
+                gpu_type.model_copy(update={"tables": tuple(t for t in gpu_type.tables if t.gpus == gpus)})
+                for gpu_type in gpu_types
+            )
+        if model is not None:
+            resolved = self.model(model)
+            documented = [m.name for m in self.models if any(m.name in t.models for g in gpu_types for t in g.tables)]
+            if not any(t.name_for(resolved) for g in gpu_types for t in g.tables):
+                raise QueryError(f"no documented table has {resolved.name}; documented models: {', '.join(documented)}")
+            gpu_types = tuple(
+                g.model_copy(update={"tables": tuple(t.column(name) for t in g.tables
+                                                     if (name := t.name_for(resolved)) is not None)})
+                for g in gpu_types
+            )
+        return self.model_copy(update={"gpu_types": tuple(g for g in gpu_types if g.tables)})
+
+    def contradictions(self) -> list[str]:
+        """Where the tables contradict the semantics, in words (an empty list when they agree):
+
+        - a setting the source names at a length, or ``-``, while a setting earlier in its escalation order
+          is documented at a longer length on the same GPUs (memory only grows with the length);
+        - a setting documented on fewer GPUs (two or more, as `vouches_for` says) that more GPUs could run
+          (SP divides their count) while the table for more GPUs names a later setting, or ``-``, at the same
+          length (more GPUs only shard the states further), the table for more GPUs being the one the planner
+          takes for the model: the GPU type's own, or one it borrows of a GPU type with the same memory
+          (`tables_for`);
+        - two models of one shape (the same memory) with different cells in a row;
+        - two GPU types with the same driver-reported memory whose tables for a GPU count disagree: a model (or
+          one of its shape) with different cells at a length, or the first rule across the two tables.
+
+        Each is said once, by the GPU type whose table is the one for fewer GPUs (or, between two tables of
+        the same count, by the first of the two GPU types by name). The tables stay as the source wrote them;
+        this only reports.
+        """
+        found = []
+        shape_of = {model.name: model.shape for model in self.models}
+        for gpu_type in self.gpu_types:
+            others = self._same_memory(gpu_type)
+            candidates, origin = _candidates_by_count(gpu_type, others)
+            found += self._twin_disagreements(gpu_type, others, shape_of)
+            for table in gpu_type.tables:
+                found += _twin_cell_differences(gpu_type, table, shape_of)
+                for model in table.models:
+                    column = [(row.max_model_len, row.setting(model)) for row in table.rows]
+                    found += _longer_contradictions(f"{gpu_type.name}, {counted(table.gpus, 'GPU')}, {model}", column)
+                    found += _wider_table_contradictions(gpu_type, table, model, column, candidates, origin, shape_of)
+        return found
+
+    def _twin_disagreements(self, gpu_type: GpuType, others: list[GpuType], shape_of: Mapping[str, Shape]
+                            ) -> list[str]:
+        """Where a table of `gpu_type` and one of a GPU type of `others` (the same driver-reported memory) for the
+        same GPU count disagree on a model (or one of its shape): different cells at a length, or a setting that
+        runs out of memory at a length in one while an earlier one trains at a longer length in the other; said by
+        the first of the two GPU types by name, in words."""
+        found = []
+        for other in (other for other in others if gpu_type.name < other.name):
+            pair = f"{gpu_type.name} and {other.name} (the same memory), "
+            for mine in gpu_type.tables:
+                for theirs in (table for table in other.tables if table.gpus == mine.gpus):
+                    for model in mine.models:
+                        twin = next((name for name in theirs.models if shape_of[name] == shape_of[model]), None)
+                        if twin is None:
+                            continue
+                        lengths = {row.max_model_len: row.setting(twin) for row in theirs.rows}
+                        whose = "" if twin == model else f" ({twin}, of its shape, in the {other.name}'s)"
+                        found += [f"{pair}{counted(mine.gpus, 'GPU')}, {model} at {row.max_model_len}: "
+                                  f"{cell_text(row.setting(model))} and {cell_text(lengths[row.max_model_len])}{whose}"
+                                  for row in mine.rows if row.max_model_len in lengths
+                                  and row.setting(model) != lengths[row.max_model_len]]
+                        column = [(row.max_model_len, row.setting(model)) for row in mine.rows]
+                        where = f"{pair}{counted(mine.gpus, 'GPU')}, {model}{whose}"
+                        alone = {*_longer_contradictions(where, column), *_longer_contradictions(where, [
+                            (length, setting) for length, setting in lengths.items() if length not in dict(column)])}
+                        merged = sorted([*column, *((length, setting) for length, setting in lengths.items()
+                                                    if length not in dict(column))], key=lambda cell: cell[0])
+                        found += [said for said in _longer_contradictions(where, merged) if said not in alone]
+        return found
+
+    def cells(self) -> Iterator[Cell]:
+        """Every documented cell, by GPU type, GPU count, row and the table's model order."""
+        for gpu_type in self.gpu_types:
+            for table in gpu_type.tables:
+                source = table.source or source_words(gpu_type.source)
+                for row in table.rows:
+                    for model, setting in row.cells:
+                        yield Cell(
+                            gpu=gpu_type.name,
+                            gpus=table.gpus,
+                            model=model,
+                            max_model_len=row.max_model_len,
+                            setting=setting,
+                            source=source,
+                            section=table.section,
+                        )
+
+
+def pools_gpu_types(pools: Iterable[Pool], catalog: Catalog) -> tuple[GpuType, ...]:
+    """The GPU types `pools` describe by their memory (``gpu_memory_gb``/``gpu_memory_mib``), one per name;
+    `QueryError` for a pool that gives the memory of a catalogue GPU type, or one name two memories."""
+    described: dict[str, GpuType] = {}
+    for pool in pools:
+        gpu_type = pool.gpu_type
+        if gpu_type is None:
+            continue
+        try:
+            known = catalog.gpu(pool.gpu)
+        except QueryError:
+            known = None
+        if known is not None and known.source == gpu_type.source:  # a fleet's own, added already (for_fleet)
+            described.setdefault(_normalise(pool.gpu), known)
+        elif known is not None:
+            raise QueryError(f"pool {pool.name}: gpu {pool.gpu} names {known.name} ({known.memory_gib:.1f} GiB), a "
+                             "GPU type whose memory is known: drop gpu_memory_gb and gpu_memory_mib, or give your GPU "
+                             "type a name of its own")
+        earlier = described.setdefault(_normalise(pool.gpu), gpu_type)
+        if earlier.memory_gib != gpu_type.memory_gib:
+            raise QueryError(f"pool {pool.name}: gpu {pool.gpu} has {gpu_type.memory_gib:g} GiB here and "
+                             f"{earlier.memory_gib:g} GiB in another pool: give one GPU type one memory")
+    return tuple(described.values())

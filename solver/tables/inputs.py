@@ -1,0 +1,248 @@
+"""The schema of cost weights, fleet files (pools and jobs) and memory models (coefficients, calibration)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated
+
+from annotated_types import Ge, Gt, Le, Lt
+from pydantic import AllowInfNan, Discriminator, Field, Strict, StringConstraints, Tag, model_validator
+
+from solver.tables.schema import (
+    MAX_GPU_MEMORY_GB,
+    MAX_GPUS,
+    MAX_HOST_RAM_GB,
+    MAX_JOBS,
+    MAX_NODE_GPUS,
+    AskedTokens,
+    Count,
+    Frozen,
+    GpuCount,
+    GpuType,
+    Model,
+    Multiplier,
+    PrintableText,
+    Text,
+    Weight,
+    described_gpu_type,
+)
+from solver.tables.text import _first_repeated
+
+
+class Weights(Frozen):
+    """Cost weights: ``cost = (1/n) * (1 + offload*o) * (1 + sp*(s-1)) * (1 + env*e)``."""
+
+    offload: Weight
+    sp: Weight
+    env: Weight
+
+
+_UNION_TAGS = ("<tokens>", "<at_least>")
+"""The tags of `Job.max_model_len`'s two forms, which pydantic puts in an error's location."""
+
+
+class AtLeast(Frozen):
+    """A length the solver may raise: at least this many tokens, longer when a plan allows."""
+
+    at_least: AskedTokens
+
+
+class Pool(Frozen):
+    """A pool of identical nodes in the fleet."""
+
+    name: PrintableText
+    gpu: Text
+    nodes: GpuCount
+    gpus_per_node: Annotated[int, Strict(), Gt(0), Le(MAX_NODE_GPUS)] = Field(description=(
+        "GPUs of one node (a host, Trinity's cluster.gpu_per_node); the largest hosts have 16"))
+    host_ram_gb: Annotated[float, Strict(), Gt(0), Le(MAX_HOST_RAM_GB), AllowInfNan(False)] | None = Field(
+        default=None, description=(
+            "host memory of one node (GB as RAM is sold: GiB): the jobs on a node load their models there, and "
+            "keep their offloaded states there together; absent, it is not checked"))
+    gpu_memory_gb: Annotated[Count, Le(MAX_GPU_MEMORY_GB)] | None = Field(default=None, description=(
+        "for a GPU type the catalogue lacks: its memory in GB as sold (taken as GiB), as --gpu-memory 64"))
+    gpu_memory_mib: Annotated[Count, Le(MAX_GPU_MEMORY_GB * 1024)] | None = Field(default=None, description=(
+        "for a GPU type the catalogue lacks: nvidia-smi's total, MiB, as --gpu-memory 65536MiB"))
+
+    @model_validator(mode="after")
+    def _check_gpu_memory(self) -> Pool:
+        self.gpu_type  # noqa: B018 - a name and memory that cannot describe a GPU type are refused here
+        return self
+
+    @property
+    def gpu_type(self) -> GpuType | None:
+        """The GPU type this pool describes by its memory (None when it gives none)."""
+        if self.gpu_memory_gb is None and self.gpu_memory_mib is None:
+            return None
+        return described_gpu_type(self.gpu, self.gpu_memory_gb, self.gpu_memory_mib, source="a cluster file's pool")
+
+
+class _JobFields(Frozen):
+    """What a job gives besides its model: its name, length, rollout GPUs, weight and pool."""
+
+    name: Annotated[str, Strict(), StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=100)] = Field(
+        description="letters, digits, '.', '_' and '-', at most 100 (it names the job's config file)")
+    max_model_len: Annotated[
+        Annotated[AskedTokens, Tag(_UNION_TAGS[0])] | Annotated[AtLeast, Tag(_UNION_TAGS[1])],
+        Discriminator(lambda value: _UNION_TAGS[1] if isinstance(value, dict | AtLeast) else _UNION_TAGS[0]),
+    ]
+    rollout_gpus: Annotated[int, Strict(), Ge(0), Le(MAX_GPUS)] = 0
+    priority: Annotated[int, Strict(), Gt(0), Le(1_000_000)] = 1
+    pool: Text | None = None
+
+
+class Job(_JobFields):
+    """One Trinity training job to place: its model, length, rollout GPUs and weight."""
+
+    model: Text
+
+
+class _JobEntry(_JobFields):
+    """A job as a cluster file gives it: its model by name, or by a config.json."""
+
+    model: Text | None = Field(default=None, description="a catalogue model (4B, Qwen3-8B, ...), or model_config")
+    config_path: Text | None = Field(default=None, alias="model_config", description=(
+        "instead of model: a dense model's local Hugging Face config.json (or its folder), relative to the "
+        "cluster file (as --model-config)"))
+
+    @model_validator(mode="after")
+    def _one_model(self) -> _JobEntry:
+        if self.model is None and self.config_path is None:
+            raise ValueError("missing field 'model' (a catalogue model, e.g. 4B) or 'model_config' (a config.json)")
+        if self.model is not None and self.config_path is not None:
+            raise ValueError("model and model_config both name the model: give one")
+        return self
+
+
+def _check_fleet_names(pools: tuple[Pool, ...], jobs: tuple[_JobFields, ...]) -> None:
+    """`ValueError` for two pools or two jobs of one name, or a job's pool that does not exist."""
+    for kind, names in (("pool", [p.name for p in pools]), ("job", [j.name for j in jobs])):
+        repeated = _first_repeated(names)
+        if repeated is not None:
+            raise ValueError(f"two {kind}s are named {repeated!r}")
+    folded = _first_repeated(job.name.casefold() for job in jobs)  # one file of --emit-dir on macOS and Windows
+    if folded is not None:
+        same = [job.name for job in jobs if job.name.casefold() == folded]
+        raise ValueError(f"jobs {same[0]!r} and {same[1]!r} differ only in case: their --emit-dir files would be "
+                         "one on macOS and Windows; rename one")
+    pool_names = [pool.name for pool in pools]
+    for job in jobs:
+        if job.pool is not None and job.pool not in pool_names:
+            raise ValueError(f"job {job.name}: pool: no pool named {job.pool!r} (pools: {', '.join(pool_names)})")
+
+
+class _FleetFile(Frozen):
+    """What a cluster file holds: the pools of nodes and the jobs to place on them."""
+
+    pools: tuple[Pool, ...] = Field(min_length=1, max_length=256)
+    jobs: tuple[_JobEntry, ...] = Field(min_length=1, max_length=MAX_JOBS)
+
+    @model_validator(mode="after")
+    def _check_names(self) -> _FleetFile:
+        _check_fleet_names(self.pools, self.jobs)
+        return self
+
+
+class Fleet(Frozen):
+    """A cluster file with its names resolved (`load_fleet`): each job names its model, and the models
+    that jobs gave by ``model_config`` come with it (a catalogue gains them with `Catalog.with_models`)."""
+
+    pools: tuple[Pool, ...] = Field(min_length=1, max_length=256)
+    jobs: tuple[Job, ...] = Field(min_length=1, max_length=MAX_JOBS)
+    models: tuple[Model, ...] = Field(default=(), description="the models of the jobs' model_config files")
+    gpu_types: tuple[GpuType, ...] = Field(default=(), description=(
+        "the GPU types that pools describe by their memory (gpu_memory_gb or gpu_memory_mib)"))
+    model_config_files: tuple[Path, ...] = Field(default=(), description=(
+        "the config.json files those models were read from (inputs, which no output may overwrite)"))
+
+    @model_validator(mode="after")
+    def _check_names(self) -> Fleet:
+        _check_fleet_names(self.pools, self.jobs)
+        return self
+
+
+class Coefficients(Frozen):
+    """The memory model's free numbers: a multiplier per term and the usable fractions of memory."""
+
+    states: Multiplier
+    gathered: Multiplier
+    checkpoints: Multiplier
+    logits: Multiplier
+    recompute: Multiplier
+    sp_buffers: Multiplier
+    fragmentation: Multiplier
+    overhead: Multiplier
+    usable: float = Field(gt=0, le=1, description="fraction of GPU memory usable without Env")
+    usable_env: float = Field(gt=0, le=1, description="fraction of GPU memory usable with Env")
+
+    @model_validator(mode="after")
+    def _env_never_hurts(self) -> Coefficients:
+        if self.usable_env < self.usable:
+            raise ValueError(f"usable_env ({self.usable_env}) is below usable ({self.usable}): Env would make plans "
+                             "stop fitting")
+        return self
+
+    def multiplier(self, term: str) -> float:
+        """The coefficient of one term of `TERMS`."""
+        return float(getattr(self, term))
+
+
+class FitSummary(Frozen):
+    """How a calibration did on the observations it was fitted on."""
+
+    observations: Annotated[int, Strict(), Ge(0)]
+    positives: Annotated[int, Strict(), Ge(0)]
+    negatives: Annotated[int, Strict(), Ge(0)]
+    wrong_fits: Annotated[int, Strict(), Ge(0)] = Field(description="did not fit, predicted to fit (unsafe)")
+    wrong_failures: Annotated[int, Strict(), Ge(0)] = Field(description="fit, predicted not to (conservative)")
+    failures_within_margin: Annotated[int, Strict(), Ge(0)] | None = Field(default=None, description=(
+        "fit, predicted to fit but not within the file's default safety margin, so that estimates at that margin "
+        "reject them too; None in a file from before rft-solver counted them"))
+    range: CalibrationRange | None = Field(default=None, description=(
+        "what the observations span; None in a file from before rft-solver recorded it (its estimates then "
+        "say nothing of their range)"))
+
+
+_Observed = Annotated[float, Strict(), Ge(0), AllowInfNan(False)]
+"""A quantity a calibration observed: a finite number, at least 0."""
+
+
+class CalibrationRange(Frozen):
+    """The range of the observations a memory model was calibrated on: past it, its estimates extrapolate."""
+
+    largest_model_b: _Observed = Field(
+        description="the most parameters of a model observed, billions")
+    least_memory_gib: _Observed = Field(description="the smallest GPU memory observed, GiB")
+    most_memory_gib: _Observed = Field(description="the largest GPU memory observed, GiB")
+    most_gpus: Annotated[int, Strict(), Ge(0)] = Field(description="the most trainer GPUs observed")
+    largest_sp: Annotated[int, Strict(), Ge(0)] = Field(description="the largest SP degree of a setting that fit")
+    most_tokens_per_gpu: Annotated[int, Strict(), Ge(0)] = Field(
+        description="the most tokens per GPU observed to fit (0 when nothing was)")
+    smallest_model_b: _Observed | None = Field(default=None, description=(
+        "the fewest parameters of a model observed, billions (None in a file from before it was recorded: "
+        "not checked)"))
+    least_vocab_size: Annotated[int, Strict(), Ge(0)] | None = Field(default=None, description=(
+        "the smallest vocabulary observed (the logits scale with it; None: not checked)"))
+    most_vocab_size: Annotated[int, Strict(), Ge(0)] | None = Field(default=None, description=(
+        "the largest vocabulary observed (None: not checked)"))
+    mixture_of_experts: Annotated[bool, Strict()] | None = Field(default=None, description=(
+        "whether a mixture-of-experts model was observed (None: not checked)"))
+
+    @model_validator(mode="after")
+    def _ordered(self) -> CalibrationRange:
+        pairs = (("least_memory_gib", "most_memory_gib"), ("smallest_model_b", "largest_model_b"),
+                 ("least_vocab_size", "most_vocab_size"))
+        for least, most in pairs:
+            low, high = getattr(self, least), getattr(self, most)
+            if low is not None and high is not None and low > high:
+                raise ValueError(f"{least} ({low:g}) is above {most} ({high:g})")
+        return self
+
+
+class MemoryModel(Frozen):
+    """A calibrated memory model: its coefficients, the default safety margin, and how the fit went."""
+
+    source: Text
+    coefficients: Coefficients
+    margin: Annotated[float, Strict(), Ge(0), Lt(1)]
+    fit: FitSummary

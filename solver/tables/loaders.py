@@ -1,0 +1,81 @@
+"""Loading the shipped data: the catalogue, cost weights and memory model, from the installed tables."""
+
+from __future__ import annotations
+
+import importlib.util
+from functools import cache
+from pathlib import Path
+
+from solver.tables.catalog import Catalog
+from solver.tables.inputs import MemoryModel, Weights
+from solver.tables.reading import _validate, load_gpu_type, load_models
+from solver.tables.schema import GpuType, _GpusFile
+from solver.tables.text import TableError, _first_repeated, _normalise, check_types
+
+
+def load_catalog(directory: Path | str | None = None) -> Catalog:
+    """Load the models and every GPU type's tables from `directory` (default: the shipped tables)."""
+    check_types(("directory", directory, Path | str | None))
+    if directory is None:
+        return _shipped_catalog()
+    directory = Path(directory)
+    models = load_models(directory / "models.yaml")
+    hardware = _validate(_GpusFile, directory / "gpus.yaml").gpus
+    paths = sorted((directory / "feasibility").glob("*.yaml"))
+    if not paths:
+        raise TableError(f"{directory / 'feasibility'}: no GPU table files (*.yaml)")
+    documented: dict[str, GpuType] = {}
+    read_from: dict[str, Path] = {}
+    for path in paths:
+        tabled = load_gpu_type(path, models, hardware)
+        if all(gpu.name != tabled.name for gpu in hardware):
+            raise TableError(f"{path}: GPU {tabled.name} is not in gpus.yaml; add it there")
+        if tabled.name in read_from:
+            raise TableError(f"{path}: GPU {tabled.name} has tables in {read_from[tabled.name].name} too; keep one "
+                             "file per GPU type")
+        documented[tabled.name], read_from[tabled.name] = tabled, path
+    gpu_types = tuple(documented.get(gpu.name, gpu) for gpu in hardware)
+    names = [_normalise(name) for gpu in gpu_types for name in (gpu.name, *gpu.aliases)]
+    duplicate = _first_repeated(names)
+    if duplicate is not None:
+        raise TableError(f"{directory}: the name {duplicate!r} is given to two GPU types")
+    return Catalog(models=models, gpu_types=gpu_types)
+
+
+def load_memory_model(path: Path | str | None = None) -> MemoryModel:
+    """Load memory-model coefficients from `path` (default: the shipped ``memory-model.yaml``)."""
+    check_types(("path", path, Path | str | None))
+    if path is None:
+        return _shipped_memory_model()
+    return _validate(MemoryModel, Path(path))
+
+
+def load_weights(path: Path | str | None = None) -> Weights:
+    """Load cost weights from `path` (default: the shipped ``costs.yaml``)."""
+    check_types(("path", path, Path | str | None))
+    if path is None:
+        return _shipped_weights()
+    return _validate(Weights, Path(path))
+
+
+def shipped_tables_directory() -> Path:
+    """Where the installed package keeps its tables (``tables/`` in a source checkout)."""
+    spec = importlib.util.find_spec("solver.data")  # tables/, installed as package data
+    if spec is None or not spec.submodule_search_locations:  # a source checkout that is not installed
+        return Path(__file__).resolve().parent.parent.parent / "tables"
+    return Path(next(iter(spec.submodule_search_locations)))
+
+
+@cache
+def _shipped_catalog() -> Catalog:
+    return load_catalog(shipped_tables_directory())
+
+
+@cache
+def _shipped_weights() -> Weights:
+    return _validate(Weights, shipped_tables_directory() / "costs.yaml")
+
+
+@cache
+def _shipped_memory_model() -> MemoryModel:
+    return _validate(MemoryModel, shipped_tables_directory() / "memory-model.yaml")

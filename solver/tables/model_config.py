@@ -1,0 +1,215 @@
+"""Reading a Hugging Face config.json (--model-config) as a `Model`."""
+
+from __future__ import annotations
+
+import json
+import os
+from pathlib import Path
+from typing import Any
+
+from solver.tables.loaders import load_catalog
+from solver.tables.reading import NUMBER_TOO_LONG, read_user_file
+from solver.tables.schema import Model
+from solver.tables.text import TableError, _first_repeated, brief, check_types
+
+QWEN_MODEL_TYPES = ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe")
+"""The ``model_type`` of the Qwen models whose YaRN Qwen's model cards validate (`Model.qwen_yarn`)."""
+MOE_CONFIG_KEYS = ("num_experts", "num_local_experts", "n_routed_experts", "moe_num_experts")
+"""Keys by which a Hugging Face config declares a mixture of experts (Qwen-MoE, Mixtral, DeepSeek, ...)."""
+MULTIMODAL_CONFIG_KEYS = ("text_config", "vision_config", "audio_config", "speech_config")
+"""Keys by which a Hugging Face config declares a multimodal model (Qwen2-VL, LLaVA, Qwen2-Audio, ...)."""
+TIED_BY_MODEL_TYPE = {"gemma": True, "gemma2": True, "gemma3_text": True, "granite": False, "llama": False,
+                      "mistral": False, "olmo": False, "olmo2": False, "phi3": False, "qwen2": False, "qwen3": False,
+                      "stablelm": False}
+"""Whether a config.json without ``tie_word_embeddings`` ties its embeddings, by its ``model_type``: the default of
+that model's config class in transformers (its base class's is true; Llama's, Qwen's, Mistral's and others'
+false)."""
+SOFTCAP_BY_MODEL_TYPE = {"gemma2": 30.0}
+"""A config.json's ``final_logit_softcapping`` where it gives none, by its ``model_type``: its class's default
+(Gemma-2 caps the logits at 30; the others, and null, do not cap them)."""
+UNGATED_MODEL_TYPES = ("bloom", "codegen", "falcon", "gpt2", "gpt_bigcode", "gpt_neo", "gpt_neox", "gptj", "mpt",
+                       "nemotron", "opt", "persimmon", "phi", "starcoder2")
+"""Model types whose MLP is two matrices (up and down), not the three of a gated MLP (gate, up and down) that
+`load_model_config` counts: refused rather than counted a third too large."""
+CONFIG_LIMITS = {"hidden_size": 1 << 20, "num_hidden_layers": 1 << 14, "num_attention_heads": 1 << 14,
+                 "num_key_value_heads": 1 << 14, "head_dim": 1 << 14, "intermediate_size": 1 << 22,
+                 "vocab_size": 1 << 24, "max_position_embeddings": 1 << 30, "original_max_position_embeddings": 1 << 30}
+"""The largest value a config.json key may have: far beyond any model, but finite."""
+
+
+def model_config_file(path: Path) -> Path:
+    """The file `load_model_config` reads for `path`: a model folder's ``config.json``, or `path` itself.
+    `TableError` when `path` cannot be looked at (a folder on the way without search permission)."""
+    try:
+        return path / "config.json" if path.is_dir() else path
+    except OSError as error:  # Path.is_dir raises on EACCES before Python 3.14
+        raise TableError(f"{path}: cannot read: {error.strerror or error}") from None
+
+
+class _RepeatedKey(Exception):
+    """A JSON object names a key twice: the message is the key's repr."""
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """A JSON object's pairs as a dict, or `_RepeatedKey` for a key given twice (a typo's twin, which silently wins)."""
+    repeated = _first_repeated(key for key, _ in pairs)
+    if repeated is not None:
+        raise _RepeatedKey(repr(repeated))
+    return dict(pairs)
+
+
+def load_model_config(path: Path | str) -> Model:
+    """A dense model's shape from a local Hugging Face ``config.json``, or a model folder's (no network);
+    its parameter count is computed from the shapes. `TableError`, one line naming the file and the key,
+    when it cannot be. `Catalog.with_model` adds it to a catalogue, for ``catalog=``."""
+    check_types(("path", path, Path | str))
+    path = model_config_file(Path(path))
+    config = _config_json(path)
+    _check_dense_text_model(path, config)
+    shape = _config_shape(path, config)
+    name, aliases = _config_names(path, config)
+    rope_type, native = _config_rope(path, config)
+    return Model(name=name, aliases=aliases, **shape, native_context=native,
+                 logit_softcapping=config.get("final_logit_softcapping",
+                                              SOFTCAP_BY_MODEL_TYPE.get(str(config.get("model_type")))) is not None,
+                 rope_scaling=str(rope_type) if rope_type not in (None, "default", "yarn") else None,
+                 qwen_yarn=_is_qwen(config))
+
+
+def _config_json(path: Path) -> dict:
+    """The JSON object of the config.json at `path`; `TableError` for a byte-order mark, bad JSON or a non-object."""
+    text = read_user_file(path)
+    if text.startswith("\ufeff"):  # as transformers reads it: a JSON error
+        raise TableError(f"{path}: starts with a byte-order mark, which JSON readers refuse: save it without one")
+    try:
+        config = json.loads(text, object_pairs_hook=_unique_keys)
+    except json.JSONDecodeError as error:
+        raise TableError(f"{path}: not JSON: {error.msg} (line {error.lineno})") from None
+    except _RepeatedKey as repeated:
+        raise TableError(f"{path}: key {repeated} appears twice (JSON readers keep the last)") from None
+    except RecursionError:
+        raise TableError(f"{path}: nested too deeply") from None
+    except ValueError:  # an integer of 5000 digits
+        raise TableError(f"{path}: {NUMBER_TOO_LONG}") from None
+    if not isinstance(config, dict):
+        raise TableError(f"{path}: a config.json is a JSON object")
+    return config
+
+
+def _check_dense_text_model(path: Path, config: dict) -> None:
+    """`TableError` unless `config` is a dense, gated-MLP text model's: not MoE, not multimodal, with a text
+    ``model_type`` and a valid ``final_logit_softcapping``."""
+    if any(key in config for key in MOE_CONFIG_KEYS):  # the shipped ones, by name: read only for this message
+        moe = next((model for model in load_catalog().models if model.moe is not None), None)
+        named = "" if moe is None else (f" (the catalogue's mixture-of-experts models, such as {moe.name}, are planned "
+                                        f"by name: --model {moe.aliases[0] if moe.aliases else moe.name})")
+        raise TableError(f"{path}: a mixture-of-experts config; only a dense model's config.json is read{named}")
+    if config.get("model_type") is not None and not isinstance(config["model_type"], str):
+        raise TableError(f"{path}: model_type: expected text such as \"llama\", got {brief(config['model_type'])}")
+    capping = config.get("final_logit_softcapping")
+    if capping is not None and (isinstance(capping, bool) or not isinstance(capping, int | float) or not capping > 0):
+        raise TableError(f"{path}: final_logit_softcapping: expected a number above 0 or null, got {brief(capping)}")
+    if config.get("model_type") in UNGATED_MODEL_TYPES:
+        raise TableError(f"{path}: model_type {config['model_type']}: its MLP has two matrices, not the three of a "
+                         "gated MLP (gate, up, down) that rft-solver counts; it reads gated-MLP models (Llama, Qwen, "
+                         "Mistral, Gemma, Phi-3 and the like)")
+    towers = [key for key in MULTIMODAL_CONFIG_KEYS if key in config]
+    if towers:
+        raise TableError(f"{path}: a multimodal config ({', '.join(towers)}); only a text model's "
+                         "config.json is read (the memory model has no term for a vision or audio tower or its tokens)")
+
+
+def _config_number(path: Path, within: dict, key: str, default: int | None = None) -> int:
+    """`within[key]` (`default` where absent or null) as a whole number within `CONFIG_LIMITS`; `TableError`
+    otherwise."""
+    value = within.get(key)
+    value = default if value is None else value
+    limit = CONFIG_LIMITS[key]
+    if value is None:
+        raise TableError(f"{path}: missing {key}: a model's config.json gives it (a whole number from 1 to {limit})")
+    if not isinstance(value, int) or isinstance(value, bool) or not 1 <= value <= limit:
+        raise TableError(f"{path}: {key}: expected a whole number from 1 to {limit}, got {brief(value)}")
+    return value
+
+
+def _config_shape(path: Path, config: dict) -> dict[str, Any]:
+    """The `Model` fields of a config.json's shape (sizes, tied embeddings, parameter count); `TableError` where
+    one is missing or wrong."""
+    hidden = _config_number(path, config, "hidden_size")
+    layers = _config_number(path, config, "num_hidden_layers")
+    heads = _config_number(path, config, "num_attention_heads")
+    kv_heads = _config_number(path, config, "num_key_value_heads", heads)
+    if heads % kv_heads:
+        raise TableError(f"{path}: num_key_value_heads: expected a divisor of num_attention_heads ({heads}), "
+                         f"got {kv_heads}")
+    if config.get("head_dim") is None and hidden < heads:
+        raise TableError(f"{path}: head_dim: not given, and hidden_size {hidden} over {heads} attention heads "
+                         "leaves none")
+    head_dim = _config_number(path, config, "head_dim", hidden // heads)
+    intermediate, vocab = _config_number(path, config, "intermediate_size"), _config_number(path, config, "vocab_size")
+    tied = _tied_embeddings(path, config)
+    if not isinstance(tied, bool):
+        raise TableError(f"{path}: tie_word_embeddings: expected true or false, got {brief(tied)}")
+    attention = hidden * head_dim * (2 * heads + 2 * kv_heads)
+    per_layer = attention + 3 * hidden * intermediate + 2 * hidden
+    parameters = layers * per_layer + vocab * hidden * (1 if tied else 2) + hidden
+    return {"head_dim": head_dim, "hidden_size": hidden, "num_layers": layers, "num_attention_heads": heads,
+            "num_key_value_heads": kv_heads, "intermediate_size": intermediate, "vocab_size": vocab,
+            "tied_embeddings": tied, "parameters_b": parameters / 1e9}
+
+
+def _config_names(path: Path, config: dict) -> tuple[str, tuple[str, ...]]:
+    """A config.json's model name (its ``_name_or_path``'s last part, else its folder's or file's) and aliases
+    (its folder's name, where that differs)."""
+    # The folder as it is named where the user points (a link's own name; "." and ".." taken away).
+    folder_or_file = Path(os.path.abspath(path)).parent.name if path.name == "config.json" else path.stem
+
+    def printable(text: str) -> str:
+        return " ".join("".join(c if c.isprintable() else " " for c in text).split())
+
+    name = printable(str(config.get("_name_or_path") or folder_or_file).rstrip("/").split("/")[-1]) or "custom"
+    # Also known by its folder (a checkpoint's _name_or_path may be a snapshot's hash, its folder Qwen3-8B).
+    aliases = (printable(folder_or_file),) if printable(folder_or_file) not in ("", name) else ()
+    return name, aliases
+
+
+def _config_rope(path: Path, config: dict) -> tuple[str | None, int]:
+    """A config.json's RoPE scaling type (None without one) and native context (a YaRN model's original one);
+    `TableError` where they are malformed."""
+    scaling = config.get("rope_scaling")
+    if scaling is not None and not isinstance(scaling, dict):
+        raise TableError(f"{path}: rope_scaling: expected an object such as {{\"rope_type\": \"yarn\", ...}} or null, "
+                         f"got {brief(scaling)}")
+    rope_type = (scaling.get("rope_type") or scaling.get("type")) if scaling is not None else None
+    if rope_type is not None and not isinstance(rope_type, str):
+        raise TableError(f"{path}: rope_scaling: rope_type: expected text such as \"yarn\" or \"llama3\", got "
+                         f"{brief(rope_type)}")
+    native = _config_number(path, config, "max_position_embeddings")
+    if (rope_type == "yarn" and isinstance(scaling, dict)
+            and scaling.get("original_max_position_embeddings") is not None):
+        native = _config_number(path, scaling, "original_max_position_embeddings")  # YaRN is re-derived from here
+    return rope_type, native
+
+
+def _is_qwen(config: dict) -> bool:
+    """Whether a config.json is a Qwen model's: its ``model_type`` (`QWEN_MODEL_TYPES`), else its
+    ``architectures`` (``Qwen2ForCausalLM``, ...)."""
+    if "model_type" in config:
+        return config["model_type"] in QWEN_MODEL_TYPES
+    architectures = config.get("architectures")
+    return isinstance(architectures, list) and any(str(name).startswith("Qwen") for name in architectures)
+
+
+def _tied_embeddings(path: Path, config: dict) -> object:
+    """A config.json's ``tie_word_embeddings`` as transformers reads it: null is untied; absent, the default of
+    its ``model_type`` (`TIED_BY_MODEL_TYPE`), and `TableError` where that is not known here."""
+    if "tie_word_embeddings" in config:
+        tied = config["tie_word_embeddings"]
+        return False if tied is None else tied
+    model_type = config.get("model_type")
+    if isinstance(model_type, str) and model_type in TIED_BY_MODEL_TYPE:
+        return TIED_BY_MODEL_TYPE[model_type]
+    which = f"model_type {brief(model_type)}" if model_type is not None else "no model_type"
+    raise TableError(f"{path}: tie_word_embeddings is not given, and with {which} its default is not known here: add "
+                     "\"tie_word_embeddings\": true or false (transformers' default is true unless the model's class "
+                     "says otherwise; Llama's and Qwen's say false, Gemma's true)")

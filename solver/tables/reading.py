@@ -1,0 +1,355 @@
+"""Reading YAML files: unique keys, size limits, and validation errors as one-line messages naming the place."""
+
+from __future__ import annotations
+
+import copy
+import re
+from collections.abc import Callable
+from decimal import Decimal
+from pathlib import Path
+from typing import Any, get_args
+
+import yaml
+from pydantic import BaseModel, ValidationError
+
+from solver.tables.inputs import _UNION_TAGS, MemoryModel, Weights, _FleetFile
+from solver.tables.schema import MAX_FILE_BYTES, GpuType, Model, _ModelsFile, sp_rule_violation
+from solver.tables.text import TableError, _first_repeated, _normalise, brief, counted, smi_name_form
+
+
+class UniqueKeys:
+    """For a PyYAML loader (before it in the bases): a mapping with the same key twice is refused (plain YAML
+    keeps the last); a key that a merge key (``<<: *defaults``) brings in and the mapping sets again is not
+    twice, as in YAML 1.1."""
+
+    def construct_mapping(self, node: yaml.MappingNode, deep: bool = False) -> dict[Any, Any]:
+        """The loader's mapping, once every key is a plain value given once (`TableError` naming the line)."""
+        seen = set()
+        for key_node, _ in node.value:
+            if key_node.tag == "tag:yaml.org,2002:merge":
+                continue
+            key = self.construct_object(key_node, deep=deep)  # type: ignore[attr-defined]
+            if not isinstance(key, (str, int, float, bool, type(None))):
+                raise TableError(f"line {key_node.start_mark.line + 1}: a key must be a plain value, "
+                                 f"not a {type(key).__name__}")
+            if key in seen:
+                raise TableError(f"line {key_node.start_mark.line + 1}: key {key!r} appears twice")
+            seen.add(key)
+        return super().construct_mapping(node, deep=deep)  # type: ignore[misc]
+
+
+class UniqueKeyLoader(UniqueKeys, getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
+    """PyYAML's safe loader (libyaml's, where installed) with `UniqueKeys`: the tables' files."""
+
+
+NUMBER_TOO_LONG = "a number too long to read (thousands of digits)"
+"""What a message says of an integer longer than Python converts (4300 digits)."""
+
+
+def yaml_limit(error: BaseException) -> str | None:
+    """Which of Python's limits a YAML loader's `error` ran into, in words: nesting deeper than its recursion
+    goes (said in libyaml's words for its own limit), or an integer longer than it converts; None for others."""
+    if isinstance(error, RecursionError):
+        return "malformed YAML: exceeded maximum nesting depth"
+    if isinstance(error, ValueError) and "integer string conversion" in str(error):
+        return NUMBER_TOO_LONG
+    return None
+
+
+def yaml_error_place(error: BaseException, text: str) -> str:
+    """Where in `text` a YAML loader's `error` lies, in words before a colon: ``line N: ``, or ``at the end of the
+    file: `` for a mark at its end (an unclosed bracket: its line past the last); "" without a mark."""
+    mark = getattr(error, "problem_mark", None)
+    if mark is None:
+        return ""
+    return "at the end of the file: " if mark.index >= len(text) else f"line {mark.line + 1}: "
+
+
+def _read_yaml(path: Path) -> Any:
+    text = read_user_file(path)
+    try:
+        return yaml.load(text, Loader=UniqueKeyLoader)
+    except TableError as error:
+        raise TableError(f"{path}: {error}") from None
+    except (RecursionError, ValueError) as error:  # a limit, or a scalar that cannot be built (the date 2020-13-45)
+        raise TableError(f"{path}: {yaml_limit(error) or 'malformed YAML: ' + ' '.join(str(error).split())}") from None
+    except yaml.YAMLError as error:
+        at = yaml_error_place(error, text)
+        problem = getattr(error, "problem", None) or str(error).splitlines()[0]
+        raise TableError(f"{path}: {at}malformed YAML: {problem}") from None
+
+
+_ITEM_LABELS = {
+    "tables": ("table gpus={}", "gpus"),
+    "rows": ("row max_model_len={}", "max_model_len"),
+    "models": ("model {}", "name"),
+    "pools": ("pool {}", "name"),
+    "gpus": ("gpu {}", "name"),
+    "jobs": ("job {}", "name"),
+}
+"""How to name an item of each list in an error: by the field that identifies it."""
+
+
+def _describe_location(raw: Any, location: tuple[Any, ...]) -> str:
+    """Turn a pydantic error location into words: ``table gpus=4, row max_model_len=8192, cells``."""
+    words = []
+    node = raw
+    container = ""
+    for position, key in enumerate(location):
+        if isinstance(node, list) and isinstance(key, int) and 0 <= key < len(node):
+            node = node[key]
+            label, field = _ITEM_LABELS.get(container, ("item {}", ""))
+            identity = node.get(field) if isinstance(node, dict) else None
+            if not isinstance(identity, (str, int, float)):  # a list or a mapping names nothing
+                identity = None
+            text = str(identity) if str(identity).isprintable() else repr(identity)  # no control codes raw
+            shown = text if len(text) <= 40 else f"{text[:37]}..."
+            words.append(label.format(shown) if identity is not None else f"{container or 'item'} item {key + 1}")
+        elif isinstance(node, dict) and key in node:
+            node = node[key]
+            container = str(key)
+            if key not in _ITEM_LABELS or position == len(location) - 1:
+                words.append(str(key))
+        else:
+            words.append(str(key))
+            node = None
+    return ", ".join(words)
+
+
+def _data_location(raw: Any, location: tuple[Any, ...]) -> tuple[Any, ...]:
+    """The part of a pydantic location that walks the data (without union-member tags such as
+    ``constrained-int`` or ``AtLeast`` that pydantic adds for a field of several types)."""
+    walked, node = [], raw
+    for key in location:
+        if key in _UNION_TAGS and not (isinstance(node, dict) and key in node):  # a tag, not data
+            continue
+        if isinstance(node, dict) and key in node or isinstance(node, list) and isinstance(key, int):
+            node = node[key] if isinstance(node, dict) or 0 <= key < len(node) else None
+            walked.append(key)
+        elif isinstance(node, (dict, list)):
+            walked.append(key)  # a missing or unknown field
+            node = None
+    return tuple(walked)
+
+
+_PLAIN_PROBLEMS = {
+    "greater_than_equal": "must be at least {ge}",
+    "greater_than": "must be above {gt}",
+    "less_than_equal": "must be at most {le}",
+    "less_than": "must be below {lt}",
+    "too_short": "must list at least {min_length}",
+    "string_pattern_mismatch": "must be letters, digits, '.', '_' and '-', starting with a letter or digit",
+    "int_type": "must be a whole number",
+    "int_from_float": "must be a whole number",
+    "float_type": "must be a number",
+    "finite_number": "must be a finite number",
+    "bool_type": "must be true or false",
+    "string_type": "must be text",
+    "string_too_long": "must be at most {max_length} characters",
+    "dict_type": "must be a mapping",
+    "list_type": "must be a list",
+    "tuple_type": "must be a list",
+    "model_type": "must be a mapping",
+}
+"""Pydantic's error types in the words of a one-line message (a name pattern is the only one used)."""
+
+
+def _fields_at(schema: type[BaseModel], location: tuple[Any, ...]) -> tuple[str, ...]:
+    """The fields of the mapping at a pydantic error's `location` in data of `schema` (the names a file may
+    give there, aliases as written), or () where it is not one of rft-solver's models."""
+    node: Any = schema
+    for key in location:
+        if not (isinstance(node, type) and issubclass(node, BaseModel)):
+            return ()
+        if key in node.model_fields:
+            node = node.model_fields[key].annotation
+        elif not isinstance(key, int):  # a union member's tag, or an item's position, walks into the type
+            node = next((member for member in _members(node) if getattr(member, "__name__", None) == key), node)
+            continue
+        node = next((member for member in _members(node) if isinstance(member, type) and issubclass(member, BaseModel)),
+                    node)
+    if not (isinstance(node, type) and issubclass(node, BaseModel)):
+        return ()
+    return tuple(field.alias or name for name, field in node.model_fields.items())
+
+
+def _members(annotation: Any) -> tuple[Any, ...]:
+    """The types an annotation stands for, unwrapped (Optional, unions, Annotated, the items of a tuple or list)."""
+    arguments = get_args(annotation)
+    if not arguments:
+        return (annotation,)
+    return tuple(member for argument in arguments for member in _members(argument))
+
+
+def _validation_message(path: Path, raw: Any, error: ValidationError, recheck: Callable[[Any], object],
+                        schema: type[BaseModel]) -> str:
+    """`error` in one line (naming a mapping's fields where one is missing or unknown, `schema`'s); `recheck`
+    validates other data the same way (for the hint of a number YAML reads as text, which must not suggest a
+    value its field refuses)."""
+    # An error at a location that holds another error's is its consequence (a list left empty by an item
+    # that failed): only the innermost ones count.
+    errors = [e for e in error.errors()
+              if not any(len(o["loc"]) > len(e["loc"]) and tuple(o["loc"][:len(e["loc"])]) == tuple(e["loc"])
+                         for o in error.errors())]
+    first = errors[0]
+    if first["type"] == "missing":  # a field given under another name: the unknown one beside it says more
+        first = next((e for e in errors if e["type"] == "extra_forbidden" and e["loc"][:-1] == first["loc"][:-1]), first)
+    location = _data_location(raw, tuple(first["loc"]))
+    fields = _fields_at(schema, tuple(first["loc"][:-1])) if first["type"] in ("extra_forbidden", "missing") else ()
+    accepted = f" (fields: {', '.join(fields)})" if fields else ""
+    if first["type"] == "extra_forbidden":
+        location, problem = location[:-1], f"unknown field {location[-1]!r}{accepted}"
+    elif first["type"] == "missing":
+        location, problem = location[:-1], f"missing field {location[-1]!r}{accepted}"
+    elif first["type"] in _PLAIN_PROBLEMS:
+        problem = _plain_problem(first) + f", got {brief(first['input'])}"
+        if first["type"] in ("int_type", "float_type") and _yaml_text_number(first["input"]):
+            written = _yaml_number(first["input"], first["type"] == "int_type")
+            bound = _broken_bound(raw, location, yaml.safe_load(written), recheck)
+            problem += f" (YAML reads it as text{f', and as a number it {bound}' if bound else f': write {written}'})"
+        elif first["type"] == "string_type" and isinstance(first["input"], (bool, int, float)):
+            kind = "true or false" if isinstance(first["input"], bool) else "a number"
+            problem += f" (YAML reads it, unquoted, as {kind}: put it in quotes)"
+    else:
+        problem = first["msg"].removeprefix("Value error, ")
+        if first["type"] not in ("value_error", "assertion_error") and "input" in first:
+            problem += f", got {brief(first['input'])}"
+    where = _describe_location(raw, location)
+    more = len({_data_location(raw, tuple(e["loc"])) for e in errors}) - 1
+    extra = f" (and {counted(more, 'more problem')})" if more else ""
+    return f"{path}: {where + ': ' if where else ''}{problem}{extra}"
+
+
+def _plain_problem(error: Any) -> str:
+    """A pydantic error of `_PLAIN_PROBLEMS`' types in their words, its bounds as written (1000000, not 1e+06)."""
+    context = {key: (str(int(value)) if value.is_integer() else f"{value:g}") if isinstance(value, float) else value
+               for key, value in error.get("ctx", {}).items()}
+    return _PLAIN_PROBLEMS[error["type"]].format(**context)
+
+
+_BOUND_PROBLEMS = ("greater_than_equal", "greater_than", "less_than_equal", "less_than", "finite_number")
+
+
+def _broken_bound(raw: Any, location: tuple[Any, ...], number: Any, recheck: Callable[[Any], object]) -> str | None:
+    """The bound of its field that `number`, put at `location` of `raw`, breaks, in words (``must be at most
+    1000000``); None when it breaks none."""
+    data = copy.deepcopy(raw)
+    node = data
+    for key in location[:-1]:
+        node = node[key]
+    node[location[-1]] = number
+    try:
+        recheck(data)
+    except ValidationError as error:
+        return next((_plain_problem(e) for e in error.errors()
+                     if e["type"] in _BOUND_PROBLEMS and _data_location(data, tuple(e["loc"])) == location), None)
+    return None
+
+
+def _yaml_text_number(value: Any) -> bool:
+    """Whether `value` is text in exponent notation that YAML 1.1 does not read as a number (``1e3``,
+    ``1e-3``: it wants a dot and a sign, ``1.0e+3``)."""
+    return isinstance(value, str) and re.fullmatch(r"\s*[+-]?(\d+\.?\d*|\.\d+)[eE][+-]?\d+\s*", value) is not None
+
+
+def _yaml_number(text: str, whole: bool) -> str:
+    """How to write `text` (exponent notation, see `_yaml_text_number`) so that YAML reads a number: the
+    digits for a whole number, else a dot in the mantissa and a signed exponent (``1e-3`` -> ``1.0e-3``)."""
+    value = Decimal(text.strip())  # exact: 1e30 is 1 and thirty zeros, not the nearest float's digits
+    if whole and value == value.to_integral_value():
+        return str(int(value))
+    mantissa, exponent = text.strip().lower().split("e")
+    sign, digits = (mantissa[0], mantissa[1:]) if mantissa[0] in "+-" else ("", mantissa)
+    mantissa = sign + ("0" if digits.startswith(".") else "") + digits + ("" if "." in digits else ".0")
+    return f"{mantissa}e{exponent if exponent[0] in '+-' else '+' + exponent}"
+
+
+def _validate(model: type[BaseModel], path: Path, context: dict[str, Any] | None = None) -> Any:
+    """The file at `path` as `model`, or `TableError` in one line (naming the kind of file it looks like instead, where
+    its top-level keys are another's: `_FILE_KINDS`)."""
+    raw = _read_yaml(path)
+    if not isinstance(raw, dict):
+        got = "an empty file" if raw is None else f"a {type(raw).__name__}"
+        raise TableError(f"{path}: expected a mapping at the top level, got {got}")
+    try:
+        return model.model_validate(raw, context=context)
+    except ValidationError as error:
+        other = next((kind for kind, (schema, keys) in _FILE_KINDS.items() if schema is not model and keys <= set(raw)),
+                     None)
+        hint = f" (this looks like {other})" if other else ""
+        raise TableError(_validation_message(path, raw, error, lambda data: model.model_validate(data, context=context),
+                                             model) + hint) from None
+
+
+_FILE_KINDS: dict[str, tuple[type[BaseModel] | None, set[str]]] = {
+    "a cells file, for --cells": (GpuType, {"gpu", "tables"}),
+    "a memory-model file, for --memory-model, as solve calibrate --out writes": (MemoryModel, {"coefficients"}),
+    "a cost-weights file, for --weights": (Weights, {"offload", "sp", "env"}),
+    "a fleet file, for solve cluster": (_FleetFile, {"pools", "jobs"}),
+    "a Trinity config, for --from-config": (None, {"model", "trainer"}),
+}
+"""The kinds of file a user gives, each by its schema and the top-level keys that tell it apart."""
+
+
+def load_models(path: Path) -> tuple[Model, ...]:
+    """Load and check a models file (``tables/models.yaml``)."""
+    models = _validate(_ModelsFile, path).models
+    names = [_normalise(name) for model in models for name in (model.name, *model.aliases)]
+    duplicate = _first_repeated(names)
+    if duplicate is not None:
+        raise TableError(f"{path}: the name {duplicate!r} is given to two models")
+    return models
+
+
+def load_gpu_type(path: Path, models: tuple[Model, ...], hardware: tuple[GpuType, ...] = ()) -> GpuType:
+    """Load and check one GPU type's feasibility tables against the known `models`; a GPU type of the
+    `hardware` catalogue (named by its name or an alias) must match its entry there, whose name, aliases
+    and driver-reported memory it takes."""
+    names = {_normalise(name): model.name for model in models for name in (model.name, *model.aliases)}
+    tabled = _validate(GpuType, path, context={"models": [model.name for model in models], "names": names})
+    by_name = {model.name: model for model in models}
+    for table in tabled.tables:  # a setting no run can have: the model's heads rule its SP degree out
+        for row in table.rows:
+            for name, setting in row.cells:
+                heads = setting and sp_rule_violation(by_name[name].num_attention_heads,
+                                                      by_name[name].num_key_value_heads, setting.sp)
+                if heads:
+                    raise TableError(f"{path}: table gpus={table.gpus}: row max_model_len={row.max_model_len}, "
+                                     f"{name}: {heads} (Trinity and verl refuse it)")
+    known = next((gpu for wanted in dict.fromkeys((_normalise(tabled.name), smi_name_form(tabled.name)))
+                  for gpu in hardware if wanted in {_normalise(name) for name in (gpu.name, *gpu.aliases)}), None)
+    if known is None:
+        return tabled
+    if known.memory_gb != tabled.memory_gb:
+        raise TableError(f"{path}: GPU {tabled.name}: memory_gb {tabled.memory_gb} is not the catalogue's {known.memory_gb} "
+                         f"for {known.name}")
+    if tabled.memory_mib not in (None, known.memory_mib):
+        raise TableError(f"{path}: GPU {tabled.name}: memory_mib {tabled.memory_mib} is not the catalogue's "
+                         f"{known.memory_mib} for {known.name} (leave it out to take that)")
+    aliases = tuple(dict.fromkeys(alias for alias in (*known.aliases, *tabled.aliases) if alias != known.name))
+    return tabled.model_copy(update={"name": known.name, "aliases": aliases, "memory_mib": known.memory_mib})
+
+
+def _in_units(size: int) -> str:
+    """A file size in MB, or in KB below one, to a tenth where that is not whole (16.2 MB, 256 KB)."""
+    value, unit = (size / 2**20, "MB") if size >= 2**20 else (size / 2**10, "KB")
+    return f"{value:.1f}".removesuffix(".0") + f" {unit}"
+
+
+def read_user_file(path: Path, limit_bytes: int = MAX_FILE_BYTES) -> str:
+    """The text of a file the user names (a Trinity config), of at most `limit_bytes`; `TableError`, one line,
+    when unreadable."""
+    limit = f"the limit is {_in_units(limit_bytes)}"
+    try:
+        size = path.stat().st_size
+        if size > limit_bytes:
+            raise TableError(f"{path}: {_in_units(size)} is too large ({limit})")
+        with path.open("rb") as handle:  # a device or a pipe has no size: read one byte past the limit at most
+            data = handle.read(limit_bytes + 1)
+        if len(data) > limit_bytes:
+            raise TableError(f"{path}: too large ({limit})")
+        return data.decode("utf-8")  # line endings as they are (a patched copy keeps them)
+    except OSError as error:
+        raise TableError(f"{path}: cannot read: {error.strerror or error}") from None
+    except UnicodeDecodeError:
+        raise TableError(f"{path}: not a text file (UTF-8)") from None

@@ -1,0 +1,503 @@
+"""The schema of the tables: limits, settings, models, tables and GPU types as frozen pydantic models."""
+
+from __future__ import annotations
+
+import re
+from math import ceil, floor
+from typing import Annotated, Any
+
+from annotated_types import Ge, Gt, Le, MinLen
+from pydantic import (
+    AfterValidator,
+    AllowInfNan,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    Strict,
+    ValidationInfo,
+    field_validator,
+    model_validator,
+)
+
+from solver.tables.text import QueryError, _first_repeated, _normalise, _printable, brief, check_types, counted
+
+MAX_FILE_BYTES = 16 * 1024 * 1024
+"""The largest file rft-solver reads (tables, cluster files, Trinity configs, config.json)."""
+MAX_TOKENS = 1 << 24
+"""The longest ``max_model_len`` anything may ask for (16M tokens)."""
+MAX_GPUS = 1 << 16
+"""The most GPUs a count, a budget or a pool may have."""
+MAX_JOBS = 20_000
+"""The most jobs a cluster file may list."""
+
+Count = Annotated[int, Strict(), Gt(0)]
+"""A positive whole number written as a YAML integer (not ``"4096"``, ``4096.0`` or ``true``)."""
+Tokens = Annotated[int, Strict(), Gt(0), Le(MAX_TOKENS)]
+
+
+def _thousands_of_tokens(value: Any) -> Any:
+    """``32k`` (thousands of 1024, as ``--len`` takes them) as 32768; any other value as it is."""
+    match = re.fullmatch(r"\s*(\d{1,9})\s*[kK]\s*", value) if isinstance(value, str) and value.isascii() else None
+    return int(match[1]) * 1024 if match else value
+
+
+AskedTokens = Annotated[Tokens, BeforeValidator(_thousands_of_tokens)]
+"""A length a user asks for in a file: a whole number of tokens, or thousands of 1024 (``32k``)."""
+GpuCount = Annotated[int, Strict(), Gt(0), Le(MAX_GPUS)]
+MAX_GPU_MEMORY_GB = 1 << 14
+"""Far more memory than any GPU has (16 TB), but finite."""
+CONFIG_SHAPE = " (config shape)"
+"""Added to the name of a --model-config model whose shape is not that of the catalogue model it names."""
+MAX_NODE_GPUS = 16
+"""The most GPUs a cluster file's node may have: one host (HGX boards have 8; the largest hosts 16). It also
+bounds the ways to fill a node that the placement weighs, which grow as the partitions of its size."""
+MAX_HOST_RAM_GB = 1 << 20
+"""The most host memory per node a request or a pool may give (1 PB): more than any node has, but finite."""
+MAX_ESTIMATED_GPUS = 64
+"""The most trainer GPUs the memory model's estimates consider (eight nodes of eight)."""
+Billions = Annotated[float, Strict(), Gt(0)]
+Weight = Annotated[float, Strict(), Ge(0), Le(1000), AllowInfNan(False)]
+"""A cost weight: how much a setting slows a step, 0 (free) to 1000 (a thousand times slower)."""
+Flag = Annotated[bool, Strict()]
+Multiplier = Annotated[float, Ge(0), Le(1000), AllowInfNan(False)]
+"""A memory-model multiplier: finite, from 0 to 1000 (the calibration's bounds are far inside)."""
+Text = Annotated[str, Strict(), MinLen(1)]
+
+
+PrintableText = Annotated[Text, AfterValidator(_printable)]
+"""Text that output shows as it is (a name, a source, a table's heading): no control characters."""
+
+NO_SETTING = "-"
+"""The source's cell text for "no setting trains this model at this length"."""
+
+SETTING_GRAMMAR = "vanilla, -, or Env, Offload and SP=N joined by ' + ' in that order"
+
+_SP_PART = re.compile(r"SP=(\d+)")
+
+
+class Frozen(BaseModel):
+    """A frozen pydantic model that refuses unknown fields: the base of the package's data types. Field names may
+    start with ``model_`` (``model_path``): pydantic before 2.10 warns of them unless no namespace is protected."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", protected_namespaces=())
+
+
+class Setting(Frozen):
+    """A trainer setting: the allocator Env, FSDP2 CPU Offload and the Ulysses SP degree."""
+
+    env: Flag = False
+    offload: Flag = False
+    sp: Count = 1
+
+    @property
+    def label(self) -> str:
+        """The setting in the source's words, e.g. ``Env + Offload + SP=2`` or ``vanilla``."""
+        parts = [name for name, on in (("Env", self.env), ("Offload", self.offload)) if on]
+        if self.sp > 1:
+            parts.append(f"SP={self.sp}")
+        return " + ".join(parts) or "vanilla"
+
+    def includes(self, other: Setting) -> bool:
+        """Whether this setting saves at least what `other` does: Env, Offload and SP each at least its."""
+        return self.env >= other.env and self.offload >= other.offload and self.sp >= other.sp
+
+    @property
+    def escalation_key(self) -> tuple[int, int, int]:
+        """Sort key of the source's out-of-memory escalation, its pattern on any SP degree: Offload last, then
+        more SP, then Env; Offload without Env, which the source never tries, after every setting it does."""
+        return (2, 0, 0) if self.offload and not self.env else (int(self.offload), self.sp, int(self.env))
+
+    @classmethod
+    def parse(cls, text: str) -> Setting | None:
+        """Parse a cell's text; ``-`` (nothing trains) gives None. Only the canonical form is accepted."""
+        if text == NO_SETTING:
+            return None
+        if text == "vanilla":
+            return cls()
+        flags: dict[str, Any] = {}
+        for part in text.split("+"):
+            part = part.strip()
+            where = "" if part == text else f" in {text!r}"
+            sp_match = _SP_PART.fullmatch(part)
+            if part in ("Env", "Offload"):
+                key = part.lower()
+            elif sp_match:
+                key = "sp"
+                if int(sp_match.group(1)) < 2:
+                    raise ValueError(f"{part!r}{where}: an SP degree is at least 2 (no SP is written as vanilla)")
+            else:
+                raise ValueError(f"unknown setting {part!r}{where} (accepted: {SETTING_GRAMMAR})")
+            if key in flags:
+                raise ValueError(f"{part!r} appears twice{where}")
+            flags[key] = int(sp_match.group(1)) if sp_match else True
+        setting = cls(**flags)
+        if setting.label != text:
+            raise ValueError(f"setting {text!r} is not in the source's form; write {setting.label!r}")
+        return setting
+
+
+ESCALATION_ORDER: tuple[Setting, ...] = tuple(
+    Setting(env=env, offload=offload, sp=sp)
+    for env, offload, sp in (
+        (False, False, 1), (True, False, 1), (False, False, 2), (True, False, 2), (False, False, 4),
+        (True, False, 4), (True, True, 1), (True, True, 2), (True, True, 4),
+    )
+)
+"""The order in which the source document tried settings as memory ran out (vanilla, Env, each SP degree
+without and with Env, then Env + Offload with each); each cell is the first that trained."""
+
+
+class MoE(Frozen):
+    """Mixture-of-experts shape: all experts' parameters are held, the active ones computed."""
+
+    experts: Count
+    active_experts: Count
+    moe_intermediate_size: Count
+
+
+Shape = tuple[int | bool | tuple[int, ...] | None, ...]
+"""`Model.shape`: what two models must share for one's table cells to stand for the other's."""
+
+
+class Model(Frozen):
+    """A model's shape, from its Hugging Face config.json."""
+
+    name: Text
+    aliases: tuple[Text, ...] = ()
+    head_dim: Count | None = None
+    hidden_size: Count
+    num_layers: Count
+    num_attention_heads: Count
+    num_key_value_heads: Count
+    intermediate_size: Count
+    vocab_size: Count
+    tied_embeddings: Flag
+    parameters_b: Billions
+    native_context: Count
+    rope_scaling: Text | None = None
+    """The model's own RoPE scaling (its config's ``rope_scaling.rope_type``, e.g. ``llama3`` for Llama 3.1),
+    which its native context already relies on: YaRN must not replace it. None for a plain RoPE, or for
+    YaRN itself (rft-solver writes the factor the length needs)."""
+    moe: MoE | None = None
+    logit_softcapping: bool = False
+    """Whether the model caps its logits (Gemma-2's ``final_logit_softcapping``), which holds more copies of them."""
+    qwen_yarn: Flag = True
+    """Whether Qwen's model cards' validation of YaRN (`YARN_VALIDATED_FACTOR`, `YARN_VALIDATED_TOKENS`) speaks
+    for the model: a Qwen model's (every model of the catalogue that YaRN extends), not one of another
+    ``model_type`` read from a config.json, for which rft-solver knows of no validation."""
+    tables_of: Text | None = None
+    """Another model of the same shape whose table cells stand for this one where no table names it (a base
+    model and its post-trained release differ only in their weights, which the memory they need does not
+    depend on); None for a model that stands for itself."""
+
+    @property
+    def shape(self) -> Shape:
+        """What the memory the model needs depends on: its layers' widths, counts and vocabulary (and, for a
+        mixture of experts, its experts; the capping of its logits)."""
+        experts = None if self.moe is None else (self.moe.experts, self.moe.active_experts,
+                                                  self.moe.moe_intermediate_size)
+        return (self.hidden_size, self.num_layers, self.num_attention_heads, self.num_key_value_heads,
+                self.head_size, self.intermediate_size, self.vocab_size, self.tied_embeddings, experts,
+                self.logit_softcapping)
+
+    @property
+    def head_size(self) -> int:
+        """Width of one attention head: ``head_dim``, else hidden size / attention heads."""
+        return self.head_dim or self.hidden_size // self.num_attention_heads
+
+    def beyond_native_on_own_scaling(self, max_model_len: int) -> bool:
+        """Whether a length beyond the native context rests on the model's own RoPE scaling (no YaRN is
+        written for it, and nothing checks that the model handles it)."""
+        return max_model_len > self.native_context and self.rope_scaling is not None
+
+    def yarn_beyond_validated(self, max_model_len: int) -> bool:
+        """Whether the YaRN a length needs goes beyond what is validated: for a Qwen model (`qwen_yarn`), a
+        factor above `YARN_VALIDATED_FACTOR` or more than `YARN_VALIDATED_TOKENS`; for another, any YaRN
+        (memory fits; quality is untested)."""
+        factor = self.yarn_factor(max_model_len)
+        return factor is not None and (not self.qwen_yarn or factor > YARN_VALIDATED_FACTOR
+                                       or max_model_len > YARN_VALIDATED_TOKENS)
+
+    def yarn_factor(self, max_model_len: int) -> float | None:
+        """The YaRN factor ``max_model_len / native_context`` a length beyond the native context needs;
+        None within it, and for a model with its own RoPE scaling (nothing is known to extend it)."""
+        if max_model_len <= self.native_context or self.rope_scaling is not None:
+            return None
+        return max_model_len / self.native_context
+
+
+class Source(Frozen):
+    """Where a table file's numbers come from."""
+
+    document: PrintableText
+    section: PrintableText
+
+
+def _printable_source(source: Source | str) -> Source | str:
+    """A GPU type's `source`, if printable where it is text (a `Source`'s fields check themselves)."""
+    return _printable(source) if isinstance(source, str) else source
+
+
+def source_words(source: Source | str) -> str:
+    """Where a GPU type's numbers come from, in words: a source document and its section, or the text given."""
+    return f"{source.document}, {source.section}" if isinstance(source, Source) else source
+
+
+class Row(Frozen):
+    """One ``max_model_len`` row of a table: each model's documented setting, None for ``-``."""
+
+    max_model_len: Tokens
+    cells: tuple[tuple[str, Setting | None], ...]
+
+    @field_validator("cells", mode="before")
+    @classmethod
+    def _parse_cells(cls, raw: Any) -> Any:
+        if not isinstance(raw, dict):
+            raise ValueError("cells must be a mapping of model name to setting")
+        parsed = []
+        for model, text in raw.items():
+            if not isinstance(text, str):
+                raise ValueError(f"cell for {model} must be text such as 'Env + SP=2' or '-', got {text!r}")
+            try:
+                parsed.append((str(model), Setting.parse(text)))
+            except ValueError as error:
+                raise ValueError(f"{model}: {error}") from None
+        return tuple(parsed)
+
+    def setting(self, model: str) -> Setting | None:
+        """The setting documented for `model` at this length (None for ``-``)."""
+        return dict(self.cells)[model]
+
+
+class Table(Frozen):
+    """The documented settings for one GPU type at one trainer GPU count."""
+
+    gpus: GpuCount
+    section: PrintableText
+    source: PrintableText | None = Field(default=None, description=(
+        "where the table's numbers come from, where not from its GPU type's source: a cells file's table joined "
+        "to a GPU type of the catalogue (`Catalog.with_tables`) names the file's source; None otherwise"))
+    models: tuple[Text, ...]
+    rows: tuple[Row, ...]
+
+    @model_validator(mode="before")
+    @classmethod
+    def _canonical_names(cls, raw: Any, info: ValidationInfo) -> Any:
+        """Models named by an alias or in another case (``8B``), where the context maps names to the
+        catalogue's (``names``), under the catalogue's names."""
+        names = (info.context or {}).get("names")
+        if not names or not isinstance(raw, dict):
+            return raw
+
+        def canonical(name: Any) -> Any:
+            return names.get(_normalise(name), name) if isinstance(name, str) else name
+
+        renamed = dict(raw)
+        if isinstance(raw.get("models"), list):
+            renamed["models"] = [canonical(model) for model in raw["models"]]
+        if isinstance(raw.get("rows"), list):
+            renamed["rows"] = []
+            for row in raw["rows"]:
+                if isinstance(row, dict) and isinstance(row.get("cells"), dict):
+                    cells = {canonical(model): cell for model, cell in row["cells"].items()}
+                    if len(cells) < len(row["cells"]):
+                        twice = _first_repeated([canonical(model) for model in row["cells"]])
+                        raise ValueError(f"row max_model_len={brief(row.get('max_model_len'))}: two cells for "
+                                         f"{twice} (by two of its names)")
+                    row = {**row, "cells": cells}
+                renamed["rows"].append(row)
+        return renamed
+
+    @model_validator(mode="after")
+    def _check_rows(self, info: ValidationInfo) -> Table:
+        known = (info.context or {}).get("models")
+        if not self.models:
+            raise ValueError("the table names no models")
+        for model in self.models:
+            if known is not None and model not in known:
+                raise ValueError(f"unknown model {model!r} in the table's models (known: {', '.join(known)})")
+        twice = _first_repeated(self.models)
+        if twice is not None:
+            raise ValueError(f"{twice} is named twice in the table's models")
+        if not self.rows:
+            raise ValueError("the table has no rows")
+        previous = 0
+        for row in self.rows:
+            where = f"row max_model_len={row.max_model_len}"
+            if row.max_model_len == previous:
+                raise ValueError(f"duplicate {where}")
+            if row.max_model_len < previous:
+                raise ValueError(f"{where} comes after max_model_len={previous}; rows must increase")
+            previous = row.max_model_len
+            present = [model for model, _ in row.cells]
+            for model in present:
+                if model not in self.models:
+                    raise ValueError(
+                        f"{where}: cell for unknown model {model!r} (this table's models: {', '.join(self.models)})"
+                    )
+            for model in self.models:
+                if model not in present:
+                    raise ValueError(f"{where}: no cell for {model}")
+            for model, setting in row.cells:
+                if setting is not None and self.gpus % setting.sp:
+                    raise ValueError(
+                        f"{where}, {model}: SP={setting.sp} does not divide the table's {counted(self.gpus, 'GPU')}"
+                    )
+        return self
+
+    def name_for(self, model: Model) -> str | None:
+        """The name this table gives `model`'s cells: its own where the table names it (cells you measured,
+        `--cells`), else that of `model.tables_of` (a tabled model of its shape); None where it names neither."""
+        return next((name for name in (model.name, model.tables_of) if name in self.models), None)
+
+    def column(self, model: str) -> Table:
+        """This table with only `model`'s cells."""
+        rows = tuple(row.model_copy(update={"cells": ((model, row.setting(model)),)}) for row in self.rows)
+        return self.model_copy(update={"models": (model,), "rows": rows})
+
+
+DRIVER_SHARE = (0.85, 1.05)
+"""The driver's MiB over the GB a GPU is sold with, times 1024: 0.937 (L40S) to 1.0 in the catalogue."""
+LEAST_DRIVER_MIB = 8192
+"""The least memory a GPU type of your own may report: below it, no whole GB is sure to be its."""
+LEAST_GPU_MEMORY_GB = LEAST_DRIVER_MIB // 1024
+"""The least memory as sold a GPU type of your own may have, the same floor: smaller cards lie far outside what
+the memory model was fitted on."""
+
+
+def gpu_type_problem(name: object, memory_gb: int | None, memory_mib: int | None) -> str | None:
+    """What makes a GPU type's name and memory unusable, in words (None when nothing): a name that is
+    blank or not printable (it is written into configs' comments), or GB and MiB that cannot be one GPU's."""
+    if not isinstance(name, str) or not name.strip() or not name.isprintable():  # surrogates are not printable
+        return f"a GPU type's name is printable text, got {brief(name)}"
+    if memory_gb is not None and memory_mib is not None and not (
+            DRIVER_SHARE[0] <= memory_mib / (memory_gb * 1024) <= DRIVER_SHARE[1]):
+        return (f"{name}: {memory_mib} MiB is not what a GPU sold as {memory_gb} GB reports (from "
+                f"{ceil(memory_gb * 1024 * DRIVER_SHARE[0])} to {int(memory_gb * 1024 * DRIVER_SHARE[1])} MiB): "
+                "give one of the two")
+    return None
+
+
+class GpuType(Frozen):
+    """A GPU type with its documented tables, one per trainer GPU count (YAML key ``gpu`` names it)."""
+
+    name: Text = Field(alias="gpu")
+    memory_gb: Annotated[Count, Le(MAX_GPU_MEMORY_GB)] = Field(description=(
+        "memory as the vendor sells it, in GB (the name's number)"))
+    memory_mib: Annotated[Count, Le(MAX_GPU_MEMORY_GB * 1024)] | None = Field(default=None, description=(
+        "memory as the driver reports it (nvidia-smi's or amd-smi's total, MiB): what CUDA allocates from"))
+    aliases: tuple[Text, ...] = ()
+    source: Annotated[Source | Text, AfterValidator(_printable_source)]
+    tables: tuple[Table, ...] = ()
+    rocm: bool = Field(default=False, description=(
+        "an AMD GPU, which PyTorch runs through ROCm (its allocator reads PYTORCH_HIP_ALLOC_CONF too)"))
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True, protected_namespaces=())
+
+    @model_validator(mode="after")
+    def _check_tables(self) -> GpuType:
+        problem = gpu_type_problem(self.name, self.memory_gb, self.memory_mib)
+        if problem:
+            raise ValueError(problem)
+        counts = [table.gpus for table in self.tables]
+        repeated = _first_repeated(counts)
+        if repeated is not None:
+            raise ValueError(f"two tables for {repeated} trainer GPUs")
+        return self
+
+    @property
+    def memory_gib(self) -> float:
+        """The memory the memory model works with, GiB: the driver's figure, or the nominal GB taken as GiB
+        where the catalogue does not give one."""
+        return self.memory_mib / 1024 if self.memory_mib is not None else float(self.memory_gb)
+
+    def __hash__(self) -> int:
+        """By name and memory only (equal types hash equally; equality still compares everything): the
+        planner's caches key on GPU types, and hashing every cell of their tables each query was slow."""
+        return hash((self.name, self.memory_gb, self.memory_mib, len(self.tables)))
+
+
+def described_gpu_type(name: str, memory_gb: int | None = None, memory_mib: int | None = None, *,
+                       source: str = "your own") -> GpuType:
+    """A GPU type the catalogue lacks, by its name and memory: GB as sold (taken as GiB), nvidia-smi's MiB
+    (what the memory model uses), or both; no tables, so its plans are estimates, unless the MiB are a tabled GPU
+    type's (`Catalog.tables_for`; `Catalog.with_gpu_types` adds it). `QueryError` for a name that is blank
+    or not printable (it is written into configs' comments), for two figures that cannot be one GPU's, and for a
+    value of the wrong type."""
+    check_types(("name", name, str), ("memory_gb", memory_gb, int | None), ("memory_mib", memory_mib, int | None),
+                ("source", source, str))
+    if memory_gb is None and memory_mib is None:
+        raise QueryError(f"{brief(name)}: give its memory in GB or MiB")
+    unnamed = gpu_type_problem(name, None, None)  # the name first: the messages below show it
+    if unnamed:
+        raise QueryError(unnamed)
+    if memory_gb is not None and not LEAST_GPU_MEMORY_GB <= memory_gb <= MAX_GPU_MEMORY_GB:
+        raise QueryError(f"{name.strip()}: its memory must be from {LEAST_GPU_MEMORY_GB} to {MAX_GPU_MEMORY_GB} GB, got "
+                         f"{memory_gb} GB")
+    if memory_mib is not None and not LEAST_DRIVER_MIB <= memory_mib <= MAX_GPU_MEMORY_GB * 1024:
+        raise QueryError(f"{name.strip()}: its memory must be from {LEAST_DRIVER_MIB} MiB ({LEAST_DRIVER_MIB // 1024} "
+                         f"GiB) to {MAX_GPU_MEMORY_GB * 1024} MiB, got {memory_mib} MiB")
+    problem = gpu_type_problem(name, memory_gb, memory_mib)
+    if problem:
+        raise QueryError(problem)
+    if memory_gb is None:  # sold as the GB nearest the driver's figure that may be its
+        gib = (memory_mib or 0) / 1024
+        memory_gb = min(max(round(gib), ceil(gib / DRIVER_SHARE[1])), floor(gib / DRIVER_SHARE[0]))
+    return GpuType(gpu=name.strip(), memory_gb=memory_gb, memory_mib=memory_mib, source=source)
+
+
+class _GpusFile(Frozen):
+    gpus: tuple[GpuType, ...] = Field(min_length=1)
+
+
+class _ModelsFile(Frozen):
+    source: Text
+    models: tuple[Model, ...]
+
+    @model_validator(mode="after")
+    def _check_tables_of(self) -> _ModelsFile:
+        by_name = {model.name: model for model in self.models}
+        standing: dict[Shape, str] = {}
+        for model in self.models:  # one model of each shape stands for itself, and for the others of its shape
+            if model.tables_of is None and standing.setdefault(model.shape, model.name) != model.name:
+                raise ValueError(f"{model.name} has the shape of {standing[model.shape]}: give it tables_of: "
+                                 f"{standing[model.shape]} (one model's cells stand for both)")
+        for model in self.models:
+            stands_for = by_name.get(model.tables_of or "")
+            if model.tables_of is not None and (stands_for is None or stands_for.tables_of is not None
+                                                or stands_for.shape != model.shape):
+                raise ValueError(f"{model.name}: tables_of names {model.tables_of!r}, which is not another model of "
+                                 "this file of the same shape (one that names no tables_of itself)")
+        return self
+
+
+YARN_VALIDATED_FACTOR = 4.0
+YARN_VALIDATED_TOKENS = 131072
+"""The YaRN Qwen's model cards validate: a factor of 4, up to 131072 tokens."""
+
+
+def cell_text(setting: Setting | None) -> str:
+    """A cell's text: the setting's label, or ``-`` (nothing trained)."""
+    return setting.label if setting else NO_SETTING
+
+
+def sp_suits_kv_heads(kv_heads: int, sp: int) -> bool:
+    """Whether SP degree `sp` and a model's KV heads divide one another (verl's Ulysses check: each rank holds
+    whole KV heads, or a KV head is repeated over whole ranks)."""
+    return kv_heads % sp == 0 or sp % kv_heads == 0
+
+
+def sp_within_node(gpus: int, node_gpus: int, sp: int) -> bool:
+    """Whether each SP group of a trainer of `gpus` GPUs stays inside a node of `node_gpus`: the trainer fits
+    one node, or SP divides the node."""
+    return gpus <= node_gpus or node_gpus % sp == 0
+
+
+def sp_rule_violation(attention_heads: int, kv_heads: int, sp: int) -> str | None:
+    """Why a model's heads rule out SP degree `sp` (Trinity and verl's checks), or None if they allow it."""
+    if attention_heads % sp:
+        return f"SP={sp} does not divide its {counted(attention_heads, 'attention head')}"
+    if not sp_suits_kv_heads(kv_heads, sp):
+        return f"SP={sp} and its {kv_heads} KV heads do not divide one another"
+    return None

@@ -1,0 +1,149 @@
+"""One-line errors and the helpers that word them: printable text, names as matched, brief, cut, counted, and_more."""
+
+from __future__ import annotations
+
+import numbers
+import re
+import reprlib
+from collections import Counter
+from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence, Sized
+from collections.abc import Set as AbstractSet
+from typing import Any, TypeVar, get_args
+
+
+def _printable(text: str) -> str:
+    """`text`, if printable (no control characters, which would reach the terminal), else `ValueError`."""
+    if not text.isprintable():
+        raise ValueError(f"must be printable text (no control characters), got {text!r}")
+    return text
+
+
+class OneLineError(ValueError):
+    """An error whose message is one line: line breaks in names quoted from the input are escaped."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message.replace("\r", "\\r").replace("\n", "\\n"))
+
+
+class TableError(OneLineError):
+    """A table file that cannot be read or breaks the schema; the message is one line."""
+
+
+class QueryError(OneLineError):
+    """A request the tables cannot take as asked (unknown name, a GPU count with no table); one line."""
+
+
+def _normalise(name: str) -> str:
+    """A name as it is matched: any case, spaces and underscores as hyphens (``A100 80GB`` = ``a100-80gb``)."""
+    return re.sub(r"[\s_]+", "-", name.strip().casefold())
+
+
+SMI_WORDS = re.compile(r"^(nvidia|amd)-|(instinct|geforce)-|-(sxm\d*|pcie|hbm\d*e?)(?=-|$)")
+"""What nvidia-smi and amd-smi add to a GPU's name: the vendor, the product line, the form factor and memory."""
+
+
+def smi_name_form(name: str) -> str:
+    """A GPU name as nvidia-smi or amd-smi prints it, less the words `SMI_WORDS` names (``NVIDIA A100-SXM4-80GB``
+    -> ``a100-80gb``, ``AMD Instinct MI300X`` -> ``mi300x``); other names come back normalised."""
+    return SMI_WORDS.sub("", _normalise(name))
+
+
+_Item = TypeVar("_Item", bound=Hashable)
+
+
+def _first_repeated(items: Iterable[_Item]) -> _Item | None:
+    """The first item that occurs more than once, or None; linear time, so big files stay fast."""
+    items = list(items)
+    counts = Counter(items)
+    return next((item for item in items if counts[item] > 1), None)
+
+
+class _Brief(reprlib.Repr):
+    """reprlib's cut repr, which picks its method by the type's name: any other mapping, a subclass of list
+    or tuple, and any other set (ruamel's CommentedMap, CommentedSeq, ...) is cut as the builtin kind is,
+    where reprlib would write it out whole."""
+
+    def repr1(self, x: Any, level: int) -> str:
+        if not hasattr(self, "repr_" + "_".join(type(x).__name__.split())):
+            for kind, builtin in ((Mapping, "dict"), (list, "list"), (tuple, "tuple"), (AbstractSet, "set")):
+                if isinstance(x, kind):
+                    return str(getattr(self, f"repr_{builtin}")(x, level))
+        return super().repr1(x, level)
+
+
+_BRIEF = _Brief()
+_BRIEF.maxlevel, _BRIEF.maxstring, _BRIEF.maxlong, _BRIEF.maxother = 3, 100, 5000, 100
+_BRIEF.maxlist = _BRIEF.maxtuple = _BRIEF.maxdict = _BRIEF.maxset = 6
+
+
+def and_more(items: Sized, shown: int = 1) -> str:
+    """``; and 3 more`` where `items` holds more than the `shown` first ones a message names; else empty."""
+    return f"; and {len(items) - shown} more" if len(items) > shown else ""
+
+
+def counted(number: int | Sequence[int], noun: str) -> str:
+    """``1 GPU``, ``4 GPUs``; of several numbers, ``1, 2 GPUs``."""
+    numbers = [number] if isinstance(number, int) else list(number)
+    return f"{', '.join(map(str, numbers))} {noun}{'s' if numbers != [1] else ''}"
+
+
+def brief(value: Any) -> str:
+    """`value`'s repr, cut to 60 characters (a one-line message must stay one short line). Nested lists
+    and mappings are cut as they are shown, so that YAML's aliases, which can nest a value a billion times
+    in a few lines, cost no more than a short value."""
+    try:
+        shown = _BRIEF.repr(value)
+    except ValueError:  # an integer longer than Python writes out (4300 digits)
+        return f"a whole number of about {int(value.bit_length() * 0.30103)} digits"
+    return cut(shown)
+
+
+def cut(text: str) -> str:
+    """`text` cut to 60 characters, as `brief` cuts a repr: for a name or value shown as it is given."""
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+_KIND_WORDS: dict[object, tuple[str, ...]] = {bool: ("True", "False"), int: ("a whole number",),
+                                              float: ("a number",), type(None): ("None",), Callable: ("a function",)}
+"""How `check_types` names the kinds a parameter accepts (any other class: ``a Catalog``)."""
+
+
+def check_types(*values: tuple[str, object, Any]) -> None:
+    """`QueryError` unless each (parameter, value, kind) value is of its kind: a class, or a union of them
+    (``bool | None``); `int` and `float` take no bool, and `float` takes an int too. The message shows a
+    builtin value (``'32k'``), or else its type (``a Catalog``)."""
+    for name, value, kind in values:
+        kinds = get_args(kind) or (kind,)
+        if not any(_is_kind(value, one) for one in kinds):
+            words = [word for one in kinds for word in _KIND_WORDS.get(one, (_with_article(one.__name__),))]
+            accepted = f"{', '.join(words[:-1])} or {words[-1]}" if len(words) > 1 else words[0]
+            raise QueryError(f"{name} must be {accepted}, got {_shown(value, kinds)}")
+
+
+def _shown(value: object, accepted: tuple[Any, ...] = ()) -> str:
+    """A value as a message shows it: a builtin one itself (``'32k'``), any other by its type (``a Catalog``; a
+    numpy scalar with how to pass it where its builtin kind is one of `accepted`: ``a numpy int64 (pass
+    int(...))``)."""
+    kind = type(value)
+    if kind.__module__ == "builtins":
+        return brief(value)
+    if kind.__module__ != "numpy":
+        return _with_article(kind.__name__)
+    shown = f"a numpy {kind.__name__.rstrip('_')}"  # bool_ before numpy 2
+    builtin = (bool if kind.__name__.startswith("bool") else int if isinstance(value, numbers.Integral)
+               else float if isinstance(value, numbers.Real) else None)
+    if builtin is None or not (builtin in accepted or (builtin is int and float in accepted)):
+        return shown
+    return f"{shown} (pass {builtin.__name__}(...))"
+
+
+def _with_article(name: str) -> str:
+    """``a Catalog``, ``an Answer``."""
+    return f"{'an' if name[:1] in tuple('AEIOUaeiou') else 'a'} {name}"
+
+
+def _is_kind(value: object, kind: type) -> bool:
+    """Whether `value` is a `kind`, where a bool is no number and an int is a float."""
+    if kind in (int, float) and isinstance(value, bool):
+        return False
+    return isinstance(value, (int, float) if kind is float else kind)
