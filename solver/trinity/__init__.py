@@ -1,0 +1,101 @@
+"""Plans to Trinity-RFT configs and back: emit a YAML fragment, read a user's config, patch it in place.
+
+Pure functions on text: nothing here prints or touches files (the CLI reads and writes them). The keys
+and their meaning are Trinity-RFT's (``trinity/common/config.py``):
+
+- ``model.max_model_len``, and ``model.rope_scaling`` (YaRN, ``factor = max_model_len / native context``)
+  beyond the model's native context (not for a model with a RoPE scaling of its own, such as Llama 3.1's
+  ``llama3``, which YaRN would replace);
+- ``trainer.ulysses_sequence_parallel_size`` and ``trainer.max_token_len_per_gpu`` (``ceil(2L/sp)``);
+- with Offload: ``trainer.trainer_strategy: fsdp2``, ``param_offload``, ``optimizer_offload`` and
+  ``offload_policy`` under ``trainer.trainer_config.actor_rollout_ref.{actor,ref}.fsdp_config`` and, for
+  Trinity 0.6, under ``trainer`` itself (in a fragment made for no config, or where a config has them), and
+  ``trainer.save_hf_checkpoint: never``;
+- Env is the environment variable ``PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True``, set before Ray
+  starts: it is not a config key, so the fragment says it in a comment and the patch leaves it to the
+  caller;
+- the GPU split: ``cluster.node_num * cluster.gpu_per_node`` GPUs, of which
+  ``explorer.rollout_model.engine_num * tensor_parallel_size`` (plus auxiliary models) roll out and the
+  rest train.
+
+The modules, each using only those above it: `keys` (the keys and paths they all share, `ConfigError`),
+`interpolation` (``${oc.env:...}`` and ``${oc.decode:...}``, as OmegaConf resolves them), `reader` (a config's
+text as nested mappings and its values as Trinity reads them), `config` (`read_trinity_config`), `checks`
+(`check_trinity_config`), `plan_keys` (the keys a plan sets), `fragment` (`trinity_fragment`) and `patch`
+(`patch_trinity_config`). The names others use are imported from here.
+"""
+
+from solver.trinity.checks import check_trinity_config
+from solver.trinity.config import (
+    NO_TRAINER_MODES,
+    TRAINER_MODES,
+    TRINITY_06_OFFLOAD,
+    TrinityConfig,
+    read_trinity_config,
+)
+from solver.trinity.fragment import EngineError, trinity_fragment
+from solver.trinity.keys import (
+    DYNAMIC_BATCH_KEYS,
+    IGNORED_SECTION,
+    OFFLOAD_FLAGS,
+    REMOTE_ENGINES,
+    ROLE_KEY_SCOPES,
+    ROLE_KEYS_IGNORED,
+    ROLE_SP_KEYS,
+    ROLE_TOKEN_BUDGETS,
+    ROLES,
+    UNTYPED_SECTIONS,
+    ConfigError,
+    trainer_level_offload,
+)
+from solver.trinity.patch import (
+    NULL_WORD,
+    _paths_to,
+    anchored_keys,
+    kept_interpolations,
+    patch_trinity_config,
+)
+from solver.trinity.plan_keys import TRINITY_06_KEYS
+from solver.trinity.reader import (
+    BOOLEAN_WORDS,
+    check_config_arguments,
+    load_config_mapping,
+    role_token_budgets,
+    trainer_strategy,
+    unused_length,
+)
+
+__all__ = [
+    "BOOLEAN_WORDS",
+    "DYNAMIC_BATCH_KEYS",
+    "IGNORED_SECTION",
+    "NO_TRAINER_MODES",
+    "NULL_WORD",
+    "OFFLOAD_FLAGS",
+    "REMOTE_ENGINES",
+    "ROLES",
+    "ROLE_KEYS_IGNORED",
+    "ROLE_KEY_SCOPES",
+    "ROLE_SP_KEYS",
+    "ROLE_TOKEN_BUDGETS",
+    "TRAINER_MODES",
+    "TRINITY_06_KEYS",
+    "TRINITY_06_OFFLOAD",
+    "UNTYPED_SECTIONS",
+    "ConfigError",
+    "EngineError",
+    "TrinityConfig",
+    "_paths_to",
+    "anchored_keys",
+    "check_config_arguments",
+    "check_trinity_config",
+    "kept_interpolations",
+    "load_config_mapping",
+    "patch_trinity_config",
+    "read_trinity_config",
+    "role_token_budgets",
+    "trainer_level_offload",
+    "trainer_strategy",
+    "trinity_fragment",
+    "unused_length",
+]

@@ -1,0 +1,279 @@
+"""check_trinity_config: Trinity's (and verl's) own rules on a config given as nested mappings."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+from solver.query import NODE_SIZE_KEY, TrinityVersion
+from solver.rules import least_token_budget, whole_nodes_violation
+from solver.tables import Model, brief, sp_rule_violation
+from solver.trinity.interpolation import _decode_scalar, _resolve
+from solver.trinity.keys import (
+    DYNAMIC_BATCH_KEYS,
+    OFFLOAD_FLAGS,
+    ROLE_KEY_SCOPES,
+    ROLE_TOKEN_BUDGETS,
+    ROLES,
+    UNTYPED_SECTIONS,
+    ConfigError,
+    _dig,
+    _offload_path,
+)
+from solver.trinity.reader import _boolean_like, _turned_off, trainer_strategy
+
+
+def _number(value: float) -> str:
+    """A config's number as a message shows it: a whole one in digits (1048576, not 1.04858e+06), else as written."""
+    return str(int(value)) if float(value).is_integer() else repr(value)
+
+
+_ROPE_SCALING = ("model", "rope_scaling")
+
+
+class _ConfigChecks:
+    """The problems `check_trinity_config` finds in a config given as nested `mapping`s, and its values as Trinity
+    reads them (interpolations resolved from `environ`): one that cannot be read is a problem too."""
+
+    def __init__(self, mapping: Mapping[str, Any], environ: Mapping[str, str]):
+        self.mapping, self.environ = mapping, environ
+        self.problems: list[str] = []
+
+    def value(self, path: tuple[str, ...]) -> Any:
+        """The value at `path`, resolved and decoded (None where absent, or not resolved: a problem)."""
+        raw = _dig(self.mapping, path)
+        try:
+            resolved = _resolve(raw, ".".join(path), self.environ)
+        except ConfigError as error:
+            self.problems.append(f"cannot check {error}")
+            return None
+        decoded = _decode_scalar(resolved) if isinstance(resolved, str) else resolved
+        if path[:2] in UNTYPED_SECTIONS and isinstance(resolved, str) and not isinstance(decoded, str):
+            self.problems.append(f"{'.'.join(path)} is the text {brief(resolved)}: {'.'.join(path[:2])} reaches the "
+                                 "model as written (an oc.env value stays text there); write the number, or "
+                                 "${oc.decode:...} around it")
+        return decoded
+
+    def number(self, path: tuple[str, ...]) -> float | None:
+        """The number at `path` (`value`); None where absent or unreadable, or not a number (a problem)."""
+        raw = self.value(path)
+        if raw is None:
+            return None
+        if isinstance(raw, bool) or not isinstance(raw, (int, float)):
+            self.problems.append(f"{'.'.join(path)} must be a number, got {brief(raw)}")
+            return None
+        return raw
+
+    def rope_type(self) -> Any:
+        """``model.rope_scaling``'s type (`value`): its ``rope_type``, else its ``type``."""
+        return self.value((*_ROPE_SCALING, "rope_type")) or self.value((*_ROPE_SCALING, "type"))
+
+
+def _check_sequence_parallel(checks: _ConfigChecks, model: Model, trainer_gpus: int) -> int:
+    """Check the trainer's SP against `trainer_gpus` and `model`'s heads; return it (1 where unset or below 1)."""
+    sp_value = checks.number(("trainer", "ulysses_sequence_parallel_size"))
+    sp = int(sp_value) if sp_value is not None else 1
+    if sp < 1:
+        checks.problems.append(f"trainer.ulysses_sequence_parallel_size must be at least 1, got {sp}")
+        sp = 1
+    if trainer_gpus < 1:
+        checks.problems.append(f"the trainer needs at least 1 GPU, got {trainer_gpus}")
+    elif trainer_gpus % sp:
+        checks.problems.append(f"trainer.ulysses_sequence_parallel_size {sp} does not divide the {trainer_gpus} "
+                               "trainer GPUs")
+    heads = sp_rule_violation(model.num_attention_heads, model.num_key_value_heads, sp)
+    if heads:
+        checks.problems.append(f"trainer.ulysses_sequence_parallel_size: {heads} of {model.name}")
+    return sp
+
+
+def _check_token_budgets(checks: _ConfigChecks, length: float | None, sp: int) -> None:
+    """Check that ``trainer.max_token_len_per_gpu`` and the roles' own budgets (`ROLE_TOKEN_BUDGETS`), where set, hold
+    a sequence of `length` at `sp`."""
+    for path in (("trainer", "max_token_len_per_gpu"), *ROLE_TOKEN_BUDGETS):
+        budget = checks.number(path)
+        if budget is not None and length is not None and budget < (least := least_token_budget(length, sp)):
+            # verl needs a micro-batch to hold the longest sequence: Trinity with older verl raises a budget to that.
+            raised = f"Trinity with verl before 0.8 raises it to ceil({_number(length)} / {sp}) = {least}"
+            effect = (f"{raised}, and Trinity 0.6 on verl 0.8 or later ignores the key" if path in ROLE_TOKEN_BUDGETS
+                      else f"verl 0.8 or later stops at the first sequence longer than that, and {raised}")
+            checks.problems.append(
+                f"{'.'.join(path)} {_number(budget)} x SP {sp} is below model.max_model_len {_number(length)}: "
+                f"{effect} (Trinity's default is ceil(2 x {_number(length)} / {sp}) = {math.ceil(2 * length / sp)})"
+            )
+
+
+def _check_prompt_and_response(checks: _ConfigChecks, length: float | None) -> None:
+    """Check ``model.max_prompt_tokens`` and ``max_response_tokens``: at least 0, and together within `length`."""
+    prompt, response = checks.number(("model", "max_prompt_tokens")), checks.number(("model", "max_response_tokens"))
+    for key, tokens in (("max_prompt_tokens", prompt), ("max_response_tokens", response)):
+        if tokens is not None and tokens < 0:
+            checks.problems.append(f"model.{key} must be at least 0, got {_number(tokens)}")
+    if prompt is not None and response is not None and length is not None and prompt + response > length:
+        checks.problems.append(
+            f"model.max_prompt_tokens {_number(prompt)} + model.max_response_tokens {_number(response)} exceed "
+            f"model.max_model_len {_number(length)}"
+        )
+
+
+def _yarn_setting(wanted: float, native: int) -> str:
+    """The fix that sets the YaRN ``model.rope_scaling`` of factor `wanted` over the `native` context, in words."""
+    return f"set {{rope_type: yarn, factor: {wanted!r}, original_max_position_embeddings: {native}}}"
+
+
+def _check_rope_scaling(checks: _ConfigChecks, model: Model, length: float | None) -> None:
+    """Check ``model.rope_scaling`` against `model` and `length`: a mapping, replacing no RoPE scaling of the model's
+    own, and YaRN where, and only where, the length is beyond the native context (`_check_yarn`)."""
+    native, own_rope = model.native_context, model.rope_scaling
+    rope = _dig(checks.mapping, _ROPE_SCALING)
+    given_rope = checks.rope_type()
+    if own_rope is not None and rope is not None and given_rope != own_rope:
+        checks.problems.append(f"model.rope_scaling ({brief(given_rope)}) would replace {model.name}'s own {own_rope} "
+                               "RoPE scaling: remove it")
+    wanted = model.yarn_factor(int(length)) if length is not None else None
+    if rope is not None and not isinstance(rope, Mapping):  # Trinity refuses it whatever the length, as --write does
+        fix = _yarn_setting(wanted, native) if length is not None and wanted is not None else "remove it"
+        checks.problems.append(f"model.rope_scaling must be a mapping, got {brief(rope)}: {fix}")
+    if length is not None and length <= native and own_rope is None and given_rope == "yarn":
+        checks.problems.append(f"model.rope_scaling: max_model_len {_number(length)} is within {model.name}'s native "
+                               f"context of {native}: YaRN is not needed there (it stretches the positions the model "
+                               "was trained on); remove it")
+        checks.value((*_ROPE_SCALING, "factor"))  # Trinity resolves it all the same: one it cannot is a problem too
+    if length is not None and wanted is not None:
+        if rope is None:
+            checks.problems.append(f"model.rope_scaling: max_model_len {_number(length)} is beyond {model.name}'s "
+                                   f"native context of {native}: {_yarn_setting(wanted, native)}")
+        elif isinstance(rope, Mapping):
+            _check_yarn(checks, native, length, wanted)
+
+
+def _check_yarn(checks: _ConfigChecks, native: int, length: float, wanted: float) -> None:
+    """Check a ``model.rope_scaling`` mapping where `length` is beyond the `native` context: YaRN, with a factor and
+    original length that cover the length as the guide sets them (factor `wanted` over `native`)."""
+    rope_type = checks.rope_type()
+    if rope_type != "yarn":
+        checks.problems.append(f"model.rope_scaling.rope_type must be yarn, got {brief(rope_type)}")
+    # A value that cannot be read is a problem already (number says so): only a wrong or missing one is.
+    factor_path = (*_ROPE_SCALING, "factor")
+    factor = checks.number(factor_path)
+    original_path = (*_ROPE_SCALING, "original_max_position_embeddings")
+    original = checks.number(original_path)
+    # Other values than the guide's may still cover the length (Qwen's model cards: factor 4 over 32768).
+    if factor is None and _dig(checks.mapping, factor_path) is None:
+        checks.problems.append(f"model.rope_scaling.factor must be max_model_len / {native} = {wanted!r}, got None")
+    if original is None and _dig(checks.mapping, original_path) is None:
+        checks.problems.append(f"model.rope_scaling.original_max_position_embeddings must be {native}, got None")
+    if factor is not None:
+        original = native if original is None else original  # missing: said above; YaRN then takes the native
+        if problem := _yarn_coverage_problem(factor, original, native, length, wanted):
+            checks.problems.append(problem)
+
+
+def _yarn_coverage_problem(factor: float, original: float, native: int, length: float, wanted: float) -> str | None:
+    """What is wrong with a YaRN `factor` over `original` positions for `length` (the guide's: `wanted` over
+    `native`): covering fewer tokens, or covering them otherwise than the guide; None where it is the guide's."""
+    covers = factor * original
+    guide = f"factor max_model_len / {native} = {wanted!r} over {native}"
+    if covers < length:
+        return (f"model.rope_scaling (factor {factor!r} over {original!r}) covers {_number(covers)} tokens, fewer "
+                f"than max_model_len {_number(length)}: set the guide's {guide}")
+    if not math.isclose(factor, wanted, rel_tol=1e-9) or original != native:
+        more = ": it stretches the positions more than the length needs" if covers > length else ""
+        return (f"model.rope_scaling (factor {factor!r} over {original!r}) covers the length, but not as the guide "
+                f"sets it, {guide}{more}")
+    return None
+
+
+def _check_dynamic_batch(checks: _ConfigChecks) -> None:
+    """Check that the dynamic batch size keys (`DYNAMIC_BATCH_KEYS`) are booleans, and on."""
+    for path in DYNAMIC_BATCH_KEYS:
+        value = checks.value(path)  # once: an unresolvable value is one problem, not one per look
+        if not _boolean_like(value):
+            checks.problems.append(f"{'.'.join(path)} must be true or false, got {brief(value)}: Trinity refuses it")
+        elif _turned_off(value):
+            scope = ROLE_KEY_SCOPES.get(path)
+            checks.problems.append(f"{'.'.join(path)} is false: verl then ignores the token budget "
+                                   "(max_token_len_per_gpu), which the tables measured and the plan sets, and fills "
+                                   "micro-batches by sequence count: set it to true" + (f" ({scope})" if scope else ""))
+
+
+def _check_trainer_level_flags(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
+    """Check that a config for Trinity 0.5 has none of Trinity 0.6's offload flags under ``trainer`` itself."""
+    trainer = checks.mapping.get("trainer")
+    refused = [f"trainer.{flag}" for flag in OFFLOAD_FLAGS if isinstance(trainer, Mapping) and flag in trainer]
+    if version == "0.5" and refused:
+        keys, them = ("keys", "them") if len(refused) > 1 else ("a key", "it")
+        checks.problems.append(f"{', '.join(refused)}: {keys} of Trinity 0.6's trainer, which Trinity 0.5 refuses (its "
+                               f"TrainerConfig has no such key), so the config does not load: remove {them} and set "
+                               "the roles' fsdp_config flags (--write does; the verdict reads the roles', as 0.5 "
+                               "would)")
+
+
+def _check_offload_strategy(checks: _ConfigChecks, version: TrinityVersion | None, actor_noted: bool) -> None:
+    """Check that an ``offload_policy`` that is on (the trainer's, or a role's; with `actor_noted`, not the
+    trainer's or the actor's) has the trainer strategy fsdp2."""
+    given = checks.value(("trainer", "trainer_strategy"))
+    strategy = trainer_strategy(given, checks.mapping, version)
+    got = brief(given) if given else "none (Trinity before 0.6 takes fsdp)"
+    noted = (("trainer", "offload_policy"), _offload_path("actor", "offload_policy")) if actor_noted else ()
+    for policy in [("trainer", "offload_policy"), *(_offload_path(role, "offload_policy") for role in ROLES)]:
+        if policy in noted:
+            continue
+        if checks.value(policy) is True and strategy != "fsdp2":
+            checks.problems.append(f"{'.'.join(policy)} needs trainer.trainer_strategy fsdp2, got {got}")
+
+
+def _check_no_config_path(checks: _ConfigChecks) -> None:
+    """Check that the config has no deprecated ``trainer.trainer_config_path``."""
+    if _dig(checks.mapping, ("trainer", "trainer_config_path")) is not None:
+        checks.problems.append("trainer.trainer_config_path is deprecated: Trinity refuses it where "
+                               "trainer.trainer_config is empty (0.5, and 0.6 on verl before 0.8) and otherwise never "
+                               "reads it; move its settings under trainer.trainer_config")
+
+
+def _check_whole_nodes(checks: _ConfigChecks, trainer_gpus: int) -> None:
+    """Check ``cluster.gpu_per_node`` (where given) and that `trainer_gpus` wider than a node take whole nodes."""
+    per_node = checks.number(("cluster", "gpu_per_node"))
+    if per_node is not None and (per_node < 1 or not float(per_node).is_integer()):
+        checks.problems.append(f"{NODE_SIZE_KEY} must be a whole number of at least 1, got {_number(per_node)}")
+    elif per_node is not None and (spread := whole_nodes_violation(trainer_gpus, int(per_node), NODE_SIZE_KEY)):
+        checks.problems.append(spread)
+
+
+def check_trinity_config(
+    mapping: Mapping[str, Any], model: Model, trainer_gpus: int, *, environ: Mapping[str, str] | None = None,
+    version: TrinityVersion | None = None, strategy_noted: bool = False,
+) -> list[str]:
+    """Trinity's (and verl's) own rules on a config given as nested mappings; the problems, [] if none.
+
+    Checks: SP divides the trainer GPUs and the model's attention heads, and SP and the KV heads divide
+    one another; ``max_token_len_per_gpu * sp >= max_model_len`` (a micro-batch holds the longest sequence, verl's
+    ``rearrange_micro_batches``) when ``max_token_len_per_gpu`` is
+    set (likewise the actor's ``ppo_max_token_len_per_gpu`` and the ref's
+    ``log_prob_max_token_len_per_gpu`` when set by hand, as they override it);
+    ``max_prompt_tokens + max_response_tokens <= max_model_len`` when both are set; beyond the native
+    context of a model without a RoPE scaling of its own, ``model.rope_scaling`` is YaRN with
+    ``factor == max_model_len / native`` and ``original_max_position_embeddings == native``;
+    ``offload_policy`` (the trainer's, Trinity 0.6's, or a role's ``fsdp_config``) needs ``trainer_strategy:
+    fsdp2``; dynamic batch sizes stay on; no deprecated ``trainer.trainer_config_path``;
+    a trainer wider than a node uses whole nodes (when ``cluster.gpu_per_node`` is given).
+
+    Interpolated values are resolved from `environ` (default: none set, so defaults apply); one that
+    cannot be resolved, or is not a number, is reported as a problem. `strategy_noted` leaves out the
+    ``offload_policy`` rule for the trainer's and the actor's, for a caller whose notes on the config say it
+    (`TrinityConfig.notes` on the actor's offload flags, or Trinity 0.6's under ``trainer``); other roles' still
+    get it.
+    """
+    checks = _ConfigChecks(mapping, environ or {})
+    sp = _check_sequence_parallel(checks, model, trainer_gpus)
+    length = checks.number(("model", "max_model_len"))
+    _check_token_budgets(checks, length, sp)
+    _check_prompt_and_response(checks, length)
+    _check_rope_scaling(checks, model, length)
+    _check_dynamic_batch(checks)
+    _check_trainer_level_flags(checks, version)
+    _check_offload_strategy(checks, version, strategy_noted)
+    _check_no_config_path(checks)
+    _check_whole_nodes(checks, trainer_gpus)
+    return checks.problems

@@ -1,0 +1,360 @@
+"""read_trinity_config: what rft-solver needs from a user's Trinity config (`TrinityConfig`): the model, the GPUs
+(the rollout engines' among them), SP, Offload and the length, with notes on what the verdict does not show."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+
+from pydantic import BaseModel, ConfigDict
+
+from solver.query import TrinityVersion
+from solver.rules import token_budget
+from solver.tables import MAX_GPUS, brief, counted, model_name_from_path
+from solver.trinity.keys import (
+    _FSDP_CONFIG,
+    IGNORED_SECTION,
+    OFFLOAD_FLAGS,
+    REMOTE_ENGINES,
+    ROLE_SP_KEYS,
+    ROLE_TOKEN_BUDGETS,
+    ROLES,
+    ConfigError,
+    _offload_path,
+    trainer_level_offload,
+)
+from solver.trinity.reader import (
+    _leniently,
+    _note_flag,
+    _Reader,
+    check_config_arguments,
+    load_config_mapping,
+    role_token_budgets,
+    trainer_strategy,
+)
+
+TRAINER_MODES = ("both", "train")
+"""Trinity's modes that run a trainer of their own, on GPUs rft-solver plans (``both`` is the default)."""
+NO_TRAINER_MODES = ("explore", "bench", "serve")
+"""Trinity modes that run no trainer."""
+
+
+TRINITY_06_OFFLOAD = ("Trinity 0.6 on verl before 0.8 replaces the roles' offload flags with trainer.param_offload, "
+                      "optimizer_offload and offload_policy (false where unset): there, set those to true too")
+"""What a config with the roles' offload flags alone needs for Trinity 0.6 on verl before 0.8 (Trinity before 0.6
+refuses the keys)."""
+
+
+class TrinityConfig(BaseModel):
+    """What rft-solver needs from a Trinity-RFT config, interpolations resolved.
+
+    ``trainer_gpus`` (and ``node_gpus``, its ``cluster.gpu_per_node``) is None when the config does not
+    say how many GPUs there are; ``rollout_gpus`` counts the explorer's engines (and auxiliary models).
+    """
+
+    model_config = ConfigDict(frozen=True, extra="forbid", protected_namespaces=())
+
+    model: str
+    model_path: str | None = None
+    """``model.model_path`` as the config gives it (interpolations resolved); ``model`` is its last part."""
+    max_model_len: int | None = None
+    trainer_gpus: int | None = None
+    node_gpus: int | None = None
+    rollout_gpus: int = 0
+    sp: int = 1
+    offload: bool = False
+    max_token_len_per_gpu: int | None = None
+    role_token_budgets: tuple[tuple[str, int], ...] = ()
+    """The per-role token budgets the config sets (`role_token_budgets`): they override the trainer's."""
+    strategy: str | None = None
+    rollout_engine_gpus: int = 1
+    """The GPUs of one rollout engine: ``explorer.rollout_model.tensor_parallel_size`` (times Trinity 0.6's
+    ``data_parallel_size`` and ``pipeline_parallel_size``, where given); 0 for engines that run elsewhere
+    (``engine_type`` tinker or external)."""
+    auxiliary_gpus: int = 0
+    """The GPUs of ``explorer.auxiliary_models``, part of ``rollout_gpus``."""
+    def budget_in_effect(self, max_model_len: int) -> int:
+        """The most tokens per GPU any role takes at `max_model_len`: a role's own budget, else the trainer's,
+        else Trinity's default ``ceil(2L/sp)``."""
+        trainer = self.max_token_len_per_gpu or token_budget(max_model_len, self.sp)
+        own = dict(self.role_token_budgets)
+        return max(own.get(".".join(path), trainer) for path in ROLE_TOKEN_BUDGETS)
+
+    notes: tuple[str, ...] = ()
+    """What the reader noticed that the verdict on these settings does not show: Offload flags that do not
+    all agree, or that the strategy ignores; a verl config kept in another file."""
+
+
+def _rollout_gpus(reader: _Reader, mode: str | None) -> tuple[int, int, int]:
+    """GPUs the explorer holds: (all of them, one rollout engine's GPUs, the auxiliary models' GPUs); all =
+    rollout engines times their GPUs, plus the auxiliary models'. An engine's GPUs are its tensor-parallel
+    size, times its ``data_parallel_size`` and ``pipeline_parallel_size`` where given (Trinity 0.6).
+
+    Trinity's defaults apply to missing keys (``engine_num`` 1, the sizes 1); in ``mode: train`` there is no
+    explorer and no rollout GPU. An engine of ``engine_type`` tinker or external runs elsewhere and takes no GPU
+    here (Trinity 0.6 sets its ``gpu_per_engine`` to 0).
+    """
+    if mode == "train":
+        return 0, 1, 0
+
+    def engine_gpus(sub: _Reader, prefix: tuple[str, ...]) -> int:
+        if sub.word((*prefix, "engine_type")) in REMOTE_ENGINES:
+            return 0
+        return math.prod(sub.count((*prefix, key), 1)
+                         for key in ("tensor_parallel_size", "data_parallel_size", "pipeline_parallel_size"))
+
+    rollout = ("explorer", "rollout_model")
+    per_engine = engine_gpus(reader, rollout)
+    engines = reader.count((*rollout, "engine_num"), 1, minimum=0) * per_engine
+    auxiliary_gpus = 0
+    auxiliary = reader.get(("explorer", "auxiliary_models")) or []
+    if not isinstance(auxiliary, list):
+        raise ConfigError(f"{reader.where(('explorer', 'auxiliary_models'))} must be a list, got {brief(auxiliary)}")
+    for index, entry in enumerate(auxiliary):
+        if not isinstance(entry, Mapping):
+            raise ConfigError(f"{reader.where(('explorer', f'auxiliary_models[{index}]'))} must be a mapping")
+        sub = _Reader(entry, reader.name, reader.environ, prefix=f"explorer.auxiliary_models[{index}].")
+        auxiliary_gpus += sub.count(("engine_num",), 1, minimum=0) * engine_gpus(sub, ())
+    return engines + auxiliary_gpus, per_engine, auxiliary_gpus
+
+
+def _read_model(reader: _Reader) -> tuple[str, str]:
+    """The config's ``model.model_path`` (stripped) and the model name it ends in."""
+    model_path = reader.get(("model", "model_path"))
+    if model_path is None or (isinstance(model_path, str) and not model_path.strip()):
+        raise ConfigError(f"{reader.name}: missing model.model_path")
+    if not isinstance(model_path, str):
+        raise ConfigError(f"{reader.where(('model', 'model_path'))} must be a path, got {brief(model_path)}")
+    model = model_name_from_path(model_path)
+    if not model:
+        raise ConfigError(f"{reader.where(('model', 'model_path'))}: no model name in {model_path!r}")
+    return model_path.strip(), model
+
+
+def _read_mode(reader: _Reader) -> str | None:
+    """The config's ``mode`` (None where unset); `ConfigError` for one that runs no trainer rft-solver plans."""
+    name, mode = reader.name, reader.word(("mode",))
+    if mode in NO_TRAINER_MODES:
+        raise ConfigError(f"{name}: mode {mode} runs no trainer, so there is nothing to plan (rft-solver "
+                          "plans the trainer of mode both or train)")
+    if mode == "colocate":
+        raise ConfigError(f"{name}: mode colocate shares one GPU between the trainer and the rollout engine, which "
+                          "the tables never measured (rft-solver plans the trainer of mode both or train)")
+    if mode not in (None, *TRAINER_MODES):
+        raise ConfigError(f"{reader.where(('mode',))} must be one of {', '.join(TRAINER_MODES + NO_TRAINER_MODES)} or "
+                          f"colocate, as Trinity takes it, got {brief(mode)}")
+    return mode
+
+
+def _check_verl_trainer(reader: _Reader) -> None:
+    """`ConfigError` unless verl's trainer trains the config (not the Tinker service, nor another trainer type)."""
+    trainer_type = (reader.text(("trainer", "trainer_type")) or "verl").strip()
+    if reader.flag(("model", "tinker", "enable")) or trainer_type == "tinker":
+        raise ConfigError(f"{reader.name}: the Tinker service trains this config (model.tinker.enable or "
+                          "trainer.trainer_type tinker), so there is no trainer GPU to plan (rft-solver plans verl's "
+                          "FSDP trainer)")
+    if trainer_type != "verl":
+        raise ConfigError(f"{reader.where(('trainer', 'trainer_type'))} must be verl (or tinker), as Trinity takes it, "
+                          f"got {brief(trainer_type)}")
+
+
+def _check_local_rollout(reader: _Reader, mode: str | None) -> None:
+    """`ConfigError` for an external rollout model outside ``mode: train``: it is for mode bench, whose trainer
+    Trinity gives no GPU."""
+    if mode != "train" and (reader.word(("explorer", "rollout_model", "engine_type")) == "external"
+                            or reader.flag(("model", "external_model", "enable"))):
+        raise ConfigError(f"{reader.name}: an external rollout model (explorer.rollout_model.engine_type external, or "
+                          "model.external_model.enable) is for mode bench: Trinity then gives the trainer no GPU, so "
+                          "there is nothing to plan")
+
+
+def _read_trainer_gpus(reader: _Reader, rollout: int) -> tuple[int | None, int | None]:
+    """``cluster.gpu_per_node`` and the cluster's GPUs left to the trainer after the `rollout` GPUs (both None
+    without ``gpu_per_node``); `ConfigError` for a cluster above `MAX_GPUS`, or one that leaves the trainer none."""
+    gpu_per_node = reader.integer(("cluster", "gpu_per_node"), maximum=MAX_GPUS)
+    if gpu_per_node is None:
+        return None, None
+    total = reader.count(("cluster", "node_num"), 1) * gpu_per_node
+    if total > MAX_GPUS:
+        raise ConfigError(f"{reader.name}: cluster.node_num x cluster.gpu_per_node = {total} GPUs; at most {MAX_GPUS}")
+    trainer_gpus = total - rollout
+    if trainer_gpus < 1:
+        raise ConfigError(
+            f"{reader.name}: cluster.node_num x cluster.gpu_per_node = {counted(total, 'GPU')}: no trainer GPU is left "
+            f"after {counted(rollout, 'rollout GPU')} (explorer.rollout_model.engine_num x each engine's GPUs)"
+        )
+    return gpu_per_node, trainer_gpus
+
+
+def _actor_note_flags(reader: _Reader) -> dict[str, bool]:
+    """The actor's offload flags in its ``fsdp_config`` that can be read for the notes (``actor.fsdp_config.<flag>``:
+    on or off); every role's flags are checked (`_note_flag`)."""
+    read = {f"{role}.fsdp_config.{flag}": _note_flag(reader, _offload_path(role, flag)) for role in ROLES
+            for flag in OFFLOAD_FLAGS}
+    return {flag: on for flag, on in read.items() if on is not None and flag.startswith("actor.")}
+
+
+def _policies_disagree_note(trainer_policy: bool, actor_policy: bool) -> str:
+    """The note on Trinity 0.6's ``trainer.offload_policy`` and the actor's own set differently."""
+    return (f"trainer.offload_policy is {str(trainer_policy).lower()} but "
+            f"{'.'.join(_offload_path('actor', 'offload_policy'))} is {str(actor_policy).lower()}: Trinity 0.6 takes "
+            "the trainer's with verl before 0.8 and the actor's with verl 0.8 or later, so the verdict takes Offload "
+            "as off; set both alike (--write does)")
+
+
+def _manual_offload_note(manual: list[str], where: str) -> str:
+    """The note on offload flags `manual` (under `where`) that are on without ``offload_policy``."""
+    return (f"{' and '.join(manual)} without offload_policy (under {where}): verl loads those states back onto the "
+            "GPUs for each step, so the verdict takes Offload as off; the tables' Offload is FSDP2's "
+            "CPUOffloadPolicy, which offload_policy: true turns on")
+
+
+def _offload_without_fsdp2_note(strategy: str, given: str | None) -> str:
+    """The note on offload flags set for a trainer whose `strategy` (the config's `given` one, or the release's
+    default) is not fsdp2."""
+    # (the reference model's param_offload is FSDP1's too, and saves memory whatever the strategy)
+    named = f"is {strategy}, not fsdp2" if given else "is not set (Trinity before 0.6 takes fsdp; 0.6, fsdp2)"
+    return (f"the offload flags are set, but trainer.trainer_strategy {named}: the tables' Offload is FSDP2's "
+            "CPU offload, so the verdict takes Offload as off")
+
+
+def _engine_section_notes(reader: _Reader) -> list[str]:
+    """A note on the roles' offload flags under their ``engine`` (`IGNORED_SECTION`), which Trinity never reads
+    (none where there are none)."""
+    unread = [f"{role}.{IGNORED_SECTION}.{flag}" for role in ROLES for flag in OFFLOAD_FLAGS
+              if _leniently(reader.get, _offload_path(role, flag, IGNORED_SECTION)) is not None]
+    if not unread:
+        return []
+    return [(f"{', '.join(unread)} (under {'.'.join(_FSDP_CONFIG)}): Trinity reads a role's offload flags "
+             "from its fsdp_config, never its engine (Trinity 0.5 refuses the key, 0.6 drops it, and verl 0.8 "
+             "or later replaces it with fsdp_config), so the verdict leaves them out; set them under "
+             "fsdp_config (--write does)")]
+
+
+def _read_offload(reader: _Reader, given: str | None, strategy: str,
+                  version: TrinityVersion | None) -> tuple[bool, list[str]]:
+    """Whether the trainer runs with the tables' Offload (`strategy` fsdp2 with ``offload_policy`` on), and the notes
+    on the offload flags (`given`: the config's ``trainer.trainer_strategy``)."""
+    # Under FSDP2, verl offloads the actor to host memory through CPUOffloadPolicy when offload_policy is on (and
+    # then ignores param_offload and optimizer_offload); the reference model gets it whatever the flags say.
+    flags = _actor_note_flags(reader)
+    where = "trainer.trainer_config.actor_rollout_ref"
+    # The verdict's flag is read as strictly as Trinity reads it (the notes' may be left unread).
+    actor_policy = _offload_path("actor", "offload_policy")
+    policy, actor_sets_policy = reader.flag(actor_policy), reader.get(actor_policy) is not None
+    notes: list[str] = []
+    disagree = False
+    # Trinity 0.6's flags under trainer itself: verl before 0.8 takes these, 0.8 and later the actor's own.
+    if trainer_level_offload(reader.data) and version != "0.5":
+        flags = {flag: reader.flag(("trainer", flag)) for flag in OFFLOAD_FLAGS}
+        where = "trainer, where Trinity 0.6 keeps them"
+        merged = policy if actor_sets_policy else flags["offload_policy"]
+        disagree = merged != flags["offload_policy"] and strategy == "fsdp2"
+        if disagree:
+            notes.append(_policies_disagree_note(flags["offload_policy"], policy))
+        policy = merged and flags["offload_policy"]
+    elif policy and strategy == "fsdp2" and version != "0.5":
+        notes.append(TRINITY_06_OFFLOAD)
+    manual = [flag for flag, on in flags.items() if on and not flag.endswith("offload_policy")]
+    if strategy == "fsdp2" and manual and not policy and not disagree:
+        notes.append(_manual_offload_note(manual, where))
+    if any(flags.values()) and strategy != "fsdp2":
+        notes.append(_offload_without_fsdp2_note(strategy, given))
+    return strategy == "fsdp2" and policy, notes + _engine_section_notes(reader)
+
+
+def _strategy_notes(strategy: str) -> list[str]:
+    """A note on a trainer `strategy` other than FSDP's, which the tables and the memory model are (none for FSDP)."""
+    if strategy in ("fsdp", "fsdp2"):
+        return []
+    return [(f"trainer.trainer_strategy is {strategy}: the tables and the memory model are "
+             "FSDP's (fsdp, or fsdp2 for Offload), so the verdict and the plans are for an FSDP trainer")]
+
+
+def _read_sequence_parallel(reader: _Reader) -> tuple[int, list[str]]:
+    """``trainer.ulysses_sequence_parallel_size`` (default 1), and a note on each role's own SP (`ROLE_SP_KEYS`) that
+    differs from it."""
+    sp = reader.count(("trainer", "ulysses_sequence_parallel_size"), 1)
+    notes = []
+    for path in ROLE_SP_KEYS:
+        role_sp = _leniently(reader.integer, path)
+        if role_sp is not None and role_sp != sp:
+            notes.append(f"{'.'.join(path)} {role_sp} is not trainer.ulysses_sequence_parallel_size {sp}: Trinity with "
+                         f"verl before 0.8 runs that role at SP {role_sp} (with the trainer's token budget), Trinity 0.6 "
+                         f"on verl 0.8 or later at SP {sp}; the verdict is at SP {sp}: set them alike (--write does)")
+    return sp, notes
+
+
+def _read_max_model_len(reader: _Reader) -> tuple[int | None, list[str]]:
+    """``model.max_model_len``; where it is not set, ``max_prompt_tokens + max_response_tokens`` as Trinity takes it
+    (with a note), where both are given; else None."""
+    length = reader.integer(("model", "max_model_len"))
+    if length is not None:
+        return length, []
+    prompt, response = (_leniently(reader.integer, ("model", key)) for key in ("max_prompt_tokens",
+                                                                                "max_response_tokens"))
+    if prompt is None or response is None:
+        return None, []
+    length = prompt + response
+    return length, [(f"model.max_model_len is not set: Trinity takes max_prompt_tokens + max_response_tokens = "
+                     f"{prompt} + {response} = {length}, as the verdict does")]
+
+
+def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
+                        version: TrinityVersion | None = None) -> TrinityConfig:
+    """Read what rft-solver needs from a Trinity config's text; `name` (the file name) heads messages.
+
+    Only the keys read are resolved, so interpolations elsewhere in the file do not matter. A value may
+    be, or contain, ``${oc.env:VAR,default}`` or ``${oc.env:VAR}`` (resolved from `environ`, else the
+    default; unset without a default is an error), possibly wrapped in ``${oc.decode:...}`` (decoded as
+    a YAML scalar); any other interpolation (references such as ``${model.max_model_len}``,
+    ``${oc.select:...}``) raises `ConfigError`. Whole numbers written as text (what environment variables
+    give) are converted. ``model`` is the last part of ``model.model_path`` (``Qwen/Qwen3-8B`` and
+    ``/models/Qwen3-8B/`` give ``Qwen3-8B``), not yet resolved against the catalogue.
+
+    GPUs: ``cluster.node_num`` (default 1) times ``cluster.gpu_per_node``, minus the rollout GPUs
+    (``explorer.rollout_model.engine_num`` (default 1) times an engine's GPUs, `_rollout_gpus`, plus
+    ``explorer.auxiliary_models``; none in ``mode: train``). ``trainer_gpus`` is None without
+    ``cluster.gpu_per_node``. The length is ``model.max_model_len``, else ``max_prompt_tokens +
+    max_response_tokens`` (as Trinity takes it). Offload is on when ``trainer.trainer_strategy`` is ``fsdp2``
+    (unset: Trinity 0.6's default, fsdp2, where `version` says 0.6 or, without it, the config has 0.6's keys;
+    else fsdp) and the actor's ``offload_policy`` is true: in its ``fsdp_config`` (a role's ``engine``, `IGNORED_SECTION`,
+    is named in a note and left out), and, where the config has Trinity 0.6's flags under ``trainer`` itself
+    (`trainer_level_offload`), there too (verl before 0.8 takes those, 0.8 and later the actor's own).
+
+    Raises `ConfigError`, one line naming the file and the key, for text that is not YAML or not a
+    mapping, a missing ``model.model_path``, values that are not whole numbers, offload flags that are not
+    booleans, unresolvable interpolations (in a key read only for a note, that note is skipped),
+    and configs that leave the trainer no GPU; `QueryError` for arguments of the wrong type, or a `version`
+    that is not a Trinity release rft-solver knows.
+    """
+    check_config_arguments(text, name, environ, version)
+    data = load_config_mapping(text, name)
+    reader = _Reader(data, name, environ)
+    model_path, model = _read_model(reader)
+    mode = _read_mode(reader)
+    _check_verl_trainer(reader)
+    _check_local_rollout(reader, mode)
+    rollout, rollout_engine_gpus, auxiliary_gpus = _rollout_gpus(reader, mode)
+    gpu_per_node, trainer_gpus = _read_trainer_gpus(reader, rollout)
+    given = reader.word(("trainer", "trainer_strategy"))
+    strategy = trainer_strategy(given, data, version)
+    offload, offload_notes = _read_offload(reader, given, strategy, version)
+    sp, sp_notes = _read_sequence_parallel(reader)
+    length, length_notes = _read_max_model_len(reader)
+    return TrinityConfig(
+        model=model,
+        model_path=model_path,
+        max_model_len=length,
+        trainer_gpus=trainer_gpus,
+        node_gpus=gpu_per_node,
+        rollout_gpus=rollout,
+        sp=sp,
+        offload=offload,
+        max_token_len_per_gpu=reader.integer(("trainer", "max_token_len_per_gpu")),
+        role_token_budgets=role_token_budgets(data, name, environ),
+        strategy=given,
+        notes=(*offload_notes, *_strategy_notes(strategy), *sp_notes, *length_notes),
+        rollout_engine_gpus=rollout_engine_gpus,
+        auxiliary_gpus=auxiliary_gpus,
+    )

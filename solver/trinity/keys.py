@@ -1,0 +1,84 @@
+"""The keys of a Trinity-RFT config that reading, checking, the fragment and the patch share, and small helpers on
+them (a value's YAML form, a value at a key path)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from solver.tables import OneLineError
+
+OFFLOAD_FLAGS = ("param_offload", "optimizer_offload", "offload_policy")
+ROLES = ("actor", "ref")
+_FSDP_CONFIG = ("trainer", "trainer_config", "actor_rollout_ref")
+
+
+REMOTE_ENGINES = ("tinker", "external")
+"""Trinity engine types that run on a service elsewhere: they take none of the cluster's GPUs."""
+
+
+class ConfigError(OneLineError):
+    """A Trinity config that cannot be read or resolved; the message is one line naming the key at fault."""
+
+
+def _offload_path(role: str, flag: str, section: str = "fsdp_config") -> tuple[str, ...]:
+    """The path of `role`'s offload `flag` under ``trainer.trainer_config.actor_rollout_ref``: in its
+    ``fsdp_config``, where Trinity and verl read it, or in another `section` (``engine``, `IGNORED_SECTION`)."""
+    return (*_FSDP_CONFIG, role, section, flag)
+
+
+IGNORED_SECTION = "engine"
+"""A role's ``engine`` mapping, where some configs put offload flags that nothing reads: Trinity 0.5 refuses the key,
+Trinity 0.6 drops it on verl before 0.8, and verl 0.8 and later replaces it with the role's ``fsdp_config``."""
+
+
+def trainer_level_offload(config: Any) -> bool:
+    """Whether `config` (the user's, None for none) has an offload flag under ``trainer`` itself, as Trinity 0.6
+    keeps them (``trainer.offload_policy``): it then copies them over the roles' own."""
+    return config is not None and any(_dig(config, ("trainer", flag)) is not None for flag in OFFLOAD_FLAGS)
+
+
+def _scalar(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, str)):
+        return str(value)
+    if isinstance(value, float):
+        return repr(value)
+    raise TypeError(f"no YAML form for {value!r}")
+
+
+DYNAMIC_BATCH_KEYS = (("trainer", "use_dynamic_bsz"), (*_FSDP_CONFIG, "actor", "use_dynamic_bsz"),
+                      (*_FSDP_CONFIG, "ref", "log_prob_use_dynamic_bsz"))
+"""Dynamic batch sizes (Trinity's default, and the role keys of verl it sets): token budgets apply only with them."""
+ROLE_TOKEN_BUDGETS = ((*_FSDP_CONFIG, "actor", "ppo_max_token_len_per_gpu"),
+                      (*_FSDP_CONFIG, "ref", "log_prob_max_token_len_per_gpu"))
+"""verl's per-role token budgets: set by hand, they override ``trainer.max_token_len_per_gpu`` for their role (on verl
+before 0.8: `ROLE_KEYS_IGNORED`)."""
+ROLE_KEYS_IGNORED = ("on verl before 0.8 only: Trinity 0.6 on verl 0.8 or later ignores the roles' own token budgets and "
+                     "dynamic-batch keys, taking the trainer's")
+"""Where the roles' own budgets and the ref's dynamic-batch key count: Trinity 0.6's verl 0.8 path freezes them."""
+ROLE_KEY_SCOPES: dict[tuple[str, ...], str] = {
+    DYNAMIC_BATCH_KEYS[1]: ("on Trinity before 0.6 only: Trinity 0.6 sets it to trainer.use_dynamic_bsz whatever the "
+                            "verl"),
+    DYNAMIC_BATCH_KEYS[2]: ROLE_KEYS_IGNORED,
+    **dict.fromkeys(ROLE_TOKEN_BUDGETS, ROLE_KEYS_IGNORED),
+}
+"""Where each of the roles' own keys counts, in words (the trainer's count everywhere)."""
+ROLE_SP_KEYS = tuple((*_FSDP_CONFIG, role, "ulysses_sequence_parallel_size") for role in ROLES)
+"""The roles' own SP: Trinity with verl before 0.8 takes it over the trainer's; Trinity 0.6 on verl 0.8 or later
+ignores it."""
+
+
+UNTYPED_SECTIONS = (("model", "rope_scaling"),)
+"""Sections Trinity hands on as they are (a dict, not a typed field): OmegaConf converts nothing there, so an
+``oc.env`` value stays a string."""
+
+
+def _dig(mapping: Mapping[str, Any], path: tuple[str, ...]) -> Any:
+    node: Any = mapping
+    for part in path:
+        if not isinstance(node, Mapping):
+            return None
+        node = node.get(part)
+    return node

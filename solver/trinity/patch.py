@@ -1,0 +1,389 @@
+"""patch_trinity_config: a user's Trinity config with a plan applied (ruamel round trip, comments kept), and what the
+patch says of the config's anchors and interpolations.
+
+ruamel keeps a comment that follows a block (blank lines, "# next section") on the last scalar of
+that block. When a key is appended to, or removed from, the end of a block, that trailing comment is
+moved so it stays in front of whatever came after the block.
+"""
+
+from __future__ import annotations
+
+import io
+import re
+from collections.abc import Mapping
+from itertools import pairwise
+from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.comments import CommentedMap, CommentedSeq
+from ruamel.yaml.error import CommentMark
+from ruamel.yaml.events import AliasEvent
+from ruamel.yaml.representer import RoundTripRepresenter
+from ruamel.yaml.scalarbool import ScalarBoolean
+from ruamel.yaml.tokens import CommentToken
+
+from solver.query import TrinityVersion
+from solver.results import Plan
+from solver.tables import Model, brief, check_types
+from solver.trinity.interpolation import _resolve
+from solver.trinity.keys import OFFLOAD_FLAGS, UNTYPED_SECTIONS, ConfigError, _dig, _scalar
+from solver.trinity.plan_keys import _Key, _plan_keys
+from solver.trinity.reader import _leniently, check_config_arguments, load_config_mapping
+
+
+def _tail(node: Any) -> tuple[Any, Any, int] | None:
+    """Where the comment after `node`'s block lives: (container, key or index, slot), or None."""
+    if isinstance(node, CommentedMap) and len(node):
+        last = list(node.keys())[-1]
+        deeper = _tail(node[last])
+        return deeper if deeper is not None else (node, last, 2)
+    if isinstance(node, CommentedSeq) and len(node):
+        deeper = _tail(node[-1])
+        return deeper if deeper is not None else (node, len(node) - 1, 0)
+    return None
+
+
+def _take_trailing(node: Any) -> str:
+    """Cut the lines after `node`'s last line (blank lines, comments) off its tail comment; return them."""
+    where = _tail(node)
+    if where is None:
+        return ""
+    container, key, slot = where
+    entry = container.ca.items.get(key)
+    token = entry[slot] if entry and len(entry) > slot else None
+    if token is None or not isinstance(token, CommentToken):
+        return ""
+    value = token.value
+    newline = value.find("\n")
+    if newline < 0:
+        return ""
+    own, rest = value[: newline + 1], value[newline + 1 :]
+    if own.strip():
+        token.value = own
+    else:
+        entry[slot] = None
+    return rest
+
+
+def _give_trailing(node: Any, container: Any, key: Any, rest: str) -> None:
+    """Put the lines `rest` after `node`'s block (node is ``container[key]``)."""
+    if not rest:
+        return
+    where = _tail(node) or (container, key, 0 if isinstance(container, CommentedSeq) else 2)
+    holder, holder_key, slot = where
+    entry = holder.ca.items.setdefault(holder_key, [None, None, None, None])
+    token = entry[slot]
+    if isinstance(token, CommentToken):
+        token.value = token.value + rest if token.value.endswith("\n") else token.value + "\n" + rest
+    else:
+        entry[slot] = CommentToken("\n" + rest, CommentMark(0), None)
+
+
+def _append(mapping: CommentedMap, key: str, value: Any) -> None:
+    rest = _take_trailing(mapping)
+    mapping[key] = value
+    _give_trailing(value, mapping, key, rest)
+
+
+def _delete(mapping: CommentedMap, key: str) -> None:
+    """Remove `key`; the lines after its block (which lead into what follows) go to the key before it."""
+    keys = list(mapping.keys())
+    wrapper = CommentedMap()
+    wrapper[key] = mapping[key]
+    if key in mapping.ca.items:
+        wrapper.ca.items[key] = mapping.ca.items[key]
+    rest = _take_trailing(wrapper)
+    del mapping[key]
+    mapping.ca.items.pop(key, None)
+    index = keys.index(key)
+    if rest and index > 0:
+        previous = keys[index - 1]
+        _give_trailing(mapping[previous], mapping, previous, rest)
+    # deleting the first key drops those lines: ruamel keeps them with the parent's key, out of reach
+
+
+def _replace(mapping: CommentedMap, key: str, value: Any, lines: list[str]) -> None:
+    """Overwrite `key`'s value, keeping its end-of-line comment the same distance after the value."""
+    entry = mapping.ca.items.get(key)
+    token = entry[2] if entry and len(entry) > 2 else None
+    mapping[key] = value
+    if not isinstance(token, CommentToken) or not token.value.startswith("#"):
+        return
+    try:
+        line_no, key_col = mapping.lc.key(key)
+        line, old_col = lines[line_no], token.column
+    except (AttributeError, IndexError, KeyError, TypeError):  # pragma: no cover - no position to go by
+        return
+    written = line[key_col:old_col].rstrip()
+    gap = max(old_col - (key_col + len(written)), 1)
+    token.column = key_col + len(f"{key}: {_scalar(value)}") + gap
+
+
+def _set(
+    root: CommentedMap, path: tuple[str, ...], value: Any, lines: list[str], *, create: bool = True
+) -> None:
+    """Set `path` to `value`, adding missing sections (whole, at the end of their parent) if `create`."""
+    node = root
+    for depth, part in enumerate(path[:-1]):
+        child = node.get(part)
+        if isinstance(child, CommentedMap):
+            node = child
+            continue
+        if child is not None:
+            raise ConfigError(f"{'.'.join(path[: depth + 1])} must be a mapping, got {brief(child)}")
+        if not create:
+            return
+        subtree: Any = value
+        for missing in reversed(path[depth + 1 :]):
+            subtree = CommentedMap([(missing, subtree)])
+        if part in node:  # an empty section (``trainer:`` with nothing under it)
+            node[part] = subtree
+        else:
+            _append(node, part, subtree)
+        return
+    last = path[-1]
+    if last in node:
+        _replace(node, last, value, lines)
+    elif create:
+        _append(node, last, value)
+
+
+def _indentation(text: str) -> tuple[int, int, int]:
+    """The config's block indentation as ruamel wants it: (mapping, sequence, offset of the dash)."""
+    lines = [line for line in text.splitlines() if line.strip() and not line.lstrip().startswith("#")]
+    mapping = sequence = offset = None
+    for above, line in pairwise(lines):
+        parent_col = len(above) - len(above.lstrip())
+        col = len(line) - len(line.lstrip())
+        opens = re.match(r"^\s*(- )?[^#]*:\s*(#.*)?$", above)
+        if not opens or col < parent_col or (col == parent_col and not line.lstrip().startswith("- ")):
+            continue
+        if above.lstrip().startswith("- "):
+            continue
+        if line.lstrip().startswith("- ") and sequence is None and col >= parent_col:
+            offset = col - parent_col
+            content = len(line) - len(line.lstrip()[1:].lstrip())
+            sequence = content - parent_col
+        elif not line.lstrip().startswith("- ") and mapping is None:
+            mapping = col - parent_col
+    mapping = mapping or 2
+    if sequence is None:
+        sequence, offset = mapping, 0
+    return mapping, max(sequence, (offset or 0) + 2), offset or 0
+
+
+def _round_trip_yaml(text: str) -> YAML:
+    """A ruamel round trip that writes the config `text` as it is written: its indentation, its document start and
+    end markers, and its nulls as ``null`` where it writes them so."""
+    mapping, sequence, offset = _indentation(text)
+    yaml = YAML(typ="rt", pure=True)
+    yaml.preserve_quotes = True
+    yaml.width = 1 << 16
+    yaml.indent(mapping=mapping, sequence=sequence, offset=offset)
+    if text.lstrip().startswith("---"):
+        yaml.explicit_start = True
+    if text.rstrip().splitlines()[-1:] == ["..."]:
+        yaml.explicit_end = True
+    if NULL_WORD.search(text):
+        yaml.Representer = _NullWordRepresenter
+    return yaml
+
+
+def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, model: Model,
+                environ: Mapping[str, str] | None, version: TrinityVersion | None) -> None:
+    """Set `plan`'s keys in `data` (the config's round trip, whose text is `lines`; `reading`: its values as Trinity
+    reads them), and remove a stale ``model.rope_scaling`` and, for Trinity 0.5, 0.6's flags under ``trainer``."""
+    for key in _plan_keys(plan, model, reading, environ, version):
+        if _writes(key, _dig(reading, key.path), environ):
+            _set(data, key.path, key.value, lines, create=not key.existing_only)
+    section = data.get("model")
+    if isinstance(section, CommentedMap) and "rope_scaling" in section and _stale_rope(section["rope_scaling"],
+                                                                                      plan, model):
+        _delete(section, "rope_scaling")
+    trainer = data.get("trainer")
+    if version == "0.5" and isinstance(trainer, CommentedMap):  # 0.6's flags, which 0.5 refuses
+        for flag in (flag for flag in OFFLOAD_FLAGS if flag in trainer):
+            _delete(trainer, flag)
+
+
+def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "config",
+                         environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None) -> str:
+    """The user's Trinity config `text` with `plan` applied, everything else kept (ruamel round trip), for the
+    Trinity release `version` where given (`_plan_keys`: 0.6 gets the offload flags under ``trainer`` too).
+
+    Sets exactly the keys `trinity_fragment` sets (not its ``cluster``/``explorer`` section, nor its
+    header comment); every other key, the key order, the comments and the quoting stay as they were,
+    so a diff against the original touches only those keys' lines (and adds lines for new keys).
+    Decisions:
+
+    - Existing keys are overwritten in place (an interpolation such as ``${oc.env:MAX_MODEL_LEN,4096}``
+      becomes the plan's number, unless it resolves to that number in `environ`: then it stays); missing
+      keys and sections are appended at the end of their section.
+    - YaRN: beyond the native context, ``model.rope_scaling`` gets ``rope_type``, ``factor`` and
+      ``original_max_position_embeddings`` (other keys in it are kept); a model with a RoPE scaling of
+      its own (Llama 3.1) gets none, and a ``model.rope_scaling`` of another type is removed (it would
+      replace the model's own). At or below the native
+      context an existing ``model.rope_scaling`` is removed, because a kept YaRN factor would
+      contradict the new length; none is added.
+    - Offload: the plan decides, as asked. With Offload, ``trainer.trainer_strategy: fsdp2`` and the
+      three flags under the actor's and the ref's ``fsdp_config`` (and under ``trainer`` where the config has
+      Trinity 0.6's flags there; those under a role's ``engine`` alike) are set (added where missing), and
+      ``trainer.save_hf_checkpoint: never`` is added where the config does not choose its own. Without Offload, the flags that exist are set to
+      false and none is added; ``trainer_strategy`` and ``save_hf_checkpoint`` are left alone (FSDP2
+      without offload trains too).
+    - Env cannot be patched (an environment variable, set before Ray starts): tell the user.
+    - Per-role token limits the user set by hand (``...actor.ppo_max_token_len_per_gpu``, `ROLE_TOKEN_BUDGETS`)
+      override ``trainer.max_token_len_per_gpu`` for their role: one above the plan's budget is lowered to it
+      (the role would hold more tokens per GPU than the plan assumes); one at or below it is left, and
+      `check_trinity_config` reports it if it is too small for the new length (on verl before 0.8; `ROLE_KEY_SCOPES`).
+      A role's own SP (`ROLE_SP_KEYS`), which Trinity with verl before 0.8 takes over the trainer's, is set to the plan's.
+
+    Raises `ConfigError` (one line, starting with `name`) for text that is not a YAML mapping, or a
+    section on the way to a key that is not a mapping.
+    """
+    check_types(("plan", plan, Plan), ("model", model, Model), ("environ", environ, Mapping | None))
+    check_config_arguments(text, name, {} if environ is None else environ, version)
+    crlf = "\r\n" in text  # the file's own line endings, kept; ruamel works on "\n"
+    text = text.replace("\r\n", "\n")
+    yaml = _round_trip_yaml(text)
+    data = load_config_mapping(text, name, yaml)
+    if not isinstance(data, CommentedMap):
+        raise ConfigError(f"{name}: a Trinity config is a mapping of sections")
+    reading = load_config_mapping(text, name)  # the values as Trinity reads them (YAML 1.1: 010000 is 4096)
+    try:
+        _apply_plan(data, reading, text.splitlines(), plan, model, environ, version)
+    except ConfigError as error:
+        raise ConfigError(f"{name}: {error}") from None
+    out = io.StringIO()
+    yaml.dump(data, out)
+    patched = out.getvalue()
+    if crlf:
+        patched = patched.replace("\n", "\r\n")
+    return ("\ufeff" + patched.lstrip("\ufeff")) if text.startswith("\ufeff") else patched
+
+
+def _scalar_kind(value: Any) -> type:
+    """A value's kind as YAML writes it: bool (ruamel's anchored booleans too, which are ints), int, float, str,
+    else its type."""
+    if isinstance(value, (bool, ScalarBoolean)):
+        return bool
+    return next((kind for kind in (int, float, str) if isinstance(value, kind)), type(value))
+
+
+def _writes(key: _Key, current: Any, environ: Mapping[str, str] | None) -> bool:
+    """Whether `patch_trinity_config` writes `key` where the config has `current` there (None: nothing): not a
+    choice of the user's it keeps (`_Key.default_only`), nor a key it only sets where present
+    (`_Key.existing_only`), nor the plan's value already (of its type: written again, an anchored value would
+    move its anchor to an alias), nor an interpolation that gives it (`_given`)."""
+    already = _scalar_kind(current) is _scalar_kind(key.value) and current == key.value
+    return (not (key.default_only and current is not None) and not (key.existing_only and current is None)
+            and not already and _given(current, key.path, key.value, environ or {}) is None)
+
+
+def _given(current: Any, path: tuple[str, ...], value: Any, environ: Mapping[str, str]) -> Any:
+    """What `current`, a config's interpolation (``${oc.env:MAX_LEN,32768}``) at `path`, resolves to in
+    `environ` where Trinity would read that as `value`, the patch's (the user's indirection then stays);
+    None otherwise. A typed key takes the text of its value (any case for a boolean); in an untyped section
+    (`UNTYPED_SECTIONS`) only the value itself, of its type (``oc.decode`` gives numbers)."""
+    if not (isinstance(current, str) and "${" in current):
+        return None
+    resolved = _leniently(lambda _: _resolve(current, "", environ), ())
+    if path[:2] in UNTYPED_SECTIONS:
+        same = type(resolved) is type(value) and resolved == value
+    else:
+        text = str(resolved).lower() if isinstance(value, bool) else str(resolved)
+        same = resolved is not None and text == _scalar(value)
+    return resolved if same else None
+
+
+def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
+                  environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None) -> list[str]:
+    """The keys `patch_trinity_config` changes that sit on a YAML anchor other keys repeat, in words: a value
+    that is one (``&len 65536``, ``*len`` elsewhere: the patch changes the key and leaves those with the old
+    value), or a mapping it changes a key of (``fsdp_config: &offload``, ``*offload`` elsewhere: the change
+    reaches them too). (An interpolation it keeps, `kept_interpolations`, changes nothing.)"""
+    yaml = YAML(typ="rt", pure=True)
+    text = text.replace("\r\n", "\n")
+    data = load_config_mapping(text, name, yaml)  # for the anchors
+    reading = load_config_mapping(text, name)  # for the values, as `patch_trinity_config` decides on them
+    repeated = {event.anchor for event in yaml.parse(text) if isinstance(event, AliasEvent)}
+
+    def anchor_of(node: Any) -> str | None:
+        anchor = getattr(getattr(node, "anchor", None), "value", None)
+        return anchor if anchor in repeated else None
+
+    found: dict[str, str] = {}  # per anchor, once
+    for key in _plan_keys(plan, model, reading, environ, version):
+        value = _dig(reading, key.path)
+        if value == key.value or not _writes(key, value, environ):
+            continue
+        if (anchor := anchor_of(_dig(data, key.path))) is not None:
+            found.setdefault(anchor, f"{'.'.join(key.path)} is the anchor &{anchor}, which other keys repeat "
+                                     f"(*{anchor}): the patch sets it to {key.value} and they keep {value}")
+        for depth in range(1, len(key.path)):
+            if (anchor := anchor_of(node := _dig(data, key.path[:depth]))) is not None:
+                others = [".".join(path) for path in _paths_to(data, node) if path != key.path[:depth]]
+                repeat = f"{', '.join(others)} {'repeats' if len(others) == 1 else 'repeat'}" if others else (
+                    "other keys repeat")
+                found.setdefault(anchor, f"{'.'.join(key.path[:depth])} is the anchor &{anchor}, which {repeat} "
+                                         f"(*{anchor}): the patch's changes in it ({key.path[-1]} to "
+                                         f"{_scalar(key.value)}, ...) reach {'it' if len(others) == 1 else 'them'} too")
+    return list(found.values())
+
+
+def _paths_to(data: Any, node: Any) -> list[tuple[str, ...]]:
+    """The key paths in `data` (nested mappings and lists, as ruamel reads them) at which `node` itself is: its
+    anchor's and its aliases' places. Each container is entered once (its first place), so that aliases of aliases
+    cost no more than the text: what an alias repeats is said where its anchor is."""
+    found: list[tuple[str, ...]] = []
+    entered: set[int] = set()
+    stack: list[tuple[Any, tuple[str, ...]]] = [(data, ())]
+    while stack:
+        value, path = stack.pop()
+        if value is node:
+            found.append(path)
+            continue
+        if id(value) in entered or not isinstance(value, Mapping | list):
+            continue
+        entered.add(id(value))
+        items = value.items() if isinstance(value, Mapping) else enumerate(value)
+        stack.extend(reversed([(item, (*path, str(key))) for key, item in items]))
+    return found
+
+
+def kept_interpolations(text: str, plan: Plan, model: Model, *, name: str = "config",
+                        environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None) -> list[str]:
+    """The keys `patch_trinity_config` leaves as the config's interpolations, which give the plan's value in
+    `environ` (and may give another elsewhere), in words."""
+    data = load_config_mapping(text.replace("\r\n", "\n"), name)
+    return [f"{'.'.join(key.path)} stays {current}, which gives {given} in this environment: the plan holds for "
+            "that value" for key in _plan_keys(plan, model, data, environ, version)
+            if (given := _given(current := _dig(data, key.path), key.path, key.value, environ or {})) is not None]
+
+
+NULL_WORD = re.compile(r"^[^#\n]*:[ \t]+null[ \t]*(#.*)?$", re.MULTILINE)
+"""A ``key: null`` line, not in a comment: a config that has one has its nulls written as ``null`` (ruamel writes
+nothing)."""
+
+
+class _NullWordRepresenter(RoundTripRepresenter):
+    """ruamel's round-trip representer, but writing None as ``null``."""
+
+    def represent_none(self, data: None) -> Any:
+        """``null``, not ruamel's empty value."""
+        return self.represent_scalar("tag:yaml.org,2002:null", "null")
+
+
+_NullWordRepresenter.add_representer(type(None), _NullWordRepresenter.represent_none)
+
+
+def _stale_rope(rope: Any, plan: Plan, model: Model) -> bool:
+    """Whether a config's ``model.rope_scaling`` must go: YaRN within the native context (its factor would
+    contradict the length), or any scaling other than the model's own for a model that has one; a null one
+    sets nothing, so it stays."""
+    if rope is None:
+        return False
+    if model.rope_scaling is None:
+        return plan.max_model_len <= model.native_context
+    kind = (rope.get("rope_type") or rope.get("type")) if isinstance(rope, Mapping) else None
+    return kind != model.rope_scaling

@@ -1,0 +1,235 @@
+"""Reading a user's Trinity config: its text as nested mappings (as OmegaConf, and so Trinity, reads it), and its
+values as Trinity takes them (`_Reader`)."""
+
+from __future__ import annotations
+
+import contextlib
+import re
+import warnings
+from collections.abc import Callable, Mapping
+from typing import Any, get_args
+
+import yaml as pyyaml
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
+
+from solver.query import TrinityVersion, check_choice
+from solver.tables import (
+    MAX_GPUS,
+    MAX_TOKENS,
+    NUMBER_TOO_LONG,
+    TableError,
+    UniqueKeys,
+    brief,
+    check_types,
+    yaml_error_place,
+    yaml_limit,
+)
+from solver.trinity.interpolation import _decode_scalar, _resolve
+from solver.trinity.keys import ROLE_TOKEN_BUDGETS, ConfigError, trainer_level_offload
+
+BOOLEAN_WORDS = {"true": True, "yes": True, "y": True, "on": True, "false": False, "no": False, "n": False, "off": False}
+"""The words OmegaConf takes for a boolean key of Trinity's (any case; YAML 1.1's among them, which ruamel, reading
+YAML 1.2, leaves as text)."""
+
+
+class _OmegaConfLoader(UniqueKeys, pyyaml.SafeLoader):
+    """PyYAML's safe loader as OmegaConf, and so Trinity, reads a config: the pure-Python one (libyaml's takes a
+    tab after a colon, which Trinity refuses), YAML 1.1 (``010000`` is the octal 4096, ``on`` and ``yes`` are
+    true, ``y`` and ``n`` are text), no timestamps (a date stays text), floats without a dot (``1e-5``) too,
+    and a key given twice refused."""
+
+
+_OmegaConfLoader.yaml_implicit_resolvers = {
+    first: [(tag, pattern) for tag, pattern in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in pyyaml.SafeLoader.yaml_implicit_resolvers.items()}
+_OmegaConfLoader.add_implicit_resolver("tag:yaml.org,2002:float", re.compile(r"""^(?:
+     [-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+    |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
+    |\.[0-9_]+(?:[eE][-+][0-9]+)?
+    |[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*
+    |[-+]?\.(?:inf|Inf|INF)
+    |\.(?:nan|NaN|NAN))$""", re.VERBOSE), list("-+0123456789."))  # OmegaConf's own float rule
+
+
+def load_config_mapping(text: str, name: str, yaml: YAML | None = None) -> Any:
+    """A Trinity config's text as nested mappings, or `ConfigError`, one line naming the file, for text that
+    is not YAML or not a mapping: as Trinity reads it (`_OmegaConfLoader`), or with `yaml`, ruamel's round
+    trip, for a copy to patch."""
+    try:
+        if yaml is None:
+            data = pyyaml.load(text, Loader=_OmegaConfLoader)
+        else:
+            with warnings.catch_warnings():  # ruamel's multi-line warnings (a reused anchor) are not one line
+                warnings.simplefilter("ignore")
+                data = yaml.load(text)
+    except TableError as error:  # a key given twice, or one that is not a plain value
+        raise ConfigError(f"{name}: {error}") from None
+    except (RecursionError, ValueError) as error:  # a limit, or a scalar that cannot be built
+        raise ConfigError(f"{name}: {yaml_limit(error) or 'not valid YAML: ' + ' '.join(str(error).split())}") from None
+    except (YAMLError, pyyaml.YAMLError) as error:
+        at = yaml_error_place(error, text)
+        problem = getattr(error, "problem", None) or str(error).strip().splitlines()[0]
+        first = getattr(error, "context_mark", None)
+        if problem == "second occurrence" and first is not None:  # PyYAML's anchor defined twice
+            problem = f"{str(getattr(error, 'context', '')).split(';')[0]} (first on line {first.line + 1})"
+        problem = " ".join(str(problem).split())
+        raise ConfigError(f"{name}: {at}not valid YAML: {problem}") from None
+    if not isinstance(data, Mapping):
+        kind = "an empty document" if data is None else "a list" if isinstance(data, list) else brief(data)
+        raise ConfigError(f"{name}: a Trinity config is a mapping of sections (model, cluster, trainer, ...), got {kind}")
+    return data
+
+
+class _Reader:
+    def __init__(self, data: Mapping[str, Any], name: str, environ: Mapping[str, str], prefix: str = ""):
+        self.data, self.name, self.environ, self.prefix = data, name, environ, prefix
+
+    def where(self, path: tuple[str, ...]) -> str:
+        return f"{self.name}: {self.prefix}{'.'.join(path)}"
+
+    def get(self, path: tuple[str, ...]) -> Any:
+        """The value at `path` (interpolations resolved), None when it or a section above is absent."""
+        node: Any = self.data
+        for depth, part in enumerate(path):
+            if node is None:
+                return None
+            if not isinstance(node, Mapping):
+                raise ConfigError(f"{self.where(path[:depth])} must be a mapping, got {brief(node)}")
+            node = node.get(part)
+        return _resolve(node, self.where(path), self.environ)
+
+    def integer(self, path: tuple[str, ...], default: int | None = None, minimum: int = 1,
+                maximum: int = MAX_TOKENS) -> int | None:
+        value = self.get(path)
+        if value is None:
+            return default
+        if isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d+\s*", value):
+            try:
+                value = int(value)
+            except ValueError:  # longer than Python converts (4300 digits)
+                raise ConfigError(f"{self.where(path)}: {NUMBER_TOO_LONG}") from None
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise ConfigError(f"{self.where(path)} must be a whole number, got {brief(value)}")
+        if value < minimum:
+            raise ConfigError(f"{self.where(path)} must be at least {minimum}, got {value}")
+        if value > maximum:
+            raise ConfigError(f"{self.where(path)} must be at most {maximum}, got {value}")
+        return value
+
+    def count(self, path: tuple[str, ...], default: int, minimum: int = 1) -> int:
+        value = self.integer(path, default, minimum, maximum=MAX_GPUS)
+        return default if value is None else value
+
+    def flag(self, path: tuple[str, ...]) -> bool:
+        return self.boolean(path, self.get(path))
+
+    def boolean(self, path: tuple[str, ...], value: Any) -> bool:
+        """`value`, read at `path`, as Trinity (OmegaConf) reads a boolean: `BOOLEAN_WORDS` in any case, and whole
+        numbers, 0 false; missing is false."""
+        if value is None:
+            return False
+        if isinstance(value, str) and value.strip().lower() in BOOLEAN_WORDS:
+            return BOOLEAN_WORDS[value.strip().lower()]
+        if isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d+\s*", value):
+            with contextlib.suppress(ValueError):  # longer than Python converts: refused below
+                value = int(value)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value != 0
+        if not isinstance(value, bool):
+            raise ConfigError(f"{self.where(path)} must be true or false, got {brief(value)}")
+        return value
+
+    def word(self, path: tuple[str, ...]) -> str | None:
+        """The text at `path`, stripped (`text`); None where it is absent or blank."""
+        return (self.text(path) or "").strip() or None
+
+    def text(self, path: tuple[str, ...]) -> str | None:
+        value = self.get(path)
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            raise ConfigError(f"{self.where(path)} must be text, got {brief(value)}")
+        return value
+
+
+def _number_above(value: Any, limit: int) -> bool:
+    """Whether a config's value (text as OmegaConf decodes it) is a number above `limit`."""
+    value = _decode_scalar(value) if isinstance(value, str) else value
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value > limit
+
+
+def _boolean_like(value: Any) -> bool:
+    """Whether OmegaConf takes a config's value for a boolean key (`_Reader.boolean`'s forms; missing too)."""
+    if isinstance(value, str):
+        value = value.strip()
+        return value.lower() in BOOLEAN_WORDS or re.fullmatch(r"[+-]?\d+", value) is not None
+    return value is None or isinstance(value, (bool, int))
+
+
+def _turned_off(value: Any) -> bool:
+    """Whether a config's flag is off as verl takes it: false (YAML 1.1's ``no``, ``off`` and ``n`` too, as
+    OmegaConf reads them), or 0."""
+    if isinstance(value, str):
+        value = _decode_scalar(value)
+        value = value.strip().casefold() in ("no", "off", "n") if isinstance(value, str) else value is False or value == 0
+        return value
+    return value is False or (isinstance(value, (int, float)) and value == 0)
+
+
+def role_token_budgets(
+    mapping: Mapping[str, Any], name: str, environ: Mapping[str, str]
+) -> tuple[tuple[str, int], ...]:
+    """(key, value) of each per-role token budget (`ROLE_TOKEN_BUDGETS`) a config sets to a whole number
+    (interpolations resolved from `environ`); `ConfigError` (one line) for one that is not a whole number in range."""
+    reader = _Reader(mapping, name, environ)
+    found = ((".".join(path), reader.integer(path)) for path in ROLE_TOKEN_BUDGETS)
+    return tuple((key, value) for key, value in found if value is not None)
+
+
+def unused_length(mapping: Mapping[str, Any], name: str, environ: Mapping[str, str]) -> str | None:
+    """Where a config's ``max_prompt_tokens + max_response_tokens`` fall short of its ``max_model_len``: the
+    sequences stay within the sum, whatever the length allows, in words (None where they reach it, or a key is
+    absent or unreadable)."""
+    reader = _Reader(mapping, name, environ)
+    length, prompt, response = (_leniently(reader.integer, ("model", key))
+                                for key in ("max_model_len", "max_prompt_tokens", "max_response_tokens"))
+    if length is None or prompt is None or response is None or prompt + response >= length:
+        return None
+    return (f"model.max_prompt_tokens {prompt} + model.max_response_tokens {response} = {prompt + response}, below "
+            f"model.max_model_len {length}: no sequence uses the rest; raise max_response_tokens to train at the length")
+
+
+def _leniently(read: Callable[[tuple[str, ...]], Any], path: tuple[str, ...]) -> Any:
+    """A key read only for a note: what `read` gives, or None where it cannot be read (the note is skipped)."""
+    try:
+        return read(path)
+    except ConfigError:
+        return None
+
+
+def _note_flag(reader: _Reader, path: tuple[str, ...]) -> bool | None:
+    """An offload flag read for the notes: None where rft-solver cannot resolve it (a reference to another
+    key, which Trinity resolves), so no note is made of it; a value that is not a boolean is refused."""
+    try:
+        value = reader.get(path)
+    except ConfigError:
+        return None
+    return reader.boolean(path, value)
+
+
+def trainer_strategy(given: str | None, mapping: Any, version: TrinityVersion | None) -> str:
+    """The strategy Trinity's trainer runs: the config's `given` one, else its release's default: fsdp before 0.6,
+    fsdp2 from 0.6 (the `version` given, or without it, a config with 0.6's keys: `trainer_level_offload`)."""
+    if given:
+        return given
+    return "fsdp2" if version == "0.6" or (version is None and trainer_level_offload(mapping)) else "fsdp"
+
+
+def check_config_arguments(text: str, name: str, environ: Mapping[str, str], version: TrinityVersion | None) -> None:
+    """`QueryError` unless a config's `text` and `name` are strings, `environ` a mapping (``os.environ``) and
+    `version` a Trinity release rft-solver knows (or None)."""
+    check_types(("text", text, str), ("name", name, str), ("environ", environ, Mapping))
+    for value in environ.values():
+        check_types(("environ's values", value, str))
+    check_choice("version", version, (None, *get_args(TrinityVersion)))
