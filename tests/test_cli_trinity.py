@@ -370,7 +370,7 @@ def test_a_write_that_fails_is_one_line_without_the_notes_before_it(cli, user_co
     def refused(files: dict[Path, str]) -> None:
         raise QueryError(f"{patched}: cannot write: Permission denied")
 
-    monkeypatch.setattr(solver.cli, "write_all_atomically", refused)
+    monkeypatch.setattr(solver.cli.trinity, "write_all_atomically", refused)
     assert cli(*flags) == (2, "", f"solve: error: {patched}: cannot write: Permission denied\n")
     assert not patched.exists()
 

@@ -728,7 +728,7 @@ def test_emit_dir_that_cannot_be_written_leaves_no_folder(cli, tmp_path: Path, m
     def full_disk(target: Path, text: str) -> tuple[str, Path]:
         raise solver.QueryError(f"{target}: cannot write: No space left on device")
 
-    monkeypatch.setattr(solver.cli, "_staged", full_disk)
+    monkeypatch.setattr(solver.cli.atomic, "_staged", full_disk)
     status, out, err = cli("cluster", str(path), "--emit-dir", str(tmp_path / "configs"))
     assert (status, out) == (2, "") and "No space left on device" in err
     assert not (tmp_path / "configs").exists()

@@ -1,0 +1,135 @@
+"""The ``solve`` command line: parse arguments, call the library, print. The only code that prints.
+
+Exit status: 0 when every answer has a plan, 1 when some answer has none (its reason says why; or none was
+found within the time limit), 2 for bad input or output that cannot be written (one line on stderr, after a
+one-line usage for argument errors; no traceback), 141 when a write to stdout fails because its reader has gone.
+
+The command is a package: `solver.cli.planner` (``solve [options]``) with `solver.cli.trinity` (its Trinity
+configs), one module per other command (`tables`, `cluster`, `calibrate`, `memory`, `maps`), and what they share:
+`status` (exit statuses), `parser` and `argtypes` (argparse), `options` (options several commands take),
+`catalogs` (the catalogue to plan with), `paths` and `atomic` (files read and written), `notes` (notes after an
+answer) and `output` (stdout and stderr). `main` here picks the command.
+"""
+
+from __future__ import annotations
+
+import difflib
+import os
+import sys
+from collections.abc import Sequence
+
+from solver.cli.argtypes import (
+    count_argument,
+    gpu_memory,
+    host_memory,
+    number,
+    output_path,
+    path_argument,
+    positive_int,
+    positive_seconds,
+    token_budget_mode,
+    token_count,
+)
+from solver.cli.atomic import write_all_atomically, write_atomically
+from solver.cli.calibrate import build_calibrate_parser, run_calibrate
+from solver.cli.cluster import build_cluster_parser, run_cluster
+from solver.cli.maps import build_map_parser, run_map
+from solver.cli.memory import build_memory_parser, run_memory
+from solver.cli.notes import _note_cells_elsewhere, _note_memory_as_sold, _note_short_length
+from solver.cli.output import PLAIN_TEXT, _console, _escaped, _OutputError, _ProgressLine, _standard_streams_open
+from solver.cli.paths import _check_outputs_spare_inputs
+from solver.cli.planner import build_parser, run_planner
+from solver.cli.status import BAD_INPUT, CLOSED_PIPE, INTERRUPTED, NO_PLAN
+from solver.cli.tables import build_tables_parser, run_tables
+from solver.query import Undecided
+from solver.tables import OneLineError, brief, load_catalog
+
+__all__ = [
+    "BAD_INPUT",
+    "CLOSED_PIPE",
+    "INTERRUPTED",
+    "NO_PLAN",
+    "PLAIN_TEXT",
+    "_ProgressLine",
+    "_console",
+    "build_calibrate_parser",
+    "build_cluster_parser",
+    "build_map_parser",
+    "build_memory_parser",
+    "build_parser",
+    "build_tables_parser",
+    "count_argument",
+    "gpu_memory",
+    "host_memory",
+    "load_catalog",
+    "main",
+    "number",
+    "output_path",
+    "path_argument",
+    "positive_int",
+    "positive_seconds",
+    "run_calibrate",
+    "run_cluster",
+    "run_map",
+    "run_memory",
+    "run_planner",
+    "run_tables",
+    "token_budget_mode",
+    "token_count",
+    "write_all_atomically",
+    "write_atomically",
+]
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run ``solve`` with `argv` (default: the process's arguments); returns the exit status."""
+    if not _standard_streams_open():
+        print("solve: error: cannot write the output: standard output is closed", file=sys.stderr)
+        return BAD_INPUT
+    argv = list(sys.argv[1:] if argv is None else argv)
+    commands = {
+        "tables": (build_tables_parser, run_tables),
+        "cluster": (build_cluster_parser, run_cluster),
+        "calibrate": (build_calibrate_parser, run_calibrate),
+        "memory": (build_memory_parser, run_memory),
+        "map": (build_map_parser, run_map),
+    }
+    if argv[:1] and argv[0] in commands:
+        build, handler = commands[argv.pop(0)]
+        parser = build()
+    else:
+        parser, handler = build_parser(), run_planner
+        if argv[:1] and not argv[0].startswith("-"):  # the planner takes options only: a word names a command
+            close = difflib.get_close_matches(argv[0], commands, n=1, cutoff=0.7)
+            flag = f"--{argv[0]}"  # solve explain: the planner's --explain (argparse's own option lookup, unexported)
+            guess = (f" (did you mean {close[0]}?)" if close else
+                     f" (did you mean the option {flag}?)" if flag in parser._option_string_actions else "")
+            parser.error(f"unknown command {brief(argv[0])}{guess}; commands: {', '.join(commands)}, or none to plan")
+    try:
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as done:  # --help and --version print, then exit (as a usage error does)
+            status = int(done.code or 0)
+        else:
+            _check_outputs_spare_inputs(args)
+            status = handler(args)
+            _note_memory_as_sold(args, parser.prog)  # after the answer: bad input has one line on stderr
+            _note_cells_elsewhere(args, parser.prog)
+            _note_short_length(args, parser.prog)
+        sys.stdout.flush()  # a reader that stopped early, or a full disk, shows here, not at exit
+        return status
+    except OneLineError as error:  # bad input: a query, a table or a Trinity config
+        print(f"{parser.prog}: error: {_escaped(str(error))}", file=sys.stderr)
+        return BAD_INPUT
+    except Undecided as error:  # a question behind the answer (a map's cell, a config's verdict) ran out of time
+        print(f"{parser.prog}: undecided: {error}; nothing printed", file=sys.stderr)
+        return NO_PLAN
+    except KeyboardInterrupt:
+        print(f"{parser.prog}: interrupted", file=sys.stderr)
+        return INTERRUPTED
+    except (BrokenPipeError, _OutputError) as error:
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing more to flush at exit
+        if isinstance(error, BrokenPipeError):  # the reader stopped early (| head): quietly, as SIGPIPE's victim
+            return CLOSED_PIPE
+        print(f"{parser.prog}: error: cannot write the output: {error}", file=sys.stderr)
+        return BAD_INPUT

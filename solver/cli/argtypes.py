@@ -1,0 +1,145 @@
+"""Argparse types of the ``solve`` commands: counts, lengths in tokens, GPU and host memory, seconds, paths."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+from pathlib import Path
+from typing import get_args
+
+from solver.query import MAX_TIME_LIMIT_S, TokenBudgetMode
+from solver.tables import LEAST_DRIVER_MIB, LEAST_GPU_MEMORY_GB, MAX_GPU_MEMORY_GB, MAX_TOKENS, brief, cut
+
+
+def positive_int(text: str) -> int:
+    """An argparse type: a whole number of at least 1."""
+    return _whole_number(text, least=1)
+
+
+def count_argument(text: str) -> int:
+    """An argparse type: a whole number of at least 0."""
+    return _whole_number(text, least=0)
+
+
+WHOLE_NUMBER = re.compile(r"\s*([+-]?)([0-9]+)\s*")
+"""A whole number as the command line takes it: ASCII digits, a sign, no ``_`` (which int() reads as nothing)."""
+MOST_DIGITS = 4000
+"""The most significant digits a number on the command line may have (int() refuses 4300)."""
+
+
+def _whole_number(text: str, least: int) -> int:
+    """A whole number written in ASCII digits, of at least `least` (for argparse: a type error otherwise)."""
+    match = WHOLE_NUMBER.fullmatch(text)
+    if match is None:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {brief(text)}")
+    digits = match[2].lstrip("0") or "0"
+    if len(digits) > MOST_DIGITS and match[1] == "-":
+        raise argparse.ArgumentTypeError(f"must be at least {least}, got {cut(text.strip())}")
+    if len(digits) > MOST_DIGITS:
+        raise argparse.ArgumentTypeError(f"expected a number of at most {MOST_DIGITS} digits, got one of {len(digits)}")
+    value = int(match[1] + digits)
+    if value < least:
+        raise argparse.ArgumentTypeError(f"must be at least {least}, got {brief(value)}")
+    return value
+
+
+def gpu_memory(text: str) -> tuple[int | None, int | None]:
+    """An argparse type: a GPU's memory as (GB as sold, the driver's MiB), one of them None: ``80`` or
+    ``80GB`` (taken as GiB by the memory model, as for a catalogue GPU without the driver's figure),
+    ``81559MiB`` (nvidia-smi's total), or ``64GiB`` (65536 MiB)."""
+    forms = "64, 64GB (as sold), 65536MiB (nvidia-smi's total) or 64GiB"
+    match = re.fullmatch(r"\s*(\d+)\s*(mib|gib|gb)?\s*", text, flags=re.IGNORECASE) if text.isascii() else None
+    if match is None:
+        raise argparse.ArgumentTypeError(f"expected {forms}, got {brief(text)}")
+    unit = (match[2] or "gb").lower()
+    limit = MAX_GPU_MEMORY_GB * (1024 if unit == "mib" else 1)
+    least = {"mib": LEAST_DRIVER_MIB, "gib": LEAST_GPU_MEMORY_GB, "gb": LEAST_GPU_MEMORY_GB}[unit]  # described_gpu_type's
+    significant = match[1].lstrip("0") or "0"  # int() refuses 4300 digits, leading zeros too
+    value = int(significant) if len(significant) <= len(str(limit)) else limit + 1
+    if not least <= value <= limit:
+        suffix = {"mib": "MiB", "gib": "GiB", "gb": ""}[unit]
+        raise argparse.ArgumentTypeError(f"must be from {least}{suffix} to {limit}{suffix or ' (GB)'}, got {brief(text)}")
+    return (value, None) if unit == "gb" else (None, value * 1024 if unit == "gib" else value)
+
+
+def path_argument(text: str) -> Path:
+    """An argparse type: a file or folder path, not empty, nor ``-`` (which many read as standard input or
+    output, and which would be a file of that name here)."""
+    if not text.strip():
+        raise argparse.ArgumentTypeError(f"expected a path, got {text!r}")
+    if text == "-":
+        raise argparse.ArgumentTypeError("expected a file name, got '-' (rft-solver reads and writes named files; "
+                                         "what it would write goes to standard output without the option)")
+    return Path(text)
+
+
+STANDARD_STREAM_PATH = re.compile(r"^/(dev/(stdout|stderr|stdin|fd/\d+)|proc/(self|\d+)/fd/\d+)$")
+"""Names of the process's own streams: written by rename, they would replace what the stream is redirected to."""
+
+
+def output_path(text: str) -> Path:
+    """An argparse type: the name of a file to write (not a folder's, ``out/``, nor a standard stream's,
+    ``/dev/stdout``)."""
+    path = path_argument(text)
+    if text.endswith(("/", os.sep)):
+        raise argparse.ArgumentTypeError(f"expected a file name, got the folder name {text!r}")
+    if STANDARD_STREAM_PATH.match(os.path.normpath(text)):
+        raise argparse.ArgumentTypeError(f"expected a file name, got {text} (what it would write goes to standard "
+                                         "output without the option)")
+    return path
+
+
+def token_budget_mode(text: str) -> TokenBudgetMode:
+    """An argparse type: the planner's ``--token-budget``, ``default`` or ``auto``."""
+    for mode in get_args(TokenBudgetMode):
+        if text == mode:
+            return mode
+    raise argparse.ArgumentTypeError(f"takes default or auto, got {brief(text)} (a budget of your own, in tokens per "
+                                     "GPU: solve memory --token-budget T)")
+
+
+def token_count(text: str) -> int:
+    """An argparse type: a length in tokens, a whole number or thousands of 1024 (``32k`` = 32768)."""
+    stripped = text.strip()
+    thousands = stripped[-1:] in ("k", "K")
+    match = WHOLE_NUMBER.fullmatch(stripped[:-1] if thousands else stripped)
+    if match is None or match[0] != match[0].strip():  # no space before the k
+        raise argparse.ArgumentTypeError(f"expected a whole number of tokens or of k (1024), got {brief(text)}")
+    digits = match[2].lstrip("0") or "0"
+    if match[1] == "-" or digits == "0":
+        raise argparse.ArgumentTypeError(f"must be at least 1, got {cut(stripped)}")
+    if len(digits) > MOST_DIGITS:
+        raise argparse.ArgumentTypeError(f"must be at most {MAX_TOKENS}, got {brief(stripped)}")
+    return int(digits) * (1024 if thousands else 1)
+
+
+def number(text: str) -> float:
+    """An argparse type: a number written in ASCII (float() reads the digits of every script)."""
+    if not text.isascii() or "_" in text:  # float() also reads 1_0 as 10
+        raise argparse.ArgumentTypeError(f"expected a number, got {brief(text)}")
+    try:
+        return float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {brief(text)}") from None
+
+
+def host_memory(text: str) -> float:
+    """An argparse type: a node's host memory in GB as RAM is sold (binary, so GiB): ``512``, ``512GB`` or
+    ``512GiB``."""
+    try:
+        return number(re.sub(r"\s*(gib|gb)\s*$", "", text, flags=re.IGNORECASE))
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"expected 512, 512GB or 512GiB, got {brief(text)}") from None
+
+
+def positive_seconds(text: str) -> float:
+    """An argparse type: a number of seconds above zero."""
+    try:
+        value = number(text)
+    except argparse.ArgumentTypeError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {brief(text)}") from None
+    if not 0 < value <= MAX_TIME_LIMIT_S:
+        raise argparse.ArgumentTypeError(f"must be a number above 0 and at most {MAX_TIME_LIMIT_S:.0f}, "
+                                         f"got {cut(text)}")
+    return value

@@ -1,0 +1,115 @@
+"""Files the ``solve`` commands write: in full under a temporary name beside them, then renamed into place."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import tempfile
+from pathlib import Path
+
+from solver.tables import QueryError
+
+
+def _resolved(path: Path) -> Path:
+    """Where a path leads (through links); a link in a loop, one that leads nowhere, or a path that cannot
+    be looked at (in a folder without search permission), is itself."""
+    try:
+        if not path.is_symlink():
+            return path
+        return path.resolve(strict=False)  # a dangling link leads to where its file would be
+    except (OSError, RuntimeError):  # a loop (RuntimeError before Python 3.13)
+        return path
+
+
+def write_atomically(path: Path, text: str) -> None:
+    """Write `text` to `path` through a temporary file in the same folder and a rename: a reader sees
+    the old file or the whole new one, never half of it; on failure nothing is left behind. The file
+    keeps the permissions of the one it replaces (and its owner, where the user may give it: root), and a
+    file the user may not write is refused; a new file gets the usual ones (0666 less the umask).
+    A symbolic link is written through (the file it names is replaced); a target that exists and is not a
+    regular file (a device, a FIFO, a folder) is refused."""
+    write_all_atomically({path: text})
+
+
+def write_all_atomically(files: dict[Path, str]) -> None:
+    """`write_atomically` for several files at once: every file is written in full to its temporary name
+    before the first is renamed into place, so a failure to write (a full disk, a folder without write
+    permission) leaves every target as it was. Should a rename itself fail (rare: an immutable file), the
+    message names the files already in place."""
+    staged: list[tuple[str, Path]] = []
+    try:
+        for path, text in files.items():
+            staged.append(_staged(_resolved(path), text))
+        for done, (temporary, target) in enumerate(staged):
+            try:
+                os.replace(temporary, target)
+            except OSError as error:
+                written = [str(path) for _, path in staged[:done]]
+                also = f" (already written: {', '.join(written)})" if written else ""
+                raise QueryError(f"{target}: cannot write: {error.strerror}{also}") from None
+    finally:
+        for temporary, _ in staged:
+            Path(temporary).unlink(missing_ok=True)  # those not renamed into place
+
+
+def _not_a_regular_file(path: Path) -> bool:
+    """Whether something is at `path` that a file written there would not replace: a folder, a device, a
+    FIFO, a dangling or looping link."""
+    return (path.exists() or path.is_symlink()) and not path.is_file()
+
+
+def _staged(path: Path, text: str) -> tuple[str, Path]:
+    """`text` written in full, synced and given `path`'s permissions, under a temporary name beside
+    `path`: (the temporary name, `path`). Nothing is left behind on failure."""
+    try:
+        if _not_a_regular_file(path):
+            raise QueryError(f"{path}: not a regular file; give a file name to write")
+        existing = path.stat() if path.exists() else None
+        if existing is not None and not os.access(path, os.W_OK):
+            raise QueryError(f"{path}: cannot write: Permission denied (the file is not writable)")
+        if existing is not None and any(_stream_writes_to(existing, stream) for stream in (1, 2)):
+            raise QueryError(f"{path}: the command's own output goes there; name another file, or drop the option to "
+                             "print it")
+        mode = stat.S_IMODE(existing.st_mode) if existing is not None else 0o666 & ~_umask()
+    except OSError as error:
+        raise QueryError(f"{path}: cannot write: {error.strerror}") from None
+    try:
+        handle = tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.",
+                                             suffix=".tmp", delete=False)
+    except OSError as error:  # the new text goes beside it first, then takes its place
+        raise QueryError(f"{path}: cannot write: {error.strerror} (a file is written in {path.parent} first, "
+                         "then renamed into place)") from None
+    try:
+        with handle:
+            handle.write(text)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(handle.name, mode)
+        if existing is not None and hasattr(os, "chown") and (existing.st_uid, existing.st_gid) != (
+                os.geteuid(), os.getegid()):
+            with contextlib.suppress(PermissionError):  # only root may give a file to another user
+                os.chown(handle.name, existing.st_uid, existing.st_gid)
+    except BaseException as error:
+        Path(handle.name).unlink(missing_ok=True)
+        if isinstance(error, OSError):
+            raise QueryError(f"{path}: cannot write: {error.strerror}") from None
+        raise
+    return handle.name, path
+
+
+def _stream_writes_to(status: os.stat_result, descriptor: int) -> bool:
+    """Whether the file of `status` is the one `descriptor` (stdout, stderr) writes to: renamed over, what the
+    stream had written would be lost (``--out plan.yaml > plan.yaml``, ``--out /dev/stdout``)."""
+    try:
+        stream = os.fstat(descriptor)
+    except OSError:  # closed
+        return False
+    return stat.S_ISREG(stream.st_mode) and (stream.st_dev, stream.st_ino) == (status.st_dev, status.st_ino)
+
+
+def _umask() -> int:
+    """The process's umask (reading it means setting it, so it is set straight back)."""
+    current = os.umask(0o022)
+    os.umask(current)
+    return current

@@ -1,0 +1,66 @@
+"""The catalogue a ``solve`` command plans with: the shipped one, with --model-config, --cells and --gpu-memory."""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from pathlib import Path
+
+from solver.cli.paths import _check_once
+from solver.tables import OWN_GPU_HINT, Catalog, Model, QueryError, cut, described_gpu_type, load_catalog, load_gpu_type
+
+
+def _catalog_with(model: Model | None, gpu: str | None = None,
+                  memory: tuple[int | None, int | None] | None = None,
+                  cells: Sequence[Path] = (), start: Catalog | None = None,
+                  keep_contradictions: bool = False) -> tuple[Catalog, str]:
+    """The shipped catalogue (or `start`), with `model` added (--model-config's), the tables of the --cells
+    files (which may name it; with `keep_contradictions`, even where they contradict themselves or the tables, to
+    list them), and the GPU type that --gpu NAME --gpu-memory M describes; and that model's name as the
+    catalogue gives it ("" without one)."""
+    catalog, added = start or load_catalog(), ""
+    if model is not None:
+        catalog = catalog.with_model(model)
+        added = catalog.models[-1].name  # with_model adds it last, renamed if it only borrows a name
+    _check_once("--cells", cells)
+    tabled_by: dict[tuple[str, int], Path] = {}  # (GPU type, count): the --cells file that gave its table
+    for path in cells:
+        before = _tables_in(catalog)
+        try:
+            catalog = catalog.with_cells(path, keep_contradictions=keep_contradictions)
+        except QueryError as error:
+            measured = load_gpu_type(path, catalog.models, catalog.gpu_types)  # loaded before the merge failed
+            other = next((tabled_by[(measured.name, t.gpus)] for t in measured.tables
+                          if (measured.name, t.gpus) in tabled_by), None)
+            raise QueryError(f"--cells {path}: a table for a GPU count that --cells {other} has already: give each "
+                             "table once" if other else f"--cells {error}") from None
+        tabled_by.update(dict.fromkeys(_tables_in(catalog) - before, path))
+    if memory is None and gpu is not None:
+        try:
+            catalog.gpu(gpu)
+        except QueryError as error:
+            raise QueryError(f"{error}{OWN_GPU_HINT.format('--gpu-memory M')}") from None
+    if memory is not None:
+        if gpu is None:
+            raise QueryError("--gpu-memory gives the memory of the GPU type --gpu NAME names: give --gpu too")
+        try:
+            known = catalog.gpu(gpu)
+        except QueryError:
+            catalog = catalog.with_gpu_types([described_gpu_type(gpu, *memory, source="--gpu-memory")])
+        else:
+            raise QueryError(f"--gpu {cut(gpu)} names {known.name} ({known.memory_gib:.1f} GiB), a GPU type "
+                             "whose memory is known: drop --gpu-memory, or give your GPU type a name of its own")
+    return catalog, added
+
+
+def _tables_in(catalog: Catalog) -> set[tuple[str, int]]:
+    """(GPU type, trainer GPU count) of every table in `catalog`."""
+    return {(gpu_type.name, table.gpus) for gpu_type in catalog.gpu_types for table in gpu_type.tables}
+
+
+def _check_model_flags(args: argparse.Namespace, ways: str, given: bool = False) -> None:
+    """One way to name the model: --model or --model-config (or, with `given`, another the caller has)."""
+    if args.model is not None and args.model_config is not None:
+        raise QueryError("--model and --model-config both name the model: give one")
+    if args.model is None and args.model_config is None and not given:
+        raise QueryError(f"which model? give {ways}")

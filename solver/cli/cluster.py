@@ -1,0 +1,173 @@
+"""``solve cluster``: many Trinity jobs placed on a fleet of GPU node pools."""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from solver.cli.argtypes import path_argument, positive_int, positive_seconds
+from solver.cli.atomic import _not_a_regular_file, _resolved, write_all_atomically
+from solver.cli.catalogs import _catalog_with
+from solver.cli.options import (
+    _add_cells_option,
+    _add_memory_model_options,
+    _add_token_budget_option,
+    _add_trinity_version_option,
+)
+from solver.cli.output import _print_view, _ProgressLine
+from solver.cli.parser import _Parser
+from solver.cli.paths import _input_at, _inputs, _same_file
+from solver.cli.status import INTERRUPTED, NO_PLAN
+from solver.memory import rollout_engines
+from solver.query import MAX_WORKERS
+from solver.tables import (
+    Catalog,
+    Fleet,
+    OneLineError,
+    QueryError,
+    fleet_models,
+    load_catalog,
+    load_fleet,
+    load_memory_model,
+    load_weights,
+    shipped_tables_directory,
+)
+
+
+def build_cluster_parser() -> argparse.ArgumentParser:
+    """The argument parser for ``solve cluster``."""
+    parser = _Parser(
+        prog="solve cluster",
+        description="Place many Trinity jobs on a fleet of GPU node pools: which fit, where, with which plans.",
+        epilog="Exit status: 0 every job placed, 1 some job unplaced (or no placement), 2 bad input.",
+    )
+    parser.add_argument("file", metavar="FILE.yaml", type=path_argument, help="pools and jobs (see docs/cluster.md)")
+    parser.add_argument("--minimize", choices=["nodes"], help="place every job, on the fewest nodes")
+    parser.add_argument("--no-widen", action="store_false", dest="widen",
+                        help="leave idle GPUs idle (by default a placed job grows onto idle GPUs of its node where "
+                        "more GPUs run it faster, or longer for at_least)")
+    parser.add_argument("--time-limit", metavar="S", type=positive_seconds, default=10.0,
+                        help="seconds from the start for the planner's queries and the placement search after "
+                        "them (default 10; each query may take at most as long; widening after them, at most a "
+                        "second per stage)")
+    parser.add_argument("--workers", metavar="W", type=positive_int, default=1,
+                        help=f"CP-SAT search workers (default 1, at most {MAX_WORKERS})")
+    parser.add_argument("--weights", metavar="FILE", type=path_argument, help="cost weights YAML (offload, sp, env)")
+    parser.add_argument("--json", action="store_true", help="print the placement as JSON")
+    parser.add_argument("--emit-dir", metavar="DIR", type=path_argument, help="write each placed job's Trinity config to DIR")
+    _add_trinity_version_option(parser, "--emit-dir", "both, with a comment on the trainer's")
+    parser.add_argument("--no-estimate", action="store_const", const="never", default="auto", dest="estimate_mode",
+                        help="plans from the tables alone: their GPU counts and cells, no memory-model estimates")
+    _add_memory_model_options(parser)
+    _add_token_budget_option(parser)
+    _add_cells_option(parser)
+    return parser
+
+
+def run_cluster(args: argparse.Namespace) -> int:
+    """``solve cluster``: place the jobs of a cluster file on its pools."""
+    from solver.api import place
+    from solver.render import cluster_json, cluster_view
+
+    if args.trinity_version and args.emit_dir is None:
+        raise QueryError("--trinity-version says which Trinity release --emit-dir writes for: give --emit-dir DIR")
+    fleet, catalog = _fleet_and_catalog(args.file, args.cells or ())
+    weights = load_weights(args.weights) if args.weights else None
+    if args.emit_dir is not None:
+        try:
+            _check_emit_dir(args.emit_dir, [job.name for job in fleet.jobs],
+                            [*_inputs(args), *(("a job's model_config", path) for path in fleet.model_config_files)])
+        except OSError as error:  # a folder on the way without search permission (Path raises before Python 3.14)
+            raise QueryError(f"--emit-dir {args.emit_dir}: cannot write: {error.strerror or error}") from None
+    progress = _ProgressLine()
+    memory = load_memory_model(args.memory_model) if args.memory_model else None
+    result = place(fleet, catalog=catalog, minimize=args.minimize, weights=weights, time_limit_s=args.time_limit,
+                   workers=args.workers, progress=progress, estimate=args.estimate_mode, memory=memory,
+                   margin=args.margin, token_budget=args.token_budget or "default", widen=args.widen)
+    progress.close()
+    if args.emit_dir is not None and result.interrupted:
+        print(f"solve cluster: interrupted: no configs written to {args.emit_dir} (the placement may not be the best)",
+              file=sys.stderr)
+    elif args.emit_dir is not None:
+        from solver.trinity import trinity_fragment
+
+        fragments = {}
+        for placement in result.placements:
+            model = catalog.model(next(job.model for job in fleet.jobs if job.name == placement.job))
+            rollout = placement.rollout_gpus  # 0 too: the cluster section still gives the job's nodes
+            pool = next(p for p in fleet.pools if p.name == placement.pool)
+            shared = placement.gpu_indexes if len(placement.gpu_indexes) < pool.gpus_per_node else None
+            size = rollout_engines(model, catalog.gpu(pool.gpu).memory_gib, rollout, placement.plan.max_model_len,
+                                   pool.gpus_per_node).size if rollout else 1
+            fragments[placement.job] = trinity_fragment(placement.plan, model, rollout, nodes=len(placement.nodes),
+                                                        gpu=pool.gpu, shared_gpus=shared, engines=(0, size),
+                                                        version=args.trinity_version, rocm=catalog.gpu(pool.gpu).rocm)
+        made = bool(fragments) and not args.emit_dir.is_dir()
+        if made:  # the folder is made only now, once there is an answer to write
+            try:
+                args.emit_dir.mkdir()
+            except OSError as error:
+                raise QueryError(f"--emit-dir {args.emit_dir}: cannot make the folder: {error.strerror}") from None
+        try:
+            write_all_atomically({args.emit_dir / f"{name}.yaml": fragment for name, fragment in fragments.items()})
+        except QueryError:
+            if made:  # nothing written (or, rarely, some: then the folder stays with them)
+                with contextlib.suppress(OSError):
+                    args.emit_dir.rmdir()
+            raise
+        stale = [unplaced.job for unplaced in result.unplaced if (args.emit_dir / f"{unplaced.job}.yaml").exists()]
+        if stale:  # a config of an earlier run, for a job this placement leaves out, is not this run's
+            print(f"solve cluster: note: {args.emit_dir} still holds configs from an earlier run for "
+                  f"{', '.join(f'{name}.yaml' for name in stale)}, which this placement does not place",
+                  file=sys.stderr)
+    if args.json:
+        sys.stdout.write(cluster_json(result) + "\n")
+    else:
+        _print_view(cluster_view(result, fleet, minimize_nodes=args.minimize == "nodes"), "solve cluster")
+    if result.interrupted:
+        print("solve cluster: interrupted: the best placement found so far is above", file=sys.stderr)
+        return INTERRUPTED
+    return 0 if result.placements and not result.unplaced else NO_PLAN
+
+
+def _check_emit_dir(folder: Path, jobs: list[str], inputs: list[tuple[str, Path]]) -> None:
+    """`QueryError` unless `folder` is one, or can be made, and each job's config in it is a file to write
+    that overwrites none of the `inputs`: every target checked before the first is written."""
+    if not folder.is_dir() and (folder.exists() or folder.is_symlink() or not folder.absolute().parent.is_dir()):
+        problem = ("not a folder" if folder.exists() or folder.is_symlink()
+                   else "no such folder, nor a folder to make it in")
+        raise QueryError(f"{folder}: {problem} (--emit-dir writes one config per placed job into it)")
+    if _same_file(folder, shipped_tables_directory() / "feasibility"):
+        raise QueryError(f"--emit-dir {folder}: the shipped tables are read from there (every YAML file in it): "
+                         "write the configs to another folder")
+    for job in jobs:
+        target = folder / f"{job}.yaml"
+        overwritten = _input_at(inputs, target)
+        if overwritten:
+            raise QueryError(f"--emit-dir {folder}: job {job}'s config would overwrite {overwritten} "
+                             f"{target}: write the configs to another folder")
+        resolved = _resolved(target)
+        if _not_a_regular_file(resolved) or (
+                target.is_symlink() and not resolved.parent.is_dir()):
+            raise QueryError(f"--emit-dir {folder}: job {job}'s config {target} is not a regular file "
+                             "(or a link to a place one can be written)")
+
+
+def _fleet_and_catalog(path: Path, cells: Sequence[Path]) -> tuple[Fleet, Catalog]:
+    """A cluster file's fleet, and the catalogue to place it with: the shipped one with the --cells tables and
+    the fleet's models and GPU types. The cells may define a GPU type the fleet's pools name, so they come
+    first; where they name a job's model_config model, which only the fleet defines, its models come first."""
+    try:
+        base, _ = _catalog_with(None, cells=cells)
+    except OneLineError as cells_error:
+        try:  # cells that name a job's model_config model: the fleet's models first, then the cells, then its pools
+            base, _ = _catalog_with(None, cells=cells, start=load_catalog().with_models(fleet_models(path, load_catalog())))
+            fleet = load_fleet(path, base)
+            return fleet, base.for_fleet(fleet)
+        except OneLineError:
+            raise cells_error from None
+    fleet = load_fleet(path, base)
+    return fleet, base.for_fleet(fleet)

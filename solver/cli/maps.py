@@ -1,0 +1,93 @@
+"""``solve map``: maps of what fits over GPU budgets."""
+
+from __future__ import annotations
+
+import argparse
+import io
+import sys
+from typing import Any
+
+from rich.console import Console
+
+from solver.cli.argtypes import output_path, path_argument, positive_int
+from solver.cli.atomic import write_atomically
+from solver.cli.catalogs import _catalog_with, _check_model_flags
+from solver.cli.options import _add_cells_option, _add_gpu_memory_option, _add_memory_model_options
+from solver.cli.output import PLAIN_TEXT, _console
+from solver.cli.parser import _Parser
+from solver.tables import MAX_ESTIMATED_GPUS, QueryError, load_memory_model, load_model_config
+
+
+def build_map_parser() -> argparse.ArgumentParser:
+    """The argument parser for ``solve map``."""
+    parser = _Parser(prog="solve map", description="Maps of what fits: the longest context per model and GPU "
+                     "budget, or (--by len) the cheapest setting per length and budget.",
+                     epilog="Exit status: 0 the maps are printed, 1 a cell's solve ran out of time (nothing is "
+                     "printed), 2 bad input.")
+    parser.add_argument("--gpu", metavar="G", help="GPU type (default: each with tables)")
+    parser.add_argument("--model", metavar="M", help="only this model (needed with --by len)")
+    parser.add_argument("--gpus-up-to", metavar="N", type=positive_int, default=8, help="GPU budgets 1 to N (default 8)")
+    parser.add_argument("--by", choices=["model", "len"], default="model", help="rows: models (default) or lengths")
+    parser.add_argument("--svg", metavar="FILE", type=output_path, help="also save the map as SVG")
+    parser.add_argument("--json", action="store_true",
+                        help="print the maps as JSON: per GPU type, each row's best plan at each budget (null: none)")
+    parser.add_argument("--model-config", metavar="PATH", type=path_argument,
+                        help="a local Hugging Face config.json, for a model the catalogue lacks (as --model)")
+    _add_gpu_memory_option(parser)
+    _add_cells_option(parser)
+    _add_memory_model_options(parser)
+    return parser
+
+
+def run_map(args: argparse.Namespace) -> int:
+    """``solve map``: heatmaps of the planner's answers over GPU budgets."""
+    from solver.maps import cheapest_by_length, length_rows, longest_by_model
+    from solver.render import map_json, map_view
+
+    _check_model_flags(args, "--model M or --model-config PATH", given=True)  # one at most: a map may have none
+    catalog, added = _catalog_with(load_model_config(args.model_config) if args.model_config else None, args.gpu,
+                                   args.gpu_memory, args.cells or ())
+    estimates = {"memory": load_memory_model(args.memory_model) if args.memory_model else None,
+                 "margin": args.margin}
+    if args.gpus_up_to > MAX_ESTIMATED_GPUS:
+        raise QueryError(f"--gpus-up-to must be at most {MAX_ESTIMATED_GPUS}, got {args.gpus_up_to}")
+    if args.by == "len" and args.model is None and not added:
+        raise QueryError("--by len maps one model: give --model M (or --model-config PATH)")
+    gpus = [catalog.gpu(args.gpu)] if args.gpu else list(catalog.documented_gpu_types)
+    asked = catalog.model(args.model).name if args.model else added or None
+    budgets = list(range(1, args.gpus_up_to + 1))
+    screen = _console()
+    views, maps = [], []
+    for gpu in gpus:
+        if asked is not None and args.by == "len":
+            rows: list[Any] = length_rows(catalog, gpu.name, asked, budgets, **estimates)
+            grid = cheapest_by_length(catalog, gpu.name, asked, rows, budgets, **estimates)
+            title = f"{gpu.name} · {asked}: cheapest setting per length and GPU budget"
+        else:
+            documented = [m.name for m in catalog.models if any(m.name in t.models for t in gpu.tables)]
+            rows = [asked] if asked else documented or [
+                m.name for m in catalog.models if any(m.name in t.models for g in catalog.gpu_types for t in g.tables)]
+            grid = longest_by_model(catalog, gpu.name, rows, budgets, **estimates)
+            title = f"{gpu.name}: longest context per model and GPU budget"
+        views.append(map_view(grid, rows, budgets, title, by_length=args.by == "len"))
+        maps.append((gpu.name, grid, rows))
+    # Every budget keeps a readable column: a file or pipe gets the maps' full width, and a terminal too
+    # narrow for them a note (rich would squeeze the columns empty).
+    unbounded = Console(width=1 << 16, file=io.StringIO(), **PLAIN_TEXT)
+    needed = max(unbounded.measure(view.renderables[1]).maximum for view in views)  # the table, not title or legend
+    if not screen.is_terminal:
+        screen = _console(max(needed, screen.width))
+    elif needed > screen.width and not args.json:
+        print(f"solve map: note: the maps need {needed} columns and the terminal has {screen.width}: widen it, "
+              "pipe the output (| less -S), or save it with --svg FILE", file=sys.stderr)
+    if args.svg:  # written first: a file that cannot be written is bad input, with nothing printed
+        recorder = Console(record=True, width=max(needed, 80), file=io.StringIO(), **PLAIN_TEXT)
+        for view in views:
+            recorder.print(view)
+        write_atomically(args.svg, recorder.export_svg(title="rft-solver map"))
+    if args.json:
+        sys.stdout.write(map_json(maps, budgets, model=asked if args.by == "len" else None) + "\n")
+        return 0
+    for view in views:
+        screen.print(view)
+    return 0

@@ -1,0 +1,75 @@
+"""``solve memory``: one trainer GPU's predicted peak memory."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from solver.cli.argtypes import host_memory, path_argument, positive_int, token_count
+from solver.cli.catalogs import _catalog_with, _check_model_flags
+from solver.cli.options import _add_cells_option, _add_gpu_memory_option, _add_memory_model_options
+from solver.cli.output import _console
+from solver.cli.parser import _Parser
+from solver.cli.status import NO_PLAN
+from solver.query import resolve_margin
+from solver.rules import NODE_GPUS
+from solver.tables import Setting, load_memory_model, load_model_config
+
+
+def build_memory_parser() -> argparse.ArgumentParser:
+    """The argument parser for ``solve memory``."""
+    parser = _Parser(prog="solve memory",
+                     description="Predicted peak memory of one trainer GPU, term by term, and whether it fits.")
+    parser.add_argument("--model", metavar="M", help="model (or --model-config)")
+    parser.add_argument("--model-config", metavar="PATH", type=path_argument, help="a local Hugging Face config.json")
+    _add_cells_option(parser)
+    parser.add_argument("--gpu", metavar="G", required=True, help="GPU type (any of gpus.yaml: h100, b200, ...)")
+    parser.add_argument("--gpus", metavar="N", type=positive_int, required=True, help="trainer GPUs")
+    parser.add_argument("--len", metavar="L", type=token_count, required=True, dest="max_model_len",
+                        help="max_model_len in tokens")
+    parser.add_argument("--sp", metavar="S", type=positive_int, default=1, help="Ulysses SP degree (default 1)")
+    parser.add_argument("--token-budget", metavar="T", type=token_count,
+                        help="trainer.max_token_len_per_gpu of your own (default: Trinity's, ceil(2 x L / S), which "
+                        "the tables measured; at least ceil(L / S)); the tables speak where their tokens per GPU decide")
+    parser.add_argument("--env", action="store_true", help="with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True")
+    parser.add_argument("--offload", action="store_true", help="with FSDP2 CPU offload")
+    parser.add_argument("--node-gpus", metavar="G", type=positive_int, default=NODE_GPUS,
+                        help=f"GPUs per node (default {NODE_GPUS}): beyond one node, SP must divide a node")
+    parser.add_argument("--host-ram", metavar="GB", type=host_memory,
+                        help="host memory per node (GB as RAM is sold, binary: GiB): whether what the setting "
+                        "holds there fits (the model while it loads; with --offload, its states too)")
+    _add_gpu_memory_option(parser)
+    _add_memory_model_options(parser)
+    parser.add_argument("--json", action="store_true", help="print the breakdown as JSON")
+    return parser
+
+
+def run_memory(args: argparse.Namespace) -> int:
+    """``solve memory``: one GPU's predicted peak memory and the verdict; exit 1 when it does not fit."""
+    from solver.api import estimate_memory
+    from solver.render import memory_json, memory_view
+
+    _check_model_flags(args, "--model M (e.g. 4B) or --model-config PATH")
+    catalog, added = _catalog_with(load_model_config(args.model_config) if args.model_config else None, args.gpu,
+                                   args.gpu_memory, args.cells or ())
+    model = catalog.model(args.model or added)
+    gpu = catalog.gpu(args.gpu)
+    memory_model = load_memory_model(args.memory_model)
+    result = estimate_memory(model.name, gpu.name, args.gpus, args.max_model_len, sp=args.sp, env=args.env,
+                             offload=args.offload, margin=args.margin, node_gpus=args.node_gpus, catalog=catalog,
+                             memory=memory_model, max_token_len_per_gpu=args.token_budget, host_ram_gb=args.host_ram)
+    margin = resolve_margin(memory_model, args.margin)
+    setting = Setting(env=args.env, offload=args.offload, sp=args.sp)
+    if args.json:
+        asked = {"model": model.name, "gpu": gpu.name, "gpus": args.gpus, "max_model_len": args.max_model_len,
+                 "sp": args.sp, "env": args.env, "offload": args.offload, "margin": margin,
+                 "max_token_len_per_gpu": args.token_budget, "node_gpus": args.node_gpus,
+                 "memory_model": str(args.memory_model) if args.memory_model else None}
+        sys.stdout.write(memory_json(result, asked) + "\n")
+    else:
+        label = (f"{model.name} on {args.gpus} x {gpu.name} ({result.memory_gib:.1f} GiB), {setting.label}, "
+                 f"{args.max_model_len} tokens ({result.tokens_per_gpu} per GPU"
+                 f"{', your token budget' if args.token_budget else ''}), margin {margin:g}")
+        _console().print(memory_view(result, label, gpu.name, model.name, args.gpus, args.offload,
+                                     own_budget=args.token_budget is not None))
+    return 0 if result.trains else NO_PLAN

@@ -1,0 +1,70 @@
+"""Notes on stderr after a ``solve`` command's answer: --gpu-memory as sold, --cells elsewhere, a short --len."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from solver.cli.catalogs import _catalog_with
+from solver.tables import OneLineError, counted, load_catalog, load_gpu_type, load_model_config
+
+
+def _note_memory_as_sold(args: argparse.Namespace, prog: str) -> None:
+    """A note on stderr where --gpu-memory gives GB as sold, which the memory model takes as GiB: a card with
+    ECC GDDR memory reports less, and nvidia-smi's total is exact."""
+    memory = getattr(args, "gpu_memory", None)
+    if memory is not None and memory[1] is None:
+        print(f"{prog}: note: --gpu-memory {memory[0]} is taken as {memory[0]} GiB; a card with ECC "
+              "GDDR memory reports less (an L40S 48GB: 45.0 GiB), so give nvidia-smi's total where you have it "
+              "(--gpu-memory 46068MiB for an L40S)", file=sys.stderr)
+
+
+def _confusable(name: str) -> str:
+    """A GPU name with the letters that pass for digits as those digits (O for 0, I and l for 1), in any case."""
+    return name.casefold().translate(str.maketrans("oil", "011"))
+
+
+def _note_cells_elsewhere(args: argparse.Namespace, prog: str) -> None:
+    """Notes on stderr for --cells files that may not be what was meant: one for a GPU type the catalogue lacks whose
+    name is one it has but for letters that pass for digits (`_confusable`: a typo makes a GPU type of its own,
+    silently; not where --gpu names it), and one where --gpu asks for a GPU
+    type the file's tables do not speak for (neither it nor one with its driver-reported memory): with less memory
+    they are not used; with more, only their cells that say a setting ran out of memory are (`larger_gpu_types`)."""
+    paths = getattr(args, "cells", None) or ()
+    if not paths:
+        return
+    model_config = getattr(args, "model_config", None)
+    try:
+        catalog = _catalog_with(load_model_config(model_config) if model_config else None, getattr(args, "gpu", None),
+                                getattr(args, "gpu_memory", None), paths, keep_contradictions=True)[0]
+        asked = catalog.with_same_memory(args.gpu) if getattr(args, "gpu", None) else None
+        measured = [(path, catalog.gpu(load_gpu_type(path, catalog.models, catalog.gpu_types).name)) for path in paths]
+    except OneLineError:  # what a command refused is said already
+        return
+    shipped = load_catalog().gpu_types
+    known = {_confusable(known): gpu_type.name for gpu_type in shipped for known in (gpu_type.name, *gpu_type.aliases)}
+    for path, gpu_type in measured:
+        meant = known.get(_confusable(gpu_type.name))  # H10O for H100: not RTX-3090 for RTX-4090, another card
+        if meant is not None and meant != gpu_type.name and (asked is None or asked.gpu_types[0] != gpu_type):
+            print(f"{prog}: note: {path}: {gpu_type.name} is not a GPU type of the catalogue, so its cells make one of "
+                  f"their own (did you mean {meant}?)", file=sys.stderr)
+        if asked is None or any(gpu_type.name == speaking.name for speaking in asked.gpu_types):
+            continue
+        own = asked.gpu_types[0]
+        used = ("only those that say a setting ran out of memory count here (it does with less memory too)"
+                if gpu_type.memory_gib >= own.memory_gib else "they are not used here")
+        print(f"{prog}: note: {path}: its cells are for {gpu_type.name} ({gpu_type.memory_gib:.1f} GiB), not for "
+              f"{own.name} ({own.memory_gib:.1f} GiB) or a GPU type of its driver-reported memory: {used}",
+              file=sys.stderr)
+
+
+SHORT_LENGTH_NOTED = 256
+"""The longest --len that gets a note suggesting thousands (``256`` may well mean ``256k``)."""
+
+
+def _note_short_length(args: argparse.Namespace, prog: str) -> None:
+    """A note on stderr where --len is a few hundred tokens at most: ``--len 32`` is 32 tokens, likely meant as 32k."""
+    length = getattr(args, "max_model_len", None)
+    if length is not None and length <= SHORT_LENGTH_NOTED:
+        print(f"{prog}: note: --len {length} is {counted(length, 'token')}; for {length * 1024} tokens write --len "
+              f"{length}k", file=sys.stderr)

@@ -1,0 +1,160 @@
+"""Stdout and stderr of the ``solve`` commands: consoles, tables on narrow terminals, a progress line, whole
+writes to a pipe, closed streams."""
+
+from __future__ import annotations
+
+import errno
+import io
+import os
+import sys
+from typing import Any
+
+from rich.console import Console, Group, RenderableType
+from rich.table import Table
+
+
+class _ProgressLine:
+    """A live line on a terminal's stderr while a solve runs longer than a second: best and bound so far."""
+
+    def __init__(self) -> None:
+        self.shown = False
+
+    def __call__(self, stage: str, best: float, bound: float, seconds: float) -> None:
+        if seconds >= 1 and sys.stderr.isatty():
+            sys.stderr.write(f"\r{stage}: best {best:g}, bound {bound:g} ({seconds:.1f} s)   ")
+            sys.stderr.flush()
+            self.shown = True
+
+    def close(self) -> None:
+        if self.shown:
+            sys.stderr.write("\n")
+
+
+MIN_TERMINAL_WIDTH = 20
+"""A terminal that says it is narrower (``COLUMNS=0``, as some containers set it) is taken as 80 columns."""
+PLAIN_TEXT: dict[str, Any] = {"markup": False, "emoji": False}
+"""Consoles print strings as they are: a name with brackets or colons (a pool ``p[/]``) is not markup."""
+
+
+def _print_view(view: RenderableType, prog: str) -> Console:
+    """Print `view` on stdout (`_console`); on a terminal too narrow for one of its tables with a header (the
+    ranked plans, a placement), a note on stderr first: rich would break their words or cut their cells. The
+    console, for more lines."""
+    console = _console()
+    if console.is_terminal:
+        unbounded = Console(width=1 << 16, file=io.StringIO(), **PLAIN_TEXT)
+        parts = view.renderables if isinstance(view, Group) else [view]
+        needed = max((_needed_width(part, unbounded) for part in parts if isinstance(part, Table) and part.show_header),
+                     default=0)
+        if needed > console.width:
+            print(f"{prog}: note: the table needs {needed} columns and the terminal has {console.width}: widen it, "
+                  "pipe the output (| less -S), or use --json", file=sys.stderr)
+    console.print(view)
+    return console
+
+
+def _needed_width(table: Table, console: Console) -> int:
+    """The columns `table` needs not to break words or cut cells: its minimum width (above it, it wraps at
+    spaces), or its whole width where no column wraps (a table of the source's cells)."""
+    measured = console.measure(table)
+    return measured.maximum if all(column.no_wrap for column in table.columns) else measured.minimum
+
+
+def _console(width: int = 160) -> Console:
+    """A console for stdout; piped output gets room for `width` columns (the widest table) instead of 80,
+    and its lines come without the padding to the tables' width."""
+    console = Console(**PLAIN_TEXT)
+    if console.is_terminal and console.width < MIN_TERMINAL_WIDTH:  # COLUMNS=0, say: nothing would print
+        return Console(width=80, **PLAIN_TEXT)
+    return console if console.is_terminal else _PipedConsole(width=max(console.width, width), **PLAIN_TEXT)
+
+
+class _PipedConsole(Console):
+    """A console for stdout that is not a terminal: each line as rich lays it out, less trailing spaces."""
+
+    def print(self, *objects: Any, **kwargs: Any) -> None:
+        """Rich's print, with the trailing spaces of every line removed."""
+        with self.capture() as captured:
+            super().print(*objects, **kwargs)
+        self.file.write("\n".join(line.rstrip() for line in captured.get().split("\n")))
+
+    def on_broken_pipe(self) -> None:
+        """A reader that has gone: leave it to `main` (SIGPIPE's status, 141), not rich's exit with 1."""
+        raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
+
+
+class _OutputError(Exception):
+    """Stdout refused a write for another reason than a closed pipe (a full disk, say): the message is
+    the reason (``No space left on device``)."""
+
+
+class _WholeWrites(io.RawIOBase):
+    """A file descriptor that takes all it is given, or raises (`BrokenPipeError` once a pipe's reader has
+    gone, `_OutputError` on any other failure): CPython's own stdout can drop the rest of a large write
+    that a closing pipe cut short, and exit 0 as if the reader had it all."""
+
+    def __init__(self, descriptor: int) -> None:
+        super().__init__()
+        self.descriptor = descriptor
+
+    def writable(self) -> bool:
+        return True
+
+    def fileno(self) -> int:
+        return self.descriptor
+
+    def write(self, data: Any) -> int:
+        view = memoryview(data).cast("B")
+        written = 0
+        while written < len(view):
+            try:
+                written += os.write(self.descriptor, view[written:])
+            except BrokenPipeError:
+                raise
+            except OSError as error:
+                raise _OutputError(error.strerror or str(error)) from None
+        return written
+
+
+def _whole_writes_to_piped_stdout() -> None:
+    """When the process's own stdout is a pipe or a file, write it through `_WholeWrites`, so that a reader
+    that stops early (``| head``) ends the command with SIGPIPE's status, as the docs say."""
+    stdout = sys.__stdout__
+    if stdout is None or sys.stdout is not stdout:  # captured, or already replaced by an earlier call
+        return
+    try:
+        descriptor = stdout.fileno()
+    except (OSError, ValueError, io.UnsupportedOperation):
+        return
+    if os.isatty(descriptor):
+        return
+    stdout.flush()
+    sys.stdout = io.TextIOWrapper(io.BufferedWriter(_WholeWrites(descriptor)), encoding=stdout.encoding,
+                                  errors=stdout.errors, line_buffering=stdout.line_buffering)
+
+
+def _escaped(line: str) -> str:
+    """`line` with its control characters (from a file's name, say) escaped as Python writes them (``\\x1b``),
+    so that it stays one line and cannot restyle the terminal."""
+    return "".join(character if character.isprintable() else repr(character)[1:-1] for character in line)
+
+
+def _standard_streams_open() -> bool:
+    """Whether stdout is open; prepares both for the command. A closed stdout or stderr (``>&-``: Python's
+    `sys.stdout` is None) has its descriptor held on os.devnull, so that no file the command opens takes it
+    (and the output with it); a closed stderr takes the notes nowhere. Stdout that cannot encode a character
+    (``PYTHONIOENCODING=ascii``) writes it as ``?``."""
+    closed = [number for number, stream in ((1, sys.stdout), (2, sys.stderr)) if stream is None]
+    for number in closed:
+        spare = os.open(os.devnull, os.O_WRONLY)  # the lowest free descriptor: the closed one itself, mostly
+        if spare != number:
+            os.dup2(spare, number)
+            os.close(spare)
+    if 2 in closed:
+        sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (for the whole process)
+    if 1 in closed:
+        return False
+    if isinstance(sys.stdout, io.TextIOWrapper) and sys.stdout.errors == "strict":
+        sys.stdout.reconfigure(errors="replace")
+    _whole_writes_to_piped_stdout()
+    return True

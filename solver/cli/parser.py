@@ -1,0 +1,72 @@
+"""The argument parser of every ``solve`` command: a one-line usage on errors, options given once."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from typing import Any, NoReturn
+
+from solver.cli.status import BAD_INPUT
+from solver.tables import brief, cut
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with a one-line usage on errors: the problem, not the whole synopsis."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        # A negative number in any form (-1k, -1e-9, -5GB) is a value to refuse as such, not an unknown option.
+        self._negative_number_matcher = re.compile(r"^-\.?\d")
+        # An option that takes a value takes it once (its argument groups share this registry).
+        self.register("action", None, _Once)
+        self.register("action", "store", _Once)
+
+    def parse_known_args(self, *args: Any, **kwargs: Any) -> Any:
+        """argparse's, without the bookkeeping of `_Once` in the namespace."""
+        namespace, rest = super().parse_known_args(*args, **kwargs)
+        namespace.__dict__.pop("_given_once", None)
+        return namespace, rest
+
+    def parse_args(self, *args: Any, **kwargs: Any) -> Any:
+        """argparse's, with the unrecognized arguments cut as `cut` cuts (argparse names them all)."""
+        namespace, rest = self.parse_known_args(*args, **kwargs)
+        if rest:
+            self.error(f"unrecognized arguments: {cut(' '.join(rest))}")
+        return namespace
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        """argparse's, with the invalid choice shown as `brief` shows it (argparse shows it whole)."""
+        if action.choices is not None and value not in action.choices:
+            accepted = ", ".join(map(repr, action.choices))
+            raise argparse.ArgumentError(action, f"invalid choice: {brief(value)} (choose from {accepted})")
+
+    def error(self, message: str) -> NoReturn:
+        self.exit(BAD_INPUT, f"usage: {self.prog} [options] (--help lists them)\n{self.prog}: error: {message}\n")
+
+
+class _Once(argparse.Action):
+    """Store an option's value, refusing a second one: given twice, ``--gpu a100 --gpu h20`` would
+    otherwise answer for the H20 alone, silently."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 _option_string: str | None = None) -> None:
+        _refuse_twice(self, parser, namespace)
+        setattr(namespace, self.dest, values)
+
+
+class _OnceFlag(argparse.BooleanOptionalAction):
+    """``--flag`` / ``--no-flag``, refusing a second one: ``--env --no-env`` would pin the last, silently."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
+                 option_string: str | None = None) -> None:
+        _refuse_twice(self, parser, namespace)
+        super().__call__(parser, namespace, values, option_string)
+
+
+def _refuse_twice(action: argparse.Action, parser: argparse.ArgumentParser, namespace: argparse.Namespace) -> None:
+    """A usage error when `action`'s option was given before (bookkeeping in the namespace, which
+    `_Parser.parse_known_args` removes)."""
+    given = namespace.__dict__.setdefault("_given_once", set())
+    if action.option_strings and action.dest in given:
+        parser.error(f"argument {'/'.join(action.option_strings)}: given twice: give it once")
+    given.add(action.dest)

@@ -1,0 +1,254 @@
+"""``solve [options]``: the planner's command line."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from math import ceil
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from solver import __version__
+from solver.cli.argtypes import (
+    count_argument,
+    host_memory,
+    output_path,
+    path_argument,
+    positive_int,
+    positive_seconds,
+    token_count,
+)
+from solver.cli.catalogs import _catalog_with, _check_model_flags
+from solver.cli.options import (
+    _add_cells_option,
+    _add_gpu_memory_option,
+    _add_memory_model_options,
+    _add_token_budget_option,
+    _add_trinity_version_option,
+)
+from solver.cli.output import _print_view
+from solver.cli.parser import _OnceFlag, _Parser
+from solver.cli.paths import OUTPUT_FLAGS, _refuse_overwriting
+from solver.cli.status import NO_PLAN
+from solver.cli.trinity import (
+    MODEL_PATH,
+    _check_planner_config,
+    _model_path_file,
+    _model_path_model,
+    _read_config,
+    _write_trinity,
+)
+from solver.query import MAX_TOP, MAX_WORKERS, Objective, Query, make_query
+from solver.render import answers_json, answers_view
+from solver.results import Answer
+from solver.rules import NODE_GPUS
+from solver.tables import (
+    Catalog,
+    Model,
+    QueryError,
+    counted,
+    load_gpu_type,
+    load_memory_model,
+    load_model_config,
+    load_weights,
+)
+
+if TYPE_CHECKING:
+    from solver.trinity import TrinityConfig
+
+def build_parser() -> argparse.ArgumentParser:
+    """The planner's argument parser: ``solve [options]``."""
+    parser = _Parser(
+        prog="solve",
+        description="Plan trainer GPUs for Trinity-RFT: Env, FSDP2 Offload and Ulysses SP, from the "
+        "documented feasibility tables, solved with OR-Tools CP-SAT.",
+        epilog="Other commands: solve tables (the documented tables), solve map (what fits, as a map), "
+        "solve cluster (many jobs on a fleet), solve memory (one GPU's memory breakdown), solve calibrate "
+        "(fit the memory model); each has --help. "
+        "Exit status: 0 every answer has a plan, 1 some answer has none (or found none within --time-limit), "
+        "2 bad input.",
+    )
+    parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
+    parser.add_argument("--model", metavar="M", help="model: Qwen3-4B, 4B, qwen3-4b, ... (or from --from-config)")
+    parser.add_argument("--gpu", metavar="G", help="GPU type (a100, h20, h100, b200, ...; an unknown name lists "
+                        "them all); default: each one with tables")
+    parser.add_argument("--gpus", metavar="N", type=positive_int, help="trainer GPU budget: use at most N")
+    parser.add_argument("--len", metavar="L", type=token_count, dest="max_model_len",
+                        help="max_model_len in tokens (32768 or 32k)")
+    goal = parser.add_mutually_exclusive_group()
+    goal.add_argument("--maximize", choices=["len"], help="the longest context within --gpus")
+    goal.add_argument("--minimize", choices=["gpus"], help="the fewest trainer GPUs for --len")
+    parser.add_argument("--exact", action="store_true", help="the trainer uses exactly --gpus GPUs")
+    parser.add_argument("--sp", metavar="N", type=positive_int, help="pin the Ulysses SP degree")
+    parser.add_argument("--env", action=_OnceFlag, help="pin Env (expandable_segments) on/off")
+    parser.add_argument("--offload", action=_OnceFlag, help="pin FSDP2 CPU Offload on/off")
+    parser.add_argument("--top", metavar="K", type=positive_int, default=1,
+                        help=f"the K best plans, best first, each longer, faster, on fewer GPUs or better vouched for "
+                             f"than those before it (at most {MAX_TOP})")
+    parser.add_argument("--weights", metavar="FILE", type=path_argument, help="cost weights YAML (offload, sp, env)")
+    parser.add_argument("--time-limit", metavar="S", type=positive_seconds, default=10.0,
+                        help="seconds the solver may take per answer, its ranked plans together; the questions "
+                        "behind its reasons get their own (default 10)")
+    parser.add_argument("--workers", metavar="W", type=positive_int, default=1,
+                        help=f"CP-SAT search workers (default 1, at most {MAX_WORKERS}; answers do not depend on it)")
+    estimates = parser.add_argument_group("memory model")
+    mode = estimates.add_mutually_exclusive_group()
+    mode.add_argument("--estimate", action="store_const", const="only", dest="estimate_mode",
+                      help="answer from the memory model alone, ignoring the tables (to compare)")
+    mode.add_argument("--no-estimate", action="store_const", const="never", dest="estimate_mode",
+                      help="no estimates: only documented and inferred plans")
+    _add_memory_model_options(estimates)
+    _add_token_budget_option(estimates, from_config=True)
+    estimates.add_argument("--host-ram", metavar="GB", type=host_memory,
+                           help="host memory per node (GB as RAM is sold, binary: GiB): rules out plans that do "
+                           "not fit there (the model while it loads; with Offload, its states too)")
+    estimates.add_argument("--node-gpus", metavar="G", type=positive_int,
+                           help="GPUs per node (default: --from-config's cluster.gpu_per_node, else 8): a trainer "
+                           "on more keeps each SP group in one node")
+    estimates.add_argument("--model-config", metavar="PATH", type=path_argument,
+                           help="a local Hugging Face config.json for a model the catalogue lacks")
+    _add_cells_option(estimates)
+    _add_gpu_memory_option(estimates)
+    parser.add_argument("--explain", action="store_true",
+                        help="say why: the rule that rules out each cheaper plan, or what stops any plan")
+    parser.add_argument("--json", action="store_true", help="print a JSON array, one answer per GPU type")
+    trinity = parser.add_argument_group("Trinity config")
+    trinity.add_argument("--emit", choices=["trinity"], help="print the best plan as a Trinity YAML fragment")
+    trinity.add_argument("--out", metavar="FILE", type=output_path, help="write that fragment to FILE")
+    trinity.add_argument("--rollout-gpus", metavar="R", type=count_argument,
+                         help="R rollout GPUs beside the trainer: the plan leaves them room (in the trainer's node, "
+                              "or nodes of their own); --emit and --out add the cluster section (0: none here, "
+                              "mode: train)")
+    trinity.add_argument("--from-config", metavar="FILE", type=path_argument,
+                         help="read model, max_model_len and trainer GPUs from a Trinity config; say whether its "
+                         "settings train (flags override what the file says)")
+    trinity.add_argument("--write", metavar="FILE", type=output_path,
+                         help="with --from-config: write a copy of the config with the best plan applied")
+    _add_trinity_version_option(trinity, "--emit, --out, --write",
+                                "as the config has them, a fragment both", read=True)
+    return parser
+
+
+def _check_trinity_flags(args: argparse.Namespace) -> None:
+    if args.emit and args.json:
+        raise QueryError("--emit trinity prints YAML: drop --json")
+    if args.write and not args.from_config:
+        raise QueryError("--write patches the config of --from-config FILE")
+    if args.trinity_version and not (args.emit or args.out or args.write or args.from_config):
+        raise QueryError("--trinity-version says which Trinity release --emit, --out and --write write for, and "
+                         "--from-config's config is: give one of them")
+    if args.emit and (args.top > 1 or args.explain):
+        raise QueryError("--emit trinity prints the best plan's YAML alone: drop --top and --explain")
+    _check_model_flags(args, "--model M (e.g. 4B), --model-config PATH or --from-config FILE",
+                       given=args.from_config is not None)
+
+
+def run_planner(args: argparse.Namespace) -> int:
+    """``solve``: answer the planning question for each GPU type asked about."""
+    _check_trinity_flags(args)
+    config_text, config = _read_config(args.from_config, args.trinity_version) if args.from_config else ("", None)
+    catalog, added = _planner_catalog(args, config)
+    objective: Objective = "max_len" if args.maximize else "min_gpus" if args.minimize else "cheapest"
+    if config is not None:
+        _check_planner_config(args, catalog, added, config, objective)
+    query = _planner_query(args, catalog, added, config, objective)
+    from solver.api import answer_query, with_config_verdicts  # as solving, only where it is asked
+
+    answers = answer_query(query, catalog, explain=args.explain)
+    if config is not None:
+        answers = with_config_verdicts(answers, query, catalog, config, config_text, args.from_config.name, os.environ,
+                                       args.trinity_version)
+    fragments = _write_trinity(args, answers, catalog, catalog.model(query.model), config_text,
+                               query.node_gpus, config)
+    _print_planner(args, answers, fragments, query, catalog)
+    return 0 if all(answer.plans for answer in answers) else NO_PLAN
+
+
+def _planner_catalog(args: argparse.Namespace, config: TrinityConfig | None) -> tuple[Catalog, str]:
+    """The catalogue to plan with (--model-config's model, or the local one the config names, added; --gpu
+    --gpu-memory and --cells) and the added model's name; refuses an output over the config's config.json."""
+    local = _model_path_file(config)
+    if local is not None:  # an input, read or not: no output may overwrite it
+        for name in OUTPUT_FLAGS:
+            if getattr(args, name, None) is not None:
+                _refuse_overwriting(name, getattr(args, name), [(f"the config.json that {MODEL_PATH} names", local)])
+    if args.model_config is not None:
+        described: Model | None = load_model_config(args.model_config)
+    elif local is not None and config is not None and args.model is None:
+        described = _model_path_model(local, config)
+    else:
+        described = None
+    return _catalog_with(described, args.gpu, args.gpu_memory, args.cells or ())
+
+
+def _planner_query(args: argparse.Namespace, catalog: Catalog, added: str, config: TrinityConfig | None,
+                   objective: Objective) -> Query:
+    """The query the options (and --from-config's config) ask; `QueryError` where --out or --write would have
+    more than one GPU type's plan."""
+    asked = {"model": args.model or added or None, "gpu": args.gpu, "objective": objective, "budget_gpus": args.gpus,
+             "exact": args.exact, "max_model_len": args.max_model_len, "sp": args.sp, "env": args.env,
+             "offload": args.offload, "top": args.top, "weights": load_weights(args.weights) if args.weights else None,
+             "time_limit_s": args.time_limit, "workers": args.workers, "estimate": args.estimate_mode or "auto",
+             "memory": load_memory_model(args.memory_model) if args.memory_model else None, "margin": args.margin,
+             "host_ram_gb": args.host_ram, "rollout_gpus": args.rollout_gpus}  # --model-config describes the model
+    from solver.api import config_query  # as solving, only where it is asked
+
+    if config is None:
+        query = make_query(catalog, **{**asked, "model": asked["model"] or ""},
+                           token_budget=args.token_budget or "default", node_gpus=args.node_gpus or NODE_GPUS)
+    else:  # --write plans for the config's own GPU count, whatever the objective
+        query = config_query(catalog, config, **{**asked, "exact": True if args.exact or args.write else None},
+                             token_budget=args.token_budget, node_gpus=args.node_gpus)
+    if (args.out or args.write) and len(query.gpus) > 1:
+        raise QueryError(f"--out and --write take one plan: choose one GPU type with --gpu ({' or '.join(query.gpus)}, "
+                         "the ones this answer covers, or any other of the catalogue)")
+    return query
+
+
+def _print_planner(args: argparse.Namespace, answers: tuple[Answer, ...], fragments: Sequence[str], query: Query,
+                   catalog: Catalog) -> None:
+    """Print the answers: the Trinity fragments (--emit), JSON (--json) or the view, with the --cells
+    optimism note on stderr and a line for each file written."""
+    if args.cells and (note := _optimism_note(args.cells, catalog, answers, query)):
+        print(note, file=sys.stderr)
+    if args.emit:
+        sys.stdout.write("---\n".join(fragments))
+    elif args.json:
+        sys.stdout.write(answers_json(answers) + "\n")
+    else:
+        console = _print_view(answers_view(answers, query, catalog, args.trinity_version), "solve")
+        for written in (args.out, args.write):
+            if written is not None and answers[0].plans:
+                console.print(f"wrote {written}")
+
+
+def _optimism_note(cells: Sequence[Path], catalog: Catalog, answers: Sequence[Answer], query: Query) -> str | None:
+    """Where an answer's best plan is an estimate for a GPU type and model that cells of yours measured (of that
+    GPU type, or of one with its memory), and some of them ran out of memory with Env where the memory model
+    predicts a fit: that (its estimates near those cells may be optimistic too), and the margin under which it
+    agrees with them; None otherwise. The files are read again for your cells alone: the catalogue has merged
+    them with the shipped ones."""
+    from solver.calibrate import observations, optimistic
+
+    estimated = {(answer.gpu, answer.model) for answer in answers if answer.best and answer.best.evidence == "estimated"}
+    mine = [load_gpu_type(path, catalog.models, catalog.gpu_types) for path in cells]
+
+    def near(gpu: str, model: str) -> bool:  # cells of the GPU type, or of one whose tables it borrows
+        return any(model == name and (gpu == planned or catalog.gpu(gpu).memory_mib is not None
+                                      and catalog.gpu(gpu).memory_mib == catalog.gpu(planned).memory_mib)
+                   for planned, name in estimated)
+
+    estimable = (seen for seen in observations(catalog, lambda gpu, _, model: near(gpu, model), mine)
+                 if seen.setting.env or query.env is False)  # estimates turn Env on unless --no-env
+    wrong = optimistic(estimable, query.memory.coefficients, query.margin)
+    if not wrong:
+        return None
+    seen, total, usable = wrong[0]
+    # usable is proportional to 1 - margin: the least margin (in hundredths) under which each predicted peak exceeds it
+    margin = ceil(100 * (1 - (1 - query.margin) * min(total / usable for _, total, usable in wrong)) + 1e-9) / 100
+    return (f"solve: note: your cells say {counted(len(wrong), 'setting')} ran out of memory where the memory model "
+            f"predicts a fit ({seen.setting.label} on {counted(seen.gpus, seen.gpu + ' GPU')} for {seen.model.name} at "
+            f"{seen.max_model_len}: {total:.1f} GiB predicted of {usable:.1f} usable), so its estimates near them may be "
+            f"optimistic too: with --margin {margin:g} it predicts that each of them runs out")

@@ -1,0 +1,62 @@
+"""``solve tables``: the documented feasibility tables."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from solver.cli.argtypes import positive_int
+from solver.cli.catalogs import _catalog_with
+from solver.cli.options import _add_cells_option
+from solver.cli.output import _print_view
+from solver.cli.parser import _Parser
+from solver.cli.status import NO_PLAN
+from solver.render import cells_json, tables_view
+from solver.tables import QueryError, counted
+
+
+def build_tables_parser() -> argparse.ArgumentParser:
+    """The argument parser for ``solve tables``."""
+    parser = _Parser(
+        prog="solve tables",
+        description="Show the source's feasibility tables: one per GPU type and trainer GPU count.",
+    )
+    parser.add_argument("--gpu", metavar="G", help="only this GPU type (A100-80GB, H20-96GB; a100, h20)")
+    parser.add_argument("--gpus", metavar="N", type=positive_int, help="only the table for N trainer GPUs")
+    parser.add_argument("--model", metavar="M", help="only this model's column (Qwen3-4B, 4B, qwen3-4b)")
+    parser.add_argument("--json", action="store_true", help="print a JSON array of cells")
+    parser.add_argument("--check", action="store_true",
+                        help="report where the tables contradict the semantics (exit 1 if anywhere)")
+    _add_cells_option(parser)
+    return parser
+
+
+def run_tables(args: argparse.Namespace) -> int:
+    """``solve tables``: print the documented tables, narrowed by the filters."""
+    full = _catalog_with(None, cells=args.cells or (), keep_contradictions=args.check)[0]
+    try:
+        catalog = full.narrowed(gpu=args.gpu, gpus=args.gpus, model=args.model)
+    except QueryError as error:
+        if args.gpu is None or full.gpu(args.gpu).tables:
+            raise
+        raise QueryError(f"{error}; solve map --gpu {args.gpu} maps what the planner answers for it") from None
+    if args.check:  # a GPU type is checked against those with its memory, whose tables it borrows
+        found = (full.with_same_memory(args.gpu).narrowed(gpus=args.gpus, model=args.model) if args.gpu
+                 else catalog).contradictions()
+        if args.json:
+            sys.stdout.write(json.dumps(found, indent=2) + "\n")
+        else:
+            for line in found:
+                print(f"warning: {line}")
+            print(f"{counted(len(found), 'contradiction')} in {counted(len(list(catalog.cells())), 'cell')}")
+        return NO_PLAN if found else 0
+    if args.json:
+        sys.stdout.write(cells_json(catalog.cells()) + "\n")
+    else:
+        _print_view(tables_view(catalog), "solve tables")
+    model = catalog.model(args.model) if args.model else None
+    if model is not None and model.tables_of is not None:  # beside JSON, on stderr: the array stays the cells
+        print(f"{'solve tables: note: ' if args.json else ''}{model.tables_of}'s cells stand for {model.name}, "
+              "of the same shape", file=sys.stderr if args.json else sys.stdout)
+    return 0

@@ -1,0 +1,296 @@
+"""The planner's Trinity configs: --from-config read and checked, --emit, --out and --write made and written."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from solver.cli.atomic import write_all_atomically
+from solver.cli.paths import _same_file
+from solver.memory import RolloutEngines, rollout_engines
+from solver.query import Objective, TrinityVersion
+from solver.results import ENV_EXPORT, Answer, Plan
+from solver.tables import (
+    CONFIG_SHAPE,
+    Catalog,
+    Model,
+    QueryError,
+    TableError,
+    counted,
+    load_catalog,
+    load_model_config,
+    model_config_file,
+    read_user_file,
+)
+
+if TYPE_CHECKING:
+    from solver.trinity import TrinityConfig
+
+MAX_CONFIG_BYTES = 256 * 1024
+"""The largest Trinity config read: they run to a few KB, and a YAML parser written in Python (ruamel's round
+trip, which keeps the comments) takes seconds per 100 KB, several times over with --write."""
+
+
+MODEL_PATH = "model.model_path"
+"""The Trinity config key that names the model: a Hugging Face id, or a local folder."""
+
+
+def _read_config(path: Path, version: TrinityVersion | None) -> tuple[str, TrinityConfig]:
+    from solver.trinity import ConfigError, read_trinity_config
+
+    text = read_user_file(path, MAX_CONFIG_BYTES)
+    try:
+        return text, read_trinity_config(text, str(path), os.environ, version)
+    except ConfigError as error:
+        raise QueryError(str(error)) from None
+
+
+def _model_path_file(config: TrinityConfig | None) -> Path | None:
+    """The config.json that the config's ``model.model_path`` names on this machine (a folder holding one,
+    or the file itself; relative to the working directory, as Trinity reads it); None otherwise (a Hugging
+    Face id, say: nothing is fetched)."""
+    if config is None or config.model_path is None:
+        return None
+    try:
+        file = model_config_file(Path(config.model_path))
+        return file if file.is_file() else None
+    except (OSError, TableError):  # a name too long for a path, a folder it may not look into: nothing local
+        return None
+
+
+def _not_found_locally(config: TrinityConfig) -> str:
+    """Where the config's model path is a local one (not a Hugging Face id) without a config.json: where it was
+    looked for, in words ("" otherwise)."""
+    path = config.model_path or ""
+    if path.startswith("/"):
+        return f" (and no config.json at {path})"
+    if path.startswith(("./", "../")):  # else a Hugging Face id, or a name
+        return f" (and no config.json at {path}, from the working directory {Path.cwd()}, as Trinity reads it)"
+    return ""
+
+
+def _model_path_model(file: Path, config: TrinityConfig) -> Model | None:
+    """The model that the local `file` (`_model_path_file`) describes, read as --model-config reads it
+    (known by its folder too: a checkpoint of Qwen3-8B's shape in a folder ``Qwen3-8B`` is that model,
+    whatever its ``_name_or_path``). None where it cannot be read as a dense model's (a MoE checkpoint)
+    and the path names a catalogue model: the name stands, as for a Hugging Face id."""
+    try:
+        return load_model_config(file)
+    except TableError as unreadable:
+        try:
+            load_catalog().model(config.model)
+        except QueryError:  # the user's own model, which only its config.json describes: why it cannot be read
+            raise unreadable from None
+        return None
+
+
+def _check_planner_config(args: argparse.Namespace, catalog: Catalog, added: str, config: TrinityConfig,
+                          objective: Objective) -> None:
+    """`QueryError` where --from-config's config and the other options cannot be planned together: a trainer
+    other than FSDP, an unknown model, no length, a --write or --rollout-gpus at odds with the config."""
+    if (args.write or args.emit or args.out) and config.strategy not in (None, "fsdp", "fsdp2"):
+        raise QueryError(f"{args.from_config}: trainer.trainer_strategy is {config.strategy}: rft-solver plans FSDP "
+                         "trainers (fsdp, or fsdp2 for Offload), whose settings do not carry over to it; plan it "
+                         "by hand")
+    if args.model is None and not added:
+        try:
+            catalog.model(config.model)
+        except QueryError as error:
+            raise QueryError(f"{args.from_config}: {MODEL_PATH}: {error}{_not_found_locally(config)}; or give --model "
+                             "M, or --model-config PATH (the model's config.json)") from None
+    if objective != "max_len" and args.max_model_len is None and config.max_model_len is None:
+        raise QueryError(f"{args.from_config}: no model.max_model_len to plan for: give --len L (or --maximize len)")
+    if args.write:
+        _check_write_keeps_gpus(args, objective, config)
+    if args.write or args.out or args.emit:
+        _check_write_keeps_model(args, catalog, config)
+    if args.rollout_gpus is not None and config.trainer_gpus is not None and args.rollout_gpus != config.rollout_gpus:
+        raise QueryError(f"--rollout-gpus {args.rollout_gpus}: {args.from_config} gives rollout {config.rollout_gpus} "
+                         "GPUs (its engines times their GPUs each): drop --rollout-gpus")
+
+
+def _engines_note(engines: RolloutEngines, model: Model, gpu: str) -> str | None:
+    """Why the rollout engines are larger than one GPU, or that even the largest holds too little; None
+    for engines of one GPU that hold enough."""
+    held = (f"{model.name}'s bf16 weights ({engines.weights_gib:.1f} GiB) and one sequence's KV cache "
+            f"({engines.kv_cache_gib:.1f} GiB) per GPU")
+    advice = ("no larger tensor-parallel size stays in a node and suits the heads: the rollout needs GPUs with more "
+              "memory" if engines.largest else "give the rollout more GPUs, a count that a larger tensor-parallel "
+              "size divides")
+    if engines.weights_gib + engines.kv_cache_gib > engines.room_gib:
+        return (f"solve: note: {held} at tensor-parallel size {engines.size} take more than vLLM takes of one {gpu} "
+                f"({engines.room_gib:.1f} GiB): the engines cannot hold them; {advice}")
+    if not engines.fits:
+        return (f"solve: note: {held} at tensor-parallel size {engines.size} take more than half of what vLLM takes "
+                f"of one {gpu} ({engines.room_gib:.1f} GiB): little room for sequences in flight; {advice}")
+    if engines.size > 1:
+        return (f"solve: note: rollout engines of tensor-parallel size {engines.size}: {held} take at most half of "
+                f"what vLLM takes of one {gpu} ({engines.room_gib:.1f} GiB), leaving the rest to sequences in flight")
+    return None
+
+
+def _check_write_keeps_model(args: argparse.Namespace, catalog: Catalog, config: TrinityConfig) -> None:
+    """--write patches the config's model, and --out and --emit give keys to merge into it: a --model, or a
+    --model-config named after a catalogue model, that names another catalogue model would apply that model's
+    plan to it. (A name the catalogue does not know, a local path say, is the user's to give.)"""
+    flag = "--model" if args.model else "--model-config"
+    local = _model_path_file(config)
+    if args.model_config and local is not None and _same_file(model_config_file(args.model_config), local):
+        return  # the config.json its model.model_path names: the config's own model
+    try:
+        configured = catalog.model(config.model).name
+        if args.model:
+            named = catalog.model(args.model).name
+        elif args.model_config:  # named after a catalogue model (its shape or not)? else it is the user's own
+            named = load_catalog().model(catalog.models[-1].name.removesuffix(CONFIG_SHAPE)).name
+        else:
+            return
+    except QueryError:
+        return
+    if named != configured:
+        made = "--write" if args.write else "--out" if args.out else "--emit trinity"
+        raise QueryError(f"{flag} names {named}, but {args.from_config} trains {configured} (model.model_path): "
+                         f"{made} would give it another model's plan; drop {flag}")
+
+
+def _check_write_keeps_gpus(args: argparse.Namespace, objective: Objective, config: TrinityConfig) -> None:
+    """--write changes the plan's keys, not the config's cluster: the plan must use the trainer GPUs the
+    config gives it (or, for a config that does not say, that --gpus gives)."""
+    if config.trainer_gpus is None:
+        if args.gpus is None or objective == "min_gpus":
+            raise QueryError(f"--write keeps {args.from_config}'s cluster, which does not say how many GPUs the "
+                             "trainer gets (no cluster.gpu_per_node): give them with --gpus N")
+        return
+    trainer_gpus = config.trainer_gpus
+    keeps = (f"--write keeps {args.from_config}'s cluster, which gives the trainer {trainer_gpus} GPUs, "
+             "so the plan must use exactly those")
+    if objective == "min_gpus":
+        raise QueryError(f"{keeps}: drop --minimize gpus (or use --out FILE for a fragment with its own cluster)")
+    if args.gpus is not None and args.gpus != trainer_gpus:
+        raise QueryError(f"{keeps}: drop --gpus {args.gpus} or change the config's cluster "
+                         "(or use --out FILE for a fragment with its own cluster)")
+
+
+def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: Catalog, model: Model,
+                   config_text: str, node_gpus: int, config: TrinityConfig | None) -> list[str]:
+    """The Trinity fragments of the best plans (for --emit), after writing --out and --write if asked.
+    A fragment leaves the rollout engines alone when its rollout GPUs are the `config`'s, and otherwise
+    keeps its engines' size and auxiliary models (refused when they do not divide);
+    without a config, its engines are of the size `rollout_engines` suggests.
+
+    Every fragment is checked against Trinity's own rules (by `trinity_fragment`); a patched user config
+    that still breaks them (a hand-set token limit, say) is written with a warning on stderr.
+    """
+    if not (args.emit or args.out or args.write):
+        return []
+    from solver.trinity import (
+        TRINITY_06_OFFLOAD,
+        anchored_keys,
+        check_trinity_config,
+        load_config_mapping,
+        patch_trinity_config,
+        trainer_level_offload,
+        unused_length,
+    )
+
+    unused: str | None = None  # the length written that prompt and response leave unused
+    layout = load_config_mapping(config_text, str(args.from_config)) if config is not None else None
+    fragments, notes = _fragments(args, answers, catalog, model, node_gpus, config, layout)
+    if config is not None and config.trainer_gpus is None and answers[0].plans:
+        plan = answers[0].plans[0]
+        notes.append(f"solve: note: {args.from_config} gives no cluster (node_num, gpu_per_node): Trinity takes the GPUs "
+                     f"Ray finds, and the plan holds where that leaves exactly {counted(plan.gpus, 'trainer GPU')} beside "
+                     f"the {counted(config.rollout_gpus, 'rollout GPU')}: set cluster.node_num x cluster.gpu_per_node to "
+                     f"{plan.gpus + config.rollout_gpus}")
+    best = answers[0].best
+    offloaded = any(answer.plans and answer.plans[0].offload for answer in answers)
+    if offloaded and layout is not None and not trainer_level_offload(layout) and args.trinity_version is None:
+        notes.append(f"solve: note: {args.from_config} has no offload flags under trainer itself (Trinity 0.6's), so "
+                     f"what is made from it sets the roles' only: {TRINITY_06_OFFLOAD}")
+    # The patched config is made (or refused) before any file is written: a refusal leaves none.
+    patched = patch_trinity_config(config_text, best, model, name=str(args.from_config), environ=os.environ,
+                                   version=args.trinity_version) if (
+        args.write and best is not None) else None
+    files = {args.out: fragments[0]} if args.out and best is not None else {}
+    if args.write and best is not None and patched is not None:
+        # The patched config as ruamel reads it, as the original was (PyYAML refuses some YAML ruamel takes).
+        mapping = load_config_mapping(patched, str(args.write))
+        problems = check_trinity_config(mapping, model, best.gpus, environ=os.environ, version=args.trinity_version)
+        problems += anchored_keys(config_text, best, model, name=str(args.from_config), environ=os.environ,
+                                  version=args.trinity_version)
+        notes += [f"solve: warning: {args.write}: {problem}" for problem in problems]
+        files[args.write] = patched
+        unused = unused_length(mapping, str(args.write), os.environ)  # the length the plan pays for, and no sequence uses
+    write_all_atomically(files)  # both or neither
+    for note in notes:  # only once the files are in place: a refusal, or a failed write, is one line
+        print(note, file=sys.stderr)
+    for unwritten in (path for path in (args.out, args.write) if path is not None and best is None):
+        stale = " (the file there is left as it was)" if unwritten.exists() else ""
+        print(f"solve: note: no plan, so {unwritten} is not written{stale}", file=sys.stderr)
+    if args.write and best is not None and patched is not None:
+        for note in _written_notes(args, config_text, best, model, config, unused):
+            print(note, file=sys.stderr)
+    return fragments
+
+
+def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: Catalog, model: Model,
+               node_gpus: int, config: TrinityConfig | None, layout: Any) -> tuple[list[str], list[str]]:
+    """The Trinity fragment of each answer's best plan (`_write_trinity` says of which engines), and the notes on
+    them: the cluster's layout, the engines' size, an answer without a plan (for --emit)."""
+    from solver.trinity import EngineError, trinity_fragment
+
+    fragments, notes = [], []
+    for answer in answers:
+        if answer.plans:
+            nodes, rollout, note = _cluster_layout(answer.plans[0], answer.rollout_gpus, node_gpus)
+            notes += [note] if note else []
+            engines: tuple[int, int] | None = (0, 1)  # without rollout GPUs, no engines are written
+            if config is not None:  # the config's own engines, or engines of their size for other rollout GPUs
+                engines = None if rollout == config.rollout_gpus else (config.auxiliary_gpus, config.rollout_engine_gpus)
+            elif rollout:
+                suggested = rollout_engines(model, catalog.gpu(answer.gpu).memory_gib, rollout,
+                                            answer.plans[0].max_model_len, node_gpus)
+                notes += [note] if (note := _engines_note(suggested, model, answer.gpu)) else []
+                engines = (0, suggested.size)
+            try:
+                fragments.append(trinity_fragment(answer.plans[0], model, rollout, gpu=answer.gpu, nodes=nodes,
+                                                  engines=engines, layout=layout, version=args.trinity_version,
+                                                  rocm=catalog.gpu(answer.gpu).rocm))
+            except EngineError as error:  # the config's engines cannot take the rollout GPUs this plan leaves
+                raise QueryError(f"{args.from_config}: {error} on nodes of {node_gpus}: choose a trainer size with "
+                                 "--gpus that leaves the config's engines exactly their GPUs") from None
+        elif args.emit:
+            notes.append(f"solve: {answer.gpu}: {answer.no_plan_line}")
+    return fragments, notes
+
+
+def _written_notes(args: argparse.Namespace, config_text: str, best: Plan, model: Model,
+                   config: TrinityConfig | None, unused: str | None) -> list[str]:
+    """The notes on a config --write patched for `best`: interpolations kept, a length no sequence uses (`unused`),
+    role token budgets lowered, and Env, which no config key can carry."""
+    from solver.trinity import ROLE_KEYS_IGNORED, kept_interpolations
+
+    notes = [f"solve: note: {args.write}: {kept}" for kept in kept_interpolations(
+        config_text, best, model, name=str(args.from_config), environ=os.environ, version=args.trinity_version)]
+    notes += [f"solve: note: {args.write}: {unused}"] if unused else []
+    notes += [f"solve: note: {args.write}: {key} {budget} lowered to the plan's {best.max_token_len_per_gpu}: set by "
+              f"hand, it overrides trainer.max_token_len_per_gpu for its role ({ROLE_KEYS_IGNORED})"
+              for key, budget in (config.role_token_budgets if config is not None else ())
+              if budget > best.max_token_len_per_gpu]  # the patch lowered it
+    if best.env:  # no config key can carry Env
+        notes.append(f"solve: note: {args.write} needs Env, which a config cannot set: {ENV_EXPORT} before Ray starts")
+    return notes
+
+
+def _cluster_layout(plan: Plan, rollout_gpus: int | None, node_gpus: int) -> tuple[int, int | None, str | None]:
+    """(nodes, rollout GPUs, a note for stderr) of the fragment's ``cluster``: the plan's layout with the
+    `rollout_gpus` asked for (`Plan.nodes`), and the note when the rollout gets more GPUs than asked."""
+    if rollout_gpus is None or plan.nodes is None or plan.rollout_gpus is None:
+        return 1, None, None
+    note = None if plan.rollout_gpus == rollout_gpus else (
+        f"solve: note: rollout gets {counted(plan.rollout_gpus, 'GPU')}, not {rollout_gpus}: the trainer's {plan.gpus} GPUs take "
+        f"whole nodes of {node_gpus}, and rollout the rest of the {plan.nodes} nodes")
+    return plan.nodes, plan.rollout_gpus, note
