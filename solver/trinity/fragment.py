@@ -71,8 +71,8 @@ def _header(plan: Plan, model: Model, rollout_gpus: int | None, gpu: str | None,
     if shared_gpus:
         lines += [
             "#",
-            f"# The job takes GPU{'s' if len(shared_gpus) > 1 else ''} {index_range(shared_gpus)} of its node: "
-            "before Ray starts,",
+            (f"# The job takes GPU{'s' if len(shared_gpus) > 1 else ''} {index_range(shared_gpus)} of its node: "
+             "before Ray starts,"),
             f"#   export CUDA_VISIBLE_DEVICES={','.join(map(str, shared_gpus))}",
             "# Each job on the node needs a Ray of its own: start this one's after that export (ray start --head on",
             "# ports no other job's Ray uses) and set cluster.ray_address to it; the default, auto, joins whichever",
