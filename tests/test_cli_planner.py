@@ -1164,7 +1164,6 @@ def test_fewer_ranked_plans_than_asked_say_they_are_within_the_host_memory_given
                                           "5")[1]
 
 
-
 def test_thin_headroom_counts_a_plan_at_exactly_no_room(cli):
     # A prediction that fits with 0.0 GiB to spare (the total at the usable memory) is the thinnest room of all.
     from solver.results import thin_headroom

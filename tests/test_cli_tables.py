@@ -328,7 +328,6 @@ def test_cells_for_another_gpu_type_than_asked_or_a_near_name_get_a_note(cli, tm
                                      "--gpus", "8")[2]
 
 
-
 def test_a_lowercase_l_for_a_one_in_a_cells_gpu_name_gets_a_guess(cli, tmp_path: Path):
     # 'Hl00' (a letter l for a one) is no catalogue GPU type: its cells make one of their own.
     cells = tmp_path / "g.yaml"

@@ -1278,7 +1278,6 @@ def test_a_verdict_no_table_speaks_for_gives_the_memory_models_figures(cli, tmp_
         " ".join(out.split())
 
 
-
 def _long_qwen25_config(tmp_path: Path, trainer: str) -> Path:
     """Qwen2.5-7B-Instruct at 131072 tokens (YaRN over its 32768) on 4 trainer GPUs of an 8-GPU node, SP=4,
     with `trainer` keys added."""
@@ -1499,7 +1498,6 @@ def test_fsdp2_offload_is_the_actors_offload_policy(cli, tmp_path: Path, monkeyp
     assert ("without offload_policy" in said) == ("param_offload" in flags)
 
 
-
 ANCHORED_OFFLOAD = (
     "model:\n  model_path: Qwen/Qwen3-14B\n  max_model_len: 65536\ncluster: {node_num: 2, gpu_per_node: 8}\n"
     "explorer:\n  rollout_model: {engine_num: 4, tensor_parallel_size: 2}\ntrainer:\n"
@@ -1508,6 +1506,7 @@ ANCHORED_OFFLOAD = (
     "          optimizer_offload: true\n          offload_policy: true\n"
     "      ref:\n        fsdp_config: *offload\n")
 """A Trinity config whose actor and reference model share one anchored fsdp_config, with Offload on."""
+
 
 def test_write_warns_when_a_patched_key_sits_in_a_mapping_other_keys_repeat(cli, tmp_path: Path):
     # The actor's and the ref's fsdp_config are one anchored mapping: turning the actor's Offload off turns the
@@ -1853,7 +1852,6 @@ def test_fewer_nodes_is_the_best_plan_on_fewer_nodes_not_the_fewest(cli):
     status, out, _ = cli("--maximize", "len", "--gpus", "16", "--rollout-gpus", "4", "--model", "8B", "--gpu", "h20")
     assert status == 0 and ("fewer nodes 2 nodes of 8 GPUs instead of 3 nodes: Env + Offload + SP=8 on 8 trainer + 8 "
                             "rollout GPUs, 245760 tokens") in " ".join(out.split())
-
 
 
 def test_write_with_aliases_of_aliases_walks_each_once(cli, tmp_path: Path):

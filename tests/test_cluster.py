@@ -1527,7 +1527,6 @@ def test_a_rollout_given_more_gpus_than_asked_says_how_many_were_asked(cli, tmp_
     assert status == 0 and "asked" not in out
 
 
-
 def test_offload_jobs_do_not_share_a_node_that_holds_their_raw_needs_but_not_their_given_ones(tmp_path: Path):
     # Each job needs 311.28 GiB of host memory, given as 311.3: a node of 622.58 GiB holds the two raw needs (622.56)
     # but not the two given (622.6), and a plan never needs more than it says, so they do not share it.

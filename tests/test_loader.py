@@ -366,7 +366,6 @@ def test_a_file_of_another_kind_is_refused_naming_the_kind_it_looks_like(load: s
     assert "\n" not in message and message.endswith(f" (this looks like {kind})")
 
 
-
 def test_a_name_that_ends_another_without_a_dash_gets_no_guess():
     # '0B' ends Llama-3.1-70B's name, but not as its last part: no guess.
     with pytest.raises(QueryError) as raised:

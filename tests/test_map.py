@@ -129,6 +129,7 @@ def test_a_map_of_your_own_gpu_cells_and_memory_model(cli, tmp_path: Path):
     status, out, _ = cli("map", "--gpu", "h800", "--cells", str(cells), "--gpus-up-to", "8")
     assert status == 0 and [line.split()[1] for line in out.splitlines() if "Qwen3-" in line] == ["Qwen3-8B", "Qwen3-14B"]
     # A larger margin never maps a longer context; a bad one is refused before any map.
+
     def lengths(*flags: str) -> list[int]:
         _, out, _ = cli("map", "--gpu", "h100", "--model", "8B", "--gpus-up-to", "8", *flags)
         row = next(line for line in out.splitlines() if "Qwen3-8B" in line)
@@ -211,7 +212,6 @@ def test_the_maps_as_json_hold_the_planners_plans(cli):
     # A length map names its model, as its title does; a model map's rows name theirs.
     assert list(by_length) == ["gpu", "by", "model", "budget_gpus", "rows"] and by_length["model"] == "Qwen3-8B"
     assert list(a100) == ["gpu", "by", "budget_gpus", "rows"]
-
 
 
 def test_an_untabled_length_map_starts_from_4096_to_131072_in_steps_of_4096():

@@ -1744,13 +1744,13 @@ def test_a_model_that_caps_its_logits_holds_one_more_bf16_copy_of_them(tmp_path:
         assert any("capped logits" in phrase for phrase in phrases) is named
 
 
-
 def h100_cells(gpus: int, section: str, models: str, rows: dict[int, str]) -> str:
     """A cells file of yours for one table of H100s: its GPU count, section, models (as the file lists them) and
     each row's cells (a YAML mapping, by length)."""
     lines = "".join(f"      - {{max_model_len: {length}, cells: {cells}}}\n" for length, cells in rows.items())
     return (f"gpu: H100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n  - gpus: {gpus}\n    section: {section}\n"
             f"    models: [{models}]\n    rows:\n{lines}")
+
 
 def test_cells_that_ran_out_where_the_memory_model_fits_get_a_note_with_the_margin_that_agrees(cli, tmp_path: Path):
     # On 8 H100s Env + SP=8 ran out of memory at 131072 (the cell is Env + Offload + SP=8), where the memory model
@@ -1926,7 +1926,6 @@ def test_calibrate_names_your_cells_that_the_fit_predicts_the_other_way(cli, tmp
     mine = Path(__file__).parent.parent / "docs" / "examples" / "my-cells.yaml"
     assert "predicts the other way" not in cli("calibrate", "--cells", str(mine), "--out", str(tmp_path / "b.yaml"))[2]
     assert "predicts the other way" not in cli("calibrate", "--out", str(tmp_path / "c.yaml"))[2]
-
 
 
 def test_calibrate_names_three_missed_cells_without_counting_more(cli, tmp_path: Path):

@@ -548,7 +548,6 @@ def test_the_host_memory_of_every_catalogued_model_is_the_references():
                 model.name, gpus)
 
 
-
 LARGE_TABLES = """gpu: H100-80GB
 memory_gb: 80
 source: measured

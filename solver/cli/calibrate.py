@@ -18,6 +18,7 @@ if TYPE_CHECKING:
     from solver.calibrate import Observation
     from solver.tables import Coefficients, FitSummary, GpuType
 
+
 def build_calibrate_parser() -> argparse.ArgumentParser:
     """The argument parser for ``solve calibrate``."""
     parser = _Parser(

@@ -58,6 +58,7 @@ from solver.tables import (
 if TYPE_CHECKING:
     from solver.trinity import TrinityConfig
 
+
 def build_parser() -> argparse.ArgumentParser:
     """The planner's argument parser: ``solve [options]``."""
     parser = _Parser(

@@ -84,6 +84,7 @@ def _plan_keys(plan: Plan, model: Model, config: Any = None, environ: Mapping[st
                 default_only=True,
             )
         )
+
     def resolved(path: tuple[str, ...]) -> Any:  # the config's value there, its interpolation resolved (None: unread)
         return _leniently(lambda at: _resolve(_dig(config, at), "", environ or {}), path) if config is not None else None
 
