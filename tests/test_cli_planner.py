@@ -883,7 +883,7 @@ def test_a_terminal_too_narrow_for_the_ranking_gets_a_note(cli, monkeypatch: pyt
 
     import solver.cli
 
-    monkeypatch.setattr(solver.cli.output, "_console", lambda width=160: Console(
+    monkeypatch.setattr(solver.cli.output, "new_console", lambda width=160: Console(
         width=80, force_terminal=True, file=io.StringIO(), **solver.cli.PLAIN_TEXT))
     status, _, err = cli("--model", "8B", "--gpus", "4", "--len", "32k", "--gpu", "a100", "--top", "3")
     assert status == 0 and err.startswith("solve: note: the table needs ") and \
@@ -898,7 +898,7 @@ def test_the_apply_block_folds_on_a_narrow_terminal_rather_than_cut(cli, monkeyp
     from rich.console import Console
 
     screen = io.StringIO()
-    monkeypatch.setattr(solver.cli.output, "_console", lambda width=160: Console(
+    monkeypatch.setattr(solver.cli.output, "new_console", lambda width=160: Console(
         width=40, force_terminal=True, color_system=None, file=screen, **solver.cli.PLAIN_TEXT))
     assert cli("--model", "14B", "--gpu", "a100", "--len", "64k")[0] == 0
     shown = screen.getvalue()

@@ -270,7 +270,7 @@ def test_a_terminal_too_narrow_for_the_tables_cells_gets_a_note(cli, monkeypatch
     import solver.cli
 
     screen = io.StringIO()
-    monkeypatch.setattr(solver.cli.output, "_console", lambda width=160: Console(
+    monkeypatch.setattr(solver.cli.output, "new_console", lambda width=160: Console(
         width=columns, force_terminal=True, file=screen, **solver.cli.PLAIN_TEXT))
     status, _, err = cli("tables", "--gpu", "a100", "--gpus", "6")
     assert status == 0 and err == (f"solve tables: note: the table needs 112 columns and the terminal has {columns}: "
@@ -284,7 +284,7 @@ def test_a_terminal_that_says_it_has_no_columns_is_taken_as_80(monkeypatch: pyte
 
     monkeypatch.setenv("COLUMNS", "0")
     monkeypatch.setenv("FORCE_COLOR", "1")  # rich takes the captured output for a terminal
-    console = solver.cli._console()
+    console = solver.cli.new_console()
     assert console.is_terminal and console.width == 80
 
 

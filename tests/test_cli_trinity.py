@@ -1857,7 +1857,7 @@ def test_fewer_nodes_is_the_best_plan_on_fewer_nodes_not_the_fewest(cli):
 def test_write_with_aliases_of_aliases_walks_each_once(cli, tmp_path: Path):
     # 24 levels of lists that repeat the one before twice stand for 2**24 items: the anchor warning (which names the
     # keys that repeat an anchor) enters each list once, where walking every alias again took minutes.
-    from solver.trinity import _paths_to
+    from solver.trinity import paths_to
 
     class Counted(list):
         """A list that counts how often it is walked, and stops a walk that would never end."""
@@ -1873,7 +1873,7 @@ def test_write_with_aliases_of_aliases_walks_each_once(cli, tmp_path: Path):
     for _ in range(24):
         level = Counted([level, level])
     target = {"param_offload": True}
-    assert _paths_to({"x": level, "actor": target, "ref": target}, target) == [("actor",), ("ref",)]
+    assert paths_to({"x": level, "actor": target, "ref": target}, target) == [("actor",), ("ref",)]
     assert Counted.walks == 25
     doubling = "".join(f"x{n}: &a{n} [*a{n - 1}, *a{n - 1}]\n" for n in range(1, 25))
     config = tmp_path / "trinity.yaml"

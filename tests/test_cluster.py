@@ -743,7 +743,7 @@ def test_the_same_file_gives_the_same_json(cli, tmp_path: Path):
 def test_progress_reports_reach_a_terminal_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     import io
 
-    from solver.cli import _ProgressLine
+    from solver.cli import ProgressLine
 
     calls = []
     place(fleet_of(yaml.safe_load(FLEET_FILE), tmp_path), CATALOG, progress=lambda *a: calls.append(a))
@@ -755,7 +755,7 @@ def test_progress_reports_reach_a_terminal_only(tmp_path: Path, monkeypatch: pyt
 
     terminal = Terminal()
     monkeypatch.setattr("sys.stderr", terminal)
-    line = _ProgressLine()
+    line = ProgressLine()
     line("placed priority", 5.0, 9.0, 0.5)  # under a second: quiet
     line("placed priority", 6.0, 9.0, 1.5)
     line.close()

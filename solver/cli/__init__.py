@@ -35,9 +35,9 @@ from solver.cli.calibrate import build_calibrate_parser, run_calibrate
 from solver.cli.cluster import build_cluster_parser, run_cluster
 from solver.cli.maps import build_map_parser, run_map
 from solver.cli.memory import build_memory_parser, run_memory
-from solver.cli.notes import _note_cells_elsewhere, _note_memory_as_sold, _note_short_length
-from solver.cli.output import PLAIN_TEXT, _console, _escaped, _OutputError, _ProgressLine, _standard_streams_open
-from solver.cli.paths import _check_outputs_spare_inputs
+from solver.cli.notes import note_cells_elsewhere, note_memory_as_sold, note_short_length
+from solver.cli.output import PLAIN_TEXT, OutputError, ProgressLine, escaped_line, new_console, standard_streams_open
+from solver.cli.paths import check_outputs_spare_inputs
 from solver.cli.planner import build_parser, run_planner
 from solver.cli.status import BAD_INPUT, CLOSED_PIPE, INTERRUPTED, NO_PLAN
 from solver.cli.tables import build_tables_parser, run_tables
@@ -50,8 +50,7 @@ __all__ = [
     "INTERRUPTED",
     "NO_PLAN",
     "PLAIN_TEXT",
-    "_ProgressLine",
-    "_console",
+    "ProgressLine",
     "build_calibrate_parser",
     "build_cluster_parser",
     "build_map_parser",
@@ -63,6 +62,7 @@ __all__ = [
     "host_memory",
     "load_catalog",
     "main",
+    "new_console",
     "number",
     "output_path",
     "path_argument",
@@ -83,7 +83,7 @@ __all__ = [
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``solve`` with `argv` (default: the process's arguments); returns the exit status."""
-    if not _standard_streams_open():
+    if not standard_streams_open():
         print("solve: error: cannot write the output: standard output is closed", file=sys.stderr)
         return BAD_INPUT
     argv = list(sys.argv[1:] if argv is None else argv)
@@ -111,15 +111,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         except SystemExit as done:  # --help and --version print, then exit (as a usage error does)
             status = int(done.code or 0)
         else:
-            _check_outputs_spare_inputs(args)
+            check_outputs_spare_inputs(args)
             status = handler(args)
-            _note_memory_as_sold(args, parser.prog)  # after the answer: bad input has one line on stderr
-            _note_cells_elsewhere(args, parser.prog)
-            _note_short_length(args, parser.prog)
+            note_memory_as_sold(args, parser.prog)  # after the answer: bad input has one line on stderr
+            note_cells_elsewhere(args, parser.prog)
+            note_short_length(args, parser.prog)
         sys.stdout.flush()  # a reader that stopped early, or a full disk, shows here, not at exit
         return status
     except OneLineError as error:  # bad input: a query, a table or a Trinity config
-        print(f"{parser.prog}: error: {_escaped(str(error))}", file=sys.stderr)
+        print(f"{parser.prog}: error: {escaped_line(str(error))}", file=sys.stderr)
         return BAD_INPUT
     except Undecided as error:  # a question behind the answer (a map's cell, a config's verdict) ran out of time
         print(f"{parser.prog}: undecided: {error}; nothing printed", file=sys.stderr)
@@ -127,7 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print(f"{parser.prog}: interrupted", file=sys.stderr)
         return INTERRUPTED
-    except (BrokenPipeError, _OutputError) as error:
+    except (BrokenPipeError, OutputError) as error:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing more to flush at exit
         if isinstance(error, BrokenPipeError):  # the reader stopped early (| head): quietly, as SIGPIPE's victim
             return CLOSED_PIPE

@@ -11,7 +11,7 @@ from pathlib import Path
 from solver.tables import QueryError
 
 
-def _resolved(path: Path) -> Path:
+def resolved_path(path: Path) -> Path:
     """Where a path leads (through links); a link in a loop, one that leads nowhere, or a path that cannot
     be looked at (in a folder without search permission), is itself."""
     try:
@@ -40,7 +40,7 @@ def write_all_atomically(files: dict[Path, str]) -> None:
     staged: list[tuple[str, Path]] = []
     try:
         for path, text in files.items():
-            staged.append(_staged(_resolved(path), text))
+            staged.append(_staged(resolved_path(path), text))
         for done, (temporary, target) in enumerate(staged):
             try:
                 os.replace(temporary, target)
@@ -53,7 +53,7 @@ def write_all_atomically(files: dict[Path, str]) -> None:
             Path(temporary).unlink(missing_ok=True)  # those not renamed into place
 
 
-def _not_a_regular_file(path: Path) -> bool:
+def not_a_regular_file(path: Path) -> bool:
     """Whether something is at `path` that a file written there would not replace: a folder, a device, a
     FIFO, a dangling or looping link."""
     return (path.exists() or path.is_symlink()) and not path.is_file()
@@ -63,7 +63,7 @@ def _staged(path: Path, text: str) -> tuple[str, Path]:
     """`text` written in full, synced and given `path`'s permissions, under a temporary name beside
     `path`: (the temporary name, `path`). Nothing is left behind on failure."""
     try:
-        if _not_a_regular_file(path):
+        if not_a_regular_file(path):
             raise QueryError(f"{path}: not a regular file; give a file name to write")
         existing = path.stat() if path.exists() else None
         if existing is not None and not os.access(path, os.W_OK):

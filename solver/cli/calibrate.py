@@ -8,9 +8,9 @@ from typing import TYPE_CHECKING
 
 from solver.cli.argtypes import output_path, path_argument
 from solver.cli.atomic import write_atomically
-from solver.cli.catalogs import _catalog_with
-from solver.cli.parser import _Parser
-from solver.cli.paths import SHIPPED_MEMORY_MODEL, _check_once
+from solver.cli.catalogs import catalog_with
+from solver.cli.parser import Parser
+from solver.cli.paths import SHIPPED_MEMORY_MODEL, check_once
 from solver.memory import DEFAULT_MARGIN
 from solver.tables import Catalog, QueryError, and_more, counted, load_gpu_type, load_model_config
 
@@ -21,7 +21,7 @@ if TYPE_CHECKING:
 
 def build_calibrate_parser() -> argparse.ArgumentParser:
     """The argument parser for ``solve calibrate``."""
-    parser = _Parser(
+    parser = Parser(
         prog="solve calibrate",
         description="Fit the memory model's coefficients on documented cells (positive and negative evidence) "
         "and print them as a memory-model file.",
@@ -43,7 +43,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
     from solver.calibrate import calibrate
 
     _check_calibrate_args(args)
-    catalog, added = _catalog_with(load_model_config(args.model_config) if args.model_config else None)
+    catalog, added = catalog_with(load_model_config(args.model_config) if args.model_config else None)
     gpu_types = [load_gpu_type(path, catalog.models, catalog.gpu_types) for path in args.cells] if args.cells else None
     if added and not any(added in table.models for gpu_type in gpu_types or [] for table in gpu_type.tables):
         print(f"solve calibrate: warning: no cell of yours names {added}, the model of --model-config (the cells name "
@@ -65,7 +65,7 @@ def _check_calibrate_args(args: argparse.Namespace) -> None:
         raise QueryError("--with-tables adds the shipped tables to the cells of --cells FILE")
     if args.model_config and not args.cells:
         raise QueryError("--model-config describes a model that the cells of --cells FILE name")
-    _check_once("--cells", args.cells or [])
+    check_once("--cells", args.cells or [])
 
 
 def _calibration_evidence(args: argparse.Namespace, catalog: Catalog, gpu_types: list[GpuType] | None

@@ -6,14 +6,14 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from solver.cli.paths import _check_once
+from solver.cli.paths import check_once
 from solver.tables import OWN_GPU_HINT, Catalog, Model, QueryError, cut, described_gpu_type, load_catalog, load_gpu_type
 
 
-def _catalog_with(model: Model | None, gpu: str | None = None,
-                  memory: tuple[int | None, int | None] | None = None,
-                  cells: Sequence[Path] = (), start: Catalog | None = None,
-                  keep_contradictions: bool = False) -> tuple[Catalog, str]:
+def catalog_with(model: Model | None, gpu: str | None = None,
+                 memory: tuple[int | None, int | None] | None = None,
+                 cells: Sequence[Path] = (), start: Catalog | None = None,
+                 keep_contradictions: bool = False) -> tuple[Catalog, str]:
     """The shipped catalogue (or `start`), with `model` added (--model-config's), the tables of the --cells
     files (which may name it; with `keep_contradictions`, even where they contradict themselves or the tables, to
     list them), and the GPU type that --gpu NAME --gpu-memory M describes; and that model's name as the
@@ -22,7 +22,7 @@ def _catalog_with(model: Model | None, gpu: str | None = None,
     if model is not None:
         catalog = catalog.with_model(model)
         added = catalog.models[-1].name  # with_model adds it last, renamed if it only borrows a name
-    _check_once("--cells", cells)
+    check_once("--cells", cells)
     tabled_by: dict[tuple[str, int], Path] = {}  # (GPU type, count): the --cells file that gave its table
     for path in cells:
         before = _tables_in(catalog)
@@ -58,7 +58,7 @@ def _tables_in(catalog: Catalog) -> set[tuple[str, int]]:
     return {(gpu_type.name, table.gpus) for gpu_type in catalog.gpu_types for table in gpu_type.tables}
 
 
-def _check_model_flags(args: argparse.Namespace, ways: str, given: bool = False) -> None:
+def check_model_flags(args: argparse.Namespace, ways: str, given: bool = False) -> None:
     """One way to name the model: --model or --model-config (or, with `given`, another the caller has)."""
     if args.model is not None and args.model_config is not None:
         raise QueryError("--model and --model-config both name the model: give one")

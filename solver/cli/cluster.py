@@ -9,17 +9,17 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from solver.cli.argtypes import path_argument, positive_int, positive_seconds
-from solver.cli.atomic import _not_a_regular_file, _resolved, write_all_atomically
-from solver.cli.catalogs import _catalog_with
+from solver.cli.atomic import not_a_regular_file, resolved_path, write_all_atomically
+from solver.cli.catalogs import catalog_with
 from solver.cli.options import (
-    _add_cells_option,
-    _add_memory_model_options,
-    _add_token_budget_option,
-    _add_trinity_version_option,
+    add_cells_option,
+    add_memory_model_options,
+    add_token_budget_option,
+    add_trinity_version_option,
 )
-from solver.cli.output import _print_view, _ProgressLine
-from solver.cli.parser import _Parser
-from solver.cli.paths import _input_at, _inputs, _same_file
+from solver.cli.output import ProgressLine, print_view
+from solver.cli.parser import Parser
+from solver.cli.paths import input_at, input_paths, same_file
 from solver.cli.status import INTERRUPTED, NO_PLAN
 from solver.memory import rollout_engines
 from solver.query import MAX_WORKERS
@@ -39,7 +39,7 @@ from solver.tables import (
 
 def build_cluster_parser() -> argparse.ArgumentParser:
     """The argument parser for ``solve cluster``."""
-    parser = _Parser(
+    parser = Parser(
         prog="solve cluster",
         description="Place many Trinity jobs on a fleet of GPU node pools: which fit, where, with which plans.",
         epilog="Exit status: 0 every job placed, 1 some job unplaced (or no placement), 2 bad input.",
@@ -58,12 +58,12 @@ def build_cluster_parser() -> argparse.ArgumentParser:
     parser.add_argument("--weights", metavar="FILE", type=path_argument, help="cost weights YAML (offload, sp, env)")
     parser.add_argument("--json", action="store_true", help="print the placement as JSON")
     parser.add_argument("--emit-dir", metavar="DIR", type=path_argument, help="write each placed job's Trinity config to DIR")
-    _add_trinity_version_option(parser, "--emit-dir", "both, with a comment on the trainer's")
+    add_trinity_version_option(parser, "--emit-dir", "both, with a comment on the trainer's")
     parser.add_argument("--no-estimate", action="store_const", const="never", default="auto", dest="estimate_mode",
                         help="plans from the tables alone: their GPU counts and cells, no memory-model estimates")
-    _add_memory_model_options(parser)
-    _add_token_budget_option(parser)
-    _add_cells_option(parser)
+    add_memory_model_options(parser)
+    add_token_budget_option(parser)
+    add_cells_option(parser)
     return parser
 
 
@@ -78,11 +78,11 @@ def run_cluster(args: argparse.Namespace) -> int:
     weights = load_weights(args.weights) if args.weights else None
     if args.emit_dir is not None:
         try:
-            _check_emit_dir(args.emit_dir, [job.name for job in fleet.jobs],
-                            [*_inputs(args), *(("a job's model_config", path) for path in fleet.model_config_files)])
+            configs = [("a job's model_config", path) for path in fleet.model_config_files]
+            _check_emit_dir(args.emit_dir, [job.name for job in fleet.jobs], [*input_paths(args), *configs])
         except OSError as error:  # a folder on the way without search permission (Path raises before Python 3.14)
             raise QueryError(f"--emit-dir {args.emit_dir}: cannot write: {error.strerror or error}") from None
-    progress = _ProgressLine()
+    progress = ProgressLine()
     memory = load_memory_model(args.memory_model) if args.memory_model else None
     result = place(fleet, catalog=catalog, minimize=args.minimize, weights=weights, time_limit_s=args.time_limit,
                    workers=args.workers, progress=progress, estimate=args.estimate_mode, memory=memory,
@@ -126,7 +126,7 @@ def run_cluster(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(cluster_json(result) + "\n")
     else:
-        _print_view(cluster_view(result, fleet, minimize_nodes=args.minimize == "nodes"), "solve cluster")
+        print_view(cluster_view(result, fleet, minimize_nodes=args.minimize == "nodes"), "solve cluster")
     if result.interrupted:
         print("solve cluster: interrupted: the best placement found so far is above", file=sys.stderr)
         return INTERRUPTED
@@ -140,17 +140,17 @@ def _check_emit_dir(folder: Path, jobs: list[str], inputs: list[tuple[str, Path]
         problem = ("not a folder" if folder.exists() or folder.is_symlink()
                    else "no such folder, nor a folder to make it in")
         raise QueryError(f"{folder}: {problem} (--emit-dir writes one config per placed job into it)")
-    if _same_file(folder, shipped_tables_directory() / "feasibility"):
+    if same_file(folder, shipped_tables_directory() / "feasibility"):
         raise QueryError(f"--emit-dir {folder}: the shipped tables are read from there (every YAML file in it): "
                          "write the configs to another folder")
     for job in jobs:
         target = folder / f"{job}.yaml"
-        overwritten = _input_at(inputs, target)
+        overwritten = input_at(inputs, target)
         if overwritten:
             raise QueryError(f"--emit-dir {folder}: job {job}'s config would overwrite {overwritten} "
                              f"{target}: write the configs to another folder")
-        resolved = _resolved(target)
-        if _not_a_regular_file(resolved) or (
+        resolved = resolved_path(target)
+        if not_a_regular_file(resolved) or (
                 target.is_symlink() and not resolved.parent.is_dir()):
             raise QueryError(f"--emit-dir {folder}: job {job}'s config {target} is not a regular file "
                              "(or a link to a place one can be written)")
@@ -161,10 +161,11 @@ def _fleet_and_catalog(path: Path, cells: Sequence[Path]) -> tuple[Fleet, Catalo
     the fleet's models and GPU types. The cells may define a GPU type the fleet's pools name, so they come
     first; where they name a job's model_config model, which only the fleet defines, its models come first."""
     try:
-        base, _ = _catalog_with(None, cells=cells)
+        base, _ = catalog_with(None, cells=cells)
     except OneLineError as cells_error:
         try:  # cells that name a job's model_config model: the fleet's models first, then the cells, then its pools
-            base, _ = _catalog_with(None, cells=cells, start=load_catalog().with_models(fleet_models(path, load_catalog())))
+            with_fleet_models = load_catalog().with_models(fleet_models(path, load_catalog()))
+            base, _ = catalog_with(None, cells=cells, start=with_fleet_models)
             fleet = load_fleet(path, base)
             return fleet, base.for_fleet(fleet)
         except OneLineError:

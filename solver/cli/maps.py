@@ -11,19 +11,19 @@ from rich.console import Console
 
 from solver.cli.argtypes import output_path, path_argument, positive_int
 from solver.cli.atomic import write_atomically
-from solver.cli.catalogs import _catalog_with, _check_model_flags
-from solver.cli.options import _add_cells_option, _add_gpu_memory_option, _add_memory_model_options
-from solver.cli.output import PLAIN_TEXT, _console
-from solver.cli.parser import _Parser
+from solver.cli.catalogs import catalog_with, check_model_flags
+from solver.cli.options import add_cells_option, add_gpu_memory_option, add_memory_model_options
+from solver.cli.output import PLAIN_TEXT, new_console
+from solver.cli.parser import Parser
 from solver.tables import MAX_ESTIMATED_GPUS, QueryError, load_memory_model, load_model_config
 
 
 def build_map_parser() -> argparse.ArgumentParser:
     """The argument parser for ``solve map``."""
-    parser = _Parser(prog="solve map", description="Maps of what fits: the longest context per model and GPU "
-                     "budget, or (--by len) the cheapest setting per length and budget.",
-                     epilog="Exit status: 0 the maps are printed, 1 a cell's solve ran out of time (nothing is "
-                     "printed), 2 bad input.")
+    parser = Parser(prog="solve map", description="Maps of what fits: the longest context per model and GPU "
+                    "budget, or (--by len) the cheapest setting per length and budget.",
+                    epilog="Exit status: 0 the maps are printed, 1 a cell's solve ran out of time (nothing is "
+                    "printed), 2 bad input.")
     parser.add_argument("--gpu", metavar="G", help="GPU type (default: each with tables)")
     parser.add_argument("--model", metavar="M", help="only this model (needed with --by len)")
     parser.add_argument("--gpus-up-to", metavar="N", type=positive_int, default=8, help="GPU budgets 1 to N (default 8)")
@@ -33,9 +33,9 @@ def build_map_parser() -> argparse.ArgumentParser:
                         help="print the maps as JSON: per GPU type, each row's best plan at each budget (null: none)")
     parser.add_argument("--model-config", metavar="PATH", type=path_argument,
                         help="a local Hugging Face config.json, for a model the catalogue lacks (as --model)")
-    _add_gpu_memory_option(parser)
-    _add_cells_option(parser)
-    _add_memory_model_options(parser)
+    add_gpu_memory_option(parser)
+    add_cells_option(parser)
+    add_memory_model_options(parser)
     return parser
 
 
@@ -44,9 +44,9 @@ def run_map(args: argparse.Namespace) -> int:
     from solver.maps import cheapest_by_length, length_rows, longest_by_model
     from solver.render import map_json, map_view
 
-    _check_model_flags(args, "--model M or --model-config PATH", given=True)  # one at most: a map may have none
-    catalog, added = _catalog_with(load_model_config(args.model_config) if args.model_config else None, args.gpu,
-                                   args.gpu_memory, args.cells or ())
+    check_model_flags(args, "--model M or --model-config PATH", given=True)  # one at most: a map may have none
+    catalog, added = catalog_with(load_model_config(args.model_config) if args.model_config else None, args.gpu,
+                                  args.gpu_memory, args.cells or ())
     estimates = {"memory": load_memory_model(args.memory_model) if args.memory_model else None,
                  "margin": args.margin}
     if args.gpus_up_to > MAX_ESTIMATED_GPUS:
@@ -56,7 +56,7 @@ def run_map(args: argparse.Namespace) -> int:
     gpus = [catalog.gpu(args.gpu)] if args.gpu else list(catalog.documented_gpu_types)
     asked = catalog.model(args.model).name if args.model else added or None
     budgets = list(range(1, args.gpus_up_to + 1))
-    screen = _console()
+    screen = new_console()
     views, maps = [], []
     for gpu in gpus:
         if asked is not None and args.by == "len":
@@ -76,7 +76,7 @@ def run_map(args: argparse.Namespace) -> int:
     unbounded = Console(width=1 << 16, file=io.StringIO(), **PLAIN_TEXT)
     needed = max(unbounded.measure(view.renderables[1]).maximum for view in views)  # the table, not title or legend
     if not screen.is_terminal:
-        screen = _console(max(needed, screen.width))
+        screen = new_console(max(needed, screen.width))
     elif needed > screen.width and not args.json:
         print(f"solve map: note: the maps need {needed} columns and the terminal has {screen.width}: widen it, "
               "pipe the output (| less -S), or save it with --svg FILE", file=sys.stderr)

@@ -6,10 +6,10 @@ import argparse
 import sys
 
 from solver.cli.argtypes import host_memory, path_argument, positive_int, token_count
-from solver.cli.catalogs import _catalog_with, _check_model_flags
-from solver.cli.options import _add_cells_option, _add_gpu_memory_option, _add_memory_model_options
-from solver.cli.output import _console
-from solver.cli.parser import _Parser
+from solver.cli.catalogs import catalog_with, check_model_flags
+from solver.cli.options import add_cells_option, add_gpu_memory_option, add_memory_model_options
+from solver.cli.output import new_console
+from solver.cli.parser import Parser
 from solver.cli.status import NO_PLAN
 from solver.query import resolve_margin
 from solver.rules import NODE_GPUS
@@ -18,11 +18,11 @@ from solver.tables import Setting, load_memory_model, load_model_config
 
 def build_memory_parser() -> argparse.ArgumentParser:
     """The argument parser for ``solve memory``."""
-    parser = _Parser(prog="solve memory",
-                     description="Predicted peak memory of one trainer GPU, term by term, and whether it fits.")
+    parser = Parser(prog="solve memory",
+                    description="Predicted peak memory of one trainer GPU, term by term, and whether it fits.")
     parser.add_argument("--model", metavar="M", help="model (or --model-config)")
     parser.add_argument("--model-config", metavar="PATH", type=path_argument, help="a local Hugging Face config.json")
-    _add_cells_option(parser)
+    add_cells_option(parser)
     parser.add_argument("--gpu", metavar="G", required=True, help="GPU type (any of gpus.yaml: h100, b200, ...)")
     parser.add_argument("--gpus", metavar="N", type=positive_int, required=True, help="trainer GPUs")
     parser.add_argument("--len", metavar="L", type=token_count, required=True, dest="max_model_len",
@@ -38,8 +38,8 @@ def build_memory_parser() -> argparse.ArgumentParser:
     parser.add_argument("--host-ram", metavar="GB", type=host_memory,
                         help="host memory per node (GB as RAM is sold, binary: GiB): whether what the setting "
                         "holds there fits (the model while it loads; with --offload, its states too)")
-    _add_gpu_memory_option(parser)
-    _add_memory_model_options(parser)
+    add_gpu_memory_option(parser)
+    add_memory_model_options(parser)
     parser.add_argument("--json", action="store_true", help="print the breakdown as JSON")
     return parser
 
@@ -49,9 +49,9 @@ def run_memory(args: argparse.Namespace) -> int:
     from solver.api import estimate_memory
     from solver.render import memory_json, memory_view
 
-    _check_model_flags(args, "--model M (e.g. 4B) or --model-config PATH")
-    catalog, added = _catalog_with(load_model_config(args.model_config) if args.model_config else None, args.gpu,
-                                   args.gpu_memory, args.cells or ())
+    check_model_flags(args, "--model M (e.g. 4B) or --model-config PATH")
+    catalog, added = catalog_with(load_model_config(args.model_config) if args.model_config else None, args.gpu,
+                                  args.gpu_memory, args.cells or ())
     model = catalog.model(args.model or added)
     gpu = catalog.gpu(args.gpu)
     memory_model = load_memory_model(args.memory_model)
@@ -70,6 +70,6 @@ def run_memory(args: argparse.Namespace) -> int:
         label = (f"{model.name} on {args.gpus} x {gpu.name} ({result.memory_gib:.1f} GiB), {setting.label}, "
                  f"{args.max_model_len} tokens ({result.tokens_per_gpu} per GPU"
                  f"{', your token budget' if args.token_budget else ''}), margin {margin:g}")
-        _console().print(memory_view(result, label, gpu.name, model.name, args.gpus, args.offload,
-                                     own_budget=args.token_budget is not None))
+        new_console().print(memory_view(result, label, gpu.name, model.name, args.gpus, args.offload,
+                                        own_budget=args.token_budget is not None))
     return 0 if result.trains else NO_PLAN

@@ -5,11 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 
-from solver.cli.catalogs import _catalog_with
+from solver.cli.catalogs import catalog_with
 from solver.tables import OneLineError, counted, load_catalog, load_gpu_type, load_model_config
 
 
-def _note_memory_as_sold(args: argparse.Namespace, prog: str) -> None:
+def note_memory_as_sold(args: argparse.Namespace, prog: str) -> None:
     """A note on stderr where --gpu-memory gives GB as sold, which the memory model takes as GiB: a card with
     ECC GDDR memory reports less, and nvidia-smi's total is exact."""
     memory = getattr(args, "gpu_memory", None)
@@ -24,7 +24,7 @@ def _confusable(name: str) -> str:
     return name.casefold().translate(str.maketrans("oil", "011"))
 
 
-def _note_cells_elsewhere(args: argparse.Namespace, prog: str) -> None:
+def note_cells_elsewhere(args: argparse.Namespace, prog: str) -> None:
     """Notes on stderr for --cells files that may not be what was meant: one for a GPU type the catalogue lacks whose
     name is one it has but for letters that pass for digits (`_confusable`: a typo makes a GPU type of its own,
     silently; not where --gpu names it), and one where --gpu asks for a GPU
@@ -35,8 +35,8 @@ def _note_cells_elsewhere(args: argparse.Namespace, prog: str) -> None:
         return
     model_config = getattr(args, "model_config", None)
     try:
-        catalog = _catalog_with(load_model_config(model_config) if model_config else None, getattr(args, "gpu", None),
-                                getattr(args, "gpu_memory", None), paths, keep_contradictions=True)[0]
+        catalog = catalog_with(load_model_config(model_config) if model_config else None, getattr(args, "gpu", None),
+                               getattr(args, "gpu_memory", None), paths, keep_contradictions=True)[0]
         asked = catalog.with_same_memory(args.gpu) if getattr(args, "gpu", None) else None
         measured = [(path, catalog.gpu(load_gpu_type(path, catalog.models, catalog.gpu_types).name)) for path in paths]
     except OneLineError:  # what a command refused is said already
@@ -62,7 +62,7 @@ SHORT_LENGTH_NOTED = 256
 """The longest --len that gets a note suggesting thousands (``256`` may well mean ``256k``)."""
 
 
-def _note_short_length(args: argparse.Namespace, prog: str) -> None:
+def note_short_length(args: argparse.Namespace, prog: str) -> None:
     """A note on stderr where --len is a few hundred tokens at most: ``--len 32`` is 32 tokens, likely meant as 32k."""
     length = getattr(args, "max_model_len", None)
     if length is not None and length <= SHORT_LENGTH_NOTED:

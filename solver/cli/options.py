@@ -11,8 +11,8 @@ from solver.memory import DEFAULT_MARGIN
 from solver.query import TrinityVersion
 
 
-def _add_trinity_version_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, made: str,
-                                default: str, read: bool = False) -> None:
+def add_trinity_version_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, made: str,
+                               default: str, read: bool = False) -> None:
     """--trinity-version, for the commands that write Trinity configs (`made`: the options that write them;
     `read`: --from-config's config is read as that release's too)."""
     reads = "the config's release (with 0.6 an unset trainer_strategy is fsdp2), and " if read else ""
@@ -22,7 +22,7 @@ def _add_trinity_version_option(parser: argparse.ArgumentParser | argparse._Argu
                              f"refuses the others); default: {default}")
 
 
-def _add_gpu_memory_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+def add_gpu_memory_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     """--gpu-memory, for the commands that plan or estimate one GPU type."""
     parser.add_argument("--gpu-memory", metavar="M", type=gpu_memory,
                         help="the memory of --gpu NAME, a GPU type the catalogue lacks: GB as sold (64), "
@@ -30,15 +30,15 @@ def _add_gpu_memory_option(parser: argparse.ArgumentParser | argparse._ArgumentG
                         "of a GPU type with tables (81920MiB, 80GiB: the A100-80GB's), that type's")
 
 
-def _add_cells_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+def add_cells_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     """--cells, for the commands that plan or estimate with tables."""
     parser.add_argument("--cells", metavar="FILE", type=path_argument, action="append",
                         help="cells you measured, a GPU table file in the tables' format (as solve calibrate "
                         "--cells; repeatable): tables of their GPU type, which vouch for plans as the source's do")
 
 
-def _add_token_budget_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup,
-                             from_config: bool = False) -> None:
+def add_token_budget_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup,
+                            from_config: bool = False) -> None:
     """--token-budget, for the commands that plan (`from_config`: the one that also reads a Trinity config)."""
     default = "default, unless --from-config's config sets a lower one" if from_config else "default"
     parser.add_argument("--token-budget", metavar="MODE", type=token_budget_mode,
@@ -48,7 +48,7 @@ def _add_token_budget_option(parser: argparse.ArgumentParser | argparse._Argumen
                         "ceil(L / SP) (more micro-batches: slower steps, which the cost does not count)")
 
 
-def _add_memory_model_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+def add_memory_model_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     """--margin and --memory-model, for the commands that estimate."""
     parser.add_argument("--margin", metavar="F", type=number,
                         help="safety margin of estimates, a fraction of usable memory (default: the memory model's, "

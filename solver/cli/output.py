@@ -13,7 +13,7 @@ from rich.console import Console, Group, RenderableType
 from rich.table import Table
 
 
-class _ProgressLine:
+class ProgressLine:
     """A live line on a terminal's stderr while a solve runs longer than a second: best and bound so far."""
 
     def __init__(self) -> None:
@@ -36,11 +36,11 @@ PLAIN_TEXT: dict[str, Any] = {"markup": False, "emoji": False}
 """Consoles print strings as they are: a name with brackets or colons (a pool ``p[/]``) is not markup."""
 
 
-def _print_view(view: RenderableType, prog: str) -> Console:
-    """Print `view` on stdout (`_console`); on a terminal too narrow for one of its tables with a header (the
+def print_view(view: RenderableType, prog: str) -> Console:
+    """Print `view` on stdout (`new_console`); on a terminal too narrow for one of its tables with a header (the
     ranked plans, a placement), a note on stderr first: rich would break their words or cut their cells. The
     console, for more lines."""
-    console = _console()
+    console = new_console()
     if console.is_terminal:
         unbounded = Console(width=1 << 16, file=io.StringIO(), **PLAIN_TEXT)
         parts = view.renderables if isinstance(view, Group) else [view]
@@ -60,7 +60,7 @@ def _needed_width(table: Table, console: Console) -> int:
     return measured.maximum if all(column.no_wrap for column in table.columns) else measured.minimum
 
 
-def _console(width: int = 160) -> Console:
+def new_console(width: int = 160) -> Console:
     """A console for stdout; piped output gets room for `width` columns (the widest table) instead of 80,
     and its lines come without the padding to the tables' width."""
     console = Console(**PLAIN_TEXT)
@@ -83,14 +83,14 @@ class _PipedConsole(Console):
         raise BrokenPipeError(errno.EPIPE, os.strerror(errno.EPIPE))
 
 
-class _OutputError(Exception):
+class OutputError(Exception):
     """Stdout refused a write for another reason than a closed pipe (a full disk, say): the message is
     the reason (``No space left on device``)."""
 
 
 class _WholeWrites(io.RawIOBase):
     """A file descriptor that takes all it is given, or raises (`BrokenPipeError` once a pipe's reader has
-    gone, `_OutputError` on any other failure): CPython's own stdout can drop the rest of a large write
+    gone, `OutputError` on any other failure): CPython's own stdout can drop the rest of a large write
     that a closing pipe cut short, and exit 0 as if the reader had it all."""
 
     def __init__(self, descriptor: int) -> None:
@@ -112,7 +112,7 @@ class _WholeWrites(io.RawIOBase):
             except BrokenPipeError:
                 raise
             except OSError as error:
-                raise _OutputError(error.strerror or str(error)) from None
+                raise OutputError(error.strerror or str(error)) from None
         return written
 
 
@@ -133,13 +133,13 @@ def _whole_writes_to_piped_stdout() -> None:
                                   errors=stdout.errors, line_buffering=stdout.line_buffering)
 
 
-def _escaped(line: str) -> str:
+def escaped_line(line: str) -> str:
     """`line` with its control characters (from a file's name, say) escaped as Python writes them (``\\x1b``),
     so that it stays one line and cannot restyle the terminal."""
     return "".join(character if character.isprintable() else repr(character)[1:-1] for character in line)
 
 
-def _standard_streams_open() -> bool:
+def standard_streams_open() -> bool:
     """Whether stdout is open; prepares both for the command. A closed stdout or stderr (``>&-``: Python's
     `sys.stdout` is None) has its descriptor held on os.devnull, so that no file the command opens takes it
     (and the output with it); a closed stderr takes the notes nowhere. Stdout that cannot encode a character

@@ -10,7 +10,7 @@ from solver.cli.status import BAD_INPUT
 from solver.tables import brief, cut
 
 
-class _Parser(argparse.ArgumentParser):
+class Parser(argparse.ArgumentParser):
     """argparse with a one-line usage on errors: the problem, not the whole synopsis."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -54,7 +54,7 @@ class _Once(argparse.Action):
         setattr(namespace, self.dest, values)
 
 
-class _OnceFlag(argparse.BooleanOptionalAction):
+class OnceFlag(argparse.BooleanOptionalAction):
     """``--flag`` / ``--no-flag``, refusing a second one: ``--env --no-env`` would pin the last, silently."""
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
@@ -65,7 +65,7 @@ class _OnceFlag(argparse.BooleanOptionalAction):
 
 def _refuse_twice(action: argparse.Action, parser: argparse.ArgumentParser, namespace: argparse.Namespace) -> None:
     """A usage error when `action`'s option was given before (bookkeeping in the namespace, which
-    `_Parser.parse_known_args` removes)."""
+    `Parser.parse_known_args` removes)."""
     given = namespace.__dict__.setdefault("_given_once", set())
     if action.option_strings and action.dest in given:
         parser.error(f"argument {'/'.join(action.option_strings)}: given twice: give it once")

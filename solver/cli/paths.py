@@ -6,13 +6,13 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from solver.cli.atomic import _not_a_regular_file, _resolved
+from solver.cli.atomic import not_a_regular_file, resolved_path
 from solver.tables import QueryError, model_config_file, shipped_tables_directory
 
 
-def _check_once(flag: str, paths: Sequence[Path]) -> None:
+def check_once(flag: str, paths: Sequence[Path]) -> None:
     """`QueryError` when two of the files a repeatable `flag` names are the same file."""
-    twice = next((path for i, path in enumerate(paths) if any(_same_file(path, other) for other in paths[:i])), None)
+    twice = next((path for i, path in enumerate(paths) if any(same_file(path, other) for other in paths[:i])), None)
     if twice is not None:
         raise QueryError(f"{flag} {twice}: the same file is given twice; give each file once")
 
@@ -23,18 +23,18 @@ OUTPUT_FLAGS = ("out", "write", "svg")
 """The arguments that name files the command writes."""
 
 
-def _check_outputs_spare_inputs(args: argparse.Namespace) -> None:
+def check_outputs_spare_inputs(args: argparse.Namespace) -> None:
     """`QueryError`, before any work, when a file the command would write is one it reads (nothing given
     is ever lost), is not a regular file, or has no folder to go in."""
-    inputs = _inputs(args)
+    inputs = input_paths(args)
     written: list[tuple[str, Path]] = []
     for name in OUTPUT_FLAGS:
         target: Path | None = getattr(args, name, None)
         if target is None:
             continue
-        resolved = _resolved(target)
+        resolved = resolved_path(target)
         try:
-            if _not_a_regular_file(resolved):
+            if not_a_regular_file(resolved):
                 raise QueryError(f"{resolved}: not a regular file; give a file name to write")
             if not resolved.parent.is_dir():
                 problem = "is not a folder" if resolved.parent.exists() else "does not exist"
@@ -42,15 +42,15 @@ def _check_outputs_spare_inputs(args: argparse.Namespace) -> None:
         except OSError as error:  # a folder on the way without search permission (Path raises before Python 3.14)
             raise QueryError(f"{target}: cannot write: {error.strerror or error}") from None
         for other, path in written:
-            if _same_file(target, path):
+            if same_file(target, path):
                 raise QueryError(f"--{other} and --{name} both write {target}: give each its own file")
         written.append((name, target))
-        _refuse_overwriting(name, target, inputs)
+        refuse_overwriting(name, target, inputs)
 
 
-def _refuse_overwriting(name: str, target: Path, inputs: list[tuple[str, Path]]) -> None:
+def refuse_overwriting(name: str, target: Path, inputs: list[tuple[str, Path]]) -> None:
     """`QueryError` when the output of argument `name`, `target`, would overwrite one of the `inputs`."""
-    overwritten = _input_at(inputs, target)
+    overwritten = input_at(inputs, target)
     if overwritten:
         raise QueryError(f"--{name} {target} would overwrite {overwritten}: write to another file")
 
@@ -59,7 +59,7 @@ SHIPPED_MEMORY_MODEL = "memory-model.yaml"
 """The shipped file `solve calibrate --out` regenerates; no command writes any other shipped table."""
 
 
-def _inputs(args: argparse.Namespace) -> list[tuple[str, Path]]:
+def input_paths(args: argparse.Namespace) -> list[tuple[str, Path]]:
     """(what it is, in words; path) of every file the command reads (`INPUT_FLAGS`; for --model-config of a
     folder, the folder's config.json), and the shipped tables every command reads (but the memory model that
     `solve calibrate --out` regenerates from the shipped tables alone)."""
@@ -78,14 +78,14 @@ def _inputs(args: argparse.Namespace) -> list[tuple[str, Path]]:
     return inputs
 
 
-def _input_at(inputs: list[tuple[str, Path]], target: Path) -> str | None:
+def input_at(inputs: list[tuple[str, Path]], target: Path) -> str | None:
     """Which of the `inputs` writing `target` would overwrite, in words (None when none)."""
-    return next((words for words, path in inputs if _same_file(target, path)), None)
+    return next((words for words, path in inputs if same_file(target, path)), None)
 
 
-def _same_file(path: Path, other: Path) -> bool:
+def same_file(path: Path, other: Path) -> bool:
     """Whether two paths name the same file (an existing one, or the same resolved path)."""
     try:
         return path.samefile(other)
     except OSError:
-        return _resolved(path) == _resolved(other)
+        return resolved_path(path) == resolved_path(other)

@@ -20,25 +20,25 @@ from solver.cli.argtypes import (
     positive_seconds,
     token_count,
 )
-from solver.cli.catalogs import _catalog_with, _check_model_flags
+from solver.cli.catalogs import catalog_with, check_model_flags
 from solver.cli.options import (
-    _add_cells_option,
-    _add_gpu_memory_option,
-    _add_memory_model_options,
-    _add_token_budget_option,
-    _add_trinity_version_option,
+    add_cells_option,
+    add_gpu_memory_option,
+    add_memory_model_options,
+    add_token_budget_option,
+    add_trinity_version_option,
 )
-from solver.cli.output import _print_view
-from solver.cli.parser import _OnceFlag, _Parser
-from solver.cli.paths import OUTPUT_FLAGS, _refuse_overwriting
+from solver.cli.output import print_view
+from solver.cli.parser import OnceFlag, Parser
+from solver.cli.paths import OUTPUT_FLAGS, refuse_overwriting
 from solver.cli.status import NO_PLAN
 from solver.cli.trinity import (
     MODEL_PATH,
-    _check_planner_config,
-    _model_path_file,
-    _model_path_model,
-    _read_config,
-    _write_trinity,
+    check_planner_config,
+    model_path_file,
+    model_path_model,
+    read_config,
+    write_trinity,
 )
 from solver.query import MAX_TOP, MAX_WORKERS, Objective, Query, make_query
 from solver.render import answers_json, answers_view
@@ -61,7 +61,7 @@ if TYPE_CHECKING:
 
 def build_parser() -> argparse.ArgumentParser:
     """The planner's argument parser: ``solve [options]``."""
-    parser = _Parser(
+    parser = Parser(
         prog="solve",
         description="Plan trainer GPUs for Trinity-RFT: Env, FSDP2 Offload and Ulysses SP, from the "
         "documented feasibility tables, solved with OR-Tools CP-SAT.",
@@ -83,8 +83,8 @@ def build_parser() -> argparse.ArgumentParser:
     goal.add_argument("--minimize", choices=["gpus"], help="the fewest trainer GPUs for --len")
     parser.add_argument("--exact", action="store_true", help="the trainer uses exactly --gpus GPUs")
     parser.add_argument("--sp", metavar="N", type=positive_int, help="pin the Ulysses SP degree")
-    parser.add_argument("--env", action=_OnceFlag, help="pin Env (expandable_segments) on/off")
-    parser.add_argument("--offload", action=_OnceFlag, help="pin FSDP2 CPU Offload on/off")
+    parser.add_argument("--env", action=OnceFlag, help="pin Env (expandable_segments) on/off")
+    parser.add_argument("--offload", action=OnceFlag, help="pin FSDP2 CPU Offload on/off")
     parser.add_argument("--top", metavar="K", type=positive_int, default=1,
                         help=f"the K best plans, best first, each longer, faster, on fewer GPUs or better vouched for "
                              f"than those before it (at most {MAX_TOP})")
@@ -100,8 +100,8 @@ def build_parser() -> argparse.ArgumentParser:
                       help="answer from the memory model alone, ignoring the tables (to compare)")
     mode.add_argument("--no-estimate", action="store_const", const="never", dest="estimate_mode",
                       help="no estimates: only documented and inferred plans")
-    _add_memory_model_options(estimates)
-    _add_token_budget_option(estimates, from_config=True)
+    add_memory_model_options(estimates)
+    add_token_budget_option(estimates, from_config=True)
     estimates.add_argument("--host-ram", metavar="GB", type=host_memory,
                            help="host memory per node (GB as RAM is sold, binary: GiB): rules out plans that do "
                            "not fit there (the model while it loads; with Offload, its states too)")
@@ -110,8 +110,8 @@ def build_parser() -> argparse.ArgumentParser:
                            "on more keeps each SP group in one node")
     estimates.add_argument("--model-config", metavar="PATH", type=path_argument,
                            help="a local Hugging Face config.json for a model the catalogue lacks")
-    _add_cells_option(estimates)
-    _add_gpu_memory_option(estimates)
+    add_cells_option(estimates)
+    add_gpu_memory_option(estimates)
     parser.add_argument("--explain", action="store_true",
                         help="say why: the rule that rules out each cheaper plan, or what stops any plan")
     parser.add_argument("--json", action="store_true", help="print a JSON array, one answer per GPU type")
@@ -127,8 +127,8 @@ def build_parser() -> argparse.ArgumentParser:
                          "settings train (flags override what the file says)")
     trinity.add_argument("--write", metavar="FILE", type=output_path,
                          help="with --from-config: write a copy of the config with the best plan applied")
-    _add_trinity_version_option(trinity, "--emit, --out, --write",
-                                "as the config has them, a fragment both", read=True)
+    add_trinity_version_option(trinity, "--emit, --out, --write",
+                               "as the config has them, a fragment both", read=True)
     return parser
 
 
@@ -142,18 +142,18 @@ def _check_trinity_flags(args: argparse.Namespace) -> None:
                          "--from-config's config is: give one of them")
     if args.emit and (args.top > 1 or args.explain):
         raise QueryError("--emit trinity prints the best plan's YAML alone: drop --top and --explain")
-    _check_model_flags(args, "--model M (e.g. 4B), --model-config PATH or --from-config FILE",
-                       given=args.from_config is not None)
+    check_model_flags(args, "--model M (e.g. 4B), --model-config PATH or --from-config FILE",
+                      given=args.from_config is not None)
 
 
 def run_planner(args: argparse.Namespace) -> int:
     """``solve``: answer the planning question for each GPU type asked about."""
     _check_trinity_flags(args)
-    config_text, config = _read_config(args.from_config, args.trinity_version) if args.from_config else ("", None)
+    config_text, config = read_config(args.from_config, args.trinity_version) if args.from_config else ("", None)
     catalog, added = _planner_catalog(args, config)
     objective: Objective = "max_len" if args.maximize else "min_gpus" if args.minimize else "cheapest"
     if config is not None:
-        _check_planner_config(args, catalog, added, config, objective)
+        check_planner_config(args, catalog, added, config, objective)
     query = _planner_query(args, catalog, added, config, objective)
     from solver.api import answer_query, with_config_verdicts  # as solving, only where it is asked
 
@@ -161,8 +161,8 @@ def run_planner(args: argparse.Namespace) -> int:
     if config is not None:
         answers = with_config_verdicts(answers, query, catalog, config, config_text, args.from_config.name, os.environ,
                                        args.trinity_version)
-    fragments = _write_trinity(args, answers, catalog, catalog.model(query.model), config_text,
-                               query.node_gpus, config)
+    fragments = write_trinity(args, answers, catalog, catalog.model(query.model), config_text,
+                              query.node_gpus, config)
     _print_planner(args, answers, fragments, query, catalog)
     return 0 if all(answer.plans for answer in answers) else NO_PLAN
 
@@ -170,18 +170,18 @@ def run_planner(args: argparse.Namespace) -> int:
 def _planner_catalog(args: argparse.Namespace, config: TrinityConfig | None) -> tuple[Catalog, str]:
     """The catalogue to plan with (--model-config's model, or the local one the config names, added; --gpu
     --gpu-memory and --cells) and the added model's name; refuses an output over the config's config.json."""
-    local = _model_path_file(config)
+    local = model_path_file(config)
     if local is not None:  # an input, read or not: no output may overwrite it
         for name in OUTPUT_FLAGS:
             if getattr(args, name, None) is not None:
-                _refuse_overwriting(name, getattr(args, name), [(f"the config.json that {MODEL_PATH} names", local)])
+                refuse_overwriting(name, getattr(args, name), [(f"the config.json that {MODEL_PATH} names", local)])
     if args.model_config is not None:
         described: Model | None = load_model_config(args.model_config)
     elif local is not None and config is not None and args.model is None:
-        described = _model_path_model(local, config)
+        described = model_path_model(local, config)
     else:
         described = None
-    return _catalog_with(described, args.gpu, args.gpu_memory, args.cells or ())
+    return catalog_with(described, args.gpu, args.gpu_memory, args.cells or ())
 
 
 def _planner_query(args: argparse.Namespace, catalog: Catalog, added: str, config: TrinityConfig | None,
@@ -219,7 +219,7 @@ def _print_planner(args: argparse.Namespace, answers: tuple[Answer, ...], fragme
     elif args.json:
         sys.stdout.write(answers_json(answers) + "\n")
     else:
-        console = _print_view(answers_view(answers, query, catalog, args.trinity_version), "solve")
+        console = print_view(answers_view(answers, query, catalog, args.trinity_version), "solve")
         for written in (args.out, args.write):
             if written is not None and answers[0].plans:
                 console.print(f"wrote {written}")

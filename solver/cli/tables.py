@@ -7,10 +7,10 @@ import json
 import sys
 
 from solver.cli.argtypes import positive_int
-from solver.cli.catalogs import _catalog_with
-from solver.cli.options import _add_cells_option
-from solver.cli.output import _print_view
-from solver.cli.parser import _Parser
+from solver.cli.catalogs import catalog_with
+from solver.cli.options import add_cells_option
+from solver.cli.output import print_view
+from solver.cli.parser import Parser
 from solver.cli.status import NO_PLAN
 from solver.render import cells_json, tables_view
 from solver.tables import QueryError, counted
@@ -18,7 +18,7 @@ from solver.tables import QueryError, counted
 
 def build_tables_parser() -> argparse.ArgumentParser:
     """The argument parser for ``solve tables``."""
-    parser = _Parser(
+    parser = Parser(
         prog="solve tables",
         description="Show the source's feasibility tables: one per GPU type and trainer GPU count.",
     )
@@ -28,13 +28,13 @@ def build_tables_parser() -> argparse.ArgumentParser:
     parser.add_argument("--json", action="store_true", help="print a JSON array of cells")
     parser.add_argument("--check", action="store_true",
                         help="report where the tables contradict the semantics (exit 1 if anywhere)")
-    _add_cells_option(parser)
+    add_cells_option(parser)
     return parser
 
 
 def run_tables(args: argparse.Namespace) -> int:
     """``solve tables``: print the documented tables, narrowed by the filters."""
-    full = _catalog_with(None, cells=args.cells or (), keep_contradictions=args.check)[0]
+    full = catalog_with(None, cells=args.cells or (), keep_contradictions=args.check)[0]
     try:
         catalog = full.narrowed(gpu=args.gpu, gpus=args.gpus, model=args.model)
     except QueryError as error:
@@ -54,7 +54,7 @@ def run_tables(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(cells_json(catalog.cells()) + "\n")
     else:
-        _print_view(tables_view(catalog), "solve tables")
+        print_view(tables_view(catalog), "solve tables")
     model = catalog.model(args.model) if args.model else None
     if model is not None and model.tables_of is not None:  # beside JSON, on stderr: the array stays the cells
         print(f"{'solve tables: note: ' if args.json else ''}{model.tables_of}'s cells stand for {model.name}, "

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from solver.cli.atomic import write_all_atomically
-from solver.cli.paths import _same_file
+from solver.cli.paths import same_file
 from solver.memory import RolloutEngines, rollout_engines
 from solver.query import Objective, TrinityVersion
 from solver.results import ENV_EXPORT, Answer, Plan
@@ -38,7 +38,8 @@ MODEL_PATH = "model.model_path"
 """The Trinity config key that names the model: a Hugging Face id, or a local folder."""
 
 
-def _read_config(path: Path, version: TrinityVersion | None) -> tuple[str, TrinityConfig]:
+def read_config(path: Path, version: TrinityVersion | None) -> tuple[str, TrinityConfig]:
+    """A Trinity config's text and what rft-solver reads of it (`QueryError` in one line where it cannot)."""
     from solver.trinity import ConfigError, read_trinity_config
 
     text = read_user_file(path, MAX_CONFIG_BYTES)
@@ -48,7 +49,7 @@ def _read_config(path: Path, version: TrinityVersion | None) -> tuple[str, Trini
         raise QueryError(str(error)) from None
 
 
-def _model_path_file(config: TrinityConfig | None) -> Path | None:
+def model_path_file(config: TrinityConfig | None) -> Path | None:
     """The config.json that the config's ``model.model_path`` names on this machine (a folder holding one,
     or the file itself; relative to the working directory, as Trinity reads it); None otherwise (a Hugging
     Face id, say: nothing is fetched)."""
@@ -72,8 +73,8 @@ def _not_found_locally(config: TrinityConfig) -> str:
     return ""
 
 
-def _model_path_model(file: Path, config: TrinityConfig) -> Model | None:
-    """The model that the local `file` (`_model_path_file`) describes, read as --model-config reads it
+def model_path_model(file: Path, config: TrinityConfig) -> Model | None:
+    """The model that the local `file` (`model_path_file`) describes, read as --model-config reads it
     (known by its folder too: a checkpoint of Qwen3-8B's shape in a folder ``Qwen3-8B`` is that model,
     whatever its ``_name_or_path``). None where it cannot be read as a dense model's (a MoE checkpoint)
     and the path names a catalogue model: the name stands, as for a Hugging Face id."""
@@ -87,8 +88,8 @@ def _model_path_model(file: Path, config: TrinityConfig) -> Model | None:
         return None
 
 
-def _check_planner_config(args: argparse.Namespace, catalog: Catalog, added: str, config: TrinityConfig,
-                          objective: Objective) -> None:
+def check_planner_config(args: argparse.Namespace, catalog: Catalog, added: str, config: TrinityConfig,
+                         objective: Objective) -> None:
     """`QueryError` where --from-config's config and the other options cannot be planned together: a trainer
     other than FSDP, an unknown model, no length, a --write or --rollout-gpus at odds with the config."""
     if (args.write or args.emit or args.out) and config.strategy not in (None, "fsdp", "fsdp2"):
@@ -137,8 +138,8 @@ def _check_write_keeps_model(args: argparse.Namespace, catalog: Catalog, config:
     --model-config named after a catalogue model, that names another catalogue model would apply that model's
     plan to it. (A name the catalogue does not know, a local path say, is the user's to give.)"""
     flag = "--model" if args.model else "--model-config"
-    local = _model_path_file(config)
-    if args.model_config and local is not None and _same_file(model_config_file(args.model_config), local):
+    local = model_path_file(config)
+    if args.model_config and local is not None and same_file(model_config_file(args.model_config), local):
         return  # the config.json its model.model_path names: the config's own model
     try:
         configured = catalog.model(config.model).name
@@ -174,8 +175,8 @@ def _check_write_keeps_gpus(args: argparse.Namespace, objective: Objective, conf
                          "(or use --out FILE for a fragment with its own cluster)")
 
 
-def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: Catalog, model: Model,
-                   config_text: str, node_gpus: int, config: TrinityConfig | None) -> list[str]:
+def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: Catalog, model: Model,
+                  config_text: str, node_gpus: int, config: TrinityConfig | None) -> list[str]:
     """The Trinity fragments of the best plans (for --emit), after writing --out and --write if asked.
     A fragment leaves the rollout engines alone when its rollout GPUs are the `config`'s, and otherwise
     keeps its engines' size and auxiliary models (refused when they do not divide);
@@ -238,7 +239,7 @@ def _write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalo
 
 def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: Catalog, model: Model,
                node_gpus: int, config: TrinityConfig | None, layout: Any) -> tuple[list[str], list[str]]:
-    """The Trinity fragment of each answer's best plan (`_write_trinity` says of which engines), and the notes on
+    """The Trinity fragment of each answer's best plan (`write_trinity` says of which engines), and the notes on
     them: the cluster's layout, the engines' size, an answer without a plan (for --emit)."""
     from solver.trinity import EngineError, trinity_fragment
 

@@ -28,12 +28,12 @@ from solver.tables.schema import (
 from solver.tables.text import (
     QueryError,
     TableError,
-    _normalise,
-    _shown,
     and_more,
     brief,
     check_types,
     counted,
+    normalise,
+    shown_value,
     smi_name_form,
 )
 
@@ -57,7 +57,7 @@ def model_name_from_path(model_path: str) -> str:
 
 def _is_short_form(alias: str, name: str) -> bool:
     """Whether `alias` is the end of `name` (``8B`` of Qwen3-8B), which an error's list of names need not show."""
-    return _normalise(name).endswith("-" + _normalise(alias))
+    return normalise(name).endswith("-" + normalise(alias))
 
 
 def _accepted(entries: tuple[Any, ...]) -> str:
@@ -65,7 +65,7 @@ def _accepted(entries: tuple[Any, ...]) -> str:
     variants (``Qwen3-8B(-Base)``), each with its aliases but short forms."""
     def root(entry: Any) -> Any:
         """The shortest name that `entry`'s extends (``Qwen3-8B`` for ``Qwen3-8B-Base``), or None."""
-        return min((other for other in entries if _normalise(entry.name).startswith(_normalise(other.name) + "-")),
+        return min((other for other in entries if normalise(entry.name).startswith(normalise(other.name) + "-")),
                    key=lambda other: len(other.name), default=None)
 
     def aliases(entry: Any, form: str) -> str:
@@ -85,14 +85,14 @@ def _resolve(kind: str, name: str, entries: tuple[Any, ...], wanted_name: str | 
     """The entry that `name` names (or `wanted_name`, a form of it, when given); `QueryError` naming `name`."""
     if not isinstance(name, str):
         raise QueryError(f"a {kind} is named by a string, got {brief(name)}")
-    wanted = _normalise(wanted_name or name)
+    wanted = normalise(wanted_name or name)
     for entry in entries:
-        if wanted in {_normalise(entry.name), *map(_normalise, entry.aliases)}:
+        if wanted in {normalise(entry.name), *map(normalise, entry.aliases)}:
             return entry
     accepted = _accepted(entries)
     short = next(((alias, e.name) for e in entries for alias in e.aliases if _is_short_form(alias, e.name)), None)
     accepted += f"; short forms such as {short[0]} for {short[1]} too" if short else ""
-    names = {_normalise(known): entry.name for entry in entries for known in (entry.name, *entry.aliases)}
+    names = {normalise(known): entry.name for entry in entries for known in (entry.name, *entry.aliases)}
     # A guess only where one name extends the other (30B: 30B-A3B, whose base model's name extends it in
     # turn; Qwen3-8B-Instruct: Qwen3-8B), or ends with it as its last part (70B: Llama-3.1-70B), and only one
     # does: a name one character away is often another thing (v100 is not h100, 5B is not 8B).
@@ -190,7 +190,7 @@ class Catalog(Frozen):
         try:
             return _resolve("GPU", name, self.gpu_types)
         except QueryError:
-            if not isinstance(name, str) or smi_name_form(name) == _normalise(name):
+            if not isinstance(name, str) or smi_name_form(name) == normalise(name):
                 raise
         return _resolve("GPU", name, self.gpu_types, wanted_name=smi_name_form(name))
 
@@ -205,11 +205,11 @@ class Catalog(Frozen):
         check_types(("model", model, Model))
 
         def names(entry: Model) -> set[str]:
-            return {_normalise(name) for name in (entry.name, *entry.aliases)}
+            return {normalise(name) for name in (entry.name, *entry.aliases)}
 
-        named = [m for m in self.models if _normalise(model.name) in names(m)]
+        named = [m for m in self.models if normalise(model.name) in names(m)]
         if not named:
-            aliases = {_normalise(alias) for alias in model.aliases}
+            aliases = {normalise(alias) for alias in model.aliases}
             named = [m for m in self.models if aliases & names(m) and m.shape == model.shape][:1]
         if any(m.shape != model.shape for m in named):
             model, named = model.model_copy(update={"name": model.name + CONFIG_SHAPE, "aliases": ()}), []
@@ -229,7 +229,7 @@ class Catalog(Frozen):
         --gpu-memory M`` or a pool's ``gpu_memory_gb``: no tables of their own, `tables_for`); `QueryError`
         for one whose name or alias is another's (in any case)."""
         if isinstance(gpu_types, (str, BaseModel)) or not isinstance(gpu_types, Iterable):
-            raise QueryError(f"gpu_types must be a list of GpuType, got {_shown(gpu_types)}")
+            raise QueryError(f"gpu_types must be a list of GpuType, got {shown_value(gpu_types)}")
         gpu_types = list(gpu_types)
         check_types(*(("gpu_types", gpu_type, GpuType) for gpu_type in gpu_types))
         catalog = self
@@ -493,12 +493,12 @@ def pools_gpu_types(pools: Iterable[Pool], catalog: Catalog) -> tuple[GpuType, .
         except QueryError:
             known = None
         if known is not None and known.source == gpu_type.source:  # a fleet's own, added already (for_fleet)
-            described.setdefault(_normalise(pool.gpu), known)
+            described.setdefault(normalise(pool.gpu), known)
         elif known is not None:
             raise QueryError(f"pool {pool.name}: gpu {pool.gpu} names {known.name} ({known.memory_gib:.1f} GiB), a "
                              "GPU type whose memory is known: drop gpu_memory_gb and gpu_memory_mib, or give your GPU "
                              "type a name of its own")
-        earlier = described.setdefault(_normalise(pool.gpu), gpu_type)
+        earlier = described.setdefault(normalise(pool.gpu), gpu_type)
         if earlier.memory_gib != gpu_type.memory_gib:
             raise QueryError(f"pool {pool.name}: gpu {pool.gpu} has {gpu_type.memory_gib:g} GiB here and "
                              f"{earlier.memory_gib:g} GiB in another pool: give one GPU type one memory")

@@ -7,11 +7,11 @@ from pathlib import Path
 from typing import Any
 
 from solver.tables.catalog import Catalog, pools_gpu_types
-from solver.tables.inputs import Fleet, Job, _FleetFile, _JobEntry
+from solver.tables.inputs import Fleet, FleetFile, Job, JobEntry
 from solver.tables.model_config import load_model_config, model_config_file
-from solver.tables.reading import _validate
+from solver.tables.reading import validate
 from solver.tables.schema import Model
-from solver.tables.text import QueryError, TableError, _normalise, check_types
+from solver.tables.text import QueryError, TableError, check_types, normalise
 
 
 def load_fleet(path: Path | str, catalog: Catalog) -> Fleet:
@@ -21,7 +21,7 @@ def load_fleet(path: Path | str, catalog: Catalog) -> Fleet:
     """
     check_types(("path", path, Path | str), ("catalog", catalog, Catalog))
     path = Path(path)
-    fleet = _validate(_FleetFile, path)
+    fleet = validate(FleetFile, path)
     try:
         described = pools_gpu_types(fleet.pools, catalog)
     except QueryError as error:
@@ -41,7 +41,7 @@ def load_fleet(path: Path | str, catalog: Catalog) -> Fleet:
                  model_config_files=tuple(dict.fromkeys(model_config_file(path.parent / name) for name in configured)))
 
 
-def _check_one_context_per_model(path: Path, entries: Iterable[_JobEntry], jobs: Iterable[Job],
+def _check_one_context_per_model(path: Path, entries: Iterable[JobEntry], jobs: Iterable[Job],
                                  configured: dict[str, Model], catalog: Catalog) -> None:
     """`TableError` when two jobs name one model (a config of a catalogue model's shape is that model) with
     different contexts: the placement knows a model by its name, and its YaRN follows the context."""
@@ -61,11 +61,11 @@ def fleet_models(path: Path | str, catalog: Catalog) -> tuple[Model, ...]:
     """The models a cluster file's jobs describe by ``model_config``, as `load_fleet` reads them (without its
     pools: GPU types that cells files define may not be in `catalog` yet)."""
     path = Path(path)
-    configured = _configured_models(path, _validate(_FleetFile, path).jobs, catalog)
+    configured = _configured_models(path, validate(FleetFile, path).jobs, catalog)
     return tuple({model.name: model for model in configured.values()}.values())
 
 
-def _configured_models(path: Path, jobs: Iterable[_JobEntry], catalog: Catalog) -> dict[str, Model]:
+def _configured_models(path: Path, jobs: Iterable[JobEntry], catalog: Catalog) -> dict[str, Model]:
     """The model of each job's ``model_config`` (a path relative to the cluster file at `path`), named as
     `Catalog.with_model` names it; `TableError` naming the job for a bad config, or for two configs
     that give one name to models of different shapes."""
@@ -81,7 +81,7 @@ def _configured_models(path: Path, jobs: Iterable[_JobEntry], catalog: Catalog) 
             model = load_model_config(found)
         except TableError as error:
             raise TableError(f"{path}: job {job.name}: model_config: {error}") from None
-        earlier = read.setdefault(_normalise(model.name), (job.name, model))
+        earlier = read.setdefault(normalise(model.name), (job.name, model))
         if earlier[1].shape != model.shape:
             raise TableError(f"{path}: job {job.name}: model_config: {job.config_path} names its model "
                              f"{model.name!r}, as job {earlier[0]}'s does, but the two differ in shape: give the "

@@ -26,7 +26,7 @@ from solver.tables.schema import (
     Weight,
     described_gpu_type,
 )
-from solver.tables.text import _first_repeated
+from solver.tables.text import first_repeated
 
 
 class Weights(Frozen):
@@ -37,7 +37,7 @@ class Weights(Frozen):
     env: Weight
 
 
-_UNION_TAGS = ("<tokens>", "<at_least>")
+UNION_TAGS = ("<tokens>", "<at_least>")
 """The tags of `Job.max_model_len`'s two forms, which pydantic puts in an error's location."""
 
 
@@ -83,8 +83,8 @@ class _JobFields(Frozen):
     name: Annotated[str, Strict(), StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=100)] = Field(
         description="letters, digits, '.', '_' and '-', at most 100 (it names the job's config file)")
     max_model_len: Annotated[
-        Annotated[AskedTokens, Tag(_UNION_TAGS[0])] | Annotated[AtLeast, Tag(_UNION_TAGS[1])],
-        Discriminator(lambda value: _UNION_TAGS[1] if isinstance(value, dict | AtLeast) else _UNION_TAGS[0]),
+        Annotated[AskedTokens, Tag(UNION_TAGS[0])] | Annotated[AtLeast, Tag(UNION_TAGS[1])],
+        Discriminator(lambda value: UNION_TAGS[1] if isinstance(value, dict | AtLeast) else UNION_TAGS[0]),
     ]
     rollout_gpus: Annotated[int, Strict(), Ge(0), Le(MAX_GPUS)] = 0
     priority: Annotated[int, Strict(), Gt(0), Le(1_000_000)] = 1
@@ -97,7 +97,7 @@ class Job(_JobFields):
     model: Text
 
 
-class _JobEntry(_JobFields):
+class JobEntry(_JobFields):
     """A job as a cluster file gives it: its model by name, or by a config.json."""
 
     model: Text | None = Field(default=None, description="a catalogue model (4B, Qwen3-8B, ...), or model_config")
@@ -106,7 +106,7 @@ class _JobEntry(_JobFields):
         "cluster file (as --model-config)"))
 
     @model_validator(mode="after")
-    def _one_model(self) -> _JobEntry:
+    def _one_model(self) -> JobEntry:
         if self.model is None and self.config_path is None:
             raise ValueError("missing field 'model' (a catalogue model, e.g. 4B) or 'model_config' (a config.json)")
         if self.model is not None and self.config_path is not None:
@@ -117,10 +117,10 @@ class _JobEntry(_JobFields):
 def _check_fleet_names(pools: tuple[Pool, ...], jobs: tuple[_JobFields, ...]) -> None:
     """`ValueError` for two pools or two jobs of one name, or a job's pool that does not exist."""
     for kind, names in (("pool", [p.name for p in pools]), ("job", [j.name for j in jobs])):
-        repeated = _first_repeated(names)
+        repeated = first_repeated(names)
         if repeated is not None:
             raise ValueError(f"two {kind}s are named {repeated!r}")
-    folded = _first_repeated(job.name.casefold() for job in jobs)  # one file of --emit-dir on macOS and Windows
+    folded = first_repeated(job.name.casefold() for job in jobs)  # one file of --emit-dir on macOS and Windows
     if folded is not None:
         same = [job.name for job in jobs if job.name.casefold() == folded]
         raise ValueError(f"jobs {same[0]!r} and {same[1]!r} differ only in case: their --emit-dir files would be "
@@ -131,14 +131,14 @@ def _check_fleet_names(pools: tuple[Pool, ...], jobs: tuple[_JobFields, ...]) ->
             raise ValueError(f"job {job.name}: pool: no pool named {job.pool!r} (pools: {', '.join(pool_names)})")
 
 
-class _FleetFile(Frozen):
+class FleetFile(Frozen):
     """What a cluster file holds: the pools of nodes and the jobs to place on them."""
 
     pools: tuple[Pool, ...] = Field(min_length=1, max_length=256)
-    jobs: tuple[_JobEntry, ...] = Field(min_length=1, max_length=MAX_JOBS)
+    jobs: tuple[JobEntry, ...] = Field(min_length=1, max_length=MAX_JOBS)
 
     @model_validator(mode="after")
-    def _check_names(self) -> _FleetFile:
+    def _check_names(self) -> FleetFile:
         _check_fleet_names(self.pools, self.jobs)
         return self
 

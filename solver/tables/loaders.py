@@ -8,9 +8,9 @@ from pathlib import Path
 
 from solver.tables.catalog import Catalog
 from solver.tables.inputs import MemoryModel, Weights
-from solver.tables.reading import _validate, load_gpu_type, load_models
-from solver.tables.schema import GpuType, _GpusFile
-from solver.tables.text import TableError, _first_repeated, _normalise, check_types
+from solver.tables.reading import load_gpu_type, load_models, validate
+from solver.tables.schema import GpusFile, GpuType
+from solver.tables.text import TableError, check_types, first_repeated, normalise
 
 
 def load_catalog(directory: Path | str | None = None) -> Catalog:
@@ -20,7 +20,7 @@ def load_catalog(directory: Path | str | None = None) -> Catalog:
         return _shipped_catalog()
     directory = Path(directory)
     models = load_models(directory / "models.yaml")
-    hardware = _validate(_GpusFile, directory / "gpus.yaml").gpus
+    hardware = validate(GpusFile, directory / "gpus.yaml").gpus
     paths = sorted((directory / "feasibility").glob("*.yaml"))
     if not paths:
         raise TableError(f"{directory / 'feasibility'}: no GPU table files (*.yaml)")
@@ -35,8 +35,8 @@ def load_catalog(directory: Path | str | None = None) -> Catalog:
                              "file per GPU type")
         documented[tabled.name], read_from[tabled.name] = tabled, path
     gpu_types = tuple(documented.get(gpu.name, gpu) for gpu in hardware)
-    names = [_normalise(name) for gpu in gpu_types for name in (gpu.name, *gpu.aliases)]
-    duplicate = _first_repeated(names)
+    names = [normalise(name) for gpu in gpu_types for name in (gpu.name, *gpu.aliases)]
+    duplicate = first_repeated(names)
     if duplicate is not None:
         raise TableError(f"{directory}: the name {duplicate!r} is given to two GPU types")
     return Catalog(models=models, gpu_types=gpu_types)
@@ -47,7 +47,7 @@ def load_memory_model(path: Path | str | None = None) -> MemoryModel:
     check_types(("path", path, Path | str | None))
     if path is None:
         return _shipped_memory_model()
-    return _validate(MemoryModel, Path(path))
+    return validate(MemoryModel, Path(path))
 
 
 def load_weights(path: Path | str | None = None) -> Weights:
@@ -55,7 +55,7 @@ def load_weights(path: Path | str | None = None) -> Weights:
     check_types(("path", path, Path | str | None))
     if path is None:
         return _shipped_weights()
-    return _validate(Weights, Path(path))
+    return validate(Weights, Path(path))
 
 
 def shipped_tables_directory() -> Path:
@@ -73,9 +73,9 @@ def _shipped_catalog() -> Catalog:
 
 @cache
 def _shipped_weights() -> Weights:
-    return _validate(Weights, shipped_tables_directory() / "costs.yaml")
+    return validate(Weights, shipped_tables_directory() / "costs.yaml")
 
 
 @cache
 def _shipped_memory_model() -> MemoryModel:
-    return _validate(MemoryModel, shipped_tables_directory() / "memory-model.yaml")
+    return validate(MemoryModel, shipped_tables_directory() / "memory-model.yaml")

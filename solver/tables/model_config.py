@@ -10,7 +10,7 @@ from typing import Any
 from solver.tables.loaders import load_catalog
 from solver.tables.reading import NUMBER_TOO_LONG, read_user_file
 from solver.tables.schema import Model
-from solver.tables.text import TableError, _first_repeated, brief, check_types
+from solver.tables.text import TableError, brief, check_types, first_repeated
 
 QWEN_MODEL_TYPES = ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe")
 """The ``model_type`` of the Qwen models whose YaRN Qwen's model cards validate (`Model.qwen_yarn`)."""
@@ -52,7 +52,7 @@ class _RepeatedKey(Exception):
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     """A JSON object's pairs as a dict, or `_RepeatedKey` for a key given twice (a typo's twin, which silently wins)."""
-    repeated = _first_repeated(key for key, _ in pairs)
+    repeated = first_repeated(key for key, _ in pairs)
     if repeated is not None:
         raise _RepeatedKey(repr(repeated))
     return dict(pairs)

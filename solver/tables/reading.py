@@ -12,9 +12,9 @@ from typing import Any, get_args
 import yaml
 from pydantic import BaseModel, ValidationError
 
-from solver.tables.inputs import _UNION_TAGS, MemoryModel, Weights, _FleetFile
-from solver.tables.schema import MAX_FILE_BYTES, GpuType, Model, _ModelsFile, sp_rule_violation
-from solver.tables.text import TableError, _first_repeated, _normalise, brief, counted, smi_name_form
+from solver.tables.inputs import UNION_TAGS, FleetFile, MemoryModel, Weights
+from solver.tables.schema import MAX_FILE_BYTES, GpuType, Model, ModelsFile, sp_rule_violation
+from solver.tables.text import TableError, brief, counted, first_repeated, normalise, smi_name_form
 
 
 class UniqueKeys:
@@ -121,7 +121,7 @@ def _data_location(raw: Any, location: tuple[Any, ...]) -> tuple[Any, ...]:
     ``constrained-int`` or ``AtLeast`` that pydantic adds for a field of several types)."""
     walked, node = [], raw
     for key in location:
-        if key in _UNION_TAGS and not (isinstance(node, dict) and key in node):  # a tag, not data
+        if key in UNION_TAGS and not (isinstance(node, dict) and key in node):  # a tag, not data
             continue
         if isinstance(node, dict) and key in node or isinstance(node, list) and isinstance(key, int):
             node = node[key] if isinstance(node, dict) or 0 <= key < len(node) else None
@@ -264,7 +264,7 @@ def _yaml_number(text: str, whole: bool) -> str:
     return f"{mantissa}e{exponent if exponent[0] in '+-' else '+' + exponent}"
 
 
-def _validate(model: type[BaseModel], path: Path, context: dict[str, Any] | None = None) -> Any:
+def validate(model: type[BaseModel], path: Path, context: dict[str, Any] | None = None) -> Any:
     """The file at `path` as `model`, or `TableError` in one line (naming the kind of file it looks like instead, where
     its top-level keys are another's: `_FILE_KINDS`)."""
     raw = _read_yaml(path)
@@ -285,7 +285,7 @@ _FILE_KINDS: dict[str, tuple[type[BaseModel] | None, set[str]]] = {
     "a cells file, for --cells": (GpuType, {"gpu", "tables"}),
     "a memory-model file, for --memory-model, as solve calibrate --out writes": (MemoryModel, {"coefficients"}),
     "a cost-weights file, for --weights": (Weights, {"offload", "sp", "env"}),
-    "a fleet file, for solve cluster": (_FleetFile, {"pools", "jobs"}),
+    "a fleet file, for solve cluster": (FleetFile, {"pools", "jobs"}),
     "a Trinity config, for --from-config": (None, {"model", "trainer"}),
 }
 """The kinds of file a user gives, each by its schema and the top-level keys that tell it apart."""
@@ -293,9 +293,9 @@ _FILE_KINDS: dict[str, tuple[type[BaseModel] | None, set[str]]] = {
 
 def load_models(path: Path) -> tuple[Model, ...]:
     """Load and check a models file (``tables/models.yaml``)."""
-    models = _validate(_ModelsFile, path).models
-    names = [_normalise(name) for model in models for name in (model.name, *model.aliases)]
-    duplicate = _first_repeated(names)
+    models = validate(ModelsFile, path).models
+    names = [normalise(name) for model in models for name in (model.name, *model.aliases)]
+    duplicate = first_repeated(names)
     if duplicate is not None:
         raise TableError(f"{path}: the name {duplicate!r} is given to two models")
     return models
@@ -305,8 +305,8 @@ def load_gpu_type(path: Path, models: tuple[Model, ...], hardware: tuple[GpuType
     """Load and check one GPU type's feasibility tables against the known `models`; a GPU type of the
     `hardware` catalogue (named by its name or an alias) must match its entry there, whose name, aliases
     and driver-reported memory it takes."""
-    names = {_normalise(name): model.name for model in models for name in (model.name, *model.aliases)}
-    tabled = _validate(GpuType, path, context={"models": [model.name for model in models], "names": names})
+    names = {normalise(name): model.name for model in models for name in (model.name, *model.aliases)}
+    tabled = validate(GpuType, path, context={"models": [model.name for model in models], "names": names})
     by_name = {model.name: model for model in models}
     for table in tabled.tables:  # a setting no run can have: the model's heads rule its SP degree out
         for row in table.rows:
@@ -316,8 +316,8 @@ def load_gpu_type(path: Path, models: tuple[Model, ...], hardware: tuple[GpuType
                 if heads:
                     raise TableError(f"{path}: table gpus={table.gpus}: row max_model_len={row.max_model_len}, "
                                      f"{name}: {heads} (Trinity and verl refuse it)")
-    known = next((gpu for wanted in dict.fromkeys((_normalise(tabled.name), smi_name_form(tabled.name)))
-                  for gpu in hardware if wanted in {_normalise(name) for name in (gpu.name, *gpu.aliases)}), None)
+    known = next((gpu for wanted in dict.fromkeys((normalise(tabled.name), smi_name_form(tabled.name)))
+                  for gpu in hardware if wanted in {normalise(name) for name in (gpu.name, *gpu.aliases)}), None)
     if known is None:
         return tabled
     if known.memory_gb != tabled.memory_gb:

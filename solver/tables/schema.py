@@ -20,7 +20,7 @@ from pydantic import (
     model_validator,
 )
 
-from solver.tables.text import QueryError, _first_repeated, _normalise, _printable, brief, check_types, counted
+from solver.tables.text import QueryError, brief, check_types, counted, first_repeated, normalise, require_printable
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
 """The largest file rft-solver reads (tables, cluster files, Trinity configs, config.json)."""
@@ -65,7 +65,7 @@ Multiplier = Annotated[float, Ge(0), Le(1000), AllowInfNan(False)]
 Text = Annotated[str, Strict(), MinLen(1)]
 
 
-PrintableText = Annotated[Text, AfterValidator(_printable)]
+PrintableText = Annotated[Text, AfterValidator(require_printable)]
 """Text that output shows as it is (a name, a source, a table's heading): no control characters."""
 
 NO_SETTING = "-"
@@ -236,7 +236,7 @@ class Source(Frozen):
 
 def _printable_source(source: Source | str) -> Source | str:
     """A GPU type's `source`, if printable where it is text (a `Source`'s fields check themselves)."""
-    return _printable(source) if isinstance(source, str) else source
+    return require_printable(source) if isinstance(source, str) else source
 
 
 def source_words(source: Source | str) -> str:
@@ -291,7 +291,7 @@ class Table(Frozen):
             return raw
 
         def canonical(name: Any) -> Any:
-            return names.get(_normalise(name), name) if isinstance(name, str) else name
+            return names.get(normalise(name), name) if isinstance(name, str) else name
 
         renamed = dict(raw)
         if isinstance(raw.get("models"), list):
@@ -302,7 +302,7 @@ class Table(Frozen):
                 if isinstance(row, dict) and isinstance(row.get("cells"), dict):
                     cells = {canonical(model): cell for model, cell in row["cells"].items()}
                     if len(cells) < len(row["cells"]):
-                        twice = _first_repeated([canonical(model) for model in row["cells"]])
+                        twice = first_repeated([canonical(model) for model in row["cells"]])
                         raise ValueError(f"row max_model_len={brief(row.get('max_model_len'))}: two cells for "
                                          f"{twice} (by two of its names)")
                     row = {**row, "cells": cells}
@@ -317,7 +317,7 @@ class Table(Frozen):
         for model in self.models:
             if known is not None and model not in known:
                 raise ValueError(f"unknown model {model!r} in the table's models (known: {', '.join(known)})")
-        twice = _first_repeated(self.models)
+        twice = first_repeated(self.models)
         if twice is not None:
             raise ValueError(f"{twice} is named twice in the table's models")
         if not self.rows:
@@ -401,7 +401,7 @@ class GpuType(Frozen):
         if problem:
             raise ValueError(problem)
         counts = [table.gpus for table in self.tables]
-        repeated = _first_repeated(counts)
+        repeated = first_repeated(counts)
         if repeated is not None:
             raise ValueError(f"two tables for {repeated} trainer GPUs")
         return self
@@ -447,16 +447,20 @@ def described_gpu_type(name: str, memory_gb: int | None = None, memory_mib: int 
     return GpuType(gpu=name.strip(), memory_gb=memory_gb, memory_mib=memory_mib, source=source)
 
 
-class _GpusFile(Frozen):
+class GpusFile(Frozen):
+    """The shape of ``gpus.yaml``: the GPU types."""
+
     gpus: tuple[GpuType, ...] = Field(min_length=1)
 
 
-class _ModelsFile(Frozen):
+class ModelsFile(Frozen):
+    """The shape of ``models.yaml``: the models, each shape standing once for itself (`Model.tables_of`)."""
+
     source: Text
     models: tuple[Model, ...]
 
     @model_validator(mode="after")
-    def _check_tables_of(self) -> _ModelsFile:
+    def _check_tables_of(self) -> ModelsFile:
         by_name = {model.name: model for model in self.models}
         standing: dict[Shape, str] = {}
         for model in self.models:  # one model of each shape stands for itself, and for the others of its shape

@@ -11,7 +11,7 @@ from collections.abc import Set as AbstractSet
 from typing import Any, TypeVar, get_args
 
 
-def _printable(text: str) -> str:
+def require_printable(text: str) -> str:
     """`text`, if printable (no control characters, which would reach the terminal), else `ValueError`."""
     if not text.isprintable():
         raise ValueError(f"must be printable text (no control characters), got {text!r}")
@@ -33,7 +33,7 @@ class QueryError(OneLineError):
     """A request the tables cannot take as asked (unknown name, a GPU count with no table); one line."""
 
 
-def _normalise(name: str) -> str:
+def normalise(name: str) -> str:
     """A name as it is matched: any case, spaces and underscores as hyphens (``A100 80GB`` = ``a100-80gb``)."""
     return re.sub(r"[\s_]+", "-", name.strip().casefold())
 
@@ -45,13 +45,13 @@ SMI_WORDS = re.compile(r"^(nvidia|amd)-|(instinct|geforce)-|-(sxm\d*|pcie|hbm\d*
 def smi_name_form(name: str) -> str:
     """A GPU name as nvidia-smi or amd-smi prints it, less the words `SMI_WORDS` names (``NVIDIA A100-SXM4-80GB``
     -> ``a100-80gb``, ``AMD Instinct MI300X`` -> ``mi300x``); other names come back normalised."""
-    return SMI_WORDS.sub("", _normalise(name))
+    return SMI_WORDS.sub("", normalise(name))
 
 
 _Item = TypeVar("_Item", bound=Hashable)
 
 
-def _first_repeated(items: Iterable[_Item]) -> _Item | None:
+def first_repeated(items: Iterable[_Item]) -> _Item | None:
     """The first item that occurs more than once, or None; linear time, so big files stay fast."""
     items = list(items)
     counts = Counter(items)
@@ -117,10 +117,10 @@ def check_types(*values: tuple[str, object, Any]) -> None:
         if not any(_is_kind(value, one) for one in kinds):
             words = [word for one in kinds for word in _KIND_WORDS.get(one, (_with_article(one.__name__),))]
             accepted = f"{', '.join(words[:-1])} or {words[-1]}" if len(words) > 1 else words[0]
-            raise QueryError(f"{name} must be {accepted}, got {_shown(value, kinds)}")
+            raise QueryError(f"{name} must be {accepted}, got {shown_value(value, kinds)}")
 
 
-def _shown(value: object, accepted: tuple[Any, ...] = ()) -> str:
+def shown_value(value: object, accepted: tuple[Any, ...] = ()) -> str:
     """A value as a message shows it: a builtin one itself (``'32k'``), any other by its type (``a Catalog``; a
     numpy scalar with how to pass it where its builtin kind is one of `accepted`: ``a numpy int64 (pass
     int(...))``)."""

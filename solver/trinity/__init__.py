@@ -50,10 +50,10 @@ from solver.trinity.keys import (
 )
 from solver.trinity.patch import (
     NULL_WORD,
-    _paths_to,
     anchored_keys,
     kept_interpolations,
     patch_trinity_config,
+    paths_to,
 )
 from solver.trinity.plan_keys import TRINITY_06_KEYS
 from solver.trinity.reader import (
@@ -85,13 +85,13 @@ __all__ = [
     "ConfigError",
     "EngineError",
     "TrinityConfig",
-    "_paths_to",
     "anchored_keys",
     "check_config_arguments",
     "check_trinity_config",
     "kept_interpolations",
     "load_config_mapping",
     "patch_trinity_config",
+    "paths_to",
     "read_trinity_config",
     "role_token_budgets",
     "trainer_level_offload",

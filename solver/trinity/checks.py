@@ -9,7 +9,7 @@ from typing import Any
 from solver.query import NODE_SIZE_KEY, TrinityVersion
 from solver.rules import least_token_budget, whole_nodes_violation
 from solver.tables import Model, brief, sp_rule_violation
-from solver.trinity.interpolation import _decode_scalar, _resolve
+from solver.trinity.interpolation import decode_scalar, resolve_interpolations
 from solver.trinity.keys import (
     DYNAMIC_BATCH_KEYS,
     OFFLOAD_FLAGS,
@@ -18,10 +18,10 @@ from solver.trinity.keys import (
     ROLES,
     UNTYPED_SECTIONS,
     ConfigError,
-    _dig,
-    _offload_path,
+    dig,
+    offload_path,
 )
-from solver.trinity.reader import _boolean_like, _turned_off, trainer_strategy
+from solver.trinity.reader import boolean_like, trainer_strategy, turned_off
 
 
 def _number(value: float) -> str:
@@ -42,13 +42,13 @@ class _ConfigChecks:
 
     def value(self, path: tuple[str, ...]) -> Any:
         """The value at `path`, resolved and decoded (None where absent, or not resolved: a problem)."""
-        raw = _dig(self.mapping, path)
+        raw = dig(self.mapping, path)
         try:
-            resolved = _resolve(raw, ".".join(path), self.environ)
+            resolved = resolve_interpolations(raw, ".".join(path), self.environ)
         except ConfigError as error:
             self.problems.append(f"cannot check {error}")
             return None
-        decoded = _decode_scalar(resolved) if isinstance(resolved, str) else resolved
+        decoded = decode_scalar(resolved) if isinstance(resolved, str) else resolved
         if path[:2] in UNTYPED_SECTIONS and isinstance(resolved, str) and not isinstance(decoded, str):
             self.problems.append(f"{'.'.join(path)} is the text {brief(resolved)}: {'.'.join(path[:2])} reaches the "
                                  "model as written (an oc.env value stays text there); write the number, or "
@@ -126,7 +126,7 @@ def _check_rope_scaling(checks: _ConfigChecks, model: Model, length: float | Non
     """Check ``model.rope_scaling`` against `model` and `length`: a mapping, replacing no RoPE scaling of the model's
     own, and YaRN where, and only where, the length is beyond the native context (`_check_yarn`)."""
     native, own_rope = model.native_context, model.rope_scaling
-    rope = _dig(checks.mapping, _ROPE_SCALING)
+    rope = dig(checks.mapping, _ROPE_SCALING)
     given_rope = checks.rope_type()
     if own_rope is not None and rope is not None and given_rope != own_rope:
         checks.problems.append(f"model.rope_scaling ({brief(given_rope)}) would replace {model.name}'s own {own_rope} "
@@ -160,9 +160,9 @@ def _check_yarn(checks: _ConfigChecks, native: int, length: float, wanted: float
     original_path = (*_ROPE_SCALING, "original_max_position_embeddings")
     original = checks.number(original_path)
     # Other values than the guide's may still cover the length (Qwen's model cards: factor 4 over 32768).
-    if factor is None and _dig(checks.mapping, factor_path) is None:
+    if factor is None and dig(checks.mapping, factor_path) is None:
         checks.problems.append(f"model.rope_scaling.factor must be max_model_len / {native} = {wanted!r}, got None")
-    if original is None and _dig(checks.mapping, original_path) is None:
+    if original is None and dig(checks.mapping, original_path) is None:
         checks.problems.append(f"model.rope_scaling.original_max_position_embeddings must be {native}, got None")
     if factor is not None:
         original = native if original is None else original  # missing: said above; YaRN then takes the native
@@ -189,9 +189,9 @@ def _check_dynamic_batch(checks: _ConfigChecks) -> None:
     """Check that the dynamic batch size keys (`DYNAMIC_BATCH_KEYS`) are booleans, and on."""
     for path in DYNAMIC_BATCH_KEYS:
         value = checks.value(path)  # once: an unresolvable value is one problem, not one per look
-        if not _boolean_like(value):
+        if not boolean_like(value):
             checks.problems.append(f"{'.'.join(path)} must be true or false, got {brief(value)}: Trinity refuses it")
-        elif _turned_off(value):
+        elif turned_off(value):
             scope = ROLE_KEY_SCOPES.get(path)
             checks.problems.append(f"{'.'.join(path)} is false: verl then ignores the token budget "
                                    "(max_token_len_per_gpu), which the tables measured and the plan sets, and fills "
@@ -216,8 +216,8 @@ def _check_offload_strategy(checks: _ConfigChecks, version: TrinityVersion | Non
     given = checks.value(("trainer", "trainer_strategy"))
     strategy = trainer_strategy(given, checks.mapping, version)
     got = brief(given) if given else "none (Trinity before 0.6 takes fsdp)"
-    noted = (("trainer", "offload_policy"), _offload_path("actor", "offload_policy")) if actor_noted else ()
-    for policy in [("trainer", "offload_policy"), *(_offload_path(role, "offload_policy") for role in ROLES)]:
+    noted = (("trainer", "offload_policy"), offload_path("actor", "offload_policy")) if actor_noted else ()
+    for policy in [("trainer", "offload_policy"), *(offload_path(role, "offload_policy") for role in ROLES)]:
         if policy in noted:
             continue
         if checks.value(policy) is True and strategy != "fsdp2":
@@ -226,7 +226,7 @@ def _check_offload_strategy(checks: _ConfigChecks, version: TrinityVersion | Non
 
 def _check_no_config_path(checks: _ConfigChecks) -> None:
     """Check that the config has no deprecated ``trainer.trainer_config_path``."""
-    if _dig(checks.mapping, ("trainer", "trainer_config_path")) is not None:
+    if dig(checks.mapping, ("trainer", "trainer_config_path")) is not None:
         checks.problems.append("trainer.trainer_config_path is deprecated: Trinity refuses it where "
                                "trainer.trainer_config is empty (0.5, and 0.6 on verl before 0.8) and otherwise never "
                                "reads it; move its settings under trainer.trainer_config")

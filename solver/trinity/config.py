@@ -12,7 +12,7 @@ from solver.query import TrinityVersion
 from solver.rules import token_budget
 from solver.tables import MAX_GPUS, brief, counted, model_name_from_path
 from solver.trinity.keys import (
-    _FSDP_CONFIG,
+    FSDP_CONFIG,
     IGNORED_SECTION,
     OFFLOAD_FLAGS,
     REMOTE_ENGINES,
@@ -20,15 +20,15 @@ from solver.trinity.keys import (
     ROLE_TOKEN_BUDGETS,
     ROLES,
     ConfigError,
-    _offload_path,
+    offload_path,
     trainer_level_offload,
 )
 from solver.trinity.reader import (
-    _leniently,
-    _note_flag,
-    _Reader,
+    ConfigReader,
     check_config_arguments,
+    leniently,
     load_config_mapping,
+    note_flag,
     role_token_budgets,
     trainer_strategy,
 )
@@ -85,7 +85,7 @@ class TrinityConfig(BaseModel):
     all agree, or that the strategy ignores; a verl config kept in another file."""
 
 
-def _rollout_gpus(reader: _Reader, mode: str | None) -> tuple[int, int, int]:
+def _rollout_gpus(reader: ConfigReader, mode: str | None) -> tuple[int, int, int]:
     """GPUs the explorer holds: (all of them, one rollout engine's GPUs, the auxiliary models' GPUs); all =
     rollout engines times their GPUs, plus the auxiliary models'. An engine's GPUs are its tensor-parallel
     size, times its ``data_parallel_size`` and ``pipeline_parallel_size`` where given (Trinity 0.6).
@@ -97,7 +97,7 @@ def _rollout_gpus(reader: _Reader, mode: str | None) -> tuple[int, int, int]:
     if mode == "train":
         return 0, 1, 0
 
-    def engine_gpus(sub: _Reader, prefix: tuple[str, ...]) -> int:
+    def engine_gpus(sub: ConfigReader, prefix: tuple[str, ...]) -> int:
         if sub.word((*prefix, "engine_type")) in REMOTE_ENGINES:
             return 0
         return math.prod(sub.count((*prefix, key), 1)
@@ -113,12 +113,12 @@ def _rollout_gpus(reader: _Reader, mode: str | None) -> tuple[int, int, int]:
     for index, entry in enumerate(auxiliary):
         if not isinstance(entry, Mapping):
             raise ConfigError(f"{reader.where(('explorer', f'auxiliary_models[{index}]'))} must be a mapping")
-        sub = _Reader(entry, reader.name, reader.environ, prefix=f"explorer.auxiliary_models[{index}].")
+        sub = ConfigReader(entry, reader.name, reader.environ, prefix=f"explorer.auxiliary_models[{index}].")
         auxiliary_gpus += sub.count(("engine_num",), 1, minimum=0) * engine_gpus(sub, ())
     return engines + auxiliary_gpus, per_engine, auxiliary_gpus
 
 
-def _read_model(reader: _Reader) -> tuple[str, str]:
+def _read_model(reader: ConfigReader) -> tuple[str, str]:
     """The config's ``model.model_path`` (stripped) and the model name it ends in."""
     model_path = reader.get(("model", "model_path"))
     if model_path is None or (isinstance(model_path, str) and not model_path.strip()):
@@ -131,7 +131,7 @@ def _read_model(reader: _Reader) -> tuple[str, str]:
     return model_path.strip(), model
 
 
-def _read_mode(reader: _Reader) -> str | None:
+def _read_mode(reader: ConfigReader) -> str | None:
     """The config's ``mode`` (None where unset); `ConfigError` for one that runs no trainer rft-solver plans."""
     name, mode = reader.name, reader.word(("mode",))
     if mode in NO_TRAINER_MODES:
@@ -146,7 +146,7 @@ def _read_mode(reader: _Reader) -> str | None:
     return mode
 
 
-def _check_verl_trainer(reader: _Reader) -> None:
+def _check_verl_trainer(reader: ConfigReader) -> None:
     """`ConfigError` unless verl's trainer trains the config (not the Tinker service, nor another trainer type)."""
     trainer_type = (reader.text(("trainer", "trainer_type")) or "verl").strip()
     if reader.flag(("model", "tinker", "enable")) or trainer_type == "tinker":
@@ -158,7 +158,7 @@ def _check_verl_trainer(reader: _Reader) -> None:
                           f"got {brief(trainer_type)}")
 
 
-def _check_local_rollout(reader: _Reader, mode: str | None) -> None:
+def _check_local_rollout(reader: ConfigReader, mode: str | None) -> None:
     """`ConfigError` for an external rollout model outside ``mode: train``: it is for mode bench, whose trainer
     Trinity gives no GPU."""
     if mode != "train" and (reader.word(("explorer", "rollout_model", "engine_type")) == "external"
@@ -168,7 +168,7 @@ def _check_local_rollout(reader: _Reader, mode: str | None) -> None:
                           "there is nothing to plan")
 
 
-def _read_trainer_gpus(reader: _Reader, rollout: int) -> tuple[int | None, int | None]:
+def _read_trainer_gpus(reader: ConfigReader, rollout: int) -> tuple[int | None, int | None]:
     """``cluster.gpu_per_node`` and the cluster's GPUs left to the trainer after the `rollout` GPUs (both None
     without ``gpu_per_node``); `ConfigError` for a cluster above `MAX_GPUS`, or one that leaves the trainer none."""
     gpu_per_node = reader.integer(("cluster", "gpu_per_node"), maximum=MAX_GPUS)
@@ -186,10 +186,10 @@ def _read_trainer_gpus(reader: _Reader, rollout: int) -> tuple[int | None, int |
     return gpu_per_node, trainer_gpus
 
 
-def _actor_note_flags(reader: _Reader) -> dict[str, bool]:
+def _actor_note_flags(reader: ConfigReader) -> dict[str, bool]:
     """The actor's offload flags in its ``fsdp_config`` that can be read for the notes (``actor.fsdp_config.<flag>``:
-    on or off); every role's flags are checked (`_note_flag`)."""
-    read = {f"{role}.fsdp_config.{flag}": _note_flag(reader, _offload_path(role, flag)) for role in ROLES
+    on or off); every role's flags are checked (`note_flag`)."""
+    read = {f"{role}.fsdp_config.{flag}": note_flag(reader, offload_path(role, flag)) for role in ROLES
             for flag in OFFLOAD_FLAGS}
     return {flag: on for flag, on in read.items() if on is not None and flag.startswith("actor.")}
 
@@ -197,7 +197,7 @@ def _actor_note_flags(reader: _Reader) -> dict[str, bool]:
 def _policies_disagree_note(trainer_policy: bool, actor_policy: bool) -> str:
     """The note on Trinity 0.6's ``trainer.offload_policy`` and the actor's own set differently."""
     return (f"trainer.offload_policy is {str(trainer_policy).lower()} but "
-            f"{'.'.join(_offload_path('actor', 'offload_policy'))} is {str(actor_policy).lower()}: Trinity 0.6 takes "
+            f"{'.'.join(offload_path('actor', 'offload_policy'))} is {str(actor_policy).lower()}: Trinity 0.6 takes "
             "the trainer's with verl before 0.8 and the actor's with verl 0.8 or later, so the verdict takes Offload "
             "as off; set both alike (--write does)")
 
@@ -218,20 +218,20 @@ def _offload_without_fsdp2_note(strategy: str, given: str | None) -> str:
             "CPU offload, so the verdict takes Offload as off")
 
 
-def _engine_section_notes(reader: _Reader) -> list[str]:
+def _engine_section_notes(reader: ConfigReader) -> list[str]:
     """A note on the roles' offload flags under their ``engine`` (`IGNORED_SECTION`), which Trinity never reads
     (none where there are none)."""
     unread = [f"{role}.{IGNORED_SECTION}.{flag}" for role in ROLES for flag in OFFLOAD_FLAGS
-              if _leniently(reader.get, _offload_path(role, flag, IGNORED_SECTION)) is not None]
+              if leniently(reader.get, offload_path(role, flag, IGNORED_SECTION)) is not None]
     if not unread:
         return []
-    return [(f"{', '.join(unread)} (under {'.'.join(_FSDP_CONFIG)}): Trinity reads a role's offload flags "
+    return [(f"{', '.join(unread)} (under {'.'.join(FSDP_CONFIG)}): Trinity reads a role's offload flags "
              "from its fsdp_config, never its engine (Trinity 0.5 refuses the key, 0.6 drops it, and verl 0.8 "
              "or later replaces it with fsdp_config), so the verdict leaves them out; set them under "
              "fsdp_config (--write does)")]
 
 
-def _read_offload(reader: _Reader, given: str | None, strategy: str,
+def _read_offload(reader: ConfigReader, given: str | None, strategy: str,
                   version: TrinityVersion | None) -> tuple[bool, list[str]]:
     """Whether the trainer runs with the tables' Offload (`strategy` fsdp2 with ``offload_policy`` on), and the notes
     on the offload flags (`given`: the config's ``trainer.trainer_strategy``)."""
@@ -240,7 +240,7 @@ def _read_offload(reader: _Reader, given: str | None, strategy: str,
     flags = _actor_note_flags(reader)
     where = "trainer.trainer_config.actor_rollout_ref"
     # The verdict's flag is read as strictly as Trinity reads it (the notes' may be left unread).
-    actor_policy = _offload_path("actor", "offload_policy")
+    actor_policy = offload_path("actor", "offload_policy")
     policy, actor_sets_policy = reader.flag(actor_policy), reader.get(actor_policy) is not None
     notes: list[str] = []
     disagree = False
@@ -271,13 +271,13 @@ def _strategy_notes(strategy: str) -> list[str]:
              "FSDP's (fsdp, or fsdp2 for Offload), so the verdict and the plans are for an FSDP trainer")]
 
 
-def _read_sequence_parallel(reader: _Reader) -> tuple[int, list[str]]:
+def _read_sequence_parallel(reader: ConfigReader) -> tuple[int, list[str]]:
     """``trainer.ulysses_sequence_parallel_size`` (default 1), and a note on each role's own SP (`ROLE_SP_KEYS`) that
     differs from it."""
     sp = reader.count(("trainer", "ulysses_sequence_parallel_size"), 1)
     notes = []
     for path in ROLE_SP_KEYS:
-        role_sp = _leniently(reader.integer, path)
+        role_sp = leniently(reader.integer, path)
         if role_sp is not None and role_sp != sp:
             notes.append(f"{'.'.join(path)} {role_sp} is not trainer.ulysses_sequence_parallel_size {sp}: Trinity with "
                          f"verl before 0.8 runs that role at SP {role_sp} (with the trainer's token budget), Trinity 0.6 "
@@ -285,13 +285,13 @@ def _read_sequence_parallel(reader: _Reader) -> tuple[int, list[str]]:
     return sp, notes
 
 
-def _read_max_model_len(reader: _Reader) -> tuple[int | None, list[str]]:
+def _read_max_model_len(reader: ConfigReader) -> tuple[int | None, list[str]]:
     """``model.max_model_len``; where it is not set, ``max_prompt_tokens + max_response_tokens`` as Trinity takes it
     (with a note), where both are given; else None."""
     length = reader.integer(("model", "max_model_len"))
     if length is not None:
         return length, []
-    prompt, response = (_leniently(reader.integer, ("model", key)) for key in ("max_prompt_tokens",
+    prompt, response = (leniently(reader.integer, ("model", key)) for key in ("max_prompt_tokens",
                                                                                 "max_response_tokens"))
     if prompt is None or response is None:
         return None, []
@@ -330,7 +330,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
     """
     check_config_arguments(text, name, environ, version)
     data = load_config_mapping(text, name)
-    reader = _Reader(data, name, environ)
+    reader = ConfigReader(data, name, environ)
     model_path, model = _read_model(reader)
     mode = _read_mode(reader)
     _check_verl_trainer(reader)

@@ -13,8 +13,8 @@ from solver.results import ENV_EXPORT, Plan, index_range
 from solver.rules import whole_nodes_violation
 from solver.tables import MAX_GPUS, Model, OneLineError, QueryError, brief, check_types, counted
 from solver.trinity.checks import check_trinity_config
-from solver.trinity.keys import REMOTE_ENGINES, _dig, _scalar
-from solver.trinity.plan_keys import _Key, _plan_keys
+from solver.trinity.keys import REMOTE_ENGINES, dig, yaml_scalar
+from solver.trinity.plan_keys import PlanKey, keys_for_plan
 
 _FAST_SAFE_LOADER = getattr(pyyaml, "CSafeLoader", pyyaml.SafeLoader)
 """PyYAML's safe loader, in C where libyaml is there: it re-reads every fragment made, for the check."""
@@ -24,7 +24,7 @@ class EngineError(OneLineError):
     """Rollout GPUs that a config's engines (their GPUs each, its auxiliary models) cannot take."""
 
 
-def _emit(keys: Iterable[_Key], section_comments: Mapping[tuple[str, ...], str]) -> list[str]:
+def _emit(keys: Iterable[PlanKey], section_comments: Mapping[tuple[str, ...], str]) -> list[str]:
     """Nested block YAML for `keys` (which must come grouped by their parent paths)."""
     lines: list[str] = []
     opened: tuple[str, ...] = ()
@@ -42,7 +42,7 @@ def _emit(keys: Iterable[_Key], section_comments: Mapping[tuple[str, ...], str])
             comment = section_comments.get(prefix)
             lines.append("  " * depth + f"{parent[depth]}:" + (f"  # {comment}" if comment else ""))
         opened = parent
-        line = "  " * len(parent) + f"{key.path[-1]}: {_scalar(key.value)}"
+        line = "  " * len(parent) + f"{key.path[-1]}: {yaml_scalar(key.value)}"
         lines.append(line + (f"  # {key.comment}" if key.comment else ""))
     return lines
 
@@ -116,18 +116,18 @@ def trinity_fragment(
     Trinity's rules (`check_trinity_config`) before it is returned.
     """
     _check_fragment_arguments(plan, model, rollout_gpus, gpu, nodes, shared_gpus, engines, version, rocm)
-    keys = [key for key in _plan_keys(plan, model, layout, version=version)
-            if not (key.existing_only and _dig(layout, key.path) is None)]
+    keys = [key for key in keys_for_plan(plan, model, layout, version=version)
+            if not (key.existing_only and dig(layout, key.path) is None)]
     model_keys = [k for k in keys if k.path[0] == "model"]
     trainer_keys = [k for k in keys if k.path[0] == "trainer"]
-    cluster_keys: list[_Key] = []
+    cluster_keys: list[PlanKey] = []
     if rollout_gpus is not None:
-        no_explorer = [_Key(path=("mode",), value="train",
-                            comment="no explorer here: it runs elsewhere, in mode explore")]
+        no_explorer = [PlanKey(path=("mode",), value="train",
+                               comment="no explorer here: it runs elsewhere, in mode explore")]
         cluster_keys = [
             *(no_explorer if not rollout_gpus else []),
-            _Key(path=("cluster", "node_num"), value=nodes),
-            _Key(
+            PlanKey(path=("cluster", "node_num"), value=nodes),
+            PlanKey(
                 path=("cluster", "gpu_per_node"),
                 value=(plan.gpus + rollout_gpus) // nodes,
                 comment=f"{plan.gpus} trainer + {rollout_gpus} rollout" if rollout_gpus else (
@@ -142,12 +142,12 @@ def trinity_fragment(
             if (rollout_gpus - others) < size or (rollout_gpus - others) % size:
                 raise EngineError(f"{rollout_gpus} rollout GPUs less the {others} of auxiliary models are not whole "
                                   f"engines of {counted(size, 'GPU')} each")
-            cluster_keys.append(_Key(path=("explorer", "rollout_model", "engine_num"),
-                                     value=(rollout_gpus - others) // size,
-                                     comment="one GPU each" if size == 1 else f"{size} GPUs each"))
-            if not any(_dig(layout, ("explorer", "rollout_model", key)) is not None
+            cluster_keys.append(PlanKey(path=("explorer", "rollout_model", "engine_num"),
+                                        value=(rollout_gpus - others) // size,
+                                        comment="one GPU each" if size == 1 else f"{size} GPUs each"))
+            if not any(dig(layout, ("explorer", "rollout_model", key)) is not None
                        for key in ("data_parallel_size", "pipeline_parallel_size")):  # else size is their product
-                cluster_keys.append(_Key(path=("explorer", "rollout_model", "tensor_parallel_size"), value=size))
+                cluster_keys.append(PlanKey(path=("explorer", "rollout_model", "tensor_parallel_size"), value=size))
     comments: dict[tuple[str, ...], str] = {
         ("model", "rope_scaling"): f"YaRN: max_model_len is beyond the native context of {model.native_context}",
     }

@@ -9,7 +9,7 @@ from typing import Any
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
 
-from solver.trinity.keys import ConfigError, _scalar
+from solver.trinity.keys import ConfigError, yaml_scalar
 
 _SUPPORTED = "only ${oc.env:VAR,default} is supported"
 
@@ -38,7 +38,8 @@ def _unquote(text: str) -> str:
     return text
 
 
-def _decode_scalar(text: str) -> Any:
+def decode_scalar(text: str) -> Any:
+    """`text` as OmegaConf's ``oc.decode`` reads it: the YAML scalar it spells (a number, a boolean), else itself."""
     try:
         value = YAML(typ="safe", pure=True).load(text)
     except (YAMLError, ValueError, RecursionError):  # not YAML, or not a value YAML builds: the text stays text
@@ -65,7 +66,7 @@ def _interpolate(value: str, where: str, environ: Mapping[str, str]) -> Any:
     if len(parts) == 1:
         return parts[0]
     # Joined into text, a value is written as OmegaConf writes it (a null default as "None").
-    return "".join(p if isinstance(p, str) else "None" if p is None else _scalar(p) for p in parts)
+    return "".join(p if isinstance(p, str) else "None" if p is None else yaml_scalar(p) for p in parts)
 
 
 def _resolve_one(expression: str, where: str, environ: Mapping[str, str]) -> Any:
@@ -87,11 +88,13 @@ def _resolve_one(expression: str, where: str, environ: Mapping[str, str]) -> Any
         raise ConfigError(f"{where}: environment variable {var} is not set and {expression!r} has no default")
     if colon and resolver == "oc.decode":
         inner = _interpolate(args.strip(), where, environ)
-        return _decode_scalar(inner) if isinstance(inner, str) else inner
+        return decode_scalar(inner) if isinstance(inner, str) else inner
     raise ConfigError(f"{where}: cannot resolve {expression!r} ({_SUPPORTED})")
 
 
-def _resolve(value: Any, where: str, environ: Mapping[str, str]) -> Any:
+def resolve_interpolations(value: Any, where: str, environ: Mapping[str, str]) -> Any:
+    """`value` with its ``${...}`` interpolations resolved from `environ` (`ConfigError` naming `where` where one
+    cannot be); any other value as it is."""
     if isinstance(value, str) and "${" in value:
         return _interpolate(value, where, environ)
     return value

@@ -10,7 +10,7 @@ from solver.tables import OneLineError
 
 OFFLOAD_FLAGS = ("param_offload", "optimizer_offload", "offload_policy")
 ROLES = ("actor", "ref")
-_FSDP_CONFIG = ("trainer", "trainer_config", "actor_rollout_ref")
+FSDP_CONFIG = ("trainer", "trainer_config", "actor_rollout_ref")
 
 
 REMOTE_ENGINES = ("tinker", "external")
@@ -21,10 +21,10 @@ class ConfigError(OneLineError):
     """A Trinity config that cannot be read or resolved; the message is one line naming the key at fault."""
 
 
-def _offload_path(role: str, flag: str, section: str = "fsdp_config") -> tuple[str, ...]:
+def offload_path(role: str, flag: str, section: str = "fsdp_config") -> tuple[str, ...]:
     """The path of `role`'s offload `flag` under ``trainer.trainer_config.actor_rollout_ref``: in its
     ``fsdp_config``, where Trinity and verl read it, or in another `section` (``engine``, `IGNORED_SECTION`)."""
-    return (*_FSDP_CONFIG, role, section, flag)
+    return (*FSDP_CONFIG, role, section, flag)
 
 
 IGNORED_SECTION = "engine"
@@ -35,10 +35,11 @@ Trinity 0.6 drops it on verl before 0.8, and verl 0.8 and later replaces it with
 def trainer_level_offload(config: Any) -> bool:
     """Whether `config` (the user's, None for none) has an offload flag under ``trainer`` itself, as Trinity 0.6
     keeps them (``trainer.offload_policy``): it then copies them over the roles' own."""
-    return config is not None and any(_dig(config, ("trainer", flag)) is not None for flag in OFFLOAD_FLAGS)
+    return config is not None and any(dig(config, ("trainer", flag)) is not None for flag in OFFLOAD_FLAGS)
 
 
-def _scalar(value: Any) -> str:
+def yaml_scalar(value: Any) -> str:
+    """A config value as YAML writes it (``true``, ``8192``, ``2.5``); `TypeError` for any other kind."""
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, (int, str)):
@@ -48,11 +49,11 @@ def _scalar(value: Any) -> str:
     raise TypeError(f"no YAML form for {value!r}")
 
 
-DYNAMIC_BATCH_KEYS = (("trainer", "use_dynamic_bsz"), (*_FSDP_CONFIG, "actor", "use_dynamic_bsz"),
-                      (*_FSDP_CONFIG, "ref", "log_prob_use_dynamic_bsz"))
+DYNAMIC_BATCH_KEYS = (("trainer", "use_dynamic_bsz"), (*FSDP_CONFIG, "actor", "use_dynamic_bsz"),
+                      (*FSDP_CONFIG, "ref", "log_prob_use_dynamic_bsz"))
 """Dynamic batch sizes (Trinity's default, and the role keys of verl it sets): token budgets apply only with them."""
-ROLE_TOKEN_BUDGETS = ((*_FSDP_CONFIG, "actor", "ppo_max_token_len_per_gpu"),
-                      (*_FSDP_CONFIG, "ref", "log_prob_max_token_len_per_gpu"))
+ROLE_TOKEN_BUDGETS = ((*FSDP_CONFIG, "actor", "ppo_max_token_len_per_gpu"),
+                      (*FSDP_CONFIG, "ref", "log_prob_max_token_len_per_gpu"))
 """verl's per-role token budgets: set by hand, they override ``trainer.max_token_len_per_gpu`` for their role (on verl
 before 0.8: `ROLE_KEYS_IGNORED`)."""
 ROLE_KEYS_IGNORED = ("on verl before 0.8 only: Trinity 0.6 on verl 0.8 or later ignores the roles' own token budgets and "
@@ -65,7 +66,7 @@ ROLE_KEY_SCOPES: dict[tuple[str, ...], str] = {
     **dict.fromkeys(ROLE_TOKEN_BUDGETS, ROLE_KEYS_IGNORED),
 }
 """Where each of the roles' own keys counts, in words (the trainer's count everywhere)."""
-ROLE_SP_KEYS = tuple((*_FSDP_CONFIG, role, "ulysses_sequence_parallel_size") for role in ROLES)
+ROLE_SP_KEYS = tuple((*FSDP_CONFIG, role, "ulysses_sequence_parallel_size") for role in ROLES)
 """The roles' own SP: Trinity with verl before 0.8 takes it over the trainer's; Trinity 0.6 on verl 0.8 or later
 ignores it."""
 
@@ -75,7 +76,8 @@ UNTYPED_SECTIONS = (("model", "rope_scaling"),)
 ``oc.env`` value stays a string."""
 
 
-def _dig(mapping: Mapping[str, Any], path: tuple[str, ...]) -> Any:
+def dig(mapping: Mapping[str, Any], path: tuple[str, ...]) -> Any:
+    """The value at `path` in nested mappings, as written (no interpolation resolved); None where it is absent."""
     node: Any = mapping
     for part in path:
         if not isinstance(node, Mapping):

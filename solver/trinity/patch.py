@@ -25,10 +25,10 @@ from ruamel.yaml.tokens import CommentToken
 from solver.query import TrinityVersion
 from solver.results import Plan
 from solver.tables import Model, brief, check_types
-from solver.trinity.interpolation import _resolve
-from solver.trinity.keys import OFFLOAD_FLAGS, UNTYPED_SECTIONS, ConfigError, _dig, _scalar
-from solver.trinity.plan_keys import _Key, _plan_keys
-from solver.trinity.reader import _leniently, check_config_arguments, load_config_mapping
+from solver.trinity.interpolation import resolve_interpolations
+from solver.trinity.keys import OFFLOAD_FLAGS, UNTYPED_SECTIONS, ConfigError, dig, yaml_scalar
+from solver.trinity.plan_keys import PlanKey, keys_for_plan
+from solver.trinity.reader import check_config_arguments, leniently, load_config_mapping
 
 
 def _tail(node: Any) -> tuple[Any, Any, int] | None:
@@ -116,7 +116,7 @@ def _replace(mapping: CommentedMap, key: str, value: Any, lines: list[str]) -> N
         return
     written = line[key_col:old_col].rstrip()
     gap = max(old_col - (key_col + len(written)), 1)
-    token.column = key_col + len(f"{key}: {_scalar(value)}") + gap
+    token.column = key_col + len(f"{key}: {yaml_scalar(value)}") + gap
 
 
 def _set(
@@ -193,8 +193,8 @@ def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, 
                 environ: Mapping[str, str] | None, version: TrinityVersion | None) -> None:
     """Set `plan`'s keys in `data` (the config's round trip, whose text is `lines`; `reading`: its values as Trinity
     reads them), and remove a stale ``model.rope_scaling`` and, for Trinity 0.5, 0.6's flags under ``trainer``."""
-    for key in _plan_keys(plan, model, reading, environ, version):
-        if _writes(key, _dig(reading, key.path), environ):
+    for key in keys_for_plan(plan, model, reading, environ, version):
+        if _writes(key, dig(reading, key.path), environ):
             _set(data, key.path, key.value, lines, create=not key.existing_only)
     section = data.get("model")
     if isinstance(section, CommentedMap) and "rope_scaling" in section and _stale_rope(section["rope_scaling"],
@@ -209,7 +209,7 @@ def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, 
 def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "config",
                          environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None) -> str:
     """The user's Trinity config `text` with `plan` applied, everything else kept (ruamel round trip), for the
-    Trinity release `version` where given (`_plan_keys`: 0.6 gets the offload flags under ``trainer`` too).
+    Trinity release `version` where given (`keys_for_plan`: 0.6 gets the offload flags under ``trainer`` too).
 
     Sets exactly the keys `trinity_fragment` sets (not its ``cluster``/``explorer`` section, nor its
     header comment); every other key, the key order, the comments and the quoting stay as they were,
@@ -270,10 +270,10 @@ def _scalar_kind(value: Any) -> type:
     return next((kind for kind in (int, float, str) if isinstance(value, kind)), type(value))
 
 
-def _writes(key: _Key, current: Any, environ: Mapping[str, str] | None) -> bool:
+def _writes(key: PlanKey, current: Any, environ: Mapping[str, str] | None) -> bool:
     """Whether `patch_trinity_config` writes `key` where the config has `current` there (None: nothing): not a
-    choice of the user's it keeps (`_Key.default_only`), nor a key it only sets where present
-    (`_Key.existing_only`), nor the plan's value already (of its type: written again, an anchored value would
+    choice of the user's it keeps (`PlanKey.default_only`), nor a key it only sets where present
+    (`PlanKey.existing_only`), nor the plan's value already (of its type: written again, an anchored value would
     move its anchor to an alias), nor an interpolation that gives it (`_given`)."""
     already = _scalar_kind(current) is _scalar_kind(key.value) and current == key.value
     return (not (key.default_only and current is not None) and not (key.existing_only and current is None)
@@ -287,12 +287,12 @@ def _given(current: Any, path: tuple[str, ...], value: Any, environ: Mapping[str
     (`UNTYPED_SECTIONS`) only the value itself, of its type (``oc.decode`` gives numbers)."""
     if not (isinstance(current, str) and "${" in current):
         return None
-    resolved = _leniently(lambda _: _resolve(current, "", environ), ())
+    resolved = leniently(lambda _: resolve_interpolations(current, "", environ), ())
     if path[:2] in UNTYPED_SECTIONS:
         same = type(resolved) is type(value) and resolved == value
     else:
         text = str(resolved).lower() if isinstance(value, bool) else str(resolved)
-        same = resolved is not None and text == _scalar(value)
+        same = resolved is not None and text == yaml_scalar(value)
     return resolved if same else None
 
 
@@ -313,25 +313,26 @@ def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
         return anchor if anchor in repeated else None
 
     found: dict[str, str] = {}  # per anchor, once
-    for key in _plan_keys(plan, model, reading, environ, version):
-        value = _dig(reading, key.path)
+    for key in keys_for_plan(plan, model, reading, environ, version):
+        value = dig(reading, key.path)
         if value == key.value or not _writes(key, value, environ):
             continue
-        if (anchor := anchor_of(_dig(data, key.path))) is not None:
+        if (anchor := anchor_of(dig(data, key.path))) is not None:
             found.setdefault(anchor, f"{'.'.join(key.path)} is the anchor &{anchor}, which other keys repeat "
                                      f"(*{anchor}): the patch sets it to {key.value} and they keep {value}")
         for depth in range(1, len(key.path)):
-            if (anchor := anchor_of(node := _dig(data, key.path[:depth]))) is not None:
-                others = [".".join(path) for path in _paths_to(data, node) if path != key.path[:depth]]
+            if (anchor := anchor_of(node := dig(data, key.path[:depth]))) is not None:
+                others = [".".join(path) for path in paths_to(data, node) if path != key.path[:depth]]
                 repeat = f"{', '.join(others)} {'repeats' if len(others) == 1 else 'repeat'}" if others else (
                     "other keys repeat")
                 found.setdefault(anchor, f"{'.'.join(key.path[:depth])} is the anchor &{anchor}, which {repeat} "
                                          f"(*{anchor}): the patch's changes in it ({key.path[-1]} to "
-                                         f"{_scalar(key.value)}, ...) reach {'it' if len(others) == 1 else 'them'} too")
+                                         f"{yaml_scalar(key.value)}, ...) reach "
+                                         f"{'it' if len(others) == 1 else 'them'} too")
     return list(found.values())
 
 
-def _paths_to(data: Any, node: Any) -> list[tuple[str, ...]]:
+def paths_to(data: Any, node: Any) -> list[tuple[str, ...]]:
     """The key paths in `data` (nested mappings and lists, as ruamel reads them) at which `node` itself is: its
     anchor's and its aliases' places. Each container is entered once (its first place), so that aliases of aliases
     cost no more than the text: what an alias repeats is said where its anchor is."""
@@ -357,8 +358,8 @@ def kept_interpolations(text: str, plan: Plan, model: Model, *, name: str = "con
     `environ` (and may give another elsewhere), in words."""
     data = load_config_mapping(text.replace("\r\n", "\n"), name)
     return [f"{'.'.join(key.path)} stays {current}, which gives {given} in this environment: the plan holds for "
-            "that value" for key in _plan_keys(plan, model, data, environ, version)
-            if (given := _given(current := _dig(data, key.path), key.path, key.value, environ or {})) is not None]
+            "that value" for key in keys_for_plan(plan, model, data, environ, version)
+            if (given := _given(current := dig(data, key.path), key.path, key.value, environ or {})) is not None]
 
 
 NULL_WORD = re.compile(r"^[^#\n]*:[ \t]+null[ \t]*(#.*)?$", re.MULTILINE)

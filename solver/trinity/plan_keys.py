@@ -10,27 +10,29 @@ from pydantic import BaseModel, ConfigDict
 from solver.query import TrinityVersion
 from solver.results import Plan, yarn_caution
 from solver.tables import Model
-from solver.trinity.interpolation import _resolve
+from solver.trinity.interpolation import resolve_interpolations
 from solver.trinity.keys import (
-    _FSDP_CONFIG,
     DYNAMIC_BATCH_KEYS,
+    FSDP_CONFIG,
     IGNORED_SECTION,
     OFFLOAD_FLAGS,
     ROLE_SP_KEYS,
     ROLE_TOKEN_BUDGETS,
     ROLES,
-    _dig,
-    _offload_path,
+    dig,
+    offload_path,
     trainer_level_offload,
 )
-from solver.trinity.reader import _leniently, _number_above, _turned_off
+from solver.trinity.reader import leniently, number_above, turned_off
 
 TRINITY_06_KEYS = ("these three are Trinity 0.6's (0.5 refuses them: --trinity-version 0.5 leaves them out); on verl "
                    "before 0.8, Trinity 0.6 reads these, not the fsdp_config flags below")
 """The fragment's comment on a plan's offload flags under ``trainer`` itself: Trinity 0.6's keys."""
 
 
-class _Key(BaseModel):
+class PlanKey(BaseModel):
+    """One config key a plan sets: its path, its value and the comment written beside it."""
+
     model_config = ConfigDict(frozen=True, protected_namespaces=())
 
     path: tuple[str, ...]
@@ -42,32 +44,32 @@ class _Key(BaseModel):
     """A value for a key of the user's config only: set where the config has it, never added."""
 
 
-def _plan_keys(plan: Plan, model: Model, config: Any = None, environ: Mapping[str, str] | None = None,
-               version: TrinityVersion | None = None) -> list[_Key]:
+def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping[str, str] | None = None,
+                  version: TrinityVersion | None = None) -> list[PlanKey]:
     """The keys `plan` sets, in the fragment's order (model section first, then trainer); the offload flags
     under each role's ``fsdp_config``, and without Offload the flags `config` (the user's, None for none) has,
     set to false; Trinity 0.6's flags under ``trainer`` where `version` is 0.6, or, without a version, where
     `config` has them or, for no config, with Offload (never for 0.5); dynamic batch sizes back on where
     `config` turns them off (its interpolations resolved from `environ`)."""
     length, native = plan.max_model_len, model.native_context
-    keys = [_Key(path=("model", "max_model_len"), value=length)]
+    keys = [PlanKey(path=("model", "max_model_len"), value=length)]
     factor = model.yarn_factor(length)
     if factor is not None:
         rope = ("model", "rope_scaling")
         # A config that names the type as the model cards do (``type``, without ``rope_type``) keeps that key.
-        named = "type" if _dig(config, (*rope, "type")) is not None and _dig(config, (*rope, "rope_type")) is None \
+        named = "type" if dig(config, (*rope, "type")) is not None and dig(config, (*rope, "rope_type")) is None \
             else "rope_type"
         keys += [
-            _Key(path=(*rope, named), value="yarn"),
-            _Key(path=(*rope, "factor"), value=factor, comment=f"max_model_len / {native}"
-                 + (f"; {yarn_caution(model)}" if plan.yarn_beyond_validated else "")),
-            _Key(path=(*rope, "original_max_position_embeddings"), value=native),
+            PlanKey(path=(*rope, named), value="yarn"),
+            PlanKey(path=(*rope, "factor"), value=factor, comment=f"max_model_len / {native}"
+                    + (f"; {yarn_caution(model)}" if plan.yarn_beyond_validated else "")),
+            PlanKey(path=(*rope, "original_max_position_embeddings"), value=native),
         ]
     if plan.offload:
-        keys.append(_Key(path=("trainer", "trainer_strategy"), value="fsdp2", comment="CPU offload needs FSDP2"))
+        keys.append(PlanKey(path=("trainer", "trainer_strategy"), value="fsdp2", comment="CPU offload needs FSDP2"))
     keys += [
-        _Key(path=("trainer", "ulysses_sequence_parallel_size"), value=plan.sp),
-        _Key(
+        PlanKey(path=("trainer", "ulysses_sequence_parallel_size"), value=plan.sp),
+        PlanKey(
             path=("trainer", "max_token_len_per_gpu"),
             value=plan.max_token_len_per_gpu,
             comment=f"below Trinity's default ceil(2 * {length} / {plan.sp}), which does not fit; at least "
@@ -77,7 +79,7 @@ def _plan_keys(plan: Plan, model: Model, config: Any = None, environ: Mapping[st
     ]
     if plan.offload:
         keys.append(
-            _Key(
+            PlanKey(
                 path=("trainer", "save_hf_checkpoint"),
                 value="never",
                 comment="no Hugging Face weights saved, as in the source's offload measurements",
@@ -86,11 +88,13 @@ def _plan_keys(plan: Plan, model: Model, config: Any = None, environ: Mapping[st
         )
 
     def resolved(path: tuple[str, ...]) -> Any:  # the config's value there, its interpolation resolved (None: unread)
-        return _leniently(lambda at: _resolve(_dig(config, at), "", environ or {}), path) if config is not None else None
+        if config is None:
+            return None
+        return leniently(lambda at: resolve_interpolations(dig(config, at), "", environ or {}), path)
 
-    def dynamic_batches(paths: Iterable[tuple[str, ...]]) -> list[_Key]:
+    def dynamic_batches(paths: Iterable[tuple[str, ...]]) -> list[PlanKey]:
         # The plan's token budget applies only with dynamic batch sizes: a config that turned them off gets them back.
-        return [_Key(path=path, value=True, existing_only=True) for path in paths if _turned_off(resolved(path))]
+        return [PlanKey(path=path, value=True, existing_only=True) for path in paths if turned_off(resolved(path))]
 
     keys += dynamic_batches(path for path in DYNAMIC_BATCH_KEYS if len(path) == 2)  # the trainer's own
     trainer_flags = {"0.5": False, "0.6": plan.offload or trainer_level_offload(config),
@@ -99,23 +103,23 @@ def _plan_keys(plan: Plan, model: Model, config: Any = None, environ: Mapping[st
         # Trinity 0.6's, which it copies over the roles' on verl before 0.8 (its TrainerConfig has all three). A fragment
         # made for no config has them (the current release's); a config has them where it has any already.
         comment = TRINITY_06_KEYS if config is None and version is None else None
-        keys += [_Key(path=("trainer", flag), value=plan.offload, comment=comment if flag == OFFLOAD_FLAGS[0] else None)
-                 for flag in OFFLOAD_FLAGS]
+        keys += [PlanKey(path=("trainer", flag), value=plan.offload,
+                         comment=comment if flag == OFFLOAD_FLAGS[0] else None) for flag in OFFLOAD_FLAGS]
     for role in ROLES:  # a role's keys together, a section's together (the fragment nests them)
         # A role's own SP, which Trinity with verl before 0.8 takes over the trainer's: the plan's too.
-        keys += [_Key(path=path, value=plan.sp, existing_only=True) for path in ROLE_SP_KEYS if path[-2] == role]
-        keys += dynamic_batches(path for path in DYNAMIC_BATCH_KEYS if path[:-1] == (*_FSDP_CONFIG, role))
+        keys += [PlanKey(path=path, value=plan.sp, existing_only=True) for path in ROLE_SP_KEYS if path[-2] == role]
+        keys += dynamic_batches(path for path in DYNAMIC_BATCH_KEYS if path[:-1] == (*FSDP_CONFIG, role))
         # A per-role budget set by hand overrides the trainer's for its role: one above the plan's comes down to it.
-        keys += [_Key(path=path, value=plan.max_token_len_per_gpu, existing_only=True) for path in ROLE_TOKEN_BUDGETS
-                 if path[:-1] == (*_FSDP_CONFIG, role) and _number_above(resolved(path), plan.max_token_len_per_gpu)]
+        keys += [PlanKey(path=path, value=plan.max_token_len_per_gpu, existing_only=True) for path in ROLE_TOKEN_BUDGETS
+                 if path[:-1] == (*FSDP_CONFIG, role) and number_above(resolved(path), plan.max_token_len_per_gpu)]
         for section in ("fsdp_config", IGNORED_SECTION):
             for flag in OFFLOAD_FLAGS:
-                path = _offload_path(role, flag, section)
+                path = offload_path(role, flag, section)
                 if plan.offload and section == "fsdp_config":
-                    keys.append(_Key(path=path, value=True))
+                    keys.append(PlanKey(path=path, value=True))
                 elif config is not None and (plan.offload or role != "ref"):
                     # The config's own flags elsewhere (unread, but said alike): all on; or, without Offload, the
                     # actor's off. The reference model's stay as they are: the memory model counts none on the GPU,
                     # so an offloaded one stays so.
-                    keys.append(_Key(path=path, value=plan.offload, existing_only=True))
+                    keys.append(PlanKey(path=path, value=plan.offload, existing_only=True))
     return keys

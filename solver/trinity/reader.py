@@ -1,5 +1,5 @@
 """Reading a user's Trinity config: its text as nested mappings (as OmegaConf, and so Trinity, reads it), and its
-values as Trinity takes them (`_Reader`)."""
+values as Trinity takes them (`ConfigReader`)."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ from solver.tables import (
     yaml_error_place,
     yaml_limit,
 )
-from solver.trinity.interpolation import _decode_scalar, _resolve
+from solver.trinity.interpolation import decode_scalar, resolve_interpolations
 from solver.trinity.keys import ROLE_TOKEN_BUDGETS, ConfigError, trainer_level_offload
 
 BOOLEAN_WORDS = {"true": True, "yes": True, "y": True, "on": True, "false": False, "no": False, "n": False, "off": False}
@@ -81,7 +81,10 @@ def load_config_mapping(text: str, name: str, yaml: YAML | None = None) -> Any:
     return data
 
 
-class _Reader:
+class ConfigReader:
+    """Reads a Trinity config's values as Trinity does (interpolations resolved, types checked), naming the key
+    in each `ConfigError`."""
+
     def __init__(self, data: Mapping[str, Any], name: str, environ: Mapping[str, str], prefix: str = ""):
         self.data, self.name, self.environ, self.prefix = data, name, environ, prefix
 
@@ -97,7 +100,7 @@ class _Reader:
             if not isinstance(node, Mapping):
                 raise ConfigError(f"{self.where(path[:depth])} must be a mapping, got {brief(node)}")
             node = node.get(part)
-        return _resolve(node, self.where(path), self.environ)
+        return resolve_interpolations(node, self.where(path), self.environ)
 
     def integer(self, path: tuple[str, ...], default: int | None = None, minimum: int = 1,
                 maximum: int = MAX_TOKENS) -> int | None:
@@ -153,25 +156,25 @@ class _Reader:
         return value
 
 
-def _number_above(value: Any, limit: int) -> bool:
+def number_above(value: Any, limit: int) -> bool:
     """Whether a config's value (text as OmegaConf decodes it) is a number above `limit`."""
-    value = _decode_scalar(value) if isinstance(value, str) else value
+    value = decode_scalar(value) if isinstance(value, str) else value
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value > limit
 
 
-def _boolean_like(value: Any) -> bool:
-    """Whether OmegaConf takes a config's value for a boolean key (`_Reader.boolean`'s forms; missing too)."""
+def boolean_like(value: Any) -> bool:
+    """Whether OmegaConf takes a config's value for a boolean key (`ConfigReader.boolean`'s forms; missing too)."""
     if isinstance(value, str):
         value = value.strip()
         return value.lower() in BOOLEAN_WORDS or re.fullmatch(r"[+-]?\d+", value) is not None
     return value is None or isinstance(value, (bool, int))
 
 
-def _turned_off(value: Any) -> bool:
+def turned_off(value: Any) -> bool:
     """Whether a config's flag is off as verl takes it: false (YAML 1.1's ``no``, ``off`` and ``n`` too, as
     OmegaConf reads them), or 0."""
     if isinstance(value, str):
-        value = _decode_scalar(value)
+        value = decode_scalar(value)
         value = value.strip().casefold() in ("no", "off", "n") if isinstance(value, str) else value is False or value == 0
         return value
     return value is False or (isinstance(value, (int, float)) and value == 0)
@@ -182,7 +185,7 @@ def role_token_budgets(
 ) -> tuple[tuple[str, int], ...]:
     """(key, value) of each per-role token budget (`ROLE_TOKEN_BUDGETS`) a config sets to a whole number
     (interpolations resolved from `environ`); `ConfigError` (one line) for one that is not a whole number in range."""
-    reader = _Reader(mapping, name, environ)
+    reader = ConfigReader(mapping, name, environ)
     found = ((".".join(path), reader.integer(path)) for path in ROLE_TOKEN_BUDGETS)
     return tuple((key, value) for key, value in found if value is not None)
 
@@ -191,8 +194,8 @@ def unused_length(mapping: Mapping[str, Any], name: str, environ: Mapping[str, s
     """Where a config's ``max_prompt_tokens + max_response_tokens`` fall short of its ``max_model_len``: the
     sequences stay within the sum, whatever the length allows, in words (None where they reach it, or a key is
     absent or unreadable)."""
-    reader = _Reader(mapping, name, environ)
-    length, prompt, response = (_leniently(reader.integer, ("model", key))
+    reader = ConfigReader(mapping, name, environ)
+    length, prompt, response = (leniently(reader.integer, ("model", key))
                                 for key in ("max_model_len", "max_prompt_tokens", "max_response_tokens"))
     if length is None or prompt is None or response is None or prompt + response >= length:
         return None
@@ -200,7 +203,7 @@ def unused_length(mapping: Mapping[str, Any], name: str, environ: Mapping[str, s
             f"model.max_model_len {length}: no sequence uses the rest; raise max_response_tokens to train at the length")
 
 
-def _leniently(read: Callable[[tuple[str, ...]], Any], path: tuple[str, ...]) -> Any:
+def leniently(read: Callable[[tuple[str, ...]], Any], path: tuple[str, ...]) -> Any:
     """A key read only for a note: what `read` gives, or None where it cannot be read (the note is skipped)."""
     try:
         return read(path)
@@ -208,7 +211,7 @@ def _leniently(read: Callable[[tuple[str, ...]], Any], path: tuple[str, ...]) ->
         return None
 
 
-def _note_flag(reader: _Reader, path: tuple[str, ...]) -> bool | None:
+def note_flag(reader: ConfigReader, path: tuple[str, ...]) -> bool | None:
     """An offload flag read for the notes: None where rft-solver cannot resolve it (a reference to another
     key, which Trinity resolves), so no note is made of it; a value that is not a boolean is refused."""
     try:
