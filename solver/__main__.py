@@ -10,7 +10,7 @@ def main() -> int:
         from solver.cli import main as cli_main
     except KeyboardInterrupt:
         print("solve: interrupted", file=sys.stderr)
-        return 130  # solver.cli's INTERRUPTED, which may not have loaded
+        return 130  # solver.cli.status.INTERRUPTED, which may not have loaded
     return cli_main()
 
 

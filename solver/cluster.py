@@ -513,7 +513,7 @@ def _solve_stages(search: _Search, built: _Model, stages: list[tuple[str, cp_mod
             return None
         left = deadline - time.monotonic()
         solver.parameters.max_time_in_seconds = max(left * (0.6 if position == 0 else 0.5 if position == 1 else 1.0),
-                                                     0.01)
+                                                    0.01)
         (model.maximize if maximise else model.minimize)(expression)
         callback = None if progress is None else progress(STAGES[name], bounded=first_bound if position == 0 else int)
         status = checked(solver, model, interrupt.solve(model, callback))

@@ -25,6 +25,7 @@ from solver.rules import (
     lowered_reach,
     own_table_limit,
     rollout_layout_violation,
+    sp_within_node,
     table_cells,
     token_budget,
     whole_nodes_violation,
@@ -37,7 +38,6 @@ from solver.tables import (
     Setting,
     Weights,
     sp_suits_kv_heads,
-    sp_within_node,
     vouches_for,
 )
 

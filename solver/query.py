@@ -75,7 +75,7 @@ class Query(Frozen):
     env: bool | None = None
     offload: bool | None = None
     node_gpus: int = Field(default=NODE_GPUS, gt=0, description="GPUs per node: a trainer spanning nodes "
-                                     "keeps each SP group inside one node")
+                           "keeps each SP group inside one node")
     node_source: str = Field(default="--node-gpus", description="where the node size came from, as messages "
                              "name it (--node-gpus, or a config's cluster.gpu_per_node)")
     host_ram_source: str = Field(default="--host-ram", description="where the host memory came from, as "

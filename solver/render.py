@@ -356,7 +356,7 @@ def _current_view(answer: Answer, current: CurrentSettings, query: Query) -> Gro
 def _verdict(answer: Answer, current: CurrentSettings, query: Query, problems: bool) -> Text:
     setting = Setting(env=current.env, offload=current.offload, sp=current.sp)
     count = counted(current.gpus, "trainer GPU") + ("" if current.gpus_given else
-                                                   " (the budget's: the config does not give its GPUs)")
+                                                    " (the budget's: the config does not give its GPUs)")
     runs = f"{current.config} runs" if current.length_given else f"{current.config}'s settings would run"
     env = f"Env {'on' if current.env else 'off'} in this environment"
     said = f"{runs} {setting.label} on {count} at {current.max_model_len} tokens ({'' if current.length_given else '--len; '}{env}): "

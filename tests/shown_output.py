@@ -16,7 +16,8 @@ import shlex
 import sys
 from pathlib import Path
 
-from solver.cli import main, write_atomically
+from solver.cli import main
+from solver.cli.atomic import write_atomically
 
 BLOCK = re.compile(r"```\n(\$ solve[^\n]*)\n(.*?)```", re.DOTALL)
 

@@ -364,6 +364,7 @@ def _best_gpus(budget: int) -> list[int]:
 
 
 @pytest.mark.skipif(not hasattr(os, "fork"), reason="fork is POSIX's")
+@pytest.mark.filterwarnings("ignore:This process .* is multi-threaded, use of fork:DeprecationWarning")  # on purpose
 def test_plan_works_in_a_forked_child_of_a_process_that_planned_already():
     # The threads that solve the other GPU types are the process's own: a forked child (a multiprocessing pool
     # on Linux, prefork servers) starts its own instead of waiting for its parent's, which it does not have.

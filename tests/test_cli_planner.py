@@ -13,7 +13,9 @@ from pathlib import Path
 import pytest
 from reference import PLAN_ORDER
 
-import solver.cli
+import solver.cli.atomic
+import solver.cli.output
+import solver.tables
 from solver.tables import shipped_tables_directory
 
 
@@ -502,7 +504,7 @@ def test_root_writing_a_users_file_leaves_it_theirs(tmp_path: Path):
     target.write_text("old\n", encoding="utf-8")
     os.chown(target, 65534, 65534)
     target.chmod(0o640)
-    solver.cli.write_atomically(target, "new\n")
+    solver.cli.atomic.write_atomically(target, "new\n")
     status = target.stat()
     assert (status.st_uid, status.st_gid, stat.S_IMODE(status.st_mode)) == (65534, 65534, 0o640)
     assert target.read_text(encoding="utf-8") == "new\n"
@@ -519,7 +521,7 @@ def test_root_writing_a_users_file_leaves_it_theirs(tmp_path: Path):
     (["--model-config", "nox", "--len", "8k"], "solve: error: nox/config.json: cannot read: Permission denied\n"),
 ])
 def test_a_path_in_a_folder_without_search_permission_is_one_line(tmp_path: Path, solve_script: Path,
-                                                                   argv: list[str], message: str):
+                                                                  argv: list[str], message: str):
     # Path.exists() and is_dir() raise PermissionError there (before Python 3.14): no traceback.
     prefix = _without_dac_override()
     (tmp_path / "nox").mkdir(mode=0)
@@ -881,10 +883,10 @@ def test_a_terminal_too_narrow_for_the_ranking_gets_a_note(cli, monkeypatch: pyt
 
     from rich.console import Console
 
-    import solver.cli
+    import solver.cli.output
 
     monkeypatch.setattr(solver.cli.output, "new_console", lambda width=160: Console(
-        width=80, force_terminal=True, file=io.StringIO(), **solver.cli.PLAIN_TEXT))
+        width=80, force_terminal=True, file=io.StringIO(), **solver.cli.output.PLAIN_TEXT))
     status, _, err = cli("--model", "8B", "--gpus", "4", "--len", "32k", "--gpu", "a100", "--top", "3")
     assert status == 0 and err.startswith("solve: note: the table needs ") and \
         err.endswith(" columns and the terminal has 80: widen it, pipe the output (| less -S), or use --json\n")
@@ -899,7 +901,7 @@ def test_the_apply_block_folds_on_a_narrow_terminal_rather_than_cut(cli, monkeyp
 
     screen = io.StringIO()
     monkeypatch.setattr(solver.cli.output, "new_console", lambda width=160: Console(
-        width=40, force_terminal=True, color_system=None, file=screen, **solver.cli.PLAIN_TEXT))
+        width=40, force_terminal=True, color_system=None, file=screen, **solver.cli.output.PLAIN_TEXT))
     assert cli("--model", "14B", "--gpu", "a100", "--len", "64k")[0] == 0
     shown = screen.getvalue()
     assert "…" not in shown and "trainer.max_token_len_per_gpu" in "".join(line.strip() for line in shown.splitlines())
@@ -1064,7 +1066,7 @@ def test_json_gives_each_plan_the_cautions_the_view_gives(cli, tmp_path: Path):
     assert rocm == solver.results.ROCM_ENV_CAUTION
     view = " ".join(cli(*flags)[1].split())
     assert f"caution {thin}" in view and f"caution {rocm}" in view
-    assert check_plan(solver.cli.load_catalog(), best, gpu="MI300X", model="Qwen3-8B", budget_gpus=8,
+    assert check_plan(solver.tables.load_catalog(), best, gpu="MI300X", model="Qwen3-8B", budget_gpus=8,
                       estimates=True) == []
     # Without Env, no ROCm caution; a documented plan within what is validated has none at all.
     status, [answer] = run_json(cli, *flags, "--no-env", "--top", "3")
@@ -1112,7 +1114,7 @@ def test_a_longest_context_past_what_is_validated_names_the_cheapest_plan_within
     assert status == 0 and answer["plans"][0]["max_model_len"] == 506880
     assert (within["gpus"], within["env"], within["offload"], within["sp"], within["max_model_len"]) == (
         8, True, False, 4, 131072)
-    assert check_plan(solver.cli.load_catalog(), within, gpu="MI300X", model="Qwen3-8B", budget_gpus=8,
+    assert check_plan(solver.tables.load_catalog(), within, gpu="MI300X", model="Qwen3-8B", budget_gpus=8,
                       max_model_len=131072, estimates=True) == []
     assert ("validated at 131072 (the longest YaRN is validated for), the cheapest plan is Env + SP=4 on 8 GPUs "
             "(estimated, extrapolated; 0.38x the cost): --len 131072") in " ".join(cli(*flags)[1].split())
@@ -1210,7 +1212,7 @@ def test_validated_names_the_same_setting_on_other_gpus(monkeypatch):
     import solver.solve
     from solver.query import make_query
 
-    catalog = solver.cli.load_catalog()
+    catalog = solver.tables.load_catalog()
     query = make_query(catalog, model="Qwen3-8B", gpu="mi300x", budget_gpus=8, objective="max_len")
     [answer] = solver.solve.plan(query, catalog)
     best, bare = answer.plans[0], answer.model_copy(update={"validated": None})
@@ -1228,7 +1230,7 @@ def test_a_plan_at_another_token_budget_has_the_cautions_of_its_own_room():
     from solver.query import make_query
     from solver.solve import at_token_budget, plan
 
-    catalog = solver.cli.load_catalog()
+    catalog = solver.tables.load_catalog()
     query = make_query(catalog, model="4B", gpu="rtx-4090", budget_gpus=8, max_model_len=8192)
     [answer] = plan(query, catalog)
     best = answer.plans[0]

@@ -195,7 +195,7 @@ def test_cells_that_contradict_the_tables_of_a_gpu_type_with_the_same_memory_are
       "longer 98304 (memory only grows with the length)")),
 ])
 def test_cells_are_checked_against_a_same_memory_gpu_types_shape_twins_and_lengths(cli, tmp_path: Path, row: str,
-                                                                                  first: str):
+                                                                                   first: str):
     cells = tmp_path / "a800.yaml"
     model = "Qwen3-8B-Base" if "Base" in row else "Qwen3-8B"
     cells.write_text(f"gpu: A800-80GB\nmemory_gb: 80\nsource: made up\ntables:\n  - {{gpus: 4, section: 4 x A800, "
@@ -267,11 +267,11 @@ def test_a_terminal_too_narrow_for_the_tables_cells_gets_a_note(cli, monkeypatch
 
     from rich.console import Console
 
-    import solver.cli
+    import solver.cli.output
 
     screen = io.StringIO()
     monkeypatch.setattr(solver.cli.output, "new_console", lambda width=160: Console(
-        width=columns, force_terminal=True, file=screen, **solver.cli.PLAIN_TEXT))
+        width=columns, force_terminal=True, file=screen, **solver.cli.output.PLAIN_TEXT))
     status, _, err = cli("tables", "--gpu", "a100", "--gpus", "6")
     assert status == 0 and err == (f"solve tables: note: the table needs 112 columns and the terminal has {columns}: "
                                    "widen it, pipe the output (| less -S), or use --json\n" if note else "")
@@ -280,11 +280,11 @@ def test_a_terminal_too_narrow_for_the_tables_cells_gets_a_note(cli, monkeypatch
 
 def test_a_terminal_that_says_it_has_no_columns_is_taken_as_80(monkeypatch: pytest.MonkeyPatch):
     # COLUMNS=0, as some containers set it: rich would print nothing at all.
-    import solver.cli
+    import solver.cli.output
 
     monkeypatch.setenv("COLUMNS", "0")
     monkeypatch.setenv("FORCE_COLOR", "1")  # rich takes the captured output for a terminal
-    console = solver.cli.new_console()
+    console = solver.cli.output.new_console()
     assert console.is_terminal and console.width == 80
 
 

@@ -13,6 +13,7 @@ import yaml
 from conftest import qwen3_8b_checkpoint
 
 import solver
+import solver.cli.atomic
 from solver.memory import host_memory_gib
 from solver.tables import QueryError
 from solver.trinity import ROLE_KEYS_IGNORED, TRINITY_06_OFFLOAD
@@ -64,9 +65,9 @@ def test_a_single_write_that_fails_midway_leaves_the_target_as_it_was(tmp_path: 
     def full(descriptor: int) -> None:
         raise OSError(errno.ENOSPC, "No space left on device")
 
-    monkeypatch.setattr(solver.cli.os, "fsync", full)
+    monkeypatch.setattr(solver.cli.atomic.os, "fsync", full)
     with pytest.raises(QueryError, match="plan.yaml: cannot write: No space left on device"):
-        solver.cli.write_atomically(target, "new\n" * 1000)
+        solver.cli.atomic.write_atomically(target, "new\n" * 1000)
     assert target.read_text(encoding="utf-8") == "old\n"
     assert [path.name for path in tmp_path.iterdir()] == ["plan.yaml"]
 
@@ -203,7 +204,7 @@ def test_out_into_a_missing_folder_exits_2_and_leaves_nothing(cli, tmp_path: Pat
 
 
 def test_several_files_are_written_all_or_none(tmp_path: Path):
-    from solver.cli import write_all_atomically
+    from solver.cli.atomic import write_all_atomically
 
     first, second = tmp_path / "a.yaml", tmp_path / "missing" / "b.yaml"
     first.write_text("old\n", encoding="utf-8")
@@ -370,7 +371,7 @@ def test_a_write_that_fails_is_one_line_without_the_notes_before_it(cli, user_co
     def refused(files: dict[Path, str]) -> None:
         raise QueryError(f"{patched}: cannot write: Permission denied")
 
-    monkeypatch.setattr(solver.cli.trinity, "write_all_atomically", refused)
+    monkeypatch.setattr(solver.cli.trinity_options, "write_all_atomically", refused)
     assert cli(*flags) == (2, "", f"solve: error: {patched}: cannot write: Permission denied\n")
     assert not patched.exists()
 
@@ -1778,15 +1779,15 @@ def test_trinity_version_06_reads_an_unset_trainer_strategy_as_fsdp2(cli, tmp_pa
 
 
 def test_a_verdict_beside_an_answer_out_of_time_does_not_say_no_plan_exists(cli, monkeypatch: pytest.MonkeyPatch):
-    import solver.api
+    import solver.cli.planner
 
-    real = solver.api.answer_query
+    real = solver.cli.planner.answer_query
 
     def out_of_time(query, catalog, explain=False):
         return tuple(answer.model_copy(update={"status": "unknown", "plans": (), "reason": "no plan found within the "
                                                "time limit of 10 s"}) for answer in real(query, catalog, explain=explain))
 
-    monkeypatch.setattr(solver.api, "answer_query", out_of_time)
+    monkeypatch.setattr(solver.cli.planner, "answer_query", out_of_time)
     example = Path(__file__).parent.parent / "docs" / "examples" / "trinity.yaml"
     status, out, _ = cli("--from-config", str(example), "--gpu", "h20")
     assert status == 1 and "and no plan was found within the time limit" in " ".join(out.split())
@@ -1857,7 +1858,7 @@ def test_fewer_nodes_is_the_best_plan_on_fewer_nodes_not_the_fewest(cli):
 def test_write_with_aliases_of_aliases_walks_each_once(cli, tmp_path: Path):
     # 24 levels of lists that repeat the one before twice stand for 2**24 items: the anchor warning (which names the
     # keys that repeat an anchor) enters each list once, where walking every alias again took minutes.
-    from solver.trinity import paths_to
+    from solver.trinity.patch import _paths_to
 
     class Counted(list):
         """A list that counts how often it is walked, and stops a walk that would never end."""
@@ -1873,7 +1874,7 @@ def test_write_with_aliases_of_aliases_walks_each_once(cli, tmp_path: Path):
     for _ in range(24):
         level = Counted([level, level])
     target = {"param_offload": True}
-    assert paths_to({"x": level, "actor": target, "ref": target}, target) == [("actor",), ("ref",)]
+    assert _paths_to({"x": level, "actor": target, "ref": target}, target) == [("actor",), ("ref",)]
     assert Counted.walks == 25
     doubling = "".join(f"x{n}: &a{n} [*a{n - 1}, *a{n - 1}]\n" for n in range(1, 25))
     config = tmp_path / "trinity.yaml"

@@ -743,7 +743,7 @@ def test_the_same_file_gives_the_same_json(cli, tmp_path: Path):
 def test_progress_reports_reach_a_terminal_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     import io
 
-    from solver.cli import ProgressLine
+    from solver.cli.output import ProgressLine
 
     calls = []
     place(fleet_of(yaml.safe_load(FLEET_FILE), tmp_path), CATALOG, progress=lambda *a: calls.append(a))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -388,3 +389,13 @@ def test_a_gpu_types_own_table_for_a_count_comes_before_a_borrowed_one_in_count_
     assert dict(catalog.table_origins("A800-80GB", model)) == {1: "A100-80GB", 2: "A100-80GB", 4: "A100-80GB"}
     # Without cells of its own, the A800 still plans over the A100's counts (its default budget is 6 GPUs, not 8).
     assert load_catalog().tabled_counts("A800-80GB") == {1, 2, 4, 6}
+
+
+def test_every_package_of_the_source_is_installed():
+    # pyproject.toml lists the packages by hand (the tables are installed as solver.data): a subpackage left
+    # out of the list would work in a checkout and be missing from a wheel.
+    root = Path(__file__).resolve().parent.parent
+    listed = re.search(r"^packages = \[(.*)\]$", (root / "pyproject.toml").read_text(encoding="utf-8"), re.MULTILINE)
+    assert listed is not None
+    packages = {".".join(init.parent.relative_to(root).parts) for init in (root / "solver").rglob("__init__.py")}
+    assert set(re.findall(r'"([\w.]+)"', listed[1])) == packages | {"solver.data", "solver.data.feasibility"}

@@ -4,11 +4,14 @@ Exit status: 0 when every answer has a plan, 1 when some answer has none (its re
 found within the time limit), 2 for bad input or output that cannot be written (one line on stderr, after a
 one-line usage for argument errors; no traceback), 141 when a write to stdout fails because its reader has gone.
 
-The command is a package: `solver.cli.planner` (``solve [options]``) with `solver.cli.trinity` (its Trinity
-configs), one module per other command (`tables`, `cluster`, `calibrate`, `memory`, `maps`), and what they share:
-`status` (exit statuses), `parser` and `argtypes` (argparse), `options` (options several commands take),
-`catalogs` (the catalogue to plan with), `paths` and `atomic` (files read and written), `notes` (notes after an
-answer) and `output` (stdout and stderr). `main` here picks the command.
+The command is a package: `solver.cli.planner` (``solve [options]``) with `solver.cli.trinity_options` (its
+Trinity configs), one module per other command (`tables`, `cluster`, `calibrate`, `memory`, `maps`), and what
+they share: `status` (exit statuses), `parser` and `argtypes` (argparse), `options` (options several commands
+take), `catalogs` (the catalogue to plan with), `paths` and `atomic` (files read and written), `notes` (notes after
+an answer) and `output` (stdout and stderr). Each uses only those before it in this order: status, output,
+atomic, paths, argtypes, parser, options, catalogs, notes, trinity_options, planner, tables, cluster, calibrate,
+memory, maps. `main` here picks the command; it is the package's one public name (the rest are imported from
+their modules).
 """
 
 from __future__ import annotations
@@ -18,67 +21,20 @@ import os
 import sys
 from collections.abc import Sequence
 
-from solver.cli.argtypes import (
-    count_argument,
-    gpu_memory,
-    host_memory,
-    number,
-    output_path,
-    path_argument,
-    positive_int,
-    positive_seconds,
-    token_budget_mode,
-    token_count,
-)
-from solver.cli.atomic import write_all_atomically, write_atomically
 from solver.cli.calibrate import build_calibrate_parser, run_calibrate
 from solver.cli.cluster import build_cluster_parser, run_cluster
 from solver.cli.maps import build_map_parser, run_map
 from solver.cli.memory import build_memory_parser, run_memory
 from solver.cli.notes import note_cells_elsewhere, note_memory_as_sold, note_short_length
-from solver.cli.output import PLAIN_TEXT, OutputError, ProgressLine, escaped_line, new_console, standard_streams_open
+from solver.cli.output import OutputError, escaped_line, standard_streams_open
 from solver.cli.paths import check_outputs_spare_inputs
 from solver.cli.planner import build_parser, run_planner
 from solver.cli.status import BAD_INPUT, CLOSED_PIPE, INTERRUPTED, NO_PLAN
 from solver.cli.tables import build_tables_parser, run_tables
 from solver.query import Undecided
-from solver.tables import OneLineError, brief, load_catalog
+from solver.tables import OneLineError, brief
 
-__all__ = [
-    "BAD_INPUT",
-    "CLOSED_PIPE",
-    "INTERRUPTED",
-    "NO_PLAN",
-    "PLAIN_TEXT",
-    "ProgressLine",
-    "build_calibrate_parser",
-    "build_cluster_parser",
-    "build_map_parser",
-    "build_memory_parser",
-    "build_parser",
-    "build_tables_parser",
-    "count_argument",
-    "gpu_memory",
-    "host_memory",
-    "load_catalog",
-    "main",
-    "new_console",
-    "number",
-    "output_path",
-    "path_argument",
-    "positive_int",
-    "positive_seconds",
-    "run_calibrate",
-    "run_cluster",
-    "run_map",
-    "run_memory",
-    "run_planner",
-    "run_tables",
-    "token_budget_mode",
-    "token_count",
-    "write_all_atomically",
-    "write_atomically",
-]
+__all__ = ["main"]
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -10,13 +10,18 @@ from solver.cli.argtypes import output_path, path_argument
 from solver.cli.atomic import write_atomically
 from solver.cli.catalogs import catalog_with
 from solver.cli.parser import Parser
-from solver.cli.paths import SHIPPED_MEMORY_MODEL, check_once
+from solver.cli.paths import check_once
 from solver.memory import DEFAULT_MARGIN
-from solver.tables import Catalog, QueryError, and_more, counted, load_gpu_type, load_model_config
+from solver.render import memory_model_yaml
+from solver.tables import MEMORY_MODEL_FILE, Catalog, QueryError, and_more, counted, load_gpu_type, load_model_config
 
 if TYPE_CHECKING:
     from solver.calibrate import Observation
     from solver.tables import Coefficients, FitSummary, GpuType
+
+
+CALIBRATE_MISSES_SHOWN = 3
+"""How many of your cells that the fit predicts the other way `solve calibrate` names."""
 
 
 def build_calibrate_parser() -> argparse.ArgumentParser:
@@ -34,7 +39,7 @@ def build_calibrate_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model-config", metavar="PATH", type=path_argument,
                         help="a local Hugging Face config.json of a model your cells name that the catalogue lacks")
     parser.add_argument("--out", metavar="FILE", type=output_path, help="write the memory-model file to FILE")
-    parser.set_defaults(regenerates=SHIPPED_MEMORY_MODEL)  # the one shipped file a command may write
+    parser.set_defaults(regenerates=MEMORY_MODEL_FILE)  # the one shipped file a command may write
     return parser
 
 
@@ -100,7 +105,6 @@ def _report_fit(args: argparse.Namespace, coefficients: Coefficients, fit: FitSu
     """Print (or write to --out) the memory-model file, with warnings and notes on stderr: coefficients at an edge
     of their range, and which of `yours` the fit predicts the other way."""
     from solver.calibrate import at_bounds, mispredicted
-    from solver.render import memory_model_yaml
 
     cells = ", ".join(path.name for path in args.cells) if args.cells else "the documented tables"
     cells += " and the documented tables" if args.with_tables else ""
@@ -129,5 +133,3 @@ def _report_fit(args: argparse.Namespace, coefficients: Coefficients, fit: FitSu
               f"{'; '.join(missed[:CALIBRATE_MISSES_SHOWN])}{more} ({breaks} breaks each down)", file=sys.stderr)
 
 
-CALIBRATE_MISSES_SHOWN = 3
-"""How many of your cells that the fit predicts the other way `solve calibrate` names."""

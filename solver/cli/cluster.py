@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from solver.api import place
 from solver.cli.argtypes import path_argument, positive_int, positive_seconds
 from solver.cli.atomic import not_a_regular_file, resolved_path, write_all_atomically
 from solver.cli.catalogs import catalog_with
@@ -23,6 +24,7 @@ from solver.cli.paths import input_at, input_paths, same_file
 from solver.cli.status import INTERRUPTED, NO_PLAN
 from solver.memory import rollout_engines
 from solver.query import MAX_WORKERS
+from solver.render import cluster_json, cluster_view
 from solver.tables import (
     Catalog,
     Fleet,
@@ -69,8 +71,6 @@ def build_cluster_parser() -> argparse.ArgumentParser:
 
 def run_cluster(args: argparse.Namespace) -> int:
     """``solve cluster``: place the jobs of a cluster file on its pools."""
-    from solver.api import place
-    from solver.render import cluster_json, cluster_view
 
     if args.trinity_version and args.emit_dir is None:
         raise QueryError("--trinity-version says which Trinity release --emit-dir writes for: give --emit-dir DIR")

@@ -15,6 +15,7 @@ from solver.cli.catalogs import catalog_with, check_model_flags
 from solver.cli.options import add_cells_option, add_gpu_memory_option, add_memory_model_options
 from solver.cli.output import PLAIN_TEXT, new_console
 from solver.cli.parser import Parser
+from solver.render import map_json, map_view
 from solver.tables import MAX_ESTIMATED_GPUS, QueryError, load_memory_model, load_model_config
 
 
@@ -42,7 +43,6 @@ def build_map_parser() -> argparse.ArgumentParser:
 def run_map(args: argparse.Namespace) -> int:
     """``solve map``: heatmaps of the planner's answers over GPU budgets."""
     from solver.maps import cheapest_by_length, length_rows, longest_by_model
-    from solver.render import map_json, map_view
 
     check_model_flags(args, "--model M or --model-config PATH", given=True)  # one at most: a map may have none
     catalog, added = catalog_with(load_model_config(args.model_config) if args.model_config else None, args.gpu,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
+from solver.api import estimate_memory
 from solver.cli.argtypes import host_memory, path_argument, positive_int, token_count
 from solver.cli.catalogs import catalog_with, check_model_flags
 from solver.cli.options import add_cells_option, add_gpu_memory_option, add_memory_model_options
@@ -12,6 +13,7 @@ from solver.cli.output import new_console
 from solver.cli.parser import Parser
 from solver.cli.status import NO_PLAN
 from solver.query import resolve_margin
+from solver.render import memory_json, memory_view
 from solver.rules import NODE_GPUS
 from solver.tables import Setting, load_memory_model, load_model_config
 
@@ -46,8 +48,6 @@ def build_memory_parser() -> argparse.ArgumentParser:
 
 def run_memory(args: argparse.Namespace) -> int:
     """``solve memory``: one GPU's predicted peak memory and the verdict; exit 1 when it does not fit."""
-    from solver.api import estimate_memory
-    from solver.render import memory_json, memory_view
 
     check_model_flags(args, "--model M (e.g. 4B) or --model-config PATH")
     catalog, added = catalog_with(load_model_config(args.model_config) if args.model_config else None, args.gpu,

@@ -26,6 +26,7 @@ class ProgressLine:
             self.shown = True
 
     def close(self) -> None:
+        """End the line, where one was shown, so that what follows starts on a line of its own."""
         if self.shown:
             sys.stderr.write("\n")
 

@@ -41,6 +41,7 @@ class Parser(argparse.ArgumentParser):
             raise argparse.ArgumentError(action, f"invalid choice: {brief(value)} (choose from {accepted})")
 
     def error(self, message: str) -> NoReturn:
+        """A one-line usage and the one-line error, exit status 2 (argparse prints its whole usage)."""
         self.exit(BAD_INPUT, f"usage: {self.prog} [options] (--help lists them)\n{self.prog}: error: {message}\n")
 
 

@@ -55,10 +55,6 @@ def refuse_overwriting(name: str, target: Path, inputs: list[tuple[str, Path]]) 
         raise QueryError(f"--{name} {target} would overwrite {overwritten}: write to another file")
 
 
-SHIPPED_MEMORY_MODEL = "memory-model.yaml"
-"""The shipped file `solve calibrate --out` regenerates; no command writes any other shipped table."""
-
-
 def input_paths(args: argparse.Namespace) -> list[tuple[str, Path]]:
     """(what it is, in words; path) of every file the command reads (`INPUT_FLAGS`; for --model-config of a
     folder, the folder's config.json), and the shipped tables every command reads (but the memory model that

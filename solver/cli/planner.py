@@ -11,6 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from solver import __version__
+from solver.api import answer_query, config_query, with_config_verdicts
 from solver.cli.argtypes import (
     count_argument,
     host_memory,
@@ -32,12 +33,12 @@ from solver.cli.output import print_view
 from solver.cli.parser import OnceFlag, Parser
 from solver.cli.paths import OUTPUT_FLAGS, refuse_overwriting
 from solver.cli.status import NO_PLAN
-from solver.cli.trinity import (
+from solver.cli.trinity_options import (
     MODEL_PATH,
     check_planner_config,
-    model_path_file,
-    model_path_model,
-    read_config,
+    local_model,
+    local_model_config,
+    read_config_file,
     write_trinity,
 )
 from solver.query import MAX_TOP, MAX_WORKERS, Objective, Query, make_query
@@ -149,13 +150,12 @@ def _check_trinity_flags(args: argparse.Namespace) -> None:
 def run_planner(args: argparse.Namespace) -> int:
     """``solve``: answer the planning question for each GPU type asked about."""
     _check_trinity_flags(args)
-    config_text, config = read_config(args.from_config, args.trinity_version) if args.from_config else ("", None)
+    config_text, config = read_config_file(args.from_config, args.trinity_version) if args.from_config else ("", None)
     catalog, added = _planner_catalog(args, config)
     objective: Objective = "max_len" if args.maximize else "min_gpus" if args.minimize else "cheapest"
     if config is not None:
         check_planner_config(args, catalog, added, config, objective)
     query = _planner_query(args, catalog, added, config, objective)
-    from solver.api import answer_query, with_config_verdicts  # as solving, only where it is asked
 
     answers = answer_query(query, catalog, explain=args.explain)
     if config is not None:
@@ -170,7 +170,7 @@ def run_planner(args: argparse.Namespace) -> int:
 def _planner_catalog(args: argparse.Namespace, config: TrinityConfig | None) -> tuple[Catalog, str]:
     """The catalogue to plan with (--model-config's model, or the local one the config names, added; --gpu
     --gpu-memory and --cells) and the added model's name; refuses an output over the config's config.json."""
-    local = model_path_file(config)
+    local = local_model_config(config)
     if local is not None:  # an input, read or not: no output may overwrite it
         for name in OUTPUT_FLAGS:
             if getattr(args, name, None) is not None:
@@ -178,7 +178,7 @@ def _planner_catalog(args: argparse.Namespace, config: TrinityConfig | None) -> 
     if args.model_config is not None:
         described: Model | None = load_model_config(args.model_config)
     elif local is not None and config is not None and args.model is None:
-        described = model_path_model(local, config)
+        described = local_model(local, config)
     else:
         described = None
     return catalog_with(described, args.gpu, args.gpu_memory, args.cells or ())
@@ -194,7 +194,6 @@ def _planner_query(args: argparse.Namespace, catalog: Catalog, added: str, confi
              "time_limit_s": args.time_limit, "workers": args.workers, "estimate": args.estimate_mode or "auto",
              "memory": load_memory_model(args.memory_model) if args.memory_model else None, "margin": args.margin,
              "host_ram_gb": args.host_ram, "rollout_gpus": args.rollout_gpus}  # --model-config describes the model
-    from solver.api import config_query  # as solving, only where it is asked
 
     if config is None:
         query = make_query(catalog, **{**asked, "model": asked["model"] or ""},

@@ -81,7 +81,7 @@ def _accepted(entries: tuple[Any, ...]) -> str:
     return ", ".join(listed)
 
 
-def _resolve(kind: str, name: str, entries: tuple[Any, ...], wanted_name: str | None = None) -> Any:
+def _find_entry(kind: str, name: str, entries: tuple[Any, ...], wanted_name: str | None = None) -> Any:
     """The entry that `name` names (or `wanted_name`, a form of it, when given); `QueryError` naming `name`."""
     if not isinstance(name, str):
         raise QueryError(f"a {kind} is named by a string, got {brief(name)}")
@@ -181,18 +181,18 @@ class Catalog(Frozen):
     def model(self, name: str) -> Model:
         """Resolve a model name or alias (``4B``, ``qwen3-4b``) of any case; a Hugging Face id or a path
         (``Qwen/Qwen3-4B``) by its last part."""
-        return _resolve("model", name, self.models,
-                        wanted_name=model_name_from_path(name) if isinstance(name, str) else None)
+        return _find_entry("model", name, self.models,
+                           wanted_name=model_name_from_path(name) if isinstance(name, str) else None)
 
     def gpu(self, name: str) -> GpuType:
         """Resolve a GPU type name or alias (``a100``, ``H20``) of any case, or the name nvidia-smi or amd-smi
         prints (``NVIDIA A100-SXM4-80GB``, ``NVIDIA H100 80GB HBM3``: `smi_name_form`)."""
         try:
-            return _resolve("GPU", name, self.gpu_types)
+            return _find_entry("GPU", name, self.gpu_types)
         except QueryError:
             if not isinstance(name, str) or smi_name_form(name) == normalise(name):
                 raise
-        return _resolve("GPU", name, self.gpu_types, wanted_name=smi_name_form(name))
+        return _find_entry("GPU", name, self.gpu_types, wanted_name=smi_name_form(name))
 
     def with_model(self, model: Model) -> Catalog:
         """This catalogue with one more model (from ``--model-config``). Of the same shape as a model its

@@ -9,9 +9,12 @@ from typing import Any
 from solver.tables.catalog import Catalog, pools_gpu_types
 from solver.tables.inputs import Fleet, FleetFile, Job, JobEntry
 from solver.tables.model_config import load_model_config, model_config_file
-from solver.tables.reading import validate
+from solver.tables.reading import load_validated
 from solver.tables.schema import Model
 from solver.tables.text import QueryError, TableError, check_types, normalise
+
+OWN_GPU_HINT = "; or, for a GPU type of your own, give its memory: {}"
+"""What an unknown GPU's message adds where a GPU type may be given by its memory (the option's name)."""
 
 
 def load_fleet(path: Path | str, catalog: Catalog) -> Fleet:
@@ -21,19 +24,20 @@ def load_fleet(path: Path | str, catalog: Catalog) -> Fleet:
     """
     check_types(("path", path, Path | str), ("catalog", catalog, Catalog))
     path = Path(path)
-    fleet = validate(FleetFile, path)
+    fleet = load_validated(FleetFile, path)
     try:
         described = pools_gpu_types(fleet.pools, catalog)
     except QueryError as error:
         raise TableError(f"{path}: {error}") from None
     with_gpus = catalog.with_gpu_types(described)
-    pools = tuple(pool.model_copy(update={"gpu": _resolved(path, "pool", pool.name, "gpu", with_gpus.gpu, pool.gpu,
-                                                           OWN_GPU_HINT.format("gpu_memory_gb"))})
+    hint = OWN_GPU_HINT.format("gpu_memory_gb")
+    pools = tuple(pool.model_copy(update={"gpu": _canonical_name(path, "pool", pool.name, "gpu", with_gpus.gpu,
+                                                                 pool.gpu, hint)})
                   for pool in fleet.pools)
     configured = _configured_models(path, fleet.jobs, catalog)
     jobs = tuple(Job(**job.model_dump(exclude={"model", "config_path"}),
                      model=configured[job.config_path].name if job.config_path is not None
-                     else _resolved(path, "job", job.name, "model", catalog.model, job.model or ""))
+                     else _canonical_name(path, "job", job.name, "model", catalog.model, job.model or ""))
                  for job in fleet.jobs)
     _check_one_context_per_model(path, fleet.jobs, jobs, configured, catalog)
     return Fleet(pools=pools, jobs=jobs, models=tuple({model.name: model for model in configured.values()}.values()),
@@ -61,7 +65,7 @@ def fleet_models(path: Path | str, catalog: Catalog) -> tuple[Model, ...]:
     """The models a cluster file's jobs describe by ``model_config``, as `load_fleet` reads them (without its
     pools: GPU types that cells files define may not be in `catalog` yet)."""
     path = Path(path)
-    configured = _configured_models(path, validate(FleetFile, path).jobs, catalog)
+    configured = _configured_models(path, load_validated(FleetFile, path).jobs, catalog)
     return tuple({model.name: model for model in configured.values()}.values())
 
 
@@ -91,11 +95,7 @@ def _configured_models(path: Path, jobs: Iterable[JobEntry], catalog: Catalog) -
     return models
 
 
-OWN_GPU_HINT = "; or, for a GPU type of your own, give its memory: {}"
-"""What an unknown GPU's message adds where a GPU type may be given by its memory (the option's name)."""
-
-
-def _resolved(path: Path, kind: str, name: str, field: str, resolve: Any, value: str, hint: str = "") -> str:
+def _canonical_name(path: Path, kind: str, name: str, field: str, resolve: Any, value: str, hint: str = "") -> str:
     """The canonical name of `value` (a GPU type or model); `TableError` naming the item when unknown (with
     `hint` after the accepted names)."""
     try:

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from solver.tables.catalog import Catalog
 from solver.tables.inputs import MemoryModel, Weights
-from solver.tables.reading import load_gpu_type, load_models, validate
+from solver.tables.reading import load_gpu_type, load_models, load_validated
 from solver.tables.schema import GpusFile, GpuType
 from solver.tables.text import TableError, check_types, first_repeated, normalise
 
@@ -20,7 +20,7 @@ def load_catalog(directory: Path | str | None = None) -> Catalog:
         return _shipped_catalog()
     directory = Path(directory)
     models = load_models(directory / "models.yaml")
-    hardware = validate(GpusFile, directory / "gpus.yaml").gpus
+    hardware = load_validated(GpusFile, directory / "gpus.yaml").gpus
     paths = sorted((directory / "feasibility").glob("*.yaml"))
     if not paths:
         raise TableError(f"{directory / 'feasibility'}: no GPU table files (*.yaml)")
@@ -42,12 +42,16 @@ def load_catalog(directory: Path | str | None = None) -> Catalog:
     return Catalog(models=models, gpu_types=gpu_types)
 
 
+MEMORY_MODEL_FILE = "memory-model.yaml"
+"""The shipped memory model's file in the tables, which `solve calibrate --out` regenerates."""
+
+
 def load_memory_model(path: Path | str | None = None) -> MemoryModel:
     """Load memory-model coefficients from `path` (default: the shipped ``memory-model.yaml``)."""
     check_types(("path", path, Path | str | None))
     if path is None:
         return _shipped_memory_model()
-    return validate(MemoryModel, Path(path))
+    return load_validated(MemoryModel, Path(path))
 
 
 def load_weights(path: Path | str | None = None) -> Weights:
@@ -55,7 +59,7 @@ def load_weights(path: Path | str | None = None) -> Weights:
     check_types(("path", path, Path | str | None))
     if path is None:
         return _shipped_weights()
-    return validate(Weights, Path(path))
+    return load_validated(Weights, Path(path))
 
 
 def shipped_tables_directory() -> Path:
@@ -73,9 +77,9 @@ def _shipped_catalog() -> Catalog:
 
 @cache
 def _shipped_weights() -> Weights:
-    return validate(Weights, shipped_tables_directory() / "costs.yaml")
+    return load_validated(Weights, shipped_tables_directory() / "costs.yaml")
 
 
 @cache
 def _shipped_memory_model() -> MemoryModel:
-    return validate(MemoryModel, shipped_tables_directory() / "memory-model.yaml")
+    return load_validated(MemoryModel, shipped_tables_directory() / MEMORY_MODEL_FILE)

@@ -264,7 +264,7 @@ def _yaml_number(text: str, whole: bool) -> str:
     return f"{mantissa}e{exponent if exponent[0] in '+-' else '+' + exponent}"
 
 
-def validate(model: type[BaseModel], path: Path, context: dict[str, Any] | None = None) -> Any:
+def load_validated(model: type[BaseModel], path: Path, context: dict[str, Any] | None = None) -> Any:
     """The file at `path` as `model`, or `TableError` in one line (naming the kind of file it looks like instead, where
     its top-level keys are another's: `_FILE_KINDS`)."""
     raw = _read_yaml(path)
@@ -293,7 +293,7 @@ _FILE_KINDS: dict[str, tuple[type[BaseModel] | None, set[str]]] = {
 
 def load_models(path: Path) -> tuple[Model, ...]:
     """Load and check a models file (``tables/models.yaml``)."""
-    models = validate(ModelsFile, path).models
+    models = load_validated(ModelsFile, path).models
     names = [normalise(name) for model in models for name in (model.name, *model.aliases)]
     duplicate = first_repeated(names)
     if duplicate is not None:
@@ -306,7 +306,7 @@ def load_gpu_type(path: Path, models: tuple[Model, ...], hardware: tuple[GpuType
     `hardware` catalogue (named by its name or an alias) must match its entry there, whose name, aliases
     and driver-reported memory it takes."""
     names = {normalise(name): model.name for model in models for name in (model.name, *model.aliases)}
-    tabled = validate(GpuType, path, context={"models": [model.name for model in models], "names": names})
+    tabled = load_validated(GpuType, path, context={"models": [model.name for model in models], "names": names})
     by_name = {model.name: model for model in models}
     for table in tabled.tables:  # a setting no run can have: the model's heads rule its SP degree out
         for row in table.rows:

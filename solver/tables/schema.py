@@ -158,6 +158,9 @@ class MoE(Frozen):
 
 Shape = tuple[int | bool | tuple[int, ...] | None, ...]
 """`Model.shape`: what two models must share for one's table cells to stand for the other's."""
+YARN_VALIDATED_FACTOR = 4.0
+YARN_VALIDATED_TOKENS = 131072
+"""The YaRN Qwen's model cards validate: a factor of 4, up to 131072 tokens."""
 
 
 class Model(Frozen):
@@ -196,7 +199,7 @@ class Model(Frozen):
         """What the memory the model needs depends on: its layers' widths, counts and vocabulary (and, for a
         mixture of experts, its experts; the capping of its logits)."""
         experts = None if self.moe is None else (self.moe.experts, self.moe.active_experts,
-                                                  self.moe.moe_intermediate_size)
+                                                 self.moe.moe_intermediate_size)
         return (self.hidden_size, self.num_layers, self.num_attention_heads, self.num_key_value_heads,
                 self.head_size, self.intermediate_size, self.vocab_size, self.tied_embeddings, experts,
                 self.logit_softcapping)
@@ -476,11 +479,6 @@ class ModelsFile(Frozen):
         return self
 
 
-YARN_VALIDATED_FACTOR = 4.0
-YARN_VALIDATED_TOKENS = 131072
-"""The YaRN Qwen's model cards validate: a factor of 4, up to 131072 tokens."""
-
-
 def cell_text(setting: Setting | None) -> str:
     """A cell's text: the setting's label, or ``-`` (nothing trained)."""
     return setting.label if setting else NO_SETTING
@@ -490,12 +488,6 @@ def sp_suits_kv_heads(kv_heads: int, sp: int) -> bool:
     """Whether SP degree `sp` and a model's KV heads divide one another (verl's Ulysses check: each rank holds
     whole KV heads, or a KV head is repeated over whole ranks)."""
     return kv_heads % sp == 0 or sp % kv_heads == 0
-
-
-def sp_within_node(gpus: int, node_gpus: int, sp: int) -> bool:
-    """Whether each SP group of a trainer of `gpus` GPUs stays inside a node of `node_gpus`: the trainer fits
-    one node, or SP divides the node."""
-    return gpus <= node_gpus or node_gpus % sp == 0
 
 
 def sp_rule_violation(attention_heads: int, kv_heads: int, sp: int) -> str | None:

@@ -22,66 +22,19 @@ The modules, each using only those above it: `keys` (the keys and paths they all
 `interpolation` (``${oc.env:...}`` and ``${oc.decode:...}``, as OmegaConf resolves them), `reader` (a config's
 text as nested mappings and its values as Trinity reads them), `config` (`read_trinity_config`), `checks`
 (`check_trinity_config`), `plan_keys` (the keys a plan sets), `fragment` (`trinity_fragment`) and `patch`
-(`patch_trinity_config`). The names others use are imported from here.
+(`patch_trinity_config`). The names other packages use are imported from here; the rest from their modules.
 """
 
 from solver.trinity.checks import check_trinity_config
-from solver.trinity.config import (
-    NO_TRAINER_MODES,
-    TRAINER_MODES,
-    TRINITY_06_OFFLOAD,
-    TrinityConfig,
-    read_trinity_config,
-)
+from solver.trinity.config import TRINITY_06_OFFLOAD, TrinityConfig, read_trinity_config
 from solver.trinity.fragment import EngineError, trinity_fragment
-from solver.trinity.keys import (
-    DYNAMIC_BATCH_KEYS,
-    IGNORED_SECTION,
-    OFFLOAD_FLAGS,
-    REMOTE_ENGINES,
-    ROLE_KEY_SCOPES,
-    ROLE_KEYS_IGNORED,
-    ROLE_SP_KEYS,
-    ROLE_TOKEN_BUDGETS,
-    ROLES,
-    UNTYPED_SECTIONS,
-    ConfigError,
-    trainer_level_offload,
-)
-from solver.trinity.patch import (
-    NULL_WORD,
-    anchored_keys,
-    kept_interpolations,
-    patch_trinity_config,
-    paths_to,
-)
-from solver.trinity.plan_keys import TRINITY_06_KEYS
-from solver.trinity.reader import (
-    BOOLEAN_WORDS,
-    check_config_arguments,
-    load_config_mapping,
-    role_token_budgets,
-    trainer_strategy,
-    unused_length,
-)
+from solver.trinity.keys import ROLE_KEYS_IGNORED, ConfigError, trainer_level_offload
+from solver.trinity.patch import anchored_keys, kept_interpolations, patch_trinity_config
+from solver.trinity.reader import check_config_arguments, load_config_mapping, unused_length
 
 __all__ = [
-    "BOOLEAN_WORDS",
-    "DYNAMIC_BATCH_KEYS",
-    "IGNORED_SECTION",
-    "NO_TRAINER_MODES",
-    "NULL_WORD",
-    "OFFLOAD_FLAGS",
-    "REMOTE_ENGINES",
-    "ROLES",
     "ROLE_KEYS_IGNORED",
-    "ROLE_KEY_SCOPES",
-    "ROLE_SP_KEYS",
-    "ROLE_TOKEN_BUDGETS",
-    "TRAINER_MODES",
-    "TRINITY_06_KEYS",
     "TRINITY_06_OFFLOAD",
-    "UNTYPED_SECTIONS",
     "ConfigError",
     "EngineError",
     "TrinityConfig",
@@ -91,11 +44,8 @@ __all__ = [
     "kept_interpolations",
     "load_config_mapping",
     "patch_trinity_config",
-    "paths_to",
     "read_trinity_config",
-    "role_token_budgets",
     "trainer_level_offload",
-    "trainer_strategy",
     "trinity_fragment",
     "unused_length",
 ]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -18,10 +19,10 @@ from solver.trinity.keys import (
     ROLES,
     UNTYPED_SECTIONS,
     ConfigError,
-    dig,
     offload_path,
+    value_at,
 )
-from solver.trinity.reader import boolean_like, trainer_strategy, turned_off
+from solver.trinity.reader import BOOLEAN_WORDS, trainer_strategy, turned_off
 
 
 def _number(value: float) -> str:
@@ -42,7 +43,7 @@ class _ConfigChecks:
 
     def value(self, path: tuple[str, ...]) -> Any:
         """The value at `path`, resolved and decoded (None where absent, or not resolved: a problem)."""
-        raw = dig(self.mapping, path)
+        raw = value_at(self.mapping, path)
         try:
             resolved = resolve_interpolations(raw, ".".join(path), self.environ)
         except ConfigError as error:
@@ -126,7 +127,7 @@ def _check_rope_scaling(checks: _ConfigChecks, model: Model, length: float | Non
     """Check ``model.rope_scaling`` against `model` and `length`: a mapping, replacing no RoPE scaling of the model's
     own, and YaRN where, and only where, the length is beyond the native context (`_check_yarn`)."""
     native, own_rope = model.native_context, model.rope_scaling
-    rope = dig(checks.mapping, _ROPE_SCALING)
+    rope = value_at(checks.mapping, _ROPE_SCALING)
     given_rope = checks.rope_type()
     if own_rope is not None and rope is not None and given_rope != own_rope:
         checks.problems.append(f"model.rope_scaling ({brief(given_rope)}) would replace {model.name}'s own {own_rope} "
@@ -160,9 +161,9 @@ def _check_yarn(checks: _ConfigChecks, native: int, length: float, wanted: float
     original_path = (*_ROPE_SCALING, "original_max_position_embeddings")
     original = checks.number(original_path)
     # Other values than the guide's may still cover the length (Qwen's model cards: factor 4 over 32768).
-    if factor is None and dig(checks.mapping, factor_path) is None:
+    if factor is None and value_at(checks.mapping, factor_path) is None:
         checks.problems.append(f"model.rope_scaling.factor must be max_model_len / {native} = {wanted!r}, got None")
-    if original is None and dig(checks.mapping, original_path) is None:
+    if original is None and value_at(checks.mapping, original_path) is None:
         checks.problems.append(f"model.rope_scaling.original_max_position_embeddings must be {native}, got None")
     if factor is not None:
         original = native if original is None else original  # missing: said above; YaRN then takes the native
@@ -189,7 +190,7 @@ def _check_dynamic_batch(checks: _ConfigChecks) -> None:
     """Check that the dynamic batch size keys (`DYNAMIC_BATCH_KEYS`) are booleans, and on."""
     for path in DYNAMIC_BATCH_KEYS:
         value = checks.value(path)  # once: an unresolvable value is one problem, not one per look
-        if not boolean_like(value):
+        if not _boolean_like(value):
             checks.problems.append(f"{'.'.join(path)} must be true or false, got {brief(value)}: Trinity refuses it")
         elif turned_off(value):
             scope = ROLE_KEY_SCOPES.get(path)
@@ -226,7 +227,7 @@ def _check_offload_strategy(checks: _ConfigChecks, version: TrinityVersion | Non
 
 def _check_no_config_path(checks: _ConfigChecks) -> None:
     """Check that the config has no deprecated ``trainer.trainer_config_path``."""
-    if dig(checks.mapping, ("trainer", "trainer_config_path")) is not None:
+    if value_at(checks.mapping, ("trainer", "trainer_config_path")) is not None:
         checks.problems.append("trainer.trainer_config_path is deprecated: Trinity refuses it where "
                                "trainer.trainer_config is empty (0.5, and 0.6 on verl before 0.8) and otherwise never "
                                "reads it; move its settings under trainer.trainer_config")
@@ -277,3 +278,11 @@ def check_trinity_config(
     _check_no_config_path(checks)
     _check_whole_nodes(checks, trainer_gpus)
     return checks.problems
+
+
+def _boolean_like(value: Any) -> bool:
+    """Whether OmegaConf takes a config's value for a boolean key (`ConfigReader.boolean`'s forms; missing too)."""
+    if isinstance(value, str):
+        value = value.strip()
+        return value.lower() in BOOLEAN_WORDS or re.fullmatch(r"[+-]?\d+", value) is not None
+    return value is None or isinstance(value, (bool, int))

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
+from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
@@ -12,7 +13,7 @@ from solver.query import TrinityVersion
 from solver.rules import token_budget
 from solver.tables import MAX_GPUS, brief, counted, model_name_from_path
 from solver.trinity.keys import (
-    FSDP_CONFIG,
+    ACTOR_ROLLOUT_REF,
     IGNORED_SECTION,
     OFFLOAD_FLAGS,
     REMOTE_ENGINES,
@@ -26,10 +27,8 @@ from solver.trinity.keys import (
 from solver.trinity.reader import (
     ConfigReader,
     check_config_arguments,
-    leniently,
     load_config_mapping,
-    note_flag,
-    role_token_budgets,
+    read_or_none,
     trainer_strategy,
 )
 
@@ -65,7 +64,7 @@ class TrinityConfig(BaseModel):
     offload: bool = False
     max_token_len_per_gpu: int | None = None
     role_token_budgets: tuple[tuple[str, int], ...] = ()
-    """The per-role token budgets the config sets (`role_token_budgets`): they override the trainer's."""
+    """The per-role token budgets the config sets (`_role_token_budgets`): they override the trainer's."""
     strategy: str | None = None
     rollout_engine_gpus: int = 1
     """The GPUs of one rollout engine: ``explorer.rollout_model.tensor_parallel_size`` (times Trinity 0.6's
@@ -188,8 +187,8 @@ def _read_trainer_gpus(reader: ConfigReader, rollout: int) -> tuple[int | None, 
 
 def _actor_note_flags(reader: ConfigReader) -> dict[str, bool]:
     """The actor's offload flags in its ``fsdp_config`` that can be read for the notes (``actor.fsdp_config.<flag>``:
-    on or off); every role's flags are checked (`note_flag`)."""
-    read = {f"{role}.fsdp_config.{flag}": note_flag(reader, offload_path(role, flag)) for role in ROLES
+    on or off); every role's flags are checked (`_flag_for_notes`)."""
+    read = {f"{role}.fsdp_config.{flag}": _flag_for_notes(reader, offload_path(role, flag)) for role in ROLES
             for flag in OFFLOAD_FLAGS}
     return {flag: on for flag, on in read.items() if on is not None and flag.startswith("actor.")}
 
@@ -222,10 +221,10 @@ def _engine_section_notes(reader: ConfigReader) -> list[str]:
     """A note on the roles' offload flags under their ``engine`` (`IGNORED_SECTION`), which Trinity never reads
     (none where there are none)."""
     unread = [f"{role}.{IGNORED_SECTION}.{flag}" for role in ROLES for flag in OFFLOAD_FLAGS
-              if leniently(reader.get, offload_path(role, flag, IGNORED_SECTION)) is not None]
+              if read_or_none(reader.get, offload_path(role, flag, IGNORED_SECTION)) is not None]
     if not unread:
         return []
-    return [(f"{', '.join(unread)} (under {'.'.join(FSDP_CONFIG)}): Trinity reads a role's offload flags "
+    return [(f"{', '.join(unread)} (under {'.'.join(ACTOR_ROLLOUT_REF)}): Trinity reads a role's offload flags "
              "from its fsdp_config, never its engine (Trinity 0.5 refuses the key, 0.6 drops it, and verl 0.8 "
              "or later replaces it with fsdp_config), so the verdict leaves them out; set them under "
              "fsdp_config (--write does)")]
@@ -277,7 +276,7 @@ def _read_sequence_parallel(reader: ConfigReader) -> tuple[int, list[str]]:
     sp = reader.count(("trainer", "ulysses_sequence_parallel_size"), 1)
     notes = []
     for path in ROLE_SP_KEYS:
-        role_sp = leniently(reader.integer, path)
+        role_sp = read_or_none(reader.integer, path)
         if role_sp is not None and role_sp != sp:
             notes.append(f"{'.'.join(path)} {role_sp} is not trainer.ulysses_sequence_parallel_size {sp}: Trinity with "
                          f"verl before 0.8 runs that role at SP {role_sp} (with the trainer's token budget), Trinity 0.6 "
@@ -291,8 +290,8 @@ def _read_max_model_len(reader: ConfigReader) -> tuple[int | None, list[str]]:
     length = reader.integer(("model", "max_model_len"))
     if length is not None:
         return length, []
-    prompt, response = (leniently(reader.integer, ("model", key)) for key in ("max_prompt_tokens",
-                                                                                "max_response_tokens"))
+    prompt, response = (read_or_none(reader.integer, ("model", key)) for key in ("max_prompt_tokens",
+                                                                                 "max_response_tokens"))
     if prompt is None or response is None:
         return None, []
     length = prompt + response
@@ -352,9 +351,29 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
         sp=sp,
         offload=offload,
         max_token_len_per_gpu=reader.integer(("trainer", "max_token_len_per_gpu")),
-        role_token_budgets=role_token_budgets(data, name, environ),
+        role_token_budgets=_role_token_budgets(data, name, environ),
         strategy=given,
         notes=(*offload_notes, *_strategy_notes(strategy), *sp_notes, *length_notes),
         rollout_engine_gpus=rollout_engine_gpus,
         auxiliary_gpus=auxiliary_gpus,
     )
+
+
+def _flag_for_notes(reader: ConfigReader, path: tuple[str, ...]) -> bool | None:
+    """An offload flag read for the notes: None where rft-solver cannot resolve it (a reference to another
+    key, which Trinity resolves), so no note is made of it; a value that is not a boolean is refused."""
+    try:
+        value = reader.get(path)
+    except ConfigError:
+        return None
+    return reader.boolean(path, value)
+
+
+def _role_token_budgets(
+    mapping: Mapping[str, Any], name: str, environ: Mapping[str, str]
+) -> tuple[tuple[str, int], ...]:
+    """(key, value) of each per-role token budget (`ROLE_TOKEN_BUDGETS`) a config sets to a whole number
+    (interpolations resolved from `environ`); `ConfigError` (one line) for one that is not a whole number in range."""
+    reader = ConfigReader(mapping, name, environ)
+    found = ((".".join(path), reader.integer(path)) for path in ROLE_TOKEN_BUDGETS)
+    return tuple((key, value) for key, value in found if value is not None)

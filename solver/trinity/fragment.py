@@ -13,7 +13,7 @@ from solver.results import ENV_EXPORT, Plan, index_range
 from solver.rules import whole_nodes_violation
 from solver.tables import MAX_GPUS, Model, OneLineError, QueryError, brief, check_types, counted
 from solver.trinity.checks import check_trinity_config
-from solver.trinity.keys import REMOTE_ENGINES, dig, yaml_scalar
+from solver.trinity.keys import REMOTE_ENGINES, value_at, yaml_scalar
 from solver.trinity.plan_keys import PlanKey, keys_for_plan
 
 _FAST_SAFE_LOADER = getattr(pyyaml, "CSafeLoader", pyyaml.SafeLoader)
@@ -117,7 +117,7 @@ def trinity_fragment(
     """
     _check_fragment_arguments(plan, model, rollout_gpus, gpu, nodes, shared_gpus, engines, version, rocm)
     keys = [key for key in keys_for_plan(plan, model, layout, version=version)
-            if not (key.existing_only and dig(layout, key.path) is None)]
+            if not (key.existing_only and value_at(layout, key.path) is None)]
     model_keys = [k for k in keys if k.path[0] == "model"]
     trainer_keys = [k for k in keys if k.path[0] == "trainer"]
     cluster_keys: list[PlanKey] = []
@@ -145,7 +145,7 @@ def trinity_fragment(
             cluster_keys.append(PlanKey(path=("explorer", "rollout_model", "engine_num"),
                                         value=(rollout_gpus - others) // size,
                                         comment="one GPU each" if size == 1 else f"{size} GPUs each"))
-            if not any(dig(layout, ("explorer", "rollout_model", key)) is not None
+            if not any(value_at(layout, ("explorer", "rollout_model", key)) is not None
                        for key in ("data_parallel_size", "pipeline_parallel_size")):  # else size is their product
                 cluster_keys.append(PlanKey(path=("explorer", "rollout_model", "tensor_parallel_size"), value=size))
     comments: dict[tuple[str, ...], str] = {

@@ -10,7 +10,7 @@ from solver.tables import OneLineError
 
 OFFLOAD_FLAGS = ("param_offload", "optimizer_offload", "offload_policy")
 ROLES = ("actor", "ref")
-FSDP_CONFIG = ("trainer", "trainer_config", "actor_rollout_ref")
+ACTOR_ROLLOUT_REF = ("trainer", "trainer_config", "actor_rollout_ref")
 
 
 REMOTE_ENGINES = ("tinker", "external")
@@ -24,7 +24,7 @@ class ConfigError(OneLineError):
 def offload_path(role: str, flag: str, section: str = "fsdp_config") -> tuple[str, ...]:
     """The path of `role`'s offload `flag` under ``trainer.trainer_config.actor_rollout_ref``: in its
     ``fsdp_config``, where Trinity and verl read it, or in another `section` (``engine``, `IGNORED_SECTION`)."""
-    return (*FSDP_CONFIG, role, section, flag)
+    return (*ACTOR_ROLLOUT_REF, role, section, flag)
 
 
 IGNORED_SECTION = "engine"
@@ -35,7 +35,7 @@ Trinity 0.6 drops it on verl before 0.8, and verl 0.8 and later replaces it with
 def trainer_level_offload(config: Any) -> bool:
     """Whether `config` (the user's, None for none) has an offload flag under ``trainer`` itself, as Trinity 0.6
     keeps them (``trainer.offload_policy``): it then copies them over the roles' own."""
-    return config is not None and any(dig(config, ("trainer", flag)) is not None for flag in OFFLOAD_FLAGS)
+    return config is not None and any(value_at(config, ("trainer", flag)) is not None for flag in OFFLOAD_FLAGS)
 
 
 def yaml_scalar(value: Any) -> str:
@@ -49,11 +49,11 @@ def yaml_scalar(value: Any) -> str:
     raise TypeError(f"no YAML form for {value!r}")
 
 
-DYNAMIC_BATCH_KEYS = (("trainer", "use_dynamic_bsz"), (*FSDP_CONFIG, "actor", "use_dynamic_bsz"),
-                      (*FSDP_CONFIG, "ref", "log_prob_use_dynamic_bsz"))
+DYNAMIC_BATCH_KEYS = (("trainer", "use_dynamic_bsz"), (*ACTOR_ROLLOUT_REF, "actor", "use_dynamic_bsz"),
+                      (*ACTOR_ROLLOUT_REF, "ref", "log_prob_use_dynamic_bsz"))
 """Dynamic batch sizes (Trinity's default, and the role keys of verl it sets): token budgets apply only with them."""
-ROLE_TOKEN_BUDGETS = ((*FSDP_CONFIG, "actor", "ppo_max_token_len_per_gpu"),
-                      (*FSDP_CONFIG, "ref", "log_prob_max_token_len_per_gpu"))
+ROLE_TOKEN_BUDGETS = ((*ACTOR_ROLLOUT_REF, "actor", "ppo_max_token_len_per_gpu"),
+                      (*ACTOR_ROLLOUT_REF, "ref", "log_prob_max_token_len_per_gpu"))
 """verl's per-role token budgets: set by hand, they override ``trainer.max_token_len_per_gpu`` for their role (on verl
 before 0.8: `ROLE_KEYS_IGNORED`)."""
 ROLE_KEYS_IGNORED = ("on verl before 0.8 only: Trinity 0.6 on verl 0.8 or later ignores the roles' own token budgets and "
@@ -66,7 +66,7 @@ ROLE_KEY_SCOPES: dict[tuple[str, ...], str] = {
     **dict.fromkeys(ROLE_TOKEN_BUDGETS, ROLE_KEYS_IGNORED),
 }
 """Where each of the roles' own keys counts, in words (the trainer's count everywhere)."""
-ROLE_SP_KEYS = tuple((*FSDP_CONFIG, role, "ulysses_sequence_parallel_size") for role in ROLES)
+ROLE_SP_KEYS = tuple((*ACTOR_ROLLOUT_REF, role, "ulysses_sequence_parallel_size") for role in ROLES)
 """The roles' own SP: Trinity with verl before 0.8 takes it over the trainer's; Trinity 0.6 on verl 0.8 or later
 ignores it."""
 
@@ -76,7 +76,7 @@ UNTYPED_SECTIONS = (("model", "rope_scaling"),)
 ``oc.env`` value stays a string."""
 
 
-def dig(mapping: Mapping[str, Any], path: tuple[str, ...]) -> Any:
+def value_at(mapping: Mapping[str, Any], path: tuple[str, ...]) -> Any:
     """The value at `path` in nested mappings, as written (no interpolation resolved); None where it is absent."""
     node: Any = mapping
     for part in path:

@@ -26,9 +26,9 @@ from solver.query import TrinityVersion
 from solver.results import Plan
 from solver.tables import Model, brief, check_types
 from solver.trinity.interpolation import resolve_interpolations
-from solver.trinity.keys import OFFLOAD_FLAGS, UNTYPED_SECTIONS, ConfigError, dig, yaml_scalar
+from solver.trinity.keys import OFFLOAD_FLAGS, UNTYPED_SECTIONS, ConfigError, value_at, yaml_scalar
 from solver.trinity.plan_keys import PlanKey, keys_for_plan
-from solver.trinity.reader import check_config_arguments, leniently, load_config_mapping
+from solver.trinity.reader import check_config_arguments, load_config_mapping, read_or_none
 
 
 def _tail(node: Any) -> tuple[Any, Any, int] | None:
@@ -172,6 +172,11 @@ def _indentation(text: str) -> tuple[int, int, int]:
     return mapping, max(sequence, (offset or 0) + 2), offset or 0
 
 
+_NULL_WORD = re.compile(r"^[^#\n]*:[ \t]+null[ \t]*(#.*)?$", re.MULTILINE)
+"""A ``key: null`` line, not in a comment: a config that has one has its nulls written as ``null`` (ruamel writes
+nothing)."""
+
+
 def _round_trip_yaml(text: str) -> YAML:
     """A ruamel round trip that writes the config `text` as it is written: its indentation, its document start and
     end markers, and its nulls as ``null`` where it writes them so."""
@@ -184,7 +189,7 @@ def _round_trip_yaml(text: str) -> YAML:
         yaml.explicit_start = True
     if text.rstrip().splitlines()[-1:] == ["..."]:
         yaml.explicit_end = True
-    if NULL_WORD.search(text):
+    if _NULL_WORD.search(text):
         yaml.Representer = _NullWordRepresenter
     return yaml
 
@@ -194,11 +199,11 @@ def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, 
     """Set `plan`'s keys in `data` (the config's round trip, whose text is `lines`; `reading`: its values as Trinity
     reads them), and remove a stale ``model.rope_scaling`` and, for Trinity 0.5, 0.6's flags under ``trainer``."""
     for key in keys_for_plan(plan, model, reading, environ, version):
-        if _writes(key, dig(reading, key.path), environ):
+        if _writes(key, value_at(reading, key.path), environ):
             _set(data, key.path, key.value, lines, create=not key.existing_only)
     section = data.get("model")
     if isinstance(section, CommentedMap) and "rope_scaling" in section and _stale_rope(section["rope_scaling"],
-                                                                                      plan, model):
+                                                                                       plan, model):
         _delete(section, "rope_scaling")
     trainer = data.get("trainer")
     if version == "0.5" and isinstance(trainer, CommentedMap):  # 0.6's flags, which 0.5 refuses
@@ -287,7 +292,7 @@ def _given(current: Any, path: tuple[str, ...], value: Any, environ: Mapping[str
     (`UNTYPED_SECTIONS`) only the value itself, of its type (``oc.decode`` gives numbers)."""
     if not (isinstance(current, str) and "${" in current):
         return None
-    resolved = leniently(lambda _: resolve_interpolations(current, "", environ), ())
+    resolved = read_or_none(lambda _: resolve_interpolations(current, "", environ), ())
     if path[:2] in UNTYPED_SECTIONS:
         same = type(resolved) is type(value) and resolved == value
     else:
@@ -314,15 +319,15 @@ def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
 
     found: dict[str, str] = {}  # per anchor, once
     for key in keys_for_plan(plan, model, reading, environ, version):
-        value = dig(reading, key.path)
+        value = value_at(reading, key.path)
         if value == key.value or not _writes(key, value, environ):
             continue
-        if (anchor := anchor_of(dig(data, key.path))) is not None:
+        if (anchor := anchor_of(value_at(data, key.path))) is not None:
             found.setdefault(anchor, f"{'.'.join(key.path)} is the anchor &{anchor}, which other keys repeat "
                                      f"(*{anchor}): the patch sets it to {key.value} and they keep {value}")
         for depth in range(1, len(key.path)):
-            if (anchor := anchor_of(node := dig(data, key.path[:depth]))) is not None:
-                others = [".".join(path) for path in paths_to(data, node) if path != key.path[:depth]]
+            if (anchor := anchor_of(node := value_at(data, key.path[:depth]))) is not None:
+                others = [".".join(path) for path in _paths_to(data, node) if path != key.path[:depth]]
                 repeat = f"{', '.join(others)} {'repeats' if len(others) == 1 else 'repeat'}" if others else (
                     "other keys repeat")
                 found.setdefault(anchor, f"{'.'.join(key.path[:depth])} is the anchor &{anchor}, which {repeat} "
@@ -332,7 +337,7 @@ def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
     return list(found.values())
 
 
-def paths_to(data: Any, node: Any) -> list[tuple[str, ...]]:
+def _paths_to(data: Any, node: Any) -> list[tuple[str, ...]]:
     """The key paths in `data` (nested mappings and lists, as ruamel reads them) at which `node` itself is: its
     anchor's and its aliases' places. Each container is entered once (its first place), so that aliases of aliases
     cost no more than the text: what an alias repeats is said where its anchor is."""
@@ -359,12 +364,7 @@ def kept_interpolations(text: str, plan: Plan, model: Model, *, name: str = "con
     data = load_config_mapping(text.replace("\r\n", "\n"), name)
     return [f"{'.'.join(key.path)} stays {current}, which gives {given} in this environment: the plan holds for "
             "that value" for key in keys_for_plan(plan, model, data, environ, version)
-            if (given := _given(current := dig(data, key.path), key.path, key.value, environ or {})) is not None]
-
-
-NULL_WORD = re.compile(r"^[^#\n]*:[ \t]+null[ \t]*(#.*)?$", re.MULTILINE)
-"""A ``key: null`` line, not in a comment: a config that has one has its nulls written as ``null`` (ruamel writes
-nothing)."""
+            if (given := _given(current := value_at(data, key.path), key.path, key.value, environ or {})) is not None]
 
 
 class _NullWordRepresenter(RoundTripRepresenter):

@@ -10,20 +10,20 @@ from pydantic import BaseModel, ConfigDict
 from solver.query import TrinityVersion
 from solver.results import Plan, yarn_caution
 from solver.tables import Model
-from solver.trinity.interpolation import resolve_interpolations
+from solver.trinity.interpolation import decode_scalar, resolve_interpolations
 from solver.trinity.keys import (
+    ACTOR_ROLLOUT_REF,
     DYNAMIC_BATCH_KEYS,
-    FSDP_CONFIG,
     IGNORED_SECTION,
     OFFLOAD_FLAGS,
     ROLE_SP_KEYS,
     ROLE_TOKEN_BUDGETS,
     ROLES,
-    dig,
     offload_path,
     trainer_level_offload,
+    value_at,
 )
-from solver.trinity.reader import leniently, number_above, turned_off
+from solver.trinity.reader import read_or_none, turned_off
 
 TRINITY_06_KEYS = ("these three are Trinity 0.6's (0.5 refuses them: --trinity-version 0.5 leaves them out); on verl "
                    "before 0.8, Trinity 0.6 reads these, not the fsdp_config flags below")
@@ -57,8 +57,8 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
     if factor is not None:
         rope = ("model", "rope_scaling")
         # A config that names the type as the model cards do (``type``, without ``rope_type``) keeps that key.
-        named = "type" if dig(config, (*rope, "type")) is not None and dig(config, (*rope, "rope_type")) is None \
-            else "rope_type"
+        old_key_only = value_at(config, (*rope, "type")) is not None and value_at(config, (*rope, "rope_type")) is None
+        named = "type" if old_key_only else "rope_type"
         keys += [
             PlanKey(path=(*rope, named), value="yarn"),
             PlanKey(path=(*rope, "factor"), value=factor, comment=f"max_model_len / {native}"
@@ -90,7 +90,7 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
     def resolved(path: tuple[str, ...]) -> Any:  # the config's value there, its interpolation resolved (None: unread)
         if config is None:
             return None
-        return leniently(lambda at: resolve_interpolations(dig(config, at), "", environ or {}), path)
+        return read_or_none(lambda at: resolve_interpolations(value_at(config, at), "", environ or {}), path)
 
     def dynamic_batches(paths: Iterable[tuple[str, ...]]) -> list[PlanKey]:
         # The plan's token budget applies only with dynamic batch sizes: a config that turned them off gets them back.
@@ -108,10 +108,11 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
     for role in ROLES:  # a role's keys together, a section's together (the fragment nests them)
         # A role's own SP, which Trinity with verl before 0.8 takes over the trainer's: the plan's too.
         keys += [PlanKey(path=path, value=plan.sp, existing_only=True) for path in ROLE_SP_KEYS if path[-2] == role]
-        keys += dynamic_batches(path for path in DYNAMIC_BATCH_KEYS if path[:-1] == (*FSDP_CONFIG, role))
+        keys += dynamic_batches(path for path in DYNAMIC_BATCH_KEYS if path[:-1] == (*ACTOR_ROLLOUT_REF, role))
         # A per-role budget set by hand overrides the trainer's for its role: one above the plan's comes down to it.
-        keys += [PlanKey(path=path, value=plan.max_token_len_per_gpu, existing_only=True) for path in ROLE_TOKEN_BUDGETS
-                 if path[:-1] == (*FSDP_CONFIG, role) and number_above(resolved(path), plan.max_token_len_per_gpu)]
+        budget = plan.max_token_len_per_gpu
+        keys += [PlanKey(path=path, value=budget, existing_only=True) for path in ROLE_TOKEN_BUDGETS
+                 if path[:-1] == (*ACTOR_ROLLOUT_REF, role) and _number_above(resolved(path), budget)]
         for section in ("fsdp_config", IGNORED_SECTION):
             for flag in OFFLOAD_FLAGS:
                 path = offload_path(role, flag, section)
@@ -123,3 +124,9 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
                     # so an offloaded one stays so.
                     keys.append(PlanKey(path=path, value=plan.offload, existing_only=True))
     return keys
+
+
+def _number_above(value: Any, limit: int) -> bool:
+    """Whether a config's value (text as OmegaConf decodes it) is a number above `limit`."""
+    value = decode_scalar(value) if isinstance(value, str) else value
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and value > limit

@@ -26,7 +26,7 @@ from solver.tables import (
     yaml_limit,
 )
 from solver.trinity.interpolation import decode_scalar, resolve_interpolations
-from solver.trinity.keys import ROLE_TOKEN_BUDGETS, ConfigError, trainer_level_offload
+from solver.trinity.keys import ConfigError, trainer_level_offload
 
 BOOLEAN_WORDS = {"true": True, "yes": True, "y": True, "on": True, "false": False, "no": False, "n": False, "off": False}
 """The words OmegaConf takes for a boolean key of Trinity's (any case; YAML 1.1's among them, which ruamel, reading
@@ -89,6 +89,7 @@ class ConfigReader:
         self.data, self.name, self.environ, self.prefix = data, name, environ, prefix
 
     def where(self, path: tuple[str, ...]) -> str:
+        """`path` as messages name it: the config's name, then the dotted key."""
         return f"{self.name}: {self.prefix}{'.'.join(path)}"
 
     def get(self, path: tuple[str, ...]) -> Any:
@@ -104,6 +105,8 @@ class ConfigReader:
 
     def integer(self, path: tuple[str, ...], default: int | None = None, minimum: int = 1,
                 maximum: int = MAX_TOKENS) -> int | None:
+        """The whole number at `path` (a digit string too), within `minimum` to `maximum`; `default` where it is
+        absent."""
         value = self.get(path)
         if value is None:
             return default
@@ -121,10 +124,12 @@ class ConfigReader:
         return value
 
     def count(self, path: tuple[str, ...], default: int, minimum: int = 1) -> int:
+        """A count of GPUs or nodes at `path` (`integer`, at most `MAX_GPUS`); `default` where it is absent."""
         value = self.integer(path, default, minimum, maximum=MAX_GPUS)
         return default if value is None else value
 
     def flag(self, path: tuple[str, ...]) -> bool:
+        """The boolean at `path` (`boolean`); false where it is absent."""
         return self.boolean(path, self.get(path))
 
     def boolean(self, path: tuple[str, ...], value: Any) -> bool:
@@ -148,26 +153,13 @@ class ConfigReader:
         return (self.text(path) or "").strip() or None
 
     def text(self, path: tuple[str, ...]) -> str | None:
+        """The text at `path`; None where it is absent."""
         value = self.get(path)
         if value is None:
             return None
         if not isinstance(value, str):
             raise ConfigError(f"{self.where(path)} must be text, got {brief(value)}")
         return value
-
-
-def number_above(value: Any, limit: int) -> bool:
-    """Whether a config's value (text as OmegaConf decodes it) is a number above `limit`."""
-    value = decode_scalar(value) if isinstance(value, str) else value
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and value > limit
-
-
-def boolean_like(value: Any) -> bool:
-    """Whether OmegaConf takes a config's value for a boolean key (`ConfigReader.boolean`'s forms; missing too)."""
-    if isinstance(value, str):
-        value = value.strip()
-        return value.lower() in BOOLEAN_WORDS or re.fullmatch(r"[+-]?\d+", value) is not None
-    return value is None or isinstance(value, (bool, int))
 
 
 def turned_off(value: Any) -> bool:
@@ -180,22 +172,12 @@ def turned_off(value: Any) -> bool:
     return value is False or (isinstance(value, (int, float)) and value == 0)
 
 
-def role_token_budgets(
-    mapping: Mapping[str, Any], name: str, environ: Mapping[str, str]
-) -> tuple[tuple[str, int], ...]:
-    """(key, value) of each per-role token budget (`ROLE_TOKEN_BUDGETS`) a config sets to a whole number
-    (interpolations resolved from `environ`); `ConfigError` (one line) for one that is not a whole number in range."""
-    reader = ConfigReader(mapping, name, environ)
-    found = ((".".join(path), reader.integer(path)) for path in ROLE_TOKEN_BUDGETS)
-    return tuple((key, value) for key, value in found if value is not None)
-
-
 def unused_length(mapping: Mapping[str, Any], name: str, environ: Mapping[str, str]) -> str | None:
     """Where a config's ``max_prompt_tokens + max_response_tokens`` fall short of its ``max_model_len``: the
     sequences stay within the sum, whatever the length allows, in words (None where they reach it, or a key is
     absent or unreadable)."""
     reader = ConfigReader(mapping, name, environ)
-    length, prompt, response = (leniently(reader.integer, ("model", key))
+    length, prompt, response = (read_or_none(reader.integer, ("model", key))
                                 for key in ("max_model_len", "max_prompt_tokens", "max_response_tokens"))
     if length is None or prompt is None or response is None or prompt + response >= length:
         return None
@@ -203,22 +185,12 @@ def unused_length(mapping: Mapping[str, Any], name: str, environ: Mapping[str, s
             f"model.max_model_len {length}: no sequence uses the rest; raise max_response_tokens to train at the length")
 
 
-def leniently(read: Callable[[tuple[str, ...]], Any], path: tuple[str, ...]) -> Any:
+def read_or_none(read: Callable[[tuple[str, ...]], Any], path: tuple[str, ...]) -> Any:
     """A key read only for a note: what `read` gives, or None where it cannot be read (the note is skipped)."""
     try:
         return read(path)
     except ConfigError:
         return None
-
-
-def note_flag(reader: ConfigReader, path: tuple[str, ...]) -> bool | None:
-    """An offload flag read for the notes: None where rft-solver cannot resolve it (a reference to another
-    key, which Trinity resolves), so no note is made of it; a value that is not a boolean is refused."""
-    try:
-        value = reader.get(path)
-    except ConfigError:
-        return None
-    return reader.boolean(path, value)
 
 
 def trainer_strategy(given: str | None, mapping: Any, version: TrinityVersion | None) -> str:
