@@ -30,6 +30,14 @@ def longest_by_model(catalog: Catalog, gpu: str, models: Sequence[str], budgets:
                                          for model in models})
 
 
+def mapped_models(catalog: Catalog, gpu: str) -> list[str]:
+    """The rows of a by-model map on `gpu`: the models its tables document, else those any GPU type's tables
+    document (a GPU type without tables: its plans are estimates)."""
+    documented = [m.name for m in catalog.models if any(m.name in t.models for t in catalog.gpu(gpu).tables)]
+    return documented or [m.name for m in catalog.models
+                          if any(m.name in t.models for g in catalog.gpu_types for t in g.tables)]
+
+
 def cheapest_by_length(catalog: Catalog, gpu: str, model: str, lengths: Sequence[int], budgets: Sequence[int],
                        **estimates: Any) -> Grid:
     """For each length and budget: the cheapest plan for `model` on at most that many GPUs (`estimates`:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from solver.maps import cheapest_by_length, longest_by_model
+from solver.maps import cheapest_by_length, longest_by_model, mapped_models
 from solver.query import make_query
 from solver.render import short_label
 from solver.solve import best_plan
@@ -233,3 +233,10 @@ def test_a_length_map_reaching_exactly_its_last_tabled_row_repeats_no_row(monkey
     monkeypatch.setattr(solver.maps, "longest_by_model",
                         lambda catalog, gpu, models, budgets, **estimates: {(models[0], budgets[0]): reached})
     assert length_rows(CATALOG, "H20-96GB", "Qwen3-8B", [1, 8]) == tabled
+
+
+def test_a_by_model_map_has_the_models_its_gpu_types_tables_document_else_every_documented_one():
+    everyone = ["Qwen3-0.6B", "Qwen3-1.7B", "Qwen3-4B", "Qwen3-8B", "Qwen3-14B"]
+    with_h800 = CATALOG.with_cells(Path(__file__).parent / "data" / "cells" / "h800.yaml")
+    assert mapped_models(with_h800, "h800") == ["Qwen3-8B", "Qwen3-14B"]  # its own tables' models
+    assert mapped_models(CATALOG, "a100") == mapped_models(CATALOG, "h100") == everyone  # h100: no tables

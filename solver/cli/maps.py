@@ -42,7 +42,7 @@ def build_map_parser() -> argparse.ArgumentParser:
 
 def run_map(args: argparse.Namespace) -> int:
     """``solve map``: heatmaps of the planner's answers over GPU budgets."""
-    from solver.maps import cheapest_by_length, length_rows, longest_by_model
+    from solver.maps import cheapest_by_length, length_rows, longest_by_model, mapped_models
 
     check_model_flags(args, "--model M or --model-config PATH", given=True)  # one at most: a map may have none
     catalog, added = catalog_with(load_model_config(args.model_config) if args.model_config else None, args.gpu,
@@ -64,9 +64,7 @@ def run_map(args: argparse.Namespace) -> int:
             grid = cheapest_by_length(catalog, gpu.name, asked, rows, budgets, **estimates)
             title = f"{gpu.name} · {asked}: cheapest setting per length and GPU budget"
         else:
-            documented = [m.name for m in catalog.models if any(m.name in t.models for t in gpu.tables)]
-            rows = [asked] if asked else documented or [
-                m.name for m in catalog.models if any(m.name in t.models for g in catalog.gpu_types for t in g.tables)]
+            rows = [asked] if asked else mapped_models(catalog, gpu.name)
             grid = longest_by_model(catalog, gpu.name, rows, budgets, **estimates)
             title = f"{gpu.name}: longest context per model and GPU budget"
         views.append(map_view(grid, rows, budgets, title, by_length=args.by == "len"))
