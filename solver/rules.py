@@ -318,13 +318,13 @@ def rollout_layout_violation(gpus: int, rollout_gpus: int | None, node_gpus: int
             f"nor whole nodes with the trainer in one of them, nor with the trainer on whole nodes")
 
 
-@lru_cache(maxsize=4096)
 def sp_within_node(gpus: int, node_gpus: int, sp: int) -> bool:
     """Whether each SP group of a trainer of `gpus` GPUs stays inside a node of `node_gpus`: the trainer fits
     one node, or SP divides the node."""
     return gpus <= node_gpus or node_gpus % sp == 0
 
 
+@lru_cache(maxsize=4096)
 def sp_degrees(model: Model, gpus: int, node_gpus: int | None = None) -> tuple[int, ...]:
     """The SP degrees that can run `model` on `gpus` trainer GPUs (`sp_layout_violation`: the heads rules, SP
     dividing the GPUs, and with `node_gpus` each SP group inside a node when the trainer spans nodes)."""

@@ -21,10 +21,10 @@ from solver.tables import (
     load_catalog,
     load_gpu_type,
     load_model_config,
-    load_models,
     load_weights,
     shipped_tables_directory,
 )
+from solver.tables.reading import load_models
 
 MALFORMED = Path(__file__).parent / "data" / "malformed"
 MODELS = load_catalog().models
@@ -395,7 +395,8 @@ def test_every_package_of_the_source_is_installed():
     # pyproject.toml lists the packages by hand (the tables are installed as solver.data): a subpackage left
     # out of the list would work in a checkout and be missing from a wheel.
     root = Path(__file__).resolve().parent.parent
-    listed = re.search(r"^packages = \[(.*)\]$", (root / "pyproject.toml").read_text(encoding="utf-8"), re.MULTILINE)
+    pyproject = (root / "pyproject.toml").read_text(encoding="utf-8")
+    listed = re.search(r"^packages = \[(.*?)\]", pyproject, re.MULTILINE | re.DOTALL)
     assert listed is not None
     packages = {".".join(init.parent.relative_to(root).parts) for init in (root / "solver").rglob("__init__.py")}
     assert set(re.findall(r'"([\w.]+)"', listed[1])) == packages | {"solver.data", "solver.data.feasibility"}

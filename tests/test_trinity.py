@@ -908,6 +908,16 @@ def _config(**trainer: Any) -> dict[str, Any]:
                                                                  "original_max_position_embeddings": 40960}}},
             "4B", 1, ["cannot check model.rope_scaling.factor: environment variable FACTOR is not set"],
         ),
+        (  # a YaRN type that cannot be read is one problem: not twice, nor also "must be yarn"
+            {"model": {"max_model_len": 81920, "rope_scaling": {"rope_type": "${oc.env:RT}", "factor": 2.0,
+                                                                 "original_max_position_embeddings": 40960}}},
+            "4B", 1, ["cannot check model.rope_scaling.rope_type: environment variable RT is not set"],
+        ),
+        (  # the same with the model cards' key, type
+            {"model": {"max_model_len": 81920, "rope_scaling": {"type": "${oc.env:RT}", "factor": 2.0,
+                                                                 "original_max_position_embeddings": 40960}}},
+            "4B", 1, ["cannot check model.rope_scaling.type: environment variable RT is not set"],
+        ),
         (  # a dynamic batch flag that cannot be read is one problem, however often the checks look at it
             {"trainer": {"use_dynamic_bsz": "${oc.env:DYNAMIC}"}},
             "4B", 1, ["cannot check trainer.use_dynamic_bsz: environment variable DYNAMIC is not set"],

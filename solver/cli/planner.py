@@ -36,8 +36,8 @@ from solver.cli.status import NO_PLAN
 from solver.cli.trinity_options import (
     MODEL_PATH,
     check_planner_config,
+    local_config_json,
     local_model,
-    local_model_config,
     read_config_file,
     write_trinity,
 )
@@ -170,7 +170,7 @@ def run_planner(args: argparse.Namespace) -> int:
 def _planner_catalog(args: argparse.Namespace, config: TrinityConfig | None) -> tuple[Catalog, str]:
     """The catalogue to plan with (--model-config's model, or the local one the config names, added; --gpu
     --gpu-memory and --cells) and the added model's name; refuses an output over the config's config.json."""
-    local = local_model_config(config)
+    local = local_config_json(config)
     if local is not None:  # an input, read or not: no output may overwrite it
         for name in OUTPUT_FLAGS:
             if getattr(args, name, None) is not None:

@@ -49,7 +49,7 @@ def read_config_file(path: Path, version: TrinityVersion | None) -> tuple[str, T
         raise QueryError(str(error)) from None
 
 
-def local_model_config(config: TrinityConfig | None) -> Path | None:
+def local_config_json(config: TrinityConfig | None) -> Path | None:
     """The config.json that the config's ``model.model_path`` names on this machine (a folder holding one,
     or the file itself; relative to the working directory, as Trinity reads it); None otherwise (a Hugging
     Face id, say: nothing is fetched)."""
@@ -74,7 +74,7 @@ def _not_found_locally(config: TrinityConfig) -> str:
 
 
 def local_model(file: Path, config: TrinityConfig) -> Model | None:
-    """The model that the local `file` (`local_model_config`) describes, read as --model-config reads it
+    """The model that the local `file` (`local_config_json`) describes, read as --model-config reads it
     (known by its folder too: a checkpoint of Qwen3-8B's shape in a folder ``Qwen3-8B`` is that model,
     whatever its ``_name_or_path``). None where it cannot be read as a dense model's (a MoE checkpoint)
     and the path names a catalogue model: the name stands, as for a Hugging Face id."""
@@ -138,7 +138,7 @@ def _check_write_keeps_model(args: argparse.Namespace, catalog: Catalog, config:
     --model-config named after a catalogue model, that names another catalogue model would apply that model's
     plan to it. (A name the catalogue does not know, a local path say, is the user's to give.)"""
     flag = "--model" if args.model else "--model-config"
-    local = local_model_config(config)
+    local = local_config_json(config)
     if args.model_config and local is not None and same_file(model_config_file(args.model_config), local):
         return  # the config.json its model.model_path names: the config's own model
     try:

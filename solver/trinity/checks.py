@@ -40,14 +40,23 @@ class _ConfigChecks:
     def __init__(self, mapping: Mapping[str, Any], environ: Mapping[str, str]):
         self.mapping, self.environ = mapping, environ
         self.problems: list[str] = []
+        self.unreadable: set[tuple[str, ...]] = set()
+        self._values: dict[tuple[str, ...], Any] = {}
 
     def value(self, path: tuple[str, ...]) -> Any:
-        """The value at `path`, resolved and decoded (None where absent, or not resolved: a problem)."""
+        """The value at `path`, resolved and decoded (None where absent, or not resolved: a problem, in
+        `unreadable`); each path is read once, so its problem is said once however often the checks look."""
+        if path not in self._values:
+            self._values[path] = self._read(path)
+        return self._values[path]
+
+    def _read(self, path: tuple[str, ...]) -> Any:
         raw = value_at(self.mapping, path)
         try:
             resolved = resolve_interpolations(raw, ".".join(path), self.environ)
         except ConfigError as error:
             self.problems.append(f"cannot check {error}")
+            self.unreadable.add(path)
             return None
         decoded = decode_scalar(resolved) if isinstance(resolved, str) else resolved
         if path[:2] in UNTYPED_SECTIONS and isinstance(resolved, str) and not isinstance(decoded, str):
@@ -153,7 +162,8 @@ def _check_yarn(checks: _ConfigChecks, native: int, length: float, wanted: float
     """Check a ``model.rope_scaling`` mapping where `length` is beyond the `native` context: YaRN, with a factor and
     original length that cover the length as the guide sets them (factor `wanted` over `native`)."""
     rope_type = checks.rope_type()
-    if rope_type != "yarn":
+    unread = checks.unreadable & {(*_ROPE_SCALING, "rope_type"), (*_ROPE_SCALING, "type")}  # a problem already
+    if rope_type != "yarn" and not unread:
         checks.problems.append(f"model.rope_scaling.rope_type must be yarn, got {brief(rope_type)}")
     # A value that cannot be read is a problem already (number says so): only a wrong or missing one is.
     factor_path = (*_ROPE_SCALING, "factor")

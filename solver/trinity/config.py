@@ -64,7 +64,8 @@ class TrinityConfig(BaseModel):
     offload: bool = False
     max_token_len_per_gpu: int | None = None
     role_token_budgets: tuple[tuple[str, int], ...] = ()
-    """The per-role token budgets the config sets (`_role_token_budgets`): they override the trainer's."""
+    """The per-role token budgets the config sets to whole numbers (`ROLE_TOKEN_BUDGETS`): they override the
+    trainer's."""
     strategy: str | None = None
     rollout_engine_gpus: int = 1
     """The GPUs of one rollout engine: ``explorer.rollout_model.tensor_parallel_size`` (times Trinity 0.6's
