@@ -149,7 +149,13 @@ def read_trinity_document(text: str, folder: Path) -> None:
     config, patched = folder / "trinity.yaml", folder / "patched.yaml"
     config.write_text(text, encoding="utf-8")
     patched.unlink(missing_ok=True)
-    run_cli(["--from-config", str(config), "--gpu", "a100", "--len", "8192", "--write", str(patched)])
+    _said_once(run_cli(["--from-config", str(config), "--gpu", "a100", "--len", "8192", "--write", str(patched)]))
     if patched.exists():
         load_config_mapping(patched.read_text(encoding="utf-8"), patched.name)
-    run_cli(["--from-config", str(config), "--gpu", "a100", "--maximize", "len", "--emit", "trinity"])
+    _said_once(run_cli(["--from-config", str(config), "--gpu", "a100", "--maximize", "len", "--emit", "trinity"]))
+
+
+def _said_once(result: tuple[int, str, str]) -> None:
+    """A verdict on a config (one GPU type: one answer) names each of its problems once."""
+    problems = [line for line in result[1].splitlines() if line.startswith("  but: ")]
+    assert len(problems) == len(set(problems)), result[1]

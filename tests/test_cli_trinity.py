@@ -1778,6 +1778,35 @@ def test_trinity_version_06_reads_an_unset_trainer_strategy_as_fsdp2(cli, tmp_pa
     assert verdicts == {None: (False, False), "0.6": (True, True)}
 
 
+def test_keys_that_cannot_be_resolved_are_each_one_problem(cli, tmp_path: Path):
+    # Every key the checks read, left to an unset variable where Trinity's reading allows it: each is said once
+    # (the checks used to read the dynamic batch flag and the rope type twice, and then called the type wrong).
+    unset = {path: f"UNSET_RFT_SOLVER_{i}" for i, path in enumerate((
+        "model.max_prompt_tokens", "model.max_response_tokens", "model.rope_scaling.rope_type",
+        "model.rope_scaling.type", "model.rope_scaling.factor", "model.rope_scaling.original_max_position_embeddings",
+        "trainer.use_dynamic_bsz", "trainer.trainer_config.actor_rollout_ref.actor.use_dynamic_bsz",
+        "trainer.trainer_config.actor_rollout_ref.ref.log_prob_use_dynamic_bsz"))}
+    config, roles = tmp_path / "trinity.yaml", "trainer.trainer_config.actor_rollout_ref."
+    config.write_text(
+        "model:\n  model_path: Qwen/Qwen3-4B\n  max_model_len: 81920\n"
+        f"  max_prompt_tokens: ${{oc.env:{unset['model.max_prompt_tokens']}}}\n"
+        f"  max_response_tokens: ${{oc.env:{unset['model.max_response_tokens']}}}\n"
+        "  rope_scaling:\n"
+        + "".join(f"    {key}: ${{oc.env:{unset['model.rope_scaling.' + key]}}}\n"
+                  for key in ("rope_type", "type", "factor", "original_max_position_embeddings"))
+        + f"trainer:\n  use_dynamic_bsz: ${{oc.env:{unset['trainer.use_dynamic_bsz']}}}\n"
+        "  trainer_config:\n    actor_rollout_ref:\n"
+        f"      actor: {{use_dynamic_bsz: '${{oc.env:{unset[roles + 'actor.use_dynamic_bsz']}}}'}}\n"
+        f"      ref: {{log_prob_use_dynamic_bsz: '${{oc.env:{unset[roles + 'ref.log_prob_use_dynamic_bsz']}}}'}}\n",
+        encoding="utf-8")
+    status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--gpus", "4")
+    problems = [line for line in out.splitlines() if line.startswith("  but: ")]
+    assert status == 0 and len(problems) == len(set(problems)) == len(unset), (out, err)
+    for path, variable in unset.items():
+        assert sum(line.startswith(f"  but: cannot check {path}: environment variable {variable} is not set")
+                   for line in problems) == 1, path
+
+
 def test_a_verdict_beside_an_answer_out_of_time_does_not_say_no_plan_exists(cli, monkeypatch: pytest.MonkeyPatch):
     import solver.cli.planner
 
