@@ -1246,3 +1246,11 @@ def test_the_host_memory_line_of_a_plan_without_offload_says_it_is_the_load(cli)
     assert "for Offload" not in out
     status, out, _ = cli(*flags[:-1], "1000", "--offload")  # with Offload: its states, or the load where that is more
     assert status == 0 and "GiB per node for Offload (--host-ram)" in out
+
+
+@pytest.mark.parametrize("command", [[], ["tables"], ["map"], ["cluster"], ["memory"], ["calibrate"]])
+def test_every_commands_help_ends_with_its_exit_statuses(cli, command: list[str]):
+    status, out, _ = cli(*command, "--help")
+    assert status == 0
+    statuses = " ".join(out.split()).rsplit("Exit status: ", 1)[1]
+    assert statuses.startswith("0 ") and ", 2 bad input" in statuses, statuses

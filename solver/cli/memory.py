@@ -21,11 +21,14 @@ from solver.tables import Setting, load_memory_model, load_model_config
 def build_memory_parser() -> argparse.ArgumentParser:
     """The argument parser for ``solve memory``."""
     parser = Parser(prog="solve memory",
-                    description="Predicted peak memory of one trainer GPU, term by term, and whether it fits.")
+                    description="Predicted peak memory of one trainer GPU, term by term, and whether it fits.",
+                    epilog="Exit status: 0 the setting trains, 1 it does not (a table says it ran out of memory, "
+                    "the prediction exceeds the GPU's memory where no table says it trains, or the host memory it "
+                    "needs exceeds --host-ram), 2 bad input.")
     parser.add_argument("--model", metavar="M", help="model (or --model-config)")
     parser.add_argument("--model-config", metavar="PATH", type=path_argument, help="a local Hugging Face config.json")
     add_cells_option(parser)
-    parser.add_argument("--gpu", metavar="G", required=True, help="GPU type (any of gpus.yaml: h100, b200, ...)")
+    parser.add_argument("--gpu", metavar="G", required=True, help="GPU type (h100, b200, ...; an unknown name lists them all)")
     parser.add_argument("--gpus", metavar="N", type=positive_int, required=True, help="trainer GPUs")
     parser.add_argument("--len", metavar="L", type=token_count, required=True, dest="max_model_len",
                         help="max_model_len in tokens")

@@ -21,6 +21,7 @@ def build_tables_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="solve tables",
         description="Show the source's feasibility tables: one per GPU type and trainer GPU count.",
+        epilog="Exit status: 0 the tables are printed, 1 --check found a contradiction, 2 bad input.",
     )
     parser.add_argument("--gpu", metavar="G", help="only this GPU type (A100-80GB, H20-96GB; a100, h20)")
     parser.add_argument("--gpus", metavar="N", type=positive_int, help="only the table for N trainer GPUs")
