@@ -28,7 +28,8 @@ def build_memory_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", metavar="M", help="model (or --model-config)")
     parser.add_argument("--model-config", metavar="PATH", type=path_argument, help="a local Hugging Face config.json")
     add_cells_option(parser)
-    parser.add_argument("--gpu", metavar="G", required=True, help="GPU type (h100, b200, ...; an unknown name lists them all)")
+    parser.add_argument("--gpu", metavar="G", required=True,
+                        help="GPU type (h100, b200, ...; an unknown name lists them all)")
     parser.add_argument("--gpus", metavar="N", type=positive_int, required=True, help="trainer GPUs")
     parser.add_argument("--len", metavar="L", type=token_count, required=True, dest="max_model_len",
                         help="max_model_len in tokens")
