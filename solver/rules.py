@@ -318,6 +318,12 @@ def rollout_layout_violation(gpus: int, rollout_gpus: int | None, node_gpus: int
             f"nor whole nodes with the trainer in one of them, nor with the trainer on whole nodes")
 
 
+def sp_gpus_violation(gpus: int, sp: int) -> str | None:
+    """Why SP degree `sp` cannot split `gpus` trainer GPUs (it must divide them), or None if it can: one wording
+    wherever the rule is broken (a plan, a config's verdict, its checks), so that a verdict says it once."""
+    return f"SP={sp} does not divide {counted(gpus, 'GPU')}" if gpus % sp else None
+
+
 def sp_within_node(gpus: int, node_gpus: int, sp: int) -> bool:
     """Whether each SP group of a trainer of `gpus` GPUs stays inside a node of `node_gpus`: the trainer fits
     one node, or SP divides the node."""
@@ -341,7 +347,7 @@ def sp_layout_violation(
     if heads:
         return f"{model.name}: {heads}"
     if gpus % sp:
-        return f"SP={sp} does not divide {counted(gpus, 'GPU')}"
+        return sp_gpus_violation(gpus, sp)
     if not sp_within_node(gpus, node_gpus, sp):
         return f"{gpus} GPUs span nodes of {node_gpus} ({source}), and SP={sp} does not divide a node"
     return None

@@ -1807,6 +1807,19 @@ def test_keys_that_cannot_be_resolved_are_each_one_problem(cli, tmp_path: Path):
                    for line in problems) == 1, path
 
 
+def test_a_config_whose_sp_does_not_divide_its_trainer_gpus_hears_it_once(cli, tmp_path: Path):
+    # 4 GPUs less a rollout engine leave 3 trainer GPUs, which SP=2 does not divide: the verdict says so, and the
+    # checks do not say it again in other words.
+    config = tmp_path / "trinity.yaml"
+    config.write_text("model:\n  model_path: Qwen/Qwen3-4B\n  max_model_len: 8192\n"
+                      "cluster:\n  node_num: 1\n  gpu_per_node: 4\n"
+                      "explorer:\n  rollout_model:\n    engine_num: 1\n    tensor_parallel_size: 1\n"
+                      "trainer:\n  ulysses_sequence_parallel_size: 2\n", encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100")
+    assert status == 0 and " ".join(out.split()).count("does not divide") == 1, out
+    assert "it breaks a rule: SP=2 does not divide 3 GPUs; the best plan follows" in " ".join(out.split())
+
+
 def test_a_verdict_beside_an_answer_out_of_time_does_not_say_no_plan_exists(cli, monkeypatch: pytest.MonkeyPatch):
     import solver.cli.planner
 

@@ -807,7 +807,7 @@ def _config(**trainer: Any) -> dict[str, Any]:
     ("mapping", "model", "gpus", "expected"),
     [
         (_config(), "4B", 6, []),
-        (_config(), "4B", 3, ["trainer.ulysses_sequence_parallel_size 2 does not divide the 3 trainer GPUs"]),
+        (_config(), "4B", 3, ["trainer.ulysses_sequence_parallel_size: SP=2 does not divide 3 GPUs (the trainer's)"]),
         (
             {"trainer": {"ulysses_sequence_parallel_size": 16}},
             "14B",

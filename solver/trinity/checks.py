@@ -8,7 +8,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from solver.query import NODE_SIZE_KEY, TrinityVersion
-from solver.rules import least_token_budget, whole_nodes_violation
+from solver.rules import least_token_budget, sp_gpus_violation, whole_nodes_violation
 from solver.tables import Model, brief, sp_rule_violation
 from solver.trinity.interpolation import decode_scalar, resolve_interpolations
 from solver.trinity.keys import (
@@ -89,9 +89,8 @@ def _check_sequence_parallel(checks: _ConfigChecks, model: Model, trainer_gpus: 
         sp = 1
     if trainer_gpus < 1:
         checks.problems.append(f"the trainer needs at least 1 GPU, got {trainer_gpus}")
-    elif trainer_gpus % sp:
-        checks.problems.append(f"trainer.ulysses_sequence_parallel_size {sp} does not divide the {trainer_gpus} "
-                               "trainer GPUs")
+    elif broken := sp_gpus_violation(trainer_gpus, sp):
+        checks.problems.append(f"trainer.ulysses_sequence_parallel_size: {broken} (the trainer's)")
     heads = sp_rule_violation(model.num_attention_heads, model.num_key_value_heads, sp)
     if heads:
         checks.problems.append(f"trainer.ulysses_sequence_parallel_size: {heads} of {model.name}")
