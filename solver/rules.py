@@ -1,6 +1,6 @@
-"""The domain rules the CP-SAT model and the reference are built from: what the tables say (which settings ran out
-of memory where, the cell that vouches for a setting, `TablesVerdict`), lengths and token budgets, and the layout
-rules of nodes, rollout GPUs and SP degrees."""
+"""The domain rules the CP-SAT model is built from: what the tables say (which settings ran out of memory where, the
+cell that vouches for a setting, `TablesVerdict`), lengths and token budgets, and the layout rules of nodes, rollout
+GPUs and SP degrees. (The tests' plain-Python reference, tests/reference.py, restates them on its own.)"""
 
 from __future__ import annotations
 

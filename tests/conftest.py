@@ -1,4 +1,7 @@
-"""Shared test fixtures."""
+"""Shared test fixtures (`cli`: the command in-process; `solve_script`: the installed console script;
+`edited_a100_tables`: a catalogue with edited A100 tables) and helpers (`made_up_table`, `qwen3_8b_checkpoint`),
+and the hypothesis profiles: ``ci`` (the default: the same examples on every run) and ``explore``
+(``HYPOTHESIS_PROFILE=explore``: new ones)."""
 
 from __future__ import annotations
 

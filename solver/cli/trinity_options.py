@@ -1,4 +1,5 @@
-"""The planner's Trinity configs: --from-config read and checked, --emit, --out and --write made and written."""
+"""What the planner's Trinity flags do (the flags themselves are defined with the planner's, in `planner`):
+--from-config read and checked, --emit, --out and --write made and written."""
 
 from __future__ import annotations
 

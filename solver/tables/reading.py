@@ -1,4 +1,6 @@
-"""Reading YAML files: unique keys, size limits, and validation errors as one-line messages naming the place."""
+"""Reading YAML files: unique keys, size limits, and validation errors as one-line messages naming the place; the
+readers of a user's file (`read_user_file`), of the models file (`load_models`) and of a GPU table file
+(`load_gpu_type`, which `Catalog.with_cells` needs below the catalogue)."""
 
 from __future__ import annotations
 

@@ -23,6 +23,11 @@ The modules, each using only those above it: `keys` (the keys and paths they all
 text as nested mappings and its values as Trinity reads them), `config` (`read_trinity_config`), `checks`
 (`check_trinity_config`), `plan_keys` (the keys a plan sets), `fragment` (`trinity_fragment`) and `patch`
 (`patch_trinity_config`). The names other packages use are imported from here; the rest from their modules.
+
+What rft-solver says of a config comes from four places: `config` refuses what it cannot read or plan with
+(`ConfigError`); `checks` lists what breaks Trinity's or verl's rules (`check_trinity_config`, where a new rule
+goes); `solver.api` adds what a verdict on the config's own settings assumes (`with_config_verdicts`); and the
+command refuses what is at odds with its other flags (`solver.cli.trinity_options.check_planner_config`).
 """
 
 from solver.trinity.checks import check_trinity_config

@@ -1,0 +1,60 @@
+"""The layers of the package, as docs/api.md and each package's docstring state them: every import in solver/ goes
+to a layer before its own (or to a module before it in its own package), none back."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+SOLVER = Path(__file__).resolve().parent.parent / "solver"
+LAYERS = ("tables", "rules", "query", "results", "memory", "model", "solve", "explain", "maps", "cluster", "calibrate",
+          "trinity", "api", "render", "cli")
+"""docs/api.md's order; `tables`, `trinity` and `cli` are packages."""
+PACKAGES = {
+    "tables": ("text", "schema", "inputs", "reading", "catalog", "loaders", "model_config", "fleets"),
+    "trinity": ("keys", "interpolation", "reader", "config", "checks", "plan_keys", "fragment", "patch"),
+    "cli": ("status", "output", "atomic", "paths", "argtypes", "parser", "options", "catalogs", "notes",
+            "trinity_options", "planner", "tables", "cluster", "calibrate", "memory", "maps"),
+}
+"""Each package's modules in the order its __init__ docstring states (each uses only those before it)."""
+
+
+def _imports(path: Path) -> set[str]:
+    """The solver modules `path` imports, wherever in it (in functions too, and for type checking only)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("solver."):
+            found.add(node.module)
+        elif isinstance(node, ast.Import):
+            found.update(alias.name for alias in node.names if alias.name.startswith("solver."))
+    return found
+
+
+def _place(module: str) -> tuple[int, int]:
+    """(layer, position in its package) of ``solver.X`` or ``solver.X.Y`` (a package's __init__ comes last)."""
+    parts = module.split(".")[1:]
+    inner = PACKAGES.get(parts[0], ())
+    return LAYERS.index(parts[0]), inner.index(parts[1]) if len(parts) > 1 else len(inner)
+
+
+MODULES = sorted(path for path in SOLVER.rglob("*.py") if path.parent != SOLVER or path.stem not in ("__init__",
+                                                                                                     "__main__"))
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda path: str(path.relative_to(SOLVER)))
+def test_every_import_goes_to_an_earlier_layer_or_module(path: Path):
+    parts = path.relative_to(SOLVER).with_suffix("").parts
+    own = "solver." + ".".join(parts if parts[-1] != "__init__" else parts[:-1])
+    later = [module for module in _imports(path) if _place(module) >= _place(own) and module != own]
+    assert later == [], f"{own} imports {later}"
+
+
+def test_the_packages_and_layers_name_every_module():
+    assert {path.stem for path in SOLVER.glob("*.py")} - {"__init__", "__main__"} | set(PACKAGES) == set(LAYERS)
+    for package, modules in PACKAGES.items():
+        assert {path.stem for path in (SOLVER / package).glob("*.py")} - {"__init__"} == set(modules), package
+        docstring = ast.get_docstring(ast.parse((SOLVER / package / "__init__.py").read_text(encoding="utf-8")))
+        assert docstring is not None and all(f"`{name}`" in docstring or f" {name}," in docstring
+                                             for name in modules), package
