@@ -9,6 +9,8 @@ from pathlib import Path
 import pytest
 from shown_output import BLOCK, pages, printed
 
+from solver.tables import load_catalog
+
 ROOT = Path(__file__).resolve().parent.parent
 
 
@@ -29,3 +31,9 @@ def test_shown_output_is_what_the_command_prints(monkeypatch, page: str, command
         pytest.skip("argparse 3.13 lays out help differently; the docs show 3.10 to 3.12's")
     monkeypatch.delenv("PYTORCH_CUDA_ALLOC_CONF", raising=False)  # Env is read from the environment
     assert printed(command, ROOT) == shown, f"{page}: `{command}` prints something else now: run python tests/shown_output.py"
+
+
+def test_the_memory_page_names_every_gpu_type_of_the_catalogue():
+    # docs/memory.md lists the catalogue's GPU types in prose, which no command regenerates.
+    page = " ".join((ROOT / "docs" / "memory.md").read_text(encoding="utf-8").split())
+    assert [gpu.name for gpu in load_catalog().gpu_types if gpu.name not in page] == []
