@@ -23,6 +23,7 @@ _EXPORTS = {
     "plan": "solver.api",
     "place": "solver.api",
     "estimate_memory": "solver.api",
+    "trinity_config": "solver.api",
     "make_query": "solver.query",
     "Query": "solver.query",
     "Answer": "solver.results",
@@ -69,6 +70,7 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_api.py
     from solver.api import estimate_memory as estimate_memory
     from solver.api import place as place
     from solver.api import plan as plan
+    from solver.api import trinity_config as trinity_config
     from solver.memory import Breakdown as Breakdown
     from solver.memory import MemoryEstimate as MemoryEstimate
     from solver.memory import Terms as Terms

@@ -3,8 +3,8 @@
 Every result's ``model_dump(mode="json")`` is the JSON the command prints (``--json``), and the command
 is a thin layer over these same functions (`solver.query.make_query`, `solver.solve.plan`,
 `solver.explain.explain`, `solver.cluster.place`, `solver.memory.breakdown`), and the verdict on a Trinity
-config's own settings (`with_config_verdicts`) is worked out here. (`estimate_memory` is not named
-`memory`, the name of the module it uses.)
+config's own settings (`with_config_verdicts`) and the fragment ``--emit trinity`` prints (`trinity_config`) are
+worked out here. (`estimate_memory` is not named `memory`, the name of the module it uses.)
 """
 
 from __future__ import annotations
@@ -16,10 +16,12 @@ from typing import TYPE_CHECKING, Any, Literal, get_args
 
 from solver.memory import (
     MemoryEstimate,
+    RolloutEngines,
     beyond_calibration,
     breakdown,
     fits_host_ram,
     longest_fitting,
+    rollout_engines,
     shown_host_need,
 )
 from solver.query import (
@@ -175,6 +177,45 @@ def _named_as_the_catalogue(fleet: Fleet, catalog: Catalog) -> Fleet:
     return fleet.model_copy(update={
         "pools": tuple(pool.model_copy(update={"gpu": known.gpu(pool.gpu).name}) for pool in fleet.pools),
         "jobs": tuple(job.model_copy(update={"model": known.model(job.model).name}) for job in fleet.jobs)})
+
+
+def trinity_config(answer: Answer, catalog: Catalog | None = None, *, version: TrinityVersion | None = None) -> str:
+    """The Trinity YAML fragment of `answer`'s best plan, as ``solve --emit trinity`` prints it: with the query's
+    rollout GPUs, a ``cluster`` on the plan's nodes (`fragment_layout`) and rollout engines of the size
+    `fragment_engines` suggests; on an AMD GPU, ROCm's allocator variable beside Env. `catalog`: the one the answer
+    was planned with (default: the shipped one); `version` as `trinity_fragment`'s. `QueryError` for an answer
+    without a plan."""
+    from solver.trinity import trinity_fragment  # ruamel: only where a fragment is made
+
+    check_types(("answer", answer, Answer), ("catalog", catalog, Catalog | None))
+    catalog = catalog if catalog is not None else load_catalog()
+    if answer.best is None:
+        raise QueryError(f"{answer.gpu}: {answer.no_plan_line}")
+    nodes, rollout = fragment_layout(answer)
+    engines = fragment_engines(answer, catalog)
+    return trinity_fragment(answer.best, catalog.model(answer.model), rollout, gpu=answer.gpu, nodes=nodes,
+                            engines=(0, engines.size if engines else 1), version=version,
+                            rocm=catalog.gpu(answer.gpu).rocm)
+
+
+def fragment_layout(answer: Answer) -> tuple[int, int | None]:
+    """(nodes, rollout GPUs) of the ``cluster`` in `answer`'s fragment: the best plan's layout where the query asked
+    for rollout GPUs (`Plan.nodes`; the rollout may get more than asked where the trainer takes whole nodes), else
+    one node and no cluster section (None)."""
+    plan = answer.best
+    if answer.rollout_gpus is None or plan is None or plan.nodes is None or plan.rollout_gpus is None:
+        return 1, None
+    return plan.nodes, plan.rollout_gpus
+
+
+def fragment_engines(answer: Answer, catalog: Catalog) -> RolloutEngines | None:
+    """The rollout engines `rollout_engines` suggests for `answer`'s fragment (its rollout GPUs, GPU type, model,
+    length and node size); None where it has no rollout GPUs."""
+    _, rollout = fragment_layout(answer)
+    if not rollout or answer.best is None:
+        return None
+    return rollout_engines(catalog.model(answer.model), catalog.gpu(answer.gpu).memory_gib, rollout,
+                           answer.best.max_model_len, answer.node_gpus)
 
 
 def estimate_memory(

@@ -9,7 +9,7 @@ from typing import Any, Literal
 from pydantic import Field, SerializerFunctionWrapHandler, computed_field, model_serializer, model_validator
 
 from solver.query import Objective, Pins
-from solver.rules import Evidence, SourceCell, TablesVerdict, token_budget
+from solver.rules import NODE_GPUS, Evidence, SourceCell, TablesVerdict, token_budget
 from solver.tables import Frozen, GpuType, Model, Setting
 
 Status = Literal["optimal", "feasible", "infeasible", "unknown"]
@@ -292,6 +292,7 @@ class Answer(_Timed):
     exact: bool = Field(default=False, description="whether the plans must use exactly budget_gpus (--exact)")
     pins: Pins = Field(default=Pins(), description="the settings the query pins; null where it leaves one free")
     rollout_gpus: int | None = Field(default=None, exclude=True, description="the query's --rollout-gpus")
+    node_gpus: int = Field(default=NODE_GPUS, exclude=True, description="the query's GPUs per node (--node-gpus)")
     status: Status
     reason: str | None
     plans: tuple[Plan, ...]

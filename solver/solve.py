@@ -338,6 +338,7 @@ def _answer(
         exact=query.exact,
         pins=query.pins,
         rollout_gpus=query.rollout_gpus,
+        node_gpus=query.node_gpus,
         status=status,
         reason=reason,
         plans=tuple(plans),

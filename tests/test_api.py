@@ -499,3 +499,25 @@ def test_a_plan_dumped_without_its_token_budget_keeps_lowered_budget():
     # With it, the flag stands right after it.
     keys = list(best.model_dump(mode="json"))
     assert keys[keys.index("max_token_len_per_gpu") + 1] == "lowered_budget"
+
+
+@pytest.mark.parametrize("flags", [
+    ["--model", "8B", "--gpu", "a100", "--gpus", "4", "--len", "32k"],  # no rollout GPUs: no cluster section
+    ["--model", "32B", "--gpu", "h100", "--gpus", "8", "--len", "32k", "--rollout-gpus", "8"],  # engines of 2 GPUs
+    ["--model", "8B", "--gpu", "h100", "--gpus", "12", "--len", "64k", "--rollout-gpus", "2"],  # whole nodes: 4 more
+    ["--model", "8B", "--gpu", "mi300x", "--gpus", "8", "--len", "128k", "--rollout-gpus", "4", "--node-gpus", "4"],
+])
+def test_trinity_config_is_what_emit_trinity_prints(cli, flags: list[str]):
+    status, out, _ = cli(*flags, "--emit", "trinity")
+    value = {flag: flags[i + 1] for i, flag in enumerate(flags) if flag.startswith("--")}
+    (answer,) = solver.plan(value["--model"], gpu=value["--gpu"], budget_gpus=int(value["--gpus"]),
+                            max_model_len=int(value["--len"].replace("k", "")) * 1024,
+                            rollout_gpus=int(value["--rollout-gpus"]) if "--rollout-gpus" in value else None,
+                            node_gpus=int(value.get("--node-gpus", 8)))
+    assert status == 0 and solver.trinity_config(answer) == out
+
+
+def test_trinity_config_of_an_answer_without_a_plan_says_why():
+    (answer,) = solver.plan("8B", gpu="a100", budget_gpus=1, max_model_len=1 << 20, estimate="never")
+    with pytest.raises(QueryError, match=r"^A100-80GB: no plan"):
+        solver.trinity_config(answer)

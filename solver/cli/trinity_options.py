@@ -9,9 +9,10 @@ import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from solver.api import fragment_engines, fragment_layout
 from solver.cli.atomic import write_all_atomically
 from solver.cli.paths import same_file
-from solver.memory import RolloutEngines, rollout_engines
+from solver.memory import RolloutEngines
 from solver.query import Objective, TrinityVersion
 from solver.results import ENV_EXPORT, Answer, Plan
 from solver.tables import (
@@ -247,14 +248,12 @@ def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: C
     fragments, notes = [], []
     for answer in answers:
         if answer.plans:
-            nodes, rollout, note = _cluster_layout(answer.plans[0], answer.rollout_gpus, node_gpus)
-            notes += [note] if note else []
+            nodes, rollout = fragment_layout(answer)
+            notes += [note] if (note := _layout_note(answer)) else []
             engines: tuple[int, int] | None = (0, 1)  # without rollout GPUs, no engines are written
             if config is not None:  # the config's own engines, or engines of their size for other rollout GPUs
                 engines = None if rollout == config.rollout_gpus else (config.auxiliary_gpus, config.rollout_engine_gpus)
-            elif rollout:
-                suggested = rollout_engines(model, catalog.gpu(answer.gpu).memory_gib, rollout,
-                                            answer.plans[0].max_model_len, node_gpus)
+            elif suggested := fragment_engines(answer, catalog):  # as solver.api.trinity_config sizes them
                 notes += [note] if (note := _engines_note(suggested, model, answer.gpu)) else []
                 engines = (0, suggested.size)
             try:
@@ -287,12 +286,12 @@ def _written_notes(args: argparse.Namespace, config_text: str, best: Plan, model
     return notes
 
 
-def _cluster_layout(plan: Plan, rollout_gpus: int | None, node_gpus: int) -> tuple[int, int | None, str | None]:
-    """(nodes, rollout GPUs, a note for stderr) of the fragment's ``cluster``: the plan's layout with the
-    `rollout_gpus` asked for (`Plan.nodes`), and the note when the rollout gets more GPUs than asked."""
-    if rollout_gpus is None or plan.nodes is None or plan.rollout_gpus is None:
-        return 1, None, None
-    note = None if plan.rollout_gpus == rollout_gpus else (
-        f"solve: note: rollout gets {counted(plan.rollout_gpus, 'GPU')}, not {rollout_gpus}: the trainer's {plan.gpus} GPUs take "
-        f"whole nodes of {node_gpus}, and rollout the rest of the {plan.nodes} nodes")
-    return plan.nodes, plan.rollout_gpus, note
+def _layout_note(answer: Answer) -> str | None:
+    """The note for stderr when the fragment's rollout gets more GPUs than asked (`fragment_layout`): the trainer
+    takes whole nodes."""
+    nodes, rollout = fragment_layout(answer)
+    if rollout is None or rollout == answer.rollout_gpus or answer.best is None:
+        return None
+    return (f"solve: note: rollout gets {counted(rollout, 'GPU')}, not {answer.rollout_gpus}: the trainer's "
+            f"{answer.best.gpus} GPUs take whole nodes of {answer.node_gpus}, and rollout the rest of the {nodes} "
+            "nodes")
