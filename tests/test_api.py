@@ -521,3 +521,16 @@ def test_trinity_config_of_an_answer_without_a_plan_says_why():
     (answer,) = solver.plan("8B", gpu="a100", budget_gpus=1, max_model_len=1 << 20, estimate="never")
     with pytest.raises(QueryError, match=r"^A100-80GB: no plan"):
         solver.trinity_config(answer)
+
+
+def test_an_answer_keeps_its_node_size_and_its_fragment_sizes_engines_within_a_node():
+    # Llama-3.1-70B's rollout engines want 4 GPUs each (its bf16 weights), which nodes of 2 cannot hold: there
+    # they take 2, the most a node allows (the command says they hold too little).
+    fragments = {}
+    for node_gpus in (2, 8):
+        (answer,) = solver.plan("llama-3.1-70b", gpu="h100", budget_gpus=16, max_model_len=16384, rollout_gpus=8,
+                                node_gpus=node_gpus)
+        assert answer.node_gpus == node_gpus
+        fragments[node_gpus] = solver.trinity_config(answer)
+    assert "tensor_parallel_size: 2\n" in fragments[2] and "gpu_per_node: 2  # 16 trainer + 8 rollout" in fragments[2]
+    assert "tensor_parallel_size: 4\n" in fragments[8] and "gpu_per_node: 8  # 16 trainer + 8 rollout" in fragments[8]

@@ -8,6 +8,8 @@ from pathlib import Path
 
 import pytest
 
+import solver
+
 SOLVER = Path(__file__).resolve().parent.parent / "solver"
 LAYERS = ("tables", "rules", "query", "results", "memory", "model", "solve", "explain", "maps", "cluster", "calibrate",
           "trinity", "api", "render", "cli")
@@ -22,10 +24,13 @@ PACKAGES = {
 
 
 def _imports(path: Path) -> set[str]:
-    """The solver modules `path` imports, wherever in it (in functions too, and for type checking only)."""
+    """The solver modules `path` imports, wherever in it (in functions too, and for type checking only); a name
+    from ``solver`` itself counts as the module it comes from (`solver._EXPORTS`)."""
     found = set()
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("solver."):
+        if isinstance(node, ast.ImportFrom) and node.module == "solver":
+            found.update(solver._EXPORTS[alias.name] for alias in node.names if alias.name != "__version__")
+        elif isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("solver."):
             found.add(node.module)
         elif isinstance(node, ast.Import):
             found.update(alias.name for alias in node.names if alias.name.startswith("solver."))
