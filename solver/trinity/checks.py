@@ -198,7 +198,7 @@ def _yarn_coverage_problem(factor: float, original: float, native: int, length: 
 def _check_dynamic_batch(checks: _ConfigChecks) -> None:
     """Check that the dynamic batch size keys (`DYNAMIC_BATCH_KEYS`) are booleans, and on."""
     for path in DYNAMIC_BATCH_KEYS:
-        value = checks.value(path)  # once: an unresolvable value is one problem, not one per look
+        value = checks.value(path)
         if not _boolean_like(value):
             checks.problems.append(f"{'.'.join(path)} must be true or false, got {brief(value)}: Trinity refuses it")
         elif turned_off(value):
