@@ -765,10 +765,11 @@ def test_yarn_is_validated_for_qwen_models_only(cli, tmp_path: Path, extra: dict
             "factor: 2.0  # max_model_len / 32768; YaRN on a model that is not Qwen's,") in out
 
 
-def test_a_model_config_with_yarn_of_its_own_is_rescaled_from_its_original_context(tmp_path: Path):
+@pytest.mark.parametrize("key", ["rope_scaling", "rope_parameters"])  # transformers 5 saves rope_parameters
+def test_a_model_config_with_yarn_of_its_own_is_rescaled_from_its_original_context(tmp_path: Path, key: str):
     config = json.loads(FIXTURE.read_text(encoding="utf-8"))
-    config.update(max_position_embeddings=131072, rope_scaling={"rope_type": "yarn", "factor": 4.0,
-                                                                 "original_max_position_embeddings": 32768})
+    config.update({"max_position_embeddings": 131072, key: {"rope_type": "yarn", "factor": 4.0,
+                                                           "original_max_position_embeddings": 32768}})
     path = tmp_path / "config.json"
     path.write_text(json.dumps(config), encoding="utf-8")
     model = load_model_config(path)

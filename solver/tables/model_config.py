@@ -192,13 +192,15 @@ def _config_names(path: Path, config: dict) -> tuple[str, tuple[str, ...]]:
 def _config_rope(path: Path, config: dict) -> tuple[str | None, int]:
     """A config.json's RoPE scaling type (None without one) and native context (a YaRN model's original one);
     `TableError` where they are malformed."""
-    scaling = config.get("rope_scaling")
+    # transformers 5 writes it as rope_parameters (rope_theta beside rope_type), the versions before as rope_scaling
+    key = "rope_parameters" if config.get("rope_scaling") is None and "rope_parameters" in config else "rope_scaling"
+    scaling = config.get(key)
     if scaling is not None and not isinstance(scaling, dict):
-        raise TableError(f"{path}: rope_scaling: expected an object such as {{\"rope_type\": \"yarn\", ...}} or null, "
+        raise TableError(f"{path}: {key}: expected an object such as {{\"rope_type\": \"yarn\", ...}} or null, "
                          f"got {brief(scaling)}")
     rope_type = (scaling.get("rope_type") or scaling.get("type")) if scaling is not None else None
     if rope_type is not None and not isinstance(rope_type, str):
-        raise TableError(f"{path}: rope_scaling: rope_type: expected text such as \"yarn\" or \"llama3\", got "
+        raise TableError(f"{path}: {key}: rope_type: expected text such as \"yarn\" or \"llama3\", got "
                          f"{brief(rope_type)}")
     native = _config_number(path, config, "max_position_embeddings")
     if (rope_type == "yarn" and isinstance(scaling, dict)
