@@ -320,6 +320,42 @@ def test_model_config_reads_a_local_config_json():
     assert model.native_context == 32768
 
 
+HF_CONFIGS = Path(__file__).parent / "data" / "hf-configs"
+
+
+@pytest.mark.parametrize(
+    ("file", "shape", "parameters_b"),
+    [  # (layers, hidden, heads, KV heads, head size, vocabulary, tied), and the size each model card gives
+        ("Llama-3.2-1B", (16, 2048, 32, 8, 64, 128256, True), 1.24),
+        ("Llama-2-7b-hf", (32, 4096, 32, 32, 128, 32000, False), 6.74),  # no num_key_value_heads: as many as heads
+        ("Mistral-Nemo-Base-2407", (40, 5120, 32, 8, 128, 131072, False), 12.25),  # head_dim 128, not 5120 / 32
+        ("gemma-2-9b", (42, 3584, 16, 8, 256, 256000, True), 9.24),  # tied by Gemma-2's default
+        ("phi-4", (40, 5120, 40, 10, 128, 100352, False), 14.66),
+        ("Qwen3-8B", (36, 4096, 32, 8, 128, 151936, False), 8.19),
+    ],
+)
+def test_model_config_reads_public_configs(file: str, shape: tuple, parameters_b: float):
+    # Hugging Face config.json files as published (tests/data/hf-configs), read as their model cards size them.
+    model = load_model_config(HF_CONFIGS / f"{file}.json")
+    assert (model.num_layers, model.hidden_size, model.num_attention_heads, model.num_key_value_heads,
+            model.head_size, model.vocab_size, model.tied_embeddings) == shape
+    assert model.parameters_b == pytest.approx(parameters_b, rel=0.01)
+    assert CATALOG.with_model(model).model(file).name == (file if file != "Qwen3-8B" else CATALOG.model("8B").name)
+
+
+@pytest.mark.parametrize(
+    ("file", "message"),
+    [
+        ("Nemotron-H-8B-Base-8K", "model_type nemotron_h: a hybrid of attention with state-space"),  # was 17 B, not 8
+        ("Qwen-7B", "model_type qwen: the first Qwen's remote-code config"),  # was 12 B, not 7.7
+        ("Phi-3-vision-128k-instruct", r"a multimodal config \(img_processor\)"),  # was its text model alone
+    ],
+)
+def test_model_config_refuses_public_configs_it_would_miscount(file: str, message: str):
+    with pytest.raises(TableError, match=message):
+        load_model_config(HF_CONFIGS / f"{file}.json")
+
+
 @pytest.mark.parametrize(
     ("text", "message"),
     [
@@ -361,6 +397,17 @@ def test_model_config_reads_a_local_config_json():
         ('{"model_type": "gpt_neox", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32}',
          (r"model_type gpt_neox: its MLP has two matrices, not the three of a gated MLP \(gate, up, down\) that "
           r"rft-solver counts; it reads gated-MLP models \(Llama, Qwen, Mistral, Gemma, Phi-3 and the like\)$")),
+        ('{"model_type": "arcee", "hidden_size": 2560, "num_hidden_layers": 36, "num_attention_heads": 20}',
+         "model_type arcee: its MLP has two matrices"),  # AFM-4.5B's ReLU² MLP: counted as 6.3 B
+        ('{"model_type": "apertus", "hidden_size": 4096, "num_hidden_layers": 32, "num_attention_heads": 32}',
+         "model_type apertus: its MLP has two matrices"),  # Apertus-8B's xIELU MLP: counted as 10.9 B
+        ('{"model_type": "falcon_h1", "hidden_size": 3072, "num_hidden_layers": 44}',
+         (r"model_type falcon_h1: a hybrid of attention with state-space \(Mamba\), convolution or recurrent layers; "
+          "rft-solver counts attention and a gated MLP in every layer$")),
+        ('{"model_type": "minicpm3", "hidden_size": 2560, "kv_lora_rank": 256, "q_lora_rank": 768}',
+         r"kv_lora_rank: multi-head latent attention \(DeepSeek-V2's, MiniCPM3's\)"),
+        ('{"model_type": "llava", "hidden_size": 4096, "mm_vision_tower": "openai/clip-vit-large-patch14-336"}',
+         r"a multimodal config \(mm_vision_tower\)"),  # LLaVA-1.5's own layout, its text model's keys on top
     ],
 )
 def test_bad_model_configs_are_refused(tmp_path: Path, text: str, message: str):
@@ -718,10 +765,11 @@ def test_yarn_is_validated_for_qwen_models_only(cli, tmp_path: Path, extra: dict
             "factor: 2.0  # max_model_len / 32768; YaRN on a model that is not Qwen's,") in out
 
 
-def test_a_model_config_with_yarn_of_its_own_is_rescaled_from_its_original_context(tmp_path: Path):
+@pytest.mark.parametrize("key", ["rope_scaling", "rope_parameters"])  # transformers 5 saves rope_parameters
+def test_a_model_config_with_yarn_of_its_own_is_rescaled_from_its_original_context(tmp_path: Path, key: str):
     config = json.loads(FIXTURE.read_text(encoding="utf-8"))
-    config.update(max_position_embeddings=131072, rope_scaling={"rope_type": "yarn", "factor": 4.0,
-                                                                 "original_max_position_embeddings": 32768})
+    config.update({"max_position_embeddings": 131072, key: {"rope_type": "yarn", "factor": 4.0,
+                                                           "original_max_position_embeddings": 32768}})
     path = tmp_path / "config.json"
     path.write_text(json.dumps(config), encoding="utf-8")
     model = load_model_config(path)

@@ -16,8 +16,10 @@ QWEN_MODEL_TYPES = ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe")
 """The ``model_type`` of the Qwen models whose YaRN Qwen's model cards validate (`Model.qwen_yarn`)."""
 MOE_CONFIG_KEYS = ("num_experts", "num_local_experts", "n_routed_experts", "moe_num_experts")
 """Keys by which a Hugging Face config declares a mixture of experts (Qwen-MoE, Mixtral, DeepSeek, ...)."""
-MULTIMODAL_CONFIG_KEYS = ("text_config", "vision_config", "audio_config", "speech_config")
-"""Keys by which a Hugging Face config declares a multimodal model (Qwen2-VL, LLaVA, Qwen2-Audio, ...)."""
+MULTIMODAL_CONFIG_KEYS = ("text_config", "vision_config", "audio_config", "speech_config", "img_processor",
+                          "mm_vision_tower", "audio_processor")
+"""Keys by which a Hugging Face config declares a multimodal model (Qwen2-VL, LLaVA, Qwen2-Audio; Phi-3-vision's
+``img_processor``, the original LLaVA's ``mm_vision_tower``, Phi-4-multimodal's ``audio_processor``, ...)."""
 TIED_BY_MODEL_TYPE = {"gemma": True, "gemma2": True, "gemma3_text": True, "granite": False, "llama": False,
                       "mistral": False, "olmo": False, "olmo2": False, "phi3": False, "qwen2": False, "qwen3": False,
                       "stablelm": False}
@@ -27,10 +29,15 @@ false)."""
 SOFTCAP_BY_MODEL_TYPE = {"gemma2": 30.0}
 """A config.json's ``final_logit_softcapping`` where it gives none, by its ``model_type``: its class's default
 (Gemma-2 caps the logits at 30; the others, and null, do not cap them)."""
-UNGATED_MODEL_TYPES = ("bloom", "codegen", "falcon", "gpt2", "gpt_bigcode", "gpt_neo", "gpt_neox", "gptj", "mpt",
-                       "nemotron", "opt", "persimmon", "phi", "starcoder2")
+UNGATED_MODEL_TYPES = ("apertus", "arcee", "bloom", "codegen", "falcon", "gpt2", "gpt_bigcode", "gpt_neo", "gpt_neox",
+                       "gptj", "mpt", "nemotron", "opt", "persimmon", "phi", "starcoder2")
 """Model types whose MLP is two matrices (up and down), not the three of a gated MLP (gate, up and down) that
 `load_model_config` counts: refused rather than counted a third too large."""
+HYBRID_MODEL_TYPES = ("bamba", "falcon_h1", "granitemoehybrid", "jamba", "lfm2", "nemotron_h", "plamo2",
+                      "recurrent_gemma", "zamba", "zamba2")
+"""Model types whose layers mix attention with state-space (Mamba), convolution or recurrent blocks, which a
+config's sizes do not describe (Nemotron-H's 52 layers hold 4 of attention): refused rather than counted as
+attention and a gated MLP in every layer."""
 CONFIG_LIMITS = {"hidden_size": 1 << 20, "num_hidden_layers": 1 << 14, "num_attention_heads": 1 << 14,
                  "num_key_value_heads": 1 << 14, "head_dim": 1 << 14, "intermediate_size": 1 << 22,
                  "vocab_size": 1 << 24, "max_position_embeddings": 1 << 30, "original_max_position_embeddings": 1 << 30}
@@ -113,6 +120,15 @@ def _check_dense_text_model(path: Path, config: dict) -> None:
         raise TableError(f"{path}: model_type {config['model_type']}: its MLP has two matrices, not the three of a "
                          "gated MLP (gate, up, down) that rft-solver counts; it reads gated-MLP models (Llama, Qwen, "
                          "Mistral, Gemma, Phi-3 and the like)")
+    if config.get("model_type") in HYBRID_MODEL_TYPES:
+        raise TableError(f"{path}: model_type {config['model_type']}: a hybrid of attention with state-space (Mamba), "
+                         "convolution or recurrent layers; rft-solver counts attention and a gated MLP in every layer")
+    if config.get("model_type") == "qwen":
+        raise TableError(f"{path}: model_type qwen: the first Qwen's remote-code config, whose intermediate_size is "
+                         "twice its MLP's width; Qwen1.5 and later (model_type qwen2, qwen3) are read")
+    if "kv_lora_rank" in config:
+        raise TableError(f"{path}: kv_lora_rank: multi-head latent attention (DeepSeek-V2's, MiniCPM3's), whose "
+                         "projections are not the query, key, value and output ones rft-solver counts")
     towers = [key for key in MULTIMODAL_CONFIG_KEYS if key in config]
     if towers:
         raise TableError(f"{path}: a multimodal config ({', '.join(towers)}); only a text model's "
@@ -176,13 +192,15 @@ def _config_names(path: Path, config: dict) -> tuple[str, tuple[str, ...]]:
 def _config_rope(path: Path, config: dict) -> tuple[str | None, int]:
     """A config.json's RoPE scaling type (None without one) and native context (a YaRN model's original one);
     `TableError` where they are malformed."""
-    scaling = config.get("rope_scaling")
+    # transformers 5 writes it as rope_parameters (rope_theta beside rope_type), the versions before as rope_scaling
+    key = "rope_parameters" if config.get("rope_scaling") is None and "rope_parameters" in config else "rope_scaling"
+    scaling = config.get(key)
     if scaling is not None and not isinstance(scaling, dict):
-        raise TableError(f"{path}: rope_scaling: expected an object such as {{\"rope_type\": \"yarn\", ...}} or null, "
+        raise TableError(f"{path}: {key}: expected an object such as {{\"rope_type\": \"yarn\", ...}} or null, "
                          f"got {brief(scaling)}")
     rope_type = (scaling.get("rope_type") or scaling.get("type")) if scaling is not None else None
     if rope_type is not None and not isinstance(rope_type, str):
-        raise TableError(f"{path}: rope_scaling: rope_type: expected text such as \"yarn\" or \"llama3\", got "
+        raise TableError(f"{path}: {key}: rope_type: expected text such as \"yarn\" or \"llama3\", got "
                          f"{brief(rope_type)}")
     native = _config_number(path, config, "max_position_embeddings")
     if (rope_type == "yarn" and isinstance(scaling, dict)
