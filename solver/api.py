@@ -297,7 +297,7 @@ def estimate_memory(
                           beyond_calibration=beyond_calibration(memory.fit.range, resolved, gpu_type.memory_gib, gpus,
                                                                 setting, budget),
                           host_memory_gib=shown_host_need(resolved, gpus, node_gpus, offload),
-                          host_ram_gib=host_ram_gb, tables=tables).with_cautions(gpu_type.rocm and env)
+                          host_ram_gib=host_ram_gb, tables=tables).with_cautions(resolved, gpu_type.rocm and env)
 
 
 def _checked_token_budget(max_model_len: int, sp: int, max_token_len_per_gpu: int | None) -> int:

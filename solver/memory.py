@@ -36,7 +36,7 @@ from math import ceil
 
 from pydantic import Field
 
-from solver.results import ROCM_ENV_CAUTION, thin_headroom
+from solver.results import ROCM_ENV_CAUTION, layout_cautions, thin_headroom
 from solver.rules import NODE_GPUS, TablesVerdict, sp_degrees, token_budget, whole_nodes_violation
 from solver.tables import MAX_ESTIMATED_GPUS, CalibrationRange, Coefficients, Frozen, Model, Setting, sp_rule_violation
 
@@ -146,13 +146,13 @@ class MemoryEstimate(Breakdown):
         "with `longest_refuted`: the longest length the tables let the setting train on these GPUs (the planner's, "
         "from the tables alone); None otherwise, or where they let it train at no length"))
     cautions: tuple[str, ...] = Field(default=(), description=(
-        "what to check, in words (`with_cautions`): thin headroom where it fits by extrapolating, Env on an AMD "
-        "GPU; empty where there is nothing"))
+        "what to check, in words (`with_cautions`): a model read from a config.json of a kind whose counts were not "
+        "checked, thin headroom where it fits by extrapolating, Env on an AMD GPU; empty where there is nothing"))
 
-    def with_cautions(self, rocm_env: bool) -> MemoryEstimate:
-        """This estimate with its `cautions` (`rocm_env`: Env on an AMD GPU, `GpuType.rocm`)."""
+    def with_cautions(self, model: Model, rocm_env: bool) -> MemoryEstimate:
+        """This estimate of `model` with its `cautions` (`rocm_env`: Env on an AMD GPU, `GpuType.rocm`)."""
         thin = thin_headroom(self.headroom_gib, self.beyond_calibration, self.memory_gib) if self.fits else ""
-        return self.model_copy(update={"cautions": (*((thin,) if thin else ()),
+        return self.model_copy(update={"cautions": (*layout_cautions(model), *((thin,) if thin else ()),
                                                     *((ROCM_ENV_CAUTION,) if rocm_env else ()))})
 
     @property

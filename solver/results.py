@@ -55,6 +55,17 @@ def thin_headroom(headroom_gib: float, beyond_calibration: Sequence[str], memory
             "raise --margin, or measure a step first")
 
 
+def layout_cautions(model: Model) -> tuple[str, ...]:
+    """The caution for a model read from a config.json of a kind whose counts were not checked
+    (`Model.unchecked_layout`), in words; none otherwise."""
+    if model.unchecked_layout is None:
+        return ()
+    words = (f"{model.name} is read from a config.json of a kind rft-solver has not checked "
+             f"({model.unchecked_layout}): it counts {model.parameters_b:.2f}B parameters, attention and a gated MLP "
+             "in every layer; compare that with the model card")
+    return (words,)
+
+
 def own_scaling_words(model: Model) -> str:
     """A length past `model`'s native context on its own RoPE scaling, in words."""
     return (f"beyond the native {model.native_context}, which {model.name}'s own {model.rope_scaling} RoPE scaling "
@@ -106,7 +117,8 @@ class Plan(Frozen):
         "with --rollout-gpus: the rollout GPUs of that layout (more than asked where a trainer on whole nodes "
         "leaves the rollout whole nodes); null without"))
     cautions: tuple[str, ...] = Field(default=(), description=(
-        "what to check before running it, in words (`with_cautions`): YaRN past what is validated, a length past "
+        "what to check before running it, in words (`with_cautions`): a model read from a config.json of a kind "
+        "whose counts were not checked, YaRN past what is validated, a length past "
         "the model's native context on its own RoPE scaling, thin headroom where an estimate extrapolates, Env on "
         "an AMD GPU; empty where there is nothing"))
 
@@ -115,7 +127,8 @@ class Plan(Frozen):
         length = self.length_cautions(model)
         thin = (thin_headroom(self.headroom_gb, self.beyond_calibration, gpu.memory_gib)
                 if self.evidence == "estimated" else "")
-        cautions = (*length, *((thin,) if thin else ()), *((ROCM_ENV_CAUTION,) if gpu.rocm and self.env else ()))
+        cautions = (*layout_cautions(model), *length, *((thin,) if thin else ()),
+                    *((ROCM_ENV_CAUTION,) if gpu.rocm and self.env else ()))
         return self.model_copy(update={"cautions": cautions})
 
     def length_cautions(self, model: Model) -> tuple[str, ...]:

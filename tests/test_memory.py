@@ -340,7 +340,31 @@ def test_model_config_reads_public_configs(file: str, shape: tuple, parameters_b
     assert (model.num_layers, model.hidden_size, model.num_attention_heads, model.num_key_value_heads,
             model.head_size, model.vocab_size, model.tied_embeddings) == shape
     assert model.parameters_b == pytest.approx(parameters_b, rel=0.01)
+    assert model.unchecked_layout is None  # model types whose counts these very files check: no caution
     assert CATALOG.with_model(model).model(file).name == (file if file != "Qwen3-8B" else CATALOG.model("8B").name)
+
+
+@pytest.mark.parametrize(("model_type", "words"), [("exaone4", "model_type exaone4"), (None, "no model_type")])
+def test_a_config_of_a_kind_whose_counts_are_unchecked_is_planned_with_a_caution(cli, tmp_path: Path,
+                                                                                 model_type: str | None, words: str):
+    # Read as attention and a gated MLP in every layer, as any config is, but its plans and breakdowns say so, with
+    # the count to compare with the model card: a kind not checked may be laid out otherwise (a hybrid, MLA, ...).
+    config = json.loads((HF_CONFIGS / "Mistral-Nemo-Base-2407.json").read_text(encoding="utf-8"))
+    config.pop("model_type")
+    config.update({"_name_or_path": "my-model", **({"model_type": model_type} if model_type else {})})
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config), encoding="utf-8")
+    assert load_model_config(path).unchecked_layout == words
+    caution = (f"my-model is read from a config.json of a kind rft-solver has not checked ({words}): it counts 12.25B "
+               "parameters, attention and a gated MLP in every layer; compare that with the model card")
+    status, out, _ = cli("--model-config", str(path), "--gpu", "h100", "--gpus", "8", "--len", "32768", "--json")
+    assert status == 0 and json.loads(out)[0]["plans"][0]["cautions"][0] == caution
+    status, out, _ = cli("memory", "--model-config", str(path), "--gpu", "h100", "--gpus", "8", "--len", "32768",
+                         "--env", "--sp", "2", "--json")
+    assert status == 0 and json.loads(out)["cautions"] == [caution]
+    status, out, _ = cli("memory", "--model-config", str(HF_CONFIGS / "Mistral-Nemo-Base-2407.json"), "--gpu", "h100",
+                         "--gpus", "8", "--len", "32768", "--env", "--sp", "2", "--json")
+    assert status == 0 and json.loads(out)["cautions"] == []  # a mistral config: its kind is checked
 
 
 @pytest.mark.parametrize(

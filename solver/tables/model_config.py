@@ -38,6 +38,10 @@ HYBRID_MODEL_TYPES = ("bamba", "falcon_h1", "granitemoehybrid", "jamba", "lfm2",
 """Model types whose layers mix attention with state-space (Mamba), convolution or recurrent blocks, which a
 config's sizes do not describe (Nemotron-H's 52 layers hold 4 of attention): refused rather than counted as
 attention and a gated MLP in every layer."""
+CHECKED_MODEL_TYPES = (*TIED_BY_MODEL_TYPE, "glm4", "internlm2")
+"""Model types whose published configs rft-solver's counts were checked on (attention and a gated MLP in every
+layer, within 1% of the model cards' sizes: tests/data/hf-configs); a config of another reads the same way, with a
+caution (`Model.unchecked_layout`)."""
 CONFIG_LIMITS = {"hidden_size": 1 << 20, "num_hidden_layers": 1 << 14, "num_attention_heads": 1 << 14,
                  "num_key_value_heads": 1 << 14, "head_dim": 1 << 14, "intermediate_size": 1 << 22,
                  "vocab_size": 1 << 24, "max_position_embeddings": 1 << 30, "original_max_position_embeddings": 1 << 30}
@@ -80,7 +84,15 @@ def load_model_config(path: Path | str) -> Model:
                  logit_softcapping=config.get("final_logit_softcapping",
                                               SOFTCAP_BY_MODEL_TYPE.get(str(config.get("model_type")))) is not None,
                  rope_scaling=str(rope_type) if rope_type not in (None, "default", "yarn") else None,
-                 qwen_yarn=_is_qwen(config))
+                 qwen_yarn=_is_qwen(config), unchecked_layout=_unchecked_layout(config))
+
+
+def _unchecked_layout(config: dict) -> str | None:
+    """A config.json's ``model_type`` in words where it is not one of `CHECKED_MODEL_TYPES`; None where it is."""
+    model_type = config.get("model_type")
+    if model_type in CHECKED_MODEL_TYPES:
+        return None
+    return "no model_type" if model_type is None else f"model_type {model_type}"
 
 
 def _config_json(path: Path) -> dict:

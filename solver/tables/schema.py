@@ -189,6 +189,10 @@ class Model(Frozen):
     """Whether Qwen's model cards' validation of YaRN (`YARN_VALIDATED_FACTOR`, `YARN_VALIDATED_TOKENS`) speaks
     for the model: a Qwen model's (every model of the catalogue that YaRN extends), not one of another
     ``model_type`` read from a config.json, for which rft-solver knows of no validation."""
+    unchecked_layout: Text | None = None
+    """For a model read from a config.json of a kind rft-solver's counts were not checked on
+    (`CHECKED_MODEL_TYPES`): its ``model_type`` in words (``model_type exaone``, ``no model_type``), for the
+    caution that its layers were counted as attention and a gated MLP each; None otherwise."""
     tables_of: Text | None = None
     """Another model of the same shape whose table cells stand for this one where no table names it (a base
     model and its post-trained release differ only in their weights, which the memory they need does not
