@@ -362,6 +362,9 @@ def test_a_config_of_a_kind_whose_counts_are_unchecked_is_planned_with_a_caution
     status, out, _ = cli("memory", "--model-config", str(path), "--gpu", "h100", "--gpus", "8", "--len", "32768",
                          "--env", "--sp", "2", "--json")
     assert status == 0 and json.loads(out)["cautions"] == [caution]
+    assert json.loads(out)["model_parameters_b"] == 12.248  # its count, the title's too: to check against the card
+    _, out, _ = cli("memory", "--model-config", str(path), "--gpu", "h100", "--gpus", "8", "--len", "32768")
+    assert out.startswith("my-model (12.25B parameters) on 8 x H100-80GB (79.6 GiB), vanilla, 32768 tokens")
     status, out, _ = cli("memory", "--model-config", str(HF_CONFIGS / "Mistral-Nemo-Base-2407.json"), "--gpu", "h100",
                          "--gpus", "8", "--len", "32768", "--env", "--sp", "2", "--json")
     assert status == 0 and json.loads(out)["cautions"] == []  # a mistral config: its kind is checked
