@@ -47,6 +47,7 @@ from solver.rules import (
     larger_tables,
     least_token_budget,
     own_table_cells,
+    sp_degrees,
     sp_layout_violation,
     tables_verdict,
     token_budget,
@@ -62,6 +63,7 @@ from solver.tables import (
     Setting,
     Weights,
     check_types,
+    counted,
     load_catalog,
     load_fleet,
     load_memory_model,
@@ -263,7 +265,9 @@ def estimate_memory(
         raise QueryError(f"--gpus {gpus} is not allowed: {spread}")
     problem = sp_layout_violation(resolved, gpus, sp, node_gpus)
     if problem:
-        raise QueryError(f"--sp {sp} is not allowed: {problem}")
+        allowed = ", ".join(map(str, sp_degrees(resolved, gpus, node_gpus)))
+        raise QueryError(f"--sp {sp} is not allowed: {problem} (the degrees that divide the {counted(gpus, 'GPU')}, "
+                         f"that {resolved.name}'s heads allow and that keep an SP group in a node: {allowed})")
     default = token_budget(max_model_len, sp)
     budget = _checked_token_budget(max_model_len, sp, max_token_len_per_gpu)
     gpu_type, setting = catalog.gpu(gpu), Setting(env=env, offload=offload, sp=sp)

@@ -494,8 +494,29 @@ def test_cli_memory_needs_one_way_to_name_the_model(cli):
 def test_cli_memory_keeps_sp_groups_inside_a_node(cli):
     flags = ["memory", "--model", "8B", "--gpu", "h100", "--gpus", "16", "--len", "128k", "--sp", "16"]
     assert cli(*flags) == (2, "", "solve memory: error: --sp 16 is not allowed: 16 GPUs span nodes of 8 (--node-gpus), "
-                                  "and SP=16 does not divide a node\n")
+                                  "and SP=16 does not divide a node (the degrees that divide the 16 GPUs, that "
+                                  "Qwen3-8B's heads allow and that keep an SP group in a node: 1, 2, 4, 8)\n")
     assert cli(*flags, "--node-gpus", "16")[0] == 0
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (["--model", "4B", "--gpus", "4", "--sp", "3"],
+         ("--sp 3 is not allowed: Qwen3-4B: SP=3 does not divide its 32 attention heads (the degrees that divide the 4 "
+          "GPUs, that Qwen3-4B's heads allow and that keep an SP group in a node: 1, 2, 4)")),
+        (["--model", "4B", "--gpus", "6", "--sp", "4"],
+         ("--sp 4 is not allowed: SP=4 does not divide 6 GPUs (the degrees that divide the 6 GPUs, that Qwen3-4B's "
+          "heads allow and that keep an SP group in a node: 1, 2)")),
+        (["--model", "8B", "--gpus", "16", "--sp", "16"],
+         ("--sp 16 is not allowed: 16 GPUs span nodes of 8 (--node-gpus), and SP=16 does not divide a node "
+          "(the degrees that divide the 16 GPUs, that Qwen3-8B's heads allow and that keep an SP group in a "
+          "node: 1, 2, 4, 8)")),
+    ],
+)
+def test_cli_memory_refuses_an_sp_degree_naming_the_degrees_allowed(cli, flags: list[str], message: str):
+    # As the planner's --sp refusals do: the user learns which degree to give instead.
+    assert cli("memory", "--gpu", "h100", "--len", "32k", *flags) == (2, "", f"solve memory: error: {message}\n")
 
 
 def test_cli_memory_breakdown_and_exit_codes(cli):
@@ -510,7 +531,7 @@ def test_cli_memory_breakdown_and_exit_codes(cli):
         "model": "Qwen3-14B", "gpu": "RTX-4090-24GB", "gpus": 1, "max_model_len": 32768, "sp": 1, "env": False,
         "offload": False, "margin": 0.01}
     status, out, err = cli("memory", "--model", "4B", "--gpu", "a100", "--gpus", "6", "--len", "8192", "--sp", "4")
-    assert status == 2 and err == "solve memory: error: --sp 4 is not allowed: SP=4 does not divide 6 GPUs\n"
+    assert status == 2 and err.startswith("solve memory: error: --sp 4 is not allowed: SP=4 does not divide 6 GPUs (")
     status, out, err = cli("memory", "--model", "4B", "--gpu", "a100", "--gpus", "4", "--len", str(1 << 30))
     assert (status, out, err) == (2, "", "solve memory: error: --len must be at most 16777216, got 1073741824\n")
     # A length within the cap whose default token budget (2 x L / SP) is past it: the flags that set it are named.
@@ -1346,6 +1367,15 @@ def test_cli_memory_with_a_token_budget(cli):
         "ceil(10001 / 2) = 5001\n"))
     status, out, _ = cli(*odd, "--token-budget", "5001", "--json")
     assert (status, json.loads(out)["tokens_per_gpu"]) == (0, 5001)
+
+
+@pytest.mark.parametrize("mode", ["auto", "default"])
+def test_cli_memory_refuses_a_planner_token_budget_mode_saying_whose_it_is(cli, mode: str):
+    # The planner's --token-budget takes default or auto (and its refusal points here); this one takes tokens.
+    error = (f"argument --token-budget: expected tokens per GPU (32768 or 32k), got '{mode}' (leave it out for "
+             "Trinity's default; auto is the planner's: solve --token-budget auto)")
+    assert cli("memory", "--model", "4B", "--gpu", "a100", "--gpus", "4", "--len", "8k", "--token-budget", mode) == (
+        2, "", f"usage: solve memory [options] (--help lists them)\nsolve memory: error: {error}\n")
 
 
 @pytest.mark.parametrize(("head", "message"), [

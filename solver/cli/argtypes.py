@@ -114,6 +114,15 @@ def token_count(text: str) -> int:
     return int(digits) * (1024 if thousands else 1)
 
 
+def tokens_per_gpu(text: str) -> int:
+    """An argparse type: ``solve memory --token-budget``, tokens per GPU as `token_count` takes them; the planner's
+    modes (``default``, ``auto``) are refused saying whose they are."""
+    if text in get_args(TokenBudgetMode):
+        raise argparse.ArgumentTypeError(f"expected tokens per GPU (32768 or 32k), got {brief(text)} (leave it out "
+                                         "for Trinity's default; auto is the planner's: solve --token-budget auto)")
+    return token_count(text)
+
+
 def number(text: str) -> float:
     """An argparse type: a number written in ASCII (float() reads the digits of every script)."""
     if not text.isascii() or "_" in text:  # float() also reads 1_0 as 10

@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from solver.api import estimate_memory
-from solver.cli.argtypes import host_memory, path_argument, positive_int, token_count
+from solver.cli.argtypes import host_memory, path_argument, positive_int, token_count, tokens_per_gpu
 from solver.cli.catalogs import catalog_with, check_model_flags
 from solver.cli.options import add_cells_option, add_gpu_memory_option, add_memory_model_options
 from solver.cli.output import new_console
@@ -34,7 +34,7 @@ def build_memory_parser() -> argparse.ArgumentParser:
     parser.add_argument("--len", metavar="L", type=token_count, required=True, dest="max_model_len",
                         help="max_model_len in tokens")
     parser.add_argument("--sp", metavar="S", type=positive_int, default=1, help="Ulysses SP degree (default 1)")
-    parser.add_argument("--token-budget", metavar="T", type=token_count,
+    parser.add_argument("--token-budget", metavar="T", type=tokens_per_gpu,
                         help="trainer.max_token_len_per_gpu of your own (default: Trinity's, ceil(2 x L / S), which "
                         "the tables measured; at least ceil(L / S)); the tables speak where their tokens per GPU decide")
     parser.add_argument("--env", action="store_true", help="with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True")
