@@ -1,5 +1,5 @@
 """Long fuzzing runs of the targets in tests/fuzz_targets.py: random command lines, mutated table files,
-random cluster files and Trinity configs.
+random cluster files and Trinity configs, and published model configs with keys changed.
 
 Run from the repository root with the test extra installed:  python benchmarks/fuzz.py --examples 2000
 It prints, per target, how many inputs were tried, how long it took, and whether any broke the contract.
@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 from rich.console import Console
 from rich.table import Table
@@ -23,8 +24,11 @@ from rich.table import Table
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
 from fuzz_targets import (
     ARGVS,
+    CONFIG_CHANGES,
+    CONFIG_EDITS,
     DOCUMENTS,
     EDITS,
+    load_changed_model_config,
     load_cluster_document,
     load_mutated_table,
     read_trinity_document,
@@ -63,6 +67,8 @@ def main() -> None:
         "mutated table files": (EDITS, lambda edits: load_mutated_table(edits, folder)),
         "random cluster files": (DOCUMENTS, lambda text: load_cluster_document(text, folder)),
         "random Trinity configs": (DOCUMENTS, lambda text: read_trinity_document(text, folder)),
+        "changed model configs": (st.tuples(st.integers(min_value=0, max_value=99), CONFIG_CHANGES, CONFIG_EDITS),
+                                  lambda drawn: load_changed_model_config(*drawn, folder)),
     }
     table = Table(title=f"fuzzing, {args.examples} inputs per target")
     for column in ("target", "tried", "seconds", "slowest s", "broke the contract"):

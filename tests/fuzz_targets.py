@@ -9,13 +9,21 @@ from __future__ import annotations
 
 import contextlib
 import io
+import json
 from pathlib import Path
 
 import yaml
 from hypothesis import strategies as st
 
 from solver.cli import main
-from solver.tables import TableError, load_catalog, load_fleet, load_gpu_type, shipped_tables_directory
+from solver.tables import (
+    TableError,
+    load_catalog,
+    load_fleet,
+    load_gpu_type,
+    load_model_config,
+    shipped_tables_directory,
+)
 from solver.trinity import ConfigError, load_config_mapping, read_trinity_config
 
 CATALOG = load_catalog()
@@ -124,6 +132,44 @@ def load_mutated_table(edits: list[tuple[int, int, str]], folder: Path) -> None:
         load_gpu_type(path, CATALOG.models)
     except TableError as error:
         assert "\n" not in str(error)
+
+
+CONFIGS = [json.loads(path.read_text(encoding="utf-8"))
+           for path in sorted((Path(__file__).parent / "data" / "hf-configs").glob("*.json"))]
+"""Published Hugging Face config.json files (tests/data/hf-configs), to change and mutate."""
+CONFIG_KEYS = ["model_type", "architectures", "_name_or_path", "hidden_size", "num_hidden_layers",
+               "num_attention_heads", "num_key_value_heads", "head_dim", "intermediate_size", "vocab_size",
+               "tie_word_embeddings", "max_position_embeddings", "rope_scaling", "rope_parameters",
+               "final_logit_softcapping", "num_experts", "vision_config", "text_config", "kv_lora_rank"]
+CONFIG_VALUES = st.recursive(SCALARS | st.sampled_from(["qwen", "qwen3", "llama", "exaone4", "nemotron_h", "yarn",
+                                                        "llama3", "default", "Qwen3ForCausalLM"]),
+                             lambda inner: st.lists(inner, max_size=3) | st.dictionaries(
+                                 st.sampled_from(["rope_type", "type", "factor", "original_max_position_embeddings",
+                                                  "rope_theta", "full_attention"]), inner, max_size=3),
+                             max_leaves=6)
+CONFIG_CHANGES = st.dictionaries(st.sampled_from(CONFIG_KEYS), CONFIG_VALUES | st.just(None), max_size=4)
+CONFIG_EDITS = st.lists(st.tuples(st.integers(min_value=0, max_value=10_000), st.integers(min_value=0, max_value=30),
+                                  st.sampled_from(["", ",", ":", "{", "}", '"', "-1", "1e400", "NaN", "Infinity",
+                                                   "null", "ü", "\n", "\\u0000", "\\n"])), max_size=2)
+
+
+def load_changed_model_config(which: int, changes: dict, edits: list[tuple[int, int, str]], folder: Path) -> None:
+    """A published config.json with keys changed (a value of None drops the key), then maybe mutated as text,
+    loads or is refused with a `TableError`; through ``solve memory`` and the planner, it ends with 0, 1 or 2."""
+    config = dict(CONFIGS[which % len(CONFIGS)])
+    for key, value in changes.items():
+        if value is None:
+            config.pop(key, None)
+        else:
+            config[key] = value
+    path = folder / "config.json"
+    path.write_text(mutate(json.dumps(config, indent=2), edits), encoding="utf-8")
+    try:
+        load_model_config(path)
+    except TableError as error:
+        assert "\n" not in str(error)
+    run_cli(["memory", "--model-config", str(path), "--gpu", "h100", "--gpus", "8", "--len", "32k", "--sp", "2"])
+    run_cli(["--model-config", str(path), "--gpu", "h100", "--gpus", "8", "--maximize", "len"])
 
 
 def load_cluster_document(text: str, folder: Path) -> None:

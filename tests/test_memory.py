@@ -417,6 +417,14 @@ def test_model_config_refuses_public_configs_it_would_miscount(file: str, messag
           '"vocab_size": 1000, "max_position_embeddings": 4096, "model_type": "llama", "rope_scaling": {"type": ["yarn"]}}'),
          r"rope_scaling: rope_type: expected text such as \"yarn\" or \"llama3\", got \['yarn'\]"),
         ('{"model_type": ["gpt_neox"], "hidden_size": 64}', r"model_type: expected text such as \"llama\", got \['gpt_neox'\]"),
+        # Kinds are shown in cautions: empty or unprintable ones are refused (they broke the model's schema, or would
+        # reach the terminal as they are).
+        ('{"model_type": "", "hidden_size": 64}', r"model_type: expected text such as \"llama\", got ''$"),
+        ('{"model_type": "x\\u001b[2J", "hidden_size": 64}',
+         r"model_type: expected text such as \"llama\", got 'x\\x1b\[2J'$"),
+        (('{"hidden_size": 1024, "num_hidden_layers": 2, "num_attention_heads": 8, "intermediate_size": 2048, '
+          '"vocab_size": 1000, "model_type": "llama", "rope_scaling": {"rope_type": null, "type": ""}}'),
+         r"rope_scaling: rope_type: expected text such as \"yarn\" or \"llama3\", got ''$"),
         ('{"final_logit_softcapping": 0, "hidden_size": 64}',
          "final_logit_softcapping: expected a number above 0 or null, got 0"),
         ('{"final_logit_softcapping": "30", "hidden_size": 64}',

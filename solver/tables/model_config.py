@@ -123,7 +123,7 @@ def _check_dense_text_model(path: Path, config: dict) -> None:
         named = "" if moe is None else (f" (the catalogue's mixture-of-experts models, such as {moe.name}, are planned "
                                         f"by name: --model {moe.aliases[0] if moe.aliases else moe.name})")
         raise TableError(f"{path}: a mixture-of-experts config; only a dense model's config.json is read{named}")
-    if config.get("model_type") is not None and not isinstance(config["model_type"], str):
+    if config.get("model_type") is not None and not _is_name(config["model_type"]):
         raise TableError(f"{path}: model_type: expected text such as \"llama\", got {brief(config['model_type'])}")
     capping = config.get("final_logit_softcapping")
     if capping is not None and (isinstance(capping, bool) or not isinstance(capping, int | float) or not capping > 0):
@@ -211,7 +211,7 @@ def _config_rope(path: Path, config: dict) -> tuple[str | None, int]:
         raise TableError(f"{path}: {key}: expected an object such as {{\"rope_type\": \"yarn\", ...}} or null, "
                          f"got {brief(scaling)}")
     rope_type = (scaling.get("rope_type") or scaling.get("type")) if scaling is not None else None
-    if rope_type is not None and not isinstance(rope_type, str):
+    if rope_type is not None and not _is_name(rope_type):
         raise TableError(f"{path}: {key}: rope_type: expected text such as \"yarn\" or \"llama3\", got "
                          f"{brief(rope_type)}")
     native = _config_number(path, config, "max_position_embeddings")
@@ -219,6 +219,12 @@ def _config_rope(path: Path, config: dict) -> tuple[str | None, int]:
             and scaling.get("original_max_position_embeddings") is not None):
         native = _config_number(path, scaling, "original_max_position_embeddings")  # YaRN is re-derived from here
     return rope_type, native
+
+
+def _is_name(value: object) -> bool:
+    """Whether a config.json's value names a kind (a ``model_type``, a ``rope_type``): text, not empty, printable (it
+    is shown, in cautions)."""
+    return isinstance(value, str) and value.isprintable() and value != ""
 
 
 def _is_qwen(config: dict) -> bool:

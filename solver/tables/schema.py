@@ -178,7 +178,7 @@ class Model(Frozen):
     tied_embeddings: Flag
     parameters_b: Billions
     native_context: Count
-    rope_scaling: Text | None = None
+    rope_scaling: PrintableText | None = None
     """The model's own RoPE scaling (its config's ``rope_scaling.rope_type``, e.g. ``llama3`` for Llama 3.1),
     which its native context already relies on: YaRN must not replace it. None for a plain RoPE, or for
     YaRN itself (rft-solver writes the factor the length needs)."""
@@ -189,7 +189,7 @@ class Model(Frozen):
     """Whether Qwen's model cards' validation of YaRN (`YARN_VALIDATED_FACTOR`, `YARN_VALIDATED_TOKENS`) speaks
     for the model: a Qwen model's (every model of the catalogue that YaRN extends), not one of another
     ``model_type`` read from a config.json, for which rft-solver knows of no validation."""
-    unchecked_layout: Text | None = None
+    unchecked_layout: PrintableText | None = None
     """For a model read from a config.json of a kind rft-solver's counts were not checked on
     (`CHECKED_MODEL_TYPES`): its ``model_type`` in words (``model_type exaone``, ``no model_type``), for the
     caution that its layers were counted as attention and a gated MLP each; None otherwise."""
