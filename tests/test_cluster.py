@@ -1551,3 +1551,19 @@ def test_jobs_on_whole_nodes_count_every_node_in_what_they_need(cli, tmp_path: P
     assert status == 1 and {entry["reason"] for entry in json.loads(out)["unplaced"]} == {
         ("the jobs do not all fit the fleet together: at their fewest they take 32 GPUs, more than the fleet's 24; "
          "without --minimize nodes, as many as fit are placed")}
+
+
+def test_no_widen_leaves_idle_gpus_idle_but_does_not_keep_jobs_small(tmp_path: Path):
+    # docs/cluster.md: the placement gives a job its cheapest way, often its most GPUs; --minimize nodes packs them.
+    # On a GPU type without tables every count is estimated, 7 too, which widening never grows to.
+    lone = {"pools": [{"name": "h200", "gpu": "H200-141GB", "nodes": 1, "gpus_per_node": 8}],
+            "jobs": [{"name": "probe", "model": "Qwen3-0.6B", "max_model_len": 8192, "rollout_gpus": 1}]}
+    assert [p["trainer_gpus"] for p in solved(lone, tmp_path, widen=False)["placements"]] == [7]
+    jobs = [("Qwen3-0.6B", 8192, 1), ("Qwen3-1.7B", 16384, 2), ("Qwen3-4B", 32768, 2), ("Qwen3-8B", 32768, 4),
+            ("Qwen3-14B", 32768, 4), ("Qwen3-4B", {"at_least": 32768}, 1)]
+    fleet = {"pools": [{**ONE_NODE, "nodes": 6}, {"name": "h20", "gpu": "H20-96GB", "nodes": 4, "gpus_per_node": 8}],
+             "jobs": [{"name": f"job-{i}", "model": model, "max_model_len": length, "rollout_gpus": rollout}
+                      for i, (model, length, rollout) in enumerate(jobs)]}
+    spread = solved(fleet, tmp_path, widen=False)
+    packed = solved(fleet, tmp_path, minimize_nodes=True, widen=False)
+    assert (sum(pool["nodes_used"] for pool in spread["pools"]), packed["objective"]) == (6, 3)
