@@ -95,8 +95,8 @@ def test_the_higher_priority_job_wins_a_full_node(tmp_path: Path):
     ]}
     result = solved(instance, tmp_path)
     assert value_of(CATALOG, instance, result) == (3, 0, 1833)
-    assert result["unplaced"] == [{"job": "code-8b", "reason": "no room left in a100 after the jobs placed (by "
-                                                               "priority, then length, then cost)"}]
+    assert result["unplaced"] == [{"job": "code-8b", "reason": "no room left in a100 after the jobs placed (the "
+                                                               "most priority in all, then length, then cost)"}]
 
 
 def test_at_least_goes_as_long_as_the_tables_allow(tmp_path: Path):
@@ -1019,7 +1019,8 @@ def test_offload_jobs_do_not_share_a_node_whose_host_memory_holds_one(cli, tmp_p
     assert best_value(CATALOG, instance, estimates=True) == (2, 0, 6565)
     assert [p["job"] for p in result["placements"]] == ["chat-a"]
     assert result["unplaced"] == [{"job": "chat-b", "reason": "no room (GPUs or host memory) left in a100 after the "
-                                                              "jobs placed (by priority, then length, then cost)"}]
+                                                              "jobs placed (the most priority in all, then length, "
+                                                              "then cost)"}]
     greedy_result = json.loads(greedy(fleet_of(instance, tmp_path), CATALOG).model_dump_json())
     assert check_placements(CATALOG, instance, greedy_result, estimates=True) == []
     assert [p["job"] for p in greedy_result["placements"]] == ["chat-a"]
@@ -1498,15 +1499,15 @@ def test_a_job_without_room_says_why_the_other_pools_it_may_use_cannot_take_it(t
     result = solved({"pools": pools, "jobs": jobs}, tmp_path)
     assert [(p["job"], p["pool"]) for p in result["placements"]] == [("first", "h200")]
     assert result["unplaced"] == [{"job": "second", "reason": (
-        "no room left in h200 after the jobs placed (by priority, then length, then cost); l40s: nothing in the tables "
-        "and the memory model's estimates for Qwen3-32B on L40S-48GB within 8 GPUs trains with the pool's host_ram_gb "
-        "512; without the pool's host_ram_gb, Env + Offload + SP=2 on 2 GPUs trains it (16384 tokens), and with "
-        "Offload it needs 594.2 GiB of host memory per node")}]
+        "no room left in h200 after the jobs placed (the most priority in all, then length, then cost); l40s: nothing "
+        "in the tables and the memory model's estimates for Qwen3-32B on L40S-48GB within 8 GPUs trains with the "
+        "pool's host_ram_gb 512; without the pool's host_ram_gb, Env + Offload + SP=2 on 2 GPUs trains it (16384 "
+        "tokens), and with Offload it needs 594.2 GiB of host memory per node")}]
     # Each other pool it may use says why, in the fleet's order (an A100 node of 256 GiB: too little for Offload).
     three = [*pools, {"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 256}]
     [unplaced] = solved({"pools": three, "jobs": jobs}, tmp_path)["unplaced"]
-    assert unplaced["reason"].startswith("no room left in h200 after the jobs placed (by priority, then length, then "
-                                         "cost); l40s: nothing in the tables")
+    assert unplaced["reason"].startswith("no room left in h200 after the jobs placed (the most priority in all, then "
+                                         "length, then cost); l40s: nothing in the tables")
     assert "; a100: 16384 tokens is beyond what the tables" in unplaced["reason"]
     # With enough host memory there, it goes to the L40S node; kept to the H200 pool, the reason names no other.
     pools[1]["host_ram_gb"] = 1024
@@ -1514,7 +1515,8 @@ def test_a_job_without_room_says_why_the_other_pools_it_may_use_cannot_take_it(t
     for job in jobs:
         job["pool"] = "h200"
     [unplaced] = solved({"pools": pools, "jobs": jobs}, tmp_path)["unplaced"]
-    assert unplaced["reason"] == "no room left in h200 after the jobs placed (by priority, then length, then cost)"
+    assert unplaced["reason"] == ("no room left in h200 after the jobs placed (the most priority in all, then length, "
+                                  "then cost)")
 
 
 def test_a_rollout_given_more_gpus_than_asked_says_how_many_were_asked(cli, tmp_path: Path):
@@ -1567,3 +1569,15 @@ def test_no_widen_leaves_idle_gpus_idle_but_does_not_keep_jobs_small(tmp_path: P
     spread = solved(fleet, tmp_path, widen=False)
     packed = solved(fleet, tmp_path, minimize_nodes=True, widen=False)
     assert (sum(pool["nodes_used"] for pool in spread["pools"]), packed["objective"]) == (6, 3)
+
+
+def test_a_job_left_out_for_jobs_of_more_priority_together_is_not_told_it_was_placed_by_priority(tmp_path: Path):
+    # Priorities are weights: two jobs of priority 2 that fill the node outweigh one of priority 3 that needs it all.
+    # The reason must not suggest that jobs were placed in the order of their priorities.
+    jobs = [{"name": "big", "model": "14B", "max_model_len": 65536, "rollout_gpus": 4, "priority": 3},
+            *({"name": f"small-{i}", "model": "4B", "max_model_len": 32768, "rollout_gpus": 2, "priority": 2}
+              for i in range(2))]
+    result = solved({"pools": [ONE_NODE], "jobs": jobs}, tmp_path)
+    assert (result["status"], result["objective"]) == ("optimal", 4)
+    assert result["unplaced"] == [{"job": "big", "reason": "no room left in a100 after the jobs placed (the most "
+                                                           "priority in all, then length, then cost)"}]
