@@ -721,7 +721,7 @@ def _unplaced(planner: _Planner, fleet: Fleet, options: list[Option], placed: se
     return tuple(
         Unplaced(job=job.name, reason=(
             f"no room{' (GPUs or host memory)' if host_checked[index] else ''} left in {', '.join(sorted(pools[index]))} "
-            f"after the jobs placed (by priority, then length, then cost){unproven}"
+            f"after the jobs placed (the most priority in all, then length, then cost){unproven}"
             f"{_elsewhere(planner, fleet, index, frozenset(pools[index]))}" if pools[index]
             else _why_no_option(planner, fleet, index)))
         for index, job in enumerate(fleet.jobs) if index not in placed

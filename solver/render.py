@@ -514,7 +514,9 @@ def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = Fal
         gap = f", gap {result.gap:.1%}" if result.gap else ""
         measure = ("nodes used" if minimize_nodes else
                    f"placed priority (of {sum(job.priority for job in fleet.jobs)})")
-        bound = f"proven bound {result.bound}" if result.bound is not None else "no bound proven (time ran out)"
+        stopped = ("interrupted" if result.interrupted else "time ran out") + " before the search's first placement"
+        bound = f"proven bound {result.bound}" if result.bound is not None else (
+            f"no bound proven ({stopped}: the greedy one stands{'' if result.interrupted else '; raise --time-limit'})")
         if result.host_rounded and result.bound is not None:
             bound = f"bound {result.bound} with the host memory rounded"
         renderables.append(Text(f"status: {result.status}; {measure}: {result.objective}, {bound}{gap}", style="bold"))

@@ -95,8 +95,8 @@ def test_the_higher_priority_job_wins_a_full_node(tmp_path: Path):
     ]}
     result = solved(instance, tmp_path)
     assert value_of(CATALOG, instance, result) == (3, 0, 1833)
-    assert result["unplaced"] == [{"job": "code-8b", "reason": "no room left in a100 after the jobs placed (by "
-                                                               "priority, then length, then cost)"}]
+    assert result["unplaced"] == [{"job": "code-8b", "reason": "no room left in a100 after the jobs placed (the "
+                                                               "most priority in all, then length, then cost)"}]
 
 
 def test_at_least_goes_as_long_as_the_tables_allow(tmp_path: Path):
@@ -898,7 +898,12 @@ def test_nodes_are_hosts_of_at_most_16_gpus(tmp_path: Path):
         load_fleet(path, CATALOG)
 
 
-def test_a_placement_without_a_proven_bound_says_so(tmp_path: Path):
+@pytest.mark.parametrize(("interrupted", "why"), [
+    (False, "time ran out before the search's first placement: the greedy one stands; raise --time-limit"),
+    (True, "interrupted before the search's first placement: the greedy one stands")])
+def test_a_placement_without_a_proven_bound_says_so(tmp_path: Path, interrupted: bool, why: str):
+    # Without a bound, the search found no placement of its own: the greedy one is shown, and a fleet of many job
+    # shapes (whose planner questions take most of the default limit) needs a longer limit for a better one.
     from rich.console import Console
 
     from solver.cluster import pool_use
@@ -907,10 +912,11 @@ def test_a_placement_without_a_proven_bound_says_so(tmp_path: Path):
 
     fleet = fleet_of({"pools": [ONE_NODE], "jobs": [{"name": "a", "model": "4B", "max_model_len": 4096}]}, tmp_path)
     result = ClusterResult(status="feasible", objective=0, bound=None, placements=(), unplaced=(),
-                           pools=pool_use(fleet, ()))
+                           pools=pool_use(fleet, ()), interrupted=interrupted)
     console = Console(width=200, record=True, file=io.StringIO())
     console.print(cluster_view(result, fleet))
-    assert console.export_text().splitlines()[0] == "status: feasible; placed priority (of 1): 0, no bound proven (time ran out)"
+    first_line = console.export_text().splitlines()[0]
+    assert first_line == f"status: feasible; placed priority (of 1): 0, no bound proven ({why})"
 
 
 def test_a_trainer_in_part_of_a_node_with_the_rollout_filling_it_and_a_node_more(tmp_path: Path):
@@ -1013,7 +1019,8 @@ def test_offload_jobs_do_not_share_a_node_whose_host_memory_holds_one(cli, tmp_p
     assert best_value(CATALOG, instance, estimates=True) == (2, 0, 6565)
     assert [p["job"] for p in result["placements"]] == ["chat-a"]
     assert result["unplaced"] == [{"job": "chat-b", "reason": "no room (GPUs or host memory) left in a100 after the "
-                                                              "jobs placed (by priority, then length, then cost)"}]
+                                                              "jobs placed (the most priority in all, then length, "
+                                                              "then cost)"}]
     greedy_result = json.loads(greedy(fleet_of(instance, tmp_path), CATALOG).model_dump_json())
     assert check_placements(CATALOG, instance, greedy_result, estimates=True) == []
     assert [p["job"] for p in greedy_result["placements"]] == ["chat-a"]
@@ -1492,15 +1499,15 @@ def test_a_job_without_room_says_why_the_other_pools_it_may_use_cannot_take_it(t
     result = solved({"pools": pools, "jobs": jobs}, tmp_path)
     assert [(p["job"], p["pool"]) for p in result["placements"]] == [("first", "h200")]
     assert result["unplaced"] == [{"job": "second", "reason": (
-        "no room left in h200 after the jobs placed (by priority, then length, then cost); l40s: nothing in the tables "
-        "and the memory model's estimates for Qwen3-32B on L40S-48GB within 8 GPUs trains with the pool's host_ram_gb "
-        "512; without the pool's host_ram_gb, Env + Offload + SP=2 on 2 GPUs trains it (16384 tokens), and with "
-        "Offload it needs 594.2 GiB of host memory per node")}]
+        "no room left in h200 after the jobs placed (the most priority in all, then length, then cost); l40s: nothing "
+        "in the tables and the memory model's estimates for Qwen3-32B on L40S-48GB within 8 GPUs trains with the "
+        "pool's host_ram_gb 512; without the pool's host_ram_gb, Env + Offload + SP=2 on 2 GPUs trains it (16384 "
+        "tokens), and with Offload it needs 594.2 GiB of host memory per node")}]
     # Each other pool it may use says why, in the fleet's order (an A100 node of 256 GiB: too little for Offload).
     three = [*pools, {"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 256}]
     [unplaced] = solved({"pools": three, "jobs": jobs}, tmp_path)["unplaced"]
-    assert unplaced["reason"].startswith("no room left in h200 after the jobs placed (by priority, then length, then "
-                                         "cost); l40s: nothing in the tables")
+    assert unplaced["reason"].startswith("no room left in h200 after the jobs placed (the most priority in all, then "
+                                         "length, then cost); l40s: nothing in the tables")
     assert "; a100: 16384 tokens is beyond what the tables" in unplaced["reason"]
     # With enough host memory there, it goes to the L40S node; kept to the H200 pool, the reason names no other.
     pools[1]["host_ram_gb"] = 1024
@@ -1508,7 +1515,8 @@ def test_a_job_without_room_says_why_the_other_pools_it_may_use_cannot_take_it(t
     for job in jobs:
         job["pool"] = "h200"
     [unplaced] = solved({"pools": pools, "jobs": jobs}, tmp_path)["unplaced"]
-    assert unplaced["reason"] == "no room left in h200 after the jobs placed (by priority, then length, then cost)"
+    assert unplaced["reason"] == ("no room left in h200 after the jobs placed (the most priority in all, then length, "
+                                  "then cost)")
 
 
 def test_a_rollout_given_more_gpus_than_asked_says_how_many_were_asked(cli, tmp_path: Path):
@@ -1545,3 +1553,31 @@ def test_jobs_on_whole_nodes_count_every_node_in_what_they_need(cli, tmp_path: P
     assert status == 1 and {entry["reason"] for entry in json.loads(out)["unplaced"]} == {
         ("the jobs do not all fit the fleet together: at their fewest they take 32 GPUs, more than the fleet's 24; "
          "without --minimize nodes, as many as fit are placed")}
+
+
+def test_no_widen_leaves_idle_gpus_idle_but_does_not_keep_jobs_small(tmp_path: Path):
+    # docs/cluster.md: the placement gives a job its cheapest way, often its most GPUs; --minimize nodes packs them.
+    # On a GPU type without tables every count is estimated, 7 too, which widening never grows to.
+    lone = {"pools": [{"name": "h200", "gpu": "H200-141GB", "nodes": 1, "gpus_per_node": 8}],
+            "jobs": [{"name": "probe", "model": "Qwen3-0.6B", "max_model_len": 8192, "rollout_gpus": 1}]}
+    assert [p["trainer_gpus"] for p in solved(lone, tmp_path, widen=False)["placements"]] == [7]
+    jobs = [("Qwen3-0.6B", 8192, 1), ("Qwen3-1.7B", 16384, 2), ("Qwen3-4B", 32768, 2), ("Qwen3-8B", 32768, 4),
+            ("Qwen3-14B", 32768, 4), ("Qwen3-4B", {"at_least": 32768}, 1)]
+    fleet = {"pools": [{**ONE_NODE, "nodes": 6}, {"name": "h20", "gpu": "H20-96GB", "nodes": 4, "gpus_per_node": 8}],
+             "jobs": [{"name": f"job-{i}", "model": model, "max_model_len": length, "rollout_gpus": rollout}
+                      for i, (model, length, rollout) in enumerate(jobs)]}
+    spread = solved(fleet, tmp_path, widen=False)
+    packed = solved(fleet, tmp_path, minimize_nodes=True, widen=False)
+    assert (sum(pool["nodes_used"] for pool in spread["pools"]), packed["objective"]) == (6, 3)
+
+
+def test_a_job_left_out_for_jobs_of_more_priority_together_is_not_told_it_was_placed_by_priority(tmp_path: Path):
+    # Priorities are weights: two jobs of priority 2 that fill the node outweigh one of priority 3 that needs it all.
+    # The reason must not suggest that jobs were placed in the order of their priorities.
+    jobs = [{"name": "big", "model": "14B", "max_model_len": 65536, "rollout_gpus": 4, "priority": 3},
+            *({"name": f"small-{i}", "model": "4B", "max_model_len": 32768, "rollout_gpus": 2, "priority": 2}
+              for i in range(2))]
+    result = solved({"pools": [ONE_NODE], "jobs": jobs}, tmp_path)
+    assert (result["status"], result["objective"]) == ("optimal", 4)
+    assert result["unplaced"] == [{"job": "big", "reason": "no room left in a100 after the jobs placed (the most "
+                                                           "priority in all, then length, then cost)"}]
