@@ -420,6 +420,7 @@ def place(
     stuck = [index for index in range(len(fleet.jobs)) if index not in with_options]
     # Why the jobs without a way have none, asked now so that the time it takes counts against the limit.
     unplaced = tuple(Unplaced(job=fleet.jobs[i].name, reason=_why_no_option(planner, fleet, i)) for i in stuck)
+    planning_s = time.monotonic() - started
     if every_job and stuck:  # all or none: the other jobs are not placed either, and say why
         names = ", ".join(fleet.jobs[i].name for i in stuck)
         fit = "fits" if len(stuck) == 1 else "fit"
@@ -481,8 +482,8 @@ def place(
     return ClusterResult(status="optimal" if proven and not host_rounded and not undecided else "feasible",
                          objective=objective, bound=bound, objective_counts=counted_by, placements=placements,
                          unplaced=unplaced, pools=pool_use(fleet, placements), host_rounded=host_rounded,
-                         undecided_ways=undecided,
-                         wall_time_s=time.monotonic() - started, interrupted=interrupted)
+                         undecided_ways=undecided, wall_time_s=time.monotonic() - started, planning_s=planning_s,
+                         interrupted=interrupted)
 
 
 @dataclass

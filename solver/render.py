@@ -520,6 +520,9 @@ def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = Fal
         if result.host_rounded and result.bound is not None:
             bound = f"bound {result.bound} with the host memory rounded"
         renderables.append(Text(f"status: {result.status}; {measure}: {result.objective}, {bound}{gap}", style="bold"))
+        if result.bound is None and not result.interrupted:
+            renderables.append(Text(f"working out the jobs' ways to run took {result.planning_s:.1f} s before the "
+                                    "search could start"))
     else:
         renderables.append(Text(f"status: {result.status}", style="bold red"))
     if result.host_rounded:

@@ -276,12 +276,16 @@ class Alternatives(Frozen):
         "query cannot be changed so)"))
 
 
+_TIMINGS = frozenset({"wall_time_s", "planning_s"})
+"""The fields of a solver's result that time it (`_Timed`)."""
+
+
 class _Timed(Frozen):
-    """A solver's result with a ``wall_time_s`` field: equal results compare (and hash) equal however long
-    each took to solve."""
+    """A solver's result with a ``wall_time_s`` field (a placement's ``planning_s`` too): equal results compare
+    (and hash) equal however long each took to solve."""
 
     def _untimed(self) -> tuple[object, ...]:
-        return type(self), tuple(value for name, value in self.__dict__.items() if name != "wall_time_s")
+        return type(self), tuple(value for name, value in self.__dict__.items() if name not in _TIMINGS)
 
     def __eq__(self, other: object) -> bool:
         return self._untimed() == other._untimed() if isinstance(other, _Timed) else NotImplemented
@@ -429,6 +433,8 @@ class ClusterResult(_Timed):
         "the planner's questions about a job's ways to run (one pool, one GPU count) that ran out of time: those "
         "ways were left out, or their plans may not be their best, so the status is at best 'feasible'"))
     wall_time_s: float = Field(default=0.0, exclude=True, description="seconds spent placing (not compared)")
+    planning_s: float = Field(default=0.0, exclude=True, description=(
+        "of those, the seconds spent working out the jobs' ways to run before the search (not compared)"))
     interrupted: bool = Field(default=False, description=(
         "whether Ctrl-C stopped the search early: the placement is the best found by then"))
 

@@ -912,11 +912,14 @@ def test_a_placement_without_a_proven_bound_says_so(tmp_path: Path, interrupted:
 
     fleet = fleet_of({"pools": [ONE_NODE], "jobs": [{"name": "a", "model": "4B", "max_model_len": 4096}]}, tmp_path)
     result = ClusterResult(status="feasible", objective=0, bound=None, placements=(), unplaced=(),
-                           pools=pool_use(fleet, ()), interrupted=interrupted)
+                           pools=pool_use(fleet, ()), interrupted=interrupted, planning_s=8.6)
     console = Console(width=200, record=True, file=io.StringIO())
     console.print(cluster_view(result, fleet))
-    first_line = console.export_text().splitlines()[0]
-    assert first_line == f"status: feasible; placed priority (of 1): 0, no bound proven ({why})"
+    lines = console.export_text().splitlines()
+    assert lines[0] == f"status: feasible; placed priority (of 1): 0, no bound proven ({why})"
+    # Out of time, it says how long working out the ways took: what the limit must exceed.
+    took = "working out the jobs' ways to run took 8.6 s before the search could start"
+    assert (lines[1] == took) is not interrupted and (took in lines) is not interrupted
 
 
 def test_a_trainer_in_part_of_a_node_with_the_rollout_filling_it_and_a_node_more(tmp_path: Path):
