@@ -1584,3 +1584,18 @@ def test_a_job_left_out_for_jobs_of_more_priority_together_is_not_told_it_was_pl
     assert (result["status"], result["objective"]) == ("optimal", 4)
     assert result["unplaced"] == [{"job": "big", "reason": "no room left in a100 after the jobs placed (the most "
                                                            "priority in all, then length, then cost)"}]
+
+
+def test_a_job_length_of_a_few_hundred_tokens_gets_a_note_suggesting_thousands(cli, tmp_path: Path):
+    # As `--len 32`: taken as written (32 tokens), with a note on how to write 32768, for each such job.
+    path = tmp_path / "fleet.yaml"
+    path.write_text(yaml.safe_dump({"pools": [ONE_NODE], "jobs": [
+        {"name": "short", "model": "4B", "max_model_len": 32},
+        {"name": "longer", "model": "0.6B", "max_model_len": {"at_least": 256}},
+        {"name": "fine", "model": "0.6B", "max_model_len": 257}]}), encoding="utf-8")
+    status, out, err = cli("cluster", str(path), "--json")
+    assert status == 0 and {p["job"]: p["plan"]["max_model_len"] for p in json.loads(out)["placements"]}["short"] == 32
+    assert err == ("solve cluster: note: job short: max_model_len 32 is 32 tokens; for 32768 tokens write "
+                   "max_model_len: 32k\n"
+                   "solve cluster: note: job longer: max_model_len at_least 256 is 256 tokens; for 262144 tokens "
+                   "write at_least: 256k\n")

@@ -12,6 +12,7 @@ from solver.api import place
 from solver.cli.argtypes import path_argument, positive_int, positive_seconds
 from solver.cli.atomic import not_a_regular_file, resolved_path, write_all_atomically
 from solver.cli.catalogs import catalog_with
+from solver.cli.notes import note_short_job_lengths
 from solver.cli.options import (
     add_cells_option,
     add_memory_model_options,
@@ -127,6 +128,7 @@ def run_cluster(args: argparse.Namespace) -> int:
         sys.stdout.write(cluster_json(result) + "\n")
     else:
         print_view(cluster_view(result, fleet, minimize_nodes=args.minimize == "nodes"), "solve cluster")
+    note_short_job_lengths(fleet, "solve cluster")
     if result.interrupted:
         print("solve cluster: interrupted: the best placement found so far is above", file=sys.stderr)
         return INTERRUPTED

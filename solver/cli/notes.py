@@ -1,4 +1,5 @@
-"""Notes on stderr after a ``solve`` command's answer: --gpu-memory as sold, --cells elsewhere, a short --len."""
+"""Notes on stderr after a ``solve`` command's answer: --gpu-memory as sold, --cells elsewhere, a short --len
+(or a cluster file's job length)."""
 
 from __future__ import annotations
 
@@ -6,7 +7,7 @@ import argparse
 import sys
 
 from solver.cli.catalogs import catalog_with
-from solver.tables import OneLineError, counted, load_catalog, load_gpu_type, load_model_config
+from solver.tables import Fleet, OneLineError, counted, load_catalog, load_gpu_type, load_model_config
 
 
 def note_memory_as_sold(args: argparse.Namespace, prog: str) -> None:
@@ -65,6 +66,24 @@ SHORT_LENGTH_NOTED = 256
 def note_short_length(args: argparse.Namespace, prog: str) -> None:
     """A note on stderr where --len is a few hundred tokens at most: ``--len 32`` is 32 tokens, likely meant as 32k."""
     length = getattr(args, "max_model_len", None)
-    if length is not None and length <= SHORT_LENGTH_NOTED:
-        print(f"{prog}: note: --len {length} is {counted(length, 'token')}; for {length * 1024} tokens write --len "
-              f"{length}k", file=sys.stderr)
+    if length is not None:
+        _note_if_short(prog, "--len", length, "--len {}k")
+
+
+def note_short_job_lengths(fleet: Fleet, prog: str) -> None:
+    """A note on stderr for each job of a cluster file whose max_model_len (or its ``at_least``) is a few hundred
+    tokens at most, as `note_short_length` for --len."""
+    for job in fleet.jobs:
+        if isinstance(job.max_model_len, int):
+            _note_if_short(prog, f"job {job.name}: max_model_len", job.max_model_len, "max_model_len: {}k")
+        else:
+            _note_if_short(prog, f"job {job.name}: max_model_len at_least", job.max_model_len.at_least,
+                           "at_least: {}k")
+
+
+def _note_if_short(prog: str, given: str, length: int, written: str) -> None:
+    """Where `length` tokens (`given`, in words) are at most `SHORT_LENGTH_NOTED`, a note on stderr that they may
+    have been meant as thousands, `written` (a format with one ``{}``) saying how to write that."""
+    if length <= SHORT_LENGTH_NOTED:
+        print(f"{prog}: note: {given} {length} is {counted(length, 'token')}; for {length * 1024} tokens write "
+              f"{written.format(length)}", file=sys.stderr)
