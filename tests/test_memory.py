@@ -439,6 +439,10 @@ def test_model_config_refuses_public_configs_it_would_miscount(file: str, messag
         ('{"model_type": "falcon_h1", "hidden_size": 3072, "num_hidden_layers": 44}',
          (r"model_type falcon_h1: a hybrid of attention with state-space \(Mamba\), convolution or recurrent layers; "
           "rft-solver counts attention and a gated MLP in every layer$")),
+        ('{"model_type": "chatglm", "hidden_size": 4096, "num_layers": 28, "padded_vocab_size": 65024}',
+         r"model_type chatglm: ChatGLM's remote-code config, whose keys \(num_layers, "),  # was: no num_hidden_layers
+        ('{"model_type": "dbrx", "d_model": 6144, "ffn_config": {"moe_num_experts": 16}}',
+         "model_type dbrx: DBRX's config, a mixture of experts whose experts sit in ffn_config"),
         ('{"model_type": "minicpm3", "hidden_size": 2560, "kv_lora_rank": 256, "q_lora_rank": 768}',
          r"kv_lora_rank: multi-head latent attention \(DeepSeek-V2's, MiniCPM3's\)"),
         ('{"model_type": "llava", "hidden_size": 4096, "mm_vision_tower": "openai/clip-vit-large-patch14-336"}',

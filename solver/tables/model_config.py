@@ -38,6 +38,14 @@ HYBRID_MODEL_TYPES = ("bamba", "falcon_h1", "granitemoehybrid", "jamba", "lfm2",
 """Model types whose layers mix attention with state-space (Mamba), convolution or recurrent blocks, which a
 config's sizes do not describe (Nemotron-H's 52 layers hold 4 of attention): refused rather than counted as
 attention and a gated MLP in every layer."""
+UNREAD_MODEL_TYPES = {
+    "qwen": "the first Qwen's remote-code config, whose intermediate_size is twice its MLP's width; Qwen1.5 and later "
+            "(model_type qwen2, qwen3) are read",
+    "chatglm": "ChatGLM's remote-code config, whose keys (num_layers, padded_vocab_size, multi_query_group_num) are "
+               "not the ones rft-solver reads; GLM-4-0414 and later (model_type glm4) are read",
+    "dbrx": "DBRX's config, a mixture of experts whose experts sit in ffn_config; only a dense model's config.json "
+            "is read"}
+"""Model types refused with a reason of their own: configs whose keys would be missed or misread."""
 CHECKED_MODEL_TYPES = (*TIED_BY_MODEL_TYPE, "glm4", "internlm2")
 """Model types whose published configs rft-solver's counts were checked on (attention and a gated MLP in every
 layer, within 1% of the model cards' sizes: tests/data/hf-configs); a config of another reads the same way, with a
@@ -135,9 +143,8 @@ def _check_dense_text_model(path: Path, config: dict) -> None:
     if config.get("model_type") in HYBRID_MODEL_TYPES:
         raise TableError(f"{path}: model_type {config['model_type']}: a hybrid of attention with state-space (Mamba), "
                          "convolution or recurrent layers; rft-solver counts attention and a gated MLP in every layer")
-    if config.get("model_type") == "qwen":
-        raise TableError(f"{path}: model_type qwen: the first Qwen's remote-code config, whose intermediate_size is "
-                         "twice its MLP's width; Qwen1.5 and later (model_type qwen2, qwen3) are read")
+    if config.get("model_type") in UNREAD_MODEL_TYPES:
+        raise TableError(f"{path}: model_type {config['model_type']}: {UNREAD_MODEL_TYPES[config['model_type']]}")
     if "kv_lora_rank" in config:
         raise TableError(f"{path}: kv_lora_rank: multi-head latent attention (DeepSeek-V2's, MiniCPM3's), whose "
                          "projections are not the query, key, value and output ones rft-solver counts")
