@@ -47,9 +47,9 @@ UNREAD_MODEL_TYPES = {
             "is read"}
 """Model types refused with a reason of their own: configs whose keys would be missed or misread."""
 CHECKED_MODEL_TYPES = (*TIED_BY_MODEL_TYPE, "glm4", "internlm2")
-"""Model types whose published configs rft-solver's counts were checked on (attention and a gated MLP in every
-layer, within 1% of the model cards' sizes: tests/data/hf-configs); a config of another reads the same way, with a
-caution (`Model.unchecked_layout`)."""
+"""Model types known to be laid out as `load_model_config` counts them, attention and a gated MLP in every layer
+(tests/data/hf-configs: published llama, mistral, gemma2, phi3 and qwen3 configs within 1% of their model cards'
+sizes); a config of another reads the same way, with a caution (`Model.unchecked_layout`)."""
 CONFIG_LIMITS = {"hidden_size": 1 << 20, "num_hidden_layers": 1 << 14, "num_attention_heads": 1 << 14,
                  "num_key_value_heads": 1 << 14, "head_dim": 1 << 14, "intermediate_size": 1 << 22,
                  "vocab_size": 1 << 24, "max_position_embeddings": 1 << 30, "original_max_position_embeddings": 1 << 30}
