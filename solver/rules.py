@@ -61,7 +61,7 @@ class SourceCell(Frozen):
         table = f"the {self.gpu or gpu} table" if self.gpu or gpu else "the table"
         said = f"{table} for {counted(self.gpus, 'GPU')} says {self.setting!r} at {self.max_model_len}"
         said = said if model in (None, self.model) else f"{said} for {self.model}, of the same shape"
-        return f"{said} (its GPU has at least the memory of the {gpu})" if self.gpu and gpu else said
+        return f"{said} (its GPU has at least the memory of {gpu})" if self.gpu and gpu else said
 
     def cited(self, origins: Mapping[int, str]) -> SourceCell:
         """The cell, naming its table's GPU type where the table for its count is borrowed from another with the

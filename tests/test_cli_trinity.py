@@ -1408,7 +1408,7 @@ def test_an_a800_config_is_judged_by_the_a100_tables(cli, tmp_path: Path, monkey
         "model": "Qwen3-4B", "gpus": 2, "max_model_len": 32768, "setting": "Env + SP=2", "gpu": "A100-80GB"}
     _, out, _ = cli("--from-config", str(config), "--gpu", "a800")
     assert ("it trains (documented: the A100-80GB table for 2 GPUs says 'Env + SP=2' at 32768 (its GPU has at least "
-            "the memory of the A800-80GB))") in " ".join(out.split())
+            "the memory of A800-80GB))") in " ".join(out.split())
 
 
 def test_a_verdict_the_optimizer_step_rules_out_says_so(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
@@ -1734,7 +1734,7 @@ def test_a_verdict_cites_the_table_of_a_gpu_type_with_at_least_as_much_memory(cl
     assert (status, current["trains"], current["out_of_memory"]) == (1, False, {
         "model": "Qwen3-4B", "gpus": 4, "max_model_len": 112640, "setting": "-", "gpu": "A100-80GB"})
     _, out, _ = cli("--from-config", str(tmp_path / "trinity.yaml"), "--gpu", "h100")
-    assert ("the A100-80GB table for 4 GPUs says '-' at 112640 (its GPU has at least the memory of the H100-80GB), so "
+    assert ("the A100-80GB table for 4 GPUs says '-' at 112640 (its GPU has at least the memory of H100-80GB), so "
             "Env + Offload + SP=4 ran out of memory there") in " ".join(out.split())
 
 
