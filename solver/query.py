@@ -317,7 +317,5 @@ def check_counts(*counts: tuple[str, int | None, int]) -> None:
     """`QueryError` unless each (flag, value, most) value is None or from 1 to `most` (its type checked
     before, with `check_types`)."""
     for name, value, most in counts:
-        if value is not None and value < 1:
-            raise QueryError(f"{name} must be at least 1, got {brief(value)}")
-        if value is not None and value > most:
-            raise QueryError(f"{name} must be at most {most}, got {brief(value)}")
+        if value is not None and not 1 <= value <= most:
+            raise QueryError(f"{name} must be a whole number from 1 to {most}, got {brief(value)}")

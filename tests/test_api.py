@@ -85,8 +85,8 @@ def test_bad_requests_raise_query_error():
          ("--sp 16 is not allowed: 16 GPUs span nodes of 8 (--node-gpus), and SP=16 does not divide a node "
           "(the degrees that divide the 16 GPUs, that Qwen3-4B's heads allow and that keep an SP group in a "
           "node: 1, 2, 4, 8)")),
-        (dict(gpus=0, max_model_len=32768), "--gpus must be at least 1, got 0"),
-        (dict(gpus=8, max_model_len=1 << 30), "--len must be at most 16777216, got 1073741824"),
+        (dict(gpus=0, max_model_len=32768), "--gpus must be a whole number from 1 to 65536, got 0"),
+        (dict(gpus=8, max_model_len=1 << 30), "--len must be a whole number from 1 to 16777216, got 1073741824"),
         (dict(gpus=8, max_model_len=32768, margin=1.0), "--margin is a fraction from 0 to below 1, got 1.0"),
     ],
 )
@@ -175,10 +175,12 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
         (lambda: solver.described_gpu_type("MyAccel", memory_mib=1025),
          "MyAccel: its memory must be from 8192 MiB (8 GiB) to 16777216 MiB, got 1025 MiB"),
         # estimate_memory: the node size and the flags' types
-        (lambda: solver.estimate_memory("4B", "h100", 16, 4096, node_gpus=0), "--node-gpus must be at least 1, got 0"),
-        (lambda: solver.estimate_memory("4B", "h100", 16, 4096, node_gpus=-8), "--node-gpus must be at least 1, got -8"),
+        (lambda: solver.estimate_memory("4B", "h100", 16, 4096, node_gpus=0),
+         "--node-gpus must be a whole number from 1 to 65536, got 0"),
+        (lambda: solver.estimate_memory("4B", "h100", 16, 4096, node_gpus=-8),
+         "--node-gpus must be a whole number from 1 to 65536, got -8"),
         (lambda: solver.estimate_memory("4B", "h100", 8, 4096, node_gpus=MAX_GPUS + 1),
-         "--node-gpus must be at most 65536, got 65537"),
+         "--node-gpus must be a whole number from 1 to 65536, got 65537"),
         (lambda: solver.estimate_memory("4B", "h100", 8, 4096, offload=1), "offload must be True or False, got 1"),
         (lambda: solver.estimate_memory("4B", "h100", 8, 4096, env=None), "env must be True or False, got None"),
         (lambda: solver.estimate_memory("4B", "h100", None, 4096), "gpus must be a whole number, got None"),
@@ -213,15 +215,16 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
         (lambda: solver.place(5), "fleet must be a Fleet, a Path or a str, got 5"),
         (lambda: solver.place(FLEET, weights="costs.yaml"), "weights must be a Weights or None, got 'costs.yaml'"),
         # the search: one cap on workers, and a finite time limit, for plan and place alike
-        (lambda: solver.plan("4B", max_model_len=4096, workers=10001), "--workers must be at most 1024, got 10001"),
-        (lambda: solver.place(FLEET, workers=10001), "--workers must be at most 1024, got 10001"),
+        (lambda: solver.plan("4B", max_model_len=4096, workers=10001),
+         "--workers must be a whole number from 1 to 1024, got 10001"),
+        (lambda: solver.place(FLEET, workers=10001), "--workers must be a whole number from 1 to 1024, got 10001"),
         (lambda: solver.place(FLEET, seed=-1), "seed must be from 0 to 2147483647 (CP-SAT's seed is 32-bit), got -1"),
         (lambda: solver.plan("4B", max_model_len=4096, seed=-1),
          "seed must be from 0 to 2147483647 (CP-SAT's seed is 32-bit), got -1"),
         (lambda: solver.plan("4B", max_model_len=4096, time_limit_s=10**400),
          "time_limit_s must be above 0 seconds and at most 1000000000, got 1" + "0" * 56 + "..."),
         (lambda: solver.plan("4B", max_model_len=4096, budget_gpus=10**5000),
-         "--gpus must be at most 65536, got a whole number of about 5000 digits"),
+         "--gpus must be a whole number from 1 to 65536, got a whole number of about 5000 digits"),
         (lambda: solver.load_catalog(5), "directory must be a Path, a str or None, got 5"),
         (lambda: solver.load_weights(5), "path must be a Path, a str or None, got 5"),
         (lambda: solver.load_memory_model(5), "path must be a Path, a str or None, got 5"),
@@ -460,9 +463,9 @@ def test_config_query_takes_a_falsy_keyword_as_given():
     from solver.api import config_query
 
     config = read_trinity_config(CONFIG_TEXT, "t.yaml", {})
-    with pytest.raises(QueryError, match="^--len must be at least 1, got 0$"):
+    with pytest.raises(QueryError, match="^--len must be a whole number from 1 to 16777216, got 0$"):
         config_query(CATALOG, config, gpu="h20", max_model_len=0)
-    with pytest.raises(QueryError, match="^--node-gpus must be at least 1, got 0$"):
+    with pytest.raises(QueryError, match="^--node-gpus must be a whole number from 1 to 65536, got 0$"):
         config_query(CATALOG, config, gpu="h20", node_gpus=0)
     assert config_query(CATALOG, config, gpu="h20", node_source="my nodes").node_source == "my nodes"
     freed = config_query(CATALOG, config, gpu="h20", exact=False)

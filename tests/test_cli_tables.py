@@ -82,8 +82,10 @@ def test_json_for_one_model_across_all_tables(cli):
         (["tables", "--model", "32B"], "solve tables: error: no documented table has Qwen3-32B; documented models: "
                                        "Qwen3-0.6B, Qwen3-1.7B, Qwen3-4B, Qwen3-8B, Qwen3-14B\n"),
         (["tables", "--gpus", "8"], "solve tables: error: no table for 8 trainer GPUs; documented counts: 1, 2, 4, 6\n"),
-        (["tables", "--gpus", "0"], "solve tables: error: argument --gpus: must be at least 1, got 0\n"),
-        (["tables", "--gpus", "-2"], "solve tables: error: argument --gpus: must be at least 1, got -2\n"),
+        (["tables", "--gpus", "0"],
+         "solve tables: error: argument --gpus: must be a whole number from 1 to 65536, got 0\n"),
+        (["tables", "--gpus", "-2"],
+         "solve tables: error: argument --gpus: must be a whole number from 1 to 65536, got -2\n"),
         (["tables", "--gpus", "four"], "solve tables: error: argument --gpus: expected a whole number, got 'four'\n"),
         (["tables", "--colour"], "solve tables: error: unrecognized arguments: --colour\n"),
         (["tabels"], "solve: error: unknown command 'tabels' (did you mean tables?); commands: tables, cluster, "

@@ -435,7 +435,8 @@ def test_a_config_file_that_is_not_there_exits_2(cli, tmp_path: Path):
          "--out and --write take one plan: choose one GPU type with --gpu (A100-80GB or H20-96GB, the ones this "
          "answer covers, or any other of the catalogue)"),
         ([*FLAGSHIP, "--emit", "yaml"], "argument --emit: invalid choice: 'yaml'"),
-        ([*FLAGSHIP, "--emit", "trinity", "--rollout-gpus", "-1"], "argument --rollout-gpus: must be at least 0, got -1"),
+        ([*FLAGSHIP, "--emit", "trinity", "--rollout-gpus", "-1"],
+         "argument --rollout-gpus: must be a whole number from 0 to 65536, got -1"),
     ],
 )
 def test_conflicting_trinity_flags_exit_2(cli, argv: list[str], message: str):

@@ -1071,7 +1071,8 @@ def test_huge_numbers_and_workers_are_bad_input(cli, tmp_path: Path):
         2, "", f"solve cluster: error: {path}: a number too long to read (thousands of digits)\n")
     path.write_text(FLEET_FILE, encoding="utf-8")
     assert cli("cluster", str(path), "--workers", "10001") == (
-        2, "", "solve cluster: error: --workers must be at most 1024, got 10001\n")
+        2, "", ("usage: solve cluster [options] (--help lists them)\nsolve cluster: error: argument --workers: must "
+                "be a whole number from 1 to 1024, got 10001\n"))
 
 
 def test_a_job_takes_an_at_least_object_and_dumps_without_warnings():

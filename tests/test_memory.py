@@ -545,7 +545,9 @@ def test_cli_memory_breakdown_and_exit_codes(cli):
     status, out, err = cli("memory", "--model", "4B", "--gpu", "a100", "--gpus", "6", "--len", "8192", "--sp", "4")
     assert status == 2 and err.startswith("solve memory: error: --sp 4 is not allowed: SP=4 does not divide 6 GPUs (")
     status, out, err = cli("memory", "--model", "4B", "--gpu", "a100", "--gpus", "4", "--len", str(1 << 30))
-    assert (status, out, err) == (2, "", "solve memory: error: --len must be at most 16777216, got 1073741824\n")
+    assert (status, out, err) == (2, "", ("usage: solve memory [options] (--help lists them)\nsolve memory: error: "
+                                          "argument --len: must be a whole number of tokens from 1 to 16777216, got "
+                                          "1073741824\n"))
     # A length within the cap whose default token budget (2 x L / SP) is past it: the flags that set it are named.
     status, out, err = cli("memory", "--model", "0.6B", "--gpu", "a100", "--gpus", "1", "--len", "9000000")
     assert (status, out, err) == (2, "", ("solve memory: error: --len 9000000 with --sp 1 makes Trinity's default "

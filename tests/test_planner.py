@@ -189,8 +189,8 @@ def test_pins_that_leave_nothing_are_explained():
         (dict(model="30B-A3B", max_model_len=8192, sp=32, node_gpus=32), None),  # 4 KV heads divide 32
         (dict(model="30B-A3B", max_model_len=8192, sp=32), "--sp 32 is not allowed with nodes of 8 GPUs (--node-gpus)"),
         (dict(model="4B", max_model_len=8192, sp=4, budget_gpus=6, exact=True), "--sp 4 does not divide the 6 trainer GPUs the plan must use"),
-        (dict(model="4B", max_model_len=0), "--len must be at least 1, got 0"),
-        (dict(model="4B", max_model_len=8192, top=101), "--top must be at most 100, got 101"),
+        (dict(model="4B", max_model_len=0), "--len must be a whole number from 1 to 16777216, got 0"),
+        (dict(model="4B", max_model_len=8192, top=101), "--top must be a whole number from 1 to 100, got 101"),
         (dict(model="9B", max_model_len=8192), "unknown model '9B'"),
     ],
 )

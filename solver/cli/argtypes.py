@@ -5,43 +5,32 @@ from __future__ import annotations
 import argparse
 import os
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import get_args
 
 from solver.query import MAX_TIME_LIMIT_S, TokenBudgetMode
 from solver.tables import LEAST_DRIVER_MIB, LEAST_GPU_MEMORY_GB, MAX_GPU_MEMORY_GB, MAX_TOKENS, brief, cut
 
-
-def positive_int(text: str) -> int:
-    """An argparse type: a whole number of at least 1."""
-    return _whole_number(text, least=1)
-
-
-def count_argument(text: str) -> int:
-    """An argparse type: a whole number of at least 0."""
-    return _whole_number(text, least=0)
-
-
 WHOLE_NUMBER = re.compile(r"\s*([+-]?)([0-9]+)\s*")
 """A whole number as the command line takes it: ASCII digits, a sign, no ``_`` (which int() reads as nothing)."""
-MOST_DIGITS = 4000
-"""The most significant digits a number on the command line may have (int() refuses 4300)."""
 
 
-def _whole_number(text: str, least: int) -> int:
-    """A whole number written in ASCII digits, of at least `least` (for argparse: a type error otherwise)."""
-    match = WHOLE_NUMBER.fullmatch(text)
-    if match is None:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {brief(text)}")
-    digits = match[2].lstrip("0") or "0"
-    if len(digits) > MOST_DIGITS and match[1] == "-":
-        raise argparse.ArgumentTypeError(f"must be at least {least}, got {cut(text.strip())}")
-    if len(digits) > MOST_DIGITS:
-        raise argparse.ArgumentTypeError(f"expected a number of at most {MOST_DIGITS} digits, got one of {len(digits)}")
-    value = int(match[1] + digits)
-    if value < least:
-        raise argparse.ArgumentTypeError(f"must be at least {least}, got {brief(value)}")
-    return value
+def whole_number(least: int, most: int) -> Callable[[str], int]:
+    """An argparse type: a whole number from `least` to `most`, written in ASCII digits; out of range, the error names
+    both bounds."""
+
+    def parse(text: str) -> int:
+        match = WHOLE_NUMBER.fullmatch(text)
+        if match is None:
+            raise argparse.ArgumentTypeError(f"expected a whole number, got {brief(text)}")
+        digits = match[2].lstrip("0") or "0"  # int() refuses 4300 digits: so many are out of range anyway
+        value = int(match[1] + digits) if len(digits) <= len(str(most)) else None
+        if value is None or not least <= value <= most:
+            raise argparse.ArgumentTypeError(f"must be a whole number from {least} to {most}, got {cut(text.strip())}")
+        return value
+
+    return parse
 
 
 def gpu_memory(text: str) -> tuple[int | None, int | None]:
@@ -107,11 +96,11 @@ def token_count(text: str) -> int:
     if match is None or match[0] != match[0].strip():  # no space before the k
         raise argparse.ArgumentTypeError(f"expected a whole number of tokens or of k (1024), got {brief(text)}")
     digits = match[2].lstrip("0") or "0"
-    if match[1] == "-" or digits == "0":
-        raise argparse.ArgumentTypeError(f"must be at least 1, got {cut(stripped)}")
-    if len(digits) > MOST_DIGITS:
-        raise argparse.ArgumentTypeError(f"must be at most {MAX_TOKENS}, got {brief(stripped)}")
-    return int(digits) * (1024 if thousands else 1)
+    value = int(match[1] + digits) * (1024 if thousands else 1) if len(digits) <= len(str(MAX_TOKENS)) else None
+    if value is None or not 1 <= value <= MAX_TOKENS:
+        raise argparse.ArgumentTypeError(f"must be a whole number of tokens from 1 to {MAX_TOKENS}, got "
+                                         f"{cut(stripped)}")
+    return value
 
 
 def tokens_per_gpu(text: str) -> int:

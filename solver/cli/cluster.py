@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from solver.api import place
-from solver.cli.argtypes import path_argument, positive_int, positive_seconds
+from solver.cli.argtypes import path_argument, positive_seconds, whole_number
 from solver.cli.atomic import not_a_regular_file, resolved_path, write_all_atomically
 from solver.cli.catalogs import catalog_with
 from solver.cli.notes import note_short_job_lengths
@@ -56,7 +56,7 @@ def build_cluster_parser() -> argparse.ArgumentParser:
                         help="seconds from the start for the planner's queries and the placement search after "
                         "them (default 10; each query may take at most as long; widening after them, at most a "
                         "second per stage)")
-    parser.add_argument("--workers", metavar="W", type=positive_int, default=1,
+    parser.add_argument("--workers", metavar="W", type=whole_number(1, MAX_WORKERS), default=1,
                         help=f"CP-SAT search workers (default 1, at most {MAX_WORKERS})")
     parser.add_argument("--weights", metavar="FILE", type=path_argument, help="cost weights YAML (offload, sp, env)")
     parser.add_argument("--json", action="store_true", help="print the placement as JSON")

@@ -9,7 +9,7 @@ from typing import Any
 
 from rich.console import Console
 
-from solver.cli.argtypes import output_path, path_argument, positive_int
+from solver.cli.argtypes import output_path, path_argument, whole_number
 from solver.cli.atomic import write_atomically
 from solver.cli.catalogs import catalog_with, check_model_flags
 from solver.cli.options import add_cells_option, add_gpu_memory_option, add_memory_model_options
@@ -27,7 +27,8 @@ def build_map_parser() -> argparse.ArgumentParser:
                     "printed), 2 bad input.")
     parser.add_argument("--gpu", metavar="G", help="GPU type (default: each with tables)")
     parser.add_argument("--model", metavar="M", help="only this model (needed with --by len)")
-    parser.add_argument("--gpus-up-to", metavar="N", type=positive_int, default=8, help="GPU budgets 1 to N (default 8)")
+    parser.add_argument("--gpus-up-to", metavar="N", type=whole_number(1, MAX_ESTIMATED_GPUS), default=8,
+                        help="GPU budgets 1 to N (default 8)")
     parser.add_argument("--by", choices=["model", "len"], default="model", help="rows: models (default) or lengths")
     parser.add_argument("--svg", metavar="FILE", type=output_path, help="also save the map as SVG")
     parser.add_argument("--json", action="store_true",
@@ -49,8 +50,6 @@ def run_map(args: argparse.Namespace) -> int:
                                   args.gpu_memory, args.cells or ())
     estimates = {"memory": load_memory_model(args.memory_model) if args.memory_model else None,
                  "margin": args.margin}
-    if args.gpus_up_to > MAX_ESTIMATED_GPUS:
-        raise QueryError(f"--gpus-up-to must be at most {MAX_ESTIMATED_GPUS}, got {args.gpus_up_to}")
     if args.by == "len" and args.model is None and not added:
         raise QueryError("--by len maps one model: give --model M (or --model-config PATH)")
     gpus = [catalog.gpu(args.gpu)] if args.gpu else list(catalog.documented_gpu_types)

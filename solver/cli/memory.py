@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from solver.api import estimate_memory
-from solver.cli.argtypes import host_memory, path_argument, positive_int, token_count, tokens_per_gpu
+from solver.cli.argtypes import host_memory, path_argument, token_count, tokens_per_gpu, whole_number
 from solver.cli.catalogs import catalog_with, check_model_flags
 from solver.cli.options import add_cells_option, add_gpu_memory_option, add_memory_model_options
 from solver.cli.output import new_console
@@ -15,7 +15,7 @@ from solver.cli.status import NO_PLAN
 from solver.query import resolve_margin
 from solver.render import memory_json, memory_view
 from solver.rules import NODE_GPUS
-from solver.tables import Setting, load_memory_model, load_model_config
+from solver.tables import MAX_GPUS, Setting, load_memory_model, load_model_config
 
 
 def build_memory_parser() -> argparse.ArgumentParser:
@@ -30,16 +30,18 @@ def build_memory_parser() -> argparse.ArgumentParser:
     add_cells_option(parser)
     parser.add_argument("--gpu", metavar="G", required=True,
                         help="GPU type (h100, b200, ...; an unknown name lists them all)")
-    parser.add_argument("--gpus", metavar="N", type=positive_int, required=True, help="trainer GPUs")
+    parser.add_argument("--gpus", metavar="N", type=whole_number(1, MAX_GPUS), required=True,
+                        help="trainer GPUs")
     parser.add_argument("--len", metavar="L", type=token_count, required=True, dest="max_model_len",
                         help="max_model_len in tokens")
-    parser.add_argument("--sp", metavar="S", type=positive_int, default=1, help="Ulysses SP degree (default 1)")
+    parser.add_argument("--sp", metavar="S", type=whole_number(1, MAX_GPUS), default=1,
+                        help="Ulysses SP degree (default 1)")
     parser.add_argument("--token-budget", metavar="T", type=tokens_per_gpu,
                         help="trainer.max_token_len_per_gpu of your own (default: Trinity's, ceil(2 x L / S), which "
                         "the tables measured; at least ceil(L / S)); the tables speak where their tokens per GPU decide")
     parser.add_argument("--env", action="store_true", help="with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True")
     parser.add_argument("--offload", action="store_true", help="with FSDP2 CPU offload")
-    parser.add_argument("--node-gpus", metavar="G", type=positive_int, default=NODE_GPUS,
+    parser.add_argument("--node-gpus", metavar="G", type=whole_number(1, MAX_GPUS), default=NODE_GPUS,
                         help=f"GPUs per node (default {NODE_GPUS}): beyond one node, SP must divide a node")
     parser.add_argument("--host-ram", metavar="GB", type=host_memory,
                         help="host memory per node (GB as RAM is sold, binary: GiB): whether what the setting "

@@ -13,13 +13,12 @@ from typing import TYPE_CHECKING
 from solver import __version__
 from solver.api import answer_query, config_query, with_config_verdicts
 from solver.cli.argtypes import (
-    count_argument,
     host_memory,
     output_path,
     path_argument,
-    positive_int,
     positive_seconds,
     token_count,
+    whole_number,
 )
 from solver.cli.catalogs import catalog_with, check_model_flags
 from solver.cli.options import (
@@ -46,6 +45,7 @@ from solver.render import answers_json, answers_view
 from solver.results import Answer
 from solver.rules import NODE_GPUS
 from solver.tables import (
+    MAX_GPUS,
     Catalog,
     Model,
     QueryError,
@@ -76,24 +76,25 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model", metavar="M", help="model: Qwen3-4B, 4B, qwen3-4b, ... (or from --from-config)")
     parser.add_argument("--gpu", metavar="G", help="GPU type (a100, h20, h100, b200, ...; an unknown name lists "
                         "them all); default: each one with tables")
-    parser.add_argument("--gpus", metavar="N", type=positive_int, help="trainer GPU budget: use at most N")
+    parser.add_argument("--gpus", metavar="N", type=whole_number(1, MAX_GPUS),
+                        help="trainer GPU budget: use at most N")
     parser.add_argument("--len", metavar="L", type=token_count, dest="max_model_len",
                         help="max_model_len in tokens (32768 or 32k)")
     goal = parser.add_mutually_exclusive_group()
     goal.add_argument("--maximize", choices=["len"], help="the longest context within --gpus")
     goal.add_argument("--minimize", choices=["gpus"], help="the fewest trainer GPUs for --len")
     parser.add_argument("--exact", action="store_true", help="the trainer uses exactly --gpus GPUs")
-    parser.add_argument("--sp", metavar="N", type=positive_int, help="pin the Ulysses SP degree")
+    parser.add_argument("--sp", metavar="N", type=whole_number(1, MAX_GPUS), help="pin the Ulysses SP degree")
     parser.add_argument("--env", action=OnceFlag, help="pin Env (expandable_segments) on/off")
     parser.add_argument("--offload", action=OnceFlag, help="pin FSDP2 CPU Offload on/off")
-    parser.add_argument("--top", metavar="K", type=positive_int, default=1,
+    parser.add_argument("--top", metavar="K", type=whole_number(1, MAX_TOP), default=1,
                         help=f"the K best plans, best first, each longer, faster, on fewer GPUs or better vouched for "
                              f"than those before it (at most {MAX_TOP})")
     parser.add_argument("--weights", metavar="FILE", type=path_argument, help="cost weights YAML (offload, sp, env)")
     parser.add_argument("--time-limit", metavar="S", type=positive_seconds, default=10.0,
                         help="seconds the solver may take per answer, its ranked plans together; the questions "
                         "behind its reasons get their own (default 10)")
-    parser.add_argument("--workers", metavar="W", type=positive_int, default=1,
+    parser.add_argument("--workers", metavar="W", type=whole_number(1, MAX_WORKERS), default=1,
                         help=f"CP-SAT search workers (default 1, at most {MAX_WORKERS}; answers do not depend on it)")
     estimates = parser.add_argument_group("memory model")
     mode = estimates.add_mutually_exclusive_group()
@@ -106,7 +107,7 @@ def build_parser() -> argparse.ArgumentParser:
     estimates.add_argument("--host-ram", metavar="GB", type=host_memory,
                            help="host memory per node (GB as RAM is sold, binary: GiB): rules out plans that do "
                            "not fit there (the model while it loads; with Offload, its states too)")
-    estimates.add_argument("--node-gpus", metavar="G", type=positive_int,
+    estimates.add_argument("--node-gpus", metavar="G", type=whole_number(1, MAX_GPUS),
                            help="GPUs per node (default: --from-config's cluster.gpu_per_node, else 8): a trainer "
                            "on more keeps each SP group in one node")
     estimates.add_argument("--model-config", metavar="PATH", type=path_argument,
@@ -119,7 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     trinity = parser.add_argument_group("Trinity config")
     trinity.add_argument("--emit", choices=["trinity"], help="print the best plan as a Trinity YAML fragment")
     trinity.add_argument("--out", metavar="FILE", type=output_path, help="write that fragment to FILE")
-    trinity.add_argument("--rollout-gpus", metavar="R", type=count_argument,
+    trinity.add_argument("--rollout-gpus", metavar="R", type=whole_number(0, MAX_GPUS),
                          help="R rollout GPUs beside the trainer: the plan leaves them room (in the trainer's node, "
                               "or nodes of their own); --emit and --out add the cluster section (0: none here, "
                               "mode: train)")

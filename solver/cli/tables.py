@@ -6,14 +6,14 @@ import argparse
 import json
 import sys
 
-from solver.cli.argtypes import positive_int
+from solver.cli.argtypes import whole_number
 from solver.cli.catalogs import catalog_with
 from solver.cli.options import add_cells_option
 from solver.cli.output import print_view
 from solver.cli.parser import Parser
 from solver.cli.status import NO_PLAN
 from solver.render import cells_json, tables_view
-from solver.tables import QueryError, counted
+from solver.tables import MAX_GPUS, QueryError, counted
 
 
 def build_tables_parser() -> argparse.ArgumentParser:
@@ -24,7 +24,8 @@ def build_tables_parser() -> argparse.ArgumentParser:
         epilog="Exit status: 0 the tables are printed, 1 --check found a contradiction, 2 bad input.",
     )
     parser.add_argument("--gpu", metavar="G", help="only this GPU type (A100-80GB, H20-96GB; a100, h20)")
-    parser.add_argument("--gpus", metavar="N", type=positive_int, help="only the table for N trainer GPUs")
+    parser.add_argument("--gpus", metavar="N", type=whole_number(1, MAX_GPUS),
+                        help="only the table for N trainer GPUs")
     parser.add_argument("--model", metavar="M", help="only this model's column (Qwen3-4B, 4B, qwen3-4b)")
     parser.add_argument("--json", action="store_true", help="print a JSON array of cells")
     parser.add_argument("--check", action="store_true",
