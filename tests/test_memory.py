@@ -838,6 +838,22 @@ def test_a_model_config_with_yarn_of_its_own_is_rescaled_from_its_original_conte
     assert (model.native_context, model.rope_scaling, model.yarn_factor(204800)) == (32768, None, 6.25)
 
 
+@pytest.mark.parametrize(("full_attention", "own"), [({"rope_type": "linear", "factor": 8.0}, "linear"),
+                                                     ({"rope_type": "default"}, None)])
+def test_rope_parameters_per_layer_type_are_read_from_the_full_attention_layers(tmp_path: Path, full_attention: dict,
+                                                                               own: str | None):
+    # transformers 5 gives Gemma-3 one RoPE per layer type; the full-attention layers' sets the context (a YaRN
+    # written over Gemma-3's own linear scaling would replace it), the sliding window's does not.
+    config = json.loads((HF_CONFIGS / "gemma-2-9b.json").read_text(encoding="utf-8"))
+    config.update({"model_type": "gemma3_text", "max_position_embeddings": 131072, "rope_parameters": {
+        "sliding_attention": {"rope_type": "default", "rope_theta": 10000.0},
+        "full_attention": {**full_attention, "rope_theta": 1000000.0}}})
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps(config), encoding="utf-8")
+    model = load_model_config(path)
+    assert (model.rope_scaling, model.native_context) == (own, 131072)
+
+
 @pytest.mark.parametrize(("extra", "tied"), [
     ({"model_type": "gemma2"}, True),  # Gemma-2's config.json gives no tie_word_embeddings: its class ties them
     ({"model_type": "llama"}, False),

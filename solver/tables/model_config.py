@@ -214,6 +214,10 @@ def _config_rope(path: Path, config: dict) -> tuple[str | None, int]:
     # transformers 5 writes it as rope_parameters (rope_theta beside rope_type), the versions before as rope_scaling
     key = "rope_parameters" if config.get("rope_scaling") is None and "rope_parameters" in config else "rope_scaling"
     scaling = config.get(key)
+    if isinstance(scaling, dict) and not {"rope_type", "type"} & set(scaling) and isinstance(
+            scaling.get("full_attention"), dict):
+        # One per layer type (transformers 5's Gemma-3): the full-attention layers' reaches the whole context.
+        scaling = scaling["full_attention"]
     if scaling is not None and not isinstance(scaling, dict):
         raise TableError(f"{path}: {key}: expected an object such as {{\"rope_type\": \"yarn\", ...}} or null, "
                          f"got {brief(scaling)}")
