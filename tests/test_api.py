@@ -16,7 +16,7 @@ import pytest
 import solver
 from solver.api import answer_query, with_config_verdicts
 from solver.query import MAX_SEED
-from solver.tables import MAX_GPUS, QueryError, load_memory_model, shipped_tables_directory
+from solver.tables import MAX_GPUS, QueryError, brief, load_memory_model, shipped_tables_directory
 from solver.trinity import patch_trinity_config, read_trinity_config, trinity_fragment
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "docs" / "examples"
@@ -155,6 +155,14 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
          "env must be True, False or None, got a numpy bool (pass bool(...))"),
         (lambda: solver.plan("4B", max_model_len=8192, budget_gpus=numpy.float64(4)),  # a float would not do either
          "budget_gpus must be a whole number or None, got a numpy float64"),
+        # a choice: an array is none of them (not numpy's "truth value of an array is ambiguous"); a value that
+        # reads as a str choice but is not a str says so; and a long one is cut, as other values are
+        (lambda: solver.plan("4B", max_model_len=8192, objective=numpy.array([1, 2])),
+         "objective must be one of cheapest, max_len, min_gpus, got array([1, 2])"),
+        (lambda: solver.trinity_config(solver.plan("4B", gpu="h20", max_model_len=8192)[0], version=0.5),
+         "version must be one of None, 0.5, 0.6, got 0.5 (a float: pass the string '0.5')"),
+        (lambda: solver.place(FLEET, minimize="n" * 1000),
+         f"minimize must be one of None, nodes, got {brief('n' * 1000)}"),  # 60 characters
         # reading a Trinity config
         (lambda: read_trinity_config("model: {model_path: q/Qwen3-4B}", "t.yaml", None),
          "environ must be a Mapping, got None"),
