@@ -161,6 +161,10 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
          "objective must be one of cheapest, max_len, min_gpus, got array([1, 2])"),
         (lambda: solver.trinity_config(solver.plan("4B", gpu="h20", max_model_len=8192)[0], version=0.5),
          "version must be one of None, 0.5, 0.6, got 0.5 (a float: pass the string '0.5')"),
+        (lambda: solver.plan("4B", gpu="a100", max_model_len=8192)[0].best.evidence_text(5),  # not "the 5 table"
+         "gpu must be a str, got 5"),
+        (lambda: solver.plan("4B", gpu="a100", max_model_len=8192)[0].best.evidence_text("a100", CATALOG.model("4B")),
+         "model must be a str or None, got a Model"),
         (lambda: solver.place(FLEET, minimize="n" * 1000),
          f"minimize must be one of None, nodes, got {brief('n' * 1000)}"),  # 60 characters
         # reading a Trinity config
