@@ -275,6 +275,22 @@ def test_bad_arguments_raise_one_line_query_errors(call, message: str):
     assert str(caught.value) == message
 
 
+def test_an_explanation_whose_questions_run_out_of_time_names_only_rules_in_force(monkeypatch: pytest.MonkeyPatch):
+    # A time limit too short for the explanation's questions raised TypeError (it named "--host-ram None GB", a rule
+    # not in force that CP-SAT's core held and no decided solve dropped); every question undecided, deterministically:
+    from solver.explain import _Prober
+
+    monkeypatch.setattr(_Prober, "_infeasible", lambda self, assumptions: False)
+    (answer,) = solver.plan("14B", gpu="h20", max_model_len=65536, budget_gpus=2, explain=True)
+    limit = answer.explanation[0]
+    assert limit.rule == "limit" and "host memory" not in limit.detail and "rollout GPUs" not in limit.detail
+    (answer,) = solver.plan("14B", gpu="h20", max_model_len=65536, budget_gpus=2, explain=True, host_ram_gb=64.0)
+    assert "host memory (--host-ram 64 GB per node" in answer.explanation[0].detail
+    monkeypatch.undo()
+    assert all(a.explanation for a in solver.plan("14B", max_model_len=65536, budget_gpus=2, time_limit_s=0.001,
+                                                  explain=True))
+
+
 def test_the_largest_seed_and_more_workers_than_cpus_are_taken():
     query = solver.make_query(solver.load_catalog(), model="4B", max_model_len=4096, seed=MAX_SEED)
     assert solver.api.answer_query(query, solver.load_catalog())[0].status == "optimal"
