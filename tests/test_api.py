@@ -143,6 +143,12 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
          "budget_gpus must be a whole number or None, got True"),
         (lambda: solver.plan("8B", max_model_len="32k"), "max_model_len must be a whole number or None, got '32k'"),
         (lambda: solver.plan(None, max_model_len=4096), "a model is named by a string, got None"),
+        (lambda: solver.plan(solver.load_model_config(EXAMPLES.parent.parent / "tests/data/hf-configs/phi-4.json"),
+                             max_model_len=4096),  # a notebook's first try with a config.json's model
+         "a model is named by a string, got a Model: pass its name, 'phi-4', with catalog=catalog.with_model(model)"),
+        (lambda: solver.estimate_memory("4B", solver.described_gpu_type("mine", 64), 8, 4096),
+         ("a GPU is named by a string, got a GpuType: pass its name, 'mine', with "
+          "catalog=catalog.with_gpu_types([gpu_type])")),
         (lambda: solver.place(FLEET, minimize="gpus"), "minimize must be one of None, nodes, got 'gpus'"),
         (lambda: solver.place(FLEET, estimate="bogus"), "estimate must be one of auto, only, never, got 'bogus'"),
         (lambda: solver.place(FLEET, time_limit_s=0), "time_limit_s must be above 0 seconds and at most 1000000000, got 0"),
