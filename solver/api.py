@@ -193,6 +193,10 @@ def trinity_config(answer: Answer, catalog: Catalog | None = None, *, version: T
     catalog = catalog if catalog is not None else load_catalog()
     if answer.best is None:
         raise QueryError(f"{answer.gpu}: {answer.no_plan_line}")
+    try:
+        catalog.model(answer.model), catalog.gpu(answer.gpu)
+    except QueryError as error:  # a model or GPU type of your own, planned with a catalogue that has it
+        raise QueryError(f"pass trinity_config the catalog the answer was planned with: {error}") from None
     nodes, rollout = fragment_layout(answer)
     engines = fragment_engines(answer, catalog)
     return trinity_fragment(answer.best, catalog.model(answer.model), rollout, gpu=answer.gpu, nodes=nodes,

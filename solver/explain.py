@@ -52,7 +52,8 @@ class _Prober:
         self.solver.parameters.max_presolve_iterations = 1
         self.rule_of = {literal.index: rule for rule, literal in self.guards.items()}
         pinned = {"pin_sp": query.sp, "pin_env": query.env, "pin_offload": query.offload,
-                  "sp_within_node": query.node_gpus, "host_ram": query.host_ram_gb}
+                  "sp_within_node": query.node_gpus, "host_ram": query.host_ram_gb,
+                  "rollout_layout": query.rollout_gpus or None}  # as build_model adds them: not for 0 rollout GPUs
         self.active = {rule for rule in RULES if pinned.get(rule, True) is not None}
         if query.max_model_len is not None:
             self.active.discard("table_rows")
@@ -115,8 +116,10 @@ class _Prober:
         status = self._status(fixing + list(self.guards.values()))
         if status != cp_model.INFEASIBLE:
             return None if status == cp_model.UNKNOWN else ()
+        # CP-SAT's core may hold a rule not in force (its literal guards nothing: no --host-ram, no pin), which the
+        # loop below drops only where its solve is decided in time; such a rule is never part of the answer.
         core = {self.rule_of[index] for index in self.solver.sufficient_assumptions_for_infeasibility()
-                if index in self.rule_of}
+                if index in self.rule_of and self.rule_of[index] in self.active}
         for rule in RULES:  # drop every rule the others do not need
             if rule in core and self._infeasible(fixing + [self.guards[r] for r in core - {rule}]):
                 core.discard(rule)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import numbers
 from typing import Literal, get_args
 
 from pydantic import Field
@@ -292,9 +293,15 @@ def check_token_budget(token_budget: object, estimate: EstimateMode) -> None:
 
 
 def check_choice(name: str, value: object, accepted: tuple[object, ...]) -> None:
-    """`QueryError` unless `value` is one of `accepted`."""
-    if value not in accepted:
-        raise QueryError(f"{name} must be one of {', '.join(map(str, accepted))}, got {value!r}")
+    """`QueryError` unless `value` is one of `accepted` (and of its type: ``0.5`` is not ``"0.5"``; an array,
+    whose ``==`` answers elementwise, is none of them), naming a non-str value that reads as a str choice."""
+    if any(isinstance(value, type(choice)) and value == choice for choice in accepted):
+        return
+    hint = ""
+    strings = [choice for choice in accepted if isinstance(choice, str)]
+    if isinstance(value, numbers.Number) and not isinstance(value, int) and str(value) in strings:  # no 10**5000
+        hint = f" (a {type(value).__name__}: pass the string {str(value)!r})"
+    raise QueryError(f"{name} must be one of {', '.join(map(str, accepted))}, got {brief(value)}{hint}")
 
 
 def check_seed(seed: int) -> None:

@@ -10,7 +10,7 @@ from pydantic import Field, SerializerFunctionWrapHandler, computed_field, model
 
 from solver.query import Objective, Pins
 from solver.rules import NODE_GPUS, Evidence, SourceCell, TablesVerdict, token_budget
-from solver.tables import Frozen, GpuType, Model, Setting
+from solver.tables import Frozen, GpuType, Model, Setting, check_types
 
 Status = Literal["optimal", "feasible", "infeasible", "unknown"]
 PlacementCount = Literal["priority", "nodes"]
@@ -202,7 +202,9 @@ class Plan(Frozen):
 
     def evidence_text(self, gpu: str, model: str | None = None) -> str:
         """What the plan of `model` on `gpu` rests on, in words: the documented cell (naming whose it is where
-        it is another model's of the same shape, given `model`), or the memory model's prediction."""
+        it is another model's of the same shape, given `model`), or the memory model's prediction; `QueryError`
+        for a `gpu` or `model` that is not a str (an Answer's ``gpu`` and ``model`` are)."""
+        check_types(("gpu", gpu, str), ("model", model, str | None))
         if self.source is None:
             beyond = (f"; beyond its calibration: {', '.join(self.beyond_calibration)}" if self.beyond_calibration
                       else "")

@@ -16,7 +16,7 @@ import pytest
 import solver
 from solver.api import answer_query, with_config_verdicts
 from solver.query import MAX_SEED
-from solver.tables import MAX_GPUS, QueryError, load_memory_model, shipped_tables_directory
+from solver.tables import MAX_GPUS, QueryError, brief, load_memory_model, shipped_tables_directory
 from solver.trinity import patch_trinity_config, read_trinity_config, trinity_fragment
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "docs" / "examples"
@@ -143,6 +143,12 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
          "budget_gpus must be a whole number or None, got True"),
         (lambda: solver.plan("8B", max_model_len="32k"), "max_model_len must be a whole number or None, got '32k'"),
         (lambda: solver.plan(None, max_model_len=4096), "a model is named by a string, got None"),
+        (lambda: solver.plan(solver.load_model_config(EXAMPLES.parent.parent / "tests/data/hf-configs/phi-4.json"),
+                             max_model_len=4096),  # a notebook's first try with a config.json's model
+         "a model is named by a string, got a Model: pass its name, 'phi-4', with catalog=catalog.with_model(model)"),
+        (lambda: solver.estimate_memory("4B", solver.described_gpu_type("mine", 64), 8, 4096),
+         ("a GPU is named by a string, got a GpuType: pass its name, 'mine', with "
+          "catalog=catalog.with_gpu_types([gpu_type])")),
         (lambda: solver.place(FLEET, minimize="gpus"), "minimize must be one of None, nodes, got 'gpus'"),
         (lambda: solver.place(FLEET, estimate="bogus"), "estimate must be one of auto, only, never, got 'bogus'"),
         (lambda: solver.place(FLEET, time_limit_s=0), "time_limit_s must be above 0 seconds and at most 1000000000, got 0"),
@@ -155,6 +161,18 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
          "env must be True, False or None, got a numpy bool (pass bool(...))"),
         (lambda: solver.plan("4B", max_model_len=8192, budget_gpus=numpy.float64(4)),  # a float would not do either
          "budget_gpus must be a whole number or None, got a numpy float64"),
+        # a choice: an array is none of them (not numpy's "truth value of an array is ambiguous"); a value that
+        # reads as a str choice but is not a str says so; and a long one is cut, as other values are
+        (lambda: solver.plan("4B", max_model_len=8192, objective=numpy.array([1, 2])),
+         "objective must be one of cheapest, max_len, min_gpus, got array([1, 2])"),
+        (lambda: solver.trinity_config(solver.plan("4B", gpu="h20", max_model_len=8192)[0], version=0.5),
+         "version must be one of None, 0.5, 0.6, got 0.5 (a float: pass the string '0.5')"),
+        (lambda: solver.plan("4B", gpu="a100", max_model_len=8192)[0].best.evidence_text(5),  # not "the 5 table"
+         "gpu must be a str, got 5"),
+        (lambda: solver.plan("4B", gpu="a100", max_model_len=8192)[0].best.evidence_text("a100", CATALOG.model("4B")),
+         "model must be a str or None, got a Model"),
+        (lambda: solver.place(FLEET, minimize="n" * 1000),
+         f"minimize must be one of None, nodes, got {brief('n' * 1000)}"),  # 60 characters
         # reading a Trinity config
         (lambda: read_trinity_config("model: {model_path: q/Qwen3-4B}", "t.yaml", None),
          "environ must be a Mapping, got None"),
@@ -261,6 +279,22 @@ def test_bad_arguments_raise_one_line_query_errors(call, message: str):
     with pytest.raises(QueryError) as caught:
         call()
     assert str(caught.value) == message
+
+
+def test_an_explanation_whose_questions_run_out_of_time_names_only_rules_in_force(monkeypatch: pytest.MonkeyPatch):
+    # A time limit too short for the explanation's questions raised TypeError (it named "--host-ram None GB", a rule
+    # not in force that CP-SAT's core held and no decided solve dropped); every question undecided, deterministically:
+    from solver.explain import _Prober
+
+    monkeypatch.setattr(_Prober, "_infeasible", lambda self, assumptions: False)
+    (answer,) = solver.plan("14B", gpu="h20", max_model_len=65536, budget_gpus=2, explain=True)
+    limit = answer.explanation[0]
+    assert limit.rule == "limit" and "host memory" not in limit.detail and "rollout GPUs" not in limit.detail
+    (answer,) = solver.plan("14B", gpu="h20", max_model_len=65536, budget_gpus=2, explain=True, host_ram_gb=64.0)
+    assert "host memory (--host-ram 64 GB per node" in answer.explanation[0].detail
+    monkeypatch.undo()
+    assert all(a.explanation for a in solver.plan("14B", max_model_len=65536, budget_gpus=2, time_limit_s=0.001,
+                                                  explain=True))
 
 
 def test_the_largest_seed_and_more_workers_than_cpus_are_taken():
@@ -524,6 +558,14 @@ def test_trinity_config_is_what_emit_trinity_prints(cli, flags: list[str]):
                             rollout_gpus=int(value["--rollout-gpus"]) if "--rollout-gpus" in value else None,
                             node_gpus=int(value.get("--node-gpus", 8)))
     assert status == 0 and solver.trinity_config(answer) == out
+
+
+def test_trinity_config_of_an_answer_planned_with_a_catalogue_of_your_own_asks_for_it():
+    catalog = CATALOG.with_gpu_types([solver.described_gpu_type("mine", 64)])
+    (answer,) = solver.plan("8B", gpu="mine", budget_gpus=8, max_model_len=16384, catalog=catalog)
+    with pytest.raises(QueryError, match=r"^pass trinity_config the catalog the answer was planned with: unknown GPU"):
+        solver.trinity_config(answer)
+    assert solver.trinity_config(answer, catalog).startswith("# Trinity-RFT settings generated by rft-solver")
 
 
 def test_trinity_config_of_an_answer_without_a_plan_says_why():

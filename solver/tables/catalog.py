@@ -84,6 +84,10 @@ def _accepted(entries: tuple[Any, ...]) -> str:
 def _find_entry(kind: str, name: str, entries: tuple[Any, ...], wanted_name: str | None = None) -> Any:
     """The entry that `name` names (or `wanted_name`, a form of it, when given); `QueryError` naming `name`."""
     if not isinstance(name, str):
+        if isinstance(name, Model | GpuType):  # a config.json's model or a GPU type of your own: its name, and where
+            added = "with_model(model)" if isinstance(name, Model) else "with_gpu_types([gpu_type])"
+            raise QueryError(f"a {kind} is named by a string, got a {type(name).__name__}: pass its name, "
+                             f"{brief(name.name)}, with catalog=catalog.{added}")
         raise QueryError(f"a {kind} is named by a string, got {brief(name)}")
     wanted = normalise(wanted_name or name)
     for entry in entries:
