@@ -16,6 +16,14 @@ WHOLE_NUMBER = re.compile(r"\s*([+-]?)([0-9]+)\s*")
 """A whole number as the command line takes it: ASCII digits, a sign, no ``_`` (which int() reads as nothing)."""
 
 
+def _within(match: re.Match[str], least: int, most: int, scale: int = 1) -> int | None:
+    """The whole number `match` (of `WHOLE_NUMBER`) reads, times `scale`, if from `least` to `most`; else None
+    (a number of more digits than `most` is out of range unread: int() refuses 4300 digits)."""
+    digits = match[2].lstrip("0") or "0"
+    value = int(match[1] + digits) * scale if len(digits) <= len(str(most)) else None
+    return value if value is not None and least <= value <= most else None
+
+
 def whole_number(least: int, most: int) -> Callable[[str], int]:
     """An argparse type: a whole number from `least` to `most`, written in ASCII digits; out of range, the error names
     both bounds."""
@@ -24,9 +32,8 @@ def whole_number(least: int, most: int) -> Callable[[str], int]:
         match = WHOLE_NUMBER.fullmatch(text)
         if match is None:
             raise argparse.ArgumentTypeError(f"expected a whole number, got {brief(text)}")
-        digits = match[2].lstrip("0") or "0"  # int() refuses 4300 digits: so many are out of range anyway
-        value = int(match[1] + digits) if len(digits) <= len(str(most)) else None
-        if value is None or not least <= value <= most:
+        value = _within(match, least, most)
+        if value is None:
             raise argparse.ArgumentTypeError(f"must be a whole number from {least} to {most}, got {cut(text.strip())}")
         return value
 
@@ -95,9 +102,8 @@ def token_count(text: str) -> int:
     match = WHOLE_NUMBER.fullmatch(stripped[:-1] if thousands else stripped)
     if match is None or match[0] != match[0].strip():  # no space before the k
         raise argparse.ArgumentTypeError(f"expected a whole number of tokens or of k (1024), got {brief(text)}")
-    digits = match[2].lstrip("0") or "0"
-    value = int(match[1] + digits) * (1024 if thousands else 1) if len(digits) <= len(str(MAX_TOKENS)) else None
-    if value is None or not 1 <= value <= MAX_TOKENS:
+    value = _within(match, 1, MAX_TOKENS, 1024 if thousands else 1)
+    if value is None:
         raise argparse.ArgumentTypeError(f"must be a whole number of tokens from 1 to {MAX_TOKENS}, got "
                                          f"{cut(stripped)}")
     return value
