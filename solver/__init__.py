@@ -7,6 +7,7 @@ The library API (see docs/api.md)::
     answer.plans[0].max_model_len          # 102400
     solver.place("fleet.yaml").placements  # cluster capacity planning
     solver.estimate_memory("8B", "h100", 8, 131072, sp=8, env=True).fits
+    solver.calibrate_memory_model(["my-cells.yaml"]).memory_model  # for memory=
 
 Names are imported on first use, so that ``import solver`` stays cheap (OR-Tools loads only to solve);
 type checkers read the same names from the imports under ``TYPE_CHECKING``.
@@ -24,6 +25,7 @@ _EXPORTS = {
     "place": "solver.api",
     "estimate_memory": "solver.api",
     "trinity_config": "solver.api",
+    "calibrate_memory_model": "solver.api",
     "make_query": "solver.query",
     "Query": "solver.query",
     "Answer": "solver.results",
@@ -37,6 +39,7 @@ _EXPORTS = {
     "SourceCell": "solver.rules",
     "CurrentSettings": "solver.results",
     "Alternatives": "solver.results",
+    "Calibration": "solver.results",
     "Pins": "solver.query",
     "Undecided": "solver.query",
     "Breakdown": "solver.memory",
@@ -67,6 +70,7 @@ _EXPORTS = {
 __all__ = ["__version__", *_EXPORTS]
 
 if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_api.py checks that they agree)
+    from solver.api import calibrate_memory_model as calibrate_memory_model
     from solver.api import estimate_memory as estimate_memory
     from solver.api import place as place
     from solver.api import plan as plan
@@ -80,6 +84,7 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_api.py
     from solver.query import make_query as make_query
     from solver.results import Alternatives as Alternatives
     from solver.results import Answer as Answer
+    from solver.results import Calibration as Calibration
     from solver.results import ClusterResult as ClusterResult
     from solver.results import CurrentSettings as CurrentSettings
     from solver.results import Placement as Placement

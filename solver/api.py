@@ -9,7 +9,7 @@ worked out here. (`estimate_memory` is not named `memory`, the name of the modul
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from math import ceil
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, get_args
@@ -41,7 +41,7 @@ from solver.query import (
     make_query,
     resolve_margin,
 )
-from solver.results import Answer, ClusterResult, CurrentSettings, Plan
+from solver.results import Answer, Calibration, ClusterResult, CurrentSettings, Plan
 from solver.rules import (
     NODE_GPUS,
     larger_tables,
@@ -66,7 +66,9 @@ from solver.tables import (
     counted,
     load_catalog,
     load_fleet,
+    load_gpu_type,
     load_memory_model,
+    shown_value,
 )
 
 if TYPE_CHECKING:
@@ -306,6 +308,31 @@ def estimate_memory(
                                                                 setting, budget),
                           host_memory_gib=shown_host_need(resolved, gpus, node_gpus, offload),
                           host_ram_gib=host_ram_gb, tables=tables).with_cautions(resolved, gpu_type.rocm and env)
+
+
+def calibrate_memory_model(cells: Iterable[Path | str] = (), *, with_tables: bool = False,
+                           catalog: Catalog | None = None) -> Calibration:
+    """Fit the memory model's coefficients as ``solve calibrate`` does: on the catalogue's documented tables, or
+    on `cells` you measured (files in the tables' format, as ``--cells``; the models they name are the catalogue's,
+    so add a model of your own with ``catalog.with_model``), with the documented tables too where `with_tables`.
+    Its ``memory_model`` is for ``memory=`` (and `solver.render.memory_model_yaml` writes it as ``--out`` does).
+    `QueryError` where there is nothing to fit (no cell that trained) or for wrong types; `TableError` for a bad
+    cells file."""
+    from solver.calibrate import calibration  # imports OR-Tools: only calibrating pays for it
+
+    if isinstance(cells, (str, Path)) or not isinstance(cells, Iterable):
+        raise QueryError(f"cells must be a list of paths, got {shown_value(cells)}")
+    cells = list(cells)
+    check_types(*(("cells", path, Path | str) for path in cells), ("with_tables", with_tables, bool),
+                ("catalog", catalog, Catalog | None))
+    if with_tables and not cells:
+        raise QueryError("with_tables adds the documented tables to the cells you give: give cells")
+    catalog = catalog if catalog is not None else load_catalog()
+    measured = [load_gpu_type(Path(path), catalog.models, catalog.gpu_types) for path in cells]
+    names = ", ".join(Path(path).name for path in cells)  # a name that is not UTF-8 by the text of its escape:
+    source = names.encode("utf-8", "backslashreplace").decode("utf-8") or "the documented tables"  # no lone surrogate
+    return calibration(catalog, measured, with_tables=with_tables,
+                       source=source + (" and the documented tables" if with_tables else ""))
 
 
 def _checked_token_budget(max_model_len: int, sp: int, max_token_len_per_gpu: int | None) -> int:

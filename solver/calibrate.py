@@ -27,6 +27,7 @@ from solver.memory import (
     token_features,
     token_floor_gib,
 )
+from solver.results import Calibration
 from solver.rules import failed_settings, token_budget
 from solver.tables import (
     CalibrationRange,
@@ -34,6 +35,7 @@ from solver.tables import (
     Coefficients,
     FitSummary,
     GpuType,
+    MemoryModel,
     Model,
     QueryError,
     Setting,
@@ -135,6 +137,35 @@ def own_contradictions(models: tuple[Model, ...], mine: Sequence[GpuType]) -> li
         found += contradictions([measured], mine[:index], theirs="an earlier file's")
         merged = merged.with_new_tables(measured)
     return found + merged.contradictions()
+
+
+def calibration(catalog: Catalog, measured: Sequence[GpuType] = (), *, with_tables: bool = False,
+                source: str = "the documented tables") -> Calibration:
+    """Fit the memory model on the catalogue's documented tables, or on cells you `measured` (one GPU type per
+    cells file), with the documented tables too where `with_tables`; `source` names the cells in the model's
+    ``source``. `QueryError` where there are no cells, or none that trained."""
+    evidence = observations(catalog, gpu_types=measured or None)
+    yours = list(evidence) if measured else []  # the cells whose misses are named, not the documented tables'
+    own = own_contradictions(catalog.models, measured) if measured else []
+    clashes: list[str] = []
+    if measured and with_tables:
+        evidence += observations(catalog)
+        clashes += contradictions(measured, catalog.documented_gpu_types)
+        for gpu_type in measured:  # and across GPU counts: those the documented tables lack, beside theirs
+            across = catalog.new_contradictions(catalog.with_new_tables(gpu_type), gpu_type.name)
+            clashes += [found for found in across if found not in own]  # those of your cells alone are in `own`
+    if not evidence:
+        raise QueryError("no cells to calibrate on")
+    coefficients, fit = calibrate(evidence)
+    if not fit.positives:
+        raise QueryError("no cell names a setting that trained (all are '-'): nothing shows how much memory a "
+                         "run may take; add cells that trained")
+    return Calibration(
+        memory_model=MemoryModel(source=f"calibrated on {source}", coefficients=coefficients, margin=DEFAULT_MARGIN,
+                                 fit=fit),
+        own_contradictions=tuple(own), table_contradictions=tuple(clashes),
+        at_bounds=tuple(at_bounds(coefficients)), mispredicted=tuple(mispredicted(yours, coefficients)),
+    )
 
 
 def calibrate(evidence: Iterable[Observation]) -> tuple[Coefficients, FitSummary]:

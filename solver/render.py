@@ -35,9 +35,8 @@ from solver.tables import (
     NO_SETTING,
     Catalog,
     Cell,
-    Coefficients,
-    FitSummary,
     Fleet,
+    MemoryModel,
     Model,
     Pool,
     Setting,
@@ -558,16 +557,17 @@ def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = Fal
     return Group(*renderables)
 
 
-def memory_model_yaml(coefficients: Coefficients, fit: FitSummary, margin: float, cells: str) -> str:
+def memory_model_yaml(memory_model: MemoryModel) -> str:
     """A memory-model file (``tables/memory-model.yaml``'s format), with comments saying what it is."""
+    fit = memory_model.fit
     lines = [
         "# Memory-model coefficients, written by `solve calibrate` (solver/calibrate.py): a linear program",
         "# fitted on the positive and negative evidence of the cells below. Regenerate, never edit by hand.",
         "# The terms and their units are described in solver/memory.py.",
-        "source: " + _yaml_string(f"calibrated on {cells}"),
+        "source: " + _yaml_string(memory_model.source),
         "coefficients:",
-        *(f"  {name}: {value}" for name, value in coefficients.model_dump().items()),
-        f"margin: {margin}  # default safety margin of estimated plans: fit in this much less than usable",
+        *(f"  {name}: {value}" for name, value in memory_model.coefficients.model_dump().items()),
+        f"margin: {memory_model.margin}  # default safety margin of estimated plans: fit in this much less than usable",
         "fit:  # on the observations it was fitted on",
         *(f"  {name}: {value}" for name, value in fit.model_dump(exclude={"range"}).items()),
         *(["  range:  # what the observations span: past it, estimates extrapolate, and say so"] if fit.range else []),
@@ -579,10 +579,8 @@ def memory_model_yaml(coefficients: Coefficients, fit: FitSummary, margin: float
 
 def _yaml_string(text: str) -> str:
     """`text` as a double-quoted YAML scalar that PyYAML reads back: YAML's escapes (JSON's write a character
-    beyond U+FFFF as a surrogate pair, which YAML refuses), and a lone surrogate (a file name that is not
-    UTF-8) as the text of its escape, which PyYAML would refuse as an escape."""
-    readable = text.encode("utf-8", "backslashreplace").decode("utf-8")
-    return yaml.safe_dump(readable, default_style='"', allow_unicode=True, width=float("inf")).rstrip("\n")
+    beyond U+FFFF as a surrogate pair, which YAML refuses)."""
+    return yaml.safe_dump(text, default_style='"', allow_unicode=True, width=float("inf")).rstrip("\n")
 
 
 def memory_view(result: MemoryEstimate, label: str, gpu: str, model: str, gpus: int, offload: bool,

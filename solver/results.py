@@ -1,5 +1,6 @@
 """What the planner answers: plans (`Plan`, with their cautions), answers for a GPU type (`Answer`), a Trinity
-config's settings judged (`CurrentSettings`), and a fleet's placement (`ClusterResult`)."""
+config's settings judged (`CurrentSettings`), a fleet's placement (`ClusterResult`), and a memory model fitted on
+cells (`Calibration`)."""
 
 from __future__ import annotations
 
@@ -10,7 +11,7 @@ from pydantic import Field, SerializerFunctionWrapHandler, computed_field, model
 
 from solver.query import Objective, Pins
 from solver.rules import NODE_GPUS, Evidence, SourceCell, TablesVerdict, token_budget
-from solver.tables import Frozen, GpuType, Model, Setting, check_types
+from solver.tables import Frozen, GpuType, MemoryModel, Model, Setting, check_types
 
 Status = Literal["optimal", "feasible", "infeasible", "unknown"]
 PlacementCount = Literal["priority", "nodes"]
@@ -448,3 +449,19 @@ class ClusterResult(_Timed):
         if self.objective is None or self.bound is None or self.bound == 0:
             return None
         return abs(self.bound - self.objective) / abs(self.bound)
+
+
+class Calibration(Frozen):
+    """A memory model fitted on cells, as ``solve calibrate`` fits it, with what the fit found in them (each a
+    phrase, as the command's warnings and notes give it)."""
+
+    memory_model: MemoryModel = Field(description="the fitted model, for memory= (its source names the cells)")
+    own_contradictions: tuple[str, ...] = Field(description=(
+        "where your cells contradict themselves or one another: the fit takes both sides"))
+    table_contradictions: tuple[str, ...] = Field(description=(
+        "fitting with the documented tables too: where your cells contradict them (the fit takes both sides)"))
+    at_bounds: tuple[str, ...] = Field(description=(
+        "coefficients that ended at an edge of their plausible range: the cells do not pin the model down"))
+    mispredicted: tuple[str, ...] = Field(description=(
+        "your cells that the fit predicts the other way (a mistyped cell shows here first), with the predicted "
+        "peak against the usable memory"))

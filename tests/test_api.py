@@ -16,6 +16,7 @@ import pytest
 import solver
 from solver.api import answer_query, with_config_verdicts
 from solver.query import MAX_SEED
+from solver.render import memory_model_yaml
 from solver.tables import MAX_GPUS, QueryError, brief, load_memory_model, shipped_tables_directory
 from solver.trinity import patch_trinity_config, read_trinity_config, trinity_fragment
 
@@ -257,6 +258,13 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
         (lambda: solver.place(FLEET, time_limit_s=True), "time_limit_s must be a number, got True"),
         (lambda: solver.plan("4B", max_model_len=4096, time_limit_s=numpy.int64(5)),
          "time_limit_s must be a number, got a numpy int64 (pass int(...))"),
+        # calibrate_memory_model
+        (lambda: solver.calibrate_memory_model("my-cells.yaml"), "cells must be a list of paths, got 'my-cells.yaml'"),
+        (lambda: solver.calibrate_memory_model([5]), "cells must be a Path or a str, got 5"),
+        (lambda: solver.calibrate_memory_model(with_tables=True),
+         "with_tables adds the documented tables to the cells you give: give cells"),
+        (lambda: solver.calibrate_memory_model([EXAMPLES / "my-cells.yaml"], with_tables=1),
+         "with_tables must be True or False, got 1"),
         # the steps behind plan and --from-config, documented in docs/api.md
         (lambda: answer_query(None, CATALOG), "query must be a Query, got None"),
         (lambda: answer_query(QUERY, CATALOG, explain=1), "explain must be True or False, got 1"),
@@ -347,6 +355,37 @@ def test_type_checkers_see_every_exported_name():
     assert set(solver.__all__) <= set(dir(solver))
     for name in solver.__all__:
         assert getattr(solver, name) is not None
+
+
+def test_calibrate_memory_model_fits_as_the_command_does(cli, tmp_path: Path):
+    # Without cells: the shipped memory model, and its file byte for byte.
+    shipped = solver.calibrate_memory_model()
+    assert shipped.memory_model == load_memory_model()
+    assert memory_model_yaml(shipped.memory_model) == (
+        shipped_tables_directory() / "memory-model.yaml").read_text(encoding="utf-8")
+    assert (shipped.own_contradictions, shipped.table_contradictions, shipped.mispredicted) == ((), (), ())
+    # Cells of your own that contradict themselves and the tables, and that the fit predicts the other way: the file
+    # --out writes, and the phrases its warnings and notes give.
+    mine = tmp_path / "mine.yaml"
+    mine.write_text('gpu: A100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n  - gpus: 4\n    section: "4 x A100"\n'
+                    '    models: [Qwen3-8B, Qwen3-14B]\n    rows:\n'
+                    '      - {max_model_len: 4096, cells: {Qwen3-8B: "-", Qwen3-14B: vanilla}}\n'
+                    '      - {max_model_len: 12288, cells: {Qwen3-8B: Env, Qwen3-14B: "-"}}\n', encoding="utf-8")
+    fitted = solver.calibrate_memory_model([str(mine)], with_tables=True)
+    themselves = ("A100-80GB, 4 GPUs, Qwen3-8B: - at 4096 but Env trains at the longer 12288 (memory only grows "
+                  "with the length)")
+    assert fitted.own_contradictions == (themselves,)
+    assert fitted.table_contradictions == ("A100-80GB, 4 GPUs, Qwen3-8B at 4096: yours '-', the table's 'vanilla'",
+                                           "A100-80GB, 4 GPUs, Qwen3-14B at 4096: yours 'vanilla', the table's 'Env'",
+                                           "A100-80GB, 4 GPUs, Qwen3-14B at 12288: yours '-', the table's 'Env + SP=4'")
+    written = tmp_path / "model.yaml"
+    status, _, err = cli("calibrate", "--cells", str(mine), "--with-tables", "--out", str(written))
+    assert status == 0 and load_memory_model(written) == fitted.memory_model
+    assert fitted.memory_model.source == "calibrated on mine.yaml and the documented tables"
+    assert fitted.at_bounds == ("recompute 0.1", "usable_env 1") and len(fitted.mispredicted) == 4
+    assert fitted.mispredicted[2].startswith("Qwen3-14B on 4 x A100-80GB at 4096, cell 'vanilla': vanilla trained ")
+    assert all(phrase in err for phrase in (*fitted.own_contradictions, fitted.table_contradictions[0],
+                                           *fitted.mispredicted[:3], *fitted.at_bounds))  # the command names three
 
 
 def test_the_python_examples_in_the_api_page_run(monkeypatch: pytest.MonkeyPatch):

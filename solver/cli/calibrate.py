@@ -13,11 +13,10 @@ from solver.cli.parser import Parser
 from solver.cli.paths import check_once
 from solver.memory import DEFAULT_MARGIN
 from solver.render import memory_model_yaml
-from solver.tables import MEMORY_MODEL_FILE, Catalog, QueryError, and_more, counted, load_gpu_type, load_model_config
+from solver.tables import MEMORY_MODEL_FILE, QueryError, and_more, counted, load_gpu_type, load_model_config
 
 if TYPE_CHECKING:
-    from solver.calibrate import Observation
-    from solver.tables import Coefficients, FitSummary, GpuType
+    from solver.results import Calibration
 
 
 CALIBRATE_MISSES_SHOWN = 3
@@ -46,22 +45,17 @@ def build_calibrate_parser() -> argparse.ArgumentParser:
 
 def run_calibrate(args: argparse.Namespace) -> int:
     """``solve calibrate``: fit the coefficients and print (or write) a memory-model file."""
-    from solver.calibrate import calibrate
+    from solver.api import calibrate_memory_model
 
     _check_calibrate_args(args)
     catalog, added = catalog_with(load_model_config(args.model_config) if args.model_config else None)
-    gpu_types = [load_gpu_type(path, catalog.models, catalog.gpu_types) for path in args.cells] if args.cells else None
-    if added and not any(added in table.models for gpu_type in gpu_types or [] for table in gpu_type.tables):
+    if added and not any(added in table.models for path in args.cells
+                         for table in load_gpu_type(path, catalog.models, catalog.gpu_types).tables):
         print(f"solve calibrate: warning: no cell of yours names {added}, the model of --model-config (the cells name "
               "their models as the catalogue or the config does)", file=sys.stderr)
-    evidence, yours, contradicted = _calibration_evidence(args, catalog, gpu_types)
-    if not evidence:
-        raise QueryError("no cells to calibrate on")
-    coefficients, fit = calibrate(evidence)
-    if not fit.positives:
-        raise QueryError("no cell names a setting that trained (all are '-'): nothing shows how much memory a "
-                         "run may take; add cells that trained")
-    _report_fit(args, coefficients, fit, yours, contradicted)
+    fitted = calibrate_memory_model(args.cells or (), with_tables=args.with_tables, catalog=catalog)
+    _warn_of_contradictions(fitted)
+    _report_fit(args, fitted)
     return 0
 
 
@@ -74,47 +68,28 @@ def _check_calibrate_args(args: argparse.Namespace) -> None:
     check_once("--cells", args.cells or [])
 
 
-def _calibration_evidence(args: argparse.Namespace, catalog: Catalog, gpu_types: list[GpuType] | None
-                          ) -> tuple[list[Observation], list[Observation], bool]:
-    """The observations to fit, those of your cells (whose misses are named) and whether any cells contradict;
-    warns on stderr of the contradictions."""
-    from solver.calibrate import contradictions, observations, own_contradictions
-
-    evidence = observations(catalog, gpu_types=gpu_types)
-    yours = list(evidence) if args.cells else []  # the cells whose misses are named, not the shipped tables'
-    own = own_contradictions(catalog.models, gpu_types) if gpu_types else []
+def _warn_of_contradictions(fitted: Calibration) -> None:
+    """Warn on stderr of cells that contradict themselves, one another or the documented tables."""
+    own, clashes = fitted.own_contradictions, fitted.table_contradictions
     if own:
         print(f"solve calibrate: warning: your cells contradict themselves, and the fit takes both sides: {own[0]}"
               f"{and_more(own)}; check the cells", file=sys.stderr)
-    clashes: list[str] = []
-    if args.cells and args.with_tables:
-        evidence += observations(catalog)
-        clashes += contradictions(gpu_types or [], catalog.documented_gpu_types)
-        for measured in gpu_types or []:  # and across GPU counts: those the shipped tables lack, beside theirs
-            across = catalog.new_contradictions(catalog.with_new_tables(measured), measured.name)
-            clashes += [found for found in across if found not in own]  # those of your cells alone are said above
-        if clashes:
-            print(f"solve calibrate: warning: your cells contradict the documented tables "
-                  f"({counted(len(clashes), 'contradiction')}), and the fit takes both sides: {clashes[0]}"
-                  f"{and_more(clashes)}",
-                  file=sys.stderr)
-    return evidence, yours, bool(own or clashes)
+    if clashes:
+        print(f"solve calibrate: warning: your cells contradict the documented tables "
+              f"({counted(len(clashes), 'contradiction')}), and the fit takes both sides: {clashes[0]}"
+              f"{and_more(clashes)}",
+              file=sys.stderr)
 
 
-def _report_fit(args: argparse.Namespace, coefficients: Coefficients, fit: FitSummary, yours: list[Observation],
-                contradicted: bool) -> None:
+def _report_fit(args: argparse.Namespace, fitted: Calibration) -> None:
     """Print (or write to --out) the memory-model file, with warnings and notes on stderr: coefficients at an edge
-    of their range, and which of `yours` the fit predicts the other way."""
-    from solver.calibrate import at_bounds, mispredicted
-
-    cells = ", ".join(path.name for path in args.cells) if args.cells else "the documented tables"
-    cells += " and the documented tables" if args.with_tables else ""
-    text = memory_model_yaml(coefficients, fit, DEFAULT_MARGIN, cells)
-    edges = at_bounds(coefficients)
-    if edges:
+    of their range, and which of your cells the fit predicts the other way."""
+    fit = fitted.memory_model.fit
+    text = memory_model_yaml(fitted.memory_model)
+    if fitted.at_bounds:
         more = "" if args.with_tables or not args.cells else ", or --with-tables to fit with the documented ones too"
-        mend = "mend the contradictions above, or " if contradicted else ""
-        print(f"solve calibrate: warning: {', '.join(edges)} ended at the edge of the plausible range: "
+        mend = "mend the contradictions above, or " if fitted.own_contradictions or fitted.table_contradictions else ""
+        print(f"solve calibrate: warning: {', '.join(fitted.at_bounds)} ended at the edge of the plausible range: "
               f"{counted(fit.observations, 'observation')} do not pin the model down; "
               f"{mend}add cells{more}", file=sys.stderr)
     if args.out:
@@ -127,10 +102,8 @@ def _report_fit(args: argparse.Namespace, coefficients: Coefficients, fit: FitSu
                  f"take them with --margin 0{', or as tables with --cells' if args.cells else ''})" if within else ""))
     else:
         sys.stdout.write(text)
-    if missed := mispredicted(yours, coefficients):  # a mistyped cell shows here first
+    if missed := fitted.mispredicted:  # a mistyped cell shows here first
         more = and_more(missed, CALIBRATE_MISSES_SHOWN)
         breaks = f"solve memory --memory-model {args.out}" if args.out else "solve memory, with the model written out,"
         print(f"solve calibrate: note: of your cells, the fit predicts the other way: "
               f"{'; '.join(missed[:CALIBRATE_MISSES_SHOWN])}{more} ({breaks} breaks each down)", file=sys.stderr)
-
-

@@ -74,6 +74,7 @@ from solver.tables.text import (
     check_types,
     counted,
     cut,
+    shown_value,
 )
 
 __all__ = [
@@ -130,6 +131,7 @@ __all__ = [
     "model_name_from_path",
     "read_user_file",
     "shipped_tables_directory",
+    "shown_value",
     "source_words",
     "sp_rule_violation",
     "sp_suits_kv_heads",
