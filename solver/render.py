@@ -505,6 +505,10 @@ def _pool_view(pool: Pool, use: PoolUse, here: list[Placement], asked: Mapping[s
     return view
 
 
+UNPLACED_JOBS_WIDTH = 40
+"""The most columns the unplaced jobs' names take beside their reason (a longer name takes its own)."""
+
+
 def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = False) -> Group:
     """A table per pool, a row per placed job with its nodes and plan; the cautions `solve` would give the
     placed plans (each once, with its jobs); then the unplaced jobs."""
@@ -548,13 +552,23 @@ def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = Fal
         named = ", ".join(jobs[:CAUTION_JOBS_SHOWN]) + (f" and {counted(more, 'more job')}" if more > 0 else "")
         renderables.append(Text(f"caution: {named}: {caution}", style="yellow"))
     if result.unplaced:
-        unplaced = Table(title="unplaced jobs", title_justify="left")
-        unplaced.add_column("job", no_wrap=True)
-        unplaced.add_column("reason")
-        for job in result.unplaced:
-            unplaced.add_row(job.job, job.reason)
-        renderables.append(unplaced)
+        renderables.append(_unplaced_view(result, len(fleet.jobs)))
     return Group(*renderables)
+
+
+def _unplaced_view(result: ClusterResult, jobs: int) -> Table:
+    """The unplaced jobs, a row per reason with the jobs it is given for (in the order of their first job)."""
+    by_reason: dict[str, list[str]] = {}
+    for job in result.unplaced:
+        by_reason.setdefault(job.reason, []).append(job.job)
+    view = Table(title=f"unplaced jobs: {len(result.unplaced)} of {jobs}", title_justify="left")
+    longest_name = max(len(job.job) for job in result.unplaced)  # a name is never broken
+    view.add_column("jobs" if len(by_reason) < len(result.unplaced) else "job", max_width=max(UNPLACED_JOBS_WIDTH,
+                                                                                                longest_name + 1))
+    view.add_column("reason")
+    for reason, named in by_reason.items():
+        view.add_row(", ".join(named), reason)
+    return view
 
 
 def memory_model_yaml(memory_model: MemoryModel) -> str:

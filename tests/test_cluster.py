@@ -618,6 +618,25 @@ def test_cli_cluster_no_estimate_plans_from_the_tables_alone(cli, tmp_path: Path
                           "pool a100: 1 x 8 A100-80GB; 0 nodes and 0 of 8 GPUs used"]  # no empty table
 
 
+def test_cli_cluster_gives_each_unplaced_reason_once_with_its_jobs(cli, tmp_path: Path):
+    # Three jobs that each need the node, one of them placed; and one no plan fits: a row per reason.
+    path = tmp_path / "fleet.yaml"
+    path.write_text("pools: [{name: a100, gpu: a100, nodes: 1, gpus_per_node: 8}]\njobs:\n"
+                    + "".join(f"  - {{name: long-{index}, model: 8B, max_model_len: 131072}}\n" for index in range(3))
+                    + "  - {name: huge-name-of-a-job-that-is-longer-than-forty-columns, model: 14B, "
+                      "max_model_len: 300000}\n", encoding="utf-8")
+    status, out, _ = cli("cluster", str(path), "--json")
+    reasons = {entry["job"]: entry["reason"] for entry in json.loads(out)["unplaced"]}
+    (first, second, huge) = reasons
+    assert status == 1 and first.startswith("long-") and reasons[first] == reasons[second] != reasons[huge]
+    status, out, _ = cli("cluster", str(path))
+    rows = [[cell.strip() for cell in line.strip("│").split("│")]
+            for line in out.split("unplaced jobs: 3 of 4\n")[1].splitlines()[3:-1]]
+    assert rows[0] == [f"{first}, {second}", reasons[first]]  # the reason fits the line beside the jobs
+    assert rows[1][0] == huge == "huge-name-of-a-job-that-is-longer-than-forty-columns"  # whole, on one line
+    assert rows[1][1].startswith("a100: 300000 tokens is beyond ")
+
+
 def test_cli_cluster_emit_dir_writes_each_jobs_config(cli, tmp_path: Path):
     path = tmp_path / "fleet.yaml"
     path.write_text(FLEET_FILE, encoding="utf-8")
