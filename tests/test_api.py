@@ -247,7 +247,7 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
         (lambda: solver.load_catalog(5), "directory must be a Path, a str or None, got 5"),
         (lambda: solver.load_weights(5), "path must be a Path, a str or None, got 5"),
         (lambda: solver.load_memory_model(5), "path must be a Path, a str or None, got 5"),
-        (lambda: solver.load_fleet(FLEET, None), "catalog must be a Catalog, got None"),
+        (lambda: solver.load_fleet(FLEET, "tables"), "catalog must be a Catalog or None, got 'tables'"),
         (lambda: solver.make_query(solver.load_catalog(), model="8B", max_model_len=8192, node_source=5),
          "node_source must be a str, got 5"),
         (lambda: solver.plan("4B", max_model_len=4096, time_limit_s=float("inf")),
@@ -317,7 +317,7 @@ def test_loaders_take_a_path_as_a_string():
     assert catalog == solver.load_catalog()
     assert solver.load_weights(str(tables / "costs.yaml")) == solver.load_weights()
     assert solver.load_memory_model(str(tables / "memory-model.yaml")) == solver.load_memory_model()
-    assert solver.load_fleet(str(FLEET), catalog) == solver.load_fleet(FLEET, catalog)
+    assert solver.load_fleet(str(FLEET), catalog) == solver.load_fleet(FLEET, catalog) == solver.load_fleet(FLEET)
 
 
 def test_equal_results_compare_equal_however_long_they_took():

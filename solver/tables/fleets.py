@@ -8,6 +8,7 @@ from typing import Any
 
 from solver.tables.catalog import Catalog, pools_gpu_types
 from solver.tables.inputs import Fleet, FleetFile, Job, JobEntry
+from solver.tables.loaders import load_catalog
 from solver.tables.model_config import load_model_config, model_config_file
 from solver.tables.reading import load_validated
 from solver.tables.schema import Model
@@ -17,12 +18,14 @@ OWN_GPU_HINT = "; or, for a GPU type of your own, give its memory: {}"
 """What an unknown GPU's message adds where a GPU type may be given by its memory (the option's name)."""
 
 
-def load_fleet(path: Path | str, catalog: Catalog) -> Fleet:
-    """Load and check a cluster file; GPU and model names come back canonical (``a100`` -> ``A100-80GB``).
+def load_fleet(path: Path | str, catalog: Catalog | None = None) -> Fleet:
+    """Load and check a cluster file against `catalog` (default: the shipped one); GPU and model names come back
+    canonical (``a100`` -> ``A100-80GB``).
 
     Raises `TableError`, one line naming the file, the pool or job, and the field.
     """
-    check_types(("path", path, Path | str), ("catalog", catalog, Catalog))
+    check_types(("path", path, Path | str), ("catalog", catalog, Catalog | None))
+    catalog = catalog if catalog is not None else load_catalog()
     path = Path(path)
     fleet = load_validated(FleetFile, path)
     try:
