@@ -234,6 +234,10 @@ def test_exit_1_when_some_answer_has_no_plan(cli):
         (["--model", "4B", "--len", "8192", "--time-limit", "1e10"], "solve: error: argument --time-limit: must be a number above 0 and at most 1000000000, got 1e10"),
         (["--model", "4B", "--len", "8192", "--top", "500"],
          "solve: error: argument --top: must be a whole number from 1 to 100, got 500"),
+        (["--model", "4B", "--len", "8192", "--workers", "1025"],
+         "solve: error: argument --workers: must be a whole number from 1 to 1024, got 1025"),
+        (["--model", "4B", "--len", "8192", "--node-gpus", "65537"],
+         "solve: error: argument --node-gpus: must be a whole number from 1 to 65536, got 65537"),
         # Negative numbers in exponent form or with a unit are values to refuse, not unknown options.
         (["--model", "4B", "--len", "8192", "--margin", "-1e-9"], "solve: error: --margin is a fraction from 0 to below 1, got -1e-09"),
         (["--model", "4B", "--len", "8192", "--host-ram", "-5GB"], "solve: error: --host-ram must be above 0 and at most 1048576 GB, got -5"),
@@ -970,6 +974,8 @@ def test_a_length_of_a_few_hundred_tokens_gets_a_note_suggesting_thousands(cli):
     assert err == "solve: note: --len 32 is 32 tokens; for 32768 tokens write --len 32k\n"
     status, _, err = cli("memory", "--model", "4B", "--gpu", "a100", "--gpus", "2", "--len", "256")
     assert (status, err) == (0, "solve memory: note: --len 256 is 256 tokens; for 262144 tokens write --len 256k\n")
+    status, _, err = cli("memory", "--model", "4B", "--gpu", "a100", "--gpus", "2", "--len", "1")
+    assert (status, err) == (0, "solve memory: note: --len 1 is 1 token; for 1024 tokens write --len 1k\n")
     for length in ("257", "32k", "4096"):
         assert cli("--model", "4B", "--gpu", "a100", "--gpus", "2", "--len", length)[2] == ""
 

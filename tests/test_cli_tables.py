@@ -86,6 +86,8 @@ def test_json_for_one_model_across_all_tables(cli):
          "solve tables: error: argument --gpus: must be a whole number from 1 to 65536, got 0\n"),
         (["tables", "--gpus", "-2"],
          "solve tables: error: argument --gpus: must be a whole number from 1 to 65536, got -2\n"),
+        (["tables", "--gpus", " 0 "],  # shown as the number it reads, without the spaces around it
+         "solve tables: error: argument --gpus: must be a whole number from 1 to 65536, got 0\n"),
         (["tables", "--gpus", "four"], "solve tables: error: argument --gpus: expected a whole number, got 'four'\n"),
         (["tables", "--colour"], "solve tables: error: unrecognized arguments: --colour\n"),
         (["tabels"], "solve: error: unknown command 'tabels' (did you mean tables?); commands: tables, cluster, "

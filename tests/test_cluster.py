@@ -1450,6 +1450,7 @@ def test_a_job_left_out_of_an_unproven_placement_says_the_time_limit_may_be_why(
     result = place(fleet_of(instance, tmp_path), CATALOG)
     no_room = [entry.reason for entry in result.unplaced if entry.reason.startswith("no room")]
     assert (result.status, result.bound) == ("feasible", None) and no_room
+    assert 0 < result.planning_s <= result.wall_time_s  # the planner's questions took time the limit must exceed
     assert all(reason.endswith("as far as the search got: the placement is not proven best within the time limit "
                                "(raise --time-limit)") for reason in no_room)
     # Proven, it says nothing of the sort.

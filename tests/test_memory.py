@@ -344,6 +344,26 @@ def test_model_config_reads_public_configs(file: str, shape: tuple, parameters_b
     assert CATALOG.with_model(model).model(file).name == (file if file != "Qwen3-8B" else CATALOG.model("8B").name)
 
 
+@pytest.mark.parametrize("model_type", ["nemotron_h", "falcon_h1", "bamba", "zamba", "zamba2", "jamba",
+                                        "granitemoehybrid", "lfm2", "plamo2", "recurrent_gemma"])
+def test_every_hybrid_model_type_is_refused(tmp_path: Path, model_type: str):
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({"model_type": model_type, "hidden_size": 4096, "num_hidden_layers": 32}),
+                    encoding="utf-8")
+    with pytest.raises(TableError, match=rf"config.json: model_type {model_type}: a hybrid of attention with "
+                                         r"state-space \(Mamba\), convolution or recurrent layers; "):
+        load_model_config(path)
+
+
+@pytest.mark.parametrize("model_type", ["llama", "mistral", "qwen2", "qwen3", "gemma", "gemma2", "gemma3_text", "phi3",
+                                        "granite", "olmo", "olmo2", "stablelm", "glm4", "internlm2"])
+def test_a_config_of_a_checked_kind_is_read_without_a_caution(tmp_path: Path, model_type: str):
+    config = json.loads((HF_CONFIGS / "Mistral-Nemo-Base-2407.json").read_text(encoding="utf-8"))
+    path = tmp_path / "config.json"
+    path.write_text(json.dumps({**config, "model_type": model_type}), encoding="utf-8")
+    assert load_model_config(path).unchecked_layout is None
+
+
 @pytest.mark.parametrize(("model_type", "words"), [("exaone4", "model_type exaone4"), (None, "no model_type")])
 def test_a_config_of_a_kind_whose_counts_are_unchecked_is_planned_with_a_caution(cli, tmp_path: Path,
                                                                                  model_type: str | None, words: str):
@@ -447,6 +467,15 @@ def test_model_config_refuses_public_configs_it_would_miscount(file: str, messag
          r"kv_lora_rank: multi-head latent attention \(DeepSeek-V2's, MiniCPM3's\)"),
         ('{"model_type": "llava", "hidden_size": 4096, "mm_vision_tower": "openai/clip-vit-large-patch14-336"}',
          r"a multimodal config \(mm_vision_tower\)"),  # LLaVA-1.5's own layout, its text model's keys on top
+        ('{"model_type": "phi4mm", "hidden_size": 3072, "audio_processor": {"name": "cascades"}}',
+         r"a multimodal config \(audio_processor\)"),  # Phi-4-multimodal's audio tower
+        (('{"hidden_size": 1024, "num_hidden_layers": 2, "num_attention_heads": 8, "intermediate_size": 2048, '
+          '"vocab_size": 1000, "max_position_embeddings": 4096, "tie_word_embeddings": false, '
+          '"rope_parameters": "yarn"}'),
+         r"rope_parameters: expected an object such as \{\"rope_type\": \"yarn\", \.\.\.\} or null, got 'yarn'$"),
+        (('{"hidden_size": 1024, "num_hidden_layers": 2, "num_attention_heads": 8, "intermediate_size": 2048, '
+          '"vocab_size": 1000, "model_type": "llama", "rope_parameters": {"rope_type": 3}}'),
+         r"rope_parameters: rope_type: expected text such as \"yarn\" or \"llama3\", got 3$"),
     ],
 )
 def test_bad_model_configs_are_refused(tmp_path: Path, text: str, message: str):
@@ -529,6 +558,14 @@ def test_cli_memory_keeps_sp_groups_inside_a_node(cli):
 def test_cli_memory_refuses_an_sp_degree_naming_the_degrees_allowed(cli, flags: list[str], message: str):
     # As the planner's --sp refusals do: the user learns which degree to give instead.
     assert cli("memory", "--gpu", "h100", "--len", "32k", *flags) == (2, "", f"solve memory: error: {message}\n")
+
+
+@pytest.mark.parametrize("flag", ["--gpus", "--sp", "--node-gpus"])
+def test_cli_memory_refuses_a_count_past_its_bound_naming_both(cli, flag: str):
+    flags = {"--gpus": "8", "--sp": "1", "--node-gpus": "8", flag: "65537"}
+    assert cli("memory", "--model", "4B", "--gpu", "h100", "--len", "8k", *[t for f in flags.items() for t in f]) == (
+        2, "", ("usage: solve memory [options] (--help lists them)\nsolve memory: error: "
+                f"argument {flag}: must be a whole number from 1 to 65536, got 65537\n"))
 
 
 def test_cli_memory_breakdown_and_exit_codes(cli):
@@ -827,11 +864,16 @@ def test_yarn_is_validated_for_qwen_models_only(cli, tmp_path: Path, extra: dict
             "factor: 2.0  # max_model_len / 32768; YaRN on a model that is not Qwen's,") in out
 
 
-@pytest.mark.parametrize("key", ["rope_scaling", "rope_parameters"])  # transformers 5 saves rope_parameters
-def test_a_model_config_with_yarn_of_its_own_is_rescaled_from_its_original_context(tmp_path: Path, key: str):
+@pytest.mark.parametrize(("key", "beside"), [
+    ("rope_scaling", {}),
+    ("rope_parameters", {}),  # transformers 5 saves rope_parameters
+    ("rope_parameters", {"rope_scaling": None}),  # a null rope_scaling gives none: rope_parameters does
+])
+def test_a_model_config_with_yarn_of_its_own_is_rescaled_from_its_original_context(tmp_path: Path, key: str,
+                                                                                   beside: dict):
     config = json.loads(FIXTURE.read_text(encoding="utf-8"))
-    config.update({"max_position_embeddings": 131072, key: {"rope_type": "yarn", "factor": 4.0,
-                                                           "original_max_position_embeddings": 32768}})
+    config.update({"max_position_embeddings": 131072, **beside, key: {"rope_type": "yarn", "factor": 4.0,
+                                                                      "original_max_position_embeddings": 32768}})
     path = tmp_path / "config.json"
     path.write_text(json.dumps(config), encoding="utf-8")
     model = load_model_config(path)
