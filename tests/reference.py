@@ -92,6 +92,7 @@ PLAN_KEYS = frozenset(PLAN_ORDER)
 # --- the definitions, one small function each ------------------------------------------------------------
 
 
+@functools.cache  # pure: the same costs are asked for by every enumeration
 def exact_cost(weights: Weights, n: int, env: bool, offload: bool, sp: int) -> Fraction:
     """cost = (1/n) * (1 + w_off*o) * (1 + w_sp*(s-1)) * (1 + w_env*e), as an exact fraction."""
     w_off = Fraction(repr(weights.offload))
@@ -403,6 +404,7 @@ def _up_to_a_tenth(gib: float) -> float:
     return math.ceil(round(gib * 10, 6)) / 10
 
 
+@functools.cache  # a pure function of its arguments, asked about the same plans again and again
 def _host_need(model: Any, n: int, node_gpus: int) -> float:
     """GiB of host memory a node needs for Offload, the larger of two moments. Training: per trainer GPU on the
     node, each weight tensor's shard (rows split over the `n` GPUs, rounded up) as pinned fp32 parameters, pinned
