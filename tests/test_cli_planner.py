@@ -556,6 +556,18 @@ def test_a_file_that_stdout_is_redirected_to_is_not_written_over(tmp_path: Path,
     assert sorted(path.name for path in tmp_path.iterdir()) == ["plan.yaml"]
 
 
+@pytest.mark.skipif(os.name == "nt", reason="POSIX file names")
+def test_a_file_that_stdout_is_redirected_to_is_refused_before_any_work(tmp_path: Path):
+    # Before solving, which imports OR-Tools: a refusal is as quick as the checks of the arguments.
+    code = ("import sys\nfrom solver.cli import main\nstatus = main(['--model', '4B', '--len', '8k', '--out', "
+            "'plan.yaml'])\nsys.stderr.write(f'{status} {any(m.startswith(\"ortools\") for m in sys.modules)}')\n")
+    with (tmp_path / "plan.yaml").open("w", encoding="utf-8") as stdout:
+        result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, stdout=stdout, stderr=subprocess.PIPE,
+                                text=True, timeout=60, check=False)
+    assert result.stderr == ("solve: error: plan.yaml: the command's own output goes there; name another file, or drop "
+                             "the option to print it\n2 False")
+
+
 @pytest.mark.skipif(os.name == "nt" or os.geteuid() != 0, reason="only root may give a file to another user")
 def test_root_writing_a_users_file_leaves_it_theirs(tmp_path: Path):
     target = tmp_path / "alice.yaml"

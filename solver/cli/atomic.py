@@ -59,9 +59,10 @@ def not_a_regular_file(path: Path) -> bool:
     return (path.exists() or path.is_symlink()) and not path.is_file()
 
 
-def _staged(path: Path, text: str) -> tuple[str, Path]:
-    """`text` written in full, synced and given `path`'s permissions, under a temporary name beside
-    `path`: (the temporary name, `path`). Nothing is left behind on failure."""
+def writable_status(path: Path) -> os.stat_result | None:
+    """The status of the file at `path` (None where there is none yet); `QueryError` where a file written there
+    would not be written (not a regular file, not writable) or would lose what the command prints (stdout or
+    stderr goes to it). Checked before any work, and again as the file is written."""
     try:
         if not_a_regular_file(path):
             raise QueryError(f"{path}: not a regular file; give a file name to write")
@@ -71,9 +72,16 @@ def _staged(path: Path, text: str) -> tuple[str, Path]:
         if existing is not None and any(_stream_writes_to(existing, stream) for stream in (1, 2)):
             raise QueryError(f"{path}: the command's own output goes there; name another file, or drop the option to "
                              "print it")
-        mode = stat.S_IMODE(existing.st_mode) if existing is not None else 0o666 & ~_umask()
     except OSError as error:
         raise QueryError(f"{path}: cannot write: {error.strerror}") from None
+    return existing
+
+
+def _staged(path: Path, text: str) -> tuple[str, Path]:
+    """`text` written in full, synced and given `path`'s permissions, under a temporary name beside
+    `path`: (the temporary name, `path`). Nothing is left behind on failure."""
+    existing = writable_status(path)
+    mode = stat.S_IMODE(existing.st_mode) if existing is not None else 0o666 & ~_umask()
     try:
         handle = tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.",
                                              suffix=".tmp", delete=False)

@@ -6,7 +6,7 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from solver.cli.atomic import not_a_regular_file, resolved_path
+from solver.cli.atomic import resolved_path, writable_status
 from solver.tables import QueryError, model_config_file, shipped_tables_directory
 
 
@@ -25,7 +25,8 @@ OUTPUT_FLAGS = ("out", "write", "svg")
 
 def check_outputs_spare_inputs(args: argparse.Namespace) -> None:
     """`QueryError`, before any work, when a file the command would write is one it reads (nothing given
-    is ever lost), is not a regular file, or has no folder to go in."""
+    is ever lost), is not a regular file, is not writable, is where the command's own output goes, or has no
+    folder to go in."""
     inputs = input_paths(args)
     written: list[tuple[str, Path]] = []
     for name in OUTPUT_FLAGS:
@@ -34,8 +35,7 @@ def check_outputs_spare_inputs(args: argparse.Namespace) -> None:
             continue
         resolved = resolved_path(target)
         try:
-            if not_a_regular_file(resolved):
-                raise QueryError(f"{resolved}: not a regular file; give a file name to write")
+            writable_status(resolved)
             if not resolved.parent.is_dir():
                 problem = "is not a folder" if resolved.parent.exists() else "does not exist"
                 raise QueryError(f"{target}: cannot write: {resolved.parent} {problem}")
