@@ -30,7 +30,7 @@ from typing import Literal
 from ortools.sat.python import cp_model
 
 from solver.memory import estimated_counts, host_memory_gib, shown_host_gib, shown_host_need
-from solver.model import LeanCpModel, new_cp_solver
+from solver.model import LeanCpModel, PlanningData, PlanningInputs, new_cp_solver, prepare_inputs
 from solver.query import EstimateMode, Query, TokenBudgetMode, check_token_budget, make_query
 from solver.results import (
     ClusterResult,
@@ -125,6 +125,9 @@ class _Planner:
         self.margin = margin
         """The memory model of the estimates and their safety margin (None: the shipped model, its margin)."""
         self.cache: dict[tuple[object, ...], Plan | None] = {}
+        self.prepared: dict[PlanningInputs, PlanningData] = {}
+        """The tables' data of the questions, prepared once for those of the same inputs (differing in length,
+        host memory or the Offload pin)."""
         self.undecided = 0
         """How many of the solves behind `best` ran out of time (their ways left out, the placement unproven)."""
         self.reasons: dict[tuple[object, ...], str] = {}
@@ -143,7 +146,10 @@ class _Planner:
                                memory=self.memory, margin=self.margin, host_ram_gb=host_ram_gb, offload=offload,
                                node_gpus=node_gpus, host_ram_source="the pool's host_ram_gb",
                                token_budget=self.budget_for(estimate))
-            answer = answer_for(self.catalog, query, gpu, explained=False)
+            inputs = PlanningInputs.of(gpu, query)
+            if inputs not in self.prepared:
+                self.prepared[inputs] = prepare_inputs(self.catalog, inputs)
+            answer = answer_for(self.catalog, query, gpu, explained=False, data=self.prepared[inputs])
             self.undecided += not answer.decided  # a way left out, or a plan perhaps not its best
             self.cache[key] = answer.best
         return self.cache[key]
@@ -313,25 +319,28 @@ def patterns(footprints: set[Footprint], node_gpus: int, host_mib: int | None = 
     there are more than `limit`."""
     ordered = sorted(footprints, reverse=True)
     host_room = host_mib if host_mib is not None else sum(host for _, host in ordered) * node_gpus
+    least_host: dict[int, int] = {}  # per GPU count, its footprints' least host memory: a node none fits is full
+    for gpus, host in ordered:
+        least_host[gpus] = min(host, least_host.get(gpus, host))
 
-    def fits(footprint: Footprint, free: Footprint) -> bool:
-        return footprint[0] <= free[0] and footprint[1] <= free[1]
+    def full(free_gpus: int, free_host: int) -> bool:
+        return not any(gpus <= free_gpus and host <= free_host for gpus, host in least_host.items())
 
     found: list[tuple[Footprint, ...]] = []
 
-    def extend(prefix: tuple[Footprint, ...], start: int, free: Footprint) -> None:
+    def extend(prefix: tuple[Footprint, ...], start: int, free_gpus: int, free_host: int) -> None:
         grew = False
         for position in range(start, len(ordered)):
-            if fits(ordered[position], free):
+            gpus, host = ordered[position]
+            if gpus <= free_gpus and host <= free_host:
                 grew = True
-                extend((*prefix, ordered[position]), position,
-                       (free[0] - ordered[position][0], free[1] - ordered[position][1]))
-        if not grew and prefix and not any(fits(footprint, free) for footprint in ordered):
+                extend((*prefix, ordered[position]), position, free_gpus - gpus, free_host - host)
+        if not grew and prefix and full(free_gpus, free_host):
             found.append(prefix)
             if limit is not None and len(found) > limit:
                 raise TooManyPatterns
 
-    extend((), 0, (node_gpus, host_room))
+    extend((), 0, node_gpus, host_room)
     return found
 
 

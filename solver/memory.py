@@ -386,9 +386,11 @@ def weight_shapes(model: Model) -> tuple[tuple[int, int, int], ...]:
     return embeddings + attention + router + mlp
 
 
+@lru_cache(maxsize=1024)
 def pinned_rounding(model: Model, gpus: int, bytes_per_value: int) -> float:
     """How much more pinned memory the shards of `model` over `gpus` GPUs take than their bytes (at least 1): each
-    tensor's shard (its rows split over the GPUs, rounded up) rounded up to a power of two, over all tensors."""
+    tensor's shard (its rows split over the GPUs, rounded up) rounded up to a power of two, over all tensors
+    (cached: every planning question with host memory asks again for each GPU count)."""
     def pinned(rows: int, columns: int) -> int:
         return 1 << (bytes_per_value * -(-rows // gpus) * columns - 1).bit_length()
 

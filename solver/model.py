@@ -17,7 +17,7 @@ from types import MappingProxyType
 from ortools.sat.python import cp_model
 
 from solver.memory import CEILING, GRID, estimated_cells, estimated_counts, fits_host_ram
-from solver.query import Objective, Query
+from solver.query import EstimateMode, Objective, Query, TokenBudgetMode
 from solver.rules import (
     TableCells,
     failures_by_row,
@@ -34,6 +34,7 @@ from solver.tables import (
     MAX_TOKENS,
     Catalog,
     GpuType,
+    MemoryModel,
     Model,
     Setting,
     Weights,
@@ -49,6 +50,8 @@ Combination = tuple[int, int, int, int]
 class PlanningData:
     """What the model needs of the tables, for one GPU type and one model."""
 
+    inputs: PlanningInputs
+    """What it was prepared from (`prepare_inputs`)."""
     gpu: str
     table_origins: Mapping[int, str]
     """For each GPU count whose table is borrowed from a GPU type with `gpu`'s memory, that GPU type
@@ -163,25 +166,58 @@ def ranking_key(objective: Objective, combination: Combination, cost: Fraction |
     return (*lead, settings_on, sp, env, offload)
 
 
+@dataclass(frozen=True)
+class PlanningInputs:
+    """What `prepare` reads of a query on a GPU type, and all it reads: questions with equal inputs (differing in
+    the length, exactness, host memory, the SP and Offload pins, the rollout, the plans asked for or the time
+    limit) have equal data, which a caller asking many of them may prepare once."""
+
+    gpu: str
+    model: str
+    objective: Objective
+    budget_gpus: int
+    node_gpus: int
+    estimate: EstimateMode
+    without_env: bool
+    """Whether the query pins Env off (estimates without it then)."""
+    token_budget: TokenBudgetMode
+    weights: Weights
+    memory: MemoryModel
+    margin: float
+
+    @classmethod
+    def of(cls, gpu: str, query: Query) -> PlanningInputs:
+        """The inputs of `query` on `gpu`."""
+        return cls(gpu=gpu, model=query.model, objective=query.objective, budget_gpus=query.budget_gpus,
+                   node_gpus=query.node_gpus, estimate=query.estimate, without_env=query.env is False,
+                   token_budget=query.token_budget, weights=query.weights, memory=query.memory, margin=query.margin)
+
+
 def prepare(catalog: Catalog, gpu: str, query: Query) -> PlanningData:
     """Gather the tables' rows and cells for the query's model on `gpu`, the memory model's estimates
     where the tables are silent (per the query's estimate mode), and the objective's rank per
-    combination."""
-    shape = catalog.model(query.model)
+    combination (`prepare_inputs` of the query's `PlanningInputs`)."""
+    return prepare_inputs(catalog, PlanningInputs.of(gpu, query))
+
+
+def prepare_inputs(catalog: Catalog, inputs: PlanningInputs) -> PlanningData:
+    """`prepare`, from what it reads of a query (`PlanningInputs.of`)."""
+    gpu = inputs.gpu
+    shape = catalog.model(inputs.model)
     gpu_type, tabled = catalog.gpu(gpu), catalog.tables_for(gpu, shape)  # tabled: with the tables it borrows
-    rows, settings, columns = table_cells([] if query.estimate == "only" else tabled.tables, shape)
+    rows, settings, columns = table_cells([] if inputs.estimate == "only" else tabled.tables, shape)
     documented = tuple(columns)
-    estimable = estimated_counts(query.node_gpus, query.budget_gpus)
+    estimable = estimated_counts(inputs.node_gpus, inputs.budget_gpus)
     untabled = tuple(n for n in estimable if n not in documented)
     beyond_tables = tuple(n for n in untabled if documented and n > min(documented))  # a smaller table may vouch
     # The tables of GPU types with at least this one's memory cap its estimates too (not for --estimate alone).
-    larger = () if query.estimate == "only" else larger_tables(catalog, gpu, shape)
+    larger = () if inputs.estimate == "only" else larger_tables(catalog, gpu, shape)
     refuting = ((tabled,) if documented else ()) + tuple(catalog.gpu(name) for name, _ in larger)
-    at_default = () if query.estimate == "never" else within_refuting_tables(
-        estimated_cells(shape, gpu_type.memory_gib, estimable, query.memory.coefficients, query.margin,
-                        without_env=query.env is False),
+    at_default = () if inputs.estimate == "never" else within_refuting_tables(
+        estimated_cells(shape, gpu_type.memory_gib, estimable, inputs.memory.coefficients, inputs.margin,
+                        without_env=inputs.without_env),
         least_limits(refuting, shape))
-    estimates = at_default if query.token_budget == "default" else tuple(
+    estimates = at_default if inputs.token_budget == "default" else tuple(
         (n, e, o, s, min(lowered_reach(longest, s), CEILING)) for n, e, o, s, longest in at_default)
     counts = tuple(sorted({*documented, *beyond_tables, *(cell[0] for cell in estimates)}))
     longest_estimate: dict[int, int] = {}
@@ -189,6 +225,7 @@ def prepare(catalog: Catalog, gpu: str, query: Query) -> PlanningData:
         longest_estimate[n] = max(longest_estimate.get(n, 0), fitting)
     longest = max(longest_estimate.values(), default=0)
     return PlanningData(
+        inputs=inputs,
         gpu=gpu,
         table_origins=catalog.table_origins(gpu, shape),
         model=shape.name,
@@ -197,10 +234,10 @@ def prepare(catalog: Catalog, gpu: str, query: Query) -> PlanningData:
         larger=larger,
         counts=counts,
         rows=rows,
-        ranks=cost_ranks(counts, query.objective, query.weights),
+        ranks=cost_ranks(counts, inputs.objective, inputs.weights),
         settings=MappingProxyType(settings),
         estimates=estimates,
-        estimate_tokens=MappingProxyType({} if query.token_budget == "default" else {
+        estimate_tokens=MappingProxyType({} if inputs.token_budget == "default" else {
             (n, e, o, s): token_budget(longest, s) for n, e, o, s, longest in at_default}),
         longest_estimate=MappingProxyType(longest_estimate),
         lengths=tuple(sorted({length for _, length in rows} | set(range(GRID, longest + 1, GRID)))),
@@ -303,6 +340,14 @@ def cost_ranks(counts: tuple[int, ...], objective: Objective, weights: Weights) 
         tier.setdefault(whole_cost(combination), rank)
     return tuple((*combination, rank, cost_rank[combination], tier[whole_cost(combination)])
                  for rank, combination in enumerate(ordered))
+
+
+@lru_cache(maxsize=64)
+def ranks_table(counts: tuple[int, ...], objective: Objective, weights: Weights,
+                columns: int) -> tuple[tuple[int, ...], ...]:
+    """The first `columns` of each of `cost_ranks`' entries (cached: every model with these counts has this
+    table, thousands of rows for 64 GPUs)."""
+    return tuple(entry[:columns] for entry in cost_ranks(counts, objective, weights))
 
 
 def add_plan_variables(model: cp_model.CpModel, data: PlanningData, query: Query) -> PlanVariables:
@@ -487,10 +532,10 @@ def add_objective(model: cp_model.CpModel, data: PlanningData, query: Query, pla
     the rank (and search in that order)."""
     if _ranks_apart(query):
         model.add_allowed_assignments([plan.gpus, plan.env, plan.offload, plan.sp, plan.rank, plan.cost_rank],
-                                      [entry[:6] for entry in data.ranks])
+                                      ranks_table(data.counts, query.objective, query.weights, columns=6))
     else:  # one rank: a column more made large tables (64 GPUs) three times slower to search
         model.add_allowed_assignments([plan.gpus, plan.env, plan.offload, plan.sp, plan.rank],
-                                      [entry[:5] for entry in data.ranks])
+                                      ranks_table(data.counts, query.objective, query.weights, columns=5))
     model.minimize(objective_expression(data, query, plan))
     if query.objective == "max_len":
         # Search the longest lengths first, then the cheapest ranks (solve.py makes the search follow it).

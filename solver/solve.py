@@ -21,6 +21,7 @@ from solver.memory import GRID, beyond_calibration, breakdown, host_memory_gib, 
 from solver.model import (
     FoundPlan,
     PlanningData,
+    PlanningInputs,
     build_model,
     exact_cost,
     exclude_dominated,
@@ -214,10 +215,16 @@ def _with_tables_verdict(catalog: Catalog, query: Query, answer: Answer) -> Answ
         "tables": verdict.cited(origins)})
 
 
-def answer_for(catalog: Catalog, query: Query, gpu: str, explained: bool = True) -> Answer:
+def answer_for(catalog: Catalog, query: Query, gpu: str, explained: bool = True,
+               data: PlanningData | None = None) -> Answer:
     """Solve `query` on one GPU type: up to `query.top` distinct plans, or the reason there is none (unless
-    `explained` is False: working it out takes more solves, which a caller that only wants plans spares)."""
-    data = prepare(catalog, gpu, query)
+    `explained` is False: working it out takes more solves, which a caller that only wants plans spares).
+    `data`: what `prepare` gives for the query on `catalog`, prepared before (for a question of the same
+    `PlanningInputs`); a `ValueError` where it was prepared for other inputs."""
+    if data is None:
+        data = prepare(catalog, gpu, query)
+    elif data.inputs != PlanningInputs.of(gpu, query):
+        raise ValueError(f"data prepared for other inputs than those of the query on {gpu}")
     started = time.monotonic()
     if data.holds_no_plan(query):
         nothing_fits = f"the memory model estimates that nothing fits (not even {GRID} tokens)"

@@ -687,8 +687,8 @@ def test_ways_whose_solve_ran_out_of_time_leave_the_placement_unproven(cli, tmp_
     fleet = load_fleet(path, CATALOG)
     real = solver.cluster.answer_for
 
-    def out_of_time_on_4_gpus(catalog, query, gpu, explained=True):
-        answer = real(catalog, query, gpu, explained)
+    def out_of_time_on_4_gpus(catalog, query, gpu, explained=True, data=None):
+        answer = real(catalog, query, gpu, explained, data)
         return answer.model_copy(update={"status": "unknown", "plans": ()}) if query.budget_gpus == 4 else answer
 
     assert place(fleet, CATALOG).status == "optimal"
@@ -701,8 +701,8 @@ def test_ways_whose_solve_ran_out_of_time_leave_the_placement_unproven(cli, tmp_
             "placement is not proven best") in " ".join(out.split())
     assert status == (1 if result.unplaced else 0) and out.startswith("status: feasible;")
     # A solve that found a plan but had no time to prove it the best keeps the way, unproven.
-    monkeypatch.setattr(solver.cluster, "answer_for", lambda catalog, query, gpu, explained=True: real(
-        catalog, query, gpu, explained).model_copy(update={"status": "feasible"}))
+    monkeypatch.setattr(solver.cluster, "answer_for", lambda catalog, query, gpu, explained=True, data=None: real(
+        catalog, query, gpu, explained, data).model_copy(update={"status": "feasible"}))
     unproven = place(fleet, CATALOG)
     assert unproven.status == "feasible" and unproven.undecided_ways > 0 and not unproven.unplaced
 

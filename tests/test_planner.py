@@ -523,3 +523,30 @@ def test_the_models_witnesses_vouch_exactly_where_vouching_cell_finds_a_cell(tmp
     refuted = make_query(catalog, model="8B", gpu="Mine-80GB", budget_gpus=4, exact=True, max_model_len=16384,
                          sp=2, env=True, offload=False, estimate="never")
     assert plan(refuted, catalog)[0].plans == ()  # the 4-GPU '-' refutes the 2-GPU cell on 4 GPUs
+
+
+@pytest.mark.parametrize("gpu", ["A100-80GB", "H20-96GB"])
+def test_questions_of_the_same_planning_inputs_have_the_same_data_and_answers_on_it(gpu: str):
+    # What `prepare` reads of a query is its `PlanningInputs`: questions that differ elsewhere (the length,
+    # exactness, host memory, the SP and Offload pins, the rollout, the plans asked for, the time limit) have equal
+    # data, and answered on data prepared once (as the cluster's planner asks them), they get the plain answers.
+    from solver.model import PlanningInputs, prepare, prepare_inputs
+    from solver.solve import answer_for
+
+    catalog = load_catalog()
+    base = make_query(catalog, model="Qwen3-8B", gpu=gpu, budget_gpus=8, exact=True, max_model_len=8192)
+    variants = [base, *(base.model_copy(update=change) for change in (
+        {"max_model_len": 40960}, {"max_model_len": 131072}, {"exact": False}, {"host_ram_gb": 256.0},
+        {"offload": False}, {"offload": True}, {"sp": 2}, {"rollout_gpus": 4}, {"top": 3}, {"time_limit_s": 5.0}))]
+    inputs = PlanningInputs.of(gpu, base)
+    assert {PlanningInputs.of(gpu, query) for query in variants} == {inputs}
+    data = prepare_inputs(catalog, inputs)
+    assert all(prepare(catalog, gpu, query) == data for query in variants)
+    for query in variants:
+        assert answer_for(catalog, query, gpu, explained=False, data=data) == answer_for(
+            catalog, query, gpu, explained=False)
+    # Env pinned off changes the estimates, and so the inputs: data prepared without the pin is refused.
+    without_env = base.model_copy(update={"env": False})
+    assert PlanningInputs.of(gpu, without_env) != inputs and prepare(catalog, gpu, without_env) != data
+    with pytest.raises(ValueError, match="data prepared for other inputs than those of the query on"):
+        answer_for(catalog, without_env, gpu, data=data)

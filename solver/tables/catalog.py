@@ -91,7 +91,7 @@ def _find_entry(kind: str, name: str, entries: tuple[Any, ...], wanted_name: str
         raise QueryError(f"a {kind} is named by a string, got {brief(name)}")
     wanted = normalise(wanted_name or name)
     for entry in entries:
-        if wanted in {normalise(entry.name), *map(normalise, entry.aliases)}:
+        if normalise(entry.name) == wanted or any(normalise(alias) == wanted for alias in entry.aliases):
             return entry
     accepted = _accepted(entries)
     short = next(((alias, e.name) for e in entries for alias in e.aliases if _is_short_form(alias, e.name)), None)

@@ -8,6 +8,7 @@ import reprlib
 from collections import Counter
 from collections.abc import Callable, Hashable, Iterable, Mapping, Sequence, Sized
 from collections.abc import Set as AbstractSet
+from functools import lru_cache
 from typing import Any, TypeVar, get_args
 
 
@@ -33,8 +34,10 @@ class QueryError(OneLineError):
     """A request the tables cannot take as asked (unknown name, a GPU count with no table); one line."""
 
 
+@lru_cache(maxsize=4096)
 def normalise(name: str) -> str:
-    """A name as it is matched: any case, spaces and underscores as hyphens (``A100 80GB`` = ``a100-80gb``)."""
+    """A name as it is matched: any case, spaces and underscores as hyphens (``A100 80GB`` = ``a100-80gb``); cached,
+    as every lookup by name normalises the catalogue's names again."""
     return re.sub(r"[\s_]+", "-", name.strip().casefold())
 
 
