@@ -411,8 +411,8 @@ def test_calibrate_memory_model_fits_as_the_command_does(cli, tmp_path: Path):
     assert fitted.memory_model.source == "calibrated on mine.yaml and the documented tables"
     assert fitted.at_bounds == ("recompute 0.1", "usable_env 1") and len(fitted.mispredicted) == 4
     assert fitted.mispredicted[2].startswith("Qwen3-14B on 4 x A100-80GB at 4096, cell 'vanilla': vanilla trained ")
-    assert all(phrase in err for phrase in (*fitted.own_contradictions, fitted.table_contradictions[0],
-                                           *fitted.mispredicted[:3], *fitted.at_bounds))  # the command names three
+    said = (*fitted.own_contradictions, fitted.table_contradictions[0], *fitted.mispredicted[:3], *fitted.at_bounds)
+    assert all(phrase in err for phrase in said)  # the command names three mispredicted cells
 
 
 def test_the_python_examples_in_the_api_page_run(monkeypatch: pytest.MonkeyPatch):
