@@ -320,7 +320,7 @@ def calibrate_memory_model(cells: Iterable[Path | str] = (), *, with_tables: boo
     cells file."""
     from solver.calibrate import calibration  # imports OR-Tools: only calibrating pays for it
 
-    if isinstance(cells, (str, Path)) or not isinstance(cells, Iterable):
+    if isinstance(cells, (str, bytes, Path)) or not isinstance(cells, Iterable):
         raise QueryError(f"cells must be a list of paths, got {shown_value(cells)}")
     cells = list(cells)
     check_types(*(("cells", path, Path | str) for path in cells), ("with_tables", with_tables, bool),

@@ -168,9 +168,9 @@ def ranking_key(objective: Objective, combination: Combination, cost: Fraction |
 
 @dataclass(frozen=True)
 class PlanningInputs:
-    """What `prepare` reads of a query on a GPU type, and all it reads: questions with equal inputs (differing in
-    the length, exactness, host memory, the SP and Offload pins, the rollout, the plans asked for or the time
-    limit) have equal data, which a caller asking many of them may prepare once."""
+    """What `prepare` reads of a query on a GPU type, all it reads of the query: on one catalogue, questions with
+    equal inputs (differing in the length, exactness, host memory, the SP and Offload pins, the rollout, the plans
+    asked for or the time limit) have equal data, which a caller asking many of them may prepare once."""
 
     gpu: str
     model: str

@@ -562,8 +562,9 @@ def _unplaced_view(result: ClusterResult, jobs: int) -> Table:
     for job in result.unplaced:
         by_reason.setdefault(job.reason, []).append(job.job)
     view = Table(title=f"unplaced jobs: {len(result.unplaced)} of {jobs}", title_justify="left")
-    width = max(UNPLACED_JOBS_WIDTH, *(len(job.job) + 1 for job in result.unplaced))  # a name is never broken
-    view.add_column("jobs" if len(by_reason) < len(result.unplaced) else "job", max_width=width)
+    longest = max(len(job.job) for job in result.unplaced)  # a name is never cut: folded where the room is short
+    view.add_column("jobs" if len(by_reason) < len(result.unplaced) else "job",
+                    max_width=max(UNPLACED_JOBS_WIDTH, longest + 1), overflow="fold")
     view.add_column("reason")
     for reason, named in by_reason.items():
         view.add_row(", ".join(named), reason)

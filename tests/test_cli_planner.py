@@ -568,6 +568,19 @@ def test_a_file_that_stdout_is_redirected_to_is_refused_before_any_work(tmp_path
                              "the option to print it\n2 False")
 
 
+@pytest.mark.skipif(os.name == "nt", reason="POSIX file names")
+def test_a_config_of_emit_dir_that_stdout_goes_to_is_refused_before_the_placement(tmp_path: Path):
+    (tmp_path / "configs").mkdir()
+    code = ("import sys\nfrom solver.cli import main\nstatus = main(['cluster', sys.argv[1], '--emit-dir', "
+            "'configs'])\nsys.stderr.write(f'{status} {any(m.startswith(\"ortools\") for m in sys.modules)}')\n")
+    fleet = Path(__file__).resolve().parent.parent / "docs" / "examples" / "fleet.yaml"
+    with (tmp_path / "configs" / "math-4b.yaml").open("w", encoding="utf-8") as stdout:
+        result = subprocess.run([sys.executable, "-c", code, str(fleet)], cwd=tmp_path, stdout=stdout,
+                                stderr=subprocess.PIPE, text=True, timeout=60, check=False)
+    assert result.stderr == ("solve cluster: error: configs/math-4b.yaml: the command's own output goes there; name "
+                             "another file, or drop the option to print it\n2 False")
+
+
 @pytest.mark.skipif(os.name == "nt" or os.geteuid() != 0, reason="only root may give a file to another user")
 def test_root_writing_a_users_file_leaves_it_theirs(tmp_path: Path):
     target = tmp_path / "alice.yaml"

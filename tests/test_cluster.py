@@ -635,6 +635,17 @@ def test_cli_cluster_gives_each_unplaced_reason_once_with_its_jobs(cli, tmp_path
     assert rows[0] == [f"{first}, {second}", reasons[first]]  # the reason fits the line beside the jobs
     assert rows[1][0] == huge == "huge-name-of-a-job-that-is-longer-than-forty-columns"  # whole, on one line
     assert rows[1][1].startswith("a100: 300000 tokens is beyond ")
+    # On a terminal of 80 columns, a name longer than its column is folded, not cut.
+    from rich.console import Console
+
+    from solver.render import cluster_view
+
+    console = Console(width=80, file=io.StringIO())
+    fleet = load_fleet(path)
+    console.print(cluster_view(solver.place(fleet), fleet))
+    lines = console.file.getvalue().split("unplaced jobs: 3 of 4")[1].splitlines()[4:-1]
+    names = [line.split("│")[1].strip() for line in lines]
+    assert "".join(names).endswith(huge) and not any("…" in line for line in lines)
 
 
 def test_cli_cluster_emit_dir_writes_each_jobs_config(cli, tmp_path: Path):

@@ -10,7 +10,7 @@ from pathlib import Path
 
 from solver.api import place
 from solver.cli.argtypes import path_argument, positive_seconds, whole_number
-from solver.cli.atomic import not_a_regular_file, resolved_path, write_all_atomically
+from solver.cli.atomic import not_a_regular_file, resolved_path, writable_status, write_all_atomically
 from solver.cli.catalogs import catalog_with
 from solver.cli.notes import note_short_job_lengths
 from solver.cli.options import (
@@ -156,6 +156,8 @@ def _check_emit_dir(folder: Path, jobs: list[str], inputs: list[tuple[str, Path]
                 target.is_symlink() and not resolved.parent.is_dir()):
             raise QueryError(f"--emit-dir {folder}: job {job}'s config {target} is not a regular file "
                              "(or a link to a place one can be written)")
+        if resolved.parent.is_dir():  # a file there now: one that may not be written, or that takes stdout
+            writable_status(resolved)
 
 
 def _fleet_and_catalog(path: Path, cells: Sequence[Path]) -> tuple[Fleet, Catalog]:
