@@ -62,6 +62,7 @@ from solver.tables import (
     QueryError,
     Setting,
     Weights,
+    check_once,
     check_types,
     counted,
     load_catalog,
@@ -327,6 +328,7 @@ def calibrate_memory_model(cells: Iterable[Path | str] = (), *, with_tables: boo
                 ("catalog", catalog, Catalog | None))
     if with_tables and not cells:
         raise QueryError("with_tables adds the documented tables to the cells you give: give cells")
+    check_once("cells:", [Path(path) for path in cells])
     catalog = catalog if catalog is not None else load_catalog()
     measured = [load_gpu_type(Path(path), catalog.models, catalog.gpu_types) for path in cells]
     names = ", ".join(Path(path).name for path in cells)  # a name that is not UTF-8 by the text of its escape:

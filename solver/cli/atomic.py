@@ -8,18 +8,7 @@ import stat
 import tempfile
 from pathlib import Path
 
-from solver.tables import QueryError
-
-
-def resolved_path(path: Path) -> Path:
-    """Where a path leads (through links); a link in a loop, one that leads nowhere, or a path that cannot
-    be looked at (in a folder without search permission), is itself."""
-    try:
-        if not path.is_symlink():
-            return path
-        return path.resolve(strict=False)  # a dangling link leads to where its file would be
-    except (OSError, RuntimeError):  # a loop (RuntimeError before Python 3.13)
-        return path
+from solver.tables import QueryError, resolved_path
 
 
 def write_atomically(path: Path, text: str) -> None:

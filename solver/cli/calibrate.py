@@ -10,10 +10,17 @@ from solver.cli.argtypes import output_path, path_argument
 from solver.cli.atomic import write_atomically
 from solver.cli.catalogs import catalog_with
 from solver.cli.parser import Parser
-from solver.cli.paths import check_once
 from solver.memory import DEFAULT_MARGIN
 from solver.render import memory_model_yaml
-from solver.tables import MEMORY_MODEL_FILE, QueryError, and_more, counted, load_gpu_type, load_model_config
+from solver.tables import (
+    MEMORY_MODEL_FILE,
+    QueryError,
+    and_more,
+    check_once,
+    counted,
+    load_gpu_type,
+    load_model_config,
+)
 
 if TYPE_CHECKING:
     from solver.results import Calibration

@@ -6,8 +6,17 @@ import argparse
 from collections.abc import Sequence
 from pathlib import Path
 
-from solver.cli.paths import check_once
-from solver.tables import OWN_GPU_HINT, Catalog, Model, QueryError, cut, described_gpu_type, load_catalog, load_gpu_type
+from solver.tables import (
+    OWN_GPU_HINT,
+    Catalog,
+    Model,
+    QueryError,
+    check_once,
+    cut,
+    described_gpu_type,
+    load_catalog,
+    load_gpu_type,
+)
 
 
 def catalog_with(model: Model | None, gpu: str | None = None,

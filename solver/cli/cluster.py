@@ -10,7 +10,7 @@ from pathlib import Path
 
 from solver.api import place
 from solver.cli.argtypes import path_argument, positive_seconds, whole_number
-from solver.cli.atomic import not_a_regular_file, resolved_path, writable_status, write_all_atomically
+from solver.cli.atomic import not_a_regular_file, writable_status, write_all_atomically
 from solver.cli.catalogs import catalog_with
 from solver.cli.notes import note_short_job_lengths
 from solver.cli.options import (
@@ -21,7 +21,7 @@ from solver.cli.options import (
 )
 from solver.cli.output import ProgressLine, print_view
 from solver.cli.parser import Parser
-from solver.cli.paths import input_at, input_paths, same_file
+from solver.cli.paths import input_at, input_paths
 from solver.cli.status import INTERRUPTED, NO_PLAN
 from solver.memory import rollout_engines
 from solver.query import MAX_WORKERS
@@ -36,6 +36,8 @@ from solver.tables import (
     load_fleet,
     load_memory_model,
     load_weights,
+    resolved_path,
+    same_file,
     shipped_tables_directory,
 )
 

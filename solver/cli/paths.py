@@ -1,21 +1,13 @@
-"""The files a ``solve`` command reads and writes: no output overwrites an input, a file is given once."""
+"""The files a ``solve`` command reads and writes: no output overwrites an input (`solver.tables.check_once`: a file
+is given once)."""
 
 from __future__ import annotations
 
 import argparse
-from collections.abc import Sequence
 from pathlib import Path
 
-from solver.cli.atomic import resolved_path, writable_status
-from solver.tables import QueryError, model_config_file, shipped_tables_directory
-
-
-def check_once(flag: str, paths: Sequence[Path]) -> None:
-    """`QueryError` when two of the files a repeatable `flag` names are the same file."""
-    twice = next((path for i, path in enumerate(paths) if any(same_file(path, other) for other in paths[:i])), None)
-    if twice is not None:
-        raise QueryError(f"{flag} {twice}: the same file is given twice; give each file once")
-
+from solver.cli.atomic import writable_status
+from solver.tables import QueryError, model_config_file, resolved_path, same_file, shipped_tables_directory
 
 INPUT_FLAGS = ("from_config", "weights", "memory_model", "model_config", "cells", "file")
 """The arguments that name files the command reads (cells is a list)."""
@@ -77,11 +69,3 @@ def input_paths(args: argparse.Namespace) -> list[tuple[str, Path]]:
 def input_at(inputs: list[tuple[str, Path]], target: Path) -> str | None:
     """Which of the `inputs` writing `target` would overwrite, in words (None when none)."""
     return next((words for words, path in inputs if same_file(target, path)), None)
-
-
-def same_file(path: Path, other: Path) -> bool:
-    """Whether two paths name the same file (an existing one, or the same resolved path)."""
-    try:
-        return path.samefile(other)
-    except OSError:
-        return resolved_path(path) == resolved_path(other)

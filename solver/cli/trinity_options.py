@@ -11,7 +11,6 @@ from typing import TYPE_CHECKING, Any
 
 from solver.api import fragment_engines, fragment_layout
 from solver.cli.atomic import write_all_atomically
-from solver.cli.paths import same_file
 from solver.memory import RolloutEngines
 from solver.query import Objective, TrinityVersion
 from solver.results import ENV_EXPORT, Answer, Plan
@@ -26,6 +25,7 @@ from solver.tables import (
     load_model_config,
     model_config_file,
     read_user_file,
+    same_file,
 )
 
 if TYPE_CHECKING:

@@ -36,8 +36,11 @@ from solver.tables.model_config import (
 from solver.tables.reading import (
     NUMBER_TOO_LONG,
     UniqueKeys,
+    check_once,
     load_gpu_type,
     read_user_file,
+    resolved_path,
+    same_file,
     yaml_error_place,
     yaml_limit,
 )
@@ -116,6 +119,7 @@ __all__ = [
     "and_more",
     "brief",
     "cell_text",
+    "check_once",
     "check_types",
     "counted",
     "cut",
@@ -130,6 +134,8 @@ __all__ = [
     "model_config_file",
     "model_name_from_path",
     "read_user_file",
+    "resolved_path",
+    "same_file",
     "shipped_tables_directory",
     "shown_value",
     "source_words",

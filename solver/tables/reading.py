@@ -1,12 +1,13 @@
 """Reading YAML files: unique keys, size limits, and validation errors as one-line messages naming the place; the
 readers of a user's file (`read_user_file`), of the models file (`load_models`) and of a GPU table file
-(`load_gpu_type`, which `Catalog.with_cells` needs below the catalogue)."""
+(`load_gpu_type`, which `Catalog.with_cells` needs below the catalogue); and which paths name the same file
+(`same_file`, `check_once`)."""
 
 from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, get_args
@@ -16,7 +17,33 @@ from pydantic import BaseModel, ValidationError
 
 from solver.tables.inputs import UNION_TAGS, FleetFile, MemoryModel, Weights
 from solver.tables.schema import MAX_FILE_BYTES, GpuType, Model, ModelsFile, sp_rule_violation
-from solver.tables.text import TableError, brief, counted, first_repeated, normalise, smi_name_form
+from solver.tables.text import QueryError, TableError, brief, counted, first_repeated, normalise, smi_name_form
+
+
+def resolved_path(path: Path) -> Path:
+    """Where a path leads (through links); a link in a loop, one that leads nowhere, or a path that cannot
+    be looked at (in a folder without search permission), is itself."""
+    try:
+        if not path.is_symlink():
+            return path
+        return path.resolve(strict=False)  # a dangling link leads to where its file would be
+    except (OSError, RuntimeError):  # a loop (RuntimeError before Python 3.13)
+        return path
+
+
+def same_file(path: Path, other: Path) -> bool:
+    """Whether two paths name the same file (an existing one, or the same resolved path)."""
+    try:
+        return path.samefile(other)
+    except OSError:
+        return resolved_path(path) == resolved_path(other)
+
+
+def check_once(flag: str, paths: Sequence[Path]) -> None:
+    """`QueryError` when two of the files a repeatable `flag` (or argument) names are the same file."""
+    twice = next((path for i, path in enumerate(paths) if any(same_file(path, other) for other in paths[:i])), None)
+    if twice is not None:
+        raise QueryError(f"{flag} {twice}: the same file is given twice; give each file once")
 
 
 class UniqueKeys:
