@@ -282,6 +282,7 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
          "with_tables adds the documented tables to the cells you give: give cells"),
         (lambda: solver.calibrate_memory_model([EXAMPLES / "my-cells.yaml"], with_tables=1),
          "with_tables must be True or False, got 1"),
+        (lambda: solver.calibrate_memory_model(catalog="tables"), "catalog must be a Catalog or None, got 'tables'"),
         # the steps behind plan and --from-config, documented in docs/api.md
         (lambda: answer_query(None, CATALOG), "query must be a Query, got None"),
         (lambda: answer_query(QUERY, CATALOG, explain=1), "explain must be True or False, got 1"),
@@ -394,6 +395,10 @@ def test_calibrate_memory_model_fits_as_the_command_does(cli, tmp_path: Path):
     assert memory_model_yaml(shipped.memory_model) == (
         shipped_tables_directory() / "memory-model.yaml").read_text(encoding="utf-8")
     assert (shipped.own_contradictions, shipped.table_contradictions, shipped.mispredicted) == ((), (), ())
+    # A model of other margin and source is written as it is, and reads back equal.
+    changed = shipped.memory_model.model_copy(update={"margin": 0.05, "source": "by hand"})
+    (tmp_path / "changed.yaml").write_text(memory_model_yaml(changed), encoding="utf-8")
+    assert load_memory_model(tmp_path / "changed.yaml") == changed
     # Cells of your own that contradict themselves and the tables, and that the fit predicts the other way: the file
     # --out writes, and the phrases its warnings and notes give.
     mine = tmp_path / "mine.yaml"

@@ -557,6 +557,19 @@ def test_a_file_that_stdout_is_redirected_to_is_not_written_over(tmp_path: Path,
 
 
 @pytest.mark.skipif(os.name == "nt", reason="POSIX file names")
+def test_a_file_that_stderr_is_redirected_to_is_not_written_over(tmp_path: Path, solve_script: Path):
+    # `--out plan.yaml 2> plan.yaml`: the fragment would replace the warnings and errors; the refusal is what it holds.
+    target = tmp_path / "plan.yaml"
+    with target.open("w", encoding="utf-8") as stderr:
+        result = subprocess.run([str(solve_script), "--model", "4B", "--len", "8k", "--gpu", "a100", "--out",
+                                 "plan.yaml"], cwd=tmp_path, stdout=subprocess.PIPE, stderr=stderr, text=True,
+                                timeout=60, check=False)
+    assert (result.returncode, result.stdout) == (2, "")
+    assert target.read_text(encoding="utf-8") == ("solve: error: plan.yaml: the command's own output goes there; name "
+                                                  "another file, or drop the option to print it\n")
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX file names")
 def test_a_file_that_stdout_is_redirected_to_is_refused_before_any_work(tmp_path: Path):
     # Before solving, which imports OR-Tools: a refusal is as quick as the checks of the arguments.
     code = ("import sys\nfrom solver.cli import main\nstatus = main(['--model', '4B', '--len', '8k', '--out', "

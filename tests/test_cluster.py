@@ -265,6 +265,10 @@ def test_layout_and_patterns():
     offload, plain = (4, 200 * 1024), (3, 0)
     assert patterns({offload, plain}, 8, 300 * 1024) == [(offload, plain), (plain, plain)]
     assert patterns({offload, plain}, 8, 400 * 1024) == [(offload, offload), (offload, plain), (plain, plain)]
+    # A node is full when no footprint fits what is left, whatever its place in the order: 3 GPUs and 290 GiB leave
+    # room for 4 GPUs without host memory (not for 4 with 250 GiB), so they are no pattern alone.
+    heavy, light, tight = (4, 250 * 1024), (4, 0), (3, 290 * 1024)
+    assert patterns({heavy, light, tight}, 7, 300 * 1024) == [(heavy,), (light, tight)]
 
 
 def reaches_the_optimum_then_widens(instance: dict, tmp_path: Path, minimize_nodes: bool, estimates: bool,
@@ -646,6 +650,36 @@ def test_cli_cluster_gives_each_unplaced_reason_once_with_its_jobs(cli, tmp_path
     lines = console.file.getvalue().split("unplaced jobs: 3 of 4")[1].splitlines()[4:-1]
     names = [line.split("│")[1].strip() for line in lines]
     assert "".join(names).endswith(huge) and not any("…" in line for line in lines)
+
+
+def test_unplaced_jobs_of_one_reason_share_its_row_wrapped_at_forty_columns(tmp_path: Path):
+    # Grouped, the column is "jobs" and their names wrap at UNPLACED_JOBS_WIDTH; a reason per job, it is "job".
+    from rich.console import Console
+
+    from solver.cluster import pool_use
+    from solver.render import cluster_view
+    from solver.results import ClusterResult, Unplaced
+
+    names = [f"job-{index}" for index in range(8)]
+    fleet = fleet_of({"pools": [ONE_NODE], "jobs": [{"name": name, "model": "4B", "max_model_len": 4096}
+                                                    for name in names]}, tmp_path)
+
+    def shown(reasons: list[str]) -> list[list[str]]:
+        unplaced = tuple(Unplaced(job=name, reason=reason) for name, reason in zip(names, reasons, strict=True))
+        result = ClusterResult(status="optimal", objective=0, bound=0, placements=(), unplaced=unplaced,
+                               pools=pool_use(fleet, ()))
+        console = Console(width=200, record=True, file=io.StringIO())
+        console.print(cluster_view(result, fleet))
+        title, *table = console.export_text().split("unplaced jobs: ")[1].splitlines()
+        assert title.rstrip() == "8 of 8"
+        return [[cell.strip() for cell in line.strip().strip("┃│").replace("┃", "│").split("│")]
+                for line in table if line.strip()[0] in "┃│"]
+
+    assert shown(["a reason that seven jobs share"] * 7 + ["a reason of its own"]) == [
+        ["jobs", "reason"], ["job-0, job-1, job-2, job-3, job-4,", "a reason that seven jobs share"],
+        ["job-5, job-6", ""], ["job-7", "a reason of its own"]]
+    assert shown([f"a reason of job {index}'s own" for index in range(8)])[:2] == [
+        ["job", "reason"], ["job-0", "a reason of job 0's own"]]
 
 
 def test_cli_cluster_emit_dir_writes_each_jobs_config(cli, tmp_path: Path):

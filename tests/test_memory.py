@@ -1729,9 +1729,10 @@ def test_calibrate_warns_of_cells_that_contradict_one_another_across_files(cli, 
         return str(path)
 
     first, same_count, fewer = cells("a.yaml", 8, "SP=2"), cells("b.yaml", 8, "SP=4"), cells("c.yaml", 4, "vanilla")
-    status, _, err = cli("calibrate", "--cells", first, "--cells", same_count)
+    status, out, err = cli("calibrate", "--cells", first, "--cells", same_count)
     assert status == 0 and ("your cells contradict themselves, and the fit takes both sides: H100-80GB, 8 GPUs, "
                             "Qwen3-8B at 32768: yours 'SP=4', an earlier file's 'SP=2'") in err
+    assert '\nsource: "calibrated on a.yaml, b.yaml"\n' in out  # each file named, in the order given
     status, _, err = cli("calibrate", "--cells", first, "--cells", fewer)
     assert status == 0 and ("H100-80GB, Qwen3-8B at 32768: vanilla trains on 4 GPUs but 8 GPUs need SP=2 (more GPUs "
                             "only shard the states further)") in err

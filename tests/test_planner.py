@@ -550,3 +550,12 @@ def test_questions_of_the_same_planning_inputs_have_the_same_data_and_answers_on
     assert PlanningInputs.of(gpu, without_env) != inputs and prepare(catalog, gpu, without_env) != data
     with pytest.raises(ValueError, match="data prepared for other inputs than those of the query on"):
         answer_for(catalog, without_env, gpu, data=data)
+    # So is data prepared for a query that differs in anything else `prepare` reads, or for another GPU type.
+    for change in ({"model": "Qwen3-4B"}, {"objective": "max_len"}, {"budget_gpus": 4}, {"node_gpus": 4},
+                   {"estimate": "never"}, {"token_budget": "auto"}, {"weights": base.weights.model_copy(update={
+                       "sp": base.weights.sp + 1})}, {"memory": base.memory.model_copy(update={"source": "mine"})},
+                   {"margin": 0.05}):
+        with pytest.raises(ValueError, match=f"data prepared for other inputs than those of the query on {gpu}$"):
+            answer_for(catalog, base.model_copy(update=change), gpu, data=data)
+    with pytest.raises(ValueError, match="data prepared for other inputs than those of the query on H100-80GB$"):
+        answer_for(catalog, base, "H100-80GB", data=data)
