@@ -139,8 +139,7 @@ def own_contradictions(models: tuple[Model, ...], mine: Sequence[GpuType]) -> li
     return found + merged.contradictions()
 
 
-def calibration(catalog: Catalog, measured: Sequence[GpuType] = (), *, with_tables: bool = False,
-                source: str = "the documented tables") -> Calibration:
+def calibration(catalog: Catalog, measured: Sequence[GpuType], *, with_tables: bool, source: str) -> Calibration:
     """Fit the memory model on the catalogue's documented tables, or on cells you `measured` (one GPU type per
     cells file), with the documented tables too where `with_tables`; `source` names the cells in the model's
     ``source``. `QueryError` where there are no cells, or none that trained."""
