@@ -44,6 +44,7 @@ from solver.query import (
 from solver.results import Answer, Calibration, ClusterResult, CurrentSettings, Plan
 from solver.rules import (
     NODE_GPUS,
+    batch_split_violation,
     larger_tables,
     least_token_budget,
     own_table_cells,
@@ -96,6 +97,7 @@ def plan(
     host_ram_gb: float | None = None,
     node_gpus: int = NODE_GPUS,
     rollout_gpus: int | None = None,
+    train_batch_size: int | None = None,
     memory: MemoryModel | None = None,
     explain: bool = False,
     time_limit_s: float = 10.0,
@@ -108,7 +110,9 @@ def plan(
     ``objective``: ``"cheapest"`` (needs `max_model_len`), ``"max_len"`` (needs `budget_gpus`) or
     ``"min_gpus"`` (needs `max_model_len`). ``token_budget="auto"`` lets an estimated plan whose
     Trinity-default ``max_token_len_per_gpu`` does not fit take a lower one (the plan's
-    ``max_token_len_per_gpu`` says which). `seed` is CP-SAT's (as `make_query`'s). Raises
+    ``max_token_len_per_gpu`` says which). `train_batch_size` (experiences per training step, Trinity's
+    ``buffer.train_batch_size``) keeps to GPU counts and SP degrees whose data-parallel ranks (GPUs / SP) divide it;
+    without it, a plan whose ranks are not a power of two is cautioned. `seed` is CP-SAT's (as `make_query`'s). Raises
     `solver.tables.QueryError` for a request that makes no sense (unknown names, missing numbers, pins no rule
     allows, a value of the wrong type), with one line saying why.
     """
@@ -119,7 +123,7 @@ def plan(
                        weights=weights, estimate=estimate, margin=margin, token_budget=token_budget,
                        host_ram_gb=host_ram_gb,
                        node_gpus=node_gpus, rollout_gpus=rollout_gpus, memory=memory, time_limit_s=time_limit_s,
-                       workers=workers, seed=seed)
+                       workers=workers, seed=seed, train_batch_size=train_batch_size)
     return answer_query(query, catalog, explain=explain)
 
 
@@ -367,12 +371,12 @@ def config_query(catalog: Catalog, config: TrinityConfig, *, objective: Objectiv
                  budget_gpus: int | None = None, exact: bool | None = None, max_model_len: int | None = None,
                  node_gpus: int | None = None, rollout_gpus: int | None = None,
                  token_budget: TokenBudgetMode | None = None, estimate: EstimateMode = "auto", model: str | None = None,
-                 **options: Any) -> Query:
+                 train_batch_size: int | None = None, **options: Any) -> Query:
     """The query ``solve --from-config`` asks of a Trinity `config` (as `solver.trinity.read_trinity_config` reads
     it): its model, its length (unless maximising), exactly its trainer GPUs (where it gives them: not for the
-    fewest GPUs), its node size, its rollout GPUs and, where it lowers its own token budget, ``auto``. A keyword
-    given overrides the config, as the command's flag does (`budget_gpus` frees the count; `exact` pins any
-    budget, and ``exact=False`` frees the config's); `options` are `make_query`'s other keywords."""
+    fewest GPUs), its node size, its rollout GPUs, its train batch and, where it lowers its own token budget,
+    ``auto``. A keyword given overrides the config, as the command's flag does (`budget_gpus` frees the count;
+    `exact` pins any budget, and ``exact=False`` frees the config's); `options` are `make_query`'s other keywords."""
     from solver.trinity import TrinityConfig
 
     check_types(("catalog", catalog, Catalog), ("config", config, TrinityConfig))
@@ -380,6 +384,9 @@ def config_query(catalog: Catalog, config: TrinityConfig, *, objective: Objectiv
     asked = max_model_len if max_model_len is not None else config.max_model_len
     own_nodes = node_gpus is None and config.node_gpus is not None
     options.setdefault("node_source", NODE_SIZE_KEY if own_nodes else "--node-gpus")
+    if train_batch_size is None and config.train_batch_size is not None:
+        train_batch_size = config.train_batch_size
+        options.setdefault("train_batch_source", config.train_batch_source)
     return make_query(
         catalog, model=model if model is not None else config.model, objective=objective,
         budget_gpus=config.trainer_gpus if from_config else budget_gpus,
@@ -389,7 +396,7 @@ def config_query(catalog: Catalog, config: TrinityConfig, *, objective: Objectiv
         node_gpus=node_gpus if node_gpus is not None else config.node_gpus or NODE_GPUS,
         rollout_gpus=rollout_gpus if rollout_gpus is not None or config.trainer_gpus is None
         else config.rollout_gpus or None,  # the config's own rollout GPUs, when it gives its GPUs
-        **options)
+        train_batch_size=train_batch_size, **options)
 
 
 def with_config_verdicts(answers: tuple[Answer, ...], query: Query, catalog: Catalog, config: TrinityConfig, text: str,
@@ -435,7 +442,8 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
     query = query.model_copy(update={"max_model_len": length})
     model = catalog.model(query.model)
     broken = (whole_nodes_violation(gpus, query.node_gpus, query.node_source)
-              or sp_layout_violation(model, gpus, config.sp, query.node_gpus, query.node_source))
+              or sp_layout_violation(model, gpus, config.sp, query.node_gpus, query.node_source)
+              or batch_split_violation(query.train_batch_size, gpus, config.sp, query.train_batch_source))
     said = broken.split(": ", 1)[-1] if broken else None  # the verdict's words, less the model's name
     # The config as ruamel read it (PyYAML refuses some YAML ruamel takes); what the verdict or a note
     # already says (the rule it breaks; the offload flags' strategy) is not said again.

@@ -51,6 +51,8 @@ Progress = Callable[[str, float, float, float], None]
 
 COST_SCALE = 10_000
 """Costs enter the model as whole numbers: the step-time cost times this."""
+JOB_BATCH_SOURCE = "the job's train_batch_size"
+"""Where a job's train batch comes from, as messages name it."""
 
 STAGES = {"priority": "placed priority", "nodes": "nodes used", "length": "longer contexts", "cost": "step-time cost",
           "tie-break": "tie-break"}
@@ -131,21 +133,24 @@ class _Planner:
         self.undecided = 0
         """How many of the solves behind `best` ran out of time (their ways left out, the placement unproven)."""
         self.reasons: dict[tuple[object, ...], str] = {}
-        """Why a job of a shape (model, length, rollout GPUs, pool) has no way to run, once asked."""
+        """Why a job of a shape (model, length, rollout GPUs, train batch, pool) has no way to run, once asked."""
 
     def best(self, gpu: str, model: str, gpus: int, length: int | None, node_gpus: int,
-             estimate: EstimateMode, host_ram_gb: float | None = None, offload: bool | None = None) -> Plan | None:
+             estimate: EstimateMode, host_ram_gb: float | None = None, offload: bool | None = None,
+             train_batch_size: int | None = None) -> Plan | None:
         """Cheapest plan on exactly `gpus` GPUs at `length`, or (None) the longest length there, on the
         evidence `estimate` allows (only where a node's `host_ram_gb` holds the model while it loads, and with
-        Offload a node's share of the states; `offload` pins it)."""
-        key = (gpu, model, gpus, length, node_gpus, estimate, host_ram_gb, offload)
+        Offload a node's share of the states; `offload` pins it; with `train_batch_size`, SP leaves data-parallel
+        ranks that divide it)."""
+        key = (gpu, model, gpus, length, node_gpus, estimate, host_ram_gb, offload, train_batch_size)
         if key not in self.cache:
             query = make_query(self.catalog, model=model, gpu=gpu, budget_gpus=gpus, exact=True,
                                objective="cheapest" if length else "max_len", max_model_len=length,
                                weights=self.weights, estimate=estimate, time_limit_s=self.time_limit_s,
                                memory=self.memory, margin=self.margin, host_ram_gb=host_ram_gb, offload=offload,
                                node_gpus=node_gpus, host_ram_source="the pool's host_ram_gb",
-                               token_budget=self.budget_for(estimate))
+                               token_budget=self.budget_for(estimate), train_batch_size=train_batch_size,
+                               train_batch_source=JOB_BATCH_SOURCE)
             inputs = PlanningInputs.of(gpu, query)
             if inputs not in self.prepared:
                 self.prepared[inputs] = prepare_inputs(self.catalog, inputs)
@@ -206,9 +211,11 @@ def _ways(planner: _Planner, fleet: Fleet, index: int, pool_index: int, counts: 
         else None
 
     def best(gpus: int, host_ram_gb: float | None = None, offload: bool | None = None) -> Plan | None:
-        found = planner.best(pool.gpu, job.model, gpus, length, pool.gpus_per_node, estimate, host_ram_gb, offload)
+        found = planner.best(pool.gpu, job.model, gpus, length, pool.gpus_per_node, estimate, host_ram_gb, offload,
+                             job.train_batch_size)
         if found is not None and ceiling is not None and found.max_model_len > ceiling:
-            found = planner.best(pool.gpu, job.model, gpus, ceiling, pool.gpus_per_node, estimate, host_ram_gb, offload)
+            found = planner.best(pool.gpu, job.model, gpus, ceiling, pool.gpus_per_node, estimate, host_ram_gb, offload,
+                                 job.train_batch_size)
         return found
 
     ways = []
@@ -750,7 +757,7 @@ def _why_no_option(planner: _Planner, fleet: Fleet, index: int, without: frozens
     """Why a job has no plan with a layout in any pool it may use but those named `without` (asked once per job
     shape)."""
     job = fleet.jobs[index]
-    shape = (job.model, job.max_model_len, job.rollout_gpus, job.pool, without)
+    shape = (job.model, job.max_model_len, job.rollout_gpus, job.train_batch_size, job.pool, without)
     if shape not in planner.reasons:
         planner.reasons[shape] = _reasons(planner, fleet, index, without)
     return planner.reasons[shape]
@@ -769,7 +776,8 @@ def _reasons(planner: _Planner, fleet: Fleet, index: int, without: frozenset[str
                            weights=planner.weights, estimate=planner.estimate, node_gpus=pool.gpus_per_node,
                            time_limit_s=planner.time_limit_s, memory=planner.memory, margin=planner.margin,
                            host_ram_gb=pool.host_ram_gb, host_ram_source="the pool's host_ram_gb",
-                           token_budget=planner.budget_for(planner.estimate))
+                           token_budget=planner.budget_for(planner.estimate), train_batch_size=job.train_batch_size,
+                           train_batch_source=JOB_BATCH_SOURCE)
         answer = answer_for(planner.catalog, query, pool.gpu)
         if answer.plans:
             fewest = answer.plans[0]

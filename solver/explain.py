@@ -26,7 +26,7 @@ from solver.solve import alternative_plan, answer_for, checked, new_solver, on_g
 from solver.tables import Catalog, Setting, counted
 
 GPU_RULES = ("budget", "whole_nodes", "rollout_layout", "table_rows")
-SP_RULES = ("sp_divides_gpus", "sp_divides_heads", "sp_kv_heads", "sp_within_node")
+SP_RULES = ("sp_divides_gpus", "sp_divides_heads", "sp_kv_heads", "sp_within_node", "batch_divides")
 SETTING_RULES = ("pin_sp", "pin_env", "pin_offload", "host_ram", "evidence")
 
 
@@ -53,7 +53,8 @@ class _Prober:
         self.rule_of = {literal.index: rule for rule, literal in self.guards.items()}
         pinned = {"pin_sp": query.sp, "pin_env": query.env, "pin_offload": query.offload,
                   "sp_within_node": query.node_gpus, "host_ram": query.host_ram_gb,
-                  "rollout_layout": query.rollout_gpus or None}  # as build_model adds them: not for 0 rollout GPUs
+                  "rollout_layout": query.rollout_gpus or None,  # as build_model adds them: not for 0 rollout GPUs
+                  "batch_divides": query.train_batch_size}
         self.active = {rule for rule in RULES if pinned.get(rule, True) is not None}
         if query.max_model_len is not None:
             self.active.discard("table_rows")
@@ -372,6 +373,9 @@ class _Words:
                            ("sp_within_node", f"SP must divide the {query.node_gpus} GPUs of a node")):
             if rule in rules:
                 parts.append(text)
+        if "batch_divides" in rules:
+            parts.append(f"the data-parallel ranks (trainer GPUs / SP) must divide the train batch "
+                         f"({query.train_batch_source} {query.train_batch_size})")
         if any(rule.startswith("pin_") for rule in rules):
             parts.append(f"the pins ({self.query.pin_flags})")
         if "host_ram" in rules:
@@ -431,6 +435,10 @@ class _Words:
         if rule == "sp_within_node":
             return [Reason(rule=rule, detail=f"a trainer on {self.gpus(counts[0])} spans nodes of {query.node_gpus} "
                                              f"GPUs and each SP group must fit in one: that rules out SP={sps}")]
+        if rule == "batch_divides":
+            batch = f"{query.train_batch_size} ({query.train_batch_source})"
+            return [Reason(rule=rule, detail=f"the train batch of {batch} must split evenly over the data-parallel "
+                                             f"ranks (GPUs / SP): on {self.gpus(counts[0])} that rules out SP={sps}")]
         if rule == "host_ram":
             what = ("Offload needs more host memory (its states, or the model while it loads)"
                     if all(offload for _, _, offload, _ in combinations) else

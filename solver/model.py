@@ -26,6 +26,7 @@ from solver.rules import (
     own_table_limit,
     rollout_layout_violation,
     sp_within_node,
+    splits_batch,
     table_cells,
     token_budget,
     whole_nodes_violation,
@@ -388,6 +389,7 @@ RULES = (
     "sp_divides_heads",
     "sp_kv_heads",
     "sp_within_node",
+    "batch_divides",
     "pin_sp",
     "pin_env",
     "pin_offload",
@@ -420,6 +422,17 @@ def add_parallelism_rules(model: cp_model.CpModel, data: PlanningData, plan: Pla
              guards, "sp_divides_heads")
     _guarded(model.add_allowed_assignments([plan.sp], [(s,) for s in degrees if sp_suits_kv_heads(kv_heads, s)]),
              guards, "sp_kv_heads")
+
+
+def add_batch_rule(model: cp_model.CpModel, data: PlanningData, query: Query, plan: PlanVariables,
+                   guards: Guards) -> None:
+    """With `train_batch_size`, the trainer's data-parallel ranks (GPUs / SP) divide it (`splits_batch`): a table of
+    the (GPU count, SP) pairs it allows, which leaves to `sp_divides_gpus` the pairs whose SP does not divide."""
+    if query.train_batch_size is None:
+        return
+    allowed = [(n, s) for n in data.counts for s in range(1, max(data.counts) + 1)
+               if splits_batch(query.train_batch_size, n, s)]
+    _guarded(model.add_allowed_assignments([plan.gpus, plan.sp], allowed), guards, "batch_divides")
 
 
 def add_node_rule(model: cp_model.CpModel, data: PlanningData, query: Query, plan: PlanVariables,
@@ -582,6 +595,7 @@ def build_model(
     plan = add_plan_variables(model, data, query)
     add_parallelism_rules(model, data, plan, guards)
     add_node_rule(model, data, query, plan, guards)
+    add_batch_rule(model, data, query, plan, guards)
     add_cell_evidence(model, data, plan, guards)
     add_budget(model, query, plan, guards)
     add_length(model, data, query, plan, guards)

@@ -14,6 +14,7 @@ from solver.tables import (
     MAX_GPUS,
     MAX_HOST_RAM_GB,
     MAX_TOKENS,
+    MAX_TRAIN_BATCH,
     Catalog,
     Frozen,
     MemoryModel,
@@ -83,6 +84,11 @@ class Query(Frozen):
                                  "messages name it (--host-ram, or a cluster pool's host_ram_gb)")
     rollout_gpus: int | None = Field(default=None, ge=0, description="rollout GPUs beside the trainer: its GPU "
                                      "count must leave them a layout on the nodes")
+    train_batch_size: int | None = Field(default=None, gt=0, le=MAX_TRAIN_BATCH, description=(
+        "experiences per training step (Trinity's buffer.train_batch_size, by default batch_size x repeat_times): "
+        "the trainer's data-parallel ranks (GPUs / SP) must divide it; null: not checked"))
+    train_batch_source: str = Field(default="--train-batch-size", description=(
+        "where the train batch came from, as messages name it (--train-batch-size, or a config's key)"))
     top: int = Field(default=1, gt=0, le=MAX_TOP)
     weights: Weights
     estimate: EstimateMode = Field(default="auto", description="auto: estimates where the tables have no "
@@ -124,9 +130,11 @@ class Query(Frozen):
 
     @property
     def limit_flags(self) -> str:
-        """The flags that narrow the plans: the pins (`pin_flags`) and the host memory given; empty when none."""
+        """The flags that narrow the plans: the pins (`pin_flags`), the host memory and the train batch given; empty
+        when none."""
         host_ram = f"{self.host_ram_source} {self.host_ram_gb:g}" if self.host_ram_gb is not None else ""
-        return " ".join(filter(None, (self.pin_flags, host_ram)))
+        batch = f"{self.train_batch_source} {self.train_batch_size}" if self.train_batch_size is not None else ""
+        return " ".join(filter(None, (self.pin_flags, host_ram, batch)))
 
 
 def check_host_ram(host_ram_gb: float | None) -> None:
@@ -161,6 +169,8 @@ def make_query(
     rollout_gpus: int | None = None,
     node_source: str = "--node-gpus",
     host_ram_source: str = "--host-ram",
+    train_batch_size: int | None = None,
+    train_batch_source: str = "--train-batch-size",
 ) -> Query:
     """Resolve names and check that the request makes sense; `QueryError` (one line) when it does not.
 
@@ -171,7 +181,8 @@ def make_query(
     With `rollout_gpus`, the trainer's count
     leaves them a `rollout_layout`: trainer and rollout in one node; the trainer in part of a node and the
     rollout filling it and whole nodes more; or the trainer on whole nodes and the rollout on the nodes
-    after them.
+    after them. With `train_batch_size` (experiences per step; messages say it came from `train_batch_source`),
+    the data-parallel ranks (GPUs / SP) divide it.
     """
     check_types(("catalog", catalog, Catalog), ("budget_gpus", budget_gpus, int | None), ("exact", exact, bool),
                 ("max_model_len", max_model_len, int | None), ("sp", sp, int | None), ("env", env, bool | None),
@@ -179,7 +190,8 @@ def make_query(
                 ("workers", workers, int), ("seed", seed, int), ("memory", memory, MemoryModel | None),
                 ("host_ram_gb", host_ram_gb, float | None), ("node_gpus", node_gpus, int),
                 ("node_source", node_source, str), ("host_ram_source", host_ram_source, str),
-                ("rollout_gpus", rollout_gpus, int | None))
+                ("rollout_gpus", rollout_gpus, int | None), ("train_batch_size", train_batch_size, int | None),
+                ("train_batch_source", train_batch_source, str))
     check_choice("objective", objective, get_args(Objective))
     check_choice("estimate", estimate, get_args(EstimateMode))
     check_token_budget(token_budget, estimate)
@@ -190,7 +202,8 @@ def make_query(
     memory = memory if memory is not None else load_memory_model()
     margin = resolve_margin(memory, margin)
     check_counts(("--gpus", budget_gpus, MAX_GPUS), ("--len", max_model_len, MAX_TOKENS), ("--sp", sp, MAX_GPUS),
-                 ("--top", top, MAX_TOP), ("--node-gpus", node_gpus, MAX_GPUS), ("--workers", workers, MAX_WORKERS))
+                 ("--top", top, MAX_TOP), ("--node-gpus", node_gpus, MAX_GPUS), ("--workers", workers, MAX_WORKERS),
+                 ("--train-batch-size", train_batch_size, MAX_TRAIN_BATCH))
     if rollout_gpus is not None and not 0 <= rollout_gpus <= MAX_GPUS:  # 0: no rollout GPUs beside the trainer
         raise QueryError(f"--rollout-gpus must be a whole number from 0 to {MAX_GPUS}, got {brief(rollout_gpus)}")
     _check_objective(objective, budget_gpus, max_model_len, exact)
@@ -228,6 +241,8 @@ def make_query(
         node_source=node_source,
         host_ram_source=host_ram_source,
         rollout_gpus=rollout_gpus,
+        train_batch_size=train_batch_size,
+        train_batch_source=train_batch_source,
     )
 
 

@@ -10,7 +10,7 @@ from typing import Any, Literal
 from pydantic import Field, SerializerFunctionWrapHandler, computed_field, model_serializer, model_validator
 
 from solver.query import Objective, Pins
-from solver.rules import NODE_GPUS, Evidence, SourceCell, TablesVerdict, token_budget
+from solver.rules import NODE_GPUS, Evidence, SourceCell, TablesVerdict, token_budget, uneven_split_caution
 from solver.tables import Frozen, GpuType, MemoryModel, Model, Setting, check_types
 
 Status = Literal["optimal", "feasible", "infeasible", "unknown"]
@@ -120,15 +120,18 @@ class Plan(Frozen):
     cautions: tuple[str, ...] = Field(default=(), description=(
         "what to check before running it, in words (`with_cautions`): a model read from a config.json of a kind "
         "whose counts were not checked, YaRN past what is validated, a length past "
-        "the model's native context on its own RoPE scaling, thin headroom where an estimate extrapolates, Env on "
-        "an AMD GPU; empty where there is nothing"))
+        "the model's native context on its own RoPE scaling, thin headroom where an estimate extrapolates, "
+        "data-parallel ranks (GPUs / SP) that are not a power of two where no train batch was given, Env on an AMD "
+        "GPU; empty where there is nothing"))
 
-    def with_cautions(self, model: Model, gpu: GpuType) -> Plan:
-        """This plan, of `model` on `gpu`, with its `cautions`."""
+    def with_cautions(self, model: Model, gpu: GpuType, train_batch_size: int | None = None) -> Plan:
+        """This plan, of `model` on `gpu`, with its `cautions`; without a `train_batch_size` (the query's) to check,
+        one for data-parallel ranks that usual batches may not split over (`uneven_split_caution`)."""
         length = self.length_cautions(model)
         thin = (thin_headroom(self.headroom_gb, self.beyond_calibration, gpu.memory_gib)
                 if self.evidence == "estimated" else "")
-        cautions = (*layout_cautions(model), *length, *((thin,) if thin else ()),
+        uneven = uneven_split_caution(self.gpus, self.sp) if train_batch_size is None else None
+        cautions = (*layout_cautions(model), *length, *((thin,) if thin else ()), *((uneven,) if uneven else ()),
                     *((ROCM_ENV_CAUTION,) if gpu.rocm and self.env else ()))
         return self.model_copy(update={"cautions": cautions})
 
@@ -311,6 +314,9 @@ class Answer(_Timed):
         "the length asked for (--len) of a cheapest or fewest-GPU answer; null when maximising the length"))
     exact: bool = Field(default=False, description="whether the plans must use exactly budget_gpus (--exact)")
     pins: Pins = Field(default=Pins(), description="the settings the query pins; null where it leaves one free")
+    train_batch_size: int | None = Field(default=None, description=(
+        "the query's train batch (--train-batch-size, or --from-config's), which the plans' data-parallel ranks "
+        "divide; null where none was given"))
     rollout_gpus: int | None = Field(default=None, exclude=True, description="the query's --rollout-gpus")
     node_gpus: int = Field(default=NODE_GPUS, exclude=True, description="the query's GPUs per node (--node-gpus)")
     status: Status

@@ -324,6 +324,35 @@ def sp_gpus_violation(gpus: int, sp: int) -> str | None:
     return f"SP={sp} does not divide {counted(gpus, 'GPU')}" if gpus % sp else None
 
 
+def splits_batch(train_batch_size: int, gpus: int, sp: int) -> bool:
+    """Whether a train batch of `train_batch_size` experiences splits evenly over the data-parallel ranks of a
+    trainer of `gpus` GPUs at SP degree `sp` (``gpus / sp``, where SP divides the GPUs: `sp_gpus_violation` is that
+    rule): Trinity refuses a batch they do not divide, and verl's batch balancing asserts it."""
+    return gpus % sp != 0 or train_batch_size % (gpus // sp) == 0
+
+
+def batch_split_violation(train_batch_size: int | None, gpus: int, sp: int,
+                          source: str = "--train-batch-size") -> str | None:
+    """Why a train batch of `train_batch_size` experiences (None: not known; messages say it came from `source`)
+    does not split over the data-parallel ranks of `gpus` GPUs at SP `sp` (`splits_batch`), in words; None when it
+    does, or is not known."""
+    if train_batch_size is None or splits_batch(train_batch_size, gpus, sp):
+        return None
+    return (f"the train batch of {train_batch_size} ({source}) does not split evenly over {gpus // sp} data-parallel "
+            f"ranks ({counted(gpus, 'GPU')} / SP={sp}), which Trinity refuses")
+
+
+def uneven_split_caution(gpus: int, sp: int) -> str | None:
+    """A plan's caution where its data-parallel ranks (``gpus / sp``) are not a power of two and no train batch was
+    given to check: usual batches (powers of two times a few) may not split over them; None otherwise."""
+    ranks = gpus // sp
+    if ranks & (ranks - 1) == 0:
+        return None
+    return (f"{ranks} data-parallel ranks ({counted(gpus, 'GPU')} / SP={sp}): Trinity splits each training batch "
+            f"evenly over them, so buffer.train_batch_size (batch_size x repeat_times) must be a multiple of {ranks}; "
+            "--train-batch-size N plans for yours")
+
+
 def sp_within_node(gpus: int, node_gpus: int, sp: int) -> bool:
     """Whether each SP group of a trainer of `gpus` GPUs stays inside a node of `node_gpus`: the trainer fits
     one node, or SP divides the node."""

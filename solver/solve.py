@@ -344,6 +344,7 @@ def _answer(
         max_model_len=query.max_model_len,
         exact=query.exact,
         pins=query.pins,
+        train_batch_size=query.train_batch_size,
         rollout_gpus=query.rollout_gpus,
         node_gpus=query.node_gpus,
         status=status,
@@ -398,7 +399,7 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
         if offload or query.host_ram_gb is not None else None,
         nodes=layout[0] if layout else None,
         rollout_gpus=layout[1] if layout else None,
-    ).with_cautions(data.shape, catalog.gpu(data.gpu))
+    ).with_cautions(data.shape, catalog.gpu(data.gpu), query.train_batch_size)
 
 
 def _memory_figures(shape: Model, memory_gib: float, query: Query, gpus: int, setting: Setting, length: int,
@@ -418,7 +419,7 @@ def at_token_budget(catalog: Catalog, query: Query, gpu: str, plan: Plan, tokens
     figures = _memory_figures(catalog.model(query.model), catalog.gpu(gpu).memory_gib, query, plan.gpus, plan.setting,
                               plan.max_model_len, tokens, estimated=plan.source is None)
     return plan.model_copy(update={"max_token_len_per_gpu": tokens, **figures}).with_cautions(
-        catalog.model(query.model), catalog.gpu(gpu))
+        catalog.model(query.model), catalog.gpu(gpu), query.train_batch_size)
 
 
 def _uncounted(query: Query) -> str:

@@ -9,14 +9,15 @@ Instance (plain dicts, as loaded from YAML)::
      "jobs": [{"name": "math-4b", "model": "Qwen3-4B", "max_model_len": 32768 | {"at_least": 32768},
                "rollout_gpus": 2, "priority": 3, "pool": "a100"}, ...]}
 
-`priority` defaults to 1, `pool` to any pool, `rollout_gpus` to 0, `host_ram_gb` to unchecked. GPU and
-model names may be aliases.
+`priority` defaults to 1, `pool` to any pool, `rollout_gpus` to 0, `host_ram_gb` and `train_batch_size` to
+unchecked. GPU and model names may be aliases.
 
 Rules, with g = the pool's gpus_per_node, r = the job's rollout_gpus, n = trainer GPUs:
 
 - a job is placed at most once, in one pool (its `pool` if given), with a plan that
   `enumerate_plans(catalog, gpu=..., model=..., objective="cheapest", budget_gpus=n, exact=True,
-  max_model_len=L)` allows, n over the documented GPU counts of the pool's GPU type; with no such plan
+  max_model_len=L, train_batch_size=the job's)` allows,
+  n over the documented GPU counts of the pool's GPU type; with no such plan
   with a layout in the pool, n over every count within a node, then whole nodes, up to the pool's GPUs and
   64 (the tables' cells vouch for more GPUs); with `estimates=True` (what `solve cluster` does unless
   `--no-estimate`) and still none, `enumerate_plans(..., estimates=True)` over those counts;
@@ -174,24 +175,26 @@ def sp_fits_nodes(n: int, sp: int, gpus_per_node: int) -> bool:
 
 @functools.cache
 def _plans_cached(catalog: Catalog, gpu: str, model: str, n: int, length: int | None, node_gpus: int,
-                  estimates: bool, host_ram_gb: float | None, token_budget: str) -> tuple[dict, ...]:
+                  estimates: bool, host_ram_gb: float | None, token_budget: str,
+                  train_batch_size: int | None) -> tuple[dict, ...]:
     return tuple(
         enumerate_plans(
             catalog, gpu=gpu, model=model, objective="max_len" if length is None else "cheapest", budget_gpus=n,
             exact=True, max_model_len=length, node_gpus=node_gpus, estimates=estimates, host_ram_gb=host_ram_gb,
-            token_budget=token_budget if estimates else "default",
+            token_budget=token_budget if estimates else "default", train_batch_size=train_batch_size,
         )
     )
 
 
-def _plans(catalog: Catalog, gpu: str, model: str, n: int, length: int | None, pool: dict,
+def _plans(catalog: Catalog, gpu: str, job: dict, n: int, length: int | None, pool: dict,
            estimates: bool, token_budget: str = "default") -> tuple[dict, ...]:
-    """enumerate_plans with exactly n trainer GPUs at length L (None: the longest first), best first (shared:
-    copy to keep); a trainer on more than one node has the pool's nodes, which sets the host memory Offload
-    needs per node (checked against the pool's host memory) and the counts the memory model estimates."""
+    """enumerate_plans for the job's model and train batch with exactly n trainer GPUs at length L (None: the
+    longest first), best first (shared: copy to keep); a trainer on more than one node has the pool's nodes, which
+    sets the host memory Offload needs per node (checked against the pool's host memory) and the counts the memory
+    model estimates."""
     g = pool["gpus_per_node"]
-    return _plans_cached(catalog, gpu, model, n, length, g if n > g else n, estimates, pool.get("host_ram_gb"),
-                         token_budget)
+    return _plans_cached(catalog, gpu, catalog.model(job["model"]).name, n, length, g if n > g else n, estimates,
+                         pool.get("host_ram_gb"), token_budget, job.get("train_batch_size"))
 
 
 def shared_host_need(catalog: Catalog, model: str, n: int, plan: dict, shape: tuple[str, int], pool: dict) -> float:
@@ -234,7 +237,7 @@ def _candidates(catalog: Catalog, job: dict, pool: dict, every: bool, estimates:
             continue  # the pool has too few nodes
         lengths = _candidate_lengths(catalog, gpu, job)
         if estimates and at_least:
-            longest = [p for p in _plans(catalog, gpu, model, n, None, pool, estimates, token_budget)
+            longest = [p for p in _plans(catalog, gpu, job, n, None, pool, estimates, token_budget)
                        if sp_fits_nodes(n, p["sp"], g)]
             tops = longest[:1]
             if where[0] == ONE and pool.get("host_ram_gb") is not None:  # and the longest without Offload
@@ -242,7 +245,7 @@ def _candidates(catalog: Catalog, job: dict, pool: dict, every: bool, estimates:
             lengths = sorted(set(lengths) | {min(p["max_model_len"], ceiling(catalog, job)) for p in tops
                                              if p["max_model_len"] > wanted})
         for length in lengths:
-            plans = [plan for plan in _plans(catalog, gpu, model, n, length, pool, estimates, token_budget)
+            plans = [plan for plan in _plans(catalog, gpu, job, n, length, pool, estimates, token_budget)
                      if sp_fits_nodes(n, plan["sp"], g)]
             if not plans:
                 continue
@@ -500,7 +503,7 @@ def check_placements(
         plan_problems = check_plan(catalog, {**plan, "nodes": None, "rollout_gpus": None}, gpu=gpu, model=model,
                                    budget_gpus=n, max_model_len=length, exact=True, node_gpus=g if n > g else n,
                                    estimates=estimates, token_budget=token_budget if estimates else "default",
-                                   host_ram_gb=pool.get("host_ram_gb"))
+                                   host_ram_gb=pool.get("host_ram_gb"), train_batch_size=job.get("train_batch_size"))
         if ignore_unused_gpus:
             plan_problems = [p for p in plan_problems if not p.startswith("unused_gpus=")]
         problems.extend(f"{where}: plan: {p}" for p in plan_problems)
@@ -647,13 +650,13 @@ def _wider_ways(catalog: Catalog, job: dict, pool: dict, placed: dict, idle: int
     for n in range(n0 + 1, n0 + idle + 1):
         if n not in measured and n & (n - 1):  # only to a count the tables measured, or a power of two
             continue
-        plans = [p for p in _plans(catalog, gpu, model, n, None if at_least else wanted, pool, estimated, token_budget)
+        plans = [p for p in _plans(catalog, gpu, job, n, None if at_least else wanted, pool, estimated, token_budget)
                  if p["max_model_len"] >= wanted]
         firsts = [plans[:1]] + ([[p for p in plans if not p["offload"]][:1]] if pool.get("host_ram_gb") is not None
                                 else [])
         for first, without_offload in zip(firsts, (False, True)):
             if at_least and first and first[0]["max_model_len"] > ceiling(catalog, job):  # the ceiling's cheapest
-                at_top = _plans(catalog, gpu, model, n, ceiling(catalog, job), pool, estimated, token_budget)
+                at_top = _plans(catalog, gpu, job, n, ceiling(catalog, job), pool, estimated, token_budget)
                 first = [p for p in at_top if not (without_offload and p["offload"])][:1]
             ways += [way(n, plan) for plan in first]
     assert all(w["gpus"] <= size0 + idle for w in ways)
@@ -710,6 +713,8 @@ RANDOM_GPUS = ("A100-80GB", "H20-96GB", "a100", "h20")
 RANDOM_MODELS = ("Qwen3-0.6B", "Qwen3-1.7B", "Qwen3-4B", "Qwen3-8B", "Qwen3-14B", "4B", "0.6B")
 RANDOM_LENGTHS = (4096, 8192, 16384, 20000, 30001, 32768, 40960, 51200, 65536, 100500)
 """Lengths of random jobs: the tables' rows, and some between them (an at_least job gains in steps of 1024 tokens)."""
+RANDOM_TRAIN_BATCHES = (1, 3, 6, 10, 256)
+"""Train batches of random jobs: ones that only some data-parallel rank counts divide."""
 
 
 RANDOM_HOST_RAM_GB = (None, None, 100, 300, 420)
@@ -720,7 +725,7 @@ GiB) and Qwen3-14B (about 255 GiB) cannot run there at all, cannot share a node,
 def random_instance(rng: Any) -> dict:
     """A tiny random instance: 1-2 pools (A100-80GB / H20-96GB, 1-2 nodes of 2, 3, 4 or 8 GPUs, at most 3 nodes
     in all, sometimes with host memory), 1-4 jobs (Qwen3 0.6B-14B, a length from a small set, sometimes at_least, rollout 0-4, priority
-    1-3, sometimes a pool). Names are sometimes aliases."""
+    1-3, sometimes a pool, sometimes a train batch). Names are sometimes aliases."""
     pool_count = rng.randint(1, 2)
     pools = []
     budget = 3
@@ -751,6 +756,8 @@ def random_instance(rng: Any) -> dict:
             job["priority"] = rng.randint(1, 3)
         if rng.random() < 0.3:
             job["pool"] = rng.choice(pools)["name"]
+        if rng.random() < 0.3:
+            job["train_batch_size"] = rng.choice(RANDOM_TRAIN_BATCHES)
         jobs.append(job)
     return {"pools": pools, "jobs": jobs}
 
@@ -768,4 +775,6 @@ def random_idle_instance(rng: Any) -> dict:
         jobs.append({"name": f"j{index}", "model": rng.choice(RANDOM_MODELS),
                      "max_model_len": {"at_least": length} if rng.random() < 0.35 else length,
                      "rollout_gpus": rng.randint(0, 2), "priority": rng.randint(1, 3)})
+        if rng.random() < 0.3:
+            jobs[-1]["train_batch_size"] = rng.choice(RANDOM_TRAIN_BATCHES)
     return {"pools": [pool], "jobs": jobs}

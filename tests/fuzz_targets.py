@@ -31,7 +31,7 @@ WORDS = ["--model", "--gpu", "--gpus", "--len", "--maximize", "--minimize", "--e
          "--no-env", "--offload", "--no-offload", "--top", "--json", "--explain", "--estimate", "--no-estimate",
          "--margin", "--host-ram", "--node-gpus", "--emit", "--rollout-gpus", "--time-limit", "--workers",
          "--gpu-memory", "--token-budget", "auto", "default", "--cells", "64GB", "65536MiB", "64GiB", "mine",
-         "3GiB", "8GiB", "1025MiB", "512GB", "--model-config",
+         "3GiB", "8GiB", "1025MiB", "512GB", "--model-config", "--train-batch-size", "256",
          "tables", "memory", "--check", "len", "gpus", "trinity", "32B", "llama-3.1-70b", "4B", "8B", "qwen3-14b", "Qwen2.5-7B", "a100",
          "h20", "h100", "b200", "0", "1", "2", "3", "4", "6", "8", "16", "-1", "4096", "32768", "32k", "131072",
          "99999999999999999999", "1e9", "nan", "0.5", "", " ", "ü", "🚀", "--", "-", "x" * 300]
@@ -47,7 +47,8 @@ TREES = st.recursive(SCALARS | st.sampled_from(MARKUP), lambda inner: st.lists(i
                      "trainer_config", "actor_rollout_ref", "actor", "ref", "use_dynamic_bsz", "offload_policy",
                      "log_prob_use_dynamic_bsz", "ppo_max_token_len_per_gpu", "log_prob_max_token_len_per_gpu",
                      "data_parallel_size", "max_prompt_tokens", "max_response_tokens", "rope_scaling", "factor",
-                     "engine_type", "tinker", "enable", "trainer_type", "auxiliary_models", "x"]) | st.text(max_size=8), inner, max_size=5), max_leaves=25)
+                     "engine_type", "tinker", "enable", "trainer_type", "auxiliary_models", "buffer", "batch_size",
+                     "train_batch_size", "algorithm", "repeat_times", "x"]) | st.text(max_size=8), inner, max_size=5), max_leaves=25)
 ALIAS_BOMB = "".join(f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]\n" for i in range(1, 9))
 CRAFTED = [
     "? [a, b]\n: 1\n",  # a key that is a list: ruamel reads it, PyYAML refuses it
@@ -74,6 +75,11 @@ CRAFTED = [
      "explorer:\n  rollout_model: {engine_type: tinker}\n  auxiliary_models: [{engine_type: external}, "
      "{engine_num: 1, tensor_parallel_size: 2}]\ntrainer: {offload_policy: true, trainer_config: {actor_rollout_ref: "
      "{actor: {fsdp_config: {offload_policy: false}}}}}\n"),  # remote engines; offload levels that disagree
+    ("model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+     "buffer: {batch_size: 99999999999, train_batch_size: 0}\nalgorithm: {repeat_times: 99999999}\n"
+     "trainer: {ulysses_sequence_parallel_size: 2}\n"),  # a train batch past the bound, derived
+    ("pools: [{name: p, gpu: a100, nodes: 1, gpus_per_node: 8}]\njobs: [{name: j, model: 8B, max_model_len: 32768, "
+     "train_batch_size: 7, rollout_gpus: 1}]\n"),  # a batch only one data-parallel rank divides
 ]
 """YAML that a random tree cannot give: list keys, anchors, aliases, huge numbers in the right places."""
 DOCUMENTS = st.builds(lambda text, tail: text + tail,

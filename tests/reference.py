@@ -25,6 +25,8 @@ A plan is a dict with exactly the keys of `PLAN_KEYS`. In short:
   (1 when n + R fit one node; (n + R) / node_gpus when the rollout fills the trainer's node and whole
   nodes more; else n / node_gpus whole nodes for the trainer and ceil(R / node_gpus) for the rollout)
   and `rollout_gpus` (R, or all the rollout nodes' GPUs in the last case); both None without.
+- With `train_batch_size` B, n / s (the data-parallel ranks) divides B. Without it, a plan whose n / s is not a
+  power of two carries a caution on its data-parallel ranks; with it, none does.
 - With estimates=True, also every GPU count without a table among 1..node_gpus and the multiples of
   node_gpus, up to the budget and 64: a plan there, or on a count with a table, that no cell vouches for
   is "estimated" (source None) when its setting has Env on (or Env is pinned off), the shipped memory
@@ -117,6 +119,14 @@ def _sp_rule_problems(model: Any, n: int, sp: int) -> list[str]:
     if kv % sp != 0 and sp % kv != 0:
         problems.append(f"SP={sp} and {model.name}'s {kv} KV heads: neither divides the other")
     return problems
+
+
+def _batch_problem(train_batch_size: int | None, n: int, sp: int) -> list[str]:
+    """A train batch that n GPUs at SP sp cannot split evenly over their n / sp data-parallel ranks."""
+    if train_batch_size is not None and n % sp == 0 and train_batch_size % (n // sp) != 0:
+        return [(f"{n} GPUs at SP={sp} make {n // sp} data-parallel ranks, which do not divide the train batch of "
+                 f"{train_batch_size}")]
+    return []
 
 
 def _node_problem(n: int, sp: int, node_gpus: int) -> list[str]:
@@ -501,6 +511,7 @@ def enumerate_plans(
     rollout_gpus: int | None = None,
     host_ram_gb: float | None = None,
     token_budget: str = "default",
+    train_batch_size: int | None = None,
 ) -> list[dict]:
     """Every feasible plan, best first by the objective's key (a total order); when maximising, each
     combination (n, env, offload, sp) at its longest length, and where that is an estimate, at its longest
@@ -531,7 +542,8 @@ def enumerate_plans(
                 if _host_ram_problem(the_model, n, node_gpus, host_ram_gb, o):
                     continue
                 for s in _pinned_values(sp, list(range(1, n + 1))):
-                    if _sp_rule_problems(the_model, n, s) or _node_problem(n, s, node_gpus):
+                    if (_sp_rule_problems(the_model, n, s) or _node_problem(n, s, node_gpus)
+                            or _batch_problem(train_batch_size, n, s)):
                         continue
                     longest = 0 if not estimates else _longest_estimate(
                         the_model, gpu_type.memory_gib, n, bool(e), bool(o), s, env is False)
@@ -577,7 +589,7 @@ def enumerate_plans(
                             if evidence == "estimated" else [],
                             **_layout(n, rollout_gpus, node_gpus),
                         }
-                        plan["cautions"] = _cautions(plan, the_model, gpu_type)
+                        plan["cautions"] = _cautions(plan, the_model, gpu_type, train_batch_size)
                         ranked.append((_rank_key(objective, n, e, o, s, length, cost), plan))
     ranked.sort(key=lambda pair: pair[0])
     keys = [key for key, _ in ranked]
@@ -625,16 +637,17 @@ def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def _cautions(plan: dict, model: Any, gpu: Any) -> list[str]:
+def _cautions(plan: dict, model: Any, gpu: Any, train_batch_size: int | None) -> list[str]:
     """The words of `plan`'s cautions, as the planner gives them (shared: see the module's docstring)."""
     fields = {key: value for key, value in plan.items() if key != "lowered_budget"}  # checked on its own
-    return list(Plan(**fields).with_cautions(model, gpu).cautions)
+    return list(Plan(**fields).with_cautions(model, gpu, train_batch_size).cautions)
 
 
-def _caution_problems(cautions: Any, plan: dict, *, rocm: bool, memory_gib: float) -> list[str]:
+def _caution_problems(cautions: Any, plan: dict, *, rocm: bool, memory_gib: float, batch_given: bool) -> list[str]:
     """Problems with a plan's cautions: words, one on YaRN exactly where it goes past what is validated, one on
     ROCm exactly where Env is on an AMD GPU, one on thin headroom exactly where an estimate beyond the calibration
-    has less than 1 GiB to spare (2 GiB on a card of at most 48 GiB)."""
+    has less than 1 GiB to spare (2 GiB on a card of at most 48 GiB), one on the data-parallel ranks exactly where
+    no train batch was given and GPUs / SP is not 1, 2, 4, 8, ..."""
     if not isinstance(cautions, (list, tuple)) or not all(isinstance(caution, str) and caution for caution in cautions):
         return [f"cautions is not a list of words: {cautions!r}"]
     problems = []
@@ -651,6 +664,10 @@ def _caution_problems(cautions: Any, plan: dict, *, rocm: bool, memory_gib: floa
                 and isinstance(room, float) and 0 <= room < (2.0 if memory_gib <= 48 else 1.0))
     if thin != expected:
         problems.append(f"a thin-headroom caution {'given' if thin else 'missing'} ({room!r} GiB to spare)")
+    ranks = plan["gpus"] // plan["sp"] if _is_int(plan.get("gpus")) and _is_int(plan.get("sp")) and plan["sp"] else 1
+    uneven = any("data-parallel ranks" in caution for caution in cautions)
+    if uneven != (not batch_given and ranks not in {2**k for k in range(17)}):
+        problems.append(f"a data-parallel caution {'given' if uneven else 'missing'} ({ranks} ranks)")
     return problems
 
 
@@ -672,6 +689,7 @@ def check_plan(
     rollout_gpus: int | None = None,
     host_ram_gb: float | None = None,
     token_budget: str = "default",
+    train_batch_size: int | None = None,
 ) -> list[str]:
     """Problems with `plan` for this query, straight from the definitions; an empty list means valid.
 
@@ -692,7 +710,8 @@ def check_plan(
         extra = sorted(keys - PLAN_KEYS)
         problems.append(f"plan keys wrong: missing {missing}, unexpected {extra}")
         return problems
-    problems += _caution_problems(plan["cautions"], plan, rocm=gpu_type.rocm, memory_gib=gpu_type.memory_gib)
+    problems += _caution_problems(plan["cautions"], plan, rocm=gpu_type.rocm, memory_gib=gpu_type.memory_gib,
+                                  batch_given=train_batch_size is not None)
 
     n = plan["gpus"]
     e = plan["env"]
@@ -743,6 +762,7 @@ def check_plan(
     # The SP rules.
     problems.extend(_sp_rule_problems(the_model, n, s))
     problems.extend(_node_problem(n, s, node_gpus))
+    problems.extend(_batch_problem(train_batch_size, n, s))
     problems.extend(_rollout_problem(n, rollout_gpus or 0, node_gpus))
     if not _rollout_problem(n, rollout_gpus or 0, node_gpus):
         layout = _layout(n, rollout_gpus, node_gpus)

@@ -43,7 +43,7 @@ def test_json_has_one_answer_per_gpu_type_in_the_documented_shape(cli):
     assert [a["gpu"] for a in answers] == ["A100-80GB", "H20-96GB"]
     for answer in answers:
         assert list(answer) == ["gpu", "model", "objective", "budget_gpus", "open_budget", "max_model_len", "exact",
-                                "pins", "status", "reason", "plans"]
+                                "pins", "train_batch_size", "status", "reason", "plans"]
         assert (answer["model"], answer["objective"], answer["budget_gpus"], answer["max_model_len"], answer["exact"],
                 answer["pins"], answer["status"], answer["reason"]) == (
             "Qwen3-8B", "cheapest", 4, 32768, False, {"sp": None, "env": None, "offload": None}, "optimal", None)

@@ -291,6 +291,37 @@ def test_from_config_names_a_broken_rule_and_a_missing_plan(cli, user_config: Pa
     assert status == 1 and "nor does any plan (the reason follows)" in " ".join(out.split())
 
 
+def test_from_config_plans_for_the_configs_train_batch(cli, user_config: Path):
+    # 32 x 8 = 256 experiences: not over 3 data-parallel ranks, so SP=2 on the config's 6 trainer GPUs is out.
+    text = user_config.read_text(encoding="utf-8").replace("batch_size: 96", "batch_size: 32")
+    sp2 = text.replace("  use_dynamic_bsz: true", "  use_dynamic_bsz: true\n  ulysses_sequence_parallel_size: 2")
+    user_config.write_text(sp2, encoding="utf-8")
+    status, out, _ = cli("--from-config", str(user_config), "--gpu", "a100", "--json")
+    (answer,) = json.loads(out)
+    broken = ("the train batch of 256 (buffer.batch_size x algorithm.repeat_times) does not split evenly over 3 "
+              "data-parallel ranks (6 GPUs / SP=2), which Trinity refuses")
+    assert (status, answer["current"]["broken_rule"], answer["plans"]) == (1, broken, [])
+    assert answer["reason"].startswith("nothing in the tables and the memory model's estimates for Qwen3-8B on "
+                                       "A100-80GB on exactly 6 GPUs trains with buffer.batch_size x "
+                                       "algorithm.repeat_times 256")
+    # --train-batch-size overrides the config's: 96 splits over 3 ranks, and the verdict is the tables'.
+    status, out, _ = cli("--from-config", str(user_config), "--gpu", "a100", "--train-batch-size", "96", "--json")
+    (answer,) = json.loads(out)
+    assert (status, answer["current"]["broken_rule"], answer["current"]["trains"]) == (0, None, False)
+    best = answer["plans"][0]
+    assert (best["gpus"], best["sp"], best["env"], best["cautions"]) == (6, 2, True, [])
+    # Without --exact pinning the config's count, 256 experiences find SP=4 on 4 of its 6 GPUs.
+    status, out, _ = cli("--from-config", str(user_config), "--gpu", "a100", "--gpus", "6", "--json")
+    best = json.loads(out)[0]["plans"][0]
+    assert (status, best["gpus"], best["sp"], best["env"], best["offload"]) == (0, 4, 4, False, False)
+
+
+def test_train_batch_size_must_be_a_positive_count(cli):
+    for value in ("0", "-4", "2.5", "many"):
+        status, out, err = cli("--model", "8B", "--len", "32768", "--train-batch-size", value)
+        assert (status, out) == (2, "") and err.count("\n") == 2 and "--train-batch-size" in err, (value, err)
+
+
 def test_from_config_with_env_set_in_the_environment(cli, user_config: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("MAX_MODEL_LEN", "16384")
     monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")

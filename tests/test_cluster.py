@@ -379,7 +379,14 @@ def test_greedy_is_valid_and_never_better(seed: int, tmp_path_factory):
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: ../x, model: 4B, max_model_len: 4096}\n",
          "job ../x, name: must be letters, digits"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096, colour: red}\n",
-         "job j: unknown field 'colour' (fields: name, max_model_len, rollout_gpus, priority, pool, model, model_config)"),
+         ("job j: unknown field 'colour' (fields: name, max_model_len, rollout_gpus, priority, pool, train_batch_size, "
+          "model, model_config)")),
+        (("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n"
+          "  - {name: j, model: 4B, max_model_len: 4096, train_batch_size: 0}\n"),
+         "job j, train_batch_size: must be above 0, got 0"),
+        (("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n"
+          "  - {name: j, model: 4B, max_model_len: 4096, train_batch_size: '256'}\n"),
+         "job j, train_batch_size: must be a whole number"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8, host_ram_gb: 0}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
          "pool a, host_ram_gb: must be above 0, got 0"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8, host_ram_gb: 1TB}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",

@@ -93,6 +93,7 @@ def test_out_of_memory_follows_the_order_the_source_tries_on_that_count(edited_a
     dict(gpu="a100", model="4B", objective="max_len", budget_gpus=6),
     dict(gpu="a100", model="1.7B", objective="min_gpus", max_model_len=51200, sp=2),
     dict(gpu="h20", model="0.6B", max_model_len=20000, budget_gpus=6, exact=True, env=True),
+    dict(gpu="a100", model="8B", max_model_len=32768, budget_gpus=6, train_batch_size=256),
 ])
 def test_each_cheaper_combination_gets_a_rule_that_really_excludes_it(request_):
     query = make_query(CATALOG, estimate="never", **request_)
@@ -114,6 +115,7 @@ def test_each_cheaper_combination_gets_a_rule_that_really_excludes_it(request_):
             "pin_sp": query.sp in (None, s),
             "pin_env": query.env in (None, bool(e)),
             "pin_offload": query.offload in (None, bool(o)),
+            "batch_divides": query.train_batch_size is None or n % s != 0 or query.train_batch_size % (n // s) == 0,
         }
         if rule in holds:
             assert not holds[rule], f"{rule} does not exclude {(n, e, o, s)}"
@@ -122,6 +124,36 @@ def test_each_cheaper_combination_gets_a_rule_that_really_excludes_it(request_):
             problems = check_plan(CATALOG, plan_, gpu=answer.gpu, model=query.model, budget_gpus=10 ** 6,
                                   max_model_len=best.max_model_len)
             assert any(problem.startswith("not feasible") for problem in problems), (n, e, o, s, problems)
+
+
+def test_a_train_batch_rules_out_the_data_parallel_ranks_that_do_not_divide_it():
+    # 256 experiences split over 1, 2, 4 or 8 ranks, not 3, 5 or 6: on 6 A100s neither SP=1 (6 ranks) nor SP=2 (3)
+    # trains Qwen3-8B, so the cheapest plan is SP=4 on 4 GPUs, where without the batch it is Env + SP=2 on 6.
+    answer, reasons = explained(gpu="a100", model="8B", max_model_len=32768, budget_gpus=6, train_batch_size=256)
+    best = answer.plans[0]
+    assert (best.gpus, best.setting.label, best.cautions) == (4, "SP=4", ())
+    rule = "the train batch of 256 (--train-batch-size) must split evenly over the data-parallel ranks (GPUs / SP)"
+    assert details(reasons, "batch_divides") == [f"{rule}: on 5 GPUs that rules out SP=1",
+                                                 f"{rule}: on 6 GPUs that rules out SP=1, 2"]
+    unbatched, _ = explained(gpu="a100", model="8B", max_model_len=32768, budget_gpus=6)
+    assert (unbatched.plans[0].gpus, unbatched.plans[0].setting.label) == (6, "Env + SP=2")
+    assert unbatched.plans[0].cautions == (
+        ("3 data-parallel ranks (6 GPUs / SP=2): Trinity splits each training batch evenly over them, so "
+         "buffer.train_batch_size (batch_size x repeat_times) must be a multiple of 3; --train-batch-size N plans for "
+         "yours"),)
+    # A batch that 3 ranks divide keeps the plan on 6 GPUs, and then no caution is needed.
+    divided, _ = explained(gpu="a100", model="8B", max_model_len=32768, budget_gpus=6, train_batch_size=96)
+    assert (divided.plans[0].gpus, divided.plans[0].setting.label, divided.plans[0].cautions) == (6, "Env + SP=2", ())
+
+
+def test_a_train_batch_that_no_layout_divides_is_named_as_the_limit():
+    answer, reasons = explained(gpu="a100", model="8B", max_model_len=32768, budget_gpus=6, exact=True, sp=2,
+                                train_batch_size=256)
+    assert answer.plans == ()
+    (limit,) = details(reasons, "limit")
+    assert limit == ("no plan passes these rules together: the budget (on exactly 6 GPUs); the data-parallel ranks "
+                     "(trainer GPUs / SP) must divide the train batch (--train-batch-size 256); the pins (--sp 2)")
+    assert "trains with --sp 2 --train-batch-size 256" in answer.reason
 
 
 def test_no_plan_names_the_binding_limit_and_the_nearest_plans():

@@ -236,6 +236,7 @@ def requests(draw: st.DrawFn) -> dict[str, Any]:
         "weights": draw(weights),
         "node_gpus": draw(st.sampled_from([4, 8])),
         "rollout_gpus": draw(st.sampled_from([0, 0, 1, 2, 4, 6])),
+        "train_batch_size": draw(st.none() | st.sampled_from([1, 2, 3, 6, 10, 96, 256, 768])),
     }
     if objective != "max_len":
         request["max_model_len"] = draw(st.sampled_from(row_lengths) | st.integers(min_value=1, max_value=160_000))

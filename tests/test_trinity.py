@@ -330,7 +330,39 @@ def test_reads_the_user_config_with_defaults_from_the_environment() -> None:
         sp=1,
         offload=False,
         max_token_len_per_gpu=None,
+        train_batch_size=768,  # buffer.batch_size 96 x algorithm.repeat_times 8
+        train_batch_source="buffer.batch_size x algorithm.repeat_times",
     )
+
+
+@pytest.mark.parametrize(("keys", "batch", "source"), [
+    ("buffer: {train_batch_size: 512, batch_size: 32}\nalgorithm: {repeat_times: 8}", 512, "buffer.train_batch_size"),
+    ("buffer: {train_batch_size: 0, batch_size: 32}\nalgorithm: {repeat_times: 8}", 256,
+     "buffer.batch_size x algorithm.repeat_times"),  # 0, Trinity's default: derived
+    ("buffer: {batch_size: 32}", 32, "buffer.batch_size x algorithm.repeat_times"),  # repeat_times defaults to 1
+    ("buffer: {batch_size: '${oc.env:BATCH,12}'}\nalgorithm: {repeat_times: 4}", 48,
+     "buffer.batch_size x algorithm.repeat_times"),
+    ("algorithm: {repeat_times: 8}", None, "buffer.train_batch_size"),  # no batch size: not checked
+])
+def test_reads_the_train_batch_as_trinity_derives_it(keys: str, batch: int | None, source: str) -> None:
+    text = f"model: {{model_path: Qwen/Qwen3-8B, max_model_len: 32768}}\n{keys}\n"
+    config = read_trinity_config(text, "t.yaml", {})
+    assert (config.train_batch_size, config.train_batch_source) == (batch, source)
+
+
+@pytest.mark.parametrize(("keys", "message"), [
+    ("buffer: {train_batch_size: -1}", "t.yaml: buffer.train_batch_size must be at least 0, got -1"),
+    ("buffer: {batch_size: 0}", "t.yaml: buffer.batch_size must be at least 1, got 0"),
+    ("buffer: {batch_size: 8}\nalgorithm: {repeat_times: many}",
+     "t.yaml: algorithm.repeat_times must be a whole number"),
+    ("buffer: {batch_size: 16777216}\nalgorithm: {repeat_times: 2}",
+     "t.yaml: buffer.batch_size x algorithm.repeat_times must be at most 16777216, got 33554432"),
+])
+def test_a_train_batch_that_is_not_a_count_is_refused(keys: str, message: str) -> None:
+    text = f"model: {{model_path: Qwen/Qwen3-8B, max_model_len: 32768}}\n{keys}\n"
+    with pytest.raises(ConfigError) as caught:
+        read_trinity_config(text, "t.yaml", {})
+    assert str(caught.value).startswith(message)
 
 
 def test_reads_the_user_config_with_the_variables_set() -> None:

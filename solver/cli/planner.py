@@ -46,6 +46,7 @@ from solver.results import Answer
 from solver.rules import NODE_GPUS
 from solver.tables import (
     MAX_GPUS,
+    MAX_TRAIN_BATCH,
     Catalog,
     Model,
     QueryError,
@@ -124,6 +125,10 @@ def build_parser() -> argparse.ArgumentParser:
                          help="R rollout GPUs beside the trainer: the plan leaves them room (in the trainer's node, "
                               "or nodes of their own); --emit and --out add the cluster section (0: none here, "
                               "mode: train)")
+    trinity.add_argument("--train-batch-size", metavar="N", type=whole_number(1, MAX_TRAIN_BATCH),
+                         help="experiences per training step (Trinity's buffer.train_batch_size, by default batch_size "
+                              "x repeat_times): only trainers whose data-parallel ranks (GPUs / SP) divide it, as "
+                              "Trinity requires (default: --from-config's, else not checked)")
     trinity.add_argument("--from-config", metavar="FILE", type=path_argument,
                          help="read model, max_model_len and trainer GPUs from a Trinity config; say whether its "
                          "settings train (flags override what the file says)")
@@ -194,7 +199,8 @@ def _planner_query(args: argparse.Namespace, catalog: Catalog, added: str, confi
              "offload": args.offload, "top": args.top, "weights": load_weights(args.weights) if args.weights else None,
              "time_limit_s": args.time_limit, "workers": args.workers, "estimate": args.estimate_mode or "auto",
              "memory": load_memory_model(args.memory_model) if args.memory_model else None, "margin": args.margin,
-             "host_ram_gb": args.host_ram, "rollout_gpus": args.rollout_gpus}  # --model-config describes the model
+             "host_ram_gb": args.host_ram, "rollout_gpus": args.rollout_gpus,
+             "train_batch_size": args.train_batch_size}  # --model-config describes the model
 
     if config is None:
         query = make_query(catalog, **{**asked, "model": asked["model"] or ""},

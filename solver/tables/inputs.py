@@ -14,6 +14,7 @@ from solver.tables.schema import (
     MAX_HOST_RAM_GB,
     MAX_JOBS,
     MAX_NODE_GPUS,
+    MAX_TRAIN_BATCH,
     AskedTokens,
     Count,
     Frozen,
@@ -89,6 +90,9 @@ class _JobFields(Frozen):
     rollout_gpus: Annotated[int, Strict(), Ge(0), Le(MAX_GPUS)] = 0
     priority: Annotated[int, Strict(), Gt(0), Le(1_000_000)] = 1
     pool: Text | None = None
+    train_batch_size: Annotated[int, Strict(), Gt(0), Le(MAX_TRAIN_BATCH)] | None = Field(default=None, description=(
+        "experiences per training step (Trinity's buffer.train_batch_size): only trainers whose data-parallel ranks "
+        "(GPUs / SP) divide it, as --train-batch-size; absent, it is not checked"))
 
 
 class Job(_JobFields):

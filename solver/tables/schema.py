@@ -30,6 +30,8 @@ MAX_GPUS = 1 << 16
 """The most GPUs a count, a budget or a pool may have."""
 MAX_JOBS = 20_000
 """The most jobs a cluster file may list."""
+MAX_TRAIN_BATCH = 1 << 24
+"""The largest train batch (experiences per training step) a query, a job or a Trinity config may give."""
 
 Count = Annotated[int, Strict(), Gt(0)]
 """A positive whole number written as a YAML integer (not ``"4096"``, ``4096.0`` or ``true``)."""

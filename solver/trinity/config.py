@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict
 
 from solver.query import TrinityVersion
 from solver.rules import token_budget
-from solver.tables import MAX_GPUS, brief, counted, model_name_from_path
+from solver.tables import MAX_GPUS, MAX_TRAIN_BATCH, brief, counted, model_name_from_path
 from solver.trinity.keys import (
     ACTOR_ROLLOUT_REF,
     IGNORED_SECTION,
@@ -20,6 +20,8 @@ from solver.trinity.keys import (
     ROLE_SP_KEYS,
     ROLE_TOKEN_BUDGETS,
     ROLES,
+    TRAIN_BATCH_KEY,
+    TRAIN_BATCH_PATH,
     ConfigError,
     offload_path,
     trainer_level_offload,
@@ -73,6 +75,10 @@ class TrinityConfig(BaseModel):
     (``engine_type`` tinker or external)."""
     auxiliary_gpus: int = 0
     """The GPUs of ``explorer.auxiliary_models``, part of ``rollout_gpus``."""
+    train_batch_size: int | None = None
+    """Experiences per training step (`_read_train_batch`); None where the config sets no batch size."""
+    train_batch_source: str = TRAIN_BATCH_KEY
+    """The keys `train_batch_size` comes from, as messages name them."""
     def budget_in_effect(self, max_model_len: int) -> int:
         """The most tokens per GPU any role takes at `max_model_len`: a role's own budget, else the trainer's,
         else Trinity's default ``ceil(2L/sp)``."""
@@ -342,6 +348,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
     offload, offload_notes = _read_offload(reader, given, strategy, version)
     sp, sp_notes = _read_sequence_parallel(reader)
     length, length_notes = _read_max_model_len(reader)
+    train_batch, train_batch_source = _read_train_batch(reader)
     return TrinityConfig(
         model=model,
         model_path=model_path,
@@ -357,7 +364,26 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
         notes=(*offload_notes, *_strategy_notes(strategy), *sp_notes, *length_notes),
         rollout_engine_gpus=rollout_engine_gpus,
         auxiliary_gpus=auxiliary_gpus,
+        train_batch_size=train_batch,
+        train_batch_source=train_batch_source,
     )
+
+
+def _read_train_batch(reader: ConfigReader) -> tuple[int | None, str]:
+    """Experiences per training step and the keys they come from: ``buffer.train_batch_size``, else (as Trinity
+    derives it) ``buffer.batch_size`` times ``algorithm.repeat_times`` (default 1); None where the config sets
+    neither batch size (Trinity's default batch of 1 is no run's)."""
+    given = reader.integer(TRAIN_BATCH_PATH, minimum=0)
+    if given:  # 0, Trinity's default: derived from the batch size
+        return given, TRAIN_BATCH_KEY
+    batch = reader.integer(("buffer", "batch_size"))
+    if batch is None:
+        return None, TRAIN_BATCH_KEY
+    source = "buffer.batch_size x algorithm.repeat_times"
+    experiences = batch * (reader.integer(("algorithm", "repeat_times"), 1) or 1)
+    if experiences > MAX_TRAIN_BATCH:
+        raise ConfigError(f"{reader.name}: {source} must be at most {MAX_TRAIN_BATCH}, got {experiences}")
+    return experiences, source
 
 
 def _flag_for_notes(reader: ConfigReader, path: tuple[str, ...]) -> bool | None:

@@ -56,6 +56,11 @@ ROLE_TOKEN_BUDGETS = ((*ACTOR_ROLLOUT_REF, "actor", "ppo_max_token_len_per_gpu")
                       (*ACTOR_ROLLOUT_REF, "ref", "log_prob_max_token_len_per_gpu"))
 """verl's per-role token budgets: set by hand, they override ``trainer.max_token_len_per_gpu`` for their role (on verl
 before 0.8: `ROLE_KEYS_IGNORED`)."""
+TRAIN_BATCH_PATH = ("buffer", "train_batch_size")
+TRAIN_BATCH_KEY = ".".join(TRAIN_BATCH_PATH)
+"""Trinity's experiences per training step (0, its default: ``buffer.batch_size`` x ``algorithm.repeat_times``), which
+the trainer's data-parallel ranks must divide."""
+
 ROLE_KEYS_IGNORED = ("on verl before 0.8 only: Trinity 0.6 on verl 0.8 or later ignores the roles' own token budgets and "
                      "dynamic-batch keys, taking the trainer's")
 """Where the roles' own budgets and the ref's dynamic-batch key count: Trinity 0.6's verl 0.8 path freezes them."""
