@@ -164,6 +164,7 @@ def calibration(catalog: Catalog, measured: Sequence[GpuType], *, with_tables: b
                                  fit=fit),
         own_contradictions=tuple(own), table_contradictions=tuple(clashes),
         at_bounds=tuple(at_bounds(coefficients)), mispredicted=tuple(mispredicted(yours, coefficients)),
+        your_cells=len({(o.gpu, o.gpus, o.model.name, o.max_model_len) for o in yours}),
     )
 
 
@@ -226,7 +227,8 @@ def mispredicted(evidence: Iterable[Observation], coefficients: Coefficients) ->
                 cell = next((trained.setting.label for trained in observed if trained.fits), "-")
                 said = "trained" if o.fits else "ran out of memory"
                 found.append(f"{model} on {gpus} x {gpu} at {length}, cell {cell!r}: {o.setting.label} {said} there, "
-                             f"predicted {result.total_gib:.1f} GiB of {result.usable_gib:.1f} usable")
+                             f"predicted {result.total_gib:.1f} GiB of {result.usable_gib:.1f} usable before any "
+                             "safety margin")
                 break
     return found
 

@@ -369,8 +369,10 @@ def _verdict(answer: Answer, current: CurrentSettings, query: Query, problems: b
     if current.broken_rule:
         verdict = f"it breaks a rule: {current.broken_rule}"
     elif cell is not None:  # the GPU memory first: more host memory would not make it train
+        longer = (f", and at {current.max_model_len} tokens each GPU holds more" if
+                  cell.max_model_len < current.max_model_len and current.max_token_len_per_gpu is None else "")
         verdict = (f"{cell.words(answer.gpu, answer.model)}, so {setting.label} ran out of memory there"
-                   f"{_fewer(cell, current.gpus)}{'; and ' + host if host else ''}")
+                   f"{_fewer(cell, current.gpus)}{longer}{'; and ' + host if host else ''}")
     elif host and not _short_of_gpu_memory(current):
         verdict = host
     else:

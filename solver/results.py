@@ -470,4 +470,12 @@ class Calibration(Frozen):
         "coefficients that ended at an edge of their plausible range: the cells do not pin the model down"))
     mispredicted: tuple[str, ...] = Field(description=(
         "your cells that the fit predicts the other way (a mistyped cell shows here first), with the predicted "
-        "peak against the usable memory"))
+        "peak against the usable memory before any safety margin"))
+    your_cells: int = Field(default=0, description=(
+        "how many cells of yours (a GPU type, count, model and length each) the fit was given; 0 without cells"))
+
+    @property
+    def poor_fit(self) -> bool:
+        """Whether the fit predicts more than a quarter of your cells the other way: too few or conflicting cells
+        to pin the model down (``solve calibrate`` warns of it)."""
+        return len(self.mispredicted) * 4 > self.your_cells

@@ -259,9 +259,13 @@ def test_from_config_says_whether_the_settings_train(cli, user_config: Path):
                                  "config_problems": [YARN_NOT_NEEDED, FACTOR_UNSET]}
     assert (answer["budget_gpus"], answer["plans"][0]["sp"], answer["plans"][0]["env"]) == (6, 2, True)
     status, out, _ = cli("--from-config", str(user_config), "--gpu", "a100")
+    # The cell is at a shorter length than the config's: the verdict says why it holds at the config's too.
     assert "trinity.yaml runs vanilla on 6 trainer GPUs at 32768 tokens (Env off in this environment): the " \
-           "A100-80GB table for 6 GPUs says 'Env' at 16384, so vanilla ran out of memory there; the best plan " \
-           "follows" in " ".join(out.split())
+           "A100-80GB table for 6 GPUs says 'Env' at 16384, so vanilla ran out of memory there, and at 32768 tokens " \
+           "each GPU holds more; the best plan follows" in " ".join(out.split())
+    _, out, _ = cli("--from-config", str(user_config), "--gpu", "a100", "--len", "16384")
+    assert ("the A100-80GB table for 6 GPUs says 'Env' at 16384, so vanilla ran out of memory there; the best plan "
+            "follows") in " ".join(out.split())
 
 
 def test_from_config_without_a_cluster_says_the_count_is_the_budgets(cli, tmp_path: Path):
@@ -1373,8 +1377,9 @@ def test_a_verdict_that_host_memory_rules_out_says_so(cli, tmp_path: Path):
     # first (more host memory would not make it train).
     example = Path(__file__).parent.parent / "docs" / "examples" / "trinity.yaml"
     _, out, _ = cli("--from-config", str(example), "--gpu", "h20", "--host-ram", "30")
-    assert ("the H20-96GB table for 6 GPUs says 'SP=2' at 24576, so vanilla ran out of memory there; and it needs 30.6 "
-            "GiB of host memory per node while the model loads, more than --host-ram 30;") in " ".join(out.split())
+    assert ("the H20-96GB table for 6 GPUs says 'SP=2' at 24576, so vanilla ran out of memory there, and at 32768 "
+            "tokens each GPU holds more; and it needs 30.6 GiB of host memory per node while the model loads, more "
+            "than --host-ram 30;") in " ".join(out.split())
     # A config a table documents is refused for its host memory alone (Qwen3-4B ties its embeddings: every rank
     # loads it, 15 GiB each).
     documented = tmp_path / "documented.yaml"

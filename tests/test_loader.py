@@ -367,6 +367,18 @@ def test_a_file_of_another_kind_is_refused_naming_the_kind_it_looks_like(load: s
     assert "\n" not in message and message.endswith(f" (this looks like {kind})")
 
 
+@pytest.mark.parametrize(("wrong", "kind"), [
+    ("docs/examples/fleet.yaml", "a fleet file, for solve cluster"),
+    ("docs/examples/my-cells.yaml", "a cells file, for --cells"),
+    ("tables/costs.yaml", "a cost-weights file, for --weights"),
+])
+def test_from_config_given_a_file_of_another_kind_names_the_kind(cli, wrong: str, kind: str):
+    path = Path(__file__).parent.parent / wrong
+    status, out, err = cli("--from-config", str(path), "--gpu", "a100")
+    assert (status, out) == (2, "")
+    assert err == f"solve: error: {path}: missing model.model_path (this looks like {kind})\n"
+
+
 def test_a_name_that_ends_another_without_a_dash_gets_no_guess():
     # '0B' ends Llama-3.1-70B's name, but not as its last part: no guess.
     with pytest.raises(QueryError) as raised:

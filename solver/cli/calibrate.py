@@ -112,5 +112,11 @@ def _report_fit(args: argparse.Namespace, fitted: Calibration) -> None:
     if missed := fitted.mispredicted:  # a mistyped cell shows here first
         more = and_more(missed, CALIBRATE_MISSES_SHOWN)
         breaks = f"solve memory --memory-model {args.out}" if args.out else "solve memory, with the model written out,"
-        print(f"solve calibrate: note: of your cells, the fit predicts the other way: "
-              f"{'; '.join(missed[:CALIBRATE_MISSES_SHOWN])}{more} ({breaks} breaks each down)", file=sys.stderr)
+        said = (f"warning: the fit predicts {len(missed)} of your {counted(fitted.your_cells, 'cell')} the other way"
+                if fitted.poor_fit else "note: of your cells, the fit predicts the other way")
+        more_cells = "" if fitted.at_bounds else (  # the warning on the edges said so
+            f", add cells{'' if args.with_tables else ', or fit with the documented ones too (--with-tables)'}")
+        advice = f"; so many misses: check the cells for typos{more_cells}" if fitted.poor_fit else ""
+        print(f"solve calibrate: {said}: "
+              f"{'; '.join(missed[:CALIBRATE_MISSES_SHOWN])}{more} ({breaks} breaks each down){advice}",
+              file=sys.stderr)

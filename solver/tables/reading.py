@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import copy
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
 from pathlib import Path
 from typing import Any, get_args
@@ -303,11 +303,16 @@ def load_validated(model: type[BaseModel], path: Path, context: dict[str, Any] |
     try:
         return model.model_validate(raw, context=context)
     except ValidationError as error:
-        other = next((kind for kind, (schema, keys) in _FILE_KINDS.items() if schema is not model and keys <= set(raw)),
-                     None)
-        hint = f" (this looks like {other})" if other else ""
         raise TableError(_validation_message(path, raw, error, lambda data: model.model_validate(data, context=context),
-                                             model) + hint) from None
+                                             model) + looks_like(raw, model)) from None
+
+
+def looks_like(raw: Mapping[Any, Any], expected: type[BaseModel] | None) -> str:
+    """For a file that did not load as `expected` (None: a Trinity config): `` (this looks like a fleet file, for solve
+    cluster)`` where its top-level keys are another kind's (`_FILE_KINDS`); "" otherwise."""
+    other = next((kind for kind, (schema, keys) in _FILE_KINDS.items() if schema is not expected and keys <= set(raw)),
+                 None)
+    return f" (this looks like {other})" if other else ""
 
 
 _FILE_KINDS: dict[str, tuple[type[BaseModel] | None, set[str]]] = {

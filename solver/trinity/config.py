@@ -11,7 +11,7 @@ from pydantic import BaseModel, ConfigDict
 
 from solver.query import TrinityVersion
 from solver.rules import token_budget
-from solver.tables import MAX_GPUS, MAX_TRAIN_BATCH, brief, counted, model_name_from_path
+from solver.tables import MAX_GPUS, MAX_TRAIN_BATCH, brief, counted, looks_like, model_name_from_path
 from solver.trinity.keys import (
     ACTOR_ROLLOUT_REF,
     IGNORED_SECTION,
@@ -128,7 +128,7 @@ def _read_model(reader: ConfigReader) -> tuple[str, str]:
     """The config's ``model.model_path`` (stripped) and the model name it ends in."""
     model_path = reader.get(("model", "model_path"))
     if model_path is None or (isinstance(model_path, str) and not model_path.strip()):
-        raise ConfigError(f"{reader.name}: missing model.model_path")
+        raise ConfigError(f"{reader.name}: missing model.model_path{looks_like(reader.data, None)}")
     if not isinstance(model_path, str):
         raise ConfigError(f"{reader.where(('model', 'model_path'))} must be a path, got {brief(model_path)}")
     model = model_name_from_path(model_path)
