@@ -23,10 +23,10 @@ Grid = dict[tuple[str | int, int], Plan | None]
 
 
 def longest_by_model(catalog: Catalog, gpu: str, models: Sequence[str], budgets: Sequence[int],
-                     **estimates: Any) -> Grid:
-    """For each model and budget: the plan with the longest context on at most that many GPUs (`estimates`:
-    `make_query`'s ``memory`` and ``margin``)."""
-    return _grid(catalog, gpu, budgets, {model: {"model": model, "objective": "max_len", **estimates}
+                     **options: Any) -> Grid:
+    """For each model and budget: the plan with the longest context on at most that many GPUs (`options`:
+    `make_query`'s ``memory``, ``margin`` and ``train_batch_size``)."""
+    return _grid(catalog, gpu, budgets, {model: {"model": model, "objective": "max_len", **options}
                                          for model in models})
 
 
@@ -39,10 +39,10 @@ def mapped_models(catalog: Catalog, gpu: str) -> list[str]:
 
 
 def cheapest_by_length(catalog: Catalog, gpu: str, model: str, lengths: Sequence[int], budgets: Sequence[int],
-                       **estimates: Any) -> Grid:
-    """For each length and budget: the cheapest plan for `model` on at most that many GPUs (`estimates`:
-    `make_query`'s ``memory`` and ``margin``)."""
-    return _grid(catalog, gpu, budgets, {length: {"model": model, "max_model_len": length, **estimates}
+                       **options: Any) -> Grid:
+    """For each length and budget: the cheapest plan for `model` on at most that many GPUs (`options`:
+    `make_query`'s ``memory``, ``margin`` and ``train_batch_size``)."""
+    return _grid(catalog, gpu, budgets, {length: {"model": model, "max_model_len": length, **options}
                                          for length in lengths})
 
 
@@ -53,14 +53,14 @@ UNTABLED_LENGTHS = tuple(4096 * step for step in range(1, 33))
 """A by-length map's rows for a GPU type without tables for the model, before any past them: 4096 to 131072."""
 
 
-def length_rows(catalog: Catalog, gpu: str, model: str, budgets: Sequence[int], **estimates: Any) -> list[int]:
+def length_rows(catalog: Catalog, gpu: str, model: str, budgets: Sequence[int], **options: Any) -> list[int]:
     """The lengths of a by-length map of `model` on `gpu`: the rows of the tables that speak for it
     (`Catalog.tables_for`; `UNTABLED_LENGTHS` without), then every `LENGTH_STEP` tokens up to the longest length
-    the largest budget reaches, and that length (`estimates`: as `longest_by_model`'s)."""
+    the largest budget reaches, and that length (`options`: as `longest_by_model`'s)."""
     tabled = sorted({row.max_model_len for table in catalog.tables_for(gpu, catalog.model(model)).tables
                      for row in table.rows}) or list(UNTABLED_LENGTHS)
     most = max(budgets)
-    longest = longest_by_model(catalog, gpu, [model], [most], **estimates)[model, most]
+    longest = longest_by_model(catalog, gpu, [model], [most], **options)[model, most]
     reach = longest.max_model_len if longest is not None else 0
     return tabled + [*range(tabled[-1] + LENGTH_STEP, reach, LENGTH_STEP), *([reach] if reach > tabled[-1] else [])]
 

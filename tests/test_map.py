@@ -214,6 +214,25 @@ def test_the_maps_as_json_hold_the_planners_plans(cli):
     assert list(a100) == ["gpu", "by", "budget_gpus", "rows"]
 
 
+def test_a_map_with_a_train_batch_keeps_to_trainers_whose_ranks_divide_it(cli):
+    # 256 experiences split over 1, 2 or 4 ranks, not 3, 5 or 6: Qwen3-8B's cheapest plans within 3, 5 and 6 A100s
+    # stay on 2 and 4 GPUs, each the planner's with the same batch.
+    import json
+
+    out = cli("map", "--gpu", "a100", "--model", "8B", "--by", "len", "--gpus-up-to", "6", "--json",
+              "--train-batch-size", "256")[1]
+    cells = {row["max_model_len"]: row["plans"] for row in json.loads(out)[0]["rows"]}
+    assert [plan["gpus"] for plan in cells[4096]] == [1, 2, 2, 4, 4, 4]
+    assert all(plan is None or plan["gpus"] // plan["sp"] in (1, 2, 4) and plan["cautions"] == []
+               for plans in cells.values() for plan in plans)
+    [answer] = json.loads(cli("--model", "8B", "--gpu", "a100", "--gpus", "6", "--len", "32768", "--json",
+                              "--train-batch-size", "256")[1])
+    assert cells[32768][5] == answer["plans"][0]
+    unbatched = json.loads(cli("map", "--gpu", "a100", "--model", "8B", "--by", "len", "--gpus-up-to", "6",
+                               "--json")[1])[0]["rows"]
+    assert [plan["gpus"] for plan in unbatched[0]["plans"]] == [1, 2, 3, 4, 5, 6]
+
+
 def test_an_untabled_length_map_starts_from_4096_to_131072_in_steps_of_4096():
     from solver.maps import UNTABLED_LENGTHS, length_rows
 

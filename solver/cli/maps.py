@@ -16,7 +16,7 @@ from solver.cli.options import add_cells_option, add_gpu_memory_option, add_memo
 from solver.cli.output import PLAIN_TEXT, new_console
 from solver.cli.parser import Parser
 from solver.render import map_json, map_view
-from solver.tables import MAX_ESTIMATED_GPUS, QueryError, load_memory_model, load_model_config
+from solver.tables import MAX_ESTIMATED_GPUS, MAX_TRAIN_BATCH, QueryError, load_memory_model, load_model_config
 
 
 def build_map_parser() -> argparse.ArgumentParser:
@@ -35,6 +35,9 @@ def build_map_parser() -> argparse.ArgumentParser:
                         help="print the maps as JSON: per GPU type, each row's best plan at each budget (null: none)")
     parser.add_argument("--model-config", metavar="PATH", type=path_argument,
                         help="a local Hugging Face config.json, for a model the catalogue lacks (as --model)")
+    parser.add_argument("--train-batch-size", metavar="N", type=whole_number(1, MAX_TRAIN_BATCH),
+                        help="experiences per training step (Trinity's buffer.train_batch_size): only trainers whose "
+                             "data-parallel ranks (GPUs / SP) divide it, as the planner's")
     add_gpu_memory_option(parser)
     add_cells_option(parser)
     add_memory_model_options(parser)
@@ -48,8 +51,8 @@ def run_map(args: argparse.Namespace) -> int:
     check_model_flags(args, "--model M or --model-config PATH", given=True)  # one at most: a map may have none
     catalog, added = catalog_with(load_model_config(args.model_config) if args.model_config else None, args.gpu,
                                   args.gpu_memory, args.cells or ())
-    estimates = {"memory": load_memory_model(args.memory_model) if args.memory_model else None,
-                 "margin": args.margin}
+    options = {"memory": load_memory_model(args.memory_model) if args.memory_model else None,
+               "margin": args.margin, "train_batch_size": args.train_batch_size}
     if args.by == "len" and args.model is None and not added:
         raise QueryError("--by len maps one model: give --model M (or --model-config PATH)")
     gpus = [catalog.gpu(args.gpu)] if args.gpu else list(catalog.documented_gpu_types)
@@ -59,12 +62,12 @@ def run_map(args: argparse.Namespace) -> int:
     views, maps = [], []
     for gpu in gpus:
         if asked is not None and args.by == "len":
-            rows: list[Any] = length_rows(catalog, gpu.name, asked, budgets, **estimates)
-            grid = cheapest_by_length(catalog, gpu.name, asked, rows, budgets, **estimates)
+            rows: list[Any] = length_rows(catalog, gpu.name, asked, budgets, **options)
+            grid = cheapest_by_length(catalog, gpu.name, asked, rows, budgets, **options)
             title = f"{gpu.name} · {asked}: cheapest setting per length and GPU budget"
         else:
             rows = [asked] if asked else mapped_models(catalog, gpu.name)
-            grid = longest_by_model(catalog, gpu.name, rows, budgets, **estimates)
+            grid = longest_by_model(catalog, gpu.name, rows, budgets, **options)
             title = f"{gpu.name}: longest context per model and GPU budget"
         views.append(map_view(grid, rows, budgets, title, by_length=args.by == "len"))
         maps.append((gpu.name, grid, rows))
