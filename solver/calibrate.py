@@ -215,7 +215,7 @@ def calibrate(evidence: Iterable[Observation]) -> tuple[Coefficients, FitSummary
 def mispredicted(evidence: Iterable[Observation], coefficients: Coefficients) -> list[str]:
     """The cells (GPU type, GPU count, model, length) of which `coefficients` predict an observation the other way
     (without a margin, as `report` counts them), in words: the cell as written, and its first such observation with
-    the predicted peak against the usable memory."""
+    the predicted peak against the usable memory (before any safety margin)."""
     cells: dict[tuple[str, int, str, int], list[Observation]] = {}
     for o in evidence:
         cells.setdefault((o.gpu, o.gpus, o.model.name, o.max_model_len), []).append(o)
@@ -227,8 +227,7 @@ def mispredicted(evidence: Iterable[Observation], coefficients: Coefficients) ->
                 cell = next((trained.setting.label for trained in observed if trained.fits), "-")
                 said = "trained" if o.fits else "ran out of memory"
                 found.append(f"{model} on {gpus} x {gpu} at {length}, cell {cell!r}: {o.setting.label} {said} there, "
-                             f"predicted {result.total_gib:.1f} GiB of {result.usable_gib:.1f} usable before any "
-                             "safety margin")
+                             f"predicted {result.total_gib:.1f} GiB of {result.usable_gib:.1f} usable")
                 break
     return found
 

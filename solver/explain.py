@@ -374,8 +374,8 @@ class _Words:
             if rule in rules:
                 parts.append(text)
         if "batch_divides" in rules:
-            parts.append(f"the data-parallel ranks (trainer GPUs / SP) must divide the train batch "
-                         f"({query.train_batch_source} {query.train_batch_size})")
+            parts.append(f"the data-parallel ranks (trainer GPUs / SP) must divide the train batch of "
+                         f"{query.train_batch_size} ({query.train_batch_source})")
         if any(rule.startswith("pin_") for rule in rules):
             parts.append(f"the pins ({self.query.pin_flags})")
         if "host_ram" in rules:

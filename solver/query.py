@@ -8,7 +8,7 @@ from typing import Literal, get_args
 
 from pydantic import Field
 
-from solver.rules import NODE_GPUS, sp_layout_violation
+from solver.rules import NODE_GPUS, batch_words, sp_layout_violation
 from solver.tables import (
     MAX_ESTIMATED_GPUS,
     MAX_GPUS,
@@ -133,7 +133,7 @@ class Query(Frozen):
         """The flags that narrow the plans: the pins (`pin_flags`), the host memory and the train batch given; empty
         when none."""
         host_ram = f"{self.host_ram_source} {self.host_ram_gb:g}" if self.host_ram_gb is not None else ""
-        batch = f"{self.train_batch_source} {self.train_batch_size}" if self.train_batch_size is not None else ""
+        batch = "" if self.train_batch_size is None else batch_words(self.train_batch_size, self.train_batch_source)
         return " ".join(filter(None, (self.pin_flags, host_ram, batch)))
 
 

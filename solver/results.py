@@ -124,13 +124,15 @@ class Plan(Frozen):
         "data-parallel ranks (GPUs / SP) that are not a power of two where no train batch was given, Env on an AMD "
         "GPU; empty where there is nothing"))
 
-    def with_cautions(self, model: Model, gpu: GpuType, train_batch_size: int | None = None) -> Plan:
+    def with_cautions(self, model: Model, gpu: GpuType, train_batch_size: int | None = None,
+                      train_batch_source: str = "--train-batch-size") -> Plan:
         """This plan, of `model` on `gpu`, with its `cautions`; without a `train_batch_size` (the query's) to check,
-        one for data-parallel ranks that usual batches may not split over (`uneven_split_caution`)."""
+        one for data-parallel ranks that usual batches may not split over (`uneven_split_caution`, naming
+        `train_batch_source`, where the query would take one)."""
         length = self.length_cautions(model)
         thin = (thin_headroom(self.headroom_gb, self.beyond_calibration, gpu.memory_gib)
                 if self.evidence == "estimated" else "")
-        uneven = uneven_split_caution(self.gpus, self.sp) if train_batch_size is None else None
+        uneven = uneven_split_caution(self.gpus, self.sp, train_batch_source) if train_batch_size is None else None
         cautions = (*layout_cautions(model), *length, *((thin,) if thin else ()), *((uneven,) if uneven else ()),
                     *((ROCM_ENV_CAUTION,) if gpu.rocm and self.env else ()))
         return self.model_copy(update={"cautions": cautions})

@@ -331,6 +331,14 @@ def splits_batch(train_batch_size: int, gpus: int, sp: int) -> bool:
     return gpus % sp != 0 or train_batch_size % (gpus // sp) == 0
 
 
+def batch_words(train_batch_size: int, source: str) -> str:
+    """A train batch as messages name it: the flag and its value (``--train-batch-size 256``), or ``a train batch of
+    256 (buffer.batch_size x algorithm.repeat_times)`` where it came from elsewhere (`source`)."""
+    if source.startswith("--"):
+        return f"{source} {train_batch_size}"
+    return f"a train batch of {train_batch_size} ({source})"
+
+
 def batch_split_violation(train_batch_size: int | None, gpus: int, sp: int,
                           source: str = "--train-batch-size") -> str | None:
     """Why a train batch of `train_batch_size` experiences (None: not known; messages say it came from `source`)
@@ -338,19 +346,20 @@ def batch_split_violation(train_batch_size: int | None, gpus: int, sp: int,
     does, or is not known."""
     if train_batch_size is None or splits_batch(train_batch_size, gpus, sp):
         return None
-    return (f"the train batch of {train_batch_size} ({source}) does not split evenly over {gpus // sp} data-parallel "
-            f"ranks ({counted(gpus, 'GPU')} / SP={sp}), which Trinity refuses")
+    return (f"the train batch of {train_batch_size} ({source}) must split evenly over the data-parallel ranks, and "
+            f"{gpus // sp} ({counted(gpus, 'GPU')} / SP={sp}) do not divide it")
 
 
-def uneven_split_caution(gpus: int, sp: int) -> str | None:
+def uneven_split_caution(gpus: int, sp: int, source: str = "--train-batch-size") -> str | None:
     """A plan's caution where its data-parallel ranks (``gpus / sp``) are not a power of two and no train batch was
-    given to check: usual batches (powers of two times a few) may not split over them; None otherwise."""
+    given to check (`source` says where one is given): usual batches (powers of two times a few) may not split over
+    them; None otherwise."""
     ranks = gpus // sp
     if ranks & (ranks - 1) == 0:
         return None
     return (f"{ranks} data-parallel ranks ({counted(gpus, 'GPU')} / SP={sp}): Trinity splits each training batch "
             f"evenly over them, so buffer.train_batch_size (batch_size x repeat_times) must be a multiple of {ranks}; "
-            "--train-batch-size N plans for yours")
+            f"give {source} to plan for yours")
 
 
 def sp_within_node(gpus: int, node_gpus: int, sp: int) -> bool:

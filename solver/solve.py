@@ -399,7 +399,7 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
         if offload or query.host_ram_gb is not None else None,
         nodes=layout[0] if layout else None,
         rollout_gpus=layout[1] if layout else None,
-    ).with_cautions(data.shape, catalog.gpu(data.gpu), query.train_batch_size)
+    ).with_cautions(data.shape, catalog.gpu(data.gpu), query.train_batch_size, query.train_batch_source)
 
 
 def _memory_figures(shape: Model, memory_gib: float, query: Query, gpus: int, setting: Setting, length: int,
@@ -419,7 +419,7 @@ def at_token_budget(catalog: Catalog, query: Query, gpu: str, plan: Plan, tokens
     figures = _memory_figures(catalog.model(query.model), catalog.gpu(gpu).memory_gib, query, plan.gpus, plan.setting,
                               plan.max_model_len, tokens, estimated=plan.source is None)
     return plan.model_copy(update={"max_token_len_per_gpu": tokens, **figures}).with_cautions(
-        catalog.model(query.model), catalog.gpu(gpu), query.train_batch_size)
+        catalog.model(query.model), catalog.gpu(gpu), query.train_batch_size, query.train_batch_source)
 
 
 def _uncounted(query: Query) -> str:
@@ -533,13 +533,14 @@ def _no_plan_reason(catalog: Catalog, data: PlanningData, query: Query, nearby: 
                 f"the longest is {best.max_model_len}{on_grid(best)} ({best.setting.label} on {counted(best.gpus, 'GPU')}"
                 f"{best.lowered_words}, "
                 f"{best.evidence_label})"
-                f"{_host_need(catalog, data, query)}"
+                f"{_host_need(catalog, data, query)}{_batch_need(catalog, data, query)}"
                 f"{(fewer := _with_fewer_gpus(catalog, data, query))}"
                 f"{_with_lower_budget(catalog, data, query, nearby, fewer_said=bool(fewer))}"
             ), best
     trains = f"trains{' with ' + limits if limits else ''}"
     return (f"nothing in {sources} for {where} {within} {trains}{_without_pins(catalog, data, query, nearby)}"
-            f"{_host_need(catalog, data, query)}{(fewer := _with_fewer_gpus(catalog, data, query))}"
+            f"{_host_need(catalog, data, query)}{_batch_need(catalog, data, query)}"
+            f"{(fewer := _with_fewer_gpus(catalog, data, query))}"
             f"{_with_lower_budget(catalog, data, query, nearby, fewer_said=bool(fewer))}"), None
 
 
@@ -608,6 +609,20 @@ def _host_need(catalog: Catalog, data: PlanningData, query: Query) -> str:
     if lighter is not None and _host_need_gib(data, query, lighter) < _host_need_gib(data, query, best):
         said += f"; at the least, {_host_words(data, query, lighter)}"
     return said
+
+
+def _batch_need(catalog: Catalog, data: PlanningData, query: Query) -> str:
+    """When the train batch is what rules the plans out (without it one exists): the plan without it and the
+    data-parallel ranks a batch must split over for it, in words ("" otherwise)."""
+    if query.train_batch_size is None:
+        return ""
+    best = answer_for(catalog, query.model_copy(update={"train_batch_size": None, "top": 1}), data.gpu,
+                      explained=False).best
+    if best is None:
+        return ""
+    ranks = best.gpus // best.sp
+    return (f"; a train batch that {ranks} data-parallel ranks divide lets {best.setting.label} on "
+            f"{counted(best.gpus, 'GPU')} train it ({best.max_model_len} tokens, {best.evidence_label})")
 
 
 def _host_need_gib(data: PlanningData, query: Query, plan: Plan) -> float:

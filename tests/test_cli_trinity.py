@@ -302,12 +302,15 @@ def test_from_config_plans_for_the_configs_train_batch(cli, user_config: Path):
     user_config.write_text(sp2, encoding="utf-8")
     status, out, _ = cli("--from-config", str(user_config), "--gpu", "a100", "--json")
     (answer,) = json.loads(out)
-    broken = ("the train batch of 256 (buffer.batch_size x algorithm.repeat_times) does not split evenly over 3 "
-              "data-parallel ranks (6 GPUs / SP=2), which Trinity refuses")
+    broken = ("the train batch of 256 (buffer.batch_size x algorithm.repeat_times) must split evenly over the "
+              "data-parallel ranks, and 3 (6 GPUs / SP=2) do not divide it")
     assert (status, answer["current"]["broken_rule"], answer["plans"]) == (1, broken, [])
-    assert answer["reason"].startswith("nothing in the tables and the memory model's estimates for Qwen3-8B on "
-                                       "A100-80GB on exactly 6 GPUs trains with buffer.batch_size x "
-                                       "algorithm.repeat_times 256")
+    # The reason says the batch is what stops them, and which batch would not.
+    assert answer["reason"].startswith(
+        "nothing in the tables and the memory model's estimates for Qwen3-8B on A100-80GB on exactly 6 GPUs trains "
+        "with a train batch of 256 (buffer.batch_size x algorithm.repeat_times); a train batch that 3 data-parallel "
+        "ranks divide lets Env + SP=2 on 6 GPUs train it (32768 tokens, documented); fewer trainer GPUs train 32768 "
+        "tokens: SP=4 on 4 GPUs (documented)")
     # --train-batch-size overrides the config's: 96 splits over 3 ranks, and the verdict is the tables'.
     status, out, _ = cli("--from-config", str(user_config), "--gpu", "a100", "--train-batch-size", "96", "--json")
     (answer,) = json.loads(out)
@@ -318,6 +321,34 @@ def test_from_config_plans_for_the_configs_train_batch(cli, user_config: Path):
     status, out, _ = cli("--from-config", str(user_config), "--gpu", "a100", "--gpus", "6", "--json")
     best = json.loads(out)[0]["plans"][0]
     assert (status, best["gpus"], best["sp"], best["env"], best["offload"]) == (0, 4, 4, False, False)
+
+
+def test_write_refuses_a_train_batch_other_than_the_configs(cli, user_config: Path, tmp_path: Path):
+    # --write keeps the config's batch (96 x 8 = 768), so a plan for another would break the rule it was made for.
+    patched = tmp_path / "patched.yaml"
+    status, out, err = cli("--from-config", str(user_config), "--gpu", "a100", "--train-batch-size", "256",
+                           "--write", str(patched))
+    assert (status, out, patched.exists()) == (2, "", False)
+    assert err == (f"solve: error: --train-batch-size 256: {user_config} gives a train batch of 768 (buffer.batch_size "
+                   "x algorithm.repeat_times), which --write keeps: drop --train-batch-size, or change the config's "
+                   "batch first\n")
+    status, _, _ = cli("--from-config", str(user_config), "--gpu", "a100", "--train-batch-size", "768",
+                       "--write", str(patched))  # the config's own: nothing to refuse
+    assert status == 0 and patched.exists()
+    _, out, _ = cli("--from-config", str(patched), "--gpu", "a100", "--json")
+    assert json.loads(out)[0]["current"]["broken_rule"] is None
+
+
+def test_a_config_trinity_refuses_for_want_of_a_train_batch_is_not_checked_and_says_so(cli, tmp_path: Path):
+    for head, why in (("mode: train", "mode train"), ("algorithm: {algorithm_type: sft}", "algorithm_type sft")):
+        config = tmp_path / "trinity.yaml"
+        config.write_text(f"{head}\nbuffer: {{batch_size: 32}}\nmodel: {{model_path: Qwen/Qwen3-8B, max_model_len: "
+                          "32768}\ncluster: {node_num: 1, gpu_per_node: 6}\n", encoding="utf-8")
+        _, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--json")
+        (answer,) = json.loads(out)
+        assert answer["train_batch_size"] is None and answer["current"]["broken_rule"] is None
+        assert (f"buffer.train_batch_size is unset, which Trinity requires with {why}: it refuses the config (the "
+                "verdict and the plans check no train batch)") in answer["current"]["config_problems"]
 
 
 def test_train_batch_size_must_be_a_positive_count(cli):
@@ -629,6 +660,7 @@ def test_write_refuses_a_model_that_is_not_the_configs(cli, tmp_path: Path):
 
 
 OFFLOADED_4B = """mode: train
+buffer: {train_batch_size: 64}
 model:
   model_path: Qwen/Qwen3-4B
   max_model_len: 102400
@@ -1979,7 +2011,8 @@ FSDP1_OFFLOAD_NOTE = ("the offload flags are set, but trainer.trainer_strategy i
 def test_from_config_names_an_offload_policy_without_fsdp2_once(cli, tmp_path: Path, trainer: str,
                                                                   problems: list[str]):
     config = tmp_path / "trinity.yaml"
-    config.write_text("mode: train\nmodel: {model_path: Qwen/Qwen3-4B, max_model_len: 8192}\n"
+    config.write_text("mode: train\nbuffer: {train_batch_size: 64}\n"
+                      "model: {model_path: Qwen/Qwen3-4B, max_model_len: 8192}\n"
                       f"cluster: {{node_num: 1, gpu_per_node: 2}}\ntrainer: {{trainer_strategy: fsdp, {trainer}}}\n",
                       encoding="utf-8")
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--json")

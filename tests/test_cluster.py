@@ -896,7 +896,13 @@ def test_a_pool_of_large_nodes_offers_every_count_within_a_node(tmp_path: Path):
     (placement,) = result.placements
     best = plan(make_query(CATALOG, model="32B", gpu="h100", max_model_len=65536, budget_gpus=12, node_gpus=16,
                            rollout_gpus=4), CATALOG)[0].plans[0]  # its layout: the placement's, 1 node
-    assert (placement.trainer_gpus, placement.plan) == (best.gpus, best) and best.gpus == 12
+    assert (placement.trainer_gpus, placement.plan.model_copy(update={"cautions": ()})) == (
+        best.gpus, best.model_copy(update={"cautions": ()})) and best.gpus == 12
+    # 12 GPUs at SP=4 make 3 data-parallel ranks: the caution names what gives a job its batch, not the planner's flag.
+    (caution,) = placement.plan.cautions
+    assert caution.startswith("3 data-parallel ranks (12 GPUs / SP=4): ") and caution.endswith(
+        "must be a multiple of 3; give the job's train_batch_size to plan for yours")
+    assert best.cautions == (caution.replace("the job's train_batch_size", "--train-batch-size"),)
 
 
 @pytest.mark.parametrize("cut", ["later stage unsolved", "interrupted after the first stage"])

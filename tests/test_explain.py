@@ -139,8 +139,8 @@ def test_a_train_batch_rules_out_the_data_parallel_ranks_that_do_not_divide_it()
     assert (unbatched.plans[0].gpus, unbatched.plans[0].setting.label) == (6, "Env + SP=2")
     assert unbatched.plans[0].cautions == (
         ("3 data-parallel ranks (6 GPUs / SP=2): Trinity splits each training batch evenly over them, so "
-         "buffer.train_batch_size (batch_size x repeat_times) must be a multiple of 3; --train-batch-size N plans for "
-         "yours"),)
+         "buffer.train_batch_size (batch_size x repeat_times) must be a multiple of 3; give --train-batch-size to plan "
+         "for yours"),)
     # A batch that 3 ranks divide keeps the plan on 6 GPUs, and then no caution is needed.
     divided, _ = explained(gpu="a100", model="8B", max_model_len=32768, budget_gpus=6, train_batch_size=96)
     assert (divided.plans[0].gpus, divided.plans[0].setting.label, divided.plans[0].cautions) == (6, "Env + SP=2", ())
@@ -152,7 +152,7 @@ def test_a_train_batch_that_no_layout_divides_is_named_as_the_limit():
     assert answer.plans == ()
     (limit,) = details(reasons, "limit")
     assert limit == ("no plan passes these rules together: the budget (on exactly 6 GPUs); the data-parallel ranks "
-                     "(trainer GPUs / SP) must divide the train batch (--train-batch-size 256); the pins (--sp 2)")
+                     "(trainer GPUs / SP) must divide the train batch of 256 (--train-batch-size); the pins (--sp 2)")
     assert "trains with --sp 2 --train-batch-size 256" in answer.reason
 
 

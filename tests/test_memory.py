@@ -694,10 +694,9 @@ def test_cli_calibrate_prints_a_memory_model_file(cli, tmp_path: Path):
     assert err == ("solve calibrate: warning: states 0.5, usable_env 1 ended at the edge of the plausible range: 2 "
                    "observations do not pin the model down; add cells, or --with-tables to fit with the documented ones "
                    "too\n"  # and even there the cell is out of reach: 131072 tokens per GPU without SP
-                   "solve calibrate: warning: the fit predicts 1 of your 1 cell the other way: Qwen3-8B on 8 x "
-                   "H100-80GB at 65536, cell 'Env': Env trained there, predicted 175.5 GiB of 79.6 usable before any "
-                   f"safety margin (solve memory --memory-model {target} breaks each down); so many misses: check the "
-                   "cells for typos\n")
+                   "solve calibrate: warning: the fit predicts your only cell the other way: Qwen3-8B on 8 x H100-80GB "
+                   "at 65536, cell 'Env': Env trained there, predicted 175.5 GiB of 79.6 usable (usable: before any "
+                   f"safety margin; solve memory --memory-model {target} breaks each down); check it for typos\n")
     # Env + Offload trained where every SP degree before it ran out of memory: the range's SP degree is 1, a
     # failure at SP=8 says nothing of where a prediction to fit holds.
     one.write_text(one.read_text(encoding="utf-8").replace("Qwen3-8B: Env}", "Qwen3-8B: Env + Offload}"), encoding="utf-8")
@@ -2093,7 +2092,7 @@ def test_calibrate_names_your_cells_that_the_fit_predicts_the_other_way(cli, tmp
     assert status == 0 and "1 predicted not to fit that did" in out
     assert err.endswith("solve calibrate: note: of your cells, the fit predicts the other way: Qwen3-14B on 1 x "
                         "H100-80GB at 8192, cell 'vanilla': vanilla trained there, predicted 149.6 GiB of 71.7 usable "
-                        f"before any safety margin (solve memory --memory-model {written} breaks each down)\n")
+                        f"(usable: before any safety margin; solve memory --memory-model {written} breaks each down)\n")
     # A '-' cell stands for every setting tried there (SP=8, Env + SP=8, ... on 8 GPUs), several of which this fit
     # predicts to fit: the cell is named once, with the first.
     cells.write_text(h100_cells(8, "eight", "0.6B, 4B", {8192: "{0.6B: '-', 4B: vanilla}",
@@ -2117,8 +2116,9 @@ def test_calibrate_names_three_missed_cells_without_counting_more(cli, tmp_path:
     missed = err.rsplit("the fit predicts 3 of your 8 cells the other way: ", 1)[-1]
     assert status == 0 and missed.count("cell 'vanilla': vanilla trained there") == 3
     # Three of eight cells: more than a quarter, so a warning, and the edge's warning above already asked for cells.
-    assert " more (" not in missed and missed.endswith(f"(solve memory --memory-model {tmp_path / 'model.yaml'} "
-                                                       "breaks each down); so many misses: check the cells for typos\n")
+    assert " more (" not in missed and missed.endswith(
+        f"(usable: before any safety margin; solve memory --memory-model {tmp_path / 'model.yaml'} breaks each down); "
+        "check them for typos\n")
 
 
 def test_a_fit_that_misses_most_of_your_cells_is_a_warning_that_says_how_to_mend_it(cli, tmp_path: Path):
@@ -2135,9 +2135,8 @@ def test_a_fit_that_misses_most_of_your_cells_is_a_warning_that_says_how_to_mend
     status, _, err = cli("calibrate", "--cells", str(cells), "--out", str(tmp_path / "model.yaml"))
     assert status == 0 and err.startswith(
         "solve calibrate: warning: the fit predicts 6 of your 8 cells the other way: Qwen3-8B on 8 x H100-80GB at "
-        "16384, cell 'vanilla': vanilla trained there, predicted 71.8 GiB of 71.7 usable before any safety margin; ")
-    assert err.endswith("; so many misses: check the cells for typos, add cells, or fit with the documented ones too "
-                        "(--with-tables)\n")
+        "16384, cell 'vanilla': vanilla trained there, predicted 71.8 GiB of 71.7 usable; ")
+    assert err.endswith("; check them for typos, add cells, or fit with the documented ones too (--with-tables)\n")
     assert solver.calibrate_memory_model().your_cells == 0  # the documented tables' own misses are not yours
 
 

@@ -112,11 +112,15 @@ def _report_fit(args: argparse.Namespace, fitted: Calibration) -> None:
     if missed := fitted.mispredicted:  # a mistyped cell shows here first
         more = and_more(missed, CALIBRATE_MISSES_SHOWN)
         breaks = f"solve memory --memory-model {args.out}" if args.out else "solve memory, with the model written out,"
-        said = (f"warning: the fit predicts {len(missed)} of your {counted(fitted.your_cells, 'cell')} the other way"
-                if fitted.poor_fit else "note: of your cells, the fit predicts the other way")
+        mine = ("your only cell" if fitted.your_cells == 1 else f"all {fitted.your_cells} of your cells"
+                if len(missed) == fitted.your_cells else f"{len(missed)} of your {fitted.your_cells} cells")
+        said = (f"warning: the fit predicts {mine} the other way" if fitted.poor_fit
+                else "note: of your cells, the fit predicts the other way")
         more_cells = "" if fitted.at_bounds else (  # the warning on the edges said so
             f", add cells{'' if args.with_tables else ', or fit with the documented ones too (--with-tables)'}")
-        advice = f"; so many misses: check the cells for typos{more_cells}" if fitted.poor_fit else ""
+        them = "it" if fitted.your_cells == 1 else "them"
+        advice = f"; check {them} for typos{more_cells}" if fitted.poor_fit else ""
         print(f"solve calibrate: {said}: "
-              f"{'; '.join(missed[:CALIBRATE_MISSES_SHOWN])}{more} ({breaks} breaks each down){advice}",
+              f"{'; '.join(missed[:CALIBRATE_MISSES_SHOWN])}{more} (usable: before any safety margin; {breaks} breaks "
+              f"each down){advice}",
               file=sys.stderr)

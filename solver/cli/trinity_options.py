@@ -93,7 +93,8 @@ def local_model(file: Path, config: TrinityConfig) -> Model | None:
 def check_planner_config(args: argparse.Namespace, catalog: Catalog, added: str, config: TrinityConfig,
                          objective: Objective) -> None:
     """`QueryError` where --from-config's config and the other options cannot be planned together: a trainer
-    other than FSDP, an unknown model, no length, a --write or --rollout-gpus at odds with the config."""
+    other than FSDP, an unknown model, no length, a --write, --rollout-gpus or --write's --train-batch-size at odds
+    with the config."""
     if (args.write or args.emit or args.out) and config.strategy not in (None, "fsdp", "fsdp2"):
         raise QueryError(f"{args.from_config}: trainer.trainer_strategy is {config.strategy}: rft-solver plans FSDP "
                          "trainers (fsdp, or fsdp2 for Offload), whose settings do not carry over to it; plan it "
@@ -113,6 +114,10 @@ def check_planner_config(args: argparse.Namespace, catalog: Catalog, added: str,
     if args.rollout_gpus is not None and config.trainer_gpus is not None and args.rollout_gpus != config.rollout_gpus:
         raise QueryError(f"--rollout-gpus {args.rollout_gpus}: {args.from_config} gives rollout {config.rollout_gpus} "
                          "GPUs (its engines times their GPUs each): drop --rollout-gpus")
+    if args.write and args.train_batch_size not in (None, config.train_batch_size) and config.train_batch_size:
+        raise QueryError(f"--train-batch-size {args.train_batch_size}: {args.from_config} gives a train batch of "
+                         f"{config.train_batch_size} ({config.train_batch_source}), which --write keeps: drop "
+                         "--train-batch-size, or change the config's batch first")
 
 
 def _engines_note(engines: RolloutEngines, model: Model, gpu: str) -> str | None:

@@ -348,7 +348,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
     offload, offload_notes = _read_offload(reader, given, strategy, version)
     sp, sp_notes = _read_sequence_parallel(reader)
     length, length_notes = _read_max_model_len(reader)
-    train_batch, train_batch_source = _read_train_batch(reader)
+    train_batch, train_batch_source, batch_notes = _read_train_batch(reader, mode)
     return TrinityConfig(
         model=model,
         model_path=model_path,
@@ -361,7 +361,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
         max_token_len_per_gpu=reader.integer(("trainer", "max_token_len_per_gpu")),
         role_token_budgets=_role_token_budgets(data, name, environ),
         strategy=given,
-        notes=(*offload_notes, *_strategy_notes(strategy), *sp_notes, *length_notes),
+        notes=(*offload_notes, *_strategy_notes(strategy), *sp_notes, *length_notes, *batch_notes),
         rollout_engine_gpus=rollout_engine_gpus,
         auxiliary_gpus=auxiliary_gpus,
         train_batch_size=train_batch,
@@ -369,21 +369,29 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
     )
 
 
-def _read_train_batch(reader: ConfigReader) -> tuple[int | None, str]:
-    """Experiences per training step and the keys they come from: ``buffer.train_batch_size``, else (as Trinity
-    derives it) ``buffer.batch_size`` times ``algorithm.repeat_times`` (default 1); None where the config sets
-    neither batch size (Trinity's default batch of 1 is no run's)."""
+def _read_train_batch(reader: ConfigReader, mode: str | None) -> tuple[int | None, str, list[str]]:
+    """Experiences per training step, the keys they come from, and a note where Trinity refuses the config for want
+    of them: ``buffer.train_batch_size``, else (as Trinity derives it) ``buffer.batch_size`` times
+    ``algorithm.repeat_times`` (default 1). None where the config sets neither batch size (the check is skipped on
+    purpose: Trinity's default batch of 1 is no run's), and where Trinity requires ``buffer.train_batch_size``
+    itself (mode train, algorithm_type sft or dpo) and it is unset."""
     given = reader.integer(TRAIN_BATCH_PATH, minimum=0)
     if given:  # 0, Trinity's default: derived from the batch size
-        return given, TRAIN_BATCH_KEY
+        return given, TRAIN_BATCH_KEY, []
+    algorithm = reader.word(("algorithm", "algorithm_type"))
+    if mode == "train" or algorithm in ("sft", "dpo"):
+        why = "mode train" if mode == "train" else f"algorithm_type {algorithm}"
+        note = (f"{TRAIN_BATCH_KEY} is unset, which Trinity requires with {why}: it refuses the config (the verdict "
+                "and the plans check no train batch)")
+        return None, TRAIN_BATCH_KEY, [note]
     batch = reader.integer(("buffer", "batch_size"))
     if batch is None:
-        return None, TRAIN_BATCH_KEY
+        return None, TRAIN_BATCH_KEY, []
     source = "buffer.batch_size x algorithm.repeat_times"
     experiences = batch * (reader.integer(("algorithm", "repeat_times"), 1) or 1)
     if experiences > MAX_TRAIN_BATCH:
         raise ConfigError(f"{reader.name}: {source} must be at most {MAX_TRAIN_BATCH}, got {experiences}")
-    return experiences, source
+    return experiences, source, []
 
 
 def _flag_for_notes(reader: ConfigReader, path: tuple[str, ...]) -> bool | None:
