@@ -39,6 +39,23 @@ def test_emit_prints_the_golden_fragment(cli):
     assert out == (DATA / "golden-env-offload-sp4-yarn.yaml").read_text(encoding="utf-8")
 
 
+def test_a_fragment_planned_for_a_train_batch_says_so_and_the_ranks_it_needs(cli, user_config: Path):
+    status, out, _ = cli("--model", "8B", "--gpu", "a100", "--gpus", "6", "--len", "32768", "--train-batch-size", "96",
+                         "--emit", "trinity")
+    assert status == 0 and ("# Planned for a train batch of 96 (buffer.train_batch_size, by default batch_size x "
+                            "repeat_times),\n# which its 3 data-parallel ranks (trainer GPUs / SP) divide: keep your "
+                            "batch a multiple of 3.\n") in out
+    # The config's own batch (96 x 8 = 768) heads its fragment; without a batch, no such line.
+    assert "# Planned for a train batch of 768 " in cli("--from-config", str(user_config), "--gpu", "a100",
+                                                        "--emit", "trinity")[1]
+    assert "Planned for a train batch" not in cli(*FLAGSHIP, "--emit", "trinity")[1]
+    # The API checks what it is given: a batch the plan's ranks do not divide is refused.
+    (answer,) = solver.plan("8B", gpu="a100", budget_gpus=6, max_model_len=32768)
+    with pytest.raises(QueryError, match=r"^train_batch_size must be a whole number of at least 1 that the plan's "
+                                         r"data-parallel ranks \(6 GPUs / SP=2\) divide, got 256$"):
+        solver.trinity.trinity_fragment(answer.best, solver.tables.load_catalog().model("8B"), train_batch_size=256)
+
+
 def test_emit_for_every_gpu_type_prints_one_document_each(cli):
     status, out, _ = cli("--maximize", "len", "--gpus", "6", "--model", "4B", "--emit", "trinity")
     documents = out.split("---\n")

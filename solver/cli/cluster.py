@@ -105,9 +105,11 @@ def run_cluster(args: argparse.Namespace) -> int:
             shared = placement.gpu_indexes if len(placement.gpu_indexes) < pool.gpus_per_node else None
             size = rollout_engines(model, catalog.gpu(pool.gpu).memory_gib, rollout, placement.plan.max_model_len,
                                    pool.gpus_per_node).size if rollout else 1
+            batch = next(job.train_batch_size for job in fleet.jobs if job.name == placement.job)
             fragments[placement.job] = trinity_fragment(placement.plan, model, rollout, nodes=len(placement.nodes),
                                                         gpu=pool.gpu, shared_gpus=shared, engines=(0, size),
-                                                        version=args.trinity_version, rocm=catalog.gpu(pool.gpu).rocm)
+                                                        version=args.trinity_version, rocm=catalog.gpu(pool.gpu).rocm,
+                                                        train_batch_size=batch)
         made = bool(fragments) and not args.emit_dir.is_dir()
         if made:  # the folder is made only now, once there is an answer to write
             try:

@@ -264,7 +264,8 @@ def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: C
             try:
                 fragments.append(trinity_fragment(answer.plans[0], model, rollout, gpu=answer.gpu, nodes=nodes,
                                                   engines=engines, layout=layout, version=args.trinity_version,
-                                                  rocm=catalog.gpu(answer.gpu).rocm))
+                                                  rocm=catalog.gpu(answer.gpu).rocm,
+                                                  train_batch_size=answer.train_batch_size))
             except EngineError as error:  # the config's engines cannot take the rollout GPUs this plan leaves
                 raise QueryError(f"{args.from_config}: {error} on nodes of {node_gpus}: choose a trainer size with "
                                  "--gpus that leaves the config's engines exactly their GPUs") from None

@@ -10,7 +10,7 @@ import yaml as pyyaml
 
 from solver.query import TrinityVersion, check_choice
 from solver.results import ENV_EXPORT, Plan, index_range
-from solver.rules import whole_nodes_violation
+from solver.rules import batch_split_violation, whole_nodes_violation
 from solver.tables import MAX_GPUS, Model, OneLineError, QueryError, brief, check_types, counted
 from solver.trinity.checks import check_trinity_config
 from solver.trinity.keys import REMOTE_ENGINES, value_at, yaml_scalar
@@ -48,7 +48,8 @@ def _emit(keys: Iterable[PlanKey], section_comments: Mapping[tuple[str, ...], st
 
 
 def _header(plan: Plan, model: Model, rollout_gpus: int | None, gpu: str | None,
-            shared_gpus: tuple[int, ...] | None = None, rocm: bool = False) -> list[str]:
+            shared_gpus: tuple[int, ...] | None = None, rocm: bool = False,
+            train_batch_size: int | None = None) -> list[str]:
     on = f" {gpu}" if gpu else ""
     left = f" ({rollout_gpus} for rollout)" if rollout_gpus else ""
     evidence = plan.evidence_text(gpu or "", model.name)
@@ -59,6 +60,11 @@ def _header(plan: Plan, model: Model, rollout_gpus: int | None, gpu: str | None,
         f"# evidence: {evidence}",
         "# Merge these keys into your Trinity config; model.model_path and everything else stay yours.",
     ]
+    if train_batch_size is not None:
+        ranks = plan.gpus // plan.sp
+        lines += [f"# Planned for a train batch of {train_batch_size} (buffer.train_batch_size, by default batch_size x "
+                  f"repeat_times),", f"# which its {counted(ranks, 'data-parallel rank')} (trainer GPUs / SP) "
+                  f"{'divides' if ranks == 1 else 'divide'}: keep your batch a multiple of {ranks}."]
     if model.beyond_native_on_own_scaling(plan.max_model_len):
         lines += [
             "#",
@@ -94,7 +100,7 @@ def _header(plan: Plan, model: Model, rollout_gpus: int | None, gpu: str | None,
 def trinity_fragment(
     plan: Plan, model: Model, rollout_gpus: int | None = None, *, gpu: str | None = None, nodes: int = 1,
     shared_gpus: tuple[int, ...] | None = None, engines: tuple[int, int] | None = (0, 1), layout: Any = None,
-    version: TrinityVersion | None = None, rocm: bool = False,
+    version: TrinityVersion | None = None, rocm: bool = False, train_batch_size: int | None = None,
 ) -> str:
     """A Trinity YAML fragment (nested mappings, with comments) that applies `plan` to `model`.
 
@@ -109,13 +115,15 @@ def trinity_fragment(
     sizes keeps its sizes: the tensor-parallel one is not written), and None no engines at all (a config's
     own, which take the R GPUs already). `gpu` (e.g. ``A100-80GB``) only names the GPU type in the header comment;
     `shared_gpus`, the GPUs of a node the job takes part of, adds the CUDA_VISIBLE_DEVICES to set; `rocm`
-    (an AMD GPU) adds to the Env comment what ROCm builds read.
+    (an AMD GPU) adds to the Env comment what ROCm builds read; `train_batch_size`, the batch the plan was made for,
+    a header line saying so.
     `layout`, the user's config as nested mappings, adds the keys of its own that the plan sets too (a role's
     SP and budget, the offload flags under a role's ``engine``), as `patch_trinity_config` does. The output depends
     only on the arguments: the same input gives the same bytes, checked against
     Trinity's rules (`check_trinity_config`) before it is returned.
     """
-    _check_fragment_arguments(plan, model, rollout_gpus, gpu, nodes, shared_gpus, engines, version, rocm)
+    _check_fragment_arguments(plan, model, rollout_gpus, gpu, nodes, shared_gpus, engines, version, rocm,
+                              train_batch_size)
     keys = [key for key in keys_for_plan(plan, model, layout, version=version)
             if not (key.existing_only and value_at(layout, key.path) is None)]
     model_keys = [k for k in keys if k.path[0] == "model"]
@@ -152,7 +160,7 @@ def trinity_fragment(
         ("model", "rope_scaling"): f"YaRN: max_model_len is beyond the native context of {model.native_context}",
     }
     body = _emit([*model_keys, *cluster_keys, *trainer_keys], comments)
-    text = "\n".join([*_header(plan, model, rollout_gpus, gpu, shared_gpus, rocm), *body]) + "\n"
+    text = "\n".join([*_header(plan, model, rollout_gpus, gpu, shared_gpus, rocm, train_batch_size), *body]) + "\n"
     problems = check_trinity_config(pyyaml.load(text, Loader=_FAST_SAFE_LOADER), model, plan.gpus)
     if problems:  # a defect of rft-solver's, never of the input: no fragment that Trinity would refuse leaves here
         raise RuntimeError(f"the Trinity config made for {plan.setting.label} breaks Trinity's rules: {problems}")
@@ -161,18 +169,23 @@ def trinity_fragment(
 
 def _check_fragment_arguments(plan: Plan, model: Model, rollout_gpus: int | None, gpu: str | None, nodes: int,
                               shared_gpus: tuple[int, ...] | None, engines: tuple[int, int] | None,
-                              version: TrinityVersion | None, rocm: bool) -> None:
+                              version: TrinityVersion | None, rocm: bool, train_batch_size: int | None) -> None:
     """`QueryError` unless `trinity_fragment`'s arguments are of their kinds and within their ranges, and the
     trainer and rollout GPUs split into `nodes` nodes on which the trainer takes one node's share or whole nodes."""
     check_types(("plan", plan, Plan), ("model", model, Model), ("rollout_gpus", rollout_gpus, int | None),
                 ("gpu", gpu, str | None), ("nodes", nodes, int), ("shared_gpus", shared_gpus, tuple | None),
-                ("engines", engines, tuple | None), ("rocm", rocm, bool))
+                ("engines", engines, tuple | None), ("rocm", rocm, bool),
+                ("train_batch_size", train_batch_size, int | None))
     check_choice("version", version, (None, *get_args(TrinityVersion)))
     if rollout_gpus is not None and not 0 <= rollout_gpus <= MAX_GPUS:
         raise QueryError(f"rollout_gpus must be from 0 to {MAX_GPUS} (or None for no cluster section), got "
                          f"{rollout_gpus}")
     if not 1 <= nodes <= MAX_GPUS:
         raise QueryError(f"nodes must be from 1 to {MAX_GPUS}, got {nodes}")
+    if train_batch_size is not None and (train_batch_size < 1 or batch_split_violation(train_batch_size, plan.gpus,
+                                                                                         plan.sp)):
+        raise QueryError(f"train_batch_size must be a whole number of at least 1 that the plan's data-parallel ranks "
+                         f"({plan.gpus} GPUs / SP={plan.sp}) divide, got {brief(train_batch_size)}")
     if engines is not None and not (len(engines) == 2 and all(type(n) is int for n in engines)
                                     and engines[0] >= 0 and engines[1] >= 0):
         raise QueryError(f"engines must be (GPUs of other models, GPUs per engine), two whole numbers of at least 0, "
