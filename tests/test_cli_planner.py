@@ -1047,6 +1047,18 @@ def test_an_estimate_alone_says_what_the_tables_say_of_it(cli):
         assert answer["plans"] and "tables" not in answer
 
 
+def test_an_estimate_alone_with_a_lowered_token_budget_gets_no_tables_verdict(cli):
+    # The tables measured Trinity's default budget: of Env + SP=4 on 4 A100s at 65536 tokens with 27648 tokens per GPU
+    # (lowered from 32768) they say nothing, though at that default the 4-GPU table says Env + SP=4 runs out of memory
+    # (its cell 'Env + Offload + SP=4' at 61440).
+    [answer] = json.loads(cli("--model", "8B", "--gpus", "4", "--gpu", "a100", "--len", "64k", "--estimate",
+                              "--token-budget", "auto", "--json")[1])
+    [best] = answer["plans"]
+    assert (best["sp"], best["env"], best["offload"], best["max_token_len_per_gpu"], best["lowered_budget"]) == (
+        4, True, False, 27648, True)
+    assert "tables" not in answer
+
+
 def test_control_characters_in_an_error_are_escaped(cli):
     # A file name with an escape sequence would restyle the terminal, and a newline split the one line.
     assert cli("--model", "4B", "--len", "8k", "--weights", "no\x1b[31m\nfile.yaml") == (

@@ -460,3 +460,15 @@ def test_nothing_the_memory_model_fits_with_estimate_alone_is_not_blamed_on_the_
     assert answer["reason"] == ("the tables have no Llama-3.1-70B on tiny, and the memory model estimates that "
                                 "nothing fits (not even 1024 tokens)")
     assert [reason["rule"] for reason in answer["explanation"]] == ["no_table"]
+
+
+def test_with_a_lowered_token_budget_the_memory_model_is_asked_at_each_settings_least_budget():
+    # With --token-budget auto a cheaper setting is out of reach only where even its least budget, ceil(L / SP) tokens
+    # per GPU, does not fit: the predictions are at that budget, and say so (at Trinity's default, twice as many).
+    answer, reasons = explained(gpu="a100", model="8B", max_model_len=262144, budget_gpus=8, exact=True,
+                                estimate="auto", token_budget="auto")
+    assert (answer.plans[0].setting.label, answer.plans[0].gpus) == ("Env + SP=8", 8)
+    [predicted] = details(reasons, "memory_model")
+    assert ("the memory model predicts at 262144 tokens: Env 363.0 GiB of 73.5 usable (at 262144 tokens per GPU, its "
+            "least budget); Env + SP=2 197.9 GiB of 73.5 usable (at 131072 tokens per GPU, its least budget); "
+            "Env + SP=4 108.9 GiB of 73.5 usable (at 65536 tokens per GPU, its least budget)") in predicted

@@ -646,6 +646,18 @@ def test_the_longest_length_asked_about_is_said_to_be_at_least_that(cli):
     assert json.loads(out)["longest_len"] == 2097152
 
 
+def test_a_lowered_token_budget_reaches_no_further_than_the_longest_length_asked_about(cli):
+    # With --token-budget auto a lowered budget reaches twice an estimate's longest length at Trinity's default; where
+    # that passes the 2097152 tokens the memory model is asked about, the plan stops there (the cheapest setting that
+    # reaches it, SP=32 with 89088 tokens per GPU), not at 4194304 with SP=64.
+    [answer] = json.loads(cli("--model", "32B", "--gpu", "b200", "--gpus", "64", "--node-gpus", "64", "--maximize",
+                              "len", "--token-budget", "auto", "--json")[1])
+    best = answer["plans"][0]
+    assert (best["max_model_len"], best["gpus"], best["sp"], best["env"], best["offload"]) == (
+        2097152, 64, 32, True, False)
+    assert (best["max_token_len_per_gpu"], best["lowered_budget"], best["evidence"]) == (89088, True, "estimated")
+
+
 def test_cli_planner_with_a_model_config_and_estimate_flags(cli):
     status, out, err = cli("--model-config", str(FIXTURE), "--gpu", "h20", "--gpus", "6", "--len", "65536", "--json")
     (answer,) = json.loads(out)

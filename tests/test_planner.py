@@ -560,3 +560,23 @@ def test_questions_of_the_same_planning_inputs_have_the_same_data_and_answers_on
             answer_for(catalog, base.model_copy(update=change), gpu, data=data)
     with pytest.raises(ValueError, match="data prepared for other inputs than those of the query on H100-80GB$"):
         answer_for(catalog, base, "H100-80GB", data=data)
+
+
+def test_an_sp_degree_that_divides_the_heads_but_not_the_kv_heads_is_never_planned():
+    # Qwen3-14B has 40 attention heads and 8 KV heads: SP=5 divides the heads and 5 GPUs, but neither it nor 8
+    # divides the other. The 4-GPU table's Env + Offload + SP=4 cell at 92160 would vouch for Env + Offload + SP=5
+    # on 5 GPUs (a setting that includes it); the KV-heads rule leaves SP=1 alone there.
+    answer = solve_one("a100", model="14B", objective="max_len", budget_gpus=5, exact=True, top=3)
+    assert [(p.setting.label, p.max_model_len, p.evidence) for p in answer.plans] == [
+        ("Env + Offload", 24576, "inferred"), ("Env", 7168, "estimated"), ("Env", 4096, "inferred")]
+
+
+def test_the_plan_on_fewer_nodes_counts_its_unused_gpus_against_the_budget_asked():
+    # Within 12 GPUs (nodes of 8) the cheapest trainer at 16384 tokens is 8 GPUs, on whole nodes: the 2 rollout GPUs
+    # take a node of their own, which gives them 8. On one node, 6 trainer GPUs and the 2 rollout GPUs fit; of the
+    # budget of 12 that leaves 6 unused (as the best plan's 4 are), not the 2 fewer than the best plan's count.
+    answer = solve_one("a100", model="4B", max_model_len=16384, budget_gpus=12, rollout_gpus=2)
+    best, fewer = answer.best, answer.fewer_nodes
+    assert (best.setting.label, best.gpus, best.unused_gpus, best.nodes, best.rollout_gpus) == ("vanilla", 8, 4, 2, 8)
+    assert (fewer.setting.label, fewer.gpus, fewer.unused_gpus, fewer.nodes, fewer.rollout_gpus, fewer.evidence) == (
+        "vanilla", 6, 6, 1, 2, "documented")

@@ -680,3 +680,22 @@ def test_a_borrowed_table_speaks_for_each_model_the_own_table_of_its_count_lacks
     got = _a800_plans_as_the_reference(tmp_path, 4, "SP=2", query)
     assert (got[0]["evidence"], got[0]["source"].get("gpu")) == (
         ("documented", None) if model == "Qwen3-4B" else ("documented", "A100-80GB"))
+
+
+def test_a_lowered_token_budget_keeps_trinitys_default_where_it_is_exactly_the_most_tokens():
+    """At the longest length an estimate fits at Trinity's default budget, that default is the most tokens the
+    estimate holds: the budget stays the default, not rounded down to a multiple of 1024 (SP=4 at 5120 tokens:
+    ceil(2 * 5120 / 4) = 2560, not 2048); a token more than the most is lowered, and below the least is None."""
+    from reference import _lowered_budget
+
+    from solver.rules import lowered_token_budget, token_budget
+
+    assert lowered_token_budget(5120, 4, 2560) == 2560
+    assert lowered_token_budget(5120, 4, 2559) == 2048
+    assert lowered_token_budget(5120, 4, 1280) == 1280  # the least, ceil(5120 / 4), is not a multiple of 1024
+    assert lowered_token_budget(5120, 4, 1279) is None
+    for length in (1024, 3072, 5120, 7000, 40960):
+        for sp in (1, 2, 3, 4, 8):
+            default, least = token_budget(length, sp), -(-length // sp)
+            for most in (default + 1, default, default - 1, least + 1, least, least - 1):
+                assert lowered_token_budget(length, sp, most) == _lowered_budget(length, sp, most), (length, sp, most)
