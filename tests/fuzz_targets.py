@@ -48,7 +48,8 @@ TREES = st.recursive(SCALARS | st.sampled_from(MARKUP), lambda inner: st.lists(i
                      "log_prob_use_dynamic_bsz", "ppo_max_token_len_per_gpu", "log_prob_max_token_len_per_gpu",
                      "data_parallel_size", "max_prompt_tokens", "max_response_tokens", "rope_scaling", "factor",
                      "engine_type", "tinker", "enable", "trainer_type", "auxiliary_models", "buffer", "batch_size",
-                     "train_batch_size", "algorithm", "repeat_times", "x"]) | st.text(max_size=8), inner, max_size=5), max_leaves=25)
+                     "train_batch_size", "algorithm", "repeat_times", "x"])
+    | st.text(max_size=8), inner, max_size=5), max_leaves=25)
 ALIAS_BOMB = "".join(f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]\n" for i in range(1, 9))
 CRAFTED = [
     "? [a, b]\n: 1\n",  # a key that is a list: ruamel reads it, PyYAML refuses it

@@ -62,9 +62,11 @@ def _header(plan: Plan, model: Model, rollout_gpus: int | None, gpu: str | None,
     ]
     if train_batch_size is not None:
         ranks = plan.gpus // plan.sp
-        lines += [f"# Planned for a train batch of {train_batch_size} (buffer.train_batch_size, by default batch_size x "
-                  f"repeat_times),", f"# which its {counted(ranks, 'data-parallel rank')} (trainer GPUs / SP) "
-                  f"{'divides' if ranks == 1 else 'divide'}: keep your batch a multiple of {ranks}."]
+        divide = "divides" if ranks == 1 else "divide"
+        lines += [(f"# Planned for a train batch of {train_batch_size} (buffer.train_batch_size, by default "
+                   "batch_size x repeat_times),"),
+                  (f"# which its {counted(ranks, 'data-parallel rank')} (trainer GPUs / SP) {divide}: keep your batch "
+                   f"a multiple of {ranks}.")]
     if model.beyond_native_on_own_scaling(plan.max_model_len):
         lines += [
             "#",
@@ -182,8 +184,8 @@ def _check_fragment_arguments(plan: Plan, model: Model, rollout_gpus: int | None
                          f"{rollout_gpus}")
     if not 1 <= nodes <= MAX_GPUS:
         raise QueryError(f"nodes must be from 1 to {MAX_GPUS}, got {nodes}")
-    if train_batch_size is not None and (train_batch_size < 1 or batch_split_violation(train_batch_size, plan.gpus,
-                                                                                         plan.sp)):
+    unsplit = train_batch_size is not None and batch_split_violation(train_batch_size, plan.gpus, plan.sp)
+    if train_batch_size is not None and (train_batch_size < 1 or unsplit):
         raise QueryError(f"train_batch_size must be a whole number of at least 1 that the plan's data-parallel ranks "
                          f"({plan.gpus} GPUs / SP={plan.sp}) divide, got {brief(train_batch_size)}")
     if engines is not None and not (len(engines) == 2 and all(type(n) is int for n in engines)
