@@ -244,6 +244,13 @@ def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, vers
         grid.add_row("fewer nodes", f"{counted(fewer.nodes or 1, 'node')} of {node_gpus} GPUs instead of "
                                     f"{counted(plan.nodes or 1, 'node')}: {fewer.setting.label} on {fewer.gpus} trainer + "
                                     f"{fewer.rollout_gpus} rollout GPUs, {trade} ({fewer.evidence_label}): --gpus {fewer.gpus}")
+    if answer.other_batch is not None:
+        other = answer.other_batch
+        ranks = other.gpus // other.sp
+        trade = (f"{other.max_model_len} tokens instead of {plan.max_model_len}"
+                 if other.max_model_len != plan.max_model_len else f"{other.cost / plan.cost:.2f}x the step time")
+        grid.add_row("other batch", f"with a train batch that {ranks} data-parallel ranks divide: {other.setting.label} "
+                                    f"on {counted(other.gpus, 'GPU')}, {trade} ({other.evidence_label})")
     return grid
 
 

@@ -347,6 +347,9 @@ class Answer(_Timed):
     fewer_nodes: Plan | None = Field(default=None, description=(
         "with rollout GPUs, when the best plan's trainer takes whole nodes and so leaves the rollout more GPUs "
         "than asked: the best plan on fewer nodes (within the largest budget whose layouts take fewer)"))
+    other_batch: Plan | None = Field(default=None, description=(
+        "with a train batch: the best plan without it, where that is better by the objective (cheaper, longer or on "
+        "fewer GPUs) than the best plan: what a batch its data-parallel ranks divide would run"))
     objective_value: int | None = Field(default=None, exclude=True, description="CP-SAT objective of the best plan")
     bound: float | None = Field(default=None, exclude=True, description="CP-SAT's proven bound on it")
     wall_time_s: float = Field(default=0.0, exclude=True, description=(
@@ -371,9 +374,9 @@ class Answer(_Timed):
 
     def as_json(self) -> dict[str, Any]:
         """The answer as ``solve --json`` prints it: ``explanation``, ``current``, ``nearest``, ``measured``,
-        ``larger_gpu_cell``, ``validated``, ``fewer_nodes`` and ``tables`` only when present."""
+        ``larger_gpu_cell``, ``validated``, ``fewer_nodes``, ``other_batch`` and ``tables`` only when present."""
         absent = {name for name in ("explanation", "current", "nearest", "measured", "larger_gpu_cell", "validated",
-                                    "fewer_nodes", "tables")
+                                    "fewer_nodes", "other_batch", "tables")
                   if getattr(self, name) is None}
         return self.model_dump(mode="json", exclude=absent)
 

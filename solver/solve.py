@@ -64,6 +64,7 @@ def plan(query: Query, catalog: Catalog | None = None) -> tuple[Answer, ...]:
         try:
             answer = _with_measured(catalog, query, answer_for(catalog, query, gpu))
             answer = _with_validated(catalog, query, _with_fewer_nodes(catalog, query, answer))
+            answer = _with_other_batch(catalog, query, answer)
             answer = _with_larger_gpu_cell(catalog, query, answer)
             return _with_tables_verdict(catalog, query, answer)
         finally:
@@ -179,6 +180,19 @@ def _with_validated(catalog: Catalog, query: Query, answer: Answer) -> Answer:
     if within is None or (within.gpus, within.setting) == (best.gpus, best.setting):
         return answer
     return answer.model_copy(update={"validated": within})
+
+
+def _with_other_batch(catalog: Catalog, query: Query, answer: Answer) -> Answer:
+    """With a train batch, the answer with the best plan without it where that is another plan (so better by the
+    objective: the batch ruled it out): what a batch its data-parallel ranks divide would run. Without a plan,
+    the reason says as much (`_batch_need`)."""
+    best = answer.best
+    if query.train_batch_size is None or best is None:
+        return answer
+    free = optional_best(catalog, query.model_copy(update={"train_batch_size": None, "top": 1}), answer.gpu)
+    if free is None or (free.gpus, free.setting, free.max_model_len) == (best.gpus, best.setting, best.max_model_len):
+        return answer
+    return answer.model_copy(update={"other_batch": free})
 
 
 def _with_fewer_nodes(catalog: Catalog, query: Query, answer: Answer) -> Answer:
