@@ -249,8 +249,9 @@ def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, vers
         ranks = other.gpus // other.sp
         trade = (f"{other.max_model_len} tokens instead of {plan.max_model_len}"
                  if other.max_model_len != plan.max_model_len else f"{other.cost / plan.cost:.2f}x the step time")
-        grid.add_row("other batch", f"with a train batch that {ranks} data-parallel ranks divide: {other.setting.label} "
-                                    f"on {counted(other.gpus, 'GPU')}, {trade} ({other.evidence_label})")
+        grid.add_row("other batch", f"with a train batch that {ranks} data-parallel ranks divide: "
+                                    f"{other.setting.label} on {counted(other.gpus, 'GPU')}, {trade} "
+                                    f"({other.evidence_label})")
     return grid
 
 
