@@ -28,7 +28,7 @@ from solver.results import (
     own_scaling_words,
     yarn_caution,
 )
-from solver.rules import SourceCell, TablesVerdict, least_token_budget, sp_degrees, token_budget
+from solver.rules import SourceCell, TablesVerdict, batch_words, least_token_budget, sp_degrees, token_budget
 from solver.tables import (
     ESCALATION_ORDER,
     MAX_ESTIMATED_GPUS,
@@ -247,8 +247,10 @@ def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, vers
     if answer.other_batch is not None:
         other = answer.other_batch
         ranks = other.gpus // other.sp
-        trade = (f"{other.max_model_len} tokens instead of {plan.max_model_len}"
-                 if other.max_model_len != plan.max_model_len else f"{other.cost / plan.cost:.2f}x the step time")
+        step = f"{other.cost / plan.cost:.2f}x the step time"
+        longer = other.max_model_len != plan.max_model_len
+        trade = (f"{other.max_model_len} tokens instead of {plan.max_model_len}" if longer
+                 else f"{counted(plan.gpus - other.gpus, 'GPU')} fewer, {step}" if other.gpus < plan.gpus else step)
         grid.add_row("other batch", f"with a train batch that {ranks} data-parallel ranks divide: "
                                     f"{other.setting.label} on {counted(other.gpus, 'GPU')}, {trade} "
                                     f"({other.evidence_label})")
@@ -269,7 +271,9 @@ def _no_alternative(query: Query) -> str:
     any) is no better, in the ways the query leaves open, than a plan above."""
     ways = [*(["no longer"] if query.objective == "max_len" else []), "no cheaper",
             *([] if query.exact else ["on no fewer GPUs"]), "no better vouched for"]
-    within = "" if query.host_ram_gb is None else f" within {query.host_ram_source} {query.host_ram_gb:g}"
+    limits = [f"{query.host_ram_source} {query.host_ram_gb:g}"] if query.host_ram_gb is not None else []
+    limits += [batch_words(query.train_batch_size, query.train_batch_source)] if query.train_batch_size else []
+    within = f" within {' and '.join(limits)}" if limits else ""
     return f"each other plan that trains{within} is {', '.join(ways[:-1])} and {ways[-1]} than a plan above"
 
 
@@ -732,12 +736,14 @@ def _budget_spans(grid: dict[tuple[Any, int], Plan | None], rows: list[Any], bud
 
 
 def map_json(maps: list[tuple[str, dict[tuple[Any, int], Plan | None], list[Any]]], budgets: list[int],
-             model: str | None = None) -> str:
-    """Maps as JSON: per GPU type (name, grid, rows), its budgets and, per row (a model, or with `model`, the model
-    mapped by length, a length), the best plan at each budget (null where none), as `solve --json` gives a plan."""
+             model: str | None = None, train_batch_size: int | None = None) -> str:
+    """Maps as JSON: per GPU type (name, grid, rows), its budgets (and the train batch the plans keep to, where one
+    is given) and, per row (a model, or with `model`, the model mapped by length, a length), the best plan at each
+    budget (null where none), as `solve --json` gives a plan."""
     key = "max_model_len" if model is not None else "model"
+    batch = {"train_batch_size": train_batch_size} if train_batch_size is not None else {}
     return json.dumps([{"gpu": gpu, "by": "len" if model is not None else "model",
-                        **({"model": model} if model is not None else {}), "budget_gpus": budgets,
+                        **({"model": model} if model is not None else {}), **batch, "budget_gpus": budgets,
                         "rows": [{key: row, "plans": [None if (plan := grid[row, budget]) is None
                                                       else plan.model_dump(mode="json") for budget in budgets]}
                                  for row in rows]}

@@ -192,6 +192,8 @@ def _with_other_batch(catalog: Catalog, query: Query, answer: Answer) -> Answer:
     free = optional_best(catalog, query.model_copy(update={"train_batch_size": None, "top": 1}), answer.gpu)
     if free is None or (free.gpus, free.setting, free.max_model_len) == (best.gpus, best.setting, best.max_model_len):
         return answer
+    # Its cautions but the one on its ranks, which the answer's other_batch says already (a batch they divide).
+    free = free.with_cautions(catalog.model(query.model), catalog.gpu(answer.gpu), query.train_batch_size)
     return answer.model_copy(update={"other_batch": free})
 
 

@@ -1368,16 +1368,27 @@ def test_every_commands_help_ends_with_its_exit_statuses(cli, command: list[str]
 
 def test_a_train_batch_that_moves_the_best_plan_says_what_another_batch_would_run(cli):
     # 256 experiences rule out 3 and 6 data-parallel ranks: the best plan within 6 A100s is SP=4 on 4 GPUs, and the
-    # answer says what a batch that 3 ranks divide would run (the plan without the batch, with its caution).
+    # answer says what a batch that 3 ranks divide would run: the plan without the batch, less the caution on its ranks
+    # (which would ask for the batch already given).
     status, out, _ = cli("--model", "8B", "--gpu", "a100", "--gpus", "6", "--len", "32768", "--train-batch-size", "256")
     assert status == 0 and ("other batch    with a train batch that 3 data-parallel ranks divide: Env + SP=2 on 6 "
                             "GPUs, 0.57x the step time (documented)") in out
     [answer] = json.loads(cli("--model", "8B", "--gpu", "a100", "--gpus", "6", "--len", "32768", "--train-batch-size",
                               "256", "--json")[1])
     [unbatched] = json.loads(cli("--model", "8B", "--gpu", "a100", "--gpus", "6", "--len", "32768", "--json")[1])
-    assert answer["train_batch_size"] == 256 and answer["other_batch"] == unbatched["plans"][0]
+    assert answer["train_batch_size"] == 256 and answer["other_batch"] == {**unbatched["plans"][0], "cautions": []}
+    assert unbatched["plans"][0]["cautions"][0].startswith("3 data-parallel ranks (6 GPUs / SP=2): ")
     assert (answer["plans"][0]["gpus"], answer["plans"][0]["sp"]) == (4, 4) and "other_batch" not in unbatched
     # A batch the best plan's ranks divide changes nothing: no other_batch.
     [divided] = json.loads(cli("--model", "8B", "--gpu", "a100", "--gpus", "6", "--len", "32768", "--train-batch-size",
                                "96", "--json")[1])
     assert "other_batch" not in divided and divided["plans"][0] == {**unbatched["plans"][0], "cautions": []}
+    # The fewest GPUs: the other batch's plan is on fewer, and the line says so.
+    out = cli("--model", "8B", "--gpu", "a100", "--minimize", "gpus", "--no-offload", "--len", "8192",
+              "--train-batch-size", "4")[1]
+    assert ("other batch    with a train batch that 3 data-parallel ranks divide: Env on 3 GPUs, 1 GPU fewer, 1.35x "
+            "the step time (estimated)") in out
+    # --top's note on the plans it leaves out names the batch they were ranked within.
+    out = cli("--model", "8B", "--gpu", "a100", "--gpus", "6", "--len", "32768", "--train-batch-size", "256",
+              "--top", "3")[1]
+    assert "each other plan that trains within --train-batch-size 256 is no cheaper" in " ".join(out.split())

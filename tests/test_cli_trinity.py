@@ -49,9 +49,12 @@ def test_a_fragment_planned_for_a_train_batch_says_so_and_the_ranks_it_needs(cli
     assert "# Planned for a train batch of 768 " in cli("--from-config", str(user_config), "--gpu", "a100",
                                                         "--emit", "trinity")[1]
     assert "Planned for a train batch" not in cli(*FLAGSHIP, "--emit", "trinity")[1]
+    # One data-parallel rank takes any batch: no line.
+    assert "Planned for a train batch" not in cli("--model", "8B", "--gpu", "a100", "--gpus", "4", "--len", "32768",
+                                                  "--train-batch-size", "256", "--emit", "trinity")[1]
     # The API checks what it is given: a batch the plan's ranks do not divide is refused.
     (answer,) = solver.plan("8B", gpu="a100", budget_gpus=6, max_model_len=32768)
-    with pytest.raises(QueryError, match=r"^train_batch_size must be a whole number of at least 1 that the plan's "
+    with pytest.raises(QueryError, match=r"^train_batch_size must be a whole number from 1 to 16777216 that the plan's "
                                          r"data-parallel ranks \(6 GPUs / SP=2\) divide, got 256$"):
         solver.trinity.trinity_fragment(answer.best, solver.tables.load_catalog().model("8B"), train_batch_size=256)
 

@@ -697,11 +697,16 @@ def test_cli_cluster_emit_dir_writes_each_jobs_config(cli, tmp_path: Path):
     assert sorted(p.name for p in out_dir.iterdir()) == ["chat-14b.yaml", "code-8b.yaml", "math-4b.yaml", "tiny.yaml"]
     config = yaml.safe_load((out_dir / "code-8b.yaml").read_text(encoding="utf-8"))
     assert config["model"]["max_model_len"] == 122880 and config["explorer"]["rollout_model"]["engine_num"] == 2
-    # A job's train batch heads its config; a job without one gets no such line.
-    path.write_text(FLEET_FILE.replace("name: code-8b,", "name: code-8b, train_batch_size: 256,"), encoding="utf-8")
+    # A job's train batch heads its config (tiny: 2 data-parallel ranks); a job without one gets no such line, nor does
+    # one whose single rank takes any batch (code-8b: SP=4 on 4 GPUs).
+    batched = FLEET_FILE.replace("name: tiny,", "name: tiny, train_batch_size: 256,")
+    path.write_text(batched.replace("name: code-8b,", "name: code-8b, train_batch_size: 256,"), encoding="utf-8")
     assert cli("cluster", str(path), "--emit-dir", str(tmp_path / "batched"))[0] == 0
-    assert "# Planned for a train batch of 256 " in (tmp_path / "batched" / "code-8b.yaml").read_text(encoding="utf-8")
-    assert "Planned for a train batch" not in (tmp_path / "batched" / "tiny.yaml").read_text(encoding="utf-8")
+    assert ("# Planned for a train batch of 256 (buffer.train_batch_size, by default batch_size x repeat_times),\n"
+            "# which its 2 data-parallel ranks (trainer GPUs / SP) divide: keep your batch a multiple of 2.\n") in (
+        tmp_path / "batched" / "tiny.yaml").read_text(encoding="utf-8")
+    for job in ("code-8b", "math-4b"):
+        assert "Planned for a train batch" not in (tmp_path / "batched" / f"{job}.yaml").read_text(encoding="utf-8")
     # A job that takes part of a node is told which of its GPUs are its own; one that takes a whole node is not.
     status, out, _ = cli("cluster", str(path), "--json")
     placements = {p["job"]: p for p in json.loads(out)["placements"]}

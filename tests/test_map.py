@@ -221,8 +221,10 @@ def test_a_map_with_a_train_batch_keeps_to_trainers_whose_ranks_divide_it(cli):
 
     out = cli("map", "--gpu", "a100", "--model", "8B", "--by", "len", "--gpus-up-to", "6", "--json",
               "--train-batch-size", "256")[1]
-    cells = {row["max_model_len"]: row["plans"] for row in json.loads(out)[0]["rows"]}
-    assert [plan["gpus"] for plan in cells[4096]] == [1, 2, 2, 4, 4, 4]
+    [a100] = json.loads(out)
+    cells = {row["max_model_len"]: row["plans"] for row in a100["rows"]}
+    assert list(a100) == ["gpu", "by", "model", "train_batch_size", "budget_gpus", "rows"]
+    assert a100["train_batch_size"] == 256 and [plan["gpus"] for plan in cells[4096]] == [1, 2, 2, 4, 4, 4]
     assert all(plan is None or plan["gpus"] // plan["sp"] in (1, 2, 4) and plan["cautions"] == []
                for plans in cells.values() for plan in plans)
     [answer] = json.loads(cli("--model", "8B", "--gpu", "a100", "--gpus", "6", "--len", "32768", "--json",
@@ -231,6 +233,8 @@ def test_a_map_with_a_train_batch_keeps_to_trainers_whose_ranks_divide_it(cli):
     unbatched = json.loads(cli("map", "--gpu", "a100", "--model", "8B", "--by", "len", "--gpus-up-to", "6",
                                "--json")[1])[0]["rows"]
     assert [plan["gpus"] for plan in unbatched[0]["plans"]] == [1, 2, 3, 4, 5, 6]
+    assert cli("map", "--gpu", "a100", "--model", "8B", "--gpus-up-to", "6", "--train-batch-size", "256")[1].startswith(
+        "A100-80GB: longest context per model and GPU budget, train batch 256\n")
 
 
 def test_an_untabled_length_map_starts_from_4096_to_131072_in_steps_of_4096():

@@ -11,7 +11,7 @@ import yaml as pyyaml
 from solver.query import TrinityVersion, check_choice
 from solver.results import ENV_EXPORT, Plan, index_range
 from solver.rules import batch_split_violation, whole_nodes_violation
-from solver.tables import MAX_GPUS, Model, OneLineError, QueryError, brief, check_types, counted
+from solver.tables import MAX_GPUS, MAX_TRAIN_BATCH, Model, OneLineError, QueryError, brief, check_types, counted
 from solver.trinity.checks import check_trinity_config
 from solver.trinity.keys import REMOTE_ENGINES, value_at, yaml_scalar
 from solver.trinity.plan_keys import PlanKey, keys_for_plan
@@ -60,13 +60,12 @@ def _header(plan: Plan, model: Model, rollout_gpus: int | None, gpu: str | None,
         f"# evidence: {evidence}",
         "# Merge these keys into your Trinity config; model.model_path and everything else stay yours.",
     ]
-    if train_batch_size is not None:
-        ranks = plan.gpus // plan.sp
-        divide = "divides" if ranks == 1 else "divide"
+    ranks = plan.gpus // plan.sp
+    if train_batch_size is not None and ranks > 1:  # one rank takes any batch
         lines += [(f"# Planned for a train batch of {train_batch_size} (buffer.train_batch_size, by default "
                    "batch_size x repeat_times),"),
-                  (f"# which its {counted(ranks, 'data-parallel rank')} (trainer GPUs / SP) {divide}: keep your batch "
-                   f"a multiple of {ranks}.")]
+                  (f"# which its {ranks} data-parallel ranks (trainer GPUs / SP) divide: keep your batch a multiple of "
+                   f"{ranks}.")]
     if model.beyond_native_on_own_scaling(plan.max_model_len):
         lines += [
             "#",
@@ -185,9 +184,9 @@ def _check_fragment_arguments(plan: Plan, model: Model, rollout_gpus: int | None
     if not 1 <= nodes <= MAX_GPUS:
         raise QueryError(f"nodes must be from 1 to {MAX_GPUS}, got {nodes}")
     unsplit = train_batch_size is not None and batch_split_violation(train_batch_size, plan.gpus, plan.sp)
-    if train_batch_size is not None and (train_batch_size < 1 or unsplit):
-        raise QueryError(f"train_batch_size must be a whole number of at least 1 that the plan's data-parallel ranks "
-                         f"({plan.gpus} GPUs / SP={plan.sp}) divide, got {brief(train_batch_size)}")
+    if train_batch_size is not None and not (1 <= train_batch_size <= MAX_TRAIN_BATCH and not unsplit):
+        raise QueryError(f"train_batch_size must be a whole number from 1 to {MAX_TRAIN_BATCH} that the plan's "
+                         f"data-parallel ranks ({plan.gpus} GPUs / SP={plan.sp}) divide, got {brief(train_batch_size)}")
     if engines is not None and not (len(engines) == 2 and all(type(n) is int for n in engines)
                                     and engines[0] >= 0 and engines[1] >= 0):
         raise QueryError(f"engines must be (GPUs of other models, GPUs per engine), two whole numbers of at least 0, "
