@@ -1392,3 +1392,20 @@ def test_a_train_batch_that_moves_the_best_plan_says_what_another_batch_would_ru
     out = cli("--model", "8B", "--gpu", "a100", "--gpus", "6", "--len", "32768", "--train-batch-size", "256",
               "--top", "3")[1]
     assert "each other plan that trains within --train-batch-size 256 is no cheaper" in " ".join(out.split())
+    out = cli("--model", "8B", "--gpu", "a100", "--gpus", "6", "--len", "32768", "--train-batch-size", "256",
+              "--top", "3", "--host-ram", "2000")[1]
+    assert ("each other plan that trains within --host-ram 2000 and --train-batch-size 256 is no cheaper"
+            in " ".join(out.split()))
+
+
+def test_the_other_batch_line_says_only_what_the_other_plan_changes(cli):
+    # On exactly 8 GPUs, 4 experiences rule out SP=1 (8 ranks): the other batch's plan is on as many GPUs, so the
+    # line names no GPUs fewer, only the step time.
+    out = cli("--model", "8B", "--gpu", "a100", "--gpus", "8", "--exact", "--len", "8192", "--train-batch-size", "4")[1]
+    assert ("other batch    with a train batch that 8 data-parallel ranks divide: vanilla on 8 GPUs, 0.91x the step "
+            "time (inferred)") in out
+    # The longest context: the line says how much longer.
+    out = cli("--model", "14B", "--gpu", "a100", "--gpus", "8", "--sp", "1", "--no-offload", "--maximize", "len",
+              "--train-batch-size", "4")[1]
+    assert ("other batch    with a train batch that 8 data-parallel ranks divide: Env on 8 GPUs, 13312 tokens "
+            "instead of 4096 (estimated, extrapolated)") in out

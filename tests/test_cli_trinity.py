@@ -57,6 +57,10 @@ def test_a_fragment_planned_for_a_train_batch_says_so_and_the_ranks_it_needs(cli
     with pytest.raises(QueryError, match=r"^train_batch_size must be a whole number from 1 to 16777216 that the plan's "
                                          r"data-parallel ranks \(6 GPUs / SP=2\) divide, got 256$"):
         solver.trinity.trinity_fragment(answer.best, solver.tables.load_catalog().model("8B"), train_batch_size=256)
+    # Nor is an empty batch, which every count of ranks divides.
+    with pytest.raises(QueryError, match=r"^train_batch_size must be a whole number from 1 to 16777216 that the plan's "
+                                         r"data-parallel ranks \(6 GPUs / SP=2\) divide, got 0$"):
+        solver.trinity.trinity_fragment(answer.best, solver.tables.load_catalog().model("8B"), train_batch_size=0)
 
 
 def test_emit_for_every_gpu_type_prints_one_document_each(cli):
@@ -341,6 +345,32 @@ def test_from_config_plans_for_the_configs_train_batch(cli, user_config: Path):
     status, out, _ = cli("--from-config", str(user_config), "--gpu", "a100", "--gpus", "6", "--json")
     best = json.loads(out)[0]["plans"][0]
     assert (status, best["gpus"], best["sp"], best["env"], best["offload"]) == (0, 4, 4, False, False)
+
+
+def test_a_configs_own_token_budget_keeps_the_train_batch_it_is_judged_with(cli, user_config: Path,
+                                                                            monkeypatch: pytest.MonkeyPatch):
+    # Env + SP=2 on the config's 6 trainer GPUs at its own budget: 3 data-parallel ranks, which divide its batch of
+    # 96 x 8 = 768, so the plan that says it trains has no caution on its ranks.
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+    text = user_config.read_text(encoding="utf-8").replace(
+        "  use_dynamic_bsz: true\n", "  use_dynamic_bsz: true\n  max_token_len_per_gpu: 16384\n"
+                                     "  ulysses_sequence_parallel_size: 2\n")
+    user_config.write_text(text, encoding="utf-8")
+    status, out, _ = cli("--from-config", str(user_config), "--gpu", "a100", "--json")
+    current = json.loads(out)[0]["current"]
+    assert (status, current["trains"], current["plan"]["max_token_len_per_gpu"]) == (0, True, 16384)
+    assert current["plan"]["cautions"] == []
+
+
+def test_a_cell_at_a_shorter_length_is_not_said_to_hold_less_against_a_configs_own_budget(cli, user_config: Path):
+    # The config sets its own token budget: what each GPU holds is that budget, not the length, so the verdict
+    # names the cell and no more.
+    text = user_config.read_text(encoding="utf-8").replace(
+        "  use_dynamic_bsz: true\n", "  use_dynamic_bsz: true\n  max_token_len_per_gpu: 40960\n")
+    user_config.write_text(text, encoding="utf-8")
+    out = " ".join(cli("--from-config", str(user_config), "--gpu", "a100")[1].split())
+    assert ("the A100-80GB table for 6 GPUs says 'Env' at 16384, so vanilla ran out of memory there; the best plan "
+            "follows") in out and "each GPU holds more" not in out
 
 
 def test_write_refuses_a_train_batch_other_than_the_configs(cli, user_config: Path, tmp_path: Path):

@@ -156,6 +156,40 @@ def test_a_train_batch_that_no_layout_divides_is_named_as_the_limit():
     assert "trains with --sp 2 --train-batch-size 256" in answer.reason
 
 
+def test_a_train_batch_from_a_config_is_named_by_its_keys_in_the_limit_and_the_reasons():
+    source = "buffer.batch_size x algorithm.repeat_times"
+    answer, reasons = explained(gpu="a100", model="8B", max_model_len=32768, budget_gpus=6, exact=True, sp=2,
+                                train_batch_size=256, train_batch_source=source)
+    (limit,) = details(reasons, "limit")
+    assert limit == ("no plan passes these rules together: the budget (on exactly 6 GPUs); the data-parallel ranks "
+                     f"(trainer GPUs / SP) must divide the train batch of 256 ({source}); the pins (--sp 2)")
+    assert f"trains with --sp 2 a train batch of 256 ({source})" in answer.reason
+    _, reasons = explained(gpu="a100", model="8B", max_model_len=32768, budget_gpus=6, train_batch_size=256,
+                           train_batch_source=source)
+    assert details(reasons, "batch_divides")[-1] == (
+        f"the train batch of 256 ({source}) must split evenly over the data-parallel ranks (GPUs / SP): on 6 GPUs "
+        "that rules out SP=1, 2")
+
+
+def test_a_train_batch_allows_sp_as_large_as_the_largest_gpu_count():
+    # One data-parallel rank (SP=8 on 8 GPUs) takes any batch: the batch leaves the plan as it is.
+    answer, _ = explained(gpu="a100", model="8B", max_model_len=131072, budget_gpus=8, exact=True, estimate="auto",
+                          train_batch_size=256)
+    assert [(p.gpus, p.setting.label) for p in answer.plans] == [(8, "Env + SP=8")]
+
+
+def test_a_length_only_a_batch_the_ranks_divide_reaches_says_which_batch_would():
+    # 4 experiences split over 1, 2 or 4 ranks: at SP=1 that is at most 4 GPUs, which reach 4096 tokens where 8
+    # reach 13312.
+    (answer,) = plan(make_query(CATALOG, gpu="a100", model="14B", budget_gpus=8, sp=1, offload=False,
+                                max_model_len=13312, train_batch_size=4), CATALOG)
+    assert answer.plans == () and answer.reason == (
+        "13312 tokens is beyond what the tables and the memory model's estimates allow for Qwen3-14B on A100-80GB "
+        "within 8 GPUs with --sp 1 --no-offload --train-batch-size 4: the longest is 4096 (Env on 4 GPUs, "
+        "documented); a train batch that 8 data-parallel ranks divide lets Env on 8 GPUs train it (13312 tokens, "
+        "estimated, extrapolated)")
+
+
 def test_no_plan_names_the_binding_limit_and_the_nearest_plans():
     answer, reasons = explained(gpu="a100", model="14B", max_model_len=8192, budget_gpus=1, offload=False)
     assert answer.plans == ()

@@ -343,6 +343,8 @@ def test_reads_the_user_config_with_defaults_from_the_environment() -> None:
     ("buffer: {batch_size: '${oc.env:BATCH,12}'}\nalgorithm: {repeat_times: 4}", 48,
      "buffer.batch_size x algorithm.repeat_times"),
     ("algorithm: {repeat_times: 8}", None, "buffer.train_batch_size"),  # no batch size: not checked
+    ("buffer: {batch_size: 8388608}\nalgorithm: {repeat_times: 2}", 16777216,
+     "buffer.batch_size x algorithm.repeat_times"),  # the most a train batch may be
 ])
 def test_reads_the_train_batch_as_trinity_derives_it(keys: str, batch: int | None, source: str) -> None:
     text = f"model: {{model_path: Qwen/Qwen3-8B, max_model_len: 32768}}\n{keys}\n"
