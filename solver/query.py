@@ -133,8 +133,13 @@ class Query(Frozen):
         """The flags that narrow the plans: the pins (`pin_flags`), the host memory and the train batch given; empty
         when none."""
         host_ram = f"{self.host_ram_source} {self.host_ram_gb:g}" if self.host_ram_gb is not None else ""
-        batch = "" if self.train_batch_size is None else batch_words(self.train_batch_size, self.train_batch_source)
-        return " ".join(filter(None, (self.pin_flags, host_ram, batch)))
+        flags = " ".join(filter(None, (self.pin_flags, host_ram)))
+        if self.train_batch_size is None:
+            return flags
+        batch = batch_words(self.train_batch_size, self.train_batch_source)
+        if flags and not batch.startswith("--"):  # words, not a flag: joined as words
+            return f"{flags} and {batch}"
+        return " ".join(filter(None, (flags, batch)))
 
 
 def check_host_ram(host_ram_gb: float | None) -> None:

@@ -1688,3 +1688,21 @@ def test_a_job_length_of_a_few_hundred_tokens_gets_a_note_suggesting_thousands(c
                    "max_model_len: 32k\n"
                    "solve cluster: note: job longer: max_model_len at_least 256 is 256 tokens; for 262144 tokens "
                    "write at_least: 256k\n")
+
+
+def test_two_jobs_that_differ_only_in_their_train_batch_get_their_own_plans(tmp_path: Path):
+    # Qwen3-8B at 32768 tokens beside 2 rollout GPUs, one job per 8-GPU node: without a batch, Env + SP=2 on 6 GPUs
+    # (3 data-parallel ranks); with 256 experiences, which 3 ranks do not split, SP=4 on 4. The planner's answers
+    # are cached per question: the batch is part of the question.
+    instance = {"pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 2, "gpus_per_node": 8}],
+                "jobs": [{"name": "free", "model": "Qwen3-8B", "max_model_len": 32768, "rollout_gpus": 2},
+                         {"name": "batched", "model": "Qwen3-8B", "max_model_len": 32768, "rollout_gpus": 2,
+                          "train_batch_size": 256}]}
+    placements = {p.job: p for p in place(fleet_of(instance, tmp_path), CATALOG, widen=False).placements}
+    free, batched = placements["free"].plan, placements["batched"].plan
+    assert (free.gpus, free.setting.label) == (6, "Env + SP=2") and free.cautions[0].startswith("3 data-parallel ranks")
+    assert (batched.gpus, batched.setting.label, batched.cautions) == (4, "SP=4", ())
+    # The same the other way round (the batched job first in the file): the cache does not carry one job's plan over.
+    instance["jobs"].reverse()
+    placements = {p.job: p for p in place(fleet_of(instance, tmp_path), CATALOG, widen=False).placements}
+    assert (placements["free"].plan, placements["batched"].plan) == (free, batched)

@@ -163,7 +163,7 @@ def test_a_train_batch_from_a_config_is_named_by_its_keys_in_the_limit_and_the_r
     (limit,) = details(reasons, "limit")
     assert limit == ("no plan passes these rules together: the budget (on exactly 6 GPUs); the data-parallel ranks "
                      f"(trainer GPUs / SP) must divide the train batch of 256 ({source}); the pins (--sp 2)")
-    assert f"trains with --sp 2 a train batch of 256 ({source})" in answer.reason
+    assert f"trains with --sp 2 and a train batch of 256 ({source})" in answer.reason
     _, reasons = explained(gpu="a100", model="8B", max_model_len=32768, budget_gpus=6, train_batch_size=256,
                            train_batch_source=source)
     assert details(reasons, "batch_divides")[-1] == (
