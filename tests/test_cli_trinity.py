@@ -387,6 +387,17 @@ def test_write_refuses_a_train_batch_other_than_the_configs(cli, user_config: Pa
     assert status == 0 and patched.exists()
     _, out, _ = cli("--from-config", str(patched), "--gpu", "a100", "--json")
     assert json.loads(out)[0]["current"]["broken_rule"] is None
+    # A config that sets no batch has none for --write to keep: the flag plans for yours, and the file is written.
+    bare = tmp_path / "bare.yaml"
+    bare.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\n"
+                    "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 2}}\n",
+                    encoding="utf-8")
+    status, _, _ = cli("--from-config", str(bare), "--gpu", "a100", "--train-batch-size", "256", "--write",
+                       str(tmp_path / "bare-patched.yaml"))
+    assert status == 1 and not (tmp_path / "bare-patched.yaml").exists()  # 6 GPUs: no layout splits 256
+    status, _, _ = cli("--from-config", str(bare), "--gpu", "a100", "--train-batch-size", "96", "--write",
+                       str(tmp_path / "bare-patched.yaml"))
+    assert status == 0 and (tmp_path / "bare-patched.yaml").exists()
 
 
 def test_a_config_trinity_refuses_for_want_of_a_train_batch_is_not_checked_and_says_so(cli, tmp_path: Path):
