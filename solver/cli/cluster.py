@@ -99,17 +99,17 @@ def run_cluster(args: argparse.Namespace) -> int:
 
         fragments = {}
         for placement in result.placements:
-            model = catalog.model(next(job.model for job in fleet.jobs if job.name == placement.job))
+            job = next(job for job in fleet.jobs if job.name == placement.job)
+            model = catalog.model(job.model)
             rollout = placement.rollout_gpus  # 0 too: the cluster section still gives the job's nodes
             pool = next(p for p in fleet.pools if p.name == placement.pool)
             shared = placement.gpu_indexes if len(placement.gpu_indexes) < pool.gpus_per_node else None
             size = rollout_engines(model, catalog.gpu(pool.gpu).memory_gib, rollout, placement.plan.max_model_len,
                                    pool.gpus_per_node).size if rollout else 1
-            batch = next(job.train_batch_size for job in fleet.jobs if job.name == placement.job)
             fragments[placement.job] = trinity_fragment(placement.plan, model, rollout, nodes=len(placement.nodes),
                                                         gpu=pool.gpu, shared_gpus=shared, engines=(0, size),
                                                         version=args.trinity_version, rocm=catalog.gpu(pool.gpu).rocm,
-                                                        train_batch_size=batch)
+                                                        train_batch_size=job.train_batch_size)
         made = bool(fragments) and not args.emit_dir.is_dir()
         if made:  # the folder is made only now, once there is an answer to write
             try:

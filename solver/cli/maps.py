@@ -12,11 +12,16 @@ from rich.console import Console
 from solver.cli.argtypes import output_path, path_argument, whole_number
 from solver.cli.atomic import write_atomically
 from solver.cli.catalogs import catalog_with, check_model_flags
-from solver.cli.options import add_cells_option, add_gpu_memory_option, add_memory_model_options
+from solver.cli.options import (
+    add_cells_option,
+    add_gpu_memory_option,
+    add_memory_model_options,
+    add_train_batch_option,
+)
 from solver.cli.output import PLAIN_TEXT, new_console
 from solver.cli.parser import Parser
 from solver.render import map_json, map_view
-from solver.tables import MAX_ESTIMATED_GPUS, MAX_TRAIN_BATCH, QueryError, load_memory_model, load_model_config
+from solver.tables import MAX_ESTIMATED_GPUS, QueryError, load_memory_model, load_model_config
 
 
 def build_map_parser() -> argparse.ArgumentParser:
@@ -35,9 +40,7 @@ def build_map_parser() -> argparse.ArgumentParser:
                         help="print the maps as JSON: per GPU type, each row's best plan at each budget (null: none)")
     parser.add_argument("--model-config", metavar="PATH", type=path_argument,
                         help="a local Hugging Face config.json, for a model the catalogue lacks (as --model)")
-    parser.add_argument("--train-batch-size", metavar="N", type=whole_number(1, MAX_TRAIN_BATCH),
-                        help="experiences per training step (Trinity's buffer.train_batch_size): only trainers whose "
-                             "data-parallel ranks (GPUs / SP) divide it, as the planner's")
+    add_train_batch_option(parser)
     add_gpu_memory_option(parser)
     add_cells_option(parser)
     add_memory_model_options(parser)

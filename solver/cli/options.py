@@ -6,9 +6,10 @@ from __future__ import annotations
 import argparse
 from typing import get_args
 
-from solver.cli.argtypes import gpu_memory, number, path_argument, token_budget_mode
+from solver.cli.argtypes import gpu_memory, number, path_argument, token_budget_mode, whole_number
 from solver.memory import DEFAULT_MARGIN
 from solver.query import TrinityVersion
+from solver.tables import MAX_TRAIN_BATCH
 
 
 def add_trinity_version_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, made: str,
@@ -46,6 +47,16 @@ def add_token_budget_option(parser: argparse.ArgumentParser | argparse._Argument
                         f"({default}); or auto: an estimated plan that "
                         "does not fit at the default takes the most tokens per GPU the memory model fits, at least "
                         "ceil(L / SP) (more micro-batches: slower steps, which the cost does not count)")
+
+
+def add_train_batch_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup,
+                           from_config: bool = False) -> None:
+    """--train-batch-size, for the commands that plan (`from_config`: the one that also reads a Trinity config)."""
+    default = " (default: --from-config's, else not checked)" if from_config else ""
+    parser.add_argument("--train-batch-size", metavar="N", type=whole_number(1, MAX_TRAIN_BATCH),
+                        help="experiences per training step (Trinity's buffer.train_batch_size, by default batch_size "
+                             "x repeat_times): only trainers whose data-parallel ranks (GPUs / SP) divide it, as "
+                             f"Trinity requires{default}")
 
 
 def add_memory_model_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:

@@ -26,6 +26,7 @@ from solver.cli.options import (
     add_gpu_memory_option,
     add_memory_model_options,
     add_token_budget_option,
+    add_train_batch_option,
     add_trinity_version_option,
 )
 from solver.cli.output import print_view
@@ -46,7 +47,6 @@ from solver.results import Answer
 from solver.rules import NODE_GPUS
 from solver.tables import (
     MAX_GPUS,
-    MAX_TRAIN_BATCH,
     Catalog,
     Model,
     QueryError,
@@ -125,10 +125,7 @@ def build_parser() -> argparse.ArgumentParser:
                          help="R rollout GPUs beside the trainer: the plan leaves them room (in the trainer's node, "
                               "or nodes of their own); --emit and --out add the cluster section (0: none here, "
                               "mode: train)")
-    trinity.add_argument("--train-batch-size", metavar="N", type=whole_number(1, MAX_TRAIN_BATCH),
-                         help="experiences per training step (Trinity's buffer.train_batch_size, by default batch_size "
-                              "x repeat_times): only trainers whose data-parallel ranks (GPUs / SP) divide it, as "
-                              "Trinity requires (default: --from-config's, else not checked)")
+    add_train_batch_option(trinity, from_config=True)
     trinity.add_argument("--from-config", metavar="FILE", type=path_argument,
                          help="read model, max_model_len and trainer GPUs from a Trinity config; say whether its "
                          "settings train (flags override what the file says)")

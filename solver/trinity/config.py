@@ -388,7 +388,7 @@ def _read_train_batch(reader: ConfigReader, mode: str | None) -> tuple[int | Non
     if batch is None:
         return None, TRAIN_BATCH_KEY, []
     source = "buffer.batch_size x algorithm.repeat_times"
-    experiences = batch * (reader.integer(("algorithm", "repeat_times"), 1) or 1)
+    experiences = batch * (reader.integer(("algorithm", "repeat_times"), 1) or 1)  # `or`: the default, for the types
     if experiences > MAX_TRAIN_BATCH:
         raise ConfigError(f"{reader.name}: {source} must be at most {MAX_TRAIN_BATCH}, got {experiences}")
     return experiences, source, []

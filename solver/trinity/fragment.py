@@ -183,7 +183,7 @@ def _check_fragment_arguments(plan: Plan, model: Model, rollout_gpus: int | None
                          f"{rollout_gpus}")
     if not 1 <= nodes <= MAX_GPUS:
         raise QueryError(f"nodes must be from 1 to {MAX_GPUS}, got {nodes}")
-    unsplit = train_batch_size is not None and batch_split_violation(train_batch_size, plan.gpus, plan.sp)
+    unsplit = batch_split_violation(train_batch_size, plan.gpus, plan.sp)
     if train_batch_size is not None and not (1 <= train_batch_size <= MAX_TRAIN_BATCH and not unsplit):
         raise QueryError(f"train_batch_size must be a whole number from 1 to {MAX_TRAIN_BATCH} that the plan's "
                          f"data-parallel ranks ({plan.gpus} GPUs / SP={plan.sp}) divide, got {brief(train_batch_size)}")
