@@ -350,16 +350,17 @@ def batch_split_violation(train_batch_size: int | None, gpus: int, sp: int,
             f"{gpus // sp} ({counted(gpus, 'GPU')} / SP={sp}) do not divide it")
 
 
-def uneven_split_caution(gpus: int, sp: int, source: str = "--train-batch-size") -> str | None:
+def uneven_split_caution(gpus: int, sp: int, source: str | None = "--train-batch-size") -> str | None:
     """A plan's caution where its data-parallel ranks (``gpus / sp``) are not a power of two and no train batch was
-    given to check (`source` says where one is given): usual batches (powers of two times a few) may not split over
-    them; None otherwise."""
+    given to check (`source` says where one is given; None where none is taken): usual batches (powers of two times
+    a few) may not split over them; None otherwise."""
     ranks = gpus // sp
     if ranks & (ranks - 1) == 0:
         return None
+    advice = f"; give {source} to plan for yours" if source else ""
     return (f"{ranks} data-parallel ranks ({counted(gpus, 'GPU')} / SP={sp}): Trinity splits each training batch "
-            f"evenly over them, so buffer.train_batch_size (batch_size x repeat_times) must be a multiple of {ranks}; "
-            f"give {source} to plan for yours")
+            f"evenly over them, so buffer.train_batch_size (batch_size x repeat_times) must be a multiple of "
+            f"{ranks}{advice}")
 
 
 def sp_within_node(gpus: int, node_gpus: int, sp: int) -> bool:

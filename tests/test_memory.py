@@ -1872,6 +1872,20 @@ def test_solve_memory_cautions_a_thin_extrapolated_fit(cli):
                                 "--env", "--offload")[1]
 
 
+def test_solve_memory_cautions_data_parallel_ranks_that_are_not_a_power_of_two(cli):
+    # 6 GPUs at SP=2 make 3 data-parallel ranks, which Trinity splits each batch over; `solve memory` takes no batch,
+    # so it names the multiple and no flag. At SP=1 (6 ranks) likewise; 4 GPUs (4 ranks, 2 at SP=2) get none.
+    flags = ["memory", "--model", "4B", "--gpu", "a100", "--len", "32k", "--json"]
+    for gpus, sp, caution in (("6", "2", ["3 data-parallel ranks (6 GPUs / SP=2): Trinity splits each training batch "
+                                          "evenly over them, so buffer.train_batch_size (batch_size x repeat_times) "
+                                          "must be a multiple of 3"]),
+                              ("6", "1", ["6 data-parallel ranks (6 GPUs / SP=1): Trinity splits each training batch "
+                                          "evenly over them, so buffer.train_batch_size (batch_size x repeat_times) "
+                                          "must be a multiple of 6"]),
+                              ("4", "1", []), ("4", "2", [])):
+        assert json.loads(cli(*flags, "--gpus", gpus, "--sp", sp)[1])["cautions"] == caution
+
+
 def test_the_longest_length_says_where_the_tables_refute_it(cli):
     # Qwen3-4B on 4 A100s with Env + Offload + SP=4: the memory model fits 110592 tokens, but the 4-GPU table says
     # '-' at 112640, the row that 110592 falls to (the planner stops at 102400 there).
