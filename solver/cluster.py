@@ -769,11 +769,17 @@ def _reasons(planner: _Planner, fleet: Fleet, index: int, without: frozenset[str
     for pool in fleet.pools:
         if job.pool not in (None, pool.name) or pool.name in without:
             continue
+        pool_gpus = pool.nodes * pool.gpus_per_node
+        trainer_room = pool_gpus - job.rollout_gpus
+        if trainer_room < 1:
+            reasons.append(f"{pool.name}: the job's {counted(job.rollout_gpus, 'rollout GPU')} leave none of its "
+                           f"{counted(pool_gpus, 'GPU')} for a trainer")
+            continue
         asked = job.max_model_len
         length = asked.at_least if isinstance(asked, AtLeast) else asked
         query = make_query(planner.catalog, model=job.model, gpu=pool.gpu, max_model_len=length, objective="min_gpus",
-                           budget_gpus=min(pool.nodes * pool.gpus_per_node, MAX_ESTIMATED_GPUS),
-                           weights=planner.weights, estimate=planner.estimate, node_gpus=pool.gpus_per_node,
+                           budget_gpus=min(pool_gpus, MAX_ESTIMATED_GPUS), weights=planner.weights,
+                           estimate=planner.estimate, node_gpus=pool.gpus_per_node,
                            time_limit_s=planner.time_limit_s, memory=planner.memory, margin=planner.margin,
                            host_ram_gb=pool.host_ram_gb, host_ram_source="the pool's host_ram_gb",
                            token_budget=planner.budget_for(planner.estimate), train_batch_size=job.train_batch_size,
@@ -784,6 +790,12 @@ def _reasons(planner: _Planner, fleet: Fleet, index: int, without: frozenset[str
             reasons.append(f"{pool.name}: with {counted(job.rollout_gpus, 'rollout GPU')}, no trainer GPU count that "
                            f"trains it ({fewest.gpus} at the fewest) has a layout on its {counted(pool.nodes, 'node')} "
                            f"of {pool.gpus_per_node} GPUs{_host_limited(planner, query, pool, job.rollout_gpus, fewest.gpus)}")
+        elif job.rollout_gpus:  # what the trainer reaches on the GPUs the rollout leaves it
+            query = query.model_copy(update={"budget_gpus": min(trainer_room, MAX_ESTIMATED_GPUS),
+                                             "rollout_gpus": job.rollout_gpus})
+            reasons.append(f"{pool.name} ({trainer_room} of its GPUs for the trainer, beside "
+                           f"{counted(job.rollout_gpus, 'rollout GPU')}): {answer_for(planner.catalog, query, pool.gpu).reason}"
+                           f"{_estimates_would(planner, query, pool, job.rollout_gpus)}")
         else:
             reasons.append(f"{pool.name}: {answer.reason}{_estimates_would(planner, query, pool, job.rollout_gpus)}")
     return "; ".join(reasons) or "no pool it may use"

@@ -176,7 +176,8 @@ def test_measured_plans_come_first(tmp_path: Path):
     [placement] = solved(instance, tmp_path)["placements"]
     assert (placement["trainer_gpus"], placement["plan"]["sp"], placement["plan"]["evidence"]) == (8, 8, "estimated")
     assert solved(instance, tmp_path, estimates=False)["unplaced"][0]["reason"].startswith(
-        "a100: 98304 tokens is beyond what the tables allow for Qwen3-14B on A100-80GB within 16 GPUs")
+        "a100 (10 of its GPUs for the trainer, beside 6 rollout GPUs): 98304 tokens is beyond what the tables allow "
+        "for Qwen3-14B on A100-80GB within 10 GPUs")
 
 
 def test_a_layout_needs_the_nodes_the_pool_has(tmp_path: Path):
@@ -213,8 +214,26 @@ def test_a_reason_says_where_host_memory_rules_out_the_count_a_layout_needs(tmp_
     assert [p["trainer_gpus"] for p in solved(instance, tmp_path)["placements"]] == [8]
     # With 16 rollout GPUs no count has room on two nodes, host memory or not: the reason does not blame it.
     instance["pools"][0]["host_ram_gb"], instance["jobs"][0]["rollout_gpus"] = 512, 16
-    [unplaced] = solved(instance, tmp_path)["unplaced"]
-    assert "has a layout on its 2 nodes of 8 GPUs" in unplaced["reason"] and "host" not in unplaced["reason"]
+    assert solved(instance, tmp_path)["unplaced"] == [
+        {"job": "a", "reason": "h100: the job's 16 rollout GPUs leave none of its 16 GPUs for a trainer"}]
+
+
+def test_a_too_long_job_s_reason_gives_the_longest_beside_its_rollout(tmp_path: Path):
+    # Qwen3-14B at 262144 with 2 rollout GPUs on one node of 8 A100s (256 GB of host memory: too little for its
+    # offloaded states): the trainer has 6 GPUs, so the longest the reason offers is what 6 reach, the 4-GPU table's
+    # Env + SP=4 at 20480 (as `solve --minimize gpus --gpus 6 ...` says), not the 108544 that an
+    # estimate on all 8 would reach; the job at 102400 that such a hint invites gets the layout reason.
+    instance = {"pools": [{"name": "a", "gpu": "a100", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 256}],
+                "jobs": [{"name": "huge", "model": "14B", "max_model_len": 262144, "rollout_gpus": 2},
+                         {"name": "mid", "model": "14B", "max_model_len": 102400, "rollout_gpus": 2},
+                         {"name": "all", "model": "14B", "max_model_len": 8192, "rollout_gpus": 8}]}
+    assert solved(instance, tmp_path)["unplaced"] == [
+        {"job": "huge", "reason": "a (6 of its GPUs for the trainer, beside 2 rollout GPUs): 262144 tokens is beyond "
+         "what the tables and the memory model's estimates allow for Qwen3-14B on A100-80GB within 6 GPUs with the "
+         "pool's host_ram_gb 256: the longest is 20480 (Env + SP=4 on 4 GPUs, documented)"},
+        {"job": "mid", "reason": "a: with 2 rollout GPUs, no trainer GPU count that trains it (8 at the fewest) has a "
+         "layout on its 1 node of 8 GPUs"},
+        {"job": "all", "reason": "a: the job's 8 rollout GPUs leave none of its 8 GPUs for a trainer"}]
 
 
 def test_an_at_least_job_takes_the_tables_longest_where_they_give_it_a_way(tmp_path: Path):
@@ -1591,16 +1610,19 @@ def test_a_job_without_room_says_why_the_other_pools_it_may_use_cannot_take_it(t
     result = solved({"pools": pools, "jobs": jobs}, tmp_path)
     assert [(p["job"], p["pool"]) for p in result["placements"]] == [("first", "h200")]
     assert result["unplaced"] == [{"job": "second", "reason": (
-        "no room left in h200 after the jobs placed (the most priority in all, then length, then cost); l40s: nothing "
-        "in the tables and the memory model's estimates for Qwen3-32B on L40S-48GB within 8 GPUs trains with the "
-        "pool's host_ram_gb 512; without the pool's host_ram_gb, Env + Offload + SP=2 on 2 GPUs trains it (16384 "
+        "no room left in h200 after the jobs placed (the most priority in all, then length, then cost); l40s (4 of its "
+        "GPUs for the trainer, beside 4 rollout GPUs): nothing in the tables and the memory model's estimates for "
+        "Qwen3-32B on L40S-48GB within 4 GPUs trains with the pool's host_ram_gb 512; without the pool's host_ram_gb, Env + Offload + SP=2 on 2 GPUs trains it (16384 "
         "tokens), and with Offload it needs 594.2 GiB of host memory per node")}]
     # Each other pool it may use says why, in the fleet's order (an A100 node of 256 GiB: too little for Offload).
     three = [*pools, {"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 256}]
     [unplaced] = solved({"pools": three, "jobs": jobs}, tmp_path)["unplaced"]
     assert unplaced["reason"].startswith("no room left in h200 after the jobs placed (the most priority in all, then "
-                                         "length, then cost); l40s: nothing in the tables")
-    assert "; a100: 16384 tokens is beyond what the tables" in unplaced["reason"]
+                                         "length, then cost); l40s (4 of its GPUs for the trainer, beside 4 "
+                                         "rollout GPUs): nothing in the tables")
+    assert ("; a100 (4 of its GPUs for the trainer, beside 4 rollout GPUs): nothing in the tables and the memory "
+            "model's estimates for Qwen3-32B on A100-80GB within 4 GPUs trains with the pool's host_ram_gb 256"
+            in unplaced["reason"])
     # With enough host memory there, it goes to the L40S node; kept to the H200 pool, the reason names no other.
     pools[1]["host_ram_gb"] = 1024
     assert sorted(p["pool"] for p in solved({"pools": pools, "jobs": jobs}, tmp_path)["placements"]) == ["h200", "l40s"]
