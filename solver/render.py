@@ -646,8 +646,11 @@ def memory_view(result: MemoryEstimate, label: str, gpu: str, model: str, gpus: 
         if result.longest_refuted is not None:  # a measurement there says otherwise
             allowed = (f": they let it train up to {result.tables_longest}" if result.tables_longest is not None
                        else ", and let it train at no length")
-            longest += (f", but the tables say it runs out of memory there ({result.longest_refuted.source.words(gpu, model)}"
-                        f"{_fewer(result.longest_refuted.source, gpus)}), and they decide{allowed}")
+            source = result.longest_refuted.source
+            where = ("there" if source.max_model_len == result.longest_len else
+                     f"at {source.max_model_len}, the row {result.longest_len} falls to")
+            longest += (f", but the tables say it runs out of memory {where} ({source.words(gpu, model)}"
+                        f"{_fewer(source, gpus)}), and they decide{allowed}")
     lines: list[RenderableType] = [Text(label, style="bold"), view, Text(verdict, style="green" if fits else "red"),
                                    Text(longest)]
     if result.host_memory_gib is not None:

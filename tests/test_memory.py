@@ -1886,17 +1886,27 @@ def test_solve_memory_cautions_data_parallel_ranks_that_are_not_a_power_of_two(c
         assert json.loads(cli(*flags, "--gpus", gpus, "--sp", sp)[1])["cautions"] == caution
 
 
-def test_the_longest_length_says_where_the_tables_refute_it(cli):
+def test_the_longest_length_says_where_the_tables_refute_it(cli, tmp_path: Path):
     # Qwen3-4B on 4 A100s with Env + Offload + SP=4: the memory model fits 110592 tokens, but the 4-GPU table says
     # '-' at 112640, the row that 110592 falls to (the planner stops at 102400 there).
     flags = ["memory", "--model", "4B", "--gpu", "a100", "--gpus", "4", "--len", "100k", "--sp", "4", "--env", "--offload"]
     status, out, _ = cli(*flags)
     assert status == 0 and ("longest length the memory model fits with this setting: 110592 tokens (on a 1024-token "
-                            "grid), but the tables say it runs out of memory there (the A100-80GB table for 4 GPUs says "
-                            "'-' at 112640), and they decide: they let it train up to 102400") in " ".join(out.split())
+                            "grid), but the tables say it runs out of memory at 112640, the row 110592 falls to (the "
+                            "A100-80GB table for 4 GPUs says '-' at 112640), and they decide: they let it train up to "
+                            "102400") in " ".join(out.split())
     estimate = json.loads(cli(*flags, "--json")[1])
     assert (estimate["longest_len"], estimate["longest_refuted"]["source"], estimate["tables_longest"]) == (
         110592, {"model": "Qwen3-4B", "gpus": 4, "max_model_len": 112640, "setting": "-"}, 102400)
+    # Where the tables measured that very length (cells of your own with a row at 110592), the line says "there".
+    cells = tmp_path / "own.yaml"
+    cells.write_text("gpu: Own-80GB\nmemory_gb: 80\nsource: made up\ntables:\n  - gpus: 4\n    section: 4 x Own\n"
+                     "    models: [4B]\n    rows:\n      - {max_model_len: 102400, cells: {4B: Env + Offload + SP=4}}\n"
+                     "      - {max_model_len: 110592, cells: {4B: '-'}}\n")
+    status, out, _ = cli(*flags[:4], "own-80gb", *flags[5:], "--cells", str(cells))
+    assert status == 0 and ("110592 tokens (on a 1024-token grid), but the tables say it runs out of memory there (the "
+                            "Own-80GB table for 4 GPUs says '-' at 110592), and they decide: they let it train up to "
+                            "102400") in " ".join(out.split())
     # Where no table speaks (the H200, with more memory than any GPU type with tables), or the tables let the
     # longest length train (Qwen3-0.6B on 2 A100s, vanilla: 23552 tokens, the table's 'vanilla' at 24576), nothing
     # more is said.

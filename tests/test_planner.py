@@ -68,6 +68,16 @@ def test_six_gpus_reach_a_shorter_context_than_four():
                                         "setting": "Env + Offload + SP=4"}
 
 
+def test_a_length_between_rows_is_documented_by_the_next_row_up_and_says_so():
+    # The H20 table for 1 GPU says 'vanilla' at 8192 and 'Env + Offload' at 12288 for Qwen3-4B: 9216 falls to 12288.
+    [at_row, between] = (solve_one("H20-96GB", model="4B", max_model_len=length, budget_gpus=1).plans[0]
+                         for length in (12288, 9216))
+    assert (between.setting.label, between.evidence, between.source) == ("Env + Offload", "documented", at_row.source)
+    assert at_row.evidence_text("H20-96GB") == "documented: the H20-96GB table for 1 GPU says 'Env + Offload' at 12288"
+    assert between.evidence_text("H20-96GB") == (
+        "documented: the H20-96GB table for 1 GPU says 'Env + Offload' at 12288, the row 9216 falls to")
+
+
 def test_a_base_model_is_planned_from_its_releases_cells_with_its_own_native_context():
     # Qwen3-4B-Base has Qwen3-4B's shape, so the same cells; its native context is 32768, not 40960, so
     # 102400 tokens take a YaRN factor of 3.125, not 2.5.
