@@ -268,13 +268,17 @@ def _memory_line(plan: Plan) -> str:
 
 def _no_alternative(query: Query) -> str:
     """Why `--top` lists fewer plans than asked: every other plan that trains (within the host memory given, if
-    any) is no better, in the ways the query leaves open, than a plan above."""
+    any) is no better, in the ways the query leaves open, than a plan above; and, where estimates may speak and Env
+    is not pinned, that they keep Env on."""
     ways = [*(["no longer"] if query.objective == "max_len" else []), "no cheaper",
             *([] if query.exact else ["on no fewer GPUs"]), "no better vouched for"]
     limits = [f"{query.host_ram_source} {query.host_ram_gb:g}"] if query.host_ram_gb is not None else []
     limits += [batch_words(query.train_batch_size, query.train_batch_source)] if query.train_batch_size else []
     within = f" within {' and '.join(limits)}" if limits else ""
-    return f"each other plan that trains{within} is {', '.join(ways[:-1])} and {ways[-1]} than a plan above"
+    # An estimate keeps Env on unless --no-env (`estimated_setting`): one without it may cost a hair less.
+    env = "; estimates keep Env on (--no-env for plans without it)" if query.env is None and query.estimate != "never" \
+        else ""
+    return f"each other plan that trains{within} is {', '.join(ways[:-1])} and {ways[-1]} than a plan above{env}"
 
 
 def _across_nodes(answer: Answer, plan: Plan, model: Model, node_gpus: int) -> str:

@@ -432,14 +432,19 @@ def test_a_reader_that_has_gone_ends_the_command_quietly(solve_script: Path):
 
 def test_fewer_plans_than_asked_for_are_said_to_be_all_there_are(cli):
     status, out, _ = cli("--model", "14B", "--gpu", "a100", "--len", "24576", "--gpus", "1", "--top", "3")
-    assert status == 0 and out.endswith("1 plan of the 3 asked for: each other plan that trains is no cheaper, on no "
-                                        "fewer GPUs and no better vouched for than a plan above\n\n")
+    assert status == 0 and " ".join(out.split()).endswith(
+        "1 plan of the 3 asked for: each other plan that trains is no cheaper, on no fewer GPUs and no better vouched "
+        "for than a plan above; estimates keep Env on (--no-env for plans without it)")
+    # Without estimates, or with Env pinned, that clause has nothing to say.
+    for pin in ("--no-estimate", "--env"):
+        status, out, _ = cli("--model", "14B", "--gpu", "a100", "--len", "24576", "--gpus", "1", "--top", "3", pin)
+        assert status == 0 and out.endswith("no better vouched for than a plan above\n\n")
     # Said in the ways the query leaves open: the length too when it is maximised, not the GPUs on an exact count.
     status, out, _ = cli("--model", "14B", "--gpu", "a100", "--maximize", "len", "--gpus", "1", "--top", "9")
     assert status == 0 and "each other plan that trains is no longer, no cheaper, on no fewer GPUs and no better" in out
     status, out, _ = cli("--model", "14B", "--gpu", "a100", "--len", "24576", "--gpus", "1", "--exact", "--top", "3")
-    assert status == 0 and out.endswith("each other plan that trains is no cheaper and no better vouched for than a "
-                                        "plan above\n\n")
+    assert status == 0 and "each other plan that trains is no cheaper and no better vouched for than a plan above;" \
+        in " ".join(out.split())
     status, out, _ = cli("--model", "14B", "--gpu", "a100", "--len", "24576", "--gpus", "1")
     assert status == 0 and "asked for" not in out
 
