@@ -725,9 +725,10 @@ def test_a_gpu_type_the_catalogue_lacks_is_planned_from_its_memory(cli, tmp_path
                            "8k", "--memory-model", str(coefficients), "--json")
     [answer] = json.loads(out)
     assert (status, answer["gpu"]) == (0, "MyAccel-64GB")
-    assert err == ("solve: note: --gpu-memory 64 is taken as 64 GiB; a card with ECC GDDR memory reports less (an "
-                   "L40S 48GB: 45.0 GiB), so give nvidia-smi's total where you have it (--gpu-memory 46068MiB for an "
-                   "L40S)\n")
+    assert err == ("solve: note: --gpu-memory 64 is taken as 64 GiB, and as sold it borrows no other GPU type's tables "
+                   "(64GiB or nvidia-smi's total would, where a GPU type's driver reports as much); a card with ECC GDDR "
+                   "memory reports less (an L40S 48GB: 45.0 GiB), so give nvidia-smi's total where you have it "
+                   "(--gpu-memory 46068MiB for an L40S)\n")
     assert answer["plans"] and all(plan["evidence"] == "estimated" for plan in answer["plans"])
     # The driver's MiB are what the memory model uses; nominal GB are taken as GiB.
     _, out, _ = cli("memory", "--model", "4B", "--gpu", "MyAccel", "--gpu-memory", "65536MiB", "--gpus", "2",
@@ -1261,8 +1262,13 @@ def test_an_h100_estimate_names_the_a100_cell_that_measured_the_same_plan(cli):
     status, [answer] = run_json(cli, "--model", "4B", "--gpu", "h100", "--gpus", "4", "--len", "16k")
     assert status == 0 and answer["plans"][0]["evidence"] == "estimated" and "larger_gpu_cell" not in answer
     status, out, _ = cli("--model", "14B", "--gpu", "foo", "--gpu-memory", "80", "--gpus", "4", "--len", "32k", "--json")
-    [answer] = json.loads(out)  # (a note on stderr says 80 is taken as GiB)
+    [answer] = json.loads(out)  # (a note on stderr says 80 is taken as GiB, and borrows no other GPU type's tables)
     assert status == 0 and answer["plans"][0]["evidence"] == "estimated" and "larger_gpu_cell" not in answer
+    # As the note says, 80GiB (the A100-80GB driver's 81920 MiB) plans with the A100's tables.
+    status, [answer] = run_json(cli, "--model", "14B", "--gpu", "foo", "--gpu-memory", "80GiB", "--gpus", "4", "--len",
+                                "32k")
+    assert status == 0 and answer["plans"][0]["evidence"] == "documented"
+    assert answer["plans"][0]["source"]["gpu"] == "A100-80GB"
     # Not where no GPU type near its memory measured it (the L40S), nor for a documented plan, nor with --estimate.
     for asked in (("--model", "14B", "--gpu", "l40s", "--gpus", "8", "--len", "8k"),
                   ("--model", "14B", "--gpu", "a100", "--gpus", "4", "--len", "32k"), (*flags, "--estimate")):
