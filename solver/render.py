@@ -709,6 +709,9 @@ def _rounded(value: Any) -> Any:
 EVIDENCE_MARKS = {"documented": "", "inferred": "*", "estimated": "~"}
 EXTRAPOLATED_MARK = "!"
 """Added to an estimate's mark beyond the memory model's calibration (`Plan.beyond_calibration`)."""
+YARN_MARK = "^"
+"""Added to a map's cell (by length: to the row's length) whose YaRN goes past what is validated
+(`Plan.yarn_beyond_validated`)."""
 LENGTH_SHADES = ("black on #e3f2fd", "black on #bbdefb", "black on #90caf9", "black on #64b5f6",
                  "white on #1e88e5", "white on #1565c0", "white on #0d47a1")
 """Shades of the longest-context map, shortest to longest."""
@@ -743,12 +746,13 @@ def _budget_spans(grid: dict[tuple[Any, int], Plan | None], rows: list[Any], bud
 
 
 def map_json(maps: list[tuple[str, dict[tuple[Any, int], Plan | None], list[Any]]], budgets: list[int],
-             model: str | None = None, train_batch_size: int | None = None) -> str:
-    """Maps as JSON: per GPU type (name, grid, rows), its budgets (and the train batch the plans keep to, where one
-    is given) and, per row (a model, or with `model`, the model mapped by length, a length), the best plan at each
-    budget (null where none), as `solve --json` gives a plan."""
+             model: str | None = None, train_batch_size: int | None = None, host_ram_gb: float | None = None) -> str:
+    """Maps as JSON: per GPU type (name, grid, rows), its budgets (and the train batch the plans keep to, and the
+    host memory per node they fit in, where given) and, per row (a model, or with `model`, the model mapped by
+    length, a length), the best plan at each budget (null where none), as `solve --json` gives a plan."""
     key = "max_model_len" if model is not None else "model"
     batch = {"train_batch_size": train_batch_size} if train_batch_size is not None else {}
+    batch |= {"host_ram_gb": host_ram_gb} if host_ram_gb is not None else {}
     return json.dumps([{"gpu": gpu, "by": "len" if model is not None else "model",
                         **({"model": model} if model is not None else {}), **batch, "budget_gpus": budgets,
                         "rows": [{key: row, "plans": [None if (plan := grid[row, budget]) is None
@@ -784,13 +788,17 @@ def map_view(grid: dict[tuple[Any, int], Plan | None], rows: list[Any], budgets:
                 cells.append(Text(f"{short_label(plan.setting)}{at}{plan.gpus}{mark}", style=setting_style(plan.setting)))
             else:
                 shade = LENGTH_SHADES[min(len(LENGTH_SHADES) - 1, plan.max_model_len * len(LENGTH_SHADES) // (longest + 1))]
-                cells.append(Text(f"{plan.max_model_len // 1024}k {short_label(plan.setting)}{at}{plan.gpus}{mark}",
+                yarn = YARN_MARK if plan.yarn_beyond_validated else ""
+                cells.append(Text(f"{plan.max_model_len // 1024}k {short_label(plan.setting)}{at}{plan.gpus}{mark}{yarn}",
                                   style=shade))
-        view.add_row(str(row), *cells)
+        row_yarn = by_length and any(plan.yarn_beyond_validated for budget in budgets if (plan := grid[(row, budget)]))
+        view.add_row(f"{row}{YARN_MARK if row_yarn else ''}", *cells)
     merged = "; ≤a-b: budgets a to b, the same plans" if any(first != last for first, last in spans) else ""
+    yarn = ("; ^ YaRN past what is validated (quality untested)"
+            if any(plan.yarn_beyond_validated for plan in grid.values() if plan) else "")
     legend = Text("cells: " + ("setting@GPUs" if by_length else "longest context (k = 1024 tokens), setting@GPUs")
                   + merged
                   + "; evidence: documented, * inferred, ~ estimated, ~! estimated beyond the memory model's "
-                  "calibration; - nothing trains\n"
+                  f"calibration; - nothing trains{yarn}\n"
                   "settings: E Env, O Offload, SPn Ulysses SP, van vanilla")
     return Group(Text(title, style="table.title"), view, legend)  # a title of its own: a narrow map's does not wrap

@@ -104,7 +104,7 @@ def test_many_budgets_keep_readable_cells_in_a_pipe_and_in_the_svg(cli, tmp_path
     header = next(line for line in out.splitlines() if line.startswith("┃ model"))
     # Runs of budgets with the same plans share a column (a map wider than 16 budgets).
     assert (status, err) == (0, "") and len(cells) == header.count("GPU") < 24
-    assert all(re.fullmatch(r"\d+k \S+ ?@\d+(\*|~!?)?", cell) for cell in cells)
+    assert all(re.fullmatch(r"\d+k \S+ ?@\d+(\*|~!?)?\^?", cell) for cell in cells)
     assert "@24~" in out or "@16~" in out
     svg = target.read_text(encoding="utf-8")
     assert all(cell.split()[0] in svg for cell in cells)
@@ -115,8 +115,46 @@ def test_estimates_beyond_the_calibration_are_marked(cli):
     row = next(line for line in out.splitlines() if line.startswith("│ Qwen3-0.6B"))
     cells = [cell.strip() for cell in row.split("│")[2:-1]]
     # 4 GPUs with SP=4 stay within the calibration (at most 6 GPUs, SP=4); 8 GPUs with SP=8 do not.
-    assert status == 0 and cells[3] == "120k E+O+SP4@4~" and cells[7] == "241k E+O+SP8@8~!"
+    assert status == 0 and cells[3] == "120k E+O+SP4@4~" and cells[7] == "241k E+O+SP8@8~!^"
     assert "~! estimated beyond the memory model's calibration" in " ".join(out.split())
+
+
+def test_yarn_past_what_is_validated_is_marked(cli):
+    # Qwen3-8B on H20s: 8 GPUs reach 240k by estimate, past the 131072 tokens (YaRN factor 4) Qwen validates, as
+    # `solve` cautions; 120k on 4 is within it. By length, the rows past 131072 carry the mark.
+    status, out, _ = cli("map", "--gpu", "h20", "--model", "8B")
+    row = next(line for line in out.splitlines() if line.startswith("│ Qwen3-8B"))
+    cells = [cell.strip() for cell in row.split("│")[2:-1]]
+    assert status == 0 and (cells[3], cells[7]) == ("120k E+O+SP4@4", "240k E+O+SP8@8~!^")
+    assert "; ^ YaRN past what is validated (quality untested)" in " ".join(out.split())
+    status, out, _ = cli("map", "--gpu", "h20", "--model", "8B", "--by", "len")
+    lengths = [line.split("│")[1].strip() for line in out.splitlines() if line.startswith("│")]
+    assert status == 0 and "122880" in lengths and "133120^" in lengths and "245760^" in lengths
+    assert all(length.endswith("^") == (int(length.rstrip("^")) > 131072) for length in lengths)
+    # Within what is validated, no mark and no legend for it.
+    status, out, _ = cli("map", "--gpu", "a100", "--model", "8B", "--gpus-up-to", "4")
+    assert status == 0 and "^" not in out and "YaRN" not in out
+
+
+def test_a_map_with_host_memory_keeps_to_plans_that_fit_there(cli):
+    # Qwen3-32B on H100s trains only with Offload, whose states take 594.2 GiB of host memory per node (686.7 on 3
+    # or 6 GPUs): 512 GiB leave no plan at any budget; 1024 GiB leave the planner's, each `solve --host-ram`'s.
+    import json
+
+    status, out, _ = cli("map", "--gpu", "h100", "--model", "32B", "--host-ram", "512")
+    row = next(line for line in out.splitlines() if line.startswith("│ Qwen3-32B"))
+    assert status == 0 and out.startswith("H100-80GB: longest context per model and GPU budget, host memory 512 GiB "
+                                          "per node\n")
+    assert {cell.strip() for cell in row.split("│")[2:-1]} == {"-"}
+    [h100] = json.loads(cli("map", "--gpu", "h100", "--model", "32B", "--host-ram", "1024", "--json")[1])
+    assert list(h100) == ["gpu", "by", "host_ram_gb", "budget_gpus", "rows"] and h100["host_ram_gb"] == 1024
+    [plans] = [row["plans"] for row in h100["rows"]]
+    for budget in (1, 6, 8):
+        [answer] = json.loads(cli("--model", "32B", "--gpu", "h100", "--maximize", "len", "--gpus", str(budget),
+                                  "--host-ram", "1024", "--json")[1])
+        assert plans[budget - 1] == {**answer["plans"][0], "unused_gpus": budget - answer["plans"][0]["gpus"]}
+    without = json.loads(cli("map", "--gpu", "h100", "--model", "32B", "--json")[1])[0]
+    assert "host_ram_gb" not in without and without["rows"][0]["plans"][0]["offload"]
 
 
 def test_a_map_of_your_own_gpu_cells_and_memory_model(cli, tmp_path: Path):

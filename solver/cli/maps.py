@@ -15,6 +15,7 @@ from solver.cli.catalogs import catalog_with, check_model_flags
 from solver.cli.options import (
     add_cells_option,
     add_gpu_memory_option,
+    add_host_ram_option,
     add_memory_model_options,
     add_train_batch_option,
 )
@@ -41,6 +42,7 @@ def build_map_parser() -> argparse.ArgumentParser:
     parser.add_argument("--model-config", metavar="PATH", type=path_argument,
                         help="a local Hugging Face config.json, for a model the catalogue lacks (as --model)")
     add_train_batch_option(parser)
+    add_host_ram_option(parser)
     add_gpu_memory_option(parser)
     add_cells_option(parser)
     add_memory_model_options(parser)
@@ -55,13 +57,14 @@ def run_map(args: argparse.Namespace) -> int:
     catalog, added = catalog_with(load_model_config(args.model_config) if args.model_config else None, args.gpu,
                                   args.gpu_memory, args.cells or ())
     options = {"memory": load_memory_model(args.memory_model) if args.memory_model else None,
-               "margin": args.margin, "train_batch_size": args.train_batch_size}
+               "margin": args.margin, "train_batch_size": args.train_batch_size, "host_ram_gb": args.host_ram}
     if args.by == "len" and args.model is None and not added:
         raise QueryError("--by len maps one model: give --model M (or --model-config PATH)")
     gpus = [catalog.gpu(args.gpu)] if args.gpu else list(catalog.documented_gpu_types)
     asked = catalog.model(args.model).name if args.model else added or None
     budgets = list(range(1, args.gpus_up_to + 1))
     batch = f", train batch {args.train_batch_size}" if args.train_batch_size else ""
+    batch += f", host memory {args.host_ram:g} GiB per node" if args.host_ram is not None else ""
     screen = new_console()
     views, maps = [], []
     for gpu in gpus:
@@ -91,7 +94,7 @@ def run_map(args: argparse.Namespace) -> int:
         write_atomically(args.svg, recorder.export_svg(title="rft-solver map"))
     if args.json:
         sys.stdout.write(map_json(maps, budgets, model=asked if args.by == "len" else None,
-                                  train_batch_size=args.train_batch_size) + "\n")
+                                  train_batch_size=args.train_batch_size, host_ram_gb=args.host_ram) + "\n")
         return 0
     for view in views:
         screen.print(view)

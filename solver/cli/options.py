@@ -6,7 +6,7 @@ from __future__ import annotations
 import argparse
 from typing import get_args
 
-from solver.cli.argtypes import gpu_memory, number, path_argument, token_budget_mode, whole_number
+from solver.cli.argtypes import gpu_memory, host_memory, number, path_argument, token_budget_mode, whole_number
 from solver.memory import DEFAULT_MARGIN
 from solver.query import TrinityVersion
 from solver.tables import MAX_TRAIN_BATCH
@@ -57,6 +57,13 @@ def add_train_batch_option(parser: argparse.ArgumentParser | argparse._ArgumentG
                         help="experiences per training step (Trinity's buffer.train_batch_size, by default batch_size "
                              "x repeat_times): only trainers whose data-parallel ranks (GPUs / SP) divide it, as "
                              f"Trinity requires{default}")
+
+
+def add_host_ram_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """--host-ram, for the commands that plan (`solve memory` words its own: it judges one setting)."""
+    parser.add_argument("--host-ram", metavar="GB", type=host_memory,
+                        help="host memory per node (GB as RAM is sold, binary: GiB): rules out plans that do "
+                        "not fit there (the model while it loads; with Offload, its states too)")
 
 
 def add_memory_model_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:

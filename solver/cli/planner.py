@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING
 from solver import __version__
 from solver.api import answer_query, config_query, with_config_verdicts
 from solver.cli.argtypes import (
-    host_memory,
     output_path,
     path_argument,
     positive_seconds,
@@ -24,6 +23,7 @@ from solver.cli.catalogs import catalog_with, check_model_flags
 from solver.cli.options import (
     add_cells_option,
     add_gpu_memory_option,
+    add_host_ram_option,
     add_memory_model_options,
     add_token_budget_option,
     add_train_batch_option,
@@ -105,9 +105,7 @@ def build_parser() -> argparse.ArgumentParser:
                       help="no estimates: only documented and inferred plans")
     add_memory_model_options(estimates)
     add_token_budget_option(estimates, from_config=True)
-    estimates.add_argument("--host-ram", metavar="GB", type=host_memory,
-                           help="host memory per node (GB as RAM is sold, binary: GiB): rules out plans that do "
-                           "not fit there (the model while it loads; with Offload, its states too)")
+    add_host_ram_option(estimates)
     estimates.add_argument("--node-gpus", metavar="G", type=whole_number(1, MAX_GPUS),
                            help="GPUs per node (default: --from-config's cluster.gpu_per_node, else 8): a trainer "
                            "on more keeps each SP group in one node")
