@@ -444,6 +444,23 @@ def test_bad_cluster_files_are_refused_naming_file_job_and_field(tmp_path: Path,
     assert str(caught.value).startswith(f"{path}: {message.format(folder=tmp_path)}")
 
 
+def test_a_cluster_file_with_many_problems_names_where_the_others_are(tmp_path: Path):
+    # The first in full, then where the others are (three at most), so that fixing one does not just reveal the next.
+    path = tmp_path / "fleet.yaml"
+    path.write_text("pools: []\njobs: []\n", encoding="utf-8")
+    with pytest.raises(TableError) as caught:
+        load_fleet(path, CATALOG)
+    assert str(caught.value) == f"{path}: pools: must list at least 1, got [] (and 1 more problem, at jobs)"
+    path.write_text("pools:\n  - {name: a, gpu: a100, nodes: 0, gpus_per_node: 8, x: 1}\n"
+                    "  - {name: b, gpu: a100, nodes: -1, gpus_per_node: 8}\njobs:\n"
+                    "  - {name: j, model: 4B, max_model_len: -5}\n  - {name: k, model: 4B, max_model_len: 5, "
+                    "priority: -1}\n", encoding="utf-8")
+    with pytest.raises(TableError) as caught:
+        load_fleet(path, CATALOG)
+    assert str(caught.value) == (f"{path}: pool a, nodes: must be above 0, got 0 (and 4 more problems, at pool a, x; "
+                                 "pool b, nodes; job j, max_model_len; ...)")
+
+
 def _config_of(model_name: str, **changes: object) -> dict:
     """A config.json of the catalogue model's shape, with `changes`."""
     model = CATALOG.model(model_name)

@@ -244,9 +244,16 @@ def _validation_message(path: Path, raw: Any, error: ValidationError, recheck: C
         if first["type"] not in ("value_error", "assertion_error") and "input" in first:
             problem += f", got {brief(first['input'])}"
     where = _describe_location(raw, location)
-    more = len({_data_location(raw, tuple(e["loc"])) for e in errors}) - 1
-    extra = f" (and {counted(more, 'more problem')})" if more else ""
+    first_at = _data_location(raw, tuple(first["loc"]))
+    others = [_describe_location(raw, at) or "the top level" for at in
+              dict.fromkeys(_data_location(raw, tuple(e["loc"])) for e in errors) if at != first_at]
+    named = "; ".join(others[:SHOWN_PROBLEMS]) + ("; ..." if len(others) > SHOWN_PROBLEMS else "")
+    extra = f" (and {counted(len(others), 'more problem')}, at {named})" if others else ""
     return f"{path}: {where + ': ' if where else ''}{problem}{extra}"
+
+
+SHOWN_PROBLEMS = 3
+"""A file's problems named, by where they are, after the first one it says in full."""
 
 
 def _plain_problem(error: Any) -> str:
