@@ -312,8 +312,8 @@ def estimate_memory(
                           beyond_calibration=beyond_calibration(memory.fit.range, resolved, gpu_type.memory_gib, gpus,
                                                                 setting, budget),
                           host_memory_gib=shown_host_need(resolved, gpus, node_gpus, offload),
-                          host_ram_gib=host_ram_gb, tables=tables).with_cautions(resolved, gpus, sp,
-                                                                               gpu_type.rocm and env)
+                          host_ram_gib=host_ram_gb, tables=tables).with_cautions(
+                              resolved, gpus, sp, gpu_type.rocm and env)
 
 
 def calibrate_memory_model(cells: Iterable[Path | str] = (), *, with_tables: bool = False,

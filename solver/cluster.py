@@ -793,8 +793,9 @@ def _reasons(planner: _Planner, fleet: Fleet, index: int, without: frozenset[str
         elif job.rollout_gpus:  # what the trainer reaches on the GPUs the rollout leaves it
             query = query.model_copy(update={"budget_gpus": min(trainer_room, MAX_ESTIMATED_GPUS),
                                              "rollout_gpus": job.rollout_gpus})
+            reason = answer_for(planner.catalog, query, pool.gpu).reason
             reasons.append(f"{pool.name} ({trainer_room} of its GPUs for the trainer, beside "
-                           f"{counted(job.rollout_gpus, 'rollout GPU')}): {answer_for(planner.catalog, query, pool.gpu).reason}"
+                           f"{counted(job.rollout_gpus, 'rollout GPU')}): {reason}"
                            f"{_estimates_would(planner, query, pool, job.rollout_gpus)}")
         else:
             reasons.append(f"{pool.name}: {answer.reason}{_estimates_would(planner, query, pool, job.rollout_gpus)}")

@@ -37,8 +37,7 @@ from math import ceil
 from pydantic import Field
 
 from solver.results import ROCM_ENV_CAUTION, layout_cautions, thin_headroom
-from solver.rules import (NODE_GPUS, TablesVerdict, sp_degrees, token_budget, uneven_split_caution,
-                          whole_nodes_violation)
+from solver.rules import NODE_GPUS, TablesVerdict, sp_degrees, token_budget, uneven_split_caution, whole_nodes_violation
 from solver.tables import MAX_ESTIMATED_GPUS, CalibrationRange, Coefficients, Frozen, Model, Setting, sp_rule_violation
 
 GIB = 1024**3

@@ -751,8 +751,8 @@ def map_json(maps: list[tuple[str, dict[tuple[Any, int], Plan | None], list[Any]
     host memory per node they fit in, where given) and, per row (a model, or with `model`, the model mapped by
     length, a length), the best plan at each budget (null where none), as `solve --json` gives a plan."""
     key = "max_model_len" if model is not None else "model"
-    batch = {"train_batch_size": train_batch_size} if train_batch_size is not None else {}
-    batch |= {"host_ram_gb": host_ram_gb} if host_ram_gb is not None else {}
+    given = {"train_batch_size": train_batch_size, "host_ram_gb": host_ram_gb}
+    batch = {key: value for key, value in given.items() if value is not None}
     return json.dumps([{"gpu": gpu, "by": "len" if model is not None else "model",
                         **({"model": model} if model is not None else {}), **batch, "budget_gpus": budgets,
                         "rows": [{key: row, "plans": [None if (plan := grid[row, budget]) is None
@@ -788,8 +788,8 @@ def map_view(grid: dict[tuple[Any, int], Plan | None], rows: list[Any], budgets:
                 cells.append(Text(f"{short_label(plan.setting)}{at}{plan.gpus}{mark}", style=setting_style(plan.setting)))
             else:
                 shade = LENGTH_SHADES[min(len(LENGTH_SHADES) - 1, plan.max_model_len * len(LENGTH_SHADES) // (longest + 1))]
-                yarn = YARN_MARK if plan.yarn_beyond_validated else ""
-                cells.append(Text(f"{plan.max_model_len // 1024}k {short_label(plan.setting)}{at}{plan.gpus}{mark}{yarn}",
+                mark += YARN_MARK if plan.yarn_beyond_validated else ""
+                cells.append(Text(f"{plan.max_model_len // 1024}k {short_label(plan.setting)}{at}{plan.gpus}{mark}",
                                   style=shade))
         row_yarn = by_length and any(plan.yarn_beyond_validated for budget in budgets if (plan := grid[(row, budget)]))
         view.add_row(f"{row}{YARN_MARK if row_yarn else ''}", *cells)

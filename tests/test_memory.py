@@ -1876,12 +1876,9 @@ def test_solve_memory_cautions_data_parallel_ranks_that_are_not_a_power_of_two(c
     # 6 GPUs at SP=2 make 3 data-parallel ranks, which Trinity splits each batch over; `solve memory` takes no batch,
     # so it names the multiple and no flag. At SP=1 (6 ranks) likewise; 4 GPUs (4 ranks, 2 at SP=2) get none.
     flags = ["memory", "--model", "4B", "--gpu", "a100", "--len", "32k", "--json"]
-    for gpus, sp, caution in (("6", "2", ["3 data-parallel ranks (6 GPUs / SP=2): Trinity splits each training batch "
-                                          "evenly over them, so buffer.train_batch_size (batch_size x repeat_times) "
-                                          "must be a multiple of 3"]),
-                              ("6", "1", ["6 data-parallel ranks (6 GPUs / SP=1): Trinity splits each training batch "
-                                          "evenly over them, so buffer.train_batch_size (batch_size x repeat_times) "
-                                          "must be a multiple of 6"]),
+    words = ("{ranks} data-parallel ranks (6 GPUs / SP={sp}): Trinity splits each training batch evenly over them, so "
+             "buffer.train_batch_size (batch_size x repeat_times) must be a multiple of {ranks}")
+    for gpus, sp, caution in (("6", "2", [words.format(ranks=3, sp=2)]), ("6", "1", [words.format(ranks=6, sp=1)]),
                               ("4", "1", []), ("4", "2", [])):
         assert json.loads(cli(*flags, "--gpus", gpus, "--sp", sp)[1])["cautions"] == caution
 
