@@ -2250,10 +2250,12 @@ def test_calibrate_counts_the_missed_cells_among_yours(cli, tmp_path: Path):
     status, _, err = cli("calibrate", "--cells", str(cells), "--out", str(tmp_path / "model.yaml"))
     assert status == 0 and ("solve calibrate: warning: the fit predicts 1 of your 2 cells the other way: Qwen3-14B on "
                             "1 x H100-80GB at 8192, cell 'vanilla': vanilla trained there") in err
+    assert err.endswith("; check it for typos\n")  # the one cell named
     cells.write_text(h100_cells(1, "one", "14B", {8192: "{14B: vanilla}", 16384: "{14B: vanilla}"}), encoding="utf-8")
     status, _, err = cli("calibrate", "--cells", str(cells), "--out", str(tmp_path / "model.yaml"))
     assert status == 0 and ("solve calibrate: warning: the fit predicts all 2 of your cells the other way: Qwen3-14B "
                             "on 1 x H100-80GB at 8192, cell 'vanilla': vanilla trained there") in err
+    assert err.endswith("; check them for typos\n")
 
 
 def test_two_table_files_of_one_gpu_type_are_refused(tmp_path: Path):
