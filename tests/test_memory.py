@@ -19,6 +19,9 @@ from solver.memory import (
     DEFAULT_MARGIN,
     GRID,
     PRIOR,
+    TERMS,
+    Breakdown,
+    Terms,
     beyond_calibration,
     breakdown,
     estimated_cells,
@@ -108,6 +111,11 @@ def test_host_memory_by_hand():
     training = (sum(size * pinned_rounding(eight_b, 16, size) for size in (4, 4, 2)) * 8.191e9 + 8 * 8.191e9) / 2
     loading = 4 * 8.191e9 + 4 * pinned_rounding(eight_b, 16, 4) * 8.191e9 / 2
     assert loading < training and host_memory_gib(eight_b, 16, 8) == pytest.approx(training / 2**30)
+    # On 3 GPUs the rows do not split evenly, and each shard holds the rounded-up share of them (Qwen3-0.6B, fp32):
+    # q 683 x 1024 x 4 -> 2**22, k and v 342 x 1024 x 4 -> 2**21, o 342 x 2048 x 4 -> 2**22, the norms 342 x 4 -> 2**11,
+    # q_norm and k_norm 43 x 4 -> 2**8, gate and up 1024 x 1024 x 4 = 2**22, down 342 x 3072 x 4 = 4202496 -> 2**23
+    # (341 rows would fit 2**22): 29364736 a layer; the embedding 50646 x 1024 x 4 -> 2**28, the final norm 2**11.
+    assert pinned_rounding(model, 3, 4) == pytest.approx((28 * 29364736 + 2**28 + 2**11) / (4 * 596049920 / 3))
 
 
 def test_the_weight_shapes_hold_each_catalogued_models_parameters():
@@ -202,6 +210,32 @@ def test_estimates_beyond_the_calibration_say_so(cli):
         "range": load_memory_model().fit.range.model_copy(update={"smallest_model_b": 8.19})})})
     (answer,) = solver.plan("0.6B", gpu="h100", budget_gpus=8, max_model_len=32768, memory=mine)
     assert "0.6B parameters (calibrated from 8.2B)" in answer.plans[0].beyond_calibration
+
+
+
+def test_the_calibrated_range_holds_its_own_edges():
+    # The shipped fit spans up to 14.768B parameters (Qwen3-14B), 80 to 95.6 GiB (96 as shown), up to 6 GPUs, SP=4 and
+    # 73728 tokens per GPU: an estimate at each edge is within it, one past an edge is beyond it and says so.
+    calibrated = load_memory_model().fit.range
+    fourteen = CATALOG.model("14B")
+
+    def beyond(model=fourteen, memory: float = 80.0, gpus: int = 6, sp: int = 4, tokens: int = 73728):
+        return beyond_calibration(calibrated, model, memory, gpus, Setting(sp=sp), tokens)
+
+    assert beyond() == () and beyond(memory=96.0) == () and beyond(model=CATALOG.model("0.6B")) == ()
+    assert beyond(model=CATALOG.model("32B")) == ("32.8B parameters (calibrated up to 14.8B)",)
+    assert beyond(memory=79.0) == ("79 GiB GPUs (calibrated on 80 to 96 GiB)",)
+    assert beyond(memory=97.0) == ("97 GiB GPUs (calibrated on 80 to 96 GiB)",)
+    assert beyond(gpus=7) == ("7 GPUs (calibrated up to 6)",)
+    assert beyond(sp=8) == ("SP=8 (calibrated up to SP=4)",)
+    assert beyond(tokens=73729) == ("73729 tokens per GPU (calibrated on fits of up to 73728)",)
+    # A mixture of experts is beyond a fit on dense models only, not a range that does not say (a file from before the
+    # range recorded it).
+    moe = CATALOG.model("30B-A3B")
+    unsaid = calibrated.model_copy(update={"mixture_of_experts": None})
+    assert "a mixture of experts (calibrated on dense models)" in beyond(model=moe)
+    assert "a mixture of experts (calibrated on dense models)" not in beyond_calibration(
+        unsaid, moe, 80.0, 6, Setting(sp=4), 73728)
 
 
 models = st.sampled_from([m.name for m in CATALOG.models])
@@ -537,7 +571,8 @@ def test_cli_memory_keeps_sp_groups_inside_a_node(cli):
     assert cli(*flags) == (2, "", "solve memory: error: --sp 16 is not allowed: 16 GPUs span nodes of 8 (--node-gpus), "
                                   "and SP=16 does not divide a node (the degrees that divide the 16 GPUs, that "
                                   "Qwen3-8B's heads allow and that keep an SP group in a node: 1, 2, 4, 8)\n")
-    assert cli(*flags, "--node-gpus", "16")[0] == 0
+    status, out, _ = cli(*flags, "--node-gpus", "16", "--json")
+    assert status == 0 and json.loads(out)["node_gpus"] == 16
 
 
 @pytest.mark.parametrize(
@@ -572,6 +607,9 @@ def test_cli_memory_breakdown_and_exit_codes(cli):
     status, out, err = cli("memory", "--model", "4B", "--gpu", "a100", "--gpus", "4", "--len", "102400", "--sp", "4",
                            "--env", "--offload")
     assert (status, err) == (0, "") and "fits:" in out and "logits" in out
+    # ceil(2 x 102400 / 4) = 51200 tokens per GPU; the setting as asked, its SP degree too.
+    assert " ".join(out.split()).startswith("Qwen3-4B (4.02B parameters) on 4 x A100-80GB (80.0 GiB), Env + Offload + "
+                                            "SP=4, 102400 tokens (51200 per GPU), margin 0.01 ")
     status, out, _ = cli("memory", "--model", "14B", "--gpu", "4090", "--gpus", "1", "--len", "32k", "--json")
     result = json.loads(out)
     assert status == 1 and result["fits"] is False and result["headroom_gib"] < 0
@@ -1165,6 +1203,10 @@ def test_cli_memory_names_the_cell_that_vouches_and_lets_it_decide(cli):
     ("Llama-3.1-70B", "h100", 2, 32768, 2, 65.70, 5.0, 70.68, False),  # the largest size 2 GPUs allow
     ("32B", "h100", 3, 32768, 1, 61.02, 8.0, 70.68, False),  # 3 GPUs allow size 1 only (3 does not divide 64 heads)
     ("Llama-3.1-70B", "a100-40gb", 16, 32768, 8, 16.43, 1.25, 35.0, False),  # an engine stays in a node of 8
+    # Qwen3-30B-A3B has 4 KV heads: at size 8 each is held by two GPUs, so a GPU holds a quarter of the KV cache
+    # (2 x 48 layers x 4 x 128 x 2 B x 1048576 tokens = 96 GiB), not an eighth: 24 GiB beside 7.10 GiB of weights.
+    # At size 4, 14.20 + 24 GiB is more than half of 71.
+    ("30B-A3B", "a100", 8, 1048576, 8, 7.10, 24.0, 71.0, True),
 ])
 def test_rollout_engines_take_the_smallest_size_whose_gpus_hold_the_weights_and_a_sequence(
         model, gpu, rollout, length, size, weights, kv_cache, room, fits):
@@ -1247,6 +1289,11 @@ def test_the_longest_fitting_length_is_the_last_that_fits_on_its_grid():
             assert longest is not None and longest % grid == 0
             assert breakdown(shape, memory_gib, gpus, setting, longest, coefficients, DEFAULT_MARGIN).fits
             assert not breakdown(shape, memory_gib, gpus, setting, longest + grid, coefficients, DEFAULT_MARGIN).fits
+    # One grid step is a length too: Qwen3-0.6B fits on one A100 far past 1024 tokens, so with the ceiling at one step
+    # that step is the longest; with the ceiling short of a step, no step fits.
+    shape, memory_gib = CATALOG.model("0.6B"), CATALOG.gpu("a100").memory_gib
+    assert longest_fitting(shape, memory_gib, 1, Setting(), coefficients, DEFAULT_MARGIN, ceiling=GRID) == GRID
+    assert longest_fitting(shape, memory_gib, 1, Setting(), coefficients, DEFAULT_MARGIN, ceiling=GRID - 1) is None
 
 
 def test_the_memory_breakdown_gives_the_host_memory_a_node_needs(cli):
@@ -1682,6 +1729,26 @@ def test_headroom_is_the_room_at_the_tighter_peak():
     assert not with_offload.step_binds and with_offload.headroom_gib == with_offload.usable_gib - with_offload.total_gib
 
 
+
+def test_each_peak_fits_up_to_exactly_its_usable_memory_and_the_step_binds_only_with_less_room():
+    # Breakdowns as written, to pin the edges: a peak exactly at its usable memory fits (it is within it); the
+    # headroom is the optimizer step's only where the step has strictly less room than the activations, and never
+    # with Offload (no step on the GPU), even where the activations may take more of the memory than the step's
+    # 98% (Env with a usable_env of 1, which calibration allows).
+    def made(total: float, usable: float, step: float, step_usable: float) -> Breakdown:
+        return Breakdown(terms=Terms(**dict.fromkeys(TERMS, 0.0)), total_gib=total, usable_gib=usable, memory_gib=80.0,
+                         tokens_per_gpu=1024, step_gib=step, step_usable_gib=step_usable)
+
+    exact = made(72.0, 72.0, 78.4, 78.4)
+    assert exact.fits and exact.step_fits and exact.headroom_gib == 0
+    assert not exact.step_binds  # a tie: as little room at either peak
+    assert not made(72.5, 72.0, 10.0, 78.4).fits and not made(10.0, 72.0, 78.5, 78.4).fits
+    tight_step = made(70.0, 72.0, 77.4, 78.4)  # 1 GiB left at the step, 2 after the activations
+    assert tight_step.step_binds and tight_step.headroom_gib == pytest.approx(1.0)
+    offload = made(0.5, 80.0, 0.0, 78.4)
+    assert not offload.step_binds and offload.headroom_gib == 79.5
+
+
 def test_calibrate_fits_on_cells_of_a_model_the_catalogue_lacks(cli, tmp_path: Path):
     folder = qwen3_8b_checkpoint(tmp_path / "my-sft-8b")
     cells = tmp_path / "cells.yaml"
@@ -1990,6 +2057,21 @@ def test_cells_that_ran_out_where_the_memory_model_fits_get_a_note_with_the_marg
         "on 8 H800-80GB GPUs for Qwen3-8B at 131072")
 
 
+
+def test_optimistic_cells_come_the_most_optimistic_first():
+    from solver.calibrate import Observation, optimistic
+
+    # Made up: Env + SP=8 ran out of memory for Qwen3-8B on 8 H100s at 131072 and at 65536, and trained at 32768. The
+    # shipped model predicts both failures to fit; the shorter length leaves more room at its predicted peak (memory
+    # grows with the length), so it is the further off and comes first. What trained is no optimistic cell.
+    h100, eight_b = CATALOG.gpu("h100"), CATALOG.model("8B")
+    seen = [Observation(h100.name, eight_b, h100.memory_gib, 8, Setting(env=True, sp=8), length, fits)
+            for length, fits in ((131072, False), (32768, True), (65536, False))]
+    found = optimistic(seen, load_memory_model().coefficients, DEFAULT_MARGIN)
+    assert [(seen.max_model_len, seen.fits) for seen, _, _ in found] == [(65536, False), (131072, False)]
+    assert found[0][2] - found[0][1] > found[1][2] - found[1][1] > 0
+
+
 # A dense gated-MLP shape; each test adds the keys it is about.
 DENSE_SHAPE = {"hidden_size": 3072, "intermediate_size": 8192, "num_hidden_layers": 32, "num_attention_heads": 32,
          "num_key_value_heads": 32, "vocab_size": 32064, "max_position_embeddings": 4096}
@@ -2152,6 +2234,13 @@ def test_calibrate_names_three_missed_cells_without_counting_more(cli, tmp_path:
     assert " more (" not in missed and missed.endswith(
         f"(usable: before any safety margin; solve memory --memory-model {tmp_path / 'model.yaml'} breaks each down); "
         "check them for typos\n")
+    # A fourth: three are named, and the fourth is counted.
+    rows = {1024: "{14B: vanilla, 0.6B: vanilla}", **rows}
+    cells.write_text(h100_cells(1, "one", "14B, 0.6B", rows), encoding="utf-8")
+    status, _, err = cli("calibrate", "--cells", str(cells), "--out", str(tmp_path / "model.yaml"))
+    missed = err.rsplit("the fit predicts 4 of your 10 cells the other way: ", 1)[-1]
+    assert status == 0 and missed.count("cell 'vanilla': vanilla trained there") == 3
+    assert "; and 1 more (usable: before any safety margin; " in missed
 
 
 def test_a_fit_that_misses_most_of_your_cells_is_a_warning_that_says_how_to_mend_it(cli, tmp_path: Path):
@@ -2171,6 +2260,23 @@ def test_a_fit_that_misses_most_of_your_cells_is_a_warning_that_says_how_to_mend
         "16384, cell 'vanilla': vanilla trained there, predicted 71.8 GiB of 71.7 usable; ")
     assert err.endswith("; check them for typos, add cells, or fit with the documented ones too (--with-tables)\n")
     assert solver.calibrate_memory_model().your_cells == 0  # the documented tables' own misses are not yours
+
+
+
+def test_calibrate_counts_the_missed_cells_among_yours(cli, tmp_path: Path):
+    # Qwen3-14B without Offload on one 80 GB GPU cannot hold its states (at the lowest plausible multiplier, 0.5 x 16
+    # bytes a parameter, 110 GiB): cells that say it trained are missed; Qwen3-0.6B's beside it is not.
+    cells = tmp_path / "mine.yaml"
+    cells.write_text(h100_cells(1, "one", "14B, 0.6B", {8192: "{14B: vanilla, 0.6B: vanilla}"}), encoding="utf-8")
+    status, _, err = cli("calibrate", "--cells", str(cells), "--out", str(tmp_path / "model.yaml"))
+    assert status == 0 and ("solve calibrate: warning: the fit predicts 1 of your 2 cells the other way: Qwen3-14B on "
+                            "1 x H100-80GB at 8192, cell 'vanilla': vanilla trained there") in err
+    assert err.endswith("; check it for typos\n")  # the one cell named
+    cells.write_text(h100_cells(1, "one", "14B", {8192: "{14B: vanilla}", 16384: "{14B: vanilla}"}), encoding="utf-8")
+    status, _, err = cli("calibrate", "--cells", str(cells), "--out", str(tmp_path / "model.yaml"))
+    assert status == 0 and ("solve calibrate: warning: the fit predicts all 2 of your cells the other way: Qwen3-14B "
+                            "on 1 x H100-80GB at 8192, cell 'vanilla': vanilla trained there") in err
+    assert err.endswith("; check them for typos\n")
 
 
 def test_two_table_files_of_one_gpu_type_are_refused(tmp_path: Path):

@@ -118,7 +118,7 @@ def _report_fit(args: argparse.Namespace, fitted: Calibration) -> None:
                 else "note: of your cells, the fit predicts the other way")
         more_cells = "" if fitted.at_bounds else (  # the warning on the edges said so
             f", add cells{'' if args.with_tables else ', or fit with the documented ones too (--with-tables)'}")
-        them = "it" if fitted.your_cells == 1 else "them"
+        them = "it" if len(missed) == 1 else "them"
         advice = f"; check {them} for typos{more_cells}" if fitted.poor_fit else ""
         print(f"solve calibrate: {said}: "
               f"{'; '.join(missed[:CALIBRATE_MISSES_SHOWN])}{more} (usable: before any safety margin; {breaks} breaks "
