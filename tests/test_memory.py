@@ -212,7 +212,6 @@ def test_estimates_beyond_the_calibration_say_so(cli):
     assert "0.6B parameters (calibrated from 8.2B)" in answer.plans[0].beyond_calibration
 
 
-
 def test_the_calibrated_range_holds_its_own_edges():
     # The shipped fit spans up to 14.768B parameters (Qwen3-14B), 80 to 95.6 GiB (96 as shown), up to 6 GPUs, SP=4 and
     # 73728 tokens per GPU: an estimate at each edge is within it, one past an edge is beyond it and says so.
@@ -1729,7 +1728,6 @@ def test_headroom_is_the_room_at_the_tighter_peak():
     assert not with_offload.step_binds and with_offload.headroom_gib == with_offload.usable_gib - with_offload.total_gib
 
 
-
 def test_each_peak_fits_up_to_exactly_its_usable_memory_and_the_step_binds_only_with_less_room():
     # Breakdowns as written, to pin the edges: a peak exactly at its usable memory fits (it is within it); the
     # headroom is the optimizer step's only where the step has strictly less room than the activations, and never
@@ -2057,7 +2055,6 @@ def test_cells_that_ran_out_where_the_memory_model_fits_get_a_note_with_the_marg
         "on 8 H800-80GB GPUs for Qwen3-8B at 131072")
 
 
-
 def test_optimistic_cells_come_the_most_optimistic_first():
     from solver.calibrate import Observation, optimistic
 
@@ -2260,7 +2257,6 @@ def test_a_fit_that_misses_most_of_your_cells_is_a_warning_that_says_how_to_mend
         "16384, cell 'vanilla': vanilla trained there, predicted 71.8 GiB of 71.7 usable; ")
     assert err.endswith("; check them for typos, add cells, or fit with the documented ones too (--with-tables)\n")
     assert solver.calibrate_memory_model().your_cells == 0  # the documented tables' own misses are not yours
-
 
 
 def test_calibrate_counts_the_missed_cells_among_yours(cli, tmp_path: Path):
