@@ -250,6 +250,10 @@ def test_the_maps_as_json_hold_the_planners_plans(cli):
     # A length map names its model, as its title does; a model map's rows name theirs.
     assert list(by_length) == ["gpu", "by", "model", "budget_gpus", "rows"] and by_length["model"] == "Qwen3-8B"
     assert list(a100) == ["gpu", "by", "budget_gpus", "rows"]
+    # A model map of one model is still a model map: its row names the model.
+    [one] = json.loads(cli("map", "--gpu", "a100", "--model", "8B", "--gpus-up-to", "2", "--json")[1])
+    assert (list(one), one["by"], [row["model"] for row in one["rows"]]) == (
+        ["gpu", "by", "budget_gpus", "rows"], "model", ["Qwen3-8B"])
 
 
 def test_a_map_with_a_train_batch_keeps_to_trainers_whose_ranks_divide_it(cli):
