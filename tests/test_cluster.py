@@ -686,8 +686,8 @@ def test_reasons_are_asked_per_rollout_and_within_the_gpus_estimates_reach(tmp_p
                 "jobs": [{"name": f"r{rollout}", "model": "4B", "max_model_len": 8192, "rollout_gpus": rollout}
                          for rollout in (8, 12)]}
     assert solved(instance, tmp_path)["unplaced"] == [
-        {"job": f"r{rollout}", "reason": f"a: with {rollout} rollout GPUs, no trainer GPU count that trains it (1 at "
-                                         "the fewest) has a layout on its 1 node of 8 GPUs"} for rollout in (8, 12)]
+        {"job": f"r{rollout}", "reason": f"a: the job's {rollout} rollout GPUs leave none of its 8 GPUs for a trainer"}
+        for rollout in (8, 12)]
     instance = {"pools": [{"name": "big", "gpu": "a100", "nodes": 10, "gpus_per_node": 8}],
                 "jobs": [{"name": "j", "model": "8B", "max_model_len": 1000000}]}
     assert solved(instance, tmp_path)["unplaced"] == [{"job": "j", "reason": (
@@ -941,7 +941,7 @@ def test_emit_dir_is_not_made_where_no_job_is_placed(cli, tmp_path: Path):
                     "jobs: [{name: j, model: 4B, max_model_len: 8192, rollout_gpus: 8}]\n", encoding="utf-8")
     status, out, _ = cli("cluster", str(path), "--json", "--emit-dir", str(tmp_path / "configs"))
     [unplaced] = json.loads(out)["unplaced"]
-    assert status == 1 and unplaced["reason"].startswith("a: with 8 rollout GPUs, no trainer GPU count that trains it")
+    assert status == 1 and unplaced["reason"] == "a: the job's 8 rollout GPUs leave none of its 8 GPUs for a trainer"
     assert not (tmp_path / "configs").exists()
 
 
