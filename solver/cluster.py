@@ -794,7 +794,8 @@ def _reasons(planner: _Planner, fleet: Fleet, index: int, without: frozenset[str
             query = query.model_copy(update={"budget_gpus": min(trainer_room, MAX_ESTIMATED_GPUS),
                                              "rollout_gpus": job.rollout_gpus})
             reason = answer_for(planner.catalog, query, pool.gpu).reason
-            trainer = (f" ({trainer_room} of its GPUs for the trainer, beside {counted(job.rollout_gpus, 'rollout GPU')})"
+            beside = counted(job.rollout_gpus, "rollout GPU")
+            trainer = (f" ({trainer_room} of its GPUs for the trainer, beside {beside})"
                        if reason != answer.reason else "")  # not where the GPUs do not matter (no tables, say)
             reasons.append(f"{pool.name}{trainer}: {reason}{_estimates_would(planner, query, pool, job.rollout_gpus)}")
         else:
