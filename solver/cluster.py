@@ -42,7 +42,7 @@ from solver.results import (
     Unplaced,
     host_need_words,
 )
-from solver.rules import rollout_layout, validated_length
+from solver.rules import batch_split_violation, rollout_layout, validated_length
 from solver.solve import answer_for, checked
 from solver.tables import MAX_ESTIMATED_GPUS, AtLeast, Catalog, Fleet, MemoryModel, Pool, Weights, counted, load_weights
 
@@ -789,7 +789,7 @@ def _reasons(planner: _Planner, fleet: Fleet, index: int, without: frozenset[str
             fewest = answer.plans[0]
             reasons.append(f"{pool.name}: with {counted(job.rollout_gpus, 'rollout GPU')}, no trainer GPU count that "
                            f"trains it ({fewest.gpus} at the fewest) has a layout on its {counted(pool.nodes, 'node')} "
-                           f"of {pool.gpus_per_node} GPUs{_host_limited(planner, query, pool, job.rollout_gpus, fewest.gpus)}")
+                           f"of {pool.gpus_per_node} GPUs{_limits_words(planner, query, pool, job.rollout_gpus, fewest.gpus)}")
         elif job.rollout_gpus:  # what the trainer reaches on the GPUs the rollout leaves it
             query = query.model_copy(update={"budget_gpus": min(trainer_room, MAX_ESTIMATED_GPUS),
                                              "rollout_gpus": job.rollout_gpus})
@@ -817,20 +817,32 @@ def _estimates_would(planner: _Planner, query: Query, pool: Pool, rollout_gpus: 
     return f" (the memory model's estimates train it on {counted(best.gpus, 'GPU')}: drop --no-estimate)"
 
 
-def _host_limited(planner: _Planner, query: Query, pool: Pool, rollout_gpus: int, fewest: int) -> str:
-    """Where the pool's host memory is what rules out fewer trainer GPUs than `fewest`: the fewest that would
-    train the job without it, beside its `rollout_gpus`, and the host memory they need (with Offload, or while
-    the model loads), in words ("" otherwise)."""
-    if pool.host_ram_gb is None:
-        return ""
-    unlimited = answer_for(planner.catalog, query.model_copy(update={"host_ram_gb": None, "rollout_gpus": rollout_gpus}),
-                           pool.gpu, explained=False)
-    plan = unlimited.best
-    if plan is None or plan.gpus >= fewest or (plan.nodes or 1) > pool.nodes:
-        return ""
-    need = host_memory_gib(planner.catalog.model(query.model), plan.gpus, pool.gpus_per_node, plan.offload)
-    return (f" ({plan.gpus} would, with {plan.setting.label}, but {host_need_words(f'{shown_host_gib(need):.1f}', plan.offload)}, "
-            f"more than the pool's host_ram_gb {pool.host_ram_gb:g})")
+def _limits_words(planner: _Planner, query: Query, pool: Pool, rollout_gpus: int, fewest: int) -> str:
+    """Where the pool's host memory, or the job's train batch, is what rules out fewer trainer GPUs than `fewest`:
+    the fewest that would train the job without it, beside its `rollout_gpus`, and the host memory they need (with
+    Offload, or while the model loads) or the rule their data-parallel ranks break, in words ("" otherwise)."""
+    hints = []
+    if pool.host_ram_gb is not None and (plan := _fewer_without(planner, query, pool, rollout_gpus, fewest,
+                                                                host_ram_gb=None)):
+        need = host_memory_gib(planner.catalog.model(query.model), plan.gpus, pool.gpus_per_node, plan.offload)
+        hints.append(f"{plan.gpus} would, with {plan.setting.label}, but "
+                     f"{host_need_words(f'{shown_host_gib(need):.1f}', plan.offload)}, more than the pool's "
+                     f"host_ram_gb {pool.host_ram_gb:g}")
+    if query.train_batch_size is not None and (plan := _fewer_without(planner, query, pool, rollout_gpus, fewest,
+                                                                      train_batch_size=None)):
+        broken = batch_split_violation(query.train_batch_size, plan.gpus, plan.sp, query.train_batch_source)
+        hints += [f"{plan.gpus} would, with {plan.setting.label}, but {broken}"] if broken else []
+    return f" ({'; '.join(hints)})" if hints else ""
+
+
+def _fewer_without(planner: _Planner, query: Query, pool: Pool, rollout_gpus: int, fewest: int,
+                   **lifted: object) -> Plan | None:
+    """The plan on the fewest trainer GPUs that `query` gets with a limit lifted (`lifted`: its fields set so, such
+    as ``host_ram_gb=None``), beside `rollout_gpus` on the pool's nodes, where that is fewer than `fewest`; None
+    otherwise."""
+    plan = answer_for(planner.catalog, query.model_copy(update={**lifted, "rollout_gpus": rollout_gpus}), pool.gpu,
+                      explained=False).best
+    return plan if plan is not None and plan.gpus < fewest and (plan.nodes or 1) <= pool.nodes else None
 
 
 def _trivially_bounded(bound: int, fleet: Fleet, options: list[Option], every_job: bool) -> int:

@@ -1869,16 +1869,19 @@ def test_a_job_its_train_batch_alone_leaves_without_a_way_is_told_the_fewest_gpu
     # Qwen3-8B at 4096 tokens beside 2 rollout GPUs on a node of 8 A100-40GBs whose 128 GB of host memory hold no
     # Offload: 6 trainer GPUs alone train it there (SP=1 or 2: 6 or 3 data-parallel ranks). A job without a train
     # batch takes them; one with a batch of 256, which neither splits, has no way: the fewest GPUs that train it with
-    # that batch, 8, have no layout beside its rollout on one node.
+    # that batch, 8, have no layout beside its rollout on one node; the reason says what rules out fewer, the host
+    # memory (for 1 GPU) and the batch (for 6).
     pool = {"name": "a100", "gpu": "A100-40GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 128}
     free = {"name": "free", "model": "Qwen3-8B", "max_model_len": 4096, "rollout_gpus": 2}
     batched = {**free, "name": "batched", "train_batch_size": 256}
     result = solved({"pools": [pool], "jobs": [free, batched]}, tmp_path, widen=False)
-    host = ("(1 would, with Env + Offload, but with Offload it needs 162.6 GiB of host memory per node, more than the "
-            "pool's host_ram_gb 128)")
+    host = ("1 would, with Env + Offload, but with Offload it needs 162.6 GiB of host memory per node, more than the "
+            "pool's host_ram_gb 128")
     assert [(p["job"], p["trainer_gpus"]) for p in result["placements"]] == [("free", 6)]
     assert result["unplaced"] == [{"job": "batched", "reason": "a100: with 2 rollout GPUs, no trainer GPU count that "
-                                   f"trains it (8 at the fewest) has a layout on its 1 node of 8 GPUs {host}"}]
+                                   f"trains it (8 at the fewest) has a layout on its 1 node of 8 GPUs ({host}; 6 would, "
+                                   "with Env, but the train batch of 256 (the job's train_batch_size) must split "
+                                   "evenly over the data-parallel ranks, and 6 (6 GPUs / SP=1) do not divide it)"}]
     # Beside 3 rollout GPUs neither has a way, and each is told its own fewest, in either order: the reasons are
     # asked once per job shape, and the batch is part of it.
     free["rollout_gpus"] = batched["rollout_gpus"] = 3
@@ -1886,7 +1889,7 @@ def test_a_job_its_train_batch_alone_leaves_without_a_way_is_told_the_fewest_gpu
         result = solved({"pools": [pool], "jobs": jobs}, tmp_path, widen=False)
         assert result["placements"] == [] and {u["job"]: u["reason"] for u in result["unplaced"]} == {
             name: f"a100: with 3 rollout GPUs, no trainer GPU count that trains it ({fewest} at the fewest) has a "
-                  f"layout on its 1 node of 8 GPUs {host}" for name, fewest in (("free", 6), ("batched", 8))}
+                  f"layout on its 1 node of 8 GPUs ({host})" for name, fewest in (("free", 6), ("batched", 8))}
 
 
 def test_pools_of_one_gpu_type_that_differ_only_in_host_memory_get_their_own_plans(tmp_path: Path):
