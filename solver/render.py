@@ -376,8 +376,8 @@ def _verdict(answer: Answer, current: CurrentSettings, query: Query, problems: b
     env = f"Env {'on' if current.env else 'off'} in this environment"
     said = f"{runs} {setting.label} on {count} at {current.max_model_len} tokens ({'' if current.length_given else '--len; '}{env}): "
     if current.plan is not None:
-        return Text(said + f"it trains ({current.plan.evidence_text(answer.gpu, answer.model)})",
-                    style="yellow" if problems else "green")
+        evidence = current.plan.evidence_text(answer.gpu, answer.model)
+        return Text(f"{said}it trains ({evidence}){_dearer(answer, current)}", style="yellow" if problems else "green")
     cell = current.out_of_memory
     host = "" if current.host_memory_needed is None else (
         f"{host_need_words(f'{current.host_memory_needed:.1f}', current.offload)}, more than {query.host_ram_source} "
@@ -397,6 +397,17 @@ def _verdict(answer: Answer, current: CurrentSettings, query: Query, problems: b
     follows = ("the best plan follows" if answer.plans else "and no plan was found within the time limit"
                if answer.status == "unknown" else "nor does any plan (the reason follows)")
     return Text(f"{said}{verdict}; {follows}", style="yellow")
+
+
+def _dearer(answer: Answer, current: CurrentSettings) -> str:
+    """Where a config's own settings train by estimate without Env and the best plan costs more: why it is the best,
+    in words ("" otherwise). Estimates keep Env on unless --no-env (`estimated_setting`), so the config's were no
+    candidate; Env's cost is a tie-break."""
+    own, best = current.plan, answer.plans[0] if answer.plans else None
+    if own is None or best is None or best.cost <= own.cost or own.evidence != "estimated" or own.env:
+        return ""
+    return (f"; the best plan below costs a little more ({best.cost:.4g} against {own.cost:.4g}): estimates keep Env "
+            "on (--no-env for plans without it)")
 
 
 def _tables_said(tables: TablesVerdict, gpu: str, model: str, gpus: int) -> str:

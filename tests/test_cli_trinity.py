@@ -1408,6 +1408,33 @@ def test_a_verdict_no_table_speaks_for_gives_the_memory_models_figures(cli, tmp_
         " ".join(out.split())
 
 
+def test_a_verdict_on_settings_a_no_env_estimate_trains_says_why_the_best_plan_costs_more(
+        cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # Qwen3-14B at 65536 tokens, Offload + SP=4 on 4 H20s without Env: no cell speaks of it, and the memory model fits
+    # it (cost 0.65); the best plan, the 4-GPU table's Env + Offload + SP=4 (0.6565), costs a hair more, since
+    # estimates keep Env on. With --no-env the config's own settings are the best plan, and nothing needs saying.
+    monkeypatch.delenv("PYTORCH_CUDA_ALLOC_CONF", raising=False)
+    config = tmp_path / "trinity.yaml"
+    config.write_text("model:\n  model_path: Qwen/Qwen3-14B\n  max_model_len: 65536\n"
+                      "  rope_scaling: {rope_type: yarn, factor: 1.6, original_max_position_embeddings: 40960}\n"
+                      "cluster: {node_num: 1, gpu_per_node: 8}\n"
+                      "explorer: {rollout_model: {engine_num: 2, tensor_parallel_size: 2}}\n"
+                      "trainer:\n  trainer_strategy: fsdp2\n  ulysses_sequence_parallel_size: 4\n  trainer_config:\n"
+                      "    actor_rollout_ref:\n"
+                      "      actor: {fsdp_config: {param_offload: true, optimizer_offload: true, "
+                      "offload_policy: true}}\n"
+                      "      ref: {fsdp_config: {param_offload: true}}\n", encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "h20")
+    said = " ".join(out.split())
+    assert status == 0 and "runs Offload + SP=4 on 4 trainer GPUs at 65536 tokens (Env off in this environment): it " \
+        "trains (estimated: " in said
+    assert "; the best plan below costs a little more (0.6565 against 0.65): estimates keep Env on (--no-env for " \
+        "plans without it)" in said and "plan Env + Offload + SP=4 on 4 of 4 GPUs" in said
+    status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--no-env")
+    said = " ".join(out.split())
+    assert status == 0 and "costs a little more" not in said and "plan Offload + SP=4 on 4 of 4 GPUs" in said
+
+
 def _long_qwen25_config(tmp_path: Path, trainer: str) -> Path:
     """Qwen2.5-7B-Instruct at 131072 tokens (YaRN over its 32768) on 4 trainer GPUs of an 8-GPU node, SP=4,
     with `trainer` keys added."""
