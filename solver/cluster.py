@@ -766,14 +766,16 @@ def _why_no_option(planner: _Planner, fleet: Fleet, index: int, without: frozens
 def _reasons(planner: _Planner, fleet: Fleet, index: int, without: frozenset[str]) -> str:
     job = fleet.jobs[index]
     reasons = []
+    rollout = counted(job.rollout_gpus, "rollout GPU")
     for pool in fleet.pools:
         if job.pool not in (None, pool.name) or pool.name in without:
             continue
         pool_gpus = pool.nodes * pool.gpus_per_node
         trainer_room = pool_gpus - job.rollout_gpus
         if trainer_room < 1:
-            reasons.append(f"{pool.name}: the job's {counted(job.rollout_gpus, 'rollout GPU')} leave none of its "
-                           f"{counted(pool_gpus, 'GPU')} for a trainer")
+            taken = "take all" if trainer_room == 0 else "are more than"
+            reasons.append(f"{pool.name}: the job's {rollout} {taken} its {counted(pool_gpus, 'GPU')}, leaving none "
+                           "for a trainer")
             continue
         asked = job.max_model_len
         length = asked.at_least if isinstance(asked, AtLeast) else asked
@@ -786,16 +788,15 @@ def _reasons(planner: _Planner, fleet: Fleet, index: int, without: frozenset[str
                            train_batch_source=JOB_BATCH_SOURCE)
         answer = answer_for(planner.catalog, query, pool.gpu)
         if answer.plans:
-            fewest = answer.plans[0]
-            reasons.append(f"{pool.name}: with {counted(job.rollout_gpus, 'rollout GPU')}, no trainer GPU count that "
-                           f"trains it ({fewest.gpus} at the fewest) has a layout on its {counted(pool.nodes, 'node')} "
-                           f"of {pool.gpus_per_node} GPUs{_limits_words(planner, query, pool, job.rollout_gpus, fewest.gpus)}")
+            layouts = _limits_words(planner, query, pool, job.rollout_gpus)
+            reasons.append(f"{pool.name}: with {rollout}, no trainer GPU count that trains it ({answer.plans[0].gpus} "
+                           f"at the fewest) has a layout on its {counted(pool.nodes, 'node')} of {pool.gpus_per_node} "
+                           f"GPUs{layouts}")
         elif job.rollout_gpus:  # what the trainer reaches on the GPUs the rollout leaves it
             query = query.model_copy(update={"budget_gpus": min(trainer_room, MAX_ESTIMATED_GPUS),
                                              "rollout_gpus": job.rollout_gpus})
             reason = answer_for(planner.catalog, query, pool.gpu).reason
-            beside = counted(job.rollout_gpus, "rollout GPU")
-            trainer = (f" ({trainer_room} of its GPUs for the trainer, beside {beside})"
+            trainer = (f" (up to {trainer_room} of its GPUs for the trainer, beside {rollout})"
                        if reason != answer.reason else "")  # not where the GPUs do not matter (no tables, say)
             reasons.append(f"{pool.name}{trainer}: {reason}{_estimates_would(planner, query, pool, job.rollout_gpus)}")
         else:
@@ -809,40 +810,35 @@ def _estimates_would(planner: _Planner, query: Query, pool: Pool, rollout_gpus: 
     otherwise)."""
     if planner.estimate != "never":
         return ""
-    best = answer_for(planner.catalog, query.model_copy(update={"estimate": "auto", "rollout_gpus": rollout_gpus}),
-                      pool.gpu, explained=False).best
-    room = None if best is None else layout(best.gpus, rollout_gpus, pool.gpus_per_node)
-    if best is None or room is None or room[1] > pool.nodes:
-        return ""
-    return f" (the memory model's estimates train it on {counted(best.gpus, 'GPU')}: drop --no-estimate)"
+    plan = _way_without(planner, query, pool, rollout_gpus, estimate="auto")
+    return "" if plan is None else f" (the memory model's estimates train it on {counted(plan.gpus, 'GPU')}: drop " \
+        "--no-estimate)"
 
 
-def _limits_words(planner: _Planner, query: Query, pool: Pool, rollout_gpus: int, fewest: int) -> str:
-    """Where the pool's host memory, or the job's train batch, is what rules out fewer trainer GPUs than `fewest`:
-    the fewest that would train the job without it, beside its `rollout_gpus`, and the host memory they need (with
-    Offload, or while the model loads) or the rule their data-parallel ranks break, in words ("" otherwise)."""
+def _limits_words(planner: _Planner, query: Query, pool: Pool, rollout_gpus: int) -> str:
+    """For a job whose trainer has no layout beside its `rollout_gpus` on the pool's nodes: where the pool's host
+    memory, or the job's train batch, is what rules out the counts that would have one, the fewest that would train
+    the job without it, and the host memory they need (with Offload, or while the model loads) or the rule their
+    data-parallel ranks break, in words ("" otherwise)."""
     hints = []
-    if pool.host_ram_gb is not None and (plan := _fewer_without(planner, query, pool, rollout_gpus, fewest,
-                                                                host_ram_gb=None)):
+    if pool.host_ram_gb is not None and (plan := _way_without(planner, query, pool, rollout_gpus, host_ram_gb=None)):
         need = host_memory_gib(planner.catalog.model(query.model), plan.gpus, pool.gpus_per_node, plan.offload)
         hints.append(f"{plan.gpus} would, with {plan.setting.label}, but "
                      f"{host_need_words(f'{shown_host_gib(need):.1f}', plan.offload)}, more than the pool's "
                      f"host_ram_gb {pool.host_ram_gb:g}")
-    if query.train_batch_size is not None and (plan := _fewer_without(planner, query, pool, rollout_gpus, fewest,
-                                                                      train_batch_size=None)):
+    if query.train_batch_size is not None and (plan := _way_without(planner, query, pool, rollout_gpus,
+                                                                    train_batch_size=None)):
         broken = batch_split_violation(query.train_batch_size, plan.gpus, plan.sp, query.train_batch_source)
         hints += [f"{plan.gpus} would, with {plan.setting.label}, but {broken}"] if broken else []
     return f" ({'; '.join(hints)})" if hints else ""
 
 
-def _fewer_without(planner: _Planner, query: Query, pool: Pool, rollout_gpus: int, fewest: int,
-                   **lifted: object) -> Plan | None:
+def _way_without(planner: _Planner, query: Query, pool: Pool, rollout_gpus: int, **lifted: object) -> Plan | None:
     """The plan on the fewest trainer GPUs that `query` gets with a limit lifted (`lifted`: its fields set so, such
-    as ``host_ram_gb=None``), beside `rollout_gpus` on the pool's nodes, where that is fewer than `fewest`; None
-    otherwise."""
+    as ``host_ram_gb=None``), beside `rollout_gpus` on the pool's nodes; None where it has none there."""
     plan = answer_for(planner.catalog, query.model_copy(update={**lifted, "rollout_gpus": rollout_gpus}), pool.gpu,
                       explained=False).best
-    return plan if plan is not None and plan.gpus < fewest and (plan.nodes or 1) <= pool.nodes else None
+    return plan if plan is not None and (plan.nodes or 1) <= pool.nodes else None
 
 
 def _trivially_bounded(bound: int, fleet: Fleet, options: list[Option], every_job: bool) -> int:

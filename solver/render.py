@@ -276,7 +276,7 @@ def _no_alternative(query: Query) -> str:
     limits += [batch_words(query.train_batch_size, query.train_batch_source)] if query.train_batch_size else []
     within = f" within {' and '.join(limits)}" if limits else ""
     # An estimate keeps Env on unless --no-env (`estimated_setting`): one without it may cost a hair less.
-    env = "; estimates keep Env on (--no-env for plans without it)" if query.env is None and query.estimate != "never" \
+    env = "; estimates keep Env on (--no-env estimates without it)" if query.env is None and query.estimate != "never" \
         else ""
     return f"each other plan that trains{within} is {', '.join(ways[:-1])} and {ways[-1]} than a plan above{env}"
 
@@ -407,7 +407,7 @@ def _dearer(answer: Answer, current: CurrentSettings) -> str:
     if own is None or best is None or best.cost <= own.cost or own.evidence != "estimated" or own.env:
         return ""
     return (f"; the best plan below costs a little more ({best.cost:.4g} against {own.cost:.4g}): estimates keep Env "
-            "on (--no-env for plans without it)")
+            "on (--no-env estimates without it)")
 
 
 def _tables_said(tables: TablesVerdict, gpu: str, model: str, gpus: int) -> str:
@@ -658,12 +658,13 @@ def memory_view(result: MemoryEstimate, label: str, gpu: str, model: str, gpus: 
         longest = (f"longest length the memory model fits with this setting: {at_least}{result.longest_len} tokens (on "
                    f"a {GRID}-token grid{'; ' + _CEILING_WORDS if at_least else ''})" if result.longest_len else
                    "no length fits with this setting, by the memory model")
-        if result.longest_refuted is not None:  # a measurement there says otherwise
+        if result.longest_refuted is not None and result.longest_len:  # a measurement there says otherwise
             allowed = (f": they let it train up to {result.tables_longest}" if result.tables_longest is not None
                        else ", and let it train at no length")
             source = result.longest_refuted.source
             where = ("there" if source.max_model_len == result.longest_len else
-                     f"at {source.max_model_len}, the row {result.longest_len} falls to")
+                     f"at {source.max_model_len}, the row that {result.longest_len} falls to"
+                     if source.max_model_len > result.longest_len else f"already at {source.max_model_len}")
             longest += (f", but the tables say it runs out of memory {where} ({source.words(gpu, model)}"
                         f"{_fewer(source, gpus)}), and they decide{allowed}")
     lines: list[RenderableType] = [Text(label, style="bold"), view, Text(verdict, style="green" if fits else "red"),
@@ -762,10 +763,11 @@ def map_json(maps: list[tuple[str, dict[tuple[Any, int], Plan | None], list[Any]
     host memory per node they fit in, where given) and, per row (a model, or with `model`, the model mapped by
     length, a length), the best plan at each budget (null where none), as `solve --json` gives a plan."""
     key = "max_model_len" if model is not None else "model"
-    given = {"train_batch_size": train_batch_size, "host_ram_gb": host_ram_gb}
-    batch = {key: value for key, value in given.items() if value is not None}
+    host = int(host_ram_gb) if host_ram_gb is not None and host_ram_gb.is_integer() else host_ram_gb  # 512, not 512.0
+    given = {"train_batch_size": train_batch_size, "host_ram_gb": host}
+    limits = {name: value for name, value in given.items() if value is not None}
     return json.dumps([{"gpu": gpu, "by": "len" if model is not None else "model",
-                        **({"model": model} if model is not None else {}), **batch, "budget_gpus": budgets,
+                        **({"model": model} if model is not None else {}), **limits, "budget_gpus": budgets,
                         "rows": [{key: row, "plans": [None if (plan := grid[row, budget]) is None
                                                       else plan.model_dump(mode="json") for budget in budgets]}
                                  for row in rows]}
@@ -773,9 +775,10 @@ def map_json(maps: list[tuple[str, dict[tuple[Any, int], Plan | None], list[Any]
 
 
 def map_view(grid: dict[tuple[Any, int], Plan | None], rows: list[Any], budgets: list[int], title: str,
-             by_length: bool) -> Group:
+             by_length: bool, limited: bool = False) -> Group:
     """A map: its title, then a row per model (or length), a column per GPU budget, each cell the best plan
-    in short form, marked by its evidence, shaded by its length (or, by length, by its cost); then a legend."""
+    in short form, marked by its evidence, shaded by its length (or, by length, by its cost); then a legend
+    (`limited`: the title names limits, a train batch or host memory, that the plans keep to)."""
     view = Table()
     view.add_column("length" if by_length else "model", no_wrap=True, justify="right" if by_length else "left",
                     min_width=max(len(str(row)) for row in rows))
@@ -810,6 +813,6 @@ def map_view(grid: dict[tuple[Any, int], Plan | None], rows: list[Any], budgets:
     legend = Text("cells: " + ("setting@GPUs" if by_length else "longest context (k = 1024 tokens), setting@GPUs")
                   + merged
                   + "; evidence: documented, * inferred, ~ estimated, ~! estimated beyond the memory model's "
-                  f"calibration; - nothing trains{yarn}\n"
+                  f"calibration; - nothing trains{' within the limits in the title' if limited else ''}{yarn}\n"
                   "settings: E Env, O Offload, SPn Ulysses SP, van vanilla")
     return Group(Text(title, style="table.title"), view, legend)  # a title of its own: a narrow map's does not wrap

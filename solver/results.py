@@ -217,8 +217,8 @@ class Plan(Frozen):
             return f"estimated: the memory model predicts {self.memory_gb:.1f} GiB per GPU, {self.room_words}{beyond}"
         cell = self.source.words(gpu, model)
         if self.evidence == "documented":
-            between = (f", the row {self.max_model_len} falls to" if self.source.max_model_len > self.max_model_len
-                       else "")
+            between = (f", the row that {self.max_model_len} falls to"
+                       if self.source.max_model_len > self.max_model_len else "")
             return f"documented: {cell}{between}"
         if self.source.gpus == self.gpus:
             return f"inferred: {cell}, and this plan includes that setting"

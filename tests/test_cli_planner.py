@@ -283,7 +283,7 @@ def test_bad_input_exits_2_with_one_line(cli, argv: list[str], message: str):
         ("offload: 1.0\nsp: 0.1\n", "missing field 'env' (fields: offload, sp, env)"),
         ("offload: 1.0\nsp: 0.1\nenv: 0.01\nspeed: 2\n", "unknown field 'speed' (fields: offload, sp, env)"),
         ("offload: 1.0\nsp: 0.1\nenvironment: 0.01\n",  # the unknown one, before the missing env
-         "unknown field 'environment' (fields: offload, sp, env) (and 1 more problem, at env)"),
+         "unknown field 'environment' (fields: offload, sp, env) (and 1 more problem, at 'env')"),
         ("offload: 1.0\nsp: .nan\nenv: 0.01\n", "sp: must be a finite number"),
         ("offload: 1.0e+300\nsp: 0.1\nenv: 0.01\n", "offload: must be at most 1000, got 1e+300"),
         ("offload: [1.0\n", "malformed YAML"),
@@ -434,7 +434,7 @@ def test_fewer_plans_than_asked_for_are_said_to_be_all_there_are(cli):
     status, out, _ = cli("--model", "14B", "--gpu", "a100", "--len", "24576", "--gpus", "1", "--top", "3")
     assert status == 0 and " ".join(out.split()).endswith(
         "1 plan of the 3 asked for: each other plan that trains is no cheaper, on no fewer GPUs and no better vouched "
-        "for than a plan above; estimates keep Env on (--no-env for plans without it)")
+        "for than a plan above; estimates keep Env on (--no-env estimates without it)")
     # Without estimates, or with Env pinned, that clause has nothing to say.
     for pin in ("--no-estimate", "--env"):
         status, out, _ = cli("--model", "14B", "--gpu", "a100", "--len", "24576", "--gpus", "1", "--top", "3", pin)

@@ -1428,8 +1428,8 @@ def test_a_verdict_on_settings_a_no_env_estimate_trains_says_why_the_best_plan_c
     said = " ".join(out.split())
     assert status == 0 and "runs Offload + SP=4 on 4 trainer GPUs at 65536 tokens (Env off in this environment): it " \
         "trains (estimated: " in said
-    assert "; the best plan below costs a little more (0.6565 against 0.65): estimates keep Env on (--no-env for " \
-        "plans without it)" in said and "plan Env + Offload + SP=4 on 4 of 4 GPUs" in said
+    assert "; the best plan below costs a little more (0.6565 against 0.65): estimates keep Env on (--no-env " \
+        "estimates without it)" in said and "plan Env + Offload + SP=4 on 4 of 4 GPUs" in said
     status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--no-env")
     said = " ".join(out.split())
     assert status == 0 and "costs a little more" not in said and "plan Offload + SP=4 on 4 of 4 GPUs" in said

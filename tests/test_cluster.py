@@ -176,8 +176,8 @@ def test_measured_plans_come_first(tmp_path: Path):
     [placement] = solved(instance, tmp_path)["placements"]
     assert (placement["trainer_gpus"], placement["plan"]["sp"], placement["plan"]["evidence"]) == (8, 8, "estimated")
     assert solved(instance, tmp_path, estimates=False)["unplaced"][0]["reason"].startswith(
-        "a100 (10 of its GPUs for the trainer, beside 6 rollout GPUs): 98304 tokens is beyond what the tables allow "
-        "for Qwen3-14B on A100-80GB within 10 GPUs")
+        "a100 (up to 10 of its GPUs for the trainer, beside 6 rollout GPUs): 98304 tokens is beyond what the tables "
+        "allow for Qwen3-14B on A100-80GB within 10 GPUs")
 
 
 def test_a_layout_needs_the_nodes_the_pool_has(tmp_path: Path):
@@ -215,7 +215,7 @@ def test_a_reason_says_where_host_memory_rules_out_the_count_a_layout_needs(tmp_
     # With 16 rollout GPUs no count has room on two nodes, host memory or not: the reason does not blame it.
     instance["pools"][0]["host_ram_gb"], instance["jobs"][0]["rollout_gpus"] = 512, 16
     assert solved(instance, tmp_path)["unplaced"] == [
-        {"job": "a", "reason": "h100: the job's 16 rollout GPUs leave none of its 16 GPUs for a trainer"}]
+        {"job": "a", "reason": "h100: the job's 16 rollout GPUs take all its 16 GPUs, leaving none for a trainer"}]
 
 
 def test_a_too_long_job_s_reason_gives_the_longest_beside_its_rollout(tmp_path: Path):
@@ -228,12 +228,12 @@ def test_a_too_long_job_s_reason_gives_the_longest_beside_its_rollout(tmp_path: 
                          {"name": "mid", "model": "14B", "max_model_len": 102400, "rollout_gpus": 2},
                          {"name": "all", "model": "14B", "max_model_len": 8192, "rollout_gpus": 8}]}
     assert solved(instance, tmp_path)["unplaced"] == [
-        {"job": "huge", "reason": "a (6 of its GPUs for the trainer, beside 2 rollout GPUs): 262144 tokens is beyond "
-         "what the tables and the memory model's estimates allow for Qwen3-14B on A100-80GB within 6 GPUs with the "
-         "pool's host_ram_gb 256: the longest is 20480 (Env + SP=4 on 4 GPUs, documented)"},
+        {"job": "huge", "reason": "a (up to 6 of its GPUs for the trainer, beside 2 rollout GPUs): 262144 tokens is "
+         "beyond what the tables and the memory model's estimates allow for Qwen3-14B on A100-80GB within 6 GPUs with "
+         "the pool's host_ram_gb 256: the longest is 20480 (Env + SP=4 on 4 GPUs, documented)"},
         {"job": "mid", "reason": "a: with 2 rollout GPUs, no trainer GPU count that trains it (8 at the fewest) has a "
          "layout on its 1 node of 8 GPUs"},
-        {"job": "all", "reason": "a: the job's 8 rollout GPUs leave none of its 8 GPUs for a trainer"}]
+        {"job": "all", "reason": "a: the job's 8 rollout GPUs take all its 8 GPUs, leaving none for a trainer"}]
 
 
 def test_an_at_least_job_takes_the_tables_longest_where_they_give_it_a_way(tmp_path: Path):
@@ -454,15 +454,15 @@ def test_a_cluster_file_with_many_problems_names_where_the_others_are(tmp_path: 
     path.write_text("pools: []\njobs: []\n", encoding="utf-8")
     with pytest.raises(TableError) as caught:
         load_fleet(path, CATALOG)
-    assert str(caught.value) == f"{path}: pools: must list at least 1, got [] (and 1 more problem, at jobs)"
+    assert str(caught.value) == f"{path}: pools: must list at least 1, got [] (and 1 more problem, at 'jobs')"
     path.write_text("pools:\n  - {name: a, gpu: a100, nodes: 0, gpus_per_node: 8, x: 1}\n"
                     "  - {name: b, gpu: a100, nodes: -1, gpus_per_node: 8}\njobs:\n"
                     "  - {name: j, model: 4B, max_model_len: -5}\n  - {name: k, model: 4B, max_model_len: 5, "
                     "priority: -1}\n", encoding="utf-8")
     with pytest.raises(TableError) as caught:
         load_fleet(path, CATALOG)
-    assert str(caught.value) == (f"{path}: pool a, nodes: must be above 0, got 0 (and 4 more problems, at pool a, x; "
-                                 "pool b, nodes; job j, max_model_len; ...)")
+    assert str(caught.value) == (f"{path}: pool a, nodes: must be above 0, got 0 (and 4 more problems, at 'pool a, x', "
+                                 "'pool b, nodes', 'job j, max_model_len', ...)")
 
 
 def _config_of(model_name: str, **changes: object) -> dict:
@@ -686,8 +686,8 @@ def test_reasons_are_asked_per_rollout_and_within_the_gpus_estimates_reach(tmp_p
                 "jobs": [{"name": f"r{rollout}", "model": "4B", "max_model_len": 8192, "rollout_gpus": rollout}
                          for rollout in (8, 12)]}
     assert solved(instance, tmp_path)["unplaced"] == [
-        {"job": f"r{rollout}", "reason": f"a: the job's {rollout} rollout GPUs leave none of its 8 GPUs for a trainer"}
-        for rollout in (8, 12)]
+        {"job": f"r{rollout}", "reason": f"a: the job's {rollout} rollout GPUs {taken} its 8 GPUs, leaving none for a "
+                                         "trainer"} for rollout, taken in ((8, "take all"), (12, "are more than"))]
     instance = {"pools": [{"name": "big", "gpu": "a100", "nodes": 10, "gpus_per_node": 8}],
                 "jobs": [{"name": "j", "model": "8B", "max_model_len": 1000000}]}
     assert solved(instance, tmp_path)["unplaced"] == [{"job": "j", "reason": (
@@ -941,7 +941,8 @@ def test_emit_dir_is_not_made_where_no_job_is_placed(cli, tmp_path: Path):
                     "jobs: [{name: j, model: 4B, max_model_len: 8192, rollout_gpus: 8}]\n", encoding="utf-8")
     status, out, _ = cli("cluster", str(path), "--json", "--emit-dir", str(tmp_path / "configs"))
     [unplaced] = json.loads(out)["unplaced"]
-    assert status == 1 and unplaced["reason"] == "a: the job's 8 rollout GPUs leave none of its 8 GPUs for a trainer"
+    assert status == 1 and unplaced["reason"] == ("a: the job's 8 rollout GPUs take all its 8 GPUs, leaving "
+                                                         "none for a trainer")
     assert not (tmp_path / "configs").exists()
 
 
@@ -1729,18 +1730,18 @@ def test_a_job_without_room_says_why_the_other_pools_it_may_use_cannot_take_it(t
     result = solved({"pools": pools, "jobs": jobs}, tmp_path)
     assert [(p["job"], p["pool"]) for p in result["placements"]] == [("first", "h200")]
     assert result["unplaced"] == [{"job": "second", "reason": (
-        "no room left in h200 after the jobs placed (the most priority in all, then length, then cost); l40s (4 of its "
-        "GPUs for the trainer, beside 4 rollout GPUs): nothing in the tables and the memory model's estimates for "
-        "Qwen3-32B on L40S-48GB within 4 GPUs trains with the pool's host_ram_gb 512; without the pool's host_ram_gb, "
-        "Env + Offload + SP=2 on 2 GPUs trains it (16384 tokens), and with Offload it needs 594.2 GiB of host memory "
-        "per node")}]
+        "no room left in h200 after the jobs placed (the most priority in all, then length, then cost); l40s (up to 4 "
+        "of its GPUs for the trainer, beside 4 rollout GPUs): nothing in the tables and the memory model's estimates "
+        "for Qwen3-32B on L40S-48GB within 4 GPUs trains with the pool's host_ram_gb 512; without the pool's "
+        "host_ram_gb, Env + Offload + SP=2 on 2 GPUs trains it (16384 tokens), and with Offload it needs 594.2 GiB of "
+        "host memory per node")}]
     # Each other pool it may use says why, in the fleet's order (an A100 node of 256 GiB: too little for Offload).
     three = [*pools, {"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 256}]
     [unplaced] = solved({"pools": three, "jobs": jobs}, tmp_path)["unplaced"]
     assert unplaced["reason"].startswith("no room left in h200 after the jobs placed (the most priority in all, then "
-                                         "length, then cost); l40s (4 of its GPUs for the trainer, beside 4 "
+                                         "length, then cost); l40s (up to 4 of its GPUs for the trainer, beside 4 "
                                          "rollout GPUs): nothing in the tables")
-    assert ("; a100 (4 of its GPUs for the trainer, beside 4 rollout GPUs): nothing in the tables and the memory "
+    assert ("; a100 (up to 4 of its GPUs for the trainer, beside 4 rollout GPUs): nothing in the tables and the memory "
             "model's estimates for Qwen3-32B on A100-80GB within 4 GPUs trains with the pool's host_ram_gb 256"
             in unplaced["reason"])
     # With enough host memory there, it goes to the L40S node; kept to the H200 pool, the reason names no other.
@@ -1892,6 +1893,26 @@ def test_a_job_its_train_batch_alone_leaves_without_a_way_is_told_the_fewest_gpu
                   f"layout on its 1 node of 8 GPUs ({host})" for name, fewest in (("free", 6), ("batched", 8))}
 
 
+def test_a_limit_that_rules_out_the_only_count_with_a_layout_is_named_though_fewer_gpus_train_the_job(tmp_path: Path):
+    # Qwen3-4B at 32768 beside 10 rollout GPUs on two nodes of 8 A100s: 2 GPUs train it, but only 6 have a layout
+    # (6 + 10 fill both nodes). A batch of 256 (3 or 6 ranks on 6 GPUs) or 80 GB of host memory (the model while it
+    # loads) rules out the 6; the reason says which, though 6 is more than the fewest that train it.
+    pool = {"name": "a100", "gpu": "a100", "nodes": 2, "gpus_per_node": 8}
+    job = {"name": "j", "model": "4B", "max_model_len": 32768, "rollout_gpus": 10}
+    head = "a100: with 10 rollout GPUs, no trainer GPU count that trains it (2 at the fewest) has a layout on its 2 " \
+        "nodes of 8 GPUs (6 would, with SP=2, but "
+    assert solved({"pools": [pool], "jobs": [{**job, "train_batch_size": 256}]}, tmp_path)["unplaced"] == [
+        {"job": "j", "reason": f"{head}the train batch of 256 (the job's train_batch_size) must split evenly over the "
+                               "data-parallel ranks, and 3 (6 GPUs / SP=2) do not divide it)"}]
+    assert solved({"pools": [{**pool, "host_ram_gb": 80}], "jobs": [job]}, tmp_path)["unplaced"] == [
+        {"job": "j", "reason": f"{head}it needs 89.9 GiB of host memory per node while the model loads, more than the "
+                               "pool's host_ram_gb 80)"}]
+    # A batch that 3 ranks divide, or room for the model as it loads, places it on the 6.
+    for fleet in ({"pools": [pool], "jobs": [{**job, "train_batch_size": 192}]},
+                  {"pools": [{**pool, "host_ram_gb": 100}], "jobs": [job]}):
+        assert [p["trainer_gpus"] for p in solved(fleet, tmp_path)["placements"]] == [6]
+
+
 def test_pools_of_one_gpu_type_that_differ_only_in_host_memory_get_their_own_plans(tmp_path: Path):
     # Qwen3-8B at 4096 tokens beside 6 rollout GPUs on a node of 8 A100-40GBs: its 2 trainer GPUs need Offload, and
     # 162.6 GiB of host memory on the node for it, which a pool's 1024 GB hold and another's 128 GB do not. The
@@ -1908,9 +1929,6 @@ def test_pools_of_one_gpu_type_that_differ_only_in_host_memory_get_their_own_pla
             "tight: with 6 rollout GPUs, no trainer GPU count that trains it (6 at the fewest) has a layout on its 1 "
             "node of 8 GPUs (1 would, with Env + Offload, but with Offload it needs 162.6 GiB of host memory per node, "
             "more than the pool's host_ram_gb 128)")}]
-
-
-
 
 
 def test_a_way_whose_host_need_a_node_holds_is_not_lost_to_the_rounding_to_mib(tmp_path: Path):
@@ -1957,7 +1975,6 @@ def test_minimize_nodes_is_unknown_not_infeasible_where_ways_ran_out_of_time(
         if query.exact and query.budget_gpus == 1 else real(catalog, query, gpu, explained, data)))
     result = place(fleet, CATALOG, minimize="nodes")
     assert (result.status, result.placements, result.undecided_ways > 0) == ("unknown", (), True)
-
 
 
 def test_out_of_time_before_the_first_placement_keeps_the_greedy_one_that_takes_the_smallest_ways(

@@ -1954,9 +1954,9 @@ def test_the_longest_length_says_where_the_tables_refute_it(cli, tmp_path: Path)
     flags = ["memory", "--model", "4B", "--gpu", "a100", "--gpus", "4", "--len", "100k", "--sp", "4", "--env", "--offload"]
     status, out, _ = cli(*flags)
     assert status == 0 and ("longest length the memory model fits with this setting: 110592 tokens (on a 1024-token "
-                            "grid), but the tables say it runs out of memory at 112640, the row 110592 falls to (the "
-                            "A100-80GB table for 4 GPUs says '-' at 112640), and they decide: they let it train up to "
-                            "102400") in " ".join(out.split())
+                            "grid), but the tables say it runs out of memory at 112640, the row that 110592 falls to "
+                            "(the A100-80GB table for 4 GPUs says '-' at 112640), and they decide: they let it train "
+                            "up to 102400") in " ".join(out.split())
     estimate = json.loads(cli(*flags, "--json")[1])
     assert (estimate["longest_len"], estimate["longest_refuted"]["source"], estimate["tables_longest"]) == (
         110592, {"model": "Qwen3-4B", "gpus": 4, "max_model_len": 112640, "setting": "-"}, 102400)
@@ -1969,6 +1969,13 @@ def test_the_longest_length_says_where_the_tables_refute_it(cli, tmp_path: Path)
     assert status == 0 and ("110592 tokens (on a 1024-token grid), but the tables say it runs out of memory there (the "
                             "Own-80GB table for 4 GPUs says '-' at 110592), and they decide: they let it train up to "
                             "102400") in " ".join(out.split())
+    # Where they ran out of memory at a shorter row already (110592 is past the table), it says so, not "falls to"
+    # (and at 102400, the length asked, they say it does not train).
+    cells.write_text(cells.read_text().replace("110592", "65536").replace("102400", "32768"))
+    status, out, _ = cli(*flags[:4], "own-80gb", *flags[5:], "--cells", str(cells))
+    assert status == 1 and ("110592 tokens (on a 1024-token grid), but the tables say it runs out of memory already at "
+                            "65536 (the Own-80GB table for 4 GPUs says '-' at 65536), and they decide: they let it "
+                            "train up to 32768") in " ".join(out.split())
     # Where no table speaks (the H200, with more memory than any GPU type with tables), or the tables let the
     # longest length train (Qwen3-0.6B on 2 A100s, vanilla: 23552 tokens, the table's 'vanilla' at 24576), nothing
     # more is said.

@@ -75,7 +75,7 @@ def test_a_length_between_rows_is_documented_by_the_next_row_up_and_says_so():
     assert (between.setting.label, between.evidence, between.source) == ("Env + Offload", "documented", at_row.source)
     assert at_row.evidence_text("H20-96GB") == "documented: the H20-96GB table for 1 GPU says 'Env + Offload' at 12288"
     assert between.evidence_text("H20-96GB") == (
-        "documented: the H20-96GB table for 1 GPU says 'Env + Offload' at 12288, the row 9216 falls to")
+        "documented: the H20-96GB table for 1 GPU says 'Env + Offload' at 12288, the row that 9216 falls to")
 
 
 def test_a_base_model_is_planned_from_its_releases_cells_with_its_own_native_context():

@@ -63,20 +63,20 @@ def run_map(args: argparse.Namespace) -> int:
     gpus = [catalog.gpu(args.gpu)] if args.gpu else list(catalog.documented_gpu_types)
     asked = catalog.model(args.model).name if args.model else added or None
     budgets = list(range(1, args.gpus_up_to + 1))
-    batch = f", train batch {args.train_batch_size}" if args.train_batch_size else ""
-    batch += f", host memory {args.host_ram:g} GiB per node" if args.host_ram is not None else ""
+    limits = f", train batch {args.train_batch_size}" if args.train_batch_size else ""
+    limits += f", host memory {args.host_ram:g} GiB per node" if args.host_ram is not None else ""
     screen = new_console()
     views, maps = [], []
     for gpu in gpus:
         if asked is not None and args.by == "len":
             rows: list[Any] = length_rows(catalog, gpu.name, asked, budgets, **options)
             grid = cheapest_by_length(catalog, gpu.name, asked, rows, budgets, **options)
-            title = f"{gpu.name} · {asked}: cheapest setting per length and GPU budget{batch}"
+            title = f"{gpu.name} · {asked}: cheapest setting per length and GPU budget{limits}"
         else:
             rows = [asked] if asked else mapped_models(catalog, gpu.name)
             grid = longest_by_model(catalog, gpu.name, rows, budgets, **options)
-            title = f"{gpu.name}: longest context per model and GPU budget{batch}"
-        views.append(map_view(grid, rows, budgets, title, by_length=args.by == "len"))
+            title = f"{gpu.name}: longest context per model and GPU budget{limits}"
+        views.append(map_view(grid, rows, budgets, title, by_length=args.by == "len", limited=bool(limits)))
         maps.append((gpu.name, grid, rows))
     # Every budget keeps a readable column: a file or pipe gets the maps' full width, and a terminal too
     # narrow for them a note (rich would squeeze the columns empty).

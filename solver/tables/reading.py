@@ -247,7 +247,7 @@ def _validation_message(path: Path, raw: Any, error: ValidationError, recheck: C
     first_at = _data_location(raw, tuple(first["loc"]))
     others = [_describe_location(raw, at) or "the top level" for at in
               dict.fromkeys(_data_location(raw, tuple(e["loc"])) for e in errors) if at != first_at]
-    named = "; ".join(others[:SHOWN_PROBLEMS]) + ("; ..." if len(others) > SHOWN_PROBLEMS else "")
+    named = ", ".join(f"'{at}'" for at in others[:SHOWN_PROBLEMS]) + (", ..." if len(others) > SHOWN_PROBLEMS else "")
     extra = f" (and {counted(len(others), 'more problem')}, at {named})" if others else ""
     return f"{path}: {where + ': ' if where else ''}{problem}{extra}"
 
