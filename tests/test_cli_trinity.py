@@ -1395,6 +1395,35 @@ def test_dynamic_batch_sizes_turned_off_are_reported_and_written_back_on(cli, us
     assert "  use_dynamic_bsz: true" in diff
 
 
+def test_gradient_checkpointing_turned_off_is_reported_and_written_back_on(cli, tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch):
+    # The tables measured with verl's gradient checkpointing (Trinity's default): without it each layer keeps its
+    # activations, so nothing the planner says holds; --write turns it back on, as it does dynamic batch sizes.
+    monkeypatch.delenv("PYTORCH_CUDA_ALLOC_CONF", raising=False)
+    config = tmp_path / "trinity.yaml"
+    text = ("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 32768\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+            "explorer: {rollout_model: {engine_num: 4}}\ntrainer:\n  ulysses_sequence_parallel_size: 4\n"
+            "  trainer_config:\n    actor_rollout_ref:\n      model:\n        enable_gradient_checkpointing: VALUE\n")
+    config.write_text(text.replace("VALUE", "false"), encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--json")
+    [answer] = json.loads(out)
+    assert status == 0 and answer["current"]["config_problems"] == [
+        "trainer.trainer_config.actor_rollout_ref.model.enable_gradient_checkpointing is false: the tables measured "
+        "with gradient checkpointing, Trinity's default, and the verdict and the plans assume it; without it each "
+        "layer keeps its activations for the backward, many times the memory: set it to true"]
+    patched = tmp_path / "patched.yaml"
+    status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--write", str(patched))
+    assert (status, err) == (0, "") and out.endswith(f"wrote {patched}\n")  # no warning: the written config has it on
+    assert "        enable_gradient_checkpointing: true" in patched.read_text(encoding="utf-8").splitlines()
+    # On, or not given, nothing is said; a value Trinity refuses is named.
+    for value, problems in (("true", []), ("maybe", ["trainer.trainer_config.actor_rollout_ref.model."
+                                                     "enable_gradient_checkpointing must be true or false, got "
+                                                     "'maybe': Trinity refuses it"])):
+        config.write_text(text.replace("VALUE", value), encoding="utf-8")
+        [answer] = json.loads(cli("--from-config", str(config), "--gpu", "a100", "--json")[1])
+        assert answer["current"]["config_problems"] == problems
+
+
 def test_a_verdict_no_table_speaks_for_gives_the_memory_models_figures(cli, tmp_path: Path):
     config = issue_398_config(tmp_path, "{ulysses_sequence_parallel_size: 2}")
     status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--json")

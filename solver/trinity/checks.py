@@ -13,6 +13,7 @@ from solver.tables import Model, brief, sp_rule_violation
 from solver.trinity.interpolation import decode_scalar, resolve_interpolations
 from solver.trinity.keys import (
     DYNAMIC_BATCH_KEYS,
+    GRADIENT_CHECKPOINTING_KEY,
     OFFLOAD_FLAGS,
     ROLE_KEY_SCOPES,
     ROLE_TOKEN_BUDGETS,
@@ -208,6 +209,19 @@ def _check_dynamic_batch(checks: _ConfigChecks) -> None:
                                    "micro-batches by sequence count: set it to true" + (f" ({scope})" if scope else ""))
 
 
+def _check_gradient_checkpointing(checks: _ConfigChecks) -> None:
+    """Check that gradient checkpointing (`GRADIENT_CHECKPOINTING_KEY`), which the tables measured, is not off."""
+    value = checks.value(GRADIENT_CHECKPOINTING_KEY)
+    if not _boolean_like(value):
+        checks.problems.append(f"{'.'.join(GRADIENT_CHECKPOINTING_KEY)} must be true or false, got {brief(value)}: "
+                               "Trinity refuses it")
+    elif turned_off(value):
+        checks.problems.append(f"{'.'.join(GRADIENT_CHECKPOINTING_KEY)} is false: the tables measured with gradient "
+                               "checkpointing, Trinity's default, and the verdict and the plans assume it; without it "
+                               "each layer keeps its activations for the backward, many times the memory: set it to "
+                               "true")
+
+
 def _check_trainer_level_flags(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
     """Check that a config for Trinity 0.5 has none of Trinity 0.6's offload flags under ``trainer`` itself."""
     trainer = checks.mapping.get("trainer")
@@ -266,7 +280,7 @@ def check_trinity_config(
     context of a model without a RoPE scaling of its own, ``model.rope_scaling`` is YaRN with
     ``factor == max_model_len / native`` and ``original_max_position_embeddings == native``;
     ``offload_policy`` (the trainer's, Trinity 0.6's, or a role's ``fsdp_config``) needs ``trainer_strategy:
-    fsdp2``; dynamic batch sizes stay on; no deprecated ``trainer.trainer_config_path``;
+    fsdp2``; dynamic batch sizes and gradient checkpointing stay on; no deprecated ``trainer.trainer_config_path``;
     a trainer wider than a node uses whole nodes (when ``cluster.gpu_per_node`` is given).
 
     Interpolated values are resolved from `environ` (default: none set, so defaults apply); one that
@@ -282,6 +296,7 @@ def check_trinity_config(
     _check_prompt_and_response(checks, length)
     _check_rope_scaling(checks, model, length)
     _check_dynamic_batch(checks)
+    _check_gradient_checkpointing(checks)
     _check_trainer_level_flags(checks, version)
     _check_offload_strategy(checks, version, strategy_noted)
     _check_no_config_path(checks)

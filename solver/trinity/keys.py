@@ -52,6 +52,9 @@ def yaml_scalar(value: Any) -> str:
 DYNAMIC_BATCH_KEYS = (("trainer", "use_dynamic_bsz"), (*ACTOR_ROLLOUT_REF, "actor", "use_dynamic_bsz"),
                       (*ACTOR_ROLLOUT_REF, "ref", "log_prob_use_dynamic_bsz"))
 """Dynamic batch sizes (Trinity's default, and the role keys of verl it sets): token budgets apply only with them."""
+GRADIENT_CHECKPOINTING_KEY = (*ACTOR_ROLLOUT_REF, "model", "enable_gradient_checkpointing")
+"""verl's gradient checkpointing (on in Trinity, as the tables measured): without it each layer keeps its
+activations."""
 ROLE_TOKEN_BUDGETS = ((*ACTOR_ROLLOUT_REF, "actor", "ppo_max_token_len_per_gpu"),
                       (*ACTOR_ROLLOUT_REF, "ref", "log_prob_max_token_len_per_gpu"))
 """verl's per-role token budgets: set by hand, they override ``trainer.max_token_len_per_gpu`` for their role (on verl

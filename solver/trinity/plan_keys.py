@@ -14,6 +14,7 @@ from solver.trinity.interpolation import decode_scalar, resolve_interpolations
 from solver.trinity.keys import (
     ACTOR_ROLLOUT_REF,
     DYNAMIC_BATCH_KEYS,
+    GRADIENT_CHECKPOINTING_KEY,
     IGNORED_SECTION,
     OFFLOAD_FLAGS,
     ROLE_SP_KEYS,
@@ -92,11 +93,13 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
             return None
         return read_or_none(lambda at: resolve_interpolations(value_at(config, at), "", environ or {}), path)
 
-    def dynamic_batches(paths: Iterable[tuple[str, ...]]) -> list[PlanKey]:
-        # The plan's token budget applies only with dynamic batch sizes: a config that turned them off gets them back.
+    def turned_back_on(paths: Iterable[tuple[str, ...]]) -> list[PlanKey]:
+        # The plan's token budget applies only with dynamic batch sizes, and its memory only with gradient
+        # checkpointing: a config that turned them off gets them back.
         return [PlanKey(path=path, value=True, existing_only=True) for path in paths if turned_off(resolved(path))]
 
-    keys += dynamic_batches(path for path in DYNAMIC_BATCH_KEYS if len(path) == 2)  # the trainer's own
+    keys += turned_back_on(path for path in DYNAMIC_BATCH_KEYS if len(path) == 2)  # the trainer's own
+    keys += turned_back_on([GRADIENT_CHECKPOINTING_KEY])
     trainer_flags = {"0.5": False, "0.6": plan.offload or trainer_level_offload(config),
                      None: trainer_level_offload(config) or (config is None and plan.offload)}[version]
     if trainer_flags:
@@ -108,7 +111,7 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
     for role in ROLES:  # a role's keys together, a section's together (the fragment nests them)
         # A role's own SP, which Trinity with verl before 0.8 takes over the trainer's: the plan's too.
         keys += [PlanKey(path=path, value=plan.sp, existing_only=True) for path in ROLE_SP_KEYS if path[-2] == role]
-        keys += dynamic_batches(path for path in DYNAMIC_BATCH_KEYS if path[:-1] == (*ACTOR_ROLLOUT_REF, role))
+        keys += turned_back_on(path for path in DYNAMIC_BATCH_KEYS if path[:-1] == (*ACTOR_ROLLOUT_REF, role))
         # A per-role budget set by hand overrides the trainer's for its role: one above the plan's comes down to it.
         budget = plan.max_token_len_per_gpu
         keys += [PlanKey(path=path, value=budget, existing_only=True) for path in ROLE_TOKEN_BUDGETS
