@@ -792,16 +792,22 @@ def _reasons(planner: _Planner, fleet: Fleet, index: int, without: frozenset[str
             reasons.append(f"{pool.name}: with {rollout}, no trainer GPU count that trains it ({answer.plans[0].gpus} "
                            f"at the fewest) has a layout on its {counted(pool.nodes, 'node')} of {pool.gpus_per_node} "
                            f"GPUs{layouts}")
-        elif job.rollout_gpus:  # what the trainer reaches on the GPUs the rollout leaves it
+        elif answer.nearest is not None and not _beside(answer.nearest.gpus, job.rollout_gpus, pool):
+            # The longest the trainer reaches has no room beside the rollout: what it reaches on the GPUs left.
             query = query.model_copy(update={"budget_gpus": min(trainer_room, MAX_ESTIMATED_GPUS),
                                              "rollout_gpus": job.rollout_gpus})
             reason = answer_for(planner.catalog, query, pool.gpu).reason
-            trainer = (f" (up to {trainer_room} of its GPUs for the trainer, beside {rollout})"
-                       if reason != answer.reason else "")  # not where the GPUs do not matter (no tables, say)
-            reasons.append(f"{pool.name}{trainer}: {reason}{_estimates_would(planner, query, pool, job.rollout_gpus)}")
+            reasons.append(f"{pool.name} (up to {trainer_room} of its GPUs for the trainer, beside {rollout}): {reason}"
+                           f"{_estimates_would(planner, query, pool, job.rollout_gpus)}")
         else:
             reasons.append(f"{pool.name}: {answer.reason}{_estimates_would(planner, query, pool, job.rollout_gpus)}")
     return "; ".join(reasons) or "no pool it may use"
+
+
+def _beside(trainer_gpus: int, rollout_gpus: int, pool: Pool) -> bool:
+    """Whether a trainer of `trainer_gpus` GPUs has a layout beside `rollout_gpus` on the pool's nodes."""
+    room = layout(trainer_gpus, rollout_gpus, pool.gpus_per_node)
+    return room is not None and room[1] <= pool.nodes
 
 
 def _estimates_would(planner: _Planner, query: Query, pool: Pool, rollout_gpus: int) -> str:

@@ -1730,17 +1730,16 @@ def test_a_job_without_room_says_why_the_other_pools_it_may_use_cannot_take_it(t
     result = solved({"pools": pools, "jobs": jobs}, tmp_path)
     assert [(p["job"], p["pool"]) for p in result["placements"]] == [("first", "h200")]
     assert result["unplaced"] == [{"job": "second", "reason": (
-        "no room left in h200 after the jobs placed (the most priority in all, then length, then cost); l40s (up to 4 "
-        "of its GPUs for the trainer, beside 4 rollout GPUs): nothing in the tables and the memory model's estimates "
-        "for Qwen3-32B on L40S-48GB within 4 GPUs trains with the pool's host_ram_gb 512; without the pool's "
-        "host_ram_gb, Env + Offload + SP=2 on 2 GPUs trains it (16384 tokens), and with Offload it needs 594.2 GiB of "
-        "host memory per node")}]
+        "no room left in h200 after the jobs placed (the most priority in all, then length, then cost); l40s: nothing "
+        "in the tables and the memory model's estimates for Qwen3-32B on L40S-48GB within 8 GPUs trains with the "
+        "pool's host_ram_gb 512; without the pool's host_ram_gb, Env + Offload + SP=2 on 2 GPUs trains it (16384 "
+        "tokens), and with Offload it needs 594.2 GiB of host memory per node")}]
     # Each other pool it may use says why, in the fleet's order (an A100 node of 256 GiB: too little for Offload).
     three = [*pools, {"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 256}]
     [unplaced] = solved({"pools": three, "jobs": jobs}, tmp_path)["unplaced"]
     assert unplaced["reason"].startswith("no room left in h200 after the jobs placed (the most priority in all, then "
-                                         "length, then cost); l40s (up to 4 of its GPUs for the trainer, beside 4 "
-                                         "rollout GPUs): nothing in the tables")
+                                         "length, then cost); l40s: nothing in the tables")
+    # (The A100's longest within its 8 GPUs has no room beside the 4 rollout GPUs: the reason is asked within 4.)
     assert ("; a100 (up to 4 of its GPUs for the trainer, beside 4 rollout GPUs): nothing in the tables and the memory "
             "model's estimates for Qwen3-32B on A100-80GB within 4 GPUs trains with the pool's host_ram_gb 256"
             in unplaced["reason"])
