@@ -32,7 +32,8 @@ WORDS = ["--model", "--gpu", "--gpus", "--len", "--maximize", "--minimize", "--e
          "--margin", "--host-ram", "--node-gpus", "--emit", "--rollout-gpus", "--time-limit", "--workers",
          "--gpu-memory", "--token-budget", "auto", "default", "--cells", "64GB", "65536MiB", "64GiB", "mine",
          "3GiB", "8GiB", "1025MiB", "512GB", "--model-config", "--train-batch-size", "256",
-         "tables", "memory", "--check", "len", "gpus", "trinity", "32B", "llama-3.1-70b", "4B", "8B", "qwen3-14b", "Qwen2.5-7B", "a100",
+         "tables", "memory", "map", "--check", "len", "gpus", "trinity", "32B", "llama-3.1-70b", "4B", "8B", "qwen3-14b",
+         "Qwen2.5-7B", "a100",
          "h20", "h100", "b200", "0", "1", "2", "3", "4", "6", "8", "16", "-1", "4096", "32768", "32k", "131072",
          "99999999999999999999", "1e9", "nan", "0.5", "", " ", "ü", "🚀", "--", "-", "x" * 300]
 MARKUP = ["p[/]", "[bold]x", ":smile:", "${oc.env:UNSET}", "a\u0000b"]
@@ -48,7 +49,7 @@ TREES = st.recursive(SCALARS | st.sampled_from(MARKUP), lambda inner: st.lists(i
                      "log_prob_use_dynamic_bsz", "ppo_max_token_len_per_gpu", "log_prob_max_token_len_per_gpu",
                      "data_parallel_size", "max_prompt_tokens", "max_response_tokens", "rope_scaling", "factor",
                      "engine_type", "tinker", "enable", "trainer_type", "auxiliary_models", "buffer", "batch_size",
-                     "train_batch_size", "algorithm", "repeat_times", "x"])
+                     "train_batch_size", "algorithm", "repeat_times", "enable_gradient_checkpointing", "x"])
     | st.text(max_size=8), inner, max_size=5), max_leaves=25)
 ALIAS_BOMB = "".join(f"a{i}: &a{i} [{', '.join([f'*a{i - 1}'] * 9)}]\n" for i in range(1, 9))
 CRAFTED = [
@@ -71,7 +72,8 @@ CRAFTED = [
     ("model: {model_path: Qwen/Qwen3-4B, max_model_len: 102400}\ncluster: {node_num: 1, gpu_per_node: 6}\n"
      "trainer:\n  offload_policy: false\n  trainer_config:\n    actor_rollout_ref:\n"
      "      ref: {log_prob_use_dynamic_bsz: false, log_prob_max_token_len_per_gpu: 204800}\n"
-     "      actor: {use_dynamic_bsz: false, fsdp_config: &fs {offload_policy: false}}\n"),  # role keys, anchors
+     "      actor: {use_dynamic_bsz: false, fsdp_config: &fs {offload_policy: false}}\n"
+     "      model: {enable_gradient_checkpointing: 'off'}\n"),  # role keys, anchors, checkpointing off
     ("model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\ncluster: {node_num: 2, gpu_per_node: 8}\n"
      "explorer:\n  rollout_model: {engine_type: tinker}\n  auxiliary_models: [{engine_type: external}, "
      "{engine_num: 1, tensor_parallel_size: 2}]\ntrainer: {offload_policy: true, trainer_config: {actor_rollout_ref: "

@@ -99,7 +99,6 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
         return [PlanKey(path=path, value=True, existing_only=True) for path in paths if turned_off(resolved(path))]
 
     keys += turned_back_on(path for path in DYNAMIC_BATCH_KEYS if len(path) == 2)  # the trainer's own
-    keys += turned_back_on([GRADIENT_CHECKPOINTING_KEY])
     trainer_flags = {"0.5": False, "0.6": plan.offload or trainer_level_offload(config),
                      None: trainer_level_offload(config) or (config is None and plan.offload)}[version]
     if trainer_flags:
@@ -108,6 +107,7 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
         comment = TRINITY_06_KEYS if config is None and version is None else None
         keys += [PlanKey(path=("trainer", flag), value=plan.offload,
                          comment=comment if flag == OFFLOAD_FLAGS[0] else None) for flag in OFFLOAD_FLAGS]
+    keys += turned_back_on([GRADIENT_CHECKPOINTING_KEY])  # under trainer_config, before the roles' keys there
     for role in ROLES:  # a role's keys together, a section's together (the fragment nests them)
         # A role's own SP, which Trinity with verl before 0.8 takes over the trainer's: the plan's too.
         keys += [PlanKey(path=path, value=plan.sp, existing_only=True) for path in ROLE_SP_KEYS if path[-2] == role]
