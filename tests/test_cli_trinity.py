@@ -63,6 +63,27 @@ def test_a_fragment_planned_for_a_train_batch_says_so_and_the_ranks_it_needs(cli
         solver.trinity.trinity_fragment(answer.best, solver.tables.load_catalog().model("8B"), train_batch_size=0)
 
 
+def test_a_fragment_carries_the_plans_cautions_it_says_nowhere_else(cli):
+    # A thin estimate beyond the calibration (Qwen3-32B at the longest 8 H100s reach: 0.0 GiB to spare) and
+    # data-parallel ranks without a batch (3 on 6 A100s at SP=2) get a caution line, as under `solve`'s plan; YaRN past what is
+    # validated is said beside rope_scaling only, and a batch given makes the ranks' a header line instead.
+    def header(*flags: str) -> list[str]:
+        status, out, _ = cli(*flags, "--emit", "trinity")
+        assert status == 0
+        return [line for line in out.splitlines() if line.startswith("# caution: ")]
+
+    [thin] = header("--model", "32B", "--gpu", "h100", "--gpus", "8", "--maximize", "len")
+    assert thin.startswith("# caution: 0.0 GiB to spare where the estimate extrapolates, and its error there is "
+                           "unmeasured") and thin.endswith("raise --margin, or measure a step first")
+    assert header("--model", "8B", "--gpu", "a100", "--gpus", "6", "--exact", "--len", "32k") == [
+        "# caution: 3 data-parallel ranks (6 GPUs / SP=2): Trinity splits each training batch evenly over them, so "
+        "buffer.train_batch_size (batch_size x repeat_times) must be a multiple of 3; give --train-batch-size to plan "
+        "for yours"]
+    assert header("--model", "8B", "--gpu", "a100", "--gpus", "6", "--exact", "--len", "32k", "--train-batch-size",
+                  "96") == []
+    assert header("--model", "4B", "--gpu", "h20", "--gpus", "4", "--maximize", "len") == []  # YaRN's, beside it
+
+
 def test_emit_for_every_gpu_type_prints_one_document_each(cli):
     status, out, _ = cli("--maximize", "len", "--gpus", "6", "--model", "4B", "--emit", "trinity")
     documents = out.split("---\n")
