@@ -313,7 +313,7 @@ def estimate_memory(
                                                                 setting, budget),
                           host_memory_gib=shown_host_need(resolved, gpus, node_gpus, offload),
                           host_ram_gib=host_ram_gb, tables=tables).with_cautions(
-                              resolved, gpus, sp, gpu_type.rocm and env)
+                              resolved, gpus, sp, max_model_len, gpu_type.rocm and env)
 
 
 def calibrate_memory_model(cells: Iterable[Path | str] = (), *, with_tables: bool = False,

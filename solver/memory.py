@@ -36,7 +36,7 @@ from math import ceil
 
 from pydantic import Field
 
-from solver.results import ROCM_ENV_CAUTION, layout_cautions, thin_headroom
+from solver.results import ROCM_ENV_CAUTION, layout_cautions, length_cautions, thin_headroom
 from solver.rules import NODE_GPUS, TablesVerdict, sp_degrees, token_budget, uneven_split_caution, whole_nodes_violation
 from solver.tables import MAX_ESTIMATED_GPUS, CalibrationRange, Coefficients, Frozen, Model, Setting, sp_rule_violation
 
@@ -147,15 +147,17 @@ class MemoryEstimate(Breakdown):
         "from the tables alone); None otherwise, or where they let it train at no length"))
     cautions: tuple[str, ...] = Field(default=(), description=(
         "what to check, in words (`with_cautions`): a model read from a config.json of a kind whose counts were not "
-        "checked, thin headroom where it fits by extrapolating, data-parallel ranks (GPUs / SP) that are not a power "
+        "checked, YaRN past what is validated or a length past the native context on the model's own RoPE scaling, "
+        "thin headroom where it fits by extrapolating, data-parallel ranks (GPUs / SP) that are not a power "
         "of two, Env on an AMD GPU; empty where there is nothing"))
 
-    def with_cautions(self, model: Model, gpus: int, sp: int, rocm_env: bool) -> MemoryEstimate:
-        """This estimate of `model` on `gpus` GPUs at SP `sp` with its `cautions` (`rocm_env`: Env on an AMD GPU,
-        `GpuType.rocm`)."""
+    def with_cautions(self, model: Model, gpus: int, sp: int, max_model_len: int, rocm_env: bool) -> MemoryEstimate:
+        """This estimate of `model` on `gpus` GPUs at SP `sp` and `max_model_len` tokens with its `cautions`
+        (`rocm_env`: Env on an AMD GPU, `GpuType.rocm`)."""
         thin = thin_headroom(self.headroom_gib, self.beyond_calibration, self.memory_gib) if self.fits else ""
         uneven = uneven_split_caution(gpus, sp, source=None)
-        return self.model_copy(update={"cautions": (*layout_cautions(model), *((thin,) if thin else ()),
+        return self.model_copy(update={"cautions": (*layout_cautions(model), *length_cautions(model, max_model_len),
+                                                    *((thin,) if thin else ()),
                                                     *((uneven,) if uneven else ()),
                                                     *((ROCM_ENV_CAUTION,) if rocm_env else ()))})
 

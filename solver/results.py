@@ -74,6 +74,15 @@ def own_scaling_words(model: Model) -> str:
             "config unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set; check the model handles it")
 
 
+def length_cautions(model: Model, max_model_len: int) -> tuple[str, ...]:
+    """The cautions about `model` at `max_model_len` tokens: YaRN past what is validated, a length past its native
+    context on its own RoPE scaling."""
+    yarn = (f"YaRN factor {model.yarn_factor(max_model_len)!r} at {max_model_len} tokens: {yarn_caution(model)}",)
+    own = (own_scaling_words(model),)
+    return ((yarn if model.yarn_beyond_validated(max_model_len) else ())
+            + (own if model.beyond_native_on_own_scaling(max_model_len) else ()))
+
+
 def host_need_words(amount: str, offload: bool) -> str:
     """What a plan needs of a node's host memory, in words: ``with Offload it needs 162.6 GiB of host memory per
     node``, or ``it needs 30.6 GiB of host memory per node while the model loads`` (`amount`: the GiB, as written)."""
@@ -138,12 +147,8 @@ class Plan(Frozen):
         return self.model_copy(update={"cautions": cautions})
 
     def length_cautions(self, model: Model) -> tuple[str, ...]:
-        """The cautions of `model`'s plan that are about its length: YaRN past what is validated, a length past its
-        native context on its own RoPE scaling."""
-        yarn = (f"YaRN factor {self.rope_scaling_factor!r} at {self.max_model_len} tokens: {yarn_caution(model)}",)
-        own = (own_scaling_words(model),)
-        return ((yarn if self.yarn_beyond_validated else ())
-                + (own if model.beyond_native_on_own_scaling(self.max_model_len) else ()))
+        """The cautions of `model`'s plan that are about its length (`length_cautions`)."""
+        return length_cautions(model, self.max_model_len)
 
     @property
     def setting(self) -> Setting:

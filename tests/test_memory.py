@@ -1948,6 +1948,20 @@ def test_solve_memory_cautions_data_parallel_ranks_that_are_not_a_power_of_two(c
         assert json.loads(cli(*flags, "--gpus", gpus, "--sp", sp)[1])["cautions"] == caution
 
 
+def test_solve_memory_cautions_lengths_past_what_the_model_is_known_to_handle(cli):
+    # As a plan's caution does: YaRN past the 131072 tokens (a factor of 4) Qwen validates, and a length past Llama
+    # 3.1's native 131072 on its own llama3 scaling; within them, none.
+    flags = ["memory", "--gpu", "h200", "--gpus", "8", "--len", "200k", "--sp", "8", "--env", "--offload", "--json"]
+    assert json.loads(cli(*flags, "--model", "8B")[1])["cautions"] == [
+        "YaRN factor 5.0 at 204800 tokens: longer than YaRN is validated for (131072 tokens, a factor of 4, in Qwen's "
+        "model cards): check the model's quality at this length"]
+    [own] = json.loads(cli(*flags, "--model", "llama-3.1-8b")[1])["cautions"]
+    assert own.startswith("beyond the native 131072, which Llama-3.1-8B's own llama3 RoPE scaling provides: no YaRN "
+                          "written")
+    within = [*flags[:6], "128k", *flags[7:]]
+    assert json.loads(cli(*within, "--model", "8B")[1])["cautions"] == []
+
+
 def test_the_longest_length_says_where_the_tables_refute_it(cli, tmp_path: Path):
     # Qwen3-4B on 4 A100s with Env + Offload + SP=4: the memory model fits 110592 tokens, but the 4-GPU table says
     # '-' at 112640, the row that 110592 falls to (the planner stops at 102400 there).
