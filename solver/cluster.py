@@ -844,7 +844,7 @@ def _way_without(planner: _Planner, query: Query, pool: Pool, rollout_gpus: int,
     as ``host_ram_gb=None``), beside `rollout_gpus` on the pool's nodes; None where it has none there."""
     plan = answer_for(planner.catalog, query.model_copy(update={**lifted, "rollout_gpus": rollout_gpus}), pool.gpu,
                       explained=False).best
-    return plan if plan is not None and (plan.nodes or 1) <= pool.nodes else None
+    return plan if plan is not None and _beside(plan.gpus, rollout_gpus, pool) else None
 
 
 def _trivially_bounded(bound: int, fleet: Fleet, options: list[Option], every_job: bool) -> int:
