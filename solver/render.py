@@ -763,7 +763,7 @@ def map_json(maps: list[tuple[str, dict[tuple[Any, int], Plan | None], list[Any]
     host memory per node they fit in, where given) and, per row (a model, or with `model`, the model mapped by
     length, a length), the best plan at each budget (null where none), as `solve --json` gives a plan."""
     key = "max_model_len" if model is not None else "model"
-    host = int(host_ram_gb) if host_ram_gb is not None and host_ram_gb.is_integer() else host_ram_gb  # 512, not 512.0
+    host = int(host_ram_gb) if host_ram_gb is not None and float(host_ram_gb).is_integer() else host_ram_gb  # not 512.0
     given = {"train_batch_size": train_batch_size, "host_ram_gb": host}
     limits = {name: value for name, value in given.items() if value is not None}
     return json.dumps([{"gpu": gpu, "by": "len" if model is not None else "model",
