@@ -193,13 +193,16 @@ def trinity_config(answer: Answer, catalog: Catalog | None = None, *, version: T
     rollout GPUs, a ``cluster`` on the plan's nodes (`fragment_layout`) and rollout engines of the size
     `fragment_engines` suggests; on an AMD GPU, ROCm's allocator variable beside Env. `catalog`: the one the answer
     was planned with (default: the shipped one); `version` as `trinity_fragment`'s. `QueryError` for an answer
-    without a plan."""
+    without a plan, or one planned with rollout GPUs but rebuilt from its JSON (which leaves them out)."""
     from solver.trinity import trinity_fragment  # ruamel: only where a fragment is made
 
     check_types(("answer", answer, Answer), ("catalog", catalog, Catalog | None))
     catalog = catalog if catalog is not None else load_catalog()
     if answer.best is None:
         raise QueryError(f"{answer.gpu}: {answer.no_plan_line}")
+    if answer.best.nodes is not None and answer.rollout_gpus is None:  # rebuilt from its JSON, which leaves them out
+        raise QueryError("the answer lacks the query's rollout GPUs and node size (an Answer rebuilt from its JSON): "
+                         "pass the Answer solver.plan returned, or the fragment would have no cluster section")
     try:
         catalog.model(answer.model), catalog.gpu(answer.gpu)
     except QueryError as error:  # a model or GPU type of your own, planned with a catalogue that has it
