@@ -32,8 +32,8 @@ WORDS = ["--model", "--gpu", "--gpus", "--len", "--maximize", "--minimize", "--e
          "--margin", "--host-ram", "--node-gpus", "--emit", "--rollout-gpus", "--time-limit", "--workers",
          "--gpu-memory", "--token-budget", "auto", "default", "--cells", "64GB", "65536MiB", "64GiB", "mine",
          "3GiB", "8GiB", "1025MiB", "512GB", "--model-config", "--train-batch-size", "256",
-         "tables", "memory", "map", "--check", "len", "gpus", "trinity", "32B", "llama-3.1-70b", "4B", "8B", "qwen3-14b",
-         "Qwen2.5-7B", "a100",
+         "tables", "memory", "map", "--check", "len", "gpus", "trinity", "32B", "llama-3.1-70b", "4B", "8B",
+         "qwen3-14b", "Qwen2.5-7B", "a100",
          "h20", "h100", "b200", "0", "1", "2", "3", "4", "6", "8", "16", "-1", "4096", "32768", "32k", "131072",
          "99999999999999999999", "1e9", "nan", "0.5", "", " ", "ü", "🚀", "--", "-", "x" * 300]
 MARKUP = ["p[/]", "[bold]x", ":smile:", "${oc.env:UNSET}", "a\u0000b"]

@@ -65,8 +65,8 @@ def test_a_fragment_planned_for_a_train_batch_says_so_and_the_ranks_it_needs(cli
 
 def test_a_fragment_carries_the_plans_cautions_it_says_nowhere_else(cli):
     # A thin estimate beyond the calibration (Qwen3-32B at the longest 8 H100s reach: 0.0 GiB to spare) and
-    # data-parallel ranks without a batch (3 on 6 A100s at SP=2) get a caution line, as under `solve`'s plan; YaRN past what is
-    # validated is said beside rope_scaling only, and a batch given makes the ranks' a header line instead.
+    # data-parallel ranks without a batch (3 on 6 A100s at SP=2) get a caution line, as under `solve`'s plan; YaRN
+    # past what is validated is said beside rope_scaling only, and a batch given makes the ranks' a header line.
     def header(*flags: str) -> list[str]:
         status, out, _ = cli(*flags, "--emit", "trinity")
         assert status == 0
@@ -75,10 +75,10 @@ def test_a_fragment_carries_the_plans_cautions_it_says_nowhere_else(cli):
     [thin] = header("--model", "32B", "--gpu", "h100", "--gpus", "8", "--maximize", "len")
     assert thin.startswith("# caution: 0.0 GiB to spare where the estimate extrapolates, and its error there is "
                            "unmeasured") and thin.endswith("raise --margin, or measure a step first")
-    assert header("--model", "8B", "--gpu", "a100", "--gpus", "6", "--exact", "--len", "32k") == [
+    assert header("--model", "8B", "--gpu", "a100", "--gpus", "6", "--exact", "--len", "32k") == [(
         "# caution: 3 data-parallel ranks (6 GPUs / SP=2): Trinity splits each training batch evenly over them, so "
         "buffer.train_batch_size (batch_size x repeat_times) must be a multiple of 3; give --train-batch-size to plan "
-        "for yours"]
+        "for yours")]
     assert header("--model", "8B", "--gpu", "a100", "--gpus", "6", "--exact", "--len", "32k", "--train-batch-size",
                   "96") == []
     assert header("--model", "4B", "--gpu", "h20", "--gpus", "4", "--maximize", "len") == []  # YaRN's, beside it
@@ -1416,8 +1416,8 @@ def test_dynamic_batch_sizes_turned_off_are_reported_and_written_back_on(cli, us
     assert "  use_dynamic_bsz: true" in diff
 
 
-def test_gradient_checkpointing_turned_off_is_reported_and_written_back_on(cli, tmp_path: Path,
-                                                                          monkeypatch: pytest.MonkeyPatch):
+def test_gradient_checkpointing_turned_off_is_reported_and_written_back_on(
+        cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # The tables measured with verl's gradient checkpointing (Trinity's default): without it each layer keeps its
     # activations, so nothing the planner says holds; --write turns it back on, as it does dynamic batch sizes.
     monkeypatch.delenv("PYTORCH_CUDA_ALLOC_CONF", raising=False)
@@ -1428,18 +1428,18 @@ def test_gradient_checkpointing_turned_off_is_reported_and_written_back_on(cli, 
     config.write_text(text.replace("VALUE", "false"), encoding="utf-8")
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--json")
     [answer] = json.loads(out)
-    assert status == 0 and answer["current"]["config_problems"] == [
+    assert status == 0 and answer["current"]["config_problems"] == [(
         "trainer.trainer_config.actor_rollout_ref.model.enable_gradient_checkpointing is false: the tables measured "
         "with gradient checkpointing, Trinity's default, and the verdict and the plans assume it; without it each "
-        "layer keeps its activations for the backward, many times the memory: set it to true"]
+        "layer keeps its activations for the backward, many times the memory: set it to true")]
     patched = tmp_path / "patched.yaml"
     status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--write", str(patched))
     assert (status, err) == (0, "") and out.endswith(f"wrote {patched}\n")  # no warning: the written config has it on
     assert "        enable_gradient_checkpointing: true" in patched.read_text(encoding="utf-8").splitlines()
     # On, or not given, nothing is said; a value Trinity refuses is named.
-    for value, problems in (("true", []), ("maybe", ["trainer.trainer_config.actor_rollout_ref.model."
-                                                     "enable_gradient_checkpointing must be true or false, got "
-                                                     "'maybe': Trinity refuses it"])):
+    refused = ("trainer.trainer_config.actor_rollout_ref.model.enable_gradient_checkpointing must be true or false, "
+               "got 'maybe': Trinity refuses it")
+    for value, problems in (("true", []), ("maybe", [refused])):
         config.write_text(text.replace("VALUE", value), encoding="utf-8")
         [answer] = json.loads(cli("--from-config", str(config), "--gpu", "a100", "--json")[1])
         assert answer["current"]["config_problems"] == problems

@@ -941,8 +941,8 @@ def test_emit_dir_is_not_made_where_no_job_is_placed(cli, tmp_path: Path):
                     "jobs: [{name: j, model: 4B, max_model_len: 8192, rollout_gpus: 8}]\n", encoding="utf-8")
     status, out, _ = cli("cluster", str(path), "--json", "--emit-dir", str(tmp_path / "configs"))
     [unplaced] = json.loads(out)["unplaced"]
-    assert status == 1 and unplaced["reason"] == ("a: the job's 8 rollout GPUs take all its 8 GPUs, leaving "
-                                                         "none for a trainer")
+    assert status == 1
+    assert unplaced["reason"] == "a: the job's 8 rollout GPUs take all its 8 GPUs, leaving none for a trainer"
     assert not (tmp_path / "configs").exists()
 
 
@@ -1879,9 +1879,10 @@ def test_a_job_its_train_batch_alone_leaves_without_a_way_is_told_the_fewest_gpu
             "pool's host_ram_gb 128")
     assert [(p["job"], p["trainer_gpus"]) for p in result["placements"]] == [("free", 6)]
     assert result["unplaced"] == [{"job": "batched", "reason": "a100: with 2 rollout GPUs, no trainer GPU count that "
-                                   f"trains it (8 at the fewest) has a layout on its 1 node of 8 GPUs ({host}; 6 would, "
-                                   "with Env, but the train batch of 256 (the job's train_batch_size) must split "
-                                   "evenly over the data-parallel ranks, and 6 (6 GPUs / SP=1) do not divide it)"}]
+                                   f"trains it (8 at the fewest) has a layout on its 1 node of 8 GPUs ({host}; 6 "
+                                   "would, with Env, but the train batch of 256 (the job's train_batch_size) must "
+                                   "split evenly over the data-parallel ranks, and 6 (6 GPUs / SP=1) do not divide "
+                                   "it)"}]
     # Beside 3 rollout GPUs neither has a way, and each is told its own fewest, in either order: the reasons are
     # asked once per job shape, and the batch is part of it.
     free["rollout_gpus"] = batched["rollout_gpus"] = 3

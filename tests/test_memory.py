@@ -1952,9 +1952,9 @@ def test_solve_memory_cautions_lengths_past_what_the_model_is_known_to_handle(cl
     # As a plan's caution does: YaRN past the 131072 tokens (a factor of 4) Qwen validates, and a length past Llama
     # 3.1's native 131072 on its own llama3 scaling; within them, none.
     flags = ["memory", "--gpu", "h200", "--gpus", "8", "--len", "200k", "--sp", "8", "--env", "--offload", "--json"]
-    assert json.loads(cli(*flags, "--model", "8B")[1])["cautions"] == [
+    assert json.loads(cli(*flags, "--model", "8B")[1])["cautions"] == [(
         "YaRN factor 5.0 at 204800 tokens: longer than YaRN is validated for (131072 tokens, a factor of 4, in Qwen's "
-        "model cards): check the model's quality at this length"]
+        "model cards): check the model's quality at this length")]
     [own] = json.loads(cli(*flags, "--model", "llama-3.1-8b")[1])["cautions"]
     assert own.startswith("beyond the native 131072, which Llama-3.1-8B's own llama3 RoPE scaling provides: no YaRN "
                           "written")
