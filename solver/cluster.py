@@ -29,7 +29,7 @@ from typing import Literal
 
 from ortools.sat.python import cp_model
 
-from solver.memory import estimated_counts, host_memory_gib, shown_host_gib, shown_host_need
+from solver.memory import estimated_counts, host_memory_gib, rollout_engines, shown_host_gib, shown_host_need
 from solver.model import LeanCpModel, PlanningData, PlanningInputs, new_cp_solver, prepare_inputs
 from solver.query import EstimateMode, Query, TokenBudgetMode, check_token_budget, make_query
 from solver.results import (
@@ -714,13 +714,16 @@ def _placement(planner: _Planner, fleet: Fleet, option: Option, nodes: list[int]
     in a pool that checks it, the host memory it needs per node; `widened_from`: the trainer GPUs it was placed
     with, where it grew onto idle GPUs of its node."""
     job, pool = fleet.jobs[option.job], fleet.pools[option.pool]
+    model = planner.catalog.model(job.model)
     host = None if pool.host_ram_gb is None else shown_host_need(
-        planner.catalog.model(job.model), option.plan.gpus, pool.gpus_per_node, option.plan.offload)
+        model, option.plan.gpus, pool.gpus_per_node, option.plan.offload)
+    engines = rollout_engines(model, planner.catalog.gpu(pool.gpu).memory_gib, option.rollout_gpus,
+                              option.plan.max_model_len, pool.gpus_per_node).size if option.rollout_gpus else None
     return Placement(job=job.name, pool=pool.name, model=job.model, gpu=pool.gpu, nodes=tuple(nodes),
                      gpu_indexes=tuple(range(first_gpu, first_gpu + option.gpus_per_node(pool.gpus_per_node))),
                      trainer_gpus=option.plan.gpus, rollout_gpus=option.rollout_gpus, widened_from=widened_from,
                      plan=option.plan.model_copy(update={"nodes": len(nodes), "rollout_gpus": option.rollout_gpus}),
-                     host_memory_gb=host)
+                     host_memory_gb=host, rollout_engine_size=engines)
 
 
 def _unplaced(planner: _Planner, fleet: Fleet, options: list[Option], placed: set[int],

@@ -408,6 +408,9 @@ class Placement(Frozen):
     host_memory_gb: float | None = Field(default=None, description=(
         "in a pool that gives host_ram_gb: the host memory the job needs on each of its nodes, GiB (with Offload its "
         "states or the model while it loads, whichever is more; without, the model while it loads); null otherwise"))
+    rollout_engine_size: int | None = Field(default=None, description=(
+        "the tensor-parallel size of the rollout engines its --emit-dir config gives (rollout_gpus / size engines, "
+        "as solver.memory.rollout_engines sizes them); null without rollout GPUs"))
 
 
 def index_range(indexes: tuple[int, ...]) -> str:

@@ -606,7 +606,8 @@ def test_cli_cluster_prints_tables_and_json(cli, tmp_path: Path):
     assert "pool a100: 2 x 8 A100-80GB; 2 nodes and 15 of 16 GPUs used" in out_text
     assert (result["objective"], result["objective_counts"], result["interrupted"]) == (7, "priority", False)
     assert set(result["placements"][0]) == {"job", "pool", "model", "gpu", "nodes", "gpu_indexes", "trainer_gpus",
-                                            "rollout_gpus", "plan", "widened_from", "host_memory_gb"}
+                                            "rollout_gpus", "plan", "widened_from", "host_memory_gb",
+                                            "rollout_engine_size"}
     assert all(tuple(placement["plan"]) == PLAN_ORDER for placement in result["placements"])
     assert [placement["plan"]["lowered_budget"] for placement in result["placements"]] == [False] * 4
     assert [(p["job"], p["model"], p["gpu"]) for p in result["placements"]] == [
@@ -1174,8 +1175,15 @@ def test_cli_cluster_emit_dir_sizes_rollout_engines_for_the_model(cli, tmp_path:
                                               "rollout_gpus": 4}]}), encoding="utf-8")
     assert cli("cluster", str(path), "--emit-dir", str(tmp_path / "out"))[0] == 0
     config = yaml.safe_load((tmp_path / "out" / "big.yaml").read_text(encoding="utf-8"))
-    # The trainer takes a whole node, so the rollout gets the other: 4 engines of 2 GPUs.
+    # The trainer takes a whole node, so the rollout gets the other: 4 engines of 2 GPUs, as the JSON says too.
     assert config["explorer"]["rollout_model"] == {"engine_num": 4, "tensor_parallel_size": 2}
+    [placement] = json.loads(cli("cluster", str(path), "--json")[1])["placements"]
+    assert (placement["rollout_gpus"], placement["rollout_engine_size"]) == (8, 2)
+    # Without rollout GPUs, no engines: null.
+    path.write_text(yaml.safe_dump({"pools": [{"name": "h", "gpu": "h100", "nodes": 1, "gpus_per_node": 8}],
+                                    "jobs": [{"name": "j", "model": "4B", "max_model_len": 8192}]}), encoding="utf-8")
+    [placement] = json.loads(cli("cluster", str(path), "--json")[1])["placements"]
+    assert (placement["rollout_gpus"], placement["rollout_engine_size"]) == (0, None)
 
 
 def test_an_error_in_the_search_thread_is_raised_where_the_search_was_asked_for():

@@ -23,7 +23,6 @@ from solver.cli.output import ProgressLine, print_view
 from solver.cli.parser import Parser
 from solver.cli.paths import input_at, input_paths
 from solver.cli.status import INTERRUPTED, NO_PLAN
-from solver.memory import rollout_engines
 from solver.query import MAX_WORKERS
 from solver.render import cluster_json, cluster_view
 from solver.tables import (
@@ -104,10 +103,9 @@ def run_cluster(args: argparse.Namespace) -> int:
             rollout = placement.rollout_gpus  # 0 too: the cluster section still gives the job's nodes
             pool = next(p for p in fleet.pools if p.name == placement.pool)
             shared = placement.gpu_indexes if len(placement.gpu_indexes) < pool.gpus_per_node else None
-            size = rollout_engines(model, catalog.gpu(pool.gpu).memory_gib, rollout, placement.plan.max_model_len,
-                                   pool.gpus_per_node).size if rollout else 1
             fragments[placement.job] = trinity_fragment(placement.plan, model, rollout, nodes=len(placement.nodes),
-                                                        gpu=pool.gpu, shared_gpus=shared, engines=(0, size),
+                                                        gpu=pool.gpu, shared_gpus=shared,
+                                                        engines=(0, placement.rollout_engine_size or 1),
                                                         version=args.trinity_version, rocm=catalog.gpu(pool.gpu).rocm,
                                                         train_batch_size=job.train_batch_size)
         made = bool(fragments) and not args.emit_dir.is_dir()
