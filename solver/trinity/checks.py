@@ -196,30 +196,29 @@ def _yarn_coverage_problem(factor: float, original: float, native: int, length: 
     return None
 
 
+def _check_flag_on(checks: _ConfigChecks, path: tuple[str, ...], off: str) -> None:
+    """Check that the flag at `path` is a boolean, and on (`off`: why it must be, said where it is false)."""
+    value = checks.value(path)
+    if not _boolean_like(value):
+        checks.problems.append(f"{'.'.join(path)} must be true or false, got {brief(value)}: Trinity refuses it")
+    elif turned_off(value):
+        checks.problems.append(f"{'.'.join(path)} is false: {off}")
+
+
 def _check_dynamic_batch(checks: _ConfigChecks) -> None:
     """Check that the dynamic batch size keys (`DYNAMIC_BATCH_KEYS`) are booleans, and on."""
     for path in DYNAMIC_BATCH_KEYS:
-        value = checks.value(path)
-        if not _boolean_like(value):
-            checks.problems.append(f"{'.'.join(path)} must be true or false, got {brief(value)}: Trinity refuses it")
-        elif turned_off(value):
-            scope = ROLE_KEY_SCOPES.get(path)
-            checks.problems.append(f"{'.'.join(path)} is false: verl then ignores the token budget "
-                                   "(max_token_len_per_gpu), which the tables measured and the plan sets, and fills "
-                                   "micro-batches by sequence count: set it to true" + (f" ({scope})" if scope else ""))
+        scope = ROLE_KEY_SCOPES.get(path)
+        _check_flag_on(checks, path, "verl then ignores the token budget (max_token_len_per_gpu), which the tables "
+                       "measured and the plan sets, and fills micro-batches by sequence count: set it to true"
+                       + (f" ({scope})" if scope else ""))
 
 
 def _check_gradient_checkpointing(checks: _ConfigChecks) -> None:
-    """Check that gradient checkpointing (`GRADIENT_CHECKPOINTING_KEY`), which the tables measured, is not off."""
-    value = checks.value(GRADIENT_CHECKPOINTING_KEY)
-    if not _boolean_like(value):
-        checks.problems.append(f"{'.'.join(GRADIENT_CHECKPOINTING_KEY)} must be true or false, got {brief(value)}: "
-                               "Trinity refuses it")
-    elif turned_off(value):
-        checks.problems.append(f"{'.'.join(GRADIENT_CHECKPOINTING_KEY)} is false: the tables measured with gradient "
-                               "checkpointing, Trinity's default, and the verdict and the plans assume it; without it "
-                               "each layer keeps its activations for the backward, many times the memory: set it to "
-                               "true")
+    """Check that gradient checkpointing (`GRADIENT_CHECKPOINTING_KEY`), which the tables measured, is on."""
+    _check_flag_on(checks, GRADIENT_CHECKPOINTING_KEY, "the tables measured with gradient checkpointing, Trinity's "
+                   "default, and the verdict and the plans assume it; without it each layer keeps its activations for "
+                   "the backward, many times the memory: set it to true")
 
 
 def _check_trainer_level_flags(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
