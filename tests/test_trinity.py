@@ -976,6 +976,16 @@ def _config(**trainer: Any) -> dict[str, Any]:
             1,
             ["trainer.offload_policy needs trainer.trainer_strategy fsdp2, got 'fsdp'"],
         ),
+        (  # on as OmegaConf reads a boolean (Trinity's TrainerConfig types it bool): 1, and y as text
+            {"trainer": {"trainer_strategy": "fsdp", "offload_policy": 1, "trainer_config": {"actor_rollout_ref": {
+                "ref": {"fsdp_config": {"offload_policy": "y"}}}}}},
+            "4B",
+            1,
+            ["trainer.offload_policy needs trainer.trainer_strategy fsdp2, got 'fsdp'",
+             "trainer.trainer_config.actor_rollout_ref.ref.fsdp_config.offload_policy needs trainer.trainer_strategy"],
+        ),
+        ({"trainer": {"trainer_strategy": "fsdp", "offload_policy": 0, "trainer_config": {"actor_rollout_ref": {
+            "ref": {"fsdp_config": {"offload_policy": "n"}}}}}}, "4B", 1, []),
         (  # deprecated, and refused or never read
             {"trainer": {"trainer_config_path": "verl.yaml"}},
             "4B",
