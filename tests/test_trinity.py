@@ -1064,6 +1064,13 @@ def test_patch_lowers_per_role_budgets_above_the_plans_and_leaves_the_rest() -> 
     below = patch_trinity_config("model:\n  max_model_len: 4096\n" + roles, plan, catalog().model("4B"),
                                  environ={"ACTOR_BUDGET": "8000"})
     assert "ppo_max_token_len_per_gpu: '${oc.env:ACTOR_BUDGET,131072}'" in below
+    # One equal to the plan's is not above it: it stays as written.
+    equal = patch_trinity_config("model:\n  max_model_len: 4096\n" + roles, plan, catalog().model("4B"),
+                                 environ={"ACTOR_BUDGET": "8192.0"})
+    assert "ppo_max_token_len_per_gpu: '${oc.env:ACTOR_BUDGET,131072}'" in equal
+    as_written = patch_trinity_config("model:\n  max_model_len: 4096\n" + roles.replace(
+        "'${oc.env:ACTOR_BUDGET,131072}'", "8192.0"), plan, catalog().model("4B"))
+    assert "{ppo_max_token_len_per_gpu: 8192.0}" in as_written
 
 
 _TRINITY_06 = (
