@@ -14,7 +14,7 @@ import difflib
 import io
 import os
 import re
-from functools import cache
+from functools import cache, partial
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,7 @@ import yaml
 from ruamel.yaml import YAML
 
 from solver.query import make_query
-from solver.results import Plan
+from solver.results import Plan, yarn_caution
 from solver.rules import SourceCell, token_budget
 from solver.solve import plan as solve
 from solver.tables import Catalog, Model, QueryError, load_catalog
@@ -38,6 +38,8 @@ from solver.trinity import (
     read_trinity_config,
     trinity_fragment,
 )
+from solver.trinity.keys import IGNORED_SECTION, OFFLOAD_FLAGS, ROLES, offload_path
+from solver.trinity.plan_keys import TRINITY_06_KEYS, PlanKey, keys_for_plan
 
 DATA = Path(__file__).parent / "data" / "trinity"
 USER_CONFIG = DATA / "user-config.yaml"
@@ -974,6 +976,16 @@ def _config(**trainer: Any) -> dict[str, Any]:
             1,
             ["trainer.offload_policy needs trainer.trainer_strategy fsdp2, got 'fsdp'"],
         ),
+        (  # on as OmegaConf reads a boolean (Trinity's TrainerConfig types it bool): 1, and y as text
+            {"trainer": {"trainer_strategy": "fsdp", "offload_policy": 1, "trainer_config": {"actor_rollout_ref": {
+                "ref": {"fsdp_config": {"offload_policy": "y"}}}}}},
+            "4B",
+            1,
+            ["trainer.offload_policy needs trainer.trainer_strategy fsdp2, got 'fsdp'",
+             "trainer.trainer_config.actor_rollout_ref.ref.fsdp_config.offload_policy needs trainer.trainer_strategy"],
+        ),
+        ({"trainer": {"trainer_strategy": "fsdp", "offload_policy": 0, "trainer_config": {"actor_rollout_ref": {
+            "ref": {"fsdp_config": {"offload_policy": "n"}}}}}}, "4B", 1, []),
         (  # deprecated, and refused or never read
             {"trainer": {"trainer_config_path": "verl.yaml"}},
             "4B",
@@ -985,6 +997,34 @@ def _config(**trainer: Any) -> dict[str, Any]:
         ({"cluster": {"gpu_per_node": 8}}, "4B", 12, ["12 GPUs span nodes of 8 (cluster.gpu_per_node) but are not whole nodes"]),
         ({"cluster": {"gpu_per_node": 0.5}}, "4B", 12, ["cluster.gpu_per_node must be a whole number of at least 1, got 0.5"]),
         ({"cluster": {"gpu_per_node": -8}}, "4B", 12, ["cluster.gpu_per_node must be a whole number of at least 1, got -8"]),
+        ({"cluster": {"gpu_per_node": 0}}, "4B", 12,
+         ["cluster.gpu_per_node must be a whole number of at least 1, got 0"]),
+        ({"cluster": {"gpu_per_node": 2.5}}, "4B", 12,  # int() would make it 2, which 12 GPUs fill whole
+         ["cluster.gpu_per_node must be a whole number of at least 1, got 2.5"]),
+        ({"trainer": {"ulysses_sequence_parallel_size": 0}}, "4B", 4,  # said once, then taken as 1
+         ["trainer.ulysses_sequence_parallel_size must be at least 1, got 0"]),
+        ({}, "4B", 0, ["the trainer needs at least 1 GPU, got 0"]),
+        ({"model": {"max_model_len": True}}, "4B", 1, ["model.max_model_len must be a number, got True"]),
+        ({"model": {"max_model_len": 4096, "max_prompt_tokens": 0, "max_response_tokens": 4096}}, "4B", 1, []),
+        ({"model": {"max_model_len": 4096, "max_prompt_tokens": 1024, "max_response_tokens": -1}}, "4B", 1,
+         ["model.max_response_tokens must be at least 0, got -1"]),
+        (  # YaRN at the native context itself: not needed there either
+            {"model": {"max_model_len": 40960, "rope_scaling": {"rope_type": "yarn", "factor": 1.0,
+                                                                 "original_max_position_embeddings": 40960}}},
+            "4B", 1, ["model.rope_scaling: max_model_len 40960 is within Qwen3-4B's native context of 40960"],
+        ),
+        (  # a missing original length is said once: YaRN then takes the native, which the factor covers
+            {"model": {"max_model_len": 81920, "rope_scaling": {"rope_type": "yarn", "factor": 2.0}}},
+            "4B", 1, ["model.rope_scaling.original_max_position_embeddings must be 40960, got None"],
+        ),
+        (  # the model's own RoPE scaling, as written, is kept
+            {"model": {"max_model_len": 4096, "rope_scaling": {"rope_type": "llama3", "factor": 8.0}}},
+            "llama-3.1-8b", 8, [],
+        ),
+        (  # YaRN over the model's own scaling is to remove: said once, not also as YaRN within the native context
+            {"model": {"max_model_len": 4096, "rope_scaling": {"rope_type": "yarn", "factor": 2.0}}},
+            "llama-3.1-8b", 8, ["model.rope_scaling ('yarn') would replace Llama-3.1-8B's own llama3 RoPE scaling"],
+        ),
     ],
 )
 def test_checks(mapping: dict[str, Any], model: str, gpus: int, expected: list[str]) -> None:
@@ -1024,6 +1064,13 @@ def test_patch_lowers_per_role_budgets_above_the_plans_and_leaves_the_rest() -> 
     below = patch_trinity_config("model:\n  max_model_len: 4096\n" + roles, plan, catalog().model("4B"),
                                  environ={"ACTOR_BUDGET": "8000"})
     assert "ppo_max_token_len_per_gpu: '${oc.env:ACTOR_BUDGET,131072}'" in below
+    # One equal to the plan's is not above it: it stays as written.
+    equal = patch_trinity_config("model:\n  max_model_len: 4096\n" + roles, plan, catalog().model("4B"),
+                                 environ={"ACTOR_BUDGET": "8192.0"})
+    assert "ppo_max_token_len_per_gpu: '${oc.env:ACTOR_BUDGET,131072}'" in equal
+    as_written = patch_trinity_config("model:\n  max_model_len: 4096\n" + roles.replace(
+        "'${oc.env:ACTOR_BUDGET,131072}'", "8192.0"), plan, catalog().model("4B"))
+    assert "{ppo_max_token_len_per_gpu: 8192.0}" in as_written
 
 
 _TRINITY_06 = (
@@ -1135,3 +1182,74 @@ def test_a_tab_after_a_colon_is_refused_as_trinity_refuses_it() -> None:
     with pytest.raises(ConfigError) as raised:
         read_trinity_config("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len:\t32768\n", "t.yaml", {})
     assert str(raised.value) == "t.yaml: line 3: not valid YAML: found character '\\t' that cannot start any token"
+
+
+def test_a_yarn_that_covers_the_length_otherwise_than_the_guide_says_whether_it_stretches_more() -> None:
+    guide = "covers the length, but not as the guide sets it, factor max_model_len / 40960 = 2.0 over 40960"
+
+    def problems(factor: float, original: int) -> list[str]:
+        rope = {"rope_type": "yarn", "factor": factor, "original_max_position_embeddings": original}
+        return check_trinity_config({"model": {"max_model_len": 81920, "rope_scaling": rope}}, catalog().model("4B"), 1)
+
+    assert problems(2.5, 32768) == [f"model.rope_scaling (factor 2.5 over 32768) {guide}"]  # 81920 exactly
+    assert problems(3.0, 40960) == [
+        f"model.rope_scaling (factor 3.0 over 40960) {guide}: it stretches the positions more than the length needs"]
+    assert problems(2.0, 45000) == [  # the guide's factor, over another original length
+        f"model.rope_scaling (factor 2.0 over 45000) {guide}: it stretches the positions more than the length needs"]
+    assert problems(2.0, 40960) == []
+
+
+def test_trinity_06_flags_under_trainer_for_05_are_named_together() -> None:
+    mapping = {"trainer": {"trainer_strategy": "fsdp2", "param_offload": True, "optimizer_offload": True}}
+    two = check_trinity_config(mapping, catalog().model("4B"), 1, version="0.5")
+    assert two == [("trainer.param_offload, trainer.optimizer_offload: keys of Trinity 0.6's trainer, which Trinity "
+                    "0.5 refuses (its TrainerConfig has no such key), so the config does not load: remove them and set "
+                    "the roles' fsdp_config flags (--write does; the verdict reads the roles', as 0.5 would)")]
+    one = check_trinity_config({"trainer": {"param_offload": True}}, catalog().model("4B"), 1, version="0.5")
+    assert one[0].startswith("trainer.param_offload: a key of Trinity 0.6's trainer,") and "remove it and" in one[0]
+    assert check_trinity_config(mapping, catalog().model("4B"), 1, version="0.6") == []
+
+
+# keys_for_plan
+
+
+def _key(keys: list[PlanKey], path: tuple[str, ...]) -> PlanKey | None:
+    return next((key for key in keys if key.path == path), None)
+
+
+def test_plan_keys_name_the_yarn_type_as_the_config_does_and_caution_beyond_the_validated() -> None:
+    plan, model = long_plan(), catalog().model("4B")
+    rope = ("model", "rope_scaling")
+    both = keys_for_plan(plan, model, {"model": {"rope_scaling": {"type": "yarn", "rope_type": "yarn"}}})
+    assert _key(both, (*rope, "rope_type")) is not None and _key(both, (*rope, "type")) is None
+    old = keys_for_plan(plan, model, {"model": {"rope_scaling": {"type": "yarn"}}})
+    assert _key(old, (*rope, "type")) is not None and _key(old, (*rope, "rope_type")) is None
+    assert not plan.yarn_beyond_validated and _key(old, (*rope, "factor")).comment == "max_model_len / 40960"
+    beyond = keys_for_plan(plan.model_copy(update={"yarn_beyond_validated": True}), model)
+    assert _key(beyond, (*rope, "factor")).comment == f"max_model_len / 40960; {yarn_caution(model)}"
+
+
+def test_plan_keys_set_trinity_06_trainer_flags_as_the_version_and_config_call_for() -> None:
+    model = catalog().model("4B")
+    flags = [("trainer", flag) for flag in OFFLOAD_FLAGS]
+    # Without Offload, Trinity 0.6's flags a config has under trainer are turned off.
+    off = keys_for_plan(vanilla_plan(), model, {"trainer": {"param_offload": True}}, version="0.6")
+    assert [(key.value, key.comment) for key in map(partial(_key, off), flags)] == [(False, None)] * 3
+    assert not any(key.path in flags for key in keys_for_plan(vanilla_plan(), model, {}, version="0.6"))
+    # The comment on them is for a fragment of no version only: one for 0.6 has them without it.
+    assert _key(keys_for_plan(long_plan(), model), flags[0]).comment == TRINITY_06_KEYS
+    assert [_key(keys_for_plan(long_plan(), model, version="0.6"), flag).comment for flag in flags] == [None] * 3
+
+
+def test_plan_keys_with_offload_turn_on_every_roles_flags_in_the_config_the_refs_too() -> None:
+    keys = keys_for_plan(long_plan(), catalog().model("4B"), {})
+    for role in ROLES:
+        for section in ("fsdp_config", IGNORED_SECTION):
+            for flag in OFFLOAD_FLAGS:
+                key = _key(keys, offload_path(role, flag, section))
+                assert key is not None and key.value is True, (role, section, flag)
+                assert key.existing_only is (section == IGNORED_SECTION)
+    # Without Offload the reference model's stay as they are; the actor's go off.
+    plain = keys_for_plan(vanilla_plan(), catalog().model("4B"), {})
+    assert _key(plain, offload_path("ref", "param_offload", IGNORED_SECTION)) is None
+    assert _key(plain, offload_path("actor", "param_offload", IGNORED_SECTION)).value is False

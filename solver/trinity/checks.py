@@ -243,7 +243,8 @@ def _check_offload_strategy(checks: _ConfigChecks, version: TrinityVersion | Non
     for policy in [("trainer", "offload_policy"), *(offload_path(role, "offload_policy") for role in ROLES)]:
         if policy in noted:
             continue
-        if checks.value(policy) is True and strategy != "fsdp2":
+        value = checks.value(policy)  # on as OmegaConf reads a boolean: true, yes, y, on, or a whole number but 0
+        if value is not None and _boolean_like(value) and not turned_off(value) and strategy != "fsdp2":
             checks.problems.append(f"{'.'.join(policy)} needs trainer.trainer_strategy fsdp2, got {got}")
 
 
