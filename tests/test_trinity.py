@@ -1009,8 +1009,8 @@ def _config(**trainer: Any) -> dict[str, Any]:
         ({"model": {"max_model_len": 4096, "max_prompt_tokens": 1024, "max_response_tokens": -1}}, "4B", 1,
          ["model.max_response_tokens must be at least 0, got -1"]),
         (  # YaRN at the native context itself: not needed there either
-            {"model": {"max_model_len": 40960, "rope_scaling": {"rope_type": "yarn", "factor": 1.0,
-                                                                 "original_max_position_embeddings": 40960}}},
+            {"model": {"max_model_len": 40960,
+                       "rope_scaling": {"rope_type": "yarn", "factor": 1.0, "original_max_position_embeddings": 40960}}},
             "4B", 1, ["model.rope_scaling: max_model_len 40960 is within Qwen3-4B's native context of 40960"],
         ),
         (  # a missing original length is said once: YaRN then takes the native, which the factor covers
