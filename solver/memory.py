@@ -36,7 +36,7 @@ from math import ceil
 
 from pydantic import Field
 
-from solver.results import ROCM_ENV_CAUTION, layout_cautions, length_cautions, thin_headroom
+from solver.results import cautions_of, thin_headroom
 from solver.rules import NODE_GPUS, TablesVerdict, sp_degrees, token_budget, uneven_split_caution, whole_nodes_violation
 from solver.tables import MAX_ESTIMATED_GPUS, CalibrationRange, Coefficients, Frozen, Model, Setting, sp_rule_violation
 
@@ -155,11 +155,8 @@ class MemoryEstimate(Breakdown):
         """This estimate of `model` on `gpus` GPUs at SP `sp` and `max_model_len` tokens with its `cautions`
         (`rocm_env`: Env on an AMD GPU, `GpuType.rocm`)."""
         thin = thin_headroom(self.headroom_gib, self.beyond_calibration, self.memory_gib) if self.fits else ""
-        uneven = uneven_split_caution(gpus, sp, source=None)
-        return self.model_copy(update={"cautions": (*layout_cautions(model), *length_cautions(model, max_model_len),
-                                                    *((thin,) if thin else ()),
-                                                    *((uneven,) if uneven else ()),
-                                                    *((ROCM_ENV_CAUTION,) if rocm_env else ()))})
+        return self.model_copy(update={"cautions": cautions_of(model, max_model_len, thin,
+                                                               uneven_split_caution(gpus, sp, source=None), rocm_env)})
 
     @property
     def host_fits(self) -> bool:

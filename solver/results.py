@@ -83,6 +83,14 @@ def length_cautions(model: Model, max_model_len: int) -> tuple[str, ...]:
             + (own if model.beyond_native_on_own_scaling(max_model_len) else ()))
 
 
+def cautions_of(model: Model, max_model_len: int, thin: str | None, uneven: str | None,
+                rocm_env: bool) -> tuple[str, ...]:
+    """A plan's or an estimate's cautions, in the order they are shown: the model's layout, its length
+    (`length_cautions`), `thin` headroom, `uneven` data-parallel ranks (each where given), Env on an AMD GPU."""
+    return (*layout_cautions(model), *length_cautions(model, max_model_len), *((thin,) if thin else ()),
+            *((uneven,) if uneven else ()), *((ROCM_ENV_CAUTION,) if rocm_env else ()))
+
+
 def host_need_words(amount: str, offload: bool) -> str:
     """What a plan needs of a node's host memory, in words: ``with Offload it needs 162.6 GiB of host memory per
     node``, or ``it needs 30.6 GiB of host memory per node while the model loads`` (`amount`: the GiB, as written)."""
@@ -138,13 +146,11 @@ class Plan(Frozen):
         """This plan, of `model` on `gpu`, with its `cautions`; without a `train_batch_size` (the query's) to check,
         one for data-parallel ranks that usual batches may not split over (`uneven_split_caution`, naming
         `train_batch_source`, where the query would take one)."""
-        length = self.length_cautions(model)
         thin = (thin_headroom(self.headroom_gb, self.beyond_calibration, gpu.memory_gib)
                 if self.evidence == "estimated" else "")
         uneven = uneven_split_caution(self.gpus, self.sp, train_batch_source) if train_batch_size is None else None
-        cautions = (*layout_cautions(model), *length, *((thin,) if thin else ()), *((uneven,) if uneven else ()),
-                    *((ROCM_ENV_CAUTION,) if gpu.rocm and self.env else ()))
-        return self.model_copy(update={"cautions": cautions})
+        return self.model_copy(update={"cautions": cautions_of(model, self.max_model_len, thin, uneven,
+                                                               gpu.rocm and self.env)})
 
     def length_cautions(self, model: Model) -> tuple[str, ...]:
         """The cautions of `model`'s plan that are about its length (`length_cautions`)."""
