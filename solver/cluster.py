@@ -721,7 +721,8 @@ def _placement(planner: _Planner, fleet: Fleet, option: Option, nodes: list[int]
                               option.plan.max_model_len, pool.gpus_per_node).size if option.rollout_gpus else None
     return Placement(job=job.name, pool=pool.name, model=job.model, gpu=pool.gpu, nodes=tuple(nodes),
                      gpu_indexes=tuple(range(first_gpu, first_gpu + option.gpus_per_node(pool.gpus_per_node))),
-                     trainer_gpus=option.plan.gpus, rollout_gpus=option.rollout_gpus, widened_from=widened_from,
+                     trainer_gpus=option.plan.gpus, rollout_gpus=option.rollout_gpus,
+                     asked_rollout_gpus=job.rollout_gpus, widened_from=widened_from,
                      plan=option.plan.model_copy(update={"nodes": len(nodes), "rollout_gpus": option.rollout_gpus}),
                      host_memory_gb=host, rollout_engine_size=engines)
 

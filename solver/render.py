@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from bisect import bisect_left
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from typing import Any
 
 import yaml
@@ -492,9 +492,9 @@ def cluster_json(result: ClusterResult) -> str:
     return json.dumps(result.model_dump(mode="json"), indent=2)
 
 
-def _pool_view(pool: Pool, use: PoolUse, here: list[Placement], asked: Mapping[str, int]) -> RenderableType:
+def _pool_view(pool: Pool, use: PoolUse, here: list[Placement]) -> RenderableType:
     """A pool's table, under what the placement `use`s of it: a row per job placed `here` (its nodes, GPUs, trainer
-    and rollout GPUs against those it `asked`, plan, length, cost, evidence and host memory), or its title alone
+    and rollout GPUs against those it asked, plan, length, cost, evidence and host memory), or its title alone
     where nothing is placed."""
     host_ram = f" ({pool.host_ram_gb:g} GiB host memory each)" if pool.host_ram_gb is not None else ""
     title = (f"pool {pool.name}: {pool.nodes} x {pool.gpus_per_node} {pool.gpu}{host_ram}; "
@@ -506,7 +506,7 @@ def _pool_view(pool: Pool, use: PoolUse, here: list[Placement], asked: Mapping[s
     scaled = any(placement.plan.rope_scaling_factor for placement in here)  # YaRN: its factor, as --top shows it
     lowered = any(placement.plan.lowered_budget for placement in here)  # --token-budget auto lowered one
     widened = any(placement.widened_from is not None for placement in here)
-    more_rollout = any(placement.rollout_gpus != asked[placement.job] for placement in here)
+    more_rollout = any(placement.rollout_gpus != placement.asked_rollout_gpus for placement in here)
     notes = ([f"{LOWERED_NOTE}: set it in the job's config"] if lowered else []) + (
         [WIDENED_NOTE] if widened else []) + ([MORE_ROLLOUT_NOTE] if more_rollout else [])
     view = Table(title=title, title_justify="left", caption_justify="left", caption="\n".join(notes) or None)
@@ -524,8 +524,8 @@ def _pool_view(pool: Pool, use: PoolUse, here: list[Placement], asked: Mapping[s
         need = placement.host_memory_gb if placement.host_memory_gb is not None else plan.host_memory_gb
         host = () if not offloads else (f"{need:.1f}" if need is not None else "",)
         added = "" if placement.widened_from is None else f" (+{placement.trainer_gpus - placement.widened_from})"
-        rollout = (f"{placement.rollout_gpus}" if placement.rollout_gpus == asked[placement.job]
-                   else f"{placement.rollout_gpus} ({asked[placement.job]} asked)")
+        rollout = (f"{placement.rollout_gpus}" if placement.rollout_gpus == placement.asked_rollout_gpus
+                   else f"{placement.rollout_gpus} ({placement.asked_rollout_gpus} asked)")
         view.add_row(nodes, gpus, placement.job, f"{placement.trainer_gpus}{added}", rollout,
                      Text(plan.setting.label, style=setting_style(plan.setting)), str(plan.max_model_len),
                      *((f"{plan.rope_scaling_factor!r}" if plan.rope_scaling_factor else "",) if scaled else ()),
@@ -569,9 +569,8 @@ def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = Fal
             "ran out of time (--time-limit): those ways were left out or may not have their best plans, so the placement "
             "is not proven best",
             style="yellow"))
-    asked = {job.name: job.rollout_gpus for job in fleet.jobs}
     for pool, use in zip(fleet.pools, result.pools, strict=True):
-        renderables.append(_pool_view(pool, use, [p for p in result.placements if p.pool == pool.name], asked))
+        renderables.append(_pool_view(pool, use, [p for p in result.placements if p.pool == pool.name]))
     cautioned: dict[str, list[str]] = {}  # each caution once, with the jobs it is about
     for placement in result.placements:
         for caution in placement.plan.cautions:

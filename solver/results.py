@@ -407,6 +407,9 @@ class Placement(Frozen):
         "shared node, or all of a node taken whole"))
     trainer_gpus: int
     rollout_gpus: int
+    asked_rollout_gpus: int = Field(description=(
+        "the rollout GPUs the job asked for: rollout_gpus is more where a trainer on whole nodes leaves its rollout "
+        "whole nodes"))
     plan: Plan
     widened_from: int | None = Field(default=None, description=(
         "the trainer GPUs the job was placed with, where it then grew onto idle GPUs of its node (a plan on "

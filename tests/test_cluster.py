@@ -606,8 +606,8 @@ def test_cli_cluster_prints_tables_and_json(cli, tmp_path: Path):
     assert "pool a100: 2 x 8 A100-80GB; 2 nodes and 15 of 16 GPUs used" in out_text
     assert (result["objective"], result["objective_counts"], result["interrupted"]) == (7, "priority", False)
     assert set(result["placements"][0]) == {"job", "pool", "model", "gpu", "nodes", "gpu_indexes", "trainer_gpus",
-                                            "rollout_gpus", "plan", "widened_from", "host_memory_gb",
-                                            "rollout_engine_size"}
+                                            "rollout_gpus", "asked_rollout_gpus", "plan", "widened_from",
+                                            "host_memory_gb", "rollout_engine_size"}
     assert all(tuple(placement["plan"]) == PLAN_ORDER for placement in result["placements"])
     assert [placement["plan"]["lowered_budget"] for placement in result["placements"]] == [False] * 4
     assert [(p["job"], p["model"], p["gpu"]) for p in result["placements"]] == [
@@ -1178,12 +1178,12 @@ def test_cli_cluster_emit_dir_sizes_rollout_engines_for_the_model(cli, tmp_path:
     # The trainer takes a whole node, so the rollout gets the other: 4 engines of 2 GPUs, as the JSON says too.
     assert config["explorer"]["rollout_model"] == {"engine_num": 4, "tensor_parallel_size": 2}
     [placement] = json.loads(cli("cluster", str(path), "--json")[1])["placements"]
-    assert (placement["rollout_gpus"], placement["rollout_engine_size"]) == (8, 2)
+    assert (placement["rollout_gpus"], placement["asked_rollout_gpus"], placement["rollout_engine_size"]) == (8, 4, 2)
     # Without rollout GPUs, no engines: null.
     path.write_text(yaml.safe_dump({"pools": [{"name": "h", "gpu": "h100", "nodes": 1, "gpus_per_node": 8}],
                                     "jobs": [{"name": "j", "model": "4B", "max_model_len": 8192}]}), encoding="utf-8")
     [placement] = json.loads(cli("cluster", str(path), "--json")[1])["placements"]
-    assert (placement["rollout_gpus"], placement["rollout_engine_size"]) == (0, None)
+    assert (placement["rollout_gpus"], placement["asked_rollout_gpus"], placement["rollout_engine_size"]) == (0, 0, None)
 
 
 def test_an_error_in_the_search_thread_is_raised_where_the_search_was_asked_for():
@@ -1770,6 +1770,8 @@ def test_a_rollout_given_more_gpus_than_asked_says_how_many_were_asked(cli, tmp_
     status, out, _ = cli("cluster", str(path))
     [row] = [line for line in out.splitlines() if line.startswith("│")]
     assert status == 0 and "│ 8 (4 asked) │" in row and f"\n{solver.render.MORE_ROLLOUT_NOTE}\n" in out
+    [placement] = json.loads(cli("cluster", str(path), "--json")[1])["placements"]
+    assert (placement["rollout_gpus"], placement["asked_rollout_gpus"]) == (8, 4)
     # A rollout as asked gets neither.
     path.write_text("pools: [{name: h100, gpu: H100-80GB, nodes: 1, gpus_per_node: 8}]\n"
                     "jobs: [{name: small, model: 4B, max_model_len: 8192, rollout_gpus: 2}]\n", encoding="utf-8")
