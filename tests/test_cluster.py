@@ -1183,7 +1183,8 @@ def test_cli_cluster_emit_dir_sizes_rollout_engines_for_the_model(cli, tmp_path:
     path.write_text(yaml.safe_dump({"pools": [{"name": "h", "gpu": "h100", "nodes": 1, "gpus_per_node": 8}],
                                     "jobs": [{"name": "j", "model": "4B", "max_model_len": 8192}]}), encoding="utf-8")
     [placement] = json.loads(cli("cluster", str(path), "--json")[1])["placements"]
-    assert (placement["rollout_gpus"], placement["asked_rollout_gpus"], placement["rollout_engine_size"]) == (0, 0, None)
+    rollout = (placement["rollout_gpus"], placement["asked_rollout_gpus"], placement["rollout_engine_size"])
+    assert rollout == (0, 0, None)
 
 
 def test_an_error_in_the_search_thread_is_raised_where_the_search_was_asked_for():
