@@ -668,6 +668,21 @@ def test_patch_keeps_a_null_rope_scaling_the_document_markers_and_the_files_way_
         "  ulysses_sequence_parallel_size: 2\n  max_token_len_per_gpu: 24576\n")
 
 
+def test_patch_keeps_the_lines_before_the_document_start_and_from_its_end_on() -> None:
+    # ruamel's round trip drops the comments before a --- line and the ... line with the comments after it:
+    # the patch writes them back as the file has them (a byte order mark before the --- too).
+    before = ("\ufeff# Qwen3-4B, GRPO\n\n# owner: the RL team\n---\nmodel:\n  model_path: q/Qwen3-4B\n"
+              "  max_model_len: 8192\n... # end of the config\n# trainer:\n#   save_interval: 100\n")
+    after = patch_trinity_config(before, sp2_plan(), catalog().model("4B"))
+    assert after == ("\ufeff# Qwen3-4B, GRPO\n\n# owner: the RL team\n---\nmodel:\n  model_path: q/Qwen3-4B\n"
+                     "  max_model_len: 24576\ntrainer:\n  ulysses_sequence_parallel_size: 2\n"
+                     "  max_token_len_per_gpu: 24576\n... # end of the config\n# trainer:\n#   save_interval: 100\n")
+    bom = "\ufeff---\nmodel:\n  max_model_len: 8192\n"
+    assert patch_trinity_config(bom, sp2_plan(), catalog().model("4B")) == (
+        "\ufeff---\nmodel:\n  max_model_len: 24576\ntrainer:\n  ulysses_sequence_parallel_size: 2\n"
+        "  max_token_len_per_gpu: 24576\n")
+
+
 def test_patch_keeps_an_interpolation_that_gives_the_plans_value() -> None:
     # ${oc.env:MAX_MODEL_LEN,4096} gives 4096 without the variable, the plan's length: it stays, and the
     # note says so; with MAX_MODEL_LEN=8192 set, it gives another length and becomes the plan's number.
