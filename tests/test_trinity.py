@@ -652,6 +652,29 @@ def test_patch_without_yarn_removes_the_stale_rope_scaling() -> None:
     assert "max_model_len: 24576  # prompt + response\n\ncluster:\n" in after
 
 
+def test_patch_keeps_the_comments_after_a_removed_first_or_flow_style_key() -> None:
+    # sp2_plan: Qwen3-4B at 24576 tokens, within the native context: model.rope_scaling goes (and with Trinity 0.5,
+    # the trainer's 0.6 flags); the lines after it lead into the next key and stay before it, where the removed key
+    # is its section's first (after the section's own comments), or written in flow style on one line.
+    plan, model = sp2_plan(), catalog().model("4B")
+    first = ("model:  # the model\n  # RoPE\n  rope_scaling:\n    rope_type: yarn\n    factor: 4  # 4x\n\n"
+             "  # the length, by hand\n  max_model_len: 8192\ntrainer:\n  # 0.6's\n  param_offload: true\n\n"
+             "  # the SP\n  ulysses_sequence_parallel_size: 1\n")
+    assert patch_trinity_config(first, plan, model, version="0.5") == (
+        "model:  # the model\n  # RoPE\n\n  # the length, by hand\n  max_model_len: 24576\ntrainer:\n  # 0.6's\n\n"
+        "  # the SP\n  ulysses_sequence_parallel_size: 2\n  max_token_len_per_gpu: 24576\n")
+    flow = ("model:\n  rope_scaling: {rope_type: yarn, factor: 4}  # 4x\n  # the length\n  max_model_len: 8192\n"
+            "  tags: [a, b]  # tags\n  # the template\n  custom_chat_template: x\n")
+    assert patch_trinity_config(flow, plan, model) == (
+        "model:\n  # the length\n  max_model_len: 24576\n  tags: [a, b]  # tags\n  # the template\n"
+        "  custom_chat_template: x\ntrainer:\n  ulysses_sequence_parallel_size: 2\n  max_token_len_per_gpu: 24576\n")
+    # alike, a key added after a flow-style value goes before the lines that lead into the next section
+    appended = ("model:\n  model_path: q/Qwen3-4B\n  tags: [a, b]  # tags\n\n# the cluster\n"
+                "cluster:\n  gpu_per_node: 2\n")
+    assert patch_trinity_config(appended, plan, model).startswith(
+        "model:\n  model_path: q/Qwen3-4B\n  tags: [a, b]  # tags\n  max_model_len: 24576\n\n# the cluster\ncluster:\n")
+
+
 def test_patch_keeps_a_null_rope_scaling_the_document_markers_and_the_files_way_of_writing_null() -> None:
     # sp2_plan: Qwen3-4B at 24576 tokens, within the native context: a null rope_scaling sets nothing and
     # stays, written as the file writes its nulls; the --- and ... around the document stay too.

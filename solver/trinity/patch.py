@@ -32,7 +32,10 @@ from solver.trinity.reader import check_config_arguments, load_config_mapping, r
 
 
 def _tail(node: Any) -> tuple[Any, Any, int] | None:
-    """Where the comment after `node`'s block lives: (container, key or index, slot), or None."""
+    """Where the comment after `node`'s block lives: (container, key or index, slot), or None (for a flow-style
+    collection, on one line, it lives with the key that holds it)."""
+    if isinstance(node, CommentedMap | CommentedSeq) and node.fa.flow_style():
+        return None
     if isinstance(node, CommentedMap) and len(node):
         last = list(node.keys())[-1]
         deeper = _tail(node[last])
@@ -99,7 +102,16 @@ def _delete(mapping: CommentedMap, key: str) -> None:
     if rest and index > 0:
         previous = keys[index - 1]
         _give_trailing(mapping[previous], mapping, previous, rest)
-    # deleting the first key drops those lines: ruamel keeps them with the parent's key, out of reach
+    elif rest and mapping:  # the first key's: they go before the new first key, after the comments there
+        comment = mapping.ca.comment  # [the end-of-line comment of the mapping's key, the comments before its first]
+        if comment is None:
+            mapping.ca.comment = comment = [None, None]
+        if isinstance(comment[0], CommentToken):  # the mapping's key's end-of-line comment, and the lines after it
+            comment[0].value += rest
+        else:  # appended in place: where the section has comments there, ruamel writes the list its key holds too
+            if comment[1] is None:
+                comment[1] = []
+            comment[1].append(CommentToken(rest, CommentMark(0), None))
 
 
 def _replace(mapping: CommentedMap, key: str, value: Any, lines: list[str]) -> None:
