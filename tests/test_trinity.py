@@ -23,13 +23,14 @@ import yaml
 from ruamel.yaml import YAML
 
 from solver.query import make_query
-from solver.results import Plan, yarn_caution
+from solver.results import ROCM_ENV_CAUTION, Plan, yarn_caution
 from solver.rules import SourceCell, token_budget
 from solver.solve import plan as solve
-from solver.tables import Catalog, Model, QueryError, load_catalog
+from solver.tables import MAX_TRAIN_BATCH, Catalog, Model, QueryError, load_catalog
 from solver.trinity import (
     TRINITY_06_OFFLOAD,
     ConfigError,
+    EngineError,
     TrinityConfig,
     anchored_keys,
     check_trinity_config,
@@ -238,8 +239,39 @@ def test_patch_arguments_of_the_wrong_kind_are_one_line_query_errors(arguments: 
 def test_fragment_with_zero_rollout_gpus_gives_the_cluster_alone() -> None:
     with pytest.raises(QueryError, match=r"rollout_gpus must be from 0 to 65536 \(or None for no cluster section\)"):
         trinity_fragment(vanilla_plan(), catalog().model("4B"), rollout_gpus=-1)
-    data = _safe_load(trinity_fragment(vanilla_plan(), catalog().model("4B"), rollout_gpus=0))
+    fragment = trinity_fragment(vanilla_plan(), catalog().model("4B"), rollout_gpus=0)
+    assert "\n# plan: vanilla on 4 trainer GPUs, max_model_len 8192\n" in fragment  # no "(0 for rollout)"
+    data = _safe_load(fragment)
     assert data["cluster"] == {"node_num": 1, "gpu_per_node": vanilla_plan().gpus} and "explorer" not in data
+
+
+def test_fragment_engines_take_the_rollout_gpus_left_to_them() -> None:
+    model = catalog().model("4B")
+    with pytest.raises(EngineError) as raised:  # the auxiliary models take them all: no engine is left
+        trinity_fragment(sp2_plan(), model, rollout_gpus=2, engines=(2, 1))
+    assert str(raised.value) == "2 rollout GPUs less the 2 of auxiliary models are not whole engines of 1 GPU each"
+    # a layout with Trinity 0.6's pipeline parallel size keeps its sizes: no tensor-parallel size is written
+    layout = {"explorer": {"rollout_model": {"pipeline_parallel_size": 2, "tensor_parallel_size": 2}}}
+    fragment = trinity_fragment(sp2_plan(), model, rollout_gpus=4, engines=(0, 4), layout=layout)
+    assert _safe_load(fragment)["explorer"] == {"rollout_model": {"engine_num": 1}}
+
+
+def test_fragment_takes_the_largest_train_batch() -> None:
+    fragment = trinity_fragment(vanilla_plan(), catalog().model("4B"), train_batch_size=MAX_TRAIN_BATCH)
+    assert (f"\n# Planned for a train batch of {MAX_TRAIN_BATCH} (buffer.train_batch_size, by default batch_size x "
+            "repeat_times),\n# which its 4 data-parallel ranks (trainer GPUs / SP) divide") in fragment
+
+
+def test_fragment_on_rocm_says_the_rocm_env_caution_beside_the_export_alone() -> None:
+    (answer,) = solve(make_query(catalog(), gpu="mi300x", model="4B", objective="max_len", budget_gpus=4), catalog())
+    plan = answer.plans[0]
+    assert plan.env and ROCM_ENV_CAUTION in plan.cautions
+    fragment = trinity_fragment(plan, catalog().model("4B"), gpu="MI300X", rocm=True)
+    assert "ROCm: PyTorch" not in fragment and fragment.count("PYTORCH_HIP_ALLOC_CONF") == 1
+    assert ("#   export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True\n"
+            "# It is an environment variable, not a config key.\n"
+            "# On ROCm, PyTorch reads PYTORCH_HIP_ALLOC_CONF too: set it the same, or not at all; a build\n"
+            "# without expandable segments ignores them with a warning (then plan with --no-env).\n") in fragment
 
 
 def _documented_plans() -> list[tuple[Plan, Model]]:
@@ -397,7 +429,7 @@ def test_reads_the_user_config_with_the_variables_set() -> None:
         (
             "model: {model_path: m/Qwen3-4B}\ncluster: {gpu_per_node: 8}\nmode: train\n",
             {},
-            {"trainer_gpus": 8, "rollout_gpus": 0},
+            {"trainer_gpus": 8, "rollout_gpus": 0, "rollout_engine_gpus": 1},
         ),
         (
             (
@@ -478,8 +510,25 @@ def test_reads(text: str, environ: dict[str, str], expected: dict[str, Any]) -> 
         ("- model\n- trainer\n", {}, "t.yaml: a Trinity config is a mapping of sections (model, cluster, trainer, ...), got a list"),
         ("", {}, "t.yaml: a Trinity config is a mapping"),
         ("project: x\nmodel:\n  max_model_len: 4096\n", {}, "t.yaml: missing model.model_path"),
+        ("model:\n  model_path: '  '\n", {}, "t.yaml: missing model.model_path"),
+        (
+            "mode: both\nmodel: {model_path: q/Qwen3-4B}\nexplorer: {rollout_model: {engine_type: external}}\n",
+            {},
+            ("t.yaml: an external rollout model (explorer.rollout_model.engine_type external, or "
+             "model.external_model.enable) is for mode bench"),
+        ),
         ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: 40k\n", {}, "t.yaml: model.max_model_len must be a whole number, got '40k'"),
         ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: 4096.5\n", {}, "t.yaml: model.max_model_len must be a whole number"),
+        (  # OmegaConf's float without a dot
+            "model:\n  model_path: q/Qwen3-4B\n  max_model_len: 1e5\n",
+            {},
+            "t.yaml: model.max_model_len must be a whole number, got 100000.0",
+        ),
+        (  # a scalar that cannot be built
+            "model:\n  model_path: q/Qwen3-4B\n  max_model_len: !!int x\n",
+            {},
+            "t.yaml: not valid YAML: invalid literal for int() with base 10: 'x'",
+        ),
         (
             "model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${oc.env:L,4096}\n",
             {"L": "lots"},
@@ -652,6 +701,63 @@ def test_patch_without_yarn_removes_the_stale_rope_scaling() -> None:
     assert "max_model_len: 24576  # prompt + response\n\ncluster:\n" in after
 
 
+def test_patch_keeps_the_comments_after_a_removed_first_or_flow_style_key() -> None:
+    # sp2_plan: Qwen3-4B at 24576 tokens, within the native context: model.rope_scaling goes (and with Trinity 0.5,
+    # the trainer's 0.6 flags); the lines after it lead into the next key and stay before it, where the removed key
+    # is its section's first (after the section's own comments), or written in flow style on one line.
+    plan, model = sp2_plan(), catalog().model("4B")
+    first = ("model:  # the model\n  # RoPE\n  rope_scaling:\n    rope_type: yarn\n    factor: 4  # 4x\n\n"
+             "  # the length, by hand\n  max_model_len: 8192\ntrainer:\n  # 0.6's\n  param_offload: true\n\n"
+             "  # the SP\n  ulysses_sequence_parallel_size: 1\n")
+    assert patch_trinity_config(first, plan, model, version="0.5") == (
+        "model:  # the model\n  # RoPE\n\n  # the length, by hand\n  max_model_len: 24576\ntrainer:\n  # 0.6's\n\n"
+        "  # the SP\n  ulysses_sequence_parallel_size: 2\n  max_token_len_per_gpu: 24576\n")
+    flow = ("model:\n  rope_scaling: {rope_type: yarn, factor: 4}  # 4x\n  # the length\n  max_model_len: 8192\n"
+            "  tags: [a, b]  # tags\n  # the template\n  custom_chat_template: x\n")
+    assert patch_trinity_config(flow, plan, model) == (
+        "model:\n  # the length\n  max_model_len: 24576\n  tags: [a, b]  # tags\n  # the template\n"
+        "  custom_chat_template: x\ntrainer:\n  ulysses_sequence_parallel_size: 2\n  max_token_len_per_gpu: 24576\n")
+    # alike, a key added after a flow-style value goes before the lines that lead into the next section
+    appended = ("model:\n  model_path: q/Qwen3-4B\n  tags: [a, b]  # tags\n\n# the cluster\n"
+                "cluster:\n  gpu_per_node: 2\n")
+    assert patch_trinity_config(appended, plan, model).startswith(
+        "model:\n  model_path: q/Qwen3-4B\n  tags: [a, b]  # tags\n  max_model_len: 24576\n\n# the cluster\ncluster:\n")
+
+
+def test_patch_keeps_crlf_line_endings_without_a_final_newline_and_fills_an_empty_flow_section() -> None:
+    model = catalog().model("4B")
+    assert patch_trinity_config("model:\r\n  model_path: q/Qwen3-4B\r\n  max_model_len: 8192", sp2_plan(), model) == (
+        "model:\r\n  model_path: q/Qwen3-4B\r\n  max_model_len: 24576\r\ntrainer:\r\n"
+        "  ulysses_sequence_parallel_size: 2\r\n  max_token_len_per_gpu: 24576\r\n")
+    assert patch_trinity_config("model:\n  max_model_len: 8192\ntrainer: {}\n", sp2_plan(), model) == (
+        "model:\n  max_model_len: 24576\ntrainer:\n  ulysses_sequence_parallel_size: 2\n"
+        "  max_token_len_per_gpu: 24576\n")
+
+
+def test_patch_writes_the_plans_boolean_over_a_whole_number_that_equals_it() -> None:
+    # long_plan (Offload): the actor's flags 1 (an anchor and its alias) are true to OmegaConf but not of the plan's
+    # type: both are written as true; no anchored key is named, as the value stays what the alias repeats (1 == True).
+    plan, model = long_plan(), catalog().model("4B")
+    text = ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: 102400\n"
+            "  rope_scaling: {rope_type: yarn, factor: 2.5, original_max_position_embeddings: 40960}\n"
+            "trainer:\n  trainer_strategy: fsdp2\n  ulysses_sequence_parallel_size: 4\n  trainer_config:\n"
+            "    actor_rollout_ref:\n      actor:\n        fsdp_config:\n          param_offload: &on 1\n"
+            "          optimizer_offload: *on\n")
+    after = patch_trinity_config(text, plan, model)
+    assert ("        fsdp_config:\n          param_offload: true\n          optimizer_offload: true\n"
+            "          offload_policy: true\n      ref:\n") in after
+    assert anchored_keys(text, plan, model) == []
+
+
+def test_patch_removes_a_yarn_rope_scaling_at_exactly_the_native_context() -> None:
+    plan = _best(model="4B", objective="cheapest", budget_gpus=4, exact=True, max_model_len=40960)
+    text = ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: 8192\n"
+            "  rope_scaling:\n    rope_type: yarn\n    factor: 4\n")
+    assert patch_trinity_config(text, plan, catalog().model("4B")) == (
+        "model:\n  model_path: q/Qwen3-4B\n  max_model_len: 40960\ntrainer:\n  ulysses_sequence_parallel_size: 2\n"
+        "  max_token_len_per_gpu: 40960\n")
+
+
 def test_patch_keeps_a_null_rope_scaling_the_document_markers_and_the_files_way_of_writing_null() -> None:
     # sp2_plan: Qwen3-4B at 24576 tokens, within the native context: a null rope_scaling sets nothing and
     # stays, written as the file writes its nulls; the --- and ... around the document stay too.
@@ -666,6 +772,21 @@ def test_patch_keeps_a_null_rope_scaling_the_document_markers_and_the_files_way_
     assert patch_trinity_config(bare, sp2_plan(), catalog().model("4B")) == (
         "model:\n  max_model_len: 24576\n  # rope_scaling: null\n  rope_scaling:\ntrainer:\n"
         "  ulysses_sequence_parallel_size: 2\n  max_token_len_per_gpu: 24576\n")
+
+
+def test_patch_keeps_the_lines_before_the_document_start_and_from_its_end_on() -> None:
+    # ruamel's round trip drops the comments before a --- line and the ... line with the comments after it:
+    # the patch writes them back as the file has them (a byte order mark before the --- too).
+    before = ("\ufeff# Qwen3-4B, GRPO\n\n# owner: the RL team\n---\nmodel:\n  model_path: q/Qwen3-4B\n"
+              "  max_model_len: 8192\n... # end of the config\n# trainer:\n#   save_interval: 100\n")
+    after = patch_trinity_config(before, sp2_plan(), catalog().model("4B"))
+    assert after == ("\ufeff# Qwen3-4B, GRPO\n\n# owner: the RL team\n---\nmodel:\n  model_path: q/Qwen3-4B\n"
+                     "  max_model_len: 24576\ntrainer:\n  ulysses_sequence_parallel_size: 2\n"
+                     "  max_token_len_per_gpu: 24576\n... # end of the config\n# trainer:\n#   save_interval: 100\n")
+    bom = "\ufeff---\nmodel:\n  max_model_len: 8192\n"
+    assert patch_trinity_config(bom, sp2_plan(), catalog().model("4B")) == (
+        "\ufeff---\nmodel:\n  max_model_len: 24576\ntrainer:\n  ulysses_sequence_parallel_size: 2\n"
+        "  max_token_len_per_gpu: 24576\n")
 
 
 def test_patch_keeps_an_interpolation_that_gives_the_plans_value() -> None:
@@ -716,6 +837,10 @@ def test_patch_keeps_only_interpolations_that_trinity_reads_as_the_plans_values(
         ("trainer.trainer_config.actor_rollout_ref.actor.fsdp_config.param_offload stays ${oc.env:OFF,True}, which "
          "gives True in this environment: the plan holds for that value")]
     assert anchored_keys(text, plan, model, environ=environ) == []  # the anchored length is kept, not changed
+    # oc.decode giving a float, not the whole number the patch sets there: it is written
+    floated = text.replace("${oc.env:O,40960}", "${oc.env:O,40960.0}")
+    rope = _safe_load(patch_trinity_config(floated, plan, model, environ=environ))["model"]["rope_scaling"]
+    assert rope["original_max_position_embeddings"] == 40960
     # Dynamic batch sizes turned off through an anchored interpolation: the patch turns them on, the alias not.
     dynamic = text + "  use_dynamic_bsz: &dyn ${oc.env:DYN,true}\nkeep: *dyn\n"
     assert anchored_keys(dynamic, plan, model, environ={**environ, "DYN": "false"})[-1].startswith(
@@ -1095,6 +1220,29 @@ def test_offload_flags_that_disagree_between_the_levels_count_as_off(trainer: st
         "or later, so the verdict takes Offload as off; set both alike (--write does)"),)
 
 
+def test_the_offload_notes_follow_the_strategy_and_the_release() -> None:
+    disagree = ("trainer.offload_policy is false but trainer.trainer_config.actor_rollout_ref.actor.fsdp_config."
+                "offload_policy is true: Trinity 0.6 takes the trainer's with verl before 0.8 and the actor's with "
+                "verl 0.8 or later, so the verdict takes Offload as off; set both alike (--write does)")
+    # the levels disagreeing say so alone: the trainer's param_offload is not named as on without a policy
+    manual = (_TRINITY_06 % ("false", "true")).replace("  offload_policy: false\n",
+                                                      "  offload_policy: false\n  param_offload: true\n")
+    assert read_trinity_config(manual, "t.yaml", {}).notes == (disagree,)
+    # under another strategy no policy counts, so none disagrees: the flags are named as what the strategy ignores
+    megatron = ("trainer.trainer_strategy is megatron: the tables and the memory model are FSDP's (fsdp, or fsdp2 "
+                "for Offload), so the verdict and the plans are for an FSDP trainer")
+    for strategy, notes in [("fsdp", ()), ("megatron", (megatron,))]:
+        config = read_trinity_config((_TRINITY_06 % ("true", "false")).replace("fsdp2", strategy), "t.yaml", {})
+        assert not config.offload and config.notes == (
+            (f"the offload flags are set, but trainer.trainer_strategy is {strategy}, not fsdp2: the tables' Offload "
+             "is FSDP2's CPU offload, so the verdict takes Offload as off"), *notes)
+    # Trinity 0.5 takes the actor's own policy: no note on 0.6's flags under trainer
+    actor_only = ("model: {model_path: Qwen/Qwen3-8B}\ntrainer:\n  trainer_strategy: fsdp2\n  trainer_config:\n"
+                  "    actor_rollout_ref:\n      actor: {fsdp_config: {offload_policy: true}}\n")
+    config = read_trinity_config(actor_only, "t.yaml", {}, "0.5")
+    assert config.offload and config.notes == ()
+
+
 def test_offload_flags_that_agree_between_the_levels_count_as_on() -> None:
     config = read_trinity_config(_TRINITY_06 % ("true", "true"), "t.yaml", {})
     assert config.offload and config.notes == ()
@@ -1120,8 +1268,11 @@ def test_offload_flags_without_a_strategy_are_off_for_trinity_before_06() -> Non
     assert not any("trainer_strategy" in problem
                    for problem in check_trinity_config(_safe_load(text), catalog().model("8B"), 4, version="0.6"))
     assert not read_trinity_config(text, "t.yaml", {}, "0.5").offload
-    # Trinity 0.6's flags under trainer make it 0.6, whose default is fsdp2; under fsdp they break its rule.
-    assert read_trinity_config(text.replace("trainer:\n", "trainer:\n  offload_policy: true\n"), "t.yaml", {}).offload
+    # Trinity 0.6's flags under trainer make it 0.6, whose default is fsdp2 (unless it is said to be 0.5); under fsdp
+    # they break its rule.
+    with_06_flags = text.replace("trainer:\n", "trainer:\n  offload_policy: true\n")
+    assert read_trinity_config(with_06_flags, "t.yaml", {}).offload
+    assert not read_trinity_config(with_06_flags, "t.yaml", {}, "0.5").offload
     assert check_trinity_config(_safe_load(text.replace("trainer:\n", "trainer:\n  trainer_strategy: fsdp\n"
                                                         "  offload_policy: true\n")), catalog().model("8B"), 4)[-2:] == [
         "trainer.offload_policy needs trainer.trainer_strategy fsdp2, got 'fsdp'",
@@ -1129,7 +1280,8 @@ def test_offload_flags_without_a_strategy_are_off_for_trinity_before_06() -> Non
          "got 'fsdp'")]
 
 
-@pytest.mark.parametrize(("value", "on"), [("1", True), ("0", False), ("'y'", True), ("N", False), ("'TRUE'", True)])
+@pytest.mark.parametrize(("value", "on"), [("1", True), ("-1", True), ("0", False), ("'y'", True), ("N", False),
+                                          ("'TRUE'", True)])
 def test_offload_flags_are_read_as_omegaconf_reads_a_boolean(value: str, on: bool) -> None:
     # Trinity's TrainerConfig types them bool: OmegaConf takes whole numbers (0 false) and y/n in any case too.
     text = f"model: {{model_path: Qwen/Qwen3-8B}}\ntrainer: {{trainer_strategy: fsdp2, offload_policy: {value}}}\n"

@@ -32,7 +32,10 @@ from solver.trinity.reader import check_config_arguments, load_config_mapping, r
 
 
 def _tail(node: Any) -> tuple[Any, Any, int] | None:
-    """Where the comment after `node`'s block lives: (container, key or index, slot), or None."""
+    """Where the comment after `node`'s block lives: (container, key or index, slot), or None (for a flow-style
+    collection, on one line, it lives with the key that holds it)."""
+    if isinstance(node, CommentedMap | CommentedSeq) and node.fa.flow_style():
+        return None
     if isinstance(node, CommentedMap) and len(node):
         last = list(node.keys())[-1]
         deeper = _tail(node[last])
@@ -99,7 +102,16 @@ def _delete(mapping: CommentedMap, key: str) -> None:
     if rest and index > 0:
         previous = keys[index - 1]
         _give_trailing(mapping[previous], mapping, previous, rest)
-    # deleting the first key drops those lines: ruamel keeps them with the parent's key, out of reach
+    elif rest and mapping:  # the first key's: they go before the new first key, after the comments there
+        comment = mapping.ca.comment  # [the end-of-line comment of the mapping's key, the comments before its first]
+        if comment is None:
+            mapping.ca.comment = comment = [None, None]
+        if isinstance(comment[0], CommentToken):  # the mapping's key's end-of-line comment, and the lines after it
+            comment[0].value += rest
+        else:  # appended in place: where the section has comments there, ruamel writes the list its key holds too
+            if comment[1] is None:
+                comment[1] = []
+            comment[1].append(CommentToken(rest, CommentMark(0), None))
 
 
 def _replace(mapping: CommentedMap, key: str, value: Any, lines: list[str]) -> None:
@@ -177,18 +189,42 @@ _NULL_WORD = re.compile(r"^[^#\n]*:[ \t]+null[ \t]*(#.*)?$", re.MULTILINE)
 nothing)."""
 
 
+_DOCUMENT_START = re.compile(r"---(?:[ \t]|$)")
+"""The start of a document start marker line, ``---``."""
+_DOCUMENT_END = re.compile(r"\.\.\.[ \t]*(#.*)?")
+"""A document end marker line, ``...`` (with a comment, perhaps)."""
+
+
+def _within(lines: list[str]) -> list[int]:
+    """The indices of the `lines` that are neither blank nor comments."""
+    return [index for index, line in enumerate(lines) if line.strip() and not line.lstrip().startswith("#")]
+
+
+def _outside_document(text: str) -> tuple[str, str]:
+    """The lines of the config `text` before its ``---`` line, and from its ``...`` line on, where it has such a
+    marker with nothing but comments and blank lines beyond it: ruamel's round trip drops those lines (and their
+    comments), so the patch writes them back as they are ("" where there are none)."""
+    lines = text.splitlines(keepends=True)
+    inside = _within(lines)
+    if not inside:
+        return "", ""
+    first, last = inside[0], inside[-1]
+    head = "".join(lines[:first]) if _DOCUMENT_START.match(lines[first]) else ""
+    tail = "".join(lines[last:]) if _DOCUMENT_END.fullmatch(lines[last].rstrip("\n")) else ""
+    return head, tail
+
+
 def _round_trip_yaml(text: str) -> YAML:
-    """A ruamel round trip that writes the config `text` as it is written: its indentation, its document start and
-    end markers, and its nulls as ``null`` where it writes them so."""
+    """A ruamel round trip that writes the config `text` as it is written: its indentation, its document start
+    marker (what comes before it is `_outside_document`'s), and its nulls as ``null`` where it writes them so."""
     mapping, sequence, offset = _indentation(text)
     yaml = YAML(typ="rt", pure=True)
     yaml.preserve_quotes = True
     yaml.width = 1 << 16
     yaml.indent(mapping=mapping, sequence=sequence, offset=offset)
-    if text.lstrip().startswith("---"):
+    lines = text.splitlines()
+    if any(_DOCUMENT_START.match(lines[index]) for index in _within(lines)[:1]):
         yaml.explicit_start = True
-    if text.rstrip().splitlines()[-1:] == ["..."]:
-        yaml.explicit_end = True
     if _NULL_WORD.search(text):
         yaml.Representer = _NullWordRepresenter
     return yaml
@@ -249,7 +285,8 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
     check_types(("plan", plan, Plan), ("model", model, Model), ("environ", environ, Mapping | None))
     check_config_arguments(text, name, {} if environ is None else environ, version)
     crlf = "\r\n" in text  # the file's own line endings, kept; ruamel works on "\n"
-    text = text.replace("\r\n", "\n")
+    bom = text.startswith("\ufeff")  # kept too
+    text = text.replace("\r\n", "\n").removeprefix("\ufeff")
     yaml = _round_trip_yaml(text)
     data = load_config_mapping(text, name, yaml)
     if not isinstance(data, CommentedMap):
@@ -261,10 +298,11 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
         raise ConfigError(f"{name}: {error}") from None
     out = io.StringIO()
     yaml.dump(data, out)
-    patched = out.getvalue()
+    head, tail = _outside_document(text)
+    patched = head + out.getvalue() + tail
     if crlf:
         patched = patched.replace("\n", "\r\n")
-    return ("\ufeff" + patched.lstrip("\ufeff")) if text.startswith("\ufeff") else patched
+    return "\ufeff" + patched if bom else patched
 
 
 def _scalar_kind(value: Any) -> type:
