@@ -558,6 +558,7 @@ def test_a_length_in_exponent_notation_is_told_how_yaml_reads_it(cli, tmp_path: 
     ("1e308", "and as a number it must be at most 1000000"),  # not: write 1 and 308 zeros
     ("-1e3", "and as a number it must be above 0"),
     ("1e3", "write 1000"),
+    ("2.5e0", "and as a number it must be a whole number"),  # not: write 2.5e+0, which the field refuses too
 ])
 def test_a_number_yaml_reads_as_text_is_never_told_to_be_written_out_of_bounds(cli, tmp_path: Path, priority: str,
                                                                                hint: str):
