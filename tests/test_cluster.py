@@ -401,6 +401,9 @@ def test_greedy_is_valid_and_never_better(seed: int, tmp_path_factory):
          "pool 'a\\x1b[31m', name: must be printable text (no control characters), got 'a\\x1b[31m'"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: ../x, model: 4B, max_model_len: 4096}\n",
          "job ../x, name: must be letters, digits"),
+        (("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n"
+          "  - {name: .x, model: 4B, max_model_len: 4096}\n"),
+         "job .x, name: must be letters, digits, '.', '_' and '-', starting with a letter or digit, got '.x'"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096, colour: red}\n",
          ("job j: unknown field 'colour' (fields: name, max_model_len, rollout_gpus, priority, pool, train_batch_size, "
           "model, model_config)")),
@@ -412,6 +415,12 @@ def test_greedy_is_valid_and_never_better(seed: int, tmp_path_factory):
          "job j, train_batch_size: must be a whole number"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8, host_ram_gb: 0}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
          "pool a, host_ram_gb: must be above 0, got 0"),
+        (("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8, host_ram_gb: .inf}\njobs:\n"
+          "  - {name: j, model: 4B, max_model_len: 4096}\n"),
+         "pool a, host_ram_gb: must be a finite number, got inf"),
+        (("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 0}\njobs:\n"
+          "  - {name: j, model: 4B, max_model_len: 4096}\n"),
+         "pool a, gpus_per_node: must be above 0, got 0"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8, host_ram_gb: 1TB}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
          "pool a, host_ram_gb: must be a number, got '1TB'"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8, host_ram_gb: 5.0e+6}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
