@@ -401,6 +401,9 @@ def test_greedy_is_valid_and_never_better(seed: int, tmp_path_factory):
          "pool 'a\\x1b[31m', name: must be printable text (no control characters), got 'a\\x1b[31m'"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: ../x, model: 4B, max_model_len: 4096}\n",
          "job ../x, name: must be letters, digits"),
+        (("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n"
+          "  - {name: .x, model: 4B, max_model_len: 4096}\n"),
+         "job .x, name: must be letters, digits, '.', '_' and '-', starting with a letter or digit, got '.x'"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096, colour: red}\n",
          ("job j: unknown field 'colour' (fields: name, max_model_len, rollout_gpus, priority, pool, train_batch_size, "
           "model, model_config)")),
@@ -412,6 +415,12 @@ def test_greedy_is_valid_and_never_better(seed: int, tmp_path_factory):
          "job j, train_batch_size: must be a whole number"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8, host_ram_gb: 0}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
          "pool a, host_ram_gb: must be above 0, got 0"),
+        (("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8, host_ram_gb: .inf}\njobs:\n"
+          "  - {name: j, model: 4B, max_model_len: 4096}\n"),
+         "pool a, host_ram_gb: must be a finite number, got inf"),
+        (("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 0}\njobs:\n"
+          "  - {name: j, model: 4B, max_model_len: 4096}\n"),
+         "pool a, gpus_per_node: must be above 0, got 0"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8, host_ram_gb: 1TB}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
          "pool a, host_ram_gb: must be a number, got '1TB'"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8, host_ram_gb: 5.0e+6}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
@@ -558,6 +567,7 @@ def test_a_length_in_exponent_notation_is_told_how_yaml_reads_it(cli, tmp_path: 
     ("1e308", "and as a number it must be at most 1000000"),  # not: write 1 and 308 zeros
     ("-1e3", "and as a number it must be above 0"),
     ("1e3", "write 1000"),
+    ("2.5e0", "and as a number it must be a whole number"),  # not: write 2.5e+0, which the field refuses too
 ])
 def test_a_number_yaml_reads_as_text_is_never_told_to_be_written_out_of_bounds(cli, tmp_path: Path, priority: str,
                                                                                hint: str):

@@ -336,6 +336,41 @@ def test_merge_keys_share_defaults_and_a_key_set_twice_beside_them_is_still_refu
     assert str(caught.value) == f"{path}: line 3: key 'env' appears twice"
 
 
+def test_a_yaml_error_names_its_problem_not_what_the_parser_was_doing(tmp_path: Path):
+    # PyYAML's message starts with its context ("while constructing an ordered map"): the line says the problem.
+    path = tmp_path / "weights.yaml"
+    path.write_text("offload: !!omap 1\nsp: 0.1\nenv: 0.01\n", encoding="utf-8")
+    with pytest.raises(TableError) as caught:
+        load_weights(path)
+    assert str(caught.value) == f"{path}: line 1: malformed YAML: expected a sequence, but found scalar"
+
+
+def test_a_null_key_is_a_plain_key_and_given_twice_is_refused(tmp_path: Path):
+    path = tmp_path / "weights.yaml"
+    path.write_text("offload: 1.0\nsp: 0.1\nenv: 0.01\n~: 1\nnull: 2\n", encoding="utf-8")
+    with pytest.raises(TableError) as caught:
+        load_weights(path)
+    assert str(caught.value) == f"{path}: line 5: key None appears twice"
+
+
+def test_a_hint_for_a_number_yaml_reads_as_text_is_not_taken_from_another_fields_bound(tmp_path: Path):
+    # Put back as a number, 1e-3 breaks no bound of offload: sp's own problem is not its hint.
+    path = tmp_path / "weights.yaml"
+    path.write_text("offload: 1e-3\nsp: -1\nenv: 0.01\n", encoding="utf-8")
+    with pytest.raises(TableError) as caught:
+        load_weights(path)
+    assert str(caught.value) == (f"{path}: offload: must be a number, got '1e-3' (YAML reads it as text: write 1.0e-3) "
+                                 "(and 1 more problem, at 'sp')")
+
+
+def test_three_more_problems_are_all_named_without_dots(tmp_path: Path):
+    path = tmp_path / "weights.yaml"
+    path.write_text("offload: x\nsp: -1\nenv: -2\ny: 1\n", encoding="utf-8")
+    with pytest.raises(TableError) as caught:
+        load_weights(path)
+    assert str(caught.value) == f"{path}: offload: must be a number, got 'x' (and 3 more problems, at 'sp', 'env', 'y')"
+
+
 def test_a_file_past_its_limit_says_both_sizes(tmp_path: Path):
     from solver.tables import read_user_file
 
@@ -348,6 +383,34 @@ def test_a_file_past_its_limit_says_both_sizes(tmp_path: Path):
     with pytest.raises(TableError) as caught:
         read_user_file(path, 256 * 1024)
     assert str(caught.value) == f"{path}: 293 KB is too large (the limit is 256 KB)"
+
+
+def test_a_file_at_its_limit_is_read_and_one_byte_more_is_not(tmp_path: Path):
+    from solver.tables import read_user_file
+
+    path = tmp_path / "config.yaml"
+    path.write_bytes(b"a" * 1024)
+    assert read_user_file(path, 1024) == "a" * 1024
+    path.write_bytes(b"a" * 1025)
+    with pytest.raises(TableError, match=r"is too large \(the limit is 1 KB\)$"):
+        read_user_file(path, 1024)
+
+
+def test_a_value_of_sixty_characters_is_shown_whole_and_a_longer_one_cut(tmp_path: Path):
+    path = tmp_path / "weights.yaml"
+    for value, shown in (("a" * 58, f"'{'a' * 58}'"), ("a" * 59, f"'{'a' * 56}...")):
+        path.write_text(f"offload: {value}\nsp: 0.1\nenv: 0.01\n", encoding="utf-8")
+        with pytest.raises(TableError) as caught:
+            load_weights(path)
+        assert str(caught.value) == f"{path}: offload: must be a number, got {shown}"
+
+
+def test_a_file_that_is_not_utf8_is_refused_as_not_text(tmp_path: Path):
+    path = tmp_path / "weights.yaml"
+    path.write_bytes("offload: 1.0\nsp: 0.1\nenv: 0.01  # caf\u00e9\n".encode("latin-1"))
+    with pytest.raises(TableError) as caught:
+        load_weights(path)
+    assert str(caught.value) == f"{path}: not a text file (UTF-8)"
 
 
 @pytest.mark.parametrize(("load", "wrong", "kind"), [

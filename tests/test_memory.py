@@ -551,6 +551,9 @@ def test_the_memory_model_works_with_the_memory_the_driver_reports(tmp_path: Pat
                                          r"H20-96GB \(leave it out to take that\)$"):
         load_gpu_type(mine, CATALOG.models, CATALOG.gpu_types)
     assert load_gpu_type(mine, CATALOG.models).memory_gib == 98000 / 1024  # a GPU type of the user's own
+    mine.write_text(cells.read_text(encoding="utf-8").replace("memory_gb: 96", "memory_gb: 96\nmemory_mib: 97871"),
+                    encoding="utf-8")
+    assert load_gpu_type(mine, CATALOG.models, CATALOG.gpu_types).memory_gib == 97871 / 1024  # the catalogue's own
     by_alias = tmp_path / "h100.yaml"  # a GPU type named by its alias is the catalogue's
     by_alias.write_text((Path(__file__).parent.parent / "docs" / "examples" / "my-cells.yaml").read_text(
         encoding="utf-8").replace("gpu: H100-80GB", "gpu: h100"), encoding="utf-8")
@@ -774,6 +777,14 @@ def test_host_ram_rules_out_offload_plans_whose_states_do_not_fit():
     (answer,) = plan(make_query(CATALOG, model="14B", gpu="a100", max_model_len=8192, budget_gpus=1, host_ram_gb=512),
                      CATALOG)
     assert answer.plans[0].setting.label == "Env + Offload"
+
+
+def test_a_memory_model_may_take_all_of_a_gpus_memory_as_usable(tmp_path: Path):
+    path = tmp_path / "mine.yaml"
+    path.write_text((shipped_tables_directory() / "memory-model.yaml").read_text(encoding="utf-8").replace(
+        "usable: 0.9", "usable: 1.0").replace("usable_env: 0.928472", "usable_env: 1.0"), encoding="utf-8")
+    coefficients = load_memory_model(path).coefficients
+    assert (coefficients.usable, coefficients.usable_env) == (1.0, 1.0)
 
 
 @pytest.mark.parametrize(

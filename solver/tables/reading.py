@@ -263,12 +263,13 @@ def _plain_problem(error: Any) -> str:
     return _PLAIN_PROBLEMS[error["type"]].format(**context)
 
 
-_BOUND_PROBLEMS = ("greater_than_equal", "greater_than", "less_than_equal", "less_than", "finite_number")
+_BOUND_PROBLEMS = ("greater_than_equal", "greater_than", "less_than_equal", "less_than", "finite_number", "int_type")
+"""What a number may break that `_broken_bound` names (a whole-number field's ``2.5e0`` is not whole: 2.5 is refused)."""
 
 
 def _broken_bound(raw: Any, location: tuple[Any, ...], number: Any, recheck: Callable[[Any], object]) -> str | None:
     """The bound of its field that `number`, put at `location` of `raw`, breaks, in words (``must be at most
-    1000000``); None when it breaks none."""
+    1000000``, or ``must be a whole number`` for one that is not); None when it breaks none."""
     data = copy.deepcopy(raw)
     node = data
     for key in location[:-1]:
