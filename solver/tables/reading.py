@@ -385,7 +385,10 @@ def read_user_file(path: Path, limit_bytes: int = MAX_FILE_BYTES) -> str:
     try:
         size = path.stat().st_size
         if size > limit_bytes:
-            raise TableError(f"{path}: {_in_units(size)} is too large ({limit})")
+            shown = _in_units(size)
+            if shown == _in_units(limit_bytes):  # just past the limit, which reads the same rounded: in bytes
+                shown, limit = f"{size} bytes", f"the limit is {limit_bytes} bytes"
+            raise TableError(f"{path}: {shown} is too large ({limit})")
         with path.open("rb") as handle:  # a device or a pipe has no size: read one byte past the limit at most
             data = handle.read(limit_bytes + 1)
         if len(data) > limit_bytes:
