@@ -558,6 +558,13 @@ def test_reads(text: str, environ: dict[str, str], expected: dict[str, Any]) -> 
             ("t.yaml: trainer.trainer_config.actor_rollout_ref.ref.fsdp_config.param_offload must be true or false, "
              "got 'maybe'"),
         ),
+        (  # a word with spaces around it, which OmegaConf refuses for a boolean (' false' would be on where unchecked)
+            ("model: {model_path: q/Qwen3-4B}\ntrainer: {trainer_config: {actor_rollout_ref: "
+             "{ref: {fsdp_config: {param_offload: ' false'}}}}}\n"),
+            {},
+            ("t.yaml: trainer.trainer_config.actor_rollout_ref.ref.fsdp_config.param_offload must be true or false, "
+             "got ' false'"),
+        ),
         (
             ("model: {model_path: q/Qwen3-4B}\ntrainer: {trainer_strategy: fsdp2, trainer_config: {actor_rollout_ref: "
              "{actor: {fsdp_config: {param_offload: true, optimizer_offload: '${oc.env:OFF,maybe}'}}}}}\n"),

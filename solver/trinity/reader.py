@@ -133,12 +133,12 @@ class ConfigReader:
         return self.boolean(path, self.get(path))
 
     def boolean(self, path: tuple[str, ...], value: Any) -> bool:
-        """`value`, read at `path`, as Trinity (OmegaConf) reads a boolean: `BOOLEAN_WORDS` in any case, and whole
-        numbers, 0 false; missing is false."""
+        """`value`, read at `path`, as Trinity (OmegaConf) reads a boolean: `BOOLEAN_WORDS` in any case (without
+        spaces around them, which OmegaConf refuses), and whole numbers, 0 false; missing is false."""
         if value is None:
             return False
-        if isinstance(value, str) and value.strip().lower() in BOOLEAN_WORDS:
-            return BOOLEAN_WORDS[value.strip().lower()]
+        if isinstance(value, str) and value.lower() in BOOLEAN_WORDS:
+            return BOOLEAN_WORDS[value.lower()]
         if isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d+\s*", value):
             with contextlib.suppress(ValueError):  # longer than Python converts: refused below
                 value = int(value)
