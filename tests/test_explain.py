@@ -364,6 +364,10 @@ def test_an_answer_whose_search_ran_out_of_time_is_explained_as_undecided():
     assert [(r.rule, r.detail) for r in explain(CATALOG, query, timed_out)] == [("undecided", (
         "the search ran out of time (--time-limit 0.5 s) before it found a plan or proved that none exists: nothing "
         "is known to rule one out; a longer --time-limit decides it"))]
+    # A whole number of seconds is written as one (the default limit: 10 s, not 10.0 s).
+    default_limit = query.model_copy(update={"time_limit_s": 10.0})
+    assert explain(CATALOG, default_limit, timed_out)[0].detail.startswith(
+        "the search ran out of time (--time-limit 10 s) before")
 
 
 def test_the_fewest_gpus_without_a_budget_is_explained_within_the_plans_count():
@@ -371,7 +375,9 @@ def test_the_fewest_gpus_without_a_budget_is_explained_within_the_plans_count():
     assert answer.open_budget and answer.plans[0].gpus == 4
     rules = [reason.rule for reason in reasons]
     assert rules[0] == "choice" and "incomplete" not in rules  # every question answered in the time limit
-    assert "is the plan with the fewest GPUs" in reasons[0].detail
+    assert reasons[0].detail == (
+        "Env + Offload + SP=4 on 4 GPUs is the plan with the fewest GPUs, then the cheapest, at 65536 tokens; each of "
+        "the 91 combinations of GPU count, Env, Offload and SP that would rank before it fails a rule:")
 
 
 def test_without_estimates_a_count_past_the_tables_is_not_blamed_on_the_memory_model():
@@ -405,6 +411,11 @@ def test_one_asked_setting_without_a_plan_gets_what_the_tables_and_the_model_say
                              "for 4 GPUs from 71680 tokens on is a setting they include (at 71680: 'SP=4')")
     assert detail.endswith("Env + Offload + SP=2 85.9 GiB of 87.9 usable, but the H20-96GB table for 6 GPUs says it "
                            "ran out of memory at 71680, and on fewer GPUs each holds more")
+    # Within the budget, not --exact, the pins are on no one count: what the tables say of each is not asked.
+    _, reasons = explained(gpu="h20", model="4B", budget_gpus=4, max_model_len=65536, sp=2, env=True, offload=True,
+                           estimate="auto")
+    assert [reason.rule for reason in reasons] == [
+        "limit", "shorter_length", "fewer_tokens", "more_gpus", "lower_token_budget", "without_pins"]
 
 
 def test_an_estimated_longest_length_is_said_to_be_on_the_grid():
@@ -480,6 +491,9 @@ def test_counts_a_budget_past_a_node_allows_but_the_planner_never_weighs_are_exp
     _, reasons = explained(gpu="a100", model="0.6B", max_model_len=8192, budget_gpus=12, exact=True)
     assert details(reasons, "limit") == [("no plan passes this rule: 12 GPUs span nodes of 8 (--node-gpus) but are "
                                           "not whole nodes, which a trainer that spans nodes must use")]
+    # Exactly 72, whole nodes but past the 64 GPUs plans go up to: the budget alone.
+    _, reasons = explained(gpu="a100", model="0.6B", max_model_len=8192, budget_gpus=72, exact=True)
+    assert details(reasons, "limit") == ["no plan passes this rule: the budget (on exactly 72 GPUs)"]
 
 
 def test_nothing_the_memory_model_fits_with_estimate_alone_is_not_blamed_on_the_tables(cli):
@@ -506,3 +520,74 @@ def test_with_a_lowered_token_budget_the_memory_model_is_asked_at_each_settings_
     assert ("the memory model predicts at 262144 tokens: Env 363.0 GiB of 73.5 usable (at 262144 tokens per GPU, its "
             "least budget); Env + SP=2 197.9 GiB of 73.5 usable (at 131072 tokens per GPU, its least budget); "
             "Env + SP=4 108.9 GiB of 73.5 usable (at 65536 tokens per GPU, its least budget)") in predicted
+
+
+def test_a_single_cheaper_combination_is_said_to_be_the_one():
+    _, reasons = explained(gpu="a100", model="0.6B", max_model_len=4096, budget_gpus=6, exact=True, env=True)
+    assert [(reason.rule, reason.detail) for reason in reasons] == [
+        ("choice", ("Env on 6 GPUs is the cheapest plan at 4096 tokens on exactly 6 GPUs; the one combination of GPU "
+                    "count, Env, Offload and SP that would rank before it fails a rule:")),
+        ("pin", "--env rules out vanilla on 6 GPUs")]
+
+
+def test_whole_nodes_named_among_the_rules_that_stop_a_query():
+    _, reasons = explained(gpu="a100", model="4B", max_model_len=4096, budget_gpus=6, exact=True, node_gpus=4)
+    assert details(reasons, "limit") == [("no plan passes these rules together: the budget (on exactly 6 GPUs); a "
+                                          "trainer that spans nodes uses whole nodes of 4 GPUs")]
+
+
+def test_a_count_the_pins_leave_without_a_plan_at_any_length_reaches_none():
+    # --sp 2 leaves 1 GPU nothing, and 3 GPUs too (SP must divide them).
+    _, reasons = explained(gpu="a100", model="14B", max_model_len=200000, budget_gpus=4, sp=2)
+    assert details(reasons, "limit") == [
+        ("no plan passes this rule: nothing in the tables vouches for Qwen3-14B on A100-80GB at 200000 tokens (longest "
+         "per GPU count: 1 GPU: none, 2 GPUs: 40960, 3 GPUs: none, 4 GPUs: 40960)")]
+
+
+def test_the_fewest_gpus_for_a_length_nothing_trains_is_explained_up_to_the_most_gpus():
+    answer, reasons = explained(gpu="a100", model="14B", objective="min_gpus", max_model_len=200000)
+    assert answer.open_budget and answer.plans == ()
+    assert [reason.rule for reason in reasons] == ["limit", "shorter_length", "fewer_tokens", "more_gpus"]
+    assert details(reasons, "shorter_length")[0].startswith(
+        "within 64 GPUs the longest length with a plan is 92160 tokens (107840 fewer): Env + Offload + SP=4 on 4 GPUs")
+
+
+def test_one_question_out_of_time_is_said_to_be_one(monkeypatch: pytest.MonkeyPatch):
+    import solver.explain as explain_module
+
+    real = explain_module.alternative_plan
+
+    def lowered_budget_out_of_time(catalog, query, answer, name, remaining_s):
+        return (None, False) if name == "token_budget_auto" else real(catalog, query, answer, name, remaining_s)
+
+    monkeypatch.setattr(explain_module, "alternative_plan", lowered_budget_out_of_time)
+    _, reasons = explained(gpu="a100", model="14B", max_model_len=8192, budget_gpus=1, offload=False)
+    assert [reason.rule for reason in reasons] == ["limit", "more_gpus", "without_pins", "incomplete"]
+    assert details(reasons, "incomplete") == [
+        ("1 of the questions behind this explanation ran out of time (--time-limit 10 s for the whole explanation): "
+         "what they would have shown is missing above")]
+
+
+def test_host_memory_for_settings_with_and_without_offload_is_the_load_in_rules_order():
+    # On 7 and 8 H100s host memory rules out settings with Offload and without it: what both need is the load.
+    answer, reasons = explained(gpu="h100", model="4B", max_model_len=65536, budget_gpus=8, host_ram_gb=100,
+                                estimate="auto")
+    assert (answer.plans[0].gpus, answer.plans[0].setting.label) == (4, "Env + SP=4")
+    assert [reason.rule for reason in reasons] == [
+        "choice", *["sp_divides_gpus"] * 5, "sp_divides_heads", "host_ram", "host_ram", *["memory_model"] * 3]
+    assert details(reasons, "host_ram") == [
+        ("loading the model needs more host memory (its fp32 weights, before FSDP shards them) than --host-ram 100 GB "
+         f"per node (on {n} GPUs)") for n in (7, 8)]
+
+
+def test_a_table_of_one_gpu_is_not_said_to_vouch_for_more(edited_a100_tables):
+    # With the 2-GPU table made an 8-GPU one, only the table of 1 GPU is for fewer than 2, and it vouches for no other
+    # count (one GPU has no collective-communication buffers).
+    catalog = edited_a100_tables(lambda text: text.replace("  - gpus: 2\n", "  - gpus: 8\n"))
+    query = make_query(catalog, gpu="a100", model="14B", max_model_len=4096, budget_gpus=2, exact=True, sp=1,
+                       env=True, offload=True, estimate="never")
+    (answer,) = plan(query, catalog)
+    assert [(reason.rule, reason.detail) for reason in explain(catalog, query, answer)] == [
+        ("limit", ("no plan passes these rules together: the budget (on exactly 2 GPUs); nothing in the tables vouches "
+                   "for Qwen3-14B on A100-80GB at 4096 tokens within the limits above")),
+        ("no_estimates", "no table for 2 GPUs; estimates are off (--no-estimate)")]

@@ -2161,6 +2161,14 @@ def test_an_offload_refutation_names_the_nearest_table_for_fewer_gpus():
     assert estimate.tables.source == SourceCell(model="Qwen3-0.6B", gpus=6, max_model_len=71680, setting="-")
 
 
+def test_a_table_for_fewer_gpus_refutes_only_a_setting_with_offload():
+    # Qwen3-4B, vanilla on 3 A100s at 16384: the table for 2 GPUs says it ran out of memory there, but on 3 GPUs the
+    # states shard wider (only with Offload does each GPU hold as much on any count); no table for 3 or more GPUs
+    # says so, and none vouches for it: the tables say nothing of it.
+    estimate = solver.estimate_memory("4B", "a100", 3, 16384, env=False, offload=False)
+    assert estimate.tables is None
+
+
 def test_a_plan_on_two_nodes_says_the_host_memory_of_one():
     (answer,) = solver.plan("14B", gpu="a100", objective="cheapest", budget_gpus=16, exact=True,
                             max_model_len=131072, offload=True)
