@@ -1232,8 +1232,8 @@ def test_the_offload_notes_follow_the_strategy_and_the_release() -> None:
                 "offload_policy is true: Trinity 0.6 takes the trainer's with verl before 0.8 and the actor's with "
                 "verl 0.8 or later, so the verdict takes Offload as off; set both alike (--write does)")
     # the levels disagreeing say so alone: the trainer's param_offload is not named as on without a policy
-    manual = (_TRINITY_06 % ("false", "true")).replace("  offload_policy: false\n",
-                                                      "  offload_policy: false\n  param_offload: true\n")
+    manual = (_TRINITY_06 % ("false", "true")).replace(
+        "  offload_policy: false\n", "  offload_policy: false\n  param_offload: true\n")
     assert read_trinity_config(manual, "t.yaml", {}).notes == (disagree,)
     # under another strategy no policy counts, so none disagrees: the flags are named as what the strategy ignores
     megatron = ("trainer.trainer_strategy is megatron: the tables and the memory model are FSDP's (fsdp, or fsdp2 "
@@ -1287,8 +1287,8 @@ def test_offload_flags_without_a_strategy_are_off_for_trinity_before_06() -> Non
          "got 'fsdp'")]
 
 
-@pytest.mark.parametrize(("value", "on"), [("1", True), ("-1", True), ("0", False), ("'y'", True), ("N", False),
-                                          ("'TRUE'", True)])
+@pytest.mark.parametrize(("value", "on"), [
+    ("1", True), ("-1", True), ("0", False), ("'y'", True), ("N", False), ("'TRUE'", True)])
 def test_offload_flags_are_read_as_omegaconf_reads_a_boolean(value: str, on: bool) -> None:
     # Trinity's TrainerConfig types them bool: OmegaConf takes whole numbers (0 false) and y/n in any case too.
     text = f"model: {{model_path: Qwen/Qwen3-8B}}\ntrainer: {{trainer_strategy: fsdp2, offload_policy: {value}}}\n"

@@ -264,7 +264,8 @@ def _plain_problem(error: Any) -> str:
 
 
 _BOUND_PROBLEMS = ("greater_than_equal", "greater_than", "less_than_equal", "less_than", "finite_number", "int_type")
-"""What a number may break that `_broken_bound` names (a whole-number field's ``2.5e0`` is not whole: 2.5 is refused)."""
+"""What a number may break that `_broken_bound` names (a whole-number field's ``2.5e0`` is not whole: 2.5 is
+refused)."""
 
 
 def _broken_bound(raw: Any, location: tuple[Any, ...], number: Any, recheck: Callable[[Any], object]) -> str | None:
