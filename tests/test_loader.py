@@ -308,20 +308,30 @@ def test_numbers_yaml_reads_as_text_get_a_hint(tmp_path: Path, text: str, messag
         assert isinstance(yaml.safe_load(message.rsplit("write ", 1)[1].rstrip(")")), float)
 
 
-def test_a_number_too_long_to_read_is_one_line(tmp_path: Path):
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("offload: 1" + "0" * 5000 + "\nsp: 0.1\nenv: 0.01\n", "a number too long to read (thousands of digits)"),
+        # a date that does not exist is malformed YAML, not a long number
+        ("offload: 2020-13-45\nsp: 0.1\nenv: 0.01\n", "malformed YAML: month must be in 1..12"),
+        # PyYAML's message starts with its context ("while constructing an ordered map"): the line says the problem
+        ("offload: !!omap 1\nsp: 0.1\nenv: 0.01\n", "line 1: malformed YAML: expected a sequence, but found scalar"),
+        # a null key is a plain key, and given twice is refused
+        ("offload: 1.0\nsp: 0.1\nenv: 0.01\n~: 1\nnull: 2\n", "line 5: key None appears twice"),
+        # put back as a number, 1e-3 breaks no bound of offload: sp's own problem is not its hint
+        ("offload: 1e-3\nsp: -1\nenv: 0.01\n",
+         "offload: must be a number, got '1e-3' (YAML reads it as text: write 1.0e-3) (and 1 more problem, at 'sp')"),
+        # three more problems are all named, without dots
+        ("offload: x\nsp: -1\nenv: -2\ny: 1\n",
+         "offload: must be a number, got 'x' (and 3 more problems, at 'sp', 'env', 'y')"),
+    ],
+)
+def test_a_broken_weights_file_is_refused_in_one_line(tmp_path: Path, text: str, message: str):
     path = tmp_path / "weights.yaml"
-    path.write_text("offload: 1" + "0" * 5000 + "\nsp: 0.1\nenv: 0.01\n", encoding="utf-8")
+    path.write_text(text, encoding="utf-8")
     with pytest.raises(TableError) as caught:
         load_weights(path)
-    assert str(caught.value) == f"{path}: a number too long to read (thousands of digits)"
-
-
-def test_a_date_that_does_not_exist_is_malformed_yaml_not_a_long_number(tmp_path: Path):
-    path = tmp_path / "weights.yaml"
-    path.write_text("offload: 2020-13-45\nsp: 0.1\nenv: 0.01\n", encoding="utf-8")
-    with pytest.raises(TableError) as caught:
-        load_weights(path)
-    assert str(caught.value) == f"{path}: malformed YAML: month must be in 1..12"
+    assert str(caught.value) == f"{path}: {message}"
 
 
 def test_merge_keys_share_defaults_and_a_key_set_twice_beside_them_is_still_refused(tmp_path: Path):
@@ -334,41 +344,6 @@ def test_merge_keys_share_defaults_and_a_key_set_twice_beside_them_is_still_refu
     with pytest.raises(TableError) as caught:
         load_weights(path)
     assert str(caught.value) == f"{path}: line 3: key 'env' appears twice"
-
-
-def test_a_yaml_error_names_its_problem_not_what_the_parser_was_doing(tmp_path: Path):
-    # PyYAML's message starts with its context ("while constructing an ordered map"): the line says the problem.
-    path = tmp_path / "weights.yaml"
-    path.write_text("offload: !!omap 1\nsp: 0.1\nenv: 0.01\n", encoding="utf-8")
-    with pytest.raises(TableError) as caught:
-        load_weights(path)
-    assert str(caught.value) == f"{path}: line 1: malformed YAML: expected a sequence, but found scalar"
-
-
-def test_a_null_key_is_a_plain_key_and_given_twice_is_refused(tmp_path: Path):
-    path = tmp_path / "weights.yaml"
-    path.write_text("offload: 1.0\nsp: 0.1\nenv: 0.01\n~: 1\nnull: 2\n", encoding="utf-8")
-    with pytest.raises(TableError) as caught:
-        load_weights(path)
-    assert str(caught.value) == f"{path}: line 5: key None appears twice"
-
-
-def test_a_hint_for_a_number_yaml_reads_as_text_is_not_taken_from_another_fields_bound(tmp_path: Path):
-    # Put back as a number, 1e-3 breaks no bound of offload: sp's own problem is not its hint.
-    path = tmp_path / "weights.yaml"
-    path.write_text("offload: 1e-3\nsp: -1\nenv: 0.01\n", encoding="utf-8")
-    with pytest.raises(TableError) as caught:
-        load_weights(path)
-    assert str(caught.value) == (f"{path}: offload: must be a number, got '1e-3' (YAML reads it as text: write 1.0e-3) "
-                                 "(and 1 more problem, at 'sp')")
-
-
-def test_three_more_problems_are_all_named_without_dots(tmp_path: Path):
-    path = tmp_path / "weights.yaml"
-    path.write_text("offload: x\nsp: -1\nenv: -2\ny: 1\n", encoding="utf-8")
-    with pytest.raises(TableError) as caught:
-        load_weights(path)
-    assert str(caught.value) == f"{path}: offload: must be a number, got 'x' (and 3 more problems, at 'sp', 'env', 'y')"
 
 
 def test_a_file_past_its_limit_says_both_sizes(tmp_path: Path):
