@@ -14,7 +14,7 @@ import numpy
 import pytest
 
 import solver
-from solver.api import answer_query, with_config_verdicts
+from solver.api import answer_query, config_query, with_config_verdicts
 from solver.query import MAX_SEED
 from solver.render import memory_model_yaml
 from solver.tables import MAX_GPUS, QueryError, brief, load_memory_model, shipped_tables_directory
@@ -34,6 +34,7 @@ def test_import_solver_is_cheap_and_exports_the_api():
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
     assert result.stdout.split() == [solver.__version__, "False"]
     assert {"plan", "place", "estimate_memory", "load_catalog", "Answer", "QueryError"} <= set(solver.__all__)
+    assert solver.__all__ == ["__version__", *solver._EXPORTS]  # `from solver import *` gives the version too
     with pytest.raises(AttributeError):
         solver.no_such_thing  # noqa: B018
 
@@ -43,6 +44,7 @@ def test_plan_gives_the_json_the_command_prints(cli):
     _, out, _ = cli("--maximize", "len", "--gpus", "6", "--model", "4B", "--top", "3", "--explain", "--json")
     assert [answer.as_json() for answer in answers] == json.loads(out)
     assert isinstance(answers[0], solver.Answer) and answers[0].plans[0].max_model_len == 102400
+    assert len(answers[0].plans) == 3 and answers[0].best == answers[0].plans[0] != answers[0].plans[-1]
 
 
 def test_place_gives_the_json_the_command_prints(cli):
@@ -89,6 +91,10 @@ def test_bad_requests_raise_query_error():
         (dict(gpus=0, max_model_len=32768), "--gpus must be a whole number from 1 to 65536, got 0"),
         (dict(gpus=8, max_model_len=1 << 30), "--len must be a whole number from 1 to 16777216, got 1073741824"),
         (dict(gpus=8, max_model_len=32768, margin=1.0), "--margin is a fraction from 0 to below 1, got 1.0"),
+        ({"gpus": 12, "max_model_len": 32768},
+         "--gpus 12 is not allowed: 12 GPUs span nodes of 8 (--node-gpus) but are not whole nodes"),
+        ({"gpus": 6, "max_model_len": 32768, "node_gpus": 4},
+         "--gpus 6 is not allowed: 6 GPUs span nodes of 4 (--node-gpus) but are not whole nodes"),
     ],
 )
 def test_estimate_memory_checks_its_request_like_the_command(arguments: dict, message: str):
@@ -102,6 +108,30 @@ def test_estimate_memory_takes_counts_at_their_bounds():
     longest = solver.estimate_memory("8B", "h100", 8, 1 << 24, sp=8)
     assert (longest.fits, longest.tokens_per_gpu) == (False, 1 << 22)
     assert solver.estimate_memory("4B", "h100", 8, 4096, node_gpus=MAX_GPUS).fits
+    # Trinity's default budget at half the cap is the cap itself, which is taken (one token more is refused).
+    assert solver.estimate_memory("4B", "h100", 8, 1 << 23).tokens_per_gpu == 1 << 24
+    # A budget of one's own that fits holds budget x SP tokens, but no length is longer than the cap.
+    big = CATALOG.with_gpu_types([solver.described_gpu_type("Big", 16384)])
+    own = solver.estimate_memory("0.6B", "Big", 8, 65536, sp=8, catalog=big, max_token_len_per_gpu=3 << 20)
+    assert (own.fits, own.tokens_per_gpu, own.longest_len) == (True, 3 << 20, 1 << 24)
+
+
+def test_estimate_memory_with_a_budget_of_ones_own_is_not_refuted_by_cells_measured_at_the_default():
+    # Qwen3-4B on 2 A100s at 16384: at Trinity's default budget (32768 tokens per GPU) the tables say vanilla runs out
+    # of memory (the cell says Env). Half that budget, the default at 8192 where they say it trains, fits: neither
+    # the verdict nor the longest length is refuted by a cell measured at another budget.
+    default = solver.estimate_memory("4B", "a100", 2, 16384)
+    assert (default.fits, default.tables.trains, default.tables.source.setting) == (False, False, "Env")
+    own = solver.estimate_memory("4B", "a100", 2, 16384, max_token_len_per_gpu=16384)
+    assert (own.fits, own.longest_len, own.tables, own.longest_refuted, own.tables_longest) == (
+        True, 16384, None, None, None)
+
+
+def test_estimate_memory_says_how_long_the_tables_let_exactly_its_gpus_train():
+    # Qwen3-1.7B with Env + Offload on 2 A100s: the memory model's longest, 29696, is refuted (1 GPU ran out of
+    # memory at 32768); on exactly 2 GPUs the tables reach 24576 (1 GPU's own table documents 28672).
+    estimate = solver.estimate_memory("1.7B", "a100", 2, 8192, env=True, offload=True)
+    assert (estimate.longest_len, estimate.longest_refuted.source.gpus, estimate.tables_longest) == (29696, 1, 24576)
 
 
 def test_estimate_memory_cautions_rocm_only_with_env():
@@ -345,10 +375,34 @@ def test_an_explanation_whose_questions_run_out_of_time_names_only_rules_in_forc
                                                   explain=True))
 
 
+@pytest.mark.parametrize(("options", "message"), [
+    ({"margin": 1.5}, "--margin is a fraction from 0 to below 1, got 1.5"),
+    ({"token_budget": "half"}, "token_budget must be one of default, auto, got 'half'"),
+    ({"token_budget": "auto", "estimate": "never"},
+     ("--token-budget auto lowers the token budget of estimated plans, which --no-estimate turns off: drop one of "
+      "them")),
+    ({"seed": -1}, "seed must be from 0 to 2147483647 (CP-SAT's seed is 32-bit), got -1"),
+])
+def test_place_refuses_a_bad_option_before_it_reads_the_cluster_file(tmp_path: Path, options: dict, message: str):
+    # As the command refuses a bad flag: a QueryError for the option, not a TableError for the missing file.
+    with pytest.raises(QueryError) as caught:
+        solver.place(tmp_path / "missing.yaml", **options)
+    assert str(caught.value) == message
+
+
 def test_the_largest_seed_and_more_workers_than_cpus_are_taken():
     query = solver.make_query(solver.load_catalog(), model="4B", max_model_len=4096, seed=MAX_SEED)
     assert solver.api.answer_query(query, solver.load_catalog())[0].status == "optimal"
     assert solver.place(FLEET, workers=(os.cpu_count() or 1) + 1).status == "optimal"
+
+
+def test_a_placements_gap_is_relative_to_its_bound():
+    found = solver.ClusterResult(status="feasible", objective=8, bound=10, placements=(), unplaced=(), pools=())
+    assert found.gap == pytest.approx(0.2)  # placed priority 8 of at most 10
+    nodes = found.model_copy(update={"objective": 5, "bound": 4, "objective_counts": "nodes"})
+    assert nodes.gap == pytest.approx(0.25)  # 5 nodes used, at least 4
+    assert found.model_copy(update={"objective": 10}).gap == 0
+    assert found.model_copy(update={"bound": 0}).gap is None and found.model_copy(update={"bound": None}).gap is None
 
 
 def test_loaders_take_a_path_as_a_string():
@@ -587,6 +641,32 @@ def test_config_query_asks_what_from_config_asks(text: str | None, changes: dict
             query.rollout_gpus, query.token_budget) == expected
 
 
+def test_a_configs_own_gpus_are_judged_whatever_budget_the_query_frees():
+    # --gpus 8 frees the plans' count; the verdict is still on the config's own 6 trainer GPUs.
+    query = config_query(CATALOG, CONFIG, gpu="h20", budget_gpus=8)
+    (answer,) = with_config_verdicts(answer_query(query, CATALOG), query, CATALOG, CONFIG, CONFIG_TEXT, "trinity.yaml",
+                                     {})
+    assert (query.budget_gpus, query.exact) == (8, False)
+    assert (answer.current.gpus, answer.current.gpus_given, answer.current.out_of_memory.gpus) == (6, True, 6)
+
+
+def test_a_config_verdict_no_table_speaks_for_gives_the_memory_models_prediction_only_with_estimates():
+    # Qwen3-8B at 8192 on 4 A100-40GBs, no rollout GPUs (asked for as none): no table says why it does not train.
+    # The memory model's activations do not fit, so the optimizer step's peak is not said too; without estimates
+    # nothing is predicted.
+    text = ("model: {model_path: Qwen/Qwen3-8B, max_model_len: 8192}\n"
+            "cluster: {node_num: 1, gpu_per_node: 4}\nexplorer: {rollout_model: {engine_num: 0}}\n")
+    config = read_trinity_config(text, "t.yaml", {})
+    verdicts = {}
+    for estimate in ("auto", "never"):
+        query = config_query(CATALOG, config, gpu="a100-40gb", estimate=estimate)
+        (answer,) = with_config_verdicts(answer_query(query, CATALOG), query, CATALOG, config, text, "t.yaml", {})
+        current = answer.current
+        verdicts[estimate] = (query.rollout_gpus, current.gpus, current.trains, current.out_of_memory,
+                              current.predicted, current.predicted_step)
+    assert verdicts == {"auto": (None, 4, False, None, (60.3, 35.6), None), "never": (None, 4, False, None, None, None)}
+
+
 def test_config_query_takes_a_falsy_keyword_as_given():
     from solver.api import config_query
 
@@ -612,6 +692,11 @@ def test_plans_carry_their_cautions_as_the_command_gives_them(cli):
     assert [answer.as_json()] == json.loads(out)
     (answer,) = solver.plan("8B", gpu="mi300x", objective="max_len", budget_gpus=8, env=False)
     assert solver.results.ROCM_ENV_CAUTION not in answer.best.cautions
+    # Thin headroom before data-parallel ranks that are not a power of two: 6 B200s with SP=2.
+    (answer,) = solver.plan("8B", gpu="b200", objective="max_len", budget_gpus=6, exact=True)
+    assert [caution.split(":")[0] for caution in answer.best.cautions] == [
+        ("0.4 GiB to spare where the estimate extrapolates, and its error there is unmeasured (on much smaller cards "
+         "and much larger models it runs optimistic by about a GiB and more"), "3 data-parallel ranks (6 GPUs / SP=2)"]
 
 
 def test_the_result_types_keep_their_json_schema():
@@ -624,6 +709,17 @@ def test_the_result_types_keep_their_json_schema():
     assert {"model", "gpus", "max_model_len", "setting", "gpu"} <= set(source["properties"])
     answer = solver.Answer.model_json_schema(mode="serialization")
     assert answer["$defs"]["Plan"]["properties"].keys() == plan_schema["properties"].keys()
+
+
+def test_a_plan_with_exactly_no_room_has_that_to_spare():
+    # The room is to spare down to 0.0 GiB (what a prediction at the usable memory leaves), and over it below.
+    (answer,) = solver.plan("8B", gpu="h100", max_model_len=131072, budget_gpus=8)
+    best = answer.best
+    assert best.evidence == "estimated"
+    assert best.model_copy(update={"headroom_gb": 0.0}).room_words == "0.0 GiB to spare"
+    assert best.model_copy(update={"headroom_gb": -0.3}).room_words == "0.3 GiB over what it may take"
+    assert best.model_copy(update={"headroom_gb": 0.0, "headroom_at_step": True}).room_words == (
+        "0.0 GiB to spare at the optimizer step's peak, the tighter one")
 
 
 def test_a_plan_dumped_without_its_token_budget_keeps_lowered_budget():
@@ -643,6 +739,7 @@ def test_a_plan_dumped_without_its_token_budget_keeps_lowered_budget():
     ["--model", "32B", "--gpu", "h100", "--gpus", "8", "--len", "32k", "--rollout-gpus", "8"],  # engines of 2 GPUs
     ["--model", "8B", "--gpu", "h100", "--gpus", "12", "--len", "64k", "--rollout-gpus", "2"],  # whole nodes: 4 more
     ["--model", "8B", "--gpu", "mi300x", "--gpus", "8", "--len", "128k", "--rollout-gpus", "4", "--node-gpus", "4"],
+    ["--model", "8B", "--gpu", "a100", "--gpus", "8", "--len", "32k", "--train-batch-size", "96"],  # said in a header
 ])
 def test_trinity_config_is_what_emit_trinity_prints(cli, flags: list[str]):
     status, out, _ = cli(*flags, "--emit", "trinity")
@@ -650,8 +747,11 @@ def test_trinity_config_is_what_emit_trinity_prints(cli, flags: list[str]):
     (answer,) = solver.plan(value["--model"], gpu=value["--gpu"], budget_gpus=int(value["--gpus"]),
                             max_model_len=int(value["--len"].replace("k", "")) * 1024,
                             rollout_gpus=int(value["--rollout-gpus"]) if "--rollout-gpus" in value else None,
-                            node_gpus=int(value.get("--node-gpus", 8)))
+                            node_gpus=int(value.get("--node-gpus", 8)),
+                            train_batch_size=int(value["--train-batch-size"]) if "--train-batch-size" in value
+                            else None)
     assert status == 0 and solver.trinity_config(answer) == out
+    assert ("# Planned for a train batch of 96 " in out) == ("--train-batch-size" in value)
 
 
 def test_trinity_config_of_an_answer_planned_with_a_catalogue_of_your_own_asks_for_it():
