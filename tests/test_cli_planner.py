@@ -251,7 +251,8 @@ def test_exit_1_when_some_answer_has_no_plan(cli):
         (["--model", "4B", "--len", "8192", "--gpu", "a100", "--out", "/proc/self/fd/2"], "solve: error: argument --out: expected a file name, got /proc/self/fd/2 (what it would write goes to standard output without the option)"),
         (["--model", "4B", "--model-config", "config.json", "--len", "8192"], "solve: error: --model and --model-config both name the model: give one"),
         (["--model", "4B", "--len", "8192", "--gpus", "4", "--exact", "--minimize", "gpus"], "solve: error: --minimize gpus chooses the GPU count: drop --exact"),
-        (["--model", "4B", "--len", "8192", "--emit", "trinity", "--top", "3"], "solve: error: --emit trinity prints the best plan's YAML alone: drop --top and --explain"),
+        (["--model", "4B", "--len", "8192", "--emit", "trinity", "--top", "2"],
+         "solve: error: --emit trinity prints the best plan's YAML alone: drop --top and --explain"),
         (["--model", "Meta/Qwen3-5B", "--len", "8192"], "solve: error: unknown model 'Meta/Qwen3-5B'; accepted:"),
         (["--model", "4B", "--len", "\u0668k"], "solve: error: argument --len: expected a whole number of tokens or of k (1024), got '\u0668k'"),
         (["--model", "4B", "--len", "-1k"],
@@ -418,6 +419,57 @@ def test_piped_output_has_no_trailing_spaces(cli):
         assert [line for line in out.split("\n") if line != line.rstrip()] == []
 
 
+def test_piped_output_takes_a_wider_terminals_columns(cli, monkeypatch: pytest.MonkeyPatch):
+    # Piped, a line wraps at 160 columns, or at COLUMNS where that is more.
+    asked = ("--model", "Qwen2.5-7B", "--gpus", "8", "--len", "131072", "--gpu", "h20", "--token-budget", "auto",
+             "--top", "3")
+    line = ("2 plans of the 3 asked for: each other plan that trains is no cheaper, on no fewer GPUs and no better "
+            "vouched for than a plan above; estimates keep Env on (--no-env estimates without it)")
+    monkeypatch.delenv("COLUMNS", raising=False)
+    status, out, _ = cli(*asked)
+    assert status == 0 and line not in out.splitlines() and line in " ".join(out.split())
+    monkeypatch.setenv("COLUMNS", "250")
+    status, out, _ = cli(*asked)
+    assert status == 0 and line in out.splitlines()
+
+
+def test_whole_writes_send_what_a_pipe_did_not_take_at_once(monkeypatch: pytest.MonkeyPatch):
+    # A pipe may take part of a write: the rest follows, not the whole again.
+    read_end, write_end = os.pipe()
+    write = os.write
+    monkeypatch.setattr(solver.cli.output.os, "write", lambda descriptor, data: write(descriptor, bytes(data[:5])))
+    try:
+        assert solver.cli.output._WholeWrites(write_end).write(b"a line of 24 characters\n") == 24
+    finally:
+        os.close(write_end)
+    with os.fdopen(read_end, "rb") as pipe:
+        assert pipe.read() == b"a line of 24 characters\n"
+
+
+@pytest.mark.skipif(os.name == "nt", reason="a pseudo-terminal")
+def test_a_terminal_gets_the_shaded_tables(solve_script: Path):
+    # Stdout on a terminal is left as it is (whole writes are for pipes and files): rich sees a terminal, and shades.
+    import pty
+
+    leader, follower = pty.openpty()
+    process = subprocess.Popen([str(solve_script), "tables", "--gpu", "a100", "--gpus", "1", "--model", "4B"],
+                               stdout=follower, stderr=subprocess.PIPE,
+                               env={**os.environ, "TERM": "xterm-256color", "COLUMNS": "120"})
+    os.close(follower)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(leader, 4096)
+        except OSError:  # EIO: the terminal's other end has closed
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(leader)
+    _, err = process.communicate(timeout=60)
+    assert (process.returncode, err) == (0, b"") and b"\x1b[" in shown and b"Qwen3-4B" in shown
+
+
 def test_a_reader_that_has_gone_ends_the_command_quietly(solve_script: Path):
     # `solve map | head -1` where head has gone before the maps are written (their 8 KB would otherwise fit in
     # the pipe whole, and the command end with 0): no traceback, SIGPIPE's status.
@@ -447,6 +499,24 @@ def test_fewer_plans_than_asked_for_are_said_to_be_all_there_are(cli):
         in " ".join(out.split())
     status, out, _ = cli("--model", "14B", "--gpu", "a100", "--len", "24576", "--gpus", "1")
     assert status == 0 and "asked for" not in out
+
+
+def test_fewer_plans_than_asked_for_say_where_the_time_limit_stopped_the_search(cli, monkeypatch: pytest.MonkeyPatch):
+    import solver.cli.planner
+
+    answer_query = solver.cli.planner.answer_query
+    monkeypatch.setattr(solver.cli.planner, "answer_query", lambda *args, **kwargs: tuple(
+        answer.model_copy(update={"status": "feasible"}) for answer in answer_query(*args, **kwargs)))
+    status, out, _ = cli("--model", "14B", "--gpu", "a100", "--len", "24576", "--gpus", "1", "--top", "3")
+    assert status == 0 and out.endswith("\n1 plan of the 3 asked for: the time limit stopped the search\n\n")
+
+
+def test_a_ranking_with_a_lowered_token_budget_marks_it_and_says_why(cli):
+    status, out, _ = cli("--model", "Qwen2.5-7B", "--gpus", "8", "--len", "131072", "--gpu", "h20", "--token-budget",
+                         "auto", "--top", "2")
+    assert status == 0 and " 52224* " in out and " 40960* " in out
+    assert ("* trainer.max_token_len_per_gpu below Trinity's default ceil(2 x L / SP), which does not fit "
+            "(--token-budget auto)") in out.splitlines()
 
 
 def test_the_apply_lines_give_the_exact_yarn_factor_the_config_check_wants(cli, tmp_path: Path):
@@ -1004,7 +1074,8 @@ def test_the_apply_block_folds_on_a_narrow_terminal_rather_than_cut(cli, monkeyp
     screen = io.StringIO()
     monkeypatch.setattr(solver.cli.output, "new_console", lambda width=160: Console(
         width=40, force_terminal=True, color_system=None, file=screen, **solver.cli.output.PLAIN_TEXT))
-    assert cli("--model", "14B", "--gpu", "a100", "--len", "64k")[0] == 0
+    status, _, err = cli("--model", "14B", "--gpu", "a100", "--len", "64k")
+    assert (status, err) == (0, "")  # no note: the summary's words fold; only a ranking needs its columns
     shown = screen.getvalue()
     assert "…" not in shown and "trainer.max_token_len_per_gpu" in "".join(line.strip() for line in shown.splitlines())
 
@@ -1161,8 +1232,10 @@ def test_the_longest_context_past_one_node_says_that_a_larger_sp_would_span_node
     assert ("longer SP=16 or more may reach further, but its groups would span nodes of 8 GPUs: rft-solver keeps "
             "each SP group inside a node (--node-gpus), as the tables measured") in " ".join(out.split())
     # Not where the heads allow no larger SP (Qwen3-14B's 40 heads: SP=16 does not divide them), nor within a node.
+    # Nor where the plan's SP is below the most a node holds (pinned here): a larger one is no way further.
     for asked in (("--model", "14B", "--gpu", "h200", "--gpus", "16"),
-                  ("--model", "4B", "--gpu", "a100", "--gpus", "6")):
+                  ("--model", "4B", "--gpu", "a100", "--gpus", "6"),
+                  ("--model", "Llama-3.1-70B", "--gpu", "h100", "--gpus", "32", "--sp", "4")):
         _, out, _ = cli(*asked, "--maximize", "len")
         assert "\nlonger " not in out
 

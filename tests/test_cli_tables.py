@@ -248,6 +248,13 @@ def test_measured_tables_name_their_own_source_and_the_legend_their_settings(cli
             "1 张 GPU") in sources
 
 
+def test_the_legend_names_every_setting_of_the_escalation_order_even_where_a_table_shows_few(cli):
+    status, out, _ = cli("tables", "--gpu", "a100", "--gpus", "1", "--model", "4B")
+    assert status == 0 and " ".join(out.split()).endswith(
+        "cost, lightest to darkest: vanilla Env SP=2 Env + SP=2 SP=4 Env + SP=4 Env + Offload Env + Offload + SP=2 "
+        "Env + Offload + SP=4 - nothing trains")
+
+
 def test_a_table_may_name_a_source_of_its_own(cli, tmp_path: Path):
     # A table's own source (a heading measured elsewhere) stands for its cells, printed after its heading.
     cells = Path(__file__).parent / "data" / "cells" / "h800.yaml"

@@ -134,9 +134,12 @@ def test_written_files_keep_or_get_the_usual_permissions(cli, user_config: Path,
     previous = os.umask(0o027)
     try:
         assert cli(*FLAGSHIP, "--out", str(tmp_path / "plan.yaml"))[0] == 0
+        solver.cli.atomic.write_all_atomically({tmp_path / "a.yaml": "a\n", tmp_path / "b.yaml": "b\n"})
     finally:
         os.umask(previous)
     assert stat.S_IMODE((tmp_path / "plan.yaml").stat().st_mode) == 0o640  # 0666 less the umask, as with open()
+    # Reading the umask sets it: it is set straight back, so the second of two new files gets the same.
+    assert [stat.S_IMODE((tmp_path / name).stat().st_mode) for name in ("a.yaml", "b.yaml")] == [0o640, 0o640]
 
 
 def test_the_original_config_is_never_overwritten(cli, user_config: Path, monkeypatch: pytest.MonkeyPatch):
@@ -260,10 +263,47 @@ def test_several_files_are_written_all_or_none(tmp_path: Path):
     assert (first.read_text(encoding="utf-8"), (tmp_path / "c.yaml").read_text(encoding="utf-8")) == ("new\n", "c\n")
 
 
+def test_a_rename_that_fails_names_the_files_already_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # Every file is written in full before the first rename; should a rename fail (an immutable file), the message
+    # names the files already in place, and no temporary file is left.
+    from solver.cli.atomic import write_all_atomically
+
+    files = [tmp_path / name for name in ("a.yaml", "b.yaml", "c.yaml")]
+    replace = os.replace
+    for refused in ("a.yaml", "c.yaml"):
+        for path in files:
+            path.write_text("old\n", encoding="utf-8")
+
+        def immutable(source: str, target: Path, refused: str = refused) -> None:
+            if Path(target).name == refused:
+                raise PermissionError(errno.EPERM, "Operation not permitted")
+            replace(source, target)
+
+        monkeypatch.setattr(solver.cli.atomic.os, "replace", immutable)
+        with pytest.raises(QueryError) as raised:
+            write_all_atomically(dict.fromkeys(files, "new\n"))
+        a, b, c = (path.resolve() for path in files)
+        assert str(raised.value) == (f"{a}: cannot write: Operation not permitted" if refused == "a.yaml" else
+                                     f"{c}: cannot write: Operation not permitted (already written: {a}, {b})")
+        assert [path.read_text(encoding="utf-8") for path in files] == (
+            ["old\n"] * 3 if refused == "a.yaml" else ["new\n", "new\n", "old\n"])
+        assert sorted(path.name for path in tmp_path.iterdir()) == ["a.yaml", "b.yaml", "c.yaml"]
+
+
+def test_a_file_is_replaced_by_a_rename_not_rewritten_in_place(tmp_path: Path):
+    # A reader that has the old file open reads it whole: the new text is a new file, renamed over the name.
+    target = tmp_path / "plan.yaml"
+    target.write_text("old\n", encoding="utf-8")
+    with target.open(encoding="utf-8") as reader:
+        solver.cli.atomic.write_atomically(target, "new\n")
+        assert reader.read() == "old\n"
+    assert target.read_text(encoding="utf-8") == "new\n"
+
+
 def test_no_plan_writes_nothing(cli, tmp_path: Path):
     target = tmp_path / "plan.yaml"
-    status, _, _ = cli("--model", "8B", "--len", "200000", "--gpu", "a100", "--out", str(target))
-    assert status == 1 and not target.exists()
+    status, out, _ = cli("--model", "8B", "--len", "200000", "--gpu", "a100", "--out", str(target))
+    assert status == 1 and not target.exists() and "wrote" not in out
 
 
 def test_emitted_config_reads_back_to_the_same_plan(cli, tmp_path: Path):
@@ -1489,6 +1529,22 @@ def test_a_verdict_on_settings_a_no_env_estimate_trains_says_why_the_best_plan_c
     status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--no-env")
     said = " ".join(out.split())
     assert status == 0 and "costs a little more" not in said and "plan Offload + SP=4 on 4 of 4 GPUs" in said
+
+
+def test_settings_with_env_that_train_by_estimate_get_no_word_on_env(cli, tmp_path: Path,
+                                                                     monkeypatch: pytest.MonkeyPatch):
+    # The config's Env + SP=2 trains by estimate; the longest context's plan costs more, for its length: Env is no
+    # reason, and none is given.
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+    config = tmp_path / "trinity.yaml"
+    config.write_text("model:\n  model_path: Qwen/Qwen2.5-7B\n  max_model_len: 16384\n"
+                      "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 4}}\n"
+                      "trainer:\n  ulysses_sequence_parallel_size: 2\n", encoding="utf-8")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "h100", "--maximize", "len")
+    said = " ".join(out.split())
+    assert status == 0 and ("trinity.yaml runs Env + SP=2 on 4 trainer GPUs at 16384 tokens (Env on in this "
+                            "environment): it trains (estimated: ") in said
+    assert "plan Env + Offload + SP=4 on 4 of 4 GPUs" in said and "costs a little more" not in said
 
 
 def _long_qwen25_config(tmp_path: Path, trainer: str) -> Path:

@@ -1852,6 +1852,11 @@ def test_solve_memory_host_ram_decides_for_offloaded_states(cli):
     assert " ".join(out.split()).endswith(
         "tables: it trains (documented: the A100-80GB table for 4 GPUs says 'Env + Offload + SP=4' at 71680); that "
         "is the GPUs' memory, and the host memory above rules it out")
+    # Where the tables say it runs out of memory, the host memory changes nothing they say.
+    status, out, _ = cli(*asked[:8], "131072", *asked[9:], "--host-ram", "128")
+    assert status == 1 and " ".join(out.split()).endswith(
+        "tables: it runs out of memory (the A100-80GB table for 4 GPUs says '-' at 112640: the source tried this "
+        "setting, or one that includes it, there first, and it ran out of memory)")
     status, out, _ = cli(*asked, "--host-ram", "256")
     assert out.rstrip().endswith("'Env + Offload + SP=4' at 71680)")
     status, out, _ = cli(*asked, "--host-ram", "128", "--json")
@@ -2077,6 +2082,12 @@ def test_cells_that_ran_out_where_the_memory_model_fits_get_a_note_with_the_marg
                    "estimates near them may be optimistic too: with --margin 0.13 it predicts that each of them runs "
                    "out\n")
     assert cli(*asked, "--margin", "0.13")[2] == ""
+    # With --no-env the estimates go without Env: the two settings without it count too, the most optimistic first,
+    # and the margin is the one under which the model agrees with all three.
+    assert cli(*asked, "--no-env")[2] == (
+        "solve: note: your cells say 3 settings ran out of memory where the memory model predicts a fit (Env + SP=8 "
+        "on 8 H100-80GB GPUs for Qwen3-8B at 131072: 64.4 GiB predicted of 73.2 usable), so its estimates near them "
+        "may be optimistic too: with --margin 0.13 it predicts that each of them runs out\n")
     # A documented answer, or cells the model agrees with, get no note.
     assert cli(*asked[:5], "8", *asked[6:])[2] == ""
     # Cells of the H800, which reports the H100's memory (and whose tables the H100 borrows), are near it too.
