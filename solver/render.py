@@ -400,11 +400,12 @@ def _verdict(answer: Answer, current: CurrentSettings, query: Query, problems: b
 
 
 def _dearer(answer: Answer, current: CurrentSettings) -> str:
-    """Where a config's own settings train by estimate without Env and the best plan costs more: why it is the best,
-    in words ("" otherwise). Estimates keep Env on unless --no-env (`estimated_setting`), so the config's were no
-    candidate; Env's cost is a tie-break."""
+    """Where a config's own settings train by estimate without Env and the best plan, at the same length, costs more:
+    why it is the best, in words ("" otherwise: a longer plan's cost is its length's). Estimates keep Env on unless
+    --no-env (`estimated_setting`), so the config's were no candidate; Env's cost is a tie-break."""
     own, best = current.plan, answer.plans[0] if answer.plans else None
-    if own is None or best is None or best.cost <= own.cost or own.evidence != "estimated" or own.env:
+    if (own is None or best is None or best.cost <= own.cost or own.evidence != "estimated" or own.env
+            or best.max_model_len != own.max_model_len):
         return ""
     return (f"; the best plan below costs a little more ({best.cost:.4g} against {own.cost:.4g}): estimates keep Env "
             "on (--no-env estimates without it)")

@@ -1529,6 +1529,10 @@ def test_a_verdict_on_settings_a_no_env_estimate_trains_says_why_the_best_plan_c
     status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--no-env")
     said = " ".join(out.split())
     assert status == 0 and "costs a little more" not in said and "plan Offload + SP=4 on 4 of 4 GPUs" in said
+    # The longest context's plan is longer, and costs more for its length: Env is no reason, and none is given.
+    status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--maximize", "len")
+    said = " ".join(out.split())
+    assert status == 0 and "costs a little more" not in said and "max_model_len 112640" in said
 
 
 def test_settings_with_env_that_train_by_estimate_get_no_word_on_env(cli, tmp_path: Path,
