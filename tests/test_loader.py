@@ -452,3 +452,19 @@ def test_every_package_of_the_source_is_installed():
     assert listed is not None
     packages = {".".join(init.parent.relative_to(root).parts) for init in (root / "solver").rglob("__init__.py")}
     assert set(re.findall(r'"([\w.]+)"', listed[1])) == packages | {"solver.data", "solver.data.feasibility"}
+
+
+def test_a_dangling_link_is_the_same_file_as_where_it_leads_and_two_missing_paths_are_not(tmp_path: Path):
+    from solver.tables import resolved_path, same_file
+
+    link, target, other = tmp_path / "link.yaml", tmp_path / "out.yaml", tmp_path / "other.yaml"
+    link.symlink_to(target)  # out.yaml does not exist yet: the link leads nowhere, but a write through it makes it
+    assert resolved_path(link) == target and resolved_path(target) == target
+    assert same_file(link, target) and same_file(target, link)
+    assert not same_file(target, other) and not same_file(link, other)
+
+
+def test_an_error_message_is_one_line_whatever_line_breaks_a_quoted_name_holds():
+    # a carriage return would move the terminal's cursor back over the message, a line feed split it: both escaped
+    assert str(QueryError("unknown model 'a\rb\nc'")) == "unknown model 'a\\rb\\nc'"
+    assert str(TableError("x.yaml: line\r\n2")) == "x.yaml: line\\r\\n2"
