@@ -15,14 +15,18 @@ from hypothesis import strategies as st
 
 from solver.tables import (
     ESCALATION_ORDER,
+    GpuType,
     QueryError,
     Setting,
+    Table,
     TableError,
+    described_gpu_type,
     load_catalog,
     load_gpu_type,
     load_model_config,
     load_weights,
     shipped_tables_directory,
+    vouches_for,
 )
 from solver.tables.reading import load_models
 
@@ -210,6 +214,20 @@ def test_non_canonical_cell_texts_are_rejected(text: str):
         Setting.parse(text)
 
 
+@pytest.mark.parametrize(("text", "message"), [
+    ("SP=1", "'SP=1': an SP degree is at least 2 (no SP is written as vanilla)"),
+    ("Env + SP=1", "'SP=1' in 'Env + SP=1': an SP degree is at least 2 (no SP is written as vanilla)"),
+    ("Env + Env", "'Env' appears twice in 'Env + Env'"),
+    ("SP=2 + SP=4", "'SP=4' appears twice in 'SP=2 + SP=4'"),
+    ("Offload + Env", "setting 'Offload + Env' is not in the source's form; write 'Env + Offload'"),
+])
+def test_a_non_canonical_cell_text_is_rejected_saying_what_is_wrong(text: str, message: str):
+    # SP=1 and a part given twice have messages of their own, not only that of a text out of the source's form.
+    with pytest.raises(ValueError) as raised:
+        Setting.parse(text)
+    assert str(raised.value) == message
+
+
 def test_dash_means_nothing_trains():
     assert Setting.parse("-") is None
 
@@ -231,6 +249,9 @@ def test_contradictions_are_reported_not_fixed(tmp_path: Path):
     assert ("A100-80GB, 6 GPUs, Qwen3-14B: Env + Offload + SP=2 at 40960 but vanilla trains at the longer 51200 "
             "(memory only grows with the length)") in found
     assert catalog.gpu("a100").tables[3].rows[10].setting("Qwen3-14B") == Setting()  # kept as written
+    # New to the edited tables, not to a catalogue that has them already.
+    assert load_catalog().new_contradictions(catalog, "A100-80GB") == found
+    assert catalog.new_contradictions(catalog, "A100-80GB") == []
 
 
 def test_solve_tables_check(cli, edited_a100_tables, monkeypatch: pytest.MonkeyPatch):
@@ -468,3 +489,153 @@ def test_an_error_message_is_one_line_whatever_line_breaks_a_quoted_name_holds()
     # a carriage return would move the terminal's cursor back over the message, a line feed split it: both escaped
     assert str(QueryError("unknown model 'a\rb\nc'")) == "unknown model 'a\\rb\\nc'"
     assert str(TableError("x.yaml: line\r\n2")) == "x.yaml: line\\r\\n2"
+
+
+@pytest.mark.parametrize(("memory_gb", "memory_mib"), [(8, None), (16384, None), (None, 8192), (None, 16384 * 1024),
+                                                       (80, 69632), (80, 86016)])
+def test_a_gpu_type_of_your_own_may_have_the_memory_at_each_bound(memory_gb: int | None, memory_mib: int | None):
+    # 8 GB (8192 MiB) to 16384 GB (16777216 MiB); the MiB from 0.85 to 1.05 times the GB's, both ends included.
+    gpu_type = described_gpu_type(" Mine ", memory_gb, memory_mib)
+    assert (gpu_type.name, gpu_type.memory_mib) == ("Mine", memory_mib)
+    assert gpu_type.memory_gb == memory_gb or memory_gb is None
+
+
+@pytest.mark.parametrize(("memory_gb", "memory_mib", "message"), [
+    (7, None, "Mine: its memory must be from 8 to 16384 GB, got 7 GB"),
+    (16385, None, "Mine: its memory must be from 8 to 16384 GB, got 16385 GB"),
+    (None, 8191, "Mine: its memory must be from 8192 MiB (8 GiB) to 16777216 MiB, got 8191 MiB"),
+    (None, 16384 * 1024 + 1, "Mine: its memory must be from 8192 MiB (8 GiB) to 16777216 MiB, got 16777217 MiB"),
+    (80, 69631, ("Mine: 69631 MiB is not what a GPU sold as 80 GB reports (from 69632 to 86016 MiB): give one of "
+                 "the two")),
+    (80, 86017, ("Mine: 86017 MiB is not what a GPU sold as 80 GB reports (from 69632 to 86016 MiB): give one of "
+                 "the two")),
+])
+def test_a_gpu_type_of_your_own_past_a_bound_is_refused(memory_gb: int | None, memory_mib: int | None, message: str):
+    with pytest.raises(QueryError) as raised:
+        described_gpu_type("Mine", memory_gb, memory_mib)
+    assert str(raised.value) == message
+
+
+@pytest.mark.parametrize("path", ["Qwen/Qwen3-4B/", "/models/Qwen3-4B//", "C:\\models\\Qwen3-4B\\"])
+def test_a_model_path_with_a_trailing_separator_is_named_by_its_last_folder(path: str):
+    assert load_catalog().model(path).name == "Qwen3-4B"
+
+
+def test_an_alias_that_ends_the_name_without_a_dash_is_listed_and_is_no_short_form():
+    # 'Accel' ends 'MyAccel' but not as its last part: the accepted names show it; no GPU type has a short form.
+    catalog = load_catalog().with_gpu_types([GpuType(gpu="MyAccel", memory_gb=64, aliases=("Accel",), source="mine")])
+    with pytest.raises(QueryError) as raised:
+        catalog.gpu("nope")
+    assert str(raised.value).endswith(", MI300X (mi300x-192gb), MyAccel (Accel)")
+
+
+def test_a_table_naming_a_model_and_the_model_it_stands_for_gives_the_model_its_own_cells():
+    # Cells measured for Qwen3-8B-Base beside Qwen3-8B's: its own column speaks for it, not Qwen3-8B's.
+    catalog = load_catalog()
+    table = Table.model_validate({"gpus": 2, "section": "mine", "models": ["Qwen3-8B", "Qwen3-8B-Base"],
+                                  "rows": [{"max_model_len": 4096, "cells": {"Qwen3-8B": "vanilla",
+                                                                             "Qwen3-8B-Base": "vanilla"}}]})
+    assert table.name_for(catalog.model("8B-Base")) == "Qwen3-8B-Base"
+    assert table.name_for(catalog.model("8B")) == "Qwen3-8B"
+    assert table.name_for(catalog.model("4B-Base")) is None
+
+
+@pytest.mark.parametrize(("table_gpus", "gpus", "vouches"), [
+    (4, 4, True), (1, 1, True), (2, 64, True), (2, 65, False), (1, 2, False), (4, 2, False), (64, 64, True),
+])
+def test_a_table_vouches_for_its_own_count_and_more_gpus_up_to_the_estimates_most(table_gpus: int, gpus: int,
+                                                                                    vouches: bool):
+    # One GPU has no collective-communication buffers: its table vouches for one GPU alone.
+    assert vouches_for(table_gpus, gpus) is vouches
+    assert vouches_for(2, 65, most=65) and not vouches_for(2, 66, most=65)
+
+
+def test_a_checkpoint_in_a_folder_named_by_an_alias_is_that_model_only_if_of_its_shape(tmp_path: Path):
+    # Qwen3-8B's shape in a folder 8B is Qwen3-8B; in a folder 4B (Qwen3-4B's alias, another shape) it is a model of
+    # its own, under its own name, without the folder's name, whose cells are Qwen3-8B's.
+    catalog = load_catalog()
+    for folder, name in (("8B", "Qwen3-8B"), ("4B", "my-sft")):
+        config = load_model_config(qwen3_8b_checkpoint(tmp_path / folder, _name_or_path="me/my-sft"))
+        added = catalog.with_model(config)
+        model = added.model(name)
+        assert (model.name, model.aliases, model.tables_of) == (
+            (name, ("8B",), None) if folder == "8B" else (name, (), "Qwen3-8B"))
+        assert len(added.models) == len(catalog.models) + (folder == "4B")
+        assert added.model("4B").name == "Qwen3-4B"
+
+
+def test_a_catalogue_models_config_gives_it_its_own_context_and_rope_scaling(tmp_path: Path):
+    config = load_model_config(qwen3_8b_checkpoint(tmp_path / "q", _name_or_path="Qwen/Qwen3-8B",
+                                                   max_position_embeddings=65536,
+                                                   rope_scaling={"rope_type": "llama3", "factor": 2.0}))
+    model = load_catalog().with_model(config).model("8B")
+    assert (model.name, model.native_context, model.rope_scaling) == ("Qwen3-8B", 65536, "llama3")
+    assert load_catalog().model("8B").rope_scaling is None
+
+
+def test_a_checkpoint_of_a_shape_whose_first_model_stands_for_another_takes_the_cells_of_the_one_standing(
+        tmp_path: Path):
+    # Qwen2.5-7B-Instruct comes before Qwen2.5-7B in models.yaml, whose cells stand for it: a checkpoint of their
+    # shape takes Qwen2.5-7B's cells too, not those of a model that has none of its own.
+    base = load_catalog().model("Qwen2.5-7B")
+    (tmp_path / "config.json").write_text(json.dumps({
+        "_name_or_path": "me/my-qwen", "model_type": "qwen2", "hidden_size": base.hidden_size,
+        "intermediate_size": base.intermediate_size, "num_hidden_layers": base.num_layers,
+        "num_attention_heads": base.num_attention_heads, "num_key_value_heads": base.num_key_value_heads,
+        "vocab_size": base.vocab_size, "tie_word_embeddings": base.tied_embeddings,
+        "max_position_embeddings": base.native_context}), encoding="utf-8")
+    model = load_catalog().with_model(load_model_config(tmp_path)).models[-1]
+    assert (model.name, model.tables_of) == ("my-qwen", "Qwen2.5-7B")
+
+
+def test_yarn_is_validated_up_to_a_factor_of_4_and_131072_tokens_both_included():
+    qwen = load_catalog().model("8B").model_copy(update={"native_context": 32768})
+    assert (qwen.yarn_factor(32768), qwen.yarn_factor(32769), qwen.yarn_factor(131072)) == (None, 32769 / 32768, 4.0)
+    assert not qwen.yarn_beyond_validated(131072) and qwen.yarn_beyond_validated(131073)
+    short = qwen.model_copy(update={"native_context": 16384})  # a factor of 5 at 81920 tokens: beyond
+    assert not short.yarn_beyond_validated(65536) and short.yarn_beyond_validated(65537)
+    llama = qwen.model_copy(update={"rope_scaling": "llama3"})  # its own scaling: no YaRN, from one token beyond
+    assert llama.yarn_factor(65536) is None and not llama.yarn_beyond_validated(65536)
+    assert not llama.beyond_native_on_own_scaling(32768) and llama.beyond_native_on_own_scaling(32769)
+    assert not qwen.beyond_native_on_own_scaling(65536)
+
+
+@pytest.mark.parametrize(("counts", "message"), [
+    ([1], "A100-80GB has a table for 1 GPU already"),
+    ([2], "A100-80GB has a table for 2 GPUs already"),
+    ([3, 4, 6], "A100-80GB has a table for 4 and 6 GPUs already"),
+])
+def test_measured_tables_for_a_count_the_catalogue_has_are_refused_naming_the_counts(counts: list[int], message: str):
+    catalog = load_catalog()
+    rows = [{"max_model_len": 4096, "cells": {"Qwen3-4B": "vanilla"}}]
+    measured = GpuType(gpu="A100-80GB", memory_gb=80, source="mine", tables=tuple(
+        Table.model_validate({"gpus": count, "section": "mine", "models": ["Qwen3-4B"], "rows": rows})
+        for count in counts))
+    with pytest.raises(QueryError) as raised:
+        catalog.with_tables(measured)
+    assert str(raised.value).startswith(f"{message}; measured cells join the tables where they have none")
+
+
+def test_measured_tables_join_the_catalogues_in_gpu_count_order_and_a_gpu_type_it_has_is_not_added_twice():
+    catalog = load_catalog()
+    measured = GpuType(gpu="A100-80GB", memory_gb=80, source="mine", tables=(
+        Table.model_validate({"gpus": 3, "section": "mine", "models": ["Qwen3-4B"],
+                              "rows": [{"max_model_len": 4096, "cells": {"Qwen3-4B": "vanilla"}}]}),))
+    assert [table.gpus for table in catalog.with_tables(measured).gpu("a100").tables] == [1, 2, 3, 4, 6]
+    assert catalog.with_gpu_types([catalog.gpu("h100")]) == catalog
+    mine = described_gpu_type("Mine", 64)
+    assert catalog.with_gpu_types([mine]).with_gpu_types([mine]) == catalog.with_gpu_types([mine, mine])
+    assert catalog.with_gpu_types([mine]).gpu_types == (*catalog.gpu_types, mine)
+
+
+def test_gpu_types_of_one_memory_as_sold_but_no_driver_figure_borrow_no_tables():
+    # Memory as sold says too little: only the same driver-reported MiB lends a GPU type's tables to another.
+    table = Table.model_validate({"gpus": 2, "section": "mine", "models": ["Qwen3-4B"],
+                                  "rows": [{"max_model_len": 4096, "cells": {"Qwen3-4B": "vanilla"}}]})
+    catalog = load_catalog().with_gpu_types([GpuType(gpu="Mine", memory_gb=64, source="mine", tables=(table,)),
+                                             GpuType(gpu="Yours", memory_gb=64, source="yours")])
+    assert (catalog.tabled_counts("Mine"), catalog.tabled_counts("Yours")) == ({2}, set())
+    twins = load_catalog().with_gpu_types([GpuType(gpu="Mine", memory_gb=64, memory_mib=65536, source="mine",
+                                                   tables=(table,)),
+                                           GpuType(gpu="Yours", memory_gb=64, memory_mib=65536, source="yours")])
+    assert twins.tabled_counts("Yours") == {2}
