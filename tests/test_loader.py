@@ -639,3 +639,17 @@ def test_gpu_types_of_one_memory_as_sold_but_no_driver_figure_borrow_no_tables()
                                                    tables=(table,)),
                                            GpuType(gpu="Yours", memory_gb=64, memory_mib=65536, source="yours")])
     assert twins.tabled_counts("Yours") == {2}
+
+
+def test_a_contradiction_within_the_cells_of_one_gpu_type_is_not_said_again_for_two_of_the_same_memory(tmp_path: Path):
+    # Made-up A800 cells: Env at 16384 (the A100's cell there too) but vanilla at 18000 (a length the A100 has no
+    # row for). The A800's own tables say it; the two GPU types of one memory together add nothing.
+    cells = tmp_path / "a800.yaml"
+    cells.write_text("gpu: A800-80GB\nmemory_gb: 80\nsource: made up\ntables:\n"
+                     "  - {gpus: 2, section: 2 x A800, models: [Qwen3-4B], rows: [{max_model_len: 16384, "
+                     "cells: {Qwen3-4B: Env}}, {max_model_len: 18000, cells: {Qwen3-4B: vanilla}}]}\n",
+                     encoding="utf-8")
+    catalog = load_catalog().with_cells(cells, keep_contradictions=True)
+    assert catalog.contradictions() == [
+        ("A800-80GB, 2 GPUs, Qwen3-4B: Env at 16384 but vanilla trains at the longer 18000 (memory only grows with the "
+         "length)")]

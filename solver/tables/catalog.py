@@ -459,8 +459,9 @@ class Catalog(Frozen):
                                   and row.setting(model) != lengths[row.max_model_len]]
                         column = [(row.max_model_len, row.setting(model)) for row in mine.rows]
                         where = f"{pair}{counted(mine.gpus, 'GPU')}, {model}{whose}"
-                        alone = {*_longer_contradictions(where, column), *_longer_contradictions(where, [
-                            (length, setting) for length, setting in lengths.items() if length not in dict(column)])}
+                        # What either table says alone (its GPU type says it already) is not said again.
+                        alone = {*_longer_contradictions(where, column),
+                                 *_longer_contradictions(where, list(lengths.items()))}
                         merged = sorted([*column, *((length, setting) for length, setting in lengths.items()
                                                     if length not in dict(column))], key=lambda cell: cell[0])
                         found += [said for said in _longer_contradictions(where, merged) if said not in alone]
