@@ -543,8 +543,8 @@ def test_a_table_naming_a_model_and_the_model_it_stands_for_gives_the_model_its_
 @pytest.mark.parametrize(("table_gpus", "gpus", "vouches"), [
     (4, 4, True), (1, 1, True), (2, 64, True), (2, 65, False), (1, 2, False), (4, 2, False), (64, 64, True),
 ])
-def test_a_table_vouches_for_its_own_count_and_more_gpus_up_to_the_estimates_most(table_gpus: int, gpus: int,
-                                                                                    vouches: bool):
+def test_a_table_vouches_for_its_own_count_and_more_gpus_up_to_the_estimates_most(
+        table_gpus: int, gpus: int, vouches: bool):
     # One GPU has no collective-communication buffers: its table vouches for one GPU alone.
     assert vouches_for(table_gpus, gpus) is vouches
     assert vouches_for(2, 65, most=65) and not vouches_for(2, 66, most=65)
