@@ -425,6 +425,25 @@ def test_equal_results_compare_equal_however_long_they_took():
     assert solver.plan("4B", objective="max_len", budget_gpus=6, seed=7) == first
 
 
+def test_the_seed_is_cp_sats(monkeypatch: pytest.MonkeyPatch):
+    import solver.solve
+
+    seeds: list[int] = []
+    made = solver.solve.new_solver
+
+    def recorded(query):  # the CP-SAT solver each question gets, with the seed asked for
+        found = made(query)
+        seeds.append(found.parameters.random_seed)
+        return found
+
+    monkeypatch.setattr(solver.solve, "new_solver", recorded)
+    seeded = solver.plan("4B", objective="max_len", budget_gpus=6, seed=7)
+    assert seeds and set(seeds) == {7}
+    seeds.clear()
+    assert solver.plan("4B", objective="max_len", budget_gpus=6) == seeded  # another search, the same proven answer
+    assert seeds and set(seeds) == {0}  # the default seed
+
+
 @pytest.mark.parametrize("field", ["rope_scaling", "unchecked_layout"])
 def test_a_model_built_in_python_refuses_an_unprintable_kind(field: str):
     # Cautions show these as they are: control characters would reach the terminal (a config.json's are refused).

@@ -14,7 +14,7 @@ import solver
 from solver.model import cost_ranks
 from solver.query import make_query
 from solver.rules import SourceCell
-from solver.solve import plan
+from solver.solve import alternative_plan, answer_for, plan
 from solver.tables import QueryError, Weights, load_catalog
 
 CATALOG = load_catalog()
@@ -590,3 +590,133 @@ def test_the_plan_on_fewer_nodes_counts_its_unused_gpus_against_the_budget_asked
     assert (best.setting.label, best.gpus, best.unused_gpus, best.nodes, best.rollout_gpus) == ("vanilla", 8, 4, 2, 8)
     assert (fewer.setting.label, fewer.gpus, fewer.unused_gpus, fewer.nodes, fewer.rollout_gpus, fewer.evidence) == (
         "vanilla", 6, 6, 1, 2, "documented")
+
+
+def test_ranked_plans_share_one_time_limit(monkeypatch: pytest.MonkeyPatch):
+    # Each next plan is solved within what the earlier ones left of --time-limit, not within a whole one again.
+    import solver.solve
+
+    limits: list[float] = []
+    checked = solver.solve.checked
+
+    def recorded(cp_solver, model, status):
+        limits.append(cp_solver.parameters.max_time_in_seconds)
+        return checked(cp_solver, model, status)
+
+    monkeypatch.setattr(solver.solve, "checked", recorded)
+    query = make_query(CATALOG, model="8B", gpu="a100", objective="max_len", budget_gpus=6, top=3, time_limit_s=5)
+    answer = answer_for(CATALOG, query, "A100-80GB")
+    assert answer.status == "optimal" and len(answer.plans) == len(limits) == 3
+    assert 5 > limits[0] > limits[1] > limits[2] > 0
+
+
+def test_an_alternative_the_reason_did_not_solve_is_solved_within_the_time_given(monkeypatch: pytest.MonkeyPatch):
+    import solver.solve
+
+    query = make_query(CATALOG, gpu="a100", model="14B", max_model_len=8192, budget_gpus=1, offload=False)
+    (answer,) = plan(query, CATALOG)
+    assert answer.plans == () and "without_pins" in answer.alternatives.solved
+    unexplained = answer_for(CATALOG, query, "A100-80GB", explained=False)  # no more solves to say why
+    assert (unexplained.status, unexplained.reason, unexplained.alternatives) == ("infeasible", "no plan", None)
+    limits: list[float] = []
+    real = solver.solve.answer_for
+
+    def recorded(catalog, asked, gpu, explained=True, data=None):
+        limits.append(asked.time_limit_s)
+        return real(catalog, asked, gpu, explained, data)
+
+    monkeypatch.setattr(solver.solve, "answer_for", recorded)
+    assert alternative_plan(CATALOG, query, answer, "without_pins", 2.5) == (answer.alternatives.without_pins, True)
+    assert limits == []  # the reason solved it already
+    bare = answer.model_copy(update={"alternatives": None})
+    assert alternative_plan(CATALOG, query, bare, "without_pins", 2.5) == (answer.alternatives.without_pins, True)
+    assert limits == [2.5]
+    # Without pins there is nothing to drop: no plan, and nothing left undecided.
+    unpinned = query.model_copy(update={"offload": None})
+    assert alternative_plan(CATALOG, unpinned, bare, "without_pins", 2.5) == (None, True) and limits == [2.5]
+
+
+def test_no_plan_on_fewer_nodes_where_the_rollout_gets_the_gpus_it_asked_for():
+    # 16 trainer GPUs take two whole nodes of 8 and the 8 rollout GPUs a third: the rollout gets what it asked for,
+    # no more, so no plan on fewer nodes is named (8 trainer GPUs would take 2 nodes, but train at a higher cost).
+    answer = solve_one("a100", model="4B", max_model_len=16384, budget_gpus=16, rollout_gpus=8)
+    best = answer.best
+    assert (best.setting.label, best.gpus, best.nodes, best.rollout_gpus, best.evidence) == (
+        "vanilla", 16, 3, 8, "inferred")
+    assert answer.fewer_nodes is None
+
+
+def test_a_question_left_open_by_the_time_limit_has_no_plan_and_says_so(monkeypatch: pytest.MonkeyPatch):
+    from ortools.sat.python import cp_model
+
+    from solver.query import Undecided
+    from solver.solve import best_plan, optional_best
+
+    monkeypatch.setattr(cp_model.CpSolver, "solve", lambda self, model, callback=None: cp_model.UNKNOWN)
+    query = make_query(CATALOG, model="4B", gpu="a100", max_model_len=8192)
+    answer = answer_for(CATALOG, query, "A100-80GB")
+    assert (answer.status, answer.plans) == ("unknown", ())
+    assert answer.reason == "no plan found within the time limit of 10 s"
+    with pytest.raises(Undecided, match="^no plan found for Qwen3-4B on A100-80GB within the time limit of 10 s$"):
+        best_plan(CATALOG, query, "A100-80GB")
+    assert optional_best(CATALOG, query, "A100-80GB") is None
+
+
+def test_a_length_without_a_plan_whose_longest_is_open_says_what_was_decided(monkeypatch: pytest.MonkeyPatch):
+    # 130000 tokens of Qwen3-0.6B within 4 A100s has no plan (proven); the longest length there is left open.
+    from ortools.sat.python import cp_model
+
+    solve, calls = cp_model.CpSolver.solve, []
+
+    def first_proven_then_open(self, model, callback=None):
+        calls.append(model)
+        return solve(self, model) if len(calls) == 1 else cp_model.UNKNOWN
+
+    monkeypatch.setattr(cp_model.CpSolver, "solve", first_proven_then_open)
+    query = make_query(CATALOG, model="0.6B", gpu="a100", max_model_len=130000, budget_gpus=4)
+    answer = answer_for(CATALOG, query, "A100-80GB")
+    assert (answer.status, answer.nearest) == ("infeasible", None)
+    assert answer.reason == ("130000 tokens has no plan in the tables and the memory model's estimates for Qwen3-0.6B "
+                             "on A100-80GB within 4 GPUs; whether a shorter length has one was not decided within the "
+                             "time limit of 10 s")
+
+
+def test_plans_not_proven_best_in_time_are_kept_with_cp_sats_bound(monkeypatch: pytest.MonkeyPatch):
+    # Where the time limit ends a search that found a plan but did not prove it the best (FEASIBLE), the answer keeps
+    # the plans found, says they are not proven, and gives the objective of the first one and CP-SAT's bound.
+    from ortools.sat.python import cp_model
+
+    query = make_query(CATALOG, model="8B", gpu="a100", max_model_len=8192, budget_gpus=6, top=3)
+    proven = answer_for(CATALOG, query, "A100-80GB")
+    assert proven.status == "optimal" and len(proven.plans) == 3 and proven.bound == proven.objective_value is not None
+    first = answer_for(CATALOG, query.model_copy(update={"top": 1}), "A100-80GB")  # the objective is the best plan's
+    assert (first.plans, first.objective_value) == (proven.plans[:1], proven.objective_value)
+    solve = cp_model.CpSolver.solve
+
+    def unproven(self, model, callback=None):
+        status = solve(self, model)
+        return cp_model.FEASIBLE if status == cp_model.OPTIMAL else status
+
+    monkeypatch.setattr(cp_model.CpSolver, "solve", unproven)
+    monkeypatch.setattr(cp_model.CpSolver, "best_objective_bound", property(lambda self: 0.5))
+    answer = answer_for(CATALOG, query, "A100-80GB")
+    assert (answer.status, answer.plans, answer.objective_value, answer.bound) == (
+        "feasible", proven.plans, proven.objective_value, 0.5)
+
+
+def test_the_longest_length_on_an_exact_count_that_spans_nodes_unevenly_names_no_fewer_gpus():
+    # Fewer GPUs are named for a length asked with --len; maximising the length, there is no such length to name.
+    answer = solve_one("a100", model="4B", objective="max_len", budget_gpus=12, exact=True)
+    assert (answer.status, answer.reason) == ("infeasible", (
+        "no plan for exactly 12 trainer GPUs with Qwen3-4B on A100-80GB: 12 GPUs span nodes of 8 (--node-gpus) but "
+        "are not whole nodes"))
+
+
+def test_a_rollout_that_leaves_some_counts_room_is_not_said_to_leave_none():
+    # 7 trainer GPUs leave the 2 rollout GPUs no room on nodes of 8, but 8 (on a node of their own beside) do: the
+    # reason is the length, not the rollout.
+    answer = solve_one("a100", model="14B", max_model_len=1000000, budget_gpus=8, rollout_gpus=2)
+    assert (answer.status, answer.reason) == ("infeasible", (
+        "1000000 tokens is beyond what the tables and the memory model's estimates allow for Qwen3-14B on A100-80GB "
+        "within 8 GPUs: the longest is 186368 on the 1024-token grid (Env + Offload + SP=8 on 8 GPUs, estimated, "
+        "extrapolated)"))
