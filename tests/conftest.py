@@ -1,5 +1,6 @@
 """Shared test fixtures (`cli`: the command in-process; `solve_script`: the installed console script;
-`edited_a100_tables`: a catalogue with edited A100 tables) and helpers (`made_up_table`, `qwen3_8b_checkpoint`),
+`edited_a100_tables`: a catalogue with edited A100 tables; `solver_parameters`: the CP-SAT parameters of the
+solvers the planner makes) and helpers (`made_up_table`, `qwen3_8b_checkpoint`),
 and the hypothesis profiles: ``ci`` (the default: the same examples on every run) and ``explore``
 (``HYPOTHESIS_PROFILE=explore``: new ones)."""
 
@@ -11,6 +12,7 @@ import shutil
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import settings
@@ -47,6 +49,23 @@ def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str, str
         return status, captured.out, captured.err
 
     return run
+
+
+@pytest.fixture
+def solver_parameters(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
+    """The CP-SAT parameters of every solver the planner makes while the test runs, in order (the solvers as
+    they are)."""
+    import solver.solve
+
+    made, parameters = solver.solve.new_solver, []
+
+    def recorded(query: Any) -> Any:
+        found = made(query)
+        parameters.append(found.parameters)
+        return found
+
+    monkeypatch.setattr(solver.solve, "new_solver", recorded)
+    return parameters
 
 
 @pytest.fixture

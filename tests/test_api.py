@@ -9,6 +9,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import numpy
 import pytest
@@ -425,23 +426,12 @@ def test_equal_results_compare_equal_however_long_they_took():
     assert solver.plan("4B", objective="max_len", budget_gpus=6, seed=7) == first
 
 
-def test_the_seed_is_cp_sats(monkeypatch: pytest.MonkeyPatch):
-    import solver.solve
-
-    seeds: list[int] = []
-    made = solver.solve.new_solver
-
-    def recorded(query):  # the CP-SAT solver each question gets, with the seed asked for
-        found = made(query)
-        seeds.append(found.parameters.random_seed)
-        return found
-
-    monkeypatch.setattr(solver.solve, "new_solver", recorded)
+def test_the_seed_is_cp_sats(solver_parameters: list[Any]):
     seeded = solver.plan("4B", objective="max_len", budget_gpus=6, seed=7)
-    assert seeds and set(seeds) == {7}
-    seeds.clear()
+    assert solver_parameters and {parameters.random_seed for parameters in solver_parameters} == {7}
+    solver_parameters.clear()
     assert solver.plan("4B", objective="max_len", budget_gpus=6) == seeded  # another search, the same proven answer
-    assert seeds and set(seeds) == {0}  # the default seed
+    assert solver_parameters and {parameters.random_seed for parameters in solver_parameters} == {0}  # the default
 
 
 @pytest.mark.parametrize("field", ["rope_scaling", "unchecked_layout"])

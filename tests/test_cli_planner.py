@@ -9,6 +9,7 @@ import stat
 import subprocess
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 from reference import PLAN_ORDER
@@ -174,21 +175,11 @@ def test_weights_file_changes_the_cost(cli, tmp_path: Path):
     assert status == 0 and answers[0]["plans"][0]["cost"] == 0.25 * 1.5 * 1.75
 
 
-def test_workers_do_not_change_the_answer(cli, monkeypatch: pytest.MonkeyPatch):
-    import solver.solve
-
-    workers: list[int] = []
-    made = solver.solve.new_solver
-
-    def recorded(query):  # the CP-SAT solver each question gets, with the workers asked for
-        found = made(query)
-        workers.append(found.parameters.num_workers)
-        return found
-
-    monkeypatch.setattr(solver.solve, "new_solver", recorded)
+def test_workers_do_not_change_the_answer(cli, solver_parameters: list[Any]):
     outputs = {cli("--model", "8B", "--maximize", "len", "--gpus", "6", "--top", "8", "--json", "--workers", w)[1]
                for w in ("1", "2", "8")}
-    assert len(outputs) == 1 and set(workers) == {1, 2, 8}
+    # each question's CP-SAT solver had the workers asked for
+    assert len(outputs) == 1 and {parameters.num_workers for parameters in solver_parameters} == {1, 2, 8}
 
 
 def test_exit_1_when_some_answer_has_no_plan(cli):
