@@ -821,8 +821,9 @@ def _estimates_would(planner: _Planner, query: Query, pool: Pool, rollout_gpus: 
     if planner.estimate != "never":
         return ""
     plan = _way_without(planner, query, pool, rollout_gpus, estimate="auto")
-    return "" if plan is None else f" (the memory model's estimates train it on {counted(plan.gpus, 'GPU')}: drop " \
-        "--no-estimate)"
+    if plan is None:
+        return ""
+    return f" (the memory model's estimates train it on {counted(plan.gpus, 'GPU')}: drop --no-estimate)"
 
 
 def _limits_words(planner: _Planner, query: Query, pool: Pool, rollout_gpus: int) -> str:

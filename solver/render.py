@@ -25,6 +25,7 @@ from solver.results import (
     Reason,
     host_need_words,
     index_range,
+    length_cautions,
     own_scaling_words,
     yarn_caution,
 )
@@ -222,8 +223,9 @@ def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, vers
         grid.add_row("larger GPU", f"{answer.larger_gpu_cell.words('', answer.model)}: it trained there, with a "
                                    f"little more memory per GPU than the {answer.gpu}'s")
     grid.add_row("memory", _memory_line(plan))
-    for caution in (caution for caution in plan.cautions if caution not in plan.length_cautions(model)):
-        grid.add_row("caution", Text(caution, style="yellow"))  # those on the length are beside it
+    beside_length = length_cautions(model, plan.max_model_len)  # said beside the length
+    for caution in (caution for caution in plan.cautions if caution not in beside_length):
+        grid.add_row("caution", Text(caution, style="yellow"))
     if plan.host_memory_gb is not None:
         grid.add_row("host memory", f"{plan.host_memory_gb:.1f} GiB per node "
                                     f"{'for Offload' if plan.offload else 'while the model loads'} (--host-ram)")

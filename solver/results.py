@@ -152,10 +152,6 @@ class Plan(Frozen):
         return self.model_copy(update={"cautions": cautions_of(model, self.max_model_len, thin, uneven,
                                                                gpu.rocm and self.env)})
 
-    def length_cautions(self, model: Model) -> tuple[str, ...]:
-        """The cautions of `model`'s plan that are about its length (`length_cautions`)."""
-        return length_cautions(model, self.max_model_len)
-
     @property
     def setting(self) -> Setting:
         """The plan's Env, Offload and SP as a `Setting` (``label`` gives the source's words)."""

@@ -9,7 +9,7 @@ from typing import Any, get_args
 import yaml as pyyaml
 
 from solver.query import TrinityVersion, check_choice
-from solver.results import ENV_EXPORT, ROCM_ENV_CAUTION, Plan, index_range
+from solver.results import ENV_EXPORT, ROCM_ENV_CAUTION, Plan, index_range, length_cautions
 from solver.rules import batch_split_violation, whole_nodes_violation
 from solver.tables import MAX_GPUS, MAX_TRAIN_BATCH, Model, OneLineError, QueryError, brief, check_types, counted
 from solver.trinity.checks import check_trinity_config
@@ -62,7 +62,7 @@ def _header(plan: Plan, model: Model, rollout_gpus: int | None, gpu: str | None,
     ]
     # The plan's cautions that the fragment says nowhere else (its length's are beside rope_scaling or below, ROCm's
     # beside the Env export).
-    said = {*plan.length_cautions(model), ROCM_ENV_CAUTION}
+    said = {*length_cautions(model, plan.max_model_len), ROCM_ENV_CAUTION}
     lines += [f"# caution: {caution}" for caution in plan.cautions if caution not in said]
     ranks = plan.gpus // plan.sp
     if train_batch_size is not None and ranks > 1:  # one rank takes any batch
