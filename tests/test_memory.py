@@ -316,6 +316,23 @@ def test_estimates_cover_any_count_in_a_node_then_whole_nodes_up_to_64():
                                            "tokens: Env + SP=2 on 64 GPUs (estimated, extrapolated), the other 8 free for rollout")
 
 
+def test_without_estimates_a_count_below_your_tables_has_no_plan_and_the_reason_says_why():
+    # Your own table for 8 H800s vouches for no smaller count: 4 GPUs would need an estimate.
+    with_h800 = CATALOG.with_cells(Path(__file__).parent / "data" / "cells" / "h800.yaml")
+
+    def reason(**request):
+        (answer,) = plan(make_query(with_h800, model="8B", gpu="h800", max_model_len=8192, budget_gpus=4, **request),
+                         with_h800)
+        return answer.reason if not answer.plans else answer.plans[0].evidence
+
+    assert reason(exact=True, estimate="never") == (
+        "no plan for exactly 4 trainer GPUs with Qwen3-8B on H800-80GB (counts with a plan at some length: 8); other "
+        "counts need estimates, which --no-estimate turns off")
+    assert reason(estimate="never") == (
+        "no plan for 4 or fewer trainer GPUs with Qwen3-8B on H800-80GB (counts with a plan at some length: 8)")
+    assert reason(exact=True) == "estimated"
+
+
 def test_fewest_gpus_without_a_budget_searches_every_count_the_estimates_cover():
     (answer,) = plan(make_query(CATALOG, model="32B", gpu="h100", max_model_len=131072, objective="min_gpus"),
                      CATALOG)
@@ -1286,6 +1303,23 @@ def test_an_estimate_at_an_asked_length_needs_it_to_fit_not_a_grid_step():
     (answer,) = plan(make_query(CATALOG, model="14B", gpu="b200", max_model_len=199800, budget_gpus=16, exact=True,
                                 env=True, offload=False, sp=4), CATALOG)
     assert [(p.setting, p.max_model_len, p.evidence) for p in answer.plans] == [(setting, 199800, "estimated")]
+
+
+def test_the_longest_fitting_length_is_searched_for_where_the_breakdown_disagrees_with_its_closed_form(monkeypatch):
+    # longest_fitting solves the breakdown's linear form for the most tokens, then checks the length with
+    # `breakdown` itself: where the two disagree (rounding), it searches for the last length that fits.
+    shape, setting, coefficients = CATALOG.model("8B"), Setting(env=True, sp=2), load_memory_model().coefficients
+    closed = longest_fitting(shape, 80, 4, setting, coefficients)
+    assert closed is not None and closed % GRID == 0
+    exact = solver.memory.breakdown
+
+    def shorter(model, memory_gib, gpus, setting, length, *rest):  # fits up to 5000 tokens less than it says
+        return exact(model, memory_gib, gpus, setting, length if length <= closed - 5000 else CEILING * 4, *rest)
+
+    monkeypatch.setattr(solver.memory, "breakdown", shorter)
+    assert longest_fitting(shape, 80, 4, setting, coefficients) == closed - 5 * GRID
+    monkeypatch.setattr(solver.memory, "breakdown", lambda *args: exact(*args[:4], CEILING * 4, *args[5:]))
+    assert longest_fitting(shape, 80, 4, setting, coefficients) is None  # not even one token fits
 
 
 def test_the_longest_fitting_length_is_the_last_that_fits_on_its_grid():
