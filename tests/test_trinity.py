@@ -1041,6 +1041,20 @@ def _config(**trainer: Any) -> dict[str, Any]:
             [("model.rope_scaling (factor 2.5 over 32768) covers the length, but not as the guide sets it, factor "
               "max_model_len / 40960 = 2.0 over 40960")],
         ),
+        (
+            {"model": {"max_model_len": 81920, "rope_scaling": {"rope_type": "linear", "factor": 2.0,
+                                                                  "original_max_position_embeddings": 40960}}},
+            "4B",
+            1,
+            ["model.rope_scaling.rope_type must be yarn, got 'linear'"],
+        ),
+        (
+            {"model": {"max_model_len": 81920, "rope_scaling": {"rope_type": "yarn"}}},
+            "4B",
+            1,
+            ["model.rope_scaling.factor must be max_model_len / 40960 = 2.0, got None",
+             "model.rope_scaling.original_max_position_embeddings must be 40960, got None"],
+        ),
         (  # too small a factor: the positions stop short of the length
             {"model": {"max_model_len": 81920, "rope_scaling": {"rope_type": "yarn", "factor": 1.5,
                                                                   "original_max_position_embeddings": 40960}}},
