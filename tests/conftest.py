@@ -1,6 +1,7 @@
 """Shared test fixtures (`cli`: the command in-process; `solve_script`: the installed console script;
 `edited_a100_tables`: a catalogue with edited A100 tables; `solver_parameters`: the CP-SAT parameters of the
-solvers the planner makes) and helpers (`made_up_table`, `qwen3_8b_checkpoint`),
+solvers the planner makes; and, for every test, no PYTORCH_CUDA_ALLOC_CONF) and helpers (`made_up_table`,
+`qwen3_8b_checkpoint`),
 and the hypothesis profiles: ``ci`` (the default: the same examples on every run) and ``explore``
 (``HYPOTHESIS_PROFILE=explore``: new ones)."""
 
@@ -25,6 +26,13 @@ from solver.tables import Catalog, load_catalog, shipped_tables_directory
 settings.register_profile("ci", derandomize=True)
 settings.register_profile("explore", derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
+
+
+@pytest.fixture(autouse=True)
+def _no_allocator_setting(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every test starts without the PYTORCH_CUDA_ALLOC_CONF a GPU machine's shell may export: a config's Env is
+    read from it (tests that want it set it)."""
+    monkeypatch.delenv("PYTORCH_CUDA_ALLOC_CONF", raising=False)
 
 
 @pytest.fixture

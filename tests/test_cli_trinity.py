@@ -1510,6 +1510,13 @@ def test_a_verdict_no_table_speaks_for_gives_the_memory_models_figures(cli, tmp_
     _, out, _ = cli("--from-config", str(config), "--gpu", "h20")
     assert f"says it trains (the memory model predicts {total:.1f} GiB per GPU, of {usable:.1f} usable)" in \
         " ".join(out.split())
+    # Without estimates there are no figures to give: the verdict says only that nothing vouches for it.
+    status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--no-estimate", "--json")
+    assert status == 1 and json.loads(out)[0]["current"]["predicted"] is None
+    _, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--no-estimate")
+    verdict = " ".join(out.split()).split(" runs ", 1)[1]  # what the environment's Env says, then the verdict
+    assert verdict.startswith("SP=2 on 6 trainer GPUs at 131072 tokens (Env ") and verdict.split("): ", 1)[1].startswith(
+        "nothing in the tables says it trains; nor does any plan (the reason follows) no plan:")
 
 
 def test_a_verdict_on_settings_a_no_env_estimate_trains_says_why_the_best_plan_costs_more(
