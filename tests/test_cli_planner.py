@@ -732,14 +732,16 @@ def test_stdout_that_cannot_encode_a_character_writes_a_question_mark(solve_scri
     assert result.stdout.startswith("A100-80GB ? Qwen3-4B ? cheapest plan for 32768 tokens within 6 GPUs: optimal\n")
 
 
+@pytest.mark.parametrize("columns", ["40", "200"])
 @pytest.mark.parametrize("argv", [["--help"], ["cluster", "--help"], ["--version"], ["tables", "--gpu", "h20"]])
-def test_a_reader_gone_before_the_first_line_gets_sigpipes_status(solve_script: Path, argv: list[str]):
-    # `solve --help | true`: argparse prints and exits; the closed pipe shows as the output is flushed.
+def test_a_reader_gone_before_the_first_line_gets_sigpipes_status(solve_script: Path, argv: list[str], columns: str):
+    # `solve --help | true`: argparse prints and exits; the closed pipe shows as the output is flushed, or (a help
+    # longer than the pipe's buffer: a narrow terminal's) as argparse writes it.
     reader, writer = os.pipe()
     os.close(reader)
     try:
         result = subprocess.run([str(solve_script), *argv], stdout=writer, stderr=subprocess.PIPE, timeout=60,
-                                check=False)
+                                check=False, env={**os.environ, "COLUMNS": columns})
     finally:
         os.close(writer)
     assert (result.returncode, result.stderr) == (141, b"")

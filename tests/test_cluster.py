@@ -1027,7 +1027,9 @@ def test_a_one_second_limit_returns_within_two_seconds_with_an_answer(tmp_path: 
     fleet = fleet_of(instance, tmp_path)
     started = time.monotonic()
     result = place(fleet, CATALOG, time_limit_s=1)
-    assert time.monotonic() - started < 3  # about 2 s (the docs); a busy machine's margin beyond
+    # About 2 s (the docs); the bound is loose so that a busy machine passes (timings are the benchmarks'), yet far
+    # below what the fleet takes without the limit.
+    assert time.monotonic() - started < 6
     assert result.status in ("optimal", "feasible") and result.placements
     assert check_placements(CATALOG, instance, json.loads(result.model_dump_json()), estimates=True) == []
 

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import argparse
 import re
-from typing import Any, NoReturn
+import sys
+from typing import IO, Any, NoReturn
 
 from solver.cli.status import BAD_INPUT
 from solver.tables import brief, cut
@@ -39,6 +40,15 @@ class Parser(argparse.ArgumentParser):
         if action.choices is not None and value not in action.choices:
             accepted = ", ".join(map(repr, action.choices))
             raise argparse.ArgumentError(action, f"invalid choice: {brief(value)} (choose from {accepted})")
+
+    def _print_message(self, message: str, file: IO[str] | None = None) -> None:
+        """argparse's, but a write to standard output that fails raises (argparse ignores it): a reader gone before
+        a --help longer than the pipe's buffer is read (``solve --help | true`` on a narrow terminal) is then told
+        apart from one that read it all, as for any other output."""
+        if message and file is sys.stdout:
+            file.write(message)
+        else:
+            super()._print_message(message, file)
 
     def error(self, message: str) -> NoReturn:
         """A one-line usage and the one-line error, exit status 2 (argparse prints its whole usage)."""
