@@ -320,15 +320,15 @@ def test_a_gpu_count_is_limited_by_its_table_or_its_longest_estimate(edited_a100
     # One setting asked for: where the memory model fits it, the larger GPU's table that caps it is named.
     _, reasons = explained(gpu="h100", model="14B", max_model_len=45056, budget_gpus=2, exact=True, estimate="auto",
                            env=True, offload=True, sp=2)
-    assert details(reasons, "memory_model") == [
+    assert details(reasons, "memory_model") == [(
         "on 2 GPUs: no H100-80GB table names Qwen3-14B; the memory model predicts at 45056 tokens: Env + Offload + "
         "SP=2 71.0 GiB of 73.2 usable, but the A100-80GB table for 2 GPUs, whose GPU has at least this one's memory, "
-        "says it ran out of memory at 51200"]
+        "says it ran out of memory at 51200")]
     _, reasons = explained(gpu="h100", model="14B", max_model_len=51200, budget_gpus=2, exact=True, estimate="auto",
                            env=True, offload=True, sp=2)
-    assert details(reasons, "memory_model") == [  # where it does not fit, the model's own figures say why
+    assert details(reasons, "memory_model") == [(  # where it does not fit, the model's own figures say why
         "on 2 GPUs: no H100-80GB table names Qwen3-14B; the memory model predicts at 51200 tokens: Env + Offload + "
-        "SP=2 79.9 GiB of 73.2 usable"]
+        "SP=2 79.9 GiB of 73.2 usable")]
     _, reasons = explained(gpu="h200", model="14B", objective="max_len", budget_gpus=8, estimate="auto")
     assert any(detail.startswith("on 4 GPUs: no H200-141GB table names Qwen3-14B; the memory model's longest fitting "
                                  "length there is ") for detail in details(reasons, "memory_model"))

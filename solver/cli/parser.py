@@ -5,10 +5,13 @@ from __future__ import annotations
 import argparse
 import re
 import sys
-from typing import IO, Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from solver.cli.status import BAD_INPUT
 from solver.tables import brief, cut
+
+if TYPE_CHECKING:
+    from _typeshed import SupportsWrite
 
 
 class Parser(argparse.ArgumentParser):
@@ -41,7 +44,7 @@ class Parser(argparse.ArgumentParser):
             accepted = ", ".join(map(repr, action.choices))
             raise argparse.ArgumentError(action, f"invalid choice: {brief(value)} (choose from {accepted})")
 
-    def _print_message(self, message: str, file: IO[str] | None = None) -> None:
+    def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
         """argparse's, but a write to standard output that fails raises (argparse ignores it): a reader gone before
         a --help longer than the pipe's buffer is read (``solve --help | true`` on a narrow terminal) is then told
         apart from one that read it all, as for any other output."""
