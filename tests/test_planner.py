@@ -877,3 +877,14 @@ def test_ranked_longest_lengths_not_proven_best_in_time_are_still_distinct(monke
     monkeypatch.setattr(cp_model.CpSolver, "solve", unproven)
     answer = answer_for(CATALOG, query, "A100-80GB")
     assert (answer.status, answer.plans) == ("feasible", proven.plans)
+
+
+def test_the_objective_of_the_fewest_gpus_is_the_best_plans_rank_alone():
+    # The length is asked, not maximised: CP-SAT's objective (answer.objective_value) is the rank of the plan's
+    # combination in the objective's order, with no length term.
+    query = make_query(CATALOG, model="8B", gpu="a100", objective="min_gpus", max_model_len=65536)
+    answer = answer_for(CATALOG, query, "A100-80GB")
+    best, data = answer.plans[0], prepare(CATALOG, "A100-80GB", query)
+    ranks = {entry[:4]: entry[4] for entry in data.ranks}
+    assert answer.objective_value == answer.bound == ranks[best.gpus, int(best.env), int(best.offload), best.sp]
+    assert max(data.lengths) > query.max_model_len  # a length term would show
