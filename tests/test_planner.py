@@ -11,11 +11,12 @@ from hypothesis import strategies as st
 from reference import check_plan, enumerate_plans, ranked_alternatives
 
 import solver
-from solver.model import cost_ranks
+from solver.memory import CEILING, GRID
+from solver.model import cost_ranks, exact_cost, prepare, ranking_key
 from solver.query import make_query
 from solver.rules import SourceCell
 from solver.solve import alternative_plan, answer_for, plan
-from solver.tables import QueryError, Weights, load_catalog
+from solver.tables import MAX_GPUS, MAX_HOST_RAM_GB, QueryError, Weights, load_catalog
 
 CATALOG = load_catalog()
 DOCUMENTED = [(gpu.name, table, row) for gpu in CATALOG.gpu_types for table in gpu.tables for row in table.rows]
@@ -202,6 +203,14 @@ def test_pins_that_leave_nothing_are_explained():
         (dict(model="4B", max_model_len=0), "--len must be a whole number from 1 to 16777216, got 0"),
         (dict(model="4B", max_model_len=8192, top=101), "--top must be a whole number from 1 to 100, got 101"),
         (dict(model="9B", max_model_len=8192), "unknown model '9B'"),
+        # the limits are inclusive; no host memory at all is refused in one line, as a negative amount is
+        ({"model": "4B", "max_model_len": 8192, "host_ram_gb": float(MAX_HOST_RAM_GB), "rollout_gpus": MAX_GPUS}, None),
+        ({"model": "4B", "max_model_len": 8192, "host_ram_gb": 0.0},
+         "--host-ram must be above 0 and at most 1048576 GB, got 0"),
+        ({"model": "4B", "max_model_len": 8192, "rollout_gpus": MAX_GPUS + 1},
+         "--rollout-gpus must be a whole number from 0 to 65536, got 65537"),
+        ({"model": "4B", "max_model_len": 8192, "sp": 4, "node_gpus": 3},
+         "--sp 4 is not allowed with nodes of 3 GPUs (--node-gpus): an SP group must fit in one node"),
     ],
 )
 def test_requests_that_make_no_sense_are_refused(request_: dict[str, Any], message: str | None):
@@ -720,3 +729,162 @@ def test_a_rollout_that_leaves_some_counts_room_is_not_said_to_leave_none():
         "1000000 tokens is beyond what the tables and the memory model's estimates allow for Qwen3-14B on A100-80GB "
         "within 8 GPUs: the longest is 186368 on the 1024-token grid (Env + Offload + SP=8 on 8 GPUs, estimated, "
         "extrapolated)"))
+
+
+def test_equal_costs_rank_fewer_settings_on_before_a_lower_sp():
+    # SP=2 (1.21) costs what Env + Offload (1.1 x 1.1) does: one setting on comes before two, though SP=2 is the
+    # higher SP degree (fewer settings on, then lower SP, in that order).
+    weights = Weights(offload=0.1, sp=0.21, env=0.1)
+    ranks = {entry[:4]: entry[5] for entry in cost_ranks((2,), "cheapest", weights)}
+    assert ranks[2, 0, 0, 2] < ranks[2, 1, 1, 1]
+    assert ranking_key("cheapest", (2, 0, 0, 2), exact_cost(weights, (2, 0, 0, 2))) < ranking_key(
+        "cheapest", (2, 1, 1, 1), exact_cost(weights, (2, 1, 1, 1)))
+
+
+def test_with_every_weight_zero_the_cheapest_plan_takes_the_most_gpus():
+    # The relative step time is 1/n for every setting: 8 GPUs cost least, then 7 (the order costs are exact in,
+    # whatever the GPU count divides).
+    weights = Weights(offload=0.0, sp=0.0, env=0.0)
+    answer = solve_one("a100", model="4B", max_model_len=8192, budget_gpus=8, weights=weights, top=2)
+    assert [(p.gpus, p.setting.label, p.cost) for p in answer.plans] == [(8, "vanilla", 1 / 8), (7, "vanilla", 1 / 7)]
+    request = {"model": "Qwen3-4B", "gpu": "A100-80GB", "max_model_len": 8192, "budget_gpus": 8}
+    expected = ranked_alternatives(enumerate_plans(CATALOG, objective="cheapest", weights=weights, **request),
+                                   weights)
+    assert plan_dicts(answer) == expected[:2]
+
+
+def test_the_longest_estimate_of_a_count_is_its_longest_settings_not_its_last():
+    # Qwen3-0.6B on exactly 7 A100s (no table; SP must divide 7, so SP=1): the memory model fits Env alone longer than
+    # Env + Offload, which the 1-GPU table's '-' at 32768 caps (with Offload a GPU holds as much on any count). The
+    # longest plan is Env's estimate on the 1024-token grid; the 2-GPU table's Env at 28672 vouches for less.
+    data = prepare(CATALOG, "A100-80GB", make_query(CATALOG, model="0.6B", gpu="a100", objective="max_len",
+                                                     budget_gpus=7, exact=True))
+    on_seven = {(e, o, s): longest for n, e, o, s, longest in data.estimates if n == 7}
+    assert on_seven[1, 1, 1] <= 28672 < on_seven[1, 0, 1] == data.longest_estimate[7]
+    answer = solve_one("a100", model="0.6B", objective="max_len", budget_gpus=7, exact=True, top=2)
+    assert [(p.max_model_len, p.setting.label, p.evidence) for p in answer.plans] == [
+        (on_seven[1, 0, 1] // GRID * GRID, "Env", "estimated"), (28672, "Env", "inferred")]
+
+
+def test_a_lowered_token_budget_reaches_no_longer_than_the_memory_models_ceiling():
+    # On a GPU type of 16 TiB the memory model fits Qwen3-0.6B up to its ceiling at Trinity's default budget; a lowered
+    # budget (--token-budget auto) would reach twice that, but no estimate goes past the ceiling it was asked up to.
+    big = CATALOG.with_gpu_types([solver.described_gpu_type("Big", 16384)])
+    for token_budget in ("default", "auto"):
+        query = make_query(big, model="0.6B", gpu="Big", objective="max_len", budget_gpus=8, token_budget=token_budget)
+        (answer,) = plan(query, big)
+        assert answer.plans[0].max_model_len == CEILING
+        assert max(prepare(big, "Big", query).longest_estimate.values()) == CEILING
+
+
+def test_a_counts_own_dash_caps_the_estimates_of_every_sp_degree_up_to_the_count(tmp_path):
+    # A user's only table, for 4 GPUs, says vanilla at 8192 and '-' at 16384: every setting tried on 4 GPUs, SP=4
+    # (the table's own count) included, ran out of memory there, so no estimate on 4 GPUs goes past 8192.
+    cells_file = tmp_path / "mine.yaml"
+    cells_file.write_text(
+        "gpu: Mine-80GB\nmemory_gb: 80\nsource: mine\ntables:\n"
+        "  - {gpus: 4, section: '4 x mine', models: [Qwen3-8B], rows: [\n"
+        "      {max_model_len: 8192, cells: {Qwen3-8B: vanilla}},\n"
+        "      {max_model_len: 16384, cells: {Qwen3-8B: '-'}}]}\n", encoding="utf-8")
+    catalog = load_catalog().with_cells(cells_file)
+    query = make_query(catalog, model="8B", gpu="Mine-80GB", objective="max_len", budget_gpus=4, exact=True, top=3)
+    (answer,) = plan(query, catalog)
+    assert [(p.max_model_len, p.setting.label, p.evidence) for p in answer.plans] == [(8192, "vanilla", "documented")]
+    assert max(prepare(catalog, "Mine-80GB", query).longest_estimate.values()) <= 8192
+
+
+def test_a_count_whose_estimates_a_larger_tables_first_dash_caps_to_nothing_has_no_plan(tmp_path):
+    # A user's 2-GPU table says '-' at its first row: nothing tried on 2 GPUs trains there, so no estimate on 1 or 2
+    # GPUs holds (each is capped to nothing), and 1 GPU is no count with a plan.
+    cells_file = tmp_path / "mine.yaml"
+    cells_file.write_text(
+        "gpu: Mine-80GB\nmemory_gb: 80\nsource: mine\ntables:\n"
+        "  - {gpus: 2, section: '2 x mine', models: [Qwen3-8B], rows: [\n"
+        "      {max_model_len: 4096, cells: {Qwen3-8B: '-'}}]}\n",
+        encoding="utf-8")
+    catalog = load_catalog().with_cells(cells_file)
+    (answer,) = plan(make_query(catalog, model="8B", gpu="Mine-80GB", max_model_len=4096, budget_gpus=1), catalog)
+    assert answer.status == "infeasible"
+    assert answer.reason == ("no plan for 1 or fewer trainer GPUs with Qwen3-8B on Mine-80GB (counts with a plan at "
+                             "some length: 2)")
+
+
+def test_estimates_that_a_larger_gpu_types_table_caps_below_one_grid_step_leave_no_length_to_maximise(tmp_path):
+    # A user's GPU type with more memory than the A100 says Qwen3-32B trains at 512 tokens on 1 GPU and nothing at 1024:
+    # on 1 A100 (no table of Qwen3-32B) every estimate is capped at 512, short of the 1024-token grid.
+    cells_file = tmp_path / "mine.yaml"
+    cells_file.write_text(
+        "gpu: Mine-200GB\nmemory_gb: 200\nsource: mine\ntables:\n"
+        "  - {gpus: 1, section: '1 x mine', models: [Qwen3-32B], rows: [\n"
+        "      {max_model_len: 512, cells: {Qwen3-32B: vanilla}},\n"
+        "      {max_model_len: 1024, cells: {Qwen3-32B: '-'}}]}\n", encoding="utf-8")
+    catalog = load_catalog().with_cells(cells_file)
+    query = make_query(catalog, model="32B", gpu="a100", objective="max_len", budget_gpus=1)
+    data = prepare(catalog, "A100-80GB", query)
+    assert data.counts == (1,) and data.lengths == () and data.holds_no_plan(query)
+    (answer,) = plan(query, catalog)
+    assert answer.status == "infeasible"
+    assert answer.reason == ("the tables have no Qwen3-32B on A100-80GB, and the memory model estimates that nothing "
+                             "fits (not even 1024 tokens)")
+
+
+def test_a_cell_vouches_for_a_plan_of_any_higher_sp_degree():
+    # Pinned to SP=8 on exactly 8 A100s, Qwen3-4B at 8192 rests on the 6-GPU table's vanilla cell there: a setting that
+    # includes the cell's (SP=8 adds to vanilla's SP=1) trains where it does.
+    answer = solve_one("a100", model="4B", max_model_len=8192, budget_gpus=8, exact=True, sp=8, estimate="never")
+    assert [(p.setting.label, p.evidence, p.source) for p in answer.plans] == [
+        ("SP=8", "inferred", SourceCell(model="Qwen3-4B", gpus=6, max_model_len=8192, setting="vanilla"))]
+
+
+def test_an_estimated_length_stays_on_the_grid_past_a_row_of_another_count(edited_a100_tables):
+    # A made-up 8-GPU table of Qwen3-0.6B with a row at 30750: on exactly 7 GPUs the Env estimate (which fits past
+    # 30750) still gives a length on the 1024-token grid; the row is a length for plans its own table vouches for.
+    catalog = edited_a100_tables(lambda text: text + made_up_table(8, "Qwen3-0.6B", 30750, "Env"))
+    query = make_query(catalog, model="0.6B", gpu="a100", objective="max_len", budget_gpus=7, exact=True)
+    data = prepare(catalog, "A100-80GB", query)
+    assert 30750 in data.lengths and data.longest_estimate[7] > 30750
+    (answer,) = plan(query, catalog)
+    assert [(p.max_model_len, p.setting.label, p.evidence) for p in answer.plans] == [
+        (data.longest_estimate[7] // GRID * GRID, "Env", "estimated")]
+
+
+def test_the_longest_length_comes_first_however_much_its_setting_costs():
+    # Offload weighing 100: every combination without it ranks before every one with it, more ranks apart than the
+    # longest plan (Env + Offload + SP=8 on 64 A100s) is tokens longer than the longest without Offload.
+    weights = Weights(offload=100.0, sp=0.1, env=0.01)
+    longest = solve_one("a100", model="0.6B", objective="max_len", budget_gpus=64, weights=weights).plans[0]
+    without = solve_one("a100", model="0.6B", objective="max_len", budget_gpus=64, weights=weights,
+                        offload=False).plans[0]
+    assert (longest.gpus, longest.setting.label) == (64, "Env + Offload + SP=8")
+    assert without.max_model_len < longest.max_model_len == solve_one(
+        "a100", model="0.6B", objective="max_len", budget_gpus=64).plans[0].max_model_len
+
+
+def test_ranked_longest_lengths_not_proven_best_in_time_are_still_distinct(monkeypatch: pytest.MonkeyPatch):
+    # Where the time limit leaves the longest plan unproven (FEASIBLE), a longer plan stays an alternative to it, but
+    # the same plan, at the same length, does not: the ranked plans are those of the proven search.
+    from ortools.sat.python import cp_model
+
+    query = make_query(CATALOG, model="8B", gpu="a100", objective="max_len", budget_gpus=6, top=3)
+    proven = answer_for(CATALOG, query, "A100-80GB")
+    assert proven.status == "optimal" and len({(p.gpus, p.setting) for p in proven.plans}) == 3
+    solve = cp_model.CpSolver.solve
+
+    def unproven(self, model, callback=None):
+        status = solve(self, model)
+        return cp_model.FEASIBLE if status == cp_model.OPTIMAL else status
+
+    monkeypatch.setattr(cp_model.CpSolver, "solve", unproven)
+    answer = answer_for(CATALOG, query, "A100-80GB")
+    assert (answer.status, answer.plans) == ("feasible", proven.plans)
+
+
+def test_the_objective_of_the_fewest_gpus_is_the_best_plans_rank_alone():
+    # The length is asked, not maximised: CP-SAT's objective (answer.objective_value) is the rank of the plan's
+    # combination in the objective's order, with no length term.
+    query = make_query(CATALOG, model="8B", gpu="a100", objective="min_gpus", max_model_len=65536)
+    answer = answer_for(CATALOG, query, "A100-80GB")
+    best, data = answer.plans[0], prepare(CATALOG, "A100-80GB", query)
+    ranks = {entry[:4]: entry[4] for entry in data.ranks}
+    assert answer.objective_value == answer.bound == ranks[best.gpus, int(best.env), int(best.offload), best.sp]
+    assert max(data.lengths) > query.max_model_len  # a length term would show
