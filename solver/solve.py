@@ -243,7 +243,9 @@ def answer_for(catalog: Catalog, query: Query, gpu: str, explained: bool = True,
         raise ValueError(f"data prepared for other inputs than those of the query on {gpu}")
     started = time.monotonic()
     if data.holds_no_plan(query):
-        nothing_fits = f"the memory model estimates that nothing fits (not even {GRID} tokens)"
+        capping = " and ".join(name for name, _ in data.larger)  # their failures cap the estimates too
+        nothing_fits = f"the memory model estimates that nothing fits (not even {GRID} tokens)" + (
+            f" within what the {capping} tables allow (their GPUs have at least this one's memory)" if capping else "")
         reason = (f"with --estimate (the tables set aside), {nothing_fits}" if query.estimate == "only" else
                   f"the tables have no {query.model} on {gpu}"
                   + ("" if query.estimate == "never" else f", and {nothing_fits}"))

@@ -825,7 +825,8 @@ def test_estimates_that_a_larger_gpu_types_table_caps_below_one_grid_step_leave_
     (answer,) = plan(query, catalog)
     assert answer.status == "infeasible"
     assert answer.reason == ("the tables have no Qwen3-32B on A100-80GB, and the memory model estimates that nothing "
-                             "fits (not even 1024 tokens)")
+                             "fits (not even 1024 tokens) within what the Mine-200GB tables allow (their GPUs have at "
+                             "least this one's memory)")
 
 
 def test_a_cell_vouches_for_a_plan_of_any_higher_sp_degree():
