@@ -1835,6 +1835,13 @@ def test_a_config_without_a_cluster_is_told_which_gpus_the_plan_holds_for(cli, t
     assert err == (f"solve: note: {config} gives no cluster (node_num, gpu_per_node): Trinity takes the GPUs Ray finds, "
                    "and the plan holds where that leaves exactly 4 trainer GPUs beside the 2 rollout GPUs: set "
                    "cluster.node_num x cluster.gpu_per_node to 6\n")
+    # With --rollout-gpus (which such a config may differ from), the rollout GPUs are those the fragment gives.
+    status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--gpus", "4", "--rollout-gpus", "4",
+                           "--emit", "trinity")
+    assert status == 0 and "gpu_per_node: 8  # 4 trainer + 4 rollout" in out
+    assert err == (f"solve: note: {config} gives no cluster (node_num, gpu_per_node): Trinity takes the GPUs Ray "
+                   "finds, and the plan holds where that leaves exactly 4 trainer GPUs beside the 4 rollout GPUs: set "
+                   "cluster.node_num x cluster.gpu_per_node to 8\n")
 
 
 def test_trinity_06_offload_flags_under_trainer_decide_and_are_written_there(cli, tmp_path: Path,
