@@ -214,6 +214,11 @@ def test_exit_1_when_some_answer_has_no_plan(cli):
         (["--model", "32B", "--gpu", "a100", "--len", "32k", "--gpus", "48", "--exact", "--sp", "32"], "solve: error: --sp 32 does not divide the 48 trainer GPUs the plan must use (the degrees that divide them, that Qwen3-32B's heads allow and that keep an SP group in a node: 1, 2, 4, 8)"),
         (["--model", "8B", "--gpu", "a100", "--len", "32k", "--host-ram", "\u0661\u0662\u0668"], "solve: error: argument --host-ram: expected 512, 512GB or 512GiB, got '\u0661\u0662\u0668'"),
         (["--model", "8B", "--gpu", "a100", "--len", "32k", "--time-limit", "\u0665"], "solve: error: argument --time-limit: expected a number of seconds, got '\u0665'"),
+        # float() reads 1_0 as 10: a number has no _.
+        (["--model", "8B", "--gpu", "a100", "--len", "32k", "--time-limit", "1_0"],
+         "solve: error: argument --time-limit: expected a number of seconds, got '1_0'"),
+        (["--model", "8B", "--gpu", "a100", "--len", "32k", "--margin", "0_1"],
+         "solve: error: argument --margin: expected a number, got '0_1'"),
         (["--model", "4B", "--len", "8192", "--exact"], "solve: error: --exact needs --gpus N"),
         (["--model", "8B", "--len", "8192", "--gpus", "8", "--sp", "8", "--node-gpus", "4"],
          "solve: error: --sp 8 is not allowed with nodes of 4 GPUs (--node-gpus): an SP group must fit in one node"),
@@ -231,6 +236,8 @@ def test_exit_1_when_some_answer_has_no_plan(cli):
          "solve: error: argument --node-gpus: must be a whole number from 1 to 65536, got 65537"),
         # Negative numbers in exponent form or with a unit are values to refuse, not unknown options.
         (["--model", "4B", "--len", "8192", "--margin", "-1e-9"], "solve: error: --margin is a fraction from 0 to below 1, got -1e-09"),
+        (["--model", "4B", "--len", "8192", "--margin", "-.5"],
+         "solve: error: --margin is a fraction from 0 to below 1, got -0.5"),
         (["--model", "4B", "--len", "8192", "--host-ram", "-5GB"], "solve: error: --host-ram must be above 0 and at most 1048576 GB, got -5"),
         (["--model", "4B", "--len", "8192", "--weights", "/nonexistent/w.yaml"], "solve: error: /nonexistent/w.yaml: cannot read: No such file or directory"),
         # A file with no size (a device, a pipe) is read only up to the limit, not until memory runs out.
@@ -238,8 +245,27 @@ def test_exit_1_when_some_answer_has_no_plan(cli):
         (["--from-config", "/dev/zero"], "solve: error: /dev/zero: too large (the limit is 256 KB)"),
         (["--model", "4B", "--len", "1.5k"], "solve: error: argument --len: expected a whole number of tokens or of k (1024), got '1.5k'"),
         (["--model", "4B", "--len", "8192", "--gpu", "a100", "--out", ""], "solve: error: argument --out: expected a path, got ''"),
+        (["--model", "4B", "--len", "8192", "--memory-model", ""],
+         "solve: error: argument --memory-model: expected a path, got ''"),
         (["--model", "4B", "--len", "8192", "--gpu", "a100", "--out", "/dev/stdout"], "solve: error: argument --out: expected a file name, got /dev/stdout (what it would write goes to standard output without the option)"),
         (["--model", "4B", "--len", "8192", "--gpu", "a100", "--out", "/proc/self/fd/2"], "solve: error: argument --out: expected a file name, got /proc/self/fd/2 (what it would write goes to standard output without the option)"),
+        # A blank name is no path; a stream's name is one however it is written (normalised: /dev//stdout).
+        (["--model", "4B", "--len", "8192", "--gpu", "a100", "--out", " "],
+         "solve: error: argument --out: expected a path, got ' '"),
+        (["--model", "4B", "--len", "8192", "--gpu", "a100", "--out", "/dev/stderr"],
+         ("solve: error: argument --out: expected a file name, got /dev/stderr (what it would write goes to standard "
+          "output without the option)")),
+        (["--model", "4B", "--len", "8192", "--gpu", "a100", "--out", "/dev//stdout"],
+         ("solve: error: argument --out: expected a file name, got /dev//stdout (what it would write goes to standard "
+          "output without the option)")),
+        # --gpu-memory takes ASCII digits (int() reads every script's), and each form's bounds are in its own unit.
+        (["--model", "4B", "--gpu", "x", "--gpu-memory", "\u0668\u0660", "--len", "8k"],
+         ("solve: error: argument --gpu-memory: expected 64, 64GB (as sold), 65536MiB (nvidia-smi's total) or 64GiB, "
+          "got '\u0668\u0660'")),
+        (["--model", "4B", "--gpu", "x", "--gpu-memory", "16777217MiB", "--len", "8k"],
+         "solve: error: argument --gpu-memory: must be from 8192MiB to 16777216MiB, got '16777217MiB'"),
+        (["--model", "4B", "--gpu", "x", "--gpu-memory", "7GiB", "--len", "8k"],
+         "solve: error: argument --gpu-memory: must be from 8GiB to 16384GiB, got '7GiB'"),
         (["--model", "4B", "--model-config", "config.json", "--len", "8192"], "solve: error: --model and --model-config both name the model: give one"),
         (["--model", "4B", "--len", "8192", "--gpus", "4", "--exact", "--minimize", "gpus"], "solve: error: --minimize gpus chooses the GPU count: drop --exact"),
         (["--model", "4B", "--len", "8192", "--emit", "trinity", "--top", "2"],
@@ -807,8 +833,9 @@ def test_a_gpu_type_the_catalogue_lacks_is_planned_from_its_memory(cli, tmp_path
     status, _, err = cli("--model", "4B", "--gpu", "x", "--gpu-memory", "64TB", "--len", "8k")
     assert status == 2 and err.endswith("argument --gpu-memory: expected 64, 64GB (as sold), 65536MiB (nvidia-smi's "
                                         "total) or 64GiB, got '64TB'\n")
-    _, in_gib, _ = cli("memory", "--model", "4B", "--gpu", "x", "--gpu-memory", "64GiB", "--gpus", "1", "--len", "8k",
-                       "--json")
+    _, in_gib, err = cli("memory", "--model", "4B", "--gpu", "x", "--gpu-memory", "64GiB", "--gpus", "1", "--len",
+                         "8k", "--json")
+    assert err == ""
     assert json.loads(in_gib)["memory_gib"] == 64
     status, _, err = cli("--model", "4B", "--gpu", "x", "--gpu-memory", "1" * 5000, "--len", "8k")
     assert status == 2 and len(err) < 300 and "argument --gpu-memory: must be from 8 to 16384 (GB)" in err
@@ -843,6 +870,16 @@ def test_a_gpu_type_the_catalogue_lacks_is_planned_from_its_memory(cli, tmp_path
     for name in ("", " ", "foo\nbar: 1"):
         status, out, err = cli("--model", "4B", "--gpu", name, "--gpu-memory", "64", "--len", "8k", "--emit", "trinity")
         assert (status, out) == (2, "") and err.startswith("solve: error: a GPU type's name is printable text, got ")
+
+
+def test_numbers_take_the_bounds_their_errors_name_and_a_k_in_either_case(cli):
+    # A whole number's bounds are included: --top 1 to 100.
+    assert cli("--model", "4B", "--gpu", "a100", "--len", "8k", "--top", "100", "--json")[0] == 0
+    # --time-limit: above 0 and at most 1000000000, that included.
+    assert cli("--model", "4B", "--gpu", "a100", "--len", "8k", "--time-limit", "1e9", "--json")[0] == 0
+    # A length's k is 1024 tokens, in either case.
+    assert cli("--model", "4B", "--gpu", "a100", "--len", "32K", "--json") == cli("--model", "4B", "--gpu", "a100",
+                                                                               "--len", "32768", "--json")
 
 
 def test_a_lowered_token_budget_answers_trinity_rft_issue_398(cli):

@@ -329,6 +329,11 @@ def test_cells_for_another_gpu_type_than_asked_or_a_near_name_get_a_note(cli, tm
     assert cli(*flags, "--gpu", "a100")[2].endswith(
         "or a GPU type of its driver-reported memory: they are not used here\n")
     assert cli(*flags, "--gpu", "h800")[2] == cli(*flags, "--gpu", "h100")[2] == ""
+    # As much memory as asked, one as sold and one in GiB (80.0 both): as with more, their out-of-memory cells count.
+    assert cli("--cells", str(cells), "--gpu", "mine", "--gpu-memory", "80GiB", "--model", "8B", "--len", "64k",
+               "--gpus", "8")[2].endswith("not for mine (80.0 GiB) or a GPU type of its driver-reported memory: only "
+                                          "those that say a setting ran out of memory count here (it does with less "
+                                          "memory too)\n")
     assert "did you mean" not in cli("tables", "--cells", str(mine), "--check")[2]
     # Another card one character away is no typo (an RTX 3090 is not an RTX 4090), and --gpu naming the cells' own
     # GPU type says what was meant.

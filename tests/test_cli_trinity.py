@@ -732,6 +732,11 @@ def test_write_needs_the_trainer_gpus_and_takes_the_node_size_from_the_config(cl
     assert cli("--from-config", str(bare), "--gpu", "a100", "--write", str(patched)) == (
         2, "", f"solve: error: --write keeps {bare}'s cluster, which does not say how many GPUs the trainer gets (no "
                "cluster.gpu_per_node): give them with --gpus N\n")
+    # --minimize gpus chooses the trainer's GPU count, which --write would then leave to Ray: refused, --gpus or not.
+    status, out, err = cli("--from-config", str(bare), "--gpu", "a100", "--gpus", "4", "--minimize", "gpus", "--write",
+                           str(patched))
+    assert (status, out) == (2, "") and err.startswith(f"solve: error: --write keeps {bare}'s cluster, which does not "
+                                                       "say how many GPUs the trainer gets") and not patched.exists()
     status, out, _ = cli("--from-config", str(bare), "--gpu", "a100", "--gpus", "4", "--write", str(patched))
     assert status == 0 and "on exactly 4 GPUs" in out
     two_nodes = tmp_path / "two-nodes.yaml"  # 8 trainer GPUs on two nodes of 4: SP must divide 4
@@ -1115,6 +1120,10 @@ def test_per_role_token_budgets_above_the_default_are_caveats_and_write_lowers_t
     written = patched.read_text(encoding="utf-8")
     assert "        ppo_max_token_len_per_gpu: 32768  # mine\n" in written
     assert "        log_prob_max_token_len_per_gpu: 16384\n" in written
+    # A role's budget equal to the plan's is left as it is, without a note that it was lowered.
+    config.write_text(config.read_text(encoding="utf-8").replace("16384", "32768"), encoding="utf-8")
+    status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--write", str(patched))
+    assert status == 0 and f"{key} 131072 lowered" in err and ref not in err
 
 
 def test_write_warns_when_a_patched_key_is_an_anchor_other_keys_repeat(cli, tmp_path: Path):
@@ -1300,6 +1309,10 @@ def test_a_relative_model_path_without_a_config_says_where_it_was_looked_for(cli
     monkeypatch.chdir(tmp_path)  # no ckpt folder here
     status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--gpus", "4")
     assert status == 2 and (f"(and no config.json at ./ckpt, from the working directory {tmp_path}, as Trinity reads "
+                            "it); or give --model M") in err
+    config.write_text("model: {model_path: ../ckpt, max_model_len: 8192}\n", encoding="utf-8")  # none there either
+    status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--gpus", "4")
+    assert status == 2 and (f"(and no config.json at ../ckpt, from the working directory {tmp_path}, as Trinity reads "
                             "it); or give --model M") in err
 
 
@@ -1837,6 +1850,13 @@ def test_a_config_without_a_cluster_is_told_which_gpus_the_plan_holds_for(cli, t
     assert err == (f"solve: note: {config} gives no cluster (node_num, gpu_per_node): Trinity takes the GPUs Ray finds, "
                    "and the plan holds where that leaves exactly 4 trainer GPUs beside the 2 rollout GPUs: set "
                    "cluster.node_num x cluster.gpu_per_node to 6\n")
+    # With --rollout-gpus (which such a config may differ from), the rollout GPUs are those the fragment gives.
+    status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--gpus", "4", "--rollout-gpus", "4",
+                           "--emit", "trinity")
+    assert status == 0 and "gpu_per_node: 8  # 4 trainer + 4 rollout" in out
+    assert err == (f"solve: note: {config} gives no cluster (node_num, gpu_per_node): Trinity takes the GPUs Ray "
+                   "finds, and the plan holds where that leaves exactly 4 trainer GPUs beside the 4 rollout GPUs: set "
+                   "cluster.node_num x cluster.gpu_per_node to 8\n")
 
 
 def test_trinity_06_offload_flags_under_trainer_decide_and_are_written_there(cli, tmp_path: Path,

@@ -1180,6 +1180,31 @@ def test_a_dangling_link_for_emit_dir_is_refused_before_the_search(cli, tmp_path
                                                      "job into it)\n")
 
 
+def test_emit_dir_into_the_shipped_tables_folder_is_refused_before_the_search(cli, tmp_path: Path):
+    # Every YAML file there is read as a table: a job's config written there would break the shipped tables. (The job
+    # is one that no pool places, so that a placer that let the folder through would write nothing there.)
+    path = tmp_path / "fleet.yaml"
+    path.write_text(yaml.safe_dump({"pools": [ONE_NODE], "jobs": [{"name": "j", "model": "4B",
+                                                                   "max_model_len": 1 << 20}]}), encoding="utf-8")
+    feasibility = shipped_tables_directory() / "feasibility"
+    assert cli("cluster", str(path), "--emit-dir", str(feasibility)) == (
+        2, "", (f"solve cluster: error: --emit-dir {feasibility}: the shipped tables are read from there (every "
+                "YAML file in it): write the configs to another folder\n"))
+
+
+def test_cli_cluster_token_budget_auto_places_a_job_the_default_budget_leaves_out(cli, tmp_path: Path):
+    # Trinity-RFT issue 398 as a fleet: Qwen2.5-7B at 131072 tokens beside 2 rollout GPUs on a node of 8 H20s.
+    path = tmp_path / "fleet.yaml"
+    path.write_text(yaml.safe_dump({"pools": [{"name": "h", "gpu": "h20", "nodes": 1, "gpus_per_node": 8}],
+                                    "jobs": [{"name": "long", "model": "Qwen2.5-7B", "max_model_len": 131072,
+                                              "rollout_gpus": 2}]}), encoding="utf-8")
+    status, out, _ = cli("cluster", str(path), "--json")
+    assert status == 1 and json.loads(out)["placements"] == []
+    status, out, _ = cli("cluster", str(path), "--token-budget", "auto", "--json")
+    [placement] = json.loads(out)["placements"]
+    assert status == 0 and (placement["plan"]["gpus"], placement["plan"]["max_token_len_per_gpu"]) == (4, 40960)
+
+
 def test_cli_cluster_emit_dir_sizes_rollout_engines_for_the_model(cli, tmp_path: Path):
     path = tmp_path / "fleet.yaml"
     path.write_text(yaml.safe_dump({"pools": [{"name": "h", "gpu": "h100", "nodes": 2, "gpus_per_node": 8}],

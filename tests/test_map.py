@@ -5,6 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
+
 from solver.maps import cheapest_by_length, longest_by_model, mapped_models
 from solver.query import make_query
 from solver.render import short_label
@@ -80,6 +82,42 @@ def test_cli_map_refuses_bad_input_before_any_map(cli, tmp_path: Path):
 def test_a_narrow_maps_title_keeps_to_one_line(cli):
     status, out, _ = cli("map", "--gpu", "a100", "--gpus-up-to", "1")
     assert status == 0 and out.splitlines()[0] == "A100-80GB: longest context per model and GPU budget"
+
+
+def test_a_terminal_too_narrow_for_the_maps_gets_a_note_but_not_with_json(cli, monkeypatch: pytest.MonkeyPatch):
+    import io
+
+    from rich.console import Console
+
+    import solver.cli.maps
+    from solver.cli.output import PLAIN_TEXT
+
+    screen = io.StringIO()
+    monkeypatch.setattr(solver.cli.maps, "new_console", lambda width=160: Console(
+        width=40, force_terminal=True, file=screen, **PLAIN_TEXT))
+    status, _, err = cli("map", "--gpu", "a100", "--model", "4B")
+    assert status == 0 and re.fullmatch(r"solve map: note: the maps need \d+ columns and the terminal has 40: widen "
+                                        r"it, pipe the output \(\| less -S\), or save it with --svg FILE\n", err)
+    # JSON is not laid out in columns: no note.
+    status, out, err = cli("map", "--gpu", "a100", "--model", "4B", "--json")
+    assert (status, err) == (0, "") and out.startswith("[")
+
+
+def test_a_map_without_gpu_has_one_map_per_gpu_type_with_tables(cli):
+    import json
+
+    status, out, _ = cli("map", "--model", "4B", "--gpus-up-to", "1", "--json")
+    assert status == 0 and [m["gpu"] for m in json.loads(out)] == [g.name for g in CATALOG.documented_gpu_types] == [
+        "A100-80GB", "H20-96GB"]
+
+
+def test_the_svg_of_a_narrow_map_keeps_its_title_on_one_line(cli, tmp_path: Path):
+    # One budget makes a table far narrower than its title: the SVG is at least 80 columns wide, as a terminal.
+    svg = tmp_path / "map.svg"
+    status, out, _ = cli("map", "--gpu", "a100", "--model", "4B", "--gpus-up-to", "1", "--svg", str(svg))
+    title = "A100-80GB: longest context per model and GPU budget"
+    assert status == 0 and out.splitlines()[0] == title
+    assert title.replace(" ", "&#160;") in svg.read_text(encoding="utf-8")
 
 
 def test_budgets_that_allow_the_same_gpu_counts_share_one_answer():
