@@ -735,8 +735,10 @@ def test_write_needs_the_trainer_gpus_and_takes_the_node_size_from_the_config(cl
     # --minimize gpus chooses the trainer's GPU count, which --write would then leave to Ray: refused, --gpus or not.
     status, out, err = cli("--from-config", str(bare), "--gpu", "a100", "--gpus", "4", "--minimize", "gpus", "--write",
                            str(patched))
-    assert (status, out) == (2, "") and err.startswith(f"solve: error: --write keeps {bare}'s cluster, which does not "
-                                                       "say how many GPUs the trainer gets") and not patched.exists()
+    assert (status, out, err) == (2, "", (
+        f"solve: error: --write keeps {bare}'s cluster, which does not say how many GPUs the trainer gets (no "
+        "cluster.gpu_per_node): drop --minimize gpus and give them with --gpus N (or use --out FILE for a fragment "
+        "with its own cluster)\n")) and not patched.exists()
     status, out, _ = cli("--from-config", str(bare), "--gpu", "a100", "--gpus", "4", "--write", str(patched))
     assert status == 0 and "on exactly 4 GPUs" in out
     two_nodes = tmp_path / "two-nodes.yaml"  # 8 trainer GPUs on two nodes of 4: SP must divide 4

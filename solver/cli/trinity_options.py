@@ -168,9 +168,13 @@ def _check_write_keeps_gpus(args: argparse.Namespace, objective: Objective, conf
     """--write changes the plan's keys, not the config's cluster: the plan must use the trainer GPUs the
     config gives it (or, for a config that does not say, that --gpus gives)."""
     if config.trainer_gpus is None:
-        if args.gpus is None or objective == "min_gpus":
-            raise QueryError(f"--write keeps {args.from_config}'s cluster, which does not say how many GPUs the "
-                             "trainer gets (no cluster.gpu_per_node): give them with --gpus N")
+        unsaid = (f"--write keeps {args.from_config}'s cluster, which does not say how many GPUs the trainer gets (no "
+                  "cluster.gpu_per_node)")
+        if objective == "min_gpus":  # the count is the question: a plan on fewer GPUs would not be the config's
+            raise QueryError(f"{unsaid}: drop --minimize gpus and give them with --gpus N (or use --out FILE for a "
+                             "fragment with its own cluster)")
+        if args.gpus is None:
+            raise QueryError(f"{unsaid}: give them with --gpus N")
         return
     trainer_gpus = config.trainer_gpus
     keeps = (f"--write keeps {args.from_config}'s cluster, which gives the trainer {trainer_gpus} GPUs, "
