@@ -2249,6 +2249,9 @@ def test_yarn_without_an_original_context_is_scaled_from_the_max_position_embedd
 def test_without_a_model_type_any_qwen_architecture_is_qwens(tmp_path: Path, architectures: list, qwen: bool):
     path = _dense_config(tmp_path, architectures=architectures, tie_word_embeddings=False)
     assert load_model_config(path).qwen_yarn is qwen
+    # a null model_type is none, as for the tied embeddings' default and the unchecked layout's caution
+    path = _dense_config(tmp_path, architectures=architectures, tie_word_embeddings=False, model_type=None)
+    assert (load_model_config(path).qwen_yarn, load_model_config(path).unchecked_layout) == (qwen, "no model_type")
 
 
 def test_an_offload_refutation_names_the_nearest_table_for_fewer_gpus():
