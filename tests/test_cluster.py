@@ -32,6 +32,7 @@ from solver.cluster import TooManyPatterns, greedy, layout, patterns, place
 from solver.query import make_query
 from solver.solve import plan
 from solver.tables import TableError, load_catalog, load_fleet, shipped_tables_directory
+from solver.tables.fleets import fleet_models
 
 CATALOG = load_catalog()
 
@@ -455,6 +456,49 @@ def test_bad_cluster_files_are_refused_naming_file_job_and_field(tmp_path: Path,
     with pytest.raises(TableError) as caught:
         load_fleet(path, CATALOG)
     assert str(caught.value).startswith(f"{path}: {message.format(folder=tmp_path)}")
+
+
+def test_an_unknown_gpu_in_a_cluster_file_names_the_key_for_a_gpu_type_of_ones_own(cli, tmp_path: Path):
+    path = tmp_path / "fleet.yaml"
+    path.write_text("pools:\n  - {name: a, gpu: v100, nodes: 1, gpus_per_node: 8}\n"
+                    "jobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n", encoding="utf-8")
+    status, out, err = cli("cluster", str(path))
+    assert (status, out) == (2, "")
+    assert err.startswith(f"solve cluster: error: {path}: pool a: gpu: unknown GPU 'v100'; accepted: A100-40GB")
+    assert err.endswith("; or, for a GPU type of your own, give its memory: gpu_memory_gb\n") and err.count("\n") == 1
+
+
+def test_two_jobs_of_one_model_with_two_rope_scalings_are_refused(tmp_path: Path):
+    # One context, but the config scales its RoPE linearly where the catalogue's model does not: two models by one
+    # name, which the placement cannot tell apart.
+    (tmp_path / "linear7b").mkdir()
+    (tmp_path / "linear7b" / "config.json").write_text(json.dumps(_config_of(
+        "Qwen2.5-7B-Instruct", _name_or_path="Qwen/Qwen2.5-7B-Instruct", rope_scaling={"rope_type": "linear",
+                                                                                     "factor": 2.0})),
+        encoding="utf-8")
+    path = tmp_path / "fleet.yaml"
+    path.write_text("pools:\n  - {name: a, gpu: h20, nodes: 2, gpus_per_node: 8}\njobs:\n"
+                    "  - {name: cat, model: Qwen2.5-7B-Instruct, max_model_len: 16384}\n"
+                    "  - {name: cfg, model_config: linear7b, max_model_len: 16384}\n", encoding="utf-8")
+    with pytest.raises(TableError) as caught:
+        load_fleet(path, CATALOG)
+    assert str(caught.value) == (f"{path}: job cfg: Qwen2.5-7B-Instruct has a native context of 32768 here and "
+                                 "32768 in job cat (and another RoPE scaling): give both jobs the same model (the "
+                                 "same model_config, or the catalogue's by name)")
+
+
+def test_one_config_json_named_two_ways_is_one_model_and_one_input_file(tmp_path: Path):
+    (tmp_path / "mine").mkdir()
+    config = tmp_path / "mine" / "config.json"
+    config.write_text(json.dumps(_config_of("Qwen2.5-7B", _name_or_path="my-7b")), encoding="utf-8")
+    path = tmp_path / "fleet.yaml"
+    path.write_text("pools:\n  - {name: a, gpu: h20, nodes: 2, gpus_per_node: 8}\njobs:\n"
+                    "  - {name: one, model_config: mine, max_model_len: 8192}\n"
+                    "  - {name: two, model_config: mine/config.json, max_model_len: 8192}\n", encoding="utf-8")
+    fleet = load_fleet(path, CATALOG)
+    assert [job.model for job in fleet.jobs] == ["my-7b", "my-7b"]
+    assert ([model.name for model in fleet.models], fleet.model_config_files) == (["my-7b"], (config,))
+    assert fleet_models(path, CATALOG) == fleet.models  # as solve reads them before the cells files' GPU types
 
 
 def test_a_cluster_file_with_many_problems_names_where_the_others_are(tmp_path: Path):

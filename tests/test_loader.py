@@ -113,10 +113,11 @@ def test_a_catalog_directory_without_gpu_tables_is_rejected(tmp_path: Path):
         load_catalog(tmp_path)
 
 
-def test_two_gpu_files_may_not_claim_the_same_alias(tmp_path: Path):
+@pytest.mark.parametrize("alias", ["a100", "A100"])  # names are matched in any case: so are their clashes
+def test_two_gpu_files_may_not_claim_the_same_alias(tmp_path: Path, alias: str):
     shutil.copytree(shipped_tables_directory(), tmp_path, dirs_exist_ok=True)
     h20 = tmp_path / "feasibility" / "h20-96gb.yaml"
-    h20.write_text(h20.read_text(encoding="utf-8").replace("aliases: [h20]", "aliases: [a100]"), encoding="utf-8")
+    h20.write_text(h20.read_text(encoding="utf-8").replace("aliases: [h20]", f"aliases: [{alias}]"), encoding="utf-8")
     with pytest.raises(TableError, match="the name 'a100' is given to two GPU types"):
         load_catalog(tmp_path)
 

@@ -2198,6 +2198,96 @@ def test_a_boolean_logit_softcapping_is_refused(tmp_path: Path, capping: bool):
         load_model_config(_dense_config(tmp_path, model_type="llama", final_logit_softcapping=capping))
 
 
+@pytest.mark.parametrize("key", ["num_experts", "num_local_experts", "n_routed_experts", "moe_num_experts"])
+def test_every_mixture_of_experts_key_is_refused(tmp_path: Path, key: str):
+    # Qwen-MoE's, Mixtral's, DeepSeek's and others' key, beside a dense shape that would otherwise be read
+    with pytest.raises(TableError, match=r"config.json: a mixture-of-experts config; only a dense model's config.json "
+                                         r"is read \(the catalogue's"):
+        load_model_config(_dense_config(tmp_path, model_type="llama", **{key: 8}))
+
+
+@pytest.mark.parametrize("key", ["text_config", "vision_config", "audio_config", "speech_config", "img_processor",
+                                 "mm_vision_tower", "audio_processor"])
+def test_every_multimodal_key_is_refused(tmp_path: Path, key: str):
+    with pytest.raises(TableError, match=rf"config.json: a multimodal config \({key}\); only a text model's "):
+        load_model_config(_dense_config(tmp_path, model_type="llama", **{key: {}}))
+
+
+def test_a_multimodal_config_names_all_its_towers_and_mla_is_refused_by_its_kv_key(tmp_path: Path):
+    # llava-hf's layout: a text_config and a vision_config, both named
+    with pytest.raises(TableError, match=r"a multimodal config \(text_config, vision_config\); only a text model's"):
+        load_model_config(_dense_config(tmp_path, model_type="llava", text_config={}, vision_config={}))
+    # multi-head latent attention is known by its KV compression (a query rank may be null or absent)
+    with pytest.raises(TableError, match=r"config.json: kv_lora_rank: multi-head latent attention"):
+        load_model_config(_dense_config(tmp_path, model_type="llama", tie_word_embeddings=False, kv_lora_rank=512))
+
+
+@pytest.mark.parametrize("text", ["null", "42", '"config"', "true"])
+def test_a_config_json_that_is_not_an_object_is_refused(cli, tmp_path: Path, text: str):
+    path = tmp_path / "config.json"
+    path.write_text(text, encoding="utf-8")
+    status, out, err = cli("--model-config", str(path), "--gpu", "a100", "--len", "8k")
+    assert (status, out, err) == (2, "", f"solve: error: {path}: a config.json is a JSON object\n")
+
+
+def test_a_config_json_that_is_not_json_names_the_line(tmp_path: Path):
+    path = tmp_path / "config.json"
+    path.write_text('{\n    "hidden_size": 64\n    "num_hidden_layers": 2\n}', encoding="utf-8")
+    with pytest.raises(TableError, match=r"config.json: not JSON: Expecting ',' delimiter \(line 3\)$"):
+        load_model_config(path)
+
+
+@pytest.mark.parametrize(("key", "value", "got"), [
+    ("num_hidden_layers", True, "True"),  # a JSON boolean is no count of layers
+    ("hidden_size", 3072.0, "3072.0"),  # nor is a float, even a whole one
+    ("num_key_value_heads", 0, "0"),  # given as 0, not absent: not as many as the attention heads
+    ("max_position_embeddings", (1 << 30) + 1, "1073741825"),
+    ("vocab_size", (1 << 24) + 1, "16777217"),
+])
+def test_a_config_number_is_a_whole_number_within_its_limit(tmp_path: Path, key: str, value: object, got: str):
+    path = _dense_config(tmp_path, model_type="llama", **{key: value})
+    limit = {"num_hidden_layers": 16384, "num_key_value_heads": 16384, "hidden_size": 1048576,
+             "vocab_size": 16777216}.get(key, 1 << 30)
+    with pytest.raises(TableError, match=rf"config.json: {key}: expected a whole number from 1 to {limit}, got {got}$"):
+        load_model_config(path)
+
+
+def test_a_config_reads_its_numbers_from_1_to_their_limit(tmp_path: Path):
+    # One layer, one KV head (multi-query attention, as Gemma-2B's), one dimension per head, the longest context
+    model = load_model_config(_dense_config(tmp_path, model_type="llama", num_hidden_layers=1, num_key_value_heads=1,
+                                            hidden_size=32, max_position_embeddings=1 << 30))
+    assert (model.num_layers, model.num_key_value_heads, model.head_dim, model.native_context) == (1, 1, 1, 1 << 30)
+
+
+@pytest.mark.parametrize(("name_or_path", "name", "aliases"), [
+    (None, "my-model", ()),  # the folder names it, once: no alias of its own name
+    ("/models/Qwen3-8B-sft/", "Qwen3-8B-sft", ("my-model",)),  # a local path saved with its slash
+    ("/", "custom", ("my-model",)),  # nothing to name it by
+])
+def test_a_model_configs_name_and_aliases(tmp_path: Path, name_or_path: str | None, name: str, aliases: tuple):
+    folder = tmp_path / "my-model"
+    folder.mkdir()
+    _dense_config(folder, model_type="llama", **({"_name_or_path": name_or_path} if name_or_path else {}))
+    model = load_model_config(folder)
+    assert (model.name, model.aliases) == (name, aliases)
+
+
+def test_yarn_without_an_original_context_is_scaled_from_the_max_position_embeddings(tmp_path: Path):
+    model = load_model_config(_dense_config(tmp_path, model_type="llama", max_position_embeddings=32768,
+                                            rope_scaling={"rope_type": "yarn", "factor": 4.0}))
+    assert (model.native_context, model.rope_scaling, model.yarn_factor(65536)) == (32768, None, 2.0)
+
+
+@pytest.mark.parametrize(("architectures", "qwen"), [(["Qwen3ForCausalLM"], True), (["Qwen2MoeForCausalLM"], True),
+                                                    (["LlamaForCausalLM"], False)])
+def test_without_a_model_type_any_qwen_architecture_is_qwens(tmp_path: Path, architectures: list, qwen: bool):
+    path = _dense_config(tmp_path, architectures=architectures, tie_word_embeddings=False)
+    assert load_model_config(path).qwen_yarn is qwen
+    # a null model_type is none, as for the tied embeddings' default and the unchecked layout's caution
+    path = _dense_config(tmp_path, architectures=architectures, tie_word_embeddings=False, model_type=None)
+    assert (load_model_config(path).qwen_yarn, load_model_config(path).unchecked_layout) == (qwen, "no model_type")
+
+
 def test_an_offload_refutation_names_the_nearest_table_for_fewer_gpus():
     # Qwen3-0.6B, Env + Offload on 7 A100s at 81920: no table for 7 or more GPUs speaks; those for 1, 2 and 6 GPUs
     # say '-' (1 GPU from 32768, 6 GPUs from 71680). The nearest, 6 GPUs, is the one named.

@@ -426,6 +426,13 @@ def test_reads_the_user_config_with_the_variables_set() -> None:
          {"max_model_len": 32768}),
         ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${oc.env:L,NULL}\n", {}, {"max_model_len": None}),
         ("model:\n  model_path: /m/${oc.env:S,NULL}/Qwen3-4B\n", {}, {"model": "Qwen3-4B"}),  # joined: "None"
+        ("model:\n  model_path: /m/${oc.env:S,''}Qwen3-4B\n", {}, {"model": "Qwen3-4B"}),  # a quoted empty default
+        ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${oc.env:L,${oc.env:M,4096}}\n", {"M": "8192"},
+         {"max_model_len": 8192}),  # a default of another variable's
+        (("model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${oc.decode:${oc.env:L,null}}\n"
+          "  max_prompt_tokens: 2048\n  max_response_tokens: 14336\n"), {}, {"max_model_len": 16384}),  # a null on
+        ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: '${ oc.env : L ,4096}'\n", {"L": "8192"},
+         {"max_model_len": 8192}),  # spaces around the resolver and the variable's name, as OmegaConf allows
         (
             "model: {model_path: m/Qwen3-4B}\ncluster: {gpu_per_node: 8}\nmode: train\n",
             {},
@@ -579,6 +586,21 @@ def test_reads(text: str, environ: dict[str, str], expected: dict[str, Any]) -> 
             {},
             "t.yaml: a number too long to read (thousands of digits)",
         ),
+        ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: 4${oc.env:L,null}\n", {},
+         "t.yaml: model.max_model_len must be a whole number, got '4None'"),  # joined, a null is written as OmegaConf's
+        ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${oc.env:${oc.decode:8192}}\n", {},  # named by a number
+         "t.yaml: model.max_model_len: cannot resolve '${oc.env:${oc.decode:8192}}' (only ${oc.env:VAR,default}"),
+        ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${oc.env}\n", {},
+         "t.yaml: model.max_model_len: cannot resolve '${oc.env}' (only ${oc.env:VAR,default} is supported)"),
+        ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${oc.decode}\n", {},
+         "t.yaml: model.max_model_len: cannot resolve '${oc.decode}' (only ${oc.env:VAR,default} is supported)"),
+        # quotes that do not pair are the default's text
+        ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${oc.env:L,'4096\"}\n", {},
+         "t.yaml: model.max_model_len must be a whole number, got '\\'4096\"'"),
+        ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${oc.env:L}\n", {"L": ""},
+         "t.yaml: model.max_model_len must be a whole number, got ''"),  # set, but empty
+        ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${oc.env:,4096}\n", {},
+         "t.yaml: model.max_model_len: '${oc.env:,4096}' names no environment variable"),
         (
             "model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${oc.env:L,32768}\n",
             {"L": "9" * 5000},

@@ -241,7 +241,7 @@ def _is_name(value: object) -> bool:
 def _is_qwen(config: dict) -> bool:
     """Whether a config.json is a Qwen model's: its ``model_type`` (`QWEN_MODEL_TYPES`), else its
     ``architectures`` (``Qwen2ForCausalLM``, ...)."""
-    if "model_type" in config:
+    if config.get("model_type") is not None:  # a null model_type is none, as `_unchecked_layout` reads it
         return config["model_type"] in QWEN_MODEL_TYPES
     architectures = config.get("architectures")
     return isinstance(architectures, list) and any(str(name).startswith("Qwen") for name in architectures)
