@@ -431,6 +431,9 @@ def test_reads_the_user_config_with_the_variables_set() -> None:
          {"max_model_len": 8192}),  # a default of another variable's
         (("model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${oc.decode:${oc.env:L,null}}\n"
           "  max_prompt_tokens: 2048\n  max_response_tokens: 14336\n"), {}, {"max_model_len": 16384}),  # a null on
+        (("model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${oc.decode:${oc.env:L}}\n"
+          "  max_prompt_tokens: 2048\n  max_response_tokens: 14336\n"), {"L": "Null"}, {"max_model_len": 16384}),
+        ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${oc.decode:null}\n", {}, {"max_model_len": None}),
         ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: '${ oc.env : L ,4096}'\n", {"L": "8192"},
          {"max_model_len": 8192}),  # spaces around the resolver and the variable's name, as OmegaConf allows
         (

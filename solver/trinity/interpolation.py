@@ -88,6 +88,8 @@ def _resolve_one(expression: str, where: str, environ: Mapping[str, str]) -> Any
         raise ConfigError(f"{where}: environment variable {var} is not set and {expression!r} has no default")
     if colon and resolver == "oc.decode":
         inner = _interpolate(args.strip(), where, environ)
+        if isinstance(inner, str) and inner.lower() == "null":  # OmegaConf's null, in any case (YAML's ~ it refuses)
+            return None
         return decode_scalar(inner) if isinstance(inner, str) else inner
     raise ConfigError(f"{where}: cannot resolve {expression!r} ({_SUPPORTED})")
 
