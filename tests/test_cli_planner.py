@@ -878,8 +878,8 @@ def test_numbers_take_the_bounds_their_errors_name_and_a_k_in_either_case(cli):
     # --time-limit: above 0 and at most 1000000000, that included.
     assert cli("--model", "4B", "--gpu", "a100", "--len", "8k", "--time-limit", "1e9", "--json")[0] == 0
     # A length's k is 1024 tokens, in either case.
-    assert cli("--model", "4B", "--gpu", "a100", "--len", "32K", "--json") == cli("--model", "4B", "--gpu", "a100",
-                                                                               "--len", "32768", "--json")
+    flags = ("--model", "4B", "--gpu", "a100", "--json")
+    assert cli(*flags, "--len", "32K") == cli(*flags, "--len", "32768")
 
 
 def test_a_lowered_token_budget_answers_trinity_rft_issue_398(cli):

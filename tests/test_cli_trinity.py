@@ -1530,7 +1530,8 @@ def test_a_verdict_no_table_speaks_for_gives_the_memory_models_figures(cli, tmp_
     assert status == 1 and json.loads(out)[0]["current"]["predicted"] is None
     _, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--no-estimate")
     verdict = " ".join(out.split()).split(" runs ", 1)[1]  # what the environment's Env says, then the verdict
-    assert verdict.startswith("SP=2 on 6 trainer GPUs at 131072 tokens (Env ") and verdict.split("): ", 1)[1].startswith(
+    assert verdict.startswith("SP=2 on 6 trainer GPUs at 131072 tokens (Env ")
+    assert verdict.split("): ", 1)[1].startswith(
         "nothing in the tables says it trains; nor does any plan (the reason follows) no plan:")
 
 

@@ -468,25 +468,6 @@ def test_an_unknown_gpu_in_a_cluster_file_names_the_key_for_a_gpu_type_of_ones_o
     assert err.endswith("; or, for a GPU type of your own, give its memory: gpu_memory_gb\n") and err.count("\n") == 1
 
 
-def test_two_jobs_of_one_model_with_two_rope_scalings_are_refused(tmp_path: Path):
-    # One context, but the config scales its RoPE linearly where the catalogue's model does not: two models by one
-    # name, which the placement cannot tell apart.
-    (tmp_path / "linear7b").mkdir()
-    (tmp_path / "linear7b" / "config.json").write_text(json.dumps(_config_of(
-        "Qwen2.5-7B-Instruct", _name_or_path="Qwen/Qwen2.5-7B-Instruct", rope_scaling={"rope_type": "linear",
-                                                                                     "factor": 2.0})),
-        encoding="utf-8")
-    path = tmp_path / "fleet.yaml"
-    path.write_text("pools:\n  - {name: a, gpu: h20, nodes: 2, gpus_per_node: 8}\njobs:\n"
-                    "  - {name: cat, model: Qwen2.5-7B-Instruct, max_model_len: 16384}\n"
-                    "  - {name: cfg, model_config: linear7b, max_model_len: 16384}\n", encoding="utf-8")
-    with pytest.raises(TableError) as caught:
-        load_fleet(path, CATALOG)
-    assert str(caught.value) == (f"{path}: job cfg: Qwen2.5-7B-Instruct has a native context of 32768 here and "
-                                 "32768 in job cat (and another RoPE scaling): give both jobs the same model (the "
-                                 "same model_config, or the catalogue's by name)")
-
-
 def test_one_config_json_named_two_ways_is_one_model_and_one_input_file(tmp_path: Path):
     (tmp_path / "mine").mkdir()
     config = tmp_path / "mine" / "config.json"
@@ -1523,20 +1504,24 @@ def test_emit_dir_never_overwrites_a_jobs_model_config(cli, tmp_path: Path):
 def test_two_jobs_of_one_model_with_two_contexts_are_refused(tmp_path: Path):
     # An Instruct model's config whose context was raised to 131072 (as some fine-tunes do) is
     # Qwen2.5-7B-Instruct, whose catalogue entry (32768) another job names: one model, two YaRN factors at
-    # 65536.
-    (tmp_path / "base7b").mkdir()  # named by _name_or_path, as a saved model's config names itself
-    (tmp_path / "base7b" / "config.json").write_text(
-        json.dumps(_config_of("Qwen2.5-7B", max_position_embeddings=131072, _name_or_path="Qwen/Qwen2.5-7B-Instruct")),
-        encoding="utf-8")
+    # 65536. One whose RoPE is scaled linearly is another model by the same name too.
+    instruct = {"_name_or_path": "Qwen/Qwen2.5-7B-Instruct"}  # a saved model's config names itself
+    configs = {"base7b": _config_of("Qwen2.5-7B", max_position_embeddings=131072, **instruct),
+               "linear7b": _config_of("Qwen2.5-7B-Instruct", rope_scaling={"rope_type": "linear", "factor": 2.0},
+                                      **instruct)}
+    for folder, config in configs.items():
+        (tmp_path / folder).mkdir()
+        (tmp_path / folder / "config.json").write_text(json.dumps(config), encoding="utf-8")
     path = tmp_path / "fleet.yaml"
     head = "pools:\n  - {name: a, gpu: h20, nodes: 2, gpus_per_node: 8}\njobs:\n"
-    path.write_text(head + "  - {name: cat, model: Qwen2.5-7B-Instruct, max_model_len: 65536}\n"
-                    "  - {name: cfg, model_config: base7b, max_model_len: 65536}\n", encoding="utf-8")
-    with pytest.raises(TableError) as caught:
-        load_fleet(path, CATALOG)
-    assert str(caught.value) == (f"{path}: job cfg: Qwen2.5-7B-Instruct has a native context of 131072 here and 32768 in job "
-                                 "cat: give both jobs the same model (the same model_config, or the catalogue's by "
-                                 "name)")
+    for folder, length, contexts in (("base7b", 65536, "131072 here and 32768 in job cat"),
+                                     ("linear7b", 16384, "32768 here and 32768 in job cat (and another RoPE scaling)")):
+        path.write_text(head + f"  - {{name: cat, model: Qwen2.5-7B-Instruct, max_model_len: {length}}}\n"
+                        f"  - {{name: cfg, model_config: {folder}, max_model_len: {length}}}\n", encoding="utf-8")
+        with pytest.raises(TableError) as caught:
+            load_fleet(path, CATALOG)
+        assert str(caught.value) == (f"{path}: job cfg: Qwen2.5-7B-Instruct has a native context of {contexts}: give "
+                                     "both jobs the same model (the same model_config, or the catalogue's by name)")
     # Alone, the config's context holds: no YaRN at 65536.
     path.write_text(head + "  - {name: cfg, model_config: base7b, max_model_len: 65536}\n", encoding="utf-8")
     result = place(load_fleet(path, CATALOG), CATALOG, time_limit_s=10)

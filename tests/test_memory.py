@@ -2278,8 +2278,8 @@ def test_yarn_without_an_original_context_is_scaled_from_the_max_position_embedd
     assert (model.native_context, model.rope_scaling, model.yarn_factor(65536)) == (32768, None, 2.0)
 
 
-@pytest.mark.parametrize(("architectures", "qwen"), [(["Qwen3ForCausalLM"], True), (["Qwen2MoeForCausalLM"], True),
-                                                    (["LlamaForCausalLM"], False)])
+@pytest.mark.parametrize(("architectures", "qwen"), [
+    (["Qwen3ForCausalLM"], True), (["Qwen2MoeForCausalLM"], True), (["LlamaForCausalLM"], False)])
 def test_without_a_model_type_any_qwen_architecture_is_qwens(tmp_path: Path, architectures: list, qwen: bool):
     path = _dense_config(tmp_path, architectures=architectures, tie_word_embeddings=False)
     assert load_model_config(path).qwen_yarn is qwen

@@ -757,8 +757,8 @@ def test_the_longest_estimate_of_a_count_is_its_longest_settings_not_its_last():
     # Qwen3-0.6B on exactly 7 A100s (no table; SP must divide 7, so SP=1): the memory model fits Env alone longer than
     # Env + Offload, which the 1-GPU table's '-' at 32768 caps (with Offload a GPU holds as much on any count). The
     # longest plan is Env's estimate on the 1024-token grid; the 2-GPU table's Env at 28672 vouches for less.
-    data = prepare(CATALOG, "A100-80GB", make_query(CATALOG, model="0.6B", gpu="a100", objective="max_len",
-                                                     budget_gpus=7, exact=True))
+    query = make_query(CATALOG, model="0.6B", gpu="a100", objective="max_len", budget_gpus=7, exact=True)
+    data = prepare(CATALOG, "A100-80GB", query)
     on_seven = {(e, o, s): longest for n, e, o, s, longest in data.estimates if n == 7}
     assert on_seven[1, 1, 1] <= 28672 < on_seven[1, 0, 1] == data.longest_estimate[7]
     answer = solve_one("a100", model="0.6B", objective="max_len", budget_gpus=7, exact=True, top=2)

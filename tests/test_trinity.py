@@ -1067,8 +1067,8 @@ def _config(**trainer: Any) -> dict[str, Any]:
               "max_model_len / 40960 = 2.0 over 40960")],
         ),
         (
-            {"model": {"max_model_len": 81920, "rope_scaling": {"rope_type": "linear", "factor": 2.0,
-                                                                  "original_max_position_embeddings": 40960}}},
+            {"model": {"max_model_len": 81920, "rope_scaling": {
+                "rope_type": "linear", "factor": 2.0, "original_max_position_embeddings": 40960}}},
             "4B",
             1,
             ["model.rope_scaling.rope_type must be yarn, got 'linear'"],
