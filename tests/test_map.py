@@ -2,11 +2,16 @@
 
 from __future__ import annotations
 
+import io
+import json
 import re
 from pathlib import Path
 
 import pytest
+from rich.console import Console
 
+import solver.cli.maps
+from solver.cli.output import PLAIN_TEXT
 from solver.maps import cheapest_by_length, longest_by_model, mapped_models
 from solver.query import make_query
 from solver.render import short_label
@@ -85,13 +90,6 @@ def test_a_narrow_maps_title_keeps_to_one_line(cli):
 
 
 def test_a_terminal_too_narrow_for_the_maps_gets_a_note_but_not_with_json(cli, monkeypatch: pytest.MonkeyPatch):
-    import io
-
-    from rich.console import Console
-
-    import solver.cli.maps
-    from solver.cli.output import PLAIN_TEXT
-
     screen = io.StringIO()
     monkeypatch.setattr(solver.cli.maps, "new_console", lambda width=160: Console(
         width=40, force_terminal=True, file=screen, **PLAIN_TEXT))
@@ -104,8 +102,6 @@ def test_a_terminal_too_narrow_for_the_maps_gets_a_note_but_not_with_json(cli, m
 
 
 def test_a_map_without_gpu_has_one_map_per_gpu_type_with_tables(cli):
-    import json
-
     status, out, _ = cli("map", "--model", "4B", "--gpus-up-to", "1", "--json")
     assert status == 0 and [m["gpu"] for m in json.loads(out)] == [g.name for g in CATALOG.documented_gpu_types] == [
         "A100-80GB", "H20-96GB"]
@@ -177,8 +173,6 @@ def test_yarn_past_what_is_validated_is_marked(cli):
 def test_a_map_with_host_memory_keeps_to_plans_that_fit_there(cli):
     # Qwen3-32B on H100s trains only with Offload, whose states take 594.2 GiB of host memory per node (up to 760.4 on
     # 7 GPUs): 512 GiB leave no plan at any budget; 1024 GiB leave the planner's, each `solve --host-ram`'s.
-    import json
-
     status, out, _ = cli("map", "--gpu", "h100", "--model", "32B", "--host-ram", "512")
     row = next(line for line in out.splitlines() if line.startswith("│ Qwen3-32B"))
     assert status == 0 and out.startswith("H100-80GB: longest context per model and GPU budget, host memory 512 GiB "
@@ -259,8 +253,6 @@ def test_a_wide_map_shows_a_run_of_budgets_with_the_same_plans_as_one_column(cli
 
 
 def test_a_narrow_terminal_wraps_a_merged_budget_header_before_gpus_not_inside_its_range():
-    import io
-
     from rich.console import Console
 
     from solver.render import map_view
@@ -276,8 +268,6 @@ def test_a_narrow_terminal_wraps_a_merged_budget_header_before_gpus_not_inside_i
 
 def test_the_maps_as_json_hold_the_planners_plans(cli):
     # Each cell is the plan `solve --json` gives for that row and budget (null where there is none).
-    import json
-
     status, out, err = cli("map", "--gpu", "a100", "--gpus-up-to", "6", "--json")
     [a100] = json.loads(out)
     assert (status, err, a100["gpu"], a100["by"], a100["budget_gpus"]) == (0, "", "A100-80GB", "model", [1, 2, 3, 4, 5, 6])
@@ -300,8 +290,6 @@ def test_the_maps_as_json_hold_the_planners_plans(cli):
 def test_a_map_with_a_train_batch_keeps_to_trainers_whose_ranks_divide_it(cli):
     # 256 experiences split over 1, 2 or 4 ranks, not 3, 5 or 6: Qwen3-8B's cheapest plans within 3, 5 and 6 A100s
     # stay on 2 and 4 GPUs, each the planner's with the same batch.
-    import json
-
     out = cli("map", "--gpu", "a100", "--model", "8B", "--by", "len", "--gpus-up-to", "6", "--json",
               "--train-batch-size", "256")[1]
     [a100] = json.loads(out)

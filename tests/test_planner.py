@@ -8,6 +8,7 @@ import pytest
 from conftest import made_up_table
 from hypothesis import HealthCheck, assume, event, given, settings
 from hypothesis import strategies as st
+from ortools.sat.python import cp_model
 from reference import check_plan, enumerate_plans, ranked_alternatives
 
 import solver
@@ -864,8 +865,6 @@ def test_the_longest_length_comes_first_however_much_its_setting_costs():
 def test_ranked_longest_lengths_not_proven_best_in_time_are_still_distinct(monkeypatch: pytest.MonkeyPatch):
     # Where the time limit leaves the longest plan unproven (FEASIBLE), a longer plan stays an alternative to it, but
     # the same plan, at the same length, does not: the ranked plans are those of the proven search.
-    from ortools.sat.python import cp_model
-
     query = make_query(CATALOG, model="8B", gpu="a100", objective="max_len", budget_gpus=6, top=3)
     proven = answer_for(CATALOG, query, "A100-80GB")
     assert proven.status == "optimal" and len({(p.gpus, p.setting) for p in proven.plans}) == 3
