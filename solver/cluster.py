@@ -53,6 +53,10 @@ COST_SCALE = 10_000
 """Costs enter the model as whole numbers: the step-time cost times this."""
 JOB_BATCH_SOURCE = "the job's train_batch_size"
 """Where a job's train batch comes from, as messages name it."""
+REASONS_SHARE = 0.6
+"""The time the search leaves for the unplaced jobs' reasons, as a share of the time working out the jobs' ways
+took: where a job has no way in a pool it may use, its reason asks the planner why, once per job shape, after
+the search (0.3 to 0.57 of that time in benchmarks/cluster.py's fleets)."""
 
 STAGES = {"priority": "placed priority", "nodes": "nodes used", "length": "longer contexts", "cost": "step-time cost",
           "tie-break": "tie-break"}
@@ -461,7 +465,8 @@ def place(
     _hint(built, values, counts)
 
     solver = new_cp_solver(workers, seed)  # Ctrl-C is taken by _StopOnInterrupt
-    deadline = started + time_limit_s * 0.97 - 0.02  # leave time to read the answer back
+    # Leave time to read the answer back and to say why the jobs left out are.
+    deadline = started + time_limit_s * 0.97 - 0.02 - _time_for_reasons(fleet, options, planning_s)
     with _StopOnInterrupt(solver) as interrupt:
         search = _Search(values=values, counts=counts)
         first_failed = _solve_stages(search, built, stages, solver, interrupt, deadline,
@@ -500,6 +505,18 @@ def place(
                          unplaced=unplaced, pools=pool_use(fleet, placements), host_rounded=host_rounded,
                          undecided_ways=undecided, wall_time_s=time.monotonic() - started, planning_s=planning_s,
                          interrupted=interrupted)
+
+
+def _time_for_reasons(fleet: Fleet, options: list[Option], planning_s: float) -> float:
+    """Seconds the search leaves for the reasons of the jobs it leaves out (`REASONS_SHARE` of `planning_s`, the
+    time their ways took): none where every job with a way has one in every pool it may use (a job left out then
+    has no pool to ask the planner about)."""
+    with_ways: dict[int, set[int]] = defaultdict(set)
+    for option in options:
+        with_ways[option.job].add(option.pool)
+    lacking = any(len(pools) < sum(fleet.jobs[job].pool in (None, pool.name) for pool in fleet.pools)
+                  for job, pools in with_ways.items())
+    return REASONS_SHARE * planning_s if lacking else 0.0
 
 
 @dataclass

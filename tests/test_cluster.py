@@ -7,6 +7,7 @@ import json
 import os
 import random
 import subprocess
+import time
 from pathlib import Path
 
 import pytest
@@ -1024,7 +1025,6 @@ def test_pools_and_models_without_tables_are_placed_by_estimate(tmp_path: Path):
 
 def test_ctrl_c_keeps_the_best_placement_and_exits_130(tmp_path: Path, solve_script: Path):
     import signal
-    import time
 
     instance = random_fleet(7, nodes=250, jobs=3000, lengths=[8192, 32768, 65536])
     path = tmp_path / "fleet.yaml"
@@ -1046,8 +1046,6 @@ def test_ctrl_c_keeps_the_best_placement_and_exits_130(tmp_path: Path, solve_scr
 
 
 def test_a_one_second_limit_returns_within_two_seconds_with_an_answer(tmp_path: Path):
-    import time
-
     instance = random_fleet(3, nodes=32, jobs=1000, lengths=[8192, 32768, 65536])
     fleet = fleet_of(instance, tmp_path)
     started = time.monotonic()
@@ -1057,6 +1055,31 @@ def test_a_one_second_limit_returns_within_two_seconds_with_an_answer(tmp_path: 
     assert time.monotonic() - started < 6
     assert result.status in ("optimal", "feasible") and result.placements
     assert check_placements(CATALOG, instance, json.loads(result.model_dump_json()), estimates=True) == []
+
+
+def test_the_search_leaves_time_for_the_reasons_of_jobs_without_a_way_in_a_pool(tmp_path: Path,
+                                                                                monkeypatch: pytest.MonkeyPatch):
+    # Qwen3-14B at 102400 tokens has ways on 4 H20s but none in the pool of 2-GPU A100 nodes: were it left out, its
+    # reason would ask the planner why, after the search, which therefore stops REASONS_SHARE x the time the ways
+    # took before the limit. Where every job has ways in every pool it may use, there is no such reason to give.
+    deadlines = []
+    solve_stages = solver.cluster._solve_stages
+
+    def recorded(search, built, stages, cp_solver, interrupt, deadline, *rest):
+        deadlines.append(deadline)
+        return solve_stages(search, built, stages, cp_solver, interrupt, deadline, *rest)
+
+    monkeypatch.setattr(solver.cluster, "_solve_stages", recorded)
+    pools = [{"name": "small", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 2},
+             {"name": "h20", "gpu": "H20-96GB", "nodes": 1, "gpus_per_node": 8}]
+    for model, length, kept in (("Qwen3-14B", 102400, solver.cluster.REASONS_SHARE), ("Qwen3-0.6B", 4096, 0.0)):
+        fleet = fleet_of({"pools": pools, "jobs": [{"name": "j", "model": model, "max_model_len": length}]}, tmp_path)
+        started = time.monotonic()
+        result = place(fleet, CATALOG, time_limit_s=5)
+        assert len(result.placements) == 1 and (result.placements[0].pool == "h20" or not kept)
+        expected = started + 5 * 0.97 - 0.02 - kept * result.planning_s
+        gap = deadlines.pop() - expected  # place() starts its clock a moment after this test does
+        assert 0 <= gap < 5e-3 and result.planning_s > 0
 
 
 def test_the_same_file_gives_byte_identical_json_with_1_2_and_8_workers(cli, tmp_path: Path):
