@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import solver
-from solver.calibrate import calibrate, observations
+from solver.calibrate import Observation, calibrate, observations, report
 from solver.memory import (
     CEILING,
     DEFAULT_MARGIN,
@@ -21,6 +21,7 @@ from solver.memory import (
     PRIOR,
     TERMS,
     Breakdown,
+    MemoryEstimate,
     Terms,
     beyond_calibration,
     breakdown,
@@ -31,6 +32,7 @@ from solver.memory import (
     longest_fitting,
     pinned_rounding,
     token_floor_gib,
+    weight_shapes,
 )
 from solver.query import make_query
 from solver.rules import SourceCell, validated_length
@@ -121,11 +123,18 @@ def test_host_memory_by_hand():
 def test_the_weight_shapes_hold_each_catalogued_models_parameters():
     # Every tensor FSDP2 shards, counted from the shapes: within 0.5% of the catalogue's parameter count (Qwen2.5's
     # q/k/v biases are left out), so no tensor kind is missing or counted twice (a MoE model's experts and router).
-    from solver.memory import weight_shapes
-
     for model in CATALOG.models:
         counted = sum(rows * columns * count for rows, columns, count in weight_shapes(model))
         assert counted == pytest.approx(model.parameters_b * 1e9, rel=5e-3), model.name
+    # Qwen3-0.6B by hand (hidden 1024, 16 heads and 8 KV heads of 128, MLP 3072, 28 layers, tied embeddings): one
+    # embedding matrix and the final norm; per layer q (2048 rows), k and v (1024 each), o, the two RMSNorms, q_norm
+    # and k_norm (128 each), gate and up, down.
+    assert weight_shapes(CATALOG.model("0.6B")) == (
+        (151936, 1024, 1), (1024, 1, 1), (2048, 1024, 28), (1024, 1024, 56), (1024, 2048, 28), (1024, 1, 56),
+        (128, 1, 56), (3072, 1024, 56), (1024, 3072, 28))
+    # Qwen3-30B-A3B (48 layers, 128 experts of 768, hidden 2048): the router, then every expert's MLP.
+    assert weight_shapes(CATALOG.model("30B-A3B"))[-3:] == (
+        (128, 2048, 48), (768, 2048, 2 * 128 * 48), (2048, 768, 128 * 48))
 
 
 def test_the_readme_plans_breakdown_by_hand_with_the_shipped_coefficients():
@@ -228,6 +237,11 @@ def test_the_calibrated_range_holds_its_own_edges():
     assert beyond(gpus=7) == ("7 GPUs (calibrated up to 6)",)
     assert beyond(sp=8) == ("SP=8 (calibrated up to SP=4)",)
     assert beyond(tokens=73729) == ("73729 tokens per GPU (calibrated on fits of up to 73728)",)
+    # A vocabulary within VOCAB_TOLERANCE (1.1) of the calibrated 151936 either way is within it: 151936 / 1.1 =
+    # 138123.6, so 138124 is within and 138123 beyond, as 167129 (151936 x 1.1 = 167129.6) is within and 167130 beyond.
+    for vocab, phrase in ((138124, ()), (138123, ("a vocabulary of 138123 (calibrated on 151936)",)),
+                          (167129, ()), (167130, ("a vocabulary of 167130 (calibrated on 151936)",))):
+        assert beyond(model=fourteen.model_copy(update={"vocab_size": vocab})) == phrase, vocab
     # A mixture of experts is beyond a fit on dense models only, not a range that does not say (a file from before the
     # range recorded it).
     moe = CATALOG.model("30B-A3B")
@@ -236,6 +250,21 @@ def test_the_calibrated_range_holds_its_own_edges():
     assert "a mixture of experts (calibrated on dense models)" not in beyond_calibration(
         unsaid, moe, 80.0, 6, Setting(sp=4), 73728)
 
+
+
+def test_the_fit_records_the_range_its_observations_span():
+    # Made-up observations: Llama-3.1-8B (vocabulary 128256) trained on 2 GPUs of 80 GiB at SP=2, Qwen3-30B-A3B (a
+    # mixture of experts, 151936) ran out on 8 of 141 GiB at SP=8; the SP degree and tokens are those that trained.
+    llama, moe = CATALOG.model("llama-3.1-8b"), CATALOG.model("30B-A3B")
+    evidence = [Observation("A100-80GB", llama, 80.0, 2, Setting(sp=2), 32768, True),
+                Observation("H200", moe, 141.0, 8, Setting(sp=8), 65536, False)]
+    found = report(evidence, PRIOR).range
+    assert (found.least_vocab_size, found.most_vocab_size, found.mixture_of_experts) == (128256, 151936, True)
+    assert (found.least_memory_gib, found.most_memory_gib, found.most_gpus, found.largest_sp) == (80.0, 141.0, 8, 2)
+    assert (found.smallest_model_b, found.largest_model_b, found.most_tokens_per_gpu) == (
+        llama.parameters_b, moe.parameters_b, 32768)
+    dense = report(evidence[:1], PRIOR).range
+    assert (dense.least_vocab_size, dense.most_vocab_size, dense.mixture_of_experts) == (128256, 128256, False)
 
 models = st.sampled_from([m.name for m in CATALOG.models])
 settings_ = st.builds(Setting, env=st.booleans(), offload=st.booleans(), sp=st.sampled_from([1, 2, 4, 8]))
@@ -651,6 +680,16 @@ def test_cli_memory_breakdown_and_exit_codes(cli):
                          "--sp", "2")
     assert status in (0, 1) and err == ""
 
+
+
+def test_cli_memory_json_gives_the_token_budget_and_the_memory_model_as_asked(cli):
+    flags = ("memory", "--model", "4B", "--gpu", "a100", "--gpus", "4", "--len", "32k", "--json")
+    result = json.loads(cli(*flags)[1])  # Trinity's default budget, 2 x 32768 tokens per GPU at SP=1
+    assert (result["max_token_len_per_gpu"], result["memory_model"], result["tokens_per_gpu"]) == (None, None, 65536)
+    shipped = shipped_tables_directory() / "memory-model.yaml"
+    result = json.loads(cli(*flags, "--token-budget", "40000", "--memory-model", str(shipped))[1])
+    assert (result["max_token_len_per_gpu"], result["memory_model"], result["tokens_per_gpu"]) == (
+        40000, str(shipped), 40000)
 
 @pytest.mark.parametrize(("model", "gpu", "gpus", "sp", "env", "offload"), [
     ("8B", "h100", 8, 4, True, False), ("4B", "a100", 4, 4, True, True), ("0.6B", "h20", 1, 1, False, False)])
@@ -1792,6 +1831,29 @@ def test_each_peak_fits_up_to_exactly_its_usable_memory_and_the_step_binds_only_
     assert not offload.step_binds and offload.headroom_gib == 79.5
 
 
+
+def test_a_thin_caution_takes_the_room_at_the_tighter_peak_and_the_cards_whole_memory():
+    # Estimates as written, beyond the calibration, for Qwen3-8B on 8 GPUs at SP=1 (8 ranks: no other caution).
+    def made(total: float, usable: float, step: float, step_usable: float, memory: float) -> MemoryEstimate:
+        return MemoryEstimate(terms=Terms(**dict.fromkeys(TERMS, 0.0)), total_gib=total, usable_gib=usable,
+                              memory_gib=memory, tokens_per_gpu=65536, step_gib=step, step_usable_gib=step_usable,
+                              longest_len=None, beyond_calibration=("made up",))
+
+    def cautions(estimate: MemoryEstimate) -> tuple[str, ...]:
+        return estimate.with_cautions(CATALOG.model("8B"), 8, 1, 32768, rocm_env=False).cautions
+
+    # The optimizer step binds: 0.6 GiB left at it, though the activations leave 10.
+    [thin] = cautions(made(60.0, 70.0, 76.4, 77.0, 80.0))
+    assert thin.startswith("0.6 GiB to spare where the estimate extrapolates, and its error there is unmeasured")
+    assert cautions(made(60.0, 70.0, 10.0, 77.0, 80.0)) == ()  # 10 GiB at the activations, the tighter peak
+    # 1.5 GiB to spare is thin (under 2) on a card of at most 48 GiB, not on one of 50, though only 47 are usable.
+    [thin] = cautions(made(43.5, 45.0, 0.0, 46.6, 48.0))
+    assert thin.startswith("1.5 GiB to spare where the estimate extrapolates")
+    assert cautions(made(45.5, 47.0, 0.0, 48.5, 50.0)) == ()
+    # Within the calibration, however thin, no caution.
+    assert made(60.0, 70.0, 76.4, 77.0, 80.0).model_copy(update={"beyond_calibration": ()}).with_cautions(
+        CATALOG.model("8B"), 8, 1, 32768, rocm_env=False).cautions == ()
+
 def test_calibrate_fits_on_cells_of_a_model_the_catalogue_lacks(cli, tmp_path: Path):
     folder = qwen3_8b_checkpoint(tmp_path / "my-sft-8b")
     cells = tmp_path / "cells.yaml"
@@ -1935,6 +1997,8 @@ def test_a_mixture_of_experts_recomputes_through_its_active_experts_by_hand():
     assert result.terms["recompute"] == 2 * 8192 * (2048 + 4 * 768) / 2**30 == 0.078125
     assert result.terms["states"] == pytest.approx(16 * 30.5e9 / 8 / 2**30)
     assert result.terms["states"] == breakdown(shape, 80, 8, Setting(), 4096, PRIOR).terms["states"]
+    # One layer's peak too: 20 * 2048 + 14 * 32 * 128 (queries) + 14 * 4 * 128 (keys) + 12 * 4 * 768 bytes a token.
+    assert layer_peak_bytes(fewer) == 20 * 2048 + 14 * 4096 + 14 * 512 + 12 * 3072 == 142336
 
 
 def test_estimate_memory_takes_host_ram():
@@ -2010,6 +2074,9 @@ def test_solve_memory_cautions_lengths_past_what_the_model_is_known_to_handle(cl
                           "written")
     within = [*flags[:6], "128k", *flags[7:]]
     assert json.loads(cli(*within, "--model", "8B")[1])["cautions"] == []
+    # A token budget of one's own is judged at the length whose default it is (40960 x 8 / 2 = 163840 here), but the
+    # length asked is still 131072, which YaRN is validated for: no caution.
+    assert json.loads(cli(*within, "--model", "8B", "--token-budget", "40960")[1])["cautions"] == []
 
 
 def test_the_longest_length_says_where_the_tables_refute_it(cli, tmp_path: Path):
@@ -2392,6 +2459,20 @@ def test_calibrate_names_your_cells_that_the_fit_predicts_the_other_way(cli, tmp
     assert "predicts the other way" not in cli("calibrate", "--cells", str(mine), "--out", str(tmp_path / "b.yaml"))[2]
     assert "predicts the other way" not in cli("calibrate", "--out", str(tmp_path / "c.yaml"))[2]
 
+
+
+def test_your_cells_are_counted_by_gpu_type_too(tmp_path: Path):
+    # The same count, model and length on two GPU types of your own are two cells; a row's other model is a third.
+    files = []
+    for name in ("Own-A", "Own-B"):
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(f"gpu: {name}\nmemory_gb: 80\nsource: mine\ntables:\n  - gpus: 8\n    section: '8 x Own'\n"
+                        "    models: [Qwen3-8B, Qwen3-4B]\n    rows:\n"
+                        "      - {max_model_len: 32768, cells: {Qwen3-8B: SP=2, Qwen3-4B: vanilla}}\n",
+                        encoding="utf-8")
+        files.append(path)
+    assert solver.calibrate_memory_model(files[:1]).your_cells == 2
+    assert solver.calibrate_memory_model(files).your_cells == 4
 
 def test_calibrate_names_three_missed_cells_without_counting_more(cli, tmp_path: Path):
     # Three of your cells the fit predicts the other way (Qwen3-14B without Offload on one 80 GB GPU at 2048, 4096
