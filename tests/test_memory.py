@@ -2461,6 +2461,26 @@ def test_calibrate_names_your_cells_that_the_fit_predicts_the_other_way(cli, tmp
 
 
 
+def test_calibrate_on_one_cell_it_cannot_meet_says_so_in_the_singular(cli, tmp_path: Path):
+    # Qwen3-14B trained vanilla at 32768 on one 24 GB card: one observation (vanilla is tried first), which no
+    # plausible coefficients meet; the fit ends at an edge, and the cell is predicted not to fit.
+    cells = tmp_path / "cells.yaml"
+    cells.write_text("gpu: Own-24GB\nmemory_gb: 24\nsource: mine\ntables:\n  - gpus: 1\n    section: '1 x Own'\n"
+                     "    models: [Qwen3-14B]\n    rows:\n"
+                     "      - {max_model_len: 32768, cells: {Qwen3-14B: vanilla}}\n", encoding="utf-8")
+    fitted = tmp_path / "fit.yaml"
+    status, out, err = cli("calibrate", "--cells", str(cells), "--out", str(fitted))
+    assert status == 0 and out == (f"wrote {fitted}: 1 observation, 0 predicted to fit that did not, 1 predicted not "
+                                   "to fit that did\n")
+    first, second = err.splitlines()
+    assert first == ("solve calibrate: warning: states 0.5 ended at the edge of the plausible range: 1 observation "
+                     "does not pin the model down; add cells, or --with-tables to fit with the documented ones too")
+    assert second.startswith("solve calibrate: warning: the fit predicts your only cell the other way: Qwen3-14B on "
+                             "1 x Own-24GB at 32768, cell 'vanilla': vanilla trained there, predicted ")
+    assert second.endswith(f"(usable: before any safety margin; solve memory --memory-model {fitted} breaks each "
+                           "down); check it for typos")
+
+
 def test_your_cells_are_counted_by_gpu_type_too(tmp_path: Path):
     # The same count, model and length on two GPU types of your own are two cells; a row's other model is a third.
     files = []

@@ -97,8 +97,8 @@ def _report_fit(args: argparse.Namespace, fitted: Calibration) -> None:
         more = "" if args.with_tables or not args.cells else ", or --with-tables to fit with the documented ones too"
         mend = "mend the contradictions above, or " if fitted.own_contradictions or fitted.table_contradictions else ""
         print(f"solve calibrate: warning: {', '.join(fitted.at_bounds)} ended at the edge of the plausible range: "
-              f"{counted(fit.observations, 'observation')} do not pin the model down; "
-              f"{mend}add cells{more}", file=sys.stderr)
+              f"{counted(fit.observations, 'observation')} {'does' if fit.observations == 1 else 'do'} not pin the "
+              f"model down; {mend}add cells{more}", file=sys.stderr)
     if args.out:
         write_atomically(args.out, text)
         within = fit.failures_within_margin or 0
