@@ -237,6 +237,10 @@ def test_the_calibrated_range_holds_its_own_edges():
     assert beyond(gpus=7) == ("7 GPUs (calibrated up to 6)",)
     assert beyond(sp=8) == ("SP=8 (calibrated up to SP=4)",)
     assert beyond(tokens=73729) == ("73729 tokens per GPU (calibrated on fits of up to 73728)",)
+    # Parameters compare as shown, to 0.1B: 0.56B shows as the smallest's 0.6B (0.596), 0.54B is fewer.
+    assert beyond(model=fourteen.model_copy(update={"parameters_b": 0.56})) == ()
+    assert beyond(model=fourteen.model_copy(update={"parameters_b": 0.54})) == (
+        "0.5B parameters (calibrated from 0.6B)",)
     # A vocabulary within VOCAB_TOLERANCE (1.1) of the calibrated 151936 either way is within it: 151936 / 1.1 =
     # 138123.6, so 138124 is within and 138123 beyond, as 167129 (151936 x 1.1 = 167129.6) is within and 167130 beyond.
     for vocab, phrase in ((138124, ()), (138123, ("a vocabulary of 138123 (calibrated on 151936)",)),
@@ -2480,6 +2484,26 @@ def test_calibrate_on_one_cell_it_cannot_meet_says_so_in_the_singular(cli, tmp_p
     assert second.endswith(f"(usable: before any safety margin; solve memory --memory-model {fitted} breaks each "
                            "down); check it for typos")
 
+
+
+def test_calibrate_asks_to_mend_cells_of_one_gpu_that_contradict_one_another(cli, tmp_path: Path):
+    # Two files give Qwen3-14B on one 24 GB card at 32768 as vanilla and as Env (which says vanilla ran out): the fit
+    # takes both sides, ends at the edges, and the warning on them names the contradiction first.
+    files = []
+    for name, cell in (("a.yaml", "vanilla"), ("b.yaml", "Env")):
+        path = tmp_path / name
+        path.write_text("gpu: Own-24GB\nmemory_gb: 24\nsource: mine\ntables:\n  - gpus: 1\n    section: '1 x Own'\n"
+                        "    models: [Qwen3-14B]\n    rows:\n"
+                        f"      - {{max_model_len: 32768, cells: {{Qwen3-14B: {cell}}}}}\n", encoding="utf-8")
+        files += ["--cells", str(path)]
+    status, _, err = cli("calibrate", *files)
+    contradiction, edges = err.splitlines()[:2]
+    assert status == 0 and contradiction == (
+        "solve calibrate: warning: your cells contradict themselves, and the fit takes both sides: Own-24GB, 1 GPU, "
+        "Qwen3-14B at 32768: yours 'Env', an earlier file's 'vanilla'; check the cells")
+    assert edges == ("solve calibrate: warning: states 0.5, usable_env 1 ended at the edge of the plausible range: 3 "
+                     "observations do not pin the model down; mend the contradictions above, or add cells, or "
+                     "--with-tables to fit with the documented ones too")
 
 def test_your_cells_are_counted_by_gpu_type_too(tmp_path: Path):
     # The same count, model and length on two GPU types of your own are two cells; a row's other model is a third.
