@@ -1188,6 +1188,11 @@ def test_cells_that_contradict_themselves_or_show_no_limit_are_refused(cli, tmp_
     assert cli("calibrate", "--cells", str(dashes), "--out", str(out)) == (2, "", (
         "solve calibrate: error: no cell names a setting that trained (all are '-'): nothing shows how much memory "
         "a run may take; add cells that trained\n")) and not out.exists()
+    # A cells file without tables has no cells at all.
+    empty = tmp_path / "empty.yaml"
+    empty.write_text("gpu: H100-80GB\nmemory_gb: 80\nsource: mine\ntables: []\n", encoding="utf-8")
+    assert cli("calibrate", "--cells", str(empty), "--out", str(out)) == (
+        2, "", "solve calibrate: error: no cells to calibrate on\n") and not out.exists()
 
 
 def test_cells_on_more_gpus_follow_the_sources_order_in_its_pattern(tmp_path: Path):
