@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import solver
-from solver.calibrate import Observation, calibrate, observations, report
+from solver.calibrate import Observation, calibrate, mispredicted, observations, report
 from solver.memory import (
     CEILING,
     DEFAULT_MARGIN,
@@ -60,6 +60,8 @@ def test_breakdown_arithmetic_by_hand():
     # T = ceil(2 * 8192 / 2) = 8192 tokens per GPU; GiB = 2**30 bytes.
     result = breakdown(CATALOG.model("0.6B"), 80, 2, Setting(sp=2), 8192, PRIOR)
     assert result.tokens_per_gpu == 8192
+    assert [term for term, _ in result.terms.items()] == [
+        "states", "gathered", "checkpoints", "logits", "recompute", "sp_buffers", "fragmentation", "overhead"]
     assert result.terms["states"] == pytest.approx(16 * 0.596e9 / 2 / 2**30)   # 4.4405460 GiB
     # tied embeddings: 4 * 151936 * 1024 bytes, and 10 bytes per layer parameter, (0.596e9 - 151936 * 1024) / 28
     assert result.terms["gathered"] == pytest.approx(0.7260794)
@@ -1144,6 +1146,11 @@ def test_cli_calibrate_names_cells_that_contradict_the_tables_and_files_given_tw
                     "      - {max_model_len: 32768, cells: {8B: vanilla}}\n", encoding="utf-8")
     status, _, err = cli("calibrate", "--cells", str(h100), "--with-tables")
     assert status == 0 and "your cells contradict themselves" in err and "documented tables" not in err
+    # Each file's cells are checked across GPU counts, the second's too.
+    status, _, err = cli("calibrate", "--cells", str(h100), "--cells", str(more), "--with-tables")
+    assert status == 0 and (
+        "solve calibrate: warning: your cells contradict the documented tables (3 contradictions), and the fit takes "
+        "both sides: A100-80GB, Qwen3-4B at 8192: vanilla trains on 2 GPUs but 8 GPUs need Env + Offload") in err
     status, out, err = cli("calibrate", "--cells", str(mine))  # alone, only their own contradiction
     assert status == 0 and err.startswith(themselves) and "documented tables" not in err
     assert cli("calibrate", "--cells", str(mine), "--cells", str(tmp_path / "." / "mine.yaml")) == (
@@ -2207,6 +2214,19 @@ def test_cells_that_ran_out_where_the_memory_model_fits_get_a_note_with_the_marg
         "solve: note: your cells say 1 setting ran out of memory where the memory model predicts a fit (Env + SP=8 "
         "on 8 H800-80GB GPUs for Qwen3-8B at 131072")
 
+
+
+def test_a_missed_cell_is_named_by_the_setting_that_trained_there():
+    # Made-up cell: Qwen3-0.6B SP=2 on 8 H100s at 1024, so vanilla (2048 tokens per GPU) ran out there. First
+    # principles predict vanilla fits: states 1.11 GiB, gathered 0.73, overhead 1, the logits and fragmentation 1.16
+    # each, and the per-token terms held to their floor, 2048 x (2 x 1024 x 29 + 7 x 151936) bytes = 2.14 GiB: 6.1 GiB
+    # of 72.0 usable (90% of 80).
+    shape = CATALOG.model("0.6B")
+    evidence = [Observation("H100-80GB", shape, 80.0, 8, Setting(), 1024, False),
+                Observation("H100-80GB", shape, 80.0, 8, Setting(sp=2), 1024, True)]
+    [missed] = mispredicted(evidence, PRIOR)
+    assert missed == ("Qwen3-0.6B on 8 x H100-80GB at 1024, cell 'SP=2': vanilla ran out of memory there, predicted "
+                      "6.1 GiB of 72.0 usable")
 
 def test_optimistic_cells_come_the_most_optimistic_first():
     from solver.calibrate import Observation, optimistic
