@@ -182,6 +182,18 @@ def test_measured_plans_come_first(tmp_path: Path):
         "allow for Qwen3-14B on A100-80GB within 10 GPUs")
 
 
+def test_the_longest_a_too_long_job_s_reason_offers_has_a_layout_beside_its_rollout(tmp_path: Path):
+    # Qwen3-14B at 131072 tokens beside 6 rollout GPUs on two nodes of 8 A100s, from the tables alone: the 4-GPU
+    # table's Env + Offload + SP=4 reaches 92160, but 4 + 6 GPUs fit no node of 8, so the longest the reason offers
+    # is the same length on 8 GPUs (a whole node, the rollout on the other), as the tables infer it.
+    instance = {"pools": [{**ONE_NODE, "name": "a", "nodes": 2}],
+                "jobs": [{"name": "j", "model": "14B", "max_model_len": 131072, "rollout_gpus": 6}]}
+    assert solved(instance, tmp_path, estimates=False)["unplaced"] == [{"job": "j", "reason": (
+        "a (up to 10 of its GPUs for the trainer, beside 6 rollout GPUs): 131072 tokens is beyond what the tables "
+        "allow for Qwen3-14B on A100-80GB within 10 GPUs: the longest is 92160 (Env + Offload + SP=4 on 8 GPUs, "
+        "inferred) (the memory model's estimates train it on 8 GPUs: drop --no-estimate)")}]
+
+
 def test_a_layout_needs_the_nodes_the_pool_has(tmp_path: Path):
     # Qwen3-8B at 16384 with 3 rollout GPUs on two nodes of 3 A100s: the tables' 6 GPUs would take three
     # nodes (two for the trainer, one for rollout), so they give no way; 3 GPUs on one node, with a plan
@@ -716,6 +728,43 @@ def test_no_estimate_names_the_estimates_where_their_layout_takes_every_node_of_
         "--no-estimate)")}]
 
 
+def test_a_pool_too_small_for_the_rollout_does_not_end_the_reasons(tmp_path: Path):
+    # Beside 8 rollout GPUs, a node of 8 has no room for a trainer; two nodes have, but not for Qwen3-8B at 1000000
+    # tokens: the reason says both, in the fleet's order.
+    instance = {"pools": [{**ONE_NODE, "name": "a"}, {**ONE_NODE, "name": "b", "nodes": 2}],
+                "jobs": [{"name": "j", "model": "8B", "max_model_len": 1000000, "rollout_gpus": 8}]}
+    assert solved(instance, tmp_path, estimates=False)["unplaced"] == [{"job": "j", "reason": (
+        "a: the job's 8 rollout GPUs take all its 8 GPUs, leaving none for a trainer; b (up to 8 of its GPUs for the "
+        "trainer, beside 8 rollout GPUs): 1000000 tokens is beyond what the tables allow for Qwen3-8B on A100-80GB "
+        "within 8 GPUs: the longest is 102400 (Env + Offload + SP=4 on 8 GPUs, inferred)")}]
+
+
+def test_estimates_alone_name_no_estimates_to_turn_on(tmp_path: Path):
+    # Qwen3-8B at 102400 tokens on a node of 4 A100s: the 4-GPU table's Env + Offload + SP=4 trains it, the memory
+    # model's estimates reach 101376. With estimates alone (place's estimate="only") the job has no way, and its reason
+    # does not say to drop --no-estimate: no flag turned the estimates off.
+    instance = {"pools": [{**ONE_NODE, "gpus_per_node": 4}],
+                "jobs": [{"name": "j", "model": "8B", "max_model_len": 102400}]}
+    result = place(fleet_of(instance, tmp_path), CATALOG, estimate="only")
+    assert (result.placements, result.unplaced[0].reason) == ((), (
+        "a100: 102400 tokens is beyond what the memory model's estimates allow for Qwen3-8B on A100-80GB within 4 "
+        "GPUs: the longest is 101376 on the 1024-token grid (Env + Offload + SP=4 on 4 GPUs, estimated); "
+        "--token-budget auto trains it: Env + SP=4 on 4 GPUs with max_token_len_per_gpu = 27648 (estimated)"))
+    assert [p["trainer_gpus"] for p in solved(instance, tmp_path)["placements"]] == [4]
+
+
+def test_jobs_alike_but_for_the_pool_they_may_use_get_their_own_reasons(tmp_path: Path):
+    # Two jobs of Qwen3-8B at 1000000 tokens fit nowhere; one may use either pool, the other the A100 one alone, and
+    # its reason names that pool alone, though the other job's reason was asked first.
+    pools = [{**ONE_NODE, "name": "a"}, {**ONE_NODE, "name": "h", "gpu": "H100-80GB"}]
+    job = {"model": "8B", "max_model_len": 1000000}
+    a = ("a: 1000000 tokens is beyond what the tables allow for Qwen3-8B on A100-80GB within 8 GPUs: the longest is "
+         "102400 (Env + Offload + SP=4 on 4 GPUs, documented)")
+    instance = {"pools": pools, "jobs": [{**job, "name": "free"}, {**job, "name": "pinned", "pool": "a"}]}
+    assert solved(instance, tmp_path, estimates=False)["unplaced"] == [
+        {"job": "free", "reason": f"{a}; h: the tables have no Qwen3-8B on H100-80GB"}, {"job": "pinned", "reason": a}]
+
+
 def test_reasons_are_asked_per_rollout_and_within_the_gpus_estimates_reach(tmp_path: Path):
     # Two jobs that differ only in their rollout GPUs have a reason each; a pool of 80 GPUs is searched within the 64
     # the estimates reach.
@@ -731,6 +780,14 @@ def test_reasons_are_asked_per_rollout_and_within_the_gpus_estimates_reach(tmp_p
         "big: 1000000 tokens is beyond what the tables and the memory model's estimates allow for Qwen3-8B on "
         "A100-80GB within 64 GPUs: the longest is 203776 on the 1024-token grid (Env + Offload + SP=8 on 8 GPUs, "
         "estimated, extrapolated)")}]
+    # So is the trainer's room beside the rollout, where the longest in the pool has no layout beside it (SP=2 on 2
+    # GPUs: with the 2 rollout GPUs, more than a node of 3, and not whole nodes): 88 GPUs are left, searched within 64.
+    instance = {"pools": [{"name": "big", "gpu": "a100", "nodes": 30, "gpus_per_node": 3}],
+                "jobs": [{"name": "j", "model": "8B", "max_model_len": 1000000, "rollout_gpus": 2}]}
+    assert solved(instance, tmp_path)["unplaced"] == [{"job": "j", "reason": (
+        "big (up to 88 of its GPUs for the trainer, beside 2 rollout GPUs): 1000000 tokens is beyond what the tables "
+        "and the memory model's estimates allow for Qwen3-8B on A100-80GB within 64 GPUs: the longest is 25600 on the "
+        "1024-token grid (Env on 57 GPUs, estimated, extrapolated)")}]
 
 
 def test_jobs_whose_fewest_gpus_are_all_the_fleet_has_are_told_their_layouts_do_not_pack(tmp_path: Path):
@@ -1082,6 +1139,31 @@ def test_the_search_leaves_time_for_the_reasons_of_jobs_without_a_way_in_a_pool(
         assert 0 <= gap < 5e-3 and result.planning_s > 0
 
 
+def test_the_time_left_for_reasons_counts_each_job_s_own_pools(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # As above, Qwen3-14B at 102400 tokens has ways on the H20 node alone. Kept to that pool, it has a way in every pool
+    # it may use, and no time is left for reasons. Beside a job with ways in both pools, it leaves that time though
+    # the other job does not. A job with no way anywhere was told why before the search, and leaves none.
+    left = []
+    time_for_reasons = solver.cluster._time_for_reasons
+
+    def recorded(fleet, options, planning_s):
+        left.append((time_for_reasons(fleet, options, planning_s), planning_s))
+        return left[-1][0]
+
+    monkeypatch.setattr(solver.cluster, "_time_for_reasons", recorded)
+    pools = [{"name": "small", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 2},
+             {"name": "h20", "gpu": "H20-96GB", "nodes": 1, "gpus_per_node": 8}]
+    long = {"name": "long", "model": "Qwen3-14B", "max_model_len": 102400}
+    short = {"name": "short", "model": "Qwen3-0.6B", "max_model_len": 4096}
+    nowhere = {"name": "nowhere", "model": "Qwen3-8B", "max_model_len": 1000000}
+    for jobs, kept, placed in (([{**long, "pool": "h20"}], 0.0, ["long"]),
+                               ([short, long], solver.cluster.REASONS_SHARE, ["long", "short"]),
+                               ([short, nowhere], 0.0, ["short"])):
+        result = place(fleet_of({"pools": pools, "jobs": jobs}, tmp_path), CATALOG)
+        assert sorted(p.job for p in result.placements) == placed
+        assert left.pop() == (kept * result.planning_s, result.planning_s) and result.planning_s > 0
+
+
 def test_the_same_file_gives_byte_identical_json_with_1_2_and_8_workers(cli, tmp_path: Path):
     instance = random_fleet(11, nodes=6, jobs=60, lengths=[8192, 32768, {"at_least": 16384}])
     path = tmp_path / "fleet.yaml"
@@ -1270,6 +1352,24 @@ def test_cli_cluster_emit_dir_sizes_rollout_engines_for_the_model(cli, tmp_path:
     [placement] = json.loads(cli("cluster", str(path), "--json")[1])["placements"]
     rollout = (placement["rollout_gpus"], placement["asked_rollout_gpus"], placement["rollout_engine_size"])
     assert rollout == (0, 0, None)
+
+
+def test_a_placement_s_rollout_engines_are_sized_for_its_gpu_length_node_and_the_rollout_it_got(tmp_path: Path):
+    # Each job in its own pool. Qwen3-32B on L40S-48GBs asked 6 rollout GPUs but, its trainer on a whole node, gets
+    # the other node's 8: engines of 4 (by the 6 asked, the largest size dividing them, 2, would not hold the
+    # model; 2 would on 80 GB). Qwen3-14B at 65536 tokens needs engines of 2 for its KV cache (1 at 32768). One
+    # rollout GPU: an engine of 1. Qwen3-30B-A3B on nodes of 2 L40Ss: an engine stays in its node, so 2, not 4.
+    kinds = (("l40s", "L40S-48GB", 2, 8), ("a100", "A100-80GB", 1, 8), ("a100b", "A100-80GB", 1, 8),
+             ("pairs", "L40S-48GB", 8, 2))
+    pools = [{"name": name, "gpu": gpu, "nodes": nodes, "gpus_per_node": per_node}
+             for name, gpu, nodes, per_node in kinds]
+    shapes = (("wide", "32B", 16384, 6, "l40s"), ("long", "14B", 65536, 2, "a100"), ("one", "8B", 8192, 1, "a100b"),
+              ("moe", "30B-A3B", 8192, 4, "pairs"))
+    jobs = [{"name": name, "model": model, "max_model_len": length, "rollout_gpus": rollout, "pool": pool}
+            for name, model, length, rollout, pool in shapes]
+    result = solved({"pools": pools, "jobs": jobs}, tmp_path)
+    assert [(p["job"], p["rollout_gpus"], p["asked_rollout_gpus"], p["rollout_engine_size"])
+            for p in result["placements"]] == [("wide", 8, 6, 4), ("long", 2, 2, 2), ("one", 1, 1, 1), ("moe", 4, 4, 2)]
 
 
 def test_an_error_in_the_search_thread_is_raised_where_the_search_was_asked_for():
