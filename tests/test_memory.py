@@ -257,7 +257,6 @@ def test_the_calibrated_range_holds_its_own_edges():
         unsaid, moe, 80.0, 6, Setting(sp=4), 73728)
 
 
-
 def test_the_fit_records_the_range_its_observations_span():
     # Made-up observations: Llama-3.1-8B (vocabulary 128256) trained on 2 GPUs of 80 GiB at SP=2, Qwen3-30B-A3B (a
     # mixture of experts, 151936) ran out on 8 of 141 GiB at SP=8; the SP degree and tokens are those that trained.
@@ -685,7 +684,6 @@ def test_cli_memory_breakdown_and_exit_codes(cli):
     status, _, err = cli("memory", "--model-config", str(FIXTURE), "--gpu", "h100", "--gpus", "8", "--len", "65536",
                          "--sp", "2")
     assert status in (0, 1) and err == ""
-
 
 
 def test_cli_memory_json_gives_the_token_budget_and_the_memory_model_as_asked(cli):
@@ -1847,7 +1845,6 @@ def test_each_peak_fits_up_to_exactly_its_usable_memory_and_the_step_binds_only_
     assert not offload.step_binds and offload.headroom_gib == 79.5
 
 
-
 def test_a_thin_caution_takes_the_room_at_the_tighter_peak_and_the_cards_whole_memory():
     # Estimates as written, beyond the calibration, for Qwen3-8B on 8 GPUs at SP=1 (8 ranks: no other caution).
     def made(total: float, usable: float, step: float, step_usable: float, memory: float) -> MemoryEstimate:
@@ -2215,7 +2212,6 @@ def test_cells_that_ran_out_where_the_memory_model_fits_get_a_note_with_the_marg
         "on 8 H800-80GB GPUs for Qwen3-8B at 131072")
 
 
-
 def test_a_missed_cell_is_named_by_the_setting_that_trained_there():
     # Made-up cell: Qwen3-0.6B SP=2 on 8 H100s at 1024, so vanilla (2048 tokens per GPU) ran out there. First
     # principles predict vanilla fits: states 1.11 GiB, gathered 0.73, overhead 1, the logits and fragmentation 1.16
@@ -2489,7 +2485,6 @@ def test_calibrate_names_your_cells_that_the_fit_predicts_the_other_way(cli, tmp
     assert "predicts the other way" not in cli("calibrate", "--out", str(tmp_path / "c.yaml"))[2]
 
 
-
 def test_calibrate_on_one_cell_it_cannot_meet_says_so_in_the_singular(cli, tmp_path: Path):
     # Qwen3-14B trained vanilla at 32768 on one 24 GB card: one observation (vanilla is tried first), which no
     # plausible coefficients meet; the fit ends at an edge, and the cell is predicted not to fit.
@@ -2508,7 +2503,6 @@ def test_calibrate_on_one_cell_it_cannot_meet_says_so_in_the_singular(cli, tmp_p
                              "1 x Own-24GB at 32768, cell 'vanilla': vanilla trained there, predicted ")
     assert second.endswith(f"(usable: before any safety margin; solve memory --memory-model {fitted} breaks each "
                            "down); check it for typos")
-
 
 
 def test_calibrate_asks_to_mend_cells_of_one_gpu_that_contradict_one_another(cli, tmp_path: Path):
