@@ -39,7 +39,6 @@ from solver.trinity import (
     read_trinity_config,
     trinity_fragment,
 )
-from solver.trinity.interpolation import decode_scalar
 from solver.trinity.keys import IGNORED_SECTION, OFFLOAD_FLAGS, ROLES, offload_path
 from solver.trinity.plan_keys import TRINITY_06_KEYS, PlanKey, keys_for_plan
 
@@ -1452,18 +1451,3 @@ def test_plan_keys_with_offload_turn_on_every_roles_flags_in_the_config_the_refs
     plain = keys_for_plan(vanilla_plan(), catalog().model("4B"), {})
     assert _key(plain, offload_path("ref", "param_offload", IGNORED_SECTION)) is None
     assert _key(plain, offload_path("actor", "param_offload", IGNORED_SECTION)).value is False
-
-
-@pytest.mark.parametrize(("text", "decoded"), [
-    ("8192", 8192), ("+5", 5), ("-0", 0), ("1_000", 1000), ("1e3", 1000.0), ("1E+3", 1000.0), ("1.", 1.0),
-    ("-.5", -0.5), ("1_000.5", 1000.5), ("inf", float("inf")), ("-Inf", float("-inf")), ("TRUE", True),
-    ("false", False), ("'5'", "5"), ('"a b"', "a b"),
-    # text in OmegaConf's grammar, though YAML reads them as numbers, dates or null
-    ("010", "010"), ("0x10", "0x10"), (".inf", ".inf"), ("1__0", "1__0"), ("2020-01-01", "2020-01-01"),
-    (" 5 ", " 5 "), ("yes", "yes"),
-    # text here, where OmegaConf refuses it (~, a number past Python's digits) or gives a list: refused where read
-    ("~", "~"), ("[1]", "[1]"), ("9" * 5000, "9" * 5000),
-])
-def test_text_decodes_as_omegaconfs_oc_decode_reads_it(text: str, decoded: object) -> None:
-    # As OmegaConf 2.3's ${oc.decode:...} gave each (compared by hand; null is the resolver's, tested with it).
-    assert (decode_scalar(text), type(decode_scalar(text))) == (decoded, type(decoded))

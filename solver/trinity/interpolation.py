@@ -3,9 +3,11 @@ ${oc.decode:...}."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
+
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
 
 from solver.trinity.keys import ConfigError, yaml_scalar
 
@@ -36,29 +38,13 @@ def _unquote(text: str) -> str:
     return text
 
 
-_UNSIGNED = r"(?:0|[1-9](?:_?[0-9])*)"
-_DIGITS = r"[0-9](?:_?[0-9])*"
-_POINT = rf"(?:{_UNSIGNED}?\.{_DIGITS}|{_UNSIGNED}\.)"
-_INT = re.compile(rf"[+-]?{_UNSIGNED}")
-_FLOAT = re.compile(rf"[+-]?(?:{_POINT}|(?:{_UNSIGNED}|{_POINT})[eE][+-]?{_DIGITS}|[Ii][Nn][Ff]|[Nn][Aa][Nn])")
-"""The numbers of OmegaConf's grammar (its lexer's INT and FLOAT): no leading zeros, hexadecimal or ``.inf``."""
-_MOST_DIGITS = 4300
-"""Python's default limit on the digits `int` converts from text."""
-
-
 def decode_scalar(text: str) -> Any:
-    """`text` as OmegaConf's ``oc.decode`` reads it: the number or boolean its grammar spells (``010``, ``0x10``,
-    ``.inf`` and dates stay text, as OmegaConf 2.3 reads them), a quoted text unquoted, else itself (``null`` is
-    `_resolve_one`'s: None where oc.decode gives it, text elsewhere)."""
-    if text.lower() in ("true", "false"):
-        return text.lower() == "true"
-    if _INT.fullmatch(text) and len(text) <= _MOST_DIGITS:  # longer: text, refused where a number is needed
-        return int(text)
-    if _FLOAT.fullmatch(text):
-        return float(text)
-    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
-        return text[1:-1]
-    return text
+    """`text` as OmegaConf's ``oc.decode`` reads it: the YAML scalar it spells (a number, a boolean), else itself."""
+    try:
+        value = YAML(typ="safe", pure=True).load(text)
+    except (YAMLError, ValueError, RecursionError):  # not YAML, or not a value YAML builds: the text stays text
+        return text
+    return text if isinstance(value, (dict, list)) or value is None else value
 
 
 def _interpolate(value: str, where: str, environ: Mapping[str, str]) -> Any:
