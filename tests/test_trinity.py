@@ -1053,6 +1053,9 @@ def _config(**trainer: Any) -> dict[str, Any]:
         ({"model": {"max_model_len": 4096}, "trainer": {"use_dynamic_bsz": "maybe"}}, "4B", 1,
          ["trainer.use_dynamic_bsz must be true or false, got 'maybe': Trinity refuses it"]),
         ({"model": {"max_model_len": 4096}, "trainer": {"use_dynamic_bsz": "Yes"}}, "4B", 1, []),
+        # text that a typed field takes as a number (OmegaConf converts it with int()), not a problem
+        ({"model": {"max_model_len": 4096}, "trainer": {"max_token_len_per_gpu": " 16384 "}}, "4B", 1, []),
+        ({"model": {"max_model_len": 4096}, "trainer": {"max_token_len_per_gpu": "016384"}}, "4B", 1, []),
         ({"model": {"max_model_len": 4096, "rope_scaling": "yarn"}}, "4B", 1,  # Trinity refuses it at any length
          ["model.rope_scaling must be a mapping, got 'yarn': remove it"]),
         ({"model": {"max_model_len": 81920, "rope_scaling": "yarn"}}, "4B", 1,
