@@ -187,7 +187,7 @@ def job_options(planner: _Planner, fleet: Fleet, index: int) -> list[Option]:
     job = fleet.jobs[index]
     options = []
     for pool_index, pool in enumerate(fleet.pools):
-        if job.pool not in (None, pool.name):
+        if not job.may_use(pool):
             continue
         model = planner.catalog.model(job.model)
         tabled = [table.gpus for table in planner.catalog.tables_for(pool.gpu, model).tables]
@@ -514,7 +514,7 @@ def _time_for_reasons(fleet: Fleet, options: list[Option], planning_s: float) ->
     with_ways: dict[int, set[int]] = defaultdict(set)
     for option in options:
         with_ways[option.job].add(option.pool)
-    lacking = any(len(pools) < sum(fleet.jobs[job].pool in (None, pool.name) for pool in fleet.pools)
+    lacking = any(len(pools) < sum(map(fleet.jobs[job].may_use, fleet.pools))
                   for job, pools in with_ways.items())
     return REASONS_SHARE * planning_s if lacking else 0.0
 
@@ -770,7 +770,7 @@ def _elsewhere(planner: _Planner, fleet: Fleet, index: int, with_room: frozenset
     """For a job with ways to run in the pools named `with_room` (none of them left): why each other pool it may
     use has none, in words after a semicolon ("" where there is no other)."""
     job = fleet.jobs[index]
-    others = [pool.name for pool in fleet.pools if job.pool in (None, pool.name) and pool.name not in with_room]
+    others = [pool.name for pool in fleet.pools if job.may_use(pool) and pool.name not in with_room]
     return f"; {_why_no_option(planner, fleet, index, with_room)}" if others else ""
 
 
@@ -789,7 +789,7 @@ def _reasons(planner: _Planner, fleet: Fleet, index: int, without: frozenset[str
     reasons = []
     rollout = counted(job.rollout_gpus, "rollout GPU")
     for pool in fleet.pools:
-        if job.pool not in (None, pool.name) or pool.name in without:
+        if not job.may_use(pool) or pool.name in without:
             continue
         pool_gpus = pool.nodes * pool.gpus_per_node
         trainer_room = pool_gpus - job.rollout_gpus

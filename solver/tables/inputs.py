@@ -94,6 +94,10 @@ class _JobFields(Frozen):
         "experiences per training step (Trinity's buffer.train_batch_size): only trainers whose data-parallel ranks "
         "(GPUs / SP) divide it, as --train-batch-size; absent, it is not checked"))
 
+    def may_use(self, pool: Pool) -> bool:
+        """Whether the job may run in `pool`: the pool it names, or any where it names none."""
+        return self.pool in (None, pool.name)
+
 
 class Job(_JobFields):
     """One Trinity training job to place: its model, length, rollout GPUs and weight."""
