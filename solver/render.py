@@ -323,7 +323,7 @@ LOWERED_NOTE = ("* trainer.max_token_len_per_gpu below Trinity's default ceil(2 
 """The caption of a table with a lowered token budget (marked ``*``)."""
 
 
-def _ranking(answer: Answer, model: Model, query: Query) -> Table:
+def _ranking(answer: Answer) -> Table:
     """The ranked plans, a row each; with a `host GiB/node` column where a plan offloads (its states) or where
     --host-ram is given (then every plan's need, a plan without Offload its start-up load, as `solve cluster` gives
     a pool's)."""
@@ -471,7 +471,7 @@ def answers_view(answers: Iterable[Answer], query: Query, catalog: Catalog, vers
         if answer.plans:
             renderables.append(_plan_summary(answer, answer.plans[0], model, query.node_gpus, version))
             if len(answer.plans) > 1:
-                renderables.append(_ranking(answer, model, query))
+                renderables.append(_ranking(answer))
             if len(answer.plans) < query.top:
                 why = (_no_alternative(query) if answer.status == "optimal" else "the time limit stopped the search")
                 renderables.append(Text(f"{counted(len(answer.plans), 'plan')} of the {query.top} asked for: {why}"))

@@ -449,7 +449,7 @@ def _uncounted(query: Query) -> str:
     return ""
 
 
-def _with_fewer_gpus(catalog: Catalog, data: PlanningData, query: Query) -> str:
+def _fewer_gpus_words(catalog: Catalog, data: PlanningData, query: Query) -> str:
     """For an exact GPU count: the cheapest plan at the same length on fewer GPUs, in words ("" when none,
     and when maximising the length)."""
     if not query.exact or query.max_model_len is None:
@@ -521,10 +521,10 @@ def _no_plan_reason(catalog: Catalog, data: PlanningData, query: Query, nearby: 
               or rollout_layout_violation(query.budget_gpus, query.rollout_gpus, query.node_gpus)) if query.exact else None
     if spread:
         return (f"no plan for exactly {query.budget_gpus} trainer GPUs with {where}: {spread}"
-                f"{_with_fewer_gpus(catalog, data, query)}"), None
+                f"{_fewer_gpus_words(catalog, data, query)}"), None
     if query.exact and query.budget_gpus not in data.counts:
         return (f"no plan for exactly {query.budget_gpus} trainer GPUs with {where} ({counts})"
-                f"{_uncounted(query)}{_with_fewer_gpus(catalog, data, query)}", None)
+                f"{_uncounted(query)}{_fewer_gpus_words(catalog, data, query)}", None)
     if min(data.counts) > query.budget_gpus:
         return f"no plan for {query.budget_gpus} or fewer trainer GPUs with {where} ({counts})", None
     within_budget = [n for n in data.counts if n <= query.budget_gpus]
@@ -552,14 +552,14 @@ def _no_plan_reason(catalog: Catalog, data: PlanningData, query: Query, nearby: 
                 f"{best.lowered_words}, "
                 f"{best.evidence_label})"
                 f"{_host_need(catalog, data, query)}{_batch_need(catalog, data, query)}"
-                f"{(fewer := _with_fewer_gpus(catalog, data, query))}"
-                f"{_with_lower_budget(catalog, data, query, nearby, fewer_said=bool(fewer))}"
+                f"{(fewer := _fewer_gpus_words(catalog, data, query))}"
+                f"{_lower_budget_words(catalog, data, query, nearby, fewer_said=bool(fewer))}"
             ), best
     trains = f"trains{' with ' + limits if limits else ''}"
     return (f"nothing in {sources} for {where} {within} {trains}{_without_pins(catalog, data, query, nearby)}"
             f"{_host_need(catalog, data, query)}{_batch_need(catalog, data, query)}"
-            f"{(fewer := _with_fewer_gpus(catalog, data, query))}"
-            f"{_with_lower_budget(catalog, data, query, nearby, fewer_said=bool(fewer))}"), None
+            f"{(fewer := _fewer_gpus_words(catalog, data, query))}"
+            f"{_lower_budget_words(catalog, data, query, nearby, fewer_said=bool(fewer))}"), None
 
 
 def on_grid(plan: Plan) -> str:
@@ -569,8 +569,8 @@ def on_grid(plan: Plan) -> str:
     return f" on the {GRID}-token grid" if plan.evidence == "estimated" else ""
 
 
-def _with_lower_budget(catalog: Catalog, data: PlanningData, query: Query, nearby: _Nearby,
-                       fewer_said: bool = False) -> str:
+def _lower_budget_words(catalog: Catalog, data: PlanningData, query: Query, nearby: _Nearby,
+                        fewer_said: bool = False) -> str:
     """When a lowered token budget (``--token-budget auto``) trains the asked length: its plan, in words; for an
     exact count, on that count, else (unless `fewer_said`: fewer GPUs were named already) on fewer GPUs, said
     so. "" when it does not, when the query lowers budgets already or has no estimates, and when maximising
