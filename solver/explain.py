@@ -177,9 +177,9 @@ def explain(catalog: Catalog, query: Query, answer: Answer) -> tuple[Reason, ...
 
 
 def _why_this_plan(prober: _Prober, words: _Words, data: PlanningData, query: Query, best: Plan) -> tuple[Reason, ...]:
-    best_rank = next(entry[4] for entry in data.ranks
-                     if tuple(entry[:4]) == (best.gpus, int(best.env), int(best.offload), best.sp))
-    cheaper = [(n, e, o, s) for n, e, o, s, rank, *_ in data.ranks if rank < best_rank]
+    best_rank = next(entry.rank for entry in data.ranks
+                     if entry.combination == (best.gpus, int(best.env), int(best.offload), best.sp))
+    cheaper = [entry.combination for entry in data.ranks if entry.rank < best_rank]
     length = best.max_model_len if query.objective == "max_len" else None
     chosen = f"{best.setting.label} on {words.gpus(best.gpus)}"
     if query.objective == "max_len":
@@ -207,7 +207,7 @@ def _why_this_plan(prober: _Prober, words: _Words, data: PlanningData, query: Qu
                 f"nothing for {data.model} on {data.gpu}, in the tables or the memory model's estimates, goes "
                 f"beyond {best.max_model_len} tokens{on_grid(best)}")))
         else:
-            everything = [(n, e, o, s) for n, e, o, s, *_ in data.ranks]
+            everything = [entry.combination for entry in data.ranks]
             reasons.append(Reason(rule="longer", detail=f"no plan reaches the next length, {longer[0]} tokens:"))
             reasons += words.group(prober.classify(everything, longer[0]), longer[0])
     return tuple(reasons)

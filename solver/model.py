@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
 from types import MappingProxyType
+from typing import NamedTuple
 
 from ortools.sat.python import cp_model
 
@@ -47,6 +48,26 @@ Combination = tuple[int, int, int, int]
 """(trainer GPUs n, Env e, Offload o, SP degree s), with e and o as 0/1."""
 
 
+class RankedCombination(NamedTuple):
+    """A combination (n, e, o, s) and its places in the orders plans are ranked by (`cost_ranks`)."""
+
+    gpus: int
+    env: int
+    offload: int
+    sp: int
+    rank: int
+    """Its place in the objective's order (0: the best)."""
+    cost_rank: int
+    """Its place by cost alone, ties broken as for the cheapest plan (0: the cheapest)."""
+    cost_tier: int
+    """The cost rank of the first combination of exactly its cost (equal costs, one tier)."""
+
+    @property
+    def combination(self) -> Combination:
+        """(n, e, o, s)."""
+        return self.gpus, self.env, self.offload, self.sp
+
+
 @dataclass(frozen=True)
 class PlanningData:
     """What the model needs of the tables, for one GPU type and one model."""
@@ -69,7 +90,7 @@ class PlanningData:
     count (which its cells may vouch for), and those estimated."""
     rows: tuple[tuple[int, int], ...]
     """(n, max_model_len) of every row of those tables."""
-    ranks: tuple[tuple[int, ...], ...]
+    ranks: tuple[RankedCombination, ...]
     """(n, e, o, s, rank, cost rank, cost tier) for every combination: rank 0 is the best by the objective's
     ordering, cost rank 0 the cheapest (`cost_ranks`)."""
     settings: Mapping[tuple[int, int], Setting]
@@ -309,7 +330,7 @@ def _witnesses(
 
 
 @lru_cache(maxsize=64)
-def cost_ranks(counts: tuple[int, ...], objective: Objective, weights: Weights) -> tuple[tuple[int, ...], ...]:
+def cost_ranks(counts: tuple[int, ...], objective: Objective, weights: Weights) -> tuple[RankedCombination, ...]:
     """(n, e, o, s, rank, cost rank, cost tier) for every combination of the GPU `counts`, Env, Offload and SP
     up to the largest count: its place in the objective's order, 0 for the best, and in the cheapest plan's
     order, and the cost rank of the first combination of exactly its cost (its tier: equal costs, one tier).
@@ -339,7 +360,7 @@ def cost_ranks(counts: tuple[int, ...], objective: Objective, weights: Weights) 
     tier: dict[int, int] = {}  # whole cost -> the first cost rank of that cost
     for rank, combination in enumerate(by_cost):
         tier.setdefault(whole_cost(combination), rank)
-    return tuple((*combination, rank, cost_rank[combination], tier[whole_cost(combination)])
+    return tuple(RankedCombination(*combination, rank, cost_rank[combination], tier[whole_cost(combination)])
                  for rank, combination in enumerate(ordered))
 
 
@@ -616,8 +637,8 @@ def exclude_dominated(model: cp_model.CpModel, data: PlanningData, plan: PlanVar
     The cost rank of a combination says its GPU count and cost too, so the rule is a domain of the cost rank:
     the ranks of the combinations on fewer GPUs or of a lower cost tier (a disjunction of literals per plan
     made ranked plans twice as slow to find)."""
-    tier = next(entry[6] for entry in data.ranks if entry[5] == found.cost_rank)
-    alternatives = sorted(entry[5] for entry in data.ranks if entry[6] < tier or entry[0] < found.gpus)
+    tier = next(entry.cost_tier for entry in data.ranks if entry.cost_rank == found.cost_rank)
+    alternatives = sorted(entry.cost_rank for entry in data.ranks if entry.cost_tier < tier or entry.gpus < found.gpus)
     constraint = model.add_linear_expression_in_domain(plan.cost_rank, cp_model.Domain.from_values(alternatives))
     escapes: list[cp_model.LiteralT] = [plan.estimated] if found.estimated else []  # the tables vouch: an alternative
     if longer_possible:
