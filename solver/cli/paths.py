@@ -7,7 +7,7 @@ import argparse
 from pathlib import Path
 
 from solver.cli.atomic import writable_status
-from solver.tables import QueryError, model_config_file, resolved_path, same_file, shipped_tables_directory
+from solver.tables import QueryError, model_config_file, resolved_path, same_file, shipped_table_files
 
 INPUT_FLAGS = ("from_config", "weights", "memory_model", "model_config", "cells", "file")
 """The arguments that name files the command reads (cells is a list)."""
@@ -51,12 +51,11 @@ def input_paths(args: argparse.Namespace) -> list[tuple[str, Path]]:
     """(what it is, in words; path) of every file the command reads (`INPUT_FLAGS`; for --model-config of a
     folder, the folder's config.json), and the shipped tables every command reads (but the memory model that
     `solve calibrate --out` regenerates from the shipped tables alone)."""
-    shipped = shipped_tables_directory()
     regenerates = getattr(args, "regenerates", None)
     yours = regenerates is not None and getattr(args, "cells", None)  # a fit on your cells is not the shipped one
     inputs = [("the shipped memory model (a fit on your cells goes to a file of its own, for --memory-model FILE)"
                if yours and path.name == regenerates else "the shipped tables' file", path)
-              for path in (*shipped.glob("*.yaml"), *shipped.glob("feasibility/*"))
+              for path in shipped_table_files()
               if yours or path.name != regenerates]
     for name in INPUT_FLAGS:
         value = getattr(args, name, None)

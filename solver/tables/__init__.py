@@ -27,6 +27,7 @@ from solver.tables.loaders import (
     load_catalog,
     load_memory_model,
     load_weights,
+    shipped_table_files,
     shipped_tables_directory,
 )
 from solver.tables.model_config import (
@@ -140,6 +141,7 @@ __all__ = [
     "read_user_file",
     "resolved_path",
     "same_file",
+    "shipped_table_files",
     "shipped_tables_directory",
     "shown_value",
     "source_words",

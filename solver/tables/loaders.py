@@ -70,6 +70,13 @@ def shipped_tables_directory() -> Path:
     return Path(next(iter(spec.submodule_search_locations)))
 
 
+def shipped_table_files() -> tuple[Path, ...]:
+    """The files of the shipped tables (its ``*.yaml`` and those in ``feasibility/``), which a command must not
+    overwrite."""
+    directory = shipped_tables_directory()
+    return (*directory.glob("*.yaml"), *directory.glob("feasibility/*"))
+
+
 @cache
 def _shipped_catalog() -> Catalog:
     return load_catalog(shipped_tables_directory())
