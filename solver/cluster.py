@@ -495,11 +495,11 @@ def place(
     interrupted = interrupt.caught
     first_proven = bound is not None and objective == bound  # no placement holds more priority
     try:
-        placements, unplaced = _decode(fleet, options, values, counts, planner, widen and not interrupted, first_proven,
-                                       seed)
+        widen_by = started + time_limit_s if widen and not interrupted else None
+        placements, unplaced = _decode(fleet, options, values, counts, planner, widen_by, first_proven, seed)
     except KeyboardInterrupt:  # Ctrl-C while widening: the placement stands, as placed
         interrupted = True
-        placements, unplaced = _decode(fleet, options, values, counts, planner, False, first_proven)
+        placements, unplaced = _decode(fleet, options, values, counts, planner, None, first_proven)
     return ClusterResult(status="optimal" if proven and not host_rounded and not undecided else "feasible",
                          objective=objective, bound=bound, objective_counts=counted_by, placements=placements,
                          unplaced=unplaced, pools=pool_use(fleet, placements), host_rounded=host_rounded,
@@ -616,11 +616,12 @@ class _StopOnInterrupt:
 
 def _decode(
     fleet: Fleet, options: list[Option], values: list[int], counts: dict[tuple[int, tuple[Footprint, ...]], int],
-    planner: _Planner, widen: bool, proven: bool = True, seed: int = 0,
+    planner: _Planner, widen_by: float | None, proven: bool = True, seed: int = 0,
 ) -> tuple[tuple[Placement, ...], tuple[Unplaced, ...]]:
     """Give the chosen options node indexes: whole-node jobs first, then the chosen patterns, in order; then
-    (`widen`) let the jobs of a node with idle GPUs grow onto them (`_widen`, with CP-SAT's `seed`). `proven`:
-    whether the placed priority is proven the most (the unplaced jobs' reasons say so otherwise)."""
+    let the jobs of a node with idle GPUs grow onto them (`_widen`, with CP-SAT's `seed`, its solves ending by
+    `widen_by`, a `time.monotonic()`; None: no widening). `proven`: whether the placed priority is proven the
+    most (the unplaced jobs' reasons say so otherwise)."""
     chosen = {o.job: o for o, value in zip(options, values) if value}
     nodes: dict[int, list[int]] = {}
     for pool_index in range(len(fleet.pools)):
@@ -642,8 +643,8 @@ def _decode(
                         nodes[waiting[footprint].popleft().job], filled = [next_node], True
                 next_node += filled
     placed = dict(chosen)
-    if widen:
-        placed.update(_widen(planner, fleet, chosen, nodes, seed))
+    if widen_by is not None:
+        placed.update(_widen(planner, fleet, chosen, nodes, seed, widen_by))
     first_gpu: dict[int, int] = {}  # on a shared node, where each job's GPUs start: in job order
     used: Counter[tuple[int, int]] = Counter()
     for job, option in sorted(placed.items()):
@@ -658,6 +659,9 @@ def _decode(
 
 WIDEN_TIME_LIMIT_S = 1.0
 """The limit of each of `_widen`'s solves (a few milliseconds each, in practice)."""
+WIDEN_LEAST_S = 0.05
+"""The time each of `_widen`'s solves is given where the placement's time limit has passed (the previous stage's
+answer stands where it runs out)."""
 
 
 def _widening_counts(catalog: Catalog, pool: Pool) -> set[int]:
@@ -668,15 +672,17 @@ def _widening_counts(catalog: Catalog, pool: Pool) -> set[int]:
     return measured | {1 << power for power in range(pool.gpus_per_node.bit_length())}
 
 
-def _widen(planner: _Planner, fleet: Fleet, chosen: dict[int, Option], nodes: dict[int, list[int]], seed: int
-           ) -> dict[int, Option]:
+def _widen(planner: _Planner, fleet: Fleet, chosen: dict[int, Option], nodes: dict[int, list[int]], seed: int,
+           until: float) -> dict[int, Option]:
     """The jobs that grow onto idle GPUs of the node they share, and their new ways (job -> option).
 
     A job on a node with idle GPUs may take more trainer GPUs there (`_widening_counts`), where the planner has a
     plan for that many on the same evidence (the tables' alone, unless its plan is already an estimate) with a layout on
     the node. CP-SAT picks each such job's way, its own or a wider one, so that the node's GPUs and host
     memory hold them: the most length gained by ``at_least`` jobs, then the least step-time cost, then
-    the fewest GPUs (one worker, so the answer is the same whatever ``--workers`` is)."""
+    the fewest GPUs (one worker, so the answer is the same whatever ``--workers`` is). Each solve ends within
+    `WIDEN_TIME_LIMIT_S` and by `until` (a `time.monotonic()`: the placement's time limit), given at least
+    `WIDEN_LEAST_S`."""
     by_node: dict[tuple[int, int], list[Option]] = defaultdict(list)
     for job, option in sorted(chosen.items()):
         if option.size:
@@ -710,10 +716,10 @@ def _widen(planner: _Planner, fleet: Fleet, chosen: dict[int, Option], nodes: di
     for o, x in ways:
         model.add_hint(x, o is chosen[o.job])
     solver = new_cp_solver(1, seed)  # Ctrl-C raises KeyboardInterrupt: `place` keeps the placement
-    solver.parameters.max_time_in_seconds = WIDEN_TIME_LIMIT_S
     for expression, maximise in ((sum(o.gain * x for o, x in ways), True), (sum(o.cost * x for o, x in ways), False),
                                  (sum(o.size * x for o, x in ways), False)):
         (model.maximize if maximise else model.minimize)(expression)
+        solver.parameters.max_time_in_seconds = max(min(WIDEN_TIME_LIMIT_S, until - time.monotonic()), WIDEN_LEAST_S)
         if checked(solver, model, solver.solve(model)) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             break  # out of time: the previous stage's answer stands
         picked = [o for o, x in ways if solver.value(x)]

@@ -182,6 +182,29 @@ def test_measured_plans_come_first(tmp_path: Path):
         "allow for Qwen3-14B on A100-80GB within 10 GPUs")
 
 
+def test_widening_keeps_to_the_time_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # Widening's solves end by the placement's time limit: each gets at most the time left of it, and where none
+    # is left, the least time (enough for a node or two: the lone job above still grows onto its idle GPUs).
+    limits: list[float] = []
+    checked = solver.cluster.checked
+
+    def recording(cp_solver, model, status):
+        if model.name == "widen jobs onto idle GPUs":
+            limits.append(cp_solver.parameters.max_time_in_seconds)
+        return checked(cp_solver, model, status)
+
+    monkeypatch.setattr(solver.cluster, "checked", recording)
+    instance = {"pools": [ONE_NODE], "jobs": [{"name": "probe", "model": "0.6B", "max_model_len": 8192}]}
+    [placement] = solved(instance, tmp_path)["placements"]
+    assert placement["widened_from"] == 6 and len(limits) == 3
+    assert all(0.5 < limit <= solver.cluster.WIDEN_TIME_LIMIT_S for limit in limits)  # the default 10 s are ample
+    limits.clear()
+    widen = solver.cluster._widen
+    monkeypatch.setattr(solver.cluster, "_widen", lambda *args: widen(*args[:-1], time.monotonic() - 1))
+    [placement] = solved(instance, tmp_path)["placements"]
+    assert placement["widened_from"] == 6 and limits == [solver.cluster.WIDEN_LEAST_S] * 3
+
+
 def test_the_longest_a_too_long_job_s_reason_offers_has_a_layout_beside_its_rollout(tmp_path: Path):
     # Qwen3-14B at 131072 tokens beside 6 rollout GPUs on two nodes of 8 A100s, from the tables alone: the 4-GPU
     # table's Env + Offload + SP=4 reaches 92160, but 4 + 6 GPUs fit no node of 8, so the longest the reason offers
