@@ -39,6 +39,7 @@ from solver.trinity import (
     read_trinity_config,
     trinity_fragment,
 )
+from solver.trinity.interpolation import decode_scalar, resolve_interpolations
 from solver.trinity.keys import IGNORED_SECTION, OFFLOAD_FLAGS, ROLES, offload_path
 from solver.trinity.plan_keys import TRINITY_06_KEYS, PlanKey, keys_for_plan
 
@@ -591,8 +592,8 @@ def test_reads(text: str, environ: dict[str, str], expected: dict[str, Any]) -> 
         ),
         ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: 4${oc.env:L,null}\n", {},
          "t.yaml: model.max_model_len must be a whole number, got '4None'"),  # joined, a null is written as OmegaConf's
-        ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${oc.env:${oc.decode:8192}}\n", {},  # named by a number
-         "t.yaml: model.max_model_len: cannot resolve '${oc.env:${oc.decode:8192}}' (only ${oc.env:VAR,default}"),
+        ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${oc.env:${oc.decode:'8192'}}\n", {},  # named by a number
+         "t.yaml: model.max_model_len: cannot resolve \"${oc.env:${oc.decode:'8192'}}\" (only ${oc.env:VAR,default}"),
         ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${oc.env}\n", {},
          "t.yaml: model.max_model_len: cannot resolve '${oc.env}' (only ${oc.env:VAR,default} is supported)"),
         ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${oc.decode}\n", {},
@@ -1454,3 +1455,103 @@ def test_plan_keys_with_offload_turn_on_every_roles_flags_in_the_config_the_refs
     plain = keys_for_plan(vanilla_plan(), catalog().model("4B"), {})
     assert _key(plain, offload_path("ref", "param_offload", IGNORED_SECTION)) is None
     assert _key(plain, offload_path("actor", "param_offload", IGNORED_SECTION)).value is False
+
+
+_INF, _NAN = float("inf"), float("nan")
+
+
+@pytest.mark.parametrize(("text", "decoded"), [
+    ("8192", 8192), ("+5", 5), ("-0", 0), ("1_000", 1000), ("-1_000", -1000), ("1e3", 1000.0), ("1E+3", 1000.0),
+    ("1e-5", 1e-5), ("1.", 1.0), (".5", 0.5), ("-.5", -0.5), ("1_000.5", 1000.5), ("1.e3", 1000.0), ("1e400", _INF),
+    ("inf", _INF), ("-inf", -_INF), ("+Inf", _INF), ("NaN", _NAN), ("true", True), ("True", True), ("FALSE", False),
+    ("null", None), ("NULL", None), ("Null", None), ("'5'", "5"), ('"5"', "5"), ("'a b'", "a b"), ("'null'", "null"),
+    ("''", ""), ("'a\\'b'", "a'b"), ("a\\,b", "a,b"), ("a\\b", "a\\b"), ("abc", "abc"), ("a b", "a b"),
+    ("a:b", "a:b"), ("/m/Qwen3-8B", "/m/Qwen3-8B"),
+    # text in OmegaConf's grammar, where YAML reads a number, a date, a boolean or null
+    ("010", "010"), ("016384", "016384"), ("00", "00"), ("0x10", "0x10"), ("0o10", "0o10"), ("1__0", "1__0"),
+    ("1_", "1_"), ("00.5", "00.5"), (".inf", ".inf"), ("-.inf", "-.inf"), (".nan", ".nan"), ("infinity", "infinity"),
+    ("2024-01-01", "2024-01-01"), ("12:30", "12:30"), (" 16384 ", " 16384 "), ("5 ", "5 "), ("\t5", "\t5"),
+    ("yes", "yes"), ("no", "no"), ("on", "on"), ("y", "y"), ("None", "None"), ("none", "none"),
+    # a list or mapping (OmegaConf's ListConfig, DictConfig) is not read here: it stays text
+    ("[1,2]", "[1,2]"), ("{a: 1}", "{a: 1}"),
+])
+def test_oc_decode_reads_text_as_omegaconfs_grammar_does(text: str, decoded: object) -> None:
+    # Each as OmegaConf 2.4 gives ${oc.decode:${oc.env:V}} with V set to the text (compared with it, not YAML).
+    value = resolve_interpolations("${oc.decode:${oc.env:V}}", "k", {"V": text})
+    assert (repr(value), type(value)) == (repr(decoded), type(decoded))
+
+
+@pytest.mark.parametrize(("expression", "decoded"), [
+    ('${oc.decode:"5"}', 5), ("${oc.decode:'5'}", 5), ('${oc.decode: "5" }', 5), ('${oc.decode:"0x10"}', "0x10"),
+    ("${oc.decode:0x10}", "0x10"), ("${oc.decode:abc}", "abc"), ("${oc.decode:null}", None),
+    ('${oc.decode:"null"}', None), ("${oc.decode:'\"5\"'}", "5"), ('${oc.decode:" 5 "}', " 5 "),
+    ('${oc.decode:"inf"}', _INF), ('${oc.decode:"${oc.env:X}"}', 5), ('${oc.decode:"1${oc.env:X}"}', 15),
+    ("${oc.decode:5${oc.env:X}}", 55), ("${oc.decode:x${oc.env:X}}", "x5"), ("${oc.decode:${oc.env:Q}}", "5"),
+    ('${oc.decode:"${oc.env:UNSET,null}"}', "None"), ("${oc.decode:${oc.env:UNSET,null}}", None),
+    ("${oc.decode:'${oc.env:UNSET,'7'}'}", 7), ('${oc.decode:${oc.decode:"\'5\'"}}', 5),
+])
+def test_oc_decode_takes_its_argument_as_omegaconf_does(expression: str, decoded: object) -> None:
+    # A quoted argument is unquoted, then decoded: "5" is 5 (as OmegaConf 2.4 gives each).
+    value = resolve_interpolations(expression, "k", {"X": "5", "Q": '"5"'})
+    assert (repr(value), type(value)) == (repr(decoded), type(decoded))
+
+
+@pytest.mark.parametrize(("expression", "text", "message"), [
+    ("${oc.decode:${oc.env:V}}", "~",
+     "k: OmegaConf cannot decode '~' in '${oc.decode:${oc.env:V}}': '~' outside quotes"),
+    ("${oc.decode:${oc.env:V}}", "1,000",
+     "k: OmegaConf cannot decode '1,000' in '${oc.decode:${oc.env:V}}': ',' outside quotes"),
+    ("${oc.decode:${oc.env:V}}", "café",
+     "k: OmegaConf cannot decode 'café' in '${oc.decode:${oc.env:V}}': 'é' outside quotes"),
+    ("${oc.decode:${oc.env:V}}", "", "k: OmegaConf cannot decode '' in '${oc.decode:${oc.env:V}}': blank text"),
+    ("${oc.decode:${oc.env:V}}", " ", "k: OmegaConf cannot decode ' ' in '${oc.decode:${oc.env:V}}': blank text"),
+    ("${oc.decode:${oc.env:V}}", "'5' ",
+     "k: OmegaConf cannot decode \"'5' \" in '${oc.decode:${oc.env:V}}': \"'\" outside quotes"),
+    ("${oc.decode:${oc.env:V}}", "'a\\'",
+     "k: OmegaConf cannot decode \"'a\\\\'\" in '${oc.decode:${oc.env:V}}': no closing quote"),
+    ("${oc.decode:${oc.env:V}}", "9" * 5000, "k: a number too long to read (thousands of digits)"),
+    ("${oc.decode:${oc.env:V}}", "${oc.env:W}",
+     ("k: cannot resolve '${oc.decode:${oc.env:V}}': the text it decodes, '${oc.env:W}', holds an interpolation "
+      "(only ${oc.env:VAR,default} is supported)")),
+    ("${oc.decode:5}", "", "k: '${oc.decode:5}': OmegaConf's oc.decode takes text or null, not 5 (quote it: \"5\")"),
+    ("${oc.decode:inf}", "",
+     "k: '${oc.decode:inf}': OmegaConf's oc.decode takes text or null, not inf (quote it: \"inf\")"),
+    ("${oc.decode:[1,2]}", "",
+     "k: '${oc.decode:[1,2]}': OmegaConf's oc.decode takes text or null, not a list or mapping"),
+    ("${oc.decode:}", "", "k: '${oc.decode:}' gives oc.decode no text"),
+])
+def test_oc_decode_refuses_what_omegaconf_refuses_in_one_line(expression: str, text: str, message: str) -> None:
+    with pytest.raises(ConfigError) as raised:
+        resolve_interpolations(expression, "k", {"V": text})
+    assert str(raised.value) == message
+
+
+@pytest.mark.parametrize(("text", "decoded"), [
+    # The config checks' reading of a typed key's text (close to OmegaConf's int()): not oc.decode's.
+    (" 16384 ", 16384), ("016384", 16384), ("8192", 8192), ("2.5", 2.5), ("true", True), ("abc", "abc"),
+])
+def test_the_checks_read_a_typed_keys_text_as_before(text: str, decoded: object) -> None:
+    assert (decode_scalar(text), type(decode_scalar(text))) == (decoded, type(decoded))
+
+
+@pytest.mark.parametrize(("text", "problems"), [
+    ("inf", ["model.max_model_len must be a finite number, got inf"]),  # a number to OmegaConf: refused, no crash
+    (".inf", ["model.max_model_len must be a finite number, got inf"]),  # text to it, but not a whole number either
+    ("nan", ["model.max_model_len must be a finite number, got nan"]),
+    ("true", ["model.max_model_len must be a number, got True"]),
+    ("[1,2]", ["model.max_model_len must be a number, got '[1,2]'"]),
+    ("16384", []),
+])
+def test_checks_take_or_refuse_what_oc_decode_gives_a_typed_key(text: str, problems: list[str]) -> None:
+    config = {"model": {"max_model_len": "${oc.decode:${oc.env:V}}"}}
+    assert check_trinity_config(config, catalog().model("4B"), 1, environ={"V": text}) == problems
+
+
+def test_checks_say_oc_decode_leaves_text_that_rope_scaling_passes_on_as_written() -> None:
+    config = {"model": {"max_model_len": 81920, "rope_scaling": {
+        "rope_type": "yarn", "factor": "${oc.decode:${oc.env:F}}", "original_max_position_embeddings": 40960}}}
+    problems = check_trinity_config(config, catalog().model("4B"), 1, environ={"F": "02.0"})
+    assert problems == [("model.rope_scaling.factor is the text '02.0': model.rope_scaling reaches the model as "
+                         "written (oc.decode leaves it text, as OmegaConf's grammar reads it); write the number as "
+                         "that grammar spells one (no leading zero, 0x or .inf)")]
+    assert check_trinity_config(config, catalog().model("4B"), 1, environ={"F": "2.0"}) == []

@@ -61,9 +61,12 @@ class _ConfigChecks:
             return None
         decoded = decode_scalar(resolved) if isinstance(resolved, str) else resolved
         if path[:2] in UNTYPED_SECTIONS and isinstance(resolved, str) and not isinstance(decoded, str):
+            why, fix = (("oc.decode leaves it text, as OmegaConf's grammar reads it",
+                         "write the number as that grammar spells one (no leading zero, 0x or .inf)")
+                        if isinstance(raw, str) and "oc.decode" in raw else
+                        ("an oc.env value stays text there", "write the number, or ${oc.decode:...} around it"))
             self.problems.append(f"{'.'.join(path)} is the text {brief(resolved)}: {'.'.join(path[:2])} reaches the "
-                                 "model as written (an oc.env value stays text there); write the number, or "
-                                 "${oc.decode:...} around it")
+                                 f"model as written ({why}); {fix}")
         return decoded
 
     def number(self, path: tuple[str, ...]) -> float | None:
@@ -73,6 +76,9 @@ class _ConfigChecks:
             return None
         if isinstance(raw, bool) or not isinstance(raw, (int, float)):
             self.problems.append(f"{'.'.join(path)} must be a number, got {brief(raw)}")
+            return None
+        if not math.isfinite(raw):  # OmegaConf's inf or nan: no count of tokens, GPUs or positions
+            self.problems.append(f"{'.'.join(path)} must be a finite number, got {raw!r}")
             return None
         return raw
 

@@ -130,6 +130,6 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
 
 
 def _number_above(value: Any, limit: int) -> bool:
-    """Whether a config's value (text as OmegaConf decodes it) is a number above `limit`."""
+    """Whether a config's value (text as a typed key's, `decode_scalar`) is a number above `limit`."""
     value = decode_scalar(value) if isinstance(value, str) else value
     return isinstance(value, (int, float)) and not isinstance(value, bool) and value > limit
