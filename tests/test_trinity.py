@@ -508,7 +508,8 @@ def test_reads(text: str, environ: dict[str, str], expected: dict[str, Any]) -> 
         (
             "model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${foo.bar}\n",
             {},
-            "t.yaml: model.max_model_len: cannot resolve '${foo.bar}' (only ${oc.env:VAR,default} is supported)",
+            ("t.yaml: model.max_model_len: cannot resolve '${foo.bar}' (only ${oc.env:VAR,default} and ${oc.decode:...} "
+             "are supported)"),
         ),
         (
             "model:\n  model_path: q/Qwen3-4B\ntrainer:\n  ulysses_sequence_parallel_size: ${oc.select:a.b,2}\n",
@@ -595,9 +596,11 @@ def test_reads(text: str, environ: dict[str, str], expected: dict[str, Any]) -> 
         ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${oc.env:${oc.decode:'8192'}}\n", {},  # named by a number
          "t.yaml: model.max_model_len: cannot resolve \"${oc.env:${oc.decode:'8192'}}\" (only ${oc.env:VAR,default}"),
         ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${oc.env}\n", {},
-         "t.yaml: model.max_model_len: cannot resolve '${oc.env}' (only ${oc.env:VAR,default} is supported)"),
+         ("t.yaml: model.max_model_len: cannot resolve '${oc.env}' (only ${oc.env:VAR,default} and ${oc.decode:...} "
+          "are supported)")),
         ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${oc.decode}\n", {},
-         "t.yaml: model.max_model_len: cannot resolve '${oc.decode}' (only ${oc.env:VAR,default} is supported)"),
+         ("t.yaml: model.max_model_len: cannot resolve '${oc.decode}' (only ${oc.env:VAR,default} and ${oc.decode:...} "
+          "are supported)")),
         # quotes that do not pair are the default's text
         ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${oc.env:L,'4096\"}\n", {},
          "t.yaml: model.max_model_len must be a whole number, got '\\'4096\"'"),
@@ -1512,7 +1515,7 @@ def test_oc_decode_takes_its_argument_as_omegaconf_does(expression: str, decoded
     ("${oc.decode:${oc.env:V}}", "9" * 5000, "k: a number too long to read (thousands of digits)"),
     ("${oc.decode:${oc.env:V}}", "${oc.env:W}",
      ("k: cannot resolve '${oc.decode:${oc.env:V}}': the text it decodes, '${oc.env:W}', holds an interpolation "
-      "(only ${oc.env:VAR,default} is supported)")),
+      "(only ${oc.env:VAR,default} and ${oc.decode:...} are supported)")),
     ("${oc.decode:5}", "", "k: '${oc.decode:5}': OmegaConf's oc.decode takes text or null, not 5 (quote it: \"5\")"),
     ("${oc.decode:inf}", "",
      "k: '${oc.decode:inf}': OmegaConf's oc.decode takes text or null, not inf (quote it: \"inf\")"),

@@ -14,7 +14,7 @@ from ruamel.yaml.error import YAMLError
 from solver.tables import NUMBER_TOO_LONG, brief
 from solver.trinity.keys import ConfigError, yaml_scalar
 
-_SUPPORTED = "only ${oc.env:VAR,default} is supported"
+_SUPPORTED = "only ${oc.env:VAR,default} and ${oc.decode:...} are supported"
 
 
 def _closing(text: str, start: int) -> int:
