@@ -21,7 +21,14 @@ from solver.memory import GRID, breakdown, estimated_counts, estimated_setting
 from solver.model import RULES, Combination, PlanningData, build_model, prepare
 from solver.query import Query
 from solver.results import AlternativeName, Answer, Plan, Reason
-from solver.rules import failed_settings, least_token_budget, refuting_cell, tried_settings, whole_nodes_violation
+from solver.rules import (
+    failed_settings,
+    least_token_budget,
+    no_rollout_layout_words,
+    refuting_cell,
+    tried_settings,
+    whole_nodes_violation,
+)
 from solver.solve import alternative_plan, answer_for, checked, new_solver, on_grid
 from solver.tables import Catalog, Setting, counted
 
@@ -65,7 +72,7 @@ class _Prober:
                 ("gpus", self.plan.gpus, data.counts),
                 ("env", self.plan.env, (0, 1)),
                 ("offload", self.plan.offload, (0, 1)),
-                ("sp", self.plan.sp, range(1, max(data.counts) + 1)),
+                ("sp", self.plan.sp, data.sp_degrees),
                 ("length", self.plan.max_model_len, lengths),
             )
         }
@@ -418,9 +425,7 @@ class _Words:
                                              "are not whole nodes, which a trainer that spans nodes must use")]
         if rule == "rollout_layout":
             return [Reason(rule=rule, detail=f"{counted(counts, 'trainer GPU')}: with the {query.rollout_gpus} rollout GPUs "
-                                             f"(--rollout-gpus) they fit neither one node of {query.node_gpus}, nor "
-                                             "whole nodes with the trainer in one of them, nor with the trainer on "
-                                             "whole nodes")]
+                                             f"(--rollout-gpus) they {no_rollout_layout_words(query.node_gpus)}")]
         if rule == "table_rows":
             return [self._beyond_table(counts[0])]
         if rule == "sp_divides_gpus":

@@ -116,6 +116,11 @@ class PlanningData:
         """The GPU type whose table for `count` GPUs it is: `gpu`, or the one it is borrowed from."""
         return self.table_origins.get(count, self.gpu)
 
+    @property
+    def sp_degrees(self) -> range:
+        """The SP degrees a plan may take before the divisibility rules: 1 to the most GPUs it may use."""
+        return range(1, max(self.counts) + 1)
+
     def holds_no_plan(self, query: Query) -> bool:
         """Whether no plan can exist, so that no model is built: no GPU count, or, when the length is
         maximised, no length (the estimates fit less than one grid step)."""
@@ -435,7 +440,7 @@ def add_parallelism_rules(model: cp_model.CpModel, data: PlanningData, plan: Pla
     Each divisibility relation is a table of the (GPU count, SP) or SP values it allows, which CP-SAT
     propagates fully (a modulo with a variable divisor propagates weakly, and large budgets made the
     search slow)."""
-    degrees = range(1, max(data.counts) + 1)
+    degrees = data.sp_degrees
     heads, kv_heads = data.shape.num_attention_heads, data.shape.num_key_value_heads
     _guarded(model.add_allowed_assignments(
         [plan.gpus, plan.sp], [(n, s) for n in data.counts for s in degrees if n % s == 0]), guards, "sp_divides_gpus")
@@ -451,8 +456,7 @@ def add_batch_rule(model: cp_model.CpModel, data: PlanningData, query: Query, pl
     the (GPU count, SP) pairs it allows, which leaves to `sp_divides_gpus` the pairs whose SP does not divide."""
     if query.train_batch_size is None:
         return
-    allowed = [(n, s) for n in data.counts for s in range(1, max(data.counts) + 1)
-               if splits_batch(query.train_batch_size, n, s)]
+    allowed = [(n, s) for n in data.counts for s in data.sp_degrees if splits_batch(query.train_batch_size, n, s)]
     _guarded(model.add_allowed_assignments([plan.gpus, plan.sp], allowed), guards, "batch_divides")
 
 
@@ -464,7 +468,7 @@ def add_node_rule(model: cp_model.CpModel, data: PlanningData, query: Query, pla
     node = query.node_gpus
     _guarded(model.add_allowed_assignments([plan.gpus], [(n,) for n in data.counts if not whole_nodes_violation(n, node)]),
              guards, "whole_nodes")
-    allowed = [(n, s) for n in data.counts for s in range(1, max(data.counts) + 1) if sp_within_node(n, node, s)]
+    allowed = [(n, s) for n in data.counts for s in data.sp_degrees if sp_within_node(n, node, s)]
     _guarded(model.add_allowed_assignments([plan.gpus, plan.sp], allowed), guards, "sp_within_node")
     if query.rollout_gpus:
         laid_out = [(n,) for n in data.counts if not rollout_layout_violation(n, query.rollout_gpus, node)]

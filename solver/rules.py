@@ -314,8 +314,13 @@ def rollout_layout_violation(gpus: int, rollout_gpus: int | None, node_gpus: int
     `node_gpus`; None when they have one (or when no rollout GPUs are given)."""
     if not rollout_gpus or rollout_layout(gpus, rollout_gpus, node_gpus) is not None:
         return None
-    return (f"{gpus} trainer + {rollout_gpus} rollout GPUs (--rollout-gpus) fit neither one node of {node_gpus}, "
-            f"nor whole nodes with the trainer in one of them, nor with the trainer on whole nodes")
+    return f"{gpus} trainer + {rollout_gpus} rollout GPUs (--rollout-gpus) {no_rollout_layout_words(node_gpus)}"
+
+
+def no_rollout_layout_words(node_gpus: int) -> str:
+    """What a trainer and its rollout without a `rollout_layout` on nodes of `node_gpus` fail to fit, as words."""
+    return (f"fit neither one node of {node_gpus}, nor whole nodes with the trainer in one of them, nor with the "
+            "trainer on whole nodes")
 
 
 def sp_gpus_violation(gpus: int, sp: int) -> str | None:

@@ -15,7 +15,7 @@ import solver
 from solver.memory import CEILING, GRID
 from solver.model import cost_ranks, exact_cost, prepare, ranking_key
 from solver.query import make_query
-from solver.rules import SourceCell
+from solver.rules import SourceCell, rollout_layout
 from solver.solve import alternative_plan, answer_for, plan
 from solver.tables import MAX_GPUS, MAX_HOST_RAM_GB, QueryError, Weights, load_catalog
 
@@ -600,6 +600,16 @@ def test_the_plan_on_fewer_nodes_counts_its_unused_gpus_against_the_budget_asked
     assert (best.setting.label, best.gpus, best.unused_gpus, best.nodes, best.rollout_gpus) == ("vanilla", 8, 4, 2, 8)
     assert (fewer.setting.label, fewer.gpus, fewer.unused_gpus, fewer.nodes, fewer.rollout_gpus, fewer.evidence) == (
         "vanilla", 6, 6, 1, 2, "documented")
+
+
+def test_more_trainer_gpus_never_lay_out_on_fewer_nodes():
+    # The plan on fewer nodes is the best within the largest count whose layout takes fewer nodes than the best
+    # plan's: right only because, of the counts with a layout, more trainer GPUs never take fewer nodes.
+    for node_gpus in range(2, 17):
+        for rollout_gpus in range(1, 33):
+            nodes = [layout[0] for n in range(1, 65) if (layout := rollout_layout(n, rollout_gpus, node_gpus))]
+            assert nodes == sorted(nodes), (node_gpus, rollout_gpus)
+    assert [rollout_layout(n, 2, 8) for n in (6, 7, 8, 16)] == [(1, 2), None, (2, 8), (3, 8)]
 
 
 def test_ranked_plans_share_one_time_limit(monkeypatch: pytest.MonkeyPatch):
