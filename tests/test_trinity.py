@@ -897,6 +897,19 @@ def test_an_anchored_value_the_plan_keeps_stays_anchored_where_it_was() -> None:
     assert "          offload_policy: &on true\n" in after and "          offload_policy: *on\n" in after  # a boolean too
 
 
+def test_an_anchor_no_alias_repeats_stays_where_it_was() -> None:
+    # A mapping's or sequence's anchor that nothing repeats (yet) is the user's, as a scalar's is: ruamel writes
+    # those only where an alias repeats them, so the patch marks them to be kept, also in what it changes.
+    text = ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: 102400\n"
+            "defaults: &defaults\n  seed: 1\nstages: &stages [a, b]\nscale: &scale 5\n"
+            "trainer:\n  trainer_config:\n    actor_rollout_ref:\n      actor: &actor\n        fsdp_config:\n"
+            "          param_offload: false\n")
+    after = patch_trinity_config(text, long_plan(), catalog().model("4B"))
+    assert ["defaults: &defaults", "stages: &stages [a, b]", "scale: &scale 5", "      actor: &actor",
+            "          param_offload: true", "          param_offload: true"] == [
+        line for line in after.splitlines() if "&" in line or "param_" in line]  # the actor's and the ref's
+
+
 @pytest.mark.parametrize("make", [vanilla_plan, sp2_plan, long_plan])
 def test_patched_user_config_reads_back_and_passes_the_checks(make: Any) -> None:
     plan, model = make(), catalog().model("4B")

@@ -292,6 +292,7 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
     if not isinstance(data, CommentedMap):
         raise ConfigError(f"{name}: a Trinity config is a mapping of sections")
     reading = load_config_mapping(text, name)  # the values as Trinity reads them (YAML 1.1: 010000 is 4096)
+    _keep_anchors(data)
     try:
         _apply_plan(data, reading, text.splitlines(), plan, model, environ, version)
     except ConfigError as error:
@@ -303,6 +304,19 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
     if crlf:
         patched = patched.replace("\n", "\r\n")
     return "\ufeff" + patched if bom else patched
+
+
+def _keep_anchors(node: Any, seen: set[int] | None = None) -> None:
+    """Mark the anchors of `node`'s mappings and sequences to be written even where no alias repeats them (ruamel
+    writes such an anchor only where one does; a scalar's it keeps)."""
+    seen = set() if seen is None else seen
+    if not isinstance(node, (CommentedMap, CommentedSeq)) or id(node) in seen:
+        return
+    seen.add(id(node))
+    if node.anchor.value is not None:
+        node.yaml_set_anchor(node.anchor.value, always_dump=True)
+    for child in node.values() if isinstance(node, CommentedMap) else node:
+        _keep_anchors(child, seen)
 
 
 def _scalar_kind(value: Any) -> type:
