@@ -2008,7 +2008,7 @@ def test_write_sets_both_levels_of_a_trinity_06_config_alike_and_notes_a_config_
     status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--write", str(patched))
     assert status == 0 and "param_offload" not in yaml.safe_load(patched.read_text(encoding="utf-8"))["trainer"]
     assert f"solve: note: {config} has no offload flags under trainer itself (Trinity 0.6's), so what is made from " \
-           f"it sets the roles' only: {TRINITY_06_OFFLOAD}\n" in err
+           f"it sets the roles' only: {TRINITY_06_OFFLOAD} (--trinity-version 0.6 writes them)\n" in err
 
 
 def test_the_roles_own_sp_is_named_where_it_differs_and_write_sets_it_to_the_plans(cli, tmp_path: Path):

@@ -223,7 +223,8 @@ def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog
     offloaded = any(answer.plans and answer.plans[0].offload for answer in answers)
     if offloaded and layout is not None and not trainer_level_offload(layout) and args.trinity_version is None:
         notes.append(f"solve: note: {args.from_config} has no offload flags under trainer itself (Trinity 0.6's), so "
-                     f"what is made from it sets the roles' only: {TRINITY_06_OFFLOAD}")
+                     f"what is made from it sets the roles' only: {TRINITY_06_OFFLOAD} (--trinity-version 0.6 "
+                     "writes them)")
     # The patched config is made (or refused) before any file is written: a refusal leaves none.
     patched = patch_trinity_config(config_text, best, model, name=str(args.from_config), environ=os.environ,
                                    version=args.trinity_version) if (
