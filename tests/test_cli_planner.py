@@ -190,6 +190,11 @@ def test_exit_1_when_some_answer_has_no_plan(cli):
     assert answers[0]["nearest"]["max_model_len"] == 122880 and "nearest" not in answers[1]
     status, out, _ = cli("--model", "0.6B", "--len", "130000", "--gpus", "4")
     assert status == 1 and "no plan: 130000 tokens is beyond what the tables and the memory model's estimates" in out
+    # Under each reason, where it is not explained, a line says what --explain adds; explained, none.
+    hint = "--explain says why, rule by rule, and names plans beyond these limits where there are any\n"
+    assert out.count(hint) == 1 and out.index(hint) > out.index("no plan: ")
+    status, out, _ = cli("--model", "0.6B", "--len", "130000", "--gpus", "4", "--explain")
+    assert status == 1 and hint not in out and "more_gpus" in out
 
 
 @pytest.mark.parametrize(
