@@ -226,9 +226,8 @@ def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, vers
     beside_length = length_cautions(model, plan.max_model_len)  # said beside the length
     for caution in (caution for caution in plan.cautions if caution not in beside_length):
         grid.add_row("caution", Text(caution, style="yellow"))
-    if plan.host_memory_gb is not None:
-        grid.add_row("host memory", f"{plan.host_memory_gb:.1f} GiB per node "
-                                    f"{'for Offload' if plan.offload else 'while the model loads'} (--host-ram)")
+    if plan.host_memory_words is not None:
+        grid.add_row("host memory", f"{plan.host_memory_words} (--host-ram)")
     grid.add_row("apply", "\n".join(apply_lines(plan, model, version)))
     if answer.measured is not None:
         measured = answer.measured

@@ -205,6 +205,13 @@ class Plan(Frozen):
         return self.evidence + (", extrapolated" if self.beyond_calibration else "")
 
     @property
+    def host_memory_words(self) -> str | None:
+        """The host memory per node the plan needs and what for, in words (None where `host_memory_gb` is)."""
+        if self.host_memory_gb is None:
+            return None
+        return f"{self.host_memory_gb:.1f} GiB per node {'for Offload' if self.offload else 'while the model loads'}"
+
+    @property
     def room_words(self) -> str:
         """The room the memory model leaves the plan (or what it lacks), in words, at the tighter of the
         activations and the optimizer step."""
