@@ -755,7 +755,7 @@ def test_write_needs_the_trainer_gpus_and_takes_the_node_size_from_the_config(cl
 
 def test_rollout_gpus_must_match_the_configs(cli, user_config: Path):
     status, out, err = cli("--from-config", str(user_config), "--gpu", "a100", "--rollout-gpus", "4", "--emit", "trinity")
-    assert (status, out) == (2, "") and err == (f"solve: error: --rollout-gpus 4: {user_config} gives rollout 2 GPUs "
+    assert (status, out) == (2, "") and err == (f"solve: error: --rollout-gpus 4: {user_config} gives the rollout 2 GPUs "
                                                 "(its engines times their GPUs each): drop --rollout-gpus\n")
 
 
