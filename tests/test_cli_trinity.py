@@ -629,8 +629,8 @@ def test_a_config_file_that_is_not_there_exits_2(cli, tmp_path: Path):
         ([*FLAGSHIP, "--emit", "trinity", "--json"], "--emit trinity prints YAML: drop --json"),
         ([*FLAGSHIP, "--write", "x.yaml"], "--write patches the config of --from-config FILE"),
         (["--maximize", "len", "--gpus", "6", "--model", "4B", "--out", "x.yaml"],
-         "--out and --write take one plan: choose one GPU type with --gpu (A100-80GB or H20-96GB, the ones this "
-         "answer covers, or any other of the catalogue)"),
+         ("--out takes one plan: choose one GPU type with --gpu (A100-80GB or H20-96GB, the ones this "
+          "answer covers, or any other of the catalogue)")),
         ([*FLAGSHIP, "--emit", "yaml"], "argument --emit: invalid choice: 'yaml'"),
         ([*FLAGSHIP, "--emit", "trinity", "--rollout-gpus", "-1"],
          "argument --rollout-gpus: must be a whole number from 0 to 65536, got -1"),
@@ -751,6 +751,19 @@ def test_write_needs_the_trainer_gpus_and_takes_the_node_size_from_the_config(cl
         "it: Env + SP=4 on 8 GPUs with max_token_len_per_gpu = 38912 (estimated, extrapolated)")
     status, out, _ = cli("--from-config", str(two_nodes), "--gpu", "h100", "--node-gpus", "8", "--json")
     assert status == 0 and json.loads(out)[0]["plans"][0]["sp"] == 8  # --node-gpus overrides the config's
+
+
+@pytest.mark.parametrize(("outputs", "named"), [
+    (["--write"], "--write takes"),
+    (["--write", "--out"], "--out and --write take"),
+])
+def test_one_plan_outputs_name_only_the_flags_given(cli, user_config: Path, outputs: list[str], named: str):
+    argv = [word for flag in outputs for word in (flag, str(user_config.parent / f"{flag[2:]}.yaml"))]
+    status, out, err = cli("--from-config", str(user_config), *argv)
+    assert (status, out) == (2, "") and err == (
+        f"solve: error: {named} one plan: choose one GPU type with --gpu (A100-80GB or H20-96GB, the ones this "
+        "answer covers, or any other of the catalogue)\n")
+    assert not (user_config.parent / "write.yaml").exists() and not (user_config.parent / "out.yaml").exists()
 
 
 def test_rollout_gpus_must_match_the_configs(cli, user_config: Path):
