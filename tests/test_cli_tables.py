@@ -154,7 +154,7 @@ def test_tables_check_lists_every_contradiction_of_your_cells(cli, tmp_path: Pat
     status, out, err = cli("--model", "8B", "--gpu", "h800", "--gpus", "8", "--len", "32k", "--cells", str(cells))
     assert (status, out) == (2, "") and "lists them); check the cells" in err
     status, out, _ = cli("tables", "--cells", str(cells), "--check")
-    warnings = [line for line in out.splitlines() if line.startswith("warning: ")]
+    warnings = [line for line in out.splitlines() if line.startswith("solve tables: warning: ")]
     assert status == 1 and len(warnings) >= 2 and out.endswith(f"{len(warnings)} contradictions in 568 cells\n")
     assert any("Qwen3-8B" in line for line in warnings) and any("Qwen3-14B" in line for line in warnings)
 
@@ -175,7 +175,8 @@ def test_cells_that_contradict_the_tables_of_a_gpu_type_with_the_same_memory_are
         "same --cells and --model-config, lists them); check the cells\n"))
     # Each said once, by the GPU type of the table for fewer GPUs (between two of one count, the first by name).
     status, out, _ = cli("tables", "--cells", str(cells), "--check")
-    warnings = [line.removeprefix("warning: ") for line in out.splitlines() if line.startswith("warning: ")]
+    prefix = "solve tables: warning: "
+    warnings = [line.removeprefix(prefix) for line in out.splitlines() if line.startswith(prefix)]
     assert (status, out.splitlines()[-1]) == (1, "6 contradictions in 562 cells")
     assert warnings[:2] == [
         "A100-80GB and A800-80GB (the same memory), 4 GPUs, Qwen3-4B at 32768: SP=2 and vanilla",
@@ -205,7 +206,7 @@ def test_cells_are_checked_against_a_same_memory_gpu_types_shape_twins_and_lengt
     cells.write_text(f"gpu: A800-80GB\nmemory_gb: 80\nsource: made up\ntables:\n  - {{gpus: 4, section: 4 x A800, "
                      f"models: [{model}], rows: [{row}]}}\n", encoding="utf-8")
     status, out, _ = cli("tables", "--cells", str(cells), "--check")
-    assert status == 1 and out.splitlines()[0] == f"warning: {first}"
+    assert status == 1 and out.splitlines()[0] == f"solve tables: warning: {first}"
 
 
 def test_a_cells_file_without_tables_is_refused(cli, tmp_path: Path):
@@ -380,8 +381,8 @@ def test_tables_for_more_gpus_than_plans_take_are_checked_too(cli, tmp_path: Pat
                      "  - {gpus: 128, section: 128 x L40S, models: [Qwen3-0.6B], rows: [{max_model_len: 8192, "
                      "cells: {Qwen3-0.6B: Env}}]}\n", encoding="utf-8")
     assert cli("tables", "--cells", str(cells), "--check") == (1, (
-        "warning: L40S-48GB, Qwen3-0.6B at 8192: vanilla trains on 8 GPUs but 128 GPUs need Env (more GPUs only "
-        "shard the states further)\n1 contradiction in 562 cells\n"), "")
+        "solve tables: warning: L40S-48GB, Qwen3-0.6B at 8192: vanilla trains on 8 GPUs but 128 GPUs need Env (more "
+        "GPUs only shard the states further)\n1 contradiction in 562 cells\n"), "")
 
 
 @pytest.mark.parametrize(("source", "section", "message"), [

@@ -265,7 +265,7 @@ def test_solve_tables_check(cli, edited_a100_tables, monkeypatch: pytest.MonkeyP
     monkeypatch.setattr("solver.cli.catalogs.load_catalog", lambda: edited)
     found = ("A100-80GB, 1 GPU, Qwen3-0.6B: Env at 16384 but vanilla trains at the longer 20480 (memory only grows "
              "with the length)")
-    assert cli("tables", "--check") == (1, f"warning: {found}\n1 contradiction in 560 cells\n", "")
+    assert cli("tables", "--check") == (1, f"solve tables: warning: {found}\n1 contradiction in 560 cells\n", "")
     assert cli("tables", "--check", "--json") == (1, json.dumps([found], indent=2) + "\n", "")
 
 
