@@ -632,8 +632,9 @@ def test_a_read_only_target_is_refused_and_a_read_only_folder_is_named(tmp_path:
                                 check=False)
     finally:
         tmp_path.chmod(0o755)
-    assert (result.returncode, result.stderr) == (2, ("solve: error: o.yaml: cannot write: Permission denied (a file "
-                                                      "is written in . first, then renamed into place)\n"))
+    assert (result.returncode, result.stderr) == (2, ("solve: error: o.yaml: cannot write: a temporary file cannot "
+                                                      "be created in . (Permission denied); the file is written there "
+                                                      "first, then renamed into place\n"))
     assert target.read_text(encoding="utf-8") == "mine\n"
 
 
