@@ -237,7 +237,9 @@ def test_a_cells_files_aliases_are_checked_as_the_catalogues_are(cli, tmp_path: 
 def test_measured_tables_name_their_own_source_and_the_legend_their_settings(cli):
     status, out, _ = cli("tables", "--cells", "docs/examples/my-cells.yaml", "--gpu", "h100")
     text = " ".join(out.split())
-    assert status == 0 and ", 8 x H100 (my measurements, 2026-11)" in text  # the cells' source, not only the datasheet
+    # The cells' source and heading, as in the JSON, not the datasheet the GPU type's memory comes from.
+    assert status == 0 and [line for line in out.splitlines() if line.startswith("source: ")] == [
+        "source: my measurements, 2026-11, 8 x H100"]
     assert " SP=8 " in text.split("cost, lightest to darkest:")[1] and "Env + Offload + SP=8" in text.split(
         "cost, lightest to darkest:")[1]
     # In JSON too: your cells name your source and heading, the shipped ones theirs.
@@ -257,7 +259,8 @@ def test_the_legend_names_every_setting_of_the_escalation_order_even_where_a_tab
 
 
 def test_a_table_may_name_a_source_of_its_own(cli, tmp_path: Path):
-    # A table's own source (a heading measured elsewhere) stands for its cells, printed after its heading.
+    # A table's own source (a heading measured elsewhere) stands for its cells, printed before its heading as in
+    # the JSON, in place of its GPU type's.
     cells = Path(__file__).parent / "data" / "cells" / "h800.yaml"
     text = cells.read_text(encoding="utf-8").replace('    section: "8 x H800"\n',
                                                      '    section: "8 x H800"\n    source: "a colleague\'s runs"\n')
@@ -267,7 +270,7 @@ def test_a_table_may_name_a_source_of_its_own(cli, tmp_path: Path):
     assert status == 0 and {(cell["source"], cell["section"]) for cell in json.loads(out)} == {
         ("a colleague's runs", "8 x H800")}
     status, out, _ = cli("tables", "--cells", str(path), "--gpu", "h800")
-    assert status == 0 and ", 8 x H800 (a colleague's runs)" in " ".join(out.split())
+    assert status == 0 and "source: a colleague's runs, 8 x H800" in out.splitlines()
 
 
 @pytest.mark.parametrize(("columns", "note"), [(80, True), (111, True), (112, False)])

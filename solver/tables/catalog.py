@@ -23,7 +23,6 @@ from solver.tables.schema import (
     Shape,
     Table,
     cell_text,
-    source_words,
 )
 from solver.tables.text import (
     QueryError,
@@ -272,7 +271,7 @@ class Catalog(Frozen):
                              "plan with yours alone)")
         # The measured tables name their own source: the GPU type's is the catalogue's.
         sourced = gpu_type.tables if gpu_type.source == known.source else tuple(
-            table.model_copy(update={"source": table.source or source_words(gpu_type.source)})
+            table.model_copy(update={"source": gpu_type.table_source(table)})
             for table in gpu_type.tables)
         tables = tuple(sorted((*known.tables, *sourced), key=lambda table: table.gpus))
         merged = known.model_copy(update={"tables": tables})
@@ -474,7 +473,7 @@ class Catalog(Frozen):
         """Every documented cell, by GPU type, GPU count, row and the table's model order."""
         for gpu_type in self.gpu_types:
             for table in gpu_type.tables:
-                source = table.source or source_words(gpu_type.source)
+                source = gpu_type.table_source(table)
                 for row in table.rows:
                     for model, setting in row.cells:
                         yield Cell(
