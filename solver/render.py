@@ -43,7 +43,6 @@ from solver.tables import (
     Setting,
     cell_text,
     counted,
-    source_words,
 )
 
 SHADES = (
@@ -111,8 +110,8 @@ def tables_view(catalog: Catalog) -> Group:
                 view.add_row(str(row.max_model_len), *cells)
             renderables += [Text(f"{gpu_type.name} ({gpu_type.memory_gb} GB), {counted(table.gpus, 'trainer GPU')}",
                                  style="table.title"), view,
-                            Text(f"source: {source_words(gpu_type.source)}, {table.section}"
-                                 + (f" ({table.source})" if table.source else ""), style="table.caption"), Text()]
+                            Text(f"source: {gpu_type.table_source(table)}, {table.section}", style="table.caption"),
+                            Text()]
     shown = {setting for gpu_type in catalog.gpu_types for table in gpu_type.tables for row in table.rows
              for _, setting in row.cells if setting is not None}
     legend = Text("cost, lightest to darkest: ")

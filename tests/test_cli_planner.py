@@ -276,6 +276,8 @@ def test_exit_1_when_some_answer_has_no_plan(cli):
         (["--model", "4B", "--len", "8192", "--emit", "trinity", "--top", "2"],
          "solve: error: --emit trinity prints the best plan's YAML alone: drop --top and --explain"),
         (["--model", "Meta/Qwen3-5B", "--len", "8192"], "solve: error: unknown model 'Meta/Qwen3-5B'; accepted:"),
+        (["--gpu", "a1000", "--model", "4B", "--len", "8k"],
+         "solve: error: unknown GPU 'a1000' (did you mean A100-80GB?); accepted: A100-40GB (a100-40g), "),
         (["--model", "4B", "--len", "\u0668k"], "solve: error: argument --len: expected a whole number of tokens or of k (1024), got '\u0668k'"),
         (["--model", "4B", "--len", "-1k"],
          "solve: error: argument --len: must be a whole number of tokens from 1 to 16777216, got -1k"),
@@ -635,8 +637,9 @@ def test_a_read_only_target_is_refused_and_a_read_only_folder_is_named(tmp_path:
                                 check=False)
     finally:
         tmp_path.chmod(0o755)
-    assert (result.returncode, result.stderr) == (2, ("solve: error: o.yaml: cannot write: Permission denied (a file "
-                                                      "is written in . first, then renamed into place)\n"))
+    assert (result.returncode, result.stderr) == (2, ("solve: error: o.yaml: cannot write: a temporary file cannot "
+                                                      "be created in . (Permission denied); the file is written there "
+                                                      "first, then renamed into place\n"))
     assert target.read_text(encoding="utf-8") == "mine\n"
 
 

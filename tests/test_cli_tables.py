@@ -154,7 +154,7 @@ def test_tables_check_lists_every_contradiction_of_your_cells(cli, tmp_path: Pat
     status, out, err = cli("--model", "8B", "--gpu", "h800", "--gpus", "8", "--len", "32k", "--cells", str(cells))
     assert (status, out) == (2, "") and "lists them); check the cells" in err
     status, out, _ = cli("tables", "--cells", str(cells), "--check")
-    warnings = [line for line in out.splitlines() if line.startswith("warning: ")]
+    warnings = [line for line in out.splitlines() if line.startswith("solve tables: warning: ")]
     assert status == 1 and len(warnings) >= 2 and out.endswith(f"{len(warnings)} contradictions in 568 cells\n")
     assert any("Qwen3-8B" in line for line in warnings) and any("Qwen3-14B" in line for line in warnings)
 
@@ -175,7 +175,8 @@ def test_cells_that_contradict_the_tables_of_a_gpu_type_with_the_same_memory_are
         "same --cells and --model-config, lists them); check the cells\n"))
     # Each said once, by the GPU type of the table for fewer GPUs (between two of one count, the first by name).
     status, out, _ = cli("tables", "--cells", str(cells), "--check")
-    warnings = [line.removeprefix("warning: ") for line in out.splitlines() if line.startswith("warning: ")]
+    prefix = "solve tables: warning: "
+    warnings = [line.removeprefix(prefix) for line in out.splitlines() if line.startswith(prefix)]
     assert (status, out.splitlines()[-1]) == (1, "6 contradictions in 562 cells")
     assert warnings[:2] == [
         "A100-80GB and A800-80GB (the same memory), 4 GPUs, Qwen3-4B at 32768: SP=2 and vanilla",
@@ -205,7 +206,7 @@ def test_cells_are_checked_against_a_same_memory_gpu_types_shape_twins_and_lengt
     cells.write_text(f"gpu: A800-80GB\nmemory_gb: 80\nsource: made up\ntables:\n  - {{gpus: 4, section: 4 x A800, "
                      f"models: [{model}], rows: [{row}]}}\n", encoding="utf-8")
     status, out, _ = cli("tables", "--cells", str(cells), "--check")
-    assert status == 1 and out.splitlines()[0] == f"warning: {first}"
+    assert status == 1 and out.splitlines()[0] == f"solve tables: warning: {first}"
 
 
 def test_a_cells_file_without_tables_is_refused(cli, tmp_path: Path):
@@ -236,7 +237,9 @@ def test_a_cells_files_aliases_are_checked_as_the_catalogues_are(cli, tmp_path: 
 def test_measured_tables_name_their_own_source_and_the_legend_their_settings(cli):
     status, out, _ = cli("tables", "--cells", "docs/examples/my-cells.yaml", "--gpu", "h100")
     text = " ".join(out.split())
-    assert status == 0 and ", 8 x H100 (my measurements, 2026-11)" in text  # the cells' source, not only the datasheet
+    # The cells' source and heading, as in the JSON, not the datasheet the GPU type's memory comes from.
+    assert status == 0 and [line for line in out.splitlines() if line.startswith("source: ")] == [
+        "source: my measurements, 2026-11, 8 x H100"]
     assert " SP=8 " in text.split("cost, lightest to darkest:")[1] and "Env + Offload + SP=8" in text.split(
         "cost, lightest to darkest:")[1]
     # In JSON too: your cells name your source and heading, the shipped ones theirs.
@@ -256,7 +259,8 @@ def test_the_legend_names_every_setting_of_the_escalation_order_even_where_a_tab
 
 
 def test_a_table_may_name_a_source_of_its_own(cli, tmp_path: Path):
-    # A table's own source (a heading measured elsewhere) stands for its cells, printed after its heading.
+    # A table's own source (a heading measured elsewhere) stands for its cells, printed before its heading as in
+    # the JSON, in place of its GPU type's.
     cells = Path(__file__).parent / "data" / "cells" / "h800.yaml"
     text = cells.read_text(encoding="utf-8").replace('    section: "8 x H800"\n',
                                                      '    section: "8 x H800"\n    source: "a colleague\'s runs"\n')
@@ -266,7 +270,7 @@ def test_a_table_may_name_a_source_of_its_own(cli, tmp_path: Path):
     assert status == 0 and {(cell["source"], cell["section"]) for cell in json.loads(out)} == {
         ("a colleague's runs", "8 x H800")}
     status, out, _ = cli("tables", "--cells", str(path), "--gpu", "h800")
-    assert status == 0 and ", 8 x H800 (a colleague's runs)" in " ".join(out.split())
+    assert status == 0 and "source: a colleague's runs, 8 x H800" in out.splitlines()
 
 
 @pytest.mark.parametrize(("columns", "note"), [(80, True), (111, True), (112, False)])
@@ -380,8 +384,8 @@ def test_tables_for_more_gpus_than_plans_take_are_checked_too(cli, tmp_path: Pat
                      "  - {gpus: 128, section: 128 x L40S, models: [Qwen3-0.6B], rows: [{max_model_len: 8192, "
                      "cells: {Qwen3-0.6B: Env}}]}\n", encoding="utf-8")
     assert cli("tables", "--cells", str(cells), "--check") == (1, (
-        "warning: L40S-48GB, Qwen3-0.6B at 8192: vanilla trains on 8 GPUs but 128 GPUs need Env (more GPUs only "
-        "shard the states further)\n1 contradiction in 562 cells\n"), "")
+        "solve tables: warning: L40S-48GB, Qwen3-0.6B at 8192: vanilla trains on 8 GPUs but 128 GPUs need Env (more "
+        "GPUs only shard the states further)\n1 contradiction in 562 cells\n"), "")
 
 
 @pytest.mark.parametrize(("source", "section", "message"), [

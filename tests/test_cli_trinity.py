@@ -256,7 +256,8 @@ def test_several_files_are_written_all_or_none(tmp_path: Path):
 
     first, second = tmp_path / "a.yaml", tmp_path / "missing" / "b.yaml"
     first.write_text("old\n", encoding="utf-8")
-    with pytest.raises(QueryError, match="b.yaml: cannot write: No such file or directory"):
+    with pytest.raises(QueryError, match=r"b.yaml: cannot write: a temporary file cannot be created in .*missing "
+                                         r"\(No such file or directory\)"):
         write_all_atomically({first: "new\n", second: "new\n"})
     assert first.read_text(encoding="utf-8") == "old\n" and sorted(p.name for p in tmp_path.iterdir()) == ["a.yaml"]
     write_all_atomically({first: "new\n", tmp_path / "c.yaml": "c\n"})
@@ -629,8 +630,8 @@ def test_a_config_file_that_is_not_there_exits_2(cli, tmp_path: Path):
         ([*FLAGSHIP, "--emit", "trinity", "--json"], "--emit trinity prints YAML: drop --json"),
         ([*FLAGSHIP, "--write", "x.yaml"], "--write patches the config of --from-config FILE"),
         (["--maximize", "len", "--gpus", "6", "--model", "4B", "--out", "x.yaml"],
-         "--out and --write take one plan: choose one GPU type with --gpu (A100-80GB or H20-96GB, the ones this "
-         "answer covers, or any other of the catalogue)"),
+         ("--out takes one plan: choose one GPU type with --gpu (A100-80GB or H20-96GB, the ones this "
+          "answer covers, or any other of the catalogue)")),
         ([*FLAGSHIP, "--emit", "yaml"], "argument --emit: invalid choice: 'yaml'"),
         ([*FLAGSHIP, "--emit", "trinity", "--rollout-gpus", "-1"],
          "argument --rollout-gpus: must be a whole number from 0 to 65536, got -1"),
@@ -753,9 +754,22 @@ def test_write_needs_the_trainer_gpus_and_takes_the_node_size_from_the_config(cl
     assert status == 0 and json.loads(out)[0]["plans"][0]["sp"] == 8  # --node-gpus overrides the config's
 
 
+@pytest.mark.parametrize(("outputs", "named"), [
+    (["--write"], "--write takes"),
+    (["--write", "--out"], "--out and --write take"),
+])
+def test_one_plan_outputs_name_only_the_flags_given(cli, user_config: Path, outputs: list[str], named: str):
+    argv = [word for flag in outputs for word in (flag, str(user_config.parent / f"{flag[2:]}.yaml"))]
+    status, out, err = cli("--from-config", str(user_config), *argv)
+    assert (status, out) == (2, "") and err == (
+        f"solve: error: {named} one plan: choose one GPU type with --gpu (A100-80GB or H20-96GB, the ones this "
+        "answer covers, or any other of the catalogue)\n")
+    assert not (user_config.parent / "write.yaml").exists() and not (user_config.parent / "out.yaml").exists()
+
+
 def test_rollout_gpus_must_match_the_configs(cli, user_config: Path):
     status, out, err = cli("--from-config", str(user_config), "--gpu", "a100", "--rollout-gpus", "4", "--emit", "trinity")
-    assert (status, out) == (2, "") and err == (f"solve: error: --rollout-gpus 4: {user_config} gives rollout 2 GPUs "
+    assert (status, out) == (2, "") and err == (f"solve: error: --rollout-gpus 4: {user_config} gives the rollout 2 GPUs "
                                                 "(its engines times their GPUs each): drop --rollout-gpus\n")
 
 

@@ -484,6 +484,8 @@ def test_greedy_is_valid_and_never_better(seed: int, tmp_path_factory):
          "pool b: gpu Mine has 58.5938 GiB here and 64 GiB in another pool: give one GPU type one memory"),
         ("pools:\n  - {name: a, gpu: mine, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
          "pool a: gpu: unknown GPU 'mine'"),
+        ("pools:\n  - {name: a, gpu: h1000, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
+         "pool a: gpu: unknown GPU 'h1000' (did you mean H100-80GB?); accepted: A100-40GB"),
     ],
 )
 def test_bad_cluster_files_are_refused_naming_file_job_and_field(tmp_path: Path, text: str, message: str):
@@ -492,6 +494,30 @@ def test_bad_cluster_files_are_refused_naming_file_job_and_field(tmp_path: Path,
     with pytest.raises(TableError) as caught:
         load_fleet(path, CATALOG)
     assert str(caught.value).startswith(f"{path}: {message.format(folder=tmp_path)}")
+
+
+@pytest.mark.parametrize(("job", "message"), [
+    # The missing at_least is the unknown field's consequence: no second problem of its own.
+    ("{name: j, model: 4B, max_model_len: {atleast: 32768}}",
+     "job j, max_model_len: unknown field 'atleast' (did you mean at_least? fields: at_least)"),
+    ("{name: j, model: 4B, max_model_len: 4096, prio: 3}",
+     ("job j: unknown field 'prio' (did you mean priority? fields: name, max_model_len, rollout_gpus, priority, pool, "
+      "train_batch_size, model, model_config)")),
+    ("{name: j, model: 4B, max_model_len: 4096, prority: 3}",
+     ("job j: unknown field 'prority' (did you mean priority? fields: name, max_model_len, rollout_gpus, priority, "
+      "pool, train_batch_size, model, model_config)")),
+    # Another bound, not a misspelt at_least: no guess, and the missing at_least is a problem of its own.
+    ("{name: j, model: 4B, max_model_len: {at_most: 32768}}",
+     ("job j, max_model_len: unknown field 'at_most' (fields: at_least) (and 1 more problem, at 'job j, "
+      "max_model_len, at_least')")),
+])
+def test_a_misspelt_field_in_a_cluster_file_gets_a_guess(tmp_path: Path, job: str, message: str):
+    path = tmp_path / "fleet.yaml"
+    path.write_text(f"pools:\n  - {{name: a, gpu: a100, nodes: 1, gpus_per_node: 8}}\njobs:\n  - {job}\n",
+                    encoding="utf-8")
+    with pytest.raises(TableError) as caught:
+        load_fleet(path, CATALOG)
+    assert str(caught.value) == f"{path}: {message}"
 
 
 def test_an_unknown_gpu_in_a_cluster_file_names_the_key_for_a_gpu_type_of_ones_own(cli, tmp_path: Path):

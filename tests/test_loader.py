@@ -265,7 +265,7 @@ def test_solve_tables_check(cli, edited_a100_tables, monkeypatch: pytest.MonkeyP
     monkeypatch.setattr("solver.cli.catalogs.load_catalog", lambda: edited)
     found = ("A100-80GB, 1 GPU, Qwen3-0.6B: Env at 16384 but vanilla trains at the longer 20480 (memory only grows "
              "with the length)")
-    assert cli("tables", "--check") == (1, f"warning: {found}\n1 contradiction in 560 cells\n", "")
+    assert cli("tables", "--check") == (1, f"solve tables: warning: {found}\n1 contradiction in 560 cells\n", "")
     assert cli("tables", "--check", "--json") == (1, json.dumps([found], indent=2) + "\n", "")
 
 
@@ -302,11 +302,26 @@ def test_an_unknown_models_error_lists_every_variant_under_its_shortest_name(tmp
     ("Qwen3-1", ""),  # the start of Qwen3-1.7B and Qwen3-14B: no guess
     ("Qwen3", ""),  # the start of several: no guess
     ("Meta/Qwen3-5B", ""),  # one character from Qwen3-8B, but another model: no guess
+    ("Qwen3-88B", " (did you mean Qwen3-8B?)"),  # a keystroke doubled
 ])
 def test_an_unknown_model_gets_a_guess_only_where_one_name_extends_or_ends_with_the_other(name: str, guess: str):
     with pytest.raises(QueryError) as raised:
         load_catalog().model(name)
     assert str(raised.value).startswith(f"unknown model {name!r}{guess}; accepted: Qwen3-0.6B(-Base), ")
+
+
+@pytest.mark.parametrize(("name", "guess"), [
+    ("a1000", " (did you mean A100-80GB?)"),  # a keystroke doubled: the alias a100
+    ("H1000", " (did you mean H100-80GB?)"),
+    ("h2000", " (did you mean H200-141GB?)"),
+    ("h100-nv", " (did you mean H100-NVL-94GB?)"),  # the start of one name, as for models
+    ("v100", ""),  # one character from h100, but another card: no guess
+    ("h", ""),  # the start of several: no guess
+])
+def test_an_unknown_gpu_gets_a_guess_by_the_models_rule(name: str, guess: str):
+    with pytest.raises(QueryError) as raised:
+        load_catalog().gpu(name)
+    assert str(raised.value).startswith(f"unknown GPU {name!r}{guess}; accepted: A100-40GB (a100-40g), ")
 
 
 @pytest.mark.parametrize(

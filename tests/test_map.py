@@ -80,8 +80,8 @@ def test_cli_map_refuses_bad_input_before_any_map(cli, tmp_path: Path):
     # A folder that refuses the file (sysfs, even to root): bad input, and no map printed before it.
     if Path("/sys").is_dir():
         assert cli("map", "--gpu", "a100", "--svg", "/sys/map.svg") == (
-            2, "", ("solve map: error: /sys/map.svg: cannot write: Permission denied (a file is written in /sys first, "
-                    "then renamed into place)\n"))
+            2, "", ("solve map: error: /sys/map.svg: cannot write: a temporary file cannot be created in /sys "
+                    "(Permission denied); the file is written there first, then renamed into place\n"))
 
 
 def test_a_narrow_maps_title_keeps_to_one_line(cli):

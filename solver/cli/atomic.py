@@ -75,8 +75,8 @@ def _staged(path: Path, text: str) -> tuple[str, Path]:
         handle = tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.",
                                              suffix=".tmp", delete=False)
     except OSError as error:  # the new text goes beside it first, then takes its place
-        raise QueryError(f"{path}: cannot write: {error.strerror} (a file is written in {path.parent} first, "
-                         "then renamed into place)") from None
+        raise QueryError(f"{path}: cannot write: a temporary file cannot be created in {path.parent} "
+                         f"({error.strerror}); the file is written there first, then renamed into place") from None
     try:
         with handle:
             handle.write(text)

@@ -203,9 +203,11 @@ def _planner_query(args: argparse.Namespace, catalog: Catalog, added: str, confi
     else:  # --write plans for the config's own GPU count, whatever the objective
         query = config_query(catalog, config, **{**asked, "exact": True if args.exact or args.write else None},
                              token_budget=args.token_budget, node_gpus=args.node_gpus)
-    if (args.out or args.write) and len(query.gpus) > 1:
-        raise QueryError(f"--out and --write take one plan: choose one GPU type with --gpu ({' or '.join(query.gpus)}, "
-                         "the ones this answer covers, or any other of the catalogue)")
+    given = [flag for flag, value in (("--out", args.out), ("--write", args.write)) if value]
+    if given and len(query.gpus) > 1:
+        raise QueryError(f"{' and '.join(given)} {'take' if len(given) > 1 else 'takes'} one plan: choose one GPU type "
+                         f"with --gpu ({' or '.join(query.gpus)}, the ones this answer covers, or any other of the "
+                         "catalogue)")
     return query
 
 

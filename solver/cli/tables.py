@@ -50,7 +50,7 @@ def run_tables(args: argparse.Namespace) -> int:
             sys.stdout.write(json.dumps(found, indent=2) + "\n")
         else:
             for line in found:
-                print(f"warning: {line}")
+                print(f"solve tables: warning: {line}")
             print(f"{counted(len(found), 'contradiction')} in {counted(len(list(catalog.cells())), 'cell')}")
         return NO_PLAN if found else 0
     if args.json:

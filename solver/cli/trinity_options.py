@@ -112,8 +112,9 @@ def check_planner_config(args: argparse.Namespace, catalog: Catalog, added: str,
     if args.write or args.out or args.emit:
         _check_write_keeps_model(args, catalog, config)
     if args.rollout_gpus is not None and config.trainer_gpus is not None and args.rollout_gpus != config.rollout_gpus:
-        raise QueryError(f"--rollout-gpus {args.rollout_gpus}: {args.from_config} gives rollout {config.rollout_gpus} "
-                         "GPUs (its engines times their GPUs each): drop --rollout-gpus")
+        raise QueryError(f"--rollout-gpus {args.rollout_gpus}: {args.from_config} gives the rollout "
+                         f"{counted(config.rollout_gpus, 'GPU')} (its engines times their GPUs each): "
+                         "drop --rollout-gpus")
     if args.write and args.train_batch_size not in (None, config.train_batch_size) and config.train_batch_size:
         raise QueryError(f"--train-batch-size {args.train_batch_size}: {args.from_config} gives a train batch of "
                          f"{config.train_batch_size} ({config.train_batch_source}), which --write keeps: drop "

@@ -23,7 +23,6 @@ from solver.tables.schema import (
     Shape,
     Table,
     cell_text,
-    source_words,
 )
 from solver.tables.text import (
     QueryError,
@@ -98,13 +97,16 @@ def _find_entry(kind: str, name: str, entries: tuple[Any, ...], wanted_name: str
     accepted += f"; short forms such as {short[0]} for {short[1]} too" if short else ""
     names = {normalise(known): entry.name for entry in entries for known in (entry.name, *entry.aliases)}
     # A guess only where one name extends the other (30B: 30B-A3B, whose base model's name extends it in
-    # turn; Qwen3-8B-Instruct: Qwen3-8B), or ends with it as its last part (70B: Llama-3.1-70B), and only one
-    # does: a name one character away is often another thing (v100 is not h100, 5B is not 8B).
+    # turn; Qwen3-8B-Instruct: Qwen3-8B), or ends with it as its last part (70B: Llama-3.1-70B), or is it with
+    # one keystroke doubled (a1000: a100), and only one does: a name one character away otherwise is often
+    # another thing (v100 is not h100, 5B is not 8B).
     completions = sorted((known for known in names if known.startswith(wanted)), key=len)
+    undoubled = {wanted[:at] + wanted[at + 1:] for at in range(1, len(wanted)) if wanted[at] == wanted[at - 1]}
     close = {names[known] for known in completions if not known.startswith(completions[0])} | {
-        names[completions[0]]} if completions else (  # completions first, then last parts, then extensions
+        names[completions[0]]} if completions else (  # completions, last parts, extensions, then doubled keys
         {entry for known, entry in names.items() if known.endswith("-" + wanted)}
-        or {entry for known, entry in names.items() if wanted.startswith(known + "-")})
+        or {entry for known, entry in names.items() if wanted.startswith(known + "-")}
+        or {entry for known, entry in names.items() if known in undoubled})
     guess = f" (did you mean {close.pop()}?)" if len(close) == 1 else ""
     raise QueryError(f"unknown {kind} {brief(name)}{guess}; accepted: {accepted}")
 
@@ -269,7 +271,7 @@ class Catalog(Frozen):
                              "plan with yours alone)")
         # The measured tables name their own source: the GPU type's is the catalogue's.
         sourced = gpu_type.tables if gpu_type.source == known.source else tuple(
-            table.model_copy(update={"source": table.source or source_words(gpu_type.source)})
+            table.model_copy(update={"source": gpu_type.table_source(table)})
             for table in gpu_type.tables)
         tables = tuple(sorted((*known.tables, *sourced), key=lambda table: table.gpus))
         merged = known.model_copy(update={"tables": tables})
@@ -471,7 +473,7 @@ class Catalog(Frozen):
         """Every documented cell, by GPU type, GPU count, row and the table's model order."""
         for gpu_type in self.gpu_types:
             for table in gpu_type.tables:
-                source = table.source or source_words(gpu_type.source)
+                source = gpu_type.table_source(table)
                 for row in table.rows:
                     for model, setting in row.cells:
                         yield Cell(

@@ -6,6 +6,7 @@ readers of a user's file (`read_user_file`), of the models file (`load_models`) 
 from __future__ import annotations
 
 import copy
+import difflib
 import re
 from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
@@ -227,6 +228,11 @@ def _validation_message(path: Path, raw: Any, error: ValidationError, recheck: C
     fields = _fields_at(schema, tuple(first["loc"][:-1])) if first["type"] in ("extra_forbidden", "missing") else ()
     accepted = f" (fields: {', '.join(fields)})" if fields else ""
     if first["type"] == "extra_forbidden":
+        meant = _meant_field(location[-1], fields)
+        if meant is not None:  # the field it was meant to be, missing, is no problem of its own
+            accepted = f" (did you mean {meant}? fields: {', '.join(fields)})"
+            meant_at = (*first["loc"][:-1], meant)
+            errors = [e for e in errors if not (e["type"] == "missing" and tuple(e["loc"]) == meant_at)]
         location, problem = location[:-1], f"unknown field {location[-1]!r}{accepted}"
     elif first["type"] == "missing":
         location, problem = location[:-1], f"missing field {location[-1]!r}{accepted}"
@@ -250,6 +256,21 @@ def _validation_message(path: Path, raw: Any, error: ValidationError, recheck: C
     named = ", ".join(f"'{at}'" for at in others[:SHOWN_PROBLEMS]) + (", ..." if len(others) > SHOWN_PROBLEMS else "")
     extra = f" (and {counted(len(others), 'more problem')}, at {named})" if others else ""
     return f"{path}: {where + ': ' if where else ''}{problem}{extra}"
+
+
+def _meant_field(name: Any, fields: Sequence[str]) -> str | None:
+    """The one field of `fields` an unknown field `name` is close to, or None: the same but for case and separators
+    (atleast: at_least), or with a letter or two wrong (prority: priority), or the start of only it (prio:
+    priority); not a field that only shares a part (at_most is not at_least)."""
+    def letters(text: str) -> str:  # a name without case or separators: at_least, AtLeast and at-least are one
+        return re.sub(r"[\W_]+", "", text.casefold())
+
+    if not isinstance(name, str) or len(letters(name)) < 3:
+        return None
+    by_letters = {letters(field): field for field in fields}
+    close = difflib.get_close_matches(letters(name), by_letters, n=1, cutoff=0.8)
+    started = [field for known, field in by_letters.items() if known.startswith(letters(name))]
+    return by_letters[close[0]] if close else started[0] if len(started) == 1 else None
 
 
 SHOWN_PROBLEMS = 3

@@ -421,6 +421,11 @@ class GpuType(Frozen):
         where the catalogue does not give one."""
         return self.memory_mib / 1024 if self.memory_mib is not None else float(self.memory_gb)
 
+    def table_source(self, table: Table) -> str:
+        """Where `table`'s numbers come from, in words: its own source (a cells file's, joined to a GPU type of the
+        catalogue), else this GPU type's."""
+        return table.source or source_words(self.source)
+
     def __hash__(self) -> int:
         """By name and memory only (equal types hash equally; equality still compares everything): the
         planner's caches key on GPU types, and hashing every cell of their tables each query was slow."""
