@@ -9,6 +9,7 @@ import random
 import subprocess
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 import yaml
@@ -203,6 +204,64 @@ def test_widening_keeps_to_the_time_limit(tmp_path: Path, monkeypatch: pytest.Mo
     monkeypatch.setattr(solver.cluster, "_widen", lambda *args: widen(*args[:-1], time.monotonic() - 1))
     [placement] = solved(instance, tmp_path)["placements"]
     assert placement["widened_from"] == 6 and limits == [solver.cluster.WIDEN_LEAST_S] * 3
+
+
+def test_widening_ends_by_the_time_limit_from_the_placements_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # The time limit counts from when `place` started (its first clock reading), not from when widening starts.
+    readings: list[float] = []
+
+    def monotonic() -> float:
+        readings.append(time.monotonic())
+        return readings[-1]
+
+    untils: list[float] = []
+    widen = solver.cluster._widen
+    monkeypatch.setattr(solver.cluster, "time", SimpleNamespace(monotonic=monotonic))
+    monkeypatch.setattr(solver.cluster, "_widen", lambda *args: untils.append(args[-1]) or widen(*args))
+    instance = {"pools": [ONE_NODE], "jobs": [{"name": "probe", "model": "0.6B", "max_model_len": 8192}]}
+    result = place(fleet_of(instance, tmp_path), CATALOG, time_limit_s=7.0)
+    assert result.placements[0].widened_from == 6 and untils == [readings[0] + 7.0]
+
+
+def test_each_widening_solve_gets_what_the_ones_before_it_left(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # On a clock that reads 0.3 s later each time widening looks, 1 s before its end: 0.7 s, 0.4 s, then 0.1 s.
+    limits: list[float] = []
+    checked = solver.cluster.checked
+
+    def recording(cp_solver, model, status):
+        if model.name == "widen jobs onto idle GPUs":
+            limits.append(cp_solver.parameters.max_time_in_seconds)
+        return checked(cp_solver, model, status)
+
+    widen = solver.cluster._widen
+
+    def on_a_fake_clock(*args):
+        ticks = iter(range(1, 100))
+        with monkeypatch.context() as patched:
+            patched.setattr(solver.cluster, "time", SimpleNamespace(monotonic=lambda: 100 + 0.3 * next(ticks)))
+            return widen(*args[:-1], 101.0)
+
+    monkeypatch.setattr(solver.cluster, "checked", recording)
+    monkeypatch.setattr(solver.cluster, "_widen", on_a_fake_clock)
+    instance = {"pools": [ONE_NODE], "jobs": [{"name": "probe", "model": "0.6B", "max_model_len": 8192}]}
+    [placement] = solved(instance, tmp_path)["placements"]
+    assert placement["widened_from"] == 6 and limits == pytest.approx([0.7, 0.4, 0.1])
+
+
+def test_a_search_ctrl_c_stopped_places_unwidened(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # Ctrl-C during the search (caught by _StopOnInterrupt): the placement it found stands, and is not widened.
+    solve_stages = solver.cluster._solve_stages
+
+    def interrupted_after(search, built, stages, cp_solver, interrupt, *args):
+        status = solve_stages(search, built, stages, cp_solver, interrupt, *args)
+        interrupt.caught = True
+        return status
+
+    monkeypatch.setattr(solver.cluster, "_solve_stages", interrupted_after)
+    instance = {"pools": [ONE_NODE], "jobs": [{"name": "probe", "model": "0.6B", "max_model_len": 8192}]}
+    result = place(fleet_of(instance, tmp_path), CATALOG)
+    [placement] = result.placements
+    assert (result.interrupted, placement.trainer_gpus, placement.widened_from) == (True, 6, None)
 
 
 def test_the_longest_a_too_long_job_s_reason_offers_has_a_layout_beside_its_rollout(tmp_path: Path):

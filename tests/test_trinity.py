@@ -1490,6 +1490,14 @@ _INF, _NAN = float("inf"), float("nan")
     ("yes", "yes"), ("no", "no"), ("on", "on"), ("y", "y"), ("None", "None"), ("none", "none"),
     # a list or mapping (OmegaConf's ListConfig, DictConfig) is not read here: it stays text
     ("[1,2]", "[1,2]"), ("{a: 1}", "{a: 1}"),
+    # underscores between digits in a fraction or exponent too, one at a time; a sign once; no leading zero before e
+    ("1.0_5", 1.05), ("1e1_0", 1e10), ("1e05", 1e5), ("1.0__1", "1.0__1"), ("1e1__0", "1e1__0"), ("1.5_", "1.5_"),
+    ("1e5_", "1e5_"), (".", "."), ("-.", "-."), ("+-5", "+-5"), ("--5", "--5"), ("00e1", "00e1"),
+    # unquoted: $ and % plain; a backslash undoes itself, a space and =, not n; a trailing one stays
+    ("a$b", "a$b"), ("50%", "50%"), ("a\\\\b", "a\\b"), ("a\\ b", "a b"), ("a\\=b", "a=b"), ("a\\nb", "a\\nb"),
+    ("a\\", "a\\"),
+    # quoted: backslashes before no quote stay as they are
+    ("'a\\b'", "a\\b"), ("'a\\\\b'", "a\\\\b"),
 ])
 def test_oc_decode_reads_text_as_omegaconfs_grammar_does(text: str, decoded: object) -> None:
     # Each as OmegaConf 2.4 gives ${oc.decode:${oc.env:V}} with V set to the text (compared with it, not YAML).
@@ -1535,6 +1543,13 @@ def test_oc_decode_takes_its_argument_as_omegaconf_does(expression: str, decoded
     ("${oc.decode:[1,2]}", "",
      "k: '${oc.decode:[1,2]}': OmegaConf's oc.decode takes text or null, not a list or mapping"),
     ("${oc.decode:}", "", "k: '${oc.decode:}' gives oc.decode no text"),
+    ("${oc.decode:${oc.env:V}}", "\t", "k: OmegaConf cannot decode '\\t' in '${oc.decode:${oc.env:V}}': blank text"),
+    ("${oc.decode:${oc.env:V}}", "'",
+     "k: OmegaConf cannot decode \"'\" in '${oc.decode:${oc.env:V}}': \"'\" outside quotes"),
+    ("${oc.decode:${oc.env:V}}", "a\\'b",  # a backslash does not escape a quote outside quotes
+     "k: OmegaConf cannot decode \"a\\\\'b\" in '${oc.decode:${oc.env:V}}': \"'\" outside quotes"),
+    ("${oc.decode:${oc.decode:'5'}}", "",  # a number from an interpolation: no hint to quote it
+     "k: \"${oc.decode:${oc.decode:'5'}}\": OmegaConf's oc.decode takes text or null, not 5"),
 ])
 def test_oc_decode_refuses_what_omegaconf_refuses_in_one_line(expression: str, text: str, message: str) -> None:
     with pytest.raises(ConfigError) as raised:
@@ -1571,3 +1586,15 @@ def test_checks_say_oc_decode_leaves_text_that_rope_scaling_passes_on_as_written
                          "written (oc.decode leaves it text, as OmegaConf's grammar reads it); write the number as "
                          "that grammar spells one (no leading zero, 0x or .inf)")]
     assert check_trinity_config(config, catalog().model("4B"), 1, environ={"F": "2.0"}) == []
+    config["model"]["rope_scaling"]["factor"] = "${oc.decode:'02.0'}"  # oc.decode alone: the same words
+    assert check_trinity_config(config, catalog().model("4B"), 1) == problems
+    config["model"]["rope_scaling"]["factor"] = "${oc.env:F}"  # oc.env alone: its own words
+    assert check_trinity_config(config, catalog().model("4B"), 1, environ={"F": "2.0"}) == [
+        ("model.rope_scaling.factor is the text '2.0': model.rope_scaling reaches the model as written (an oc.env "
+         "value stays text there); write the number, or ${oc.decode:...} around it")]
+
+
+def test_oc_decode_refuses_a_mapping_as_omegaconf_does() -> None:
+    # OmegaConf: "`oc.decode` can only take strings or None as input" (a DictConfig here).
+    with pytest.raises(ConfigError, match="OmegaConf's oc.decode takes text or null, not a list or mapping$"):
+        resolve_interpolations("${oc.decode:{a: 1}}", "k", {})
