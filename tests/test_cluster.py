@@ -543,7 +543,8 @@ def test_greedy_is_valid_and_never_better(seed: int, tmp_path_factory):
          "pool b: gpu Mine has 58.5938 GiB here and 64 GiB in another pool: give one GPU type one memory"),
         ("pools:\n  - {name: a, gpu: mine, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
          "pool a: gpu: unknown GPU 'mine'"),
-        ("pools:\n  - {name: a, gpu: h1000, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
+        ("pools:\n  - {name: a, gpu: h1000, nodes: 1, gpus_per_node: 8}\n"
+         "jobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
          "pool a: gpu: unknown GPU 'h1000' (did you mean H100-80GB?); accepted: A100-40GB"),
     ],
 )

@@ -508,8 +508,8 @@ def test_reads(text: str, environ: dict[str, str], expected: dict[str, Any]) -> 
         (
             "model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${foo.bar}\n",
             {},
-            ("t.yaml: model.max_model_len: cannot resolve '${foo.bar}' (only ${oc.env:VAR,default} and ${oc.decode:...} "
-             "are supported)"),
+            ("t.yaml: model.max_model_len: cannot resolve '${foo.bar}' (only ${oc.env:VAR,default} and "
+             "${oc.decode:...} are supported)"),
         ),
         (
             "model:\n  model_path: q/Qwen3-4B\ntrainer:\n  ulysses_sequence_parallel_size: ${oc.select:a.b,2}\n",
