@@ -67,6 +67,24 @@ def test_cli_map_and_svg(cli, tmp_path: Path):
     assert svg.read_text(encoding="utf-8").startswith("<svg") and [p.name for p in tmp_path.iterdir()] == ["map.svg"]
     status, _, err = cli("map", "--by", "len")
     assert status == 2 and err == "solve map: error: --by len maps one model: give --model M (or --model-config PATH)\n"
+    assert cli("map", "--gpu", "h100", "--model", "32B,8B", "--by", "len") == (
+        2, "", "solve map: error: --by len maps one model: give one to --model, not 2\n")
+
+
+def test_a_map_of_the_models_you_name(cli):
+    # A GPU type without tables maps the five tabled Qwen3 models by default; --model names others, in its order,
+    # each once, each row the planner's answer.
+    out = cli("map", "--gpu", "h100", "--gpus-up-to", "2")[1]
+    assert [line.split()[1] for line in out.splitlines() if line.startswith("│ ")] == [
+        "Qwen3-0.6B", "Qwen3-1.7B", "Qwen3-4B", "Qwen3-8B", "Qwen3-14B"]
+    status, out, _ = cli("map", "--gpu", "h100", "--gpus-up-to", "2", "--model", "32B, llama-3.1-70b,qwen3-32b",
+                         "--json")
+    [h100] = json.loads(out)
+    assert status == 0 and [row["model"] for row in h100["rows"]] == ["Qwen3-32B", "Llama-3.1-70B"]
+    [answer] = json.loads(cli("--model", "llama3.1-70b", "--gpu", "h100", "--gpus", "2", "--maximize", "len",
+                              "--json")[1])
+    assert h100["rows"][1]["plans"][1] == answer["plans"][0]
+    assert cli("map", "--gpu", "h100", "--model", "32B,5B")[:2] == (2, "")
 
 
 def test_cli_map_refuses_bad_input_before_any_map(cli, tmp_path: Path):

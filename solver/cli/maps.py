@@ -32,7 +32,8 @@ def build_map_parser() -> argparse.ArgumentParser:
                     epilog="Exit status: 0 the maps are printed, 1 a cell's solve ran out of time (nothing is "
                     "printed), 2 bad input.")
     parser.add_argument("--gpu", metavar="G", help="GPU type (default: each with tables)")
-    parser.add_argument("--model", metavar="M", help="only this model (needed with --by len)")
+    parser.add_argument("--model", metavar="M", help="only these models, comma-separated (32B,8B), or with --by "
+                        "len the one mapped (needed there)")
     parser.add_argument("--gpus-up-to", metavar="N", type=whole_number(1, MAX_ESTIMATED_GPUS), default=8,
                         help="GPU budgets 1 to N (default 8)")
     parser.add_argument("--by", choices=["model", "len"], default="model", help="rows: models (default) or lengths")
@@ -58,22 +59,24 @@ def run_map(args: argparse.Namespace) -> int:
                                   args.gpu_memory, args.cells or ())
     options = {"memory": load_memory_model(args.memory_model) if args.memory_model else None,
                "margin": args.margin, "train_batch_size": args.train_batch_size, "host_ram_gb": args.host_ram}
-    if args.by == "len" and args.model is None and not added:
-        raise QueryError("--by len maps one model: give --model M (or --model-config PATH)")
+    asked = list(dict.fromkeys(catalog.model(name.strip()).name for name in args.model.split(","))) if args.model \
+        else [added] if added else []
+    if args.by == "len" and len(asked) != 1:
+        give = f"one to --model, not {len(asked)}" if asked else "--model M (or --model-config PATH)"
+        raise QueryError(f"--by len maps one model: give {give}")
     gpus = [catalog.gpu(args.gpu)] if args.gpu else list(catalog.documented_gpu_types)
-    asked = catalog.model(args.model).name if args.model else added or None
     budgets = list(range(1, args.gpus_up_to + 1))
     limits = f", train batch {args.train_batch_size}" if args.train_batch_size else ""
     limits += f", host memory {args.host_ram:g} GiB per node" if args.host_ram is not None else ""
     screen = new_console()
     views, maps = [], []
     for gpu in gpus:
-        if asked is not None and args.by == "len":
-            rows: list[Any] = length_rows(catalog, gpu.name, asked, budgets, **options)
-            grid = cheapest_by_length(catalog, gpu.name, asked, rows, budgets, **options)
-            title = f"{gpu.name} · {asked}: cheapest setting per length and GPU budget{limits}"
+        if args.by == "len":
+            rows: list[Any] = length_rows(catalog, gpu.name, asked[0], budgets, **options)
+            grid = cheapest_by_length(catalog, gpu.name, asked[0], rows, budgets, **options)
+            title = f"{gpu.name} · {asked[0]}: cheapest setting per length and GPU budget{limits}"
         else:
-            rows = [asked] if asked else mapped_models(catalog, gpu.name)
+            rows = asked or mapped_models(catalog, gpu.name)
             grid = longest_by_model(catalog, gpu.name, rows, budgets, **options)
             title = f"{gpu.name}: longest context per model and GPU budget{limits}"
         views.append(map_view(grid, rows, budgets, title, by_length=args.by == "len", limited=bool(limits)))
@@ -93,7 +96,7 @@ def run_map(args: argparse.Namespace) -> int:
             recorder.print(view)
         write_atomically(args.svg, recorder.export_svg(title="rft-solver map"))
     if args.json:
-        sys.stdout.write(map_json(maps, budgets, model=asked if args.by == "len" else None,
+        sys.stdout.write(map_json(maps, budgets, model=asked[0] if args.by == "len" else None,
                                   train_batch_size=args.train_batch_size, host_ram_gb=args.host_ram) + "\n")
         return 0
     for view in views:
