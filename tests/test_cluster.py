@@ -183,9 +183,9 @@ def test_measured_plans_come_first(tmp_path: Path):
         "allow for Qwen3-14B on A100-80GB within 10 GPUs")
 
 
-def test_widening_keeps_to_the_time_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    # Widening's solves end by the placement's time limit: each gets at most the time left of it, and where none
-    # is left, the least time (enough for a node or two: the lone job above still grows onto its idle GPUs).
+@pytest.fixture
+def widen_limits(monkeypatch: pytest.MonkeyPatch) -> list[float]:
+    """The time limit of each of widening's solves, in order, as they are solved."""
     limits: list[float] = []
     checked = solver.cluster.checked
 
@@ -195,15 +195,21 @@ def test_widening_keeps_to_the_time_limit(tmp_path: Path, monkeypatch: pytest.Mo
         return checked(cp_solver, model, status)
 
     monkeypatch.setattr(solver.cluster, "checked", recording)
+    return limits
+
+
+def test_widening_keeps_to_the_time_limit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, widen_limits: list[float]):
+    # Widening's solves end by the placement's time limit: each gets at most the time left of it, and where none
+    # is left, the least time (enough for a node or two: the lone job above still grows onto its idle GPUs).
     instance = {"pools": [ONE_NODE], "jobs": [{"name": "probe", "model": "0.6B", "max_model_len": 8192}]}
     [placement] = solved(instance, tmp_path)["placements"]
-    assert placement["widened_from"] == 6 and len(limits) == 3
-    assert all(0.5 < limit <= solver.cluster.WIDEN_TIME_LIMIT_S for limit in limits)  # the default 10 s are ample
-    limits.clear()
+    assert placement["widened_from"] == 6 and len(widen_limits) == 3
+    assert all(0.5 < limit <= solver.cluster.WIDEN_TIME_LIMIT_S for limit in widen_limits)  # 10 s are ample
+    widen_limits.clear()
     widen = solver.cluster._widen
     monkeypatch.setattr(solver.cluster, "_widen", lambda *args: widen(*args[:-1], time.monotonic() - 1))
     [placement] = solved(instance, tmp_path)["placements"]
-    assert placement["widened_from"] == 6 and limits == [solver.cluster.WIDEN_LEAST_S] * 3
+    assert placement["widened_from"] == 6 and widen_limits == [solver.cluster.WIDEN_LEAST_S] * 3
 
 
 def test_widening_ends_by_the_time_limit_from_the_placements_start(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
@@ -223,16 +229,9 @@ def test_widening_ends_by_the_time_limit_from_the_placements_start(tmp_path: Pat
     assert result.placements[0].widened_from == 6 and untils == [readings[0] + 7.0]
 
 
-def test_each_widening_solve_gets_what_the_ones_before_it_left(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def test_each_widening_solve_gets_what_the_ones_before_it_left(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                widen_limits: list[float]):
     # On a clock that reads 0.3 s later each time widening looks, 1 s before its end: 0.7 s, 0.4 s, then 0.1 s.
-    limits: list[float] = []
-    checked = solver.cluster.checked
-
-    def recording(cp_solver, model, status):
-        if model.name == "widen jobs onto idle GPUs":
-            limits.append(cp_solver.parameters.max_time_in_seconds)
-        return checked(cp_solver, model, status)
-
     widen = solver.cluster._widen
 
     def on_a_fake_clock(*args):
@@ -241,11 +240,10 @@ def test_each_widening_solve_gets_what_the_ones_before_it_left(tmp_path: Path, m
             patched.setattr(solver.cluster, "time", SimpleNamespace(monotonic=lambda: 100 + 0.3 * next(ticks)))
             return widen(*args[:-1], 101.0)
 
-    monkeypatch.setattr(solver.cluster, "checked", recording)
     monkeypatch.setattr(solver.cluster, "_widen", on_a_fake_clock)
     instance = {"pools": [ONE_NODE], "jobs": [{"name": "probe", "model": "0.6B", "max_model_len": 8192}]}
     [placement] = solved(instance, tmp_path)["placements"]
-    assert placement["widened_from"] == 6 and limits == pytest.approx([0.7, 0.4, 0.1])
+    assert placement["widened_from"] == 6 and widen_limits == pytest.approx([0.7, 0.4, 0.1])
 
 
 def test_a_search_ctrl_c_stopped_places_unwidened(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
