@@ -211,7 +211,8 @@ def trinity_config(answer: Answer, catalog: Catalog | None = None, *, version: T
     engines = fragment_engines(answer, catalog)
     return trinity_fragment(answer.best, catalog.model(answer.model), rollout, gpu=answer.gpu, nodes=nodes,
                             engines=(0, engines.size if engines else 1), version=version,
-                            rocm=catalog.gpu(answer.gpu).rocm, train_batch_size=answer.train_batch_size)
+                            rocm=catalog.gpu(answer.gpu).rocm, train_batch_size=answer.train_batch_size,
+                            node_gpus=answer.node_gpus)
 
 
 def fragment_layout(answer: Answer) -> tuple[int, int | None]:

@@ -299,7 +299,8 @@ def _across_nodes(answer: Answer, plan: Plan, model: Model, node_gpus: int) -> s
 def _gpus_of_budget(answer: Answer, plan: Plan, node_gpus: int) -> str:
     """``4 of 6 GPUs (2 left for rollout)``; ``4 of 6 GPUs, with 4 rollout GPUs`` with --rollout-gpus
     (and the nodes, with the rollout GPUs they leave, when the layout takes more than one node of
-    `node_gpus`); ``4 GPUs`` when the budget is not the user's."""
+    `node_gpus`); ``4 GPUs`` when the budget is not the user's; ``16 of 20 GPUs, 2 whole nodes of 8 (4 left for
+    rollout)`` for a trainer past one node."""
     if answer.rollout_gpus and plan.nodes is not None and plan.rollout_gpus is not None:
         trainer = counted(plan.gpus, "GPU") if answer.open_budget else f"{plan.gpus} of {counted(answer.budget_gpus, 'GPU')}"
         nodes, rollout = plan.nodes, plan.rollout_gpus
@@ -308,12 +309,13 @@ def _gpus_of_budget(answer: Answer, plan: Plan, node_gpus: int) -> str:
         more = "" if rollout == answer.rollout_gpus else \
             f" ({answer.rollout_gpus} asked: a trainer on whole nodes leaves the rollout whole nodes)"
         return f"{trainer}, with {counted(rollout, 'rollout GPU')} on {nodes} nodes of {node_gpus}{more}"
+    nodes = f", {plan.gpus // node_gpus} whole nodes of {node_gpus}" if plan.gpus > node_gpus else ""
     if answer.open_budget:
-        return counted(plan.gpus, "GPU")
+        return counted(plan.gpus, "GPU") + nodes
     spare = "unused" if answer.rollout_gpus == 0 else "left for rollout"  # --rollout-gpus 0: no rollout here
     capped = f"; plans take at most {MAX_ESTIMATED_GPUS} trainer GPUs" if answer.budget_gpus > MAX_ESTIMATED_GPUS else ""
     left = "" if plan.unused_gpus == 0 else f" ({plan.unused_gpus} {spare}{capped})"
-    return f"{plan.gpus} of {counted(answer.budget_gpus, 'GPU')}{left}"
+    return f"{plan.gpus} of {counted(answer.budget_gpus, 'GPU')}{nodes}{left}"
 
 
 LOWERED_NOTE = ("* trainer.max_token_len_per_gpu below Trinity's default ceil(2 x L / SP), which does not fit "

@@ -749,6 +749,7 @@ def test_a_plan_dumped_without_its_token_budget_keeps_lowered_budget():
     ["--model", "8B", "--gpu", "h100", "--gpus", "12", "--len", "64k", "--rollout-gpus", "2"],  # whole nodes: 4 more
     ["--model", "8B", "--gpu", "mi300x", "--gpus", "8", "--len", "128k", "--rollout-gpus", "4", "--node-gpus", "4"],
     ["--model", "8B", "--gpu", "a100", "--gpus", "8", "--len", "32k", "--train-batch-size", "96"],  # said in a header
+    ["--model", "32B", "--gpu", "h100", "--gpus", "16", "--len", "64k"],  # its nodes said in a header
 ])
 def test_trinity_config_is_what_emit_trinity_prints(cli, flags: list[str]):
     status, out, _ = cli(*flags, "--emit", "trinity")
@@ -761,6 +762,7 @@ def test_trinity_config_is_what_emit_trinity_prints(cli, flags: list[str]):
                             else None)
     assert status == 0 and solver.trinity_config(answer) == out
     assert ("# Planned for a train batch of 96 " in out) == ("--train-batch-size" in value)
+    assert ("# The trainer spans 2 whole nodes of 8 GPUs" in out) == (value["--gpus"] == "16")
 
 
 def test_trinity_config_of_an_answer_planned_with_a_catalogue_of_your_own_asks_for_it():

@@ -211,6 +211,8 @@ def test_fragment_refuses_a_plan_that_breaks_trinitys_rules() -> None:
     ({"rollout_gpus": 3, "nodes": 2}, "2 trainer + 3 rollout GPUs do not split into 2 nodes of the same size"),
     ({"gpu": 5}, "gpu must be"),
     ({"shared_gpus": (0, -1)}, "shared_gpus must be GPU indices, whole numbers of at least 0, got (0, -1)"),
+    ({"node_gpus": 0}, "node_gpus must be from 1 to 65536, got 0"),
+    ({"node_gpus": 8.0}, "node_gpus must be a whole number or None, got 8.0"),
 ])
 def test_fragment_arguments_out_of_their_range_are_one_line_query_errors(arguments: dict, message: str) -> None:
     # Arguments the fragment cannot take: a QueryError naming them, not an error from deep inside (a division by
@@ -218,6 +220,15 @@ def test_fragment_arguments_out_of_their_range_are_one_line_query_errors(argumen
     with pytest.raises(QueryError) as raised:
         trinity_fragment(sp2_plan(), catalog().model("4B"), **arguments)
     assert str(raised.value).startswith(message)
+
+
+def test_fragment_says_the_nodes_a_trainer_spans_where_no_cluster_section_does() -> None:
+    # long_plan's 4 trainer GPUs on nodes of 2: two whole nodes, said in the header; on nodes of 4, or with a
+    # cluster section (rollout GPUs given), nothing more.
+    spans = "# The trainer spans 2 whole nodes of 2 GPUs: your cluster.node_num x gpu_per_node must hold\n"
+    assert spans in trinity_fragment(long_plan(), catalog().model("4B"), node_gpus=2)
+    assert spans not in trinity_fragment(long_plan(), catalog().model("4B"), node_gpus=4)
+    assert "The trainer spans" not in trinity_fragment(long_plan(), catalog().model("4B"), 0, nodes=2, node_gpus=2)
 
 
 def test_fragment_nodes_that_split_the_trainer_are_a_query_error() -> None:

@@ -273,7 +273,8 @@ def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: C
                 fragments.append(trinity_fragment(answer.plans[0], model, rollout, gpu=answer.gpu, nodes=nodes,
                                                   engines=engines, layout=layout, version=args.trinity_version,
                                                   rocm=catalog.gpu(answer.gpu).rocm,
-                                                  train_batch_size=answer.train_batch_size))
+                                                  train_batch_size=answer.train_batch_size,
+                                                  node_gpus=answer.node_gpus))
             except EngineError as error:  # the config's engines cannot take the rollout GPUs this plan leaves
                 raise QueryError(f"{args.from_config}: {error} on nodes of {node_gpus}: choose a trainer size with "
                                  "--gpus that leaves the config's engines exactly their GPUs") from None

@@ -49,7 +49,7 @@ def _emit(keys: Iterable[PlanKey], section_comments: Mapping[tuple[str, ...], st
 
 def _header(plan: Plan, model: Model, rollout_gpus: int | None, gpu: str | None,
             shared_gpus: tuple[int, ...] | None = None, rocm: bool = False,
-            train_batch_size: int | None = None) -> list[str]:
+            train_batch_size: int | None = None, node_gpus: int | None = None) -> list[str]:
     on = f" {gpu}" if gpu else ""
     left = f" ({rollout_gpus} for rollout)" if rollout_gpus else ""
     evidence = plan.evidence_text(gpu or "", model.name)
@@ -80,6 +80,13 @@ def _header(plan: Plan, model: Model, rollout_gpus: int | None, gpu: str | None,
             "# unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set (before Ray starts). Check that the model handles this",
             "# length before you train at it.",
         ]
+    if rollout_gpus is None and node_gpus is not None and plan.gpus > node_gpus:  # no cluster section says it
+        lines += [
+            "#",
+            f"# The trainer spans {plan.gpus // node_gpus} whole nodes of {node_gpus} GPUs: your cluster.node_num x "
+            "gpu_per_node must hold",
+            "# them and the rollout's GPUs (--rollout-gpus R, or solver.plan's rollout_gpus, writes that section).",
+        ]
     if shared_gpus:
         lines += [
             "#",
@@ -107,6 +114,7 @@ def trinity_fragment(
     plan: Plan, model: Model, rollout_gpus: int | None = None, *, gpu: str | None = None, nodes: int = 1,
     shared_gpus: tuple[int, ...] | None = None, engines: tuple[int, int] | None = (0, 1), layout: Any = None,
     version: TrinityVersion | None = None, rocm: bool = False, train_batch_size: int | None = None,
+    node_gpus: int | None = None,
 ) -> str:
     """A Trinity YAML fragment (nested mappings, with comments) that applies `plan` to `model`.
 
@@ -122,14 +130,15 @@ def trinity_fragment(
     own, which take the R GPUs already). `gpu` (e.g. ``A100-80GB``) only names the GPU type in the header comment;
     `shared_gpus`, the GPUs of a node the job takes part of, adds the CUDA_VISIBLE_DEVICES to set; `rocm`
     (an AMD GPU) adds to the Env comment what ROCm builds read; `train_batch_size`, the batch the plan was made for,
-    a header line saying so.
+    a header line saying so; `node_gpus`, the GPUs per node it was made for: without `rollout_gpus`, a header line on
+    the nodes a trainer on more GPUs spans.
     `layout`, the user's config as nested mappings, adds the keys of its own that the plan sets too (a role's
     SP and budget, the offload flags under a role's ``engine``), as `patch_trinity_config` does. The output depends
     only on the arguments: the same input gives the same bytes, checked against
     Trinity's rules (`check_trinity_config`) before it is returned.
     """
     _check_fragment_arguments(plan, model, rollout_gpus, gpu, nodes, shared_gpus, engines, version, rocm,
-                              train_batch_size)
+                              train_batch_size, node_gpus)
     keys = [key for key in keys_for_plan(plan, model, layout, version=version)
             if not (key.existing_only and value_at(layout, key.path) is None)]
     model_keys = [k for k in keys if k.path[0] == "model"]
@@ -166,7 +175,8 @@ def trinity_fragment(
         ("model", "rope_scaling"): f"YaRN: max_model_len is beyond the native context of {model.native_context}",
     }
     body = _emit([*model_keys, *cluster_keys, *trainer_keys], comments)
-    text = "\n".join([*_header(plan, model, rollout_gpus, gpu, shared_gpus, rocm, train_batch_size), *body]) + "\n"
+    text = "\n".join([*_header(plan, model, rollout_gpus, gpu, shared_gpus, rocm, train_batch_size, node_gpus),
+                      *body]) + "\n"
     problems = check_trinity_config(pyyaml.load(text, Loader=_FAST_SAFE_LOADER), model, plan.gpus)
     if problems:  # a defect of rft-solver's, never of the input: no fragment that Trinity would refuse leaves here
         raise RuntimeError(f"the Trinity config made for {plan.setting.label} breaks Trinity's rules: {problems}")
@@ -175,19 +185,21 @@ def trinity_fragment(
 
 def _check_fragment_arguments(plan: Plan, model: Model, rollout_gpus: int | None, gpu: str | None, nodes: int,
                               shared_gpus: tuple[int, ...] | None, engines: tuple[int, int] | None,
-                              version: TrinityVersion | None, rocm: bool, train_batch_size: int | None) -> None:
+                              version: TrinityVersion | None, rocm: bool, train_batch_size: int | None,
+                              node_gpus: int | None = None) -> None:
     """`QueryError` unless `trinity_fragment`'s arguments are of their kinds and within their ranges, and the
     trainer and rollout GPUs split into `nodes` nodes on which the trainer takes one node's share or whole nodes."""
     check_types(("plan", plan, Plan), ("model", model, Model), ("rollout_gpus", rollout_gpus, int | None),
                 ("gpu", gpu, str | None), ("nodes", nodes, int), ("shared_gpus", shared_gpus, tuple | None),
                 ("engines", engines, tuple | None), ("rocm", rocm, bool),
-                ("train_batch_size", train_batch_size, int | None))
+                ("train_batch_size", train_batch_size, int | None), ("node_gpus", node_gpus, int | None))
     check_choice("version", version, (None, *get_args(TrinityVersion)))
     if rollout_gpus is not None and not 0 <= rollout_gpus <= MAX_GPUS:
         raise QueryError(f"rollout_gpus must be from 0 to {MAX_GPUS} (or None for no cluster section), got "
                          f"{rollout_gpus}")
-    if not 1 <= nodes <= MAX_GPUS:
-        raise QueryError(f"nodes must be from 1 to {MAX_GPUS}, got {nodes}")
+    for name, count in (("nodes", nodes), ("node_gpus", node_gpus)):
+        if count is not None and not 1 <= count <= MAX_GPUS:
+            raise QueryError(f"{name} must be from 1 to {MAX_GPUS}, got {count}")
     unsplit = batch_split_violation(train_batch_size, plan.gpus, plan.sp)
     if train_batch_size is not None and not (1 <= train_batch_size <= MAX_TRAIN_BATCH and not unsplit):
         raise QueryError(f"train_batch_size must be a whole number from 1 to {MAX_TRAIN_BATCH} that the plan's "
