@@ -309,13 +309,13 @@ def _gpus_of_budget(answer: Answer, plan: Plan, node_gpus: int) -> str:
         more = "" if rollout == answer.rollout_gpus else \
             f" ({answer.rollout_gpus} asked: a trainer on whole nodes leaves the rollout whole nodes)"
         return f"{trainer}, with {counted(rollout, 'rollout GPU')} on {nodes} nodes of {node_gpus}{more}"
-    nodes = f", {plan.gpus // node_gpus} whole nodes of {node_gpus}" if plan.gpus > node_gpus else ""
+    spanned = f", {plan.gpus // node_gpus} whole nodes of {node_gpus}" if plan.gpus > node_gpus else ""
     if answer.open_budget:
-        return counted(plan.gpus, "GPU") + nodes
+        return counted(plan.gpus, "GPU") + spanned
     spare = "unused" if answer.rollout_gpus == 0 else "left for rollout"  # --rollout-gpus 0: no rollout here
     capped = f"; plans take at most {MAX_ESTIMATED_GPUS} trainer GPUs" if answer.budget_gpus > MAX_ESTIMATED_GPUS else ""
     left = "" if plan.unused_gpus == 0 else f" ({plan.unused_gpus} {spare}{capped})"
-    return f"{plan.gpus} of {counted(answer.budget_gpus, 'GPU')}{nodes}{left}"
+    return f"{plan.gpus} of {counted(answer.budget_gpus, 'GPU')}{spanned}{left}"
 
 
 LOWERED_NOTE = ("* trainer.max_token_len_per_gpu below Trinity's default ceil(2 x L / SP), which does not fit "

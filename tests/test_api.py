@@ -18,7 +18,15 @@ import solver
 from solver.api import answer_query, config_query, with_config_verdicts
 from solver.query import MAX_SEED
 from solver.render import memory_model_yaml
-from solver.tables import MAX_GPUS, QueryError, brief, load_memory_model, shipped_tables_directory
+from solver.tables import (
+    MAX_GPUS,
+    QueryError,
+    brief,
+    load_catalog,
+    load_fleet,
+    load_memory_model,
+    shipped_tables_directory,
+)
 from solver.trinity import patch_trinity_config, read_trinity_config, trinity_fragment
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "docs" / "examples"
@@ -52,6 +60,25 @@ def test_place_gives_the_json_the_command_prints(cli):
     result = solver.place(EXAMPLES / "fleet.yaml")
     _, out, _ = cli("cluster", str(EXAMPLES / "fleet.yaml"), "--json")
     assert result.model_dump(mode="json") == json.loads(out)
+
+
+def test_placement_config_is_what_emit_dir_writes(cli, tmp_path: Path):
+    # Each placement's fragment, from the fleet it was placed from (a path, or the Fleet itself), is the file
+    # --emit-dir writes for its job: a shared node's GPUs, the rollout's engines and nodes as the command gives them.
+    fleet_file = EXAMPLES / "fleet.yaml"
+    result = solver.place(fleet_file)
+    assert cli("cluster", str(fleet_file), "--emit-dir", str(tmp_path / "configs"))[0] == 0
+    fleet = load_fleet(fleet_file, load_catalog())
+    for placement in result.placements:
+        written = (tmp_path / "configs" / f"{placement.job}.yaml").read_text(encoding="utf-8")
+        assert solver.placement_config(placement, fleet_file) == solver.placement_config(placement, fleet) == written
+    shared = next(placement for placement in result.placements if placement.job == "probe-0.6b")
+    assert "export CUDA_VISIBLE_DEVICES=4,5,6\n" in solver.placement_config(shared, fleet)
+    other = fleet.model_copy(update={"jobs": fleet.jobs[1:]})
+    with pytest.raises(QueryError, match=r"^the fleet has no job 'math-4b' in a pool 'a100': pass the fleet it was "
+                                         r"placed from$"):
+        solver.placement_config(next(placement for placement in result.placements if placement.job == "math-4b"),
+                                other)
 
 
 def test_estimate_memory_gives_the_json_the_command_prints(cli):

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from solver.api import place
+from solver.api import place, placement_config
 from solver.cli.argtypes import path_argument, positive_seconds, whole_number
 from solver.cli.atomic import not_a_regular_file, writable_status, write_all_atomically
 from solver.cli.catalogs import catalog_with
@@ -94,20 +94,8 @@ def run_cluster(args: argparse.Namespace) -> int:
         print(f"solve cluster: interrupted: no configs written to {args.emit_dir} (the placement may not be the best)",
               file=sys.stderr)
     elif args.emit_dir is not None:
-        from solver.trinity import trinity_fragment
-
-        fragments = {}
-        for placement in result.placements:
-            job = next(job for job in fleet.jobs if job.name == placement.job)
-            model = catalog.model(job.model)
-            rollout = placement.rollout_gpus  # 0 too: the cluster section still gives the job's nodes
-            pool = next(p for p in fleet.pools if p.name == placement.pool)
-            shared = placement.gpu_indexes if len(placement.gpu_indexes) < pool.gpus_per_node else None
-            fragments[placement.job] = trinity_fragment(placement.plan, model, rollout, nodes=len(placement.nodes),
-                                                        gpu=pool.gpu, shared_gpus=shared,
-                                                        engines=(0, placement.rollout_engine_size or 1),
-                                                        version=args.trinity_version, rocm=catalog.gpu(pool.gpu).rocm,
-                                                        train_batch_size=job.train_batch_size)
+        fragments = {placement.job: placement_config(placement, fleet, catalog, version=args.trinity_version)
+                     for placement in result.placements}
         made = bool(fragments) and not args.emit_dir.is_dir()
         if made:  # the folder is made only now, once there is an answer to write
             try:
