@@ -79,6 +79,25 @@ def test_placement_config_is_what_emit_dir_writes(cli, tmp_path: Path):
                                          r"placed from$"):
         solver.placement_config(next(placement for placement in result.placements if placement.job == "math-4b"),
                                 other)
+    pools = [pool.model_copy(update={"name": f"{pool.name}-2"}) for pool in fleet.pools]
+    renamed = fleet.model_copy(update={"pools": pools})
+    with pytest.raises(QueryError, match=r"^the fleet has no job 'math-4b' in a pool 'a100': "):
+        solver.placement_config(next(placement for placement in result.placements if placement.job == "math-4b"),
+                                renamed)
+
+
+def test_placement_config_knows_the_fleets_own_gpu_types_and_rocm(tmp_path: Path):
+    # A GPU type the fleet defines (gpu_memory_gb) is found without a catalogue that has it; an AMD pool's Env
+    # plan says what ROCm reads.
+    path = tmp_path / "fleet.yaml"
+    path.write_text("pools:\n  - {name: amd, gpu: mi300x, nodes: 1, gpus_per_node: 8}\n"
+                    "  - {name: mine, gpu: Mine, gpu_memory_gb: 80, nodes: 1, gpus_per_node: 8}\n"
+                    "jobs:\n  - {name: long, model: 8B, max_model_len: 131072, pool: amd}\n"
+                    "  - {name: own, model: 4B, max_model_len: 8192, pool: mine}\n", encoding="utf-8")
+    amd, own = solver.place(path).placements
+    assert (amd.job, amd.plan.env, own.job, own.gpu) == ("long", True, "own", "Mine")
+    assert "# On ROCm, PyTorch reads PYTORCH_HIP_ALLOC_CONF too" in solver.placement_config(amd, path)
+    assert "# plan: Env on 8 Mine trainer GPUs, max_model_len 8192\n" in solver.placement_config(own, path)
 
 
 def test_estimate_memory_gives_the_json_the_command_prints(cli):

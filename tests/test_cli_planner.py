@@ -1149,6 +1149,8 @@ def test_a_trainer_past_one_node_says_so_in_its_plan_line_and_fragment(cli):
     assert status == 0 and "plan           Env + SP=8 on 16 of 20 GPUs, 2 whole nodes of 8 (4 left for rollout)\n" in out
     assert "plan           Env + SP=4 on 44 GPUs, 11 whole nodes of 4\n" in cli(*flags, "--minimize", "gpus",
                                                                             "--node-gpus", "4", "--no-offload")[1]
+    # One whole node is no span: the plan line names no nodes.
+    assert "plan           Env + Offload + SP=4 on 8 of 8 GPUs\n" in cli(*flags, "--gpus", "8")[1]
     fragment = cli(*flags, "--gpus", "16", "--emit", "trinity")[1]
     assert ("#\n# The trainer spans 2 whole nodes of 8 GPUs: your cluster.node_num x gpu_per_node must hold\n# them and "
             "the rollout's GPUs (--rollout-gpus R, or solver.plan's rollout_gpus, writes that section).\n#\n") in fragment

@@ -564,6 +564,24 @@ def test_bad_cluster_files_are_refused_naming_file_job_and_field(tmp_path: Path,
     ("{name: j, model: 4B, max_model_len: 4096, prority: 3}",
      ("job j: unknown field 'prority' (did you mean priority? fields: name, max_model_len, rollout_gpus, priority, "
       "pool, train_batch_size, model, model_config)")),
+    # Without case or separators (max_model_len), or the start of only it: a guess; the start of two (model and
+    # model_config), or fewer than three letters: none.
+    ("{name: j, model: 4B, MaxModelLen: 4096}",
+     ("job j: unknown field 'MaxModelLen' (did you mean max_model_len? fields: name, max_model_len, rollout_gpus, "
+      "priority, pool, train_batch_size, model, model_config)")),
+    ("{name: j, model: 4B, maxmodel: 4096}",
+     ("job j: unknown field 'maxmodel' (did you mean max_model_len? fields: name, max_model_len, rollout_gpus, "
+      "priority, pool, train_batch_size, model, model_config)")),
+    ("{name: j, mod: 4B, max_model_len: 4096}",
+     ("job j: unknown field 'mod' (fields: name, max_model_len, rollout_gpus, priority, pool, train_batch_size, model, "
+      "model_config)")),
+    ("{name: j, model: 4B, max_model_len: 4096, po: a}",
+     ("job j: unknown field 'po' (fields: name, max_model_len, rollout_gpus, priority, pool, train_batch_size, model, "
+      "model_config)")),
+    # Only the guessed field's own absence is dropped: another job's missing at_least is still a problem.
+    ("{name: j, model: 4B, max_model_len: {atleast: 32768}}\n  - {name: k, model: 4B, max_model_len: {}}",
+     ("job j, max_model_len: unknown field 'atleast' (did you mean at_least? fields: at_least) (and 1 more problem, "
+      "at 'job k, max_model_len, at_least')")),
     # Another bound, not a misspelt at_least: no guess, and the missing at_least is a problem of its own.
     ("{name: j, model: 4B, max_model_len: {at_most: 32768}}",
      ("job j, max_model_len: unknown field 'at_most' (fields: at_least) (and 1 more problem, at 'job j, "

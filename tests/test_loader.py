@@ -303,6 +303,7 @@ def test_an_unknown_models_error_lists_every_variant_under_its_shortest_name(tmp
     ("Qwen3", ""),  # the start of several: no guess
     ("Meta/Qwen3-5B", ""),  # one character from Qwen3-8B, but another model: no guess
     ("Qwen3-88B", " (did you mean Qwen3-8B?)"),  # a keystroke doubled
+    ("Qwen3-8BB", " (did you mean Qwen3-8B?)"),  # the last keystroke doubled
 ])
 def test_an_unknown_model_gets_a_guess_only_where_one_name_extends_or_ends_with_the_other(name: str, guess: str):
     with pytest.raises(QueryError) as raised:
@@ -315,6 +316,8 @@ def test_an_unknown_model_gets_a_guess_only_where_one_name_extends_or_ends_with_
     ("H1000", " (did you mean H100-80GB?)"),
     ("h2000", " (did you mean H200-141GB?)"),
     ("h100-nv", " (did you mean H100-NVL-94GB?)"),  # the start of one name, as for models
+    ("hh100", " (did you mean H100-80GB?)"),  # the first keystroke doubled
+    ("h100x", ""),  # one keystroke more, not a doubled one: no guess
     ("v100", ""),  # one character from h100, but another card: no guess
     ("h", ""),  # the start of several: no guess
 ])

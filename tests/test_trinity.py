@@ -212,6 +212,8 @@ def test_fragment_refuses_a_plan_that_breaks_trinitys_rules() -> None:
     ({"gpu": 5}, "gpu must be"),
     ({"shared_gpus": (0, -1)}, "shared_gpus must be GPU indices, whole numbers of at least 0, got (0, -1)"),
     ({"node_gpus": 0}, "node_gpus must be from 1 to 65536, got 0"),
+    ({"node_gpus": 65537}, "node_gpus must be from 1 to 65536, got 65537"),
+    ({"rollout_gpus": 2, "nodes": 65537}, "nodes must be from 1 to 65536, got 65537"),
     ({"node_gpus": 8.0}, "node_gpus must be a whole number or None, got 8.0"),
 ])
 def test_fragment_arguments_out_of_their_range_are_one_line_query_errors(arguments: dict, message: str) -> None:
@@ -229,6 +231,9 @@ def test_fragment_says_the_nodes_a_trainer_spans_where_no_cluster_section_does()
     assert spans in trinity_fragment(long_plan(), catalog().model("4B"), node_gpus=2)
     assert spans not in trinity_fragment(long_plan(), catalog().model("4B"), node_gpus=4)
     assert "The trainer spans" not in trinity_fragment(long_plan(), catalog().model("4B"), 0, nodes=2, node_gpus=2)
+    # 4 trainer GPUs on nodes of 3 are no whole nodes: refused, as with a cluster section (not 'spans 1 whole node').
+    with pytest.raises(QueryError, match=r"^4 GPUs span nodes of 3 \(node_gpus=3\) but are not whole nodes$"):
+        trinity_fragment(long_plan(), catalog().model("4B"), node_gpus=3)
 
 
 def test_fragment_nodes_that_split_the_trainer_are_a_query_error() -> None:
@@ -919,6 +924,16 @@ def test_an_anchor_no_alias_repeats_stays_where_it_was() -> None:
     assert ["defaults: &defaults", "stages: &stages [a, b]", "scale: &scale 5", "      actor: &actor",
             "          param_offload: true", "          param_offload: true"] == [
         line for line in after.splitlines() if "&" in line or "param_" in line]  # the actor's and the ref's
+
+
+def test_an_anchor_inside_a_sequence_is_kept_and_aliases_of_aliases_are_walked_once() -> None:
+    # A mapping's anchor inside a sequence is the user's too; and anchors whose aliases repeat aliases (2**40 paths
+    # through l40) are each marked once, not once per path (the walk would not end).
+    text = ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: 102400\nstages:\n  - &first {seed: 1}\n  - {seed: 2}\n"
+            "l0: &l0 {seed: 0}\n" + "".join(f"l{i}: &l{i} [*l{i - 1}, *l{i - 1}]\n" for i in range(1, 41)))
+    after = patch_trinity_config(text, long_plan(), catalog().model("4B"))
+    assert "stages:\n  - &first {seed: 1}\n  - {seed: 2}\nl0: &l0 {seed: 0}\nl1: &l1 [*l0, *l0]\n" in after
+    assert "l40: &l40 [*l39, *l39]\n" in after
 
 
 @pytest.mark.parametrize("make", [vanilla_plan, sp2_plan, long_plan])

@@ -131,7 +131,8 @@ def trinity_fragment(
     `shared_gpus`, the GPUs of a node the job takes part of, adds the CUDA_VISIBLE_DEVICES to set; `rocm`
     (an AMD GPU) adds to the Env comment what ROCm builds read; `train_batch_size`, the batch the plan was made for,
     a header line saying so; `node_gpus`, the GPUs per node it was made for: without `rollout_gpus`, a header line on
-    the nodes a trainer on more GPUs spans.
+    the nodes a trainer on more GPUs spans (whole nodes:
+    a trainer that is not is a `QueryError`).
     `layout`, the user's config as nested mappings, adds the keys of its own that the plan sets too (a role's
     SP and budget, the offload flags under a role's ``engine``), as `patch_trinity_config` does. The output depends
     only on the arguments: the same input gives the same bytes, checked against
@@ -210,7 +211,10 @@ def _check_fragment_arguments(plan: Plan, model: Model, rollout_gpus: int | None
                          f"got {brief(engines)}")
     if shared_gpus is not None and not all(type(n) is int and n >= 0 for n in shared_gpus):
         raise QueryError(f"shared_gpus must be GPU indices, whole numbers of at least 0, got {brief(shared_gpus)}")
-    if rollout_gpus is None:
+    if rollout_gpus is None:  # no cluster section: the trainer alone on nodes of node_gpus, where given
+        violation = node_gpus and whole_nodes_violation(plan.gpus, node_gpus, f"node_gpus={node_gpus}")
+        if violation:
+            raise QueryError(violation)
         return
     if (plan.gpus + rollout_gpus) % nodes:
         raise QueryError(f"{plan.gpus} trainer + {rollout_gpus} rollout GPUs do not split into {counted(nodes, 'node')} "
