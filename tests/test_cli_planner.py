@@ -1136,8 +1136,8 @@ def test_a_cell_of_fewer_gpus_vouches_for_no_setting_a_gpu_type_with_more_memory
 def test_a_budget_past_the_largest_trainer_says_why_gpus_are_left(cli):
     # Plans take at most 64 trainer GPUs: the rest of a budget of 100 is left, and the plan line says why.
     status, out, _ = cli("--model", "4B", "--len", "32k", "--gpus", "100", "--gpu", "a100")
-    assert status == 0 and "plan           SP=2 on 64 of 100 GPUs, 8 whole nodes of 8 (36 left for rollout; plans take " \
-                           "at most 64 trainer GPUs)" in out
+    assert status == 0 and ("plan           SP=2 on 64 of 100 GPUs, 8 whole nodes of 8 (36 left for rollout; plans "
+                            "take at most 64 trainer GPUs)") in out
     status, out, _ = cli("--model", "4B", "--len", "32k", "--gpus", "64", "--gpu", "a100")
     assert status == 0 and "plans take at most" not in out
 
@@ -1146,14 +1146,16 @@ def test_a_trainer_past_one_node_says_so_in_its_plan_line_and_fragment(cli):
     # Without --rollout-gpus no cluster section names the nodes: the plan line and the fragment's header do.
     flags = ("--model", "32B", "--gpu", "h100", "--len", "64k")
     status, out, _ = cli(*flags, "--gpus", "20")
-    assert status == 0 and "plan           Env + SP=8 on 16 of 20 GPUs, 2 whole nodes of 8 (4 left for rollout)\n" in out
-    assert "plan           Env + SP=4 on 44 GPUs, 11 whole nodes of 4\n" in cli(*flags, "--minimize", "gpus",
-                                                                            "--node-gpus", "4", "--no-offload")[1]
+    assert status == 0 and "plan           Env + SP=8 on 16 of 20 GPUs, 2 whole nodes of 8 (4 left for rollout)\n" \
+        in out
+    fewest = cli(*flags, "--minimize", "gpus", "--node-gpus", "4", "--no-offload")[1]
+    assert "plan           Env + SP=4 on 44 GPUs, 11 whole nodes of 4\n" in fewest
     # One whole node is no span: the plan line names no nodes.
     assert "plan           Env + Offload + SP=4 on 8 of 8 GPUs\n" in cli(*flags, "--gpus", "8")[1]
     fragment = cli(*flags, "--gpus", "16", "--emit", "trinity")[1]
-    assert ("#\n# The trainer spans 2 whole nodes of 8 GPUs: your cluster.node_num x gpu_per_node must hold\n# them and "
-            "the rollout's GPUs (--rollout-gpus R, or solver.plan's rollout_gpus, writes that section).\n#\n") in fragment
+    assert ("#\n# The trainer spans 2 whole nodes of 8 GPUs: your cluster.node_num x gpu_per_node must hold\n# them "
+            "and the rollout's GPUs (--rollout-gpus R, or solver.plan's rollout_gpus, writes that section).\n#\n"
+            ) in fragment
     assert "cluster:" not in fragment
     for given in (("--gpus", "8"), ("--gpus", "16", "--rollout-gpus", "8")):  # one node, or a cluster section
         assert "The trainer spans" not in cli(*flags, *given, "--emit", "trinity")[1]

@@ -230,7 +230,7 @@ def test_widening_ends_by_the_time_limit_from_the_placements_start(tmp_path: Pat
 
 
 def test_each_widening_solve_gets_what_the_ones_before_it_left(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                                                                widen_limits: list[float]):
+                                                               widen_limits: list[float]):
     # On a clock that reads 0.3 s later each time widening looks, 1 s before its end: 0.7 s, 0.4 s, then 0.1 s.
     widen = solver.cluster._widen
 
@@ -541,8 +541,8 @@ def test_greedy_is_valid_and_never_better(seed: int, tmp_path_factory):
          "pool b: gpu Mine has 58.5938 GiB here and 64 GiB in another pool: give one GPU type one memory"),
         ("pools:\n  - {name: a, gpu: mine, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
          "pool a: gpu: unknown GPU 'mine'"),
-        ("pools:\n  - {name: a, gpu: h1000, nodes: 1, gpus_per_node: 8}\n"
-         "jobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
+        (("pools:\n  - {name: a, gpu: h1000, nodes: 1, gpus_per_node: 8}\n"
+          "jobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n"),
          "pool a: gpu: unknown GPU 'h1000' (did you mean H100-80GB?); accepted: A100-40GB"),
     ],
 )

@@ -83,8 +83,8 @@ def _header(plan: Plan, model: Model, rollout_gpus: int | None, gpu: str | None,
     if rollout_gpus is None and node_gpus is not None and plan.gpus > node_gpus:  # no cluster section says it
         lines += [
             "#",
-            f"# The trainer spans {plan.gpus // node_gpus} whole nodes of {node_gpus} GPUs: your cluster.node_num x "
-            "gpu_per_node must hold",
+            (f"# The trainer spans {plan.gpus // node_gpus} whole nodes of {node_gpus} GPUs: your cluster.node_num x "
+             "gpu_per_node must hold"),
             "# them and the rollout's GPUs (--rollout-gpus R, or solver.plan's rollout_gpus, writes that section).",
         ]
     if shared_gpus:
@@ -131,8 +131,7 @@ def trinity_fragment(
     `shared_gpus`, the GPUs of a node the job takes part of, adds the CUDA_VISIBLE_DEVICES to set; `rocm`
     (an AMD GPU) adds to the Env comment what ROCm builds read; `train_batch_size`, the batch the plan was made for,
     a header line saying so; `node_gpus`, the GPUs per node it was made for: without `rollout_gpus`, a header line on
-    the nodes a trainer on more GPUs spans (whole nodes:
-    a trainer that is not is a `QueryError`).
+    the whole nodes a trainer on more GPUs spans (a trainer past one node that is not whole nodes is a `QueryError`).
     `layout`, the user's config as nested mappings, adds the keys of its own that the plan sets too (a role's
     SP and budget, the offload flags under a role's ``engine``), as `patch_trinity_config` does. The output depends
     only on the arguments: the same input gives the same bytes, checked against
