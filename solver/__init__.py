@@ -25,7 +25,7 @@ _EXPORTS = {
     "place": "solver.api",
     "estimate_memory": "solver.api",
     "trinity_config": "solver.api",
-    "placement_config": "solver.api",
+    "placement_configs": "solver.api",
     "calibrate_memory_model": "solver.api",
     "make_query": "solver.query",
     "Query": "solver.query",
@@ -74,7 +74,7 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_api.py
     from solver.api import calibrate_memory_model as calibrate_memory_model
     from solver.api import estimate_memory as estimate_memory
     from solver.api import place as place
-    from solver.api import placement_config as placement_config
+    from solver.api import placement_configs as placement_configs
     from solver.api import plan as plan
     from solver.api import trinity_config as trinity_config
     from solver.memory import Breakdown as Breakdown

@@ -41,7 +41,7 @@ from solver.query import (
     make_query,
     resolve_margin,
 )
-from solver.results import Answer, Calibration, ClusterResult, CurrentSettings, Placement, Plan
+from solver.results import Answer, Calibration, ClusterResult, CurrentSettings, Plan
 from solver.rules import (
     NODE_GPUS,
     batch_split_violation,
@@ -215,29 +215,32 @@ def trinity_config(answer: Answer, catalog: Catalog | None = None, *, version: T
                             node_gpus=answer.node_gpus)
 
 
-def placement_config(placement: Placement, fleet: Fleet | Path | str, catalog: Catalog | None = None, *,
-                     version: TrinityVersion | None = None) -> str:
-    """The Trinity YAML fragment of one of `place`'s placements, as ``solve cluster --emit-dir`` writes it: its plan,
-    a ``cluster`` of its nodes with its rollout GPUs and engines, the GPUs of a node it shares
-    (``CUDA_VISIBLE_DEVICES``) and its job's train batch. `fleet` and `catalog`: those it was placed with; `version` as
+def placement_configs(result: ClusterResult, fleet: Fleet | Path | str, catalog: Catalog | None = None, *,
+                      version: TrinityVersion | None = None) -> dict[str, str]:
+    """The Trinity YAML fragment of each of `place`'s placements, by job name, as ``solve cluster --emit-dir`` writes
+    them: the job's plan, a ``cluster`` of its nodes with its rollout GPUs and engines, the GPUs of a node it shares
+    (``CUDA_VISIBLE_DEVICES``) and its train batch. `fleet` and `catalog`: those `result` was placed with; `version` as
     `trinity_fragment`'s. `QueryError` for a placement whose job or pool the fleet lacks, or wrong types."""
     from solver.trinity import trinity_fragment  # ruamel: only where a fragment is made
 
-    check_types(("placement", placement, Placement), ("fleet", fleet, Fleet | Path | str),
+    check_types(("result", result, ClusterResult), ("fleet", fleet, Fleet | Path | str),
                 ("catalog", catalog, Catalog | None))
     catalog = catalog if catalog is not None else load_catalog()
-    fleet = _named_as_the_catalogue(fleet, catalog) if isinstance(fleet, Fleet) else load_fleet(fleet, catalog)
-    catalog = catalog.for_fleet(fleet)
-    job = next((job for job in fleet.jobs if job.name == placement.job), None)
-    pool = next((pool for pool in fleet.pools if pool.name == placement.pool), None)
-    if job is None or pool is None:
-        raise QueryError(f"the fleet has no job {placement.job!r} in a pool {placement.pool!r}: pass the fleet it was "
-                         "placed from")
-    shared = placement.gpu_indexes if len(placement.gpu_indexes) < pool.gpus_per_node else None
-    return trinity_fragment(placement.plan, catalog.model(placement.model), placement.rollout_gpus,
-                            nodes=len(placement.nodes), gpu=placement.gpu, shared_gpus=shared,
-                            engines=(0, placement.rollout_engine_size or 1), version=version,
-                            rocm=catalog.gpu(placement.gpu).rocm, train_batch_size=job.train_batch_size)
+    fleet = fleet if isinstance(fleet, Fleet) else load_fleet(fleet, catalog)
+    known = catalog.for_fleet(fleet)
+    jobs, pools = {job.name: job for job in fleet.jobs}, {pool.name: pool for pool in fleet.pools}
+    fragments = {}
+    for placement in result.placements:
+        job, pool = jobs.get(placement.job), pools.get(placement.pool)
+        if job is None or pool is None:
+            raise QueryError(f"the fleet has no job {placement.job!r} in a pool {placement.pool!r}: pass the fleet "
+                             "it was placed from")
+        shared = placement.gpu_indexes if len(placement.gpu_indexes) < pool.gpus_per_node else None
+        fragments[placement.job] = trinity_fragment(
+            placement.plan, known.model(placement.model), placement.rollout_gpus, nodes=len(placement.nodes),
+            gpu=placement.gpu, shared_gpus=shared, engines=(0, placement.rollout_engine_size or 1), version=version,
+            rocm=known.gpu(placement.gpu).rocm, train_batch_size=job.train_batch_size)
+    return fragments
 
 
 def fragment_layout(answer: Answer) -> tuple[int, int | None]:

@@ -62,31 +62,30 @@ def test_place_gives_the_json_the_command_prints(cli):
     assert result.model_dump(mode="json") == json.loads(out)
 
 
-def test_placement_config_is_what_emit_dir_writes(cli, tmp_path: Path):
-    # Each placement's fragment, from the fleet it was placed from (a path, or the Fleet itself), is the file
-    # --emit-dir writes for its job: a shared node's GPUs, the rollout's engines and nodes as the command gives them.
+def test_placement_configs_are_what_emit_dir_writes(cli, tmp_path: Path):
+    # Each placement's fragment, from the fleet it was placed from (a path, or the Fleet itself, here built in code
+    # with short names), is the file --emit-dir writes for its job: a shared node's GPUs, the rollout's engines and
+    # nodes as the command gives them.
     fleet_file = EXAMPLES / "fleet.yaml"
     result = solver.place(fleet_file)
     assert cli("cluster", str(fleet_file), "--emit-dir", str(tmp_path / "configs"))[0] == 0
+    written = {path.stem: path.read_text(encoding="utf-8") for path in (tmp_path / "configs").iterdir()}
     fleet = load_fleet(fleet_file, load_catalog())
-    for placement in result.placements:
-        written = (tmp_path / "configs" / f"{placement.job}.yaml").read_text(encoding="utf-8")
-        assert solver.placement_config(placement, fleet_file) == solver.placement_config(placement, fleet) == written
-    shared = next(placement for placement in result.placements if placement.job == "probe-0.6b")
-    assert "export CUDA_VISIBLE_DEVICES=4,5,6\n" in solver.placement_config(shared, fleet)
-    other = fleet.model_copy(update={"jobs": fleet.jobs[1:]})
-    with pytest.raises(QueryError, match=r"^the fleet has no job 'math-4b' in a pool 'a100': pass the fleet it was "
-                                         r"placed from$"):
-        solver.placement_config(next(placement for placement in result.placements if placement.job == "math-4b"),
-                                other)
-    pools = [pool.model_copy(update={"name": f"{pool.name}-2"}) for pool in fleet.pools]
-    renamed = fleet.model_copy(update={"pools": pools})
-    with pytest.raises(QueryError, match=r"^the fleet has no job 'math-4b' in a pool 'a100': "):
-        solver.placement_config(next(placement for placement in result.placements if placement.job == "math-4b"),
-                                renamed)
+    short = fleet.model_copy(update={
+        "pools": tuple(pool.model_copy(update={"gpu": pool.gpu.split("-")[0].lower()}) for pool in fleet.pools),
+        "jobs": tuple(job.model_copy(update={"model": job.model.removeprefix("Qwen3-")}) for job in fleet.jobs)})
+    assert ([pool.gpu for pool in short.pools], short.jobs[0].model) == (["a100", "h20"], "4B")
+    assert solver.placement_configs(result, fleet_file) == solver.placement_configs(result, short) == written
+    assert sorted(written) == ["chat-14b", "code-8b", "math-4b", "probe-0.6b"]
+    assert "export CUDA_VISIBLE_DEVICES=4,5,6\n" in written["probe-0.6b"]
+    for without in ({"jobs": fleet.jobs[1:]}, {"pools": [pool.model_copy(update={"name": f"{pool.name}-2"})
+                                                          for pool in fleet.pools]}):
+        with pytest.raises(QueryError, match=r"^the fleet has no job 'math-4b' in a pool 'a100': pass the fleet it "
+                                             r"was placed from$"):
+            solver.placement_configs(result, fleet.model_copy(update=without))
 
 
-def test_placement_config_knows_the_fleets_own_gpu_types_and_rocm(tmp_path: Path):
+def test_placement_configs_know_the_fleets_own_gpu_types_and_rocm(tmp_path: Path):
     # A GPU type the fleet defines (gpu_memory_gb) is found without a catalogue that has it; an AMD pool's Env
     # plan says what ROCm reads.
     path = tmp_path / "fleet.yaml"
@@ -94,10 +93,12 @@ def test_placement_config_knows_the_fleets_own_gpu_types_and_rocm(tmp_path: Path
                     "  - {name: mine, gpu: Mine, gpu_memory_gb: 80, nodes: 1, gpus_per_node: 8}\n"
                     "jobs:\n  - {name: long, model: 8B, max_model_len: 131072, pool: amd}\n"
                     "  - {name: own, model: 4B, max_model_len: 8192, pool: mine}\n", encoding="utf-8")
-    amd, own = solver.place(path).placements
+    result = solver.place(path)
+    amd, own = result.placements
     assert (amd.job, amd.plan.env, own.job, own.gpu) == ("long", True, "own", "Mine")
-    assert "# On ROCm, PyTorch reads PYTORCH_HIP_ALLOC_CONF too" in solver.placement_config(amd, path)
-    assert "# plan: Env on 8 Mine trainer GPUs, max_model_len 8192\n" in solver.placement_config(own, path)
+    configs = solver.placement_configs(result, path)
+    assert "# On ROCm, PyTorch reads PYTORCH_HIP_ALLOC_CONF too" in configs["long"]
+    assert "# plan: Env on 8 Mine trainer GPUs, max_model_len 8192\n" in configs["own"]
 
 
 def test_estimate_memory_gives_the_json_the_command_prints(cli):

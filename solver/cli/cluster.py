@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from solver.api import place, placement_config
+from solver.api import place, placement_configs
 from solver.cli.argtypes import path_argument, positive_seconds, whole_number
 from solver.cli.atomic import not_a_regular_file, writable_status, write_all_atomically
 from solver.cli.catalogs import catalog_with
@@ -94,8 +94,7 @@ def run_cluster(args: argparse.Namespace) -> int:
         print(f"solve cluster: interrupted: no configs written to {args.emit_dir} (the placement may not be the best)",
               file=sys.stderr)
     elif args.emit_dir is not None:
-        fragments = {placement.job: placement_config(placement, fleet, catalog, version=args.trinity_version)
-                     for placement in result.placements}
+        fragments = placement_configs(result, fleet, catalog, version=args.trinity_version)
         made = bool(fragments) and not args.emit_dir.is_dir()
         if made:  # the folder is made only now, once there is an answer to write
             try:
