@@ -78,8 +78,8 @@ def test_placement_configs_are_what_emit_dir_writes(cli, tmp_path: Path):
     assert solver.placement_configs(result, fleet_file) == solver.placement_configs(result, short) == written
     assert sorted(written) == ["chat-14b", "code-8b", "math-4b", "probe-0.6b"]
     assert "export CUDA_VISIBLE_DEVICES=4,5,6\n" in written["probe-0.6b"]
-    for without in ({"jobs": fleet.jobs[1:]}, {"pools": [pool.model_copy(update={"name": f"{pool.name}-2"})
-                                                          for pool in fleet.pools]}):
+    renamed = [pool.model_copy(update={"name": f"{pool.name}-2"}) for pool in fleet.pools]
+    for without in ({"jobs": fleet.jobs[1:]}, {"pools": renamed}):
         with pytest.raises(QueryError, match=r"^the fleet has no job 'math-4b' in a pool 'a100': pass the fleet it "
                                              r"was placed from$"):
             solver.placement_configs(result, fleet.model_copy(update=without))
