@@ -572,6 +572,12 @@ def test_bad_cluster_files_are_refused_naming_file_job_and_field(tmp_path: Path,
     ("{name: j, model: 4B, maxmodel: 4096}",
      ("job j: unknown field 'maxmodel' (did you mean max_model_len? fields: name, max_model_len, rollout_gpus, "
       "priority, pool, train_batch_size, model, model_config)")),
+    ("{name: j, modelc: 4B, max_model_len: 4096}",  # the start of model_config, though one letter from model
+     ("job j: unknown field 'modelc' (did you mean model_config? fields: name, max_model_len, rollout_gpus, "
+      "priority, pool, train_batch_size, model, model_config)")),
+    ("{name: j, Model: 4B, max_model_len: 4096}",  # model itself, the start of model_config too
+     ("job j: unknown field 'Model' (did you mean model? fields: name, max_model_len, rollout_gpus, priority, pool, "
+      "train_batch_size, model, model_config)")),
     ("{name: j, mod: 4B, max_model_len: 4096}",
      ("job j: unknown field 'mod' (fields: name, max_model_len, rollout_gpus, priority, pool, train_batch_size, model, "
       "model_config)")),

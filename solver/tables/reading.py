@@ -260,17 +260,19 @@ def _validation_message(path: Path, raw: Any, error: ValidationError, recheck: C
 
 def _meant_field(name: Any, fields: Sequence[str]) -> str | None:
     """The one field of `fields` an unknown field `name` is close to, or None: the same but for case and separators
-    (atleast: at_least), or with a letter or two wrong (prority: priority), or the start of only it (prio:
-    priority); not a field that only shares a part (at_most is not at_least)."""
+    (atleast: at_least), else the start of only it (prio: priority; modelc: model_config, not model), else with a
+    letter or two wrong (prority: priority); not a field that only shares a part (at_most is not at_least)."""
     def letters(text: str) -> str:  # a name without case or separators: at_least, AtLeast and at-least are one
         return re.sub(r"[\W_]+", "", text.casefold())
 
     if not isinstance(name, str) or len(letters(name)) < 3:
         return None
     by_letters = {letters(field): field for field in fields}
-    close = difflib.get_close_matches(letters(name), by_letters, n=1, cutoff=0.8)
     started = [field for known, field in by_letters.items() if known.startswith(letters(name))]
-    return by_letters[close[0]] if close else started[0] if len(started) == 1 else None
+    if letters(name) in by_letters or len(started) == 1:
+        return by_letters.get(letters(name)) or started[0]
+    close = difflib.get_close_matches(letters(name), by_letters, n=1, cutoff=0.8)
+    return by_letters[close[0]] if close else None
 
 
 SHOWN_PROBLEMS = 3
