@@ -36,9 +36,7 @@ def _closing(text: str, start: int) -> int:
 
 def _unquote(text: str) -> str:
     text = text.strip()
-    if len(text) >= 2 and text[0] == text[-1] and text[0] in "'\"":
-        return text[1:-1]
-    return text
+    return text[1:-1] if _is_quoted(text) else text
 
 
 def decode_scalar(text: str) -> Any:
@@ -144,8 +142,12 @@ def _interpolate(value: str, where: str, environ: Mapping[str, str]) -> Any:
     parts = [p for p in parts if p != ""]
     if len(parts) == 1:
         return parts[0]
-    # Joined into text, a value is written as OmegaConf writes it (a null default as "None").
-    return "".join(p if isinstance(p, str) else "None" if p is None else yaml_scalar(p) for p in parts)
+    return "".join(map(_as_text, parts))
+
+
+def _as_text(value: Any) -> str:
+    """A resolved value joined into text, as OmegaConf writes it there (a null default as "None")."""
+    return value if isinstance(value, str) else "None" if value is None else yaml_scalar(value)
 
 
 def _resolve_one(expression: str, where: str, environ: Mapping[str, str]) -> Any:
@@ -197,9 +199,8 @@ def _decode_argument(args: str, expression: str, where: str, environ: Mapping[st
             value = _quoted_text(args) if _is_quoted(args) else omegaconf_decode(args)
         except ValueError as error:
             raise ConfigError(f"{where}: OmegaConf cannot read {brief(args)} in {expression!r}: {error}") from None
-        if _is_quoted(args) and "${" in value:  # interpolated into text: a null default as "None"
-            value = _interpolate(value, where, environ)
-            value = "None" if value is None else value if isinstance(value, str) else yaml_scalar(value)
+        if _is_quoted(args) and "${" in value:  # interpolated into text
+            value = _as_text(_interpolate(value, where, environ))
     if value is not None and not isinstance(value, str):
         given = "a list or mapping" if isinstance(value, list) else brief(value)
         hint = "" if "${" in args or isinstance(value, list) else f" (quote it: \"{args}\")"
