@@ -2273,3 +2273,37 @@ def test_from_config_names_an_offload_policy_without_fsdp2_once(cli, tmp_path: P
                       encoding="utf-8")
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--json")
     assert status == 0 and json.loads(out)[0]["current"]["config_problems"] == problems
+
+
+def test_check_exits_1_where_the_configs_own_settings_do_not_train(cli, user_config: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch):
+    # Vanilla on 6 A100s at 32768 tokens runs out of memory: the answer has a plan (exit 0), but --check fails it.
+    assert cli("--from-config", str(user_config), "--gpu", "a100")[0] == 0
+    status, out, err = cli("--from-config", str(user_config), "--gpu", "a100", "--check")
+    assert (status, err) == (1, "")
+    assert "runs vanilla on 6 trainer GPUs at 32768 tokens" in out
+    # Env + SP=2 on those GPUs trains (documented): --check passes it.
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+    text = user_config.read_text(encoding="utf-8")
+    user_config.write_text(text.replace("  use_dynamic_bsz: true\n", "  use_dynamic_bsz: true\n"
+                                        "  ulysses_sequence_parallel_size: 2\n"), encoding="utf-8")
+    status, out, _ = cli("--from-config", str(user_config), "--gpu", "a100", "--check", "--json")
+    assert (status, json.loads(out)[0]["current"]["trains"]) == (0, True)
+    # On every GPU type with tables, it must train on each: the H20's table says so too.
+    assert cli("--from-config", str(user_config), "--check")[0] == 0
+
+
+def test_check_needs_a_config_and_a_length_to_judge_it_at(cli, user_config: Path):
+    assert cli("--model", "4B", "--len", "4k", "--check") == (
+        2, "", "solve: error: --check judges the config of --from-config FILE\n")
+    text = user_config.read_text(encoding="utf-8")
+    lines = [line for line in text.splitlines(keepends=True)
+             if not line.lstrip().startswith(("max_model_len:", "max_prompt_tokens:", "max_response_tokens:"))]
+    user_config.write_text("".join(lines), encoding="utf-8")
+    status, out, err = cli("--from-config", str(user_config), "--maximize", "len", "--check")
+    assert (status, out) == (2, "")
+    assert err == ("solve: error: --check needs a length to judge trinity.yaml at: it sets no model.max_model_len "
+                   "(nor max_prompt_tokens and max_response_tokens); give --len L\n")
+    # With --len, it is judged at that length: vanilla on 6 A100s trains Qwen3-8B at 4096 tokens (documented).
+    status, out, _ = cli("--from-config", str(user_config), "--gpu", "a100", "--len", "4k", "--check", "--json")
+    assert (status, json.loads(out)[0]["current"]["trains"]) == (0, True)

@@ -70,8 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Other commands: solve tables (the documented tables), solve map (what fits, as a map), "
         "solve cluster (many jobs on a fleet), solve memory (one GPU's memory breakdown), solve calibrate "
         "(fit the memory model); each has --help. "
-        "Exit status: 0 every answer has a plan, 1 some answer has none (or found none within --time-limit), "
-        "2 bad input.",
+        "Exit status: 0 every answer has a plan, 1 some answer has none (or found none within --time-limit; "
+        "with --check, or the config's own settings do not train), 2 bad input.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("--model", metavar="M", help="model: Qwen3-4B, 4B, qwen3-4b, ... (or from --from-config)")
@@ -127,6 +127,8 @@ def build_parser() -> argparse.ArgumentParser:
     trinity.add_argument("--from-config", metavar="FILE", type=path_argument,
                          help="read model, max_model_len and trainer GPUs from a Trinity config; say whether its "
                          "settings train (flags override what the file says)")
+    trinity.add_argument("--check", action="store_true",
+                         help="with --from-config: exit 1 also where the config's own settings do not train (for CI)")
     trinity.add_argument("--write", metavar="FILE", type=output_path,
                          help="with --from-config: write a copy of the config with the best plan applied")
     add_trinity_version_option(trinity, "--emit, --out, --write",
@@ -139,6 +141,8 @@ def _check_trinity_flags(args: argparse.Namespace) -> None:
         raise QueryError("--emit trinity prints YAML: drop --json")
     if args.write and not args.from_config:
         raise QueryError("--write patches the config of --from-config FILE")
+    if args.check and not args.from_config:
+        raise QueryError("--check judges the config of --from-config FILE")
     if args.trinity_version and not (args.emit or args.out or args.write or args.from_config):
         raise QueryError("--trinity-version says which Trinity release --emit, --out and --write write for, and "
                          "--from-config's config is: give one of them")
@@ -156,6 +160,9 @@ def run_planner(args: argparse.Namespace) -> int:
     objective: Objective = "max_len" if args.maximize else "min_gpus" if args.minimize else "cheapest"
     if config is not None:
         check_planner_config(args, catalog, added, config, objective)
+        if args.check and args.max_model_len is None and config.max_model_len is None:
+            raise QueryError(f"--check needs a length to judge {args.from_config.name} at: it sets no "
+                             "model.max_model_len (nor max_prompt_tokens and max_response_tokens); give --len L")
     query = _planner_query(args, catalog, added, config, objective)
 
     answers = answer_query(query, catalog, explain=args.explain)
@@ -165,7 +172,8 @@ def run_planner(args: argparse.Namespace) -> int:
     fragments = write_trinity(args, answers, catalog, catalog.model(query.model), config_text,
                               query.node_gpus, config)
     _print_planner(args, answers, fragments, query, catalog)
-    return 0 if all(answer.plans for answer in answers) else NO_PLAN
+    untrained = args.check and any(answer.current is None or not answer.current.trains for answer in answers)
+    return 0 if all(answer.plans for answer in answers) and not untrained else NO_PLAN
 
 
 def _planner_catalog(args: argparse.Namespace, config: TrinityConfig | None) -> tuple[Catalog, str]:
