@@ -532,7 +532,9 @@ def test_reads(text: str, environ: dict[str, str], expected: dict[str, Any]) -> 
             {},
             "t.yaml: trainer.ulysses_sequence_parallel_size: cannot resolve '${oc.select:a.b,2}'",
         ),
-        ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${oc.env:L\n", {}, "t.yaml: model.max_model_len: unterminated"),
+        ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${oc.env:L\n", {},
+         ("t.yaml: model.max_model_len: OmegaConf cannot read '${oc.env:L': unterminated interpolation (the ${ at "
+          "character 1)")),
         ("model: [unclosed\n", {}, "t.yaml: at the end of the file: not valid YAML"),
         ("model:\n  a: 1\n   b: 2\n", {}, "t.yaml: line 3: not valid YAML"),
         ("- model\n- trainer\n", {}, "t.yaml: a Trinity config is a mapping of sections (model, cluster, trainer, ...), got a list"),
@@ -610,20 +612,24 @@ def test_reads(text: str, environ: dict[str, str], expected: dict[str, Any]) -> 
         ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: 4${oc.env:L,null}\n", {},
          "t.yaml: model.max_model_len must be a whole number, got '4None'"),  # joined, a null is written as OmegaConf's
         ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${oc.env:${oc.decode:'8192'}}\n", {},  # named by a number
-         "t.yaml: model.max_model_len: cannot resolve \"${oc.env:${oc.decode:'8192'}}\" (only ${oc.env:VAR,default}"),
+         ("t.yaml: model.max_model_len: cannot resolve \"${oc.env:${oc.decode:'8192'}}\": oc.env takes a variable's "
+          "name, not 8192")),
         ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${oc.env}\n", {},
          ("t.yaml: model.max_model_len: cannot resolve '${oc.env}' (only ${oc.env:VAR,default} and ${oc.decode:...} "
           "are supported)")),
         ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${oc.decode}\n", {},
          ("t.yaml: model.max_model_len: cannot resolve '${oc.decode}' (only ${oc.env:VAR,default} and ${oc.decode:...} "
           "are supported)")),
-        # quotes that do not pair are the default's text
+        # quotes that do not pair: OmegaConf's grammar refuses them
         ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${oc.env:L,'4096\"}\n", {},
-         "t.yaml: model.max_model_len must be a whole number, got '\\'4096\"'"),
+         ("t.yaml: model.max_model_len: OmegaConf cannot read '${oc.env:L,\\'4096\"}': no closing quote (the ' at "
+          "character 12)")),
         ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${oc.env:L}\n", {"L": ""},
          "t.yaml: model.max_model_len must be a whole number, got ''"),  # set, but empty
-        ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${oc.env:,4096}\n", {},
-         "t.yaml: model.max_model_len: '${oc.env:,4096}' names no environment variable"),
+        ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${oc.env:}\n", {},
+         "t.yaml: model.max_model_len: '${oc.env:}' names no environment variable"),
+        ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${oc.env:''}\n", {},
+         "t.yaml: model.max_model_len: \"${oc.env:''}\" names no environment variable"),
         (
             "model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${oc.env:L,32768}\n",
             {"L": "9" * 5000},
@@ -1514,8 +1520,8 @@ _INF, _NAN = float("inf"), float("nan")
     ("1_", "1_"), ("00.5", "00.5"), (".inf", ".inf"), ("-.inf", "-.inf"), (".nan", ".nan"), ("infinity", "infinity"),
     ("2024-01-01", "2024-01-01"), ("12:30", "12:30"), (" 16384 ", " 16384 "), ("5 ", "5 "), ("\t5", "\t5"),
     ("yes", "yes"), ("no", "no"), ("on", "on"), ("y", "y"), ("None", "None"), ("none", "none"),
-    # a list or mapping (OmegaConf's ListConfig, DictConfig) is not read here: it stays text
-    ("[1,2]", "[1,2]"), ("{a: 1}", "{a: 1}"),
+    # a list or mapping, as OmegaConf decodes it (its ListConfig, DictConfig), items decoded too
+    ("[1,2]", [1, 2]), ("{a: 1}", {"a": 1}), ("[a b, '2', {x: null}]", ["a b", "2", {"x": None}]), ("[]", []),
     # underscores between digits in a fraction or exponent too, one at a time; a sign once; no leading zero before e
     ("1.0_5", 1.05), ("1e1_0", 1e10), ("1e05", 1e5), ("1.0__1", "1.0__1"), ("1e1__0", "1e1__0"), ("1.5_", "1.5_"),
     ("1e5_", "1e5_"), (".", "."), ("-.", "-."), ("+-5", "+-5"), ("--5", "--5"), ("00e1", "00e1"),
@@ -1548,21 +1554,22 @@ def test_oc_decode_takes_its_argument_as_omegaconf_does(expression: str, decoded
 
 @pytest.mark.parametrize(("expression", "text", "message"), [
     ("${oc.decode:${oc.env:V}}", "~",
-     "k: OmegaConf cannot decode '~' in '${oc.decode:${oc.env:V}}': '~' outside quotes"),
+     "k: OmegaConf cannot decode '~' in '${oc.decode:${oc.env:V}}': '~' outside quotes (character 1)"),
     ("${oc.decode:${oc.env:V}}", "1,000",
-     "k: OmegaConf cannot decode '1,000' in '${oc.decode:${oc.env:V}}': ',' outside quotes"),
+     "k: OmegaConf cannot decode '1,000' in '${oc.decode:${oc.env:V}}': unexpected ',' (character 2)"),
     ("${oc.decode:${oc.env:V}}", "café",
-     "k: OmegaConf cannot decode 'café' in '${oc.decode:${oc.env:V}}': 'é' outside quotes"),
+     "k: OmegaConf cannot decode 'café' in '${oc.decode:${oc.env:V}}': 'é' outside quotes (character 4)"),
     ("${oc.decode:${oc.env:V}}", "", "k: OmegaConf cannot decode '' in '${oc.decode:${oc.env:V}}': blank text"),
     ("${oc.decode:${oc.env:V}}", " ", "k: OmegaConf cannot decode ' ' in '${oc.decode:${oc.env:V}}': blank text"),
     ("${oc.decode:${oc.env:V}}", "'5' ",
-     "k: OmegaConf cannot decode \"'5' \" in '${oc.decode:${oc.env:V}}': \"'\" outside quotes"),
+     "k: OmegaConf cannot decode \"'5' \" in '${oc.decode:${oc.env:V}}': unexpected ' ' (character 4)"),
     ("${oc.decode:${oc.env:V}}", "'a\\'",
-     "k: OmegaConf cannot decode \"'a\\\\'\" in '${oc.decode:${oc.env:V}}': no closing quote"),
+     "k: OmegaConf cannot decode \"'a\\\\'\" in '${oc.decode:${oc.env:V}}': no closing quote (the ' at character 1)"),
     ("${oc.decode:${oc.env:V}}", "9" * 5000, "k: a number too long to read (thousands of digits)"),
-    ("${oc.decode:${oc.env:V}}", "${oc.env:W}",
-     ("k: cannot resolve '${oc.decode:${oc.env:V}}': the text it decodes, '${oc.env:W}', holds an interpolation "
-      "(only ${oc.env:VAR,default} and ${oc.decode:...} are supported)")),
+    ("${oc.decode:${oc.env:V}}", "${oc.env:W}",  # the text it decodes is resolved in turn
+     "k: environment variable W is not set and '${oc.env:W}' has no default"),
+    ("${oc.decode:${oc.env:V}}", "${oc.decode:${oc.env:V}}",  # decoded into itself: no end, no traceback
+     "k: cannot resolve '${oc.decode:${oc.env:V}}': its interpolations nest too deep"),
     ("${oc.decode:5}", "", "k: '${oc.decode:5}': OmegaConf's oc.decode takes text or null, not 5 (quote it: \"5\")"),
     ("${oc.decode:inf}", "",
      "k: '${oc.decode:inf}': OmegaConf's oc.decode takes text or null, not inf (quote it: \"inf\")"),
@@ -1571,15 +1578,82 @@ def test_oc_decode_takes_its_argument_as_omegaconf_does(expression: str, decoded
     ("${oc.decode:}", "", "k: '${oc.decode:}' gives oc.decode no text"),
     ("${oc.decode:${oc.env:V}}", "\t", "k: OmegaConf cannot decode '\\t' in '${oc.decode:${oc.env:V}}': blank text"),
     ("${oc.decode:${oc.env:V}}", "'",
-     "k: OmegaConf cannot decode \"'\" in '${oc.decode:${oc.env:V}}': \"'\" outside quotes"),
+     "k: OmegaConf cannot decode \"'\" in '${oc.decode:${oc.env:V}}': no closing quote (the ' at character 1)"),
     ("${oc.decode:${oc.env:V}}", "a\\'b",  # a backslash does not escape a quote outside quotes
-     "k: OmegaConf cannot decode \"a\\\\'b\" in '${oc.decode:${oc.env:V}}': \"'\" outside quotes"),
+     "k: OmegaConf cannot decode \"a\\\\'b\" in '${oc.decode:${oc.env:V}}': unexpected \"'\" (character 3)"),
     ("${oc.decode:${oc.decode:'5'}}", "",  # a number from an interpolation: no hint to quote it
      "k: \"${oc.decode:${oc.decode:'5'}}\": OmegaConf's oc.decode takes text or null, not 5"),
 ])
 def test_oc_decode_refuses_what_omegaconf_refuses_in_one_line(expression: str, text: str, message: str) -> None:
     with pytest.raises(ConfigError) as raised:
         resolve_interpolations(expression, "k", {"V": text})
+    assert str(raised.value) == message
+
+
+_GRAMMAR_ENVIRON = {"SET": "8192", "LIST": "[1, 2]", "MAP": "{rope_type: yarn, factor: 2.0}", "BR": "a}b"}
+"""Variables for the cases OmegaConf resolved (2.3.0 and 2.4.0 alike, with these set and nothing else)."""
+
+
+@pytest.mark.parametrize(("expression", "resolved"), [
+    # quotes inside an interpolation: a } or { in them is text, not its end
+    ("${oc.env:UNSET,'a}b'}", "a}b"), ('${oc.env:UNSET,"{x}"}', "{x}"), ("${oc.decode:'{a: \"}\"}'}", {"a": "}"}),
+    ("${oc.env:BR}x", "a}bx"),
+    # a backslash escapes a quote or ${ after it in quotes (a run of them halved before either), else stays
+    ("${oc.env:UNSET,'it\\'s'}", "it's"), ("${oc.env:UNSET,'a\\\\'}", "a\\"), ("${oc.env:UNSET,'a\\b'}", "a\\b"),
+    ('${oc.env:UNSET,"say \\"hi\\""}', 'say "hi"'), ("${oc.env:UNSET,'\\${SET}'}", "${SET}"),
+    ("${oc.env:UNSET,'\\\\${oc.env:SET}'}", "\\8192"), ('${oc.env:UNSET,"it\'s"}', "it's"),
+    # oc.decode into a list or mapping; joined into text, it is written as Python writes it (as OmegaConf does)
+    ('${oc.decode:"[1, 2.5, null, true]"}', [1, 2.5, None, True]),
+    ("${oc.decode:${oc.env:MAP}}", {"rope_type": "yarn", "factor": 2.0}), ("${oc.decode:${oc.env:LIST}}", [1, 2]),
+    ("x${oc.decode:${oc.env:MAP}}", "x{'rope_type': 'yarn', 'factor': 2.0}"),
+    ("${oc.decode:'[a, [b, {c: d}]]'}", ["a", ["b", {"c": "d"}]]), ("${oc.decode:'[1,,2]'}", [1, "", 2]),
+    ("${oc.decode:'{a: ${oc.env:SET}}'}", {"a": 8192}),
+    # an escaped interpolation at the top is text; backslashes before one are halved, elsewhere kept
+    ("\\${oc.env:SET}", "${oc.env:SET}"), ("a\\${model.max_model_len}b", "a${model.max_model_len}b"),
+    ("\\\\${oc.env:SET}", "\\8192"), ("\\\\\\${oc.env:SET}", "\\${oc.env:SET}"), ("a\\\\b${oc.env:SET}", "a\\\\b8192"),
+    # spaces after ${, around the colon and commas, before }
+    ("${ oc.env:SET }", "8192"), ("${oc.env :SET}", "8192"), ("${oc.env: SET ,  4096  }", "8192"),
+    ("${oc.decode:  ' 5 ' }", " 5 "),
+    # a default is read by the grammar, then written as text (str()); a missing one is empty; so is a variable's name
+    ("${oc.env:UNSET,1e-6}", "1e-06"), ("${oc.env:UNSET,1_000}", "1000"), ("${oc.env:UNSET,TRUE}", "True"),
+    ("${oc.env:UNSET,0010}", "0010"), ("${oc.env:UNSET,}", ""), ("${oc.env:,4096}", "4096"),
+    ("${oc.env:UNSET,a\\,b}", "a,b"), ("${oc.env:UNSET,a b}", "a b"), ("${oc.env:UNSET,[1,2]}", "[1, 2]"),
+    ("a${oc.env:UNSET,1.0}", "a1.0"), ("a${oc.decode:'true'}", "aTrue"),
+    # nested
+    ("${oc.env:UNSET,${oc.env:SET}}", "8192"), ("${oc.decode:${oc.env:UNSET,'16384'}}", 16384),
+])
+def test_interpolations_resolve_as_omegaconf_resolves_them(expression: str, resolved: object) -> None:
+    value = resolve_interpolations(expression, "k", _GRAMMAR_ENVIRON)
+    assert (repr(value), type(value)) == (repr(resolved), type(resolved))
+
+
+@pytest.mark.parametrize(("expression", "message"), [
+    # what OmegaConf refuses too
+    ("${oc . env:SET}", "k: OmegaConf cannot read '${oc . env:SET}': ' ' in an interpolation's name (character 5)"),
+    ("${oc.env:SET,${oc.env:UNSET}}",  # the default is resolved even where the variable is set
+     "k: environment variable UNSET is not set and '${oc.env:UNSET}' has no default"),
+    ("${oc.env:UNSET,a=b}", "k: OmegaConf cannot read '${oc.env:UNSET,a=b}': '=' outside quotes (character 17)"),
+    ("${oc.env:UNSET,'abc}",
+     "k: OmegaConf cannot read \"${oc.env:UNSET,'abc}\": no closing quote (the ' at character 16)"),
+    ("${oc.env:UNSET,'a'b}", "k: OmegaConf cannot read \"${oc.env:UNSET,'a'b}\": unexpected 'b' (character 19)"),
+    ("${oc.env:A,B,C}",
+     "k: '${oc.env:A,B,C}' gives oc.env 3 arguments, not a variable and at most a default (quote a comma in it)"),
+    ("${oc.decode:1,000}", "k: '${oc.decode:1,000}' gives oc.decode 2 arguments, not one text (quote a comma in it)"),
+    ("${oc.decode:'{a: 1,}'}",
+     "k: OmegaConf cannot decode '{a: 1,}' in \"${oc.decode:'{a: 1,}'}\": unexpected '}' (character 7)"),
+    ("${oc.decode:'a}'}", "k: OmegaConf cannot decode 'a}' in \"${oc.decode:'a}'}\": '}' closes nothing (character 2)"),
+    ("${}", "k: OmegaConf cannot read '${}': an empty interpolation (character 1)"),
+    ("a${oc.decode:true}",
+     "k: '${oc.decode:true}': OmegaConf's oc.decode takes text or null, not True (quote it: \"true\")"),
+    # what OmegaConf resolves from the rest of the config, which is not read
+    ("${..max_model_len}",
+     "k: cannot resolve '${..max_model_len}' (only ${oc.env:VAR,default} and ${oc.decode:...} are supported)"),
+    ("${oc.select:model.x,1}",
+     "k: cannot resolve '${oc.select:model.x,1}' (only ${oc.env:VAR,default} and ${oc.decode:...} are supported)"),
+])
+def test_interpolations_refused_in_one_line(expression: str, message: str) -> None:
+    with pytest.raises(ConfigError) as raised:
+        resolve_interpolations(expression, "k", _GRAMMAR_ENVIRON)
     assert str(raised.value) == message
 
 
@@ -1596,7 +1670,7 @@ def test_the_checks_read_a_typed_keys_text_as_before(text: str, decoded: object)
     (".inf", ["model.max_model_len must be a finite number, got inf"]),  # text to it, but not a whole number either
     ("nan", ["model.max_model_len must be a finite number, got nan"]),
     ("true", ["model.max_model_len must be a number, got True"]),
-    ("[1,2]", ["model.max_model_len must be a number, got '[1,2]'"]),
+    ("[1,2]", ["model.max_model_len must be a number, got [1, 2]"]),  # a list to OmegaConf
     ("16384", []),
 ])
 def test_checks_take_or_refuse_what_oc_decode_gives_a_typed_key(text: str, problems: list[str]) -> None:
@@ -1618,6 +1692,19 @@ def test_checks_say_oc_decode_leaves_text_that_rope_scaling_passes_on_as_written
     assert check_trinity_config(config, catalog().model("4B"), 1, environ={"F": "2.0"}) == [
         ("model.rope_scaling.factor is the text '2.0': model.rope_scaling reaches the model as written (an oc.env "
          "value stays text there); write the number, or ${oc.decode:...} around it")]
+
+
+def test_checks_read_a_rope_scaling_that_oc_decode_gives_as_the_mapping_omegaconf_decodes() -> None:
+    config = {"model": {"max_model_len": 81920, "rope_scaling": "${oc.decode:${oc.env:ROPE,null}}"}}
+    yarn = "{rope_type: yarn, factor: 2.0, original_max_position_embeddings: 40960}"
+    assert check_trinity_config(config, catalog().model("4B"), 1, environ={"ROPE": yarn}) == []
+    assert check_trinity_config(config, catalog().model("4B"), 1, environ={"ROPE": yarn.replace("2.0", "1.5")}) == [
+        ("model.rope_scaling (factor 1.5 over 40960) covers 61440 tokens, fewer than max_model_len 81920: set the "
+         "guide's factor max_model_len / 40960 = 2.0 over 40960")]
+    unset = check_trinity_config(config, catalog().model("4B"), 1, environ={})  # null: none, as if absent
+    assert unset == check_trinity_config({"model": {"max_model_len": 81920}}, catalog().model("4B"), 1) != []
+    assert check_trinity_config(config, catalog().model("4B"), 1, environ={"ROPE": "yarn"})[0].startswith(
+        "model.rope_scaling must be a mapping, got 'yarn': set {rope_type: yarn")
 
 
 def test_oc_decode_refuses_a_mapping_as_omegaconf_does() -> None:

@@ -43,6 +43,9 @@ class _ConfigChecks:
         self.problems: list[str] = []
         self.unreadable: set[tuple[str, ...]] = set()
         self._values: dict[tuple[str, ...], Any] = {}
+        rope = value_at(mapping, _ROPE_SCALING)
+        if isinstance(rope, str) and "${" in rope:  # what OmegaConf resolves it to (a mapping from oc.decode) is checked
+            self.mapping = {**mapping, "model": {**mapping["model"], "rope_scaling": self.value(_ROPE_SCALING)}}
 
     def value(self, path: tuple[str, ...]) -> Any:
         """The value at `path`, resolved and decoded (None where absent, or not resolved: a problem, in

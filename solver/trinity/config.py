@@ -312,11 +312,11 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
 
     Only the keys read are resolved, so interpolations elsewhere in the file do not matter. A value may
     be, or contain, ``${oc.env:VAR,default}`` or ``${oc.env:VAR}`` (resolved from `environ`, else the
-    default; unset without a default is an error), possibly wrapped in ``${oc.decode:...}`` (decoded by
-    OmegaConf's grammar, `omegaconf_decode`); any other interpolation (references such as ``${model.max_model_len}``,
-    ``${oc.select:...}``) raises `ConfigError`. Whole numbers written as text (what environment variables
-    give) are converted. ``model`` is the last part of ``model.model_path`` (``Qwen/Qwen3-8B`` and
-    ``/models/Qwen3-8B/`` give ``Qwen3-8B``), not yet resolved against the catalogue.
+    default; unset without a default is an error), possibly wrapped in ``${oc.decode:...}``, all read by
+    OmegaConf's grammar (`resolve_interpolations`); any other interpolation (references such as
+    ``${model.max_model_len}``, ``${oc.select:...}``) raises `ConfigError`. Whole numbers written as text
+    (what environment variables give) are converted. ``model`` is the last part of ``model.model_path``
+    (``Qwen/Qwen3-8B`` and ``/models/Qwen3-8B/`` give ``Qwen3-8B``), not yet resolved against the catalogue.
 
     GPUs: ``cluster.node_num`` (default 1) times ``cluster.gpu_per_node``, minus the rollout GPUs
     (``explorer.rollout_model.engine_num`` (default 1) times an engine's GPUs, `_rollout_gpus`, plus
