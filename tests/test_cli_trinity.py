@@ -2276,7 +2276,7 @@ def test_from_config_names_an_offload_policy_without_fsdp2_once(cli, tmp_path: P
 
 
 def test_check_exits_1_where_the_configs_own_settings_do_not_train(cli, user_config: Path,
-                                                                    monkeypatch: pytest.MonkeyPatch):
+                                                                   monkeypatch: pytest.MonkeyPatch):
     # Vanilla on 6 A100s at 32768 tokens runs out of memory: the answer has a plan (exit 0), but --check fails it.
     assert cli("--from-config", str(user_config), "--gpu", "a100")[0] == 0
     status, out, err = cli("--from-config", str(user_config), "--gpu", "a100", "--check")
