@@ -30,6 +30,9 @@ MAX_GPUS = 1 << 16
 """The most GPUs a count, a budget or a pool may have."""
 MAX_JOBS = 20_000
 """The most jobs a cluster file may list."""
+MAX_CELLS = 2048
+"""The most cells one GPU type's tables may have (a cells file's: each is a measured run; the shipped files have
+about 270): `solve calibrate` fits 2048 in seconds, and its linear program grows faster than the cells."""
 MAX_TRAIN_BATCH = 1 << 24
 """The largest train batch (experiences per training step) a query, a job or a Trinity config may give."""
 
@@ -413,6 +416,10 @@ class GpuType(Frozen):
         repeated = first_repeated(counts)
         if repeated is not None:
             raise ValueError(f"two tables for {repeated} trainer GPUs")
+        cells = sum(len(table.rows) * len(table.models) for table in self.tables)
+        if cells > MAX_CELLS:
+            raise ValueError(f"{cells} cells, more than the {MAX_CELLS} a GPU type's tables may have (each is a "
+                             "measured run: give the lengths you train at)")
         return self
 
     @property
