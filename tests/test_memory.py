@@ -1873,8 +1873,10 @@ def test_calibrate_fits_on_cells_of_a_model_the_catalogue_lacks(cli, tmp_path: P
     cells.write_text("gpu: H100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n  - gpus: 8\n    section: '8 x H100'\n"
                      "    models: [my-sft-8b]\n    rows:\n      - {max_model_len: 65536, cells: {my-sft-8b: SP=4}}\n",
                      encoding="utf-8")
-    status, _, err = cli("calibrate", "--cells", str(cells))
-    assert status == 2 and "unknown model 'my-sft-8b'" in err
+    status, _, err = cli("calibrate", "--cells", str(cells))  # it says how to add the model, in one line
+    assert status == 2 and err.count("\n") == 1 and err.startswith(
+        f"solve calibrate: error: {cells}: table gpus=8: unknown model 'my-sft-8b' in the table's models (known: ")
+    assert err.endswith("; a model of your own: give its config.json with --model-config)\n")
     fitted = tmp_path / "fit.yaml"
     status, out, _ = cli("calibrate", "--cells", str(cells), "--model-config", str(folder), "--out", str(fitted))
     # SP=4 trained at 65536 on 8 GPUs; vanilla, Env, SP=2 and Env + SP=2 did not: five observations.

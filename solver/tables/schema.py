@@ -328,7 +328,8 @@ class Table(Frozen):
             raise ValueError("the table names no models")
         for model in self.models:
             if known is not None and model not in known:
-                raise ValueError(f"unknown model {model!r} in the table's models (known: {', '.join(known)})")
+                raise ValueError(f"unknown model {model!r} in the table's models (known: {', '.join(known)}; a model "
+                                 "of your own: give its config.json with --model-config)")
         twice = first_repeated(self.models)
         if twice is not None:
             raise ValueError(f"{twice} is named twice in the table's models")
