@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from solver.tables.inputs import Fleet, Pool
-from solver.tables.reading import load_gpu_type
+from solver.tables.reading import load_cells
 from solver.tables.schema import (
     CONFIG_SHAPE,
     MAX_ESTIMATED_GPUS,
@@ -296,9 +296,7 @@ class Catalog(Frozen):
         tables it has already."""
         check_types(("path", path, Path | str), ("keep_contradictions", keep_contradictions, bool))
         try:
-            measured = load_gpu_type(Path(path), self.models, self.gpu_types)
-            if not measured.tables:
-                raise TableError(f"{path}: no tables: a cells file gives at least one (gpus, models, rows)")
+            measured = load_cells(Path(path), self.models, self.gpu_types)
             catalog = self.with_tables(measured)
         except QueryError as error:
             raise QueryError(f"{path}: {error}") from None
