@@ -67,8 +67,8 @@ from solver.tables import (
     check_types,
     counted,
     load_catalog,
+    load_cells,
     load_fleet,
-    load_gpu_type,
     load_memory_model,
     shown_value,
 )
@@ -367,7 +367,7 @@ def calibrate_memory_model(cells: Iterable[Path | str] = (), *, with_tables: boo
         raise QueryError("with_tables adds the documented tables to the cells you give: give cells")
     check_once("cells:", [Path(path) for path in cells])
     catalog = catalog if catalog is not None else load_catalog()
-    measured = [load_gpu_type(Path(path), catalog.models, catalog.gpu_types) for path in cells]
+    measured = [load_cells(Path(path), catalog.models, catalog.gpu_types) for path in cells]
     names = ", ".join(Path(path).name for path in cells)  # a name that is not UTF-8 by the text of its escape:
     source = names.encode("utf-8", "backslashreplace").decode("utf-8") or "the documented tables"  # no lone surrogate
     return calibration(catalog, measured, with_tables=with_tables,

@@ -255,6 +255,67 @@ def test_contradictions_are_reported_not_fixed(tmp_path: Path):
     assert catalog.new_contradictions(catalog, "A100-80GB") == []
 
 
+def _one_column_cells_file(path: Path, rows: int, cell: str = "Env + Offload + SP=8") -> Path:
+    """A cells file of one 8-GPU H100 table, Qwen3-8B's column alone, `rows` rows long, every cell `cell`."""
+    lines = ["gpu: H100-80GB", "memory_gb: 80", "source: generated", "tables:", "  - gpus: 8", "    section: s",
+             "    models: [8B]", "    rows:"]
+    lines += [f"      - {{max_model_len: {8 * row}, cells: {{8B: {cell}}}}}" for row in range(1, rows + 1)]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def test_a_long_column_that_agrees_is_checked_for_contradictions_in_linear_work(tmp_path: Path,
+                                                                                monkeypatch: pytest.MonkeyPatch):
+    # Each cell was compared with every longer one: 2000 rows took 2 million comparisons, and a generated cells
+    # file of 200000 rows (13 MB, within the size limit) kept `solve --cells` busy for hours.
+    cells = _one_column_cells_file(tmp_path / "long.yaml", 2000)
+    looked_up = []
+    key = Setting.escalation_key
+
+    def counted_key(setting: Setting) -> tuple[int, int, int]:
+        looked_up.append(setting)
+        return key.fget(setting)  # type: ignore[attr-defined]
+
+    monkeypatch.setattr(Setting, "escalation_key", property(counted_key))
+    catalog = load_catalog().with_cells(cells)
+    assert catalog.with_same_memory("H100-80GB").contradictions() == []
+    assert len(looked_up) < 4 * 2 * 2000  # a few look-ups per cell, twice over (with_cells, then the check above)
+
+
+def test_a_contradiction_in_a_column_is_found_whichever_longer_cell_undercuts_it(tmp_path: Path):
+    # The check skips a cell no longer cell undercuts: a '-' or a costlier setting before a cheaper one is still found,
+    # once for each longer cell that undercuts it.
+    cells = tmp_path / "cells.yaml"
+    cells.write_text("gpu: H100-80GB\nmemory_gb: 80\nsource: s\ntables:\n  - gpus: 8\n    section: s\n"
+                     "    models: [8B]\n    rows:\n"
+                     "      - {max_model_len: 8192, cells: {8B: Env}}\n"
+                     "      - {max_model_len: 16384, cells: {8B: \"-\"}}\n"
+                     "      - {max_model_len: 32768, cells: {8B: Env + SP=4}}\n"
+                     "      - {max_model_len: 65536, cells: {8B: SP=2}}\n"
+                     "      - {max_model_len: 131072, cells: {8B: Env + SP=8}}\n", encoding="utf-8")
+    found = load_catalog().with_cells(cells, keep_contradictions=True).with_same_memory("H100-80GB").contradictions()
+    where, grows = "H100-80GB, 8 GPUs, Qwen3-8B", "(memory only grows with the length)"
+    assert found == [f"{where}: - at 16384 but Env + SP=4 trains at the longer 32768 {grows}",
+                     f"{where}: - at 16384 but SP=2 trains at the longer 65536 {grows}",
+                     f"{where}: - at 16384 but Env + SP=8 trains at the longer 131072 {grows}",
+                     f"{where}: Env + SP=4 at 32768 but SP=2 trains at the longer 65536 {grows}"]
+
+
+def test_a_cells_file_of_more_cells_than_a_gpu_type_may_have_is_refused_in_one_line(cli, tmp_path: Path):
+    # A generated file of 200000 rows passed the 16 MB limit, then planned or calibrated for hours; each cell is a
+    # measured run, and calibration on 2048 takes seconds.
+    assert len(load_catalog().with_cells(_one_column_cells_file(tmp_path / "most.yaml", 2048)).gpu("h100").tables) == 1
+    cells = _one_column_cells_file(tmp_path / "more.yaml", 2049)
+    message = (f"{cells}: 2049 cells, more than the 2048 a GPU type's tables may have (each is a measured run: give the "
+               "lengths you train at)")
+    with pytest.raises(TableError) as raised:
+        load_catalog().with_cells(cells)
+    assert str(raised.value) == message
+    for prog, command in (("solve calibrate", ("calibrate",)), ("solve tables", ("tables",)),
+                          ("solve", ("--model", "8B", "--gpu", "h100", "--len", "8k"))):
+        assert cli(*command, "--cells", str(cells)) == (2, "", f"{prog}: error: {message}\n")
+
+
 def test_solve_tables_check(cli, edited_a100_tables, monkeypatch: pytest.MonkeyPatch):
     status, out, err = cli("tables", "--check")
     assert (status, out, err) == (0, "0 contradictions in 560 cells\n", "")

@@ -1193,11 +1193,15 @@ def test_cells_that_contradict_themselves_or_show_no_limit_are_refused(cli, tmp_
     assert cli("calibrate", "--cells", str(dashes), "--out", str(out)) == (2, "", (
         "solve calibrate: error: no cell names a setting that trained (all are '-'): nothing shows how much memory "
         "a run may take; add cells that trained\n")) and not out.exists()
-    # A cells file without tables has no cells at all.
+    # A cells file without tables is refused as --cells refuses it, also beside a file with cells (it was left out
+    # without a word, and alone said "no cells to calibrate on", naming no file).
     empty = tmp_path / "empty.yaml"
     empty.write_text("gpu: H100-80GB\nmemory_gb: 80\nsource: mine\ntables: []\n", encoding="utf-8")
+    refused = f"{empty}: no tables: a cells file gives at least one (gpus, models, rows)\n"
     assert cli("calibrate", "--cells", str(empty), "--out", str(out)) == (
-        2, "", "solve calibrate: error: no cells to calibrate on\n") and not out.exists()
+        2, "", f"solve calibrate: error: {refused}") and not out.exists()
+    assert cli("calibrate", "--cells", str(dashes), "--cells", str(empty)) == (2, "", f"solve calibrate: error: {refused}")
+    assert cli("--model", "8B", "--gpu", "h100", "--len", "8k", "--cells", str(empty)) == (2, "", f"solve: error: {refused}")
 
 
 def test_cells_on_more_gpus_follow_the_sources_order_in_its_pattern(tmp_path: Path):
@@ -1873,8 +1877,10 @@ def test_calibrate_fits_on_cells_of_a_model_the_catalogue_lacks(cli, tmp_path: P
     cells.write_text("gpu: H100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n  - gpus: 8\n    section: '8 x H100'\n"
                      "    models: [my-sft-8b]\n    rows:\n      - {max_model_len: 65536, cells: {my-sft-8b: SP=4}}\n",
                      encoding="utf-8")
-    status, _, err = cli("calibrate", "--cells", str(cells))
-    assert status == 2 and "unknown model 'my-sft-8b'" in err
+    status, _, err = cli("calibrate", "--cells", str(cells))  # it says how to add the model, in one line
+    assert status == 2 and err.count("\n") == 1 and err.startswith(
+        f"solve calibrate: error: {cells}: table gpus=8: unknown model 'my-sft-8b' in the table's models (known: ")
+    assert err.endswith("; a model of your own: give its config.json with --model-config)\n")
     fitted = tmp_path / "fit.yaml"
     status, out, _ = cli("calibrate", "--cells", str(cells), "--model-config", str(folder), "--out", str(fitted))
     # SP=4 trained at 65536 on 8 GPUs; vanilla, Env, SP=2 and Env + SP=2 did not: five observations.

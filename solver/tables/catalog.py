@@ -11,7 +11,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from solver.tables.inputs import Fleet, Pool
-from solver.tables.reading import load_gpu_type
+from solver.tables.reading import load_cells
 from solver.tables.schema import (
     CONFIG_SHAPE,
     MAX_ESTIMATED_GPUS,
@@ -120,10 +120,20 @@ def vouches_for(table_gpus: int, gpus: int, most: int = MAX_ESTIMATED_GPUS) -> b
 
 def _longer_contradictions(where: str, column: Sequence[tuple[int, Setting | None]]) -> list[str]:
     """Where a model's cells (length, setting or None for ``-``, by length) say a setting, or ``-``, at a length
-    while a setting earlier in the escalation order trains at a longer one, in words prefixed by `where`."""
+    while a setting earlier in the escalation order trains at a longer one, in words prefixed by `where`. Only a
+    cell that some longer one undercuts is compared with each longer one: linear in a column that agrees."""
+    least_after: list[tuple[int, int, int] | None] = [None] * len(column)  # the least key of longer cells that train
+    least = None
+    for index in range(len(column) - 1, -1, -1):
+        least_after[index] = least
+        setting = column[index][1]
+        if setting is not None and (least is None or setting.escalation_key < least):
+            least = setting.escalation_key
     return [f"{where}: {cell_text(setting)} at {length} but {later.label} trains at the longer {longer} (memory "
             "only grows with the length)"
-            for index, (length, setting) in enumerate(column) for longer, later in column[index + 1:]
+            for index, (length, setting) in enumerate(column)
+            if (least_key := least_after[index]) is not None and (setting is None or least_key < setting.escalation_key)
+            for longer, later in column[index + 1:]
             if later is not None and (setting is None or later.escalation_key < setting.escalation_key)]
 
 
@@ -164,8 +174,9 @@ def _wider_table_contradictions(
         if wider is None:
             continue
         whose = f" (the {origin[id(wider)]}'s table)" if id(wider) in origin else ""
+        wider_rows = {row.max_model_len: row for row in wider.rows}
         for length, setting in column:
-            other = next((r for r in wider.rows if r.max_model_len == length), None)
+            other = wider_rows.get(length)
             if other is None or setting is None or more % setting.sp:
                 continue
             for twin in (name for name in wider.models if shape_of[name] == shape_of[model]):
@@ -285,9 +296,7 @@ class Catalog(Frozen):
         tables it has already."""
         check_types(("path", path, Path | str), ("keep_contradictions", keep_contradictions, bool))
         try:
-            measured = load_gpu_type(Path(path), self.models, self.gpu_types)
-            if not measured.tables:
-                raise TableError(f"{path}: no tables: a cells file gives at least one (gpus, models, rows)")
+            measured = load_cells(Path(path), self.models, self.gpu_types)
             catalog = self.with_tables(measured)
         except QueryError as error:
             raise QueryError(f"{path}: {error}") from None
@@ -464,8 +473,9 @@ class Catalog(Frozen):
                         # What either table says alone (its GPU type says it already) is not said again.
                         alone = {*_longer_contradictions(where, column),
                                  *_longer_contradictions(where, list(lengths.items()))}
+                        own_lengths = {length for length, _ in column}
                         merged = sorted([*column, *((length, setting) for length, setting in lengths.items()
-                                                    if length not in dict(column))], key=lambda cell: cell[0])
+                                                    if length not in own_lengths)], key=lambda cell: cell[0])
                         found += [said for said in _longer_contradictions(where, merged) if said not in alone]
         return found
 

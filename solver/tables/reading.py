@@ -396,6 +396,14 @@ def load_gpu_type(path: Path, models: tuple[Model, ...], hardware: tuple[GpuType
     return tabled.model_copy(update={"name": known.name, "aliases": aliases, "memory_mib": known.memory_mib})
 
 
+def load_cells(path: Path, models: tuple[Model, ...], hardware: tuple[GpuType, ...] = ()) -> GpuType:
+    """A cells file you measured (`load_gpu_type`), which gives at least one table (`TableError` otherwise)."""
+    measured = load_gpu_type(path, models, hardware)
+    if not measured.tables:
+        raise TableError(f"{path}: no tables: a cells file gives at least one (gpus, models, rows)")
+    return measured
+
+
 def _in_units(size: int) -> str:
     """A file size in MB, or in KB below one, to a tenth where that is not whole (16.2 MB, 256 KB)."""
     value, unit = (size / 2**20, "MB") if size >= 2**20 else (size / 2**10, "KB")

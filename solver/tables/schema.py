@@ -30,6 +30,9 @@ MAX_GPUS = 1 << 16
 """The most GPUs a count, a budget or a pool may have."""
 MAX_JOBS = 20_000
 """The most jobs a cluster file may list."""
+MAX_CELLS = 2048
+"""The most cells one GPU type's tables may have (a cells file's: each is a measured run; the shipped files have
+about 270): `solve calibrate` fits 2048 in seconds, and its linear program grows faster than the cells."""
 MAX_TRAIN_BATCH = 1 << 24
 """The largest train batch (experiences per training step) a query, a job or a Trinity config may give."""
 
@@ -325,7 +328,8 @@ class Table(Frozen):
             raise ValueError("the table names no models")
         for model in self.models:
             if known is not None and model not in known:
-                raise ValueError(f"unknown model {model!r} in the table's models (known: {', '.join(known)})")
+                raise ValueError(f"unknown model {model!r} in the table's models (known: {', '.join(known)}; a model "
+                                 "of your own: give its config.json with --model-config)")
         twice = first_repeated(self.models)
         if twice is not None:
             raise ValueError(f"{twice} is named twice in the table's models")
@@ -413,6 +417,10 @@ class GpuType(Frozen):
         repeated = first_repeated(counts)
         if repeated is not None:
             raise ValueError(f"two tables for {repeated} trainer GPUs")
+        cells = sum(len(table.rows) * len(table.models) for table in self.tables)
+        if cells > MAX_CELLS:
+            raise ValueError(f"{cells} cells, more than the {MAX_CELLS} a GPU type's tables may have (each is a "
+                             "measured run: give the lengths you train at)")
         return self
 
     @property
