@@ -39,6 +39,7 @@ from solver.tables import (
     MemoryModel,
     Model,
     Setting,
+    TableOrigin,
     Weights,
     sp_suits_kv_heads,
     vouches_for,
@@ -75,9 +76,9 @@ class PlanningData:
     inputs: PlanningInputs
     """What it was prepared from (`prepare_inputs`)."""
     gpu: str
-    table_origins: Mapping[int, str]
-    """For each GPU count whose table is borrowed from a GPU type with `gpu`'s memory, that GPU type
-    (`Catalog.table_origins`)."""
+    table_origins: Mapping[int, TableOrigin]
+    """For each GPU count whose table is borrowed from a GPU type with `gpu`'s memory, or measured cells of yours,
+    whose it is (`Catalog.table_origins`)."""
     model: str
     shape: Model
     columns: Mapping[int, str]
@@ -114,7 +115,8 @@ class PlanningData:
 
     def table_gpu(self, count: int) -> str:
         """The GPU type whose table for `count` GPUs it is: `gpu`, or the one it is borrowed from."""
-        return self.table_origins.get(count, self.gpu)
+        origin = self.table_origins.get(count)
+        return origin.gpu if origin is not None and origin.gpu is not None else self.gpu
 
     @property
     def sp_degrees(self) -> range:

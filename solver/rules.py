@@ -22,6 +22,7 @@ from solver.tables import (
     Model,
     Setting,
     Table,
+    TableOrigin,
     cell_text,
     counted,
     sp_rule_violation,
@@ -47,28 +48,36 @@ class SourceCell(Frozen):
         "memory, whose table says the setting ran out of memory (`larger_gpu_types`), or one with the same memory "
         "whose table for a GPU count the answer's lacks speaks for it (`Catalog.tables_for`); left out for the "
         "answer's own"))
+    table_source: str | None = Field(default=None, description=(
+        "where the cell's table comes from where it is measured cells of yours (--cells: the file's source); left "
+        "out for the source document's"))
 
     @model_serializer(mode="wrap")
     def _without_own_gpu(self, handler: SerializerFunctionWrapHandler):  # unannotated: keeps the JSON schema
         data: dict[str, Any] = handler(self)
         if data.get("gpu") is None:  # the answer's own GPU type: said by the answer
             data.pop("gpu", None)
+        if data.get("table_source") is None:  # the source document's
+            data.pop("table_source", None)
         return data
 
     def words(self, gpu: str, model: str | None = None) -> str:
         """The cell in words, for a plan of `model` on `gpu` (empty: "the table"); naming the cell's
         model where it stands for `model` (a model of the same shape), and its GPU type where it is another's."""
         table = f"the {self.gpu or gpu} table" if self.gpu or gpu else "the table"
-        said = f"{table} for {counted(self.gpus, 'GPU')} says {self.setting!r} at {self.max_model_len}"
+        yours = f" of your cells ({self.table_source})" if self.table_source else ""
+        said = f"{table} for {counted(self.gpus, 'GPU')}{yours} says {self.setting!r} at {self.max_model_len}"
         said = said if model in (None, self.model) else f"{said} for {self.model}, of the same shape"
         return f"{said} (its GPU has at least the memory of {gpu})" if self.gpu and gpu else said
 
-    def cited(self, origins: Mapping[int, str]) -> SourceCell:
+    def cited(self, origins: Mapping[int, TableOrigin]) -> SourceCell:
         """The cell, naming its table's GPU type where the table for its count is borrowed from another with the
-        same memory (`origins`: `Catalog.table_origins`), unless it names one already."""
-        if self.gpu is not None or self.gpus not in origins:
+        same memory, and its source where it is measured cells of yours (`origins`: `Catalog.table_origins`),
+        unless it is another GPU type's cell already."""
+        origin = origins.get(self.gpus)
+        if self.gpu is not None or origin is None:
             return self
-        return self.model_copy(update={"gpu": origins[self.gpus]})
+        return self.model_copy(update={"gpu": origin.gpu, "table_source": origin.source})
 
 
 def validated_length(model: Model) -> int:
@@ -239,7 +248,7 @@ class TablesVerdict(Frozen):
     evidence: Evidence | None = Field(description="documented or inferred when it trains; null when it does not")
     source: SourceCell = Field(description="the cell that says so (its setting '-' where nothing trained)")
 
-    def cited(self, origins: Mapping[int, str]) -> TablesVerdict:
+    def cited(self, origins: Mapping[int, TableOrigin]) -> TablesVerdict:
         """The verdict, its cell naming a borrowed table's GPU type (`SourceCell.cited`)."""
         return self.model_copy(update={"source": self.source.cited(origins)})
 
@@ -273,8 +282,8 @@ def larger_gpu_types(catalog: Catalog, gpu: str) -> tuple[GpuType, ...]:
                         key=lambda other: other.memory_gib))
 
 
-def own_table_cells(catalog: Catalog, gpu: str, model: Model) -> tuple[Mapping[int, str], TableCells]:
-    """(origins, cells): which GPU type each table `gpu` borrows comes from (`Catalog.table_origins`), and the
+def own_table_cells(catalog: Catalog, gpu: str, model: Model) -> tuple[Mapping[int, TableOrigin], TableCells]:
+    """(origins, cells): whose each table `gpu` borrows or measured is (`Catalog.table_origins`), and the
     `table_cells` for `model` of the tables that speak for `gpu` (`Catalog.tables_for`: its own, and those it
     borrows of GPU types with the same memory)."""
     return catalog.table_origins(gpu, model), table_cells(catalog.tables_for(gpu, model).tables, model)

@@ -279,9 +279,12 @@ def _refuting_tables(catalog: Catalog, gpu_type: Any, model: Any) -> list[dict[i
 
 
 def _cited(source: dict, catalog: Catalog, gpu_type: Any, model: Any) -> dict:
-    """A source cell as a plan cites it: naming its table's GPU type where that table is borrowed."""
-    origins = _own_tables(catalog, gpu_type, model)[1]
-    return {**source, "gpu": origins[source["gpus"]]} if source["gpus"] in origins else source
+    """A source cell as a plan cites it: naming its table's GPU type where that table is borrowed, and its
+    table's own source where it has one (measured cells, not the source document)."""
+    tables, origins = _own_tables(catalog, gpu_type, model)
+    table = tables.get(source["gpus"])
+    measured = {"table_source": table.source} if table is not None and table.source is not None else {}
+    return {**source, **measured, **({"gpu": origins[source["gpus"]]} if source["gpus"] in origins else {})}
 
 
 def _row_for_length(table: Table, length: int) -> Any | None:

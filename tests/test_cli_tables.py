@@ -371,7 +371,7 @@ def test_one_gpu_that_trains_where_two_need_more_is_no_contradiction(cli, tmp_pa
     status, out, err = cli("--model", "0.6B", "--gpu", "l40s", "--gpus", "2", "--exact", "--len", "8192",
                            "--cells", str(cells))
     assert (status, err) == (0, "")
-    assert "evidence       documented: the L40S-48GB table for 2 GPUs says 'Env' at 8192" in out
+    assert "evidence       documented: the L40S-48GB table for 2 GPUs of your cells (made up) says 'Env' at 8192" in out
 
 
 def test_tables_for_more_gpus_than_plans_take_are_checked_too(cli, tmp_path: Path):

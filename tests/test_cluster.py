@@ -1830,7 +1830,8 @@ def test_cells_may_name_a_jobs_model_config_checkpoint_as_solve_takes_them(tmp_p
     status_solve, out_solve, _ = cli("--model-config", str(tmp_path / "my-sft"), "--cells", str(cells), "--gpu", "h800",
                                      "--gpus", "8", "--len", "64k", "--no-estimate", "--json")
     assert (status, status_solve) == (0, 0) and placed["plan"]["source"] == json.loads(out_solve)[0]["plans"][0][
-        "source"] == {"model": "my-sft", "gpus": 8, "max_model_len": 65536, "setting": "SP=4"}
+        "source"] == {"model": "my-sft", "gpus": 8, "max_model_len": 65536, "setting": "SP=4",
+                      "table_source": "made-up measurements for the tests: 8 x H800, Qwen3-my-sft and Qwen3-14B"}
     # The same cells for a GPU type of their own, which only they define: the pool names it.
     own = tmp_path / "own.yaml"
     own.write_text(cells.read_text(encoding="utf-8").replace("H800-80GB", "MyCard-80GB"), encoding="utf-8")

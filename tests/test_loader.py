@@ -20,6 +20,7 @@ from solver.tables import (
     Setting,
     Table,
     TableError,
+    TableOrigin,
     described_gpu_type,
     load_catalog,
     load_gpu_type,
@@ -539,7 +540,9 @@ def test_a_gpu_types_own_table_for_a_count_comes_before_a_borrowed_one_in_count_
     tables = catalog.tables_for("A800-80GB", model).tables
     assert [table.gpus for table in tables] == [1, 2, 4, 6]
     assert [row.max_model_len for row in tables[-1].rows] == [4096]  # its own: one row
-    assert dict(catalog.table_origins("A800-80GB", model)) == {1: "A100-80GB", 2: "A100-80GB", 4: "A100-80GB"}
+    assert dict(catalog.table_origins("A800-80GB", model)) == {  # and its own measured one by its source
+        1: TableOrigin("A100-80GB", None), 2: TableOrigin("A100-80GB", None), 4: TableOrigin("A100-80GB", None),
+        6: TableOrigin(None, "made up")}
     # Without cells of its own, the A800 still plans over the A100's counts (its default budget is 6 GPUs, not 8).
     assert load_catalog().tabled_counts("A800-80GB") == {1, 2, 4, 6}
 

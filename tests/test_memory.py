@@ -903,8 +903,9 @@ def test_cells_of_a_models_own_name_are_its_tables_where_they_are(cli, tmp_path:
     named = ["--model", model] if model == "8B-Base" else ["--model-config", str(qwen3_8b_checkpoint(tmp_path / model))]
     status, out, _ = cli(*named, "--cells", str(cells), "--gpu", "h100", "--gpus", "8", "--len", "64k", "--json")
     [best] = json.loads(out)[0]["plans"]
+    mine = {"table_source": "my measurements, 2026-11"}  # each cell of these is cited with their source
     assert status == 0 and (best["sp"], best["env"], best["evidence"], best["source"]) == (
-        4, False, "documented", {"model": name, "gpus": 8, "max_model_len": 65536, "setting": "SP=4"})
+        4, False, "documented", {"model": name, "gpus": 8, "max_model_len": 65536, "setting": "SP=4", **mine})
     status, out, _ = cli(*named, "--cells", str(cells), "--gpu", "a100", "--gpus", "4", "--len", "32k", "--json")
     [best] = json.loads(out)[0]["plans"]
     assert status == 0 and (best["evidence"], best["source"]["model"]) == ("documented", "Qwen3-8B")
@@ -914,7 +915,8 @@ def test_cells_of_a_models_own_name_are_its_tables_where_they_are(cli, tmp_path:
         "gpu: H100-80GB", "gpu: A100-80GB"), encoding="utf-8")
     for gpus, length, source in ((4, "100k", {"model": "Qwen3-8B", "gpus": 4, "max_model_len": 102400,
                                               "setting": "Env + Offload + SP=4"}),
-                                 (8, "64k", {"model": name, "gpus": 8, "max_model_len": 65536, "setting": "SP=4"})):
+                                 (8, "64k", {"model": name, "gpus": 8, "max_model_len": 65536, "setting": "SP=4",
+                                             **mine})):
         status, out, _ = cli(*named, "--cells", str(cells), "--gpu", "a100", "--gpus", str(gpus), "--exact", "--len",
                              length, "--json")
         assert status == 0 and json.loads(out)[0]["plans"][0]["source"] == source
@@ -930,7 +932,9 @@ def test_cells_of_an_untabled_release_stand_for_its_variants_and_checkpoints_in_
                              "--no-estimate", "--json")
         [best] = json.loads(out)[0]["plans"]
         assert status == 0 and best["source"] == {"model": "Qwen3-8B", "gpus": 8, "max_model_len": 65536,
-                                                  "setting": "SP=4"}
+                                                  "setting": "SP=4", "table_source": (
+                                                      "made-up measurements for the tests: 8 x H800, Qwen3-8B and "
+                                                      "Qwen3-14B")}
     checkpoint = load_model_config(sft)
     assert CATALOG.with_cells(cells).with_model(checkpoint) == CATALOG.with_model(checkpoint).with_cells(cells)
     assert CATALOG.with_model(checkpoint).model("my-sft").tables_of == "Qwen3-8B"
@@ -2117,15 +2121,15 @@ def test_the_longest_length_says_where_the_tables_refute_it(cli, tmp_path: Path)
                      "      - {max_model_len: 110592, cells: {4B: '-'}}\n")
     status, out, _ = cli(*flags[:4], "own-80gb", *flags[5:], "--cells", str(cells))
     assert status == 0 and ("110592 tokens (on a 1024-token grid), but the tables say it runs out of memory there (the "
-                            "Own-80GB table for 4 GPUs says '-' at 110592), and they decide: they let it train up to "
-                            "102400") in " ".join(out.split())
+                            "Own-80GB table for 4 GPUs of your cells (made up) says '-' at 110592), and they decide: "
+                            "they let it train up to 102400") in " ".join(out.split())
     # Where they ran out of memory at a shorter row already (110592 is past the table), it says so, not "falls to"
     # (and at 102400, the length asked, they say it does not train).
     cells.write_text(cells.read_text().replace("110592", "65536").replace("102400", "32768"))
     status, out, _ = cli(*flags[:4], "own-80gb", *flags[5:], "--cells", str(cells))
     assert status == 1 and ("110592 tokens (on a 1024-token grid), but the tables say it runs out of memory already at "
-                            "65536 (the Own-80GB table for 4 GPUs says '-' at 65536), and they decide: they let it "
-                            "train up to 32768") in " ".join(out.split())
+                            "65536 (the Own-80GB table for 4 GPUs of your cells (made up) says '-' at 65536), and they "
+                            "decide: they let it train up to 32768") in " ".join(out.split())
     # Where no table speaks (the H200, with more memory than any GPU type with tables), or the tables let the
     # longest length train (Qwen3-0.6B on 2 A100s, vanilla: 23552 tokens, the table's 'vanilla' at 24576), nothing
     # more is said.

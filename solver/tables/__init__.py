@@ -9,7 +9,7 @@ YAML it ships is the repository's top-level ``tables/`` folder, installed as ``s
 
 from __future__ import annotations
 
-from solver.tables.catalog import Catalog, Cell, model_name_from_path, vouches_for
+from solver.tables.catalog import Catalog, Cell, TableOrigin, model_name_from_path, vouches_for
 from solver.tables.fleets import OWN_GPU_HINT, fleet_models, load_fleet
 from solver.tables.inputs import (
     AtLeast,
@@ -119,6 +119,7 @@ __all__ = [
     "Setting",
     "Table",
     "TableError",
+    "TableOrigin",
     "UniqueKeys",
     "Weights",
     "and_more",

@@ -6,7 +6,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, Field
 
@@ -35,6 +35,15 @@ from solver.tables.text import (
     shown_value,
     smi_name_form,
 )
+
+
+class TableOrigin(NamedTuple):
+    """Whose a table that speaks for a GPU type is, where not simply its own from the source document."""
+
+    gpu: str | None
+    """The GPU type whose table it is, where borrowed from another with the same memory; None for its own."""
+    source: str | None
+    """Where a table of measured cells (``--cells``) comes from, in words; None for the source document's."""
 
 
 class Cell(Frozen):
@@ -269,8 +278,10 @@ class Catalog(Frozen):
         it has a table for already: the two would disagree), and one it lacks comes with them."""
         check_types(("gpu_type", gpu_type, GpuType))
         known = next((g for g in self.gpu_types if g.name == gpu_type.name), None)
+        # The measured tables name their own source (where a GPU type of the catalogue has another).
+        sourced = tuple(table.model_copy(update={"source": gpu_type.table_source(table)}) for table in gpu_type.tables)
         if known is None:  # its name and aliases must be its own
-            return self.with_gpu_types([gpu_type])
+            return self.with_gpu_types([gpu_type.model_copy(update={"tables": sourced})])
         if unknown := [alias for alias in gpu_type.aliases if alias not in known.aliases]:
             raise QueryError(f"aliases {', '.join(unknown)}: {known.name} is in the catalogue, whose aliases for it "
                              f"stand ({', '.join(known.aliases) or 'none'}); give it none here")
@@ -280,11 +291,8 @@ class Catalog(Frozen):
             raise QueryError(f"{known.name} has a table for {counts} GPU{'s' if taken != [1] else ''} already; measured "
                              "cells join the tables where they have none (give the GPU type a name of its own to "
                              "plan with yours alone)")
-        # The measured tables name their own source: the GPU type's is the catalogue's.
-        sourced = gpu_type.tables if gpu_type.source == known.source else tuple(
-            table.model_copy(update={"source": gpu_type.table_source(table)})
-            for table in gpu_type.tables)
-        tables = tuple(sorted((*known.tables, *sourced), key=lambda table: table.gpus))
+        joined = gpu_type.tables if gpu_type.source == known.source else sourced
+        tables = tuple(sorted((*known.tables, *joined), key=lambda table: table.gpus))
         merged = known.model_copy(update={"tables": tables})
         return self.model_copy(update={"gpu_types": tuple(merged if g is known else g for g in self.gpu_types)})
 
@@ -360,10 +368,12 @@ class Catalog(Frozen):
         the other's; memory as sold says too little); whose each borrowed table is: `table_origins`."""
         return self.gpu(gpu).model_copy(update={"tables": tuple(table for _, table in self._speaking(gpu, model))})
 
-    def table_origins(self, gpu: str, model: Model) -> Mapping[int, str]:
-        """For each GPU count whose table for `model` `tables_for` borrows for `gpu`, the GPU type whose table it
-        is."""
-        return MappingProxyType({table.gpus: owner for owner, table in self._speaking(gpu, model) if owner != gpu})
+    def table_origins(self, gpu: str, model: Model) -> Mapping[int, TableOrigin]:
+        """For each GPU count whose table for `model` `tables_for` borrows for `gpu`, or takes from measured cells
+        (``--cells``), whose table it is."""
+        return MappingProxyType({table.gpus: TableOrigin(owner if owner != gpu else None, table.source)
+                                 for owner, table in self._speaking(gpu, model)
+                                 if owner != gpu or table.source is not None})
 
     def _speaking(self, gpu: str, model: Model) -> list[tuple[str, Table]]:
         """(owner, table) of `tables_for`, by GPU count."""
