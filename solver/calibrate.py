@@ -203,8 +203,9 @@ def calibrate(evidence: Iterable[Observation]) -> tuple[Coefficients, FitSummary
     solver.SetTimeLimit(CALIBRATION_TIME_LIMIT_MS)
     status = solver.Solve()
     if status != pywraplp.Solver.OPTIMAL:
-        raise QueryError(f"the calibration program found no optimal fit within {CALIBRATION_TIME_LIMIT_MS // 1000} s "
-                         f"(GLOP status {status}); check the cells")
+        raise QueryError(f"the calibration program found no optimal fit for {counted(len(evidence), 'observation')} "
+                         f"within {CALIBRATION_TIME_LIMIT_MS // 1000} s (GLOP status {status}); the cells are too many to "
+                         "fit in time: give fewer")
     coefficients = Coefficients(
         **{term: round(variable.solution_value(), 6) for term, variable in multiplier.items()},
         usable=round(usable.solution_value(), 6), usable_env=round(usable_env.solution_value(), 6),

@@ -2612,3 +2612,38 @@ def test_two_table_files_of_one_gpu_type_are_refused(tmp_path: Path):
     with pytest.raises(TableError, match=r"a100.yaml: GPU A100-80GB has tables in a100-80gb.yaml too; keep one file "
                                          r"per GPU type$"):
         load_catalog(tmp_path)
+
+
+def test_calibrate_with_the_tables_says_your_cells_pull_a_coefficient_to_its_edge(cli, tmp_path: Path):
+    # Cells of 8 and 4 H100s that run out of memory far earlier than the tables' A100 and H20 cells suggest: beside
+    # the documented tables (which alone pin every coefficient inside its range), they push usable_env to its edge.
+    # More cells would not help: the warning says to check them, or to fit on them alone.
+    cells = tmp_path / "h100.yaml"
+    cells.write_text(
+        "gpu: H100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n"
+        "  - gpus: 8\n    section: 8 x H100\n    models: [8B, 14B]\n    rows:\n"
+        "      - {max_model_len: 16384, cells: {8B: Env, 14B: Env + SP=2}}\n"
+        "      - {max_model_len: 32768, cells: {8B: Env + SP=2, 14B: Env + SP=4}}\n"
+        "      - {max_model_len: 65536, cells: {8B: Env + SP=4, 14B: Env + Offload + SP=4}}\n"
+        "      - {max_model_len: 131072, cells: {8B: Env + SP=8, 14B: Env + Offload + SP=8}}\n"
+        "  - gpus: 4\n    section: 4 x H100\n    models: [8B, 14B]\n    rows:\n"
+        "      - {max_model_len: 16384, cells: {8B: Env, 14B: Env + SP=4}}\n"
+        "      - {max_model_len: 32768, cells: {8B: Env + SP=2, 14B: Env + Offload + SP=2}}\n"
+        "      - {max_model_len: 65536, cells: {8B: Env + Offload + SP=4, 14B: Env + Offload + SP=4}}\n",
+        encoding="utf-8")
+    assert cli("calibrate")[2] == ""
+    status, _, err = cli("calibrate", "--cells", str(cells), "--with-tables")
+    assert status == 0 and err.splitlines()[0] == (
+        "solve calibrate: warning: usable_env 1 ended at the edge of the plausible range: your cells pull it there "
+        "against the documented tables; check them for typos, or fit on them alone (without --with-tables) where your "
+        "hardware differs")
+
+
+def test_a_calibration_out_of_time_says_the_cells_are_too_many(monkeypatch: pytest.MonkeyPatch):
+    # The shipped tables' 2134 observations take GLOP about a second: within a millisecond it has no fit, and the
+    # error says that the cells are too many (not that something in them is wrong).
+    monkeypatch.setattr("solver.calibrate.CALIBRATION_TIME_LIMIT_MS", 1)
+    with pytest.raises(QueryError) as raised:
+        calibrate(observations(CATALOG))
+    assert str(raised.value).startswith("the calibration program found no optimal fit for 2134 observations within ")
+    assert str(raised.value).endswith("; the cells are too many to fit in time: give fewer")

@@ -96,9 +96,13 @@ def _report_fit(args: argparse.Namespace, fitted: Calibration) -> None:
     if fitted.at_bounds:
         more = "" if args.with_tables or not args.cells else ", or --with-tables to fit with the documented ones too"
         mend = "mend the contradictions above, or " if fitted.own_contradictions or fitted.table_contradictions else ""
+        # The documented tables alone pin every coefficient inside its range: beside them, your cells pull it out.
+        why = (f"your cells pull it there against the documented tables; {mend}check them for typos, or fit on them "
+               "alone (without --with-tables) where your hardware differs") if args.with_tables and args.cells else (
+            f"{counted(fit.observations, 'observation')} {'does' if fit.observations == 1 else 'do'} not pin the "
+            f"model down; {mend}add cells{more}")
         print(f"solve calibrate: warning: {', '.join(fitted.at_bounds)} ended at the edge of the plausible range: "
-              f"{counted(fit.observations, 'observation')} {'does' if fit.observations == 1 else 'do'} not pin the "
-              f"model down; {mend}add cells{more}", file=sys.stderr)
+              f"{why}", file=sys.stderr)
     if args.out:
         write_atomically(args.out, text)
         within = fit.failures_within_margin or 0
