@@ -1140,7 +1140,7 @@ def test_cli_calibrate_names_cells_that_contradict_the_tables_and_files_given_tw
     assert status == 0 and (
         "solve calibrate: warning: your cells contradict the documented tables (3 contradictions), and the fit takes "
         "both sides: A100-80GB, Qwen3-4B at 8192: vanilla trains on 2 GPUs but 8 GPUs need Env + Offload (more GPUs "
-        "only shard the states further); and 2 more\n") in err and "mend the contradictions above, or add cells" in err
+        "only shard the states further); and 2 more\n") in err and "mend the contradictions above, or check them" in err
     # Cells of a GPU type without tables that contradict themselves: said once, not again as the tables'.
     h100 = tmp_path / "h100.yaml"
     h100.write_text("gpu: H100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n  - gpus: 2\n    section: x\n"
