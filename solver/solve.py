@@ -252,6 +252,10 @@ def answer_for(catalog: Catalog, query: Query, gpu: str, explained: bool = True,
         return _answer(query, gpu, "infeasible", (), started, reason=reason)
     model, variables, _ = build_model(data, query)
     solver = new_solver(query)
+    # SAT inprocessing costs these small models more than it saves (an explanation's solves, whose cores it may shape,
+    # keep it): without it the benchmark mix's solves take a sixth less CPU time, 64-GPU queries half, and ranked plans
+    # on 64 GPUs (each solve proving the next best) a seventh.
+    solver.parameters.use_sat_inprocessing = False
     # Follow the model's strategy (add_objective) where it pays: for the fewest GPUs, and on small models;
     # with many GPU counts CP-SAT's own search finds the cheapest or longest plan three times faster.
     fixed = query.objective == "min_gpus" or len(data.ranks) <= FIXED_SEARCH_RANKS

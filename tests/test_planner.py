@@ -12,6 +12,7 @@ from ortools.sat.python import cp_model
 from reference import check_plan, enumerate_plans, ranked_alternatives
 
 import solver
+from solver.explain import _Prober
 from solver.memory import CEILING, GRID
 from solver.model import cost_ranks, exact_cost, prepare, ranking_key
 from solver.query import make_query
@@ -580,6 +581,16 @@ def test_questions_of_the_same_planning_inputs_have_the_same_data_and_answers_on
             answer_for(catalog, base.model_copy(update=change), gpu, data=data)
     with pytest.raises(ValueError, match="data prepared for other inputs than those of the query on H100-80GB$"):
         answer_for(catalog, base, "H100-80GB", data=data)
+
+
+def test_planning_solves_run_without_sat_inprocessing_and_explanations_keep_it(solver_parameters):
+    # SAT inprocessing costs a planning query's small models more than it saves; an explanation's questions (solved
+    # with presolve, stopping at the first plan) keep it, and so their infeasibility cores.
+    query = make_query(CATALOG, model="8B", gpu="a100", max_model_len=200000, budget_gpus=4)
+    assert plan(query, CATALOG)[0].plans == ()  # its reason asks two more questions
+    assert len(solver_parameters) == 3 and not any(found.use_sat_inprocessing for found in solver_parameters)
+    questions = _Prober(prepare(CATALOG, "A100-80GB", query), query).solver.parameters
+    assert questions.stop_after_first_solution and questions.use_sat_inprocessing
 
 
 def test_an_sp_degree_that_divides_the_heads_but_not_the_kv_heads_is_never_planned():
