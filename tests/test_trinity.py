@@ -35,11 +35,12 @@ from solver.trinity import (
     anchored_keys,
     check_trinity_config,
     kept_interpolations,
+    load_config_mapping,
     patch_trinity_config,
     read_trinity_config,
     trinity_fragment,
 )
-from solver.trinity.interpolation import decode_scalar, resolve_interpolations
+from solver.trinity.interpolation import ConfigValues, decode_scalar
 from solver.trinity.keys import IGNORED_SECTION, OFFLOAD_FLAGS, ROLES, offload_path
 from solver.trinity.plan_keys import TRINITY_06_KEYS, PlanKey, keys_for_plan
 
@@ -524,8 +525,7 @@ def test_reads(text: str, environ: dict[str, str], expected: dict[str, Any]) -> 
         (
             "model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${foo.bar}\n",
             {},
-            ("t.yaml: model.max_model_len: cannot resolve '${foo.bar}' (only ${oc.env:VAR,default} and "
-             "${oc.decode:...} are supported)"),
+            "t.yaml: model.max_model_len: cannot resolve '${foo.bar}': the config has no foo",
         ),
         (
             "model:\n  model_path: q/Qwen3-4B\ntrainer:\n  ulysses_sequence_parallel_size: ${oc.select:a.b,2}\n",
@@ -614,12 +614,11 @@ def test_reads(text: str, environ: dict[str, str], expected: dict[str, Any]) -> 
         ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${oc.env:${oc.decode:'8192'}}\n", {},  # named by a number
          ("t.yaml: model.max_model_len: cannot resolve \"${oc.env:${oc.decode:'8192'}}\": oc.env takes a variable's "
           "name, not 8192")),
+        # without a colon, a reference to a key (as OmegaConf reads it), which this config has not
         ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${oc.env}\n", {},
-         ("t.yaml: model.max_model_len: cannot resolve '${oc.env}' (only ${oc.env:VAR,default} and ${oc.decode:...} "
-          "are supported)")),
+         "t.yaml: model.max_model_len: cannot resolve '${oc.env}': the config has no oc"),
         ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${oc.decode}\n", {},
-         ("t.yaml: model.max_model_len: cannot resolve '${oc.decode}' (only ${oc.env:VAR,default} and ${oc.decode:...} "
-          "are supported)")),
+         "t.yaml: model.max_model_len: cannot resolve '${oc.decode}': the config has no oc"),
         # quotes that do not pair: OmegaConf's grammar refuses them
         ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${oc.env:L,'4096\"}\n", {},
          ("t.yaml: model.max_model_len: OmegaConf cannot read '${oc.env:L,\\'4096\"}': no closing quote (the ' at "
@@ -1505,6 +1504,11 @@ def test_plan_keys_with_offload_turn_on_every_roles_flags_in_the_config_the_refs
     assert _key(plain, offload_path("actor", "param_offload", IGNORED_SECTION)).value is False
 
 
+def _resolved(expression: str, environ: dict[str, str]) -> object:
+    """`expression` resolved as the value of a key k, alone in its config."""
+    return ConfigValues({"k": expression}, environ).get(("k",))
+
+
 _INF, _NAN = float("inf"), float("nan")
 
 
@@ -1533,7 +1537,7 @@ _INF, _NAN = float("inf"), float("nan")
 ])
 def test_oc_decode_reads_text_as_omegaconfs_grammar_does(text: str, decoded: object) -> None:
     # Each as OmegaConf 2.4 gives ${oc.decode:${oc.env:V}} with V set to the text (compared with it, not YAML).
-    value = resolve_interpolations("${oc.decode:${oc.env:V}}", "k", {"V": text})
+    value = _resolved("${oc.decode:${oc.env:V}}", {"V": text})
     assert (repr(value), type(value)) == (repr(decoded), type(decoded))
 
 
@@ -1548,7 +1552,7 @@ def test_oc_decode_reads_text_as_omegaconfs_grammar_does(text: str, decoded: obj
 ])
 def test_oc_decode_takes_its_argument_as_omegaconf_does(expression: str, decoded: object) -> None:
     # A quoted argument is unquoted, then decoded: "5" is 5 (as OmegaConf 2.4 gives each).
-    value = resolve_interpolations(expression, "k", {"X": "5", "Q": '"5"'})
+    value = _resolved(expression, {"X": "5", "Q": '"5"'})
     assert (repr(value), type(value)) == (repr(decoded), type(decoded))
 
 
@@ -1586,7 +1590,7 @@ def test_oc_decode_takes_its_argument_as_omegaconf_does(expression: str, decoded
 ])
 def test_oc_decode_refuses_what_omegaconf_refuses_in_one_line(expression: str, text: str, message: str) -> None:
     with pytest.raises(ConfigError) as raised:
-        resolve_interpolations(expression, "k", {"V": text})
+        _resolved(expression, {"V": text})
     assert str(raised.value) == message
 
 
@@ -1623,7 +1627,7 @@ _GRAMMAR_ENVIRON = {"SET": "8192", "LIST": "[1, 2]", "MAP": "{rope_type: yarn, f
     ("${oc.env:UNSET,${oc.env:SET}}", "8192"), ("${oc.decode:${oc.env:UNSET,'16384'}}", 16384),
 ])
 def test_interpolations_resolve_as_omegaconf_resolves_them(expression: str, resolved: object) -> None:
-    value = resolve_interpolations(expression, "k", _GRAMMAR_ENVIRON)
+    value = _resolved(expression, _GRAMMAR_ENVIRON)
     assert (repr(value), type(value)) == (repr(resolved), type(resolved))
 
 
@@ -1645,15 +1649,16 @@ def test_interpolations_resolve_as_omegaconf_resolves_them(expression: str, reso
     ("${}", "k: OmegaConf cannot read '${}': an empty interpolation (character 1)"),
     ("a${oc.decode:true}",
      "k: '${oc.decode:true}': OmegaConf's oc.decode takes text or null, not True (quote it: \"true\")"),
-    # what OmegaConf resolves from the rest of the config, which is not read
-    ("${..max_model_len}",
-     "k: cannot resolve '${..max_model_len}' (only ${oc.env:VAR,default} and ${oc.decode:...} are supported)"),
-    ("${oc.select:model.x,1}",
-     "k: cannot resolve '${oc.select:model.x,1}' (only ${oc.env:VAR,default} and ${oc.decode:...} are supported)"),
+    # references to keys the config has not, or above its top
+    ("${..max_model_len}", "k: cannot resolve '${..max_model_len}': it climbs above the config's top"),
+    ("${model.max_model_len}", "k: cannot resolve '${model.max_model_len}': the config has no model"),
+    # other resolvers
+    ("${oc.select:model.x,1}", ("k: cannot resolve '${oc.select:model.x,1}' (only references to keys, "
+                                "${oc.env:VAR,default} and ${oc.decode:...} are supported)")),
 ])
 def test_interpolations_refused_in_one_line(expression: str, message: str) -> None:
     with pytest.raises(ConfigError) as raised:
-        resolve_interpolations(expression, "k", _GRAMMAR_ENVIRON)
+        _resolved(expression, _GRAMMAR_ENVIRON)
     assert str(raised.value) == message
 
 
@@ -1710,4 +1715,110 @@ def test_checks_read_a_rope_scaling_that_oc_decode_gives_as_the_mapping_omegacon
 def test_oc_decode_refuses_a_mapping_as_omegaconf_does() -> None:
     # OmegaConf: "`oc.decode` can only take strings or None as input" (a DictConfig here).
     with pytest.raises(ConfigError, match="OmegaConf's oc.decode takes text or null, not a list or mapping$"):
-        resolve_interpolations("${oc.decode:{a: 1}}", "k", {})
+        _resolved("${oc.decode:{a: 1}}", {})
+
+
+_REFERENCES = [
+    # (config, key read, what OmegaConf 2.3.0 gives there), each compared with it
+    ("model: {max_model_len: 32768}\ntrainer: {max_token_len_per_gpu: '${model.max_model_len}'}",
+     ("trainer", "max_token_len_per_gpu"), 32768),
+    ("trainer: {max_token_len_per_gpu: 16384, x: {actor: {ppo: '${...max_token_len_per_gpu}'}}}",
+     ("trainer", "x", "actor", "ppo"), 16384),
+    ("a: {b: 1, c: '${.b}'}", ("a", "c"), 1),
+    ("a: {b: [10, 20]}\nx: '${a.b[1]}'", ("x",), 20),
+    ("a: {b: [10, 20]}\nx: '${a.b.0}'", ("x",), 10),
+    ("a: {b: [10, {c: 5}]}\nx: '${a[b][1].c}'", ("x",), 5),
+    ("a: 4096\nb: '${a}'\nx: '${b}'", ("x",), 4096),
+    ("a: 1\nb: two\nx: '${a}-${b}'", ("x",), "1-two"),
+    ("a: {n: 1, m: [2]}\nx: '${a}'", ("x",), {"n": 1, "m": [2]}),
+    ("a: {n: 1, m: '${.n}'}\nx: '${a}'", ("x", "m"), 1),  # resolved where it is, not where it is referred to
+    ("a: {b: 1}\nx: 'v${a}'", ("x",), "v{'b': 1}"),
+    ("k: b\na: {b: 7}\nx: '${a.${k}}'", ("x",), 7),
+    ("k: b.c\na: {b: {c: 3}}\nx: '${a.${k}}'", ("x",), 3),
+    ("a: '${oc.env:L,8192}'\nx: '${a}'", ("x",), "8192"),
+    ("c: '${oc.decode:\"{node_num: 1, gpu_per_node: 8}\"}'", ("c", "gpu_per_node"), 8),
+    ("a: '5'\nx: '${oc.decode:${a}}'", ("x",), 5),
+    ("a: true\nx: 'on: ${a}'", ("x",), "on: True"),
+    ("a: null\nx: '${a}'", ("x",), None),
+    ("a: '\\${b}'\nx: '${a}'", ("x",), "${b}"),
+    ("x: '${[a]}'\na: 1", ("x",), 1),
+]
+
+
+@pytest.mark.parametrize(("text", "path", "resolved"), _REFERENCES)
+def test_references_resolve_as_omegaconf_resolves_them(text: str, path: tuple[str, ...], resolved: object) -> None:
+    value = ConfigValues(load_config_mapping(text, "c"), {}).get(path)
+    assert (repr(value), type(value)) == (repr(resolved), type(resolved))
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    # OmegaConf refuses each (Interpolation key not found, Recursive interpolation, Interpolation to parent node, ...)
+    ("a: {b: 1}\nx: '${a.c}'", "c: x: cannot resolve '${a.c}': the config has no a.c"),
+    ("x: '${a.b}'", "c: x: cannot resolve '${a.b}': the config has no a"),
+    ("a: [1]\nx: '${a[3]}'", "c: x: cannot resolve '${a[3]}': the config has no a[3]"),
+    ("x: '${b}'\nb: '${x}'", "c: x: '${b}' reads b: '${x}' reads x: a cycle of interpolations, back to x"),
+    ("x: '${x}'", "c: x: '${x}' reads x: a cycle of interpolations, back to x"),
+    ("x: {b: '${x}'}", "c: x.b: cannot resolve '${x}': it refers to x, which holds it"),
+    ("x: '${..a}'", "c: x: cannot resolve '${..a}': it climbs above the config's top"),
+    ("a: [1]\nx: '${a.b}'", "c: x: cannot resolve '${a.b}': a is a list, and 'b' is no index"),
+    ("a: 5\nx: '${a.b}'", "c: x: cannot resolve '${a.b}': a is 5, not a mapping or list, so it has no b"),
+    ("a: null\nx: '${a.b}'", "c: x: cannot resolve '${a.b}': a is null, not a mapping or list, so it has no b"),
+    ("a: ???\nx: '${a}'", "c: x: cannot resolve '${a}': a is ???, a value missing"),
+    ("k: 5\na: {b: 7}\nx: '${a.${k}}'", "c: x: cannot resolve '${a.${k}}': '${k}' gives 5, not a key's name"),
+    ("x: '${a..b}'", "c: x: OmegaConf cannot read '${a..b}': not a key's path (the ${ at character 1)"),
+    ("a: '${oc.env:A}'\nx: '${a}'",
+     ("c: x: '${a}' reads a: environment variable A is not set and '${oc.env:A}' has no default")),
+    # OmegaConf carries the mapping over as written (its own interpolations unresolved): refused
+    ("a: {y: '${b}'}\nb: 1\nk: '[1, \\${a}]'\nx: '${oc.decode:${k}}'",
+     ("c: x: cannot resolve '${a}' in what oc.decode decodes: it gives a mapping or list with interpolations in it, "
+      "which OmegaConf resolves otherwise there")),
+])
+def test_references_refused_in_one_line(text: str, message: str) -> None:
+    with pytest.raises(ConfigError) as raised:
+        ConfigValues(load_config_mapping(text, "c"), {}, "c").get(("x", "b") if text.startswith("x: {") else ("x",))
+    assert str(raised.value) == message
+
+
+def test_read_trinity_config_resolves_references_and_sections_given_by_oc_decode() -> None:
+    text = ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${oc.env:LEN,32768}\n"
+            "cluster: \"${oc.decode:'{node_num: 1, gpu_per_node: 8}'}\"\n"
+            "explorer:\n  rollout_model:\n    engine_num: ${..auxiliary_models[0].engine_num}\n"
+            "  auxiliary_models:\n  - engine_num: 2\n    tensor_parallel_size: ${...rollout_model.engine_num}\n"
+            "trainer:\n  ulysses_sequence_parallel_size: 2\n  max_token_len_per_gpu: ${model.max_model_len}\n"
+            "  trainer_config:\n    actor_rollout_ref:\n      actor:\n"
+            "        ppo_max_token_len_per_gpu: ${trainer.max_token_len_per_gpu}\n")
+    config = read_trinity_config(text, "c.yaml", {"LEN": "65536"})
+    assert (config.max_model_len, config.max_token_len_per_gpu, config.role_token_budgets) == (
+        65536, 65536, (("trainer.trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu", 65536),))
+    assert (config.node_gpus, config.rollout_gpus, config.auxiliary_gpus, config.trainer_gpus) == (8, 6, 4, 2)
+    with pytest.raises(ConfigError, match=r"^c.yaml: trainer.max_token_len_per_gpu: cannot resolve '\$\{model.max_len\}': "
+                                          "the config has no model.max_len$"):
+        read_trinity_config(text.replace("${model.max_model_len}", "${model.max_len}"), "c.yaml", {})
+
+
+def test_patch_keeps_a_reference_only_where_it_gives_the_plans_value_in_the_patched_config() -> None:
+    # long_plan: 102400 tokens at SP 4, a budget of 51200. The trainer's budget refers to the length, 51200 before the
+    # patch (the plan's budget) but 102400 after it: it is written. The actor's SP, the plan's 4 through a relative
+    # reference, stays; so does the actor's budget referring to the trainer's, lowered to the plan's 51200 with it.
+    plan, model = long_plan(), catalog().model("4B")
+    text = ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: 51200\n"
+            "trainer:\n  ulysses_sequence_parallel_size: 4\n  max_token_len_per_gpu: ${model.max_model_len}\n"
+            "  trainer_config:\n    actor_rollout_ref:\n      actor:\n"
+            "        ulysses_sequence_parallel_size: ${....ulysses_sequence_parallel_size}\n"
+            "        ppo_max_token_len_per_gpu: ${trainer.max_token_len_per_gpu}\n")
+    after = _safe_load(patch_trinity_config(text, plan, model, environ={}))
+    actor = after["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]
+    assert after["trainer"]["max_token_len_per_gpu"] == 51200
+    assert (actor["ulysses_sequence_parallel_size"], actor["ppo_max_token_len_per_gpu"]) == (
+        "${....ulysses_sequence_parallel_size}", "${trainer.max_token_len_per_gpu}")
+    assert kept_interpolations(text, plan, model, environ={}) == [
+        ("trainer.trainer_config.actor_rollout_ref.actor.ulysses_sequence_parallel_size stays "
+         "${....ulysses_sequence_parallel_size}, which gives 4 in this environment: the plan holds for that value")]
+    # A budget above the plan's, referred to: the trainer's is written as the plan's, and the actor's, lowered to it,
+    # keeps its reference, which gives the plan's budget in the patched config.
+    above = text.replace("max_model_len: 51200", "max_model_len: 65536").replace(
+        "${model.max_model_len}", "${oc.decode:'65536'}")
+    patched = patch_trinity_config(above, plan, model, environ={})
+    actor = _safe_load(patched)["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]
+    assert actor["ppo_max_token_len_per_gpu"] == "${trainer.max_token_len_per_gpu}"
+    assert read_trinity_config(patched, "p.yaml", {}).budget_in_effect(102400) == 51200

@@ -10,7 +10,7 @@ from typing import Any
 from solver.query import NODE_SIZE_KEY, TrinityVersion
 from solver.rules import least_token_budget, sp_gpus_violation, whole_nodes_violation
 from solver.tables import Model, brief, sp_rule_violation
-from solver.trinity.interpolation import decode_scalar, resolve_interpolations
+from solver.trinity.interpolation import ConfigValues, decode_scalar
 from solver.trinity.keys import (
     DYNAMIC_BATCH_KEYS,
     GRADIENT_CHECKPOINTING_KEY,
@@ -39,13 +39,10 @@ class _ConfigChecks:
     reads them (interpolations resolved from `environ`): one that cannot be read is a problem too."""
 
     def __init__(self, mapping: Mapping[str, Any], environ: Mapping[str, str]):
-        self.mapping, self.environ = mapping, environ
+        self.mapping, self.config = mapping, ConfigValues(mapping, environ)
         self.problems: list[str] = []
         self.unreadable: set[tuple[str, ...]] = set()
         self._values: dict[tuple[str, ...], Any] = {}
-        rope = value_at(mapping, _ROPE_SCALING)
-        if isinstance(rope, str) and "${" in rope:  # what OmegaConf resolves it to (a mapping from oc.decode) is checked
-            self.mapping = {**mapping, "model": {**mapping["model"], "rope_scaling": self.value(_ROPE_SCALING)}}
 
     def value(self, path: tuple[str, ...]) -> Any:
         """The value at `path`, resolved and decoded (None where absent, or not resolved: a problem, in
@@ -57,7 +54,7 @@ class _ConfigChecks:
     def _read(self, path: tuple[str, ...]) -> Any:
         raw = value_at(self.mapping, path)
         try:
-            resolved = resolve_interpolations(raw, ".".join(path), self.environ)
+            resolved = self.config.get(path)
         except ConfigError as error:
             self.problems.append(f"cannot check {error}")
             self.unreadable.add(path)
@@ -71,6 +68,10 @@ class _ConfigChecks:
             self.problems.append(f"{'.'.join(path)} is the text {brief(resolved)}: {'.'.join(path[:2])} reaches the "
                                  f"model as written ({why}); {fix}")
         return decoded
+
+    def absent(self, path: tuple[str, ...]) -> bool:
+        """Whether the config gives nothing at `path`: absent, or null (not a value that cannot be read)."""
+        return self.value(path) is None and path not in self.unreadable
 
     def number(self, path: tuple[str, ...]) -> float | None:
         """The number at `path` (`value`); None where absent or unreadable, or not a number (a problem)."""
@@ -86,7 +87,9 @@ class _ConfigChecks:
         return raw
 
     def rope_type(self) -> Any:
-        """``model.rope_scaling``'s type (`value`): its ``rope_type``, else its ``type``."""
+        """``model.rope_scaling``'s type (`value`): its ``rope_type``, else its ``type`` (None where it is no mapping)."""
+        if not isinstance(self.value(_ROPE_SCALING), Mapping):
+            return None
         return self.value((*_ROPE_SCALING, "rope_type")) or self.value((*_ROPE_SCALING, "type"))
 
 
@@ -145,7 +148,7 @@ def _check_rope_scaling(checks: _ConfigChecks, model: Model, length: float | Non
     """Check ``model.rope_scaling`` against `model` and `length`: a mapping, replacing no RoPE scaling of the model's
     own, and YaRN where, and only where, the length is beyond the native context (`_check_yarn`)."""
     native, own_rope = model.native_context, model.rope_scaling
-    rope = value_at(checks.mapping, _ROPE_SCALING)
+    rope = checks.value(_ROPE_SCALING)
     given_rope = checks.rope_type()
     if own_rope is not None and rope is not None and given_rope != own_rope:
         checks.problems.append(f"model.rope_scaling ({brief(given_rope)}) would replace {model.name}'s own {own_rope} "
@@ -180,9 +183,9 @@ def _check_yarn(checks: _ConfigChecks, native: int, length: float, wanted: float
     original_path = (*_ROPE_SCALING, "original_max_position_embeddings")
     original = checks.number(original_path)
     # Other values than the guide's may still cover the length (Qwen's model cards: factor 4 over 32768).
-    if factor is None and value_at(checks.mapping, factor_path) is None:
+    if factor is None and checks.absent(factor_path):
         checks.problems.append(f"model.rope_scaling.factor must be max_model_len / {native} = {wanted!r}, got None")
-    if original is None and value_at(checks.mapping, original_path) is None:
+    if original is None and checks.absent(original_path):
         checks.problems.append(f"model.rope_scaling.original_max_position_embeddings must be {native}, got None")
     if factor is not None:
         original = native if original is None else original  # missing: said above; YaRN then takes the native
@@ -232,7 +235,7 @@ def _check_gradient_checkpointing(checks: _ConfigChecks) -> None:
 
 def _check_trainer_level_flags(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
     """Check that a config for Trinity 0.5 has none of Trinity 0.6's offload flags under ``trainer`` itself."""
-    trainer = checks.mapping.get("trainer")
+    trainer = checks.value(("trainer",))
     refused = [f"trainer.{flag}" for flag in OFFLOAD_FLAGS if isinstance(trainer, Mapping) and flag in trainer]
     if version == "0.5" and refused:
         keys, them = ("keys", "them") if len(refused) > 1 else ("a key", "it")

@@ -113,13 +113,14 @@ def _rollout_gpus(reader: ConfigReader, mode: str | None) -> tuple[int, int, int
     per_engine = engine_gpus(reader, rollout)
     engines = reader.count((*rollout, "engine_num"), 1, minimum=0) * per_engine
     auxiliary_gpus = 0
-    auxiliary = reader.get(("explorer", "auxiliary_models")) or []
+    listed = ("explorer", "auxiliary_models")
+    auxiliary = reader.get(listed) or []
     if not isinstance(auxiliary, list):
-        raise ConfigError(f"{reader.where(('explorer', 'auxiliary_models'))} must be a list, got {brief(auxiliary)}")
-    for index, entry in enumerate(auxiliary):
-        if not isinstance(entry, Mapping):
-            raise ConfigError(f"{reader.where(('explorer', f'auxiliary_models[{index}]'))} must be a mapping")
-        sub = ConfigReader(entry, reader.name, reader.environ, prefix=f"explorer.auxiliary_models[{index}].")
+        raise ConfigError(f"{reader.where(listed)} must be a list, got {brief(auxiliary)}")
+    for index in range(len(auxiliary)):
+        if not isinstance(reader.get((*listed, index)), Mapping):
+            raise ConfigError(f"{reader.where((*listed, index))} must be a mapping")
+        sub = ConfigReader(reader.data, reader.name, reader.environ, base=(*listed, index))
         auxiliary_gpus += sub.count(("engine_num",), 1, minimum=0) * engine_gpus(sub, ())
     return engines + auxiliary_gpus, per_engine, auxiliary_gpus
 
@@ -312,9 +313,10 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
 
     Only the keys read are resolved, so interpolations elsewhere in the file do not matter. A value may
     be, or contain, ``${oc.env:VAR,default}`` or ``${oc.env:VAR}`` (resolved from `environ`, else the
-    default; unset without a default is an error), possibly wrapped in ``${oc.decode:...}``, all read by
-    OmegaConf's grammar (`resolve_interpolations`); any other interpolation (references such as
-    ``${model.max_model_len}``, ``${oc.select:...}``) raises `ConfigError`. Whole numbers written as text
+    default; unset without a default is an error), possibly wrapped in ``${oc.decode:...}``, or a reference to
+    another key (``${model.max_model_len}``, ``${..key}``, ``${a.b[0]}``), all read and resolved as OmegaConf does
+    (`ConfigValues`; sections given as interpolations too); any other resolver (``${oc.select:...}``) raises
+    `ConfigError`. Whole numbers written as text
     (what environment variables give) are converted. ``model`` is the last part of ``model.model_path``
     (``Qwen/Qwen3-8B`` and ``/models/Qwen3-8B/`` give ``Qwen3-8B``), not yet resolved against the catalogue.
 

@@ -1,6 +1,6 @@
-"""Interpolations in a Trinity config, resolved as OmegaConf resolves them: ${oc.env:VAR,default}, ${oc.env:VAR},
-${oc.decode:...}, read by OmegaConf's grammar (its lexer's modes and its parser's rules, quotes and escapes as it
-takes them)."""
+"""Interpolations in a Trinity config, resolved as OmegaConf resolves them (`ConfigValues`): references to its keys,
+${oc.env:VAR,default}, ${oc.env:VAR}, ${oc.decode:...}, read by OmegaConf's grammar (its lexer's modes and its
+parser's rules, quotes and escapes as it takes them)."""
 
 from __future__ import annotations
 
@@ -15,13 +15,13 @@ from ruamel.yaml.error import YAMLError
 from solver.tables import NUMBER_TOO_LONG, brief
 from solver.trinity.keys import ConfigError
 
-_SUPPORTED = "only ${oc.env:VAR,default} and ${oc.decode:...} are supported"
+_SUPPORTED = "only references to keys, ${oc.env:VAR,default} and ${oc.decode:...} are supported"
 
 
 def decode_scalar(text: str) -> Any:
     """`text` as the config checks read plain text for a typed field: the YAML scalar it spells (a number, a
     boolean), else itself; close to, not quite, OmegaConf's int()/float() conversion (``oc.decode``'s is
-    OmegaConf's grammar, `resolve_interpolations`)."""
+    OmegaConf's grammar, `ConfigValues`)."""
     try:
         value = YAML(typ="safe", pure=True).load(text)
     except (YAMLError, ValueError, RecursionError):  # not YAML, or not a value YAML builds: the text stays text
@@ -138,7 +138,9 @@ class _Interpolation:
     resolver: str | None
     """Its resolver's name (``oc.env``); None for a reference to a key, or a resolver named by an interpolation."""
     arguments: list[Any]
-    """The resolver's arguments (elements, not resolved)."""
+    """The resolver's arguments (elements, not resolved); a reference's key path: its tokens (a key, a dot, a
+    bracket) and interpolations (for a key)."""
+    reference: bool = False
 
 
 @dataclass
@@ -203,24 +205,28 @@ class _Parser:
         """``${key.path}`` (a reference) or ``${resolver:arguments}``."""
         start = self.take("INTER_OPEN", "").start
         unterminated = f"unterminated interpolation (the ${{ at character {start + 1})"
-        name: list[_Token | None] = []  # None for an interpolation in it
+        name: list[_Token | _Interpolation] = []
         while self.peek() not in ("COLON", "INTER_CLOSE"):
             if self.peek() == "INTER_OPEN":
-                self.interpolation()
-                name.append(None)
+                name.append(self.interpolation())
             elif self.peek() in ("ID", "DOT", "INTER_KEY", "BRACKET_OPEN", "BRACKET_CLOSE"):
                 name.append(self.take(self.peek(), ""))
             else:
                 raise self.unexpected(unterminated)
-        if self.peek() == "INTER_CLOSE":  # a reference: refused, so its path is not checked further
+        # an interpolation may stand for a word of either
+        kinds = ["ID" if isinstance(token, _Interpolation) else token.kind for token in name]
+        if self.peek() == "INTER_CLOSE":  # a reference to a key: ${a.b}, ${..a}, ${a[0]}
             if not name:
                 raise _GrammarError(f"an empty interpolation (character {start + 1})")
+            shape = "".join({"DOT": ".", "BRACKET_OPEN": "[", "BRACKET_CLOSE": "]"}.get(kind, "k") for kind in kinds)
+            if not re.fullmatch(r"\.*(?:k|\[k\])(?:\.k|\[k\])*", shape):
+                raise _GrammarError(f"not a key's path (the ${{ at character {start + 1})")
             end = self.take("INTER_CLOSE", unterminated)
-            return _Interpolation(self.text[start : end.start + len(end.text)], None, [])
-        kinds = ["ID" if token is None else token.kind for token in name]  # an interpolation may stand for a word
+            return _Interpolation(self.text[start : end.start + len(end.text)], None, name, reference=True)
         if kinds != ["ID", "DOT"] * (len(kinds) // 2) + ["ID"]:  # a resolver's name: words joined by dots
             raise self.unexpected("")
-        resolver = None if None in name else "".join(token.text for token in name if token)
+        resolver = None if any(isinstance(token, _Interpolation) for token in name) else "".join(
+            token.text for token in name if isinstance(token, _Token))
         self.take("COLON", unterminated)
         arguments = [] if self.peek() == "BRACE_CLOSE" else self.sequence("BRACE_CLOSE", unterminated)
         end = self.take("BRACE_CLOSE", unterminated)
@@ -304,11 +310,31 @@ def _unescaped(token: _Token) -> str:
     return token.text[1::2] if token.kind == "ESC" else token.text
 
 
-class _Resolution:
-    """Resolves what `_Parser` read as OmegaConf does, from `environ` (`ConfigError` naming `where`)."""
+Path = tuple[str | int, ...]
+"""Where a value is in a config: its keys, and indexes in lists."""
 
-    def __init__(self, where: str, environ: Mapping[str, str]):
-        self.where, self.environ = where, environ
+_KEY_PATH_HEAD = re.compile(r"(\.)*[^.[]*")
+_KEY_PATH_OTHER = re.compile(r"\.([^.[]*)|\[(.*?)\]")
+
+
+def _split_key(key: str) -> list[str]:
+    """A reference's key path split into keys as OmegaConf splits it (its ``split_key``): ``a.b[c]`` is a, b, c."""
+    head = _KEY_PATH_HEAD.match(key)
+    assert head is not None  # it matches any text, if only the empty start
+    parts = key[: head.end()].split(".")
+    if head.end() == len(key):
+        return parts
+    if key[head.end()] == "[" and not parts[-1]:
+        parts.pop()
+    return parts + [dotted or bracketed for dotted, bracketed in _KEY_PATH_OTHER.findall(key[head.end() :])]
+
+
+class _Resolution:
+    """Resolves what `_Parser` read as OmegaConf does, for the value at `at` in `config` (`ConfigError` naming
+    `where`)."""
+
+    def __init__(self, config: ConfigValues, at: Path, where: str):
+        self.config, self.at, self.where, self.environ = config, at, where, config.environ
 
     def value(self, element: Any) -> Any:
         if isinstance(element, _Interpolation):
@@ -318,8 +344,18 @@ class _Resolution:
         if isinstance(element, _Joined):
             return "".join(part if isinstance(part, str) else str(self.resolve(part)) for part in element.parts)
         if isinstance(element, _ListOf):
-            return [self.value(item) for item in element.items]
-        return {self.value(_unquoted(key)): self.value(value) for key, value in element.pairs}
+            return [self.item(item) for item in element.items]
+        return {self.value(_unquoted(key)): self.item(value) for key, value in element.pairs}
+
+    def item(self, element: Any) -> Any:
+        """A decoded list's or mapping's item: not a mapping or list a reference gives with interpolations in it,
+        which OmegaConf carries over as written, or resolves anew where it lands."""
+        value = self.value(element)
+        if isinstance(element, _Interpolation) and element.reference and isinstance(value, (Mapping, list)) and (
+                _holds_interpolation(value)):
+            raise ConfigError(f"{self.where}: cannot resolve {element.source!r} in what oc.decode decodes: it gives "
+                              "a mapping or list with interpolations in it, which OmegaConf resolves otherwise there")
+        return value
 
     def token(self, token: _Token) -> Any:
         """A single token's value: a number, boolean or null as the grammar spells it, else its text."""
@@ -335,19 +371,26 @@ class _Resolution:
         return None if token.kind == "NULL" else _unescaped(token)
 
     def resolve(self, interpolation: _Interpolation) -> Any:
+        return self.located(interpolation)[0]
+
+    def located(self, interpolation: _Interpolation) -> tuple[Any, Path | None]:
+        """What `interpolation` gives, and the key whose value that is (a reference's, or ``oc.decode``'s of one:
+        OmegaConf gives that key's own mapping, resolved where it is); None for a value a resolver makes."""
         source = interpolation.source
+        if interpolation.reference:
+            return self.config.referred(source, self.key(interpolation), self.at, self.where)
         if interpolation.resolver not in ("oc.env", "oc.decode"):
             raise ConfigError(f"{self.where}: cannot resolve {source!r} ({_SUPPORTED})")
         arguments = [self.value(argument) for argument in interpolation.arguments]
         if interpolation.resolver == "oc.env":
-            return self.env(source, arguments)
+            return self.env(source, arguments), None
         if len(arguments) != 1:
             given = "no text" if not arguments else f"{len(arguments)} arguments, not one text (quote a comma in it)"
             raise ConfigError(f"{self.where}: {source!r} gives oc.decode {given}")
         text = arguments[0]
         if text is None or not isinstance(text, str):
             if text is None:
-                return None
+                return None, None
             given = "a list or mapping" if isinstance(text, (list, dict)) else brief(text)
             written = interpolation.arguments[0]
             hint = f' (quote it: "{written.text}")' if isinstance(written, _Token) else ""
@@ -356,7 +399,23 @@ class _Resolution:
             element = _Parser(text, _lex(text, "value")).single_element()
         except _GrammarError as error:
             raise ConfigError(f"{self.where}: OmegaConf cannot decode {brief(text)} in {source!r}: {error}") from None
-        return self.value(element)
+        if isinstance(element, _Interpolation):
+            return self.located(element)
+        return self.value(element), None
+
+    def key(self, reference: _Interpolation) -> str:
+        """A reference's key path as text, its interpolations resolved (each to a key's name)."""
+        parts = []
+        for part in reference.arguments:
+            if isinstance(part, _Token):
+                parts.append(part.text)
+                continue
+            name = self.resolve(part)
+            if not isinstance(name, str):
+                raise ConfigError(f"{self.where}: cannot resolve {reference.source!r}: {part.source!r} gives "
+                                  f"{brief(name)}, not a key's name")
+            parts.append(name)
+        return "".join(parts)
 
     def env(self, source: str, arguments: list[Any]) -> Any:
         """``oc.env``'s value: the variable's text, else the default's (a null default is None)."""
@@ -378,20 +437,135 @@ class _Resolution:
         raise ConfigError(f"{self.where}: environment variable {name} is not set and {source!r} has no default")
 
 
-def resolve_interpolations(value: Any, where: str, environ: Mapping[str, str]) -> Any:
-    """`value` with its ``${...}`` interpolations resolved from `environ` as OmegaConf resolves them (a value that
-    is one interpolation keeps its type: ``oc.decode`` gives numbers, lists, mappings; `ConfigError` naming
-    `where` for one that cannot be, or that is not ``oc.env`` or ``oc.decode``); any other value as it is."""
-    if not (isinstance(value, str) and "${" in value):
-        return value
-    try:
-        parts = _Parser(value, _lex(value, "")).top()
-    except _GrammarError as error:
-        raise ConfigError(f"{where}: OmegaConf cannot read {brief(value)}: {error}") from None
-    resolution = _Resolution(where, environ)
-    try:
-        if len(parts) == 1 and isinstance(parts[0], _Interpolation):
-            return resolution.resolve(parts[0])
-        return resolution.value(_Joined(parts))
-    except RecursionError:  # an environment variable decoded into itself, or lists nested thousands deep
-        raise ConfigError(f"{where}: cannot resolve {brief(value)}: its interpolations nest too deep") from None
+class ConfigValues:
+    """A config's values (`root`: nested mappings and lists, as YAML gives them) as OmegaConf resolves them:
+    references to its keys (``${model.max_model_len}``, ``${..key}``, ``${a.b[0]}``), ``${oc.env:VAR,default}``
+    from `environ`, ``${oc.decode:...}``, read by OmegaConf's grammar; other resolvers are refused. Only what is
+    read is resolved, each key once. Messages name the keys after `name` (the config's)."""
+
+    def __init__(self, root: Mapping[str, Any], environ: Mapping[str, str], name: str = ""):
+        self.root, self.environ, self.name = root, environ, name
+        self._resolved: dict[Path, tuple[Any, Path]] = {}
+        self._resolving: list[Path] = []
+        self._decoded: set[Path] = set()
+        """Where ``oc.decode`` gave a mapping or list: its text is final there, as OmegaConf takes a resolver's."""
+
+    def where(self, path: Path) -> str:
+        """`path` as messages name it: the config's name, then the dotted key (a list's index in brackets)."""
+        key = _dotted(path)
+        return f"{self.name}: {key}" if self.name else key
+
+    def get(self, path: Path) -> Any:
+        """The value at `path`, its interpolations (and those of sections on the way) resolved; None where it, or a
+        section above, is absent or null. `ConfigError` for one that cannot be resolved, or a section on the way
+        that is not a mapping (or, for an index, a list). A mapping or list is given as written."""
+        node: Any = self.root
+        at: Path = ()
+        for depth, key in enumerate(path):
+            if node is None:
+                return None
+            kind, named = (list, "list") if isinstance(key, int) else (Mapping, "mapping")
+            if not isinstance(node, kind):
+                raise ConfigError(f"{self.where(path[:depth])} must be a {named}, got {brief(node)}")
+            if (key not in node) if isinstance(node, Mapping) else not 0 <= key < len(node):
+                return None
+            node, at = self._child(node, at, key, self.where(path[: depth + 1]))
+        return node
+
+    def _child(self, container: Any, at: Path, key: str | int, where: str) -> tuple[Any, Path]:
+        """The value at `key` in `container` (at `at`), resolved, and where it is (a reference's mapping: there)."""
+        value = container[key]
+        if isinstance(value, str) and "${" in value and not any(at[:depth] in self._decoded for depth in
+                                                                range(len(at) + 1)):
+            return self._resolve((*at, key), value, where)
+        return value, (*at, key)
+
+    def _resolve(self, at: Path, text: str, where: str) -> tuple[Any, Path]:
+        """`text`, the value at `at`, resolved (a value that is one interpolation keeps its type), and where it is."""
+        if at in self._resolved:
+            return self._resolved[at]
+        if at in self._resolving:
+            raise ConfigError(f"{where}: a cycle of interpolations, back to {_dotted(at)}")
+        try:
+            parts = _Parser(text, _lex(text, "")).top()
+        except _GrammarError as error:
+            raise ConfigError(f"{where}: OmegaConf cannot read {brief(text)}: {error}") from None
+        resolution = _Resolution(self, at, where)
+        self._resolving.append(at)
+        try:
+            if len(parts) == 1 and isinstance(parts[0], _Interpolation):
+                value, place = resolution.located(parts[0])
+                if place is None and isinstance(value, (Mapping, list)):
+                    self._decoded.add(at)
+                found = value, at if place is None else place
+            else:
+                found = resolution.value(_Joined(parts)), at
+        except RecursionError:  # an environment variable decoded into itself, chains thousands long
+            raise ConfigError(f"{where}: cannot resolve {brief(text)}: its interpolations nest too deep") from None
+        finally:
+            self._resolving.pop()
+        self._resolved[at] = found
+        return found
+
+    def referred(self, source: str, key: str, at: Path, where: str) -> tuple[Any, Path]:
+        """The value the reference `source` (its key path `key`) in the value at `at` refers to, and where it is,
+        as OmegaConf selects it: from the config's top, or with a leading dot from the mapping that holds the value
+        (each further dot one up); keys split at dots and brackets, a list's by index."""
+        start = at[:-1]
+        if key.startswith("."):
+            key = key[1:]
+            while key.startswith("."):
+                if not start:
+                    raise ConfigError(f"{where}: cannot resolve {source!r}: it climbs above the config's top")
+                start, key = start[:-1], key[1:]
+        else:
+            start = ()
+        node, node_at = self.root, ()
+        for part in start:  # the mapping or list it starts from (each found before, and resolved)
+            node, node_at = self._child(node, node_at, part, where)
+        for part in _split_key(key) if key else []:
+            node, node_at = self._select(node, node_at, part, source, where)
+        if node_at == at[: len(node_at)]:  # a section that holds the value itself
+            raise ConfigError(f"{where}: cannot resolve {source!r}: it refers to {_dotted(node_at) or 'the config'}, "
+                              "which holds it")
+        return node, node_at
+
+    def _select(self, node: Any, at: Path, part: str, source: str, where: str) -> tuple[Any, Path]:
+        """The value at `part` in `node` (at `at`) for the reference `source`, resolved, and where it is."""
+        def missing(path: Path) -> ConfigError:
+            return ConfigError(f"{where}: cannot resolve {source!r}: the config has no {_dotted(path)}")
+
+        if isinstance(node, list):
+            try:
+                index = int(part)
+            except ValueError:
+                raise ConfigError(f"{where}: cannot resolve {source!r}: {_dotted(at)} is a list, and {part!r} is no "
+                                  "index") from None
+            if not 0 <= index < len(node):
+                raise missing((*at, index))
+            key: str | int = index
+        elif isinstance(node, Mapping):
+            if part not in node:
+                raise missing((*at, part))
+            key = part
+        else:
+            value = "null" if node is None else brief(node)
+            raise ConfigError(f"{where}: cannot resolve {source!r}: {_dotted(at)} is {value}, not a mapping or list, "
+                              f"so it has no {part}")
+        if node[key] == "???":  # OmegaConf's missing value
+            raise ConfigError(f"{where}: cannot resolve {source!r}: {_dotted((*at, key))} is ???, a value missing")
+        return self._child(node, at, key, f"{where}: {source!r} reads {_dotted((*at, key))}")
+
+
+def _holds_interpolation(value: Any) -> bool:
+    """Whether `value` is, or holds, text with ``${`` in it."""
+    if isinstance(value, Mapping):
+        return any(_holds_interpolation(item) for item in value.values())
+    if isinstance(value, list):
+        return any(_holds_interpolation(item) for item in value)
+    return isinstance(value, str) and "${" in value
+
+
+def _dotted(path: Path) -> str:
+    """`path` as a dotted key (a list's index in brackets)."""
+    return "".join(f"[{key}]" if isinstance(key, int) else f".{key}" for key in path).removeprefix(".")

@@ -11,6 +11,7 @@ from __future__ import annotations
 import io
 import re
 from collections.abc import Mapping
+from copy import deepcopy
 from itertools import pairwise
 from typing import Any
 
@@ -25,7 +26,7 @@ from ruamel.yaml.tokens import CommentToken
 from solver.query import TrinityVersion
 from solver.results import Plan
 from solver.tables import Model, brief, check_types
-from solver.trinity.interpolation import resolve_interpolations
+from solver.trinity.interpolation import ConfigValues
 from solver.trinity.keys import OFFLOAD_FLAGS, UNTYPED_SECTIONS, ConfigError, value_at, yaml_scalar
 from solver.trinity.plan_keys import PlanKey, keys_for_plan
 from solver.trinity.reader import check_config_arguments, load_config_mapping, read_or_none
@@ -234,8 +235,10 @@ def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, 
                 environ: Mapping[str, str] | None, version: TrinityVersion | None) -> None:
     """Set `plan`'s keys in `data` (the config's round trip, whose text is `lines`; `reading`: its values as Trinity
     reads them), and remove a stale ``model.rope_scaling`` and, for Trinity 0.5, 0.6's flags under ``trainer``."""
-    for key in keys_for_plan(plan, model, reading, environ, version):
-        if _writes(key, value_at(reading, key.path), environ):
+    keys = keys_for_plan(plan, model, reading, environ, version)
+    kept = _kept(reading, keys, environ or {})
+    for key in keys:
+        if _writes(key, value_at(reading, key.path)) and key.path not in kept:
             _set(data, key.path, key.value, lines, create=not key.existing_only)
     section = data.get("model")
     if isinstance(section, CommentedMap) and "rope_scaling" in section and _stale_rope(section["rope_scaling"],
@@ -257,8 +260,9 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
     so a diff against the original touches only those keys' lines (and adds lines for new keys).
     Decisions:
 
-    - Existing keys are overwritten in place (an interpolation such as ``${oc.env:MAX_MODEL_LEN,4096}``
-      becomes the plan's number, unless it resolves to that number in `environ`: then it stays); missing
+    - Existing keys are overwritten in place (an interpolation such as ``${oc.env:MAX_MODEL_LEN,4096}`` or
+      ``${model.max_model_len}`` becomes the plan's number, unless it resolves to that number in `environ`, in the
+      patched config: then it stays, `_kept`); missing
       keys and sections are appended at the end of their section.
     - YaRN: beyond the native context, ``model.rope_scaling`` gets ``rope_type``, ``factor`` and
       ``original_max_position_embeddings`` (other keys in it are kept); a model with a RoPE scaling of
@@ -327,29 +331,64 @@ def _scalar_kind(value: Any) -> type:
     return next((kind for kind in (int, float, str) if isinstance(value, kind)), type(value))
 
 
-def _writes(key: PlanKey, current: Any, environ: Mapping[str, str] | None) -> bool:
-    """Whether `patch_trinity_config` writes `key` where the config has `current` there (None: nothing): not a
-    choice of the user's it keeps (`PlanKey.default_only`), nor a key it only sets where present
-    (`PlanKey.existing_only`), nor the plan's value already (of its type: written again, an anchored value would
-    move its anchor to an alias), nor an interpolation that gives it (`_given`)."""
+def _writes(key: PlanKey, current: Any) -> bool:
+    """Whether `patch_trinity_config` writes `key` where the config has `current` there (None: nothing), unless it
+    keeps an interpolation there (`_kept`): not a choice of the user's it keeps (`PlanKey.default_only`), nor a key
+    it only sets where present (`PlanKey.existing_only`), nor the plan's value already (of its type: written again,
+    an anchored value would move its anchor to an alias)."""
     already = _scalar_kind(current) is _scalar_kind(key.value) and current == key.value
-    return (not (key.default_only and current is not None) and not (key.existing_only and current is None)
-            and not already and _given(current, key.path, key.value, environ or {}) is None)
+    return not (key.default_only and current is not None) and not (key.existing_only and current is None) and not already
 
 
-def _given(current: Any, path: tuple[str, ...], value: Any, environ: Mapping[str, str]) -> Any:
-    """What `current`, a config's interpolation (``${oc.env:MAX_LEN,32768}``) at `path`, resolves to in
-    `environ` where Trinity would read that as `value`, the patch's (the user's indirection then stays);
-    None otherwise. A typed key takes the text of its value (any case for a boolean); in an untyped section
-    (`UNTYPED_SECTIONS`) only the value itself, of its type (``oc.decode`` gives numbers)."""
-    if not (isinstance(current, str) and "${" in current):
-        return None
-    resolved = read_or_none(lambda _: resolve_interpolations(current, "", environ), ())
-    if path[:2] in UNTYPED_SECTIONS:
-        same = type(resolved) is type(value) and resolved == value
+def _kept(reading: Any, keys: list[PlanKey], environ: Mapping[str, str]) -> dict[tuple[str, ...], Any]:
+    """The plan's `keys` whose value in the config (`reading`, as Trinity reads it) is an interpolation the patch
+    keeps, with what each gives: one that gives the key's value (`_gives`) in the patched config, where a key it
+    refers to may have another value (the user's indirection then stays)."""
+    writes = [key for key in keys if _writes(key, value_at(reading, key.path))]
+    interpolated = [key for key in writes if _interpolated(value_at(reading, key.path))]
+
+    def giving(kept: list[PlanKey]) -> dict[tuple[str, ...], Any]:  # those of `kept` that give their value
+        values = ConfigValues(_with_values(reading, [key for key in writes if key not in kept]), environ)
+        given = {key.path: _gives(values, key) for key in kept}
+        return {path: value for path, value in given.items() if value is not None}
+
+    # Each on its own among the plan's values first, then together, until those kept give theirs with one another.
+    kept = [key for key in interpolated if giving([key])]
+    while len(given := giving(kept)) < len(kept):
+        kept = [key for key in kept if key.path in given]
+    return given
+
+
+def _interpolated(value: Any) -> bool:
+    return isinstance(value, str) and "${" in value
+
+
+def _with_values(reading: Any, keys: list[PlanKey]) -> Any:
+    """A copy of `reading` with `keys` set to their values (missing sections added; none through a value that is not
+    a mapping, which the patch refuses)."""
+    patched = deepcopy(reading)
+    for key in keys:
+        node = patched
+        for part in key.path[:-1]:
+            if node.get(part) is None:
+                node[part] = {}
+            if not isinstance(node := node[part], dict):
+                break
+        else:
+            node[key.path[-1]] = key.value
+    return patched
+
+
+def _gives(values: ConfigValues, key: PlanKey) -> Any:
+    """What the config's interpolation at `key`'s path resolves to in `values` where Trinity would read that as the
+    key's value; None otherwise. A typed key takes the text of its value (any case for a boolean); in an untyped
+    section (`UNTYPED_SECTIONS`) only the value itself, of its type (``oc.decode`` gives numbers)."""
+    resolved = read_or_none(values.get, key.path)
+    if key.path[:2] in UNTYPED_SECTIONS:
+        same = type(resolved) is type(key.value) and resolved == key.value
     else:
-        text = str(resolved).lower() if isinstance(value, bool) else str(resolved)
-        same = resolved is not None and text == yaml_scalar(value)
+        text = str(resolved).lower() if isinstance(key.value, bool) else str(resolved)
+        same = resolved is not None and text == yaml_scalar(key.value)
     return resolved if same else None
 
 
@@ -370,9 +409,11 @@ def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
         return anchor if anchor in repeated else None
 
     found: dict[str, str] = {}  # per anchor, once
-    for key in keys_for_plan(plan, model, reading, environ, version):
+    keys = keys_for_plan(plan, model, reading, environ, version)
+    kept = _kept(reading, keys, environ or {})
+    for key in keys:
         value = value_at(reading, key.path)
-        if value == key.value or not _writes(key, value, environ):
+        if value == key.value or not _writes(key, value) or key.path in kept:
             continue
         if (anchor := anchor_of(value_at(data, key.path))) is not None:
             found.setdefault(anchor, f"{'.'.join(key.path)} is the anchor &{anchor}, which other keys repeat "
@@ -414,9 +455,9 @@ def kept_interpolations(text: str, plan: Plan, model: Model, *, name: str = "con
     """The keys `patch_trinity_config` leaves as the config's interpolations, which give the plan's value in
     `environ` (and may give another elsewhere), in words."""
     data = load_config_mapping(text.replace("\r\n", "\n"), name)
-    return [f"{'.'.join(key.path)} stays {current}, which gives {given} in this environment: the plan holds for "
-            "that value" for key in keys_for_plan(plan, model, data, environ, version)
-            if (given := _given(current := value_at(data, key.path), key.path, key.value, environ or {})) is not None]
+    keys = keys_for_plan(plan, model, data, environ, version)
+    return [f"{'.'.join(path)} stays {value_at(data, path)}, which gives {given} in this environment: the plan holds "
+            "for that value" for path, given in _kept(data, keys, environ or {}).items()]
 
 
 class _NullWordRepresenter(RoundTripRepresenter):

@@ -10,7 +10,7 @@ from pydantic import BaseModel, ConfigDict
 from solver.query import TrinityVersion
 from solver.results import Plan, yarn_caution
 from solver.tables import Model
-from solver.trinity.interpolation import decode_scalar, resolve_interpolations
+from solver.trinity.interpolation import ConfigValues, decode_scalar
 from solver.trinity.keys import (
     ACTOR_ROLLOUT_REF,
     DYNAMIC_BATCH_KEYS,
@@ -88,10 +88,10 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
             )
         )
 
+    values = None if config is None else ConfigValues(config, environ or {})
+
     def resolved(path: tuple[str, ...]) -> Any:  # the config's value there, its interpolation resolved (None: unread)
-        if config is None:
-            return None
-        return read_or_none(lambda at: resolve_interpolations(value_at(config, at), "", environ or {}), path)
+        return None if values is None else read_or_none(values.get, path)
 
     def turned_back_on(paths: Iterable[tuple[str, ...]]) -> list[PlanKey]:
         # The plan's token budget applies only with dynamic batch sizes, and its memory only with gradient

@@ -25,7 +25,7 @@ from solver.tables import (
     yaml_error_place,
     yaml_limit,
 )
-from solver.trinity.interpolation import decode_scalar, resolve_interpolations
+from solver.trinity.interpolation import ConfigValues, Path, decode_scalar
 from solver.trinity.keys import ConfigError, trainer_level_offload
 
 BOOLEAN_WORDS = {"true": True, "yes": True, "y": True, "on": True, "false": False, "no": False, "n": False, "off": False}
@@ -83,25 +83,20 @@ def load_config_mapping(text: str, name: str, yaml: YAML | None = None) -> Any:
 
 class ConfigReader:
     """Reads a Trinity config's values as Trinity does (interpolations resolved, types checked), naming the key
-    in each `ConfigError`."""
+    in each `ConfigError`; the keys under `base` (an entry of a list, say), named from the config's top."""
 
-    def __init__(self, data: Mapping[str, Any], name: str, environ: Mapping[str, str], prefix: str = ""):
-        self.data, self.name, self.environ, self.prefix = data, name, environ, prefix
+    def __init__(self, data: Mapping[str, Any], name: str, environ: Mapping[str, str], base: Path = ()):
+        self.data, self.name, self.environ, self.base = data, name, environ, base
+        self.values = ConfigValues(data, environ, name)
 
-    def where(self, path: tuple[str, ...]) -> str:
+    def where(self, path: Path) -> str:
         """`path` as messages name it: the config's name, then the dotted key."""
-        return f"{self.name}: {self.prefix}{'.'.join(path)}"
+        return self.values.where((*self.base, *path))
 
-    def get(self, path: tuple[str, ...]) -> Any:
-        """The value at `path` (interpolations resolved), None when it or a section above is absent."""
-        node: Any = self.data
-        for depth, part in enumerate(path):
-            if node is None:
-                return None
-            if not isinstance(node, Mapping):
-                raise ConfigError(f"{self.where(path[:depth])} must be a mapping, got {brief(node)}")
-            node = node.get(part)
-        return resolve_interpolations(node, self.where(path), self.environ)
+    def get(self, path: Path) -> Any:
+        """The value at `path` (interpolations resolved, those of sections above too), None when it or a section
+        above is absent."""
+        return self.values.get((*self.base, *path))
 
     def integer(self, path: tuple[str, ...], default: int | None = None, minimum: int = 1,
                 maximum: int = MAX_TOKENS) -> int | None:
