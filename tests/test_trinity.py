@@ -1791,8 +1791,9 @@ def test_read_trinity_config_resolves_references_and_sections_given_by_oc_decode
     assert (config.max_model_len, config.max_token_len_per_gpu, config.role_token_budgets) == (
         65536, 65536, (("trainer.trainer_config.actor_rollout_ref.actor.ppo_max_token_len_per_gpu", 65536),))
     assert (config.node_gpus, config.rollout_gpus, config.auxiliary_gpus, config.trainer_gpus) == (8, 6, 4, 2)
-    with pytest.raises(ConfigError, match=r"^c.yaml: trainer.max_token_len_per_gpu: cannot resolve '\$\{model.max_len\}': "
-                                          "the config has no model.max_len$"):
+    missing = (r"^c.yaml: trainer.max_token_len_per_gpu: cannot resolve '\$\{model.max_len\}': the config has no "
+               "model.max_len$")
+    with pytest.raises(ConfigError, match=missing):
         read_trinity_config(text.replace("${model.max_model_len}", "${model.max_len}"), "c.yaml", {})
 
 

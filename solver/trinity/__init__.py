@@ -19,8 +19,8 @@ and their meaning are Trinity-RFT's (``trinity/common/config.py``):
   rest train.
 
 The modules, each using only those above it: `keys` (the keys and paths they all share, `ConfigError`),
-`interpolation` (references to keys, ``${oc.env:...}`` and ``${oc.decode:...}``, as OmegaConf resolves them), `reader` (a config's
-text as nested mappings and its values as Trinity reads them), `config` (`read_trinity_config`), `checks`
+`interpolation` (references to keys, ``${oc.env:...}`` and ``${oc.decode:...}``, as OmegaConf resolves them),
+`reader` (a config's text as nested mappings and its values as Trinity reads them), `config` (`read_trinity_config`), `checks`
 (`check_trinity_config`), `plan_keys` (the keys a plan sets), `fragment` (`trinity_fragment`) and `patch`
 (`patch_trinity_config`). The names other packages use are imported from here; the rest from their modules.
 

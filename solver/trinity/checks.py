@@ -87,7 +87,8 @@ class _ConfigChecks:
         return raw
 
     def rope_type(self) -> Any:
-        """``model.rope_scaling``'s type (`value`): its ``rope_type``, else its ``type`` (None where it is no mapping)."""
+        """``model.rope_scaling``'s type (`value`): its ``rope_type``, else its ``type`` (None where it is no
+        mapping)."""
         if not isinstance(self.value(_ROPE_SCALING), Mapping):
             return None
         return self.value((*_ROPE_SCALING, "rope_type")) or self.value((*_ROPE_SCALING, "type"))

@@ -467,7 +467,7 @@ class ConfigValues:
             kind, named = (list, "list") if isinstance(key, int) else (Mapping, "mapping")
             if not isinstance(node, kind):
                 raise ConfigError(f"{self.where(path[:depth])} must be a {named}, got {brief(node)}")
-            if (key not in node) if isinstance(node, Mapping) else not 0 <= key < len(node):
+            if key not in node if isinstance(node, Mapping) else not 0 <= int(key) < len(node):
                 return None
             node, at = self._child(node, at, key, self.where(path[: depth + 1]))
         return node
@@ -511,7 +511,7 @@ class ConfigValues:
         """The value the reference `source` (its key path `key`) in the value at `at` refers to, and where it is,
         as OmegaConf selects it: from the config's top, or with a leading dot from the mapping that holds the value
         (each further dot one up); keys split at dots and brackets, a list's by index."""
-        start = at[:-1]
+        start: Path = at[:-1]
         if key.startswith("."):
             key = key[1:]
             while key.startswith("."):
@@ -520,7 +520,8 @@ class ConfigValues:
                 start, key = start[:-1], key[1:]
         else:
             start = ()
-        node, node_at = self.root, ()
+        node: Any = self.root
+        node_at: Path = ()
         for part in start:  # the mapping or list it starts from (each found before, and resolved)
             node, node_at = self._child(node, node_at, part, where)
         for part in _split_key(key) if key else []:

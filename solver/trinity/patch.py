@@ -337,7 +337,8 @@ def _writes(key: PlanKey, current: Any) -> bool:
     it only sets where present (`PlanKey.existing_only`), nor the plan's value already (of its type: written again,
     an anchored value would move its anchor to an alias)."""
     already = _scalar_kind(current) is _scalar_kind(key.value) and current == key.value
-    return not (key.default_only and current is not None) and not (key.existing_only and current is None) and not already
+    return (not (key.default_only and current is not None) and not (key.existing_only and current is None)
+            and not already)
 
 
 def _kept(reading: Any, keys: list[PlanKey], environ: Mapping[str, str]) -> dict[tuple[str, ...], Any]:
