@@ -2307,3 +2307,13 @@ def test_check_needs_a_config_and_a_length_to_judge_it_at(cli, user_config: Path
     # With --len, it is judged at that length: vanilla on 6 A100s trains Qwen3-8B at 4096 tokens (documented).
     status, out, _ = cli("--from-config", str(user_config), "--gpu", "a100", "--len", "4k", "--check", "--json")
     assert (status, json.loads(out)[0]["current"]["trains"]) == (0, True)
+
+
+def test_check_exits_1_where_the_config_does_not_train_on_one_gpu_type_of_several(cli, user_config: Path,
+                                                                                  monkeypatch: pytest.MonkeyPatch):
+    # Vanilla on 6 GPUs at 16384 tokens: the H20's table says it trains, the A100's that it runs out of memory.
+    monkeypatch.setenv("MAX_MODEL_LEN", "16384")
+    status, out, _ = cli("--from-config", str(user_config), "--check", "--json")
+    trains = {answer["gpu"]: (answer["current"]["trains"], bool(answer["plans"])) for answer in json.loads(out)}
+    assert (status, trains) == (1, {"A100-80GB": (False, True), "H20-96GB": (True, True)})
+    assert cli("--from-config", str(user_config), "--gpu", "h20", "--check")[0] == 0

@@ -736,3 +736,45 @@ def test_a_contradiction_within_the_cells_of_one_gpu_type_is_not_said_again_for_
     assert catalog.contradictions() == [
         ("A800-80GB, 2 GPUs, Qwen3-4B: Env at 16384 but vanilla trains at the longer 18000 (memory only grows with the "
          "length)")]
+
+
+def _cells_file(path: Path, tables: list[tuple[int, int, int]]) -> Path:
+    """A cells file of H100 tables, each (GPUs, models, rows): Qwen3-8B then Qwen3-14B, every cell Env + Offload +
+    SP=8, at 8 * row tokens."""
+    names = ["8B", "14B"]
+    lines = ["gpu: H100-80GB", "memory_gb: 80", "source: generated", "tables:"]
+    for gpus, models, rows in tables:
+        lines += [f"  - gpus: {gpus}", "    section: s", f"    models: [{', '.join(names[:models])}]", "    rows:"]
+        cells = ", ".join(f"{name}: Env + Offload + SP=8" for name in names[:models])
+        lines += [f"      - {{max_model_len: {8 * row}, cells: {{{cells}}}}}" for row in range(1, rows + 1)]
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize(("tables", "cells"), [
+    ([(8, 2, 1025)], 2050),  # a cell for each model of a row
+    ([(8, 1, 1025), (16, 1, 1025)], 2050),  # the cells of all its tables
+    ([(8, 1, 2000), (16, 1, 49)], 2049),
+])
+def test_a_gpu_types_cells_are_counted_over_its_models_and_tables(tmp_path: Path, tables: list, cells: int):
+    path = _cells_file(tmp_path / "cells.yaml", tables)
+    with pytest.raises(TableError) as raised:
+        load_catalog().with_cells(path)
+    assert str(raised.value) == (f"{path}: {cells} cells, more than the 2048 a GPU type's tables may have (each is a "
+                                 "measured run: give the lengths you train at)")
+    fewer = _cells_file(tmp_path / "fewer.yaml", [(8, 1, 1024), (16, 1, 1024)])  # 2048 over two tables: taken
+    assert [table.gpus for table in load_catalog().with_cells(fewer).gpu("h100").tables] == [8, 16]
+
+
+def test_cells_of_the_catalogues_own_source_join_its_tables_as_the_documents(tmp_path: Path):
+    # A cells file whose source is the GPU type's own in the catalogue: its table is the document's, not measured
+    # cells of yours (no origin to cite); another source is cited.
+    catalog = load_catalog()
+    own_source = catalog.gpu("A800-80GB").source
+    for source, origin in ((own_source, {}), ("made up", {6: TableOrigin(None, "made up")})):
+        cells = tmp_path / "a800.yaml"
+        cells.write_text(yaml.safe_dump({"gpu": "A800-80GB", "memory_gb": 80, "source": source, "tables": [
+            {"gpus": 6, "section": "6 x A800", "models": ["Qwen3-8B"],
+             "rows": [{"max_model_len": 4096, "cells": {"Qwen3-8B": "vanilla"}}]}]}), encoding="utf-8")
+        origins = catalog.with_cells(cells).table_origins("A800-80GB", catalog.model("8B"))
+        assert {gpus: found for gpus, found in origins.items() if found.gpu is None} == origin

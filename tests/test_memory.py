@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -42,6 +43,7 @@ from solver.tables import (
     QueryError,
     Setting,
     TableError,
+    TableOrigin,
     load_catalog,
     load_fleet,
     load_gpu_type,
@@ -2647,3 +2649,21 @@ def test_a_calibration_out_of_time_says_the_cells_are_too_many(monkeypatch: pyte
         calibrate(observations(CATALOG))
     assert str(raised.value).startswith("the calibration program found no optimal fit for 2134 observations within ")
     assert str(raised.value).endswith("; the cells are too many to fit in time: give fewer")
+
+
+def test_a_cell_of_another_gpu_types_table_is_cited_as_it_is():
+    # Only a cell of the answer's own GPU type's table is stamped with the origin of that table for its count.
+    own = SourceCell(model="Qwen3-8B", gpus=8, max_model_len=32768, setting="-")
+    larger = own.model_copy(update={"gpu": "H200-141GB"})
+    origins = {8: TableOrigin(None, "my measurements")}
+    assert own.cited(origins) == own.model_copy(update={"table_source": "my measurements"})
+    assert larger.cited(origins) == larger
+    assert larger.cited({8: TableOrigin("A100-80GB", None)}) == larger
+
+
+def test_a_calibration_out_of_time_gives_its_limit_in_whole_seconds(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr("solver.calibrate.CALIBRATION_TIME_LIMIT_MS", 1)  # a millisecond: 0 whole seconds
+    with pytest.raises(QueryError) as raised:
+        calibrate(observations(CATALOG))
+    assert re.fullmatch(r"the calibration program found no optimal fit for 2134 observations within 0 s \(GLOP status "
+                        r"\d+\); the cells are too many to fit in time: give fewer", str(raised.value))

@@ -1,0 +1,91 @@
+"""Interpolations (solver/trinity/interpolation.py) against OmegaConf: cases a mutation of the grammar's tables or
+parser let through (tokens, spaces, escapes, mappings, resolver names). Each expected value or refusal was taken
+from OmegaConf 2.4.0 with these variables set and nothing else; OmegaConf is not needed to run them."""
+
+from __future__ import annotations
+
+import pytest
+
+from solver.trinity.interpolation import resolve_interpolations
+from solver.trinity.keys import ConfigError
+
+_ENVIRON = {"SET": "8192", "R": "env"}
+_DECODED = "${oc.decode:${oc.env:V}}"
+"""The expression that decodes the text of V, as OmegaConf's grammar reads it."""
+
+
+@pytest.mark.parametrize(("text", "decoded"), [
+    # spaces after [ and { and before ] and }
+    ("{ a: 1}", {"a": 1}), ("{a: 1 }", {"a": 1}), ("[ 1, 2 ]", [1, 2]), ("[1 , 2]", [1, 2]), ("{ }", {}),
+    ("{}", {}),
+    # the unquoted characters besides letters and digits
+    ("a*b", "a*b"), ("a@b", "a@b"), ("a?b", "a?b"), ("a|b", "a|b"), ("*", "*"), ("-", "-"), ("+", "+"),
+    ("true-x", "true-x"), ("Qwen3-8B", "Qwen3-8B"),
+    # escapes: a backslash before any of \()[]{}:=, space and tab is undone
+    ("a\\:b", "a:b"), ("a\\\tb", "a\tb"), ("\\(", "("), ("a\\(b\\)", "a(b)"), ("a\\[b\\]", "a[b]"),
+    ("a\\{b\\}", "a{b}"), ("\\,", ","), ("\\ ", " "), ("\\\\", "\\"), ("\\,\\,", ",,"),
+    # a mapping's keys are typed as values are; escapes undone in them
+    ("{1: a}", {1: "a"}), ("{true: 1}", {True: 1}), ("{null: 1}", {None: 1}), ("{1.5: x}", {1.5: "x"}),
+    ("{a\\ b: 1}", {"a b": 1}), ("{a b: 1}", {"a b": 1}), ("{a: [1, {b: 2}]}", {"a": [1, {"b": 2}]}),
+    # text decoded is resolved in turn, an interpolation inside it too
+    ("a${oc.env:SET}", "a8192"), ("${oc.env:SET}b", "8192b"), ("[${oc.env:SET}, x]", ["8192", "x"]),
+])
+def test_oc_decode_gives_what_omegaconf_decodes(text: str, decoded: object) -> None:
+    value = resolve_interpolations(_DECODED, "k", {**_ENVIRON, "V": text})
+    assert (repr(value), type(value)) == (repr(decoded), type(decoded))
+
+
+@pytest.mark.parametrize(("expression", "resolved"), [
+    # tabs wherever spaces are allowed
+    ("${\toc.env:SET}", "8192"), ("${oc.env:\tSET}", "8192"), ("${oc.env:SET\t}", "8192"), ("${oc.env\t:SET}", "8192"),
+    ("${oc.env:UNSET,\t4\t}", "4"), ("${oc.decode:\t'[\t1\t,\t2\t]'\t}", [1, 2]),
+    # a default of one escape, or text with one
+    ("${oc.env:UNSET,\\,}", ","), ("${oc.env:UNSET,\\ }", " "), ("${oc.env:UNSET,a\\:b}", "a:b"),
+    ("${oc.env:UNSET,-}", "-"),
+    # a null default joined into text is written as Python writes it
+    ("x${oc.env:UNSET,null}y", "xNoney"), ("${oc.env:UNSET,{a: 1}}", "{'a': 1}"),
+])
+def test_interpolations_resolve_as_omegaconf_resolves_them(expression: str, resolved: object) -> None:
+    value = resolve_interpolations(expression, "k", _ENVIRON)
+    assert (repr(value), type(value)) == (repr(resolved), type(resolved))
+
+
+@pytest.mark.parametrize(("text", "reason"), [
+    ("{: 1}", "unexpected ': ' (character 2)"),
+    ("[1", "no closing ] (the [ at character 1)"),
+    ("[ 1, 2", "no closing ] (the [ at character 1)"),
+    ("{a: 1", "no closing } (the { at character 1)"),
+    ("{a", "no closing } (the { at character 1)"),
+    ("x {a", "unexpected '{' (character 3)"),
+    ("{a 1}", "unexpected '}' (character 5)"),
+    ("{a: 1, b}", "unexpected '}' (character 9)"),
+    ("{'a': 1}", "unexpected \"'\" (character 2)"),
+    ("{${oc.env:SET}: 1}", "unexpected '${' (character 2)"),
+    ("['a' 'b']", "unexpected ' ' (character 5)"),
+    ("a\\(b)", "')' outside quotes (character 5)"),
+])
+def test_oc_decode_refuses_what_omegaconf_refuses(text: str, reason: str) -> None:
+    with pytest.raises(ConfigError) as raised:
+        resolve_interpolations(_DECODED, "k", {**_ENVIRON, "V": text})
+    assert str(raised.value) == f"k: OmegaConf cannot decode {text!r} in {_DECODED!r}: {reason}"
+
+
+@pytest.mark.parametrize(("expression", "message"), [
+    # a resolver's name: words joined by dots, a word may hold a -; OmegaConf refuses these too
+    ("${oc.env/x:SET}", "k: OmegaConf cannot read '${oc.env/x:SET}': unexpected ':' (character 11)"),
+    ("${oc..env:SET}", "k: OmegaConf cannot read '${oc..env:SET}': unexpected ':' (character 10)"),
+    ("${.oc.env:SET}", "k: OmegaConf cannot read '${.oc.env:SET}': unexpected ':' (character 10)"),
+    ("${a[0]:x}", "k: OmegaConf cannot read '${a[0]:x}': unexpected ':' (character 7)"),
+    ("${my-res:x}", "k: cannot resolve '${my-res:x}' (only ${oc.env:VAR,default} and ${oc.decode:...} are supported)"),
+    ("${${oc.env:R}:SET}",  # OmegaConf: no resolver named env
+     "k: cannot resolve '${${oc.env:R}:SET}' (only ${oc.env:VAR,default} and ${oc.decode:...} are supported)"),
+    # oc.env takes text (OmegaConf: "str expected")
+    ("${oc.env:[a]}", "k: cannot resolve '${oc.env:[a]}': oc.env takes a variable's name, not ['a']"),
+    ("${oc.env:5}", "k: cannot resolve '${oc.env:5}': oc.env takes a variable's name, not 5"),
+    ('${oc.env:"SE"T}', "k: OmegaConf cannot read '${oc.env:\"SE\"T}': unexpected 'T' (character 14)"),
+    ("${oc.env:SET", "k: OmegaConf cannot read '${oc.env:SET': unterminated interpolation (the ${ at character 1)"),
+])
+def test_interpolations_refused_as_omegaconf_refuses_them(expression: str, message: str) -> None:
+    with pytest.raises(ConfigError) as raised:
+        resolve_interpolations(expression, "k", _ENVIRON)
+    assert str(raised.value) == message
