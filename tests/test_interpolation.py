@@ -6,12 +6,17 @@ from __future__ import annotations
 
 import pytest
 
-from solver.trinity.interpolation import resolve_interpolations
+from solver.trinity.interpolation import ConfigValues
 from solver.trinity.keys import ConfigError
 
 _ENVIRON = {"SET": "8192", "R": "env"}
 _DECODED = "${oc.decode:${oc.env:V}}"
 """The expression that decodes the text of V, as OmegaConf's grammar reads it."""
+
+
+def resolve_interpolations(expression: str, key: str, environ: dict[str, str]) -> object:
+    """`expression` as the value of `key`, resolved as a config's value is."""
+    return ConfigValues({key: expression}, environ).get((key,))
 
 
 @pytest.mark.parametrize(("text", "decoded"), [
@@ -76,9 +81,11 @@ def test_oc_decode_refuses_what_omegaconf_refuses(text: str, reason: str) -> Non
     ("${oc..env:SET}", "k: OmegaConf cannot read '${oc..env:SET}': unexpected ':' (character 10)"),
     ("${.oc.env:SET}", "k: OmegaConf cannot read '${.oc.env:SET}': unexpected ':' (character 10)"),
     ("${a[0]:x}", "k: OmegaConf cannot read '${a[0]:x}': unexpected ':' (character 7)"),
-    ("${my-res:x}", "k: cannot resolve '${my-res:x}' (only ${oc.env:VAR,default} and ${oc.decode:...} are supported)"),
+    ("${my-res:x}", "k: cannot resolve '${my-res:x}' (only references to keys, ${oc.env:VAR,default} and "
+                    "${oc.decode:...} are supported)"),
     ("${${oc.env:R}:SET}",  # OmegaConf: no resolver named env
-     "k: cannot resolve '${${oc.env:R}:SET}' (only ${oc.env:VAR,default} and ${oc.decode:...} are supported)"),
+     "k: cannot resolve '${${oc.env:R}:SET}' (only references to keys, ${oc.env:VAR,default} and ${oc.decode:...} are "
+     "supported)"),
     # oc.env takes text (OmegaConf: "str expected")
     ("${oc.env:[a]}", "k: cannot resolve '${oc.env:[a]}': oc.env takes a variable's name, not ['a']"),
     ("${oc.env:5}", "k: cannot resolve '${oc.env:5}': oc.env takes a variable's name, not 5"),
@@ -89,3 +96,11 @@ def test_interpolations_refused_as_omegaconf_refuses_them(expression: str, messa
     with pytest.raises(ConfigError) as raised:
         resolve_interpolations(expression, "k", _ENVIRON)
     assert str(raised.value) == message
+
+
+@pytest.mark.parametrize(("expression", "resolved"), [
+    ("${ a.b }", 3), ("${a.b}x", "3x"), ("x${a.b}y${a.b}", "x3y3"),  # OmegaConf 2.4.0's values
+])
+def test_references_with_spaces_or_text_around_them_resolve_as_omegaconf_resolves_them(
+        expression: str, resolved: object) -> None:
+    assert ConfigValues({"a": {"b": 3}, "k": expression}, {}).get(("k",)) == resolved

@@ -388,9 +388,9 @@ class _Resolution:
             given = "no text" if not arguments else f"{len(arguments)} arguments, not one text (quote a comma in it)"
             raise ConfigError(f"{self.where}: {source!r} gives oc.decode {given}")
         text = arguments[0]
-        if text is None or not isinstance(text, str):
-            if text is None:
-                return None, None
+        if text is None:
+            return None, None
+        if not isinstance(text, str):
             given = "a list or mapping" if isinstance(text, (list, dict)) else brief(text)
             written = interpolation.arguments[0]
             hint = f' (quote it: "{written.text}")' if isinstance(written, _Token) else ""
