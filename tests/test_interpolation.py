@@ -81,11 +81,11 @@ def test_oc_decode_refuses_what_omegaconf_refuses(text: str, reason: str) -> Non
     ("${oc..env:SET}", "k: OmegaConf cannot read '${oc..env:SET}': unexpected ':' (character 10)"),
     ("${.oc.env:SET}", "k: OmegaConf cannot read '${.oc.env:SET}': unexpected ':' (character 10)"),
     ("${a[0]:x}", "k: OmegaConf cannot read '${a[0]:x}': unexpected ':' (character 7)"),
-    ("${my-res:x}", "k: cannot resolve '${my-res:x}' (only references to keys, ${oc.env:VAR,default} and "
-                    "${oc.decode:...} are supported)"),
+    ("${my-res:x}", ("k: cannot resolve '${my-res:x}' (only references to keys, ${oc.env:VAR,default} and "
+                     "${oc.decode:...} are supported)")),
     ("${${oc.env:R}:SET}",  # OmegaConf: no resolver named env
-     "k: cannot resolve '${${oc.env:R}:SET}' (only references to keys, ${oc.env:VAR,default} and ${oc.decode:...} are "
-     "supported)"),
+     ("k: cannot resolve '${${oc.env:R}:SET}' (only references to keys, ${oc.env:VAR,default} and ${oc.decode:...} "
+      "are supported)")),
     # oc.env takes text (OmegaConf: "str expected")
     ("${oc.env:[a]}", "k: cannot resolve '${oc.env:[a]}': oc.env takes a variable's name, not ['a']"),
     ("${oc.env:5}", "k: cannot resolve '${oc.env:5}': oc.env takes a variable's name, not 5"),
