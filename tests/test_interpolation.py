@@ -104,3 +104,15 @@ def test_interpolations_refused_as_omegaconf_refuses_them(expression: str, messa
 def test_references_with_spaces_or_text_around_them_resolve_as_omegaconf_resolves_them(
         expression: str, resolved: object) -> None:
     assert ConfigValues({"a": {"b": 3}, "k": expression}, {}).get(("k",)) == resolved
+
+
+def test_references_joined_into_text_stop_at_a_megabyte():
+    # Each key joins the next twice: 40 keys would make a text of 2**41 characters (OmegaConf would try); a value of
+    # more than a megabyte is refused, in one line, as soon as one is made.
+    config = {f"k{index}": f"${{k{index + 1}}}${{k{index + 1}}}" for index in range(40)} | {"k40": "ab"}
+    with pytest.raises(ConfigError) as raised:
+        ConfigValues(config, {}).get(("k0",))
+    assert str(raised.value).endswith(": its interpolations make a text of 2097152 characters, more than the 1048576 "
+                                      "a value of a config may have")
+    config["k40"] = "a"  # 2**40 characters at k0 without the limit; within it, k20 is a megabyte exactly
+    assert ConfigValues(config, {}).get(("k20",)) == "a" * 2**20

@@ -329,6 +329,11 @@ def _split_key(key: str) -> list[str]:
     return parts + [dotted or bracketed for dotted, bracketed in _KEY_PATH_OTHER.findall(key[head.end() :])]
 
 
+MAX_RESOLVED_TEXT = 1 << 20
+"""The longest text interpolations may make of a value (a config's file is at most 256 KB; text that references join
+doubles at each step, so a few dozen keys could make gigabytes)."""
+
+
 class _Resolution:
     """Resolves what `_Parser` read as OmegaConf does, for the value at `at` in `config` (`ConfigError` naming
     `where`)."""
@@ -342,7 +347,11 @@ class _Resolution:
         if isinstance(element, _Token):
             return self.token(element)
         if isinstance(element, _Joined):
-            return "".join(part if isinstance(part, str) else str(self.resolve(part)) for part in element.parts)
+            text = "".join(part if isinstance(part, str) else str(self.resolve(part)) for part in element.parts)
+            if len(text) > MAX_RESOLVED_TEXT:  # references joined into text double it at each step
+                raise ConfigError(f"{self.where}: its interpolations make a text of {len(text)} characters, more than "
+                                  f"the {MAX_RESOLVED_TEXT} a value of a config may have")
+            return text
         if isinstance(element, _ListOf):
             return [self.item(item) for item in element.items]
         return {self.value(_unquoted(key)): self.item(value) for key, value in element.pairs}
