@@ -494,7 +494,8 @@ class Calibration(Frozen):
     table_contradictions: tuple[str, ...] = Field(description=(
         "fitting with the documented tables too: where your cells contradict them (the fit takes both sides)"))
     at_bounds: tuple[str, ...] = Field(description=(
-        "coefficients that ended at an edge of their plausible range: the cells do not pin the model down"))
+        "coefficients that ended at an edge of their plausible range: the cells do not pin the model down (with the "
+        "documented tables too, your cells pull them there against those)"))
     mispredicted: tuple[str, ...] = Field(description=(
         "your cells that the fit predicts the other way (a mistyped cell shows here first), with the predicted "
         "peak against the usable memory before any safety margin"))

@@ -70,8 +70,8 @@ def build_parser() -> argparse.ArgumentParser:
         epilog="Other commands: solve tables (the documented tables), solve map (what fits, as a map), "
         "solve cluster (many jobs on a fleet), solve memory (one GPU's memory breakdown), solve calibrate "
         "(fit the memory model); each has --help. "
-        "Exit status: 0 every answer has a plan, 1 some answer has none (or found none within --time-limit; "
-        "with --check, or the config's own settings do not train), 2 bad input.",
+        "Exit status: 0 every answer has a plan, 1 some answer has none (or found none within --time-limit, "
+        "or with --check the config's own settings do not train), 2 bad input.",
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("--model", metavar="M", help="model: Qwen3-4B, 4B, qwen3-4b, ... (or from --from-config)")
