@@ -1246,7 +1246,7 @@ def test_estimates_turn_env_on_unless_it_is_pinned_off(cli):
     assert plan_without_env["evidence"] == "estimated" and plan_without_env["memory_gb"] > answer.plans[0].memory_gb
 
 
-def test_cli_memory_names_the_cell_that_vouches_and_lets_it_decide(cli):
+def test_cli_memory_names_the_cell_that_vouches_and_lets_it_decide(cli, tmp_path: Path):
     # The H20 table for 2 GPUs says SP=2 trains Qwen3-8B at 16384; the memory model predicts it does not fit.
     flags = ["memory", "--model", "8B", "--gpu", "h20", "--gpus", "2", "--len", "16384", "--sp", "2"]
     status, out, _ = cli(*flags)
@@ -1280,6 +1280,16 @@ def test_cli_memory_names_the_cell_that_vouches_and_lets_it_decide(cli):
                             "memory)") in " ".join(out.split())
     assert json.loads(cli(*flags, "--json")[1])["tables"] == {
         "trains": False, "evidence": None, "source": {"model": "Qwen3-8B", "gpus": 4, "max_model_len": 12288, "setting": "Env"}}
+    # A table of your cells that says so: your cells tried it, not the source.
+    cells = tmp_path / "own.yaml"
+    cells.write_text("gpu: Own-80GB\nmemory_gb: 80\nsource: made up\ntables:\n  - gpus: 4\n    section: 4 x Own\n"
+                     "    models: [4B]\n    rows:\n      - {max_model_len: 32768, cells: {4B: Env + Offload + SP=4}}\n"
+                     "      - {max_model_len: 65536, cells: {4B: '-'}}\n", encoding="utf-8")
+    status, out, _ = cli("memory", "--model", "4B", "--gpu", "own-80gb", "--gpus", "4", "--len", "64k", "--sp", "4",
+                         "--env", "--offload", "--cells", str(cells))
+    assert status == 1 and ("tables: it runs out of memory (the Own-80GB table for 4 GPUs of your cells (made up) says "
+                            "'-' at 65536: your cells tried this setting, or one that includes it, there first, and it "
+                            "ran out of memory)") in " ".join(out.split())
 
 
 @pytest.mark.parametrize(("model", "gpu", "rollout", "length", "size", "weights", "kv_cache", "room", "fits"), [
