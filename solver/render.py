@@ -193,8 +193,8 @@ CAUTION_JOBS_SHOWN = 4
 _CEILING_WORDS = f"{CEILING} tokens is the longest length the memory model is asked about; more may fit"
 
 
-def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, version: TrinityVersion | None
-                  ) -> Table:
+def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, version: TrinityVersion | None,
+                  memory_source: str | None) -> Table:
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold", no_wrap=True)
     grid.add_column(overflow="fold")  # a word wider than the terminal (a config key to copy) breaks, not "…"
@@ -221,7 +221,7 @@ def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, vers
     if answer.larger_gpu_cell is not None:  # a measurement on a GPU with a little more memory, beside the estimate
         grid.add_row("larger GPU", f"{answer.larger_gpu_cell.words('', answer.model)}: it trained there, with a "
                                    f"little more memory per GPU than the {answer.gpu}'s")
-    grid.add_row("memory", _memory_line(plan))
+    grid.add_row("memory", _memory_line(plan, memory_source))
     beside_length = length_cautions(model, plan.max_model_len)  # said beside the length
     for caution in (caution for caution in plan.cautions if caution not in beside_length):
         grid.add_row("caution", Text(caution, style="yellow"))
@@ -257,13 +257,14 @@ def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, vers
     return grid
 
 
-def _memory_line(plan: Plan) -> str:
-    """The memory model's prediction for a plan; where it says a documented or inferred plan does not
-    fit, that the table (a measurement) decides."""
+def _memory_line(plan: Plan, memory_source: str | None) -> str:
+    """The memory model's prediction for a plan (naming a model of your own by `memory_source`); where it says a
+    documented or inferred plan does not fit, that the table (a measurement) decides."""
     predicted = f"{plan.memory_gb:.1f} GiB per GPU predicted, {plan.room_words}"
+    named = f"memory model: {memory_source}" if memory_source else "memory model"
     if plan.headroom_gb >= 0:
-        return f"{predicted} (memory model)"
-    return f"{predicted} (memory model; it is cautious here, and the table, a measurement, decides)"
+        return f"{predicted} ({named})"
+    return f"{predicted} ({named}; it is cautious here, and the table, a measurement, decides)"
 
 
 def _no_alternative(query: Query) -> str:
@@ -470,7 +471,8 @@ def answers_view(answers: Iterable[Answer], query: Query, catalog: Catalog, vers
         if answer.current:
             renderables.append(_current_view(answer, answer.current, query))
         if answer.plans:
-            renderables.append(_plan_summary(answer, answer.plans[0], model, query.node_gpus, version))
+            renderables.append(_plan_summary(answer, answer.plans[0], model, query.node_gpus, version,
+                                             query.memory.own_source))
             if len(answer.plans) > 1:
                 renderables.append(_ranking(answer))
             if len(answer.plans) < query.top:

@@ -2677,3 +2677,19 @@ def test_a_calibration_out_of_time_gives_its_limit_in_whole_seconds(monkeypatch:
         calibrate(observations(CATALOG))
     assert re.fullmatch(r"the calibration program found no optimal fit for 2134 observations within 0 s \(GLOP status "
                         r"\d+\); the cells are too many to fit in time: give fewer", str(raised.value))
+
+
+def test_answers_name_a_memory_model_of_your_own(cli, tmp_path: Path):
+    # The shipped model, and one fitted on the documented tables alone, go unnamed; one calibrated on your cells is
+    # named by its source in the plan's memory line and in solve memory's heading.
+    assert load_memory_model().own_source is None and solver.calibrate_memory_model().memory_model.own_source is None
+    example = Path(__file__).parent.parent / "docs" / "examples" / "my-cells.yaml"
+    mine = tmp_path / "mine.yaml"
+    assert cli("calibrate", "--cells", str(example), "--out", str(mine))[0] == 0
+    flags = ["--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "64k"]
+    shipped, own = (" ".join(cli(*flags, *memory)[1].split()) for memory in ([], ["--memory-model", str(mine)]))
+    assert "to spare (memory model) apply" in shipped and "memory model:" not in shipped
+    assert "to spare (memory model: calibrated on my-cells.yaml) apply" in own
+    shipped, own = (" ".join(cli("memory", *flags, "--sp", "4", *memory)[1].split())
+                    for memory in ([], ["--memory-model", str(mine)]))
+    assert "margin 0.01 ┏" in shipped and "margin 0.01, memory model: calibrated on my-cells.yaml ┏" in own

@@ -77,7 +77,8 @@ def run_memory(args: argparse.Namespace) -> int:
         label = (f"{model.name} ({model.parameters_b:.2f}B parameters) on {args.gpus} x {gpu.name} "
                  f"({result.memory_gib:.1f} GiB), {setting.label}, "
                  f"{args.max_model_len} tokens ({result.tokens_per_gpu} per GPU"
-                 f"{', your token budget' if args.token_budget else ''}), margin {margin:g}")
+                 f"{', your token budget' if args.token_budget else ''}), margin {margin:g}"
+                 f"{f', memory model: {memory_model.own_source}' if memory_model.own_source else ''}")
         new_console().print(memory_view(result, label, gpu.name, model.name, args.gpus, args.offload,
                                         own_budget=args.token_budget is not None))
     return 0 if result.trains else NO_PLAN

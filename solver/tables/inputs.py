@@ -247,6 +247,10 @@ class CalibrationRange(Frozen):
         return self
 
 
+DOCUMENTED_CALIBRATION = "calibrated on the documented tables"
+"""The source of the shipped memory model, and of any fitted on the documented tables alone."""
+
+
 class MemoryModel(Frozen):
     """A calibrated memory model: its coefficients, the default safety margin, and how the fit went."""
 
@@ -254,3 +258,9 @@ class MemoryModel(Frozen):
     coefficients: Coefficients
     margin: Annotated[float, Strict(), Ge(0), Lt(1)]
     fit: FitSummary
+
+    @property
+    def own_source(self) -> str | None:
+        """Where a memory model of your own comes from (``calibrated on my-cells.yaml``); None for the one fitted on
+        the documented tables, which answers need not name."""
+        return None if self.source == DOCUMENTED_CALIBRATION else self.source
