@@ -2518,7 +2518,10 @@ def test_calibrate_on_one_cell_it_cannot_meet_says_so_in_the_singular(cli, tmp_p
     status, out, err = cli("calibrate", "--cells", str(cells), "--out", str(fitted))
     assert status == 0 and out == (f"wrote {fitted}: 1 observation, 0 predicted to fit that did not, 1 predicted not "
                                    "to fit that did\n")
-    first, second = err.splitlines()
+    first, second, note = err.splitlines()
+    assert note == (f"solve calibrate: note: {cells}: Own-24GB's memory_gb 24 is taken as 24 GiB; a card reports "
+                    "less (an H100 80GB: 81559 MiB, 79.6 GiB), so add its memory_mib (nvidia-smi's total) where you "
+                    "have it")
     assert first == ("solve calibrate: warning: states 0.5 ended at the edge of the plausible range: 1 observation "
                      "does not pin the model down; add cells, or --with-tables to fit with the documented ones too")
     assert second.startswith("solve calibrate: warning: the fit predicts your only cell the other way: Qwen3-14B on "

@@ -1,5 +1,5 @@
-"""Notes on stderr after a ``solve`` command's answer: --gpu-memory as sold, --cells elsewhere, a short --len
-(or a cluster file's job length)."""
+"""Notes on stderr after a ``solve`` command's answer: --gpu-memory as sold, --cells elsewhere (or of a GPU type by its
+memory as sold), a short --len (or a cluster file's job length)."""
 
 from __future__ import annotations
 
@@ -32,7 +32,8 @@ def note_cells_elsewhere(args: argparse.Namespace, prog: str) -> None:
     name is one it has but for letters that pass for digits (`_confusable`: a typo makes a GPU type of its own,
     silently; not where --gpu names it), and one where --gpu asks for a GPU
     type the file's tables do not speak for (neither it nor one with its driver-reported memory): with less memory
-    they are not used; with more, only their cells that say a setting ran out of memory are (`larger_gpu_types`)."""
+    they are not used; with more, only their cells that say a setting ran out of memory are (`larger_gpu_types`); and
+    one for a GPU type of its own given by its memory as sold (`memory_gb` alone), as `note_memory_as_sold`."""
     paths = getattr(args, "cells", None) or ()
     if not paths:
         return
@@ -51,6 +52,10 @@ def note_cells_elsewhere(args: argparse.Namespace, prog: str) -> None:
         if meant is not None and meant != gpu_type.name and (asked is None or asked.gpu_types[0] != gpu_type):
             print(f"{prog}: note: {path}: {gpu_type.name} is not a GPU type of the catalogue, so its cells make one of "
                   f"their own (did you mean {meant}?)", file=sys.stderr)
+        elif gpu_type.memory_mib is None:  # a GPU type of its own, by memory as sold (as --gpu-memory 96 is)
+            print(f"{prog}: note: {path}: {gpu_type.name}'s memory_gb {gpu_type.memory_gb} is taken as "
+                  f"{gpu_type.memory_gb} GiB; a card reports less (an H100 80GB: 81559 MiB, 79.6 GiB), so add its "
+                  "memory_mib (nvidia-smi's total) where you have it", file=sys.stderr)
         if asked is None or any(gpu_type.name == speaking.name for speaking in asked.gpu_types):
             continue
         own = asked.gpu_types[0]
