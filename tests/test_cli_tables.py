@@ -408,12 +408,12 @@ def test_a_cells_file_with_control_characters_where_output_shows_its_words_is_re
 def test_cells_of_a_gpu_type_of_their_own_by_memory_as_sold_get_a_note(cli, tmp_path: Path):
     # memory_gb alone is taken as GiB, as --gpu-memory 80 is; with nvidia-smi's total (memory_mib), no note.
     cells = tmp_path / "own.yaml"
-    text = ("gpu: Own-80GB\nmemory_gb: 80\nsource: made up\ntables:\n  - {gpus: 2, section: 2 x Own, models: [Qwen3-4B], "
-            "rows: [{max_model_len: 8192, cells: {Qwen3-4B: vanilla}}]}\n")
+    text = ("gpu: Own-80GB\nmemory_gb: 80\nsource: made up\ntables:\n  - {gpus: 2, section: 2 x Own, "
+            "models: [Qwen3-4B], rows: [{max_model_len: 8192, cells: {Qwen3-4B: vanilla}}]}\n")
     cells.write_text(text, encoding="utf-8")
     flags = ["--model", "4B", "--gpu", "own-80gb", "--gpus", "2", "--len", "8k", "--cells", str(cells)]
-    assert cli(*flags)[::2] == (0, f"solve: note: {cells}: Own-80GB's memory_gb 80 is taken as 80 GiB; a card reports "
-                                   "less (an H100 80GB: 81559 MiB, 79.6 GiB), so add its memory_mib (nvidia-smi's "
-                                   "total) where you have it\n")
+    note = (f"solve: note: {cells}: Own-80GB's memory_gb 80 is taken as 80 GiB; a card reports less (an H100 80GB: "
+            "81559 MiB, 79.6 GiB), so add its memory_mib (nvidia-smi's total) where you have it\n")
+    assert cli(*flags)[::2] == (0, note)
     cells.write_text(text.replace("memory_gb: 80\n", "memory_gb: 80\nmemory_mib: 81000\n"), encoding="utf-8")
     assert cli(*flags)[::2] == (0, "")
