@@ -26,6 +26,7 @@ from solver.rules import (
     least_token_budget,
     no_rollout_layout_words,
     refuting_cell,
+    table_words,
     tried_settings,
     whole_nodes_violation,
 )
@@ -313,10 +314,10 @@ def _capped_by(catalog: Catalog, data: PlanningData, query: Query, gpus: int, se
     if found is None or found[1] is None:
         return ""
     gpu, (count, row), columns = found
+    table = data.table_words(count) if own is not None else table_words(gpu, count)
     whose = "" if gpu == data.gpu else ", whose GPU has at least this one's memory,"
     column = "" if columns[count] == data.model else f" for {columns[count]}"
-    return (f", no further: the {gpu} table for {_Words.gpus(count)}{whose} says {setting.label} ran out of "
-            f"memory{column} at {row}")
+    return f", no further: {table}{whose} says {setting.label} ran out of memory{column} at {row}"
 
 
 def _best(catalog: Catalog, query: Query, prober: _Prober, **changes: object) -> Plan | None:
@@ -481,7 +482,7 @@ class _Words:
             if result.fits and other is not None:  # capped by another count's table (`within_refuting_tables`)
                 why = ("on fewer GPUs each holds more" if other[0] > n else
                        "with Offload each GPU holds as much on any count")
-                table = f"the {self.data.table_gpu(other[0])} table for {self.gpus(other[0])}"
+                table = self.data.table_words(other[0])
                 predictions.append(f"{setting.label} {result.total_gib:.1f} GiB of {result.usable_gib:.1f} usable, "
                                    f"but {table} says it ran out of memory{self.whose(other[0])} at {other[1]}, and "
                                    f"{why}")
@@ -536,10 +537,10 @@ class _Words:
         if documented != rows[-1]:  # its last rows say '-': a measurement, not the table's end, stops it
             first = min(row for row in rows if row > (documented or 0))
             return Reason(rule="no_setting", detail=(
-                f"the {self.data.table_gpu(n)} table for {self.gpus(n)} says '-' for {self.column(n)} from {first} "
+                f"{self.data.table_words(n)} says '-' for {self.column(n)} from {first} "
                 f"tokens on, to its last row ({rows[-1]}): nothing trained there{nor}"))
         return Reason(rule="beyond_table", detail=(
-            f"the {self.data.table_gpu(n)} table for {self.gpus(n)} ends at {rows[-1]} tokens, where {self.column(n)} "
+            f"{self.data.table_words(n)} ends at {rows[-1]} tokens, where {self.column(n)} "
             f"still trains{nor}"))
 
     def _evidence(self, n: int, length: int, combinations: list[Combination]) -> list[Reason]:
@@ -548,7 +549,7 @@ class _Words:
         if not self.rows(n):
             return [self._estimate(n, length, combinations)]
         rows = [row for row in self.rows(n) if row >= length]
-        table = f"the {data.table_gpu(n)} table for {self.gpus(n)}"
+        table = data.table_words(n)
         if not rows:
             return [self._beyond_table(n)]
         row = rows[0]

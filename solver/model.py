@@ -29,6 +29,7 @@ from solver.rules import (
     sp_within_node,
     splits_batch,
     table_cells,
+    table_words,
     token_budget,
     whole_nodes_violation,
 )
@@ -117,6 +118,12 @@ class PlanningData:
         """The GPU type whose table for `count` GPUs it is: `gpu`, or the one it is borrowed from."""
         origin = self.table_origins.get(count)
         return origin.gpu if origin is not None and origin.gpu is not None else self.gpu
+
+    def table_words(self, count: int) -> str:
+        """The table for `count` GPUs in words: whose it is, and your cells' source where it is theirs
+        (`solver.rules.table_words`)."""
+        origin = self.table_origins.get(count)
+        return table_words(self.table_gpu(count), count, origin.source if origin is not None else None)
 
     @property
     def sp_degrees(self) -> range:

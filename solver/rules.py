@@ -35,6 +35,13 @@ NODE_GPUS = 8
 """GPUs per node unless the request says otherwise (a trainer on more GPUs spans nodes)."""
 
 
+def table_words(gpu: str | None, gpus: int, source: str | None = None) -> str:
+    """A table in words: ``the A100-80GB table for 4 GPUs`` (``the table`` for no GPU type), with ``of your cells
+    (SOURCE)`` where it is measured cells of yours (`source`, `TableOrigin.source`)."""
+    table = f"the {gpu} table" if gpu else "the table"
+    return f"{table} for {counted(gpus, 'GPU')}" + (f" of your cells ({source})" if source else "")
+
+
 class SourceCell(Frozen):
     """The documented cell a plan rests on."""
 
@@ -64,9 +71,8 @@ class SourceCell(Frozen):
     def words(self, gpu: str, model: str | None = None) -> str:
         """The cell in words, for a plan of `model` on `gpu` (empty: "the table"); naming the cell's
         model where it stands for `model` (a model of the same shape), and its GPU type where it is another's."""
-        table = f"the {self.gpu or gpu} table" if self.gpu or gpu else "the table"
-        yours = f" of your cells ({self.table_source})" if self.table_source else ""
-        said = f"{table} for {counted(self.gpus, 'GPU')}{yours} says {self.setting!r} at {self.max_model_len}"
+        table = table_words(self.gpu or gpu, self.gpus, self.table_source)
+        said = f"{table} says {self.setting!r} at {self.max_model_len}"
         said = said if model in (None, self.model) else f"{said} for {self.model}, of the same shape"
         return f"{said} (its GPU has at least the memory of {gpu})" if self.gpu and gpu else said
 
