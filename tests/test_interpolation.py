@@ -116,3 +116,15 @@ def test_references_joined_into_text_stop_at_a_megabyte():
                                       "a value of a config may have")
     config["k40"] = "a"  # 2**40 characters at k0 without the limit; within it, k20 is a megabyte exactly
     assert ConfigValues(config, {}).get(("k20",)) == "a" * 2**20
+
+
+def test_a_missing_value_read_is_refused_as_omegaconf_refuses_it():
+    # OmegaConf 2.4.0: reading model.model_path of '???' raises MissingMandatoryValue; a section of '???' on the way
+    # too. A value missing that nothing reads stays unread.
+    config = {"model": {"model_path": "???", "max_model_len": 4096}, "cluster": "???", "unread": "???"}
+    values = ConfigValues(config, {}, "c.yaml")
+    for path, where in ((("model", "model_path"), "model.model_path"), (("cluster", "node_num"), "cluster")):
+        with pytest.raises(ConfigError) as raised:
+            values.get(path)
+        assert str(raised.value) == f"c.yaml: {where} is ???, a value missing (OmegaConf refuses to read it): give it"
+    assert values.get(("model", "max_model_len")) == 4096

@@ -329,6 +329,8 @@ def _split_key(key: str) -> list[str]:
     return parts + [dotted or bracketed for dotted, bracketed in _KEY_PATH_OTHER.findall(key[head.end() :])]
 
 
+MISSING = "???"
+"""OmegaConf's value missing: reading it, or a reference to it, is an error."""
 MAX_RESOLVED_TEXT = 1 << 20
 """The longest text interpolations may make of a value (a config's file is at most 256 KB; text that references join
 doubles at each step, so a few dozen keys could make gigabytes)."""
@@ -478,6 +480,9 @@ class ConfigValues:
                 raise ConfigError(f"{self.where(path[:depth])} must be a {named}, got {brief(node)}")
             if key not in node if isinstance(node, Mapping) else not 0 <= int(key) < len(node):
                 return None
+            if (node[key] if isinstance(node, Mapping) else node[int(key)]) == MISSING:
+                raise ConfigError(f"{self.where(path[: depth + 1])} is ???, a value missing (OmegaConf refuses to read "
+                                  "it): give it")
             node, at = self._child(node, at, key, self.where(path[: depth + 1]))
         return node
 
@@ -562,7 +567,7 @@ class ConfigValues:
             value = "null" if node is None else brief(node)
             raise ConfigError(f"{where}: cannot resolve {source!r}: {_dotted(at)} is {value}, not a mapping or list, "
                               f"so it has no {part}")
-        if node[key] == "???":  # OmegaConf's missing value
+        if node[key] == MISSING:
             raise ConfigError(f"{where}: cannot resolve {source!r}: {_dotted((*at, key))} is ???, a value missing")
         return self._child(node, at, key, f"{where}: {source!r} reads {_dotted((*at, key))}")
 
