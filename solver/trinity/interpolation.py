@@ -489,8 +489,7 @@ class ConfigValues:
     def _child(self, container: Any, at: Path, key: str | int, where: str) -> tuple[Any, Path]:
         """The value at `key` in `container` (at `at`), resolved, and where it is (a reference's mapping: there)."""
         value = container[key]
-        if isinstance(value, str) and "${" in value and not any(at[:depth] in self._decoded for depth in
-                                                                range(len(at) + 1)):
+        if is_interpolation(value) and not any(at[:depth] in self._decoded for depth in range(len(at) + 1)):
             return self._resolve((*at, key), value, where)
         return value, (*at, key)
 
@@ -572,13 +571,18 @@ class ConfigValues:
         return self._child(node, at, key, f"{where}: {source!r} reads {_dotted((*at, key))}")
 
 
+def is_interpolation(value: Any) -> bool:
+    """Whether `value` is text with ``${`` in it, which OmegaConf resolves."""
+    return isinstance(value, str) and "${" in value
+
+
 def _holds_interpolation(value: Any) -> bool:
-    """Whether `value` is, or holds, text with ``${`` in it."""
+    """Whether `value` is, or holds, text with ``${`` in it (`is_interpolation`)."""
     if isinstance(value, Mapping):
         return any(_holds_interpolation(item) for item in value.values())
     if isinstance(value, list):
         return any(_holds_interpolation(item) for item in value)
-    return isinstance(value, str) and "${" in value
+    return is_interpolation(value)
 
 
 def _dotted(path: Path) -> str:

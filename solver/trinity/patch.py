@@ -26,7 +26,7 @@ from ruamel.yaml.tokens import CommentToken
 from solver.query import TrinityVersion
 from solver.results import Plan
 from solver.tables import Model, brief, check_types
-from solver.trinity.interpolation import ConfigValues
+from solver.trinity.interpolation import ConfigValues, is_interpolation
 from solver.trinity.keys import OFFLOAD_FLAGS, UNTYPED_SECTIONS, ConfigError, value_at, yaml_scalar
 from solver.trinity.plan_keys import PlanKey, keys_for_plan
 from solver.trinity.reader import check_config_arguments, load_config_mapping, read_or_none
@@ -235,11 +235,8 @@ def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, 
                 environ: Mapping[str, str] | None, version: TrinityVersion | None) -> None:
     """Set `plan`'s keys in `data` (the config's round trip, whose text is `lines`; `reading`: its values as Trinity
     reads them), and remove a stale ``model.rope_scaling`` and, for Trinity 0.5, 0.6's flags under ``trainer``."""
-    keys = keys_for_plan(plan, model, reading, environ, version)
-    kept = _kept(reading, keys, environ or {})
-    for key in keys:
-        if _writes(key, value_at(reading, key.path)) and key.path not in kept:
-            _set(data, key.path, key.value, lines, create=not key.existing_only)
+    for key in _written(reading, keys_for_plan(plan, model, reading, environ, version), environ or {}):
+        _set(data, key.path, key.value, lines, create=not key.existing_only)
     section = data.get("model")
     if isinstance(section, CommentedMap) and "rope_scaling" in section and _stale_rope(section["rope_scaling"],
                                                                                        plan, model):
@@ -341,12 +338,19 @@ def _writes(key: PlanKey, current: Any) -> bool:
             and not already)
 
 
+def _written(reading: Any, keys: list[PlanKey], environ: Mapping[str, str]) -> list[PlanKey]:
+    """The plan's `keys` that `patch_trinity_config` writes into the config (`reading`, as Trinity reads it):
+    those `_writes` takes, less the interpolations it keeps (`_kept`)."""
+    kept = _kept(reading, keys, environ)
+    return [key for key in keys if _writes(key, value_at(reading, key.path)) and key.path not in kept]
+
+
 def _kept(reading: Any, keys: list[PlanKey], environ: Mapping[str, str]) -> dict[tuple[str, ...], Any]:
     """The plan's `keys` whose value in the config (`reading`, as Trinity reads it) is an interpolation the patch
     keeps, with what each gives: one that gives the key's value (`_gives`) in the patched config, where a key it
     refers to may have another value (the user's indirection then stays)."""
     writes = [key for key in keys if _writes(key, value_at(reading, key.path))]
-    interpolated = [key for key in writes if _interpolated(value_at(reading, key.path))]
+    interpolated = [key for key in writes if is_interpolation(value_at(reading, key.path))]
 
     def giving(kept: list[PlanKey]) -> dict[tuple[str, ...], Any]:  # those of `kept` that give their value
         values = ConfigValues(_with_values(reading, [key for key in writes if key not in kept]), environ)
@@ -358,10 +362,6 @@ def _kept(reading: Any, keys: list[PlanKey], environ: Mapping[str, str]) -> dict
     while len(given := giving(kept)) < len(kept):
         kept = [key for key in kept if key.path in given]
     return given
-
-
-def _interpolated(value: Any) -> bool:
-    return isinstance(value, str) and "${" in value
 
 
 def _with_values(reading: Any, keys: list[PlanKey]) -> Any:
@@ -410,11 +410,9 @@ def anchored_keys(text: str, plan: Plan, model: Model, *, name: str = "config",
         return anchor if anchor in repeated else None
 
     found: dict[str, str] = {}  # per anchor, once
-    keys = keys_for_plan(plan, model, reading, environ, version)
-    kept = _kept(reading, keys, environ or {})
-    for key in keys:
+    for key in _written(reading, keys_for_plan(plan, model, reading, environ, version), environ or {}):
         value = value_at(reading, key.path)
-        if value == key.value or not _writes(key, value) or key.path in kept:
+        if value == key.value:
             continue
         if (anchor := anchor_of(value_at(data, key.path))) is not None:
             found.setdefault(anchor, f"{'.'.join(key.path)} is the anchor &{anchor}, which other keys repeat "
