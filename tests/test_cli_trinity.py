@@ -515,6 +515,18 @@ def test_a_long_but_line_wraps_under_its_first_words(cli, tmp_path: Path):
                             ) in out
 
 
+def test_write_says_to_export_env_on_every_node_of_a_config_on_several(cli, tmp_path: Path):
+    config = tmp_path / "two-nodes.yaml"
+    config.write_text("model: {model_path: Qwen/Qwen3-14B, max_model_len: 65536}\n"
+                      "cluster: {node_num: 2, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 8}}\n",
+                      encoding="utf-8")
+    patched = tmp_path / "patched.yaml"
+    status, _, err = cli("--from-config", str(config), "--gpu", "h100", "--write", str(patched))
+    assert (status, err.splitlines()[-1]) == (0, (f"solve: note: {patched} needs Env, which a config cannot set: export "
+                                                  "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True on every node of "
+                                                  "the job before `ray start` there"))
+
+
 def test_flags_override_the_config(cli, user_config: Path):
     _, out, _ = cli("--from-config", str(user_config), "--gpu", "a100", "--len", "8192", "--model", "4B", "--json")
     (answer,) = json.loads(out)

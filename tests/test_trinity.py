@@ -184,6 +184,33 @@ def test_fragment_content_for_the_long_plan() -> None:
     assert "." not in "".join(k for k in data)  # nested mappings, no dotted keys
 
 
+ENV_ON_ONE_NODE = ["# Env: run this before Ray starts (before `ray start`, or before `trinity run` starts Ray):",
+                   "#   export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"]
+ENV_ON_SEVERAL_NODES = [
+    "# Env: run this on every node of the job before `ray start` there (Ray's workers take the environment",
+    "# their node's Ray started with; Trinity passes this variable to none of them):",
+    "#   export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
+]
+
+
+def _env_lines(fragment: str) -> list[str]:
+    lines = fragment.split("\nmodel:\n")[0].splitlines()
+    start = next(index for index, line in enumerate(lines) if line.startswith("# Env:"))
+    return lines[start:lines.index("#   export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True") + 1]
+
+
+def test_the_env_export_goes_on_every_node_of_a_job_on_several() -> None:
+    # Trinity hands Ray's workers no PYTORCH_CUDA_ALLOC_CONF: each node's workers have what its `ray start` had, so
+    # an export on the head node alone leaves the trainer's GPUs on the other nodes without expandable segments.
+    plan, model = long_plan(), catalog().model("4B")
+    assert _env_lines(trinity_fragment(plan, model, rollout_gpus=2)) == ENV_ON_ONE_NODE
+    assert _env_lines(trinity_fragment(plan, model, rollout_gpus=12, nodes=2)) == ENV_ON_SEVERAL_NODES
+    sixteen = _best(model="8B", objective="cheapest", budget_gpus=16, exact=True, max_model_len=131072)
+    assert sixteen.env and sixteen.gpus == 16
+    assert _env_lines(trinity_fragment(sixteen, catalog().model("8B"), node_gpus=8)) == ENV_ON_SEVERAL_NODES
+    assert _env_lines(trinity_fragment(sixteen, catalog().model("8B"), node_gpus=16)) == ENV_ON_ONE_NODE
+
+
 def test_fragment_without_env_offload_or_yarn_sets_only_the_basics() -> None:
     data = _safe_load(GOLDEN["golden-vanilla.yaml"]())
     assert data == {

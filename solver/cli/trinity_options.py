@@ -296,8 +296,11 @@ def _written_notes(args: argparse.Namespace, config_text: str, best: Plan, model
               f"hand, it overrides trainer.max_token_len_per_gpu for its role ({ROLE_KEYS_IGNORED})"
               for key, budget in (config.role_token_budgets if config is not None else ())
               if budget > best.max_token_len_per_gpu]  # the patch lowered it
-    if best.env:  # no config key can carry Env
-        notes.append(f"solve: note: {args.write} needs Env, which a config cannot set: {ENV_EXPORT} before Ray starts")
+    if best.env:  # no config key can carry Env; each node's Ray workers take the environment of its own `ray start`
+        several = config is not None and config.node_gpus is not None and config.trainer_gpus is not None and (
+            config.trainer_gpus + config.rollout_gpus > config.node_gpus)
+        where = "on every node of the job before `ray start` there" if several else "before Ray starts"
+        notes.append(f"solve: note: {args.write} needs Env, which a config cannot set: {ENV_EXPORT} {where}")
     return notes
 
 

@@ -49,7 +49,7 @@ def _emit(keys: Iterable[PlanKey], section_comments: Mapping[tuple[str, ...], st
 
 def _header(plan: Plan, model: Model, rollout_gpus: int | None, gpu: str | None,
             shared_gpus: tuple[int, ...] | None = None, rocm: bool = False,
-            train_batch_size: int | None = None, node_gpus: int | None = None) -> list[str]:
+            train_batch_size: int | None = None, node_gpus: int | None = None, nodes: int = 1) -> list[str]:
     on = f" {gpu}" if gpu else ""
     left = f" ({rollout_gpus} for rollout)" if rollout_gpus else ""
     evidence = plan.evidence_text(gpu or "", model.name)
@@ -98,9 +98,13 @@ def _header(plan: Plan, model: Model, rollout_gpus: int | None, gpu: str | None,
             "# Ray the node started last.",
         ]
     if plan.env:
+        # Each node's Ray workers take the environment its `ray start` had: Trinity passes this variable to none.
+        several = nodes > 1 if rollout_gpus is not None else bool(node_gpus and plan.gpus > node_gpus)
         lines += [
             "#",
-            "# Env: run this before Ray starts (before `ray start`, or before `trinity run` starts Ray):",
+            *(["# Env: run this on every node of the job before `ray start` there (Ray's workers take the environment",
+               "# their node's Ray started with; Trinity passes this variable to none of them):"] if several else
+              ["# Env: run this before Ray starts (before `ray start`, or before `trinity run` starts Ray):"]),
             f"#   {ENV_EXPORT}",
             "# It is an environment variable, not a config key.",
         ]
@@ -175,7 +179,7 @@ def trinity_fragment(
         ("model", "rope_scaling"): f"YaRN: max_model_len is beyond the native context of {model.native_context}",
     }
     body = _emit([*model_keys, *cluster_keys, *trainer_keys], comments)
-    text = "\n".join([*_header(plan, model, rollout_gpus, gpu, shared_gpus, rocm, train_batch_size, node_gpus),
+    text = "\n".join([*_header(plan, model, rollout_gpus, gpu, shared_gpus, rocm, train_batch_size, node_gpus, nodes),
                       *body]) + "\n"
     problems = check_trinity_config(pyyaml.load(text, Loader=_FAST_SAFE_LOADER), model, plan.gpus)
     if problems:  # a defect of rft-solver's, never of the input: no fragment that Trinity would refuse leaves here
