@@ -698,6 +698,18 @@ def test_offload_flags_under_a_roles_engine_are_named_and_left_out() -> None:
     assert read_trinity_config(_ENGINE_CONFIG.replace("optimizer_offload", "offload_policy"), "t.yaml", {}).offload is False
 
 
+def test_a_ppo_config_is_told_that_its_critic_is_not_counted() -> None:
+    # Trinity's ppo (the one algorithm whose use_critic is true) puts a critic on the trainer's GPUs beside the actor.
+    base = "model: {model_path: Qwen/Qwen3-8B, max_model_len: 8192}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+    critic = ("algorithm.algorithm_type ppo trains a critic model beside the actor on the same trainer GPUs, which "
+              "neither the tables nor the memory model count: the verdict and the plans are for the actor alone; "
+              "expect less room, or offload the critic's states")
+    assert read_trinity_config(base + "algorithm: {algorithm_type: ppo}\n", "t.yaml", {}).notes == (critic,)
+    for algorithm in ("grpo", "sppo"):
+        assert read_trinity_config(base + f"algorithm: {{algorithm_type: {algorithm}}}\n", "t.yaml", {}).notes == ()
+    assert read_trinity_config(base, "t.yaml", {}).notes == ()
+
+
 def test_the_notes_name_the_offload_flags_that_do_not_offload() -> None:
     config = read_trinity_config(_MANUAL_CONFIG, "t.yaml", {})
     assert not config.offload  # without offload_policy, verl's FSDP2 loads the states back onto the GPUs

@@ -363,12 +363,23 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
         max_token_len_per_gpu=reader.integer(("trainer", "max_token_len_per_gpu")),
         role_token_budgets=_role_token_budgets(data, name, environ),
         strategy=given,
-        notes=(*offload_notes, *_strategy_notes(strategy), *sp_notes, *length_notes, *batch_notes),
+        notes=(*offload_notes, *_strategy_notes(strategy), *sp_notes, *length_notes, *batch_notes,
+               *_critic_notes(reader)),
         rollout_engine_gpus=rollout_engine_gpus,
         auxiliary_gpus=auxiliary_gpus,
         train_batch_size=train_batch,
         train_batch_source=train_batch_source,
     )
+
+
+def _critic_notes(reader: ConfigReader) -> list[str]:
+    """A note where the algorithm trains a critic (Trinity's ``ppo``, the one whose ``use_critic`` is true): verl puts
+    it on the trainer's GPUs beside the actor, and neither the tables nor the memory model count it."""
+    if reader.word(("algorithm", "algorithm_type")) != "ppo":
+        return []
+    return [("algorithm.algorithm_type ppo trains a critic model beside the actor on the same trainer GPUs, which "
+             "neither the tables nor the memory model count: the verdict and the plans are for the actor alone; "
+             "expect less room, or offload the critic's states")]
 
 
 def _read_train_batch(reader: ConfigReader, mode: str | None) -> tuple[int | None, str, list[str]]:
