@@ -23,13 +23,22 @@ from solver.results import (
     Plan,
     PoolUse,
     Reason,
+    env_when,
     host_need_words,
     index_range,
     length_cautions,
     own_scaling_words,
     yarn_caution,
 )
-from solver.rules import SourceCell, TablesVerdict, batch_words, least_token_budget, sp_degrees, token_budget
+from solver.rules import (
+    NODE_GPUS,
+    SourceCell,
+    TablesVerdict,
+    batch_words,
+    least_token_budget,
+    sp_degrees,
+    token_budget,
+)
 from solver.tables import (
     ESCALATION_ORDER,
     MAX_ESTIMATED_GPUS,
@@ -137,12 +146,14 @@ def _goal(query: Query) -> str:
     return f"cheapest plan for {counted(query.max_model_len or 0, 'token')} {query.within_budget}"
 
 
-def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None) -> list[str]:
-    """How to apply a plan: the export line and the Trinity config keys it sets (for the Trinity release
-    `version` where given: 0.5 refuses the trainer's own offload flags)."""
+def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
+                node_gpus: int = NODE_GPUS) -> list[str]:
+    """How to apply a plan: the export line (on every node where the job takes several of `node_gpus` GPUs) and the
+    Trinity config keys it sets (for the Trinity release `version` where given: 0.5 refuses the trainer's own offload
+    flags)."""
     lines = []
     if plan.env:  # comments on lines of their own: a line a narrow terminal wraps stays whole
-        lines += ["# before Ray starts:", ENV_EXPORT]
+        lines += [f"# {env_when((plan.nodes or 1) > 1 or plan.gpus > node_gpus)}:", ENV_EXPORT]
     lines.append(f"model.max_model_len: {plan.max_model_len}")
     if plan.rope_scaling_factor is not None:
         lines.append(
@@ -227,7 +238,7 @@ def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, vers
         grid.add_row("caution", Text(caution, style="yellow"))
     if plan.host_memory_words is not None:
         grid.add_row("host memory", f"{plan.host_memory_words} (--host-ram)")
-    grid.add_row("apply", "\n".join(apply_lines(plan, model, version)))
+    grid.add_row("apply", "\n".join(apply_lines(plan, model, version, node_gpus)))
     if answer.measured is not None:
         measured = answer.measured
         grid.add_row("tables' best", f"{measured.setting.label} on {counted(measured.gpus, 'GPU')} at {measured.max_model_len} "

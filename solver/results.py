@@ -18,7 +18,13 @@ PlacementCount = Literal["priority", "nodes"]
 """What a cluster placement's objective counts: the placed jobs' priority, or the nodes used (--minimize nodes)."""
 
 ENV_EXPORT = "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
-"""The shell line that turns Env on; it must run before Ray starts."""
+"""The shell line that turns Env on; it must run before Ray starts (`env_when`)."""
+
+
+def env_when(several_nodes: bool) -> str:
+    """When `ENV_EXPORT` must run, in words: before Ray starts, and for a job on several nodes on each of them (each
+    node's Ray workers take the environment its ``ray start`` had; Trinity passes the variable to none of them)."""
+    return "on every node of the job before `ray start` there" if several_nodes else "before Ray starts"
 
 YARN_CAUTION = ("longer than YaRN is validated for (131072 tokens, a factor of 4, in Qwen's model cards): check the "
                 "model's quality at this length")

@@ -209,6 +209,14 @@ def test_the_env_export_goes_on_every_node_of_a_job_on_several() -> None:
     assert sixteen.env and sixteen.gpus == 16
     assert _env_lines(trinity_fragment(sixteen, catalog().model("8B"), node_gpus=8)) == ENV_ON_SEVERAL_NODES
     assert _env_lines(trinity_fragment(sixteen, catalog().model("8B"), node_gpus=16)) == ENV_ON_ONE_NODE
+    # The plan's summary says so too, for a trainer past one node and for a trainer and its rollout on several.
+    from solver.render import apply_lines
+
+    assert apply_lines(sixteen, catalog().model("8B"))[0] == "# on every node of the job before `ray start` there:"
+    assert apply_lines(sixteen, catalog().model("8B"), node_gpus=16)[0] == "# before Ray starts:"
+    assert apply_lines(plan, model)[0] == "# before Ray starts:"
+    assert apply_lines(plan.model_copy(update={"nodes": 2, "rollout_gpus": 12}), model)[0] == (
+        "# on every node of the job before `ray start` there:")
 
 
 def test_fragment_without_env_offload_or_yarn_sets_only_the_basics() -> None:

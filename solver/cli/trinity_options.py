@@ -13,7 +13,7 @@ from solver.api import fragment_engines, fragment_layout
 from solver.cli.atomic import write_all_atomically
 from solver.memory import RolloutEngines
 from solver.query import Objective, TrinityVersion
-from solver.results import ENV_EXPORT, Answer, Plan
+from solver.results import ENV_EXPORT, Answer, Plan, env_when
 from solver.tables import (
     CONFIG_SHAPE,
     Catalog,
@@ -299,8 +299,7 @@ def _written_notes(args: argparse.Namespace, config_text: str, best: Plan, model
     if best.env:  # no config key can carry Env; each node's Ray workers take the environment of its own `ray start`
         several = config is not None and config.node_gpus is not None and config.trainer_gpus is not None and (
             config.trainer_gpus + config.rollout_gpus > config.node_gpus)
-        where = "on every node of the job before `ray start` there" if several else "before Ray starts"
-        notes.append(f"solve: note: {args.write} needs Env, which a config cannot set: {ENV_EXPORT} {where}")
+        notes.append(f"solve: note: {args.write} needs Env, which a config cannot set: {ENV_EXPORT} {env_when(several)}")
     return notes
 
 

@@ -9,7 +9,7 @@ from typing import Any, get_args
 import yaml as pyyaml
 
 from solver.query import TrinityVersion, check_choice
-from solver.results import ENV_EXPORT, ROCM_ENV_CAUTION, Plan, index_range, length_cautions
+from solver.results import ENV_EXPORT, ROCM_ENV_CAUTION, Plan, env_when, index_range, length_cautions
 from solver.rules import batch_split_violation, whole_nodes_violation
 from solver.tables import MAX_GPUS, MAX_TRAIN_BATCH, Model, OneLineError, QueryError, brief, check_types, counted
 from solver.trinity.checks import check_trinity_config
@@ -102,7 +102,7 @@ def _header(plan: Plan, model: Model, rollout_gpus: int | None, gpu: str | None,
         several = nodes > 1 if rollout_gpus is not None else bool(node_gpus and plan.gpus > node_gpus)
         lines += [
             "#",
-            *(["# Env: run this on every node of the job before `ray start` there (Ray's workers take the environment",
+            *([f"# Env: run this {env_when(several)} (Ray's workers take the environment",
                "# their node's Ray started with; Trinity passes this variable to none of them):"] if several else
               ["# Env: run this before Ray starts (before `ray start`, or before `trinity run` starts Ray):"]),
             f"#   {ENV_EXPORT}",
