@@ -1540,6 +1540,37 @@ def test_gradient_checkpointing_turned_off_is_reported_and_written_back_on(
         assert answer["current"]["config_problems"] == problems
 
 
+def test_remove_padding_turned_off_is_reported_and_written_back_on(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # The tables measured with remove padding (Trinity's default): without it micro-batches are padded and verl splits
+    # no sequence over SP. Trinity 0.6's own key and verl's (which 0.6 sets to the trainer's) are both checked, and
+    # --write turns them back on.
+    monkeypatch.delenv("PYTORCH_CUDA_ALLOC_CONF", raising=False)
+    config = tmp_path / "trinity.yaml"
+    text = ("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 32768\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+            "explorer: {rollout_model: {engine_num: 4}}\ntrainer:\n  ulysses_sequence_parallel_size: 4\n"
+            "  use_remove_padding: TRAINER\n  trainer_config:\n    actor_rollout_ref:\n      model:\n"
+            "        use_remove_padding: MODEL\n")
+    why = ("is false: the tables measured with remove padding, Trinity's default, and the verdict and the plans assume "
+           "it; without it each micro-batch is padded to its longest sequence, and verl splits no sequence over Ulysses "
+           "SP: set it to true")
+    config.write_text(text.replace("TRAINER", "false").replace("MODEL", "'off'"), encoding="utf-8")
+    [answer] = json.loads(cli("--from-config", str(config), "--gpu", "a100", "--json")[1])
+    assert answer["current"]["config_problems"] == [
+        f"trainer.use_remove_padding {why}",
+        f"trainer.trainer_config.actor_rollout_ref.model.use_remove_padding {why} (on Trinity before 0.6 only: "
+        "Trinity 0.6 sets it to trainer.use_remove_padding)"]
+    patched = tmp_path / "patched.yaml"
+    status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--write", str(patched))
+    assert (status, err) == (0, "") and out.endswith(f"wrote {patched}\n")  # no warning: the written config has it on
+    written = patched.read_text(encoding="utf-8").splitlines()
+    assert "  use_remove_padding: true" in written and "        use_remove_padding: true" in written
+    refused = "trainer.use_remove_padding must be true or false, got 'maybe': Trinity refuses it"
+    for trainer, problems in (("true", []), ("maybe", [refused])):
+        config.write_text(text.replace("TRAINER", trainer).replace("MODEL", "yes"), encoding="utf-8")
+        [answer] = json.loads(cli("--from-config", str(config), "--gpu", "a100", "--json")[1])
+        assert answer["current"]["config_problems"] == problems
+
+
 def test_a_verdict_no_table_speaks_for_gives_the_memory_models_figures(cli, tmp_path: Path):
     config = issue_398_config(tmp_path, "{ulysses_sequence_parallel_size: 2}")
     status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--json")

@@ -15,6 +15,7 @@ from solver.trinity.keys import (
     DYNAMIC_BATCH_KEYS,
     GRADIENT_CHECKPOINTING_KEY,
     OFFLOAD_FLAGS,
+    REMOVE_PADDING_KEYS,
     ROLE_KEY_SCOPES,
     ROLE_TOKEN_BUDGETS,
     ROLES,
@@ -234,6 +235,15 @@ def _check_gradient_checkpointing(checks: _ConfigChecks) -> None:
                    "the backward, many times the memory: set it to true")
 
 
+def _check_remove_padding(checks: _ConfigChecks) -> None:
+    """Check that remove padding (`REMOVE_PADDING_KEYS`), which the tables measured, is on."""
+    for path in REMOVE_PADDING_KEYS:
+        scope = ROLE_KEY_SCOPES.get(path)
+        _check_flag_on(checks, path, "the tables measured with remove padding, Trinity's default, and the verdict and "
+                       "the plans assume it; without it each micro-batch is padded to its longest sequence, and verl "
+                       "splits no sequence over Ulysses SP: set it to true" + (f" ({scope})" if scope else ""))
+
+
 def _check_trainer_level_flags(checks: _ConfigChecks, version: TrinityVersion | None) -> None:
     """Check that a config for Trinity 0.5 has none of Trinity 0.6's offload flags under ``trainer`` itself."""
     trainer = checks.value(("trainer",))
@@ -310,6 +320,7 @@ def check_trinity_config(
     _check_rope_scaling(checks, model, length)
     _check_dynamic_batch(checks)
     _check_gradient_checkpointing(checks)
+    _check_remove_padding(checks)
     _check_trainer_level_flags(checks, version)
     _check_offload_strategy(checks, version, strategy_noted)
     _check_no_config_path(checks)

@@ -55,6 +55,9 @@ DYNAMIC_BATCH_KEYS = (("trainer", "use_dynamic_bsz"), (*ACTOR_ROLLOUT_REF, "acto
 GRADIENT_CHECKPOINTING_KEY = (*ACTOR_ROLLOUT_REF, "model", "enable_gradient_checkpointing")
 """verl's gradient checkpointing (on in Trinity, as the tables measured): without it each layer keeps its
 activations."""
+REMOVE_PADDING_KEYS = (("trainer", "use_remove_padding"), (*ACTOR_ROLLOUT_REF, "model", "use_remove_padding"))
+"""Remove padding (on in Trinity, as the tables measured): Trinity 0.6's own key, and verl's, which Trinity before 0.6
+reads and 0.6 sets to the trainer's."""
 ROLE_TOKEN_BUDGETS = ((*ACTOR_ROLLOUT_REF, "actor", "ppo_max_token_len_per_gpu"),
                       (*ACTOR_ROLLOUT_REF, "ref", "log_prob_max_token_len_per_gpu"))
 """verl's per-role token budgets: set by hand, they override ``trainer.max_token_len_per_gpu`` for their role (on verl
@@ -71,6 +74,7 @@ ROLE_KEY_SCOPES: dict[tuple[str, ...], str] = {
     DYNAMIC_BATCH_KEYS[1]: ("on Trinity before 0.6 only: Trinity 0.6 sets it to trainer.use_dynamic_bsz whatever the "
                             "verl"),
     DYNAMIC_BATCH_KEYS[2]: ROLE_KEYS_IGNORED,
+    REMOVE_PADDING_KEYS[1]: "on Trinity before 0.6 only: Trinity 0.6 sets it to trainer.use_remove_padding",
     **dict.fromkeys(ROLE_TOKEN_BUDGETS, ROLE_KEYS_IGNORED),
 }
 """Where each of the roles' own keys counts, in words (the trainer's count everywhere)."""

@@ -17,6 +17,7 @@ from solver.trinity.keys import (
     GRADIENT_CHECKPOINTING_KEY,
     IGNORED_SECTION,
     OFFLOAD_FLAGS,
+    REMOVE_PADDING_KEYS,
     ROLE_SP_KEYS,
     ROLE_TOKEN_BUDGETS,
     ROLES,
@@ -95,10 +96,11 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
 
     def turned_back_on(paths: Iterable[tuple[str, ...]]) -> list[PlanKey]:
         # The plan's token budget applies only with dynamic batch sizes, and its memory only with gradient
-        # checkpointing: a config that turned them off gets them back.
+        # checkpointing and remove padding: a config that turned them off gets them back.
         return [PlanKey(path=path, value=True, existing_only=True) for path in paths if turned_off(resolved(path))]
 
     keys += turned_back_on(path for path in DYNAMIC_BATCH_KEYS if len(path) == 2)  # the trainer's own
+    keys += turned_back_on([REMOVE_PADDING_KEYS[0]])
     trainer_flags = {"0.5": False, "0.6": plan.offload or trainer_level_offload(config),
                      None: trainer_level_offload(config) or (config is None and plan.offload)}[version]
     if trainer_flags:
@@ -107,7 +109,8 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
         comment = TRINITY_06_KEYS if config is None and version is None else None
         keys += [PlanKey(path=("trainer", flag), value=plan.offload,
                          comment=comment if flag == OFFLOAD_FLAGS[0] else None) for flag in OFFLOAD_FLAGS]
-    keys += turned_back_on([GRADIENT_CHECKPOINTING_KEY])  # under trainer_config, before the roles' keys there
+    # verl's model keys, under trainer_config before the roles' keys there
+    keys += turned_back_on([GRADIENT_CHECKPOINTING_KEY, REMOVE_PADDING_KEYS[1]])
     for role in ROLES:  # a role's keys together, a section's together (the fragment nests them)
         # A role's own SP, which Trinity with verl before 0.8 takes over the trainer's: the plan's too.
         keys += [PlanKey(path=path, value=plan.sp, existing_only=True) for path in ROLE_SP_KEYS if path[-2] == role]
