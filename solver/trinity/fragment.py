@@ -49,7 +49,8 @@ def _emit(keys: Iterable[PlanKey], section_comments: Mapping[tuple[str, ...], st
 
 def _header(plan: Plan, model: Model, rollout_gpus: int | None, gpu: str | None,
             shared_gpus: tuple[int, ...] | None = None, rocm: bool = False,
-            train_batch_size: int | None = None, node_gpus: int | None = None, nodes: int = 1) -> list[str]:
+            train_batch_size: int | None = None, node_gpus: int | None = None, nodes: int = 1,
+            version: TrinityVersion | None = None) -> list[str]:
     on = f" {gpu}" if gpu else ""
     left = f" ({rollout_gpus} for rollout)" if rollout_gpus else ""
     evidence = plan.evidence_text(gpu or "", model.name)
@@ -79,6 +80,13 @@ def _header(plan: Plan, model: Model, rollout_gpus: int | None, gpu: str | None,
             "# vLLM (the explorer's rollout) refuses a max_model_len past what it derives from the model's config",
             "# unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set (before Ray starts). Check that the model handles this",
             "# length before you train at it.",
+        ]
+    if plan.rope_scaling_factor is not None and version != "0.5":
+        lines += [
+            "#",
+            "# model.rope_scaling reaches the rollout (vLLM), but on Trinity 0.6 with verl 0.8 or later not the trainer,",
+            "# whose model reads the checkpoint's config.json alone: to train with YaRN too, add the same rope_scaling",
+            "# there, as Qwen's model cards do (memory is the same either way).",
         ]
     if rollout_gpus is None and node_gpus is not None and plan.gpus > node_gpus:  # no cluster section says it
         lines += [
@@ -179,7 +187,8 @@ def trinity_fragment(
         ("model", "rope_scaling"): f"YaRN: max_model_len is beyond the native context of {model.native_context}",
     }
     body = _emit([*model_keys, *cluster_keys, *trainer_keys], comments)
-    text = "\n".join([*_header(plan, model, rollout_gpus, gpu, shared_gpus, rocm, train_batch_size, node_gpus, nodes),
+    text = "\n".join([*_header(plan, model, rollout_gpus, gpu, shared_gpus, rocm, train_batch_size, node_gpus, nodes,
+                              version),
                       *body]) + "\n"
     problems = check_trinity_config(pyyaml.load(text, Loader=_FAST_SAFE_LOADER), model, plan.gpus)
     if problems:  # a defect of rft-solver's, never of the input: no fragment that Trinity would refuse leaves here
