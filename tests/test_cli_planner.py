@@ -1508,6 +1508,15 @@ def test_every_commands_help_ends_with_its_exit_statuses(cli, command: list[str]
     assert statuses.startswith("0 ") and ", 2 bad input" in statuses, statuses
 
 
+def test_gpus_help_says_rollout_gpus_are_extra_and_the_default_budget_it_plans_with(cli, monkeypatch):
+    # Someone with 8 GPUs in all reads --gpus as their total: the help says it is the trainer's, and its default.
+    monkeypatch.setenv("COLUMNS", "300")  # one line per option: argparse wraps at hyphens too
+    assert ("  --gpus N              trainer GPU budget: use at most N, rollout GPUs not counted (--rollout-gpus); "
+            "default: the largest count of the GPU type's tables (6 for the A100 and H20), else 8\n") in cli("--help")[1]
+    assert "within 6 GPUs: optimal" in cli("--model", "4B", "--len", "32k", "--gpu", "a100")[1]
+    assert "within 8 GPUs: optimal" in cli("--model", "4B", "--len", "32k", "--gpu", "h100")[1]
+
+
 def test_a_train_batch_that_moves_the_best_plan_says_what_another_batch_would_run(cli):
     # 256 experiences rule out 3 and 6 data-parallel ranks: the best plan within 6 A100s is SP=4 on 4 GPUs, and the
     # answer says what a batch that 3 ranks divide would run: the plan without the batch, less the caution on its ranks

@@ -78,7 +78,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--gpu", metavar="G", help="GPU type (a100, h20, h100, b200, ...; an unknown name lists "
                         "them all); default: each one with tables")
     parser.add_argument("--gpus", metavar="N", type=whole_number(1, MAX_GPUS),
-                        help="trainer GPU budget: use at most N")
+                        help="trainer GPU budget: use at most N, rollout GPUs not counted (--rollout-gpus); "
+                        "default: the largest count of the GPU type's tables (6 for the A100 and H20), else 8")
     parser.add_argument("--len", metavar="L", type=token_count, dest="max_model_len",
                         help="max_model_len in tokens (32768 or 32k)")
     goal = parser.add_mutually_exclusive_group()
