@@ -738,6 +738,15 @@ def test_write_for_a_model_with_its_own_rope_scaling_removes_a_yarn_block(cli, t
     assert "rope_scaling" not in patched.read_text(encoding="utf-8")
 
 
+def test_a_config_naming_llama_by_hugging_faces_older_id_is_planned_for_that_model(cli, tmp_path: Path):
+    # meta-llama/Meta-Llama-3.1-8B-Instruct was the id before Meta renamed it; configs written then still use it.
+    config = tmp_path / "llama.yaml"
+    for model, name in (("Meta-Llama-3.1-8B-Instruct", "Llama-3.1-8B"), ("Meta-Llama-3.1-70B", "Llama-3.1-70B")):
+        config.write_text(f"model:\n  model_path: meta-llama/{model}\n  max_model_len: 8192\n", encoding="utf-8")
+        status, out, _ = cli("--from-config", str(config), "--gpu", "h100", "--gpus", "8", "--json")
+        assert status == 0 and {answer["model"] for answer in json.loads(out)} == {name}
+
+
 def test_write_needs_the_trainer_gpus_and_takes_the_node_size_from_the_config(cli, tmp_path: Path):
     bare = tmp_path / "bare.yaml"  # no cluster section: the trainer's GPU count is Ray's business
     bare.write_text("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 65536\n", encoding="utf-8")

@@ -366,7 +366,7 @@ def test_an_unknown_models_error_lists_every_variant_under_its_shortest_name(tmp
     ("Meta/Qwen3-5B", ""),  # one character from Qwen3-8B, but another model: no guess
     ("Qwen3-88B", " (did you mean Qwen3-8B?)"),  # a keystroke doubled
     ("Qwen3-8BB", " (did you mean Qwen3-8B?)"),  # the last keystroke doubled
-    ("Meta-Llama-3.1-8B-Instruct", " (did you mean Llama-3.1-8B?)"),  # one after a prefix: Hugging Face's older id
+    ("Hermes-3-Llama-3.1-8B", " (did you mean Llama-3.1-8B?)"),  # one after a prefix: a fine-tune's name
     ("my-org-Qwen3-14B", " (did you mean Qwen3-14B?)"),
     ("Distill-8B", ""),  # only a short form after the prefix: no guess
 ])
