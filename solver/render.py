@@ -309,7 +309,8 @@ def _across_nodes(answer: Answer, plan: Plan, model: Model, node_gpus: int) -> s
 
 
 def _gpus_of_budget(answer: Answer, plan: Plan, node_gpus: int) -> str:
-    """``4 of 6 GPUs (2 left for rollout)``; ``4 of 6 GPUs, with 4 rollout GPUs`` with --rollout-gpus
+    """``4 of 6 GPUs (2 left for rollout)``, ``6 of 6 GPUs (none left for rollout)``; ``4 of 6 GPUs, with 4 rollout
+    GPUs`` with --rollout-gpus
     (and the nodes, with the rollout GPUs they leave, when the layout takes more than one node of
     `node_gpus`); ``4 GPUs`` when the budget is not the user's; ``16 of 20 GPUs, 2 whole nodes of 8 (4 left for
     rollout)`` for a trainer past one node."""
@@ -326,7 +327,10 @@ def _gpus_of_budget(answer: Answer, plan: Plan, node_gpus: int) -> str:
         return counted(plan.gpus, "GPU") + spanned
     spare = "unused" if answer.rollout_gpus == 0 else "left for rollout"  # --rollout-gpus 0: no rollout here
     capped = f"; plans take at most {MAX_ESTIMATED_GPUS} trainer GPUs" if answer.budget_gpus > MAX_ESTIMATED_GPUS else ""
-    left = "" if plan.unused_gpus == 0 else f" ({plan.unused_gpus} {spare}{capped})"
+    # The whole budget taken, where no --rollout-gpus says the rollout has GPUs of its own: a budget that is all the
+    # GPUs a user has leaves the explorer none.
+    none_left = " (none left for rollout)" if answer.rollout_gpus is None else ""
+    left = none_left if plan.unused_gpus == 0 else f" ({plan.unused_gpus} {spare}{capped})"
     return f"{plan.gpus} of {counted(answer.budget_gpus, 'GPU')}{spanned}{left}"
 
 
