@@ -580,7 +580,7 @@ def test_a_write_that_fails_is_one_line_without_the_notes_before_it(cli, user_co
 
 @pytest.mark.parametrize(("added", "message"), [
     ("? [a, b]\n: 1\n", "line 84: a key must be a plain value, not a list"),
-    ("xx: &a [1]\nyy: *a\nzz: &a [2]\n", "line 86: not valid YAML: found duplicate anchor 'a' (first on line 84)"),
+    ("xx: &a [1]\nyy: *a\nzz: &a [2]\n", "line 86: malformed YAML: found duplicate anchor 'a' (first on line 84)"),
 ])
 def test_yaml_that_trinity_cannot_read_is_refused_though_ruamel_would_patch_it(cli, user_config: Path, tmp_path: Path,
                                                                                added: str, message: str):
@@ -597,8 +597,8 @@ def test_yaml_that_trinity_cannot_read_is_refused_though_ruamel_would_patch_it(c
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("model: [unclosed\n", "bad.yaml: at the end of the file: not valid YAML"),  # line 2 would not exist
-        ("model: {a: 1}\n  b: [\n", "bad.yaml: line 2: not valid YAML"),
+        ("model: [unclosed\n", "bad.yaml: at the end of the file: malformed YAML"),  # line 2 would not exist
+        ("model: {a: 1}\n  b: [\n", "bad.yaml: line 2: malformed YAML"),
         ("- a\n- b\n", "bad.yaml"),
         ("model:\n  max_model_len: 4096\n", "bad.yaml: missing model.model_path"),
         ("model:\n  model_path: 7\n", "bad.yaml: model.model_path must be a path, got 7"),

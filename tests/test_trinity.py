@@ -570,8 +570,8 @@ def test_reads(text: str, environ: dict[str, str], expected: dict[str, Any]) -> 
         ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${oc.env:L\n", {},
          ("t.yaml: model.max_model_len: OmegaConf cannot read '${oc.env:L': unterminated interpolation (the ${ at "
           "character 1)")),
-        ("model: [unclosed\n", {}, "t.yaml: at the end of the file: not valid YAML"),
-        ("model:\n  a: 1\n   b: 2\n", {}, "t.yaml: line 3: not valid YAML"),
+        ("model: [unclosed\n", {}, "t.yaml: at the end of the file: malformed YAML"),
+        ("model:\n  a: 1\n   b: 2\n", {}, "t.yaml: line 3: malformed YAML"),
         ("- model\n- trainer\n", {}, "t.yaml: a Trinity config is a mapping of sections (model, cluster, trainer, ...), got a list"),
         ("", {}, "t.yaml: a Trinity config is a mapping"),
         ("project: x\nmodel:\n  max_model_len: 4096\n", {}, "t.yaml: missing model.model_path"),
@@ -592,7 +592,7 @@ def test_reads(text: str, environ: dict[str, str], expected: dict[str, Any]) -> 
         (  # a scalar that cannot be built
             "model:\n  model_path: q/Qwen3-4B\n  max_model_len: !!int x\n",
             {},
-            "t.yaml: not valid YAML: invalid literal for int() with base 10: 'x'",
+            "t.yaml: malformed YAML: invalid literal for int() with base 10: 'x'",
         ),
         (
             "model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${oc.env:L,4096}\n",
@@ -1069,7 +1069,7 @@ def test_patch_keeps_flow_style_and_extra_rope_keys() -> None:
 @pytest.mark.parametrize(
     ("text", "expected"),
     [
-        ("model: [1\n", "user.yaml: at the end of the file: not valid YAML"),
+        ("model: [1\n", "user.yaml: at the end of the file: malformed YAML"),
         ("- a\n", "user.yaml: a Trinity config is a mapping"),
         ("model:\n  model_path: x\ntrainer: 5\n", "user.yaml: trainer must be a mapping, got 5"),
         ("model:\n  model_path: x\n  rope_scaling: {rope_type: yarn}\ntrainer:\n  trainer_config: cfg.yaml\n",
@@ -1489,7 +1489,7 @@ def test_a_tab_after_a_colon_is_refused_as_trinity_refuses_it() -> None:
     # OmegaConf 2.3 reads with PyYAML's pure-Python loader, which takes no tab as a separator (libyaml would).
     with pytest.raises(ConfigError) as raised:
         read_trinity_config("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len:\t32768\n", "t.yaml", {})
-    assert str(raised.value) == "t.yaml: line 3: not valid YAML: found character '\\t' that cannot start any token"
+    assert str(raised.value) == "t.yaml: line 3: malformed YAML: found character '\\t' that cannot start any token"
 
 
 def test_a_yarn_that_covers_the_length_otherwise_than_the_guide_says_whether_it_stretches_more() -> None:

@@ -66,7 +66,7 @@ def load_config_mapping(text: str, name: str, yaml: YAML | None = None) -> Any:
     except TableError as error:  # a key given twice, or one that is not a plain value
         raise ConfigError(f"{name}: {error}") from None
     except (RecursionError, ValueError) as error:  # a limit, or a scalar that cannot be built
-        raise ConfigError(f"{name}: {yaml_limit(error) or 'not valid YAML: ' + ' '.join(str(error).split())}") from None
+        raise ConfigError(f"{name}: {yaml_limit(error) or 'malformed YAML: ' + ' '.join(str(error).split())}") from None
     except (YAMLError, pyyaml.YAMLError) as error:
         at = yaml_error_place(error, text)
         problem = getattr(error, "problem", None) or str(error).strip().splitlines()[0]
@@ -74,7 +74,7 @@ def load_config_mapping(text: str, name: str, yaml: YAML | None = None) -> Any:
         if problem == "second occurrence" and first is not None:  # PyYAML's anchor defined twice
             problem = f"{str(getattr(error, 'context', '')).split(';')[0]} (first on line {first.line + 1})"
         problem = " ".join(str(problem).split())
-        raise ConfigError(f"{name}: {at}not valid YAML: {problem}") from None
+        raise ConfigError(f"{name}: {at}malformed YAML: {problem}") from None
     if not isinstance(data, Mapping):
         kind = "an empty document" if data is None else "a list" if isinstance(data, list) else brief(data)
         raise ConfigError(f"{name}: a Trinity config is a mapping of sections (model, cluster, trainer, ...), got {kind}")
