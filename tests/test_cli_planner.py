@@ -1027,7 +1027,8 @@ def test_a_gpu_type_with_the_memory_of_one_with_tables_plans_with_its_tables(cli
 def test_one_gpu_is_one_gpu_in_words(cli):
     status, out, _ = cli("--model", "8B", "--gpu", "a800", "--gpus", "1", "--maximize", "len")
     words = " ".join(out.split())
-    assert status == 0 and "Env + Offload on 1 of 1 GPU (none left for rollout)\n" in out and "the A100-80GB table for 1 GPU says" in words
+    assert status == 0 and "Env + Offload on 1 of 1 GPU (none left for rollout)\n" in out
+    assert "the A100-80GB table for 1 GPU says" in words
     assert "1 GPUs" not in words
 
 
@@ -1152,7 +1153,8 @@ def test_a_trainer_past_one_node_says_so_in_its_plan_line_and_fragment(cli):
     fewest = cli(*flags, "--minimize", "gpus", "--node-gpus", "4", "--no-offload")[1]
     assert "plan           Env + SP=4 on 44 GPUs, 11 whole nodes of 4\n" in fewest
     # One whole node is no span: the plan line names no nodes.
-    assert "plan           Env + Offload + SP=4 on 8 of 8 GPUs (none left for rollout)\n" in cli(*flags, "--gpus", "8")[1]
+    whole = cli(*flags, "--gpus", "8")[1]
+    assert "plan           Env + Offload + SP=4 on 8 of 8 GPUs (none left for rollout)\n" in whole
     fragment = cli(*flags, "--gpus", "16", "--emit", "trinity")[1]
     assert ("#\n# The trainer spans 2 whole nodes of 8 GPUs: your cluster.node_num x gpu_per_node must hold\n# them "
             "and the rollout's GPUs (--rollout-gpus R, or solver.plan's rollout_gpus, writes that section).\n#\n"
@@ -1511,8 +1513,9 @@ def test_every_commands_help_ends_with_its_exit_statuses(cli, command: list[str]
 def test_gpus_help_says_rollout_gpus_are_extra_and_the_default_budget_it_plans_with(cli, monkeypatch):
     # Someone with 8 GPUs in all reads --gpus as their total: the help says it is the trainer's, and its default.
     monkeypatch.setenv("COLUMNS", "300")  # one line per option: argparse wraps at hyphens too
-    assert ("  --gpus N              trainer GPU budget: use at most N, rollout GPUs not counted (--rollout-gpus); "
-            "default: the largest count of the GPU type's tables (6 for the A100 and H20), else 8\n") in cli("--help")[1]
+    said = ("  --gpus N              trainer GPU budget: use at most N, rollout GPUs not counted (--rollout-gpus); "
+            "default: the largest count of the GPU type's tables (6 for the A100 and H20), else 8\n")
+    assert said in cli("--help")[1]
     assert "within 6 GPUs: optimal" in cli("--model", "4B", "--len", "32k", "--gpu", "a100")[1]
     assert "within 8 GPUs: optimal" in cli("--model", "4B", "--len", "32k", "--gpu", "h100")[1]
 

@@ -522,9 +522,9 @@ def test_write_says_to_export_env_on_every_node_of_a_config_on_several(cli, tmp_
                       encoding="utf-8")
     patched = tmp_path / "patched.yaml"
     status, _, err = cli("--from-config", str(config), "--gpu", "h100", "--write", str(patched))
-    assert (status, err.splitlines()[-1]) == (0, (f"solve: note: {patched} needs Env, which a config cannot set: export "
-                                                  "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True on every node of "
-                                                  "the job before `ray start` there"))
+    assert (status, err.splitlines()[-1]) == (0, (
+        f"solve: note: {patched} needs Env, which a config cannot set: export "
+        "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True on every node of the job before `ray start` there"))
 
 
 def test_flags_override_the_config(cli, user_config: Path):
@@ -1549,7 +1549,8 @@ def test_gradient_checkpointing_turned_off_is_reported_and_written_back_on(
         assert answer["current"]["config_problems"] == problems
 
 
-def test_remove_padding_turned_off_is_reported_and_written_back_on(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+def test_remove_padding_turned_off_is_reported_and_written_back_on(
+        cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # The tables measured with remove padding (Trinity's default): without it micro-batches are padded and verl splits
     # no sequence over SP. Trinity 0.6's own key and verl's (which 0.6 sets to the trainer's) are both checked, and
     # --write turns them back on.
@@ -1560,14 +1561,15 @@ def test_remove_padding_turned_off_is_reported_and_written_back_on(cli, tmp_path
             "  use_remove_padding: TRAINER\n  trainer_config:\n    actor_rollout_ref:\n      model:\n"
             "        use_remove_padding: MODEL\n")
     why = ("is false: the tables measured with remove padding, Trinity's default, and the verdict and the plans assume "
-           "it; without it each micro-batch is padded to its longest sequence, and verl splits no sequence over Ulysses "
+           "it; without it each micro-batch is padded to its longest sequence, and verl splits no sequence over "
+           "Ulysses "
            "SP: set it to true")
     config.write_text(text.replace("TRAINER", "false").replace("MODEL", "'off'"), encoding="utf-8")
     [answer] = json.loads(cli("--from-config", str(config), "--gpu", "a100", "--json")[1])
     assert answer["current"]["config_problems"] == [
         f"trainer.use_remove_padding {why}",
-        f"trainer.trainer_config.actor_rollout_ref.model.use_remove_padding {why} (on Trinity before 0.6 only: "
-        "Trinity 0.6 sets it to trainer.use_remove_padding)"]
+        (f"trainer.trainer_config.actor_rollout_ref.model.use_remove_padding {why} (on Trinity before 0.6 only: "
+         "Trinity 0.6 sets it to trainer.use_remove_padding)")]
     patched = tmp_path / "patched.yaml"
     status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--write", str(patched))
     assert (status, err) == (0, "") and out.endswith(f"wrote {patched}\n")  # no warning: the written config has it on

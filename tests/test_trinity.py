@@ -1322,8 +1322,9 @@ def test_a_model_with_its_own_rope_scaling_gets_no_yarn() -> None:
 def test_a_yarn_fragment_says_trinity_06_on_verl_08_gives_the_trainer_only_the_checkpoints_config() -> None:
     # Trinity 0.6's verl 0.8 path hands model.rope_scaling to vLLM only: the trainer's model reads config.json alone.
     # Trinity 0.5 passes it to the trainer too, and a fragment without YaRN has nothing to say.
-    said = ("# model.rope_scaling reaches the rollout (vLLM), but on Trinity 0.6 with verl 0.8 or later not the trainer,\n"
-            "# whose model reads the checkpoint's config.json alone: to train with YaRN too, add the same rope_scaling\n"
+    said = ("# model.rope_scaling reaches the rollout (vLLM), but on Trinity 0.6 with verl 0.8 or later not the "
+            "trainer,\n# whose model reads the checkpoint's config.json alone: to train with YaRN too, add the same "
+            "rope_scaling\n"
             "# there, as Qwen's model cards do (memory is the same either way).\n")
     model = catalog().model("4B")
     assert said in trinity_fragment(long_plan(), model) and said in trinity_fragment(long_plan(), model, version="0.6")

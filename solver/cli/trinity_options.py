@@ -299,7 +299,8 @@ def _written_notes(args: argparse.Namespace, config_text: str, best: Plan, model
     if best.env:  # no config key can carry Env; each node's Ray workers take the environment of its own `ray start`
         several = config is not None and config.node_gpus is not None and config.trainer_gpus is not None and (
             config.trainer_gpus + config.rollout_gpus > config.node_gpus)
-        notes.append(f"solve: note: {args.write} needs Env, which a config cannot set: {ENV_EXPORT} {env_when(several)}")
+        notes.append(f"solve: note: {args.write} needs Env, which a config cannot set: {ENV_EXPORT} "
+                     f"{env_when(several)}")
     return notes
 
 

@@ -84,7 +84,8 @@ def _header(plan: Plan, model: Model, rollout_gpus: int | None, gpu: str | None,
     if plan.rope_scaling_factor is not None and version != "0.5":
         lines += [
             "#",
-            "# model.rope_scaling reaches the rollout (vLLM), but on Trinity 0.6 with verl 0.8 or later not the trainer,",
+            ("# model.rope_scaling reaches the rollout (vLLM), but on Trinity 0.6 with verl 0.8 or later not the "
+             "trainer,"),
             "# whose model reads the checkpoint's config.json alone: to train with YaRN too, add the same rope_scaling",
             "# there, as Qwen's model cards do (memory is the same either way).",
         ]
@@ -187,9 +188,8 @@ def trinity_fragment(
         ("model", "rope_scaling"): f"YaRN: max_model_len is beyond the native context of {model.native_context}",
     }
     body = _emit([*model_keys, *cluster_keys, *trainer_keys], comments)
-    text = "\n".join([*_header(plan, model, rollout_gpus, gpu, shared_gpus, rocm, train_batch_size, node_gpus, nodes,
-                              version),
-                      *body]) + "\n"
+    header = _header(plan, model, rollout_gpus, gpu, shared_gpus, rocm, train_batch_size, node_gpus, nodes, version)
+    text = "\n".join([*header, *body]) + "\n"
     problems = check_trinity_config(pyyaml.load(text, Loader=_FAST_SAFE_LOADER), model, plan.gpus)
     if problems:  # a defect of rft-solver's, never of the input: no fragment that Trinity would refuse leaves here
         raise RuntimeError(f"the Trinity config made for {plan.setting.label} breaks Trinity's rules: {problems}")
