@@ -408,8 +408,8 @@ def _read_train_batch(reader: ConfigReader, mode: str | None) -> tuple[int | Non
 
 
 def _flag_for_notes(reader: ConfigReader, path: tuple[str, ...]) -> bool | None:
-    """An offload flag read for the notes: None where rft-solver cannot resolve it (a reference to another
-    key, which Trinity resolves), so no note is made of it; a value that is not a boolean is refused."""
+    """An offload flag read for the notes, its interpolations resolved: None where they cannot be (a missing key, a
+    resolver rft-solver does not read), so no note is made of it; a value that is not a boolean is refused."""
     try:
         value = reader.get(path)
     except ConfigError:
