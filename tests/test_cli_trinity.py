@@ -2071,12 +2071,19 @@ def test_write_sets_both_levels_of_a_trinity_06_config_alike_and_notes_a_config_
     status, out, _ = cli("--from-config", str(patched), "--gpu", "a100", "--json")
     assert json.loads(out)[0]["current"]["offload"] and "offload" not in " ".join(
         json.loads(out)[0]["current"]["config_problems"])
-    # The roles' flags alone: --write keeps to them (Trinity before 0.6 refuses the trainer's) and says what 0.6 needs.
+    # The roles' flags alone: --write adds the trainer's too (Trinity 0.6 on verl before 0.8 reads those, so Offload
+    # would be off without them) and says that Trinity before 0.6 refuses them; --trinity-version 0.5 leaves them out.
     config.write_text(head + roles, encoding="utf-8")
     status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--write", str(patched))
-    assert status == 0 and "param_offload" not in yaml.safe_load(patched.read_text(encoding="utf-8"))["trainer"]
-    assert f"solve: note: {config} has no offload flags under trainer itself (Trinity 0.6's), so what is made from " \
-           f"it sets the roles' only: {TRINITY_06_OFFLOAD} (--trinity-version 0.6 writes them)\n" in err
+    trainer = yaml.safe_load(patched.read_text(encoding="utf-8"))["trainer"]
+    assert status == 0 and {flag: trainer[flag] for flag in on} == on
+    assert (f"solve: note: {config} has no offload flags under trainer itself (Trinity 0.6's, which it reads instead "
+            "of the roles' on verl before 0.8), so what is made from it adds them; Trinity before 0.6 refuses them "
+            "(--trinity-version 0.5 leaves them out)\n") in err
+    status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--write", str(patched), "--trinity-version",
+                         "0.5")
+    assert status == 0 and "offload flags under trainer" not in err
+    assert "param_offload" not in yaml.safe_load(patched.read_text(encoding="utf-8"))["trainer"]
 
 
 def test_the_roles_own_sp_is_named_where_it_differs_and_write_sets_it_to_the_plans(cli, tmp_path: Path):

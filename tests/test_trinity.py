@@ -779,6 +779,9 @@ def test_patch_with_offload_and_yarn_touches_only_the_plan_keys() -> None:
         "  ulysses_sequence_parallel_size: 4",
         "  max_token_len_per_gpu: 51200",
         "  save_hf_checkpoint: never",
+        "  param_offload: true",  # Trinity 0.6's, made for no release: the current one's
+        "  optimizer_offload: true",
+        "  offload_policy: true",
     ]
     # the new trainer keys land inside trainer, before the comment that introduces the next section
     assert after.index("save_hf_checkpoint: never") < after.index("# Monitoring")
@@ -974,8 +977,8 @@ def test_an_anchor_no_alias_repeats_stays_where_it_was() -> None:
             "          param_offload: false\n")
     after = patch_trinity_config(text, long_plan(), catalog().model("4B"))
     assert ["defaults: &defaults", "stages: &stages [a, b]", "scale: &scale 5", "      actor: &actor",
-            "          param_offload: true", "          param_offload: true"] == [
-        line for line in after.splitlines() if "&" in line or "param_" in line]  # the actor's and the ref's
+            "          param_offload: true", "          param_offload: true", "  param_offload: true"] == [
+        line for line in after.splitlines() if "&" in line or "param_" in line]  # the actor's, ref's and trainer's
 
 
 def test_an_anchor_inside_a_sequence_is_kept_and_aliases_of_aliases_are_walked_once() -> None:

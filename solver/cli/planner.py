@@ -132,8 +132,8 @@ def build_parser() -> argparse.ArgumentParser:
                          help="with --from-config: exit 1 also where the config's own settings do not train (for CI)")
     trinity.add_argument("--write", metavar="FILE", type=output_path,
                          help="with --from-config: write a copy of the config with the best plan applied")
-    add_trinity_version_option(trinity, "--emit, --out, --write",
-                               "as the config has them, a fragment both", read=True)
+    add_trinity_version_option(trinity, "--emit, --out, --write", "both, a fragment with a comment on the trainer's",
+                               read=True)
     return parser
 
 

@@ -200,7 +200,6 @@ def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog
     if not (args.emit or args.out or args.write):
         return []
     from solver.trinity import (
-        TRINITY_06_OFFLOAD,
         anchored_keys,
         check_trinity_config,
         load_config_mapping,
@@ -223,9 +222,9 @@ def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog
     best = answers[0].best
     offloaded = any(answer.plans and answer.plans[0].offload for answer in answers)
     if offloaded and layout is not None and not trainer_level_offload(layout) and args.trinity_version is None:
-        notes.append(f"solve: note: {args.from_config} has no offload flags under trainer itself (Trinity 0.6's), so "
-                     f"what is made from it sets the roles' only: {TRINITY_06_OFFLOAD} (--trinity-version 0.6 "
-                     "writes them)")
+        notes.append(f"solve: note: {args.from_config} has no offload flags under trainer itself (Trinity 0.6's, which "
+                     "it reads instead of the roles' on verl before 0.8), so what is made from it adds them; Trinity "
+                     "before 0.6 refuses them (--trinity-version 0.5 leaves them out)")
     # The patched config is made (or refused) before any file is written: a refusal leaves none.
     patched = patch_trinity_config(config_text, best, model, name=str(args.from_config), environ=os.environ,
                                    version=args.trinity_version) if (

@@ -250,7 +250,7 @@ def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, 
 def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "config",
                          environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None) -> str:
     """The user's Trinity config `text` with `plan` applied, everything else kept (ruamel round trip), for the
-    Trinity release `version` where given (`keys_for_plan`: 0.6 gets the offload flags under ``trainer`` too).
+    Trinity release `version` where given (`keys_for_plan`: 0.5 gets no offload flags under ``trainer``).
 
     Sets exactly the keys `trinity_fragment` sets (not its ``cluster``/``explorer`` section, nor its
     header comment); every other key, the key order, the comments and the quoting stay as they were,
@@ -268,8 +268,8 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
       context an existing ``model.rope_scaling`` is removed, because a kept YaRN factor would
       contradict the new length; none is added.
     - Offload: the plan decides, as asked. With Offload, ``trainer.trainer_strategy: fsdp2`` and the
-      three flags under the actor's and the ref's ``fsdp_config`` (and under ``trainer`` where the config has
-      Trinity 0.6's flags there; those under a role's ``engine`` alike) are set (added where missing), and
+      three flags under the actor's and the ref's ``fsdp_config`` and Trinity 0.6's under ``trainer`` (not for
+      `version` 0.5; those under a role's ``engine`` alike) are set (added where missing), and
       ``trainer.save_hf_checkpoint: never`` is added where the config does not choose its own. Without Offload, the flags that exist are set to
       false and none is added; ``trainer_strategy`` and ``save_hf_checkpoint`` are left alone (FSDP2
       without offload trains too).

@@ -50,9 +50,9 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
                   version: TrinityVersion | None = None) -> list[PlanKey]:
     """The keys `plan` sets, in the fragment's order (model section first, then trainer); the offload flags
     under each role's ``fsdp_config``, and without Offload the flags `config` (the user's, None for none) has,
-    set to false; Trinity 0.6's flags under ``trainer`` where `version` is 0.6, or, without a version, where
-    `config` has them or, for no config, with Offload (never for 0.5); dynamic batch sizes back on where
-    `config` turns them off (its interpolations resolved from `environ`)."""
+    set to false; Trinity 0.6's flags under ``trainer`` with Offload or where `config` has them (never for 0.5);
+    dynamic batch sizes, gradient checkpointing and remove padding back on where `config` turns them off (its
+    interpolations resolved from `environ`)."""
     length, native = plan.max_model_len, model.native_context
     keys = [PlanKey(path=("model", "max_model_len"), value=length)]
     factor = model.yarn_factor(length)
@@ -101,12 +101,11 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
 
     keys += turned_back_on(path for path in DYNAMIC_BATCH_KEYS if len(path) == 2)  # the trainer's own
     keys += turned_back_on([REMOVE_PADDING_KEYS[0]])
-    trainer_flags = {"0.5": False, "0.6": plan.offload or trainer_level_offload(config),
-                     None: trainer_level_offload(config) or (config is None and plan.offload)}[version]
-    if trainer_flags:
-        # Trinity 0.6's, which it copies over the roles' on verl before 0.8 (its TrainerConfig has all three). A fragment
-        # made for no config has them (the current release's); a config has them where it has any already.
-        comment = TRINITY_06_KEYS if config is None and version is None else None
+    if version != "0.5" and (plan.offload or trainer_level_offload(config)):
+        # Trinity 0.6's, which it copies over the roles' on verl before 0.8 (its TrainerConfig has all three): without
+        # them there, Offload would be off. Made for no release, they are the current one's, and their comment says
+        # that Trinity 0.5 refuses them.
+        comment = TRINITY_06_KEYS if version is None else None
         keys += [PlanKey(path=("trainer", flag), value=plan.offload,
                          comment=comment if flag == OFFLOAD_FLAGS[0] else None) for flag in OFFLOAD_FLAGS]
     # verl's model keys, under trainer_config before the roles' keys there
