@@ -28,6 +28,7 @@ from solver.results import (
     index_range,
     length_cautions,
     own_scaling_words,
+    spans_nodes,
     yarn_caution,
 )
 from solver.rules import (
@@ -153,7 +154,7 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
     flags)."""
     lines = []
     if plan.env:  # comments on lines of their own: a line a narrow terminal wraps stays whole
-        lines += [f"# {env_when((plan.nodes or 1) > 1 or plan.gpus > node_gpus)}:", ENV_EXPORT]
+        lines += [f"# {env_when(spans_nodes(plan, node_gpus))}:", ENV_EXPORT]
     lines.append(f"model.max_model_len: {plan.max_model_len}")
     if plan.rope_scaling_factor is not None:
         lines.append(

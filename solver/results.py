@@ -431,6 +431,11 @@ class Placement(Frozen):
         "as solver.memory.rollout_engines sizes them); null without rollout GPUs"))
 
 
+def spans_nodes(plan: Plan, node_gpus: int) -> bool:
+    """Whether `plan`'s job takes several nodes of `node_gpus` GPUs: a layout on several, or a trainer past one."""
+    return (plan.nodes or 1) > 1 or plan.gpus > node_gpus
+
+
 def index_range(indexes: tuple[int, ...]) -> str:
     """Consecutive GPU indexes in words: ``4-6``, or ``5`` for one."""
     return f"{indexes[0]}-{indexes[-1]}" if len(indexes) > 1 else f"{indexes[0]}"

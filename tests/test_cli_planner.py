@@ -1520,6 +1520,12 @@ def test_gpus_help_says_rollout_gpus_are_extra_and_the_default_budget_it_plans_w
     assert "within 8 GPUs: optimal" in cli("--model", "4B", "--len", "32k", "--gpu", "h100")[1]
 
 
+def test_the_apply_lines_export_env_on_every_node_only_for_a_trainer_past_one_node_of_node_gpus(cli):
+    flags = ("--model", "8B", "--gpu", "h100", "--gpus", "16", "--len", "128k")
+    assert "apply          # on every node of the job before `ray start` there:\n" in cli(*flags)[1]
+    assert "apply          # before Ray starts:\n" in cli(*flags, "--node-gpus", "16")[1]
+
+
 def test_a_plan_that_takes_the_whole_budget_says_it_leaves_the_rollout_no_gpu(cli):
     # --gpus is the trainer's budget: someone who gives all their GPUs learns that the explorer has none left, unless
     # --rollout-gpus gives it some (or 0 says the rollout runs elsewhere).

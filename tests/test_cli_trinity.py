@@ -527,6 +527,22 @@ def test_write_says_to_export_env_on_every_node_of_a_config_on_several(cli, tmp_
         "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True on every node of the job before `ray start` there"))
 
 
+def test_write_says_to_export_env_on_every_node_of_a_trainer_past_one_node_of_a_config_without_a_cluster(
+        cli, tmp_path: Path):
+    # No cluster section: the trainer's 16 GPUs (--gpus) take two nodes of 8 (--node-gpus), so the note says what the
+    # summary's apply lines say; on nodes of 16, one export.
+    config = tmp_path / "bare.yaml"
+    config.write_text("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 131072\n", encoding="utf-8")
+    patched = tmp_path / "patched.yaml"
+    export = (f"solve: note: {patched} needs Env, which a config cannot set: export "
+              "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True")
+    for node_gpus, when, apply in (("8", "on every node of the job before `ray start` there", "# on every node of the"),
+                                   ("16", "before Ray starts", "# before Ray starts:")):
+        status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--gpus", "16", "--node-gpus", node_gpus,
+                               "--write", str(patched))
+        assert (status, err.splitlines()[-1]) == (0, f"{export} {when}") and f"apply          {apply}" in out
+
+
 def test_flags_override_the_config(cli, user_config: Path):
     _, out, _ = cli("--from-config", str(user_config), "--gpu", "a100", "--len", "8192", "--model", "4B", "--json")
     (answer,) = json.loads(out)

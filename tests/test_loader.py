@@ -369,6 +369,9 @@ def test_an_unknown_models_error_lists_every_variant_under_its_shortest_name(tmp
     ("Hermes-3-Llama-3.1-8B", " (did you mean Llama-3.1-8B?)"),  # one after a prefix: a fine-tune's name
     ("my-org-Qwen3-14B", " (did you mean Qwen3-14B?)"),
     ("Distill-8B", ""),  # only a short form after the prefix: no guess
+    ("Distill-30B-A3B", ""),  # a short form with a dash in it is a short form too
+    ("MyQwen3-14B", ""),  # a known name at the end, but not after a dash: no guess (as 0B)
+    ("Qwen3-4B-distilled-from-Qwen3-14B", " (did you mean Qwen3-4B?)"),  # an extension before a prefix
 ])
 def test_an_unknown_model_gets_a_guess_only_where_one_name_extends_or_ends_with_the_other(name: str, guess: str):
     with pytest.raises(QueryError) as raised:
@@ -385,6 +388,7 @@ def test_an_unknown_model_gets_a_guess_only_where_one_name_extends_or_ends_with_
     ("h100x", ""),  # one keystroke more, not a doubled one: no guess
     ("v100", ""),  # one character from h100, but another card: no guess
     ("h", ""),  # the start of several: no guess
+    ("SXM-H100", " (did you mean H100-80GB?)"),  # an alias (h100) after a prefix
 ])
 def test_an_unknown_gpu_gets_a_guess_by_the_models_rule(name: str, guess: str):
     with pytest.raises(QueryError) as raised:

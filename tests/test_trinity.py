@@ -219,6 +219,17 @@ def test_the_env_export_goes_on_every_node_of_a_job_on_several() -> None:
         "# on every node of the job before `ray start` there:")
 
 
+def test_a_fragments_cluster_section_decides_whether_env_goes_on_every_node() -> None:
+    # With rollout_gpus the fragment writes cluster.node_num, and the Env comment follows it, not node_gpus (which
+    # only a fragment without a cluster section reads): 2 nodes of a trainer alone need the export on both, and one
+    # node of 20 GPUs one export, though the trainer's 16 are more than node_gpus=8.
+    sixteen = _best(model="8B", objective="cheapest", budget_gpus=16, exact=True, max_model_len=131072)
+    model = catalog().model("8B")
+    assert _env_lines(trinity_fragment(sixteen, model, rollout_gpus=0, nodes=2)) == ENV_ON_SEVERAL_NODES
+    assert _env_lines(trinity_fragment(sixteen, model, rollout_gpus=0, nodes=1, node_gpus=8)) == ENV_ON_ONE_NODE
+    assert _env_lines(trinity_fragment(sixteen, model, rollout_gpus=4, nodes=1, node_gpus=8)) == ENV_ON_ONE_NODE
+
+
 def test_fragment_without_env_offload_or_yarn_sets_only_the_basics() -> None:
     data = _safe_load(GOLDEN["golden-vanilla.yaml"]())
     assert data == {

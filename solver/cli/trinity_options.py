@@ -13,7 +13,7 @@ from solver.api import fragment_engines, fragment_layout
 from solver.cli.atomic import write_all_atomically
 from solver.memory import RolloutEngines
 from solver.query import Objective, TrinityVersion
-from solver.results import ENV_EXPORT, Answer, Plan, env_when
+from solver.results import ENV_EXPORT, Answer, Plan, env_when, spans_nodes
 from solver.tables import (
     CONFIG_SHAPE,
     Catalog,
@@ -246,7 +246,7 @@ def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog
         stale = " (the file there is left as it was)" if unwritten.exists() else ""
         print(f"solve: note: no plan, so {unwritten} is not written{stale}", file=sys.stderr)
     if args.write and best is not None and patched is not None:
-        for note in _written_notes(args, config_text, best, model, config, unused):
+        for note in _written_notes(args, config_text, best, model, config, unused, answers[0].node_gpus):
             print(note, file=sys.stderr)
     return fragments
 
@@ -283,9 +283,9 @@ def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: C
 
 
 def _written_notes(args: argparse.Namespace, config_text: str, best: Plan, model: Model,
-                   config: TrinityConfig | None, unused: str | None) -> list[str]:
-    """The notes on a config --write patched for `best`: interpolations kept, a length no sequence uses (`unused`),
-    role token budgets lowered, and Env, which no config key can carry."""
+                   config: TrinityConfig | None, unused: str | None, node_gpus: int) -> list[str]:
+    """The notes on a config --write patched for `best` (on nodes of `node_gpus`): interpolations kept, a length no
+    sequence uses (`unused`), role token budgets lowered, and Env, which no config key can carry."""
     from solver.trinity import ROLE_KEYS_IGNORED, kept_interpolations
 
     notes = [f"solve: note: {args.write}: {kept}" for kept in kept_interpolations(
@@ -296,10 +296,8 @@ def _written_notes(args: argparse.Namespace, config_text: str, best: Plan, model
               for key, budget in (config.role_token_budgets if config is not None else ())
               if budget > best.max_token_len_per_gpu]  # the patch lowered it
     if best.env:  # no config key can carry Env; each node's Ray workers take the environment of its own `ray start`
-        several = config is not None and config.node_gpus is not None and config.trainer_gpus is not None and (
-            config.trainer_gpus + config.rollout_gpus > config.node_gpus)
-        notes.append(f"solve: note: {args.write} needs Env, which a config cannot set: {ENV_EXPORT} "
-                     f"{env_when(several)}")
+        when = env_when(spans_nodes(best, node_gpus))  # as the summary's apply lines say it
+        notes.append(f"solve: note: {args.write} needs Env, which a config cannot set: {ENV_EXPORT} {when}")
     return notes
 
 
