@@ -329,8 +329,9 @@ def _gpus_of_budget(answer: Answer, plan: Plan, node_gpus: int) -> str:
     spare = "unused" if answer.rollout_gpus == 0 else "left for rollout"  # --rollout-gpus 0: no rollout here
     capped = f"; plans take at most {MAX_ESTIMATED_GPUS} trainer GPUs" if answer.budget_gpus > MAX_ESTIMATED_GPUS else ""
     # The whole budget taken, where no --rollout-gpus says the rollout has GPUs of its own: a budget that is all the
-    # GPUs a user has leaves the explorer none.
-    none_left = " (none left for rollout)" if answer.rollout_gpus is None else ""
+    # GPUs a user has leaves the explorer none. (A config's rollout, with no cluster section to count it in, goes
+    # beside the trainer: its note says so.)
+    none_left = " (none left for rollout)" if answer.rollout_gpus is None and answer.current is None else ""
     left = none_left if plan.unused_gpus == 0 else f" ({plan.unused_gpus} {spare}{capped})"
     return f"{plan.gpus} of {counted(answer.budget_gpus, 'GPU')}{spanned}{left}"
 

@@ -1535,6 +1535,18 @@ def test_a_plan_that_takes_the_whole_budget_says_it_leaves_the_rollout_no_gpu(cl
     assert "plan           Env on 6 of 6 GPUs, with 2 rollout GPUs\n" in cli(*flags, "--rollout-gpus", "2")[1]
 
 
+def test_a_config_without_a_cluster_is_not_told_its_rollout_has_no_gpu_left(cli, tmp_path: Path):
+    # Its rollout engine goes beside the trainer's GPUs, which a note on stderr says how to count in the cluster
+    # (with what --emit makes from it).
+    config = tmp_path / "bare.yaml"
+    config.write_text("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 32768\n"
+                      "explorer:\n  rollout_model:\n    engine_num: 1\n", encoding="utf-8")
+    flags = ("--from-config", str(config), "--gpu", "a100", "--gpus", "8")
+    status, out, _ = cli(*flags)
+    assert status == 0 and "plan           Env + SP=2 on 8 of 8 GPUs\n" in out
+    assert "set cluster.node_num x cluster.gpu_per_node to 9" in cli(*flags, "--emit", "trinity")[2]
+
+
 def test_a_train_batch_that_moves_the_best_plan_says_what_another_batch_would_run(cli):
     # 256 experiences rule out 3 and 6 data-parallel ranks: the best plan within 6 A100s is SP=4 on 4 GPUs, and the
     # answer says what a batch that 3 ranks divide would run: the plan without the batch, less the caution on its ranks
