@@ -310,8 +310,8 @@ def _across_nodes(answer: Answer, plan: Plan, model: Model, node_gpus: int) -> s
 
 
 def _gpus_of_budget(answer: Answer, plan: Plan, node_gpus: int) -> str:
-    """``4 of 6 GPUs (2 left for rollout)``, ``6 of 6 GPUs (none left for rollout)``; ``4 of 6 GPUs, with 4 rollout
-    GPUs`` with --rollout-gpus
+    """``4 of 6 GPUs (2 left for rollout)``, ``6 of 6 GPUs (none left for rollout)``; ``4 of 6 GPUs, with 2 rollout
+    GPUs (2 unused: ...)`` with --rollout-gpus
     (and the nodes, with the rollout GPUs they leave, when the layout takes more than one node of
     `node_gpus`); ``4 GPUs`` when the budget is not the user's; ``16 of 20 GPUs, 2 whole nodes of 8 (4 left for
     rollout)`` for a trainer past one node."""
@@ -319,7 +319,10 @@ def _gpus_of_budget(answer: Answer, plan: Plan, node_gpus: int) -> str:
         trainer = counted(plan.gpus, "GPU") if answer.open_budget else f"{plan.gpus} of {counted(answer.budget_gpus, 'GPU')}"
         nodes, rollout = plan.nodes, plan.rollout_gpus
         if nodes == 1:
-            return f"{trainer}, with {counted(rollout, 'rollout GPU')}"
+            more = rollout + plan.unused_gpus  # the budget's GPUs the trainer leaves, for the rollout where a node holds them
+            unused = f" ({plan.unused_gpus} unused: --rollout-gpus {more} gives them to the rollout)" if (
+                plan.unused_gpus and not answer.open_budget and plan.gpus + more <= node_gpus) else ""
+            return f"{trainer}, with {counted(rollout, 'rollout GPU')}{unused}"
         more = "" if rollout == answer.rollout_gpus else \
             f" ({answer.rollout_gpus} asked: a trainer on whole nodes leaves the rollout whole nodes)"
         return f"{trainer}, with {counted(rollout, 'rollout GPU')} on {nodes} nodes of {node_gpus}{more}"

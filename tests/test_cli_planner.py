@@ -1535,6 +1535,16 @@ def test_a_plan_that_takes_the_whole_budget_says_it_leaves_the_rollout_no_gpu(cl
     assert "plan           Env on 6 of 6 GPUs, with 2 rollout GPUs\n" in cli(*flags, "--rollout-gpus", "2")[1]
 
 
+def test_gpus_the_trainer_leaves_beside_its_rollout_are_offered_to_the_rollout_where_a_node_holds_them(cli):
+    # Qwen3-4B at 65536 on H20s trains best on 4 of the 6: with 2 rollout GPUs the 2 left fit the node of 8 too.
+    flags = ("--model", "4B", "--gpus", "6", "--len", "65536", "--gpu", "h20")
+    assert ("plan           SP=4 on 4 of 6 GPUs, with 2 rollout GPUs (2 unused: --rollout-gpus 4 gives them to the "
+            "rollout)\n") in cli(*flags, "--rollout-gpus", "2")[1]
+    # Beside 4 rollout GPUs a node of 8 holds no more: nothing is offered.
+    assert "plan           SP=4 on 4 of 6 GPUs, with 4 rollout GPUs\n" in cli(*flags, "--rollout-gpus", "4")[1]
+    assert "plan           SP=4 on 4 of 6 GPUs (2 left for rollout)\n" in cli(*flags)[1]
+
+
 def test_a_config_without_a_cluster_is_not_told_its_rollout_has_no_gpu_left(cli, tmp_path: Path):
     # Its rollout engine goes beside the trainer's GPUs, which a note on stderr says how to count in the cluster
     # (with what --emit makes from it).
