@@ -61,6 +61,9 @@ def _header(plan: Plan, model: Model, rollout_gpus: int | None, gpu: str | None,
         f"# evidence: {evidence}",
         *([f"# host memory: {plan.host_memory_words}"] if plan.host_memory_words is not None else []),
         "# Merge these keys into your Trinity config; model.model_path and everything else stay yours.",
+        (f"# Keep model.max_prompt_tokens + max_response_tokens within {plan.max_model_len}: Trinity refuses more, and "
+         "less leaves"),
+        "# part of the length unused.",
     ]
     # The plan's cautions that the fragment says nowhere else (its length's are beside rope_scaling or below, ROCm's
     # beside the Env export).
