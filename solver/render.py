@@ -319,9 +319,12 @@ def _gpus_of_budget(answer: Answer, plan: Plan, node_gpus: int) -> str:
         trainer = counted(plan.gpus, "GPU") if answer.open_budget else f"{plan.gpus} of {counted(answer.budget_gpus, 'GPU')}"
         nodes, rollout = plan.nodes, plan.rollout_gpus
         if nodes == 1:
-            more = rollout + plan.unused_gpus  # the budget's GPUs the trainer leaves, for the rollout where a node holds them
+            # The budget's GPUs the trainer leaves, for the rollout where a node holds them (not for a config's
+            # rollout, which its engines give: --from-config refuses --rollout-gpus).
+            more = rollout + plan.unused_gpus
             unused = f" ({plan.unused_gpus} unused: --rollout-gpus {more} gives them to the rollout)" if (
-                plan.unused_gpus and not answer.open_budget and plan.gpus + more <= node_gpus) else ""
+                plan.unused_gpus and not answer.open_budget and answer.current is None
+                and plan.gpus + more <= node_gpus) else ""
             return f"{trainer}, with {counted(rollout, 'rollout GPU')}{unused}"
         more = "" if rollout == answer.rollout_gpus else \
             f" ({answer.rollout_gpus} asked: a trainer on whole nodes leaves the rollout whole nodes)"

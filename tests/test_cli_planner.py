@@ -1545,6 +1545,15 @@ def test_gpus_the_trainer_leaves_beside_its_rollout_are_offered_to_the_rollout_w
     assert "plan           SP=4 on 4 of 6 GPUs (2 left for rollout)\n" in cli(*flags)[1]
 
 
+def test_a_config_whose_engines_give_the_rollout_is_not_offered_rollout_gpus_flag_it_refuses(cli):
+    # The example config's 2 engines are its rollout: --from-config refuses --rollout-gpus, so the GPUs the fewest
+    # trainer GPUs leave are not offered through it.
+    flags = ("--from-config", "docs/examples/trinity.yaml", "--gpu", "a100", "--gpus", "6", "--minimize", "gpus")
+    status, out, _ = cli(*flags)
+    assert status == 0 and "plan           Env + Offload + SP=2 on 2 of 6 GPUs, with 2 rollout GPUs\n" in out
+    assert cli(*flags, "--rollout-gpus", "6")[0] == 2
+
+
 def test_a_config_without_a_cluster_is_not_told_its_rollout_has_no_gpu_left(cli, tmp_path: Path):
     # Its rollout engine goes beside the trainer's GPUs, which a note on stderr says how to count in the cluster
     # (with what --emit makes from it).
