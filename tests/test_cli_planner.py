@@ -1514,10 +1514,13 @@ def test_gpus_help_says_rollout_gpus_are_extra_and_the_default_budget_it_plans_w
     # Someone with 8 GPUs in all reads --gpus as their total: the help says it is the trainer's, and its default.
     monkeypatch.setenv("COLUMNS", "300")  # one line per option: argparse wraps at hyphens too
     said = ("  --gpus N              trainer GPU budget: use at most N, rollout GPUs not counted (--rollout-gpus); "
-            "default: the largest count of the GPU type's tables (6 for the A100 and H20), else 8\n")
+            "default: the largest count of the GPU type's tables (6 for the A100 and H20), else 8; with --minimize "
+            "gpus, any count up to 64\n")
     assert said in cli("--help")[1]
     assert "within 6 GPUs: optimal" in cli("--model", "4B", "--len", "32k", "--gpu", "a100")[1]
     assert "within 8 GPUs: optimal" in cli("--model", "4B", "--len", "32k", "--gpu", "h100")[1]
+    assert "(any count up to 64): optimal" in cli("--minimize", "gpus", "--model", "4B", "--len", "32k", "--gpu",
+                                                  "a100")[1]
 
 
 def test_the_apply_lines_export_env_on_every_node_only_for_a_trainer_past_one_node_of_node_gpus(cli):

@@ -46,6 +46,7 @@ from solver.render import answers_json, answers_view
 from solver.results import Answer
 from solver.rules import NODE_GPUS
 from solver.tables import (
+    MAX_ESTIMATED_GPUS,
     MAX_GPUS,
     Catalog,
     Model,
@@ -79,7 +80,8 @@ def build_parser() -> argparse.ArgumentParser:
                         "them all); default: each one with tables")
     parser.add_argument("--gpus", metavar="N", type=whole_number(1, MAX_GPUS),
                         help="trainer GPU budget: use at most N, rollout GPUs not counted (--rollout-gpus); "
-                        "default: the largest count of the GPU type's tables (6 for the A100 and H20), else 8")
+                        "default: the largest count of the GPU type's tables (6 for the A100 and H20), else "
+                        f"{NODE_GPUS}; with --minimize gpus, any count up to {MAX_ESTIMATED_GPUS}")
     parser.add_argument("--len", metavar="L", type=token_count, dest="max_model_len",
                         help="max_model_len in tokens (32768 or 32k)")
     goal = parser.add_mutually_exclusive_group()
