@@ -849,6 +849,7 @@ def test_write_refuses_a_model_that_is_not_the_configs(cli, tmp_path: Path):
 
 
 OFFLOADED_4B = """mode: train
+algorithm: {algorithm_type: grpo}
 buffer: {train_batch_size: 64}
 model:
   model_path: Qwen/Qwen3-4B
@@ -897,7 +898,8 @@ def issue_398_config(tmp_path: Path, trainer: str) -> Path:
     """Trinity-RFT #398's config: Qwen2.5-7B at 131072 tokens on an 8-GPU node with 2 rollout engines (6 trainer
     GPUs), with `trainer` as its trainer section."""
     config = tmp_path / "trinity.yaml"
-    config.write_text("mode: both\nmodel:\n  model_path: Qwen/Qwen2.5-7B-Instruct\n  max_model_len: 131072\n"
+    config.write_text("mode: both\nalgorithm: {algorithm_type: grpo}\nmodel:\n  model_path: Qwen/Qwen2.5-7B-Instruct\n"
+                      "  max_model_len: 131072\n"
                       "  rope_scaling: {rope_type: yarn, factor: 4.0, original_max_position_embeddings: 32768}\n"
                       "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 2}}\n"
                       f"trainer: {trainer}\n", encoding="utf-8")
@@ -922,7 +924,8 @@ def test_a_token_budget_below_the_default_is_legal_and_the_verdict_is_at_it(cli,
 
 def test_a_config_that_breaks_the_whole_nodes_rule_is_told_once_naming_its_own_key(cli, tmp_path: Path):
     config = tmp_path / "trinity.yaml"
-    config.write_text("mode: both\nmodel: {model_path: Qwen/Qwen3-0.6B, max_model_len: 4096}\n"
+    config.write_text("mode: both\nalgorithm: {algorithm_type: grpo}\n"
+                      "model: {model_path: Qwen/Qwen3-0.6B, max_model_len: 4096}\n"
                       "cluster: {node_num: 2, gpu_per_node: 4}\nexplorer: {rollout_model: {engine_num: 2}}\n",
                       encoding="utf-8")
     status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--gpus", "6", "--json")
@@ -1542,7 +1545,8 @@ def test_gradient_checkpointing_turned_off_is_reported_and_written_back_on(
     # activations, so nothing the planner says holds; --write turns it back on, as it does dynamic batch sizes.
     monkeypatch.delenv("PYTORCH_CUDA_ALLOC_CONF", raising=False)
     config = tmp_path / "trinity.yaml"
-    text = ("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 32768\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+    text = ("algorithm: {algorithm_type: grpo}\nmodel:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 32768\n"
+            "cluster: {node_num: 1, gpu_per_node: 8}\n"
             "explorer: {rollout_model: {engine_num: 4}}\ntrainer:\n  ulysses_sequence_parallel_size: 4\n"
             "  trainer_config:\n    actor_rollout_ref:\n      model:\n        enable_gradient_checkpointing: VALUE\n")
     config.write_text(text.replace("VALUE", "false"), encoding="utf-8")
@@ -1572,7 +1576,8 @@ def test_remove_padding_turned_off_is_reported_and_written_back_on(
     # --write turns them back on.
     monkeypatch.delenv("PYTORCH_CUDA_ALLOC_CONF", raising=False)
     config = tmp_path / "trinity.yaml"
-    text = ("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 32768\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+    text = ("algorithm: {algorithm_type: grpo}\nmodel:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 32768\n"
+            "cluster: {node_num: 1, gpu_per_node: 8}\n"
             "explorer: {rollout_model: {engine_num: 4}}\ntrainer:\n  ulysses_sequence_parallel_size: 4\n"
             "  use_remove_padding: TRAINER\n  trainer_config:\n    actor_rollout_ref:\n      model:\n"
             "        use_remove_padding: MODEL\n")
@@ -1670,7 +1675,8 @@ def _long_qwen25_config(tmp_path: Path, trainer: str) -> Path:
     """Qwen2.5-7B-Instruct at 131072 tokens (YaRN over its 32768) on 4 trainer GPUs of an 8-GPU node, SP=4,
     with `trainer` keys added."""
     config = tmp_path / "trinity.yaml"
-    config.write_text("model:\n  model_path: Qwen/Qwen2.5-7B-Instruct\n  max_model_len: 131072\n"
+    config.write_text("algorithm: {algorithm_type: grpo}\nmodel:\n  model_path: Qwen/Qwen2.5-7B-Instruct\n"
+                      "  max_model_len: 131072\n"
                       "  rope_scaling: {rope_type: yarn, factor: 4.0, original_max_position_embeddings: 32768}\n"
                       "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 4}}\n"
                       f"trainer:\n  ulysses_sequence_parallel_size: 4\n{trainer}", encoding="utf-8")
@@ -1911,9 +1917,10 @@ def test_write_warns_when_a_patched_key_sits_in_a_mapping_other_keys_repeat(cli,
 
 
 def config_verdict(cli, tmp_path: Path, text: str, gpu: str) -> tuple[int, dict]:
-    """The exit status and the JSON `current` of --from-config for a config of `text`, on `gpu`."""
+    """The exit status and the JSON `current` of --from-config for a config of `text`, on `gpu`; a `text` without an
+    ``algorithm`` section is GRPO's (Trinity's default, PPO, adds a note on its critic)."""
     config = tmp_path / "trinity.yaml"
-    config.write_text(text, encoding="utf-8")
+    config.write_text(text if "algorithm:" in text else "algorithm: {algorithm_type: grpo}\n" + text, encoding="utf-8")
     status, out, _ = cli("--from-config", str(config), "--gpu", gpu, "--json")
     return status, json.loads(out)[0]["current"]
 
@@ -2073,7 +2080,8 @@ def test_a_fragment_cannot_give_rollout_gpus_to_engines_that_run_elsewhere(cli, 
 def test_write_sets_both_levels_of_a_trinity_06_config_alike_and_notes_a_config_with_the_roles_only(
         cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
-    head = ("model: {model_path: Qwen/Qwen3-4B, max_model_len: 102400}\ncluster: {node_num: 1, gpu_per_node: 6}\n"
+    head = ("algorithm: {algorithm_type: grpo}\nmodel: {model_path: Qwen/Qwen3-4B, max_model_len: 102400}\n"
+            "cluster: {node_num: 1, gpu_per_node: 6}\n"
             "explorer: {rollout_model: {engine_num: 2}}\ntrainer:\n  trainer_strategy: fsdp2\n"
             "  ulysses_sequence_parallel_size: 4\n")
     roles = "  trainer_config:\n    actor_rollout_ref:\n      actor: {fsdp_config: {offload_policy: false}}\n"
@@ -2190,7 +2198,7 @@ def test_keys_that_cannot_be_resolved_are_each_one_problem(cli, tmp_path: Path):
         "trainer.trainer_config.actor_rollout_ref.ref.log_prob_use_dynamic_bsz"))}
     config, roles = tmp_path / "trinity.yaml", "trainer.trainer_config.actor_rollout_ref."
     config.write_text(
-        "model:\n  model_path: Qwen/Qwen3-4B\n  max_model_len: 81920\n"
+        "algorithm: {algorithm_type: grpo}\nmodel:\n  model_path: Qwen/Qwen3-4B\n  max_model_len: 81920\n"
         f"  max_prompt_tokens: ${{oc.env:{unset['model.max_prompt_tokens']}}}\n"
         f"  max_response_tokens: ${{oc.env:{unset['model.max_response_tokens']}}}\n"
         "  rope_scaling:\n"
@@ -2263,7 +2271,9 @@ def test_a_config_for_trinity_05_with_06s_trainer_flags_is_told_and_written_for_
     # the roles' flags (none here, so no Offload), --write removes them and sets the roles', and the apply block
     # leaves them out.
     config, patched = tmp_path / "c2.yaml", tmp_path / "p2.yaml"
-    config.write_text("model: {model_path: /models/Qwen3-14B, max_model_len: 40960}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+    config.write_text("algorithm: {algorithm_type: grpo}\n"
+                      "model: {model_path: /models/Qwen3-14B, max_model_len: 40960}\n"
+                      "cluster: {node_num: 1, gpu_per_node: 8}\n"
                       "explorer: {rollout_model: {engine_num: 1, tensor_parallel_size: 4}}\ntrainer:\n"
                       "  trainer_strategy: fsdp2\n  param_offload: true\n  optimizer_offload: true\n  offload_policy: true\n"
                       "  ulysses_sequence_parallel_size: 4\n", encoding="utf-8")
@@ -2283,7 +2293,9 @@ def test_a_config_for_trinity_05_with_06s_trainer_flags_is_told_and_written_for_
     status, out, _ = cli(*flags, "--trinity-version", "0.6")
     assert "# Trinity 0.6 also takes these:\n               trainer.{param_offload, optimizer_offload" in out
     # A key of 0.6's left empty is refused by 0.5 all the same.
-    config.write_text("model: {model_path: /models/Qwen3-14B, max_model_len: 40960}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+    config.write_text("algorithm: {algorithm_type: grpo}\n"
+                      "model: {model_path: /models/Qwen3-14B, max_model_len: 40960}\n"
+                      "cluster: {node_num: 1, gpu_per_node: 8}\n"
                       "explorer: {rollout_model: {engine_num: 1, tensor_parallel_size: 4}}\ntrainer:\n  param_offload:\n",
                       encoding="utf-8")
     [answer] = json.loads(cli(*flags, "--trinity-version", "0.5", "--json")[1])
@@ -2344,7 +2356,7 @@ FSDP1_OFFLOAD_NOTE = ("the offload flags are set, but trainer.trainer_strategy i
 def test_from_config_names_an_offload_policy_without_fsdp2_once(cli, tmp_path: Path, trainer: str,
                                                                   problems: list[str]):
     config = tmp_path / "trinity.yaml"
-    config.write_text("mode: train\nbuffer: {train_batch_size: 64}\n"
+    config.write_text("mode: train\nbuffer: {train_batch_size: 64}\nalgorithm: {algorithm_type: grpo}\n"
                       "model: {model_path: Qwen/Qwen3-4B, max_model_len: 8192}\n"
                       f"cluster: {{node_num: 1, gpu_per_node: 2}}\ntrainer: {{trainer_strategy: fsdp, {trainer}}}\n",
                       encoding="utf-8")

@@ -110,9 +110,11 @@ def test_the_apply_lines_set_what_the_fragment_sets(plan_of):
 
 
 def _with_model_path(fragment: str, model_path: str = "Qwen/Qwen3-4B") -> str:
-    """The fragment as a whole config: users keep their own model.model_path, so add one under model."""
+    """The fragment as a whole config: users keep their own model.model_path (added under model) and algorithm (GRPO's,
+    which trains no critic)."""
     assert "\nmodel:\n" in fragment
-    return fragment.replace("\nmodel:\n", f"\nmodel:\n  model_path: {model_path}\n", 1)
+    whole = f"\nalgorithm: {{algorithm_type: grpo}}\nmodel:\n  model_path: {model_path}\n"
+    return fragment.replace("\nmodel:\n", whole, 1)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -696,7 +698,7 @@ def test_read_errors_are_one_line_naming_file_and_key(text: str, environ: dict[s
 
 
 _ENGINE_CONFIG = (
-    "model: {model_path: Qwen/Qwen3-4B, max_model_len: 8192}\n"
+    "model: {model_path: Qwen/Qwen3-4B, max_model_len: 8192}\nalgorithm: {algorithm_type: grpo}\n"
     "trainer:\n  trainer_strategy: fsdp2\n  trainer_config:\n    actor_rollout_ref:\n"
     "      actor: {engine: {param_offload: true, optimizer_offload: true}}\n"
     "      ref: {engine: {param_offload: true}}\n"
@@ -726,7 +728,11 @@ def test_a_ppo_config_is_told_that_its_critic_is_not_counted() -> None:
     assert read_trinity_config(base + "algorithm: {algorithm_type: ppo}\n", "t.yaml", {}).notes == (critic,)
     for algorithm in ("grpo", "sppo"):
         assert read_trinity_config(base + f"algorithm: {{algorithm_type: {algorithm}}}\n", "t.yaml", {}).notes == ()
-    assert read_trinity_config(base, "t.yaml", {}).notes == ()
+    # Unset, it is Trinity's default, ppo.
+    assert read_trinity_config(base, "t.yaml", {}).notes == ((
+        "PPO, Trinity's algorithm where algorithm.algorithm_type is unset, trains a critic model beside the actor on "
+        "the same trainer GPUs, which neither the tables nor the memory model count: the verdict and the plans are for "
+        "the actor alone; expect less room, or offload the critic's states"),)
 
 
 def test_the_notes_name_the_offload_flags_that_do_not_offload() -> None:
@@ -1377,7 +1383,7 @@ def test_patch_lowers_per_role_budgets_above_the_plans_and_leaves_the_rest() -> 
 
 
 _TRINITY_06 = (
-    "model: {model_path: Qwen/Qwen3-8B, max_model_len: 65536}\n"
+    "model: {model_path: Qwen/Qwen3-8B, max_model_len: 65536}\nalgorithm: {algorithm_type: grpo}\n"
     "trainer:\n"
     "  trainer_strategy: fsdp2\n"
     "  offload_policy: %s\n"
@@ -1415,7 +1421,8 @@ def test_the_offload_notes_follow_the_strategy_and_the_release() -> None:
             (f"the offload flags are set, but trainer.trainer_strategy is {strategy}, not fsdp2: the tables' Offload "
              "is FSDP2's CPU offload, so the verdict takes Offload as off"), *notes)
     # Trinity 0.5 takes the actor's own policy: no note on 0.6's flags under trainer
-    actor_only = ("model: {model_path: Qwen/Qwen3-8B}\ntrainer:\n  trainer_strategy: fsdp2\n  trainer_config:\n"
+    actor_only = ("model: {model_path: Qwen/Qwen3-8B}\nalgorithm: {algorithm_type: grpo}\ntrainer:\n"
+                  "  trainer_strategy: fsdp2\n  trainer_config:\n"
                   "    actor_rollout_ref:\n      actor: {fsdp_config: {offload_policy: true}}\n")
     config = read_trinity_config(actor_only, "t.yaml", {}, "0.5")
     assert config.offload and config.notes == ()
@@ -1431,8 +1438,8 @@ def test_offload_flags_that_agree_between_the_levels_count_as_on() -> None:
 
 
 def test_offload_flags_without_a_strategy_are_off_for_trinity_before_06() -> None:
-    text = ("model: {model_path: Qwen/Qwen3-8B, max_model_len: 65536}\ntrainer:\n  trainer_config:\n"
-            "    actor_rollout_ref:\n      actor: {fsdp_config: {offload_policy: true}}\n")
+    text = ("model: {model_path: Qwen/Qwen3-8B, max_model_len: 65536}\nalgorithm: {algorithm_type: grpo}\n"
+            "trainer:\n  trainer_config:\n    actor_rollout_ref:\n      actor: {fsdp_config: {offload_policy: true}}\n")
     config = read_trinity_config(text, "t.yaml", {})
     assert not config.offload and config.notes == ((
         "the offload flags are set, but trainer.trainer_strategy is not set (Trinity before 0.6 takes fsdp; 0.6, "

@@ -373,13 +373,17 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
 
 
 def _critic_notes(reader: ConfigReader) -> list[str]:
-    """A note where the algorithm trains a critic (Trinity's ``ppo``, the one whose ``use_critic`` is true): verl puts
-    it on the trainer's GPUs beside the actor, and neither the tables nor the memory model count it."""
-    if reader.word(("algorithm", "algorithm_type")) != "ppo":
+    """A note where the algorithm trains a critic (Trinity's ``ppo``, the one whose ``use_critic`` is true, and its
+    default where ``algorithm.algorithm_type`` is unset): verl puts it on the trainer's GPUs beside the actor, and
+    neither the tables nor the memory model count it."""
+    algorithm = reader.word(("algorithm", "algorithm_type"))
+    if algorithm not in (None, "ppo"):
         return []
-    return [("algorithm.algorithm_type ppo trains a critic model beside the actor on the same trainer GPUs, which "
-             "neither the tables nor the memory model count: the verdict and the plans are for the actor alone; "
-             "expect less room, or offload the critic's states")]
+    which = ("algorithm.algorithm_type ppo" if algorithm else
+             "PPO, Trinity's algorithm where algorithm.algorithm_type is unset,")
+    return [(f"{which} trains a critic model beside the actor on the same trainer GPUs, which neither the tables nor "
+             "the memory model count: the verdict and the plans are for the actor alone; expect less room, or offload "
+             "the critic's states")]
 
 
 def _read_train_batch(reader: ConfigReader, mode: str | None) -> tuple[int | None, str, list[str]]:
