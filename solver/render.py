@@ -332,7 +332,8 @@ def _gpus_of_budget(answer: Answer, plan: Plan, node_gpus: int) -> str:
     spanned = f", {plan.gpus // node_gpus} whole nodes of {node_gpus}" if plan.gpus > node_gpus else ""
     if answer.open_budget:
         return counted(plan.gpus, "GPU") + spanned
-    spare = "unused" if answer.rollout_gpus == 0 else "left for rollout"  # --rollout-gpus 0: no rollout here
+    # --rollout-gpus 0: no rollout here; a config's rollout, with no cluster section to count it in, goes beside
+    spare = "unused" if answer.rollout_gpus == 0 or answer.current is not None else "left for rollout"
     capped = f"; plans take at most {MAX_ESTIMATED_GPUS} trainer GPUs" if answer.budget_gpus > MAX_ESTIMATED_GPUS else ""
     # The whole budget taken, where no --rollout-gpus says the rollout has GPUs of its own: a budget that is all the
     # GPUs a user has leaves the explorer none. (A config's rollout, with no cluster section to count it in, goes

@@ -1566,6 +1566,8 @@ def test_a_config_without_a_cluster_is_not_told_its_rollout_has_no_gpu_left(cli,
     flags = ("--from-config", str(config), "--gpu", "a100", "--gpus", "8")
     status, out, _ = cli(*flags)
     assert status == 0 and "plan           Env + SP=2 on 8 of 8 GPUs\n" in out
+    # Nor are GPUs of the budget it leaves taken for the rollout's: they are unused.
+    assert "on 1 of 8 GPUs (7 unused)\n" in cli(*flags, "--minimize", "gpus", "--len", "8k")[1]
     assert "set cluster.node_num x cluster.gpu_per_node to 9" in cli(*flags, "--emit", "trinity")[2]
 
 

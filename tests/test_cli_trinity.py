@@ -763,6 +763,18 @@ def test_a_config_naming_llama_by_hugging_faces_older_id_is_planned_for_that_mod
         assert status == 0 and {answer["model"] for answer in json.loads(out)} == {name}
 
 
+def test_write_with_yarn_says_where_trinity_hands_it_and_not_for_05(cli, tmp_path: Path):
+    # As the fragment's header: on Trinity 0.6 with verl 0.8 or later model.rope_scaling reaches vLLM only.
+    patched = tmp_path / "patched.yaml"
+    flags = ("--from-config", "docs/examples/trinity.yaml", "--gpu", "h20", "--len", "60k", "--write", str(patched))
+    status, _, err = cli(*flags)
+    assert status == 0 and (f"solve: note: {patched}: model.rope_scaling reaches the rollout (vLLM), but on Trinity "
+                            "0.6 with verl 0.8 or later not the trainer, whose model reads the checkpoint's config.json "
+                            "alone: to train with YaRN too, add the same rope_scaling there, as Qwen's model cards show "
+                            "(memory is the same either way)\n") in err
+    assert "rope_scaling reaches" not in cli(*flags, "--trinity-version", "0.5")[2]
+
+
 def test_write_needs_the_trainer_gpus_and_takes_the_node_size_from_the_config(cli, tmp_path: Path):
     bare = tmp_path / "bare.yaml"  # no cluster section: the trainer's GPU count is Ray's business
     bare.write_text("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 65536\n", encoding="utf-8")
@@ -1583,8 +1595,7 @@ def test_remove_padding_turned_off_is_reported_and_written_back_on(
             "        use_remove_padding: MODEL\n")
     why = ("is false: the tables measured with remove padding, Trinity's default, and the verdict and the plans assume "
            "it; without it each micro-batch is padded to its longest sequence, and verl splits no sequence over "
-           "Ulysses "
-           "SP: set it to true")
+           "Ulysses SP: set it to true")
     config.write_text(text.replace("TRAINER", "false").replace("MODEL", "'off'"), encoding="utf-8")
     [answer] = json.loads(cli("--from-config", str(config), "--gpu", "a100", "--json")[1])
     assert answer["current"]["config_problems"] == [

@@ -1342,17 +1342,17 @@ def test_a_model_with_its_own_rope_scaling_gets_no_yarn() -> None:
 def test_a_fragment_says_to_keep_prompt_and_response_within_its_length() -> None:
     # It sets max_model_len alone: a config whose prompt and response add up to more does not load in Trinity.
     text = trinity_fragment(sp2_plan(), catalog().model("4B"))
-    assert (f"# Keep model.max_prompt_tokens + max_response_tokens within {sp2_plan().max_model_len}: Trinity refuses "
-            "more, and less leaves\n# part of the length unused.\n") in text
+    assert (f"# Keep model.max_prompt_tokens + max_response_tokens within {sp2_plan().max_model_len}:\n"
+            "# Trinity refuses more, and less leaves part of the length unused.\n") in text
 
 
 def test_a_yarn_fragment_says_trinity_06_on_verl_08_gives_the_trainer_only_the_checkpoints_config() -> None:
     # Trinity 0.6's verl 0.8 path hands model.rope_scaling to vLLM only: the trainer's model reads config.json alone.
     # Trinity 0.5 passes it to the trainer too, and a fragment without YaRN has nothing to say.
-    said = ("# model.rope_scaling reaches the rollout (vLLM), but on Trinity 0.6 with verl 0.8 or later not the "
-            "trainer,\n# whose model reads the checkpoint's config.json alone: to train with YaRN too, add the same "
-            "rope_scaling\n"
-            "# there, as Qwen's model cards do (memory is the same either way).\n")
+    said = "".join(f"# {line}\n" for line in (
+        "model.rope_scaling reaches the rollout (vLLM), but on Trinity 0.6 with verl 0.8 or later not the trainer,",
+        "whose model reads the checkpoint's config.json alone: to train with YaRN too, add the same rope_scaling",
+        "there, as Qwen's model cards show (memory is the same either way)."))
     model = catalog().model("4B")
     assert said in trinity_fragment(long_plan(), model) and said in trinity_fragment(long_plan(), model, version="0.6")
     assert said not in trinity_fragment(long_plan(), model, version="0.5")

@@ -285,8 +285,9 @@ def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: C
 def _written_notes(args: argparse.Namespace, config_text: str, best: Plan, model: Model,
                    config: TrinityConfig | None, unused: str | None, node_gpus: int) -> list[str]:
     """The notes on a config --write patched for `best` (on nodes of `node_gpus`): interpolations kept, a length no
-    sequence uses (`unused`), role token budgets lowered, and Env, which no config key can carry."""
-    from solver.trinity import ROLE_KEYS_IGNORED, kept_interpolations
+    sequence uses (`unused`), role token budgets lowered, YaRN's reach (`YARN_TRAINER`), and Env, which no config key
+    can carry."""
+    from solver.trinity import ROLE_KEYS_IGNORED, YARN_TRAINER, kept_interpolations
 
     notes = [f"solve: note: {args.write}: {kept}" for kept in kept_interpolations(
         config_text, best, model, name=str(args.from_config), environ=os.environ, version=args.trinity_version)]
@@ -295,6 +296,8 @@ def _written_notes(args: argparse.Namespace, config_text: str, best: Plan, model
               f"hand, it overrides trainer.max_token_len_per_gpu for its role ({ROLE_KEYS_IGNORED})"
               for key, budget in (config.role_token_budgets if config is not None else ())
               if budget > best.max_token_len_per_gpu]  # the patch lowered it
+    if best.rope_scaling_factor is not None and args.trinity_version != "0.5":
+        notes.append(f"solve: note: {args.write}: {YARN_TRAINER}")
     if best.env:  # no config key can carry Env; each node's Ray workers take the environment of its own `ray start`
         when = env_when(spans_nodes(best, node_gpus))  # as the summary's apply lines say it
         notes.append(f"solve: note: {args.write} needs Env, which a config cannot set: {ENV_EXPORT} {when}")

@@ -33,13 +33,14 @@ command refuses what is at odds with its other flags (`solver.cli.trinity_option
 from solver.trinity.checks import check_trinity_config
 from solver.trinity.config import TRINITY_06_OFFLOAD, TrinityConfig, read_trinity_config
 from solver.trinity.fragment import EngineError, trinity_fragment
-from solver.trinity.keys import ROLE_KEYS_IGNORED, ConfigError, trainer_level_offload
+from solver.trinity.keys import ROLE_KEYS_IGNORED, YARN_TRAINER, ConfigError, trainer_level_offload
 from solver.trinity.patch import anchored_keys, kept_interpolations, patch_trinity_config
 from solver.trinity.reader import check_config_arguments, load_config_mapping, unused_length
 
 __all__ = [
     "ROLE_KEYS_IGNORED",
     "TRINITY_06_OFFLOAD",
+    "YARN_TRAINER",
     "ConfigError",
     "EngineError",
     "TrinityConfig",

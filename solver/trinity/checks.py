@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from solver.query import NODE_SIZE_KEY, TrinityVersion
@@ -219,13 +219,17 @@ def _check_flag_on(checks: _ConfigChecks, path: tuple[str, ...], off: str) -> No
         checks.problems.append(f"{'.'.join(path)} is false: {off}")
 
 
+def _check_flags_on(checks: _ConfigChecks, paths: Iterable[tuple[str, ...]], off: str) -> None:
+    """`_check_flag_on` for each of `paths`, each `off` followed by where that key counts (`ROLE_KEY_SCOPES`)."""
+    for path in paths:
+        scope = ROLE_KEY_SCOPES.get(path)
+        _check_flag_on(checks, path, off + (f" ({scope})" if scope else ""))
+
+
 def _check_dynamic_batch(checks: _ConfigChecks) -> None:
     """Check that the dynamic batch size keys (`DYNAMIC_BATCH_KEYS`) are booleans, and on."""
-    for path in DYNAMIC_BATCH_KEYS:
-        scope = ROLE_KEY_SCOPES.get(path)
-        _check_flag_on(checks, path, "verl then ignores the token budget (max_token_len_per_gpu), which the tables "
-                       "measured and the plan sets, and fills micro-batches by sequence count: set it to true"
-                       + (f" ({scope})" if scope else ""))
+    _check_flags_on(checks, DYNAMIC_BATCH_KEYS, "verl then ignores the token budget (max_token_len_per_gpu), which the "
+                    "tables measured and the plan sets, and fills micro-batches by sequence count: set it to true")
 
 
 def _check_gradient_checkpointing(checks: _ConfigChecks) -> None:
@@ -237,11 +241,9 @@ def _check_gradient_checkpointing(checks: _ConfigChecks) -> None:
 
 def _check_remove_padding(checks: _ConfigChecks) -> None:
     """Check that remove padding (`REMOVE_PADDING_KEYS`), which the tables measured, is on."""
-    for path in REMOVE_PADDING_KEYS:
-        scope = ROLE_KEY_SCOPES.get(path)
-        _check_flag_on(checks, path, "the tables measured with remove padding, Trinity's default, and the verdict and "
-                       "the plans assume it; without it each micro-batch is padded to its longest sequence, and verl "
-                       "splits no sequence over Ulysses SP: set it to true" + (f" ({scope})" if scope else ""))
+    _check_flags_on(checks, REMOVE_PADDING_KEYS, "the tables measured with remove padding, Trinity's default, and the "
+                    "verdict and the plans assume it; without it each micro-batch is padded to its longest sequence, "
+                    "and verl splits no sequence over Ulysses SP: set it to true")
 
 
 def _check_trainer_level_flags(checks: _ConfigChecks, version: TrinityVersion | None) -> None:

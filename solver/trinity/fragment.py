@@ -3,6 +3,7 @@ rules before it is returned."""
 
 from __future__ import annotations
 
+import textwrap
 from collections.abc import Iterable, Mapping
 from typing import Any, get_args
 
@@ -13,7 +14,7 @@ from solver.results import ENV_EXPORT, ROCM_ENV_CAUTION, Plan, env_when, index_r
 from solver.rules import batch_split_violation, whole_nodes_violation
 from solver.tables import MAX_GPUS, MAX_TRAIN_BATCH, Model, OneLineError, QueryError, brief, check_types, counted
 from solver.trinity.checks import check_trinity_config
-from solver.trinity.keys import REMOTE_ENGINES, value_at, yaml_scalar
+from solver.trinity.keys import REMOTE_ENGINES, YARN_TRAINER, value_at, yaml_scalar
 from solver.trinity.plan_keys import PlanKey, keys_for_plan
 
 _FAST_SAFE_LOADER = getattr(pyyaml, "CSafeLoader", pyyaml.SafeLoader)
@@ -23,6 +24,9 @@ _FAST_SAFE_LOADER = getattr(pyyaml, "CSafeLoader", pyyaml.SafeLoader)
 class EngineError(OneLineError):
     """Rollout GPUs that a config's engines (their GPUs each, its auxiliary models) cannot take."""
 
+
+COMMENT_WIDTH = 108
+"""The width a header comment's text is wrapped to (after its ``# ``), as the hand-wrapped ones are."""
 
 def _emit(keys: Iterable[PlanKey], section_comments: Mapping[tuple[str, ...], str]) -> list[str]:
     """Nested block YAML for `keys` (which must come grouped by their parent paths)."""
@@ -61,9 +65,8 @@ def _header(plan: Plan, model: Model, rollout_gpus: int | None, gpu: str | None,
         f"# evidence: {evidence}",
         *([f"# host memory: {plan.host_memory_words}"] if plan.host_memory_words is not None else []),
         "# Merge these keys into your Trinity config; model.model_path and everything else stay yours.",
-        (f"# Keep model.max_prompt_tokens + max_response_tokens within {plan.max_model_len}: Trinity refuses more, and "
-         "less leaves"),
-        "# part of the length unused.",
+        f"# Keep model.max_prompt_tokens + max_response_tokens within {plan.max_model_len}:",
+        "# Trinity refuses more, and less leaves part of the length unused.",
     ]
     # The plan's cautions that the fragment says nowhere else (its length's are beside rope_scaling or below, ROCm's
     # beside the Env export).
@@ -87,10 +90,7 @@ def _header(plan: Plan, model: Model, rollout_gpus: int | None, gpu: str | None,
     if plan.rope_scaling_factor is not None and version != "0.5":
         lines += [
             "#",
-            ("# model.rope_scaling reaches the rollout (vLLM), but on Trinity 0.6 with verl 0.8 or later not the "
-             "trainer,"),
-            "# whose model reads the checkpoint's config.json alone: to train with YaRN too, add the same rope_scaling",
-            "# there, as Qwen's model cards do (memory is the same either way).",
+            *(f"# {line}" for line in textwrap.wrap(YARN_TRAINER + ".", COMMENT_WIDTH)),
         ]
     if rollout_gpus is None and node_gpus is not None and plan.gpus > node_gpus:  # no cluster section says it
         lines += [
@@ -116,7 +116,7 @@ def _header(plan: Plan, model: Model, rollout_gpus: int | None, gpu: str | None,
             "#",
             *([f"# Env: run this {env_when(several)} (Ray's workers take the environment",
                "# their node's Ray started with; Trinity passes this variable to none of them):"] if several else
-              ["# Env: run this before Ray starts (before `ray start`, or before `trinity run` starts Ray):"]),
+              [f"# Env: run this {env_when(several)} (before `ray start`, or before `trinity run` starts Ray):"]),
             f"#   {ENV_EXPORT}",
             "# It is an environment variable, not a config key.",
         ]

@@ -83,6 +83,13 @@ ROLE_SP_KEYS = tuple((*ACTOR_ROLLOUT_REF, role, "ulysses_sequence_parallel_size"
 ignores it."""
 
 
+YARN_TRAINER = ("model.rope_scaling reaches the rollout (vLLM), but on Trinity 0.6 with verl 0.8 or later not the "
+                "trainer, whose model reads the checkpoint's config.json alone: to train with YaRN too, add the same "
+                "rope_scaling there, as Qwen's model cards show (memory is the same either way)")
+"""Where a config's YaRN takes effect: Trinity 0.6's verl 0.8 path hands it to vLLM only (before 0.6, and on older
+verl, the trainer gets it too)."""
+
+
 UNTYPED_SECTIONS = (("model", "rope_scaling"),)
 """Sections Trinity hands on as they are (a dict, not a typed field): OmegaConf converts nothing there, so an
 ``oc.env`` value stays a string."""
