@@ -321,10 +321,10 @@ def _gpus_of_budget(answer: Answer, plan: Plan, node_gpus: int) -> str:
         if nodes == 1:
             # The budget's GPUs the trainer leaves, for the rollout where a node holds them (not for a config's
             # rollout, which its engines give: --from-config refuses --rollout-gpus).
-            more = rollout + plan.unused_gpus
-            unused = f" ({plan.unused_gpus} unused: --rollout-gpus {more} gives them to the rollout)" if (
+            widened = rollout + plan.unused_gpus
+            unused = f" ({plan.unused_gpus} unused: --rollout-gpus {widened} gives them to the rollout)" if (
                 plan.unused_gpus and not answer.open_budget and answer.current is None
-                and plan.gpus + more <= node_gpus) else ""
+                and plan.gpus + widened <= node_gpus) else ""
             return f"{trainer}, with {counted(rollout, 'rollout GPU')}{unused}"
         more = "" if rollout == answer.rollout_gpus else \
             f" ({answer.rollout_gpus} asked: a trainer on whole nodes leaves the rollout whole nodes)"

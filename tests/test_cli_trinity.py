@@ -768,10 +768,10 @@ def test_write_with_yarn_says_where_trinity_hands_it_and_not_for_05(cli, tmp_pat
     patched = tmp_path / "patched.yaml"
     flags = ("--from-config", "docs/examples/trinity.yaml", "--gpu", "h20", "--len", "60k", "--write", str(patched))
     status, _, err = cli(*flags)
-    assert status == 0 and (f"solve: note: {patched}: model.rope_scaling reaches the rollout (vLLM), but on Trinity "
-                            "0.6 with verl 0.8 or later not the trainer, whose model reads the checkpoint's config.json "
-                            "alone: to train with YaRN too, add the same rope_scaling there, as Qwen's model cards show "
-                            "(memory is the same either way)\n") in err
+    assert status == 0 and (
+        f"solve: note: {patched}: model.rope_scaling reaches the rollout (vLLM), but on Trinity 0.6 with verl 0.8 or "
+        "later not the trainer, whose model reads the checkpoint's config.json alone: to train with YaRN too, add the "
+        "same rope_scaling there, as Qwen's model cards show (memory is the same either way)\n") in err
     assert "rope_scaling reaches" not in cli(*flags, "--trinity-version", "0.5")[2]
 
 
