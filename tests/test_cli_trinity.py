@@ -1551,16 +1551,20 @@ def test_dynamic_batch_sizes_turned_off_are_reported_and_written_back_on(cli, us
     assert "  use_dynamic_bsz: true" in diff
 
 
+_SP4_8B_CONFIG = ("algorithm: {algorithm_type: grpo}\nmodel:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 32768\n"
+                  "cluster: {node_num: 1, gpu_per_node: 8}\n"
+                  "explorer: {rollout_model: {engine_num: 4}}\ntrainer:\n  ulysses_sequence_parallel_size: 4\n")
+"""Qwen3-8B at 32768 on 4 trainer GPUs of 8 at SP 4, its trainer section open for more keys."""
+
+
 def test_gradient_checkpointing_turned_off_is_reported_and_written_back_on(
         cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # The tables measured with verl's gradient checkpointing (Trinity's default): without it each layer keeps its
     # activations, so nothing the planner says holds; --write turns it back on, as it does dynamic batch sizes.
     monkeypatch.delenv("PYTORCH_CUDA_ALLOC_CONF", raising=False)
     config = tmp_path / "trinity.yaml"
-    text = ("algorithm: {algorithm_type: grpo}\nmodel:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 32768\n"
-            "cluster: {node_num: 1, gpu_per_node: 8}\n"
-            "explorer: {rollout_model: {engine_num: 4}}\ntrainer:\n  ulysses_sequence_parallel_size: 4\n"
-            "  trainer_config:\n    actor_rollout_ref:\n      model:\n        enable_gradient_checkpointing: VALUE\n")
+    text = (_SP4_8B_CONFIG + "  trainer_config:\n    actor_rollout_ref:\n      model:\n"
+            "        enable_gradient_checkpointing: VALUE\n")
     config.write_text(text.replace("VALUE", "false"), encoding="utf-8")
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--json")
     [answer] = json.loads(out)
@@ -1588,10 +1592,7 @@ def test_remove_padding_turned_off_is_reported_and_written_back_on(
     # --write turns them back on.
     monkeypatch.delenv("PYTORCH_CUDA_ALLOC_CONF", raising=False)
     config = tmp_path / "trinity.yaml"
-    text = ("algorithm: {algorithm_type: grpo}\nmodel:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 32768\n"
-            "cluster: {node_num: 1, gpu_per_node: 8}\n"
-            "explorer: {rollout_model: {engine_num: 4}}\ntrainer:\n  ulysses_sequence_parallel_size: 4\n"
-            "  use_remove_padding: TRAINER\n  trainer_config:\n    actor_rollout_ref:\n      model:\n"
+    text = (_SP4_8B_CONFIG + "  use_remove_padding: TRAINER\n  trainer_config:\n    actor_rollout_ref:\n      model:\n"
             "        use_remove_padding: MODEL\n")
     why = ("is false: the tables measured with remove padding, Trinity's default, and the verdict and the plans assume "
            "it; without it each micro-batch is padded to its longest sequence, and verl splits no sequence over "
