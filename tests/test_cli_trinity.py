@@ -1444,6 +1444,25 @@ def test_a_longer_length_written_says_when_prompt_and_response_stay_shorter(cli,
     assert status == 0 and "max_response_tokens" not in err
 
 
+def test_a_shorter_length_than_prompt_and_response_is_not_written(cli, tmp_path: Path):
+    # Trinity refuses to load a config whose prompt and response exceed its max_model_len: --write refuses it
+    # before writing anything (an older patched file stays as it was); at the sum itself the write goes through.
+    config, patched = tmp_path / "trinity.yaml", tmp_path / "patched.yaml"
+    config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768, max_prompt_tokens: 4096, "
+                      "max_response_tokens: 28672}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+                      "explorer: {rollout_model: {engine_num: 2}}\n", encoding="utf-8")
+    patched.write_text("older\n", encoding="utf-8")
+    status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--len", "16k", "--write", str(patched))
+    assert (status, out) == (2, "") and err == (
+        f"solve: error: --write {patched}: model.max_prompt_tokens 4096 + model.max_response_tokens 28672 = 32768 "
+        "exceed model.max_model_len 16384, and Trinity refuses to load such a config: lower them in "
+        f"{config}, or plan for 32768 tokens or more (--len 32768)\n")
+    assert patched.read_text(encoding="utf-8") == "older\n" and sorted(tmp_path.iterdir()) == sorted([config, patched])
+    status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--len", "32k", "--write", str(patched))
+    assert status == 0 and "max_response_tokens" not in err
+    assert yaml.safe_load(patched.read_text(encoding="utf-8"))["model"]["max_model_len"] == 32768
+
+
 def test_a_length_kept_from_the_environment_says_when_prompt_and_response_stay_shorter(cli, tmp_path: Path,
                                                                                        monkeypatch: pytest.MonkeyPatch):
     # The length comes from LEN, which the patch keeps as the interpolation: the plan is for 65536 tokens, which

@@ -195,7 +195,8 @@ def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog
     without a config, its engines are of the size `rollout_engines` suggests.
 
     Every fragment is checked against Trinity's own rules (by `trinity_fragment`); a patched user config
-    that still breaks them (a hand-set token limit, say) is written with a warning on stderr.
+    that still breaks them (a hand-set token limit, say) is written with a warning on stderr, except one whose
+    prompt and response exceed the plan's length, which Trinity refuses to load (`QueryError`: nothing written).
     """
     if not (args.emit or args.out or args.write):
         return []
@@ -203,6 +204,7 @@ def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog
         anchored_keys,
         check_trinity_config,
         load_config_mapping,
+        overlong_sequences,
         patch_trinity_config,
         trainer_level_offload,
         unused_length,
@@ -233,6 +235,10 @@ def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog
     if args.write and best is not None and patched is not None:
         # The patched config as ruamel reads it, as the original was (PyYAML refuses some YAML ruamel takes).
         mapping = load_config_mapping(patched, str(args.write))
+        overlong = overlong_sequences(mapping, str(args.write), os.environ)
+        if overlong is not None:
+            raise QueryError(f"--write {args.write}: {overlong[0]}, and Trinity refuses to load such a config: lower "
+                             f"them in {args.from_config}, or plan for {overlong[1]} tokens or more (--len {overlong[1]})")
         problems = check_trinity_config(mapping, model, best.gpus, environ=os.environ, version=args.trinity_version)
         problems += anchored_keys(config_text, best, model, name=str(args.from_config), environ=os.environ,
                                   version=args.trinity_version)

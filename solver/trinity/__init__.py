@@ -35,7 +35,7 @@ from solver.trinity.config import TRINITY_06_OFFLOAD, TrinityConfig, read_trinit
 from solver.trinity.fragment import EngineError, trinity_fragment
 from solver.trinity.keys import ROLE_KEYS_IGNORED, YARN_TRAINER, ConfigError, trainer_level_offload
 from solver.trinity.patch import anchored_keys, kept_interpolations, patch_trinity_config
-from solver.trinity.reader import check_config_arguments, load_config_mapping, unused_length
+from solver.trinity.reader import check_config_arguments, load_config_mapping, overlong_sequences, unused_length
 
 __all__ = [
     "ROLE_KEYS_IGNORED",
@@ -49,6 +49,7 @@ __all__ = [
     "check_trinity_config",
     "kept_interpolations",
     "load_config_mapping",
+    "overlong_sequences",
     "patch_trinity_config",
     "read_trinity_config",
     "trainer_level_offload",

@@ -167,17 +167,37 @@ def turned_off(value: Any) -> bool:
     return value is False or (isinstance(value, (int, float)) and value == 0)
 
 
+def _prompt_response_and_length(mapping: Mapping[str, Any], name: str,
+                                environ: Mapping[str, str]) -> tuple[int, int, int] | None:
+    """A config's ``max_prompt_tokens``, ``max_response_tokens`` and ``max_model_len`` (None where a key is absent
+    or unreadable)."""
+    reader = ConfigReader(mapping, name, environ)
+    prompt, response, length = (read_or_none(reader.integer, ("model", key))
+                                for key in ("max_prompt_tokens", "max_response_tokens", "max_model_len"))
+    return None if prompt is None or response is None or length is None else (prompt, response, length)
+
+
 def unused_length(mapping: Mapping[str, Any], name: str, environ: Mapping[str, str]) -> str | None:
     """Where a config's ``max_prompt_tokens + max_response_tokens`` fall short of its ``max_model_len``: the
     sequences stay within the sum, whatever the length allows, in words (None where they reach it, or a key is
     absent or unreadable)."""
-    reader = ConfigReader(mapping, name, environ)
-    length, prompt, response = (read_or_none(reader.integer, ("model", key))
-                                for key in ("max_model_len", "max_prompt_tokens", "max_response_tokens"))
-    if length is None or prompt is None or response is None or prompt + response >= length:
+    keys = _prompt_response_and_length(mapping, name, environ)
+    if keys is None or keys[0] + keys[1] >= keys[2]:
         return None
+    prompt, response, length = keys
     return (f"model.max_prompt_tokens {prompt} + model.max_response_tokens {response} = {prompt + response}, below "
             f"model.max_model_len {length}: no sequence uses the rest; raise max_response_tokens to train at the length")
+
+
+def overlong_sequences(mapping: Mapping[str, Any], name: str, environ: Mapping[str, str]) -> tuple[str, int] | None:
+    """Where a config's ``max_prompt_tokens + max_response_tokens`` exceed its ``max_model_len``, which Trinity
+    refuses to load: the keys in words and their sum (None where they do not, or a key is absent or unreadable)."""
+    keys = _prompt_response_and_length(mapping, name, environ)
+    if keys is None or keys[0] + keys[1] <= keys[2]:
+        return None
+    prompt, response, length = keys
+    return (f"model.max_prompt_tokens {prompt} + model.max_response_tokens {response} = {prompt + response} exceed "
+            f"model.max_model_len {length}"), prompt + response
 
 
 def read_or_none(read: Callable[[tuple[str, ...]], Any], path: tuple[str, ...]) -> Any:
