@@ -638,9 +638,36 @@ def test_a_read_only_target_is_refused_and_a_read_only_folder_is_named(tmp_path:
     finally:
         tmp_path.chmod(0o755)
     assert (result.returncode, result.stderr) == (2, ("solve: error: o.yaml: cannot write: a temporary file cannot "
-                                                      "be created in . (Permission denied); the file is written there "
-                                                      "first, then renamed into place\n"))
+                                                      "be created in . (the folder is not writable); the file is "
+                                                      "written there first, then renamed into place\n"))
     assert target.read_text(encoding="utf-8") == "mine\n"
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX permissions")
+@pytest.mark.parametrize(("argv", "message"), [
+    (["--model", "4B", "--len", "8k", "--gpu", "a100", "--out", "ro/o.yaml"],
+     ("solve: error: ro/o.yaml: cannot write: a temporary file cannot be created in ro (the folder is not writable); "
+      "the file is written there first, then renamed into place")),
+    (["cluster", str(Path(__file__).parent.parent / "docs" / "examples" / "fleet.yaml"), "--emit-dir", "ro"],
+     ("solve cluster: error: ro/math-4b.yaml: cannot write: a temporary file cannot be created in ro (the folder is "
+      "not writable); the file is written there first, then renamed into place")),
+    (["cluster", str(Path(__file__).parent.parent / "docs" / "examples" / "fleet.yaml"), "--emit-dir", "ro/new"],
+     "solve cluster: error: --emit-dir ro/new: cannot make the folder: its folder is not writable"),
+], ids=["out", "emit-dir", "emit-dir-to-make"])
+def test_a_folder_without_write_permission_is_refused_before_any_work(tmp_path: Path, argv: list[str], message: str):
+    # Its files could not be renamed into place: said before the solve (or the placement, which may take its whole
+    # time limit), which imports OR-Tools, not after it.
+    prefix = _without_dac_override()
+    (tmp_path / "ro").mkdir(mode=0o555)
+    code = ("import sys\nfrom solver.cli import main\nstatus = main(sys.argv[1:])\n"
+            "sys.stderr.write(f'{status} {any(m.startswith(\"ortools\") for m in sys.modules)}')\n")
+    try:
+        result = subprocess.run([*prefix, sys.executable, "-c", code, *argv], cwd=tmp_path, capture_output=True,
+                                text=True, timeout=60, check=False)
+    finally:
+        (tmp_path / "ro").chmod(0o755)
+    assert (result.stdout, result.stderr) == ("", f"{message}\n2 False")
+    assert list((tmp_path / "ro").iterdir()) == []
 
 
 @pytest.mark.skipif(os.name == "nt", reason="POSIX file names")

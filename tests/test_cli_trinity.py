@@ -5,7 +5,10 @@ from __future__ import annotations
 import errno
 import json
 import os
+import signal
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -299,6 +302,67 @@ def test_a_file_is_replaced_by_a_rename_not_rewritten_in_place(tmp_path: Path):
         solver.cli.atomic.write_atomically(target, "new\n")
         assert reader.read() == "old\n"
     assert target.read_text(encoding="utf-8") == "new\n"
+
+
+def test_a_name_as_long_as_the_folder_takes_is_written(tmp_path: Path):
+    # The temporary file's name adds 14 characters to the file's: cut to fit, it may not refuse a name of 255 bytes.
+    target = tmp_path / ("a" * 250 + ".yaml")
+    solver.cli.atomic.write_atomically(target, "new\n")
+    assert target.read_text(encoding="utf-8") == "new\n" and [p.name for p in tmp_path.iterdir()] == [target.name]
+
+
+def test_two_paths_that_are_one_file_are_refused_before_either_is_written(cli, tmp_path: Path,
+                                                                           monkeypatch: pytest.MonkeyPatch):
+    # A link to where --out's file will be: renamed in turn, the second file would replace the first (exit 0, the
+    # fragment lost). Relative paths, as typed, are compared where they lead.
+    monkeypatch.chdir(tmp_path)
+    Path("link.yaml").symlink_to("plan.yaml")
+    Path("trinity.yaml").write_text("model: {model_path: Qwen/Qwen3-4B, max_model_len: 8192}\ncluster: {node_num: 1, "
+                                    "gpu_per_node: 4}\nmode: train\n", encoding="utf-8")
+    assert cli("--from-config", "trinity.yaml", "--gpu", "a100", "--out", "plan.yaml", "--write", "link.yaml") == (
+        2, "", "solve: error: --out and --write both write link.yaml: give each its own file\n")
+    with pytest.raises(QueryError, match=r"^plan.yaml and link.yaml are one file \(through a link\): writing both would "
+                                         r"lose the first; remove the link, or write elsewhere$"):
+        solver.cli.atomic.write_all_atomically({Path("plan.yaml"): "a\n", Path("link.yaml"): "b\n"})
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.yaml", "trinity.yaml"]
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX signals")
+def test_ctrl_c_while_files_are_renamed_comes_once_all_are_in_place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # Ctrl-C after the first of three renames: held until the other two are done (every file new, or none), then
+    # raised; no temporary file is left.
+    files = [tmp_path / name for name in ("a.yaml", "b.yaml", "c.yaml")]
+    for path in files:
+        path.write_text("old\n", encoding="utf-8")
+    replace, renamed = os.replace, []
+
+    def interrupted(source: str, target: Path) -> None:
+        replace(source, target)
+        renamed.append(target)
+        if len(renamed) == 1:
+            signal.raise_signal(signal.SIGINT)
+
+    monkeypatch.setattr(solver.cli.atomic.os, "replace", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        solver.cli.atomic.write_all_atomically(dict.fromkeys(files, "new\n"))
+    assert [path.read_text(encoding="utf-8") for path in files] == ["new\n"] * 3
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["a.yaml", "b.yaml", "c.yaml"]
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # Python's own handler is back
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX signals")
+def test_a_request_to_end_while_a_file_is_written_leaves_no_temporary_file(tmp_path: Path):
+    # SIGTERM (kill, timeout) while the new text is synced: it ends the process once the file is in place, rather
+    # than leave .plan.yaml.*.tmp behind.
+    code = ("import os, signal, sys\nfrom pathlib import Path\nimport solver.cli.atomic as atomic\n"
+            "fsync = os.fsync\natomic.os.fsync = lambda fd: (fsync(fd), signal.raise_signal(signal.SIGTERM))\n"
+            "atomic.write_atomically(Path('plan.yaml'), 'new\\n')\nprint('not reached')\n")
+    (tmp_path / "plan.yaml").write_text("old\n", encoding="utf-8")
+    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                            check=False)
+    assert (result.returncode, result.stdout, result.stderr) == (-signal.SIGTERM, "", "")
+    assert [path.name for path in tmp_path.iterdir()] == ["plan.yaml"]
+    assert (tmp_path / "plan.yaml").read_text(encoding="utf-8") == "new\n"
 
 
 def test_no_plan_writes_nothing(cli, tmp_path: Path):

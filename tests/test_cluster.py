@@ -1150,6 +1150,20 @@ def test_emit_dir_refuses_a_config_that_links_into_a_missing_folder_before_the_s
                 "file (or a link to a place one can be written)\n"))
 
 
+def test_emit_dir_refuses_two_jobs_configs_that_are_one_file_before_the_search(cli, tmp_path: Path):
+    # tiny.yaml a link to math-4b.yaml: renamed in turn, the second config would replace the first, and exit 0.
+    path = tmp_path / "fleet.yaml"
+    path.write_text(FLEET_FILE, encoding="utf-8")
+    configs = tmp_path / "configs"
+    configs.mkdir()
+    (configs / "math-4b.yaml").write_text("old\n", encoding="utf-8")
+    (configs / "tiny.yaml").symlink_to("math-4b.yaml")
+    assert cli("cluster", str(path), "--emit-dir", str(configs)) == (
+        2, "", (f"solve cluster: error: {configs / 'math-4b.yaml'} and {configs / 'tiny.yaml'} are one file (through a "
+                "link): writing both would lose the first; remove the link, or write elsewhere\n"))
+    assert (configs / "math-4b.yaml").read_text(encoding="utf-8") == "old\n"
+
+
 def test_cli_minimize_nodes_counts_nodes_in_its_status_line(cli, tmp_path: Path):
     path = tmp_path / "fleet.yaml"
     path.write_text("pools: [{name: a100, gpu: a100, nodes: 2, gpus_per_node: 8}]\n"

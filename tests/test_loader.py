@@ -575,6 +575,19 @@ def test_a_dangling_link_is_the_same_file_as_where_it_leads_and_two_missing_path
     assert not same_file(target, other) and not same_file(link, other)
 
 
+def test_paths_as_typed_are_the_same_file_where_they_lead(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # Relative, and through a link to the folder: a dangling link is the file it would make, however it is named.
+    from solver.tables import same_file
+
+    monkeypatch.chdir(tmp_path)
+    Path("real").mkdir()
+    Path("folder").symlink_to("real")
+    Path("real", "link.yaml").symlink_to("out.yaml")
+    assert same_file(Path("folder/link.yaml"), Path("real/out.yaml"))
+    assert same_file(Path("real/link.yaml"), tmp_path / "folder" / "out.yaml")
+    assert not same_file(Path("real/link.yaml"), Path("real/other.yaml"))
+
+
 def test_an_error_message_is_one_line_whatever_line_breaks_a_quoted_name_holds():
     # a carriage return would move the terminal's cursor back over the message, a line feed split it: both escaped
     assert str(QueryError("unknown model 'a\rb\nc'")) == "unknown model 'a\\rb\\nc'"

@@ -4,11 +4,20 @@ from __future__ import annotations
 
 import contextlib
 import os
+import signal
 import stat
 import tempfile
+import threading
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from solver.tables import QueryError, resolved_path
+from solver.tables import QueryError, resolved_path, same_file
+
+HELD_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
+"""Ctrl-C and the requests to end (``kill``, ``timeout``, a closed terminal): held while files are written."""
+TEMPORARY_NAME_CHARACTERS = 32
+"""At most this much of a file's name goes into its temporary file's name (``.NAME.RANDOM.tmp``), which must
+stay within the folder's limit (255 bytes, mostly) for any name that is within it."""
 
 
 def write_atomically(path: Path, text: str) -> None:
@@ -17,7 +26,8 @@ def write_atomically(path: Path, text: str) -> None:
     keeps the permissions of the one it replaces (and its owner, where the user may give it: root), and a
     file the user may not write is refused; a new file gets the usual ones (0666 less the umask).
     A symbolic link is written through (the file it names is replaced); a target that exists and is not a
-    regular file (a device, a FIFO, a folder) is refused."""
+    regular file (a device, a FIFO, a folder) is refused. Ctrl-C, or a request to end, while it writes comes
+    once the file is in place (`_signals_held`)."""
     write_all_atomically({path: text})
 
 
@@ -25,21 +35,34 @@ def write_all_atomically(files: dict[Path, str]) -> None:
     """`write_atomically` for several files at once: every file is written in full to its temporary name
     before the first is renamed into place, so a failure to write (a full disk, a folder without write
     permission) leaves every target as it was. Should a rename itself fail (rare: an immutable file), the
-    message names the files already in place."""
+    message names the files already in place. Two paths that are one file (a link to the other) are refused:
+    the second written would replace the first."""
+    refuse_one_file_twice(list(files))
     staged: list[tuple[str, Path]] = []
-    try:
-        for path, text in files.items():
-            staged.append(_staged(resolved_path(path), text))
-        for done, (temporary, target) in enumerate(staged):
-            try:
-                os.replace(temporary, target)
-            except OSError as error:
-                written = [str(path) for _, path in staged[:done]]
-                also = f" (already written: {', '.join(written)})" if written else ""
-                raise QueryError(f"{target}: cannot write: {error.strerror}{also}") from None
-    finally:
-        for temporary, _ in staged:
-            Path(temporary).unlink(missing_ok=True)  # those not renamed into place
+    with _signals_held():
+        try:
+            for path, text in files.items():
+                staged.append(_staged(resolved_path(path), text))
+            for done, (temporary, target) in enumerate(staged):
+                try:
+                    os.replace(temporary, target)
+                except OSError as error:
+                    written = [str(path) for _, path in staged[:done]]
+                    also = f" (already written: {', '.join(written)})" if written else ""
+                    raise QueryError(f"{target}: cannot write: {error.strerror}{also}") from None
+        finally:
+            for temporary, _ in staged:
+                Path(temporary).unlink(missing_ok=True)  # those not renamed into place
+
+
+def refuse_one_file_twice(paths: Sequence[Path]) -> None:
+    """`QueryError` when two of the `paths` to write are one file (one a link to the other, or to where the other
+    would be made): written in turn, the second would replace the first."""
+    for i, path in enumerate(paths):
+        earlier = next((other for other in paths[:i] if same_file(path, other)), None)
+        if earlier is not None:
+            raise QueryError(f"{earlier} and {path} are one file (through a link): writing both would lose the first; "
+                             "remove the link, or write elsewhere")
 
 
 def not_a_regular_file(path: Path) -> bool:
@@ -61,6 +84,8 @@ def writable_status(path: Path) -> os.stat_result | None:
         if existing is not None and any(_stream_writes_to(existing, stream) for stream in (1, 2)):
             raise QueryError(f"{path}: the command's own output goes there; name another file, or drop the option to "
                              "print it")
+        if path.parent.is_dir() and not os.access(path.parent, os.W_OK | os.X_OK):
+            raise _no_temporary_file(path, "the folder is not writable")
     except OSError as error:
         raise QueryError(f"{path}: cannot write: {error.strerror}") from None
     return existing
@@ -72,11 +97,11 @@ def _staged(path: Path, text: str) -> tuple[str, Path]:
     existing = writable_status(path)
     mode = stat.S_IMODE(existing.st_mode) if existing is not None else 0o666 & ~_umask()
     try:
-        handle = tempfile.NamedTemporaryFile("w", encoding="utf-8", dir=path.parent, prefix=f".{path.name}.",
-                                             suffix=".tmp", delete=False)
+        handle = tempfile.NamedTemporaryFile(  # noqa: SIM115 (closed below, by `with handle`)
+            "w", encoding="utf-8", dir=path.parent, prefix=f".{path.name[:TEMPORARY_NAME_CHARACTERS]}.",
+            suffix=".tmp", delete=False)
     except OSError as error:  # the new text goes beside it first, then takes its place
-        raise QueryError(f"{path}: cannot write: a temporary file cannot be created in {path.parent} "
-                         f"({error.strerror}); the file is written there first, then renamed into place") from None
+        raise _no_temporary_file(path, error.strerror or str(error)) from None
     try:
         with handle:
             handle.write(text)
@@ -93,6 +118,35 @@ def _staged(path: Path, text: str) -> tuple[str, Path]:
             raise QueryError(f"{path}: cannot write: {error.strerror}") from None
         raise
     return handle.name, path
+
+
+def _no_temporary_file(path: Path, reason: str) -> QueryError:
+    """The error for a file whose temporary file cannot be made beside it, for `reason`."""
+    return QueryError(f"{path}: cannot write: a temporary file cannot be created in {path.parent} ({reason}); the file "
+                      "is written there first, then renamed into place")
+
+
+@contextlib.contextmanager
+def _signals_held() -> Iterator[None]:
+    """Hold Ctrl-C and the requests to end (`HELD_SIGNALS`) while the block writes files, then deliver the first
+    that came: every file is renamed into place or none is, and no temporary file is left behind. Outside the
+    main thread, where Python cannot handle signals, the block runs as it is."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    came: list[int] = []
+
+    def hold(number: int, _frame: object) -> None:
+        came.append(number)
+
+    previous = {number: signal.signal(number, hold) for number in HELD_SIGNALS}
+    try:
+        yield
+    finally:
+        for number, handler in previous.items():
+            signal.signal(number, signal.SIG_DFL if handler is None else handler)  # None: not set from Python
+        for number in came[:1]:
+            signal.raise_signal(number)  # Ctrl-C raises KeyboardInterrupt here; a request to end ends the process
 
 
 def _stream_writes_to(status: os.stat_result, descriptor: int) -> bool:

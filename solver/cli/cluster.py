@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import os
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 
 from solver.api import place, placement_configs
 from solver.cli.argtypes import path_argument, positive_seconds, whole_number
-from solver.cli.atomic import not_a_regular_file, writable_status, write_all_atomically
+from solver.cli.atomic import not_a_regular_file, refuse_one_file_twice, writable_status, write_all_atomically
 from solver.cli.catalogs import catalog_with
 from solver.cli.notes import note_short_job_lengths
 from solver.cli.options import (
@@ -147,6 +148,9 @@ def _check_emit_dir(folder: Path, jobs: list[str], inputs: list[tuple[str, Path]
                              "(or a link to a place one can be written)")
         if resolved.parent.is_dir():  # a file there now: one that may not be written, or that takes stdout
             writable_status(resolved)
+    refuse_one_file_twice([folder / f"{job}.yaml" for job in jobs])
+    if not folder.is_dir() and not os.access(folder.absolute().parent, os.W_OK | os.X_OK):
+        raise QueryError(f"--emit-dir {folder}: cannot make the folder: its folder is not writable")
 
 
 def _fleet_and_catalog(path: Path, cells: Sequence[Path]) -> tuple[Fleet, Catalog]:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import difflib
+import os
 import re
 from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
@@ -33,11 +34,12 @@ def resolved_path(path: Path) -> Path:
 
 
 def same_file(path: Path, other: Path) -> bool:
-    """Whether two paths name the same file (an existing one, or the same resolved path)."""
+    """Whether two paths name the same file: an existing one, or one a write would make (the same real path,
+    relative or absolute, through links to folders and dangling links alike)."""
     try:
         return path.samefile(other)
     except OSError:
-        return resolved_path(path) == resolved_path(other)
+        return os.path.realpath(path) == os.path.realpath(other)
 
 
 def check_once(flag: str, paths: Sequence[Path]) -> None:
