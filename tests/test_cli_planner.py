@@ -1170,9 +1170,10 @@ def test_an_estimate_alone_says_what_the_tables_say_of_it(cli):
     flags = ["--maximize", "len", "--gpus", "6", "--model", "4B", "--gpu", "a100"]
     status, out, _ = cli(*flags, "--estimate")
     assert status == 0 and "max_model_len  110592" in out
-    assert ("tables         it runs out of memory (the A100-80GB table for 4 GPUs says '-' at 112640: the source tried "
-            "this setting, or one that includes it, there first, and it ran out of memory); the table, a measurement, "
-            "decides: drop --estimate to plan with it") in " ".join(out.split("\n               "))
+    assert ("tables         it runs out of memory (the A100-80GB table for 4 GPUs says '-' at 112640: the source's "
+            "cells read as the first setting that trained in their order, '-' where none did, so this setting, or one "
+            "that includes it, ran out of memory there); the table, a measurement, decides: drop --estimate to plan "
+            "with it") in " ".join(out.split("\n               "))
     [answer] = json.loads(cli(*flags, "--estimate", "--json")[1])
     assert answer["tables"] == {"trains": False, "evidence": None, "source": {
         "model": "Qwen3-4B", "gpus": 4, "max_model_len": 112640, "setting": "-"}}
