@@ -13,9 +13,9 @@ from rich.console import Console
 import solver.cli.maps
 from solver.cli.output import PLAIN_TEXT
 from solver.maps import cheapest_by_length, longest_by_model, mapped_models
-from solver.results import single_gpu_caution
 from solver.query import make_query
 from solver.render import short_label
+from solver.results import single_gpu_caution
 from solver.solve import best_plan
 from solver.tables import Setting, load_catalog
 

@@ -1270,14 +1270,16 @@ def test_cli_memory_names_the_cell_that_vouches_and_lets_it_decide(cli, tmp_path
     assert json.loads(cli(*flags, "--json")[1])["tables"] == {"trains": False, "evidence": None, "source": {
         "model": "Qwen3-8B", "gpus": 2, "max_model_len": 8192, "setting": "Env + Offload", "gpu": "A100-80GB"}}
     assert ("tables: it runs out of memory (the A100-80GB table for 2 GPUs says 'Env + Offload' at 8192 (its GPU has "
-            "at least the memory of H100-80GB): the source's cells read as the first setting that trained") in " ".join(cli(*flags)[1].split())
+            "at least the memory of H100-80GB): the source's cells read as the first setting that trained") in " ".join(
+                cli(*flags)[1].split())
     # The A100 table for 4 GPUs says Env at 12288 for Qwen3-8B: vanilla ran out of memory there first, so
     # at 32768 too; the table decides against the model's prediction, with exit status 1.
     flags = ["memory", "--model", "8B", "--gpu", "a100", "--gpus", "4", "--len", "32k"]
     status, out, _ = cli(*flags)
     assert status == 1 and ("tables: it runs out of memory (the A100-80GB table for 4 GPUs says 'Env' at 12288: the "
                             "source's cells read as the first setting that trained in their order, '-' where none "
-                            "did, so this setting, or one that includes it, ran out of memory there)") in " ".join(out.split())
+                            "did, so this setting, or one that includes it, ran out of memory there)") in " ".join(
+                                out.split())
     assert json.loads(cli(*flags, "--json")[1])["tables"] == {
         "trains": False, "evidence": None, "source": {"model": "Qwen3-8B", "gpus": 4, "max_model_len": 12288, "setting": "Env"}}
     # A table of your cells that says so: your cells say it, not the source's.
@@ -1289,7 +1291,8 @@ def test_cli_memory_names_the_cell_that_vouches_and_lets_it_decide(cli, tmp_path
                          "--env", "--offload", "--cells", str(cells))
     assert status == 1 and ("tables: it runs out of memory (the Own-80GB table for 4 GPUs of your cells (made up) says "
                             "'-' at 65536: your cells read as the first setting that trained in their order, '-' "
-                            "where none did, so this setting, or one that includes it, ran out of memory there)") in " ".join(out.split())
+                            "where none did, so this setting, or one that includes it, ran out of memory "
+                            "there)") in " ".join(out.split())
 
 
 @pytest.mark.parametrize(("model", "gpu", "rollout", "length", "size", "weights", "kv_cache", "room", "fits"), [
