@@ -36,7 +36,7 @@ from math import ceil
 
 from pydantic import Field
 
-from solver.results import cautions_of, thin_headroom
+from solver.results import cautions_of, single_gpu_caution, thin_headroom
 from solver.rules import NODE_GPUS, TablesVerdict, sp_degrees, token_budget, uneven_split_caution, whole_nodes_violation
 from solver.tables import MAX_ESTIMATED_GPUS, CalibrationRange, Coefficients, Frozen, Model, Setting, sp_rule_violation
 
@@ -148,14 +148,16 @@ class MemoryEstimate(Breakdown):
     cautions: tuple[str, ...] = Field(default=(), description=(
         "what to check, in words (`with_cautions`): a model read from a config.json of a kind whose counts were not "
         "checked, YaRN past what is validated or a length past the native context on the model's own RoPE scaling, "
-        "thin headroom where it fits by extrapolating, data-parallel ranks (GPUs / SP) that are not a power "
+        "thin headroom where it fits by extrapolating, one GPU of at most an A100 80GB's memory for a model of 4B "
+        "parameters or more or more than 20K tokens, data-parallel ranks (GPUs / SP) that are not a power "
         "of two, Env on an AMD GPU; empty where there is nothing"))
 
     def with_cautions(self, model: Model, gpus: int, sp: int, max_model_len: int, rocm_env: bool) -> MemoryEstimate:
         """This estimate of `model` on `gpus` GPUs at SP `sp` and `max_model_len` tokens with its `cautions`
         (`rocm_env`: Env on an AMD GPU, `GpuType.rocm`)."""
         thin = thin_headroom(self.headroom_gib, self.beyond_calibration, self.memory_gib) if self.fits else ""
-        return self.model_copy(update={"cautions": cautions_of(model, max_model_len, thin,
+        single = single_gpu_caution(model, gpus, max_model_len, self.memory_gib)
+        return self.model_copy(update={"cautions": cautions_of(model, max_model_len, thin, single,
                                                                uneven_split_caution(gpus, sp, source=None), rocm_env)})
 
     @property

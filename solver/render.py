@@ -165,7 +165,7 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
     lines.append(f"trainer.max_token_len_per_gpu: {plan.max_token_len_per_gpu}")
     if plan.offload:
         lines.append("trainer.trainer_strategy: fsdp2")
-        lines += ["# as in the source's offload measurements:", "trainer.save_hf_checkpoint: never"]
+        lines += ["# as Trinity's A100 offload runs for the guide (not its text):", "trainer.save_hf_checkpoint: never"]
         lines.append(
             "trainer.trainer_config.actor_rollout_ref.{actor,ref}.fsdp_config: "
             "{param_offload: true, optimizer_offload: true, offload_policy: true}"
@@ -442,10 +442,11 @@ def _tables_said(tables: TablesVerdict, gpu: str, model: str, gpus: int) -> str:
     """What a GPU type's tables say of a setting on `gpus` GPUs, in words: it trains (and which cell vouches), or it
     runs out of memory (and which cell says so)."""
     cell = tables.source.words(gpu, model)
-    tried = "your cells tried" if tables.source.table_source else "the source tried"
+    cells = "your cells" if tables.source.table_source else "the source's cells"
     return (f"it trains ({tables.evidence}: {cell})" if tables.trains else
-            f"it runs out of memory ({cell}: {tried} this setting, or one that includes it, there first, "
-            f"and it ran out of memory{_fewer(tables.source, gpus)})")
+            f"it runs out of memory ({cell}: {cells} read as the first setting that trained in their order, '-' "
+            f"where none did, so this setting, or one that includes it, ran out of memory there"
+            f"{_fewer(tables.source, gpus)})")
 
 
 def _fewer(cell: SourceCell, gpus: int) -> str:

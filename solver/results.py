@@ -62,6 +62,23 @@ def thin_headroom(headroom_gib: float, beyond_calibration: Sequence[str], memory
             "raise --margin, or measure a step first")
 
 
+SINGLE_GPU_ADVICE_GIB = 80.0
+"""The A100 80GB's memory: on one GPU of at most this much, Trinity-RFT's guide strongly advises more GPUs for a model
+of 4B parameters or more, or for more than 20K (20480) tokens (`single_gpu_caution`)."""
+SINGLE_GPU_ADVICE_PARAMETERS_B = 4.0
+SINGLE_GPU_ADVICE_TOKENS = 20480
+
+
+def single_gpu_caution(model: Model, gpus: int, max_model_len: int, memory_gib: float) -> str:
+    """The guide's advice against one A100 80GB (or a GPU of less memory) for a model of 4B parameters or more or
+    more than 20K tokens, in words; "" otherwise."""
+    if (gpus != 1 or memory_gib > SINGLE_GPU_ADVICE_GIB
+            or (model.parameters_b < SINGLE_GPU_ADVICE_PARAMETERS_B and max_model_len <= SINGLE_GPU_ADVICE_TOKENS)):
+        return ""
+    return ("one trainer GPU: on one A100 80GB, Trinity-RFT's guide finds memory very tight for a model of 4B "
+            "parameters or more, or more than 20K tokens, and strongly advises more GPUs")
+
+
 def layout_cautions(model: Model) -> tuple[str, ...]:
     """The caution for a model read from a config.json of a kind whose counts were not checked
     (`Model.unchecked_layout`), in words; none otherwise."""
@@ -89,12 +106,13 @@ def length_cautions(model: Model, max_model_len: int) -> tuple[str, ...]:
             + (own if model.beyond_native_on_own_scaling(max_model_len) else ()))
 
 
-def cautions_of(model: Model, max_model_len: int, thin: str | None, uneven: str | None,
+def cautions_of(model: Model, max_model_len: int, thin: str | None, single: str | None, uneven: str | None,
                 rocm_env: bool) -> tuple[str, ...]:
     """A plan's or an estimate's cautions, in the order they are shown: the model's layout, its length
-    (`length_cautions`), `thin` headroom, `uneven` data-parallel ranks (each where given), Env on an AMD GPU."""
+    (`length_cautions`), `thin` headroom, one GPU against the guide's advice (`single`), `uneven` data-parallel
+    ranks (each where given), Env on an AMD GPU."""
     return (*layout_cautions(model), *length_cautions(model, max_model_len), *((thin,) if thin else ()),
-            *((uneven,) if uneven else ()), *((ROCM_ENV_CAUTION,) if rocm_env else ()))
+            *((single,) if single else ()), *((uneven,) if uneven else ()), *((ROCM_ENV_CAUTION,) if rocm_env else ()))
 
 
 def host_need_words(amount: str, offload: bool) -> str:
@@ -144,6 +162,7 @@ class Plan(Frozen):
         "what to check before running it, in words (`with_cautions`): a model read from a config.json of a kind "
         "whose counts were not checked, YaRN past what is validated, a length past "
         "the model's native context on its own RoPE scaling, thin headroom where an estimate extrapolates, "
+        "one GPU of at most an A100 80GB's memory for a model of 4B parameters or more or more than 20K tokens, "
         "data-parallel ranks (GPUs / SP) that are not a power of two where no train batch was given, Env on an AMD "
         "GPU; empty where there is nothing"))
 
@@ -155,7 +174,8 @@ class Plan(Frozen):
         thin = (thin_headroom(self.headroom_gb, self.beyond_calibration, gpu.memory_gib)
                 if self.evidence == "estimated" else "")
         uneven = uneven_split_caution(self.gpus, self.sp, train_batch_source) if train_batch_size is None else None
-        return self.model_copy(update={"cautions": cautions_of(model, self.max_model_len, thin, uneven,
+        single = single_gpu_caution(model, self.gpus, self.max_model_len, gpu.memory_gib)
+        return self.model_copy(update={"cautions": cautions_of(model, self.max_model_len, thin, single, uneven,
                                                                gpu.rocm and self.env)})
 
     @property

@@ -646,11 +646,14 @@ def _cautions(plan: dict, model: Any, gpu: Any, train_batch_size: int | None) ->
     return list(Plan(**fields).with_cautions(model, gpu, train_batch_size).cautions)
 
 
-def _caution_problems(cautions: Any, plan: dict, *, rocm: bool, memory_gib: float, batch_given: bool) -> list[str]:
+def _caution_problems(cautions: Any, plan: dict, *, rocm: bool, memory_gib: float, batch_given: bool,
+                      parameters_b: float) -> list[str]:
     """Problems with a plan's cautions: words, one on YaRN exactly where it goes past what is validated, one on
     ROCm exactly where Env is on an AMD GPU, one on thin headroom exactly where an estimate beyond the calibration
-    has less than 1 GiB to spare (2 GiB on a card of at most 48 GiB), one on the data-parallel ranks exactly where
-    no train batch was given and GPUs / SP is not 1, 2, 4, 8, ..."""
+    has less than 1 GiB to spare (2 GiB on a card of at most 48 GiB), one on a single GPU exactly where the guide
+    strongly advises more (one GPU of at most 80 GiB, for a model of 4B parameters or more or more than 20480
+    tokens), one on the data-parallel ranks exactly where no train batch was given and GPUs / SP is not 1, 2, 4,
+    8, ..."""
     if not isinstance(cautions, (list, tuple)) or not all(isinstance(caution, str) and caution for caution in cautions):
         return [f"cautions is not a list of words: {cautions!r}"]
     problems = []
@@ -667,6 +670,13 @@ def _caution_problems(cautions: Any, plan: dict, *, rocm: bool, memory_gib: floa
                 and isinstance(room, float) and 0 <= room < (2.0 if memory_gib <= 48 else 1.0))
     if thin != expected:
         problems.append(f"a thin-headroom caution {'given' if thin else 'missing'} ({room!r} GiB to spare)")
+    single = any(caution.startswith("one trainer GPU: ") for caution in cautions)
+    length = plan.get("max_model_len")
+    advised = (plan.get("gpus") == 1 and memory_gib <= 80
+               and (parameters_b >= 4 or (isinstance(length, int) and length > 20480)))
+    if single != advised:
+        problems.append(f"a single-GPU caution {'given' if single else 'missing'} ({plan.get('gpus')!r} GPUs, "
+                        f"{parameters_b}B parameters, {length!r} tokens, {memory_gib} GiB)")
     ranks = plan["gpus"] // plan["sp"] if _is_int(plan.get("gpus")) and _is_int(plan.get("sp")) and plan["sp"] else 1
     uneven = any("data-parallel ranks" in caution for caution in cautions)
     if uneven != (not batch_given and ranks not in {2**k for k in range(17)}):
@@ -714,7 +724,7 @@ def check_plan(
         problems.append(f"plan keys wrong: missing {missing}, unexpected {extra}")
         return problems
     problems += _caution_problems(plan["cautions"], plan, rocm=gpu_type.rocm, memory_gib=gpu_type.memory_gib,
-                                  batch_given=train_batch_size is not None)
+                                  batch_given=train_batch_size is not None, parameters_b=the_model.parameters_b)
 
     n = plan["gpus"]
     e = plan["env"]

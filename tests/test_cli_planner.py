@@ -1197,9 +1197,10 @@ def test_an_estimate_alone_says_what_the_tables_say_of_it(cli):
     flags = ["--maximize", "len", "--gpus", "6", "--model", "4B", "--gpu", "a100"]
     status, out, _ = cli(*flags, "--estimate")
     assert status == 0 and "max_model_len  110592" in out
-    assert ("tables         it runs out of memory (the A100-80GB table for 4 GPUs says '-' at 112640: the source tried "
-            "this setting, or one that includes it, there first, and it ran out of memory); the table, a measurement, "
-            "decides: drop --estimate to plan with it") in " ".join(out.split("\n               "))
+    assert ("tables         it runs out of memory (the A100-80GB table for 4 GPUs says '-' at 112640: the source's "
+            "cells read as the first setting that trained in their order, '-' where none did, so this setting, or one "
+            "that includes it, ran out of memory there); the table, a measurement, decides: drop --estimate to plan "
+            "with it") in " ".join(out.split("\n               "))
     [answer] = json.loads(cli(*flags, "--estimate", "--json")[1])
     assert answer["tables"] == {"trains": False, "evidence": None, "source": {
         "model": "Qwen3-4B", "gpus": 4, "max_model_len": 112640, "setting": "-"}}
@@ -1641,3 +1642,22 @@ def test_the_other_batch_line_says_only_what_the_other_plan_changes(cli):
               "--train-batch-size", "4")[1]
     assert ("other batch    with a train batch that 8 data-parallel ranks divide: Env on 8 GPUs, 13312 tokens "
             "instead of 4096 (estimated, extrapolated)") in out
+
+
+SINGLE_GPU_CAUTION = ("one trainer GPU: on one A100 80GB, Trinity-RFT's guide finds memory very tight for a model "
+                      "of 4B parameters or more, or more than 20K tokens, and strongly advises more GPUs")
+
+
+@pytest.mark.parametrize(("gpu", "model", "length", "cautioned"), [
+    ("a100", "4B", "8192", True),      # 4B parameters or more (the guide: "≥4B 模型")
+    ("a100", "0.6B", "24576", True),   # more than 20K tokens ("或 >20K 上下文")
+    ("a100", "0.6B", "20480", False),  # neither
+    ("h20", "4B", "8192", False),      # the advice is for the A100 80GB; the H20 has more memory
+])
+def test_one_a100_for_a_large_model_or_a_long_context_carries_the_guides_advice(cli, gpu, model, length, cautioned):
+    # The guide, above the A100 tables:
+    # "在 1 张 A100 上训练 ≥4B 模型或 >20K 上下文时，显存压力极大，强烈建议使用多卡方案".
+    status, out, _ = cli("--gpu", gpu, "--model", model, "--len", length, "--gpus", "1", "--json")
+    [answer] = json.loads(out)
+    assert status == 0 and answer["plans"][0]["gpus"] == 1
+    assert (SINGLE_GPU_CAUTION in answer["plans"][0]["cautions"]) is cautioned

@@ -66,8 +66,8 @@ def test_cheaper_settings_ran_out_of_memory_where_the_source_names_a_costlier_ce
     answer, reasons = explained(gpu="a100", model="8B", max_model_len=32768, budget_gpus=4, exact=True)
     assert answer.plans[0].setting.label == "SP=4"
     (oom,) = details(reasons, "out_of_memory")
-    assert oom.startswith("at 32768 tokens the A100-80GB table for 4 GPUs says 'SP=4'; the source tries settings in "
-                          "the order vanilla, Env, SP=2, Env + SP=2, SP=4")
+    assert oom.startswith("at 32768 tokens the A100-80GB table for 4 GPUs says 'SP=4'; its cells read as the first "
+                          "setting that trained in the order vanilla, Env, SP=2, Env + SP=2, SP=4")
     assert oom.endswith("so vanilla, Env, SP=2, Env + SP=2 ran out of memory there")
     assert details(reasons, "sp_divides_gpus") == ["SP must divide the trainer GPUs: on 4 GPUs that rules out SP=3"]
     assert details(reasons, "budget") == ["6 GPUs: --exact asks for 4"]
@@ -82,10 +82,11 @@ def test_out_of_memory_follows_the_order_the_source_tries_on_that_count(edited_a
     (answer,) = plan(query, catalog)
     assert answer.plans[0].setting.label == "SP=8"
     (oom,) = details(explain(catalog, query, answer), "out_of_memory")
-    assert oom == ("at 262144 tokens the A100-80GB table for 8 GPUs says 'SP=8'; the source tries settings in the order "
-                   "vanilla, Env, SP=2, Env + SP=2, SP=4, Env + SP=4, SP=8, Env + SP=8, Env + Offload, Env + Offload + "
-                   "SP=2, Env + Offload + SP=4, Env + Offload + SP=8 and records the first that trains, so vanilla, Env, "
-                   "SP=2, Env + SP=2, SP=4, Env + SP=4 ran out of memory there")
+    assert oom == ("at 262144 tokens the A100-80GB table for 8 GPUs says 'SP=8'; its cells read as the first setting "
+                   "that trained in the order vanilla, Env, SP=2, Env + SP=2, SP=4, Env + SP=4, SP=8, Env + SP=8, "
+                   "Env + Offload, Env + Offload + SP=2, Env + Offload + SP=4, Env + Offload + SP=8 (the guide's "
+                   "advice: start from vanilla, then on OOM add Env, SP, Offload), so vanilla, Env, SP=2, Env + SP=2, "
+                   "SP=4, Env + SP=4 ran out of memory there")
 
 
 @pytest.mark.parametrize("request_", [

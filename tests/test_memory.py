@@ -1265,22 +1265,24 @@ def test_cli_memory_names_the_cell_that_vouches_and_lets_it_decide(cli, tmp_path
                             "--json")[1])
     assert result["tables"] is None
     # On an H100, the A100's table (its GPU has at least the H100's memory) says SP=2 ran out of memory there: the
-    # source tried it before the 'Env + Offload' at 8192.
+    # source's cells read so, as it comes before the 'Env + Offload' at 8192 in their order.
     flags = ["memory", "--model", "8B", "--gpu", "h100", "--gpus", "2", "--len", "16384", "--sp", "2"]
     assert json.loads(cli(*flags, "--json")[1])["tables"] == {"trains": False, "evidence": None, "source": {
         "model": "Qwen3-8B", "gpus": 2, "max_model_len": 8192, "setting": "Env + Offload", "gpu": "A100-80GB"}}
     assert ("tables: it runs out of memory (the A100-80GB table for 2 GPUs says 'Env + Offload' at 8192 (its GPU has "
-            "at least the memory of H100-80GB): the source tried") in " ".join(cli(*flags)[1].split())
+            "at least the memory of H100-80GB): the source's cells read as the first setting that trained") in " ".join(
+                cli(*flags)[1].split())
     # The A100 table for 4 GPUs says Env at 12288 for Qwen3-8B: vanilla ran out of memory there first, so
     # at 32768 too; the table decides against the model's prediction, with exit status 1.
     flags = ["memory", "--model", "8B", "--gpu", "a100", "--gpus", "4", "--len", "32k"]
     status, out, _ = cli(*flags)
     assert status == 1 and ("tables: it runs out of memory (the A100-80GB table for 4 GPUs says 'Env' at 12288: the "
-                            "source tried this setting, or one that includes it, there first, and it ran out of "
-                            "memory)") in " ".join(out.split())
+                            "source's cells read as the first setting that trained in their order, '-' where none "
+                            "did, so this setting, or one that includes it, ran out of memory there)") in " ".join(
+                                out.split())
     assert json.loads(cli(*flags, "--json")[1])["tables"] == {
         "trains": False, "evidence": None, "source": {"model": "Qwen3-8B", "gpus": 4, "max_model_len": 12288, "setting": "Env"}}
-    # A table of your cells that says so: your cells tried it, not the source.
+    # A table of your cells that says so: your cells say it, not the source's.
     cells = tmp_path / "own.yaml"
     cells.write_text("gpu: Own-80GB\nmemory_gb: 80\nsource: made up\ntables:\n  - gpus: 4\n    section: 4 x Own\n"
                      "    models: [4B]\n    rows:\n      - {max_model_len: 32768, cells: {4B: Env + Offload + SP=4}}\n"
@@ -1288,8 +1290,9 @@ def test_cli_memory_names_the_cell_that_vouches_and_lets_it_decide(cli, tmp_path
     status, out, _ = cli("memory", "--model", "4B", "--gpu", "own-80gb", "--gpus", "4", "--len", "64k", "--sp", "4",
                          "--env", "--offload", "--cells", str(cells))
     assert status == 1 and ("tables: it runs out of memory (the Own-80GB table for 4 GPUs of your cells (made up) says "
-                            "'-' at 65536: your cells tried this setting, or one that includes it, there first, and it "
-                            "ran out of memory)") in " ".join(out.split())
+                            "'-' at 65536: your cells read as the first setting that trained in their order, '-' "
+                            "where none did, so this setting, or one that includes it, ran out of memory "
+                            "there)") in " ".join(out.split())
 
 
 @pytest.mark.parametrize(("model", "gpu", "rollout", "length", "size", "weights", "kv_cache", "room", "fits"), [
@@ -1986,8 +1989,9 @@ def test_solve_memory_host_ram_decides_for_offloaded_states(cli):
     # Where the tables say it runs out of memory, the host memory changes nothing they say.
     status, out, _ = cli(*asked[:8], "131072", *asked[9:], "--host-ram", "128")
     assert status == 1 and " ".join(out.split()).endswith(
-        "tables: it runs out of memory (the A100-80GB table for 4 GPUs says '-' at 112640: the source tried this "
-        "setting, or one that includes it, there first, and it ran out of memory)")
+        "tables: it runs out of memory (the A100-80GB table for 4 GPUs says '-' at 112640: the source's cells read as "
+        "the first setting that trained in their order, '-' where none did, so this setting, or one that includes it, "
+        "ran out of memory there)")
     status, out, _ = cli(*asked, "--host-ram", "256")
     assert out.rstrip().endswith("'Env + Offload + SP=4' at 71680)")
     status, out, _ = cli(*asked, "--host-ram", "128", "--json")
@@ -2068,8 +2072,9 @@ def test_solve_memory_names_the_table_for_more_gpus_that_refutes_it(cli):
              "--offload")
     status, out, _ = cli(*asked)
     assert status == 1 and ("tables: it runs out of memory (the H20-96GB table for 6 GPUs says '-' at 71680: the "
-                            "source tried this setting, or one that includes it, there first, and it ran out of "
-                            "memory, and on 4 GPUs each holds more)") in " ".join(out.split())
+                            "source's cells read as the first setting that trained in their order, '-' where none "
+                            "did, so this setting, or one that includes it, ran out of memory there, and on 4 GPUs "
+                            "each holds more)") in " ".join(out.split())
     status, out, _ = cli(*asked, "--json")
     found = json.loads(out)
     assert (status, found["fits"], found["trains"], found["tables"]["source"]) == (

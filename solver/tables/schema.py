@@ -149,8 +149,9 @@ ESCALATION_ORDER: tuple[Setting, ...] = tuple(
         (True, False, 4), (True, True, 1), (True, True, 2), (True, True, 4),
     )
 )
-"""The order in which the source document tried settings as memory ran out (vanilla, Env, each SP degree
-without and with Env, then Env + Offload with each); each cell is the first that trained."""
+"""The order the source document's cells follow (vanilla, Env, each SP degree without and with Env, then Env +
+Offload with each): every cell reads as the first setting in it that trained. The document does not say how it
+measured; its advice to users is this escalation (start from vanilla; on OOM add Env, then SP, then Offload)."""
 
 
 class MoE(Frozen):
