@@ -182,7 +182,7 @@ def test_fragment_content_for_the_long_plan() -> None:
     ]
     assert "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True" in header
     assert "before Ray starts" in header
-    assert "no Hugging Face weights saved, as Trinity's A100 offload runs for the guide (not its text)" in text
+    assert "no Hugging Face weights saved, as in the guide's A100 offload measurements" in text
     assert "." not in "".join(k for k in data)  # nested mappings, no dotted keys
 
 

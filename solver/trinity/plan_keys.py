@@ -84,7 +84,7 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
             PlanKey(
                 path=("trainer", "save_hf_checkpoint"),
                 value="never",
-                comment="no Hugging Face weights saved, as Trinity's A100 offload runs for the guide (not its text)",
+                comment="no Hugging Face weights saved, as in the guide's A100 offload measurements",
                 default_only=True,
             )
         )
