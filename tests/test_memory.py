@@ -894,6 +894,21 @@ def test_a_checkpoint_of_a_tabled_models_shape_is_planned_from_that_models_cells
         "model": "Qwen3-8B", "gpus": 4, "max_model_len": 24576, "setting": "Env + SP=2"}
 
 
+def test_a_checkpoint_of_a_tabled_models_shape_has_that_models_memory(cli, tmp_path: Path):
+    # One shape, one memory: the checkpoint's config.json counts 8.1907B parameters, the catalogue's Qwen3-8B (with
+    # which the memory model was calibrated) 8.191B; the checkpoint takes the catalogue's, as Qwen3-8B-Base does.
+    folder = qwen3_8b_checkpoint(tmp_path / "my-sft")
+    flags = ["--gpu", "mi300x", "--gpus", "1", "--len", "17408", "--env", "--json"]
+    checkpoint = json.loads(cli("memory", "--model-config", str(folder), *flags)[1])
+    catalogued = json.loads(cli("memory", "--model", "8B", *flags)[1])
+    assert (checkpoint["model"], checkpoint["terms"]["states"], checkpoint["total_gib"]) == (
+        "my-sft", catalogued["terms"]["states"], catalogued["total_gib"]) == ("my-sft", 125.596, 175.3956)
+    planned = [json.loads(cli(*named, "--gpu", "a100", "--gpus", "7", "--len", "4096", "--top", "3", "--json")[1])[0]
+               for named in (["--model-config", str(folder)], ["--model", "8B"])]
+    assert [plan["memory_gb"] for plan in planned[0]["plans"]] == [plan["memory_gb"] for plan in planned[1]["plans"]] == [
+        34.49, 37.48, 41.67]
+
+
 @pytest.mark.parametrize("model", ["8B-Base", "my-sft"])
 def test_cells_of_a_models_own_name_are_its_tables_where_they_are(cli, tmp_path: Path, model: str):
     # Cells measured for the base model, or the checkpoint, on 8 H100s decide there; on the A100 the

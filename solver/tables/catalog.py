@@ -230,7 +230,8 @@ class Catalog(Frozen):
         the model it names is taken for it. Its aliases (its folder's name) only find a model of its
         shape, and are not kept: two checkpoints in folders of one name are two models. Of a catalogue model's
         shape under another name (a fine-tuned checkpoint), that model's cells stand for it where no table
-        names it (`Model.tables_of`)."""
+        names it (`Model.tables_of`), and its parameter count is that model's (the config's, computed from the
+        shapes, differs in the fourth digit), so that its memory is that model's."""
         check_types(("model", model, Model))
 
         def names(entry: Model) -> set[str]:
@@ -248,9 +249,11 @@ class Catalog(Frozen):
                                                 "rope_scaling": model.rope_scaling})
         else:
             model = model.model_copy(update={"aliases": ()})
-        if not named:  # a checkpoint of a catalogue model's shape: that model's cells stand in for its own
-            model = model.model_copy(update={"tables_of": next(
-                (m.tables_of or m.name for m in self.models if m.shape == model.shape), None)})
+        twin = next((m for m in self.models if m.shape == model.shape), None) if not named else None
+        if twin is not None:  # a checkpoint of a catalogue model's shape: that model's cells stand in for its own,
+            # and its parameter count (the one the memory model was calibrated with), so one shape has one memory
+            model = model.model_copy(update={"tables_of": twin.tables_of or twin.name,
+                                             "parameters_b": twin.parameters_b})
         return self.model_copy(update={"models": (*(m for m in self.models if m not in named), model)})
 
     def with_gpu_types(self, gpu_types: Iterable[GpuType]) -> Catalog:
