@@ -206,9 +206,9 @@ def _with_fewer_nodes(catalog: Catalog, query: Query, answer: Answer) -> Answer:
     if query.exact or rollout is None or best is None or best.nodes is None or best.rollout_gpus in (None, rollout):
         return answer
     layouts = {n: rollout_layout(n, rollout, query.node_gpus) for n in range(1, best.gpus)}
+    # Never empty: this best's trainer takes whole nodes and its rollout a part of its own nodes, so a trainer of
+    # node_gpus - rollout % node_gpus GPUs (fewer than best.gpus) shares a node with that rollout, on fewer nodes.
     fewer = [n for n, layout in layouts.items() if layout is not None and layout[0] < best.nodes]
-    if not fewer:
-        return answer
     alternative = optional_best(catalog, query.model_copy(update={"budget_gpus": max(fewer), "top": 1}), answer.gpu)
     if alternative is None:
         return answer
@@ -264,7 +264,7 @@ def answer_for(catalog: Catalog, query: Query, gpu: str, explained: bool = True,
     plans: list[Plan] = []
     statuses: list[cp_model.CpSolverStatus] = []
     objective_value = bound = None
-    while len(plans) < query.top:
+    while True:  # until the query's top plans are found (top >= 1), or the search stops finding them
         solver.parameters.max_time_in_seconds = max(deadline - time.monotonic(), 0.001)
         group = _SOLVE_GROUP.get()
         status = checked(solver, model, group.solve(solver, model) if group is not None else solver.solve(model))
@@ -476,7 +476,7 @@ def _changed(query: Query, name: AlternativeName) -> Query | None:
 
 class _Nearby:
     """The best plans on one GPU type of an infeasible query changed one way, each solved when its reason
-    first asks for it (`solved` records them for the explanation)."""
+    asks for it (`solved` records them for the explanation)."""
 
     def __init__(self, catalog: Catalog, query: Query, gpu: str) -> None:
         self.catalog, self.query, self.gpu = catalog, query, gpu
@@ -484,12 +484,12 @@ class _Nearby:
         self.undecided: set[AlternativeName] = set()
 
     def plan(self, name: AlternativeName) -> Plan | None:
-        if name not in self.found:
-            changed = _changed(self.query, name)
-            answer = answer_for(self.catalog, changed, self.gpu, explained=False) if changed is not None else None
-            self.found[name] = answer.best if answer is not None else None
-            if answer is not None and not answer.decided:
-                self.undecided.add(name)
+        """The best plan changed as `name` says (a reason asks for each at most once)."""
+        changed = _changed(self.query, name)
+        answer = answer_for(self.catalog, changed, self.gpu, explained=False) if changed is not None else None
+        self.found[name] = answer.best if answer is not None else None
+        if answer is not None and not answer.decided:
+            self.undecided.add(name)
         return self.found[name]
 
     def solved(self) -> Alternatives:

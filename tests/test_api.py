@@ -44,7 +44,7 @@ def test_import_solver_is_cheap_and_exports_the_api():
     assert result.stdout.split() == [solver.__version__, "False"]
     assert {"plan", "place", "estimate_memory", "load_catalog", "Answer", "QueryError"} <= set(solver.__all__)
     assert solver.__all__ == ["__version__", *solver._EXPORTS]  # `from solver import *` gives the version too
-    with pytest.raises(AttributeError):
+    with pytest.raises(AttributeError, match="no attribute .no_such_thing."):
         solver.no_such_thing  # noqa: B018
 
 
@@ -496,13 +496,13 @@ def test_a_memory_estimate_is_frozen_to_its_terms():
     import pydantic
 
     estimate = solver.estimate_memory("8B", "h100", 8, 32768, sp=8, env=True)
-    with pytest.raises(pydantic.ValidationError):
+    with pytest.raises(pydantic.ValidationError, match="frozen"):
         estimate.terms.states = 0.0  # type: ignore[misc]
     assert hash(estimate) == hash(solver.estimate_memory("8B", "h100", 8, 32768, sp=8, env=True))
     assert [term for term, _ in estimate.terms.items()] == ["states", "gathered", "checkpoints", "logits",
                                                             "recompute", "sp_buffers", "fragmentation", "overhead"]
     assert estimate.total_gib == pytest.approx(sum(gib for _, gib in estimate.terms.items()))
-    with pytest.raises(KeyError):
+    with pytest.raises(KeyError, match="model_dump"):
         estimate.terms["model_dump"]  # a term, not any attribute
     assert "logits" in estimate.terms and "model_dump" not in estimate.terms
 

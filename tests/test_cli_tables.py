@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -120,6 +121,19 @@ def test_installed_solve_exits_2_without_traceback(tmp_path: Path, solve_script:
     )
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr == "solve tables: error: unknown GPU 'v100'; accepted: A100-40GB (a100-40g), A100-80GB (a100-80g, a100), A800-80GB (a800, a800-80g), H20-96GB (h20-96g, h20), H100-80GB (h100, h100-80g), H100-NVL-94GB (h100-nvl), H800-80GB (h800, h800-80g), H200-141GB (h200, h200-141g), L40S-48GB (l40s, l40s-48g), L20-48GB (l20), RTX-A6000-48GB (a6000, rtx-a6000), A10-24GB (a10), L4-24GB (l4), RTX-4090-24GB (rtx-4090, rtx4090, 4090), B200 (b200-180gb), MI300X (mi300x-192gb)\n"
+
+
+def test_python_m_solver_is_the_solve_command(tmp_path: Path, solve_script: Path):
+    # `python -m solver` runs the command as the console script does: its output, its exit status.
+    command = ["tables", "--gpu", "a100", "--gpus", "1", "--model", "4B", "--json"]
+    module, script = (subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, timeout=60, check=False)
+                      for argv in ([sys.executable, "-m", "solver", *command], [str(solve_script), *command]))
+    assert (module.returncode, module.stdout, module.stderr) == (script.returncode, script.stdout, script.stderr)
+    assert module.returncode == 0 and json.loads(module.stdout)[0]["gpu"] == "A100-80GB"
+    refused = subprocess.run([sys.executable, "-m", "solver", "tables", "--gpu", "v100"], cwd=tmp_path,
+                             capture_output=True, text=True, timeout=60, check=False)
+    assert (refused.returncode, refused.stdout) == (2, "") and refused.stderr.startswith(
+        "solve tables: error: unknown GPU 'v100'; accepted: ")
 
 
 @pytest.mark.parametrize("flag", ["--model", "--gpu"])

@@ -922,6 +922,15 @@ def test_write_refuses_a_model_that_is_not_the_configs(cli, tmp_path: Path):
     assert cli("--from-config", str(config), "--gpu", "a100", "--model", "0.6B")[0] == 0
     status, _, _ = cli("--from-config", str(config), "--gpu", "a100", "--model", "14B", "--write", str(patched))
     assert status == 0 and patched.exists()  # the same model, named again, is fine
+    # A model_path the catalogue does not know (a local checkpoint, say) is the user's to name: --model says which.
+    config.write_text("mode: train\nalgorithm: {algorithm_type: grpo}\nmodel: {model_path: /data/ckpt/my-run, "
+                      "max_model_len: 8192}\ncluster: {node_num: 1, gpu_per_node: 8}\n", encoding="utf-8")
+    status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--model", "4B", "--write", str(patched))
+    assert (status, err) == (0, "")
+    assert patched.read_text(encoding="utf-8") == (
+        "mode: train\nalgorithm: {algorithm_type: grpo}\nmodel: {model_path: /data/ckpt/my-run, max_model_len: 8192}\n"
+        "cluster: {node_num: 1, gpu_per_node: 8}\ntrainer:\n  ulysses_sequence_parallel_size: 1\n"
+        "  max_token_len_per_gpu: 16384\n")
 
 
 OFFLOADED_4B = """mode: train

@@ -557,6 +557,30 @@ def test_a_count_the_pins_leave_without_a_plan_at_any_length_reaches_none():
          "per GPU count: 1 GPU: none, 2 GPUs: 40960, 3 GPUs: none, 4 GPUs: 40960)")]
 
 
+def test_the_longest_context_the_pins_leave_without_a_plan_names_the_limit_and_the_plan_without_them():
+    # Maximising the length: no shorter length to offer (that is the question), but the pins' limit and the plan
+    # without them are named.
+    answer, reasons = explained(gpu="a100", model="14B", objective="max_len", budget_gpus=2, env=False, offload=False)
+    assert (answer.status, answer.plans) == ("infeasible", ())
+    assert [(reason.rule, reason.detail) for reason in reasons] == [
+        ("limit", ("no plan passes these rules together: the budget (within 2 GPUs); the pins (--no-env "
+                   "--no-offload); nothing in the tables vouches for Qwen3-14B on A100-80GB at any length within the "
+                   "limits above")),
+        ("without_pins", ("without --no-env --no-offload: Env + Offload + SP=2 on 2 GPUs at 40960 tokens (documented: "
+                          "the A100-80GB table for 2 GPUs says 'Env + Offload + SP=2' at 40960)"))]
+
+
+def test_a_longest_estimate_at_the_memory_models_ceiling_names_no_table_that_caps_it(cli):
+    # On GPUs of 16384 GB Qwen3-0.6B fits the longest length the memory model is asked about (2097152) and more:
+    # no table stops it there, so the reach says no "no further".
+    status, out, _ = cli("--model", "0.6B", "--gpu", "mine", "--gpu-memory", "16384", "--gpus", "2", "--len",
+                         "3000000", "--explain")
+    assert status == 1 and ("limit no plan passes this rule: nothing in the tables and the memory model's estimates "
+                            "vouches for Qwen3-0.6B on mine at 3000000 tokens (longest per GPU count: 1 GPU: 2097152 "
+                            "(estimated, extrapolated), 2 GPUs: 2097152 (estimated, extrapolated)) ") in " ".join(
+        out.split())
+
+
 def test_the_fewest_gpus_for_a_length_nothing_trains_is_explained_up_to_the_most_gpus():
     answer, reasons = explained(gpu="a100", model="14B", objective="min_gpus", max_model_len=200000)
     assert answer.open_budget and answer.plans == ()

@@ -683,9 +683,12 @@ def test_cli_memory_breakdown_and_exit_codes(cli):
     assert (status, out, err) == (2, "", ("solve memory: error: --len 9000000 with --sp 1 makes Trinity's default "
                                           "token budget, ceil(2 x 9000000 / 1) = 18000000, more than 16777216 tokens "
                                           "per GPU: raise --sp, or give --token-budget\n"))
-    status, _, err = cli("memory", "--model-config", str(FIXTURE), "--gpu", "h100", "--gpus", "8", "--len", "65536",
-                         "--sp", "2")
-    assert status in (0, 1) and err == ""
+    status, out, err = cli("memory", "--model-config", str(FIXTURE), "--gpu", "h100", "--gpus", "8", "--len", "65536",
+                           "--sp", "2")
+    assert (status, err) == (1, "") and " ".join(out.split()).startswith(
+        "Qwen2.5-7B-Instruct (7.62B parameters) on 8 x H100-80GB (79.6 GiB), SP=2, 65536 tokens (65536 per GPU), "
+        "margin 0.01 ")
+    assert "\ndoes not fit: " in out
 
 
 def test_cli_memory_json_gives_the_token_budget_and_the_memory_model_as_asked(cli):

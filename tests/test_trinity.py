@@ -1466,9 +1466,11 @@ def test_offload_flags_without_a_strategy_are_off_for_trinity_before_06() -> Non
 
 
 @pytest.mark.parametrize(("value", "on"), [
-    ("1", True), ("-1", True), ("0", False), ("'y'", True), ("N", False), ("'TRUE'", True)])
+    ("1", True), ("-1", True), ("0", False), ("'y'", True), ("N", False), ("'TRUE'", True), ("'1'", True),
+    ("' -0 '", False)])
 def test_offload_flags_are_read_as_omegaconf_reads_a_boolean(value: str, on: bool) -> None:
-    # Trinity's TrainerConfig types them bool: OmegaConf takes whole numbers (0 false) and y/n in any case too.
+    # Trinity's TrainerConfig types them bool: OmegaConf takes whole numbers (0 false; as text too) and y/n in any
+    # case too.
     text = f"model: {{model_path: Qwen/Qwen3-8B}}\ntrainer: {{trainer_strategy: fsdp2, offload_policy: {value}}}\n"
     assert read_trinity_config(text, "t.yaml", {}).offload is on
 

@@ -26,13 +26,10 @@ def check_outputs_spare_inputs(args: argparse.Namespace) -> None:
         if target is None:
             continue
         resolved = resolved_path(target)
-        try:
-            writable_status(resolved)
-            if not resolved.parent.is_dir():
-                problem = "is not a folder" if resolved.parent.exists() else "does not exist"
-                raise QueryError(f"{target}: cannot write: {resolved.parent} {problem}")
-        except OSError as error:  # a folder on the way without search permission (Path raises before Python 3.14)
-            raise QueryError(f"{target}: cannot write: {error.strerror or error}") from None
+        writable_status(resolved)  # one line for a folder on the way without search permission, too
+        if not resolved.parent.is_dir():  # which writable_status looked at already: no OSError here
+            problem = "is not a folder" if resolved.parent.exists() else "does not exist"
+            raise QueryError(f"{target}: cannot write: {resolved.parent} {problem}")
         for other, path in written:
             if same_file(target, path):
                 raise QueryError(f"--{other} and --{name} both write {target}: give each its own file")

@@ -132,10 +132,9 @@ def _replace(mapping: CommentedMap, key: str, value: Any, lines: list[str]) -> N
     token.column = key_col + len(f"{key}: {yaml_scalar(value)}") + gap
 
 
-def _set(
-    root: CommentedMap, path: tuple[str, ...], value: Any, lines: list[str], *, create: bool = True
-) -> None:
-    """Set `path` to `value`, adding missing sections (whole, at the end of their parent) if `create`."""
+def _set(root: CommentedMap, path: tuple[str, ...], value: Any, lines: list[str]) -> None:
+    """Set `path` to `value`, adding missing sections (whole, at the end of their parent). (A key set only where
+    present, `PlanKey.existing_only`, reaches here only where the config has it: `_writes`.)"""
     node = root
     for depth, part in enumerate(path[:-1]):
         child = node.get(part)
@@ -144,8 +143,6 @@ def _set(
             continue
         if child is not None:
             raise ConfigError(f"{'.'.join(path[: depth + 1])} must be a mapping, got {brief(child)}")
-        if not create:
-            return
         subtree: Any = value
         for missing in reversed(path[depth + 1 :]):
             subtree = CommentedMap([(missing, subtree)])
@@ -157,7 +154,7 @@ def _set(
     last = path[-1]
     if last in node:
         _replace(node, last, value, lines)
-    elif create:
+    else:
         _append(node, last, value)
 
 
@@ -206,9 +203,7 @@ def _outside_document(text: str) -> tuple[str, str]:
     marker with nothing but comments and blank lines beyond it: ruamel's round trip drops those lines (and their
     comments), so the patch writes them back as they are ("" where there are none)."""
     lines = text.splitlines(keepends=True)
-    inside = _within(lines)
-    if not inside:
-        return "", ""
+    inside = _within(lines)  # never empty: the text was read as a mapping, which takes a line
     first, last = inside[0], inside[-1]
     head = "".join(lines[:first]) if _DOCUMENT_START.match(lines[first]) else ""
     tail = "".join(lines[last:]) if _DOCUMENT_END.fullmatch(lines[last].rstrip("\n")) else ""
@@ -236,7 +231,7 @@ def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, 
     """Set `plan`'s keys in `data` (the config's round trip, whose text is `lines`; `reading`: its values as Trinity
     reads them), and remove a stale ``model.rope_scaling`` and, for Trinity 0.5, 0.6's flags under ``trainer``."""
     for key in _written(reading, keys_for_plan(plan, model, reading, environ, version), environ or {}):
-        _set(data, key.path, key.value, lines, create=not key.existing_only)
+        _set(data, key.path, key.value, lines)
     section = data.get("model")
     if isinstance(section, CommentedMap) and "rope_scaling" in section and _stale_rope(section["rope_scaling"],
                                                                                        plan, model):
@@ -289,9 +284,7 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
     bom = text.startswith("\ufeff")  # kept too
     text = text.replace("\r\n", "\n").removeprefix("\ufeff")
     yaml = _round_trip_yaml(text)
-    data = load_config_mapping(text, name, yaml)
-    if not isinstance(data, CommentedMap):
-        raise ConfigError(f"{name}: a Trinity config is a mapping of sections")
+    data = load_config_mapping(text, name, yaml)  # a mapping: ruamel's round trip makes it a CommentedMap
     reading = load_config_mapping(text, name)  # the values as Trinity reads them (YAML 1.1: 010000 is 4096)
     _keep_anchors(data)
     try:
