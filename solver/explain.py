@@ -373,8 +373,9 @@ class _Words:
         if "whole_nodes" in rules:
             parts.append(f"a trainer that spans nodes uses whole nodes of {query.node_gpus} GPUs")
         if "rollout_layout" in rules:
-            parts.append(f"the {query.rollout_gpus} rollout GPUs need room beside the trainer (in its node, filling "
-                         "its node and whole nodes more, or on nodes of their own when the trainer takes whole nodes)")
+            parts.append(f"the {counted(query.rollout_gpus or 0, 'rollout GPU')} need room beside the trainer (in its "
+                         "node, filling its node and whole nodes more, or on nodes of their own when the trainer takes "
+                         "whole nodes)")
         for rule, text in (("sp_divides_gpus", "SP must divide the trainer GPUs"),
                            ("sp_divides_heads", f"SP must divide the {data.shape.num_attention_heads} attention heads"),
                            ("sp_kv_heads", f"SP and the {data.shape.num_key_value_heads} KV heads must divide one another"),
@@ -425,8 +426,9 @@ class _Words:
             return [Reason(rule=rule, detail=f"{on} span nodes of {query.node_gpus} ({query.node_source}) but "
                                              "are not whole nodes, which a trainer that spans nodes must use")]
         if rule == "rollout_layout":
-            return [Reason(rule=rule, detail=f"{counted(counts, 'trainer GPU')}: with the {query.rollout_gpus} rollout GPUs "
-                                             f"(--rollout-gpus) they {no_rollout_layout_words(query.node_gpus)}")]
+            return [Reason(rule=rule, detail=(
+                f"{counted(counts, 'trainer GPU')}: with the {counted(query.rollout_gpus or 0, 'rollout GPU')} "
+                f"(--rollout-gpus) they {no_rollout_layout_words(query.node_gpus)}"))]
         if rule == "table_rows":
             return [self._beyond_table(counts[0])]
         if rule == "sp_divides_gpus":

@@ -524,18 +524,18 @@ def _no_plan_reason(catalog: Catalog, data: PlanningData, query: Query, nearby: 
     spread = (whole_nodes_violation(query.budget_gpus, query.node_gpus, query.node_source)
               or rollout_layout_violation(query.budget_gpus, query.rollout_gpus, query.node_gpus)) if query.exact else None
     if spread:
-        return (f"no plan for exactly {query.budget_gpus} trainer GPUs with {where}: {spread}"
+        return (f"no plan for exactly {counted(query.budget_gpus, 'trainer GPU')} with {where}: {spread}"
                 f"{_fewer_gpus_words(catalog, data, query)}"), None
     if query.exact and query.budget_gpus not in data.counts:
-        return (f"no plan for exactly {query.budget_gpus} trainer GPUs with {where} ({counts})"
+        return (f"no plan for exactly {counted(query.budget_gpus, 'trainer GPU')} with {where} ({counts})"
                 f"{_uncounted(query)}{_fewer_gpus_words(catalog, data, query)}", None)
     if min(data.counts) > query.budget_gpus:
         return f"no plan for {query.budget_gpus} or fewer trainer GPUs with {where} ({counts})", None
     within_budget = [n for n in data.counts if n <= query.budget_gpus]
     if query.rollout_gpus and all(rollout_layout_violation(n, query.rollout_gpus, query.node_gpus) for n in within_budget):
         return (f"no plan for {query.budget_gpus} or fewer trainer GPUs with {where}: none of them leaves the "
-                f"{query.rollout_gpus} rollout GPUs (--rollout-gpus) room on nodes of {query.node_gpus}, in the "
-                "trainer's node, filling it and whole nodes more, or on nodes of their own beside a trainer on "
+                f"{counted(query.rollout_gpus, 'rollout GPU')} (--rollout-gpus) room on nodes of {query.node_gpus}, "
+                "in the trainer's node, filling it and whole nodes more, or on nodes of their own beside a trainer on "
                 "whole nodes"), None
     sources, within, limits = query.evidence_sources, query.within_budget, query.limit_flags
     if query.objective != "max_len":

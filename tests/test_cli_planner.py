@@ -1170,7 +1170,7 @@ def test_a_cell_of_fewer_gpus_vouches_for_no_setting_a_gpu_type_with_more_memory
                             in " ".join(out.split()))
     # No table for 1 GPU, and none for fewer GPUs to vouch for it: that count needs the estimates.
     status, out, _ = cli(*flags, "--gpus", "1", "--exact")
-    assert status == 1 and ("no plan for exactly 1 trainer GPUs with Qwen3-4B on H100-80GB (counts with a plan at some "
+    assert status == 1 and ("no plan for exactly 1 trainer GPU with Qwen3-4B on H100-80GB (counts with a plan at some "
                             "length: 2); other counts need estimates, which --no-estimate turns off") in " ".join(
         out.split())
 

@@ -178,7 +178,7 @@ def _check_write_keeps_gpus(args: argparse.Namespace, objective: Objective, conf
             raise QueryError(f"{unsaid}: give them with --gpus N")
         return
     trainer_gpus = config.trainer_gpus
-    keeps = (f"--write keeps {args.from_config}'s cluster, which gives the trainer {trainer_gpus} GPUs, "
+    keeps = (f"--write keeps {args.from_config}'s cluster, which gives the trainer {counted(trainer_gpus, 'GPU')}, "
              "so the plan must use exactly those")
     if objective == "min_gpus":
         raise QueryError(f"{keeps}: drop --minimize gpus (or use --out FILE for a fragment with its own cluster)")
