@@ -357,7 +357,7 @@ def test_no_smaller_tables_cell_meets_a_counts_own_out_of_memory_in_the_shipped_
         for model in {name for table in gpu.tables for name in table.models}:
             shape = CATALOG.model(model)
             tables = [table for table in gpu.tables if model in table.models]
-            rows, settings, columns = table_cells(tables, shape)
+            rows, settings, columns = table_cells(gpu.model_copy(update={"tables": tuple(tables)}), shape)
             for table in tables:
                 for length in (row.max_model_len for row in table.rows):
                     for setting in tried_settings(shape, table.gpus):
@@ -521,11 +521,11 @@ def test_the_models_witnesses_vouch_exactly_where_vouching_cell_finds_a_cell(tmp
     catalog = load_catalog().with_cells(cells_file, keep_contradictions=True)
     checked = 0
     for gpu_type in (g for g in catalog.gpu_types if g.tables):
-        for model in (m for m in catalog.models if m.tables_of is None and table_cells(gpu_type.tables, m).rows):
+        for model in (m for m in catalog.models if m.tables_of is None and table_cells(gpu_type, m).rows):
             query = make_query(catalog, model=model.name, gpu=gpu_type.name, budget_gpus=8, max_model_len=4096,
                                estimate="never")
             data = prepare(catalog, gpu_type.name, query)
-            cells = table_cells(gpu_type.tables, model)
+            cells = table_cells(gpu_type, model)
             larger = larger_tables(catalog, gpu_type.name, model)
             lengths = sorted({row for _, row in cells.rows} | {row - 1024 for _, row in cells.rows})
             for n in range(1, 9):
