@@ -547,6 +547,32 @@ def test_the_models_witnesses_vouch_exactly_where_vouching_cell_finds_a_cell(tmp
     assert plan(refuted, catalog)[0].plans == ()  # the 4-GPU '-' refutes the 2-GPU cell on 4 GPUs
 
 
+def test_a_tables_cells_of_one_setting_give_one_witness_per_count_the_longest():
+    # A witness's length only bounds the plan's from above: of the cells of one table with one setting, only the
+    # longest vouches for a plan the others do not (Qwen3-8B on four A100s: vanilla at 4096 and 8192, SP=4 at 32768
+    # to 40960, Env + Offload + SP=4 at 61440 to 102400), so the model keeps that one for each count it vouches for.
+    query = make_query(CATALOG, model="8B", gpu="a100", budget_gpus=6, max_model_len=8192, estimate="never")
+    data = prepare(CATALOG, "A100-80GB", query)
+    keys = [(n, m, env, offload, sp, estimated) for n, m, _, env, offload, sp, estimated in data.witnesses]
+    assert len(keys) == len(set(keys))
+    on_four = {(env, offload, sp): length for n, m, length, env, offload, sp, _ in data.witnesses if n == m == 4}
+    assert on_four == {(0, 0, 1): 8192, (1, 0, 1): 12288, (0, 0, 2): 20480, (1, 0, 2): 28672, (0, 0, 4): 40960,
+                       (1, 0, 4): 51200, (1, 1, 4): 102400}
+
+
+def test_a_models_table_cells_are_read_only():
+    # `table_cells` is cached per GPU type and model: every caller gets the same cells, which none may change.
+    from solver.rules import table_cells
+
+    cells = table_cells(CATALOG.gpu("A100-80GB"), CATALOG.model("Qwen3-8B"))
+    assert cells is table_cells(CATALOG.gpu("A100-80GB"), CATALOG.model("Qwen3-8B"))
+    assert cells.settings[4, 4096].label == "vanilla" and cells.columns[4] == "Qwen3-8B"
+    with pytest.raises(TypeError):
+        cells.settings[4, 4096] = None  # type: ignore[index]
+    with pytest.raises(TypeError):
+        cells.columns[4] = "Qwen3-14B"  # type: ignore[index]
+
+
 @pytest.mark.parametrize("gpu", ["A100-80GB", "H20-96GB"])
 def test_questions_of_the_same_planning_inputs_have_the_same_data_and_answers_on_it(gpu: str):
     # What `prepare` reads of a query is its `PlanningInputs`: questions that differ elsewhere (the length,
