@@ -120,7 +120,7 @@ class Breakdown(Frozen):
         return self.usable_gib - self.total_gib
 
 
-class MemoryEstimate(Breakdown):
+class MemoryEstimate(Breakdown, defer_build=True):
     """A breakdown, with the longest length that fits with the same model, GPUs and setting, and what the
     tables say of it."""
 
@@ -531,7 +531,7 @@ ROLLOUT_UTILIZATION = 0.9
 """The share of a GPU's memory vLLM takes for a rollout engine (its default ``gpu_memory_utilization``)."""
 
 
-class RolloutEngines(Frozen):
+class RolloutEngines(Frozen, defer_build=True):
     """The tensor-parallel size of vLLM rollout engines, and what one GPU of an engine holds (GiB)."""
 
     size: int

@@ -20,6 +20,7 @@ from ortools.sat.python import cp_model
 from solver.memory import CEILING, GRID, estimated_cells, estimated_counts, fits_host_ram
 from solver.query import EstimateMode, Objective, Query, TokenBudgetMode
 from solver.rules import (
+    NO_CELLS,
     TableCells,
     failures_by_row,
     larger_tables,
@@ -112,7 +113,8 @@ class PlanningData:
     """(plan's GPU count, witness's GPU count, length it vouches up to, e, o, s, estimated) for every cell
     and estimate that may vouch for a plan on that count: a cell of the plan's count's table, or of a
     table for fewer GPUs (two or more) up to where the plan's count's own table says the cell's setting
-    runs out of memory (`solver.rules.refuting_row`); an estimate for exactly its count."""
+    runs out of memory (`solver.rules.refuting_row`); an estimate for exactly its count. Of one table's cells
+    with one setting, only the one that vouches the longest (`cell_witnesses`)."""
 
     def table_gpu(self, count: int) -> str:
         """The GPU type whose table for `count` GPUs it is: `gpu`, or the one it is borrowed from."""
@@ -241,7 +243,7 @@ def prepare_inputs(catalog: Catalog, inputs: PlanningInputs) -> PlanningData:
     gpu = inputs.gpu
     shape = catalog.model(inputs.model)
     gpu_type, tabled = catalog.gpu(gpu), catalog.tables_for(gpu, shape)  # tabled: with the tables it borrows
-    rows, settings, columns = table_cells([] if inputs.estimate == "only" else tabled.tables, shape)
+    rows, settings, columns = NO_CELLS if inputs.estimate == "only" else table_cells(tabled, shape)
     documented = tuple(columns)
     estimable = estimated_counts(inputs.node_gpus, inputs.budget_gpus)
     untabled = tuple(n for n in estimable if n not in documented)
@@ -271,13 +273,14 @@ def prepare_inputs(catalog: Catalog, inputs: PlanningInputs) -> PlanningData:
         counts=counts,
         rows=rows,
         ranks=cost_ranks(counts, inputs.objective, inputs.weights),
-        settings=MappingProxyType(settings),
+        settings=settings,
         estimates=estimates,
         estimate_tokens=MappingProxyType({} if inputs.token_budget == "default" else {
             (n, e, o, s): token_budget(longest, s) for n, e, o, s, longest in at_default}),
         longest_estimate=MappingProxyType(longest_estimate),
         lengths=tuple(sorted({length for _, length in rows} | set(range(GRID, longest + 1, GRID)))),
-        witnesses=_witnesses(counts, tuple(sorted(settings.items())), least_limits(refuting, shape), estimates),
+        witnesses=tuple((n, n, fitting, e, o, s, 1) for n, e, o, s, fitting in estimates)
+        + (cell_witnesses(tabled, refuting, shape, counts) if settings else ()),
     )
 
 
@@ -287,7 +290,7 @@ def own_limits(gpu_type: GpuType, shape: Model) -> Mapping[Combination, int]:
     own table does not say the setting runs out of memory (`own_table_limit`), up to which a table for
     fewer GPUs may vouch for it, or the memory model estimate it; keyed by combination (n, e, o, s), which
     hashes faster than a setting (cached: every query asks again)."""
-    rows, settings, _ = table_cells(gpu_type.tables, shape)
+    rows, settings, _ = table_cells(gpu_type, shape)
     degrees = range(1, max((n for n, _ in rows), default=1) + 1)
     every = {Setting(env=env, offload=offload, sp=sp) for env in (False, True) for offload in (False, True)
              for sp in degrees}
@@ -327,20 +330,25 @@ def within_refuting_tables(
     return tuple(capped)
 
 
-def _witnesses(
-    counts: tuple[int, ...], cells: tuple[tuple[tuple[int, int], Setting], ...],
-    limits: Mapping[Combination, int], estimates: tuple[tuple[int, int, int, int, int], ...],
-) -> tuple[tuple[int, int, int, int, int, int, int], ...]:
-    """`PlanningData.witnesses` from the cells ((count, row) and setting), the `own_limits` and the
-    estimates."""
-    found = [(n, n, longest, e, o, s, 1) for n, e, o, s, longest in estimates]
-    vouched_counts = {m: [n for n in counts if vouches_for(m, n)] for m in {m for (m, _), _ in cells}}
-    for (m, row), setting in cells:
+@lru_cache(maxsize=256)
+def cell_witnesses(tabled: GpuType, refuting: tuple[GpuType, ...], shape: Model,
+                   counts: tuple[int, ...]) -> tuple[tuple[int, int, int, int, int, int, int], ...]:
+    """The `PlanningData.witnesses` of `shape`'s cells in `tabled`'s tables (`table_cells`) for plans on `counts`,
+    each up to where the tables of `refuting` say its setting runs out of memory on the plan's count (`least_limits`);
+    of a table's cells with one setting, only the one that vouches the longest for each count (a witness's length
+    only bounds the plan's from above, so a shorter one allows no plan the longest does not). Cached: the questions
+    on one GPU type and model ask again."""
+    _, settings, _ = table_cells(tabled, shape)
+    limits = least_limits(refuting, shape)
+    vouched_counts = {m: [n for n in counts if vouches_for(m, n)] for m, _ in settings}
+    longest: dict[tuple[int, int, int, int, int], int] = {}  # (n, m, e, o, s): the longest length vouched for
+    for (m, row), setting in sorted(settings.items()):
         env, offload, sp = int(setting.env), int(setting.offload), setting.sp
         for n in vouched_counts[m]:
             vouched = row if n == m else min(row, limits.get((n, env, offload, sp), MAX_TOKENS))
-            found.append((n, m, vouched, env, offload, sp, 0))
-    return tuple(found)
+            key = (n, m, env, offload, sp)
+            longest[key] = max(longest.get(key, 0), vouched)
+    return tuple((n, m, vouched, env, offload, sp, 0) for (n, m, env, offload, sp), vouched in longest.items())
 
 
 @lru_cache(maxsize=64)

@@ -272,7 +272,7 @@ class Reason(Frozen):
     detail: str
 
 
-class CurrentSettings(Frozen):
+class CurrentSettings(Frozen, defer_build=True):
     """The settings a user's Trinity config runs with, and whether the tables say they train."""
 
     config: str = Field(description="the config file's name")
@@ -423,7 +423,7 @@ class Answer(_Timed):
         return self.model_dump(mode="json", exclude=absent)
 
 
-class Placement(Frozen):
+class Placement(Frozen, defer_build=True):
     """Where a job runs: its pool, node indexes within the pool, GPUs, and the planner's plan."""
 
     job: str
@@ -461,14 +461,14 @@ def index_range(indexes: tuple[int, ...]) -> str:
     return f"{indexes[0]}-{indexes[-1]}" if len(indexes) > 1 else f"{indexes[0]}"
 
 
-class Unplaced(Frozen):
+class Unplaced(Frozen, defer_build=True):
     """A job left out, and why."""
 
     job: str
     reason: str
 
 
-class PoolUse(Frozen):
+class PoolUse(Frozen, defer_build=True):
     """What a placement uses of one pool."""
 
     pool: str
@@ -479,7 +479,7 @@ class PoolUse(Frozen):
                            "may leave some of them idle)")
 
 
-class ClusterResult(_Timed):
+class ClusterResult(_Timed, defer_build=True):
     """The placement of a fleet's jobs: status, the first objective and its proven bound, and the jobs."""
 
     status: Status
@@ -515,7 +515,7 @@ class ClusterResult(_Timed):
         return abs(self.bound - self.objective) / abs(self.bound)
 
 
-class Calibration(Frozen):
+class Calibration(Frozen, defer_build=True):
     """A memory model fitted on cells, as ``solve calibrate`` fits it, with what the fit found in them (each a
     phrase, as the command's warnings and notes give it)."""
 

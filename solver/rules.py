@@ -21,7 +21,6 @@ from solver.tables import (
     GpuType,
     Model,
     Setting,
-    Table,
     TableOrigin,
     cell_text,
     counted,
@@ -201,21 +200,27 @@ class TableCells(NamedTuple):
 
     rows: tuple[tuple[int, int], ...]
     """(GPU count, max_model_len) of every row of the tables that have the model's cells."""
-    settings: dict[tuple[int, int], Setting]
+    settings: Mapping[tuple[int, int], Setting]
     """The setting the model's cell names at each row where something trains."""
     columns: Mapping[int, str]
     """Per GPU count, the name its table gives the model's cells (`Table.name_for`)."""
 
 
-def table_cells(tables: Sequence[Table], model: Model) -> TableCells:
-    """`model`'s cells in those of `tables` (a GPU type's, one per GPU count: `Catalog.tables_for` picks those that
-    speak for a GPU type) that have them (`Table.name_for`)."""
+NO_CELLS = TableCells((), MappingProxyType({}), MappingProxyType({}))
+"""The cells of no table (for --estimate: the memory model alone)."""
+
+
+@lru_cache(maxsize=256)
+def table_cells(gpu_type: GpuType, model: Model) -> TableCells:
+    """`model`'s cells in those of `gpu_type`'s tables (one per GPU count: `Catalog.tables_for` picks those that
+    speak for a GPU type) that have them (`Table.name_for`) (cached: every query on the GPU type asks again)."""
+    tables = gpu_type.tables
     columns = {table.gpus: name for table in tables if (name := table.name_for(model)) is not None}
     named = [table for table in tables if table.gpus in columns]
     rows = tuple((table.gpus, row.max_model_len) for table in named for row in table.rows)
     settings = {(table.gpus, row.max_model_len): setting for table in named for row in table.rows
                 if (setting := row.setting(columns[table.gpus])) is not None}
-    return TableCells(rows, settings, MappingProxyType(columns))
+    return TableCells(rows, MappingProxyType(settings), MappingProxyType(columns))
 
 
 def vouching_cell(model: Model, rows: Sequence[tuple[int, int]], settings: Mapping[tuple[int, int], Setting],
@@ -292,12 +297,12 @@ def own_table_cells(catalog: Catalog, gpu: str, model: Model) -> tuple[Mapping[i
     """(origins, cells): whose each table `gpu` borrows or measured is (`Catalog.table_origins`), and the
     `table_cells` for `model` of the tables that speak for `gpu` (`Catalog.tables_for`: its own, and those it
     borrows of GPU types with the same memory)."""
-    return catalog.table_origins(gpu, model), table_cells(catalog.tables_for(gpu, model).tables, model)
+    return catalog.table_origins(gpu, model), table_cells(catalog.tables_for(gpu, model), model)
 
 
 def larger_tables(catalog: Catalog, gpu: str, model: Model) -> tuple[tuple[str, TableCells], ...]:
     """(name, `table_cells` for `model`) of each of `larger_gpu_types` whose tables have the model's cells."""
-    found = ((other.name, table_cells(other.tables, model)) for other in larger_gpu_types(catalog, gpu))
+    found = ((other.name, table_cells(other, model)) for other in larger_gpu_types(catalog, gpu))
     return tuple((name, cells) for name, cells in found if cells.rows)
 
 

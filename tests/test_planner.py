@@ -357,7 +357,7 @@ def test_no_smaller_tables_cell_meets_a_counts_own_out_of_memory_in_the_shipped_
         for model in {name for table in gpu.tables for name in table.models}:
             shape = CATALOG.model(model)
             tables = [table for table in gpu.tables if model in table.models]
-            rows, settings, columns = table_cells(tables, shape)
+            rows, settings, columns = table_cells(gpu.model_copy(update={"tables": tuple(tables)}), shape)
             for table in tables:
                 for length in (row.max_model_len for row in table.rows):
                     for setting in tried_settings(shape, table.gpus):
@@ -521,11 +521,11 @@ def test_the_models_witnesses_vouch_exactly_where_vouching_cell_finds_a_cell(tmp
     catalog = load_catalog().with_cells(cells_file, keep_contradictions=True)
     checked = 0
     for gpu_type in (g for g in catalog.gpu_types if g.tables):
-        for model in (m for m in catalog.models if m.tables_of is None and table_cells(gpu_type.tables, m).rows):
+        for model in (m for m in catalog.models if m.tables_of is None and table_cells(gpu_type, m).rows):
             query = make_query(catalog, model=model.name, gpu=gpu_type.name, budget_gpus=8, max_model_len=4096,
                                estimate="never")
             data = prepare(catalog, gpu_type.name, query)
-            cells = table_cells(gpu_type.tables, model)
+            cells = table_cells(gpu_type, model)
             larger = larger_tables(catalog, gpu_type.name, model)
             lengths = sorted({row for _, row in cells.rows} | {row - 1024 for _, row in cells.rows})
             for n in range(1, 9):
@@ -545,6 +545,32 @@ def test_the_models_witnesses_vouch_exactly_where_vouching_cell_finds_a_cell(tmp
     refuted = make_query(catalog, model="8B", gpu="Mine-80GB", budget_gpus=4, exact=True, max_model_len=16384,
                          sp=2, env=True, offload=False, estimate="never")
     assert plan(refuted, catalog)[0].plans == ()  # the 4-GPU '-' refutes the 2-GPU cell on 4 GPUs
+
+
+def test_a_tables_cells_of_one_setting_give_one_witness_per_count_the_longest():
+    # A witness's length only bounds the plan's from above: of the cells of one table with one setting, only the
+    # longest vouches for a plan the others do not (Qwen3-8B on four A100s: vanilla at 4096 and 8192, SP=4 at 32768
+    # to 40960, Env + Offload + SP=4 at 61440 to 102400), so the model keeps that one for each count it vouches for.
+    query = make_query(CATALOG, model="8B", gpu="a100", budget_gpus=6, max_model_len=8192, estimate="never")
+    data = prepare(CATALOG, "A100-80GB", query)
+    keys = [(n, m, env, offload, sp, estimated) for n, m, _, env, offload, sp, estimated in data.witnesses]
+    assert len(keys) == len(set(keys))
+    on_four = {(env, offload, sp): length for n, m, length, env, offload, sp, _ in data.witnesses if n == m == 4}
+    assert on_four == {(0, 0, 1): 8192, (1, 0, 1): 12288, (0, 0, 2): 20480, (1, 0, 2): 28672, (0, 0, 4): 40960,
+                       (1, 0, 4): 51200, (1, 1, 4): 102400}
+
+
+def test_a_models_table_cells_are_read_only():
+    # `table_cells` is cached per GPU type and model: every caller gets the same cells, which none may change.
+    from solver.rules import table_cells
+
+    cells = table_cells(CATALOG.gpu("A100-80GB"), CATALOG.model("Qwen3-8B"))
+    assert cells is table_cells(CATALOG.gpu("A100-80GB"), CATALOG.model("Qwen3-8B"))
+    assert cells.settings[4, 4096].label == "vanilla" and cells.columns[4] == "Qwen3-8B"
+    with pytest.raises(TypeError):
+        cells.settings[4, 4096] = None  # type: ignore[index]
+    with pytest.raises(TypeError):
+        cells.columns[4] = "Qwen3-14B"  # type: ignore[index]
 
 
 @pytest.mark.parametrize("gpu", ["A100-80GB", "H20-96GB"])

@@ -46,7 +46,7 @@ class TableOrigin(NamedTuple):
     """Where a table of measured cells (``--cells``) comes from, in words; None for the source document's."""
 
 
-class Cell(Frozen):
+class Cell(Frozen, defer_build=True):
     """One documented cell, flattened: which GPU type, count, model and length, and its setting."""
 
     gpu: str

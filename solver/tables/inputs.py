@@ -42,13 +42,13 @@ UNION_TAGS = ("<tokens>", "<at_least>")
 """The tags of `Job.max_model_len`'s two forms, which pydantic puts in an error's location."""
 
 
-class AtLeast(Frozen):
+class AtLeast(Frozen, defer_build=True):
     """A length the solver may raise: at least this many tokens, longer when a plan allows."""
 
     at_least: AskedTokens
 
 
-class Pool(Frozen):
+class Pool(Frozen, defer_build=True):
     """A pool of identical nodes in the fleet."""
 
     name: PrintableText
@@ -78,7 +78,7 @@ class Pool(Frozen):
         return described_gpu_type(self.gpu, self.gpu_memory_gb, self.gpu_memory_mib, source="a cluster file's pool")
 
 
-class _JobFields(Frozen):
+class _JobFields(Frozen, defer_build=True):
     """What a job gives besides its model: its name, length, rollout GPUs, weight and pool."""
 
     name: Annotated[str, Strict(), StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=100)] = Field(
@@ -139,7 +139,7 @@ def _check_fleet_names(pools: tuple[Pool, ...], jobs: tuple[_JobFields, ...]) ->
             raise ValueError(f"job {job.name}: pool: no pool named {job.pool!r} (pools: {', '.join(pool_names)})")
 
 
-class FleetFile(Frozen):
+class FleetFile(Frozen, defer_build=True):
     """What a cluster file holds: the pools of nodes and the jobs to place on them."""
 
     pools: tuple[Pool, ...] = Field(min_length=1, max_length=256)
@@ -151,7 +151,7 @@ class FleetFile(Frozen):
         return self
 
 
-class Fleet(Frozen):
+class Fleet(Frozen, defer_build=True):
     """A cluster file with its names resolved (`load_fleet`): each job names its model, and the models
     that jobs gave by ``model_config`` come with it (a catalogue gains them with `Catalog.with_models`)."""
 
