@@ -322,6 +322,22 @@ def test_fragment_engines_take_the_rollout_gpus_left_to_them() -> None:
     assert _safe_load(fragment)["explorer"] == {"rollout_model": {"engine_num": 1}}
 
 
+def test_fragment_says_to_bring_hand_set_role_budgets_down_where_it_has_no_config() -> None:
+    # Merged into a config that sets a role's own budget above the plan's, that budget would win on verl before 0.8:
+    # the header says so; a fragment made with the config's layout lowers such a budget among its keys instead.
+    model, plan = catalog().model("4B"), sp2_plan()
+    lines = [(f"# A hand-set actor ppo_max_token_len_per_gpu or ref log_prob_max_token_len_per_gpu above "
+              f"{plan.max_token_len_per_gpu}"),
+             "# overrides max_token_len_per_gpu for its role on verl before 0.8: lower it to that, or remove it."]
+    header = trinity_fragment(plan, model).split("\nmodel:\n")[0].splitlines()
+    assert header[-2:] == lines
+    role = {"ppo_max_token_len_per_gpu": 10 * plan.max_token_len_per_gpu}
+    fragment = trinity_fragment(plan, model, layout={"trainer": {"trainer_config": {"actor_rollout_ref": {
+        "actor": role}}}})
+    assert lines[0] not in fragment and _safe_load(fragment)["trainer"]["trainer_config"]["actor_rollout_ref"] == {
+        "actor": {"ppo_max_token_len_per_gpu": plan.max_token_len_per_gpu}}
+
+
 def test_fragment_takes_the_largest_train_batch() -> None:
     fragment = trinity_fragment(vanilla_plan(), catalog().model("4B"), train_batch_size=MAX_TRAIN_BATCH)
     assert (f"\n# Planned for a train batch of {MAX_TRAIN_BATCH} (buffer.train_batch_size, by default batch_size x "

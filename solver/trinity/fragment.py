@@ -149,7 +149,8 @@ def trinity_fragment(
     a header line saying so; `node_gpus`, the GPUs per node it was made for: without `rollout_gpus`, a header line on
     the whole nodes a trainer on more GPUs spans (a trainer past one node that is not whole nodes is a `QueryError`).
     `layout`, the user's config as nested mappings, adds the keys of its own that the plan sets too (a role's
-    SP and budget, the offload flags under a role's ``engine``), as `patch_trinity_config` does. The output depends
+    SP and budget, the offload flags under a role's ``engine``), as `patch_trinity_config` does; without it, a header
+    line says to bring hand-set per-role budgets down to the plan's. The output depends
     only on the arguments: the same input gives the same bytes, checked against
     Trinity's rules (`check_trinity_config`) before it is returned.
     """
@@ -192,6 +193,10 @@ def trinity_fragment(
     }
     body = _emit([*model_keys, *cluster_keys, *trainer_keys], comments)
     header = _header(plan, model, rollout_gpus, gpu, shared_gpus, rocm, train_batch_size, node_gpus, nodes, version)
+    if layout is None:  # a config's own per-role budgets above the plan's come down to it among its `keys` instead
+        header += [(f"# A hand-set actor ppo_max_token_len_per_gpu or ref log_prob_max_token_len_per_gpu above "
+                    f"{plan.max_token_len_per_gpu}"),
+                   "# overrides max_token_len_per_gpu for its role on verl before 0.8: lower it to that, or remove it."]
     text = "\n".join([*header, *body]) + "\n"
     problems = check_trinity_config(pyyaml.load(text, Loader=_FAST_SAFE_LOADER), model, plan.gpus)
     if problems:  # a defect of rft-solver's, never of the input: no fragment that Trinity would refuse leaves here
