@@ -365,6 +365,47 @@ def test_a_request_to_end_while_a_file_is_written_leaves_no_temporary_file(tmp_p
     assert (tmp_path / "plan.yaml").read_text(encoding="utf-8") == "new\n"
 
 
+@pytest.mark.skipif(os.name == "nt", reason="POSIX signals")
+def test_every_signal_held_while_files_are_written_is_delivered_not_only_the_first(tmp_path: Path):
+    # A job a script starts in the background ignores Ctrl-C (SIGINT: SIG_IGN). SIGINT to its group, then SIGTERM
+    # (kill, timeout) while it writes: the SIGINT stays ignored once the file is in place, and the SIGTERM still ends
+    # the process; delivering only the first signal held lost the request to end.
+    code = ("import os, signal, sys\nfrom pathlib import Path\nimport solver.cli.atomic as atomic\n"
+            "signal.signal(signal.SIGINT, signal.SIG_IGN)\nfsync = os.fsync\n"
+            "atomic.os.fsync = lambda fd: (fsync(fd), signal.raise_signal(signal.SIGINT), "
+            "signal.raise_signal(signal.SIGTERM))\n"
+            "atomic.write_atomically(Path('plan.yaml'), 'new\\n')\nprint('not reached')\n")
+    result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60,
+                            check=False)
+    assert (result.returncode, result.stdout, result.stderr) == (-signal.SIGTERM, "", "")
+    assert [path.name for path in tmp_path.iterdir()] == ["plan.yaml"]
+    assert (tmp_path / "plan.yaml").read_text(encoding="utf-8") == "new\n"
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX signals")
+def test_ctrl_c_while_the_handlers_are_put_back_leaves_none_held(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # Ctrl-C the moment Python's own handler for it is back raises KeyboardInterrupt there: the handlers of the
+    # other signals must be back already, or SIGTERM and SIGHUP would stay held (swallowed) for the rest of the process.
+    put = signal.signal
+    before = {number: signal.getsignal(number) for number in solver.cli.atomic.HELD_SIGNALS}
+
+    def interrupted_once_back(number: int, handler: object) -> object:
+        previous = put(number, handler)
+        if number == signal.SIGINT and handler is signal.default_int_handler:
+            signal.raise_signal(signal.SIGINT)
+        return previous
+
+    monkeypatch.setattr(solver.cli.atomic.signal, "signal", interrupted_once_back)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            solver.cli.atomic.write_atomically(tmp_path / "plan.yaml", "new\n")
+        assert {number: signal.getsignal(number) for number in before} == before
+    finally:
+        for number, handler in before.items():
+            put(number, handler)
+    assert (tmp_path / "plan.yaml").read_text(encoding="utf-8") == "new\n"
+
+
 def test_no_plan_writes_nothing(cli, tmp_path: Path):
     target = tmp_path / "plan.yaml"
     status, out, _ = cli("--model", "8B", "--len", "200000", "--gpu", "a100", "--out", str(target))

@@ -128,9 +128,10 @@ def _no_temporary_file(path: Path, reason: str) -> QueryError:
 
 @contextlib.contextmanager
 def _signals_held() -> Iterator[None]:
-    """Hold Ctrl-C and the requests to end (`HELD_SIGNALS`) while the block writes files, then deliver the first
-    that came: every file is renamed into place or none is, and no temporary file is left behind. Outside the
-    main thread, where Python cannot handle signals, the block runs as it is."""
+    """Hold Ctrl-C and the requests to end (`HELD_SIGNALS`) while the block writes files, then deliver each that
+    came, in turn, to its own handler again (one the process ignores stays ignored): every file is renamed into
+    place or none is, and no temporary file is left behind. Outside the main thread, where Python cannot handle
+    signals, the block runs as it is."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -143,9 +144,10 @@ def _signals_held() -> Iterator[None]:
     try:
         yield
     finally:
-        for number, handler in previous.items():
+        # Ctrl-C's handler last: a Ctrl-C the moment it is back raises KeyboardInterrupt with none of them held.
+        for number, handler in reversed(previous.items()):
             signal.signal(number, signal.SIG_DFL if handler is None else handler)  # None: not set from Python
-        for number in came[:1]:
+        for number in dict.fromkeys(came):
             signal.raise_signal(number)  # Ctrl-C raises KeyboardInterrupt here; a request to end ends the process
 
 
