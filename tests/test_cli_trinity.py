@@ -327,6 +327,22 @@ def test_two_paths_that_are_one_file_are_refused_before_either_is_written(cli, t
     assert sorted(p.name for p in tmp_path.iterdir()) == ["link.yaml", "trinity.yaml"]
 
 
+def test_many_files_are_checked_for_one_file_twice_each_once(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # A cluster file may have 20000 jobs: comparing every config with every other (a stat or a realpath each) took
+    # 12 s for 1000 jobs' --emit-dir, twice (before the placement, and as the configs are written). Each path is
+    # looked at once; a link among them is still found.
+    stat, lstat, looks = os.stat, os.lstat, []
+    monkeypatch.setattr(os, "stat", lambda *args, **kwargs: (looks.append(args[0]), stat(*args, **kwargs))[1])
+    monkeypatch.setattr(os, "lstat", lambda *args, **kwargs: (looks.append(args[0]), lstat(*args, **kwargs))[1])
+    paths = [tmp_path / "configs" / f"job-{index}.yaml" for index in range(300)]
+    solver.cli.atomic.refuse_one_file_twice(paths)
+    assert len(looks) <= 10 * len(paths)
+    (tmp_path / "configs").mkdir()
+    (tmp_path / "configs" / "job-299.yaml").symlink_to("job-7.yaml")
+    with pytest.raises(QueryError, match=r"job-7.yaml and .*job-299.yaml are one file \(through a link\)"):
+        solver.cli.atomic.refuse_one_file_twice(paths)
+
+
 @pytest.mark.skipif(os.name == "nt", reason="POSIX signals")
 def test_ctrl_c_while_files_are_renamed_comes_once_all_are_in_place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # Ctrl-C after the first of three renames: held until the other two are done (every file new, or none), then
@@ -351,17 +367,48 @@ def test_ctrl_c_while_files_are_renamed_comes_once_all_are_in_place(tmp_path: Pa
 
 
 @pytest.mark.skipif(os.name == "nt", reason="POSIX signals")
-def test_a_request_to_end_while_a_file_is_written_leaves_no_temporary_file(tmp_path: Path):
+@pytest.mark.parametrize(("setup", "raised"), [
+    ("", "signal.raise_signal(signal.SIGTERM)"),
+    # A job a script starts in the background ignores Ctrl-C (SIGINT: SIG_IGN). SIGINT to its group, then SIGTERM: the
+    # SIGINT stays ignored, and the SIGTERM still ends the process (delivering only the first signal held lost it).
+    ("signal.signal(signal.SIGINT, signal.SIG_IGN)\n",
+     "signal.raise_signal(signal.SIGINT), signal.raise_signal(signal.SIGTERM)"),
+], ids=["sigterm", "ignored-sigint-then-sigterm"])
+def test_a_request_to_end_while_a_file_is_written_leaves_no_temporary_file(tmp_path: Path, setup: str, raised: str):
     # SIGTERM (kill, timeout) while the new text is synced: it ends the process once the file is in place, rather
     # than leave .plan.yaml.*.tmp behind.
     code = ("import os, signal, sys\nfrom pathlib import Path\nimport solver.cli.atomic as atomic\n"
-            "fsync = os.fsync\natomic.os.fsync = lambda fd: (fsync(fd), signal.raise_signal(signal.SIGTERM))\n"
+            f"{setup}fsync = os.fsync\natomic.os.fsync = lambda fd: (fsync(fd), {raised})\n"
             "atomic.write_atomically(Path('plan.yaml'), 'new\\n')\nprint('not reached')\n")
     (tmp_path / "plan.yaml").write_text("old\n", encoding="utf-8")
     result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60,
                             check=False)
     assert (result.returncode, result.stdout, result.stderr) == (-signal.SIGTERM, "", "")
     assert [path.name for path in tmp_path.iterdir()] == ["plan.yaml"]
+    assert (tmp_path / "plan.yaml").read_text(encoding="utf-8") == "new\n"
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX signals")
+def test_ctrl_c_while_the_handlers_are_put_back_leaves_none_held(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # Ctrl-C the moment Python's own handler for it is back raises KeyboardInterrupt there: the handlers of the
+    # other signals must be back already, or SIGTERM and SIGHUP would stay held (swallowed) for the rest of the process.
+    put = signal.signal
+    before = {number: signal.getsignal(number) for number in solver.cli.atomic.HELD_SIGNALS}
+
+    def interrupted_once_back(number: int, handler: object) -> object:
+        previous = put(number, handler)
+        if number == signal.SIGINT and handler is signal.default_int_handler:
+            signal.raise_signal(signal.SIGINT)
+        return previous
+
+    monkeypatch.setattr(solver.cli.atomic.signal, "signal", interrupted_once_back)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            solver.cli.atomic.write_atomically(tmp_path / "plan.yaml", "new\n")
+        assert {number: signal.getsignal(number) for number in before} == before
+    finally:
+        for number, handler in before.items():
+            put(number, handler)
     assert (tmp_path / "plan.yaml").read_text(encoding="utf-8") == "new\n"
 
 

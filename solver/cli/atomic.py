@@ -11,7 +11,7 @@ import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
-from solver.tables import QueryError, resolved_path, same_file
+from solver.tables import QueryError, file_identity, resolved_path
 
 HELD_SIGNALS = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
 """Ctrl-C and the requests to end (``kill``, ``timeout``, a closed terminal): held while files are written."""
@@ -58,11 +58,13 @@ def write_all_atomically(files: dict[Path, str]) -> None:
 def refuse_one_file_twice(paths: Sequence[Path]) -> None:
     """`QueryError` when two of the `paths` to write are one file (one a link to the other, or to where the other
     would be made): written in turn, the second would replace the first."""
-    for i, path in enumerate(paths):
-        earlier = next((other for other in paths[:i] if same_file(path, other)), None)
-        if earlier is not None:
-            raise QueryError(f"{earlier} and {path} are one file (through a link): writing both would lose the first; "
-                             "remove the link, or write elsewhere")
+    seen: dict[tuple[int, int] | str, Path] = {}  # each path looked at once: a cluster file may have 20000 jobs
+    for path in paths:
+        identity = file_identity(path)
+        if identity in seen:
+            raise QueryError(f"{seen[identity]} and {path} are one file (through a link): writing both would lose the "
+                             "first; remove the link, or write elsewhere")
+        seen[identity] = path
 
 
 def not_a_regular_file(path: Path) -> bool:
@@ -128,9 +130,10 @@ def _no_temporary_file(path: Path, reason: str) -> QueryError:
 
 @contextlib.contextmanager
 def _signals_held() -> Iterator[None]:
-    """Hold Ctrl-C and the requests to end (`HELD_SIGNALS`) while the block writes files, then deliver the first
-    that came: every file is renamed into place or none is, and no temporary file is left behind. Outside the
-    main thread, where Python cannot handle signals, the block runs as it is."""
+    """Hold Ctrl-C and the requests to end (`HELD_SIGNALS`) while the block writes files, then deliver each that
+    came, in turn, to its own handler again (one the process ignores stays ignored): every file is renamed into
+    place or none is, and no temporary file is left behind. Outside the main thread, where Python cannot handle
+    signals, the block runs as it is."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
@@ -143,9 +146,10 @@ def _signals_held() -> Iterator[None]:
     try:
         yield
     finally:
-        for number, handler in previous.items():
+        # Ctrl-C's handler last: a Ctrl-C the moment it is back raises KeyboardInterrupt with none of them held.
+        for number, handler in reversed(previous.items()):
             signal.signal(number, signal.SIG_DFL if handler is None else handler)  # None: not set from Python
-        for number in came[:1]:
+        for number in dict.fromkeys(came):
             signal.raise_signal(number)  # Ctrl-C raises KeyboardInterrupt here; a request to end ends the process
 
 

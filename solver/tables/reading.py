@@ -36,10 +36,17 @@ def resolved_path(path: Path) -> Path:
 def same_file(path: Path, other: Path) -> bool:
     """Whether two paths name the same file: an existing one, or one a write would make (the same real path,
     relative or absolute, through links to folders and dangling links alike)."""
+    return file_identity(path) == file_identity(other)
+
+
+def file_identity(path: Path) -> tuple[int, int] | str:
+    """What tells the file at `path` from others (`same_file`): an existing file's device and inode, else the real
+    path a write would make it at. Equal for two paths, they are one file; a key for many paths at once."""
     try:
-        return path.samefile(other)
+        status = path.stat()
     except OSError:
-        return os.path.realpath(path) == os.path.realpath(other)
+        return os.path.realpath(path)
+    return status.st_dev, status.st_ino
 
 
 def check_once(flag: str, paths: Sequence[Path]) -> None:
