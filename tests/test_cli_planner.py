@@ -1657,8 +1657,8 @@ def test_the_other_batch_line_says_only_what_the_other_plan_changes(cli):
             "instead of 4096 (estimated, extrapolated)") in out
 
 
-SINGLE_GPU_CAUTION = ("one trainer GPU: on one A100 80GB, Trinity-RFT's guide finds memory very tight for a model "
-                      "of 4B parameters or more, or more than 20K tokens, and strongly advises more GPUs")
+SINGLE_GPU_CAUTION = ("one trainer GPU: for a model of 4B parameters or more, or more than 20K tokens, on one A100 "
+                      "80GB, Trinity-RFT's guide strongly advises more GPUs")
 
 
 @pytest.mark.parametrize(("gpu", "model", "length", "cautioned"), [

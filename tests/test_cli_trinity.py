@@ -807,7 +807,7 @@ def test_write_keeps_the_configs_trainer_gpus(cli, user_config: Path, tmp_path: 
     # engines), so a plan on another count would leave a config that Trinity rejects.
     patched = tmp_path / "patched.yaml"
     keeps = (f"solve: error: --write keeps {user_config}'s cluster, which gives the trainer 6 GPUs, so the plan "
-             "must use exactly those: ")
+             "must use exactly that many: ")
     status, out, err = cli("--from-config", str(user_config), "--gpu", "a100", "--gpus", "4", "--write", str(patched))
     assert (status, out, err) == (2, "", keeps + "drop --gpus 4 or change the config's cluster (or use --out FILE "
                                               "for a fragment with its own cluster)\n")

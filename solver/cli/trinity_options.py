@@ -179,7 +179,7 @@ def _check_write_keeps_gpus(args: argparse.Namespace, objective: Objective, conf
         return
     trainer_gpus = config.trainer_gpus
     keeps = (f"--write keeps {args.from_config}'s cluster, which gives the trainer {counted(trainer_gpus, 'GPU')}, "
-             "so the plan must use exactly those")
+             "so the plan must use exactly that many")
     if objective == "min_gpus":
         raise QueryError(f"{keeps}: drop --minimize gpus (or use --out FILE for a fragment with its own cluster)")
     if args.gpus is not None and args.gpus != trainer_gpus:

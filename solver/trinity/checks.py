@@ -24,13 +24,7 @@ from solver.trinity.keys import (
     offload_path,
     value_at,
 )
-from solver.trinity.reader import BOOLEAN_WORDS, trainer_strategy, turned_off
-
-
-def _number(value: float) -> str:
-    """A config's number as a message shows it: a whole one in digits (1048576, not 1.04858e+06), else as written."""
-    return str(int(value)) if float(value).is_integer() else repr(value)
-
+from solver.trinity.reader import BOOLEAN_WORDS, overlong_words, shown_number, trainer_strategy, turned_off
 
 _ROPE_SCALING = ("model", "rope_scaling")
 
@@ -119,12 +113,13 @@ def _check_token_budgets(checks: _ConfigChecks, length: float | None, sp: int) -
         budget = checks.number(path)
         if budget is not None and length is not None and budget < (least := least_token_budget(length, sp)):
             # verl needs a micro-batch to hold the longest sequence: Trinity with older verl raises a budget to that.
-            raised = f"Trinity with verl before 0.8 raises it to ceil({_number(length)} / {sp}) = {least}"
+            raised = f"Trinity with verl before 0.8 raises it to ceil({shown_number(length)} / {sp}) = {least}"
             effect = (f"{raised}, and Trinity 0.6 on verl 0.8 or later ignores the key" if path in ROLE_TOKEN_BUDGETS
                       else f"verl 0.8 or later stops at the first sequence longer than that, and {raised}")
             checks.problems.append(
-                f"{'.'.join(path)} {_number(budget)} x SP {sp} is below model.max_model_len {_number(length)}: "
-                f"{effect} (Trinity's default is ceil(2 x {_number(length)} / {sp}) = {math.ceil(2 * length / sp)})"
+                f"{'.'.join(path)} {shown_number(budget)} x SP {sp} is below model.max_model_len "
+                f"{shown_number(length)}: {effect} (Trinity's default is ceil(2 x {shown_number(length)} / {sp}) = "
+                f"{math.ceil(2 * length / sp)})"
             )
 
 
@@ -133,12 +128,9 @@ def _check_prompt_and_response(checks: _ConfigChecks, length: float | None) -> N
     prompt, response = checks.number(("model", "max_prompt_tokens")), checks.number(("model", "max_response_tokens"))
     for key, tokens in (("max_prompt_tokens", prompt), ("max_response_tokens", response)):
         if tokens is not None and tokens < 0:
-            checks.problems.append(f"model.{key} must be at least 0, got {_number(tokens)}")
-    if prompt is not None and response is not None and length is not None and prompt + response > length:
-        checks.problems.append(
-            f"model.max_prompt_tokens {_number(prompt)} + model.max_response_tokens {_number(response)} exceed "
-            f"model.max_model_len {_number(length)}"
-        )
+            checks.problems.append(f"model.{key} must be at least 0, got {shown_number(tokens)}")
+    if prompt is not None and response is not None and length is not None:
+        checks.problems += filter(None, [overlong_words(prompt, response, length)])
 
 
 def _yarn_setting(wanted: float, native: int) -> str:
@@ -160,13 +152,13 @@ def _check_rope_scaling(checks: _ConfigChecks, model: Model, length: float | Non
         fix = _yarn_setting(wanted, native) if length is not None and wanted is not None else "remove it"
         checks.problems.append(f"model.rope_scaling must be a mapping, got {brief(rope)}: {fix}")
     if length is not None and length <= native and own_rope is None and given_rope == "yarn":
-        checks.problems.append(f"model.rope_scaling: max_model_len {_number(length)} is within {model.name}'s native "
-                               f"context of {native}: YaRN is not needed there (it stretches the positions the model "
-                               "was trained on); remove it")
+        checks.problems.append(f"model.rope_scaling: max_model_len {shown_number(length)} is within {model.name}'s "
+                               f"native context of {native}: YaRN is not needed there (it stretches the positions the "
+                               "model was trained on); remove it")
         checks.value((*_ROPE_SCALING, "factor"))  # Trinity resolves it all the same: one it cannot is a problem too
     if length is not None and wanted is not None:
         if rope is None:
-            checks.problems.append(f"model.rope_scaling: max_model_len {_number(length)} is beyond {model.name}'s "
+            checks.problems.append(f"model.rope_scaling: max_model_len {shown_number(length)} is beyond {model.name}'s "
                                    f"native context of {native}: {_yarn_setting(wanted, native)}")
         elif isinstance(rope, Mapping):
             _check_yarn(checks, native, length, wanted)
@@ -201,8 +193,8 @@ def _yarn_coverage_problem(factor: float, original: float, native: int, length: 
     covers = factor * original
     guide = f"factor max_model_len / {native} = {wanted!r} over {native}"
     if covers < length:
-        return (f"model.rope_scaling (factor {factor!r} over {original!r}) covers {_number(covers)} tokens, fewer "
-                f"than max_model_len {_number(length)}: set the guide's {guide}")
+        return (f"model.rope_scaling (factor {factor!r} over {original!r}) covers {shown_number(covers)} tokens, fewer "
+                f"than max_model_len {shown_number(length)}: set the guide's {guide}")
     if not math.isclose(factor, wanted, rel_tol=1e-9) or original != native:
         more = ": it stretches the positions more than the length needs" if covers > length else ""
         return (f"model.rope_scaling (factor {factor!r} over {original!r}) covers the length, but not as the guide "
@@ -285,7 +277,7 @@ def _check_whole_nodes(checks: _ConfigChecks, trainer_gpus: int) -> None:
     """Check ``cluster.gpu_per_node`` (where given) and that `trainer_gpus` wider than a node take whole nodes."""
     per_node = checks.number(("cluster", "gpu_per_node"))
     if per_node is not None and (per_node < 1 or not float(per_node).is_integer()):
-        checks.problems.append(f"{NODE_SIZE_KEY} must be a whole number of at least 1, got {_number(per_node)}")
+        checks.problems.append(f"{NODE_SIZE_KEY} must be a whole number of at least 1, got {shown_number(per_node)}")
     elif per_node is not None and (spread := whole_nodes_violation(trainer_gpus, int(per_node), NODE_SIZE_KEY)):
         checks.problems.append(spread)
 

@@ -190,14 +190,25 @@ def unused_length(mapping: Mapping[str, Any], name: str, environ: Mapping[str, s
 
 
 def overlong_sequences(mapping: Mapping[str, Any], name: str, environ: Mapping[str, str]) -> tuple[str, int] | None:
-    """Where a config's ``max_prompt_tokens + max_response_tokens`` exceed its ``max_model_len``, which Trinity
-    refuses to load: the keys in words and their sum (None where they do not, or a key is absent or unreadable)."""
+    """Where a config's ``max_prompt_tokens + max_response_tokens`` exceed its ``max_model_len``: `overlong_words` and
+    their sum (None where they do not, or a key is absent or unreadable)."""
     keys = _prompt_response_and_length(mapping, name, environ)
-    if keys is None or keys[0] + keys[1] <= keys[2]:
+    overlong = overlong_words(*keys) if keys is not None else None
+    return None if keys is None or overlong is None else (overlong, keys[0] + keys[1])
+
+
+def overlong_words(prompt: float, response: float, length: float) -> str | None:
+    """Where ``max_prompt_tokens + max_response_tokens`` exceed ``max_model_len``, which Trinity's validator refuses
+    (it raises on loading the config): the keys in words; None where they do not."""
+    if prompt + response <= length:
         return None
-    prompt, response, length = keys
-    return (f"model.max_prompt_tokens {prompt} + model.max_response_tokens {response} = {prompt + response} exceed "
-            f"model.max_model_len {length}"), prompt + response
+    return (f"model.max_prompt_tokens {shown_number(prompt)} + model.max_response_tokens {shown_number(response)} = "
+            f"{shown_number(prompt + response)} exceed model.max_model_len {shown_number(length)}")
+
+
+def shown_number(value: float) -> str:
+    """A config's number as a message shows it: a whole one in digits (1048576, not 1.04858e+06), else as written."""
+    return str(int(value)) if float(value).is_integer() else repr(value)
 
 
 def read_or_none(read: Callable[[tuple[str, ...]], Any], path: tuple[str, ...]) -> Any:
