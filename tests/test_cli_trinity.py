@@ -311,6 +311,27 @@ def test_a_name_as_long_as_the_folder_takes_is_written(tmp_path: Path):
     assert target.read_text(encoding="utf-8") == "new\n" and [p.name for p in tmp_path.iterdir()] == [target.name]
 
 
+@pytest.mark.parametrize(("error", "reason"), [
+    (OSError(errno.ENOSPC, "No space left on device"), "No space left on device"),  # its strerror
+    (OSError("no usable name"), "no usable name"),  # an error without one: its words
+])
+def test_a_temporary_file_that_cannot_be_created_is_named_with_the_reason(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch,
+                                                                          error: OSError, reason: str):
+    # A folder that passed the checks may still refuse a new file (a full disk, a quota): one line, nothing written.
+    target = tmp_path / "plan.yaml"
+
+    def refused(*args: object, **kwargs: object) -> None:
+        raise error
+
+    monkeypatch.setattr(solver.cli.atomic.tempfile, "NamedTemporaryFile", refused)
+    with pytest.raises(QueryError) as raised:
+        solver.cli.atomic.write_atomically(target, "new\n")
+    assert str(raised.value) == (f"{target}: cannot write: a temporary file cannot be created in {tmp_path} ({reason}); "
+                                 "the file is written there first, then renamed into place")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_two_paths_that_are_one_file_are_refused_before_either_is_written(cli, tmp_path: Path,
                                                                            monkeypatch: pytest.MonkeyPatch):
     # A link to where --out's file will be: renamed in turn, the second file would replace the first (exit 0, the
@@ -351,16 +372,20 @@ def test_ctrl_c_while_files_are_renamed_comes_once_all_are_in_place(tmp_path: Pa
 
 
 @pytest.mark.skipif(os.name == "nt", reason="POSIX signals")
-def test_a_request_to_end_while_a_file_is_written_leaves_no_temporary_file(tmp_path: Path):
-    # SIGTERM (kill, timeout) while the new text is synced: it ends the process once the file is in place, rather
-    # than leave .plan.yaml.*.tmp behind.
+@pytest.mark.parametrize("signals", [("SIGTERM",), ("SIGHUP",), ("SIGTERM", "SIGINT")],
+                         ids=["SIGTERM", "SIGHUP", "SIGTERM-then-SIGINT"])
+def test_a_request_to_end_while_a_file_is_written_leaves_no_temporary_file(tmp_path: Path, signals: tuple[str, ...]):
+    # SIGTERM (kill, timeout) or SIGHUP (a closed terminal) while the new text is synced: it ends the process once the
+    # file is in place, rather than leave .plan.yaml.*.tmp behind. Of two, the first is the one delivered.
+    raised = "".join(f"signal.raise_signal(signal.{name}), " for name in signals)
     code = ("import os, signal, sys\nfrom pathlib import Path\nimport solver.cli.atomic as atomic\n"
-            "fsync = os.fsync\natomic.os.fsync = lambda fd: (fsync(fd), signal.raise_signal(signal.SIGTERM))\n"
+            "signal.signal(signal.SIGHUP, signal.SIG_DFL)\n"  # as a terminal's shell has it (not ignored, as by nohup)
+            f"fsync = os.fsync\natomic.os.fsync = lambda fd: (fsync(fd), {raised})\n"
             "atomic.write_atomically(Path('plan.yaml'), 'new\\n')\nprint('not reached')\n")
     (tmp_path / "plan.yaml").write_text("old\n", encoding="utf-8")
     result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60,
                             check=False)
-    assert (result.returncode, result.stdout, result.stderr) == (-signal.SIGTERM, "", "")
+    assert (result.returncode, result.stdout, result.stderr) == (-getattr(signal, signals[0]), "", "")
     assert [path.name for path in tmp_path.iterdir()] == ["plan.yaml"]
     assert (tmp_path / "plan.yaml").read_text(encoding="utf-8") == "new\n"
 
