@@ -670,6 +670,24 @@ def test_a_folder_without_write_permission_is_refused_before_any_work(tmp_path: 
     assert list((tmp_path / "ro").iterdir()) == []
 
 
+@pytest.mark.skipif(os.name == "nt", reason="POSIX permissions")
+def test_an_emit_dir_that_exists_in_a_read_only_folder_is_written(tmp_path: Path, solve_script: Path):
+    # Only a folder still to make needs its folder writable: one that is there takes the configs.
+    prefix = _without_dac_override()
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools: [{name: a, gpu: a100, nodes: 1, gpus_per_node: 8}]\n"
+                     "jobs: [{name: j, model: 4B, max_model_len: 8192}]\n", encoding="utf-8")
+    (tmp_path / "ro" / "configs").mkdir(parents=True)
+    (tmp_path / "ro").chmod(0o555)
+    try:
+        result = subprocess.run([*prefix, str(solve_script), "cluster", str(fleet), "--emit-dir", "ro/configs"],
+                                cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
+    finally:
+        (tmp_path / "ro").chmod(0o755)
+    assert (result.returncode, result.stderr) == (0, "")
+    assert [path.name for path in (tmp_path / "ro" / "configs").iterdir()] == ["j.yaml"]
+
+
 @pytest.mark.skipif(os.name == "nt", reason="POSIX file names")
 @pytest.mark.parametrize("name", ["plan.yaml", "//dev/stdout", "/proc/thread-self/fd/1"])
 def test_a_file_that_stdout_is_redirected_to_is_not_written_over(tmp_path: Path, solve_script: Path, name: str):
