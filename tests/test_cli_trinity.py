@@ -795,6 +795,13 @@ def test_write_keeps_the_configs_trainer_gpus(cli, user_config: Path, tmp_path: 
     assert not patched.exists()
     status, out, _ = cli("--from-config", str(user_config), "--gpu", "a100", "--gpus", "6", "--write", str(patched))
     assert status == 0 and "on exactly 6 GPUs" in out
+    # One GPU is counted as one.
+    one = tmp_path / "one.yaml"
+    one.write_text("model: {model_path: Qwen/Qwen3-4B, max_model_len: 8192}\ncluster: {node_num: 1, gpu_per_node: 2}\n"
+                   "explorer: {rollout_model: {engine_num: 1}}\n", encoding="utf-8")
+    assert cli("--from-config", str(one), "--gpu", "a100", "--minimize", "gpus", "--write", str(patched)) == (
+        2, "", (f"solve: error: --write keeps {one}'s cluster, which gives the trainer 1 GPU, so the plan must use "
+                "exactly those: drop --minimize gpus (or use --out FILE for a fragment with its own cluster)\n"))
 
 
 def test_no_plan_on_the_configs_gpus_names_a_plan_on_fewer(cli, user_config: Path, monkeypatch: pytest.MonkeyPatch):
@@ -1559,6 +1566,34 @@ def test_a_shorter_length_than_prompt_and_response_is_not_written(cli, tmp_path:
     status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--len", "32k", "--write", str(patched))
     assert status == 0 and "max_response_tokens" not in err
     assert yaml.safe_load(patched.read_text(encoding="utf-8"))["model"]["max_model_len"] == 32768
+
+
+@pytest.mark.parametrize(("keys", "status", "said"), [
+    ("max_prompt_tokens: 1, max_response_tokens: 16384", 2,  # one token past the length: refused
+     "solve: error: --write {patched}: model.max_prompt_tokens 1 + model.max_response_tokens 16384 = 16385 exceed "
+     "model.max_model_len 16384, and Trinity refuses to load such a config: lower them in {config}, or plan for 16385 "
+     "tokens or more (--len 16385)\n"),
+    ("max_prompt_tokens: 2048, max_response_tokens: 14336", 0, ""),  # the length exactly: nothing to say
+    ("max_prompt_tokens: 2048, max_response_tokens: 14335", 0,  # one token short of it: a note
+     "solve: note: {patched}: model.max_prompt_tokens 2048 + model.max_response_tokens 14335 = 16383, below "
+     "model.max_model_len 16384: no sequence uses the rest; raise max_response_tokens to train at the length\n"),
+    ("max_prompt_tokens: 4096", 0, ""),  # no response budget to add: neither
+    ("max_prompt_tokens: 4096, max_response_tokens: '${oc.env:RESPONSE}'", 2,  # as Trinity reads it, from the environment
+     "solve: error: --write {patched}: model.max_prompt_tokens 4096 + model.max_response_tokens 28672 = 32768 exceed "
+     "model.max_model_len 16384, and Trinity refuses to load such a config: lower them in {config}, or plan for 32768 "
+     "tokens or more (--len 32768)\n"),
+], ids=["one-over", "exact", "one-short", "no-response", "from-the-environment"])
+def test_prompt_and_response_against_the_written_length_at_its_edges(cli, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch, keys: str,
+                                                                   status: int, said: str):
+    monkeypatch.setenv("RESPONSE", "28672")
+    config, patched = tmp_path / "trinity.yaml", tmp_path / "patched.yaml"
+    config.write_text(f"model: {{model_path: Qwen/Qwen3-8B, max_model_len: 16384, {keys}}}\n"
+                      "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 2}}\n",
+                      encoding="utf-8")
+    result = cli("--from-config", str(config), "--gpu", "a100", "--len", "16k", "--no-env", "--write", str(patched))
+    assert (result[0], result[2]) == (status, said.format(patched=patched, config=config))  # --no-env: no note on Env
+    assert patched.exists() is (status == 0)
 
 
 def test_a_length_kept_from_the_environment_says_when_prompt_and_response_stay_shorter(cli, tmp_path: Path,
