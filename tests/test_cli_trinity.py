@@ -327,8 +327,8 @@ def test_a_temporary_file_that_cannot_be_created_is_named_with_the_reason(tmp_pa
     monkeypatch.setattr(solver.cli.atomic.tempfile, "NamedTemporaryFile", refused)
     with pytest.raises(QueryError) as raised:
         solver.cli.atomic.write_atomically(target, "new\n")
-    assert str(raised.value) == (f"{target}: cannot write: a temporary file cannot be created in {tmp_path} ({reason}); "
-                                 "the file is written there first, then renamed into place")
+    assert str(raised.value) == (f"{target}: cannot write: a temporary file cannot be created in {tmp_path} "
+                                 f"({reason}); the file is written there first, then renamed into place")
     assert list(tmp_path.iterdir()) == []
 
 
@@ -1570,18 +1570,18 @@ def test_a_shorter_length_than_prompt_and_response_is_not_written(cli, tmp_path:
 
 @pytest.mark.parametrize(("keys", "status", "said"), [
     ("max_prompt_tokens: 1, max_response_tokens: 16384", 2,  # one token past the length: refused
-     "solve: error: --write {patched}: model.max_prompt_tokens 1 + model.max_response_tokens 16384 = 16385 exceed "
-     "model.max_model_len 16384, and Trinity refuses to load such a config: lower them in {config}, or plan for 16385 "
-     "tokens or more (--len 16385)\n"),
+     ("solve: error: --write {patched}: model.max_prompt_tokens 1 + model.max_response_tokens 16384 = 16385 exceed "
+      "model.max_model_len 16384, and Trinity refuses to load such a config: lower them in {config}, or plan for 16385 "
+      "tokens or more (--len 16385)\n")),
     ("max_prompt_tokens: 2048, max_response_tokens: 14336", 0, ""),  # the length exactly: nothing to say
     ("max_prompt_tokens: 2048, max_response_tokens: 14335", 0,  # one token short of it: a note
-     "solve: note: {patched}: model.max_prompt_tokens 2048 + model.max_response_tokens 14335 = 16383, below "
-     "model.max_model_len 16384: no sequence uses the rest; raise max_response_tokens to train at the length\n"),
+     ("solve: note: {patched}: model.max_prompt_tokens 2048 + model.max_response_tokens 14335 = 16383, below "
+      "model.max_model_len 16384: no sequence uses the rest; raise max_response_tokens to train at the length\n")),
     ("max_prompt_tokens: 4096", 0, ""),  # no response budget to add: neither
-    ("max_prompt_tokens: 4096, max_response_tokens: '${oc.env:RESPONSE}'", 2,  # as Trinity reads it, from the environment
-     "solve: error: --write {patched}: model.max_prompt_tokens 4096 + model.max_response_tokens 28672 = 32768 exceed "
-     "model.max_model_len 16384, and Trinity refuses to load such a config: lower them in {config}, or plan for 32768 "
-     "tokens or more (--len 32768)\n"),
+    ("max_prompt_tokens: 4096, max_response_tokens: '${oc.env:RESPONSE}'", 2,  # as Trinity reads it: 28672
+     ("solve: error: --write {patched}: model.max_prompt_tokens 4096 + model.max_response_tokens 28672 = 32768 exceed "
+      "model.max_model_len 16384, and Trinity refuses to load such a config: lower them in {config}, or plan for 32768 "
+      "tokens or more (--len 32768)\n")),
 ], ids=["one-over", "exact", "one-short", "no-response", "from-the-environment"])
 def test_prompt_and_response_against_the_written_length_at_its_edges(cli, tmp_path: Path,
                                                                    monkeypatch: pytest.MonkeyPatch, keys: str,
