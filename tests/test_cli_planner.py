@@ -1692,3 +1692,22 @@ def test_one_a100_for_a_large_model_or_a_long_context_carries_the_guides_advice(
     [answer] = json.loads(out)
     assert status == 0 and answer["plans"][0]["gpus"] == 1
     assert (SINGLE_GPU_CAUTION in answer["plans"][0]["cautions"]) is cautioned
+    # solve memory's estimate of vanilla on that one GPU (which may not fit) says it alike, and nothing else.
+    estimate = json.loads(cli("memory", "--gpu", gpu, "--model", model, "--len", length, "--gpus", "1", "--json")[1])
+    assert estimate["cautions"] == ([SINGLE_GPU_CAUTION] if cautioned else [])
+
+
+def test_the_guides_single_gpu_advice_at_its_edges():
+    # 4B parameters or more, or more than 20480 tokens, on one GPU of at most the A100 80GB's 80 GiB.
+    from solver.results import single_gpu_caution
+
+    small = solver.tables.load_catalog().model("0.6B")
+
+    def said(parameters_b: float, tokens: int, memory_gib: float = 80.0, gpus: int = 1) -> bool:
+        model = small.model_copy(update={"parameters_b": parameters_b})
+        return single_gpu_caution(model, gpus, tokens, memory_gib) == SINGLE_GPU_CAUTION
+
+    assert said(4.0, 4096) and not said(3.95, 4096)
+    assert said(3.95, 20481) and not said(3.95, 20480)
+    assert said(4.0, 4096, memory_gib=40.0) and not said(4.0, 4096, memory_gib=80.01)
+    assert not said(32.0, 131072, gpus=2)
