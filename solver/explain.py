@@ -373,9 +373,10 @@ class _Words:
         if "whole_nodes" in rules:
             parts.append(f"a trainer that spans nodes uses whole nodes of {query.node_gpus} GPUs")
         if "rollout_layout" in rules:
-            parts.append(f"the {counted(query.rollout_gpus or 0, 'rollout GPU')} need room beside the trainer (in its "
-                         "node, filling its node and whole nodes more, or on nodes of their own when the trainer takes "
-                         "whole nodes)")
+            rollout = query.rollout_gpus or 0
+            parts.append(f"the {counted(rollout, 'rollout GPU')} {'needs' if rollout == 1 else 'need'} room beside the "
+                         "trainer (in its node, filling its node and whole nodes more, or on nodes of their own when the "
+                         "trainer takes whole nodes)")
         for rule, text in (("sp_divides_gpus", "SP must divide the trainer GPUs"),
                            ("sp_divides_heads", f"SP must divide the {data.shape.num_attention_heads} attention heads"),
                            ("sp_kv_heads", f"SP and the {data.shape.num_key_value_heads} KV heads must divide one another"),

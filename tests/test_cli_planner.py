@@ -670,6 +670,24 @@ def test_a_folder_without_write_permission_is_refused_before_any_work(tmp_path: 
     assert list((tmp_path / "ro").iterdir()) == []
 
 
+@pytest.mark.skipif(os.name == "nt", reason="POSIX permissions")
+def test_an_emit_dir_that_exists_in_a_read_only_folder_is_written(tmp_path: Path, solve_script: Path):
+    # Only a folder still to make needs its folder writable: one that is there takes the configs.
+    prefix = _without_dac_override()
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools: [{name: a, gpu: a100, nodes: 1, gpus_per_node: 8}]\n"
+                     "jobs: [{name: j, model: 4B, max_model_len: 8192}]\n", encoding="utf-8")
+    (tmp_path / "ro" / "configs").mkdir(parents=True)
+    (tmp_path / "ro").chmod(0o555)
+    try:
+        result = subprocess.run([*prefix, str(solve_script), "cluster", str(fleet), "--emit-dir", "ro/configs"],
+                                cwd=tmp_path, capture_output=True, text=True, timeout=120, check=False)
+    finally:
+        (tmp_path / "ro").chmod(0o755)
+    assert (result.returncode, result.stderr) == (0, "")
+    assert [path.name for path in (tmp_path / "ro" / "configs").iterdir()] == ["j.yaml"]
+
+
 @pytest.mark.skipif(os.name == "nt", reason="POSIX file names")
 @pytest.mark.parametrize("name", ["plan.yaml", "//dev/stdout", "/proc/thread-self/fd/1"])
 def test_a_file_that_stdout_is_redirected_to_is_not_written_over(tmp_path: Path, solve_script: Path, name: str):
@@ -1674,3 +1692,22 @@ def test_one_a100_for_a_large_model_or_a_long_context_carries_the_guides_advice(
     [answer] = json.loads(out)
     assert status == 0 and answer["plans"][0]["gpus"] == 1
     assert (SINGLE_GPU_CAUTION in answer["plans"][0]["cautions"]) is cautioned
+    # solve memory's estimate of vanilla on that one GPU (which may not fit) says it alike, and nothing else.
+    estimate = json.loads(cli("memory", "--gpu", gpu, "--model", model, "--len", length, "--gpus", "1", "--json")[1])
+    assert estimate["cautions"] == ([SINGLE_GPU_CAUTION] if cautioned else [])
+
+
+def test_the_guides_single_gpu_advice_at_its_edges():
+    # 4B parameters or more, or more than 20480 tokens, on one GPU of at most the A100 80GB's 80 GiB.
+    from solver.results import single_gpu_caution
+
+    small = solver.tables.load_catalog().model("0.6B")
+
+    def said(parameters_b: float, tokens: int, memory_gib: float = 80.0, gpus: int = 1) -> bool:
+        model = small.model_copy(update={"parameters_b": parameters_b})
+        return single_gpu_caution(model, gpus, tokens, memory_gib) == SINGLE_GPU_CAUTION
+
+    assert said(4.0, 4096) and not said(3.95, 4096)
+    assert said(3.95, 20481) and not said(3.95, 20480)
+    assert said(4.0, 4096, memory_gib=40.0) and not said(4.0, 4096, memory_gib=80.01)
+    assert not said(32.0, 131072, gpus=2)

@@ -311,6 +311,27 @@ def test_a_name_as_long_as_the_folder_takes_is_written(tmp_path: Path):
     assert target.read_text(encoding="utf-8") == "new\n" and [p.name for p in tmp_path.iterdir()] == [target.name]
 
 
+@pytest.mark.parametrize(("error", "reason"), [
+    (OSError(errno.ENOSPC, "No space left on device"), "No space left on device"),  # its strerror
+    (OSError("no usable name"), "no usable name"),  # an error without one: its words
+])
+def test_a_temporary_file_that_cannot_be_created_is_named_with_the_reason(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch,
+                                                                          error: OSError, reason: str):
+    # A folder that passed the checks may still refuse a new file (a full disk, a quota): one line, nothing written.
+    target = tmp_path / "plan.yaml"
+
+    def refused(*args: object, **kwargs: object) -> None:
+        raise error
+
+    monkeypatch.setattr(solver.cli.atomic.tempfile, "NamedTemporaryFile", refused)
+    with pytest.raises(QueryError) as raised:
+        solver.cli.atomic.write_atomically(target, "new\n")
+    assert str(raised.value) == (f"{target}: cannot write: a temporary file cannot be created in {tmp_path} "
+                                 f"({reason}); the file is written there first, then renamed into place")
+    assert list(tmp_path.iterdir()) == []
+
+
 def test_two_paths_that_are_one_file_are_refused_before_either_is_written(cli, tmp_path: Path,
                                                                            monkeypatch: pytest.MonkeyPatch):
     # A link to where --out's file will be: renamed in turn, the second file would replace the first (exit 0, the
@@ -367,23 +388,27 @@ def test_ctrl_c_while_files_are_renamed_comes_once_all_are_in_place(tmp_path: Pa
 
 
 @pytest.mark.skipif(os.name == "nt", reason="POSIX signals")
-@pytest.mark.parametrize(("setup", "raised"), [
-    ("", "signal.raise_signal(signal.SIGTERM)"),
+@pytest.mark.parametrize(("setup", "signals", "ending"), [
+    ("", ("SIGTERM",), "SIGTERM"),
+    ("", ("SIGHUP",), "SIGHUP"),
+    ("", ("SIGTERM", "SIGINT"), "SIGTERM"),  # of two, the first is delivered first
     # A job a script starts in the background ignores Ctrl-C (SIGINT: SIG_IGN). SIGINT to its group, then SIGTERM: the
     # SIGINT stays ignored, and the SIGTERM still ends the process (delivering only the first signal held lost it).
-    ("signal.signal(signal.SIGINT, signal.SIG_IGN)\n",
-     "signal.raise_signal(signal.SIGINT), signal.raise_signal(signal.SIGTERM)"),
-], ids=["sigterm", "ignored-sigint-then-sigterm"])
-def test_a_request_to_end_while_a_file_is_written_leaves_no_temporary_file(tmp_path: Path, setup: str, raised: str):
-    # SIGTERM (kill, timeout) while the new text is synced: it ends the process once the file is in place, rather
-    # than leave .plan.yaml.*.tmp behind.
+    ("signal.signal(signal.SIGINT, signal.SIG_IGN)\n", ("SIGINT", "SIGTERM"), "SIGTERM"),
+], ids=["SIGTERM", "SIGHUP", "SIGTERM-then-SIGINT", "ignored-SIGINT-then-SIGTERM"])
+def test_a_request_to_end_while_a_file_is_written_leaves_no_temporary_file(tmp_path: Path, setup: str,
+                                                                           signals: tuple[str, ...], ending: str):
+    # SIGTERM (kill, timeout) or SIGHUP (a closed terminal) while the new text is synced: it ends the process once the
+    # file is in place, rather than leave .plan.yaml.*.tmp behind.
+    raised = "".join(f"signal.raise_signal(signal.{name}), " for name in signals)
     code = ("import os, signal, sys\nfrom pathlib import Path\nimport solver.cli.atomic as atomic\n"
+            "signal.signal(signal.SIGHUP, signal.SIG_DFL)\n"  # as a terminal's shell has it (not ignored, as by nohup)
             f"{setup}fsync = os.fsync\natomic.os.fsync = lambda fd: (fsync(fd), {raised})\n"
             "atomic.write_atomically(Path('plan.yaml'), 'new\\n')\nprint('not reached')\n")
     (tmp_path / "plan.yaml").write_text("old\n", encoding="utf-8")
     result = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60,
                             check=False)
-    assert (result.returncode, result.stdout, result.stderr) == (-signal.SIGTERM, "", "")
+    assert (result.returncode, result.stdout, result.stderr) == (-getattr(signal, ending), "", "")
     assert [path.name for path in tmp_path.iterdir()] == ["plan.yaml"]
     assert (tmp_path / "plan.yaml").read_text(encoding="utf-8") == "new\n"
 
@@ -817,6 +842,13 @@ def test_write_keeps_the_configs_trainer_gpus(cli, user_config: Path, tmp_path: 
     assert not patched.exists()
     status, out, _ = cli("--from-config", str(user_config), "--gpu", "a100", "--gpus", "6", "--write", str(patched))
     assert status == 0 and "on exactly 6 GPUs" in out
+    # One GPU is counted as one.
+    one = tmp_path / "one.yaml"
+    one.write_text("model: {model_path: Qwen/Qwen3-4B, max_model_len: 8192}\ncluster: {node_num: 1, gpu_per_node: 2}\n"
+                   "explorer: {rollout_model: {engine_num: 1}}\n", encoding="utf-8")
+    assert cli("--from-config", str(one), "--gpu", "a100", "--minimize", "gpus", "--write", str(patched)) == (
+        2, "", (f"solve: error: --write keeps {one}'s cluster, which gives the trainer 1 GPU, so the plan must use "
+                "exactly those: drop --minimize gpus (or use --out FILE for a fragment with its own cluster)\n"))
 
 
 def test_no_plan_on_the_configs_gpus_names_a_plan_on_fewer(cli, user_config: Path, monkeypatch: pytest.MonkeyPatch):
@@ -1581,6 +1613,34 @@ def test_a_shorter_length_than_prompt_and_response_is_not_written(cli, tmp_path:
     status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--len", "32k", "--write", str(patched))
     assert status == 0 and "max_response_tokens" not in err
     assert yaml.safe_load(patched.read_text(encoding="utf-8"))["model"]["max_model_len"] == 32768
+
+
+@pytest.mark.parametrize(("keys", "status", "said"), [
+    ("max_prompt_tokens: 1, max_response_tokens: 16384", 2,  # one token past the length: refused
+     ("solve: error: --write {patched}: model.max_prompt_tokens 1 + model.max_response_tokens 16384 = 16385 exceed "
+      "model.max_model_len 16384, and Trinity refuses to load such a config: lower them in {config}, or plan for 16385 "
+      "tokens or more (--len 16385)\n")),
+    ("max_prompt_tokens: 2048, max_response_tokens: 14336", 0, ""),  # the length exactly: nothing to say
+    ("max_prompt_tokens: 2048, max_response_tokens: 14335", 0,  # one token short of it: a note
+     ("solve: note: {patched}: model.max_prompt_tokens 2048 + model.max_response_tokens 14335 = 16383, below "
+      "model.max_model_len 16384: no sequence uses the rest; raise max_response_tokens to train at the length\n")),
+    ("max_prompt_tokens: 4096", 0, ""),  # no response budget to add: neither
+    ("max_prompt_tokens: 4096, max_response_tokens: '${oc.env:RESPONSE}'", 2,  # as Trinity reads it: 28672
+     ("solve: error: --write {patched}: model.max_prompt_tokens 4096 + model.max_response_tokens 28672 = 32768 exceed "
+      "model.max_model_len 16384, and Trinity refuses to load such a config: lower them in {config}, or plan for 32768 "
+      "tokens or more (--len 32768)\n")),
+], ids=["one-over", "exact", "one-short", "no-response", "from-the-environment"])
+def test_prompt_and_response_against_the_written_length_at_its_edges(cli, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch, keys: str,
+                                                                   status: int, said: str):
+    monkeypatch.setenv("RESPONSE", "28672")
+    config, patched = tmp_path / "trinity.yaml", tmp_path / "patched.yaml"
+    config.write_text(f"model: {{model_path: Qwen/Qwen3-8B, max_model_len: 16384, {keys}}}\n"
+                      "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 2}}\n",
+                      encoding="utf-8")
+    result = cli("--from-config", str(config), "--gpu", "a100", "--len", "16k", "--no-env", "--write", str(patched))
+    assert (result[0], result[2]) == (status, said.format(patched=patched, config=config))  # --no-env: no note on Env
+    assert patched.exists() is (status == 0)
 
 
 def test_a_length_kept_from_the_environment_says_when_prompt_and_response_stay_shorter(cli, tmp_path: Path,

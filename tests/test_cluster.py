@@ -29,6 +29,7 @@ from reference import PLAN_ORDER
 
 import solver
 import solver.cli
+import solver.cli.cluster
 import solver.cluster
 from solver.cluster import TooManyPatterns, greedy, layout, patterns, place
 from solver.query import make_query
@@ -1150,8 +1151,14 @@ def test_emit_dir_refuses_a_config_that_links_into_a_missing_folder_before_the_s
                 "file (or a link to a place one can be written)\n"))
 
 
-def test_emit_dir_refuses_two_jobs_configs_that_are_one_file_before_the_search(cli, tmp_path: Path):
+def test_emit_dir_refuses_two_jobs_configs_that_are_one_file_before_the_search(cli, tmp_path: Path,
+                                                                              monkeypatch: pytest.MonkeyPatch):
     # tiny.yaml a link to math-4b.yaml: renamed in turn, the second config would replace the first, and exit 0.
+    # Said before the placement (which may take its whole time limit), not once the configs are written.
+    def searched(*args: object, **kwargs: object) -> None:
+        raise AssertionError("placed before the configs were checked")
+
+    monkeypatch.setattr(solver.cli.cluster, "place", searched)
     path = tmp_path / "fleet.yaml"
     path.write_text(FLEET_FILE, encoding="utf-8")
     configs = tmp_path / "configs"

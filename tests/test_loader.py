@@ -576,6 +576,18 @@ def test_a_dangling_link_is_the_same_file_as_where_it_leads_and_two_missing_path
     assert not same_file(target, other) and not same_file(link, other)
 
 
+def test_two_names_of_one_existing_file_are_the_same_file(tmp_path: Path):
+    # A hard link names the file itself, wherever it is and whatever its name.
+    from solver.tables import same_file
+
+    (tmp_path / "a").mkdir()
+    target, other = tmp_path / "out.yaml", tmp_path / "a" / "other.yaml"
+    target.write_text("x\n", encoding="utf-8")
+    (tmp_path / "a" / "hard.yaml").hardlink_to(target)
+    other.write_text("x\n", encoding="utf-8")
+    assert same_file(tmp_path / "a" / "hard.yaml", target) and not same_file(other, target)
+
+
 def test_paths_as_typed_are_the_same_file_where_they_lead(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # Relative, and through a link to the folder: a dangling link is the file it would make, however it is named.
     from solver.tables import same_file

@@ -560,6 +560,22 @@ def test_a_tables_cells_of_one_setting_give_one_witness_per_count_the_longest():
                        (1, 0, 4): 51200, (1, 1, 4): 102400}
 
 
+def test_an_estimate_alone_takes_no_cell_as_a_witness():
+    # --estimate (the memory model alone): Qwen3-8B at 8192 tokens within 6 A100s, which the tables train vanilla,
+    # gets the memory model's Env plans, every one estimated; its data has no cells, and none may be added to it.
+    query = make_query(CATALOG, model="8B", gpu="a100", budget_gpus=6, max_model_len=8192, top=3, estimate="only")
+    [answer] = plan(query, CATALOG)
+    assert [(p.gpus, p.env, p.offload, p.sp, p.evidence) for p in answer.plans] == [
+        (6, True, False, 1, "estimated"), (5, True, False, 1, "estimated"), (4, True, False, 1, "estimated")]
+    data = prepare(CATALOG, "A100-80GB", query)
+    assert (data.rows, dict(data.settings), dict(data.columns)) == ((), {}, {})
+    assert all(witness[6] == 1 for witness in data.witnesses)
+    with pytest.raises(TypeError):
+        data.settings[6, 8192] = None  # type: ignore[index]
+    with pytest.raises(TypeError):
+        data.columns[6] = "Qwen3-8B"  # type: ignore[index]
+
+
 def test_a_models_table_cells_are_read_only():
     # `table_cells` is cached per GPU type and model: every caller gets the same cells, which none may change.
     from solver.rules import table_cells
@@ -767,6 +783,15 @@ def test_the_longest_length_on_an_exact_count_that_spans_nodes_unevenly_names_no
     assert (answer.status, answer.reason) == ("infeasible", (
         "no plan for exactly 12 trainer GPUs with Qwen3-4B on A100-80GB: 12 GPUs span nodes of 8 (--node-gpus) but "
         "are not whole nodes"))
+
+
+def test_exactly_one_trainer_gpu_that_leaves_the_rollout_no_room_is_counted_as_one():
+    # 1 trainer GPU and 8 rollout GPUs: the rollout fills the trainer's node and 1 GPU of the next, which is no layout.
+    answer = solve_one("a100", model="4B", max_model_len=8192, budget_gpus=1, exact=True, rollout_gpus=8)
+    assert (answer.status, answer.reason) == ("infeasible", (
+        "no plan for exactly 1 trainer GPU with Qwen3-4B on A100-80GB: 1 trainer + 8 rollout GPUs (--rollout-gpus) "
+        "fit neither one node of 8, nor whole nodes with the trainer in one of them, nor with the trainer on whole "
+        "nodes"))
 
 
 def test_a_rollout_that_leaves_some_counts_room_is_not_said_to_leave_none():
