@@ -375,8 +375,8 @@ class _Words:
         if "rollout_layout" in rules:
             rollout = query.rollout_gpus or 0
             parts.append(f"the {counted(rollout, 'rollout GPU')} {'needs' if rollout == 1 else 'need'} room beside the "
-                         "trainer (in its node, filling its node and whole nodes more, or on nodes of their own when the "
-                         "trainer takes whole nodes)")
+                         "trainer (in its node, filling its node and whole nodes more, or on nodes of their own when "
+                         "the trainer takes whole nodes)")
         for rule, text in (("sp_divides_gpus", "SP must divide the trainer GPUs"),
                            ("sp_divides_heads", f"SP must divide the {data.shape.num_attention_heads} attention heads"),
                            ("sp_kv_heads", f"SP and the {data.shape.num_key_value_heads} KV heads must divide one another"),

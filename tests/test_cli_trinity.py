@@ -333,7 +333,7 @@ def test_a_temporary_file_that_cannot_be_created_is_named_with_the_reason(tmp_pa
 
 
 def test_two_paths_that_are_one_file_are_refused_before_either_is_written(cli, tmp_path: Path,
-                                                                           monkeypatch: pytest.MonkeyPatch):
+                                                                          monkeypatch: pytest.MonkeyPatch):
     # A link to where --out's file will be: renamed in turn, the second file would replace the first (exit 0, the
     # fragment lost). Relative paths, as typed, are compared where they lead.
     monkeypatch.chdir(tmp_path)
@@ -342,8 +342,8 @@ def test_two_paths_that_are_one_file_are_refused_before_either_is_written(cli, t
                                     "gpu_per_node: 4}\nmode: train\n", encoding="utf-8")
     assert cli("--from-config", "trinity.yaml", "--gpu", "a100", "--out", "plan.yaml", "--write", "link.yaml") == (
         2, "", "solve: error: --out and --write both write link.yaml: give each its own file\n")
-    with pytest.raises(QueryError, match=r"^plan.yaml and link.yaml are one file \(through a link\): writing both would "
-                                         r"lose the first; remove the link, or write elsewhere$"):
+    with pytest.raises(QueryError, match=(r"^plan.yaml and link.yaml are one file \(through a link\): writing both "
+                                          r"would lose the first; remove the link, or write elsewhere$")):
         solver.cli.atomic.write_all_atomically({Path("plan.yaml"): "a\n", Path("link.yaml"): "b\n"})
     assert sorted(p.name for p in tmp_path.iterdir()) == ["link.yaml", "trinity.yaml"]
 
@@ -848,7 +848,7 @@ def test_write_keeps_the_configs_trainer_gpus(cli, user_config: Path, tmp_path: 
                    "explorer: {rollout_model: {engine_num: 1}}\n", encoding="utf-8")
     assert cli("--from-config", str(one), "--gpu", "a100", "--minimize", "gpus", "--write", str(patched)) == (
         2, "", (f"solve: error: --write keeps {one}'s cluster, which gives the trainer 1 GPU, so the plan must use "
-                "exactly those: drop --minimize gpus (or use --out FILE for a fragment with its own cluster)\n"))
+                "exactly that many: drop --minimize gpus (or use --out FILE for a fragment with its own cluster)\n"))
 
 
 def test_no_plan_on_the_configs_gpus_names_a_plan_on_fewer(cli, user_config: Path, monkeypatch: pytest.MonkeyPatch):
@@ -1631,8 +1631,8 @@ def test_a_shorter_length_than_prompt_and_response_is_not_written(cli, tmp_path:
       "tokens or more (--len 32768)\n")),
 ], ids=["one-over", "exact", "one-short", "no-response", "from-the-environment"])
 def test_prompt_and_response_against_the_written_length_at_its_edges(cli, tmp_path: Path,
-                                                                   monkeypatch: pytest.MonkeyPatch, keys: str,
-                                                                   status: int, said: str):
+                                                                     monkeypatch: pytest.MonkeyPatch, keys: str,
+                                                                     status: int, said: str):
     monkeypatch.setenv("RESPONSE", "28672")
     config, patched = tmp_path / "trinity.yaml", tmp_path / "patched.yaml"
     config.write_text(f"model: {{model_path: Qwen/Qwen3-8B, max_model_len: 16384, {keys}}}\n"

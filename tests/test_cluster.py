@@ -1152,7 +1152,7 @@ def test_emit_dir_refuses_a_config_that_links_into_a_missing_folder_before_the_s
 
 
 def test_emit_dir_refuses_two_jobs_configs_that_are_one_file_before_the_search(cli, tmp_path: Path,
-                                                                              monkeypatch: pytest.MonkeyPatch):
+                                                                               monkeypatch: pytest.MonkeyPatch):
     # tiny.yaml a link to math-4b.yaml: renamed in turn, the second config would replace the first, and exit 0.
     # Said before the placement (which may take its whole time limit), not once the configs are written.
     def searched(*args: object, **kwargs: object) -> None:

@@ -908,8 +908,8 @@ def test_a_checkpoint_of_a_tabled_models_shape_has_that_models_memory(cli, tmp_p
         "my-sft", catalogued["terms"]["states"], catalogued["total_gib"]) == ("my-sft", 125.596, 175.3956)
     planned = [json.loads(cli(*named, "--gpu", "a100", "--gpus", "7", "--len", "4096", "--top", "3", "--json")[1])[0]
                for named in (["--model-config", str(folder)], ["--model", "8B"])]
-    assert [plan["memory_gb"] for plan in planned[0]["plans"]] == [plan["memory_gb"] for plan in planned[1]["plans"]] == [
-        34.49, 37.48, 41.67]
+    checkpoint, catalogued = ([plan["memory_gb"] for plan in answer["plans"]] for answer in planned)
+    assert checkpoint == catalogued == [34.49, 37.48, 41.67]
 
 
 @pytest.mark.parametrize("model", ["8B-Base", "my-sft"])

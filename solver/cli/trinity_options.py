@@ -237,8 +237,9 @@ def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog
         mapping = load_config_mapping(patched, str(args.write))
         overlong = overlong_sequences(mapping, str(args.write), os.environ)
         if overlong is not None:
+            least = overlong[1]
             raise QueryError(f"--write {args.write}: {overlong[0]}, and Trinity refuses to load such a config: lower "
-                             f"them in {args.from_config}, or plan for {overlong[1]} tokens or more (--len {overlong[1]})")
+                             f"them in {args.from_config}, or plan for {least} tokens or more (--len {least})")
         problems = check_trinity_config(mapping, model, best.gpus, environ=os.environ, version=args.trinity_version)
         problems += anchored_keys(config_text, best, model, name=str(args.from_config), environ=os.environ,
                                   version=args.trinity_version)
