@@ -531,8 +531,12 @@ def _no_plan_reason(catalog: Catalog, data: PlanningData, query: Query, nearby: 
                 f"{_uncounted(query)}{_fewer_gpus_words(catalog, data, query)}", None)
     if min(data.counts) > query.budget_gpus:
         return f"no plan for {query.budget_gpus} or fewer trainer GPUs with {where} ({counts})", None
-    within_budget = [n for n in data.counts if n <= query.budget_gpus]
-    if query.rollout_gpus and all(rollout_layout_violation(n, query.rollout_gpus, query.node_gpus) for n in within_budget):
+    # The counts within the budget that a trainer may take whole-node-wise: the rollout's layout is the limit only
+    # where it rules out every one of them (where none is left, the rollout is not what stops a plan).
+    laid_out = [n for n in data.counts if n <= query.budget_gpus
+                and not whole_nodes_violation(n, query.node_gpus, query.node_source)]
+    if query.rollout_gpus and laid_out and all(rollout_layout_violation(n, query.rollout_gpus, query.node_gpus)
+                                               for n in laid_out):
         return (f"no plan for {query.budget_gpus} or fewer trainer GPUs with {where}: none of them leaves the "
                 f"{counted(query.rollout_gpus, 'rollout GPU')} (--rollout-gpus) room on nodes of {query.node_gpus}, "
                 "in the trainer's node, filling it and whole nodes more, or on nodes of their own beside a trainer on "
