@@ -1606,8 +1606,8 @@ def test_a_shorter_length_than_prompt_and_response_is_not_written(cli, tmp_path:
     patched.write_text("older\n", encoding="utf-8")
     status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--len", "16k", "--write", str(patched))
     assert (status, out) == (2, "") and err == (
-        f"solve: error: --write {patched}: model.max_prompt_tokens 4096 + model.max_response_tokens 28672 = 32768 "
-        "exceed model.max_model_len 16384, and Trinity refuses to load such a config: lower them in "
+        f"solve: error: --write {patched}: model.max_prompt_tokens 4096 + model.max_response_tokens 28672 = 32768, "
+        "above model.max_model_len 16384: Trinity would refuse to load it; lower them in "
         f"{config}, or plan for 32768 tokens or more (--len 32768)\n")
     assert patched.read_text(encoding="utf-8") == "older\n" and sorted(tmp_path.iterdir()) == sorted([config, patched])
     status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--len", "32k", "--write", str(patched))
@@ -1617,18 +1617,18 @@ def test_a_shorter_length_than_prompt_and_response_is_not_written(cli, tmp_path:
 
 @pytest.mark.parametrize(("keys", "status", "said"), [
     ("max_prompt_tokens: 1, max_response_tokens: 16384", 2,  # one token past the length: refused
-     ("solve: error: --write {patched}: model.max_prompt_tokens 1 + model.max_response_tokens 16384 = 16385 exceed "
-      "model.max_model_len 16384, and Trinity refuses to load such a config: lower them in {config}, or plan for 16385 "
-      "tokens or more (--len 16385)\n")),
+     ("solve: error: --write {patched}: model.max_prompt_tokens 1 + model.max_response_tokens 16384 = 16385, above "
+      "model.max_model_len 16384: Trinity would refuse to load it; lower them in {config}, or plan for 16385 tokens "
+      "or more (--len 16385)\n")),
     ("max_prompt_tokens: 2048, max_response_tokens: 14336", 0, ""),  # the length exactly: nothing to say
     ("max_prompt_tokens: 2048, max_response_tokens: 14335", 0,  # one token short of it: a note
      ("solve: note: {patched}: model.max_prompt_tokens 2048 + model.max_response_tokens 14335 = 16383, below "
       "model.max_model_len 16384: no sequence uses the rest; raise max_response_tokens to train at the length\n")),
     ("max_prompt_tokens: 4096", 0, ""),  # no response budget to add: neither
     ("max_prompt_tokens: 4096, max_response_tokens: '${oc.env:RESPONSE}'", 2,  # as Trinity reads it: 28672
-     ("solve: error: --write {patched}: model.max_prompt_tokens 4096 + model.max_response_tokens 28672 = 32768 exceed "
-      "model.max_model_len 16384, and Trinity refuses to load such a config: lower them in {config}, or plan for 32768 "
-      "tokens or more (--len 32768)\n")),
+     ("solve: error: --write {patched}: model.max_prompt_tokens 4096 + model.max_response_tokens 28672 = 32768, above "
+      "model.max_model_len 16384: Trinity would refuse to load it; lower them in {config}, or plan for 32768 tokens "
+      "or more (--len 32768)\n")),
 ], ids=["one-over", "exact", "one-short", "no-response", "from-the-environment"])
 def test_prompt_and_response_against_the_written_length_at_its_edges(cli, tmp_path: Path,
                                                                      monkeypatch: pytest.MonkeyPatch, keys: str,

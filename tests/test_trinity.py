@@ -1164,7 +1164,7 @@ def _config(**trainer: Any) -> dict[str, Any]:
             {"model": {"max_model_len": 4096, "max_prompt_tokens": 2048, "max_response_tokens": 4096}},
             "4B",
             1,
-            ["model.max_prompt_tokens 2048 + model.max_response_tokens 4096 = 6144 exceed model.max_model_len 4096"],
+            ["model.max_prompt_tokens 2048 + model.max_response_tokens 4096 = 6144, above model.max_model_len 4096"],
         ),
         (
             {"model": {"max_model_len": 4096, "max_prompt_tokens": -5, "max_response_tokens": 1024}},
@@ -1178,7 +1178,7 @@ def _config(**trainer: Any) -> dict[str, Any]:
              "trainer": {"max_token_len_per_gpu": 2000000}},
             "4B",
             1,
-            [("model.max_prompt_tokens 99999999 + model.max_response_tokens 8192 = 100008191 exceed "
+            [("model.max_prompt_tokens 99999999 + model.max_response_tokens 8192 = 100008191, above "
               "model.max_model_len 1048576")],
         ),
         ({"model": {"max_model_len": 81920}}, "4B", 1, ["model.rope_scaling: max_model_len 81920 is beyond"]),

@@ -150,7 +150,7 @@ def _check_emit_dir(folder: Path, jobs: list[str], inputs: list[tuple[str, Path]
             writable_status(resolved)
     refuse_one_file_twice([folder / f"{job}.yaml" for job in jobs])
     if not folder.is_dir() and not os.access(folder.absolute().parent, os.W_OK | os.X_OK):
-        raise QueryError(f"--emit-dir {folder}: cannot make the folder: its folder is not writable")
+        raise QueryError(f"--emit-dir {folder}: cannot make the folder: {folder.parent} is not writable")
 
 
 def _fleet_and_catalog(path: Path, cells: Sequence[Path]) -> tuple[Fleet, Catalog]:

@@ -238,8 +238,8 @@ def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog
         overlong = overlong_sequences(mapping, str(args.write), os.environ)
         if overlong is not None:
             least = overlong[1]
-            raise QueryError(f"--write {args.write}: {overlong[0]}, and Trinity refuses to load such a config: lower "
-                             f"them in {args.from_config}, or plan for {least} tokens or more (--len {least})")
+            raise QueryError(f"--write {args.write}: {overlong[0]}: Trinity would refuse to load it; lower them in "
+                             f"{args.from_config}, or plan for {least} tokens or more (--len {least})")
         problems = check_trinity_config(mapping, model, best.gpus, environ=os.environ, version=args.trinity_version)
         problems += anchored_keys(config_text, best, model, name=str(args.from_config), environ=os.environ,
                                   version=args.trinity_version)

@@ -203,7 +203,7 @@ def overlong_words(prompt: float, response: float, length: float) -> str | None:
     if prompt + response <= length:
         return None
     return (f"model.max_prompt_tokens {shown_number(prompt)} + model.max_response_tokens {shown_number(response)} = "
-            f"{shown_number(prompt + response)} exceed model.max_model_len {shown_number(length)}")
+            f"{shown_number(prompt + response)}, above model.max_model_len {shown_number(length)}")
 
 
 def shown_number(value: float) -> str:
