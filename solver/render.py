@@ -400,7 +400,7 @@ def _verdict(answer: Answer, current: CurrentSettings, query: Query, problems: b
     count = counted(current.gpus, "trainer GPU") + ("" if current.gpus_given else
                                                     " (the budget's: the config does not give its GPUs)")
     runs = f"{current.config} runs" if current.length_given else f"{current.config}'s settings would run"
-    env = f"Env {'on' if current.env else 'off'} in this environment"
+    env = f"Env {'on' if current.env else 'off'}, read from this shell's PYTORCH_CUDA_ALLOC_CONF"
     said = f"{runs} {setting.label} on {count} at {current.max_model_len} tokens ({'' if current.length_given else '--len; '}{env}): "
     if current.plan is not None:
         evidence = current.plan.evidence_text(answer.gpu, answer.model)
