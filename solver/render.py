@@ -322,7 +322,8 @@ def _gpus_of_budget(answer: Answer, plan: Plan, node_gpus: int) -> str:
             # The budget's GPUs the trainer leaves, for the rollout where a node holds them (not for a config's
             # rollout, which its engines give: --from-config refuses --rollout-gpus).
             widened = rollout + plan.unused_gpus
-            unused = f" ({plan.unused_gpus} unused: --rollout-gpus {widened} gives them to the rollout)" if (
+            them = "it" if plan.unused_gpus == 1 else "them"
+            unused = f" ({plan.unused_gpus} unused: --rollout-gpus {widened} gives {them} to the rollout)" if (
                 plan.unused_gpus and not answer.open_budget and answer.current is None
                 and plan.gpus + widened <= node_gpus) else ""
             return f"{trainer}, with {counted(rollout, 'rollout GPU')}{unused}"

@@ -1606,6 +1606,10 @@ def test_gpus_the_trainer_leaves_beside_its_rollout_are_offered_to_the_rollout_w
     # Beside 4 rollout GPUs a node of 8 holds no more: nothing is offered.
     assert "plan           SP=4 on 4 of 6 GPUs, with 4 rollout GPUs\n" in cli(*flags, "--rollout-gpus", "4")[1]
     assert "plan           SP=4 on 4 of 6 GPUs (2 left for rollout)\n" in cli(*flags)[1]
+    # One GPU left: 'it'. Qwen3-8B on 3 A100s reaches furthest on 2 of them (SP=2), beside 1 rollout GPU.
+    out = cli("--model", "8B", "--gpus", "3", "--maximize", "len", "--gpu", "a100", "--rollout-gpus", "1")[1]
+    assert ("plan           Env + Offload + SP=2 on 2 of 3 GPUs, with 1 rollout GPU (1 unused: --rollout-gpus 2 gives "
+            "it to the rollout)\n") in out
 
 
 def test_a_config_whose_engines_give_the_rollout_is_not_offered_rollout_gpus_flag_it_refuses(cli):
