@@ -255,7 +255,8 @@ def _why_no_plan(
             reasons.append(Reason(rule="fewer_tokens", detail=(
                 f"prompt and response together (max_prompt_tokens + max_response_tokens) must then fit in "
                 f"{shorter.max_model_len} tokens, which is max_token_len_per_gpu = "
-                f"{shorter.max_token_len_per_gpu} on each of {words.gpus(shorter.gpus)} with SP={shorter.sp}")))
+                f"{shorter.max_token_len_per_gpu} on "
+                f"{'its 1 GPU' if shorter.gpus == 1 else f'each of {shorter.gpus} GPUs'} with SP={shorter.sp}")))
         most = max(*data.counts, *estimated_counts(query.node_gpus))  # tables vouch past their counts too
         undecided = prober.undecided
         more = _best(catalog, query, prober, objective="min_gpus", budget_gpus=most, exact=False)

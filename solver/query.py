@@ -261,7 +261,8 @@ def _check_objective(objective: Objective, budget_gpus: int | None, max_model_le
             raise QueryError("--maximize len chooses the length: drop --len")
     elif max_model_len is None:
         wanted = "--minimize gpus" if objective == "min_gpus" else "a cheapest plan"
-        raise QueryError(f"{wanted} needs a length: --len L (tokens, e.g. 32768)")
+        longest = "" if objective == "min_gpus" else "; or, for the longest context, --maximize len --gpus N"
+        raise QueryError(f"{wanted} needs a length: --len L (tokens, e.g. 32768){longest}")
     if exact and budget_gpus is None:
         raise QueryError("--exact needs --gpus N")
     if exact and objective == "min_gpus":

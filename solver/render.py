@@ -322,7 +322,8 @@ def _gpus_of_budget(answer: Answer, plan: Plan, node_gpus: int) -> str:
             # The budget's GPUs the trainer leaves, for the rollout where a node holds them (not for a config's
             # rollout, which its engines give: --from-config refuses --rollout-gpus).
             widened = rollout + plan.unused_gpus
-            unused = f" ({plan.unused_gpus} unused: --rollout-gpus {widened} gives them to the rollout)" if (
+            them = "it" if plan.unused_gpus == 1 else "them"
+            unused = f" ({plan.unused_gpus} unused: --rollout-gpus {widened} gives {them} to the rollout)" if (
                 plan.unused_gpus and not answer.open_budget and answer.current is None
                 and plan.gpus + widened <= node_gpus) else ""
             return f"{trainer}, with {counted(rollout, 'rollout GPU')}{unused}"
@@ -400,7 +401,7 @@ def _verdict(answer: Answer, current: CurrentSettings, query: Query, problems: b
     count = counted(current.gpus, "trainer GPU") + ("" if current.gpus_given else
                                                     " (the budget's: the config does not give its GPUs)")
     runs = f"{current.config} runs" if current.length_given else f"{current.config}'s settings would run"
-    env = f"Env {'on' if current.env else 'off'} in this environment"
+    env = f"Env {'on' if current.env else 'off'}, read from this shell's PYTORCH_CUDA_ALLOC_CONF"
     said = f"{runs} {setting.label} on {count} at {current.max_model_len} tokens ({'' if current.length_given else '--len; '}{env}): "
     if current.plan is not None:
         evidence = current.plan.evidence_text(answer.gpu, answer.model)

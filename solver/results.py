@@ -75,8 +75,9 @@ def single_gpu_caution(model: Model, gpus: int, max_model_len: int, memory_gib: 
     if (gpus != 1 or memory_gib > SINGLE_GPU_ADVICE_GIB
             or (model.parameters_b < SINGLE_GPU_ADVICE_PARAMETERS_B and max_model_len <= SINGLE_GPU_ADVICE_TOKENS)):
         return ""
-    return ("one trainer GPU: for a model of 4B parameters or more, or more than 20K tokens, on one A100 80GB, "
-            "Trinity-RFT's guide strongly advises more GPUs")
+    return ("one trainer GPU: for a model of 4B parameters or more, or more than 20K tokens, on one A100 80GB or a GPU "
+            "of no more memory, Trinity-RFT's guide strongly advises more GPUs, which train faster and steadier even "
+            "where one GPU's memory suffices")
 
 
 def layout_cautions(model: Model) -> tuple[str, ...]:

@@ -203,7 +203,8 @@ def test_exit_1_when_some_answer_has_no_plan(cli):
         ([], "solve: error: which model? give --model M (e.g. 4B), --model-config PATH or --from-config FILE"),
         (["--model", "5B", "--len", "8192"], "solve: error: unknown model '5B'; accepted: Qwen3-0.6B(-Base), "),
         (["--model", "4B", "--len", "8192", "--gpu", "v100"], "solve: error: unknown GPU 'v100'; accepted: A100-40GB (a100-40g), A100-80GB (a100-80g, a100), A800-80GB (a800, a800-80g), H20-96GB (h20-96g, h20), H100-80GB (h100, h100-80g), H100-NVL-94GB (h100-nvl), H800-80GB (h800, h800-80g), H200-141GB (h200, h200-141g), L40S-48GB (l40s, l40s-48g), L20-48GB (l20), RTX-A6000-48GB (a6000, rtx-a6000), A10-24GB (a10), L4-24GB (l4), RTX-4090-24GB (rtx-4090, rtx4090, 4090), B200 (b200-180gb), MI300X (mi300x-192gb)"),
-        (["--model", "4B"], "solve: error: a cheapest plan needs a length: --len L"),
+        (["--model", "4B"], ("solve: error: a cheapest plan needs a length: --len L (tokens, e.g. 32768); or, for the "
+                             "longest context, --maximize len --gpus N")),
         (["--model", "4B", "--maximize", "len"], "solve: error: --maximize len needs a GPU budget: --gpus N"),
         (["--model", "4B", "--gpus", "0", "--len", "8192"],
          "solve: error: argument --gpus: must be a whole number from 1 to 65536, got 0"),
@@ -1605,6 +1606,10 @@ def test_gpus_the_trainer_leaves_beside_its_rollout_are_offered_to_the_rollout_w
     # Beside 4 rollout GPUs a node of 8 holds no more: nothing is offered.
     assert "plan           SP=4 on 4 of 6 GPUs, with 4 rollout GPUs\n" in cli(*flags, "--rollout-gpus", "4")[1]
     assert "plan           SP=4 on 4 of 6 GPUs (2 left for rollout)\n" in cli(*flags)[1]
+    # One GPU left: 'it'. Qwen3-8B on 3 A100s reaches furthest on 2 of them (SP=2), beside 1 rollout GPU.
+    out = cli("--model", "8B", "--gpus", "3", "--maximize", "len", "--gpu", "a100", "--rollout-gpus", "1")[1]
+    assert ("plan           Env + Offload + SP=2 on 2 of 3 GPUs, with 1 rollout GPU (1 unused: --rollout-gpus 2 gives "
+            "it to the rollout)\n") in out
 
 
 def test_a_config_whose_engines_give_the_rollout_is_not_offered_rollout_gpus_flag_it_refuses(cli):
@@ -1676,7 +1681,8 @@ def test_the_other_batch_line_says_only_what_the_other_plan_changes(cli):
 
 
 SINGLE_GPU_CAUTION = ("one trainer GPU: for a model of 4B parameters or more, or more than 20K tokens, on one A100 "
-                      "80GB, Trinity-RFT's guide strongly advises more GPUs")
+                      "80GB or a GPU of no more memory, Trinity-RFT's guide strongly advises more GPUs, which train "
+                      "faster and steadier even where one GPU's memory suffices")
 
 
 @pytest.mark.parametrize(("gpu", "model", "length", "cautioned"), [
@@ -1684,10 +1690,12 @@ SINGLE_GPU_CAUTION = ("one trainer GPU: for a model of 4B parameters or more, or
     ("a100", "0.6B", "24576", True),   # more than 20K tokens ("或 >20K 上下文")
     ("a100", "0.6B", "20480", False),  # neither
     ("h20", "4B", "8192", False),      # the advice is for the A100 80GB; the H20 has more memory
+    ("4090", "4B", "4096", True),      # and for a GPU of less memory, whose user must not read it as an A100's alone
 ])
 def test_one_a100_for_a_large_model_or_a_long_context_carries_the_guides_advice(cli, gpu, model, length, cautioned):
     # The guide, above the A100 tables:
-    # "在 1 张 A100 上训练 ≥4B 模型或 >20K 上下文时，显存压力极大，强烈建议使用多卡方案".
+    # "在 1 张 A100 上训练 ≥4B 模型或 >20K 上下文时，显存压力极大，强烈建议使用多卡方案"; and its best practice 5, why
+    # even a plan with memory to spare gets it: "即使显存足够，多卡也能通过并行提升训练效率与稳定性".
     status, out, _ = cli("--gpu", gpu, "--model", model, "--len", length, "--gpus", "1", "--json")
     [answer] = json.loads(out)
     assert status == 0 and answer["plans"][0]["gpus"] == 1

@@ -482,9 +482,9 @@ def test_from_config_says_whether_the_settings_train(cli, user_config: Path):
     assert (answer["budget_gpus"], answer["plans"][0]["sp"], answer["plans"][0]["env"]) == (6, 2, True)
     status, out, _ = cli("--from-config", str(user_config), "--gpu", "a100")
     # The cell is at a shorter length than the config's: the verdict says why it holds at the config's too.
-    assert "trinity.yaml runs vanilla on 6 trainer GPUs at 32768 tokens (Env off in this environment): the " \
-           "A100-80GB table for 6 GPUs says 'Env' at 16384, so vanilla ran out of memory there, and at 32768 tokens " \
-           "each GPU holds more; the best plan follows" in " ".join(out.split())
+    assert "trinity.yaml runs vanilla on 6 trainer GPUs at 32768 tokens (Env off, read from this shell's " \
+           "PYTORCH_CUDA_ALLOC_CONF): the A100-80GB table for 6 GPUs says 'Env' at 16384, so vanilla ran out of " \
+           "memory there, and at 32768 tokens each GPU holds more; the best plan follows" in " ".join(out.split())
     _, out, _ = cli("--from-config", str(user_config), "--gpu", "a100", "--len", "16384")
     assert ("the A100-80GB table for 6 GPUs says 'Env' at 16384, so vanilla ran out of memory there; the best plan "
             "follows") in " ".join(out.split())
@@ -505,9 +505,9 @@ def test_from_config_names_a_broken_rule_and_a_missing_plan(cli, user_config: Pa
     user_config.write_text(text.replace("  use_dynamic_bsz: true", "  use_dynamic_bsz: true\n  ulysses_sequence_parallel_size: 3"),
                            encoding="utf-8")
     status, out, _ = cli("--from-config", str(user_config), "--gpu", "a100")
-    assert status == 0 and ("trinity.yaml runs SP=3 on 6 trainer GPUs at 32768 tokens (Env off in this environment): "
-                            "it breaks a rule: Qwen3-8B: SP=3 does not divide its 32 attention heads; the best plan "
-                            "follows") in " ".join(out.split())
+    assert status == 0 and ("trinity.yaml runs SP=3 on 6 trainer GPUs at 32768 tokens (Env off, read from this "
+                            "shell's PYTORCH_CUDA_ALLOC_CONF): it breaks a rule: Qwen3-8B: SP=3 does not divide its "
+                            "32 attention heads; the best plan follows") in " ".join(out.split())
     user_config.write_text(text.replace("  use_dynamic_bsz: true", "  use_dynamic_bsz: true\n  ulysses_sequence_parallel_size: 4"),
                            encoding="utf-8")
     status, out, _ = cli("--from-config", str(user_config), "--gpu", "a100", "--json")
@@ -1610,6 +1610,11 @@ def test_a_shorter_length_than_prompt_and_response_is_not_written(cli, tmp_path:
         "above model.max_model_len 16384: Trinity would refuse to load it; lower them in "
         f"{config}, or plan for 32768 tokens or more (--len 32768)\n")
     assert patched.read_text(encoding="utf-8") == "older\n" and sorted(tmp_path.iterdir()) == sorted([config, patched])
+    # Without --write, the verdict's line on it says what to do, as the refusal does.
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--len", "16k")
+    assert status == 0 and ("but: model.max_prompt_tokens 4096 + model.max_response_tokens 28672 = 32768 exceed "
+                            "model.max_model_len 16384, which Trinity refuses to load: lower them, or plan for 32768 "
+                            "tokens or more (--len 32768)") in " ".join(out.split())
     status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--len", "32k", "--write", str(patched))
     assert status == 0 and "max_response_tokens" not in err
     assert yaml.safe_load(patched.read_text(encoding="utf-8"))["model"]["max_model_len"] == 32768
@@ -1853,8 +1858,8 @@ def test_a_verdict_on_settings_a_no_env_estimate_trains_says_why_the_best_plan_c
                       "      ref: {fsdp_config: {param_offload: true}}\n", encoding="utf-8")
     status, out, _ = cli("--from-config", str(config), "--gpu", "h20")
     said = " ".join(out.split())
-    assert status == 0 and "runs Offload + SP=4 on 4 trainer GPUs at 65536 tokens (Env off in this environment): it " \
-        "trains (estimated: " in said
+    assert status == 0 and "runs Offload + SP=4 on 4 trainer GPUs at 65536 tokens (Env off, read from this shell's " \
+        "PYTORCH_CUDA_ALLOC_CONF): it trains (estimated: " in said
     assert "; the best plan below costs a little more (0.6565 against 0.65): estimates keep Env on (--no-env " \
         "estimates without it)" in said and "plan Env + Offload + SP=4 on 4 of 4 GPUs" in said
     status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--no-env")
@@ -1877,8 +1882,8 @@ def test_settings_with_env_that_train_by_estimate_get_no_word_on_env(cli, tmp_pa
                       "trainer:\n  ulysses_sequence_parallel_size: 2\n", encoding="utf-8")
     status, out, _ = cli("--from-config", str(config), "--gpu", "h100", "--maximize", "len")
     said = " ".join(out.split())
-    assert status == 0 and ("trinity.yaml runs Env + SP=2 on 4 trainer GPUs at 16384 tokens (Env on in this "
-                            "environment): it trains (estimated: ") in said
+    assert status == 0 and ("trinity.yaml runs Env + SP=2 on 4 trainer GPUs at 16384 tokens (Env on, read from "
+                            "this shell's PYTORCH_CUDA_ALLOC_CONF): it trains (estimated: ") in said
     assert "plan Env + Offload + SP=4 on 4 of 4 GPUs" in said and "costs a little more" not in said
 
 
@@ -2041,9 +2046,10 @@ def test_from_config_names_a_table_for_more_gpus_that_says_its_settings_ran_out(
                       f"        fsdp_config: {flags}\n", encoding="utf-8")
     monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
     status, out, _ = cli("--from-config", str(config), "--gpu", "h20")
-    assert status == 0 and ("trinity.yaml runs Env + Offload + SP=2 on 4 trainer GPUs at 65536 tokens (Env on in this "
-                            "environment): the H20-96GB table for 6 GPUs says '-' at 71680, so Env + Offload + SP=2 "
-                            "ran out of memory there, and on 4 GPUs each holds more; the best plan follows"
+    assert status == 0 and ("trinity.yaml runs Env + Offload + SP=2 on 4 trainer GPUs at 65536 tokens (Env on, read "
+                            "from this shell's PYTORCH_CUDA_ALLOC_CONF): the H20-96GB table for 6 GPUs says '-' at "
+                            "71680, so Env + Offload + SP=2 ran out of memory there, and on 4 GPUs each holds more; "
+                            "the best plan follows"
                             ) in " ".join(out.split())
     status, out, _ = cli("--from-config", str(config), "--gpu", "h20", "--json")
     current = json.loads(out)[0]["current"]
@@ -2084,8 +2090,8 @@ def test_role_keys_beside_an_offload_plan_are_written_with_its_flags(cli, tmp_pa
 
 
 @pytest.mark.parametrize(("flags", "verdict"), [
-    ("{offload_policy: true}", ("runs Env + Offload + SP=4 on 4 trainer GPUs at 102400 tokens (Env on in this "
-                                "environment): it trains (documented")),
+    ("{offload_policy: true}", ("runs Env + Offload + SP=4 on 4 trainer GPUs at 102400 tokens (Env on, read from "
+                                "this shell's PYTORCH_CUDA_ALLOC_CONF): it trains (documented")),
     ("{param_offload: true, optimizer_offload: true}", "runs Env + SP=4 on 4 trainer GPUs at 102400 tokens"),
 ])
 def test_fsdp2_offload_is_the_actors_offload_policy(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
@@ -2174,8 +2180,8 @@ def test_trinity_06_offload_flags_under_trainer_decide_and_are_written_there(cli
     config = tmp_path / "trinity.yaml"
     config.write_text(text % "true", encoding="utf-8")
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100")
-    assert status == 0 and "runs Env + Offload + SP=4 on 4 trainer GPUs at 102400 tokens (Env on in this environment): " \
-                           "it trains (documented" in " ".join(out.split())
+    assert status == 0 and "runs Env + Offload + SP=4 on 4 trainer GPUs at 102400 tokens (Env on, read from this " \
+                           "shell's PYTORCH_CUDA_ALLOC_CONF): it trains (documented" in " ".join(out.split())
     config.write_text(text % "false", encoding="utf-8")
     patched = tmp_path / "patched.yaml"
     assert cli("--from-config", str(config), "--gpu", "a100", "--write", str(patched))[0] == 0
@@ -2472,7 +2478,8 @@ def test_a_config_judged_at_another_length_says_so(cli):
     status, out, _ = cli("--from-config", str(example), "--gpu", "h20", "--len", "60k")
     assert status == 0 and " ".join(out.split()).startswith(
         "H20-96GB · Qwen3-8B · cheapest plan for 61440 tokens on exactly 6 GPUs: optimal trinity.yaml's settings would "
-        "run vanilla on 6 trainer GPUs at 61440 tokens (--len; Env off in this environment): ")
+        "run vanilla on 6 trainer GPUs at 61440 tokens (--len; Env off, read from this shell's "
+        "PYTORCH_CUDA_ALLOC_CONF): ")
     status, out, _ = cli("--from-config", str(example), "--gpu", "h20", "--len", "60k", "--json")
     assert json.loads(out)[0]["current"]["length_given"] is False
 

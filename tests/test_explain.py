@@ -241,7 +241,16 @@ def test_a_length_beyond_the_tables_offers_a_shorter_one():
         "(max_token_len_per_gpu, which the tables measure) by the tables (--no-estimate turns off the estimates)"]
     _, reasons = explained(gpu="h20", model="8B", max_model_len=131072, budget_gpus=4, estimate="auto")
     assert details(reasons, "more_gpus")[0].startswith("131072 tokens need 8 GPUs, 4 more than the budget: ")
-    assert "max_token_len_per_gpu = 61440" in details(reasons, "fewer_tokens")[0]
+    assert details(reasons, "fewer_tokens") == [(
+        "prompt and response together (max_prompt_tokens + max_response_tokens) must then fit in 122880 tokens, which "
+        "is max_token_len_per_gpu = 61440 on each of 4 GPUs with SP=4")]
+
+
+def test_a_shorter_length_on_one_gpu_gives_its_token_budget_in_words_for_one():
+    _, reasons = explained(gpu="a100", model="4B", max_model_len=65536, budget_gpus=1, estimate="never")
+    assert details(reasons, "fewer_tokens") == [(
+        "prompt and response together (max_prompt_tokens + max_response_tokens) must then fit in 28672 tokens, which "
+        "is max_token_len_per_gpu = 57344 on its 1 GPU with SP=1")]
 
 
 def test_a_length_beyond_the_estimates_gives_the_longest_per_gpu_count_and_where_it_comes_from():

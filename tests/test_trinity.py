@@ -1164,7 +1164,8 @@ def _config(**trainer: Any) -> dict[str, Any]:
             {"model": {"max_model_len": 4096, "max_prompt_tokens": 2048, "max_response_tokens": 4096}},
             "4B",
             1,
-            ["model.max_prompt_tokens 2048 + model.max_response_tokens 4096 = 6144, above model.max_model_len 4096"],
+            [("model.max_prompt_tokens 2048 + model.max_response_tokens 4096 = 6144, above model.max_model_len 4096, "
+              "which Trinity refuses to load: lower them, or plan for 6144 tokens or more (--len 6144)")],
         ),
         (
             {"model": {"max_model_len": 4096, "max_prompt_tokens": -5, "max_response_tokens": 1024}},

@@ -130,7 +130,11 @@ def _check_prompt_and_response(checks: _ConfigChecks, length: float | None) -> N
         if tokens is not None and tokens < 0:
             checks.problems.append(f"model.{key} must be at least 0, got {shown_number(tokens)}")
     if prompt is not None and response is not None and length is not None:
-        checks.problems += filter(None, [overlong_words(prompt, response, length)])
+        overlong = overlong_words(prompt, response, length)
+        if overlong is not None:
+            least = math.ceil(prompt + response)
+            checks.problems.append(f"{overlong}, which Trinity refuses to load: lower them, or plan for {least} tokens "
+                                   f"or more (--len {least})")
 
 
 def _yarn_setting(wanted: float, native: int) -> str:
