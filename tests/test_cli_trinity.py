@@ -1612,7 +1612,7 @@ def test_a_shorter_length_than_prompt_and_response_is_not_written(cli, tmp_path:
     assert patched.read_text(encoding="utf-8") == "older\n" and sorted(tmp_path.iterdir()) == sorted([config, patched])
     # Without --write, the verdict's line on it says what to do, as the refusal does.
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--len", "16k")
-    assert status == 0 and ("but: model.max_prompt_tokens 4096 + model.max_response_tokens 28672 = 32768 exceed "
+    assert status == 0 and ("but: model.max_prompt_tokens 4096 + model.max_response_tokens 28672 = 32768, above "
                             "model.max_model_len 16384, which Trinity refuses to load: lower them, or plan for 32768 "
                             "tokens or more (--len 32768)") in " ".join(out.split())
     status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--len", "32k", "--write", str(patched))
