@@ -91,6 +91,14 @@ def test_json_for_one_model_across_all_tables(cli):
          "solve tables: error: argument --gpus: must be a whole number from 1 to 65536, got 0\n"),
         (["tables", "--gpus", "four"], "solve tables: error: argument --gpus: expected a whole number, got 'four'\n"),
         (["tables", "--colour"], "solve tables: error: unrecognized arguments: --colour\n"),
+        # an option one typo from a known one gets a guess (the first such), the command's own
+        (["--maximise", "len", "--model", "4B"],
+         "solve: error: unrecognized arguments: --maximise len (did you mean --maximize?)\n"),
+        (["--model", "4B", "--len=8k", "--jsn", "--exat"],
+         "solve: error: unrecognized arguments: --jsn --exat (did you mean --json?)\n"),
+        (["memory", "--model", "8B", "--gpu", "a100", "--gpus", "2", "--len", "8k", "--offlaod"],
+         "solve memory: error: unrecognized arguments: --offlaod (did you mean --offload?)\n"),
+        (["--model", "4B", "--len", "8k", "--gpu-typo"], "solve: error: unrecognized arguments: --gpu-typo\n"),
         (["tabels"], "solve: error: unknown command 'tabels' (did you mean tables?); commands: tables, cluster, "
                      "calibrate, memory, map, or none to plan\n"),
         (["4B", "--len", "8k"], "solve: error: unknown command '4B'; commands: tables, cluster, calibrate, memory, "

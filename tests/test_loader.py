@@ -368,6 +368,8 @@ def test_an_unknown_models_error_lists_every_variant_under_its_shortest_name(tmp
     ("Qwen3-88B", " (did you mean Qwen3-8B?)"),  # a keystroke doubled
     ("Qwen3-8BB", " (did you mean Qwen3-8B?)"),  # the last keystroke doubled
     ("Hermes-3-Llama-3.1-8B", " (did you mean Llama-3.1-8B?)"),  # one after a prefix: a fine-tune's name
+    ("qwen-3-8b", " (did you mean Qwen3-8B?)"),  # other hyphens
+    ("qwen-2.5-7b", " (did you mean Qwen2.5-7B?)"),
     ("my-org-Qwen3-14B", " (did you mean Qwen3-14B?)"),
     ("Distill-8B", ""),  # only a short form after the prefix: no guess
     ("Distill-30B-A3B", ""),  # a short form with a dash in it is a short form too

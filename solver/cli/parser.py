@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import re
 import sys
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -32,10 +33,15 @@ class Parser(argparse.ArgumentParser):
         return namespace, rest
 
     def parse_args(self, *args: Any, **kwargs: Any) -> Any:
-        """argparse's, with the unrecognized arguments cut as `cut` cuts (argparse names them all)."""
+        """argparse's, with the unrecognized arguments cut as `cut` cuts (argparse names them all), and the option
+        the first unknown one most likely meant (--maximise: --maximize)."""
         namespace, rest = self.parse_known_args(*args, **kwargs)
         if rest:
-            self.error(f"unrecognized arguments: {cut(' '.join(rest))}")
+            options = [word.split("=", 1)[0] for word in rest if word.startswith("--")]
+            close = [meant for option in options for meant in difflib.get_close_matches(
+                option, [known for known in self._option_string_actions if known.startswith("--")], n=1, cutoff=0.8)]
+            guess = f" (did you mean {close[0]}?)" if close else ""
+            self.error(f"unrecognized arguments: {cut(' '.join(rest))}{guess}")
         return namespace
 
     def _check_value(self, action: argparse.Action, value: Any) -> None:

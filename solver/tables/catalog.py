@@ -108,8 +108,9 @@ def _find_entry(kind: str, name: str, entries: tuple[Any, ...], wanted_name: str
     # A guess only where one name extends the other (30B: 30B-A3B, whose base model's name extends it in
     # turn; Qwen3-8B-Instruct: Qwen3-8B), or ends with it as its last part (70B: Llama-3.1-70B), or is it after
     # a prefix (Meta-Llama-3.1-8B-Instruct, Hugging Face's older id: llama-3.1-8b-instruct; not after a short
-    # form, as 8B ends it too), or is it with one keystroke doubled (a1000: a100), and only one does: a name one
-    # character away otherwise is often another thing (v100 is not h100, 5B is not 8B).
+    # form, as 8B ends it too), or is it with one keystroke doubled (a1000: a100) or other hyphens (qwen-3-8b:
+    # qwen3-8b), and only one does: a name one character away otherwise is often another thing (v100 is not h100,
+    # 5B is not 8B).
     completions = sorted((known for known in names if known.startswith(wanted)), key=len)
     undoubled = {wanted[:at] + wanted[at + 1:] for at in range(1, len(wanted)) if wanted[at] == wanted[at - 1]}
     close = {names[known] for known in completions if not known.startswith(completions[0])} | {
@@ -118,9 +119,15 @@ def _find_entry(kind: str, name: str, entries: tuple[Any, ...], wanted_name: str
         or {entry for known, entry in names.items() if wanted.startswith(known + "-")}
         or {entry for known, entry in names.items()
             if wanted.endswith("-" + known) and not _is_short_form(known, entry)}
-        or {entry for known, entry in names.items() if known in undoubled})
+        or {entry for known, entry in names.items() if known in undoubled}
+        or {entry for known, entry in names.items() if _unhyphenated(known) == _unhyphenated(wanted)})
     guess = f" (did you mean {close.pop()}?)" if len(close) == 1 else ""
     raise QueryError(f"unknown {kind} {brief(name)}{guess}; accepted: {accepted}")
+
+
+def _unhyphenated(name: str) -> str:
+    """A name without its hyphens, underscores and spaces (qwen-3-8b and qwen3_8b are qwen38b)."""
+    return re.sub(r"[-_ ]", "", name)
 
 
 def vouches_for(table_gpus: int, gpus: int, most: int = MAX_ESTIMATED_GPUS) -> bool:
