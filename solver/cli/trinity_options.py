@@ -102,9 +102,11 @@ def check_planner_config(args: argparse.Namespace, catalog: Catalog, added: str,
     if args.model is None and not added:
         try:
             catalog.model(config.model)
-        except QueryError as error:
-            raise QueryError(f"{args.from_config}: {MODEL_PATH}: {error}{_not_found_locally(config)}; or give --model "
-                             "M, or --model-config PATH (the model's config.json)") from None
+        except QueryError as error:  # the way out before the list of models, which is long
+            unknown, _, accepted = str(error).partition("; accepted: ")
+            raise QueryError(f"{args.from_config}: {MODEL_PATH}: {unknown}{_not_found_locally(config)}: give --model M "
+                             "(a catalogue model of its shape, such as the one it was fine-tuned from), or "
+                             f"--model-config PATH (its config.json); accepted: {accepted}") from None
     if objective != "max_len" and args.max_model_len is None and config.max_model_len is None:
         raise QueryError(f"{args.from_config}: no model.max_model_len to plan for: give --len L (or --maximize len)")
     if args.write:
