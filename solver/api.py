@@ -417,6 +417,8 @@ def config_query(catalog: Catalog, config: TrinityConfig, *, objective: Objectiv
     asked = max_model_len if max_model_len is not None else config.max_model_len
     own_nodes = node_gpus is None and config.node_gpus is not None
     options.setdefault("node_source", NODE_SIZE_KEY if own_nodes else "--node-gpus")
+    if exact is None and from_config:  # the config's GPUs, less its rollout's, are the trainer's exactly
+        options.setdefault("exact_source", "the config's cluster")
     if train_batch_size is None and config.train_batch_size is not None:
         train_batch_size = config.train_batch_size
         options.setdefault("train_batch_source", config.train_batch_source)

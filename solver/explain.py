@@ -422,7 +422,7 @@ class _Words:
         sps = runs(sorted({c[3] for c in combinations}))
         if rule == "budget":
             if query.exact:
-                return [Reason(rule=rule, detail=f"{on}: --exact asks for {query.budget_gpus}")]
+                return [Reason(rule=rule, detail=f"{on}: {query.exact_source} asks for {query.budget_gpus}")]
             return [Reason(rule=rule, detail=f"more GPUs than the budget of {query.budget_gpus} (such as {on})")]
         if rule == "whole_nodes":
             return [Reason(rule=rule, detail=f"{on} span nodes of {query.node_gpus} ({query.node_source}) but "

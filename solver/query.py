@@ -72,6 +72,8 @@ class Query(Frozen):
     open_budget: bool = Field(default=False, description=(
         "the budget is not the user's: the fewest GPUs among every count the planner considers"))
     exact: bool = False
+    exact_source: str = Field(default="--exact", description="where the exact count came from, as messages name it "
+                              "(--exact, or a config's cluster)")
     max_model_len: int | None = Field(default=None, gt=0)
     sp: int | None = Field(default=None, gt=0)
     env: bool | None = None
@@ -156,6 +158,7 @@ def make_query(
     objective: Objective = "cheapest",
     budget_gpus: int | None = None,
     exact: bool = False,
+    exact_source: str = "--exact",
     max_model_len: int | None = None,
     sp: int | None = None,
     env: bool | None = None,
@@ -182,7 +185,8 @@ def make_query(
     `budget_gpus` defaults, where the objective allows, to the largest documented GPU count (one node
     without tables); for the fewest GPUs, to `MAX_ESTIMATED_GPUS`.
     `node_gpus` (default 8) is the node size: a trainer on more GPUs uses whole nodes and keeps each SP
-    group in one node; messages say it came from `node_source` (and `host_ram_gb` from `host_ram_source`).
+    group in one node; messages say it came from `node_source` (and `host_ram_gb` from `host_ram_source`, an
+    `exact` count from `exact_source`).
     With `rollout_gpus`, the trainer's count
     leaves them a `rollout_layout`: trainer and rollout in one node; the trainer in part of a node and the
     rollout filling it and whole nodes more; or the trainer on whole nodes and the rollout on the nodes
@@ -195,6 +199,7 @@ def make_query(
                 ("workers", workers, int), ("seed", seed, int), ("memory", memory, MemoryModel | None),
                 ("host_ram_gb", host_ram_gb, float | None), ("node_gpus", node_gpus, int),
                 ("node_source", node_source, str), ("host_ram_source", host_ram_source, str),
+                ("exact_source", exact_source, str),
                 ("rollout_gpus", rollout_gpus, int | None), ("train_batch_size", train_batch_size, int | None),
                 ("train_batch_source", train_batch_source, str))
     check_choice("objective", objective, get_args(Objective))
@@ -228,6 +233,7 @@ def make_query(
         budget_gpus=budget_gpus,
         open_budget=open_budget,
         exact=exact,
+        exact_source=exact_source,
         max_model_len=max_model_len,
         sp=sp,
         env=env,

@@ -679,6 +679,20 @@ def test_write_says_to_export_env_on_every_node_of_a_trainer_past_one_node_of_a_
         assert (status, err.splitlines()[-1]) == (0, f"{export} {when}") and f"apply          {apply}" in out
 
 
+def test_explain_names_where_the_exact_count_came_from(cli, tmp_path: Path):
+    # A config that gives its cluster pins the trainer's count without --exact: --explain names the config, not a flag
+    # the user did not type; with --write, the --write that keeps that cluster; with --exact, --exact.
+    config = tmp_path / "trinity.yaml"
+    config.write_text("algorithm: {algorithm_type: grpo}\nmodel: {model_path: Qwen/Qwen3-8B, max_model_len: 65536}\n"
+                      "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 4}}\n",
+                      encoding="utf-8")
+    for extra, source in (([], "the config's cluster"), (["--write", str(tmp_path / "w.yaml")],
+                                                         "--write (the config's cluster)"),
+                          (["--exact", "--gpus", "4"], "--exact")):
+        status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--explain", *extra)
+        assert status == 0 and f"budget           2, 3, 6 GPUs: {source} asks for 4\n" in out
+
+
 def test_flags_override_the_config(cli, user_config: Path):
     _, out, _ = cli("--from-config", str(user_config), "--gpu", "a100", "--len", "8192", "--model", "4B", "--json")
     (answer,) = json.loads(out)

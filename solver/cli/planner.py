@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from math import ceil
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from solver import __version__
 from solver.api import answer_query, config_query, with_config_verdicts
@@ -212,8 +212,10 @@ def _planner_query(args: argparse.Namespace, catalog: Catalog, added: str, confi
         query = make_query(catalog, **{**asked, "model": asked["model"] or ""},
                            token_budget=args.token_budget or "default", node_gpus=args.node_gpus or NODE_GPUS)
     else:  # --write plans for the config's own GPU count, whatever the objective
-        query = config_query(catalog, config, **{**asked, "exact": True if args.exact or args.write else None},
-                             token_budget=args.token_budget, node_gpus=args.node_gpus)
+        pinned: dict[str, Any] = {"exact": None} if not (args.exact or args.write) else {
+            "exact": True, "exact_source": "--exact" if args.exact else "--write (the config's cluster)"}
+        query = config_query(catalog, config, **{**asked, **pinned}, token_budget=args.token_budget,
+                             node_gpus=args.node_gpus)
     given = [flag for flag, value in (("--out", args.out), ("--write", args.write)) if value]
     if given and len(query.gpus) > 1:
         raise QueryError(f"{' and '.join(given)} {'take' if len(given) > 1 else 'takes'} one plan: choose one GPU type "
