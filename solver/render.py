@@ -507,7 +507,7 @@ def answers_view(answers: Iterable[Answer], query: Query, catalog: Catalog, vers
         else:
             renderables.append(Text(answer.no_plan_line, style="red"))
             if answer.explanation is None:
-                renderables.append(Text(NO_PLAN_HINT, style="dim"))
+                renderables.append(Text(UNDECIDED_HINT if answer.status == "unknown" else NO_PLAN_HINT, style="dim"))
         if answer.explanation:
             renderables.append(_explanation(answer.explanation))
         renderables.append(Text())
@@ -516,6 +516,8 @@ def answers_view(answers: Iterable[Answer], query: Query, catalog: Catalog, vers
 
 NO_PLAN_HINT = "--explain says why, rule by rule, and names plans beyond these limits where there are any"
 """The line under a reason without an explanation."""
+UNDECIDED_HINT = "a longer --time-limit lets the search find a plan or prove that none exists"
+"""The line under a reason where the time limit stopped the search before it decided."""
 WIDENED_NOTE = "(+N): grown onto N idle GPUs of its node, where more GPUs run it faster (or longer, for at_least)"
 """A cluster table's note on the jobs that `place` widened."""
 MORE_ROLLOUT_NOTE = "(N asked): a trainer on whole nodes leaves its rollout whole nodes, more GPUs than the job asked"

@@ -197,6 +197,18 @@ def test_exit_1_when_some_answer_has_no_plan(cli):
     assert status == 1 and hint not in out and "more_gpus" in out
 
 
+def test_an_answer_the_time_limit_left_open_says_to_raise_the_limit(cli, monkeypatch: pytest.MonkeyPatch):
+    # Undecided is not "no plan": the line under its reason names the remedy, a longer --time-limit, not --explain.
+    from ortools.sat.python import cp_model
+
+    monkeypatch.setattr(cp_model.CpSolver, "solve", lambda self, model, callback=None: cp_model.UNKNOWN)
+    status, out, _ = cli("--model", "4B", "--gpu", "a100", "--len", "8192", "--time-limit", "2")
+    assert status == 1 and out.splitlines()[1:3] == [
+        "no plan found within the time limit of 2 s",
+        "a longer --time-limit lets the search find a plan or prove that none exists"]
+    assert "--explain says why" not in out
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
