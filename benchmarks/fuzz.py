@@ -16,28 +16,18 @@ from pathlib import Path
 from typing import Any
 
 from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
 from hypothesis.strategies import SearchStrategy
 from rich.console import Console
 from rich.table import Table
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-from fuzz_targets import (
-    ARGVS,
-    CONFIG_CHANGES,
-    CONFIG_EDITS,
-    DOCUMENTS,
-    EDITS,
-    load_changed_model_config,
-    load_cluster_document,
-    load_mutated_table,
-    read_trinity_document,
-    run_cli,
-)
+from fuzz_targets import TARGETS
 
 
-def fuzz(strategy: SearchStrategy[Any], check: Callable[[Any], None], examples: int) -> tuple[int, float, float, str]:
-    """Run `check` on `examples` inputs drawn from `strategy`: (tried, seconds, slowest input, failure)."""
+def fuzz(strategy: SearchStrategy[Any], check: Callable[[Any, Path], object], folder: Path,
+         examples: int) -> tuple[int, float, float, str]:
+    """Run `check` on `examples` inputs drawn from `strategy`, their files in `folder`: (tried, seconds, slowest
+    input, failure)."""
     count, slowest = 0, 0.0
 
     @settings(max_examples=examples, deadline=None, database=None, suppress_health_check=list(HealthCheck))
@@ -45,7 +35,7 @@ def fuzz(strategy: SearchStrategy[Any], check: Callable[[Any], None], examples: 
     def run(value: Any) -> None:
         nonlocal count, slowest
         started = time.perf_counter()
-        check(value)
+        check(value, folder)
         slowest = max(slowest, time.perf_counter() - started)
         count += 1
 
@@ -62,19 +52,11 @@ def main() -> None:
     parser.add_argument("--examples", type=int, default=2000, help="inputs per target (default 2000)")
     args = parser.parse_args()
     folder = Path(tempfile.mkdtemp())
-    targets = {
-        "command lines": (ARGVS, run_cli),
-        "mutated table files": (EDITS, lambda edits: load_mutated_table(edits, folder)),
-        "random cluster files": (DOCUMENTS, lambda text: load_cluster_document(text, folder)),
-        "random Trinity configs": (DOCUMENTS, lambda text: read_trinity_document(text, folder)),
-        "changed model configs": (st.tuples(st.integers(min_value=0, max_value=99), CONFIG_CHANGES, CONFIG_EDITS),
-                                  lambda drawn: load_changed_model_config(*drawn, folder)),
-    }
     table = Table(title=f"fuzzing, {args.examples} inputs per target")
     for column in ("target", "tried", "seconds", "slowest s", "broke the contract"):
         table.add_column(column, justify="left" if column == "target" else "right")
-    for name, (strategy, check) in targets.items():
-        tried, seconds, slowest, failure = fuzz(strategy, check, args.examples)
+    for name, (strategy, check) in TARGETS.items():
+        tried, seconds, slowest, failure = fuzz(strategy, check, folder, args.examples)
         table.add_row(name, str(tried), f"{seconds:.1f}", f"{slowest:.2f}", failure)
     Console(width=max(Console().width, 140)).print(table)
 

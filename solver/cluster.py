@@ -442,24 +442,10 @@ def place(
     unplaced = tuple(Unplaced(job=fleet.jobs[i].name, reason=_why_no_option(planner, fleet, i)) for i in stuck)
     planning_s = time.monotonic() - started
     if every_job and stuck:  # all or none: the other jobs are not placed either, and say why
-        names = ", ".join(fleet.jobs[i].name for i in stuck)
-        fit = "fits" if len(stuck) == 1 else "fit"
-        others = tuple(Unplaced(job=job.name, reason=f"--minimize nodes places every job or none, and {names} {fit} "
-                                                     "nowhere") for i, job in enumerate(fleet.jobs) if i not in stuck)
-        return ClusterResult(status="unknown" if planner.undecided else "infeasible", objective=None, bound=None,
-                             objective_counts="nodes", placements=(), unplaced=unplaced + others,
-                             pools=pool_use(fleet, ()), undecided_ways=planner.undecided,
-                             wall_time_s=time.monotonic() - started)
+        return _none_placed(fleet, stuck, unplaced, planner.undecided, started)
     built = build_placement_model(fleet, options, every_job)
-    nodes_used = sum(built.pattern_counts.values()) + sum(
-        o.whole_nodes * x for o, x in zip(options, built.chosen) if o.whole_nodes)
-    priority = sum(fleet.jobs[o.job].priority * x for o, x in zip(options, built.chosen))
-    gain = sum(o.gain * x for o, x in zip(options, built.chosen) if o.gain)
-    cost = sum(o.cost * x for o, x in zip(options, built.chosen))
     counted_by: PlacementCount = "nodes" if every_job else "priority"  # what the first stage counts
-    first_stage = ("nodes", nodes_used, False) if every_job else ("priority", priority, True)
-    stages = [first_stage, ("length", gain, True), ("cost", cost, False),
-              ("tie-break", _tie_break(fleet, options, built), False)]
+    stages = _stages(fleet, options, built, every_job)
     # Start from a greedy placement: CP-SAT never returns less, and it stands if time runs out first.
     values, counts = _as_model_values(built, _greedy_choice(fleet, options, smallest_first=True), options, fleet)
     _hint(built, values, counts)
@@ -505,6 +491,34 @@ def place(
                          unplaced=unplaced, pools=pool_use(fleet, placements), host_rounded=host_rounded,
                          undecided_ways=undecided, wall_time_s=time.monotonic() - started, planning_s=planning_s,
                          interrupted=interrupted)
+
+
+def _none_placed(fleet: Fleet, stuck: list[int], unplaced: tuple[Unplaced, ...], undecided: int,
+                 started: float) -> ClusterResult:
+    """The answer of ``--minimize nodes`` (every job or none) where the jobs `stuck` (indexes) fit nowhere, as
+    `unplaced` says: the other jobs are not placed either, for that reason."""
+    names = ", ".join(fleet.jobs[i].name for i in stuck)
+    fit = "fits" if len(stuck) == 1 else "fit"
+    others = tuple(Unplaced(job=job.name, reason=f"--minimize nodes places every job or none, and {names} {fit} "
+                                                 "nowhere") for i, job in enumerate(fleet.jobs) if i not in stuck)
+    return ClusterResult(status="unknown" if undecided else "infeasible", objective=None, bound=None,
+                         objective_counts="nodes", placements=(), unplaced=unplaced + others,
+                         pools=pool_use(fleet, ()), undecided_ways=undecided, wall_time_s=time.monotonic() - started)
+
+
+def _stages(fleet: Fleet, options: list[Option], built: _Model,
+            every_job: bool) -> list[tuple[str, cp_model.LinearExprT, bool]]:
+    """The objectives `_solve_stages` solves in turn, as (name, expression, maximise): the total priority of the
+    placed jobs (with `every_job`, the fewest nodes used instead), the length the ``at_least`` jobs gain, the
+    least total cost, and last a tie-break."""
+    nodes_used = sum(built.pattern_counts.values()) + sum(
+        o.whole_nodes * x for o, x in zip(options, built.chosen) if o.whole_nodes)
+    priority = sum(fleet.jobs[o.job].priority * x for o, x in zip(options, built.chosen))
+    gain = sum(o.gain * x for o, x in zip(options, built.chosen) if o.gain)
+    cost = sum(o.cost * x for o, x in zip(options, built.chosen))
+    first_stage = ("nodes", nodes_used, False) if every_job else ("priority", priority, True)
+    return [first_stage, ("length", gain, True), ("cost", cost, False),
+            ("tie-break", _tie_break(fleet, options, built), False)]
 
 
 def _time_for_reasons(fleet: Fleet, options: list[Option], planning_s: float) -> float:

@@ -10,10 +10,13 @@ from __future__ import annotations
 import contextlib
 import io
 import json
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import yaml
 from hypothesis import strategies as st
+from hypothesis.strategies import SearchStrategy
 
 from solver.cli import main
 from solver.tables import (
@@ -214,3 +217,14 @@ def _said_once(result: tuple[int, str, str]) -> None:
     """A verdict on a config (one GPU type: one answer) names each of its problems once."""
     problems = [line for line in result[1].splitlines() if line.startswith("  but: ")]
     assert len(problems) == len(set(problems)), result[1]
+
+
+TARGETS: dict[str, tuple[SearchStrategy[Any], Callable[[Any, Path], object]]] = {
+    "command lines": (ARGVS, lambda argv, folder: run_cli(argv)),
+    "mutated table files": (EDITS, load_mutated_table),
+    "random cluster files": (DOCUMENTS, load_cluster_document),
+    "random Trinity configs": (DOCUMENTS, read_trinity_document),
+    "changed model configs": (st.tuples(st.integers(min_value=0, max_value=99), CONFIG_CHANGES, CONFIG_EDITS),
+                              lambda drawn, folder: load_changed_model_config(*drawn, folder)),
+}
+"""Every target by name: the inputs it draws, and the check of one input (given a folder for its files)."""

@@ -55,6 +55,7 @@ from __future__ import annotations
 
 import functools
 import math
+from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
@@ -496,73 +497,88 @@ def _beyond_calibration(memory_gib: float, model: Any, n: int, sp: int, tokens: 
 # --- enumeration -----------------------------------------------------------------------------------------
 
 
-def enumerate_plans(
-    catalog: Catalog,
-    *,
-    gpu: str,
-    model: str,
-    objective: str,
-    budget_gpus: int,
-    max_model_len: int | None = None,
-    exact: bool = False,
-    sp: int | None = None,
-    env: bool | None = None,
-    offload: bool | None = None,
-    weights: Weights | None = None,
-    node_gpus: int = 8,
-    estimates: bool = False,
-    rollout_gpus: int | None = None,
-    host_ram_gb: float | None = None,
-    token_budget: str = "default",
-    train_batch_size: int | None = None,
-) -> list[dict]:
-    """Every feasible plan, best first by the objective's key (a total order); when maximising, each
-    combination (n, env, offload, sp) at its longest length, and where that is an estimate, at its longest
-    length the tables vouch for too."""
+@dataclass(frozen=True)
+class Query:
+    """What a query asks, as `enumerate_plans` and `check_plan` take it: keyword arguments of these names (the
+    objective apart), with these defaults."""
+
+    gpu: str
+    model: str
+    budget_gpus: int
+    max_model_len: int | None = None
+    exact: bool = False
+    sp: int | None = None
+    env: bool | None = None
+    offload: bool | None = None
+    weights: Weights | None = None
+    node_gpus: int = 8
+    estimates: bool = False
+    rollout_gpus: int | None = None
+    host_ram_gb: float | None = None
+    token_budget: str = "default"
+    train_batch_size: int | None = None
+
+    @property
+    def without_env(self) -> bool:
+        """Whether Env is pinned off: an estimate then needs no Env (`_longest_estimate`)."""
+        return self.env is False
+
+
+def _resolved(catalog: Catalog, query: Query) -> tuple[Weights, Any, Any, dict[int, Table], list[dict[int, Table]]]:
+    """The query's weights (the shipped ones by default), GPU type and model, and the tables that speak for them:
+    `_own_tables` and `_refuting_tables`."""
+    gpu_type, the_model = catalog.gpu(query.gpu), catalog.model(query.model)
+    return (load_weights() if query.weights is None else query.weights, gpu_type, the_model,
+            _own_tables(catalog, gpu_type, the_model)[0], _refuting_tables(catalog, gpu_type, the_model))
+
+
+def enumerate_plans(catalog: Catalog, *, objective: str, **asked: Any) -> list[dict]:
+    """Every feasible plan of the query `asked` (`Query`'s fields), best first by the objective's key (a total
+    order); when maximising, each combination (n, env, offload, sp) at its longest length, and where that is an
+    estimate, at its longest length the tables vouch for too."""
+    query = Query(**asked)
     if objective not in OBJECTIVES:
         raise ValueError(f"unknown objective {objective!r}; accepted: {', '.join(OBJECTIVES)}")
     if objective == "max_len":
-        if max_model_len is not None:
+        if query.max_model_len is not None:
             raise ValueError("max_len chooses the length itself; give no max_model_len")
-    elif max_model_len is None:
+    elif query.max_model_len is None:
         raise ValueError(f"{objective} needs a max_model_len")
-    weights = load_weights() if weights is None else weights
-    gpu_type = catalog.gpu(gpu)
-    the_model = catalog.model(model)
-    tables = _own_tables(catalog, gpu_type, the_model)[0]
-    refuting = _refuting_tables(catalog, gpu_type, the_model)
+    weights, gpu_type, the_model, tables, refuting = _resolved(catalog, query)
 
     ranked = []
-    untabled = _estimated_counts(tables, budget_gpus, node_gpus)
+    untabled = _estimated_counts(tables, query.budget_gpus, query.node_gpus)
     # Counts with a table, those beyond a table's count (whose cells may vouch for them), and with estimates
     # every count the memory model covers.
-    counts = sorted({*tables, *(n for n in untabled if estimates or (tables and n > min(tables)))})
+    counts = sorted({*tables, *(n for n in untabled if query.estimates or (tables and n > min(tables)))})
     for n in counts:
-        if n > budget_gpus or (exact and n != budget_gpus) or _rollout_problem(n, rollout_gpus or 0, node_gpus):
+        if (n > query.budget_gpus or (query.exact and n != query.budget_gpus)
+                or _rollout_problem(n, query.rollout_gpus or 0, query.node_gpus)):
             continue
-        for e in _pinned_values(env, [False, True]):
-            for o in _pinned_values(offload, [False, True]):
-                if _host_ram_problem(the_model, n, node_gpus, host_ram_gb, o):
+        for e in _pinned_values(query.env, [False, True]):
+            for o in _pinned_values(query.offload, [False, True]):
+                if _host_ram_problem(the_model, n, query.node_gpus, query.host_ram_gb, o):
                     continue
-                for s in _pinned_values(sp, list(range(1, n + 1))):
-                    if (_sp_rule_problems(the_model, n, s) or _node_problem(n, s, node_gpus)
-                            or _batch_problem(train_batch_size, n, s)):
+                for s in _pinned_values(query.sp, list(range(1, n + 1))):
+                    if (_sp_rule_problems(the_model, n, s) or _node_problem(n, s, query.node_gpus)
+                            or _batch_problem(query.train_batch_size, n, s)):
                         continue
-                    longest = 0 if not estimates else _longest_estimate(
-                        the_model, gpu_type.memory_gib, n, bool(e), bool(o), s, env is False)
-                    most_tokens = _estimated_tokens(refuting, the_model, gpu_type.memory_gib, n, e, o, s, env is False) \
-                        if estimates and token_budget == "auto" else 0
+                    longest = 0 if not query.estimates else _longest_estimate(
+                        the_model, gpu_type.memory_gib, n, bool(e), bool(o), s, query.without_env)
+                    most_tokens = _estimated_tokens(refuting, the_model, gpu_type.memory_gib, n, e, o, s,
+                                                    query.without_env) \
+                        if query.estimates and query.token_budget == "auto" else 0
                     reach = max(longest, min(s * most_tokens, 1 << 21))
                     # When maximising: the rows of the tables that may vouch (the tables share one grid of
                     # rows), and the estimate's grid.
                     rows = {row.max_model_len for m, t in tables.items() if m <= n for row in t.rows}
                     lengths = sorted(rows | set(range(1024, reach + 1, 1024))) if objective == "max_len" \
-                        else [max_model_len]
+                        else [query.max_model_len]
                     for length in lengths:
                         found = _evidence(tables, the_model, n, e, o, s, length, refuting[1:])
                         tokens = _max_token_len_per_gpu(length, s)
-                        if found is None and estimates and _estimated(refuting, the_model, gpu_type.memory_gib, n,
-                                                                      e, o, s, length, env is False):
+                        if found is None and query.estimates and _estimated(refuting, the_model, gpu_type.memory_gib, n,
+                                                                      e, o, s, length, query.without_env):
                             found = ("estimated", None)
                         elif found is None and most_tokens and length <= 1 << 21 and \
                                 (lowered := _lowered_budget(length, s, most_tokens)) is not None:
@@ -574,7 +590,7 @@ def enumerate_plans(
                         cost = exact_cost(weights, n, e, o, s)
                         plan = {
                             "gpus": n,
-                            "unused_gpus": budget_gpus - n,
+                            "unused_gpus": query.budget_gpus - n,
                             "env": bool(e),
                             "offload": bool(o),
                             "sp": s,
@@ -586,13 +602,13 @@ def enumerate_plans(
                             "cost": float(cost),
                             "evidence": evidence,
                             "source": source,
-                            **_memory(catalog, gpu_type.memory_gib, the_model, n, e, o, s, length, node_gpus,
-                                      tokens, host_ram_gb),
+                            **_memory(catalog, gpu_type.memory_gib, the_model, n, e, o, s, length, query.node_gpus,
+                                      tokens, query.host_ram_gb),
                             "beyond_calibration": _beyond_calibration(gpu_type.memory_gib, the_model, n, s, tokens)
                             if evidence == "estimated" else [],
-                            **_layout(n, rollout_gpus, node_gpus),
+                            **_layout(n, query.rollout_gpus, query.node_gpus),
                         }
-                        plan["cautions"] = _cautions(plan, the_model, gpu_type, train_batch_size)
+                        plan["cautions"] = _cautions(plan, the_model, gpu_type, query.train_batch_size)
                         ranked.append((_rank_key(objective, n, e, o, s, length, cost), plan))
     ranked.sort(key=lambda pair: pair[0])
     keys = [key for key, _ in ranked]
@@ -684,35 +700,16 @@ def _caution_problems(cautions: Any, plan: dict, *, rocm: bool, memory_gib: floa
     return problems
 
 
-def check_plan(
-    catalog: Catalog,
-    plan: dict,
-    *,
-    gpu: str,
-    model: str,
-    budget_gpus: int,
-    max_model_len: int | None = None,
-    exact: bool = False,
-    sp: int | None = None,
-    env: bool | None = None,
-    offload: bool | None = None,
-    weights: Weights | None = None,
-    node_gpus: int = 8,
-    estimates: bool = False,
-    rollout_gpus: int | None = None,
-    host_ram_gb: float | None = None,
-    token_budget: str = "default",
-    train_batch_size: int | None = None,
-) -> list[str]:
-    """Problems with `plan` for this query, straight from the definitions; an empty list means valid.
+def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
+    """Problems with `plan` for the query `asked` (`Query`'s fields), straight from the definitions; an empty
+    list means valid.
 
     Checks validity only (not optimality). With no max_model_len (the max_len objective), the plan's
     length must be one of the row lengths of the table that vouches for it (an estimate's: a multiple
     of 1024).
     """
-    weights = load_weights() if weights is None else weights
-    gpu_type = catalog.gpu(gpu)
-    the_model = catalog.model(model)
+    query = Query(**asked)
+    weights, gpu_type, the_model, tables, refuting = _resolved(catalog, query)
     problems: list[str] = []
 
     if not isinstance(plan, dict):
@@ -724,7 +721,7 @@ def check_plan(
         problems.append(f"plan keys wrong: missing {missing}, unexpected {extra}")
         return problems
     problems += _caution_problems(plan["cautions"], plan, rocm=gpu_type.rocm, memory_gib=gpu_type.memory_gib,
-                                  batch_given=train_batch_size is not None, parameters_b=the_model.parameters_b)
+                                  batch_given=query.train_batch_size is not None, parameters_b=the_model.parameters_b)
 
     n = plan["gpus"]
     e = plan["env"]
@@ -755,44 +752,43 @@ def check_plan(
         return problems + [f"max_model_len={length} is not positive"]
 
     # Budget and the documented GPU counts.
-    if n > budget_gpus:
-        problems.append(f"gpus={n} is over the budget of {budget_gpus}")
-    if exact and n != budget_gpus:
-        problems.append(f"gpus={n} but exactly {budget_gpus} were asked for")
-    if plan["unused_gpus"] != budget_gpus - n:
-        problems.append(f"unused_gpus={plan['unused_gpus']}, expected {budget_gpus - n}")
-    tables = _own_tables(catalog, gpu_type, the_model)[0]
-    refuting = _refuting_tables(catalog, gpu_type, the_model)
+    if n > query.budget_gpus:
+        problems.append(f"gpus={n} is over the budget of {query.budget_gpus}")
+    if query.exact and n != query.budget_gpus:
+        problems.append(f"gpus={n} but exactly {query.budget_gpus} were asked for")
+    if plan["unused_gpus"] != query.budget_gpus - n:
+        problems.append(f"unused_gpus={plan['unused_gpus']}, expected {query.budget_gpus - n}")
     table = tables.get(n)
-    untabled = n in _estimated_counts(tables, budget_gpus, node_gpus)
-    estimated = estimates and (table is not None or untabled)
+    untabled = n in _estimated_counts(tables, query.budget_gpus, query.node_gpus)
+    estimated = query.estimates and (table is not None or untabled)
     if table is None and not estimated and not (untabled and tables and n > min(tables)):
         problems.append(
             f"{n} GPUs: no {gpu_type.name} table for them names {the_model.name}, and they are not a count past a "
-            f"table's (within a node of {node_gpus} or whole nodes, up to 64; documented counts: {sorted(tables)})"
+            f"table's (within a node of {query.node_gpus} or whole nodes, up to 64; documented counts: "
+            f"{sorted(tables)})"
         )
 
     # The SP rules.
     problems.extend(_sp_rule_problems(the_model, n, s))
-    problems.extend(_node_problem(n, s, node_gpus))
-    problems.extend(_batch_problem(train_batch_size, n, s))
-    problems.extend(_rollout_problem(n, rollout_gpus or 0, node_gpus))
-    if not _rollout_problem(n, rollout_gpus or 0, node_gpus):
-        layout = _layout(n, rollout_gpus, node_gpus)
+    problems.extend(_node_problem(n, s, query.node_gpus))
+    problems.extend(_batch_problem(query.train_batch_size, n, s))
+    problems.extend(_rollout_problem(n, query.rollout_gpus or 0, query.node_gpus))
+    if not _rollout_problem(n, query.rollout_gpus or 0, query.node_gpus):
+        layout = _layout(n, query.rollout_gpus, query.node_gpus)
         if (plan["nodes"], plan["rollout_gpus"]) != (layout["nodes"], layout["rollout_gpus"]):
             problems.append(f"nodes/rollout_gpus {plan['nodes']}/{plan['rollout_gpus']}, expected "
                             f"{layout['nodes']}/{layout['rollout_gpus']}")
-    problems.extend(_host_ram_problem(the_model, n, node_gpus, host_ram_gb, o))
+    problems.extend(_host_ram_problem(the_model, n, query.node_gpus, query.host_ram_gb, o))
 
     # Pins.
-    for name, pin, value in (("sp", sp, s), ("env", env, e), ("offload", offload, o)):
+    for name, pin, value in (("sp", query.sp, s), ("env", query.env, e), ("offload", query.offload, o)):
         if pin is not None and value != pin:
             problems.append(f"{name}={value!r} but it was pinned to {pin!r}")
 
     # The length.
-    if max_model_len is not None:
-        if length != max_model_len:
-            problems.append(f"max_model_len={length} but {max_model_len} was asked for")
+    if query.max_model_len is not None:
+        if length != query.max_model_len:
+            problems.append(f"max_model_len={length} but {query.max_model_len} was asked for")
     elif plan["evidence"] == "estimated":
         if length % 1024:
             problems.append(f"max_model_len={length} is not a multiple of 1024 (an estimate's grid)")
@@ -803,11 +799,12 @@ def check_plan(
     # Derived fields.
     want_tokens = _max_token_len_per_gpu(length, s)
     lowered = None
-    if estimated and token_budget == "auto" and plan["evidence"] == "estimated" and \
+    if estimated and query.token_budget == "auto" and plan["evidence"] == "estimated" and \
             _evidence(tables, the_model, n, e, o, s, length, refuting[1:]) is None and \
-            not _estimated(refuting, the_model, gpu_type.memory_gib, n, e, o, s, length, env is False) and length <= 1 << 21:
+            not _estimated(refuting, the_model, gpu_type.memory_gib, n, e, o, s, length, query.without_env) and \
+            length <= 1 << 21:
         lowered = _lowered_budget(length, s, _estimated_tokens(refuting, the_model, gpu_type.memory_gib, n, e, o, s,
-                                                               env is False))
+                                                               query.without_env))
         want_tokens = lowered or want_tokens
     if plan["max_token_len_per_gpu"] != want_tokens:
         problems.append(f"max_token_len_per_gpu={plan['max_token_len_per_gpu']}, expected {want_tokens}")
@@ -825,8 +822,8 @@ def check_plan(
         problems.append(f"yarn_beyond_validated={plan['yarn_beyond_validated']!r}, expected the opposite")
 
     # The memory model's prediction (a derived field, computed by solver.memory).
-    predicted = _memory(catalog, gpu_type.memory_gib, the_model, n, e, o, s, length, node_gpus, want_tokens,
-                        host_ram_gb)
+    predicted = _memory(catalog, gpu_type.memory_gib, the_model, n, e, o, s, length, query.node_gpus, want_tokens,
+                        query.host_ram_gb)
     if {k: plan[k] for k in predicted} != predicted:
         problems.append(f"the memory figures {({k: plan[k] for k in predicted})} differ from the memory model's "
                         f"{predicted}")
@@ -857,7 +854,8 @@ def check_plan(
             f"{Setting(env=e, offload=o, sp=s).label} includes"
         )
     else:
-        if not _estimated(refuting, the_model, gpu_type.memory_gib, n, e, o, s, length, env is False) and lowered is None:
+        if lowered is None and not _estimated(refuting, the_model, gpu_type.memory_gib, n, e, o, s, length,
+                                              query.without_env):
             problems.append(f"not feasible: the memory model does not vouch for {Setting(env=e, offload=o, sp=s).label} "
                             f"on {n} GPUs at {length} tokens (it does not fit, or the count's table says it ran out of "
                             "memory)")

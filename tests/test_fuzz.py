@@ -3,49 +3,18 @@
 
 from __future__ import annotations
 
-from fuzz_targets import (
-    ARGVS,
-    CONFIG_CHANGES,
-    CONFIG_EDITS,
-    DOCUMENTS,
-    EDITS,
-    load_changed_model_config,
-    load_cluster_document,
-    load_mutated_table,
-    read_trinity_document,
-    run_cli,
-)
+import pytest
+from fuzz_targets import TARGETS
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 FAST = settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 
 
+@pytest.mark.parametrize("target", TARGETS)
 @FAST
-@given(argv=ARGVS)
-def test_random_command_lines_end_with_0_1_or_2(argv: list[str]):
-    run_cli(argv)
-
-
-@FAST
-@given(edits=EDITS)
-def test_mutated_table_files_load_or_are_refused(edits, tmp_path_factory):
-    load_mutated_table(edits, tmp_path_factory.mktemp("table"))
-
-
-@FAST
-@given(which=st.integers(min_value=0, max_value=99), changes=CONFIG_CHANGES, edits=CONFIG_EDITS)
-def test_changed_model_configs_load_or_are_refused(which: int, changes, edits, tmp_path_factory):
-    load_changed_model_config(which, changes, edits, tmp_path_factory.mktemp("config"))
-
-
-@FAST
-@given(text=DOCUMENTS)
-def test_random_cluster_files_load_or_are_refused(text, tmp_path_factory):
-    load_cluster_document(text, tmp_path_factory.mktemp("fleet"))
-
-
-@FAST
-@given(text=DOCUMENTS)
-def test_random_trinity_configs_read_or_are_refused(text, tmp_path_factory):
-    read_trinity_document(text, tmp_path_factory.mktemp("trinity"))
+@given(data=st.data())
+def test_the_target_keeps_the_contract(target: str, data: st.DataObject, tmp_path_factory):
+    # Command lines end with 0, 1 or 2 (2: one line, no traceback); files load or are refused in one line.
+    strategy, check = TARGETS[target]
+    check(data.draw(strategy), tmp_path_factory.mktemp("input"))

@@ -160,34 +160,7 @@ def trinity_fragment(
             if not (key.existing_only and value_at(layout, key.path) is None)]
     model_keys = [k for k in keys if k.path[0] == "model"]
     trainer_keys = [k for k in keys if k.path[0] == "trainer"]
-    cluster_keys: list[PlanKey] = []
-    if rollout_gpus is not None:
-        no_explorer = [PlanKey(path=("mode",), value="train",
-                               comment="no explorer here: it runs elsewhere, in mode explore")]
-        cluster_keys = [
-            *(no_explorer if not rollout_gpus else []),
-            PlanKey(path=("cluster", "node_num"), value=nodes),
-            PlanKey(
-                path=("cluster", "gpu_per_node"),
-                value=(plan.gpus + rollout_gpus) // nodes,
-                comment=f"{plan.gpus} trainer + {rollout_gpus} rollout" if rollout_gpus else (
-                    f"{plan.gpus} trainer, no rollout GPU here"),
-            ),
-        ]
-        if engines is not None and rollout_gpus:
-            others, size = engines
-            if not size:
-                raise EngineError(f"its rollout engines run elsewhere (engine_type {' or '.join(REMOTE_ENGINES)}) and "
-                                  f"take none of the {rollout_gpus - others} rollout GPUs")
-            if (rollout_gpus - others) < size or (rollout_gpus - others) % size:
-                raise EngineError(f"{rollout_gpus} rollout GPUs less the {others} of auxiliary models are not whole "
-                                  f"engines of {counted(size, 'GPU')} each")
-            cluster_keys.append(PlanKey(path=("explorer", "rollout_model", "engine_num"),
-                                        value=(rollout_gpus - others) // size,
-                                        comment="one GPU each" if size == 1 else f"{size} GPUs each"))
-            if not any(value_at(layout, ("explorer", "rollout_model", key)) is not None
-                       for key in ("data_parallel_size", "pipeline_parallel_size")):  # else size is their product
-                cluster_keys.append(PlanKey(path=("explorer", "rollout_model", "tensor_parallel_size"), value=size))
+    cluster_keys = [] if rollout_gpus is None else _cluster_keys(plan, rollout_gpus, nodes, engines, layout)
     comments: dict[tuple[str, ...], str] = {
         ("model", "rope_scaling"): f"YaRN: max_model_len is beyond the native context of {model.native_context}",
     }
@@ -202,6 +175,39 @@ def trinity_fragment(
     if problems:  # a defect of rft-solver's, never of the input: no fragment that Trinity would refuse leaves here
         raise RuntimeError(f"the Trinity config made for {plan.setting.label} breaks Trinity's rules: {problems}")
     return text
+
+
+def _cluster_keys(plan: Plan, rollout_gpus: int, nodes: int, engines: tuple[int, int] | None,
+                  layout: Any) -> list[PlanKey]:
+    """The keys that lay out `trinity_fragment`'s cluster: ``mode: train`` without rollout GPUs, the cluster's
+    nodes and GPUs per node, and (with `engines`) the explorer's rollout engines; `EngineError` where the
+    engines are elsewhere or do not divide the rollout GPUs."""
+    no_explorer = [PlanKey(path=("mode",), value="train",
+                           comment="no explorer here: it runs elsewhere, in mode explore")]
+    keys = [
+        *(no_explorer if not rollout_gpus else []),
+        PlanKey(path=("cluster", "node_num"), value=nodes),
+        PlanKey(
+            path=("cluster", "gpu_per_node"),
+            value=(plan.gpus + rollout_gpus) // nodes,
+            comment=f"{plan.gpus} trainer + {rollout_gpus} rollout" if rollout_gpus else (
+                f"{plan.gpus} trainer, no rollout GPU here"),
+        ),
+    ]
+    if engines is not None and rollout_gpus:
+        others, size = engines
+        if not size:
+            raise EngineError(f"its rollout engines run elsewhere (engine_type {' or '.join(REMOTE_ENGINES)}) and "
+                              f"take none of the {rollout_gpus - others} rollout GPUs")
+        if (rollout_gpus - others) < size or (rollout_gpus - others) % size:
+            raise EngineError(f"{rollout_gpus} rollout GPUs less the {others} of auxiliary models are not whole "
+                              f"engines of {counted(size, 'GPU')} each")
+        keys.append(PlanKey(path=("explorer", "rollout_model", "engine_num"), value=(rollout_gpus - others) // size,
+                            comment="one GPU each" if size == 1 else f"{size} GPUs each"))
+        if not any(value_at(layout, ("explorer", "rollout_model", key)) is not None
+                   for key in ("data_parallel_size", "pipeline_parallel_size")):  # else size is their product
+            keys.append(PlanKey(path=("explorer", "rollout_model", "tensor_parallel_size"), value=size))
+    return keys
 
 
 def _check_fragment_arguments(plan: Plan, model: Model, rollout_gpus: int | None, gpu: str | None, nodes: int,
