@@ -56,6 +56,7 @@ def load_config_mapping(text: str, name: str, yaml: YAML | None = None) -> Any:
     """A Trinity config's text as nested mappings, or `ConfigError`, one line naming the file, for text that
     is not YAML or not a mapping: as Trinity reads it (`_OmegaConfLoader`), or with `yaml`, ruamel's round
     trip, for a copy to patch."""
+    check_types(("text", text, str), ("name", name, str))
     try:
         if yaml is None:
             data = pyyaml.load(text, Loader=_OmegaConfLoader)
