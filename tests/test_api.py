@@ -410,6 +410,7 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
         (lambda: fragment_layout(None), "answer must be an Answer, got None"),
         (lambda: fragment_engines(solver.plan("8B", gpu="h20", max_model_len=8192, rollout_gpus=2)[0], None),
          "catalog must be a Catalog, got None"),
+        (lambda: CATALOG.for_fleet(str(FLEET)), f"fleet must be a Fleet, got {brief(str(FLEET))}"),
     ],
 )
 def test_bad_arguments_raise_one_line_query_errors(call, message: str):
