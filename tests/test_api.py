@@ -48,6 +48,16 @@ def test_import_solver_is_cheap_and_exports_the_api():
         solver.no_such_thing  # noqa: B018
 
 
+def test_the_choices_types_are_exported_for_annotations():
+    # A launcher that reads its objective from its own config annotates it so for mypy --strict, which refuses a str.
+    from typing import get_args
+
+    assert get_args(solver.Objective) == ("cheapest", "max_len", "min_gpus")
+    assert get_args(solver.EstimateMode) == ("auto", "only", "never")
+    assert get_args(solver.TokenBudgetMode) == ("default", "auto")
+    assert get_args(solver.TrinityVersion) == ("0.5", "0.6")
+
+
 def test_plan_gives_the_json_the_command_prints(cli):
     answers = solver.plan("4B", objective="max_len", budget_gpus=6, top=3, explain=True)
     _, out, _ = cli("--maximize", "len", "--gpus", "6", "--model", "4B", "--top", "3", "--explain", "--json")
