@@ -43,6 +43,10 @@ _EXPORTS = {
     "Calibration": "solver.results",
     "Pins": "solver.query",
     "Undecided": "solver.query",
+    "Objective": "solver.query",
+    "EstimateMode": "solver.query",
+    "TokenBudgetMode": "solver.query",
+    "TrinityVersion": "solver.query",
     "Breakdown": "solver.memory",
     "MemoryEstimate": "solver.memory",
     "Terms": "solver.memory",
@@ -80,8 +84,12 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_api.py
     from solver.memory import Breakdown as Breakdown
     from solver.memory import MemoryEstimate as MemoryEstimate
     from solver.memory import Terms as Terms
+    from solver.query import EstimateMode as EstimateMode
+    from solver.query import Objective as Objective
     from solver.query import Pins as Pins
     from solver.query import Query as Query
+    from solver.query import TokenBudgetMode as TokenBudgetMode
+    from solver.query import TrinityVersion as TrinityVersion
     from solver.query import Undecided as Undecided
     from solver.query import make_query as make_query
     from solver.results import Alternatives as Alternatives

@@ -247,6 +247,7 @@ def fragment_layout(answer: Answer) -> tuple[int, int | None]:
     """(nodes, rollout GPUs) of the ``cluster`` in `answer`'s fragment: the best plan's layout where the query asked
     for rollout GPUs (`Plan.nodes`; the rollout may get more than asked where the trainer takes whole nodes), else
     one node and no cluster section (None)."""
+    check_types(("answer", answer, Answer))
     plan = answer.best
     if answer.rollout_gpus is None or plan is None or plan.nodes is None or plan.rollout_gpus is None:
         return 1, None
@@ -256,6 +257,7 @@ def fragment_layout(answer: Answer) -> tuple[int, int | None]:
 def fragment_engines(answer: Answer, catalog: Catalog) -> RolloutEngines | None:
     """The rollout engines `rollout_engines` suggests for `answer`'s fragment (its rollout GPUs, GPU type, model,
     length and node size); None where it has no rollout GPUs."""
+    check_types(("catalog", catalog, Catalog))
     _, rollout = fragment_layout(answer)
     if not rollout or answer.best is None:
         return None
@@ -412,7 +414,8 @@ def config_query(catalog: Catalog, config: TrinityConfig, *, objective: Objectiv
     `exact` pins any budget, and ``exact=False`` frees the config's); `options` are `make_query`'s other keywords."""
     from solver.trinity import TrinityConfig
 
-    check_types(("catalog", catalog, Catalog), ("config", config, TrinityConfig))
+    check_types(("catalog", catalog, Catalog), ("config", config, TrinityConfig),
+                ("max_model_len", max_model_len, int | None))  # read before make_query checks the rest
     from_config = budget_gpus is None and config.trainer_gpus is not None
     asked = max_model_len if max_model_len is not None else config.max_model_len
     own_nodes = node_gpus is None and config.node_gpus is not None

@@ -15,7 +15,7 @@ import numpy
 import pytest
 
 import solver
-from solver.api import answer_query, config_query, with_config_verdicts
+from solver.api import answer_query, config_query, fragment_engines, fragment_layout, with_config_verdicts
 from solver.query import MAX_SEED
 from solver.render import memory_model_yaml
 from solver.tables import (
@@ -27,7 +27,7 @@ from solver.tables import (
     load_memory_model,
     shipped_tables_directory,
 )
-from solver.trinity import patch_trinity_config, read_trinity_config, trinity_fragment
+from solver.trinity import load_config_mapping, patch_trinity_config, read_trinity_config, trinity_fragment
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "docs" / "examples"
 FLEET = EXAMPLES / "fleet.yaml"
@@ -46,6 +46,16 @@ def test_import_solver_is_cheap_and_exports_the_api():
     assert solver.__all__ == ["__version__", *solver._EXPORTS]  # `from solver import *` gives the version too
     with pytest.raises(AttributeError, match="no attribute .no_such_thing."):
         solver.no_such_thing  # noqa: B018
+
+
+def test_the_choices_types_are_exported_for_annotations():
+    # A launcher that reads its objective from its own config annotates it so for mypy --strict, which refuses a str.
+    from typing import get_args
+
+    assert get_args(solver.Objective) == ("cheapest", "max_len", "min_gpus")
+    assert get_args(solver.EstimateMode) == ("auto", "only", "never")
+    assert get_args(solver.TokenBudgetMode) == ("default", "auto")
+    assert get_args(solver.TrinityVersion) == ("0.5", "0.6")
 
 
 def test_plan_gives_the_json_the_command_prints(cli):
@@ -397,6 +407,20 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
         (lambda: trinity_fragment(None, CATALOG.model("8B")), "plan must be a Plan, got None"),
         (lambda: patch_trinity_config(CONFIG_TEXT, solver.plan("8B", gpu="h20", max_model_len=8192)[0].best, "8B"),
          "model must be a Model, got '8B'"),
+        # not pydantic's ValidationError, a bare TypeError or ValueError, or YAML broken by a line break
+        (lambda: solver.described_gpu_type("MyAccel", 64, source=""), "source must be printable text, got ''"),
+        (lambda: solver.described_gpu_type("MyAccel", 64, source="lab\nB"), "source must be printable text, got 'lab\\nB'"),
+        (lambda: config_query(CATALOG, CONFIG, max_model_len="32k"),
+         "max_model_len must be a whole number or None, got '32k'"),
+        (lambda: config_query(CATALOG, CONFIG, max_model_len=float("nan")),
+         "max_model_len must be a whole number or None, got nan"),
+        (lambda: trinity_fragment(solver.plan("8B", gpu="h20", max_model_len=8192)[0].best, CATALOG.model("8B"),
+                                  gpu="H20\nmodel: {}"), "gpu must be printable text, got 'H20\\nmodel: {}'"),
+        (lambda: load_config_mapping(None, "t.yaml"), "text must be a str, got None"),
+        (lambda: fragment_layout(None), "answer must be an Answer, got None"),
+        (lambda: fragment_engines(solver.plan("8B", gpu="h20", max_model_len=8192, rollout_gpus=2)[0], None),
+         "catalog must be a Catalog, got None"),
+        (lambda: CATALOG.for_fleet(str(FLEET)), f"fleet must be a Fleet, got {brief(str(FLEET))}"),
     ],
 )
 def test_bad_arguments_raise_one_line_query_errors(call, message: str):

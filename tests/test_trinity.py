@@ -14,6 +14,8 @@ import difflib
 import io
 import os
 import re
+import threading
+import warnings
 from functools import cache, partial
 from pathlib import Path
 from typing import Any
@@ -1931,3 +1933,36 @@ def test_patch_keeps_a_reference_only_where_it_gives_the_plans_value_in_the_patc
     actor = _safe_load(patched)["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]
     assert actor["ppo_max_token_len_per_gpu"] == "${trainer.max_token_len_per_gpu}"
     assert read_trinity_config(patched, "p.yaml", {}).budget_in_effect(102400) == 51200
+
+
+def test_muting_ruamels_warnings_in_two_threads_at_once_leaves_the_processs_warnings_as_they_were():
+    # warnings.catch_warnings restores the filters it saw on entry: two threads inside at once (a in, b in, a out,
+    # b out) left ruamel's "ignore" in force for good, silencing the caller's own warnings. Each reader waits a
+    # moment for the other to be inside too; a lock lets b in only once a is out.
+    inside = {"a": threading.Event(), "b": threading.Event()}
+    a_out = threading.Event()
+
+    class Reader:  # ruamel's YAML, as far as load_config_mapping uses it
+        def __init__(self, name: str, other: str) -> None:
+            self.name, self.other = name, other
+
+        def load(self, text: str) -> dict[str, Any]:
+            inside[self.name].set()
+            inside[self.other].wait(0.5)
+            if self.name == "b":
+                a_out.wait(0.5)
+            return {"model": {}}
+
+    def read_a() -> None:
+        load_config_mapping("model: {}", "a", Reader("a", "b"))
+        a_out.set()
+
+    before = list(warnings.filters)
+    first = threading.Thread(target=read_a)
+    first.start()
+    inside["a"].wait(5)
+    second = threading.Thread(target=load_config_mapping, args=("model: {}", "b", Reader("b", "a")))
+    second.start()
+    first.join()
+    second.join()
+    assert warnings.filters == before

@@ -353,6 +353,7 @@ class Catalog(Frozen):
         """This catalogue with the models and GPU types `fleet` describes (`Fleet.models`, `Fleet.gpu_types`, and
         those its pools give by their memory, `pools_gpu_types`: a `Fleet` built in code need not list them);
         `QueryError` for a pool that gives the memory of a catalogue GPU type."""
+        check_types(("fleet", fleet, Fleet))
         with_gpus = self.with_models(fleet.models).with_gpu_types(fleet.gpu_types)
         return with_gpus.with_gpu_types(pools_gpu_types(fleet.pools, with_gpus))
 

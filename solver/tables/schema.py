@@ -449,10 +449,12 @@ def described_gpu_type(name: str, memory_gb: int | None = None, memory_mib: int 
     """A GPU type the catalogue lacks, by its name and memory: GB as sold (taken as GiB), nvidia-smi's MiB
     (what the memory model uses), or both; no tables, so its plans are estimates, unless the MiB are a tabled GPU
     type's (`Catalog.tables_for`; `Catalog.with_gpu_types` adds it). `QueryError` for a name that is blank
-    or not printable (it is written into configs' comments), for two figures that cannot be one GPU's, and for a
-    value of the wrong type."""
+    or not printable (it is written into configs' comments), a `source` that is empty or not printable, two figures
+    that cannot be one GPU's, and a value of the wrong type."""
     check_types(("name", name, str), ("memory_gb", memory_gb, int | None), ("memory_mib", memory_mib, int | None),
                 ("source", source, str))
+    if not source or not source.isprintable():  # as GpuType's own check, but one line
+        raise QueryError(f"source must be printable text, got {brief(source)}")
     if memory_gb is None and memory_mib is None:
         raise QueryError(f"{brief(name)}: give its memory in GB or MiB")
     unnamed = gpu_type_problem(name, None, None)  # the name first: the messages below show it

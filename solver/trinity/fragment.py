@@ -221,6 +221,8 @@ def _check_fragment_arguments(plan: Plan, model: Model, rollout_gpus: int | None
                 ("engines", engines, tuple | None), ("rocm", rocm, bool),
                 ("train_batch_size", train_batch_size, int | None), ("node_gpus", node_gpus, int | None))
     check_choice("version", version, (None, *get_args(TrinityVersion)))
+    if gpu is not None and not gpu.isprintable():  # a line break would end the header comment it is written into
+        raise QueryError(f"gpu must be printable text, got {brief(gpu)}")
     if rollout_gpus is not None and not 0 <= rollout_gpus <= MAX_GPUS:
         raise QueryError(f"rollout_gpus must be from 0 to {MAX_GPUS} (or None for no cluster section), got "
                          f"{rollout_gpus}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import threading
 import warnings
 from collections.abc import Callable, Mapping
 from typing import Any, get_args
@@ -27,6 +28,10 @@ from solver.tables import (
 )
 from solver.trinity.interpolation import ConfigValues, Path, decode_scalar
 from solver.trinity.keys import ConfigError, trainer_level_offload
+
+_WARNINGS_MUTED = threading.Lock()
+"""Held while ruamel's warnings are muted: `warnings.catch_warnings` saves and restores the process's filters, so
+two threads muting at once could leave them muted for good, silencing the caller's own warnings."""
 
 BOOLEAN_WORDS = {"true": True, "yes": True, "y": True, "on": True, "false": False, "no": False, "n": False, "off": False}
 """The words OmegaConf takes for a boolean key of Trinity's (any case; YAML 1.1's among them, which ruamel, reading
@@ -56,11 +61,12 @@ def load_config_mapping(text: str, name: str, yaml: YAML | None = None) -> Any:
     """A Trinity config's text as nested mappings, or `ConfigError`, one line naming the file, for text that
     is not YAML or not a mapping: as Trinity reads it (`_OmegaConfLoader`), or with `yaml`, ruamel's round
     trip, for a copy to patch."""
+    check_types(("text", text, str), ("name", name, str))
     try:
         if yaml is None:
             data = pyyaml.load(text, Loader=_OmegaConfLoader)
         else:
-            with warnings.catch_warnings():  # ruamel's multi-line warnings (a reused anchor) are not one line
+            with _WARNINGS_MUTED, warnings.catch_warnings():  # ruamel's warnings (a reused anchor) span lines
                 warnings.simplefilter("ignore")
                 data = yaml.load(text)
     except TableError as error:  # a key given twice, or one that is not a plain value
