@@ -832,8 +832,8 @@ def _reasons(planner: _Planner, fleet: Fleet, index: int, without: frozenset[str
         trainer_room = pool_gpus - job.rollout_gpus
         if trainer_room < 1:
             taken = "take all" if trainer_room == 0 else "are more than"
-            reasons.append(f"{pool.name}: the job's {rollout} {taken} its {counted(pool_gpus, 'GPU')}, leaving none "
-                           "for a trainer")
+            reasons.append(f"{pool.name}: the job's {rollout} {taken} the pool's {counted(pool_gpus, 'GPU')}, leaving "
+                           "none for a trainer")
             continue
         asked = job.max_model_len
         length = asked.at_least if isinstance(asked, AtLeast) else asked

@@ -311,7 +311,8 @@ def test_a_reason_says_where_host_memory_rules_out_the_count_a_layout_needs(tmp_
     # With 16 rollout GPUs no count has room on two nodes, host memory or not: the reason does not blame it.
     instance["pools"][0]["host_ram_gb"], instance["jobs"][0]["rollout_gpus"] = 512, 16
     assert solved(instance, tmp_path)["unplaced"] == [
-        {"job": "a", "reason": "h100: the job's 16 rollout GPUs take all its 16 GPUs, leaving none for a trainer"}]
+        {"job": "a", "reason": "h100: the job's 16 rollout GPUs take all the pool's 16 GPUs, leaving none for a "
+                               "trainer"}]
 
 
 def test_a_too_long_job_s_reason_gives_the_longest_beside_its_rollout(tmp_path: Path):
@@ -329,7 +330,7 @@ def test_a_too_long_job_s_reason_gives_the_longest_beside_its_rollout(tmp_path: 
          "the pool's host_ram_gb 256: the longest is 20480 (Env + SP=4 on 4 GPUs, documented)"},
         {"job": "mid", "reason": "a: with 2 rollout GPUs, no trainer GPU count that trains it (8 at the fewest) has a "
          "layout on its 1 node of 8 GPUs"},
-        {"job": "all", "reason": "a: the job's 8 rollout GPUs take all its 8 GPUs, leaving none for a trainer"}]
+        {"job": "all", "reason": "a: the job's 8 rollout GPUs take all the pool's 8 GPUs, leaving none for a trainer"}]
 
 
 def test_an_at_least_job_takes_the_tables_longest_where_they_give_it_a_way(tmp_path: Path):
@@ -867,9 +868,9 @@ def test_a_pool_too_small_for_the_rollout_does_not_end_the_reasons(tmp_path: Pat
     instance = {"pools": [{**ONE_NODE, "name": "a"}, {**ONE_NODE, "name": "b", "nodes": 2}],
                 "jobs": [{"name": "j", "model": "8B", "max_model_len": 1000000, "rollout_gpus": 8}]}
     assert solved(instance, tmp_path, estimates=False)["unplaced"] == [{"job": "j", "reason": (
-        "a: the job's 8 rollout GPUs take all its 8 GPUs, leaving none for a trainer; b (up to 8 of its GPUs for the "
-        "trainer, beside 8 rollout GPUs): 1000000 tokens is beyond what the tables allow for Qwen3-8B on A100-80GB "
-        "within 8 GPUs: the longest is 102400 (Env + Offload + SP=4 on 8 GPUs, inferred)")}]
+        "a: the job's 8 rollout GPUs take all the pool's 8 GPUs, leaving none for a trainer; b (up to 8 of its GPUs "
+        "for the trainer, beside 8 rollout GPUs): 1000000 tokens is beyond what the tables allow for Qwen3-8B on "
+        "A100-80GB within 8 GPUs: the longest is 102400 (Env + Offload + SP=4 on 8 GPUs, inferred)")}]
 
 
 def test_estimates_alone_name_no_estimates_to_turn_on(tmp_path: Path):
@@ -905,8 +906,9 @@ def test_reasons_are_asked_per_rollout_and_within_the_gpus_estimates_reach(tmp_p
                 "jobs": [{"name": f"r{rollout}", "model": "4B", "max_model_len": 8192, "rollout_gpus": rollout}
                          for rollout in (8, 12)]}
     assert solved(instance, tmp_path)["unplaced"] == [
-        {"job": f"r{rollout}", "reason": f"a: the job's {rollout} rollout GPUs {taken} its 8 GPUs, leaving none for a "
-                                         "trainer"} for rollout, taken in ((8, "take all"), (12, "are more than"))]
+        {"job": f"r{rollout}", "reason": f"a: the job's {rollout} rollout GPUs {taken} the pool's 8 GPUs, leaving none "
+                                         "for a trainer"}
+        for rollout, taken in ((8, "take all"), (12, "are more than"))]
     instance = {"pools": [{"name": "big", "gpu": "a100", "nodes": 10, "gpus_per_node": 8}],
                 "jobs": [{"name": "j", "model": "8B", "max_model_len": 1000000}]}
     assert solved(instance, tmp_path)["unplaced"] == [{"job": "j", "reason": (
@@ -1189,7 +1191,7 @@ def test_emit_dir_is_not_made_where_no_job_is_placed(cli, tmp_path: Path):
     status, out, _ = cli("cluster", str(path), "--json", "--emit-dir", str(tmp_path / "configs"))
     [unplaced] = json.loads(out)["unplaced"]
     assert status == 1
-    assert unplaced["reason"] == "a: the job's 8 rollout GPUs take all its 8 GPUs, leaving none for a trainer"
+    assert unplaced["reason"] == "a: the job's 8 rollout GPUs take all the pool's 8 GPUs, leaving none for a trainer"
     assert not (tmp_path / "configs").exists()
 
 
