@@ -969,9 +969,14 @@ def test_cli_cluster_gives_each_unplaced_reason_once_with_its_jobs(cli, tmp_path
     (first, second, huge) = reasons
     assert status == 1 and first.startswith("long-") and reasons[first] == reasons[second] != reasons[huge]
     status, out, _ = cli("cluster", str(path))
-    rows = [[cell.strip() for cell in line.strip("│").split("│")]
-            for line in out.split("unplaced jobs: 3 of 4\n")[1].splitlines()[3:-1]]
-    assert rows[0] == [f"{first}, {second}", reasons[first]]  # the reason fits the line beside the jobs
+    rows: list[list[str]] = []
+    for line in out.split("unplaced jobs: 3 of 4\n")[1].splitlines()[3:-1]:  # a row's wrapped lines, joined
+        cells = [cell.strip() for cell in line.strip("│").split("│")]
+        if cells[0]:
+            rows.append(cells)
+        else:
+            rows[-1] = [" ".join(filter(None, pair)) for pair in zip(rows[-1], cells)]
+    assert rows[0] == [f"{first}, {second}", reasons[first]]  # one row for both jobs
     assert rows[1][0] == huge == "huge-name-of-a-job-that-is-longer-than-forty-columns"  # whole, on one line
     assert rows[1][1].startswith("a100: 300000 tokens is beyond ")
     # On a terminal of 80 columns, a name longer than its column is folded, not cut.
