@@ -44,7 +44,18 @@ from solver.results import (
 )
 from solver.rules import batch_split_violation, rollout_layout, validated_length
 from solver.solve import answer_for, checked
-from solver.tables import MAX_ESTIMATED_GPUS, AtLeast, Catalog, Fleet, MemoryModel, Pool, Weights, counted, load_weights
+from solver.tables import (
+    MAX_ESTIMATED_GPUS,
+    AtLeast,
+    Catalog,
+    Fleet,
+    Job,
+    MemoryModel,
+    Pool,
+    Weights,
+    counted,
+    load_weights,
+)
 
 Progress = Callable[[str, float, float, float], None]
 """Called with (stage, best objective, best bound, seconds) whenever CP-SAT finds a better placement."""
@@ -771,19 +782,39 @@ def _unplaced(planner: _Planner, fleet: Fleet, options: list[Option], placed: se
     fits any pool it may use."""
     unproven = "" if proven else (" as far as the search got: the placement is not proven best within the time "
                                   "limit (raise --time-limit)")
-    pools: dict[int, set[str]] = defaultdict(set)
+    pools: dict[int, dict[str, list[Option]]] = defaultdict(lambda: defaultdict(list))
     host_checked: dict[int, bool] = defaultdict(bool)
     for option in options:
-        pools[option.job].add(fleet.pools[option.pool].name)
+        pools[option.job][fleet.pools[option.pool].name].append(option)
         host_checked[option.job] |= option.host_mib > 0
     return tuple(
         Unplaced(job=job.name, reason=(
-            f"no room{' (GPUs or host memory)' if host_checked[index] else ''} left in {', '.join(sorted(pools[index]))} "
+            f"no room{' (GPUs or host memory)' if host_checked[index] else ''} left in "
+            f"{_least_rooms(planner, job, pools[index])} "
             f"after the jobs placed (the most priority in all, then length, then cost){unproven}"
             f"{_elsewhere(planner, fleet, index, frozenset(pools[index]))}" if pools[index]
             else _why_no_option(planner, fleet, index)))
         for index, job in enumerate(fleet.jobs) if index not in placed
     )
+
+
+def _least_rooms(planner: _Planner, job: Job, ways: dict[str, list[Option]]) -> str:
+    """The pools a job has `ways` in (by pool name), each with the least its ways there take, in words: the fewest
+    GPUs of one node (and the least host memory of it, where the pool's host memory could run short), or the fewest
+    whole nodes."""
+    rooms = []
+    for name, options in sorted(ways.items()):
+        shared = [option for option in options if option.size]
+        if not shared:
+            rooms.append(f"{name} (it needs at least {min(option.whole_nodes for option in options)} whole nodes)")
+            continue
+        gpus = f"it needs at least {counted(min(option.size for option in shared), 'GPU')}"
+        if not any(option.host_mib for option in shared):
+            rooms.append(f"{name} ({gpus} of one node)")
+            continue
+        host = min(planner.host_mib(job.model, option.plan.gpus, option.plan.offload) for option in shared) / 1024
+        rooms.append(f"{name} ({gpus} and {host:.1f} GiB of host memory on one node)")
+    return ", ".join(rooms)
 
 
 def _elsewhere(planner: _Planner, fleet: Fleet, index: int, with_room: frozenset[str]) -> str:
@@ -815,8 +846,8 @@ def _reasons(planner: _Planner, fleet: Fleet, index: int, without: frozenset[str
         trainer_room = pool_gpus - job.rollout_gpus
         if trainer_room < 1:
             taken = "take all" if trainer_room == 0 else "are more than"
-            reasons.append(f"{pool.name}: the job's {rollout} {taken} its {counted(pool_gpus, 'GPU')}, leaving none "
-                           "for a trainer")
+            reasons.append(f"{pool.name}: the job's {rollout} {taken} the pool's {counted(pool_gpus, 'GPU')}, leaving "
+                           "none for a trainer")
             continue
         asked = job.max_model_len
         length = asked.at_least if isinstance(asked, AtLeast) else asked

@@ -99,8 +99,9 @@ def test_the_higher_priority_job_wins_a_full_node(tmp_path: Path):
     ]}
     result = solved(instance, tmp_path)
     assert value_of(CATALOG, instance, result) == (3, 0, 1833)
-    assert result["unplaced"] == [{"job": "code-8b", "reason": "no room left in a100 after the jobs placed (the "
-                                                               "most priority in all, then length, then cost)"}]
+    assert result["unplaced"] == [{"job": "code-8b", "reason": "no room left in a100 (it needs at least 6 GPUs of one "
+                                                               "node) after the jobs placed (the most priority in all, "
+                                                               "then length, then cost)"}]
 
 
 def test_at_least_goes_as_long_as_the_tables_allow(tmp_path: Path):
@@ -310,7 +311,8 @@ def test_a_reason_says_where_host_memory_rules_out_the_count_a_layout_needs(tmp_
     # With 16 rollout GPUs no count has room on two nodes, host memory or not: the reason does not blame it.
     instance["pools"][0]["host_ram_gb"], instance["jobs"][0]["rollout_gpus"] = 512, 16
     assert solved(instance, tmp_path)["unplaced"] == [
-        {"job": "a", "reason": "h100: the job's 16 rollout GPUs take all its 16 GPUs, leaving none for a trainer"}]
+        {"job": "a", "reason": "h100: the job's 16 rollout GPUs take all the pool's 16 GPUs, leaving none for a "
+                               "trainer"}]
 
 
 def test_a_too_long_job_s_reason_gives_the_longest_beside_its_rollout(tmp_path: Path):
@@ -328,7 +330,7 @@ def test_a_too_long_job_s_reason_gives_the_longest_beside_its_rollout(tmp_path: 
          "the pool's host_ram_gb 256: the longest is 20480 (Env + SP=4 on 4 GPUs, documented)"},
         {"job": "mid", "reason": "a: with 2 rollout GPUs, no trainer GPU count that trains it (8 at the fewest) has a "
          "layout on its 1 node of 8 GPUs"},
-        {"job": "all", "reason": "a: the job's 8 rollout GPUs take all its 8 GPUs, leaving none for a trainer"}]
+        {"job": "all", "reason": "a: the job's 8 rollout GPUs take all the pool's 8 GPUs, leaving none for a trainer"}]
 
 
 def test_an_at_least_job_takes_the_tables_longest_where_they_give_it_a_way(tmp_path: Path):
@@ -866,9 +868,9 @@ def test_a_pool_too_small_for_the_rollout_does_not_end_the_reasons(tmp_path: Pat
     instance = {"pools": [{**ONE_NODE, "name": "a"}, {**ONE_NODE, "name": "b", "nodes": 2}],
                 "jobs": [{"name": "j", "model": "8B", "max_model_len": 1000000, "rollout_gpus": 8}]}
     assert solved(instance, tmp_path, estimates=False)["unplaced"] == [{"job": "j", "reason": (
-        "a: the job's 8 rollout GPUs take all its 8 GPUs, leaving none for a trainer; b (up to 8 of its GPUs for the "
-        "trainer, beside 8 rollout GPUs): 1000000 tokens is beyond what the tables allow for Qwen3-8B on A100-80GB "
-        "within 8 GPUs: the longest is 102400 (Env + Offload + SP=4 on 8 GPUs, inferred)")}]
+        "a: the job's 8 rollout GPUs take all the pool's 8 GPUs, leaving none for a trainer; b (up to 8 of its GPUs "
+        "for the trainer, beside 8 rollout GPUs): 1000000 tokens is beyond what the tables allow for Qwen3-8B on "
+        "A100-80GB within 8 GPUs: the longest is 102400 (Env + Offload + SP=4 on 8 GPUs, inferred)")}]
 
 
 def test_estimates_alone_name_no_estimates_to_turn_on(tmp_path: Path):
@@ -904,8 +906,9 @@ def test_reasons_are_asked_per_rollout_and_within_the_gpus_estimates_reach(tmp_p
                 "jobs": [{"name": f"r{rollout}", "model": "4B", "max_model_len": 8192, "rollout_gpus": rollout}
                          for rollout in (8, 12)]}
     assert solved(instance, tmp_path)["unplaced"] == [
-        {"job": f"r{rollout}", "reason": f"a: the job's {rollout} rollout GPUs {taken} its 8 GPUs, leaving none for a "
-                                         "trainer"} for rollout, taken in ((8, "take all"), (12, "are more than"))]
+        {"job": f"r{rollout}", "reason": f"a: the job's {rollout} rollout GPUs {taken} the pool's 8 GPUs, leaving none "
+                                         "for a trainer"}
+        for rollout, taken in ((8, "take all"), (12, "are more than"))]
     instance = {"pools": [{"name": "big", "gpu": "a100", "nodes": 10, "gpus_per_node": 8}],
                 "jobs": [{"name": "j", "model": "8B", "max_model_len": 1000000}]}
     assert solved(instance, tmp_path)["unplaced"] == [{"job": "j", "reason": (
@@ -966,9 +969,14 @@ def test_cli_cluster_gives_each_unplaced_reason_once_with_its_jobs(cli, tmp_path
     (first, second, huge) = reasons
     assert status == 1 and first.startswith("long-") and reasons[first] == reasons[second] != reasons[huge]
     status, out, _ = cli("cluster", str(path))
-    rows = [[cell.strip() for cell in line.strip("│").split("│")]
-            for line in out.split("unplaced jobs: 3 of 4\n")[1].splitlines()[3:-1]]
-    assert rows[0] == [f"{first}, {second}", reasons[first]]  # the reason fits the line beside the jobs
+    rows: list[list[str]] = []
+    for line in out.split("unplaced jobs: 3 of 4\n")[1].splitlines()[3:-1]:  # a row's wrapped lines, joined
+        cells = [cell.strip() for cell in line.strip("│").split("│")]
+        if cells[0]:
+            rows.append(cells)
+        else:
+            rows[-1] = [" ".join(filter(None, pair)) for pair in zip(rows[-1], cells)]
+    assert rows[0] == [f"{first}, {second}", reasons[first]]  # one row for both jobs
     assert rows[1][0] == huge == "huge-name-of-a-job-that-is-longer-than-forty-columns"  # whole, on one line
     assert rows[1][1].startswith("a100: 300000 tokens is beyond ")
     # On a terminal of 80 columns, a name longer than its column is folded, not cut.
@@ -1188,7 +1196,7 @@ def test_emit_dir_is_not_made_where_no_job_is_placed(cli, tmp_path: Path):
     status, out, _ = cli("cluster", str(path), "--json", "--emit-dir", str(tmp_path / "configs"))
     [unplaced] = json.loads(out)["unplaced"]
     assert status == 1
-    assert unplaced["reason"] == "a: the job's 8 rollout GPUs take all its 8 GPUs, leaving none for a trainer"
+    assert unplaced["reason"] == "a: the job's 8 rollout GPUs take all the pool's 8 GPUs, leaving none for a trainer"
     assert not (tmp_path / "configs").exists()
 
 
@@ -1589,9 +1597,11 @@ def test_offload_jobs_do_not_share_a_node_whose_host_memory_holds_one(cli, tmp_p
     assert (result["status"], result["objective"]) == ("optimal", 2)
     assert best_value(CATALOG, instance, estimates=True) == (2, 0, 6565)
     assert [p["job"] for p in result["placements"]] == ["chat-a"]
-    assert result["unplaced"] == [{"job": "chat-b", "reason": "no room (GPUs or host memory) left in a100 after the "
-                                                              "jobs placed (the most priority in all, then length, "
-                                                              "then cost)"}]
+    # Its reason says what it needs: 4 idle GPUs are there, not the host memory.
+    assert result["unplaced"] == [{"job": "chat-b", "reason": "no room (GPUs or host memory) left in a100 (it needs at "
+                                                              "least 4 GPUs and 311.3 GiB of host memory on one node) "
+                                                              "after the jobs placed (the most priority in all, then "
+                                                              "length, then cost)"}]
     greedy_result = json.loads(greedy(fleet_of(instance, tmp_path), CATALOG).model_dump_json())
     assert check_placements(CATALOG, instance, greedy_result, estimates=True) == []
     assert [p["job"] for p in greedy_result["placements"]] == ["chat-a"]
@@ -2077,15 +2087,17 @@ def test_a_job_without_room_says_why_the_other_pools_it_may_use_cannot_take_it(t
     result = solved({"pools": pools, "jobs": jobs}, tmp_path)
     assert [(p["job"], p["pool"]) for p in result["placements"]] == [("first", "h200")]
     assert result["unplaced"] == [{"job": "second", "reason": (
-        "no room left in h200 after the jobs placed (the most priority in all, then length, then cost); l40s: nothing "
+        "no room left in h200 (it needs at least 5 GPUs of one node) after the jobs placed (the most priority in all, "
+        "then length, then cost); l40s: nothing "
         "in the tables and the memory model's estimates for Qwen3-32B on L40S-48GB within 8 GPUs trains with the "
         "pool's host_ram_gb 512; without the pool's host_ram_gb, Env + Offload + SP=2 on 2 GPUs trains it (16384 "
         "tokens), and with Offload it needs 594.2 GiB of host memory per node")}]
     # Each other pool it may use says why, in the fleet's order (an A100 node of 256 GiB: too little for Offload).
     three = [*pools, {"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 256}]
     [unplaced] = solved({"pools": three, "jobs": jobs}, tmp_path)["unplaced"]
-    assert unplaced["reason"].startswith("no room left in h200 after the jobs placed (the most priority in all, then "
-                                         "length, then cost); l40s: nothing in the tables")
+    assert unplaced["reason"].startswith("no room left in h200 (it needs at least 5 GPUs of one node) after the jobs "
+                                         "placed (the most priority in all, then length, then cost); l40s: nothing in "
+                                         "the tables")
     # (The A100's longest within its 8 GPUs has no room beside the 4 rollout GPUs: the reason is asked within 4.)
     assert ("; a100 (up to 4 of its GPUs for the trainer, beside 4 rollout GPUs): nothing in the tables and the memory "
             "model's estimates for Qwen3-32B on A100-80GB within 4 GPUs trains with the pool's host_ram_gb 256"
@@ -2096,8 +2108,8 @@ def test_a_job_without_room_says_why_the_other_pools_it_may_use_cannot_take_it(t
     for job in jobs:
         job["pool"] = "h200"
     [unplaced] = solved({"pools": pools, "jobs": jobs}, tmp_path)["unplaced"]
-    assert unplaced["reason"] == ("no room left in h200 after the jobs placed (the most priority in all, then length, "
-                                  "then cost)")
+    assert unplaced["reason"] == ("no room left in h200 (it needs at least 5 GPUs of one node) after the jobs placed "
+                                  "(the most priority in all, then length, then cost)")
 
 
 def test_a_rollout_given_more_gpus_than_asked_says_how_many_were_asked(cli, tmp_path: Path):
@@ -2162,8 +2174,23 @@ def test_a_job_left_out_for_jobs_of_more_priority_together_is_not_told_it_was_pl
               for i in range(2))]
     result = solved({"pools": [ONE_NODE], "jobs": jobs}, tmp_path)
     assert (result["status"], result["objective"]) == ("optimal", 4)
-    assert result["unplaced"] == [{"job": "big", "reason": "no room left in a100 after the jobs placed (the most "
-                                                           "priority in all, then length, then cost)"}]
+    assert result["unplaced"] == [{"job": "big", "reason": "no room left in a100 (it needs at least 8 GPUs of one "
+                                                           "node) after the jobs placed (the most priority in all, "
+                                                           "then length, then cost)"}]
+
+
+def test_a_job_left_out_beside_an_idle_node_says_that_it_needs_whole_nodes(tmp_path: Path):
+    # Two A100 nodes of 256 GiB: Qwen3-14B at 65536 cannot keep Offload's 311.3 GiB there, and without it takes 8
+    # trainer GPUs and a node for its 4 rollout GPUs. The 8B job, cheaper, takes one node; the other stays idle, and
+    # "no room" alone would not say why the 14B job cannot have it.
+    instance = {"pools": [{**ONE_NODE, "nodes": 2, "host_ram_gb": 256}], "jobs": [
+        {"name": "a", "model": "Qwen3-8B", "max_model_len": 32768, "rollout_gpus": 2},
+        {"name": "b", "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 4}]}
+    result = solved(instance, tmp_path)
+    assert ([p["job"] for p in result["placements"]], result["pools"][0]["nodes_used"]) == (["a"], 1)
+    assert result["unplaced"] == [{"job": "b", "reason": "no room left in a100 (it needs at least 2 whole nodes) after "
+                                                         "the jobs placed (the most priority in all, then length, then "
+                                                         "cost)"}]
 
 
 def test_a_job_length_of_a_few_hundred_tokens_gets_a_note_suggesting_thousands(cli, tmp_path: Path):
