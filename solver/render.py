@@ -228,7 +228,8 @@ def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, vers
                                   f"{counted(within.gpus, 'GPU')} ({within.evidence_label}; {within.cost / plan.cost:.2f}x "
                                   f"the cost): --len {within.max_model_len}")
     grid.add_row("token budget", f"max_token_len_per_gpu = {plan.max_token_len_per_gpu} ({_budget_origin(plan)})")
-    grid.add_row("cost", f"{plan.cost:.4g} relative step time (best)")
+    best = "best" if answer.status == "optimal" else "best found"  # feasible: the time limit stopped the search
+    grid.add_row("cost", f"{plan.cost:.4g} relative step time ({best})")
     grid.add_row("evidence", plan.evidence_text(answer.gpu, answer.model))
     if answer.larger_gpu_cell is not None:  # a measurement on a GPU with a little more memory, beside the estimate
         grid.add_row("larger GPU", f"{answer.larger_gpu_cell.words('', answer.model)}: it trained there, with a "
@@ -502,8 +503,12 @@ def answers_view(answers: Iterable[Answer], query: Query, catalog: Catalog, vers
             if len(answer.plans) > 1:
                 renderables.append(_ranking(answer))
             if len(answer.plans) < query.top:
-                why = (_no_alternative(query) if answer.status == "optimal" else "the time limit stopped the search")
+                why = (_no_alternative(query) if answer.status == "optimal" else
+                       "the time limit stopped the search; a longer --time-limit may find more, and better ones")
                 renderables.append(Text(f"{counted(len(answer.plans), 'plan')} of the {query.top} asked for: {why}"))
+            elif answer.status == "feasible":
+                proven = "these plans" if len(answer.plans) > 1 else "this plan"
+                renderables.append(Text(UNPROVEN_HINT.format(proven), style="yellow"))
         else:
             renderables.append(Text(answer.no_plan_line, style="red"))
             if answer.explanation is None:
@@ -514,6 +519,9 @@ def answers_view(answers: Iterable[Answer], query: Query, catalog: Catalog, vers
     return Group(*renderables)
 
 
+UNPROVEN_HINT = ("the time limit stopped the search before it proved {} the best: a longer --time-limit may find "
+                 "better ones")
+"""The line under a ``feasible`` answer's plans ({}: which)."""
 NO_PLAN_HINT = "--explain says why, rule by rule, and names plans beyond these limits where there are any"
 """The line under a reason without an explanation."""
 UNDECIDED_HINT = "a longer --time-limit lets the search find a plan or prove that none exists"

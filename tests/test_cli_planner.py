@@ -545,7 +545,33 @@ def test_fewer_plans_than_asked_for_say_where_the_time_limit_stopped_the_search(
     monkeypatch.setattr(solver.cli.planner, "answer_query", lambda *args, **kwargs: tuple(
         answer.model_copy(update={"status": "feasible"}) for answer in answer_query(*args, **kwargs)))
     status, out, _ = cli("--model", "14B", "--gpu", "a100", "--len", "24576", "--gpus", "1", "--top", "3")
-    assert status == 0 and out.endswith("\n1 plan of the 3 asked for: the time limit stopped the search\n\n")
+    assert status == 0 and out.endswith("\n1 plan of the 3 asked for: the time limit stopped the search; a longer "
+                                        "--time-limit may find more, and better ones\n\n")
+
+
+@pytest.mark.parametrize(("top", "which"), [("1", "this plan"), ("2", "these plans")])
+def test_a_plan_the_time_limit_left_unproven_is_not_called_the_best(cli, monkeypatch: pytest.MonkeyPatch, top: str,
+                                                                     which: str):
+    import solver.cli.planner
+
+    answer_query = solver.cli.planner.answer_query
+    monkeypatch.setattr(solver.cli.planner, "answer_query", lambda *args, **kwargs: tuple(
+        answer.model_copy(update={"status": "feasible"}) for answer in answer_query(*args, **kwargs)))
+    status, out, _ = cli("--model", "4B", "--gpu", "a100", "--len", "32k", "--top", top)
+    assert status == 0 and "\ncost           0.1833 relative step time (best found)\n" in out
+    assert out.endswith(f"\nthe time limit stopped the search before it proved {which} the best: a longer "
+                        "--time-limit may find better ones\n\n")
+    status, out, err = cli("--model", "4B", "--gpu", "a100", "--len", "32k", "--emit", "trinity")
+    assert status == 0 and out.startswith("# Trinity-RFT settings") and err == (
+        "solve: A100-80GB: the time limit stopped the search before it proved this plan the best: a longer "
+        "--time-limit may find better ones\n")
+
+
+def test_a_proven_plan_is_called_the_best_and_nothing_more_is_said(cli):
+    status, out, err = cli("--model", "4B", "--gpu", "a100", "--len", "32k")
+    assert status == 0 and "\ncost           0.1833 relative step time (best)\n" in out and "time limit" not in out
+    status, out, err = cli("--model", "4B", "--gpu", "a100", "--len", "32k", "--emit", "trinity")
+    assert status == 0 and err == ""
 
 
 def test_a_ranking_with_a_lowered_token_budget_marks_it_and_says_why(cli):

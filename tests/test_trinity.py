@@ -28,7 +28,7 @@ from solver.query import make_query
 from solver.results import ROCM_ENV_CAUTION, Plan, yarn_caution
 from solver.rules import SourceCell, token_budget
 from solver.solve import plan as solve
-from solver.tables import MAX_TRAIN_BATCH, Catalog, Model, QueryError, load_catalog
+from solver.tables import MAX_TRAIN_BATCH, Catalog, Model, QueryError, brief, load_catalog
 from solver.trinity import (
     TRINITY_06_OFFLOAD,
     ConfigError,
@@ -1702,6 +1702,14 @@ def test_oc_decode_refuses_what_omegaconf_refuses_in_one_line(expression: str, t
     with pytest.raises(ConfigError) as raised:
         _resolved(expression, {"V": text})
     assert str(raised.value) == message
+
+
+def test_interpolations_written_thousands_deep_are_refused_in_one_line() -> None:
+    # Parsing them (not only resolving them) goes deeper than Python's recursion: a traceback before
+    deep = "${" * 3000 + "}" * 3000
+    with pytest.raises(ConfigError) as raised:
+        _resolved(deep, {})
+    assert str(raised.value) == f"k: OmegaConf cannot read {brief(deep)}: its interpolations nest too deep"
 
 
 _GRAMMAR_ENVIRON = {"SET": "8192", "LIST": "[1, 2]", "MAP": "{rope_type: yarn, factor: 2.0}", "BR": "a}b"}

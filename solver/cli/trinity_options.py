@@ -13,6 +13,7 @@ from solver.api import fragment_engines, fragment_layout
 from solver.cli.atomic import write_all_atomically
 from solver.memory import RolloutEngines
 from solver.query import Objective, TrinityVersion
+from solver.render import UNPROVEN_HINT
 from solver.results import ENV_EXPORT, Answer, Plan, env_when, spans_nodes
 from solver.tables import (
     CONFIG_SHAPE,
@@ -286,6 +287,8 @@ def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: C
             except EngineError as error:  # the config's engines cannot take the rollout GPUs this plan leaves
                 raise QueryError(f"{args.from_config}: {error} on nodes of {node_gpus}: choose a trainer size with "
                                  "--gpus that leaves the config's engines exactly their GPUs") from None
+            if args.emit and answer.status == "feasible":  # the view says so under the plan
+                notes.append(f"solve: {answer.gpu}: {UNPROVEN_HINT.format('this plan')}")
         elif args.emit:
             notes.append(f"solve: {answer.gpu}: {answer.no_plan_line}")
     return fragments, notes

@@ -501,8 +501,9 @@ class ConfigValues:
             raise ConfigError(f"{where}: a cycle of interpolations, back to {_dotted(at)}")
         try:
             parts = _Parser(text, _lex(text, "")).top()
-        except _GrammarError as error:
-            raise ConfigError(f"{where}: OmegaConf cannot read {brief(text)}: {error}") from None
+        except (_GrammarError, RecursionError) as error:  # RecursionError: thousands of ${ inside one another
+            problem = "its interpolations nest too deep" if isinstance(error, RecursionError) else error
+            raise ConfigError(f"{where}: OmegaConf cannot read {brief(text)}: {problem}") from None
         resolution = _Resolution(self, at, where)
         self._resolving.append(at)
         try:
