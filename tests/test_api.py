@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import array
 import ast
 import json
 import os
@@ -9,6 +10,7 @@ import re
 import subprocess
 import sys
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import numpy
@@ -277,6 +279,14 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
          "env must be True, False or None, got a numpy bool (pass bool(...))"),
         (lambda: solver.plan("4B", max_model_len=8192, budget_gpus=numpy.float64(4)),  # a float would not do either
          "budget_gpus must be a whole number or None, got a numpy float64"),
+        # another mapping is cut as a dict is, a set-like view as a set is, and a class named with a vowel takes 'an'
+        (lambda: solver.plan("4B", max_model_len=MappingProxyType({f"k{n}": n for n in range(9)})),
+         ("max_model_len must be a whole number or None, got {'k0': 0, 'k1': 1, 'k2': 2, 'k3': 3, 'k4': 4, "
+          "'k5': 5, ...}")),
+        (lambda: solver.plan("4B", max_model_len={f"k{n}": n for n in range(9)}.keys()),
+         "max_model_len must be a whole number or None, got {'k0', 'k1', 'k2', 'k3', 'k4', 'k5', ...}"),
+        (lambda: solver.plan("4B", max_model_len=array.array("i", [8192])),
+         "max_model_len must be a whole number or None, got an array"),
         # a choice: an array is none of them (not numpy's "truth value of an array is ambiguous"); a value that
         # reads as a str choice but is not a str says so; and a long one is cut, as other values are
         (lambda: solver.plan("4B", max_model_len=8192, objective=numpy.array([1, 2])),

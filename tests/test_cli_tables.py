@@ -211,6 +211,51 @@ def test_cells_that_contradict_the_tables_of_a_gpu_type_with_the_same_memory_are
     assert (status, out.splitlines()[-1]) == (1, "6 contradictions in 2 cells")
 
 
+def test_tables_check_narrows_to_the_gpu_count_and_model_asked(cli, tmp_path: Path):
+    # Made-up A800 cells of Qwen3-4B and Qwen3-8B on 4 GPUs contradict the A100's (the same memory): --gpus and
+    # --model narrow what is checked, and --json gives the warnings as an indented array.
+    cells = tmp_path / "a800.yaml"
+    cells.write_text("gpu: A800-80GB\nmemory_gb: 80\nsource: made up\ntables:\n"
+                     "  - {gpus: 4, section: 4 x A800, models: [Qwen3-4B, Qwen3-8B], rows: [{max_model_len: 32768, "
+                     "cells: {Qwen3-4B: vanilla, Qwen3-8B: vanilla}}]}\n"
+                     "  - {gpus: 8, section: 8 x A800, models: [Qwen3-4B], rows: [{max_model_len: 32768, "
+                     "cells: {Qwen3-4B: '-'}}]}\n", encoding="utf-8")
+    same_count = "A100-80GB and A800-80GB (the same memory), 4 GPUs, Qwen3-{}B at 32768: SP={} and vanilla"
+    check = ("tables", "--gpu", "a800", "--cells", str(cells), "--check")
+    assert cli(*check, "--gpus", "4") == (1, (
+        f"solve tables: warning: {same_count.format(4, 2)}\nsolve tables: warning: {same_count.format(8, 4)}\n"
+        "2 contradictions in 2 cells\n"), "")
+    assert cli(*check, "--gpus", "4", "--model", "8b") == (
+        1, f"solve tables: warning: {same_count.format(8, 4)}\n1 contradiction in 1 cell\n", "")
+    status, out, _ = cli(*check, "--model", "4b")
+    assert (status, out.splitlines()[-1]) == (1, "6 contradictions in 2 cells") and "Qwen3-8B" not in out
+    assert cli(*check, "--gpus", "4", "--model", "4b", "--json") == (1, f'[\n  "{same_count.format(4, 2)}"\n]\n', "")
+
+
+def test_tables_without_check_refuse_cells_that_contradict_the_tables(cli, tmp_path: Path):
+    # As planning does: the first contradiction and how many more; --check lists them instead.
+    cells = tmp_path / "a800.yaml"
+    cells.write_text("gpu: A800-80GB\nmemory_gb: 80\nsource: made up\ntables:\n"
+                     "  - {gpus: 4, section: 4 x A800, models: [Qwen3-4B], rows: [{max_model_len: 32768, "
+                     "cells: {Qwen3-4B: vanilla}}]}\n", encoding="utf-8")
+    for flags in ((), ("--json",)):
+        assert cli("tables", "--cells", str(cells), *flags) == (2, "", (
+            f"solve tables: error: {cells}: A800-80GB, Qwen3-4B at 32768: vanilla trains on 4 GPUs but 6 GPUs (the "
+            "A100-80GB's table) need SP=2 (more GPUs only shard the states further); and 1 more (solve tables "
+            "--check, with the same --cells and --model-config, lists them); check the cells\n"))
+    assert cli("tables", "--cells", str(cells), "--check")[0] == 1
+
+
+def test_a_model_whose_cells_another_stands_for_is_named_under_its_tables(cli):
+    # On stdout after the tables; beside --json on stderr, as a note, so that the array stays the cells.
+    status, out, err = cli("tables", "--model", "8b-base", "--gpu", "a100", "--gpus", "4")
+    assert (status, err) == (0, "") and "┃ Qwen3-8B " in out
+    assert out.endswith("\nQwen3-8B's cells stand for Qwen3-8B-Base, of the same shape\n")
+    status, out, err = cli("tables", "--model", "8b-base", "--gpu", "a100", "--gpus", "4", "--json")
+    assert (status, err) == (0, "solve tables: note: Qwen3-8B's cells stand for Qwen3-8B-Base, of the same shape\n")
+    assert {cell["model"] for cell in json.loads(out)} == {"Qwen3-8B"}
+
+
 @pytest.mark.parametrize(("row", "first"), [
     # A model of Qwen3-8B's shape: the A100's cell for Qwen3-8B speaks for it.
     ("{max_model_len: 81920, cells: {Qwen3-8B-Base: SP=4}}",
@@ -370,12 +415,13 @@ def test_cells_for_another_gpu_type_than_asked_or_a_near_name_get_a_note(cli, tm
                                      "--gpus", "8")[2]
 
 
-def test_a_lowercase_l_for_a_one_in_a_cells_gpu_name_gets_a_guess(cli, tmp_path: Path):
-    # 'Hl00' (a letter l for a one) is no catalogue GPU type: its cells make one of their own.
+@pytest.mark.parametrize("name", ["Hl00", "HI00"])
+def test_a_letter_l_or_i_for_a_one_in_a_cells_gpu_name_gets_a_guess(cli, tmp_path: Path, name: str):
+    # 'Hl00' (a letter l for a one), or 'HI00' (a capital I), is no catalogue GPU type: its cells make one of their own.
     cells = tmp_path / "g.yaml"
-    cells.write_text("gpu: Hl00\nmemory_gb: 80\nsource: x\ntables:\n  - gpus: 8\n    section: s\n    models: [8B]\n"
+    cells.write_text(f"gpu: {name}\nmemory_gb: 80\nsource: x\ntables:\n  - gpus: 8\n    section: s\n    models: [8B]\n"
                      "    rows:\n      - {max_model_len: 65536, cells: {8B: SP=4}}\n", encoding="utf-8")
-    assert (f"solve: note: {cells}: Hl00 is not a GPU type of the catalogue, so its cells make one of their own (did "
+    assert (f"solve: note: {cells}: {name} is not a GPU type of the catalogue, so its cells make one of their own (did "
             "you mean H100-80GB?)\n") in cli("--cells", str(cells), "--gpu", "h100", "--model", "8B", "--len", "64k",
                                              "--gpus", "8")[2]
 
@@ -414,7 +460,8 @@ def test_tables_for_more_gpus_than_plans_take_are_checked_too(cli, tmp_path: Pat
     ('"made \\e[31mup"', "1 x L40S", "source: must be printable text (no control characters), got 'made \\x1b[31mup'"),
     ("made up", '"1 x \\e[2J L40S"',
      "table gpus=1, section: must be printable text (no control characters), got '1 x \\x1b[2J L40S'"),
-], ids=["source", "section"])
+    ('"made\\tup"', "1 x L40S", "source: must be printable text (no control characters), got 'made\\tup'"),
+], ids=["source", "section", "tab"])
 def test_a_cells_file_with_control_characters_where_output_shows_its_words_is_refused(
         cli, tmp_path: Path, source: str, section: str, message: str):
     # A source or a table's heading is printed as it is (the line under each table): an escape sequence in it

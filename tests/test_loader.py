@@ -22,6 +22,7 @@ from solver.tables import (
     Table,
     TableError,
     TableOrigin,
+    counted,
     described_gpu_type,
     load_catalog,
     load_gpu_type,
@@ -31,6 +32,7 @@ from solver.tables import (
     vouches_for,
 )
 from solver.tables.reading import load_models
+from solver.tables.text import first_repeated, normalise, smi_name_form
 
 MALFORMED = Path(__file__).parent / "data" / "malformed"
 MODELS = load_catalog().models
@@ -335,9 +337,37 @@ def test_solve_tables_check(cli, edited_a100_tables, monkeypatch: pytest.MonkeyP
 @pytest.mark.parametrize(("name", "canonical"), [
     ("A100 80GB", "A100-80GB"), ("a100_80gb", "A100-80GB"), ("a100-80g", "A100-80GB"), ("h20-96g", "H20-96GB"),
     ("h200-141g", "H200-141GB"), ("rtx4090", "RTX-4090-24GB"), ("RTX 4090 24GB", "RTX-4090-24GB"),
+    # spaces around the name (pasted from nvidia-smi), and a run of spaces and underscores, as one hyphen
+    (" a100 ", "A100-80GB"), (" NVIDIA A100-SXM4-80GB\t", "A100-80GB"), ("a100 _ 80gb", "A100-80GB"),
 ])
 def test_gpu_names_match_in_any_case_with_spaces_or_underscores(name: str, canonical: str):
     assert load_catalog().gpu(name).name == canonical
+
+
+def test_names_match_in_any_case_as_unicode_folds_it():
+    # casefold, not lower: a cells file's GPU type 'Straße-48GB' is the one 'STRASSE 48GB' names.
+    assert normalise("Straße-48GB") == normalise("STRASSE 48GB") == "strasse-48gb"
+
+
+@pytest.mark.parametrize(("name", "form"), [
+    ("NVIDIA A100-PCIE-40GB", "a100-40gb"), ("NVIDIA H100 80GB HBM3", "h100-80gb"), ("AMD Instinct MI300X", "mi300x"),
+    ("NVIDIA GeForce RTX 4090", "rtx-4090"),
+    # the vendor only at the start, and a form factor or memory only as a word of its own: a name keeps them elsewhere
+    ("MyAMD-64GB", "myamd-64gb"), ("Card-NVIDIA-64GB", "card-nvidia-64gb"), ("A100-PCIEX", "a100-pciex"),
+    ("H100-HBM3Plus", "h100-hbm3plus"),
+])
+def test_the_smi_form_of_a_name_drops_only_the_words_smi_adds(name: str, form: str):
+    assert smi_name_form(name) == form
+
+
+def test_the_first_repeated_item_is_the_first_of_those_that_repeat():
+    assert first_repeated(["a", "b", "a", "b"]) == "a"
+    assert first_repeated(["a", "b", "c"]) is None
+
+
+def test_counted_takes_one_number_or_several():
+    assert [counted(1, "GPU"), counted(4, "GPU"), counted([1], "GPU"), counted([4, 1], "GPU"), counted([1, 2], "GPU")
+            ] == ["1 GPU", "4 GPUs", "1 GPU", "4, 1 GPUs", "1, 2 GPUs"]
 
 
 def test_a_model_folder_is_read_through_its_config_json():

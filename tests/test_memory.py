@@ -1008,6 +1008,23 @@ def test_yarn_is_validated_for_qwen_models_only(cli, tmp_path: Path, extra: dict
             "factor: 2.0  # max_model_len / 32768; YaRN on a model that is not Qwen's,") in out
 
 
+def test_the_known_length_is_the_native_one_with_a_scaling_of_its_own_and_at_most_131072_by_yarn(tmp_path: Path):
+    # Qwen's cards validate their YaRN over the native context; a config with another scaling (llama3) gets none.
+    path = tmp_path / "my-model" / "config.json"
+    path.parent.mkdir()
+    config = {**json.loads(FIXTURE.read_text(encoding="utf-8")), "model_type": "qwen3", "rope_scaling": {
+        "rope_type": "llama3", "factor": 8.0, "original_max_position_embeddings": 8192, "low_freq_factor": 1.0,
+        "high_freq_factor": 4.0}}
+    del config["_name_or_path"]
+    path.write_text(json.dumps(config), encoding="utf-8")
+    model = load_model_config(path)
+    assert (model.qwen_yarn, model.rope_scaling, validated_length(model)) == (True, "llama3", 32768)
+    # Qwen3-8B's 40960 native tokens: four times that is past the 131072 the cards validate, which is the most.
+    assert validated_length(load_catalog().model("8B")) == 131072
+    # and a native context past that most is known as it is (Qwen3-4B-Instruct-2507's 262144)
+    assert validated_length(load_catalog().model("Qwen3-4B-Instruct-2507")) == 262144
+
+
 @pytest.mark.parametrize(("key", "beside"), [
     ("rope_scaling", {}),
     ("rope_parameters", {}),  # transformers 5 saves rope_parameters

@@ -16,9 +16,9 @@ from solver.explain import _Prober
 from solver.memory import CEILING, GRID
 from solver.model import cost_ranks, exact_cost, prepare, ranking_key
 from solver.query import make_query
-from solver.rules import SourceCell, rollout_layout
+from solver.rules import SourceCell, refuting_cell, rollout_layout, sp_gpus_violation
 from solver.solve import alternative_plan, answer_for, plan
-from solver.tables import MAX_GPUS, MAX_HOST_RAM_GB, QueryError, Weights, load_catalog
+from solver.tables import MAX_GPUS, MAX_HOST_RAM_GB, QueryError, Setting, Weights, load_catalog
 
 CATALOG = load_catalog()
 DOCUMENTED = [(gpu.name, table, row) for gpu in CATALOG.gpu_types for table in gpu.tables for row in table.rows]
@@ -960,3 +960,15 @@ def test_the_objective_of_the_fewest_gpus_is_the_best_plans_rank_alone():
     ranks = {entry[:4]: entry[4] for entry in data.ranks}
     assert answer.objective_value == answer.bound == ranks[best.gpus, int(best.env), int(best.offload), best.sp]
     assert max(data.lengths) > query.max_model_len  # a length term would show
+
+
+def test_of_the_tables_for_more_gpus_the_nearest_refutes_first():
+    # Env on 2 and on 4 GPUs at 8192 (vanilla ran out of memory there): vanilla on 1 GPU is refuted by the table for 2.
+    rows = ((2, 8192), (4, 8192))
+    settings = {(2, 8192): Setting(env=True), (4, 8192): Setting(env=True)}
+    assert refuting_cell(CATALOG.model("8B"), rows, settings, 1, Setting(), 8192) == (2, 8192)
+
+
+def test_an_sp_that_does_not_divide_the_gpus_is_worded_with_their_count():
+    assert [sp_gpus_violation(1, 2), sp_gpus_violation(6, 4), sp_gpus_violation(8, 4)] == [
+        "SP=2 does not divide 1 GPU", "SP=4 does not divide 6 GPUs", None]
