@@ -462,6 +462,9 @@ def place(
     _hint(built, values, counts)
 
     solver = new_cp_solver(workers, seed)  # Ctrl-C is taken by _StopOnInterrupt
+    # The LP relaxation of every constraint, not only the linear ones: the pattern counts' bounds then close within a
+    # second where the default level took the whole time limit (host memory, few nodes; benchmarks/README.md).
+    solver.parameters.linearization_level = 2
     # Leave time to read the answer back and to say why the jobs left out are.
     deadline = started + time_limit_s * 0.97 - 0.02 - _time_for_reasons(fleet, options, planning_s)
     with _StopOnInterrupt(solver) as interrupt:
