@@ -50,7 +50,7 @@ def predictor(coefficients: Coefficients, margin: float,
 
 def with_env(setting: Setting | None) -> Setting | None:
     """The documented `setting` as an estimate would take it: with Env on (a setting that trains without Env
-    trains with it; estimates never go without Env unless asked, `solver.memory.estimated_setting`)."""
+    trains with it; estimates never go without Env unless asked, `solver.memory.estimates_setting`)."""
     return None if setting is None else Setting(env=True, offload=setting.offload, sp=setting.sp)
 
 

@@ -210,12 +210,12 @@ def calibrate(evidence: Iterable[Observation]) -> tuple[Coefficients, FitSummary
         **{term: round(variable.solution_value(), 6) for term, variable in multiplier.items()},
         usable=round(usable.solution_value(), 6), usable_env=round(usable_env.solution_value(), 6),
     )
-    return coefficients, report(evidence, coefficients)
+    return coefficients, fit_summary(evidence, coefficients)
 
 
 def mispredicted(evidence: Iterable[Observation], coefficients: Coefficients) -> list[str]:
     """The cells (GPU type, GPU count, model, length) of which `coefficients` predict an observation the other way
-    (without a margin, as `report` counts them), in words: the cell as written, and its first such observation with
+    (without a margin, as `fit_summary` counts them), in words: the cell as written, and its first such observation with
     the predicted peak against the usable memory (before any safety margin)."""
     cells: dict[tuple[str, int, str, int], list[Observation]] = {}
     for o in evidence:
@@ -243,7 +243,7 @@ def at_bounds(coefficients: Coefficients) -> list[str]:
     return edges
 
 
-def report(evidence: list[Observation], coefficients: Coefficients, margin: float = DEFAULT_MARGIN) -> FitSummary:
+def fit_summary(evidence: list[Observation], coefficients: Coefficients, margin: float = DEFAULT_MARGIN) -> FitSummary:
     """Count the observations the coefficients get wrong, each way (and the fits that only a `margin` of 0
     predicts), and record the range they span (what `solver.memory.beyond_calibration` compares an estimate
     with)."""

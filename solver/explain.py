@@ -17,7 +17,7 @@ from time import monotonic
 
 from ortools.sat.python import cp_model
 
-from solver.memory import GRID, breakdown, estimated_counts, estimated_setting
+from solver.memory import GRID, breakdown, estimated_counts, estimates_setting
 from solver.model import RULES, Combination, PlanningData, build_model, prepare
 from solver.query import Query
 from solver.results import AlternativeName, Answer, Plan, Reason
@@ -30,7 +30,7 @@ from solver.rules import (
     tried_settings,
     whole_nodes_violation,
 )
-from solver.solve import alternative_plan, answer_for, checked, new_solver, on_grid
+from solver.solve import alternative_plan, answer_for, checked, grid_words, new_solver
 from solver.tables import Catalog, Setting, counted
 
 GPU_RULES = ("budget", "whole_nodes", "rollout_layout", "table_rows")
@@ -191,9 +191,8 @@ def _why_this_plan(prober: _Prober, words: _Words, data: PlanningData, query: Qu
     length = best.max_model_len if query.objective == "max_len" else None
     chosen = f"{best.setting.label} on {words.gpus(best.gpus)}"
     if query.objective == "max_len":
-        choice = (f"{best.max_model_len} tokens is the longest length{on_grid(best)} with a plan {query.within_budget}, "
-                  f"and {chosen} "
-                  "is the cheapest plan there")
+        choice = (f"{best.max_model_len} tokens is the longest length{grid_words(best)} with a plan "
+                  f"{query.within_budget}, and {chosen} is the cheapest plan there")
     elif query.objective == "min_gpus":
         choice = f"{chosen} is the plan with the fewest GPUs, then the cheapest, at {best.max_model_len} tokens"
     else:
@@ -213,7 +212,7 @@ def _why_this_plan(prober: _Prober, words: _Words, data: PlanningData, query: Qu
         if not longer:
             reasons.append(Reason(rule="longest_documented", detail=(
                 f"nothing for {data.model} on {data.gpu}, in the tables or the memory model's estimates, goes "
-                f"beyond {best.max_model_len} tokens{on_grid(best)}")))
+                f"beyond {best.max_model_len} tokens{grid_words(best)}")))
         else:
             everything = [entry.combination for entry in data.ranks]
             reasons.append(Reason(rule="longer", detail=f"no plan reaches the next length, {longer[0]} tokens:"))
@@ -250,7 +249,8 @@ def _why_no_plan(
         asked = query.max_model_len or 0
         if shorter:
             reasons.append(Reason(rule="shorter_length", detail=(
-                f"{query.within_budget} the longest length{on_grid(shorter)} with a plan is {shorter.max_model_len} tokens "
+                f"{query.within_budget} the longest length{grid_words(shorter)} with a plan is "
+                f"{shorter.max_model_len} tokens "
                 f"({asked - shorter.max_model_len} fewer): {words.plan(shorter)}")))
             reasons.append(Reason(rule="fewer_tokens", detail=(
                 f"prompt and response together (max_prompt_tokens + max_response_tokens) must then fit in "
@@ -460,7 +460,7 @@ class _Words:
             return [Reason(rule="pin", detail=f"{self.query.pin_flags} rules out {labels}")]
         return self._evidence(counts[0], length, combinations)
 
-    def _estimate(self, n: int, length: int, combinations: list[Combination]) -> Reason:
+    def _no_estimate_reason(self, n: int, length: int, combinations: list[Combination]) -> Reason:
         """What rules out settings for a GPU count without a table: no smaller table's cell vouches, and the
         memory model predicts they do not fit (or does not estimate them: estimates off, or Env off)."""
         no_table = self._no_table(n)
@@ -477,7 +477,7 @@ class _Words:
         predictions, unestimated = [], []
         for _, env, offload, sp in combinations:
             setting = Setting(env=bool(env), offload=bool(offload), sp=sp)
-            if not estimated_setting(setting, without_env=self.query.env is False):
+            if not estimates_setting(setting, without_env=self.query.env is False):
                 unestimated.append(setting.label)
                 continue
             least = least_token_budget(length, sp) if self.query.token_budget == "auto" else None
@@ -551,7 +551,7 @@ class _Words:
         """What the table for `n` GPUs says against these settings at `length`."""
         data = self.data
         if not self.rows(n):
-            return [self._estimate(n, length, combinations)]
+            return [self._no_estimate_reason(n, length, combinations)]
         rows = [row for row in self.rows(n) if row >= length]
         table = data.table_words(n)
         if not rows:

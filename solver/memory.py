@@ -163,7 +163,7 @@ class MemoryEstimate(Breakdown, defer_build=True):
     @property
     def host_fits(self) -> bool:
         """Whether the host memory needed fits in the node's (True without `host_ram_gib`)."""
-        return self.host_memory_gib is None or holds(self.host_memory_gib, self.host_ram_gib)
+        return self.host_memory_gib is None or host_ram_holds(self.host_memory_gib, self.host_ram_gib)
 
     @property
     def trains(self) -> bool:
@@ -438,10 +438,10 @@ def fits_host_ram(model: Model, gpus: int, node_gpus: int | None, host_ram_gb: f
     """Whether the host memory a node needs (`host_memory_gib`, with Offload or without) fits a node's
     `host_ram_gb` (GiB; None: not checked): the planner's rule, and the --from-config verdict's (`holds`, as
     `MemoryEstimate.host_fits`)."""
-    return host_ram_gb is None or holds(host_memory_gib(model, gpus, node_gpus, offload), host_ram_gb)
+    return host_ram_gb is None or host_ram_holds(host_memory_gib(model, gpus, node_gpus, offload), host_ram_gb)
 
 
-def holds(need_gib: float, host_ram_gb: float | None) -> bool:
+def host_ram_holds(need_gib: float, host_ram_gb: float | None) -> bool:
     """Whether a node's host memory `host_ram_gb` (None: not checked) holds `need_gib` as rft-solver gives it
     (`shown_host_gib`: a plan never says it needs more than the memory that holds it): all of it may be used."""
     return host_ram_gb is None or shown_host_gib(need_gib) <= host_ram_gb
@@ -488,7 +488,7 @@ def beyond_calibration(
     return tuple(phrase for is_outside, phrase in outside if is_outside)
 
 
-def estimated_setting(setting: Setting, without_env: bool = False) -> bool:
+def estimates_setting(setting: Setting, without_env: bool = False) -> bool:
     """Whether the memory model estimates `setting`: only with Env on, unless the request turns Env off
     (`without_env`: ``--no-env``, for a system where expandable segments are not available). Env costs
     nothing that matters (its cost weight is a tie-break) and gives the memory room, so an estimate, a
@@ -502,7 +502,7 @@ def estimated_cells(
     without_env: bool = False,
 ) -> tuple[tuple[int, int, int, int, int], ...]:
     """(n, e, o, s, longest) for every trainer GPU count in `counts`, Env and Offload (those of
-    `estimated_setting`) and SP degree dividing the count that the model's heads allow: the longest
+    `estimates_setting`) and SP degree dividing the count that the model's heads allow: the longest
     ``max_model_len`` (any number of tokens, up to `CEILING`) the memory model predicts to fit (kept when
     at least one token fits). The planner's rules still decide which of them a plan may use."""
     return tuple(cell for gpus in counts
@@ -519,7 +519,7 @@ def _cells_of_count(
         for env in (0, 1):
             for offload in (0, 1):
                 setting = Setting(env=bool(env), offload=bool(offload), sp=sp)
-                if not estimated_setting(setting, without_env):
+                if not estimates_setting(setting, without_env):
                     continue
                 longest = longest_fitting(model, memory_gib, gpus, setting, coefficients, margin, grid=1)
                 if longest is not None:

@@ -289,7 +289,7 @@ def _no_alternative(query: Query) -> str:
     limits = [f"{query.host_ram_source} {query.host_ram_gb:g}"] if query.host_ram_gb is not None else []
     limits += [batch_words(query.train_batch_size, query.train_batch_source)] if query.train_batch_size else []
     within = f" within {' and '.join(limits)}" if limits else ""
-    # An estimate keeps Env on unless --no-env (`estimated_setting`): one without it may cost a hair less.
+    # An estimate keeps Env on unless --no-env (`estimates_setting`): one without it may cost a hair less.
     env = "; estimates keep Env on (--no-env estimates without it)" if query.env is None and query.estimate != "never" \
         else ""
     return f"each other plan that trains{within} is {', '.join(ways[:-1])} and {ways[-1]} than a plan above{env}"
@@ -431,7 +431,7 @@ def _verdict(answer: Answer, current: CurrentSettings, query: Query, problems: b
 def _dearer(answer: Answer, current: CurrentSettings) -> str:
     """Where a config's own settings train by estimate without Env and the best plan, at the same length, costs more:
     why it is the best, in words ("" otherwise: a longer plan's cost is its length's). Estimates keep Env on unless
-    --no-env (`estimated_setting`), so the config's were no candidate; Env's cost is a tie-break."""
+    --no-env (`estimates_setting`), so the config's were no candidate; Env's cost is a tie-break."""
     own, best = current.plan, answer.plans[0] if answer.plans else None
     if (own is None or best is None or best.cost <= own.cost or own.evidence != "estimated" or own.env
             or best.max_model_len != own.max_model_len):

@@ -556,7 +556,8 @@ def _no_plan_reason(catalog: Catalog, data: PlanningData, query: Query, nearby: 
             limit = f" with {limits}" if limits else ""
             return (
                 f"{query.max_model_len} tokens is beyond what {sources} allow for {where} {within}{limit}: "
-                f"the longest is {best.max_model_len}{on_grid(best)} ({best.setting.label} on {counted(best.gpus, 'GPU')}"
+                f"the longest is {best.max_model_len}{grid_words(best)} "
+                f"({best.setting.label} on {counted(best.gpus, 'GPU')}"
                 f"{best.lowered_words}, "
                 f"{best.evidence_label})"
                 f"{_host_need(catalog, data, query)}{_batch_need(catalog, data, query)}"
@@ -570,7 +571,7 @@ def _no_plan_reason(catalog: Catalog, data: PlanningData, query: Query, nearby: 
             f"{_lower_budget_words(catalog, data, query, nearby, fewer_said=bool(fewer))}"), None
 
 
-def on_grid(plan: Plan) -> str:
+def grid_words(plan: Plan) -> str:
     """For the longest length of `plan`: that an estimated one's is on the estimates' grid (maximising keeps
     them to it; a length asked with --len may lie up to a grid step past it), in words; "" for a documented
     or inferred plan, whose longest length is a table's row."""
@@ -612,8 +613,8 @@ def _without_pins(catalog: Catalog, data: PlanningData, query: Query, nearby: _N
                              data.gpu)
     if best is None:
         return ""
-    return (f" (without {query.pin_flags} the longest is {best.max_model_len}{on_grid(best)}: {best.setting.label} on "
-            f"{counted(best.gpus, 'GPU')}{best.lowered_words}, {best.evidence_label})")
+    return (f" (without {query.pin_flags} the longest is {best.max_model_len}{grid_words(best)}: "
+            f"{best.setting.label} on {counted(best.gpus, 'GPU')}{best.lowered_words}, {best.evidence_label})")
 
 
 def _host_need(catalog: Catalog, data: PlanningData, query: Query) -> str:

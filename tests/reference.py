@@ -577,8 +577,8 @@ def enumerate_plans(catalog: Catalog, *, objective: str, **asked: Any) -> list[d
                     for length in lengths:
                         found = _evidence(tables, the_model, n, e, o, s, length, refuting[1:])
                         tokens = _max_token_len_per_gpu(length, s)
-                        if found is None and query.estimates and _estimated(refuting, the_model, gpu_type.memory_gib, n,
-                                                                      e, o, s, length, query.without_env):
+                        if found is None and query.estimates and _estimated(
+                                refuting, the_model, gpu_type.memory_gib, n, e, o, s, length, query.without_env):
                             found = ("estimated", None)
                         elif found is None and most_tokens and length <= 1 << 21 and \
                                 (lowered := _lowered_budget(length, s, most_tokens)) is not None:

@@ -551,7 +551,7 @@ def test_fewer_plans_than_asked_for_say_where_the_time_limit_stopped_the_search(
 
 @pytest.mark.parametrize(("top", "which"), [("1", "this plan"), ("2", "these plans")])
 def test_a_plan_the_time_limit_left_unproven_is_not_called_the_best(cli, monkeypatch: pytest.MonkeyPatch, top: str,
-                                                                     which: str):
+                                                                    which: str):
     import solver.cli.planner
 
     answer_query = solver.cli.planner.answer_query

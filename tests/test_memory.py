@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import solver
-from solver.calibrate import Observation, calibrate, mispredicted, observations, report
+from solver.calibrate import Observation, calibrate, fit_summary, mispredicted, observations
 from solver.memory import (
     CEILING,
     DEFAULT_MARGIN,
@@ -265,12 +265,12 @@ def test_the_fit_records_the_range_its_observations_span():
     llama, moe = CATALOG.model("llama-3.1-8b"), CATALOG.model("30B-A3B")
     evidence = [Observation("A100-80GB", llama, 80.0, 2, Setting(sp=2), 32768, True),
                 Observation("H200", moe, 141.0, 8, Setting(sp=8), 65536, False)]
-    found = report(evidence, PRIOR).range
+    found = fit_summary(evidence, PRIOR).range
     assert (found.least_vocab_size, found.most_vocab_size, found.mixture_of_experts) == (128256, 151936, True)
     assert (found.least_memory_gib, found.most_memory_gib, found.most_gpus, found.largest_sp) == (80.0, 141.0, 8, 2)
     assert (found.smallest_model_b, found.largest_model_b, found.most_tokens_per_gpu) == (
         llama.parameters_b, moe.parameters_b, 32768)
-    dense = report(evidence[:1], PRIOR).range
+    dense = fit_summary(evidence[:1], PRIOR).range
     assert (dense.least_vocab_size, dense.most_vocab_size, dense.mixture_of_experts) == (128256, 128256, False)
 
 models = st.sampled_from([m.name for m in CATALOG.models])
@@ -2513,13 +2513,13 @@ def test_solve_memory_on_two_nodes_says_the_host_memory_of_one():
 
 
 def test_a_host_need_is_given_rounded_up_to_a_tenth_and_decided_as_given():
-    from solver.memory import holds, shown_host_gib
+    from solver.memory import host_ram_holds, shown_host_gib
 
     # Up to the next tenth, an exact tenth kept as it is (also through float noise), never down.
     assert [shown_host_gib(need) for need in (82.7755, 82.8, 0.1 + 0.2, 55.0000004, 311.28226, 0.0)] == [
         82.8, 82.8, 0.3, 55.1, 311.3, 0.0]
     # What the figure says is what a node's host memory must hold: 82.78 GiB does not hold a need given as 82.8.
-    assert not holds(82.7755, 82.78) and holds(82.7755, 82.8) and holds(82.7755, None)
+    assert not host_ram_holds(82.7755, 82.78) and host_ram_holds(82.7755, 82.8) and host_ram_holds(82.7755, None)
 
 
 def test_calibrate_names_your_cells_that_the_fit_predicts_the_other_way(cli, tmp_path: Path):
