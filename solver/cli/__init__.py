@@ -25,7 +25,7 @@ from solver.cli.calibrate import build_calibrate_parser, run_calibrate
 from solver.cli.cluster import build_cluster_parser, run_cluster
 from solver.cli.maps import build_map_parser, run_map
 from solver.cli.memory import build_memory_parser, run_memory
-from solver.cli.notes import note_cells_elsewhere, note_memory_as_sold, note_short_length
+from solver.cli.notes import note_memory_as_sold, note_short_length
 from solver.cli.output import OutputError, escaped_line, standard_streams_open
 from solver.cli.paths import check_outputs_spare_inputs
 from solver.cli.planner import build_parser, run_planner
@@ -70,7 +70,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             check_outputs_spare_inputs(args)
             status = handler(args)
             note_memory_as_sold(args, parser.prog)  # after the answer: bad input has one line on stderr
-            note_cells_elsewhere(args, parser.prog)
             note_short_length(args, parser.prog)
         sys.stdout.flush()  # a reader that stopped early, or a full disk, shows here, not at exit
         return status

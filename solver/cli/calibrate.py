@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from solver.cli.argtypes import output_path, path_argument
 from solver.cli.atomic import write_atomically
 from solver.cli.catalogs import catalog_with
+from solver.cli.notes import note_cells_elsewhere
 from solver.cli.parser import Parser
 from solver.memory import DEFAULT_MARGIN
 from solver.render import memory_model_yaml
@@ -18,7 +19,7 @@ from solver.tables import (
     and_more,
     check_once,
     counted,
-    load_gpu_type,
+    load_cells,
     load_model_config,
 )
 
@@ -52,17 +53,19 @@ def build_calibrate_parser() -> argparse.ArgumentParser:
 
 def run_calibrate(args: argparse.Namespace) -> int:
     """``solve calibrate``: fit the coefficients and print (or write) a memory-model file."""
-    from solver.api import calibrate_memory_model
+    from solver.calibrate import calibration, cells_source  # imports OR-Tools: only calibrating pays for it
 
     _check_calibrate_args(args)
-    catalog, added = catalog_with(load_model_config(args.model_config) if args.model_config else None)
-    if added and not any(added in table.models for path in args.cells
-                         for table in load_gpu_type(path, catalog.models, catalog.gpu_types).tables):
+    catalog, added, _ = catalog_with(load_model_config(args.model_config) if args.model_config else None)
+    cells = [(path, load_cells(path, catalog.models, catalog.gpu_types)) for path in args.cells or ()]  # read once
+    if added and not any(added in table.models for _, gpu_type in cells for table in gpu_type.tables):
         print(f"solve calibrate: warning: no cell of yours names {added}, the model of --model-config (the cells name "
               "their models as the catalogue or the config does)", file=sys.stderr)
-    fitted = calibrate_memory_model(args.cells or (), with_tables=args.with_tables, catalog=catalog)
+    fitted = calibration(catalog, [gpu_type for _, gpu_type in cells], with_tables=args.with_tables,
+                         source=cells_source([path for path, _ in cells], with_tables=args.with_tables))
     _warn_of_contradictions(fitted)
     _report_fit(args, fitted)
+    note_cells_elsewhere("solve calibrate", cells, catalog)
     return 0
 
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
+from pathlib import Path
 
-from solver.cli.catalogs import catalog_with
-from solver.tables import Fleet, OneLineError, counted, load_catalog, load_gpu_type, load_model_config
+from solver.tables import Catalog, Fleet, GpuType, counted, load_catalog
 
 
 def note_memory_as_sold(args: argparse.Namespace, prog: str) -> None:
@@ -27,29 +28,21 @@ def _confusable(name: str) -> str:
     return name.casefold().translate(str.maketrans("oil", "011"))
 
 
-def note_cells_elsewhere(args: argparse.Namespace, prog: str) -> None:
-    """Notes on stderr for --cells files that may not be what was meant: one for a GPU type the catalogue lacks whose
+def note_cells_elsewhere(prog: str, cells: Sequence[tuple[Path, GpuType]], catalog: Catalog,
+                         gpu: str | None = None) -> None:
+    """Notes on stderr for --cells files (each with the GPU type it gave, as `catalog_with` read it) that may not be
+    what was meant: one for a GPU type the catalogue lacks whose
     name is one it has but for letters that pass for digits (`_confusable`: a typo makes a GPU type of its own,
-    silently; not where --gpu names it), and one where --gpu asks for a GPU
+    silently; not where --gpu names it), and one where --gpu (`gpu`, of `catalog`) asks for a GPU
     type the file's tables do not speak for (neither it nor one with its driver-reported memory): with less memory
     they are not used; with more, only their cells that say a setting ran out of memory are (`larger_gpu_types`); and
     one for a GPU type of its own given by its memory as sold (`memory_gb` alone), as `note_memory_as_sold`."""
-    paths = getattr(args, "cells", None) or ()
-    if not paths:
-        return
-    model_config = getattr(args, "model_config", None)
-    try:
-        catalog = catalog_with(load_model_config(model_config) if model_config else None, getattr(args, "gpu", None),
-                               getattr(args, "gpu_memory", None), paths, keep_contradictions=True)[0]
-        asked = catalog.with_same_memory(args.gpu) if getattr(args, "gpu", None) else None
-        measured = [(path, catalog.gpu(load_gpu_type(path, catalog.models, catalog.gpu_types).name)) for path in paths]
-    except OneLineError:  # what a command refused is said already
-        return
+    asked = catalog.with_same_memory(gpu) if gpu else None
     shipped = load_catalog().gpu_types
     known = {_confusable(known): gpu_type.name for gpu_type in shipped for known in (gpu_type.name, *gpu_type.aliases)}
-    for path, gpu_type in measured:
+    for path, gpu_type in cells:
         meant = known.get(_confusable(gpu_type.name))  # H10O for H100: not RTX-3090 for RTX-4090, another card
-        if meant is not None and meant != gpu_type.name and (asked is None or asked.gpu_types[0] != gpu_type):
+        if meant is not None and meant != gpu_type.name and (asked is None or asked.gpu_types[0].name != gpu_type.name):
             print(f"{prog}: note: {path}: {gpu_type.name} is not a GPU type of the catalogue, so its cells make one of "
                   f"their own (did you mean {meant}?)", file=sys.stderr)
         elif gpu_type.memory_mib is None:  # a GPU type of its own, by memory as sold (as --gpu-memory 96 is)

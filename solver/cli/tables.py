@@ -8,12 +8,13 @@ import sys
 
 from solver.cli.argtypes import whole_number
 from solver.cli.catalogs import catalog_with
+from solver.cli.notes import note_cells_elsewhere
 from solver.cli.options import add_cells_option
 from solver.cli.output import print_view
 from solver.cli.parser import Parser
 from solver.cli.status import NO_PLAN
 from solver.render import cells_json, tables_view
-from solver.tables import MAX_GPUS, QueryError, counted
+from solver.tables import MAX_GPUS, Catalog, QueryError, counted
 
 
 def build_tables_parser() -> argparse.ArgumentParser:
@@ -36,7 +37,15 @@ def build_tables_parser() -> argparse.ArgumentParser:
 
 def run_tables(args: argparse.Namespace) -> int:
     """``solve tables``: print the documented tables, narrowed by the filters."""
-    full = catalog_with(None, cells=args.cells or (), keep_contradictions=args.check)[0]
+    full, _, cells = catalog_with(None, cells=args.cells or (), keep_contradictions=args.check)
+    status = _print_tables(args, full)
+    note_cells_elsewhere("solve tables", cells, full, args.gpu)
+    return status
+
+
+def _print_tables(args: argparse.Namespace, full: Catalog) -> int:
+    """Print the tables of `full` (the catalogue with the --cells tables) the filters keep, or with --check where
+    they contradict the semantics; the exit status."""
     try:
         catalog = full.narrowed(gpu=args.gpu, gpus=args.gpus, model=args.model)
     except QueryError as error:
