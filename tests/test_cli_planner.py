@@ -1870,3 +1870,28 @@ def test_every_file_a_command_is_given_is_read_once(cli, monkeypatch: pytest.Mon
     assert (status, err.count("error")) == (0, 0)
     given = {files[name] / "config.json" if name == "model" else files[name] for name in inputs}
     assert sorted(map(str, (path for path in read if path in given))) == sorted(map(str, given))
+
+
+def test_names_of_files_written_keep_notes_and_wrote_lines_one_line_each(cli, monkeypatch: pytest.MonkeyPatch,
+                                                                         tmp_path: Path):
+    # Escaped as in errors (\n, \x1b): a file's name cannot split a line, or restyle the terminal.
+    monkeypatch.delenv("PYTORCH_CUDA_ALLOC_CONF", raising=False)
+    out_file, written = tmp_path / "o\nut.yaml", tmp_path / "w\nx\x1b[31m.yaml"
+    status, out, err = cli("--from-config", str(EXAMPLES / "trinity.yaml"), "--gpu", "a100", "--write", str(written),
+                           "--out", str(out_file))
+    assert status == 0 and out_file.is_file() and written.is_file()
+    assert out.endswith(f"\nwrote {tmp_path}/o\\nut.yaml\nwrote {tmp_path}/w\\nx\\x1b[31m.yaml\n")
+    assert err == (f"solve: note: {tmp_path}/w\\nx\\x1b[31m.yaml needs Env, which a config cannot set: export "
+                   "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True before Ray starts\n")
+
+
+def test_names_of_cells_files_keep_notes_one_line_each(cli, tmp_path: Path):
+    cells = tmp_path / "my\ncells\x1b.yaml"
+    shutil.copy(MY_CELLS, cells)
+    status, _, err = cli("--model", "4B", "--gpu", "a100", "--len", "32k", "--cells", str(cells))
+    assert status == 0
+    assert err == (f"solve: note: {tmp_path}/my\\ncells\\x1b.yaml: its cells are for H100-80GB (79.6 GiB), not for "
+                   "A100-80GB (80.0 GiB) or a GPU type of its driver-reported memory: they are not used here\n")
+    fitted = tmp_path / "fit\x1b.yaml"
+    status, out, _ = cli("calibrate", "--cells", str(MY_CELLS), "--out", str(fitted))
+    assert status == 0 and out.startswith(f"wrote {tmp_path}/fit\\x1b.yaml: ") and out.count("\n") == 1

@@ -20,7 +20,7 @@ from solver.cli.options import (
     add_token_budget_option,
     add_trinity_version_option,
 )
-from solver.cli.output import ProgressLine, print_view
+from solver.cli.output import ProgressLine, print_escaped, print_view
 from solver.cli.parser import Parser
 from solver.cli.paths import input_at, input_paths
 from solver.cli.status import INTERRUPTED, NO_PLAN
@@ -93,8 +93,9 @@ def run_cluster(args: argparse.Namespace) -> int:
                    margin=args.margin, token_budget=args.token_budget or "default", widen=args.widen)
     progress.close()
     if args.emit_dir is not None and result.interrupted:
-        print(f"solve cluster: interrupted: no configs written to {args.emit_dir} (the placement may not be the best)",
-              file=sys.stderr)
+        print_escaped(
+            f"solve cluster: interrupted: no configs written to {args.emit_dir} (the placement may not be the best)",
+            file=sys.stderr)
     elif args.emit_dir is not None:
         fragments = placement_configs(result, fleet, catalog, version=args.trinity_version)
         made = bool(fragments) and not args.emit_dir.is_dir()
@@ -112,9 +113,9 @@ def run_cluster(args: argparse.Namespace) -> int:
             raise
         stale = [unplaced.job for unplaced in result.unplaced if (args.emit_dir / f"{unplaced.job}.yaml").exists()]
         if stale:  # a config of an earlier run, for a job this placement leaves out, is not this run's
-            print(f"solve cluster: note: {args.emit_dir} still holds configs from an earlier run for "
-                  f"{', '.join(f'{name}.yaml' for name in stale)}, which this placement does not place",
-                  file=sys.stderr)
+            print_escaped(f"solve cluster: note: {args.emit_dir} still holds configs from an earlier run for "
+                          f"{', '.join(f'{name}.yaml' for name in stale)}, which this placement does not place",
+                          file=sys.stderr)
     if args.json:
         sys.stdout.write(cluster_json(result) + "\n")
     else:
@@ -122,7 +123,7 @@ def run_cluster(args: argparse.Namespace) -> int:
     note_short_job_lengths(fleet, "solve cluster")
     note_cells_elsewhere("solve cluster", cells, catalog)
     if result.interrupted:
-        print("solve cluster: interrupted: the best placement found so far is above", file=sys.stderr)
+        print_escaped("solve cluster: interrupted: the best placement found so far is above", file=sys.stderr)
         return INTERRUPTED
     return 0 if result.placements and not result.unplaced else NO_PLAN
 

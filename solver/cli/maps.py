@@ -20,7 +20,7 @@ from solver.cli.options import (
     add_memory_model_options,
     add_train_batch_option,
 )
-from solver.cli.output import PLAIN_TEXT, new_console
+from solver.cli.output import PLAIN_TEXT, new_console, print_escaped
 from solver.cli.parser import Parser
 from solver.render import map_json, map_view
 from solver.tables import MAX_ESTIMATED_GPUS, QueryError, load_memory_model, load_model_config
@@ -89,8 +89,8 @@ def run_map(args: argparse.Namespace) -> int:
     if not screen.is_terminal:
         screen = new_console(max(needed, screen.width))
     elif needed > screen.width and not args.json:
-        print(f"solve map: note: the maps need {needed} columns and the terminal has {screen.width}: widen it, "
-              "pipe the output (| less -S), or save it with --svg FILE", file=sys.stderr)
+        print_escaped(f"solve map: note: the maps need {needed} columns and the terminal has {screen.width}: widen it, "
+                      "pipe the output (| less -S), or save it with --svg FILE", file=sys.stderr)
     if args.svg:  # written first: a file that cannot be written is bad input, with nothing printed
         recorder = Console(record=True, width=max(needed, 80), file=io.StringIO(), **PLAIN_TEXT)
         for view in views:

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from solver.cli.output import print_escaped
 from solver.tables import Catalog, Fleet, GpuType, counted, load_catalog
 
 
@@ -17,10 +18,11 @@ def note_memory_as_sold(args: argparse.Namespace, prog: str) -> None:
     total is exact."""
     memory = getattr(args, "gpu_memory", None)
     if memory is not None and memory[1] is None:
-        print(f"{prog}: note: --gpu-memory {memory[0]} is taken as {memory[0]} GiB, and as sold it borrows no other "
-              f"GPU type's tables ({memory[0]}GiB or nvidia-smi's total would, where a GPU type's driver reports as "
-              "much); a card with ECC GDDR memory reports less (an L40S 48GB: 45.0 GiB), so give nvidia-smi's total "
-              "where you have it (--gpu-memory 46068MiB for an L40S)", file=sys.stderr)
+        print_escaped(
+            f"{prog}: note: --gpu-memory {memory[0]} is taken as {memory[0]} GiB, and as sold it borrows no other "
+            f"GPU type's tables ({memory[0]}GiB or nvidia-smi's total would, where a GPU type's driver reports as "
+            "much); a card with ECC GDDR memory reports less (an L40S 48GB: 45.0 GiB), so give nvidia-smi's total "
+            "where you have it (--gpu-memory 46068MiB for an L40S)", file=sys.stderr)
 
 
 def _confusable(name: str) -> str:
@@ -43,20 +45,23 @@ def note_cells_elsewhere(prog: str, cells: Sequence[tuple[Path, GpuType]], catal
     for path, gpu_type in cells:
         meant = known.get(_confusable(gpu_type.name))  # H10O for H100: not RTX-3090 for RTX-4090, another card
         if meant is not None and meant != gpu_type.name and (asked is None or asked.gpu_types[0].name != gpu_type.name):
-            print(f"{prog}: note: {path}: {gpu_type.name} is not a GPU type of the catalogue, so its cells make one of "
-                  f"their own (did you mean {meant}?)", file=sys.stderr)
+            print_escaped(
+                f"{prog}: note: {path}: {gpu_type.name} is not a GPU type of the catalogue, so its cells make one of "
+                f"their own (did you mean {meant}?)", file=sys.stderr)
         elif gpu_type.memory_mib is None:  # a GPU type of its own, by memory as sold (as --gpu-memory 96 is)
-            print(f"{prog}: note: {path}: {gpu_type.name}'s memory_gb {gpu_type.memory_gb} is taken as "
-                  f"{gpu_type.memory_gb} GiB; a card reports less (an H100 80GB: 81559 MiB, 79.6 GiB), so add its "
-                  "memory_mib (nvidia-smi's total) where you have it", file=sys.stderr)
+            print_escaped(
+                f"{prog}: note: {path}: {gpu_type.name}'s memory_gb {gpu_type.memory_gb} is taken as "
+                f"{gpu_type.memory_gb} GiB; a card reports less (an H100 80GB: 81559 MiB, 79.6 GiB), so add its "
+                "memory_mib (nvidia-smi's total) where you have it", file=sys.stderr)
         if asked is None or any(gpu_type.name == speaking.name for speaking in asked.gpu_types):
             continue
         own = asked.gpu_types[0]
         used = ("only those that say a setting ran out of memory count here (it does with less memory too)"
                 if gpu_type.memory_gib >= own.memory_gib else "they are not used here")
-        print(f"{prog}: note: {path}: its cells are for {gpu_type.name} ({gpu_type.memory_gib:.1f} GiB), not for "
-              f"{own.name} ({own.memory_gib:.1f} GiB) or a GPU type of its driver-reported memory: {used}",
-              file=sys.stderr)
+        print_escaped(
+            f"{prog}: note: {path}: its cells are for {gpu_type.name} ({gpu_type.memory_gib:.1f} GiB), not for "
+            f"{own.name} ({own.memory_gib:.1f} GiB) or a GPU type of its driver-reported memory: {used}",
+            file=sys.stderr)
 
 
 SHORT_LENGTH_NOTED = 256
@@ -85,5 +90,5 @@ def _note_if_short(prog: str, given: str, length: int, written: str) -> None:
     """Where `length` tokens (`given`, in words) are at most `SHORT_LENGTH_NOTED`, a note on stderr that they may
     have been meant as thousands, `written` (a format with one ``{}``) saying how to write that."""
     if length <= SHORT_LENGTH_NOTED:
-        print(f"{prog}: note: {given} {length} is {counted(length, 'token')}; for {length * 1024} tokens write "
-              f"{written.format(length)}", file=sys.stderr)
+        print_escaped(f"{prog}: note: {given} {length} is {counted(length, 'token')}; for {length * 1024} tokens write "
+                      f"{written.format(length)}", file=sys.stderr)

@@ -30,7 +30,7 @@ from solver.cli.options import (
     add_train_batch_option,
     add_trinity_version_option,
 )
-from solver.cli.output import print_view
+from solver.cli.output import escaped_line, print_escaped, print_view
 from solver.cli.parser import OnceFlag, Parser
 from solver.cli.paths import OUTPUT_FLAGS, refuse_overwriting
 from solver.cli.status import NO_PLAN
@@ -230,7 +230,7 @@ def _print_planner(args: argparse.Namespace, answers: tuple[Answer, ...], fragme
     """Print the answers: the Trinity fragments (--emit), JSON (--json) or the view, with the --cells
     optimism note on stderr, a line for each file written and the --cells notes (`note_cells_elsewhere`)."""
     if cells and (note := _optimism_note([gpu_type for _, gpu_type in cells], catalog, answers, query)):
-        print(note, file=sys.stderr)
+        print_escaped(note, file=sys.stderr)
     if args.emit:
         sys.stdout.write("---\n".join(fragments))
     elif args.json:
@@ -239,7 +239,7 @@ def _print_planner(args: argparse.Namespace, answers: tuple[Answer, ...], fragme
         console = print_view(answers_view(answers, query, catalog, args.trinity_version), "solve")
         for written in (args.out, args.write):
             if written is not None and answers[0].plans:
-                console.print(f"wrote {written}")
+                console.print(escaped_line(f"wrote {written}"))
     note_cells_elsewhere("solve", cells, catalog, args.gpu)
 
 

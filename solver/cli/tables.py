@@ -10,7 +10,7 @@ from solver.cli.argtypes import whole_number
 from solver.cli.catalogs import catalog_with
 from solver.cli.notes import note_cells_elsewhere
 from solver.cli.options import add_cells_option
-from solver.cli.output import print_view
+from solver.cli.output import print_escaped, print_view
 from solver.cli.parser import Parser
 from solver.cli.status import NO_PLAN
 from solver.render import cells_json, tables_view
@@ -59,8 +59,8 @@ def _print_tables(args: argparse.Namespace, full: Catalog) -> int:
             sys.stdout.write(json.dumps(found, indent=2) + "\n")
         else:
             for line in found:
-                print(f"solve tables: warning: {line}")
-            print(f"{counted(len(found), 'contradiction')} in {counted(len(list(catalog.cells())), 'cell')}")
+                print_escaped(f"solve tables: warning: {line}")
+            print_escaped(f"{counted(len(found), 'contradiction')} in {counted(len(list(catalog.cells())), 'cell')}")
         return NO_PLAN if found else 0
     if args.json:
         sys.stdout.write(cells_json(catalog.cells()) + "\n")
@@ -68,6 +68,6 @@ def _print_tables(args: argparse.Namespace, full: Catalog) -> int:
         print_view(tables_view(catalog), "solve tables")
     model = catalog.model(args.model) if args.model else None
     if model is not None and model.tables_of is not None:  # beside JSON, on stderr: the array stays the cells
-        print(f"{'solve tables: note: ' if args.json else ''}{model.tables_of}'s cells stand for {model.name}, "
-              "of the same shape", file=sys.stderr if args.json else sys.stdout)
+        print_escaped(f"{'solve tables: note: ' if args.json else ''}{model.tables_of}'s cells stand for {model.name}, "
+                      "of the same shape", file=sys.stderr if args.json else sys.stdout)
     return 0
