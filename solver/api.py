@@ -358,7 +358,7 @@ def calibrate_memory_model(cells: Iterable[Path | str] = (), *, with_tables: boo
     Its ``memory_model`` is for ``memory=`` (and `solver.render.memory_model_yaml` writes it as ``--out`` does).
     `QueryError` where there is nothing to fit (no cell that trained) or for wrong types; `TableError` for a bad
     cells file."""
-    from solver.calibrate import calibration  # imports OR-Tools: only calibrating pays for it
+    from solver.calibrate import calibration, cells_source  # imports OR-Tools: only calibrating pays for it
 
     if isinstance(cells, (str, bytes, Path)) or not isinstance(cells, Iterable):
         raise QueryError(f"cells must be a list of paths, got {shown_value(cells)}")
@@ -370,10 +370,8 @@ def calibrate_memory_model(cells: Iterable[Path | str] = (), *, with_tables: boo
     check_once("cells:", [Path(path) for path in cells])
     catalog = catalog if catalog is not None else load_catalog()
     measured = [load_cells(Path(path), catalog.models, catalog.gpu_types) for path in cells]
-    names = ", ".join(Path(path).name for path in cells)  # a name that is not UTF-8 by the text of its escape:
-    source = names.encode("utf-8", "backslashreplace").decode("utf-8") or "the documented tables"  # no lone surrogate
     return calibration(catalog, measured, with_tables=with_tables,
-                       source=source + (" and the documented tables" if with_tables else ""))
+                       source=cells_source([Path(path) for path in cells], with_tables=with_tables))
 
 
 def _checked_token_budget(max_model_len: int, sp: int, max_token_len_per_gpu: int | None) -> int:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 
 from ortools.linear_solver import pywraplp
 
@@ -137,6 +138,14 @@ def own_contradictions(models: tuple[Model, ...], mine: Sequence[GpuType]) -> li
         found += contradictions([measured], mine[:index], theirs="an earlier file's")
         merged = merged.with_new_tables(measured)
     return found + merged.contradictions()
+
+
+def cells_source(paths: Sequence[Path], *, with_tables: bool) -> str:
+    """What a memory model fitted on the cells files at `paths` (with the documented tables too where
+    `with_tables`) says it was calibrated on, in its ``source``."""
+    names = ", ".join(path.name for path in paths)  # a name that is not UTF-8 by the text of its escape:
+    source = names.encode("utf-8", "backslashreplace").decode("utf-8") or "the documented tables"  # no lone surrogate
+    return source + (" and the documented tables" if with_tables else "")
 
 
 def calibration(catalog: Catalog, measured: Sequence[GpuType], *, with_tables: bool, source: str) -> Calibration:

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import qwen3_8b_checkpoint
 from reference import PLAN_ORDER
 
 import solver.cli.atomic
@@ -1757,3 +1758,140 @@ def test_the_guides_single_gpu_advice_at_its_edges():
     assert said(3.95, 20481) and not said(3.95, 20480)
     assert said(4.0, 4096, memory_gib=40.0) and not said(4.0, 4096, memory_gib=80.01)
     assert not said(32.0, 131072, gpus=2)
+
+
+EXAMPLES = Path(__file__).parent.parent / "docs" / "examples"
+MY_CELLS = EXAMPLES / "my-cells.yaml"
+MY_MODEL_CELLS = ("gpu: H100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n  - gpus: 8\n    section: '8 x H100'\n"
+                  "    models: [my-sft-8b]\n    rows:\n      - {max_model_len: 32768, cells: {my-sft-8b: SP=2}}\n")
+"""Cells of the model of `qwen3_8b_checkpoint` in a folder my-sft-8b, which the catalogue lacks."""
+
+
+@pytest.fixture
+def piped() -> Any:
+    """``piped(text)``: a /dev/fd path to a pipe holding `text`, as ``<(cat FILE)`` gives: it reads once, then
+    it is empty."""
+    opened: list[int] = []
+
+    def pipe(text: str) -> str:
+        read_end, write_end = os.pipe()
+        opened.append(read_end)
+        os.write(write_end, text.encode("utf-8"))
+        os.close(write_end)
+        return f"/dev/fd/{read_end}"
+
+    yield pipe
+    for descriptor in opened:
+        os.close(descriptor)
+
+
+@pytest.mark.skipif(not Path("/dev/fd").is_dir(), reason="pipes by /dev/fd paths")
+@pytest.mark.parametrize("argv", [
+    ("--model", "8B", "--gpu", "h100", "--len", "32k"),
+    ("--model", "4B", "--gpu", "a100", "--len", "32k"),  # with a note on the cells, which are for another GPU type
+    ("--model", "8B", "--gpu", "h100", "--len", "32k", "--json"),
+    ("tables", "--gpu", "h100"),
+    ("tables", "--check"),
+    ("memory", "--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "32k", "--sp", "2"),
+    ("map", "--gpu", "h100", "--model", "8B", "--gpus-up-to", "8", "--json"),
+    ("calibrate",),
+    ("calibrate", "--with-tables"),
+    ("cluster", str(EXAMPLES / "fleet.yaml")),
+], ids=lambda argv: " ".join(Path(word).name for word in argv))
+def test_every_command_answers_with_cells_from_a_pipe_as_from_a_file(cli, piped, argv: tuple[str, ...]):
+    # Each --cells file is read once: a pipe (solve --cells <(cat cells.yaml)) is empty on a second read.
+    pipe = piped(MY_CELLS.read_text(encoding="utf-8"))
+    status, out, err = cli(*argv, "--cells", str(MY_CELLS))
+    assert status == 0
+    as_piped = (status, out.replace(str(MY_CELLS), pipe).replace(MY_CELLS.name, Path(pipe).name),
+                err.replace(str(MY_CELLS), pipe))
+    assert cli(*argv, "--cells", pipe) == as_piped
+
+
+@pytest.mark.skipif(not Path("/dev/fd").is_dir(), reason="pipes by /dev/fd paths")
+def test_calibrate_reads_cells_of_a_model_config_model_from_a_pipe(cli, piped, tmp_path: Path):
+    cells = tmp_path / "cells.yaml"
+    cells.write_text(MY_MODEL_CELLS, encoding="utf-8")
+    model = qwen3_8b_checkpoint(tmp_path / "my-sft-8b")
+    status, out, err = cli("calibrate", "--cells", str(cells), "--model-config", str(model))
+    assert (status, err) == (0, "") and "\nsource: \"calibrated on cells.yaml\"\n" in out
+    pipe = piped(MY_MODEL_CELLS)
+    assert cli("calibrate", "--cells", pipe, "--model-config", str(model)) == (
+        0, out.replace("cells.yaml", Path(pipe).name), "")
+
+
+@pytest.mark.skipif(not Path("/dev/fd").is_dir(), reason="pipes by /dev/fd paths")
+def test_a_table_in_two_piped_cells_files_is_blamed_on_the_earlier_pipe(cli, piped):
+    first, again = (piped(MY_CELLS.read_text(encoding="utf-8")) for _ in range(2))
+    assert cli("--model", "8B", "--gpu", "h100", "--len", "32k", "--cells", first, "--cells", again) == (
+        2, "", (f"solve: error: --cells {again}: a table for a GPU count that --cells {first} has already: give "
+                "each table once\n"))
+
+
+@pytest.mark.parametrize(("argv", "inputs"), [
+    (("--model", "8B", "--gpu", "h100", "--len", "32k", "--cells", "{cells}", "--weights", "{weights}",
+      "--memory-model", "{memory}"), ("cells", "weights", "memory")),
+    (("--model-config", "{model}", "--gpu", "h100", "--len", "32k", "--cells", "{mine}"), ("model", "mine")),
+    (("--from-config", "{trinity}", "--gpu", "a100", "--cells", "{cells}", "--write", "{written}"),
+     ("trinity", "cells")),
+    (("tables", "--check", "--cells", "{cells}"), ("cells",)),
+    (("memory", "--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "32k", "--sp", "2", "--cells", "{cells}",
+      "--memory-model", "{memory}"), ("cells", "memory")),
+    (("map", "--gpu", "h100", "--model", "8B", "--gpus-up-to", "2", "--cells", "{cells}", "--json"), ("cells",)),
+    (("calibrate", "--cells", "{mine}", "--model-config", "{model}"), ("mine", "model")),
+    (("cluster", "{fleet}", "--cells", "{cells}", "--weights", "{weights}", "--memory-model", "{memory}"),
+     ("fleet", "cells", "weights", "memory")),
+], ids=["planner", "planner --model-config", "planner --from-config", "tables", "memory", "map", "calibrate",
+        "cluster"])
+def test_every_file_a_command_is_given_is_read_once(cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                                    argv: tuple[str, ...], inputs: tuple[str, ...]):
+    import solver.cli.trinity_options
+    import solver.tables.model_config
+    import solver.tables.reading
+
+    files = {"cells": MY_CELLS, "mine": tmp_path / "mine.yaml", "model": qwen3_8b_checkpoint(tmp_path / "my-sft-8b"),
+             "trinity": tmp_path / "trinity.yaml", "fleet": EXAMPLES / "fleet.yaml",
+             "weights": shipped_tables_directory() / "costs.yaml", "memory": tmp_path / "memory-model.yaml",
+             "written": tmp_path / "written.yaml"}
+    files["mine"].write_text(MY_MODEL_CELLS, encoding="utf-8")
+    files["trinity"].write_text((EXAMPLES / "trinity.yaml").read_text(encoding="utf-8"), encoding="utf-8")
+    files["memory"].write_text((shipped_tables_directory() / "memory-model.yaml").read_text(encoding="utf-8"),
+                               encoding="utf-8")
+    read: list[Path] = []
+    unread = solver.tables.reading.read_user_file
+
+    def reading(path: Path, *limit: int) -> str:
+        read.append(path)
+        return unread(path, *limit)
+
+    for module in (solver.tables.reading, solver.tables.model_config, solver.cli.trinity_options):
+        monkeypatch.setattr(module, "read_user_file", reading)
+    status, _, err = cli(*(word.format(**files) for word in argv))
+    assert (status, err.count("error")) == (0, 0)
+    given = {files[name] / "config.json" if name == "model" else files[name] for name in inputs}
+    assert sorted(map(str, (path for path in read if path in given))) == sorted(map(str, given))
+
+
+def test_names_of_files_written_keep_notes_and_wrote_lines_one_line_each(cli, monkeypatch: pytest.MonkeyPatch,
+                                                                         tmp_path: Path):
+    # Escaped as in errors (\n, \x1b): a file's name cannot split a line, or restyle the terminal.
+    monkeypatch.delenv("PYTORCH_CUDA_ALLOC_CONF", raising=False)
+    out_file, written = tmp_path / "o\nut.yaml", tmp_path / "w\nx\x1b[31m.yaml"
+    status, out, err = cli("--from-config", str(EXAMPLES / "trinity.yaml"), "--gpu", "a100", "--write", str(written),
+                           "--out", str(out_file))
+    assert status == 0 and out_file.is_file() and written.is_file()
+    assert out.endswith(f"\nwrote {tmp_path}/o\\nut.yaml\nwrote {tmp_path}/w\\nx\\x1b[31m.yaml\n")
+    assert err == (f"solve: note: {tmp_path}/w\\nx\\x1b[31m.yaml needs Env, which a config cannot set: export "
+                   "PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True before Ray starts\n")
+
+
+def test_names_of_cells_files_keep_notes_one_line_each(cli, tmp_path: Path):
+    cells = tmp_path / "my\ncells\x1b.yaml"
+    shutil.copy(MY_CELLS, cells)
+    status, _, err = cli("--model", "4B", "--gpu", "a100", "--len", "32k", "--cells", str(cells))
+    assert status == 0
+    assert err == (f"solve: note: {tmp_path}/my\\ncells\\x1b.yaml: its cells are for H100-80GB (79.6 GiB), not for "
+                   "A100-80GB (80.0 GiB) or a GPU type of its driver-reported memory: they are not used here\n")
+    fitted = tmp_path / "fit\x1b.yaml"
+    status, out, _ = cli("calibrate", "--cells", str(MY_CELLS), "--out", str(fitted))
+    assert status == 0 and out.startswith(f"wrote {tmp_path}/fit\\x1b.yaml: ") and out.count("\n") == 1

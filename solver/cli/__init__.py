@@ -25,8 +25,8 @@ from solver.cli.calibrate import build_calibrate_parser, run_calibrate
 from solver.cli.cluster import build_cluster_parser, run_cluster
 from solver.cli.maps import build_map_parser, run_map
 from solver.cli.memory import build_memory_parser, run_memory
-from solver.cli.notes import note_cells_elsewhere, note_memory_as_sold, note_short_length
-from solver.cli.output import OutputError, escaped_line, standard_streams_open
+from solver.cli.notes import note_memory_as_sold, note_short_length
+from solver.cli.output import OutputError, print_escaped, standard_streams_open
 from solver.cli.paths import check_outputs_spare_inputs
 from solver.cli.planner import build_parser, run_planner
 from solver.cli.status import BAD_INPUT, CLOSED_PIPE, INTERRUPTED, NO_PLAN
@@ -40,7 +40,7 @@ __all__ = ["main"]
 def main(argv: Sequence[str] | None = None) -> int:
     """Run ``solve`` with `argv` (default: the process's arguments); returns the exit status."""
     if not standard_streams_open():
-        print("solve: error: cannot write the output: standard output is closed", file=sys.stderr)
+        print_escaped("solve: error: cannot write the output: standard output is closed", file=sys.stderr)
         return BAD_INPUT
     argv = list(sys.argv[1:] if argv is None else argv)
     commands = {
@@ -70,22 +70,21 @@ def main(argv: Sequence[str] | None = None) -> int:
             check_outputs_spare_inputs(args)
             status = handler(args)
             note_memory_as_sold(args, parser.prog)  # after the answer: bad input has one line on stderr
-            note_cells_elsewhere(args, parser.prog)
             note_short_length(args, parser.prog)
         sys.stdout.flush()  # a reader that stopped early, or a full disk, shows here, not at exit
         return status
     except OneLineError as error:  # bad input: a query, a table or a Trinity config
-        print(f"{parser.prog}: error: {escaped_line(str(error))}", file=sys.stderr)
+        print_escaped(f"{parser.prog}: error: {error}", file=sys.stderr)
         return BAD_INPUT
     except Undecided as error:  # a question behind the answer (a map's cell, a config's verdict) ran out of time
-        print(f"{parser.prog}: undecided: {error}; nothing printed", file=sys.stderr)
+        print_escaped(f"{parser.prog}: undecided: {error}; nothing printed", file=sys.stderr)
         return NO_PLAN
     except KeyboardInterrupt:
-        print(f"{parser.prog}: interrupted", file=sys.stderr)
+        print_escaped(f"{parser.prog}: interrupted", file=sys.stderr)
         return INTERRUPTED
     except (BrokenPipeError, OutputError) as error:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing more to flush at exit
         if isinstance(error, BrokenPipeError):  # the reader stopped early (| head): quietly, as SIGPIPE's victim
             return CLOSED_PIPE
-        print(f"{parser.prog}: error: cannot write the output: {error}", file=sys.stderr)
+        print_escaped(f"{parser.prog}: error: cannot write the output: {error}", file=sys.stderr)
         return BAD_INPUT

@@ -9,6 +9,8 @@ from typing import TYPE_CHECKING
 from solver.cli.argtypes import output_path, path_argument
 from solver.cli.atomic import write_atomically
 from solver.cli.catalogs import catalog_with
+from solver.cli.notes import note_cells_elsewhere
+from solver.cli.output import print_escaped
 from solver.cli.parser import Parser
 from solver.memory import DEFAULT_MARGIN
 from solver.render import memory_model_yaml
@@ -18,7 +20,7 @@ from solver.tables import (
     and_more,
     check_once,
     counted,
-    load_gpu_type,
+    load_cells,
     load_model_config,
 )
 
@@ -52,17 +54,20 @@ def build_calibrate_parser() -> argparse.ArgumentParser:
 
 def run_calibrate(args: argparse.Namespace) -> int:
     """``solve calibrate``: fit the coefficients and print (or write) a memory-model file."""
-    from solver.api import calibrate_memory_model
+    from solver.calibrate import calibration, cells_source  # imports OR-Tools: only calibrating pays for it
 
     _check_calibrate_args(args)
-    catalog, added = catalog_with(load_model_config(args.model_config) if args.model_config else None)
-    if added and not any(added in table.models for path in args.cells
-                         for table in load_gpu_type(path, catalog.models, catalog.gpu_types).tables):
-        print(f"solve calibrate: warning: no cell of yours names {added}, the model of --model-config (the cells name "
-              "their models as the catalogue or the config does)", file=sys.stderr)
-    fitted = calibrate_memory_model(args.cells or (), with_tables=args.with_tables, catalog=catalog)
+    catalog, added, _ = catalog_with(load_model_config(args.model_config) if args.model_config else None)
+    cells = [(path, load_cells(path, catalog.models, catalog.gpu_types)) for path in args.cells or ()]  # read once
+    if added and not any(added in table.models for _, gpu_type in cells for table in gpu_type.tables):
+        print_escaped(
+            f"solve calibrate: warning: no cell of yours names {added}, the model of --model-config (the cells name "
+            "their models as the catalogue or the config does)", file=sys.stderr)
+    fitted = calibration(catalog, [gpu_type for _, gpu_type in cells], with_tables=args.with_tables,
+                         source=cells_source([path for path, _ in cells], with_tables=args.with_tables))
     _warn_of_contradictions(fitted)
     _report_fit(args, fitted)
+    note_cells_elsewhere("solve calibrate", cells, catalog)
     return 0
 
 
@@ -79,13 +84,14 @@ def _warn_of_contradictions(fitted: Calibration) -> None:
     """Warn on stderr of cells that contradict themselves, one another or the documented tables."""
     own, clashes = fitted.own_contradictions, fitted.table_contradictions
     if own:
-        print(f"solve calibrate: warning: your cells contradict themselves, and the fit takes both sides: {own[0]}"
-              f"{and_more(own)}; check the cells", file=sys.stderr)
+        print_escaped(
+            f"solve calibrate: warning: your cells contradict themselves, and the fit takes both sides: {own[0]}"
+            f"{and_more(own)}; check the cells", file=sys.stderr)
     if clashes:
-        print(f"solve calibrate: warning: your cells contradict the documented tables "
-              f"({counted(len(clashes), 'contradiction')}), and the fit takes both sides: {clashes[0]}"
-              f"{and_more(clashes)}",
-              file=sys.stderr)
+        print_escaped(f"solve calibrate: warning: your cells contradict the documented tables "
+                      f"({counted(len(clashes), 'contradiction')}), and the fit takes both sides: {clashes[0]}"
+                      f"{and_more(clashes)}",
+                      file=sys.stderr)
 
 
 def _report_fit(args: argparse.Namespace, fitted: Calibration) -> None:
@@ -101,16 +107,18 @@ def _report_fit(args: argparse.Namespace, fitted: Calibration) -> None:
                "alone (without --with-tables) where your hardware differs") if args.with_tables and args.cells else (
             f"{counted(fit.observations, 'observation')} {'does' if fit.observations == 1 else 'do'} not pin the "
             f"model down; {mend}add cells{more}")
-        print(f"solve calibrate: warning: {', '.join(fitted.at_bounds)} ended at the edge of the plausible range: "
-              f"{why}", file=sys.stderr)
+        print_escaped(
+            f"solve calibrate: warning: {', '.join(fitted.at_bounds)} ended at the edge of the plausible range: "
+            f"{why}", file=sys.stderr)
     if args.out:
         write_atomically(args.out, text)
         within = fit.failures_within_margin or 0
-        print(f"wrote {args.out}: {counted(fit.observations, 'observation')}, "
-              f"{fit.wrong_fits} predicted to fit that did not, "
-              f"{fit.wrong_failures} predicted not to fit that did"
-              + (f", and {within} that fit but not within the default safety margin of {DEFAULT_MARGIN} (plans "
-                 f"take them with --margin 0{', or as tables with --cells' if args.cells else ''})" if within else ""))
+        print_escaped(
+            f"wrote {args.out}: {counted(fit.observations, 'observation')}, "
+            f"{fit.wrong_fits} predicted to fit that did not, "
+            f"{fit.wrong_failures} predicted not to fit that did"
+            + (f", and {within} that fit but not within the default safety margin of {DEFAULT_MARGIN} (plans "
+               f"take them with --margin 0{', or as tables with --cells' if args.cells else ''})" if within else ""))
     else:
         sys.stdout.write(text)
     if missed := fitted.mispredicted:  # a mistyped cell shows here first
@@ -124,7 +132,8 @@ def _report_fit(args: argparse.Namespace, fitted: Calibration) -> None:
             f", add cells{'' if args.with_tables else ', or fit with the documented ones too (--with-tables)'}")
         them = "it" if len(missed) == 1 else "them"
         advice = f"; check {them} for typos{more_cells}" if fitted.poor_fit else ""
-        print(f"solve calibrate: {said}: "
-              f"{'; '.join(missed[:CALIBRATE_MISSES_SHOWN])}{more} (usable: before any safety margin; {breaks} breaks "
-              f"each down){advice}",
-              file=sys.stderr)
+        print_escaped(
+            f"solve calibrate: {said}: "
+            f"{'; '.join(missed[:CALIBRATE_MISSES_SHOWN])}{more} (usable: before any safety margin; {breaks} breaks "
+            f"each down){advice}",
+            file=sys.stderr)

@@ -5,45 +5,58 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from pathlib import Path
+from typing import NamedTuple
 
 from solver.tables import (
     OWN_GPU_HINT,
     Catalog,
+    GpuType,
     Model,
     QueryError,
     check_once,
     cut,
     described_gpu_type,
     load_catalog,
-    load_gpu_type,
+    load_cells,
 )
+
+
+class CommandCatalog(NamedTuple):
+    """The catalogue a command plans with (`catalog_with`), the name of the model it added ("" without one), and
+    each --cells file with the GPU type it gave, as read (once: a pipe reads once)."""
+
+    catalog: Catalog
+    added: str
+    cells: tuple[tuple[Path, GpuType], ...]
 
 
 def catalog_with(model: Model | None, gpu: str | None = None,
                  memory: tuple[int | None, int | None] | None = None,
                  cells: Sequence[Path] = (), start: Catalog | None = None,
-                 keep_contradictions: bool = False) -> tuple[Catalog, str]:
+                 keep_contradictions: bool = False) -> CommandCatalog:
     """The shipped catalogue (or `start`), with `model` added (--model-config's), the tables of the --cells
     files (which may name it; with `keep_contradictions`, even where they contradict themselves or the tables, to
     list them), and the GPU type that --gpu NAME --gpu-memory M describes; and that model's name as the
-    catalogue gives it ("" without one)."""
+    catalogue gives it ("" without one); and the GPU type each --cells file gave (`CommandCatalog`)."""
     catalog, added = start or load_catalog(), ""
     if model is not None:
         catalog = catalog.with_model(model)
         added = catalog.models[-1].name  # with_model adds it last, renamed if it only borrows a name
     check_once("--cells", cells)
     tabled_by: dict[tuple[str, int], Path] = {}  # (GPU type, count): the --cells file that gave its table
+    loaded: list[tuple[Path, GpuType]] = []
     for path in cells:
         before = _tables_in(catalog)
+        measured = load_cells(path, catalog.models, catalog.gpu_types)
         try:
-            catalog = catalog.with_cells(path, keep_contradictions=keep_contradictions)
+            catalog = catalog.with_measured(measured, path, keep_contradictions=keep_contradictions)
         except QueryError as error:
-            measured = load_gpu_type(path, catalog.models, catalog.gpu_types)  # loaded before the merge failed
             other = next((tabled_by[(measured.name, t.gpus)] for t in measured.tables
                           if (measured.name, t.gpus) in tabled_by), None)
             raise QueryError(f"--cells {path}: a table for a GPU count that --cells {other} has already: give each "
                              "table once" if other else f"--cells {error}") from None
         tabled_by.update(dict.fromkeys(_tables_in(catalog) - before, path))
+        loaded.append((path, measured))
     if memory is None and gpu is not None:
         try:
             catalog.gpu(gpu)
@@ -59,7 +72,7 @@ def catalog_with(model: Model | None, gpu: str | None = None,
         else:
             raise QueryError(f"--gpu {cut(gpu)} names {known.name} ({known.memory_gib:.1f} GiB), a GPU type "
                              "whose memory is known: drop --gpu-memory, or give your GPU type a name of its own")
-    return catalog, added
+    return CommandCatalog(catalog, added, tuple(loaded))
 
 
 def _tables_in(catalog: Catalog) -> set[tuple[str, int]]:

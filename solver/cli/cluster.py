@@ -13,14 +13,14 @@ from solver.api import place, placement_configs
 from solver.cli.argtypes import path_argument, positive_seconds, whole_number
 from solver.cli.atomic import not_a_regular_file, refuse_one_file_twice, writable_status, write_all_atomically
 from solver.cli.catalogs import catalog_with
-from solver.cli.notes import note_short_job_lengths
+from solver.cli.notes import note_cells_elsewhere, note_short_job_lengths
 from solver.cli.options import (
     add_cells_option,
     add_memory_model_options,
     add_token_budget_option,
     add_trinity_version_option,
 )
-from solver.cli.output import ProgressLine, print_view
+from solver.cli.output import ProgressLine, print_escaped, print_view
 from solver.cli.parser import Parser
 from solver.cli.paths import input_at, input_paths
 from solver.cli.status import INTERRUPTED, NO_PLAN
@@ -29,6 +29,7 @@ from solver.render import cluster_json, cluster_view
 from solver.tables import (
     Catalog,
     Fleet,
+    GpuType,
     OneLineError,
     QueryError,
     fleet_models,
@@ -77,7 +78,7 @@ def run_cluster(args: argparse.Namespace) -> int:
 
     if args.trinity_version and args.emit_dir is None:
         raise QueryError("--trinity-version says which Trinity release --emit-dir writes for: give --emit-dir DIR")
-    fleet, catalog = _fleet_and_catalog(args.file, args.cells or ())
+    fleet, catalog, cells = _fleet_and_catalog(args.file, args.cells or ())
     weights = load_weights(args.weights) if args.weights else None
     if args.emit_dir is not None:
         try:
@@ -92,8 +93,9 @@ def run_cluster(args: argparse.Namespace) -> int:
                    margin=args.margin, token_budget=args.token_budget or "default", widen=args.widen)
     progress.close()
     if args.emit_dir is not None and result.interrupted:
-        print(f"solve cluster: interrupted: no configs written to {args.emit_dir} (the placement may not be the best)",
-              file=sys.stderr)
+        print_escaped(
+            f"solve cluster: interrupted: no configs written to {args.emit_dir} (the placement may not be the best)",
+            file=sys.stderr)
     elif args.emit_dir is not None:
         fragments = placement_configs(result, fleet, catalog, version=args.trinity_version)
         made = bool(fragments) and not args.emit_dir.is_dir()
@@ -111,16 +113,17 @@ def run_cluster(args: argparse.Namespace) -> int:
             raise
         stale = [unplaced.job for unplaced in result.unplaced if (args.emit_dir / f"{unplaced.job}.yaml").exists()]
         if stale:  # a config of an earlier run, for a job this placement leaves out, is not this run's
-            print(f"solve cluster: note: {args.emit_dir} still holds configs from an earlier run for "
-                  f"{', '.join(f'{name}.yaml' for name in stale)}, which this placement does not place",
-                  file=sys.stderr)
+            print_escaped(f"solve cluster: note: {args.emit_dir} still holds configs from an earlier run for "
+                          f"{', '.join(f'{name}.yaml' for name in stale)}, which this placement does not place",
+                          file=sys.stderr)
     if args.json:
         sys.stdout.write(cluster_json(result) + "\n")
     else:
         print_view(cluster_view(result, fleet, minimize_nodes=args.minimize == "nodes"), "solve cluster")
     note_short_job_lengths(fleet, "solve cluster")
+    note_cells_elsewhere("solve cluster", cells, catalog)
     if result.interrupted:
-        print("solve cluster: interrupted: the best placement found so far is above", file=sys.stderr)
+        print_escaped("solve cluster: interrupted: the best placement found so far is above", file=sys.stderr)
         return INTERRUPTED
     return 0 if result.placements and not result.unplaced else NO_PLAN
 
@@ -153,19 +156,20 @@ def _check_emit_dir(folder: Path, jobs: list[str], inputs: list[tuple[str, Path]
         raise QueryError(f"--emit-dir {folder}: cannot make the folder: {folder.parent} is not writable")
 
 
-def _fleet_and_catalog(path: Path, cells: Sequence[Path]) -> tuple[Fleet, Catalog]:
-    """A cluster file's fleet, and the catalogue to place it with: the shipped one with the --cells tables and
-    the fleet's models and GPU types. The cells may define a GPU type the fleet's pools name, so they come
-    first; where they name a job's model_config model, which only the fleet defines, its models come first."""
+def _fleet_and_catalog(path: Path, cells: Sequence[Path]) -> tuple[Fleet, Catalog, tuple[tuple[Path, GpuType], ...]]:
+    """A cluster file's fleet, the catalogue to place it with (the shipped one with the --cells tables and
+    the fleet's models and GPU types) and the GPU type of each --cells file. The cells may define a GPU type the
+    fleet's pools name, so they come first; where they name a job's model_config model, which only the fleet
+    defines, its models come first."""
     try:
-        base, _ = catalog_with(None, cells=cells)
+        base, _, measured = catalog_with(None, cells=cells)
     except OneLineError as cells_error:
         try:  # cells that name a job's model_config model: the fleet's models first, then the cells, then its pools
             with_fleet_models = load_catalog().with_models(fleet_models(path, load_catalog()))
-            base, _ = catalog_with(None, cells=cells, start=with_fleet_models)
+            base, _, measured = catalog_with(None, cells=cells, start=with_fleet_models)
             fleet = load_fleet(path, base)
-            return fleet, base.for_fleet(fleet)
+            return fleet, base.for_fleet(fleet), measured
         except OneLineError:
             raise cells_error from None
     fleet = load_fleet(path, base)
-    return fleet, base.for_fleet(fleet)
+    return fleet, base.for_fleet(fleet), measured

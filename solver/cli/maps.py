@@ -12,6 +12,7 @@ from rich.console import Console
 from solver.cli.argtypes import output_path, path_argument, whole_number
 from solver.cli.atomic import write_atomically
 from solver.cli.catalogs import catalog_with, check_model_flags
+from solver.cli.notes import note_cells_elsewhere
 from solver.cli.options import (
     add_cells_option,
     add_gpu_memory_option,
@@ -19,7 +20,7 @@ from solver.cli.options import (
     add_memory_model_options,
     add_train_batch_option,
 )
-from solver.cli.output import PLAIN_TEXT, new_console
+from solver.cli.output import PLAIN_TEXT, new_console, print_escaped
 from solver.cli.parser import Parser
 from solver.render import map_json, map_view
 from solver.tables import MAX_ESTIMATED_GPUS, QueryError, load_memory_model, load_model_config
@@ -55,8 +56,8 @@ def run_map(args: argparse.Namespace) -> int:
     from solver.maps import cheapest_by_length, length_rows, longest_by_model, mapped_models
 
     check_model_flags(args, "--model M or --model-config PATH", given=True)  # one at most: a map may have none
-    catalog, added = catalog_with(load_model_config(args.model_config) if args.model_config else None, args.gpu,
-                                  args.gpu_memory, args.cells or ())
+    catalog, added, cells = catalog_with(load_model_config(args.model_config) if args.model_config else None,
+                                         args.gpu, args.gpu_memory, args.cells or ())
     options = {"memory": load_memory_model(args.memory_model) if args.memory_model else None,
                "margin": args.margin, "train_batch_size": args.train_batch_size, "host_ram_gb": args.host_ram}
     asked = list(dict.fromkeys(catalog.model(name.strip()).name for name in args.model.split(","))) if args.model \
@@ -88,8 +89,8 @@ def run_map(args: argparse.Namespace) -> int:
     if not screen.is_terminal:
         screen = new_console(max(needed, screen.width))
     elif needed > screen.width and not args.json:
-        print(f"solve map: note: the maps need {needed} columns and the terminal has {screen.width}: widen it, "
-              "pipe the output (| less -S), or save it with --svg FILE", file=sys.stderr)
+        print_escaped(f"solve map: note: the maps need {needed} columns and the terminal has {screen.width}: widen it, "
+                      "pipe the output (| less -S), or save it with --svg FILE", file=sys.stderr)
     if args.svg:  # written first: a file that cannot be written is bad input, with nothing printed
         recorder = Console(record=True, width=max(needed, 80), file=io.StringIO(), **PLAIN_TEXT)
         for view in views:
@@ -98,7 +99,8 @@ def run_map(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(map_json(maps, budgets, model=asked[0] if args.by == "len" else None,
                                   train_batch_size=args.train_batch_size, host_ram_gb=args.host_ram) + "\n")
-        return 0
-    for view in views:
-        screen.print(view)
+    else:
+        for view in views:
+            screen.print(view)
+    note_cells_elsewhere("solve map", cells, catalog, args.gpu)
     return 0

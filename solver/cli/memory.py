@@ -8,6 +8,7 @@ import sys
 from solver.api import estimate_memory
 from solver.cli.argtypes import host_memory, path_argument, token_count, tokens_per_gpu, whole_number
 from solver.cli.catalogs import catalog_with, check_model_flags
+from solver.cli.notes import note_cells_elsewhere
 from solver.cli.options import add_cells_option, add_gpu_memory_option, add_memory_model_options
 from solver.cli.output import new_console
 from solver.cli.parser import Parser
@@ -56,8 +57,8 @@ def run_memory(args: argparse.Namespace) -> int:
     """``solve memory``: one GPU's predicted peak memory and the verdict; exit 1 when it does not fit."""
 
     check_model_flags(args, "--model M (e.g. 4B) or --model-config PATH")
-    catalog, added = catalog_with(load_model_config(args.model_config) if args.model_config else None, args.gpu,
-                                  args.gpu_memory, args.cells or ())
+    catalog, added, cells = catalog_with(load_model_config(args.model_config) if args.model_config else None,
+                                         args.gpu, args.gpu_memory, args.cells or ())
     model = catalog.model(args.model or added)
     gpu = catalog.gpu(args.gpu)
     memory_model = load_memory_model(args.memory_model)
@@ -81,4 +82,5 @@ def run_memory(args: argparse.Namespace) -> int:
                  f"{f', memory model: {memory_model.own_source}' if memory_model.own_source else ''}")
         new_console().print(memory_view(result, label, gpu.name, model.name, args.gpus, args.offload,
                                         own_budget=args.token_budget is not None))
+    note_cells_elsewhere("solve memory", cells, catalog, args.gpu)
     return 0 if result.trains else NO_PLAN

@@ -5,9 +5,11 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
+from pathlib import Path
 
-from solver.cli.catalogs import catalog_with
-from solver.tables import Fleet, OneLineError, counted, load_catalog, load_gpu_type, load_model_config
+from solver.cli.output import print_escaped
+from solver.tables import Catalog, Fleet, GpuType, counted, load_catalog
 
 
 def note_memory_as_sold(args: argparse.Namespace, prog: str) -> None:
@@ -16,10 +18,11 @@ def note_memory_as_sold(args: argparse.Namespace, prog: str) -> None:
     total is exact."""
     memory = getattr(args, "gpu_memory", None)
     if memory is not None and memory[1] is None:
-        print(f"{prog}: note: --gpu-memory {memory[0]} is taken as {memory[0]} GiB, and as sold it borrows no other "
-              f"GPU type's tables ({memory[0]}GiB or nvidia-smi's total would, where a GPU type's driver reports as "
-              "much); a card with ECC GDDR memory reports less (an L40S 48GB: 45.0 GiB), so give nvidia-smi's total "
-              "where you have it (--gpu-memory 46068MiB for an L40S)", file=sys.stderr)
+        print_escaped(
+            f"{prog}: note: --gpu-memory {memory[0]} is taken as {memory[0]} GiB, and as sold it borrows no other "
+            f"GPU type's tables ({memory[0]}GiB or nvidia-smi's total would, where a GPU type's driver reports as "
+            "much); a card with ECC GDDR memory reports less (an L40S 48GB: 45.0 GiB), so give nvidia-smi's total "
+            "where you have it (--gpu-memory 46068MiB for an L40S)", file=sys.stderr)
 
 
 def _confusable(name: str) -> str:
@@ -27,43 +30,38 @@ def _confusable(name: str) -> str:
     return name.casefold().translate(str.maketrans("oil", "011"))
 
 
-def note_cells_elsewhere(args: argparse.Namespace, prog: str) -> None:
-    """Notes on stderr for --cells files that may not be what was meant: one for a GPU type the catalogue lacks whose
+def note_cells_elsewhere(prog: str, cells: Sequence[tuple[Path, GpuType]], catalog: Catalog,
+                         gpu: str | None = None) -> None:
+    """Notes on stderr for --cells files (each with the GPU type it gave, as `catalog_with` read it) that may not be
+    what was meant: one for a GPU type the catalogue lacks whose
     name is one it has but for letters that pass for digits (`_confusable`: a typo makes a GPU type of its own,
-    silently; not where --gpu names it), and one where --gpu asks for a GPU
+    silently; not where --gpu names it), and one where --gpu (`gpu`, of `catalog`) asks for a GPU
     type the file's tables do not speak for (neither it nor one with its driver-reported memory): with less memory
     they are not used; with more, only their cells that say a setting ran out of memory are (`larger_gpu_types`); and
     one for a GPU type of its own given by its memory as sold (`memory_gb` alone), as `note_memory_as_sold`."""
-    paths = getattr(args, "cells", None) or ()
-    if not paths:
-        return
-    model_config = getattr(args, "model_config", None)
-    try:
-        catalog = catalog_with(load_model_config(model_config) if model_config else None, getattr(args, "gpu", None),
-                               getattr(args, "gpu_memory", None), paths, keep_contradictions=True)[0]
-        asked = catalog.with_same_memory(args.gpu) if getattr(args, "gpu", None) else None
-        measured = [(path, catalog.gpu(load_gpu_type(path, catalog.models, catalog.gpu_types).name)) for path in paths]
-    except OneLineError:  # what a command refused is said already
-        return
+    asked = catalog.with_same_memory(gpu) if gpu else None
     shipped = load_catalog().gpu_types
     known = {_confusable(known): gpu_type.name for gpu_type in shipped for known in (gpu_type.name, *gpu_type.aliases)}
-    for path, gpu_type in measured:
+    for path, gpu_type in cells:
         meant = known.get(_confusable(gpu_type.name))  # H10O for H100: not RTX-3090 for RTX-4090, another card
-        if meant is not None and meant != gpu_type.name and (asked is None or asked.gpu_types[0] != gpu_type):
-            print(f"{prog}: note: {path}: {gpu_type.name} is not a GPU type of the catalogue, so its cells make one of "
-                  f"their own (did you mean {meant}?)", file=sys.stderr)
+        if meant is not None and meant != gpu_type.name and (asked is None or asked.gpu_types[0].name != gpu_type.name):
+            print_escaped(
+                f"{prog}: note: {path}: {gpu_type.name} is not a GPU type of the catalogue, so its cells make one of "
+                f"their own (did you mean {meant}?)", file=sys.stderr)
         elif gpu_type.memory_mib is None:  # a GPU type of its own, by memory as sold (as --gpu-memory 96 is)
-            print(f"{prog}: note: {path}: {gpu_type.name}'s memory_gb {gpu_type.memory_gb} is taken as "
-                  f"{gpu_type.memory_gb} GiB; a card reports less (an H100 80GB: 81559 MiB, 79.6 GiB), so add its "
-                  "memory_mib (nvidia-smi's total) where you have it", file=sys.stderr)
+            print_escaped(
+                f"{prog}: note: {path}: {gpu_type.name}'s memory_gb {gpu_type.memory_gb} is taken as "
+                f"{gpu_type.memory_gb} GiB; a card reports less (an H100 80GB: 81559 MiB, 79.6 GiB), so add its "
+                "memory_mib (nvidia-smi's total) where you have it", file=sys.stderr)
         if asked is None or any(gpu_type.name == speaking.name for speaking in asked.gpu_types):
             continue
         own = asked.gpu_types[0]
         used = ("only those that say a setting ran out of memory count here (it does with less memory too)"
                 if gpu_type.memory_gib >= own.memory_gib else "they are not used here")
-        print(f"{prog}: note: {path}: its cells are for {gpu_type.name} ({gpu_type.memory_gib:.1f} GiB), not for "
-              f"{own.name} ({own.memory_gib:.1f} GiB) or a GPU type of its driver-reported memory: {used}",
-              file=sys.stderr)
+        print_escaped(
+            f"{prog}: note: {path}: its cells are for {gpu_type.name} ({gpu_type.memory_gib:.1f} GiB), not for "
+            f"{own.name} ({own.memory_gib:.1f} GiB) or a GPU type of its driver-reported memory: {used}",
+            file=sys.stderr)
 
 
 SHORT_LENGTH_NOTED = 256
@@ -92,5 +90,5 @@ def _note_if_short(prog: str, given: str, length: int, written: str) -> None:
     """Where `length` tokens (`given`, in words) are at most `SHORT_LENGTH_NOTED`, a note on stderr that they may
     have been meant as thousands, `written` (a format with one ``{}``) saying how to write that."""
     if length <= SHORT_LENGTH_NOTED:
-        print(f"{prog}: note: {given} {length} is {counted(length, 'token')}; for {length * 1024} tokens write "
-              f"{written.format(length)}", file=sys.stderr)
+        print_escaped(f"{prog}: note: {given} {length} is {counted(length, 'token')}; for {length * 1024} tokens write "
+                      f"{written.format(length)}", file=sys.stderr)

@@ -7,7 +7,7 @@ import errno
 import io
 import os
 import sys
-from typing import Any
+from typing import Any, TextIO
 
 from rich.console import Console, Group, RenderableType
 from rich.table import Table
@@ -138,6 +138,12 @@ def escaped_line(line: str) -> str:
     """`line` with its control characters (from a file's name, say) escaped as Python writes them (``\\x1b``),
     so that it stays one line and cannot restyle the terminal."""
     return "".join(character if character.isprintable() else repr(character)[1:-1] for character in line)
+
+
+def print_escaped(line: str, file: TextIO | None = None) -> None:
+    """Print `line` (an error, a warning, a note, a ``wrote`` line) on stdout, or on `file` (``sys.stderr``), as
+    `escaped_line`: a name from the input (a file's, say) keeps it one line and cannot restyle the terminal."""
+    print(escaped_line(line), file=file)
 
 
 def standard_streams_open() -> bool:

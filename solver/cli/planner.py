@@ -19,7 +19,8 @@ from solver.cli.argtypes import (
     token_count,
     whole_number,
 )
-from solver.cli.catalogs import catalog_with, check_model_flags
+from solver.cli.catalogs import CommandCatalog, catalog_with, check_model_flags
+from solver.cli.notes import note_cells_elsewhere
 from solver.cli.options import (
     add_cells_option,
     add_gpu_memory_option,
@@ -29,7 +30,7 @@ from solver.cli.options import (
     add_train_batch_option,
     add_trinity_version_option,
 )
-from solver.cli.output import print_view
+from solver.cli.output import escaped_line, print_escaped, print_view
 from solver.cli.parser import OnceFlag, Parser
 from solver.cli.paths import OUTPUT_FLAGS, refuse_overwriting
 from solver.cli.status import NO_PLAN
@@ -49,10 +50,10 @@ from solver.tables import (
     MAX_ESTIMATED_GPUS,
     MAX_GPUS,
     Catalog,
+    GpuType,
     Model,
     QueryError,
     counted,
-    load_gpu_type,
     load_memory_model,
     load_model_config,
     load_weights,
@@ -159,7 +160,7 @@ def run_planner(args: argparse.Namespace) -> int:
     """``solve``: answer the planning question for each GPU type asked about."""
     _check_trinity_flags(args)
     config_text, config = read_config_file(args.from_config, args.trinity_version) if args.from_config else ("", None)
-    catalog, added = _planner_catalog(args, config)
+    catalog, added, cells = _planner_catalog(args, config)
     objective: Objective = "max_len" if args.maximize else "min_gpus" if args.minimize else "cheapest"
     if config is not None:
         check_planner_config(args, catalog, added, config, objective)
@@ -174,14 +175,14 @@ def run_planner(args: argparse.Namespace) -> int:
                                        args.trinity_version)
     fragments = write_trinity(args, answers, catalog, catalog.model(query.model), config_text,
                               query.node_gpus, config)
-    _print_planner(args, answers, fragments, query, catalog)
+    _print_planner(args, answers, fragments, query, catalog, cells)
     untrained = args.check and any(answer.current is None or not answer.current.trains for answer in answers)
     return 0 if all(answer.plans for answer in answers) and not untrained else NO_PLAN
 
 
-def _planner_catalog(args: argparse.Namespace, config: TrinityConfig | None) -> tuple[Catalog, str]:
+def _planner_catalog(args: argparse.Namespace, config: TrinityConfig | None) -> CommandCatalog:
     """The catalogue to plan with (--model-config's model, or the local one the config names, added; --gpu
-    --gpu-memory and --cells) and the added model's name; refuses an output over the config's config.json."""
+    --gpu-memory and --cells), the added model's name and the --cells files' GPU types; refuses an output over the config's config.json."""
     local = local_config_json(config)
     if local is not None:  # an input, read or not: no output may overwrite it
         for name in OUTPUT_FLAGS:
@@ -225,11 +226,11 @@ def _planner_query(args: argparse.Namespace, catalog: Catalog, added: str, confi
 
 
 def _print_planner(args: argparse.Namespace, answers: tuple[Answer, ...], fragments: Sequence[str], query: Query,
-                   catalog: Catalog) -> None:
+                   catalog: Catalog, cells: Sequence[tuple[Path, GpuType]]) -> None:
     """Print the answers: the Trinity fragments (--emit), JSON (--json) or the view, with the --cells
-    optimism note on stderr and a line for each file written."""
-    if args.cells and (note := _optimism_note(args.cells, catalog, answers, query)):
-        print(note, file=sys.stderr)
+    optimism note on stderr, a line for each file written and the --cells notes (`note_cells_elsewhere`)."""
+    if cells and (note := _optimism_note([gpu_type for _, gpu_type in cells], catalog, answers, query)):
+        print_escaped(note, file=sys.stderr)
     if args.emit:
         sys.stdout.write("---\n".join(fragments))
     elif args.json:
@@ -238,19 +239,19 @@ def _print_planner(args: argparse.Namespace, answers: tuple[Answer, ...], fragme
         console = print_view(answers_view(answers, query, catalog, args.trinity_version), "solve")
         for written in (args.out, args.write):
             if written is not None and answers[0].plans:
-                console.print(f"wrote {written}")
+                console.print(escaped_line(f"wrote {written}"))
+    note_cells_elsewhere("solve", cells, catalog, args.gpu)
 
 
-def _optimism_note(cells: Sequence[Path], catalog: Catalog, answers: Sequence[Answer], query: Query) -> str | None:
+def _optimism_note(mine: Sequence[GpuType], catalog: Catalog, answers: Sequence[Answer], query: Query) -> str | None:
     """Where an answer's best plan is an estimate for a GPU type and model that cells of yours measured (of that
     GPU type, or of one with its memory), and some of them ran out of memory with Env where the memory model
     predicts a fit: that (its estimates near those cells may be optimistic too), and the margin under which it
-    agrees with them; None otherwise. The files are read again for your cells alone: the catalogue has merged
-    them with the shipped ones."""
+    agrees with them; None otherwise. Your cells are `mine`, as the --cells files gave them: the catalogue has
+    merged them with the shipped ones."""
     from solver.calibrate import observations, optimistic
 
     estimated = {(answer.gpu, answer.model) for answer in answers if answer.best and answer.best.evidence == "estimated"}
-    mine = [load_gpu_type(path, catalog.models, catalog.gpu_types) for path in cells]
 
     def near(gpu: str, model: str) -> bool:  # cells of the GPU type, or of one whose tables it borrows
         return any(model == name and (gpu == planned or catalog.gpu(gpu).memory_mib is not None

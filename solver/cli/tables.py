@@ -8,12 +8,13 @@ import sys
 
 from solver.cli.argtypes import whole_number
 from solver.cli.catalogs import catalog_with
+from solver.cli.notes import note_cells_elsewhere
 from solver.cli.options import add_cells_option
-from solver.cli.output import print_view
+from solver.cli.output import print_escaped, print_view
 from solver.cli.parser import Parser
 from solver.cli.status import NO_PLAN
 from solver.render import cells_json, tables_view
-from solver.tables import MAX_GPUS, QueryError, counted
+from solver.tables import MAX_GPUS, Catalog, QueryError, counted
 
 
 def build_tables_parser() -> argparse.ArgumentParser:
@@ -36,7 +37,15 @@ def build_tables_parser() -> argparse.ArgumentParser:
 
 def run_tables(args: argparse.Namespace) -> int:
     """``solve tables``: print the documented tables, narrowed by the filters."""
-    full = catalog_with(None, cells=args.cells or (), keep_contradictions=args.check)[0]
+    full, _, cells = catalog_with(None, cells=args.cells or (), keep_contradictions=args.check)
+    status = _print_tables(args, full)
+    note_cells_elsewhere("solve tables", cells, full, args.gpu)
+    return status
+
+
+def _print_tables(args: argparse.Namespace, full: Catalog) -> int:
+    """Print the tables of `full` (the catalogue with the --cells tables) the filters keep, or with --check where
+    they contradict the semantics; the exit status."""
     try:
         catalog = full.narrowed(gpu=args.gpu, gpus=args.gpus, model=args.model)
     except QueryError as error:
@@ -50,8 +59,8 @@ def run_tables(args: argparse.Namespace) -> int:
             sys.stdout.write(json.dumps(found, indent=2) + "\n")
         else:
             for line in found:
-                print(f"solve tables: warning: {line}")
-            print(f"{counted(len(found), 'contradiction')} in {counted(len(list(catalog.cells())), 'cell')}")
+                print_escaped(f"solve tables: warning: {line}")
+            print_escaped(f"{counted(len(found), 'contradiction')} in {counted(len(list(catalog.cells())), 'cell')}")
         return NO_PLAN if found else 0
     if args.json:
         sys.stdout.write(cells_json(catalog.cells()) + "\n")
@@ -59,6 +68,6 @@ def run_tables(args: argparse.Namespace) -> int:
         print_view(tables_view(catalog), "solve tables")
     model = catalog.model(args.model) if args.model else None
     if model is not None and model.tables_of is not None:  # beside JSON, on stderr: the array stays the cells
-        print(f"{'solve tables: note: ' if args.json else ''}{model.tables_of}'s cells stand for {model.name}, "
-              "of the same shape", file=sys.stderr if args.json else sys.stdout)
+        print_escaped(f"{'solve tables: note: ' if args.json else ''}{model.tables_of}'s cells stand for {model.name}, "
+                      "of the same shape", file=sys.stderr if args.json else sys.stdout)
     return 0

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from solver.api import fragment_engines, fragment_layout
 from solver.cli.atomic import write_all_atomically
+from solver.cli.output import print_escaped
 from solver.memory import RolloutEngines
 from solver.query import Objective, TrinityVersion
 from solver.render import UNPROVEN_HINT
@@ -251,13 +252,13 @@ def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog
         unused = unused_length(mapping, str(args.write), os.environ)  # the length the plan pays for, and no sequence uses
     write_all_atomically(files)  # both or neither
     for note in notes:  # only once the files are in place: a refusal, or a failed write, is one line
-        print(note, file=sys.stderr)
+        print_escaped(note, file=sys.stderr)
     for unwritten in (path for path in (args.out, args.write) if path is not None and best is None):
         stale = " (the file there is left as it was)" if unwritten.exists() else ""
-        print(f"solve: note: no plan, so {unwritten} is not written{stale}", file=sys.stderr)
+        print_escaped(f"solve: note: no plan, so {unwritten} is not written{stale}", file=sys.stderr)
     if args.write and best is not None and patched is not None:
         for note in _written_notes(args, config_text, best, model, config, unused, answers[0].node_gpus):
-            print(note, file=sys.stderr)
+            print_escaped(note, file=sys.stderr)
     return fragments
 
 

@@ -311,13 +311,23 @@ class Catalog(Frozen):
 
     def with_cells(self, path: Path | str, *, keep_contradictions: bool = False) -> Catalog:
         """This catalogue with the tables of a cells file you measured (one GPU type in the tables' format,
-        as ``solve calibrate --cells`` reads), by `with_tables`: `TableError` for a bad file, and, unless
+        as ``solve calibrate --cells`` reads), by `with_measured`: `TableError` for a bad file, and, unless
         `keep_contradictions` (taken, to be listed), for cells that contradict themselves or the tables beside them
         (`contradictions`: a typo would make plans that run out of memory); `QueryError` (naming the file) for
         tables it has already."""
         check_types(("path", path, Path | str), ("keep_contradictions", keep_contradictions, bool))
         try:
             measured = load_cells(Path(path), self.models, self.gpu_types)
+        except QueryError as error:
+            raise QueryError(f"{path}: {error}") from None
+        return self.with_measured(measured, path, keep_contradictions=keep_contradictions)
+
+    def with_measured(self, measured: GpuType, path: Path | str, *, keep_contradictions: bool = False) -> Catalog:
+        """`with_cells` for the cells file at `path` loaded already (`load_cells`, against this catalogue): a file
+        read once (a pipe reads once)."""
+        check_types(("measured", measured, GpuType), ("path", path, Path | str),
+                    ("keep_contradictions", keep_contradictions, bool))
+        try:
             catalog = self.with_tables(measured)
         except QueryError as error:
             raise QueryError(f"{path}: {error}") from None
