@@ -419,7 +419,8 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
          "model must be a Model, got '8B'"),
         # not pydantic's ValidationError, a bare TypeError or ValueError, or YAML broken by a line break
         (lambda: solver.described_gpu_type("MyAccel", 64, source=""), "source must be printable text, got ''"),
-        (lambda: solver.described_gpu_type("MyAccel", 64, source="lab\nB"), "source must be printable text, got 'lab\\nB'"),
+        (lambda: solver.described_gpu_type("MyAccel", 64, source="lab\nB"),
+         "source must be printable text, got 'lab\\nB'"),
         (lambda: config_query(CATALOG, CONFIG, max_model_len="32k"),
          "max_model_len must be a whole number or None, got '32k'"),
         (lambda: config_query(CATALOG, CONFIG, max_model_len=float("nan")),

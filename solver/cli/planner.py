@@ -182,7 +182,8 @@ def run_planner(args: argparse.Namespace) -> int:
 
 def _planner_catalog(args: argparse.Namespace, config: TrinityConfig | None) -> CommandCatalog:
     """The catalogue to plan with (--model-config's model, or the local one the config names, added; --gpu
-    --gpu-memory and --cells), the added model's name and the --cells files' GPU types; refuses an output over the config's config.json."""
+    --gpu-memory and --cells), the added model's name and the --cells files' GPU types; refuses an output over the
+    config's config.json."""
     local = local_config_json(config)
     if local is not None:  # an input, read or not: no output may overwrite it
         for name in OUTPUT_FLAGS:
