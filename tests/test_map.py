@@ -148,6 +148,25 @@ def test_budgets_that_allow_the_same_gpu_counts_share_one_answer():
     assert grid["Qwen3-8B", 16] is not None and grid["Qwen3-8B", 16].gpus == 16
 
 
+def test_budgets_that_allow_the_same_gpu_counts_are_solved_once(monkeypatch: pytest.MonkeyPatch):
+    import solver.maps
+
+    # Budgets 8 to 15 on nodes of 8 allow the same counts: one solve for them, and one for 16 (per row).
+    solved = []
+    monkeypatch.setattr(solver.maps, "best_plan", lambda catalog, query, gpu: solved.append(query.budget_gpus))
+    longest_by_model(CATALOG, "h100", ["Qwen3-8B", "Qwen3-4B"], list(range(8, 17)))
+    assert solved == [8, 16, 8, 16]
+
+
+def test_a_length_map_whose_largest_budget_has_no_plan_keeps_to_the_tables_rows():
+    from solver.maps import length_rows
+
+    # With 8 GB of host memory per node, Qwen3-8B loads nowhere: the rows are the A100 tables', none past them.
+    assert longest_by_model(CATALOG, "a100", ["Qwen3-8B"], [2], host_ram_gb=8) == {("Qwen3-8B", 2): None}
+    assert length_rows(CATALOG, "a100", "Qwen3-8B", [1, 2], host_ram_gb=8) == [
+        *range(4096, 40960 + 1, 4096), *range(51200, 133120 + 1, 10240)]
+
+
 def test_many_budgets_keep_readable_cells_in_a_pipe_and_in_the_svg(cli, tmp_path: Path):
     # 24 budgets are wider than any default width: every cell still shows its length and setting.
     target = tmp_path / "map.svg"

@@ -43,7 +43,7 @@ from solver.trinity import (
     trinity_fragment,
 )
 from solver.trinity.interpolation import ConfigValues, decode_scalar
-from solver.trinity.keys import IGNORED_SECTION, OFFLOAD_FLAGS, ROLES, offload_path
+from solver.trinity.keys import IGNORED_SECTION, OFFLOAD_FLAGS, ROLES, offload_path, yaml_scalar
 from solver.trinity.plan_keys import TRINITY_06_KEYS, PlanKey, keys_for_plan
 
 DATA = Path(__file__).parent / "data" / "trinity"
@@ -1974,3 +1974,11 @@ def test_muting_ruamels_warnings_in_two_threads_at_once_leaves_the_processs_warn
     first.join()
     second.join()
     assert warnings.filters == before
+
+
+def test_a_plan_value_is_written_as_yaml_writes_it_and_any_other_kind_is_refused():
+    written = [yaml_scalar(value) for value in (True, False, 8192, "yarn", 2.5)]
+    assert written == ["true", "false", "8192", "yarn", "2.5"]
+    # Not "None", which YAML would read as a string.
+    with pytest.raises(TypeError, match=r"^no YAML form for None$"):
+        yaml_scalar(None)

@@ -75,9 +75,9 @@ ROLE_KEY_SCOPES: dict[tuple[str, ...], str] = {
                             "verl"),
     DYNAMIC_BATCH_KEYS[2]: ROLE_KEYS_IGNORED,
     REMOVE_PADDING_KEYS[1]: "on Trinity before 0.6 only: Trinity 0.6 sets it to trainer.use_remove_padding",
-    **dict.fromkeys(ROLE_TOKEN_BUDGETS, ROLE_KEYS_IGNORED),
 }
-"""Where each of the roles' own keys counts, in words (the trainer's count everywhere)."""
+"""Where each of the roles' own flags counts, in words (the trainer's count everywhere): `checks` says it
+beside a flag that is off."""
 ROLE_SP_KEYS = tuple((*ACTOR_ROLLOUT_REF, role, "ulysses_sequence_parallel_size") for role in ROLES)
 """The roles' own SP: Trinity with verl before 0.8 takes it over the trainer's; Trinity 0.6 on verl 0.8 or later
 ignores it."""
