@@ -530,6 +530,8 @@ WIDENED_NOTE = "(+N): grown onto N idle GPUs of its node, where more GPUs run it
 """A cluster table's note on the jobs that `place` widened."""
 MORE_ROLLOUT_NOTE = "(N asked): a trainer on whole nodes leaves its rollout whole nodes, more GPUs than the job asked"
 """A cluster table's note on the jobs whose rollout takes more GPUs than they asked."""
+COST_NOTE = "cost: the job's relative step time, as solve gives its plan (compare within one GPU type)"
+"""The line under a cluster's tables that says what their cost column counts."""
 
 
 def cluster_json(result: ClusterResult) -> str:
@@ -617,6 +619,8 @@ def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = Fal
             style="yellow"))
     for pool, use in zip(fleet.pools, result.pools, strict=True):
         renderables.append(_pool_view(pool, use, [p for p in result.placements if p.pool == pool.name]))
+    if result.placements:
+        renderables.append(Text(COST_NOTE, style="dim"))
     cautioned: dict[str, list[str]] = {}  # each caution once, with the jobs it is about
     for placement in result.placements:
         for caution in placement.plan.cautions:

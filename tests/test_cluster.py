@@ -31,6 +31,7 @@ import solver
 import solver.cli
 import solver.cli.cluster
 import solver.cluster
+import solver.render
 from solver.cluster import TooManyPatterns, greedy, layout, patterns, place
 from solver.query import make_query
 from solver.solve import plan
@@ -778,6 +779,9 @@ def test_cli_cluster_prints_tables_and_json(cli, tmp_path: Path):
     # are neither a count the tables measured nor a power of two (a batch need not split over 3 ranks).
     tiny = next(line for line in out.splitlines() if " tiny " in line)
     assert "│ 0     │ 4-6  │ tiny     │       2 │       1 │ vanilla " in tiny and "(+" not in out
+    # Under the last pool's table, once: what the cost column counts.
+    lines = out.splitlines()
+    assert lines.count(solver.render.COST_NOTE) == 1 and lines[lines.index(solver.render.COST_NOTE) - 1].startswith("└")
     status, out, _ = cli("cluster", str(path), "--json")
     result = json.loads(out)
     assert list(result) == ["status", "objective", "objective_counts", "bound", "placements", "unplaced", "pools",
