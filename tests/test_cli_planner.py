@@ -1765,6 +1765,9 @@ MY_CELLS = EXAMPLES / "my-cells.yaml"
 MY_MODEL_CELLS = ("gpu: H100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n  - gpus: 8\n    section: '8 x H100'\n"
                   "    models: [my-sft-8b]\n    rows:\n      - {max_model_len: 32768, cells: {my-sft-8b: SP=2}}\n")
 """Cells of the model of `qwen3_8b_checkpoint` in a folder my-sft-8b, which the catalogue lacks."""
+MY_MODEL_FLEET = ("pools: [{name: h, gpu: h100, nodes: 1, gpus_per_node: 8}]\n"
+                  "jobs: [{name: j, model_config: my-sft-8b, max_model_len: 32768}]\n")
+"""A cluster file beside a folder my-sft-8b (`qwen3_8b_checkpoint`): one job of that model, on 8 H100s."""
 
 
 @pytest.fixture
@@ -1821,6 +1824,19 @@ def test_calibrate_reads_cells_of_a_model_config_model_from_a_pipe(cli, piped, t
 
 
 @pytest.mark.skipif(not Path("/dev/fd").is_dir(), reason="pipes by /dev/fd paths")
+def test_cluster_reads_cells_of_a_jobs_model_config_model_from_a_pipe(cli, piped, tmp_path: Path):
+    # The cells name the model only a job's model_config defines: read once, after the fleet's models.
+    qwen3_8b_checkpoint(tmp_path / "my-sft-8b")
+    fleet, cells = tmp_path / "fleet.yaml", tmp_path / "cells.yaml"
+    fleet.write_text(MY_MODEL_FLEET, encoding="utf-8")
+    cells.write_text(MY_MODEL_CELLS, encoding="utf-8")
+    status, out, err = cli("cluster", str(fleet), "--cells", str(cells), "--json")
+    [placed] = json.loads(out)["placements"]
+    assert (status, err, placed["plan"]["evidence"], placed["plan"]["sp"]) == (0, "", "documented", 2)
+    assert cli("cluster", str(fleet), "--cells", piped(MY_MODEL_CELLS), "--json") == (status, out, err)
+
+
+@pytest.mark.skipif(not Path("/dev/fd").is_dir(), reason="pipes by /dev/fd paths")
 def test_a_table_in_two_piped_cells_files_is_blamed_on_the_earlier_pipe(cli, piped):
     first, again = (piped(MY_CELLS.read_text(encoding="utf-8")) for _ in range(2))
     assert cli("--model", "8B", "--gpu", "h100", "--len", "32k", "--cells", first, "--cells", again) == (
@@ -1841,8 +1857,9 @@ def test_a_table_in_two_piped_cells_files_is_blamed_on_the_earlier_pipe(cli, pip
     (("calibrate", "--cells", "{mine}", "--model-config", "{model}"), ("mine", "model")),
     (("cluster", "{fleet}", "--cells", "{cells}", "--weights", "{weights}", "--memory-model", "{memory}"),
      ("fleet", "cells", "weights", "memory")),
+    (("cluster", "{sft_fleet}", "--cells", "{mine}"), ("sft_fleet", "model", "mine")),
 ], ids=["planner", "planner --model-config", "planner --from-config", "tables", "memory", "map", "calibrate",
-        "cluster"])
+        "cluster", "cluster model_config"])
 def test_every_file_a_command_is_given_is_read_once(cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
                                                     argv: tuple[str, ...], inputs: tuple[str, ...]):
     import solver.cli.trinity_options
@@ -1852,8 +1869,9 @@ def test_every_file_a_command_is_given_is_read_once(cli, monkeypatch: pytest.Mon
     files = {"cells": MY_CELLS, "mine": tmp_path / "mine.yaml", "model": qwen3_8b_checkpoint(tmp_path / "my-sft-8b"),
              "trinity": tmp_path / "trinity.yaml", "fleet": EXAMPLES / "fleet.yaml",
              "weights": shipped_tables_directory() / "costs.yaml", "memory": tmp_path / "memory-model.yaml",
-             "written": tmp_path / "written.yaml"}
+             "written": tmp_path / "written.yaml", "sft_fleet": tmp_path / "sft-fleet.yaml"}
     files["mine"].write_text(MY_MODEL_CELLS, encoding="utf-8")
+    files["sft_fleet"].write_text(MY_MODEL_FLEET, encoding="utf-8")
     files["trinity"].write_text((EXAMPLES / "trinity.yaml").read_text(encoding="utf-8"), encoding="utf-8")
     files["memory"].write_text((shipped_tables_directory() / "memory-model.yaml").read_text(encoding="utf-8"),
                                encoding="utf-8")

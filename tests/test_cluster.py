@@ -36,7 +36,7 @@ from solver.cluster import TooManyPatterns, greedy, layout, patterns, place
 from solver.query import make_query
 from solver.solve import plan
 from solver.tables import TableError, load_catalog, load_fleet, shipped_tables_directory
-from solver.tables.fleets import fleet_models
+from solver.tables.fleets import read_fleet
 
 CATALOG = load_catalog()
 
@@ -627,7 +627,7 @@ def test_one_config_json_named_two_ways_is_one_model_and_one_input_file(tmp_path
     fleet = load_fleet(path, CATALOG)
     assert [job.model for job in fleet.jobs] == ["my-7b", "my-7b"]
     assert ([model.name for model in fleet.models], fleet.model_config_files) == (["my-7b"], (config,))
-    assert fleet_models(path, CATALOG) == fleet.models  # as solve reads them before the cells files' GPU types
+    assert read_fleet(path, CATALOG).models == fleet.models  # as solve cluster reads them before the cells
 
 
 def test_a_cluster_file_with_many_problems_names_where_the_others_are(tmp_path: Path):
@@ -1896,6 +1896,25 @@ def test_cells_may_name_a_jobs_model_config_checkpoint_as_solve_takes_them(tmp_p
     fleet.write_text(fleet.read_text(encoding="utf-8").replace("gpu: MyCard-80GB", "gpu: h800"), encoding="utf-8")
     status, out, err = cli("cluster", str(fleet), "--cells", str(cells))
     assert (status, out) == (2, "") and "unknown model 'other-sft'" in err and len(err.splitlines()) == 1
+
+
+def test_a_job_names_the_catalogues_model_whether_or_not_cells_name_a_model_config_model(tmp_path: Path, cli):
+    # Job k's 8B is the catalogue's Qwen3-8B, not job j's config of it with another context, also where the cells
+    # name job i's my-sft (read after the fleet's models): one error, with or without them.
+    qwen3_8b_checkpoint(tmp_path / "my-sft")
+    qwen3_8b_checkpoint(tmp_path / "q8", _name_or_path="Qwen/Qwen3-8B", max_position_embeddings=32768)
+    cells = tmp_path / "cells.yaml"
+    cells.write_text((Path(__file__).parent / "data" / "cells" / "h800.yaml").read_text(encoding="utf-8")
+                     .replace("8B", "my-sft"), encoding="utf-8")
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools: [{name: h800, gpu: h800, nodes: 3, gpus_per_node: 8}]\n"
+                     "jobs: [{name: i, model_config: my-sft, max_model_len: 32768},\n"
+                     "       {name: j, model_config: q8, max_model_len: 16384},\n"
+                     "       {name: k, model: 8B, max_model_len: 16384}]\n", encoding="utf-8")
+    error = (2, "", (f"solve cluster: error: {fleet}: job k: Qwen3-8B has a native context of 40960 here and 32768 "
+                     "in job j: give both jobs the same model (the same model_config, or the catalogue's by name)\n"))
+    assert cli("cluster", str(fleet)) == error
+    assert cli("cluster", str(fleet), "--cells", str(cells)) == error
 
 
 PACKED = ", ".join(f"{{name: {name}, model: 8B, max_model_len: 65536, rollout_gpus: 1, pool: a}}" for name in "xyz")

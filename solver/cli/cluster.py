@@ -30,13 +30,12 @@ from solver.tables import (
     Catalog,
     Fleet,
     GpuType,
-    OneLineError,
     QueryError,
-    fleet_models,
+    checked_fleet,
     load_catalog,
-    load_fleet,
     load_memory_model,
     load_weights,
+    read_fleet,
     resolved_path,
     same_file,
     shipped_tables_directory,
@@ -157,19 +156,13 @@ def _check_emit_dir(folder: Path, jobs: list[str], inputs: list[tuple[str, Path]
 
 
 def _fleet_and_catalog(path: Path, cells: Sequence[Path]) -> tuple[Fleet, Catalog, tuple[tuple[Path, GpuType], ...]]:
-    """A cluster file's fleet, the catalogue to place it with (the shipped one with the --cells tables and
-    the fleet's models and GPU types) and the GPU type of each --cells file. The cells may define a GPU type the
-    fleet's pools name, so they come first; where they name a job's model_config model, which only the fleet
-    defines, its models come first."""
-    try:
-        base, _, measured = catalog_with(None, cells=cells)
-    except OneLineError as cells_error:
-        try:  # cells that name a job's model_config model: the fleet's models first, then the cells, then its pools
-            with_fleet_models = load_catalog().with_models(fleet_models(path, load_catalog()))
-            base, _, measured = catalog_with(None, cells=cells, start=with_fleet_models)
-            fleet = load_fleet(path, base)
-            return fleet, base.for_fleet(fleet), measured
-        except OneLineError:
-            raise cells_error from None
-    fleet = load_fleet(path, base)
+    """A cluster file's fleet, the catalogue to place it with (the shipped one with the fleet's models, the --cells
+    tables and the fleet's GPU types) and the GPU type of each --cells file, every file read once (a pipe reads
+    once). The cells may name a job's model_config model, so the fleet's models come before them; they may define
+    a GPU type the fleet's pools name, so its pools are checked after them, and its jobs' names against the
+    catalogue's models, as `load_fleet` checks them (a job's model is the catalogue's or its own model_config's)."""
+    shipped = load_catalog()
+    read = read_fleet(path, shipped)
+    base, _, measured = catalog_with(None, cells=cells, start=shipped.with_models(read.models))
+    fleet = checked_fleet(read, base.model_copy(update={"models": shipped.models}))
     return fleet, base.for_fleet(fleet), measured

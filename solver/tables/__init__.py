@@ -10,7 +10,7 @@ YAML it ships is the repository's top-level ``tables/`` folder, installed as ``s
 from __future__ import annotations
 
 from solver.tables.catalog import Catalog, Cell, TableOrigin, model_name_from_path, vouches_for
-from solver.tables.fleets import OWN_GPU_HINT, fleet_models, load_fleet
+from solver.tables.fleets import OWN_GPU_HINT, checked_fleet, load_fleet, read_fleet
 from solver.tables.inputs import (
     AtLeast,
     CalibrationRange,
@@ -128,11 +128,11 @@ __all__ = [
     "cell_text",
     "check_once",
     "check_types",
+    "checked_fleet",
     "counted",
     "cut",
     "described_gpu_type",
     "file_identity",
-    "fleet_models",
     "load_catalog",
     "load_cells",
     "load_fleet",
@@ -143,6 +143,7 @@ __all__ = [
     "looks_like",
     "model_config_file",
     "model_name_from_path",
+    "read_fleet",
     "read_user_file",
     "resolved_path",
     "same_file",

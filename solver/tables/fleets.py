@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from solver.tables.catalog import Catalog, pools_gpu_types
 from solver.tables.inputs import Fleet, FleetFile, Job, JobEntry
@@ -18,6 +18,20 @@ OWN_GPU_HINT = "; or, for a GPU type of your own, give its memory: {}"
 """What an unknown GPU's message adds where a GPU type may be given by its memory (the option's name)."""
 
 
+class ReadFleet(NamedTuple):
+    """A cluster file as read (`read_fleet`), its names not checked yet (`checked_fleet`): the file at `path`,
+    its `entries`, and the model of each job's ``model_config`` (`configured`, by the path the job gives)."""
+
+    path: Path
+    entries: FleetFile
+    configured: dict[str, Model]
+
+    @property
+    def models(self) -> tuple[Model, ...]:
+        """The models the jobs describe by ``model_config``, each once."""
+        return tuple({model.name: model for model in self.configured.values()}.values())
+
+
 def load_fleet(path: Path | str, catalog: Catalog | None = None) -> Fleet:
     """Load and check a cluster file against `catalog` (default: the shipped one); GPU and model names come back
     canonical (``a100`` -> ``A100-80GB``).
@@ -26,25 +40,36 @@ def load_fleet(path: Path | str, catalog: Catalog | None = None) -> Fleet:
     """
     check_types(("path", path, Path | str), ("catalog", catalog, Catalog | None))
     catalog = catalog if catalog is not None else load_catalog()
-    path = Path(path)
-    fleet = load_validated(FleetFile, path)
+    return checked_fleet(read_fleet(Path(path), catalog), catalog)
+
+
+def read_fleet(path: Path, catalog: Catalog) -> ReadFleet:
+    """A cluster file and its jobs' ``model_config`` files, each read once, their models named as `catalog` names
+    them (`Catalog.with_model`); `TableError` for a bad file. Its pools and jobs' names are checked by
+    `checked_fleet`, against a catalogue that may have gained GPU types since (cells files') and these models."""
+    entries = load_validated(FleetFile, path)
+    return ReadFleet(path, entries, _configured_models(path, entries.jobs, catalog))
+
+
+def checked_fleet(read: ReadFleet, catalog: Catalog) -> Fleet:
+    """The fleet of a cluster file read (`read_fleet`), its GPU and model names checked against `catalog` and
+    made canonical; `TableError` naming the file, the pool or job, and the field."""
+    path, entries, configured = read
     try:
-        described = pools_gpu_types(fleet.pools, catalog)
+        described = pools_gpu_types(entries.pools, catalog)
     except QueryError as error:
         raise TableError(f"{path}: {error}") from None
     with_gpus = catalog.with_gpu_types(described)
     hint = OWN_GPU_HINT.format("gpu_memory_gb")
     pools = tuple(pool.model_copy(update={"gpu": _canonical_name(path, "pool", pool.name, "gpu", with_gpus.gpu,
                                                                  pool.gpu, hint)})
-                  for pool in fleet.pools)
-    configured = _configured_models(path, fleet.jobs, catalog)
+                  for pool in entries.pools)
     jobs = tuple(Job(**job.model_dump(exclude={"model", "config_path"}),
                      model=configured[job.config_path].name if job.config_path is not None
                      else _canonical_name(path, "job", job.name, "model", catalog.model, job.model or ""))
-                 for job in fleet.jobs)
-    _check_one_context_per_model(path, fleet.jobs, jobs, configured, catalog)
-    return Fleet(pools=pools, jobs=jobs, models=tuple({model.name: model for model in configured.values()}.values()),
-                 gpu_types=described,
+                 for job in entries.jobs)
+    _check_one_context_per_model(path, entries.jobs, jobs, configured, catalog)
+    return Fleet(pools=pools, jobs=jobs, models=read.models, gpu_types=described,
                  model_config_files=tuple(dict.fromkeys(model_config_file(path.parent / name) for name in configured)))
 
 
@@ -62,14 +87,6 @@ def _check_one_context_per_model(path: Path, entries: Iterable[JobEntry], jobs: 
                 f"{earlier.native_context} in job {first}"
                 f"{'' if earlier.rope_scaling == model.rope_scaling else ' (and another RoPE scaling)'}: give "
                 "both jobs the same model (the same model_config, or the catalogue's by name)")
-
-
-def fleet_models(path: Path | str, catalog: Catalog) -> tuple[Model, ...]:
-    """The models a cluster file's jobs describe by ``model_config``, as `load_fleet` reads them (without its
-    pools: GPU types that cells files define may not be in `catalog` yet)."""
-    path = Path(path)
-    configured = _configured_models(path, load_validated(FleetFile, path).jobs, catalog)
-    return tuple({model.name: model for model in configured.values()}.values())
 
 
 def _configured_models(path: Path, jobs: Iterable[JobEntry], catalog: Catalog) -> dict[str, Model]:
