@@ -781,7 +781,8 @@ def test_cli_cluster_prints_tables_and_json(cli, tmp_path: Path):
     assert "│ 0     │ 4-6  │ tiny     │       2 │       1 │ vanilla " in tiny and "(+" not in out
     # Under the last pool's table, once: what the cost column counts.
     lines = out.splitlines()
-    assert lines.count(solver.render.COST_NOTE) == 1 and lines[lines.index(solver.render.COST_NOTE) - 1].startswith("└")
+    note = solver.render.COST_NOTE
+    assert lines.count(note) == 1 and lines[lines.index(note) - 1].startswith("└")
     status, out, _ = cli("cluster", str(path), "--json")
     result = json.loads(out)
     assert list(result) == ["status", "objective", "objective_counts", "bound", "placements", "unplaced", "pools",
