@@ -803,20 +803,26 @@ def _unplaced(planner: _Planner, fleet: Fleet, options: list[Option], placed: se
 
 def _least_rooms(planner: _Planner, job: Job, ways: dict[str, list[Option]]) -> str:
     """The pools a job has `ways` in (by pool name), each with the least its ways there take, in words: the fewest
-    GPUs of one node (and the least host memory of it, where the pool's host memory could run short), or the fewest
-    whole nodes."""
+    GPUs of one node (where the pool's host memory could run short, each (GPUs, host memory) of a way that no other
+    way needs less of both: an Offload way may take fewer GPUs and more host memory), or the fewest whole nodes."""
     rooms = []
     for name, options in sorted(ways.items()):
         shared = [option for option in options if option.size]
         if not shared:
             rooms.append(f"{name} (it needs at least {min(option.whole_nodes for option in options)} whole nodes)")
             continue
-        gpus = f"it needs at least {counted(min(option.size for option in shared), 'GPU')}"
         if not any(option.host_mib for option in shared):
-            rooms.append(f"{name} ({gpus} of one node)")
+            rooms.append(f"{name} (it needs at least {counted(min(option.size for option in shared), 'GPU')} of one "
+                         "node)")
             continue
-        host = min(planner.host_mib(job.model, option.plan.gpus, option.plan.offload) for option in shared) / 1024
-        rooms.append(f"{name} ({gpus} and {host:.1f} GiB of host memory on one node)")
+        least: list[tuple[int, int]] = []  # by GPUs, each with less host memory than the ways of fewer GPUs
+        for gpus, mib in sorted({(option.size, planner.host_mib(job.model, option.plan.gpus, option.plan.offload))
+                                 for option in shared}):
+            if not least or mib < least[-1][1]:
+                least.append((gpus, mib))
+        needs = [f"{counted(gpus, 'GPU')} and {mib / 1024:.1f} GiB" for gpus, mib in least]
+        rooms.append(f"{name} (it needs at least {needs[0]} of host memory{''.join(f', or {n}' for n in needs[1:])}"
+                     f"{',' if len(needs) > 1 else ''} on one node)")
     return ", ".join(rooms)
 
 

@@ -436,8 +436,8 @@ def shown_host_need(model: Model, gpus: int, node_gpus: int | None = None, offlo
 def fits_host_ram(model: Model, gpus: int, node_gpus: int | None, host_ram_gb: float | None,
                   offload: bool = True) -> bool:
     """Whether the host memory a node needs (`host_memory_gib`, with Offload or without) fits a node's
-    `host_ram_gb` (GiB; None: not checked): the planner's rule, and the --from-config verdict's (`holds`, as
-    `MemoryEstimate.host_fits`)."""
+    `host_ram_gb` (GiB; None: not checked): the planner's rule, and the --from-config verdict's
+    (`host_ram_holds`, as `MemoryEstimate.host_fits`)."""
     return host_ram_gb is None or host_ram_holds(host_memory_gib(model, gpus, node_gpus, offload), host_ram_gb)
 
 

@@ -99,6 +99,9 @@ def test_json_for_one_model_across_all_tables(cli):
         (["memory", "--model", "8B", "--gpu", "a100", "--gpus", "2", "--len", "8k", "--offlaod"],
          "solve memory: error: unrecognized arguments: --offlaod (did you mean --offload?)\n"),
         (["--model", "4B", "--len", "8k", "--gpu-typo"], "solve: error: unrecognized arguments: --gpu-typo\n"),
+        # shown as given, but escaped: a line break or a terminal escape in an argument keeps the error one line
+        (["--model", "4B", "--len", "8k", "--gp\nu\x1b[31m"],
+         "solve: error: unrecognized arguments: --gp\\nu\\x1b[31m\n"),
         (["tabels"], "solve: error: unknown command 'tabels' (did you mean tables?); commands: tables, cluster, "
                      "calibrate, memory, map, or none to plan\n"),
         (["4B", "--len", "8k"], "solve: error: unknown command '4B'; commands: tables, cluster, calibrate, memory, "

@@ -2221,6 +2221,23 @@ def test_a_job_left_out_for_jobs_of_more_priority_together_is_not_told_it_was_pl
                                                            "then length, then cost)"}]
 
 
+def test_a_job_left_out_says_the_host_memory_of_each_of_its_least_ways_not_one_way_s_gpus_with_another_s(
+        tmp_path: Path):
+    # Qwen3-8B at 32768 on A100s: 2 GPUs with Offload (162.6 GiB of host memory) or 4 without (30.6 GiB). The 14B
+    # job takes 5 GPUs and 311.3 GiB of the 400, leaving 3 GPUs and 88.7 GiB: neither way fits. "At least 2 GPUs and
+    # 30.6 GiB", the least of each taken apart, would say that it fits there.
+    instance = {"pools": [{**ONE_NODE, "host_ram_gb": 400}], "jobs": [
+        {"name": "x", "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 1, "priority": 3},
+        {"name": "y", "model": "Qwen3-8B", "max_model_len": 32768}]}
+    result = solved(instance, tmp_path, widen=False)
+    assert [(p["job"], p["trainer_gpus"], p["plan"]["host_memory_gb"]) for p in result["placements"]] == [
+        ("x", 4, 311.3)]
+    assert result["unplaced"] == [{"job": "y", "reason": "no room (GPUs or host memory) left in a100 (it needs at "
+                                                         "least 2 GPUs and 162.6 GiB of host memory, or 4 GPUs and "
+                                                         "30.6 GiB, on one node) after the jobs placed (the most "
+                                                         "priority in all, then length, then cost)"}]
+
+
 def test_a_job_left_out_beside_an_idle_node_says_that_it_needs_whole_nodes(tmp_path: Path):
     # Two A100 nodes of 256 GiB: Qwen3-14B at 65536 cannot keep Offload's 311.3 GiB there, and without it takes 8
     # trainer GPUs and a node for its 4 rollout GPUs. The 8B job, cheaper, takes one node; the other stays idle, and

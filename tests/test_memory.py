@@ -2046,7 +2046,7 @@ def test_solve_memory_host_ram_decides_for_offloaded_states(cli):
 
 
 def test_host_memory_exactly_the_nodes_fits_for_solve_memory_as_for_the_planner():
-    # "more than host_ram_gb does not fit": exactly as much fits, in both (one rule, `holds`).
+    # "more than host_ram_gb does not fit": exactly as much fits, in both (one rule, `host_ram_holds`).
     from solver import estimate_memory
 
     need = estimate_memory("8B", "a100", 4, 65536, sp=4, env=True, offload=True).host_memory_gib

@@ -8,6 +8,7 @@ import re
 import sys
 from typing import TYPE_CHECKING, Any, NoReturn
 
+from solver.cli.output import escaped_line
 from solver.cli.status import BAD_INPUT
 from solver.tables import brief, cut
 
@@ -60,8 +61,10 @@ class Parser(argparse.ArgumentParser):
             super()._print_message(message, file)
 
     def error(self, message: str) -> NoReturn:
-        """A one-line usage and the one-line error, exit status 2 (argparse prints its whole usage)."""
-        self.exit(BAD_INPUT, f"usage: {self.prog} [options] (--help lists them)\n{self.prog}: error: {message}\n")
+        """A one-line usage and the one-line error, exit status 2 (argparse prints its whole usage); the error's
+        control characters escaped (`escaped_line`: an unrecognized argument is shown as given)."""
+        self.exit(BAD_INPUT, f"usage: {self.prog} [options] (--help lists them)\n"
+                             f"{self.prog}: error: {escaped_line(message)}\n")
 
 
 class _Once(argparse.Action):
