@@ -358,7 +358,7 @@ def calibrate_memory_model(cells: Iterable[Path | str] = (), *, with_tables: boo
     Its ``memory_model`` is for ``memory=`` (and `solver.render.memory_model_yaml` writes it as ``--out`` does).
     `QueryError` where there is nothing to fit (no cell that trained) or for wrong types; `TableError` for a bad
     cells file."""
-    from solver.calibrate import calibration, cells_source  # imports OR-Tools: only calibrating pays for it
+    from solver.calibrate import calibration  # imports OR-Tools: only calibrating pays for it
 
     if isinstance(cells, (str, bytes, Path)) or not isinstance(cells, Iterable):
         raise QueryError(f"cells must be a list of paths, got {shown_value(cells)}")
@@ -369,9 +369,8 @@ def calibrate_memory_model(cells: Iterable[Path | str] = (), *, with_tables: boo
         raise QueryError("with_tables adds the documented tables to the cells you give: give cells")
     check_once("cells:", [Path(path) for path in cells])
     catalog = catalog if catalog is not None else load_catalog()
-    measured = [load_cells(Path(path), catalog.models, catalog.gpu_types) for path in cells]
-    return calibration(catalog, measured, with_tables=with_tables,
-                       source=cells_source([Path(path) for path in cells], with_tables=with_tables))
+    return calibration(catalog, [(Path(path), load_cells(Path(path), catalog.models, catalog.gpu_types))
+                                 for path in cells], with_tables=with_tables)
 
 
 def _checked_token_budget(max_model_len: int, sp: int, max_token_len_per_gpu: int | None) -> int:

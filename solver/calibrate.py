@@ -140,7 +140,7 @@ def own_contradictions(models: tuple[Model, ...], mine: Sequence[GpuType]) -> li
     return found + merged.contradictions()
 
 
-def cells_source(paths: Sequence[Path], *, with_tables: bool) -> str:
+def _cells_source(paths: Sequence[Path], *, with_tables: bool) -> str:
     """What a memory model fitted on the cells files at `paths` (with the documented tables too where
     `with_tables`) says it was calibrated on, in its ``source``."""
     names = ", ".join(path.name for path in paths)  # a name that is not UTF-8 by the text of its escape:
@@ -148,10 +148,12 @@ def cells_source(paths: Sequence[Path], *, with_tables: bool) -> str:
     return source + (" and the documented tables" if with_tables else "")
 
 
-def calibration(catalog: Catalog, measured: Sequence[GpuType], *, with_tables: bool, source: str) -> Calibration:
-    """Fit the memory model on the catalogue's documented tables, or on cells you `measured` (one GPU type per
-    cells file), with the documented tables too where `with_tables`; `source` names the cells in the model's
-    ``source``. `QueryError` where there are no cells, or none that trained."""
+def calibration(catalog: Catalog, cells: Sequence[tuple[Path, GpuType]], *, with_tables: bool) -> Calibration:
+    """Fit the memory model on the catalogue's documented tables, or on the `cells` files you measured, loaded
+    already (each file's path and GPU type: a file read once), with the documented tables too where `with_tables`;
+    the model's ``source`` names the files. `QueryError` where there are no cells, or none that trained."""
+    measured = [gpu_type for _, gpu_type in cells]
+    source = _cells_source([path for path, _ in cells], with_tables=with_tables)
     evidence = observations(catalog, gpu_types=measured or None)
     yours = list(evidence) if measured else []  # the cells whose misses are named, not the documented tables'
     own = own_contradictions(catalog.models, measured) if measured else []

@@ -208,6 +208,11 @@ def test_an_answer_the_time_limit_left_open_says_to_raise_the_limit(cli, monkeyp
         "no plan found within the time limit of 2 s",
         "a longer --time-limit lets the search find a plan or prove that none exists"]
     assert "--explain says why" not in out
+    # With --emit (no view), the note on stderr says so too.
+    status, out, err = cli("--model", "4B", "--gpu", "a100", "--len", "8192", "--time-limit", "2", "--emit", "trinity")
+    assert (status, out, err) == (1, "", (
+        "solve: A100-80GB: no plan found within the time limit of 2 s: a longer --time-limit lets the search find a "
+        "plan or prove that none exists\n"))
 
 
 @pytest.mark.parametrize(

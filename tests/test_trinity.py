@@ -14,7 +14,9 @@ import difflib
 import io
 import os
 import re
+import signal
 import threading
+import time
 import warnings
 from functools import cache, partial
 from pathlib import Path
@@ -40,6 +42,7 @@ from solver.trinity import (
     load_config_mapping,
     patch_trinity_config,
     read_trinity_config,
+    reader,
     trinity_fragment,
 )
 from solver.trinity.interpolation import ConfigValues, decode_scalar
@@ -1974,6 +1977,35 @@ def test_muting_ruamels_warnings_in_two_threads_at_once_leaves_the_processs_warn
     first.join()
     second.join()
     assert warnings.filters == before
+
+
+def test_a_process_forked_while_another_thread_mutes_ruamels_warnings_can_read_configs():
+    # The child of a fork (multiprocessing's default on Linux before Python 3.14) has only the forking thread: a lock
+    # another thread held would stay held there for good, and the child's first config would never load.
+    held, release = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with reader._WARNINGS_MUTED:
+            held.set()
+            release.wait(30)
+
+    holder = threading.Thread(target=hold)
+    holder.start()
+    held.wait(5)
+    child = os.fork()
+    if child == 0:  # the child: read a config, then leave at once (no pytest teardown here)
+        os._exit(0 if load_config_mapping("model: {}", "c.yaml", YAML()) == {"model": {}} else 1)
+    for _ in range(200):  # up to 10 s for the child, which takes a fraction of a second
+        done, status = os.waitpid(child, os.WNOHANG)
+        if done:
+            break
+        time.sleep(0.05)
+    else:
+        os.kill(child, signal.SIGKILL)
+        os.waitpid(child, 0)
+    release.set()
+    holder.join()
+    assert done and os.waitstatus_to_exitcode(status) == 0
 
 
 def test_a_plan_value_is_written_as_yaml_writes_it_and_any_other_kind_is_refused():

@@ -54,7 +54,7 @@ def build_calibrate_parser() -> argparse.ArgumentParser:
 
 def run_calibrate(args: argparse.Namespace) -> int:
     """``solve calibrate``: fit the coefficients and print (or write) a memory-model file."""
-    from solver.calibrate import calibration, cells_source  # imports OR-Tools: only calibrating pays for it
+    from solver.calibrate import calibration  # imports OR-Tools: only calibrating pays for it
 
     _check_calibrate_args(args)
     catalog, added, _ = catalog_with(load_model_config(args.model_config) if args.model_config else None)
@@ -63,8 +63,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
         print_escaped(
             f"solve calibrate: warning: no cell of yours names {added}, the model of --model-config (the cells name "
             "their models as the catalogue or the config does)", file=sys.stderr)
-    fitted = calibration(catalog, [gpu_type for _, gpu_type in cells], with_tables=args.with_tables,
-                         source=cells_source([path for path, _ in cells], with_tables=args.with_tables))
+    fitted = calibration(catalog, cells, with_tables=args.with_tables)
     _warn_of_contradictions(fitted)
     _report_fit(args, fitted)
     note_cells_elsewhere("solve calibrate", cells, catalog)

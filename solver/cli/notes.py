@@ -33,12 +33,12 @@ def _confusable(name: str) -> str:
 def note_cells_elsewhere(prog: str, cells: Sequence[tuple[Path, GpuType]], catalog: Catalog,
                          gpu: str | None = None) -> None:
     """Notes on stderr for --cells files (each with the GPU type it gave, as `catalog_with` read it) that may not be
-    what was meant: one for a GPU type the catalogue lacks whose
-    name is one it has but for letters that pass for digits (`_confusable`: a typo makes a GPU type of its own,
-    silently; not where --gpu names it), and one where --gpu (`gpu`, of `catalog`) asks for a GPU
-    type the file's tables do not speak for (neither it nor one with its driver-reported memory): with less memory
-    they are not used; with more, only their cells that say a setting ran out of memory are (`larger_gpu_types`); and
-    one for a GPU type of its own given by its memory as sold (`memory_gb` alone), as `note_memory_as_sold`."""
+    what was meant: one for a GPU type the catalogue lacks whose name is one it has but for letters that pass for
+    digits (`_confusable`: a typo makes a GPU type of its own, silently; not where --gpu names it), and one where
+    --gpu (`gpu`, of `catalog`) asks for a GPU type the file's tables do not speak for (neither it nor one with its
+    driver-reported memory): with less memory they are not used; with more, only their cells that say a setting ran
+    out of memory are (`larger_gpu_types`); and one for a GPU type of its own given by its memory as sold
+    (`memory_gb` alone), as `note_memory_as_sold`."""
     asked = catalog.with_same_memory(gpu) if gpu else None
     shipped = load_catalog().gpu_types
     known = {_confusable(known): gpu_type.name for gpu_type in shipped for known in (gpu_type.name, *gpu_type.aliases)}

@@ -14,7 +14,7 @@ from solver.cli.atomic import write_all_atomically
 from solver.cli.output import print_escaped
 from solver.memory import RolloutEngines
 from solver.query import Objective, TrinityVersion
-from solver.render import UNPROVEN_HINT
+from solver.render import UNDECIDED_HINT, UNPROVEN_HINT
 from solver.results import ENV_EXPORT, Answer, Plan, env_when, spans_nodes
 from solver.tables import (
     CONFIG_SHAPE,
@@ -291,7 +291,8 @@ def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: C
             if args.emit and answer.status == "feasible":  # the view says so under the plan
                 notes.append(f"solve: {answer.gpu}: {UNPROVEN_HINT.format('this plan')}")
         elif args.emit:
-            notes.append(f"solve: {answer.gpu}: {answer.no_plan_line}")
+            undecided = f": {UNDECIDED_HINT}" if answer.status == "unknown" else ""
+            notes.append(f"solve: {answer.gpu}: {answer.no_plan_line}{undecided}")
     return fragments, notes
 
 

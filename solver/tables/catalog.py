@@ -316,10 +316,7 @@ class Catalog(Frozen):
         (`contradictions`: a typo would make plans that run out of memory); `QueryError` (naming the file) for
         tables it has already."""
         check_types(("path", path, Path | str), ("keep_contradictions", keep_contradictions, bool))
-        try:
-            measured = load_cells(Path(path), self.models, self.gpu_types)
-        except QueryError as error:
-            raise QueryError(f"{path}: {error}") from None
+        measured = load_cells(Path(path), self.models, self.gpu_types)
         return self.with_measured(measured, path, keep_contradictions=keep_contradictions)
 
     def with_measured(self, measured: GpuType, path: Path | str, *, keep_contradictions: bool = False) -> Catalog:

@@ -4,6 +4,7 @@ values as Trinity takes them (`ConfigReader`)."""
 from __future__ import annotations
 
 import contextlib
+import os
 import re
 import threading
 import warnings
@@ -32,6 +33,15 @@ from solver.trinity.keys import ConfigError, trainer_level_offload
 _WARNINGS_MUTED = threading.Lock()
 """Held while ruamel's warnings are muted: `warnings.catch_warnings` saves and restores the process's filters, so
 two threads muting at once could leave them muted for good, silencing the caller's own warnings."""
+
+
+def _free_lock_in_child() -> None:
+    """A process forked while another thread muted the warnings gets the lock free: that thread is not in it."""
+    global _WARNINGS_MUTED
+    _WARNINGS_MUTED = threading.Lock()
+
+
+os.register_at_fork(after_in_child=_free_lock_in_child)
 
 BOOLEAN_WORDS = {"true": True, "yes": True, "y": True, "on": True, "false": False, "no": False, "n": False, "off": False}
 """The words OmegaConf takes for a boolean key of Trinity's (any case; YAML 1.1's among them, which ruamel, reading
