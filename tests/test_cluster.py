@@ -470,9 +470,9 @@ def test_greedy_is_valid_and_never_better(seed: int, tmp_path_factory):
     [
         ("pools: []\njobs: []\n", "pools: must list at least 1"),
         ("pools:\n  - {name: a, gpu: v100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
-         "pool a: gpu: unknown GPU 'v100'"),
+         "pool a, gpu: unknown GPU 'v100'"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 5B, max_model_len: 4096}\n",
-         "job j: model: unknown model '5B'"),
+         "job j, model: unknown model '5B'"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 0, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
          "pool a, nodes: must be above 0, got 0"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096, rollout_gpus: -1}\n",
@@ -486,7 +486,7 @@ def test_greedy_is_valid_and_never_better(seed: int, tmp_path_factory):
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: {at_least: 4096, '<tokens>': 1}}\n",
          "job j, max_model_len: unknown field '<tokens>'"),  # a key of the user's named like a tag is still named
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096, pool: b}\n",
-         "job j: pool: no pool named 'b' (pools: a)"),
+         "job j, pool: no pool named 'b' (pools: a)"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n  - {name: j, model: 4B, max_model_len: 4096}\n",
          "two jobs are named 'j'"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: CON, model: 4B, max_model_len: 4096}\n  - {name: con, model: 4B, max_model_len: 4096}\n",
@@ -530,7 +530,7 @@ def test_greedy_is_valid_and_never_better(seed: int, tmp_path_factory):
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model_config: 7, max_model_len: 4096}\n",
          "job j, model_config: must be text, got 7"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model_config: none.json, max_model_len: 4096}\n",
-         "job j: model_config: {folder}/none.json: cannot read: No such file or directory"),
+         "job j, model_config: {folder}/none.json: cannot read: No such file or directory"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\nmodels: []\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
          "unknown field 'models'"),  # filled in by load_fleet, not a cluster file's to give
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8, gpu_memory_gb: 64}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
@@ -544,10 +544,10 @@ def test_greedy_is_valid_and_never_better(seed: int, tmp_path_factory):
           "  - {name: b, gpu: Mine, nodes: 1, gpus_per_node: 8, gpu_memory_mib: 60000}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n"),
          "pool b: gpu Mine has 58.5938 GiB here and 64 GiB in another pool: give one GPU type one memory"),
         ("pools:\n  - {name: a, gpu: mine, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
-         "pool a: gpu: unknown GPU 'mine'"),
+         "pool a, gpu: unknown GPU 'mine'"),
         (("pools:\n  - {name: a, gpu: h1000, nodes: 1, gpus_per_node: 8}\n"
           "jobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n"),
-         "pool a: gpu: unknown GPU 'h1000' (did you mean H100-80GB?); accepted: A100-40GB"),
+         "pool a, gpu: unknown GPU 'h1000' (did you mean H100-80GB?); accepted: A100-40GB"),
     ],
 )
 def test_bad_cluster_files_are_refused_naming_file_job_and_field(tmp_path: Path, text: str, message: str):
@@ -612,7 +612,7 @@ def test_an_unknown_gpu_in_a_cluster_file_names_the_key_for_a_gpu_type_of_ones_o
                     "jobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n", encoding="utf-8")
     status, out, err = cli("cluster", str(path))
     assert (status, out) == (2, "")
-    assert err.startswith(f"solve cluster: error: {path}: pool a: gpu: unknown GPU 'v100'; accepted: A100-40GB")
+    assert err.startswith(f"solve cluster: error: {path}: pool a, gpu: unknown GPU 'v100'; accepted: A100-40GB")
     assert err.endswith("; or, for a GPU type of your own, give its memory: gpu_memory_gb\n") and err.count("\n") == 1
 
 
@@ -701,7 +701,7 @@ def test_two_configs_that_give_one_name_to_two_shapes_are_refused(cli, tmp_path:
                     "  - {name: two, model_config: b, max_model_len: 8192}\n", encoding="utf-8")
     status, out, err = cli("cluster", str(path))
     assert (status, out) == (2, "")
-    assert err == (f"solve cluster: error: {path}: job two: model_config: b names its model 'Mine', as job one's "
+    assert err == (f"solve cluster: error: {path}: job two, model_config: b names its model 'Mine', as job one's "
                    "does, but the two differ in shape: give the folders or _name_or_path different names\n")
 
 
@@ -2088,7 +2088,7 @@ def test_a_model_config_that_is_a_fifo_is_refused_not_waited_on(solve_script: Pa
     result = subprocess.run([str(solve_script), "cluster", str(path)], capture_output=True, text=True, timeout=30,
                             check=False)
     assert (result.returncode, result.stdout, result.stderr) == (
-        2, "", f"solve cluster: error: {path}: job j: model_config: {tmp_path / 'fifo.json'}: not a regular file\n")
+        2, "", f"solve cluster: error: {path}: job j, model_config: {tmp_path / 'fifo.json'}: not a regular file\n")
 
 
 def test_jobs_without_offload_sharing_a_node_fit_its_host_memory_while_they_load(tmp_path: Path):

@@ -104,10 +104,10 @@ def _configured_models(path: Path, jobs: Iterable[JobEntry], catalog: Catalog) -
                 raise TableError(f"{found}: not a regular file")
             model = load_model_config(found)
         except TableError as error:
-            raise TableError(f"{path}: job {job.name}: model_config: {error}") from None
+            raise TableError(f"{path}: job {job.name}, model_config: {error}") from None
         earlier = read.setdefault(normalise(model.name), (job.name, model))
         if earlier[1].shape != model.shape:
-            raise TableError(f"{path}: job {job.name}: model_config: {job.config_path} names its model "
+            raise TableError(f"{path}: job {job.name}, model_config: {job.config_path} names its model "
                              f"{model.name!r}, as job {earlier[0]}'s does, but the two differ in shape: give the "
                              "folders or _name_or_path different names")
         catalog = catalog.with_model(model)
@@ -121,4 +121,4 @@ def _canonical_name(path: Path, kind: str, name: str, field: str, resolve: Any, 
     try:
         return str(resolve(value).name)
     except QueryError as error:
-        raise TableError(f"{path}: {kind} {name}: {field}: {error}{hint}") from None
+        raise TableError(f"{path}: {kind} {name}, {field}: {error}{hint}") from None

@@ -136,7 +136,7 @@ def _check_fleet_names(pools: tuple[Pool, ...], jobs: tuple[_JobFields, ...]) ->
     pool_names = [pool.name for pool in pools]
     for job in jobs:
         if job.pool is not None and job.pool not in pool_names:
-            raise ValueError(f"job {job.name}: pool: no pool named {job.pool!r} (pools: {', '.join(pool_names)})")
+            raise ValueError(f"job {job.name}, pool: no pool named {job.pool!r} (pools: {', '.join(pool_names)})")
 
 
 class FleetFile(Frozen, defer_build=True):
