@@ -736,6 +736,18 @@ def test_a_length_in_exponent_notation_is_told_how_yaml_reads_it(cli, tmp_path: 
                                                 "number, got '8.192e3' (YAML reads it as text: write 8192)\n")
 
 
+@pytest.mark.parametrize(("written", "hint"), [
+    ('"2"', " (quoted, YAML reads it as text: write it without quotes)"),
+    ("'2.5'", ""),  # not a whole number even without its quotes: no hint
+])
+def test_a_quoted_number_is_told_to_lose_its_quotes(cli, tmp_path: Path, written: str, hint: str):
+    path = tmp_path / "fleet.yaml"
+    path.write_text(FLEET_FILE.replace("rollout_gpus: 1", f"rollout_gpus: {written}", 1), encoding="utf-8")
+    value = written.strip("'\"")
+    assert cli("cluster", str(path)) == (2, "", f"solve cluster: error: {path}: job tiny, rollout_gpus: must be a "
+                                                f"whole number, got '{value}'{hint}\n")
+
+
 @pytest.mark.parametrize(("priority", "hint"), [
     ("1e308", "and as a number it must be at most 1000000"),  # not: write 1 and 308 zeros
     ("-1e3", "and as a number it must be above 0"),

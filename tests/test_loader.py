@@ -437,7 +437,10 @@ def test_an_unknown_gpu_gets_a_guess_by_the_models_rule(name: str, guess: str):
         # A number its field refuses is not suggested: the bound is named instead.
         ("offload: 1.0\nsp: -.5e1\nenv: 0.01\n",
          "sp: must be a number, got '-.5e1' (YAML reads it as text, and as a number it must be at least 0)"),
-        ("offload: 1.0\nsp: '0.1'\nenv: 0.01\n", "sp: must be a number, got '0.1'"),  # quoted: no hint
+        # Quoted, a number is text: the hint says to take the quotes away.
+        ("offload: 1.0\nsp: '0.1'\nenv: 0.01\n",
+         "sp: must be a number, got '0.1' (quoted, YAML reads it as text: write it without quotes)"),
+        ("offload: 1.0\nsp: 'a'\nenv: 0.01\n", "sp: must be a number, got 'a'"),  # no number: no hint
     ],
 )
 def test_numbers_yaml_reads_as_text_get_a_hint(tmp_path: Path, text: str, message: str):
@@ -446,7 +449,7 @@ def test_numbers_yaml_reads_as_text_get_a_hint(tmp_path: Path, text: str, messag
     with pytest.raises(TableError) as caught:
         load_weights(path)
     assert str(caught.value) == f"{path}: {message}"
-    if "write " in message:  # what the hint says to write is a number to YAML
+    if "write " in message and "without quotes" not in message:  # what the hint says to write is a number to YAML
         assert isinstance(yaml.safe_load(message.rsplit("write ", 1)[1].rstrip(")")), float)
 
 

@@ -247,10 +247,13 @@ def _validation_message(path: Path, raw: Any, error: ValidationError, recheck: C
         location, problem = location[:-1], f"missing field {location[-1]!r}{accepted}"
     elif first["type"] in _PLAIN_PROBLEMS:
         problem = _plain_problem(first) + f", got {brief(first['input'])}"
+        whole = first["type"] == "int_type"
         if first["type"] in ("int_type", "float_type") and _yaml_text_number(first["input"]):
-            written = _yaml_number(first["input"], first["type"] == "int_type")
+            written = _yaml_number(first["input"], whole)
             bound = _broken_bound(raw, location, yaml.safe_load(written), recheck)
             problem += f" (YAML reads it as text{f', and as a number it {bound}' if bound else f': write {written}'})"
+        elif first["type"] in ("int_type", "float_type") and _quoted_number(first["input"], whole):
+            problem += " (quoted, YAML reads it as text: write it without quotes)"
         elif first["type"] == "string_type" and isinstance(first["input"], (bool, int, float)):
             kind = "true or false" if isinstance(first["input"], bool) else "a number"
             problem += f" (YAML reads it, unquoted, as {kind}: put it in quotes)"
@@ -320,6 +323,17 @@ def _yaml_text_number(value: Any) -> bool:
     """Whether `value` is text in exponent notation that YAML 1.1 does not read as a number (``1e3``,
     ``1e-3``: it wants a dot and a sign, ``1.0e+3``)."""
     return isinstance(value, str) and re.fullmatch(r"\s*[+-]?(\d+\.?\d*|\.\d+)[eE][+-]?\d+\s*", value) is not None
+
+
+def _quoted_number(value: Any, whole: bool) -> bool:
+    """Whether `value` is text that YAML reads as a number (a `whole` one) once its quotes are gone (``'2'``)."""
+    if not isinstance(value, str):
+        return False
+    try:
+        read = yaml.safe_load(value)
+    except yaml.YAMLError:
+        return False
+    return isinstance(read, int if whole else (int, float)) and not isinstance(read, bool)
 
 
 def _yaml_number(text: str, whole: bool) -> str:
