@@ -112,6 +112,13 @@ def test_json_for_one_model_across_all_tables(cli):
           "one with spaces)\n")),
         (["--model", "8B", "--len", "8k", "--explain", "foo"], "solve: error: unrecognized arguments: foo\n"),
         (["cluster", "a.yaml", "b.yaml"], "solve cluster: error: unrecognized arguments: b.yaml\n"),
+        # a goal of the other command: where it is asked
+        (["--minimize", "nodes", "--model", "8B", "--len", "32k"],
+         ("solve: error: argument --minimize: invalid choice: 'nodes' (choose from 'gpus'); the fewest nodes for "
+          "many jobs: solve cluster FLEET.yaml --minimize nodes\n")),
+        (["cluster", "--minimize", "gpus", "fleet.yaml"],
+         ("solve cluster: error: argument --minimize: invalid choice: 'gpus' (choose from 'nodes'); the fewest GPUs "
+          "for one job: solve --minimize gpus --model M --len L\n")),
         # shown as given, but escaped: a line break or a terminal escape in an argument keeps the error one line
         (["--model", "4B", "--len", "8k", "--gp\nu\x1b[31m"],
          "solve: error: unrecognized arguments: --gp\\nu\\x1b[31m\n"),

@@ -20,8 +20,11 @@ if TYPE_CHECKING:
 class Parser(argparse.ArgumentParser):
     """argparse with a one-line usage on errors: the problem, not the whole synopsis."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, elsewhere: dict[tuple[str, str], str] | None = None, **kwargs: Any) -> None:
+        """argparse's; `elsewhere` maps an option's destination and a value it refuses to where that value is
+        taken (``solve --minimize nodes``: solve cluster's), said after the accepted values."""
         super().__init__(*args, **kwargs)
+        self.elsewhere = elsewhere or {}
         # A negative number in any form (-1k, -1e-9, -5GB) is a value to refuse as such, not an unknown option.
         self._negative_number_matcher = re.compile(r"^-\.?\d")
         # An option that takes a value takes it once (its argument groups share this registry).
@@ -61,10 +64,13 @@ class Parser(argparse.ArgumentParser):
         return ""
 
     def _check_value(self, action: argparse.Action, value: Any) -> None:
-        """argparse's, with the invalid choice shown as `brief` shows it (argparse shows it whole)."""
+        """argparse's, with the invalid choice shown as `brief` shows it (argparse shows it whole), and where
+        another command takes it (`elsewhere`)."""
         if action.choices is not None and value not in action.choices:
             accepted = ", ".join(map(repr, action.choices))
-            raise argparse.ArgumentError(action, f"invalid choice: {brief(value)} (choose from {accepted})")
+            hint = self.elsewhere.get((action.dest, value))
+            raise argparse.ArgumentError(action, f"invalid choice: {brief(value)} (choose from {accepted})"
+                                                 f"{f'; {hint}' if hint else ''}")
 
     def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
         """argparse's, but a write to standard output that fails raises (argparse ignores it): a reader gone before
