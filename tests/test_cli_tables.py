@@ -99,6 +99,26 @@ def test_json_for_one_model_across_all_tables(cli):
         (["memory", "--model", "8B", "--gpu", "a100", "--gpus", "2", "--len", "8k", "--offlaod"],
          "solve memory: error: unrecognized arguments: --offlaod (did you mean --offload?)\n"),
         (["--model", "4B", "--len", "8k", "--gpu-typo"], "solve: error: unrecognized arguments: --gpu-typo\n"),
+        # a stray word after an option's value: the option took one word (a name or a unit with a space)
+        (["--model", "qwen3", "8b", "--len", "8k"], ("solve: error: unrecognized arguments: 8b (--model took 'qwen3': "
+                                                      "an option's value is one word; quote one with spaces)\n")),
+        (["--model=qwen3", "8b"], ("solve: error: unrecognized arguments: 8b (--model took 'qwen3': an option's "
+                                   "value is one word; quote one with spaces)\n")),
+        (["--model", "8B", "--len", "32K", "tokens"], ("solve: error: unrecognized arguments: tokens (--len took "
+                                                       "'32K': an option's value is one word; quote one with "
+                                                       "spaces)\n")),
+        (["tables", "--gpu", "a100", "--gpus", "4", "x", "y"],
+         ("solve tables: error: unrecognized arguments: x y (--gpus took '4': an option's value is one word; quote "
+          "one with spaces)\n")),
+        (["--model", "8B", "--len", "8k", "--explain", "foo"], "solve: error: unrecognized arguments: foo\n"),
+        (["cluster", "a.yaml", "b.yaml"], "solve cluster: error: unrecognized arguments: b.yaml\n"),
+        # a goal of the other command: where it is asked
+        (["--minimize", "nodes", "--model", "8B", "--len", "32k"],
+         ("solve: error: argument --minimize: invalid choice: 'nodes' (choose from 'gpus'); the fewest nodes for "
+          "many jobs: solve cluster FLEET.yaml --minimize nodes\n")),
+        (["cluster", "--minimize", "gpus", "fleet.yaml"],
+         ("solve cluster: error: argument --minimize: invalid choice: 'gpus' (choose from 'nodes'); the fewest GPUs "
+          "for one job: solve --minimize gpus --model M --len L\n")),
         # shown as given, but escaped: a line break or a terminal escape in an argument keeps the error one line
         (["--model", "4B", "--len", "8k", "--gp\nu\x1b[31m"],
          "solve: error: unrecognized arguments: --gp\\nu\\x1b[31m\n"),

@@ -48,6 +48,7 @@ def build_cluster_parser() -> argparse.ArgumentParser:
         prog="solve cluster",
         description="Place many Trinity jobs on a fleet of GPU node pools: which fit, where, with which plans.",
         epilog="Exit status: 0 every job placed, 1 some job unplaced (or no placement), 2 bad input.",
+        elsewhere={("minimize", "gpus"): "the fewest GPUs for one job: solve --minimize gpus --model M --len L"},
     )
     parser.add_argument("file", metavar="FILE.yaml", type=path_argument, help="pools and jobs (see docs/cluster.md)")
     parser.add_argument("--minimize", choices=["nodes"], help="place every job, on the fewest nodes")

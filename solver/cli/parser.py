@@ -6,6 +6,7 @@ import argparse
 import difflib
 import re
 import sys
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from solver.cli.output import escaped_line
@@ -19,8 +20,11 @@ if TYPE_CHECKING:
 class Parser(argparse.ArgumentParser):
     """argparse with a one-line usage on errors: the problem, not the whole synopsis."""
 
-    def __init__(self, *args: Any, **kwargs: Any) -> None:
+    def __init__(self, *args: Any, elsewhere: dict[tuple[str, str], str] | None = None, **kwargs: Any) -> None:
+        """argparse's; `elsewhere` maps an option's destination and a value it refuses to where that value is
+        taken (``solve --minimize nodes``: solve cluster's), said after the accepted values."""
         super().__init__(*args, **kwargs)
+        self.elsewhere = elsewhere or {}
         # A negative number in any form (-1k, -1e-9, -5GB) is a value to refuse as such, not an unknown option.
         self._negative_number_matcher = re.compile(r"^-\.?\d")
         # An option that takes a value takes it once (its argument groups share this registry).
@@ -33,23 +37,40 @@ class Parser(argparse.ArgumentParser):
         namespace.__dict__.pop("_given_once", None)
         return namespace, rest
 
-    def parse_args(self, *args: Any, **kwargs: Any) -> Any:
+    def parse_args(self, args: Sequence[str] | None = None, namespace: Any = None) -> Any:  # type: ignore[override]
         """argparse's, with the unrecognized arguments cut as `cut` cuts (argparse names them all), and the option
-        the first unknown one most likely meant (--maximise: --maximize)."""
-        namespace, rest = self.parse_known_args(*args, **kwargs)
+        the first unknown one most likely meant (--maximise: --maximize), or the option that took the word before it
+        (`_took_one_word`)."""
+        argv = sys.argv[1:] if args is None else list(args)
+        namespace, rest = self.parse_known_args(argv, namespace)
         if rest:
             options = [word.split("=", 1)[0] for word in rest if word.startswith("--")]
             close = [meant for option in options for meant in difflib.get_close_matches(
                 option, [known for known in self._option_string_actions if known.startswith("--")], n=1, cutoff=0.8)]
-            guess = f" (did you mean {close[0]}?)" if close else ""
+            guess = f" (did you mean {close[0]}?)" if close else self._took_one_word(argv, rest[0])
             self.error(f"unrecognized arguments: {cut(' '.join(rest))}{guess}")
         return namespace
 
+    def _took_one_word(self, argv: list[str], stray: str) -> str:
+        """Where `stray`, the first unrecognized word and no option, follows an option's value (``--model qwen3
+        8b``, ``--len 32k tokens``, ``--model=qwen3 8b``), a note that the option took the one word before it."""
+        for at, word in enumerate(argv[1:], start=1):
+            before = argv[at - 1]
+            option, _, value = before.partition("=") if before.startswith("--") and "=" in before else (
+                argv[at - 2] if at >= 2 else "", "", before)
+            action = self._option_string_actions.get(option)
+            if word == stray and not stray.startswith("-") and action is not None and action.nargs is None:
+                return f" ({option} took {brief(value)}: an option's value is one word; quote one with spaces)"
+        return ""
+
     def _check_value(self, action: argparse.Action, value: Any) -> None:
-        """argparse's, with the invalid choice shown as `brief` shows it (argparse shows it whole)."""
+        """argparse's, with the invalid choice shown as `brief` shows it (argparse shows it whole), and where
+        another command takes it (`elsewhere`)."""
         if action.choices is not None and value not in action.choices:
             accepted = ", ".join(map(repr, action.choices))
-            raise argparse.ArgumentError(action, f"invalid choice: {brief(value)} (choose from {accepted})")
+            hint = self.elsewhere.get((action.dest, value))
+            raise argparse.ArgumentError(action, f"invalid choice: {brief(value)} (choose from {accepted})"
+                                                 f"{f'; {hint}' if hint else ''}")
 
     def _print_message(self, message: str, file: SupportsWrite[str] | None = None) -> None:
         """argparse's, but a write to standard output that fails raises (argparse ignores it): a reader gone before

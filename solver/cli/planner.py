@@ -74,6 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(fit the memory model); each has --help. "
         "Exit status: 0 every answer has a plan, 1 some answer has none (or found none within --time-limit, "
         "or with --check the config's own settings do not train), 2 bad input.",
+        elsewhere={("minimize", "nodes"): "the fewest nodes for many jobs: solve cluster FLEET.yaml --minimize nodes"},
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("--model", metavar="M", help="model: Qwen3-4B, 4B, qwen3-4b, ... (or from --from-config)")
