@@ -100,8 +100,9 @@ def test_json_for_one_model_across_all_tables(cli):
          "solve memory: error: unrecognized arguments: --offlaod (did you mean --offload?)\n"),
         (["--model", "4B", "--len", "8k", "--gpu-typo"], "solve: error: unrecognized arguments: --gpu-typo\n"),
         # a stray word after an option's value: the option took one word (a name or a unit with a space)
-        (["--model", "qwen3", "8b", "--len", "8k"], ("solve: error: unrecognized arguments: 8b (--model took 'qwen3': "
-                                                      "an option's value is one word; quote one with spaces)\n")),
+        (["--model", "qwen3", "8b", "--len", "8k"],
+         ("solve: error: unrecognized arguments: 8b (--model took 'qwen3': an option's value is one word; quote one "
+          "with spaces)\n")),
         (["--model=qwen3", "8b"], ("solve: error: unrecognized arguments: 8b (--model took 'qwen3': an option's "
                                    "value is one word; quote one with spaces)\n")),
         (["--model", "8B", "--len", "32K", "tokens"], ("solve: error: unrecognized arguments: tokens (--len took "

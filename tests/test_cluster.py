@@ -744,8 +744,8 @@ def test_a_quoted_number_is_told_to_lose_its_quotes(cli, tmp_path: Path, written
     path = tmp_path / "fleet.yaml"
     path.write_text(FLEET_FILE.replace("rollout_gpus: 1", f"rollout_gpus: {written}", 1), encoding="utf-8")
     value = written.strip("'\"")
-    assert cli("cluster", str(path)) == (2, "", f"solve cluster: error: {path}: job tiny, rollout_gpus: must be a "
-                                                f"whole number, got '{value}'{hint}\n")
+    assert cli("cluster", str(path)) == (2, "", (f"solve cluster: error: {path}: job tiny, rollout_gpus: must be a "
+                                                 f"whole number, got '{value}'{hint}\n"))
 
 
 @pytest.mark.parametrize(("priority", "hint"), [
