@@ -428,6 +428,7 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
         (lambda: trinity_fragment(solver.plan("8B", gpu="h20", max_model_len=8192)[0].best, CATALOG.model("8B"),
                                   gpu="H20\nmodel: {}"), "gpu must be printable text, got 'H20\\nmodel: {}'"),
         (lambda: load_config_mapping(None, "t.yaml"), "text must be a str, got None"),
+        (lambda: load_config_mapping("model: {}", None), "name must be a str, got None"),
         (lambda: fragment_layout(None), "answer must be an Answer, got None"),
         (lambda: fragment_engines(solver.plan("8B", gpu="h20", max_model_len=8192, rollout_gpus=2)[0], None),
          "catalog must be a Catalog, got None"),

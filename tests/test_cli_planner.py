@@ -1918,3 +1918,10 @@ def test_names_of_cells_files_keep_notes_one_line_each(cli, tmp_path: Path):
     fitted = tmp_path / "fit\x1b.yaml"
     status, out, _ = cli("calibrate", "--cells", str(MY_CELLS), "--out", str(fitted))
     assert status == 0 and out.startswith(f"wrote {tmp_path}/fit\\x1b.yaml: ") and out.count("\n") == 1
+
+
+def test_the_note_on_a_file_left_unwritten_for_want_of_a_plan_names_it_escaped(cli, tmp_path: Path):
+    # As the other notes do: a file's name cannot split the line, or restyle the terminal.
+    status, _, err = cli("--model", "0.6B", "--gpu", "a100", "--len", "130000", "--gpus", "4",
+                         "--out", str(tmp_path / "o\nut\x1b.yaml"))
+    assert (status, err) == (1, f"solve: note: no plan, so {tmp_path}/o\\nut\\x1b.yaml is not written\n")

@@ -154,6 +154,11 @@ def test_minimize_nodes_names_the_job_that_fits_nowhere(tmp_path: Path):
         "a100: 1048576 tokens is beyond what the tables and the memory model's estimates allow for Qwen3-14B on "
         "A100-80GB within 8 GPUs: the longest is 186368 on the 1024-token grid (Env + Offload + SP=8 on 8 GPUs, estimated, extrapolated)")
     assert result["unplaced"][1]["reason"] == "--minimize nodes places every job or none, and huge fits nowhere"
+    # Two such jobs: both named, and they "fit" nowhere.
+    instance["jobs"].insert(1, {"name": "huge-2", "model": "Qwen3-14B", "max_model_len": 1048576})
+    result = solved(instance, tmp_path, minimize_nodes=True)
+    assert [u["job"] for u in result["unplaced"]] == ["huge", "huge-2", "ok"]
+    assert result["unplaced"][2]["reason"] == "--minimize nodes places every job or none, and huge, huge-2 fit nowhere"
 
 
 def test_measured_plans_come_first(tmp_path: Path):
@@ -1733,6 +1738,10 @@ def test_too_many_host_needs_are_rounded_up_into_classes(cli, tmp_path: Path, mo
     assert (rounded["status"], rounded["objective"], rounded["host_rounded"]) == ("feasible", 5, ["a100"])
     assert check_placements(CATALOG, instance, rounded, estimates=True) == []
     assert len({p["nodes"][0] for p in rounded["placements"] if p["plan"]["offload"]}) == 2
+    # The job left out is told its own need (82.8 GiB), not the class's it was counted at (Qwen3-14B's).
+    assert rounded["unplaced"] == [{"job": "small", "reason": (
+        "no room (GPUs or host memory) left in a100 (it needs at least 4 GPUs and 82.8 GiB of host memory on one node) "
+        "after the jobs placed (the most priority in all, then length, then cost)")}]
     status, out, _ = cli("cluster", str(tmp_path / "rounded" / "fleet.yaml"))
     assert status == 1 and "status: feasible; placed priority (of 7): 5, bound 5 with the host memory rounded" in out
     assert "host memory of the jobs rounded up into classes in a100" in " ".join(out.split())
@@ -2440,3 +2449,73 @@ def test_out_of_time_before_the_first_placement_keeps_the_greedy_one_that_takes_
     assert (result.status, result.objective, result.bound, result.unplaced) == ("feasible", 6, None, ())
     assert [(p.job, p.trainer_gpus, p.plan.setting.label, p.gpu_indexes) for p in result.placements] == [
         ("j0", 1, "Env + Offload", (0,)), ("j1", 1, "Env + Offload", (1,)), ("j2", 1, "Env + Offload", (2,))]
+
+
+def test_a_job_left_out_of_several_full_pools_names_each_by_name_with_what_it_needs(tmp_path: Path):
+    # Three 4B jobs of more priority take 4 GPUs or more of each A100 node, leaving no 6 GPUs for the 8B job in
+    # either pool: both are named, in the order of their names (not the fleet's), each with the GPUs it needs.
+    instance = {"pools": [{**ONE_NODE, "name": "b"}, {**ONE_NODE, "name": "a"}], "jobs": [
+        *({"name": f"m{n}", "model": "Qwen3-4B", "max_model_len": 32768, "rollout_gpus": 2, "priority": 3}
+          for n in range(3)),
+        {"name": "c", "model": "Qwen3-8B", "max_model_len": 32768, "rollout_gpus": 4}]}
+    assert solved(instance, tmp_path)["unplaced"] == [{"job": "c", "reason": (
+        "no room left in a (it needs at least 6 GPUs of one node), b (it needs at least 6 GPUs of one node) after the "
+        "jobs placed (the most priority in all, then length, then cost)")}]
+
+
+def test_solve_cluster_notes_each_cells_file_that_may_not_be_what_was_meant(cli, tmp_path: Path):
+    # As solve's: a near name of a catalogue GPU type (H10O), and memory_gb alone taken as GiB; one note per file.
+    near, own = tmp_path / "near.yaml", tmp_path / "own.yaml"
+    near.write_text("gpu: H10O\nmemory_gb: 80\nsource: x\ntables:\n  - gpus: 8\n    section: s\n    models: [8B]\n"
+                    "    rows:\n      - {max_model_len: 65536, cells: {8B: SP=4}}\n", encoding="utf-8")
+    own.write_text("gpu: Own-80GB\nmemory_gb: 80\nsource: x\ntables:\n  - {gpus: 2, section: s, models: [Qwen3-4B], "
+                   "rows: [{max_model_len: 8192, cells: {Qwen3-4B: vanilla}}]}\n", encoding="utf-8")
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools: [{name: a, gpu: a100, nodes: 1, gpus_per_node: 8}]\n"
+                     "jobs: [{name: j, model: 4B, max_model_len: 8192}]\n", encoding="utf-8")
+    status, _, err = cli("cluster", str(fleet), "--json", "--cells", str(near), "--cells", str(own))
+    assert (status, err) == (0, (
+        f"solve cluster: note: {near}: H10O is not a GPU type of the catalogue, so its cells make one of their own "
+        "(did you mean H100-80GB?)\n"
+        f"solve cluster: note: {own}: Own-80GB's memory_gb 80 is taken as 80 GiB; a card reports less (an H100 80GB: "
+        "81559 MiB, 79.6 GiB), so add its memory_mib (nvidia-smi's total) where you have it\n"))
+
+
+def test_a_fleet_loaded_against_a_catalogue_names_its_model_configs_as_that_catalogue_does(tmp_path: Path):
+    # The catalogue given has a my-net of 36 layers: the fleet's my-net of 40 is another model, renamed so that
+    # the catalogue's name (which finds its my-net, in any case) is not taken for it.
+    catalog = CATALOG.with_model(solver.load_model_config(qwen3_8b_checkpoint(tmp_path / "x" / "my-net")))
+    qwen3_8b_checkpoint(tmp_path / "y" / "my-net", num_hidden_layers=40)
+    path = tmp_path / "y" / "fleet.yaml"
+    path.write_text("pools: [{name: a, gpu: a100, nodes: 1, gpus_per_node: 8}]\n"
+                    "jobs: [{name: j, model_config: my-net, max_model_len: 8192}]\n", encoding="utf-8")
+    fleet = load_fleet(path, catalog)
+    assert [job.model for job in fleet.jobs] == [model.name for model in fleet.models] == ["my-net (config shape)"]
+
+
+def test_a_job_left_out_of_whole_nodes_says_the_fewest_of_its_ways(tmp_path: Path):
+    # Qwen3-14B at 65536 beside 8 rollout GPUs on A100 nodes of 256 GiB: 16 trainer GPUs on 3 whole nodes or 24 on
+    # 4. The two 8B jobs of more priority take a node each (6 GPUs or more: they cannot share one), leaving 2.
+    instance = {"pools": [{**ONE_NODE, "nodes": 4, "host_ram_gb": 256}], "jobs": [
+        *({"name": f"a{n}", "model": "Qwen3-8B", "max_model_len": 32768, "rollout_gpus": 4, "priority": 5}
+          for n in range(2)),
+        {"name": "b", "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 8}]}
+    result = solved(instance, tmp_path)
+    assert sorted(p["nodes"][0] for p in result["placements"]) == [0, 1]
+    assert result["unplaced"] == [{"job": "b", "reason": "no room left in a100 (it needs at least 3 whole nodes) after "
+                                                         "the jobs placed (the most priority in all, then length, then "
+                                                         "cost)"}]
+
+
+def test_the_note_on_an_earlier_runs_config_names_the_emit_dir_escaped(cli, tmp_path: Path):
+    # As errors do: a folder's name cannot split the note's line, or restyle the terminal.
+    out_dir = tmp_path / "c\nfgs\x1b"
+    out_dir.mkdir()
+    (out_dir / "huge.yaml").write_text("mode: both\n", encoding="utf-8")
+    path = tmp_path / "fleet.yaml"
+    path.write_text("pools: [{name: a100, gpu: A100-80GB, nodes: 1, gpus_per_node: 8}]\n"
+                    "jobs: [{name: huge, model: Qwen3-14B, max_model_len: 1048576},\n"
+                    "       {name: ok, model: Qwen3-0.6B, max_model_len: 8192}]\n", encoding="utf-8")
+    status, _, err = cli("cluster", str(path), "--json", "--emit-dir", str(out_dir))
+    assert (status, err) == (1, (f"solve cluster: note: {tmp_path}/c\\nfgs\\x1b still holds configs from an earlier "
+                                 "run for huge.yaml, which this placement does not place\n"))
