@@ -629,10 +629,15 @@ def _host_need(catalog: Catalog, data: PlanningData, query: Query) -> str:
         return ""
     said = f"; without {query.host_ram_source}, {_host_words(data, query, best)}"
     # The least a plan needs: without Offload (the model while it loads), on the fewest GPUs (a model with tied
-    # embeddings loads on every rank).
-    lighter = optional_best(catalog, unlimited.model_copy(update={
-        "objective": "min_gpus", "max_model_len": best.max_model_len, "exact": False,
-        "offload": False if query.offload is None else query.offload}), data.gpu)
+    # embeddings loads on every rank); or with Offload, on the most nodes, which share its states (the cheapest
+    # plan at the length takes the most GPUs).
+    at_length = unlimited.model_copy(update={"objective": "cheapest", "max_model_len": best.max_model_len,
+                                             "exact": False})
+    candidates = (optional_best(catalog, at_length.model_copy(update={
+        "objective": "min_gpus", "offload": False if query.offload is None else query.offload}), data.gpu),
+                  optional_best(catalog, at_length, data.gpu))
+    lighter = min((plan for plan in candidates if plan is not None),
+                  key=lambda plan: _host_need_gib(data, query, plan), default=None)
     if lighter is not None and _host_need_gib(data, query, lighter) < _host_need_gib(data, query, best):
         said += f"; at the least, {_host_words(data, query, lighter)}"
     return said
