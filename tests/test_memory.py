@@ -1339,6 +1339,7 @@ def test_cli_memory_names_the_cell_that_vouches_and_lets_it_decide(cli, tmp_path
     ("32B", "h100", 8, 32768, 2, 30.51, 4.0, 70.68, True),
     ("30B-A3B", "a100", 4, 32768, 2, 28.41, 1.5, 71.0, True),  # a MoE holds every expert's weights
     ("Llama-3.1-70B", "h100", 2, 32768, 2, 65.70, 5.0, 70.68, False),  # the largest size 2 GPUs allow
+    ("32B", "h100", 8, 65536, 4, 15.25, 4.0, 70.68, True),  # twice the length, twice the KV cache: size 4, not 2
     ("32B", "h100", 3, 32768, 1, 61.02, 8.0, 70.68, False),  # 3 GPUs allow size 1 only (3 does not divide 64 heads)
     ("Llama-3.1-70B", "a100-40gb", 16, 32768, 8, 16.43, 1.25, 35.0, False),  # an engine stays in a node of 8
     # Qwen3-30B-A3B has 4 KV heads: at size 8 each is held by two GPUs, so a GPU holds a quarter of the KV cache
