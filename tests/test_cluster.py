@@ -2453,13 +2453,14 @@ def test_out_of_time_before_the_first_placement_keeps_the_greedy_one_that_takes_
 
 def test_a_job_left_out_of_several_full_pools_names_each_by_name_with_what_it_needs(tmp_path: Path):
     # Three 4B jobs of more priority take 4 GPUs or more of each A100 node, leaving no 6 GPUs for the 8B job in
-    # either pool: both are named, in the order of their names (not the fleet's), each with the GPUs it needs.
+    # either pool: both are named, in the fleet's order (as the reasons of pools without a way name them), each
+    # with the GPUs it needs.
     instance = {"pools": [{**ONE_NODE, "name": "b"}, {**ONE_NODE, "name": "a"}], "jobs": [
         *({"name": f"m{n}", "model": "Qwen3-4B", "max_model_len": 32768, "rollout_gpus": 2, "priority": 3}
           for n in range(3)),
         {"name": "c", "model": "Qwen3-8B", "max_model_len": 32768, "rollout_gpus": 4}]}
     assert solved(instance, tmp_path)["unplaced"] == [{"job": "c", "reason": (
-        "no room left in a (it needs at least 6 GPUs of one node), b (it needs at least 6 GPUs of one node) after the "
+        "no room left in b (it needs at least 6 GPUs of one node), a (it needs at least 6 GPUs of one node) after the "
         "jobs placed (the most priority in all, then length, then cost)")}]
 
 
