@@ -503,8 +503,8 @@ def place(
     return ClusterResult(status="optimal" if proven and not host_rounded and not undecided else "feasible",
                          objective=objective, bound=bound, objective_counts=counted_by, placements=placements,
                          unplaced=unplaced, pools=pool_use(fleet, placements), host_rounded=host_rounded,
-                         undecided_ways=undecided, wall_time_s=time.monotonic() - started, planning_s=planning_s,
-                         interrupted=interrupted)
+                         undecided_ways=undecided, tie_broken=search.tie_broken,
+                         wall_time_s=time.monotonic() - started, planning_s=planning_s, interrupted=interrupted)
 
 
 def _none_placed(fleet: Fleet, stuck: list[int], unplaced: tuple[Unplaced, ...], undecided: int,
@@ -550,13 +550,15 @@ def _time_for_reasons(fleet: Fleet, options: list[Option], planning_s: float) ->
 @dataclass
 class _Search:
     """The staged search's placement so far (the options' values and the pattern counts), the first stage's
-    objective and bound, and whether every stage solved so far is proven."""
+    objective and bound, whether every stage solved so far is proven, and whether the tie-break proved its pick."""
 
     values: list[int]
     counts: dict[tuple[int, tuple[Footprint, ...]], int]
     objective: int | None = None
     bound: int | None = None
     proven: bool = True
+    tie_broken: bool = False
+    """Whether the tie-break ran and proved its pick among the equally good placements."""
 
 
 def _solve_stages(search: _Search, built: _Model, stages: list[tuple[str, cp_model.LinearExprT, bool]],
@@ -586,6 +588,8 @@ def _solve_stages(search: _Search, built: _Model, stages: list[tuple[str, cp_mod
             return None  # the previous stage's answer stands (its hint is still in the model)
         if name != "tie-break":
             search.proven = search.proven and status == cp_model.OPTIMAL and not interrupt.caught
+        else:  # its outcome leaves the status as it is: only which of the equally good placements comes out
+            search.tie_broken = status == cp_model.OPTIMAL and not interrupt.caught
         search.values = [solver.value(x) for x in built.chosen]
         search.counts = {key: solver.value(var) for key, var in built.pattern_counts.items()}
         if position == 0:

@@ -530,6 +530,9 @@ WIDENED_NOTE = "(+N): grown onto N idle GPUs of its node, where more GPUs run it
 """A cluster table's note on the jobs that `place` widened."""
 MORE_ROLLOUT_NOTE = "(N asked): a trainer on whole nodes leaves its rollout whole nodes, more GPUs than the job asked"
 """A cluster table's note on the jobs whose rollout takes more GPUs than they asked."""
+TIE_BREAK_UNPROVEN = ("placement optimal; tie-break not proven: the time limit stopped the pick among the equally good "
+                      "placements, so another run or --workers may give another of them (raise --time-limit)")
+"""The line under an ``optimal`` cluster status whose tie-break did not prove its pick."""
 COST_NOTE = "cost: the job's relative step time, as solve gives its plan (compare within one GPU type)"
 """The line under a cluster's tables that says what their cost column counts."""
 
@@ -605,6 +608,8 @@ def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = Fal
                                     "search could start"))
     else:
         renderables.append(Text(f"status: {result.status}", style="bold red"))
+    if result.status == "optimal" and not result.tie_broken:
+        renderables.append(Text(TIE_BREAK_UNPROVEN, style="yellow"))
     if result.host_rounded:
         renderables.append(Text(
             f"host memory of the jobs rounded up into classes in {', '.join(result.host_rounded)} (the ways to "

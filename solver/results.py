@@ -500,6 +500,11 @@ class ClusterResult(_Timed, defer_build=True):
     undecided_ways: int = Field(default=0, description=(
         "the planner's questions about a job's ways to run (one pool, one GPU count) that ran out of time: those "
         "ways were left out, or their plans may not be their best, so the status is at best 'feasible'"))
+    tie_broken: bool = Field(default=False, description=(
+        "whether the last stage of the search, which picks one of the equally good placements with fixed weights, "
+        "proved its pick: the same file then gives the same placement whatever the workers; false where it ran out "
+        "of time (the status may still be 'optimal': the placement is as good, only not the one picked) or did not "
+        "run (it runs only where every stage before it is proven)"))
     wall_time_s: float = Field(default=0.0, exclude=True, description="seconds spent placing (not compared)")
     planning_s: float = Field(default=0.0, exclude=True, description=(
         "of those, the seconds spent working out the jobs' ways to run before the search (not compared)"))

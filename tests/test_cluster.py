@@ -803,7 +803,7 @@ def test_cli_cluster_prints_tables_and_json(cli, tmp_path: Path):
     status, out, _ = cli("cluster", str(path), "--json")
     result = json.loads(out)
     assert list(result) == ["status", "objective", "objective_counts", "bound", "placements", "unplaced", "pools",
-                            "host_rounded", "undecided_ways", "interrupted"]
+                            "host_rounded", "undecided_ways", "tie_broken", "interrupted"]
     # What the pools' titles say: 2 nodes and 15 of 16 GPUs used in a100, 1 node and 6 of 8 in h20.
     assert result["pools"] == [{"pool": "a100", "nodes": 2, "gpus": 16, "nodes_used": 2, "gpus_used": 15},
                                {"pool": "h20", "nodes": 1, "gpus": 8, "nodes_used": 1, "gpus_used": 6}]
@@ -1414,7 +1414,39 @@ def test_a_search_cut_after_the_first_stage_is_feasible_not_optimal(tmp_path: Pa
     assert result.status == "feasible" and result.placements
     assert result.interrupted == (cut == "interrupted after the first stage")
     solves = {"later stage unsolved": 2, "interrupted after the first stage": 1, "later stage unproven": 3}
-    assert len(calls) == solves[cut]
+    assert len(calls) == solves[cut] and not result.tie_broken
+
+
+@pytest.mark.parametrize("cut", [None, "tie-break unproven", "tie-break unsolved"])
+def test_a_tie_break_cut_by_the_time_limit_leaves_the_status_optimal_and_says_so(
+        cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cut: str | None):
+    # The placement is proven the best by the stages before it; only which of the equally good ones comes out, the
+    # same whatever --workers, rests on the tie-break: the JSON's tie_broken and a line under the status say so.
+    from ortools.sat.python import cp_model
+
+    from solver import cluster
+
+    original = cluster._StopOnInterrupt.solve
+    calls: list[int] = []
+
+    def cut_tie_break(self, model, callback):
+        calls.append(1)
+        if len(calls) < 4 or cut is None:
+            return original(self, model, callback)
+        if cut == "tie-break unproven":  # an answer, not proven the lightest
+            return original(self, model, callback) and cp_model.FEASIBLE
+        return cp_model.UNKNOWN
+
+    monkeypatch.setattr(cluster._StopOnInterrupt, "solve", cut_tie_break)
+    path = tmp_path / "fleet.yaml"
+    path.write_text(yaml.safe_dump(random_fleet(seed=3, nodes=1, jobs=6, lengths=[8192, 32768])), encoding="utf-8")
+    status, out, _ = cli("cluster", str(path), "--json")
+    result = json.loads(out)
+    assert (len(calls), result["status"], result["tie_broken"]) == (4, "optimal", cut is None)
+    calls.clear()
+    status, out, _ = cli("cluster", str(path))
+    assert out.startswith("status: optimal; ")
+    assert (solver.render.TIE_BREAK_UNPROVEN in " ".join(out.split())) == (cut is not None)
 
 
 def test_the_reported_bound_never_exceeds_the_placeable_priority(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
