@@ -796,10 +796,11 @@ def test_cli_cluster_prints_tables_and_json(cli, tmp_path: Path):
     # are neither a count the tables measured nor a power of two (a batch need not split over 3 ranks).
     tiny = next(line for line in out.splitlines() if " tiny " in line)
     assert "│ 0     │ 4-6  │ tiny     │       2 │       1 │ vanilla " in tiny and "(+" not in out
-    # Under the last pool's table, once: what the cost column counts.
+    # Under the last pool's table and its note on code-8b's at_least length, once: what the cost column counts.
     lines = out.splitlines()
     note = solver.render.COST_NOTE
-    assert lines.count(note) == 1 and lines[lines.index(note) - 1].startswith("└")
+    assert lines.count(note) == 1 and lines[lines.index(note) - 1] == solver.render.AT_LEAST_NOTE
+    assert lines[lines.index(note) - 2].startswith("└")
     status, out, _ = cli("cluster", str(path), "--json")
     result = json.loads(out)
     assert list(result) == ["status", "objective", "objective_counts", "bound", "placements", "unplaced", "pools",
@@ -810,7 +811,8 @@ def test_cli_cluster_prints_tables_and_json(cli, tmp_path: Path):
     assert "pool a100: 2 x 8 A100-80GB; 2 nodes and 15 of 16 GPUs used" in out_text
     assert (result["objective"], result["objective_counts"], result["interrupted"]) == (7, "priority", False)
     assert set(result["placements"][0]) == {"job", "pool", "model", "gpu", "nodes", "gpu_indexes", "trainer_gpus",
-                                            "rollout_gpus", "asked_rollout_gpus", "plan", "widened_from",
+                                            "rollout_gpus", "asked_rollout_gpus", "asked_max_model_len", "at_least",
+                                            "plan", "widened_from",
                                             "host_memory_gb", "rollout_engine_size"}
     assert all(tuple(placement["plan"]) == PLAN_ORDER for placement in result["placements"])
     assert [placement["plan"]["lowered_budget"] for placement in result["placements"]] == [False] * 4
@@ -2551,3 +2553,32 @@ def test_the_note_on_an_earlier_runs_config_names_the_emit_dir_escaped(cli, tmp_
     status, _, err = cli("cluster", str(path), "--json", "--emit-dir", str(out_dir))
     assert (status, err) == (1, (f"solve cluster: note: {tmp_path}/c\\nfgs\\x1b still holds configs from an earlier "
                                  "run for huge.yaml, which this placement does not place\n"))
+
+
+def test_a_placement_says_the_length_its_job_asked_for_and_whether_at_least(cli, tmp_path: Path):
+    # code-8b asked {at_least: 32768} and runs at 122880 on the H20 (the example's placement); math-4b asked exactly.
+    path = tmp_path / "fleet.yaml"
+    path.write_text(FLEET_FILE, encoding="utf-8")
+    placements = {p["job"]: p for p in json.loads(cli("cluster", str(path), "--json")[1])["placements"]}
+    assert [(p["asked_max_model_len"], p["at_least"], p["plan"]["max_model_len"])
+            for p in (placements["code-8b"], placements["math-4b"])] == [(32768, True, 122880), (32768, False, 32768)]
+    out = cli("cluster", str(path))[1]
+    assert "│ code-8b │       4 │       2 │ Env + Offload + SP=4 │ 122880 (≥32768) │" in out
+    assert "│ math-4b  │       2 │       2 │ Env + SP=2           │         32768 │" in out
+    assert f"\n{solver.render.AT_LEAST_NOTE}\n" in out
+
+
+@pytest.mark.parametrize(("rollout", "trainer"), [(8, 8), (12, 4)])
+def test_a_job_s_host_need_is_shown_for_its_trainer_s_nodes_not_its_rollout_s(cli, tmp_path: Path, rollout: int,
+                                                                                trainer: int):
+    # Qwen3-14B with Offload on a trainer in node 0 (whole, or 4 GPUs with the rollout filling the rest): node 1 holds
+    # its rollout alone, which needs none of the trainer's host memory.
+    path = tmp_path / "fleet.yaml"
+    path.write_text("pools: [{name: a, gpu: A100-80GB, nodes: 2, gpus_per_node: 8, host_ram_gb: 1024}]\n"
+                    f"jobs: [{{name: w, model: Qwen3-14B, max_model_len: 32768, rollout_gpus: {rollout}}}]\n",
+                    encoding="utf-8")
+    [placement] = json.loads(cli("cluster", str(path), "--json")[1])["placements"]
+    assert (placement["nodes"], placement["trainer_gpus"], placement["host_memory_gb"]) == ([0, 1], trainer, 311.3)
+    out = cli("cluster", str(path))[1]
+    assert f"│ 0, 1  │ all  │ w   │ {trainer:>7} │ {rollout:>7} │ " in out and "│     311.3 (0) │\n" in out
+    assert f"\n{solver.render.TRAINER_NODES_NOTE}\n" in out.replace("\nalone", " alone")
