@@ -503,8 +503,8 @@ def place(
     return ClusterResult(status="optimal" if proven and not host_rounded and not undecided else "feasible",
                          objective=objective, bound=bound, objective_counts=counted_by, placements=placements,
                          unplaced=unplaced, pools=pool_use(fleet, placements), host_rounded=host_rounded,
-                         undecided_ways=undecided, wall_time_s=time.monotonic() - started, planning_s=planning_s,
-                         interrupted=interrupted)
+                         undecided_ways=undecided, tie_broken=search.tie_broken,
+                         wall_time_s=time.monotonic() - started, planning_s=planning_s, interrupted=interrupted)
 
 
 def _none_placed(fleet: Fleet, stuck: list[int], unplaced: tuple[Unplaced, ...], undecided: int,
@@ -550,13 +550,15 @@ def _time_for_reasons(fleet: Fleet, options: list[Option], planning_s: float) ->
 @dataclass
 class _Search:
     """The staged search's placement so far (the options' values and the pattern counts), the first stage's
-    objective and bound, and whether every stage solved so far is proven."""
+    objective and bound, whether every stage solved so far is proven, and whether the tie-break proved its pick."""
 
     values: list[int]
     counts: dict[tuple[int, tuple[Footprint, ...]], int]
     objective: int | None = None
     bound: int | None = None
     proven: bool = True
+    tie_broken: bool = False
+    """Whether the tie-break ran and proved its pick among the equally good placements."""
 
 
 def _solve_stages(search: _Search, built: _Model, stages: list[tuple[str, cp_model.LinearExprT, bool]],
@@ -586,6 +588,8 @@ def _solve_stages(search: _Search, built: _Model, stages: list[tuple[str, cp_mod
             return None  # the previous stage's answer stands (its hint is still in the model)
         if name != "tie-break":
             search.proven = search.proven and status == cp_model.OPTIMAL and not interrupt.caught
+        else:  # its outcome leaves the status as it is: only which of the equally good placements comes out
+            search.tie_broken = status == cp_model.OPTIMAL and not interrupt.caught
         search.values = [solver.value(x) for x in built.chosen]
         search.counts = {key: solver.value(var) for key, var in built.pattern_counts.items()}
         if position == 0:
@@ -765,7 +769,7 @@ def _placement(planner: _Planner, fleet: Fleet, option: Option, nodes: list[int]
     in a pool that checks it, the host memory it needs per node; `widened_from`: the trainer GPUs it was placed
     with, where it grew onto idle GPUs of its node."""
     job, pool = fleet.jobs[option.job], fleet.pools[option.pool]
-    model = planner.catalog.model(job.model)
+    model, asked = planner.catalog.model(job.model), job.max_model_len
     host = None if pool.host_ram_gb is None else shown_host_need(
         model, option.plan.gpus, pool.gpus_per_node, option.plan.offload)
     engines = rollout_engines(model, planner.catalog.gpu(pool.gpu).memory_gib, option.rollout_gpus,
@@ -774,6 +778,8 @@ def _placement(planner: _Planner, fleet: Fleet, option: Option, nodes: list[int]
                      gpu_indexes=tuple(range(first_gpu, first_gpu + option.gpus_per_node(pool.gpus_per_node))),
                      trainer_gpus=option.plan.gpus, rollout_gpus=option.rollout_gpus,
                      asked_rollout_gpus=job.rollout_gpus, widened_from=widened_from,
+                     asked_max_model_len=asked.at_least if isinstance(asked, AtLeast) else asked,
+                     at_least=isinstance(asked, AtLeast),
                      plan=option.plan.model_copy(update={"nodes": len(nodes), "rollout_gpus": option.rollout_gpus}),
                      host_memory_gb=host, rollout_engine_size=engines)
 
@@ -802,11 +808,12 @@ def _unplaced(planner: _Planner, fleet: Fleet, options: list[Option], placed: se
 
 
 def _least_rooms(planner: _Planner, job: Job, ways: dict[str, list[Option]]) -> str:
-    """The pools a job has `ways` in (by pool name), each with the least its ways there take, in words: the fewest
+    """The pools a job has `ways` in (by pool name, in the fleet's order), each with the least its ways there take, in
+    words: the fewest
     GPUs of one node (where the pool's host memory could run short, each (GPUs, host memory) of a way that no other
     way needs less of both: an Offload way may take fewer GPUs and more host memory), or the fewest whole nodes."""
     rooms = []
-    for name, options in sorted(ways.items()):
+    for name, options in ways.items():
         shared = [option for option in options if option.size]
         if not shared:
             rooms.append(f"{name} (it needs at least {min(option.whole_nodes for option in options)} whole nodes)")

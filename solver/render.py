@@ -530,6 +530,14 @@ WIDENED_NOTE = "(+N): grown onto N idle GPUs of its node, where more GPUs run it
 """A cluster table's note on the jobs that `place` widened."""
 MORE_ROLLOUT_NOTE = "(N asked): a trainer on whole nodes leaves its rollout whole nodes, more GPUs than the job asked"
 """A cluster table's note on the jobs whose rollout takes more GPUs than they asked."""
+TIE_BREAK_UNPROVEN = ("placement optimal; tie-break not proven: the time limit stopped the pick among the equally good "
+                      "placements, so another run or --workers may give another of them (raise --time-limit)")
+"""The line under an ``optimal`` cluster status whose tie-break did not prove its pick."""
+AT_LEAST_NOTE = "(≥N): the job asked for at_least N tokens, longer where a plan allows"
+"""A cluster table's note on the jobs that asked for at_least a length."""
+TRAINER_NODES_NOTE = ("host GiB/node (N, ...): needed on those of its nodes that its trainer runs on; the others hold "
+                      "its rollout alone")
+"""A cluster table's note on the jobs with nodes of their rollout alone, whose host need is their trainer's nodes'."""
 COST_NOTE = "cost: the job's relative step time, as solve gives its plan (compare within one GPU type)"
 """The line under a cluster's tables that says what their cost column counts."""
 
@@ -555,8 +563,11 @@ def _pool_view(pool: Pool, use: PoolUse, here: list[Placement]) -> RenderableTyp
     lowered = any(placement.plan.lowered_budget for placement in here)  # --token-budget auto lowered one
     widened = any(placement.widened_from is not None for placement in here)
     more_rollout = any(placement.rollout_gpus != placement.asked_rollout_gpus for placement in here)
+    at_least = any(placement.at_least for placement in here)
+    rollout_nodes = offloads and any(placement.trainer_nodes != placement.nodes for placement in here)
     notes = ([f"{LOWERED_NOTE}: set it in the job's config"] if lowered else []) + (
-        [WIDENED_NOTE] if widened else []) + ([MORE_ROLLOUT_NOTE] if more_rollout else [])
+        [WIDENED_NOTE] if widened else []) + ([MORE_ROLLOUT_NOTE] if more_rollout else []) + (
+        [AT_LEAST_NOTE] if at_least else []) + ([TRAINER_NODES_NOTE] if rollout_nodes else [])
     view = Table(title=title, title_justify="left", caption_justify="left", caption="\n".join(notes) or None)
     headers = ("nodes", "GPUs", "job", "trainer", "rollout", "plan", "max_model_len",
                *(("YaRN",) if scaled else ()), *(("tokens/GPU",) if lowered else ()), "cost", "evidence",
@@ -570,12 +581,14 @@ def _pool_view(pool: Pool, use: PoolUse, here: list[Placement]) -> RenderableTyp
         indexes = placement.gpu_indexes
         gpus = "all" if len(indexes) == pool.gpus_per_node else index_range(indexes)
         need = placement.host_memory_gb if placement.host_memory_gb is not None else plan.host_memory_gb
-        host = () if not offloads else (f"{need:.1f}" if need is not None else "",)
+        on = "" if placement.trainer_nodes == placement.nodes else f" ({', '.join(map(str, placement.trainer_nodes))})"
+        host = () if not offloads else (f"{need:.1f}{on}" if need is not None else "",)
+        length = f"{plan.max_model_len}" + (f" (≥{placement.asked_max_model_len})" if placement.at_least else "")
         added = "" if placement.widened_from is None else f" (+{placement.trainer_gpus - placement.widened_from})"
         rollout = (f"{placement.rollout_gpus}" if placement.rollout_gpus == placement.asked_rollout_gpus
                    else f"{placement.rollout_gpus} ({placement.asked_rollout_gpus} asked)")
         view.add_row(nodes, gpus, placement.job, f"{placement.trainer_gpus}{added}", rollout,
-                     Text(plan.setting.label, style=setting_style(plan.setting)), str(plan.max_model_len),
+                     Text(plan.setting.label, style=setting_style(plan.setting)), length,
                      *((f"{plan.rope_scaling_factor!r}" if plan.rope_scaling_factor else "",) if scaled else ()),
                      *((f"{plan.max_token_len_per_gpu}{'*' if plan.lowered_budget else ''}",) if lowered else ()),
                      f"{plan.cost:.4g}", plan.evidence_label, *host)
@@ -605,6 +618,8 @@ def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = Fal
                                     "search could start"))
     else:
         renderables.append(Text(f"status: {result.status}", style="bold red"))
+    if result.status == "optimal" and not result.tie_broken:
+        renderables.append(Text(TIE_BREAK_UNPROVEN, style="yellow"))
     if result.host_rounded:
         renderables.append(Text(
             f"host memory of the jobs rounded up into classes in {', '.join(result.host_rounded)} (the ways to "

@@ -440,16 +440,27 @@ class Placement(Frozen, defer_build=True):
     asked_rollout_gpus: int = Field(description=(
         "the rollout GPUs the job asked for: rollout_gpus is more where a trainer on whole nodes leaves its rollout "
         "whole nodes"))
+    asked_max_model_len: int = Field(description=(
+        "the length the job asked for, tokens: exactly, or with at_least as the least (plan.max_model_len is what "
+        "it runs at)"))
+    at_least: bool = Field(description="whether the job asked for at_least that length (longer where a plan allows)")
     plan: Plan
     widened_from: int | None = Field(default=None, description=(
         "the trainer GPUs the job was placed with, where it then grew onto idle GPUs of its node (a plan on "
         "more GPUs there is cheaper, or longer for an at_least job); null otherwise"))
     host_memory_gb: float | None = Field(default=None, description=(
-        "in a pool that gives host_ram_gb: the host memory the job needs on each of its nodes, GiB (with Offload its "
-        "states or the model while it loads, whichever is more; without, the model while it loads); null otherwise"))
+        "in a pool that gives host_ram_gb: the host memory the job needs on each node its trainer runs on "
+        "(`trainer_nodes`: a node that holds only its rollout needs none of it), GiB (with Offload its states or the "
+        "model while it loads, whichever is more; without, the model while it loads); null otherwise"))
     rollout_engine_size: int | None = Field(default=None, description=(
         "the tensor-parallel size of the rollout engines its --emit-dir config gives (rollout_gpus / size engines, "
         "as solver.memory.rollout_engines sizes them); null without rollout GPUs"))
+
+    @property
+    def trainer_nodes(self) -> tuple[int, ...]:
+        """The nodes its trainer runs on: the first of its nodes, as many as its trainer takes whole (one where it
+        takes part of a node); the nodes after them hold its rollout alone."""
+        return self.nodes[:max(self.trainer_gpus // len(self.gpu_indexes), 1)]
 
 
 def spans_nodes(plan: Plan, node_gpus: int) -> bool:
@@ -500,6 +511,11 @@ class ClusterResult(_Timed, defer_build=True):
     undecided_ways: int = Field(default=0, description=(
         "the planner's questions about a job's ways to run (one pool, one GPU count) that ran out of time: those "
         "ways were left out, or their plans may not be their best, so the status is at best 'feasible'"))
+    tie_broken: bool = Field(default=False, description=(
+        "whether the last stage of the search, which picks one of the equally good placements with fixed weights, "
+        "proved its pick: the same file then gives the same placement whatever the workers; false where it ran out "
+        "of time (the status may still be 'optimal': the placement is as good, only not the one picked) or did not "
+        "run (it runs only where every stage before it is proven)"))
     wall_time_s: float = Field(default=0.0, exclude=True, description="seconds spent placing (not compared)")
     planning_s: float = Field(default=0.0, exclude=True, description=(
         "of those, the seconds spent working out the jobs' ways to run before the search (not compared)"))

@@ -796,21 +796,23 @@ def test_cli_cluster_prints_tables_and_json(cli, tmp_path: Path):
     # are neither a count the tables measured nor a power of two (a batch need not split over 3 ranks).
     tiny = next(line for line in out.splitlines() if " tiny " in line)
     assert "│ 0     │ 4-6  │ tiny     │       2 │       1 │ vanilla " in tiny and "(+" not in out
-    # Under the last pool's table, once: what the cost column counts.
+    # Under the last pool's table and its note on code-8b's at_least length, once: what the cost column counts.
     lines = out.splitlines()
     note = solver.render.COST_NOTE
-    assert lines.count(note) == 1 and lines[lines.index(note) - 1].startswith("└")
+    assert lines.count(note) == 1 and lines[lines.index(note) - 1] == solver.render.AT_LEAST_NOTE
+    assert lines[lines.index(note) - 2].startswith("└")
     status, out, _ = cli("cluster", str(path), "--json")
     result = json.loads(out)
     assert list(result) == ["status", "objective", "objective_counts", "bound", "placements", "unplaced", "pools",
-                            "host_rounded", "undecided_ways", "interrupted"]
+                            "host_rounded", "undecided_ways", "tie_broken", "interrupted"]
     # What the pools' titles say: 2 nodes and 15 of 16 GPUs used in a100, 1 node and 6 of 8 in h20.
     assert result["pools"] == [{"pool": "a100", "nodes": 2, "gpus": 16, "nodes_used": 2, "gpus_used": 15},
                                {"pool": "h20", "nodes": 1, "gpus": 8, "nodes_used": 1, "gpus_used": 6}]
     assert "pool a100: 2 x 8 A100-80GB; 2 nodes and 15 of 16 GPUs used" in out_text
     assert (result["objective"], result["objective_counts"], result["interrupted"]) == (7, "priority", False)
     assert set(result["placements"][0]) == {"job", "pool", "model", "gpu", "nodes", "gpu_indexes", "trainer_gpus",
-                                            "rollout_gpus", "asked_rollout_gpus", "plan", "widened_from",
+                                            "rollout_gpus", "asked_rollout_gpus", "asked_max_model_len", "at_least",
+                                            "plan", "widened_from",
                                             "host_memory_gb", "rollout_engine_size"}
     assert all(tuple(placement["plan"]) == PLAN_ORDER for placement in result["placements"])
     assert [placement["plan"]["lowered_budget"] for placement in result["placements"]] == [False] * 4
@@ -1414,7 +1416,38 @@ def test_a_search_cut_after_the_first_stage_is_feasible_not_optimal(tmp_path: Pa
     assert result.status == "feasible" and result.placements
     assert result.interrupted == (cut == "interrupted after the first stage")
     solves = {"later stage unsolved": 2, "interrupted after the first stage": 1, "later stage unproven": 3}
-    assert len(calls) == solves[cut]
+    assert len(calls) == solves[cut] and not result.tie_broken
+
+
+@pytest.mark.parametrize("cut", [None, "tie-break unproven", "tie-break unsolved"])
+def test_a_tie_break_cut_by_the_time_limit_leaves_the_status_optimal_and_says_so(
+        cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cut: str | None):
+    # The placement is proven the best by the stages before it; only which of the equally good ones comes out, the
+    # same whatever --workers, rests on the tie-break: the JSON's tie_broken and a line under the status say so.
+    from ortools.sat.python import cp_model
+
+    from solver import cluster
+
+    original = cluster._StopOnInterrupt.solve
+    calls: list[int] = []
+
+    def cut_tie_break(self, model, callback):
+        calls.append(1)
+        if len(calls) < 4 or cut is None:
+            return original(self, model, callback)
+        if cut == "tie-break unproven":  # an answer, not proven the lightest
+            return original(self, model, callback) and cp_model.FEASIBLE
+        return cp_model.UNKNOWN
+
+    monkeypatch.setattr(cluster._StopOnInterrupt, "solve", cut_tie_break)
+    path = tmp_path / "fleet.yaml"
+    path.write_text(yaml.safe_dump(random_fleet(seed=3, nodes=1, jobs=6, lengths=[8192, 32768])), encoding="utf-8")
+    result = json.loads(cli("cluster", str(path), "--json")[1])
+    assert (len(calls), result["status"], result["tie_broken"]) == (4, "optimal", cut is None)
+    calls.clear()
+    out = cli("cluster", str(path))[1]
+    assert out.startswith("status: optimal; ")
+    assert (solver.render.TIE_BREAK_UNPROVEN in " ".join(out.split())) == (cut is not None)
 
 
 def test_the_reported_bound_never_exceeds_the_placeable_priority(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
@@ -2453,13 +2486,14 @@ def test_out_of_time_before_the_first_placement_keeps_the_greedy_one_that_takes_
 
 def test_a_job_left_out_of_several_full_pools_names_each_by_name_with_what_it_needs(tmp_path: Path):
     # Three 4B jobs of more priority take 4 GPUs or more of each A100 node, leaving no 6 GPUs for the 8B job in
-    # either pool: both are named, in the order of their names (not the fleet's), each with the GPUs it needs.
+    # either pool: both are named, in the fleet's order (as the reasons of pools without a way name them), each
+    # with the GPUs it needs.
     instance = {"pools": [{**ONE_NODE, "name": "b"}, {**ONE_NODE, "name": "a"}], "jobs": [
         *({"name": f"m{n}", "model": "Qwen3-4B", "max_model_len": 32768, "rollout_gpus": 2, "priority": 3}
           for n in range(3)),
         {"name": "c", "model": "Qwen3-8B", "max_model_len": 32768, "rollout_gpus": 4}]}
     assert solved(instance, tmp_path)["unplaced"] == [{"job": "c", "reason": (
-        "no room left in a (it needs at least 6 GPUs of one node), b (it needs at least 6 GPUs of one node) after the "
+        "no room left in b (it needs at least 6 GPUs of one node), a (it needs at least 6 GPUs of one node) after the "
         "jobs placed (the most priority in all, then length, then cost)")}]
 
 
@@ -2519,3 +2553,32 @@ def test_the_note_on_an_earlier_runs_config_names_the_emit_dir_escaped(cli, tmp_
     status, _, err = cli("cluster", str(path), "--json", "--emit-dir", str(out_dir))
     assert (status, err) == (1, (f"solve cluster: note: {tmp_path}/c\\nfgs\\x1b still holds configs from an earlier "
                                  "run for huge.yaml, which this placement does not place\n"))
+
+
+def test_a_placement_says_the_length_its_job_asked_for_and_whether_at_least(cli, tmp_path: Path):
+    # code-8b asked {at_least: 32768} and runs at 122880 on the H20 (the example's placement); math-4b asked exactly.
+    path = tmp_path / "fleet.yaml"
+    path.write_text(FLEET_FILE, encoding="utf-8")
+    placements = {p["job"]: p for p in json.loads(cli("cluster", str(path), "--json")[1])["placements"]}
+    assert [(p["asked_max_model_len"], p["at_least"], p["plan"]["max_model_len"])
+            for p in (placements["code-8b"], placements["math-4b"])] == [(32768, True, 122880), (32768, False, 32768)]
+    out = cli("cluster", str(path))[1]
+    assert "│ code-8b │       4 │       2 │ Env + Offload + SP=4 │ 122880 (≥32768) │" in out
+    assert "│ math-4b  │       2 │       2 │ Env + SP=2           │         32768 │" in out
+    assert f"\n{solver.render.AT_LEAST_NOTE}\n" in out
+
+
+@pytest.mark.parametrize(("rollout", "trainer"), [(8, 8), (12, 4)])
+def test_a_job_s_host_need_is_shown_for_its_trainer_s_nodes_not_its_rollout_s(cli, tmp_path: Path, rollout: int,
+                                                                                trainer: int):
+    # Qwen3-14B with Offload on a trainer in node 0 (whole, or 4 GPUs with the rollout filling the rest): node 1 holds
+    # its rollout alone, which needs none of the trainer's host memory.
+    path = tmp_path / "fleet.yaml"
+    path.write_text("pools: [{name: a, gpu: A100-80GB, nodes: 2, gpus_per_node: 8, host_ram_gb: 1024}]\n"
+                    f"jobs: [{{name: w, model: Qwen3-14B, max_model_len: 32768, rollout_gpus: {rollout}}}]\n",
+                    encoding="utf-8")
+    [placement] = json.loads(cli("cluster", str(path), "--json")[1])["placements"]
+    assert (placement["nodes"], placement["trainer_gpus"], placement["host_memory_gb"]) == ([0, 1], trainer, 311.3)
+    out = cli("cluster", str(path))[1]
+    assert f"│ 0, 1  │ all  │ w   │ {trainer:>7} │ {rollout:>7} │ " in out and "│     311.3 (0) │\n" in out
+    assert f"\n{solver.render.TRAINER_NODES_NOTE}\n" in out.replace("\nalone", " alone")
