@@ -26,6 +26,8 @@ _EXPORTS = {
     "estimate_memory": "solver.api",
     "trinity_config": "solver.api",
     "placement_configs": "solver.api",
+    "trinity_settings": "solver.api",
+    "placement_settings": "solver.api",
     "calibrate_memory_model": "solver.api",
     "make_query": "solver.query",
     "Query": "solver.query",
@@ -71,6 +73,7 @@ _EXPORTS = {
     "QueryError": "solver.tables",
     "TableError": "solver.tables",
     "ConfigError": "solver.trinity",
+    "TrinitySettings": "solver.trinity",
 }
 __all__ = ["__version__", *_EXPORTS]
 
@@ -79,8 +82,10 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_api.py
     from solver.api import estimate_memory as estimate_memory
     from solver.api import place as place
     from solver.api import placement_configs as placement_configs
+    from solver.api import placement_settings as placement_settings
     from solver.api import plan as plan
     from solver.api import trinity_config as trinity_config
+    from solver.api import trinity_settings as trinity_settings
     from solver.memory import Breakdown as Breakdown
     from solver.memory import MemoryEstimate as MemoryEstimate
     from solver.memory import Terms as Terms
@@ -125,6 +130,7 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_api.py
     from solver.tables import load_model_config as load_model_config
     from solver.tables import load_weights as load_weights
     from solver.trinity import ConfigError as ConfigError
+    from solver.trinity import TrinitySettings as TrinitySettings
 else:  # hidden from type checkers, which would otherwise take any misspelt name for Any
 
     def __getattr__(name: str) -> Any:

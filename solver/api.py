@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from math import ceil
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Literal, get_args
+from typing import TYPE_CHECKING, Literal, get_args
 
 from solver.memory import (
     MemoryEstimate,
@@ -75,7 +75,7 @@ from solver.tables import (
 
 if TYPE_CHECKING:
     from solver.cluster import Progress  # imports OR-Tools: only for the type
-    from solver.trinity import TrinityConfig
+    from solver.trinity import TrinityConfig, TrinitySettings
 
 
 def plan(
@@ -194,7 +194,22 @@ def trinity_config(answer: Answer, catalog: Catalog | None = None, *, version: T
     `fragment_engines` suggests; on an AMD GPU, ROCm's allocator variable beside Env. `catalog`: the one the answer
     was planned with (default: the shipped one); `version` as `trinity_fragment`'s. `QueryError` for an answer
     without a plan, or one planned with rollout GPUs but rebuilt from its JSON (which leaves them out)."""
-    from solver.trinity import trinity_fragment  # ruamel: only where a fragment is made
+    return _answer_fragment("trinity_config", answer, catalog, version)[0]
+
+
+def trinity_settings(answer: Answer, catalog: Catalog | None = None, *,
+                     version: TrinityVersion | None = None) -> TrinitySettings:
+    """`trinity_config`'s fragment as data (arguments and errors as its): the keys it writes as nested mappings
+    (``config``, what a YAML loader reads from it) and the environment variables its comments say to export
+    before Ray starts (``environment``)."""
+    return _answer_fragment("trinity_settings", answer, catalog, version)[1]
+
+
+def _answer_fragment(caller: str, answer: Answer, catalog: Catalog | None,
+                     version: TrinityVersion | None) -> tuple[str, TrinitySettings]:
+    """The fragment of `answer`'s best plan and its settings, for `trinity_config` and `trinity_settings`
+    (`caller`, which messages name)."""
+    from solver.trinity import plan_fragment  # ruamel: only where a fragment is made
 
     check_types(("answer", answer, Answer), ("catalog", catalog, Catalog | None))
     catalog = catalog if catalog is not None else load_catalog()
@@ -206,13 +221,13 @@ def trinity_config(answer: Answer, catalog: Catalog | None = None, *, version: T
     try:
         catalog.model(answer.model), catalog.gpu(answer.gpu)
     except QueryError as error:  # a model or GPU type of your own, planned with a catalogue that has it
-        raise QueryError(f"pass trinity_config the catalog the answer was planned with: {error}") from None
+        raise QueryError(f"pass {caller} the catalog the answer was planned with: {error}") from None
     nodes, rollout = fragment_layout(answer)
     engines = fragment_engines(answer, catalog)
-    return trinity_fragment(answer.best, catalog.model(answer.model), rollout, gpu=answer.gpu, nodes=nodes,
-                            engines=(0, engines.size if engines else 1), version=version,
-                            rocm=catalog.gpu(answer.gpu).rocm, train_batch_size=answer.train_batch_size,
-                            node_gpus=answer.node_gpus)
+    return plan_fragment(answer.best, catalog.model(answer.model), rollout, gpu=answer.gpu, nodes=nodes,
+                         engines=(0, engines.size if engines else 1), version=version,
+                         rocm=catalog.gpu(answer.gpu).rocm, train_batch_size=answer.train_batch_size,
+                         node_gpus=answer.node_gpus)
 
 
 def placement_configs(result: ClusterResult, fleet: Fleet | Path | str, catalog: Catalog | None = None, *,
@@ -221,7 +236,21 @@ def placement_configs(result: ClusterResult, fleet: Fleet | Path | str, catalog:
     them: the job's plan, a ``cluster`` of its nodes with its rollout GPUs and engines, the GPUs of a node it shares
     (``CUDA_VISIBLE_DEVICES``) and its train batch. `fleet` and `catalog`: those `result` was placed with; `version` as
     `trinity_fragment`'s. `QueryError` for a placement whose job or pool the fleet lacks, or wrong types."""
-    from solver.trinity import trinity_fragment  # ruamel: only where a fragment is made
+    return {job: text for job, (text, _) in _placement_fragments(result, fleet, catalog, version).items()}
+
+
+def placement_settings(result: ClusterResult, fleet: Fleet | Path | str, catalog: Catalog | None = None, *,
+                       version: TrinityVersion | None = None) -> dict[str, TrinitySettings]:
+    """`placement_configs`' fragments as data, by job name (arguments and errors as its), as `trinity_settings`
+    gives an answer's: each job's keys and the environment variables to export (a shared node's
+    ``CUDA_VISIBLE_DEVICES`` among them)."""
+    return {job: settings for job, (_, settings) in _placement_fragments(result, fleet, catalog, version).items()}
+
+
+def _placement_fragments(result: ClusterResult, fleet: Fleet | Path | str, catalog: Catalog | None,
+                         version: TrinityVersion | None) -> dict[str, tuple[str, TrinitySettings]]:
+    """Each placement's fragment and its settings, by job name, for `placement_configs` and `placement_settings`."""
+    from solver.trinity import plan_fragment  # ruamel: only where a fragment is made
 
     check_types(("result", result, ClusterResult), ("fleet", fleet, Fleet | Path | str),
                 ("catalog", catalog, Catalog | None))
@@ -236,7 +265,7 @@ def placement_configs(result: ClusterResult, fleet: Fleet | Path | str, catalog:
             raise QueryError(f"the fleet has no job {placement.job!r} in a pool {placement.pool!r}: pass the fleet "
                              "it was placed from")
         shared = placement.gpu_indexes if len(placement.gpu_indexes) < pool.gpus_per_node else None
-        fragments[placement.job] = trinity_fragment(
+        fragments[placement.job] = plan_fragment(
             placement.plan, known.model(placement.model), placement.rollout_gpus, nodes=len(placement.nodes),
             gpu=placement.gpu, shared_gpus=shared, engines=(0, placement.rollout_engine_size or 1), version=version,
             rocm=known.gpu(placement.gpu).rocm, train_batch_size=job.train_batch_size)
@@ -399,16 +428,43 @@ def _tables_longest(catalog: Catalog, model: str, gpu: str, gpus: int, setting: 
     return None if best is None else best.max_model_len
 
 
-def config_query(catalog: Catalog, config: TrinityConfig, *, objective: Objective = "cheapest",
-                 budget_gpus: int | None = None, exact: bool | None = None, max_model_len: int | None = None,
-                 node_gpus: int | None = None, rollout_gpus: int | None = None,
-                 token_budget: TokenBudgetMode | None = None, estimate: EstimateMode = "auto", model: str | None = None,
-                 train_batch_size: int | None = None, **options: Any) -> Query:
+def config_query(
+    catalog: Catalog,
+    config: TrinityConfig,
+    *,
+    model: str | None = None,
+    gpu: str | None = None,
+    objective: Objective = "cheapest",
+    budget_gpus: int | None = None,
+    exact: bool | None = None,
+    exact_source: str | None = None,
+    max_model_len: int | None = None,
+    sp: int | None = None,
+    env: bool | None = None,
+    offload: bool | None = None,
+    top: int = 1,
+    weights: Weights | None = None,
+    time_limit_s: float = 10.0,
+    workers: int = 1,
+    seed: int = 0,
+    estimate: EstimateMode = "auto",
+    memory: MemoryModel | None = None,
+    margin: float | None = None,
+    token_budget: TokenBudgetMode | None = None,
+    host_ram_gb: float | None = None,
+    node_gpus: int | None = None,
+    rollout_gpus: int | None = None,
+    node_source: str | None = None,
+    host_ram_source: str = "--host-ram",
+    train_batch_size: int | None = None,
+    train_batch_source: str | None = None,
+) -> Query:
     """The query ``solve --from-config`` asks of a Trinity `config` (as `solver.trinity.read_trinity_config` reads
     it): its model, its length (unless maximising), exactly its trainer GPUs (where it gives them: not for the
     fewest GPUs), its node size, its rollout GPUs, its train batch and, where it lowers its own token budget,
-    ``auto``. A keyword given overrides the config, as the command's flag does (`budget_gpus` frees the count;
-    `exact` pins any budget, and ``exact=False`` frees the config's); `options` are `make_query`'s other keywords."""
+    ``auto``. The keywords are `make_query`'s; one given (not None) overrides the config, as the command's flag does
+    (`budget_gpus` frees the count; `exact` pins any budget, and ``exact=False`` frees the config's); the sources
+    default to where the config's values came from."""
     from solver.trinity import TrinityConfig
 
     check_types(("catalog", catalog, Catalog), ("config", config, TrinityConfig),
@@ -416,22 +472,26 @@ def config_query(catalog: Catalog, config: TrinityConfig, *, objective: Objectiv
     from_config = budget_gpus is None and config.trainer_gpus is not None
     asked = max_model_len if max_model_len is not None else config.max_model_len
     own_nodes = node_gpus is None and config.node_gpus is not None
-    options.setdefault("node_source", NODE_SIZE_KEY if own_nodes else "--node-gpus")
-    if exact is None and from_config:  # the config's GPUs, less its rollout's, are the trainer's exactly
-        options.setdefault("exact_source", "the config's cluster")
-    if train_batch_size is None and config.train_batch_size is not None:
-        train_batch_size = config.train_batch_size
-        options.setdefault("train_batch_source", config.train_batch_source)
+    own_batch = train_batch_size is None and config.train_batch_size is not None
     return make_query(
-        catalog, model=model if model is not None else config.model, objective=objective,
+        catalog, model=model if model is not None else config.model, gpu=gpu, objective=objective,
         budget_gpus=config.trainer_gpus if from_config else budget_gpus,
         exact=exact if exact is not None else from_config and objective != "min_gpus",
-        max_model_len=asked if objective != "max_len" or max_model_len is not None else None, estimate=estimate,
+        # the config's GPUs, less its rollout's, are the trainer's exactly
+        exact_source=exact_source if exact_source is not None else (
+            "the config's cluster" if exact is None and from_config else "--exact"),
+        max_model_len=asked if objective != "max_len" or max_model_len is not None else None, sp=sp, env=env,
+        offload=offload, top=top, weights=weights, time_limit_s=time_limit_s, workers=workers, seed=seed,
+        estimate=estimate, memory=memory, margin=margin,
         token_budget=token_budget if token_budget is not None else config_budget_mode(config, asked, estimate),
-        node_gpus=node_gpus if node_gpus is not None else config.node_gpus or NODE_GPUS,
+        host_ram_gb=host_ram_gb, node_gpus=node_gpus if node_gpus is not None else config.node_gpus or NODE_GPUS,
         rollout_gpus=rollout_gpus if rollout_gpus is not None or config.trainer_gpus is None
         else config.rollout_gpus or None,  # the config's own rollout GPUs, when it gives its GPUs
-        train_batch_size=train_batch_size, **options)
+        node_source=node_source if node_source is not None else NODE_SIZE_KEY if own_nodes else "--node-gpus",
+        host_ram_source=host_ram_source,
+        train_batch_size=config.train_batch_size if own_batch else train_batch_size,
+        train_batch_source=train_batch_source if train_batch_source is not None else
+        config.train_batch_source if own_batch else "--train-batch-size")
 
 
 def with_config_verdicts(answers: tuple[Answer, ...], query: Query, catalog: Catalog, config: TrinityConfig, text: str,

@@ -17,7 +17,10 @@ Status = Literal["optimal", "feasible", "infeasible", "unknown"]
 PlacementCount = Literal["priority", "nodes"]
 """What a cluster placement's objective counts: the placed jobs' priority, or the nodes used (--minimize nodes)."""
 
-ENV_EXPORT = "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True"
+ENV_VARIABLE = ("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+"""The environment variable that turns Env on, and its value."""
+
+ENV_EXPORT = f"export {ENV_VARIABLE[0]}={ENV_VARIABLE[1]}"
 """The shell line that turns Env on; it must run before Ray starts (`env_when`)."""
 
 

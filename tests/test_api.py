@@ -15,6 +15,7 @@ from typing import Any
 
 import numpy
 import pytest
+import yaml
 
 import solver
 from solver.api import answer_query, config_query, fragment_engines, fragment_layout, with_config_verdicts
@@ -878,3 +879,88 @@ def test_an_answer_keeps_its_node_size_and_its_fragment_sizes_engines_within_a_n
         fragments[node_gpus] = solver.trinity_config(answer)
     assert "tensor_parallel_size: 2\n" in fragments[2] and "gpu_per_node: 2  # 16 trainer + 8 rollout" in fragments[2]
     assert "tensor_parallel_size: 4\n" in fragments[8] and "gpu_per_node: 8  # 16 trainer + 8 rollout" in fragments[8]
+
+
+@pytest.mark.parametrize(("args", "environment"), [
+    # YaRN, Offload and rollout GPUs: a cluster, engines and the offload flags under trainer and each role
+    ({"model": "8B", "gpu": "a100", "max_model_len": 131072, "budget_gpus": 8, "rollout_gpus": 4},
+     {"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"}),
+    ({"model": "8B", "gpu": "a100", "max_model_len": 8192, "budget_gpus": 2, "env": False}, {}),
+    # past Llama 3.1's native context on its own RoPE scaling: vLLM needs to be told
+    ({"model": "llama-3.1-8b", "gpu": "h100", "max_model_len": 200000, "budget_gpus": 8},
+     {"VLLM_ALLOW_LONG_MAX_MODEL_LEN": "1", "PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"}),
+])
+def test_trinity_settings_are_the_keys_and_the_environment_the_fragment_writes(args: dict, environment: dict):
+    (answer,) = solver.plan(args.pop("model"), **args)
+    settings = solver.trinity_settings(answer)
+    assert isinstance(settings, solver.TrinitySettings)
+    assert settings.config == yaml.safe_load(solver.trinity_config(answer))
+    assert list(settings.config) == list(yaml.safe_load(solver.trinity_config(answer)))  # in the fragment's order
+    assert settings.environment == environment
+    for name, value in environment.items():
+        assert f"{name}={value}" in solver.trinity_config(answer)
+
+
+def test_trinity_settings_give_the_keys_as_nested_mappings():
+    (answer,) = solver.plan("8B", gpu="a100", max_model_len=32768, budget_gpus=8, rollout_gpus=4)
+    assert solver.trinity_settings(answer).model_dump() == {
+        "config": {"model": {"max_model_len": 32768}, "cluster": {"node_num": 2, "gpu_per_node": 8},
+                   "explorer": {"rollout_model": {"engine_num": 8, "tensor_parallel_size": 1}},
+                   "trainer": {"ulysses_sequence_parallel_size": 2, "max_token_len_per_gpu": 32768}},
+        "environment": {"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"}}
+    (without,) = solver.plan("8B", gpu="a100", budget_gpus=1, max_model_len=1 << 20, estimate="never")
+    with pytest.raises(QueryError, match=r"^A100-80GB: no plan"):
+        solver.trinity_settings(without)
+    catalog = CATALOG.with_gpu_types([solver.described_gpu_type("mine", 64)])
+    (mine,) = solver.plan("8B", gpu="mine", budget_gpus=8, max_model_len=16384, catalog=catalog)
+    with pytest.raises(QueryError, match=r"^pass trinity_settings the catalog the answer was planned with: unknown "
+                                         r"GPU"):
+        solver.trinity_settings(mine)
+
+
+def test_placement_settings_are_the_keys_and_the_environment_of_the_placements_fragments():
+    result = solver.place(FLEET)
+    configs, settings = solver.placement_configs(result, FLEET), solver.placement_settings(result, FLEET)
+    assert list(settings) == list(configs) == ["math-4b", "code-8b", "chat-14b", "probe-0.6b"]
+    assert all(settings[job].config == yaml.safe_load(configs[job]) for job in configs)
+    assert settings["probe-0.6b"].environment == {"CUDA_VISIBLE_DEVICES": "4,5,6"}
+    assert settings["chat-14b"].environment == {"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"}
+
+
+def test_config_query_takes_make_querys_keywords_by_name_and_a_typo_names_it():
+    from inspect import Parameter, signature
+
+    from solver.api import config_query
+
+    own = signature(config_query).parameters
+    assert all(parameter.kind != Parameter.VAR_KEYWORD for parameter in own.values())
+    assert set(own) - {"config"} == set(signature(solver.make_query).parameters)
+    for name, parameter in signature(solver.make_query).parameters.items():  # None: as the config says
+        assert own[name].default in (parameter.default, None), name
+    with pytest.raises(TypeError, match=r"config_query\(\) got an unexpected keyword argument 'gpus'"):
+        config_query(CATALOG, CONFIG, gpus=4)  # type: ignore[call-arg]
+    query = config_query(CATALOG, CONFIG, gpu="h20", sp=2, top=3, seed=7, host_ram_gb=512.0, time_limit_s=5.0)
+    assert (query.sp, query.top, query.seed, query.host_ram_gb, query.time_limit_s) == (2, 3, 7, 512.0, 5.0)
+
+
+def test_a_plan_call_solves_at_most_as_often_as_the_api_page_says(monkeypatch: pytest.MonkeyPatch):
+    # docs/api.md: per GPU type, at most 5 solves for an answer with a plan, 10 for one without (each within
+    # time_limit_s). These queries ask every further question that applies.
+    import solver.solve as solve_module
+
+    solves: list[str] = []
+    answer_for = solve_module.answer_for
+
+    def counted_answer_for(catalog, query, gpu, *args, **kwargs):
+        solves.append(gpu)
+        return answer_for(catalog, query, gpu, *args, **kwargs)
+
+    monkeypatch.setattr(solve_module, "answer_for", counted_answer_for)
+    # Estimated (measured), longer than validated, 2 rollout GPUs beside whole nodes (fewer_nodes), a batch
+    # (other_batch).
+    (answer,) = solver.plan("8B", gpu="h100", objective="max_len", budget_gpus=12, rollout_gpus=2, train_batch_size=96)
+    assert answer.plans and len(solves) == 5
+    solves.clear()
+    (answer,) = solver.plan("32B", gpu="a100", max_model_len=200000, budget_gpus=8, exact=True, host_ram_gb=32.0,
+                            train_batch_size=12, sp=2, offload=False)
+    assert not answer.plans and 5 < len(solves) <= 10

@@ -8,9 +8,10 @@ from collections.abc import Iterable, Mapping
 from typing import Any, get_args
 
 import yaml as pyyaml
+from pydantic import BaseModel, ConfigDict
 
 from solver.query import TrinityVersion, check_choice
-from solver.results import ENV_EXPORT, ROCM_ENV_CAUTION, Plan, env_when, index_range, length_cautions
+from solver.results import ENV_EXPORT, ENV_VARIABLE, ROCM_ENV_CAUTION, Plan, env_when, index_range, length_cautions
 from solver.rules import batch_split_violation, whole_nodes_violation
 from solver.tables import MAX_GPUS, MAX_TRAIN_BATCH, Model, OneLineError, QueryError, brief, check_types, counted
 from solver.trinity.checks import check_trinity_config
@@ -23,6 +24,42 @@ _FAST_SAFE_LOADER = getattr(pyyaml, "CSafeLoader", pyyaml.SafeLoader)
 
 class EngineError(OneLineError):
     """Rollout GPUs that a config's engines (their GPUs each, its auxiliary models) cannot take."""
+
+
+class TrinitySettings(BaseModel):
+    """A fragment's settings as data: `config`, the keys it writes as the nested mappings a YAML loader gives
+    (``config["trainer"]["ulysses_sequence_parallel_size"]``), and `environment`, the variables its comments say
+    to export before Ray starts (Env's ``PYTORCH_CUDA_ALLOC_CONF``; ``VLLM_ALLOW_LONG_MAX_MODEL_LEN`` past a
+    model's native context on its own RoPE scaling; a shared node's ``CUDA_VISIBLE_DEVICES``): no config key
+    sets them."""
+
+    model_config = ConfigDict(frozen=True)
+
+    config: dict[str, Any]
+    environment: dict[str, str]
+
+
+LONG_LENGTH_VARIABLE = ("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "1")
+"""What vLLM needs before it takes a max_model_len past what it derives from the model's config."""
+
+
+def _environment(plan: Plan, model: Model, shared_gpus: tuple[int, ...] | None) -> dict[str, str]:
+    """The environment variables `plan`'s fragment says to export (`TrinitySettings.environment`)."""
+    wanted = [(bool(shared_gpus), ("CUDA_VISIBLE_DEVICES", ",".join(map(str, shared_gpus or ())))),
+              (model.beyond_native_on_own_scaling(plan.max_model_len), LONG_LENGTH_VARIABLE),
+              (plan.env, ENV_VARIABLE)]
+    return dict(variable for wants, variable in wanted if wants)
+
+
+def _nested(keys: Iterable[PlanKey]) -> dict[str, Any]:
+    """`keys` as nested mappings, in their order: what a YAML loader reads from `_emit`'s lines."""
+    nested: dict[str, Any] = {}
+    for key in keys:
+        section = nested
+        for name in key.path[:-1]:
+            section = section.setdefault(name, {})
+        section[key.path[-1]] = key.value
+    return nested
 
 
 COMMENT_WIDTH = 108
@@ -51,7 +88,7 @@ def _emit(keys: Iterable[PlanKey], section_comments: Mapping[tuple[str, ...], st
     return lines
 
 
-def _header(plan: Plan, model: Model, rollout_gpus: int | None, gpu: str | None,
+def _header(plan: Plan, model: Model, rollout_gpus: int | None, gpu: str | None, environment: Mapping[str, str],
             shared_gpus: tuple[int, ...] | None = None, rocm: bool = False,
             train_batch_size: int | None = None, node_gpus: int | None = None, nodes: int = 1,
             version: TrinityVersion | None = None) -> list[str]:
@@ -78,13 +115,13 @@ def _header(plan: Plan, model: Model, rollout_gpus: int | None, gpu: str | None,
                    "batch_size x repeat_times),"),
                   (f"# which its {ranks} data-parallel ranks (trainer GPUs / SP) divide: keep your batch a multiple of "
                    f"{ranks}.")]
-    if model.beyond_native_on_own_scaling(plan.max_model_len):
+    if LONG_LENGTH_VARIABLE[0] in environment:
         lines += [
             "#",
             f"# max_model_len is beyond {model.name}'s native context of {model.native_context}, which its own",
             f"# {model.rope_scaling} RoPE scaling provides: no rope_scaling is written (YaRN would replace it).",
             "# vLLM (the explorer's rollout) refuses a max_model_len past what it derives from the model's config",
-            "# unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set (before Ray starts). Check that the model handles this",
+            f"# unless {'='.join(LONG_LENGTH_VARIABLE)} is set (before Ray starts). Check that the model handles this",
             "# length before you train at it.",
         ]
     if plan.rope_scaling_factor is not None and version != "0.5":
@@ -104,12 +141,12 @@ def _header(plan: Plan, model: Model, rollout_gpus: int | None, gpu: str | None,
             "#",
             (f"# The job takes GPU{'s' if len(shared_gpus) > 1 else ''} {index_range(shared_gpus)} of its node: "
              "before Ray starts,"),
-            f"#   export CUDA_VISIBLE_DEVICES={','.join(map(str, shared_gpus))}",
+            f"#   export CUDA_VISIBLE_DEVICES={environment['CUDA_VISIBLE_DEVICES']}",
             "# Each job on the node needs a Ray of its own: start this one's after that export (ray start --head on",
             "# ports no other job's Ray uses) and set cluster.ray_address to it; the default, auto, joins whichever",
             "# Ray the node started last.",
         ]
-    if plan.env:
+    if ENV_VARIABLE[0] in environment:
         # Each node's Ray workers take the environment its `ray start` had: Trinity passes this variable to none.
         several = nodes > 1 if rollout_gpus is not None else bool(node_gpus and plan.gpus > node_gpus)
         lines += [
@@ -154,6 +191,18 @@ def trinity_fragment(
     only on the arguments: the same input gives the same bytes, checked against
     Trinity's rules (`check_trinity_config`) before it is returned.
     """
+    return plan_fragment(plan, model, rollout_gpus, gpu=gpu, nodes=nodes, shared_gpus=shared_gpus, engines=engines,
+                         layout=layout, version=version, rocm=rocm, train_batch_size=train_batch_size,
+                         node_gpus=node_gpus)[0]
+
+
+def plan_fragment(
+    plan: Plan, model: Model, rollout_gpus: int | None = None, *, gpu: str | None = None, nodes: int = 1,
+    shared_gpus: tuple[int, ...] | None = None, engines: tuple[int, int] | None = (0, 1), layout: Any = None,
+    version: TrinityVersion | None = None, rocm: bool = False, train_batch_size: int | None = None,
+    node_gpus: int | None = None,
+) -> tuple[str, TrinitySettings]:
+    """`trinity_fragment`'s text, and the settings it writes as data: both from one list of keys."""
     _check_fragment_arguments(plan, model, rollout_gpus, gpu, nodes, shared_gpus, engines, version, rocm,
                               train_batch_size, node_gpus)
     keys = [key for key in keys_for_plan(plan, model, layout, version=version)
@@ -164,17 +213,23 @@ def trinity_fragment(
     comments: dict[tuple[str, ...], str] = {
         ("model", "rope_scaling"): f"YaRN: max_model_len is beyond the native context of {model.native_context}",
     }
-    body = _emit([*model_keys, *cluster_keys, *trainer_keys], comments)
-    header = _header(plan, model, rollout_gpus, gpu, shared_gpus, rocm, train_batch_size, node_gpus, nodes, version)
+    ordered = [*model_keys, *cluster_keys, *trainer_keys]
+    body = _emit(ordered, comments)
+    settings = TrinitySettings(config=_nested(ordered), environment=_environment(plan, model, shared_gpus))
+    header = _header(plan, model, rollout_gpus, gpu, settings.environment, shared_gpus, rocm, train_batch_size,
+                     node_gpus, nodes, version)
     if layout is None:  # a config's own per-role budgets above the plan's come down to it among its `keys` instead
         header += [(f"# A hand-set actor ppo_max_token_len_per_gpu or ref log_prob_max_token_len_per_gpu above "
                     f"{plan.max_token_len_per_gpu}"),
                    "# overrides max_token_len_per_gpu for its role on verl before 0.8: lower it to that, or remove it."]
     text = "\n".join([*header, *body]) + "\n"
-    problems = check_trinity_config(pyyaml.load(text, Loader=_FAST_SAFE_LOADER), model, plan.gpus)
+    loaded = pyyaml.load(text, Loader=_FAST_SAFE_LOADER)
+    problems = check_trinity_config(loaded, model, plan.gpus)
     if problems:  # a defect of rft-solver's, never of the input: no fragment that Trinity would refuse leaves here
         raise RuntimeError(f"the Trinity config made for {plan.setting.label} breaks Trinity's rules: {problems}")
-    return text
+    if loaded != settings.config:  # a defect too: the settings are what the text says
+        raise RuntimeError(f"the Trinity config made for {plan.setting.label} reads as {loaded}, not {settings.config}")
+    return text, settings
 
 
 def _cluster_keys(plan: Plan, rollout_gpus: int, nodes: int, engines: tuple[int, int] | None,
