@@ -1360,9 +1360,9 @@ def test_host_memory_rules_out_a_plan_without_offload_that_cannot_load(cli):
     status, out, _ = cli("--model", "llama3.1-70b", "--gpu", "h100", "--gpus", "16", "--len", "32k", "--minimize",
                          "gpus", "--host-ram", "512")
     assert status == 1 and ("without --host-ram, Env + Offload + SP=4 on 4 GPUs trains it (32768 tokens), and with "
-                            "Offload it needs 1258.2 GiB of host memory per node; at the least, Env + Offload + SP=4 on "
-                            "16 GPUs trains it (32768 tokens), and with Offload it needs 629.1 GiB of host memory per "
-                            "node --explain says why") in " ".join(out.split())
+                            "Offload it needs 1258.2 GiB of host memory per node; at the least, Env + Offload + "
+                            "SP=4 on 16 GPUs trains it (32768 tokens), and with Offload it needs 629.1 GiB of host "
+                            "memory per node --explain says why") in " ".join(out.split())
     # --explain names the host memory among what narrows the plans.
     _, out, _ = cli("--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "32k", "--host-ram", "24", "--explain")
     assert "no count of H100-80GB GPUs up to 64 trains Qwen3-8B at 32768 tokens with --host-ram 24 at Trinity's" in (

@@ -2569,8 +2569,8 @@ def test_a_placement_says_the_length_its_job_asked_for_and_whether_at_least(cli,
 
 
 @pytest.mark.parametrize(("rollout", "trainer"), [(8, 8), (12, 4)])
-def test_a_job_s_host_need_is_shown_for_its_trainer_s_nodes_not_its_rollout_s(cli, tmp_path: Path, rollout: int,
-                                                                                trainer: int):
+def test_a_job_s_host_need_is_shown_for_its_trainer_s_nodes_not_its_rollout_s(
+        cli, tmp_path: Path, rollout: int, trainer: int):
     # Qwen3-14B with Offload on a trainer in node 0 (whole, or 4 GPUs with the rollout filling the rest): node 1 holds
     # its rollout alone, which needs none of the trainer's host memory.
     path = tmp_path / "fleet.yaml"
