@@ -861,6 +861,7 @@ def test_cli_cluster_no_estimate_plans_from_the_tables_alone(cli, tmp_path: Path
     reason = result["unplaced"][0]["reason"]
     assert "beyond what the tables allow for Qwen3-8B on A100-80GB" in reason
     assert reason.endswith("(the memory model's estimates train it on 8 GPUs: drop --no-estimate)")
+    assert reason.count("--no-estimate") == 1  # said once, in the cluster's words: not the planner's as well
     # Not where the estimates' fewest GPUs leave the job's rollout no layout either (8 + 4 on one node of 8).
     path.write_text("pools: [{name: a100, gpu: a100, nodes: 1, gpus_per_node: 8}]\n"
                     "jobs: [{name: long-8b, model: 8B, max_model_len: 150000, rollout_gpus: 4}]\n", encoding="utf-8")
