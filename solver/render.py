@@ -504,9 +504,11 @@ def answers_view(answers: Iterable[Answer], query: Query, catalog: Catalog, vers
         renderables.append(Text(f"{answer.gpu} · {answer.model} · {_goal(query)}: {answer.status}", style="bold"))
         if answer.current:
             renderables.append(_current_view(answer, answer.current, query))
+        after_apply = None  # where what follows the summary's apply lines starts
         if answer.plans:
             renderables.append(_plan_summary(answer, answer.plans[0], model, query.node_gpus, version,
                                              query.memory.own_source))
+            after_apply = len(renderables)
             if len(answer.plans) > 1:
                 renderables.append(_ranking(answer))
             if len(answer.plans) < query.top:
@@ -522,6 +524,8 @@ def answers_view(answers: Iterable[Answer], query: Query, catalog: Catalog, vers
                 renderables.append(Text(UNDECIDED_HINT if answer.status == "unknown" else NO_PLAN_HINT, style="dim"))
         if answer.explanation:
             renderables.append(_explanation(answer.explanation))
+        if after_apply is not None and after_apply < len(renderables):  # a blank line ends the lines to paste
+            renderables.insert(after_apply, Text())
         renderables.append(Text())
     return Group(*renderables)
 

@@ -1702,6 +1702,13 @@ def test_the_apply_lines_paste_whole_when_piped(cli, monkeypatch: pytest.MonkeyP
     assert status == 0 and out.split("\n")[-len(APPLIED_4B) - 1:] == [*APPLIED_4B, ""]
 
 
+def test_a_blank_line_ends_the_apply_lines_before_a_ranking_or_an_explanation(cli):
+    # Unindented, the apply lines would otherwise run into the next heading, and a pasted block take it along.
+    for flags, heading in ((["--top", "2"], "ranked plans"), (["--explain"], "why")):
+        status, out, _ = cli("--model", "4B", "--len", "32k", "--gpus", "4", "--gpu", "h20", *flags)
+        assert status == 0 and f"trainer.max_token_len_per_gpu: 32768\n\n{heading}\n" in out
+
+
 def test_a_plan_that_takes_the_whole_budget_says_it_leaves_the_rollout_no_gpu(cli):
     # --gpus is the trainer's budget: someone who gives all their GPUs learns that the explorer has none left, unless
     # --rollout-gpus gives it some (or 0 says the rollout runs elsewhere).
