@@ -2003,7 +2003,7 @@ def test_a_placed_plan_carries_the_cautions_solve_gives_it(cli, tmp_path: Path):
                          "length"),
                         ("caution: long-32b: 0.7 GiB to spare where the estimate extrapolates, and its error there is "
                          "unmeasured (on much smaller cards and much larger models it runs optimistic by about a GiB "
-                         "and more: docs/memory.md); raise --margin, or measure a step first")]
+                         "and more: docs/memory.md in rft-solver's source); raise --margin, or measure a step first")]
     # Each caution once, with its jobs; a length past Llama 3.1's native context on its own RoPE scaling too.
     path.write_text("pools: [{name: h200, gpu: H200-141GB, nodes: 3, gpus_per_node: 8}]\njobs:\n"
                     "  - {name: llama, model: Llama-3.1-8B, max_model_len: 262144}\n"
