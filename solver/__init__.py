@@ -1,6 +1,6 @@
 """rft-solver: plan trainer GPU layouts for Trinity-RFT (Env, FSDP2 Offload, Ulysses SP) with OR-Tools CP-SAT.
 
-The library API (see docs/api.md)::
+The library API (docs/api.md in rft-solver's source)::
 
     import solver
     (answer, *_) = solver.plan("4B", objective="max_len", budget_gpus=6, gpu="a100")

@@ -153,7 +153,7 @@ def apply_lines(plan: Plan, model: Model, version: TrinityVersion | None = None,
     Trinity config keys it sets (for the Trinity release `version` where given: 0.5 refuses the trainer's own offload
     flags)."""
     lines = []
-    if plan.env:  # comments on lines of their own: a line a narrow terminal wraps stays whole
+    if plan.env:  # comments on lines of their own: each line pastes alone
         lines += [f"# {env_when(spans_nodes(plan, node_gpus))}:", ENV_EXPORT]
     lines.append(f"model.max_model_len: {plan.max_model_len}")
     if plan.rope_scaling_factor is not None:
@@ -205,8 +205,13 @@ CAUTION_JOBS_SHOWN = 4
 _CEILING_WORDS = f"{CEILING} tokens is the longest length the memory model is asked about; more may fit"
 
 
+APPLY_HEADING = "the lines below, unwrapped, to paste as they are"
+"""The summary's ``apply`` row: its lines follow the summary, unindented and never wrapped."""
+
+
 def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, version: TrinityVersion | None,
-                  memory_source: str | None) -> Table:
+                  memory_source: str | None) -> Group:
+    """A plan's summary, a row per fact, then the lines that apply it."""
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold", no_wrap=True)
     grid.add_column(overflow="fold")  # a word wider than the terminal (a config key to copy) breaks, not "…"
@@ -240,7 +245,6 @@ def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, vers
         grid.add_row("caution", Text(caution, style="yellow"))
     if plan.host_memory_words is not None:
         grid.add_row("host memory", f"{plan.host_memory_words} (--host-ram)")
-    grid.add_row("apply", "\n".join(apply_lines(plan, model, version, node_gpus)))
     if answer.measured is not None:
         measured = answer.measured
         grid.add_row("tables' best", f"{measured.setting.label} on {counted(measured.gpus, 'GPU')} at {measured.max_model_len} "
@@ -267,7 +271,10 @@ def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, vers
         grid.add_row("other batch", f"with a train batch that {ranks} data-parallel ranks divide: "
                                     f"{other.setting.label} on {counted(other.gpus, 'GPU')}, {trade} "
                                     f"({other.evidence_label})")
-    return grid
+    grid.add_row("apply", APPLY_HEADING)
+    # Each line whole, past the terminal's edge if need be (no crop: `print_view`): a pasted line stays one.
+    return Group(grid, *(Text(line, no_wrap=True, overflow="ignore")
+                         for line in apply_lines(plan, model, version, node_gpus)))
 
 
 def _memory_line(plan: Plan, memory_source: str | None) -> str:
@@ -280,18 +287,18 @@ def _memory_line(plan: Plan, memory_source: str | None) -> str:
     return f"{predicted} ({named}; it is cautious here, and the table, a measurement, decides)"
 
 
-def _no_alternative(query: Query) -> str:
+def _no_alternative(query: Query, answer: Answer) -> str:
     """Why `--top` lists fewer plans than asked: every other plan that trains (within the host memory given, if
-    any) is no better, in the ways the query leaves open, than a plan above; and, where estimates may speak and Env
-    is not pinned, that they keep Env on."""
+    any) is no better, in the ways the query leaves open, than a plan above; and, where one of the `answer`'s plans
+    is an estimate and Env is not pinned, that estimates keep Env on."""
     ways = [*(["no longer"] if query.objective == "max_len" else []), "no cheaper",
             *([] if query.exact else ["on no fewer GPUs"]), "no better vouched for"]
     limits = [f"{query.host_ram_source} {query.host_ram_gb:g}"] if query.host_ram_gb is not None else []
     limits += [batch_words(query.train_batch_size, query.train_batch_source)] if query.train_batch_size else []
     within = f" within {' and '.join(limits)}" if limits else ""
     # An estimate keeps Env on unless --no-env (`estimates_setting`): one without it may cost a hair less.
-    env = "; estimates keep Env on (--no-env estimates without it)" if query.env is None and query.estimate != "never" \
-        else ""
+    estimated = any(plan.evidence == "estimated" for plan in answer.plans)
+    env = "; estimates keep Env on (--no-env estimates without it)" if query.env is None and estimated else ""
     return f"each other plan that trains{within} is {', '.join(ways[:-1])} and {ways[-1]} than a plan above{env}"
 
 
@@ -497,13 +504,15 @@ def answers_view(answers: Iterable[Answer], query: Query, catalog: Catalog, vers
         renderables.append(Text(f"{answer.gpu} · {answer.model} · {_goal(query)}: {answer.status}", style="bold"))
         if answer.current:
             renderables.append(_current_view(answer, answer.current, query))
+        after_apply = None  # where what follows the summary's apply lines starts
         if answer.plans:
             renderables.append(_plan_summary(answer, answer.plans[0], model, query.node_gpus, version,
                                              query.memory.own_source))
+            after_apply = len(renderables)
             if len(answer.plans) > 1:
                 renderables.append(_ranking(answer))
             if len(answer.plans) < query.top:
-                why = (_no_alternative(query) if answer.status == "optimal" else
+                why = (_no_alternative(query, answer) if answer.status == "optimal" else
                        "the time limit stopped the search; a longer --time-limit may find more, and better ones")
                 renderables.append(Text(f"{counted(len(answer.plans), 'plan')} of the {query.top} asked for: {why}"))
             elif answer.status == "feasible":
@@ -515,6 +524,8 @@ def answers_view(answers: Iterable[Answer], query: Query, catalog: Catalog, vers
                 renderables.append(Text(UNDECIDED_HINT if answer.status == "unknown" else NO_PLAN_HINT, style="dim"))
         if answer.explanation:
             renderables.append(_explanation(answer.explanation))
+        if after_apply is not None and after_apply < len(renderables):  # a blank line ends the lines to paste
+            renderables.insert(after_apply, Text())
         renderables.append(Text())
     return Group(*renderables)
 

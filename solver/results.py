@@ -61,7 +61,8 @@ def thin_headroom(headroom_gib: float, beyond_calibration: Sequence[str], memory
     if not beyond_calibration or not 0 <= headroom_gib < thin:
         return ""
     return (f"{headroom_gib:.1f} GiB to spare where the estimate extrapolates, and its error there is unmeasured (on "
-            "much smaller cards and much larger models it runs optimistic by about a GiB and more: docs/memory.md); "
+            "much smaller cards and much larger models it runs optimistic by about a GiB and more: docs/memory.md in "
+            "rft-solver's source); "
             "raise --margin, or measure a step first")
 
 

@@ -66,7 +66,7 @@ def plan(query: Query, catalog: Catalog | None = None) -> tuple[Answer, ...]:
             answer = _with_validated(catalog, query, _with_fewer_nodes(catalog, query, answer))
             answer = _with_other_batch(catalog, query, answer)
             answer = _with_larger_gpu_cell(catalog, query, answer)
-            return _with_tables_verdict(catalog, query, answer)
+            return _with_estimated_plan(catalog, query, _with_tables_verdict(catalog, query, answer))
         finally:
             _SOLVE_GROUP.reset(joined)
 
@@ -229,6 +229,20 @@ def _with_tables_verdict(catalog: Catalog, query: Query, answer: Answer) -> Answ
                              columns=cells.columns, larger=larger_tables(catalog, answer.gpu, model))
     return answer if verdict is None else answer.model_copy(update={
         "tables": verdict.cited(origins)})
+
+
+def _with_estimated_plan(catalog: Catalog, query: Query, answer: Answer) -> Answer:
+    """With ``--no-estimate`` and no plan: the answer, its reason saying so where the memory model's estimates give
+    a plan (the same question solved with them). `solve cluster` says so in its own words, for its layouts."""
+    if query.estimate != "never" or answer.status != "infeasible":
+        return answer
+    estimated = optional_best(catalog, query.model_copy(update={"estimate": "auto", "top": 1}), answer.gpu)
+    if estimated is None:
+        return answer
+    return answer.model_copy(update={"reason": (
+        f"{answer.reason}; the memory model estimates a plan, {estimated.setting.label} on "
+        f"{counted(estimated.gpus, 'GPU')} at {estimated.max_model_len} tokens{estimated.lowered_words}: drop "
+        "--no-estimate")})
 
 
 def answer_for(catalog: Catalog, query: Query, gpu: str, explained: bool = True,

@@ -18,6 +18,7 @@ from reference import PLAN_ORDER
 import solver.cli.atomic
 import solver.cli.output
 import solver.tables
+from solver.render import APPLY_HEADING
 from solver.tables import shipped_tables_directory
 
 
@@ -527,19 +528,24 @@ def test_a_reader_that_has_gone_ends_the_command_quietly(solve_script: Path):
 
 def test_fewer_plans_than_asked_for_are_said_to_be_all_there_are(cli):
     status, out, _ = cli("--model", "14B", "--gpu", "a100", "--len", "24576", "--gpus", "1", "--top", "3")
-    assert status == 0 and " ".join(out.split()).endswith(
+    assert status == 0 and out.endswith(
         "1 plan of the 3 asked for: each other plan that trains is no cheaper, on no fewer GPUs and no better vouched "
+        "for than a plan above\n\n")  # a documented plan: that estimates keep Env on has nothing to do with it
+    # Where a plan is an estimate, that estimates keep Env on; not with Env pinned.
+    asked = ("--model", "Qwen2.5-7B", "--gpus", "8", "--len", "131072", "--gpu", "h20", "--token-budget", "auto",
+             "--top", "3")
+    status, out, _ = cli(*asked)
+    assert status == 0 and " ".join(out.split()).endswith(
+        "2 plans of the 3 asked for: each other plan that trains is no cheaper, on no fewer GPUs and no better vouched "
         "for than a plan above; estimates keep Env on (--no-env estimates without it)")
-    # Without estimates, or with Env pinned, that clause has nothing to say.
-    for pin in ("--no-estimate", "--env"):
-        status, out, _ = cli("--model", "14B", "--gpu", "a100", "--len", "24576", "--gpus", "1", "--top", "3", pin)
-        assert status == 0 and out.endswith("no better vouched for than a plan above\n\n")
+    status, out, _ = cli(*asked, "--env")
+    assert status == 0 and out.endswith("no better vouched for than a plan above\n\n")
     # Said in the ways the query leaves open: the length too when it is maximised, not the GPUs on an exact count.
     status, out, _ = cli("--model", "14B", "--gpu", "a100", "--maximize", "len", "--gpus", "1", "--top", "9")
     assert status == 0 and "each other plan that trains is no longer, no cheaper, on no fewer GPUs and no better" in out
     status, out, _ = cli("--model", "14B", "--gpu", "a100", "--len", "24576", "--gpus", "1", "--exact", "--top", "3")
-    assert status == 0 and "each other plan that trains is no cheaper and no better vouched for than a plan above;" \
-        in " ".join(out.split())
+    assert status == 0 and "each other plan that trains is no cheaper and no better vouched for than a plan above\n" \
+        in out
     status, out, _ = cli("--model", "14B", "--gpu", "a100", "--len", "24576", "--gpus", "1")
     assert status == 0 and "asked for" not in out
 
@@ -1227,7 +1233,8 @@ def test_a_cell_of_fewer_gpus_vouches_for_no_setting_a_gpu_type_with_more_memory
     status, out, _ = cli(*flags, "--gpus", "4", "--exact")
     assert status == 1 and ("no plan: nothing in the tables for Qwen3-4B on H100-80GB on exactly 4 GPUs trains; fewer "
                             "trainer GPUs train 40960 tokens: SP=2 on 2 GPUs (documented), the other 2 free for "
-                            "rollout --explain says why") in " ".join(out.split())
+                            "rollout; the memory model estimates a plan, Env + SP=2 on 4 GPUs at 40960 tokens: drop "
+                            "--no-estimate --explain says why") in " ".join(out.split())
     status, out, _ = cli(*flags, "--gpus", "2", "--exact")  # on its own count the cell stands
     assert status == 0 and ("documented: the H100-80GB table for 2 GPUs of your cells (made up) says 'SP=2' at 40960"
                             in " ".join(out.split()))
@@ -1236,6 +1243,24 @@ def test_a_cell_of_fewer_gpus_vouches_for_no_setting_a_gpu_type_with_more_memory
     assert status == 1 and ("no plan for exactly 1 trainer GPU with Qwen3-4B on H100-80GB (counts with a plan at some "
                             "length: 2); other counts need estimates, which --no-estimate turns off") in " ".join(
         out.split())
+
+
+def test_no_estimate_says_where_the_estimates_give_a_plan(cli):
+    # The tables have no Qwen3-32B; the memory model's estimates, which --no-estimate turns off, train it: the reason
+    # says so, as the solver found it. Where they give no plan either, it says nothing of them.
+    status, out, _ = cli("--model", "32B", "--len", "32k", "--gpu", "a100", "--no-estimate")
+    assert (status, out.splitlines()[1]) == (1, (
+        "no plan: the tables have no Qwen3-32B on A100-80GB; the memory model estimates a plan, Env + Offload + SP=2 "
+        "on 6 GPUs at 32768 tokens: drop --no-estimate"))
+    [answer] = json.loads(cli("--model", "8B", "--len", "160k", "--gpus", "8", "--gpu", "h20", "--no-estimate",
+                              "--json")[1])
+    assert answer["reason"] == (
+        "163840 tokens is beyond what the tables allow for Qwen3-8B on H20-96GB within 8 GPUs: the longest is 122880 "
+        "(Env + Offload + SP=4 on 8 GPUs, inferred); the memory model estimates a plan, Env + SP=8 on 8 GPUs at 163840 "
+        "tokens: drop --no-estimate")
+    for flags in (["--no-estimate"], []):  # 200000 tokens trains neither way
+        status, out, _ = cli("--model", "14B", "--len", "200000", "--gpu", "a100", *flags)
+        assert status == 1 and "beyond what the tables" in out and "drop --no-estimate" not in out
 
 
 def test_a_budget_past_the_largest_trainer_says_why_gpus_are_left(cli):
@@ -1637,8 +1662,59 @@ def test_gpus_help_says_rollout_gpus_are_extra_and_the_default_budget_it_plans_w
 
 def test_the_apply_lines_export_env_on_every_node_only_for_a_trainer_past_one_node_of_node_gpus(cli):
     flags = ("--model", "8B", "--gpu", "h100", "--gpus", "16", "--len", "128k")
-    assert "apply          # on every node of the job before `ray start` there:\n" in cli(*flags)[1]
-    assert "apply          # before Ray starts:\n" in cli(*flags, "--node-gpus", "16")[1]
+    assert f"apply          {APPLY_HEADING}\n# on every node of the job before `ray start` there:\n" in cli(*flags)[1]
+    assert f"apply          {APPLY_HEADING}\n# before Ray starts:\n" in cli(*flags, "--node-gpus", "16")[1]
+
+
+APPLIED_4B = [
+    f"apply          {APPLY_HEADING}",
+    "# before Ray starts:",
+    "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True",
+    "model.max_model_len: 102400",
+    "model.rope_scaling: {rope_type: yarn, factor: 2.5, original_max_position_embeddings: 40960}",
+    "trainer.ulysses_sequence_parallel_size: 4",
+    "trainer.max_token_len_per_gpu: 51200",
+    "trainer.trainer_strategy: fsdp2",
+    "# as in the guide's A100 offload measurements:",
+    "trainer.save_hf_checkpoint: never",
+    ("trainer.trainer_config.actor_rollout_ref.{actor,ref}.fsdp_config: {param_offload: true, optimizer_offload: true, "
+     "offload_policy: true}"),
+    "# Trinity 0.6 also takes these (leave them out before 0.6, which refuses them):",
+    "trainer.{param_offload, optimizer_offload, offload_policy}: true",
+    "",
+]
+"""How the README's plan ends: the apply lines, each whole and unindented, then the blank line after the answer."""
+
+
+@pytest.mark.parametrize("columns", [60, 80, 200])
+def test_the_apply_lines_paste_whole_at_any_terminal_width(cli, monkeypatch: pytest.MonkeyPatch, columns: int):
+    # Each apply line is one line, past the terminal's edge where it is longer (the terminal shows it on more rows and
+    # copies it as one): a pasted comment keeps its '#', a key its value. The rows above still fit the width.
+    import io
+
+    from rich.console import Console
+
+    screen = io.StringIO()
+    monkeypatch.setattr(solver.cli.output, "new_console", lambda width=160: Console(
+        width=columns, force_terminal=True, color_system=None, file=screen, **solver.cli.output.PLAIN_TEXT))
+    status, _, err = cli("--maximize", "len", "--gpus", "6", "--model", "4B", "--gpu", "a100")
+    lines = [line.rstrip() for line in screen.getvalue().split("\n")]
+    applied = [*APPLIED_4B[1:], ""]  # the heading beside `apply` wraps like the rows above
+    assert (status, err, lines[-len(applied):]) == (0, "", applied)
+    assert max(len(line) for line in lines[:-len(applied)]) <= columns
+
+
+def test_the_apply_lines_paste_whole_when_piped(cli, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("COLUMNS", "60")
+    status, out, _ = cli("--maximize", "len", "--gpus", "6", "--model", "4B", "--gpu", "a100")
+    assert status == 0 and out.split("\n")[-len(APPLIED_4B) - 1:] == [*APPLIED_4B, ""]
+
+
+def test_a_blank_line_ends_the_apply_lines_before_a_ranking_or_an_explanation(cli):
+    # Unindented, the apply lines would otherwise run into the next heading, and a pasted block take it along.
+    for flags, heading in ((["--top", "2"], "ranked plans"), (["--explain"], "why")):
+        status, out, _ = cli("--model", "4B", "--len", "32k", "--gpus", "4", "--gpu", "h20", *flags)
+        assert status == 0 and f"trainer.max_token_len_per_gpu: 32768\n\n{heading}\n" in out
 
 
 def test_a_plan_that_takes_the_whole_budget_says_it_leaves_the_rollout_no_gpu(cli):

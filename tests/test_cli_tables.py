@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -145,6 +146,17 @@ def test_help_and_version_exit_0(cli):
     assert cli("--help")[0] == 0
     status, out, _ = cli("--version")
     assert status == 0 and out.startswith("solve ")
+
+
+@pytest.mark.parametrize("command", [[], ["tables"], ["map"], ["memory"], ["calibrate"], ["cluster"]])
+def test_help_names_a_doc_as_the_source_has_it(cli, command: list[str]):
+    # A pip install has no docs/: a help that names one says it is the source's (and says enough to start without it).
+    status, out, _ = cli(*command, "--help")
+    words = " ".join(out.split())
+    assert status == 0 and all(words.startswith(" in rft-solver's source", end)
+                               for end in (match.end() for match in re.finditer(r"docs/[\w./-]+", words)))
+    assert command != ["cluster"] or "jobs: [{name, model, max_model_len}] (every field: docs/cluster.md in " \
+        "rft-solver's source)" in words
 
 
 def test_installed_solve_exits_2_without_traceback(tmp_path: Path, solve_script: Path):

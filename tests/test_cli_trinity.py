@@ -18,6 +18,7 @@ from conftest import qwen3_8b_checkpoint
 import solver
 import solver.cli.atomic
 from solver.memory import host_memory_gib
+from solver.render import APPLY_HEADING
 from solver.tables import QueryError
 from solver.trinity import ROLE_KEYS_IGNORED, TRINITY_06_OFFLOAD
 
@@ -676,7 +677,8 @@ def test_write_says_to_export_env_on_every_node_of_a_trainer_past_one_node_of_a_
                                    ("16", "before Ray starts", "# before Ray starts:")):
         status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--gpus", "16", "--node-gpus", node_gpus,
                                "--write", str(patched))
-        assert (status, err.splitlines()[-1]) == (0, f"{export} {when}") and f"apply          {apply}" in out
+        assert (status, err.splitlines()[-1]) == (0, f"{export} {when}")
+        assert f"apply          {APPLY_HEADING}\n{apply}" in out
 
 
 def test_explain_names_where_the_exact_count_came_from(cli, tmp_path: Path):
@@ -2526,7 +2528,7 @@ def test_a_config_for_trinity_05_with_06s_trainer_flags_is_told_and_written_for_
     assert trainer["trainer_config"]["actor_rollout_ref"]["actor"]["fsdp_config"]["offload_policy"] is True
     assert "trainer.{param_offload" not in out
     status, out, _ = cli(*flags, "--trinity-version", "0.6")
-    assert "# Trinity 0.6 also takes these:\n               trainer.{param_offload, optimizer_offload" in out
+    assert "# Trinity 0.6 also takes these:\ntrainer.{param_offload, optimizer_offload" in out
     # A key of 0.6's left empty is refused by 0.5 all the same.
     config.write_text("algorithm: {algorithm_type: grpo}\n"
                       "model: {model_path: /models/Qwen3-14B, max_model_len: 40960}\n"

@@ -863,6 +863,7 @@ def test_cli_cluster_no_estimate_plans_from_the_tables_alone(cli, tmp_path: Path
     reason = result["unplaced"][0]["reason"]
     assert "beyond what the tables allow for Qwen3-8B on A100-80GB" in reason
     assert reason.endswith("(the memory model's estimates train it on 8 GPUs: drop --no-estimate)")
+    assert reason.count("--no-estimate") == 1  # said once, in the cluster's words: not the planner's as well
     # Not where the estimates' fewest GPUs leave the job's rollout no layout either (8 + 4 on one node of 8).
     path.write_text("pools: [{name: a100, gpu: a100, nodes: 1, gpus_per_node: 8}]\n"
                     "jobs: [{name: long-8b, model: 8B, max_model_len: 150000, rollout_gpus: 4}]\n", encoding="utf-8")
@@ -2035,7 +2036,7 @@ def test_a_placed_plan_carries_the_cautions_solve_gives_it(cli, tmp_path: Path):
                          "length"),
                         ("caution: long-32b: 0.7 GiB to spare where the estimate extrapolates, and its error there is "
                          "unmeasured (on much smaller cards and much larger models it runs optimistic by about a GiB "
-                         "and more: docs/memory.md); raise --margin, or measure a step first")]
+                         "and more: docs/memory.md in rft-solver's source); raise --margin, or measure a step first")]
     # Each caution once, with its jobs; a length past Llama 3.1's native context on its own RoPE scaling too.
     path.write_text("pools: [{name: h200, gpu: H200-141GB, nodes: 3, gpus_per_node: 8}]\njobs:\n"
                     "  - {name: llama, model: Llama-3.1-8B, max_model_len: 262144}\n"

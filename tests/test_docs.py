@@ -31,6 +31,13 @@ def test_the_docs_show_commands():
                                                        "cluster.md"}
 
 
+def test_a_json_answer_the_docs_show_comes_with_what_people_read():
+    # A question shown only as --json leaves a reader without the answer as the command prints it.
+    shown = {(page, command) for page, command, _ in shown_commands()}
+    assert [(page, command) for page, command in sorted(shown) if " --json" in command
+            and (page, command.replace(" --json", "")) not in shown] == []
+
+
 @pytest.mark.parametrize(("page", "command", "shown"), shown_commands())
 def test_shown_output_is_what_the_command_prints(monkeypatch, page: str, command: str, shown: str):
     if command.endswith("--help") and sys.version_info >= (3, 13):

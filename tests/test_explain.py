@@ -268,7 +268,9 @@ def test_a_length_beyond_the_estimates_gives_the_longest_per_gpu_count_and_where
 
 def test_a_model_without_tables_says_so():
     answer, reasons = explained(gpu="a100", model="32B", max_model_len=8192)
-    assert [(r.rule, r.detail) for r in reasons] == [("no_table", "the tables have no Qwen3-32B on A100-80GB")]
+    assert [(r.rule, r.detail) for r in reasons] == [("no_table", (
+        "the tables have no Qwen3-32B on A100-80GB; the memory model estimates a plan, Env + Offload on 6 GPUs at 8192 "
+        "tokens: drop --no-estimate"))]
 
 
 def test_explanations_are_deterministic():

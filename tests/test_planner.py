@@ -166,7 +166,9 @@ def test_a_gpu_count_without_a_table_is_inferred_estimated_or_named():
 
 def test_a_model_without_tables_is_estimated_or_named():
     answer = solve_one("A100-80GB", model="32B", max_model_len=8192, estimate="never")
-    assert (answer.status, answer.reason) == ("infeasible", "the tables have no Qwen3-32B on A100-80GB")
+    assert (answer.status, answer.reason) == ("infeasible", (
+        "the tables have no Qwen3-32B on A100-80GB; the memory model estimates a plan, Env + Offload on 6 GPUs at 8192 "
+        "tokens: drop --no-estimate"))
     answer = solve_one("A100-80GB", model="32B", max_model_len=8192)
     assert answer.status == "optimal" and answer.plans[0].evidence == "estimated"
 

@@ -50,7 +50,9 @@ def build_cluster_parser() -> argparse.ArgumentParser:
         epilog="Exit status: 0 every job placed, 1 some job unplaced (or no placement), 2 bad input.",
         elsewhere={("minimize", "gpus"): "the fewest GPUs for one job: solve --minimize gpus --model M --len L"},
     )
-    parser.add_argument("file", metavar="FILE.yaml", type=path_argument, help="pools and jobs (see docs/cluster.md)")
+    parser.add_argument("file", metavar="FILE.yaml", type=path_argument, help=(
+        "pools and jobs: pools: [{name, gpu, nodes, gpus_per_node}], jobs: [{name, model, max_model_len}] (every "
+        "field: docs/cluster.md in rft-solver's source)"))
     parser.add_argument("--minimize", choices=["nodes"], help="place every job, on the fewest nodes")
     parser.add_argument("--no-widen", action="store_false", dest="widen",
                         help="leave idle GPUs idle (by default a placed job grows onto idle GPUs of its node where "

@@ -38,9 +38,9 @@ PLAIN_TEXT: dict[str, Any] = {"markup": False, "emoji": False}
 
 
 def print_view(view: RenderableType, prog: str) -> Console:
-    """Print `view` on stdout (`new_console`); on a terminal too narrow for one of its tables with a header (the
-    ranked plans, a placement), a note on stderr first: rich would break their words or cut their cells. The
-    console, for more lines."""
+    """Print `view` on stdout (`new_console`), a line past the terminal's width uncut; on a terminal too narrow for
+    one of its tables with a header (the ranked plans, a placement), a note on stderr first: rich would break their
+    words or cut their cells. The console, for more lines."""
     console = new_console()
     if console.is_terminal:
         unbounded = Console(width=1 << 16, file=io.StringIO(), **PLAIN_TEXT)
@@ -50,7 +50,7 @@ def print_view(view: RenderableType, prog: str) -> Console:
         if needed > console.width:
             print(f"{prog}: note: the table needs {needed} columns and the terminal has {console.width}: widen it, "
                   "pipe the output (| less -S), or use --json", file=sys.stderr)
-    console.print(view)
+    console.print(view, crop=False)  # a line rich was told not to wrap (a plan's apply line) stays whole
     return console
 
 
