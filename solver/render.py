@@ -486,12 +486,14 @@ def _predicted(current: CurrentSettings) -> str:
     return f" (the memory model predicts {total:.1f} GiB per GPU, of {usable:.1f} usable{step})"
 
 
-def _explanation(reasons: Iterable[Reason]) -> Group:
+def _explanation(reasons: Iterable[Reason], said: str | None) -> Group:
+    """The ``why`` rows: each rule and what it means here; one that only repeats the reason `said` above (the
+    tables hold no plan at all) points to it."""
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="dim", no_wrap=True)
     grid.add_column()
     for reason in reasons:
-        grid.add_row(reason.rule, reason.detail)
+        grid.add_row(reason.rule, "the reason above" if reason.detail == said else reason.detail)
     return Group(Text("why", style="bold"), grid)
 
 
@@ -524,7 +526,7 @@ def answers_view(answers: Iterable[Answer], query: Query, catalog: Catalog, vers
             if answer.explanation is None:
                 renderables.append(Text(UNDECIDED_HINT if answer.status == "unknown" else NO_PLAN_HINT, style="dim"))
         if answer.explanation:
-            renderables.append(_explanation(answer.explanation))
+            renderables.append(_explanation(answer.explanation, None if answer.plans else answer.reason))
         if after_apply is not None and after_apply < len(renderables):  # a blank line ends the lines to paste
             renderables.insert(after_apply, Text())
         renderables.append(Text())

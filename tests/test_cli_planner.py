@@ -1153,7 +1153,8 @@ _NOTHING_FITS = ("the tables have no Qwen3-32B on x, and the memory model estima
      ("no plan: 4096 tokens is beyond what the tables and the memory model's estimates allow for Qwen3-0.6B on x "
       "within 1 GPU: the longest is 2048 on the 1024-token grid")),
     (("--model", "32B", "--gpus", "1", "--maximize", "len"), f"no plan: {_NOTHING_FITS}"),
-    (("--model", "32B", "--gpus", "1", "--maximize", "len", "--explain"), f"why no_table {_NOTHING_FITS}"),
+    (("--model", "32B", "--gpus", "1", "--maximize", "len", "--explain"),
+     f"no plan: {_NOTHING_FITS} why no_table the reason above"),
 ])
 def test_a_gpu_too_small_for_a_grid_step_has_no_plan_and_says_so(cli, flags: tuple[str, ...], says: str):
     # 8 GiB hold no 1024 tokens of Qwen3-32B on one GPU, nor 4096 of Qwen3-0.6B: no plan, exit 1, no traceback.
