@@ -808,10 +808,10 @@ def _unplaced(planner: _Planner, fleet: Fleet, options: list[Option], placed: se
 
 
 def _least_rooms(planner: _Planner, job: Job, ways: dict[str, list[Option]]) -> str:
-    """The pools a job has `ways` in (by pool name, in the fleet's order), each with the least its ways there take, in
-    words: the fewest
-    GPUs of one node (where the pool's host memory could run short, each (GPUs, host memory) of a way that no other
-    way needs less of both: an Offload way may take fewer GPUs and more host memory), or the fewest whole nodes."""
+    """The pools a job has `ways` in (keyed by pool name, in the fleet's order), each with the least its ways there
+    take, in words: the fewest GPUs of one node (where the pool's host memory could run short, each (GPUs, host
+    memory) of a way that no other way needs less of both: an Offload way may take fewer GPUs and more host memory),
+    or the fewest whole nodes."""
     rooms = []
     for name, options in ways.items():
         shared = [option for option in options if option.size]

@@ -544,9 +544,7 @@ WIDENED_NOTE = "(+N): grown onto N idle GPUs of its node, where more GPUs run it
 """A cluster table's note on the jobs that `place` widened."""
 MORE_ROLLOUT_NOTE = "(N asked): a trainer on whole nodes leaves its rollout whole nodes, more GPUs than the job asked"
 """A cluster table's note on the jobs whose rollout takes more GPUs than they asked."""
-TIE_BREAK_UNPROVEN = ("placement optimal; tie-break not proven: the time limit stopped the pick among the equally good "
-                      "placements, so another run or --workers may give another of them (raise --time-limit)")
-"""The line under an ``optimal`` cluster status whose tie-break did not prove its pick."""
+
 AT_LEAST_NOTE = "(≥N): the job asked for at_least N tokens, longer where a plan allows"
 """A cluster table's note on the jobs that asked for at_least a length."""
 TRAINER_NODES_NOTE = ("host GiB/node (N, ...): needed on those of its nodes that its trainer runs on; the others hold "
@@ -554,6 +552,14 @@ TRAINER_NODES_NOTE = ("host GiB/node (N, ...): needed on those of its nodes that
 """A cluster table's note on the jobs with nodes of their rollout alone, whose host need is their trainer's nodes'."""
 COST_NOTE = "cost: the job's relative step time, as solve gives its plan (compare within one GPU type)"
 """The line under a cluster's tables that says what their cost column counts."""
+
+
+def tie_break_unproven(interrupted: bool) -> str:
+    """The line under an ``optimal`` cluster status whose tie-break did not prove its pick: the time limit, or
+    Ctrl-C where `interrupted`, stopped it."""
+    return (f"placement optimal; tie-break not proven: {'Ctrl-C' if interrupted else 'the time limit'} stopped the "
+            "pick among the equally good placements, so another run or --workers may give another of them"
+            + ("" if interrupted else " (raise --time-limit)"))
 
 
 def cluster_json(result: ClusterResult) -> str:
@@ -633,7 +639,7 @@ def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = Fal
     else:
         renderables.append(Text(f"status: {result.status}", style="bold red"))
     if result.status == "optimal" and not result.tie_broken:
-        renderables.append(Text(TIE_BREAK_UNPROVEN, style="yellow"))
+        renderables.append(Text(tie_break_unproven(result.interrupted), style="yellow"))
     if result.host_rounded:
         renderables.append(Text(
             f"host memory of the jobs rounded up into classes in {', '.join(result.host_rounded)} (the ways to "
