@@ -241,7 +241,7 @@ def _with_estimated_plan(catalog: Catalog, query: Query, answer: Answer) -> Answ
         return answer
     return answer.model_copy(update={"reason": (
         f"{answer.reason}; the memory model estimates a plan, {estimated.setting.label} on "
-        f"{counted(estimated.gpus, 'GPU')} at {estimated.max_model_len} tokens{estimated.lowered_words}: drop "
+        f"{counted(estimated.gpus, 'GPU')} at {estimated.max_model_len} tokens: drop "
         "--no-estimate")})
 
 
@@ -647,9 +647,9 @@ def _host_need(catalog: Catalog, data: PlanningData, query: Query) -> str:
     # plan at the length takes the most GPUs).
     at_length = unlimited.model_copy(update={"objective": "cheapest", "max_model_len": best.max_model_len,
                                              "exact": False})
-    candidates = (optional_best(catalog, at_length.model_copy(update={
-        "objective": "min_gpus", "offload": False if query.offload is None else query.offload}), data.gpu),
-                  optional_best(catalog, at_length, data.gpu))
+    fewest = optional_best(catalog, at_length.model_copy(update={
+        "objective": "min_gpus", "offload": False if query.offload is None else query.offload}), data.gpu)
+    candidates = (fewest, best if at_length == unlimited else optional_best(catalog, at_length, data.gpu))
     lighter = min((plan for plan in candidates if plan is not None),
                   key=lambda plan: _host_need_gib(data, query, plan), default=None)
     if lighter is not None and _host_need_gib(data, query, lighter) < _host_need_gib(data, query, best):
