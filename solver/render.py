@@ -243,8 +243,8 @@ def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, vers
     beside_length = length_cautions(model, plan.max_model_len)  # said beside the length
     for caution in (caution for caution in plan.cautions if caution not in beside_length):
         grid.add_row("caution", Text(caution, style="yellow"))
-    if plan.host_memory_words is not None:
-        grid.add_row("host memory", f"{plan.host_memory_words} (--host-ram)")
+    if (host := plan.host_memory_words(plan.nodes or 1, plan.rollout_gpus or 0)) is not None:
+        grid.add_row("host memory", f"{host} (--host-ram)")
     if answer.measured is not None:
         measured = answer.measured
         grid.add_row("tables' best", f"{measured.setting.label} on {counted(measured.gpus, 'GPU')} at {measured.max_model_len} "

@@ -2583,3 +2583,6 @@ def test_a_job_s_host_need_is_shown_for_its_trainer_s_nodes_not_its_rollout_s(
     out = cli("cluster", str(path))[1]
     assert f"│ 0, 1  │ all  │ w   │ {trainer:>7} │ {rollout:>7} │ " in out and "│     311.3 (0) │\n" in out
     assert f"\n{solver.render.TRAINER_NODES_NOTE}\n" in out.replace("\nalone", " alone")
+    assert cli("cluster", str(path), "--emit-dir", str(tmp_path / "configs"))[0] == 0
+    assert ("\n# host memory: 311.3 GiB for Offload, per node the trainer runs on (1 of 2: the other holds only its "
+            "rollout)\n") in (tmp_path / "configs" / "w.yaml").read_text(encoding="utf-8")
