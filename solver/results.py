@@ -522,6 +522,9 @@ class ClusterResult(_Timed, defer_build=True):
                               "placement with the host memory rounded)")
     placements: tuple[Placement, ...]
     unplaced: tuple[Unplaced, ...]
+    no_way_to_run: tuple[str, ...] = Field(default=(), description=(
+        "the jobs (names, in the fleet's order) with no way to run in any pool they may use, whatever else is placed "
+        "(their reasons say why): no placement holds them, so the placed priority's bound leaves them out"))
     pools: tuple[PoolUse, ...] = Field(description="what the placement uses of each pool, in the fleet's order")
     host_rounded: tuple[str, ...] = Field(default=(), description=(
         "pools whose jobs' host memory the placement rounded up into a few classes (the ways to fill "

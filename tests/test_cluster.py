@@ -803,8 +803,9 @@ def test_cli_cluster_prints_tables_and_json(cli, tmp_path: Path):
     assert lines[lines.index(note) - 2].startswith("└")
     status, out, _ = cli("cluster", str(path), "--json")
     result = json.loads(out)
-    assert list(result) == ["status", "objective", "objective_counts", "bound", "placements", "unplaced", "pools",
-                            "host_rounded", "undecided_ways", "tie_broken", "interrupted"]
+    assert list(result) == ["status", "objective", "objective_counts", "bound", "placements", "unplaced",
+                            "no_way_to_run", "pools", "host_rounded", "undecided_ways", "tie_broken", "interrupted"]
+    assert result["no_way_to_run"] == []
     # What the pools' titles say: 2 nodes and 15 of 16 GPUs used in a100, 1 node and 6 of 8 in h20.
     assert result["pools"] == [{"pool": "a100", "nodes": 2, "gpus": 16, "nodes_used": 2, "gpus_used": 15},
                                {"pool": "h20", "nodes": 1, "gpus": 8, "nodes_used": 1, "gpus_used": 6}]
@@ -873,7 +874,8 @@ def test_cli_cluster_no_estimate_plans_from_the_tables_alone(cli, tmp_path: Path
                     "jobs: [{name: long-8b, model: 8B, max_model_len: 131072}]\n", encoding="utf-8")
     status, out, _ = cli("cluster", str(path), "--no-estimate")
     pool_lines = out.split("unplaced jobs")[0].splitlines()
-    assert pool_lines == ["status: optimal; placed priority (of 1): 0, proven bound 0",
+    assert pool_lines == [("status: optimal; placed priority (of 1, or 0 without the job that has no way to run): 0, "
+                           "proven bound 0"),
                           "pool a100: 1 x 8 A100-80GB; 0 nodes and 0 of 8 GPUs used"]  # no empty table
 
 
@@ -2586,3 +2588,27 @@ def test_a_job_s_host_need_is_shown_for_its_trainer_s_nodes_not_its_rollout_s(
     assert cli("cluster", str(path), "--emit-dir", str(tmp_path / "configs"))[0] == 0
     assert ("\n# host memory: 311.3 GiB for Offload, per node the trainer runs on (1 of 2: the other holds only its "
             "rollout)\n") in (tmp_path / "configs" / "w.yaml").read_text(encoding="utf-8")
+
+
+def test_the_placed_priority_says_what_the_jobs_with_a_way_to_run_can_reach(cli, tmp_path: Path):
+    # Of 17, `never` (priority 10: Qwen3-32B at 262144 tokens, past what one A100 node trains) has no way in any pool:
+    # the placement can reach 7 at most, and places 4 (the two priority-2 jobs beat the priority-3 one).
+    path = tmp_path / "fleet.yaml"
+    path.write_text("pools: [{name: lab, gpu: A100-80GB, nodes: 1, gpus_per_node: 8}]\n"
+                    "jobs:\n"
+                    "  - {name: urgent-14b, model: Qwen3-14B, max_model_len: 32768, rollout_gpus: 4, priority: 3}\n"
+                    "  - {name: side-4b, model: Qwen3-4B, max_model_len: 16384, rollout_gpus: 2, priority: 2}\n"
+                    "  - {name: side-1.7b, model: Qwen3-1.7B, max_model_len: 16384, rollout_gpus: 2, priority: 2}\n"
+                    "  - {name: never, model: Qwen3-32B, max_model_len: 262144, rollout_gpus: 2, priority: 10}\n"
+                    "  - {name: never-2, model: Qwen3-32B, max_model_len: 262144, rollout_gpus: 2}\n",
+                    encoding="utf-8")
+    status, out, _ = cli("cluster", str(path))
+    assert status == 1 and out.startswith("status: optimal; placed priority (of 18, or 7 without the 2 jobs that have "
+                                          "no way to run): 4, proven bound 4\n")
+    result = json.loads(cli("cluster", str(path), "--json")[1])
+    assert (result["objective"], result["bound"], result["no_way_to_run"]) == (4, 4, ["never", "never-2"])
+    assert [job["job"] for job in result["unplaced"]] == ["urgent-14b", "never", "never-2"]
+    path.write_text(path.read_text(encoding="utf-8").replace("  - {name: never-2,", "  # "), encoding="utf-8")
+    assert cli("cluster", str(path))[1].startswith(
+        "status: optimal; placed priority (of 17, or 7 without the job that has no way to run): 4, proven bound 4\n")
+    assert json.loads(cli("cluster", str(path), "--minimize", "nodes", "--json")[1])["no_way_to_run"] == ["never"]
