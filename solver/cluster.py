@@ -43,7 +43,7 @@ from solver.results import (
     host_need_words,
 )
 from solver.rules import batch_split_violation, rollout_layout, validated_length
-from solver.solve import answer_for, checked
+from solver.solve import answer_for, checked, estimated_plan_words
 from solver.tables import (
     MAX_ESTIMATED_GPUS,
     AtLeast,
@@ -906,15 +906,25 @@ def _beside(trainer_gpus: int, rollout_gpus: int, pool: Pool) -> bool:
 
 
 def _estimates_would(planner: _Planner, query: Query, pool: Pool, rollout_gpus: int) -> str:
-    """With estimates off (``--no-estimate``): that the memory model's estimates train the job's model and length
-    on the fewest GPUs of the pool that leave its `rollout_gpus` a layout there, in words, where they do (""
-    otherwise)."""
+    """With estimates off (``--no-estimate``): the plan the memory model's estimates give the job's model and length
+    on the fewest GPUs of the pool that leave its `rollout_gpus` a layout there, in words, where they give one; else,
+    where the pool's host memory rules theirs out, the one they would give without it and the host memory it needs
+    ("" otherwise)."""
     if planner.estimate != "never":
         return ""
-    plan = _way_without(planner, query, pool, rollout_gpus, estimate="auto")
-    if plan is None:
-        return ""
-    return f" (the memory model's estimates train it on {counted(plan.gpus, 'GPU')}: drop --no-estimate)"
+    if plan := _way_without(planner, query, pool, rollout_gpus, estimate="auto"):
+        return f" ({estimated_plan_words(plan)}: drop --no-estimate)"
+    if pool.host_ram_gb is not None and (plan := _way_without(planner, query, pool, rollout_gpus, estimate="auto",
+                                                              host_ram_gb=None)):
+        return f" ({estimated_plan_words(plan)}, but {_host_words(planner, query.model, pool, plan)})"
+    return ""
+
+
+def _host_words(planner: _Planner, model: str, pool: Pool, plan: Plan) -> str:
+    """The host memory a plan of `model` needs per node, more than `pool`'s, in words."""
+    need = host_memory_gib(planner.catalog.model(model), plan.gpus, pool.gpus_per_node, plan.offload)
+    return (f"{host_need_words(f'{shown_host_gib(need):.1f}', plan.offload)}, more than the pool's host_ram_gb "
+            f"{pool.host_ram_gb:g}")
 
 
 def _limits_words(planner: _Planner, query: Query, pool: Pool, rollout_gpus: int) -> str:
@@ -924,10 +934,7 @@ def _limits_words(planner: _Planner, query: Query, pool: Pool, rollout_gpus: int
     data-parallel ranks break, in words ("" otherwise)."""
     hints = []
     if pool.host_ram_gb is not None and (plan := _way_without(planner, query, pool, rollout_gpus, host_ram_gb=None)):
-        need = host_memory_gib(planner.catalog.model(query.model), plan.gpus, pool.gpus_per_node, plan.offload)
-        hints.append(f"{plan.gpus} would, with {plan.setting.label}, but "
-                     f"{host_need_words(f'{shown_host_gib(need):.1f}', plan.offload)}, more than the pool's "
-                     f"host_ram_gb {pool.host_ram_gb:g}")
+        hints.append(f"{plan.gpus} would, with {plan.setting.label}, but {_host_words(planner, query.model, pool, plan)}")
     if query.train_batch_size is not None and (plan := _way_without(planner, query, pool, rollout_gpus,
                                                                     train_batch_size=None)):
         broken = batch_split_violation(query.train_batch_size, plan.gpus, plan.sp, query.train_batch_source)

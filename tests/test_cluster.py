@@ -279,7 +279,8 @@ def test_the_longest_a_too_long_job_s_reason_offers_has_a_layout_beside_its_roll
     assert solved(instance, tmp_path, estimates=False)["unplaced"] == [{"job": "j", "reason": (
         "a (up to 10 of its GPUs for the trainer, beside 6 rollout GPUs): 131072 tokens is beyond what the tables "
         "allow for Qwen3-14B on A100-80GB within 10 GPUs: the longest is 92160 (Env + Offload + SP=4 on 8 GPUs, "
-        "inferred) (the memory model's estimates train it on 8 GPUs: drop --no-estimate)")}]
+        "inferred) (the memory model estimates a plan, Env + Offload + SP=8 on 8 GPUs at 131072 tokens: drop "
+        "--no-estimate)")}]
 
 
 def test_a_layout_needs_the_nodes_the_pool_has(tmp_path: Path):
@@ -863,7 +864,8 @@ def test_cli_cluster_no_estimate_plans_from_the_tables_alone(cli, tmp_path: Path
     assert (status, err, result["placements"]) == (1, "", [])
     reason = result["unplaced"][0]["reason"]
     assert "beyond what the tables allow for Qwen3-8B on A100-80GB" in reason
-    assert reason.endswith("(the memory model's estimates train it on 8 GPUs: drop --no-estimate)")
+    assert reason.endswith("(the memory model estimates a plan, Env + SP=8 on 8 GPUs at 131072 tokens: drop "
+                           "--no-estimate)")
     assert reason.count("--no-estimate") == 1  # said once, in the cluster's words: not the planner's as well
     # Not where the estimates' fewest GPUs leave the job's rollout no layout either (8 + 4 on one node of 8).
     path.write_text("pools: [{name: a100, gpu: a100, nodes: 1, gpus_per_node: 8}]\n"
@@ -885,8 +887,21 @@ def test_no_estimate_names_the_estimates_where_their_layout_takes_every_node_of_
     instance = {"pools": [{"name": "h100", "gpu": "H100-80GB", "nodes": 2, "gpus_per_node": 8}],
                 "jobs": [{"name": "j", "model": "8B", "max_model_len": 32768, "rollout_gpus": 8}]}
     assert solved(instance, tmp_path, estimates=False)["unplaced"] == [{"job": "j", "reason": (
-        "h100: the tables have no Qwen3-8B on H100-80GB (the memory model's estimates train it on 8 GPUs: drop "
-        "--no-estimate)")}]
+        "h100: the tables have no Qwen3-8B on H100-80GB (the memory model estimates a plan, Env + SP=2 on 8 GPUs at "
+        "32768 tokens: drop --no-estimate)")}]
+
+
+def test_no_estimate_says_where_the_estimates_plan_needs_more_host_memory_than_the_pool_has(tmp_path: Path):
+    # The tables have no Qwen3-32B on the A100; the estimates' fewest GPUs beside 8 rollout GPUs on 2 nodes (8 + 8)
+    # offload 594.2 GiB per node, more than the pool's 400: dropping --no-estimate would not place it either.
+    instance = {"pools": [{**ONE_NODE, "name": "a", "nodes": 2, "host_ram_gb": 400}],
+                "jobs": [{"name": "j", "model": "Qwen3-32B", "max_model_len": 32768, "rollout_gpus": 8}]}
+    assert solved(instance, tmp_path, estimates=False)["unplaced"] == [{"job": "j", "reason": (
+        "a: the tables have no Qwen3-32B on A100-80GB (the memory model estimates a plan, Env + Offload + SP=2 on 8 "
+        "GPUs at 32768 tokens, but with Offload it needs 594.2 GiB of host memory per node, more than the pool's "
+        "host_ram_gb 400)")}]
+    [unplaced] = solved(instance, tmp_path)["unplaced"]  # with the estimates, the same need rules it out
+    assert "8 would, with Env + Offload + SP=2, but with Offload it needs 594.2 GiB" in unplaced["reason"]
 
 
 def test_a_pool_too_small_for_the_rollout_does_not_end_the_reasons(tmp_path: Path):
