@@ -43,7 +43,7 @@ from solver.results import (
     host_need_words,
 )
 from solver.rules import batch_split_violation, rollout_layout, validated_length
-from solver.solve import answer_for, checked
+from solver.solve import answer_for, checked, estimated_plan_words
 from solver.tables import (
     MAX_ESTIMATED_GPUS,
     AtLeast,
@@ -253,6 +253,12 @@ def _ways(planner: _Planner, fleet: Fleet, index: int, pool_index: int, counts: 
     return ways
 
 
+def _without_ways(fleet: Fleet, options: Sequence[Option]) -> list[int]:
+    """The jobs (indexes) that `options` give no way to run in any pool they may use."""
+    with_options = {option.job for option in options}
+    return [index for index in range(len(fleet.jobs)) if index not in with_options]
+
+
 def pool_use(fleet: Fleet, placements: Sequence[Placement]) -> tuple[PoolUse, ...]:
     """What `placements` use of each pool of `fleet`: the nodes a job uses, and the GPUs the jobs take."""
     return tuple(PoolUse(pool=pool.name, nodes=pool.nodes, gpus=pool.nodes * pool.gpus_per_node,
@@ -447,10 +453,10 @@ def place(
     options, host_rounded = host_footprints(fleet, [option for index in range(len(fleet.jobs))
                                                     for option in job_options(planner, fleet, index)])
     every_job = minimize == "nodes"
-    with_options = {option.job for option in options}
-    stuck = [index for index in range(len(fleet.jobs)) if index not in with_options]
+    stuck = _without_ways(fleet, options)
     # Why the jobs without a way have none, asked now so that the time it takes counts against the limit.
     unplaced = tuple(Unplaced(job=fleet.jobs[i].name, reason=_why_no_option(planner, fleet, i)) for i in stuck)
+    no_way = tuple(fleet.jobs[i].name for i in stuck)
     planning_s = time.monotonic() - started
     if every_job and stuck:  # all or none: the other jobs are not placed either, and say why
         return _none_placed(fleet, stuck, unplaced, planner.undecided, started)
@@ -484,7 +490,7 @@ def place(
                                  placements=(), pools=pool_use(fleet, ()),
                                  unplaced=_all_unplaced(fleet, verdict, interrupt.caught,
                                                         host_rounded if rounded_only else (), options),
-                                 host_rounded=host_rounded, undecided_ways=planner.undecided,
+                                 no_way_to_run=no_way, host_rounded=host_rounded, undecided_ways=planner.undecided,
                                  wall_time_s=time.monotonic() - started, interrupted=interrupt.caught)
     if first_failed is not None:  # out of time before a first solution: the greedy placement stands
         search.proven = False
@@ -502,8 +508,8 @@ def place(
         placements, unplaced = _decode(fleet, options, values, counts, planner, None, first_proven)
     return ClusterResult(status="optimal" if proven and not host_rounded and not undecided else "feasible",
                          objective=objective, bound=bound, objective_counts=counted_by, placements=placements,
-                         unplaced=unplaced, pools=pool_use(fleet, placements), host_rounded=host_rounded,
-                         undecided_ways=undecided, tie_broken=search.tie_broken,
+                         unplaced=unplaced, no_way_to_run=no_way, pools=pool_use(fleet, placements),
+                         host_rounded=host_rounded, undecided_ways=undecided, tie_broken=search.tie_broken,
                          wall_time_s=time.monotonic() - started, planning_s=planning_s, interrupted=interrupted)
 
 
@@ -517,7 +523,8 @@ def _none_placed(fleet: Fleet, stuck: list[int], unplaced: tuple[Unplaced, ...],
                                                  "nowhere") for i, job in enumerate(fleet.jobs) if i not in stuck)
     return ClusterResult(status="unknown" if undecided else "infeasible", objective=None, bound=None,
                          objective_counts="nodes", placements=(), unplaced=unplaced + others,
-                         pools=pool_use(fleet, ()), undecided_ways=undecided, wall_time_s=time.monotonic() - started)
+                         no_way_to_run=tuple(fleet.jobs[i].name for i in stuck), pools=pool_use(fleet, ()),
+                         undecided_ways=undecided, wall_time_s=time.monotonic() - started)
 
 
 def _stages(fleet: Fleet, options: list[Option], built: _Model,
@@ -899,15 +906,25 @@ def _beside(trainer_gpus: int, rollout_gpus: int, pool: Pool) -> bool:
 
 
 def _estimates_would(planner: _Planner, query: Query, pool: Pool, rollout_gpus: int) -> str:
-    """With estimates off (``--no-estimate``): that the memory model's estimates train the job's model and length
-    on the fewest GPUs of the pool that leave its `rollout_gpus` a layout there, in words, where they do (""
-    otherwise)."""
+    """With estimates off (``--no-estimate``): the plan the memory model's estimates give the job's model and length
+    on the fewest GPUs of the pool that leave its `rollout_gpus` a layout there, in words, where they give one; else,
+    where the pool's host memory rules theirs out, the one they would give without it and the host memory it needs
+    ("" otherwise)."""
     if planner.estimate != "never":
         return ""
-    plan = _way_without(planner, query, pool, rollout_gpus, estimate="auto")
-    if plan is None:
-        return ""
-    return f" (the memory model's estimates train it on {counted(plan.gpus, 'GPU')}: drop --no-estimate)"
+    if plan := _way_without(planner, query, pool, rollout_gpus, estimate="auto"):
+        return f" ({estimated_plan_words(plan)}: drop --no-estimate)"
+    if pool.host_ram_gb is not None and (plan := _way_without(planner, query, pool, rollout_gpus, estimate="auto",
+                                                              host_ram_gb=None)):
+        return f" ({estimated_plan_words(plan)}, but {_host_words(planner, query.model, pool, plan)})"
+    return ""
+
+
+def _host_words(planner: _Planner, model: str, pool: Pool, plan: Plan) -> str:
+    """The host memory a plan of `model` needs per node, more than `pool`'s, in words."""
+    need = host_memory_gib(planner.catalog.model(model), plan.gpus, pool.gpus_per_node, plan.offload)
+    return (f"{host_need_words(f'{shown_host_gib(need):.1f}', plan.offload)}, more than the pool's host_ram_gb "
+            f"{pool.host_ram_gb:g}")
 
 
 def _limits_words(planner: _Planner, query: Query, pool: Pool, rollout_gpus: int) -> str:
@@ -917,10 +934,7 @@ def _limits_words(planner: _Planner, query: Query, pool: Pool, rollout_gpus: int
     data-parallel ranks break, in words ("" otherwise)."""
     hints = []
     if pool.host_ram_gb is not None and (plan := _way_without(planner, query, pool, rollout_gpus, host_ram_gb=None)):
-        need = host_memory_gib(planner.catalog.model(query.model), plan.gpus, pool.gpus_per_node, plan.offload)
-        hints.append(f"{plan.gpus} would, with {plan.setting.label}, but "
-                     f"{host_need_words(f'{shown_host_gib(need):.1f}', plan.offload)}, more than the pool's "
-                     f"host_ram_gb {pool.host_ram_gb:g}")
+        hints.append(f"{plan.gpus} would, with {plan.setting.label}, but {_host_words(planner, query.model, pool, plan)}")
     if query.train_batch_size is not None and (plan := _way_without(planner, query, pool, rollout_gpus,
                                                                     train_batch_size=None)):
         broken = batch_split_violation(query.train_batch_size, plan.gpus, plan.sp, query.train_batch_source)
@@ -1066,6 +1080,7 @@ def greedy(fleet: Fleet, catalog: Catalog, weights: Weights | None = None,
     unplaced = _unplaced(planner, fleet, options, set(choice))
     total = sum(fleet.jobs[i].priority for i in choice)
     return ClusterResult(status="feasible", objective=total, bound=None, placements=placements, unplaced=unplaced,
+                         no_way_to_run=tuple(fleet.jobs[i].name for i in _without_ways(fleet, options)),
                          pools=pool_use(fleet, placements))
 
 

@@ -244,8 +244,8 @@ def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, vers
     beside_length = length_cautions(model, plan.max_model_len)  # said beside the length
     for caution in (caution for caution in plan.cautions if caution not in beside_length):
         grid.add_row("caution", Text(caution, style="yellow"))
-    if plan.host_memory_words is not None:
-        grid.add_row("host memory", f"{plan.host_memory_words} (--host-ram)")
+    if (host := plan.host_memory_words(plan.nodes or 1, plan.rollout_gpus or 0)) is not None:
+        grid.add_row("host memory", f"{host} (--host-ram)")
     if answer.measured is not None:
         measured = answer.measured
         grid.add_row("tables' best", f"{measured.setting.label} on {counted(measured.gpus, 'GPU')} at {measured.max_model_len} "
@@ -625,8 +625,7 @@ def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = Fal
     renderables: list[Any] = []
     if result.objective is not None:
         gap = f", gap {result.gap:.1%}" if result.gap else ""
-        measure = ("nodes used" if minimize_nodes else
-                   f"placed priority (of {sum(job.priority for job in fleet.jobs)})")
+        measure = "nodes used" if minimize_nodes else f"placed priority ({_priority_within_reach(result, fleet)})"
         stopped = ("interrupted" if result.interrupted else "time ran out") + " before the search's first placement"
         bound = f"proven bound {result.bound}" if result.bound is not None else (
             f"no bound proven ({stopped}: the greedy one stands{'' if result.interrupted else '; raise --time-limit'})")
@@ -667,6 +666,19 @@ def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = Fal
     if result.unplaced:
         renderables.append(_unplaced_view(result, len(fleet.jobs)))
     return Group(*renderables)
+
+
+def _priority_within_reach(result: ClusterResult, fleet: Fleet) -> str:
+    """The fleet's total priority, in words (``of 17``), and where some jobs have no way to run in any pool
+    (`ClusterResult.no_way_to_run`), the most a placement can reach without them (``of 17, or 7 without the job
+    that has no way to run``)."""
+    total = sum(job.priority for job in fleet.jobs)
+    wayless = set(result.no_way_to_run)
+    if not wayless:
+        return f"of {total}"
+    reachable = sum(job.priority for job in fleet.jobs if job.name not in wayless)
+    jobs = "the job that has" if len(wayless) == 1 else f"the {len(wayless)} jobs that have"
+    return f"of {total}, or {reachable} without {jobs} no way to run"
 
 
 def _unplaced_view(result: ClusterResult, jobs: int) -> Table:

@@ -10,7 +10,15 @@ from typing import Any, Literal
 from pydantic import Field, SerializerFunctionWrapHandler, computed_field, model_serializer, model_validator
 
 from solver.query import Objective, Pins
-from solver.rules import NODE_GPUS, Evidence, SourceCell, TablesVerdict, token_budget, uneven_split_caution
+from solver.rules import (
+    NODE_GPUS,
+    Evidence,
+    SourceCell,
+    TablesVerdict,
+    token_budget,
+    trainer_node_count,
+    uneven_split_caution,
+)
 from solver.tables import Frozen, GpuType, MemoryModel, Model, Setting, check_types
 
 Status = Literal["optimal", "feasible", "infeasible", "unknown"]
@@ -235,12 +243,19 @@ class Plan(Frozen):
         model's calibration (`beyond_calibration`)."""
         return self.evidence + (", extrapolated" if self.beyond_calibration else "")
 
-    @property
-    def host_memory_words(self) -> str | None:
-        """The host memory per node the plan needs and what for, in words (None where `host_memory_gb` is)."""
+    def host_memory_words(self, nodes: int = 1, rollout_gpus: int = 0) -> str | None:
+        """The host memory per node the plan needs and what for, in words (None where `host_memory_gb` is), on a layout
+        of `nodes` nodes with `rollout_gpus` rollout GPUs: per node its trainer runs on, where the others hold its
+        rollout alone (`trainer_node_count`)."""
         if self.host_memory_gb is None:
             return None
-        return f"{self.host_memory_gb:.1f} GiB per node {'for Offload' if self.offload else 'while the model loads'}"
+        purpose = "for Offload" if self.offload else "while the model loads"
+        trainer_nodes = trainer_node_count(self.gpus, rollout_gpus, nodes)
+        if trainer_nodes == nodes:
+            return f"{self.host_memory_gb:.1f} GiB per node {purpose}"
+        others = "the other holds" if nodes - trainer_nodes == 1 else "the others hold"
+        return (f"{self.host_memory_gb:.1f} GiB {purpose}, per node the trainer runs on ({trainer_nodes} of {nodes}: "
+                f"{others} only its rollout)")
 
     @property
     def room_words(self) -> str:
@@ -464,7 +479,7 @@ class Placement(Frozen, defer_build=True):
     def trainer_nodes(self) -> tuple[int, ...]:
         """The nodes its trainer runs on: the first of its nodes, as many as its trainer takes whole (one where it
         takes part of a node); the nodes after them hold its rollout alone."""
-        return self.nodes[:max(self.trainer_gpus // len(self.gpu_indexes), 1)]
+        return self.nodes[:trainer_node_count(self.trainer_gpus, self.rollout_gpus, len(self.nodes))]
 
 
 def spans_nodes(plan: Plan, node_gpus: int) -> bool:
@@ -507,6 +522,9 @@ class ClusterResult(_Timed, defer_build=True):
                               "placement with the host memory rounded)")
     placements: tuple[Placement, ...]
     unplaced: tuple[Unplaced, ...]
+    no_way_to_run: tuple[str, ...] = Field(default=(), description=(
+        "the jobs (names, in the fleet's order) with no way to run in any pool they may use, whatever else is placed "
+        "(their reasons say why): no placement holds them, so the placed priority's bound leaves them out"))
     pools: tuple[PoolUse, ...] = Field(description="what the placement uses of each pool, in the fleet's order")
     host_rounded: tuple[str, ...] = Field(default=(), description=(
         "pools whose jobs' host memory the placement rounded up into a few classes (the ways to fill "

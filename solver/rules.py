@@ -329,6 +329,13 @@ def rollout_layout(gpus: int, rollout_gpus: int, node_gpus: int) -> tuple[int, i
     return nodes, nodes * node_gpus - gpus
 
 
+def trainer_node_count(gpus: int, rollout_gpus: int, nodes: int) -> int:
+    """How many of the `nodes` nodes of a `rollout_layout` of `gpus` trainer and `rollout_gpus` rollout GPUs (which fill
+    them, on several) the trainer runs on: the nodes it takes whole, or the one it takes part of (or shares with the
+    rollout); the nodes after them hold its rollout alone."""
+    return max(gpus * nodes // (gpus + rollout_gpus), 1)
+
+
 def rollout_layout_violation(gpus: int, rollout_gpus: int | None, node_gpus: int) -> str | None:
     """Why `gpus` trainer GPUs and `rollout_gpus` rollout GPUs have no `rollout_layout` on nodes of
     `node_gpus`; None when they have one (or when no rollout GPUs are given)."""

@@ -239,10 +239,14 @@ def _with_estimated_plan(catalog: Catalog, query: Query, answer: Answer) -> Answ
     estimated = optional_best(catalog, query.model_copy(update={"estimate": "auto", "top": 1}), answer.gpu)
     if estimated is None:
         return answer
-    return answer.model_copy(update={"reason": (
-        f"{answer.reason}; the memory model estimates a plan, {estimated.setting.label} on "
-        f"{counted(estimated.gpus, 'GPU')} at {estimated.max_model_len} tokens: drop "
-        "--no-estimate")})
+    return answer.model_copy(update={"reason": f"{answer.reason}; {estimated_plan_words(estimated)}: drop --no-estimate"})
+
+
+def estimated_plan_words(plan: Plan) -> str:
+    """The plan the memory model estimates where estimates are off (``--no-estimate``), in words: ``the memory model
+    estimates a plan, Env + SP=4 on 16 GPUs at 32768 tokens``."""
+    return (f"the memory model estimates a plan, {plan.setting.label} on {counted(plan.gpus, 'GPU')} at "
+            f"{plan.max_model_len} tokens{plan.lowered_words}")
 
 
 def answer_for(catalog: Catalog, query: Query, gpu: str, explained: bool = True,

@@ -1640,6 +1640,23 @@ def test_the_host_memory_line_of_a_plan_without_offload_says_it_is_the_load(cli)
     assert status == 0 and "GiB per node for Offload (--host-ram)" in out
 
 
+@pytest.mark.parametrize(("rollout", "gpus", "words"), [
+    ("4", "4", "311.3 GiB per node for Offload"),  # one node: trainer and rollout share it
+    ("8", "8", "55.1 GiB while the model loads, per node the trainer runs on (1 of 2: the other holds only its rollout)"),
+    ("16", "8", ("55.1 GiB while the model loads, per node the trainer runs on (1 of 3: the others hold only its "
+                 "rollout)")),
+    (None, "16", "55.1 GiB per node while the model loads"),  # a trainer on 2 whole nodes, no rollout: both need it
+])
+def test_the_host_memory_line_names_the_trainer_s_nodes_where_others_hold_only_its_rollout(
+        cli, rollout: str | None, gpus: str, words: str):
+    flags = ("--model", "14B", "--gpu", "a100", "--len", "32k", "--host-ram", "1024", "--exact", "--gpus", gpus,
+             *(("--rollout-gpus", rollout) if rollout else ()))
+    status, out, _ = cli(*flags)
+    assert status == 0 and f"host memory    {words} (--host-ram)\n" in out
+    status, out, _ = cli(*flags, "--emit", "trinity")
+    assert status == 0 and f"\n# host memory: {words}\n" in out
+
+
 @pytest.mark.parametrize("command", [[], ["tables"], ["map"], ["cluster"], ["memory"], ["calibrate"]])
 def test_every_commands_help_ends_with_its_exit_statuses(cli, command: list[str]):
     status, out, _ = cli(*command, "--help")

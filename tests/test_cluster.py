@@ -279,7 +279,8 @@ def test_the_longest_a_too_long_job_s_reason_offers_has_a_layout_beside_its_roll
     assert solved(instance, tmp_path, estimates=False)["unplaced"] == [{"job": "j", "reason": (
         "a (up to 10 of its GPUs for the trainer, beside 6 rollout GPUs): 131072 tokens is beyond what the tables "
         "allow for Qwen3-14B on A100-80GB within 10 GPUs: the longest is 92160 (Env + Offload + SP=4 on 8 GPUs, "
-        "inferred) (the memory model's estimates train it on 8 GPUs: drop --no-estimate)")}]
+        "inferred) (the memory model estimates a plan, Env + Offload + SP=8 on 8 GPUs at 131072 tokens: drop "
+        "--no-estimate)")}]
 
 
 def test_a_layout_needs_the_nodes_the_pool_has(tmp_path: Path):
@@ -803,8 +804,9 @@ def test_cli_cluster_prints_tables_and_json(cli, tmp_path: Path):
     assert lines[lines.index(note) - 2].startswith("└")
     status, out, _ = cli("cluster", str(path), "--json")
     result = json.loads(out)
-    assert list(result) == ["status", "objective", "objective_counts", "bound", "placements", "unplaced", "pools",
-                            "host_rounded", "undecided_ways", "tie_broken", "interrupted"]
+    assert list(result) == ["status", "objective", "objective_counts", "bound", "placements", "unplaced",
+                            "no_way_to_run", "pools", "host_rounded", "undecided_ways", "tie_broken", "interrupted"]
+    assert result["no_way_to_run"] == []
     # What the pools' titles say: 2 nodes and 15 of 16 GPUs used in a100, 1 node and 6 of 8 in h20.
     assert result["pools"] == [{"pool": "a100", "nodes": 2, "gpus": 16, "nodes_used": 2, "gpus_used": 15},
                                {"pool": "h20", "nodes": 1, "gpus": 8, "nodes_used": 1, "gpus_used": 6}]
@@ -862,7 +864,8 @@ def test_cli_cluster_no_estimate_plans_from_the_tables_alone(cli, tmp_path: Path
     assert (status, err, result["placements"]) == (1, "", [])
     reason = result["unplaced"][0]["reason"]
     assert "beyond what the tables allow for Qwen3-8B on A100-80GB" in reason
-    assert reason.endswith("(the memory model's estimates train it on 8 GPUs: drop --no-estimate)")
+    assert reason.endswith("(the memory model estimates a plan, Env + SP=8 on 8 GPUs at 131072 tokens: drop "
+                           "--no-estimate)")
     assert reason.count("--no-estimate") == 1  # said once, in the cluster's words: not the planner's as well
     # Not where the estimates' fewest GPUs leave the job's rollout no layout either (8 + 4 on one node of 8).
     path.write_text("pools: [{name: a100, gpu: a100, nodes: 1, gpus_per_node: 8}]\n"
@@ -873,7 +876,8 @@ def test_cli_cluster_no_estimate_plans_from_the_tables_alone(cli, tmp_path: Path
                     "jobs: [{name: long-8b, model: 8B, max_model_len: 131072}]\n", encoding="utf-8")
     status, out, _ = cli("cluster", str(path), "--no-estimate")
     pool_lines = out.split("unplaced jobs")[0].splitlines()
-    assert pool_lines == ["status: optimal; placed priority (of 1): 0, proven bound 0",
+    assert pool_lines == [("status: optimal; placed priority (of 1, or 0 without the job that has no way to run): 0, "
+                           "proven bound 0"),
                           "pool a100: 1 x 8 A100-80GB; 0 nodes and 0 of 8 GPUs used"]  # no empty table
 
 
@@ -883,8 +887,21 @@ def test_no_estimate_names_the_estimates_where_their_layout_takes_every_node_of_
     instance = {"pools": [{"name": "h100", "gpu": "H100-80GB", "nodes": 2, "gpus_per_node": 8}],
                 "jobs": [{"name": "j", "model": "8B", "max_model_len": 32768, "rollout_gpus": 8}]}
     assert solved(instance, tmp_path, estimates=False)["unplaced"] == [{"job": "j", "reason": (
-        "h100: the tables have no Qwen3-8B on H100-80GB (the memory model's estimates train it on 8 GPUs: drop "
-        "--no-estimate)")}]
+        "h100: the tables have no Qwen3-8B on H100-80GB (the memory model estimates a plan, Env + SP=2 on 8 GPUs at "
+        "32768 tokens: drop --no-estimate)")}]
+
+
+def test_no_estimate_says_where_the_estimates_plan_needs_more_host_memory_than_the_pool_has(tmp_path: Path):
+    # The tables have no Qwen3-32B on the A100; the estimates' fewest GPUs beside 8 rollout GPUs on 2 nodes (8 + 8)
+    # offload 594.2 GiB per node, more than the pool's 400: dropping --no-estimate would not place it either.
+    instance = {"pools": [{**ONE_NODE, "name": "a", "nodes": 2, "host_ram_gb": 400}],
+                "jobs": [{"name": "j", "model": "Qwen3-32B", "max_model_len": 32768, "rollout_gpus": 8}]}
+    assert solved(instance, tmp_path, estimates=False)["unplaced"] == [{"job": "j", "reason": (
+        "a: the tables have no Qwen3-32B on A100-80GB (the memory model estimates a plan, Env + Offload + SP=2 on 8 "
+        "GPUs at 32768 tokens, but with Offload it needs 594.2 GiB of host memory per node, more than the pool's "
+        "host_ram_gb 400)")}]
+    [unplaced] = solved(instance, tmp_path)["unplaced"]  # with the estimates, the same need rules it out
+    assert "8 would, with Env + Offload + SP=2, but with Offload it needs 594.2 GiB" in unplaced["reason"]
 
 
 def test_a_pool_too_small_for_the_rollout_does_not_end_the_reasons(tmp_path: Path):
@@ -2610,3 +2627,30 @@ def test_a_job_s_host_need_is_shown_for_its_trainer_s_nodes_not_its_rollout_s(
     out = cli("cluster", str(path))[1]
     assert f"│ 0, 1  │ all  │ w   │ {trainer:>7} │ {rollout:>7} │ " in out and "│     311.3 (0) │\n" in out
     assert f"\n{solver.render.TRAINER_NODES_NOTE}\n" in out.replace("\nalone", " alone")
+    assert cli("cluster", str(path), "--emit-dir", str(tmp_path / "configs"))[0] == 0
+    assert ("\n# host memory: 311.3 GiB for Offload, per node the trainer runs on (1 of 2: the other holds only its "
+            "rollout)\n") in (tmp_path / "configs" / "w.yaml").read_text(encoding="utf-8")
+
+
+def test_the_placed_priority_says_what_the_jobs_with_a_way_to_run_can_reach(cli, tmp_path: Path):
+    # Of 17, `never` (priority 10: Qwen3-32B at 262144 tokens, past what one A100 node trains) has no way in any pool:
+    # the placement can reach 7 at most, and places 4 (the two priority-2 jobs beat the priority-3 one).
+    path = tmp_path / "fleet.yaml"
+    path.write_text("pools: [{name: lab, gpu: A100-80GB, nodes: 1, gpus_per_node: 8}]\n"
+                    "jobs:\n"
+                    "  - {name: urgent-14b, model: Qwen3-14B, max_model_len: 32768, rollout_gpus: 4, priority: 3}\n"
+                    "  - {name: side-4b, model: Qwen3-4B, max_model_len: 16384, rollout_gpus: 2, priority: 2}\n"
+                    "  - {name: side-1.7b, model: Qwen3-1.7B, max_model_len: 16384, rollout_gpus: 2, priority: 2}\n"
+                    "  - {name: never, model: Qwen3-32B, max_model_len: 262144, rollout_gpus: 2, priority: 10}\n"
+                    "  - {name: never-2, model: Qwen3-32B, max_model_len: 262144, rollout_gpus: 2}\n",
+                    encoding="utf-8")
+    status, out, _ = cli("cluster", str(path))
+    assert status == 1 and out.startswith("status: optimal; placed priority (of 18, or 7 without the 2 jobs that have "
+                                          "no way to run): 4, proven bound 4\n")
+    result = json.loads(cli("cluster", str(path), "--json")[1])
+    assert (result["objective"], result["bound"], result["no_way_to_run"]) == (4, 4, ["never", "never-2"])
+    assert [job["job"] for job in result["unplaced"]] == ["urgent-14b", "never", "never-2"]
+    path.write_text(path.read_text(encoding="utf-8").replace("  - {name: never-2,", "  # "), encoding="utf-8")
+    assert cli("cluster", str(path))[1].startswith(
+        "status: optimal; placed priority (of 17, or 7 without the job that has no way to run): 4, proven bound 4\n")
+    assert json.loads(cli("cluster", str(path), "--minimize", "nodes", "--json")[1])["no_way_to_run"] == ["never"]
