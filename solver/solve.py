@@ -233,13 +233,22 @@ def _with_tables_verdict(catalog: Catalog, query: Query, answer: Answer) -> Answ
 
 def _with_estimated_plan(catalog: Catalog, query: Query, answer: Answer) -> Answer:
     """With ``--no-estimate`` and no plan: the answer, its reason saying so where the memory model's estimates give
-    a plan (the same question solved with them). `solve cluster` says so in its own words, for its layouts."""
+    a plan (the same question solved with them), or would but for --host-ram (then with the host memory it needs).
+    `solve cluster` says so in its own words, for its layouts."""
     if query.estimate != "never" or answer.status != "infeasible":
         return answer
-    estimated = optional_best(catalog, query.model_copy(update={"estimate": "auto", "top": 1}), answer.gpu)
-    if estimated is None:
+    with_estimates = query.model_copy(update={"estimate": "auto", "top": 1})
+    if estimated := optional_best(catalog, with_estimates, answer.gpu):
+        return answer.model_copy(update={"reason": (
+            f"{answer.reason}; {estimated_plan_words(estimated)}: drop --no-estimate")})
+    if query.host_ram_gb is None or not (estimated := optional_best(
+            catalog, with_estimates.model_copy(update={"host_ram_gb": None}), answer.gpu)):
         return answer
-    return answer.model_copy(update={"reason": f"{answer.reason}; {estimated_plan_words(estimated)}: drop --no-estimate"})
+    need = host_memory_gib(catalog.model(query.model), estimated.gpus, query.node_gpus, estimated.offload)
+    return answer.model_copy(update={"reason": (
+        f"{answer.reason}; {estimated_plan_words(estimated)}, but "
+        f"{host_need_words(f'{shown_host_gib(need):.1f}', estimated.offload)}, more than "
+        f"{query.host_ram_source} {query.host_ram_gb:g}")})
 
 
 def estimated_plan_words(plan: Plan) -> str:
