@@ -887,15 +887,17 @@ def _reasons(planner: _Planner, fleet: Fleet, index: int, without: frozenset[str
             reasons.append(f"{pool.name}: with {rollout}, no trainer GPU count that trains it ({answer.plans[0].gpus} "
                            f"at the fewest) has a layout on its {counted(pool.nodes, 'node')} of {pool.gpus_per_node} "
                            f"GPUs{layouts}")
-        elif answer.nearest is not None and not _beside(answer.nearest.gpus, job.rollout_gpus, pool):
-            # The longest the trainer reaches has no room beside the rollout: what it reaches on the GPUs left.
-            query = query.model_copy(update={"budget_gpus": min(trainer_room, MAX_ESTIMATED_GPUS),
-                                             "rollout_gpus": job.rollout_gpus})
-            reason = answer_for(planner.catalog, query, pool.gpu).reason
-            reasons.append(f"{pool.name} (up to {trainer_room} of its GPUs for the trainer, beside {rollout}): {reason}"
-                           f"{_estimates_would(planner, query, pool, job.rollout_gpus)}")
         else:
-            reasons.append(f"{pool.name}: {answer.reason}{_estimates_would(planner, query, pool, job.rollout_gpus)}")
+            # With a rollout: what the trainer reaches on the GPUs it leaves (the whole pool may reach more, or name a
+            # way with no room beside the rollout), said as such where that differs.
+            where, reason = pool.name, answer.reason
+            if job.rollout_gpus:
+                query = query.model_copy(update={"budget_gpus": min(trainer_room, MAX_ESTIMATED_GPUS),
+                                                 "rollout_gpus": job.rollout_gpus})
+                if (beside := answer_for(planner.catalog, query, pool.gpu).reason) != reason:
+                    where = f"{pool.name} (up to {trainer_room} of its GPUs for the trainer, beside {rollout})"
+                    reason = beside
+            reasons.append(f"{where}: {reason}{_estimates_would(planner, query, pool, job.rollout_gpus)}")
     return "; ".join(reasons) or "no pool it may use"
 
 

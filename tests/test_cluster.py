@@ -2218,6 +2218,20 @@ def test_where_a_pool_checks_host_memory_every_placement_says_its_need(cli, tmp_
     assert sorted(row.split("│")[-2].strip() for row in rows) == ["30.0", "60.0"]
 
 
+def test_a_job_s_reason_names_no_way_without_room_beside_its_rollout(tmp_path: Path):
+    # Two nodes of 4 48-GB GPUs with 256 GiB of host memory, and Qwen3-32B with 4 rollout GPUs: the trainer has 4 GPUs
+    # at most. Asked on the whole pool, the reason named Offload on 8 GPUs (297.1 GiB per node), which has no room
+    # beside the rollout; it is asked on the 4 GPUs the rollout leaves.
+    pools = [{"name": "lab", "gpu": "RTX-6000-Ada", "gpu_memory_gb": 48, "nodes": 2, "gpus_per_node": 4,
+              "host_ram_gb": 256}]
+    jobs = [{"name": "e", "model": "32B", "max_model_len": 16384, "rollout_gpus": 4}]
+    assert solved({"pools": pools, "jobs": jobs}, tmp_path)["unplaced"] == [{"job": "e", "reason": (
+        "lab (up to 4 of its GPUs for the trainer, beside 4 rollout GPUs): nothing in the tables and the memory "
+        "model's estimates for Qwen3-32B on RTX-6000-Ada within 4 GPUs trains with the pool's host_ram_gb 256; "
+        "without the pool's host_ram_gb, Env + Offload + SP=2 on 4 GPUs trains it (16384 tokens), and with Offload it "
+        "needs 594.2 GiB of host memory per node")}]
+
+
 def test_a_job_without_room_says_why_the_other_pools_it_may_use_cannot_take_it(tmp_path: Path):
     # Two Qwen3-32B jobs with 4 rollout GPUs each: one node of 8 H200s holds one; the L40S node could hold the
     # other but for its host memory (Offload's 594.2 GiB per node, more than 512), which the reason says too.
@@ -2229,16 +2243,16 @@ def test_a_job_without_room_says_why_the_other_pools_it_may_use_cannot_take_it(t
     assert [(p["job"], p["pool"]) for p in result["placements"]] == [("first", "h200")]
     assert result["unplaced"] == [{"job": "second", "reason": (
         "no room left in h200 (it needs at least 5 GPUs of one node) after the jobs placed (the most priority in all, "
-        "then length, then cost); l40s: nothing "
-        "in the tables and the memory model's estimates for Qwen3-32B on L40S-48GB within 8 GPUs trains with the "
+        "then length, then cost); l40s (up to 4 of its GPUs for the trainer, beside 4 rollout GPUs): nothing "
+        "in the tables and the memory model's estimates for Qwen3-32B on L40S-48GB within 4 GPUs trains with the "
         "pool's host_ram_gb 512; without the pool's host_ram_gb, Env + Offload + SP=2 on 2 GPUs trains it (16384 "
         "tokens), and with Offload it needs 594.2 GiB of host memory per node")}]
     # Each other pool it may use says why, in the fleet's order (an A100 node of 256 GiB: too little for Offload).
     three = [*pools, {"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 256}]
     [unplaced] = solved({"pools": three, "jobs": jobs}, tmp_path)["unplaced"]
     assert unplaced["reason"].startswith("no room left in h200 (it needs at least 5 GPUs of one node) after the jobs "
-                                         "placed (the most priority in all, then length, then cost); l40s: nothing in "
-                                         "the tables")
+                                         "placed (the most priority in all, then length, then cost); l40s (up to 4 "
+                                         "of its GPUs for the trainer, beside 4 rollout GPUs): nothing in the tables")
     # (The A100's longest within its 8 GPUs has no room beside the 4 rollout GPUs: the reason is asked within 4.)
     assert ("; a100 (up to 4 of its GPUs for the trainer, beside 4 rollout GPUs): nothing in the tables and the memory "
             "model's estimates for Qwen3-32B on A100-80GB within 4 GPUs trains with the pool's host_ram_gb 256"
