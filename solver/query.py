@@ -261,10 +261,11 @@ def _check_objective(objective: Objective, budget_gpus: int | None, max_model_le
     """`QueryError` where the objective lacks what it needs (a budget to maximise the length within, a length
     otherwise) or is given what it chooses (the length, or with ``--exact`` the GPU count)."""
     if objective == "max_len":
+        if max_model_len is not None:  # both fixes at once where both are needed
+            budget = "" if budget_gpus is not None else ", and give the GPU budget to find it within: --gpus N"
+            raise QueryError(f"--maximize len chooses the length: drop --len{budget}")
         if budget_gpus is None:
             raise QueryError("--maximize len needs a GPU budget: --gpus N")
-        if max_model_len is not None:
-            raise QueryError("--maximize len chooses the length: drop --len")
     elif max_model_len is None:
         wanted = "--minimize gpus" if objective == "min_gpus" else "a cheapest plan"
         longest = "" if objective == "min_gpus" else "; or, for the longest context, --maximize len --gpus N"

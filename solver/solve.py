@@ -620,9 +620,9 @@ def _lower_budget_words(catalog: Catalog, data: PlanningData, query: Query, near
     plan = (f"{lowered.setting.label} on {counted(lowered.gpus, 'GPU')} with max_token_len_per_gpu = "
             f"{lowered.max_token_len_per_gpu} ({lowered.evidence_label})")
     if query.exact and lowered.gpus < query.budget_gpus:
-        return (f"; with --token-budget auto fewer trainer GPUs train it: {plan}, the other "
+        return (f"; with --token-budget auto fewer trainer GPUs train {query.max_model_len} tokens: {plan}, the other "
                 f"{query.budget_gpus - lowered.gpus} free for rollout")
-    return f"; --token-budget auto trains it: {plan}"
+    return f"; --token-budget auto trains {query.max_model_len} tokens: {plan}"
 
 
 def _without_pins(catalog: Catalog, data: PlanningData, query: Query, nearby: _Nearby) -> str:

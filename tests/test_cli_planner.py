@@ -225,6 +225,10 @@ def test_an_answer_the_time_limit_left_open_says_to_raise_the_limit(cli, monkeyp
         (["--model", "4B"], ("solve: error: a cheapest plan needs a length: --len L (tokens, e.g. 32768); or, for the "
                              "longest context, --maximize len --gpus N")),
         (["--model", "4B", "--maximize", "len"], "solve: error: --maximize len needs a GPU budget: --gpus N"),
+        (["--model", "4B", "--maximize", "len", "--len", "64k"],  # both fixes at once, not one a run
+         "solve: error: --maximize len chooses the length: drop --len, and give the GPU budget to find it within: --gpus N"),
+        (["--model", "4B", "--maximize", "len", "--len", "64k", "--gpus", "4"],
+         "solve: error: --maximize len chooses the length: drop --len"),
         (["--model", "4B", "--gpus", "0", "--len", "8192"],
          "solve: error: argument --gpus: must be a whole number from 1 to 65536, got 0"),
         (["--model", "4B", "--len", "-5"],
@@ -1000,7 +1004,7 @@ def test_a_lowered_token_budget_answers_trinity_rft_issue_398(cli):
     tokens = best["max_token_len_per_gpu"]
     assert 131072 // 4 <= tokens < 2 * 131072 // 4 and tokens % 1024 == 0  # lowered: at least ceil(L / SP)
     assert best["headroom_gb"] >= 0  # the memory model's figures are at the lowered budget
-    assert answer["reason"].endswith(f"; --token-budget auto trains it: Env + SP=4 on 4 GPUs with "
+    assert answer["reason"].endswith(f"; --token-budget auto trains 131072 tokens: Env + SP=4 on 4 GPUs with "
                                      f"max_token_len_per_gpu = {tokens} (estimated)")
     status, out, err = cli(*query, "--token-budget", "auto", "--emit", "trinity")
     assert (status, err) == (0, "") and (f"max_token_len_per_gpu: {tokens}  # below Trinity's default "
@@ -1048,8 +1052,8 @@ def test_on_an_exact_count_the_lowered_budget_hint_may_name_fewer_gpus(cli):
     # On exactly 6 H20s Qwen2.5-7B's heads allow SP=2 at most, which no budget saves at 131072; 4 of them, SP=4, do.
     status, [answer] = run_json(cli, "--model", "Qwen2.5-7B", "--gpus", "6", "--exact", "--len", "131072", "--gpu", "h20")
     assert status == 1
-    assert answer["reason"].endswith("; with --token-budget auto fewer trainer GPUs train it: Env + SP=4 on 4 GPUs with "
-                                     "max_token_len_per_gpu = 40960 (estimated), the other 2 free for rollout")
+    assert answer["reason"].endswith("; with --token-budget auto fewer trainer GPUs train 131072 tokens: Env + SP=4 on 4 GPUs "
+                                     "with max_token_len_per_gpu = 40960 (estimated), the other 2 free for rollout")
     status, [answer] = run_json(cli, "--model", "Qwen2.5-7B", "--gpus", "6", "--exact", "--len", "131072", "--gpu", "h20",
                                 "--token-budget", "auto")
     assert status == 1 and not answer["plans"]  # not on exactly 6: the hint says fewer
@@ -1061,8 +1065,8 @@ def test_on_an_exact_count_the_lowered_budget_hint_names_that_count_beside_fewer
     status, [answer] = run_json(cli, "--model", "Llama-3.1-8B", "--gpus", "6", "--exact", "--len", "64k", "--gpu", "a100")
     assert status == 1 and answer["reason"].endswith(
         "; fewer trainer GPUs train 65536 tokens: Env + SP=4 on 4 GPUs (estimated, extrapolated), the other 2 free "
-        "for rollout; --token-budget auto trains it: Env + SP=2 on 6 GPUs with max_token_len_per_gpu = 40960 "
-        "(estimated, extrapolated)")
+        "for rollout; --token-budget auto trains 65536 tokens: Env + SP=2 on 6 GPUs with max_token_len_per_gpu = "
+        "40960 (estimated, extrapolated)")
     status, [answer] = run_json(cli, "--model", "Llama-3.1-8B", "--gpus", "6", "--exact", "--len", "64k", "--gpu", "a100",
                                 "--token-budget", "auto")
     assert (status, answer["plans"][0]["gpus"], answer["plans"][0]["sp"], answer["plans"][0]["max_token_len_per_gpu"]

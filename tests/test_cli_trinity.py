@@ -809,7 +809,9 @@ def test_a_config_file_that_is_not_there_exits_2(cli, tmp_path: Path):
     ("argv", "message"),
     [
         ([*FLAGSHIP, "--emit", "trinity", "--json"], "--emit trinity prints YAML: drop --json"),
-        ([*FLAGSHIP, "--write", "x.yaml"], "--write patches the config of --from-config FILE"),
+        ([*FLAGSHIP, "--write", "x.yaml"],  # the fix for someone who has no config to patch too
+         ("solve: error: --write patches the config of --from-config FILE: give it, or write the plan's keys to a new "
+          "file with --out FILE")),
         (["--maximize", "len", "--gpus", "6", "--model", "4B", "--out", "x.yaml"],
          ("--out takes one plan: choose one GPU type with --gpu (A100-80GB or H20-96GB, the ones this "
           "answer covers, or any other of the catalogue)")),
@@ -877,7 +879,8 @@ def test_no_plan_on_the_configs_gpus_names_a_plan_on_fewer(cli, user_config: Pat
     [answer] = json.loads(out)
     assert status == 1 and answer["reason"].endswith(
         "the longest is 51200 (Env + Offload + SP=2 on 6 GPUs, documented); fewer trainer GPUs train 102400 tokens: "
-        "Env + Offload + SP=4 on 4 GPUs (documented), the other 2 free for rollout; --token-budget auto trains it: "
+        "Env + Offload + SP=4 on 4 GPUs (documented), the other 2 free for rollout; --token-budget auto trains "
+        "102400 tokens: "
         "Env + Offload + SP=2 on 6 GPUs with max_token_len_per_gpu = 51200 (estimated)")
 
 

@@ -451,7 +451,7 @@ def test_a_job_past_the_default_token_budget_is_placed_with_a_lowered_one(tmp_pa
                 "jobs": [{"name": "long-7b", "model": "Qwen2.5-7B", "max_model_len": 131072, "rollout_gpus": 2}]}
     default = solved(instance, tmp_path)
     [unplaced] = default["unplaced"]
-    assert "; --token-budget auto trains it: Env + SP=4 on" in unplaced["reason"]
+    assert "; --token-budget auto trains 131072 tokens: Env + SP=4 on" in unplaced["reason"]
     result = place(fleet_of(instance, tmp_path), CATALOG, token_budget="auto")
     as_json = json.loads(result.model_dump_json())
     [placed] = as_json["placements"]
@@ -925,7 +925,8 @@ def test_estimates_alone_name_no_estimates_to_turn_on(tmp_path: Path):
     assert (result.placements, result.unplaced[0].reason) == ((), (
         "a100: 102400 tokens is beyond what the memory model's estimates allow for Qwen3-8B on A100-80GB within 4 "
         "GPUs: the longest is 101376 on the 1024-token grid (Env + Offload + SP=4 on 4 GPUs, estimated); "
-        "--token-budget auto trains it: Env + SP=4 on 4 GPUs with max_token_len_per_gpu = 27648 (estimated)"))
+        "--token-budget auto trains 102400 tokens: Env + SP=4 on 4 GPUs with max_token_len_per_gpu = 27648 "
+        "(estimated)"))
     assert [p["trainer_gpus"] for p in solved(instance, tmp_path)["placements"]] == [4]
 
 

@@ -145,7 +145,8 @@ def _check_trinity_flags(args: argparse.Namespace) -> None:
     if args.emit and args.json:
         raise QueryError("--emit trinity prints YAML: drop --json")
     if args.write and not args.from_config:
-        raise QueryError("--write patches the config of --from-config FILE")
+        raise QueryError("--write patches the config of --from-config FILE: give it, or write the plan's keys to a "
+                         "new file with --out FILE")
     if args.check and not args.from_config:
         raise QueryError("--check judges the config of --from-config FILE")
     if args.trinity_version and not (args.emit or args.out or args.write or args.from_config):
