@@ -572,8 +572,8 @@ class _Words:
         if failed:
             reasons.append(Reason(rule="out_of_memory", detail=(
                 f"at {row} tokens {table} says '{cell.label if cell else '-'}'{self.whose(n)}; its cells read as the "
-                f"first setting that trained in the order {', '.join(order)} (the guide's advice: start from vanilla, "
-                f"then on OOM add Env, SP, Offload), so {', '.join(failed)} ran out of memory there"
+                f"first setting that trained in the order {', '.join(order)} (Trinity-RFT's guide advises: start from "
+                f"vanilla, then on OOM add Env, SP, Offload), so {', '.join(failed)} ran out of memory there"
                 f"{self._lowered(length, [c for c in combinations if _label(c) in failed])}")))
         if others:
             unmeasured = [c for c in combinations if _label(c) in others]

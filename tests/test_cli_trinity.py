@@ -961,7 +961,7 @@ def test_write_needs_the_trainer_gpus_and_takes_the_node_size_from_the_config(cl
     [answer] = json.loads(out)
     assert status == 1 and answer["reason"].endswith(
         "the longest is 101376 on the 1024-token grid (Env + Offload + SP=4 on 8 GPUs, estimated, extrapolated); --token-budget auto trains "
-        "it: Env + SP=4 on 8 GPUs with max_token_len_per_gpu = 38912 (estimated, extrapolated)")
+        "131072 tokens: Env + SP=4 on 8 GPUs with max_token_len_per_gpu = 38912 (estimated, extrapolated)")
     status, out, _ = cli("--from-config", str(two_nodes), "--gpu", "h100", "--node-gpus", "8", "--json")
     assert status == 0 and json.loads(out)[0]["plans"][0]["sp"] == 8  # --node-gpus overrides the config's
 
@@ -1062,14 +1062,15 @@ def test_from_config_names_what_else_in_the_config_is_wrong_or_unlike_the_tables
     # yes / on are YAML 1.1 booleans (as Trinity reads them): Offload is on, and the table documents it.
     assert (status, current["offload"], current["trains"], current["plan"]["evidence"]) == (0, True, True, "documented")
     assert current["config_problems"] == [
-        ("model.rope_scaling (factor 4.0 over 40960) covers the length, but not as the guide sets it, factor "
-         "max_model_len / 40960 = 2.5 over 40960: it stretches the positions more than the length needs"),
+        ("model.rope_scaling (factor 4.0 over 40960) covers the length, but not as Trinity-RFT's guide sets it, "
+         "factor max_model_len / 40960 = 2.5 over 40960: it stretches the positions more than the length needs"),
         TRINITY_06_OFFLOAD,
         "trainer.max_token_len_per_gpu 409600 is above Trinity's default ceil(2 x 102400 / 4) = 51200, which the "
         "tables measured: more tokens per GPU than the verdict assumes",
     ]
     _, out, _ = cli("--from-config", str(config), "--gpu", "a100")
-    assert "\n  but: model.rope_scaling (factor 4.0 over 40960) covers the length, but not as the guide sets it" in out
+    assert ("\n  but: model.rope_scaling (factor 4.0 over 40960) covers the length, but not as Trinity-RFT's guide "
+            "sets it") in out
     # --write fixes what the plan sets and keeps the user's own save_hf_checkpoint.
     patched = tmp_path / "patched.yaml"
     assert cli("--from-config", str(config), "--gpu", "a100", "--write", str(patched))[0] == 0

@@ -84,9 +84,9 @@ def test_out_of_memory_follows_the_order_the_source_tries_on_that_count(edited_a
     (oom,) = details(explain(catalog, query, answer), "out_of_memory")
     assert oom == ("at 262144 tokens the A100-80GB table for 8 GPUs says 'SP=8'; its cells read as the first setting "
                    "that trained in the order vanilla, Env, SP=2, Env + SP=2, SP=4, Env + SP=4, SP=8, Env + SP=8, "
-                   "Env + Offload, Env + Offload + SP=2, Env + Offload + SP=4, Env + Offload + SP=8 (the guide's "
-                   "advice: start from vanilla, then on OOM add Env, SP, Offload), so vanilla, Env, SP=2, Env + SP=2, "
-                   "SP=4, Env + SP=4 ran out of memory there")
+                   "Env + Offload, Env + Offload + SP=2, Env + Offload + SP=4, Env + Offload + SP=8 (Trinity-RFT's "
+                   "guide advises: start from vanilla, then on OOM add Env, SP, Offload), so vanilla, Env, SP=2, "
+                   "Env + SP=2, SP=4, Env + SP=4 ran out of memory there")
 
 
 @pytest.mark.parametrize("request_", [

@@ -132,7 +132,7 @@ def test_an_impossible_length_says_how_far_the_tables_go():
     assert answer.reason == (
         "131072 tokens is beyond what the tables and the memory model's estimates allow for Qwen3-14B on H20-96GB "
         "within 4 GPUs: the longest is 112640 (Env + Offload + SP=4 on 4 GPUs, documented); --token-budget auto "
-        "trains it: Env + Offload + SP=4 on 4 GPUs with max_token_len_per_gpu = 56320 (estimated)"
+        "trains 131072 tokens: Env + Offload + SP=4 on 4 GPUs with max_token_len_per_gpu = 56320 (estimated)"
     )  # 56320 tokens per GPU: what the documented cell at 112640 holds
     longest = solve_one("H20-96GB", model="14B", objective="max_len", budget_gpus=4).plans[0]
     assert answer.nearest == longest and longest.max_model_len == 112640

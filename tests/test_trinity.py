@@ -187,7 +187,7 @@ def test_fragment_content_for_the_long_plan() -> None:
     ]
     assert "export PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True" in header
     assert "before Ray starts" in header
-    assert "no Hugging Face weights saved, as in the guide's A100 offload measurements" in text
+    assert "no Hugging Face weights saved, as in the A100 offload measurements of Trinity-RFT's guide" in text
     assert "." not in "".join(k for k in data)  # nested mappings, no dotted keys
 
 
@@ -1204,8 +1204,8 @@ def _config(**trainer: Any) -> dict[str, Any]:
                                                                   "original_max_position_embeddings": 32768}}},
             "4B",
             1,
-            [("model.rope_scaling (factor 2.5 over 32768) covers the length, but not as the guide sets it, factor "
-              "max_model_len / 40960 = 2.0 over 40960")],
+            [("model.rope_scaling (factor 2.5 over 32768) covers the length, but not as Trinity-RFT's guide sets it, "
+              "factor max_model_len / 40960 = 2.0 over 40960")],
         ),
         (
             {"model": {"max_model_len": 81920, "rope_scaling": {
@@ -1226,8 +1226,8 @@ def _config(**trainer: Any) -> dict[str, Any]:
                                                                   "original_max_position_embeddings": 40960}}},
             "4B",
             1,
-            [("model.rope_scaling (factor 1.5 over 40960) covers 61440 tokens, fewer than max_model_len 81920: set the "
-              "guide's factor max_model_len / 40960 = 2.0 over 40960")],
+            [("model.rope_scaling (factor 1.5 over 40960) covers 61440 tokens, fewer than max_model_len 81920: "
+              "set it as Trinity-RFT's guide does, factor max_model_len / 40960 = 2.0 over 40960")],
         ),
         (
             {"model": {"max_model_len": "${oc.env:L,81920}",
@@ -1547,7 +1547,7 @@ def test_a_tab_after_a_colon_is_refused_as_trinity_refuses_it() -> None:
 
 
 def test_a_yarn_that_covers_the_length_otherwise_than_the_guide_says_whether_it_stretches_more() -> None:
-    guide = "covers the length, but not as the guide sets it, factor max_model_len / 40960 = 2.0 over 40960"
+    guide = "covers the length, but not as Trinity-RFT's guide sets it, factor max_model_len / 40960 = 2.0 over 40960"
 
     def problems(factor: float, original: int) -> list[str]:
         rope = {"rope_type": "yarn", "factor": factor, "original_max_position_embeddings": original}
@@ -1825,8 +1825,8 @@ def test_checks_read_a_rope_scaling_that_oc_decode_gives_as_the_mapping_omegacon
     yarn = "{rope_type: yarn, factor: 2.0, original_max_position_embeddings: 40960}"
     assert check_trinity_config(config, catalog().model("4B"), 1, environ={"ROPE": yarn}) == []
     assert check_trinity_config(config, catalog().model("4B"), 1, environ={"ROPE": yarn.replace("2.0", "1.5")}) == [
-        ("model.rope_scaling (factor 1.5 over 40960) covers 61440 tokens, fewer than max_model_len 81920: set the "
-         "guide's factor max_model_len / 40960 = 2.0 over 40960")]
+        ("model.rope_scaling (factor 1.5 over 40960) covers 61440 tokens, fewer than max_model_len 81920: set it as "
+         "Trinity-RFT's guide does, factor max_model_len / 40960 = 2.0 over 40960")]
     unset = check_trinity_config(config, catalog().model("4B"), 1, environ={})  # null: none, as if absent
     assert unset == check_trinity_config({"model": {"max_model_len": 81920}}, catalog().model("4B"), 1) != []
     assert check_trinity_config(config, catalog().model("4B"), 1, environ={"ROPE": "yarn"})[0].startswith(

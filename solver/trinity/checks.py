@@ -198,11 +198,11 @@ def _yarn_coverage_problem(factor: float, original: float, native: int, length: 
     guide = f"factor max_model_len / {native} = {wanted!r} over {native}"
     if covers < length:
         return (f"model.rope_scaling (factor {factor!r} over {original!r}) covers {shown_number(covers)} tokens, fewer "
-                f"than max_model_len {shown_number(length)}: set the guide's {guide}")
+                f"than max_model_len {shown_number(length)}: set it as Trinity-RFT's guide does, {guide}")
     if not math.isclose(factor, wanted, rel_tol=1e-9) or original != native:
         more = ": it stretches the positions more than the length needs" if covers > length else ""
-        return (f"model.rope_scaling (factor {factor!r} over {original!r}) covers the length, but not as the guide "
-                f"sets it, {guide}{more}")
+        return (f"model.rope_scaling (factor {factor!r} over {original!r}) covers the length, but not as Trinity-RFT's "
+                f"guide sets it, {guide}{more}")
     return None
 
 

@@ -84,7 +84,7 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
             PlanKey(
                 path=("trainer", "save_hf_checkpoint"),
                 value="never",
-                comment="no Hugging Face weights saved, as in the guide's A100 offload measurements",
+                comment="no Hugging Face weights saved, as in the A100 offload measurements of Trinity-RFT's guide",
                 default_only=True,
             )
         )
