@@ -359,19 +359,20 @@ LOWERED_NOTE = ("* trainer.max_token_len_per_gpu below Trinity's default ceil(2 
 
 
 def _ranking(answer: Answer) -> Table:
-    """The ranked plans, a row each; with a `host GiB/node` column where a plan offloads (its states) or where
-    --host-ram is given (then every plan's need, a plan without Offload its start-up load, as `solve cluster` gives
-    a pool's)."""
+    """The ranked plans, a row each; with a `YaRN` column where a plan needs YaRN, and a `host GiB/node` column where
+    a plan offloads (its states) or where --host-ram is given (then every plan's need, a plan without Offload its
+    start-up load, as `solve cluster` gives a pool's)."""
     lowered = any(plan.lowered_budget for plan in answer.plans)
     view = Table(title="ranked plans", title_justify="left", caption=LOWERED_NOTE if lowered else None,
                  caption_justify="left")
     spans = answer.rollout_gpus is not None and any((plan.nodes or 1) > 1 for plan in answer.plans)
     needs = [plan.host_memory_gb for plan in answer.plans]
     host_needs = any(need is not None for need in needs)
+    yarn = any(plan.rope_scaling_factor for plan in answer.plans)  # an empty column only takes a narrow screen's room
     numbers = ("#", "GPUs", "rollout", "nodes", "max_model_len", "tokens/GPU", "YaRN")
     host = "host GiB/node"  # for Offload, as `solve cluster` names it: a number whose header may wrap
     for header in ("#", "GPUs", *(("rollout", "nodes") if spans else ()), "setting", "max_model_len", "tokens/GPU",
-                   "YaRN", *((host,) if host_needs else ()), "cost", "evidence", "source cell"):
+                   *(("YaRN",) if yarn else ()), *((host,) if host_needs else ()), "cost", "evidence", "source cell"):
         # Numbers keep their width; words wrap when the table is wider than the screen.
         view.add_column(header, no_wrap=header in numbers, overflow="ellipsis" if header in numbers else "fold",
                         justify="right" if header in (*numbers, host) else "left")
@@ -384,7 +385,7 @@ def _ranking(answer: Answer) -> Table:
             Text(plan.setting.label, style=setting_style(plan.setting)),
             str(plan.max_model_len),
             f"{plan.max_token_len_per_gpu}{'*' if plan.lowered_budget else ''}",
-            f"{plan.rope_scaling_factor!r}" if plan.rope_scaling_factor else "",
+            *((f"{plan.rope_scaling_factor!r}" if plan.rope_scaling_factor else "",) if yarn else ()),
             *((f"{need:.1f}" if need is not None else "",) if host_needs else ()),
             f"{plan.cost:.4g} ({_relative(rank, plan.cost, best)})",
             plan.evidence_label,

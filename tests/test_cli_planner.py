@@ -1506,6 +1506,20 @@ def test_the_ranked_table_gives_offloads_host_memory_where_a_plan_offloads(cli):
     assert status == 0 and "ranked plans" in out and "host GiB" not in out
 
 
+def test_the_ranked_table_has_a_yarn_column_only_where_a_plan_needs_yarn(cli):
+    # Qwen3-4B at 32768 tokens needs no YaRN (native 40960): no empty column takes a narrow terminal's room.
+    status, out, _ = cli("--model", "4B", "--len", "32k", "--gpus", "4", "--gpu", "h20", "--top", "4")
+    header = next(line for line in out.splitlines() if line.startswith("┃"))
+    assert status == 0 and [cell.strip() for cell in header.split("┃")[1:-1]] == [
+        "#", "GPUs", "setting", "max_model_len", "tokens/GPU", "host GiB/node", "cost", "evidence", "source cell"]
+    # At its longest within 4 H20s every plan is past 40960 tokens: each row gives its factor.
+    status, out, _ = cli("--model", "4B", "--maximize", "len", "--gpus", "4", "--gpu", "h20", "--top", "3")
+    rows = [[cell.strip() for cell in line.split("│")[1:-1]] for line in out.splitlines() if line.startswith("│")]
+    header = next(line for line in out.splitlines() if line.startswith("┃"))
+    column = [cell.strip() for cell in header.split("┃")[1:-1]].index("YaRN")
+    assert status == 0 and [row[column] for row in rows] == ["3.25", "2.5", "2.25"]
+
+
 def test_a_longest_context_past_what_is_validated_names_the_cheapest_plan_within_it(cli):
     from reference import check_plan
 
