@@ -757,7 +757,7 @@ def memory_view(result: MemoryEstimate, label: str, gpu: str, model: str, gpus: 
                    "no length fits with this setting, by the memory model")
         if result.longest_refuted is not None and result.longest_len:  # a measurement there says otherwise
             allowed = (f": they let it train up to {result.tables_longest}" if result.tables_longest is not None
-                       else ", and let it train at no length")
+                       else ": they let it train at no length")
             source = result.longest_refuted.source
             where = ("there" if source.max_model_len == result.longest_len else
                      f"at {source.max_model_len}, the row that {result.longest_len} falls to"

@@ -2186,6 +2186,13 @@ def test_the_longest_length_says_where_the_tables_refute_it(cli, tmp_path: Path)
     assert status == 1 and ("110592 tokens (on a 1024-token grid), but the tables say it runs out of memory already at "
                             "65536 (the Own-80GB table for 4 GPUs of your cells (made up) says '-' at 65536), and they "
                             "decide: they let it train up to 32768") in " ".join(out.split())
+    # Qwen3-14B on 4 A100s, vanilla: the memory model fits 2048 tokens, the table's row of 4096 says 'Env', and no
+    # row trains vanilla: the line ends as the others do, on what the tables let it train.
+    status, out, _ = cli("memory", "--model", "14B", "--gpu", "a100", "--gpus", "4", "--len", "64k")
+    assert status == 1 and ("longest length the memory model fits with this setting: 2048 tokens (on a 1024-token "
+                            "grid), but the tables say it runs out of memory at 4096, the row that 2048 falls to (the "
+                            "A100-80GB table for 4 GPUs says 'Env' at 4096), and they decide: they let it train at no "
+                            "length host memory:") in " ".join(out.split())
     # Where no table speaks (the H200, with more memory than any GPU type with tables), or the tables let the
     # longest length train (Qwen3-0.6B on 2 A100s, vanilla: 23552 tokens, the table's 'vanilla' at 24576), nothing
     # more is said.
