@@ -205,7 +205,7 @@ CAUTION_JOBS_SHOWN = 4
 _CEILING_WORDS = f"{CEILING} tokens is the longest length the memory model is asked about; more may fit"
 
 
-APPLY_HEADING = "below, a line each, unwrapped (config keys as dotted paths; --emit trinity gives YAML to merge)"
+APPLY_HEADING = "the lines below (dotted keys; --emit trinity writes YAML)"
 """The summary's ``apply`` row: its lines follow the summary, unindented and never wrapped, so a long one copies
 whole; the keys are shorthand (dotted paths, ``{actor,ref}``), which ``--emit trinity`` writes out as YAML."""
 
