@@ -241,7 +241,7 @@ def test_an_answer_the_time_limit_left_open_says_to_raise_the_limit(cli, monkeyp
         (["--model", "4B", "--len", "8192", "--gpus", "6", "--exact", "--sp", "4"], "solve: error: --sp 4 does not divide the 6 trainer GPUs the plan must use (the degrees that divide them, that Qwen3-4B's heads allow and that keep an SP group in a node: 1, 2)"),
         (["--model", "8B", "--gpu", "h100", "--len", "64k", "--gpus", "12", "--exact", "--node-gpus", "6", "--sp", "4"], "solve: error: --sp 4 is not allowed on the 12 trainer GPUs the plan must use: 12 GPUs span nodes of 6 (--node-gpus), and SP=4 does not divide a node (the degrees that divide them, that Qwen3-8B's heads allow and that keep an SP group in a node: 1, 2)"),
         (["--model", "32B", "--gpu", "a100", "--len", "32k", "--gpus", "48", "--exact", "--sp", "32"], "solve: error: --sp 32 does not divide the 48 trainer GPUs the plan must use (the degrees that divide them, that Qwen3-32B's heads allow and that keep an SP group in a node: 1, 2, 4, 8)"),
-        (["--model", "8B", "--gpu", "a100", "--len", "32k", "--host-ram", "\u0661\u0662\u0668"], "solve: error: argument --host-ram: expected 512, 512GB or 512GiB, got '\u0661\u0662\u0668'"),
+        (["--model", "8B", "--gpu", "a100", "--len", "32k", "--host-ram", "\u0661\u0662\u0668"], "solve: error: argument --host-ram: expected 512, 512GB, 512GiB or 2TB, got '\u0661\u0662\u0668'"),
         (["--model", "8B", "--gpu", "a100", "--len", "32k", "--time-limit", "\u0665"], "solve: error: argument --time-limit: expected a number of seconds, got '\u0665'"),
         # float() reads 1_0 as 10: a number has no _.
         (["--model", "8B", "--gpu", "a100", "--len", "32k", "--time-limit", "1_0"],
@@ -1144,8 +1144,15 @@ def test_host_memory_takes_gb_as_ram_is_sold(cli, written: str):
 
 
 def test_host_memory_in_another_unit_is_refused(cli):
-    status, _, err = cli("--model", "32B", "--gpu", "h100", "--gpus", "8", "--len", "32k", "--host-ram", "1TB")
-    assert status == 2 and err.endswith("error: argument --host-ram: expected 512, 512GB or 512GiB, got '1TB'\n")
+    status, _, err = cli("--model", "32B", "--gpu", "h100", "--gpus", "8", "--len", "32k", "--host-ram", "1PB")
+    assert status == 2 and err.endswith("error: argument --host-ram: expected 512, 512GB, 512GiB or 2TB, got '1PB'\n")
+
+
+@pytest.mark.parametrize("given", ["1TB", "1 tib", "1024", "1024GiB"])
+def test_host_memory_in_tb_as_sold_is_1024_gib_each(cli, given: str):
+    # 1 TB of RAM as sold is 1024 GiB: Qwen3-32B's Offload on one node of 8 H100s needs 594.2 GiB, which fits.
+    status, out, _ = cli("--model", "32B", "--gpu", "h100", "--gpus", "8", "--len", "32k", "--host-ram", given)
+    assert status == 0 and "host memory    594.2 GiB per node" in out
 
 
 _NOTHING_FITS = ("the tables have no Qwen3-32B on x, and the memory model estimates that nothing fits (not "

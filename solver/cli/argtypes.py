@@ -130,11 +130,12 @@ def number(text: str) -> float:
 
 def host_memory(text: str) -> float:
     """An argparse type: a node's host memory in GB as RAM is sold (binary, so GiB): ``512``, ``512GB`` or
-    ``512GiB``."""
+    ``512GiB``; or in TB, as sold (``2TB`` or ``2TiB``: 2048 GiB)."""
+    amount, unit = re.fullmatch(r"(.*?)\s*(gib|gb|tib|tb)?\s*", text, flags=re.IGNORECASE | re.DOTALL).groups()
     try:
-        return number(re.sub(r"\s*(gib|gb)\s*$", "", text, flags=re.IGNORECASE))
+        return number(amount) * (1024 if unit and unit.lower().startswith("t") else 1)
     except argparse.ArgumentTypeError:
-        raise argparse.ArgumentTypeError(f"expected 512, 512GB or 512GiB, got {brief(text)}") from None
+        raise argparse.ArgumentTypeError(f"expected 512, 512GB, 512GiB or 2TB, got {brief(text)}") from None
 
 
 def positive_seconds(text: str) -> float:

@@ -45,7 +45,7 @@ def build_memory_parser() -> argparse.ArgumentParser:
     parser.add_argument("--node-gpus", metavar="G", type=whole_number(1, MAX_GPUS), default=NODE_GPUS,
                         help=f"GPUs per node (default {NODE_GPUS}): beyond one node, SP must divide a node")
     parser.add_argument("--host-ram", metavar="GB", type=host_memory,
-                        help="host memory per node (GB as RAM is sold, binary: GiB): whether what the setting "
+                        help="host memory per node (GB as RAM is sold, binary: GiB; or 2TB): whether what the setting "
                         "holds there fits (the model while it loads; with --offload, its states too)")
     add_gpu_memory_option(parser)
     add_memory_model_options(parser)
