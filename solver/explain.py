@@ -267,8 +267,10 @@ def _why_no_plan(
                     f"{counted(query.rollout_gpus or 0, 'rollout GPU')} (--rollout-gpus) a trainer takes "
                     f"{words.gpus(more.gpus)}" if alone and alone.gpus < more.gpus
                     else f"{asked} tokens need {words.gpus(more.gpus)}")
+            rollout = (f" (with the {counted(query.rollout_gpus, 'rollout GPU')}, {more.gpus + query.rollout_gpus} "
+                       "in all)" if query.rollout_gpus else "")
             reasons.append(Reason(rule="more_gpus", detail=(
-                f"{need}, {more.gpus - query.budget_gpus} more than the budget: {words.plan(more)}")))
+                f"{need}, {more.gpus - query.budget_gpus} more than the budget{rollout}: {words.plan(more)}")))
         elif not more and prober.undecided == undecided:  # decided: no count trains it
             budget = ("even with a lowered token budget (--token-budget auto)" if query.token_budget == "auto" else
                       "at Trinity's default token budget (max_token_len_per_gpu, which the tables measure)")

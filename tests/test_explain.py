@@ -59,7 +59,12 @@ def test_more_gpus_that_the_rollout_layout_asks_for_are_not_blamed_on_the_length
     _, reasons = explained(gpu="a100", model="4B", max_model_len=32768, budget_gpus=6, rollout_gpus=8)
     [more] = details(reasons, "more_gpus")
     assert more.startswith("32768 tokens need 2 GPUs, but beside the 8 rollout GPUs (--rollout-gpus) a trainer takes "
-                           "8 GPUs, 2 more than the budget: SP=2 on 8 GPUs")
+                           "8 GPUs, 2 more than the budget (with the 8 rollout GPUs, 16 in all): SP=2 on 8 GPUs")
+    # Where the rollout does not change the count, the reason still counts it in the GPUs the job needs.
+    _, reasons = explained(gpu="h20", model="14B", max_model_len=65536, budget_gpus=3, rollout_gpus=1)
+    assert details(reasons, "more_gpus")[0].startswith(
+        "65536 tokens need 4 GPUs, 1 more than the budget (with the 1 rollout GPU, 5 in all): Env + Offload + SP=4 on "
+        "4 GPUs at 65536 tokens")
 
 
 def test_cheaper_settings_ran_out_of_memory_where_the_source_names_a_costlier_cell():
