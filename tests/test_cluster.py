@@ -26,6 +26,7 @@ from conftest import qwen3_8b_checkpoint
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference import PLAN_ORDER
+from rich.console import Console
 
 import solver
 import solver.cli
@@ -150,6 +151,7 @@ def test_minimize_nodes_names_the_job_that_fits_nowhere(tmp_path: Path):
         {"name": "ok", "model": "Qwen3-0.6B", "max_model_len": 8192}]}
     result = solved(instance, tmp_path, minimize_nodes=True)
     assert result["status"] == "infeasible" and [u["job"] for u in result["unplaced"]] == ["huge", "ok"]
+    assert not result["tie_broken"]  # no search ran, so no tie-break
     assert result["unplaced"][0]["reason"] == (
         "a100: 1048576 tokens is beyond what the tables and the memory model's estimates allow for Qwen3-14B on "
         "A100-80GB within 8 GPUs: the longest is 186368 on the 1024-token grid (Env + Offload + SP=8 on 8 GPUs, estimated, extrapolated)")
@@ -1413,11 +1415,17 @@ def test_a_search_cut_after_the_first_stage_is_feasible_not_optimal(tmp_path: Pa
 
     monkeypatch.setattr(cluster._StopOnInterrupt, "solve", cut_search)
     instance = random_fleet(seed=3, nodes=1, jobs=6, lengths=[8192, 32768])
-    result = place(fleet_of(instance, tmp_path), CATALOG)
+    fleet = fleet_of(instance, tmp_path)
+    result = place(fleet, CATALOG)
     assert result.status == "feasible" and result.placements
     assert result.interrupted == (cut == "interrupted after the first stage")
     solves = {"later stage unsolved": 2, "interrupted after the first stage": 1, "later stage unproven": 3}
     assert len(calls) == solves[cut] and not result.tie_broken
+    # Only an optimal placement says its tie-break was not proven: a feasible one is not the best proven at all.
+    console = Console(width=200, record=True, file=io.StringIO())
+    console.print(solver.render.cluster_view(result, fleet))
+    shown = console.export_text()
+    assert shown.startswith("status: feasible; ") and "tie-break" not in shown
 
 
 @pytest.mark.parametrize("cut", [None, "tie-break unproven", "tie-break unsolved"])
