@@ -2591,3 +2591,25 @@ def test_a_job_s_host_need_is_shown_for_its_trainer_s_nodes_not_its_rollout_s(
     out = cli("cluster", str(path))[1]
     assert f"│ 0, 1  │ all  │ w   │ {trainer:>7} │ {rollout:>7} │ " in out and "│     311.3 (0) │\n" in out
     assert f"\n{solver.render.TRAINER_NODES_NOTE}\n" in out.replace("\nalone", " alone")
+
+
+def test_a_pools_notes_are_for_any_of_its_jobs_and_the_trainer_nodes_note_for_a_host_column_only(cli, tmp_path: Path):
+    # Pool a: w's rollout holds node 1 alone, x asked at_least beside exactly-asked jobs: both notes, in that order.
+    # Pool b: v's rollout holds node 1 alone too, but the pool has no host column to note. Pool c: z's trainer runs
+    # on both its nodes: nothing to note.
+    path = tmp_path / "fleet.yaml"
+    path.write_text(
+        "pools: [{name: a, gpu: A100-80GB, nodes: 3, gpus_per_node: 8, host_ram_gb: 1024},\n"
+        "        {name: b, gpu: A100-80GB, nodes: 2, gpus_per_node: 8},\n"
+        "        {name: c, gpu: A100-80GB, nodes: 2, gpus_per_node: 8, host_ram_gb: 1024}]\n"
+        "jobs: [{name: w, model: Qwen3-14B, max_model_len: 32768, rollout_gpus: 8, pool: a},\n"
+        "       {name: x, model: Qwen3-0.6B, max_model_len: {at_least: 8192}, pool: a},\n"
+        "       {name: y, model: Qwen3-4B, max_model_len: 8192, pool: a},\n"
+        "       {name: v, model: Qwen3-0.6B, max_model_len: 8192, rollout_gpus: 8, pool: b},\n"
+        "       {name: z, model: Qwen3-14B, max_model_len: 150000, pool: c}]\n", encoding="utf-8")
+    status, out, _ = cli("cluster", str(path), "--json")
+    placements = {p["job"]: (p["nodes"], p["trainer_gpus"]) for p in json.loads(out)["placements"]}
+    assert (status, placements["w"], placements["v"], placements["z"]) == (0, ([0, 1], 8), ([0, 1], 8), ([0, 1], 16))
+    out = " ".join(cli("cluster", str(path))[1].split())
+    notes = f"{solver.render.AT_LEAST_NOTE} {solver.render.TRAINER_NODES_NOTE} pool b: "
+    assert " ".join(notes.split()) in out and out.count(solver.render.TRAINER_NODES_NOTE.split(":")[0]) == 1
