@@ -9,6 +9,7 @@ import os
 import re
 import subprocess
 import sys
+from inspect import signature
 from pathlib import Path
 from types import MappingProxyType
 from typing import Any
@@ -16,6 +17,7 @@ from typing import Any
 import numpy
 import pytest
 import yaml
+from pydantic import ValidationError
 
 import solver
 from solver.api import answer_query, config_query, fragment_engines, fragment_layout, with_config_verdicts
@@ -724,6 +726,8 @@ LOWERED = "model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\ntrainer: {m
     # Trinity's default: auto.
     (LOWERED, {}, ("cheapest", 6, False, 32768, 8, "--node-gpus", None, "auto")),
     (LOWERED, {"token_budget": "default"}, ("cheapest", 6, False, 32768, 8, "--node-gpus", None, "default")),
+    # Without estimates the config's lowered budget is not one the planner may lower to: default.
+    (LOWERED, {"estimate": "never"}, ("cheapest", 6, False, 32768, 8, "--node-gpus", None, "default")),
 ])
 def test_config_query_asks_what_from_config_asks(text: str | None, changes: dict, expected: tuple):
     from solver.api import config_query
@@ -772,6 +776,34 @@ def test_config_query_takes_a_falsy_keyword_as_given():
     freed = config_query(CATALOG, config, gpu="h20", exact=False)
     assert (freed.exact, freed.budget_gpus) == (False, 6)
 
+
+
+def test_config_query_passes_each_keyword_given_to_make_query_as_it_is():
+    # Every keyword given (not None) overrides the config's value: the query is make_query's with the same keywords.
+    given = {"model": "Qwen3-4B", "gpu": "h20", "objective": "cheapest", "budget_gpus": 8, "exact": True,
+             "exact_source": "my count", "max_model_len": 16384, "sp": 2, "env": True, "offload": False, "top": 3,
+             "weights": solver.load_weights().model_copy(update={"env": 0.5}), "time_limit_s": 5.0, "workers": 2,
+             "seed": 7, "estimate": "only", "memory": solver.load_memory_model().model_copy(update={"margin": 0.05}),
+             "margin": 0.1, "token_budget": "auto", "host_ram_gb": 512.0, "node_gpus": 4, "rollout_gpus": 0,
+             "node_source": "my nodes", "host_ram_source": "my host", "train_batch_size": 64,
+             "train_batch_source": "my batch"}
+    assert set(given) == set(signature(solver.make_query).parameters) - {"catalog"}
+    assert config_query(CATALOG, CONFIG, **given) == solver.make_query(CATALOG, **given)
+
+
+def test_config_query_sources_name_the_config_where_its_values_come_from_else_the_flag():
+    def sources(query: solver.Query) -> tuple:
+        return (query.exact, query.exact_source, query.node_source, query.train_batch_size, query.train_batch_source)
+
+    assert sources(config_query(CATALOG, CONFIG, gpu="h20")) == (
+        True, "the config's cluster", "cluster.gpu_per_node", 768, "buffer.batch_size x algorithm.repeat_times")
+    assert sources(config_query(CATALOG, CONFIG, gpu="h20", exact=True, node_gpus=8, train_batch_size=64)) == (
+        True, "--exact", "--node-gpus", 64, "--train-batch-size")
+    assert sources(config_query(CATALOG, CONFIG, gpu="h20", budget_gpus=8)) == (
+        False, "--exact", "cluster.gpu_per_node", 768, "buffer.batch_size x algorithm.repeat_times")
+    lowered = read_trinity_config(LOWERED, "t.yaml", {})  # no cluster, no batch
+    assert sources(config_query(CATALOG, lowered, gpu="h20")) == (False, "--exact", "--node-gpus", None,
+                                                                  "--train-batch-size")
 
 def test_plans_carry_their_cautions_as_the_command_gives_them(cli):
     # Qwen3-8B on 8 MI300X at its longest: YaRN past what Qwen validates, thin headroom beyond the calibration, and
@@ -926,6 +958,21 @@ def test_placement_settings_are_the_keys_and_the_environment_of_the_placements_f
     assert settings["probe-0.6b"].environment == {"CUDA_VISIBLE_DEVICES": "4,5,6"}
     assert settings["chat-14b"].environment == {"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"}
 
+
+
+def test_settings_are_for_the_trinity_version_asked_and_frozen():
+    # 0.5 refuses the trainer's own offload flags: the settings leave them out as the fragment does.
+    (answer,) = solver.plan("8B", gpu="a100", max_model_len=32768, budget_gpus=8, offload=True)
+    result = solver.place(FLEET)  # code-8b: Offload
+    for version in ("0.5", "0.6"):
+        settings = solver.trinity_settings(answer, version=version)
+        assert settings.config == yaml.safe_load(solver.trinity_config(answer, version=version))
+        assert ("param_offload" in settings.config["trainer"]) == (version == "0.6")
+        placed = solver.placement_settings(result, FLEET, version=version)["code-8b"]
+        assert placed.config == yaml.safe_load(solver.placement_configs(result, FLEET, version=version)["code-8b"])
+        assert ("param_offload" in placed.config["trainer"]) == (version == "0.6")
+    with pytest.raises(ValidationError, match="frozen"):
+        settings.environment = {}
 
 def test_config_query_takes_make_querys_keywords_by_name_and_a_typo_names_it():
     from inspect import Parameter, signature

@@ -544,6 +544,11 @@ def test_fewer_plans_than_asked_for_are_said_to_be_all_there_are(cli):
         "for than a plan above; estimates keep Env on (--no-env estimates without it)")
     status, out, _ = cli(*asked, "--env")
     assert status == 0 and out.endswith("no better vouched for than a plan above\n\n")
+    # One estimate among documented plans is enough for it to be said.
+    status, out, _ = cli("--model", "14B", "--gpu", "a100", "--len", "32768", "--gpus", "8", "--top", "50")
+    assert status == 0 and " ".join(out.split()).endswith(
+        "5 plans of the 50 asked for: each other plan that trains is no cheaper, on no fewer GPUs and no better vouched "
+        "for than a plan above; estimates keep Env on (--no-env estimates without it)")
     # Said in the ways the query leaves open: the length too when it is maximised, not the GPUs on an exact count.
     status, out, _ = cli("--model", "14B", "--gpu", "a100", "--maximize", "len", "--gpus", "1", "--top", "9")
     assert status == 0 and "each other plan that trains is no longer, no cheaper, on no fewer GPUs and no better" in out

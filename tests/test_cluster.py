@@ -26,6 +26,7 @@ from conftest import qwen3_8b_checkpoint
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from reference import PLAN_ORDER
+from rich.console import Console
 
 import solver
 import solver.cli
@@ -150,6 +151,7 @@ def test_minimize_nodes_names_the_job_that_fits_nowhere(tmp_path: Path):
         {"name": "ok", "model": "Qwen3-0.6B", "max_model_len": 8192}]}
     result = solved(instance, tmp_path, minimize_nodes=True)
     assert result["status"] == "infeasible" and [u["job"] for u in result["unplaced"]] == ["huge", "ok"]
+    assert not result["tie_broken"]  # no search ran, so no tie-break
     assert result["unplaced"][0]["reason"] == (
         "a100: 1048576 tokens is beyond what the tables and the memory model's estimates allow for Qwen3-14B on "
         "A100-80GB within 8 GPUs: the longest is 186368 on the 1024-token grid (Env + Offload + SP=8 on 8 GPUs, estimated, extrapolated)")
@@ -1431,11 +1433,17 @@ def test_a_search_cut_after_the_first_stage_is_feasible_not_optimal(tmp_path: Pa
 
     monkeypatch.setattr(cluster._StopOnInterrupt, "solve", cut_search)
     instance = random_fleet(seed=3, nodes=1, jobs=6, lengths=[8192, 32768])
-    result = place(fleet_of(instance, tmp_path), CATALOG)
+    fleet = fleet_of(instance, tmp_path)
+    result = place(fleet, CATALOG)
     assert result.status == "feasible" and result.placements
     assert result.interrupted == (cut == "interrupted after the first stage")
     solves = {"later stage unsolved": 2, "interrupted after the first stage": 1, "later stage unproven": 3}
     assert len(calls) == solves[cut] and not result.tie_broken
+    # Only an optimal placement says its tie-break was not proven: a feasible one is not the best proven at all.
+    console = Console(width=200, record=True, file=io.StringIO())
+    console.print(solver.render.cluster_view(result, fleet))
+    shown = console.export_text()
+    assert shown.startswith("status: feasible; ") and "tie-break" not in shown
 
 
 @pytest.mark.parametrize("cut", [None, "tie-break unproven", "tie-break unsolved"])
@@ -2669,3 +2677,25 @@ def test_the_placed_priority_says_what_the_jobs_with_a_way_to_run_can_reach(cli,
     assert cli("cluster", str(path))[1].startswith(
         "status: optimal; placed priority (of 17, or 7 without the job that has no way to run): 4, proven bound 4\n")
     assert json.loads(cli("cluster", str(path), "--minimize", "nodes", "--json")[1])["no_way_to_run"] == ["never"]
+
+
+def test_a_pools_notes_are_for_any_of_its_jobs_and_the_trainer_nodes_note_for_a_host_column_only(cli, tmp_path: Path):
+    # Pool a: w's rollout holds node 1 alone, x asked at_least beside exactly-asked jobs: both notes, in that order.
+    # Pool b: v's rollout holds node 1 alone too, but the pool has no host column to note. Pool c: z's trainer runs
+    # on both its nodes: nothing to note.
+    path = tmp_path / "fleet.yaml"
+    path.write_text(
+        "pools: [{name: a, gpu: A100-80GB, nodes: 3, gpus_per_node: 8, host_ram_gb: 1024},\n"
+        "        {name: b, gpu: A100-80GB, nodes: 2, gpus_per_node: 8},\n"
+        "        {name: c, gpu: A100-80GB, nodes: 2, gpus_per_node: 8, host_ram_gb: 1024}]\n"
+        "jobs: [{name: w, model: Qwen3-14B, max_model_len: 32768, rollout_gpus: 8, pool: a},\n"
+        "       {name: x, model: Qwen3-0.6B, max_model_len: {at_least: 8192}, pool: a},\n"
+        "       {name: y, model: Qwen3-4B, max_model_len: 8192, pool: a},\n"
+        "       {name: v, model: Qwen3-0.6B, max_model_len: 8192, rollout_gpus: 8, pool: b},\n"
+        "       {name: z, model: Qwen3-14B, max_model_len: 150000, pool: c}]\n", encoding="utf-8")
+    status, out, _ = cli("cluster", str(path), "--json")
+    placements = {p["job"]: (p["nodes"], p["trainer_gpus"]) for p in json.loads(out)["placements"]}
+    assert (status, placements["w"], placements["v"], placements["z"]) == (0, ([0, 1], 8), ([0, 1], 8), ([0, 1], 16))
+    out = " ".join(cli("cluster", str(path))[1].split())
+    notes = f"{solver.render.AT_LEAST_NOTE} {solver.render.TRAINER_NODES_NOTE} pool b: "
+    assert " ".join(notes.split()) in out and out.count(solver.render.TRAINER_NODES_NOTE.split(":")[0]) == 1

@@ -171,6 +171,12 @@ def test_a_model_without_tables_is_estimated_or_named():
         "tokens: drop --no-estimate"))
     answer = solve_one("A100-80GB", model="32B", max_model_len=8192)
     assert answer.status == "optimal" and answer.plans[0].evidence == "estimated"
+    # Maximising the length: the estimates' plan at its own longest; a plan from the tables alone has no reason.
+    answer = solve_one("A100-80GB", model="32B", objective="max_len", budget_gpus=8, estimate="never")
+    assert answer.reason.endswith("the memory model estimates a plan, Env + Offload + SP=8 on 8 GPUs at 158720 tokens: "
+                                  "drop --no-estimate")
+    answer = solve_one("A100-80GB", model="4B", max_model_len=8192, budget_gpus=2, estimate="never")
+    assert (answer.status, answer.reason) == ("optimal", None)
 
 
 def test_pins_that_leave_nothing_are_explained():

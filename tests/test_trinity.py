@@ -41,6 +41,7 @@ from solver.trinity import (
     kept_interpolations,
     load_config_mapping,
     patch_trinity_config,
+    plan_fragment,
     read_trinity_config,
     reader,
     trinity_fragment,
@@ -250,6 +251,20 @@ def test_fragment_refuses_a_plan_that_breaks_trinitys_rules() -> None:
     broken = sp2_plan().model_copy(update={"max_token_len_per_gpu": 1024})  # too few tokens per GPU for 24576
     with pytest.raises(RuntimeError, match=r"the Trinity config made for SP=2 breaks Trinity's rules: .*max_token_len"):
         trinity_fragment(broken, catalog().model("4B"))
+
+
+def test_fragment_refuses_settings_that_are_not_what_its_text_says(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A defect of rft-solver's too: the settings given beside the text are what a YAML loader reads from it.
+    monkeypatch.setattr("solver.trinity.fragment._nested", lambda keys: {})
+    with pytest.raises(RuntimeError, match=r"^the Trinity config made for SP=2 reads as \{'model': \{'max_model_len': "
+                                           r"24576\}, 'trainer': .*\}, not \{\}$"):
+        trinity_fragment(sp2_plan(), catalog().model("4B"))
+
+
+def test_a_fragment_sharing_no_gpus_exports_no_cuda_visible_devices() -> None:
+    # An empty tuple of a node's GPUs shares none, as None does: no export in the text, none in the settings.
+    fragments = [plan_fragment(sp2_plan(), catalog().model("4B"), 0, shared_gpus=shared) for shared in ((), None)]
+    assert fragments[0] == fragments[1] and fragments[0][1].environment == {}
 
 
 @pytest.mark.parametrize(("arguments", "message"), [
