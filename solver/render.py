@@ -8,7 +8,7 @@ from collections.abc import Iterable
 from typing import Any
 
 import yaml
-from rich.console import Group, RenderableType
+from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
 from rich.table import Table
 from rich.text import Text
 
@@ -358,7 +358,52 @@ LOWERED_NOTE = ("* trainer.max_token_len_per_gpu below Trinity's default ceil(2 
 """The caption of a table with a lowered token budget (marked ``*``)."""
 
 
-def _ranking(answer: Answer) -> Table:
+UNBOUNDED_WIDTH = 1 << 16
+"""Room enough to measure any table whole."""
+
+
+def needed_width(table: Table, console: Console, options: ConsoleOptions) -> int:
+    """The columns `table` needs not to break words or cut cells: its minimum width (above it, it wraps at
+    spaces), or its whole width where no column wraps (a table of the source's cells)."""
+    measured = console.measure(table, options=options.update_width(UNBOUNDED_WIDTH))
+    return measured.maximum if all(column.no_wrap for column in table.columns) else measured.minimum
+
+
+class TableOrBlocks:
+    """A table with a header where it fits the width (`needed_width`), else its rows as blocks: the `heading`
+    column's cell (in `heading_form`), beside the other columns' headers and non-empty cells, a row each, under the
+    table's title and over its caption. Both forms show the one table's cells: a narrow terminal gets every cell
+    whole instead of words broken into 3-column slivers."""
+
+    def __init__(self, table: Table, heading: int, heading_form: str = "{}") -> None:
+        self.table = table
+        self.heading = heading
+        self.heading_form = heading_form
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        if needed_width(self.table, console, options) <= options.max_width:
+            yield self.table
+            return
+        blocks = Table.grid(padding=(0, 2))
+        blocks.add_column(style="bold", overflow="fold")
+        blocks.add_column(no_wrap=True)
+        blocks.add_column(overflow="fold")
+        columns = [list(column.cells) for column in self.table.columns]
+        for row in range(self.table.row_count):
+            heading = self.heading_form.format(columns[self.heading][row])
+            for index, column in enumerate(self.table.columns):
+                cell = columns[index][row]
+                if index != self.heading and str(cell):
+                    blocks.add_row(heading, column.header, cell)
+                    heading = ""
+        if self.table.title:
+            yield Text(str(self.table.title), style="table.title")
+        yield blocks
+        if self.table.caption:
+            yield Text(str(self.table.caption), style="table.caption")
+
+
+def _ranking(answer: Answer) -> TableOrBlocks:
     """The ranked plans, a row each; with a `YaRN` column where a plan needs YaRN, and a `host GiB/node` column where
     a plan offloads (its states) or where --host-ram is given (then every plan's need, a plan without Offload its
     start-up load, as `solve cluster` gives a pool's)."""
@@ -393,7 +438,7 @@ def _ranking(answer: Answer) -> Table:
              f"{'' if plan.source.model == answer.model else f' ({plan.source.model})'}" if plan.source
              else f"memory model: {plan.memory_gb:.1f} GiB"),
         )
-    return view
+    return TableOrBlocks(view, heading=0, heading_form="#{}")
 
 
 def _current_view(answer: Answer, current: CurrentSettings, query: Query) -> Group:
@@ -613,7 +658,7 @@ def _pool_view(pool: Pool, use: PoolUse, here: list[Placement]) -> RenderableTyp
                      *((f"{plan.rope_scaling_factor!r}" if plan.rope_scaling_factor else "",) if scaled else ()),
                      *((f"{plan.max_token_len_per_gpu}{'*' if plan.lowered_budget else ''}",) if lowered else ()),
                      f"{plan.cost:.4g}", plan.evidence_label, *host)
-    return view
+    return TableOrBlocks(view, heading=headers.index("job"))
 
 
 UNPLACED_JOBS_WIDTH = 40

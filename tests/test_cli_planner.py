@@ -639,11 +639,16 @@ def test_the_ranked_table_keeps_its_numbers_when_narrow_and_marks_extrapolated_e
     screen = Console(width=width, file=io.StringIO(), markup=False)
     screen.print(answers_view(answers, query, catalog))
     out = screen.file.getvalue()  # type: ignore[attr-defined]
-    rows = [line for line in out.splitlines() if line.startswith("│ ") and "/16" in line]
-    assert [row.split("│")[1:3] for row in rows] == [[" 1 ", " 16/16 "], [" 2 ", " 16/16 "], [" 3 ", "  8/16 "]]
-    if width == 160:  # words wrap: "extrapolated" may go on the next lines
-        assert "estimated" in rows[0] and "inferred" in rows[1]
-    assert "extrap" in out  # folded at 100 columns, where even "estimated" may break
+    if width == 160:  # the table: words wrap, "extrapolated" may go on the next lines
+        rows = [line for line in out.splitlines() if line.startswith("│ ") and "/16" in line]
+        assert [row.split("│")[1:3] for row in rows] == [[" 1 ", " 16/16 "], [" 2 ", " 16/16 "], [" 3 ", "  8/16 "]]
+        assert "estimated" in rows[0] and "inferred" in rows[1] and "extrap" in out
+    else:  # too narrow for the table: a block per plan, every cell whole
+        ranking = out.split("ranked plans\n")[1].splitlines()
+        rows = [line.rstrip() for line in ranking if line.startswith("#") or " evidence " in line]
+        assert rows == ["#1  GPUs           16/16", "    evidence       estimated, extrapolated",
+                        "#2  GPUs           16/16", "    evidence       inferred",
+                        "#3  GPUs           8/16", "    evidence       estimated, extrapolated"]
 
 
 def test_the_yarn_factor_is_shown_exactly_as_the_config_gets_it(cli):
@@ -1208,19 +1213,54 @@ def test_an_extrapolated_estimate_with_little_room_gets_a_caution(cli):
     assert thin_headroom(0.5, (), 24.0) == ""  # within the calibration
 
 
-def test_a_terminal_too_narrow_for_the_ranking_gets_a_note(cli, monkeypatch: pytest.MonkeyPatch):
+RANKED_4B_H20_BLOCKS = [
+    "ranked plans",
+    "#1  GPUs           4/4",
+    "    setting        SP=2",
+    "    max_model_len  32768",
+    "    tokens/GPU     32768",
+    "    cost           0.275 (best)",
+    "    evidence       documented",
+    "    source cell    4 GPUs @ 32768: SP=2",
+    "#2  GPUs           2/4",
+    "    setting        SP=2",
+    "    max_model_len  32768",
+    "    tokens/GPU     32768",
+    "    cost           0.55 (2.00x #1)",
+    "    evidence       documented",
+    "    source cell    2 GPUs @ 32768: SP=2",
+    "#3  GPUs           1/4",
+    "    setting        Env + Offload",
+    "    max_model_len  32768",
+    "    tokens/GPU     65536",
+    "    host GiB/node  82.8",  # a plan without Offload has no host need: no row for the empty cell
+    "    cost           2.02 (7.35x #1)",
+    "    evidence       documented",
+    "    source cell    1 GPU @ 32768: Env + Offload",
+]
+"""The guide's `--top 4` ranking on 4 H20s (its table needs 94 columns) as a narrower terminal shows it: a block per
+plan."""
+
+
+@pytest.mark.parametrize(("columns", "blocks"), [(60, True), (80, True), (93, True), (94, False), (120, False)])
+def test_a_terminal_too_narrow_for_the_ranking_shows_a_block_per_plan(cli, monkeypatch: pytest.MonkeyPatch,
+                                                                      columns: int, blocks: bool):
+    # The table needs 94 columns; on fewer, rich would break its words into 3-column slivers ('SP=' over '2').
+    # Each plan's cells, whole, beside their headers instead; where the table fits, the table.
     import io
 
     from rich.console import Console
 
-    import solver.cli.output
-
+    screen = io.StringIO()
     monkeypatch.setattr(solver.cli.output, "new_console", lambda width=160: Console(
-        width=80, force_terminal=True, file=io.StringIO(), **solver.cli.output.PLAIN_TEXT))
-    status, _, err = cli("--model", "8B", "--gpus", "4", "--len", "32k", "--gpu", "a100", "--top", "3")
-    assert status == 0 and err.startswith("solve: note: the table needs ") and \
-        err.endswith(" columns and the terminal has 80: widen it, pipe the output (| less -S), or use --json\n")
-    assert cli("--model", "8B", "--gpus", "4", "--len", "32k", "--gpu", "a100")[2] == ""  # no ranking, no note
+        width=columns, force_terminal=True, color_system=None, file=screen, **solver.cli.output.PLAIN_TEXT))
+    status, _, err = cli("--model", "4B", "--len", "32k", "--gpus", "4", "--gpu", "h20", "--top", "4")
+    lines = [line.rstrip() for line in screen.getvalue().split("\n")]
+    start = lines.index("ranked plans")
+    assert (status, err) == (0, "")  # no note: nothing is cut or broken
+    assert (lines[start:start + len(RANKED_4B_H20_BLOCKS)] == RANKED_4B_H20_BLOCKS) == blocks
+    assert (lines[start + 1].startswith("┏━━━┳━━━━━━┳")) != blocks
+    assert max(len(line) for line in lines[start:]) <= columns
 
 
 def test_the_apply_block_folds_on_a_narrow_terminal_rather_than_cut(cli, monkeypatch: pytest.MonkeyPatch):

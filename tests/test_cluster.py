@@ -2699,3 +2699,38 @@ def test_a_pools_notes_are_for_any_of_its_jobs_and_the_trainer_nodes_note_for_a_
     out = " ".join(cli("cluster", str(path))[1].split())
     notes = f"{solver.render.AT_LEAST_NOTE} {solver.render.TRAINER_NODES_NOTE} pool b: "
     assert " ".join(notes.split()) in out and out.count(solver.render.TRAINER_NODES_NOTE.split(":")[0]) == 1
+
+
+@pytest.mark.parametrize("columns", [80, 131, 132, 133])
+def test_a_terminal_too_narrow_for_a_pool_table_shows_a_block_per_job(cli, monkeypatch: pytest.MonkeyPatch,
+                                                                      columns: int):
+    # The docs' fleet: the A100 pool's table needs 133 columns, the H20 pool's 132; on fewer, rich would cut their
+    # cells to 't…' and '…'. Each job's cells, whole, beside their headers instead, between the pool's title and its
+    # table's notes; each pool's table where it fits.
+    from rich.console import Console
+
+    screen = io.StringIO()
+    monkeypatch.setattr(solver.cli.output, "new_console", lambda width=160: Console(
+        width=columns, force_terminal=True, color_system=None, file=screen, **solver.cli.output.PLAIN_TEXT))
+    example = Path(__file__).parent.parent / "docs" / "examples" / "fleet.yaml"
+    status, _, err = cli("cluster", str(example))
+    lines = [line.rstrip() for line in screen.getvalue().split("\n")]
+    a100_blocks, h20_blocks = columns < 133, columns < 132
+    assert (status, err) == (0, "")  # no note: nothing is cut
+    assert (lines[lines.index("pool h20: 1 x 8 H20-96GB; 1 node and 6 of 8 GPUs used"):][:12] == [
+        "pool h20: 1 x 8 H20-96GB; 1 node and 6 of 8 GPUs used",
+        "code-8b  nodes          0",
+        "         GPUs           0-5",
+        "         trainer        4",
+        "         rollout        2",
+        "         plan           Env + Offload + SP=4",
+        "         max_model_len  122880 (≥32768)",
+        "         YaRN           3.0",
+        "         cost           0.6565",
+        "         evidence       documented",
+        "         host GiB/node  162.6",
+        "(≥N): the job asked for at_least N tokens, longer where a plan allows",
+    ]) == h20_blocks
+    assert ("math-4b     nodes          0" in lines) == a100_blocks
+    assert sum(line.startswith("┏━━━━━━━┳") for line in lines) == (not a100_blocks) + (not h20_blocks)
+    assert "…" not in screen.getvalue() and max(len(line) for line in lines) <= columns

@@ -12,6 +12,8 @@ from typing import Any, TextIO
 from rich.console import Console, Group, RenderableType
 from rich.table import Table
 
+from solver.render import needed_width
+
 
 class ProgressLine:
     """A live line on a terminal's stderr while a solve runs longer than a second: best and bound so far."""
@@ -39,26 +41,19 @@ PLAIN_TEXT: dict[str, Any] = {"markup": False, "emoji": False}
 
 def print_view(view: RenderableType, prog: str) -> Console:
     """Print `view` on stdout (`new_console`), a line past the terminal's width uncut; on a terminal too narrow for
-    one of its tables with a header (the ranked plans, a placement), a note on stderr first: rich would break their
-    words or cut their cells. The console, for more lines."""
+    one of its tables with a header (the source's cells), a note on stderr first: rich would break their words or cut
+    their cells (the ranked plans and the placements print as blocks there instead: `TableOrBlocks`). The console,
+    for more lines."""
     console = new_console()
     if console.is_terminal:
-        unbounded = Console(width=1 << 16, file=io.StringIO(), **PLAIN_TEXT)
         parts = view.renderables if isinstance(view, Group) else [view]
-        needed = max((_needed_width(part, unbounded) for part in parts if isinstance(part, Table) and part.show_header),
-                     default=0)
+        tables = [part for part in parts if isinstance(part, Table) and part.show_header]
+        needed = max((needed_width(table, console, console.options) for table in tables), default=0)
         if needed > console.width:
             print(f"{prog}: note: the table needs {needed} columns and the terminal has {console.width}: widen it, "
                   "pipe the output (| less -S), or use --json", file=sys.stderr)
     console.print(view, crop=False)  # a line rich was told not to wrap (a plan's apply line) stays whole
     return console
-
-
-def _needed_width(table: Table, console: Console) -> int:
-    """The columns `table` needs not to break words or cut cells: its minimum width (above it, it wraps at
-    spaces), or its whole width where no column wraps (a table of the source's cells)."""
-    measured = console.measure(table)
-    return measured.maximum if all(column.no_wrap for column in table.columns) else measured.minimum
 
 
 def new_console(width: int = 160) -> Console:
