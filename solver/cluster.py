@@ -596,7 +596,7 @@ def _solve_stages(search: _Search, built: _Model, stages: list[tuple[str, cp_mod
         if name != "tie-break":
             search.proven = search.proven and status == cp_model.OPTIMAL and not interrupt.caught
         else:  # its outcome leaves the status as it is: only which of the equally good placements comes out
-            search.tie_broken = status == cp_model.OPTIMAL and not interrupt.caught
+            search.tie_broken = status == cp_model.OPTIMAL  # proven, even where Ctrl-C came as it ended
         search.values = [solver.value(x) for x in built.chosen]
         search.counts = {key: solver.value(var) for key, var in built.pattern_counts.items()}
         if position == 0:

@@ -1477,9 +1477,12 @@ def test_a_tie_break_cut_by_the_time_limit_leaves_the_status_optimal_and_says_so
     assert (solver.render.tie_break_unproven(interrupted=False) in " ".join(out.split())) == (cut is not None)
 
 
-def test_a_tie_break_stopped_by_ctrl_c_says_so_not_the_time_limit(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+@pytest.mark.parametrize("proven", [False, True])
+def test_a_tie_break_stopped_by_ctrl_c_says_so_not_the_time_limit(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                  proven: bool):
     # Ctrl-C during the tie-break leaves the placement proven the best (optimal) and its pick unproven: the line
-    # under the status names Ctrl-C, and a longer --time-limit would not have helped.
+    # under the status names Ctrl-C, and a longer --time-limit would not have helped. A Ctrl-C that came as the
+    # tie-break proved its pick leaves nothing unproven to say.
     from ortools.sat.python import cp_model
 
     from solver import cluster
@@ -1493,15 +1496,16 @@ def test_a_tie_break_stopped_by_ctrl_c_says_so_not_the_time_limit(cli, tmp_path:
         if len(calls) < 4:
             return status
         self.caught = True
-        return cp_model.FEASIBLE
+        return cp_model.OPTIMAL if proven else cp_model.FEASIBLE
 
     monkeypatch.setattr(cluster._StopOnInterrupt, "solve", interrupted_tie_break)
     path = tmp_path / "fleet.yaml"
     path.write_text(yaml.safe_dump(random_fleet(seed=3, nodes=1, jobs=6, lengths=[8192, 32768])), encoding="utf-8")
     status, out, _ = cli("cluster", str(path))
     assert (len(calls), status) == (4, 130) and out.startswith("status: optimal; ")
-    assert (" placement optimal; tie-break not proven: Ctrl-C stopped the pick among the equally good placements, so "
-            "another run or --workers may give another of them pool ") in " ".join(out.split())
+    assert ((" placement optimal; tie-break not proven: Ctrl-C stopped the pick among the equally good placements, "
+             "so another run or --workers may give another of them pool ") in " ".join(out.split())) != proven
+    assert ("tie-break not proven" in out) != proven
 
 
 def test_the_reported_bound_never_exceeds_the_placeable_priority(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
