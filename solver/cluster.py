@@ -936,7 +936,8 @@ def _limits_words(planner: _Planner, query: Query, pool: Pool, rollout_gpus: int
     data-parallel ranks break, in words ("" otherwise)."""
     hints = []
     if pool.host_ram_gb is not None and (plan := _way_without(planner, query, pool, rollout_gpus, host_ram_gb=None)):
-        hints.append(f"{plan.gpus} would, with {plan.setting.label}, but {_host_words(planner, query.model, pool, plan)}")
+        hints.append(f"{plan.gpus} would, with {plan.setting.label}, but "
+                     f"{_host_words(planner, query.model, pool, plan)}")
     if query.train_batch_size is not None and (plan := _way_without(planner, query, pool, rollout_gpus,
                                                                     train_batch_size=None)):
         broken = batch_split_violation(query.train_batch_size, plan.gpus, plan.sp, query.train_batch_source)

@@ -226,7 +226,8 @@ def test_an_answer_the_time_limit_left_open_says_to_raise_the_limit(cli, monkeyp
                              "longest context, --maximize len --gpus N")),
         (["--model", "4B", "--maximize", "len"], "solve: error: --maximize len needs a GPU budget: --gpus N"),
         (["--model", "4B", "--maximize", "len", "--len", "64k"],  # both fixes at once, not one a run
-         "solve: error: --maximize len chooses the length: drop --len, and give the GPU budget to find it within: --gpus N"),
+         ("solve: error: --maximize len chooses the length: drop --len, and give the GPU budget to find it within: "
+          "--gpus N")),
         (["--model", "4B", "--maximize", "len", "--len", "64k", "--gpus", "4"],
          "solve: error: --maximize len chooses the length: drop --len"),
         (["--model", "4B", "--gpus", "0", "--len", "8192"],
@@ -547,8 +548,8 @@ def test_fewer_plans_than_asked_for_are_said_to_be_all_there_are(cli):
     # One estimate among documented plans is enough for it to be said.
     status, out, _ = cli("--model", "14B", "--gpu", "a100", "--len", "32768", "--gpus", "8", "--top", "50")
     assert status == 0 and " ".join(out.split()).endswith(
-        "5 plans of the 50 asked for: each other plan that trains is no cheaper, on no fewer GPUs and no better vouched "
-        "for than a plan above; estimates keep Env on (--no-env estimates without it)")
+        "5 plans of the 50 asked for: each other plan that trains is no cheaper, on no fewer GPUs and no better "
+        "vouched for than a plan above; estimates keep Env on (--no-env estimates without it)")
     # Said in the ways the query leaves open: the length too when it is maximised, not the GPUs on an exact count.
     status, out, _ = cli("--model", "14B", "--gpu", "a100", "--maximize", "len", "--gpus", "1", "--top", "9")
     assert status == 0 and "each other plan that trains is no longer, no cheaper, on no fewer GPUs and no better" in out
@@ -1062,8 +1063,9 @@ def test_on_an_exact_count_the_lowered_budget_hint_may_name_fewer_gpus(cli):
     # On exactly 6 H20s Qwen2.5-7B's heads allow SP=2 at most, which no budget saves at 131072; 4 of them, SP=4, do.
     status, [answer] = run_json(cli, "--model", "Qwen2.5-7B", "--gpus", "6", "--exact", "--len", "131072", "--gpu", "h20")
     assert status == 1
-    assert answer["reason"].endswith("; with --token-budget auto fewer trainer GPUs train 131072 tokens: Env + SP=4 on 4 GPUs "
-                                     "with max_token_len_per_gpu = 40960 (estimated), the other 2 free for rollout")
+    assert answer["reason"].endswith("; with --token-budget auto fewer trainer GPUs train 131072 tokens: Env + SP=4 on "
+                                     "4 GPUs with max_token_len_per_gpu = 40960 (estimated), the other 2 free for "
+                                     "rollout")
     status, [answer] = run_json(cli, "--model", "Qwen2.5-7B", "--gpus", "6", "--exact", "--len", "131072", "--gpu", "h20",
                                 "--token-budget", "auto")
     assert status == 1 and not answer["plans"]  # not on exactly 6: the hint says fewer
@@ -1724,7 +1726,8 @@ def test_the_host_memory_line_of_a_plan_without_offload_says_it_is_the_load(cli)
 
 @pytest.mark.parametrize(("rollout", "gpus", "words"), [
     ("4", "4", "311.3 GiB per node for Offload"),  # one node: trainer and rollout share it
-    ("8", "8", "55.1 GiB while the model loads, per node the trainer runs on (1 of 2: the other holds only its rollout)"),
+    ("8", "8", ("55.1 GiB while the model loads, per node the trainer runs on (1 of 2: the other holds only its "
+                "rollout)")),
     ("16", "8", ("55.1 GiB while the model loads, per node the trainer runs on (1 of 3: the others hold only its "
                  "rollout)")),
     (None, "16", "55.1 GiB per node while the model loads"),  # a trainer on 2 whole nodes, no rollout: both need it

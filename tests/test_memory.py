@@ -1141,8 +1141,8 @@ def test_a_host_memory_note_only_when_host_memory_is_the_limit():
                      CATALOG)
     assert answer.reason.endswith("the longest is 51200 (Env + SP=4 on 4 GPUs, documented); without --host-ram, "
                                   "Env + Offload + SP=4 on 4 GPUs trains it (65536 tokens), and with Offload it needs "
-                                  "162.6 GiB of host memory per node; --token-budget auto trains 65536 tokens: Env + SP=4 on 4 GPUs "
-                                  "with "
+                                  "162.6 GiB of host memory per node; --token-budget auto trains 65536 tokens: Env + "
+                                  "SP=4 on 4 GPUs with "
                                   "max_token_len_per_gpu = 25600 (estimated)")  # the tokens per GPU of the documented cell at 51200
     # The need is rounded up (162.6 GiB): 162 does not train it, 163 does.
     for host_ram, trains in ((162, False), (163, True)):

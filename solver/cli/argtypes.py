@@ -131,9 +131,10 @@ def number(text: str) -> float:
 def host_memory(text: str) -> float:
     """An argparse type: a node's host memory in GB as RAM is sold (binary, so GiB): ``512``, ``512GB`` or
     ``512GiB``; or in TB, as sold (``2TB`` or ``2TiB``: 2048 GiB)."""
-    amount, unit = re.fullmatch(r"(.*?)\s*(gib|gb|tib|tb)?\s*", text, flags=re.IGNORECASE | re.DOTALL).groups()
+    unit = re.search(r"\s*(gib|gb|tib|tb)\s*$", text, flags=re.IGNORECASE)
+    amount = text if unit is None else text[:unit.start()]
     try:
-        return number(amount) * (1024 if unit and unit.lower().startswith("t") else 1)
+        return number(amount) * (1024 if unit and unit[1].lower().startswith("t") else 1)
     except argparse.ArgumentTypeError:
         raise argparse.ArgumentTypeError(f"expected 512, 512GB, 512GiB or 2TB, got {brief(text)}") from None
 
