@@ -719,7 +719,9 @@ def test_a_read_only_target_is_refused_and_a_read_only_folder_is_named(tmp_path:
       "not writable); the file is written there first, then renamed into place")),
     (["cluster", str(Path(__file__).parent.parent / "docs" / "examples" / "fleet.yaml"), "--emit-dir", "ro/new"],
      "solve cluster: error: --emit-dir ro/new: cannot make the folder: ro is not writable"),
-], ids=["out", "emit-dir", "emit-dir-to-make"])
+    (["examples", "ro"], "solve examples: error: ro/my-model: cannot make the folder: ro is not writable"),
+    (["examples", "ro/new"], "solve examples: error: ro/new: cannot make the folder: ro is not writable"),
+], ids=["out", "emit-dir", "emit-dir-to-make", "examples", "examples-to-make"])
 def test_a_folder_without_write_permission_is_refused_before_any_work(tmp_path: Path, argv: list[str], message: str):
     # Its files could not be renamed into place: said before the solve (or the placement, which may take its whole
     # time limit), which imports OR-Tools, not after it.
@@ -1742,7 +1744,7 @@ def test_the_host_memory_line_names_the_trainer_s_nodes_where_others_hold_only_i
     assert status == 0 and f"\n# host memory: {words}\n" in out
 
 
-@pytest.mark.parametrize("command", [[], ["tables"], ["map"], ["cluster"], ["memory"], ["calibrate"]])
+@pytest.mark.parametrize("command", [[], ["tables"], ["map"], ["cluster"], ["memory"], ["calibrate"], ["examples"]])
 def test_every_commands_help_ends_with_its_exit_statuses(cli, command: list[str]):
     status, out, _ = cli(*command, "--help")
     assert status == 0

@@ -125,12 +125,14 @@ def test_json_for_one_model_across_all_tables(cli):
         (["--model", "4B", "--len", "8k", "--gp\nu\x1b[31m"],
          "solve: error: unrecognized arguments: --gp\\nu\\x1b[31m\n"),
         (["tabels"], "solve: error: unknown command 'tabels' (did you mean tables?); commands: tables, cluster, "
-                     "calibrate, memory, map, or none to plan\n"),
+                     "calibrate, memory, map, examples, or none to plan\n"),
         (["4B", "--len", "8k"], "solve: error: unknown command '4B'; commands: tables, cluster, calibrate, memory, "
-                                "map, or none to plan\n"),
+                                "map, examples, or none to plan\n"),
+        (["example"], ("solve: error: unknown command 'example' (did you mean examples?); commands: tables, "
+                       "cluster, calibrate, memory, map, examples, or none to plan\n")),
         (["explain", "--model", "4B"], ("solve: error: unknown command 'explain' (did you mean the option "
-                                        "--explain?); commands: tables, cluster, calibrate, memory, map, or none to "
-                                        "plan\n")),
+                                        "--explain?); commands: tables, cluster, calibrate, memory, map, examples, "
+                                        "or none to plan\n")),
     ],
 )
 def test_bad_filters_exit_2_with_one_line_naming_accepted_values(cli, argv, message):

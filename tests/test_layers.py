@@ -18,7 +18,7 @@ PACKAGES = {
     "tables": ("text", "schema", "inputs", "reading", "catalog", "loaders", "model_config", "fleets"),
     "trinity": ("keys", "interpolation", "reader", "config", "checks", "plan_keys", "fragment", "patch"),
     "cli": ("status", "output", "atomic", "paths", "argtypes", "parser", "options", "catalogs", "notes",
-            "trinity_options", "planner", "tables", "cluster", "calibrate", "memory", "maps"),
+            "trinity_options", "planner", "tables", "cluster", "calibrate", "memory", "maps", "examples"),
 }
 """Each package's modules in the order its __init__ docstring states (each uses only those before it)."""
 

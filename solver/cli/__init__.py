@@ -4,14 +4,14 @@ Exit status: 0 when every answer has a plan, 1 when some answer has none (its re
 found within the time limit), 2 for bad input or output that cannot be written (one line on stderr, after a
 one-line usage for argument errors; no traceback), 141 when a write to stdout fails because its reader has gone.
 
-The command is a package: `solver.cli.planner` (``solve [options]``) with `solver.cli.trinity_options` (its
-Trinity configs), one module per other command (`tables`, `cluster`, `calibrate`, `memory`, `maps`), and what
-they share: `status` (exit statuses), `parser` and `argtypes` (argparse), `options` (options several commands
-take), `catalogs` (the catalogue to plan with), `paths` and `atomic` (files read and written), `notes` (notes after
-an answer) and `output` (stdout and stderr). Each uses only those before it in this order: status, output,
-atomic, paths, argtypes, parser, options, catalogs, notes, trinity_options, planner, tables, cluster, calibrate,
-memory, maps. `main` here picks the command; it is the package's one public name (the rest are imported from
-their modules).
+The command is a package: `solver.cli.planner` (``solve [options]``) with `solver.cli.trinity_options` (its Trinity
+configs), one module per other command (`tables`, `cluster`, `calibrate`, `memory`, `maps`, `examples`), and what
+they share: `status` (exit statuses), `parser` and `argtypes` (argparse), `options` (options several commands take),
+`catalogs` (the catalogue to plan with), `paths` and `atomic` (files read and written), `notes` (notes after an
+answer) and `output` (stdout and stderr). Each uses only those before it in this order: status, output, atomic,
+paths, argtypes, parser, options, catalogs, notes, trinity_options, planner, tables, cluster, calibrate, memory,
+maps, examples. `main` here picks the command; it is the package's one public name (the rest are imported from their
+modules).
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from collections.abc import Sequence
 
 from solver.cli.calibrate import build_calibrate_parser, run_calibrate
 from solver.cli.cluster import build_cluster_parser, run_cluster
+from solver.cli.examples import build_examples_parser, run_examples
 from solver.cli.maps import build_map_parser, run_map
 from solver.cli.memory import build_memory_parser, run_memory
 from solver.cli.notes import note_memory_as_sold, note_short_length
@@ -49,6 +50,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         "calibrate": (build_calibrate_parser, run_calibrate),
         "memory": (build_memory_parser, run_memory),
         "map": (build_map_parser, run_map),
+        "examples": (build_examples_parser, run_examples),
     }
     if argv[:1] and argv[0] in commands:
         build, handler = commands[argv.pop(0)]

@@ -71,7 +71,7 @@ def build_parser() -> argparse.ArgumentParser:
         "documented feasibility tables, solved with OR-Tools CP-SAT.",
         epilog="Other commands: solve tables (the documented tables), solve map (what fits, as a map), "
         "solve cluster (many jobs on a fleet), solve memory (one GPU's memory breakdown), solve calibrate "
-        "(fit the memory model); each has --help. "
+        "(fit the memory model), solve examples (the docs' example files, written out); each has --help. "
         "Exit status: 0 every answer has a plan, 1 some answer has none (or found none within --time-limit, "
         "or with --check the config's own settings do not train), 2 bad input.",
         elsewhere={("minimize", "nodes"): "the fewest nodes for many jobs: solve cluster FLEET.yaml --minimize nodes"},

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 from functools import cache
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from solver.tables.catalog import Catalog
 from solver.tables.inputs import MemoryModel, Weights
@@ -64,9 +64,28 @@ def load_weights(path: Path | str | None = None) -> Weights:
 
 def shipped_tables_directory() -> Path:
     """Where the installed package keeps its tables (``tables/`` in a source checkout)."""
-    spec = importlib.util.find_spec("solver.data")  # tables/, installed as package data
-    if spec is None or not spec.submodule_search_locations:  # a source checkout that is not installed
-        return Path(__file__).resolve().parent.parent.parent / "tables"
+    return _installed_folder("solver.data", "tables")
+
+
+def shipped_examples() -> dict[PurePosixPath, str]:
+    """The example files the docs' commands read, installed as ``solver.examples`` (``docs/examples/`` in a source
+    checkout): each file's path within the folder (``my-model/config.json``) and its text."""
+    folder = _installed_folder("solver.examples", "docs/examples")
+    files = sorted(path for path in folder.rglob("*") if path.is_file() and "__pycache__" not in path.parts)
+    if not files:
+        raise TableError(f"{folder}: no shipped examples there; reinstall rft-solver")
+    try:
+        return {PurePosixPath(*path.relative_to(folder).parts): path.read_bytes().decode("utf-8") for path in files}
+    except (OSError, UnicodeDecodeError) as error:
+        raise TableError(f"{folder}: the shipped examples cannot be read: {error}") from None
+
+
+def _installed_folder(package: str, checkout: str) -> Path:
+    """Where the installed data `package` is (the folder `checkout`, relative to the repository, in a source checkout
+    that is not installed, or installed before the package was added)."""
+    spec = importlib.util.find_spec(package)  # a folder of the repository, installed as package data
+    if spec is None or not spec.submodule_search_locations:
+        return Path(__file__).resolve().parent.parent.parent / checkout
     return Path(next(iter(spec.submodule_search_locations)))
 
 

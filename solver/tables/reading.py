@@ -433,6 +433,17 @@ def _in_units(size: int) -> str:
     return f"{value:.1f}".removesuffix(".0") + f" {unit}"
 
 
+def holds_text(path: Path, text: str) -> bool:
+    """Whether the file at `path` holds exactly `text` (UTF-8), byte for byte; `QueryError`, one line, when it
+    cannot be read."""
+    expected = text.encode("utf-8")
+    try:
+        with path.open("rb") as handle:  # one byte past the text at most: a longer file differs
+            return handle.read(len(expected) + 1) == expected
+    except OSError as error:
+        raise QueryError(f"{path}: cannot read: {error.strerror or error}") from None
+
+
 def read_user_file(path: Path, limit_bytes: int = MAX_FILE_BYTES) -> str:
     """The text of a file the user names (a Trinity config), of at most `limit_bytes`; `TableError`, one line,
     when unreadable."""

@@ -1,0 +1,89 @@
+"""`solve examples`: the docs' example files, shipped in the package (`solver.examples`) and written out."""
+
+from __future__ import annotations
+
+import fnmatch
+import re
+from pathlib import Path
+
+import pytest
+
+from solver.tables import shipped_examples
+
+ROOT = Path(__file__).resolve().parent.parent
+EXAMPLES = ROOT / "docs" / "examples"
+NAMES = ("fleet.yaml", "my-cells.yaml", "my-model/config.json", "trinity.yaml")
+"""The files under docs/examples, in the order `solve examples` writes them."""
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    """Every file under `folder`: its path within it, and its bytes."""
+    return {path.relative_to(folder).as_posix(): path.read_bytes() for path in folder.rglob("*") if path.is_file()}
+
+
+def test_the_shipped_examples_are_the_docs_examples():
+    assert {str(name): text.encode("utf-8") for name, text in shipped_examples().items()} == _tree(EXAMPLES)
+    assert sorted(_tree(EXAMPLES)) == list(NAMES)
+
+
+def test_the_packaging_installs_every_example():
+    # A wheel carries solver.examples, docs/examples mapped as tables/ is for solver.data, with the files its
+    # package-data names: every file there, by name (a new example in a new folder needs a pattern).
+    pyproject = (ROOT / "pyproject.toml").read_text(encoding="utf-8")
+    assert re.search(r'^package-dir = \{.*"solver\.examples" = "docs/examples"', pyproject, re.MULTILINE)
+    patterns = re.search(r'^"solver\.examples" = \[(.*)\]$', pyproject, re.MULTILINE)
+    assert patterns is not None
+    globs = re.findall(r'"([^"]+)"', patterns[1])
+    assert [name for name in _tree(EXAMPLES) if not any(fnmatch.fnmatch(name, glob) for glob in globs)] == []
+
+
+def test_examples_writes_the_docs_examples_byte_for_byte_then_leaves_them(cli, tmp_path: Path,
+                                                                             monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.chdir(tmp_path)
+    assert cli("examples") == (0, "".join(f"wrote docs/examples/{name}\n" for name in NAMES), "")
+    assert _tree(tmp_path / "docs" / "examples") == _tree(EXAMPLES)
+    assert cli("examples") == (0, "".join(f"unchanged docs/examples/{name}\n" for name in NAMES), "")
+    assert cli("examples", "mine") == (0, "".join(f"wrote mine/{name}\n" for name in NAMES), "")
+    assert _tree(tmp_path / "mine") == _tree(EXAMPLES)
+
+
+def test_a_differing_file_is_refused_without_force_and_nothing_is_written(cli, tmp_path: Path):
+    cli("examples", str(tmp_path))
+    fleet, trinity = tmp_path / "fleet.yaml", tmp_path / "trinity.yaml"
+    fleet.write_text("mine\n", encoding="utf-8")
+    (tmp_path / "my-model" / "config.json").write_text("{}\n", encoding="utf-8")
+    trinity.unlink()
+    assert cli("examples", str(tmp_path)) == (2, "", (
+        f"solve examples: error: {fleet}, {tmp_path}/my-model/config.json: there already, and not the example; "
+        "--force overwrites them (nothing written)\n"))
+    assert fleet.read_text(encoding="utf-8") == "mine\n" and not trinity.exists()
+    assert cli("examples", str(tmp_path), "--force") == (0, (
+        f"wrote {fleet}\nunchanged {tmp_path}/my-cells.yaml\nwrote {tmp_path}/my-model/config.json\n"
+        f"wrote {trinity}\n"), "")
+    assert _tree(tmp_path) == _tree(EXAMPLES)
+
+
+@pytest.mark.parametrize(("where", "message"), [
+    ("file", "file: not a folder; name a folder (made if missing) to write the examples into"),
+    ("file/docs", "file/docs: cannot make the folder: file is not a folder"),
+    ("blocked", "blocked/my-model: not a folder; name a folder (made if missing) to write the examples into"),
+    ("taken", "taken/fleet.yaml: not a regular file (or a link to a place one can be written); move it, or write "
+              "the examples to another folder"),
+])
+def test_a_dir_that_cannot_take_the_examples_exits_2_and_writes_nothing(cli, tmp_path: Path,
+                                                                       monkeypatch: pytest.MonkeyPatch, where: str,
+                                                                       message: str):
+    monkeypatch.chdir(tmp_path)
+    Path("file").write_text("x\n", encoding="utf-8")
+    Path("blocked").mkdir()
+    Path("blocked", "my-model").write_text("x\n", encoding="utf-8")  # where the model's folder goes
+    Path("taken", "fleet.yaml").mkdir(parents=True)
+    before = _tree(tmp_path)
+    assert cli("examples", where) == (2, "", f"solve examples: error: {message}\n")
+    assert _tree(tmp_path) == before and not Path("file", "docs").exists()
+
+
+def test_written_names_are_escaped_one_line_each(cli, tmp_path: Path):
+    folder = tmp_path / "a\x1b[31mb"
+    status, out, _ = cli("examples", str(folder))
+    assert status == 0 and out.splitlines()[0] == f"wrote {tmp_path}/a\\x1b[31mb/fleet.yaml"
