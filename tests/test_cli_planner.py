@@ -1167,6 +1167,15 @@ def test_host_memory_in_tb_as_sold_is_1024_gib_each(cli, given: str):
     assert status == 0 and "host memory    594.2 GiB per node" in out
 
 
+@pytest.mark.parametrize(("given", "status", "says"), [
+    ("0.58TB", 1, "trains with --host-ram 593.92;"), ("0.59 TB", 0, "host memory 594.2 GiB per node"),
+    ("0.59tib", 0, "host memory 594.2 GiB per node")])
+def test_a_fraction_of_a_tb_is_that_fraction_of_1024_gib(cli, given: str, status: int, says: str):
+    # 594.2 GiB lies between 0.58 and 0.59 TB of 1024 GiB (a TB of 1000 would refuse both).
+    got, out, _ = cli("--model", "32B", "--gpu", "h100", "--gpus", "8", "--len", "32k", "--host-ram", given)
+    assert got == status and says in " ".join(out.split())
+
+
 _NOTHING_FITS = ("the tables have no Qwen3-32B on x, and the memory model estimates that nothing fits (not "
                  "even 1024 tokens)")
 
