@@ -220,6 +220,16 @@ def _why_this_plan(prober: _Prober, words: _Words, data: PlanningData, query: Qu
     return tuple(reasons)
 
 
+def _with_rollout_words(plan: Plan, asked: int) -> str:
+    """The GPUs `plan` takes with the `asked` rollout GPUs, in words: its layout's rollout, which is more where the
+    trainer takes whole nodes (`rollout_layout`)."""
+    rollout = plan.rollout_gpus if plan.rollout_gpus is not None else asked
+    if rollout == asked:
+        return f" (with the {counted(asked, 'rollout GPU')}, {plan.gpus + rollout} in all)"
+    return (f" (with {counted(rollout, 'rollout GPU')}, {plan.gpus + rollout} in all: {asked} asked, but a trainer on "
+            "whole nodes leaves the rollout whole nodes)")
+
+
 def _why_no_plan(
     catalog: Catalog, prober: _Prober, words: _Words, data: PlanningData, query: Query, answer: Answer
 ) -> tuple[Reason, ...]:
@@ -267,8 +277,7 @@ def _why_no_plan(
                     f"{counted(query.rollout_gpus or 0, 'rollout GPU')} (--rollout-gpus) a trainer takes "
                     f"{words.gpus(more.gpus)}" if alone and alone.gpus < more.gpus
                     else f"{asked} tokens need {words.gpus(more.gpus)}")
-            rollout = (f" (with the {counted(query.rollout_gpus, 'rollout GPU')}, {more.gpus + query.rollout_gpus} "
-                       "in all)" if query.rollout_gpus else "")
+            rollout = "" if not query.rollout_gpus else _with_rollout_words(more, query.rollout_gpus)
             reasons.append(Reason(rule="more_gpus", detail=(
                 f"{need}, {more.gpus - query.budget_gpus} more than the budget{rollout}: {words.plan(more)}")))
         elif not more and prober.undecided == undecided:  # decided: no count trains it

@@ -9,7 +9,8 @@ from typing import Any
 
 import yaml
 from rich.console import Console, ConsoleOptions, Group, RenderableType, RenderResult
-from rich.table import Table
+from rich.measure import Measurement
+from rich.table import Column, Table
 from rich.text import Text
 
 from solver.memory import CEILING, GRID, MemoryEstimate, shown_host_gib
@@ -363,10 +364,28 @@ UNBOUNDED_WIDTH = 1 << 16
 
 
 def needed_width(table: Table, console: Console, options: ConsoleOptions) -> int:
-    """The columns `table` needs not to break words or cut cells: its minimum width (above it, it wraps at
-    spaces), or its whole width where no column wraps (a table of the source's cells)."""
-    measured = console.measure(table, options=options.update_width(UNBOUNDED_WIDTH))
-    return measured.maximum if all(column.no_wrap for column in table.columns) else measured.minimum
+    """The columns `table` needs not to break words or cut cells: its whole width where no column wraps (a table of
+    the source's cells); else its width with the wrapping columns narrowed to the longest word among them. (Rich
+    narrows the widest wrapping columns first, whatever their words, so the table's minimum width breaks some.)"""
+    unbounded = options.update_width(UNBOUNDED_WIDTH)
+    whole = console.measure(table, options=unbounded).maximum
+    if all(column.no_wrap for column in table.columns):
+        return whole
+    ranges = [_column_range(table, column, console, unbounded) for column in table.columns]
+    level = max(measured.minimum for measured, column in zip(ranges, table.columns, strict=True) if not column.no_wrap)
+    borders = whole - sum(measured.maximum for measured in ranges)
+    return borders + sum(measured.maximum if column.no_wrap else min(measured.maximum, level)
+                         for measured, column in zip(ranges, table.columns, strict=True))
+
+
+def _column_range(table: Table, column: Column, console: Console, options: ConsoleOptions) -> Measurement:
+    """The least and most columns `column` of `table` takes, its padding included (as rich measures it)."""
+    cells = [*([column.header] if table.show_header else []), *column.cells]
+    measured = [Measurement.get(console, options, cell) for cell in cells]
+    least, most = Measurement(max(m.minimum for m in measured), max(m.maximum for m in measured)).clamp(
+        column.min_width, column.max_width)
+    padding = table.padding[1] + table.padding[3]
+    return Measurement(least + padding, most + padding)
 
 
 class TableOrBlocks:

@@ -1169,6 +1169,15 @@ def test_host_memory_in_tb_as_sold_is_1024_gib_each(cli, given: str):
     assert status == 0 and "host memory    594.2 GiB per node" in out
 
 
+@pytest.mark.parametrize(("given", "status", "says"), [
+    ("0.58TB", 1, "trains with --host-ram 593.92;"), ("0.59 TB", 0, "host memory 594.2 GiB per node"),
+    ("0.59tib", 0, "host memory 594.2 GiB per node")])
+def test_a_fraction_of_a_tb_is_that_fraction_of_1024_gib(cli, given: str, status: int, says: str):
+    # 594.2 GiB lies between 0.58 and 0.59 TB of 1024 GiB (a TB of 1000 would refuse both).
+    got, out, _ = cli("--model", "32B", "--gpu", "h100", "--gpus", "8", "--len", "32k", "--host-ram", given)
+    assert got == status and says in " ".join(out.split())
+
+
 _NOTHING_FITS = ("the tables have no Qwen3-32B on x, and the memory model estimates that nothing fits (not "
                  "even 1024 tokens)")
 
@@ -1242,15 +1251,17 @@ RANKED_4B_H20_BLOCKS = [
     "    evidence       documented",
     "    source cell    1 GPU @ 32768: Env + Offload",
 ]
-"""The guide's `--top 4` ranking on 4 H20s (its table needs 94 columns) as a narrower terminal shows it: a block per
+"""The guide's `--top 4` ranking on 4 H20s (its table needs 106 columns) as a narrower terminal shows it: a block per
 plan."""
 
 
-@pytest.mark.parametrize(("columns", "blocks"), [(60, True), (80, True), (93, True), (94, False), (120, False)])
+@pytest.mark.parametrize(("columns", "blocks"), [(60, True), (80, True), (94, True), (101, True), (105, True),
+                                                 (106, False), (120, False)])
 def test_a_terminal_too_narrow_for_the_ranking_shows_a_block_per_plan(cli, monkeypatch: pytest.MonkeyPatch,
                                                                       columns: int, blocks: bool):
-    # The table needs 94 columns; on fewer, rich would break its words into 3-column slivers ('SP=' over '2').
-    # Each plan's cells, whole, beside their headers instead; where the table fits, the table.
+    # The table needs 106 columns; on fewer, rich would break its words: into 3-column slivers ('SP=' over '2'), or
+    # from its minimum width (94) to 101 'document' over 'ed', as it narrows the widest wrapping columns first.
+    # Each plan's cells, whole, beside their headers instead; where the table fits, the table, every word whole.
     import io
 
     from rich.console import Console
@@ -1265,6 +1276,7 @@ def test_a_terminal_too_narrow_for_the_ranking_shows_a_block_per_plan(cli, monke
     assert (lines[start:start + len(RANKED_4B_H20_BLOCKS)] == RANKED_4B_H20_BLOCKS) == blocks
     assert (lines[start + 1].startswith("┏━━━┳━━━━━━┳")) != blocks
     assert max(len(line) for line in lines[start:]) <= columns
+    assert " ".join(lines[start:]).count(" documented ") == 3
 
 
 def test_the_apply_block_folds_on_a_narrow_terminal_rather_than_cut(cli, monkeypatch: pytest.MonkeyPatch):

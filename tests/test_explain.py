@@ -65,6 +65,11 @@ def test_more_gpus_that_the_rollout_layout_asks_for_are_not_blamed_on_the_length
     assert details(reasons, "more_gpus")[0].startswith(
         "65536 tokens need 4 GPUs, 1 more than the budget (with the 1 rollout GPU, 5 in all): Env + Offload + SP=4 on "
         "4 GPUs at 65536 tokens")
+    # A trainer on whole nodes leaves the rollout whole nodes: the GPUs in all are the layout's, not 4 + 1.
+    _, reasons = explained(gpu="a100", model="14B", max_model_len=65536, budget_gpus=2, rollout_gpus=1, node_gpus=4)
+    assert details(reasons, "more_gpus")[0].startswith(
+        "65536 tokens need 4 GPUs, 2 more than the budget (with 4 rollout GPUs, 8 in all: 1 asked, but a trainer on "
+        "whole nodes leaves the rollout whole nodes): Env + Offload + SP=4 on 4 GPUs at 65536 tokens")
 
 
 def test_cheaper_settings_ran_out_of_memory_where_the_source_names_a_costlier_cell():
