@@ -29,7 +29,7 @@ from typing import Literal
 
 from ortools.sat.python import cp_model
 
-from solver.memory import estimated_counts, host_memory_gib, rollout_engines, shown_host_gib, shown_host_need
+from solver.memory import estimated_counts, rollout_engines, shown_host_need
 from solver.model import LeanCpModel, PlanningData, PlanningInputs, new_cp_solver, prepare_inputs
 from solver.query import EstimateMode, Query, TokenBudgetMode, check_token_budget, make_query
 from solver.results import (
@@ -40,10 +40,9 @@ from solver.results import (
     PoolUse,
     Status,
     Unplaced,
-    host_need_words,
 )
 from solver.rules import batch_split_violation, rollout_layout, validated_length
-from solver.solve import answer_for, checked, estimated_plan_words
+from solver.solve import answer_for, checked, estimated_plan_words, host_over_words
 from solver.tables import (
     MAX_ESTIMATED_GPUS,
     AtLeast,
@@ -923,10 +922,9 @@ def _estimates_would(planner: _Planner, query: Query, pool: Pool, rollout_gpus: 
 
 
 def _host_words(planner: _Planner, model: str, pool: Pool, plan: Plan) -> str:
-    """The host memory a plan of `model` needs per node, more than `pool`'s, in words."""
-    need = host_memory_gib(planner.catalog.model(model), plan.gpus, pool.gpus_per_node, plan.offload)
-    return (f"{host_need_words(f'{shown_host_gib(need):.1f}', plan.offload)}, more than the pool's host_ram_gb "
-            f"{pool.host_ram_gb:g}")
+    """The host memory a plan of `model` needs per node, more than `pool`'s (a pool that gives it), in words."""
+    return host_over_words(planner.catalog.model(model), plan, pool.gpus_per_node, "the pool's host_ram_gb",
+                           pool.host_ram_gb or 0.0)
 
 
 def _limits_words(planner: _Planner, query: Query, pool: Pool, rollout_gpus: int) -> str:

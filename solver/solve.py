@@ -244,11 +244,16 @@ def _with_estimated_plan(catalog: Catalog, query: Query, answer: Answer) -> Answ
     if query.host_ram_gb is None or not (estimated := optional_best(
             catalog, with_estimates.model_copy(update={"host_ram_gb": None}), answer.gpu)):
         return answer
-    need = host_memory_gib(catalog.model(query.model), estimated.gpus, query.node_gpus, estimated.offload)
-    return answer.model_copy(update={"reason": (
-        f"{answer.reason}; {estimated_plan_words(estimated)}, but "
-        f"{host_need_words(f'{shown_host_gib(need):.1f}', estimated.offload)}, more than "
-        f"{query.host_ram_source} {query.host_ram_gb:g}")})
+    over = host_over_words(catalog.model(query.model), estimated, query.node_gpus, query.host_ram_source,
+                           query.host_ram_gb)
+    return answer.model_copy(update={"reason": f"{answer.reason}; {estimated_plan_words(estimated)}, but {over}"})
+
+
+def host_over_words(model: Model, plan: Plan, node_gpus: int, source: str, limit: float) -> str:
+    """The host memory per node `plan` of `model` needs, more than the `limit` GB that `source` gives, in words:
+    ``with Offload it needs 594.2 GiB of host memory per node, more than --host-ram 400``."""
+    need = host_memory_gib(model, plan.gpus, node_gpus, plan.offload)
+    return f"{host_need_words(f'{shown_host_gib(need):.1f}', plan.offload)}, more than {source} {limit:g}"
 
 
 def estimated_plan_words(plan: Plan) -> str:

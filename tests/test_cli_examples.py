@@ -67,8 +67,8 @@ def test_a_differing_file_is_refused_without_force_and_nothing_is_written(cli, t
     ("file", "file: not a folder; name a folder (made if missing) to write the examples into"),
     ("file/docs", "file/docs: cannot make the folder: file is not a folder"),
     ("blocked", "blocked/my-model: not a folder; name a folder (made if missing) to write the examples into"),
-    ("taken", "taken/fleet.yaml: not a regular file (or a link to a place one can be written); move it, or write "
-              "the examples to another folder"),
+    ("taken", ("taken/fleet.yaml: not a regular file (or a link to a place one can be written); move it, or write "
+               "the examples to another folder")),
 ])
 def test_a_dir_that_cannot_take_the_examples_exits_2_and_writes_nothing(cli, tmp_path: Path,
                                                                        monkeypatch: pytest.MonkeyPatch, where: str,
