@@ -777,7 +777,6 @@ def test_config_query_takes_a_falsy_keyword_as_given():
     assert (freed.exact, freed.budget_gpus) == (False, 6)
 
 
-
 def test_config_query_passes_each_keyword_given_to_make_query_as_it_is():
     # Every keyword given (not None) overrides the config's value: the query is make_query's with the same keywords.
     given = {"model": "Qwen3-4B", "gpu": "h20", "objective": "cheapest", "budget_gpus": 8, "exact": True,
@@ -957,7 +956,6 @@ def test_placement_settings_are_the_keys_and_the_environment_of_the_placements_f
     assert all(settings[job].config == yaml.safe_load(configs[job]) for job in configs)
     assert settings["probe-0.6b"].environment == {"CUDA_VISIBLE_DEVICES": "4,5,6"}
     assert settings["chat-14b"].environment == {"PYTORCH_CUDA_ALLOC_CONF": "expandable_segments:True"}
-
 
 
 def test_settings_are_for_the_trinity_version_asked_and_frozen():

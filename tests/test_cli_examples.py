@@ -37,8 +37,8 @@ def test_the_packaging_installs_every_example():
     assert [name for name in _tree(EXAMPLES) if not any(fnmatch.fnmatch(name, glob) for glob in globs)] == []
 
 
-def test_examples_writes_the_docs_examples_byte_for_byte_then_leaves_them(cli, tmp_path: Path,
-                                                                             monkeypatch: pytest.MonkeyPatch):
+def test_examples_writes_the_docs_examples_byte_for_byte_then_leaves_them(
+        cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     monkeypatch.chdir(tmp_path)
     assert cli("examples") == (0, "".join(f"wrote docs/examples/{name}\n" for name in NAMES), "")
     assert _tree(tmp_path / "docs" / "examples") == _tree(EXAMPLES)
@@ -70,9 +70,8 @@ def test_a_differing_file_is_refused_without_force_and_nothing_is_written(cli, t
     ("taken", ("taken/fleet.yaml: not a regular file (or a link to a place one can be written); move it, or write "
                "the examples to another folder")),
 ])
-def test_a_dir_that_cannot_take_the_examples_exits_2_and_writes_nothing(cli, tmp_path: Path,
-                                                                       monkeypatch: pytest.MonkeyPatch, where: str,
-                                                                       message: str):
+def test_a_dir_that_cannot_take_the_examples_exits_2_and_writes_nothing(
+        cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, where: str, message: str):
     monkeypatch.chdir(tmp_path)
     Path("file").write_text("x\n", encoding="utf-8")
     Path("blocked").mkdir()

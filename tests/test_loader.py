@@ -598,8 +598,8 @@ def test_every_package_of_the_source_is_installed():
     listed = re.search(r"^packages = \[(.*?)\]", pyproject, re.MULTILINE | re.DOTALL)
     assert listed is not None
     packages = {".".join(init.parent.relative_to(root).parts) for init in (root / "solver").rglob("__init__.py")}
-    assert set(re.findall(r'"([\w.]+)"', listed[1])) == packages | {"solver.data", "solver.data.feasibility",
-                                                                          "solver.examples"}
+    shipped_data = {"solver.data", "solver.data.feasibility", "solver.examples"}
+    assert set(re.findall(r'"([\w.]+)"', listed[1])) == packages | shipped_data
 
 
 def test_a_dangling_link_is_the_same_file_as_where_it_leads_and_two_missing_paths_are_not(tmp_path: Path):
