@@ -42,7 +42,7 @@ from solver.results import (
     Unplaced,
 )
 from solver.rules import batch_split_violation, rollout_layout, validated_length
-from solver.solve import answer_for, checked, estimated_plan_words, host_over_words
+from solver.solve import answer_for, checked, estimated_plan_words, host_over_words, least_host_words
 from solver.tables import (
     MAX_ESTIMATED_GPUS,
     AtLeast,
@@ -909,15 +909,17 @@ def _beside(trainer_gpus: int, rollout_gpus: int, pool: Pool) -> bool:
 def _estimates_would(planner: _Planner, query: Query, pool: Pool, rollout_gpus: int) -> str:
     """With estimates off (``--no-estimate``): the plan the memory model's estimates give the job's model and length
     on the fewest GPUs of the pool that leave its `rollout_gpus` a layout there, in words, where they give one; else,
-    where the pool's host memory rules theirs out, the one they would give without it and the host memory it needs
-    ("" otherwise)."""
+    where the pool's host memory rules theirs out, the one they would give without it and the host memory it needs,
+    with the least host memory one of theirs beside the rollout needs, where that is less ("" otherwise)."""
     if planner.estimate != "never":
         return ""
     if plan := _way_without(planner, query, pool, rollout_gpus, estimate="auto"):
         return f" ({estimated_plan_words(plan)}: drop --no-estimate)"
     if pool.host_ram_gb is not None and (plan := _way_without(planner, query, pool, rollout_gpus, estimate="auto",
                                                               host_ram_gb=None)):
-        return f" ({estimated_plan_words(plan)}, but {_host_words(planner, query.model, pool, plan)})"
+        lifted = query.model_copy(update={"estimate": "auto", "host_ram_gb": None, "rollout_gpus": rollout_gpus})
+        least = least_host_words(planner.catalog, lifted, plan, pool.gpu)
+        return f" ({estimated_plan_words(plan)}, but {_host_words(planner, query.model, pool, plan)}{least})"
     return ""
 
 

@@ -241,12 +241,14 @@ def _with_estimated_plan(catalog: Catalog, query: Query, answer: Answer) -> Answ
     if estimated := optional_best(catalog, with_estimates, answer.gpu):
         return answer.model_copy(update={"reason": (
             f"{answer.reason}; {estimated_plan_words(estimated)}: drop --no-estimate")})
-    if query.host_ram_gb is None or not (estimated := optional_best(
-            catalog, with_estimates.model_copy(update={"host_ram_gb": None}), answer.gpu)):
+    unlimited = with_estimates.model_copy(update={"host_ram_gb": None})
+    if query.host_ram_gb is None or not (estimated := optional_best(catalog, unlimited, answer.gpu)):
         return answer
     over = host_over_words(catalog.model(query.model), estimated, query.node_gpus, query.host_ram_source,
                            query.host_ram_gb)
-    return answer.model_copy(update={"reason": f"{answer.reason}; {estimated_plan_words(estimated)}, but {over}"})
+    least = least_host_words(catalog, unlimited, estimated, answer.gpu)
+    return answer.model_copy(update={"reason": (
+        f"{answer.reason}; {estimated_plan_words(estimated)}, but {over}{least}")})
 
 
 def host_over_words(model: Model, plan: Plan, node_gpus: int, source: str, limit: float) -> str:
@@ -651,28 +653,36 @@ def _without_pins(catalog: Catalog, data: PlanningData, query: Query, nearby: _N
 
 def _host_need(catalog: Catalog, data: PlanningData, query: Query) -> str:
     """When --host-ram is what rules the plans out (without it one exists): the plan without it, and the host
-    memory per node it needs, in words ("" otherwise). (Host memory is not monotone in the GPUs: tied
-    embeddings load on every rank, and pinned blocks round up to powers of two.)"""
+    memory per node it needs, in words, with the least a plan needs where that is less ("" otherwise)."""
     if query.host_ram_gb is None:
         return ""
     unlimited = query.model_copy(update={"host_ram_gb": None, "top": 1})
     best = answer_for(catalog, unlimited, data.gpu, explained=False).best
     if best is None:
         return ""
-    said = f"; without {query.host_ram_source}, {_host_words(data, query, best)}"
+    return (f"; without {query.host_ram_source}, {_host_words(data.shape, query.node_gpus, best)}"
+            f"{least_host_words(catalog, unlimited, best, data.gpu)}")
+
+
+def least_host_words(catalog: Catalog, unlimited: Query, best: Plan, gpu: str) -> str:
+    """Where a plan that `unlimited` (a question without --host-ram) gets needs less host memory per node than
+    `best`, its best plan: the one that needs the least, and its need, in words (``; at the least, ...``); ""
+    otherwise. (Host memory is not monotone in the GPUs: tied embeddings load on every rank, and pinned blocks
+    round up to powers of two.)"""
     # The least a plan needs: without Offload (the model while it loads), on the fewest GPUs (a model with tied
     # embeddings loads on every rank); or with Offload, on the most nodes, which share its states (the cheapest
     # plan at the length takes the most GPUs).
     at_length = unlimited.model_copy(update={"objective": "cheapest", "max_model_len": best.max_model_len,
                                              "exact": False})
     fewest = optional_best(catalog, at_length.model_copy(update={
-        "objective": "min_gpus", "offload": False if query.offload is None else query.offload}), data.gpu)
-    candidates = (fewest, best if at_length == unlimited else optional_best(catalog, at_length, data.gpu))
+        "objective": "min_gpus", "offload": False if unlimited.offload is None else unlimited.offload}), gpu)
+    candidates = (fewest, best if at_length == unlimited else optional_best(catalog, at_length, gpu))
+    model, node_gpus = catalog.model(unlimited.model), unlimited.node_gpus
     lighter = min((plan for plan in candidates if plan is not None),
-                  key=lambda plan: _host_need_gib(data, query, plan), default=None)
-    if lighter is not None and _host_need_gib(data, query, lighter) < _host_need_gib(data, query, best):
-        said += f"; at the least, {_host_words(data, query, lighter)}"
-    return said
+                  key=lambda plan: _host_need_gib(model, node_gpus, plan), default=None)
+    if lighter is None or _host_need_gib(model, node_gpus, lighter) >= _host_need_gib(model, node_gpus, best):
+        return ""
+    return f"; at the least, {_host_words(model, unlimited.node_gpus, lighter)}"
 
 
 def _batch_need(catalog: Catalog, data: PlanningData, query: Query) -> str:
@@ -689,12 +699,12 @@ def _batch_need(catalog: Catalog, data: PlanningData, query: Query) -> str:
             f"{counted(best.gpus, 'GPU')} train it ({best.max_model_len} tokens, {best.evidence_label})")
 
 
-def _host_need_gib(data: PlanningData, query: Query, plan: Plan) -> float:
-    """The host memory per node `plan` needs, GiB (`host_memory_gib`)."""
-    return host_memory_gib(data.shape, plan.gpus, query.node_gpus, plan.offload)
+def _host_need_gib(model: Model, node_gpus: int, plan: Plan) -> float:
+    """The host memory per node `plan` of `model` needs on nodes of `node_gpus`, GiB (`host_memory_gib`)."""
+    return host_memory_gib(model, plan.gpus, node_gpus, plan.offload)
 
 
-def _host_words(data: PlanningData, query: Query, plan: Plan) -> str:
+def _host_words(model: Model, node_gpus: int, plan: Plan) -> str:
     """A plan found without --host-ram and the host memory per node it needs, in words."""
     return (f"{plan.setting.label} on {counted(plan.gpus, 'GPU')} trains it ({plan.max_model_len} tokens), and "
-            f"{host_need_words(f'{shown_host_gib(_host_need_gib(data, query, plan)):.1f}', plan.offload)}")
+            f"{host_need_words(f'{shown_host_gib(_host_need_gib(model, node_gpus, plan)):.1f}', plan.offload)}")

@@ -1348,6 +1348,22 @@ def test_no_estimate_says_where_host_memory_rules_out_the_estimates_plan_too(cli
     assert status == 1 and "at 32768 tokens: drop --no-estimate" in " ".join(out.split())
 
 
+def test_no_estimate_names_the_least_host_memory_of_the_estimates_plans_too(cli):
+    # The estimates' fewest H100s for Qwen3-8B offload 162.6 GiB per node; Env + SP=4 on 4 needs only the 30.6 GiB
+    # the model takes while it loads. Both are more than 16: the reason names the least as well, as without
+    # --no-estimate.
+    flags = ("--model", "8B", "--len", "32k", "--gpus", "4", "--gpu", "h100", "--host-ram", "16", "--no-estimate")
+    status, out, _ = cli(*flags, "--minimize", "gpus")
+    assert status == 1 and ("no plan: the tables have no Qwen3-8B on H100-80GB; the memory model estimates a plan, "
+                            "Env + Offload + SP=2 on 2 GPUs at 32768 tokens, but with Offload it needs 162.6 GiB of "
+                            "host memory per node, more than --host-ram 16; at the least, Env + SP=4 on 4 GPUs trains "
+                            "it (32768 tokens), and it needs 30.6 GiB of host memory per node while the model loads "
+                            "--explain says why") in " ".join(out.split())
+    status, out, _ = cli(*flags)  # the cheapest plan needs the least already: no second one is named
+    assert status == 1 and ("Env + SP=4 on 4 GPUs at 32768 tokens, but it needs 30.6 GiB of host memory per node "
+                            "while the model loads, more than --host-ram 16 --explain says why") in " ".join(out.split())
+
+
 def test_a_budget_past_the_largest_trainer_says_why_gpus_are_left(cli):
     # Plans take at most 64 trainer GPUs: the rest of a budget of 100 is left, and the plan line says why.
     status, out, _ = cli("--model", "4B", "--len", "32k", "--gpus", "100", "--gpu", "a100")

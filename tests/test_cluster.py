@@ -906,6 +906,23 @@ def test_no_estimate_says_where_the_estimates_plan_needs_more_host_memory_than_t
     assert "8 would, with Env + Offload + SP=2, but with Offload it needs 594.2 GiB" in unplaced["reason"]
 
 
+def test_no_estimate_names_the_least_host_memory_of_the_estimates_plans_beside_the_rollout(tmp_path: Path):
+    # No tables for Qwen3-8B on the H100; the estimates' fewest trainer GPUs beside 2 rollout GPUs offload 162.6 GiB
+    # per node, Env + SP=4 on 4 needs 30.6 GiB while the model loads: both more than 16, and the reason names both.
+    pool = {"name": "p", "gpu": "H100-80GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 16}
+    instance = {"pools": [pool], "jobs": [{"name": "j", "model": "Qwen3-8B", "max_model_len": 32768,
+                                           "rollout_gpus": 2}]}
+    assert solved(instance, tmp_path, estimates=False)["unplaced"] == [{"job": "j", "reason": (
+        "p: the tables have no Qwen3-8B on H100-80GB (the memory model estimates a plan, Env + Offload + SP=2 on 2 "
+        "GPUs at 32768 tokens, but with Offload it needs 162.6 GiB of host memory per node, more than the pool's "
+        "host_ram_gb 16; at the least, Env + SP=4 on 4 GPUs trains it (32768 tokens), and it needs 30.6 GiB of host "
+        "memory per node while the model loads)")}]
+    # Beside 6 rollout GPUs only 2 are left for the trainer, where only Offload trains it: no least is named.
+    instance["jobs"][0]["rollout_gpus"] = 6
+    [unplaced] = solved(instance, tmp_path, estimates=False)["unplaced"]
+    assert unplaced["reason"].endswith("more than the pool's host_ram_gb 16)")
+
+
 def test_a_pool_too_small_for_the_rollout_does_not_end_the_reasons(tmp_path: Path):
     # Beside 8 rollout GPUs, a node of 8 has no room for a trainer; two nodes have, but not for Qwen3-8B at 1000000
     # tokens: the reason says both, in the fleet's order.
