@@ -406,7 +406,7 @@ class TableOrBlocks:
         blocks = Table.grid(padding=(0, 2))
         blocks.add_column(style="bold", overflow="fold")
         blocks.add_column(no_wrap=True)
-        blocks.add_column(overflow="fold")
+        blocks.add_column(overflow="fold", justify="default")  # the grid pads values, unstyled: a shade is the text's
         columns = [list(column.cells) for column in self.table.columns]
         for row in range(self.table.row_count):
             heading = self.heading_form.format(columns[self.heading][row])

@@ -1279,6 +1279,22 @@ def test_a_terminal_too_narrow_for_the_ranking_shows_a_block_per_plan(cli, monke
     assert " ".join(lines[start:]).count(" documented ") == 3
 
 
+def test_a_block_shades_the_setting_itself_not_its_column(cli, monkeypatch: pytest.MonkeyPatch):
+    # On 80 columns, in colour: each plan's setting is shaded (as in the table) over its text, and the spaces up to
+    # the widest value ('1 GPU @ 32768: Env + Offload', 28 columns) are not.
+    import io
+
+    from rich.console import Console
+
+    screen = io.StringIO()
+    monkeypatch.setattr(solver.cli.output, "new_console", lambda width=160: Console(
+        width=80, force_terminal=True, color_system="standard", file=screen, **solver.cli.output.PLAIN_TEXT))
+    status, _, _ = cli("--model", "4B", "--len", "32k", "--gpus", "4", "--gpu", "h20", "--top", "4")
+    settings = [line.split("setting", 1)[1] for line in screen.getvalue().split("\n") if "setting  " in line]
+    assert status == 0 and settings == ["        \x1b[30;103mSP=2\x1b[0m" + " " * 24] * 2 + [
+        "        \x1b[37;101mEnv + Offload\x1b[0m" + " " * 15]
+
+
 def test_the_apply_block_folds_on_a_narrow_terminal_rather_than_cut(cli, monkeypatch: pytest.MonkeyPatch):
     # On 40 columns a config key wider than its column breaks onto the next line: every character is there.
     import io
