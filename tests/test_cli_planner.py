@@ -1377,7 +1377,8 @@ def test_no_estimate_names_the_least_host_memory_of_the_estimates_plans_too(cli)
                             "--explain says why") in " ".join(out.split())
     status, out, _ = cli(*flags)  # the cheapest plan needs the least already: no second one is named
     assert status == 1 and ("Env + SP=4 on 4 GPUs at 32768 tokens, but it needs 30.6 GiB of host memory per node "
-                            "while the model loads, more than --host-ram 16 --explain says why") in " ".join(out.split())
+                            "while the model loads, more than --host-ram 16 --explain says why") in " ".join(
+        out.split())
 
 
 def test_a_budget_past_the_largest_trainer_says_why_gpus_are_left(cli):
