@@ -458,7 +458,7 @@ def place(
     no_way = tuple(fleet.jobs[i].name for i in stuck)
     planning_s = time.monotonic() - started
     if every_job and stuck:  # all or none: the other jobs are not placed either, and say why
-        return _none_placed(fleet, stuck, unplaced, planner.undecided, started)
+        return _none_placed(fleet, stuck, no_way, unplaced, planner.undecided, started)
     built = build_placement_model(fleet, options, every_job)
     counted_by: PlacementCount = "nodes" if every_job else "priority"  # what the first stage counts
     stages = _stages(fleet, options, built, every_job)
@@ -512,17 +512,17 @@ def place(
                          wall_time_s=time.monotonic() - started, planning_s=planning_s, interrupted=interrupted)
 
 
-def _none_placed(fleet: Fleet, stuck: list[int], unplaced: tuple[Unplaced, ...], undecided: int,
-                 started: float) -> ClusterResult:
-    """The answer of ``--minimize nodes`` (every job or none) where the jobs `stuck` (indexes) fit nowhere, as
-    `unplaced` says: the other jobs are not placed either, for that reason."""
-    names = ", ".join(fleet.jobs[i].name for i in stuck)
+def _none_placed(fleet: Fleet, stuck: list[int], no_way: tuple[str, ...], unplaced: tuple[Unplaced, ...],
+                 undecided: int, started: float) -> ClusterResult:
+    """The answer of ``--minimize nodes`` (every job or none) where the jobs `stuck` (indexes; `no_way`, their names)
+    fit nowhere, as `unplaced` says: the other jobs are not placed either, for that reason."""
+    names = ", ".join(no_way)
     fit = "fits" if len(stuck) == 1 else "fit"
     others = tuple(Unplaced(job=job.name, reason=f"--minimize nodes places every job or none, and {names} {fit} "
                                                  "nowhere") for i, job in enumerate(fleet.jobs) if i not in stuck)
     return ClusterResult(status="unknown" if undecided else "infeasible", objective=None, bound=None,
                          objective_counts="nodes", placements=(), unplaced=unplaced + others,
-                         no_way_to_run=tuple(fleet.jobs[i].name for i in stuck), pools=pool_use(fleet, ()),
+                         no_way_to_run=no_way, pools=pool_use(fleet, ()),
                          undecided_ways=undecided, wall_time_s=time.monotonic() - started)
 
 

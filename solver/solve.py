@@ -254,7 +254,7 @@ def _with_estimated_plan(catalog: Catalog, query: Query, answer: Answer) -> Answ
 def host_over_words(model: Model, plan: Plan, node_gpus: int, source: str, limit: float) -> str:
     """The host memory per node `plan` of `model` needs, more than the `limit` GB that `source` gives, in words:
     ``with Offload it needs 594.2 GiB of host memory per node, more than --host-ram 400``."""
-    need = host_memory_gib(model, plan.gpus, node_gpus, plan.offload)
+    need = _host_need_gib(model, node_gpus, plan)
     return f"{host_need_words(f'{shown_host_gib(need):.1f}', plan.offload)}, more than {source} {limit:g}"
 
 
@@ -682,7 +682,7 @@ def least_host_words(catalog: Catalog, unlimited: Query, best: Plan, gpu: str) -
                   key=lambda plan: _host_need_gib(model, node_gpus, plan), default=None)
     if lighter is None or _host_need_gib(model, node_gpus, lighter) >= _host_need_gib(model, node_gpus, best):
         return ""
-    return f"; at the least, {_host_words(model, unlimited.node_gpus, lighter)}"
+    return f"; at the least, {_host_words(model, node_gpus, lighter)}"
 
 
 def _batch_need(catalog: Catalog, data: PlanningData, query: Query) -> str:
