@@ -81,9 +81,11 @@ def test_json_for_one_model_across_all_tables(cli):
         (["tables", "--model", "70B"], ("solve tables: error: unknown model '70B' (did you mean Llama-3.1-70B?); "
                                         "accepted: Qwen3-0.6B(-Base), ")),
         (["tables", "--model", "72B"], "solve tables: error: unknown model '72B'; accepted: Qwen3-0.6B(-Base), "),
-        (["tables", "--model", "32B"], "solve tables: error: no documented table has Qwen3-32B; documented models: "
-                                       "Qwen3-0.6B, Qwen3-1.7B, Qwen3-4B, Qwen3-8B, Qwen3-14B\n"),
-        (["tables", "--gpus", "8"], "solve tables: error: no table for 8 trainer GPUs; documented counts: 1, 2, 4, 6\n"),
+        (["tables", "--model", "32B"], ("solve tables: error: no documented table has Qwen3-32B; documented models: "
+                                        "Qwen3-0.6B, Qwen3-1.7B, Qwen3-4B, Qwen3-8B, Qwen3-14B; solve map --model 32B "
+                                        "maps what the planner answers for it\n")),
+        (["tables", "--gpus", "8"], ("solve tables: error: no table for 8 trainer GPUs; documented counts: 1, 2, 4, 6; "
+                                     "solve map --gpus-up-to 8 maps what the planner answers for it\n")),
         (["tables", "--gpus", "0"],
          "solve tables: error: argument --gpus: must be a whole number from 1 to 65536, got 0\n"),
         (["tables", "--gpus", "-2"],
@@ -417,6 +419,18 @@ def test_tables_of_a_gpu_type_without_any_say_where_they_are(cli):
         "solve tables: error: no tables for A800-80GB, which plans with the A100-80GB's (the same memory); tables "
         "exist for A100-80GB, H20-96GB; solve map --gpu a800 maps what the planner answers for it\n"))
     assert cli("map", "--gpu", "h100", "--model", "4B", "--gpus-up-to", "2")[0] == 0  # as it says
+
+
+def test_tables_without_the_model_or_count_asked_for_name_the_map_that_covers_it(cli):
+    # The map's command keeps every filter given; its budgets stop at the most it maps (64 GPUs).
+    assert cli("tables", "--gpu", "a100", "--gpus", "2", "--model", "30B-A3B") == (2, "", (
+        "solve tables: error: no documented table has Qwen3-30B-A3B; documented models: Qwen3-0.6B, Qwen3-1.7B, "
+        "Qwen3-4B, Qwen3-8B, Qwen3-14B; solve map --gpu a100 --model 30B-A3B --gpus-up-to 2 maps what the planner "
+        "answers for it\n"))
+    assert cli("tables", "--gpu", "h100", "--gpus", "100") == (2, "", (
+        "solve tables: error: no tables for H100-80GB; tables exist for A100-80GB, H20-96GB; solve map --gpu h100 "
+        "--gpus-up-to 64 maps what the planner answers for it\n"))
+    assert cli("map", "--gpu", "a100", "--model", "30B-A3B", "--gpus-up-to", "2")[0] == 0  # as it says
 
 
 def test_cells_for_another_gpu_type_than_asked_or_a_near_name_get_a_note(cli, tmp_path: Path):

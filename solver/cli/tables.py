@@ -14,7 +14,7 @@ from solver.cli.output import print_escaped, print_view
 from solver.cli.parser import Parser
 from solver.cli.status import NO_PLAN
 from solver.render import cells_json, tables_view
-from solver.tables import MAX_GPUS, Catalog, QueryError, counted
+from solver.tables import MAX_ESTIMATED_GPUS, MAX_GPUS, Catalog, QueryError, counted
 
 
 def build_tables_parser() -> argparse.ArgumentParser:
@@ -43,15 +43,25 @@ def run_tables(args: argparse.Namespace) -> int:
     return status
 
 
+def _map_command(args: argparse.Namespace) -> str:
+    """The `solve map` command that covers what the filters of `solve tables` asked for where no table does (its
+    budgets up to --gpus, or as far as it maps)."""
+    budgets = None if args.gpus is None else min(args.gpus, MAX_ESTIMATED_GPUS)
+    filters = [("--gpu", args.gpu), ("--model", args.model), ("--gpus-up-to", budgets)]
+    return " ".join(["solve map", *(f"{flag} {value}" for flag, value in filters if value is not None)])
+
+
 def _print_tables(args: argparse.Namespace, full: Catalog) -> int:
     """Print the tables of `full` (the catalogue with the --cells tables) the filters keep, or with --check where
     they contradict the semantics; the exit status."""
+    if args.gpu is not None:  # an unknown name is refused as such, without the map's hint below
+        full.gpu(args.gpu)
+    if args.model is not None:
+        full.model(args.model)
     try:
         catalog = full.narrowed(gpu=args.gpu, gpus=args.gpus, model=args.model)
     except QueryError as error:
-        if args.gpu is None or full.gpu(args.gpu).tables:
-            raise
-        raise QueryError(f"{error}; solve map --gpu {args.gpu} maps what the planner answers for it") from None
+        raise QueryError(f"{error}; {_map_command(args)} maps what the planner answers for it") from None
     if args.check:  # a GPU type is checked against those with its memory, whose tables it borrows
         found = (full.with_same_memory(args.gpu).narrowed(gpus=args.gpus, model=args.model) if args.gpu
                  else catalog).contradictions()
