@@ -1364,7 +1364,10 @@ def test_emitted_rollout_engines_are_sized_for_the_model(cli):
     status, out, err = cli("--model", "32B", "--gpu", "h100", "--len", "32k", "--gpus", "8", "--exact",
                            "--rollout-gpus", "8", "--emit", "trinity")
     assert status == 0 and "engine_num: 4  # 2 GPUs each\n    tensor_parallel_size: 2\n" in out
-    assert err.startswith("solve: note: rollout engines of tensor-parallel size 2: Qwen3-32B's bf16 weights (30.5 GiB)")
+    # What vLLM takes is checkable by hand: 0.9 x 79.65 GiB, less 1 GiB for the CUDA context.
+    assert err == ("solve: note: rollout engines of tensor-parallel size 2: Qwen3-32B's bf16 weights (30.5 GiB) and one "
+                   "sequence's KV cache (4.0 GiB) per GPU take at most half of what vLLM takes of one H100-80GB (70.7 GiB: "
+                   "90% of its memory, less 1 for the CUDA context), leaving the rest to sequences in flight\n")
     status, out, err = cli("--model", "8B", "--gpu", "a100", "--len", "32k", "--gpus", "4", "--rollout-gpus", "4",
                            "--emit", "trinity")
     assert (status, err) == (0, "") and "engine_num: 4  # one GPU each\n    tensor_parallel_size: 1\n" in out
@@ -1372,8 +1375,9 @@ def test_emitted_rollout_engines_are_sized_for_the_model(cli):
                            "--emit", "trinity", "--node-gpus", "16")  # 3 GPUs: tensor-parallel size 1 only
     assert status == 0 and "tensor_parallel_size: 1\n" in out and err == (
         "solve: note: Qwen3-32B's bf16 weights (61.0 GiB) and one sequence's KV cache (4.0 GiB) per GPU at "
-        "tensor-parallel size 1 take more than vLLM takes of one L40S-48GB (39.5 GiB): the engines cannot hold them; "
-        "give the rollout more GPUs, a count that a larger tensor-parallel size divides\n")
+        "tensor-parallel size 1 take more than vLLM takes of one L40S-48GB (39.5 GiB: 90% of its memory, less 1 for "
+        "the CUDA context): the engines cannot hold them; give the rollout more GPUs, a count that a larger "
+        "tensor-parallel size divides\n")
     status, _, err = cli("--model", "Llama-3.1-70B", "--gpu", "4090", "--gpus", "8", "--len", "8k", "--rollout-gpus",
                          "8", "--emit", "trinity")  # engines of a whole node already: more GPUs would not help
     assert status == 0 and err.endswith("little room for sequences in flight; no larger tensor-parallel size stays in "

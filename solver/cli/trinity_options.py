@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from solver.api import fragment_engines, fragment_layout
 from solver.cli.atomic import write_all_atomically
 from solver.cli.output import print_escaped
-from solver.memory import RolloutEngines
+from solver.memory import ROLLOUT_UTILIZATION, RolloutEngines
 from solver.query import Objective, TrinityVersion
 from solver.render import UNDECIDED_HINT, UNPROVEN_HINT
 from solver.results import ENV_EXPORT, Answer, Plan, env_when, spans_nodes
@@ -133,15 +133,17 @@ def _engines_note(engines: RolloutEngines, model: Model, gpu: str) -> str | None
     advice = ("no larger tensor-parallel size stays in a node and suits the heads: the rollout needs GPUs with more "
               "memory" if engines.largest else "give the rollout more GPUs, a count that a larger tensor-parallel "
               "size divides")
+    room = (f"{gpu} ({engines.room_gib:.1f} GiB: {ROLLOUT_UTILIZATION:.0%} of its memory, less 1 for the CUDA "
+            "context)")
     if engines.weights_gib + engines.kv_cache_gib > engines.room_gib:
-        return (f"solve: note: {held} at tensor-parallel size {engines.size} take more than vLLM takes of one {gpu} "
-                f"({engines.room_gib:.1f} GiB): the engines cannot hold them; {advice}")
+        return (f"solve: note: {held} at tensor-parallel size {engines.size} take more than vLLM takes of one {room}: "
+                f"the engines cannot hold them; {advice}")
     if not engines.fits:
         return (f"solve: note: {held} at tensor-parallel size {engines.size} take more than half of what vLLM takes "
-                f"of one {gpu} ({engines.room_gib:.1f} GiB): little room for sequences in flight; {advice}")
+                f"of one {room}: little room for sequences in flight; {advice}")
     if engines.size > 1:
         return (f"solve: note: rollout engines of tensor-parallel size {engines.size}: {held} take at most half of "
-                f"what vLLM takes of one {gpu} ({engines.room_gib:.1f} GiB), leaving the rest to sequences in flight")
+                f"what vLLM takes of one {room}, leaving the rest to sequences in flight")
     return None
 
 
