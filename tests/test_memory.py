@@ -1365,9 +1365,10 @@ def test_emitted_rollout_engines_are_sized_for_the_model(cli):
                            "--rollout-gpus", "8", "--emit", "trinity")
     assert status == 0 and "engine_num: 4  # 2 GPUs each\n    tensor_parallel_size: 2\n" in out
     # What vLLM takes is checkable by hand: 0.9 x 79.65 GiB, less 1 GiB for the CUDA context.
-    assert err == ("solve: note: rollout engines of tensor-parallel size 2: Qwen3-32B's bf16 weights (30.5 GiB) and one "
-                   "sequence's KV cache (4.0 GiB) per GPU take at most half of what vLLM takes of one H100-80GB (70.7 GiB: "
-                   "90% of its memory, less 1 for the CUDA context), leaving the rest to sequences in flight\n")
+    assert err == ("solve: note: rollout engines of tensor-parallel size 2: Qwen3-32B's bf16 weights (30.5 GiB) and "
+                   "one sequence's KV cache (4.0 GiB) per GPU take at most half of what vLLM takes of one H100-80GB "
+                   "(70.7 GiB: 90% of its memory, less 1 for the CUDA context), leaving the rest to sequences in "
+                   "flight\n")
     status, out, err = cli("--model", "8B", "--gpu", "a100", "--len", "32k", "--gpus", "4", "--rollout-gpus", "4",
                            "--emit", "trinity")
     assert (status, err) == (0, "") and "engine_num: 4  # one GPU each\n    tensor_parallel_size: 1\n" in out
