@@ -31,7 +31,7 @@ from ortools.sat.python import cp_model
 
 from solver.memory import estimated_counts, rollout_engines, shown_host_need
 from solver.model import LeanCpModel, PlanningData, PlanningInputs, new_cp_solver, prepare_inputs
-from solver.query import EstimateMode, Query, TokenBudgetMode, check_token_budget, make_query
+from solver.query import EstimateMode, Objective, Query, TokenBudgetMode, check_token_budget, make_query
 from solver.results import (
     ClusterResult,
     Placement,
@@ -158,13 +158,9 @@ class _Planner:
         ranks that divide it)."""
         key = (gpu, model, gpus, length, node_gpus, estimate, host_ram_gb, offload, train_batch_size)
         if key not in self.cache:
-            query = make_query(self.catalog, model=model, gpu=gpu, budget_gpus=gpus, exact=True,
-                               objective="cheapest" if length else "max_len", max_model_len=length,
-                               weights=self.weights, estimate=estimate, time_limit_s=self.time_limit_s,
-                               memory=self.memory, margin=self.margin, host_ram_gb=host_ram_gb, offload=offload,
-                               node_gpus=node_gpus, host_ram_source="the pool's host_ram_gb",
-                               token_budget=self.budget_for(estimate), train_batch_size=train_batch_size,
-                               train_batch_source=JOB_BATCH_SOURCE)
+            query = self.question(gpu, model, node_gpus, estimate, host_ram_gb, train_batch_size, budget_gpus=gpus,
+                                  exact=True, objective="cheapest" if length else "max_len", max_model_len=length,
+                                  offload=offload)
             inputs = PlanningInputs.of(gpu, query)
             if inputs not in self.prepared:
                 self.prepared[inputs] = prepare_inputs(self.catalog, inputs)
@@ -173,9 +169,19 @@ class _Planner:
             self.cache[key] = answer.best
         return self.cache[key]
 
-    def budget_for(self, estimate: EstimateMode) -> TokenBudgetMode:
-        """The token budget mode of a query with `estimate`: the planner's, where estimates are on."""
-        return self.token_budget if estimate != "never" else "default"
+    def question(self, gpu: str, model: str, node_gpus: int, estimate: EstimateMode, host_ram_gb: float | None,
+                 train_batch_size: int | None, *, objective: Objective, budget_gpus: int, max_model_len: int | None,
+                 exact: bool = False, offload: bool | None = None) -> Query:
+        """`make_query` for a job of `model` in a pool of `gpu` nodes of `node_gpus` GPUs (each with `host_ram_gb`)
+        on `estimate`'s evidence, with the planner's weights, time limit, memory model and token budget (where
+        estimates are on: the tables' tiers keep Trinity's default), and the pool's and the job's limits named as a
+        cluster file gives them."""
+        return make_query(self.catalog, model=model, gpu=gpu, objective=objective, budget_gpus=budget_gpus,
+                          exact=exact, max_model_len=max_model_len, offload=offload, weights=self.weights,
+                          estimate=estimate, time_limit_s=self.time_limit_s, memory=self.memory, margin=self.margin,
+                          host_ram_gb=host_ram_gb, node_gpus=node_gpus, host_ram_source="the pool's host_ram_gb",
+                          token_budget=self.token_budget if estimate != "never" else "default",
+                          train_batch_size=train_batch_size, train_batch_source=JOB_BATCH_SOURCE)
 
     def host_mib(self, model: str, gpus: int, offload: bool) -> int:
         """Host memory, MiB, that a trainer of `gpus` GPUs on one node needs there (`host_memory_gib`, as placements
@@ -873,13 +879,9 @@ def _reasons(planner: _Planner, fleet: Fleet, index: int, without: frozenset[str
             continue
         asked = job.max_model_len
         length = asked.at_least if isinstance(asked, AtLeast) else asked
-        query = make_query(planner.catalog, model=job.model, gpu=pool.gpu, max_model_len=length, objective="min_gpus",
-                           budget_gpus=min(pool_gpus, MAX_ESTIMATED_GPUS), weights=planner.weights,
-                           estimate=planner.estimate, node_gpus=pool.gpus_per_node,
-                           time_limit_s=planner.time_limit_s, memory=planner.memory, margin=planner.margin,
-                           host_ram_gb=pool.host_ram_gb, host_ram_source="the pool's host_ram_gb",
-                           token_budget=planner.budget_for(planner.estimate), train_batch_size=job.train_batch_size,
-                           train_batch_source=JOB_BATCH_SOURCE)
+        query = planner.question(pool.gpu, job.model, pool.gpus_per_node, planner.estimate, pool.host_ram_gb,
+                                 job.train_batch_size, max_model_len=length, objective="min_gpus",
+                                 budget_gpus=min(pool_gpus, MAX_ESTIMATED_GPUS))
         answer = answer_for(planner.catalog, query, pool.gpu)
         if answer.plans:
             layouts = _limits_words(planner, query, pool, job.rollout_gpus)
