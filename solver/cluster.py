@@ -22,7 +22,7 @@ import threading
 import time
 import zlib
 from collections import Counter, defaultdict, deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Literal
@@ -662,11 +662,26 @@ def _decode(
     fleet: Fleet, options: list[Option], values: list[int], counts: dict[tuple[int, tuple[Footprint, ...]], int],
     planner: _Planner, widen_by: float | None, proven: bool = True, seed: int = 0,
 ) -> tuple[tuple[Placement, ...], tuple[Unplaced, ...]]:
-    """Give the chosen options node indexes: whole-node jobs first, then the chosen patterns, in order; then
-    let the jobs of a node with idle GPUs grow onto them (`_widen`, with CP-SAT's `seed`, its solves ending by
-    `widen_by`, a `time.monotonic()`; None: no widening). `proven`: whether the placed priority is proven the
-    most (the unplaced jobs' reasons say so otherwise)."""
+    """The chosen options on their nodes (`_node_indexes`), the jobs of a node with idle GPUs grown onto them
+    (`_widen`, with CP-SAT's `seed`, its solves ending by `widen_by`, a `time.monotonic()`; None: no widening);
+    and why the others are left out. `proven`: whether the placed priority is proven the most (the unplaced jobs'
+    reasons say so otherwise)."""
     chosen = {o.job: o for o, value in zip(options, values) if value}
+    nodes = _node_indexes(fleet, chosen, counts)
+    placed = dict(chosen)
+    if widen_by is not None:
+        placed.update(_widen(planner, fleet, chosen, nodes, seed, widen_by))
+    first_gpu = _first_gpus((job, option, nodes[job][0]) for job, option in sorted(placed.items()))
+    placements = tuple(_placement(planner, fleet, placed[job], nodes[job], first_gpu[job],
+                                  widened_from=chosen[job].plan.gpus if placed[job] is not chosen[job] else None)
+                       for job in sorted(placed))
+    return placements, _unplaced(planner, fleet, options, set(chosen), proven)
+
+
+def _node_indexes(fleet: Fleet, chosen: dict[int, Option],
+                  counts: dict[tuple[int, tuple[Footprint, ...]], int]) -> dict[int, list[int]]:
+    """The nodes of its pool each chosen option (job -> option) takes: whole-node jobs first, then the nodes that
+    the chosen patterns (`counts`) fill, in order."""
     nodes: dict[int, list[int]] = {}
     for pool_index in range(len(fleet.pools)):
         here = sorted((o for o in chosen.values() if o.pool == pool_index), key=lambda o: o.job)
@@ -686,19 +701,18 @@ def _decode(
                     if waiting[footprint]:
                         nodes[waiting[footprint].popleft().job], filled = [next_node], True
                 next_node += filled
-    placed = dict(chosen)
-    if widen_by is not None:
-        placed.update(_widen(planner, fleet, chosen, nodes, seed, widen_by))
-    first_gpu: dict[int, int] = {}  # on a shared node, where each job's GPUs start: in job order
+    return nodes
+
+
+def _first_gpus(in_order: Iterable[tuple[int, Option, int]]) -> dict[int, int]:
+    """Where each job's GPUs start on its first node, given (job, option, first node) in the order a shared node
+    fills from GPU 0; 0 for a job on whole nodes."""
+    first_gpu: dict[int, int] = {}
     used: Counter[tuple[int, int]] = Counter()
-    for job, option in sorted(placed.items()):
-        if option.size:
-            first_gpu[job] = used[option.pool, nodes[job][0]]
-            used[option.pool, nodes[job][0]] += option.size
-    placements = tuple(_placement(planner, fleet, placed[job], nodes[job], first_gpu.get(job, 0),
-                                  widened_from=chosen[job].plan.gpus if placed[job] is not chosen[job] else None)
-                       for job in sorted(placed))
-    return placements, _unplaced(planner, fleet, options, set(chosen), proven)
+    for job, option, node in in_order:
+        first_gpu[job] = used[option.pool, node] if option.size else 0
+        used[option.pool, node] += option.size
+    return first_gpu
 
 
 WIDEN_TIME_LIMIT_S = 1.0
@@ -1077,10 +1091,8 @@ def greedy(fleet: Fleet, catalog: Catalog, weights: Weights | None = None,
     options, _ = host_footprints(fleet, [option for index in range(len(fleet.jobs))
                                          for option in job_options(planner, fleet, index)])
     choice = _greedy_choice(fleet, options)
-    first_gpu, used = {}, Counter[tuple[int, int]]()
-    for index, (option, spot) in choice.items():  # in the order they were placed: a node fills from GPU 0
-        first_gpu[index] = used[option.pool, spot[0]] if option.size else 0
-        used[option.pool, spot[0]] += option.size
+    # In the order they were placed.
+    first_gpu = _first_gpus((index, option, spot[0]) for index, (option, spot) in choice.items())
     placements = tuple(_placement(planner, fleet, o, spot, first_gpu[i]) for i, (o, spot) in sorted(choice.items()))
     unplaced = _unplaced(planner, fleet, options, set(choice))
     total = sum(fleet.jobs[i].priority for i in choice)
