@@ -423,6 +423,8 @@ def build_placement_model(fleet: Fleet, options: list[Option], every_job: bool) 
 
 
 class _ProgressCallback(cp_model.CpSolverSolutionCallback):
+    """Reports each better placement of a stage to `report` (`Progress`), its bound through `bounded`."""
+
     def __init__(self, stage: str, report: Progress, started: float, bounded: Callable[[int], int]) -> None:
         super().__init__()
         self.stage, self.report, self.started, self.bounded = stage, report, started, bounded
@@ -878,6 +880,9 @@ def _why_no_option(planner: _Planner, fleet: Fleet, index: int, without: frozens
 
 
 def _reasons(planner: _Planner, fleet: Fleet, index: int, without: frozenset[str]) -> str:
+    """Why job `index` has no way to run in each pool it may use but those named `without`, asked of the planner:
+    a rollout that leaves no trainer GPU, a trainer count with no layout beside the rollout, or the planner's own
+    reason (with what estimates would give, under ``--no-estimate``), joined by semicolons."""
     job = fleet.jobs[index]
     reasons = []
     rollout = counted(job.rollout_gpus, "rollout GPU")
@@ -1018,6 +1023,8 @@ def _fewest_gpus_words(fleet: Fleet, options: Sequence[Option]) -> str:
 
 def _all_unplaced(fleet: Fleet, verdict: Status, interrupted: bool,
                   host_rounded: tuple[str, ...] = (), options: Sequence[Option] = ()) -> tuple[Unplaced, ...]:
+    """Every job left out, for one reason, where the search placed none: the jobs do not fit together (`verdict`
+    infeasible), Ctrl-C came first, the host memory of the pools `host_rounded` was rounded up, or time ran out."""
     reason = (f"the jobs do not all fit the fleet together{_fewest_gpus_words(fleet, options)}"
               if verdict == "infeasible" else "interrupted before a placement was found" if interrupted
               else f"the jobs do not all fit the fleet with the host memory of {', '.join(host_rounded)} rounded up; "
@@ -1102,6 +1109,8 @@ def greedy(fleet: Fleet, catalog: Catalog, weights: Weights | None = None,
 
 
 def _first_fit(option: Option, free: list[tuple[int, int | None]], untouched: list[bool]) -> list[int] | None:
+    """The first node with room for `option` (`free`: GPUs and host MiB per node), or the first nodes still
+    `untouched` that a whole-node option takes; None where the pool has no room."""
     if option.size:
         return next(([node] for node, (gpus, host) in enumerate(free)
                      if gpus >= option.size and (host is None or host >= option.host_mib)), None)

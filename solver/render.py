@@ -140,6 +140,7 @@ def answers_json(answers: Iterable[Answer]) -> str:
 
 
 def _goal(query: Query) -> str:
+    """What the query asks for, in words (a heading)."""
     if query.objective == "max_len":
         return f"longest context {query.within_budget}"
     if query.objective == "min_gpus":
@@ -471,6 +472,8 @@ def _current_view(answer: Answer, current: CurrentSettings, query: Query) -> Gro
 
 
 def _verdict(answer: Answer, current: CurrentSettings, query: Query, problems: bool) -> Text:
+    """Whether a config's own settings train, and why not (a broken rule, a cell that ran out of memory, the host
+    memory, or nothing that vouches), in words; yellow where they do not, or do with `problems`."""
     setting = Setting(env=current.env, offload=current.offload, sp=current.sp)
     count = counted(current.gpus, "trainer GPU") + ("" if current.gpus_given else
                                                     " (the budget's: the config does not give its GPUs)")

@@ -391,6 +391,7 @@ def _answer(
     nearest: Plan | None = None,
     alternatives: Alternatives | None = None,
 ) -> Answer:
+    """The answer on `gpu`: what `query` asked, its status, plans and reason, and the time since `started`."""
     return Answer(
         gpu=gpu,
         model=query.model,
