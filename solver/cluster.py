@@ -22,7 +22,7 @@ import threading
 import time
 import zlib
 from collections import Counter, defaultdict, deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from functools import partial
 from typing import Literal
@@ -31,7 +31,7 @@ from ortools.sat.python import cp_model
 
 from solver.memory import estimated_counts, rollout_engines, shown_host_need
 from solver.model import LeanCpModel, PlanningData, PlanningInputs, new_cp_solver, prepare_inputs
-from solver.query import EstimateMode, Query, TokenBudgetMode, check_token_budget, make_query
+from solver.query import EstimateMode, Objective, Query, TokenBudgetMode, check_token_budget, make_query
 from solver.results import (
     ClusterResult,
     Placement,
@@ -158,13 +158,9 @@ class _Planner:
         ranks that divide it)."""
         key = (gpu, model, gpus, length, node_gpus, estimate, host_ram_gb, offload, train_batch_size)
         if key not in self.cache:
-            query = make_query(self.catalog, model=model, gpu=gpu, budget_gpus=gpus, exact=True,
-                               objective="cheapest" if length else "max_len", max_model_len=length,
-                               weights=self.weights, estimate=estimate, time_limit_s=self.time_limit_s,
-                               memory=self.memory, margin=self.margin, host_ram_gb=host_ram_gb, offload=offload,
-                               node_gpus=node_gpus, host_ram_source="the pool's host_ram_gb",
-                               token_budget=self.budget_for(estimate), train_batch_size=train_batch_size,
-                               train_batch_source=JOB_BATCH_SOURCE)
+            query = self.question(gpu, model, node_gpus, estimate, host_ram_gb, train_batch_size, budget_gpus=gpus,
+                                  exact=True, objective="cheapest" if length else "max_len", max_model_len=length,
+                                  offload=offload)
             inputs = PlanningInputs.of(gpu, query)
             if inputs not in self.prepared:
                 self.prepared[inputs] = prepare_inputs(self.catalog, inputs)
@@ -173,9 +169,19 @@ class _Planner:
             self.cache[key] = answer.best
         return self.cache[key]
 
-    def budget_for(self, estimate: EstimateMode) -> TokenBudgetMode:
-        """The token budget mode of a query with `estimate`: the planner's, where estimates are on."""
-        return self.token_budget if estimate != "never" else "default"
+    def question(self, gpu: str, model: str, node_gpus: int, estimate: EstimateMode, host_ram_gb: float | None,
+                 train_batch_size: int | None, *, objective: Objective, budget_gpus: int, max_model_len: int | None,
+                 exact: bool = False, offload: bool | None = None) -> Query:
+        """`make_query` for a job of `model` in a pool of `gpu` nodes of `node_gpus` GPUs (each with `host_ram_gb`)
+        on `estimate`'s evidence, with the planner's weights, time limit, memory model and token budget (where
+        estimates are on: the tables' tiers keep Trinity's default), and the pool's and the job's limits named as a
+        cluster file gives them."""
+        return make_query(self.catalog, model=model, gpu=gpu, objective=objective, budget_gpus=budget_gpus,
+                          exact=exact, max_model_len=max_model_len, offload=offload, weights=self.weights,
+                          estimate=estimate, time_limit_s=self.time_limit_s, memory=self.memory, margin=self.margin,
+                          host_ram_gb=host_ram_gb, node_gpus=node_gpus, host_ram_source="the pool's host_ram_gb",
+                          token_budget=self.token_budget if estimate != "never" else "default",
+                          train_batch_size=train_batch_size, train_batch_source=JOB_BATCH_SOURCE)
 
     def host_mib(self, model: str, gpus: int, offload: bool) -> int:
         """Host memory, MiB, that a trainer of `gpus` GPUs on one node needs there (`host_memory_gib`, as placements
@@ -417,6 +423,8 @@ def build_placement_model(fleet: Fleet, options: list[Option], every_job: bool) 
 
 
 class _ProgressCallback(cp_model.CpSolverSolutionCallback):
+    """Reports each better placement of a stage to `report` (`Progress`), its bound through `bounded`."""
+
     def __init__(self, stage: str, report: Progress, started: float, bounded: Callable[[int], int]) -> None:
         super().__init__()
         self.stage, self.report, self.started, self.bounded = stage, report, started, bounded
@@ -656,11 +664,26 @@ def _decode(
     fleet: Fleet, options: list[Option], values: list[int], counts: dict[tuple[int, tuple[Footprint, ...]], int],
     planner: _Planner, widen_by: float | None, proven: bool = True, seed: int = 0,
 ) -> tuple[tuple[Placement, ...], tuple[Unplaced, ...]]:
-    """Give the chosen options node indexes: whole-node jobs first, then the chosen patterns, in order; then
-    let the jobs of a node with idle GPUs grow onto them (`_widen`, with CP-SAT's `seed`, its solves ending by
-    `widen_by`, a `time.monotonic()`; None: no widening). `proven`: whether the placed priority is proven the
-    most (the unplaced jobs' reasons say so otherwise)."""
+    """The chosen options on their nodes (`_node_indexes`), the jobs of a node with idle GPUs grown onto them
+    (`_widen`, with CP-SAT's `seed`, its solves ending by `widen_by`, a `time.monotonic()`; None: no widening);
+    and why the others are left out. `proven`: whether the placed priority is proven the most (the unplaced jobs'
+    reasons say so otherwise)."""
     chosen = {o.job: o for o, value in zip(options, values) if value}
+    nodes = _node_indexes(fleet, chosen, counts)
+    placed = dict(chosen)
+    if widen_by is not None:
+        placed.update(_widen(planner, fleet, chosen, nodes, seed, widen_by))
+    first_gpu = _first_gpus((job, option, nodes[job][0]) for job, option in sorted(placed.items()))
+    placements = tuple(_placement(planner, fleet, placed[job], nodes[job], first_gpu[job],
+                                  widened_from=chosen[job].plan.gpus if placed[job] is not chosen[job] else None)
+                       for job in sorted(placed))
+    return placements, _unplaced(planner, fleet, options, set(chosen), proven)
+
+
+def _node_indexes(fleet: Fleet, chosen: dict[int, Option],
+                  counts: dict[tuple[int, tuple[Footprint, ...]], int]) -> dict[int, list[int]]:
+    """The nodes of its pool each chosen option (job -> option) takes: whole-node jobs first, then the nodes that
+    the chosen patterns (`counts`) fill, in order."""
     nodes: dict[int, list[int]] = {}
     for pool_index in range(len(fleet.pools)):
         here = sorted((o for o in chosen.values() if o.pool == pool_index), key=lambda o: o.job)
@@ -680,19 +703,18 @@ def _decode(
                     if waiting[footprint]:
                         nodes[waiting[footprint].popleft().job], filled = [next_node], True
                 next_node += filled
-    placed = dict(chosen)
-    if widen_by is not None:
-        placed.update(_widen(planner, fleet, chosen, nodes, seed, widen_by))
-    first_gpu: dict[int, int] = {}  # on a shared node, where each job's GPUs start: in job order
+    return nodes
+
+
+def _first_gpus(in_order: Iterable[tuple[int, Option, int]]) -> dict[int, int]:
+    """Where each job's GPUs start on its first node, given (job, option, first node) in the order a shared node
+    fills from GPU 0; 0 for a job on whole nodes."""
+    first_gpu: dict[int, int] = {}
     used: Counter[tuple[int, int]] = Counter()
-    for job, option in sorted(placed.items()):
-        if option.size:
-            first_gpu[job] = used[option.pool, nodes[job][0]]
-            used[option.pool, nodes[job][0]] += option.size
-    placements = tuple(_placement(planner, fleet, placed[job], nodes[job], first_gpu.get(job, 0),
-                                  widened_from=chosen[job].plan.gpus if placed[job] is not chosen[job] else None)
-                       for job in sorted(placed))
-    return placements, _unplaced(planner, fleet, options, set(chosen), proven)
+    for job, option, node in in_order:
+        first_gpu[job] = used[option.pool, node] if option.size else 0
+        used[option.pool, node] += option.size
+    return first_gpu
 
 
 WIDEN_TIME_LIMIT_S = 1.0
@@ -858,6 +880,9 @@ def _why_no_option(planner: _Planner, fleet: Fleet, index: int, without: frozens
 
 
 def _reasons(planner: _Planner, fleet: Fleet, index: int, without: frozenset[str]) -> str:
+    """Why job `index` has no way to run in each pool it may use but those named `without`, asked of the planner:
+    a rollout that leaves no trainer GPU, a trainer count with no layout beside the rollout, or the planner's own
+    reason (with what estimates would give, under ``--no-estimate``), joined by semicolons."""
     job = fleet.jobs[index]
     reasons = []
     rollout = counted(job.rollout_gpus, "rollout GPU")
@@ -873,13 +898,9 @@ def _reasons(planner: _Planner, fleet: Fleet, index: int, without: frozenset[str
             continue
         asked = job.max_model_len
         length = asked.at_least if isinstance(asked, AtLeast) else asked
-        query = make_query(planner.catalog, model=job.model, gpu=pool.gpu, max_model_len=length, objective="min_gpus",
-                           budget_gpus=min(pool_gpus, MAX_ESTIMATED_GPUS), weights=planner.weights,
-                           estimate=planner.estimate, node_gpus=pool.gpus_per_node,
-                           time_limit_s=planner.time_limit_s, memory=planner.memory, margin=planner.margin,
-                           host_ram_gb=pool.host_ram_gb, host_ram_source="the pool's host_ram_gb",
-                           token_budget=planner.budget_for(planner.estimate), train_batch_size=job.train_batch_size,
-                           train_batch_source=JOB_BATCH_SOURCE)
+        query = planner.question(pool.gpu, job.model, pool.gpus_per_node, planner.estimate, pool.host_ram_gb,
+                                 job.train_batch_size, max_model_len=length, objective="min_gpus",
+                                 budget_gpus=min(pool_gpus, MAX_ESTIMATED_GPUS))
         answer = answer_for(planner.catalog, query, pool.gpu)
         if answer.plans:
             layouts = _limits_words(planner, query, pool, job.rollout_gpus)
@@ -1002,6 +1023,8 @@ def _fewest_gpus_words(fleet: Fleet, options: Sequence[Option]) -> str:
 
 def _all_unplaced(fleet: Fleet, verdict: Status, interrupted: bool,
                   host_rounded: tuple[str, ...] = (), options: Sequence[Option] = ()) -> tuple[Unplaced, ...]:
+    """Every job left out, for one reason, where the search placed none: the jobs do not fit together (`verdict`
+    infeasible), Ctrl-C came first, the host memory of the pools `host_rounded` was rounded up, or time ran out."""
     reason = (f"the jobs do not all fit the fleet together{_fewest_gpus_words(fleet, options)}"
               if verdict == "infeasible" else "interrupted before a placement was found" if interrupted
               else f"the jobs do not all fit the fleet with the host memory of {', '.join(host_rounded)} rounded up; "
@@ -1075,10 +1098,8 @@ def greedy(fleet: Fleet, catalog: Catalog, weights: Weights | None = None,
     options, _ = host_footprints(fleet, [option for index in range(len(fleet.jobs))
                                          for option in job_options(planner, fleet, index)])
     choice = _greedy_choice(fleet, options)
-    first_gpu, used = {}, Counter[tuple[int, int]]()
-    for index, (option, spot) in choice.items():  # in the order they were placed: a node fills from GPU 0
-        first_gpu[index] = used[option.pool, spot[0]] if option.size else 0
-        used[option.pool, spot[0]] += option.size
+    # In the order they were placed.
+    first_gpu = _first_gpus((index, option, spot[0]) for index, (option, spot) in choice.items())
     placements = tuple(_placement(planner, fleet, o, spot, first_gpu[i]) for i, (o, spot) in sorted(choice.items()))
     unplaced = _unplaced(planner, fleet, options, set(choice))
     total = sum(fleet.jobs[i].priority for i in choice)
@@ -1088,6 +1109,8 @@ def greedy(fleet: Fleet, catalog: Catalog, weights: Weights | None = None,
 
 
 def _first_fit(option: Option, free: list[tuple[int, int | None]], untouched: list[bool]) -> list[int] | None:
+    """The first node with room for `option` (`free`: GPUs and host MiB per node), or the first nodes still
+    `untouched` that a whole-node option takes; None where the pool has no room."""
     if option.size:
         return next(([node] for node, (gpus, host) in enumerate(free)
                      if gpus >= option.size and (host is None or host >= option.host_mib)), None)

@@ -185,6 +185,8 @@ def explain(catalog: Catalog, query: Query, answer: Answer) -> tuple[Reason, ...
 
 
 def _why_this_plan(prober: _Prober, words: _Words, data: PlanningData, query: Query, best: Plan) -> tuple[Reason, ...]:
+    """Why `best` is the answer: what the objective picked, the rule each combination ranked above it fails, and,
+    maximising the length, why nothing reaches the next length."""
     best_rank = next(entry.rank for entry in data.ranks
                      if entry.combination == (best.gpus, int(best.env), int(best.offload), best.sp))
     cheaper = [entry.combination for entry in data.ranks if entry.rank < best_rank]

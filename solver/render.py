@@ -140,6 +140,7 @@ def answers_json(answers: Iterable[Answer]) -> str:
 
 
 def _goal(query: Query) -> str:
+    """What the query asks for, in words (a heading)."""
     if query.objective == "max_len":
         return f"longest context {query.within_budget}"
     if query.objective == "min_gpus":
@@ -471,6 +472,8 @@ def _current_view(answer: Answer, current: CurrentSettings, query: Query) -> Gro
 
 
 def _verdict(answer: Answer, current: CurrentSettings, query: Query, problems: bool) -> Text:
+    """Whether a config's own settings train, and why not (a broken rule, a cell that ran out of memory, the host
+    memory, or nothing that vouches), in words; yellow where they do not, or do with `problems`."""
     setting = Setting(env=current.env, offload=current.offload, sp=current.sp)
     count = counted(current.gpus, "trainer GPU") + ("" if current.gpus_given else
                                                     " (the budget's: the config does not give its GPUs)")
@@ -810,26 +813,8 @@ def memory_view(result: MemoryEstimate, label: str, gpu: str, model: str, gpus: 
         step = "it" if result.step_binds and not fits else "the optimizer step"  # named already where it is over
         verdict += (f"; {step} takes {result.step_gib:.2f} GiB of the {result.step_usable_gib:.2f} it "
                     f"may ({share:.1%} of the memory){'' if result.step_fits else ': too much'}")
-    if own_budget:  # the memory is the budget's whatever the length
-        longest = (f"longest length its token budget holds (budget x SP), which the memory model fits: "
-                   f"{result.longest_len} tokens" if result.longest_len else
-                   "no length fits with this setting and token budget, by the memory model")
-    else:
-        at_least = "at least " if result.longest_len == CEILING else ""  # the longest length it is asked about
-        longest = (f"longest length the memory model fits with this setting: {at_least}{result.longest_len} tokens (on "
-                   f"a {GRID}-token grid{'; ' + _CEILING_WORDS if at_least else ''})" if result.longest_len else
-                   "no length fits with this setting, by the memory model")
-        if result.longest_refuted is not None and result.longest_len:  # a measurement there says otherwise
-            allowed = (f": they let it train up to {result.tables_longest}" if result.tables_longest is not None
-                       else ": they let it train at no length")
-            source = result.longest_refuted.source
-            where = ("there" if source.max_model_len == result.longest_len else
-                     f"at {source.max_model_len}, the row that {result.longest_len} falls to"
-                     if source.max_model_len > result.longest_len else f"already at {source.max_model_len}")
-            longest += (f", but the tables say it runs out of memory {where} ({source.words(gpu, model)}"
-                        f"{_fewer(source, gpus)}), and they decide{allowed}")
     lines: list[RenderableType] = [Text(label, style="bold"), view, Text(verdict, style="green" if fits else "red"),
-                                   Text(longest)]
+                                   Text(_longest_words(result, gpu, model, gpus, own_budget))]
     if result.host_memory_gib is not None:
         room = "" if result.host_ram_gib is None else (
             f"; it fits in the {result.host_ram_gib:g} GiB of --host-ram" if result.host_fits else
@@ -855,6 +840,29 @@ def memory_view(result: MemoryEstimate, label: str, gpu: str, model: str, gpus: 
         lines.append(Text(f"tables: {said}{by_tokens}{disagree}{host}",
                           style="yellow" if host_short else "green" if tables.trains else "red"))
     return Group(*lines)
+
+
+def _longest_words(result: MemoryEstimate, gpu: str, model: str, gpus: int, own_budget: bool) -> str:
+    """The longest length the memory model fits with the breakdown's setting (with `own_budget`: that its token
+    budget holds), in words, with what `gpu`'s tables say where a measurement there refutes it."""
+    if own_budget:  # the memory is the budget's whatever the length
+        return (f"longest length its token budget holds (budget x SP), which the memory model fits: "
+                f"{result.longest_len} tokens" if result.longest_len else
+                "no length fits with this setting and token budget, by the memory model")
+    at_least = "at least " if result.longest_len == CEILING else ""  # the longest length it is asked about
+    longest = (f"longest length the memory model fits with this setting: {at_least}{result.longest_len} tokens (on "
+               f"a {GRID}-token grid{'; ' + _CEILING_WORDS if at_least else ''})" if result.longest_len else
+               "no length fits with this setting, by the memory model")
+    if result.longest_refuted is not None and result.longest_len:  # a measurement there says otherwise
+        allowed = (f": they let it train up to {result.tables_longest}" if result.tables_longest is not None
+                   else ": they let it train at no length")
+        source = result.longest_refuted.source
+        where = ("there" if source.max_model_len == result.longest_len else
+                 f"at {source.max_model_len}, the row that {result.longest_len} falls to"
+                 if source.max_model_len > result.longest_len else f"already at {source.max_model_len}")
+        longest += (f", but the tables say it runs out of memory {where} ({source.words(gpu, model)}"
+                    f"{_fewer(source, gpus)}), and they decide{allowed}")
+    return longest
 
 
 def memory_json(result: MemoryEstimate, asked: dict[str, Any]) -> str:

@@ -391,6 +391,7 @@ def _answer(
     nearest: Plan | None = None,
     alternatives: Alternatives | None = None,
 ) -> Answer:
+    """The answer on `gpu`: what `query` asked, its status, plans and reason, and the time since `started`."""
     return Answer(
         gpu=gpu,
         model=query.model,
@@ -594,15 +595,20 @@ def _no_plan_reason(catalog: Catalog, data: PlanningData, query: Query, nearby: 
                 f"({best.setting.label} on {counted(best.gpus, 'GPU')}"
                 f"{best.lowered_words}, "
                 f"{best.evidence_label})"
-                f"{_host_need(catalog, data, query)}{_batch_need(catalog, data, query)}"
-                f"{(fewer := _fewer_gpus_words(catalog, data, query))}"
-                f"{_lower_budget_words(catalog, data, query, nearby, fewer_said=bool(fewer))}"
+                f"{_lifted_limits_words(catalog, data, query, nearby)}"
             ), best
     trains = f"trains{' with ' + limits if limits else ''}"
     return (f"nothing in {sources} for {where} {within} {trains}{_without_pins(catalog, data, query, nearby)}"
-            f"{_host_need(catalog, data, query)}{_batch_need(catalog, data, query)}"
+            f"{_lifted_limits_words(catalog, data, query, nearby)}"), None
+
+
+def _lifted_limits_words(catalog: Catalog, data: PlanningData, query: Query, nearby: _Nearby) -> str:
+    """What trains the asked length with one of `query`'s limits lifted, in words, each after a semicolon: without
+    --host-ram, with a train batch its ranks divide, on fewer GPUs than an exact count, with a lowered token
+    budget ("" where none does)."""
+    return (f"{_host_need(catalog, data, query)}{_batch_need(catalog, data, query)}"
             f"{(fewer := _fewer_gpus_words(catalog, data, query))}"
-            f"{_lower_budget_words(catalog, data, query, nearby, fewer_said=bool(fewer))}"), None
+            f"{_lower_budget_words(catalog, data, query, nearby, fewer_said=bool(fewer))}")
 
 
 def grid_words(plan: Plan) -> str:

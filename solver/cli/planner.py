@@ -142,6 +142,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _check_trinity_flags(args: argparse.Namespace) -> None:
+    """`QueryError` for Trinity flags that do not go together, or go without the flag they need."""
     if args.emit and args.json:
         raise QueryError("--emit trinity prints YAML: drop --json")
     if args.write and not args.from_config:

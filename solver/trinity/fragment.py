@@ -92,6 +92,9 @@ def _header(plan: Plan, model: Model, rollout_gpus: int | None, gpu: str | None,
             shared_gpus: tuple[int, ...] | None = None, rocm: bool = False,
             train_batch_size: int | None = None, node_gpus: int | None = None, nodes: int = 1,
             version: TrinityVersion | None = None) -> list[str]:
+    """The fragment's comment lines: the plan, its evidence, host memory and cautions, what to keep the prompt and
+    response within, and a note for each that applies: the train batch, a length past the native context on the
+    model's own RoPE scaling, YaRN, a trainer on whole nodes, GPUs shared on a node, Env (and ROCm's variable)."""
     on = f" {gpu}" if gpu else ""
     left = f" ({rollout_gpus} for rollout)" if rollout_gpus else ""
     evidence = plan.evidence_text(gpu or "", model.name)
