@@ -1542,7 +1542,7 @@ def test_a_model_path_neither_local_nor_in_the_catalogue_says_how_to_name_the_mo
     assert err.startswith(f"solve: error: {config}: model.model_path: unknown model 'global_step_100' (and no "
                           f"config.json at {tmp_path / folder / 'global_step_100'}): give --model M (a catalogue model "
                           "of its shape, such as the one it was fine-tuned from), or --model-config PATH (its "
-                          "config.json); accepted: Qwen3-0.6B(-Base), ")
+                          "config.json); accepted: Qwen3-0.6B/1.7B/8B/14B(-Base), ")
 
 
 def test_a_relative_model_path_without_a_config_says_where_it_was_looked_for(cli, tmp_path: Path,
