@@ -268,7 +268,12 @@ def test_an_answer_the_time_limit_left_open_says_to_raise_the_limit(cli, monkeyp
         (["--model", "4B", "--len", "8192", "--margin", "-1e-9"], "solve: error: --margin is a fraction from 0 to below 1, got -1e-09"),
         (["--model", "4B", "--len", "8192", "--margin", "-.5"],
          "solve: error: --margin is a fraction from 0 to below 1, got -0.5"),
-        (["--model", "4B", "--len", "8192", "--host-ram", "-5GB"], "solve: error: --host-ram must be above 0 and at most 1048576 GB, got -5"),
+        (["--model", "4B", "--len", "8192", "--host-ram", "-5GB"],
+         "solve: error: argument --host-ram: must be above 0 and at most 1048576 GB, got -5GB"),
+        (["--model", "4B", "--len", "8192", "--host-ram", "-1TB"],  # as typed, not in GB (-1024)
+         "solve: error: argument --host-ram: must be above 0 and at most 1048576 GB, got -1TB"),
+        (["--model", "4B", "--len", "8192", "--host-ram", "1025TB"],
+         "solve: error: argument --host-ram: must be above 0 and at most 1048576 GB, got 1025TB"),
         (["--model", "4B", "--len", "8192", "--weights", "/nonexistent/w.yaml"], "solve: error: /nonexistent/w.yaml: cannot read: No such file or directory"),
         # A file with no size (a device, a pipe) is read only up to the limit, not until memory runs out.
         (["--model", "4B", "--len", "8192", "--weights", "/dev/zero"], "solve: error: /dev/zero: too large (the limit is 16 MB)"),
@@ -308,8 +313,8 @@ def test_an_answer_the_time_limit_left_open_says_to_raise_the_limit(cli, monkeyp
          "solve: error: argument --len: must be a whole number of tokens from 1 to 16777216, got -1k"),
         (["--model", "4B", "--len", "0"],
          "solve: error: argument --len: must be a whole number of tokens from 1 to 16777216, got 0"),
-        (["--model", "4B", "--len", "8k", "--host-ram", "inf"], "solve: error: --host-ram must be above 0 and at most 1048576 GB, got inf"),
-        (["--model", "4B", "--len", "8k", "--host-ram", "nan"], "solve: error: --host-ram must be above 0 and at most 1048576 GB, got nan"),
+        (["--model", "4B", "--len", "8k", "--host-ram", "inf"], "solve: error: argument --host-ram: must be above 0 and at most 1048576 GB, got inf"),
+        (["--model", "4B", "--len", "8k", "--host-ram", "nan"], "solve: error: argument --host-ram: must be above 0 and at most 1048576 GB, got nan"),
         # An option given twice is refused, not silently the last (it would answer for the H20 alone).
         (["--model", "8B", "--len", "32k", "--gpu", "a100", "--gpu", "h20"], "solve: error: argument --gpu: given twice: give it once"),
         (["--model", "8B", "--len", "32k", "--node-gpus", "8", "--node-gpus", "4"], "solve: error: argument --node-gpus: given twice: give it once"),
