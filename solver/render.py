@@ -577,7 +577,7 @@ def answers_view(answers: Iterable[Answer], query: Query, catalog: Catalog, vers
             renderables.append(_plan_summary(answer, answer.plans[0], model, query.node_gpus, version,
                                              query.memory.own_source))
             after_apply = len(renderables)
-            if len(answer.plans) > 1:
+            if query.top > 1:  # the ranking asked for, even of one plan: the note below counts its rows
                 renderables.append(_ranking(answer))
             if len(answer.plans) < query.top:
                 why = (_no_alternative(query, answer) if answer.status == "optimal" else

@@ -565,6 +565,17 @@ def test_fewer_plans_than_asked_for_are_said_to_be_all_there_are(cli):
     assert status == 0 and "asked for" not in out
 
 
+def test_top_with_one_plan_ranks_it_in_a_table_of_one_row(cli):
+    # The ranking asked for is shown as for more plans: the note under it counts its rows.
+    status, out, _ = cli("--model", "14B", "--gpu", "a100", "--len", "24576", "--gpus", "1", "--top", "3")
+    ranking = out[out.index("\nranked plans\n"):].splitlines()
+    assert status == 0 and [line for line in ranking if line.startswith("│")] == [
+        "│ 1 │  1/1 │ Env + Offload │         24576 │      49152 │         311.3 │ 2.02 (best) │ documented │ 1 GPU @ "
+        "24576: Env + Offload │"]
+    status, out, _ = cli("--model", "14B", "--gpu", "a100", "--len", "24576", "--gpus", "1")
+    assert status == 0 and "ranked plans" not in out
+
+
 def test_fewer_plans_than_asked_for_say_where_the_time_limit_stopped_the_search(cli, monkeypatch: pytest.MonkeyPatch):
     import solver.cli.planner
 
