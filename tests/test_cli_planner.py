@@ -570,8 +570,8 @@ def test_top_with_one_plan_ranks_it_in_a_table_of_one_row(cli):
     status, out, _ = cli("--model", "14B", "--gpu", "a100", "--len", "24576", "--gpus", "1", "--top", "3")
     ranking = out[out.index("\nranked plans\n"):].splitlines()
     assert status == 0 and [line for line in ranking if line.startswith("│")] == [
-        "│ 1 │  1/1 │ Env + Offload │         24576 │      49152 │         311.3 │ 2.02 (best) │ documented │ 1 GPU @ "
-        "24576: Env + Offload │"]
+        ("│ 1 │  1/1 │ Env + Offload │         24576 │      49152 │         311.3 │ 2.02 (best) │ documented │ 1 GPU @ "
+         "24576: Env + Offload │")]
     status, out, _ = cli("--model", "14B", "--gpu", "a100", "--len", "24576", "--gpus", "1")
     assert status == 0 and "ranked plans" not in out
 
