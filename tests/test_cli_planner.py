@@ -1623,6 +1623,20 @@ def test_the_ranked_table_gives_offloads_host_memory_where_a_plan_offloads(cli):
     assert status == 0 and "ranked plans" in out and "host GiB" not in out
 
 
+def test_the_ranked_tables_host_need_names_the_trainers_nodes_where_others_hold_the_rollout_alone(cli):
+    # Qwen3-8B within 16 A100s beside 4 rollout GPUs, nodes of 8: #1 on 3 nodes (its trainer on 2, the rollout a
+    # whole node), #2 on 2 (on 1), #3 on one node; the need is per node the trainer runs on, as the plan line says.
+    status, out, _ = cli("--model", "8B", "--len", "32k", "--gpu", "a100", "--gpus", "16", "--node-gpus", "8",
+                         "--rollout-gpus", "4", "--top", "3", "--host-ram", "1TB")
+    rows = [[cell.strip() for cell in line.split("│")[1:-1]] for line in out.splitlines() if line.startswith("│")]
+    header = next(line for line in out.splitlines() if line.startswith("┃"))
+    column = [cell.strip() for cell in header.split("┃")[1:-1]].index("host GiB/node")
+    assert status == 0 and [row[column] for row in rows] == ["30.6 (2 of 3)", "30.6 (1 of 2)", "30.6"]
+    assert "per node the trainer runs on (2 of 3: the other holds only its rollout)" in " ".join(out.split())
+    assert ("\nhost GiB/node (N of M): needed on the N nodes its trainer runs on; the others hold its rollout alone\n"
+            in out)
+
+
 def test_the_ranked_table_has_a_yarn_column_only_where_a_plan_needs_yarn(cli):
     # Qwen3-4B at 32768 tokens needs no YaRN (native 40960): no empty column takes a narrow terminal's room.
     status, out, _ = cli("--model", "4B", "--len", "32k", "--gpus", "4", "--gpu", "h20", "--top", "4")
