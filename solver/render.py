@@ -662,11 +662,13 @@ def _pool_view(pool: Pool, use: PoolUse, here: list[Placement]) -> RenderableTyp
     lowered = any(placement.plan.lowered_budget for placement in here)  # --token-budget auto lowered one
     widened = any(placement.widened_from is not None for placement in here)
     more_rollout = any(placement.rollout_gpus != placement.asked_rollout_gpus for placement in here)
-    at_least = any(placement.at_least for placement in here)
+    # The jobs that asked for at_least a length and run longer (at the length asked, "(≥N)" would add nothing).
+    lengthened = {placement.job for placement in here
+                  if placement.at_least and placement.plan.max_model_len > placement.asked_max_model_len}
     rollout_nodes = offloads and any(placement.trainer_nodes != placement.nodes for placement in here)
     notes = ([f"{LOWERED_NOTE}: set it in the job's config"] if lowered else []) + (
         [WIDENED_NOTE] if widened else []) + ([MORE_ROLLOUT_NOTE] if more_rollout else []) + (
-        [AT_LEAST_NOTE] if at_least else []) + ([TRAINER_NODES_NOTE] if rollout_nodes else [])
+        [AT_LEAST_NOTE] if lengthened else []) + ([TRAINER_NODES_NOTE] if rollout_nodes else [])
     view = Table(title=title, title_justify="left", caption_justify="left", caption="\n".join(notes) or None)
     headers = ("nodes", "GPUs", "job", "trainer", "rollout", "plan", "max_model_len",
                *(("YaRN",) if scaled else ()), *(("tokens/GPU",) if lowered else ()), "cost", "evidence",
@@ -682,7 +684,8 @@ def _pool_view(pool: Pool, use: PoolUse, here: list[Placement]) -> RenderableTyp
         need = placement.host_memory_gb if placement.host_memory_gb is not None else plan.host_memory_gb
         on = "" if placement.trainer_nodes == placement.nodes else f" ({', '.join(map(str, placement.trainer_nodes))})"
         host = () if not offloads else (f"{need:.1f}{on}" if need is not None else "",)
-        length = f"{plan.max_model_len}" + (f" (≥{placement.asked_max_model_len})" if placement.at_least else "")
+        asked = f" (≥{placement.asked_max_model_len})" if placement.job in lengthened else ""
+        length = f"{plan.max_model_len}{asked}"
         added = "" if placement.widened_from is None else f" (+{placement.trainer_gpus - placement.widened_from})"
         rollout = (f"{placement.rollout_gpus}" if placement.rollout_gpus == placement.asked_rollout_gpus
                    else f"{placement.rollout_gpus} ({placement.asked_rollout_gpus} asked)")
