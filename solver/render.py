@@ -40,6 +40,7 @@ from solver.rules import (
     least_token_budget,
     sp_degrees,
     token_budget,
+    trainer_node_count,
 )
 from solver.tables import (
     ESCALATION_ORDER,
@@ -358,6 +359,9 @@ def _gpus_of_budget(answer: Answer, plan: Plan, node_gpus: int) -> str:
 LOWERED_NOTE = ("* trainer.max_token_len_per_gpu below Trinity's default ceil(2 x L / SP), which does not fit "
                 "(--token-budget auto)")
 """The caption of a table with a lowered token budget (marked ``*``)."""
+RANKED_TRAINER_NODES_NOTE = ("host GiB/node (N of M): needed on the N nodes its trainer runs on; the others hold its "
+                             "rollout alone")
+"""The ranking's note on the plans with nodes of their rollout alone, whose host need is their trainer's nodes'."""
 
 
 UNBOUNDED_WIDTH = 1 << 16
@@ -428,11 +432,12 @@ def _ranking(answer: Answer) -> TableOrBlocks:
     a plan offloads (its states) or where --host-ram is given (then every plan's need, a plan without Offload its
     start-up load, as `solve cluster` gives a pool's)."""
     lowered = any(plan.lowered_budget for plan in answer.plans)
-    view = Table(title="ranked plans", title_justify="left", caption=LOWERED_NOTE if lowered else None,
-                 caption_justify="left")
     spans = answer.rollout_gpus is not None and any((plan.nodes or 1) > 1 for plan in answer.plans)
     needs = [plan.host_memory_gb for plan in answer.plans]
     host_needs = any(need is not None for need in needs)
+    on = [_on_trainer_nodes(plan) if need is not None else "" for plan, need in zip(answer.plans, needs, strict=True)]
+    notes = ([LOWERED_NOTE] if lowered else []) + ([RANKED_TRAINER_NODES_NOTE] if any(on) else [])
+    view = Table(title="ranked plans", title_justify="left", caption="\n".join(notes) or None, caption_justify="left")
     yarn = any(plan.rope_scaling_factor for plan in answer.plans)  # an empty column only takes a narrow screen's room
     numbers = ("#", "GPUs", "rollout", "nodes", "max_model_len", "tokens/GPU", "YaRN")
     host = "host GiB/node"  # for Offload, as `solve cluster` names it: a number whose header may wrap
@@ -442,7 +447,7 @@ def _ranking(answer: Answer) -> TableOrBlocks:
         view.add_column(header, no_wrap=header in numbers, overflow="ellipsis" if header in numbers else "fold",
                         justify="right" if header in (*numbers, host) else "left")
     best = answer.plans[0].cost
-    for rank, (plan, need) in enumerate(zip(answer.plans, needs, strict=True), start=1):
+    for rank, (plan, need, nodes) in enumerate(zip(answer.plans, needs, on, strict=True), start=1):
         view.add_row(
             str(rank),
             str(plan.gpus) if answer.open_budget else f"{plan.gpus}/{answer.budget_gpus}",
@@ -451,7 +456,7 @@ def _ranking(answer: Answer) -> TableOrBlocks:
             str(plan.max_model_len),
             f"{plan.max_token_len_per_gpu}{'*' if plan.lowered_budget else ''}",
             *((f"{plan.rope_scaling_factor!r}" if plan.rope_scaling_factor else "",) if yarn else ()),
-            *((f"{need:.1f}" if need is not None else "",) if host_needs else ()),
+            *((f"{need:.1f}{nodes}" if need is not None else "",) if host_needs else ()),
             f"{plan.cost:.4g} ({_relative(rank, plan.cost, best)})",
             plan.evidence_label,
             (f"{counted(plan.source.gpus, 'GPU')} @ {plan.source.max_model_len}: {plan.source.setting}"
@@ -459,6 +464,15 @@ def _ranking(answer: Answer) -> TableOrBlocks:
              else f"memory model: {plan.memory_gb:.1f} GiB"),
         )
     return TableOrBlocks(view, heading=0, heading_form="#{}")
+
+
+def _on_trainer_nodes(plan: Plan) -> str:
+    """`` (N of M)`` for a plan on M nodes whose trainer runs on N of them, the others holding its rollout alone,
+    where its host memory need is per node (`Plan.host_memory_words`); "" for a plan without such nodes."""
+    if plan.nodes is None or plan.rollout_gpus is None:
+        return ""
+    trainer_nodes = trainer_node_count(plan.gpus, plan.rollout_gpus, plan.nodes)
+    return "" if trainer_nodes == plan.nodes else f" ({trainer_nodes} of {plan.nodes})"
 
 
 def _current_view(answer: Answer, current: CurrentSettings, query: Query) -> Group:
@@ -580,7 +594,7 @@ def answers_view(answers: Iterable[Answer], query: Query, catalog: Catalog, vers
             renderables.append(_plan_summary(answer, answer.plans[0], model, query.node_gpus, version,
                                              query.memory.own_source))
             after_apply = len(renderables)
-            if len(answer.plans) > 1:
+            if query.top > 1:  # the ranking asked for, even of one plan: the note below counts its rows
                 renderables.append(_ranking(answer))
             if len(answer.plans) < query.top:
                 why = (_no_alternative(query, answer) if answer.status == "optimal" else
@@ -651,11 +665,13 @@ def _pool_view(pool: Pool, use: PoolUse, here: list[Placement]) -> RenderableTyp
     lowered = any(placement.plan.lowered_budget for placement in here)  # --token-budget auto lowered one
     widened = any(placement.widened_from is not None for placement in here)
     more_rollout = any(placement.rollout_gpus != placement.asked_rollout_gpus for placement in here)
-    at_least = any(placement.at_least for placement in here)
+    # The jobs that asked for at_least a length and run longer (at the length asked, "(≥N)" would add nothing).
+    lengthened = {placement.job for placement in here
+                  if placement.at_least and placement.plan.max_model_len > placement.asked_max_model_len}
     rollout_nodes = offloads and any(placement.trainer_nodes != placement.nodes for placement in here)
     notes = ([f"{LOWERED_NOTE}: set it in the job's config"] if lowered else []) + (
         [WIDENED_NOTE] if widened else []) + ([MORE_ROLLOUT_NOTE] if more_rollout else []) + (
-        [AT_LEAST_NOTE] if at_least else []) + ([TRAINER_NODES_NOTE] if rollout_nodes else [])
+        [AT_LEAST_NOTE] if lengthened else []) + ([TRAINER_NODES_NOTE] if rollout_nodes else [])
     view = Table(title=title, title_justify="left", caption_justify="left", caption="\n".join(notes) or None)
     headers = ("nodes", "GPUs", "job", "trainer", "rollout", "plan", "max_model_len",
                *(("YaRN",) if scaled else ()), *(("tokens/GPU",) if lowered else ()), "cost", "evidence",
@@ -671,7 +687,8 @@ def _pool_view(pool: Pool, use: PoolUse, here: list[Placement]) -> RenderableTyp
         need = placement.host_memory_gb if placement.host_memory_gb is not None else plan.host_memory_gb
         on = "" if placement.trainer_nodes == placement.nodes else f" ({', '.join(map(str, placement.trainer_nodes))})"
         host = () if not offloads else (f"{need:.1f}{on}" if need is not None else "",)
-        length = f"{plan.max_model_len}" + (f" (≥{placement.asked_max_model_len})" if placement.at_least else "")
+        asked = f" (≥{placement.asked_max_model_len})" if placement.job in lengthened else ""
+        length = f"{plan.max_model_len}{asked}"
         added = "" if placement.widened_from is None else f" (+{placement.trainer_gpus - placement.widened_from})"
         rollout = (f"{placement.rollout_gpus}" if placement.rollout_gpus == placement.asked_rollout_gpus
                    else f"{placement.rollout_gpus} ({placement.asked_rollout_gpus} asked)")

@@ -220,8 +220,8 @@ def test_an_answer_the_time_limit_left_open_says_to_raise_the_limit(cli, monkeyp
     ("argv", "message"),
     [
         ([], "solve: error: which model? give --model M (e.g. 4B), --model-config PATH or --from-config FILE"),
-        (["--model", "5B", "--len", "8192"], "solve: error: unknown model '5B'; accepted: Qwen3-0.6B(-Base), "),
-        (["--model", "4B", "--len", "8192", "--gpu", "v100"], "solve: error: unknown GPU 'v100'; accepted: A100-40GB (a100-40g), A100-80GB (a100-80g, a100), A800-80GB (a800, a800-80g), H20-96GB (h20-96g, h20), H100-80GB (h100, h100-80g), H100-NVL-94GB (h100-nvl), H800-80GB (h800, h800-80g), H200-141GB (h200, h200-141g), L40S-48GB (l40s, l40s-48g), L20-48GB (l20), RTX-A6000-48GB (a6000, rtx-a6000), A10-24GB (a10), L4-24GB (l4), RTX-4090-24GB (rtx-4090, rtx4090, 4090), B200 (b200-180gb), MI300X (mi300x-192gb)"),
+        (["--model", "5B", "--len", "8192"], "solve: error: unknown model '5B'; accepted: Qwen3-0.6B/1.7B/8B/14B(-Base), "),
+        (["--model", "4B", "--len", "8192", "--gpu", "v100"], "solve: error: unknown GPU 'v100'; accepted: A100-40GB/80GB, A800-80GB, H20-96GB, H100-80GB, H100-NVL-94GB, H800-80GB, H200-141GB, L40S-48GB, L20-48GB, RTX-A6000-48GB, A10-24GB, L4-24GB, RTX-4090-24GB, B200, MI300X; short forms such as l4 for L4-24GB too"),
         (["--model", "4B"], ("solve: error: a cheapest plan needs a length: --len L (tokens, e.g. 32768); or, for the "
                              "longest context, --maximize len --gpus N")),
         (["--model", "4B", "--maximize", "len"], "solve: error: --maximize len needs a GPU budget: --gpus N"),
@@ -268,7 +268,12 @@ def test_an_answer_the_time_limit_left_open_says_to_raise_the_limit(cli, monkeyp
         (["--model", "4B", "--len", "8192", "--margin", "-1e-9"], "solve: error: --margin is a fraction from 0 to below 1, got -1e-09"),
         (["--model", "4B", "--len", "8192", "--margin", "-.5"],
          "solve: error: --margin is a fraction from 0 to below 1, got -0.5"),
-        (["--model", "4B", "--len", "8192", "--host-ram", "-5GB"], "solve: error: --host-ram must be above 0 and at most 1048576 GB, got -5"),
+        (["--model", "4B", "--len", "8192", "--host-ram", "-5GB"],
+         "solve: error: argument --host-ram: must be above 0 and at most 1048576 GB, got -5GB"),
+        (["--model", "4B", "--len", "8192", "--host-ram", "-1TB"],  # as typed, not in GB (-1024)
+         "solve: error: argument --host-ram: must be above 0 and at most 1048576 GB, got -1TB"),
+        (["--model", "4B", "--len", "8192", "--host-ram", "1025TB"],
+         "solve: error: argument --host-ram: must be above 0 and at most 1048576 GB, got 1025TB"),
         (["--model", "4B", "--len", "8192", "--weights", "/nonexistent/w.yaml"], "solve: error: /nonexistent/w.yaml: cannot read: No such file or directory"),
         # A file with no size (a device, a pipe) is read only up to the limit, not until memory runs out.
         (["--model", "4B", "--len", "8192", "--weights", "/dev/zero"], "solve: error: /dev/zero: too large (the limit is 16 MB)"),
@@ -302,14 +307,14 @@ def test_an_answer_the_time_limit_left_open_says_to_raise_the_limit(cli, monkeyp
          "solve: error: --emit trinity prints the best plan's YAML alone: drop --top and --explain"),
         (["--model", "Meta/Qwen3-5B", "--len", "8192"], "solve: error: unknown model 'Meta/Qwen3-5B'; accepted:"),
         (["--gpu", "a1000", "--model", "4B", "--len", "8k"],
-         "solve: error: unknown GPU 'a1000' (did you mean A100-80GB?); accepted: A100-40GB (a100-40g), "),
+         "solve: error: unknown GPU 'a1000' (did you mean A100-80GB?); accepted: A100-40GB/80GB, "),
         (["--model", "4B", "--len", "\u0668k"], "solve: error: argument --len: expected a whole number of tokens or of k (1024), got '\u0668k'"),
         (["--model", "4B", "--len", "-1k"],
          "solve: error: argument --len: must be a whole number of tokens from 1 to 16777216, got -1k"),
         (["--model", "4B", "--len", "0"],
          "solve: error: argument --len: must be a whole number of tokens from 1 to 16777216, got 0"),
-        (["--model", "4B", "--len", "8k", "--host-ram", "inf"], "solve: error: --host-ram must be above 0 and at most 1048576 GB, got inf"),
-        (["--model", "4B", "--len", "8k", "--host-ram", "nan"], "solve: error: --host-ram must be above 0 and at most 1048576 GB, got nan"),
+        (["--model", "4B", "--len", "8k", "--host-ram", "inf"], "solve: error: argument --host-ram: must be above 0 and at most 1048576 GB, got inf"),
+        (["--model", "4B", "--len", "8k", "--host-ram", "nan"], "solve: error: argument --host-ram: must be above 0 and at most 1048576 GB, got nan"),
         # An option given twice is refused, not silently the last (it would answer for the H20 alone).
         (["--model", "8B", "--len", "32k", "--gpu", "a100", "--gpu", "h20"], "solve: error: argument --gpu: given twice: give it once"),
         (["--model", "8B", "--len", "32k", "--node-gpus", "8", "--node-gpus", "4"], "solve: error: argument --node-gpus: given twice: give it once"),
@@ -558,6 +563,17 @@ def test_fewer_plans_than_asked_for_are_said_to_be_all_there_are(cli):
         in out
     status, out, _ = cli("--model", "14B", "--gpu", "a100", "--len", "24576", "--gpus", "1")
     assert status == 0 and "asked for" not in out
+
+
+def test_top_with_one_plan_ranks_it_in_a_table_of_one_row(cli):
+    # The ranking asked for is shown as for more plans: the note under it counts its rows.
+    status, out, _ = cli("--model", "14B", "--gpu", "a100", "--len", "24576", "--gpus", "1", "--top", "3")
+    ranking = out[out.index("\nranked plans\n"):].splitlines()
+    assert status == 0 and [line for line in ranking if line.startswith("│")] == [
+        ("│ 1 │  1/1 │ Env + Offload │         24576 │      49152 │         311.3 │ 2.02 (best) │ documented │ 1 GPU @ "
+         "24576: Env + Offload │")]
+    status, out, _ = cli("--model", "14B", "--gpu", "a100", "--len", "24576", "--gpus", "1")
+    assert status == 0 and "ranked plans" not in out
 
 
 def test_fewer_plans_than_asked_for_say_where_the_time_limit_stopped_the_search(cli, monkeypatch: pytest.MonkeyPatch):
@@ -1605,6 +1621,20 @@ def test_the_ranked_table_gives_offloads_host_memory_where_a_plan_offloads(cli):
     # No column where no plan offloads and no --host-ram is given.
     status, out, _ = cli("--model", "4B", "--gpu", "a100", "--gpus", "4", "--len", "16k", "--top", "3")
     assert status == 0 and "ranked plans" in out and "host GiB" not in out
+
+
+def test_the_ranked_tables_host_need_names_the_trainers_nodes_where_others_hold_the_rollout_alone(cli):
+    # Qwen3-8B within 16 A100s beside 4 rollout GPUs, nodes of 8: #1 on 3 nodes (its trainer on 2, the rollout a
+    # whole node), #2 on 2 (on 1), #3 on one node; the need is per node the trainer runs on, as the plan line says.
+    status, out, _ = cli("--model", "8B", "--len", "32k", "--gpu", "a100", "--gpus", "16", "--node-gpus", "8",
+                         "--rollout-gpus", "4", "--top", "3", "--host-ram", "1TB")
+    rows = [[cell.strip() for cell in line.split("│")[1:-1]] for line in out.splitlines() if line.startswith("│")]
+    header = next(line for line in out.splitlines() if line.startswith("┃"))
+    column = [cell.strip() for cell in header.split("┃")[1:-1]].index("host GiB/node")
+    assert status == 0 and [row[column] for row in rows] == ["30.6 (2 of 3)", "30.6 (1 of 2)", "30.6"]
+    assert "per node the trainer runs on (2 of 3: the other holds only its rollout)" in " ".join(out.split())
+    assert ("\nhost GiB/node (N of M): needed on the N nodes its trainer runs on; the others hold its rollout alone\n"
+            in out)
 
 
 def test_the_ranked_table_has_a_yarn_column_only_where_a_plan_needs_yarn(cli):

@@ -43,6 +43,17 @@ def test_emit_prints_the_golden_fragment(cli):
     assert out == (DATA / "golden-env-offload-sp4-yarn.yaml").read_text(encoding="utf-8")
 
 
+def test_the_cluster_section_names_the_gpus_of_the_budget_the_plan_leaves_unused(cli):
+    # A node of 4: 3 trainer GPUs and 1 for rollout asked, the plan trains on 2; the plan line says 1 is unused.
+    asked = ("--model", "4B", "--len", "40k", "--gpu", "a100", "--node-gpus", "4", "--rollout-gpus", "1")
+    status, out, _ = cli(*asked, "--gpus", "3")
+    assert status == 0 and "on 2 of 3 GPUs, with 1 rollout GPU (1 unused: --rollout-gpus 2 gives it to the " in out
+    status, out, _ = cli(*asked, "--gpus", "3", "--emit", "trinity")
+    assert status == 0 and "\n  gpu_per_node: 3  # 2 trainer + 1 rollout; 1 GPU of the budget unused\n" in out
+    status, out, _ = cli(*asked, "--gpus", "2", "--emit", "trinity")  # the whole budget taken: nothing to say
+    assert status == 0 and "\n  gpu_per_node: 3  # 2 trainer + 1 rollout\n" in out
+
+
 def test_a_fragment_planned_for_a_train_batch_says_so_and_the_ranks_it_needs(cli, user_config: Path):
     status, out, _ = cli("--model", "8B", "--gpu", "a100", "--gpus", "6", "--len", "32768", "--train-batch-size", "96",
                          "--emit", "trinity")
@@ -1542,7 +1553,7 @@ def test_a_model_path_neither_local_nor_in_the_catalogue_says_how_to_name_the_mo
     assert err.startswith(f"solve: error: {config}: model.model_path: unknown model 'global_step_100' (and no "
                           f"config.json at {tmp_path / folder / 'global_step_100'}): give --model M (a catalogue model "
                           "of its shape, such as the one it was fine-tuned from), or --model-config PATH (its "
-                          "config.json); accepted: Qwen3-0.6B(-Base), ")
+                          "config.json); accepted: Qwen3-0.6B/1.7B/8B/14B(-Base), ")
 
 
 def test_a_relative_model_path_without_a_config_says_where_it_was_looked_for(cli, tmp_path: Path,

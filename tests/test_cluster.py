@@ -2657,6 +2657,16 @@ def test_a_placement_says_the_length_its_job_asked_for_and_whether_at_least(cli,
     assert f"\n{solver.render.AT_LEAST_NOTE}\n" in out
 
 
+def test_an_at_least_job_at_the_length_it_asked_for_has_no_at_least_mark(cli, tmp_path: Path):
+    # Qwen3-4B asks for at_least 102400 on 4 A100s, the longest the tables reach: "102400 (≥102400)" adds nothing.
+    path = tmp_path / "fleet.yaml"
+    path.write_text(yaml.safe_dump({"pools": [{**ONE_NODE, "gpus_per_node": 4}], "jobs": [
+        {"name": "long", "model": "4B", "max_model_len": {"at_least": 102400}, "rollout_gpus": 0}]}), encoding="utf-8")
+    status, out, _ = cli("cluster", str(path), "--no-estimate")
+    assert status == 0 and "│ long │       4 │       0 │ Env + Offload + SP=4 │        102400 │" in out
+    assert "≥" not in out
+
+
 @pytest.mark.parametrize(("rollout", "trainer"), [(8, 8), (12, 4)])
 def test_a_job_s_host_need_is_shown_for_its_trainer_s_nodes_not_its_rollout_s(
         cli, tmp_path: Path, rollout: int, trainer: int):

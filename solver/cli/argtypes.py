@@ -10,7 +10,15 @@ from pathlib import Path
 from typing import get_args
 
 from solver.query import MAX_TIME_LIMIT_S, TokenBudgetMode
-from solver.tables import LEAST_DRIVER_MIB, LEAST_GPU_MEMORY_GB, MAX_GPU_MEMORY_GB, MAX_TOKENS, brief, cut
+from solver.tables import (
+    LEAST_DRIVER_MIB,
+    LEAST_GPU_MEMORY_GB,
+    MAX_GPU_MEMORY_GB,
+    MAX_HOST_RAM_GB,
+    MAX_TOKENS,
+    brief,
+    cut,
+)
 
 WHOLE_NUMBER = re.compile(r"\s*([+-]?)([0-9]+)\s*")
 """A whole number as the command line takes it: ASCII digits, a sign, no ``_`` (which int() reads as nothing)."""
@@ -134,9 +142,12 @@ def host_memory(text: str) -> float:
     unit = re.search(r"\s*(gib|gb|tib|tb)\s*$", text, flags=re.IGNORECASE)
     amount = text if unit is None else text[:unit.start()]
     try:
-        return number(amount) * (1024 if unit and unit[1].lower().startswith("t") else 1)
+        value = number(amount) * (1024 if unit and unit[1].lower().startswith("t") else 1)
     except argparse.ArgumentTypeError:
         raise argparse.ArgumentTypeError(f"expected 512, 512GB, 512GiB or 2TB, got {brief(text)}") from None
+    if not 0 < value <= MAX_HOST_RAM_GB:  # as check_host_ram, but naming the amount as given (-1TB, not -1024)
+        raise argparse.ArgumentTypeError(f"must be above 0 and at most {MAX_HOST_RAM_GB} GB, got {cut(text.strip())}")
+    return value
 
 
 def positive_seconds(text: str) -> float:

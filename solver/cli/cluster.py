@@ -22,7 +22,7 @@ from solver.cli.options import (
 )
 from solver.cli.output import ProgressLine, print_escaped, print_view
 from solver.cli.parser import Parser
-from solver.cli.paths import input_at, input_paths
+from solver.cli.paths import input_at, input_paths, refuse_tables_folder
 from solver.cli.status import INTERRUPTED, NO_PLAN
 from solver.query import MAX_WORKERS
 from solver.render import cluster_json, cluster_view
@@ -37,8 +37,6 @@ from solver.tables import (
     load_weights,
     read_fleet,
     resolved_path,
-    same_file,
-    shipped_tables_directory,
 )
 
 
@@ -137,9 +135,7 @@ def _check_emit_dir(folder: Path, jobs: list[str], inputs: list[tuple[str, Path]
         problem = ("not a folder" if folder.exists() or folder.is_symlink()
                    else "no such folder, nor a folder to make it in")
         raise QueryError(f"{folder}: {problem} (--emit-dir writes one config per placed job into it)")
-    if same_file(folder, shipped_tables_directory() / "feasibility"):
-        raise QueryError(f"--emit-dir {folder}: the shipped tables are read from there (every YAML file in it): "
-                         "write the configs to another folder")
+    refuse_tables_folder(folder, f"--emit-dir {folder}", "configs")
     for job in jobs:
         target = folder / f"{job}.yaml"
         overwritten = input_at(inputs, target)

@@ -11,6 +11,7 @@ from solver.cli.argtypes import path_argument
 from solver.cli.atomic import not_a_regular_file, writable_status, write_all_atomically
 from solver.cli.output import print_escaped
 from solver.cli.parser import Parser
+from solver.cli.paths import refuse_tables_folder
 from solver.tables import QueryError, holds_text, resolved_path, shipped_examples
 
 DEFAULT_FOLDER = Path("docs", "examples")
@@ -25,7 +26,8 @@ def build_examples_parser() -> argparse.ArgumentParser:
                     "as the docs give it. A file there already is left as it is where it holds the example "
                     "(unchanged), and refused where it differs (--force overwrites it): then nothing is written.",
                     epilog="Exit status: 0 the files are written (or unchanged), 2 bad input (a file there that "
-                    "differs without --force, a DIR that is not a folder or cannot be written).")
+                    "differs without --force, a DIR that is not a folder, cannot be written or is the shipped tables' "
+                    "folder).")
     parser.add_argument("dir", metavar="DIR", nargs="?", type=path_argument, default=DEFAULT_FOLDER,
                         help=f"the folder to write them into, made if missing; default: {DEFAULT_FOLDER.as_posix()} "
                         "under the current directory, where the docs' commands, run from this directory, find them")
@@ -37,6 +39,7 @@ def run_examples(args: argparse.Namespace) -> int:
     """``solve examples``: every target checked before the first is written, then all written at once; a line for
     each file, written or unchanged."""
     folder: Path = args.dir
+    refuse_tables_folder(folder, str(folder), "examples")
     targets = {folder / name: text for name, text in shipped_examples().items()}
     try:
         unchanged = {target for target, text in targets.items() if _holds_example(target, text)}

@@ -7,7 +7,14 @@ import argparse
 from pathlib import Path
 
 from solver.cli.atomic import writable_status
-from solver.tables import QueryError, model_config_file, resolved_path, same_file, shipped_table_files
+from solver.tables import (
+    QueryError,
+    model_config_file,
+    resolved_path,
+    same_file,
+    shipped_table_files,
+    shipped_tables_directory,
+)
 
 INPUT_FLAGS = ("from_config", "weights", "memory_model", "model_config", "cells", "file")
 """The arguments that name files the command reads (cells is a list)."""
@@ -65,3 +72,11 @@ def input_paths(args: argparse.Namespace) -> list[tuple[str, Path]]:
 def input_at(inputs: list[tuple[str, Path]], target: Path) -> str | None:
     """Which of the `inputs` writing `target` would overwrite, in words (None when none)."""
     return next((words for words, path in inputs if same_file(target, path)), None)
+
+
+def refuse_tables_folder(folder: Path, named: str, written: str) -> None:
+    """`QueryError` where `folder` is the shipped tables' folder of GPU tables, which every command reads whole:
+    a YAML file written there (`written`, in words; the folder as the error names it: `named`) would load as one."""
+    if same_file(folder, shipped_tables_directory() / "feasibility"):
+        raise QueryError(f"{named}: the shipped tables are read from there (every YAML file in it): write the "
+                         f"{written} to another folder")

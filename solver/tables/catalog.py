@@ -64,29 +64,37 @@ def model_name_from_path(model_path: str) -> str:
 
 
 def _is_short_form(alias: str, name: str) -> bool:
-    """Whether `alias` is the end of `name` (``8B`` of Qwen3-8B), which an error's list of names need not show."""
+    """Whether `alias` is the end of `name` (``8B`` of Qwen3-8B), which guesses at a misspelt name pass over."""
     return normalise(name).endswith("-" + normalise(alias))
 
 
 def _accepted(entries: tuple[Any, ...]) -> str:
-    """The models or GPU types an error lists as accepted: each name, with the names that extend it as
-    variants (``Qwen3-8B(-Base)``), each with its aliases but short forms."""
+    """The models or GPU types an error lists as accepted, without aliases, in one short line: the names that
+    extend another as its variants (``Qwen3-8B(-Base)``), and names of one family with the same variants after
+    its first (``Qwen3-0.6B/1.7B/8B/14B(-Base)``)."""
     def root(entry: Any) -> Any:
         """The shortest name that `entry`'s extends (``Qwen3-8B`` for ``Qwen3-8B-Base``), or None."""
         return min((other for other in entries if normalise(entry.name).startswith(normalise(other.name) + "-")),
                    key=lambda other: len(other.name), default=None)
 
-    def aliases(entry: Any, form: str) -> str:
-        shown = [alias for alias in entry.aliases if not _is_short_form(alias, entry.name)]
-        return form.format(", ".join(shown)) if shown else ""
+    roots = [entry for entry in entries if root(entry) is None]
 
-    listed = []
-    for entry in entries:
-        if root(entry) is None:
-            variants = "|".join(other.name[len(entry.name):] + aliases(other, " [{}]") for other in entries
-                                if root(other) is entry)
-            listed.append(entry.name + (f"({variants})" if variants else "") + aliases(entry, " ({})"))
-    return ", ".join(listed)
+    def starts(name: str) -> set[str]:
+        """The starts of `name` to a hyphen before a digit (``Qwen3-`` of ``Qwen3-30B-A3B``), any case."""
+        return {normalise(name[:at + 1]) for at in range(len(name) - 1) if name[at] == "-" and name[at + 1].isdigit()}
+
+    def family(entry: Any) -> str:
+        """The longest start of `entry`'s name that another listed name's is too (``Qwen3-``), or its whole name."""
+        shared = starts(entry.name) & {start for other in roots if other is not entry for start in starts(other.name)}
+        return entry.name[:max(map(len, shared))] if shared else entry.name
+
+    groups: dict[tuple[str, str], list[str]] = {}  # (family, variants): the names, the first whole, then the rest
+    for entry in roots:
+        variants = "|".join(other.name[len(entry.name):] for other in entries if root(other) is entry)
+        start = family(entry)
+        names = groups.setdefault((normalise(start), f"({variants})" if variants else ""), [])
+        names.append(entry.name[len(start):] if names else entry.name)
+    return ", ".join("/".join(names) + variants for (_, variants), names in groups.items())
 
 
 def _find_entry(kind: str, name: str, entries: tuple[Any, ...], wanted_name: str | None = None) -> Any:
@@ -102,7 +110,7 @@ def _find_entry(kind: str, name: str, entries: tuple[Any, ...], wanted_name: str
         if normalise(entry.name) == wanted or any(normalise(alias) == wanted for alias in entry.aliases):
             return entry
     accepted = _accepted(entries)
-    short = next(((alias, e.name) for e in entries for alias in e.aliases if _is_short_form(alias, e.name)), None)
+    short = min(((alias, e.name) for e in entries for alias in e.aliases), key=lambda pair: len(pair[0]), default=None)
     accepted += f"; short forms such as {short[0]} for {short[1]} too" if short else ""
     names = {normalise(known): entry.name for entry in entries for known in (entry.name, *entry.aliases)}
     # A guess only where one name extends the other (30B: 30B-A3B, whose base model's name extends it in

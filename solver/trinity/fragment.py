@@ -239,8 +239,10 @@ def plan_fragment(
 def _cluster_keys(plan: Plan, rollout_gpus: int, nodes: int, engines: tuple[int, int] | None,
                   layout: Any) -> list[PlanKey]:
     """The keys that lay out `trinity_fragment`'s cluster: ``mode: train`` without rollout GPUs, the cluster's
-    nodes and GPUs per node, and (with `engines`) the explorer's rollout engines; `EngineError` where the
-    engines are elsewhere or do not divide the rollout GPUs."""
+    nodes and GPUs per node (saying which are the trainer's and the rollout's, and how many of the budget the plan
+    leaves idle), and (with `engines`) the explorer's rollout engines; `EngineError` where the engines are elsewhere
+    or do not divide the rollout GPUs."""
+    idle = f"; {counted(plan.unused_gpus, 'GPU')} of the budget unused" if plan.unused_gpus else ""
     no_explorer = [PlanKey(path=("mode",), value="train",
                            comment="no explorer here: it runs elsewhere, in mode explore")]
     keys = [
@@ -249,8 +251,8 @@ def _cluster_keys(plan: Plan, rollout_gpus: int, nodes: int, engines: tuple[int,
         PlanKey(
             path=("cluster", "gpu_per_node"),
             value=(plan.gpus + rollout_gpus) // nodes,
-            comment=f"{plan.gpus} trainer + {rollout_gpus} rollout" if rollout_gpus else (
-                f"{plan.gpus} trainer, no rollout GPU here"),
+            comment=(f"{plan.gpus} trainer + {rollout_gpus} rollout" if rollout_gpus else
+                     f"{plan.gpus} trainer, no rollout GPU here") + idle,
         ),
     ]
     if engines is not None and rollout_gpus:
