@@ -17,7 +17,7 @@ from typing import NamedTuple
 
 from ortools.sat.python import cp_model
 
-from solver.memory import CEILING, GRID, estimated_cells, estimated_counts, fits_host_ram
+from solver.memory import CEILING, GRID, estimated_cells, estimated_counts, fits_host_ram, shown_host_need
 from solver.query import EstimateMode, Objective, Query, TokenBudgetMode
 from solver.rules import (
     NO_CELLS,
@@ -554,6 +554,19 @@ def add_host_ram(model: cp_model.CpModel, data: PlanningData, query: Query, plan
     room = [(n, offload) for n in data.counts for offload in (0, 1)
             if fits_host_ram(data.shape, n, query.node_gpus, query.host_ram_gb, bool(offload))]
     _guarded(model.add_allowed_assignments([plan.gpus, plan.offload], room), guards, "host_ram")
+
+
+def minimize_host_need(model: cp_model.CpModel, data: PlanningData, query: Query, plan: PlanVariables) -> None:
+    """Make the model minimise the host memory per node the plan needs (its place among the needs a plan of
+    the prepared counts may have, as `fits_host_ram` reckons them), then the objective's rank: the plan that
+    needs the least host memory. It replaces the objective `add_objective` set."""
+    needs = {(n, offload): shown_host_need(data.shape, n, query.node_gpus, bool(offload))
+             for n in data.counts for offload in (0, 1)}
+    levels = sorted(set(needs.values()))
+    level = model.new_int_var(0, len(levels) - 1, "host_need_level")
+    model.add_allowed_assignments([plan.gpus, plan.offload, level],
+                                  [(n, offload, levels.index(need)) for (n, offload), need in needs.items()])
+    model.minimize(level * len(data.ranks) + plan.rank)
 
 
 def add_pins(model: cp_model.CpModel, query: Query, plan: PlanVariables, guards: Guards) -> None:

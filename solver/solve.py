@@ -25,6 +25,7 @@ from solver.model import (
     build_model,
     exact_cost,
     exclude_dominated,
+    minimize_host_need,
     new_cp_solver,
     objective_expression,
     prepare,
@@ -300,8 +301,7 @@ def answer_for(catalog: Catalog, query: Query, gpu: str, explained: bool = True,
     objective_value = bound = None
     while True:  # until the query's top plans are found (top >= 1), or the search stops finding them
         solver.parameters.max_time_in_seconds = max(deadline - time.monotonic(), 0.001)
-        group = _SOLVE_GROUP.get()
-        status = checked(solver, model, group.solve(solver, model) if group is not None else solver.solve(model))
+        status = _solved(solver, model)
         statuses.append(status)
         if status not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
             break
@@ -329,6 +329,12 @@ def answer_for(catalog: Catalog, query: Query, gpu: str, explained: bool = True,
         return _answer(query, gpu, "infeasible", (), started, reason=why, nearest=nearest, alternatives=nearby.solved())
     return _answer(query, gpu, "unknown", (), started,
                    reason=f"no plan found within the time limit of {query.time_limit_s:g} s")
+
+
+def _solved(solver: cp_model.CpSolver, model: cp_model.CpModel) -> cp_model.CpSolverStatus:
+    """`solver.solve(model)`, `checked`, within this thread's `plan` call (whose Ctrl-C stops it)."""
+    group = _SOLVE_GROUP.get()
+    return checked(solver, model, group.solve(solver, model) if group is not None else solver.solve(model))
 
 
 def checked(solver: cp_model.CpSolver, model: cp_model.CpModel,
@@ -671,24 +677,35 @@ def _host_need(catalog: Catalog, data: PlanningData, query: Query) -> str:
 
 
 def least_host_words(catalog: Catalog, unlimited: Query, best: Plan, gpu: str) -> str:
-    """Where a plan that `unlimited` (a question without --host-ram) gets needs less host memory per node than
-    `best`, its best plan: the one that needs the least, and its need, in words (``; at the least, ...``); ""
-    otherwise. (Host memory is not monotone in the GPUs: tied embeddings load on every rank, and pinned blocks
-    round up to powers of two.)"""
-    # The least a plan needs: without Offload (the model while it loads), on the fewest GPUs (a model with tied
-    # embeddings loads on every rank); or with Offload, on the most nodes, which share its states (the cheapest
-    # plan at the length takes the most GPUs).
+    """Where a plan that `unlimited` (a question without --host-ram) gets at `best`'s length needs less host memory
+    per node than `best`, its best plan: the one that needs the least (`least_host_plan`), and its need, in words
+    (``; at the least, ...``); "" otherwise."""
     at_length = unlimited.model_copy(update={"objective": "cheapest", "max_model_len": best.max_model_len,
-                                             "exact": False})
-    fewest = optional_best(catalog, at_length.model_copy(update={
-        "objective": "min_gpus", "offload": False if unlimited.offload is None else unlimited.offload}), gpu)
-    candidates = (fewest, best if at_length == unlimited else optional_best(catalog, at_length, gpu))
+                                             "exact": False, "top": 1})
+    lighter = least_host_plan(catalog, at_length, gpu)
     model, node_gpus = catalog.model(unlimited.model), unlimited.node_gpus
-    lighter = min((plan for plan in candidates if plan is not None),
-                  key=lambda plan: _host_need_gib(model, node_gpus, plan), default=None)
-    if lighter is None or _host_need_gib(model, node_gpus, lighter) >= _host_need_gib(model, node_gpus, best):
+    if lighter is None or (shown_host_gib(_host_need_gib(model, node_gpus, lighter))
+                           >= shown_host_gib(_host_need_gib(model, node_gpus, best))):
         return ""
     return f"; at the least, {_host_words(model, node_gpus, lighter)}"
+
+
+def least_host_plan(catalog: Catalog, query: Query, gpu: str) -> Plan | None:
+    """The plan of `query` on the GPU type `gpu` that needs the least host memory per node (`minimize_host_need`;
+    of those, the best by the query's objective), or None where it has none or the time limit left the least
+    unproven. (Host memory is not monotone in the GPUs: tied embeddings load on every rank, and pinned blocks
+    round up to powers of two.)"""
+    data = prepare(catalog, gpu, query)
+    if data.holds_no_plan(query):
+        return None
+    model, variables, _ = build_model(data, query)
+    minimize_host_need(model, data, query, variables)
+    solver = new_solver(query)
+    solver.parameters.max_time_in_seconds = query.time_limit_s
+    if _solved(solver, model) != cp_model.OPTIMAL:
+        return None
+    values = [solver.value(variable) for variable in variables.plan]
+    return _plan(catalog, data, query, values, estimated=bool(solver.value(variables.estimated)))
 
 
 def _batch_need(catalog: Catalog, data: PlanningData, query: Query) -> str:
