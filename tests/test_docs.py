@@ -52,6 +52,13 @@ def test_the_memory_page_names_every_gpu_type_of_the_catalogue():
     assert [gpu.name for gpu in load_catalog().gpu_types if gpu.name not in page] == []
 
 
+def test_the_memory_page_says_the_model_counts_the_actor_alone():
+    # A critic (Trinity's default algorithm, ppo, trains one) shares the trainer GPUs; the memory model counts none.
+    page = " ".join((ROOT / "docs" / "memory.md").read_text(encoding="utf-8").split())
+    assert "one model trains on the trainer GPUs, the actor" in page
+    assert "It counts no critic: an algorithm that trains one (Trinity's `ppo`, its default `algorithm_type`)" in page
+
+
 def test_the_memory_page_names_the_model_types_a_config_is_read_checked_or_refused_by():
     # docs/memory.md lists them in prose too: the kinds whose counts were checked, and those refused.
     page = (ROOT / "docs" / "memory.md").read_text(encoding="utf-8")
