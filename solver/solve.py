@@ -680,7 +680,8 @@ def least_host_words(catalog: Catalog, unlimited: Query, best: Plan, gpu: str) -
     """Where a plan that `unlimited` (a question without --host-ram) gets at `best`'s length needs less host memory
     per node than `best`, its best plan: the one that needs the least (`least_host_plan`), and its need, in words
     (``; at the least, ...``); "" otherwise."""
-    at_length = unlimited.model_copy(update={"objective": "cheapest", "max_model_len": best.max_model_len,
+    objective = "cheapest" if unlimited.objective == "max_len" else unlimited.objective  # ties: as asked
+    at_length = unlimited.model_copy(update={"objective": objective, "max_model_len": best.max_model_len,
                                              "exact": False, "top": 1})
     lighter = least_host_plan(catalog, at_length, gpu)
     model, node_gpus = catalog.model(unlimited.model), unlimited.node_gpus

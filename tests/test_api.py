@@ -1005,14 +1005,21 @@ def test_a_plan_call_solves_at_most_as_often_as_the_api_page_says(monkeypatch: p
         solves.append(gpu)
         return answer_for(catalog, query, gpu, *args, **kwargs)
 
+    least_host_plan = solve_module.least_host_plan
+
+    def counted_least_host_plan(catalog, query, gpu):
+        solves.append(gpu)
+        return least_host_plan(catalog, query, gpu)
+
     monkeypatch.setattr(solve_module, "answer_for", counted_answer_for)
+    monkeypatch.setattr(solve_module, "least_host_plan", counted_least_host_plan)
     # Estimated (measured), longer than validated, 2 rollout GPUs beside whole nodes (fewer_nodes), a batch
     # (other_batch).
     (answer,) = solver.plan("8B", gpu="h100", objective="max_len", budget_gpus=12, rollout_gpus=2, train_batch_size=96)
     assert answer.plans and len(solves) == int(with_plan)
     solves.clear()
     # Pinned, on an exact count, with host memory (its least need too) and a batch, and nothing at any length: the
-    # longest, the plan without the pins, the host memory's three, the batch's, fewer GPUs' and --token-budget auto's.
+    # longest, the plan without the pins, the host memory's two, the batch's, fewer GPUs' and --token-budget auto's.
     (answer,) = solver.plan("14B", gpu="a100", max_model_len=32768, budget_gpus=4, exact=True, host_ram_gb=32.0,
                             train_batch_size=3, offload=True)
     assert not answer.plans and len(solves) == int(without)

@@ -1479,6 +1479,16 @@ def test_a_length_of_a_few_hundred_tokens_gets_a_note_suggesting_thousands(cli):
         assert cli("--model", "4B", "--gpu", "a100", "--gpus", "2", "--len", length)[2] == ""
 
 
+def test_the_least_host_need_named_is_the_least_of_any_plan(cli):
+    # Host memory is not monotone in the GPUs: pinned blocks round up to powers of two, so Offload on 5 GPUs needs
+    # less per node than on 8 (a plan on the fewest GPUs without Offload, or the cheapest, would not say it).
+    status, out, _ = cli("--model", "Qwen2.5-32B", "--gpu", "h100", "--gpus", "8", "--len", "8192", "--host-ram", "100")
+    assert status == 1 and ("without --host-ram, Env + Offload on 8 GPUs trains it (8192 tokens), and with Offload it "
+                            "needs 794.1 GiB of host memory per node; at the least, Env + Offload on 5 GPUs trains it "
+                            "(8192 tokens), and with Offload it needs 631.6 GiB of host memory per node --explain"
+                            ) in " ".join(out.split())
+
+
 def test_host_memory_rules_out_a_plan_without_offload_that_cannot_load(cli):
     # verl reads Llama-3.1-70B into one rank's host memory in fp32 before FSDP shards it: 262.9 GiB on that node,
     # with Offload or without. 128 GB nodes cannot start it; 264 GB ones can, without Offload.

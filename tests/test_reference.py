@@ -13,6 +13,7 @@ from reference import PLAN_KEYS, check_plan, enumerate_plans, exact_cost, ranked
 
 from solver.memory import breakdown
 from solver.query import make_query
+from solver.solve import least_host_plan
 from solver.solve import plan as solve_plan
 from solver.tables import (
     QueryError,
@@ -546,6 +547,27 @@ def test_the_host_memory_of_every_catalogued_model_is_the_references():
                 continue
             assert host_memory_gib(model, gpus, node_gpus) == pytest.approx(_host_need(model, gpus, node_gpus)), (
                 model.name, gpus)
+
+
+@pytest.mark.parametrize("query", [
+    # Pinned blocks round up to powers of two: Offload on 5 GPUs needs less per node than on 8.
+    {"gpu": "H100-80GB", "model": "Qwen2.5-32B", "objective": "cheapest", "budget_gpus": 8, "max_model_len": 8192},
+    # Tied embeddings load on every rank: Offload on 4 GPUs needs less than no Offload on 8.
+    {"gpu": "RTX-4090-24GB", "model": "Qwen3-0.6B", "objective": "cheapest", "budget_gpus": 8, "max_model_len": 32768},
+    # The same need (one rank loads) on any count: the fewest GPUs break the tie, as asked.
+    {"gpu": "A100-80GB", "model": "Qwen3-8B", "objective": "min_gpus", "budget_gpus": 16, "max_model_len": 8192},
+    {"gpu": "H200-141GB", "model": "Llama-3.1-70B", "objective": "cheapest", "budget_gpus": 16, "max_model_len": 32768},
+    {"gpu": "H100-80GB", "model": "Qwen3-30B-A3B", "objective": "cheapest", "budget_gpus": 16, "max_model_len": 65536,
+     "node_gpus": 4},
+])
+def test_the_least_host_need_is_the_references_least(query: dict):
+    # With a host memory that holds every plan, each plan says its need; the least of them is the solver's, and of
+    # the plans that need it, the best by the objective.
+    every = enumerate_plans(CATALOG, estimates=True, host_ram_gb=1e6, **query)
+    least = min(plan["host_memory_gb"] for plan in every)
+    found = least_host_plan(CATALOG, make_query(CATALOG, host_ram_gb=1e6, **query), query["gpu"])
+    assert found is not None and found.model_dump(mode="json") == next(
+        plan for plan in every if plan["host_memory_gb"] == least)
 
 
 LARGE_TABLES = """gpu: H100-80GB
