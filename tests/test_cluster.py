@@ -2700,6 +2700,21 @@ def test_the_placed_priority_says_what_the_jobs_with_a_way_to_run_can_reach(cli,
     assert json.loads(cli("cluster", str(path), "--minimize", "nodes", "--json")[1])["no_way_to_run"] == ["never"]
 
 
+def test_the_jobs_with_no_way_to_run_are_named_by_greedy_and_by_a_search_without_a_placement(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # Qwen3-32B at 262144 tokens has no way on one A100 node: the baseline names it as `place` does, and so does a
+    # search cut before its first placement (Ctrl-C or the time limit), whose status is then unknown.
+    from ortools.sat.python import cp_model
+
+    from solver import cluster
+
+    never = {"name": "never", "model": "32B", "max_model_len": 262144}
+    instance = {"pools": [ONE_NODE], "jobs": [{"name": "fits", "model": "4B", "max_model_len": 8192}, never]}
+    assert greedy(fleet_of(instance, tmp_path), CATALOG).no_way_to_run == ("never",)
+    monkeypatch.setattr(cluster._StopOnInterrupt, "solve", lambda self, model, callback: cp_model.UNKNOWN)
+    result = place(fleet_of({"pools": [ONE_NODE], "jobs": [never]}, tmp_path), CATALOG)
+    assert (result.status, result.placements, result.no_way_to_run) == ("unknown", (), ("never",))
+
 def test_a_pools_notes_are_for_any_of_its_jobs_and_the_trainer_nodes_note_for_a_host_column_only(cli, tmp_path: Path):
     # Pool a: w's rollout holds node 1 alone, x asked at_least beside exactly-asked jobs: both notes, in that order.
     # Pool b: v's rollout holds node 1 alone too, but the pool has no host column to note. Pool c: z's trainer runs
