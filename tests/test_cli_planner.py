@@ -1156,7 +1156,7 @@ def test_an_sp_group_as_large_as_the_budget_is_allowed(cli):
     assert status == 0 and json.loads(out)[0]["plans"][0]["sp"] == 4
 
 
-@pytest.mark.parametrize("written", ["600", "600GB", "600GiB", "600 gb"])
+@pytest.mark.parametrize("written", ["600", "600GB", "600GiB", "600 gb", "600GB "])
 def test_host_memory_takes_gb_as_ram_is_sold(cli, written: str):
     status, out, _ = cli("--model", "32B", "--gpu", "h100", "--gpus", "8", "--len", "32k", "--host-ram", written, "--json")
     assert status == 0 and json.loads(out)[0]["plans"][0]["host_memory_gb"] <= 600

@@ -2737,6 +2737,23 @@ def test_a_pools_notes_are_for_any_of_its_jobs_and_the_trainer_nodes_note_for_a_
     assert " ".join(notes.split()) in out and out.count(solver.render.TRAINER_NODES_NOTE.split(":")[0]) == 1
 
 
+def test_a_job_name_wider_than_its_block_column_folds_whole(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # On 40 columns a 40-character job name takes its block's first column as 4 lines, every character kept.
+    from rich.console import Console
+
+    screen = io.StringIO()
+    monkeypatch.setattr(solver.cli.output, "new_console", lambda width=160: Console(
+        width=40, force_terminal=True, color_system=None, file=screen, **solver.cli.output.PLAIN_TEXT))
+    path = tmp_path / "fleet.yaml"
+    path.write_text("pools: [{name: lab, gpu: A100-80GB, nodes: 1, gpus_per_node: 8}]\n"
+                    "jobs: [{name: the-math-reasoning-run-of-qwen3-4b-at-8k, model: Qwen3-4B, max_model_len: 8192}]\n",
+                    encoding="utf-8")
+    assert cli("cluster", str(path), "--no-widen")[0] == 0
+    lines = [line.rstrip() for line in screen.getvalue().split("\n")]
+    start = lines.index("the-math-reas  nodes          0")
+    assert lines[start:start + 5] == ["the-math-reas  nodes          0", "oning-run-of-", "qwen3-4b-at-8", "k",
+                                      "               GPUs           0-5"]
+
 @pytest.mark.parametrize("columns", [80, 131, 132, 133])
 def test_a_terminal_too_narrow_for_a_pool_table_shows_a_block_per_job(cli, monkeypatch: pytest.MonkeyPatch,
                                                                       columns: int):
