@@ -96,3 +96,30 @@ def test_written_names_are_escaped_one_line_each(cli, tmp_path: Path):
     folder = tmp_path / "a\x1b[31mb"
     status, out, _ = cli("examples", str(folder))
     assert status == 0 and out.splitlines()[0] == f"wrote {tmp_path}/a\\x1b[31mb/fleet.yaml"
+
+
+def test_a_file_that_holds_the_example_and_more_differs_and_one_is_named_alone(cli, tmp_path: Path):
+    # A file longer than the example, with the example's text first, is not the example; one file refused is 'it'.
+    cli("examples", str(tmp_path))
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_bytes(fleet.read_bytes() + b"# mine\n")
+    assert cli("examples", str(tmp_path)) == (2, "", (
+        f"solve examples: error: {fleet}: there already, and not the example; --force overwrites it (nothing "
+        "written)\n"))
+
+
+def test_a_file_that_holds_the_example_is_left_as_it_is(cli, tmp_path: Path):
+    # Unchanged means not written again: the same file (inode), not a copy renamed over it.
+    cli("examples", str(tmp_path))
+    before = {name: (tmp_path / name).stat().st_ino for name in NAMES}
+    assert cli("examples", str(tmp_path))[0] == 0
+    assert {name: (tmp_path / name).stat().st_ino for name in NAMES} == before
+
+
+def test_a_dangling_link_where_an_example_goes_is_refused(cli, tmp_path: Path):
+    # A link to a file in a folder that does not exist cannot be written through: refused, nothing written.
+    (tmp_path / "fleet.yaml").symlink_to(tmp_path / "gone" / "fleet.yaml")
+    assert cli("examples", str(tmp_path)) == (2, "", (
+        f"solve examples: error: {tmp_path}/fleet.yaml: not a regular file (or a link to a place one can be written); "
+        "move it, or write the examples to another folder\n"))
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["fleet.yaml"]

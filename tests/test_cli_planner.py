@@ -555,6 +555,11 @@ def test_fewer_plans_than_asked_for_are_said_to_be_all_there_are(cli):
     assert status == 0 and " ".join(out.split()).endswith(
         "5 plans of the 50 asked for: each other plan that trains is no cheaper, on no fewer GPUs and no better "
         "vouched for than a plan above; estimates keep Env on (--no-env estimates without it)")
+    # An estimate ranked below the first plan counts too (Qwen3-8B within 4 A100s: a documented plan, then one).
+    status, out, _ = cli("--model", "8B", "--gpu", "a100", "--len", "8192", "--gpus", "4", "--top", "6")
+    assert status == 0 and " ".join(out.split()).endswith(
+        "5 plans of the 6 asked for: each other plan that trains is no cheaper, on no fewer GPUs and no better "
+        "vouched for than a plan above; estimates keep Env on (--no-env estimates without it)")
     # Said in the ways the query leaves open: the length too when it is maximised, not the GPUs on an exact count.
     status, out, _ = cli("--model", "14B", "--gpu", "a100", "--maximize", "len", "--gpus", "1", "--top", "9")
     assert status == 0 and "each other plan that trains is no longer, no cheaper, on no fewer GPUs and no better" in out
@@ -1167,7 +1172,7 @@ def test_an_sp_group_as_large_as_the_budget_is_allowed(cli):
     assert status == 0 and json.loads(out)[0]["plans"][0]["sp"] == 4
 
 
-@pytest.mark.parametrize("written", ["600", "600GB", "600GiB", "600 gb"])
+@pytest.mark.parametrize("written", ["600", "600GB", "600GiB", "600 gb", "600GB "])
 def test_host_memory_takes_gb_as_ram_is_sold(cli, written: str):
     status, out, _ = cli("--model", "32B", "--gpu", "h100", "--gpus", "8", "--len", "32k", "--host-ram", written, "--json")
     assert status == 0 and json.loads(out)[0]["plans"][0]["host_memory_gb"] <= 600
@@ -1396,6 +1401,24 @@ def test_no_estimate_names_the_least_host_memory_of_the_estimates_plans_too(cli)
                             "while the model loads, more than --host-ram 16 --explain says why") in " ".join(
         out.split())
 
+
+def test_no_estimate_names_an_estimate_on_one_gpu_in_the_singular(cli):
+    status, out, _ = cli("--model", "4B", "--gpu", "h100", "--len", "8192", "--minimize", "gpus", "--no-estimate")
+    assert status == 1 and ("no plan: the tables have no Qwen3-4B on H100-80GB; the memory model estimates a plan, "
+                            "Env + Offload on 1 GPU at 8192 tokens: drop --no-estimate") in " ".join(out.split())
+
+
+def test_the_host_memory_a_refusal_names_is_per_node_of_the_node_gpus_given(cli):
+    # Qwen3-32B's Offload on 8 A100s needs 594.2 GiB on one node of 8; on two nodes of 4 they share its states:
+    # 297.1 GiB each, with estimates off (their plan beside an 8-GPU rollout) and on (the plan without --host-ram).
+    flags = ("--model", "32B", "--gpu", "a100", "--len", "32k", "--gpus", "8", "--host-ram", "200", "--node-gpus", "4")
+    status, out, _ = cli(*flags, "--rollout-gpus", "8", "--no-estimate")
+    assert status == 1 and ("the memory model estimates a plan, Env + Offload + SP=2 on 8 GPUs at 32768 tokens, but "
+                            "with Offload it needs 297.1 GiB of host memory per node, more than --host-ram 200 "
+                            "--explain") in " ".join(out.split())
+    status, out, _ = cli(*flags)
+    assert status == 1 and ("without --host-ram, Env + Offload + SP=2 on 8 GPUs trains it (32768 tokens), and with "
+                            "Offload it needs 297.1 GiB of host memory per node --explain") in " ".join(out.split())
 
 def test_a_budget_past_the_largest_trainer_says_why_gpus_are_left(cli):
     # Plans take at most 64 trainer GPUs: the rest of a budget of 100 is left, and the plan line says why.
@@ -1659,6 +1682,12 @@ def test_the_ranked_table_has_a_yarn_column_only_where_a_plan_needs_yarn(cli):
     header = next(line for line in out.splitlines() if line.startswith("┃"))
     column = [cell.strip() for cell in header.split("┃")[1:-1]].index("YaRN")
     assert status == 0 and [row[column] for row in rows] == ["3.25", "2.5", "2.25"]
+    # Within 2 A100s only the longest plan is past it: the column is there for that one, empty for the others.
+    status, out, _ = cli("--model", "4B", "--maximize", "len", "--gpus", "2", "--gpu", "a100", "--top", "4")
+    rows = [[cell.strip() for cell in line.split("│")[1:-1]] for line in out.splitlines() if line.startswith("│")]
+    header = next(line for line in out.splitlines() if line.startswith("┃"))
+    column = [cell.strip() for cell in header.split("┃")[1:-1]].index("YaRN")
+    assert status == 0 and [row[column] for row in rows] == ["1.25", "", "", ""]
 
 
 def test_a_longest_context_past_what_is_validated_names_the_cheapest_plan_within_it(cli):

@@ -2710,6 +2710,21 @@ def test_the_placed_priority_says_what_the_jobs_with_a_way_to_run_can_reach(cli,
     assert json.loads(cli("cluster", str(path), "--minimize", "nodes", "--json")[1])["no_way_to_run"] == ["never"]
 
 
+def test_the_jobs_with_no_way_to_run_are_named_by_greedy_and_by_a_search_without_a_placement(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # Qwen3-32B at 262144 tokens has no way on one A100 node: the baseline names it as `place` does, and so does a
+    # search cut before its first placement (Ctrl-C or the time limit), whose status is then unknown.
+    from ortools.sat.python import cp_model
+
+    from solver import cluster
+
+    never = {"name": "never", "model": "32B", "max_model_len": 262144}
+    instance = {"pools": [ONE_NODE], "jobs": [{"name": "fits", "model": "4B", "max_model_len": 8192}, never]}
+    assert greedy(fleet_of(instance, tmp_path), CATALOG).no_way_to_run == ("never",)
+    monkeypatch.setattr(cluster._StopOnInterrupt, "solve", lambda self, model, callback: cp_model.UNKNOWN)
+    result = place(fleet_of({"pools": [ONE_NODE], "jobs": [never]}, tmp_path), CATALOG)
+    assert (result.status, result.placements, result.no_way_to_run) == ("unknown", (), ("never",))
+
 def test_a_pools_notes_are_for_any_of_its_jobs_and_the_trainer_nodes_note_for_a_host_column_only(cli, tmp_path: Path):
     # Pool a: w's rollout holds node 1 alone, x asked at_least beside exactly-asked jobs: both notes, in that order.
     # Pool b: v's rollout holds node 1 alone too, but the pool has no host column to note. Pool c: z's trainer runs
@@ -2731,6 +2746,23 @@ def test_a_pools_notes_are_for_any_of_its_jobs_and_the_trainer_nodes_note_for_a_
     notes = f"{solver.render.AT_LEAST_NOTE} {solver.render.TRAINER_NODES_NOTE} pool b: "
     assert " ".join(notes.split()) in out and out.count(solver.render.TRAINER_NODES_NOTE.split(":")[0]) == 1
 
+
+def test_a_job_name_wider_than_its_block_column_folds_whole(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # On 40 columns a 40-character job name takes its block's first column as 4 lines, every character kept.
+    from rich.console import Console
+
+    screen = io.StringIO()
+    monkeypatch.setattr(solver.cli.output, "new_console", lambda width=160: Console(
+        width=40, force_terminal=True, color_system=None, file=screen, **solver.cli.output.PLAIN_TEXT))
+    path = tmp_path / "fleet.yaml"
+    path.write_text("pools: [{name: lab, gpu: A100-80GB, nodes: 1, gpus_per_node: 8}]\n"
+                    "jobs: [{name: the-math-reasoning-run-of-qwen3-4b-at-8k, model: Qwen3-4B, max_model_len: 8192}]\n",
+                    encoding="utf-8")
+    assert cli("cluster", str(path), "--no-widen")[0] == 0
+    lines = [line.rstrip() for line in screen.getvalue().split("\n")]
+    start = lines.index("the-math-reas  nodes          0")
+    assert lines[start:start + 5] == ["the-math-reas  nodes          0", "oning-run-of-", "qwen3-4b-at-8", "k",
+                                      "               GPUs           0-5"]
 
 @pytest.mark.parametrize("columns", [80, 131, 132, 133])
 def test_a_terminal_too_narrow_for_a_pool_table_shows_a_block_per_job(cli, monkeypatch: pytest.MonkeyPatch,

@@ -179,6 +179,15 @@ def test_a_model_without_tables_is_estimated_or_named():
     assert (answer.status, answer.reason) == ("optimal", None)
 
 
+def test_estimates_alone_that_find_no_plan_say_nothing_of_the_tables_or_of_no_estimate():
+    # --estimate (estimates alone): the tables' documented Env + Offload on 1 A100 at 28672 tokens is not the
+    # memory model's plan, and the query never had --no-estimate: its reason names neither.
+    answer = solve_one("A100-80GB", model="4B", max_model_len=28672, budget_gpus=1, estimate="only")
+    assert (answer.status, answer.reason) == ("infeasible", (
+        "28672 tokens is beyond what the memory model's estimates allow for Qwen3-4B on A100-80GB within 1 GPU: the "
+        "longest is 27648 on the 1024-token grid (Env + Offload on 1 GPU, estimated); --token-budget auto trains 28672 "
+        "tokens: Env + Offload on 1 GPU with max_token_len_per_gpu = 56320 (estimated)"))
+
 def test_pins_that_leave_nothing_are_explained():
     answer = solve_one("A100-80GB", model="14B", max_model_len=8192, budget_gpus=1, offload=False)
     assert answer.status == "infeasible"
