@@ -261,9 +261,10 @@ def host_over_words(model: Model, plan: Plan, node_gpus: int, source: str, limit
 
 def estimated_plan_words(plan: Plan) -> str:
     """The plan the memory model estimates where estimates are off (``--no-estimate``), in words: ``the memory model
-    estimates a plan, Env + SP=4 on 16 GPUs at 32768 tokens``."""
+    estimates a plan, Env + SP=4 on 16 GPUs at 32768 tokens`` (never with a lowered token budget: ``--no-estimate``
+    refuses ``--token-budget auto``)."""
     return (f"the memory model estimates a plan, {plan.setting.label} on {counted(plan.gpus, 'GPU')} at "
-            f"{plan.max_model_len} tokens{plan.lowered_words}")
+            f"{plan.max_model_len} tokens")
 
 
 def answer_for(catalog: Catalog, query: Query, gpu: str, explained: bool = True,
