@@ -90,6 +90,10 @@ def test_the_shipped_tables_folder_is_refused_as_dir(cli):
         f"solve examples: error: {feasibility}: the shipped tables are read from there (every YAML file in it): "
         "write the examples to another folder\n"))
     assert sorted(feasibility.rglob("*")) == before
+    # --help names that folder: the tables' folder above it is read by file name alone, so examples there do no harm
+    # (and are not refused).
+    status, out, _ = cli("examples", "--help")
+    assert status == 0 and "is the shipped GPU tables' folder, feasibility/)." in " ".join(out.split())
 
 
 def test_written_names_are_escaped_one_line_each(cli, tmp_path: Path):
