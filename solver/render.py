@@ -215,70 +215,126 @@ whole; the keys are shorthand (dotted paths, ``{actor,ref}``), which ``--emit tr
 
 def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, version: TrinityVersion | None,
                   memory_source: str | None) -> Group:
-    """A plan's summary, a row per fact, then the lines that apply it."""
+    """A plan's summary, a row per fact (those that do not apply left out), then the lines that apply it."""
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold", no_wrap=True)
     grid.add_column(overflow="fold")  # a word wider than the terminal (a config key to copy) breaks, not "…"
-    grid.add_row("plan", Text(f"{plan.setting.label} on {_gpus_of_budget(answer, plan, node_gpus)}", style="bold"))
+    best = "best" if answer.status == "optimal" else "best found"  # feasible: the time limit stopped the search
+    beside_length = length_cautions(model, plan.max_model_len)  # said beside the length
+    rows: list[tuple[str, RenderableType | None]] = [
+        ("plan", Text(f"{plan.setting.label} on {_gpus_of_budget(answer, plan, node_gpus)}", style="bold")),
+        ("max_model_len", _length_words(answer, plan, model)),
+        ("longer", _across_nodes(answer, plan, model, node_gpus)),
+        ("validated", _validated_words(answer, plan, model)),
+        ("token budget", f"max_token_len_per_gpu = {plan.max_token_len_per_gpu} ({_budget_origin(plan)})"),
+        ("cost", f"{plan.cost:.4g} relative step time ({best})"),
+        ("evidence", plan.evidence_text(answer.gpu, answer.model)),
+        ("larger GPU", _larger_gpu_words(answer)),
+        ("memory", _memory_line(plan, memory_source)),
+        *(("caution", Text(caution, style="yellow")) for caution in plan.cautions if caution not in beside_length),
+        ("host memory", _host_memory_words(plan)),
+        ("tables' best", _tables_best_words(answer, plan)),
+        ("tables", _tables_verdict(answer, plan)),
+        ("fewer nodes", _fewer_nodes_words(answer, plan, node_gpus)),
+        ("other batch", _other_batch_words(answer, plan)),
+        ("apply", APPLY_HEADING),
+    ]
+    for label, value in rows:
+        if value is not None:
+            grid.add_row(label, value)
+    # Each line whole, past the terminal's edge if need be (no crop: `print_view`): a pasted line stays one.
+    return Group(grid, *(Text(line, no_wrap=True, overflow="ignore")
+                         for line in apply_lines(plan, model, version, node_gpus)))
+
+
+def _length_words(answer: Answer, plan: Plan, model: Model) -> str:
+    """The summary's ``max_model_len`` row: the plan's length, with the rope scaling that reaches it (and its
+    caution), and ``at least`` where the longest length the memory model is asked about fits."""
     yarn = (f" (YaRN rope scaling, factor {plan.rope_scaling_factor!r}{_yarn_caution(plan, model)})"
             if plan.rope_scaling_factor else "")
     if model.beyond_native_on_own_scaling(plan.max_model_len):
         yarn = f" ({own_scaling_words(model)})"
     if answer.objective == "max_len" and plan.evidence == "estimated" and plan.max_model_len == CEILING:
         yarn += f" (at least: {_CEILING_WORDS})"
-    grid.add_row("max_model_len", f"{plan.max_model_len}{yarn}")
-    if across := _across_nodes(answer, plan, model, node_gpus):
-        grid.add_row("longer", across)
-    if answer.validated is not None:
-        within = answer.validated
-        known = "its native context" if within.max_model_len == model.native_context else (
-            "the longest YaRN is validated for")
-        grid.add_row("validated", f"at {within.max_model_len} ({known}), the cheapest plan is {within.setting.label} on "
-                                  f"{counted(within.gpus, 'GPU')} ({within.evidence_label}; {within.cost / plan.cost:.2f}x "
-                                  f"the cost): --len {within.max_model_len}")
-    grid.add_row("token budget", f"max_token_len_per_gpu = {plan.max_token_len_per_gpu} ({_budget_origin(plan)})")
-    best = "best" if answer.status == "optimal" else "best found"  # feasible: the time limit stopped the search
-    grid.add_row("cost", f"{plan.cost:.4g} relative step time ({best})")
-    grid.add_row("evidence", plan.evidence_text(answer.gpu, answer.model))
-    if answer.larger_gpu_cell is not None:  # a measurement on a GPU with a little more memory, beside the estimate
-        grid.add_row("larger GPU", f"{answer.larger_gpu_cell.words('', answer.model)}: it trained there, with a "
-                                   f"little more memory per GPU than the {answer.gpu}'s")
-    grid.add_row("memory", _memory_line(plan, memory_source))
-    beside_length = length_cautions(model, plan.max_model_len)  # said beside the length
-    for caution in (caution for caution in plan.cautions if caution not in beside_length):
-        grid.add_row("caution", Text(caution, style="yellow"))
-    if (host := plan.host_memory_words(plan.nodes or 1, plan.rollout_gpus or 0)) is not None:
-        grid.add_row("host memory", f"{host} (--host-ram)")
-    if answer.measured is not None:
-        measured = answer.measured
-        grid.add_row("tables' best", f"{measured.setting.label} on {counted(measured.gpus, 'GPU')} at {measured.max_model_len} "
-                                     f"({measured.evidence}; {measured.cost / plan.cost:.2f}x the cost), if you "
-                                     "prefer the tables' evidence to the memory model's")
-    if answer.tables is not None:  # --estimate: the memory model alone, and the tables beside it
-        decide = "" if answer.tables.trains else "; the table, a measurement, decides: drop --estimate to plan with it"
-        grid.add_row("tables", Text(f"{_tables_said(answer.tables, answer.gpu, answer.model, plan.gpus)}{decide}",
-                                    style="green" if answer.tables.trains else "red"))
-    if answer.fewer_nodes is not None:
-        fewer = answer.fewer_nodes
-        trade = (f"{fewer.max_model_len} tokens instead of {plan.max_model_len}" if fewer.max_model_len != plan.max_model_len
-                 else f"{fewer.max_model_len} tokens, {fewer.cost / plan.cost:.2f}x the step time")
-        grid.add_row("fewer nodes", f"{counted(fewer.nodes or 1, 'node')} of {node_gpus} GPUs instead of "
-                                    f"{counted(plan.nodes or 1, 'node')}: {fewer.setting.label} on {fewer.gpus} trainer + "
-                                    f"{fewer.rollout_gpus} rollout GPUs, {trade} ({fewer.evidence_label}): --gpus {fewer.gpus}")
-    if answer.other_batch is not None:
-        other = answer.other_batch
-        ranks = other.gpus // other.sp
-        step = f"{other.cost / plan.cost:.2f}x the step time"
-        longer = other.max_model_len != plan.max_model_len
-        trade = (f"{other.max_model_len} tokens instead of {plan.max_model_len}" if longer
-                 else f"{counted(plan.gpus - other.gpus, 'GPU')} fewer, {step}" if other.gpus < plan.gpus else step)
-        grid.add_row("other batch", f"with a train batch that {ranks} data-parallel ranks divide: "
-                                    f"{other.setting.label} on {counted(other.gpus, 'GPU')}, {trade} "
-                                    f"({other.evidence_label})")
-    grid.add_row("apply", APPLY_HEADING)
-    # Each line whole, past the terminal's edge if need be (no crop: `print_view`): a pasted line stays one.
-    return Group(grid, *(Text(line, no_wrap=True, overflow="ignore")
-                         for line in apply_lines(plan, model, version, node_gpus)))
+    return f"{plan.max_model_len}{yarn}"
+
+
+def _validated_words(answer: Answer, plan: Plan, model: Model) -> str | None:
+    """The summary's ``validated`` row, where the plan's length is past what the model is known to handle: the
+    cheapest plan at the length it is known to (its native context, or the longest YaRN is validated for), where the
+    answer has one (None otherwise)."""
+    if (within := answer.validated) is None:
+        return None
+    known = "its native context" if within.max_model_len == model.native_context else (
+        "the longest YaRN is validated for")
+    return (f"at {within.max_model_len} ({known}), the cheapest plan is {within.setting.label} on "
+            f"{counted(within.gpus, 'GPU')} ({within.evidence_label}; {within.cost / plan.cost:.2f}x "
+            f"the cost): --len {within.max_model_len}")
+
+
+def _larger_gpu_words(answer: Answer) -> str | None:
+    """The summary's ``larger GPU`` row: a measurement on a GPU with a little more memory, beside an estimate
+    (None where the answer has none)."""
+    if answer.larger_gpu_cell is None:
+        return None
+    return (f"{answer.larger_gpu_cell.words('', answer.model)}: it trained there, with a "
+            f"little more memory per GPU than the {answer.gpu}'s")
+
+
+def _host_memory_words(plan: Plan) -> str | None:
+    """The summary's ``host memory`` row: what the plan needs of a node's host memory (None where it says
+    nothing)."""
+    host = plan.host_memory_words(plan.nodes or 1, plan.rollout_gpus or 0)
+    return None if host is None else f"{host} (--host-ram)"
+
+
+def _tables_best_words(answer: Answer, plan: Plan) -> str | None:
+    """The summary's ``tables' best`` row, where the plan is estimated: the tables' best plan for the same question,
+    where they have one (None otherwise)."""
+    if (measured := answer.measured) is None:
+        return None
+    return (f"{measured.setting.label} on {counted(measured.gpus, 'GPU')} at {measured.max_model_len} "
+            f"({measured.evidence}; {measured.cost / plan.cost:.2f}x the cost), if you "
+            "prefer the tables' evidence to the memory model's")
+
+
+def _tables_verdict(answer: Answer, plan: Plan) -> Text | None:
+    """The summary's ``tables`` row, with --estimate (the memory model alone): what the tables say of the plan,
+    green where they train it, red where they do not (the table, a measurement, decides); None where they do not
+    speak or without --estimate."""
+    if answer.tables is None:
+        return None
+    decide = "" if answer.tables.trains else "; the table, a measurement, decides: drop --estimate to plan with it"
+    return Text(f"{_tables_said(answer.tables, answer.gpu, answer.model, plan.gpus)}{decide}",
+                style="green" if answer.tables.trains else "red")
+
+
+def _fewer_nodes_words(answer: Answer, plan: Plan, node_gpus: int) -> str | None:
+    """The summary's ``fewer nodes`` row: the plan on fewer nodes of `node_gpus` GPUs, and what it trades
+    (None where the answer has none)."""
+    if (fewer := answer.fewer_nodes) is None:
+        return None
+    trade = (f"{fewer.max_model_len} tokens instead of {plan.max_model_len}"
+             if fewer.max_model_len != plan.max_model_len
+             else f"{fewer.max_model_len} tokens, {fewer.cost / plan.cost:.2f}x the step time")
+    return (f"{counted(fewer.nodes or 1, 'node')} of {node_gpus} GPUs instead of "
+            f"{counted(plan.nodes or 1, 'node')}: {fewer.setting.label} on {fewer.gpus} trainer + "
+            f"{fewer.rollout_gpus} rollout GPUs, {trade} ({fewer.evidence_label}): --gpus {fewer.gpus}")
+
+
+def _other_batch_words(answer: Answer, plan: Plan) -> str | None:
+    """The summary's ``other batch`` row: the better plan a train batch that its data-parallel ranks divide would
+    run, and what it trades (None where the answer has none)."""
+    if (other := answer.other_batch) is None:
+        return None
+    ranks = other.gpus // other.sp
+    step = f"{other.cost / plan.cost:.2f}x the step time"
+    longer = other.max_model_len != plan.max_model_len
+    trade = (f"{other.max_model_len} tokens instead of {plan.max_model_len}" if longer
+             else f"{counted(plan.gpus - other.gpus, 'GPU')} fewer, {step}" if other.gpus < plan.gpus else step)
+    return (f"with a train batch that {ranks} data-parallel ranks divide: "
+            f"{other.setting.label} on {counted(other.gpus, 'GPU')}, {trade} "
+            f"({other.evidence_label})")
 
 
 def _memory_line(plan: Plan, memory_source: str | None) -> str:
@@ -306,17 +362,17 @@ def _no_alternative(query: Query, answer: Answer) -> str:
     return f"each other plan that trains{within} is {', '.join(ways[:-1])} and {ways[-1]} than a plan above{env}"
 
 
-def _across_nodes(answer: Answer, plan: Plan, model: Model, node_gpus: int) -> str:
-    """For the longest context within a budget past one node whose plan takes the largest SP a node allows the
-    model: that a larger SP, across nodes, which rft-solver does not plan, is what may reach further, in words (""
-    otherwise)."""
+def _across_nodes(answer: Answer, plan: Plan, model: Model, node_gpus: int) -> str | None:
+    """The summary's ``longer`` row, for the longest context within a budget past one node whose plan takes the
+    largest SP a node allows the model: that a larger SP, across nodes, which rft-solver does not plan, is what may
+    reach further, in words (None otherwise)."""
     if answer.objective != "max_len" or answer.budget_gpus <= node_gpus:
-        return ""
+        return None
     allowed = sp_degrees(model, answer.budget_gpus)
     within = max(sp for sp in allowed if node_gpus % sp == 0)
     across = [sp for sp in allowed if sp > node_gpus]
     if plan.sp != within or not across:
-        return ""
+        return None
     return (f"SP={across[0]} or more may reach further, but its groups would span nodes of {node_gpus} GPUs: "
             "rft-solver keeps each SP group inside a node (--node-gpus), as the tables measured")
 
