@@ -206,17 +206,8 @@ def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog
     """
     if not (args.emit or args.out or args.write):
         return []
-    from solver.trinity import (
-        anchored_keys,
-        check_trinity_config,
-        load_config_mapping,
-        overlong_sequences,
-        patch_trinity_config,
-        trainer_level_offload,
-        unused_length,
-    )
+    from solver.trinity import load_config_mapping, trainer_level_offload
 
-    unused: str | None = None  # the length written that prompt and response leave unused
     layout = load_config_mapping(config_text, str(args.from_config)) if config is not None else None
     fragments, notes = _fragments(args, answers, catalog, model, node_gpus, config, layout)
     if config is not None and config.trainer_gpus is None and answers[0].plans:
@@ -233,35 +224,52 @@ def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog
         notes.append(f"solve: note: {args.from_config} has no offload flags under trainer itself (Trinity 0.6's, which "
                      "it reads instead of the roles' on verl before 0.8), so what is made from it adds them; Trinity "
                      "before 0.6 refuses them (--trinity-version 0.5 leaves them out)")
-    # The patched config is made (or refused) before any file is written: a refusal leaves none.
-    patched = patch_trinity_config(config_text, best, model, name=str(args.from_config), environ=os.environ,
-                                   version=args.trinity_version) if (
-        args.write and best is not None) else None
     files = {args.out: fragments[0]} if args.out and best is not None else {}
-    if args.write and best is not None and patched is not None:
-        # The patched config as ruamel reads it, as the original was (PyYAML refuses some YAML ruamel takes).
-        mapping = load_config_mapping(patched, str(args.write))
-        overlong = overlong_sequences(mapping, str(args.write), os.environ)
-        if overlong is not None:
-            least = overlong[1]
-            raise QueryError(f"--write {args.write}: {overlong[0]}: Trinity would refuse to load it; lower them in "
-                             f"{args.from_config}, or plan for {least} tokens or more (--len {least})")
-        problems = check_trinity_config(mapping, model, best.gpus, environ=os.environ, version=args.trinity_version)
-        problems += anchored_keys(config_text, best, model, name=str(args.from_config), environ=os.environ,
-                                  version=args.trinity_version)
-        notes += [f"solve: warning: {args.write}: {problem}" for problem in problems]
-        files[args.write] = patched
-        unused = unused_length(mapping, str(args.write), os.environ)  # the length the plan pays for, and no sequence uses
+    unused: str | None = None  # the length written that prompt and response leave unused
+    if args.write and best is not None:  # made (or refused) before any file is written: a refusal leaves none
+        files[args.write], warnings, unused = _patched_config(args, config_text, best, model)
+        notes += warnings
     write_all_atomically(files)  # both or neither
     for note in notes:  # only once the files are in place: a refusal, or a failed write, is one line
         print_escaped(note, file=sys.stderr)
     for unwritten in (path for path in (args.out, args.write) if path is not None and best is None):
         stale = " (the file there is left as it was)" if unwritten.exists() else ""
         print_escaped(f"solve: note: no plan, so {unwritten} is not written{stale}", file=sys.stderr)
-    if args.write and best is not None and patched is not None:
+    if args.write and best is not None:
         for note in _written_notes(args, config_text, best, model, config, unused, answers[0].node_gpus):
             print_escaped(note, file=sys.stderr)
     return fragments
+
+
+def _patched_config(args: argparse.Namespace, config_text: str, best: Plan,
+                    model: Model) -> tuple[str, list[str], str | None]:
+    """The --from-config `config_text` patched for `best` (for --write), checked as Trinity reads it: the patched
+    text, a warning for each of Trinity's rules it still breaks (or key it changes on a YAML anchor), and the length
+    it pays for that no sequence uses (`unused_length`); `QueryError` where its prompt and response exceed the
+    plan's length, which Trinity refuses to load."""
+    from solver.trinity import (
+        anchored_keys,
+        check_trinity_config,
+        load_config_mapping,
+        overlong_sequences,
+        patch_trinity_config,
+        unused_length,
+    )
+
+    patched = patch_trinity_config(config_text, best, model, name=str(args.from_config), environ=os.environ,
+                                   version=args.trinity_version)
+    # The patched config as ruamel reads it, as the original was (PyYAML refuses some YAML ruamel takes).
+    mapping = load_config_mapping(patched, str(args.write))
+    overlong = overlong_sequences(mapping, str(args.write), os.environ)
+    if overlong is not None:
+        least = overlong[1]
+        raise QueryError(f"--write {args.write}: {overlong[0]}: Trinity would refuse to load it; lower them in "
+                         f"{args.from_config}, or plan for {least} tokens or more (--len {least})")
+    problems = check_trinity_config(mapping, model, best.gpus, environ=os.environ, version=args.trinity_version)
+    problems += anchored_keys(config_text, best, model, name=str(args.from_config), environ=os.environ,
+                              version=args.trinity_version)
+    warnings = [f"solve: warning: {args.write}: {problem}" for problem in problems]
+    return patched, warnings, unused_length(mapping, str(args.write), os.environ)
 
 
 def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: Catalog, model: Model,
