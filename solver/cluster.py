@@ -487,18 +487,8 @@ def place(
                                      None if progress is None else partial(_ProgressCallback, report=progress,
                                                                            started=started))
         if first_failed is not None and not (first_failed != cp_model.INFEASIBLE and any(values) and not every_job):
-            # With host memory rounded, no placement of the rounded needs proves nothing, unless the jobs do not
-            # fit even with host memory left out.
-            rounded_only = first_failed == cp_model.INFEASIBLE and bool(host_rounded) and not _infeasible_without_host(
-                fleet, options, every_job, solver, deadline)
-            proved = first_failed == cp_model.INFEASIBLE and not rounded_only and not planner.undecided
-            verdict: Status = "infeasible" if proved else "unknown"
-            return ClusterResult(status=verdict, objective=None, bound=None, objective_counts=counted_by,
-                                 placements=(), pools=pool_use(fleet, ()),
-                                 unplaced=_all_unplaced(fleet, verdict, interrupt.caught,
-                                                        host_rounded if rounded_only else (), options),
-                                 no_way_to_run=no_way, host_rounded=host_rounded, undecided_ways=planner.undecided,
-                                 wall_time_s=time.monotonic() - started, interrupted=interrupt.caught)
+            return _no_placement_result(fleet, options, every_job, counted_by, first_failed, host_rounded, no_way,
+                                        planner.undecided, interrupt, deadline, started)
     if first_failed is not None:  # out of time before a first solution: the greedy placement stands
         search.proven = False
         search.objective = sum(fleet.jobs[o.job].priority for o, value in zip(options, values) if value)
@@ -518,6 +508,28 @@ def place(
                          unplaced=unplaced, no_way_to_run=no_way, pools=pool_use(fleet, placements),
                          host_rounded=host_rounded, undecided_ways=undecided, tie_broken=search.tie_broken,
                          wall_time_s=time.monotonic() - started, planning_s=planning_s, interrupted=interrupted)
+
+
+def _no_placement_result(fleet: Fleet, options: list[Option], every_job: bool, counted_by: PlacementCount,
+                         failed: cp_model.CpSolverStatus, host_rounded: tuple[str, ...], no_way: tuple[str, ...],
+                         undecided: int, interrupt: _StopOnInterrupt, deadline: float, started: float
+                         ) -> ClusterResult:
+    """The answer where the search's first stage found no placement (its CP-SAT status `failed`) and no greedy one
+    stands in: infeasible where CP-SAT proved it, unless the host memory of the pools `host_rounded` was rounded up
+    (and the jobs are not proved not to fit with it left out) or `undecided` of the jobs' ways were left out;
+    unknown otherwise (time ran out, or Ctrl-C came first). Every job is left out, for that reason."""
+    # With host memory rounded, no placement of the rounded needs proves nothing, unless the jobs do not
+    # fit even with host memory left out.
+    rounded_only = failed == cp_model.INFEASIBLE and bool(host_rounded) and not _infeasible_without_host(
+        fleet, options, every_job, interrupt.solver, deadline)
+    proved = failed == cp_model.INFEASIBLE and not rounded_only and not undecided
+    verdict: Status = "infeasible" if proved else "unknown"
+    return ClusterResult(status=verdict, objective=None, bound=None, objective_counts=counted_by,
+                         placements=(), pools=pool_use(fleet, ()),
+                         unplaced=_all_unplaced(fleet, verdict, interrupt.caught,
+                                                host_rounded if rounded_only else (), options),
+                         no_way_to_run=no_way, host_rounded=host_rounded, undecided_ways=undecided,
+                         wall_time_s=time.monotonic() - started, interrupted=interrupt.caught)
 
 
 def _none_placed(fleet: Fleet, stuck: list[int], no_way: tuple[str, ...], unplaced: tuple[Unplaced, ...],
