@@ -243,15 +243,16 @@ def _ways(planner: _Planner, fleet: Fleet, index: int, pool_index: int, counts: 
         room = layout(gpus, job.rollout_gpus, pool.gpus_per_node)
         if room is None or room[1] > pool.nodes:
             continue
+        # On one node, which other jobs may share, of a pool that gives its nodes' host memory: the jobs there share it.
+        shares_node = bool(room[0]) and pool.host_ram_gb is not None
         plan = best(gpus, pool.host_ram_gb)
         plans = [plan]
-        if plan is not None and plan.offload and room[0] and pool.host_ram_gb is not None:
+        if plan is not None and plan.offload and shares_node:
             plans.append(best(gpus, pool.host_ram_gb, offload=False))
         for found in plans:
             if found is None or (isinstance(asked, AtLeast) and found.max_model_len < asked.at_least):
                 continue
             gain = (found.max_model_len - asked.at_least) // 1024 if isinstance(asked, AtLeast) else 0
-            shares_node = room[0] and pool.host_ram_gb is not None
             ways.append(Option(job=index, pool=pool_index, plan=found, size=room[0], whole_nodes=room[1],
                                rollout_gpus=room[2], gain=gain, cost=round(found.cost * COST_SCALE),
                                host_mib=planner.host_mib(job.model, gpus, found.offload) if shares_node else 0))
