@@ -953,11 +953,11 @@ def _estimates_would(planner: _Planner, query: Query, pool: Pool, rollout_gpus: 
                                                               host_ram_gb=None)):
         lifted = query.model_copy(update={"estimate": "auto", "host_ram_gb": None, "rollout_gpus": rollout_gpus})
         least = least_host_words(planner.catalog, lifted, plan, pool.gpu)
-        return f" ({estimated_plan_words(plan)}, but {_host_words(planner, query.model, pool, plan)}{least})"
+        return f" ({estimated_plan_words(plan)}, but {_host_over_pool_words(planner, query.model, pool, plan)}{least})"
     return ""
 
 
-def _host_words(planner: _Planner, model: str, pool: Pool, plan: Plan) -> str:
+def _host_over_pool_words(planner: _Planner, model: str, pool: Pool, plan: Plan) -> str:
     """The host memory a plan of `model` needs per node, more than `pool`'s (a pool that gives it), in words."""
     return host_over_words(planner.catalog.model(model), plan, pool.gpus_per_node, "the pool's host_ram_gb",
                            pool.host_ram_gb or 0.0)
@@ -971,7 +971,7 @@ def _limits_words(planner: _Planner, query: Query, pool: Pool, rollout_gpus: int
     hints = []
     if pool.host_ram_gb is not None and (plan := _way_without(planner, query, pool, rollout_gpus, host_ram_gb=None)):
         hints.append(f"{plan.gpus} would, with {plan.setting.label}, but "
-                     f"{_host_words(planner, query.model, pool, plan)}")
+                     f"{_host_over_pool_words(planner, query.model, pool, plan)}")
     if query.train_batch_size is not None and (plan := _way_without(planner, query, pool, rollout_gpus,
                                                                     train_batch_size=None)):
         broken = batch_split_violation(query.train_batch_size, plan.gpus, plan.sp, query.train_batch_source)
