@@ -272,6 +272,26 @@ def test_a_search_ctrl_c_stopped_places_unwidened(tmp_path: Path, monkeypatch: p
     assert (result.interrupted, placement.trainer_gpus, placement.widened_from) == (True, 6, None)
 
 
+@pytest.mark.parametrize(("interrupted", "reason"), [(False, "no placement found within the time limit"),
+                                                     (True, "interrupted before a placement was found")])
+def test_every_job_or_none_with_no_first_placement_leaves_every_job_out(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                        interrupted: bool, reason: str):
+    # --minimize nodes (every job or none), its first stage out of time (CP-SAT's UNKNOWN: 0) or stopped by Ctrl-C
+    # before a placement: no greedy one stands in, nothing is proven, and every job is left out for that reason.
+    def no_first_placement(search, built, stages, cp_solver, interrupt, *args):
+        interrupt.caught = interrupted
+        return 0
+
+    monkeypatch.setattr(solver.cluster, "_solve_stages", no_first_placement)
+    instance = {"pools": [ONE_NODE], "jobs": [{"name": "a", "model": "0.6B", "max_model_len": 8192},
+                                             {"name": "b", "model": "4B", "max_model_len": 8192}]}
+    result = place(fleet_of(instance, tmp_path), CATALOG, minimize="nodes")
+    assert (result.status, result.objective, result.bound, result.objective_counts, result.placements,
+            result.interrupted, result.no_way_to_run) == ("unknown", None, None, "nodes", (), interrupted, ())
+    assert [(unplaced.job, unplaced.reason) for unplaced in result.unplaced] == [("a", reason), ("b", reason)]
+    assert [(use.pool, use.nodes_used) for use in result.pools] == [("a100", 0)]
+
+
 def test_the_longest_a_too_long_job_s_reason_offers_has_a_layout_beside_its_rollout(tmp_path: Path):
     # Qwen3-14B at 131072 tokens beside 6 rollout GPUs on two nodes of 8 A100s, from the tables alone: the 4-GPU
     # table's Env + Offload + SP=4 reaches 92160, but 4 + 6 GPUs fit no node of 8, so the longest the reason offers
