@@ -1019,6 +1019,8 @@ def test_numbers_take_the_bounds_their_errors_name_and_a_k_in_either_case(cli):
     assert cli("--model", "4B", "--gpu", "a100", "--len", "8k", "--top", "100", "--json")[0] == 0
     # --time-limit: above 0 and at most 1000000000, that included.
     assert cli("--model", "4B", "--gpu", "a100", "--len", "8k", "--time-limit", "1e9", "--json")[0] == 0
+    # --host-ram: above 0 and at most 1048576 GB (1024 TB), that included.
+    assert cli("--model", "4B", "--gpu", "a100", "--len", "8k", "--host-ram", "1024TB", "--json")[0] == 0
     # A length's k is 1024 tokens, in either case.
     flags = ("--model", "4B", "--gpu", "a100", "--json")
     assert cli(*flags, "--len", "32K") == cli(*flags, "--len", "32768")
@@ -1512,6 +1514,17 @@ def test_the_least_host_need_named_is_the_least_of_any_plan(cli):
                             ) in " ".join(out.split())
 
 
+def test_the_least_host_need_named_for_the_longest_context_is_at_that_length(cli):
+    # Qwen3-0.6B with SP=4 within a node of 16 H200s: 12 GPUs reach the longest length, 218112 tokens, as 16 do, and
+    # need less host memory per node (its tied embeddings load on every rank); the least is named at that length.
+    status, out, _ = cli("--model", "0.6B", "--gpu", "h200", "--gpus", "16", "--node-gpus", "16", "--maximize", "len",
+                         "--sp", "4", "--no-offload", "--host-ram", "1")
+    assert status == 1 and ("without --host-ram, Env + SP=4 on 16 GPUs trains it (218112 tokens), and it needs "
+                            "35.6 GiB of host memory per node while the model loads; at the least, Env + SP=4 on 12 "
+                            "GPUs trains it (218112 tokens), and it needs 26.7 GiB of host memory per node while the "
+                            "model loads --explain") in " ".join(out.split())
+
+
 def test_host_memory_rules_out_a_plan_without_offload_that_cannot_load(cli):
     # verl reads Llama-3.1-70B into one rank's host memory in fp32 before FSDP shards it: 262.9 GiB on that node,
     # with Offload or without. 128 GB nodes cannot start it; 264 GB ones can, without Offload.
@@ -1668,6 +1681,17 @@ def test_the_ranked_tables_host_need_names_the_trainers_nodes_where_others_hold_
     assert "per node the trainer runs on (2 of 3: the other holds only its rollout)" in " ".join(out.split())
     assert ("\nhost GiB/node (N of M): needed on the N nodes its trainer runs on; the others hold its rollout alone\n"
             in out)
+    # Without --host-ram no plan here offloads: no host column, and no note on one.
+    status, out, _ = cli("--model", "8B", "--len", "32k", "--gpu", "a100", "--gpus", "16", "--node-gpus", "8",
+                         "--rollout-gpus", "4", "--top", "3")
+    assert status == 0 and "ranked plans" in out and "host GiB/node" not in out
+    # With a lowered token budget as well, each note is a line of its own, the budget's first.
+    status, out, _ = cli("--model", "8B", "--len", "128k", "--gpu", "a100", "--gpus", "16", "--node-gpus", "8",
+                         "--rollout-gpus", "4", "--top", "3", "--host-ram", "1TB", "--token-budget", "auto")
+    assert status == 0 and (
+        "\n* trainer.max_token_len_per_gpu below Trinity's default ceil(2 x L / SP), which does not fit "
+        "(--token-budget auto)\nhost GiB/node (N of M): needed on the N nodes its trainer runs on; the others hold "
+        "its rollout alone\n") in out
 
 
 def test_the_ranked_table_has_a_yarn_column_only_where_a_plan_needs_yarn(cli):

@@ -163,6 +163,17 @@ def test_minimize_nodes_names_the_job_that_fits_nowhere(tmp_path: Path):
     assert result["unplaced"][2]["reason"] == "--minimize nodes places every job or none, and huge, huge-2 fit nowhere"
 
 
+def test_jobs_widened_on_a_shared_node_start_after_the_gpus_the_jobs_before_them_grew_onto(tmp_path: Path):
+    # Two Qwen3-0.6B jobs at 8192 on a node of 16 A100s: 6 GPUs each by the tables, both grown onto the 4 idle ones;
+    # the second starts after the first's 8 GPUs, not after the 6 it was chosen with.
+    probe = {"model": "0.6B", "max_model_len": 8192}
+    instance = {"pools": [{**ONE_NODE, "gpus_per_node": 16}],
+                "jobs": [{"name": "p1", **probe}, {"name": "p2", **probe}]}
+    placements = solved(instance, tmp_path)["placements"]
+    assert [(p["job"], p["trainer_gpus"], p["widened_from"], p["gpu_indexes"]) for p in placements] == [
+        ("p1", 8, 6, list(range(8))), ("p2", 8, 6, list(range(8, 16)))]
+
+
 def test_measured_plans_come_first(tmp_path: Path):
     # The tables run Qwen3-0.6B at 8192 on 6 A100s (documented, cost 1/6); 8 estimated GPUs would cost
     # less (1/8), but a job the tables can place keeps to the tables' counts and plans. It then grows onto
@@ -1725,6 +1736,23 @@ def test_the_cluster_takes_a_memory_model_and_a_margin(cli, tmp_path: Path):
         2, "", "solve cluster: error: --margin is a fraction from 0 to below 1, got 2.0\n")
     with pytest.raises(solver.QueryError, match="--margin is a fraction from 0 to below 1, got 1.5"):
         solver.place(path, margin=1.5)
+
+
+def test_the_cluster_plans_with_the_weights_given(cli, tmp_path: Path):
+    # Qwen3-8B on 4 A100s beside 4 rollout GPUs: SP=4 by default; where SP costs 2 and Offload and Env 0.01, Env +
+    # Offload + SP=2, at the cost `solve --exact` gives it with those weights (0.7651, to 4 figures).
+    path = tmp_path / "fleet.yaml"
+    path.write_text("pools: [{name: a100, gpu: A100-80GB, nodes: 1, gpus_per_node: 8}]\n"
+                    "jobs: [{name: j, model: Qwen3-8B, max_model_len: 32768, rollout_gpus: 4}]\n", encoding="utf-8")
+    weights = tmp_path / "weights.yaml"
+    weights.write_text("offload: 0.01\nsp: 2.0\nenv: 0.01\n", encoding="utf-8")
+    plans = []
+    for flags in ((), ("--weights", str(weights))):
+        status, out, _ = cli("cluster", str(path), *flags, "--json")
+        [placement] = json.loads(out)["placements"]
+        plans.append((status, placement["trainer_gpus"], placement["plan"]["env"], placement["plan"]["offload"],
+                      placement["plan"]["sp"], placement["plan"]["cost"]))
+    assert plans == [(0, 4, False, False, 4, 0.325), (0, 4, True, True, 2, 0.765075)]
 
 
 def test_the_cluster_view_shows_the_host_memory_of_offload_jobs(cli, tmp_path: Path):

@@ -690,6 +690,17 @@ def test_a_gpu_type_of_your_own_is_listed_by_its_name_without_its_aliases():
     assert str(raised.value).endswith(", B200, MI300X, MyAccel; short forms such as l4 for L4-24GB too")
 
 
+def test_accepted_names_share_the_start_another_root_name_has_not_their_own_longer_one():
+    # Acc-1-16GB and Acc-2-32GB share "Acc-" alone ("Acc-1-" is the first's own, and its -Pro variant's): one entry,
+    # the second name after the start they share, not two entries by their own longer starts.
+    catalog = load_catalog().with_gpu_types([GpuType(gpu=name, memory_gb=64, source="mine") for name in (
+        "Acc-1-16GB", "Acc-1-16GB-Pro", "Acc-2-32GB", "Acc-2-32GB-Pro")])
+    with pytest.raises(QueryError) as raised:
+        catalog.gpu("nope")
+    assert str(raised.value).endswith(
+        ", B200, MI300X, Acc-1-16GB/2-32GB(-Pro); short forms such as l4 for L4-24GB too")
+
+
 def test_a_table_naming_a_model_and_the_model_it_stands_for_gives_the_model_its_own_cells():
     # Cells measured for Qwen3-8B-Base beside Qwen3-8B's: its own column speaks for it, not Qwen3-8B's.
     catalog = load_catalog()

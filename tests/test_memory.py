@@ -1381,8 +1381,11 @@ def test_emitted_rollout_engines_are_sized_for_the_model(cli):
         "tensor-parallel size divides\n")
     status, _, err = cli("--model", "Llama-3.1-70B", "--gpu", "4090", "--gpus", "8", "--len", "8k", "--rollout-gpus",
                          "8", "--emit", "trinity")  # engines of a whole node already: more GPUs would not help
-    assert status == 0 and err.endswith("little room for sequences in flight; no larger tensor-parallel size stays in "
-                                        "a node and suits the heads: the rollout needs GPUs with more memory\n")
+    assert status == 0 and err == (
+        "solve: note: Llama-3.1-70B's bf16 weights (16.4 GiB) and one sequence's KV cache (0.3 GiB) per GPU at "
+        "tensor-parallel size 8 take more than half of what vLLM takes of one RTX-4090-24GB (20.6 GiB: 90% of its "
+        "memory, less 1 for the CUDA context): little room for sequences in flight; no larger tensor-parallel size "
+        "stays in a node and suits the heads: the rollout needs GPUs with more memory\n")
 
 
 def test_the_memory_model_estimates_where_a_counts_own_table_is_silent():
@@ -2198,6 +2201,16 @@ def test_the_longest_length_says_where_the_tables_refute_it(cli, tmp_path: Path)
                             "grid), but the tables say it runs out of memory at 4096, the row that 2048 falls to (the "
                             "A100-80GB table for 4 GPUs says 'Env' at 4096), and they decide: they let it train at no "
                             "length host memory:") in " ".join(out.split())
+    # A cell of another count's table says why it holds here: a larger table's, on fewer GPUs each holding more; a
+    # smaller table's Offload '-', each of more GPUs holding as much with Offload.
+    status, out, _ = cli("memory", "--model", "0.6B", "--gpu", "a100", "--gpus", "3", "--len", "100k", "--env")
+    assert status == 1 and ("but the tables say it runs out of memory at 32768, the row that 29696 falls to (the "
+                            "A100-80GB table for 4 GPUs says 'SP=2' at 32768, and on 3 GPUs each holds more), and they "
+                            "decide: they let it train up to 28672") in " ".join(out.split())
+    status, out, _ = cli("memory", "--model", "1.7B", "--gpu", "a100", "--gpus", "3", "--len", "100k", "--env",
+                         "--offload")
+    assert status == 1 and ("(the A100-80GB table for 1 GPU says '-' at 32768, and with Offload each of 3 GPUs holds "
+                            "as much), and they decide: they let it train up to 24576") in " ".join(out.split())
     # Where no table speaks (the H200, with more memory than any GPU type with tables), or the tables let the
     # longest length train (Qwen3-0.6B on 2 A100s, vanilla: 23552 tokens, the table's 'vanilla' at 24576), nothing
     # more is said.

@@ -12,12 +12,13 @@ from ortools.sat.python import cp_model
 from reference import check_plan, enumerate_plans, ranked_alternatives
 
 import solver
+import solver.solve
 from solver.explain import _Prober
 from solver.memory import CEILING, GRID
 from solver.model import cost_ranks, exact_cost, prepare, ranking_key
 from solver.query import make_query
 from solver.rules import SourceCell, refuting_cell, rollout_layout, sp_gpus_violation
-from solver.solve import alternative_plan, answer_for, plan
+from solver.solve import alternative_plan, answer_for, least_host_plan, plan
 from solver.tables import MAX_GPUS, MAX_HOST_RAM_GB, QueryError, Setting, Weights, load_catalog
 
 CATALOG = load_catalog()
@@ -187,6 +188,28 @@ def test_estimates_alone_that_find_no_plan_say_nothing_of_the_tables_or_of_no_es
         "28672 tokens is beyond what the memory model's estimates allow for Qwen3-4B on A100-80GB within 1 GPU: the "
         "longest is 27648 on the 1024-token grid (Env + Offload on 1 GPU, estimated); --token-budget auto trains 28672 "
         "tokens: Env + Offload on 1 GPU with max_token_len_per_gpu = 56320 (estimated)"))
+
+
+def test_the_least_host_plan_is_none_where_there_is_no_plan_or_the_time_limit_left_the_least_unproven(
+        monkeypatch: pytest.MonkeyPatch):
+    # Qwen2.5-32B at 8192 tokens within 8 H100s: Offload on 5 GPUs needs the least host memory per node.
+    query = make_query(CATALOG, model="Qwen2.5-32B", gpu="h100", budget_gpus=8, max_model_len=8192, time_limit_s=7)
+    found = least_host_plan(CATALOG, query, "H100-80GB")
+    assert found is not None and (found.gpus, found.offload, found.host_memory_gb) == (5, True, 631.6)
+    # One H100 has no plan for it on the tables alone: none, without a model to solve.
+    alone = make_query(CATALOG, model="Qwen2.5-32B", gpu="h100", budget_gpus=1, max_model_len=8192, estimate="never")
+    assert least_host_plan(CATALOG, alone, "H100-80GB") is None
+    # A search the time limit (the query's) stops leaves the least unproven: none either.
+    limits, solved = [], solver.solve._solved
+
+    def stopped(cp_solver: cp_model.CpSolver, model: cp_model.CpModel) -> cp_model.CpSolverStatus:
+        limits.append(cp_solver.parameters.max_time_in_seconds)
+        assert solved(cp_solver, model) == cp_model.OPTIMAL
+        return cp_model.FEASIBLE
+
+    monkeypatch.setattr(solver.solve, "_solved", stopped)
+    assert least_host_plan(CATALOG, query, "H100-80GB") is None and limits == [7]
+
 
 def test_pins_that_leave_nothing_are_explained():
     answer = solve_one("A100-80GB", model="14B", max_model_len=8192, budget_gpus=1, offload=False)
