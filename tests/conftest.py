@@ -1,6 +1,6 @@
 """Shared test fixtures (`cli`: the command in-process; `solve_script`: the installed console script;
 `edited_a100_tables`: a catalogue with edited A100 tables; `solver_parameters`: the CP-SAT parameters of the
-solvers the planner makes; and, for every test, no PYTORCH_CUDA_ALLOC_CONF) and helpers (`made_up_table`,
+solvers the planner makes; `shipped_tables_kept`: what a test writes into the shipped tables is removed; and, for every test, no PYTORCH_CUDA_ALLOC_CONF) and helpers (`made_up_table`,
 `qwen3_8b_checkpoint`),
 and the hypothesis profiles: ``ci`` (the default: the same examples on every run) and ``explore``
 (``HYPOTHESIS_PROFILE=explore``: new ones)."""
@@ -11,7 +11,7 @@ import json
 import os
 import shutil
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +74,20 @@ def solver_parameters(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
 
     monkeypatch.setattr(solver.solve, "new_solver", recorded)
     return parameters
+
+
+@pytest.fixture
+def shipped_tables_kept() -> Iterator[Path]:
+    """The shipped tables' folder; a file or folder a test (one whose refusal failed) wrote there is removed after
+    it, so that the test fails alone and not every test after it (a YAML file there loads as a GPU's tables)."""
+    tables = shipped_tables_directory()
+    before = set(tables.rglob("*"))
+    yield tables
+    for path in sorted(set(tables.rglob("*")) - before, reverse=True):  # a folder's contents before the folder
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            path.unlink(missing_ok=True)
 
 
 @pytest.fixture

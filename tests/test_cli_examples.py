@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from solver.tables import shipped_examples, shipped_tables_directory
+from solver.tables import shipped_examples
 
 ROOT = Path(__file__).resolve().parent.parent
 EXAMPLES = ROOT / "docs" / "examples"
@@ -82,9 +82,9 @@ def test_a_dir_that_cannot_take_the_examples_exits_2_and_writes_nothing(
     assert _tree(tmp_path) == before and not Path("file", "docs").exists()
 
 
-def test_the_shipped_tables_folder_is_refused_as_dir(cli):
+def test_the_shipped_tables_folder_is_refused_as_dir(cli, shipped_tables_kept: Path):
     # Every YAML file in it loads as a GPU type's tables: an example there would break every command.
-    feasibility = shipped_tables_directory() / "feasibility"
+    feasibility = shipped_tables_kept / "feasibility"
     before = sorted(feasibility.rglob("*"))
     assert cli("examples", str(feasibility)) == (2, "", (
         f"solve examples: error: {feasibility}: the shipped tables are read from there (every YAML file in it): "

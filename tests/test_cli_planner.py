@@ -111,8 +111,8 @@ def test_top_ranks_the_alternatives_by_cost(cli):
     assert plans[0]["cost"] < plans[1]["cost"]
 
 
-def test_no_command_writes_over_the_shipped_tables_or_to_a_file_named_dash(cli, tmp_path: Path):
-    tables = shipped_tables_directory()
+def test_no_command_writes_over_the_shipped_tables_or_to_a_file_named_dash(cli, shipped_tables_kept: Path):
+    tables = shipped_tables_kept
     assert cli("--model", "8B", "--gpus", "4", "--len", "32k", "--gpu", "a100", "--out", str(tables / "gpus.yaml")) == (
         2, "", (f"solve: error: --out {tables / 'gpus.yaml'} would overwrite the shipped tables' file: write to "
                 "another file\n"))
