@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import subprocess
 import sys
 from pathlib import Path
@@ -432,6 +433,26 @@ def test_tables_without_the_model_or_count_asked_for_name_the_map_that_covers_it
         "solve tables: error: no tables for H100-80GB; tables exist for A100-80GB, H20-96GB; solve map --gpu h100 "
         "--gpus-up-to 64 maps what the planner answers for it\n"))
     assert cli("map", "--gpu", "a100", "--model", "30B-A3B", "--gpus-up-to", "2")[0] == 0  # as it says
+
+
+def test_the_map_a_tables_error_names_takes_the_cells_files_and_runs_as_written(cli, tmp_path: Path):
+    # A GPU type of your own is known only with its --cells file: the map's command names it (quoted, as a shell
+    # needs a folder with a space), and runs as it stands.
+    cells = tmp_path / "my cells" / "zeta.yaml"
+    cells.parent.mkdir()
+    cells.write_text("gpu: Zeta-77GB\nmemory_gb: 77\nmemory_mib: 78000\nsource: made up\ntables:\n"
+                     "  - {gpus: 8, section: '8 x Zeta', models: [Qwen3-8B], rows: [{max_model_len: 32768, "
+                     "cells: {Qwen3-8B: SP=2}}]}\n", encoding="utf-8")
+    status, out, err = cli("tables", "--cells", str(cells), "--gpu", "zeta-77gb", "--gpus", "3")
+    assert (status, out) == (2, "") and err == (
+        "solve tables: error: no table for 3 trainer GPUs; documented counts: 8; solve map --gpu zeta-77gb "
+        f"--gpus-up-to 3 --cells '{cells}' maps what the planner answers for it\n")
+    command = shlex.split(err[err.index("solve map"):err.index(" maps what")])
+    assert command[:2] == ["solve", "map"] and cli(*command[1:])[0] == 0  # as it says
+    # A name given with a space is quoted too.
+    assert cli("tables", "--gpu", "H100 80GB")[2].endswith(
+        "; solve map --gpu 'H100 80GB' maps what the planner answers for it\n")
+
 
 
 def test_cells_for_another_gpu_type_than_asked_or_a_near_name_get_a_note(cli, tmp_path: Path):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 
 from solver.cli.argtypes import whole_number
@@ -45,10 +46,13 @@ def run_tables(args: argparse.Namespace) -> int:
 
 def _map_command(args: argparse.Namespace) -> str:
     """The `solve map` command that covers what the filters of `solve tables` asked for where no table does (its
-    budgets up to --gpus, or as far as it maps)."""
+    budgets up to --gpus, or as far as it maps), with the --cells files that may name the GPU type; each value
+    quoted as a shell needs it."""
     budgets = None if args.gpus is None else min(args.gpus, MAX_ESTIMATED_GPUS)
-    filters = [("--gpu", args.gpu), ("--model", args.model), ("--gpus-up-to", budgets)]
-    return " ".join(["solve map", *(f"{flag} {value}" for flag, value in filters if value is not None)])
+    filters = [("--gpu", args.gpu), ("--model", args.model), ("--gpus-up-to", budgets),
+               *(("--cells", cells) for cells in args.cells or ())]
+    return " ".join(["solve map", *(f"{flag} {shlex.quote(str(value))}" for flag, value in filters
+                                    if value is not None)])
 
 
 def _print_tables(args: argparse.Namespace, full: Catalog) -> int:
