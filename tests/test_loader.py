@@ -701,6 +701,18 @@ def test_accepted_names_share_the_start_another_root_name_has_not_their_own_long
         ", B200, MI300X, Acc-1-16GB/2-32GB(-Pro); short forms such as l4 for L4-24GB too")
 
 
+@pytest.mark.parametrize(("names", "listed"), [
+    (("Größe-40GB", "Größe-48GB"), "Größe-40GB/48GB"),  # ß is ss when matched: a start one letter longer
+    (("My  Card-40GB", "My  Card-48GB"), "My  Card-40GB/48GB"),  # two spaces are one hyphen
+])
+def test_accepted_names_share_a_start_that_matching_spells_otherwise_whole(names: tuple[str, ...], listed: str):
+    # The name after the shared start is cut where the start ends in the name as written, not in its matched form.
+    catalog = load_catalog().with_gpu_types([GpuType(gpu=name, memory_gb=64, source="mine") for name in names])
+    with pytest.raises(QueryError) as raised:
+        catalog.gpu("nope")
+    assert str(raised.value).endswith(f", B200, MI300X, {listed}; short forms such as l4 for L4-24GB too")
+
+
 def test_a_table_naming_a_model_and_the_model_it_stands_for_gives_the_model_its_own_cells():
     # Cells measured for Qwen3-8B-Base beside Qwen3-8B's: its own column speaks for it, not Qwen3-8B's.
     catalog = load_catalog()

@@ -79,14 +79,17 @@ def _accepted(entries: tuple[Any, ...]) -> str:
 
     roots = [entry for entry in entries if root(entry) is None]
 
-    def starts(name: str) -> set[str]:
-        """The starts of `name` to a hyphen before a digit (``Qwen3-`` of ``Qwen3-30B-A3B``), any case."""
-        return {normalise(name[:at + 1]) for at in range(len(name) - 1) if name[at] == "-" and name[at + 1].isdigit()}
+    def starts(name: str) -> dict[str, int]:
+        """The starts of `name` to a hyphen before a digit (``Qwen3-`` of ``Qwen3-30B-A3B``), any case, each with
+        its length in `name` (normalising may change it: ``ß`` is ``ss``, two spaces one hyphen)."""
+        return {normalise(name[:at + 1]): at + 1 for at in range(len(name) - 1)
+                if name[at] == "-" and name[at + 1].isdigit()}
 
     def family(entry: Any) -> str:
         """The longest start of `entry`'s name that another listed name's is too (``Qwen3-``), or its whole name."""
-        shared = starts(entry.name) & {start for other in roots if other is not entry for start in starts(other.name)}
-        return entry.name[:max(map(len, shared))] if shared else entry.name
+        own = starts(entry.name)
+        shared = own.keys() & {start for other in roots if other is not entry for start in starts(other.name)}
+        return entry.name[:max(own[start] for start in shared)] if shared else entry.name
 
     groups: dict[tuple[str, str], list[str]] = {}  # (family, variants): the names, the first whole, then the rest
     for entry in roots:
