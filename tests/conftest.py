@@ -1,9 +1,9 @@
 """Shared test fixtures (`cli`: the command in-process; `solve_script`: the installed console script;
 `edited_a100_tables`: a catalogue with edited A100 tables; `solver_parameters`: the CP-SAT parameters of the
-solvers the planner makes; `shipped_tables_kept`: what a test writes into the shipped tables is removed; and, for every test, no PYTORCH_CUDA_ALLOC_CONF) and helpers (`made_up_table`,
-`qwen3_8b_checkpoint`),
-and the hypothesis profiles: ``ci`` (the default: the same examples on every run) and ``explore``
-(``HYPOTHESIS_PROFILE=explore``: new ones)."""
+solvers the planner makes; `shipped_tables_kept`: what a test writes into the shipped tables is removed; and, for
+every test, no PYTORCH_CUDA_ALLOC_CONF) and helpers (`made_up_table`, `qwen3_8b_checkpoint`), and the hypothesis
+profiles: ``ci`` (the default: the same examples on every run) and ``explore`` (``HYPOTHESIS_PROFILE=explore``: new
+ones)."""
 
 from __future__ import annotations
 
