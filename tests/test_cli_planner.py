@@ -130,6 +130,14 @@ def test_no_command_writes_over_the_shipped_tables_or_to_a_file_named_dash(cli, 
     assert cli("cluster", str(fleet), "--emit-dir", str(feasibility)) == (
         2, "", (f"solve cluster: error: --emit-dir {feasibility}: the shipped tables are read from there (every "
                 "YAML file in it): write the configs to another folder\n"))
+    # Nor a new file there: it would load as a GPU type's tables, and every command after it would fail.
+    before = sorted(feasibility.iterdir())
+    for argv in (("--model", "8B", "--gpus", "4", "--len", "32k", "--gpu", "a100", "--out"), ("calibrate", "--out")):
+        command = "solve calibrate" if argv[0] == "calibrate" else "solve"
+        assert cli(*argv, str(feasibility / "new.yaml")) == (2, "", (
+            f"{command}: error: --out {feasibility / 'new.yaml'}: the shipped tables are read from there (every YAML "
+            "file in it): write the file to another folder\n"))
+    assert sorted(feasibility.iterdir()) == before
     status, out, err = cli("calibrate", "--out", "-")
     assert (status, out) == (2, "") and err.endswith(
         "error: argument --out: expected a file name, got '-' (rft-solver reads and writes named files; what it "

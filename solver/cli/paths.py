@@ -24,8 +24,8 @@ OUTPUT_FLAGS = ("out", "write", "svg")
 
 def check_outputs_spare_inputs(args: argparse.Namespace) -> None:
     """`QueryError`, before any work, when a file the command would write is one it reads (nothing given
-    is ever lost), is not a regular file, is not writable, is where the command's own output goes, or has no
-    folder to go in."""
+    is ever lost), is not a regular file, is not writable, is where the command's own output goes, has no
+    folder to go in, or goes in the shipped GPU tables' folder (`refuse_tables_folder`)."""
     inputs = input_paths(args)
     written: list[tuple[str, Path]] = []
     for name in OUTPUT_FLAGS:
@@ -42,6 +42,7 @@ def check_outputs_spare_inputs(args: argparse.Namespace) -> None:
                 raise QueryError(f"--{other} and --{name} both write {target}: give each its own file")
         written.append((name, target))
         refuse_overwriting(name, target, inputs)
+        refuse_tables_folder(resolved.parent, f"--{name} {target}", "file")  # a new file there loads as a table
 
 
 def refuse_overwriting(name: str, target: Path, inputs: list[tuple[str, Path]]) -> None:
