@@ -530,6 +530,9 @@ def _cells_of_count(
 ROLLOUT_UTILIZATION = 0.9
 """The share of a GPU's memory vLLM takes for a rollout engine (its default ``gpu_memory_utilization``)."""
 
+ROLLOUT_CONTEXT_GIB = 1.0
+"""What a rollout engine's CUDA context takes of the memory vLLM takes, GiB."""
+
 
 class RolloutEngines(Frozen, defer_build=True):
     """The tensor-parallel size of vLLM rollout engines, and what one GPU of an engine holds (GiB)."""
@@ -562,6 +565,6 @@ def rollout_engines(model: Model, memory_gib: float, rollout_gpus: int, max_mode
     kv_bytes = 2 * model.num_layers * kv_heads * model.head_size * 2 * max_model_len  # K and V, bf16
     options = [RolloutEngines(size=t, weights_gib=2 * model.parameters_b * 1e9 / t / GIB,
                               kv_cache_gib=kv_bytes / min(t, kv_heads) / GIB,
-                              room_gib=memory_gib * ROLLOUT_UTILIZATION - 1.0, largest=t == allowed[-1])
+                              room_gib=memory_gib * ROLLOUT_UTILIZATION - ROLLOUT_CONTEXT_GIB, largest=t == allowed[-1])
                for t in sizes]
     return next((option for option in options if option.fits), options[-1])

@@ -431,7 +431,7 @@ def test_tables_without_the_model_or_count_asked_for_name_the_map_that_covers_it
         "answers for it\n"))
     assert cli("tables", "--gpu", "h100", "--gpus", "100") == (2, "", (
         "solve tables: error: no tables for H100-80GB; tables exist for A100-80GB, H20-96GB; solve map --gpu h100 "
-        "--gpus-up-to 64 maps what the planner answers for it\n"))
+        "--gpus-up-to 64 maps what the planner answers up to 64 GPUs, the most it maps\n"))
     assert cli("map", "--gpu", "a100", "--model", "30B-A3B", "--gpus-up-to", "2")[0] == 0  # as it says
 
 

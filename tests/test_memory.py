@@ -1367,7 +1367,7 @@ def test_emitted_rollout_engines_are_sized_for_the_model(cli):
     # What vLLM takes is checkable by hand: 0.9 x 79.65 GiB, less 1 GiB for the CUDA context.
     assert err == ("solve: note: rollout engines of tensor-parallel size 2: Qwen3-32B's bf16 weights (30.5 GiB) and "
                    "one sequence's KV cache (4.0 GiB) per GPU take at most half of what vLLM takes of one H100-80GB "
-                   "(70.7 GiB: 90% of its memory, less 1 for the CUDA context), leaving the rest to sequences in "
+                   "(70.7 GiB: 90% of its memory, less 1 GiB for the CUDA context), leaving the rest to sequences in "
                    "flight\n")
     status, out, err = cli("--model", "8B", "--gpu", "a100", "--len", "32k", "--gpus", "4", "--rollout-gpus", "4",
                            "--emit", "trinity")
@@ -1376,7 +1376,7 @@ def test_emitted_rollout_engines_are_sized_for_the_model(cli):
                            "--emit", "trinity", "--node-gpus", "16")  # 3 GPUs: tensor-parallel size 1 only
     assert status == 0 and "tensor_parallel_size: 1\n" in out and err == (
         "solve: note: Qwen3-32B's bf16 weights (61.0 GiB) and one sequence's KV cache (4.0 GiB) per GPU at "
-        "tensor-parallel size 1 take more than vLLM takes of one L40S-48GB (39.5 GiB: 90% of its memory, less 1 for "
+        "tensor-parallel size 1 take more than vLLM takes of one L40S-48GB (39.5 GiB: 90% of its memory, less 1 GiB for "
         "the CUDA context): the engines cannot hold them; give the rollout more GPUs, a count that a larger "
         "tensor-parallel size divides\n")
     status, _, err = cli("--model", "Llama-3.1-70B", "--gpu", "4090", "--gpus", "8", "--len", "8k", "--rollout-gpus",
@@ -1384,7 +1384,7 @@ def test_emitted_rollout_engines_are_sized_for_the_model(cli):
     assert status == 0 and err == (
         "solve: note: Llama-3.1-70B's bf16 weights (16.4 GiB) and one sequence's KV cache (0.3 GiB) per GPU at "
         "tensor-parallel size 8 take more than half of what vLLM takes of one RTX-4090-24GB (20.6 GiB: 90% of its "
-        "memory, less 1 for the CUDA context): little room for sequences in flight; no larger tensor-parallel size "
+        "memory, less 1 GiB for the CUDA context): little room for sequences in flight; no larger tensor-parallel size "
         "stays in a node and suits the heads: the rollout needs GPUs with more memory\n")
 
 

@@ -65,7 +65,9 @@ def _print_tables(args: argparse.Namespace, full: Catalog) -> int:
     try:
         catalog = full.narrowed(gpu=args.gpu, gpus=args.gpus, model=args.model)
     except QueryError as error:
-        raise QueryError(f"{error}; {_map_command(args)} maps what the planner answers for it") from None
+        beyond = args.gpus is not None and args.gpus > MAX_ESTIMATED_GPUS
+        covered = f"up to {MAX_ESTIMATED_GPUS} GPUs, the most it maps" if beyond else "for it"
+        raise QueryError(f"{error}; {_map_command(args)} maps what the planner answers {covered}") from None
     if args.check:  # a GPU type is checked against those with its memory, whose tables it borrows
         found = (full.with_same_memory(args.gpu).narrowed(gpus=args.gpus, model=args.model) if args.gpu
                  else catalog).contradictions()

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any
 from solver.api import fragment_engines, fragment_layout
 from solver.cli.atomic import write_all_atomically
 from solver.cli.output import print_escaped
-from solver.memory import ROLLOUT_UTILIZATION, RolloutEngines
+from solver.memory import ROLLOUT_CONTEXT_GIB, ROLLOUT_UTILIZATION, RolloutEngines
 from solver.query import Objective, TrinityVersion
 from solver.render import UNDECIDED_HINT, UNPROVEN_HINT
 from solver.results import ENV_EXPORT, Answer, Plan, env_when, spans_nodes
@@ -133,8 +133,8 @@ def _engines_note(engines: RolloutEngines, model: Model, gpu: str) -> str | None
     advice = ("no larger tensor-parallel size stays in a node and suits the heads: the rollout needs GPUs with more "
               "memory" if engines.largest else "give the rollout more GPUs, a count that a larger tensor-parallel "
               "size divides")
-    room = (f"{gpu} ({engines.room_gib:.1f} GiB: {ROLLOUT_UTILIZATION:.0%} of its memory, less 1 for the CUDA "
-            "context)")
+    room = (f"{gpu} ({engines.room_gib:.1f} GiB: {ROLLOUT_UTILIZATION:.0%} of its memory, less "
+            f"{ROLLOUT_CONTEXT_GIB:g} GiB for the CUDA context)")
     if engines.weights_gib + engines.kv_cache_gib > engines.room_gib:
         return (f"solve: note: {held} at tensor-parallel size {engines.size} take more than vLLM takes of one {room}: "
                 f"the engines cannot hold them; {advice}")
