@@ -666,15 +666,22 @@ def _without_pins(catalog: Catalog, data: PlanningData, query: Query, nearby: _N
 
 def _host_need(catalog: Catalog, data: PlanningData, query: Query) -> str:
     """When --host-ram is what rules the plans out (without it one exists): the plan without it, and the host
-    memory per node it needs, in words, with the least a plan needs where that is less ("" otherwise)."""
+    memory per node it needs, in words, with the least a plan needs where that is less; where the pins rule out
+    the plans without it, the plan without both ("" otherwise)."""
     if query.host_ram_gb is None:
         return ""
     unlimited = query.model_copy(update={"host_ram_gb": None, "top": 1})
     best = answer_for(catalog, unlimited, data.gpu, explained=False).best
+    if best is not None:
+        return (f"; without {query.host_ram_source}, {_host_words(data.shape, query.node_gpus, best)}"
+                f"{least_host_words(catalog, unlimited, best, data.gpu)}")
+    if not query.pin_flags:
+        return ""
+    unpinned = unlimited.model_copy(update={"sp": None, "env": None, "offload": None})
+    best = answer_for(catalog, unpinned, data.gpu, explained=False).best
     if best is None:
         return ""
-    return (f"; without {query.host_ram_source}, {_host_words(data.shape, query.node_gpus, best)}"
-            f"{least_host_words(catalog, unlimited, best, data.gpu)}")
+    return f"; without {query.pin_flags} and {query.host_ram_source}, {_host_words(data.shape, query.node_gpus, best)}"
 
 
 def least_host_words(catalog: Catalog, unlimited: Query, best: Plan, gpu: str) -> str:

@@ -1533,6 +1533,15 @@ def test_the_least_host_need_named_for_the_longest_context_is_at_that_length(cli
                             "model loads --explain") in " ".join(out.split())
 
 
+def test_pins_and_host_memory_that_rule_out_the_plans_together_name_the_plan_without_both(cli):
+    # Without --no-offload, --host-ram 100 still rules out Offload (686.7 GiB per node); without --host-ram, nothing
+    # fits without Offload: only lifting both trains it, and the reason says so.
+    status, out, _ = cli("--model", "32B", "--len", "32768", "--gpu", "a100", "--host-ram", "100", "--no-offload")
+    assert status == 1 and ("trains with --no-offload --host-ram 100; without --no-offload and --host-ram, Env + "
+                            "Offload + SP=2 on 6 GPUs trains it (32768 tokens), and with Offload it needs 686.7 GiB of "
+                            "host memory per node --explain") in " ".join(out.split())
+
+
 def test_host_memory_rules_out_a_plan_without_offload_that_cannot_load(cli):
     # verl reads Llama-3.1-70B into one rank's host memory in fp32 before FSDP shards it: 262.9 GiB on that node,
     # with Offload or without. 128 GB nodes cannot start it; 264 GB ones can, without Offload.
