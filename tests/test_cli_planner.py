@@ -228,8 +228,12 @@ def test_an_answer_the_time_limit_left_open_says_to_raise_the_limit(cli, monkeyp
     ("argv", "message"),
     [
         ([], "solve: error: which model? give --model M (e.g. 4B), --model-config PATH or --from-config FILE"),
-        (["--model", "5B", "--len", "8192"], "solve: error: unknown model '5B'; accepted: Qwen3-0.6B/1.7B/8B/14B(-Base), "),
-        (["--model", "4B", "--len", "8192", "--gpu", "v100"], "solve: error: unknown GPU 'v100'; accepted: A100-40GB/80GB, A800-80GB, H20-96GB, H100-80GB, H100-NVL-94GB, H800-80GB, H200-141GB, L40S-48GB, L20-48GB, RTX-A6000-48GB, A10-24GB, L4-24GB, RTX-4090-24GB, B200, MI300X; short forms such as l4 for L4-24GB too"),
+        (["--model", "5B", "--len", "8192"], ("solve: error: unknown model '5B'; accepted: "
+                                              "Qwen3-0.6B/1.7B/8B/14B(-Base), ")),
+        (["--model", "4B", "--len", "8192", "--gpu", "v100"],
+         ("solve: error: unknown GPU 'v100'; accepted: A100-40GB/80GB, A800-80GB, H20-96GB, H100-80GB, H100-NVL-94GB, "
+          "H800-80GB, H200-141GB, L40S-48GB, L20-48GB, RTX-A6000-48GB, A10-24GB, L4-24GB, RTX-4090-24GB, B200, "
+          "MI300X; short forms such as l4 for L4-24GB too")),
         (["--model", "4B"], ("solve: error: a cheapest plan needs a length: --len L (tokens, e.g. 32768); or, for the "
                              "longest context, --maximize len --gpus N")),
         (["--model", "4B", "--maximize", "len"], "solve: error: --maximize len needs a GPU budget: --gpus N"),
@@ -242,16 +246,29 @@ def test_an_answer_the_time_limit_left_open_says_to_raise_the_limit(cli, monkeyp
          "solve: error: argument --gpus: must be a whole number from 1 to 65536, got 0"),
         (["--model", "4B", "--len", "-5"],
          "solve: error: argument --len: must be a whole number of tokens from 1 to 16777216, got -5"),
-        (["--model", "4B", "--len", "lots"], "solve: error: argument --len: expected a whole number of tokens or of k (1024), got 'lots'"),
+        (["--model", "4B", "--len", "lots"], ("solve: error: argument --len: expected a whole number of tokens or of "
+                                              "k (1024), got 'lots'")),
         (["--model", "4B", "--maximize", "len", "--minimize", "gpus", "--gpus", "4"],
          "solve: error: argument --minimize: not allowed with argument --maximize"),
-        (["--model", "4B", "--maximize", "width", "--gpus", "4"], "solve: error: argument --maximize: invalid choice: 'width'"),
-        (["--model", "4B", "--len", "8192", "--sp", "3"], "solve: error: --sp 3 is not allowed for Qwen3-4B: SP=3 does not divide its 32 attention heads; its heads allow 1, 2, 4, 8, 16, 32"),
-        (["--model", "4B", "--len", "8192", "--gpus", "6", "--exact", "--sp", "4"], "solve: error: --sp 4 does not divide the 6 trainer GPUs the plan must use (the degrees that divide them, that Qwen3-4B's heads allow and that keep an SP group in a node: 1, 2)"),
-        (["--model", "8B", "--gpu", "h100", "--len", "64k", "--gpus", "12", "--exact", "--node-gpus", "6", "--sp", "4"], "solve: error: --sp 4 is not allowed on the 12 trainer GPUs the plan must use: 12 GPUs span nodes of 6 (--node-gpus), and SP=4 does not divide a node (the degrees that divide them, that Qwen3-8B's heads allow and that keep an SP group in a node: 1, 2)"),
-        (["--model", "32B", "--gpu", "a100", "--len", "32k", "--gpus", "48", "--exact", "--sp", "32"], "solve: error: --sp 32 does not divide the 48 trainer GPUs the plan must use (the degrees that divide them, that Qwen3-32B's heads allow and that keep an SP group in a node: 1, 2, 4, 8)"),
-        (["--model", "8B", "--gpu", "a100", "--len", "32k", "--host-ram", "\u0661\u0662\u0668"], "solve: error: argument --host-ram: expected 512, 512GB, 512GiB or 2TB, got '\u0661\u0662\u0668'"),
-        (["--model", "8B", "--gpu", "a100", "--len", "32k", "--time-limit", "\u0665"], "solve: error: argument --time-limit: expected a number of seconds, got '\u0665'"),
+        (["--model", "4B", "--maximize", "width", "--gpus", "4"],
+         ("solve: error: argument --maximize: invalid choice: 'width'")),
+        (["--model", "4B", "--len", "8192", "--sp", "3"], ("solve: error: --sp 3 is not allowed for Qwen3-4B: SP=3 "
+                                                           "does not divide its 32 attention heads; its heads allow "
+                                                           "1, 2, 4, 8, 16, 32")),
+        (["--model", "4B", "--len", "8192", "--gpus", "6", "--exact", "--sp", "4"],
+         ("solve: error: --sp 4 does not divide the 6 trainer GPUs the plan must use (the degrees that divide them, "
+          "that Qwen3-4B's heads allow and that keep an SP group in a node: 1, 2)")),
+        (["--model", "8B", "--gpu", "h100", "--len", "64k", "--gpus", "12", "--exact", "--node-gpus", "6", "--sp", "4"],
+         ("solve: error: --sp 4 is not allowed on the 12 trainer GPUs the plan must use: 12 GPUs span nodes of 6 "
+          "(--node-gpus), and SP=4 does not divide a node (the degrees that divide them, that Qwen3-8B's heads allow "
+          "and that keep an SP group in a node: 1, 2)")),
+        (["--model", "32B", "--gpu", "a100", "--len", "32k", "--gpus", "48", "--exact", "--sp", "32"],
+         ("solve: error: --sp 32 does not divide the 48 trainer GPUs the plan must use (the degrees that divide them, "
+          "that Qwen3-32B's heads allow and that keep an SP group in a node: 1, 2, 4, 8)")),
+        (["--model", "8B", "--gpu", "a100", "--len", "32k", "--host-ram", "\u0661\u0662\u0668"],
+         ("solve: error: argument --host-ram: expected 512, 512GB, 512GiB or 2TB, got '\u0661\u0662\u0668'")),
+        (["--model", "8B", "--gpu", "a100", "--len", "32k", "--time-limit", "\u0665"],
+         ("solve: error: argument --time-limit: expected a number of seconds, got '\u0665'")),
         # float() reads 1_0 as 10: a number has no _.
         (["--model", "8B", "--gpu", "a100", "--len", "32k", "--time-limit", "1_0"],
          "solve: error: argument --time-limit: expected a number of seconds, got '1_0'"),
@@ -261,11 +278,18 @@ def test_an_answer_the_time_limit_left_open_says_to_raise_the_limit(cli, monkeyp
         (["--model", "8B", "--len", "8192", "--gpus", "8", "--sp", "8", "--node-gpus", "4"],
          "solve: error: --sp 8 is not allowed with nodes of 4 GPUs (--node-gpus): an SP group must fit in one node"),
         # One SP group would take more GPUs than the budget has: refused, not answered "nothing trains with --sp 8".
-        (["--model", "4B", "--len", "32k", "--sp", "8", "--gpus", "4"], "solve: error: --sp 8 needs at least 8 trainer GPUs, more than the budget of 4 (the degrees up to 4 that Qwen3-4B's heads allow: 1, 2, 4)"),
-        (["--model", "4B", "--len", "32k", "--sp", "4", "--gpus", "3"], "solve: error: --sp 4 needs at least 4 trainer GPUs, more than the budget of 3 (the degrees up to 3 that Qwen3-4B's heads allow: 1, 2)"),
-        (["--model", "4B", "--len", "8192", "--time-limit", "0"], "solve: error: argument --time-limit: must be a number above 0 and at most 1000000000, got 0"),
-        (["--model", "4B", "--len", "8192", "--time-limit", "inf"], "solve: error: argument --time-limit: must be a number above 0 and at most 1000000000, got inf"),
-        (["--model", "4B", "--len", "8192", "--time-limit", "1e10"], "solve: error: argument --time-limit: must be a number above 0 and at most 1000000000, got 1e10"),
+        (["--model", "4B", "--len", "32k", "--sp", "8", "--gpus", "4"],
+         ("solve: error: --sp 8 needs at least 8 trainer GPUs, more than the budget of 4 (the degrees up to 4 that "
+          "Qwen3-4B's heads allow: 1, 2, 4)")),
+        (["--model", "4B", "--len", "32k", "--sp", "4", "--gpus", "3"],
+         ("solve: error: --sp 4 needs at least 4 trainer GPUs, more than the budget of 3 (the degrees up to 3 that "
+          "Qwen3-4B's heads allow: 1, 2)")),
+        (["--model", "4B", "--len", "8192", "--time-limit", "0"],
+         ("solve: error: argument --time-limit: must be a number above 0 and at most 1000000000, got 0")),
+        (["--model", "4B", "--len", "8192", "--time-limit", "inf"],
+         ("solve: error: argument --time-limit: must be a number above 0 and at most 1000000000, got inf")),
+        (["--model", "4B", "--len", "8192", "--time-limit", "1e10"],
+         ("solve: error: argument --time-limit: must be a number above 0 and at most 1000000000, got 1e10")),
         (["--model", "4B", "--len", "8192", "--top", "500"],
          "solve: error: argument --top: must be a whole number from 1 to 100, got 500"),
         (["--model", "4B", "--len", "8192", "--workers", "1025"],
@@ -273,7 +297,8 @@ def test_an_answer_the_time_limit_left_open_says_to_raise_the_limit(cli, monkeyp
         (["--model", "4B", "--len", "8192", "--node-gpus", "65537"],
          "solve: error: argument --node-gpus: must be a whole number from 1 to 65536, got 65537"),
         # Negative numbers in exponent form or with a unit are values to refuse, not unknown options.
-        (["--model", "4B", "--len", "8192", "--margin", "-1e-9"], "solve: error: --margin is a fraction from 0 to below 1, got -1e-09"),
+        (["--model", "4B", "--len", "8192", "--margin", "-1e-9"],
+         ("solve: error: --margin is a fraction from 0 to below 1, got -1e-09")),
         (["--model", "4B", "--len", "8192", "--margin", "-.5"],
          "solve: error: --margin is a fraction from 0 to below 1, got -0.5"),
         (["--model", "4B", "--len", "8192", "--host-ram", "-5GB"],
@@ -282,16 +307,24 @@ def test_an_answer_the_time_limit_left_open_says_to_raise_the_limit(cli, monkeyp
          "solve: error: argument --host-ram: must be above 0 and at most 1048576 GB, got -1TB"),
         (["--model", "4B", "--len", "8192", "--host-ram", "1025TB"],
          "solve: error: argument --host-ram: must be above 0 and at most 1048576 GB, got 1025TB"),
-        (["--model", "4B", "--len", "8192", "--weights", "/nonexistent/w.yaml"], "solve: error: /nonexistent/w.yaml: cannot read: No such file or directory"),
+        (["--model", "4B", "--len", "8192", "--weights", "/nonexistent/w.yaml"],
+         ("solve: error: /nonexistent/w.yaml: cannot read: No such file or directory")),
         # A file with no size (a device, a pipe) is read only up to the limit, not until memory runs out.
-        (["--model", "4B", "--len", "8192", "--weights", "/dev/zero"], "solve: error: /dev/zero: too large (the limit is 16 MB)"),
+        (["--model", "4B", "--len", "8192", "--weights", "/dev/zero"],
+         ("solve: error: /dev/zero: too large (the limit is 16 MB)")),
         (["--from-config", "/dev/zero"], "solve: error: /dev/zero: too large (the limit is 256 KB)"),
-        (["--model", "4B", "--len", "1.5k"], "solve: error: argument --len: expected a whole number of tokens or of k (1024), got '1.5k'"),
-        (["--model", "4B", "--len", "8192", "--gpu", "a100", "--out", ""], "solve: error: argument --out: expected a path, got ''"),
+        (["--model", "4B", "--len", "1.5k"], ("solve: error: argument --len: expected a whole number of tokens or of "
+                                              "k (1024), got '1.5k'")),
+        (["--model", "4B", "--len", "8192", "--gpu", "a100", "--out", ""],
+         ("solve: error: argument --out: expected a path, got ''")),
         (["--model", "4B", "--len", "8192", "--memory-model", ""],
          "solve: error: argument --memory-model: expected a path, got ''"),
-        (["--model", "4B", "--len", "8192", "--gpu", "a100", "--out", "/dev/stdout"], "solve: error: argument --out: expected a file name, got /dev/stdout (what it would write goes to standard output without the option)"),
-        (["--model", "4B", "--len", "8192", "--gpu", "a100", "--out", "/proc/self/fd/2"], "solve: error: argument --out: expected a file name, got /proc/self/fd/2 (what it would write goes to standard output without the option)"),
+        (["--model", "4B", "--len", "8192", "--gpu", "a100", "--out", "/dev/stdout"],
+         ("solve: error: argument --out: expected a file name, got /dev/stdout (what it would write goes to standard "
+          "output without the option)")),
+        (["--model", "4B", "--len", "8192", "--gpu", "a100", "--out", "/proc/self/fd/2"],
+         ("solve: error: argument --out: expected a file name, got /proc/self/fd/2 (what it would write goes to "
+          "standard output without the option)")),
         # A blank name is no path; a stream's name is one however it is written (normalised: /dev//stdout).
         (["--model", "4B", "--len", "8192", "--gpu", "a100", "--out", " "],
          "solve: error: argument --out: expected a path, got ' '"),
@@ -309,25 +342,34 @@ def test_an_answer_the_time_limit_left_open_says_to_raise_the_limit(cli, monkeyp
          "solve: error: argument --gpu-memory: must be from 8192MiB to 16777216MiB, got '16777217MiB'"),
         (["--model", "4B", "--gpu", "x", "--gpu-memory", "7GiB", "--len", "8k"],
          "solve: error: argument --gpu-memory: must be from 8GiB to 16384GiB, got '7GiB'"),
-        (["--model", "4B", "--model-config", "config.json", "--len", "8192"], "solve: error: --model and --model-config both name the model: give one"),
-        (["--model", "4B", "--len", "8192", "--gpus", "4", "--exact", "--minimize", "gpus"], "solve: error: --minimize gpus chooses the GPU count: drop --exact"),
+        (["--model", "4B", "--model-config", "config.json", "--len", "8192"],
+         ("solve: error: --model and --model-config both name the model: give one")),
+        (["--model", "4B", "--len", "8192", "--gpus", "4", "--exact", "--minimize", "gpus"],
+         ("solve: error: --minimize gpus chooses the GPU count: drop --exact")),
         (["--model", "4B", "--len", "8192", "--emit", "trinity", "--top", "2"],
          "solve: error: --emit trinity prints the best plan's YAML alone: drop --top and --explain"),
         (["--model", "Meta/Qwen3-5B", "--len", "8192"], "solve: error: unknown model 'Meta/Qwen3-5B'; accepted:"),
         (["--gpu", "a1000", "--model", "4B", "--len", "8k"],
          "solve: error: unknown GPU 'a1000' (did you mean A100-80GB?); accepted: A100-40GB/80GB, "),
-        (["--model", "4B", "--len", "\u0668k"], "solve: error: argument --len: expected a whole number of tokens or of k (1024), got '\u0668k'"),
+        (["--model", "4B", "--len", "\u0668k"], ("solve: error: argument --len: expected a whole number of tokens or "
+                                                 "of k (1024), got '\u0668k'")),
         (["--model", "4B", "--len", "-1k"],
          "solve: error: argument --len: must be a whole number of tokens from 1 to 16777216, got -1k"),
         (["--model", "4B", "--len", "0"],
          "solve: error: argument --len: must be a whole number of tokens from 1 to 16777216, got 0"),
-        (["--model", "4B", "--len", "8k", "--host-ram", "inf"], "solve: error: argument --host-ram: must be above 0 and at most 1048576 GB, got inf"),
-        (["--model", "4B", "--len", "8k", "--host-ram", "nan"], "solve: error: argument --host-ram: must be above 0 and at most 1048576 GB, got nan"),
+        (["--model", "4B", "--len", "8k", "--host-ram", "inf"],
+         ("solve: error: argument --host-ram: must be above 0 and at most 1048576 GB, got inf")),
+        (["--model", "4B", "--len", "8k", "--host-ram", "nan"],
+         ("solve: error: argument --host-ram: must be above 0 and at most 1048576 GB, got nan")),
         # An option given twice is refused, not silently the last (it would answer for the H20 alone).
-        (["--model", "8B", "--len", "32k", "--gpu", "a100", "--gpu", "h20"], "solve: error: argument --gpu: given twice: give it once"),
-        (["--model", "8B", "--len", "32k", "--node-gpus", "8", "--node-gpus", "4"], "solve: error: argument --node-gpus: given twice: give it once"),
-        (["--model", "4B", "--len", "8k", "--no-env", "--env"], "solve: error: argument --env/--no-env: given twice: give it once"),
-        (["--model", "4B", "--len", "8k", "--offload", "--no-offload"], "solve: error: argument --offload/--no-offload: given twice: give it once"),
+        (["--model", "8B", "--len", "32k", "--gpu", "a100", "--gpu", "h20"],
+         ("solve: error: argument --gpu: given twice: give it once")),
+        (["--model", "8B", "--len", "32k", "--node-gpus", "8", "--node-gpus", "4"],
+         ("solve: error: argument --node-gpus: given twice: give it once")),
+        (["--model", "4B", "--len", "8k", "--no-env", "--env"],
+         ("solve: error: argument --env/--no-env: given twice: give it once")),
+        (["--model", "4B", "--len", "8k", "--offload", "--no-offload"],
+         ("solve: error: argument --offload/--no-offload: given twice: give it once")),
     ],
 )
 def test_bad_input_exits_2_with_one_line(cli, argv: list[str], message: str):
@@ -855,7 +897,8 @@ def test_root_writing_a_users_file_leaves_it_theirs(tmp_path: Path):
     (["map", "--svg", "nox/f.svg"], "solve map: error: nox/f.svg: cannot write: Permission denied\n"),
     (["cluster", str(Path(__file__).parent.parent / "docs" / "examples" / "fleet.yaml"), "--emit-dir", "nox/sub"],
      "solve cluster: error: --emit-dir nox/sub: cannot write: Permission denied\n"),
-    (["--model-config", "nox/config.json", "--len", "8k"], "solve: error: nox/config.json: cannot read: Permission denied\n"),
+    (["--model-config", "nox/config.json", "--len", "8k"], ("solve: error: nox/config.json: cannot read: Permission "
+                                                            "denied\n")),
     (["--model-config", "nox", "--len", "8k"], "solve: error: nox/config.json: cannot read: Permission denied\n"),
 ])
 def test_a_path_in_a_folder_without_search_permission_is_one_line(tmp_path: Path, solve_script: Path,

@@ -78,7 +78,10 @@ def test_json_for_one_model_across_all_tables(cli):
 @pytest.mark.parametrize(
     ("argv", "message"),
     [
-        (["tables", "--gpu", "v100"], "solve tables: error: unknown GPU 'v100'; accepted: A100-40GB/80GB, A800-80GB, H20-96GB, H100-80GB, H100-NVL-94GB, H800-80GB, H200-141GB, L40S-48GB, L20-48GB, RTX-A6000-48GB, A10-24GB, L4-24GB, RTX-4090-24GB, B200, MI300X; short forms such as l4 for L4-24GB too\n"),
+        (["tables", "--gpu", "v100"], ("solve tables: error: unknown GPU 'v100'; accepted: A100-40GB/80GB, "
+                                       "A800-80GB, H20-96GB, H100-80GB, H100-NVL-94GB, H800-80GB, H200-141GB, "
+                                       "L40S-48GB, L20-48GB, RTX-A6000-48GB, A10-24GB, L4-24GB, RTX-4090-24GB, B200, "
+                                       "MI300X; short forms such as l4 for L4-24GB too\n")),
         (["tables", "--model", "70B"], ("solve tables: error: unknown model '70B' (did you mean Llama-3.1-70B?); "
                                         "accepted: Qwen3-0.6B/1.7B/8B/14B(-Base), ")),
         (["tables", "--model", "72B"], ("solve tables: error: unknown model '72B'; accepted: "
@@ -128,10 +131,10 @@ def test_json_for_one_model_across_all_tables(cli):
         # shown as given, but escaped: a line break or a terminal escape in an argument keeps the error one line
         (["--model", "4B", "--len", "8k", "--gp\nu\x1b[31m"],
          "solve: error: unrecognized arguments: --gp\\nu\\x1b[31m\n"),
-        (["tabels"], "solve: error: unknown command 'tabels' (did you mean tables?); commands: tables, cluster, "
-                     "calibrate, memory, map, examples, or none to plan\n"),
-        (["4B", "--len", "8k"], "solve: error: unknown command '4B'; commands: tables, cluster, calibrate, memory, "
-                                "map, examples, or none to plan\n"),
+        (["tabels"], ("solve: error: unknown command 'tabels' (did you mean tables?); commands: tables, cluster, "
+                      "calibrate, memory, map, examples, or none to plan\n")),
+        (["4B", "--len", "8k"], ("solve: error: unknown command '4B'; commands: tables, cluster, calibrate, memory, "
+                                 "map, examples, or none to plan\n")),
         (["example"], ("solve: error: unknown command 'example' (did you mean examples?); commands: tables, "
                        "cluster, calibrate, memory, map, examples, or none to plan\n")),
         (["explain", "--model", "4B"], ("solve: error: unknown command 'explain' (did you mean the option "
@@ -170,7 +173,10 @@ def test_installed_solve_exits_2_without_traceback(tmp_path: Path, solve_script:
         [str(solve_script), "tables", "--gpu", "v100"], cwd=tmp_path, capture_output=True, text=True, timeout=60
     )
     assert result.returncode == 2 and result.stdout == ""
-    assert result.stderr == "solve tables: error: unknown GPU 'v100'; accepted: A100-40GB/80GB, A800-80GB, H20-96GB, H100-80GB, H100-NVL-94GB, H800-80GB, H200-141GB, L40S-48GB, L20-48GB, RTX-A6000-48GB, A10-24GB, L4-24GB, RTX-4090-24GB, B200, MI300X; short forms such as l4 for L4-24GB too\n"
+    assert result.stderr == ("solve tables: error: unknown GPU 'v100'; accepted: A100-40GB/80GB, A800-80GB, "
+                             "H20-96GB, H100-80GB, H100-NVL-94GB, H800-80GB, H200-141GB, L40S-48GB, L20-48GB, "
+                             "RTX-A6000-48GB, A10-24GB, L4-24GB, RTX-4090-24GB, B200, MI300X; short forms such as l4 "
+                             "for L4-24GB too\n")
 
 
 def test_python_m_solver_is_the_solve_command(tmp_path: Path, solve_script: Path):
@@ -452,7 +458,6 @@ def test_the_map_a_tables_error_names_takes_the_cells_files_and_runs_as_written(
     # A name given with a space is quoted too.
     assert cli("tables", "--gpu", "H100 80GB")[2].endswith(
         "; solve map --gpu 'H100 80GB' maps what the planner answers for it\n")
-
 
 
 def test_cells_for_another_gpu_type_than_asked_or_a_near_name_get_a_note(cli, tmp_path: Path):

@@ -295,7 +295,7 @@ def test_every_job_or_none_with_no_first_placement_leaves_every_job_out(tmp_path
 
     monkeypatch.setattr(solver.cluster, "_solve_stages", no_first_placement)
     instance = {"pools": [ONE_NODE], "jobs": [{"name": "a", "model": "0.6B", "max_model_len": 8192},
-                                             {"name": "b", "model": "4B", "max_model_len": 8192}]}
+                                              {"name": "b", "model": "4B", "max_model_len": 8192}]}
     result = place(fleet_of(instance, tmp_path), CATALOG, minimize="nodes")
     assert (result.status, result.objective, result.bound, result.objective_counts, result.placements,
             result.interrupted, result.no_way_to_run) == ("unknown", None, None, "nodes", (), interrupted, ())

@@ -1376,8 +1376,8 @@ def test_emitted_rollout_engines_are_sized_for_the_model(cli):
                            "--emit", "trinity", "--node-gpus", "16")  # 3 GPUs: tensor-parallel size 1 only
     assert status == 0 and "tensor_parallel_size: 1\n" in out and err == (
         "solve: note: Qwen3-32B's bf16 weights (61.0 GiB) and one sequence's KV cache (4.0 GiB) per GPU at "
-        "tensor-parallel size 1 take more than vLLM takes of one L40S-48GB (39.5 GiB: 90% of its memory, less 1 GiB for "
-        "the CUDA context): the engines cannot hold them; give the rollout more GPUs, a count that a larger "
+        "tensor-parallel size 1 take more than vLLM takes of one L40S-48GB (39.5 GiB: 90% of its memory, less 1 GiB "
+        "for the CUDA context): the engines cannot hold them; give the rollout more GPUs, a count that a larger "
         "tensor-parallel size divides\n")
     status, _, err = cli("--model", "Llama-3.1-70B", "--gpu", "4090", "--gpus", "8", "--len", "8k", "--rollout-gpus",
                          "8", "--emit", "trinity")  # engines of a whole node already: more GPUs would not help
