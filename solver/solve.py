@@ -232,10 +232,15 @@ def _with_tables_verdict(catalog: Catalog, query: Query, answer: Answer) -> Answ
         "tables": verdict.cited(origins)})
 
 
+MORE_GPUS = {"objective": "min_gpus", "budget_gpus": MAX_ESTIMATED_GPUS, "open_budget": True, "exact": False}
+"""A query's update to the fewest GPUs that train its length, past its budget."""
+
+
 def _with_estimated_plan(catalog: Catalog, query: Query, answer: Answer) -> Answer:
     """With ``--no-estimate`` and no plan: the answer, its reason saying so where the memory model's estimates give
-    a plan (the same question solved with them), or would but for --host-ram (then with the host memory it needs).
-    `solve cluster` says so in its own words, for its layouts."""
+    a plan (the same question solved with them), or would but for --host-ram (then with the host memory it needs),
+    or, where the tables have nothing, would with ``--token-budget auto``, without the pins or on more GPUs (then
+    naming that change too). `solve cluster` says so in its own words, for its layouts."""
     if query.estimate != "never" or answer.status != "infeasible":
         return answer
     with_estimates = query.model_copy(update={"estimate": "auto", "top": 1})
@@ -243,13 +248,28 @@ def _with_estimated_plan(catalog: Catalog, query: Query, answer: Answer) -> Answ
         return answer.model_copy(update={"reason": (
             f"{answer.reason}; {estimated_plan_words(estimated)}: drop --no-estimate")})
     unlimited = with_estimates.model_copy(update={"host_ram_gb": None})
-    if query.host_ram_gb is None or not (estimated := optional_best(catalog, unlimited, answer.gpu)):
+    if query.host_ram_gb is not None and (estimated := optional_best(catalog, unlimited, answer.gpu)):
+        over = host_over_words(catalog.model(query.model), estimated, query.node_gpus, query.host_ram_source,
+                               query.host_ram_gb)
+        least = least_host_words(catalog, unlimited, estimated, answer.gpu)
+        return answer.model_copy(update={"reason": (
+            f"{answer.reason}; {estimated_plan_words(estimated)}, but {over}{least}")})
+    # Where the estimates alone give none and the tables nothing at all (the reason solved nothing, and names no
+    # plan): with a lowered token budget, without the pins, or (the fewest) on more GPUs, its other limits kept.
+    if not prepare(catalog, answer.gpu, query).holds_no_plan(query):
         return answer
-    over = host_over_words(catalog.model(query.model), estimated, query.node_gpus, query.host_ram_source,
-                           query.host_ram_gb)
-    least = least_host_words(catalog, unlimited, estimated, answer.gpu)
-    return answer.model_copy(update={"reason": (
-        f"{answer.reason}; {estimated_plan_words(estimated)}, but {over}{least}")})
+    changed = (([("drop --no-estimate and add --token-budget auto", {"token_budget": "auto"})]
+                if query.max_model_len is not None else [])
+               + ([(f"drop --no-estimate and {query.pin_flags}", {"sp": None, "env": None, "offload": None})]
+                  if query.pin_flags else [])
+               + ([("drop --no-estimate and take --gpus {gpus}", MORE_GPUS)]
+                  if query.max_model_len is not None and not query.open_budget else []))
+    for change, update in changed:
+        if estimated := optional_best(catalog, with_estimates.model_copy(update=update), answer.gpu):
+            return answer.model_copy(update={"reason": (
+                f"{answer.reason}; {estimated_plan_words(estimated)}{estimated.lowered_words}: "
+                f"{change.format(gpus=estimated.gpus)}")})
+    return answer
 
 
 def host_over_words(model: Model, plan: Plan, node_gpus: int, source: str, limit: float) -> str:
@@ -261,8 +281,8 @@ def host_over_words(model: Model, plan: Plan, node_gpus: int, source: str, limit
 
 def estimated_plan_words(plan: Plan) -> str:
     """The plan the memory model estimates where estimates are off (``--no-estimate``), in words: ``the memory model
-    estimates a plan, Env + SP=4 on 16 GPUs at 32768 tokens`` (never with a lowered token budget: ``--no-estimate``
-    refuses ``--token-budget auto``)."""
+    estimates a plan, Env + SP=4 on 16 GPUs at 32768 tokens`` (its lowered token budget, where it takes one, is the
+    caller's to add: ``--no-estimate`` refuses ``--token-budget auto``)."""
     return (f"the memory model estimates a plan, {plan.setting.label} on {counted(plan.gpus, 'GPU')} at "
             f"{plan.max_model_len} tokens")
 
@@ -508,6 +528,18 @@ def _fewer_gpus_words(catalog: Catalog, data: PlanningData, query: Query) -> str
             f"{plan.lowered_words} ({plan.evidence_label}), the other {query.budget_gpus - plan.gpus} free for rollout")
 
 
+def _more_gpus_words(catalog: Catalog, data: PlanningData, query: Query) -> str:
+    """For a length that no count within the budget trains with the query's limits: the fewest trainer GPUs past it
+    that do, and their plan, in words ("" when none does, and when maximising the length)."""
+    if query.max_model_len is None or query.open_budget:
+        return ""
+    fewest = optional_best(catalog, query.model_copy(update={**MORE_GPUS, "top": 1}), data.gpu)
+    if fewest is None or fewest.gpus <= query.budget_gpus:
+        return ""
+    return (f"; more trainer GPUs train {query.max_model_len} tokens: {fewest.setting.label} on "
+            f"{counted(fewest.gpus, 'GPU')}{fewest.lowered_words} ({fewest.evidence_label})")
+
+
 def _changed(query: Query, name: AlternativeName) -> Query | None:
     """`query` changed one way (`Alternatives`): with --token-budget auto where that may lower a budget, or
     without the pins where it has some; None where it cannot be changed so."""
@@ -526,7 +558,9 @@ class _Nearby:
         self.undecided: set[AlternativeName] = set()
 
     def plan(self, name: AlternativeName) -> Plan | None:
-        """The best plan changed as `name` says (a reason asks for each at most once)."""
+        """The best plan changed as `name` says (solved once, however often a reason asks)."""
+        if name in self.found:
+            return self.found[name]
         changed = _changed(self.query, name)
         answer = answer_for(self.catalog, changed, self.gpu, explained=False) if changed is not None else None
         self.found[name] = answer.best if answer is not None else None
@@ -567,10 +601,11 @@ def _no_plan_reason(catalog: Catalog, data: PlanningData, query: Query, nearby: 
               or rollout_layout_violation(query.budget_gpus, query.rollout_gpus, query.node_gpus)) if query.exact else None
     if spread:
         return (f"no plan for exactly {counted(query.budget_gpus, 'trainer GPU')} with {where}: {spread}"
-                f"{_fewer_gpus_words(catalog, data, query)}"), None
+                f"{_fewer_gpus_words(catalog, data, query) or _more_gpus_words(catalog, data, query)}"), None
     if query.exact and query.budget_gpus not in data.counts:
         return (f"no plan for exactly {counted(query.budget_gpus, 'trainer GPU')} with {where} ({counts})"
-                f"{_uncounted(query)}{_fewer_gpus_words(catalog, data, query)}", None)
+                f"{_uncounted(query)}"
+                f"{_fewer_gpus_words(catalog, data, query) or _more_gpus_words(catalog, data, query)}", None)
     if min(data.counts) > query.budget_gpus:
         return f"no plan for {query.budget_gpus} or fewer trainer GPUs with {where} ({counts})", None
     # The counts within the budget that a trainer may take whole-node-wise: the rollout's layout is the limit only
@@ -605,15 +640,15 @@ def _no_plan_reason(catalog: Catalog, data: PlanningData, query: Query, nearby: 
                 f"{_lifted_limits_words(catalog, data, query, nearby)}"
             ), best
     trains = f"trains{' with ' + limits if limits else ''}"
-    return (f"nothing in {sources} for {where} {within} {trains}{_without_pins(catalog, data, query, nearby)}"
-            f"{_lifted_limits_words(catalog, data, query, nearby)}"), None
+    ways = f"{_without_pins(catalog, data, query, nearby)}{_lifted_limits_words(catalog, data, query, nearby)}"
+    return f"nothing in {sources} for {where} {within} {trains}{ways or _more_gpus_words(catalog, data, query)}", None
 
 
 def _lifted_limits_words(catalog: Catalog, data: PlanningData, query: Query, nearby: _Nearby) -> str:
     """What trains the asked length with one of `query`'s limits lifted, in words, each after a semicolon: without
     --host-ram, with a train batch its ranks divide, on fewer GPUs than an exact count, with a lowered token
     budget ("" where none does)."""
-    return (f"{_host_need(catalog, data, query)}{_batch_need(catalog, data, query)}"
+    return (f"{_host_need(catalog, data, query, nearby)}{_batch_need(catalog, data, query)}"
             f"{(fewer := _fewer_gpus_words(catalog, data, query))}"
             f"{_lower_budget_words(catalog, data, query, nearby, fewer_said=bool(fewer))}")
 
@@ -664,10 +699,11 @@ def _without_pins(catalog: Catalog, data: PlanningData, query: Query, nearby: _N
             f"{best.setting.label} on {counted(best.gpus, 'GPU')}{best.lowered_words}, {best.evidence_label})")
 
 
-def _host_need(catalog: Catalog, data: PlanningData, query: Query) -> str:
+def _host_need(catalog: Catalog, data: PlanningData, query: Query, nearby: _Nearby) -> str:
     """When --host-ram is what rules the plans out (without it one exists): the plan without it, and the host
     memory per node it needs, in words, with the least a plan needs where that is less; where the pins rule out
-    the plans without it, the plan without both ("" otherwise)."""
+    the plans without it, the plan without both; else where Trinity's default token budget rules them out too (a
+    lowered one alone trains nothing), the plan without it at a lowered one (``--token-budget auto``); "" otherwise."""
     if query.host_ram_gb is None:
         return ""
     unlimited = query.model_copy(update={"host_ram_gb": None, "top": 1})
@@ -675,13 +711,20 @@ def _host_need(catalog: Catalog, data: PlanningData, query: Query) -> str:
     if best is not None:
         return (f"; without {query.host_ram_source}, {_host_words(data.shape, query.node_gpus, best)}"
                 f"{least_host_words(catalog, unlimited, best, data.gpu)}")
-    if not query.pin_flags:
+    if query.pin_flags:
+        unpinned = unlimited.model_copy(update={"sp": None, "env": None, "offload": None})
+        best = answer_for(catalog, unpinned, data.gpu, explained=False).best
+        if best is not None:
+            return (f"; without {query.pin_flags} and {query.host_ram_source}, "
+                    f"{_host_words(data.shape, query.node_gpus, best)}")
+    if not _may_lower_budget(query) or nearby.plan("token_budget_auto") is not None:  # lowering alone trains it
         return ""
-    unpinned = unlimited.model_copy(update={"sp": None, "env": None, "offload": None})
-    best = answer_for(catalog, unpinned, data.gpu, explained=False).best
-    if best is None:
+    lowered = unlimited.model_copy(update={"token_budget": "auto"})
+    best = answer_for(catalog, lowered, data.gpu, explained=False).best
+    if best is None or not best.lowered_budget:
         return ""
-    return f"; without {query.pin_flags} and {query.host_ram_source}, {_host_words(data.shape, query.node_gpus, best)}"
+    return (f"; without {query.host_ram_source} and with --token-budget auto, "
+            f"{_host_words(data.shape, query.node_gpus, best)}")
 
 
 def least_host_words(catalog: Catalog, unlimited: Query, best: Plan, gpu: str) -> str:
@@ -738,5 +781,6 @@ def _host_need_gib(model: Model, node_gpus: int, plan: Plan) -> float:
 
 def _host_words(model: Model, node_gpus: int, plan: Plan) -> str:
     """A plan found without --host-ram and the host memory per node it needs, in words."""
-    return (f"{plan.setting.label} on {counted(plan.gpus, 'GPU')} trains it ({plan.max_model_len} tokens), and "
-            f"{host_need_words(f'{shown_host_gib(_host_need_gib(model, node_gpus, plan)):.1f}', plan.offload)}")
+    need = shown_host_gib(_host_need_gib(model, node_gpus, plan))
+    return (f"{plan.setting.label} on {counted(plan.gpus, 'GPU')}{plan.lowered_words} trains it "
+            f"({plan.max_model_len} tokens), and {host_need_words(f'{need:.1f}', plan.offload)}")

@@ -1018,8 +1018,10 @@ def test_a_plan_call_solves_at_most_as_often_as_the_api_page_says(monkeypatch: p
     (answer,) = solver.plan("8B", gpu="h100", objective="max_len", budget_gpus=12, rollout_gpus=2, train_batch_size=96)
     assert answer.plans and len(solves) == int(with_plan)
     solves.clear()
-    # Pinned, on an exact count, with host memory (its least need too) and a batch, and nothing at any length: the
-    # longest, the plan without the pins, the host memory's two, the batch's, fewer GPUs' and --token-budget auto's.
-    (answer,) = solver.plan("14B", gpu="a100", max_model_len=32768, budget_gpus=4, exact=True, host_ram_gb=32.0,
-                            train_batch_size=3, offload=True)
+    # Pinned, on an exact count, with host memory and a batch, nothing at any length, and no limit lifted alone or
+    # with the pins names a plan: the longest, the plan without the pins (and its longest), the host memory's three
+    # (without it, and the pins too, or at a lowered budget), the batch's, fewer GPUs', --token-budget auto's two
+    # (within the budget, then on fewer GPUs) and more GPUs'.
+    (answer,) = solver.plan("8B", gpu="a100", max_model_len=131072, budget_gpus=1, exact=True, offload=False,
+                            host_ram_gb=100.0, train_batch_size=6, node_gpus=4)
     assert not answer.plans and len(solves) == int(without)

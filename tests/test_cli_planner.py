@@ -1585,6 +1585,48 @@ def test_pins_and_host_memory_that_rule_out_the_plans_together_name_the_plan_wit
                             "host memory per node --explain") in " ".join(out.split())
 
 
+def test_host_memory_and_the_default_token_budget_that_rule_out_the_plans_together_name_the_plan_without_both(cli):
+    # Without --host-ram, 131072 tokens still needs a lowered token budget; with it, no plan fits 100 GB: only lifting
+    # the one and lowering the other trains it, and the reason says so.
+    status, out, _ = cli("--model", "32B", "--len", "131072", "--gpu", "a100", "--host-ram", "100")
+    assert status == 1 and ("trains with --host-ram 100; without --host-ram and with --token-budget auto, Env + "
+                            "Offload + SP=4 on 4 GPUs with a lowered max_token_len_per_gpu of 38912 trains it (131072 "
+                            "tokens), and with Offload it needs 594.2 GiB of host memory per node "
+                            "--explain") in " ".join(out.split())
+
+
+def test_a_length_that_no_count_within_the_budget_trains_names_the_fewest_gpus_that_do(cli):
+    # Nothing within 6 GPUs trains with a batch of 3 (one or three data-parallel ranks), nor does lifting one limit;
+    # 8 GPUs with SP=8 (one rank) do, beside the 7 rollout GPUs on a node of their own.
+    status, out, _ = cli("--model", "14B", "--len", "65536", "--gpu", "h100", "--gpus", "6", "--host-ram", "300",
+                         "--train-batch-size", "3", "--rollout-gpus", "7", "--estimate")
+    assert status == 1 and ("trains with --host-ram 300 --train-batch-size 3; more trainer GPUs train 65536 tokens: "
+                            "Env + SP=8 on 8 GPUs (estimated, extrapolated)") in " ".join(out.split())
+    # An exact count the rollout GPUs leave no layout, where fewer GPUs train nothing at the length: more do.
+    status, out, _ = cli("--model", "4B", "--len", "65536", "--gpu", "a100-40g", "--gpus", "3", "--exact",
+                         "--rollout-gpus", "7")
+    assert status == 1 and ("nor with the trainer on whole nodes; more trainer GPUs train 65536 tokens: Env + SP=8 "
+                            "on 8 GPUs (estimated, extrapolated) --explain") in " ".join(out.split())
+
+
+def test_no_estimate_without_tables_names_what_else_the_estimates_plan_needs(cli):
+    # The tables have no Qwen3 on the A100-40GB (nor Qwen3-32B on the A100-80GB), and the estimates alone give no
+    # plan: with a lowered token budget, without the pins, or on more GPUs they do, and the reason names that change.
+    for flags, said in (
+        (["--model", "4B", "--len", "131072", "--gpu", "a100-40g"],
+         ("the memory model estimates a plan, Env + SP=8 on 8 GPUs at 131072 tokens with a lowered "
+          "max_token_len_per_gpu of 20480: drop --no-estimate and add --token-budget auto")),
+        (["--model", "32B", "--len", "16384", "--gpu", "a100", "--no-offload"],
+         ("the memory model estimates a plan, Env + Offload on 6 GPUs at 16384 tokens: drop --no-estimate and "
+          "--no-offload")),
+        (["--model", "14B", "--len", "65536", "--gpu", "a100-40g", "--gpus", "3"],
+         ("the memory model estimates a plan, Env + Offload + SP=8 on 8 GPUs at 65536 tokens: drop --no-estimate and "
+          "take --gpus 8")),
+    ):
+        status, out, _ = cli(*flags, "--no-estimate")
+        assert status == 1 and f"; {said} --explain" in " ".join(out.split())
+
+
 def test_host_memory_rules_out_a_plan_without_offload_that_cannot_load(cli):
     # verl reads Llama-3.1-70B into one rank's host memory in fp32 before FSDP shards it: 262.9 GiB on that node,
     # with Offload or without. 128 GB nodes cannot start it; 264 GB ones can, without Offload.

@@ -656,13 +656,15 @@ def test_a_rollout_without_room_beside_a_table_of_uneven_nodes_is_counted(cli, t
                                                                           need: str):
     # Your cells' only table is for 12 GPUs, which span nodes of 8 unevenly: no count leaves the rollout room, but
     # the rollout is not what stops a plan (without it, 12 GPUs are still not whole nodes), so the reason does not
-    # blame it; the explanation's limit names one rule that excludes the count.
+    # blame it; the explanation's limit names one rule that excludes the count. The reason names the way forward: 16
+    # GPUs, whole nodes that the table vouches for, beside the rollout on a node of its own.
     cells = tmp_path / "mine.yaml"
     cells.write_text("gpu: Mine-80GB\nmemory_gb: 80\nsource: mine\ntables:\n"
                      + made_up_table(12, "Qwen3-8B", 262144, "Env + Offload + SP=4"), encoding="utf-8")
     [answer] = json.loads(cli("--cells", str(cells), "--gpu", "Mine-80GB", "--model", "8B", "--gpus", "12", "--len",
                               "262144", "--no-estimate", "--rollout-gpus", str(rollout), "--explain", "--json")[1])
-    assert answer["reason"] == "nothing in the tables for Qwen3-8B on Mine-80GB within 12 GPUs trains"
+    assert answer["reason"] == ("nothing in the tables for Qwen3-8B on Mine-80GB within 12 GPUs trains; more trainer "
+                                "GPUs train 262144 tokens: Env + Offload + SP=4 on 16 GPUs (inferred)")
     assert answer["explanation"][0] == {"rule": "limit", "detail": (
         f"no plan passes this rule: the {gpus} {need} room beside the trainer (in its node, filling its node and whole "
         "nodes more, or on nodes of their own when the trainer takes whole nodes)")}

@@ -363,8 +363,8 @@ def test_without_estimates_a_count_below_your_tables_has_no_plan_and_the_reason_
 
     assert reason(exact=True, estimate="never") == (
         "no plan for exactly 4 trainer GPUs with Qwen3-8B on H800-80GB (counts with a plan at some length: 8); other "
-        "counts need estimates, which --no-estimate turns off; the memory model estimates a plan, Env + SP=2 on 4 GPUs "
-        "at 8192 tokens: drop --no-estimate")
+        "counts need estimates, which --no-estimate turns off; more trainer GPUs train 8192 tokens: SP=2 on 8 GPUs "
+        "(documented); the memory model estimates a plan, Env + SP=2 on 4 GPUs at 8192 tokens: drop --no-estimate")
     assert reason(estimate="never") == (
         "no plan for 4 or fewer trainer GPUs with Qwen3-8B on H800-80GB (counts with a plan at some length: 8); the "
         "memory model estimates a plan, Env + SP=2 on 4 GPUs at 8192 tokens: drop --no-estimate")

@@ -827,11 +827,12 @@ def test_the_longest_length_on_an_exact_count_that_spans_nodes_unevenly_names_no
 
 def test_exactly_one_trainer_gpu_that_leaves_the_rollout_no_room_is_counted_as_one():
     # 1 trainer GPU and 8 rollout GPUs: the rollout fills the trainer's node and 1 GPU of the next, which is no layout.
+    # A trainer on a whole node of 8 leaves the rollout a node of its own: the reason names it.
     answer = solve_one("a100", model="4B", max_model_len=8192, budget_gpus=1, exact=True, rollout_gpus=8)
     assert (answer.status, answer.reason) == ("infeasible", (
         "no plan for exactly 1 trainer GPU with Qwen3-4B on A100-80GB: 1 trainer + 8 rollout GPUs (--rollout-gpus) "
         "fit neither one node of 8, nor whole nodes with the trainer in one of them, nor with the trainer on whole "
-        "nodes"))
+        "nodes; more trainer GPUs train 8192 tokens: vanilla on 8 GPUs (inferred)"))
 
 
 def test_a_rollout_that_leaves_some_counts_room_is_not_said_to_leave_none():
