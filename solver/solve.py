@@ -745,8 +745,8 @@ def least_host_words(catalog: Catalog, unlimited: Query, best: Plan, gpu: str) -
 def least_host_plan(catalog: Catalog, query: Query, gpu: str) -> Plan | None:
     """The plan of `query` (which asks for one length) on the GPU type `gpu` that needs the least host memory per
     node (`minimize_host_need`; of those, the best by the objective's rank), or None where it has none or the time
-    limit left the least unproven. (Host memory is not monotone in the GPUs: tied embeddings load on every rank, and pinned blocks
-    round up to powers of two.)"""
+    limit left the least unproven. (Host memory is not monotone in the GPUs: tied embeddings load on every rank,
+    and pinned blocks round up to powers of two.)"""
     data = prepare(catalog, gpu, query)
     if data.holds_no_plan(query):
         return None
