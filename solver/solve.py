@@ -640,8 +640,11 @@ def _no_plan_reason(catalog: Catalog, data: PlanningData, query: Query, nearby: 
                 f"{_lifted_limits_words(catalog, data, query, nearby)}"
             ), best
     trains = f"trains{' with ' + limits if limits else ''}"
-    ways = f"{_without_pins(catalog, data, query, nearby)}{_lifted_limits_words(catalog, data, query, nearby)}"
-    return f"nothing in {sources} for {where} {within} {trains}{ways or _more_gpus_words(catalog, data, query)}", None
+    pins, lifted = _without_pins(catalog, data, query, nearby), _lifted_limits_words(catalog, data, query, nearby)
+    # The longest without the pins is a shorter length, no way forward: the fewest GPUs past the budget may be one.
+    way = lifted or (query.pin_flags and nearby.plan("without_pins") is not None)
+    return (f"nothing in {sources} for {where} {within} {trains}{pins}{lifted}"
+            f"{'' if way else _more_gpus_words(catalog, data, query)}"), None
 
 
 def _lifted_limits_words(catalog: Catalog, data: PlanningData, query: Query, nearby: _Nearby) -> str:

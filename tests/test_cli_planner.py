@@ -1609,6 +1609,18 @@ def test_a_length_that_no_count_within_the_budget_trains_names_the_fewest_gpus_t
                             "on 8 GPUs (estimated, extrapolated) --explain") in " ".join(out.split())
 
 
+def test_the_longest_without_the_pins_is_no_way_forward_and_leaves_the_fewest_gpus_named(cli):
+    # Within 4 GPUs nothing trains without Offload, and without --no-offload only 78848 tokens do: a shorter length is
+    # no way forward, so the fewest GPUs that train 131072 tokens as pinned are named too.
+    status, out, _ = cli("--model", "32B", "--len", "131072", "--gpu", "a100", "--gpus", "4", "--no-offload")
+    assert status == 1 and ("trains with --no-offload (without --no-offload the longest is 78848 on the 1024-token "
+                            "grid: Env + Offload + SP=4 on 4 GPUs, estimated, extrapolated); more trainer GPUs train "
+                            "131072 tokens: Env + SP=8 on 48 GPUs (estimated, extrapolated) --explain"
+                            ) in " ".join(out.split())
+    status, out, _ = cli("--model", "32B", "--len", "131072", "--gpu", "a100", "--gpus", "48", "--no-offload")
+    assert status == 0 and "Env + SP=8" in out
+
+
 def test_no_estimate_without_tables_names_what_else_the_estimates_plan_needs(cli):
     # The tables have no Qwen3 on the A100-40GB (nor Qwen3-32B on the A100-80GB), and the estimates alone give no
     # plan: with a lowered token budget, without the pins, or on more GPUs they do, and the reason names that change.

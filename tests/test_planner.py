@@ -217,10 +217,12 @@ def test_pins_that_leave_nothing_are_explained():
     assert answer.reason == ("nothing in the tables and the memory model's estimates for Qwen3-14B on A100-80GB "
                              "within 1 GPU trains with --no-offload (without --no-offload: Env + Offload on 1 GPU "
                              "trains it, documented)")
-    # Past the longest length without the pins too, the pins' note gives that length.
+    # Past the longest length without the pins too, the pins' note gives that length (no way forward: the fewest
+    # GPUs that train it as pinned follow).
     answer = solve_one("A100-80GB", model="4B", max_model_len=32768, budget_gpus=1, offload=False)
     assert answer.reason.endswith("trains with --no-offload (without --no-offload the longest is 28672: Env + Offload "
-                                  "on 1 GPU, documented)")
+                                  "on 1 GPU, documented); more trainer GPUs train 32768 tokens: Env + SP=2 on 2 GPUs "
+                                  "(documented)")
     answer = solve_one("A100-80GB", model="4B", objective="max_len", max_model_len=None, budget_gpus=1, offload=False)
     assert answer.reason.endswith("trains with --no-offload (without --no-offload the longest is 28672: Env + Offload "
                                   "on 1 GPU, documented)")
