@@ -533,7 +533,8 @@ def _more_gpus_words(catalog: Catalog, data: PlanningData, query: Query) -> str:
     that do, and their plan, in words ("" when none does, and when maximising the length)."""
     if query.max_model_len is None or query.open_budget:
         return ""
-    fewest = optional_best(catalog, query.model_copy(update={**MORE_GPUS, "top": 1}), data.gpu)
+    most = max(MAX_ESTIMATED_GPUS, *data.counts)  # tables may vouch for counts past the estimates'
+    fewest = optional_best(catalog, query.model_copy(update={**MORE_GPUS, "budget_gpus": most, "top": 1}), data.gpu)
     if fewest is None or fewest.gpus <= query.budget_gpus:
         return ""
     return (f"; more trainer GPUs train {query.max_model_len} tokens: {fewest.setting.label} on "

@@ -651,6 +651,19 @@ def test_a_table_of_one_gpu_is_not_said_to_vouch_for_more(edited_a100_tables):
         ("no_estimates", "no table for 2 GPUs; estimates are off (--no-estimate)")]
 
 
+def test_the_fewest_gpus_past_an_exact_count_are_named_from_tables_past_the_estimates_counts(cli, tmp_path):
+    # Your cells vouch for 262144 tokens on 128 GPUs only, past the 64 the estimates consider: the reason names them
+    # for an exact count of 96, as the explanation does.
+    cells = tmp_path / "mine.yaml"
+    cells.write_text("gpu: Mine-80GB\nmemory_gb: 80\nsource: mine\ntables:\n"
+                     + made_up_table(64, "Qwen3-8B", 65536, "Env + Offload + SP=4")
+                     + made_up_table(128, "Qwen3-8B", 262144, "Env + Offload + SP=4"), encoding="utf-8")
+    [answer] = json.loads(cli("--cells", str(cells), "--gpu", "Mine-80GB", "--model", "8B", "--gpus", "96", "--exact",
+                              "--len", "262144", "--no-estimate", "--json")[1])
+    assert answer["reason"].endswith("; more trainer GPUs train 262144 tokens: Env + Offload + SP=4 on 128 GPUs "
+                                     "(documented)")
+
+
 @pytest.mark.parametrize(("rollout", "gpus", "need"), [(1, "1 rollout GPU", "needs"), (2, "2 rollout GPUs", "need")])
 def test_a_rollout_without_room_beside_a_table_of_uneven_nodes_is_counted(cli, tmp_path, rollout: int, gpus: str,
                                                                           need: str):
