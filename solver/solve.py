@@ -632,13 +632,14 @@ def _no_plan_reason(catalog: Catalog, data: PlanningData, query: Query, nearby: 
                 best = optional_best(catalog, query.model_copy(update={"max_model_len": best.max_model_len,
                                                                        "top": 1}), data.gpu) or best
             limit = f" with {limits}" if limits else ""
+            lifted = _lifted_limits_words(catalog, data, query, nearby)
             return (
                 f"{query.max_model_len} tokens is beyond what {sources} allow for {where} {within}{limit}: "
                 f"the longest is {best.max_model_len}{grid_words(best)} "
                 f"({best.setting.label} on {counted(best.gpus, 'GPU')}"
                 f"{best.lowered_words}, "
                 f"{best.evidence_label})"
-                f"{_lifted_limits_words(catalog, data, query, nearby)}"
+                f"{lifted or _more_gpus_words(catalog, data, query)}"
             ), best
     trains = f"trains{' with ' + limits if limits else ''}"
     pins, lifted = _without_pins(catalog, data, query, nearby), _lifted_limits_words(catalog, data, query, nearby)

@@ -1576,6 +1576,18 @@ def test_the_least_host_need_named_for_the_longest_context_is_at_that_length(cli
                             "model loads --explain") in " ".join(out.split())
 
 
+def test_a_length_beyond_the_budget_names_the_fewest_gpus_past_it_that_train_it(cli):
+    # 131072 tokens of Qwen3-14B on 2 H100s: the longest within them is 40960; 8 GPUs train the length asked, and
+    # --gpus 8 gives that plan.
+    status, out, _ = cli("--model", "14B", "--len", "131072", "--gpu", "h100", "--gpus", "2")
+    assert status == 1 and ("the longest is 40960 on the 1024-token grid (Env + Offload + SP=2 on 2 GPUs, estimated); "
+                            "more trainer GPUs train 131072 tokens: Env + Offload + SP=8 on 8 GPUs (estimated, "
+                            "extrapolated) --explain") in " ".join(out.split())
+    status, answers = run_json(cli, "--model", "14B", "--len", "131072", "--gpu", "h100", "--gpus", "8")
+    assert status == 0 and [(p["gpus"], p["env"], p["offload"], p["sp"]) for p in answers[0]["plans"]] == [
+        (8, True, True, 8)]
+
+
 def test_pins_and_host_memory_that_rule_out_the_plans_together_name_the_plan_without_both(cli):
     # Without --no-offload, --host-ram 100 still rules out Offload (686.7 GiB per node); without --host-ram, nothing
     # fits without Offload: only lifting both trains it, and the reason says so.
