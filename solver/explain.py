@@ -17,7 +17,7 @@ from time import monotonic
 
 from ortools.sat.python import cp_model
 
-from solver.memory import GRID, breakdown, estimated_counts, estimates_setting
+from solver.memory import GRID, breakdown, estimates_setting
 from solver.model import RULES, Combination, PlanningData, build_model, prepare
 from solver.query import Query
 from solver.results import AlternativeName, Answer, Plan, Reason
@@ -30,7 +30,7 @@ from solver.rules import (
     tried_settings,
     whole_nodes_violation,
 )
-from solver.solve import alternative_plan, answer_for, checked, grid_words, new_solver
+from solver.solve import alternative_plan, answer_for, checked, grid_words, more_gpus_changes, new_solver
 from solver.tables import Catalog, Setting, counted
 
 GPU_RULES = ("budget", "whole_nodes", "rollout_layout", "table_rows")
@@ -269,12 +269,11 @@ def _why_no_plan(
                 f"{shorter.max_model_len} tokens, which is max_token_len_per_gpu = "
                 f"{shorter.max_token_len_per_gpu} on "
                 f"{'its 1 GPU' if shorter.gpus == 1 else f'each of {shorter.gpus} GPUs'} with SP={shorter.sp}")))
-        most = max(*data.counts, *estimated_counts(query.node_gpus))  # tables vouch past their counts too
+        more_gpus = more_gpus_changes(data)
         undecided = prober.undecided
-        more = _best(catalog, query, prober, objective="min_gpus", budget_gpus=most, exact=False)
+        more = _best(catalog, query, prober, **more_gpus)
         if more and more.gpus > query.budget_gpus:
-            alone = _best(catalog, query, prober, objective="min_gpus", budget_gpus=most, exact=False,
-                          rollout_gpus=None) if query.rollout_gpus else None
+            alone = _best(catalog, query, prober, **more_gpus, rollout_gpus=None) if query.rollout_gpus else None
             need = (f"{asked} tokens need {words.gpus(alone.gpus)}, but beside the "
                     f"{counted(query.rollout_gpus or 0, 'rollout GPU')} (--rollout-gpus) a trainer takes "
                     f"{words.gpus(more.gpus)}" if alone and alone.gpus < more.gpus
@@ -286,7 +285,7 @@ def _why_no_plan(
             budget = ("even with a lowered token budget (--token-budget auto)" if query.token_budget == "auto" else
                       "at Trinity's default token budget (max_token_len_per_gpu, which the tables measure)")
             reasons.append(Reason(rule="more_gpus", detail=(
-                f"no count of {data.gpu} GPUs up to {most} trains {data.model} at {asked} tokens"
+                f"no count of {data.gpu} GPUs up to {more_gpus['budget_gpus']} trains {data.model} at {asked} tokens"
                 f"{' with ' + query.limit_flags if query.limit_flags else ''} {budget}"
                 f"{' by the tables (--no-estimate turns off the estimates)' if query.estimate == 'never' else ''}")))
         if lowered := alternative("token_budget_auto"):

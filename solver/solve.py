@@ -232,8 +232,11 @@ def _with_tables_verdict(catalog: Catalog, query: Query, answer: Answer) -> Answ
         "tables": verdict.cited(origins)})
 
 
-MORE_GPUS = {"objective": "min_gpus", "budget_gpus": MAX_ESTIMATED_GPUS, "open_budget": True, "exact": False}
-"""A query's update to the fewest GPUs that train its length, past its budget."""
+def more_gpus_changes(data: PlanningData) -> dict[str, object]:
+    """A query's changes to ask for the fewest trainer GPUs that train its length, past its budget: at any count up
+    to the most the estimates or `data`'s tables (which may vouch past the estimates') cover."""
+    return {"objective": "min_gpus", "budget_gpus": max((MAX_ESTIMATED_GPUS, *data.counts)), "open_budget": True,
+            "exact": False}
 
 
 def _with_estimated_plan(catalog: Catalog, query: Query, answer: Answer) -> Answer:
@@ -256,13 +259,14 @@ def _with_estimated_plan(catalog: Catalog, query: Query, answer: Answer) -> Answ
             f"{answer.reason}; {estimated_plan_words(estimated)}, but {over}{least}")})
     # Where the estimates alone give none and the tables nothing at all (the reason solved nothing, and names no
     # plan): with a lowered token budget, without the pins, or (the fewest) on more GPUs, its other limits kept.
-    if not prepare(catalog, answer.gpu, query).holds_no_plan(query):
+    data = prepare(catalog, answer.gpu, query)
+    if not data.holds_no_plan(query):
         return answer
     changed = (([("drop --no-estimate and add --token-budget auto", {"token_budget": "auto"})]
                 if query.max_model_len is not None else [])
                + ([(f"drop --no-estimate and {query.pin_flags}", {"sp": None, "env": None, "offload": None})]
                   if query.pin_flags else [])
-               + ([("drop --no-estimate and take --gpus {gpus}", MORE_GPUS)]
+               + ([("drop --no-estimate and take --gpus {gpus}", more_gpus_changes(data))]
                   if query.max_model_len is not None and not query.open_budget else []))
     for change, update in changed:
         if estimated := optional_best(catalog, with_estimates.model_copy(update=update), answer.gpu):
@@ -533,8 +537,7 @@ def _more_gpus_words(catalog: Catalog, data: PlanningData, query: Query) -> str:
     that do, and their plan, in words ("" when none does, and when maximising the length)."""
     if query.max_model_len is None or query.open_budget:
         return ""
-    most = max(MAX_ESTIMATED_GPUS, *data.counts)  # tables may vouch for counts past the estimates'
-    fewest = optional_best(catalog, query.model_copy(update={**MORE_GPUS, "budget_gpus": most, "top": 1}), data.gpu)
+    fewest = optional_best(catalog, query.model_copy(update={**more_gpus_changes(data), "top": 1}), data.gpu)
     if fewest is None or fewest.gpus <= query.budget_gpus:
         return ""
     return (f"; more trainer GPUs train {query.max_model_len} tokens: {fewest.setting.label} on "
