@@ -513,7 +513,7 @@ def at_token_budget(catalog: Catalog, query: Query, gpu: str, plan: Plan, tokens
 def _uncounted(query: Query) -> str:
     """Why no plan considers exactly the budget's GPU count ("" when no more can be said)."""
     if query.budget_gpus > MAX_ESTIMATED_GPUS:
-        return f"; plans go up to {MAX_ESTIMATED_GPUS} trainer GPUs"
+        return f"; estimated plans go up to {MAX_ESTIMATED_GPUS} trainer GPUs"  # tables may vouch for more
     if query.estimate == "never":
         return "; other counts need estimates, which --no-estimate turns off"
     return ""

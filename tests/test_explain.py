@@ -525,7 +525,7 @@ def test_counts_a_budget_past_a_node_allows_but_the_planner_never_weighs_are_exp
     _, reasons = explained(gpu="a100", model="0.6B", max_model_len=8192, budget_gpus=12, exact=True)
     assert details(reasons, "limit") == [("no plan passes this rule: 12 GPUs span nodes of 8 (--node-gpus) but are "
                                           "not whole nodes, which a trainer that spans nodes must use")]
-    # Exactly 72, whole nodes but past the 64 GPUs plans go up to: the budget alone.
+    # Exactly 72, whole nodes but past the 64 GPUs estimated plans go up to: the budget alone.
     _, reasons = explained(gpu="a100", model="0.6B", max_model_len=8192, budget_gpus=72, exact=True)
     assert details(reasons, "limit") == ["no plan passes this rule: the budget (on exactly 72 GPUs)"]
 

@@ -348,8 +348,9 @@ def test_estimates_cover_any_count_in_a_node_then_whole_nodes_up_to_64():
     assert ": 12 GPUs span nodes of 8 (--node-gpus) but are not whole nodes; fewer trainer GPUs train" in reason(
         budget_gpus=12)
     assert reason(budget_gpus=12, node_gpus=4) == 12
-    assert reason(budget_gpus=72).endswith("; plans go up to 64 trainer GPUs; fewer trainer GPUs train 32768 "
-                                           "tokens: Env + SP=2 on 64 GPUs (estimated, extrapolated), the other 8 free for rollout")
+    assert reason(budget_gpus=72).endswith(
+        "; estimated plans go up to 64 trainer GPUs; fewer trainer GPUs train 32768 tokens: Env + SP=2 on 64 GPUs "
+        "(estimated, extrapolated), the other 8 free for rollout")
 
 
 def test_without_estimates_a_count_below_your_tables_has_no_plan_and_the_reason_says_why():

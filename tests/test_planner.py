@@ -414,7 +414,7 @@ def test_no_smaller_tables_cell_meets_a_counts_own_out_of_memory_in_the_shipped_
 def test_a_count_past_64_gpus_is_named_as_out_of_reach_with_or_without_estimates():
     for estimate in ("never", "auto"):
         answer = solve_one("A100-80GB", model="8B", max_model_len=8192, budget_gpus=128, exact=True, estimate=estimate)
-        assert answer.plans == () and "; plans go up to 64 trainer GPUs; fewer trainer GPUs" in answer.reason
+        assert answer.plans == () and "; estimated plans go up to 64 trainer GPUs; fewer trainer GPUs" in answer.reason
 
 
 def test_ranked_longest_lengths_are_distinct_combinations_each_at_its_longest():
