@@ -220,41 +220,26 @@ def make_query(
     check_host_ram(host_ram_gb)
     if sp is not None:
         _check_sp(resolved, sp, budget_gpus if exact else None, budget_gpus, node_gpus, node_source)
-    open_budget = budget_gpus is None and objective == "min_gpus"  # tables vouch past their counts too
-    if open_budget:
-        budget_gpus = MAX_ESTIMATED_GPUS
-    elif budget_gpus is None:
-        budget_gpus = max((count for name in gpu_names for count in catalog.tabled_counts(name)),
-                          default=NODE_GPUS)
-    return Query(
-        model=resolved.name,
-        gpus=gpu_names,
-        objective=objective,
-        budget_gpus=budget_gpus,
-        open_budget=open_budget,
-        exact=exact,
-        exact_source=exact_source,
-        max_model_len=max_model_len,
-        sp=sp,
-        env=env,
-        offload=offload,
-        top=top,
-        weights=weights if weights is not None else load_weights(),
-        time_limit_s=time_limit_s,
-        workers=workers,
-        seed=seed,
-        estimate=estimate,
-        memory=memory,
-        margin=margin,
-        token_budget=token_budget,
-        host_ram_gb=host_ram_gb,
-        node_gpus=node_gpus,
-        node_source=node_source,
-        host_ram_source=host_ram_source,
-        rollout_gpus=rollout_gpus,
-        train_batch_size=train_batch_size,
-        train_batch_source=train_batch_source,
-    )
+    budget, open_budget = _budget(catalog, gpu_names, objective, budget_gpus)
+    return Query(model=resolved.name, gpus=gpu_names, objective=objective, budget_gpus=budget, open_budget=open_budget,
+                 exact=exact, exact_source=exact_source, max_model_len=max_model_len, sp=sp, env=env, offload=offload,
+                 top=top, weights=weights if weights is not None else load_weights(), time_limit_s=time_limit_s,
+                 workers=workers, seed=seed, estimate=estimate, memory=memory, margin=margin,
+                 token_budget=token_budget, host_ram_gb=host_ram_gb, node_gpus=node_gpus, node_source=node_source,
+                 host_ram_source=host_ram_source, rollout_gpus=rollout_gpus, train_batch_size=train_batch_size,
+                 train_batch_source=train_batch_source)
+
+
+def _budget(catalog: Catalog, gpu_names: tuple[str, ...], objective: Objective,
+            budget_gpus: int | None) -> tuple[int, bool]:
+    """The GPU budget and whether it is open (not the user's): the one given; else, for the fewest GPUs, every count
+    the planner considers (`MAX_ESTIMATED_GPUS`: tables vouch past their counts too); else the largest count the
+    GPU types' tables have (one node without tables)."""
+    if budget_gpus is not None:
+        return budget_gpus, False
+    if objective == "min_gpus":
+        return MAX_ESTIMATED_GPUS, True
+    return max((count for name in gpu_names for count in catalog.tabled_counts(name)), default=NODE_GPUS), False
 
 
 def _check_objective(objective: Objective, budget_gpus: int | None, max_model_len: int | None, exact: bool) -> None:
