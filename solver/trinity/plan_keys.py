@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict
@@ -53,23 +53,65 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
     set to false; Trinity 0.6's flags under ``trainer`` with Offload or where `config` has them (never for 0.5);
     dynamic batch sizes, gradient checkpointing and remove padding back on where `config` turns them off (its
     interpolations resolved from `environ`)."""
+    resolved = _resolved_values(config, environ)
+    return [
+        *_model_keys(plan, model, config),
+        *_trainer_keys(plan),
+        *_turned_back_on(resolved, (path for path in DYNAMIC_BATCH_KEYS if len(path) == 2)),  # the trainer's own
+        *_turned_back_on(resolved, [REMOVE_PADDING_KEYS[0]]),
+        *_trainer_offload_flags(plan, config, version),
+        # verl's model keys, under trainer_config before the roles' keys there
+        *_turned_back_on(resolved, [GRADIENT_CHECKPOINTING_KEY, REMOVE_PADDING_KEYS[1]]),
+        # a role's keys together, a section's together (the fragment nests them)
+        *(key for role in ROLES for key in _role_keys(plan, role, config, resolved)),
+    ]
+
+
+ValueAt = Callable[[tuple[str, ...]], Any]
+"""The user's config's value at a path, its interpolations resolved (None: no config, or a value not read)."""
+
+
+def _resolved_values(config: Any, environ: Mapping[str, str] | None) -> ValueAt:
+    """A `ValueAt` of `config` (None for none), its interpolations resolved from `environ`."""
+    if config is None:
+        return lambda path: None
+    values = ConfigValues(config, environ or {})
+    return lambda path: read_or_none(values.get, path)
+
+
+def _model_keys(plan: Plan, model: Model, config: Any) -> list[PlanKey]:
+    """The model section's keys: the length, and YaRN's rope scaling where the length needs it (under the key
+    `config` names the type with)."""
     length, native = plan.max_model_len, model.native_context
     keys = [PlanKey(path=("model", "max_model_len"), value=length)]
     factor = model.yarn_factor(length)
-    if factor is not None:
-        rope = ("model", "rope_scaling")
-        # A config that names the type as the model cards do (``type``, without ``rope_type``) keeps that key.
-        old_key_only = value_at(config, (*rope, "type")) is not None and value_at(config, (*rope, "rope_type")) is None
-        named = "type" if old_key_only else "rope_type"
-        keys += [
-            PlanKey(path=(*rope, named), value="yarn"),
-            PlanKey(path=(*rope, "factor"), value=factor, comment=f"max_model_len / {native}"
-                    + (f"; {yarn_caution(model)}" if plan.yarn_beyond_validated else "")),
-            PlanKey(path=(*rope, "original_max_position_embeddings"), value=native),
-        ]
-    if plan.offload:
-        keys.append(PlanKey(path=("trainer", "trainer_strategy"), value="fsdp2", comment="CPU offload needs FSDP2"))
-    keys += [
+    if factor is None:
+        return keys
+    rope = ("model", "rope_scaling")
+    # A config that names the type as the model cards do (``type``, without ``rope_type``) keeps that key.
+    old_key_only = value_at(config, (*rope, "type")) is not None and value_at(config, (*rope, "rope_type")) is None
+    named = "type" if old_key_only else "rope_type"
+    return [
+        *keys,
+        PlanKey(path=(*rope, named), value="yarn"),
+        PlanKey(path=(*rope, "factor"), value=factor, comment=f"max_model_len / {native}"
+                + (f"; {yarn_caution(model)}" if plan.yarn_beyond_validated else "")),
+        PlanKey(path=(*rope, "original_max_position_embeddings"), value=native),
+    ]
+
+
+def _trainer_keys(plan: Plan) -> list[PlanKey]:
+    """The trainer's own keys: SP and the token budget, and with Offload FSDP2 and no Hugging Face checkpoints."""
+    length = plan.max_model_len
+    strategy = PlanKey(path=("trainer", "trainer_strategy"), value="fsdp2", comment="CPU offload needs FSDP2")
+    no_checkpoint = PlanKey(
+        path=("trainer", "save_hf_checkpoint"),
+        value="never",
+        comment="no Hugging Face weights saved, as in the A100 offload measurements of Trinity-RFT's guide",
+        default_only=True,
+    )
+    return [
+        *([strategy] if plan.offload else []),
         PlanKey(path=("trainer", "ulysses_sequence_parallel_size"), value=plan.sp),
         PlanKey(
             path=("trainer", "max_token_len_per_gpu"),
@@ -78,56 +120,48 @@ def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping
                     f"ceil({length} / {plan.sp})" if plan.lowered_budget
             else f"ceil(2 * {length} / {plan.sp}), Trinity's default, written out",
         ),
+        *([no_checkpoint] if plan.offload else []),
     ]
-    if plan.offload:
-        keys.append(
-            PlanKey(
-                path=("trainer", "save_hf_checkpoint"),
-                value="never",
-                comment="no Hugging Face weights saved, as in the A100 offload measurements of Trinity-RFT's guide",
-                default_only=True,
-            )
-        )
 
-    values = None if config is None else ConfigValues(config, environ or {})
 
-    def resolved(path: tuple[str, ...]) -> Any:  # the config's value there, its interpolation resolved (None: unread)
-        return None if values is None else read_or_none(values.get, path)
+def _turned_back_on(resolved: ValueAt, paths: Iterable[tuple[str, ...]]) -> list[PlanKey]:
+    """The keys of `paths` that the config turns off, back on: the plan's token budget applies only with dynamic
+    batch sizes, and its memory only with gradient checkpointing and remove padding."""
+    return [PlanKey(path=path, value=True, existing_only=True) for path in paths if turned_off(resolved(path))]
 
-    def turned_back_on(paths: Iterable[tuple[str, ...]]) -> list[PlanKey]:
-        # The plan's token budget applies only with dynamic batch sizes, and its memory only with gradient
-        # checkpointing and remove padding: a config that turned them off gets them back.
-        return [PlanKey(path=path, value=True, existing_only=True) for path in paths if turned_off(resolved(path))]
 
-    keys += turned_back_on(path for path in DYNAMIC_BATCH_KEYS if len(path) == 2)  # the trainer's own
-    keys += turned_back_on([REMOVE_PADDING_KEYS[0]])
-    if version != "0.5" and (plan.offload or trainer_level_offload(config)):
-        # Trinity 0.6's, which it copies over the roles' on verl before 0.8 (its TrainerConfig has all three): without
-        # them there, Offload would be off. Made for no release, they are the current one's, and their comment says
-        # that Trinity 0.5 refuses them.
-        comment = TRINITY_06_KEYS if version is None else None
-        keys += [PlanKey(path=("trainer", flag), value=plan.offload,
-                         comment=comment if flag == OFFLOAD_FLAGS[0] else None) for flag in OFFLOAD_FLAGS]
-    # verl's model keys, under trainer_config before the roles' keys there
-    keys += turned_back_on([GRADIENT_CHECKPOINTING_KEY, REMOVE_PADDING_KEYS[1]])
-    for role in ROLES:  # a role's keys together, a section's together (the fragment nests them)
-        # A role's own SP, which Trinity with verl before 0.8 takes over the trainer's: the plan's too.
-        keys += [PlanKey(path=path, value=plan.sp, existing_only=True) for path in ROLE_SP_KEYS if path[-2] == role]
-        keys += turned_back_on(path for path in DYNAMIC_BATCH_KEYS if path[:-1] == (*ACTOR_ROLLOUT_REF, role))
-        # A per-role budget set by hand overrides the trainer's for its role: one above the plan's comes down to it.
-        budget = plan.max_token_len_per_gpu
-        keys += [PlanKey(path=path, value=budget, existing_only=True) for path in ROLE_TOKEN_BUDGETS
-                 if path[:-1] == (*ACTOR_ROLLOUT_REF, role) and _number_above(resolved(path), budget)]
-        for section in ("fsdp_config", IGNORED_SECTION):
-            for flag in OFFLOAD_FLAGS:
-                path = offload_path(role, flag, section)
-                if plan.offload and section == "fsdp_config":
-                    keys.append(PlanKey(path=path, value=True))
-                elif config is not None and (plan.offload or role != "ref"):
-                    # The config's own flags elsewhere (unread, but said alike): all on; or, without Offload, the
-                    # actor's off. The reference model's stay as they are: the memory model counts none on the GPU,
-                    # so an offloaded one stays so.
-                    keys.append(PlanKey(path=path, value=plan.offload, existing_only=True))
+def _trainer_offload_flags(plan: Plan, config: Any, version: TrinityVersion | None) -> list[PlanKey]:
+    """Trinity 0.6's offload flags under ``trainer``, with Offload or where `config` has them (never for 0.5)."""
+    if version == "0.5" or not (plan.offload or trainer_level_offload(config)):
+        return []
+    # Trinity 0.6's, which it copies over the roles' on verl before 0.8 (its TrainerConfig has all three): without
+    # them there, Offload would be off. Made for no release, they are the current one's, and their comment says
+    # that Trinity 0.5 refuses them.
+    comment = TRINITY_06_KEYS if version is None else None
+    return [PlanKey(path=("trainer", flag), value=plan.offload, comment=comment if flag == OFFLOAD_FLAGS[0] else None)
+            for flag in OFFLOAD_FLAGS]
+
+
+def _role_keys(plan: Plan, role: str, config: Any, resolved: ValueAt) -> list[PlanKey]:
+    """A role's keys: its own SP and hand-set token budget where `config` has them, its dynamic batch sizes back
+    on, and its offload flags."""
+    # A role's own SP, which Trinity with verl before 0.8 takes over the trainer's: the plan's too.
+    keys = [PlanKey(path=path, value=plan.sp, existing_only=True) for path in ROLE_SP_KEYS if path[-2] == role]
+    keys += _turned_back_on(resolved, (path for path in DYNAMIC_BATCH_KEYS if path[:-1] == (*ACTOR_ROLLOUT_REF, role)))
+    # A per-role budget set by hand overrides the trainer's for its role: one above the plan's comes down to it.
+    budget = plan.max_token_len_per_gpu
+    keys += [PlanKey(path=path, value=budget, existing_only=True) for path in ROLE_TOKEN_BUDGETS
+             if path[:-1] == (*ACTOR_ROLLOUT_REF, role) and _number_above(resolved(path), budget)]
+    for section in ("fsdp_config", IGNORED_SECTION):
+        for flag in OFFLOAD_FLAGS:
+            path = offload_path(role, flag, section)
+            if plan.offload and section == "fsdp_config":
+                keys.append(PlanKey(path=path, value=True))
+            elif config is not None and (plan.offload or role != "ref"):
+                # The config's own flags elsewhere (unread, but said alike): all on; or, without Offload, the
+                # actor's off. The reference model's stay as they are: the memory model counts none on the GPU,
+                # so an offloaded one stays so.
+                keys.append(PlanKey(path=path, value=plan.offload, existing_only=True))
     return keys
 
 
