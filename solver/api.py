@@ -44,6 +44,7 @@ from solver.query import (
 from solver.results import Answer, Calibration, ClusterResult, CurrentSettings, Plan
 from solver.rules import (
     NODE_GPUS,
+    TablesVerdict,
     batch_split_violation,
     larger_tables,
     least_token_budget,
@@ -60,6 +61,7 @@ from solver.tables import (
     Catalog,
     Fleet,
     MemoryModel,
+    Model,
     QueryError,
     Setting,
     Weights,
@@ -334,15 +336,7 @@ def estimate_memory(
                  ("--node-gpus", node_gpus, MAX_GPUS))
     check_host_ram(host_ram_gb)
     resolved = catalog.model(model)
-    spread = whole_nodes_violation(gpus, node_gpus)
-    if spread:
-        raise QueryError(f"--gpus {gpus} is not allowed: {spread}")
-    problem = sp_layout_violation(resolved, gpus, sp, node_gpus)
-    if problem:
-        allowed = ", ".join(map(str, sp_degrees(resolved, gpus, node_gpus)))
-        raise QueryError(f"--sp {sp} is not allowed: {problem} (the degrees that divide the {counted(gpus, 'GPU')}, "
-                         f"that {resolved.name}'s heads allow and that keep an SP group in a node: {allowed})")
-    default = token_budget(max_model_len, sp)
+    _check_trainer_layout(resolved, gpus, sp, node_gpus)
     budget = _checked_token_budget(max_model_len, sp, max_token_len_per_gpu)
     gpu_type, setting = catalog.gpu(gpu), Setting(env=env, offload=offload, sp=sp)
     result = breakdown(resolved, gpu_type.memory_gib, gpus, setting, max_model_len, memory.coefficients, margin,
@@ -351,32 +345,54 @@ def estimate_memory(
         longest = longest_fitting(resolved, gpu_type.memory_gib, gpus, setting, memory.coefficients, margin)
     else:  # the memory is the budget's whatever the length: any length its SP group holds
         longest = min(budget * sp, MAX_TOKENS) if result.fits else None
-    origins, (rows, settings, columns) = own_table_cells(catalog, gpu_type.name, resolved)
-    # The tables measured the default budget. Another budget is judged at `by_tokens`, the shortest length L whose
-    # 2L / SP tokens reach it (the longest whose default it is; where budget x SP is odd, no length's is): a cell
-    # vouches for it at a row at or beyond both that length and L, and it runs out of memory where the tables
-    # say so of that length (the next row up, as the planner's --token-budget auto takes it).
-    by_tokens = ceil(budget * sp / 2)
-    larger = larger_tables(catalog, gpu, resolved)  # GPU types with at least this one's memory: their failures hold
-    tables = tables_verdict(resolved, rows, settings, gpus, setting,
-                            max_model_len if budget == default else max(max_model_len, by_tokens), columns=columns,
-                            larger=larger)
-    if budget != default and tables is not None and not tables.trains:
-        refuted = tables_verdict(resolved, rows, settings, gpus, setting, by_tokens, columns=columns, larger=larger)
-        tables = refuted if refuted is not None and not refuted.trains else None
-    at_longest = None if longest is None or budget != default else tables_verdict(
-        resolved, rows, settings, gpus, setting, longest, columns=columns, larger=larger)
-    longest_refuted = at_longest is not None and not at_longest.trains
-    tables, at_longest = (verdict.cited(origins) if verdict else None for verdict in (tables, at_longest))
-    return MemoryEstimate(**dict(result), longest_len=longest,
-                          longest_refuted=at_longest if longest_refuted else None,
-                          tables_longest=_tables_longest(catalog, resolved.name, gpu_type.name, gpus, setting, node_gpus)
-                          if longest_refuted else None,
+    tables, longest_refuted = _tables_say(catalog, gpu_type.name, resolved, gpus, setting, max_model_len, budget,
+                                          longest)
+    return MemoryEstimate(**dict(result), longest_len=longest, longest_refuted=longest_refuted,
+                          tables_longest=None if longest_refuted is None else _tables_longest(
+                              catalog, resolved.name, gpu_type.name, gpus, setting, node_gpus),
                           beyond_calibration=beyond_calibration(memory.fit.range, resolved, gpu_type.memory_gib, gpus,
                                                                 setting, budget),
                           host_memory_gib=shown_host_need(resolved, gpus, node_gpus, offload),
                           host_ram_gib=host_ram_gb, tables=tables).with_cautions(
                               resolved, gpus, sp, max_model_len, gpu_type.rocm and env)
+
+
+def _check_trainer_layout(model: Model, gpus: int, sp: int, node_gpus: int) -> None:
+    """`QueryError` where `gpus` span nodes of `node_gpus` but are not whole nodes, or where `model`'s heads, the GPU
+    count or the node size rule out SP degree `sp` (naming the degrees allowed)."""
+    spread = whole_nodes_violation(gpus, node_gpus)
+    if spread:
+        raise QueryError(f"--gpus {gpus} is not allowed: {spread}")
+    problem = sp_layout_violation(model, gpus, sp, node_gpus)
+    if problem:
+        allowed = ", ".join(map(str, sp_degrees(model, gpus, node_gpus)))
+        raise QueryError(f"--sp {sp} is not allowed: {problem} (the degrees that divide the {counted(gpus, 'GPU')}, "
+                         f"that {model.name}'s heads allow and that keep an SP group in a node: {allowed})")
+
+
+def _tables_say(catalog: Catalog, gpu: str, model: Model, gpus: int, setting: Setting, max_model_len: int,
+                budget: int, longest: int | None) -> tuple[TablesVerdict | None, TablesVerdict | None]:
+    """What `gpu`'s tables (and those of GPU types with at least its memory, for their failures) say of `setting` on
+    `gpus` GPUs at `max_model_len` with `budget` tokens per GPU, and of the `longest` length the memory model fits
+    where they refute it (None where they say nothing, or do not refute it); both cited."""
+    origins, (rows, settings, columns) = own_table_cells(catalog, gpu, model)
+    at_default = budget == token_budget(max_model_len, setting.sp)
+    # The tables measured the default budget. Another budget is judged at `by_tokens`, the shortest length L whose
+    # 2L / SP tokens reach it (the longest whose default it is; where budget x SP is odd, no length's is): a cell
+    # vouches for it at a row at or beyond both that length and L, and it runs out of memory where the tables
+    # say so of that length (the next row up, as the planner's --token-budget auto takes it).
+    by_tokens = ceil(budget * setting.sp / 2)
+    larger = larger_tables(catalog, gpu, model)  # GPU types with at least this one's memory: their failures hold
+    tables = tables_verdict(model, rows, settings, gpus, setting, max_model_len if at_default else
+                            max(max_model_len, by_tokens), columns=columns, larger=larger)
+    if not at_default and tables is not None and not tables.trains:
+        refuted = tables_verdict(model, rows, settings, gpus, setting, by_tokens, columns=columns, larger=larger)
+        tables = refuted if refuted is not None and not refuted.trains else None
+    at_longest = None if longest is None or not at_default else tables_verdict(
+        model, rows, settings, gpus, setting, longest, columns=columns, larger=larger)
+    refuted_longest = at_longest if at_longest is not None and not at_longest.trains else None
+    return (None if tables is None else tables.cited(origins),
+            None if refuted_longest is None else refuted_longest.cited(origins))
 
 
 def calibrate_memory_model(cells: Iterable[Path | str] = (), *, with_tables: bool = False,
