@@ -95,6 +95,24 @@ def _header(plan: Plan, model: Model, rollout_gpus: int | None, gpu: str | None,
     """The fragment's comment lines: the plan, its evidence, host memory and cautions, what to keep the prompt and
     response within, and a note for each that applies: the train batch, a length past the native context on the
     model's own RoPE scaling, YaRN, a trainer on whole nodes, GPUs shared on a node, Env (and ROCm's variable)."""
+    several = nodes > 1 if rollout_gpus is not None else bool(node_gpus and plan.gpus > node_gpus)  # nodes, for Env
+    notes = [
+        _long_length_note(model) if LONG_LENGTH_VARIABLE[0] in environment else [],
+        [f"# {line}" for line in textwrap.wrap(YARN_TRAINER + ".", COMMENT_WIDTH)]
+        if plan.rope_scaling_factor is not None and version != "0.5" else [],
+        _whole_nodes_note(plan.gpus, node_gpus)  # where no cluster section says it
+        if rollout_gpus is None and node_gpus is not None and plan.gpus > node_gpus else [],
+        _shared_gpus_note(shared_gpus, environment) if shared_gpus else [],
+        _env_note(several, rocm) if ENV_VARIABLE[0] in environment else [],
+    ]
+    return [*_plan_lines(plan, model, rollout_gpus, gpu, nodes, train_batch_size),
+            *(line for note in notes if note for line in ("#", *note))]
+
+
+def _plan_lines(plan: Plan, model: Model, rollout_gpus: int | None, gpu: str | None, nodes: int,
+                train_batch_size: int | None) -> list[str]:
+    """The header's first lines: the plan, its evidence, host memory and cautions, what to keep the prompt and
+    response within, and the train batch the plan was made for."""
     on = f" {gpu}" if gpu else ""
     left = f" ({rollout_gpus} for rollout)" if rollout_gpus else ""
     evidence = plan.evidence_text(gpu or "", model.name)
@@ -119,52 +137,53 @@ def _header(plan: Plan, model: Model, rollout_gpus: int | None, gpu: str | None,
                    "batch_size x repeat_times),"),
                   (f"# which its {ranks} data-parallel ranks (trainer GPUs / SP) divide: keep your batch a multiple of "
                    f"{ranks}.")]
-    if LONG_LENGTH_VARIABLE[0] in environment:
-        lines += [
-            "#",
-            f"# max_model_len is beyond {model.name}'s native context of {model.native_context}, which its own",
-            f"# {model.rope_scaling} RoPE scaling provides: no rope_scaling is written (YaRN would replace it).",
-            "# vLLM (the explorer's rollout) refuses a max_model_len past what it derives from the model's config",
-            f"# unless {'='.join(LONG_LENGTH_VARIABLE)} is set (before Ray starts). Check that the model handles this",
-            "# length before you train at it.",
-        ]
-    if plan.rope_scaling_factor is not None and version != "0.5":
-        lines += [
-            "#",
-            *(f"# {line}" for line in textwrap.wrap(YARN_TRAINER + ".", COMMENT_WIDTH)),
-        ]
-    if rollout_gpus is None and node_gpus is not None and plan.gpus > node_gpus:  # no cluster section says it
-        lines += [
-            "#",
-            (f"# The trainer spans {plan.gpus // node_gpus} whole nodes of {node_gpus} GPUs: your cluster.node_num x "
-             "gpu_per_node must hold"),
-            "# them and the rollout's GPUs (--rollout-gpus R, or solver.plan's rollout_gpus, writes that section).",
-        ]
-    if shared_gpus:
-        lines += [
-            "#",
-            (f"# The job takes GPU{'s' if len(shared_gpus) > 1 else ''} {index_range(shared_gpus)} of its node: "
-             "before Ray starts,"),
-            f"#   export CUDA_VISIBLE_DEVICES={environment['CUDA_VISIBLE_DEVICES']}",
-            "# Each job on the node needs a Ray of its own: start this one's after that export (ray start --head on",
-            "# ports no other job's Ray uses) and set cluster.ray_address to it; the default, auto, joins whichever",
-            "# Ray the node started last.",
-        ]
-    if ENV_VARIABLE[0] in environment:
-        # Each node's Ray workers take the environment its `ray start` had: Trinity passes this variable to none.
-        several = nodes > 1 if rollout_gpus is not None else bool(node_gpus and plan.gpus > node_gpus)
-        lines += [
-            "#",
-            *([f"# Env: run this {env_when(several)} (Ray's workers take the environment",
-               "# their node's Ray started with; Trinity passes this variable to none of them):"] if several else
-              [f"# Env: run this {env_when(several)} (before `ray start`, or before `trinity run` starts Ray):"]),
-            f"#   {ENV_EXPORT}",
-            "# It is an environment variable, not a config key.",
-        ]
-        if rocm:
-            lines += ["# On ROCm, PyTorch reads PYTORCH_HIP_ALLOC_CONF too: set it the same, or not at all; a build",
-                      "# without expandable segments ignores them with a warning (then plan with --no-env)."]
     return lines
+
+
+def _long_length_note(model: Model) -> list[str]:
+    """The note on a length past `model`'s native context on its own RoPE scaling: vLLM's variable to set."""
+    return [
+        f"# max_model_len is beyond {model.name}'s native context of {model.native_context}, which its own",
+        f"# {model.rope_scaling} RoPE scaling provides: no rope_scaling is written (YaRN would replace it).",
+        "# vLLM (the explorer's rollout) refuses a max_model_len past what it derives from the model's config",
+        f"# unless {'='.join(LONG_LENGTH_VARIABLE)} is set (before Ray starts). Check that the model handles this",
+        "# length before you train at it.",
+    ]
+
+
+def _whole_nodes_note(trainer_gpus: int, node_gpus: int) -> list[str]:
+    """The note on the whole nodes a trainer spans, where no cluster section says it."""
+    return [
+        (f"# The trainer spans {trainer_gpus // node_gpus} whole nodes of {node_gpus} GPUs: your cluster.node_num x "
+         "gpu_per_node must hold"),
+        "# them and the rollout's GPUs (--rollout-gpus R, or solver.plan's rollout_gpus, writes that section).",
+    ]
+
+
+def _shared_gpus_note(shared_gpus: tuple[int, ...], environment: Mapping[str, str]) -> list[str]:
+    """The note on the GPUs of a node the job takes part of: their CUDA_VISIBLE_DEVICES, and a Ray of its own."""
+    return [
+        (f"# The job takes GPU{'s' if len(shared_gpus) > 1 else ''} {index_range(shared_gpus)} of its node: "
+         "before Ray starts,"),
+        f"#   export CUDA_VISIBLE_DEVICES={environment['CUDA_VISIBLE_DEVICES']}",
+        "# Each job on the node needs a Ray of its own: start this one's after that export (ray start --head on",
+        "# ports no other job's Ray uses) and set cluster.ray_address to it; the default, auto, joins whichever",
+        "# Ray the node started last.",
+    ]
+
+
+def _env_note(several: bool, rocm: bool) -> list[str]:
+    """The note on Env's variable, to export where Ray starts (on each node, for `several`), and ROCm's too."""
+    # Each node's Ray workers take the environment its `ray start` had: Trinity passes this variable to none.
+    return [
+        *([f"# Env: run this {env_when(several)} (Ray's workers take the environment",
+           "# their node's Ray started with; Trinity passes this variable to none of them):"] if several else
+          [f"# Env: run this {env_when(several)} (before `ray start`, or before `trinity run` starts Ray):"]),
+        f"#   {ENV_EXPORT}",
+        "# It is an environment variable, not a config key.",
+        *(["# On ROCm, PyTorch reads PYTORCH_HIP_ALLOC_CONF too: set it the same, or not at all; a build",
+           "# without expandable segments ignores them with a warning (then plan with --no-env)."] if rocm else []),
+    ]
 
 
 def trinity_fragment(
