@@ -464,87 +464,121 @@ def place(
     stuck = _without_ways(fleet, options)
     # Why the jobs without a way have none, asked now so that the time it takes counts against the limit.
     unplaced = tuple(Unplaced(job=fleet.jobs[i].name, reason=_why_no_option(planner, fleet, i)) for i in stuck)
-    no_way = tuple(fleet.jobs[i].name for i in stuck)
-    planning_s = time.monotonic() - started
+    planned = _Planned(fleet=fleet, options=options, every_job=every_job, host_rounded=host_rounded,
+                       no_way=tuple(fleet.jobs[i].name for i in stuck), undecided=planner.undecided, started=started,
+                       planning_s=time.monotonic() - started)
     if every_job and stuck:  # all or none: the other jobs are not placed either, and say why
-        return _none_placed(fleet, stuck, no_way, unplaced, planner.undecided, started)
+        return _none_placed(planned, stuck, unplaced)
     built = build_placement_model(fleet, options, every_job)
-    counted_by: PlacementCount = "nodes" if every_job else "priority"  # what the first stage counts
     stages = _stages(fleet, options, built, every_job)
-    # Start from a greedy placement: CP-SAT never returns less, and it stands if time runs out first.
-    values, counts = _as_model_values(built, _greedy_choice(fleet, options, smallest_first=True), options, fleet)
-    _hint(built, values, counts)
-
+    search = _greedy_start(fleet, options, built)
     solver = new_cp_solver(workers, seed)  # Ctrl-C is taken by _StopOnInterrupt
     # The LP relaxation of every constraint, not only the linear ones: the pattern counts' bounds then close within a
     # second where the default level took the whole time limit (host memory, few nodes; benchmarks/README.md).
     solver.parameters.linearization_level = 2
     # Leave time to read the answer back and to say why the jobs left out are.
-    deadline = started + time_limit_s * 0.97 - 0.02 - _time_for_reasons(fleet, options, planning_s)
+    deadline = started + time_limit_s * 0.97 - 0.02 - _time_for_reasons(fleet, options, planned.planning_s)
     with _StopOnInterrupt(solver) as interrupt:
-        search = _Search(values=values, counts=counts)
         first_failed = _solve_stages(search, built, stages, solver, interrupt, deadline,
                                      partial(_trivially_bounded, fleet=fleet, options=options, every_job=every_job),
                                      None if progress is None else partial(_ProgressCallback, report=progress,
                                                                            started=started))
-        if first_failed is not None and not (first_failed != cp_model.INFEASIBLE and any(values) and not every_job):
-            return _no_placement_result(fleet, options, every_job, counted_by, first_failed, host_rounded, no_way,
-                                        planner.undecided, interrupt, deadline, started)
+        # No first solution: the greedy placement (still the search's) stands in, unless it is empty, CP-SAT proved
+        # that none exists, or every job must be placed.
+        if first_failed is not None and not (first_failed != cp_model.INFEASIBLE and any(search.values)
+                                             and not every_job):
+            return _no_placement_result(planned, first_failed, interrupt, deadline)
     if first_failed is not None:  # out of time before a first solution: the greedy placement stands
         search.proven = False
-        search.objective = sum(fleet.jobs[o.job].priority for o, value in zip(options, values) if value)
-    values, counts, objective, bound, proven = (search.values, search.counts, search.objective, search.bound,
-                                                search.proven)
-    undecided = planner.undecided  # of the ways placed; widening's own questions leave the placement as it is
-    interrupted = interrupt.caught
-    first_proven = bound is not None and objective == bound  # no placement holds more priority
+        search.objective = sum(fleet.jobs[o.job].priority for o, value in zip(options, search.values) if value)
+    widen_by = started + time_limit_s if widen and not interrupt.caught else None
+    return _placed_result(planned, search, planner, widen_by, interrupt.caught, seed)
+
+
+@dataclass(frozen=True)
+class _Planned:
+    """What the placement search starts from, worked out before it: every job's ways (`options`), whether every job
+    must be placed (`every_job`: ``--minimize nodes``), the pools whose host memory the ways rounded up, the jobs
+    with no way at all (`no_way`, their names), how many of the planner's solves behind the ways ran out of time
+    (`undecided`; widening's own questions leave the placement as it is), when placing `started`
+    (`time.monotonic`) and the seconds planning took."""
+
+    fleet: Fleet
+    options: list[Option]
+    every_job: bool
+    host_rounded: tuple[str, ...]
+    no_way: tuple[str, ...]
+    undecided: int
+    started: float
+    planning_s: float
+
+    @property
+    def counted_by(self) -> PlacementCount:
+        """What the first stage counts: the nodes used where every job must be placed, else the placed priority."""
+        return "nodes" if self.every_job else "priority"
+
+
+def _greedy_start(fleet: Fleet, options: list[Option], built: _Model) -> _Search:
+    """The search's start: a greedy placement, hinted to CP-SAT (which never returns less); it stands if time runs
+    out before a first solution."""
+    values, counts = _as_model_values(built, _greedy_choice(fleet, options, smallest_first=True), options, fleet)
+    _hint(built, values, counts)
+    return _Search(values=values, counts=counts)
+
+
+def _placed_result(planned: _Planned, search: _Search, planner: _Planner, widen_by: float | None, interrupted: bool,
+                   seed: int) -> ClusterResult:
+    """The answer of the search's placement: the chosen ways on their nodes, grown onto idle GPUs of their nodes
+    until `widen_by` (None: not grown; Ctrl-C while growing leaves the placement as placed)."""
+    fleet, options, values, counts = planned.fleet, planned.options, search.values, search.counts
+    first_proven = search.bound is not None and search.objective == search.bound  # no placement holds more priority
     try:
-        widen_by = started + time_limit_s if widen and not interrupted else None
         placements, unplaced = _decode(fleet, options, values, counts, planner, widen_by, first_proven, seed)
     except KeyboardInterrupt:  # Ctrl-C while widening: the placement stands, as placed
         interrupted = True
         placements, unplaced = _decode(fleet, options, values, counts, planner, None, first_proven)
-    return ClusterResult(status="optimal" if proven and not host_rounded and not undecided else "feasible",
-                         objective=objective, bound=bound, objective_counts=counted_by, placements=placements,
-                         unplaced=unplaced, no_way_to_run=no_way, pools=pool_use(fleet, placements),
-                         host_rounded=host_rounded, undecided_ways=undecided, tie_broken=search.tie_broken,
-                         wall_time_s=time.monotonic() - started, planning_s=planning_s, interrupted=interrupted)
+    proven = search.proven and not planned.host_rounded and not planned.undecided
+    return ClusterResult(status="optimal" if proven else "feasible", objective=search.objective, bound=search.bound,
+                         objective_counts=planned.counted_by, placements=placements, unplaced=unplaced,
+                         no_way_to_run=planned.no_way, pools=pool_use(fleet, placements),
+                         host_rounded=planned.host_rounded, undecided_ways=planned.undecided,
+                         tie_broken=search.tie_broken, wall_time_s=time.monotonic() - planned.started,
+                         planning_s=planned.planning_s, interrupted=interrupted)
 
 
-def _no_placement_result(fleet: Fleet, options: list[Option], every_job: bool, counted_by: PlacementCount,
-                         failed: cp_model.CpSolverStatus, host_rounded: tuple[str, ...], no_way: tuple[str, ...],
-                         undecided: int, interrupt: _StopOnInterrupt, deadline: float, started: float
-                         ) -> ClusterResult:
+def _no_placement_result(planned: _Planned, failed: cp_model.CpSolverStatus, interrupt: _StopOnInterrupt,
+                         deadline: float) -> ClusterResult:
     """The answer where the search's first stage found no placement (its CP-SAT status `failed`) and no greedy one
-    stands in: infeasible where CP-SAT proved it, unless the host memory of the pools `host_rounded` was rounded up
-    (and the jobs are not proved not to fit with it left out) or `undecided` of the jobs' ways were left out;
-    unknown otherwise (time ran out, or Ctrl-C came first). Every job is left out, for that reason."""
+    stands in: infeasible where CP-SAT proved it, unless the host memory of the pools `planned.host_rounded` was
+    rounded up (and the jobs are not proved not to fit with it left out) or some of the jobs' ways were left out
+    (`planned.undecided`); unknown otherwise (time ran out, or Ctrl-C came first). Every job is left out, for that
+    reason."""
+    fleet, host_rounded = planned.fleet, planned.host_rounded
     # With host memory rounded, no placement of the rounded needs proves nothing, unless the jobs do not
     # fit even with host memory left out.
     rounded_only = failed == cp_model.INFEASIBLE and bool(host_rounded) and not _infeasible_without_host(
-        fleet, options, every_job, interrupt.solver, deadline)
-    proved = failed == cp_model.INFEASIBLE and not rounded_only and not undecided
+        fleet, planned.options, planned.every_job, interrupt.solver, deadline)
+    proved = failed == cp_model.INFEASIBLE and not rounded_only and not planned.undecided
     verdict: Status = "infeasible" if proved else "unknown"
-    return ClusterResult(status=verdict, objective=None, bound=None, objective_counts=counted_by,
+    return ClusterResult(status=verdict, objective=None, bound=None, objective_counts=planned.counted_by,
                          placements=(), pools=pool_use(fleet, ()),
                          unplaced=_all_unplaced(fleet, verdict, interrupt.caught,
-                                                host_rounded if rounded_only else (), options),
-                         no_way_to_run=no_way, host_rounded=host_rounded, undecided_ways=undecided,
-                         wall_time_s=time.monotonic() - started, interrupted=interrupt.caught)
+                                                host_rounded if rounded_only else (), planned.options),
+                         no_way_to_run=planned.no_way, host_rounded=host_rounded, undecided_ways=planned.undecided,
+                         wall_time_s=time.monotonic() - planned.started, interrupted=interrupt.caught)
 
 
-def _none_placed(fleet: Fleet, stuck: list[int], no_way: tuple[str, ...], unplaced: tuple[Unplaced, ...],
-                 undecided: int, started: float) -> ClusterResult:
-    """The answer of ``--minimize nodes`` (every job or none) where the jobs `stuck` (indexes; `no_way`, their names)
-    fit nowhere, as `unplaced` says: the other jobs are not placed either, for that reason."""
-    names = ", ".join(no_way)
+def _none_placed(planned: _Planned, stuck: list[int], unplaced: tuple[Unplaced, ...]) -> ClusterResult:
+    """The answer of ``--minimize nodes`` (every job or none) where the jobs `stuck` (indexes) fit nowhere, as
+    `unplaced` says: the other jobs are not placed either, for that reason."""
+    fleet, names = planned.fleet, ", ".join(planned.no_way)
     fit = "fits" if len(stuck) == 1 else "fit"
     others = tuple(Unplaced(job=job.name, reason=f"--minimize nodes places every job or none, and {names} {fit} "
                                                  "nowhere") for i, job in enumerate(fleet.jobs) if i not in stuck)
-    return ClusterResult(status="unknown" if undecided else "infeasible", objective=None, bound=None,
+    return ClusterResult(status="unknown" if planned.undecided else "infeasible", objective=None, bound=None,
                          objective_counts="nodes", placements=(), unplaced=unplaced + others,
-                         no_way_to_run=no_way, pools=pool_use(fleet, ()),
-                         undecided_ways=undecided, wall_time_s=time.monotonic() - started)
+                         no_way_to_run=planned.no_way, pools=pool_use(fleet, ()),
+                         undecided_ways=planned.undecided, wall_time_s=time.monotonic() - planned.started)
 
 
 def _stages(fleet: Fleet, options: list[Option], built: _Model,
