@@ -371,8 +371,8 @@ def test_a_cells_files_aliases_are_checked_as_the_catalogues_are(cli, tmp_path: 
     assert cli(*asked, "a100", "--cells", str(new)) == (2, "", (
         f"solve: error: --cells {new}: a100 names A100-80GB (80.0 GiB), another GPU type: give yours a name of its own\n"))
     assert cli(*asked, "h800", "--cells", str(known)) == (2, "", (
-        f"solve: error: --cells {known}: aliases myh800: H800-80GB is in the catalogue, whose aliases for it stand "
-        "(h800, h800-80g); give it none here\n"))
+        f"solve: error: --cells {known}: aliases myh800: H800-80GB is known already (the catalogue's, or an earlier "
+        "cells file's), whose aliases for it stand (h800, h800-80g); give it none here\n"))
     status, out, _ = cli("tables", "--cells", str(new))
     assert (status, out) == (2, "")
 

@@ -2008,6 +2008,18 @@ def test_calibrate_warns_of_cells_that_contradict_one_another_across_files(cli, 
                             "only shard the states further)") in err
 
 
+
+def test_calibrate_names_the_file_that_gives_an_earlier_files_gpu_type_other_aliases(cli, tmp_path: Path):
+    # Two files of one GPU type of your own: the first fixes its aliases, and the second's error names the second.
+    body = ("memory_gb: 48\nmemory_mib: 49140\nsource: mine\ntables:\n  - gpus: {}\n    section: x\n    models: [8B]\n"
+            "    rows:\n      - {{max_model_len: 8192, cells: {{8B: Env + Offload}}}}\n")
+    first, second = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    first.write_text("gpu: My-GPU\n" + body.format(4), encoding="utf-8")
+    second.write_text("gpu: My-GPU\naliases: [mine]\n" + body.format(8), encoding="utf-8")
+    assert cli("calibrate", "--cells", str(first), "--cells", str(second)) == (2, "", (
+        f"solve calibrate: error: {second}: aliases mine: My-GPU is known already (the catalogue's, or an earlier cells "
+        "file's), whose aliases for it stand (none); give it none here\n"))
+
 def test_a_plan_says_when_its_room_is_the_optimizer_steps(cli):
     status, out, _ = cli("--model", "32B", "--gpu", "a100", "--gpus", "8", "--exact", "--len", "1024", "--env",
                          "--no-offload")
