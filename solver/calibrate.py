@@ -250,10 +250,11 @@ def mispredicted(evidence: Iterable[Observation], coefficients: Coefficients) ->
 
 def at_bounds(coefficients: Coefficients) -> list[str]:
     """The fitted values at an edge of their plausible range (`BOUNDS`; a lower edge of 0 is plausible, no
-    such term, and so is not listed), and ``usable_env`` when all of the memory is usable."""
+    such term, and so is not listed), and ``usable_env`` when all of the memory is usable, to within the fit's
+    `GAP` (an observation can hold it a hair below 1, where it is at the edge all the same)."""
     edges = [f"{term} {coefficients.multiplier(term):g}" for term in TERMS
              if coefficients.multiplier(term) in (BOUNDS[term][1], BOUNDS[term][0] or None)]
-    if coefficients.usable_env >= 1.0:
+    if coefficients.usable_env >= 1.0 - GAP:
         edges.append(f"usable_env {coefficients.usable_env:g}")
     return edges
 
