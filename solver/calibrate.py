@@ -130,13 +130,17 @@ def contradictions(mine: Iterable[GpuType], documented: Iterable[GpuType], their
     return found
 
 
-def own_contradictions(models: tuple[Model, ...], mine: Sequence[GpuType]) -> list[str]:
-    """Where cells you measured (`mine`, one GPU type per file) contradict themselves or one another, in words:
-    `Catalog.contradictions` of all of them together, and a cell that an earlier file gives another setting."""
-    merged, found = Catalog(models=models, gpu_types=()), []
-    for index, measured in enumerate(mine):
+def own_contradictions(models: tuple[Model, ...], cells: Sequence[tuple[Path, GpuType]]) -> list[str]:
+    """Where cells you measured (`cells`: each file's path and GPU type) contradict themselves or one another, in
+    words: `Catalog.contradictions` of all of them together, and a cell that an earlier file gives another setting;
+    `QueryError`, naming the file, for one that gives an earlier file's GPU type other aliases."""
+    merged, found, mine = Catalog(models=models, gpu_types=()), [], [measured for _, measured in cells]
+    for index, (path, measured) in enumerate(cells):
         found += contradictions([measured], mine[:index], theirs="an earlier file's")
-        merged = merged.with_new_tables(measured)
+        try:
+            merged = merged.with_new_tables(measured)
+        except QueryError as error:
+            raise QueryError(f"{path}: {error}") from None
     return found + merged.contradictions()
 
 
@@ -156,7 +160,7 @@ def calibration(catalog: Catalog, cells: Sequence[tuple[Path, GpuType]], *, with
     source = _cells_source([path for path, _ in cells], with_tables=with_tables)
     evidence = observations(catalog, gpu_types=measured or None)
     yours = list(evidence) if measured else []  # the cells whose misses are named, not the documented tables'
-    own = own_contradictions(catalog.models, measured) if measured else []
+    own = own_contradictions(catalog.models, cells) if measured else []
     clashes: list[str] = []
     if measured and with_tables:
         evidence += observations(catalog)
@@ -246,10 +250,11 @@ def mispredicted(evidence: Iterable[Observation], coefficients: Coefficients) ->
 
 def at_bounds(coefficients: Coefficients) -> list[str]:
     """The fitted values at an edge of their plausible range (`BOUNDS`; a lower edge of 0 is plausible, no
-    such term, and so is not listed), and ``usable_env`` when all of the memory is usable."""
+    such term, and so is not listed), and ``usable_env`` when all of the memory is usable, to within the fit's
+    `GAP` (an observation can hold it a hair below 1, where it is at the edge all the same)."""
     edges = [f"{term} {coefficients.multiplier(term):g}" for term in TERMS
              if coefficients.multiplier(term) in (BOUNDS[term][1], BOUNDS[term][0] or None)]
-    if coefficients.usable_env >= 1.0:
+    if coefficients.usable_env >= 1.0 - GAP:
         edges.append(f"usable_env {coefficients.usable_env:g}")
     return edges
 

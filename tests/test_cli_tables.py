@@ -294,6 +294,34 @@ def test_tables_without_check_refuse_cells_that_contradict_the_tables(cli, tmp_p
     assert cli("tables", "--cells", str(cells), "--check")[0] == 1
 
 
+
+def test_tables_read_cells_of_a_model_config_model_and_check_them(cli, tmp_path: Path):
+    # Cells may name a --model-config model; the refusal points to `solve tables --check` with the same --cells and
+    # --model-config, so solve tables takes it: the cells show and are checked (it needs cells that name it).
+    model = tmp_path / "my-sft"
+    model.mkdir()
+    (model / "config.json").write_text(json.dumps({
+        "model_type": "llama", "hidden_size": 4096, "intermediate_size": 14336, "num_hidden_layers": 32,
+        "num_attention_heads": 32, "num_key_value_heads": 8, "vocab_size": 128256, "max_position_embeddings": 8192,
+        "tie_word_embeddings": False}), encoding="utf-8")
+    cells = tmp_path / "mine.yaml"
+    cells.write_text("gpu: My-GPU\nmemory_gb: 48\nmemory_mib: 49140\nsource: made up\ntables:\n"
+                     "  - {gpus: 8, section: 8 x mine, models: [my-sft], rows: [{max_model_len: 16384, "
+                     "cells: {my-sft: Env + Offload + SP=2}}, {max_model_len: 32768, cells: {my-sft: Env + SP=2}}]}\n",
+                     encoding="utf-8")
+    contradiction = ("My-GPU, 8 GPUs, my-sft: Env + Offload + SP=2 at 16384 but Env + SP=2 trains at the longer 32768 "
+                     "(memory only grows with the length)")
+    status, _, err = cli("--model-config", str(model), "--gpu", "my-gpu", "--len", "16k", "--cells", str(cells))
+    assert (status, err.splitlines()[-1]) == (2, f"solve: error: {cells}: {contradiction}; check the cells")
+    check = ("tables", "--cells", str(cells), "--model-config", str(model), "--check")
+    assert cli(*check) == (1, f"solve tables: warning: {contradiction}\n1 contradiction in 562 cells\n", "")
+    assert cli(*check, "--gpu", "my-gpu", "--json") == (1, json.dumps([contradiction], indent=2) + "\n", "")
+    cells.write_text(cells.read_text(encoding="utf-8").replace("Env + Offload + SP=2", "SP=2"), encoding="utf-8")
+    status, out, err = cli("tables", "--cells", str(cells), "--model-config", str(model), "--gpu", "my-gpu")
+    assert (status, err) == (0, "") and "┃ my-sft " in out and "│         32768 │ Env + SP=2 " in out
+    assert cli("tables", "--model-config", str(model)) == (
+        2, "", "solve tables: error: --model-config describes a model that the cells of --cells FILE name\n")
+
 def test_a_model_whose_cells_another_stands_for_is_named_under_its_tables(cli):
     # On stdout after the tables; beside --json on stderr, as a note, so that the array stays the cells.
     status, out, err = cli("tables", "--model", "8b-base", "--gpu", "a100", "--gpus", "4")
@@ -343,8 +371,8 @@ def test_a_cells_files_aliases_are_checked_as_the_catalogues_are(cli, tmp_path: 
     assert cli(*asked, "a100", "--cells", str(new)) == (2, "", (
         f"solve: error: --cells {new}: a100 names A100-80GB (80.0 GiB), another GPU type: give yours a name of its own\n"))
     assert cli(*asked, "h800", "--cells", str(known)) == (2, "", (
-        f"solve: error: --cells {known}: aliases myh800: H800-80GB is in the catalogue, whose aliases for it stand "
-        "(h800, h800-80g); give it none here\n"))
+        f"solve: error: --cells {known}: aliases myh800: H800-80GB is known already (the catalogue's, or an earlier "
+        "cells file's), whose aliases for it stand (h800, h800-80g); give it none here\n"))
     status, out, _ = cli("tables", "--cells", str(new))
     assert (status, out) == (2, "")
 

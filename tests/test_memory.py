@@ -2008,6 +2008,18 @@ def test_calibrate_warns_of_cells_that_contradict_one_another_across_files(cli, 
                             "only shard the states further)") in err
 
 
+
+def test_calibrate_names_the_file_that_gives_an_earlier_files_gpu_type_other_aliases(cli, tmp_path: Path):
+    # Two files of one GPU type of your own: the first fixes its aliases, and the second's error names the second.
+    body = ("memory_gb: 48\nmemory_mib: 49140\nsource: mine\ntables:\n  - gpus: {}\n    section: x\n    models: [8B]\n"
+            "    rows:\n      - {{max_model_len: 8192, cells: {{8B: Env + Offload}}}}\n")
+    first, second = tmp_path / "a.yaml", tmp_path / "b.yaml"
+    first.write_text("gpu: My-GPU\n" + body.format(4), encoding="utf-8")
+    second.write_text("gpu: My-GPU\naliases: [mine]\n" + body.format(8), encoding="utf-8")
+    assert cli("calibrate", "--cells", str(first), "--cells", str(second)) == (2, "", (
+        f"solve calibrate: error: {second}: aliases mine: My-GPU is known already (the catalogue's, or an earlier cells "
+        "file's), whose aliases for it stand (none); give it none here\n"))
+
 def test_a_plan_says_when_its_room_is_the_optimizer_steps(cli):
     status, out, _ = cli("--model", "32B", "--gpu", "a100", "--gpus", "8", "--exact", "--len", "1024", "--env",
                          "--no-offload")
@@ -2599,6 +2611,25 @@ def test_calibrate_on_one_cell_it_cannot_meet_says_so_in_the_singular(cli, tmp_p
     assert second.endswith(f"(usable: before any safety margin; solve memory --memory-model {fitted} breaks each "
                            "down); check it for typos")
 
+
+
+def test_calibrate_reports_usable_env_a_hair_below_all_of_the_memory(cli, tmp_path: Path):
+    # Made-up cells of a 48 GB card: an Env cell holds Env's usable fraction at 0.999837, not at its bound of 1, and
+    # that is the edge all the same (Env plans would fill all but 1% of the card): the warning names it.
+    cells = tmp_path / "ada.yaml"
+    cells.write_text(
+        "gpu: Own-48GB\nmemory_gb: 48\nmemory_mib: 49140\nsource: mine\ntables:\n  - gpus: 4\n    section: x\n"
+        "    models: [Qwen3-1.7B, Qwen3-4B]\n    rows:\n"
+        "      - {max_model_len: 8192, cells: {Qwen3-1.7B: vanilla, Qwen3-4B: Env}}\n"
+        "      - {max_model_len: 16384, cells: {Qwen3-1.7B: Env, Qwen3-4B: SP=2}}\n"
+        "      - {max_model_len: 32768, cells: {Qwen3-1.7B: SP=2, Qwen3-4B: Env + SP=4}}\n"
+        "      - {max_model_len: 65536, cells: {Qwen3-1.7B: Env + SP=4, Qwen3-4B: Env + Offload + SP=4}}\n",
+        encoding="utf-8")
+    status, out, err = cli("calibrate", "--cells", str(cells))
+    assert status == 0 and "\n  usable_env: 0.999837\n" in out
+    assert err.splitlines()[0] == (
+        "solve calibrate: warning: usable_env 0.999837 ended at the edge of the plausible range: 32 observations do "
+        "not pin the model down; add cells, or --with-tables to fit with the documented ones too")
 
 def test_calibrate_asks_to_mend_cells_of_one_gpu_that_contradict_one_another(cli, tmp_path: Path):
     # Two files give Qwen3-14B on one 24 GB card at 32768 as vanilla and as Env (which says vanilla ran out): the fit

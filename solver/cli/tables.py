@@ -7,7 +7,7 @@ import json
 import shlex
 import sys
 
-from solver.cli.argtypes import whole_number
+from solver.cli.argtypes import path_argument, whole_number
 from solver.cli.catalogs import catalog_with
 from solver.cli.notes import note_cells_elsewhere
 from solver.cli.options import add_cells_option
@@ -15,7 +15,7 @@ from solver.cli.output import print_escaped, print_view
 from solver.cli.parser import Parser
 from solver.cli.status import NO_PLAN
 from solver.render import cells_json, tables_view
-from solver.tables import MAX_ESTIMATED_GPUS, MAX_GPUS, Catalog, QueryError, counted
+from solver.tables import MAX_ESTIMATED_GPUS, MAX_GPUS, Catalog, QueryError, counted, load_model_config
 
 
 def build_tables_parser() -> argparse.ArgumentParser:
@@ -33,12 +33,17 @@ def build_tables_parser() -> argparse.ArgumentParser:
     parser.add_argument("--check", action="store_true",
                         help="report where the tables contradict the semantics (exit 1 if anywhere)")
     add_cells_option(parser)
+    parser.add_argument("--model-config", metavar="PATH", type=path_argument,
+                        help="a local Hugging Face config.json of a model your --cells name that the catalogue lacks")
     return parser
 
 
 def run_tables(args: argparse.Namespace) -> int:
     """``solve tables``: print the documented tables, narrowed by the filters."""
-    full, _, cells = catalog_with(None, cells=args.cells or (), keep_contradictions=args.check)
+    if args.model_config and not args.cells:
+        raise QueryError("--model-config describes a model that the cells of --cells FILE name")
+    model = load_model_config(args.model_config) if args.model_config else None
+    full, _, cells = catalog_with(model, cells=args.cells or (), keep_contradictions=args.check)
     status = _print_tables(args, full)
     note_cells_elsewhere("solve tables", cells, full, args.gpu)
     return status
