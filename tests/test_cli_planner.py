@@ -296,11 +296,13 @@ def test_an_answer_the_time_limit_left_open_says_to_raise_the_limit(cli, monkeyp
          "solve: error: argument --workers: must be a whole number from 1 to 1024, got 1025"),
         (["--model", "4B", "--len", "8192", "--node-gpus", "65537"],
          "solve: error: argument --node-gpus: must be a whole number from 1 to 65536, got 65537"),
-        # Negative numbers in exponent form or with a unit are values to refuse, not unknown options.
+        # Negative numbers in exponent form or with a unit are values to refuse, not unknown options; named as typed.
         (["--model", "4B", "--len", "8192", "--margin", "-1e-9"],
-         ("solve: error: --margin is a fraction from 0 to below 1, got -1e-09")),
+         ("solve: error: argument --margin: must be a fraction from 0 to below 1, got -1e-9")),
         (["--model", "4B", "--len", "8192", "--margin", "-.5"],
-         "solve: error: --margin is a fraction from 0 to below 1, got -0.5"),
+         "solve: error: argument --margin: must be a fraction from 0 to below 1, got -.5"),
+        (["--model", "4B", "--len", "8192", "--margin", "nan"],
+         "solve: error: argument --margin: must be a fraction from 0 to below 1, got nan"),
         (["--model", "4B", "--len", "8192", "--host-ram", "-5GB"],
          "solve: error: argument --host-ram: must be above 0 and at most 1048576 GB, got -5GB"),
         (["--model", "4B", "--len", "8192", "--host-ram", "-1TB"],  # as typed, not in GB (-1024)
