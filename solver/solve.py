@@ -46,7 +46,7 @@ from solver.rules import (
     vouching_cell,
     whole_nodes_violation,
 )
-from solver.tables import MAX_ESTIMATED_GPUS, Catalog, Model, Setting, counted, load_catalog
+from solver.tables import MAX_ESTIMATED_GPUS, Catalog, Model, Setting, counted, load_catalog, shown_number
 
 FIXED_SEARCH_RANKS = 1000
 """Up to this many combinations of GPU count, Env, Offload and SP (budgets up to 24 GPUs), the search follows
@@ -280,7 +280,7 @@ def host_over_words(model: Model, plan: Plan, node_gpus: int, source: str, limit
     """The host memory per node `plan` of `model` needs, more than the `limit` GB that `source` gives, in words:
     ``with Offload it needs 594.2 GiB of host memory per node, more than --host-ram 400``."""
     need = _host_need_gib(model, node_gpus, plan)
-    return f"{host_need_words(f'{shown_host_gib(need):.1f}', plan.offload)}, more than {source} {limit:g}"
+    return f"{host_need_words(f'{shown_host_gib(need):.1f}', plan.offload)}, more than {source} {shown_number(limit)}"
 
 
 def estimated_plan_words(plan: Plan) -> str:

@@ -1254,6 +1254,18 @@ def test_a_fraction_of_a_tb_is_that_fraction_of_1024_gib(cli, given: str, status
     assert got == status and says in " ".join(out.split())
 
 
+def test_a_host_memory_of_a_million_gib_or_more_is_shown_in_digits(cli):
+    # :g wrote 1024TB (1048576 GiB) as 1.04858e+06: neither the amount given nor one to paste back.
+    status, out, _ = cli("--model", "4B", "--gpu", "h100", "--len", "8k", "--host-ram", "1024TB", "--top", "100")
+    assert status == 0 and "each other plan that trains within --host-ram 1048576 is no cheaper" in " ".join(out.split())
+    status, out, _ = cli("memory", "--model", "4B", "--gpu", "h100", "--gpus", "8", "--len", "8k", "--offload",
+                         "--host-ram", "1024TB")
+    assert status == 0 and "it fits in the 1048576 GiB of --host-ram" in " ".join(out.split())
+    status, out, _ = cli("map", "--gpu", "h100", "--model", "4B", "--gpus-up-to", "1", "--host-ram", "1024TB")
+    assert status == 0 and out.startswith("H100-80GB: longest context per model and GPU budget, host memory 1048576 "
+                                          "GiB per node")
+
+
 _NOTHING_FITS = ("the tables have no Qwen3-32B on x, and the memory model estimates that nothing fits (not "
                  "even 1024 tokens)")
 
