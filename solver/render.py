@@ -263,11 +263,14 @@ def _length_words(answer: Answer, plan: Plan, model: Model) -> str:
 def _validated_words(answer: Answer, plan: Plan, model: Model) -> str | None:
     """The summary's ``validated`` row, where the plan's length is past what the model is known to handle: the
     cheapest plan at the length it is known to (its native context, or the longest YaRN is validated for), where the
-    answer has one (None otherwise)."""
+    answer has one (None otherwise); briefly where that is this plan's setting on as many GPUs."""
     if (within := answer.validated) is None:
         return None
     known = "its native context" if within.max_model_len == model.native_context else (
         "the longest YaRN is validated for")
+    if (within.gpus, within.setting) == (plan.gpus, plan.setting):
+        return (f"at {within.max_model_len} ({known}), this plan trains too ({within.evidence_label}): "
+                f"--len {within.max_model_len}")
     return (f"at {within.max_model_len} ({known}), the cheapest plan is {within.setting.label} on "
             f"{counted(within.gpus, 'GPU')} ({within.evidence_label}; {within.cost / plan.cost:.2f}x "
             f"the cost): --len {within.max_model_len}")

@@ -404,8 +404,8 @@ class Answer(_Timed):
         "A100-80GB's for the H100-80GB): it trained there"))
     validated: Plan | None = Field(default=None, description=(
         "when the longest context is past what the model is known to handle (validated_length: YaRN past what "
-        "Qwen's model cards validate), the cheapest plan at that length within the same budget and pins, where "
-        "its setting or GPU count differs from the best plan's"))
+        "Qwen's model cards validate), the cheapest plan at that length within the same budget and pins (the "
+        "best plan's setting and GPU count, where they are the cheapest there too)"))
     fewer_nodes: Plan | None = Field(default=None, description=(
         "with rollout GPUs, when the best plan's trainer takes whole nodes and so leaves the rollout more GPUs "
         "than asked: the best plan on fewer nodes (within the largest budget whose layouts take fewer)"))

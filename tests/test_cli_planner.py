@@ -1872,11 +1872,17 @@ def test_a_longest_context_past_what_is_validated_names_the_cheapest_plan_within
     # A model on its own RoPE scaling: its native context.
     _, out, _ = cli("--model", "llama-3.1-8b", "--gpu", "h200", "--gpus", "8", "--maximize", "len")
     assert "validated at 131072 (its native context), the cheapest plan is" in " ".join(out.split())
-    # Not where the longest context is within what is validated, nor where the plan there is the same (the H20's
-    # documented 133120 for Qwen3-4B: Env + Offload + SP=4 on 4 GPUs at 131072 too), nor for other objectives.
+    # Where the plan there is the same, briefly (the H20's documented 133120 for Qwen3-4B: Env + Offload + SP=4 on
+    # 4 GPUs at 131072 too); not where the longest context is within what is validated (the A100's 102400).
     status, answers = run_json(cli, "--maximize", "len", "--gpus", "6", "--model", "4B")
     assert status == 0 and [a["plans"][0]["max_model_len"] for a in answers] == [102400, 133120]
-    assert not any("validated" in a for a in answers)
+    within = answers[1]["validated"]
+    assert "validated" not in answers[0] and (within["gpus"], within["env"], within["offload"], within["sp"]) == (
+        4, True, True, 4) and (within["max_model_len"], within["evidence"]) == (131072, "documented")
+    _, out, _ = cli("--maximize", "len", "--gpus", "6", "--model", "4B", "--gpu", "h20")
+    assert ("\nvalidated      at 131072 (the longest YaRN is validated for), this plan trains too (documented): "
+            "--len 131072\n") in out
+    # Nor for other objectives.
     status, [answer] = run_json(cli, *flags[:6], "--len", "200k")
     assert status == 0 and "validated" not in answer
 
@@ -1964,7 +1970,8 @@ def test_a_lowered_token_budget_names_no_larger_gpu_cell(cli):
 
 
 def test_validated_names_the_same_setting_on_other_gpus(monkeypatch):
-    # The plan within the validated length is named where its GPU count differs, even with the best plan's setting.
+    # The plan within the validated length is named where its GPU count differs, even with the best plan's setting;
+    # and where it is the best plan's setting on as many GPUs, too (the row says so briefly).
     import solver.solve
     from solver.query import make_query
 
@@ -1977,6 +1984,8 @@ def test_validated_names_the_same_setting_on_other_gpus(monkeypatch):
     assert solver.solve._with_validated(catalog, query, bare).validated == fewer
     same = best.model_copy(update={"max_model_len": 131072})
     monkeypatch.setattr(solver.solve, "optional_best", lambda *args, **kwargs: same)
+    assert solver.solve._with_validated(catalog, query, bare).validated == same
+    monkeypatch.setattr(solver.solve, "optional_best", lambda *args, **kwargs: None)
     assert solver.solve._with_validated(catalog, query, bare).validated is None
 
 
