@@ -288,7 +288,7 @@ def _larger_gpu_words(answer: Answer) -> str | None:
 def _host_memory_words(plan: Plan) -> str | None:
     """The summary's ``host memory`` row: what the plan needs of a node's host memory (None where it says
     nothing)."""
-    host = plan.host_memory_words(plan.nodes or 1, plan.rollout_gpus or 0)
+    host = plan.host_memory_words()
     return None if host is None else f"{host} (--host-ram)"
 
 
