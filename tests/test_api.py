@@ -535,7 +535,7 @@ def test_a_memory_estimate_is_frozen_to_its_terms():
     import pydantic
 
     estimate = solver.estimate_memory("8B", "h100", 8, 32768, sp=8, env=True)
-    with pytest.raises(ValidationError, match="frozen"):
+    with pytest.raises(pydantic.ValidationError, match="frozen"):
         estimate.terms.states = 0.0  # type: ignore[misc]
     assert hash(estimate) == hash(solver.estimate_memory("8B", "h100", 8, 32768, sp=8, env=True))
     assert [term for term, _ in estimate.terms.items()] == ["states", "gathered", "checkpoints", "logits",
