@@ -26,6 +26,7 @@ from solver.tables import (
     counted,
     load_memory_model,
     load_weights,
+    shown_number,
     sp_rule_violation,
 )
 
@@ -134,7 +135,7 @@ class Query(Frozen):
     def limit_flags(self) -> str:
         """The flags that narrow the plans: the pins (`pin_flags`), the host memory and the train batch given; empty
         when none."""
-        host_ram = f"{self.host_ram_source} {self.host_ram_gb:g}" if self.host_ram_gb is not None else ""
+        host_ram = f"{self.host_ram_source} {shown_number(self.host_ram_gb)}" if self.host_ram_gb is not None else ""
         flags = " ".join(filter(None, (self.pin_flags, host_ram)))
         if self.train_batch_size is None:
             return flags
@@ -147,7 +148,8 @@ class Query(Frozen):
 def check_host_ram(host_ram_gb: float | None) -> None:
     """`QueryError` unless a node's host memory, if given, is above 0 and at most `MAX_HOST_RAM_GB`."""
     if host_ram_gb is not None and not 0 < host_ram_gb <= MAX_HOST_RAM_GB:
-        raise QueryError(f"--host-ram must be above 0 and at most {MAX_HOST_RAM_GB} GB, got {host_ram_gb:g}")
+        raise QueryError(f"--host-ram must be above 0 and at most {MAX_HOST_RAM_GB} GB, got "
+                         f"{shown_number(host_ram_gb)}")
 
 
 def make_query(

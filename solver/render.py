@@ -55,6 +55,7 @@ from solver.tables import (
     Setting,
     cell_text,
     counted,
+    shown_number,
 )
 
 SHADES = (
@@ -262,11 +263,14 @@ def _length_words(answer: Answer, plan: Plan, model: Model) -> str:
 def _validated_words(answer: Answer, plan: Plan, model: Model) -> str | None:
     """The summary's ``validated`` row, where the plan's length is past what the model is known to handle: the
     cheapest plan at the length it is known to (its native context, or the longest YaRN is validated for), where the
-    answer has one (None otherwise)."""
+    answer has one (None otherwise); briefly where that is this plan's setting on as many GPUs."""
     if (within := answer.validated) is None:
         return None
     known = "its native context" if within.max_model_len == model.native_context else (
         "the longest YaRN is validated for")
+    if (within.gpus, within.setting) == (plan.gpus, plan.setting):
+        return (f"at {within.max_model_len} ({known}), this plan trains too ({within.evidence_label}): "
+                f"--len {within.max_model_len}")
     return (f"at {within.max_model_len} ({known}), the cheapest plan is {within.setting.label} on "
             f"{counted(within.gpus, 'GPU')} ({within.evidence_label}; {within.cost / plan.cost:.2f}x "
             f"the cost): --len {within.max_model_len}")
@@ -284,7 +288,7 @@ def _larger_gpu_words(answer: Answer) -> str | None:
 def _host_memory_words(plan: Plan) -> str | None:
     """The summary's ``host memory`` row: what the plan needs of a node's host memory (None where it says
     nothing)."""
-    host = plan.host_memory_words(plan.nodes or 1, plan.rollout_gpus or 0)
+    host = plan.host_memory_words()
     return None if host is None else f"{host} (--host-ram)"
 
 
@@ -353,7 +357,7 @@ def _no_alternative(query: Query, answer: Answer) -> str:
     is an estimate and Env is not pinned, that estimates keep Env on."""
     ways = [*(["no longer"] if query.objective == "max_len" else []), "no cheaper",
             *([] if query.exact else ["on no fewer GPUs"]), "no better vouched for"]
-    limits = [f"{query.host_ram_source} {query.host_ram_gb:g}"] if query.host_ram_gb is not None else []
+    limits = [f"{query.host_ram_source} {shown_number(query.host_ram_gb)}"] if query.host_ram_gb is not None else []
     limits += [batch_words(query.train_batch_size, query.train_batch_source)] if query.train_batch_size else []
     within = f" within {' and '.join(limits)}" if limits else ""
     # An estimate keeps Env on unless --no-env (`estimates_setting`): one without it may cost a hair less.
@@ -556,7 +560,7 @@ def _verdict(answer: Answer, current: CurrentSettings, query: Query, problems: b
     cell = current.out_of_memory
     host = "" if current.host_memory_needed is None else (
         f"{host_need_words(f'{current.host_memory_needed:.1f}', current.offload)}, more than {query.host_ram_source} "
-        f"{query.host_ram_gb:g}")
+        f"{shown_number(query.host_ram_gb)}")
     if current.broken_rule:
         verdict = f"it breaks a rule: {current.broken_rule}"
     elif cell is not None:  # the GPU memory first: more host memory would not make it train
@@ -710,7 +714,7 @@ def _pool_view(pool: Pool, use: PoolUse, here: list[Placement]) -> RenderableTyp
     """A pool's table, under what the placement `use`s of it: a row per job placed `here` (its nodes, GPUs, trainer
     and rollout GPUs against those it asked, plan, length, cost, evidence and host memory), or its title alone
     where nothing is placed."""
-    host_ram = f" ({pool.host_ram_gb:g} GiB host memory each)" if pool.host_ram_gb is not None else ""
+    host_ram = f" ({shown_number(pool.host_ram_gb)} GiB host memory each)" if pool.host_ram_gb is not None else ""
     title = (f"pool {pool.name}: {pool.nodes} x {pool.gpus_per_node} {pool.gpu}{host_ram}; "
              f"{counted(use.nodes_used, 'node')} and {use.gpus_used} of {use.gpus} GPUs used")
     if not here:  # a title, without an empty table
@@ -890,8 +894,8 @@ def memory_view(result: MemoryEstimate, label: str, gpu: str, model: str, gpus: 
                                    Text(_longest_words(result, gpu, model, gpus, own_budget))]
     if result.host_memory_gib is not None:
         room = "" if result.host_ram_gib is None else (
-            f"; it fits in the {result.host_ram_gib:g} GiB of --host-ram" if result.host_fits else
-            f"; more than the {result.host_ram_gib:g} GiB of --host-ram: it does not train there")
+            f"; it fits in the {shown_number(result.host_ram_gib)} GiB of --host-ram" if result.host_fits else
+            f"; more than the {shown_number(result.host_ram_gib)} GiB of --host-ram: it does not train there")
         what = ("for Offload (the actor's states and the reference model's weights, or the model while it loads, "
                 "whichever is more)" if offload else "while the model loads (verl reads it in fp32 before "
                 "FSDP shards it)")

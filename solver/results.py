@@ -243,13 +243,15 @@ class Plan(Frozen):
         model's calibration (`beyond_calibration`)."""
         return self.evidence + (", extrapolated" if self.beyond_calibration else "")
 
-    def host_memory_words(self, nodes: int = 1, rollout_gpus: int = 0) -> str | None:
+    def host_memory_words(self, nodes: int | None = None, rollout_gpus: int | None = None) -> str | None:
         """The host memory per node the plan needs and what for, in words (None where `host_memory_gb` is), on a layout
-        of `nodes` nodes with `rollout_gpus` rollout GPUs: per node its trainer runs on, where the others hold its
-        rollout alone (`trainer_node_count`)."""
+        of `nodes` nodes with `rollout_gpus` rollout GPUs (by default the plan's own: `nodes`, `rollout_gpus`): per
+        node its trainer runs on, where the others hold its rollout alone (`trainer_node_count`)."""
         if self.host_memory_gb is None:
             return None
         purpose = "for Offload" if self.offload else "while the model loads"
+        nodes = nodes if nodes is not None else self.nodes or 1
+        rollout_gpus = rollout_gpus if rollout_gpus is not None else self.rollout_gpus or 0
         trainer_nodes = trainer_node_count(self.gpus, rollout_gpus, nodes)
         if trainer_nodes == nodes:
             return f"{self.host_memory_gb:.1f} GiB per node {purpose}"
@@ -404,8 +406,8 @@ class Answer(_Timed):
         "A100-80GB's for the H100-80GB): it trained there"))
     validated: Plan | None = Field(default=None, description=(
         "when the longest context is past what the model is known to handle (validated_length: YaRN past what "
-        "Qwen's model cards validate), the cheapest plan at that length within the same budget and pins, where "
-        "its setting or GPU count differs from the best plan's"))
+        "Qwen's model cards validate), the cheapest plan at that length within the same budget and pins (the "
+        "best plan's setting and GPU count, where they are the cheapest there too)"))
     fewer_nodes: Plan | None = Field(default=None, description=(
         "with rollout GPUs, when the best plan's trainer takes whole nodes and so leaves the rollout more GPUs "
         "than asked: the best plan on fewer nodes (within the largest budget whose layouts take fewer)"))

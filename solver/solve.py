@@ -46,7 +46,7 @@ from solver.rules import (
     vouching_cell,
     whole_nodes_violation,
 )
-from solver.tables import MAX_ESTIMATED_GPUS, Catalog, Model, Setting, counted, load_catalog
+from solver.tables import MAX_ESTIMATED_GPUS, Catalog, Model, Setting, counted, load_catalog, shown_number
 
 FIXED_SEARCH_RANKS = 1000
 """Up to this many combinations of GPU count, Env, Offload and SP (budgets up to 24 GPUs), the search follows
@@ -171,16 +171,14 @@ def _with_larger_gpu_cell(catalog: Catalog, query: Query, answer: Answer) -> Ans
 def _with_validated(catalog: Catalog, query: Query, answer: Answer) -> Answer:
     """The answer, when it maximises the length past what the model is known to handle (`validated_length`:
     YaRN past what Qwen's model cards validate, or a length past the native context on the model's own RoPE
-    scaling), with the cheapest plan at that length within the same budget and pins, where it is another
-    setting or GPU count than the best plan's: what to run for a length that needs no quality check."""
+    scaling), with the cheapest plan at that length within the same budget and pins (the best plan's setting
+    and GPU count, where they are the cheapest there too): what to run for a length that needs no quality check."""
     best, model = answer.best, catalog.model(query.model)
     if query.objective != "max_len" or best is None or best.max_model_len <= validated_length(model):
         return answer
     within = optional_best(catalog, query.model_copy(update={
         "objective": "cheapest", "max_model_len": validated_length(model), "top": 1}), answer.gpu)
-    if within is None or (within.gpus, within.setting) == (best.gpus, best.setting):
-        return answer
-    return answer.model_copy(update={"validated": within})
+    return answer if within is None else answer.model_copy(update={"validated": within})
 
 
 def _with_other_batch(catalog: Catalog, query: Query, answer: Answer) -> Answer:
@@ -280,7 +278,7 @@ def host_over_words(model: Model, plan: Plan, node_gpus: int, source: str, limit
     """The host memory per node `plan` of `model` needs, more than the `limit` GB that `source` gives, in words:
     ``with Offload it needs 594.2 GiB of host memory per node, more than --host-ram 400``."""
     need = _host_need_gib(model, node_gpus, plan)
-    return f"{host_need_words(f'{shown_host_gib(need):.1f}', plan.offload)}, more than {source} {limit:g}"
+    return f"{host_need_words(f'{shown_host_gib(need):.1f}', plan.offload)}, more than {source} {shown_number(limit)}"
 
 
 def estimated_plan_words(plan: Plan) -> str:

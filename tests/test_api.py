@@ -932,6 +932,22 @@ def test_trinity_settings_are_the_keys_and_the_environment_the_fragment_writes(a
         assert f"{name}={value}" in solver.trinity_config(answer)
 
 
+def test_trinity_settings_are_frozen_plain_dicts_of_the_callers_own_and_so_not_hashable():
+    # docs/api.md: the other results hash by value; these hold dicts to merge into a config or dump, which a read-only
+    # mapping would not be (yaml.safe_dump and json.dumps refuse one), so a hash of them would not stay the same.
+    (answer,) = solver.plan("8B", gpu="a100", max_model_len=32768, budget_gpus=8)
+    settings = solver.trinity_settings(answer)
+    assert hash(answer) == hash(solver.plan("8B", gpu="a100", max_model_len=32768, budget_gpus=8)[0])
+    assert type(settings.config) is dict and type(settings.environment) is dict
+    assert yaml.safe_load(yaml.safe_dump(settings.config)) == json.loads(json.dumps(settings.config))
+    with pytest.raises(TypeError, match="unhashable type: 'dict'"):
+        hash(settings)
+    with pytest.raises(ValidationError, match="frozen"):
+        settings.config = {}
+    settings.config["trainer"]["max_token_len_per_gpu"] = 1  # yours: the next call makes them anew
+    assert solver.trinity_settings(answer).config["trainer"]["max_token_len_per_gpu"] == 32768
+
+
 def test_trinity_settings_give_the_keys_as_nested_mappings():
     (answer,) = solver.plan("8B", gpu="a100", max_model_len=32768, budget_gpus=8, rollout_gpus=4)
     assert solver.trinity_settings(answer).model_dump() == {

@@ -296,11 +296,13 @@ def test_an_answer_the_time_limit_left_open_says_to_raise_the_limit(cli, monkeyp
          "solve: error: argument --workers: must be a whole number from 1 to 1024, got 1025"),
         (["--model", "4B", "--len", "8192", "--node-gpus", "65537"],
          "solve: error: argument --node-gpus: must be a whole number from 1 to 65536, got 65537"),
-        # Negative numbers in exponent form or with a unit are values to refuse, not unknown options.
+        # Negative numbers in exponent form or with a unit are values to refuse, not unknown options; named as typed.
         (["--model", "4B", "--len", "8192", "--margin", "-1e-9"],
-         ("solve: error: --margin is a fraction from 0 to below 1, got -1e-09")),
+         ("solve: error: argument --margin: must be a fraction from 0 to below 1, got -1e-9")),
         (["--model", "4B", "--len", "8192", "--margin", "-.5"],
-         "solve: error: --margin is a fraction from 0 to below 1, got -0.5"),
+         "solve: error: argument --margin: must be a fraction from 0 to below 1, got -.5"),
+        (["--model", "4B", "--len", "8192", "--margin", "nan"],
+         "solve: error: argument --margin: must be a fraction from 0 to below 1, got nan"),
         (["--model", "4B", "--len", "8192", "--host-ram", "-5GB"],
          "solve: error: argument --host-ram: must be above 0 and at most 1048576 GB, got -5GB"),
         (["--model", "4B", "--len", "8192", "--host-ram", "-1TB"],  # as typed, not in GB (-1024)
@@ -1252,6 +1254,18 @@ def test_a_fraction_of_a_tb_is_that_fraction_of_1024_gib(cli, given: str, status
     assert got == status and says in " ".join(out.split())
 
 
+def test_a_host_memory_of_a_million_gib_or_more_is_shown_in_digits(cli):
+    # :g wrote 1024TB (1048576 GiB) as 1.04858e+06: neither the amount given nor one to paste back.
+    status, out, _ = cli("--model", "4B", "--gpu", "h100", "--len", "8k", "--host-ram", "1024TB", "--top", "100")
+    assert status == 0 and "each other plan that trains within --host-ram 1048576 is no cheaper" in " ".join(out.split())
+    status, out, _ = cli("memory", "--model", "4B", "--gpu", "h100", "--gpus", "8", "--len", "8k", "--offload",
+                         "--host-ram", "1024TB")
+    assert status == 0 and "it fits in the 1048576 GiB of --host-ram" in " ".join(out.split())
+    status, out, _ = cli("map", "--gpu", "h100", "--model", "4B", "--gpus-up-to", "1", "--host-ram", "1024TB")
+    assert status == 0 and out.startswith("H100-80GB: longest context per model and GPU budget, host memory 1048576 "
+                                          "GiB per node")
+
+
 _NOTHING_FITS = ("the tables have no Qwen3-32B on x, and the memory model estimates that nothing fits (not "
                  "even 1024 tokens)")
 
@@ -1858,11 +1872,17 @@ def test_a_longest_context_past_what_is_validated_names_the_cheapest_plan_within
     # A model on its own RoPE scaling: its native context.
     _, out, _ = cli("--model", "llama-3.1-8b", "--gpu", "h200", "--gpus", "8", "--maximize", "len")
     assert "validated at 131072 (its native context), the cheapest plan is" in " ".join(out.split())
-    # Not where the longest context is within what is validated, nor where the plan there is the same (the H20's
-    # documented 133120 for Qwen3-4B: Env + Offload + SP=4 on 4 GPUs at 131072 too), nor for other objectives.
+    # Where the plan there is the same, briefly (the H20's documented 133120 for Qwen3-4B: Env + Offload + SP=4 on
+    # 4 GPUs at 131072 too); not where the longest context is within what is validated (the A100's 102400).
     status, answers = run_json(cli, "--maximize", "len", "--gpus", "6", "--model", "4B")
     assert status == 0 and [a["plans"][0]["max_model_len"] for a in answers] == [102400, 133120]
-    assert not any("validated" in a for a in answers)
+    within = answers[1]["validated"]
+    assert "validated" not in answers[0] and (within["gpus"], within["env"], within["offload"], within["sp"]) == (
+        4, True, True, 4) and (within["max_model_len"], within["evidence"]) == (131072, "documented")
+    _, out, _ = cli("--maximize", "len", "--gpus", "6", "--model", "4B", "--gpu", "h20")
+    assert ("\nvalidated      at 131072 (the longest YaRN is validated for), this plan trains too (documented): "
+            "--len 131072\n") in out
+    # Nor for other objectives.
     status, [answer] = run_json(cli, *flags[:6], "--len", "200k")
     assert status == 0 and "validated" not in answer
 
@@ -1950,7 +1970,8 @@ def test_a_lowered_token_budget_names_no_larger_gpu_cell(cli):
 
 
 def test_validated_names_the_same_setting_on_other_gpus(monkeypatch):
-    # The plan within the validated length is named where its GPU count differs, even with the best plan's setting.
+    # The plan within the validated length is named where its GPU count differs, even with the best plan's setting;
+    # and where it is the best plan's setting on as many GPUs, too (the row says so briefly).
     import solver.solve
     from solver.query import make_query
 
@@ -1963,6 +1984,8 @@ def test_validated_names_the_same_setting_on_other_gpus(monkeypatch):
     assert solver.solve._with_validated(catalog, query, bare).validated == fewer
     same = best.model_copy(update={"max_model_len": 131072})
     monkeypatch.setattr(solver.solve, "optional_best", lambda *args, **kwargs: same)
+    assert solver.solve._with_validated(catalog, query, bare).validated == same
+    monkeypatch.setattr(solver.solve, "optional_best", lambda *args, **kwargs: None)
     assert solver.solve._with_validated(catalog, query, bare).validated is None
 
 

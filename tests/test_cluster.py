@@ -1732,8 +1732,9 @@ def test_the_cluster_takes_a_memory_model_and_a_margin(cli, tmp_path: Path):
     assert solver.place(path, memory=solver.load_memory_model(memory)) == cautious
     status, out, _ = cli("cluster", str(path), "--memory-model", str(memory), "--json")
     assert status == 1 and json.loads(out)["placements"] == []
-    assert cli("cluster", str(path), "--margin", "2") == (
-        2, "", "solve cluster: error: --margin is a fraction from 0 to below 1, got 2.0\n")
+    status, out, err = cli("cluster", str(path), "--margin", "2")
+    assert (status, out, err.splitlines()[-1]) == (
+        2, "", "solve cluster: error: argument --margin: must be a fraction from 0 to below 1, got 2")
     with pytest.raises(solver.QueryError, match="--margin is a fraction from 0 to below 1, got 1.5"):
         solver.place(path, margin=1.5)
 

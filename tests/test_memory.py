@@ -779,8 +779,9 @@ def test_cli_planner_with_a_model_config_and_estimate_flags(cli):
                             "GPUs: the longest is 102400") in " ".join(out.split())
     status, _, err = cli("--model", "4B", "--len", "8192", "--estimate", "--no-estimate")
     assert status == 2 and "not allowed with argument" in err
-    status, _, err = cli("--model", "4B", "--len", "8192", "--margin", "1.5")
-    assert status == 2 and err == "solve: error: --margin is a fraction from 0 to below 1, got 1.5\n"
+    status, _, err = cli("--model", "4B", "--len", "8192", "--margin", "1.50")
+    assert status == 2 and err.splitlines()[-1] == ("solve: error: argument --margin: must be a fraction from 0 to "
+                                                    "below 1, got 1.50")
 
 
 def test_cli_calibrate_prints_a_memory_model_file(cli, tmp_path: Path):

@@ -828,7 +828,7 @@ def test_patch_with_offload_and_yarn_touches_only_the_plan_keys() -> None:
         "          param_offload: true",
         "          optimizer_offload: true",
         "          offload_policy: true",
-        "  trainer_strategy: fsdp2",
+        "  trainer_strategy: fsdp2  # host memory: 82.8 GiB per node for Offload",  # as --emit's header says it
         "  ulysses_sequence_parallel_size: 4",
         "  max_token_len_per_gpu: 51200",
         "  save_hf_checkpoint: never",
@@ -1106,9 +1106,32 @@ def test_patch_adds_missing_sections_whole_before_the_final_comment() -> None:
     )
     after = patch_trinity_config(before, long_plan(), catalog().model("4B"))
     assert after.startswith("---\nmodel:\n    model_path: /models/Qwen3-4B/\n    max_model_len: 102400\n")
-    assert "    items:\n    - a\n    - b   # bb\ntrainer:\n    trainer_strategy: fsdp2\n" in after
+    assert ("    items:\n    - a\n    - b   # bb\ntrainer:\n    trainer_strategy: fsdp2  # host memory: 82.8 GiB per "
+            "node for Offload\n") in after
     assert after.endswith("                    offload_policy: true\n\n# end of file\n")
     assert check_trinity_config(_safe_load(after), catalog().model("4B"), 4) == []
+
+
+def test_patch_notes_an_offload_plans_host_memory_beside_trainer_strategy_as_the_fragment_does() -> None:
+    # --emit's header line, as an end-of-line comment: replaced by a later --write's (the need changes with the plan)
+    # and removed by one without Offload; the trailing lines of the block stay after it.
+    model, plan = catalog().model("4B"), long_plan()
+    header = next(line for line in trinity_fragment(plan, model, 2).splitlines() if "host memory" in line)
+    assert header == "# host memory: 82.8 GiB per node for Offload"
+    before = "trainer:\n  x: 1\n  trainer_strategy: fsdp2\n\n# Monitoring\nmonitor: {}\n"
+    once = patch_trinity_config(before, plan, model)
+    assert f"  trainer_strategy: fsdp2  {header}\n" in once and once.count("host memory") == 1
+    again = patch_trinity_config(once, plan.model_copy(update={"host_memory_gb": 100.0}), model)
+    assert "  trainer_strategy: fsdp2  # host memory: 100.0 GiB per node for Offload\n" in again
+    assert again.count("host memory") == 1 and "\n\n# Monitoring\nmonitor: {}\n" in again
+    without = patch_trinity_config(again, sp2_plan(), model)
+    assert "host memory" not in without and "  trainer_strategy: fsdp2\n" in without
+    assert "\n\n# Monitoring\nmonitor: {}\n" in without
+    # A comment of the user's own stays; a flow-style trainer, on one line, gets none (it would end the line).
+    mine = patch_trinity_config("trainer:\n  trainer_strategy: fsdp2  # mine\n", plan, model)
+    assert "  trainer_strategy: fsdp2  # mine\n" in mine and "host memory" not in mine
+    flow = patch_trinity_config("trainer: {trainer_strategy: fsdp2}\n", plan, model)
+    assert "#" not in flow and _safe_load(flow)["trainer"]["trainer_strategy"] == "fsdp2"
 
 
 def test_patch_keeps_flow_style_and_extra_rope_keys() -> None:

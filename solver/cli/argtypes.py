@@ -150,6 +150,15 @@ def host_memory(text: str) -> float:
     return value
 
 
+def margin_fraction(text: str) -> float:
+    """An argparse type: a safety margin, a fraction from 0 to below 1 (as `resolve_margin` takes it), named as typed
+    when out of range (-1e-9, not -1e-09)."""
+    value = number(text)
+    if not 0 <= value < 1:
+        raise argparse.ArgumentTypeError(f"must be a fraction from 0 to below 1, got {cut(text.strip())}")
+    return value
+
+
 def positive_seconds(text: str) -> float:
     """An argparse type: a number of seconds above zero."""
     try:

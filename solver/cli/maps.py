@@ -23,7 +23,7 @@ from solver.cli.options import (
 from solver.cli.output import PLAIN_TEXT, new_console, print_escaped
 from solver.cli.parser import Parser
 from solver.render import map_json, map_view
-from solver.tables import MAX_ESTIMATED_GPUS, QueryError, load_memory_model, load_model_config
+from solver.tables import MAX_ESTIMATED_GPUS, QueryError, load_memory_model, load_model_config, shown_number
 
 
 def build_map_parser() -> argparse.ArgumentParser:
@@ -68,7 +68,7 @@ def run_map(args: argparse.Namespace) -> int:
     gpus = [catalog.gpu(args.gpu)] if args.gpu else list(catalog.documented_gpu_types)
     budgets = list(range(1, args.gpus_up_to + 1))
     limits = f", train batch {args.train_batch_size}" if args.train_batch_size else ""
-    limits += f", host memory {args.host_ram:g} GiB per node" if args.host_ram is not None else ""
+    limits += f", host memory {shown_number(args.host_ram)} GiB per node" if args.host_ram is not None else ""
     screen = new_console()
     views, maps = [], []
     for gpu in gpus:

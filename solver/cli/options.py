@@ -6,7 +6,14 @@ from __future__ import annotations
 import argparse
 from typing import get_args
 
-from solver.cli.argtypes import gpu_memory, host_memory, number, path_argument, token_budget_mode, whole_number
+from solver.cli.argtypes import (
+    gpu_memory,
+    host_memory,
+    margin_fraction,
+    path_argument,
+    token_budget_mode,
+    whole_number,
+)
 from solver.memory import DEFAULT_MARGIN
 from solver.query import TrinityVersion
 from solver.tables import MAX_TRAIN_BATCH
@@ -68,7 +75,7 @@ def add_host_ram_option(parser: argparse.ArgumentParser | argparse._ArgumentGrou
 
 def add_memory_model_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     """--margin and --memory-model, for the commands that estimate."""
-    parser.add_argument("--margin", metavar="F", type=number,
+    parser.add_argument("--margin", metavar="F", type=margin_fraction,
                         help="safety margin of estimates, a fraction of usable memory (default: the memory model's, "
                         f"{DEFAULT_MARGIN} for the shipped one)")
     parser.add_argument("--memory-model", metavar="FILE", type=path_argument,

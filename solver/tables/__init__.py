@@ -84,6 +84,7 @@ from solver.tables.text import (
     check_types,
     counted,
     cut,
+    shown_number,
     shown_value,
 )
 
@@ -153,6 +154,7 @@ __all__ = [
     "shipped_examples",
     "shipped_table_files",
     "shipped_tables_directory",
+    "shown_number",
     "shown_value",
     "source_words",
     "sp_rule_violation",

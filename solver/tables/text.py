@@ -1,4 +1,5 @@
-"""One-line errors and the helpers that word them: printable text, names as matched, brief, cut, counted, and_more."""
+"""One-line errors and the helpers that word them: printable text, names as matched, brief, cut, numbers as shown,
+counted, and_more."""
 
 from __future__ import annotations
 
@@ -104,6 +105,11 @@ def brief(value: Any) -> str:
 def cut(text: str) -> str:
     """`text` cut to 60 characters, as `brief` cuts a repr: for a name or value shown as it is given."""
     return text if len(text) <= 60 else text[:57] + "..."
+
+
+def shown_number(value: float) -> str:
+    """A number as a message shows it: a whole one in digits (1048576, not :g's 1.04858e+06), else as written."""
+    return str(int(value)) if float(value).is_integer() else repr(value)
 
 
 _KIND_WORDS: dict[object, tuple[str, ...]] = {bool: ("True", "False"), int: ("a whole number",),

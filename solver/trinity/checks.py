@@ -9,7 +9,7 @@ from typing import Any
 
 from solver.query import NODE_SIZE_KEY, TrinityVersion
 from solver.rules import least_token_budget, sp_gpus_violation, whole_nodes_violation
-from solver.tables import Model, brief, sp_rule_violation
+from solver.tables import Model, brief, shown_number, sp_rule_violation
 from solver.trinity.interpolation import ConfigValues, decode_scalar
 from solver.trinity.keys import (
     DYNAMIC_BATCH_KEYS,
@@ -24,7 +24,7 @@ from solver.trinity.keys import (
     offload_path,
     value_at,
 )
-from solver.trinity.reader import BOOLEAN_WORDS, overlong_words, shown_number, trainer_strategy, turned_off
+from solver.trinity.reader import BOOLEAN_WORDS, overlong_words, trainer_strategy, turned_off
 
 _ROPE_SCALING = ("model", "rope_scaling")
 

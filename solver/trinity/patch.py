@@ -28,7 +28,7 @@ from solver.results import Plan
 from solver.tables import Model, brief, check_types
 from solver.trinity.interpolation import ConfigValues, is_interpolation
 from solver.trinity.keys import OFFLOAD_FLAGS, UNTYPED_SECTIONS, ConfigError, value_at, yaml_scalar
-from solver.trinity.plan_keys import PlanKey, keys_for_plan
+from solver.trinity.plan_keys import PlanKey, host_memory_comment, keys_for_plan
 from solver.trinity.reader import check_config_arguments, load_config_mapping, read_or_none
 
 
@@ -226,12 +226,35 @@ def _round_trip_yaml(text: str) -> YAML:
     return yaml
 
 
+_HOST_MEMORY_COMMENT = re.compile(r"#\s*host memory: .* for Offload\b.*")
+"""The comment an earlier --write left beside ``trainer.trainer_strategy`` (`host_memory_comment`, with Offload)."""
+
+
+def _note_host_memory(data: CommentedMap, plan: Plan) -> None:
+    """With Offload, what the plan needs of a node's host memory (`host_memory_comment`) as the end-of-line comment of
+    ``trainer.trainer_strategy``, which Offload sets; one an earlier --write left there is replaced (without Offload,
+    removed), and a comment of the user's own stays as it is; none in a flow-style ``trainer``, on one line."""
+    trainer = data.get("trainer")
+    if not isinstance(trainer, CommentedMap) or trainer.fa.flow_style() or "trainer_strategy" not in trainer:
+        return
+    entry = trainer.ca.items.setdefault("trainer_strategy", [None, None, None, None])
+    value = entry[2].value if isinstance(entry[2], CommentToken) else ""
+    own, newline, rest = value.partition("\n")  # its own comment, and the lines after its block (`_take_trailing`)
+    if own.strip() and not _HOST_MEMORY_COMMENT.fullmatch(own.strip()):
+        return
+    host = host_memory_comment(plan) if plan.offload else None
+    own = f" # {host}" if host is not None else ""  # ruamel writes a space before it: two, as the fragment's
+    entry[2] = CommentToken(own + newline + rest, CommentMark(0), None) if own or rest else None
+
+
 def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, model: Model,
                 environ: Mapping[str, str] | None, version: TrinityVersion | None) -> None:
     """Set `plan`'s keys in `data` (the config's round trip, whose text is `lines`; `reading`: its values as Trinity
-    reads them), and remove a stale ``model.rope_scaling`` and, for Trinity 0.5, 0.6's flags under ``trainer``."""
+    reads them), note an Offload plan's host memory (`_note_host_memory`), and remove a stale ``model.rope_scaling``
+    and, for Trinity 0.5, 0.6's flags under ``trainer``."""
     for key in _written(reading, keys_for_plan(plan, model, reading, environ, version), environ or {}):
         _set(data, key.path, key.value, lines)
+    _note_host_memory(data, plan)
     section = data.get("model")
     if isinstance(section, CommentedMap) and "rope_scaling" in section and _stale_rope(section["rope_scaling"],
                                                                                        plan, model):
@@ -248,8 +271,9 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
     Trinity release `version` where given (`keys_for_plan`: 0.5 gets no offload flags under ``trainer``).
 
     Sets exactly the keys `trinity_fragment` sets (not its ``cluster``/``explorer`` section, nor its
-    header comment); every other key, the key order, the comments and the quoting stay as they were,
-    so a diff against the original touches only those keys' lines (and adds lines for new keys).
+    header comment but for an Offload plan's host memory, `_note_host_memory`); every other key, the key order, the
+    comments and the quoting stay as they were, so a diff against the original touches only those keys' lines (and
+    adds lines for new keys).
     Decisions:
 
     - Existing keys are overwritten in place (an interpolation such as ``${oc.env:MAX_MODEL_LEN,4096}`` or

@@ -46,6 +46,14 @@ class PlanKey(BaseModel):
     """A value for a key of the user's config only: set where the config has it, never added."""
 
 
+def host_memory_comment(plan: Plan, nodes: int | None = None, rollout_gpus: int | None = None) -> str | None:
+    """What `plan` needs of a node's host memory, as a comment says it (the fragment's header, and with Offload
+    --write's beside ``trainer.trainer_strategy``): ``host memory: 82.8 GiB per node for Offload``; on the layout
+    `Plan.host_memory_words` takes; None where it says nothing."""
+    host = plan.host_memory_words(nodes, rollout_gpus)
+    return None if host is None else f"host memory: {host}"
+
+
 def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping[str, str] | None = None,
                   version: TrinityVersion | None = None) -> list[PlanKey]:
     """The keys `plan` sets, in the fragment's order (model section first, then trainer); the offload flags

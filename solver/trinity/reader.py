@@ -24,6 +24,7 @@ from solver.tables import (
     UniqueKeys,
     brief,
     check_types,
+    shown_number,
     yaml_error_place,
     yaml_limit,
 )
@@ -220,11 +221,6 @@ def overlong_words(prompt: float, response: float, length: float) -> str | None:
         return None
     return (f"model.max_prompt_tokens {shown_number(prompt)} + model.max_response_tokens {shown_number(response)} = "
             f"{shown_number(prompt + response)}, above model.max_model_len {shown_number(length)}")
-
-
-def shown_number(value: float) -> str:
-    """A config's number as a message shows it: a whole one in digits (1048576, not 1.04858e+06), else as written."""
-    return str(int(value)) if float(value).is_integer() else repr(value)
 
 
 def read_or_none(read: Callable[[tuple[str, ...]], Any], path: tuple[str, ...]) -> Any:
