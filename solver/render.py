@@ -269,7 +269,7 @@ def _validated_words(answer: Answer, plan: Plan, model: Model) -> str | None:
     known = "its native context" if within.max_model_len == model.native_context else (
         "the longest YaRN is validated for")
     if (within.gpus, within.setting) == (plan.gpus, plan.setting):
-        return (f"at {within.max_model_len} ({known}), this plan trains too ({within.evidence_label}): "
+        return (f"at {within.max_model_len} ({known}), the cheapest plan is this one ({within.evidence_label}): "
                 f"--len {within.max_model_len}")
     return (f"at {within.max_model_len} ({known}), the cheapest plan is {within.setting.label} on "
             f"{counted(within.gpus, 'GPU')} ({within.evidence_label}; {within.cost / plan.cost:.2f}x "
