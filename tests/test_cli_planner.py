@@ -1880,8 +1880,8 @@ def test_a_longest_context_past_what_is_validated_names_the_cheapest_plan_within
     assert "validated" not in answers[0] and (within["gpus"], within["env"], within["offload"], within["sp"]) == (
         4, True, True, 4) and (within["max_model_len"], within["evidence"]) == (131072, "documented")
     _, out, _ = cli("--maximize", "len", "--gpus", "6", "--model", "4B", "--gpu", "h20")
-    assert ("\nvalidated      at 131072 (the longest YaRN is validated for), the cheapest plan is this one (documented): "
-            "--len 131072\n") in out
+    assert ("\nvalidated      at 131072 (the longest YaRN is validated for), the cheapest plan is this one "
+            "(documented): --len 131072\n") in out
     # Nor for other objectives.
     status, [answer] = run_json(cli, *flags[:6], "--len", "200k")
     assert status == 0 and "validated" not in answer
