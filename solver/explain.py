@@ -31,7 +31,7 @@ from solver.rules import (
     whole_nodes_violation,
 )
 from solver.solve import alternative_plan, answer_for, checked, grid_words, more_gpus_changes, new_solver
-from solver.tables import Catalog, Setting, counted, shown_number
+from solver.tables import Catalog, Setting, counted
 
 GPU_RULES = ("budget", "whole_nodes", "rollout_layout", "table_rows")
 SP_RULES = ("sp_divides_gpus", "sp_divides_heads", "sp_kv_heads", "sp_within_node", "batch_divides")
@@ -402,8 +402,8 @@ class _Words:
         if any(rule.startswith("pin_") for rule in rules):
             parts.append(f"the pins ({self.query.pin_flags})")
         if "host_ram" in rules:
-            parts.append(f"host memory ({query.host_ram_source} {shown_number(query.host_ram_gb)} GB per node is too "
-                         "little for Offload, or for the model while it loads)")
+            parts.append(f"host memory ({query.host_ram_flag} GB per node is too little for Offload, or for the "
+                         "model while it loads)")
         if "evidence" in rules or "table_rows" in rules:
             asked = f"{query.max_model_len} tokens" if query.max_model_len else "any length"
             evidence = f"nothing in {query.evidence_sources} vouches for {data.model} on {data.gpu} at {asked}"
@@ -465,7 +465,7 @@ class _Words:
             what = ("Offload needs more host memory (its states, or the model while it loads)"
                     if all(offload for _, _, offload, _ in combinations) else
                     "loading the model needs more host memory (its fp32 weights, before FSDP shards them)")
-            limit = f"{query.host_ram_source} {shown_number(query.host_ram_gb)} GB per node"
+            limit = f"{query.host_ram_flag} GB per node"
             return [Reason(rule=rule, detail=f"{what} than {limit} (on {on})")]
         if rule.startswith("pin_"):
             labels = ", ".join(dict.fromkeys(f"{_label(c)} on {counted(c[0], 'GPU')}" for c in combinations))

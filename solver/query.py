@@ -132,11 +132,15 @@ class Query(Frozen):
         return " ".join(flags)
 
     @property
+    def host_ram_flag(self) -> str:
+        """The host memory given, as given (``--host-ram 1048576``, or the config's key); empty when none."""
+        return f"{self.host_ram_source} {shown_number(self.host_ram_gb)}" if self.host_ram_gb is not None else ""
+
+    @property
     def limit_flags(self) -> str:
         """The flags that narrow the plans: the pins (`pin_flags`), the host memory and the train batch given; empty
         when none."""
-        host_ram = f"{self.host_ram_source} {shown_number(self.host_ram_gb)}" if self.host_ram_gb is not None else ""
-        flags = " ".join(filter(None, (self.pin_flags, host_ram)))
+        flags = " ".join(filter(None, (self.pin_flags, self.host_ram_flag)))
         if self.train_batch_size is None:
             return flags
         batch = batch_words(self.train_batch_size, self.train_batch_source)
