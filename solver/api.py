@@ -69,9 +69,9 @@ from solver.tables import (
     check_types,
     counted,
     load_catalog,
-    load_cells,
     load_fleet,
     load_memory_model,
+    read_cells_files,
     shown_value,
 )
 
@@ -414,8 +414,8 @@ def calibrate_memory_model(cells: Iterable[Path | str] = (), *, with_tables: boo
         raise QueryError("with_tables adds the documented tables to the cells you give: give cells")
     check_once("cells:", [Path(path) for path in cells])
     catalog = catalog if catalog is not None else load_catalog()
-    return calibration(catalog, [(Path(path), load_cells(Path(path), catalog.models, catalog.gpu_types))
-                                 for path in cells], with_tables=with_tables)
+    catalog, read = read_cells_files(catalog, [Path(path) for path in cells], join=False)  # as planning reads them
+    return calibration(catalog, read, with_tables=with_tables)
 
 
 def _checked_token_budget(max_model_len: int, sp: int, max_token_len_per_gpu: int | None) -> int:

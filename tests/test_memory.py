@@ -2018,8 +2018,45 @@ def test_calibrate_names_the_file_that_gives_an_earlier_files_gpu_type_other_ali
     first.write_text("gpu: My-GPU\n" + body.format(4), encoding="utf-8")
     second.write_text("gpu: My-GPU\naliases: [mine]\n" + body.format(8), encoding="utf-8")
     assert cli("calibrate", "--cells", str(first), "--cells", str(second)) == (2, "", (
-        f"solve calibrate: error: {second}: aliases mine: My-GPU is known already (the catalogue's, or an earlier cells "
-        "file's), whose aliases for it stand (none); give it none here\n"))
+        f"solve calibrate: error: --cells {second}: aliases mine: My-GPU is known already (the catalogue's, or an "
+        "earlier cells file's), whose aliases for it stand (none); give it none here\n"))
+
+
+def _own_gpu_cells(path: Path, head: str, gpus: int) -> Path:
+    """A cells file of one table (Qwen3-8B on `gpus` GPUs) below `head`, its lines from ``gpu:`` to ``source:``."""
+    path.write_text(head + f"source: mine\ntables:\n  - gpus: {gpus}\n    section: x\n    models: [8B]\n    rows:\n"
+                    "      - {max_model_len: 8192, cells: {8B: Env + Offload}}\n", encoding="utf-8")
+    return path
+
+
+def test_a_memory_that_differs_from_an_earlier_cells_files_is_said_to_be_that_files(cli, tmp_path: Path):
+    # The 49140 MiB is the first file's, not the catalogue's (which lacks My-GPU): planning and calibrating say so.
+    first = _own_gpu_cells(tmp_path / "a.yaml", "gpu: My-GPU\nmemory_gb: 48\nmemory_mib: 49140\n", 4)
+    second = _own_gpu_cells(tmp_path / "b.yaml", "gpu: My-GPU\nmemory_gb: 48\nmemory_mib: 49152\n", 8)
+    said = (f"{second}: GPU My-GPU: memory_mib 49152 is not the 49140 that {first} gives for My-GPU (leave it out "
+            "to take that)\n")
+    assert cli("tables", "--cells", str(first), "--cells", str(second)) == (2, "", f"solve tables: error: {said}")
+    assert cli("calibrate", "--cells", str(first), "--cells", str(second)) == (2, "", f"solve calibrate: error: {said}")
+
+
+def test_calibrate_refuses_the_cells_files_that_planning_refuses(cli, tmp_path: Path):
+    # A new GPU type whose alias names another, and one GPU type with two memories, as solve --cells refuses them.
+    clash = _own_gpu_cells(tmp_path / "clash.yaml", "gpu: My-GPU\naliases: [h100]\nmemory_gb: 48\n", 4)
+    said = f"--cells {clash}: h100 names H100-80GB (79.6 GiB), another GPU type: give yours a name of its own\n"
+    assert cli("tables", "--cells", str(clash)) == (2, "", f"solve tables: error: {said}")
+    assert cli("calibrate", "--cells", str(clash)) == (2, "", f"solve calibrate: error: {said}")
+    with pytest.raises(QueryError, match=r"clash.yaml: h100 names H100-80GB \(79.6 GiB\), another GPU type"):
+        solver.calibrate_memory_model([clash])
+    first = _own_gpu_cells(tmp_path / "a.yaml", "gpu: My-GPU\nmemory_gb: 48\nmemory_mib: 49140\n", 4)
+    second = _own_gpu_cells(tmp_path / "b.yaml", "gpu: My-GPU\nmemory_gb: 48\nmemory_mib: 49152\n", 8)
+    with pytest.raises(TableError, match=r"b.yaml: GPU My-GPU: memory_mib 49152 is not the 49140 that .*a.yaml gives"):
+        solver.calibrate_memory_model([first, second])
+    # A second file of one GPU type that agrees with the first still calibrates with it, and the A100's own cells
+    # for a count its tables have are evidence to fit (planning refuses them: they would join its tables).
+    agreeing = _own_gpu_cells(tmp_path / "c.yaml", "gpu: My-GPU\nmemory_gb: 48\n", 8)
+    assert cli("calibrate", "--cells", str(first), "--cells", str(agreeing))[0] == 0
+    mine = _own_gpu_cells(tmp_path / "a100.yaml", "gpu: A100-80GB\nmemory_gb: 80\n", 8)
+    assert cli("calibrate", "--cells", str(mine))[0] == 0
 
 def test_a_plan_says_when_its_room_is_the_optimizer_steps(cli):
     status, out, _ = cli("--model", "32B", "--gpu", "a100", "--gpus", "8", "--exact", "--len", "1024", "--env",

@@ -390,10 +390,12 @@ def load_models(path: Path) -> tuple[Model, ...]:
     return models
 
 
-def load_gpu_type(path: Path, models: tuple[Model, ...], hardware: tuple[GpuType, ...] = ()) -> GpuType:
+def load_gpu_type(path: Path, models: tuple[Model, ...], hardware: tuple[GpuType, ...] = (),
+                  made_by: Mapping[str, Path] | None = None) -> GpuType:
     """Load and check one GPU type's feasibility tables against the known `models`; a GPU type of the
     `hardware` catalogue (named by its name or an alias) must match its entry there, whose name, aliases
-    and driver-reported memory it takes."""
+    and driver-reported memory it takes. `made_by` names the earlier cells file that made each GPU type of
+    `hardware` the catalogue lacks (by name), which a memory that differs from its own is said to be from."""
     names = {normalise(name): model.name for model in models for name in (model.name, *model.aliases)}
     tabled = load_validated(GpuType, path, context={"models": [model.name for model in models], "names": names})
     by_name = {model.name: model for model in models}
@@ -409,19 +411,22 @@ def load_gpu_type(path: Path, models: tuple[Model, ...], hardware: tuple[GpuType
                   for gpu in hardware if wanted in {normalise(name) for name in (gpu.name, *gpu.aliases)}), None)
     if known is None:
         return tabled
+    earlier = (made_by or {}).get(known.name)
+    theirs = f"the {{}} that {earlier} gives" if earlier else "the catalogue's {}"
     if known.memory_gb != tabled.memory_gb:
-        raise TableError(f"{path}: GPU {tabled.name}: memory_gb {tabled.memory_gb} is not the catalogue's {known.memory_gb} "
-                         f"for {known.name}")
+        raise TableError(f"{path}: GPU {tabled.name}: memory_gb {tabled.memory_gb} is not "
+                         f"{theirs.format(known.memory_gb)} for {known.name}")
     if tabled.memory_mib not in (None, known.memory_mib):
-        raise TableError(f"{path}: GPU {tabled.name}: memory_mib {tabled.memory_mib} is not the catalogue's "
-                         f"{known.memory_mib} for {known.name} (leave it out to take that)")
+        raise TableError(f"{path}: GPU {tabled.name}: memory_mib {tabled.memory_mib} is not "
+                         f"{theirs.format(known.memory_mib)} for {known.name} (leave it out to take that)")
     aliases = tuple(dict.fromkeys(alias for alias in (*known.aliases, *tabled.aliases) if alias != known.name))
     return tabled.model_copy(update={"name": known.name, "aliases": aliases, "memory_mib": known.memory_mib})
 
 
-def load_cells(path: Path, models: tuple[Model, ...], hardware: tuple[GpuType, ...] = ()) -> GpuType:
+def load_cells(path: Path, models: tuple[Model, ...], hardware: tuple[GpuType, ...] = (),
+               made_by: Mapping[str, Path] | None = None) -> GpuType:
     """A cells file you measured (`load_gpu_type`), which gives at least one table (`TableError` otherwise)."""
-    measured = load_gpu_type(path, models, hardware)
+    measured = load_gpu_type(path, models, hardware, made_by)
     if not measured.tables:
         raise TableError(f"{path}: no tables: a cells file gives at least one (gpus, models, rows)")
     return measured
