@@ -141,7 +141,8 @@ def _describe_location(raw: Any, location: tuple[Any, ...]) -> str:
             identity = node.get(field) if isinstance(node, dict) else None
             if not isinstance(identity, (str, int, float)):  # a list or a mapping names nothing
                 identity = None
-            text = str(identity) if str(identity).isprintable() else repr(identity)  # no control codes raw
+            written = str(identity)  # no control codes raw, nor outer spaces unseen
+            text = written if written.isprintable() and written == written.strip(" ") else repr(identity)
             shown = text if len(text) <= 40 else f"{text[:37]}..."
             words.append(label.format(shown) if identity is not None else f"{container or 'item'} item {key + 1}")
         elif isinstance(node, dict) and key in node:
