@@ -85,6 +85,20 @@ def test_a_broken_table_file_is_rejected_naming_file_table_and_row(name: str):
     assert "\n" not in message
 
 
+@pytest.mark.parametrize(("length", "said"), [
+    ("32k", "must be a whole number, got '32k' (tables are in tokens: write 32768)"),
+    ("99999k", "must be a whole number, got '99999k' (tables are in tokens, and as a number it must be at most 16777216)"),
+])
+def test_a_table_length_in_thousands_is_refused_saying_it_in_tokens(tmp_path: Path, length: str, said: str):
+    # --len and cluster jobs take 32k; a table's row is a measured length, in tokens, as the source gives it.
+    path = _one_column_cells_file(tmp_path / "cells.yaml", 1)
+    path.write_text(path.read_text(encoding="utf-8").replace("max_model_len: 8,", f"max_model_len: {length},"),
+                    encoding="utf-8")
+    with pytest.raises(TableError) as caught:
+        load_gpu_type(path, MODELS)
+    assert str(caught.value) == f"{path}: table gpus=8, row max_model_len={length}, max_model_len: {said}"
+
+
 def test_a_missing_file_is_a_table_error(tmp_path: Path):
     with pytest.raises(TableError, match="cannot read"):
         load_gpu_type(tmp_path / "absent.yaml", MODELS)

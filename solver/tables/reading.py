@@ -18,7 +18,14 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from solver.tables.inputs import UNION_TAGS, FleetFile, MemoryModel, Weights
-from solver.tables.schema import MAX_FILE_BYTES, GpuType, Model, ModelsFile, sp_rule_violation
+from solver.tables.schema import (
+    MAX_FILE_BYTES,
+    GpuType,
+    Model,
+    ModelsFile,
+    sp_rule_violation,
+    thousands_of_tokens,
+)
 from solver.tables.text import QueryError, TableError, brief, counted, first_repeated, normalise, smi_name_form
 
 
@@ -253,6 +260,10 @@ def _validation_message(path: Path, raw: Any, error: ValidationError, recheck: C
             written = _yaml_number(first["input"], whole)
             bound = _broken_bound(raw, location, yaml.safe_load(written), recheck)
             problem += f" (YAML reads it as text{f', and as a number it {bound}' if bound else f': write {written}'})"
+        elif whole and location[-1:] == ("max_model_len",) and thousands_of_tokens(first["input"]) != first["input"]:
+            written = thousands_of_tokens(first["input"])  # 32k, as --len and cluster jobs take it
+            bound = _broken_bound(raw, location, written, recheck)
+            problem += f" (tables are in tokens{f', and as a number it {bound}' if bound else f': write {written}'})"
         elif first["type"] in ("int_type", "float_type") and _quoted_number(first["input"], whole):
             problem += " (quoted, YAML reads it as text: write it without quotes)"
         elif first["type"] == "string_type" and isinstance(first["input"], (bool, int, float)):

@@ -41,13 +41,13 @@ Count = Annotated[int, Strict(), Gt(0)]
 Tokens = Annotated[int, Strict(), Gt(0), Le(MAX_TOKENS)]
 
 
-def _thousands_of_tokens(value: Any) -> Any:
+def thousands_of_tokens(value: Any) -> Any:
     """``32k`` (thousands of 1024, as ``--len`` takes them) as 32768; any other value as it is."""
     match = re.fullmatch(r"\s*(\d{1,9})\s*[kK]\s*", value) if isinstance(value, str) and value.isascii() else None
     return int(match[1]) * 1024 if match else value
 
 
-AskedTokens = Annotated[Tokens, BeforeValidator(_thousands_of_tokens)]
+AskedTokens = Annotated[Tokens, BeforeValidator(thousands_of_tokens)]
 """A length a user asks for in a file: a whole number of tokens, or thousands of 1024 (``32k``)."""
 GpuCount = Annotated[int, Strict(), Gt(0), Le(MAX_GPUS)]
 MAX_GPU_MEMORY_GB = 1 << 14
