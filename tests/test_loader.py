@@ -50,7 +50,7 @@ REJECTIONS = {
     "cells-not-mapping": "table gpus=2, row max_model_len=4096, cells: cells must be a mapping of model name to setting",
     "unknown-model-cell": "table gpus=2: row max_model_len=8192: cell for unknown model 'Qwen3-9B'",
     "unknown-model-column": "table gpus=2: unknown model 'Qwen3-9B' in the table's models",
-    "sp-not-dividing": "table gpus=2: row max_model_len=8192, Qwen3-4B: SP=4 does not divide the table's 2 GPUs",
+    "sp-not-dividing": "table gpus=2: row max_model_len=8192, Qwen3-4B: SP=4 does not divide the table's 2 GPUs (it takes SP=2)",
     "sp-against-heads": ("table gpus=3: row max_model_len=8192, Qwen3-4B: SP=3 does not divide its 32 attention heads "
                          "(Trinity and verl refuse it)"),
     "negative-length": "table gpus=2, row max_model_len=-8192, max_model_len: must be above 0, got -8192",

@@ -358,9 +358,10 @@ class Table(Frozen):
                     raise ValueError(f"{where}: no cell for {model}")
             for model, setting in row.cells:
                 if setting is not None and self.gpus % setting.sp:
-                    raise ValueError(
-                        f"{where}, {model}: SP={setting.sp} does not divide the table's {counted(self.gpus, 'GPU')}"
-                    )
+                    degrees = [f"SP={sp}" for sp in range(2, self.gpus + 1) if self.gpus % sp == 0]
+                    takes = " or ".join((", ".join(degrees[:-1]), degrees[-1]) if len(degrees) > 1 else degrees)
+                    raise ValueError(f"{where}, {model}: SP={setting.sp} does not divide the table's "
+                                     f"{counted(self.gpus, 'GPU')} (it takes {takes or 'no SP'})")
         return self
 
     def name_for(self, model: Model) -> str | None:
