@@ -2266,15 +2266,32 @@ def test_the_longest_length_says_where_the_tables_refute_it(cli, tmp_path: Path)
                          "--offload")
     assert status == 1 and ("(the A100-80GB table for 1 GPU says '-' at 32768, and with Offload each of 3 GPUs holds "
                             "as much), and they decide: they let it train up to 24576") in " ".join(out.split())
-    # Where no table speaks (the H200, with more memory than any GPU type with tables), or the tables let the
-    # longest length train (Qwen3-0.6B on 2 A100s, vanilla: 23552 tokens, the table's 'vanilla' at 24576), nothing
-    # more is said.
-    for changed in ([*flags[:4], "h200", *flags[5:]],
-                    ["memory", "--model", "0.6B", "--gpu", "a100", "--gpus", "2", "--len", "8k"]):
-        status, out, _ = cli(*changed)
-        assert "longest length the memory model fits" in out and "but the tables" not in out
-        estimate = json.loads(cli(*changed, "--json")[1])
-        assert (estimate["longest_refuted"], estimate["tables_longest"]) == (None, None)
+    # Where no table speaks (the H200, with more memory than any GPU type with tables), nothing more is said.
+    changed = [*flags[:4], "h200", *flags[5:]]
+    status, out, _ = cli(*changed)
+    assert "longest length the memory model fits" in out and "the tables" not in out.split("host memory")[0]
+    estimate = json.loads(cli(*changed, "--json")[1])
+    assert (estimate["longest_refuted"], estimate["tables_longest"], estimate["tables_longer"]) == (None, None, None)
+
+
+def test_the_longest_length_says_where_the_tables_let_the_setting_train_longer(cli):
+    # Qwen3-0.6B on 2 A100s, vanilla: the memory model fits 23552 tokens, and the table's 'vanilla' at 24576 vouches
+    # for more: read alone, 23552 would pass for the limit.
+    flags = ["memory", "--model", "0.6B", "--gpu", "a100", "--gpus", "2", "--len", "8k"]
+    status, out, _ = cli(*flags)
+    assert status == 0 and ("longest length the memory model fits with this setting: 23552 tokens (on a 1024-token "
+                            "grid); the tables let it train up to 24576 (documented: the A100-80GB table for 2 GPUs "
+                            "says 'vanilla' at 24576), and they decide host memory:") in " ".join(out.split())
+    estimate = json.loads(cli(*flags, "--json")[1])
+    assert (estimate["longest_len"], estimate["longest_refuted"], estimate["tables_longest"],
+            estimate["tables_longer"]) == (23552, None, 24576, {
+                "trains": True, "evidence": "documented",
+                "source": {"model": "Qwen3-0.6B", "gpus": 2, "max_model_len": 24576, "setting": "vanilla"}})
+    # Qwen3-14B with Env on 4 A100s: 3072 tokens by the memory model, 4096 documented.
+    status, out, _ = cli("memory", "--model", "14B", "--gpu", "a100", "--gpus", "4", "--len", "4k", "--env")
+    assert status == 0 and ("fits with this setting: 3072 tokens (on a 1024-token grid); the tables let it train up "
+                            "to 4096 (documented: the A100-80GB table for 4 GPUs says 'Env' at 4096), and they "
+                            "decide") in " ".join(out.split())
 
 
 def test_the_host_memory_a_refusal_names_is_the_plans_without_the_limit():
