@@ -383,8 +383,8 @@ def _tables_say(catalog: Catalog, gpu: str, model: Model, gpus: int, setting: Se
                 budget: int, longest: int | None, node_gpus: int) -> _TablesSaid:
     """What `gpu`'s tables (and those of GPU types with at least its memory, for their failures) say of `setting` on
     `gpus` GPUs at `max_model_len` with `budget` tokens per GPU; and at the default budget, where they refute the
-    `longest` length the memory model fits, or let the setting train longer than it (a length past it that they
-    vouch for), the longest length they let it train (`_tables_longest`), and there their verdict; all cited."""
+    `longest` length the memory model fits, their verdict there and the longest length they let the setting train
+    (`_tables_longest`), or where they vouch for the next length past it, their verdict there; all cited."""
     origins, (rows, settings, columns) = own_table_cells(catalog, gpu, model)
     at_default = budget == token_budget(max_model_len, setting.sp)
     # The tables measured the default budget. Another budget is judged at `by_tokens`, the shortest length L whose
@@ -403,15 +403,13 @@ def _tables_say(catalog: Catalog, gpu: str, model: Model, gpus: int, setting: Se
         tables = refuted if refuted is not None and not refuted.trains else None
     at_longest = None if longest is None or not at_default else verdict(longest)
     refuted_longest = at_longest if at_longest is not None and not at_longest.trains else None
-    past = (longest or 0) + GRID  # a length past the memory model's longest: where a cell vouches, the tables reach it
-    beyond = verdict(past) if at_default and past <= MAX_TOKENS else None
-    reach = (_tables_longest(catalog, model.name, gpu, gpus, setting, node_gpus)
-             if refuted_longest is not None or beyond is not None and beyond.trains else None)
-    longer = verdict(reach) if reach is not None and reach > (longest or 0) and refuted_longest is None else None
+    past = (longest or 0) + GRID  # the next length past the memory model's longest: a cell that vouches for it
+    beyond = verdict(past) if at_default and refuted_longest is None and past <= MAX_TOKENS else None
     return _TablesSaid(None if tables is None else tables.cited(origins),
                        None if refuted_longest is None else refuted_longest.cited(origins),
-                       reach if refuted_longest is not None or longer is not None else None,
-                       None if longer is None else longer.cited(origins))
+                       None if refuted_longest is None else _tables_longest(catalog, model.name, gpu, gpus, setting,
+                                                                            node_gpus),
+                       beyond.cited(origins) if beyond is not None and beyond.trains else None)
 
 
 def calibrate_memory_model(cells: Iterable[Path | str] = (), *, with_tables: bool = False,

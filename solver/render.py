@@ -941,9 +941,9 @@ def _longest_words(result: MemoryEstimate, gpu: str, model: str, gpus: int, own_
         longest += (f", but the tables say it runs out of memory {where} ({source.words(gpu, model)}"
                     f"{_fewer(source, gpus)}), and they decide{allowed}")
     elif result.tables_longer is not None:  # a measurement says it trains longer
-        longest += (f"; the tables let it train up to {result.tables_longest} "
-                    f"({_tables_said(result.tables_longer, gpu, model, gpus).removeprefix('it trains (')}, and they "
-                    "decide")
+        longer = result.tables_longer
+        longest += (f"; the tables let it train at {longer.source.max_model_len} at least "
+                    f"({_tables_said(longer, gpu, model, gpus).removeprefix('it trains (')}, and they decide")
     return longest
 
 
