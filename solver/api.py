@@ -12,9 +12,10 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from math import ceil
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, get_args
+from typing import TYPE_CHECKING, Literal, NamedTuple, get_args
 
 from solver.memory import (
+    GRID,
     MemoryEstimate,
     RolloutEngines,
     beyond_calibration,
@@ -69,9 +70,9 @@ from solver.tables import (
     check_types,
     counted,
     load_catalog,
-    load_cells,
     load_fleet,
     load_memory_model,
+    read_cells_files,
     shown_value,
 )
 
@@ -345,15 +346,14 @@ def estimate_memory(
         longest = longest_fitting(resolved, gpu_type.memory_gib, gpus, setting, memory.coefficients, margin)
     else:  # the memory is the budget's whatever the length: any length its SP group holds
         longest = min(budget * sp, MAX_TOKENS) if result.fits else None
-    tables, longest_refuted = _tables_say(catalog, gpu_type.name, resolved, gpus, setting, max_model_len, budget,
-                                          longest)
-    return MemoryEstimate(**dict(result), longest_len=longest, longest_refuted=longest_refuted,
-                          tables_longest=None if longest_refuted is None else _tables_longest(
-                              catalog, resolved.name, gpu_type.name, gpus, setting, node_gpus),
+    said = _tables_say(catalog, gpu_type.name, resolved, gpus, setting, max_model_len, budget, longest, node_gpus)
+    return MemoryEstimate(**dict(result), longest_len=longest, tables=said.tables,
+                          longest_refuted=said.longest_refuted, tables_longest=said.tables_longest,
+                          tables_longer=said.tables_longer,
                           beyond_calibration=beyond_calibration(memory.fit.range, resolved, gpu_type.memory_gib, gpus,
                                                                 setting, budget),
                           host_memory_gib=shown_host_need(resolved, gpus, node_gpus, offload),
-                          host_ram_gib=host_ram_gb, tables=tables).with_cautions(
+                          host_ram_gib=host_ram_gb).with_cautions(
                               resolved, gpus, sp, max_model_len, gpu_type.rocm and env)
 
 
@@ -370,11 +370,21 @@ def _check_trainer_layout(model: Model, gpus: int, sp: int, node_gpus: int) -> N
                          f"that {model.name}'s heads allow and that keep an SP group in a node: {allowed})")
 
 
+class _TablesSaid(NamedTuple):
+    """What the tables say in `estimate_memory` (`MemoryEstimate`'s fields of the same names)."""
+
+    tables: TablesVerdict | None
+    longest_refuted: TablesVerdict | None
+    tables_longest: int | None
+    tables_longer: TablesVerdict | None
+
+
 def _tables_say(catalog: Catalog, gpu: str, model: Model, gpus: int, setting: Setting, max_model_len: int,
-                budget: int, longest: int | None) -> tuple[TablesVerdict | None, TablesVerdict | None]:
+                budget: int, longest: int | None, node_gpus: int) -> _TablesSaid:
     """What `gpu`'s tables (and those of GPU types with at least its memory, for their failures) say of `setting` on
-    `gpus` GPUs at `max_model_len` with `budget` tokens per GPU, and of the `longest` length the memory model fits
-    where they refute it (None where they say nothing, or do not refute it); both cited."""
+    `gpus` GPUs at `max_model_len` with `budget` tokens per GPU; and at the default budget, where they refute the
+    `longest` length the memory model fits, their verdict there and the longest length they let the setting train
+    (`_tables_longest`), or where they vouch for the next length past it, their verdict there; all cited."""
     origins, (rows, settings, columns) = own_table_cells(catalog, gpu, model)
     at_default = budget == token_budget(max_model_len, setting.sp)
     # The tables measured the default budget. Another budget is judged at `by_tokens`, the shortest length L whose
@@ -383,16 +393,23 @@ def _tables_say(catalog: Catalog, gpu: str, model: Model, gpus: int, setting: Se
     # say so of that length (the next row up, as the planner's --token-budget auto takes it).
     by_tokens = ceil(budget * setting.sp / 2)
     larger = larger_tables(catalog, gpu, model)  # GPU types with at least this one's memory: their failures hold
-    tables = tables_verdict(model, rows, settings, gpus, setting, max_model_len if at_default else
-                            max(max_model_len, by_tokens), columns=columns, larger=larger)
+
+    def verdict(length: int) -> TablesVerdict | None:
+        return tables_verdict(model, rows, settings, gpus, setting, length, columns=columns, larger=larger)
+
+    tables = verdict(max_model_len if at_default else max(max_model_len, by_tokens))
     if not at_default and tables is not None and not tables.trains:
-        refuted = tables_verdict(model, rows, settings, gpus, setting, by_tokens, columns=columns, larger=larger)
+        refuted = verdict(by_tokens)
         tables = refuted if refuted is not None and not refuted.trains else None
-    at_longest = None if longest is None or not at_default else tables_verdict(
-        model, rows, settings, gpus, setting, longest, columns=columns, larger=larger)
+    at_longest = None if longest is None or not at_default else verdict(longest)
     refuted_longest = at_longest if at_longest is not None and not at_longest.trains else None
-    return (None if tables is None else tables.cited(origins),
-            None if refuted_longest is None else refuted_longest.cited(origins))
+    past = (longest or 0) + GRID  # the next length past the memory model's longest: a cell that vouches for it
+    beyond = verdict(past) if at_default and refuted_longest is None and past <= MAX_TOKENS else None
+    return _TablesSaid(None if tables is None else tables.cited(origins),
+                       None if refuted_longest is None else refuted_longest.cited(origins),
+                       None if refuted_longest is None else _tables_longest(catalog, model.name, gpu, gpus, setting,
+                                                                            node_gpus),
+                       beyond.cited(origins) if beyond is not None and beyond.trains else None)
 
 
 def calibrate_memory_model(cells: Iterable[Path | str] = (), *, with_tables: bool = False,
@@ -414,8 +431,8 @@ def calibrate_memory_model(cells: Iterable[Path | str] = (), *, with_tables: boo
         raise QueryError("with_tables adds the documented tables to the cells you give: give cells")
     check_once("cells:", [Path(path) for path in cells])
     catalog = catalog if catalog is not None else load_catalog()
-    return calibration(catalog, [(Path(path), load_cells(Path(path), catalog.models, catalog.gpu_types))
-                                 for path in cells], with_tables=with_tables)
+    catalog, read = read_cells_files(catalog, [Path(path) for path in cells], join=False)  # as planning reads them
+    return calibration(catalog, read, with_tables=with_tables)
 
 
 def _checked_token_budget(max_model_len: int, sp: int, max_token_len_per_gpu: int | None) -> int:

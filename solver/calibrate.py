@@ -130,17 +130,14 @@ def contradictions(mine: Iterable[GpuType], documented: Iterable[GpuType], their
     return found
 
 
-def own_contradictions(models: tuple[Model, ...], cells: Sequence[tuple[Path, GpuType]]) -> list[str]:
-    """Where cells you measured (`cells`: each file's path and GPU type) contradict themselves or one another, in
-    words: `Catalog.contradictions` of all of them together, and a cell that an earlier file gives another setting;
-    `QueryError`, naming the file, for one that gives an earlier file's GPU type other aliases."""
-    merged, found, mine = Catalog(models=models, gpu_types=()), [], [measured for _, measured in cells]
-    for index, (path, measured) in enumerate(cells):
+def own_contradictions(models: tuple[Model, ...], mine: Sequence[GpuType]) -> list[str]:
+    """Where cells you measured (`mine`: each file's GPU type, read as `Catalog.with_measured` without `join` reads
+    them: names and memory checked across the files) contradict themselves or one another, in words:
+    `Catalog.contradictions` of all of them together, and a cell that an earlier file gives another setting."""
+    merged, found = Catalog(models=models, gpu_types=()), []
+    for index, measured in enumerate(mine):
         found += contradictions([measured], mine[:index], theirs="an earlier file's")
-        try:
-            merged = merged.with_new_tables(measured)
-        except QueryError as error:
-            raise QueryError(f"{path}: {error}") from None
+        merged = merged.with_new_tables(measured)
     return found + merged.contradictions()
 
 
@@ -160,7 +157,7 @@ def calibration(catalog: Catalog, cells: Sequence[tuple[Path, GpuType]], *, with
     source = _cells_source([path for path, _ in cells], with_tables=with_tables)
     evidence = observations(catalog, gpu_types=measured or None)
     yours = list(evidence) if measured else []  # the cells whose misses are named, not the documented tables'
-    own = own_contradictions(catalog.models, cells) if measured else []
+    own = own_contradictions(catalog.models, measured) if measured else []
     clashes: list[str] = []
     if measured and with_tables:
         evidence += observations(catalog)

@@ -145,6 +145,10 @@ class MemoryEstimate(Breakdown, defer_build=True):
     tables_longest: int | None = Field(default=None, description=(
         "with `longest_refuted`: the longest length the tables let the setting train on these GPUs (the planner's, "
         "from the tables alone); None otherwise, or where they let it train at no length"))
+    tables_longer: TablesVerdict | None = Field(default=None, description=(
+        "where the tables let the setting train on these GPUs longer than `longest_len` (at the default token "
+        f"budget): their verdict at the next length past it (`longest_len` + {GRID}), documented or inferred, with "
+        "the cell that vouches (at its row, that length or longer); None otherwise"))
     cautions: tuple[str, ...] = Field(default=(), description=(
         "what to check, in words (`with_cautions`): a model read from a config.json of a kind whose counts were not "
         "checked, YaRN past what is validated or a length past the native context on the model's own RoPE scaling, "

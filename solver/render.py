@@ -920,7 +920,8 @@ def memory_view(result: MemoryEstimate, label: str, gpu: str, model: str, gpus: 
 
 def _longest_words(result: MemoryEstimate, gpu: str, model: str, gpus: int, own_budget: bool) -> str:
     """The longest length the memory model fits with the breakdown's setting (with `own_budget`: that its token
-    budget holds), in words, with what `gpu`'s tables say where a measurement there refutes it."""
+    budget holds), in words, with what `gpu`'s tables say where a measurement there refutes it, or lets the setting
+    train longer."""
     if own_budget:  # the memory is the budget's whatever the length
         return (f"longest length its token budget holds (budget x SP), which the memory model fits: "
                 f"{result.longest_len} tokens" if result.longest_len else
@@ -938,6 +939,10 @@ def _longest_words(result: MemoryEstimate, gpu: str, model: str, gpus: int, own_
                  if source.max_model_len > result.longest_len else f"already at {source.max_model_len}")
         longest += (f", but the tables say it runs out of memory {where} ({source.words(gpu, model)}"
                     f"{_fewer(source, gpus)}), and they decide{allowed}")
+    elif result.tables_longer is not None:  # a measurement says it trains longer
+        longer = result.tables_longer
+        longest += (f"; the tables let it train at {longer.source.max_model_len} at least "
+                    f"({_tables_said(longer, gpu, model, gpus).removeprefix('it trains (')}, and they decide")
     return longest
 
 

@@ -195,6 +195,10 @@ def test_estimate_memory_says_how_long_the_tables_let_exactly_its_gpus_train():
     # memory at 32768); on exactly 2 GPUs the tables reach 24576 (1 GPU's own table documents 28672).
     estimate = solver.estimate_memory("1.7B", "a100", 2, 8192, env=True, offload=True)
     assert (estimate.longest_len, estimate.longest_refuted.source.gpus, estimate.tables_longest) == (29696, 1, 24576)
+    assert estimate.tables_longer is None  # refuted: the tables reach less far
+    longer = solver.estimate_memory("0.6B", "a100", 2, 8192)  # 23552 by the memory model, 24576 documented
+    assert (longer.longest_len, longer.longest_refuted, longer.tables_longest, longer.tables_longer.evidence,
+            longer.tables_longer.source.max_model_len) == (23552, None, None, "documented", 24576)
 
 
 def test_estimate_memory_cautions_rocm_only_with_env():

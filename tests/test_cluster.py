@@ -530,6 +530,18 @@ def test_greedy_is_valid_and_never_better(seed: int, tmp_path_factory):
          "two jobs are named 'j'"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: CON, model: 4B, max_model_len: 4096}\n  - {name: con, model: 4B, max_model_len: 4096}\n",
          "jobs 'CON' and 'con' differ only in case: their --emit-dir files would be one on macOS and Windows; rename one"),
+        # Pool names: a blank one, one with a space unseen at its end, twins in case alone (as jobs' are refused).
+        (('pools:\n  - {name: " ", gpu: a100, nodes: 1, gpus_per_node: 8}\n'
+          "jobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n"),
+         "pool ' ', name: must not be blank, got ' '"),
+        (("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\n"
+          '  - {name: "a ", gpu: h20, nodes: 1, gpus_per_node: 8}\n'
+          'jobs:\n  - {name: j, model: 4B, max_model_len: 4096, pool: "a "}\n'),
+         "pool 'a ', name: must not start or end with a space (output does not show it), got 'a '"),
+        (("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\n"
+          "  - {name: A, gpu: h20, nodes: 1, gpus_per_node: 8}\n"
+          "jobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n"),
+         "pools 'a' and 'A' differ only in case: output tells them apart by case alone; rename one"),
         ("pools:\n  - {name: on, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
          "pool True, name: must be text, got True (YAML reads it, unquoted, as true or false: put it in quotes)"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: 010, model: 4B, max_model_len: 4096}\n",

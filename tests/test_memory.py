@@ -565,6 +565,10 @@ def test_model_config_refuses_public_configs_it_would_miscount(file: str, messag
         (('{"hidden_size": 1024, "num_hidden_layers": 2, "num_attention_heads": 8, "intermediate_size": 2048, '
           '"vocab_size": 1000, "model_type": "llama", "rope_parameters": {"rope_type": 3}}'),
          r"rope_parameters: rope_type: expected text such as \"yarn\" or \"llama3\", got 3$"),
+        *((('{"hidden_size": 1024, "num_hidden_layers": 2, "num_attention_heads": 8, "intermediate_size": 2048, '
+            '"vocab_size": 1000, "model_type": "llama", "rope_scaling": {"rope_type": "yarn", "factor": ' + factor + "}}"),
+           rf"rope_scaling: factor: expected a number of at least 1, got {shown} \(transformers refuses it too\)$")
+          for factor, shown in (('"x"', "'x'"), ("0.5", r"0\.5"), ("true", "True"))),
     ],
 )
 def test_bad_model_configs_are_refused(tmp_path: Path, text: str, message: str):
@@ -2018,8 +2022,45 @@ def test_calibrate_names_the_file_that_gives_an_earlier_files_gpu_type_other_ali
     first.write_text("gpu: My-GPU\n" + body.format(4), encoding="utf-8")
     second.write_text("gpu: My-GPU\naliases: [mine]\n" + body.format(8), encoding="utf-8")
     assert cli("calibrate", "--cells", str(first), "--cells", str(second)) == (2, "", (
-        f"solve calibrate: error: {second}: aliases mine: My-GPU is known already (the catalogue's, or an earlier cells "
-        "file's), whose aliases for it stand (none); give it none here\n"))
+        f"solve calibrate: error: --cells {second}: aliases mine: My-GPU is known already (the catalogue's, or an "
+        "earlier cells file's), whose aliases for it stand (none); give it none here\n"))
+
+
+def _own_gpu_cells(path: Path, head: str, gpus: int) -> Path:
+    """A cells file of one table (Qwen3-8B on `gpus` GPUs) below `head`, its lines from ``gpu:`` to ``source:``."""
+    path.write_text(head + f"source: mine\ntables:\n  - gpus: {gpus}\n    section: x\n    models: [8B]\n    rows:\n"
+                    "      - {max_model_len: 8192, cells: {8B: Env + Offload}}\n", encoding="utf-8")
+    return path
+
+
+def test_a_memory_that_differs_from_an_earlier_cells_files_is_said_to_be_that_files(cli, tmp_path: Path):
+    # The 49140 MiB is the first file's, not the catalogue's (which lacks My-GPU): planning and calibrating say so.
+    first = _own_gpu_cells(tmp_path / "a.yaml", "gpu: My-GPU\nmemory_gb: 48\nmemory_mib: 49140\n", 4)
+    second = _own_gpu_cells(tmp_path / "b.yaml", "gpu: My-GPU\nmemory_gb: 48\nmemory_mib: 49152\n", 8)
+    said = (f"{second}: GPU My-GPU: memory_mib 49152 is not the 49140 that {first} gives for My-GPU (leave it out "
+            "to take that)\n")
+    assert cli("tables", "--cells", str(first), "--cells", str(second)) == (2, "", f"solve tables: error: {said}")
+    assert cli("calibrate", "--cells", str(first), "--cells", str(second)) == (2, "", f"solve calibrate: error: {said}")
+
+
+def test_calibrate_refuses_the_cells_files_that_planning_refuses(cli, tmp_path: Path):
+    # A new GPU type whose alias names another, and one GPU type with two memories, as solve --cells refuses them.
+    clash = _own_gpu_cells(tmp_path / "clash.yaml", "gpu: My-GPU\naliases: [h100]\nmemory_gb: 48\n", 4)
+    said = f"--cells {clash}: h100 names H100-80GB (79.6 GiB), another GPU type: give yours a name of its own\n"
+    assert cli("tables", "--cells", str(clash)) == (2, "", f"solve tables: error: {said}")
+    assert cli("calibrate", "--cells", str(clash)) == (2, "", f"solve calibrate: error: {said}")
+    with pytest.raises(QueryError, match=r"clash.yaml: h100 names H100-80GB \(79.6 GiB\), another GPU type"):
+        solver.calibrate_memory_model([clash])
+    first = _own_gpu_cells(tmp_path / "a.yaml", "gpu: My-GPU\nmemory_gb: 48\nmemory_mib: 49140\n", 4)
+    second = _own_gpu_cells(tmp_path / "b.yaml", "gpu: My-GPU\nmemory_gb: 48\nmemory_mib: 49152\n", 8)
+    with pytest.raises(TableError, match=r"b.yaml: GPU My-GPU: memory_mib 49152 is not the 49140 that .*a.yaml gives"):
+        solver.calibrate_memory_model([first, second])
+    # A second file of one GPU type that agrees with the first still calibrates with it, and the A100's own cells
+    # for a count its tables have are evidence to fit (planning refuses them: they would join its tables).
+    agreeing = _own_gpu_cells(tmp_path / "c.yaml", "gpu: My-GPU\nmemory_gb: 48\n", 8)
+    assert cli("calibrate", "--cells", str(first), "--cells", str(agreeing))[0] == 0
+    mine = _own_gpu_cells(tmp_path / "a100.yaml", "gpu: A100-80GB\nmemory_gb: 80\n", 8)
+    assert cli("calibrate", "--cells", str(mine))[0] == 0
 
 def test_a_plan_says_when_its_room_is_the_optimizer_steps(cli):
     status, out, _ = cli("--model", "32B", "--gpu", "a100", "--gpus", "8", "--exact", "--len", "1024", "--env",
@@ -2225,15 +2266,32 @@ def test_the_longest_length_says_where_the_tables_refute_it(cli, tmp_path: Path)
                          "--offload")
     assert status == 1 and ("(the A100-80GB table for 1 GPU says '-' at 32768, and with Offload each of 3 GPUs holds "
                             "as much), and they decide: they let it train up to 24576") in " ".join(out.split())
-    # Where no table speaks (the H200, with more memory than any GPU type with tables), or the tables let the
-    # longest length train (Qwen3-0.6B on 2 A100s, vanilla: 23552 tokens, the table's 'vanilla' at 24576), nothing
-    # more is said.
-    for changed in ([*flags[:4], "h200", *flags[5:]],
-                    ["memory", "--model", "0.6B", "--gpu", "a100", "--gpus", "2", "--len", "8k"]):
-        status, out, _ = cli(*changed)
-        assert "longest length the memory model fits" in out and "but the tables" not in out
-        estimate = json.loads(cli(*changed, "--json")[1])
-        assert (estimate["longest_refuted"], estimate["tables_longest"]) == (None, None)
+    # Where no table speaks (the H200, with more memory than any GPU type with tables), nothing more is said.
+    changed = [*flags[:4], "h200", *flags[5:]]
+    status, out, _ = cli(*changed)
+    assert "longest length the memory model fits" in out and "the tables" not in out.split("host memory")[0]
+    estimate = json.loads(cli(*changed, "--json")[1])
+    assert (estimate["longest_refuted"], estimate["tables_longest"], estimate["tables_longer"]) == (None, None, None)
+
+
+def test_the_longest_length_says_where_the_tables_let_the_setting_train_longer(cli):
+    # Qwen3-0.6B on 2 A100s, vanilla: the memory model fits 23552 tokens, and the table's 'vanilla' at 24576 vouches
+    # for more: read alone, 23552 would pass for the limit.
+    flags = ["memory", "--model", "0.6B", "--gpu", "a100", "--gpus", "2", "--len", "8k"]
+    status, out, _ = cli(*flags)
+    assert status == 0 and ("longest length the memory model fits with this setting: 23552 tokens (on a 1024-token "
+                            "grid); the tables let it train at 24576 at least (documented: the A100-80GB table for 2 "
+                            "GPUs says 'vanilla' at 24576), and they decide host memory:") in " ".join(out.split())
+    estimate = json.loads(cli(*flags, "--json")[1])
+    assert (estimate["longest_len"], estimate["longest_refuted"], estimate["tables_longest"],
+            estimate["tables_longer"]) == (23552, None, None, {
+                "trains": True, "evidence": "documented",
+                "source": {"model": "Qwen3-0.6B", "gpus": 2, "max_model_len": 24576, "setting": "vanilla"}})
+    # Qwen3-14B with Env on 4 A100s: 3072 tokens by the memory model, 4096 documented.
+    status, out, _ = cli("memory", "--model", "14B", "--gpu", "a100", "--gpus", "4", "--len", "4k", "--env")
+    assert status == 0 and ("fits with this setting: 3072 tokens (on a 1024-token grid); the tables let it train at "
+                            "4096 at least (documented: the A100-80GB table for 4 GPUs says 'Env' at 4096), and they "
+                            "decide") in " ".join(out.split())
 
 
 def test_the_host_memory_a_refusal_names_is_the_plans_without_the_limit():

@@ -18,9 +18,7 @@ from solver.tables import (
     MEMORY_MODEL_FILE,
     QueryError,
     and_more,
-    check_once,
     counted,
-    load_cells,
     load_model_config,
 )
 
@@ -57,8 +55,8 @@ def run_calibrate(args: argparse.Namespace) -> int:
     from solver.calibrate import calibration  # imports OR-Tools: only calibrating pays for it
 
     _check_calibrate_args(args)
-    catalog, added, _ = catalog_with(load_model_config(args.model_config) if args.model_config else None)
-    cells = [(path, load_cells(path, catalog.models, catalog.gpu_types)) for path in args.cells or ()]  # read once
+    catalog, added, cells = catalog_with(load_model_config(args.model_config) if args.model_config else None,
+                                         cells=args.cells or (), join=False)  # read once, as planning reads them
     if added and not any(added in table.models for _, gpu_type in cells for table in gpu_type.tables):
         print_escaped(
             f"solve calibrate: warning: no cell of yours names {added}, the model of --model-config (the cells name "
@@ -71,12 +69,11 @@ def run_calibrate(args: argparse.Namespace) -> int:
 
 
 def _check_calibrate_args(args: argparse.Namespace) -> None:
-    """`QueryError` for ``solve calibrate`` options that need --cells without it, or a file given twice."""
+    """`QueryError` for ``solve calibrate`` options that need --cells without it."""
     if args.with_tables and not args.cells:
         raise QueryError("--with-tables adds the shipped tables to the cells of --cells FILE")
     if args.model_config and not args.cells:
         raise QueryError("--model-config describes a model that the cells of --cells FILE name")
-    check_once("--cells", args.cells or [])
 
 
 def _warn_of_contradictions(fitted: Calibration) -> None:

@@ -17,7 +17,7 @@ from solver.tables import (
     cut,
     described_gpu_type,
     load_catalog,
-    load_cells,
+    read_cells_files,
 )
 
 
@@ -33,30 +33,19 @@ class CommandCatalog(NamedTuple):
 def catalog_with(model: Model | None, gpu: str | None = None,
                  memory: tuple[int | None, int | None] | None = None,
                  cells: Sequence[Path] = (), start: Catalog | None = None,
-                 keep_contradictions: bool = False) -> CommandCatalog:
+                 keep_contradictions: bool = False, join: bool = True) -> CommandCatalog:
     """The shipped catalogue (or `start`), with `model` added (--model-config's), the tables of the --cells
     files (which may name it; with `keep_contradictions`, even where they contradict themselves or the tables, to
-    list them), and the GPU type that --gpu NAME --gpu-memory M describes; and that model's name as the
-    catalogue gives it ("" without one); and the GPU type each --cells file gave (`CommandCatalog`)."""
+    list them; without `join`, their GPU types alone, as `solve calibrate` reads them: `read_cells_files`),
+    and the GPU type that --gpu NAME --gpu-memory M describes; and that model's name as the catalogue gives it
+    ("" without one); and the GPU type each --cells file gave (`CommandCatalog`)."""
     catalog, added = start or load_catalog(), ""
     if model is not None:
         catalog = catalog.with_model(model)
         added = catalog.models[-1].name  # with_model adds it last, renamed if it only borrows a name
     check_once("--cells", cells)
-    tabled_by: dict[tuple[str, int], Path] = {}  # (GPU type, count): the --cells file that gave its table
-    loaded: list[tuple[Path, GpuType]] = []
-    for path in cells:
-        before = _tables_in(catalog)
-        measured = load_cells(path, catalog.models, catalog.gpu_types)
-        try:
-            catalog = catalog.with_measured(measured, path, keep_contradictions=keep_contradictions)
-        except QueryError as error:
-            other = next((tabled_by[(measured.name, t.gpus)] for t in measured.tables
-                          if (measured.name, t.gpus) in tabled_by), None)
-            raise QueryError(f"--cells {path}: a table for a GPU count that --cells {other} has already: give each "
-                             "table once" if other else f"--cells {error}") from None
-        tabled_by.update(dict.fromkeys(_tables_in(catalog) - before, path))
-        loaded.append((path, measured))
+    catalog, loaded = read_cells_files(catalog, cells, join=join, keep_contradictions=keep_contradictions,
+                                       flag="--cells ")
     if memory is None and gpu is not None:
         try:
             catalog.gpu(gpu)
@@ -72,12 +61,7 @@ def catalog_with(model: Model | None, gpu: str | None = None,
         else:
             raise QueryError(f"--gpu {cut(gpu)} names {known.name} ({known.memory_gib:.1f} GiB), a GPU type "
                              "whose memory is known: drop --gpu-memory, or give your GPU type a name of its own")
-    return CommandCatalog(catalog, added, tuple(loaded))
-
-
-def _tables_in(catalog: Catalog) -> set[tuple[str, int]]:
-    """(GPU type, trainer GPU count) of every table in `catalog`."""
-    return {(gpu_type.name, table.gpus) for gpu_type in catalog.gpu_types for table in gpu_type.tables}
+    return CommandCatalog(catalog, added, loaded)
 
 
 def check_model_flags(args: argparse.Namespace, ways: str, given: bool = False) -> None:

@@ -9,7 +9,7 @@ YAML it ships is the repository's top-level ``tables/`` folder, installed as ``s
 
 from __future__ import annotations
 
-from solver.tables.catalog import Catalog, Cell, TableOrigin, model_name_from_path, vouches_for
+from solver.tables.catalog import Catalog, Cell, TableOrigin, model_name_from_path, read_cells_files, vouches_for
 from solver.tables.fleets import OWN_GPU_HINT, checked_fleet, load_fleet, read_fleet
 from solver.tables.inputs import (
     AtLeast,
@@ -147,6 +147,7 @@ __all__ = [
     "looks_like",
     "model_config_file",
     "model_name_from_path",
+    "read_cells_files",
     "read_fleet",
     "read_user_file",
     "resolved_path",

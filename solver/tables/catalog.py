@@ -331,16 +331,19 @@ class Catalog(Frozen):
         measured = load_cells(Path(path), self.models, self.gpu_types)
         return self.with_measured(measured, path, keep_contradictions=keep_contradictions)
 
-    def with_measured(self, measured: GpuType, path: Path | str, *, keep_contradictions: bool = False) -> Catalog:
+    def with_measured(self, measured: GpuType, path: Path | str, *, keep_contradictions: bool = False,
+                      join: bool = True) -> Catalog:
         """`with_cells` for the cells file at `path` loaded already (`load_cells`, against this catalogue): a file
-        read once (a pipe reads once)."""
+        read once (a pipe reads once). Without `join`, the catalogue gains its GPU type (its name and aliases
+        checked alike) but not its tables, as `solve calibrate` reads cells: evidence to fit, not tables to plan
+        with; later files are read against it (`load_cells`: the same GPU type with other memory is refused)."""
         check_types(("measured", measured, GpuType), ("path", path, Path | str),
-                    ("keep_contradictions", keep_contradictions, bool))
+                    ("keep_contradictions", keep_contradictions, bool), ("join", join, bool))
         try:
-            catalog = self.with_tables(measured)
+            catalog = self.with_tables(measured if join else measured.model_copy(update={"tables": ()}))
         except QueryError as error:
             raise QueryError(f"{path}: {error}") from None
-        added = [] if keep_contradictions else self.new_contradictions(catalog, measured.name)
+        added = [] if keep_contradictions or not join else self.new_contradictions(catalog, measured.name)
         if added:
             more = and_more(added) and (f"{and_more(added)} (solve tables --check, with the same --cells and "
                                         "--model-config, lists them)")
@@ -563,3 +566,35 @@ def pools_gpu_types(pools: Iterable[Pool], catalog: Catalog) -> tuple[GpuType, .
             raise QueryError(f"pool {pool.name}: gpu {pool.gpu} has {gpu_type.memory_gib:g} GiB here and "
                              f"{earlier.memory_gib:g} GiB in another pool: give one GPU type one memory")
     return tuple(described.values())
+
+
+def read_cells_files(catalog: Catalog, paths: Sequence[Path], *, join: bool = True, keep_contradictions: bool = False,
+                     flag: str = "") -> tuple[Catalog, tuple[tuple[Path, GpuType], ...]]:
+    """`catalog` with the cells files at `paths` (`Catalog.with_measured`, `join` and `keep_contradictions` as there),
+    each read against it and the files before it (`load_cells`: a GPU type an earlier file made keeps its name,
+    aliases and memory, and a memory that differs is said to be that file's); and each file with the GPU type it
+    gave, as read (once: a pipe reads once). Errors name the file after `flag` (``--cells ``), and a table for a GPU
+    count that an earlier file has already names that file."""
+    tabled_by: dict[tuple[str, int], Path] = {}  # (GPU type, count): the file that gave its table
+    made_by: dict[str, Path] = {}  # a GPU type the catalogue lacks: the file that gave it first
+    loaded: list[tuple[Path, GpuType]] = []
+    for path in paths:
+        before = _tables_in(catalog)
+        measured = load_cells(path, catalog.models, catalog.gpu_types, made_by)
+        if all(known.name != measured.name for known in catalog.gpu_types):
+            made_by[measured.name] = path
+        try:
+            catalog = catalog.with_measured(measured, path, keep_contradictions=keep_contradictions, join=join)
+        except QueryError as error:
+            other = next((tabled_by[(measured.name, t.gpus)] for t in measured.tables
+                          if (measured.name, t.gpus) in tabled_by), None)
+            raise QueryError(f"{flag}{path}: a table for a GPU count that {flag}{other} has already: give each "
+                             "table once" if other else f"{flag}{error}") from None
+        tabled_by.update(dict.fromkeys(_tables_in(catalog) - before, path))
+        loaded.append((path, measured))
+    return catalog, tuple(loaded)
+
+
+def _tables_in(catalog: Catalog) -> set[tuple[str, int]]:
+    """(GPU type, trainer GPU count) of every table in `catalog`."""
+    return {(gpu_type.name, table.gpus) for gpu_type in catalog.gpu_types for table in gpu_type.tables}

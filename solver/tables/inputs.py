@@ -6,7 +6,7 @@ from pathlib import Path
 from typing import Annotated
 
 from annotated_types import Ge, Gt, Le, Lt
-from pydantic import AllowInfNan, Discriminator, Field, Strict, StringConstraints, Tag, model_validator
+from pydantic import AfterValidator, AllowInfNan, Discriminator, Field, Strict, StringConstraints, Tag, model_validator
 
 from solver.tables.schema import (
     MAX_GPU_MEMORY_GB,
@@ -48,10 +48,20 @@ class AtLeast(Frozen, defer_build=True):
     at_least: AskedTokens
 
 
+def _without_outer_spaces(name: str) -> str:
+    """`name`, unless it is blank or starts or ends with a space (`ValueError`): output does not show those, and two
+    names that differ only by them would read as one."""
+    if not name.strip(" "):
+        raise ValueError(f"must not be blank, got {name!r}")
+    if name != name.strip(" "):
+        raise ValueError(f"must not start or end with a space (output does not show it), got {name!r}")
+    return name
+
+
 class Pool(Frozen, defer_build=True):
     """A pool of identical nodes in the fleet."""
 
-    name: PrintableText
+    name: Annotated[PrintableText, AfterValidator(_without_outer_spaces)]
     gpu: Text
     nodes: GpuCount
     gpus_per_node: Annotated[int, Strict(), Gt(0), Le(MAX_NODE_GPUS)] = Field(description=(
@@ -123,16 +133,17 @@ class JobEntry(_JobFields):
 
 
 def _check_fleet_names(pools: tuple[Pool, ...], jobs: tuple[_JobFields, ...]) -> None:
-    """`ValueError` for two pools or two jobs of one name, or a job's pool that does not exist."""
-    for kind, names in (("pool", [p.name for p in pools]), ("job", [j.name for j in jobs])):
+    """`ValueError` for two pools or two jobs of one name, or of names that differ only in case, or a job's pool
+    that does not exist."""
+    for kind, names, why in (("pool", [p.name for p in pools], "output tells them apart by case alone"),
+                             ("job", [j.name for j in jobs], "their --emit-dir files would be one on macOS and Windows")):
         repeated = first_repeated(names)
         if repeated is not None:
             raise ValueError(f"two {kind}s are named {repeated!r}")
-    folded = first_repeated(job.name.casefold() for job in jobs)  # one file of --emit-dir on macOS and Windows
-    if folded is not None:
-        same = [job.name for job in jobs if job.name.casefold() == folded]
-        raise ValueError(f"jobs {same[0]!r} and {same[1]!r} differ only in case: their --emit-dir files would be "
-                         "one on macOS and Windows; rename one")
+        folded = first_repeated(name.casefold() for name in names)
+        if folded is not None:
+            same = [name for name in names if name.casefold() == folded]
+            raise ValueError(f"{kind}s {same[0]!r} and {same[1]!r} differ only in case: {why}; rename one")
     pool_names = [pool.name for pool in pools]
     for job in jobs:
         if job.pool is not None and job.pool not in pool_names:

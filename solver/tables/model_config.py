@@ -210,7 +210,8 @@ def _config_names(path: Path, config: dict) -> tuple[str, tuple[str, ...]]:
 
 def _config_rope(path: Path, config: dict) -> tuple[str | None, int]:
     """A config.json's RoPE scaling type (None without one) and native context (a YaRN model's original one);
-    `TableError` where they are malformed."""
+    `TableError` where they are malformed (or its scaling factor is not a number of at least 1, as transformers
+    checks it)."""
     # transformers 5 writes it as rope_parameters (rope_theta beside rope_type), the versions before as rope_scaling
     key = "rope_parameters" if config.get("rope_scaling") is None and "rope_parameters" in config else "rope_scaling"
     scaling = config.get(key)
@@ -225,6 +226,10 @@ def _config_rope(path: Path, config: dict) -> tuple[str | None, int]:
     if rope_type is not None and not _is_name(rope_type):
         raise TableError(f"{path}: {key}: rope_type: expected text such as \"yarn\" or \"llama3\", got "
                          f"{brief(rope_type)}")
+    factor = scaling.get("factor") if scaling is not None else None
+    if factor is not None and (isinstance(factor, bool) or not isinstance(factor, (int, float)) or not factor >= 1):
+        raise TableError(f"{path}: {key}: factor: expected a number of at least 1, got {brief(factor)} (transformers "
+                         "refuses it too)")
     native = _config_number(path, config, "max_position_embeddings")
     if (rope_type == "yarn" and isinstance(scaling, dict)
             and scaling.get("original_max_position_embeddings") is not None):

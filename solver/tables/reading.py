@@ -18,7 +18,14 @@ import yaml
 from pydantic import BaseModel, ValidationError
 
 from solver.tables.inputs import UNION_TAGS, FleetFile, MemoryModel, Weights
-from solver.tables.schema import MAX_FILE_BYTES, GpuType, Model, ModelsFile, sp_rule_violation
+from solver.tables.schema import (
+    MAX_FILE_BYTES,
+    GpuType,
+    Model,
+    ModelsFile,
+    sp_rule_violation,
+    thousands_of_tokens,
+)
 from solver.tables.text import QueryError, TableError, brief, counted, first_repeated, normalise, smi_name_form
 
 
@@ -141,7 +148,8 @@ def _describe_location(raw: Any, location: tuple[Any, ...]) -> str:
             identity = node.get(field) if isinstance(node, dict) else None
             if not isinstance(identity, (str, int, float)):  # a list or a mapping names nothing
                 identity = None
-            text = str(identity) if str(identity).isprintable() else repr(identity)  # no control codes raw
+            written = str(identity)  # no control codes raw, nor outer spaces unseen
+            text = written if written.isprintable() and written == written.strip(" ") else repr(identity)
             shown = text if len(text) <= 40 else f"{text[:37]}..."
             words.append(label.format(shown) if identity is not None else f"{container or 'item'} item {key + 1}")
         elif isinstance(node, dict) and key in node:
@@ -252,6 +260,10 @@ def _validation_message(path: Path, raw: Any, error: ValidationError, recheck: C
             written = _yaml_number(first["input"], whole)
             bound = _broken_bound(raw, location, yaml.safe_load(written), recheck)
             problem += f" (YAML reads it as text{f', and as a number it {bound}' if bound else f': write {written}'})"
+        elif whole and location[-1:] == ("max_model_len",) and thousands_of_tokens(first["input"]) != first["input"]:
+            written = thousands_of_tokens(first["input"])  # 32k, as --len and cluster jobs take it
+            bound = _broken_bound(raw, location, written, recheck)
+            problem += f" (tables are in tokens{f', and as a number it {bound}' if bound else f': write {written}'})"
         elif first["type"] in ("int_type", "float_type") and _quoted_number(first["input"], whole):
             problem += " (quoted, YAML reads it as text: write it without quotes)"
         elif first["type"] == "string_type" and isinstance(first["input"], (bool, int, float)):
@@ -390,10 +402,12 @@ def load_models(path: Path) -> tuple[Model, ...]:
     return models
 
 
-def load_gpu_type(path: Path, models: tuple[Model, ...], hardware: tuple[GpuType, ...] = ()) -> GpuType:
+def load_gpu_type(path: Path, models: tuple[Model, ...], hardware: tuple[GpuType, ...] = (),
+                  made_by: Mapping[str, Path] | None = None) -> GpuType:
     """Load and check one GPU type's feasibility tables against the known `models`; a GPU type of the
     `hardware` catalogue (named by its name or an alias) must match its entry there, whose name, aliases
-    and driver-reported memory it takes."""
+    and driver-reported memory it takes. `made_by` names the earlier cells file that made each GPU type of
+    `hardware` the catalogue lacks (by name), which a memory that differs from its own is said to be from."""
     names = {normalise(name): model.name for model in models for name in (model.name, *model.aliases)}
     tabled = load_validated(GpuType, path, context={"models": [model.name for model in models], "names": names})
     by_name = {model.name: model for model in models}
@@ -409,19 +423,22 @@ def load_gpu_type(path: Path, models: tuple[Model, ...], hardware: tuple[GpuType
                   for gpu in hardware if wanted in {normalise(name) for name in (gpu.name, *gpu.aliases)}), None)
     if known is None:
         return tabled
+    earlier = (made_by or {}).get(known.name)
+    theirs = f"the {{}} that {earlier} gives" if earlier else "the catalogue's {}"
     if known.memory_gb != tabled.memory_gb:
-        raise TableError(f"{path}: GPU {tabled.name}: memory_gb {tabled.memory_gb} is not the catalogue's {known.memory_gb} "
-                         f"for {known.name}")
+        raise TableError(f"{path}: GPU {tabled.name}: memory_gb {tabled.memory_gb} is not "
+                         f"{theirs.format(known.memory_gb)} for {known.name}")
     if tabled.memory_mib not in (None, known.memory_mib):
-        raise TableError(f"{path}: GPU {tabled.name}: memory_mib {tabled.memory_mib} is not the catalogue's "
-                         f"{known.memory_mib} for {known.name} (leave it out to take that)")
+        raise TableError(f"{path}: GPU {tabled.name}: memory_mib {tabled.memory_mib} is not "
+                         f"{theirs.format(known.memory_mib)} for {known.name} (leave it out to take that)")
     aliases = tuple(dict.fromkeys(alias for alias in (*known.aliases, *tabled.aliases) if alias != known.name))
     return tabled.model_copy(update={"name": known.name, "aliases": aliases, "memory_mib": known.memory_mib})
 
 
-def load_cells(path: Path, models: tuple[Model, ...], hardware: tuple[GpuType, ...] = ()) -> GpuType:
+def load_cells(path: Path, models: tuple[Model, ...], hardware: tuple[GpuType, ...] = (),
+               made_by: Mapping[str, Path] | None = None) -> GpuType:
     """A cells file you measured (`load_gpu_type`), which gives at least one table (`TableError` otherwise)."""
-    measured = load_gpu_type(path, models, hardware)
+    measured = load_gpu_type(path, models, hardware, made_by)
     if not measured.tables:
         raise TableError(f"{path}: no tables: a cells file gives at least one (gpus, models, rows)")
     return measured

@@ -41,13 +41,13 @@ Count = Annotated[int, Strict(), Gt(0)]
 Tokens = Annotated[int, Strict(), Gt(0), Le(MAX_TOKENS)]
 
 
-def _thousands_of_tokens(value: Any) -> Any:
+def thousands_of_tokens(value: Any) -> Any:
     """``32k`` (thousands of 1024, as ``--len`` takes them) as 32768; any other value as it is."""
     match = re.fullmatch(r"\s*(\d{1,9})\s*[kK]\s*", value) if isinstance(value, str) and value.isascii() else None
     return int(match[1]) * 1024 if match else value
 
 
-AskedTokens = Annotated[Tokens, BeforeValidator(_thousands_of_tokens)]
+AskedTokens = Annotated[Tokens, BeforeValidator(thousands_of_tokens)]
 """A length a user asks for in a file: a whole number of tokens, or thousands of 1024 (``32k``)."""
 GpuCount = Annotated[int, Strict(), Gt(0), Le(MAX_GPUS)]
 MAX_GPU_MEMORY_GB = 1 << 14
@@ -358,9 +358,10 @@ class Table(Frozen):
                     raise ValueError(f"{where}: no cell for {model}")
             for model, setting in row.cells:
                 if setting is not None and self.gpus % setting.sp:
-                    raise ValueError(
-                        f"{where}, {model}: SP={setting.sp} does not divide the table's {counted(self.gpus, 'GPU')}"
-                    )
+                    degrees = [f"SP={sp}" for sp in range(2, self.gpus + 1) if self.gpus % sp == 0]
+                    takes = " or ".join((", ".join(degrees[:-1]), degrees[-1]) if len(degrees) > 1 else degrees)
+                    raise ValueError(f"{where}, {model}: SP={setting.sp} does not divide the table's "
+                                     f"{counted(self.gpus, 'GPU')} (it takes {takes or 'no SP'})")
         return self
 
     def name_for(self, model: Model) -> str | None:
