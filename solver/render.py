@@ -941,8 +941,9 @@ def _longest_words(result: MemoryEstimate, gpu: str, model: str, gpus: int, own_
                     f"{_fewer(source, gpus)}), and they decide{allowed}")
     elif result.tables_longer is not None:  # a measurement says it trains longer
         longer = result.tables_longer
-        longest += (f"; the tables let it train at {longer.source.max_model_len} at least "
-                    f"({_tables_said(longer, gpu, model, gpus).removeprefix('it trains (')}, and they decide")
+        cited = ("the cell on the tables line" if result.tables is not None and result.tables.source == longer.source
+                 else _tables_said(longer, gpu, model, gpus).removeprefix('it trains (').removesuffix(')'))
+        longest += f"; the tables let it train at {longer.source.max_model_len} at least ({cited}), and they decide"
     return longest
 
 
