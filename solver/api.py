@@ -68,6 +68,7 @@ from solver.tables import (
     check_once,
     check_types,
     counted,
+    given_path,
     load_catalog,
     load_cells,
     load_fleet,
@@ -175,7 +176,8 @@ def place(
     check_time_limit(time_limit_s)
     check_seed(seed)
     catalog = catalog if catalog is not None else load_catalog()
-    fleet = _named_as_the_catalogue(fleet, catalog) if isinstance(fleet, Fleet) else load_fleet(fleet, catalog)
+    fleet = (_named_as_the_catalogue(fleet, catalog) if isinstance(fleet, Fleet)
+             else load_fleet(given_path("fleet", fleet), catalog))
     return place_jobs(fleet, catalog, minimize=minimize, weights=weights, time_limit_s=time_limit_s,
                       workers=workers, seed=seed, progress=progress, estimate=estimate, memory=memory, margin=margin,
                       token_budget=token_budget, widen=widen)
@@ -257,7 +259,7 @@ def _placement_fragments(result: ClusterResult, fleet: Fleet | Path | str, catal
     check_types(("result", result, ClusterResult), ("fleet", fleet, Fleet | Path | str),
                 ("catalog", catalog, Catalog | None))
     catalog = catalog if catalog is not None else load_catalog()
-    fleet = fleet if isinstance(fleet, Fleet) else load_fleet(fleet, catalog)
+    fleet = fleet if isinstance(fleet, Fleet) else load_fleet(given_path("fleet", fleet), catalog)
     known = catalog.for_fleet(fleet)
     jobs, pools = {job.name: job for job in fleet.jobs}, {pool.name: pool for pool in fleet.pools}
     fragments = {}
@@ -407,15 +409,14 @@ def calibrate_memory_model(cells: Iterable[Path | str] = (), *, with_tables: boo
 
     if isinstance(cells, (str, bytes, Path)) or not isinstance(cells, Iterable):
         raise QueryError(f"cells must be a list of paths, got {shown_value(cells)}")
-    cells = list(cells)
-    check_types(*(("cells", path, Path | str) for path in cells), ("with_tables", with_tables, bool),
-                ("catalog", catalog, Catalog | None))
-    if with_tables and not cells:
+    paths = [given_path("cells", path) for path in cells]
+    check_types(("with_tables", with_tables, bool), ("catalog", catalog, Catalog | None))
+    if with_tables and not paths:
         raise QueryError("with_tables adds the documented tables to the cells you give: give cells")
-    check_once("cells:", [Path(path) for path in cells])
+    check_once("cells:", paths)
     catalog = catalog if catalog is not None else load_catalog()
-    return calibration(catalog, [(Path(path), load_cells(Path(path), catalog.models, catalog.gpu_types))
-                                 for path in cells], with_tables=with_tables)
+    return calibration(catalog, [(path, load_cells(path, catalog.models, catalog.gpu_types)) for path in paths],
+                       with_tables=with_tables)
 
 
 def _checked_token_budget(max_model_len: int, sp: int, max_token_len_per_gpu: int | None) -> int:

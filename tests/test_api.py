@@ -444,6 +444,47 @@ def test_bad_arguments_raise_one_line_query_errors(call, message: str):
     assert str(caught.value) == message
 
 
+FLEET_TEXT = FLEET.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [
+        (lambda path: solver.place(path), "fleet"),
+        (lambda path: solver.placement_configs(solver.place(FLEET), path), "fleet"),
+        (lambda path: solver.load_fleet(path), "path"),
+        (lambda path: solver.load_catalog(path), "directory"),
+        (lambda path: solver.load_weights(path), "path"),
+        (lambda path: solver.load_memory_model(path), "path"),
+        (lambda path: solver.load_model_config(path), "path"),
+        (lambda path: solver.calibrate_memory_model([path]), "cells"),
+        (lambda path: CATALOG.with_cells(path), "path"),
+    ],
+)
+def test_an_empty_path_or_a_files_text_for_its_path_is_refused_in_one_short_line(call, name: str):
+    # Path("") is the current folder ("'.: cannot read: Is a directory'"), and the command refuses an empty path;
+    # a cluster file's text passed as its path was quoted whole in "cannot read" (1211 characters for fleet.yaml).
+    for empty in ("", "  "):
+        with pytest.raises(QueryError) as caught:
+            call(empty)
+        assert str(caught.value) == f"{name} must be a non-empty path, got {empty!r}"
+    with pytest.raises(QueryError) as caught:
+        call(FLEET_TEXT)
+    assert str(caught.value) == f"{name} must be a path, not a file's text: got several lines ({brief(FLEET_TEXT)})"
+    assert len(str(caught.value)) < 140
+
+
+def test_trinity_fragment_refuses_a_layout_that_is_not_a_mapping():
+    # A layout of another type was taken as none at all: the fragment silently lost the per-role budget line.
+    best = solver.plan("8B", gpu="h20", max_model_len=8192)[0].best
+    for layout in (5, "model: {}", [("model", {})]):
+        with pytest.raises(QueryError) as caught:
+            trinity_fragment(best, CATALOG.model("8B"), layout=layout)
+        assert str(caught.value) == f"layout must be a Mapping or None, got {brief(layout)}"
+    assert "hand-set" in trinity_fragment(best, CATALOG.model("8B"), layout=None)
+    assert "hand-set" not in trinity_fragment(best, CATALOG.model("8B"), layout=load_config_mapping(CONFIG_TEXT, "t"))
+
+
 def test_an_explanation_whose_questions_run_out_of_time_names_only_rules_in_force(monkeypatch: pytest.MonkeyPatch):
     # A time limit too short for the explanation's questions raised TypeError (it named "--host-ram None GB", a rule
     # not in force that CP-SAT's core held and no decided solve dropped); every question undecided, deterministically:

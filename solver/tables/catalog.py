@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel, Field
 
 from solver.tables.inputs import Fleet, Pool
-from solver.tables.reading import load_cells
+from solver.tables.reading import given_path, load_cells
 from solver.tables.schema import (
     CONFIG_SHAPE,
     MAX_ESTIMATED_GPUS,
@@ -327,8 +327,8 @@ class Catalog(Frozen):
         `keep_contradictions` (taken, to be listed), for cells that contradict themselves or the tables beside them
         (`contradictions`: a typo would make plans that run out of memory); `QueryError` (naming the file) for
         tables it has already."""
-        check_types(("path", path, Path | str), ("keep_contradictions", keep_contradictions, bool))
-        measured = load_cells(Path(path), self.models, self.gpu_types)
+        check_types(("keep_contradictions", keep_contradictions, bool))
+        measured = load_cells(given_path("path", path), self.models, self.gpu_types)
         return self.with_measured(measured, path, keep_contradictions=keep_contradictions)
 
     def with_measured(self, measured: GpuType, path: Path | str, *, keep_contradictions: bool = False) -> Catalog:
