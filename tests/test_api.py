@@ -474,6 +474,18 @@ def test_an_empty_path_or_a_files_text_for_its_path_is_refused_in_one_short_line
     assert len(str(caught.value)) < 140
 
 
+def test_a_name_of_another_type_is_shown_as_check_types_shows_it():
+    # A GPU type or model named by another object quoted its repr: pydantic's dump of a whole catalogue, cut.
+    for value, shown in ((CATALOG, "a Catalog"), (solver.load_weights(), "a Weights"),
+                         (numpy.int64(4), "a numpy int64"), (["a100"], "['a100']")):
+        with pytest.raises(QueryError) as caught:
+            solver.plan("8B", gpu=value, max_model_len=4096)
+        assert str(caught.value) == f"a GPU is named by a string, got {shown}"
+        with pytest.raises(QueryError) as caught:
+            solver.estimate_memory(value, "a100", 4, 4096)
+        assert str(caught.value) == f"a model is named by a string, got {shown}"
+
+
 def test_trinity_fragment_refuses_a_layout_that_is_not_a_mapping():
     # A layout of another type was taken as none at all: the fragment silently lost the per-role budget line.
     best = solver.plan("8B", gpu="h20", max_model_len=8192)[0].best

@@ -107,7 +107,7 @@ def _find_entry(kind: str, name: str, entries: tuple[Any, ...], wanted_name: str
             added = "with_model(model)" if isinstance(name, Model) else "with_gpu_types([gpu_type])"
             raise QueryError(f"a {kind} is named by a string, got a {type(name).__name__}: pass its name, "
                              f"{brief(name.name)}, with catalog=catalog.{added}")
-        raise QueryError(f"a {kind} is named by a string, got {brief(name)}")
+        raise QueryError(f"a {kind} is named by a string, got {shown_value(name)}")
     wanted = normalise(wanted_name or name)
     for entry in entries:
         if normalise(entry.name) == wanted or any(normalise(alias) == wanted for alias in entry.aliases):
