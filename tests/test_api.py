@@ -645,13 +645,20 @@ def test_calibrate_memory_model_fits_as_the_command_does(cli, tmp_path: Path):
     assert all(phrase in err for phrase in said)  # the command names three mispredicted cells
 
 
-def test_the_python_examples_in_the_api_page_run(monkeypatch: pytest.MonkeyPatch):
-    """Every ```python block of docs/api.md runs as shown, from the repository root."""
+@pytest.mark.parametrize("where", ["the repository root", "a folder solve examples wrote them to"])
+def test_the_python_examples_in_the_api_page_run(where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Every ```python block of docs/api.md runs as shown, from the repository root, and (as the page says) without
+    it from a folder where `solve examples` wrote the files it reads."""
     root = Path(__file__).resolve().parent.parent
     page = (root / "docs" / "api.md").read_text(encoding="utf-8")
     blocks = re.findall(r"```python\n(.*?)```", page, flags=re.DOTALL)
     assert blocks
-    monkeypatch.chdir(root)
+    if where == "the repository root":
+        monkeypatch.chdir(root)
+    else:
+        monkeypatch.chdir(tmp_path)
+        written = subprocess.run([sys.executable, "-m", "solver", "examples"], capture_output=True, text=True)
+        assert written.returncode == 0 and (tmp_path / "docs" / "examples" / "fleet.yaml").is_file(), written.stderr
     for block in blocks:
         exec(compile(block, "docs/api.md", "exec"), {})  # noqa: S102 - the project's own documentation
 
