@@ -69,6 +69,7 @@ from solver.tables import (
     check_once,
     check_types,
     counted,
+    given_path,
     load_catalog,
     load_fleet,
     load_memory_model,
@@ -176,7 +177,8 @@ def place(
     check_time_limit(time_limit_s)
     check_seed(seed)
     catalog = catalog if catalog is not None else load_catalog()
-    fleet = _named_as_the_catalogue(fleet, catalog) if isinstance(fleet, Fleet) else load_fleet(fleet, catalog)
+    fleet = (_named_as_the_catalogue(fleet, catalog) if isinstance(fleet, Fleet)
+             else load_fleet(given_path("fleet", fleet), catalog))
     return place_jobs(fleet, catalog, minimize=minimize, weights=weights, time_limit_s=time_limit_s,
                       workers=workers, seed=seed, progress=progress, estimate=estimate, memory=memory, margin=margin,
                       token_budget=token_budget, widen=widen)
@@ -258,7 +260,7 @@ def _placement_fragments(result: ClusterResult, fleet: Fleet | Path | str, catal
     check_types(("result", result, ClusterResult), ("fleet", fleet, Fleet | Path | str),
                 ("catalog", catalog, Catalog | None))
     catalog = catalog if catalog is not None else load_catalog()
-    fleet = fleet if isinstance(fleet, Fleet) else load_fleet(fleet, catalog)
+    fleet = fleet if isinstance(fleet, Fleet) else load_fleet(given_path("fleet", fleet), catalog)
     known = catalog.for_fleet(fleet)
     jobs, pools = {job.name: job for job in fleet.jobs}, {pool.name: pool for pool in fleet.pools}
     fragments = {}
@@ -424,14 +426,13 @@ def calibrate_memory_model(cells: Iterable[Path | str] = (), *, with_tables: boo
 
     if isinstance(cells, (str, bytes, Path)) or not isinstance(cells, Iterable):
         raise QueryError(f"cells must be a list of paths, got {shown_value(cells)}")
-    cells = list(cells)
-    check_types(*(("cells", path, Path | str) for path in cells), ("with_tables", with_tables, bool),
-                ("catalog", catalog, Catalog | None))
-    if with_tables and not cells:
+    paths = [given_path("cells", path) for path in cells]
+    check_types(("with_tables", with_tables, bool), ("catalog", catalog, Catalog | None))
+    if with_tables and not paths:
         raise QueryError("with_tables adds the documented tables to the cells you give: give cells")
-    check_once("cells:", [Path(path) for path in cells])
+    check_once("cells:", paths)
     catalog = catalog if catalog is not None else load_catalog()
-    catalog, read = read_cells_files(catalog, [Path(path) for path in cells], join=False)  # as planning reads them
+    catalog, read = read_cells_files(catalog, paths, join=False)  # as planning reads them
     return calibration(catalog, read, with_tables=with_tables)
 
 

@@ -448,6 +448,59 @@ def test_bad_arguments_raise_one_line_query_errors(call, message: str):
     assert str(caught.value) == message
 
 
+FLEET_TEXT = FLEET.read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize(
+    ("call", "name"),
+    [
+        (lambda path: solver.place(path), "fleet"),
+        (lambda path: solver.placement_configs(solver.place(FLEET), path), "fleet"),
+        (lambda path: solver.load_fleet(path), "path"),
+        (lambda path: solver.load_catalog(path), "directory"),
+        (lambda path: solver.load_weights(path), "path"),
+        (lambda path: solver.load_memory_model(path), "path"),
+        (lambda path: solver.load_model_config(path), "path"),
+        (lambda path: solver.calibrate_memory_model([path]), "cells"),
+        (lambda path: CATALOG.with_cells(path), "path"),
+    ],
+)
+def test_an_empty_path_or_a_files_text_for_its_path_is_refused_in_one_short_line(call, name: str):
+    # Path("") is the current folder ("'.: cannot read: Is a directory'"), and the command refuses an empty path;
+    # a cluster file's text passed as its path was quoted whole in "cannot read" (1211 characters for fleet.yaml).
+    for empty in ("", "  "):
+        with pytest.raises(QueryError) as caught:
+            call(empty)
+        assert str(caught.value) == f"{name} must be a non-empty path, got {empty!r}"
+    with pytest.raises(QueryError) as caught:
+        call(FLEET_TEXT)
+    assert str(caught.value) == f"{name} must be a path, not a file's text: got several lines ({brief(FLEET_TEXT)})"
+    assert len(str(caught.value)) < 140
+
+
+def test_a_name_of_another_type_is_shown_as_check_types_shows_it():
+    # A GPU type or model named by another object quoted its repr: pydantic's dump of a whole catalogue, cut.
+    for value, shown in ((CATALOG, "a Catalog"), (solver.load_weights(), "a Weights"),
+                         (numpy.int64(4), "a numpy int64"), (["a100"], "['a100']")):
+        with pytest.raises(QueryError) as caught:
+            solver.plan("8B", gpu=value, max_model_len=4096)
+        assert str(caught.value) == f"a GPU is named by a string, got {shown}"
+        with pytest.raises(QueryError) as caught:
+            solver.estimate_memory(value, "a100", 4, 4096)
+        assert str(caught.value) == f"a model is named by a string, got {shown}"
+
+
+def test_trinity_fragment_refuses_a_layout_that_is_not_a_mapping():
+    # A layout of another type was taken as none at all: the fragment silently lost the per-role budget line.
+    best = solver.plan("8B", gpu="h20", max_model_len=8192)[0].best
+    for layout in (5, "model: {}", [("model", {})]):
+        with pytest.raises(QueryError) as caught:
+            trinity_fragment(best, CATALOG.model("8B"), layout=layout)
+        assert str(caught.value) == f"layout must be a Mapping or None, got {brief(layout)}"
+    assert "hand-set" in trinity_fragment(best, CATALOG.model("8B"), layout=None)
+    assert "hand-set" not in trinity_fragment(best, CATALOG.model("8B"), layout=load_config_mapping(CONFIG_TEXT, "t"))
+
+
 def test_an_explanation_whose_questions_run_out_of_time_names_only_rules_in_force(monkeypatch: pytest.MonkeyPatch):
     # A time limit too short for the explanation's questions raised TypeError (it named "--host-ram None GB", a rule
     # not in force that CP-SAT's core held and no decided solve dropped); every question undecided, deterministically:
@@ -596,13 +649,21 @@ def test_calibrate_memory_model_fits_as_the_command_does(cli, tmp_path: Path):
     assert all(phrase in err for phrase in said)  # the command names three mispredicted cells
 
 
-def test_the_python_examples_in_the_api_page_run(monkeypatch: pytest.MonkeyPatch):
-    """Every ```python block of docs/api.md runs as shown, from the repository root."""
+@pytest.mark.parametrize("where", ["the repository root", "a folder solve examples wrote them to"])
+def test_the_python_examples_in_the_api_page_run(where: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    """Every ```python block of docs/api.md runs as shown, from the repository root, and (as the page says) without
+    it from a folder where `solve examples` wrote the files it reads."""
     root = Path(__file__).resolve().parent.parent
     page = (root / "docs" / "api.md").read_text(encoding="utf-8")
     blocks = re.findall(r"```python\n(.*?)```", page, flags=re.DOTALL)
     assert blocks
-    monkeypatch.chdir(root)
+    if where == "the repository root":
+        monkeypatch.chdir(root)
+    else:
+        monkeypatch.chdir(tmp_path)
+        written = subprocess.run([sys.executable, "-m", "solver", "examples"], capture_output=True, text=True,
+                                 check=False)
+        assert written.returncode == 0 and (tmp_path / "docs" / "examples" / "fleet.yaml").is_file(), written.stderr
     for block in blocks:
         exec(compile(block, "docs/api.md", "exec"), {})  # noqa: S102 - the project's own documentation
 

@@ -11,7 +11,7 @@ from typing import Any, NamedTuple
 from pydantic import BaseModel, Field
 
 from solver.tables.inputs import Fleet, Pool
-from solver.tables.reading import load_cells
+from solver.tables.reading import given_path, load_cells
 from solver.tables.schema import (
     CONFIG_SHAPE,
     MAX_ESTIMATED_GPUS,
@@ -107,7 +107,7 @@ def _find_entry(kind: str, name: str, entries: tuple[Any, ...], wanted_name: str
             added = "with_model(model)" if isinstance(name, Model) else "with_gpu_types([gpu_type])"
             raise QueryError(f"a {kind} is named by a string, got a {type(name).__name__}: pass its name, "
                              f"{brief(name.name)}, with catalog=catalog.{added}")
-        raise QueryError(f"a {kind} is named by a string, got {brief(name)}")
+        raise QueryError(f"a {kind} is named by a string, got {shown_value(name)}")
     wanted = normalise(wanted_name or name)
     for entry in entries:
         if normalise(entry.name) == wanted or any(normalise(alias) == wanted for alias in entry.aliases):
@@ -327,8 +327,8 @@ class Catalog(Frozen):
         `keep_contradictions` (taken, to be listed), for cells that contradict themselves or the tables beside them
         (`contradictions`: a typo would make plans that run out of memory); `QueryError` (naming the file) for
         tables it has already."""
-        check_types(("path", path, Path | str), ("keep_contradictions", keep_contradictions, bool))
-        measured = load_cells(Path(path), self.models, self.gpu_types)
+        check_types(("keep_contradictions", keep_contradictions, bool))
+        measured = load_cells(given_path("path", path), self.models, self.gpu_types)
         return self.with_measured(measured, path, keep_contradictions=keep_contradictions)
 
     def with_measured(self, measured: GpuType, path: Path | str, *, keep_contradictions: bool = False,

@@ -10,7 +10,7 @@ from solver.tables.catalog import Catalog, pools_gpu_types
 from solver.tables.inputs import Fleet, FleetFile, Job, JobEntry
 from solver.tables.loaders import load_catalog
 from solver.tables.model_config import load_model_config, model_config_file
-from solver.tables.reading import load_validated
+from solver.tables.reading import given_path, load_validated
 from solver.tables.schema import Model
 from solver.tables.text import QueryError, TableError, check_types, normalise
 
@@ -38,9 +38,10 @@ def load_fleet(path: Path | str, catalog: Catalog | None = None) -> Fleet:
 
     Raises `TableError`, one line naming the file, the pool or job, and the field.
     """
-    check_types(("path", path, Path | str), ("catalog", catalog, Catalog | None))
+    file = given_path("path", path)
+    check_types(("catalog", catalog, Catalog | None))
     catalog = catalog if catalog is not None else load_catalog()
-    return checked_fleet(read_fleet(Path(path), catalog), catalog)
+    return checked_fleet(read_fleet(file, catalog), catalog)
 
 
 def read_fleet(path: Path, catalog: Catalog) -> ReadFleet:

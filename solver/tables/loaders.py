@@ -8,7 +8,7 @@ from pathlib import Path, PurePosixPath
 
 from solver.tables.catalog import Catalog
 from solver.tables.inputs import MemoryModel, Weights
-from solver.tables.reading import load_gpu_type, load_models, load_validated
+from solver.tables.reading import given_path, load_gpu_type, load_models, load_validated
 from solver.tables.schema import GpusFile, GpuType
 from solver.tables.text import TableError, check_types, first_repeated, normalise
 
@@ -18,7 +18,7 @@ def load_catalog(directory: Path | str | None = None) -> Catalog:
     check_types(("directory", directory, Path | str | None))
     if directory is None:
         return _shipped_catalog()
-    directory = Path(directory)
+    directory = given_path("directory", directory)
     models = load_models(directory / "models.yaml")
     hardware = load_validated(GpusFile, directory / "gpus.yaml").gpus
     paths = sorted((directory / "feasibility").glob("*.yaml"))
@@ -51,7 +51,7 @@ def load_memory_model(path: Path | str | None = None) -> MemoryModel:
     check_types(("path", path, Path | str | None))
     if path is None:
         return _shipped_memory_model()
-    return load_validated(MemoryModel, Path(path))
+    return load_validated(MemoryModel, given_path("path", path))
 
 
 def load_weights(path: Path | str | None = None) -> Weights:
@@ -59,7 +59,7 @@ def load_weights(path: Path | str | None = None) -> Weights:
     check_types(("path", path, Path | str | None))
     if path is None:
         return _shipped_weights()
-    return load_validated(Weights, Path(path))
+    return load_validated(Weights, given_path("path", path))
 
 
 def shipped_tables_directory() -> Path:

@@ -8,9 +8,9 @@ from pathlib import Path
 from typing import Any
 
 from solver.tables.loaders import load_catalog
-from solver.tables.reading import NUMBER_TOO_LONG, read_user_file
+from solver.tables.reading import NUMBER_TOO_LONG, given_path, read_user_file
 from solver.tables.schema import Model
-from solver.tables.text import TableError, brief, check_types, first_repeated
+from solver.tables.text import TableError, brief, first_repeated
 
 QWEN_MODEL_TYPES = ("qwen2", "qwen2_moe", "qwen3", "qwen3_moe")
 """The ``model_type`` of the Qwen models whose YaRN Qwen's model cards validate (`Model.qwen_yarn`)."""
@@ -81,8 +81,7 @@ def load_model_config(path: Path | str) -> Model:
     """A dense model's shape from a local Hugging Face ``config.json``, or a model folder's (no network);
     its parameter count is computed from the shapes. `TableError`, one line naming the file and the key,
     when it cannot be. `Catalog.with_model` adds it to a catalogue, for ``catalog=``."""
-    check_types(("path", path, Path | str))
-    path = model_config_file(Path(path))
+    path = model_config_file(given_path("path", path))
     config = _config_json(path)
     _check_dense_text_model(path, config)
     shape = _config_shape(path, config)

@@ -1,7 +1,7 @@
 """Reading YAML files: unique keys, size limits, and validation errors as one-line messages naming the place; the
 readers of a user's file (`read_user_file`), of the models file (`load_models`) and of a GPU table file
-(`load_gpu_type`, which `Catalog.with_cells` needs below the catalogue); and which paths name the same file
-(`same_file`, `check_once`)."""
+(`load_gpu_type`, which `Catalog.with_cells` needs below the catalogue); a path the API is given (`given_path`); and
+which paths name the same file (`same_file`, `check_once`)."""
 
 from __future__ import annotations
 
@@ -26,7 +26,28 @@ from solver.tables.schema import (
     sp_rule_violation,
     thousands_of_tokens,
 )
-from solver.tables.text import QueryError, TableError, brief, counted, first_repeated, normalise, smi_name_form
+from solver.tables.text import (
+    QueryError,
+    TableError,
+    brief,
+    check_types,
+    counted,
+    first_repeated,
+    normalise,
+    smi_name_form,
+)
+
+
+def given_path(name: str, value: Path | str) -> Path:
+    """`value`, the parameter `name`'s `Path` or str, as a `Path`; `QueryError` for another type, for a str that is
+    empty or blank (which `Path` would take for the current folder, and the command refuses) and for one of several
+    lines (a file's text given for its path, which would otherwise be quoted whole in the message)."""
+    check_types((name, value, Path | str))
+    if isinstance(value, str) and not value.strip():
+        raise QueryError(f"{name} must be a non-empty path, got {brief(value)}")
+    if isinstance(value, str) and ("\n" in value or "\r" in value):
+        raise QueryError(f"{name} must be a path, not a file's text: got several lines ({brief(value)})")
+    return Path(value)
 
 
 def resolved_path(path: Path) -> Path:

@@ -228,7 +228,7 @@ def plan_fragment(
 ) -> tuple[str, TrinitySettings]:
     """`trinity_fragment`'s text, and the settings it writes as data: both from one list of keys."""
     _check_fragment_arguments(plan, model, rollout_gpus, gpu, nodes, shared_gpus, engines, version, rocm,
-                              train_batch_size, node_gpus)
+                              train_batch_size, node_gpus, layout)
     keys = [key for key in keys_for_plan(plan, model, layout, version=version)
             if not (key.existing_only and value_at(layout, key.path) is None)]
     model_keys = [k for k in keys if k.path[0] == "model"]
@@ -294,13 +294,14 @@ def _cluster_keys(plan: Plan, rollout_gpus: int, nodes: int, engines: tuple[int,
 def _check_fragment_arguments(plan: Plan, model: Model, rollout_gpus: int | None, gpu: str | None, nodes: int,
                               shared_gpus: tuple[int, ...] | None, engines: tuple[int, int] | None,
                               version: TrinityVersion | None, rocm: bool, train_batch_size: int | None,
-                              node_gpus: int | None = None) -> None:
+                              node_gpus: int | None = None, layout: Any = None) -> None:
     """`QueryError` unless `trinity_fragment`'s arguments are of their kinds and within their ranges, and the
     trainer and rollout GPUs split into `nodes` nodes on which the trainer takes one node's share or whole nodes."""
     check_types(("plan", plan, Plan), ("model", model, Model), ("rollout_gpus", rollout_gpus, int | None),
                 ("gpu", gpu, str | None), ("nodes", nodes, int), ("shared_gpus", shared_gpus, tuple | None),
                 ("engines", engines, tuple | None), ("rocm", rocm, bool),
-                ("train_batch_size", train_batch_size, int | None), ("node_gpus", node_gpus, int | None))
+                ("train_batch_size", train_batch_size, int | None), ("node_gpus", node_gpus, int | None),
+                ("layout", layout, Mapping | None))
     check_choice("version", version, (None, *get_args(TrinityVersion)))
     if gpu is not None and not gpu.isprintable():  # a line break would end the header comment it is written into
         raise QueryError(f"gpu must be printable text, got {brief(gpu)}")
