@@ -220,9 +220,6 @@ def _answer_fragment(caller: str, answer: Answer, catalog: Catalog | None,
     catalog = catalog if catalog is not None else load_catalog()
     if answer.best is None:
         raise QueryError(f"{answer.gpu}: {answer.no_plan_line}")
-    if answer.best.nodes is not None and answer.rollout_gpus is None:  # rebuilt from its JSON, which leaves them out
-        raise QueryError("the answer lacks the query's rollout GPUs and node size (an Answer rebuilt from its JSON): "
-                         "pass the Answer solver.plan returned, or the fragment would have no cluster section")
     try:
         catalog.model(answer.model), catalog.gpu(answer.gpu)
     except QueryError as error:  # a model or GPU type of your own, planned with a catalogue that has it

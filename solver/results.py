@@ -383,8 +383,8 @@ class Answer(_Timed):
     train_batch_size: int | None = Field(default=None, description=(
         "the query's train batch (--train-batch-size, or --from-config's), which the plans' data-parallel ranks "
         "divide; null where none was given"))
-    rollout_gpus: int | None = Field(default=None, exclude=True, description="the query's --rollout-gpus")
-    node_gpus: int = Field(default=NODE_GPUS, exclude=True, description="the query's GPUs per node (--node-gpus)")
+    rollout_gpus: int | None = Field(default=None, description="the query's --rollout-gpus; null where none was given")
+    node_gpus: int = Field(default=NODE_GPUS, description="the query's GPUs per node (--node-gpus)")
     status: Status
     reason: str | None
     plans: tuple[Plan, ...]

@@ -226,19 +226,16 @@ def test_an_answer_rebuilt_from_its_json_gives_the_same_json(cli):
         solver.Plan.model_validate({**data["plans"][0], "lowered_budget": False})
 
 
-def test_a_rebuilt_answer_planned_with_rollout_gpus_is_refused_a_fragment_not_given_one_without_its_cluster():
-    # The JSON leaves out the query's rollout GPUs and node size, which the fragment's cluster and engines need: a
-    # rebuilt answer planned with them gets a QueryError, not a fragment without its cluster section; one planned
-    # without them gets the same fragment as the answer it came from.
-    (answer,) = solver.plan("8B", gpu="a100", max_model_len=32768, budget_gpus=8, rollout_gpus=4)
-    rebuilt = solver.Answer.model_validate_json(json.dumps(answer.as_json()))
-    assert "cluster:" in solver.trinity_config(answer)
-    with pytest.raises(solver.QueryError, match=r"^the answer lacks the query's rollout GPUs and node size \(an Answer "
-                       r"rebuilt from its JSON\): pass the Answer solver.plan returned"):
-        solver.trinity_config(rebuilt)
-    (alone,) = solver.plan("8B", gpu="a100", max_model_len=32768, budget_gpus=8)
-    assert solver.trinity_config(solver.Answer.model_validate_json(json.dumps(alone.as_json()))) == \
-        solver.trinity_config(alone)
+def test_a_rebuilt_answer_gives_the_fragment_of_the_answer_it_came_from():
+    # The JSON keeps the query's rollout GPUs and node size, which the fragment's cluster section and its whole-node
+    # and Env lines need: a service that stores answers as JSON makes the same config later.
+    for layout, said in (({"rollout_gpus": 4}, "cluster:"), ({"node_gpus": 4}, "spans 2 whole nodes of 4 GPUs"),
+                         ({}, "before Ray starts")):
+        (answer,) = solver.plan("8B", gpu="a100", max_model_len=32768, budget_gpus=8, **layout)
+        rebuilt = solver.Answer.model_validate_json(json.dumps(answer.as_json()))
+        assert (rebuilt.rollout_gpus, rebuilt.node_gpus) == (layout.get("rollout_gpus"), layout.get("node_gpus", 8))
+        assert said in solver.trinity_config(rebuilt) and solver.trinity_config(rebuilt) == solver.trinity_config(
+            answer)
 
 
 def test_plan_passes_the_node_size_and_memory_model_through(cli):

@@ -46,10 +46,11 @@ def test_json_has_one_answer_per_gpu_type_in_the_documented_shape(cli):
     assert [a["gpu"] for a in answers] == ["A100-80GB", "H20-96GB"]
     for answer in answers:
         assert list(answer) == ["gpu", "model", "objective", "budget_gpus", "open_budget", "max_model_len", "exact",
-                                "pins", "train_batch_size", "status", "reason", "plans"]
+                                "pins", "train_batch_size", "rollout_gpus", "node_gpus", "status", "reason", "plans"]
         assert (answer["model"], answer["objective"], answer["budget_gpus"], answer["max_model_len"], answer["exact"],
-                answer["pins"], answer["status"], answer["reason"]) == (
-            "Qwen3-8B", "cheapest", 4, 32768, False, {"sp": None, "env": None, "offload": None}, "optimal", None)
+                answer["pins"], answer["rollout_gpus"], answer["node_gpus"], answer["status"], answer["reason"]) == (
+            "Qwen3-8B", "cheapest", 4, 32768, False, {"sp": None, "env": None, "offload": None}, None, 8, "optimal",
+            None)
         assert all(tuple(p) == PLAN_ORDER for p in answer["plans"])
     assert answers[0]["plans"] == [{
         "gpus": 4, "unused_gpus": 0, "env": False, "offload": False, "sp": 4, "max_model_len": 32768,
