@@ -10,6 +10,7 @@ worked out here. (`estimate_memory` is not named `memory`, the name of the modul
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Set as AbstractSet
 from math import ceil
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal, NamedTuple, get_args
@@ -421,7 +422,8 @@ def calibrate_memory_model(cells: Iterable[Path | str] = (), *, with_tables: boo
     cells file."""
     from solver.calibrate import calibration  # imports OR-Tools: only calibrating pays for it
 
-    if isinstance(cells, (str, bytes, Path)) or not isinstance(cells, Iterable):
+    if isinstance(cells, (str, bytes, Path, AbstractSet, Mapping)) or not isinstance(cells, Iterable):
+        # a set's order may change from run to run, and the fit's source names the files in order
         raise QueryError(f"cells must be a list of paths, got {shown_value(cells)}")
     paths = [given_path("cells", path) for path in cells]
     check_types(("with_tables", with_tables, bool), ("catalog", catalog, Catalog | None))

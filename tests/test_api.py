@@ -396,6 +396,10 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
         # calibrate_memory_model
         (lambda: solver.calibrate_memory_model("my-cells.yaml"), "cells must be a list of paths, got 'my-cells.yaml'"),
         (lambda: solver.calibrate_memory_model([5]), "cells must be a Path or a str, got 5"),
+        (lambda: solver.calibrate_memory_model({"my-cells.yaml"}),
+         "cells must be a list of paths, got {'my-cells.yaml'}"),
+        (lambda: solver.calibrate_memory_model({"my-cells.yaml": 1}),
+         "cells must be a list of paths, got {'my-cells.yaml': 1}"),
         (lambda: solver.calibrate_memory_model(b"my-cells.yaml"),
          "cells must be a list of paths, got b'my-cells.yaml'"),
         (lambda: solver.calibrate_memory_model([EXAMPLES / "my-cells.yaml", str(EXAMPLES / "." / "my-cells.yaml")]),
