@@ -557,6 +557,7 @@ def nearest_plan(catalog: Catalog, data: PlanningData, query: Query) -> tuple[Pl
     lowering = _may_lower_budget(query)
     wide = query.model_copy(update={**more_gpus_changes(data), "objective": query.objective, "top": 1,
                                     "token_budget": "auto" if lowering else query.token_budget})
+    # Under --no-env the estimates are those without Env (`estimates_setting`): lifting it, only cells vouch for Env.
     wide_data = prepare(catalog, data.gpu, wide)
     if wide_data.holds_no_plan(wide):
         return None
