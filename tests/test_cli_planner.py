@@ -986,12 +986,13 @@ def test_an_error_line_shows_a_long_name_or_value_cut_short(cli, argv: list[str]
 
 
 def test_no_plan_for_want_of_a_rollout_layout_says_so(cli):
-    # 1 trainer GPU and 8 rollout GPUs fit no layout on nodes of 8: the reason names it without --explain.
+    # 1 trainer GPU and 8 rollout GPUs fit no layout on nodes of 8: the reason names it without --explain, and the
+    # nearest plan, on a whole node beside the rollout's.
     status, answers = run_json(cli, "--model", "4B", "--len", "32k", "--gpus", "1", "--rollout-gpus", "8", "--gpu", "a100")
     assert status == 1 and answers[0]["reason"] == (
         "no plan for 1 or fewer trainer GPUs with Qwen3-4B on A100-80GB: none of them leaves the 8 rollout GPUs "
         "(--rollout-gpus) room on nodes of 8, in the trainer's node, filling it and whole nodes more, or on nodes of "
-        "their own beside a trainer on whole nodes")
+        "their own beside a trainer on whole nodes; more trainer GPUs train 32768 tokens: SP=2 on 8 GPUs (inferred)")
     status, answers = run_json(cli, "--model", "4B", "--len", "32k", "--gpus", "8", "--rollout-gpus", "8", "--gpu", "a100")
     assert status == 0 and answers[0]["plans"][0]["gpus"] == 8
 
