@@ -9,11 +9,11 @@ from fractions import Fraction
 from typing import Any
 
 import pytest
-from reference import PLAN_KEYS, check_plan, enumerate_plans, exact_cost, ranked_alternatives, rank_key
+from reference import PLAN_KEYS, check_plan, enumerate_plans, exact_cost, rank_key, ranked_alternatives
 
 from solver.memory import breakdown
-from solver.query import make_query
 from solver.model import prepare
+from solver.query import make_query
 from solver.solve import LIFT_WEIGHTS, USER_LIMIT_WEIGHT, least_host_plan, nearest_plan
 from solver.solve import plan as solve_plan
 from solver.tables import (
