@@ -569,6 +569,42 @@ def minimize_host_need(model: cp_model.CpModel, data: PlanningData, query: Query
     model.minimize(level * len(data.ranks) + plan.rank)
 
 
+def add_lifted_budget(model: cp_model.CpModel, plan: PlanVariables, budget_gpus: int) -> cp_model.IntVar:
+    """A literal true exactly where the plan takes more than `budget_gpus` trainer GPUs: the budget lifted (for a model
+    prepared for a larger budget, as the nearest plan's is)."""
+    lifted = model.new_bool_var("budget_lifted")
+    model.add(plan.gpus >= budget_gpus + 1).only_enforce_if(lifted)
+    model.add(plan.gpus <= budget_gpus).only_enforce_if(~lifted)
+    return lifted
+
+
+def add_lifted_token_budget(model: cp_model.CpModel, plan: PlanVariables,
+                            at_default: list[Combination]) -> cp_model.IntVar:
+    """A literal that an estimated plan needs unless its combination is one of `at_default`, those whose estimate holds
+    the asked length at Trinity's default token budget: the default lifted (``--token-budget auto``), for a model
+    prepared with lowered budgets."""
+    lifted = model.new_bool_var("token_budget_lifted")
+    model.add_allowed_assignments([plan.gpus, plan.env, plan.offload, plan.sp], at_default).only_enforce_if(
+        [plan.estimated, ~lifted])
+    return lifted
+
+
+def minimize_lifts(model: cp_model.CpModel, data: PlanningData, query: Query, plan: PlanVariables,
+                   lifts: list[tuple[cp_model.LiteralT, int]], more_gpus: cp_model.IntVar) -> None:
+    """Make the model minimise the weighted sum of the limits lifted (each a literal and its weight), then, where
+    `more_gpus` (the budget lifted), the GPUs, then the objective's rank, then, where the length is free, the shorter
+    length: the nearest plan. It replaces the objective `add_objective` set."""
+    lifted = sum(weight * literal for literal, weight in lifts)
+    gpus_past_budget = model.new_int_var(0, max(data.counts), "gpus_past_budget")
+    model.add(gpus_past_budget == plan.gpus).only_enforce_if(more_gpus)
+    model.add(gpus_past_budget == 0).only_enforce_if(~more_gpus)
+    # Each lift counts more than every count of GPUs, and each GPU more than every rank.
+    nearest = (lifted * (max(data.counts) + 1) + gpus_past_budget) * len(data.ranks) + plan.rank
+    if query.max_model_len is None:  # each rank counts more than every length
+        nearest = nearest * (max(data.lengths) + 1) + max(data.lengths) - plan.max_model_len
+    model.minimize(nearest)
+
+
 def add_pins(model: cp_model.CpModel, query: Query, plan: PlanVariables, guards: Guards) -> None:
     """Fix the settings the user pinned (--sp, --env/--no-env, --offload/--no-offload)."""
     for rule, pinned, variable in (

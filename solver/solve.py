@@ -10,9 +10,11 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Mapping
 from concurrent.futures import ThreadPoolExecutor, wait
 from contextvars import ContextVar
 from functools import cache
+from types import MappingProxyType
 from typing import Any
 
 from ortools.sat.python import cp_model
@@ -22,10 +24,13 @@ from solver.model import (
     FoundPlan,
     PlanningData,
     PlanningInputs,
+    add_lifted_budget,
+    add_lifted_token_budget,
     build_model,
     exact_cost,
     exclude_dominated,
     minimize_host_need,
+    minimize_lifts,
     new_cp_solver,
     objective_expression,
     prepare,
@@ -256,22 +261,18 @@ def _with_estimated_plan(catalog: Catalog, query: Query, answer: Answer) -> Answ
         return answer.model_copy(update={"reason": (
             f"{answer.reason}; {estimated_plan_words(estimated)}, but {over}{least}")})
     # Where the estimates alone give none and the tables nothing at all (the reason solved nothing, and names no
-    # plan): with a lowered token budget, without the pins, or (the fewest) on more GPUs, its other limits kept.
+    # plan): the nearest plan with them (`nearest_plan`), naming the other limits it lifts.
     data = prepare(catalog, answer.gpu, query)
-    if not data.holds_no_plan(query):
+    found = nearest_plan(catalog, data, with_estimates) if data.holds_no_plan(query) else None
+    if found is None:
         return answer
-    changed = (([("drop --no-estimate and add --token-budget auto", {"token_budget": "auto"})]
-                if query.max_model_len is not None else [])
-               + ([(f"drop --no-estimate and {query.pin_flags}", {"sp": None, "env": None, "offload": None})]
-                  if query.pin_flags else [])
-               + ([("drop --no-estimate and take --gpus {gpus}", more_gpus_changes(data))]
-                  if query.max_model_len is not None and not query.open_budget else []))
-    for change, update in changed:
-        if estimated := optional_best(catalog, with_estimates.model_copy(update=update), answer.gpu):
-            return answer.model_copy(update={"reason": (
-                f"{answer.reason}; {estimated_plan_words(estimated)}{estimated.lowered_words}: "
-                f"{change.format(gpus=estimated.gpus)}")})
-    return answer
+    estimated, lifted = found
+    other_count = "budget" in lifted or query.exact and estimated.gpus != query.budget_gpus
+    gpus = f" and take --gpus {estimated.gpus}" if other_count else ""
+    return answer.model_copy(update={"reason": (
+        f"{answer.reason}; {estimated_plan_words(estimated)}{estimated.lowered_words}: "
+        f"{_lift_words(query, estimated, lifted, '--no-estimate')}{gpus}"
+        f"{_lifted_host_words(data.shape, query, estimated, lifted)}")})
 
 
 def host_over_words(model: Model, plan: Plan, node_gpus: int, source: str, limit: float) -> str:
@@ -530,16 +531,107 @@ def _fewer_gpus_words(catalog: Catalog, data: PlanningData, query: Query) -> str
             f"{plan.lowered_words} ({plan.evidence_label}), the other {query.budget_gpus - plan.gpus} free for rollout")
 
 
-def _more_gpus_words(catalog: Catalog, data: PlanningData, query: Query) -> str:
-    """For a length that no count within the budget trains with the query's limits: the fewest trainer GPUs past it
-    that do, and their plan, in words ("" when none does, and when maximising the length)."""
-    if query.max_model_len is None or query.open_budget:
+SOFT_LIMITS: Mapping[str, dict[str, None]] = MappingProxyType({
+    "pin_sp": {"sp": None}, "pin_env": {"env": None}, "pin_offload": {"offload": None},
+    "host_ram": {"host_ram_gb": None}, "batch_divides": {"train_batch_size": None},
+    "rollout_layout": {"rollout_gpus": None}})
+"""The rules of a query's own limits that the nearest plan may lift (`nearest_plan`), each with the change to the
+query that lifts it."""
+LIFT_WEIGHTS: Mapping[str, int] = MappingProxyType({"token_budget": 2, "budget": 5, "rollout_layout": 8})
+"""What lifting a limit costs the nearest plan: a lowered token budget (the planner's own knob) least; each of the
+query's pins, host memory and train batch `USER_LIMIT_WEIGHT`; more GPUs more than one of those, less than it with a
+lowered budget (a reason names the pins' or host memory's plan before more GPUs, and more GPUs before both a lowered
+budget and no pins); the rollout's GPUs as much as two limits (a rollout needs them)."""
+USER_LIMIT_WEIGHT = 4
+
+
+def nearest_plan(catalog: Catalog, data: PlanningData, query: Query) -> tuple[Plan, frozenset[str]] | None:
+    """The nearest plan of `query` (which has none; `data`: its prepared data) in one solve, and the limits it lifts:
+    each of the query's limits (its `SOFT_LIMITS`, the budget up to `more_gpus_changes`' count, Trinity's default
+    token budget where `_may_lower_budget`) holds unless a literal lifts it, the model minimising the lifts'
+    `LIFT_WEIGHTS`, then past the budget the fewest GPUs, then the objective's rank (maximising the length, the
+    longest). An exact count is none: the question is the nearest count. None where nothing trains it, and where
+    the time limit left that open."""
+    lowering = _may_lower_budget(query)
+    wide = query.model_copy(update={**more_gpus_changes(data), "objective": query.objective, "top": 1,
+                                    "token_budget": "auto" if lowering else query.token_budget})
+    # Under --no-env the estimates are those without Env (`estimates_setting`): lifting it, only cells vouch for Env.
+    wide_data = prepare(catalog, data.gpu, wide)
+    if wide_data.holds_no_plan(wide):
+        return None
+    model, variables, guards = build_model(wide_data, wide, guarded=True)
+    soft = {"pin_sp": query.sp, "pin_env": query.env, "pin_offload": query.offload, "host_ram": query.host_ram_gb,
+            "batch_divides": query.train_batch_size, "rollout_layout": query.rollout_gpus or None}
+    lifts = {rule: guard.Not() for rule, guard in guards.items() if soft.get(rule) is not None}
+    model.add_bool_and([guard for rule, guard in guards.items() if rule not in lifts])
+    lifts["budget"] = add_lifted_budget(model, variables, query.budget_gpus)
+    if lowering:
+        at_default = prepare(catalog, data.gpu, wide.model_copy(update={"token_budget": "default"})).estimates
+        lifts["token_budget"] = add_lifted_token_budget(
+            model, variables, [(n, e, o, s) for n, e, o, s, longest in at_default if longest >= query.max_model_len])
+    minimize_lifts(model, wide_data, wide, variables,
+                   [(literal, LIFT_WEIGHTS.get(name, USER_LIMIT_WEIGHT)) for name, literal in lifts.items()],
+                   more_gpus=lifts["budget"])
+    solver = new_solver(query)
+    # Proving the fewest lifts pays for presolve, as an explanation's guarded model does: it made these solves
+    # five to fifty times faster (0.1 s rather than 1 to 7 s).
+    solver.parameters.cp_model_presolve = True
+    solver.parameters.max_time_in_seconds = query.time_limit_s
+    if _solved(solver, model) != cp_model.OPTIMAL:
+        return None
+    lifted = frozenset(name for name, literal in lifts.items() if solver.boolean_value(literal))
+    changes = {key: value for name in lifted & SOFT_LIMITS.keys() for key, value in SOFT_LIMITS[name].items()}
+    changed = wide.model_copy(update={**changes, "token_budget": "auto" if "token_budget" in lifted else "default"})
+    values = [solver.value(variable) for variable in variables.plan]
+    return _plan(catalog, wide_data, changed, values, estimated=bool(solver.value(variables.estimated))), lifted
+
+
+def _nearest_words(catalog: Catalog, data: PlanningData, query: Query) -> str:
+    """The nearest plan of `query`, which has none (`nearest_plan`), and the changes it takes, in words: ``; more
+    trainer GPUs train 65536 tokens if you also drop --host-ram 32: Env + SP=8 on 16 GPUs (estimated), and ...``
+    ("" when none, for a budget the planner chose, and for an exact count when maximising the length: which
+    count's longest is nearest is no question of lifts)."""
+    found = None if query.open_budget or (query.exact and query.max_model_len is None) else nearest_plan(
+        catalog, data, query)
+    if found is None:
         return ""
-    fewest = optional_best(catalog, query.model_copy(update={**more_gpus_changes(data), "top": 1}), data.gpu)
-    if fewest is None or fewest.gpus <= query.budget_gpus:
+    plan, lifted = found
+    changes = _lift_words(query, plan, lifted)
+    fewer = query.exact and plan.gpus < query.budget_gpus
+    head = "more trainer GPUs" if "budget" in lifted else "fewer trainer GPUs" if fewer else ""
+    condition = f" if you {'also ' if head else ''}{changes}" if changes else ""
+    if query.max_model_len is None:
+        said = f"{head or 'there is'} {'have ' if head else ''}a plan{condition}"
+    else:
+        said = f"{head + ' train' if head else ''} {query.max_model_len} tokens{'' if head else ' trains'}{condition}"
+    at_length = f" at {plan.max_model_len} tokens" if query.max_model_len is None else ""
+    free = f", the other {query.budget_gpus - plan.gpus} free for rollout" if fewer else ""
+    return (f"; {said.strip()}: {plan.setting.label} on {counted(plan.gpus, 'GPU')}{at_length}{plan.lowered_words} "
+            f"({plan.evidence_label}){free}{_lifted_host_words(data.shape, query, plan, lifted)}")
+
+
+def _lift_words(query: Query, plan: Plan, lifted: frozenset[str], dropped: str = "") -> str:
+    """The changes to `query` that lift its limits named in `lifted` for `plan` (`nearest_plan`), but more GPUs, in
+    words: ``drop --sp 1 --host-ram 32 and add --token-budget auto``; `dropped`: a flag to drop before them."""
+    flags = " ".join(filter(None, (
+        query.model_copy(update={pin: getattr(query, pin) if f"pin_{pin}" in lifted else None
+                                 for pin in ("sp", "env", "offload")}).pin_flags,
+        f"{query.host_ram_source} {query.host_ram_gb:g}" if "host_ram" in lifted else "",
+        f"--rollout-gpus {query.rollout_gpus}" if "rollout_layout" in lifted else "")))
+    drops = " and ".join(filter(None, (dropped, flags)))
+    return " and ".join(filter(None, (
+        drops and f"drop {drops}", "add --token-budget auto" if "token_budget" in lifted else "",
+        f"take a train batch that {plan.gpus // plan.sp} data-parallel ranks divide"
+        if "batch_divides" in lifted else "")))
+
+
+def _lifted_host_words(model: Model, query: Query, plan: Plan, lifted: frozenset[str]) -> str:
+    """Where `plan` lifts the query's host memory (`nearest_plan`): the host memory per node it needs, in words
+    (``, and with Offload it needs ...``); "" otherwise."""
+    if "host_ram" not in lifted:
         return ""
-    return (f"; more trainer GPUs train {query.max_model_len} tokens: {fewest.setting.label} on "
-            f"{counted(fewest.gpus, 'GPU')}{fewest.lowered_words} ({fewest.evidence_label})")
+    need = shown_host_gib(_host_need_gib(model, query.node_gpus, plan))
+    return f", and {host_need_words(f'{need:.1f}', plan.offload)}"
 
 
 def _changed(query: Query, name: AlternativeName) -> Query | None:
@@ -603,11 +695,11 @@ def _no_plan_reason(catalog: Catalog, data: PlanningData, query: Query, nearby: 
               or rollout_layout_violation(query.budget_gpus, query.rollout_gpus, query.node_gpus)) if query.exact else None
     if spread:
         return (f"no plan for exactly {counted(query.budget_gpus, 'trainer GPU')} with {where}: {spread}"
-                f"{_fewer_gpus_words(catalog, data, query) or _more_gpus_words(catalog, data, query)}"), None
+                f"{_fewer_gpus_words(catalog, data, query) or _nearest_words(catalog, data, query)}"), None
     if query.exact and query.budget_gpus not in data.counts:
-        return (f"no plan for exactly {counted(query.budget_gpus, 'trainer GPU')} with {where} ({counts})"
+        return ((f"no plan for exactly {counted(query.budget_gpus, 'trainer GPU')} with {where} ({counts})"
                 f"{_uncounted(query)}"
-                f"{_fewer_gpus_words(catalog, data, query) or _more_gpus_words(catalog, data, query)}", None)
+                f"{_fewer_gpus_words(catalog, data, query) or _nearest_words(catalog, data, query)}"), None)
     if min(data.counts) > query.budget_gpus:
         return f"no plan for {query.budget_gpus} or fewer trainer GPUs with {where} ({counts})", None
     # The counts within the budget that a trainer may take whole-node-wise: the rollout's layout is the limit only
@@ -619,7 +711,7 @@ def _no_plan_reason(catalog: Catalog, data: PlanningData, query: Query, nearby: 
         return (f"no plan for {query.budget_gpus} or fewer trainer GPUs with {where}: none of them leaves the "
                 f"{counted(query.rollout_gpus, 'rollout GPU')} (--rollout-gpus) room on nodes of {query.node_gpus}, "
                 "in the trainer's node, filling it and whole nodes more, or on nodes of their own beside a trainer on "
-                "whole nodes"), None
+                f"whole nodes{_nearest_words(catalog, data, query)}"), None
     sources, within, limits = query.evidence_sources, query.within_budget, query.limit_flags
     if query.objective != "max_len":
         longest = answer_for(catalog, query.model_copy(update={"objective": "max_len", "max_model_len": None,
@@ -640,14 +732,14 @@ def _no_plan_reason(catalog: Catalog, data: PlanningData, query: Query, nearby: 
                 f"({best.setting.label} on {counted(best.gpus, 'GPU')}"
                 f"{best.lowered_words}, "
                 f"{best.evidence_label})"
-                f"{lifted or _more_gpus_words(catalog, data, query)}"
+                f"{lifted or _nearest_words(catalog, data, query)}"
             ), best
     trains = f"trains{' with ' + limits if limits else ''}"
     pins, lifted = _without_pins(catalog, data, query, nearby), _lifted_limits_words(catalog, data, query, nearby)
     # The longest without the pins is a shorter length, no way forward: the fewest GPUs past the budget may be one.
     way = lifted or (query.pin_flags and nearby.plan("without_pins") is not None)
     return (f"nothing in {sources} for {where} {within} {trains}{pins}{lifted}"
-            f"{'' if way else _more_gpus_words(catalog, data, query)}"), None
+            f"{'' if way else _nearest_words(catalog, data, query)}"), None
 
 
 def _lifted_limits_words(catalog: Catalog, data: PlanningData, query: Query, nearby: _Nearby) -> str:

@@ -385,7 +385,7 @@ def _settings_on(env: bool, offload: bool, sp: int) -> int:
     return int(env) + int(offload) + (1 if sp > 1 else 0)
 
 
-def _rank_key(objective: str, n: int, env: bool, offload: bool, sp: int, length: int, cost: Fraction) -> tuple:
+def rank_key(objective: str, n: int, env: bool, offload: bool, sp: int, length: int, cost: Fraction) -> tuple:
     tail = (_settings_on(env, offload, sp), sp, int(env), int(offload))
     if objective == "cheapest":
         return (cost, n, *tail)
@@ -609,7 +609,7 @@ def enumerate_plans(catalog: Catalog, *, objective: str, **asked: Any) -> list[d
                             **_layout(n, query.rollout_gpus, query.node_gpus),
                         }
                         plan["cautions"] = _cautions(plan, the_model, gpu_type, query.train_batch_size)
-                        ranked.append((_rank_key(objective, n, e, o, s, length, cost), plan))
+                        ranked.append((rank_key(objective, n, e, o, s, length, cost), plan))
     ranked.sort(key=lambda pair: pair[0])
     keys = [key for key, _ in ranked]
     assert len(set(keys)) == len(keys), "the ranking key is not a total order over distinct plans"

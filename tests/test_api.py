@@ -1093,8 +1093,15 @@ def test_a_plan_call_solves_at_most_as_often_as_the_api_page_says(monkeypatch: p
         solves.append(gpu)
         return least_host_plan(catalog, query, gpu)
 
+    nearest_plan = solve_module.nearest_plan
+
+    def counted_nearest_plan(catalog, data, query):
+        solves.append(data.gpu)
+        return nearest_plan(catalog, data, query)
+
     monkeypatch.setattr(solve_module, "answer_for", counted_answer_for)
     monkeypatch.setattr(solve_module, "least_host_plan", counted_least_host_plan)
+    monkeypatch.setattr(solve_module, "nearest_plan", counted_nearest_plan)
     # Estimated (measured), longer than validated, 2 rollout GPUs beside whole nodes (fewer_nodes), a batch
     # (other_batch).
     (answer,) = solver.plan("8B", gpu="h100", objective="max_len", budget_gpus=12, rollout_gpus=2, train_batch_size=96)
@@ -1103,7 +1110,7 @@ def test_a_plan_call_solves_at_most_as_often_as_the_api_page_says(monkeypatch: p
     # Pinned, on an exact count, with host memory and a batch, nothing at any length, and no limit lifted alone or
     # with the pins names a plan: the longest, the plan without the pins (and its longest), the host memory's three
     # (without it, and the pins too, or at a lowered budget), the batch's, fewer GPUs', --token-budget auto's two
-    # (within the budget, then on fewer GPUs) and more GPUs'.
+    # (within the budget, then on fewer GPUs) and the nearest plan's (more GPUs, the fewest limits lifted).
     (answer,) = solver.plan("8B", gpu="a100", max_model_len=131072, budget_gpus=1, exact=True, offload=False,
                             host_ram_gb=100.0, train_batch_size=6, node_gpus=4)
     assert not answer.plans and len(solves) == int(without)

@@ -989,12 +989,13 @@ def test_an_error_line_shows_a_long_name_or_value_cut_short(cli, argv: list[str]
 
 
 def test_no_plan_for_want_of_a_rollout_layout_says_so(cli):
-    # 1 trainer GPU and 8 rollout GPUs fit no layout on nodes of 8: the reason names it without --explain.
+    # 1 trainer GPU and 8 rollout GPUs fit no layout on nodes of 8: the reason names it without --explain, and the
+    # nearest plan, on a whole node beside the rollout's.
     status, answers = run_json(cli, "--model", "4B", "--len", "32k", "--gpus", "1", "--rollout-gpus", "8", "--gpu", "a100")
     assert status == 1 and answers[0]["reason"] == (
         "no plan for 1 or fewer trainer GPUs with Qwen3-4B on A100-80GB: none of them leaves the 8 rollout GPUs "
         "(--rollout-gpus) room on nodes of 8, in the trainer's node, filling it and whole nodes more, or on nodes of "
-        "their own beside a trainer on whole nodes")
+        "their own beside a trainer on whole nodes; more trainer GPUs train 32768 tokens: SP=2 on 8 GPUs (inferred)")
     status, answers = run_json(cli, "--model", "4B", "--len", "32k", "--gpus", "8", "--rollout-gpus", "8", "--gpu", "a100")
     assert status == 0 and answers[0]["plans"][0]["gpus"] == 8
 
@@ -1634,6 +1635,55 @@ def test_a_length_that_no_count_within_the_budget_trains_names_the_fewest_gpus_t
                          "--rollout-gpus", "7")
     assert status == 1 and ("nor with the trainer on whole nodes; more trainer GPUs train 65536 tokens: Env + SP=8 "
                             "on 8 GPUs (estimated, extrapolated) --explain") in " ".join(out.split())
+
+
+def test_more_gpus_are_named_with_the_fewest_other_limits_lifted_where_they_alone_train_nothing(cli):
+    # Within 4 H100s nothing trains 131072 tokens without Offload in 32 GB of host memory, nor does lifting one limit
+    # or more GPUs alone: 16 GPUs do without --host-ram (the nearest plan, one solve), and the reason says its need.
+    status, out, _ = cli("--model", "14B", "--len", "131072", "--gpu", "h100", "--gpus", "4", "--no-offload",
+                         "--host-ram", "32")
+    assert status == 1 and ("trains with --no-offload --host-ram 32; more trainer GPUs train 131072 tokens if you also "
+                            "drop --host-ram 32: Env + SP=8 on 16 GPUs (estimated, extrapolated), and it needs 55.1 GiB "
+                            "of host memory per node while the model loads --explain") in " ".join(out.split())
+    # Nothing within 2 A100-40GBs trains 32768 tokens with SP=1 in 100 GB, nor without either, nor as pinned on more
+    # GPUs: 8 GPUs unpinned do.
+    status, out, _ = cli("--model", "8B", "--len", "32768", "--gpu", "a100-40g", "--gpus", "2", "--sp", "1",
+                         "--host-ram", "100")
+    assert status == 1 and ("trains with --sp 1 --host-ram 100; more trainer GPUs train 32768 tokens if you also drop "
+                            "--sp 1: Env + SP=8 on 8 GPUs (estimated, extrapolated) --explain") in " ".join(out.split())
+
+
+def test_an_exact_count_on_no_whole_nodes_names_fewer_gpus_at_a_lowered_token_budget(cli):
+    # 6 GPUs are not whole nodes of 4, and 4 GPUs train 131072 tokens only with --token-budget auto: that is nearer
+    # than more GPUs (a lowered budget is the planner's own knob).
+    status, out, _ = cli("--model", "4B", "--len", "131072", "--gpu", "h100", "--gpus", "6", "--exact",
+                         "--node-gpus", "4")
+    assert status == 1 and ("but are not whole nodes; fewer trainer GPUs train 131072 tokens if you also add "
+                            "--token-budget auto: Env + SP=4 on 4 GPUs with a lowered max_token_len_per_gpu of 40960 "
+                            "(estimated), the other 2 free for rollout --explain") in " ".join(out.split())
+
+
+def test_maximising_the_length_names_more_gpus_where_the_budget_has_no_plan(cli):
+    # 1 trainer GPU leaves 2 rollout GPUs no room on nodes of 2: 2 trainer GPUs (a node of their own) have a plan.
+    status, out, _ = cli("--model", "14B", "--gpu", "a100", "--maximize", "len", "--gpus", "1", "--env",
+                         "--rollout-gpus", "2", "--node-gpus", "2")
+    assert status == 1 and ("beside a trainer on whole nodes; more trainer GPUs have a plan: Env + Offload on 2 GPUs at "
+                            "24576 tokens (documented) --explain") in " ".join(out.split())
+
+
+def test_no_estimate_without_tables_names_each_change_the_estimates_plan_needs(cli):
+    # No tables for Qwen3-32B on these GPU types, and the estimates need two changes more: the pin and the count, or
+    # the host memory and the count (the need said).
+    for flags, said in (
+        (["--model", "32B", "--len", "65536", "--gpu", "a100-40g", "--gpus", "3", "--sp", "2"],
+         ("the memory model estimates a plan, Env + Offload + SP=8 on 8 GPUs at 65536 tokens: drop --no-estimate and "
+          "--sp 2 and take --gpus 8")),
+        (["--model", "32B", "--len", "131072", "--gpu", "h20", "--gpus", "2", "--exact", "--offload", "--host-ram", "32"],
+         ("the memory model estimates a plan, Env + Offload + SP=8 on 8 GPUs at 131072 tokens: drop --no-estimate and "
+          "--host-ram 32 and take --gpus 8, and with Offload it needs 594.2 GiB of host memory per node")),
+    ):
+        status, out, _ = cli(*flags, "--no-estimate")
+        assert status == 1 and f"; {said} --explain" in " ".join(out.split())
 
 
 def test_the_longest_without_the_pins_is_no_way_forward_and_leaves_the_fewest_gpus_named(cli):

@@ -359,7 +359,8 @@ def test_a_too_long_job_s_reason_gives_the_longest_beside_its_rollout(tmp_path: 
     # Qwen3-14B at 262144 with 2 rollout GPUs on one node of 8 A100s (256 GB of host memory: too little for its
     # offloaded states): the trainer has 6 GPUs, so the longest the reason offers is what 6 reach, the 4-GPU table's
     # Env + SP=4 at 20480 (as `solve --minimize gpus --gpus 6 ...` says), not the 108544 that an
-    # estimate on all 8 would reach; the job at 102400 that such a hint invites gets the layout reason.
+    # estimate on all 8 would reach, and the nearest plan past them (16 GPUs at a lowered token budget); the job at
+    # 102400 that such a hint invites gets the layout reason.
     instance = {"pools": [{"name": "a", "gpu": "a100", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 256}],
                 "jobs": [{"name": "huge", "model": "14B", "max_model_len": 262144, "rollout_gpus": 2},
                          {"name": "mid", "model": "14B", "max_model_len": 102400, "rollout_gpus": 2},
@@ -367,7 +368,9 @@ def test_a_too_long_job_s_reason_gives_the_longest_beside_its_rollout(tmp_path: 
     assert solved(instance, tmp_path)["unplaced"] == [
         {"job": "huge", "reason": "a (up to 6 of its GPUs for the trainer, beside 2 rollout GPUs): 262144 tokens is "
          "beyond what the tables and the memory model's estimates allow for Qwen3-14B on A100-80GB within 6 GPUs with "
-         "the pool's host_ram_gb 256: the longest is 20480 (Env + SP=4 on 4 GPUs, documented)"},
+         "the pool's host_ram_gb 256: the longest is 20480 (Env + SP=4 on 4 GPUs, documented); more trainer GPUs "
+         "train 262144 tokens if you also add --token-budget auto: Env + SP=8 on 16 GPUs with a lowered "
+         "max_token_len_per_gpu of 36864 (estimated, extrapolated)"},
         {"job": "mid", "reason": "a: with 2 rollout GPUs, no trainer GPU count that trains it (8 at the fewest) has a "
          "layout on its 1 node of 8 GPUs"},
         {"job": "all", "reason": "a: the job's 8 rollout GPUs take all the pool's 8 GPUs, leaving none for a trainer"}]

@@ -9,11 +9,12 @@ from fractions import Fraction
 from typing import Any
 
 import pytest
-from reference import PLAN_KEYS, check_plan, enumerate_plans, exact_cost, ranked_alternatives
+from reference import PLAN_KEYS, check_plan, enumerate_plans, exact_cost, rank_key, ranked_alternatives
 
 from solver.memory import breakdown
+from solver.model import prepare
 from solver.query import make_query
-from solver.solve import least_host_plan
+from solver.solve import LIFT_WEIGHTS, USER_LIMIT_WEIGHT, least_host_plan, nearest_plan
 from solver.solve import plan as solve_plan
 from solver.tables import (
     QueryError,
@@ -721,3 +722,59 @@ def test_a_lowered_token_budget_keeps_trinitys_default_where_it_is_exactly_the_m
             default, least = token_budget(length, sp), -(-length // sp)
             for most in (default + 1, default, default - 1, least + 1, least, least - 1):
                 assert lowered_token_budget(length, sp, most) == _lowered_budget(length, sp, most), (length, sp, most)
+
+
+NEAREST_LIMITS = {"sp": "pin_sp", "env": "pin_env", "offload": "pin_offload", "host_ram_gb": "host_ram",
+                  "train_batch_size": "batch_divides", "rollout_gpus": "rollout_layout"}
+"""A query's limits the nearest plan may lift (each to None), by the rule `LIFT_WEIGHTS` weighs."""
+
+
+def _nearest_by_reference(objective: str, query: dict) -> tuple[int, tuple]:
+    """The weight of the limits the nearest plan of a refused length `query` lifts, and the plan, by brute force: every
+    subset of its limits (and of Trinity's default token budget) lifted, each plan within the budget (any count up to
+    it, for an exact one) or, at the budget's weight, past it up to 64 GPUs; the least weight first, then past the
+    budget the fewest GPUs, then the objective's order."""
+    limits = [(NEAREST_LIMITS[key], {key: None}) for key in NEAREST_LIMITS if query.get(key) is not None]
+    limits.append(("token_budget", {"token_budget": "auto"}))
+    best = None
+    for mask in range(2 ** len(limits)):
+        lifted = [limits[i] for i in range(len(limits)) if mask >> i & 1]
+        changed = {**query, "exact": False, "estimates": True}
+        for _, update in lifted:
+            changed.update(update)
+        weight = sum(LIFT_WEIGHTS.get(name, USER_LIMIT_WEIGHT) for name, _ in lifted)
+        for past in (False, True):
+            budget = 64 if past else query["budget_gpus"]
+            for found in enumerate_plans(CATALOG, objective=objective, **{**changed, "budget_gpus": budget}):
+                if past and found["gpus"] <= query["budget_gpus"]:
+                    continue
+                combination = (found["gpus"], found["env"], found["offload"], found["sp"])
+                key = (weight + past * LIFT_WEIGHTS["budget"], found["gpus"] * past,
+                       rank_key(objective, *combination, found["max_model_len"], exact_cost(WEIGHTS, *combination)))
+                plan = (*combination, found["max_model_len"], found["max_token_len_per_gpu"], found["evidence"])
+                best = min(best or (key, plan), (key, plan))
+    assert best is not None
+    return best[0][0], best[1]
+
+
+@pytest.mark.parametrize(("objective", "query"), [
+    ("cheapest", {"model": "14B", "gpu": "h100", "max_model_len": 131072, "budget_gpus": 4, "offload": False,
+                  "host_ram_gb": 32.0}),
+    ("cheapest", {"model": "8B", "gpu": "a100-40g", "max_model_len": 32768, "budget_gpus": 2, "sp": 1,
+                  "host_ram_gb": 100.0}),
+    ("cheapest", {"model": "4B", "gpu": "h100", "max_model_len": 131072, "budget_gpus": 6, "exact": True,
+                  "node_gpus": 4}),
+    ("min_gpus", {"model": "14B", "gpu": "a100", "max_model_len": 65536, "budget_gpus": 1, "host_ram_gb": 32.0,
+                  "rollout_gpus": 2, "node_gpus": 2}),
+    ("cheapest", {"model": "14B", "gpu": "h100", "max_model_len": 65536, "budget_gpus": 6, "host_ram_gb": 300.0,
+                  "train_batch_size": 3, "rollout_gpus": 7}),
+    ("cheapest", {"model": "32B", "gpu": "a100", "max_model_len": 131072, "budget_gpus": 4, "offload": False}),
+])
+def test_the_nearest_plan_matches_the_reference(objective: str, query: dict):
+    asked = make_query(CATALOG, objective=objective, **query)
+    found = nearest_plan(CATALOG, prepare(CATALOG, asked.gpus[0], asked), asked)
+    assert found is not None
+    plan, lifted = found
+    weight = sum(LIFT_WEIGHTS.get(name, USER_LIMIT_WEIGHT) for name in lifted)
+    assert (weight, (plan.gpus, plan.env, plan.offload, plan.sp, plan.max_model_len, plan.max_token_len_per_gpu,
+                     plan.evidence)) == _nearest_by_reference(objective, query)
