@@ -590,11 +590,11 @@ def add_lifted_token_budget(model: cp_model.CpModel, plan: PlanVariables,
 
 
 def minimize_lifts(model: cp_model.CpModel, data: PlanningData, query: Query, plan: PlanVariables,
-                   lifts: list[tuple[cp_model.LiteralT, int]], more_gpus: cp_model.IntVar) -> None:
+                   lifts: list[tuple[cp_model.LiteralT, int]], more_gpus: cp_model.LiteralT) -> None:
     """Make the model minimise the weighted sum of the limits lifted (each a literal and its weight), then, where
     `more_gpus` (the budget lifted), the GPUs, then the objective's rank, then, where the length is free, the shorter
     length: the nearest plan. It replaces the objective `add_objective` set."""
-    lifted = sum(weight * literal for literal, weight in lifts)
+    lifted = cp_model.LinearExpr.weighted_sum([literal for literal, _ in lifts], [weight for _, weight in lifts])
     gpus_past_budget = model.new_int_var(0, max(data.counts), "gpus_past_budget")
     model.add(gpus_past_budget == plan.gpus).only_enforce_if(more_gpus)
     model.add(gpus_past_budget == 0).only_enforce_if(~more_gpus)

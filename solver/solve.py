@@ -565,10 +565,10 @@ def nearest_plan(catalog: Catalog, data: PlanningData, query: Query) -> tuple[Pl
     lifts = {rule: guard.Not() for rule, guard in guards.items() if soft.get(rule) is not None}
     model.add_bool_and([guard for rule, guard in guards.items() if rule not in lifts])
     lifts["budget"] = add_lifted_budget(model, variables, query.budget_gpus)
-    if lowering:
+    if lowering and (asked := query.max_model_len) is not None:
         at_default = prepare(catalog, data.gpu, wide.model_copy(update={"token_budget": "default"})).estimates
         lifts["token_budget"] = add_lifted_token_budget(
-            model, variables, [(n, e, o, s) for n, e, o, s, longest in at_default if longest >= query.max_model_len])
+            model, variables, [(n, e, o, s) for n, e, o, s, longest in at_default if longest >= asked])
     minimize_lifts(model, wide_data, wide, variables,
                    [(literal, LIFT_WEIGHTS.get(name, USER_LIMIT_WEIGHT)) for name, literal in lifts.items()],
                    more_gpus=lifts["budget"])
@@ -616,7 +616,7 @@ def _lift_words(query: Query, plan: Plan, lifted: frozenset[str], dropped: str =
     flags = " ".join(filter(None, (
         query.model_copy(update={pin: getattr(query, pin) if f"pin_{pin}" in lifted else None
                                  for pin in ("sp", "env", "offload")}).pin_flags,
-        f"{query.host_ram_source} {query.host_ram_gb:g}" if "host_ram" in lifted else "",
+        query.host_ram_flag if "host_ram" in lifted else "",
         f"--rollout-gpus {query.rollout_gpus}" if "rollout_layout" in lifted else "")))
     drops = " and ".join(filter(None, (dropped, flags)))
     return " and ".join(filter(None, (
@@ -698,8 +698,8 @@ def _no_plan_reason(catalog: Catalog, data: PlanningData, query: Query, nearby: 
                 f"{_fewer_gpus_words(catalog, data, query) or _nearest_words(catalog, data, query)}"), None
     if query.exact and query.budget_gpus not in data.counts:
         return ((f"no plan for exactly {counted(query.budget_gpus, 'trainer GPU')} with {where} ({counts})"
-                f"{_uncounted(query)}"
-                f"{_fewer_gpus_words(catalog, data, query) or _nearest_words(catalog, data, query)}"), None)
+                 f"{_uncounted(query)}"
+                 f"{_fewer_gpus_words(catalog, data, query) or _nearest_words(catalog, data, query)}"), None)
     if min(data.counts) > query.budget_gpus:
         return f"no plan for {query.budget_gpus} or fewer trainer GPUs with {where} ({counts})", None
     # The counts within the budget that a trainer may take whole-node-wise: the rollout's layout is the limit only

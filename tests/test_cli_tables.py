@@ -294,7 +294,6 @@ def test_tables_without_check_refuse_cells_that_contradict_the_tables(cli, tmp_p
     assert cli("tables", "--cells", str(cells), "--check")[0] == 1
 
 
-
 def test_tables_read_cells_of_a_model_config_model_and_check_them(cli, tmp_path: Path):
     # Cells may name a --model-config model; the refusal points to `solve tables --check` with the same --cells and
     # --model-config, so solve tables takes it: the cells show and are checked (it needs cells that name it).

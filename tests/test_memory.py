@@ -2013,7 +2013,6 @@ def test_calibrate_warns_of_cells_that_contradict_one_another_across_files(cli, 
                             "only shard the states further)") in err
 
 
-
 def test_calibrate_names_the_file_that_gives_an_earlier_files_gpu_type_other_aliases(cli, tmp_path: Path):
     # Two files of one GPU type of your own: the first fixes its aliases, and the second's error names the second.
     body = ("memory_gb: 48\nmemory_mib: 49140\nsource: mine\ntables:\n  - gpus: {}\n    section: x\n    models: [8B]\n"
@@ -2671,7 +2670,6 @@ def test_calibrate_on_one_cell_it_cannot_meet_says_so_in_the_singular(cli, tmp_p
                              "1 x Own-24GB at 32768, cell 'vanilla': vanilla trained there, predicted ")
     assert second.endswith(f"(usable: before any safety margin; solve memory --memory-model {fitted} breaks each "
                            "down); check it for typos")
-
 
 
 def test_calibrate_reports_usable_env_a_hair_below_all_of_the_memory(cli, tmp_path: Path):
