@@ -592,17 +592,17 @@ def add_lifted_token_budget(model: cp_model.CpModel, plan: PlanVariables,
 def minimize_lifts(model: cp_model.CpModel, data: PlanningData, query: Query, plan: PlanVariables,
                    lifts: list[tuple[cp_model.LiteralT, int]], more_gpus: cp_model.LiteralT) -> None:
     """Make the model minimise the weighted sum of the limits lifted (each a literal and its weight), then, where
-    `more_gpus` (the budget lifted), the GPUs, then the objective's rank, then, where the length is free, the shorter
-    length: the nearest plan. It replaces the objective `add_objective` set."""
+    `more_gpus` (the budget lifted), the GPUs, then the objective (`objective_expression`: maximising the length, the
+    longer length, then the rank), as the planner orders the plans at that count: the nearest plan. It replaces the
+    objective `add_objective` set."""
     lifted = cp_model.LinearExpr.weighted_sum([literal for literal, _ in lifts], [weight for _, weight in lifts])
     gpus_past_budget = model.new_int_var(0, max(data.counts), "gpus_past_budget")
     model.add(gpus_past_budget == plan.gpus).only_enforce_if(more_gpus)
     model.add(gpus_past_budget == 0).only_enforce_if(~more_gpus)
-    # Each lift counts more than every count of GPUs, and each GPU more than every rank.
-    nearest = (lifted * (max(data.counts) + 1) + gpus_past_budget) * len(data.ranks) + plan.rank
-    if query.max_model_len is None:  # each rank counts more than every length
-        nearest = nearest * (max(data.lengths) + 1) + max(data.lengths) - plan.max_model_len
-    model.minimize(nearest)
+    # Each lift counts more than every count of GPUs, and each GPU more than every value of the objective.
+    objective_values = len(data.ranks) * (max(data.lengths) + 1 if query.objective == "max_len" else 1)
+    model.minimize((lifted * (max(data.counts) + 1) + gpus_past_budget) * objective_values
+                   + objective_expression(data, query, plan))
 
 
 def add_pins(model: cp_model.CpModel, query: Query, plan: PlanVariables, guards: Guards) -> None:

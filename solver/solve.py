@@ -549,8 +549,8 @@ def nearest_plan(catalog: Catalog, data: PlanningData, query: Query) -> tuple[Pl
     """The nearest plan of `query` (which has none; `data`: its prepared data) in one solve, and the limits it lifts:
     each of the query's limits (its `SOFT_LIMITS`, the budget up to `more_gpus_changes`' count, Trinity's default
     token budget where `_may_lower_budget`) holds unless a literal lifts it, the model minimising the lifts'
-    `LIFT_WEIGHTS`, then past the budget the fewest GPUs, then the objective's rank (maximising the length, the
-    longest). An exact count is none: the question is the nearest count. None where nothing trains it, and where
+    `LIFT_WEIGHTS`, then past the budget the fewest GPUs, then the objective (maximising the length, the longest,
+    then the rank: the plan the planner gives at that count). An exact count is none: the question is the nearest count. None where nothing trains it, and where
     the time limit left that open."""
     lowering = _may_lower_budget(query)
     wide = query.model_copy(update={**more_gpus_changes(data), "objective": query.objective, "top": 1,

@@ -1664,11 +1664,16 @@ def test_an_exact_count_on_no_whole_nodes_names_fewer_gpus_at_a_lowered_token_bu
 
 
 def test_maximising_the_length_names_more_gpus_where_the_budget_has_no_plan(cli):
-    # 1 trainer GPU leaves 2 rollout GPUs no room on nodes of 2: 2 trainer GPUs (a node of their own) have a plan.
-    status, out, _ = cli("--model", "14B", "--gpu", "a100", "--maximize", "len", "--gpus", "1", "--env",
-                         "--rollout-gpus", "2", "--node-gpus", "2")
-    assert status == 1 and ("beside a trainer on whole nodes; more trainer GPUs have a plan: Env + Offload on 2 GPUs at "
-                            "24576 tokens (documented) --explain") in " ".join(out.split())
+    # 1 trainer GPU leaves 2 rollout GPUs no room on nodes of 2: 2 trainer GPUs (a node of their own) have a plan,
+    # the longest at that count, which --gpus 2 gives (not the cheapest setting's longest, Env + Offload at 24576).
+    flags = ("--model", "14B", "--gpu", "a100", "--maximize", "len", "--env", "--rollout-gpus", "2", "--node-gpus", "2")
+    status, out, _ = cli(*flags, "--gpus", "1")
+    assert status == 1 and ("beside a trainer on whole nodes; more trainer GPUs have a plan: Env + Offload + SP=2 on 2 "
+                            "GPUs at 40960 tokens (documented) --explain") in " ".join(out.split())
+    status, out, _ = cli(*flags, "--gpus", "2", "--json")
+    plan = json.loads(out)[0]["plans"][0]
+    assert status == 0 and (plan["gpus"], plan["env"], plan["offload"], plan["sp"], plan["max_model_len"]) == (
+        2, True, True, 2, 40960)
 
 
 def test_no_estimate_without_tables_names_each_change_the_estimates_plan_needs(cli):

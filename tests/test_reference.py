@@ -730,7 +730,7 @@ NEAREST_LIMITS = {"sp": "pin_sp", "env": "pin_env", "offload": "pin_offload", "h
 
 
 def _nearest_by_reference(objective: str, query: dict) -> tuple[int, tuple]:
-    """The weight of the limits the nearest plan of a refused length `query` lifts, and the plan, by brute force: every
+    """The weight of the limits the nearest plan of a refused `query` lifts, and the plan, by brute force: every
     subset of its limits (and of Trinity's default token budget) lifted, each plan within the budget (any count up to
     it, for an exact one) or, at the budget's weight, past it up to 64 GPUs; the least weight first, then past the
     budget the fewest GPUs, then the objective's order."""
@@ -769,6 +769,7 @@ def _nearest_by_reference(objective: str, query: dict) -> tuple[int, tuple]:
     ("cheapest", {"model": "14B", "gpu": "h100", "max_model_len": 65536, "budget_gpus": 6, "host_ram_gb": 300.0,
                   "train_batch_size": 3, "rollout_gpus": 7}),
     ("cheapest", {"model": "32B", "gpu": "a100", "max_model_len": 131072, "budget_gpus": 4, "offload": False}),
+    ("max_len", {"model": "14B", "gpu": "a100", "budget_gpus": 1, "env": True, "rollout_gpus": 2, "node_gpus": 2}),
 ])
 def test_the_nearest_plan_matches_the_reference(objective: str, query: dict):
     asked = make_query(CATALOG, objective=objective, **query)
