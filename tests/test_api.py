@@ -1070,6 +1070,17 @@ def test_config_query_takes_make_querys_keywords_by_name_and_a_typo_names_it():
     assert (query.sp, query.top, query.seed, query.host_ram_gb, query.time_limit_s) == (2, 3, 7, 512.0, 5.0)
 
 
+def test_the_api_page_leaves_out_of_an_answers_json_only_what_as_json_leaves_out():
+    # docs/api.md names the Answer's attributes that are "not in the JSON"; the rest of those it names are.
+    page = " ".join((EXAMPLES.parent / "api.md").read_text(encoding="utf-8").split())
+    [said] = re.findall(r"`decided`: whether the solve proved its answer \(`status` `optimal` or `infeasible`\); (.*?) "
+                        r"\(when there is no plan", page)
+    within, left_out = said.split("and, not in the JSON:")
+    (answer,) = solver.plan("8B", gpu="a100", max_model_len=32768, budget_gpus=16, rollout_gpus=4, node_gpus=4)
+    assert set(re.findall(r"`(\w+)`", within)) <= answer.as_json().keys()
+    assert re.findall(r"`(\w+)`", left_out) == ["alternatives"] and "alternatives" not in answer.as_json()
+
+
 def test_a_plan_call_solves_at_most_as_often_as_the_api_page_says(monkeypatch: pytest.MonkeyPatch):
     # docs/api.md: per GPU type, at most so many solves for an answer with a plan, and for one without (each within
     # time_limit_s). These queries ask every further question that applies: they take the most.
