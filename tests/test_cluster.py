@@ -537,6 +537,14 @@ def test_greedy_is_valid_and_never_better(seed: int, tmp_path_factory):
         (('pools:\n  - {name: " ", gpu: a100, nodes: 1, gpus_per_node: 8}\n'
           "jobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n"),
          "pool ' ', name: must not be blank, got ' '"),
+        # An empty name is quoted in the location too (it read 'pool , name:', 'job , name:'), and said empty in words
+        # (pydantic's 'String should have at least 1 character' was).
+        (('pools:\n  - {name: "", gpu: a100, nodes: 1, gpus_per_node: 8}\n'
+          "jobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n"),
+         "pool '', name: must not be empty, got ''"),
+        (('pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\n'
+          'jobs:\n  - {name: "", model: 4B, max_model_len: 4096}\n'),
+         "job '', name: must be letters, digits, '.', '_' and '-', starting with a letter or digit, got ''"),
         (("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\n"
           '  - {name: "a ", gpu: h20, nodes: 1, gpus_per_node: 8}\n'
           'jobs:\n  - {name: j, model: 4B, max_model_len: 4096, pool: "a "}\n'),

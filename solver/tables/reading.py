@@ -169,8 +169,8 @@ def _describe_location(raw: Any, location: tuple[Any, ...]) -> str:
             identity = node.get(field) if isinstance(node, dict) else None
             if not isinstance(identity, (str, int, float)):  # a list or a mapping names nothing
                 identity = None
-            written = str(identity)  # no control codes raw, nor outer spaces unseen
-            text = written if written.isprintable() and written == written.strip(" ") else repr(identity)
+            written = str(identity)  # no control codes raw, nor outer spaces or an empty name unseen
+            text = written if written.isprintable() and written == written.strip(" ") != "" else repr(identity)
             shown = text if len(text) <= 40 else f"{text[:37]}..."
             words.append(label.format(shown) if identity is not None else f"{container or 'item'} item {key + 1}")
         elif isinstance(node, dict) and key in node:
@@ -214,6 +214,7 @@ _PLAIN_PROBLEMS = {
     "bool_type": "must be true or false",
     "string_type": "must be text",
     "string_too_long": "must be at most {max_length} characters",
+    "string_too_short": "must not be empty",  # text is at least a character (`Text`)
     "dict_type": "must be a mapping",
     "list_type": "must be a list",
     "tuple_type": "must be a list",
