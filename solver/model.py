@@ -616,7 +616,7 @@ def add_pins(model: cp_model.CpModel, query: Query, plan: PlanVariables, guards:
             _guarded(model.add(variable == int(pinned)), guards, rule)
 
 
-def objective_expression(data: PlanningData, query: Query, plan: PlanVariables) -> cp_model.LinearExprT:
+def objective_expression(data: PlanningData, query: Query, plan: PlanVariables) -> cp_model.LinearExpr:
     """What the plan minimises: the objective's rank; when maximising the length, the length first (each
     length below the longest counts more than every rank), then the rank. Distinct plans score
     differently (a combination has one rank, and when maximising one length)."""
