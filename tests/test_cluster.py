@@ -1644,6 +1644,26 @@ def test_a_placement_without_a_proven_bound_says_so(tmp_path: Path, interrupted:
     assert (lines[1] == took) is not interrupted and (took in lines) is not interrupted
 
 
+@pytest.mark.parametrize(("objective", "bound", "shown"), [
+    (3, 4, "placed priority (of 4): 3, proven bound 4, gap 25.0%"),
+    (0, 1, "placed priority (of 4): 0, proven bound 1, gap 100.0%")])
+def test_the_gap_is_the_distance_to_the_bound_relative_to_the_bound(tmp_path: Path, objective: int, bound: int,
+                                                                     shown: str):
+    from rich.console import Console
+
+    from solver.cluster import pool_use
+    from solver.render import cluster_view
+    from solver.results import ClusterResult
+
+    fleet = fleet_of({"pools": [ONE_NODE], "jobs": [{"name": "a", "model": "4B", "max_model_len": 4096, "priority": 3},
+                                                    {"name": "b", "model": "4B", "max_model_len": 4096}]}, tmp_path)
+    result = ClusterResult(status="feasible", objective=objective, bound=bound, placements=(), unplaced=(),
+                           pools=pool_use(fleet, ()))
+    console = Console(width=200, record=True, file=io.StringIO())
+    console.print(cluster_view(result, fleet))
+    assert console.export_text().splitlines()[0] == f"status: feasible; {shown}"
+
+
 def test_a_trainer_in_part_of_a_node_with_the_rollout_filling_it_and_a_node_more(tmp_path: Path):
     # 4 trainer + 12 rollout GPUs on 2 nodes of 8 (as the planner's rollout_layout allows), checked by the reference.
     instance = {"pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 2, "gpus_per_node": 8}],

@@ -128,3 +128,11 @@ def test_a_missing_value_read_is_refused_as_omegaconf_refuses_it():
             values.get(path)
         assert str(raised.value) == f"c.yaml: {where} is ???, a value missing (OmegaConf refuses to read it): give it"
     assert values.get(("model", "max_model_len")) == 4096
+
+
+def test_text_under_a_mapping_oc_decode_gives_stays_text_as_omegaconf_gives_it():
+    # OmegaConf 2.4.0 gives oc.decode's mapping as a dict: the ${ that an escape kept in its text is not resolved,
+    # read as the mapping or as a key under it.
+    values = ConfigValues({"k": _DECODED}, {**_ENVIRON, "V": "{a: '\\${oc.env:SET}', b: 1}"})
+    assert values.get(("k", "a")) == "${oc.env:SET}"
+    assert values.get(("k",)) == {"a": "${oc.env:SET}", "b": 1}

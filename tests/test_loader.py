@@ -667,7 +667,8 @@ def test_an_error_message_is_one_line_whatever_line_breaks_a_quoted_name_holds()
 
 
 @pytest.mark.parametrize(("memory_gb", "memory_mib", "sold_gb"), [
-    (8, None, 8), (16384, None, 16384), (None, 8192, 8), (None, 16384 * 1024, 16384), (80, 69632, 80), (80, 86016, 80)])
+    (8, None, 8), (16384, None, 16384), (None, 8192, 8), (None, 16384 * 1024, 16384), (80, 69632, 80), (80, 86016, 80),
+    (None, 8653, 9)])  # 8.45 GiB is nearest 8 GB, but 8 GB reports at most 8601 MiB (1.05 times): sold as 9
 def test_a_gpu_type_of_your_own_may_have_the_memory_at_each_bound(memory_gb: int | None, memory_mib: int | None,
                                                                   sold_gb: int):
     # 8 GB (8192 MiB) to 16384 GB (16777216 MiB); the MiB from 0.85 to 1.05 times the GB's, both ends included.

@@ -865,6 +865,7 @@ def test_a_memory_model_may_take_all_of_a_gpus_memory_as_usable(tmp_path: Path):
     [
         (("  logits: ", "  logits: .inf  # "), "coefficients, logits: must be a finite number, got inf"),
         (("  states: ", "  states: -1  # "), "coefficients, states: must be at least 0, got -1"),
+        (("margin: 0.01", "margin: 1.0"), "margin: must be below 1, got 1.0"),  # no room left to fit in
         (("  usable_env: ", "  usable_env: 0.5  # "),
          "coefficients: usable_env (0.5) is below usable (0.9): Env would make plans stop fitting"),
         (("least_memory_gib: 80.0", "least_memory_gib: .nan"), "fit, range, least_memory_gib: must be a finite number, got nan"),
@@ -1037,6 +1038,7 @@ def test_the_known_length_is_the_native_one_with_a_scaling_of_its_own_and_at_mos
     ("rope_scaling", {}),
     ("rope_parameters", {}),  # transformers 5 saves rope_parameters
     ("rope_parameters", {"rope_scaling": None}),  # a null rope_scaling gives none: rope_parameters does
+    ("rope_scaling", {"rope_parameters": {"rope_theta": 1000000.0}}),  # a rope_scaling given is read before them
 ])
 def test_a_model_config_with_yarn_of_its_own_is_rescaled_from_its_original_context(tmp_path: Path, key: str,
                                                                                    beside: dict):

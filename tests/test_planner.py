@@ -857,6 +857,28 @@ def test_equal_costs_rank_fewer_settings_on_before_a_lower_sp():
         "cheapest", (2, 1, 1, 1), exact_cost(weights, (2, 1, 1, 1)))
 
 
+def test_an_sp_degree_is_a_setting_on_so_env_comes_before_sp_at_an_equal_cost():
+    # Env (1.1) costs what SP=2 (1.1) does on 2 GPUs: each is one setting on, so the lower SP degree comes first,
+    # the documented Env cell, as the reference ranks them (SP counted as no setting would put SP=2 first).
+    weights = Weights(offload=0.5, sp=0.1, env=0.1)
+    request = {"model": "Qwen3-4B", "max_model_len": 16384, "budget_gpus": 2, "exact": True, "weights": weights}
+    expected = enumerate_plans(CATALOG, objective="cheapest", gpu="A100-80GB", **request)
+    assert [(p["env"], p["offload"], p["sp"], p["cost"], p["evidence"]) for p in expected[:2]] == [
+        (True, False, 1, 0.55, "documented"), (False, False, 2, 0.55, "inferred")]
+    assert plan_dicts(solve_one("A100-80GB", **request)) == expected[:1]
+
+
+def test_inferred_evidence_says_more_gpus_only_for_a_cell_of_fewer_gpus():
+    cheap_sp = Weights(offload=0.5, sp=0.01, env=0.1)
+    same = solve_one("A100-80GB", model="Qwen3-4B", max_model_len=16384, budget_gpus=2, exact=True, weights=cheap_sp)
+    fewer = solve_one("A100-80GB", model="14B", max_model_len=8192, budget_gpus=7, exact=True)
+    assert same.best.evidence_text(same.gpu, same.model) == (
+        "inferred: the A100-80GB table for 2 GPUs says 'SP=2' at 20480, and this plan includes that setting")
+    assert fewer.best.evidence_text(fewer.gpu, fewer.model) == (
+        "inferred: the A100-80GB table for 6 GPUs says 'vanilla' at 8192, and this plan includes that setting on more "
+        "GPUs (which hold no more per GPU)")
+
+
 def test_with_every_weight_zero_the_cheapest_plan_takes_the_most_gpus():
     # The relative step time is 1/n for every setting: 8 GPUs cost least, then 7 (the order costs are exact in,
     # whatever the GPU count divides).
@@ -992,6 +1014,28 @@ def test_ranked_longest_lengths_not_proven_best_in_time_are_still_distinct(monke
     monkeypatch.setattr(cp_model.CpSolver, "solve", unproven)
     answer = answer_for(CATALOG, query, "A100-80GB")
     assert (answer.status, answer.plans) == ("feasible", proven.plans)
+
+
+def test_a_shorter_plan_a_time_out_left_first_is_followed_by_the_longer_ones(monkeypatch: pytest.MonkeyPatch):
+    # The time limit stops the first search at vanilla, 8192 tokens (not the longest): the longer plans on the same
+    # 7 GPUs, though they cost more, stay alternatives to it, in the order the search finds them.
+    query = make_query(CATALOG, model="14B", gpu="a100", objective="max_len", budget_gpus=7, exact=True, top=3)
+    solve = cp_model.CpSolver.solve
+    searches = []
+
+    def first_stopped_at_8192(self, model, callback=None):
+        searches.append(model)
+        if len(searches) == 1:
+            model = model.clone()
+            (length,) = [index for index, variable in enumerate(model.proto.variables) if variable.name == "max_model_len"]
+            model.add(model.get_int_var_from_proto_index(length) <= 8192)
+        status = solve(self, model)
+        return cp_model.FEASIBLE if status == cp_model.OPTIMAL else status
+
+    monkeypatch.setattr(cp_model.CpSolver, "solve", first_stopped_at_8192)
+    answer = answer_for(CATALOG, query, "A100-80GB")
+    assert (answer.status, [(p.setting.label, p.max_model_len) for p in answer.plans]) == (
+        "feasible", [("vanilla", 8192), ("Env + Offload", 24576), ("Env", 12288)])
 
 
 def test_the_objective_of_the_fewest_gpus_is_the_best_plans_rank_alone():
