@@ -943,7 +943,7 @@ def _longest_words(result: MemoryEstimate, gpu: str, model: str, gpus: int, own_
         longer = result.tables_longer
         cited = ("the cell on the tables line" if result.tables is not None and result.tables.source == longer.source
                  else _tables_said(longer, gpu, model, gpus).removeprefix('it trains (').removesuffix(')'))
-        longest += f"; the tables let it train at {longer.source.max_model_len} at least ({cited}), and they decide"
+        longest += f"; the tables let it train at {longer.source.max_model_len} ({cited}), and they decide"
     return longest
 
 

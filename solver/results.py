@@ -372,7 +372,7 @@ class Answer(_Timed):
     gpu: str
     model: str
     objective: Objective
-    budget_gpus: int
+    budget_gpus: int = Field(ge=1)
     open_budget: bool = Field(default=False, description=(
         "the budget is the planner's search bound, not the user's (--minimize gpus without --gpus); plans then "
         "claim no GPUs left for rollout"))
@@ -383,8 +383,9 @@ class Answer(_Timed):
     train_batch_size: int | None = Field(default=None, description=(
         "the query's train batch (--train-batch-size, or --from-config's), which the plans' data-parallel ranks "
         "divide; null where none was given"))
-    rollout_gpus: int | None = Field(default=None, description="the query's --rollout-gpus; null where none was given")
-    node_gpus: int = Field(default=NODE_GPUS, description="the query's GPUs per node (--node-gpus)")
+    rollout_gpus: int | None = Field(default=None, ge=0, description=(
+        "the query's --rollout-gpus; null where none was given"))
+    node_gpus: int = Field(default=NODE_GPUS, ge=1, description="the query's GPUs per node (--node-gpus)")
     status: Status
     reason: str | None
     plans: tuple[Plan, ...]

@@ -236,6 +236,10 @@ def test_a_rebuilt_answer_gives_the_fragment_of_the_answer_it_came_from():
         assert (rebuilt.rollout_gpus, rebuilt.node_gpus) == (layout.get("rollout_gpus"), layout.get("node_gpus", 8))
         assert said in solver.trinity_config(rebuilt) and solver.trinity_config(rebuilt) == solver.trinity_config(
             answer)
+    # Counts no query takes are refused as the answer is rebuilt, not met later as an IndexError in the fragment.
+    for field, value in (("node_gpus", 0), ("rollout_gpus", -1), ("budget_gpus", 0)):
+        with pytest.raises(ValidationError, match=f"{field}\n  Input should be greater than or equal to"):
+            solver.Answer.model_validate({**answer.as_json(), field: value})
 
 
 def test_plan_passes_the_node_size_and_memory_model_through(cli):
