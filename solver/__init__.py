@@ -73,7 +73,7 @@ _EXPORTS = {
     "QueryError": "solver.tables",
     "TableError": "solver.tables",
     "ConfigError": "solver.trinity",
-    "TrinitySettings": "solver.trinity",
+    "TrinitySettings": "solver.results",
 }
 __all__ = ["__version__", *_EXPORTS]
 
@@ -106,6 +106,7 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_api.py
     from solver.results import Plan as Plan
     from solver.results import PoolUse as PoolUse
     from solver.results import Reason as Reason
+    from solver.results import TrinitySettings as TrinitySettings
     from solver.results import Unplaced as Unplaced
     from solver.rules import SourceCell as SourceCell
     from solver.rules import TablesVerdict as TablesVerdict
@@ -130,7 +131,6 @@ if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_api.py
     from solver.tables import load_model_config as load_model_config
     from solver.tables import load_weights as load_weights
     from solver.trinity import ConfigError as ConfigError
-    from solver.trinity import TrinitySettings as TrinitySettings
 else:  # hidden from type checkers, which would otherwise take any misspelt name for Any
 
     def __getattr__(name: str) -> Any:

@@ -31,6 +31,7 @@ from solver.query import (
     NODE_SIZE_KEY,
     EstimateMode,
     Objective,
+    Progress,
     Query,
     TokenBudgetMode,
     TrinityVersion,
@@ -43,7 +44,7 @@ from solver.query import (
     make_query,
     resolve_margin,
 )
-from solver.results import Answer, Calibration, ClusterResult, CurrentSettings, Plan
+from solver.results import Answer, Calibration, ClusterResult, CurrentSettings, Plan, TrinitySettings
 from solver.rules import (
     NODE_GPUS,
     TablesVerdict,
@@ -79,8 +80,7 @@ from solver.tables import (
 )
 
 if TYPE_CHECKING:
-    from solver.cluster import Progress  # imports OR-Tools: only for the type
-    from solver.trinity import TrinityConfig, TrinitySettings
+    from solver.trinity import TrinityConfig  # imports ruamel: only for the type
 
 
 def plan(
@@ -162,7 +162,7 @@ def place(
 ) -> ClusterResult:
     """Place a fleet's jobs (a `Fleet`, or the path of a cluster file) on its pools; `estimate`, `memory`,
     `margin` and `token_budget` as in `plan` ("never": the tables' GPU counts and cells alone), `seed`
-    CP-SAT's, `progress` called at each better placement (`solver.cluster.Progress`), `widen` False to
+    CP-SAT's, `progress` called at each better placement (`solver.query.Progress`), `widen` False to
     leave idle GPUs idle (placed jobs otherwise grow onto them where that makes them faster or longer).
     Raises `QueryError` (one line) for a bad option, `TableError` for a bad cluster file."""
     from solver.cluster import place as place_jobs

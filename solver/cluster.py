@@ -31,7 +31,7 @@ from ortools.sat.python import cp_model
 
 from solver.memory import estimated_counts, rollout_engines, shown_host_need
 from solver.model import LeanCpModel, PlanningData, PlanningInputs, new_cp_solver, prepare_inputs
-from solver.query import EstimateMode, Objective, Query, TokenBudgetMode, check_token_budget, make_query
+from solver.query import EstimateMode, Objective, Progress, Query, TokenBudgetMode, check_token_budget, make_query
 from solver.results import (
     ClusterResult,
     Placement,
@@ -55,9 +55,6 @@ from solver.tables import (
     counted,
     load_weights,
 )
-
-Progress = Callable[[str, float, float, float], None]
-"""Called with (stage, best objective, best bound, seconds) whenever CP-SAT finds a better placement."""
 
 COST_SCALE = 10_000
 """Costs enter the model as whole numbers: the step-time cost times this."""

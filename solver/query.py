@@ -1,9 +1,11 @@
 """What the planner is asked: a request (`Query`, built and checked by `make_query`), the settings it pins
-(`Pins`), the limits a request must keep to, and `Undecided` for a question the time limit left open."""
+(`Pins`), the limits a request must keep to, `Undecided` for a question the time limit left open, and the
+`Progress` a placement reports to."""
 
 from __future__ import annotations
 
 import numbers
+from collections.abc import Callable
 from typing import Literal, get_args
 
 from pydantic import Field
@@ -37,6 +39,9 @@ EstimateMode = Literal["auto", "only", "never"]
 TokenBudgetMode = Literal["default", "auto"]
 """``default``: every plan at Trinity's default ``max_token_len_per_gpu``, ``ceil(2L/s)``, which the tables
 measured; ``auto``: an estimated plan whose default does not fit takes a lower one (`lowered_token_budget`)."""
+Progress = Callable[[str, float, float, float], None]
+"""Called with (stage, best objective, best bound, seconds) whenever CP-SAT finds a better placement
+(`solver.cluster.place`'s `progress`)."""
 
 MAX_WORKERS = 1024
 """The most CP-SAT search workers a query may ask for (CP-SAT refuses more than 10000; more than the

@@ -1,13 +1,21 @@
 """What the planner answers: plans (`Plan`, with their cautions), answers for a GPU type (`Answer`), a Trinity
-config's settings judged (`CurrentSettings`), a fleet's placement (`ClusterResult`), and a memory model fitted on
-cells (`Calibration`)."""
+config's settings judged (`CurrentSettings`), a fleet's placement (`ClusterResult`), a memory model fitted on
+cells (`Calibration`), and a Trinity fragment's settings as data (`TrinitySettings`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any, Literal
 
-from pydantic import Field, SerializerFunctionWrapHandler, computed_field, model_serializer, model_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    computed_field,
+    model_serializer,
+    model_validator,
+)
 
 from solver.query import Objective, Pins
 from solver.rules import (
@@ -580,3 +588,17 @@ class Calibration(Frozen, defer_build=True):
         """Whether the fit predicts more than a quarter of your cells the other way: too few or conflicting cells
         to pin the model down (``solve calibrate`` warns of it)."""
         return len(self.mispredicted) * 4 > self.your_cells
+
+
+class TrinitySettings(BaseModel):
+    """A fragment's settings as data: `config`, the keys it writes as the nested mappings a YAML loader gives
+    (``config["trainer"]["ulysses_sequence_parallel_size"]``), and `environment`, the variables its comments say
+    to export before Ray starts (Env's ``PYTORCH_CUDA_ALLOC_CONF``; ``VLLM_ALLOW_LONG_MAX_MODEL_LEN`` past a
+    model's native context on its own RoPE scaling; a shared node's ``CUDA_VISIBLE_DEVICES``): no config key
+    sets them. Frozen, but not hashable, unlike the other results: the dicts are the caller's, to merge into or
+    change (``yaml.safe_dump`` takes them, not a read-only mapping), so a hash of them would not stay the same."""
+
+    model_config = ConfigDict(frozen=True)
+
+    config: dict[str, Any]
+    environment: dict[str, str]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import array
 import ast
+import inspect
 import json
 import os
 import re
@@ -12,7 +13,7 @@ import sys
 from inspect import signature
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, get_type_hints
 
 import numpy
 import pytest
@@ -32,7 +33,13 @@ from solver.tables import (
     load_memory_model,
     shipped_tables_directory,
 )
-from solver.trinity import load_config_mapping, patch_trinity_config, read_trinity_config, trinity_fragment
+from solver.trinity import (
+    TrinityConfig,
+    load_config_mapping,
+    patch_trinity_config,
+    read_trinity_config,
+    trinity_fragment,
+)
 
 EXAMPLES = Path(__file__).resolve().parent.parent / "docs" / "examples"
 FLEET = EXAMPLES / "fleet.yaml"
@@ -51,6 +58,35 @@ def test_import_solver_is_cheap_and_exports_the_api():
     assert solver.__all__ == ["__version__", *solver._EXPORTS]  # `from solver import *` gives the version too
     with pytest.raises(AttributeError, match="no attribute .no_such_thing."):
         solver.no_such_thing  # noqa: B018
+
+
+ANNOTATIONS_AT_RUN_TIME = """\
+import inspect, sys, typing, pydantic, solver
+functions = [name for name, module in solver._EXPORTS.items()
+             if module != "solver.trinity" and inspect.isfunction(getattr(solver, name))]
+for name in functions:
+    typing.get_type_hints(getattr(solver, name))
+    pydantic.validate_call(getattr(solver, name))
+print(" ".join(functions))
+print(typing.get_type_hints(solver.place)["progress"] == solver.query.Progress | None,
+      typing.get_type_hints(solver.placement_settings)["return"] == dict[str, solver.TrinitySettings])
+print(sorted(loaded for loaded in ("ortools", "ruamel", "solver.cluster", "solver.trinity") if loaded in sys.modules))
+"""
+
+
+def test_the_exported_functions_annotations_resolve_at_run_time_without_ortools_or_ruamel():
+    # As pydantic's validate_call, FastAPI or sphinx-autodoc-typehints read them: solver.api named Progress,
+    # TrinitySettings for type checkers only, and the hints raised NameError.
+    result = subprocess.run([sys.executable, "-c", ANNOTATIONS_AT_RUN_TIME], capture_output=True, text=True,
+                            timeout=60, check=False)
+    assert result.returncode == 0, result.stderr
+    functions, hints, loaded = result.stdout.splitlines()
+    assert functions.split() == [name for name in solver.__all__ if inspect.isfunction(getattr(solver, name))]
+    assert {"plan", "place", "trinity_settings", "placement_settings"} <= set(functions.split())
+    assert hints == "True True"
+    assert loaded == "[]"
+    # docs/api.md's way round for the two that name solver.trinity's TrinityConfig, for type checkers only
+    assert get_type_hints(config_query, localns={"TrinityConfig": TrinityConfig})["config"] is TrinityConfig
 
 
 def test_the_choices_types_are_exported_for_annotations():

@@ -553,6 +553,11 @@ def test_greedy_is_valid_and_never_better(seed: int, tmp_path_factory):
           "  - {name: A, gpu: h20, nodes: 1, gpus_per_node: 8}\n"
           "jobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n"),
          "pools 'a' and 'A' differ only in case: output tells them apart by case alone; rename one"),
+        # Twins that print alike (K and the Kelvin sign) are told apart by the ascii() form of the one not ASCII.
+        (("pools:\n  - {name: K, gpu: a100, nodes: 1, gpus_per_node: 8}\n"
+          '  - {name: "\\u212a", gpu: h20, nodes: 1, gpus_per_node: 8}\n'
+          "jobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n"),
+         "pools 'K' and '\u212a' ('\\u212a') differ only in case: output tells them apart by case alone; rename one"),
         ("pools:\n  - {name: on, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
          "pool True, name: must be text, got True (YAML reads it, unquoted, as true or false: put it in quotes)"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: 010, model: 4B, max_model_len: 4096}\n",

@@ -2027,6 +2027,18 @@ def test_calibrate_names_the_file_that_gives_an_earlier_files_gpu_type_other_ali
         "earlier cells file's), whose aliases for it stand (none); give it none here\n"))
 
 
+def test_a_file_that_repeats_an_earlier_files_table_and_gives_other_aliases_gets_one_message(cli, tmp_path: Path):
+    # Planning gave the repeated table's message, calibrating (which takes a table twice) the aliases': now both give
+    # the file's other error first, as calibrating reads it.
+    first = _own_gpu_cells(tmp_path / "a.yaml", "gpu: My-GPU\nmemory_gb: 48\nmemory_mib: 49140\n", 8)
+    second = _own_gpu_cells(tmp_path / "b.yaml", "gpu: My-GPU\naliases: [mine]\nmemory_gb: 48\nmemory_mib: 49140\n", 8)
+    message = (f"error: --cells {second}: aliases mine: My-GPU is known already (the catalogue's, or an earlier cells "
+               "file's), whose aliases for it stand (none); give it none here\n")
+    assert cli("calibrate", "--cells", str(first), "--cells", str(second)) == (2, "", "solve calibrate: " + message)
+    assert cli("--model", "8B", "--gpu", "my-gpu", "--len", "8192", "--cells", str(first), "--cells",
+               str(second)) == (2, "", "solve: " + message)
+
+
 def _own_gpu_cells(path: Path, head: str, gpus: int) -> Path:
     """A cells file of one table (Qwen3-8B on `gpus` GPUs) below `head`, its lines from ``gpu:`` to ``source:``."""
     path.write_text(head + f"source: mine\ntables:\n  - gpus: {gpus}\n    section: x\n    models: [8B]\n    rows:\n"

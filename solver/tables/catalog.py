@@ -574,7 +574,8 @@ def read_cells_files(catalog: Catalog, paths: Sequence[Path], *, join: bool = Tr
     each read against it and the files before it (`load_cells`: a GPU type an earlier file made keeps its name,
     aliases and memory, and a memory that differs is said to be that file's); and each file with the GPU type it
     gave, as read (once: a pipe reads once). Errors name the file after `flag` (``--cells ``), and a table for a GPU
-    count that an earlier file has already names that file."""
+    count that an earlier file has already names that file (after the file's other errors, as calibrating gives
+    them)."""
     tabled_by: dict[tuple[str, int], Path] = {}  # (GPU type, count): the file that gave its table
     made_by: dict[str, Path] = {}  # a GPU type the catalogue lacks: the file that gave it first
     loaded: list[tuple[Path, GpuType]] = []
@@ -583,13 +584,16 @@ def read_cells_files(catalog: Catalog, paths: Sequence[Path], *, join: bool = Tr
         measured = load_cells(path, catalog.models, catalog.gpu_types, made_by)
         if all(known.name != measured.name for known in catalog.gpu_types):
             made_by[measured.name] = path
-        try:
-            catalog = catalog.with_measured(measured, path, keep_contradictions=keep_contradictions, join=join)
+        other = next((tabled_by[(measured.name, t.gpus)] for t in measured.tables
+                      if (measured.name, t.gpus) in tabled_by), None)
+        try:  # a file repeating an earlier one's table is read as calibrating reads it: its other errors come first
+            catalog = catalog.with_measured(measured, path, keep_contradictions=keep_contradictions,
+                                            join=join and other is None)
         except QueryError as error:
-            other = next((tabled_by[(measured.name, t.gpus)] for t in measured.tables
-                          if (measured.name, t.gpus) in tabled_by), None)
+            raise QueryError(f"{flag}{error}") from None
+        if other is not None:
             raise QueryError(f"{flag}{path}: a table for a GPU count that {flag}{other} has already: give each "
-                             "table once" if other else f"{flag}{error}") from None
+                             "table once")
         tabled_by.update(dict.fromkeys(_tables_in(catalog) - before, path))
         loaded.append((path, measured))
     return catalog, tuple(loaded)

@@ -132,6 +132,12 @@ class JobEntry(_JobFields):
         return self
 
 
+def _told_apart(name: str) -> str:
+    """`name` quoted, with its `ascii` form beside it where it is not ASCII: case twins can print alike (``K`` and
+    the Kelvin sign, U+212A)."""
+    return repr(name) if name.isascii() else f"{name!r} ({name!a})"
+
+
 def _check_fleet_names(pools: tuple[Pool, ...], jobs: tuple[_JobFields, ...]) -> None:
     """`ValueError` for two pools or two jobs of one name, or of names that differ only in case, or a job's pool
     that does not exist."""
@@ -143,7 +149,8 @@ def _check_fleet_names(pools: tuple[Pool, ...], jobs: tuple[_JobFields, ...]) ->
         folded = first_repeated(name.casefold() for name in names)
         if folded is not None:
             same = [name for name in names if name.casefold() == folded]
-            raise ValueError(f"{kind}s {same[0]!r} and {same[1]!r} differ only in case: {why}; rename one")
+            raise ValueError(f"{kind}s {_told_apart(same[0])} and {_told_apart(same[1])} differ only in case: {why}; "
+                             "rename one")
     pool_names = [pool.name for pool in pools]
     for job in jobs:
         if job.pool is not None and job.pool not in pool_names:

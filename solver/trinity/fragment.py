@@ -8,10 +8,18 @@ from collections.abc import Iterable, Mapping
 from typing import Any, get_args
 
 import yaml as pyyaml
-from pydantic import BaseModel, ConfigDict
 
 from solver.query import TrinityVersion, check_choice
-from solver.results import ENV_EXPORT, ENV_VARIABLE, ROCM_ENV_CAUTION, Plan, env_when, index_range, length_cautions
+from solver.results import (
+    ENV_EXPORT,
+    ENV_VARIABLE,
+    ROCM_ENV_CAUTION,
+    Plan,
+    TrinitySettings,
+    env_when,
+    index_range,
+    length_cautions,
+)
 from solver.rules import batch_split_violation, whole_nodes_violation
 from solver.tables import MAX_GPUS, MAX_TRAIN_BATCH, Model, OneLineError, QueryError, brief, check_types, counted
 from solver.trinity.checks import check_trinity_config
@@ -24,20 +32,6 @@ _FAST_SAFE_LOADER = getattr(pyyaml, "CSafeLoader", pyyaml.SafeLoader)
 
 class EngineError(OneLineError):
     """Rollout GPUs that a config's engines (their GPUs each, its auxiliary models) cannot take."""
-
-
-class TrinitySettings(BaseModel):
-    """A fragment's settings as data: `config`, the keys it writes as the nested mappings a YAML loader gives
-    (``config["trainer"]["ulysses_sequence_parallel_size"]``), and `environment`, the variables its comments say
-    to export before Ray starts (Env's ``PYTORCH_CUDA_ALLOC_CONF``; ``VLLM_ALLOW_LONG_MAX_MODEL_LEN`` past a
-    model's native context on its own RoPE scaling; a shared node's ``CUDA_VISIBLE_DEVICES``): no config key
-    sets them. Frozen, but not hashable, unlike the other results: the dicts are the caller's, to merge into or
-    change (``yaml.safe_dump`` takes them, not a read-only mapping), so a hash of them would not stay the same."""
-
-    model_config = ConfigDict(frozen=True)
-
-    config: dict[str, Any]
-    environment: dict[str, str]
 
 
 LONG_LENGTH_VARIABLE = ("VLLM_ALLOW_LONG_MAX_MODEL_LEN", "1")
