@@ -550,8 +550,8 @@ def nearest_plan(catalog: Catalog, data: PlanningData, query: Query) -> tuple[Pl
     each of the query's limits (its `SOFT_LIMITS`, the budget up to `more_gpus_changes`' count, Trinity's default
     token budget where `_may_lower_budget`) holds unless a literal lifts it, the model minimising the lifts'
     `LIFT_WEIGHTS`, then past the budget the fewest GPUs, then the objective (maximising the length, the longest,
-    then the rank: the plan the planner gives at that count). An exact count is none: the question is the nearest count. None where nothing trains it, and where
-    the time limit left that open."""
+    then the rank: the plan the planner gives at that count). An exact count is none: the question is the nearest
+    count. None where nothing trains it, and where the time limit left that open."""
     lowering = _may_lower_budget(query)
     wide = query.model_copy(update={**more_gpus_changes(data), "objective": query.objective, "top": 1,
                                     "token_budget": "auto" if lowering else query.token_budget})

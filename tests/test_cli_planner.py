@@ -1259,7 +1259,8 @@ def test_a_fraction_of_a_tb_is_that_fraction_of_1024_gib(cli, given: str, status
 def test_a_host_memory_of_a_million_gib_or_more_is_shown_in_digits(cli):
     # :g wrote 1024TB (1048576 GiB) as 1.04858e+06: neither the amount given nor one to paste back.
     status, out, _ = cli("--model", "4B", "--gpu", "h100", "--len", "8k", "--host-ram", "1024TB", "--top", "100")
-    assert status == 0 and "each other plan that trains within --host-ram 1048576 is no cheaper" in " ".join(out.split())
+    words = " ".join(out.split())
+    assert status == 0 and "each other plan that trains within --host-ram 1048576 is no cheaper" in words
     status, out, _ = cli("memory", "--model", "4B", "--gpu", "h100", "--gpus", "8", "--len", "8k", "--offload",
                          "--host-ram", "1024TB")
     assert status == 0 and "it fits in the 1048576 GiB of --host-ram" in " ".join(out.split())
@@ -1643,8 +1644,8 @@ def test_more_gpus_are_named_with_the_fewest_other_limits_lifted_where_they_alon
     status, out, _ = cli("--model", "14B", "--len", "131072", "--gpu", "h100", "--gpus", "4", "--no-offload",
                          "--host-ram", "32")
     assert status == 1 and ("trains with --no-offload --host-ram 32; more trainer GPUs train 131072 tokens if you also "
-                            "drop --host-ram 32: Env + SP=8 on 16 GPUs (estimated, extrapolated), and it needs 55.1 GiB "
-                            "of host memory per node while the model loads --explain") in " ".join(out.split())
+                            "drop --host-ram 32: Env + SP=8 on 16 GPUs (estimated, extrapolated), and it needs "
+                            "55.1 GiB of host memory per node while the model loads --explain") in " ".join(out.split())
     # Nothing within 2 A100-40GBs trains 32768 tokens with SP=1 in 100 GB, nor without either, nor as pinned on more
     # GPUs: 8 GPUs unpinned do.
     status, out, _ = cli("--model", "8B", "--len", "32768", "--gpu", "a100-40g", "--gpus", "2", "--sp", "1",
@@ -1683,7 +1684,8 @@ def test_no_estimate_without_tables_names_each_change_the_estimates_plan_needs(c
         (["--model", "32B", "--len", "65536", "--gpu", "a100-40g", "--gpus", "3", "--sp", "2"],
          ("the memory model estimates a plan, Env + Offload + SP=8 on 8 GPUs at 65536 tokens: drop --no-estimate and "
           "--sp 2 and take --gpus 8")),
-        (["--model", "32B", "--len", "131072", "--gpu", "h20", "--gpus", "2", "--exact", "--offload", "--host-ram", "32"],
+        (["--model", "32B", "--len", "131072", "--gpu", "h20", "--gpus", "2", "--exact", "--offload",
+          "--host-ram", "32"],
          ("the memory model estimates a plan, Env + Offload + SP=8 on 8 GPUs at 131072 tokens: drop --no-estimate and "
           "--host-ram 32 and take --gpus 8, and with Offload it needs 594.2 GiB of host memory per node")),
     ):

@@ -35,6 +35,7 @@ import solver.cluster
 import solver.render
 from solver.cluster import TooManyPatterns, greedy, layout, patterns, place
 from solver.query import make_query
+from solver.results import ClusterResult
 from solver.solve import plan
 from solver.tables import TableError, load_catalog, load_fleet, shipped_tables_directory
 from solver.tables.fleets import read_fleet
@@ -1652,20 +1653,14 @@ def test_a_placement_without_a_proven_bound_says_so(tmp_path: Path, interrupted:
 @pytest.mark.parametrize(("objective", "bound", "shown"), [
     (3, 4, "placed priority (of 4): 3, proven bound 4, gap 25.0%"),
     (0, 1, "placed priority (of 4): 0, proven bound 1, gap 100.0%")])
-def test_the_gap_is_the_distance_to_the_bound_relative_to_the_bound(tmp_path: Path, objective: int, bound: int,
-                                                                     shown: str):
-    from rich.console import Console
-
-    from solver.cluster import pool_use
-    from solver.render import cluster_view
-    from solver.results import ClusterResult
-
+def test_the_gap_is_the_distance_to_the_bound_relative_to_the_bound(
+        tmp_path: Path, objective: int, bound: int, shown: str):
     fleet = fleet_of({"pools": [ONE_NODE], "jobs": [{"name": "a", "model": "4B", "max_model_len": 4096, "priority": 3},
                                                     {"name": "b", "model": "4B", "max_model_len": 4096}]}, tmp_path)
     result = ClusterResult(status="feasible", objective=objective, bound=bound, placements=(), unplaced=(),
-                           pools=pool_use(fleet, ()))
+                           pools=solver.cluster.pool_use(fleet, ()))
     console = Console(width=200, record=True, file=io.StringIO())
-    console.print(cluster_view(result, fleet))
+    console.print(solver.render.cluster_view(result, fleet))
     assert console.export_text().splitlines()[0] == f"status: feasible; {shown}"
 
 

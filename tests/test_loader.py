@@ -50,7 +50,8 @@ REJECTIONS = {
     "cells-not-mapping": "table gpus=2, row max_model_len=4096, cells: cells must be a mapping of model name to setting",
     "unknown-model-cell": "table gpus=2: row max_model_len=8192: cell for unknown model 'Qwen3-9B'",
     "unknown-model-column": "table gpus=2: unknown model 'Qwen3-9B' in the table's models",
-    "sp-not-dividing": "table gpus=2: row max_model_len=8192, Qwen3-4B: SP=4 does not divide the table's 2 GPUs (it takes SP=2)",
+    "sp-not-dividing": ("table gpus=2: row max_model_len=8192, Qwen3-4B: SP=4 does not divide the table's 2 GPUs "
+                        "(it takes SP=2)"),
     "sp-against-heads": ("table gpus=3: row max_model_len=8192, Qwen3-4B: SP=3 does not divide its 32 attention heads "
                          "(Trinity and verl refuse it)"),
     "negative-length": "table gpus=2, row max_model_len=-8192, max_model_len: must be above 0, got -8192",
@@ -87,7 +88,8 @@ def test_a_broken_table_file_is_rejected_naming_file_table_and_row(name: str):
 
 @pytest.mark.parametrize(("length", "said"), [
     ("32k", "must be a whole number, got '32k' (tables are in tokens: write 32768)"),
-    ("99999k", "must be a whole number, got '99999k' (tables are in tokens, and as a number it must be at most 16777216)"),
+    ("99999k", ("must be a whole number, got '99999k' (tables are in tokens, and as a number it must be at most "
+                "16777216)")),
 ])
 def test_a_table_length_in_thousands_is_refused_saying_it_in_tokens(tmp_path: Path, length: str, said: str):
     # --len and cluster jobs take 32k; a table's row is a measured length, in tokens, as the source gives it.

@@ -566,7 +566,8 @@ def test_model_config_refuses_public_configs_it_would_miscount(file: str, messag
           '"vocab_size": 1000, "model_type": "llama", "rope_parameters": {"rope_type": 3}}'),
          r"rope_parameters: rope_type: expected text such as \"yarn\" or \"llama3\", got 3$"),
         *((('{"hidden_size": 1024, "num_hidden_layers": 2, "num_attention_heads": 8, "intermediate_size": 2048, '
-            '"vocab_size": 1000, "model_type": "llama", "rope_scaling": {"rope_type": "yarn", "factor": ' + factor + "}}"),
+            '"vocab_size": 1000, "model_type": "llama", "rope_scaling": {"rope_type": "yarn", "factor": '
+            + factor + "}}"),
            rf"rope_scaling: factor: expected a number of at least 1, got {shown} \(transformers refuses it too\)$")
           for factor, shown in (('"x"', "'x'"), ("0.5", r"0\.5"), ("true", "True"))),
     ],

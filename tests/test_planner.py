@@ -1027,7 +1027,8 @@ def test_a_shorter_plan_a_time_out_left_first_is_followed_by_the_longer_ones(mon
         searches.append(model)
         if len(searches) == 1:
             model = model.clone()
-            (length,) = [index for index, variable in enumerate(model.proto.variables) if variable.name == "max_model_len"]
+            (length,) = [index for index, variable in enumerate(model.proto.variables)
+                         if variable.name == "max_model_len"]
             model.add(model.get_int_var_from_proto_index(length) <= 8192)
         status = solve(self, model)
         return cp_model.FEASIBLE if status == cp_model.OPTIMAL else status

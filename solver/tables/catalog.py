@@ -307,9 +307,9 @@ class Catalog(Frozen):
         if known is None:  # its name and aliases must be its own
             return self.with_gpu_types([gpu_type.model_copy(update={"tables": sourced})])
         if unknown := [alias for alias in gpu_type.aliases if alias not in known.aliases]:
+            stand = ", ".join(known.aliases) or "none"
             raise QueryError(f"aliases {', '.join(unknown)}: {known.name} is known already (the catalogue's, or an "
-                             f"earlier cells file's), whose aliases for it stand ({', '.join(known.aliases) or 'none'}); "
-                             "give it none here")
+                             f"earlier cells file's), whose aliases for it stand ({stand}); give it none here")
         taken = sorted({table.gpus for table in known.tables} & {table.gpus for table in gpu_type.tables})
         if taken:
             counts = ", ".join(map(str, taken[:-1])) + " and " * (len(taken) > 1) + str(taken[-1])

@@ -141,8 +141,9 @@ def _told_apart(name: str) -> str:
 def _check_fleet_names(pools: tuple[Pool, ...], jobs: tuple[_JobFields, ...]) -> None:
     """`ValueError` for two pools or two jobs of one name, or of names that differ only in case, or a job's pool
     that does not exist."""
-    for kind, names, why in (("pool", [p.name for p in pools], "output tells them apart by case alone"),
-                             ("job", [j.name for j in jobs], "their --emit-dir files would be one on macOS and Windows")):
+    for kind, names, why in (
+            ("pool", [p.name for p in pools], "output tells them apart by case alone"),
+            ("job", [j.name for j in jobs], "their --emit-dir files would be one on macOS and Windows")):
         repeated = first_repeated(names)
         if repeated is not None:
             raise ValueError(f"two {kind}s are named {repeated!r}")
