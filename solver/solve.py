@@ -581,7 +581,8 @@ def nearest_plan(catalog: Catalog, data: PlanningData, query: Query) -> tuple[Pl
         return None
     lifted = frozenset(name for name, literal in lifts.items() if solver.boolean_value(literal))
     changes = {key: value for name in lifted & SOFT_LIMITS.keys() for key, value in SOFT_LIMITS[name].items()}
-    changed = wide.model_copy(update={**changes, "token_budget": "auto" if "token_budget" in lifted else "default"})
+    token_budget = "auto" if "token_budget" in lifted else query.token_budget  # a lowered one the query's own too
+    changed = wide.model_copy(update={**changes, "token_budget": token_budget})
     values = [solver.value(variable) for variable in variables.plan]
     return _plan(catalog, wide_data, changed, values, estimated=bool(solver.value(variables.estimated))), lifted
 

@@ -1664,6 +1664,15 @@ def test_an_exact_count_on_no_whole_nodes_names_fewer_gpus_at_a_lowered_token_bu
                             "(estimated), the other 2 free for rollout --explain") in " ".join(out.split())
 
 
+def test_the_nearest_plan_keeps_the_query_s_own_lowered_token_budget(cli):
+    # With --token-budget auto, 4 A100s train 131072 tokens only at a lowered budget (40960; Trinity's default, 65536,
+    # does not fit): the nearest plan past an exact 3 says so, as --gpus 4 --token-budget auto gives it.
+    status, out, _ = cli("--model", "4B", "--len", "131072", "--gpu", "a100", "--gpus", "3", "--exact",
+                         "--token-budget", "auto")
+    assert status == 1 and ("; more trainer GPUs train 131072 tokens: Env + SP=4 on 4 GPUs with a lowered "
+                            "max_token_len_per_gpu of 40960 (estimated) --explain") in " ".join(out.split())
+
+
 def test_maximising_the_length_names_more_gpus_where_the_budget_has_no_plan(cli):
     # 1 trainer GPU leaves 2 rollout GPUs no room on nodes of 2: 2 trainer GPUs (a node of their own) have a plan,
     # the longest at that count, which --gpus 2 gives (not the cheapest setting's longest, Env + Offload at 24576).
