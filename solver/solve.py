@@ -531,12 +531,11 @@ def _fewer_gpus_words(catalog: Catalog, data: PlanningData, query: Query) -> str
             f"{plan.lowered_words} ({plan.evidence_label}), the other {query.budget_gpus - plan.gpus} free for rollout")
 
 
-SOFT_LIMITS: Mapping[str, dict[str, None]] = MappingProxyType({
-    "pin_sp": {"sp": None}, "pin_env": {"env": None}, "pin_offload": {"offload": None},
-    "host_ram": {"host_ram_gb": None}, "batch_divides": {"train_batch_size": None},
-    "rollout_layout": {"rollout_gpus": None}})
-"""The rules of a query's own limits that the nearest plan may lift (`nearest_plan`), each with the change to the
-query that lifts it."""
+SOFT_LIMITS: Mapping[str, str] = MappingProxyType({
+    "pin_sp": "sp", "pin_env": "env", "pin_offload": "offload", "host_ram": "host_ram_gb",
+    "batch_divides": "train_batch_size", "rollout_layout": "rollout_gpus"})
+"""The rules of a query's own limits that the nearest plan may lift (`nearest_plan`), each with the query's field
+that sets the limit (None lifts it)."""
 LIFT_WEIGHTS: Mapping[str, int] = MappingProxyType({"token_budget": 2, "budget": 5, "rollout_layout": 8})
 """What lifting a limit costs the nearest plan: a lowered token budget (the planner's own knob) least; each of the
 query's pins, host memory and train batch `USER_LIMIT_WEIGHT`; more GPUs more than one of those, less than it with a
@@ -560,9 +559,7 @@ def nearest_plan(catalog: Catalog, data: PlanningData, query: Query) -> tuple[Pl
     if wide_data.holds_no_plan(wide):
         return None
     model, variables, guards = build_model(wide_data, wide, guarded=True)
-    soft = {"pin_sp": query.sp, "pin_env": query.env, "pin_offload": query.offload, "host_ram": query.host_ram_gb,
-            "batch_divides": query.train_batch_size, "rollout_layout": query.rollout_gpus or None}
-    lifts = {rule: guard.Not() for rule, guard in guards.items() if soft.get(rule) is not None}
+    lifts = {rule: guards[rule].Not() for rule, field in SOFT_LIMITS.items() if getattr(query, field) is not None}
     model.add_bool_and([guard for rule, guard in guards.items() if rule not in lifts])
     lifts["budget"] = add_lifted_budget(model, variables, query.budget_gpus)
     if lowering and (asked := query.max_model_len) is not None:
@@ -580,7 +577,7 @@ def nearest_plan(catalog: Catalog, data: PlanningData, query: Query) -> tuple[Pl
     if _solved(solver, model) != cp_model.OPTIMAL:
         return None
     lifted = frozenset(name for name, literal in lifts.items() if solver.boolean_value(literal))
-    changes = {key: value for name in lifted & SOFT_LIMITS.keys() for key, value in SOFT_LIMITS[name].items()}
+    changes = {SOFT_LIMITS[name]: None for name in lifted & SOFT_LIMITS.keys()}
     token_budget = "auto" if "token_budget" in lifted else query.token_budget  # a lowered one the query's own too
     changed = wide.model_copy(update={**changes, "token_budget": token_budget})
     values = [solver.value(variable) for variable in variables.plan]
