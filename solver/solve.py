@@ -19,7 +19,7 @@ from typing import Any
 
 from ortools.sat.python import cp_model
 
-from solver.memory import GRID, beyond_calibration, breakdown, host_memory_gib, shown_host_gib, shown_host_need
+from solver.memory import GRID, beyond_calibration, breakdown, shown_host_need
 from solver.model import (
     FoundPlan,
     PlanningData,
@@ -245,8 +245,8 @@ def more_gpus_changes(data: PlanningData) -> dict[str, object]:
 def _with_estimated_plan(catalog: Catalog, query: Query, answer: Answer) -> Answer:
     """With ``--no-estimate`` and no plan: the answer, its reason saying so where the memory model's estimates give
     a plan (the same question solved with them), or would but for --host-ram (then with the host memory it needs),
-    or, where the tables have nothing, would with ``--token-budget auto``, without the pins or on more GPUs (then
-    naming that change too). `solve cluster` says so in its own words, for its layouts."""
+    or, where the tables have nothing, their nearest plan (`nearest_plan`, naming the other limits it lifts and the
+    GPUs it takes). `solve cluster` says so in its own words, for its layouts."""
     if query.estimate != "never" or answer.status != "infeasible":
         return answer
     with_estimates = query.model_copy(update={"estimate": "auto", "top": 1})
@@ -278,8 +278,7 @@ def _with_estimated_plan(catalog: Catalog, query: Query, answer: Answer) -> Answ
 def host_over_words(model: Model, plan: Plan, node_gpus: int, source: str, limit: float) -> str:
     """The host memory per node `plan` of `model` needs, more than the `limit` GB that `source` gives, in words:
     ``with Offload it needs 594.2 GiB of host memory per node, more than --host-ram 400``."""
-    need = _host_need_gib(model, node_gpus, plan)
-    return f"{host_need_words(f'{shown_host_gib(need):.1f}', plan.offload)}, more than {source} {shown_number(limit)}"
+    return f"{_host_need_words(model, node_gpus, plan)}, more than {source} {shown_number(limit)}"
 
 
 def estimated_plan_words(plan: Plan) -> str:
@@ -626,10 +625,7 @@ def _lift_words(query: Query, plan: Plan, lifted: frozenset[str], dropped: str =
 def _lifted_host_words(model: Model, query: Query, plan: Plan, lifted: frozenset[str]) -> str:
     """Where `plan` lifts the query's host memory (`nearest_plan`): the host memory per node it needs, in words
     (``, and with Offload it needs ...``); "" otherwise."""
-    if "host_ram" not in lifted:
-        return ""
-    need = shown_host_gib(_host_need_gib(model, query.node_gpus, plan))
-    return f", and {host_need_words(f'{need:.1f}', plan.offload)}"
+    return f", and {_host_need_words(model, query.node_gpus, plan)}" if "host_ram" in lifted else ""
 
 
 def _changed(query: Query, name: AlternativeName) -> Query | None:
@@ -832,8 +828,7 @@ def least_host_words(catalog: Catalog, unlimited: Query, best: Plan, gpu: str) -
                                              "exact": False, "top": 1})
     lighter = least_host_plan(catalog, at_length, gpu)
     model, node_gpus = catalog.model(unlimited.model), unlimited.node_gpus
-    if lighter is None or (shown_host_gib(_host_need_gib(model, node_gpus, lighter))
-                           >= shown_host_gib(_host_need_gib(model, node_gpus, best))):
+    if lighter is None or _shown_host_need(model, node_gpus, lighter) >= _shown_host_need(model, node_gpus, best):
         return ""
     return f"; at the least, {_host_words(model, node_gpus, lighter)}"
 
@@ -870,13 +865,17 @@ def _batch_need(catalog: Catalog, data: PlanningData, query: Query) -> str:
             f"{counted(best.gpus, 'GPU')} train it ({best.max_model_len} tokens, {best.evidence_label})")
 
 
-def _host_need_gib(model: Model, node_gpus: int, plan: Plan) -> float:
-    """The host memory per node `plan` of `model` needs on nodes of `node_gpus`, GiB (`host_memory_gib`)."""
-    return host_memory_gib(model, plan.gpus, node_gpus, plan.offload)
+def _shown_host_need(model: Model, node_gpus: int, plan: Plan) -> float:
+    """The host memory per node `plan` of `model` needs on nodes of `node_gpus`, GiB as shown (`shown_host_need`)."""
+    return shown_host_need(model, plan.gpus, node_gpus, plan.offload)
+
+
+def _host_need_words(model: Model, node_gpus: int, plan: Plan) -> str:
+    """The host memory per node `plan` of `model` needs on nodes of `node_gpus`, in words (`host_need_words`)."""
+    return host_need_words(f"{_shown_host_need(model, node_gpus, plan):.1f}", plan.offload)
 
 
 def _host_words(model: Model, node_gpus: int, plan: Plan) -> str:
     """A plan found without --host-ram and the host memory per node it needs, in words."""
-    need = shown_host_gib(_host_need_gib(model, node_gpus, plan))
     return (f"{plan.setting.label} on {counted(plan.gpus, 'GPU')}{plan.lowered_words} trains it "
-            f"({plan.max_model_len} tokens), and {host_need_words(f'{need:.1f}', plan.offload)}")
+            f"({plan.max_model_len} tokens), and {_host_need_words(model, node_gpus, plan)}")
