@@ -532,8 +532,16 @@ def test_greedy_is_valid_and_never_better(seed: int, tmp_path_factory):
          "job j, pool: no pool named 'b' (pools: a)"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n  - {name: j, model: 4B, max_model_len: 4096}\n",
          "two jobs are named 'j'"),
-        ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: CON, model: 4B, max_model_len: 4096}\n  - {name: con, model: 4B, max_model_len: 4096}\n",
-         "jobs 'CON' and 'con' differ only in case: their --emit-dir files would be one on macOS and Windows; rename one"),
+        (("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n"
+          "  - {name: RUN, model: 4B, max_model_len: 4096}\n  - {name: run, model: 4B, max_model_len: 4096}\n"),
+         ("jobs 'RUN' and 'run' differ only in case: their --emit-dir files would be one on macOS and Windows; "
+          "rename one")),
+        # A name Windows keeps for a device, with or without an extension, in any case: NAME.yaml cannot be made there.
+        *((("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\n"
+            f"jobs:\n  - {{name: {name}, model: 4B, max_model_len: 4096}}\n"),
+           f"job {name}, name: {name!r} names a device on Windows (CON, PRN, AUX, NUL, COM0-9, LPT0-9, with any "
+           "extension), where its --emit-dir file could not be written: rename it")
+          for name in ("CON", "nul", "com1", "LPT9.run", "Aux.v2")),
         # Pool names: a blank one, one with a space unseen at its end, twins in case alone (as jobs' are refused).
         (('pools:\n  - {name: " ", gpu: a100, nodes: 1, gpus_per_node: 8}\n'
           "jobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n"),

@@ -88,11 +88,26 @@ class Pool(Frozen, defer_build=True):
         return described_gpu_type(self.gpu, self.gpu_memory_gb, self.gpu_memory_mib, source="a cluster file's pool")
 
 
+WINDOWS_DEVICE_NAMES = frozenset({"CON", "PRN", "AUX", "NUL",
+                                  *(f"{port}{digit}" for port in ("COM", "LPT") for digit in range(10))})
+"""Names Windows keeps for devices, with any extension: a file ``CON.yaml`` cannot be made there."""
+
+
+def _no_device_name(name: str) -> str:
+    """`name`, unless Windows keeps it for a device (`WINDOWS_DEVICE_NAMES`; `ValueError`): the job's --emit-dir
+    file, ``NAME.yaml``, could not be written there."""
+    if name.split(".", 1)[0].upper() in WINDOWS_DEVICE_NAMES:
+        raise ValueError(f"{name!r} names a device on Windows (CON, PRN, AUX, NUL, COM0-9, LPT0-9, with any "
+                         "extension), where its --emit-dir file could not be written: rename it")
+    return name
+
+
 class _JobFields(Frozen, defer_build=True):
     """What a job gives besides its model: its name, length, rollout GPUs, weight and pool."""
 
-    name: Annotated[str, Strict(), StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=100)] = Field(
-        description="letters, digits, '.', '_' and '-', at most 100 (it names the job's config file)")
+    name: Annotated[str, Strict(), StringConstraints(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$", max_length=100),
+                    AfterValidator(_no_device_name)] = Field(description=(
+        "letters, digits, '.', '_' and '-', at most 100 (it names the job's config file), not a Windows device name"))
     max_model_len: Annotated[
         Annotated[AskedTokens, Tag(UNION_TAGS[0])] | Annotated[AtLeast, Tag(UNION_TAGS[1])],
         Discriminator(lambda value: UNION_TAGS[1] if isinstance(value, dict | AtLeast) else UNION_TAGS[0]),
