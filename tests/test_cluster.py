@@ -539,8 +539,8 @@ def test_greedy_is_valid_and_never_better(seed: int, tmp_path_factory):
         # A name Windows keeps for a device, with or without an extension, in any case: NAME.yaml cannot be made there.
         *((("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\n"
             f"jobs:\n  - {{name: {name}, model: 4B, max_model_len: 4096}}\n"),
-           f"job {name}, name: {name!r} names a device on Windows (CON, PRN, AUX, NUL, COM0-9, LPT0-9, with any "
-           "extension), where its --emit-dir file could not be written: rename it")
+           (f"job {name}, name: {name!r} names a device on Windows (CON, PRN, AUX, NUL, COM0-9, LPT0-9, with any "
+            "extension), where its --emit-dir file could not be written: rename it"))
           for name in ("CON", "nul", "com1", "LPT9.run", "Aux.v2")),
         # Pool names: a blank one, one with a space unseen at its end, twins in case alone (as jobs' are refused).
         (('pools:\n  - {name: " ", gpu: a100, nodes: 1, gpus_per_node: 8}\n'
