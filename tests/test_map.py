@@ -284,7 +284,27 @@ def test_a_cell_whose_solve_ran_out_of_time_is_not_shown_as_no_plan(cli, monkeyp
     monkeypatch.setattr(solver.solve, "answer_for", out_of_time)
     assert cli("map", "--gpu", "a100", "--model", "4B", "--gpus-up-to", "2") == (
         1, "", ("solve map: undecided: no plan found for Qwen3-4B on A100-80GB within the time limit of 10 s; "
-                "nothing printed\n"))
+                "nothing printed (a longer --time-limit may decide it)\n"))
+
+
+def test_the_time_limit_of_a_maps_cells_is_the_users(cli, monkeypatch):
+    # As solve's and solve cluster's: a map whose cell ran out of time (exit 1) can be given longer.
+    import solver.solve
+
+    real, limits = solver.solve.answer_for, []
+
+    def out_of_time(catalog, query, gpu, explained=True):
+        limits.append(query.time_limit_s)
+        return real(catalog, query, gpu, explained).model_copy(update={"status": "unknown", "plans": ()})
+
+    monkeypatch.setattr(solver.solve, "answer_for", out_of_time)
+    assert cli("map", "--gpu", "a100", "--model", "4B", "--gpus-up-to", "2", "--time-limit", "30") == (
+        1, "", ("solve map: undecided: no plan found for Qwen3-4B on A100-80GB within the time limit of 30 s; "
+                "nothing printed (a longer --time-limit may decide it)\n"))
+    assert limits == [30.0]
+    assert cli("map", "--time-limit", "0") == (2, "", ("usage: solve map [options] (--help lists them)\nsolve map: "
+                                                       "error: argument --time-limit: must be a number above 0 and at "
+                                                       "most 1000000000, got 0\n"))
 
 
 def test_a_wide_map_shows_a_run_of_budgets_with_the_same_plans_as_one_column(cli):

@@ -658,6 +658,17 @@ def test_cli_memory_refuses_an_sp_degree_naming_the_degrees_allowed(cli, flags: 
     assert cli("memory", "--gpu", "h100", "--len", "32k", *flags) == (2, "", f"solve memory: error: {message}\n")
 
 
+def test_cli_memory_takes_the_planners_no_env_and_no_offload_spellings(cli):
+    # A command copied from solve's --no-env --no-offload means what it says here too: without them (the default).
+    flags = ["memory", "--model", "4B", "--gpu", "a100", "--gpus", "2", "--len", "32k", "--sp", "2", "--json"]
+    status, out, err = cli(*flags, "--no-env", "--no-offload")
+    assert (status, out, err) == cli(*flags) and status == 1
+    assert (json.loads(out)["env"], json.loads(out)["offload"]) == (False, False)
+    assert cli(*flags, "--env", "--no-env") == (2, "", ("usage: solve memory [options] (--help lists them)\n"
+                                                        "solve memory: error: argument --env/--no-env: given twice: "
+                                                        "give it once\n"))
+
+
 @pytest.mark.parametrize("flag", ["--gpus", "--sp", "--node-gpus"])
 def test_cli_memory_refuses_a_count_past_its_bound_naming_both(cli, flag: str):
     flags = {"--gpus": "8", "--sp": "1", "--node-gpus": "8", flag: "65537"}

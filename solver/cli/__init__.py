@@ -79,7 +79,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         print_escaped(f"{parser.prog}: error: {error}", file=sys.stderr)
         return BAD_INPUT
     except Undecided as error:  # a question behind the answer (a map's cell, a config's verdict) ran out of time
-        print_escaped(f"{parser.prog}: undecided: {error}; nothing printed", file=sys.stderr)
+        print_escaped(f"{parser.prog}: undecided: {error}; nothing printed (a longer --time-limit may decide it)",
+                      file=sys.stderr)
         return NO_PLAN
     except KeyboardInterrupt:
         print_escaped(f"{parser.prog}: interrupted", file=sys.stderr)

@@ -9,7 +9,7 @@ from typing import Any
 
 from rich.console import Console
 
-from solver.cli.argtypes import output_path, path_argument, whole_number
+from solver.cli.argtypes import output_path, path_argument, positive_seconds, whole_number
 from solver.cli.atomic import write_atomically
 from solver.cli.catalogs import catalog_with, check_model_flags
 from solver.cli.notes import note_cells_elsewhere
@@ -43,6 +43,8 @@ def build_map_parser() -> argparse.ArgumentParser:
                         help="print the maps as JSON: per GPU type, each row's best plan at each budget (null: none)")
     parser.add_argument("--model-config", metavar="PATH", type=path_argument,
                         help="a local Hugging Face config.json, for a model the catalogue lacks (as --model)")
+    parser.add_argument("--time-limit", metavar="S", type=positive_seconds, default=10.0,
+                        help="seconds the solver may take per cell (default 10, as solve's per answer)")
     add_train_batch_option(parser)
     add_host_ram_option(parser)
     add_gpu_memory_option(parser)
@@ -59,7 +61,8 @@ def run_map(args: argparse.Namespace) -> int:
     catalog, added, cells = catalog_with(load_model_config(args.model_config) if args.model_config else None,
                                          args.gpu, args.gpu_memory, args.cells or ())
     options = {"memory": load_memory_model(args.memory_model) if args.memory_model else None,
-               "margin": args.margin, "train_batch_size": args.train_batch_size, "host_ram_gb": args.host_ram}
+               "margin": args.margin, "train_batch_size": args.train_batch_size, "host_ram_gb": args.host_ram,
+               "time_limit_s": args.time_limit}
     asked = list(dict.fromkeys(catalog.model(name.strip()).name for name in args.model.split(","))) if args.model \
         else [added] if added else []
     if args.by == "len" and len(asked) != 1:

@@ -11,7 +11,7 @@ from solver.cli.catalogs import catalog_with, check_model_flags
 from solver.cli.notes import note_cells_elsewhere
 from solver.cli.options import add_cells_option, add_gpu_memory_option, add_memory_model_options
 from solver.cli.output import new_console
-from solver.cli.parser import Parser
+from solver.cli.parser import OnceFlag, Parser
 from solver.cli.status import NO_PLAN
 from solver.query import resolve_margin
 from solver.render import memory_json, memory_view
@@ -40,8 +40,10 @@ def build_memory_parser() -> argparse.ArgumentParser:
     parser.add_argument("--token-budget", metavar="T", type=tokens_per_gpu,
                         help="trainer.max_token_len_per_gpu of your own (default: Trinity's, ceil(2 x L / S), which "
                         "the tables measured; at least ceil(L / S)); the tables speak where their tokens per GPU decide")
-    parser.add_argument("--env", action="store_true", help="with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True")
-    parser.add_argument("--offload", action="store_true", help="with FSDP2 CPU offload")
+    parser.add_argument("--env", action=OnceFlag, default=False,
+                        help="with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, or without (the default)")
+    parser.add_argument("--offload", action=OnceFlag, default=False,
+                        help="with FSDP2 CPU offload, or without (the default)")
     parser.add_argument("--node-gpus", metavar="G", type=whole_number(1, MAX_GPUS), default=NODE_GPUS,
                         help=f"GPUs per node (default {NODE_GPUS}): beyond one node, SP must divide a node")
     parser.add_argument("--host-ram", metavar="GB", type=host_memory,
