@@ -658,6 +658,18 @@ def test_cli_memory_refuses_an_sp_degree_naming_the_degrees_allowed(cli, flags: 
     assert cli("memory", "--gpu", "h100", "--len", "32k", *flags) == (2, "", f"solve memory: error: {message}\n")
 
 
+def test_cli_memory_help_names_the_forms_of_a_model_and_a_length_as_the_planners_does(cli, monkeypatch):
+    # The two commands take the same forms (4B, qwen3-4b; 32k): their --help says so alike (a line each, unwrapped).
+    monkeypatch.setenv("COLUMNS", "200")
+    def lines(*argv: str) -> list[str]:
+        return [line.split("  ")[-1].strip() for line in cli(*argv, "--help")[1].splitlines()
+                if line.lstrip().startswith(("--model M", "--len L"))]
+
+    assert lines("memory") == ["model: Qwen3-4B, 4B, qwen3-4b, ... (or --model-config)",
+                               "max_model_len in tokens (32768 or 32k)"]
+    assert lines()[1] == lines("memory")[1] and lines()[0].startswith("model: Qwen3-4B, 4B, qwen3-4b, ... (or ")
+
+
 def test_cli_memory_takes_the_planners_no_env_and_no_offload_spellings(cli):
     # A command copied from solve's --no-env --no-offload means what it says here too: without them (the default).
     flags = ["memory", "--model", "4B", "--gpu", "a100", "--gpus", "2", "--len", "32k", "--sp", "2", "--json"]

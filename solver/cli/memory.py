@@ -26,7 +26,7 @@ def build_memory_parser() -> argparse.ArgumentParser:
                     epilog="Exit status: 0 the setting trains, 1 it does not (a table says it ran out of memory, "
                     "the prediction exceeds the GPU's memory where no table says it trains, or the host memory it "
                     "needs exceeds --host-ram), 2 bad input.")
-    parser.add_argument("--model", metavar="M", help="model (or --model-config)")
+    parser.add_argument("--model", metavar="M", help="model: Qwen3-4B, 4B, qwen3-4b, ... (or --model-config)")
     parser.add_argument("--model-config", metavar="PATH", type=path_argument, help="a local Hugging Face config.json")
     add_cells_option(parser)
     parser.add_argument("--gpu", metavar="G", required=True,
@@ -34,7 +34,7 @@ def build_memory_parser() -> argparse.ArgumentParser:
     parser.add_argument("--gpus", metavar="N", type=whole_number(1, MAX_GPUS), required=True,
                         help="trainer GPUs")
     parser.add_argument("--len", metavar="L", type=token_count, required=True, dest="max_model_len",
-                        help="max_model_len in tokens")
+                        help="max_model_len in tokens (32768 or 32k)")
     parser.add_argument("--sp", metavar="S", type=whole_number(1, MAX_GPUS), default=1,
                         help="Ulysses SP degree (default 1)")
     parser.add_argument("--token-budget", metavar="T", type=tokens_per_gpu,
