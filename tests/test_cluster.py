@@ -1330,6 +1330,19 @@ def test_emit_dir_is_not_made_where_no_job_is_placed(cli, tmp_path: Path):
     assert not (tmp_path / "configs").exists()
 
 
+def test_emit_dir_names_each_config_written_after_the_placements_as_solve_names_its_files(cli, tmp_path: Path):
+    path = tmp_path / "fleet.yaml"
+    path.write_text("pools: [{name: a, gpu: a100, nodes: 1, gpus_per_node: 8}]\n"
+                    "jobs: [{name: j, model: 4B, max_model_len: 8192}, {name: k, model: 0.6B, max_model_len: 8192}]\n",
+                    encoding="utf-8")
+    configs = tmp_path / "configs"
+    status, out, err = cli("cluster", str(path), "--emit-dir", str(configs))
+    assert (status, err) == (0, "")
+    assert out.splitlines()[-2:] == [f"wrote {configs / 'j.yaml'}", f"wrote {configs / 'k.yaml'}"]
+    status, out, _ = cli("cluster", str(path), "--emit-dir", str(configs), "--json")  # JSON stays JSON
+    assert status == 0 and len(json.loads(out)["placements"]) == 2
+
+
 def test_the_same_file_gives_the_same_json(cli, tmp_path: Path):
     path = tmp_path / "fleet.yaml"
     path.write_text(FLEET_FILE, encoding="utf-8")

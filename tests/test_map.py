@@ -135,6 +135,15 @@ def test_the_svg_of_a_narrow_map_keeps_its_title_on_one_line(cli, tmp_path: Path
     assert title.replace(" ", "&#160;") in svg.read_text(encoding="utf-8")
 
 
+def test_a_map_saved_as_svg_says_so_after_the_map_as_solve_says_what_it_wrote(cli, tmp_path: Path):
+    svg = tmp_path / "map.svg"
+    flags = ["map", "--gpu", "a100", "--model", "4B", "--gpus-up-to", "1", "--svg", str(svg)]
+    status, out, err = cli(*flags)
+    assert (status, err, out.splitlines()[-1]) == (0, "", f"wrote {svg}")
+    status, out, _ = cli(*flags, "--json")  # JSON stays JSON
+    assert status == 0 and json.loads(out)[0]["gpu"] == "A100-80GB"
+
+
 def test_budgets_that_allow_the_same_gpu_counts_share_one_answer():
     # On nodes of 8, budgets 9 to 15 allow the counts that 8 allows: the same plan, each with its unused GPUs,
     # and the one a query of its own gives.

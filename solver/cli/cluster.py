@@ -20,7 +20,7 @@ from solver.cli.options import (
     add_token_budget_option,
     add_trinity_version_option,
 )
-from solver.cli.output import ProgressLine, print_escaped, print_view
+from solver.cli.output import ProgressLine, escaped_line, print_escaped, print_view
 from solver.cli.parser import Parser
 from solver.cli.paths import input_at, input_paths, refuse_tables_folder
 from solver.cli.status import INTERRUPTED, NO_PLAN
@@ -92,6 +92,7 @@ def run_cluster(args: argparse.Namespace) -> int:
                    workers=args.workers, progress=progress, estimate=args.estimate_mode, memory=memory,
                    margin=args.margin, token_budget=args.token_budget or "default", widen=args.widen)
     progress.close()
+    written: list[Path] = []
     if args.emit_dir is not None and result.interrupted:
         print_escaped(
             f"solve cluster: interrupted: no configs written to {args.emit_dir} (the placement may not be the best)",
@@ -104,8 +105,9 @@ def run_cluster(args: argparse.Namespace) -> int:
                 args.emit_dir.mkdir()
             except OSError as error:
                 raise QueryError(f"--emit-dir {args.emit_dir}: cannot make the folder: {error.strerror}") from None
+        written = [args.emit_dir / f"{name}.yaml" for name in fragments]
         try:
-            write_all_atomically({args.emit_dir / f"{name}.yaml": fragment for name, fragment in fragments.items()})
+            write_all_atomically(dict(zip(written, fragments.values(), strict=True)))
         except QueryError:
             if made:  # nothing written (or, rarely, some: then the folder stays with them)
                 with contextlib.suppress(OSError):
@@ -119,7 +121,9 @@ def run_cluster(args: argparse.Namespace) -> int:
     if args.json:
         sys.stdout.write(cluster_json(result) + "\n")
     else:
-        print_view(cluster_view(result, fleet, minimize_nodes=args.minimize == "nodes"), "solve cluster")
+        console = print_view(cluster_view(result, fleet, minimize_nodes=args.minimize == "nodes"), "solve cluster")
+        for path in written:  # as solve's --out and --write: a line per file written
+            console.print(escaped_line(f"wrote {path}"))
     note_short_job_lengths(fleet, "solve cluster")
     note_cells_elsewhere("solve cluster", cells, catalog)
     if result.interrupted:

@@ -20,7 +20,7 @@ from solver.cli.options import (
     add_memory_model_options,
     add_train_batch_option,
 )
-from solver.cli.output import PLAIN_TEXT, new_console, print_escaped
+from solver.cli.output import PLAIN_TEXT, escaped_line, new_console, print_escaped
 from solver.cli.parser import Parser
 from solver.render import map_json, map_view
 from solver.tables import MAX_ESTIMATED_GPUS, QueryError, load_memory_model, load_model_config, shown_number
@@ -105,5 +105,7 @@ def run_map(args: argparse.Namespace) -> int:
     else:
         for view in views:
             screen.print(view)
+        if args.svg:  # as solve's --out and --write
+            screen.print(escaped_line(f"wrote {args.svg}"))
     note_cells_elsewhere("solve map", cells, catalog, args.gpu)
     return 0
