@@ -583,6 +583,21 @@ def test_a_cell_at_a_shorter_length_is_not_said_to_hold_less_against_a_configs_o
             "follows") in out and "each GPU holds more" not in out
 
 
+def test_write_refuses_a_node_size_other_than_the_configs(cli, user_config: Path, tmp_path: Path):
+    # --write keeps the config's cluster (nodes of 8): a plan laid out on nodes of another size would not be the
+    # file's (an SP group or a trainer's whole nodes that its cluster.gpu_per_node breaks).
+    patched = tmp_path / "patched.yaml"
+    status, out, err = cli("--from-config", str(user_config), "--gpu", "a100", "--node-gpus", "16",
+                           "--write", str(patched))
+    assert (status, out, patched.exists()) == (2, "", False)
+    assert err == (f"solve: error: --node-gpus 16: --write keeps {user_config}'s cluster, whose nodes have 8 GPUs "
+                   "(cluster.gpu_per_node), so the plan must lay out the trainer on those: drop --node-gpus or change "
+                   "the config's cluster (or use --out FILE for a fragment with its own cluster)\n")
+    status, _, _ = cli("--from-config", str(user_config), "--gpu", "a100", "--node-gpus", "8",
+                       "--write", str(patched))  # the config's own: nothing to refuse
+    assert status == 0 and patched.exists()
+
+
 def test_write_refuses_a_train_batch_other_than_the_configs(cli, user_config: Path, tmp_path: Path):
     # --write keeps the config's batch (96 x 8 = 768), so a plan for another would break the rule it was made for.
     patched = tmp_path / "patched.yaml"

@@ -173,7 +173,7 @@ def _check_write_keeps_model(args: argparse.Namespace, catalog: Catalog, config:
 
 def _check_write_keeps_gpus(args: argparse.Namespace, objective: Objective, config: TrinityConfig) -> None:
     """--write changes the plan's keys, not the config's cluster: the plan must use the trainer GPUs the
-    config gives it (or, for a config that does not say, that --gpus gives)."""
+    config gives it (or, for a config that does not say, that --gpus gives), on its nodes."""
     if config.trainer_gpus is None:
         unsaid = (f"--write keeps {args.from_config}'s cluster, which does not say how many GPUs the trainer gets (no "
                   "cluster.gpu_per_node)")
@@ -191,6 +191,11 @@ def _check_write_keeps_gpus(args: argparse.Namespace, objective: Objective, conf
     if args.gpus is not None and args.gpus != trainer_gpus:
         raise QueryError(f"{keeps}: drop --gpus {args.gpus} or change the config's cluster "
                          "(or use --out FILE for a fragment with its own cluster)")
+    if args.node_gpus is not None and args.node_gpus != config.node_gpus:
+        raise QueryError(f"--node-gpus {args.node_gpus}: --write keeps {args.from_config}'s cluster, whose nodes have "
+                         f"{config.node_gpus} GPUs (cluster.gpu_per_node), so the plan must lay out the trainer on "
+                         "those: drop --node-gpus or change the config's cluster (or use --out FILE for a fragment "
+                         "with its own cluster)")
 
 
 def write_trinity(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: Catalog, model: Model,
