@@ -323,6 +323,11 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
          "env must be True, False or None, got a numpy bool (pass bool(...))"),
         (lambda: solver.plan("4B", max_model_len=8192, budget_gpus=numpy.float64(4)),  # a float would not do either
          "budget_gpus must be a whole number or None, got a numpy float64"),
+        # a numpy number of the kind taken but out of range is quoted as it is typed, not as np.float64(2.0)
+        (lambda: solver.plan("4B", max_model_len=8192, margin=numpy.float64(2.0)),
+         "--margin is a fraction from 0 to below 1, got 2.0"),
+        (lambda: solver.place(FLEET, time_limit_s=numpy.float64(-0.5)),
+         "time_limit_s must be above 0 seconds and at most 1000000000, got -0.5"),
         # another mapping is cut as a dict is, a set-like view as a set is, and a class named with a vowel takes 'an'
         (lambda: solver.plan("4B", max_model_len=MappingProxyType({f"k{n}": n for n in range(9)})),
          ("max_model_len must be a whole number or None, got {'k0': 0, 'k1': 1, 'k2': 2, 'k3': 3, 'k4': 4, "

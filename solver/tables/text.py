@@ -65,9 +65,11 @@ def first_repeated(items: Iterable[_Item]) -> _Item | None:
 class _Brief(reprlib.Repr):
     """reprlib's cut repr, which picks its method by the type's name: any other mapping, a subclass of list
     or tuple, and any other set (ruamel's CommentedMap, CommentedSeq, ...) is cut as the builtin kind is,
-    where reprlib would write it out whole."""
+    where reprlib would write it out whole; a numpy number as it is typed (``2.0``, not ``np.float64(2.0)``)."""
 
     def repr1(self, x: Any, level: int) -> str:
+        if isinstance(x, numbers.Number) and type(x).__module__ == "numpy":
+            return str(x)
         if not hasattr(self, "repr_" + "_".join(type(x).__name__.split())):
             for kind, builtin in ((Mapping, "dict"), (list, "list"), (tuple, "tuple"), (AbstractSet, "set")):
                 if isinstance(x, kind):
