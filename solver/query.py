@@ -142,6 +142,11 @@ class Query(Frozen):
         return f"{self.host_ram_source} {shown_number(self.host_ram_gb)}" if self.host_ram_gb is not None else ""
 
     @property
+    def time_limit_words(self) -> str:
+        """The time limit as messages write it: ``10 s``, ``1e-9 s`` (`shown_number`)."""
+        return f"{shown_number(self.time_limit_s)} s"
+
+    @property
     def limit_flags(self) -> str:
         """The flags that narrow the plans: the pins (`pin_flags`), the host memory and the train batch given; empty
         when none."""

@@ -110,8 +110,11 @@ def cut(text: str) -> str:
 
 
 def shown_number(value: float) -> str:
-    """A number as a message shows it: a whole one in digits (1048576, not :g's 1.04858e+06), else as written."""
-    return str(int(value)) if float(value).is_integer() else repr(value)
+    """A number as people write it: a whole one in digits (1048576, not :g's 1.04858e+06; a float from 1e16 on is
+    not written out), else as Python writes it, less its exponent's plus and leading zeros (1e-9, not 1e-09)."""
+    if isinstance(value, int) or (float(value).is_integer() and abs(value) < 1e16):
+        return str(int(value))
+    return re.sub(r"e\+?(-?)0*(?=\d)", r"e\1", repr(float(value)))
 
 
 _KIND_WORDS: dict[object, tuple[str, ...]] = {bool: ("True", "False"), int: ("a whole number",),
