@@ -8,7 +8,7 @@ import numbers
 from collections.abc import Callable
 from typing import Literal, get_args
 
-from pydantic import Field
+from pydantic import Field, PositiveInt
 
 from solver.rules import NODE_GPUS, batch_words, sp_layout_violation
 from solver.tables import (
@@ -63,7 +63,7 @@ class Undecided(Exception):
 class Pins(Frozen):
     """The settings a query pins (--sp, --env/--no-env, --offload/--no-offload); null where it leaves one free."""
 
-    sp: int | None = None
+    sp: PositiveInt | None = None
     env: bool | None = None
     offload: bool | None = None
 

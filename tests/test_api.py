@@ -276,6 +276,25 @@ def test_a_rebuilt_answer_gives_the_fragment_of_the_answer_it_came_from():
     for field, value in (("node_gpus", 0), ("rollout_gpus", -1), ("budget_gpus", 0)):
         with pytest.raises(ValidationError, match=f"{field}\n  Input should be greater than or equal to"):
             solver.Answer.model_validate({**answer.as_json(), field: value})
+    # So are lengths, memory and costs no plan has: SP=0 made the fragment divide by zero, and NaN GiB was taken.
+    data = answer.as_json()
+    for field, value, refusal in (
+            ("max_model_len", 0, "greater than 0"), ("train_batch_size", 0, "greater than 0"),
+            ("plans.0.sp", 0, "greater than 0"), ("plans.0.gpus", 0, "greater than 0"),
+            ("plans.0.max_model_len", 0, "greater than 0"), ("plans.0.unused_gpus", -1, "greater than or equal to 0"),
+            ("plans.0.nodes", 0, "greater than 0"), ("plans.0.rope_scaling_factor", -2.0, "greater than 0"),
+            ("plans.0.cost", -1.0, "greater than or equal to 0"), ("plans.0.memory_gb", float("nan"), "a finite number"),
+            ("plans.0.headroom_gb", float("inf"), "a finite number"),
+            ("plans.0.host_memory_gb", -3.0, "greater than or equal to 0"),
+            ("plans.0.source.gpus", 0, "greater than 0"), ("pins.sp", 0, "greater than 0")):
+        *within, name = field.split(".")
+        changed = json.loads(json.dumps(data))
+        place = changed
+        for key in within:
+            place = place[int(key) if key.isdigit() else key]
+        place[name] = value
+        with pytest.raises(ValidationError, match=f"{field}\n  Input should be {refusal}"):
+            solver.Answer.model_validate_json(json.dumps(changed))
 
 
 def test_plan_passes_the_node_size_and_memory_model_through(cli):
