@@ -13,7 +13,7 @@ import sys
 from inspect import signature
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, get_type_hints
+from typing import Any
 
 import numpy
 import pytest
@@ -61,32 +61,37 @@ def test_import_solver_is_cheap_and_exports_the_api():
 
 
 ANNOTATIONS_AT_RUN_TIME = """\
-import inspect, sys, typing, pydantic, solver
-functions = [name for name, module in solver._EXPORTS.items()
+import inspect, sys, typing, pydantic, solver, solver.api
+functions = [name for name, module in solver._EXPORTS.items()  # ConfigError, solver.trinity's, loads ruamel
              if module != "solver.trinity" and inspect.isfunction(getattr(solver, name))]
-for name in functions:
-    typing.get_type_hints(getattr(solver, name))
-    pydantic.validate_call(getattr(solver, name))
+api = [name for name, function in vars(solver.api).items()
+       if inspect.isfunction(function) and function.__module__ == "solver.api" and not name.startswith("_")]
+for function in [*(getattr(solver, name) for name in functions), *(getattr(solver.api, name) for name in api)]:
+    typing.get_type_hints(function)
+    pydantic.validate_call(function)
 print(" ".join(functions))
+print(" ".join(api))
 print(typing.get_type_hints(solver.place)["progress"] == solver.query.Progress | None,
-      typing.get_type_hints(solver.placement_settings)["return"] == dict[str, solver.TrinitySettings])
+      typing.get_type_hints(solver.placement_settings)["return"] == dict[str, solver.TrinitySettings],
+      typing.get_type_hints(solver.api.config_query)["config"] is solver.query.TrinityConfig,
+      typing.get_type_hints(solver.api.with_config_verdicts)["config"] is solver.query.TrinityConfig)
 print(sorted(loaded for loaded in ("ortools", "ruamel", "solver.cluster", "solver.trinity") if loaded in sys.modules))
 """
 
 
 def test_the_exported_functions_annotations_resolve_at_run_time_without_ortools_or_ruamel():
     # As pydantic's validate_call, FastAPI or sphinx-autodoc-typehints read them: solver.api named Progress,
-    # TrinitySettings for type checkers only, and the hints raised NameError.
+    # TrinitySettings and TrinityConfig for type checkers only, and the hints raised NameError.
     result = subprocess.run([sys.executable, "-c", ANNOTATIONS_AT_RUN_TIME], capture_output=True, text=True,
                             timeout=60, check=False)
     assert result.returncode == 0, result.stderr
-    functions, hints, loaded = result.stdout.splitlines()
+    functions, api, hints, loaded = result.stdout.splitlines()
     assert functions.split() == [name for name in solver.__all__ if inspect.isfunction(getattr(solver, name))]
-    assert {"plan", "place", "trinity_settings", "placement_settings"} <= set(functions.split())
-    assert hints == "True True"
+    assert {"plan", "place", "trinity_settings", "placement_settings", "make_query"} <= set(functions.split())
+    assert {"config_query", "with_config_verdicts", "answer_query"} <= set(api.split())
+    assert hints == "True True True True"
     assert loaded == "[]"
-    # docs/api.md's way round for the two that name solver.trinity's TrinityConfig, for type checkers only
-    assert get_type_hints(config_query, localns={"TrinityConfig": TrinityConfig})["config"] is TrinityConfig
+    assert TrinityConfig is solver.query.TrinityConfig  # solver.trinity (read_trinity_config) gives it too
 
 
 def test_the_choices_types_are_exported_for_annotations():
