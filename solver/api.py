@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from collections.abc import Set as AbstractSet
 from math import ceil
 from pathlib import Path
-from typing import TYPE_CHECKING, Literal, NamedTuple, get_args
+from typing import Literal, NamedTuple, get_args
 
 from solver.memory import (
     GRID,
@@ -34,6 +34,7 @@ from solver.query import (
     Progress,
     Query,
     TokenBudgetMode,
+    TrinityConfig,
     TrinityVersion,
     check_choice,
     check_counts,
@@ -78,9 +79,6 @@ from solver.tables import (
     read_cells_files,
     shown_value,
 )
-
-if TYPE_CHECKING:
-    from solver.trinity import TrinityConfig  # imports ruamel: only for the type
 
 
 def plan(
@@ -498,8 +496,6 @@ def config_query(
     ``auto``. The keywords are `make_query`'s; one given (not None) overrides the config, as the command's flag does
     (`budget_gpus` frees the count; `exact` pins any budget, and ``exact=False`` frees the config's); the sources
     default to where the config's values came from."""
-    from solver.trinity import TrinityConfig
-
     check_types(("catalog", catalog, Catalog), ("config", config, TrinityConfig),
                 ("max_model_len", max_model_len, int | None))  # read before make_query checks the rest
     from_config = budget_gpus is None and config.trainer_gpus is not None
@@ -535,7 +531,7 @@ def with_config_verdicts(answers: tuple[Answer, ...], query: Query, catalog: Cat
     as `solver.trinity.read_trinity_config` reads `text` (the file `name`), Env read from `environ`, and
     `version` the Trinity release it is for (None: as its keys say). Unchanged where the config gives no
     length to judge at."""
-    from solver.trinity import TrinityConfig, check_config_arguments
+    from solver.trinity import check_config_arguments
 
     check_config_arguments(text, name, environ, version)
     check_types(("answers", answers, tuple), ("query", query, Query), ("catalog", catalog, Catalog),

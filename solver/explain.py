@@ -166,7 +166,7 @@ def explain(catalog: Catalog, query: Query, answer: Answer) -> tuple[Reason, ...
         query = query.model_copy(update={"budget_gpus": answer.plans[0].gpus, "open_budget": False})
     if answer.status == "unknown":
         return (Reason(rule="undecided", detail=(
-            f"the search ran out of time (--time-limit {query.time_limit_s:g} s) before it found a plan or proved "
+            f"the search ran out of time (--time-limit {query.time_limit_words}) before it found a plan or proved "
             "that none exists: nothing is known to rule one out; a longer --time-limit decides it")),)
     data = prepare(catalog, answer.gpu, query)
     if data.holds_no_plan(query):
@@ -180,7 +180,7 @@ def explain(catalog: Catalog, query: Query, answer: Answer) -> tuple[Reason, ...
     if prober.undecided:
         reasons += (Reason(rule="incomplete", detail=(
             f"{prober.undecided} of the questions behind this explanation ran out of time (--time-limit "
-            f"{query.time_limit_s:g} s for the whole explanation): what they would have shown is missing above")),)
+            f"{query.time_limit_words} for the whole explanation): what they would have shown is missing above")),)
     return reasons
 
 

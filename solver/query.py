@@ -1,6 +1,6 @@
 """What the planner is asked: a request (`Query`, built and checked by `make_query`), the settings it pins
-(`Pins`), the limits a request must keep to, `Undecided` for a question the time limit left open, and the
-`Progress` a placement reports to."""
+(`Pins`), the limits a request must keep to, `Undecided` for a question the time limit left open, the
+`Progress` a placement reports to, and what a Trinity config asks (`TrinityConfig`)."""
 
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ import numbers
 from collections.abc import Callable
 from typing import Literal, get_args
 
-from pydantic import Field
+from pydantic import Field, PositiveInt
 
-from solver.rules import NODE_GPUS, batch_words, sp_layout_violation
+from solver.rules import NODE_GPUS, batch_words, sp_layout_violation, token_budget
 from solver.tables import (
     MAX_ESTIMATED_GPUS,
     MAX_GPUS,
@@ -50,6 +50,16 @@ MAX_TIME_LIMIT_S = 1e9
 """The longest time limit, in seconds (about 30 years): finite, and a number CP-SAT takes."""
 NODE_SIZE_KEY = "cluster.gpu_per_node"
 """The Trinity config key that gives the GPUs of a node."""
+ACTOR_ROLLOUT_REF = ("trainer", "trainer_config", "actor_rollout_ref")
+"""Where a Trinity config keeps verl's roles (actor, ref) and their settings."""
+ROLE_TOKEN_BUDGETS = ((*ACTOR_ROLLOUT_REF, "actor", "ppo_max_token_len_per_gpu"),
+                      (*ACTOR_ROLLOUT_REF, "ref", "log_prob_max_token_len_per_gpu"))
+"""verl's per-role token budgets: set by hand, they override ``trainer.max_token_len_per_gpu`` for their role (on verl
+before 0.8: `solver.trinity.ROLE_KEYS_IGNORED`)."""
+TRAIN_BATCH_PATH = ("buffer", "train_batch_size")
+TRAIN_BATCH_KEY = ".".join(TRAIN_BATCH_PATH)
+"""Trinity's experiences per training step (0, its default: ``buffer.batch_size`` x ``algorithm.repeat_times``), which
+the trainer's data-parallel ranks must divide."""
 MAX_TOP = 100
 """The most ranked plans one query may ask for."""
 MAX_SEED = 2**31 - 1
@@ -63,7 +73,7 @@ class Undecided(Exception):
 class Pins(Frozen):
     """The settings a query pins (--sp, --env/--no-env, --offload/--no-offload); null where it leaves one free."""
 
-    sp: int | None = None
+    sp: PositiveInt | None = None
     env: bool | None = None
     offload: bool | None = None
 
@@ -142,6 +152,11 @@ class Query(Frozen):
         return f"{self.host_ram_source} {shown_number(self.host_ram_gb)}" if self.host_ram_gb is not None else ""
 
     @property
+    def time_limit_words(self) -> str:
+        """The time limit as messages write it: ``10 s``, ``1e-9 s`` (`shown_number`)."""
+        return f"{shown_number(self.time_limit_s)} s"
+
+    @property
     def limit_flags(self) -> str:
         """The flags that narrow the plans: the pins (`pin_flags`), the host memory and the train batch given; empty
         when none."""
@@ -159,6 +174,50 @@ def check_host_ram(host_ram_gb: float | None) -> None:
     if host_ram_gb is not None and not 0 < host_ram_gb <= MAX_HOST_RAM_GB:
         raise QueryError(f"--host-ram must be above 0 and at most {MAX_HOST_RAM_GB} GB, got "
                          f"{shown_number(host_ram_gb)}")
+
+
+class TrinityConfig(Frozen, defer_build=True):
+    """What rft-solver needs from a Trinity-RFT config, interpolations resolved (`solver.trinity.read_trinity_config`
+    reads it; it is here, with the query it asks, so that its annotations resolve without ruamel).
+
+    ``trainer_gpus`` (and ``node_gpus``, its ``cluster.gpu_per_node``) is None when the config does not
+    say how many GPUs there are; ``rollout_gpus`` counts the explorer's engines (and auxiliary models).
+    """
+
+    model: str
+    model_path: str | None = None
+    """``model.model_path`` as the config gives it (interpolations resolved); ``model`` is its last part."""
+    max_model_len: int | None = None
+    trainer_gpus: int | None = None
+    node_gpus: int | None = None
+    rollout_gpus: int = 0
+    sp: int = 1
+    offload: bool = False
+    max_token_len_per_gpu: int | None = None
+    role_token_budgets: tuple[tuple[str, int], ...] = ()
+    """The per-role token budgets the config sets to whole numbers (`ROLE_TOKEN_BUDGETS`): they override the
+    trainer's."""
+    strategy: str | None = None
+    rollout_engine_gpus: int = 1
+    """The GPUs of one rollout engine: ``explorer.rollout_model.tensor_parallel_size`` (times Trinity 0.6's
+    ``data_parallel_size`` and ``pipeline_parallel_size``, where given); 0 for engines that run elsewhere
+    (``engine_type`` tinker or external)."""
+    auxiliary_gpus: int = 0
+    """The GPUs of ``explorer.auxiliary_models``, part of ``rollout_gpus``."""
+    train_batch_size: int | None = None
+    """Experiences per training step; None where the config sets no batch size."""
+    train_batch_source: str = TRAIN_BATCH_KEY
+    """The keys `train_batch_size` comes from, as messages name them."""
+    notes: tuple[str, ...] = ()
+    """What the reader noticed that the verdict on these settings does not show: Offload flags that do not
+    all agree, or that the strategy ignores; a verl config kept in another file."""
+
+    def budget_in_effect(self, max_model_len: int) -> int:
+        """The most tokens per GPU any role takes at `max_model_len`: a role's own budget, else the trainer's,
+        else Trinity's default ``ceil(2L/sp)``."""
+        trainer = self.max_token_len_per_gpu or token_budget(max_model_len, self.sp)
+        own = dict(self.role_token_budgets)
+        return max(own.get(".".join(path), trainer) for path in ROLE_TOKEN_BUDGETS)
 
 
 def make_query(

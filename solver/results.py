@@ -5,12 +5,17 @@ cells (`Calibration`), and a Trinity fragment's settings as data (`TrinitySettin
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
+from annotated_types import Ge, Gt
 from pydantic import (
+    AllowInfNan,
     BaseModel,
     ConfigDict,
     Field,
+    FiniteFloat,
+    NonNegativeInt,
+    PositiveInt,
     SerializerFunctionWrapHandler,
     computed_field,
     model_serializer,
@@ -30,6 +35,9 @@ from solver.rules import (
 from solver.tables import Frozen, GpuType, MemoryModel, Model, Setting, check_types
 
 Status = Literal["optimal", "feasible", "infeasible", "unknown"]
+Amount = Annotated[float, Ge(0), AllowInfNan(False)]
+"""GiB or a cost in a result: finite and not negative, so that a result rebuilt from its JSON (`Answer`) holds what the
+planner gives (counts and lengths are 1 or more, as `PositiveInt`)."""
 PlacementCount = Literal["priority", "nodes"]
 """What a cluster placement's objective counts: the placed jobs' priority, or the nodes used (--minimize nodes)."""
 
@@ -147,36 +155,36 @@ def host_need_words(amount: str, offload: bool) -> str:
 class Plan(Frozen):
     """One way to lay out the trainer: GPUs, settings, length, what it costs and why it trains."""
 
-    gpus: int
-    unused_gpus: int
+    gpus: PositiveInt
+    unused_gpus: NonNegativeInt
     env: bool
     offload: bool
-    sp: int
-    max_model_len: int
-    max_token_len_per_gpu: int
-    rope_scaling_factor: float | None
+    sp: PositiveInt
+    max_model_len: PositiveInt
+    max_token_len_per_gpu: PositiveInt
+    rope_scaling_factor: Annotated[float, Gt(0), AllowInfNan(False)] | None
     yarn_beyond_validated: bool = Field(description=(
         "whether its YaRN goes beyond what is validated (Model.yarn_beyond_validated): memory fits, quality is "
         "untested"))
-    cost: float
+    cost: Amount
     evidence: Evidence
     source: SourceCell | None = Field(description="the documented cell it rests on; null when estimated")
-    memory_gb: float = Field(description="the memory model's predicted peak per trainer GPU, GiB")
-    headroom_gb: float = Field(description=(
+    memory_gb: Amount = Field(description="the memory model's predicted peak per trainer GPU, GiB")
+    headroom_gb: FiniteFloat = Field(description=(
         "memory left over at the tighter peak, GiB: the activations' usable memory (less the safety margin) or, "
         "without Offload, the optimizer step's share where that is tighter (headroom_at_step)"))
     headroom_at_step: bool = Field(default=False, description=(
         "whether headroom_gb is the optimizer step's room (memory_gb is the activations' peak)"))
-    host_memory_gb: float | None = Field(default=None, description=(
+    host_memory_gb: Amount | None = Field(default=None, description=(
         "host memory per node the plan needs, GiB, rounded up to a tenth (what --host-ram is checked against): with "
         "Offload its states, or the model while it loads where that is more; without Offload, where --host-ram is "
         "given, the model while it loads; null otherwise"))
     beyond_calibration: tuple[str, ...] = Field(default=(), description=(
         "for an estimated plan: where it lies outside the observations the memory model was calibrated on, in "
         "words; empty within them, and for a plan a table vouches for"))
-    nodes: int | None = Field(default=None, description=(
+    nodes: PositiveInt | None = Field(default=None, description=(
         "with --rollout-gpus: the nodes the trainer and its rollout take together; null without"))
-    rollout_gpus: int | None = Field(default=None, description=(
+    rollout_gpus: NonNegativeInt | None = Field(default=None, description=(
         "with --rollout-gpus: the rollout GPUs of that layout (more than asked where a trainer on whole nodes "
         "leaves the rollout whole nodes); null without"))
     cautions: tuple[str, ...] = Field(default=(), description=(
@@ -306,29 +314,29 @@ class CurrentSettings(Frozen, defer_build=True):
     """The settings a user's Trinity config runs with, and whether the tables say they train."""
 
     config: str = Field(description="the config file's name")
-    gpus: int
+    gpus: PositiveInt
     gpus_given: bool = Field(default=True, description=(
         "whether the config gives its GPUs (cluster.node_num and cluster.gpu_per_node); else gpus is the budget's"))
     env: bool = Field(description="from the environment: PYTORCH_CUDA_ALLOC_CONF has expandable_segments:True")
     offload: bool
-    sp: int
-    max_model_len: int
+    sp: PositiveInt
+    max_model_len: PositiveInt
     length_given: bool = Field(default=True, description=(
         "whether max_model_len is the config's own (False: --len's, at which its settings are judged)"))
-    max_token_len_per_gpu: int | None = Field(default=None, description=(
+    max_token_len_per_gpu: PositiveInt | None = Field(default=None, description=(
         "the config's token budget in effect (the most any role takes: a role's own, else "
         "trainer.max_token_len_per_gpu) when it is below Trinity's default and holds a sequence, and estimates are on: "
         "the verdict is at that budget; null otherwise (the verdict is at Trinity's default)"))
     trains: bool
     plan: Plan | None = Field(description="the plan for exactly these settings, with its evidence, if they train")
     broken_rule: str | None = Field(default=None, description="the rule of Trinity's or verl's these settings break")
-    host_memory_needed: float | None = Field(default=None, description=(
+    host_memory_needed: Amount | None = Field(default=None, description=(
         "when the host memory given (--host-ram, or a pool's) is what rules them out: the host memory per node they "
         "need (`host_memory_gib`: the model while it loads, and with Offload the states), GiB"))
-    predicted: tuple[float, float] | None = Field(default=None, description=(
+    predicted: tuple[FiniteFloat, FiniteFloat] | None = Field(default=None, description=(
         "when they do not train and no table says why: the memory model's predicted peak per GPU and the usable "
         "memory (less the safety margin), GiB, at the verdict's budget"))
-    predicted_step: tuple[float, float] | None = Field(default=None, description=(
+    predicted_step: tuple[FiniteFloat, FiniteFloat] | None = Field(default=None, description=(
         "with `predicted`, when it is the optimizer step that does not fit: its peak per GPU and what it may take "
         "(98% of the memory less the safety margin), GiB"))
     out_of_memory: SourceCell | None = Field(default=None, description=(
@@ -384,11 +392,11 @@ class Answer(_Timed):
     open_budget: bool = Field(default=False, description=(
         "the budget is the planner's search bound, not the user's (--minimize gpus without --gpus); plans then "
         "claim no GPUs left for rollout"))
-    max_model_len: int | None = Field(default=None, description=(
+    max_model_len: PositiveInt | None = Field(default=None, description=(
         "the length asked for (--len) of a cheapest or fewest-GPU answer; null when maximising the length"))
     exact: bool = Field(default=False, description="whether the plans must use exactly budget_gpus (--exact)")
     pins: Pins = Field(default=Pins(), description="the settings the query pins; null where it leaves one free")
-    train_batch_size: int | None = Field(default=None, description=(
+    train_batch_size: PositiveInt | None = Field(default=None, description=(
         "the query's train batch (--train-batch-size, or --from-config's), which the plans' data-parallel ranks "
         "divide; null where none was given"))
     rollout_gpus: int | None = Field(default=None, ge=0, description=(

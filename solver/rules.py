@@ -10,7 +10,7 @@ from math import ceil
 from types import MappingProxyType
 from typing import Any, Literal, NamedTuple
 
-from pydantic import Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic import Field, PositiveInt, SerializerFunctionWrapHandler, model_serializer
 
 from solver.tables import (
     MAX_TOKENS,
@@ -46,8 +46,8 @@ class SourceCell(Frozen):
 
     model: str = Field(description=(
         "the model whose column the cell is in: the plan's own, or a tabled model of the same shape"))
-    gpus: int
-    max_model_len: int
+    gpus: PositiveInt
+    max_model_len: PositiveInt
     setting: str
     gpu: str | None = Field(default=None, description=(
         "the GPU type whose table the cell is in where it is not the answer's own: one with at least as much "

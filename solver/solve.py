@@ -351,7 +351,7 @@ def answer_for(catalog: Catalog, query: Query, gpu: str, explained: bool = True,
         why, nearest = _no_plan_reason(catalog, data, query, nearby)
         return _answer(query, gpu, "infeasible", (), started, reason=why, nearest=nearest, alternatives=nearby.solved())
     return _answer(query, gpu, "unknown", (), started,
-                   reason=f"no plan found within the time limit of {query.time_limit_s:g} s")
+                   reason=f"no plan found within the time limit of {query.time_limit_words}")
 
 
 def _solved(solver: cp_model.CpSolver, model: cp_model.CpModel) -> cp_model.CpSolverStatus:
@@ -384,7 +384,7 @@ def best_plan(catalog: Catalog, query: Query, gpu: str) -> Plan | None:
     limit left that open."""
     answer = answer_for(catalog, query, gpu, explained=False)
     if answer.status == "unknown":
-        raise Undecided(f"no plan found for {query.model} on {gpu} within the time limit of {query.time_limit_s:g} s")
+        raise Undecided(f"no plan found for {query.model} on {gpu} within the time limit of {query.time_limit_words}")
     return answer.best
 
 
@@ -712,7 +712,7 @@ def _no_plan_reason(catalog: Catalog, data: PlanningData, query: Query, nearby: 
                                                                "top": 1}), data.gpu, explained=False)
         if longest.status == "unknown":  # a shorter length may train: that much is open
             return (f"{query.max_model_len} tokens has no plan in {sources} for {where} {within}; whether a shorter "
-                    f"length has one was not decided within the time limit of {query.time_limit_s:g} s"), None
+                    f"length has one was not decided within the time limit of {query.time_limit_words}"), None
         if longest.plans:
             best = longest.plans[0]
             if query.objective == "min_gpus":  # the fewest GPUs at that length (the longest's are the cheapest)

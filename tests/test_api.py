@@ -13,7 +13,7 @@ import sys
 from inspect import signature
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, get_type_hints
+from typing import Any
 
 import numpy
 import pytest
@@ -61,32 +61,37 @@ def test_import_solver_is_cheap_and_exports_the_api():
 
 
 ANNOTATIONS_AT_RUN_TIME = """\
-import inspect, sys, typing, pydantic, solver
-functions = [name for name, module in solver._EXPORTS.items()
+import inspect, sys, typing, pydantic, solver, solver.api
+functions = [name for name, module in solver._EXPORTS.items()  # ConfigError, solver.trinity's, loads ruamel
              if module != "solver.trinity" and inspect.isfunction(getattr(solver, name))]
-for name in functions:
-    typing.get_type_hints(getattr(solver, name))
-    pydantic.validate_call(getattr(solver, name))
+api = [name for name, function in vars(solver.api).items()
+       if inspect.isfunction(function) and function.__module__ == "solver.api" and not name.startswith("_")]
+for function in [*(getattr(solver, name) for name in functions), *(getattr(solver.api, name) for name in api)]:
+    typing.get_type_hints(function)
+    pydantic.validate_call(function)
 print(" ".join(functions))
+print(" ".join(api))
 print(typing.get_type_hints(solver.place)["progress"] == solver.query.Progress | None,
-      typing.get_type_hints(solver.placement_settings)["return"] == dict[str, solver.TrinitySettings])
+      typing.get_type_hints(solver.placement_settings)["return"] == dict[str, solver.TrinitySettings],
+      typing.get_type_hints(solver.api.config_query)["config"] is solver.query.TrinityConfig,
+      typing.get_type_hints(solver.api.with_config_verdicts)["config"] is solver.query.TrinityConfig)
 print(sorted(loaded for loaded in ("ortools", "ruamel", "solver.cluster", "solver.trinity") if loaded in sys.modules))
 """
 
 
 def test_the_exported_functions_annotations_resolve_at_run_time_without_ortools_or_ruamel():
     # As pydantic's validate_call, FastAPI or sphinx-autodoc-typehints read them: solver.api named Progress,
-    # TrinitySettings for type checkers only, and the hints raised NameError.
+    # TrinitySettings and TrinityConfig for type checkers only, and the hints raised NameError.
     result = subprocess.run([sys.executable, "-c", ANNOTATIONS_AT_RUN_TIME], capture_output=True, text=True,
                             timeout=60, check=False)
     assert result.returncode == 0, result.stderr
-    functions, hints, loaded = result.stdout.splitlines()
+    functions, api, hints, loaded = result.stdout.splitlines()
     assert functions.split() == [name for name in solver.__all__ if inspect.isfunction(getattr(solver, name))]
-    assert {"plan", "place", "trinity_settings", "placement_settings"} <= set(functions.split())
-    assert hints == "True True"
+    assert {"plan", "place", "trinity_settings", "placement_settings", "make_query"} <= set(functions.split())
+    assert {"config_query", "with_config_verdicts", "answer_query"} <= set(api.split())
+    assert hints == "True True True True"
     assert loaded == "[]"
-    # docs/api.md's way round for the two that name solver.trinity's TrinityConfig, for type checkers only
-    assert get_type_hints(config_query, localns={"TrinityConfig": TrinityConfig})["config"] is TrinityConfig
+    assert TrinityConfig is solver.query.TrinityConfig  # solver.trinity (read_trinity_config) gives it too
 
 
 def test_the_choices_types_are_exported_for_annotations():
@@ -276,6 +281,25 @@ def test_a_rebuilt_answer_gives_the_fragment_of_the_answer_it_came_from():
     for field, value in (("node_gpus", 0), ("rollout_gpus", -1), ("budget_gpus", 0)):
         with pytest.raises(ValidationError, match=f"{field}\n  Input should be greater than or equal to"):
             solver.Answer.model_validate({**answer.as_json(), field: value})
+    # So are lengths, memory and costs no plan has: SP=0 made the fragment divide by zero, and NaN GiB was taken.
+    data = answer.as_json()
+    for field, value, refusal in (
+            ("max_model_len", 0, "greater than 0"), ("train_batch_size", 0, "greater than 0"),
+            ("plans.0.sp", 0, "greater than 0"), ("plans.0.gpus", 0, "greater than 0"),
+            ("plans.0.max_model_len", 0, "greater than 0"), ("plans.0.unused_gpus", -1, "greater than or equal to 0"),
+            ("plans.0.nodes", 0, "greater than 0"), ("plans.0.rope_scaling_factor", -2.0, "greater than 0"),
+            ("plans.0.cost", -1.0, "greater than or equal to 0"), ("plans.0.memory_gb", float("nan"), "a finite number"),
+            ("plans.0.headroom_gb", float("inf"), "a finite number"),
+            ("plans.0.host_memory_gb", -3.0, "greater than or equal to 0"),
+            ("plans.0.source.gpus", 0, "greater than 0"), ("pins.sp", 0, "greater than 0")):
+        *within, name = field.split(".")
+        changed = json.loads(json.dumps(data))
+        place = changed
+        for key in within:
+            place = place[int(key) if key.isdigit() else key]
+        place[name] = value
+        with pytest.raises(ValidationError, match=f"{field}\n  Input should be {refusal}"):
+            solver.Answer.model_validate_json(json.dumps(changed))
 
 
 def test_plan_passes_the_node_size_and_memory_model_through(cli):
@@ -323,6 +347,11 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
          "env must be True, False or None, got a numpy bool (pass bool(...))"),
         (lambda: solver.plan("4B", max_model_len=8192, budget_gpus=numpy.float64(4)),  # a float would not do either
          "budget_gpus must be a whole number or None, got a numpy float64"),
+        # a numpy number of the kind taken but out of range is quoted as it is typed, not as np.float64(2.0)
+        (lambda: solver.plan("4B", max_model_len=8192, margin=numpy.float64(2.0)),
+         "--margin is a fraction from 0 to below 1, got 2.0"),
+        (lambda: solver.place(FLEET, time_limit_s=numpy.float64(-0.5)),
+         "time_limit_s must be above 0 seconds and at most 1000000000, got -0.5"),
         # another mapping is cut as a dict is, a set-like view as a set is, and a class named with a vowel takes 'an'
         (lambda: solver.plan("4B", max_model_len=MappingProxyType({f"k{n}": n for n in range(9)})),
          ("max_model_len must be a whole number or None, got {'k0': 0, 'k1': 1, 'k2': 2, 'k3': 3, 'k4': 4, "

@@ -251,6 +251,8 @@ def test_pins_that_leave_nothing_are_explained():
         ({"model": "4B", "max_model_len": 8192, "host_ram_gb": float(MAX_HOST_RAM_GB), "rollout_gpus": MAX_GPUS}, None),
         ({"model": "4B", "max_model_len": 8192, "host_ram_gb": 0.0},
          "--host-ram must be above 0 and at most 1048576 GB, got 0"),
+        ({"model": "4B", "max_model_len": 8192, "host_ram_gb": 1e300},  # not its 301 digits
+         "--host-ram must be above 0 and at most 1048576 GB, got 1e300"),
         ({"model": "4B", "max_model_len": 8192, "rollout_gpus": MAX_GPUS + 1},
          "--rollout-gpus must be a whole number from 0 to 65536, got 65537"),
         ({"model": "4B", "max_model_len": 8192, "sp": 4, "node_gpus": 3},
@@ -768,11 +770,11 @@ def test_a_question_left_open_by_the_time_limit_has_no_plan_and_says_so(monkeypa
     from solver.solve import best_plan, optional_best
 
     monkeypatch.setattr(cp_model.CpSolver, "solve", lambda self, model, callback=None: cp_model.UNKNOWN)
-    query = make_query(CATALOG, model="4B", gpu="a100", max_model_len=8192)
+    query = make_query(CATALOG, model="4B", gpu="a100", max_model_len=8192, time_limit_s=1e-9)
     answer = answer_for(CATALOG, query, "A100-80GB")
     assert (answer.status, answer.plans) == ("unknown", ())
-    assert answer.reason == "no plan found within the time limit of 10 s"
-    with pytest.raises(Undecided, match="^no plan found for Qwen3-4B on A100-80GB within the time limit of 10 s$"):
+    assert answer.reason == "no plan found within the time limit of 1e-9 s"  # as it is written, not :g's 1e-09
+    with pytest.raises(Undecided, match="^no plan found for Qwen3-4B on A100-80GB within the time limit of 1e-9 s$"):
         best_plan(CATALOG, query, "A100-80GB")
     assert optional_best(CATALOG, query, "A100-80GB") is None
 

@@ -8,7 +8,7 @@ import sys
 from collections.abc import Sequence
 from math import ceil
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from solver import __version__
 from solver.api import answer_query, config_query, with_config_verdicts
@@ -42,7 +42,7 @@ from solver.cli.trinity_options import (
     read_config_file,
     write_trinity,
 )
-from solver.query import MAX_TOP, MAX_WORKERS, Objective, Query, make_query
+from solver.query import MAX_TOP, MAX_WORKERS, Objective, Query, TrinityConfig, make_query
 from solver.render import answers_json, answers_view
 from solver.results import Answer
 from solver.rules import NODE_GPUS
@@ -58,9 +58,6 @@ from solver.tables import (
     load_model_config,
     load_weights,
 )
-
-if TYPE_CHECKING:
-    from solver.trinity import TrinityConfig
 
 
 def build_parser() -> argparse.ArgumentParser:

@@ -7,13 +7,13 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from solver.api import fragment_engines, fragment_layout
 from solver.cli.atomic import write_all_atomically
 from solver.cli.output import print_escaped
 from solver.memory import ROLLOUT_CONTEXT_GIB, ROLLOUT_UTILIZATION, RolloutEngines
-from solver.query import Objective, TrinityVersion
+from solver.query import Objective, TrinityConfig, TrinityVersion
 from solver.render import UNDECIDED_HINT, UNPROVEN_HINT
 from solver.results import ENV_EXPORT, Answer, Plan, env_when, spans_nodes
 from solver.tables import (
@@ -29,9 +29,6 @@ from solver.tables import (
     read_user_file,
     same_file,
 )
-
-if TYPE_CHECKING:
-    from solver.trinity import TrinityConfig
 
 MAX_CONFIG_BYTES = 256 * 1024
 """The largest Trinity config read: they run to a few KB, and a YAML parser written in Python (ruamel's round

@@ -65,9 +65,11 @@ def first_repeated(items: Iterable[_Item]) -> _Item | None:
 class _Brief(reprlib.Repr):
     """reprlib's cut repr, which picks its method by the type's name: any other mapping, a subclass of list
     or tuple, and any other set (ruamel's CommentedMap, CommentedSeq, ...) is cut as the builtin kind is,
-    where reprlib would write it out whole."""
+    where reprlib would write it out whole; a numpy number as it is typed (``2.0``, not ``np.float64(2.0)``)."""
 
     def repr1(self, x: Any, level: int) -> str:
+        if isinstance(x, numbers.Number) and type(x).__module__ == "numpy":
+            return str(x)
         if not hasattr(self, "repr_" + "_".join(type(x).__name__.split())):
             for kind, builtin in ((Mapping, "dict"), (list, "list"), (tuple, "tuple"), (AbstractSet, "set")):
                 if isinstance(x, kind):
@@ -108,8 +110,11 @@ def cut(text: str) -> str:
 
 
 def shown_number(value: float) -> str:
-    """A number as a message shows it: a whole one in digits (1048576, not :g's 1.04858e+06), else as written."""
-    return str(int(value)) if float(value).is_integer() else repr(value)
+    """A number as people write it: a whole one in digits (1048576, not :g's 1.04858e+06; a float from 1e16 on is
+    not written out), else as Python writes it, less its exponent's plus and leading zeros (1e-9, not 1e-09)."""
+    if isinstance(value, int) or (float(value).is_integer() and abs(value) < 1e16):
+        return str(int(value))
+    return re.sub(r"e\+?(-?)0*(?=\d)", r"e\1", repr(float(value)))
 
 
 _KIND_WORDS: dict[object, tuple[str, ...]] = {bool: ("True", "False"), int: ("a whole number",),

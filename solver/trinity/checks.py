@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from solver.query import NODE_SIZE_KEY, TrinityVersion
+from solver.query import NODE_SIZE_KEY, ROLE_TOKEN_BUDGETS, TrinityVersion
 from solver.rules import least_token_budget, sp_gpus_violation, whole_nodes_violation
 from solver.tables import Model, brief, shown_number, sp_rule_violation
 from solver.trinity.interpolation import ConfigValues, decode_scalar
@@ -17,7 +17,6 @@ from solver.trinity.keys import (
     OFFLOAD_FLAGS,
     REMOVE_PADDING_KEYS,
     ROLE_KEY_SCOPES,
-    ROLE_TOKEN_BUDGETS,
     ROLES,
     UNTYPED_SECTIONS,
     ConfigError,

@@ -7,21 +7,21 @@ import math
 from collections.abc import Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict
-
-from solver.query import TrinityVersion
-from solver.rules import token_budget
+from solver.query import (
+    ACTOR_ROLLOUT_REF,
+    ROLE_TOKEN_BUDGETS,
+    TRAIN_BATCH_KEY,
+    TRAIN_BATCH_PATH,
+    TrinityConfig,
+    TrinityVersion,
+)
 from solver.tables import MAX_GPUS, MAX_TRAIN_BATCH, brief, counted, looks_like, model_name_from_path
 from solver.trinity.keys import (
-    ACTOR_ROLLOUT_REF,
     IGNORED_SECTION,
     OFFLOAD_FLAGS,
     REMOTE_ENGINES,
     ROLE_SP_KEYS,
-    ROLE_TOKEN_BUDGETS,
     ROLES,
-    TRAIN_BATCH_KEY,
-    TRAIN_BATCH_PATH,
     ConfigError,
     offload_path,
     trainer_level_offload,
@@ -44,51 +44,6 @@ TRINITY_06_OFFLOAD = ("Trinity 0.6 on verl before 0.8 replaces the roles' offloa
                       "optimizer_offload and offload_policy (false where unset): there, set those to true too")
 """What a config with the roles' offload flags alone needs for Trinity 0.6 on verl before 0.8 (Trinity before 0.6
 refuses the keys)."""
-
-
-class TrinityConfig(BaseModel):
-    """What rft-solver needs from a Trinity-RFT config, interpolations resolved.
-
-    ``trainer_gpus`` (and ``node_gpus``, its ``cluster.gpu_per_node``) is None when the config does not
-    say how many GPUs there are; ``rollout_gpus`` counts the explorer's engines (and auxiliary models).
-    """
-
-    model_config = ConfigDict(frozen=True, extra="forbid", protected_namespaces=())
-
-    model: str
-    model_path: str | None = None
-    """``model.model_path`` as the config gives it (interpolations resolved); ``model`` is its last part."""
-    max_model_len: int | None = None
-    trainer_gpus: int | None = None
-    node_gpus: int | None = None
-    rollout_gpus: int = 0
-    sp: int = 1
-    offload: bool = False
-    max_token_len_per_gpu: int | None = None
-    role_token_budgets: tuple[tuple[str, int], ...] = ()
-    """The per-role token budgets the config sets to whole numbers (`ROLE_TOKEN_BUDGETS`): they override the
-    trainer's."""
-    strategy: str | None = None
-    rollout_engine_gpus: int = 1
-    """The GPUs of one rollout engine: ``explorer.rollout_model.tensor_parallel_size`` (times Trinity 0.6's
-    ``data_parallel_size`` and ``pipeline_parallel_size``, where given); 0 for engines that run elsewhere
-    (``engine_type`` tinker or external)."""
-    auxiliary_gpus: int = 0
-    """The GPUs of ``explorer.auxiliary_models``, part of ``rollout_gpus``."""
-    train_batch_size: int | None = None
-    """Experiences per training step (`_read_train_batch`); None where the config sets no batch size."""
-    train_batch_source: str = TRAIN_BATCH_KEY
-    """The keys `train_batch_size` comes from, as messages name them."""
-    def budget_in_effect(self, max_model_len: int) -> int:
-        """The most tokens per GPU any role takes at `max_model_len`: a role's own budget, else the trainer's,
-        else Trinity's default ``ceil(2L/sp)``."""
-        trainer = self.max_token_len_per_gpu or token_budget(max_model_len, self.sp)
-        own = dict(self.role_token_budgets)
-        return max(own.get(".".join(path), trainer) for path in ROLE_TOKEN_BUDGETS)
-
-    notes: tuple[str, ...] = ()
-    """What the reader noticed that the verdict on these settings does not show: Offload flags that do not
-    all agree, or that the strategy ignores; a verl config kept in another file."""
 
 
 def _rollout_gpus(reader: ConfigReader, mode: str | None) -> tuple[int, int, int]:

@@ -1,16 +1,17 @@
 """The keys of a Trinity-RFT config that reading, checking, the fragment and the patch share, and small helpers on
-them (a value's YAML form, a value at a key path)."""
+them (a value's YAML form, a value at a key path). Those `TrinityConfig` needs (the roles' section, their token
+budgets, the train batch's key) are `solver.query`'s, where it is, so that its annotations resolve without ruamel."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 from typing import Any
 
+from solver.query import ACTOR_ROLLOUT_REF
 from solver.tables import OneLineError
 
 OFFLOAD_FLAGS = ("param_offload", "optimizer_offload", "offload_policy")
 ROLES = ("actor", "ref")
-ACTOR_ROLLOUT_REF = ("trainer", "trainer_config", "actor_rollout_ref")
 
 
 REMOTE_ENGINES = ("tinker", "external")
@@ -58,14 +59,6 @@ activations."""
 REMOVE_PADDING_KEYS = (("trainer", "use_remove_padding"), (*ACTOR_ROLLOUT_REF, "model", "use_remove_padding"))
 """Remove padding (on in Trinity, as the tables measured): Trinity 0.6's own key, and verl's, which Trinity before 0.6
 reads and 0.6 sets to the trainer's."""
-ROLE_TOKEN_BUDGETS = ((*ACTOR_ROLLOUT_REF, "actor", "ppo_max_token_len_per_gpu"),
-                      (*ACTOR_ROLLOUT_REF, "ref", "log_prob_max_token_len_per_gpu"))
-"""verl's per-role token budgets: set by hand, they override ``trainer.max_token_len_per_gpu`` for their role (on verl
-before 0.8: `ROLE_KEYS_IGNORED`)."""
-TRAIN_BATCH_PATH = ("buffer", "train_batch_size")
-TRAIN_BATCH_KEY = ".".join(TRAIN_BATCH_PATH)
-"""Trinity's experiences per training step (0, its default: ``buffer.batch_size`` x ``algorithm.repeat_times``), which
-the trainer's data-parallel ranks must divide."""
 
 ROLE_KEYS_IGNORED = ("on verl before 0.8 only: Trinity 0.6 on verl 0.8 or later ignores the roles' own token budgets and "
                      "dynamic-batch keys, taking the trainer's")

@@ -7,19 +7,17 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict
 
-from solver.query import TrinityVersion
+from solver.query import ACTOR_ROLLOUT_REF, ROLE_TOKEN_BUDGETS, TrinityVersion
 from solver.results import Plan, yarn_caution
 from solver.tables import Model
 from solver.trinity.interpolation import ConfigValues, decode_scalar
 from solver.trinity.keys import (
-    ACTOR_ROLLOUT_REF,
     DYNAMIC_BATCH_KEYS,
     GRADIENT_CHECKPOINTING_KEY,
     IGNORED_SECTION,
     OFFLOAD_FLAGS,
     REMOVE_PADDING_KEYS,
     ROLE_SP_KEYS,
-    ROLE_TOKEN_BUDGETS,
     ROLES,
     offload_path,
     trainer_level_offload,
