@@ -539,10 +539,10 @@ SOFT_LIMITS: Mapping[str, str] = MappingProxyType({
 that sets the limit (None lifts it)."""
 LIFT_WEIGHTS: Mapping[str, int] = MappingProxyType({"estimate": 1, "token_budget": 2, "budget": 5, "rollout_layout": 8})
 """What lifting a limit costs the nearest plan: an estimate under --no-estimate least (the tables' plan where one is
-as near); a lowered token budget (the planner's own knob) next; each of the
-query's pins, host memory and train batch `USER_LIMIT_WEIGHT`; more GPUs more than one of those, less than it with a
-lowered budget (a reason names the pins' or host memory's plan before more GPUs, and more GPUs before both a lowered
-budget and no pins); the rollout's GPUs as much as two limits (a rollout needs them)."""
+as near); a lowered token budget (the planner's own knob) next; each of the query's pins, host memory and train batch
+`USER_LIMIT_WEIGHT`; more GPUs more than one of those, less than it with a lowered budget (a reason names the pins' or
+host memory's plan before more GPUs, and more GPUs before both a lowered budget and no pins); the rollout's GPUs as
+much as two limits (a rollout needs them)."""
 USER_LIMIT_WEIGHT = 4
 
 
