@@ -1777,6 +1777,22 @@ def test_a_refusal_only_larger_nodes_cure_names_the_plan_on_nodes_of_8(cli):
         assert "--node-gpus" not in out.split("--explain")[0]  # a fact of the cluster, not a flag to drop
 
 
+def test_the_fewest_gpus_without_a_budget_name_the_nearest_plan(cli):
+    # --minimize gpus without --gpus searches every count up to 64: the nearest plan lifts a pin, or on nodes of 4
+    # the host memory on nodes of 8 (an open budget is no reason to name nothing).
+    for flags, said in (
+        (["--model", "14B", "--gpu", "a100", "--len", "65536", "--sp", "1"],
+         ("the longest is 24576 (Env + Offload on 1 GPU, documented); 65536 tokens trains if you drop --sp 1: Env + "
+          "Offload + SP=4 on 4 GPUs (documented)")),
+        (["--model", "32B", "--gpu", "a100-40g", "--len", "131072", "--host-ram", "32", "--node-gpus", "4"],
+         ("within 64 GPUs trains with --host-ram 32; on nodes of 8 GPUs, 131072 tokens trains if you drop --host-ram "
+          "32 and add --token-budget auto: Env + Offload + SP=8 on 8 GPUs with a lowered max_token_len_per_gpu of "
+          "17408 (estimated, extrapolated), and with Offload it needs 594.2 GiB of host memory per node")),
+    ):
+        status, out, _ = cli(*flags, "--minimize", "gpus")
+        assert status == 1 and f"{said} --explain" in " ".join(out.split())
+
+
 def test_host_memory_rules_out_a_plan_without_offload_that_cannot_load(cli):
     # verl reads Llama-3.1-70B into one rank's host memory in fp32 before FSDP shards it: 262.9 GiB on that node,
     # with Offload or without. 128 GB nodes cannot start it; 264 GB ones can, without Offload.
