@@ -38,6 +38,7 @@ from solver.model import (
 from solver.query import Query, Undecided
 from solver.results import AlternativeName, Alternatives, Answer, Plan, Status, host_need_words
 from solver.rules import (
+    NODE_GPUS,
     Evidence,
     SourceCell,
     larger_tables,
@@ -245,8 +246,9 @@ def more_gpus_changes(data: PlanningData) -> dict[str, object]:
 def _with_estimated_plan(catalog: Catalog, query: Query, answer: Answer) -> Answer:
     """With ``--no-estimate`` and no plan: the answer, its reason saying so where the memory model's estimates give
     a plan (the same question solved with them), or would but for --host-ram (then with the host memory it needs),
-    or, where the tables have nothing, their nearest plan (`nearest_plan`, naming the other limits it lifts and the
-    GPUs it takes). `solve cluster` says so in its own words, for its layouts."""
+    or else their nearest plan where the tables vouch for none as near (`nearest_plan`, naming the other limits it
+    lifts, the GPUs it takes, and larger nodes where only they have one). `solve cluster` says so in its own words,
+    for its layouts."""
     if query.estimate != "never" or answer.status != "infeasible":
         return answer
     with_estimates = query.model_copy(update={"estimate": "auto", "top": 1})
@@ -260,19 +262,19 @@ def _with_estimated_plan(catalog: Catalog, query: Query, answer: Answer) -> Answ
         least = least_host_words(catalog, unlimited, estimated, answer.gpu)
         return answer.model_copy(update={"reason": (
             f"{answer.reason}; {estimated_plan_words(estimated)}, but {over}{least}")})
-    # Where the estimates alone give none and the tables nothing at all (the reason solved nothing, and names no
-    # plan): the nearest plan with them (`nearest_plan`), naming the other limits it lifts.
+    # Where the estimates alone give none: the nearest plan with them (`nearest_plan`, lifting --no-estimate), unless
+    # the tables vouch for one as near (the reason's own ways are the tables').
     data = prepare(catalog, answer.gpu, query)
-    found = nearest_plan(catalog, data, with_estimates) if data.holds_no_plan(query) else None
-    if found is None:
+    found = _nearest_on_nodes(catalog, data, with_estimates)
+    if found is None or "estimate" not in found[1]:
         return answer
-    estimated, lifted = found
+    estimated, lifted, node_gpus = found
     other_count = "budget" in lifted or query.exact and estimated.gpus != query.budget_gpus
     gpus = f" and take --gpus {estimated.gpus}" if other_count else ""
     return answer.model_copy(update={"reason": (
-        f"{answer.reason}; {estimated_plan_words(estimated)}{estimated.lowered_words}: "
-        f"{_lift_words(query, estimated, lifted, '--no-estimate')}{gpus}"
-        f"{_lifted_host_words(data.shape, query, estimated, lifted)}")})
+        f"{answer.reason}; {_nodes_words(query, node_gpus)}{estimated_plan_words(estimated)}"
+        f"{estimated.lowered_words}: {_lift_words(query, estimated, lifted)}{gpus}"
+        f"{_lifted_host_words(data.shape, node_gpus, estimated, lifted)}")})
 
 
 def host_over_words(model: Model, plan: Plan, node_gpus: int, source: str, limit: float) -> str:
@@ -535,11 +537,12 @@ SOFT_LIMITS: Mapping[str, str] = MappingProxyType({
     "batch_divides": "train_batch_size", "rollout_layout": "rollout_gpus"})
 """The rules of a query's own limits that the nearest plan may lift (`nearest_plan`), each with the query's field
 that sets the limit (None lifts it)."""
-LIFT_WEIGHTS: Mapping[str, int] = MappingProxyType({"token_budget": 2, "budget": 5, "rollout_layout": 8})
-"""What lifting a limit costs the nearest plan: a lowered token budget (the planner's own knob) least; each of the
-query's pins, host memory and train batch `USER_LIMIT_WEIGHT`; more GPUs more than one of those, less than it with a
-lowered budget (a reason names the pins' or host memory's plan before more GPUs, and more GPUs before both a lowered
-budget and no pins); the rollout's GPUs as much as two limits (a rollout needs them)."""
+LIFT_WEIGHTS: Mapping[str, int] = MappingProxyType({"estimate": 1, "token_budget": 2, "budget": 5, "rollout_layout": 8})
+"""What lifting a limit costs the nearest plan: an estimate under --no-estimate least (the tables' plan where one is
+as near); a lowered token budget (the planner's own knob) next; each of the query's pins, host memory and train batch
+`USER_LIMIT_WEIGHT`; more GPUs more than one of those, less than it with a lowered budget (a reason names the pins' or
+host memory's plan before more GPUs, and more GPUs before both a lowered budget and no pins); the rollout's GPUs as
+much as two limits (a rollout needs them)."""
 USER_LIMIT_WEIGHT = 4
 
 
@@ -549,7 +552,8 @@ def nearest_plan(catalog: Catalog, data: PlanningData, query: Query) -> tuple[Pl
     token budget where `_may_lower_budget`) holds unless a literal lifts it, the model minimising the lifts'
     `LIFT_WEIGHTS`, then past the budget the fewest GPUs, then the objective (maximising the length, the longest,
     then the rank: the plan the planner gives at that count). An exact count is none: the question is the nearest
-    count. None where nothing trains it, and where the time limit left that open."""
+    count. Where `data` was prepared without estimates (--no-estimate) and `query` asks with them, an estimated plan
+    lifts --no-estimate ("estimate"). None where nothing trains it, and where the time limit left that open."""
     lowering = _may_lower_budget(query)
     wide = query.model_copy(update={**more_gpus_changes(data), "objective": query.objective, "top": 1,
                                     "token_budget": "auto" if lowering else query.token_budget})
@@ -561,6 +565,8 @@ def nearest_plan(catalog: Catalog, data: PlanningData, query: Query) -> tuple[Pl
     lifts = {rule: guards[rule].Not() for rule, field in SOFT_LIMITS.items() if getattr(query, field) is not None}
     model.add_bool_and([guard for rule, guard in guards.items() if rule not in lifts])
     lifts["budget"] = add_lifted_budget(model, variables, query.budget_gpus)
+    if data.inputs.estimate == "never" and query.estimate != "never":
+        lifts["estimate"] = variables.estimated
     if lowering and (asked := query.max_model_len) is not None:
         at_default = prepare(catalog, data.gpu, wide.model_copy(update={"token_budget": "default"})).estimates
         lifts["token_budget"] = add_lifted_token_budget(
@@ -583,16 +589,32 @@ def nearest_plan(catalog: Catalog, data: PlanningData, query: Query) -> tuple[Pl
     return _plan(catalog, wide_data, changed, values, estimated=bool(solver.value(variables.estimated))), lifted
 
 
+def _nearest_on_nodes(catalog: Catalog, data: PlanningData, query: Query) -> tuple[Plan, frozenset[str], int] | None:
+    """`nearest_plan` of `query`, and the GPUs per node it takes: the query's; where it has none there and its nodes
+    are smaller than `NODE_GPUS`, the nearest plan on nodes of `NODE_GPUS` (the cluster's hardware, no limit to
+    lift: whole nodes, SP within a node, the rollout's layout and host memory per node depend on it)."""
+    for node_gpus in dict.fromkeys((query.node_gpus, max(query.node_gpus, NODE_GPUS))):
+        found = nearest_plan(catalog, data, query.model_copy(update={"node_gpus": node_gpus}))
+        if found is not None:
+            return *found, node_gpus
+    return None
+
+
+def _nodes_words(query: Query, node_gpus: int) -> str:
+    """Where a nearest plan takes nodes of `node_gpus`, larger than `query`'s: that, in words (``on nodes of 8
+    GPUs, ``); "" otherwise."""
+    return f"on nodes of {node_gpus} GPUs, " if node_gpus != query.node_gpus else ""
+
+
 def _nearest_words(catalog: Catalog, data: PlanningData, query: Query) -> str:
-    """The nearest plan of `query`, which has none (`nearest_plan`), and the changes it takes, in words: ``; more
-    trainer GPUs train 65536 tokens if you also drop --host-ram 32: Env + SP=8 on 16 GPUs (estimated), and ...``
-    ("" when none, for a budget the planner chose, and for an exact count when maximising the length: which
-    count's longest is nearest is no question of lifts)."""
-    found = None if query.open_budget or (query.exact and query.max_model_len is None) else nearest_plan(
-        catalog, data, query)
+    """The nearest plan of `query`, which has none (`_nearest_on_nodes`), and the changes it takes, in words: ``; more
+    trainer GPUs train 65536 tokens if you also drop --host-ram 32: Env + SP=8 on 16 GPUs (estimated), and ...``,
+    ``; on nodes of 8 GPUs, 131072 tokens trains: ...`` ("" when none, and for an exact count when maximising the
+    length: which count's longest is nearest is no question of lifts)."""
+    found = None if query.exact and query.max_model_len is None else _nearest_on_nodes(catalog, data, query)
     if found is None:
         return ""
-    plan, lifted = found
+    plan, lifted, node_gpus = found
     changes = _lift_words(query, plan, lifted)
     fewer = query.exact and plan.gpus < query.budget_gpus
     head = "more trainer GPUs" if "budget" in lifted else "fewer trainer GPUs" if fewer else ""
@@ -603,29 +625,30 @@ def _nearest_words(catalog: Catalog, data: PlanningData, query: Query) -> str:
         said = f"{head + ' train' if head else ''} {query.max_model_len} tokens{'' if head else ' trains'}{condition}"
     at_length = f" at {plan.max_model_len} tokens" if query.max_model_len is None else ""
     free = f", the other {query.budget_gpus - plan.gpus} free for rollout" if fewer else ""
-    return (f"; {said.strip()}: {plan.setting.label} on {counted(plan.gpus, 'GPU')}{at_length}{plan.lowered_words} "
-            f"({plan.evidence_label}){free}{_lifted_host_words(data.shape, query, plan, lifted)}")
+    return (f"; {_nodes_words(query, node_gpus)}{said.strip()}: {plan.setting.label} on {counted(plan.gpus, 'GPU')}"
+            f"{at_length}{plan.lowered_words} ({plan.evidence_label}){free}"
+            f"{_lifted_host_words(data.shape, node_gpus, plan, lifted)}")
 
 
-def _lift_words(query: Query, plan: Plan, lifted: frozenset[str], dropped: str = "") -> str:
+def _lift_words(query: Query, plan: Plan, lifted: frozenset[str]) -> str:
     """The changes to `query` that lift its limits named in `lifted` for `plan` (`nearest_plan`), but more GPUs, in
-    words: ``drop --sp 1 --host-ram 32 and add --token-budget auto``; `dropped`: a flag to drop before them."""
+    words: ``drop --no-estimate and --sp 1 --host-ram 32 and add --token-budget auto``."""
     flags = " ".join(filter(None, (
         query.model_copy(update={pin: getattr(query, pin) if f"pin_{pin}" in lifted else None
                                  for pin in ("sp", "env", "offload")}).pin_flags,
         query.host_ram_flag if "host_ram" in lifted else "",
         f"--rollout-gpus {query.rollout_gpus}" if "rollout_layout" in lifted else "")))
-    drops = " and ".join(filter(None, (dropped, flags)))
+    drops = " and ".join(filter(None, ("--no-estimate" if "estimate" in lifted else "", flags)))
     return " and ".join(filter(None, (
         drops and f"drop {drops}", "add --token-budget auto" if "token_budget" in lifted else "",
         f"take a train batch that {plan.gpus // plan.sp} data-parallel ranks divide"
         if "batch_divides" in lifted else "")))
 
 
-def _lifted_host_words(model: Model, query: Query, plan: Plan, lifted: frozenset[str]) -> str:
-    """Where `plan` lifts the query's host memory (`nearest_plan`): the host memory per node it needs, in words
-    (``, and with Offload it needs ...``); "" otherwise."""
-    return f", and {_host_need_words(model, query.node_gpus, plan)}" if "host_ram" in lifted else ""
+def _lifted_host_words(model: Model, node_gpus: int, plan: Plan, lifted: frozenset[str]) -> str:
+    """Where `plan` lifts the query's host memory (`nearest_plan`): the host memory per node of `node_gpus` it needs,
+    in words (``, and with Offload it needs ...``); "" otherwise."""
+    return f", and {_host_need_words(model, node_gpus, plan)}" if "host_ram" in lifted else ""
 
 
 def _changed(query: Query, name: AlternativeName) -> Query | None:

@@ -1190,7 +1190,9 @@ def test_a_plan_call_solves_at_most_as_often_as_the_api_page_says(monkeypatch: p
     # Pinned, on an exact count, with host memory and a batch, nothing at any length, and no limit lifted alone or
     # with the pins names a plan: the longest, the plan without the pins (and its longest), the host memory's three
     # (without it, and the pins too, or at a lowered budget), the batch's, fewer GPUs', --token-budget auto's two
-    # (within the budget, then on fewer GPUs) and the nearest plan's (more GPUs, the fewest limits lifted).
-    (answer,) = solver.plan("8B", gpu="a100", max_model_len=131072, budget_gpus=1, exact=True, offload=False,
-                            host_ram_gb=100.0, train_batch_size=6, node_gpus=4)
-    assert not answer.plans and len(solves) == int(without)
+    # (within the budget, then on fewer GPUs) and the nearest plan's two (more GPUs, the fewest limits lifted: on its
+    # nodes of 4 nothing trains it, on nodes of 8 SP=8 does).
+    (answer,) = solver.plan("4B", gpu="a100-40g", max_model_len=131072, budget_gpus=4, exact=True, env=False,
+                            offload=False, host_ram_gb=32.0, train_batch_size=3, rollout_gpus=2, node_gpus=4,
+                            estimate="only")
+    assert not answer.plans and len(solves) == int(without) and "on nodes of 8 GPUs" in answer.reason

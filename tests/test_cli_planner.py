@@ -1438,8 +1438,8 @@ def test_no_estimate_says_where_the_estimates_give_a_plan(cli):
         "163840 tokens is beyond what the tables allow for Qwen3-8B on H20-96GB within 8 GPUs: the longest is 122880 "
         "(Env + Offload + SP=4 on 8 GPUs, inferred); the memory model estimates a plan, Env + SP=8 on 8 GPUs at 163840 "
         "tokens: drop --no-estimate")
-    for flags in (["--no-estimate"], []):  # 200000 tokens trains neither way
-        status, out, _ = cli("--model", "14B", "--len", "200000", "--gpu", "a100", *flags)
+    for flags in (["--no-estimate"], []):  # 400000 tokens trains neither way, whatever limits are lifted
+        status, out, _ = cli("--model", "14B", "--len", "400000", "--gpu", "a100", *flags)
         assert status == 1 and "beyond what the tables" in out and "drop --no-estimate" not in out
 
 
@@ -1730,6 +1730,67 @@ def test_no_estimate_without_tables_names_what_else_the_estimates_plan_needs(cli
     ):
         status, out, _ = cli(*flags, "--no-estimate")
         assert status == 1 and f"; {said} --explain" in " ".join(out.split())
+
+
+def test_no_estimate_with_tables_names_the_estimates_nearest_plan_once(cli):
+    # The tables have Qwen3-14B but nothing within 1 GPU with --host-ram 100, nor on more GPUs; the estimates alone
+    # give nothing within 1 GPU either: their nearest plan takes 8, named once (the estimates' words once too).
+    status, out, _ = cli("--model", "14B", "--len", "131072", "--gpu", "h20", "--gpus", "1", "--host-ram", "100",
+                         "--no-estimate")
+    said = " ".join(out.split())
+    assert status == 1 and ("no plan: nothing in the tables for Qwen3-14B on H20-96GB within 1 GPU trains with "
+                            "--host-ram 100; the memory model estimates a plan, Env + SP=8 on 8 GPUs at 131072 tokens: "
+                            "drop --no-estimate and take --gpus 8 --explain") in said
+    assert said.count("memory model") == 1 and said.count("--no-estimate") == 1
+    # Beyond the tables' longest, the estimates' nearest plan takes a lowered token budget and more GPUs.
+    status, out, _ = cli("--model", "14B", "--len", "200000", "--gpu", "a100", "--no-estimate")
+    assert status == 1 and ("(Env + Offload + SP=4 on 4 GPUs, documented); the memory model estimates a plan, Env + "
+                            "SP=8 on 8 GPUs at 200000 tokens with a lowered max_token_len_per_gpu of 26624: drop "
+                            "--no-estimate and add --token-budget auto and take --gpus 8 --explain"
+                            ) in " ".join(out.split())
+    # Where the tables vouch for a plan as near (without --no-offload, documented), the estimates' is not named.
+    status, out, _ = cli("--model", "14B", "--len", "8192", "--gpus", "1", "--no-offload", "--gpu", "a100",
+                         "--no-estimate")
+    assert status == 1 and ("trains with --no-offload (without --no-offload: Env + Offload on 1 GPU trains it, "
+                            "documented) --explain") in " ".join(out.split())
+
+
+def test_a_refusal_only_larger_nodes_cure_names_the_plan_on_nodes_of_8(cli):
+    # On nodes of 2 GPUs nothing trains these, whatever flags are dropped (whole nodes, SP within a node, the rollout's
+    # layout, host memory per node): the node size is hardware, so the reason says what nodes of 8 would train.
+    for flags, said in (
+        (["--model", "32B", "--len", "65536", "--gpu", "a100-40g", "--host-ram", "100", "--train-batch-size", "6"],
+         ("within 8 GPUs trains with --host-ram 100 --train-batch-size 6; on nodes of 8 GPUs, 65536 tokens trains if you drop "
+          "--host-ram 100: Env + Offload + SP=8 on 8 GPUs (estimated, extrapolated), and with Offload it needs 594.2 "
+          "GiB of host memory per node")),
+        (["--model", "32B", "--len", "131072", "--gpu", "a100", "--gpus", "1", "--rollout-gpus", "2",
+          "--token-budget", "auto"],
+         ("beside a trainer on whole nodes; on nodes of 8 GPUs, more trainer GPUs train 131072 "
+          "tokens: Env + Offload + SP=4 on 4 GPUs with a lowered max_token_len_per_gpu of 38912 (estimated, "
+          "extrapolated)")),
+        (["--model", "8B", "--len", "65536", "--gpu", "a100-40g", "--sp", "2", "--no-estimate"],
+         ("no plan: the tables have no Qwen3-8B on A100-40GB; on nodes of 8 GPUs, the memory model estimates a plan, Env + "
+          "Offload + SP=8 on 8 GPUs at 65536 tokens: drop --no-estimate and --sp 2")),
+    ):
+        status, out, _ = cli(*flags, "--node-gpus", "2")
+        assert status == 1 and f"{said} --explain" in " ".join(out.split())
+        assert "--node-gpus" not in out.split("--explain")[0]  # a fact of the cluster, not a flag to drop
+
+
+def test_the_fewest_gpus_without_a_budget_name_the_nearest_plan(cli):
+    # --minimize gpus without --gpus searches every count up to 64: the nearest plan lifts a pin, or on nodes of 4
+    # the host memory on nodes of 8 (an open budget is no reason to name nothing).
+    for flags, said in (
+        (["--model", "14B", "--gpu", "a100", "--len", "65536", "--sp", "1"],
+         ("the longest is 24576 (Env + Offload on 1 GPU, documented); 65536 tokens trains if you drop --sp 1: Env + "
+          "Offload + SP=4 on 4 GPUs (documented)")),
+        (["--model", "32B", "--gpu", "a100-40g", "--len", "131072", "--host-ram", "32", "--node-gpus", "4"],
+         ("within 64 GPUs trains with --host-ram 32; on nodes of 8 GPUs, 131072 tokens trains if you drop --host-ram "
+          "32 and add --token-budget auto: Env + Offload + SP=8 on 8 GPUs with a lowered max_token_len_per_gpu of "
+          "17408 (estimated, extrapolated), and with Offload it needs 594.2 GiB of host memory per node")),
+    ):
+        status, out, _ = cli(*flags, "--minimize", "gpus")
+        assert status == 1 and f"{said} --explain" in " ".join(out.split())
 
 
 def test_host_memory_rules_out_a_plan_without_offload_that_cannot_load(cli):

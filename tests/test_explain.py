@@ -655,15 +655,17 @@ def test_a_table_of_one_gpu_is_not_said_to_vouch_for_more(edited_a100_tables):
 
 def test_the_fewest_gpus_past_an_exact_count_are_named_from_tables_past_the_estimates_counts(cli, tmp_path):
     # Your cells vouch for 262144 tokens on 128 GPUs only, past the 64 the estimates consider: the reason names them
-    # for an exact count of 96, as the explanation does.
+    # for an exact count of 96, as the explanation does (and then the estimates' nearer plan, on 64 GPUs).
     cells = tmp_path / "mine.yaml"
     cells.write_text("gpu: Mine-80GB\nmemory_gb: 80\nsource: mine\ntables:\n"
                      + made_up_table(64, "Qwen3-8B", 65536, "Env + Offload + SP=4")
                      + made_up_table(128, "Qwen3-8B", 262144, "Env + Offload + SP=4"), encoding="utf-8")
     [answer] = json.loads(cli("--cells", str(cells), "--gpu", "Mine-80GB", "--model", "8B", "--gpus", "96", "--exact",
                               "--len", "262144", "--no-estimate", "--json")[1])
-    assert answer["reason"].endswith("; more trainer GPUs train 262144 tokens: Env + Offload + SP=4 on 128 GPUs "
-                                     "(documented)")
+    assert answer["reason"].endswith(
+        "; more trainer GPUs train 262144 tokens: Env + Offload + SP=4 on 128 GPUs (documented); the memory model "
+        "estimates a plan, Env + Offload + SP=8 on 64 GPUs at 262144 tokens with a lowered max_token_len_per_gpu of "
+        "50176: drop --no-estimate and add --token-budget auto and take --gpus 64")
 
 
 @pytest.mark.parametrize(("rollout", "gpus", "need"), [(1, "1 rollout GPU", "needs"), (2, "2 rollout GPUs", "need")])
@@ -672,14 +674,17 @@ def test_a_rollout_without_room_beside_a_table_of_uneven_nodes_is_counted(cli, t
     # Your cells' only table is for 12 GPUs, which span nodes of 8 unevenly: no count leaves the rollout room, but
     # the rollout is not what stops a plan (without it, 12 GPUs are still not whole nodes), so the reason does not
     # blame it; the explanation's limit names one rule that excludes the count. The reason names the way forward: 16
-    # GPUs, whole nodes that the table vouches for, beside the rollout on a node of its own.
+    # GPUs, whole nodes that the table vouches for, beside the rollout on a node of its own; and the estimates'
+    # nearer one, which --no-estimate turns off.
     cells = tmp_path / "mine.yaml"
     cells.write_text("gpu: Mine-80GB\nmemory_gb: 80\nsource: mine\ntables:\n"
                      + made_up_table(12, "Qwen3-8B", 262144, "Env + Offload + SP=4"), encoding="utf-8")
     [answer] = json.loads(cli("--cells", str(cells), "--gpu", "Mine-80GB", "--model", "8B", "--gpus", "12", "--len",
                               "262144", "--no-estimate", "--rollout-gpus", str(rollout), "--explain", "--json")[1])
     assert answer["reason"] == ("nothing in the tables for Qwen3-8B on Mine-80GB within 12 GPUs trains; more trainer "
-                                "GPUs train 262144 tokens: Env + Offload + SP=4 on 16 GPUs (inferred)")
+                                "GPUs train 262144 tokens: Env + Offload + SP=4 on 16 GPUs (inferred); the memory "
+                                "model estimates a plan, Env + SP=8 on 8 GPUs at 262144 tokens with a lowered "
+                                "max_token_len_per_gpu of 38912: drop --no-estimate and add --token-budget auto")
     assert answer["explanation"][0] == {"rule": "limit", "detail": (
         f"no plan passes this rule: the {gpus} {need} room beside the trainer (in its node, filling its node and whole "
         "nodes more, or on nodes of their own when the trainer takes whole nodes)")}

@@ -729,11 +729,12 @@ NEAREST_LIMITS = {"sp": "pin_sp", "env": "pin_env", "offload": "pin_offload", "h
 """A query's limits the nearest plan may lift (each to None), by the rule `LIFT_WEIGHTS` weighs."""
 
 
-def _nearest_by_reference(objective: str, query: dict) -> tuple[int, tuple]:
+def _nearest_by_reference(objective: str, query: dict, without_estimates: bool = False) -> tuple[int, tuple]:
     """The weight of the limits the nearest plan of a refused `query` lifts, and the plan, by brute force: every
     subset of its limits (and of Trinity's default token budget) lifted, each plan within the budget (any count up to
     it, for an exact one) or, at the budget's weight, past it up to 64 GPUs; the least weight first, then past the
-    budget the fewest GPUs, then the objective's order."""
+    budget the fewest GPUs, then the objective's order. `without_estimates`: the query has --no-estimate, which an
+    estimated plan lifts."""
     limits = [(NEAREST_LIMITS[key], {key: None}) for key in NEAREST_LIMITS if query.get(key) is not None]
     limits.append(("token_budget", {"token_budget": "auto"}))
     best = None
@@ -749,7 +750,9 @@ def _nearest_by_reference(objective: str, query: dict) -> tuple[int, tuple]:
                 if past and found["gpus"] <= query["budget_gpus"]:
                     continue
                 combination = (found["gpus"], found["env"], found["offload"], found["sp"])
-                key = (weight + past * LIFT_WEIGHTS["budget"], found["gpus"] * past,
+                estimate = without_estimates and found["evidence"] == "estimated"
+                lifts = weight + past * LIFT_WEIGHTS["budget"] + estimate * LIFT_WEIGHTS["estimate"]
+                key = (lifts, found["gpus"] * past,
                        rank_key(objective, *combination, found["max_model_len"], exact_cost(WEIGHTS, *combination)))
                 plan = (*combination, found["max_model_len"], found["max_token_len_per_gpu"], found["evidence"])
                 best = min(best or (key, plan), (key, plan))
@@ -779,3 +782,19 @@ def test_the_nearest_plan_matches_the_reference(objective: str, query: dict):
     weight = sum(LIFT_WEIGHTS.get(name, USER_LIMIT_WEIGHT) for name in lifted)
     assert (weight, (plan.gpus, plan.env, plan.offload, plan.sp, plan.max_model_len, plan.max_token_len_per_gpu,
                      plan.evidence)) == _nearest_by_reference(objective, query)
+
+
+@pytest.mark.parametrize("query", [
+    {"model": "14B", "gpu": "h20", "max_model_len": 131072, "budget_gpus": 1, "host_ram_gb": 100.0},
+    {"model": "8B", "gpu": "a100", "max_model_len": 65536, "budget_gpus": 2, "sp": 1},
+    {"model": "14B", "gpu": "a100", "max_model_len": 8192, "budget_gpus": 1, "offload": False},
+])
+def test_the_nearest_plan_with_the_estimates_no_estimate_turns_off_matches_the_reference(query: dict):
+    # --no-estimate's refusal asks the nearest plan with the estimates: an estimated one lifts --no-estimate too.
+    asked = make_query(CATALOG, objective="cheapest", estimate="never", **query)
+    found = nearest_plan(CATALOG, prepare(CATALOG, asked.gpus[0], asked), asked.model_copy(update={"estimate": "auto"}))
+    assert found is not None
+    plan, lifted = found
+    weight = sum(LIFT_WEIGHTS.get(name, USER_LIMIT_WEIGHT) for name in lifted)
+    assert (weight, (plan.gpus, plan.env, plan.offload, plan.sp, plan.max_model_len, plan.max_token_len_per_gpu,
+                     plan.evidence)) == _nearest_by_reference("cheapest", query, without_estimates=True)
