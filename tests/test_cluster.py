@@ -596,7 +596,7 @@ def test_greedy_is_valid_and_never_better(seed: int, tmp_path_factory):
           "  - {name: j, model: 4B, max_model_len: 4096}\n"),
          "pool a, gpus_per_node: must be above 0, got 0"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8, host_ram_gb: 1TB}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
-         "pool a, host_ram_gb: must be a number, got '1TB'"),
+         "pool a, host_ram_gb: must be a number, got '1TB' (GB per node as a number: 2048 for 2 TB)"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8, host_ram_gb: 5.0e+6}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096}\n",
          "pool a, host_ram_gb: must be at most 1048576, got 5000000.0"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, max_model_len: 4096}\n",
