@@ -17,7 +17,7 @@ from pydantic import (
     model_validator,
 )
 
-from solver.query import Objective, Pins
+from solver.query import Objective, Pins, TokenBudgetMode
 from solver.rules import (
     NODE_GPUS,
     Evidence,
@@ -27,7 +27,7 @@ from solver.rules import (
     trainer_node_count,
     uneven_split_caution,
 )
-from solver.tables import Frozen, GpuType, MemoryModel, Model, Setting, check_types
+from solver.tables import MAX_HOST_RAM_GB, Frozen, GpuType, MemoryModel, Model, Setting, check_types
 
 Status = Literal["optimal", "feasible", "infeasible", "unknown"]
 PlacementCount = Literal["priority", "nodes"]
@@ -394,6 +394,16 @@ class Answer(_Timed):
     rollout_gpus: int | None = Field(default=None, ge=0, description=(
         "the query's --rollout-gpus; null where none was given"))
     node_gpus: int = Field(default=NODE_GPUS, ge=1, description="the query's GPUs per node (--node-gpus)")
+    host_ram_gb: float | None = Field(default=None, gt=0, le=MAX_HOST_RAM_GB, description=(
+        "the query's host memory per node (--host-ram, GiB), which the plans' host memory fits in; null where none "
+        "was given"))
+    margin: float | None = Field(default=None, ge=0, lt=1, description=(
+        "the query's safety margin of estimates (--margin, or the memory model's default); null only in JSON made "
+        "before answers echoed it"))
+    token_budget: TokenBudgetMode = Field(default="default", description="the query's --token-budget mode")
+    memory_model_source: str | None = Field(default=None, description=(
+        "the source of a memory model of one's own (--memory-model's: ``calibrated on my-cells.yaml``), as the "
+        "memory line names it; null for the shipped one"))
     status: Status
     reason: str | None
     plans: tuple[Plan, ...]
