@@ -5,12 +5,13 @@ cells (`Calibration`), and a Trinity fragment's settings as data (`TrinitySettin
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
 from pydantic import (
     BaseModel,
     ConfigDict,
     Field,
+    PlainSerializer,
     SerializerFunctionWrapHandler,
     computed_field,
     model_serializer,
@@ -30,6 +31,9 @@ from solver.rules import (
 from solver.tables import MAX_HOST_RAM_GB, Frozen, GpuType, MemoryModel, Model, Setting, check_types
 
 Status = Literal["optimal", "feasible", "infeasible", "unknown"]
+GiBFigure = Annotated[float, PlainSerializer(lambda gib: round(gib, 2), return_type=float, when_used="json")]
+"""A memory model figure in GiB: kept whole, so that the text rounds it once (as `solve memory` does), and rounded to
+two decimals where JSON is made."""
 PlacementCount = Literal["priority", "nodes"]
 """What a cluster placement's objective counts: the placed jobs' priority, or the nodes used (--minimize nodes)."""
 
@@ -161,8 +165,8 @@ class Plan(Frozen):
     cost: float
     evidence: Evidence
     source: SourceCell | None = Field(description="the documented cell it rests on; null when estimated")
-    memory_gb: float = Field(description="the memory model's predicted peak per trainer GPU, GiB")
-    headroom_gb: float = Field(description=(
+    memory_gb: GiBFigure = Field(description="the memory model's predicted peak per trainer GPU, GiB")
+    headroom_gb: GiBFigure = Field(description=(
         "memory left over at the tighter peak, GiB: the activations' usable memory (less the safety margin) or, "
         "without Offload, the optimizer step's share where that is tighter (headroom_at_step)"))
     headroom_at_step: bool = Field(default=False, description=(
