@@ -557,7 +557,7 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
     """The config's own settings (Env read from `environ`) and what else in the config (`text`)
     breaks Trinity's rules or is not what a verdict on them assumes; with the query at the config's
     length, for `_vouched` to say whether they train. None when there is no length to judge them at."""
-    from solver.trinity import ROLE_KEYS_IGNORED, check_trinity_config, load_config_mapping
+    from solver.trinity import ROLE_KEYS_IGNORED, check_trinity_config, critic_budget_note, load_config_mapping
 
     gpus = config.trainer_gpus or query.budget_gpus
     length = query.max_model_len or config.max_model_len  # --maximize len: the config's own length
@@ -597,6 +597,8 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
             problems.append(f"{key} {budget} is {'above' if budget > judged else 'below'} {measure}: {more} tokens "
                             f"per GPU than the verdict assumes{cautious}"
                             + (f" ({ROLE_KEYS_IGNORED})" if key != "trainer.max_token_len_per_gpu" else ""))
+    if config.critic_token_budget is not None and config.critic_token_budget > judged:
+        problems.append(critic_budget_note(config.critic_token_budget, f"the verdict's {judged} tokens per GPU"))
     values = _expandable_segments(environ.get("PYTORCH_CUDA_ALLOC_CONF", ""))
     env = values[-1:] == ["True"]  # the last word on them wins
     problems += [f"PYTORCH_CUDA_ALLOC_CONF has expandable_segments:{value}, which PyTorch refuses (it takes True or "

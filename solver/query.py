@@ -208,6 +208,9 @@ class TrinityConfig(Frozen, defer_build=True):
     """Experiences per training step; None where the config sets no batch size."""
     train_batch_source: str = TRAIN_BATCH_KEY
     """The keys `train_batch_size` comes from, as messages name them."""
+    critic_token_budget: int | None = None
+    """The critic's own ``ppo_max_token_len_per_gpu`` (`solver.trinity.keys.CRITIC_TOKEN_BUDGET`), read for the notes
+    alone: None where unset, unreadable, or the algorithm trains no critic."""
     notes: tuple[str, ...] = ()
     """What the reader noticed that the verdict on these settings does not show: Offload flags that do not
     all agree, or that the strategy ignores; a verl config kept in another file."""

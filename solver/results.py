@@ -15,6 +15,7 @@ from pydantic import (
     Field,
     FiniteFloat,
     NonNegativeInt,
+    PlainSerializer,
     PositiveInt,
     SerializerFunctionWrapHandler,
     computed_field,
@@ -22,7 +23,7 @@ from pydantic import (
     model_validator,
 )
 
-from solver.query import Objective, Pins
+from solver.query import Objective, Pins, TokenBudgetMode
 from solver.rules import (
     NODE_GPUS,
     Evidence,
@@ -32,12 +33,16 @@ from solver.rules import (
     trainer_node_count,
     uneven_split_caution,
 )
-from solver.tables import Frozen, GpuType, MemoryModel, Model, Setting, check_types
+from solver.tables import MAX_HOST_RAM_GB, Frozen, GpuType, MemoryModel, Model, Setting, check_types
 
 Status = Literal["optimal", "feasible", "infeasible", "unknown"]
 Amount = Annotated[float, Ge(0), AllowInfNan(False)]
 """GiB or a cost in a result: finite and not negative, so that a result rebuilt from its JSON (`Answer`) holds what the
 planner gives (counts and lengths are 1 or more, as `PositiveInt`)."""
+GiBFigure = Annotated[FiniteFloat, PlainSerializer(lambda gib: round(gib, 2), return_type=float,
+                                                 when_used="json")]
+"""A memory model figure in GiB: finite, kept whole, so that the text rounds it once (as `solve memory` does), and
+rounded to two decimals where JSON is made."""
 PlacementCount = Literal["priority", "nodes"]
 """What a cluster placement's objective counts: the placed jobs' priority, or the nodes used (--minimize nodes)."""
 
@@ -169,8 +174,8 @@ class Plan(Frozen):
     cost: Amount
     evidence: Evidence
     source: SourceCell | None = Field(description="the documented cell it rests on; null when estimated")
-    memory_gb: Amount = Field(description="the memory model's predicted peak per trainer GPU, GiB")
-    headroom_gb: FiniteFloat = Field(description=(
+    memory_gb: Annotated[GiBFigure, Ge(0)] = Field(description="the memory model's predicted peak per trainer GPU, GiB")
+    headroom_gb: GiBFigure = Field(description=(
         "memory left over at the tighter peak, GiB: the activations' usable memory (less the safety margin) or, "
         "without Offload, the optimizer step's share where that is tighter (headroom_at_step)"))
     headroom_at_step: bool = Field(default=False, description=(
@@ -402,6 +407,16 @@ class Answer(_Timed):
     rollout_gpus: int | None = Field(default=None, ge=0, description=(
         "the query's --rollout-gpus; null where none was given"))
     node_gpus: int = Field(default=NODE_GPUS, ge=1, description="the query's GPUs per node (--node-gpus)")
+    host_ram_gb: float | None = Field(default=None, gt=0, le=MAX_HOST_RAM_GB, description=(
+        "the query's host memory per node (--host-ram, GiB), which the plans' host memory fits in; null where none "
+        "was given"))
+    margin: float | None = Field(default=None, ge=0, lt=1, description=(
+        "the query's safety margin of estimates (--margin, or the memory model's default); null only in JSON made "
+        "before answers echoed it"))
+    token_budget: TokenBudgetMode = Field(default="default", description="the query's --token-budget mode")
+    memory_model_source: str | None = Field(default=None, description=(
+        "the source of a memory model of one's own (--memory-model's: ``calibrated on my-cells.yaml``), as the "
+        "memory line names it; null for the shipped one"))
     status: Status
     reason: str | None
     plans: tuple[Plan, ...]

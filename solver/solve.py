@@ -435,6 +435,10 @@ def _answer(
         train_batch_size=query.train_batch_size,
         rollout_gpus=query.rollout_gpus,
         node_gpus=query.node_gpus,
+        host_ram_gb=query.host_ram_gb,
+        margin=query.margin,
+        token_budget=query.token_budget,
+        memory_model_source=query.memory.own_source,
         status=status,
         reason=reason,
         plans=tuple(plans),
@@ -495,7 +499,7 @@ def _memory_figures(shape: Model, memory_gib: float, query: Query, gpus: int, se
     """A plan's memory model figures at `tokens` per GPU: peak and headroom, and for an estimate where it lies
     beyond the calibration."""
     memory = breakdown(shape, memory_gib, gpus, setting, length, query.memory.coefficients, query.margin, tokens)
-    return {"memory_gb": round(memory.total_gib, 2), "headroom_gb": round(memory.headroom_gib, 2),
+    return {"memory_gb": memory.total_gib, "headroom_gb": memory.headroom_gib,
             "headroom_at_step": memory.step_binds,
             "beyond_calibration": beyond_calibration(query.memory.fit.range, shape, memory_gib, gpus, setting, tokens)
             if estimated else ()}

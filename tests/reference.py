@@ -402,12 +402,13 @@ def _pinned_values(pin: Any | None, free: list) -> list:
 
 def _memory(catalog: Catalog, memory_gib: float, model: Any, n: int, env: bool, offload: bool, sp: int,
             length: int, node_gpus: int, tokens: int | None, host_ram_gb: float | None) -> dict[str, float | None]:
-    """The plan's predicted peak memory and headroom, from the shipped memory model (not the tables); the host
-    memory a node of `node_gpus` needs: with Offload (`_host_need`), or with `host_ram_gb` given (`_load_need`)."""
+    """The plan's predicted peak memory and headroom (whole: `_rounded_figures` as the JSON gives them), from the
+    shipped memory model (not the tables); the host memory a node of `node_gpus` needs: with Offload (`_host_need`),
+    or with `host_ram_gb` given (`_load_need`)."""
     memory = load_memory_model()
     result = breakdown(model, memory_gib, n, Setting(env=bool(env), offload=bool(offload), sp=sp), length,
                        memory.coefficients, memory.margin, tokens)
-    return {"memory_gb": round(result.total_gib, 2), "headroom_gb": round(result.headroom_gib, 2),
+    return {"memory_gb": result.total_gib, "headroom_gb": result.headroom_gib,
             "headroom_at_step": result.step_binds,
             "host_memory_gb": _up_to_a_tenth(_host_need(model, n, node_gpus)) if offload
             else _up_to_a_tenth(_load_need(model, n, node_gpus)) if host_ram_gb is not None else None}
@@ -609,6 +610,7 @@ def enumerate_plans(catalog: Catalog, *, objective: str, **asked: Any) -> list[d
                             **_layout(n, query.rollout_gpus, query.node_gpus),
                         }
                         plan["cautions"] = _cautions(plan, the_model, gpu_type, query.train_batch_size)
+                        plan.update(_rounded_figures(plan))  # the cautions use them whole, the JSON to 2 decimals
                         ranked.append((rank_key(objective, n, e, o, s, length, cost), plan))
     ranked.sort(key=lambda pair: pair[0])
     keys = [key for key, _ in ranked]
@@ -646,6 +648,11 @@ def ranked_alternatives(plans: list[dict], weights: Weights | None = None) -> li
 
 
 # --- checking one plan -----------------------------------------------------------------------------------
+
+
+def _rounded_figures(figures: dict) -> dict[str, float]:
+    """The memory model's peak and headroom of `figures` as the JSON gives them: to two decimals."""
+    return {key: round(figures[key], 2) for key in ("memory_gb", "headroom_gb")}
 
 
 def _is_bool(value: Any) -> bool:
@@ -824,6 +831,7 @@ def check_plan(catalog: Catalog, plan: dict, **asked: Any) -> list[str]:
     # The memory model's prediction (a derived field, computed by solver.memory).
     predicted = _memory(catalog, gpu_type.memory_gib, the_model, n, e, o, s, length, query.node_gpus, want_tokens,
                         query.host_ram_gb)
+    predicted.update(_rounded_figures(predicted))
     if {k: plan[k] for k in predicted} != predicted:
         problems.append(f"the memory figures {({k: plan[k] for k in predicted})} differ from the memory model's "
                         f"{predicted}")

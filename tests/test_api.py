@@ -261,10 +261,32 @@ def test_an_answer_rebuilt_from_its_json_gives_the_same_json(cli):
     assert (data["max_model_len"], data["exact"], data["pins"], data["plans"][0]["lowered_budget"]) == (
         131072, False, {"sp": 4, "env": True, "offload": None}, True)
     rebuilt = solver.Answer.model_validate(data)
-    assert rebuilt.as_json() == data and rebuilt.pins == solver.Pins(sp=4, env=True) and rebuilt.best == answer.best
+    assert rebuilt.as_json() == data and rebuilt.pins == solver.Pins(sp=4, env=True)
+    # The JSON rounds the memory figures to two decimals; the plan keeps them whole (the text rounds them once).
+    best, again = answer.best.model_dump(mode="json"), rebuilt.best.model_dump(mode="json")
+    assert again == best and rebuilt.best.headroom_gb == best["headroom_gb"] != answer.best.headroom_gb
     # lowered_budget is derived from the token budget: a JSON plan that contradicts it is refused.
     with pytest.raises(ValueError, match="lowered_budget is False, but max_token_len_per_gpu 35840 says True"):
         solver.Plan.model_validate({**data["plans"][0], "lowered_budget": False})
+
+
+def test_an_answers_json_echoes_the_limits_of_its_query_and_rebuilds_with_them(cli):
+    # --host-ram, --margin and --token-budget change the answer, so its JSON carries them (host_ram_gb as solve map's
+    # JSON names it, margin as solve memory's); without them, the defaults: no host memory, the memory model's margin.
+    _, out, _ = cli("--model", "8B", "--gpu", "h20", "--len", "128k", "--gpus", "4", "--host-ram", "2TB", "--margin",
+                    "0.05", "--token-budget", "auto", "--json")
+    (data,) = json.loads(out)
+    assert (data["host_ram_gb"], data["margin"], data["token_budget"], data["memory_model_source"]) == (
+        2048.0, 0.05, "auto", None)
+    (answer,) = solver.plan("8B", gpu="h20", max_model_len=131072, budget_gpus=4, host_ram_gb=2048.0, margin=0.05,
+                            token_budget="auto")
+    assert answer.as_json() == data
+    rebuilt = solver.Answer.model_validate_json(json.dumps(data))
+    assert rebuilt.as_json() == data and (rebuilt.host_ram_gb, rebuilt.margin, rebuilt.token_budget) == (
+        2048.0, 0.05, "auto")
+    (plain,) = json.loads(cli("--model", "8B", "--gpu", "h20", "--len", "8k", "--json")[1])
+    assert (plain["host_ram_gb"], plain["margin"], plain["token_budget"], plain["memory_model_source"]) == (
+        None, load_memory_model().margin, "default", None)
 
 
 def test_a_rebuilt_answer_gives_the_fragment_of_the_answer_it_came_from():

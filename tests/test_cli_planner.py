@@ -46,7 +46,8 @@ def test_json_has_one_answer_per_gpu_type_in_the_documented_shape(cli):
     assert [a["gpu"] for a in answers] == ["A100-80GB", "H20-96GB"]
     for answer in answers:
         assert list(answer) == ["gpu", "model", "objective", "budget_gpus", "open_budget", "max_model_len", "exact",
-                                "pins", "train_batch_size", "rollout_gpus", "node_gpus", "status", "reason", "plans"]
+                                "pins", "train_batch_size", "rollout_gpus", "node_gpus", "host_ram_gb", "margin",
+                                "token_budget", "memory_model_source", "status", "reason", "plans"]
         assert (answer["model"], answer["objective"], answer["budget_gpus"], answer["max_model_len"], answer["exact"],
                 answer["pins"], answer["rollout_gpus"], answer["node_gpus"], answer["status"], answer["reason"]) == (
             "Qwen3-8B", "cheapest", 4, 32768, False, {"sp": None, "env": None, "offload": None}, None, 8, "optimal",
@@ -1010,7 +1011,8 @@ def test_a_gpu_type_the_catalogue_lacks_is_planned_from_its_memory(cli, tmp_path
     status, out, err = cli("--model", "4B", "--gpu", "MyAccel-64GB", "--gpu-memory", "64", "--gpus", "2", "--len",
                            "8k", "--memory-model", str(coefficients), "--json")
     [answer] = json.loads(out)
-    assert (status, answer["gpu"]) == (0, "MyAccel-64GB")
+    assert (status, answer["gpu"], answer["memory_model_source"]) == (
+        0, "MyAccel-64GB", "calibrated on cells.yaml and the documented tables")  # the memory line's words
     assert err == ("solve: note: --gpu-memory 64 is taken as 64 GiB, and as sold it borrows no other GPU type's "
                    "tables (64GiB or nvidia-smi's total would, where a GPU type's driver reports as much); a card with "
                    "ECC GDDR memory reports less (an L40S 48GB: 45.0 GiB), so give nvidia-smi's total where you have "

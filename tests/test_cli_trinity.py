@@ -1393,6 +1393,29 @@ def test_per_role_token_budgets_above_the_default_are_caveats_and_write_lowers_t
     assert status == 0 and f"{key} 131072 lowered" in err and ref not in err
 
 
+def test_a_critic_budget_above_the_verdicts_and_the_plans_is_named_and_write_keeps_it(
+        cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    config = tmp_path / "trinity.yaml"
+    config.write_text("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 32768\ncluster:\n  node_num: 1\n"
+                      "  gpu_per_node: 8\nexplorer:\n  rollout_model:\n    engine_num: 2\nalgorithm:\n"
+                      "  algorithm_type: ppo\ntrainer:\n  ulysses_sequence_parallel_size: 2\n  trainer_config:\n"
+                      "    critic:\n      ppo_max_token_len_per_gpu: 131072\n", encoding="utf-8")
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+    patched = tmp_path / "patched.yaml"
+    status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--write", str(patched))
+    critic = ("trainer.trainer_config.critic.ppo_max_token_len_per_gpu 131072 is above {}: the critic, which neither "
+              "the tables nor the memory model count, takes more tokens per GPU than that (rft-solver neither checks "
+              "nor sets the critic's keys)")
+    verdicts, plans = critic.format("the verdict's 32768 tokens per GPU"), critic.format("the plan's 32768")
+    assert status == 0 and f"but: {verdicts}" in " ".join(out.split())
+    assert f"solve: note: {patched}: {plans}\n" in err
+    assert "      ppo_max_token_len_per_gpu: 131072\n" in patched.read_text(encoding="utf-8")
+    # At or below the plan's budget, nothing is said of it.
+    config.write_text(config.read_text(encoding="utf-8").replace("131072", "32768"), encoding="utf-8")
+    status, out, err = cli("--from-config", str(config), "--gpu", "a100", "--write", str(patched))
+    assert status == 0 and "critic.ppo_max_token_len_per_gpu" not in out + err
+
+
 def test_write_warns_when_a_patched_key_is_an_anchor_other_keys_repeat(cli, tmp_path: Path):
     config = tmp_path / "trinity.yaml"
     config.write_text("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: &len 65536\ncluster:\n  node_num: 1\n"

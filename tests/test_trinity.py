@@ -771,6 +771,27 @@ def test_a_ppo_config_is_told_that_its_critic_is_not_counted() -> None:
         "the actor alone; expect less room, or offload the critic's states"),)
 
 
+def test_a_critic_that_offloads_is_not_told_to_and_its_own_budget_is_read_for_the_notes() -> None:
+    # The critic's model.fsdp_config offloading its states (both flags, or offload_policy under fsdp2) takes the
+    # advice away; its ppo_max_token_len_per_gpu is read (for the notes alone), and only where a critic trains.
+    base = ("model: {model_path: Qwen/Qwen3-8B, max_model_len: 8192}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+            "algorithm: {algorithm_type: ppo}\ntrainer: {trainer_strategy: fsdp2, trainer_config: {critic: "
+            "{ppo_max_token_len_per_gpu: 65536, model: {fsdp_config: FLAGS}}}}\n")
+    told = ("algorithm.algorithm_type ppo trains a critic model beside the actor on the same trainer GPUs, which "
+            "neither the tables nor the memory model count: the verdict and the plans are for the actor alone; "
+            "expect less room")
+    for flags, advised in (("{param_offload: true, optimizer_offload: true}", False), ("{offload_policy: true}", False),
+                           ("{param_offload: true}", True), ("{}", True), ("{param_offload: maybe}", True)):
+        config = read_trinity_config(base.replace("FLAGS", flags), "t.yaml", {})
+        assert config.notes == (told + (", or offload the critic's states" if advised else ""),), flags
+        assert config.critic_token_budget == 65536
+    # offload_policy is FSDP2's: under fsdp it offloads nothing.
+    fsdp = base.replace("FLAGS", "{offload_policy: true}").replace("fsdp2", "fsdp")
+    assert read_trinity_config(fsdp, "t.yaml", {}).notes == (told + ", or offload the critic's states",)
+    grpo = read_trinity_config(base.replace("FLAGS", "{}").replace("ppo}", "grpo}"), "t.yaml", {})
+    assert grpo.notes == () and grpo.critic_token_budget is None
+
+
 def test_the_notes_name_the_offload_flags_that_do_not_offload() -> None:
     config = read_trinity_config(_MANUAL_CONFIG, "t.yaml", {})
     assert not config.offload  # without offload_policy, verl's FSDP2 loads the states back onto the GPUs

@@ -311,9 +311,9 @@ def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: C
 def _written_notes(args: argparse.Namespace, config_text: str, best: Plan, model: Model,
                    config: TrinityConfig | None, unused: str | None, node_gpus: int) -> list[str]:
     """The notes on a config --write patched for `best` (on nodes of `node_gpus`): interpolations kept, a length no
-    sequence uses (`unused`), role token budgets lowered, YaRN's reach (`YARN_TRAINER`), and Env, which no config key
-    can carry."""
-    from solver.trinity import ROLE_KEYS_IGNORED, YARN_TRAINER, kept_interpolations
+    sequence uses (`unused`), role token budgets lowered, a critic's budget above the plan's (kept), YaRN's reach
+    (`YARN_TRAINER`), and Env, which no config key can carry."""
+    from solver.trinity import ROLE_KEYS_IGNORED, YARN_TRAINER, critic_budget_note, kept_interpolations
 
     notes = [f"solve: note: {args.write}: {kept}" for kept in kept_interpolations(
         config_text, best, model, name=str(args.from_config), environ=os.environ, version=args.trinity_version)]
@@ -322,6 +322,10 @@ def _written_notes(args: argparse.Namespace, config_text: str, best: Plan, model
               f"hand, it overrides trainer.max_token_len_per_gpu for its role ({ROLE_KEYS_IGNORED})"
               for key, budget in (config.role_token_budgets if config is not None else ())
               if budget > best.max_token_len_per_gpu]  # the patch lowered it
+    critic_budget = config.critic_token_budget if config is not None else None
+    if critic_budget is not None and critic_budget > best.max_token_len_per_gpu:  # kept: the patch sets no critic key
+        plans = f"the plan's {best.max_token_len_per_gpu}"
+        notes.append(f"solve: note: {args.write}: {critic_budget_note(critic_budget, plans)}")
     if best.rope_scaling_factor is not None and args.trinity_version != "0.5":
         notes.append(f"solve: note: {args.write}: {YARN_TRAINER}")
     if best.env:  # no config key can carry Env; each node's Ray workers take the environment of its own `ray start`

@@ -288,6 +288,8 @@ def _validation_message(path: Path, raw: Any, error: ValidationError, recheck: C
             problem += f" (tables are in tokens{f', and as a number it {bound}' if bound else f': write {written}'})"
         elif first["type"] in ("int_type", "float_type") and _quoted_number(first["input"], whole):
             problem += " (quoted, YAML reads it as text: write it without quotes)"
+        elif location[-1:] == ("host_ram_gb",) and isinstance(first["input"], str):  # 2TB, 512GiB: as --host-ram takes
+            problem += " (GB per node as a number: 2048 for 2 TB)"
         elif first["type"] == "string_type" and isinstance(first["input"], (bool, int, float)):
             kind = "true or false" if isinstance(first["input"], bool) else "a number"
             problem += f" (YAML reads it, unquoted, as {kind}: put it in quotes)"

@@ -34,7 +34,13 @@ command refuses what is at odds with its other flags (`solver.cli.trinity_option
 from solver.trinity.checks import check_trinity_config
 from solver.trinity.config import TRINITY_06_OFFLOAD, TrinityConfig, read_trinity_config
 from solver.trinity.fragment import EngineError, TrinitySettings, plan_fragment, trinity_fragment
-from solver.trinity.keys import ROLE_KEYS_IGNORED, YARN_TRAINER, ConfigError, trainer_level_offload
+from solver.trinity.keys import (
+    ROLE_KEYS_IGNORED,
+    YARN_TRAINER,
+    ConfigError,
+    critic_budget_note,
+    trainer_level_offload,
+)
 from solver.trinity.patch import anchored_keys, kept_interpolations, patch_trinity_config
 from solver.trinity.reader import check_config_arguments, load_config_mapping, overlong_sequences, unused_length
 
@@ -49,6 +55,7 @@ __all__ = [
     "anchored_keys",
     "check_config_arguments",
     "check_trinity_config",
+    "critic_budget_note",
     "kept_interpolations",
     "load_config_mapping",
     "overlong_sequences",

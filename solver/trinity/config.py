@@ -17,6 +17,8 @@ from solver.query import (
 )
 from solver.tables import MAX_GPUS, MAX_TRAIN_BATCH, brief, counted, looks_like, model_name_from_path
 from solver.trinity.keys import (
+    CRITIC,
+    CRITIC_TOKEN_BUDGET,
     IGNORED_SECTION,
     OFFLOAD_FLAGS,
     REMOTE_ENGINES,
@@ -306,6 +308,7 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
     sp, sp_notes = _read_sequence_parallel(reader)
     length, length_notes = _read_max_model_len(reader)
     train_batch, train_batch_source, batch_notes = _read_train_batch(reader, mode)
+    critic_budget, critic_notes = _read_critic(reader, strategy)
     return TrinityConfig(
         model=model,
         model_path=model_path,
@@ -319,26 +322,38 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
         role_token_budgets=_role_token_budgets(data, name, environ),
         strategy=given,
         notes=(*offload_notes, *_strategy_notes(strategy), *sp_notes, *length_notes, *batch_notes,
-               *_critic_notes(reader)),
+               *critic_notes),
         rollout_engine_gpus=rollout_engine_gpus,
         auxiliary_gpus=auxiliary_gpus,
         train_batch_size=train_batch,
         train_batch_source=train_batch_source,
+        critic_token_budget=critic_budget,
     )
 
 
-def _critic_notes(reader: ConfigReader) -> list[str]:
-    """A note where the algorithm trains a critic (Trinity's ``ppo``, the one whose ``use_critic`` is true, and its
-    default where ``algorithm.algorithm_type`` is unset): verl puts it on the trainer's GPUs beside the actor, and
-    neither the tables nor the memory model count it."""
+def _critic_offloads(reader: ConfigReader, strategy: str) -> bool:
+    """Whether the critic's ``model.fsdp_config`` offloads its states: ``param_offload`` and ``optimizer_offload``
+    both on, or ``offload_policy`` on under fsdp2 (flags that cannot be read count as off: the critic's keys are not
+    checked)."""
+    flags = {flag: read_or_none(reader.flag, (*CRITIC, "model", "fsdp_config", flag)) for flag in OFFLOAD_FLAGS}
+    return bool(flags["param_offload"] and flags["optimizer_offload"]
+                or flags["offload_policy"] and strategy == "fsdp2")
+
+
+def _read_critic(reader: ConfigReader, strategy: str) -> tuple[int | None, list[str]]:
+    """Where the algorithm trains a critic (Trinity's ``ppo``, the one whose ``use_critic`` is true, and its default
+    where ``algorithm.algorithm_type`` is unset), the critic's own token budget (None where unset or unreadable) and a
+    note: verl puts it on the trainer's GPUs beside the actor, and neither the tables nor the memory model count it
+    (offloading it is advised unless it does already); else (None, [])."""
     algorithm = reader.word(("algorithm", "algorithm_type"))
     if algorithm not in (None, "ppo"):
-        return []
+        return None, []
     which = ("algorithm.algorithm_type ppo" if algorithm else
              "PPO, Trinity's algorithm where algorithm.algorithm_type is unset,")
-    return [(f"{which} trains a critic model beside the actor on the same trainer GPUs, which neither the tables nor "
-             "the memory model count: the verdict and the plans are for the actor alone; expect less room, or offload "
-             "the critic's states")]
+    advice = "" if _critic_offloads(reader, strategy) else ", or offload the critic's states"
+    return read_or_none(reader.integer, CRITIC_TOKEN_BUDGET), [(
+        f"{which} trains a critic model beside the actor on the same trainer GPUs, which neither the tables nor the "
+        f"memory model count: the verdict and the plans are for the actor alone; expect less room{advice}")]
 
 
 def _read_train_batch(reader: ConfigReader, mode: str | None) -> tuple[int | None, str, list[str]]:

@@ -71,6 +71,20 @@ ROLE_KEY_SCOPES: dict[tuple[str, ...], str] = {
 }
 """Where each of the roles' own flags counts, in words (the trainer's count everywhere): `checks` says it
 beside a flag that is off."""
+CRITIC = ("trainer", "trainer_config", "critic")
+"""verl's critic (Trinity's ``ppo``): rft-solver reads its offload flags and token budget for the notes alone, and
+neither checks nor sets its keys (facts.md documents only the actor's and the ref's)."""
+CRITIC_TOKEN_BUDGET = (*CRITIC, "ppo_max_token_len_per_gpu")
+
+
+def critic_budget_note(budget: int, above: str) -> str:
+    """The note on a critic's own token budget `budget`, above `above` (the verdict's or the plan's budget, in
+    words)."""
+    return (f"{'.'.join(CRITIC_TOKEN_BUDGET)} {budget} is above {above}: the critic, which neither the tables nor the "
+            "memory model count, takes more tokens per GPU than that (rft-solver neither checks nor sets the critic's "
+            "keys)")
+
+
 ROLE_SP_KEYS = tuple((*ACTOR_ROLLOUT_REF, role, "ulysses_sequence_parallel_size") for role in ROLES)
 """The roles' own SP: Trinity with verl before 0.8 takes it over the trainer's; Trinity 0.6 on verl 0.8 or later
 ignores it."""
