@@ -345,9 +345,7 @@ def estimate_memory(
     else:  # the memory is the budget's whatever the length: any length its SP group holds
         longest = min(budget * sp, MAX_TOKENS) if result.fits else None
     said = _tables_say(catalog, gpu_type.name, resolved, gpus, setting, max_model_len, budget, longest, node_gpus)
-    return MemoryEstimate(**dict(result), longest_len=longest, tables=said.tables,
-                          longest_refuted=said.longest_refuted, tables_longest=said.tables_longest,
-                          tables_longer=said.tables_longer,
+    return MemoryEstimate(**dict(result), longest_len=longest, **said._asdict(),
                           beyond_calibration=beyond_calibration(memory.fit.range, resolved, gpu_type.memory_gib, gpus,
                                                                 setting, budget),
                           host_memory_gib=shown_host_need(resolved, gpus, node_gpus, offload),

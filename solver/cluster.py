@@ -476,7 +476,7 @@ def place(
     # Leave time to read the answer back and to say why the jobs left out are.
     deadline = started + time_limit_s * 0.97 - 0.02 - _time_for_reasons(fleet, options, planned.planning_s)
     with _StopOnInterrupt(solver) as interrupt:
-        first_failed = _solve_stages(search, built, stages, solver, interrupt, deadline,
+        first_failed = _solve_stages(search, built, stages, interrupt, deadline,
                                      partial(_trivially_bounded, fleet=fleet, options=options, every_job=every_job),
                                      None if progress is None else partial(_ProgressCallback, report=progress,
                                                                            started=started))
@@ -620,15 +620,15 @@ class _Search:
 
 
 def _solve_stages(search: _Search, built: _Model, stages: list[tuple[str, cp_model.LinearExprT, bool]],
-                  solver: cp_model.CpSolver, interrupt: _StopOnInterrupt, deadline: float,
-                  first_bound: Callable[[int], int], progress: Callable[..., _ProgressCallback] | None
-                  ) -> cp_model.CpSolverStatus | None:
-    """Solve the `stages` (name, expression, maximise) one after the other within `deadline`, each keeping the value
-    the one before it reached and starting from its answer (the first from `search`'s, a greedy placement), into
-    `search`; the first stage gets 60% of the time left, the second half of what is left then, the rest the rest.
-    Returns the first stage's CP-SAT status where it found no placement (else None); a later stage left unsolved
-    keeps the previous stage's answer. The tie-break is solved only where every stage before it is proven."""
-    model = built.model
+                  interrupt: _StopOnInterrupt, deadline: float, first_bound: Callable[[int], int],
+                  progress: Callable[..., _ProgressCallback] | None) -> cp_model.CpSolverStatus | None:
+    """Solve the `stages` (name, expression, maximise) one after the other with `interrupt`'s solver within
+    `deadline`, each keeping the value the one before it reached and starting from its answer (the first from
+    `search`'s, a greedy placement), into `search`; the first stage gets 60% of the time left, the second half of
+    what is left then, the rest the rest. Returns the first stage's CP-SAT status where it found no placement (else
+    None); a later stage left unsolved keeps the previous stage's answer. The tie-break is solved only where every
+    stage before it is proven."""
+    model, solver = built.model, interrupt.solver
     for position, (name, expression, maximise) in enumerate(stages):
         if interrupt.caught or (name == "tie-break" and not search.proven):
             search.proven = search.proven and not interrupt.caught
@@ -787,6 +787,32 @@ def _widen(planner: _Planner, fleet: Fleet, chosen: dict[int, Option], nodes: di
     the fewest GPUs (one worker, so the answer is the same whatever ``--workers`` is). Each solve ends within
     `WIDEN_TIME_LIMIT_S` and by `until` (a `time.monotonic()`: the placement's time limit), given at least
     `WIDEN_LEAST_S`."""
+    model, ways = _widening_model(planner, fleet, chosen, nodes)
+    if len(ways) == len({o.job for o, _ in ways}):  # no job has a wider way
+        return {}
+    picked = [o for o, _ in ways if o is chosen[o.job]]
+    for o, x in ways:
+        model.add_hint(x, o is chosen[o.job])
+    solver = new_cp_solver(1, seed)  # Ctrl-C raises KeyboardInterrupt: `place` keeps the placement
+    for expression, maximise in ((sum(o.gain * x for o, x in ways), True), (sum(o.cost * x for o, x in ways), False),
+                                 (sum(o.size * x for o, x in ways), False)):
+        (model.maximize if maximise else model.minimize)(expression)
+        solver.parameters.max_time_in_seconds = max(min(WIDEN_TIME_LIMIT_S, until - time.monotonic()), WIDEN_LEAST_S)
+        if checked(solver, model, solver.solve(model)) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
+            break  # out of time: the previous stage's answer stands
+        picked = [o for o, x in ways if solver.value(x)]
+        reached = round(solver.objective_value)
+        model.add(expression >= reached if maximise else expression <= reached)
+        model.clear_hints()
+        for _, x in ways:
+            model.add_hint(x, solver.value(x))
+    return {o.job: o for o in picked if o is not chosen[o.job]}
+
+
+def _widening_model(planner: _Planner, fleet: Fleet, chosen: dict[int, Option],
+                    nodes: dict[int, list[int]]) -> tuple[LeanCpModel, list[tuple[Option, cp_model.IntVar]]]:
+    """`_widen`'s model: for each job on a node with idle GPUs, one literal per way (its own, and each wider one the
+    planner has), exactly one of them chosen, within the node's GPUs and host memory; and those (way, literal)."""
     by_node: dict[tuple[int, int], list[Option]] = defaultdict(list)
     for job, option in sorted(chosen.items()):
         if option.size:
@@ -814,25 +840,7 @@ def _widen(planner: _Planner, fleet: Fleet, chosen: dict[int, Option], nodes: di
             model.add(sum(min(planner.host_mib(fleet.jobs[o.job].model, o.plan.gpus, o.plan.offload), capacity) * x
                           for o, x in on_node) <= capacity)
         ways += on_node
-    if len(ways) == len({o.job for o, _ in ways}):  # no job has a wider way
-        return {}
-    picked = [o for o, _ in ways if o is chosen[o.job]]
-    for o, x in ways:
-        model.add_hint(x, o is chosen[o.job])
-    solver = new_cp_solver(1, seed)  # Ctrl-C raises KeyboardInterrupt: `place` keeps the placement
-    for expression, maximise in ((sum(o.gain * x for o, x in ways), True), (sum(o.cost * x for o, x in ways), False),
-                                 (sum(o.size * x for o, x in ways), False)):
-        (model.maximize if maximise else model.minimize)(expression)
-        solver.parameters.max_time_in_seconds = max(min(WIDEN_TIME_LIMIT_S, until - time.monotonic()), WIDEN_LEAST_S)
-        if checked(solver, model, solver.solve(model)) not in (cp_model.OPTIMAL, cp_model.FEASIBLE):
-            break  # out of time: the previous stage's answer stands
-        picked = [o for o, x in ways if solver.value(x)]
-        reached = round(solver.objective_value)
-        model.add(expression >= reached if maximise else expression <= reached)
-        model.clear_hints()
-        for _, x in ways:
-            model.add_hint(x, solver.value(x))
-    return {o.job: o for o in picked if o is not chosen[o.job]}
+    return model, ways
 
 
 def _placement(planner: _Planner, fleet: Fleet, option: Option, nodes: list[int], first_gpu: int,

@@ -258,42 +258,57 @@ def _why_no_plan(
         combination = (query.budget_gpus, int(bool(query.env)), int(bool(query.offload)), query.sp)
         reasons += words.group(prober.classify([combination], None), query.max_model_len)  # the model fixes the length
     if query.objective != "max_len":
-        asked = query.max_model_len or 0
         if shorter:
-            reasons.append(Reason(rule="shorter_length", detail=(
-                f"{query.within_budget} the longest length{grid_words(shorter)} with a plan is "
-                f"{shorter.max_model_len} tokens "
-                f"({asked - shorter.max_model_len} fewer): {words.plan(shorter)}")))
-            reasons.append(Reason(rule="fewer_tokens", detail=(
-                f"prompt and response together (max_prompt_tokens + max_response_tokens) must then fit in "
-                f"{shorter.max_model_len} tokens, which is max_token_len_per_gpu = "
-                f"{shorter.max_token_len_per_gpu} on "
-                f"{'its 1 GPU' if shorter.gpus == 1 else f'each of {shorter.gpus} GPUs'} with SP={shorter.sp}")))
-        more_gpus = more_gpus_changes(data)
-        undecided = prober.undecided
-        more = _best(catalog, query, prober, **more_gpus)
-        if more and more.gpus > query.budget_gpus:
-            alone = _best(catalog, query, prober, **more_gpus, rollout_gpus=None) if query.rollout_gpus else None
-            need = (f"{asked} tokens need {words.gpus(alone.gpus)}, but beside the "
-                    f"{counted(query.rollout_gpus or 0, 'rollout GPU')} (--rollout-gpus) a trainer takes "
-                    f"{words.gpus(more.gpus)}" if alone and alone.gpus < more.gpus
-                    else f"{asked} tokens need {words.gpus(more.gpus)}")
-            rollout = "" if not query.rollout_gpus else _with_rollout_words(more, query.rollout_gpus)
-            reasons.append(Reason(rule="more_gpus", detail=(
-                f"{need}, {more.gpus - query.budget_gpus} more than the budget{rollout}: {words.plan(more)}")))
-        elif not more and prober.undecided == undecided:  # decided: no count trains it
-            budget = ("even with a lowered token budget (--token-budget auto)" if query.token_budget == "auto" else
-                      "at Trinity's default token budget (max_token_len_per_gpu, which the tables measure)")
-            reasons.append(Reason(rule="more_gpus", detail=(
-                f"no count of {data.gpu} GPUs up to {more_gpus['budget_gpus']} trains {data.model} at {asked} tokens"
-                f"{' with ' + query.limit_flags if query.limit_flags else ''} {budget}"
-                f"{' by the tables (--no-estimate turns off the estimates)' if query.estimate == 'never' else ''}")))
+            reasons += _shorter_reasons(words, query, shorter)
+        reasons += _more_gpus_reasons(catalog, prober, words, data, query)
         if lowered := alternative("token_budget_auto"):
             reasons.append(Reason(rule="lower_token_budget", detail=(
-                f"--token-budget auto trains {asked} tokens {query.within_budget}: {words.plan(lowered)}")))
+                f"--token-budget auto trains {query.max_model_len or 0} tokens {query.within_budget}: "
+                f"{words.plan(lowered)}")))
     if any(rule.startswith("pin_") for rule in binding or ()) and (free := alternative("without_pins")):
         reasons.append(Reason(rule="without_pins", detail=f"without {query.pin_flags}: {words.plan(free)}"))
     return tuple(reasons)
+
+
+def _shorter_reasons(words: _Words, query: Query, shorter: Plan) -> list[Reason]:
+    """The longest length with a plan within the budget and pins (`shorter`, the answer's nearest), and what the
+    prompt and response must then fit in."""
+    return [
+        Reason(rule="shorter_length", detail=(
+            f"{query.within_budget} the longest length{grid_words(shorter)} with a plan is {shorter.max_model_len} "
+            f"tokens ({(query.max_model_len or 0) - shorter.max_model_len} fewer): {words.plan(shorter)}")),
+        Reason(rule="fewer_tokens", detail=(
+            f"prompt and response together (max_prompt_tokens + max_response_tokens) must then fit in "
+            f"{shorter.max_model_len} tokens, which is max_token_len_per_gpu = {shorter.max_token_len_per_gpu} on "
+            f"{'its 1 GPU' if shorter.gpus == 1 else f'each of {shorter.gpus} GPUs'} with SP={shorter.sp}")),
+    ]
+
+
+def _more_gpus_reasons(catalog: Catalog, prober: _Prober, words: _Words, data: PlanningData,
+                       query: Query) -> list[Reason]:
+    """The fewest GPUs past the budget that train the query's length (and how many of them the rollout GPUs
+    take), or, where that is decided, that no count does; none where it is undecided or within the budget."""
+    asked = query.max_model_len or 0
+    more_gpus = more_gpus_changes(data)
+    undecided = prober.undecided
+    more = _best(catalog, query, prober, **more_gpus)
+    if more and more.gpus > query.budget_gpus:
+        alone = _best(catalog, query, prober, **more_gpus, rollout_gpus=None) if query.rollout_gpus else None
+        need = (f"{asked} tokens need {words.gpus(alone.gpus)}, but beside the "
+                f"{counted(query.rollout_gpus or 0, 'rollout GPU')} (--rollout-gpus) a trainer takes "
+                f"{words.gpus(more.gpus)}" if alone and alone.gpus < more.gpus
+                else f"{asked} tokens need {words.gpus(more.gpus)}")
+        rollout = "" if not query.rollout_gpus else _with_rollout_words(more, query.rollout_gpus)
+        return [Reason(rule="more_gpus", detail=(
+            f"{need}, {more.gpus - query.budget_gpus} more than the budget{rollout}: {words.plan(more)}"))]
+    if not more and prober.undecided == undecided:  # decided: no count trains it
+        budget = ("even with a lowered token budget (--token-budget auto)" if query.token_budget == "auto" else
+                  "at Trinity's default token budget (max_token_len_per_gpu, which the tables measure)")
+        return [Reason(rule="more_gpus", detail=(
+            f"no count of {data.gpu} GPUs up to {more_gpus['budget_gpus']} trains {data.model} at {asked} tokens"
+            f"{' with ' + query.limit_flags if query.limit_flags else ''} {budget}"
+            f"{' by the tables (--no-estimate turns off the estimates)' if query.estimate == 'never' else ''}"))]
+    return []
 
 
 def _reach(catalog: Catalog, prober: _Prober, data: PlanningData, query: Query) -> str:

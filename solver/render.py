@@ -872,6 +872,22 @@ def memory_view(result: MemoryEstimate, label: str, gpu: str, model: str, gpus: 
     (at the user's token budget with `own_budget`), the host memory a node needs (`offload`: for the states
     too), its cautions, and what `gpu`'s tables say of the same setting for `model` on `gpus` GPUs (they decide
     where they speak)."""
+    lines: list[RenderableType] = [Text(label, style="bold"), _terms_table(result),
+                                   Text(_fit_words(result), style="green" if result.fits else "red"),
+                                   Text(_longest_words(result, gpu, model, gpus, own_budget))]
+    if result.host_memory_gib is not None:
+        lines.append(_host_memory_line(result, result.host_memory_gib, offload))
+    lines += [Text(f"caution: {caution}", style="yellow") for caution in result.cautions]
+    if result.beyond_calibration:
+        lines.append(Text(f"beyond the memory model's calibration: {', '.join(result.beyond_calibration)}; the "
+                          "prediction extrapolates there", style="yellow"))
+    if result.tables is not None:
+        lines.append(_tables_line(result, result.tables, gpu, model, gpus, own_budget))
+    return Group(*lines)
+
+
+def _terms_table(result: MemoryEstimate) -> Table:
+    """The breakdown's table: GiB per term, the total and what is usable."""
     view = Table()
     view.add_column("term")
     view.add_column("GiB", justify="right")
@@ -879,6 +895,11 @@ def memory_view(result: MemoryEstimate, label: str, gpu: str, model: str, gpus: 
         view.add_row(term.replace("_", " "), f"{gib:.2f}")
     view.add_row(Text("total", style="bold"), Text(f"{result.total_gib:.2f}", style="bold"))
     view.add_row("usable", f"{result.usable_gib:.2f}")
+    return view
+
+
+def _fit_words(result: MemoryEstimate) -> str:
+    """Whether the breakdown fits, by how much, and (without Offload) what the optimizer step takes of its share."""
     fits = result.fits
     spare = "to spare at the optimizer step" if result.step_binds else "of the usable memory to spare"
     verdict = (f"fits: {result.headroom_gib:.2f} GiB {spare}" if fits
@@ -889,33 +910,34 @@ def memory_view(result: MemoryEstimate, label: str, gpu: str, model: str, gpus: 
         step = "it" if result.step_binds and not fits else "the optimizer step"  # named already where it is over
         verdict += (f"; {step} takes {result.step_gib:.2f} GiB of the {result.step_usable_gib:.2f} it "
                     f"may ({share:.1%} of the memory){'' if result.step_fits else ': too much'}")
-    lines: list[RenderableType] = [Text(label, style="bold"), view, Text(verdict, style="green" if fits else "red"),
-                                   Text(_longest_words(result, gpu, model, gpus, own_budget))]
-    if result.host_memory_gib is not None:
-        room = "" if result.host_ram_gib is None else (
-            f"; it fits in the {shown_number(result.host_ram_gib)} GiB of --host-ram" if result.host_fits else
-            f"; more than the {shown_number(result.host_ram_gib)} GiB of --host-ram: it does not train there")
-        what = ("for Offload (the actor's states and the reference model's weights, or the model while it loads, "
-                "whichever is more)" if offload else "while the model loads (verl reads it in fp32 before "
-                "FSDP shards it)")
-        lines.append(Text(f"host memory: {shown_host_gib(result.host_memory_gib):.1f} GiB per node {what}{room}",
-                          style="" if result.host_fits else "red"))
-    lines += [Text(f"caution: {caution}", style="yellow") for caution in result.cautions]
-    if result.beyond_calibration:
-        lines.append(Text(f"beyond the memory model's calibration: {', '.join(result.beyond_calibration)}; the "
-                          "prediction extrapolates there", style="yellow"))
-    tables = result.tables
-    if tables is not None:
-        said = _tables_said(tables, gpu, model, gpus)
-        disagree = "; where the memory model disagrees, the table, a measurement, decides" if (
-            tables.trains != fits) else ""
-        by_tokens = (f" (a row is taken for its tokens per GPU, {result.tokens_per_gpu} by your budget, not for "
-                     "the length)") if own_budget else ""
-        host_short = tables.trains and not result.host_fits  # the tables speak of GPU memory only
-        host = "; that is the GPUs' memory, and the host memory above rules it out" if host_short else ""
-        lines.append(Text(f"tables: {said}{by_tokens}{disagree}{host}",
-                          style="yellow" if host_short else "green" if tables.trains else "red"))
-    return Group(*lines)
+    return verdict
+
+
+def _host_memory_line(result: MemoryEstimate, need_gib: float, offload: bool) -> Text:
+    """The host memory a node needs (`need_gib`; `offload`: for the states too), and whether --host-ram holds it."""
+    room = "" if result.host_ram_gib is None else (
+        f"; it fits in the {shown_number(result.host_ram_gib)} GiB of --host-ram" if result.host_fits else
+        f"; more than the {shown_number(result.host_ram_gib)} GiB of --host-ram: it does not train there")
+    what = ("for Offload (the actor's states and the reference model's weights, or the model while it loads, "
+            "whichever is more)" if offload else "while the model loads (verl reads it in fp32 before "
+            "FSDP shards it)")
+    return Text(f"host memory: {shown_host_gib(need_gib):.1f} GiB per node {what}{room}",
+                style="" if result.host_fits else "red")
+
+
+def _tables_line(result: MemoryEstimate, tables: TablesVerdict, gpu: str, model: str, gpus: int,
+                 own_budget: bool) -> Text:
+    """What `gpu`'s tables say of the breakdown's setting (`tables`), and where that overrules the memory model or
+    the host memory rules it out."""
+    said = _tables_said(tables, gpu, model, gpus)
+    disagree = "; where the memory model disagrees, the table, a measurement, decides" if (
+        tables.trains != result.fits) else ""
+    by_tokens = (f" (a row is taken for its tokens per GPU, {result.tokens_per_gpu} by your budget, not for "
+                 "the length)") if own_budget else ""
+    host_short = tables.trains and not result.host_fits  # the tables speak of GPU memory only
+    host = "; that is the GPUs' memory, and the host memory above rules it out" if host_short else ""
+    return Text(f"tables: {said}{by_tokens}{disagree}{host}",
+                style="yellow" if host_short else "green" if tables.trains else "red")
 
 
 def _longest_words(result: MemoryEstimate, gpu: str, model: str, gpus: int, own_budget: bool) -> str:

@@ -303,23 +303,9 @@ def answer_for(catalog: Catalog, query: Query, gpu: str, explained: bool = True,
         raise ValueError(f"data prepared for other inputs than those of the query on {gpu}")
     started = time.monotonic()
     if data.holds_no_plan(query):
-        capping = " and ".join(name for name, _ in data.larger)  # their failures cap the estimates too
-        nothing_fits = f"the memory model estimates that nothing fits (not even {GRID} tokens)" + (
-            f" within what the {capping} tables allow (their GPUs have at least this one's memory)" if capping else "")
-        reason = (f"with --estimate (the tables set aside), {nothing_fits}" if query.estimate == "only" else
-                  f"the tables have no {query.model} on {gpu}"
-                  + ("" if query.estimate == "never" else f", and {nothing_fits}"))
-        return _answer(query, gpu, "infeasible", (), started, reason=reason)
+        return _answer(query, gpu, "infeasible", (), started, reason=_no_data_reason(data, query, gpu))
     model, variables, _ = build_model(data, query)
-    solver = new_solver(query)
-    # SAT inprocessing costs these small models more than it saves (an explanation's solves, whose cores it may shape,
-    # keep it): without it the benchmark mix's solves take a sixth less CPU time, 64-GPU queries half, and ranked plans
-    # on 64 GPUs (each solve proving the next best) a seventh.
-    solver.parameters.use_sat_inprocessing = False
-    # Follow the model's strategy (add_objective) where it pays: for the fewest GPUs, and on small models;
-    # with many GPU counts CP-SAT's own search finds the cheapest or longest plan three times faster.
-    fixed = query.objective == "min_gpus" or len(data.ranks) <= FIXED_SEARCH_RANKS
-    solver.parameters.search_branching = cp_model.FIXED_SEARCH if fixed else cp_model.AUTOMATIC_SEARCH
+    solver = _ranking_solver(data, query)
     deadline = started + query.time_limit_s
     plans: list[Plan] = []
     statuses: list[cp_model.CpSolverStatus] = []
@@ -354,6 +340,31 @@ def answer_for(catalog: Catalog, query: Query, gpu: str, explained: bool = True,
         return _answer(query, gpu, "infeasible", (), started, reason=why, nearest=nearest, alternatives=nearby.solved())
     return _answer(query, gpu, "unknown", (), started,
                    reason=f"no plan found within the time limit of {query.time_limit_words}")
+
+
+def _no_data_reason(data: PlanningData, query: Query, gpu: str) -> str:
+    """Why `query` has no plan on `gpu` where `data` holds none (`PlanningData.holds_no_plan`): no table of the model,
+    and (where estimates are on) nothing the memory model fits, within what larger GPUs' tables allow."""
+    capping = " and ".join(name for name, _ in data.larger)  # their failures cap the estimates too
+    nothing_fits = f"the memory model estimates that nothing fits (not even {GRID} tokens)" + (
+        f" within what the {capping} tables allow (their GPUs have at least this one's memory)" if capping else "")
+    if query.estimate == "only":
+        return f"with --estimate (the tables set aside), {nothing_fits}"
+    return f"the tables have no {query.model} on {gpu}" + ("" if query.estimate == "never" else f", and {nothing_fits}")
+
+
+def _ranking_solver(data: PlanningData, query: Query) -> cp_model.CpSolver:
+    """`new_solver` for `answer_for`'s ranked solves, tuned for these small models."""
+    solver = new_solver(query)
+    # SAT inprocessing costs these small models more than it saves (an explanation's solves, whose cores it may shape,
+    # keep it): without it the benchmark mix's solves take a sixth less CPU time, 64-GPU queries half, and ranked plans
+    # on 64 GPUs (each solve proving the next best) a seventh.
+    solver.parameters.use_sat_inprocessing = False
+    # Follow the model's strategy (add_objective) where it pays: for the fewest GPUs, and on small models;
+    # with many GPU counts CP-SAT's own search finds the cheapest or longest plan three times faster.
+    fixed = query.objective == "min_gpus" or len(data.ranks) <= FIXED_SEARCH_RANKS
+    solver.parameters.search_branching = cp_model.FIXED_SEARCH if fixed else cp_model.AUTOMATIC_SEARCH
+    return solver
 
 
 def _solved(solver: cp_model.CpSolver, model: cp_model.CpModel) -> cp_model.CpSolverStatus:

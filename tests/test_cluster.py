@@ -272,8 +272,8 @@ def test_a_search_ctrl_c_stopped_places_unwidened(tmp_path: Path, monkeypatch: p
     # Ctrl-C during the search (caught by _StopOnInterrupt): the placement it found stands, and is not widened.
     solve_stages = solver.cluster._solve_stages
 
-    def interrupted_after(search, built, stages, cp_solver, interrupt, *args):
-        status = solve_stages(search, built, stages, cp_solver, interrupt, *args)
+    def interrupted_after(search, built, stages, interrupt, *args):
+        status = solve_stages(search, built, stages, interrupt, *args)
         interrupt.caught = True
         return status
 
@@ -290,7 +290,7 @@ def test_every_job_or_none_with_no_first_placement_leaves_every_job_out(tmp_path
                                                                         interrupted: bool, reason: str):
     # --minimize nodes (every job or none), its first stage out of time (CP-SAT's UNKNOWN: 0) or stopped by Ctrl-C
     # before a placement: no greedy one stands in, nothing is proven, and every job is left out for that reason.
-    def no_first_placement(search, built, stages, cp_solver, interrupt, *args):
+    def no_first_placement(search, built, stages, interrupt, *args):
         interrupt.caught = interrupted
         return 0
 
@@ -1424,9 +1424,9 @@ def test_the_search_leaves_time_for_the_reasons_of_jobs_without_a_way_in_a_pool(
     # the next test checks, is set here: the two runs' deadlines differ by it, give or take the runs' own time).
     deadlines, solve_stages = [], solver.cluster._solve_stages
 
-    def recorded(search, built, stages, cp_solver, interrupt, deadline, *rest):
+    def recorded(search, built, stages, interrupt, deadline, *rest):
         deadlines.append(deadline - time.monotonic())
-        return solve_stages(search, built, stages, cp_solver, interrupt, deadline, *rest)
+        return solve_stages(search, built, stages, interrupt, deadline, *rest)
 
     monkeypatch.setattr(solver.cluster, "_solve_stages", recorded)
     pools = [{"name": "small", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 2},
