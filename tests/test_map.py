@@ -11,6 +11,7 @@ import pytest
 from rich.console import Console
 
 import solver.cli.maps
+import solver.solve
 from solver.cli.output import PLAIN_TEXT
 from solver.maps import cheapest_by_length, longest_by_model, mapped_models
 from solver.query import make_query
@@ -282,8 +283,6 @@ def test_a_map_of_a_model_from_its_config(cli, tmp_path: Path):
 
 
 def test_a_cell_whose_solve_ran_out_of_time_is_not_shown_as_no_plan(cli, monkeypatch):
-    import solver.solve
-
     real = solver.solve.answer_for
 
     def out_of_time(catalog, query, gpu, explained=True):
@@ -298,8 +297,6 @@ def test_a_cell_whose_solve_ran_out_of_time_is_not_shown_as_no_plan(cli, monkeyp
 
 def test_the_time_limit_of_a_maps_cells_is_the_users(cli, monkeypatch):
     # As solve's and solve cluster's: a map whose cell ran out of time (exit 1) can be given longer.
-    import solver.solve
-
     real, limits = solver.solve.answer_for, []
 
     def out_of_time(catalog, query, gpu, explained=True):
