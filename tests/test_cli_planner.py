@@ -1732,6 +1732,30 @@ def test_no_estimate_without_tables_names_what_else_the_estimates_plan_needs(cli
         assert status == 1 and f"; {said} --explain" in " ".join(out.split())
 
 
+def test_no_estimate_names_a_lowered_token_budget_before_dropping_a_pin(cli):
+    # No tables for Qwen3-4B on the A100-40GB: on 8 GPUs the estimates train 65536 tokens with --sp 4 at a lowered
+    # token budget, or at Trinity's default without the pin (SP=8). The lowered budget, the planner's own knob, is
+    # the nearer change (`LIFT_WEIGHTS`).
+    status, out, _ = cli("--model", "4B", "--len", "65536", "--gpu", "a100-40g", "--gpus", "8", "--sp", "4",
+                         "--no-estimate")
+    assert status == 1 and ("no plan: the tables have no Qwen3-4B on A100-40GB; the memory model estimates a plan, "
+                            "Env + SP=4 on 8 GPUs at 65536 tokens with a lowered max_token_len_per_gpu of 20480: drop "
+                            "--no-estimate and add --token-budget auto --explain") in " ".join(out.split())
+
+
+@pytest.mark.parametrize("asked", [("--len", "8192"), ("--maximize", "len")])
+def test_no_estimate_for_a_model_that_fits_on_no_count_says_the_tables_have_none(cli, tmp_path: Path, asked):
+    # A model of 400 layers of 16384 fits on no count of A10s up to 64, even by the estimates: with --no-estimate the
+    # reason says the tables have none, and names no plan (the nearest plan has no GPU count to weigh).
+    folder = qwen3_8b_checkpoint(tmp_path / "huge", hidden_size=16384, intermediate_size=65536, num_hidden_layers=400,
+                                 num_attention_heads=128)
+    status, out, err = cli("--model-config", str(folder), "--gpu", "a10", "--gpus", "1", *asked, "--no-estimate")
+    assert (status, err) == (1, "")
+    assert out.splitlines()[1:] == ["no plan: the tables have no huge on A10-24GB",
+                                    ("--explain says why, rule by rule, and names plans beyond these limits where "
+                                     "there are any"), ""]
+
+
 def test_host_memory_rules_out_a_plan_without_offload_that_cannot_load(cli):
     # verl reads Llama-3.1-70B into one rank's host memory in fp32 before FSDP shards it: 262.9 GiB on that node,
     # with Offload or without. 128 GB nodes cannot start it; 264 GB ones can, without Offload.
