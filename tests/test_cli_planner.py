@@ -1673,6 +1673,18 @@ def test_the_nearest_plan_keeps_the_query_s_own_lowered_token_budget(cli):
                             "max_token_len_per_gpu of 40960 (estimated) --explain") in " ".join(out.split())
 
 
+def test_the_nearest_plan_at_exactly_an_estimate_s_longest_length_keeps_the_default_token_budget(cli):
+    # 187296 tokens is the longest Env + Offload + SP=8 on 8 A100s holds at Trinity's default budget: the nearest plan
+    # past 7 GPUs is that one, at the default (as --gpus 8 gives it), not one that needs --token-budget auto.
+    status, out, _ = cli("--model", "14B", "--len", "187296", "--gpu", "a100", "--gpus", "7")
+    assert status == 1 and ("; more trainer GPUs train 187296 tokens: Env + Offload + SP=8 on 8 GPUs (estimated, "
+                            "extrapolated) --explain") in " ".join(out.split())
+    status, answers = run_json(cli, "--model", "14B", "--len", "187296", "--gpu", "a100", "--gpus", "8")
+    plan = answers[0]["plans"][0]
+    assert status == 0 and (plan["gpus"], plan["env"], plan["offload"], plan["sp"], plan["max_token_len_per_gpu"]) == (
+        8, True, True, 8, 46824)
+
+
 def test_maximising_the_length_names_more_gpus_where_the_budget_has_no_plan(cli):
     # 1 trainer GPU leaves 2 rollout GPUs no room on nodes of 2: 2 trainer GPUs (a node of their own) have a plan,
     # the longest at that count, which --gpus 2 gives (not the cheapest setting's longest, Env + Offload at 24576).
