@@ -1685,6 +1685,23 @@ def test_the_nearest_plan_at_exactly_an_estimate_s_longest_length_keeps_the_defa
         8, True, True, 8, 46824)
 
 
+def test_the_nearest_plan_may_lift_the_train_batch_or_the_rollout_gpus(cli):
+    # No tables for Qwen3-4B on the A100-40GB; beside 7 rollout GPUs on nodes of 8 a trainer takes 1 GPU or whole
+    # nodes, and on 8 GPUs SP=4 leaves 2 data-parallel ranks, which a batch of 5 does not split over: a batch they
+    # divide is as near as dropping --sp 4, and SP=4 costs less than SP=8.
+    status, out, _ = cli("--model", "4B", "--gpu", "a100-40g", "--len", "16384", "--gpus", "8", "--sp", "4",
+                         "--train-batch-size", "5", "--rollout-gpus", "7", "--node-gpus", "8", "--no-estimate")
+    assert status == 1 and ("the memory model estimates a plan, Env + SP=4 on 8 GPUs at 16384 tokens: drop "
+                            "--no-estimate and take a train batch that 2 data-parallel ranks divide --explain"
+                            ) in " ".join(out.split())
+    # Beside 127 rollout GPUs on nodes of 128 a trainer takes 1 GPU (no more than 64 are planned): only without the
+    # rollout GPUs do 4 train 65536 tokens.
+    status, out, _ = cli("--model", "8B", "--gpu", "a100", "--len", "65536", "--gpus", "4", "--rollout-gpus", "127",
+                         "--node-gpus", "128")
+    assert status == 1 and ("; 65536 tokens trains if you drop --rollout-gpus 127: Env + Offload + SP=4 on 4 GPUs "
+                            "(documented) --explain") in " ".join(out.split())
+
+
 def test_maximising_the_length_names_more_gpus_where_the_budget_has_no_plan(cli):
     # 1 trainer GPU leaves 2 rollout GPUs no room on nodes of 2: 2 trainer GPUs (a node of their own) have a plan,
     # the longest at that count, which --gpus 2 gives (not the cheapest setting's longest, Env + Offload at 24576).
