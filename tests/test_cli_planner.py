@@ -1798,6 +1798,16 @@ def test_no_estimate_for_a_model_that_fits_on_no_count_says_the_tables_have_none
                                      "there are any"), ""]
 
 
+def test_no_estimate_says_to_take_another_count_only_for_an_exact_one(cli):
+    # No tables for Qwen3-32B on the A100-80GB: the estimates train 16384 tokens without Offload on 8 GPUs at a lowered
+    # token budget. Within 12 GPUs that count needs no change; exactly 12 does.
+    for flags, take in ((("--gpus", "12"), ""), (("--gpus", "12", "--exact"), " and take --gpus 8")):
+        status, out, _ = cli("--model", "32B", "--len", "16384", "--gpu", "a100", "--no-offload", *flags, "--no-estimate")
+        assert status == 1 and ("the memory model estimates a plan, Env + SP=8 on 8 GPUs at 16384 tokens with a lowered "
+                                "max_token_len_per_gpu of 2048: drop --no-estimate and add --token-budget auto"
+                                f"{take} --explain") in " ".join(out.split())
+
+
 def test_host_memory_rules_out_a_plan_without_offload_that_cannot_load(cli):
     # verl reads Llama-3.1-70B into one rank's host memory in fp32 before FSDP shards it: 262.9 GiB on that node,
     # with Offload or without. 128 GB nodes cannot start it; 264 GB ones can, without Offload.
