@@ -1798,6 +1798,14 @@ def test_no_estimate_for_a_model_that_fits_on_no_count_says_the_tables_have_none
                                      "there are any"), ""]
 
 
+def test_no_estimate_with_a_plan_gives_no_reason(cli):
+    # The tables vouch for Qwen3-4B at 8192 tokens on 2 A100s: the answer has its plan and no reason (what the
+    # estimates would give is said only where the tables give none).
+    status, answers = run_json(cli, "--model", "4B", "--len", "8192", "--gpu", "a100", "--gpus", "2", "--no-estimate")
+    assert status == 0 and (answers[0]["status"], answers[0]["reason"], answers[0]["plans"][0]["evidence"]) == (
+        "optimal", None, "documented")
+
+
 def test_no_estimate_says_to_take_another_count_only_for_an_exact_one(cli):
     # No tables for Qwen3-32B on the A100-80GB: the estimates train 16384 tokens without Offload on 8 GPUs at a lowered
     # token budget. Within 12 GPUs that count needs no change; exactly 12 does.
