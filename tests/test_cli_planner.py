@@ -1000,6 +1000,19 @@ def test_no_plan_for_want_of_a_rollout_layout_says_so(cli):
     assert status == 0 and answers[0]["plans"][0]["gpus"] == 8
 
 
+def test_the_rollout_layout_is_not_the_limit_where_no_count_within_the_budget_takes_whole_nodes(cli, tmp_path: Path):
+    # Your tables have 3 GPUs alone, which span nodes of 2 unevenly: no count within the budget is left for the
+    # rollout's layout to rule out, so the reason does not blame the rollout GPU.
+    cells = tmp_path / "cells.yaml"
+    cells.write_text("gpu: MyAccel-64GB\nmemory_gb: 64\nsource: mine\ntables:\n  - gpus: 3\n    section: '3 x mine'\n"
+                     "    models: [4B]\n    rows:\n      - {max_model_len: 8192, cells: {4B: Env}}\n", encoding="utf-8")
+    status, out, _ = cli("--cells", str(cells), "--model", "4B", "--gpu", "MyAccel-64GB", "--gpus", "3", "--len", "16384",
+                         "--no-estimate", "--node-gpus", "2", "--rollout-gpus", "1")
+    assert status == 1 and ("no plan: nothing in the tables for Qwen3-4B on MyAccel-64GB within 3 GPUs trains; the "
+                            "memory model estimates a plan, Env + SP=2 on 2 GPUs at 16384 tokens: drop --no-estimate "
+                            "--explain") in " ".join(out.split())
+
+
 def test_a_gpu_type_the_catalogue_lacks_is_planned_from_its_memory(cli, tmp_path: Path):
     # Your own GPU: calibrate on your cells, then plan for it by its memory (estimates only).
     cells = tmp_path / "cells.yaml"
@@ -1713,6 +1726,16 @@ def test_the_nearest_plan_says_fewer_gpus_only_below_an_exact_count_and_none_for
     status, out, _ = cli("--model", "14B", "--gpu", "a100", "--len", "131072", "--minimize", "gpus", "--sp", "1")
     assert status == 1 and ("with --sp 1: the longest is 24576 (Env + Offload on 1 GPU, documented) --explain says "
                             "why") in " ".join(out.split())
+
+
+def test_an_exact_count_past_the_estimates_names_the_nearest_plan_where_fewer_gpus_as_pinned_train_nothing(cli):
+    # No plan considers exactly 72 GPUs (whole nodes of 8, past the estimates' 64), and no fewer train 131072 tokens
+    # with --sp 1: the nearest plan drops the pin, on fewer GPUs.
+    status, out, _ = cli("--model", "14B", "--gpu", "a100", "--len", "131072", "--gpus", "72", "--exact", "--sp", "1")
+    assert status == 1 and ("(counts with a plan at some length: 1, 2, 3, 4, 5, 6, 7, 8, 16, 24, 32, 40, 48, 56, 64); "
+                            "estimated plans go up to 64 trainer GPUs; fewer trainer GPUs train 131072 tokens if you "
+                            "also drop --sp 1: Env + SP=8 on 64 GPUs (estimated, extrapolated), the other 8 free for "
+                            "rollout --explain") in " ".join(out.split())
 
 
 def test_maximising_the_length_names_more_gpus_where_the_budget_has_no_plan(cli):
