@@ -1738,6 +1738,15 @@ def test_an_exact_count_past_the_estimates_names_the_nearest_plan_where_fewer_gp
                             "rollout --explain") in " ".join(out.split())
 
 
+def test_fewer_gpus_at_the_default_token_budget_are_named_once_for_an_exact_count(cli):
+    # Exactly 7 A100s train 65536 tokens of Qwen3-14B in no way; 4 do at Trinity's default token budget. That is the
+    # way named: no second sentence on fewer GPUs at a lowered budget (6 GPUs, 40960 tokens per GPU).
+    status, out, _ = cli("--model", "14B", "--gpu", "a100", "--len", "65536", "--gpus", "7", "--exact")
+    assert status == 1 and ("on exactly 7 GPUs: the longest is 24576 (Env + Offload on 7 GPUs, inferred); fewer trainer "
+                            "GPUs train 65536 tokens: Env + Offload + SP=4 on 4 GPUs (documented), the other 3 free "
+                            "for rollout --explain says why") in " ".join(out.split())
+
+
 def test_maximising_the_length_names_more_gpus_where_the_budget_has_no_plan(cli):
     # 1 trainer GPU leaves 2 rollout GPUs no room on nodes of 2: 2 trainer GPUs (a node of their own) have a plan,
     # the longest at that count, which --gpus 2 gives (not the cheapest setting's longest, Env + Offload at 24576).
