@@ -1747,6 +1747,15 @@ def test_fewer_gpus_at_the_default_token_budget_are_named_once_for_an_exact_coun
                             "for rollout --explain says why") in " ".join(out.split())
 
 
+def test_host_memory_is_not_named_where_a_lowered_token_budget_alone_trains_the_length(cli):
+    # Within 4 A100s and 256 GB of host memory, 131072 tokens of Qwen3-4B train only at a lowered token budget, which
+    # that host memory holds: the reason names that, and not what dropping --host-ram as well would give.
+    status, out, _ = cli("--model", "4B", "--len", "131072", "--gpu", "a100", "--gpus", "4", "--host-ram", "256")
+    assert status == 1 and ("with --host-ram 256: the longest is 102400 (Env + Offload + SP=4 on 4 GPUs, documented); "
+                            "--token-budget auto trains 131072 tokens: Env + SP=4 on 4 GPUs with max_token_len_per_gpu "
+                            "= 40960 (estimated) --explain") in " ".join(out.split())
+
+
 def test_maximising_the_length_names_more_gpus_where_the_budget_has_no_plan(cli):
     # 1 trainer GPU leaves 2 rollout GPUs no room on nodes of 2: 2 trainer GPUs (a node of their own) have a plan,
     # the longest at that count, which --gpus 2 gives (not the cheapest setting's longest, Env + Offload at 24576).
