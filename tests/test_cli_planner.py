@@ -1001,6 +1001,19 @@ def test_no_plan_for_want_of_a_rollout_layout_says_so(cli):
     assert status == 0 and answers[0]["plans"][0]["gpus"] == 8
 
 
+def test_the_rollout_layout_is_not_the_limit_where_no_count_within_the_budget_takes_whole_nodes(cli, tmp_path: Path):
+    # Your tables have 3 GPUs alone, which span nodes of 2 unevenly: no count within the budget is left for the
+    # rollout's layout to rule out, so the reason does not blame the rollout GPU.
+    cells = tmp_path / "cells.yaml"
+    cells.write_text("gpu: MyAccel-64GB\nmemory_gb: 64\nsource: mine\ntables:\n  - gpus: 3\n    section: '3 x mine'\n"
+                     "    models: [4B]\n    rows:\n      - {max_model_len: 8192, cells: {4B: Env}}\n", encoding="utf-8")
+    status, out, _ = cli("--cells", str(cells), "--model", "4B", "--gpu", "MyAccel-64GB", "--gpus", "3", "--len", "16384",
+                         "--no-estimate", "--node-gpus", "2", "--rollout-gpus", "1")
+    assert status == 1 and ("no plan: nothing in the tables for Qwen3-4B on MyAccel-64GB within 3 GPUs trains; the "
+                            "memory model estimates a plan, Env + SP=2 on 2 GPUs at 16384 tokens: drop --no-estimate "
+                            "--explain") in " ".join(out.split())
+
+
 def test_a_gpu_type_the_catalogue_lacks_is_planned_from_its_memory(cli, tmp_path: Path):
     # Your own GPU: calibrate on your cells, then plan for it by its memory (estimates only).
     cells = tmp_path / "cells.yaml"
@@ -1675,6 +1688,76 @@ def test_the_nearest_plan_keeps_the_query_s_own_lowered_token_budget(cli):
                             "max_token_len_per_gpu of 40960 (estimated) --explain") in " ".join(out.split())
 
 
+def test_the_nearest_plan_at_exactly_an_estimate_s_longest_length_keeps_the_default_token_budget(cli):
+    # 187296 tokens is the longest Env + Offload + SP=8 on 8 A100s holds at Trinity's default budget: the nearest plan
+    # past 7 GPUs is that one, at the default (as --gpus 8 gives it), not one that needs --token-budget auto.
+    status, out, _ = cli("--model", "14B", "--len", "187296", "--gpu", "a100", "--gpus", "7")
+    assert status == 1 and ("; more trainer GPUs train 187296 tokens: Env + Offload + SP=8 on 8 GPUs (estimated, "
+                            "extrapolated) --explain") in " ".join(out.split())
+    status, answers = run_json(cli, "--model", "14B", "--len", "187296", "--gpu", "a100", "--gpus", "8")
+    plan = answers[0]["plans"][0]
+    assert status == 0 and (plan["gpus"], plan["env"], plan["offload"], plan["sp"], plan["max_token_len_per_gpu"]) == (
+        8, True, True, 8, 46824)
+
+
+def test_the_nearest_plan_may_lift_the_train_batch_or_the_rollout_gpus(cli):
+    # No tables for Qwen3-4B on the A100-40GB; beside 7 rollout GPUs on nodes of 8 a trainer takes 1 GPU or whole
+    # nodes, and on 8 GPUs SP=4 leaves 2 data-parallel ranks, which a batch of 5 does not split over: a batch they
+    # divide is as near as dropping --sp 4, and SP=4 costs less than SP=8.
+    status, out, _ = cli("--model", "4B", "--gpu", "a100-40g", "--len", "16384", "--gpus", "8", "--sp", "4",
+                         "--train-batch-size", "5", "--rollout-gpus", "7", "--node-gpus", "8", "--no-estimate")
+    assert status == 1 and ("the memory model estimates a plan, Env + SP=4 on 8 GPUs at 16384 tokens: drop "
+                            "--no-estimate and take a train batch that 2 data-parallel ranks divide --explain"
+                            ) in " ".join(out.split())
+    # Beside 127 rollout GPUs on nodes of 128 a trainer takes 1 GPU (no more than 64 are planned): only without the
+    # rollout GPUs do 4 train 65536 tokens.
+    status, out, _ = cli("--model", "8B", "--gpu", "a100", "--len", "65536", "--gpus", "4", "--rollout-gpus", "127",
+                         "--node-gpus", "128")
+    assert status == 1 and ("; 65536 tokens trains if you drop --rollout-gpus 127: Env + Offload + SP=4 on 4 GPUs "
+                            "(documented) --explain") in " ".join(out.split())
+
+
+def test_the_nearest_plan_says_fewer_gpus_only_below_an_exact_count_and_none_for_a_budget_the_planner_chose(cli):
+    # Without --sp 1, Env + Offload + SP=8 on 8 A100s trains 131072 tokens: within 12 GPUs, or on exactly 8, that is
+    # no change of the count (no "fewer trainer GPUs ... free for rollout").
+    for flags in (("--gpus", "12"), ("--gpus", "8", "--exact")):
+        status, out, _ = cli("--model", "14B", "--gpu", "a100", "--len", "131072", "--sp", "1", *flags)
+        assert status == 1 and ("; 131072 tokens trains if you drop --sp 1: Env + Offload + SP=8 on 8 GPUs (estimated, "
+                                "extrapolated) --explain") in " ".join(out.split())
+    # The fewest GPUs, no --gpus: the planner chose the budget, and the reason names no nearest plan (--explain does).
+    status, out, _ = cli("--model", "14B", "--gpu", "a100", "--len", "131072", "--minimize", "gpus", "--sp", "1")
+    assert status == 1 and ("with --sp 1: the longest is 24576 (Env + Offload on 1 GPU, documented) --explain says "
+                            "why") in " ".join(out.split())
+
+
+def test_an_exact_count_past_the_estimates_names_the_nearest_plan_where_fewer_gpus_as_pinned_train_nothing(cli):
+    # No plan considers exactly 72 GPUs (whole nodes of 8, past the estimates' 64), and no fewer train 131072 tokens
+    # with --sp 1: the nearest plan drops the pin, on fewer GPUs.
+    status, out, _ = cli("--model", "14B", "--gpu", "a100", "--len", "131072", "--gpus", "72", "--exact", "--sp", "1")
+    assert status == 1 and ("(counts with a plan at some length: 1, 2, 3, 4, 5, 6, 7, 8, 16, 24, 32, 40, 48, 56, 64); "
+                            "estimated plans go up to 64 trainer GPUs; fewer trainer GPUs train 131072 tokens if you "
+                            "also drop --sp 1: Env + SP=8 on 64 GPUs (estimated, extrapolated), the other 8 free for "
+                            "rollout --explain") in " ".join(out.split())
+
+
+def test_fewer_gpus_at_the_default_token_budget_are_named_once_for_an_exact_count(cli):
+    # Exactly 7 A100s train 65536 tokens of Qwen3-14B in no way; 4 do at Trinity's default token budget. That is the
+    # way named: no second sentence on fewer GPUs at a lowered budget (6 GPUs, 40960 tokens per GPU).
+    status, out, _ = cli("--model", "14B", "--gpu", "a100", "--len", "65536", "--gpus", "7", "--exact")
+    assert status == 1 and ("on exactly 7 GPUs: the longest is 24576 (Env + Offload on 7 GPUs, inferred); fewer trainer "
+                            "GPUs train 65536 tokens: Env + Offload + SP=4 on 4 GPUs (documented), the other 3 free "
+                            "for rollout --explain says why") in " ".join(out.split())
+
+
+def test_host_memory_is_not_named_where_a_lowered_token_budget_alone_trains_the_length(cli):
+    # Within 4 A100s and 256 GB of host memory, 131072 tokens of Qwen3-4B train only at a lowered token budget, which
+    # that host memory holds: the reason names that, and not what dropping --host-ram as well would give.
+    status, out, _ = cli("--model", "4B", "--len", "131072", "--gpu", "a100", "--gpus", "4", "--host-ram", "256")
+    assert status == 1 and ("with --host-ram 256: the longest is 102400 (Env + Offload + SP=4 on 4 GPUs, documented); "
+                            "--token-budget auto trains 131072 tokens: Env + SP=4 on 4 GPUs with max_token_len_per_gpu "
+                            "= 40960 (estimated) --explain") in " ".join(out.split())
+
+
 def test_maximising_the_length_names_more_gpus_where_the_budget_has_no_plan(cli):
     # 1 trainer GPU leaves 2 rollout GPUs no room on nodes of 2: 2 trainer GPUs (a node of their own) have a plan,
     # the longest at that count, which --gpus 2 gives (not the cheapest setting's longest, Env + Offload at 24576).
@@ -1793,6 +1876,48 @@ def test_the_fewest_gpus_without_a_budget_name_the_nearest_plan(cli):
     ):
         status, out, _ = cli(*flags, "--minimize", "gpus")
         assert status == 1 and f"{said} --explain" in " ".join(out.split())
+
+
+def test_no_estimate_names_a_lowered_token_budget_before_dropping_a_pin(cli):
+    # No tables for Qwen3-4B on the A100-40GB: on 8 GPUs the estimates train 65536 tokens with --sp 4 at a lowered
+    # token budget, or at Trinity's default without the pin (SP=8). The lowered budget, the planner's own knob, is
+    # the nearer change (`LIFT_WEIGHTS`).
+    status, out, _ = cli("--model", "4B", "--len", "65536", "--gpu", "a100-40g", "--gpus", "8", "--sp", "4",
+                         "--no-estimate")
+    assert status == 1 and ("no plan: the tables have no Qwen3-4B on A100-40GB; the memory model estimates a plan, "
+                            "Env + SP=4 on 8 GPUs at 65536 tokens with a lowered max_token_len_per_gpu of 20480: drop "
+                            "--no-estimate and add --token-budget auto --explain") in " ".join(out.split())
+
+
+@pytest.mark.parametrize("asked", [("--len", "8192"), ("--maximize", "len")])
+def test_no_estimate_for_a_model_that_fits_on_no_count_says_the_tables_have_none(cli, tmp_path: Path, asked):
+    # A model of 400 layers of 16384 fits on no count of A10s up to 64, even by the estimates: with --no-estimate the
+    # reason says the tables have none, and names no plan (the nearest plan has no GPU count to weigh).
+    folder = qwen3_8b_checkpoint(tmp_path / "huge", hidden_size=16384, intermediate_size=65536, num_hidden_layers=400,
+                                 num_attention_heads=128)
+    status, out, err = cli("--model-config", str(folder), "--gpu", "a10", "--gpus", "1", *asked, "--no-estimate")
+    assert (status, err) == (1, "")
+    assert out.splitlines()[1:] == ["no plan: the tables have no huge on A10-24GB",
+                                    ("--explain says why, rule by rule, and names plans beyond these limits where "
+                                     "there are any"), ""]
+
+
+def test_no_estimate_with_a_plan_gives_no_reason(cli):
+    # The tables vouch for Qwen3-4B at 8192 tokens on 2 A100s: the answer has its plan and no reason (what the
+    # estimates would give is said only where the tables give none).
+    status, answers = run_json(cli, "--model", "4B", "--len", "8192", "--gpu", "a100", "--gpus", "2", "--no-estimate")
+    assert status == 0 and (answers[0]["status"], answers[0]["reason"], answers[0]["plans"][0]["evidence"]) == (
+        "optimal", None, "documented")
+
+
+def test_no_estimate_says_to_take_another_count_only_for_an_exact_one(cli):
+    # No tables for Qwen3-32B on the A100-80GB: the estimates train 16384 tokens without Offload on 8 GPUs at a lowered
+    # token budget. Within 12 GPUs that count needs no change; exactly 12 does.
+    for flags, take in ((("--gpus", "12"), ""), (("--gpus", "12", "--exact"), " and take --gpus 8")):
+        status, out, _ = cli("--model", "32B", "--len", "16384", "--gpu", "a100", "--no-offload", *flags, "--no-estimate")
+        assert status == 1 and ("the memory model estimates a plan, Env + SP=8 on 8 GPUs at 16384 tokens with a lowered "
+                                "max_token_len_per_gpu of 2048: drop --no-estimate and add --token-budget auto"
+                                f"{take} --explain") in " ".join(out.split())
 
 
 def test_host_memory_rules_out_a_plan_without_offload_that_cannot_load(cli):

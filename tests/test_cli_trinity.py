@@ -9,6 +9,7 @@ import signal
 import stat
 import subprocess
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -377,6 +378,25 @@ def test_many_files_are_checked_for_one_file_twice_each_once(tmp_path: Path, mon
 
 
 @pytest.mark.skipif(os.name == "nt", reason="POSIX signals")
+def test_files_are_written_from_a_thread_other_than_the_main_one(tmp_path: Path):
+    # Only the main thread may set signal handlers (signal.signal raises ValueError elsewhere): a command run in
+    # another thread (solver.cli.main in a worker) writes its files without holding the signals.
+    files = [tmp_path / "a.yaml", tmp_path / "b.yaml"]
+    errors: list[BaseException] = []
+
+    def write() -> None:
+        try:
+            solver.cli.atomic.write_all_atomically(dict.fromkeys(files, "new\n"))
+        except BaseException as error:  # noqa: BLE001 (reported below, in the main thread)
+            errors.append(error)
+
+    worker = threading.Thread(target=write)
+    worker.start()
+    worker.join()
+    assert errors == [] and [path.read_text(encoding="utf-8") for path in files] == ["new\n"] * 2
+    assert sorted(path.name for path in tmp_path.iterdir()) == ["a.yaml", "b.yaml"]
+
+
 def test_ctrl_c_while_files_are_renamed_comes_once_all_are_in_place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # Ctrl-C after the first of three renames: held until the other two are done (every file new, or none), then
     # raised; no temporary file is left.
