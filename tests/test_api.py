@@ -1217,4 +1217,12 @@ def test_a_plan_call_solves_at_most_as_often_as_the_api_page_says(monkeypatch: p
     (answer,) = solver.plan("4B", gpu="a100-40g", max_model_len=131072, budget_gpus=4, exact=True, env=False,
                             offload=False, host_ram_gb=32.0, train_batch_size=3, rollout_gpus=2, node_gpus=4,
                             estimate="only")
-    assert not answer.plans and len(solves) == int(without) and "on nodes of 8 GPUs" in answer.reason
+    assert not answer.plans and len(solves) == int(without) - 1 and "on nodes of 8 GPUs" in answer.reason
+    solves.clear()
+    # Under --no-estimate the tables' nearest plan (on nodes of 2, then of 8) and, beside it, the estimates' (the
+    # same two nodes) each take their two: the host memory's three, the pins' two, the batch's, fewer GPUs', the
+    # estimates' plan and the four nearest.
+    (answer,) = solver.plan("14B", gpu="a100", max_model_len=131072, budget_gpus=2, exact=True, sp=2,
+                            host_ram_gb=64.0, train_batch_size=3, node_gpus=2, estimate="never")
+    assert not answer.plans and len(solves) == int(without)
+    assert "on nodes of 8 GPUs, the memory model estimates a plan" in answer.reason
