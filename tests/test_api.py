@@ -310,7 +310,8 @@ def test_a_rebuilt_answer_gives_the_fragment_of_the_answer_it_came_from():
             ("plans.0.sp", 0, "greater than 0"), ("plans.0.gpus", 0, "greater than 0"),
             ("plans.0.max_model_len", 0, "greater than 0"), ("plans.0.unused_gpus", -1, "greater than or equal to 0"),
             ("plans.0.nodes", 0, "greater than 0"), ("plans.0.rope_scaling_factor", -2.0, "greater than 0"),
-            ("plans.0.cost", -1.0, "greater than or equal to 0"), ("plans.0.memory_gb", float("nan"), "a finite number"),
+            ("plans.0.cost", -1.0, "greater than or equal to 0"),
+            ("plans.0.memory_gb", float("nan"), "a finite number"),
             ("plans.0.headroom_gb", float("inf"), "a finite number"),
             ("plans.0.host_memory_gb", -3.0, "greater than or equal to 0"),
             ("plans.0.source.gpus", 0, "greater than 0"), ("pins.sp", 0, "greater than 0")):

@@ -1762,17 +1762,17 @@ def test_a_refusal_only_larger_nodes_cure_names_the_plan_on_nodes_of_8(cli):
     # layout, host memory per node): the node size is hardware, so the reason says what nodes of 8 would train.
     for flags, said in (
         (["--model", "32B", "--len", "65536", "--gpu", "a100-40g", "--host-ram", "100", "--train-batch-size", "6"],
-         ("within 8 GPUs trains with --host-ram 100 --train-batch-size 6; on nodes of 8 GPUs, 65536 tokens trains if you drop "
-          "--host-ram 100: Env + Offload + SP=8 on 8 GPUs (estimated, extrapolated), and with Offload it needs 594.2 "
-          "GiB of host memory per node")),
+         ("within 8 GPUs trains with --host-ram 100 --train-batch-size 6; on nodes of 8 GPUs, 65536 tokens trains if "
+          "you drop --host-ram 100: Env + Offload + SP=8 on 8 GPUs (estimated, extrapolated), and with Offload it "
+          "needs 594.2 GiB of host memory per node")),
         (["--model", "32B", "--len", "131072", "--gpu", "a100", "--gpus", "1", "--rollout-gpus", "2",
           "--token-budget", "auto"],
          ("beside a trainer on whole nodes; on nodes of 8 GPUs, more trainer GPUs train 131072 "
           "tokens: Env + Offload + SP=4 on 4 GPUs with a lowered max_token_len_per_gpu of 38912 (estimated, "
           "extrapolated)")),
         (["--model", "8B", "--len", "65536", "--gpu", "a100-40g", "--sp", "2", "--no-estimate"],
-         ("no plan: the tables have no Qwen3-8B on A100-40GB; on nodes of 8 GPUs, the memory model estimates a plan, Env + "
-          "Offload + SP=8 on 8 GPUs at 65536 tokens: drop --no-estimate and --sp 2")),
+         ("no plan: the tables have no Qwen3-8B on A100-40GB; on nodes of 8 GPUs, the memory model estimates a plan, "
+          "Env + Offload + SP=8 on 8 GPUs at 65536 tokens: drop --no-estimate and --sp 2")),
     ):
         status, out, _ = cli(*flags, "--node-gpus", "2")
         assert status == 1 and f"{said} --explain" in " ".join(out.split())
