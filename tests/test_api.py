@@ -325,6 +325,24 @@ def test_a_rebuilt_answer_gives_the_fragment_of_the_answer_it_came_from():
             solver.Answer.model_validate_json(json.dumps(changed))
 
 
+def test_a_rebuilt_answers_fragment_differs_only_in_the_memory_figures_the_json_rounds():
+    # The JSON's memory figures have two decimals, the plan's are whole: where they round apart (11.548 GiB to spare
+    # is 11.5, the JSON's 11.55 is 11.6), the rebuilt fragment's evidence comment says the JSON's, and docs/api.md
+    # says so; its keys are the same.
+    (answer,) = solver.plan("Qwen2.5-32B", gpu="h800", max_model_len=32768, budget_gpus=8, exact=True, sp=2,
+                            env=True, offload=True)
+    rebuilt = solver.Answer.model_validate_json(json.dumps(answer.as_json()))
+    ours, again = solver.trinity_config(answer).splitlines(), solver.trinity_config(rebuilt).splitlines()
+    beyond = "; beyond its calibration: 32.8B parameters (calibrated up to 14.8B), 8 GPUs (calibrated up to 6)"
+    assert [(line, other) for line, other in zip(ours, again, strict=True) if line != other] == [
+        (f"# evidence: estimated: the memory model predicts 61.7 GiB per GPU, 11.5 GiB to spare{beyond}",
+         f"# evidence: estimated: the memory model predicts 61.7 GiB per GPU, 11.6 GiB to spare{beyond}")]
+    assert solver.trinity_settings(rebuilt) == solver.trinity_settings(answer)
+    page = " ".join((EXAMPLES.parent / "api.md").read_text(encoding="utf-8").split())
+    assert ("so `solver.trinity_config` makes the same fragment from a rebuilt answer as from the answer itself, but "
+            "for the memory figures of its evidence comment, which it rounds from the JSON's two decimals") in page
+
+
 def test_plan_passes_the_node_size_and_memory_model_through(cli):
     (wide,) = solver.plan("8B", gpu="h100", objective="max_len", budget_gpus=16)
     (narrow,) = solver.plan("8B", gpu="h100", objective="max_len", budget_gpus=16, node_gpus=4,
