@@ -197,7 +197,8 @@ def trinity_config(answer: Answer, catalog: Catalog | None = None, *, version: T
     rollout GPUs, a ``cluster`` on the plan's nodes (`fragment_layout`) and rollout engines of the size
     `fragment_engines` suggests; on an AMD GPU, ROCm's allocator variable beside Env. `catalog`: the one the answer
     was planned with (default: the shipped one); `version` as `trinity_fragment`'s. `QueryError` for an answer
-    without a plan, or one planned with rollout GPUs but rebuilt from its JSON (which leaves them out)."""
+    without a plan. An answer rebuilt from its JSON gives the same fragment, but for the evidence comment's memory
+    figures, which the JSON rounds to two decimals."""
     return _answer_fragment("trinity_config", answer, catalog, version)[0]
 
 

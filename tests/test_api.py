@@ -325,6 +325,24 @@ def test_a_rebuilt_answer_gives_the_fragment_of_the_answer_it_came_from():
             solver.Answer.model_validate_json(json.dumps(changed))
 
 
+def test_a_rebuilt_answers_fragment_differs_only_in_the_memory_figures_the_json_rounds():
+    # The JSON's memory figures have two decimals, the plan's are whole: where they round apart (11.548 GiB to spare
+    # is 11.5, the JSON's 11.55 is 11.6), the rebuilt fragment's evidence comment says the JSON's, and docs/api.md
+    # says so; its keys are the same.
+    (answer,) = solver.plan("Qwen2.5-32B", gpu="h800", max_model_len=32768, budget_gpus=8, exact=True, sp=2,
+                            env=True, offload=True)
+    rebuilt = solver.Answer.model_validate_json(json.dumps(answer.as_json()))
+    ours, again = solver.trinity_config(answer).splitlines(), solver.trinity_config(rebuilt).splitlines()
+    beyond = "; beyond its calibration: 32.8B parameters (calibrated up to 14.8B), 8 GPUs (calibrated up to 6)"
+    assert [(line, other) for line, other in zip(ours, again, strict=True) if line != other] == [
+        (f"# evidence: estimated: the memory model predicts 61.7 GiB per GPU, 11.5 GiB to spare{beyond}",
+         f"# evidence: estimated: the memory model predicts 61.7 GiB per GPU, 11.6 GiB to spare{beyond}")]
+    assert solver.trinity_settings(rebuilt) == solver.trinity_settings(answer)
+    page = " ".join((EXAMPLES.parent / "api.md").read_text(encoding="utf-8").split())
+    assert ("so `solver.trinity_config` makes the same fragment from a rebuilt answer as from the answer itself, but "
+            "for the memory figures of its evidence comment, which it rounds from the JSON's two decimals") in page
+
+
 def test_plan_passes_the_node_size_and_memory_model_through(cli):
     (wide,) = solver.plan("8B", gpu="h100", objective="max_len", budget_gpus=16)
     (narrow,) = solver.plan("8B", gpu="h100", objective="max_len", budget_gpus=16, node_gpus=4,
@@ -1219,4 +1237,12 @@ def test_a_plan_call_solves_at_most_as_often_as_the_api_page_says(monkeypatch: p
     (answer,) = solver.plan("4B", gpu="a100-40g", max_model_len=131072, budget_gpus=4, exact=True, env=False,
                             offload=False, host_ram_gb=32.0, train_batch_size=3, rollout_gpus=2, node_gpus=4,
                             estimate="only")
-    assert not answer.plans and len(solves) == int(without) and "on nodes of 8 GPUs" in answer.reason
+    assert not answer.plans and len(solves) == int(without) - 1 and "on nodes of 8 GPUs" in answer.reason
+    solves.clear()
+    # Under --no-estimate the tables' nearest plan (on nodes of 2, then of 8) and, beside it, the estimates' (the
+    # same two nodes) each take their two: the host memory's three, the pins' two, the batch's, fewer GPUs', the
+    # estimates' plan and the four nearest.
+    (answer,) = solver.plan("14B", gpu="a100", max_model_len=131072, budget_gpus=2, exact=True, sp=2,
+                            host_ram_gb=64.0, train_batch_size=3, node_gpus=2, estimate="never")
+    assert not answer.plans and len(solves) == int(without)
+    assert "on nodes of 8 GPUs, the memory model estimates a plan" in answer.reason

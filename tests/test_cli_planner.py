@@ -1847,8 +1847,8 @@ def test_a_refusal_only_larger_nodes_cure_names_the_plan_on_nodes_of_8(cli):
     for flags, said in (
         (["--model", "32B", "--len", "65536", "--gpu", "a100-40g", "--host-ram", "100", "--train-batch-size", "6"],
          ("within 8 GPUs trains with --host-ram 100 --train-batch-size 6; on nodes of 8 GPUs, 65536 tokens trains if "
-          "you drop --host-ram 100: Env + Offload + SP=8 on 8 GPUs (estimated, extrapolated), and with Offload it needs 594.2 "
-          "GiB of host memory per node")),
+          "you drop --host-ram 100: Env + Offload + SP=8 on 8 GPUs (estimated, extrapolated), and with Offload it "
+          "needs 594.2 GiB of host memory per node")),
         (["--model", "32B", "--len", "131072", "--gpu", "a100", "--gpus", "1", "--rollout-gpus", "2",
           "--token-budget", "auto"],
          ("beside a trainer on whole nodes; on nodes of 8 GPUs, more trainer GPUs train 131072 "
@@ -1857,6 +1857,11 @@ def test_a_refusal_only_larger_nodes_cure_names_the_plan_on_nodes_of_8(cli):
         (["--model", "8B", "--len", "65536", "--gpu", "a100-40g", "--sp", "2", "--no-estimate"],
          ("no plan: the tables have no Qwen3-8B on A100-40GB; on nodes of 8 GPUs, the memory model estimates a plan, "
           "Env + Offload + SP=8 on 8 GPUs at 65536 tokens: drop --no-estimate and --sp 2")),
+        # The estimates' nearest plan lifts --host-ram too: the host memory it needs is per node of 8, not of 2.
+        (["--model", "32B", "--len", "65536", "--gpu", "l40s", "--host-ram", "100", "--no-estimate"],
+         ("no plan: the tables have no Qwen3-32B on L40S-48GB; on nodes of 8 GPUs, the memory model estimates a plan, "
+          "Env + Offload + SP=8 on 8 GPUs at 65536 tokens: drop --no-estimate and --host-ram 100, and with Offload it "
+          "needs 594.2 GiB of host memory per node")),
     ):
         status, out, _ = cli(*flags, "--node-gpus", "2")
         assert status == 1 and f"{said} --explain" in " ".join(out.split())
