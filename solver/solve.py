@@ -568,7 +568,7 @@ def nearest_plan(catalog: Catalog, data: PlanningData, query: Query) -> tuple[Pl
     `LIFT_WEIGHTS`, then past the budget the fewest GPUs, then the objective (maximising the length, the longest,
     then the rank: the plan the planner gives at that count). An exact count is none: the question is the nearest
     count. Where `data` was prepared without estimates (--no-estimate) and `query` asks with them, an estimated plan
-    lifts --no-estimate ("estimate"). None where nothing trains it, and where the time limit left that open."""
+    lifts --no-estimate ("estimate"). None where nothing trains it; `Undecided` where the time limit left that open."""
     lowering = _may_lower_budget(query)
     wide = query.model_copy(update={**more_gpus_changes(data), "objective": query.objective, "top": 1,
                                     "token_budget": "auto" if lowering else query.token_budget})
@@ -594,8 +594,11 @@ def nearest_plan(catalog: Catalog, data: PlanningData, query: Query) -> tuple[Pl
     # five to fifty times faster (0.1 s rather than 1 to 7 s).
     solver.parameters.cp_model_presolve = True
     solver.parameters.max_time_in_seconds = query.time_limit_s
-    if _solved(solver, model) != cp_model.OPTIMAL:
+    status = _solved(solver, model)
+    if status == cp_model.INFEASIBLE:
         return None
+    if status != cp_model.OPTIMAL:
+        raise Undecided(f"no nearest plan proven within the time limit of {query.time_limit_words}")
     lifted = frozenset(name for name, literal in lifts.items() if solver.boolean_value(literal))
     changes = {SOFT_LIMITS[name]: None for name in lifted & SOFT_LIMITS.keys()}
     token_budget = "auto" if "token_budget" in lifted else query.token_budget  # a lowered one the query's own too
@@ -607,9 +610,13 @@ def nearest_plan(catalog: Catalog, data: PlanningData, query: Query) -> tuple[Pl
 def _nearest_on_nodes(catalog: Catalog, data: PlanningData, query: Query) -> tuple[Plan, frozenset[str], int] | None:
     """`nearest_plan` of `query`, and the GPUs per node it takes: the query's; where it has none there and its nodes
     are smaller than `NODE_GPUS`, the nearest plan on nodes of `NODE_GPUS` (the cluster's hardware, no limit to
-    lift: whole nodes, SP within a node, the rollout's layout and host memory per node depend on it)."""
+    lift: whole nodes, SP within a node, the rollout's layout and host memory per node depend on it). None where
+    none trains, and where the time limit left the query's own nodes open (larger ones would read as needed)."""
     for node_gpus in dict.fromkeys((query.node_gpus, max(query.node_gpus, NODE_GPUS))):
-        found = nearest_plan(catalog, data, query.model_copy(update={"node_gpus": node_gpus}))
+        try:
+            found = nearest_plan(catalog, data, query.model_copy(update={"node_gpus": node_gpus}))
+        except Undecided:
+            return None
         if found is not None:
             return *found, node_gpus
     return None

@@ -1062,3 +1062,28 @@ def test_of_the_tables_for_more_gpus_the_nearest_refutes_first():
 def test_an_sp_that_does_not_divide_the_gpus_is_worded_with_their_count():
     assert [sp_gpus_violation(1, 2), sp_gpus_violation(6, 4), sp_gpus_violation(8, 4)] == [
         "SP=2 does not divide 1 GPU", "SP=4 does not divide 6 GPUs", None]
+
+
+def test_a_nearest_plan_search_out_of_time_is_undecided_and_asks_no_larger_nodes(monkeypatch):
+    # A search the time limit left open proves nothing: nearest_plan says Undecided (not None, "nothing trains"),
+    # and a refusal then names no plan on nodes of 8, as if the user's own nodes could not train it.
+    asked = make_query(CATALOG, gpu="l40s", model="32B", max_model_len=65536, host_ram_gb=100, node_gpus=2)
+    data = prepare(CATALOG, asked.gpus[0], asked)
+    with monkeypatch.context() as patched:
+        patched.setattr(solver.solve, "_solved", lambda solver_, model: cp_model.UNKNOWN)
+        with pytest.raises(solver.Undecided, match="no nearest plan proven within the time limit of 10 s"):
+            solver.solve.nearest_plan(CATALOG, data, asked)
+    real, nodes = solver.solve.nearest_plan, []
+
+    def out_of_time_on_small_nodes(catalog, data, query):
+        nodes.append(query.node_gpus)
+        if query.node_gpus == 2:
+            raise solver.Undecided("out of time")
+        return real(catalog, data, query)
+
+    monkeypatch.setattr(solver.solve, "nearest_plan", out_of_time_on_small_nodes)
+    (answer,) = plan(asked, CATALOG)
+    assert answer.status == "infeasible" and nodes == [2] and "nodes of 8" not in answer.reason
+    monkeypatch.setattr(solver.solve, "nearest_plan", real)
+    (answer,) = plan(asked, CATALOG)
+    assert "; on nodes of 8 GPUs, 65536 tokens trains if you drop --host-ram 100" in answer.reason
