@@ -287,7 +287,8 @@ class Plan(Frozen):
         at = " at the optimizer step's peak, the tighter one" if self.headroom_at_step else ""
         if self.headroom_gb >= 0:
             return f"{self.headroom_gb:.1f} GiB to spare{at}"
-        return f"{-self.headroom_gb:.1f} GiB over what it may take{at}"
+        over = f"{-self.headroom_gb:.1f}" if self.headroom_gb <= -0.05 else "less than 0.1"  # never "0.0 GiB over"
+        return f"{over} GiB over what it may take{at}"
 
     def evidence_text(self, gpu: str, model: str | None = None) -> str:
         """What the plan of `model` on `gpu` rests on, in words: the documented cell (naming whose it is where
