@@ -151,6 +151,27 @@ def test_bad_filters_exit_2_with_one_line_naming_accepted_values(cli, argv, mess
     assert "Traceback" not in err
 
 
+@pytest.mark.parametrize(("argv", "message"), [
+    # Before argparse's check of the required options, which would say "the following arguments are required".
+    (["memory", "--explain"], "--explain is an option of solve, not of solve memory"),
+    (["memory", "--model", "4B", "--gpu", "a100", "--gpus", "1", "--len", "8k", "--version"],
+     "--version is an option of solve, not of solve memory"),
+    (["tables", "--version"], "--version is an option of solve, not of solve tables"),
+    (["--model", "4B", "--emit-dir=out"], "--emit-dir is an option of solve cluster, not of solve"),
+    (["memory", "--gpu", "a100", "--time-limit", "30"],
+     "--time-limit is an option of solve, solve cluster and solve map, not of solve memory"),
+])
+def test_an_option_of_another_command_is_named_as_theirs(cli, argv, message):
+    command = message.split(", not of ")[1]
+    assert cli(*argv) == (2, "", f"usage: {command} [options] (--help lists them)\n{command}: error: {message}\n")
+
+
+def test_an_option_no_command_takes_nor_one_after_a_double_dash_is_named_so(cli):
+    assert cli("memory", "--gpu", "a100", "--gpus", "1", "--len", "8k", "--model", "4B", "--", "--explain")[2].endswith(
+        "solve memory: error: unrecognized arguments: -- --explain\n")
+    assert cli("tables", "--colour")[2].endswith("solve tables: error: unrecognized arguments: --colour\n")
+
+
 def test_help_and_version_exit_0(cli):
     assert cli("--help")[0] == 0
     status, out, _ = cli("--version")
