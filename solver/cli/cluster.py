@@ -50,7 +50,7 @@ def build_cluster_parser() -> argparse.ArgumentParser:
         epilog="Exit status: 0 every job placed, 1 some job unplaced (or no placement), 2 bad input.",
         elsewhere={("minimize", "gpus"): "the fewest GPUs for one job: solve --minimize gpus --model M --len L"},
     )
-    parser.add_argument("file", metavar="FILE.yaml", type=path_argument, help=(
+    parser.add_argument("file", metavar="FILE.yaml", type=path_argument("file to read"), help=(
         "pools and jobs: pools: [{name, gpu, nodes, gpus_per_node}], jobs: [{name, model, max_model_len}] (every "
         "field: docs/cluster.md in rft-solver's source)"))
     parser.add_argument("--minimize", choices=["nodes"], help="place every job, on the fewest nodes")
@@ -64,7 +64,8 @@ def build_cluster_parser() -> argparse.ArgumentParser:
     add_workers_option(parser, "a placement proven best does not depend on it")
     add_weights_option(parser)
     parser.add_argument("--json", action="store_true", help="print the placement as JSON")
-    parser.add_argument("--emit-dir", metavar="DIR", type=path_argument, help="write each placed job's Trinity config to DIR")
+    parser.add_argument("--emit-dir", metavar="DIR", type=path_argument("folder to write in"),
+                        help="write each placed job's Trinity config to DIR")
     add_trinity_version_option(parser, "--emit-dir", "both, with a comment on the trainer's")
     add_estimate_options(parser)
     add_memory_model_options(parser)

@@ -54,7 +54,7 @@ def build_map_parser() -> argparse.ArgumentParser:
     parser.add_argument("--svg", metavar="FILE", type=output_path, help="also save the map as SVG")
     parser.add_argument("--json", action="store_true",
                         help="print the maps as JSON: per GPU type, each row's best plan at each budget (null: none)")
-    parser.add_argument("--model-config", metavar="PATH", type=path_argument,
+    parser.add_argument("--model-config", metavar="PATH", type=path_argument("file or folder to read"),
                         help="a local Hugging Face config.json, for a model the catalogue lacks (as --model)")
     parser.add_argument("--time-limit", metavar="S", type=positive_seconds, default=10.0,
                         help="seconds the solver may take per cell (default 10, as solve's per answer)")

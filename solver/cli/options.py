@@ -42,7 +42,7 @@ def add_gpu_memory_option(parser: argparse.ArgumentParser | argparse._ArgumentGr
 
 def add_cells_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     """--cells, for the commands that plan or estimate with tables."""
-    parser.add_argument("--cells", metavar="FILE", type=path_argument, action="append",
+    parser.add_argument("--cells", metavar="FILE", type=path_argument("file to read"), action="append",
                         help="cells you measured, a GPU table file in the tables' format (as solve calibrate "
                         "--cells; repeatable): tables of their GPU type, which vouch for plans as the source's do")
 
@@ -80,7 +80,7 @@ def add_memory_model_options(parser: argparse.ArgumentParser | argparse._Argumen
     parser.add_argument("--margin", metavar="F", type=margin_fraction,
                         help="safety margin of estimates, a fraction of usable memory (default: the memory model's, "
                         f"{DEFAULT_MARGIN} for the shipped one)")
-    parser.add_argument("--memory-model", metavar="FILE", type=path_argument,
+    parser.add_argument("--memory-model", metavar="FILE", type=path_argument("file to read"),
                         help="coefficients from `solve calibrate --out`")
 
 
@@ -96,7 +96,8 @@ def add_estimate_options(parser: argparse.ArgumentParser | argparse._ArgumentGro
 
 def add_weights_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     """--weights, for the commands that plan."""
-    parser.add_argument("--weights", metavar="FILE", type=path_argument, help="cost weights YAML (offload, sp, env)")
+    parser.add_argument("--weights", metavar="FILE", type=path_argument("file to read"),
+                        help="cost weights YAML (offload, sp, env)")
 
 
 def add_workers_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup,

@@ -108,7 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_token_budget_option(estimates, from_config=True)
     add_host_ram_option(estimates)
     add_node_gpus_option(estimates, from_config=True)
-    estimates.add_argument("--model-config", metavar="PATH", type=path_argument,
+    estimates.add_argument("--model-config", metavar="PATH", type=path_argument("file or folder to read"),
                            help="a local Hugging Face config.json for a model the catalogue lacks")
     add_cells_option(estimates)
     add_gpu_memory_option(estimates)
@@ -123,7 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
                               "or nodes of their own); --emit and --out add the cluster section (0: none here, "
                               "mode: train)")
     add_train_batch_option(trinity, from_config=True)
-    trinity.add_argument("--from-config", metavar="FILE", type=path_argument,
+    trinity.add_argument("--from-config", metavar="FILE", type=path_argument("file to read"),
                          help="read model, max_model_len and trainer GPUs from a Trinity config; say whether its "
                          "settings train (flags override what the file says)")
     trinity.add_argument("--check", action="store_true",
