@@ -25,7 +25,7 @@ Grid = dict[tuple[str | int, int], Plan | None]
 def longest_by_model(catalog: Catalog, gpu: str, models: Sequence[str], budgets: Sequence[int],
                      **options: Any) -> Grid:
     """For each model and budget: the plan with the longest context on at most that many GPUs (`options`:
-    `make_query`'s ``memory``, ``margin``, ``train_batch_size``, ``host_ram_gb`` and ``time_limit_s``)."""
+    `make_query`'s keywords but the model, GPU, budget, objective and length)."""
     return _grid(catalog, gpu, budgets, {model: {"model": model, "objective": "max_len", **options}
                                          for model in models})
 
@@ -41,7 +41,7 @@ def mapped_models(catalog: Catalog, gpu: str) -> list[str]:
 def cheapest_by_length(catalog: Catalog, gpu: str, model: str, lengths: Sequence[int], budgets: Sequence[int],
                        **options: Any) -> Grid:
     """For each length and budget: the cheapest plan for `model` on at most that many GPUs (`options`:
-    `make_query`'s ``memory``, ``margin``, ``train_batch_size``, ``host_ram_gb`` and ``time_limit_s``)."""
+    `make_query`'s keywords but the model, GPU, budget, objective and length)."""
     return _grid(catalog, gpu, budgets, {length: {"model": model, "max_model_len": length, **options}
                                          for length in lengths})
 

@@ -1031,14 +1031,14 @@ def _budget_spans(grid: dict[tuple[Any, int], Plan | None], rows: list[Any], bud
 
 
 def map_json(maps: list[tuple[str, dict[tuple[Any, int], Plan | None], list[Any]]], budgets: list[int],
-             model: str | None = None, train_batch_size: int | None = None, host_ram_gb: float | None = None) -> str:
-    """Maps as JSON: per GPU type (name, grid, rows), its budgets (and the train batch the plans keep to, and the
-    host memory per node they fit in, where given) and, per row (a model, or with `model`, the model mapped by
-    length, a length), the best plan at each budget (null where none), as `solve --json` gives a plan."""
+             model: str | None = None, given: dict[str, Any] | None = None) -> str:
+    """Maps as JSON: per GPU type (name, grid, rows), the options `given` that change its cells (their values not
+    None: the train batch the plans keep to, the host memory per node they fit in, ...), its budgets and, per row (a
+    model, or with `model`, the model mapped by length, a length), the best plan at each budget (null where none), as
+    `solve --json` gives a plan."""
     key = "max_model_len" if model is not None else "model"
-    host = int(host_ram_gb) if host_ram_gb is not None and float(host_ram_gb).is_integer() else host_ram_gb  # not 512.0
-    given = {"train_batch_size": train_batch_size, "host_ram_gb": host}
-    limits = {name: value for name, value in given.items() if value is not None}
+    limits = {name: int(value) if name == "host_ram_gb" and float(value).is_integer() else value  # not 512.0
+              for name, value in (given or {}).items() if value is not None}
     return json.dumps([{"gpu": gpu, "by": "len" if model is not None else "model",
                         **({"model": model} if model is not None else {}), **limits, "budget_gpus": budgets,
                         "rows": [{key: row, "plans": [None if (plan := grid[row, budget]) is None

@@ -142,8 +142,8 @@ def test_no_command_writes_over_the_shipped_tables_or_to_a_file_named_dash(cli, 
     assert sorted(feasibility.iterdir()) == before
     status, out, err = cli("calibrate", "--out", "-")
     assert (status, out) == (2, "") and err.endswith(
-        "error: argument --out: expected a file name, got '-' (rft-solver reads and writes named files; what it "
-        "would write goes to standard output without the option)\n")
+        "error: argument --out: expected a file name, got '-' (rft-solver writes named files; what it would write "
+        "goes to standard output without the option)\n")
 
 
 def test_a_base_models_ranking_explanation_and_tables_name_whose_cells_they_are(cli):
@@ -320,9 +320,9 @@ def test_an_answer_the_time_limit_left_open_says_to_raise_the_limit(cli, monkeyp
         (["--model", "4B", "--len", "1.5k"], ("solve: error: argument --len: expected a whole number of tokens or of "
                                               "k (1024), got '1.5k'")),
         (["--model", "4B", "--len", "8192", "--gpu", "a100", "--out", ""],
-         ("solve: error: argument --out: expected a path, got ''")),
+         ("solve: error: argument --out: expected a file name, got ''")),
         (["--model", "4B", "--len", "8192", "--memory-model", ""],
-         "solve: error: argument --memory-model: expected a path, got ''"),
+         "solve: error: argument --memory-model: expected a file name, got ''"),
         (["--model", "4B", "--len", "8192", "--gpu", "a100", "--out", "/dev/stdout"],
          ("solve: error: argument --out: expected a file name, got /dev/stdout (what it would write goes to standard "
           "output without the option)")),
@@ -331,7 +331,7 @@ def test_an_answer_the_time_limit_left_open_says_to_raise_the_limit(cli, monkeyp
           "standard output without the option)")),
         # A blank name is no path; a stream's name is one however it is written (normalised: /dev//stdout).
         (["--model", "4B", "--len", "8192", "--gpu", "a100", "--out", " "],
-         "solve: error: argument --out: expected a path, got ' '"),
+         "solve: error: argument --out: expected a file name, got ' '"),
         (["--model", "4B", "--len", "8192", "--gpu", "a100", "--out", "/dev/stderr"],
          ("solve: error: argument --out: expected a file name, got /dev/stderr (what it would write goes to standard "
           "output without the option)")),

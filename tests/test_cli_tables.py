@@ -151,6 +151,55 @@ def test_bad_filters_exit_2_with_one_line_naming_accepted_values(cli, argv, mess
     assert "Traceback" not in err
 
 
+@pytest.mark.parametrize(("argv", "message"), [
+    # Before argparse's check of the required options, which would say "the following arguments are required".
+    (["memory", "--explain"], "--explain is an option of solve, not of solve memory"),
+    (["memory", "--model", "4B", "--gpu", "a100", "--gpus", "1", "--len", "8k", "--version"],
+     "--version is an option of solve, not of solve memory"),
+    (["tables", "--version"], "--version is an option of solve, not of solve tables"),
+    (["--model", "4B", "--emit-dir=out"], "--emit-dir is an option of solve cluster, not of solve"),
+    (["memory", "--gpu", "a100", "--time-limit", "30"],
+     "--time-limit is an option of solve, solve cluster and solve map, not of solve memory"),
+])
+def test_an_option_of_another_command_is_named_as_theirs(cli, argv, message):
+    command = message.split(", not of ")[1]
+    assert cli(*argv) == (2, "", f"usage: {command} [options] (--help lists them)\n{command}: error: {message}\n")
+
+
+def test_an_option_no_command_takes_nor_one_after_a_double_dash_is_named_so(cli):
+    assert cli("memory", "--gpu", "a100", "--gpus", "1", "--len", "8k", "--model", "4B", "--", "--explain")[2].endswith(
+        "solve memory: error: unrecognized arguments: -- --explain\n")
+    assert cli("tables", "--colour")[2].endswith("solve tables: error: unrecognized arguments: --colour\n")
+
+
+@pytest.mark.parametrize(("argv", "error"), [
+    # A file to read: standard input is not read.
+    (["--model", "4B", "--cells", "-"], ("argument --cells: expected a file name, got '-' (rft-solver reads named "
+                                         "files, not standard input)")),
+    (["--model", "4B", "--weights", "-"], ("argument --weights: expected a file name, got '-' (rft-solver reads named "
+                                           "files, not standard input)")),
+    (["--model", "4B", "--memory-model", "-"], ("argument --memory-model: expected a file name, got '-' (rft-solver "
+                                                "reads named files, not standard input)")),
+    (["--model-config", "-"], ("argument --model-config: expected a file or folder name, got '-' (rft-solver reads "
+                               "named files, not standard input)")),
+    (["cluster", "-"], ("argument FILE.yaml: expected a file name, got '-' (rft-solver reads named files, not "
+                        "standard input)")),
+    # A file to write: what it would write goes to standard output without the option.
+    (["map", "--svg", "-"], ("argument --svg: expected a file name, got '-' (rft-solver writes named files; what it "
+                             "would write goes to standard output without the option)")),
+    # A folder: its files go into one.
+    (["cluster", "fleet.yaml", "--emit-dir", "-"], ("argument --emit-dir: expected a folder name, got '-' (rft-solver "
+                                                    "writes its files into a named folder, not to standard output)")),
+    (["examples", "-"], ("argument DIR: expected a folder name, got '-' (rft-solver writes its files into a named "
+                         "folder, not to standard output)")),
+    (["examples", ""], "argument DIR: expected a folder name, got ''"),
+])
+def test_a_dash_for_a_path_is_refused_in_the_words_of_its_kind(cli, argv, error):
+    status, out, err = cli(*argv)
+    command = " ".join(["solve", *argv[:1]]) if argv[0] in ("map", "cluster", "examples") else "solve"
+    assert (status, out, err.splitlines()[-1]) == (2, "", f"{command}: error: {error}")
+
+
 def test_help_and_version_exit_0(cli):
     assert cli("--help")[0] == 0
     status, out, _ = cli("--version")

@@ -951,6 +951,28 @@ def test_cli_cluster_no_estimate_plans_from_the_tables_alone(cli, tmp_path: Path
                           "pool a100: 1 x 8 A100-80GB; 0 nodes and 0 of 8 GPUs used"]  # no empty table
 
 
+def test_cli_cluster_estimate_plans_from_the_memory_model_alone_as_solve_estimate_does(cli, tmp_path: Path):
+    # Qwen3-8B at 102400 tokens on a node of 4 A100s: the 4-GPU table trains it; the memory model's estimates alone
+    # reach 101376, as solve --estimate says, so the job has no way, with place(estimate="only")'s reason.
+    instance = {"pools": [{**ONE_NODE, "gpus_per_node": 4}],
+                "jobs": [{"name": "j", "model": "8B", "max_model_len": 102400}]}
+    path = tmp_path / "fleet.yaml"
+    path.write_text(yaml.safe_dump(instance), encoding="utf-8")
+    status, out, err = cli("cluster", str(path), "--estimate", "--json")
+    result = json.loads(out)
+    assert (status, err, result["placements"]) == (1, "", [])
+    assert result["unplaced"][0]["reason"] == place(fleet_of(instance, tmp_path), CATALOG,
+                                                    estimate="only").unplaced[0].reason
+    [answer] = json.loads(cli("--model", "8B", "--gpu", "a100", "--gpus", "4", "--maximize", "len", "--estimate",
+                              "--json")[1])
+    assert answer["plans"][0]["max_model_len"] == 101376 and "the longest is 101376" in result["unplaced"][0]["reason"]
+    status, out, _ = cli("cluster", str(path), "--json")
+    assert (status, [p["trainer_gpus"] for p in json.loads(out)["placements"]]) == (0, [4])
+    assert cli("cluster", str(path), "--estimate", "--no-estimate") == (
+        2, "", ("usage: solve cluster [options] (--help lists them)\nsolve cluster: error: argument --no-estimate: "
+                "not allowed with argument --estimate\n"))
+
+
 def test_no_estimate_names_the_estimates_where_their_layout_takes_every_node_of_the_pool(tmp_path: Path):
     # H100s have no tables: the estimates train Qwen3-8B at 32768 tokens on 8 GPUs at the fewest, whose layout beside
     # 8 rollout GPUs takes 2 whole nodes, all the pool has.

@@ -11,6 +11,7 @@ import pytest
 from rich.console import Console
 
 import solver.cli.maps
+import solver.maps
 import solver.solve
 from solver.cli.output import PLAIN_TEXT
 from solver.maps import cheapest_by_length, longest_by_model, mapped_models
@@ -409,3 +410,78 @@ def test_a_by_model_map_has_the_models_its_gpu_types_tables_document_else_every_
     with_h800 = CATALOG.with_cells(Path(__file__).parent / "data" / "cells" / "h800.yaml")
     assert mapped_models(with_h800, "h800") == ["Qwen3-8B", "Qwen3-14B"]  # its own tables' models
     assert mapped_models(CATALOG, "a100") == mapped_models(CATALOG, "h100") == everyone  # h100: no tables
+
+
+PLANNER_KNOBS = [
+    # (the knob's flags, the GPU and model mapped, the other map flags, the row and budget whose cell the knob changes,
+    # solve's question there, the end of the map's title, the JSON's echo)
+    # Offload cheap and SP dear: Qwen3-4B at 20480 tokens on 2 A100s takes Env + Offload (estimated), not SP=2.
+    (["--weights", "WEIGHTS"], "a100", "4B", ["--by", "len", "--gpus-up-to", "2"], 20480, 2, ["--len", "20480"],
+     "cheapest setting per length and GPU budget, weights WEIGHTS", {}),
+    # On nodes of 4 an SP group keeps to a node: 8 A100s reach Env + Offload + SP=4's 100k, not SP=8's 217k.
+    (["--node-gpus", "4"], "a100", "4B", ["--gpus-up-to", "8"], "Qwen3-4B", 8, ["--maximize", "len"],
+     "longest context per model and GPU budget, nodes of 4 GPUs", {"node_gpus": 4}),
+    # The memory model alone: one A100 reaches 27k (estimated), where its table says 28k.
+    (["--estimate"], "a100", "4B", ["--gpus-up-to", "1"], "Qwen3-4B", 1, ["--maximize", "len"],
+     "longest context per model and GPU budget, estimates alone", {"estimate": "only"}),
+    # No estimates: an H100, which has no tables, has no plan.
+    (["--no-estimate"], "h100", "4B", ["--gpus-up-to", "1"], "Qwen3-4B", 1, ["--maximize", "len"],
+     "longest context per model and GPU budget, no estimates", {"estimate": "never"}),
+    # Lowered token budgets: Qwen3-32B on one H100 reaches 40k, not 20k.
+    (["--token-budget", "auto"], "h100", "32B", ["--gpus-up-to", "1"], "Qwen3-32B", 1, ["--maximize", "len"],
+     "longest context per model and GPU budget, token budget auto", {"token_budget": "auto"}),
+]
+
+
+@pytest.mark.parametrize(("knob", "gpu", "model", "flags", "row", "budget", "question", "title", "echo"),
+                         PLANNER_KNOBS, ids=[knob[0] for knob, *_ in PLANNER_KNOBS])
+def test_a_maps_cells_take_the_planners_knobs_as_solve_does(cli, tmp_path: Path, knob, gpu, model, flags, row, budget,
+                                                            question, title, echo):
+    # Each changes the cell, which is `solve`'s answer with the same knob at that budget; the title and the JSON say
+    # it was given.
+    weights = tmp_path / "w.yaml"
+    weights.write_text("offload: 0.01\nsp: 0.5\nenv: 0.01\n", encoding="utf-8")
+    knob = [str(weights) if word == "WEIGHTS" else word for word in knob]
+    mapped = ["map", "--gpu", gpu, "--model", model, *flags]
+
+    def grid(*given: str) -> dict:
+        status, out, err = cli(*mapped, *given, "--json")
+        assert (status, err) == (0, "")
+        [one] = json.loads(out)
+        return one
+
+    def cell(one: dict) -> dict | None:
+        return next(line["plans"] for line in one["rows"] if row in (line.get("model"), line.get("max_model_len")))[
+            budget - 1]
+
+    with_knob = grid(*knob)
+    [answer] = json.loads(cli("--model", model, "--gpu", gpu, "--gpus", str(budget), *question, *knob, "--json")[1])
+    assert cell(with_knob) == ({**answer["plans"][0], "unused_gpus": budget - answer["plans"][0]["gpus"]}
+                               if answer["plans"] else None)
+    assert cell(with_knob) != cell(grid())
+    assert {name: with_knob[name] for name in echo} == echo and list(with_knob)[-2:] == ["budget_gpus", "rows"]
+    assert cli(*mapped, *knob)[1].splitlines()[0].endswith(title.replace("WEIGHTS", str(weights)))
+
+
+def test_a_maps_cells_are_solved_with_the_workers_asked_for_and_the_same_whatever_their_number(cli, monkeypatch):
+    real, workers = solver.solve.best_plan, []
+
+    def counting(catalog, query, gpu):
+        workers.append(query.workers)
+        return real(catalog, query, gpu)
+
+    assert cli("map", "--gpu", "a100", "--model", "4B", "--gpus-up-to", "2", "--workers", "1", "--json")[1] == cli(
+        "map", "--gpu", "a100", "--model", "4B", "--gpus-up-to", "2", "--workers", "4", "--json")[1]
+    monkeypatch.setattr(solver.maps, "best_plan", counting)
+    assert cli("map", "--gpu", "a100", "--model", "4B", "--gpus-up-to", "2", "--workers", "4")[0] == 0
+    assert workers == [4, 4]
+    assert cli("map", "--workers", "0") == (2, "", ("usage: solve map [options] (--help lists them)\nsolve map: "
+                                                    "error: argument --workers: must be a whole number from 1 to 1024, "
+                                                    "got 0\n"))
+
+
+def test_a_map_refuses_estimates_alone_with_none_and_lowered_budgets_without_estimates_as_solve_does(cli):
+    for flags in (["--estimate", "--no-estimate"], ["--no-estimate", "--token-budget", "auto"]):
+        status, _, err = cli("map", "--gpu", "a100", *flags)
+        _, _, planners = cli("--model", "4B", "--gpu", "a100", *flags)
+        assert status == 2 and err.splitlines()[-1] == planners.splitlines()[-1].replace("solve:", "solve map:")

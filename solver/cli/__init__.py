@@ -52,17 +52,17 @@ def main(argv: Sequence[str] | None = None) -> int:
         "map": (build_map_parser, run_map),
         "examples": (build_examples_parser, run_examples),
     }
-    if argv[:1] and argv[0] in commands:
-        build, handler = commands[argv.pop(0)]
-        parser = build()
-    else:
-        parser, handler = build_parser(), run_planner
-        if argv[:1] and not argv[0].startswith("-"):  # the planner takes options only: a word names a command
-            close = difflib.get_close_matches(argv[0], commands, n=1, cutoff=0.7)
-            flag = f"--{argv[0]}"  # solve explain: the planner's --explain (argparse's own option lookup, unexported)
-            guess = (f" (did you mean {close[0]}?)" if close else
-                     f" (did you mean the option {flag}?)" if flag in parser._option_string_actions else "")
-            parser.error(f"unknown command {brief(argv[0])}{guess}; commands: {', '.join(commands)}, or none to plan")
+    asked = argv.pop(0) if argv[:1] and argv[0] in commands else None
+    build, handler = commands[asked] if asked is not None else (build_parser, run_planner)
+    parser = build()
+    parser.others = {other.prog: other._option_string_actions.keys() for other in (  # an option of theirs, named so
+        make() for make in (build_parser, *(make for make, _ in commands.values())) if make is not build)}
+    if asked is None and argv[:1] and not argv[0].startswith("-"):  # the planner takes options: a word names a command
+        close = difflib.get_close_matches(argv[0], commands, n=1, cutoff=0.7)
+        flag = f"--{argv[0]}"  # solve explain: the planner's --explain (argparse's own option lookup, unexported)
+        guess = (f" (did you mean {close[0]}?)" if close else
+                 f" (did you mean the option {flag}?)" if flag in parser._option_string_actions else "")
+        parser.error(f"unknown command {brief(argv[0])}{guess}; commands: {', '.join(commands)}, or none to plan")
     try:
         try:
             args = parser.parse_args(argv)

@@ -7,7 +7,7 @@ import os
 import re
 from collections.abc import Callable
 from pathlib import Path
-from typing import get_args
+from typing import Literal, get_args
 
 from solver.query import MAX_TIME_LIMIT_S, TokenBudgetMode
 from solver.tables import (
@@ -67,15 +67,29 @@ def gpu_memory(text: str) -> tuple[int | None, int | None]:
     return (value, None) if unit == "gb" else (None, value * 1024 if unit == "gib" else value)
 
 
-def path_argument(text: str) -> Path:
-    """An argparse type: a file or folder path, not empty, nor ``-`` (which many read as standard input or
-    output, and which would be a file of that name here)."""
-    if not text.strip():
-        raise argparse.ArgumentTypeError(f"expected a path, got {text!r}")
-    if text == "-":
-        raise argparse.ArgumentTypeError("expected a file name, got '-' (rft-solver reads and writes named files; "
-                                         "what it would write goes to standard output without the option)")
-    return Path(text)
+PathKind = Literal["file to read", "file or folder to read", "file to write", "folder to write in"]
+PATH_WORDS: dict[PathKind, tuple[str, str]] = {
+    "file to read": ("a file name", "reads named files, not standard input"),
+    "file or folder to read": ("a file or folder name", "reads named files, not standard input"),
+    "file to write": ("a file name", ("writes named files; what it would write goes to standard output without "
+                                      "the option")),
+    "folder to write in": ("a folder name", "writes its files into a named folder, not to standard output"),
+}
+"""Per kind of path: what `path_argument` expects, and why not ``-``."""
+
+
+def path_argument(kind: PathKind) -> Callable[[str], Path]:
+    """An argparse type: the path of a `kind`, not empty, nor ``-`` (which many read as standard input or output,
+    and which would be a file of that name here)."""
+    expected, why = PATH_WORDS[kind]
+
+    def parse(text: str) -> Path:
+        if not text.strip() or text == "-":
+            reason = f" (rft-solver {why})" if text == "-" else ""
+            raise argparse.ArgumentTypeError(f"expected {expected}, got {text!r}{reason}")
+        return Path(text)
+
+    return parse
 
 
 STANDARD_STREAM_PATH = re.compile(r"^/(dev/(stdout|stderr|stdin|fd/\d+)|proc/(self|\d+)/fd/\d+)$")
@@ -85,7 +99,7 @@ STANDARD_STREAM_PATH = re.compile(r"^/(dev/(stdout|stderr|stdin|fd/\d+)|proc/(se
 def output_path(text: str) -> Path:
     """An argparse type: the name of a file to write (not a folder's, ``out/``, nor a standard stream's,
     ``/dev/stdout``)."""
-    path = path_argument(text)
+    path = path_argument("file to write")(text)
     if text.endswith(("/", os.sep)):
         raise argparse.ArgumentTypeError(f"expected a file name, got the folder name {text!r}")
     if STANDARD_STREAM_PATH.match(os.path.normpath(text)):

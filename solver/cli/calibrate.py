@@ -38,12 +38,12 @@ def build_calibrate_parser() -> argparse.ArgumentParser:
         "and print them as a memory-model file.",
         epilog="Exit status: 0 the memory model is printed (or written), 2 bad input (or cells that are all '-').",
     )
-    parser.add_argument("--cells", metavar="FILE", type=path_argument, action="append",
+    parser.add_argument("--cells", metavar="FILE", type=path_argument("file to read"), action="append",
                         help="your own measured cells, a GPU table file in the tables' format (repeatable); "
                         "default: the shipped tables")
     parser.add_argument("--with-tables", action="store_true",
                         help="with --cells: fit on your cells and the shipped tables together")
-    parser.add_argument("--model-config", metavar="PATH", type=path_argument,
+    parser.add_argument("--model-config", metavar="PATH", type=path_argument("file or folder to read"),
                         help="a local Hugging Face config.json of a model your cells name that the catalogue lacks")
     parser.add_argument("--out", metavar="FILE", type=output_path, help="write the memory-model file to FILE")
     parser.set_defaults(regenerates=MEMORY_MODEL_FILE)  # the one shipped file a command may write

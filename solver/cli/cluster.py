@@ -10,21 +10,23 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from solver.api import place, placement_configs
-from solver.cli.argtypes import path_argument, positive_seconds, whole_number
+from solver.cli.argtypes import path_argument, positive_seconds
 from solver.cli.atomic import not_a_regular_file, refuse_one_file_twice, writable_status, write_all_atomically
 from solver.cli.catalogs import catalog_with
 from solver.cli.notes import note_cells_elsewhere, note_short_job_lengths
 from solver.cli.options import (
     add_cells_option,
+    add_estimate_options,
     add_memory_model_options,
     add_token_budget_option,
     add_trinity_version_option,
+    add_weights_option,
+    add_workers_option,
 )
 from solver.cli.output import ProgressLine, escaped_line, print_escaped, print_view
 from solver.cli.parser import Parser
 from solver.cli.paths import input_at, input_paths, refuse_tables_folder
 from solver.cli.status import INTERRUPTED, NO_PLAN
-from solver.query import MAX_WORKERS
 from solver.render import cluster_json, cluster_view
 from solver.tables import (
     Catalog,
@@ -48,7 +50,7 @@ def build_cluster_parser() -> argparse.ArgumentParser:
         epilog="Exit status: 0 every job placed, 1 some job unplaced (or no placement), 2 bad input.",
         elsewhere={("minimize", "gpus"): "the fewest GPUs for one job: solve --minimize gpus --model M --len L"},
     )
-    parser.add_argument("file", metavar="FILE.yaml", type=path_argument, help=(
+    parser.add_argument("file", metavar="FILE.yaml", type=path_argument("file to read"), help=(
         "pools and jobs: pools: [{name, gpu, nodes, gpus_per_node}], jobs: [{name, model, max_model_len}] (every "
         "field: docs/cluster.md in rft-solver's source)"))
     parser.add_argument("--minimize", choices=["nodes"], help="place every job, on the fewest nodes")
@@ -59,14 +61,13 @@ def build_cluster_parser() -> argparse.ArgumentParser:
                         help="seconds from the start for the planner's queries and the placement search after "
                         "them (default 10; each query may take at most as long; widening after them, at most a "
                         "second per stage)")
-    parser.add_argument("--workers", metavar="W", type=whole_number(1, MAX_WORKERS), default=1,
-                        help=f"CP-SAT search workers (default 1, at most {MAX_WORKERS})")
-    parser.add_argument("--weights", metavar="FILE", type=path_argument, help="cost weights YAML (offload, sp, env)")
+    add_workers_option(parser, "a placement proven best does not depend on it")
+    add_weights_option(parser)
     parser.add_argument("--json", action="store_true", help="print the placement as JSON")
-    parser.add_argument("--emit-dir", metavar="DIR", type=path_argument, help="write each placed job's Trinity config to DIR")
+    parser.add_argument("--emit-dir", metavar="DIR", type=path_argument("folder to write in"),
+                        help="write each placed job's Trinity config to DIR")
     add_trinity_version_option(parser, "--emit-dir", "both, with a comment on the trainer's")
-    parser.add_argument("--no-estimate", action="store_const", const="never", default="auto", dest="estimate_mode",
-                        help="plans from the tables alone: their GPU counts and cells, no memory-model estimates")
+    add_estimate_options(parser)
     add_memory_model_options(parser)
     add_token_budget_option(parser)
     add_cells_option(parser)

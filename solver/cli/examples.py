@@ -28,7 +28,8 @@ def build_examples_parser() -> argparse.ArgumentParser:
                     epilog="Exit status: 0 the files are written (or unchanged), 2 bad input (a file there that "
                     "differs without --force, a DIR that is not a folder, cannot be written or is the shipped GPU "
                     "tables' folder, feasibility/).")
-    parser.add_argument("dir", metavar="DIR", nargs="?", type=path_argument, default=DEFAULT_FOLDER,
+    parser.add_argument("dir", metavar="DIR", nargs="?", type=path_argument("folder to write in"),
+                        default=DEFAULT_FOLDER,
                         help=f"the folder to write them into, made if missing; default: {DEFAULT_FOLDER.as_posix()} "
                         "under the current directory, where the docs' commands, run from this directory, find them")
     parser.add_argument("--force", action="store_true", help="overwrite the files there that differ from the examples")

@@ -15,15 +15,28 @@ from solver.cli.catalogs import catalog_with, check_model_flags
 from solver.cli.notes import note_cells_elsewhere
 from solver.cli.options import (
     add_cells_option,
+    add_estimate_options,
     add_gpu_memory_option,
     add_host_ram_option,
     add_memory_model_options,
+    add_node_gpus_option,
+    add_token_budget_option,
     add_train_batch_option,
+    add_weights_option,
+    add_workers_option,
 )
 from solver.cli.output import PLAIN_TEXT, escaped_line, new_console, print_escaped
 from solver.cli.parser import Parser
 from solver.render import map_json, map_view
-from solver.tables import MAX_ESTIMATED_GPUS, QueryError, load_memory_model, load_model_config, shown_number
+from solver.rules import NODE_GPUS
+from solver.tables import (
+    MAX_ESTIMATED_GPUS,
+    QueryError,
+    load_memory_model,
+    load_model_config,
+    load_weights,
+    shown_number,
+)
 
 
 def build_map_parser() -> argparse.ArgumentParser:
@@ -41,12 +54,17 @@ def build_map_parser() -> argparse.ArgumentParser:
     parser.add_argument("--svg", metavar="FILE", type=output_path, help="also save the map as SVG")
     parser.add_argument("--json", action="store_true",
                         help="print the maps as JSON: per GPU type, each row's best plan at each budget (null: none)")
-    parser.add_argument("--model-config", metavar="PATH", type=path_argument,
+    parser.add_argument("--model-config", metavar="PATH", type=path_argument("file or folder to read"),
                         help="a local Hugging Face config.json, for a model the catalogue lacks (as --model)")
     parser.add_argument("--time-limit", metavar="S", type=positive_seconds, default=10.0,
                         help="seconds the solver may take per cell (default 10, as solve's per answer)")
+    add_workers_option(parser)
+    add_weights_option(parser)
+    add_estimate_options(parser)
+    add_token_budget_option(parser)
     add_train_batch_option(parser)
     add_host_ram_option(parser)
+    add_node_gpus_option(parser)
     add_gpu_memory_option(parser)
     add_cells_option(parser)
     add_memory_model_options(parser)
@@ -62,7 +80,9 @@ def run_map(args: argparse.Namespace) -> int:
                                          args.gpu, args.gpu_memory, args.cells or ())
     options = {"memory": load_memory_model(args.memory_model) if args.memory_model else None,
                "margin": args.margin, "train_batch_size": args.train_batch_size, "host_ram_gb": args.host_ram,
-               "time_limit_s": args.time_limit}
+               "time_limit_s": args.time_limit, "workers": args.workers,
+               "weights": load_weights(args.weights) if args.weights else None, "estimate": args.estimate_mode,
+               "token_budget": args.token_budget or "default", "node_gpus": args.node_gpus}
     asked = list(dict.fromkeys(catalog.model(name.strip()).name for name in args.model.split(","))) if args.model \
         else [added] if added else []
     if args.by == "len" and len(asked) != 1:
@@ -72,17 +92,21 @@ def run_map(args: argparse.Namespace) -> int:
     budgets = list(range(1, args.gpus_up_to + 1))
     limits = f", train batch {args.train_batch_size}" if args.train_batch_size else ""
     limits += f", host memory {shown_number(args.host_ram)} GiB per node" if args.host_ram is not None else ""
+    limits += f", nodes of {args.node_gpus} GPUs" if args.node_gpus != NODE_GPUS else ""
+    limits += {"only": ", estimates alone", "never": ", no estimates"}.get(args.estimate_mode, "")
+    chosen = (", token budget auto" if args.token_budget == "auto" else "") + (
+        f", weights {args.weights}" if args.weights else "")
     screen = new_console()
     views, maps = [], []
     for gpu in gpus:
         if args.by == "len":
             rows: list[Any] = length_rows(catalog, gpu.name, asked[0], budgets, **options)
             grid = cheapest_by_length(catalog, gpu.name, asked[0], rows, budgets, **options)
-            title = f"{gpu.name} · {asked[0]}: cheapest setting per length and GPU budget{limits}"
+            title = f"{gpu.name} · {asked[0]}: cheapest setting per length and GPU budget{limits}{chosen}"
         else:
             rows = asked or mapped_models(catalog, gpu.name)
             grid = longest_by_model(catalog, gpu.name, rows, budgets, **options)
-            title = f"{gpu.name}: longest context per model and GPU budget{limits}"
+            title = f"{gpu.name}: longest context per model and GPU budget{limits}{chosen}"
         views.append(map_view(grid, rows, budgets, title, by_length=args.by == "len", limited=bool(limits)))
         maps.append((gpu.name, grid, rows))
     # Every budget keeps a readable column: a file or pipe gets the maps' full width, and a terminal too
@@ -100,8 +124,11 @@ def run_map(args: argparse.Namespace) -> int:
             recorder.print(view)
         write_atomically(args.svg, recorder.export_svg(title="rft-solver map"))
     if args.json:
-        sys.stdout.write(map_json(maps, budgets, model=asked[0] if args.by == "len" else None,
-                                  train_batch_size=args.train_batch_size, host_ram_gb=args.host_ram) + "\n")
+        given = {"train_batch_size": args.train_batch_size, "host_ram_gb": args.host_ram,
+                 "node_gpus": args.node_gpus if args.node_gpus != NODE_GPUS else None,
+                 "estimate": args.estimate_mode if args.estimate_mode != "auto" else None,
+                 "token_budget": "auto" if args.token_budget == "auto" else None}
+        sys.stdout.write(map_json(maps, budgets, model=asked[0] if args.by == "len" else None, given=given) + "\n")
     else:
         for view in views:
             screen.print(view)

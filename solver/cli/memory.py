@@ -27,7 +27,8 @@ def build_memory_parser() -> argparse.ArgumentParser:
                     "the prediction exceeds the GPU's memory where no table says it trains, or the host memory it "
                     "needs exceeds --host-ram), 2 bad input.")
     parser.add_argument("--model", metavar="M", help="model: Qwen3-4B, 4B, qwen3-4b, ... (or --model-config)")
-    parser.add_argument("--model-config", metavar="PATH", type=path_argument, help="a local Hugging Face config.json")
+    parser.add_argument("--model-config", metavar="PATH", type=path_argument("file or folder to read"),
+                        help="a local Hugging Face config.json")
     add_cells_option(parser)
     parser.add_argument("--gpu", metavar="G", required=True,
                         help="GPU type (h100, b200, ...; an unknown name lists them all)")

@@ -1,5 +1,6 @@
 """Options that several ``solve`` commands share: --trinity-version, --gpu-memory, --cells, --token-budget,
---margin and --memory-model."""
+--train-batch-size, --host-ram, --margin, --memory-model, --estimate/--no-estimate, --weights, --workers and
+--node-gpus."""
 
 from __future__ import annotations
 
@@ -15,8 +16,9 @@ from solver.cli.argtypes import (
     whole_number,
 )
 from solver.memory import DEFAULT_MARGIN
-from solver.query import TrinityVersion
-from solver.tables import MAX_TRAIN_BATCH
+from solver.query import MAX_WORKERS, TrinityVersion
+from solver.rules import NODE_GPUS
+from solver.tables import MAX_GPUS, MAX_TRAIN_BATCH
 
 
 def add_trinity_version_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, made: str,
@@ -40,7 +42,7 @@ def add_gpu_memory_option(parser: argparse.ArgumentParser | argparse._ArgumentGr
 
 def add_cells_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     """--cells, for the commands that plan or estimate with tables."""
-    parser.add_argument("--cells", metavar="FILE", type=path_argument, action="append",
+    parser.add_argument("--cells", metavar="FILE", type=path_argument("file to read"), action="append",
                         help="cells you measured, a GPU table file in the tables' format (as solve calibrate "
                         "--cells; repeatable): tables of their GPU type, which vouch for plans as the source's do")
 
@@ -78,5 +80,38 @@ def add_memory_model_options(parser: argparse.ArgumentParser | argparse._Argumen
     parser.add_argument("--margin", metavar="F", type=margin_fraction,
                         help="safety margin of estimates, a fraction of usable memory (default: the memory model's, "
                         f"{DEFAULT_MARGIN} for the shipped one)")
-    parser.add_argument("--memory-model", metavar="FILE", type=path_argument,
+    parser.add_argument("--memory-model", metavar="FILE", type=path_argument("file to read"),
                         help="coefficients from `solve calibrate --out`")
+
+
+def add_estimate_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """--estimate and --no-estimate (one at most; neither: ``auto``, the tables first, estimates past them), for the
+    commands that plan."""
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--estimate", action="store_const", const="only", default="auto", dest="estimate_mode",
+                      help="plans from the memory model alone, ignoring the tables (to compare)")
+    mode.add_argument("--no-estimate", action="store_const", const="never", default="auto", dest="estimate_mode",
+                      help="no estimates: only documented and inferred plans")
+
+
+def add_weights_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """--weights, for the commands that plan."""
+    parser.add_argument("--weights", metavar="FILE", type=path_argument("file to read"),
+                        help="cost weights YAML (offload, sp, env)")
+
+
+def add_workers_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup,
+                       answers: str = "answers do not depend on it") -> None:
+    """--workers, for the commands that solve (`answers`: what depends on it)."""
+    parser.add_argument("--workers", metavar="W", type=whole_number(1, MAX_WORKERS), default=1,
+                        help=f"CP-SAT search workers (default 1, at most {MAX_WORKERS}; {answers})")
+
+
+def add_node_gpus_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup,
+                         from_config: bool = False) -> None:
+    """--node-gpus, for the commands that plan (`from_config`: the one that also reads a Trinity config, whose
+    cluster.gpu_per_node is the default; otherwise 8)."""
+    default = f"--from-config's cluster.gpu_per_node, else {NODE_GPUS}" if from_config else str(NODE_GPUS)
+    parser.add_argument("--node-gpus", metavar="G", type=whole_number(1, MAX_GPUS),
+                        default=None if from_config else NODE_GPUS,
+                        help=f"GPUs per node (default: {default}): a trainer on more keeps each SP group in one node")

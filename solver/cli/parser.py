@@ -6,7 +6,7 @@ import argparse
 import difflib
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from solver.cli.output import escaped_line
@@ -25,6 +25,9 @@ class Parser(argparse.ArgumentParser):
         taken (``solve --minimize nodes``: solve cluster's), said after the accepted values."""
         super().__init__(*args, **kwargs)
         self.elsewhere = elsewhere or {}
+        self.others: dict[str, Collection[str]] = {}
+        """The options of the other commands, by their names (``solve``: its options): one of them given here is
+        named as theirs (`_refuse_others_option`)."""
         # A negative number in any form (-1k, -1e-9, -5GB) is a value to refuse as such, not an unknown option.
         self._negative_number_matcher = re.compile(r"^-\.?\d")
         # An option that takes a value takes it once (its argument groups share this registry).
@@ -42,6 +45,7 @@ class Parser(argparse.ArgumentParser):
         the first unknown one most likely meant (--maximise: --maximize), or the option that took the word before it
         (`_took_one_word`)."""
         argv = sys.argv[1:] if args is None else list(args)
+        self._refuse_others_option(argv)
         namespace, rest = self.parse_known_args(argv, namespace)
         if rest:
             options = [word.split("=", 1)[0] for word in rest if word.startswith("--")]
@@ -50,6 +54,20 @@ class Parser(argparse.ArgumentParser):
             guess = f" (did you mean {close[0]}?)" if close else self._took_one_word(argv, rest[0])
             self.error(f"unrecognized arguments: {cut(' '.join(rest))}{guess}")
         return namespace
+
+    def _refuse_others_option(self, argv: list[str]) -> None:
+        """A usage error for the first option in `argv` that this command lacks (nor abbreviates) and another takes
+        (``solve memory --explain``: solve's): before argparse's checks, whose "arguments are required" would hide it."""
+        for word in argv:
+            if word == "--":
+                break
+            option = word.split("=", 1)[0]
+            if not option.startswith("--") or any(own.startswith(option) for own in self._option_string_actions):
+                continue
+            owners = [command for command, options in self.others.items() if option in options]
+            if owners:
+                names = ", ".join(owners[:-1]) + (" and " if len(owners) > 1 else "") + owners[-1]
+                self.error(f"{option} is an option of {names}, not of {self.prog}")
 
     def _took_one_word(self, argv: list[str], stray: str) -> str:
         """Where `stray`, the first unrecognized word and no option, follows an option's value (``--model qwen3

@@ -23,12 +23,16 @@ from solver.cli.catalogs import CommandCatalog, catalog_with, check_model_flags
 from solver.cli.notes import note_cells_elsewhere
 from solver.cli.options import (
     add_cells_option,
+    add_estimate_options,
     add_gpu_memory_option,
     add_host_ram_option,
     add_memory_model_options,
+    add_node_gpus_option,
     add_token_budget_option,
     add_train_batch_option,
     add_trinity_version_option,
+    add_weights_option,
+    add_workers_option,
 )
 from solver.cli.output import escaped_line, print_escaped, print_view
 from solver.cli.parser import OnceFlag, Parser
@@ -42,7 +46,7 @@ from solver.cli.trinity_options import (
     read_config_file,
     write_trinity,
 )
-from solver.query import MAX_TOP, MAX_WORKERS, Objective, Query, TrinityConfig, make_query
+from solver.query import MAX_TOP, Objective, Query, TrinityConfig, make_query
 from solver.render import answers_json, answers_view
 from solver.results import Answer
 from solver.rules import NODE_GPUS
@@ -93,25 +97,18 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--top", metavar="K", type=whole_number(1, MAX_TOP), default=1,
                         help=f"the K best plans, best first, each longer, faster, on fewer GPUs or better vouched for "
                              f"than those before it (at most {MAX_TOP})")
-    parser.add_argument("--weights", metavar="FILE", type=path_argument, help="cost weights YAML (offload, sp, env)")
+    add_weights_option(parser)
     parser.add_argument("--time-limit", metavar="S", type=positive_seconds, default=10.0,
                         help="seconds the solver may take per answer, its ranked plans together; the questions "
                         "behind its reasons get their own (default 10)")
-    parser.add_argument("--workers", metavar="W", type=whole_number(1, MAX_WORKERS), default=1,
-                        help=f"CP-SAT search workers (default 1, at most {MAX_WORKERS}; answers do not depend on it)")
+    add_workers_option(parser)
     estimates = parser.add_argument_group("memory model")
-    mode = estimates.add_mutually_exclusive_group()
-    mode.add_argument("--estimate", action="store_const", const="only", dest="estimate_mode",
-                      help="answer from the memory model alone, ignoring the tables (to compare)")
-    mode.add_argument("--no-estimate", action="store_const", const="never", dest="estimate_mode",
-                      help="no estimates: only documented and inferred plans")
+    add_estimate_options(estimates)
     add_memory_model_options(estimates)
     add_token_budget_option(estimates, from_config=True)
     add_host_ram_option(estimates)
-    estimates.add_argument("--node-gpus", metavar="G", type=whole_number(1, MAX_GPUS),
-                           help="GPUs per node (default: --from-config's cluster.gpu_per_node, else 8): a trainer "
-                           "on more keeps each SP group in one node")
-    estimates.add_argument("--model-config", metavar="PATH", type=path_argument,
+    add_node_gpus_option(estimates, from_config=True)
+    estimates.add_argument("--model-config", metavar="PATH", type=path_argument("file or folder to read"),
                            help="a local Hugging Face config.json for a model the catalogue lacks")
     add_cells_option(estimates)
     add_gpu_memory_option(estimates)
@@ -126,7 +123,7 @@ def build_parser() -> argparse.ArgumentParser:
                               "or nodes of their own); --emit and --out add the cluster section (0: none here, "
                               "mode: train)")
     add_train_batch_option(trinity, from_config=True)
-    trinity.add_argument("--from-config", metavar="FILE", type=path_argument,
+    trinity.add_argument("--from-config", metavar="FILE", type=path_argument("file to read"),
                          help="read model, max_model_len and trainer GPUs from a Trinity config; say whether its "
                          "settings train (flags override what the file says)")
     trinity.add_argument("--check", action="store_true",
@@ -205,7 +202,7 @@ def _planner_query(args: argparse.Namespace, catalog: Catalog, added: str, confi
     asked = {"model": args.model or added or None, "gpu": args.gpu, "objective": objective, "budget_gpus": args.gpus,
              "exact": args.exact, "max_model_len": args.max_model_len, "sp": args.sp, "env": args.env,
              "offload": args.offload, "top": args.top, "weights": load_weights(args.weights) if args.weights else None,
-             "time_limit_s": args.time_limit, "workers": args.workers, "estimate": args.estimate_mode or "auto",
+             "time_limit_s": args.time_limit, "workers": args.workers, "estimate": args.estimate_mode,
              "memory": load_memory_model(args.memory_model) if args.memory_model else None, "margin": args.margin,
              "host_ram_gb": args.host_ram, "rollout_gpus": args.rollout_gpus,
              "train_batch_size": args.train_batch_size}  # --model-config describes the model

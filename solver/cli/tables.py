@@ -33,7 +33,7 @@ def build_tables_parser() -> argparse.ArgumentParser:
     parser.add_argument("--check", action="store_true",
                         help="report where the tables contradict the semantics (exit 1 if anywhere)")
     add_cells_option(parser)
-    parser.add_argument("--model-config", metavar="PATH", type=path_argument,
+    parser.add_argument("--model-config", metavar="PATH", type=path_argument("file or folder to read"),
                         help="a local Hugging Face config.json of a model your --cells name that the catalogue lacks")
     return parser
 
