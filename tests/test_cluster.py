@@ -2932,3 +2932,13 @@ def test_a_terminal_too_narrow_for_a_pool_table_shows_a_block_per_job(cli, monke
     assert ("math-4b     nodes          0" in lines) == a100_blocks
     assert sum(line.startswith("┏━━━━━━━┳") for line in lines) == (not a100_blocks) + (not h20_blocks)
     assert "…" not in screen.getvalue() and max(len(line) for line in lines) <= columns
+
+
+def test_options_are_taken_by_their_whole_names_only(cli, tmp_path: Path, monkeypatch):
+    # argparse's prefixes read solve's --emit as --emit-dir here, and wrote the configs into ./trinity.
+    monkeypatch.chdir(tmp_path)
+    status, out, err = cli("cluster", str(Path(__file__).resolve().parent.parent / "docs" / "examples" / "fleet.yaml"), "--emit", "trinity")
+    assert (status, out, list(tmp_path.iterdir())) == (2, "", [])
+    assert err.endswith("solve cluster: error: unrecognized arguments: --emit trinity\n")
+    status, _, err = cli("--model", "4B", "--gpu", "a100", "--le", "8192")
+    assert (status, err.splitlines()[-1]) == (2, "solve: error: unrecognized arguments: --le 8192 (did you mean --len?)")

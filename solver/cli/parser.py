@@ -18,12 +18,13 @@ if TYPE_CHECKING:
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse with a one-line usage on errors: the problem, not the whole synopsis."""
+    """argparse with a one-line usage on errors: the problem, not the whole synopsis; options only by their whole
+    names (argparse's prefixes made `solve cluster --emit trinity` write the configs into ./trinity, as --emit-dir)."""
 
     def __init__(self, *args: Any, elsewhere: dict[tuple[str, str], str] | None = None, **kwargs: Any) -> None:
         """argparse's; `elsewhere` maps an option's destination and a value it refuses to where that value is
         taken (``solve --minimize nodes``: solve cluster's), said after the accepted values."""
-        super().__init__(*args, **kwargs)
+        super().__init__(*args, **{"allow_abbrev": False, **kwargs})
         self.elsewhere = elsewhere or {}
         self.others: dict[str, Collection[str]] = {}
         """The options of the other commands, by their names (``solve``: its options): one of them given here is
