@@ -721,57 +721,82 @@ def _no_plan_reason(catalog: Catalog, data: PlanningData, query: Query, nearby: 
     """Name the limit that leaves `query` without a plan on this GPU type, found by solving again (and from
     the plans `nearby`); and, when only the length is out of reach, the longest plan within the same budget
     and pins."""
-    counts = "counts with a plan at some length: " + ", ".join(map(str, data.counts))
     where = f"{data.model} on {data.gpu}"
-    spread = (whole_nodes_violation(query.budget_gpus, query.node_gpus, query.node_source)
-              or rollout_layout_violation(query.budget_gpus, query.rollout_gpus, query.node_gpus)) if query.exact else None
-    if spread:
-        return (f"no plan for exactly {counted(query.budget_gpus, 'trainer GPU')} with {where}: {spread}"
-                f"{_fewer_gpus_words(catalog, data, query) or _nearest_words(catalog, data, query)}"), None
-    if query.exact and query.budget_gpus not in data.counts:
-        return ((f"no plan for exactly {counted(query.budget_gpus, 'trainer GPU')} with {where} ({counts})"
-                 f"{_uncounted(query)}"
-                 f"{_fewer_gpus_words(catalog, data, query) or _nearest_words(catalog, data, query)}"), None)
+    if query.exact and (exact := _exact_count_reason(catalog, data, query, where)):
+        return exact, None
     if min(data.counts) > query.budget_gpus:
-        return f"no plan for {query.budget_gpus} or fewer trainer GPUs with {where} ({counts})", None
-    # The counts within the budget that a trainer may take whole-node-wise: the rollout's layout is the limit only
-    # where it rules out every one of them (where none is left, the rollout is not what stops a plan).
-    laid_out = [n for n in data.counts if n <= query.budget_gpus
-                and not whole_nodes_violation(n, query.node_gpus, query.node_source)]
-    if query.rollout_gpus and laid_out and all(rollout_layout_violation(n, query.rollout_gpus, query.node_gpus)
-                                               for n in laid_out):
-        return (f"no plan for {query.budget_gpus} or fewer trainer GPUs with {where}: none of them leaves the "
-                f"{counted(query.rollout_gpus, 'rollout GPU')} (--rollout-gpus) room on nodes of {query.node_gpus}, "
-                "in the trainer's node, filling it and whole nodes more, or on nodes of their own beside a trainer on "
-                f"whole nodes{_nearest_words(catalog, data, query)}"), None
+        return f"no plan for {query.budget_gpus} or fewer trainer GPUs with {where} ({_counts_words(data)})", None
+    if rollout := _rollout_layout_reason(catalog, data, query, where):
+        return rollout, None
+    if query.objective != "max_len" and (beyond := _beyond_length_reason(catalog, data, query, nearby, where)):
+        return beyond
     sources, within, limits = query.evidence_sources, query.within_budget, query.limit_flags
-    if query.objective != "max_len":
-        longest = answer_for(catalog, query.model_copy(update={"objective": "max_len", "max_model_len": None,
-                                                               "top": 1}), data.gpu, explained=False)
-        if longest.status == "unknown":  # a shorter length may train: that much is open
-            return (f"{query.max_model_len} tokens has no plan in {sources} for {where} {within}; whether a shorter "
-                    f"length has one was not decided within the time limit of {query.time_limit_words}"), None
-        if longest.plans:
-            best = longest.plans[0]
-            if query.objective == "min_gpus":  # the fewest GPUs at that length (the longest's are the cheapest)
-                best = optional_best(catalog, query.model_copy(update={"max_model_len": best.max_model_len,
-                                                                       "top": 1}), data.gpu) or best
-            limit = f" with {limits}" if limits else ""
-            lifted = _lifted_limits_words(catalog, data, query, nearby)
-            return (
-                f"{query.max_model_len} tokens is beyond what {sources} allow for {where} {within}{limit}: "
-                f"the longest is {best.max_model_len}{grid_words(best)} "
-                f"({best.setting.label} on {counted(best.gpus, 'GPU')}"
-                f"{best.lowered_words}, "
-                f"{best.evidence_label})"
-                f"{lifted or _nearest_words(catalog, data, query)}"
-            ), best
     trains = f"trains{' with ' + limits if limits else ''}"
     pins, lifted = _without_pins(catalog, data, query, nearby), _lifted_limits_words(catalog, data, query, nearby)
     # The longest without the pins is a shorter length, no way forward: the fewest GPUs past the budget may be one.
     way = lifted or (query.pin_flags and nearby.plan("without_pins") is not None)
     return (f"nothing in {sources} for {where} {within} {trains}{pins}{lifted}"
             f"{'' if way else _nearest_words(catalog, data, query)}"), None
+
+
+def _counts_words(data: PlanningData) -> str:
+    """The GPU counts with a plan at some length, in words: ``counts with a plan at some length: 1, 2, 4``."""
+    return "counts with a plan at some length: " + ", ".join(map(str, data.counts))
+
+
+def _exact_count_reason(catalog: Catalog, data: PlanningData, query: Query, where: str) -> str:
+    """Why no plan takes `query`'s exact GPU count (no plan `where` says): the count's layout on the nodes, or no
+    plan at it at any length; with the plan on fewer GPUs, else the nearest plan ("" where neither stops it)."""
+    spread = (whole_nodes_violation(query.budget_gpus, query.node_gpus, query.node_source)
+              or rollout_layout_violation(query.budget_gpus, query.rollout_gpus, query.node_gpus))
+    exactly = f"no plan for exactly {counted(query.budget_gpus, 'trainer GPU')} with {where}"
+    if spread:
+        head = f"{exactly}: {spread}"
+    elif query.budget_gpus not in data.counts:
+        head = f"{exactly} ({_counts_words(data)}){_uncounted(query)}"
+    else:
+        return ""
+    return f"{head}{_fewer_gpus_words(catalog, data, query) or _nearest_words(catalog, data, query)}"
+
+
+def _rollout_layout_reason(catalog: Catalog, data: PlanningData, query: Query, where: str) -> str:
+    """Where the rollout's GPUs (--rollout-gpus) rule out every count within `query`'s budget that a trainer may take
+    whole-node-wise: that, with the nearest plan ("" where they do not, and where no count is left: the rollout is
+    then not what stops a plan)."""
+    laid_out = [n for n in data.counts if n <= query.budget_gpus
+                and not whole_nodes_violation(n, query.node_gpus, query.node_source)]
+    if not (query.rollout_gpus and laid_out and all(rollout_layout_violation(n, query.rollout_gpus, query.node_gpus)
+                                                    for n in laid_out)):
+        return ""
+    return (f"no plan for {query.budget_gpus} or fewer trainer GPUs with {where}: none of them leaves the "
+            f"{counted(query.rollout_gpus, 'rollout GPU')} (--rollout-gpus) room on nodes of {query.node_gpus}, "
+            "in the trainer's node, filling it and whole nodes more, or on nodes of their own beside a trainer on "
+            f"whole nodes{_nearest_words(catalog, data, query)}")
+
+
+def _beyond_length_reason(catalog: Catalog, data: PlanningData, query: Query, nearby: _Nearby,
+                          where: str) -> tuple[str, Plan | None] | None:
+    """For `query`'s length, which no plan trains: that it is beyond what the tables allow, with the longest plan
+    within the same budget and pins (and that plan), or that a shorter length was left open by the time limit; None
+    where no length trains."""
+    sources, within, limits = query.evidence_sources, query.within_budget, query.limit_flags
+    longest = answer_for(catalog, query.model_copy(update={"objective": "max_len", "max_model_len": None, "top": 1}),
+                         data.gpu, explained=False)
+    if longest.status == "unknown":  # a shorter length may train: that much is open
+        return (f"{query.max_model_len} tokens has no plan in {sources} for {where} {within}; whether a shorter "
+                f"length has one was not decided within the time limit of {query.time_limit_words}"), None
+    if not longest.plans:
+        return None
+    best = longest.plans[0]
+    if query.objective == "min_gpus":  # the fewest GPUs at that length (the longest's are the cheapest)
+        best = optional_best(catalog, query.model_copy(update={"max_model_len": best.max_model_len, "top": 1}),
+                             data.gpu) or best
+    limit = f" with {limits}" if limits else ""
+    lifted = _lifted_limits_words(catalog, data, query, nearby)
+    return (f"{query.max_model_len} tokens is beyond what {sources} allow for {where} {within}{limit}: "
+            f"the longest is {best.max_model_len}{grid_words(best)} ({best.setting.label} on "
+            f"{counted(best.gpus, 'GPU')}{best.lowered_words}, {best.evidence_label})"
+            f"{lifted or _nearest_words(catalog, data, query)}"), best
 
 
 def _lifted_limits_words(catalog: Catalog, data: PlanningData, query: Query, nearby: _Nearby) -> str:
