@@ -24,6 +24,7 @@ from solver.model import (
     FoundPlan,
     PlanningData,
     PlanningInputs,
+    PlanVariables,
     add_lifted_budget,
     add_lifted_token_budget,
     build_model,
@@ -576,19 +577,7 @@ def nearest_plan(catalog: Catalog, data: PlanningData, query: Query) -> tuple[Pl
     wide_data = prepare(catalog, data.gpu, wide)
     if wide_data.holds_no_plan(wide):
         return None
-    model, variables, guards = build_model(wide_data, wide, guarded=True)
-    lifts = {rule: guards[rule].Not() for rule, field in SOFT_LIMITS.items() if getattr(query, field) is not None}
-    model.add_bool_and([guard for rule, guard in guards.items() if rule not in lifts])
-    lifts["budget"] = add_lifted_budget(model, variables, query.budget_gpus)
-    if data.inputs.estimate == "never" and query.estimate != "never":
-        lifts["estimate"] = variables.estimated
-    if lowering and (asked := query.max_model_len) is not None:
-        at_default = prepare(catalog, data.gpu, wide.model_copy(update={"token_budget": "default"})).estimates
-        lifts["token_budget"] = add_lifted_token_budget(
-            model, variables, [(n, e, o, s) for n, e, o, s, longest in at_default if longest >= asked])
-    minimize_lifts(model, wide_data, wide, variables,
-                   [(literal, LIFT_WEIGHTS.get(name, USER_LIMIT_WEIGHT)) for name, literal in lifts.items()],
-                   more_gpus=lifts["budget"])
+    model, variables, lifts = _lifts_model(catalog, data, query, wide, wide_data)
     solver = new_solver(query)
     # Proving the fewest lifts pays for presolve, as an explanation's guarded model does: it made these solves
     # five to fifty times faster (0.1 s rather than 1 to 7 s).
@@ -602,6 +591,27 @@ def nearest_plan(catalog: Catalog, data: PlanningData, query: Query) -> tuple[Pl
     changed = wide.model_copy(update={**changes, "token_budget": token_budget})
     values = [solver.value(variable) for variable in variables.plan]
     return _plan(catalog, wide_data, changed, values, estimated=bool(solver.value(variables.estimated))), lifted
+
+
+def _lifts_model(catalog: Catalog, data: PlanningData, query: Query, wide: Query,
+                 wide_data: PlanningData) -> tuple[cp_model.CpModel, PlanVariables, Mapping[str, cp_model.LiteralT]]:
+    """`nearest_plan`'s model of the `wide` query (`wide_data`: its prepared data) and its lifts, each a literal by
+    its name: one per limit of `query` it may lift, the budget, --no-estimate where `data` was prepared without
+    estimates, and Trinity's default token budget where `_may_lower_budget`; the model minimising their weights."""
+    model, variables, guards = build_model(wide_data, wide, guarded=True)
+    lifts = {rule: guards[rule].Not() for rule, field in SOFT_LIMITS.items() if getattr(query, field) is not None}
+    model.add_bool_and([guard for rule, guard in guards.items() if rule not in lifts])
+    lifts["budget"] = add_lifted_budget(model, variables, query.budget_gpus)
+    if data.inputs.estimate == "never" and query.estimate != "never":
+        lifts["estimate"] = variables.estimated
+    if _may_lower_budget(query) and (asked := query.max_model_len) is not None:
+        at_default = prepare(catalog, data.gpu, wide.model_copy(update={"token_budget": "default"})).estimates
+        lifts["token_budget"] = add_lifted_token_budget(
+            model, variables, [(n, e, o, s) for n, e, o, s, longest in at_default if longest >= asked])
+    minimize_lifts(model, wide_data, wide, variables,
+                   [(literal, LIFT_WEIGHTS.get(name, USER_LIMIT_WEIGHT)) for name, literal in lifts.items()],
+                   more_gpus=lifts["budget"])
+    return model, variables, lifts
 
 
 def _nearest_on_nodes(catalog: Catalog, data: PlanningData, query: Query) -> tuple[Plan, frozenset[str], int] | None:
