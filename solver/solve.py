@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from contextvars import ContextVar
 from functools import cache
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple
 
 from ortools.sat.python import cp_model
 
@@ -266,16 +266,15 @@ def _with_estimated_plan(catalog: Catalog, query: Query, answer: Answer) -> Answ
     # Where the estimates alone give none: the nearest plan with them (`nearest_plan`, lifting --no-estimate), unless
     # the tables vouch for one as near (the reason's own ways are the tables').
     data = prepare(catalog, answer.gpu, query)
-    found = _nearest_on_nodes(catalog, data, with_estimates)
-    if found is None or "estimate" not in found[1]:
+    nearest = _nearest_on_nodes(catalog, data, with_estimates)
+    if nearest is None or "estimate" not in nearest.lifted:
         return answer
-    estimated, lifted, node_gpus = found
-    other_count = "budget" in lifted or query.exact and estimated.gpus != query.budget_gpus
+    estimated = nearest.plan
+    other_count = "budget" in nearest.lifted or query.exact and estimated.gpus != query.budget_gpus
     gpus = f" and take --gpus {estimated.gpus}" if other_count else ""
     return answer.model_copy(update={"reason": (
-        f"{answer.reason}; {_nodes_words(query, node_gpus)}{estimated_plan_words(estimated)}"
-        f"{estimated.lowered_words}: {_lift_words(query, estimated, lifted)}{gpus}"
-        f"{_lifted_host_words(data.shape, node_gpus, estimated, lifted)}")})
+        f"{answer.reason}; {nearest.nodes_words(query)}{estimated_plan_words(estimated)}"
+        f"{estimated.lowered_words}: {nearest.lift_words(query)}{gpus}{nearest.host_words(data.shape)}")})
 
 
 def host_over_words(model: Model, plan: Plan, node_gpus: int, source: str, limit: float) -> str:
@@ -614,21 +613,47 @@ def _lifts_model(catalog: Catalog, data: PlanningData, query: Query, wide: Query
     return model, variables, lifts
 
 
-def _nearest_on_nodes(catalog: Catalog, data: PlanningData, query: Query) -> tuple[Plan, frozenset[str], int] | None:
+class _Nearest(NamedTuple):
+    """A nearest plan (`nearest_plan`), the limits it lifts, and the GPUs per node it takes (`_nearest_on_nodes`)."""
+
+    plan: Plan
+    lifted: frozenset[str]
+    node_gpus: int
+
+    def nodes_words(self, query: Query) -> str:
+        """Where the plan takes larger nodes than `query`'s: that, in words (``on nodes of 8 GPUs, ``); "" otherwise."""
+        return f"on nodes of {self.node_gpus} GPUs, " if self.node_gpus != query.node_gpus else ""
+
+    def lift_words(self, query: Query) -> str:
+        """The changes to `query` that lift its limits the plan lifts, but more GPUs, in words: ``drop --no-estimate
+        and --sp 1 --host-ram 32 and add --token-budget auto``."""
+        lifted = self.lifted
+        flags = " ".join(filter(None, (
+            query.model_copy(update={pin: getattr(query, pin) if f"pin_{pin}" in lifted else None
+                                     for pin in ("sp", "env", "offload")}).pin_flags,
+            query.host_ram_flag if "host_ram" in lifted else "",
+            f"--rollout-gpus {query.rollout_gpus}" if "rollout_layout" in lifted else "")))
+        drops = " and ".join(filter(None, ("--no-estimate" if "estimate" in lifted else "", flags)))
+        return " and ".join(filter(None, (
+            drops and f"drop {drops}", "add --token-budget auto" if "token_budget" in lifted else "",
+            f"take a train batch that {self.plan.gpus // self.plan.sp} data-parallel ranks divide"
+            if "batch_divides" in lifted else "")))
+
+    def host_words(self, model: Model) -> str:
+        """Where the plan lifts the query's host memory: the host memory per node it needs, in words (``, and with
+        Offload it needs ...``); "" otherwise."""
+        return f", and {_host_need_words(model, self.node_gpus, self.plan)}" if "host_ram" in self.lifted else ""
+
+
+def _nearest_on_nodes(catalog: Catalog, data: PlanningData, query: Query) -> _Nearest | None:
     """`nearest_plan` of `query`, and the GPUs per node it takes: the query's; where it has none there and its nodes
     are smaller than `NODE_GPUS`, the nearest plan on nodes of `NODE_GPUS` (the cluster's hardware, no limit to
     lift: whole nodes, SP within a node, the rollout's layout and host memory per node depend on it)."""
     for node_gpus in dict.fromkeys((query.node_gpus, max(query.node_gpus, NODE_GPUS))):
         found = nearest_plan(catalog, data, query.model_copy(update={"node_gpus": node_gpus}))
         if found is not None:
-            return *found, node_gpus
+            return _Nearest(*found, node_gpus)
     return None
-
-
-def _nodes_words(query: Query, node_gpus: int) -> str:
-    """Where a nearest plan takes nodes of `node_gpus`, larger than `query`'s: that, in words (``on nodes of 8
-    GPUs, ``); "" otherwise."""
-    return f"on nodes of {node_gpus} GPUs, " if node_gpus != query.node_gpus else ""
 
 
 def _nearest_words(catalog: Catalog, data: PlanningData, query: Query) -> str:
@@ -636,13 +661,13 @@ def _nearest_words(catalog: Catalog, data: PlanningData, query: Query) -> str:
     trainer GPUs train 65536 tokens if you also drop --host-ram 32: Env + SP=8 on 16 GPUs (estimated), and ...``,
     ``; on nodes of 8 GPUs, 131072 tokens trains: ...`` ("" when none, and for an exact count when maximising the
     length: which count's longest is nearest is no question of lifts)."""
-    found = None if query.exact and query.max_model_len is None else _nearest_on_nodes(catalog, data, query)
-    if found is None:
+    nearest = None if query.exact and query.max_model_len is None else _nearest_on_nodes(catalog, data, query)
+    if nearest is None:
         return ""
-    plan, lifted, node_gpus = found
-    changes = _lift_words(query, plan, lifted)
+    plan = nearest.plan
+    changes = nearest.lift_words(query)
     fewer = query.exact and plan.gpus < query.budget_gpus
-    head = "more trainer GPUs" if "budget" in lifted else "fewer trainer GPUs" if fewer else ""
+    head = "more trainer GPUs" if "budget" in nearest.lifted else "fewer trainer GPUs" if fewer else ""
     condition = f" if you {'also ' if head else ''}{changes}" if changes else ""
     if query.max_model_len is None:
         said = f"{head or 'there is'} {'have ' if head else ''}a plan{condition}"
@@ -650,30 +675,8 @@ def _nearest_words(catalog: Catalog, data: PlanningData, query: Query) -> str:
         said = f"{head + ' train' if head else ''} {query.max_model_len} tokens{'' if head else ' trains'}{condition}"
     at_length = f" at {plan.max_model_len} tokens" if query.max_model_len is None else ""
     free = f", the other {query.budget_gpus - plan.gpus} free for rollout" if fewer else ""
-    return (f"; {_nodes_words(query, node_gpus)}{said.strip()}: {plan.setting.label} on {counted(plan.gpus, 'GPU')}"
-            f"{at_length}{plan.lowered_words} ({plan.evidence_label}){free}"
-            f"{_lifted_host_words(data.shape, node_gpus, plan, lifted)}")
-
-
-def _lift_words(query: Query, plan: Plan, lifted: frozenset[str]) -> str:
-    """The changes to `query` that lift its limits named in `lifted` for `plan` (`nearest_plan`), but more GPUs, in
-    words: ``drop --no-estimate and --sp 1 --host-ram 32 and add --token-budget auto``."""
-    flags = " ".join(filter(None, (
-        query.model_copy(update={pin: getattr(query, pin) if f"pin_{pin}" in lifted else None
-                                 for pin in ("sp", "env", "offload")}).pin_flags,
-        query.host_ram_flag if "host_ram" in lifted else "",
-        f"--rollout-gpus {query.rollout_gpus}" if "rollout_layout" in lifted else "")))
-    drops = " and ".join(filter(None, ("--no-estimate" if "estimate" in lifted else "", flags)))
-    return " and ".join(filter(None, (
-        drops and f"drop {drops}", "add --token-budget auto" if "token_budget" in lifted else "",
-        f"take a train batch that {plan.gpus // plan.sp} data-parallel ranks divide"
-        if "batch_divides" in lifted else "")))
-
-
-def _lifted_host_words(model: Model, node_gpus: int, plan: Plan, lifted: frozenset[str]) -> str:
-    """Where `plan` lifts the query's host memory (`nearest_plan`): the host memory per node of `node_gpus` it needs,
-    in words (``, and with Offload it needs ...``); "" otherwise."""
-    return f", and {_host_need_words(model, node_gpus, plan)}" if "host_ram" in lifted else ""
+    return (f"; {nearest.nodes_words(query)}{said.strip()}: {plan.setting.label} on {counted(plan.gpus, 'GPU')}"
+            f"{at_length}{plan.lowered_words} ({plan.evidence_label}){free}{nearest.host_words(data.shape)}")
 
 
 def _changed(query: Query, name: AlternativeName) -> Query | None:
