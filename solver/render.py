@@ -766,50 +766,69 @@ UNPLACED_JOBS_WIDTH = 40
 def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = False) -> Group:
     """A table per pool, a row per placed job with its nodes and plan; the cautions `solve` would give the
     placed plans (each once, with its jobs); then the unplaced jobs."""
-    renderables: list[Any] = []
-    if result.objective is not None:
-        gap = f", gap {result.gap:.1%}" if result.gap else ""
-        measure = "nodes used" if minimize_nodes else f"placed priority ({_priority_within_reach(result, fleet)})"
-        stopped = ("interrupted" if result.interrupted else "time ran out") + " before the search's first placement"
-        bound = f"proven bound {result.bound}" if result.bound is not None else (
-            f"no bound proven ({stopped}: the greedy one stands{'' if result.interrupted else '; raise --time-limit'})")
-        if result.host_rounded and result.bound is not None:
-            bound = f"bound {result.bound} with the host memory rounded"
-        renderables.append(Text(f"status: {result.status}; {measure}: {result.objective}, {bound}{gap}", style="bold"))
-        if result.bound is None and not result.interrupted:
-            renderables.append(Text(f"working out the jobs' ways to run took {result.planning_s:.1f} s before the "
-                                    "search could start"))
-    else:
-        renderables.append(Text(f"status: {result.status}", style="bold red"))
+    renderables: list[Any] = [*_status_lines(result, fleet, minimize_nodes), *_search_warnings(result)]
+    for pool, use in zip(fleet.pools, result.pools, strict=True):
+        renderables.append(_pool_view(pool, use, [p for p in result.placements if p.pool == pool.name]))
+    if result.placements:
+        renderables.append(Text(COST_NOTE, style="dim"))
+    renderables += _placed_cautions(result)
+    if result.unplaced:
+        renderables.append(_unplaced_view(result, len(fleet.jobs)))
+    return Group(*renderables)
+
+
+def _status_lines(result: ClusterResult, fleet: Fleet, minimize_nodes: bool) -> list[Text]:
+    """A placement's status, with what it counts (the nodes used where `minimize_nodes`, else the placed priority),
+    its bound and gap; and, without a bound, how long working out the jobs' ways took."""
+    if result.objective is None:
+        return [Text(f"status: {result.status}", style="bold red")]
+    gap = f", gap {result.gap:.1%}" if result.gap else ""
+    measure = "nodes used" if minimize_nodes else f"placed priority ({_priority_within_reach(result, fleet)})"
+    stopped = ("interrupted" if result.interrupted else "time ran out") + " before the search's first placement"
+    bound = f"proven bound {result.bound}" if result.bound is not None else (
+        f"no bound proven ({stopped}: the greedy one stands{'' if result.interrupted else '; raise --time-limit'})")
+    if result.host_rounded and result.bound is not None:
+        bound = f"bound {result.bound} with the host memory rounded"
+    lines = [Text(f"status: {result.status}; {measure}: {result.objective}, {bound}{gap}", style="bold")]
+    if result.bound is None and not result.interrupted:
+        lines.append(Text(f"working out the jobs' ways to run took {result.planning_s:.1f} s before the search could "
+                          "start"))
+    return lines
+
+
+def _search_warnings(result: ClusterResult) -> list[Text]:
+    """What leaves a placement less than proven best: a tie-break not proven, host memory rounded up, the jobs' ways
+    that ran out of time."""
+    warnings = []
     if result.status == "optimal" and not result.tie_broken:
-        renderables.append(Text(tie_break_unproven(result.interrupted), style="yellow"))
+        warnings.append(Text(tie_break_unproven(result.interrupted), style="yellow"))
     if result.host_rounded:
-        renderables.append(Text(
+        warnings.append(Text(
             f"host memory of the jobs rounded up into classes in {', '.join(result.host_rounded)} (the ways to "
             "fill a node were too many otherwise)"
             + (": no node's host memory is exceeded, but the placement is not proven optimal" if result.placements
                else ""), style="yellow"))
     if result.undecided_ways:
-        renderables.append(Text(
+        warnings.append(Text(
             f"{counted(result.undecided_ways, 'question')} about the jobs' ways to run (a pool and a GPU count each) "
             "ran out of time (--time-limit): those ways were left out or may not have their best plans, so the placement "
             "is not proven best",
             style="yellow"))
-    for pool, use in zip(fleet.pools, result.pools, strict=True):
-        renderables.append(_pool_view(pool, use, [p for p in result.placements if p.pool == pool.name]))
-    if result.placements:
-        renderables.append(Text(COST_NOTE, style="dim"))
-    cautioned: dict[str, list[str]] = {}  # each caution once, with the jobs it is about
+    return warnings
+
+
+def _placed_cautions(result: ClusterResult) -> list[Text]:
+    """The cautions `solve` would give the placed plans, each once, with the jobs it is about."""
+    cautioned: dict[str, list[str]] = {}
     for placement in result.placements:
         for caution in placement.plan.cautions:
             cautioned.setdefault(caution, []).append(placement.job)
+    cautions = []
     for caution, jobs in cautioned.items():
         more = len(jobs) - CAUTION_JOBS_SHOWN
         named = ", ".join(jobs[:CAUTION_JOBS_SHOWN]) + (f" and {counted(more, 'more job')}" if more > 0 else "")
-        renderables.append(Text(f"caution: {named}: {caution}", style="yellow"))
-    if result.unplaced:
-        renderables.append(_unplaced_view(result, len(fleet.jobs)))
-    return Group(*renderables)
+        cautions.append(Text(f"caution: {named}: {caution}", style="yellow"))
+    return cautions
 
 
 def _priority_within_reach(result: ClusterResult, fleet: Fleet) -> str:
