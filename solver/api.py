@@ -556,7 +556,7 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
     """The config's own settings (Env read from `environ`) and what else in the config (`text`)
     breaks Trinity's rules or is not what a verdict on them assumes; with the query at the config's
     length, for `_vouched` to say whether they train. None when there is no length to judge them at."""
-    from solver.trinity import ROLE_KEYS_IGNORED, check_trinity_config, critic_budget_note, load_config_mapping
+    from solver.trinity import check_trinity_config, load_config_mapping
 
     gpus = config.trainer_gpus or query.budget_gpus
     length = query.max_model_len or config.max_model_len  # --maximize len: the config's own length
@@ -577,8 +577,28 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
     checked = check_trinity_config(mapping, model, gpus, environ=environ, version=version, strategy_noted=True)
     problems = [problem for problem in checked if not (said and said in problem)]
     problems += config.notes
-    default = token_budget(length, config.sp)
     lowered = _lowered_by_config(config, length, query.estimate)
+    problems += _token_budget_problems(config, length, lowered)
+    values = _expandable_segments(environ.get("PYTORCH_CUDA_ALLOC_CONF", ""))
+    env = values[-1:] == ["True"]  # the last word on them wins
+    problems += [f"PYTORCH_CUDA_ALLOC_CONF has expandable_segments:{value}, which PyTorch refuses (it takes True or "
+                 "False, so the run stops at its first GPU allocation)"
+                 for value in values if value not in ("True", "False")]
+    return query, CurrentSettings(config=name, gpus=gpus, gpus_given=config.trainer_gpus is not None, env=env,
+                                  offload=config.offload, sp=config.sp, max_model_len=length,
+                                  length_given=length == config.max_model_len,
+                                  max_token_len_per_gpu=lowered, trains=False, plan=None, broken_rule=broken,
+                                  config_problems=tuple(problems))
+
+
+def _token_budget_problems(config: TrinityConfig, length: int, lowered: int | None) -> list[str]:
+    """How the config's token budgets differ from the one the verdict at `length` is at (`lowered`, its own lowered
+    budget, else Trinity's default, which the tables measured), in words: a lowered budget in effect, each role's
+    budget above or below it, a critic's above it."""
+    from solver.trinity import ROLE_KEYS_IGNORED, critic_budget_note
+
+    problems: list[str] = []
+    default = token_budget(length, config.sp)
     judged = lowered or default
     if lowered is not None:
         named = f"the token budget in effect, {lowered} (the most any role takes)," if config.role_token_budgets else \
@@ -598,16 +618,7 @@ def _current(catalog: Catalog, query: Query, config: TrinityConfig, name: str, t
                             + (f" ({ROLE_KEYS_IGNORED})" if key != "trainer.max_token_len_per_gpu" else ""))
     if config.critic_token_budget is not None and config.critic_token_budget > judged:
         problems.append(critic_budget_note(config.critic_token_budget, f"the verdict's {judged} tokens per GPU"))
-    values = _expandable_segments(environ.get("PYTORCH_CUDA_ALLOC_CONF", ""))
-    env = values[-1:] == ["True"]  # the last word on them wins
-    problems += [f"PYTORCH_CUDA_ALLOC_CONF has expandable_segments:{value}, which PyTorch refuses (it takes True or "
-                 "False, so the run stops at its first GPU allocation)"
-                 for value in values if value not in ("True", "False")]
-    return query, CurrentSettings(config=name, gpus=gpus, gpus_given=config.trainer_gpus is not None, env=env,
-                                  offload=config.offload, sp=config.sp, max_model_len=length,
-                                  length_given=length == config.max_model_len,
-                                  max_token_len_per_gpu=lowered, trains=False, plan=None, broken_rule=broken,
-                                  config_problems=tuple(problems))
+    return problems
 
 
 def _lowered_by_config(config: TrinityConfig, length: int, estimate: EstimateMode) -> int | None:

@@ -455,24 +455,15 @@ def place(
     check_token_budget(token_budget, estimate)
     planner = _Planner(catalog.for_fleet(fleet), weights if weights is not None else load_weights(),
                        estimate, time_limit_s, memory, margin, token_budget)
-    options, host_rounded = host_footprints(fleet, [option for index in range(len(fleet.jobs))
-                                                    for option in job_options(planner, fleet, index)])
     every_job = minimize == "nodes"
-    stuck = _without_ways(fleet, options)
-    # Why the jobs without a way have none, asked now so that the time it takes counts against the limit.
-    unplaced = tuple(Unplaced(job=fleet.jobs[i].name, reason=_why_no_option(planner, fleet, i)) for i in stuck)
-    planned = _Planned(fleet=fleet, options=options, every_job=every_job, host_rounded=host_rounded,
-                       no_way=tuple(fleet.jobs[i].name for i in stuck), undecided=planner.undecided, started=started,
-                       planning_s=time.monotonic() - started)
+    planned, stuck, unplaced = _plan_jobs(planner, fleet, every_job, started)
     if every_job and stuck:  # all or none: the other jobs are not placed either, and say why
         return _none_placed(planned, stuck, unplaced)
+    options = planned.options
     built = build_placement_model(fleet, options, every_job)
     stages = _stages(fleet, options, built, every_job)
     search = _greedy_start(fleet, options, built)
-    solver = new_cp_solver(workers, seed)  # Ctrl-C is taken by _StopOnInterrupt
-    # The LP relaxation of every constraint, not only the linear ones: the pattern counts' bounds then close within a
-    # second where the default level took the whole time limit (host memory, few nodes; benchmarks/README.md).
-    solver.parameters.linearization_level = 2
+    solver = _placement_solver(workers, seed)
     # Leave time to read the answer back and to say why the jobs left out are.
     deadline = started + time_limit_s * 0.97 - 0.02 - _time_for_reasons(fleet, options, planned.planning_s)
     with _StopOnInterrupt(solver) as interrupt:
@@ -490,6 +481,29 @@ def place(
         search.objective = sum(fleet.jobs[o.job].priority for o, value in zip(options, search.values) if value)
     widen_by = started + time_limit_s if widen and not interrupt.caught else None
     return _placed_result(planned, search, planner, widen_by, interrupt.caught, seed)
+
+
+def _plan_jobs(planner: _Planner, fleet: Fleet, every_job: bool,
+               started: float) -> tuple[_Planned, list[int], tuple[Unplaced, ...]]:
+    """What the placement search starts from (`_Planned`, placing since `started`), with the jobs that have no way to
+    run (`stuck`, indexes) and why (`Unplaced`): asked now, so that the time it takes counts against the limit."""
+    options, host_rounded = host_footprints(fleet, [option for index in range(len(fleet.jobs))
+                                                    for option in job_options(planner, fleet, index)])
+    stuck = _without_ways(fleet, options)
+    unplaced = tuple(Unplaced(job=fleet.jobs[i].name, reason=_why_no_option(planner, fleet, i)) for i in stuck)
+    planned = _Planned(fleet=fleet, options=options, every_job=every_job, host_rounded=host_rounded,
+                       no_way=tuple(fleet.jobs[i].name for i in stuck), undecided=planner.undecided, started=started,
+                       planning_s=time.monotonic() - started)
+    return planned, stuck, unplaced
+
+
+def _placement_solver(workers: int, seed: int) -> cp_model.CpSolver:
+    """The placement's CP-SAT solver (`new_cp_solver`: Ctrl-C is left to `_StopOnInterrupt`), relaxing every
+    constraint: the LP relaxation of all of them, not only the linear ones, closes the pattern counts' bounds within a
+    second where the default level took the whole time limit (host memory, few nodes; benchmarks/README.md)."""
+    solver = new_cp_solver(workers, seed)
+    solver.parameters.linearization_level = 2
+    return solver
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from bisect import bisect_left
 from collections.abc import Iterable
+from dataclasses import dataclass
 from typing import Any
 
 import yaml
@@ -718,45 +719,72 @@ def _pool_view(pool: Pool, use: PoolUse, here: list[Placement]) -> RenderableTyp
              f"{counted(use.nodes_used, 'node')} and {use.gpus_used} of {use.gpus} GPUs used")
     if not here:  # a title, without an empty table
         return Text(title, style="italic")
-    # Each job's host memory per node where the pool checks it (its Offload, or its load), else Offload's.
-    offloads = pool.host_ram_gb is not None or any(placement.plan.offload for placement in here)
-    scaled = any(placement.plan.rope_scaling_factor for placement in here)  # YaRN: its factor, as --top shows it
-    lowered = any(placement.plan.lowered_budget for placement in here)  # --token-budget auto lowered one
+    columns = _PoolColumns.of(pool, here)
     widened = any(placement.widened_from is not None for placement in here)
     more_rollout = any(placement.rollout_gpus != placement.asked_rollout_gpus for placement in here)
-    # The jobs that asked for at_least a length and run longer (at the length asked, "(≥N)" would add nothing).
-    lengthened = {placement.job for placement in here
-                  if placement.at_least and placement.plan.max_model_len > placement.asked_max_model_len}
-    rollout_nodes = offloads and any(placement.trainer_nodes != placement.nodes for placement in here)
-    notes = ([f"{LOWERED_NOTE}: set it in the job's config"] if lowered else []) + (
+    rollout_nodes = columns.offloads and any(placement.trainer_nodes != placement.nodes for placement in here)
+    notes = ([f"{LOWERED_NOTE}: set it in the job's config"] if columns.lowered else []) + (
         [WIDENED_NOTE] if widened else []) + ([MORE_ROLLOUT_NOTE] if more_rollout else []) + (
-        [AT_LEAST_NOTE] if lengthened else []) + ([TRAINER_NODES_NOTE] if rollout_nodes else [])
+        [AT_LEAST_NOTE] if columns.lengthened else []) + ([TRAINER_NODES_NOTE] if rollout_nodes else [])
     view = Table(title=title, title_justify="left", caption_justify="left", caption="\n".join(notes) or None)
-    headers = ("nodes", "GPUs", "job", "trainer", "rollout", "plan", "max_model_len",
-               *(("YaRN",) if scaled else ()), *(("tokens/GPU",) if lowered else ()), "cost", "evidence",
-               *(("host GiB/node",) if offloads else ()))  # what a job needs per node: its Offload, or its load
-    for header in headers:
+    for header in columns.headers:
         view.add_column(header, no_wrap=True, justify="right" if header in (
             "trainer", "rollout", "max_model_len", "YaRN", "tokens/GPU", "host GiB/node") else "left")
     for placement in sorted(here, key=lambda p: (p.nodes, p.gpu_indexes, p.job)):  # as the GPUs lie
-        plan = placement.plan
-        nodes = ", ".join(map(str, placement.nodes))
-        indexes = placement.gpu_indexes
-        gpus = "all" if len(indexes) == pool.gpus_per_node else index_range(indexes)
-        need = placement.host_memory_gb if placement.host_memory_gb is not None else plan.host_memory_gb
-        on = "" if placement.trainer_nodes == placement.nodes else f" ({', '.join(map(str, placement.trainer_nodes))})"
-        host = () if not offloads else (f"{need:.1f}{on}" if need is not None else "",)
-        asked = f" (≥{placement.asked_max_model_len})" if placement.job in lengthened else ""
-        length = f"{plan.max_model_len}{asked}"
-        added = "" if placement.widened_from is None else f" (+{placement.trainer_gpus - placement.widened_from})"
-        rollout = (f"{placement.rollout_gpus}" if placement.rollout_gpus == placement.asked_rollout_gpus
-                   else f"{placement.rollout_gpus} ({placement.asked_rollout_gpus} asked)")
-        view.add_row(nodes, gpus, placement.job, f"{placement.trainer_gpus}{added}", rollout,
-                     Text(plan.setting.label, style=setting_style(plan.setting)), length,
-                     *((f"{plan.rope_scaling_factor!r}" if plan.rope_scaling_factor else "",) if scaled else ()),
-                     *((f"{plan.max_token_len_per_gpu}{'*' if plan.lowered_budget else ''}",) if lowered else ()),
-                     f"{plan.cost:.4g}", plan.evidence_label, *host)
-    return TableOrBlocks(view, heading=headers.index("job"))
+        view.add_row(*_pool_row(pool, placement, columns))
+    return TableOrBlocks(view, heading=columns.headers.index("job"))
+
+
+@dataclass(frozen=True)
+class _PoolColumns:
+    """What a pool's table (`_pool_view`) shows besides its fixed columns, as the jobs placed in it need: each job's
+    host memory per node (`offloads`: where the pool checks it, with its Offload or its load; else where a job
+    offloads), YaRN's factor as --top shows it (`scaled`), the token budget where --token-budget auto lowered one
+    (`lowered`); and the jobs that asked for at_least a length and run longer (`lengthened`, their names: at the
+    length asked, "(≥N)" would add nothing)."""
+
+    offloads: bool
+    scaled: bool
+    lowered: bool
+    lengthened: frozenset[str]
+
+    @classmethod
+    def of(cls, pool: Pool, here: list[Placement]) -> _PoolColumns:
+        """The columns of `pool`'s table with the jobs placed `here`."""
+        return cls(offloads=pool.host_ram_gb is not None or any(placement.plan.offload for placement in here),
+                   scaled=any(placement.plan.rope_scaling_factor for placement in here),
+                   lowered=any(placement.plan.lowered_budget for placement in here),
+                   lengthened=frozenset(placement.job for placement in here if placement.at_least
+                                        and placement.plan.max_model_len > placement.asked_max_model_len))
+
+    @property
+    def headers(self) -> tuple[str, ...]:
+        """The table's headers, in order."""
+        return ("nodes", "GPUs", "job", "trainer", "rollout", "plan", "max_model_len",
+                *(("YaRN",) if self.scaled else ()), *(("tokens/GPU",) if self.lowered else ()), "cost", "evidence",
+                *(("host GiB/node",) if self.offloads else ()))
+
+
+def _pool_row(pool: Pool, placement: Placement, columns: _PoolColumns) -> tuple[RenderableType, ...]:
+    """A placed job's row in `pool`'s table, under `columns.headers`: its nodes, GPUs, trainer GPUs (with those
+    widening added) and rollout GPUs (against those it asked), plan, length, cost, evidence and host memory."""
+    plan = placement.plan
+    nodes = ", ".join(map(str, placement.nodes))
+    indexes = placement.gpu_indexes
+    gpus = "all" if len(indexes) == pool.gpus_per_node else index_range(indexes)
+    need = placement.host_memory_gb if placement.host_memory_gb is not None else plan.host_memory_gb
+    on = "" if placement.trainer_nodes == placement.nodes else f" ({', '.join(map(str, placement.trainer_nodes))})"
+    host = () if not columns.offloads else (f"{need:.1f}{on}" if need is not None else "",)
+    asked = f" (≥{placement.asked_max_model_len})" if placement.job in columns.lengthened else ""
+    length = f"{plan.max_model_len}{asked}"
+    added = "" if placement.widened_from is None else f" (+{placement.trainer_gpus - placement.widened_from})"
+    rollout = (f"{placement.rollout_gpus}" if placement.rollout_gpus == placement.asked_rollout_gpus
+               else f"{placement.rollout_gpus} ({placement.asked_rollout_gpus} asked)")
+    return (nodes, gpus, placement.job, f"{placement.trainer_gpus}{added}", rollout,
+            Text(plan.setting.label, style=setting_style(plan.setting)), length,
+            *((f"{plan.rope_scaling_factor!r}" if plan.rope_scaling_factor else "",) if columns.scaled else ()),
+            *((f"{plan.max_token_len_per_gpu}{'*' if plan.lowered_budget else ''}",) if columns.lowered else ()),
+            f"{plan.cost:.4g}", plan.evidence_label, *host)
 
 
 UNPLACED_JOBS_WIDTH = 40
@@ -766,50 +794,69 @@ UNPLACED_JOBS_WIDTH = 40
 def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = False) -> Group:
     """A table per pool, a row per placed job with its nodes and plan; the cautions `solve` would give the
     placed plans (each once, with its jobs); then the unplaced jobs."""
-    renderables: list[Any] = []
-    if result.objective is not None:
-        gap = f", gap {result.gap:.1%}" if result.gap else ""
-        measure = "nodes used" if minimize_nodes else f"placed priority ({_priority_within_reach(result, fleet)})"
-        stopped = ("interrupted" if result.interrupted else "time ran out") + " before the search's first placement"
-        bound = f"proven bound {result.bound}" if result.bound is not None else (
-            f"no bound proven ({stopped}: the greedy one stands{'' if result.interrupted else '; raise --time-limit'})")
-        if result.host_rounded and result.bound is not None:
-            bound = f"bound {result.bound} with the host memory rounded"
-        renderables.append(Text(f"status: {result.status}; {measure}: {result.objective}, {bound}{gap}", style="bold"))
-        if result.bound is None and not result.interrupted:
-            renderables.append(Text(f"working out the jobs' ways to run took {result.planning_s:.1f} s before the "
-                                    "search could start"))
-    else:
-        renderables.append(Text(f"status: {result.status}", style="bold red"))
+    renderables: list[Any] = [*_status_lines(result, fleet, minimize_nodes), *_search_warnings(result)]
+    for pool, use in zip(fleet.pools, result.pools, strict=True):
+        renderables.append(_pool_view(pool, use, [p for p in result.placements if p.pool == pool.name]))
+    if result.placements:
+        renderables.append(Text(COST_NOTE, style="dim"))
+    renderables += _placed_cautions(result)
+    if result.unplaced:
+        renderables.append(_unplaced_view(result, len(fleet.jobs)))
+    return Group(*renderables)
+
+
+def _status_lines(result: ClusterResult, fleet: Fleet, minimize_nodes: bool) -> list[Text]:
+    """A placement's status, with what it counts (the nodes used where `minimize_nodes`, else the placed priority),
+    its bound and gap; and, without a bound, how long working out the jobs' ways took."""
+    if result.objective is None:
+        return [Text(f"status: {result.status}", style="bold red")]
+    gap = f", gap {result.gap:.1%}" if result.gap else ""
+    measure = "nodes used" if minimize_nodes else f"placed priority ({_priority_within_reach(result, fleet)})"
+    stopped = ("interrupted" if result.interrupted else "time ran out") + " before the search's first placement"
+    bound = f"proven bound {result.bound}" if result.bound is not None else (
+        f"no bound proven ({stopped}: the greedy one stands{'' if result.interrupted else '; raise --time-limit'})")
+    if result.host_rounded and result.bound is not None:
+        bound = f"bound {result.bound} with the host memory rounded"
+    lines = [Text(f"status: {result.status}; {measure}: {result.objective}, {bound}{gap}", style="bold")]
+    if result.bound is None and not result.interrupted:
+        lines.append(Text(f"working out the jobs' ways to run took {result.planning_s:.1f} s before the search could "
+                          "start"))
+    return lines
+
+
+def _search_warnings(result: ClusterResult) -> list[Text]:
+    """What leaves a placement less than proven best: a tie-break not proven, host memory rounded up, the jobs' ways
+    that ran out of time."""
+    warnings = []
     if result.status == "optimal" and not result.tie_broken:
-        renderables.append(Text(tie_break_unproven(result.interrupted), style="yellow"))
+        warnings.append(Text(tie_break_unproven(result.interrupted), style="yellow"))
     if result.host_rounded:
-        renderables.append(Text(
+        warnings.append(Text(
             f"host memory of the jobs rounded up into classes in {', '.join(result.host_rounded)} (the ways to "
             "fill a node were too many otherwise)"
             + (": no node's host memory is exceeded, but the placement is not proven optimal" if result.placements
                else ""), style="yellow"))
     if result.undecided_ways:
-        renderables.append(Text(
+        warnings.append(Text(
             f"{counted(result.undecided_ways, 'question')} about the jobs' ways to run (a pool and a GPU count each) "
             "ran out of time (--time-limit): those ways were left out or may not have their best plans, so the placement "
             "is not proven best",
             style="yellow"))
-    for pool, use in zip(fleet.pools, result.pools, strict=True):
-        renderables.append(_pool_view(pool, use, [p for p in result.placements if p.pool == pool.name]))
-    if result.placements:
-        renderables.append(Text(COST_NOTE, style="dim"))
-    cautioned: dict[str, list[str]] = {}  # each caution once, with the jobs it is about
+    return warnings
+
+
+def _placed_cautions(result: ClusterResult) -> list[Text]:
+    """The cautions `solve` would give the placed plans, each once, with the jobs it is about."""
+    cautioned: dict[str, list[str]] = {}
     for placement in result.placements:
         for caution in placement.plan.cautions:
             cautioned.setdefault(caution, []).append(placement.job)
+    cautions = []
     for caution, jobs in cautioned.items():
         more = len(jobs) - CAUTION_JOBS_SHOWN
         named = ", ".join(jobs[:CAUTION_JOBS_SHOWN]) + (f" and {counted(more, 'more job')}" if more > 0 else "")
-        renderables.append(Text(f"caution: {named}: {caution}", style="yellow"))
-    if result.unplaced:
-        renderables.append(_unplaced_view(result, len(fleet.jobs)))
-    return Group(*renderables)
+        cautions.append(Text(f"caution: {named}: {caution}", style="yellow"))
+    return cautions
 
 
 def _priority_within_reach(result: ClusterResult, fleet: Fleet) -> str:

@@ -15,7 +15,7 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from contextvars import ContextVar
 from functools import cache
 from types import MappingProxyType
-from typing import Any
+from typing import Any, NamedTuple
 
 from ortools.sat.python import cp_model
 
@@ -24,6 +24,7 @@ from solver.model import (
     FoundPlan,
     PlanningData,
     PlanningInputs,
+    PlanVariables,
     add_lifted_budget,
     add_lifted_token_budget,
     build_model,
@@ -265,16 +266,15 @@ def _with_estimated_plan(catalog: Catalog, query: Query, answer: Answer) -> Answ
     # Where the estimates alone give none: the nearest plan with them (`nearest_plan`, lifting --no-estimate), unless
     # the tables vouch for one as near (the reason's own ways are the tables').
     data = prepare(catalog, answer.gpu, query)
-    found = _nearest_on_nodes(catalog, data, with_estimates)
-    if found is None or "estimate" not in found[1]:
+    nearest = _nearest_on_nodes(catalog, data, with_estimates)
+    if nearest is None or "estimate" not in nearest.lifted:
         return answer
-    estimated, lifted, node_gpus = found
-    other_count = "budget" in lifted or query.exact and estimated.gpus != query.budget_gpus
+    estimated = nearest.plan
+    other_count = "budget" in nearest.lifted or query.exact and estimated.gpus != query.budget_gpus
     gpus = f" and take --gpus {estimated.gpus}" if other_count else ""
     return answer.model_copy(update={"reason": (
-        f"{answer.reason}; {_nodes_words(query, node_gpus)}{estimated_plan_words(estimated)}"
-        f"{estimated.lowered_words}: {_lift_words(query, estimated, lifted)}{gpus}"
-        f"{_lifted_host_words(data.shape, node_gpus, estimated, lifted)}")})
+        f"{answer.reason}; {nearest.nodes_words(query)}{estimated_plan_words(estimated)}"
+        f"{estimated.lowered_words}: {nearest.lift_words(query)}{gpus}{nearest.host_words(data.shape)}")})
 
 
 def host_over_words(model: Model, plan: Plan, node_gpus: int, source: str, limit: float) -> str:
@@ -576,19 +576,7 @@ def nearest_plan(catalog: Catalog, data: PlanningData, query: Query) -> tuple[Pl
     wide_data = prepare(catalog, data.gpu, wide)
     if wide_data.holds_no_plan(wide):
         return None
-    model, variables, guards = build_model(wide_data, wide, guarded=True)
-    lifts = {rule: guards[rule].Not() for rule, field in SOFT_LIMITS.items() if getattr(query, field) is not None}
-    model.add_bool_and([guard for rule, guard in guards.items() if rule not in lifts])
-    lifts["budget"] = add_lifted_budget(model, variables, query.budget_gpus)
-    if data.inputs.estimate == "never" and query.estimate != "never":
-        lifts["estimate"] = variables.estimated
-    if lowering and (asked := query.max_model_len) is not None:
-        at_default = prepare(catalog, data.gpu, wide.model_copy(update={"token_budget": "default"})).estimates
-        lifts["token_budget"] = add_lifted_token_budget(
-            model, variables, [(n, e, o, s) for n, e, o, s, longest in at_default if longest >= asked])
-    minimize_lifts(model, wide_data, wide, variables,
-                   [(literal, LIFT_WEIGHTS.get(name, USER_LIMIT_WEIGHT)) for name, literal in lifts.items()],
-                   more_gpus=lifts["budget"])
+    model, variables, lifts = _lifts_model(catalog, data, query, wide, wide_data)
     solver = new_solver(query)
     # Proving the fewest lifts pays for presolve, as an explanation's guarded model does: it made these solves
     # five to fifty times faster (0.1 s rather than 1 to 7 s).
@@ -607,7 +595,60 @@ def nearest_plan(catalog: Catalog, data: PlanningData, query: Query) -> tuple[Pl
     return _plan(catalog, wide_data, changed, values, estimated=bool(solver.value(variables.estimated))), lifted
 
 
-def _nearest_on_nodes(catalog: Catalog, data: PlanningData, query: Query) -> tuple[Plan, frozenset[str], int] | None:
+def _lifts_model(catalog: Catalog, data: PlanningData, query: Query, wide: Query,
+                 wide_data: PlanningData) -> tuple[cp_model.CpModel, PlanVariables, Mapping[str, cp_model.LiteralT]]:
+    """`nearest_plan`'s model of the `wide` query (`wide_data`: its prepared data) and its lifts, each a literal by
+    its name: one per limit of `query` it may lift, the budget, --no-estimate where `data` was prepared without
+    estimates, and Trinity's default token budget where `_may_lower_budget`; the model minimising their weights."""
+    model, variables, guards = build_model(wide_data, wide, guarded=True)
+    lifts = {rule: guards[rule].Not() for rule, field in SOFT_LIMITS.items() if getattr(query, field) is not None}
+    model.add_bool_and([guard for rule, guard in guards.items() if rule not in lifts])
+    lifts["budget"] = add_lifted_budget(model, variables, query.budget_gpus)
+    if data.inputs.estimate == "never" and query.estimate != "never":
+        lifts["estimate"] = variables.estimated
+    if _may_lower_budget(query) and (asked := query.max_model_len) is not None:
+        at_default = prepare(catalog, data.gpu, wide.model_copy(update={"token_budget": "default"})).estimates
+        lifts["token_budget"] = add_lifted_token_budget(
+            model, variables, [(n, e, o, s) for n, e, o, s, longest in at_default if longest >= asked])
+    minimize_lifts(model, wide_data, wide, variables,
+                   [(literal, LIFT_WEIGHTS.get(name, USER_LIMIT_WEIGHT)) for name, literal in lifts.items()],
+                   more_gpus=lifts["budget"])
+    return model, variables, lifts
+
+
+class _Nearest(NamedTuple):
+    """A nearest plan (`nearest_plan`), the limits it lifts, and the GPUs per node it takes (`_nearest_on_nodes`)."""
+
+    plan: Plan
+    lifted: frozenset[str]
+    node_gpus: int
+
+    def nodes_words(self, query: Query) -> str:
+        """Where the plan takes larger nodes than `query`'s: that, in words (``on nodes of 8 GPUs, ``); "" otherwise."""
+        return f"on nodes of {self.node_gpus} GPUs, " if self.node_gpus != query.node_gpus else ""
+
+    def lift_words(self, query: Query) -> str:
+        """The changes to `query` that lift its limits the plan lifts, but more GPUs, in words: ``drop --no-estimate
+        and --sp 1 --host-ram 32 and add --token-budget auto``."""
+        lifted = self.lifted
+        flags = " ".join(filter(None, (
+            query.model_copy(update={pin: getattr(query, pin) if f"pin_{pin}" in lifted else None
+                                     for pin in ("sp", "env", "offload")}).pin_flags,
+            query.host_ram_flag if "host_ram" in lifted else "",
+            f"--rollout-gpus {query.rollout_gpus}" if "rollout_layout" in lifted else "")))
+        drops = " and ".join(filter(None, ("--no-estimate" if "estimate" in lifted else "", flags)))
+        return " and ".join(filter(None, (
+            drops and f"drop {drops}", "add --token-budget auto" if "token_budget" in lifted else "",
+            f"take a train batch that {self.plan.gpus // self.plan.sp} data-parallel ranks divide"
+            if "batch_divides" in lifted else "")))
+
+    def host_words(self, model: Model) -> str:
+        """Where the plan lifts the query's host memory: the host memory per node it needs, in words (``, and with
+        Offload it needs ...``); "" otherwise."""
+        return f", and {_host_need_words(model, self.node_gpus, self.plan)}" if "host_ram" in self.lifted else ""
+
+
+def _nearest_on_nodes(catalog: Catalog, data: PlanningData, query: Query) -> _Nearest | None:
     """`nearest_plan` of `query`, and the GPUs per node it takes: the query's; where it has none there and its nodes
     are smaller than `NODE_GPUS`, the nearest plan on nodes of `NODE_GPUS` (the cluster's hardware, no limit to
     lift: whole nodes, SP within a node, the rollout's layout and host memory per node depend on it). None where
@@ -618,14 +659,8 @@ def _nearest_on_nodes(catalog: Catalog, data: PlanningData, query: Query) -> tup
         except Undecided:
             return None
         if found is not None:
-            return *found, node_gpus
+            return _Nearest(*found, node_gpus)
     return None
-
-
-def _nodes_words(query: Query, node_gpus: int) -> str:
-    """Where a nearest plan takes nodes of `node_gpus`, larger than `query`'s: that, in words (``on nodes of 8
-    GPUs, ``); "" otherwise."""
-    return f"on nodes of {node_gpus} GPUs, " if node_gpus != query.node_gpus else ""
 
 
 def _nearest_words(catalog: Catalog, data: PlanningData, query: Query) -> str:
@@ -633,13 +668,13 @@ def _nearest_words(catalog: Catalog, data: PlanningData, query: Query) -> str:
     trainer GPUs train 65536 tokens if you also drop --host-ram 32: Env + SP=8 on 16 GPUs (estimated), and ...``,
     ``; on nodes of 8 GPUs, 131072 tokens trains: ...`` ("" when none, and for an exact count when maximising the
     length: which count's longest is nearest is no question of lifts)."""
-    found = None if query.exact and query.max_model_len is None else _nearest_on_nodes(catalog, data, query)
-    if found is None:
+    nearest = None if query.exact and query.max_model_len is None else _nearest_on_nodes(catalog, data, query)
+    if nearest is None:
         return ""
-    plan, lifted, node_gpus = found
-    changes = _lift_words(query, plan, lifted)
+    plan = nearest.plan
+    changes = nearest.lift_words(query)
     fewer = query.exact and plan.gpus < query.budget_gpus
-    head = "more trainer GPUs" if "budget" in lifted else "fewer trainer GPUs" if fewer else ""
+    head = "more trainer GPUs" if "budget" in nearest.lifted else "fewer trainer GPUs" if fewer else ""
     condition = f" if you {'also ' if head else ''}{changes}" if changes else ""
     if query.max_model_len is None:
         said = f"{head or 'there is'} {'have ' if head else ''}a plan{condition}"
@@ -647,30 +682,8 @@ def _nearest_words(catalog: Catalog, data: PlanningData, query: Query) -> str:
         said = f"{head + ' train' if head else ''} {query.max_model_len} tokens{'' if head else ' trains'}{condition}"
     at_length = f" at {plan.max_model_len} tokens" if query.max_model_len is None else ""
     free = f", the other {query.budget_gpus - plan.gpus} free for rollout" if fewer else ""
-    return (f"; {_nodes_words(query, node_gpus)}{said.strip()}: {plan.setting.label} on {counted(plan.gpus, 'GPU')}"
-            f"{at_length}{plan.lowered_words} ({plan.evidence_label}){free}"
-            f"{_lifted_host_words(data.shape, node_gpus, plan, lifted)}")
-
-
-def _lift_words(query: Query, plan: Plan, lifted: frozenset[str]) -> str:
-    """The changes to `query` that lift its limits named in `lifted` for `plan` (`nearest_plan`), but more GPUs, in
-    words: ``drop --no-estimate and --sp 1 --host-ram 32 and add --token-budget auto``."""
-    flags = " ".join(filter(None, (
-        query.model_copy(update={pin: getattr(query, pin) if f"pin_{pin}" in lifted else None
-                                 for pin in ("sp", "env", "offload")}).pin_flags,
-        query.host_ram_flag if "host_ram" in lifted else "",
-        f"--rollout-gpus {query.rollout_gpus}" if "rollout_layout" in lifted else "")))
-    drops = " and ".join(filter(None, ("--no-estimate" if "estimate" in lifted else "", flags)))
-    return " and ".join(filter(None, (
-        drops and f"drop {drops}", "add --token-budget auto" if "token_budget" in lifted else "",
-        f"take a train batch that {plan.gpus // plan.sp} data-parallel ranks divide"
-        if "batch_divides" in lifted else "")))
-
-
-def _lifted_host_words(model: Model, node_gpus: int, plan: Plan, lifted: frozenset[str]) -> str:
-    """Where `plan` lifts the query's host memory (`nearest_plan`): the host memory per node of `node_gpus` it needs,
-    in words (``, and with Offload it needs ...``); "" otherwise."""
-    return f", and {_host_need_words(model, node_gpus, plan)}" if "host_ram" in lifted else ""
+    return (f"; {nearest.nodes_words(query)}{said.strip()}: {plan.setting.label} on {counted(plan.gpus, 'GPU')}"
+            f"{at_length}{plan.lowered_words} ({plan.evidence_label}){free}{nearest.host_words(data.shape)}")
 
 
 def _changed(query: Query, name: AlternativeName) -> Query | None:
@@ -728,57 +741,82 @@ def _no_plan_reason(catalog: Catalog, data: PlanningData, query: Query, nearby: 
     """Name the limit that leaves `query` without a plan on this GPU type, found by solving again (and from
     the plans `nearby`); and, when only the length is out of reach, the longest plan within the same budget
     and pins."""
-    counts = "counts with a plan at some length: " + ", ".join(map(str, data.counts))
     where = f"{data.model} on {data.gpu}"
-    spread = (whole_nodes_violation(query.budget_gpus, query.node_gpus, query.node_source)
-              or rollout_layout_violation(query.budget_gpus, query.rollout_gpus, query.node_gpus)) if query.exact else None
-    if spread:
-        return (f"no plan for exactly {counted(query.budget_gpus, 'trainer GPU')} with {where}: {spread}"
-                f"{_fewer_gpus_words(catalog, data, query) or _nearest_words(catalog, data, query)}"), None
-    if query.exact and query.budget_gpus not in data.counts:
-        return ((f"no plan for exactly {counted(query.budget_gpus, 'trainer GPU')} with {where} ({counts})"
-                 f"{_uncounted(query)}"
-                 f"{_fewer_gpus_words(catalog, data, query) or _nearest_words(catalog, data, query)}"), None)
+    if query.exact and (exact := _exact_count_reason(catalog, data, query, where)):
+        return exact, None
     if min(data.counts) > query.budget_gpus:
-        return f"no plan for {query.budget_gpus} or fewer trainer GPUs with {where} ({counts})", None
-    # The counts within the budget that a trainer may take whole-node-wise: the rollout's layout is the limit only
-    # where it rules out every one of them (where none is left, the rollout is not what stops a plan).
-    laid_out = [n for n in data.counts if n <= query.budget_gpus
-                and not whole_nodes_violation(n, query.node_gpus, query.node_source)]
-    if query.rollout_gpus and laid_out and all(rollout_layout_violation(n, query.rollout_gpus, query.node_gpus)
-                                               for n in laid_out):
-        return (f"no plan for {query.budget_gpus} or fewer trainer GPUs with {where}: none of them leaves the "
-                f"{counted(query.rollout_gpus, 'rollout GPU')} (--rollout-gpus) room on nodes of {query.node_gpus}, "
-                "in the trainer's node, filling it and whole nodes more, or on nodes of their own beside a trainer on "
-                f"whole nodes{_nearest_words(catalog, data, query)}"), None
+        return f"no plan for {query.budget_gpus} or fewer trainer GPUs with {where} ({_counts_words(data)})", None
+    if rollout := _rollout_layout_reason(catalog, data, query, where):
+        return rollout, None
+    if query.objective != "max_len" and (beyond := _beyond_length_reason(catalog, data, query, nearby, where)):
+        return beyond
     sources, within, limits = query.evidence_sources, query.within_budget, query.limit_flags
-    if query.objective != "max_len":
-        longest = answer_for(catalog, query.model_copy(update={"objective": "max_len", "max_model_len": None,
-                                                               "top": 1}), data.gpu, explained=False)
-        if longest.status == "unknown":  # a shorter length may train: that much is open
-            return (f"{query.max_model_len} tokens has no plan in {sources} for {where} {within}; whether a shorter "
-                    f"length has one was not decided within the time limit of {query.time_limit_words}"), None
-        if longest.plans:
-            best = longest.plans[0]
-            if query.objective == "min_gpus":  # the fewest GPUs at that length (the longest's are the cheapest)
-                best = optional_best(catalog, query.model_copy(update={"max_model_len": best.max_model_len,
-                                                                       "top": 1}), data.gpu) or best
-            limit = f" with {limits}" if limits else ""
-            lifted = _lifted_limits_words(catalog, data, query, nearby)
-            return (
-                f"{query.max_model_len} tokens is beyond what {sources} allow for {where} {within}{limit}: "
-                f"the longest is {best.max_model_len}{grid_words(best)} "
-                f"({best.setting.label} on {counted(best.gpus, 'GPU')}"
-                f"{best.lowered_words}, "
-                f"{best.evidence_label})"
-                f"{lifted or _nearest_words(catalog, data, query)}"
-            ), best
     trains = f"trains{' with ' + limits if limits else ''}"
     pins, lifted = _without_pins(catalog, data, query, nearby), _lifted_limits_words(catalog, data, query, nearby)
     # The longest without the pins is a shorter length, no way forward: the fewest GPUs past the budget may be one.
     way = lifted or (query.pin_flags and nearby.plan("without_pins") is not None)
     return (f"nothing in {sources} for {where} {within} {trains}{pins}{lifted}"
             f"{'' if way else _nearest_words(catalog, data, query)}"), None
+
+
+def _counts_words(data: PlanningData) -> str:
+    """The GPU counts with a plan at some length, in words: ``counts with a plan at some length: 1, 2, 4``."""
+    return "counts with a plan at some length: " + ", ".join(map(str, data.counts))
+
+
+def _exact_count_reason(catalog: Catalog, data: PlanningData, query: Query, where: str) -> str:
+    """Why no plan takes `query`'s exact GPU count (no plan `where` says): the count's layout on the nodes, or no
+    plan at it at any length; with the plan on fewer GPUs, else the nearest plan ("" where neither stops it)."""
+    spread = (whole_nodes_violation(query.budget_gpus, query.node_gpus, query.node_source)
+              or rollout_layout_violation(query.budget_gpus, query.rollout_gpus, query.node_gpus))
+    exactly = f"no plan for exactly {counted(query.budget_gpus, 'trainer GPU')} with {where}"
+    if spread:
+        head = f"{exactly}: {spread}"
+    elif query.budget_gpus not in data.counts:
+        head = f"{exactly} ({_counts_words(data)}){_uncounted(query)}"
+    else:
+        return ""
+    return f"{head}{_fewer_gpus_words(catalog, data, query) or _nearest_words(catalog, data, query)}"
+
+
+def _rollout_layout_reason(catalog: Catalog, data: PlanningData, query: Query, where: str) -> str:
+    """Where the rollout's GPUs (--rollout-gpus) rule out every count within `query`'s budget that a trainer may take
+    whole-node-wise: that, with the nearest plan ("" where they do not, and where no count is left: the rollout is
+    then not what stops a plan)."""
+    laid_out = [n for n in data.counts if n <= query.budget_gpus
+                and not whole_nodes_violation(n, query.node_gpus, query.node_source)]
+    if not (query.rollout_gpus and laid_out and all(rollout_layout_violation(n, query.rollout_gpus, query.node_gpus)
+                                                    for n in laid_out)):
+        return ""
+    return (f"no plan for {query.budget_gpus} or fewer trainer GPUs with {where}: none of them leaves the "
+            f"{counted(query.rollout_gpus, 'rollout GPU')} (--rollout-gpus) room on nodes of {query.node_gpus}, "
+            "in the trainer's node, filling it and whole nodes more, or on nodes of their own beside a trainer on "
+            f"whole nodes{_nearest_words(catalog, data, query)}")
+
+
+def _beyond_length_reason(catalog: Catalog, data: PlanningData, query: Query, nearby: _Nearby,
+                          where: str) -> tuple[str, Plan | None] | None:
+    """For `query`'s length, which no plan trains: that it is beyond what the tables allow, with the longest plan
+    within the same budget and pins (and that plan), or that a shorter length was left open by the time limit; None
+    where no length trains."""
+    sources, within, limits = query.evidence_sources, query.within_budget, query.limit_flags
+    longest = answer_for(catalog, query.model_copy(update={"objective": "max_len", "max_model_len": None, "top": 1}),
+                         data.gpu, explained=False)
+    if longest.status == "unknown":  # a shorter length may train: that much is open
+        return (f"{query.max_model_len} tokens has no plan in {sources} for {where} {within}; whether a shorter "
+                f"length has one was not decided within the time limit of {query.time_limit_words}"), None
+    if not longest.plans:
+        return None
+    best = longest.plans[0]
+    if query.objective == "min_gpus":  # the fewest GPUs at that length (the longest's are the cheapest)
+        best = optional_best(catalog, query.model_copy(update={"max_model_len": best.max_model_len, "top": 1}),
+                             data.gpu) or best
+    limit = f" with {limits}" if limits else ""
+    lifted = _lifted_limits_words(catalog, data, query, nearby)
+    return (f"{query.max_model_len} tokens is beyond what {sources} allow for {where} {within}{limit}: "
+            f"the longest is {best.max_model_len}{grid_words(best)} ({best.setting.label} on "
+            f"{counted(best.gpus, 'GPU')}{best.lowered_words}, {best.evidence_label})"
+            f"{lifted or _nearest_words(catalog, data, query)}"), best
 
 
 def _lifted_limits_words(catalog: Catalog, data: PlanningData, query: Query, nearby: _Nearby) -> str:
