@@ -30,7 +30,7 @@ CALIBRATE_MISSES_SHOWN = 3
 """How many of your cells that the fit predicts the other way `solve calibrate` names."""
 
 
-def build_calibrate_parser() -> argparse.ArgumentParser:
+def build_calibrate_parser() -> Parser:
     """The argument parser for ``solve calibrate``."""
     parser = Parser(
         prog="solve calibrate",

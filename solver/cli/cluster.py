@@ -42,7 +42,7 @@ from solver.tables import (
 )
 
 
-def build_cluster_parser() -> argparse.ArgumentParser:
+def build_cluster_parser() -> Parser:
     """The argument parser for ``solve cluster``."""
     parser = Parser(
         prog="solve cluster",

@@ -18,7 +18,7 @@ DEFAULT_FOLDER = Path("docs", "examples")
 """Where the docs' commands look for the examples, relative to the folder they run in."""
 
 
-def build_examples_parser() -> argparse.ArgumentParser:
+def build_examples_parser() -> Parser:
     """The argument parser for ``solve examples``."""
     parser = Parser(prog="solve examples",
                     description="Write the example files that the commands of rft-solver's docs read (a cluster "

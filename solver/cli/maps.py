@@ -39,7 +39,7 @@ from solver.tables import (
 )
 
 
-def build_map_parser() -> argparse.ArgumentParser:
+def build_map_parser() -> Parser:
     """The argument parser for ``solve map``."""
     parser = Parser(prog="solve map", description="Maps of what fits: the longest context per model and GPU "
                     "budget, or (--by len) the cheapest setting per length and budget.",

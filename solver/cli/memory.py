@@ -19,7 +19,7 @@ from solver.rules import NODE_GPUS
 from solver.tables import MAX_GPUS, Setting, load_memory_model, load_model_config
 
 
-def build_memory_parser() -> argparse.ArgumentParser:
+def build_memory_parser() -> Parser:
     """The argument parser for ``solve memory``."""
     parser = Parser(prog="solve memory",
                     description="Predicted peak memory of one trainer GPU, term by term, and whether it fits.",

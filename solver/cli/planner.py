@@ -64,7 +64,7 @@ from solver.tables import (
 )
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> Parser:
     """The planner's argument parser: ``solve [options]``."""
     parser = Parser(
         prog="solve",

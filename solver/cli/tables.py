@@ -18,7 +18,7 @@ from solver.render import cells_json, tables_view
 from solver.tables import MAX_ESTIMATED_GPUS, MAX_GPUS, Catalog, QueryError, counted, load_model_config
 
 
-def build_tables_parser() -> argparse.ArgumentParser:
+def build_tables_parser() -> Parser:
     """The argument parser for ``solve tables``."""
     parser = Parser(
         prog="solve tables",
