@@ -1007,8 +1007,8 @@ def test_the_rollout_layout_is_not_the_limit_where_no_count_within_the_budget_ta
     cells = tmp_path / "cells.yaml"
     cells.write_text("gpu: MyAccel-64GB\nmemory_gb: 64\nsource: mine\ntables:\n  - gpus: 3\n    section: '3 x mine'\n"
                      "    models: [4B]\n    rows:\n      - {max_model_len: 8192, cells: {4B: Env}}\n", encoding="utf-8")
-    status, out, _ = cli("--cells", str(cells), "--model", "4B", "--gpu", "MyAccel-64GB", "--gpus", "3", "--len", "16384",
-                         "--no-estimate", "--node-gpus", "2", "--rollout-gpus", "1")
+    status, out, _ = cli("--cells", str(cells), "--model", "4B", "--gpu", "MyAccel-64GB", "--gpus", "3", "--len",
+                         "16384", "--no-estimate", "--node-gpus", "2", "--rollout-gpus", "1")
     assert status == 1 and ("no plan: nothing in the tables for Qwen3-4B on MyAccel-64GB within 3 GPUs trains; the "
                             "memory model estimates a plan, Env + SP=2 on 2 GPUs at 16384 tokens: drop --no-estimate "
                             "--explain") in " ".join(out.split())
@@ -1747,9 +1747,9 @@ def test_fewer_gpus_at_the_default_token_budget_are_named_once_for_an_exact_coun
     # Exactly 7 A100s train 65536 tokens of Qwen3-14B in no way; 4 do at Trinity's default token budget. That is the
     # way named: no second sentence on fewer GPUs at a lowered budget (6 GPUs, 40960 tokens per GPU).
     status, out, _ = cli("--model", "14B", "--gpu", "a100", "--len", "65536", "--gpus", "7", "--exact")
-    assert status == 1 and ("on exactly 7 GPUs: the longest is 24576 (Env + Offload on 7 GPUs, inferred); fewer trainer "
-                            "GPUs train 65536 tokens: Env + Offload + SP=4 on 4 GPUs (documented), the other 3 free "
-                            "for rollout --explain says why") in " ".join(out.split())
+    assert status == 1 and ("on exactly 7 GPUs: the longest is 24576 (Env + Offload on 7 GPUs, inferred); fewer "
+                            "trainer GPUs train 65536 tokens: Env + Offload + SP=4 on 4 GPUs (documented), the other "
+                            "3 free for rollout --explain says why") in " ".join(out.split())
 
 
 def test_host_memory_is_not_named_where_a_lowered_token_budget_alone_trains_the_length(cli):
@@ -1922,9 +1922,10 @@ def test_no_estimate_says_to_take_another_count_only_for_an_exact_one(cli):
     # No tables for Qwen3-32B on the A100-80GB: the estimates train 16384 tokens without Offload on 8 GPUs at a lowered
     # token budget. Within 12 GPUs that count needs no change; exactly 12 does.
     for flags, take in ((("--gpus", "12"), ""), (("--gpus", "12", "--exact"), " and take --gpus 8")):
-        status, out, _ = cli("--model", "32B", "--len", "16384", "--gpu", "a100", "--no-offload", *flags, "--no-estimate")
-        assert status == 1 and ("the memory model estimates a plan, Env + SP=8 on 8 GPUs at 16384 tokens with a lowered "
-                                "max_token_len_per_gpu of 2048: drop --no-estimate and add --token-budget auto"
+        status, out, _ = cli("--model", "32B", "--len", "16384", "--gpu", "a100", "--no-offload", *flags,
+                             "--no-estimate")
+        assert status == 1 and ("the memory model estimates a plan, Env + SP=8 on 8 GPUs at 16384 tokens with a "
+                                "lowered max_token_len_per_gpu of 2048: drop --no-estimate and add --token-budget auto"
                                 f"{take} --explain") in " ".join(out.split())
 
 

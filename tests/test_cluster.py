@@ -2937,8 +2937,10 @@ def test_a_terminal_too_narrow_for_a_pool_table_shows_a_block_per_job(cli, monke
 def test_options_are_taken_by_their_whole_names_only(cli, tmp_path: Path, monkeypatch):
     # argparse's prefixes read solve's --emit as --emit-dir here, and wrote the configs into ./trinity.
     monkeypatch.chdir(tmp_path)
-    status, out, err = cli("cluster", str(Path(__file__).resolve().parent.parent / "docs" / "examples" / "fleet.yaml"), "--emit", "trinity")
+    fleet = Path(__file__).resolve().parent.parent / "docs" / "examples" / "fleet.yaml"
+    status, out, err = cli("cluster", str(fleet), "--emit", "trinity")
     assert (status, out, list(tmp_path.iterdir())) == (2, "", [])
-    assert err.endswith("solve cluster: error: unrecognized arguments: --emit trinity\n")
+    assert err.endswith("solve cluster: error: --emit is an option of solve, not of solve cluster\n")
     status, _, err = cli("--model", "4B", "--gpu", "a100", "--le", "8192")
-    assert (status, err.splitlines()[-1]) == (2, "solve: error: unrecognized arguments: --le 8192 (did you mean --len?)")
+    assert (status, err.splitlines()[-1]) == (
+        2, "solve: error: unrecognized arguments: --le 8192 (did you mean --len?)")

@@ -57,13 +57,13 @@ class Parser(argparse.ArgumentParser):
         return namespace
 
     def _refuse_others_option(self, argv: list[str]) -> None:
-        """A usage error for the first option in `argv` that this command lacks (nor abbreviates) and another takes
-        (``solve memory --explain``: solve's): before argparse's checks, whose "arguments are required" would hide it."""
+        """A usage error for the first option in `argv` that this command lacks and another takes (``solve memory
+        --explain``: solve's): before argparse's checks, whose "arguments are required" would hide it."""
         for word in argv:
             if word == "--":
                 break
             option = word.split("=", 1)[0]
-            if not option.startswith("--") or any(own.startswith(option) for own in self._option_string_actions):
+            if not option.startswith("--") or option in self._option_string_actions:
                 continue
             owners = [command for command, options in self.others.items() if option in options]
             if owners:
