@@ -10,7 +10,7 @@ from typing import Any, get_args
 
 import yaml as pyyaml
 
-from solver.query import TrinityVersion, check_choice
+from solver.query import NODE_SIZE_PATH, TrinityVersion, check_choice
 from solver.results import (
     ENV_EXPORT,
     ENV_VARIABLE,
@@ -276,7 +276,7 @@ def _cluster_keys(plan: Plan, rollout_gpus: int, nodes: int, engines: tuple[int,
         *(no_explorer if not rollout_gpus else []),
         PlanKey(path=("cluster", "node_num"), value=nodes),
         PlanKey(
-            path=("cluster", "gpu_per_node"),
+            path=NODE_SIZE_PATH,
             value=(plan.gpus + rollout_gpus) // nodes,
             comment=(f"{plan.gpus} trainer + {rollout_gpus} rollout" if rollout_gpus else
                      f"{plan.gpus} trainer, no rollout GPU here") + idle,
