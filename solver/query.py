@@ -48,7 +48,8 @@ MAX_WORKERS = 1024
 machine's cores only slow it down)."""
 MAX_TIME_LIMIT_S = 1e9
 """The longest time limit, in seconds (about 30 years): finite, and a number CP-SAT takes."""
-NODE_SIZE_KEY = "cluster.gpu_per_node"
+NODE_SIZE_PATH = ("cluster", "gpu_per_node")
+NODE_SIZE_KEY = ".".join(NODE_SIZE_PATH)
 """The Trinity config key that gives the GPUs of a node."""
 ACTOR_ROLLOUT_REF = ("trainer", "trainer_config", "actor_rollout_ref")
 """Where a Trinity config keeps verl's roles (actor, ref) and their settings."""

@@ -289,9 +289,9 @@ def test_cells_that_contradict_the_tables_of_a_gpu_type_with_the_same_memory_are
                      "cells: {Qwen3-4B: '-'}}]}\n", encoding="utf-8")
     status, out, err = cli("--model", "4B", "--gpu", "a800", "--gpus", "8", "--len", "32k", "--cells", str(cells))
     assert (status, out, err) == (2, "", (
-        f"solve: error: {cells}: A800-80GB, Qwen3-4B at 32768: vanilla trains on 4 GPUs but 6 GPUs (the A100-80GB's "
-        "table) need SP=2 (more GPUs only shard the states further); and 5 more (solve tables --check, with the "
-        "same --cells and --model-config, lists them); check the cells\n"))
+        f"solve: error: --cells {cells}: A800-80GB, Qwen3-4B at 32768: vanilla trains on 4 GPUs but 6 GPUs (the "
+        "A100-80GB's table) need SP=2 (more GPUs only shard the states further); and 5 more (solve tables --check, "
+        "with the same --cells and --model-config, lists them); check the cells\n"))
     # Each said once, by the GPU type of the table for fewer GPUs (between two of one count, the first by name).
     status, out, _ = cli("tables", "--cells", str(cells), "--check")
     prefix = "solve tables: warning: "
@@ -337,8 +337,8 @@ def test_tables_without_check_refuse_cells_that_contradict_the_tables(cli, tmp_p
                      "cells: {Qwen3-4B: vanilla}}]}\n", encoding="utf-8")
     for flags in ((), ("--json",)):
         assert cli("tables", "--cells", str(cells), *flags) == (2, "", (
-            f"solve tables: error: {cells}: A800-80GB, Qwen3-4B at 32768: vanilla trains on 4 GPUs but 6 GPUs (the "
-            "A100-80GB's table) need SP=2 (more GPUs only shard the states further); and 1 more (solve tables "
+            f"solve tables: error: --cells {cells}: A800-80GB, Qwen3-4B at 32768: vanilla trains on 4 GPUs but 6 GPUs "
+            "(the A100-80GB's table) need SP=2 (more GPUs only shard the states further); and 1 more (solve tables "
             "--check, with the same --cells and --model-config, lists them); check the cells\n"))
     assert cli("tables", "--cells", str(cells), "--check")[0] == 1
 
@@ -360,7 +360,7 @@ def test_tables_read_cells_of_a_model_config_model_and_check_them(cli, tmp_path:
     contradiction = ("My-GPU, 8 GPUs, my-sft: Env + Offload + SP=2 at 16384 but Env + SP=2 trains at the longer 32768 "
                      "(memory only grows with the length)")
     status, _, err = cli("--model-config", str(model), "--gpu", "my-gpu", "--len", "16k", "--cells", str(cells))
-    assert (status, err.splitlines()[-1]) == (2, f"solve: error: {cells}: {contradiction}; check the cells")
+    assert (status, err.splitlines()[-1]) == (2, f"solve: error: --cells {cells}: {contradiction}; check the cells")
     check = ("tables", "--cells", str(cells), "--model-config", str(model), "--check")
     assert cli(*check) == (1, f"solve tables: warning: {contradiction}\n1 contradiction in 562 cells\n", "")
     assert cli(*check, "--gpu", "my-gpu", "--json") == (1, json.dumps([contradiction], indent=2) + "\n", "")
@@ -405,7 +405,7 @@ def test_a_cells_file_without_tables_is_refused(cli, tmp_path: Path):
     cells.write_text("gpu: MyCard-64GB\nmemory_gb: 64\nsource: mine\ntables: []\n", encoding="utf-8")
     for command in (("tables",), ("--model", "8B", "--gpu", "MyCard-64GB", "--gpus", "4", "--len", "8k")):
         prog = "solve tables" if command == ("tables",) else "solve"
-        message = f"{prog}: error: {cells}: no tables: a cells file gives at least one (gpus, models, rows)\n"
+        message = f"{prog}: error: --cells {cells}: no tables: a cells file gives at least one (gpus, models, rows)\n"
         assert cli(*command, "--cells", str(cells)) == (2, "", message)
 
 
@@ -421,6 +421,10 @@ def test_a_cells_files_aliases_are_checked_as_the_catalogues_are(cli, tmp_path: 
     assert cli(*asked, "h800", "--cells", str(known)) == (2, "", (
         f"solve: error: --cells {known}: aliases myh800: H800-80GB is known already (the catalogue's, or an earlier "
         "cells file's), whose aliases for it stand (h800, h800-80g); give it none here\n"))
+    # A memory the catalogue's GPU type does not have is refused with the same --cells FILE prefix.
+    known.write_text(f"gpu: H800-80GB\nmemory_gb: 40\n{body}", encoding="utf-8")
+    assert cli(*asked, "h800", "--cells", str(known)) == (2, "", (
+        f"solve: error: --cells {known}: GPU H800-80GB: memory_gb 40 is not the catalogue's 80 for H800-80GB\n"))
     status, out, _ = cli("tables", "--cells", str(new))
     assert (status, out) == (2, "")
 
@@ -626,7 +630,7 @@ def test_a_cells_file_with_control_characters_where_output_shows_its_words_is_re
                      "models: [Qwen3-0.6B], rows: [{max_model_len: 8192, cells: {Qwen3-0.6B: vanilla}}]}\n",
                      encoding="utf-8")
     status, out, err = cli("tables", "--cells", str(cells), "--gpu", "l40s")
-    assert (status, out, err) == (2, "", f"solve tables: error: {cells}: {message}\n")
+    assert (status, out, err) == (2, "", f"solve tables: error: --cells {cells}: {message}\n")
 
 
 def test_cells_of_a_gpu_type_of_their_own_by_memory_as_sold_get_a_note(cli, tmp_path: Path):

@@ -59,6 +59,13 @@ def test_the_memory_page_says_the_model_counts_the_actor_alone():
     assert "It counts no critic: an algorithm that trains one (Trinity's `ppo`, its default `algorithm_type`)" in page
 
 
+def test_the_trinity_page_says_the_critic_advice_reads_the_critics_own_offload_flags():
+    # _critic_offloads reads trainer_config.critic.model.fsdp_config alone, not Trinity 0.6's trainer-level flags.
+    page = " ".join((ROOT / "docs" / "trinity.md").read_text(encoding="utf-8").split())
+    assert ("The advice reads the critic's own flags only: Trinity 0.6's flags under `trainer` do not count for it"
+            in page)
+
+
 def test_the_memory_page_names_the_model_types_a_config_is_read_checked_or_refused_by():
     # docs/memory.md lists them in prose too: the kinds whose counts were checked, and those refused.
     page = (ROOT / "docs" / "memory.md").read_text(encoding="utf-8")

@@ -63,3 +63,19 @@ def test_the_packages_and_layers_name_every_module():
         docstring = ast.get_docstring(ast.parse((SOLVER / package / "__init__.py").read_text(encoding="utf-8")))
         assert docstring is not None and all(f"`{name}`" in docstring or f" {name}," in docstring
                                              for name in modules), package
+
+
+def test_the_trinity_key_paths_solver_query_holds_are_spelled_there_alone():
+    # solver.query keeps the key paths TrinityConfig and solver.api need (so that annotations resolve without
+    # ruamel); solver.trinity imports them, as a path or as its dotted key, rather than spelling them again.
+    paths = {solver.query.ACTOR_ROLLOUT_REF, solver.query.TRAIN_BATCH_PATH, solver.query.NODE_SIZE_PATH,
+             *solver.query.ROLE_TOKEN_BUDGETS}
+    keys = {".".join(path) for path in paths}
+    spelled = []
+    for path in MODULES:
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            words = (tuple(getattr(element, "value", None) for element in node.elts) if isinstance(node, ast.Tuple)
+                     else None)
+            if path.name != "query.py" and (words in paths or isinstance(node, ast.Constant) and node.value in keys):
+                spelled.append(f"{path.relative_to(SOLVER)}:{node.lineno}")
+    assert spelled == []

@@ -341,7 +341,7 @@ def test_a_cells_file_of_more_cells_than_a_gpu_type_may_have_is_refused_in_one_l
     assert str(raised.value) == message
     for prog, command in (("solve calibrate", ("calibrate",)), ("solve tables", ("tables",)),
                           ("solve", ("--model", "8B", "--gpu", "h100", "--len", "8k"))):
-        assert cli(*command, "--cells", str(cells)) == (2, "", f"{prog}: error: {message}\n")
+        assert cli(*command, "--cells", str(cells)) == (2, "", f"{prog}: error: --cells {message}\n")
 
 
 def test_solve_tables_check(cli, edited_a100_tables, monkeypatch: pytest.MonkeyPatch):

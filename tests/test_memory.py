@@ -1258,15 +1258,15 @@ def test_cells_that_contradict_themselves_or_show_no_limit_are_refused(cli, tmp_
     for command in (["--model", "8B", "--len", "16k", "--gpu", "h100", "--gpus", "2"],
                     ["memory", "--model", "8B", "--len", "16k", "--gpu", "h100", "--gpus", "2"]):
         assert cli(*command, "--cells", str(contra)) == (2, "", (
-            f"solve{' memory' if command[0] == 'memory' else ''}: error: {contra}: H100-80GB, 2 GPUs, Qwen3-8B: "
-            "Env + Offload at 16384 but vanilla trains at the longer 32768 (memory only grows with the length); check "
-            "the cells\n"))
+            f"solve{' memory' if command[0] == 'memory' else ''}: error: --cells {contra}: H100-80GB, 2 GPUs, "
+            "Qwen3-8B: Env + Offload at 16384 but vanilla trains at the longer 32768 (memory only grows with the "
+            "length); check the cells\n"))
     # Past the source's SP degrees the order goes on in its pattern: SP=8 comes before Env + SP=8.
     contra.write_text(head.replace("2", "8") + "      - {max_model_len: 32768, cells: {Qwen3-8B: Env + SP=8}}\n"
                       "      - {max_model_len: 65536, cells: {Qwen3-8B: SP=8}}\n", encoding="utf-8")
     assert cli("--model", "8B", "--len", "64k", "--gpu", "h100", "--gpus", "8", "--cells", str(contra)) == (2, "", (
-        f"solve: error: {contra}: H100-80GB, 8 GPUs, Qwen3-8B: Env + SP=8 at 32768 but SP=8 trains at the longer "
-        "65536 (memory only grows with the length); check the cells\n"))
+        f"solve: error: --cells {contra}: H100-80GB, 8 GPUs, Qwen3-8B: Env + SP=8 at 32768 but SP=8 trains at the "
+        "longer 65536 (memory only grows with the length); check the cells\n"))
     # Offload without Env, which the source never tried, says nothing of the settings it did try.
     contra.write_text(head + "      - {max_model_len: 8192, cells: {Qwen3-8B: Env + Offload}}\n"
                       "      - {max_model_len: 16384, cells: {Qwen3-8B: Offload}}\n", encoding="utf-8")
@@ -1277,8 +1277,8 @@ def test_cells_that_contradict_themselves_or_show_no_limit_are_refused(cli, tmp_
                       + "      - {max_model_len: 32768, cells: {Qwen3-8B: Env + Offload + SP=4, Qwen3-8B-Base: SP=2}}\n",
                       encoding="utf-8")
     assert cli("--model", "8B", "--len", "32k", "--gpu", "h100", "--gpus", "8", "--cells", str(contra)) == (2, "", (
-        f"solve: error: {contra}: H100-80GB, 8 GPUs: Qwen3-8B and Qwen3-8B-Base differ at 32768: Env + Offload + SP=4 "
-        "and SP=2 (they have one shape, and memory depends on the shape alone); check the cells\n"))
+        f"solve: error: --cells {contra}: H100-80GB, 8 GPUs: Qwen3-8B and Qwen3-8B-Base differ at 32768: Env + "
+        "Offload + SP=4 and SP=2 (they have one shape, and memory depends on the shape alone); check the cells\n"))
     out = tmp_path / "fit.yaml"
     assert cli("calibrate", "--cells", str(dashes), "--out", str(out)) == (2, "", (
         "solve calibrate: error: no cell names a setting that trained (all are '-'): nothing shows how much memory "
@@ -1287,7 +1287,7 @@ def test_cells_that_contradict_themselves_or_show_no_limit_are_refused(cli, tmp_
     # without a word, and alone said "no cells to calibrate on", naming no file).
     empty = tmp_path / "empty.yaml"
     empty.write_text("gpu: H100-80GB\nmemory_gb: 80\nsource: mine\ntables: []\n", encoding="utf-8")
-    refused = f"{empty}: no tables: a cells file gives at least one (gpus, models, rows)\n"
+    refused = f"--cells {empty}: no tables: a cells file gives at least one (gpus, models, rows)\n"
     assert cli("calibrate", "--cells", str(empty), "--out", str(out)) == (
         2, "", f"solve calibrate: error: {refused}") and not out.exists()
     assert cli("calibrate", "--cells", str(dashes), "--cells", str(empty)) == (2, "", f"solve calibrate: error: {refused}")
@@ -1990,7 +1990,8 @@ def test_calibrate_fits_on_cells_of_a_model_the_catalogue_lacks(cli, tmp_path: P
                      encoding="utf-8")
     status, _, err = cli("calibrate", "--cells", str(cells))  # it says how to add the model, in one line
     assert status == 2 and err.count("\n") == 1 and err.startswith(
-        f"solve calibrate: error: {cells}: table gpus=8: unknown model 'my-sft-8b' in the table's models (known: ")
+        f"solve calibrate: error: --cells {cells}: table gpus=8: unknown model 'my-sft-8b' in the table's models "
+        "(known: ")
     assert err.endswith("; a model of your own: give its config.json with --model-config)\n")
     fitted = tmp_path / "fit.yaml"
     status, out, _ = cli("calibrate", "--cells", str(cells), "--model-config", str(folder), "--out", str(fitted))
@@ -2029,9 +2030,9 @@ def test_cells_of_a_base_model_are_checked_against_its_releases_tables(cli, tmp_
                      "    models: [8B-Base]\n    rows:\n      - {max_model_len: 32768, cells: {8B-Base: '-'}}\n",
                      encoding="utf-8")
     assert cli("--model", "8B-Base", "--gpu", "a100", "--gpus", "8", "--len", "32k", "--cells", str(cells)) == (2, "", (
-        f"solve: error: {cells}: A100-80GB, Qwen3-8B at 32768: Env + Offload + SP=2 trains on 2 GPUs but 8 GPUs need "
-        "- (Qwen3-8B-Base, of its shape) (more GPUs only shard the states further); and 2 more (solve tables --check, with the "
-        "same --cells and --model-config, lists them); check the cells\n"))
+        f"solve: error: --cells {cells}: A100-80GB, Qwen3-8B at 32768: Env + Offload + SP=2 trains on 2 GPUs but 8 "
+        "GPUs need - (Qwen3-8B-Base, of its shape) (more GPUs only shard the states further); and 2 more (solve "
+        "tables --check, with the same --cells and --model-config, lists them); check the cells\n"))
 
 
 def test_calibrate_warns_of_cells_that_contradict_one_another_across_files(cli, tmp_path: Path):
@@ -2087,8 +2088,8 @@ def test_a_memory_that_differs_from_an_earlier_cells_files_is_said_to_be_that_fi
     # The 49140 MiB is the first file's, not the catalogue's (which lacks My-GPU): planning and calibrating say so.
     first = _own_gpu_cells(tmp_path / "a.yaml", "gpu: My-GPU\nmemory_gb: 48\nmemory_mib: 49140\n", 4)
     second = _own_gpu_cells(tmp_path / "b.yaml", "gpu: My-GPU\nmemory_gb: 48\nmemory_mib: 49152\n", 8)
-    said = (f"{second}: GPU My-GPU: memory_mib 49152 is not the 49140 that {first} gives for My-GPU (leave it out "
-            "to take that)\n")
+    said = (f"--cells {second}: GPU My-GPU: memory_mib 49152 is not the 49140 that {first} gives for My-GPU (leave it "
+            "out to take that)\n")
     assert cli("tables", "--cells", str(first), "--cells", str(second)) == (2, "", f"solve tables: error: {said}")
     assert cli("calibrate", "--cells", str(first), "--cells", str(second)) == (2, "", f"solve calibrate: error: {said}")
 

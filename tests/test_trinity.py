@@ -785,6 +785,10 @@ def test_a_critic_that_offloads_is_not_told_to_and_its_own_budget_is_read_for_th
         config = read_trinity_config(base.replace("FLAGS", flags), "t.yaml", {})
         assert config.notes == (told + (", or offload the critic's states" if advised else ""),), flags
         assert config.critic_token_budget == 65536
+    # Trinity 0.6's flags under trainer count for the actor, not the critic (docs/trinity.md says so).
+    flags_06 = "fsdp2, param_offload: true, optimizer_offload: true, offload_policy: true"
+    trainer_level = read_trinity_config(base.replace("FLAGS", "{}").replace("fsdp2", flags_06), "t.yaml", {})
+    assert trainer_level.offload and trainer_level.notes == (told + ", or offload the critic's states",)
     # offload_policy is FSDP2's: under fsdp it offloads nothing.
     fsdp = base.replace("FLAGS", "{offload_policy: true}").replace("fsdp2", "fsdp")
     assert read_trinity_config(fsdp, "t.yaml", {}).notes == (told + ", or offload the critic's states",)

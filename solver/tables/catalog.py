@@ -25,6 +25,7 @@ from solver.tables.schema import (
     cell_text,
 )
 from solver.tables.text import (
+    OneLineError,
     QueryError,
     TableError,
     and_more,
@@ -581,16 +582,17 @@ def read_cells_files(catalog: Catalog, paths: Sequence[Path], *, join: bool = Tr
     loaded: list[tuple[Path, GpuType]] = []
     for path in paths:
         before = _tables_in(catalog)
-        measured = load_cells(path, catalog.models, catalog.gpu_types, made_by)
-        if all(known.name != measured.name for known in catalog.gpu_types):
-            made_by[measured.name] = path
-        other = next((tabled_by[(measured.name, t.gpus)] for t in measured.tables
-                      if (measured.name, t.gpus) in tabled_by), None)
-        try:  # a file repeating an earlier one's table is read as calibrating reads it: its other errors come first
+        try:  # a TableError for the file's own content or memory, a QueryError for its names or tables
+            measured = load_cells(path, catalog.models, catalog.gpu_types, made_by)
+            if all(known.name != measured.name for known in catalog.gpu_types):
+                made_by[measured.name] = path
+            other = next((tabled_by[(measured.name, t.gpus)] for t in measured.tables
+                          if (measured.name, t.gpus) in tabled_by), None)
+            # a file repeating an earlier one's table is read as calibrating reads it: its other errors come first
             catalog = catalog.with_measured(measured, path, keep_contradictions=keep_contradictions,
                                             join=join and other is None)
-        except QueryError as error:
-            raise QueryError(f"{flag}{error}") from None
+        except OneLineError as error:
+            raise type(error)(f"{flag}{error}") from None
         if other is not None:
             raise QueryError(f"{flag}{path}: a table for a GPU count that {flag}{other} has already: give each "
                              "table once")

@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from solver.query import NODE_SIZE_KEY, ROLE_TOKEN_BUDGETS, TrinityVersion
+from solver.query import NODE_SIZE_KEY, NODE_SIZE_PATH, ROLE_TOKEN_BUDGETS, TrinityVersion
 from solver.rules import least_token_budget, sp_gpus_violation, whole_nodes_violation
 from solver.tables import Model, brief, shown_number, sp_rule_violation
 from solver.trinity.interpolation import ConfigValues, decode_scalar
@@ -278,7 +278,7 @@ def _check_no_config_path(checks: _ConfigChecks) -> None:
 
 def _check_whole_nodes(checks: _ConfigChecks, trainer_gpus: int) -> None:
     """Check ``cluster.gpu_per_node`` (where given) and that `trainer_gpus` wider than a node take whole nodes."""
-    per_node = checks.number(("cluster", "gpu_per_node"))
+    per_node = checks.number(NODE_SIZE_PATH)
     if per_node is not None and (per_node < 1 or not float(per_node).is_integer()):
         checks.problems.append(f"{NODE_SIZE_KEY} must be a whole number of at least 1, got {shown_number(per_node)}")
     elif per_node is not None and (spread := whole_nodes_violation(trainer_gpus, int(per_node), NODE_SIZE_KEY)):

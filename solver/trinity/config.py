@@ -9,6 +9,7 @@ from typing import Any
 
 from solver.query import (
     ACTOR_ROLLOUT_REF,
+    NODE_SIZE_PATH,
     ROLE_TOKEN_BUDGETS,
     TRAIN_BATCH_KEY,
     TRAIN_BATCH_PATH,
@@ -135,7 +136,7 @@ def _check_local_rollout(reader: ConfigReader, mode: str | None) -> None:
 def _read_trainer_gpus(reader: ConfigReader, rollout: int) -> tuple[int | None, int | None]:
     """``cluster.gpu_per_node`` and the cluster's GPUs left to the trainer after the `rollout` GPUs (both None
     without ``gpu_per_node``); `ConfigError` for a cluster above `MAX_GPUS`, or one that leaves the trainer none."""
-    gpu_per_node = reader.integer(("cluster", "gpu_per_node"), maximum=MAX_GPUS)
+    gpu_per_node = reader.integer(NODE_SIZE_PATH, maximum=MAX_GPUS)
     if gpu_per_node is None:
         return None, None
     total = reader.count(("cluster", "node_num"), 1) * gpu_per_node
@@ -202,7 +203,7 @@ def _read_offload(reader: ConfigReader, given: str | None, strategy: str,
     # Under FSDP2, verl offloads the actor to host memory through CPUOffloadPolicy when offload_policy is on (and
     # then ignores param_offload and optimizer_offload); the reference model gets it whatever the flags say.
     flags = _actor_note_flags(reader)
-    where = "trainer.trainer_config.actor_rollout_ref"
+    where = ".".join(ACTOR_ROLLOUT_REF)
     # The verdict's flag is read as strictly as Trinity reads it (the notes' may be left unread).
     actor_policy = offload_path("actor", "offload_policy")
     policy, actor_sets_policy = reader.flag(actor_policy), reader.get(actor_policy) is not None
@@ -334,7 +335,8 @@ def read_trinity_config(text: str, name: str, environ: Mapping[str, str],
 def _critic_offloads(reader: ConfigReader, strategy: str) -> bool:
     """Whether the critic's ``model.fsdp_config`` offloads its states: ``param_offload`` and ``optimizer_offload``
     both on, or ``offload_policy`` on under fsdp2 (flags that cannot be read count as off: the critic's keys are not
-    checked)."""
+    checked). Its own flags alone: Trinity 0.6's under ``trainer`` do not count (facts.md does not say it copies them
+    to the critic)."""
     flags = {flag: read_or_none(reader.flag, (*CRITIC, "model", "fsdp_config", flag)) for flag in OFFLOAD_FLAGS}
     return bool(flags["param_offload"] and flags["optimizer_offload"]
                 or flags["offload_policy"] and strategy == "fsdp2")

@@ -10,7 +10,7 @@ from typing import Any, get_args
 
 import yaml as pyyaml
 
-from solver.query import TrinityVersion, check_choice
+from solver.query import NODE_SIZE_PATH, TrinityVersion, check_choice
 from solver.results import (
     ENV_EXPORT,
     ENV_VARIABLE,
@@ -86,14 +86,12 @@ def _emit(keys: Iterable[PlanKey], section_comments: Mapping[tuple[str, ...], st
 
 @dataclass(frozen=True)
 class _FragmentOptions:
-    """`trinity_fragment`'s arguments beside the plan and the model (its docstring says what each does)."""
+    """`trinity_fragment`'s arguments that its header reads (its docstring says what each does)."""
 
     rollout_gpus: int | None
     gpu: str | None
     nodes: int
     shared_gpus: tuple[int, ...] | None
-    engines: tuple[int, int] | None
-    layout: Any
     version: TrinityVersion | None
     rocm: bool
     train_batch_size: int | None
@@ -237,9 +235,8 @@ def plan_fragment(
 ) -> tuple[str, TrinitySettings]:
     """`trinity_fragment`'s text, and the settings it writes as data: both from one list of keys."""
     options = _FragmentOptions(rollout_gpus=rollout_gpus, gpu=gpu, nodes=nodes, shared_gpus=shared_gpus,
-                               engines=engines, layout=layout, version=version, rocm=rocm,
-                               train_batch_size=train_batch_size, node_gpus=node_gpus)
-    _check_fragment_arguments(plan, model, options)
+                               version=version, rocm=rocm, train_batch_size=train_batch_size, node_gpus=node_gpus)
+    _check_fragment_arguments(plan, model, options, engines, layout)
     keys = [key for key in keys_for_plan(plan, model, layout, version=version)
             if not (key.existing_only and value_at(layout, key.path) is None)]
     model_keys = [k for k in keys if k.path[0] == "model"]
@@ -279,7 +276,7 @@ def _cluster_keys(plan: Plan, rollout_gpus: int, nodes: int, engines: tuple[int,
         *(no_explorer if not rollout_gpus else []),
         PlanKey(path=("cluster", "node_num"), value=nodes),
         PlanKey(
-            path=("cluster", "gpu_per_node"),
+            path=NODE_SIZE_PATH,
             value=(plan.gpus + rollout_gpus) // nodes,
             comment=(f"{plan.gpus} trainer + {rollout_gpus} rollout" if rollout_gpus else
                      f"{plan.gpus} trainer, no rollout GPU here") + idle,
@@ -301,16 +298,17 @@ def _cluster_keys(plan: Plan, rollout_gpus: int, nodes: int, engines: tuple[int,
     return keys
 
 
-def _check_fragment_arguments(plan: Plan, model: Model, options: _FragmentOptions) -> None:
+def _check_fragment_arguments(plan: Plan, model: Model, options: _FragmentOptions, engines: tuple[int, int] | None,
+                              layout: Any) -> None:
     """`QueryError` unless `trinity_fragment`'s arguments are of their kinds and within their ranges, and the
     trainer and rollout GPUs split into `nodes` nodes on which the trainer takes one node's share or whole nodes."""
     rollout_gpus, gpu, nodes, shared_gpus = options.rollout_gpus, options.gpu, options.nodes, options.shared_gpus
-    engines, train_batch_size, node_gpus = options.engines, options.train_batch_size, options.node_gpus
+    train_batch_size, node_gpus = options.train_batch_size, options.node_gpus
     check_types(("plan", plan, Plan), ("model", model, Model), ("rollout_gpus", rollout_gpus, int | None),
                 ("gpu", gpu, str | None), ("nodes", nodes, int), ("shared_gpus", shared_gpus, tuple | None),
                 ("engines", engines, tuple | None), ("rocm", options.rocm, bool),
                 ("train_batch_size", train_batch_size, int | None), ("node_gpus", node_gpus, int | None),
-                ("layout", options.layout, Mapping | None))
+                ("layout", layout, Mapping | None))
     check_choice("version", options.version, (None, *get_args(TrinityVersion)))
     if gpu is not None and not gpu.isprintable():  # a line break would end the header comment it is written into
         raise QueryError(f"gpu must be printable text, got {brief(gpu)}")

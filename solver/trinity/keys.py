@@ -1,6 +1,7 @@
 """The keys of a Trinity-RFT config that reading, checking, the fragment and the patch share, and small helpers on
 them (a value's YAML form, a value at a key path). Those `TrinityConfig` needs (the roles' section, their token
-budgets, the train batch's key) are `solver.query`'s, where it is, so that its annotations resolve without ruamel."""
+budgets, the train batch's key) are `solver.query`'s, where it is, so that its annotations resolve without ruamel,
+and so is the node size's key, which `solver.api` names: the modules here import them from there."""
 
 from __future__ import annotations
 
