@@ -55,7 +55,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     asked = argv.pop(0) if argv[:1] and argv[0] in commands else None
     build, handler = commands[asked] if asked is not None else (build_parser, run_planner)
     parser = build()
-    parser.others = {other.prog: other._option_string_actions.keys() for other in (  # an option of theirs, named so
+    parser.others = lambda: {other.prog: other._option_string_actions.keys() for other in (  # an option of theirs
         make() for make in (build_parser, *(make for make, _ in commands.values())) if make is not build)}
     if asked is None and argv[:1] and not argv[0].startswith("-"):  # the planner takes options: a word names a command
         close = difflib.get_close_matches(argv[0], commands, n=1, cutoff=0.7)

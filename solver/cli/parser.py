@@ -6,7 +6,7 @@ import argparse
 import difflib
 import re
 import sys
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from typing import TYPE_CHECKING, Any, NoReturn
 
 from solver.cli.output import escaped_line
@@ -26,9 +26,9 @@ class Parser(argparse.ArgumentParser):
         taken (``solve --minimize nodes``: solve cluster's), said after the accepted values."""
         super().__init__(*args, **{"allow_abbrev": False, **kwargs})
         self.elsewhere = elsewhere or {}
-        self.others: dict[str, Collection[str]] = {}
-        """The options of the other commands, by their names (``solve``: its options): one of them given here is
-        named as theirs (`_refuse_others_option`)."""
+        self.others: Callable[[], dict[str, Collection[str]]] = dict
+        """The options of the other commands, by their names (``solve``: its options), made only for an option this
+        command lacks: one of them given here is named as theirs (`_refuse_others_option`)."""
         # A negative number in any form (-1k, -1e-9, -5GB) is a value to refuse as such, not an unknown option.
         self._negative_number_matcher = re.compile(r"^-\.?\d")
         # An option that takes a value takes it once (its argument groups share this registry).
@@ -65,7 +65,7 @@ class Parser(argparse.ArgumentParser):
             option = word.split("=", 1)[0]
             if not option.startswith("--") or option in self._option_string_actions:
                 continue
-            owners = [command for command, options in self.others.items() if option in options]
+            owners = [command for command, options in self.others().items() if option in options]
             if owners:
                 names = ", ".join(owners[:-1]) + (" and " if len(owners) > 1 else "") + owners[-1]
                 self.error(f"{option} is an option of {names}, not of {self.prog}")
