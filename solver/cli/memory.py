@@ -9,13 +9,17 @@ from solver.api import estimate_memory
 from solver.cli.argtypes import host_memory, path_argument, token_count, tokens_per_gpu, whole_number
 from solver.cli.catalogs import catalog_with, check_model_flags
 from solver.cli.notes import note_cells_elsewhere
-from solver.cli.options import add_cells_option, add_gpu_memory_option, add_memory_model_options
+from solver.cli.options import (
+    add_cells_option,
+    add_gpu_memory_option,
+    add_memory_model_options,
+    add_node_gpus_option,
+)
 from solver.cli.output import new_console
 from solver.cli.parser import OnceFlag, Parser
 from solver.cli.status import NO_PLAN
 from solver.query import resolve_margin
 from solver.render import memory_json, memory_view
-from solver.rules import NODE_GPUS
 from solver.tables import MAX_GPUS, Setting, load_memory_model, load_model_config
 
 
@@ -45,8 +49,7 @@ def build_memory_parser() -> Parser:
                         help="with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, or without (the default)")
     parser.add_argument("--offload", action=OnceFlag, default=False,
                         help="with FSDP2 CPU offload, or without (the default)")
-    parser.add_argument("--node-gpus", metavar="G", type=whole_number(1, MAX_GPUS), default=NODE_GPUS,
-                        help=f"GPUs per node (default {NODE_GPUS}): beyond one node, SP must divide a node")
+    add_node_gpus_option(parser)
     parser.add_argument("--host-ram", metavar="GB", type=host_memory,
                         help="host memory per node (GB as RAM is sold, binary: GiB; or 2TB): whether what the setting "
                         "holds there fits (the model while it loads; with --offload, its states too)")
