@@ -650,17 +650,31 @@ class _Nearest(NamedTuple):
 
 def _nearest_on_nodes(catalog: Catalog, data: PlanningData, query: Query) -> _Nearest | None:
     """`nearest_plan` of `query`, and the GPUs per node it takes: the query's; where it has none there and its nodes
-    are smaller than `NODE_GPUS`, the nearest plan on nodes of `NODE_GPUS` (the cluster's hardware, no limit to
-    lift: whole nodes, SP within a node, the rollout's layout and host memory per node depend on it). None where
+    are smaller than `NODE_GPUS`, the nearest plan on nodes of `NODE_GPUS`, or on the smallest nodes of 2 or 4 GPUs
+    between the two whose plan lifts no limit that one does not, on no more GPUs (the node size is hardware, no limit
+    to lift: whole nodes, SP within a node, the rollout's layout and host memory per node depend on it). None where
     none trains, and where the time limit left the query's own nodes open (larger ones would read as needed)."""
-    for node_gpus in dict.fromkeys((query.node_gpus, max(query.node_gpus, NODE_GPUS))):
-        try:
-            found = nearest_plan(catalog, data, query.model_copy(update={"node_gpus": node_gpus}))
-        except Undecided:
+    def on_nodes(node_gpus: int) -> _Nearest | None:
+        found = nearest_plan(catalog, data, query.model_copy(update={"node_gpus": node_gpus}))
+        return None if found is None else _Nearest(*found, node_gpus)
+
+    try:
+        nearest = on_nodes(query.node_gpus)
+    except Undecided:
+        return None
+    if nearest is not None or query.node_gpus >= NODE_GPUS:
+        return nearest
+    try:
+        larger = on_nodes(NODE_GPUS)
+        if larger is None:
             return None
-        if found is not None:
-            return _Nearest(*found, node_gpus)
-    return None
+        for node_gpus in (size for size in (2, 4) if query.node_gpus < size < NODE_GPUS):
+            smaller = on_nodes(node_gpus)
+            if smaller is not None and smaller.lifted <= larger.lifted and smaller.plan.gpus <= larger.plan.gpus:
+                return smaller
+    except Undecided:
+        return None
+    return larger
 
 
 def _nearest_words(catalog: Catalog, data: PlanningData, query: Query) -> str:

@@ -1234,16 +1234,18 @@ def test_a_plan_call_solves_at_most_as_often_as_the_api_page_says(monkeypatch: p
     # with the pins names a plan: the longest, the plan without the pins (and its longest), the host memory's three
     # (without it, and the pins too, or at a lowered budget), the batch's, fewer GPUs', --token-budget auto's two
     # (within the budget, then on fewer GPUs) and the nearest plan's two (more GPUs, the fewest limits lifted: on its
-    # nodes of 4 nothing trains it, on nodes of 8 SP=8 does).
+    # nodes of 4 nothing trains it, on nodes of 8 SP=8 does; no nodes lie between): all but the four nearest plans
+    # nodes of 1 add under --no-estimate.
     (answer,) = solver.plan("4B", gpu="a100-40g", max_model_len=131072, budget_gpus=4, exact=True, env=False,
                             offload=False, host_ram_gb=32.0, train_batch_size=3, rollout_gpus=2, node_gpus=4,
                             estimate="only")
-    assert not answer.plans and len(solves) == int(without) - 1 and "on nodes of 8 GPUs" in answer.reason
+    assert not answer.plans and len(solves) == int(without) - 5 and "on nodes of 8 GPUs" in answer.reason
     solves.clear()
-    # Under --no-estimate the tables' nearest plan (on nodes of 2, then of 8) and, beside it, the estimates' (the
-    # same two nodes) each take their two: the host memory's three, the pins' two, the batch's, fewer GPUs', the
-    # estimates' plan and the four nearest.
-    (answer,) = solver.plan("14B", gpu="a100", max_model_len=131072, budget_gpus=2, exact=True, sp=2,
-                            host_ram_gb=64.0, train_batch_size=3, node_gpus=2, estimate="never")
+    # Under --no-estimate the tables' nearest plan (on nodes of 1, then of 8, 2 and 4) and, beside it, the estimates'
+    # (the same four nodes) each take their four: the host memory's three, the pins' two, the batch's, fewer GPUs', the
+    # estimates' plan and the eight nearest. Nodes of 4 need no change nodes of 8 do not: they are named.
+    (answer,) = solver.plan("4B", gpu="a100", max_model_len=65536, budget_gpus=1, exact=True, env=False, offload=False,
+                            host_ram_gb=64.0, train_batch_size=3, node_gpus=1, estimate="never")
     assert not answer.plans and len(solves) == int(without)
-    assert "on nodes of 8 GPUs, the memory model estimates a plan" in answer.reason
+    assert answer.reason.endswith("; on nodes of 4 GPUs, more trainer GPUs train 65536 tokens: SP=4 on 4 GPUs "
+                                  "(documented)")

@@ -1843,9 +1843,11 @@ def test_no_estimate_with_tables_names_the_estimates_nearest_plan_once(cli):
                             "documented) --explain") in " ".join(out.split())
 
 
-def test_a_refusal_only_larger_nodes_cure_names_the_plan_on_nodes_of_8(cli):
+def test_a_refusal_only_larger_nodes_cure_names_the_plan_on_the_smallest_nodes_that_need_no_more_changes(cli):
     # On nodes of 2 GPUs nothing trains these, whatever flags are dropped (whole nodes, SP within a node, the rollout's
-    # layout, host memory per node): the node size is hardware, so the reason says what nodes of 8 would train.
+    # layout, host memory per node): the node size is hardware, so the reason says what larger nodes would train:
+    # nodes of 4 where they need no change that nodes of 8 do not (on nodes of 4, the first case would also lower
+    # the token budget, so it names nodes of 8).
     for flags, said in (
         (["--model", "32B", "--len", "65536", "--gpu", "a100-40g", "--host-ram", "100", "--train-batch-size", "6"],
          ("within 8 GPUs trains with --host-ram 100 --train-batch-size 6; on nodes of 8 GPUs, 65536 tokens trains if "
@@ -1853,9 +1855,13 @@ def test_a_refusal_only_larger_nodes_cure_names_the_plan_on_nodes_of_8(cli):
           "needs 594.2 GiB of host memory per node")),
         (["--model", "32B", "--len", "131072", "--gpu", "a100", "--gpus", "1", "--rollout-gpus", "2",
           "--token-budget", "auto"],
-         ("beside a trainer on whole nodes; on nodes of 8 GPUs, more trainer GPUs train 131072 "
+         ("beside a trainer on whole nodes; on nodes of 4 GPUs, more trainer GPUs train 131072 "
           "tokens: Env + Offload + SP=4 on 4 GPUs with a lowered max_token_len_per_gpu of 38912 (estimated, "
           "extrapolated)")),
+        (["--model", "14B", "--len", "131072", "--gpu", "a100", "--gpus", "4", "--token-budget", "auto"],
+         ("Env + Offload + SP=2 on 4 GPUs with a lowered max_token_len_per_gpu of 40960, estimated); on nodes of 4 "
+          "GPUs, 131072 tokens trains: Env + Offload + SP=4 on 4 GPUs with a lowered max_token_len_per_gpu of 46080 "
+          "(estimated)")),
         (["--model", "8B", "--len", "65536", "--gpu", "a100-40g", "--sp", "2", "--no-estimate"],
          ("no plan: the tables have no Qwen3-8B on A100-40GB; on nodes of 8 GPUs, the memory model estimates a plan, "
           "Env + Offload + SP=8 on 8 GPUs at 65536 tokens: drop --no-estimate and --sp 2")),
