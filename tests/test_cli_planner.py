@@ -226,6 +226,20 @@ def test_an_answer_the_time_limit_left_open_says_to_raise_the_limit(cli, monkeyp
         "plan or prove that none exists\n"))
 
 
+@pytest.mark.parametrize("argv", [
+    ["--model", "deepseek-7b", "--len", "8k"],
+    ["--model", "qwen3-8b-instruct", "--len", "8k", "--gpu", "a100"],
+    ["memory", "--model", "deepseek-7b", "--gpu", "a100", "--gpus", "1", "--len", "8k"],
+    ["map", "--model", "8B,deepseek-7b"],
+])
+def test_an_unknown_model_says_how_to_give_your_own(cli, argv: list[str]):
+    status, out, err = cli(*argv)
+    assert (status, out) == (2, "")
+    assert "error: unknown model" in err
+    assert err.endswith("short forms such as 4B for Qwen3-4B too; or, for a model of your own, its Hugging Face "
+                        "config.json: --model-config PATH\n")
+
+
 @pytest.mark.parametrize(
     ("argv", "message"),
     [

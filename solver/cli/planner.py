@@ -19,7 +19,7 @@ from solver.cli.argtypes import (
     token_count,
     whole_number,
 )
-from solver.cli.catalogs import CommandCatalog, catalog_with, check_model_flags
+from solver.cli.catalogs import CommandCatalog, catalog_with, catalogue_model, check_model_flags
 from solver.cli.notes import note_cells_elsewhere
 from solver.cli.options import (
     add_cells_option,
@@ -158,6 +158,8 @@ def run_planner(args: argparse.Namespace) -> int:
     _check_trinity_flags(args)
     config_text, config = read_config_file(args.from_config, args.trinity_version) if args.from_config else ("", None)
     catalog, added, cells = _planner_catalog(args, config)
+    if args.model is not None:
+        catalogue_model(catalog, args.model)  # an unknown name: how to give a model of your own
     objective: Objective = "max_len" if args.maximize else "min_gpus" if args.minimize else "cheapest"
     if config is not None:
         check_planner_config(args, catalog, added, config, objective)
