@@ -139,6 +139,19 @@ def test_json_for_one_model_across_all_tables(cli):
          ("solve tables: error: unrecognized arguments: x y (--gpus took '4': an option's value is one word; quote "
           "one with spaces)\n")),
         (["--model", "8B", "--len", "8k", "--explain", "foo"], "solve: error: unrecognized arguments: foo\n"),
+        # a value after a flag pair, which takes none: the pair's two spellings
+        (["--model", "8B", "--len", "8k", "--env", "true"],
+         "solve: error: unrecognized arguments: true (--env takes no value: --env or --no-env)\n"),
+        (["memory", "--model", "8B", "--gpu", "a100", "--gpus", "2", "--len", "8k", "--no-offload", "yes"],
+         ("solve memory: error: unrecognized arguments: yes (--no-offload takes no value: --offload or "
+          "--no-offload)\n")),
+        # an option with choices given without a value: the choices
+        (["--model", "8B", "--len", "8k", "--emit"],
+         "solve: error: argument --emit: expected one argument (choose from 'trinity')\n"),
+        (["--model", "8B", "--len", "8k", "--minimize", "--gpus", "4"],
+         "solve: error: argument --minimize: expected one argument (choose from 'gpus')\n"),
+        (["map", "--by"], "solve map: error: argument --by: expected one argument (choose from 'model', 'len')\n"),
+        (["--model", "8B", "--len", "8k", "--top"], "solve: error: argument --top: expected one argument\n"),
         (["cluster", "a.yaml", "b.yaml"], "solve cluster: error: unrecognized arguments: b.yaml\n"),
         # a goal of the other command: where it is asked
         (["--minimize", "nodes", "--model", "8B", "--len", "32k"],

@@ -116,7 +116,21 @@ class Parser(argparse.ArgumentParser):
             action = self._option_string_actions.get(option)
             if word == stray and not stray.startswith("-") and action is not None and action.nargs is None:
                 return f" ({option} took {brief(value)}: an option's value is one word; quote one with spaces)"
+            flag = self._option_string_actions.get(before)
+            if word == stray and flag is not None and flag.nargs == 0 and len(flag.option_strings) == 2:
+                return f" ({before} takes no value: {' or '.join(flag.option_strings)})"
         return ""
+
+    def _match_argument(self, action: argparse.Action, arg_strings_pattern: str) -> int:
+        """argparse's, with the accepted values where an option with choices is given without one (``--emit``:
+        'trinity'; argparse says only that it expected one argument)."""
+        try:
+            return int(super()._match_argument(action, arg_strings_pattern))
+        except argparse.ArgumentError as error:
+            if action.choices is None or action.nargs is not None:
+                raise
+            accepted = ", ".join(map(repr, action.choices))
+            raise argparse.ArgumentError(action, f"expected one argument (choose from {accepted})") from error
 
     def _check_value(self, action: argparse.Action, value: Any) -> None:
         """argparse's, with the invalid choice shown as `brief` shows it (argparse shows it whole), and where
