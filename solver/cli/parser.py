@@ -157,6 +157,23 @@ class Parser(argparse.ArgumentParser):
                              f"{self.prog}: error: {escaped_line(message)}\n")
 
 
+class KeptLinesFormatter(argparse.HelpFormatter):
+    """argparse's help, its description and epilog filled to the width as argparse fills them, but for indented
+    lines, kept as written: a command in an example, whole on its line."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        """Each paragraph (unindented lines, up to an indented or empty one) filled as argparse fills text, each
+        indented line as it is."""
+        paragraphs: list[str] = []
+        for line in text.splitlines():
+            if line and not line.startswith(" ") and paragraphs and paragraphs[-1][:1] not in ("", " "):
+                paragraphs[-1] += " " + line
+            else:
+                paragraphs.append(line)
+        fill = super()._fill_text
+        return "\n".join(line if line[:1] in ("", " ") else fill(line, width, indent) for line in paragraphs)
+
+
 class _Once(argparse.Action):
     """Store an option's value, refusing a second one: given twice, ``--gpu a100 --gpu h20`` would
     otherwise answer for the H20 alone, silently."""
