@@ -107,6 +107,25 @@ def test_json_for_one_model_across_all_tables(cli):
         (["memory", "--model", "8B", "--gpu", "a100", "--gpus", "2", "--len", "8k", "--offlaod"],
          "solve memory: error: unrecognized arguments: --offlaod (did you mean --offload?)\n"),
         (["--model", "4B", "--len", "8k", "--gpu-typo"], "solve: error: unrecognized arguments: --gpu-typo\n"),
+        # another tool's name for an option (Trinity's max_model_len, torchrun's nproc_per_node): the option meant
+        (["--model", "4B", "--max-model-len", "32k"],
+         "solve: error: unrecognized arguments: --max-model-len 32k (did you mean --len?)\n"),
+        (["--model", "4B", "--len", "8k", "--num_gpus", "8"],
+         "solve: error: unrecognized arguments: --num_gpus 8 (did you mean --gpus?)\n"),
+        (["map", "--num-gpus", "8"],
+         "solve map: error: unrecognized arguments: --num-gpus 8 (did you mean --gpus-up-to?)\n"),
+        (["memory", "--model", "8B", "--gpu", "a100", "--gpus", "2", "--len", "8k", "--nproc-per-node", "4"],
+         "solve memory: error: unrecognized arguments: --nproc-per-node 4 (did you mean --node-gpus?)\n"),
+        (["--model", "4B", "--len", "8k", "--trinity"],
+         "solve: error: unrecognized arguments: --trinity (did you mean --emit trinity?)\n"),
+        (["--model", "4B", "--len", "8k", "--train_batch_size", "64"],
+         "solve: error: unrecognized arguments: --train_batch_size 64 (did you mean --train-batch-size?)\n"),
+        (["tables", "--max-model-len", "8k"], "solve tables: error: unrecognized arguments: --max-model-len 8k\n"),
+        # another command's option: whose it is, and this command's option for it where it has one
+        (["map", "--gpu", "h100", "--gpus", "8"],
+         ("solve map: error: --gpus is an option of solve, solve tables and solve memory, not of solve map (did you "
+          "mean --gpus-up-to?)\n")),
+        (["map", "--len", "8k"], "solve map: error: --len is an option of solve and solve memory, not of solve map\n"),
         # a stray word after an option's value: the option took one word (a name or a unit with a space)
         (["--model", "qwen3", "8b", "--len", "8k"],
          ("solve: error: unrecognized arguments: 8b (--model took 'qwen3': an option's value is one word; quote one "
@@ -120,6 +139,19 @@ def test_json_for_one_model_across_all_tables(cli):
          ("solve tables: error: unrecognized arguments: x y (--gpus took '4': an option's value is one word; quote "
           "one with spaces)\n")),
         (["--model", "8B", "--len", "8k", "--explain", "foo"], "solve: error: unrecognized arguments: foo\n"),
+        # a value after a flag pair, which takes none: the pair's two spellings
+        (["--model", "8B", "--len", "8k", "--env", "true"],
+         "solve: error: unrecognized arguments: true (--env takes no value: --env or --no-env)\n"),
+        (["memory", "--model", "8B", "--gpu", "a100", "--gpus", "2", "--len", "8k", "--no-offload", "yes"],
+         ("solve memory: error: unrecognized arguments: yes (--no-offload takes no value: --offload or "
+          "--no-offload)\n")),
+        # an option with choices given without a value: the choices
+        (["--model", "8B", "--len", "8k", "--emit"],
+         "solve: error: argument --emit: expected one argument (choose from 'trinity')\n"),
+        (["--model", "8B", "--len", "8k", "--minimize", "--gpus", "4"],
+         "solve: error: argument --minimize: expected one argument (choose from 'gpus')\n"),
+        (["map", "--by"], "solve map: error: argument --by: expected one argument (choose from 'model', 'len')\n"),
+        (["--model", "8B", "--len", "8k", "--top"], "solve: error: argument --top: expected one argument\n"),
         (["cluster", "a.yaml", "b.yaml"], "solve cluster: error: unrecognized arguments: b.yaml\n"),
         # a goal of the other command: where it is asked
         (["--minimize", "nodes", "--model", "8B", "--len", "32k"],

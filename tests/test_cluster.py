@@ -634,6 +634,16 @@ def test_bad_cluster_files_are_refused_naming_file_job_and_field(tmp_path: Path,
     assert str(caught.value).startswith(f"{path}: {message.format(folder=tmp_path)}")
 
 
+def test_an_unknown_job_model_says_how_to_give_your_own(tmp_path: Path):
+    path = tmp_path / "fleet.yaml"
+    path.write_text("pools:\n  - {name: a, gpu: h100, nodes: 1, gpus_per_node: 8}\n"
+                    "jobs:\n  - {name: j, model: deepseek-7b, max_model_len: 4096}\n", encoding="utf-8")
+    with pytest.raises(TableError) as caught:
+        load_fleet(path, CATALOG)
+    assert str(caught.value).startswith(f"{path}: job j, model: unknown model 'deepseek-7b'; accepted: ")
+    assert str(caught.value).endswith("; or, for a model of your own, its Hugging Face config.json: model_config")
+
+
 @pytest.mark.parametrize(("job", "message"), [
     # The missing at_least is the unknown field's consequence: no second problem of its own.
     ("{name: j, model: 4B, max_model_len: {atleast: 32768}}",

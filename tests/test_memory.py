@@ -2124,6 +2124,22 @@ def test_a_plan_says_when_its_room_is_the_optimizer_steps(cli):
     assert (plan["headroom_at_step"], plan["headroom_gb"]) == (True, 0.34)
 
 
+FIND_ONE = ("to find a setting that trains, run solve with the same options less --sp, --env, --offload and "
+            "--token-budget: it tries them all")
+
+
+def test_solve_memory_points_to_the_planner_where_the_setting_does_not_train(cli):
+    asked = ("--model", "32B", "--gpu", "h100", "--gpus", "8", "--len", "32k")
+    status, out, _ = cli("memory", *asked)
+    assert status == 1 and "does not fit: 116.94 GiB over" in out
+    assert out.splitlines()[-1] == FIND_ONE
+    status, out, _ = cli(*asked)  # the planner, as the line says: a setting that trains
+    assert status == 0
+    assert out.splitlines()[1] == "plan           Env + Offload + SP=2 on 8 of 8 GPUs (none left for rollout)"
+    status, out, _ = cli("memory", *asked, "--env", "--offload", "--sp", "2")
+    assert status == 0 and FIND_ONE not in out
+
+
 def test_solve_memory_host_ram_decides_for_offloaded_states(cli):
     # Qwen3-8B with Env + Offload + SP=4 on four A100s at 65536: documented, and Offload needs 162.6 GiB of host
     # memory per node (the actor's states and the reference model's bf16 weights).
@@ -2135,16 +2151,16 @@ def test_solve_memory_host_ram_decides_for_offloaded_states(cli):
                             ) in " ".join(out.split())
     status, out, _ = cli(*asked, "--host-ram", "128")
     assert status == 1 and "more than the 128 GiB of --host-ram: it does not train there" in " ".join(out.split())
-    # The tables' line, last, speaks of the GPUs' memory only, and says so.
+    # The tables' line, last but the way to a setting that trains, speaks of the GPUs' memory only, and says so.
     assert " ".join(out.split()).endswith(
         "tables: it trains (documented: the A100-80GB table for 4 GPUs says 'Env + Offload + SP=4' at 71680); that "
-        "is the GPUs' memory, and the host memory above rules it out")
+        f"is the GPUs' memory, and the host memory above rules it out {FIND_ONE}")
     # Where the tables say it runs out of memory, the host memory changes nothing they say.
     status, out, _ = cli(*asked[:8], "131072", *asked[9:], "--host-ram", "128")
     assert status == 1 and " ".join(out.split()).endswith(
         "tables: it runs out of memory (the A100-80GB table for 4 GPUs says '-' at 112640: the source's cells read as "
         "the first setting that trained in their order, '-' where none did, so this setting, or one that includes it, "
-        "ran out of memory there)")
+        f"ran out of memory there) {FIND_ONE}")
     status, out, _ = cli(*asked, "--host-ram", "256")
     assert out.rstrip().endswith("'Env + Offload + SP=4' at 71680)")
     status, out, _ = cli(*asked, "--host-ram", "128", "--json")

@@ -9,6 +9,7 @@ from typing import NamedTuple
 
 from solver.tables import (
     OWN_GPU_HINT,
+    OWN_MODEL_HINT,
     Catalog,
     GpuType,
     Model,
@@ -70,3 +71,12 @@ def check_model_flags(args: argparse.Namespace, ways: str, given: bool = False) 
         raise QueryError("--model and --model-config both name the model: give one")
     if args.model is None and args.model_config is None and not given:
         raise QueryError(f"which model? give {ways}")
+
+
+def catalogue_model(catalog: Catalog, name: str) -> Model:
+    """The model `name` names in `catalog`; `QueryError` for an unknown name, which also says how to give a model
+    the catalogue lacks (--model-config)."""
+    try:
+        return catalog.model(name)
+    except QueryError as error:
+        raise QueryError(f"{error}{OWN_MODEL_HINT.format('--model-config PATH')}") from None

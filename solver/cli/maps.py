@@ -11,7 +11,7 @@ from rich.console import Console
 
 from solver.cli.argtypes import output_path, path_argument, positive_seconds, whole_number
 from solver.cli.atomic import write_atomically
-from solver.cli.catalogs import catalog_with, check_model_flags
+from solver.cli.catalogs import catalog_with, catalogue_model, check_model_flags
 from solver.cli.notes import note_cells_elsewhere
 from solver.cli.options import (
     add_cells_option,
@@ -83,8 +83,8 @@ def run_map(args: argparse.Namespace) -> int:
                "time_limit_s": args.time_limit, "workers": args.workers,
                "weights": load_weights(args.weights) if args.weights else None, "estimate": args.estimate_mode,
                "token_budget": args.token_budget or "default", "node_gpus": args.node_gpus}
-    asked = list(dict.fromkeys(catalog.model(name.strip()).name for name in args.model.split(","))) if args.model \
-        else [added] if added else []
+    asked = list(dict.fromkeys(catalogue_model(catalog, name.strip()).name for name in args.model.split(","))) \
+        if args.model else [added] if added else []
     if args.by == "len" and len(asked) != 1:
         give = f"one to --model, not {len(asked)}" if asked else "--model M (or --model-config PATH)"
         raise QueryError(f"--by len maps one model: give {give}")

@@ -7,7 +7,7 @@ import sys
 
 from solver.api import estimate_memory
 from solver.cli.argtypes import host_memory, path_argument, token_count, tokens_per_gpu, whole_number
-from solver.cli.catalogs import catalog_with, check_model_flags
+from solver.cli.catalogs import catalog_with, catalogue_model, check_model_flags
 from solver.cli.notes import note_cells_elsewhere
 from solver.cli.options import (
     add_cells_option,
@@ -65,7 +65,7 @@ def run_memory(args: argparse.Namespace) -> int:
     check_model_flags(args, "--model M (e.g. 4B) or --model-config PATH")
     catalog, added, cells = catalog_with(load_model_config(args.model_config) if args.model_config else None,
                                          args.gpu, args.gpu_memory, args.cells or ())
-    model = catalog.model(args.model or added)
+    model = catalogue_model(catalog, args.model or added)
     gpu = catalog.gpu(args.gpu)
     memory_model = load_memory_model(args.memory_model)
     result = estimate_memory(model.name, gpu.name, args.gpus, args.max_model_len, sp=args.sp, env=args.env,

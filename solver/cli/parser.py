@@ -17,6 +17,29 @@ if TYPE_CHECKING:
     from _typeshed import SupportsWrite
 
 
+MEANT = {
+    **dict.fromkeys(("--max-model-len", "--max-len", "--maxlen", "--length", "--max-length", "--seq-len",
+                     "--seqlen", "--sequence-length", "--context", "--context-len", "--context-length", "--ctx",
+                     "--tokens"), ("--len",)),
+    **dict.fromkeys(("--num-gpus", "--num-gpu", "--gpu-count", "--gpu-num", "--max-gpus", "--trainer-gpus",
+                     "--world-size"), ("--gpus", "--gpus-up-to")),
+    "--gpus": ("--gpus-up-to",),
+    **dict.fromkeys(("--gpu-type", "--gpu-name", "--device"), ("--gpu",)),
+    **dict.fromkeys(("--gpus-per-node", "--gpu-per-node", "--nproc-per-node"), ("--node-gpus",)),
+    **dict.fromkeys(("--ulysses", "--ulysses-sp", "--ulysses-sequence-parallel-size", "--sequence-parallel",
+                     "--sp-size"), ("--sp",)),
+    **dict.fromkeys(("--model-name", "--model-path", "--model-name-or-path", "--models"), ("--model",)),
+    **dict.fromkeys(("--trinity", "--emit-trinity"), ("--emit trinity", "--emit-dir")),
+    **dict.fromkeys(("--output", "--output-file"), ("--out",)),
+    **dict.fromkeys(("--config", "--trinity-config"), ("--from-config",)),
+    **dict.fromkeys(("--host-memory", "--cpu-memory", "--ram"), ("--host-ram",)),
+    **dict.fromkeys(("--rollout", "--rollout-gpu", "--vllm-gpus"), ("--rollout-gpus",)),
+    "--batch-size": ("--train-batch-size",),
+}
+"""Options by other tools' names (Trinity's max_model_len, torchrun's nproc_per_node) or another command's, hyphens
+for underscores, and the options they mean, in order: an unknown option is told the first of them the command has."""
+
+
 class Parser(argparse.ArgumentParser):
     """argparse with a one-line usage on errors: the problem, not the whole synopsis; options only by their whole
     names (argparse's prefixes made `solve cluster --emit trinity` write the configs into ./trinity, as --emit-dir)."""
@@ -50,11 +73,22 @@ class Parser(argparse.ArgumentParser):
         namespace, rest = self.parse_known_args(argv, namespace)
         if rest:
             options = [word.split("=", 1)[0] for word in rest if word.startswith("--")]
-            close = [meant for option in options for meant in difflib.get_close_matches(
-                option, [known for known in self._option_string_actions if known.startswith("--")], n=1, cutoff=0.8)]
+            close = [meant for option in options if (meant := self._meant(option))]
             guess = f" (did you mean {close[0]}?)" if close else self._took_one_word(argv, rest[0])
             self.error(f"unrecognized arguments: {cut(' '.join(rest))}{guess}")
         return namespace
+
+    def _meant(self, option: str, typos: bool = True) -> str | None:
+        """The option of this command that the unknown `option` most likely means: the same with hyphens for
+        underscores (--train_batch_size), the first of `MEANT`'s for it that this command has (--max-model-len:
+        --len; solve map's --gpus: --gpus-up-to), or with `typos`, one a typo away (--maximise: --maximize); None
+        where none is."""
+        known = [name for name in self._option_string_actions if name.startswith("--")]
+        spelled = option.lower().replace("_", "-")
+        named = [spelled] if spelled in known else [
+            meant for meant in MEANT.get(spelled, ()) if meant.split()[0] in known]
+        close = difflib.get_close_matches(option, known, n=1, cutoff=0.8) if typos else []
+        return next(iter(named or close), None)
 
     def _refuse_others_option(self, argv: list[str]) -> None:
         """A usage error for the first option in `argv` that this command lacks and another takes (``solve memory
@@ -68,7 +102,9 @@ class Parser(argparse.ArgumentParser):
             owners = [command for command, options in self.others().items() if option in options]
             if owners:
                 names = ", ".join(owners[:-1]) + (" and " if len(owners) > 1 else "") + owners[-1]
-                self.error(f"{option} is an option of {names}, not of {self.prog}")
+                meant = self._meant(option, typos=False)
+                self.error(f"{option} is an option of {names}, not of {self.prog}"
+                           f"{f' (did you mean {meant}?)' if meant else ''}")
 
     def _took_one_word(self, argv: list[str], stray: str) -> str:
         """Where `stray`, the first unrecognized word and no option, follows an option's value (``--model qwen3
@@ -80,7 +116,21 @@ class Parser(argparse.ArgumentParser):
             action = self._option_string_actions.get(option)
             if word == stray and not stray.startswith("-") and action is not None and action.nargs is None:
                 return f" ({option} took {brief(value)}: an option's value is one word; quote one with spaces)"
+            flag = self._option_string_actions.get(before)
+            if word == stray and flag is not None and flag.nargs == 0 and len(flag.option_strings) == 2:
+                return f" ({before} takes no value: {' or '.join(flag.option_strings)})"
         return ""
+
+    def _match_argument(self, action: argparse.Action, arg_strings_pattern: str) -> int:
+        """argparse's, with the accepted values where an option with choices is given without one (``--emit``:
+        'trinity'; argparse says only that it expected one argument)."""
+        try:
+            return int(super()._match_argument(action, arg_strings_pattern))
+        except argparse.ArgumentError as error:
+            if action.choices is None or action.nargs is not None:
+                raise
+            accepted = ", ".join(map(repr, action.choices))
+            raise argparse.ArgumentError(action, f"expected one argument (choose from {accepted})") from error
 
     def _check_value(self, action: argparse.Action, value: Any) -> None:
         """argparse's, with the invalid choice shown as `brief` shows it (argparse shows it whole), and where
@@ -105,6 +155,23 @@ class Parser(argparse.ArgumentParser):
         control characters escaped (`escaped_line`: an unrecognized argument is shown as given)."""
         self.exit(BAD_INPUT, f"usage: {self.prog} [options] (--help lists them)\n"
                              f"{self.prog}: error: {escaped_line(message)}\n")
+
+
+class KeptLinesFormatter(argparse.HelpFormatter):
+    """argparse's help, its description and epilog filled to the width as argparse fills them, but for indented
+    lines, kept as written: a command in an example, whole on its line."""
+
+    def _fill_text(self, text: str, width: int, indent: str) -> str:
+        """Each paragraph (unindented lines, up to an indented or empty one) filled as argparse fills text, each
+        indented line as it is."""
+        paragraphs: list[str] = []
+        for line in text.splitlines():
+            if line and not line.startswith(" ") and paragraphs and paragraphs[-1][:1] not in ("", " "):
+                paragraphs[-1] += " " + line
+            else:
+                paragraphs.append(line)
+        fill = super()._fill_text
+        return "\n".join(line if line[:1] in ("", " ") else fill(line, width, indent) for line in paragraphs)
 
 
 class _Once(argparse.Action):

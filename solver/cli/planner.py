@@ -19,7 +19,7 @@ from solver.cli.argtypes import (
     token_count,
     whole_number,
 )
-from solver.cli.catalogs import CommandCatalog, catalog_with, check_model_flags
+from solver.cli.catalogs import CommandCatalog, catalog_with, catalogue_model, check_model_flags
 from solver.cli.notes import note_cells_elsewhere
 from solver.cli.options import (
     add_cells_option,
@@ -35,7 +35,7 @@ from solver.cli.options import (
     add_workers_option,
 )
 from solver.cli.output import escaped_line, print_escaped, print_view
-from solver.cli.parser import OnceFlag, Parser
+from solver.cli.parser import KeptLinesFormatter, OnceFlag, Parser
 from solver.cli.paths import OUTPUT_FLAGS, refuse_overwriting
 from solver.cli.status import NO_PLAN
 from solver.cli.trinity_options import (
@@ -70,12 +70,20 @@ def build_parser() -> Parser:
         prog="solve",
         description="Plan trainer GPUs for Trinity-RFT: Env, FSDP2 Offload and Ulysses SP, from the "
         "documented feasibility tables, solved with OR-Tools CP-SAT.",
-        epilog="Other commands: solve tables (the documented tables), solve map (what fits, as a map), "
+        epilog="Examples (a model or GPU type without tables is estimated; the answer says so):\n"
+        "  solve --model 8B --gpu h100 --gpus 8 --len 64k          the cheapest plan for 64k tokens on 8 H100s\n"
+        "  solve --model 8B --gpu h100 --gpus 8 --maximize len     the longest context within 8 H100s\n"
+        "  solve --model 32B --gpu h100 --len 32k --minimize gpus  will Qwen3-32B fit: the fewest H100s for it\n"
+        "  solve --model 8B --gpu h100 --gpus 6 --rollout-gpus 2 --len 32k --emit trinity\n"
+        "                      8 H100s in all, 2 of them for the rollout: the plan as a Trinity config fragment\n"
+        "\n"
+        "Other commands: solve tables (the documented tables), solve map (what fits, as a map), "
         "solve cluster (many jobs on a fleet), solve memory (one GPU's memory breakdown), solve calibrate "
         "(fit the memory model), solve examples (the docs' example files, written out); each has --help. "
         "Exit status: 0 every answer has a plan, 1 some answer has none (or found none within --time-limit, "
         "or with --check the config's own settings do not train), 2 bad input.",
         elsewhere={("minimize", "nodes"): "the fewest nodes for many jobs: solve cluster FLEET.yaml --minimize nodes"},
+        formatter_class=KeptLinesFormatter,
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("--model", metavar="M", help="model: Qwen3-4B, 4B, qwen3-4b, ... (or from --from-config)")
@@ -158,6 +166,8 @@ def run_planner(args: argparse.Namespace) -> int:
     _check_trinity_flags(args)
     config_text, config = read_config_file(args.from_config, args.trinity_version) if args.from_config else ("", None)
     catalog, added, cells = _planner_catalog(args, config)
+    if args.model is not None:
+        catalogue_model(catalog, args.model)  # an unknown name: how to give a model of your own
     objective: Objective = "max_len" if args.maximize else "min_gpus" if args.minimize else "cheapest"
     if config is not None:
         check_planner_config(args, catalog, added, config, objective)

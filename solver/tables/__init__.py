@@ -10,7 +10,7 @@ YAML it ships is the repository's top-level ``tables/`` folder, installed as ``s
 from __future__ import annotations
 
 from solver.tables.catalog import Catalog, Cell, TableOrigin, model_name_from_path, read_cells_files, vouches_for
-from solver.tables.fleets import OWN_GPU_HINT, checked_fleet, load_fleet, read_fleet
+from solver.tables.fleets import OWN_GPU_HINT, OWN_MODEL_HINT, checked_fleet, load_fleet, read_fleet
 from solver.tables.inputs import (
     AtLeast,
     CalibrationRange,
@@ -104,6 +104,7 @@ __all__ = [
     "NO_SETTING",
     "NUMBER_TOO_LONG",
     "OWN_GPU_HINT",
+    "OWN_MODEL_HINT",
     "YARN_VALIDATED_FACTOR",
     "YARN_VALIDATED_TOKENS",
     "AtLeast",

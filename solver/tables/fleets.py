@@ -16,6 +16,8 @@ from solver.tables.text import QueryError, TableError, check_types, normalise
 
 OWN_GPU_HINT = "; or, for a GPU type of your own, give its memory: {}"
 """What an unknown GPU's message adds where a GPU type may be given by its memory (the option's name)."""
+OWN_MODEL_HINT = "; or, for a model of your own, its Hugging Face config.json: {}"
+"""What an unknown model's message adds where a model may be given by its config.json (the option's name)."""
 
 
 class ReadFleet(NamedTuple):
@@ -67,7 +69,8 @@ def checked_fleet(read: ReadFleet, catalog: Catalog) -> Fleet:
                   for pool in entries.pools)
     jobs = tuple(Job(**job.model_dump(exclude={"model", "config_path"}),
                      model=configured[job.config_path].name if job.config_path is not None
-                     else _canonical_name(path, "job", job.name, "model", catalog.model, job.model or ""))
+                     else _canonical_name(path, "job", job.name, "model", catalog.model, job.model or "",
+                                          OWN_MODEL_HINT.format("model_config")))
                  for job in entries.jobs)
     _check_one_context_per_model(path, entries.jobs, jobs, configured, catalog)
     return Fleet(pools=pools, jobs=jobs, models=read.models, gpu_types=described,
