@@ -948,9 +948,16 @@ def test_a_closed_stderr_drops_the_notes_and_leaves_json_whole(solve_script: Pat
     assert result.returncode == 0 and json.loads(result.stdout)[0]["model"] == "Qwen3-4B"
 
 
-def test_stdout_that_cannot_encode_a_character_writes_a_question_mark(solve_script: Path):
+@pytest.mark.parametrize("environment", [
+    {"PYTHONIOENCODING": "ascii"},
+    {"PYTHONIOENCODING": "ascii:surrogateescape"},
+    {"LC_ALL": "C", "PYTHONUTF8": "0"},  # the C locale without UTF-8 mode: ascii, with errors=surrogateescape
+], ids=["ascii", "ascii-surrogateescape", "c-locale-without-utf8-mode"])
+def test_stdout_that_cannot_encode_a_character_writes_a_question_mark(solve_script: Path,
+                                                                       environment: dict[str, str]):
     result = subprocess.run([str(solve_script), "--model", "4B", "--len", "32k", "--gpu", "a100"], capture_output=True,
-                            text=True, timeout=60, check=False, env={**os.environ, "PYTHONIOENCODING": "ascii"})
+                            text=True, timeout=60, check=False, env={**os.environ, "PYTHONIOENCODING": "",
+                                                                     **environment})
     assert (result.returncode, result.stderr) == (0, "")
     assert result.stdout.startswith("A100-80GB ? Qwen3-4B ? cheapest plan for 32768 tokens within 6 GPUs: optimal\n")
 

@@ -145,7 +145,8 @@ def standard_streams_open() -> bool:
     """Whether stdout is open; prepares both for the command. A closed stdout or stderr (``>&-``: Python's
     `sys.stdout` is None) has its descriptor held on os.devnull, so that no file the command opens takes it
     (and the output with it); a closed stderr takes the notes nowhere. Stdout that cannot encode a character
-    (``PYTHONIOENCODING=ascii``) writes it as ``?``."""
+    (``PYTHONIOENCODING=ascii``; the C locale without UTF-8 mode, whose errors are ``surrogateescape``) writes it
+    as ``?``."""
     closed = [number for number, stream in ((1, sys.stdout), (2, sys.stderr)) if stream is None]
     for number in closed:
         spare = os.open(os.devnull, os.O_WRONLY)  # the lowest free descriptor: the closed one itself, mostly
@@ -156,7 +157,7 @@ def standard_streams_open() -> bool:
         sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (for the whole process)
     if 1 in closed:
         return False
-    if isinstance(sys.stdout, io.TextIOWrapper) and sys.stdout.errors == "strict":
+    if isinstance(sys.stdout, io.TextIOWrapper) and sys.stdout.errors in ("strict", "surrogateescape"):
         sys.stdout.reconfigure(errors="replace")
     _whole_writes_to_piped_stdout()
     return True
