@@ -930,6 +930,25 @@ def test_output_that_cannot_be_written_is_one_line_not_a_traceback(solve_script:
     assert (result.returncode, result.stderr) == (2, f"{prog}: error: cannot write the output: No space left on device\n")
 
 
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full")
+@pytest.mark.parametrize(("argv", "stdout", "status"), [
+    (["--model", "4B", "--gpu", "mine", "--gpu-memory", "40", "--len", "32k", "--json"], "pipe", 0),  # with a note
+    (["cluster", "missing.yaml"], "pipe", 2),  # bad input
+    (["--model", "4B", "--len", "32k", "--gpu", "a100"], "full", 2),  # output that cannot be written
+    (["--model", "4B", "--len", "32k", "--gpu", "a100"], "closed", 2),
+], ids=["note", "bad-input", "full-stdout", "closed-stdout"])
+def test_a_stderr_that_cannot_be_written_loses_its_lines_not_the_exit_status(solve_script: Path, tmp_path: Path,
+                                                                            argv: list[str], stdout: str, status: int):
+    # `2>>log` on a full disk: a note, or the one line of an error, is lost; the exit status stays the command's own
+    # (the traceback of the failed write, which could not be written either, made each of them 1: "no plan").
+    with open("/dev/full", "w") as full:
+        result = subprocess.run([str(solve_script), *argv], cwd=tmp_path, timeout=60, check=False, text=True,
+                                stdout=full if stdout == "full" else subprocess.PIPE, stderr=full,
+                                preexec_fn=(lambda: os.close(1)) if stdout == "closed" else None)
+    assert result.returncode == status
+    assert json.loads(result.stdout)[0]["model"] == "Qwen3-4B" if status == 0 else result.stdout in ("", None)
+
+
 @pytest.mark.parametrize("argv", [["tables", "--json"], ["--model", "4B", "--len", "32k", "--gpu", "a100"], ["--help"]])
 def test_a_closed_stdout_is_one_line_and_nothing_done(solve_script: Path, tmp_path: Path, argv: list[str]):
     # `solve ... >&-`: Python has no sys.stdout; the command says so at once, writes no file, exits 2.
