@@ -937,8 +937,8 @@ def test_output_that_cannot_be_written_is_one_line_not_a_traceback(solve_script:
     (["--model", "4B", "--len", "32k", "--gpu", "a100"], "full", 2),  # output that cannot be written
     (["--model", "4B", "--len", "32k", "--gpu", "a100"], "closed", 2),
 ], ids=["note", "bad-input", "full-stdout", "closed-stdout"])
-def test_a_stderr_that_cannot_be_written_loses_its_lines_not_the_exit_status(solve_script: Path, tmp_path: Path,
-                                                                            argv: list[str], stdout: str, status: int):
+def test_an_unwritable_stderr_loses_its_lines_not_the_exit_status(solve_script: Path, tmp_path: Path, argv: list[str],
+                                                                  stdout: str, status: int):
     # `2>>log` on a full disk: a note, or the one line of an error, is lost; the exit status stays the command's own
     # (the traceback of the failed write, which could not be written either, made each of them 1: "no plan").
     with open("/dev/full", "w") as full:
@@ -972,8 +972,7 @@ def test_a_closed_stderr_drops_the_notes_and_leaves_json_whole(solve_script: Pat
     {"PYTHONIOENCODING": "ascii:surrogateescape"},
     {"LC_ALL": "C", "PYTHONUTF8": "0"},  # the C locale without UTF-8 mode: ascii, with errors=surrogateescape
 ], ids=["ascii", "ascii-surrogateescape", "c-locale-without-utf8-mode"])
-def test_stdout_that_cannot_encode_a_character_writes_a_question_mark(solve_script: Path,
-                                                                       environment: dict[str, str]):
+def test_stdout_that_cannot_encode_a_character_writes_a_question_mark(solve_script: Path, environment: dict[str, str]):
     result = subprocess.run([str(solve_script), "--model", "4B", "--len", "32k", "--gpu", "a100"], capture_output=True,
                             text=True, timeout=60, check=False, env={**os.environ, "PYTHONIOENCODING": "",
                                                                      **environment})
