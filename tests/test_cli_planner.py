@@ -949,6 +949,25 @@ def test_an_unwritable_stderr_loses_its_lines_not_the_exit_status(solve_script: 
     assert json.loads(result.stdout)[0]["model"] == "Qwen3-4B" if status == 0 else result.stdout in ("", None)
 
 
+@pytest.mark.parametrize(("argv", "path"), [
+    (["--model", "4B", "--len", "32k", "--gpu", "a100", "--out", "plan.yaml"], "plan.yaml"),
+    (["map", "--gpu", "h20", "--gpus-up-to", "2", "--svg", "map.svg"], "map.svg"),
+    (["calibrate", "--out", "memory.yaml"], "memory.yaml"),
+    (["examples"], "docs/examples"),
+], ids=["out", "svg", "calibrate-out", "examples"])
+def test_a_relative_path_from_a_removed_working_directory_is_one_line(solve_script: Path, tmp_path: Path,
+                                                                      argv: list[str], path: str):
+    # The shell's folder was removed under it (a rebuilt checkout): a relative path names nothing; no traceback.
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    result = subprocess.run([str(solve_script), *argv], cwd=gone, capture_output=True, text=True, timeout=60,
+                            check=False, preexec_fn=lambda: os.rmdir(gone))  # run after the child's chdir
+    prog = "solve" if argv[0].startswith("-") else f"solve {argv[0]}"
+    assert (result.returncode, result.stdout, result.stderr) == (2, "", (
+        f"{prog}: error: {path}: the working directory, where a relative path starts, no longer exists; cd to one "
+        "that does, or give an absolute path\n"))
+
+
 @pytest.mark.parametrize("argv", [["tables", "--json"], ["--model", "4B", "--len", "32k", "--gpu", "a100"], ["--help"]])
 def test_a_closed_stdout_is_one_line_and_nothing_done(solve_script: Path, tmp_path: Path, argv: list[str]):
     # `solve ... >&-`: Python has no sys.stdout; the command says so at once, writes no file, exits 2.
