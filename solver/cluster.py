@@ -674,7 +674,8 @@ def _solve_stages(search: _Search, built: _Model, stages: list[tuple[str, cp_mod
 
 
 class _StopOnInterrupt:
-    """While solving, Ctrl-C (SIGINT) stops the search and keeps the best placement found so far."""
+    """While solving, Ctrl-C (SIGINT) stops the search and keeps the best placement found so far; a process that
+    ignores Ctrl-C (a job a script starts in the background) keeps ignoring it."""
 
     def __init__(self, solver: cp_model.CpSolver) -> None:
         self.solver = solver
@@ -709,7 +710,8 @@ class _StopOnInterrupt:
         return outcome[0]
 
     def __enter__(self) -> _StopOnInterrupt:
-        if threading.current_thread() is threading.main_thread():
+        in_main_thread = threading.current_thread() is threading.main_thread()
+        if in_main_thread and signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
             self.previous = signal.signal(signal.SIGINT, self._stop)
         return self
 

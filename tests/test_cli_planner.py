@@ -975,6 +975,44 @@ def test_output_that_cannot_be_written_is_one_line_not_a_traceback(solve_script:
     assert (result.returncode, result.stderr) == (2, f"{prog}: error: cannot write the output: No space left on device\n")
 
 
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="no /dev/full")
+@pytest.mark.parametrize(("argv", "stdout", "status"), [
+    (["--model", "4B", "--gpu", "mine", "--gpu-memory", "40", "--len", "32k", "--json"], "pipe", 0),  # with a note
+    (["cluster", "missing.yaml"], "pipe", 2),  # bad input
+    (["--model", "4B", "--len", "32k", "--gpu", "a100"], "full", 2),  # output that cannot be written
+    (["--model", "4B", "--len", "32k", "--gpu", "a100"], "closed", 2),
+], ids=["note", "bad-input", "full-stdout", "closed-stdout"])
+def test_an_unwritable_stderr_loses_its_lines_not_the_exit_status(solve_script: Path, tmp_path: Path, argv: list[str],
+                                                                  stdout: str, status: int):
+    # `2>>log` on a full disk: a note, or the one line of an error, is lost; the exit status stays the command's own
+    # (the traceback of the failed write, which could not be written either, made each of them 1: "no plan").
+    with open("/dev/full", "w") as full:
+        result = subprocess.run([str(solve_script), *argv], cwd=tmp_path, timeout=60, check=False, text=True,
+                                stdout=full if stdout == "full" else subprocess.PIPE, stderr=full,
+                                preexec_fn=(lambda: os.close(1)) if stdout == "closed" else None)
+    assert result.returncode == status
+    assert json.loads(result.stdout)[0]["model"] == "Qwen3-4B" if status == 0 else result.stdout in ("", None)
+
+
+@pytest.mark.parametrize(("argv", "path"), [
+    (["--model", "4B", "--len", "32k", "--gpu", "a100", "--out", "plan.yaml"], "plan.yaml"),
+    (["map", "--gpu", "h20", "--gpus-up-to", "2", "--svg", "map.svg"], "map.svg"),
+    (["calibrate", "--out", "memory.yaml"], "memory.yaml"),
+    (["examples"], "docs/examples"),
+], ids=["out", "svg", "calibrate-out", "examples"])
+def test_a_relative_path_from_a_removed_working_directory_is_one_line(solve_script: Path, tmp_path: Path,
+                                                                      argv: list[str], path: str):
+    # The shell's folder was removed under it (a rebuilt checkout): a relative path names nothing; no traceback.
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    result = subprocess.run([str(solve_script), *argv], cwd=gone, capture_output=True, text=True, timeout=60,
+                            check=False, preexec_fn=lambda: os.rmdir(gone))  # run after the child's chdir
+    prog = "solve" if argv[0].startswith("-") else f"solve {argv[0]}"
+    assert (result.returncode, result.stdout, result.stderr) == (2, "", (
+        f"{prog}: error: {path}: the working directory, where a relative path starts, no longer exists; cd to one "
+        "that does, or give an absolute path\n"))
+
+
 @pytest.mark.parametrize("argv", [["tables", "--json"], ["--model", "4B", "--len", "32k", "--gpu", "a100"], ["--help"]])
 def test_a_closed_stdout_is_one_line_and_nothing_done(solve_script: Path, tmp_path: Path, argv: list[str]):
     # `solve ... >&-`: Python has no sys.stdout; the command says so at once, writes no file, exits 2.
@@ -993,9 +1031,15 @@ def test_a_closed_stderr_drops_the_notes_and_leaves_json_whole(solve_script: Pat
     assert result.returncode == 0 and json.loads(result.stdout)[0]["model"] == "Qwen3-4B"
 
 
-def test_stdout_that_cannot_encode_a_character_writes_a_question_mark(solve_script: Path):
+@pytest.mark.parametrize("environment", [
+    {"PYTHONIOENCODING": "ascii"},
+    {"PYTHONIOENCODING": "ascii:surrogateescape"},
+    {"LC_ALL": "C", "PYTHONUTF8": "0"},  # the C locale without UTF-8 mode: ascii, with errors=surrogateescape
+], ids=["ascii", "ascii-surrogateescape", "c-locale-without-utf8-mode"])
+def test_stdout_that_cannot_encode_a_character_writes_a_question_mark(solve_script: Path, environment: dict[str, str]):
     result = subprocess.run([str(solve_script), "--model", "4B", "--len", "32k", "--gpu", "a100"], capture_output=True,
-                            text=True, timeout=60, check=False, env={**os.environ, "PYTHONIOENCODING": "ascii"})
+                            text=True, timeout=60, check=False, env={**os.environ, "PYTHONIOENCODING": "",
+                                                                     **environment})
     assert (result.returncode, result.stderr) == (0, "")
     assert result.stdout.startswith("A100-80GB ? Qwen3-4B ? cheapest plan for 32768 tokens within 6 GPUs: optimal\n")
 

@@ -6,6 +6,7 @@ import io
 import json
 import os
 import random
+import signal
 import subprocess
 import time
 from pathlib import Path
@@ -282,6 +283,27 @@ def test_a_search_ctrl_c_stopped_places_unwidened(tmp_path: Path, monkeypatch: p
     result = place(fleet_of(instance, tmp_path), CATALOG)
     [placement] = result.placements
     assert (result.interrupted, placement.trainer_gpus, placement.widened_from) == (True, 6, None)
+
+
+def test_a_ctrl_c_the_process_ignores_does_not_stop_the_search(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # A job a script starts in the background ignores Ctrl-C (SIGINT: SIG_IGN): the search keeps it ignored, so a
+    # Ctrl-C meant for the script's foreground job leaves the placement whole (widened, not marked interrupted).
+    solve_stages = solver.cluster._solve_stages
+
+    def ctrl_c_during_the_search(*args):
+        signal.raise_signal(signal.SIGINT)
+        return solve_stages(*args)
+
+    monkeypatch.setattr(solver.cluster, "_solve_stages", ctrl_c_during_the_search)
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        instance = {"pools": [ONE_NODE], "jobs": [{"name": "probe", "model": "0.6B", "max_model_len": 8192}]}
+        result = place(fleet_of(instance, tmp_path), CATALOG)
+        still_ignored = signal.getsignal(signal.SIGINT) is signal.SIG_IGN
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    [placement] = result.placements
+    assert (result.interrupted, placement.trainer_gpus, placement.widened_from, still_ignored) == (False, 8, 6, True)
 
 
 @pytest.mark.parametrize(("interrupted", "reason"), [(False, "no placement found within the time limit"),
@@ -1416,8 +1438,6 @@ def test_pools_and_models_without_tables_are_placed_by_estimate(tmp_path: Path):
 
 
 def test_ctrl_c_keeps_the_best_placement_and_exits_130(tmp_path: Path, solve_script: Path):
-    import signal
-
     instance = random_fleet(7, nodes=250, jobs=3000, lengths=[8192, 32768, 65536])
     path = tmp_path / "fleet.yaml"
     path.write_text(yaml.safe_dump(instance), encoding="utf-8")

@@ -129,6 +129,33 @@ def _whole_writes_to_piped_stdout() -> None:
                                   errors=stdout.errors, line_buffering=stdout.line_buffering)
 
 
+class _DroppedWhenUnwritable(io.FileIO):
+    """Stderr's file descriptor, where a write that fails (a full disk, a reader that has gone) is dropped: a note
+    or an error's line is lost, as with a closed stderr, rather than raise and end the command with a traceback
+    (itself unwritable) and exit status 1 in place of its own."""
+
+    def write(self, data: Any) -> int:
+        try:
+            return super().write(data)
+        except OSError:
+            return memoryview(data).nbytes
+
+
+def _unwritable_stderr_dropped() -> None:
+    """When the process's own stderr writes to its descriptor, write it through `_DroppedWhenUnwritable`."""
+    stderr = sys.__stderr__
+    if stderr is None or sys.stderr is not stderr:  # closed (taken to os.devnull), captured, or replaced already
+        return
+    try:
+        descriptor = stderr.fileno()
+    except (OSError, ValueError, io.UnsupportedOperation):
+        return
+    stderr.flush()
+    sys.stderr = io.TextIOWrapper(io.BufferedWriter(_DroppedWhenUnwritable(descriptor, "w", closefd=False)),
+                                  encoding=stderr.encoding, errors=stderr.errors, line_buffering=True,
+                                  write_through=True)
+
+
 def escaped_line(line: str) -> str:
     """`line` with its control characters (from a file's name, say) escaped as Python writes them (``\\x1b``),
     so that it stays one line and cannot restyle the terminal."""
@@ -144,8 +171,10 @@ def print_escaped(line: str, file: TextIO | None = None) -> None:
 def standard_streams_open() -> bool:
     """Whether stdout is open; prepares both for the command. A closed stdout or stderr (``>&-``: Python's
     `sys.stdout` is None) has its descriptor held on os.devnull, so that no file the command opens takes it
-    (and the output with it); a closed stderr takes the notes nowhere. Stdout that cannot encode a character
-    (``PYTHONIOENCODING=ascii``) writes it as ``?``."""
+    (and the output with it); a closed stderr takes the notes nowhere, and so does one that cannot be written (a full
+    disk). Stdout that cannot encode a character
+    (``PYTHONIOENCODING=ascii``; the C locale without UTF-8 mode, whose errors are ``surrogateescape``) writes it
+    as ``?``."""
     closed = [number for number, stream in ((1, sys.stdout), (2, sys.stderr)) if stream is None]
     for number in closed:
         spare = os.open(os.devnull, os.O_WRONLY)  # the lowest free descriptor: the closed one itself, mostly
@@ -154,9 +183,10 @@ def standard_streams_open() -> bool:
             os.close(spare)
     if 2 in closed:
         sys.stderr = open(os.devnull, "w", encoding="utf-8")  # noqa: SIM115 (for the whole process)
+    _unwritable_stderr_dropped()
     if 1 in closed:
         return False
-    if isinstance(sys.stdout, io.TextIOWrapper) and sys.stdout.errors == "strict":
+    if isinstance(sys.stdout, io.TextIOWrapper) and sys.stdout.errors in ("strict", "surrogateescape"):
         sys.stdout.reconfigure(errors="replace")
     _whole_writes_to_piped_stdout()
     return True

@@ -69,11 +69,16 @@ def same_file(path: Path, other: Path) -> bool:
 
 def file_identity(path: Path) -> tuple[int, int] | str:
     """What tells the file at `path` from others (`same_file`): an existing file's device and inode, else the real
-    path a write would make it at. Equal for two paths, they are one file; a key for many paths at once."""
+    path a write would make it at. Equal for two paths, they are one file; a key for many paths at once.
+    `QueryError` for a relative path where the working directory has been removed: it names no file."""
     try:
         status = path.stat()
     except OSError:
-        return os.path.realpath(path)
+        try:
+            return os.path.realpath(path)
+        except OSError:  # os.getcwd(): the working directory was removed under the command
+            raise QueryError(f"{path}: the working directory, where a relative path starts, no longer exists; cd to "
+                             "one that does, or give an absolute path") from None
     return status.st_dev, status.st_ino
 
 
