@@ -709,7 +709,9 @@ class _StopOnInterrupt:
         return outcome[0]
 
     def __enter__(self) -> _StopOnInterrupt:
-        if threading.current_thread() is threading.main_thread():
+        # Only in the main thread (the only one Python lets set a handler), and only over a handler Python can put
+        # back: a host program's own (None from Python) keeps Ctrl-C.
+        if threading.current_thread() is threading.main_thread() and signal.getsignal(signal.SIGINT) is not None:
             self.previous = signal.signal(signal.SIGINT, self._stop)
         return self
 
