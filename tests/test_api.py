@@ -7,9 +7,11 @@ import ast
 import inspect
 import json
 import os
+import pickle
 import re
 import subprocess
 import sys
+from concurrent.futures import ThreadPoolExecutor
 from inspect import signature
 from pathlib import Path
 from types import MappingProxyType
@@ -1247,3 +1249,36 @@ def test_a_plan_call_solves_at_most_as_often_as_the_api_page_says(monkeypatch: p
                             host_ram_gb=64.0, train_batch_size=3, node_gpus=2, estimate="never")
     assert not answer.plans and len(solves) == int(without)
     assert "on nodes of 8 GPUs, the memory model estimates a plan" in answer.reason
+
+
+def test_calls_from_several_threads_at_once_give_the_answers_of_one_after_the_other():
+    # docs/api.md: a launcher may ask from several threads; the calls share only read-only caches and a pool.
+    requests = [{"model": model, "max_model_len": length, "budget_gpus": gpus}
+                for model in ("0.6B", "8B", "32B") for length in (32768, 131072) for gpus in (4, 16)]
+
+    def answers(request: dict[str, Any]) -> list[dict[str, Any]]:
+        return [answer.as_json() for answer in solver.plan(**request, explain=True)]
+
+    def placement(seed: int) -> dict[str, Any]:
+        return solver.place(FLEET, seed=seed).model_dump(mode="json")
+
+    one_after_the_other = [answers(request) for request in requests], [placement(seed) for seed in range(4)]
+    with ThreadPoolExecutor(max_workers=8) as threads:
+        at_once = list(threads.map(answers, requests)), list(threads.map(placement, range(4)))
+    assert at_once == one_after_the_other
+
+
+def test_results_pickle_and_come_back_equal():
+    # For a launcher that hands them to another process (multiprocessing, a job queue).
+    (answer,) = solver.plan("8B", gpu="a100", max_model_len=32768, budget_gpus=8, rollout_gpus=4, explain=True)
+    results = (answer, solver.place(FLEET), solver.estimate_memory("8B", "h100", 8, 131072, sp=8, env=True),
+               solver.trinity_settings(answer), solver.load_fleet(FLEET), QUERY)
+    assert all(pickle.loads(pickle.dumps(result)) == result for result in results)  # noqa: S301 - our own bytes
+
+
+def test_a_placement_rebuilt_from_its_json_compares_by_its_json():
+    # docs/api.md: its plans' memory figures come back rounded and its timings 0, so compare the JSON.
+    result = solver.place(FLEET)
+    rebuilt = solver.ClusterResult.model_validate_json(result.model_dump_json())
+    assert rebuilt != result and rebuilt.wall_time_s == rebuilt.planning_s == 0
+    assert rebuilt.model_dump(mode="json") == result.model_dump(mode="json")
