@@ -1273,7 +1273,7 @@ def test_results_pickle_and_come_back_equal():
     (answer,) = solver.plan("8B", gpu="a100", max_model_len=32768, budget_gpus=8, rollout_gpus=4, explain=True)
     results = (answer, solver.place(FLEET), solver.estimate_memory("8B", "h100", 8, 131072, sp=8, env=True),
                solver.trinity_settings(answer), solver.load_fleet(FLEET), QUERY)
-    assert all(pickle.loads(pickle.dumps(result)) == result for result in results)  # noqa: S301 - our own bytes
+    assert all(pickle.loads(pickle.dumps(result)) == result for result in results)  # our own bytes
 
 
 def test_a_placement_rebuilt_from_its_json_compares_by_its_json():
@@ -1282,3 +1282,26 @@ def test_a_placement_rebuilt_from_its_json_compares_by_its_json():
     rebuilt = solver.ClusterResult.model_validate_json(result.model_dump_json())
     assert rebuilt != result and rebuilt.wall_time_s == rebuilt.planning_s == 0
     assert rebuilt.model_dump(mode="json") == result.model_dump(mode="json")
+
+
+def test_the_values_the_api_page_shows_beside_its_examples_are_what_they_give(monkeypatch: pytest.MonkeyPatch):
+    """An expression of docs/api.md's examples followed by a comment that is a Python value (`# 2`) gives it."""
+    monkeypatch.chdir(EXAMPLES.parent.parent)
+    shown = 0
+    for block in re.findall(r"```python\n(.*?)```", (EXAMPLES.parent / "api.md").read_text(encoding="utf-8"),
+                            flags=re.DOTALL):
+        lines, names = block.splitlines(), {}
+        for statement in ast.parse(block).body:
+            if isinstance(statement, ast.Expr) and statement.end_lineno == statement.lineno:
+                comment = lines[statement.lineno - 1][statement.end_col_offset:].strip().removeprefix("#")
+                try:
+                    value = ast.literal_eval(comment.strip())
+                except (ValueError, SyntaxError):
+                    value = None
+                if value is not None:
+                    shown += 1
+                    expression = compile(ast.Expression(statement.value), "docs/api.md", "eval")
+                    assert eval(expression, names) == value
+                    continue
+            exec(compile(ast.Module([statement], []), "docs/api.md", "exec"), names)  # noqa: S102 - the page's own
+    assert shown == 4

@@ -690,7 +690,6 @@ def test_a_rollout_without_room_beside_a_table_of_uneven_nodes_is_counted(cli, t
         "nodes more, or on nodes of their own when the trainer takes whole nodes)")}
 
 
-
 @pytest.mark.parametrize(("gpus", "limit"), [
     (12, ("no plan passes this rule: 12 GPUs span nodes of 8 (--node-gpus) but are not whole nodes, which a trainer "
           "that spans nodes must use")),
