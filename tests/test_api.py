@@ -11,6 +11,7 @@ import pickle
 import re
 import subprocess
 import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from inspect import signature
 from pathlib import Path
@@ -1305,3 +1306,15 @@ def test_the_values_the_api_page_shows_beside_its_examples_are_what_they_give(mo
                     continue
             exec(compile(ast.Module([statement], []), "docs/api.md", "exec"), names)  # noqa: S102 - the page's own
     assert shown == 4
+
+
+def test_place_reports_progress_from_its_search_thread_and_raises_what_progress_raises():
+    callers: list[bool] = []
+
+    def progress(stage: str, objective: float, bound: float, seconds: float) -> None:
+        callers.append(threading.current_thread() is threading.main_thread())
+        raise RuntimeError(f"a launcher's bug at {stage}")
+
+    with pytest.raises(RuntimeError, match="a launcher's bug at placed priority"):
+        solver.place(FLEET, progress=progress)
+    assert callers == [False]
