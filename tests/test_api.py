@@ -8,6 +8,7 @@ import inspect
 import json
 import os
 import pickle
+import pkgutil
 import re
 import subprocess
 import sys
@@ -61,6 +62,17 @@ def test_import_solver_is_cheap_and_exports_the_api():
     assert solver.__all__ == ["__version__", *solver._EXPORTS]  # `from solver import *` gives the version too
     with pytest.raises(AttributeError, match="no attribute .no_such_thing."):
         solver.no_such_thing  # noqa: B018
+
+
+def test_import_solver_alone_gives_its_modules_as_docs_api_writes_them():
+    # `solver.api.config_query`, `solver.trinity.trinity_fragment`, `solver.query.Progress` after `import solver` only
+    # (an AttributeError unless something had imported them before), still without OR-Tools.
+    code = ("import sys, solver; print(solver.api.config_query.__name__, solver.trinity.trinity_fragment.__name__, "
+            "solver.query.Progress is not None, 'api' in dir(solver), any(m.startswith('ortools') for m in sys.modules))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.stdout.split() == ["config_query", "trinity_fragment", "True", "True", "False"], result.stderr
+    package = Path(solver.__file__).parent
+    assert solver._MODULES == {module.name for module in pkgutil.iter_modules([str(package)])} - {"__main__"}
 
 
 ANNOTATIONS_AT_RUN_TIME = """\
