@@ -77,6 +77,11 @@ _EXPORTS = {
 }
 __all__ = ["__version__", *_EXPORTS]
 
+_MODULES = frozenset({"tables", "rules", "query", "results", "memory", "model", "solve", "explain", "maps", "cluster",
+                      "calibrate", "trinity", "api", "render", "cli"})
+"""The package's modules, which `import solver` alone gives as attributes too (``solver.api.config_query``, as
+docs/api.md writes it), each imported on first use."""
+
 if TYPE_CHECKING:  # the names in _EXPORTS, for type checkers (tests/test_api.py checks that they agree)
     from solver.api import calibrate_memory_model as calibrate_memory_model
     from solver.api import estimate_memory as estimate_memory
@@ -136,8 +141,10 @@ else:  # hidden from type checkers, which would otherwise take any misspelt name
     def __getattr__(name: str) -> Any:
         if name in _EXPORTS:
             return getattr(import_module(_EXPORTS[name]), name)
+        if name in _MODULES:  # as an import of it would set it, whatever was imported before
+            return import_module(f"solver.{name}")
         raise AttributeError(f"module 'solver' has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted({*globals(), *_EXPORTS})
+    return sorted({*globals(), *_EXPORTS, *_MODULES})

@@ -710,8 +710,11 @@ class _StopOnInterrupt:
         return outcome[0]
 
     def __enter__(self) -> _StopOnInterrupt:
+        # Only in the main thread (the only one Python lets set a handler), only over a handler Python can put back
+        # (a host program's own, None from Python, keeps Ctrl-C), and not over an ignored one (a script's background
+        # job keeps ignoring it).
         in_main_thread = threading.current_thread() is threading.main_thread()
-        if in_main_thread and signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:
+        if in_main_thread and signal.getsignal(signal.SIGINT) not in (None, signal.SIG_IGN):
             self.previous = signal.signal(signal.SIGINT, self._stop)
         return self
 

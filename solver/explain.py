@@ -253,8 +253,10 @@ def _why_no_plan(
         limit = words.binding(binding, lambda: _reach(catalog, prober, data, query)) if binding is not None else None
     reasons = [Reason(rule="limit", detail=limit) if limit is not None else Reason(rule="undecided", detail=(
         "which rules stop the query together was not decided in time"))]
-    if query.exact and query.sp is not None and None not in (query.env, query.offload) and query.max_model_len is not None:
-        # One combination asked for (a config's own settings, say): what the tables and the model say of it.
+    if (query.exact and query.sp is not None and None not in (query.env, query.offload)
+            and query.max_model_len is not None and query.budget_gpus in data.counts):
+        # One combination asked for (a config's own settings, say): what the tables and the model say of it. On a
+        # count the planner never weighs (not whole nodes, past the estimates' counts) the limit says why alone.
         combination = (query.budget_gpus, int(bool(query.env)), int(bool(query.offload)), query.sp)
         reasons += words.group(prober.classify([combination], None), query.max_model_len)  # the model fixes the length
     if query.objective != "max_len":

@@ -7,9 +7,13 @@ import ast
 import inspect
 import json
 import os
+import pickle
+import pkgutil
 import re
 import subprocess
 import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
 from inspect import signature
 from pathlib import Path
 from types import MappingProxyType
@@ -58,6 +62,17 @@ def test_import_solver_is_cheap_and_exports_the_api():
     assert solver.__all__ == ["__version__", *solver._EXPORTS]  # `from solver import *` gives the version too
     with pytest.raises(AttributeError, match="no attribute .no_such_thing."):
         solver.no_such_thing  # noqa: B018
+
+
+def test_import_solver_alone_gives_its_modules_as_docs_api_writes_them():
+    # `solver.api.config_query`, `solver.trinity.trinity_fragment`, `solver.query.Progress` after `import solver` only
+    # (an AttributeError unless something had imported them before), still without OR-Tools.
+    code = ("import sys, solver; print(solver.api.config_query.__name__, solver.trinity.trinity_fragment.__name__, "
+            "solver.query.Progress is not None, 'api' in dir(solver), any(m.startswith('ortools') for m in sys.modules))")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False)
+    assert result.stdout.split() == ["config_query", "trinity_fragment", "True", "True", "False"], result.stderr
+    package = Path(solver.__file__).parent
+    assert solver._MODULES == {module.name for module in pkgutil.iter_modules([str(package)])} - {"__main__"}
 
 
 ANNOTATIONS_AT_RUN_TIME = """\
@@ -1249,3 +1264,71 @@ def test_a_plan_call_solves_at_most_as_often_as_the_api_page_says(monkeypatch: p
     assert not answer.plans and len(solves) == int(without)
     assert answer.reason.endswith("; on nodes of 4 GPUs, more trainer GPUs train 65536 tokens: SP=4 on 4 GPUs "
                                   "(documented)")
+
+
+def test_calls_from_several_threads_at_once_give_the_answers_of_one_after_the_other():
+    # docs/api.md: a launcher may ask from several threads; the calls share only read-only caches and a pool.
+    requests = [{"model": model, "max_model_len": length, "budget_gpus": gpus}
+                for model in ("0.6B", "8B", "32B") for length in (32768, 131072) for gpus in (4, 16)]
+
+    def answers(request: dict[str, Any]) -> list[dict[str, Any]]:
+        return [answer.as_json() for answer in solver.plan(**request, explain=True)]
+
+    def placement(seed: int) -> dict[str, Any]:
+        return solver.place(FLEET, seed=seed).model_dump(mode="json")
+
+    one_after_the_other = [answers(request) for request in requests], [placement(seed) for seed in range(4)]
+    with ThreadPoolExecutor(max_workers=8) as threads:
+        at_once = list(threads.map(answers, requests)), list(threads.map(placement, range(4)))
+    assert at_once == one_after_the_other
+
+
+def test_results_pickle_and_come_back_equal():
+    # For a launcher that hands them to another process (multiprocessing, a job queue).
+    (answer,) = solver.plan("8B", gpu="a100", max_model_len=32768, budget_gpus=8, rollout_gpus=4, explain=True)
+    results = (answer, solver.place(FLEET), solver.estimate_memory("8B", "h100", 8, 131072, sp=8, env=True),
+               solver.trinity_settings(answer), solver.load_fleet(FLEET), QUERY)
+    assert all(pickle.loads(pickle.dumps(result)) == result for result in results)  # our own bytes
+
+
+def test_a_placement_rebuilt_from_its_json_compares_by_its_json():
+    # docs/api.md: its plans' memory figures come back rounded and its timings 0, so compare the JSON.
+    result = solver.place(FLEET)
+    rebuilt = solver.ClusterResult.model_validate_json(result.model_dump_json())
+    assert rebuilt != result and rebuilt.wall_time_s == rebuilt.planning_s == 0
+    assert rebuilt.model_dump(mode="json") == result.model_dump(mode="json")
+
+
+def test_the_values_the_api_page_shows_beside_its_examples_are_what_they_give(monkeypatch: pytest.MonkeyPatch):
+    """An expression of docs/api.md's examples followed by a comment that is a Python value (`# 2`) gives it."""
+    monkeypatch.chdir(EXAMPLES.parent.parent)
+    shown = 0
+    for block in re.findall(r"```python\n(.*?)```", (EXAMPLES.parent / "api.md").read_text(encoding="utf-8"),
+                            flags=re.DOTALL):
+        lines, names = block.splitlines(), {}
+        for statement in ast.parse(block).body:
+            if isinstance(statement, ast.Expr) and statement.end_lineno == statement.lineno:
+                comment = lines[statement.lineno - 1][statement.end_col_offset:].strip().removeprefix("#")
+                try:
+                    value = ast.literal_eval(comment.strip())
+                except (ValueError, SyntaxError):
+                    value = None
+                if value is not None:
+                    shown += 1
+                    expression = compile(ast.Expression(statement.value), "docs/api.md", "eval")
+                    assert eval(expression, names) == value
+                    continue
+            exec(compile(ast.Module([statement], []), "docs/api.md", "exec"), names)  # noqa: S102 - the page's own
+    assert shown == 4
+
+
+def test_place_reports_progress_from_its_search_thread_and_raises_what_progress_raises():
+    callers: list[bool] = []
+
+    def progress(stage: str, objective: float, bound: float, seconds: float) -> None:
+        callers.append(threading.current_thread() is threading.main_thread())
+        raise RuntimeError(f"a launcher's bug at {stage}")
+
+    with pytest.raises(RuntimeError, match="a launcher's bug at placed priority"):
+        solver.place(FLEET, progress=progress)
+    assert callers == [False]

@@ -2974,3 +2974,18 @@ def test_options_are_taken_by_their_whole_names_only(cli, tmp_path: Path, monkey
     status, _, err = cli("--model", "4B", "--gpu", "a100", "--le", "8192")
     assert (status, err.splitlines()[-1]) == (
         2, "solve: error: unrecognized arguments: --le 8192 (did you mean --len?)")
+
+
+def test_a_sigint_handler_python_did_not_install_is_left_as_it_is(monkeypatch: pytest.MonkeyPatch):
+    # A host program's own (C) handler reads as None from Python, which cannot put it back: `place` then leaves
+    # Ctrl-C to it rather than keep a handler of its own installed after it returns.
+    handlers: dict[int, object] = {signal.SIGINT: None}
+
+    def set_handler(number: int, handler: object) -> object:
+        previous, handlers[number] = handlers[number], handler
+        return previous
+
+    monkeypatch.setattr(solver.cluster.signal, "signal", set_handler)
+    monkeypatch.setattr(solver.cluster.signal, "getsignal", handlers.get)
+    result = solver.place(Path(__file__).resolve().parent.parent / "docs" / "examples" / "fleet.yaml")
+    assert result.placements and not result.interrupted and handlers == {signal.SIGINT: None}

@@ -689,3 +689,15 @@ def test_a_rollout_without_room_beside_a_table_of_uneven_nodes_is_counted(cli, t
         f"no plan passes this rule: the {gpus} {need} room beside the trainer (in its node, filling its node and whole "
         "nodes more, or on nodes of their own when the trainer takes whole nodes)")}
 
+
+@pytest.mark.parametrize(("gpus", "limit"), [
+    (12, ("no plan passes this rule: 12 GPUs span nodes of 8 (--node-gpus) but are not whole nodes, which a trainer "
+          "that spans nodes must use")),
+    (72, "no plan passes this rule: the budget (on exactly 72 GPUs)")])
+def test_one_asked_setting_on_a_count_the_planner_never_weighs_is_explained_by_the_limit(gpus: int, limit: str):
+    # Every setting pinned on exactly a count with no plan at any length (not whole nodes; past the 64 GPUs estimates
+    # go up to): the limit says why, as without the pins (the setting's own reasons, which need the count, raised
+    # KeyError).
+    answer, reasons = explained(gpu="a100", model="0.6B", max_model_len=8192, budget_gpus=gpus, exact=True, sp=2,
+                                env=False, offload=False, estimate="auto")
+    assert not answer.plans and details(reasons, "limit") == [limit]
