@@ -20,6 +20,8 @@ import pytest
 from hypothesis import settings
 from rich.console import Console
 
+import solver.cli.maps
+import solver.cli.memory
 import solver.cli.output
 from solver.cli import main
 from solver.tables import Catalog, load_catalog, shipped_tables_directory
@@ -67,8 +69,13 @@ def coloured_screen(monkeypatch: pytest.MonkeyPatch) -> io.StringIO:
     """What the commands print on stdout while the test runs, as a 200-column terminal of 8 colours shows it (the
     styles as ANSI codes: red ``\\x1b[31m``, green ``\\x1b[32m``, yellow ``\\x1b[33m``)."""
     screen = io.StringIO()
-    monkeypatch.setattr(solver.cli.output, "new_console", lambda width=160: Console(
-        width=200, force_terminal=True, color_system="standard", file=screen, **solver.cli.output.PLAIN_TEXT))
+
+    def coloured(width: int = 160) -> Console:
+        return Console(width=200, force_terminal=True, color_system="standard", file=screen,
+                       **solver.cli.output.PLAIN_TEXT)
+
+    for command in (solver.cli.output, solver.cli.memory, solver.cli.maps):  # those that make their consoles
+        monkeypatch.setattr(command, "new_console", coloured)
     return screen
 
 

@@ -2908,3 +2908,15 @@ def test_answers_name_a_memory_model_of_your_own(cli, tmp_path: Path):
     shipped, own = (" ".join(cli("memory", *flags, "--sp", "4", *memory)[1].split())
                     for memory in ([], ["--memory-model", str(mine)]))
     assert "margin 0.01 ┏" in shipped and "margin 0.01, memory model: calibrated on my-cells.yaml ┏" in own
+
+
+def test_solve_memory_shows_host_memory_that_rules_a_setting_out_in_red(cli, coloured_screen):
+    # Offload's 162.6 GiB per node fit in 256 GiB of host memory (unstyled), not in 128 (red, as the verdict it
+    # decides); the tables' line that the GPUs' memory holds but the host's does not is yellow.
+    asked = ("memory", "--model", "8B", "--gpu", "a100", "--gpus", "4", "--len", "65536", "--sp", "4", "--env",
+             "--offload")
+    assert [cli(*asked, "--host-ram", ram)[0] for ram in ("256", "128")] == [0, 1]
+    lines = [line.split(" per node")[0].split(" (")[0] for line in coloured_screen.getvalue().splitlines()
+             if "host memory: " in line or "tables: " in line]
+    assert lines == ["host memory: 162.6 GiB", "\x1b[32mtables: it trains", "\x1b[31mhost memory: 162.6 GiB",
+                     "\x1b[33mtables: it trains"]
