@@ -2680,23 +2680,22 @@ def test_the_ranking_of_an_open_budget_gives_each_plans_gpus_alone(cli):
     # --minimize gpus has no budget of the user's to count against: each row's GPUs are its own count (a budget
     # given is "4/4"), and the plans come in the objective's order, the fewest GPUs first.
     status, out, _ = cli("--model", "4B", "--gpu", "a100", "--len", "32k", "--minimize", "gpus", "--top", "3")
-    rows = [line for line in out.splitlines() if line.startswith("│")]
+    rows = [[cell.strip() for cell in line.split("│")[1:-1]] for line in out.splitlines() if line.startswith("│")]
     assert status == 0 and rows == [
-        "│ 1 │    2 │ Env + SP=2 │         32768 │      32768 │ 0.5555 (best)     │ documented │ 2 GPUs @ 32768: Env + SP=2 │",
-        "│ 2 │    4 │ SP=2       │         32768 │      32768 │ 0.275 (0.50x #1)  │ documented │ 4 GPUs @ 32768: SP=2       │",
-        "│ 3 │    6 │ SP=2       │         32768 │      32768 │ 0.1833 (0.33x #1) │ documented │ 6 GPUs @ 32768: SP=2       │"]
+        ["1", "2", "Env + SP=2", "32768", "32768", "0.5555 (best)", "documented", "2 GPUs @ 32768: Env + SP=2"],
+        ["2", "4", "SP=2", "32768", "32768", "0.275 (0.50x #1)", "documented", "4 GPUs @ 32768: SP=2"],
+        ["3", "6", "SP=2", "32768", "32768", "0.1833 (0.33x #1)", "documented", "6 GPUs @ 32768: SP=2"]]
 
 
 def test_an_estimated_plan_in_the_ranking_cites_the_memory_models_prediction(cli):
     # No H100 table vouches for these plans: their source cell is the memory model's predicted GiB per GPU, and an
     # Offload plan's host memory per node stands beside it (blank for the plan without Offload).
     status, out, _ = cli("--model", "8B", "--gpu", "h100", "--len", "32k", "--gpus", "4", "--top", "3")
-    rows = [line for line in out.splitlines() if line.startswith("│")]
+    rows = [[cell.strip() for cell in line.split("│")[1:-1]] for line in out.splitlines() if line.startswith("│")]
     assert status == 0 and rows == [
-        "│ 1 │  4/4 │ Env + SP=4           │         32768 │      16384 │               │ 0.3282 (best)    │ estimated │ "
-        "memory model: 57.9 GiB │",
-        "│ 2 │  2/4 │ Env + Offload + SP=2 │         32768 │      32768 │         162.6 │ 1.111 (3.38x #1) │ estimated │ "
-        "memory model: 48.7 GiB │"]
+        ["1", "4/4", "Env + SP=4", "32768", "16384", "", "0.3282 (best)", "estimated", "memory model: 57.9 GiB"],
+        ["2", "2/4", "Env + Offload + SP=2", "32768", "32768", "162.6", "1.111 (3.38x #1)", "estimated",
+         "memory model: 48.7 GiB"]]
 
 
 def test_the_tables_row_of_an_estimate_alone_is_green_where_they_train_it_and_red_where_not(cli, coloured_screen):

@@ -2718,8 +2718,7 @@ def test_check_exits_1_where_the_config_does_not_train_on_one_gpu_type_of_severa
     assert cli("--from-config", str(user_config), "--gpu", "h20", "--check")[0] == 0
 
 
-def test_a_verdict_that_trains_is_green_and_yellow_where_the_config_has_a_problem(cli, tmp_path: Path,
-                                                                                   coloured_screen):
+def test_a_verdict_that_trains_is_green_and_yellow_where_the_config_has_a_problem(cli, tmp_path: Path, coloured_screen):
     # Both configs' settings train (vanilla on 7 A100s at 8192 tokens); the megatron one's "but:" line makes its
     # verdict a warning.
     config = "model: {model_path: Qwen/Qwen3-8B, max_model_len: 8192}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
@@ -2728,6 +2727,7 @@ def test_a_verdict_that_trains_is_green_and_yellow_where_the_config_has_a_proble
     megatron.write_text(config + "algorithm: {algorithm_type: grpo}\ntrainer: {trainer_strategy: megatron}\n",
                         encoding="utf-8")
     assert [cli("--from-config", str(path), "--gpu", "a100")[0] for path in (plain, megatron)] == [0, 0]
-    verdicts = [line.split(" runs ")[0] for line in coloured_screen.getvalue().splitlines() if " runs vanilla on" in line]
+    shown = coloured_screen.getvalue().splitlines()
+    verdicts = [line.split(" runs ")[0] for line in shown if " runs vanilla on" in line]
     assert verdicts == ["\x1b[32mplain.yaml", "\x1b[33mmegatron.yaml"]
     assert coloured_screen.getvalue().count("but:") == 1
