@@ -2946,3 +2946,14 @@ def test_options_are_taken_by_their_whole_names_only(cli, tmp_path: Path, monkey
     status, _, err = cli("--model", "4B", "--gpu", "a100", "--le", "8192")
     assert (status, err.splitlines()[-1]) == (
         2, "solve: error: unrecognized arguments: --le 8192 (did you mean --len?)")
+
+
+def test_a_job_on_one_gpu_of_a_shared_node_names_that_gpu_alone(cli, tmp_path: Path):
+    # small takes one GPU of the node big shares: its GPUs are "0", not a range "0-0"; big's are a range.
+    path = tmp_path / "fleet.yaml"
+    path.write_text("pools:\n  - {name: a100, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n"
+                    "  - {name: small, model: 0.6B, max_model_len: 8192, rollout_gpus: 0}\n"
+                    "  - {name: big, model: 8B, max_model_len: 32768, rollout_gpus: 3}\n", encoding="utf-8")
+    status, out, _ = cli("cluster", str(path))
+    rows = [[cell.strip() for cell in line.split("│")[1:6]] for line in out.splitlines() if line.startswith("│")]
+    assert status == 0 and rows == [["0", "0", "small", "1", "0"], ["0", "1-7", "big", "4", "3"]]
