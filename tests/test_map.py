@@ -142,8 +142,10 @@ def test_a_map_saved_as_svg_says_so_after_the_map_as_solve_says_what_it_wrote(cl
     flags = ["map", "--gpu", "a100", "--model", "4B", "--gpus-up-to", "1", "--svg", str(svg)]
     status, out, err = cli(*flags)
     assert (status, err, out.splitlines()[-1]) == (0, "", f"wrote {svg}")
-    status, out, _ = cli(*flags, "--json")  # JSON stays JSON
-    assert status == 0 and json.loads(out)[0]["gpu"] == "A100-80GB"
+    svg.unlink()
+    status, out, _ = cli(*flags, "--json")  # JSON stays JSON, and the SVG is saved as well
+    assert status == 0 and json.loads(out)[0]["gpu"] == "A100-80GB" and svg.read_text(encoding="utf-8").startswith(
+        "<svg")
 
 
 def test_budgets_that_allow_the_same_gpu_counts_share_one_answer():
