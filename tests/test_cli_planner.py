@@ -352,6 +352,8 @@ def test_an_answer_the_time_limit_left_open_says_to_raise_the_limit(cli, monkeyp
          ("solve: error: --minimize gpus chooses the GPU count: drop --exact")),
         (["--model", "4B", "--len", "8192", "--emit", "trinity", "--top", "2"],
          "solve: error: --emit trinity prints the best plan's YAML alone: drop --top and --explain"),
+        (["--model", "4B", "--len", "8192", "--emit", "trinity", "--explain"],
+         "solve: error: --emit trinity prints the best plan's YAML alone: drop --top and --explain"),
         (["--model", "Meta/Qwen3-5B", "--len", "8192"], "solve: error: unknown model 'Meta/Qwen3-5B'; accepted:"),
         (["--gpu", "a1000", "--model", "4B", "--len", "8k"],
          "solve: error: unknown GPU 'a1000' (did you mean A100-80GB?); accepted: A100-40GB/80GB, "),
