@@ -1,12 +1,13 @@
 """Shared test fixtures (`cli`: the command in-process; `solve_script`: the installed console script;
-`edited_a100_tables`: a catalogue with edited A100 tables; `solver_parameters`: the CP-SAT parameters of the
-solvers the planner makes; `shipped_tables_kept`: what a test writes into the shipped tables is removed; and, for
-every test, no PYTORCH_CUDA_ALLOC_CONF) and helpers (`made_up_table`, `qwen3_8b_checkpoint`), and the hypothesis
-profiles: ``ci`` (the default: the same examples on every run) and ``explore`` (``HYPOTHESIS_PROFILE=explore``: new
-ones)."""
+`coloured_screen`: stdout as a terminal in colour shows it; `edited_a100_tables`: a catalogue with edited A100
+tables; `solver_parameters`: the CP-SAT parameters of the solvers the planner makes; `shipped_tables_kept`: what a
+test writes into the shipped tables is removed; and, for every test, no PYTORCH_CUDA_ALLOC_CONF) and helpers
+(`made_up_table`, `qwen3_8b_checkpoint`), and the hypothesis profiles: ``ci`` (the default: the same examples on
+every run) and ``explore`` (``HYPOTHESIS_PROFILE=explore``: new ones)."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import shutil
@@ -17,7 +18,11 @@ from typing import Any
 
 import pytest
 from hypothesis import settings
+from rich.console import Console
 
+import solver.cli.maps
+import solver.cli.memory
+import solver.cli.output
 from solver.cli import main
 from solver.tables import Catalog, load_catalog, shipped_tables_directory
 
@@ -57,6 +62,21 @@ def cli(capsys: pytest.CaptureFixture[str]) -> Callable[..., tuple[int, str, str
         return status, captured.out, captured.err
 
     return run
+
+
+@pytest.fixture
+def coloured_screen(monkeypatch: pytest.MonkeyPatch) -> io.StringIO:
+    """What the commands print on stdout while the test runs, as a 200-column terminal of 8 colours shows it (the
+    styles as ANSI codes: red ``\\x1b[31m``, green ``\\x1b[32m``, yellow ``\\x1b[33m``)."""
+    screen = io.StringIO()
+
+    def coloured(width: int = 160) -> Console:
+        return Console(width=200, force_terminal=True, color_system="standard", file=screen,
+                       **solver.cli.output.PLAIN_TEXT)
+
+    for command in (solver.cli.output, solver.cli.memory, solver.cli.maps):  # those that make their consoles
+        monkeypatch.setattr(command, "new_console", coloured)
+    return screen
 
 
 @pytest.fixture

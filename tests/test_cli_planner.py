@@ -397,6 +397,8 @@ def test_an_unknown_model_says_how_to_give_your_own(cli, argv: list[str]):
          ("solve: error: --minimize gpus chooses the GPU count: drop --exact")),
         (["--model", "4B", "--len", "8192", "--emit", "trinity", "--top", "2"],
          "solve: error: --emit trinity prints the best plan's YAML alone: drop --top and --explain"),
+        (["--model", "4B", "--len", "8192", "--emit", "trinity", "--explain"],
+         "solve: error: --emit trinity prints the best plan's YAML alone: drop --top and --explain"),
         (["--model", "Meta/Qwen3-5B", "--len", "8192"], "solve: error: unknown model 'Meta/Qwen3-5B'; accepted:"),
         (["--gpu", "a1000", "--model", "4B", "--len", "8k"],
          "solve: error: unknown GPU 'a1000' (did you mean A100-80GB?); accepted: A100-40GB/80GB, "),
@@ -2760,3 +2762,56 @@ def test_the_note_on_a_file_left_unwritten_for_want_of_a_plan_names_it_escaped(c
     status, _, err = cli("--model", "0.6B", "--gpu", "a100", "--len", "130000", "--gpus", "4",
                          "--out", str(tmp_path / "o\nut\x1b.yaml"))
     assert (status, err) == (1, f"solve: note: no plan, so {tmp_path}/o\\nut\\x1b.yaml is not written\n")
+
+
+def test_a_length_of_one_token_is_counted_in_the_singular(cli):
+    # The heading counts the length asked as it counts GPUs: "1 token", not "1 tokens".
+    status, out, err = cli("--model", "4B", "--gpu", "a100", "--len", "1")
+    assert status == 0 and out.startswith("A100-80GB · Qwen3-4B · cheapest plan for 1 token within 6 GPUs: optimal\n")
+    assert err == "solve: note: --len 1 is 1 token; for 1024 tokens write --len 1k\n"
+    _, out, _ = cli("--model", "4B", "--gpu", "a100", "--len", "1", "--minimize", "gpus")
+    assert out.startswith("A100-80GB · Qwen3-4B · fewest GPUs for 1 token (any count up to 64): optimal\n")
+
+
+def test_the_ranking_of_an_open_budget_gives_each_plans_gpus_alone(cli):
+    # --minimize gpus has no budget of the user's to count against: each row's GPUs are its own count (a budget
+    # given is "4/4"), and the plans come in the objective's order, the fewest GPUs first.
+    status, out, _ = cli("--model", "4B", "--gpu", "a100", "--len", "32k", "--minimize", "gpus", "--top", "3")
+    rows = [[cell.strip() for cell in line.split("│")[1:-1]] for line in out.splitlines() if line.startswith("│")]
+    assert status == 0 and rows == [
+        ["1", "2", "Env + SP=2", "32768", "32768", "0.5555 (best)", "documented", "2 GPUs @ 32768: Env + SP=2"],
+        ["2", "4", "SP=2", "32768", "32768", "0.275 (0.50x #1)", "documented", "4 GPUs @ 32768: SP=2"],
+        ["3", "6", "SP=2", "32768", "32768", "0.1833 (0.33x #1)", "documented", "6 GPUs @ 32768: SP=2"]]
+
+
+def test_an_estimated_plan_in_the_ranking_cites_the_memory_models_prediction(cli):
+    # No H100 table vouches for these plans: their source cell is the memory model's predicted GiB per GPU, and an
+    # Offload plan's host memory per node stands beside it (blank for the plan without Offload).
+    status, out, _ = cli("--model", "8B", "--gpu", "h100", "--len", "32k", "--gpus", "4", "--top", "3")
+    rows = [[cell.strip() for cell in line.split("│")[1:-1]] for line in out.splitlines() if line.startswith("│")]
+    assert status == 0 and rows == [
+        ["1", "4/4", "Env + SP=4", "32768", "16384", "", "0.3282 (best)", "estimated", "memory model: 57.9 GiB"],
+        ["2", "2/4", "Env + Offload + SP=2", "32768", "32768", "162.6", "1.111 (3.38x #1)", "estimated",
+         "memory model: 48.7 GiB"]]
+
+
+def test_the_tables_row_of_an_estimate_alone_is_green_where_they_train_it_and_red_where_not(cli, coloured_screen):
+    # --estimate: the 4-GPU A100 table says '-' where the memory model plans Qwen3-4B (red: the table decides), and
+    # vouches for Qwen3-8B with SP=4 at 32768 (green).
+    cli("--maximize", "len", "--gpus", "6", "--model", "4B", "--gpu", "a100", "--estimate")
+    cli("--model", "8B", "--gpus", "4", "--gpu", "a100", "--len", "32k", "--estimate")
+    rows = [line.split("\x1b[0m", 2)[2].split(" (")[0] for line in coloured_screen.getvalue().splitlines()
+            if line.startswith("\x1b[1mtables ")]
+    assert rows == ["\x1b[31mit runs out of memory", "\x1b[32mit trains"]
+
+
+def test_a_length_past_the_native_context_on_the_models_own_scaling_says_so_beside_it(cli):
+    # Llama 3.1's own llama3 RoPE scaling reaches past its native 131072: no YaRN, and the length's row says why
+    # (once: not again as a caution row).
+    status, out, _ = cli("--model", "llama-3.1-8b", "--gpu", "h200", "--gpus", "8", "--len", "200k")
+    shown = " ".join(out.split("\n               "))
+    assert status == 0 and ("\nmax_model_len  204800 (beyond the native 131072, which Llama-3.1-8B's own llama3 RoPE "
+                            "scaling provides: no YaRN written; vLLM's rollout refuses a max_model_len past what it "
+                            "derives from the model's config unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set; check the "
+                            "model handles it)\n") in shown
+    assert "\ncaution " not in out and "rope_scaling" not in out

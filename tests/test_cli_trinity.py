@@ -2716,3 +2716,18 @@ def test_check_exits_1_where_the_config_does_not_train_on_one_gpu_type_of_severa
     trains = {answer["gpu"]: (answer["current"]["trains"], bool(answer["plans"])) for answer in json.loads(out)}
     assert (status, trains) == (1, {"A100-80GB": (False, True), "H20-96GB": (True, True)})
     assert cli("--from-config", str(user_config), "--gpu", "h20", "--check")[0] == 0
+
+
+def test_a_verdict_that_trains_is_green_and_yellow_where_the_config_has_a_problem(cli, tmp_path: Path, coloured_screen):
+    # Both configs' settings train (vanilla on 7 A100s at 8192 tokens); the megatron one's "but:" line makes its
+    # verdict a warning.
+    config = "model: {model_path: Qwen/Qwen3-8B, max_model_len: 8192}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+    plain, megatron = tmp_path / "plain.yaml", tmp_path / "megatron.yaml"
+    plain.write_text(config + "algorithm: {algorithm_type: grpo}\n", encoding="utf-8")
+    megatron.write_text(config + "algorithm: {algorithm_type: grpo}\ntrainer: {trainer_strategy: megatron}\n",
+                        encoding="utf-8")
+    assert [cli("--from-config", str(path), "--gpu", "a100")[0] for path in (plain, megatron)] == [0, 0]
+    shown = coloured_screen.getvalue().splitlines()
+    verdicts = [line.split(" runs ")[0] for line in shown if " runs vanilla on" in line]
+    assert verdicts == ["\x1b[32mplain.yaml", "\x1b[33mmegatron.yaml"]
+    assert coloured_screen.getvalue().count("but:") == 1

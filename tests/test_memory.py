@@ -2444,6 +2444,19 @@ def test_cells_that_ran_out_where_the_memory_model_fits_get_a_note_with_the_marg
         "on 8 H800-80GB GPUs for Qwen3-8B at 131072")
 
 
+def test_the_margin_the_note_names_is_the_least_under_which_the_memory_model_agrees(cli, tmp_path: Path):
+    # At 106496 tokens the memory model predicts 56.1 GiB of 73.2 usable (at --margin 0.01) for Env + SP=8, which
+    # ran out there: it agrees from a margin of 1 - 0.99 x 56.1 / 73.2 = 0.241 on, so the note names 0.25 (rounded up,
+    # not to the nearest hundredth), under which no note comes; under 0.24 it still comes.
+    cells = tmp_path / "mine.yaml"
+    cells.write_text(h100_cells(8, "8 x H100", "Qwen3-8B", {106496: "{Qwen3-8B: Env + Offload + SP=8}"}),
+                     encoding="utf-8")
+    asked = ("--model", "8B", "--gpu", "h100", "--gpus", "16", "--len", "106496", "--cells", str(cells), "--json")
+    assert cli(*asked)[2].endswith("56.1 GiB predicted of 73.2 usable), so its estimates near them may be optimistic "
+                                   "too: with --margin 0.25 it predicts that each of them runs out\n")
+    assert [cli(*asked, "--margin", margin)[2] != "" for margin in ("0.24", "0.25")] == [True, False]
+
+
 def test_a_missed_cell_is_named_by_the_setting_that_trained_there():
     # Made-up cell: Qwen3-0.6B SP=2 on 8 H100s at 1024, so vanilla (2048 tokens per GPU) ran out there. First
     # principles predict vanilla fits: states 1.11 GiB, gathered 0.73, overhead 1, the logits and fragmentation 1.16
@@ -2924,3 +2937,15 @@ def test_answers_name_a_memory_model_of_your_own(cli, tmp_path: Path):
     shipped, own = (" ".join(cli("memory", *flags, "--sp", "4", *memory)[1].split())
                     for memory in ([], ["--memory-model", str(mine)]))
     assert "margin 0.01 ┏" in shipped and "margin 0.01, memory model: calibrated on my-cells.yaml ┏" in own
+
+
+def test_solve_memory_shows_host_memory_that_rules_a_setting_out_in_red(cli, coloured_screen):
+    # Offload's 162.6 GiB per node fit in 256 GiB of host memory (unstyled), not in 128 (red, as the verdict it
+    # decides); the tables' line that the GPUs' memory holds but the host's does not is yellow.
+    asked = ("memory", "--model", "8B", "--gpu", "a100", "--gpus", "4", "--len", "65536", "--sp", "4", "--env",
+             "--offload")
+    assert [cli(*asked, "--host-ram", ram)[0] for ram in ("256", "128")] == [0, 1]
+    lines = [line.split(" per node")[0].split(" (")[0] for line in coloured_screen.getvalue().splitlines()
+             if "host memory: " in line or "tables: " in line]
+    assert lines == ["host memory: 162.6 GiB", "\x1b[32mtables: it trains", "\x1b[31mhost memory: 162.6 GiB",
+                     "\x1b[33mtables: it trains"]
