@@ -1474,6 +1474,21 @@ def test_an_estimate_at_an_asked_length_needs_it_to_fit_not_a_grid_step():
     assert [(p.setting, p.max_model_len, p.evidence) for p in answer.plans] == [(setting, 199800, "estimated")]
 
 
+def test_an_estimate_vouches_for_exactly_its_sp_degree_not_a_higher_one():
+    # With SP buffers dear enough (a memory model of one's own), Qwen3-8B on two H200s fits shorter at SP=2 than at
+    # SP=1: a plan pinned to SP=2 rests on SP=2's own estimate, not on SP=1's longer one (which SP=2 includes).
+    shipped = load_memory_model()
+    memory = shipped.model_copy(update={"coefficients": shipped.coefficients.model_copy(update={"sp_buffers": 300.0})})
+    shape, memory_gib = CATALOG.model("8B"), CATALOG.gpu("h200").memory_gib
+    longest = {sp: longest_fitting(shape, memory_gib, 2, Setting(env=True, sp=sp), memory.coefficients, DEFAULT_MARGIN)
+               for sp in (1, 2)}
+    assert longest == {1: 23552, 2: 16384}
+    (answer,) = plan(make_query(CATALOG, model="8B", gpu="h200", objective="max_len", budget_gpus=2, exact=True, sp=2,
+                                offload=False, memory=memory), CATALOG)
+    assert [(p.setting, p.max_model_len, p.evidence) for p in answer.plans] == [
+        (Setting(env=True, sp=2), 16384, "estimated")]
+
+
 def test_the_longest_fitting_length_is_searched_for_where_the_breakdown_disagrees_with_its_closed_form(monkeypatch):
     # longest_fitting solves the breakdown's linear form for the most tokens, then checks the length with
     # `breakdown` itself: where the two disagree (rounding), it searches for the last length that fits.
