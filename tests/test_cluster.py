@@ -2530,6 +2530,22 @@ def test_a_job_left_out_beside_an_idle_node_says_that_it_needs_whole_nodes(tmp_p
                                                          "cost)"}]
 
 
+def test_a_node_whose_host_memory_holds_its_gpus_of_the_heaviest_way_exactly_is_not_blamed_for_no_room(
+        tmp_path: Path):
+    # Qwen3-4B at 8192 on A100s: 1 GPU with Offload (82.8 GiB of host memory, 84787 MiB) or 2 without (30.0 GiB).
+    # Nodes of 2 GPUs and 165.6 GiB (169574 MiB, twice 84787): jobs sharing one can never exceed it, GPUs alone decide.
+    # Two jobs take a GPU each; the third is told it needs a GPU, not host memory that could never run short.
+    instance = {"pools": [{**ONE_NODE, "gpus_per_node": 2, "host_ram_gb": 165.6}],
+                "jobs": [{"name": name, "model": "Qwen3-4B", "max_model_len": 8192} for name in ("a", "b", "c")]}
+    result = solved(instance, tmp_path)
+    assert (result["status"], result["objective"]) == ("optimal", 2)
+    assert [(p["trainer_gpus"], p["plan"]["offload"], p["plan"]["host_memory_gb"])
+            for p in result["placements"]] == [(1, True, 82.8), (1, True, 82.8)]
+    [unplaced] = result["unplaced"]
+    assert unplaced["reason"] == ("no room left in a100 (it needs at least 1 GPU of one node) after the jobs placed "
+                                  "(the most priority in all, then length, then cost)")
+
+
 def test_a_job_length_of_a_few_hundred_tokens_gets_a_note_suggesting_thousands(cli, tmp_path: Path):
     # As `--len 32`: taken as written (32 tokens), with a note on how to write 32768, for each such job.
     path = tmp_path / "fleet.yaml"
