@@ -2546,6 +2546,17 @@ def test_a_node_whose_host_memory_holds_its_gpus_of_the_heaviest_way_exactly_is_
                                   "(the most priority in all, then length, then cost)")
 
 
+def test_jobs_on_whole_nodes_take_the_first_nodes_in_the_order_of_the_file_before_the_shared_ones(tmp_path: Path):
+    # Qwen3-14B at 65536 beside 4 rollout GPUs, on A100 nodes of 256 GiB: 16 trainer GPUs and a node for the rollout
+    # (the tables' fewest), 3 whole nodes each; the 8B job fills the seventh node.
+    instance = {"pools": [{**ONE_NODE, "nodes": 7, "host_ram_gb": 256}], "jobs": [
+        *({"name": name, "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 4} for name in ("a", "b")),
+        {"name": "c", "model": "Qwen3-8B", "max_model_len": 32768, "rollout_gpus": 2}]}
+    result = solved(instance, tmp_path)
+    assert [(p["job"], p["nodes"], p["trainer_gpus"], p["rollout_gpus"]) for p in result["placements"]] == [
+        ("a", [0, 1, 2], 16, 8), ("b", [3, 4, 5], 16, 8), ("c", [6], 6, 2)]
+
+
 def test_a_job_length_of_a_few_hundred_tokens_gets_a_note_suggesting_thousands(cli, tmp_path: Path):
     # As `--len 32`: taken as written (32 tokens), with a note on how to write 32768, for each such job.
     path = tmp_path / "fleet.yaml"
