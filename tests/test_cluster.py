@@ -37,7 +37,7 @@ from solver.cluster import TooManyPatterns, greedy, layout, patterns, place
 from solver.query import make_query
 from solver.results import ClusterResult
 from solver.solve import plan
-from solver.tables import TableError, load_catalog, load_fleet, shipped_tables_directory
+from solver.tables import TableError, Weights, load_catalog, load_fleet, shipped_tables_directory
 from solver.tables.fleets import read_fleet
 
 CATALOG = load_catalog()
@@ -2468,6 +2468,18 @@ def test_jobs_on_whole_nodes_count_every_node_in_what_they_need(cli, tmp_path: P
     assert status == 1 and {entry["reason"] for entry in json.loads(out)["unplaced"]} == {
         ("the jobs do not all fit the fleet together: at their fewest they take 32 GPUs, more than the fleet's 24; "
          "without --minimize nodes, as many as fit are placed")}
+
+
+def test_a_job_grows_onto_idle_gpus_only_where_that_runs_it_faster(tmp_path: Path):
+    # Qwen3-0.6B at 8192 with a train batch of 4 on an A100 node, with SP weighted 1.0: 4 GPUs (4 ranks, no SP) and 8
+    # (SP=2, for 4 ranks) cost the same, 0.25, so the job keeps its 4: idle GPUs that run it no faster stay idle.
+    instance = {"pools": [ONE_NODE], "jobs": [{"name": "a", "model": "Qwen3-0.6B", "max_model_len": 8192,
+                                               "train_batch_size": 4}]}
+    equal = place(fleet_of(instance, tmp_path), CATALOG, weights=Weights(offload=1.0, sp=1.0, env=0.01))
+    assert [(p.trainer_gpus, p.plan.sp, p.plan.cost, p.widened_from) for p in equal.placements] == [(4, 1, 0.25, None)]
+    # With the shipped weights (SP 0.1), 8 GPUs at SP=2 cost 0.1375: the job grows onto them.
+    faster = place(fleet_of(instance, tmp_path), CATALOG)
+    assert [(p.trainer_gpus, p.plan.sp, p.plan.cost, p.widened_from) for p in faster.placements] == [(8, 2, 0.1375, 4)]
 
 
 def test_no_widen_leaves_idle_gpus_idle_but_does_not_keep_jobs_small(tmp_path: Path):
