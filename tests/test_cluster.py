@@ -1109,6 +1109,17 @@ def test_greedy_takes_the_first_pool_then_the_cheapest_plan_and_whole_nodes_that
     assert [(p.job, p.nodes, p.trainer_gpus) for p in result.placements] == [("big-rollout", (0, 1), 4)]
 
 
+def test_greedy_places_the_jobs_by_priority_and_counts_their_priority(tmp_path: Path):
+    # The job of priority 3, though second in the file, goes first and takes the cheapest way, 6 of the node's 8 GPUs;
+    # the other gets the 2 left. The objective is the placed priority, 3 + 1, not the 2 jobs placed.
+    jobs = [{"name": "low", "model": "4B", "max_model_len": 8192, "priority": 1},
+            {"name": "high", "model": "4B", "max_model_len": 8192, "priority": 3}]
+    result = greedy(fleet_of({"pools": [ONE_NODE], "jobs": jobs}, tmp_path), CATALOG)
+    assert [(p.job, p.trainer_gpus, p.gpu_indexes) for p in result.placements] == [
+        ("low", 2, (6, 7)), ("high", 6, (0, 1, 2, 3, 4, 5))]
+    assert (result.status, result.objective, result.unplaced) == ("feasible", 4, ())
+
+
 def test_cli_cluster_gives_each_unplaced_reason_once_with_its_jobs(cli, tmp_path: Path):
     # Three jobs that each need the node, one of them placed; and one no plan fits: a row per reason.
     path = tmp_path / "fleet.yaml"
