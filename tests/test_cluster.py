@@ -38,7 +38,7 @@ from solver.cluster import TooManyPatterns, greedy, layout, patterns, place
 from solver.query import make_query
 from solver.results import ClusterResult
 from solver.solve import plan
-from solver.tables import TableError, load_catalog, load_fleet, shipped_tables_directory
+from solver.tables import TableError, Weights, load_catalog, load_fleet, shipped_tables_directory
 from solver.tables.fleets import read_fleet
 
 CATALOG = load_catalog()
@@ -1139,6 +1139,17 @@ def test_greedy_takes_the_first_pool_then_the_cheapest_plan_and_whole_nodes_that
                 "jobs": [{"name": "big-rollout", "model": "Qwen3-4B", "max_model_len": 8192, "rollout_gpus": 12}]}
     result = greedy(fleet_of(instance, tmp_path), CATALOG)
     assert [(p.job, p.nodes, p.trainer_gpus) for p in result.placements] == [("big-rollout", (0, 1), 4)]
+
+
+def test_greedy_places_the_jobs_by_priority_and_counts_their_priority(tmp_path: Path):
+    # The job of priority 3, though second in the file, goes first and takes the cheapest way, 6 of the node's 8 GPUs;
+    # the other gets the 2 left. The objective is the placed priority, 3 + 1, not the 2 jobs placed.
+    jobs = [{"name": "low", "model": "4B", "max_model_len": 8192, "priority": 1},
+            {"name": "high", "model": "4B", "max_model_len": 8192, "priority": 3}]
+    result = greedy(fleet_of({"pools": [ONE_NODE], "jobs": jobs}, tmp_path), CATALOG)
+    assert [(p.job, p.trainer_gpus, p.gpu_indexes) for p in result.placements] == [
+        ("low", 2, (6, 7)), ("high", 6, (0, 1, 2, 3, 4, 5))]
+    assert (result.status, result.objective, result.unplaced) == ("feasible", 4, ())
 
 
 def test_cli_cluster_gives_each_unplaced_reason_once_with_its_jobs(cli, tmp_path: Path):
@@ -2502,6 +2513,18 @@ def test_jobs_on_whole_nodes_count_every_node_in_what_they_need(cli, tmp_path: P
          "without --minimize nodes, as many as fit are placed")}
 
 
+def test_a_job_grows_onto_idle_gpus_only_where_that_runs_it_faster(tmp_path: Path):
+    # Qwen3-0.6B at 8192 with a train batch of 4 on an A100 node, with SP weighted 1.0: 4 GPUs (4 ranks, no SP) and 8
+    # (SP=2, for 4 ranks) cost the same, 0.25, so the job keeps its 4: idle GPUs that run it no faster stay idle.
+    instance = {"pools": [ONE_NODE], "jobs": [{"name": "a", "model": "Qwen3-0.6B", "max_model_len": 8192,
+                                               "train_batch_size": 4}]}
+    equal = place(fleet_of(instance, tmp_path), CATALOG, weights=Weights(offload=1.0, sp=1.0, env=0.01))
+    assert [(p.trainer_gpus, p.plan.sp, p.plan.cost, p.widened_from) for p in equal.placements] == [(4, 1, 0.25, None)]
+    # With the shipped weights (SP 0.1), 8 GPUs at SP=2 cost 0.1375: the job grows onto them.
+    faster = place(fleet_of(instance, tmp_path), CATALOG)
+    assert [(p.trainer_gpus, p.plan.sp, p.plan.cost, p.widened_from) for p in faster.placements] == [(8, 2, 0.1375, 4)]
+
+
 def test_no_widen_leaves_idle_gpus_idle_but_does_not_keep_jobs_small(tmp_path: Path):
     # docs/cluster.md: the placement gives a job its cheapest way, often its most GPUs; --minimize nodes packs them.
     # On a GPU type without tables every count is estimated, 7 too, which widening never grows to.
@@ -2560,6 +2583,33 @@ def test_a_job_left_out_beside_an_idle_node_says_that_it_needs_whole_nodes(tmp_p
     assert result["unplaced"] == [{"job": "b", "reason": "no room left in a100 (it needs at least 2 whole nodes) after "
                                                          "the jobs placed (the most priority in all, then length, then "
                                                          "cost)"}]
+
+
+def test_a_node_whose_host_memory_holds_its_gpus_of_the_heaviest_way_exactly_is_not_blamed_for_no_room(
+        tmp_path: Path):
+    # Qwen3-4B at 8192 on A100s: 1 GPU with Offload (82.8 GiB of host memory, 84787 MiB) or 2 without (30.0 GiB).
+    # Nodes of 2 GPUs and 165.6 GiB (169574 MiB, twice 84787): jobs sharing one can never exceed it, GPUs alone decide.
+    # Two jobs take a GPU each; the third is told it needs a GPU, not host memory that could never run short.
+    instance = {"pools": [{**ONE_NODE, "gpus_per_node": 2, "host_ram_gb": 165.6}],
+                "jobs": [{"name": name, "model": "Qwen3-4B", "max_model_len": 8192} for name in ("a", "b", "c")]}
+    result = solved(instance, tmp_path)
+    assert (result["status"], result["objective"]) == ("optimal", 2)
+    assert [(p["trainer_gpus"], p["plan"]["offload"], p["plan"]["host_memory_gb"])
+            for p in result["placements"]] == [(1, True, 82.8), (1, True, 82.8)]
+    [unplaced] = result["unplaced"]
+    assert unplaced["reason"] == ("no room left in a100 (it needs at least 1 GPU of one node) after the jobs placed "
+                                  "(the most priority in all, then length, then cost)")
+
+
+def test_jobs_on_whole_nodes_take_the_first_nodes_in_the_order_of_the_file_before_the_shared_ones(tmp_path: Path):
+    # Qwen3-14B at 65536 beside 4 rollout GPUs, on A100 nodes of 256 GiB: 16 trainer GPUs and a node for the rollout
+    # (the tables' fewest), 3 whole nodes each; the 8B job fills the seventh node.
+    instance = {"pools": [{**ONE_NODE, "nodes": 7, "host_ram_gb": 256}], "jobs": [
+        *({"name": name, "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 4} for name in ("a", "b")),
+        {"name": "c", "model": "Qwen3-8B", "max_model_len": 32768, "rollout_gpus": 2}]}
+    result = solved(instance, tmp_path)
+    assert [(p["job"], p["nodes"], p["trainer_gpus"], p["rollout_gpus"]) for p in result["placements"]] == [
+        ("a", [0, 1, 2], 16, 8), ("b", [3, 4, 5], 16, 8), ("c", [6], 6, 2)]
 
 
 def test_a_job_length_of_a_few_hundred_tokens_gets_a_note_suggesting_thousands(cli, tmp_path: Path):
