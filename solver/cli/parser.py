@@ -187,6 +187,10 @@ class _Once(argparse.Action):
 class OnceFlag(argparse.BooleanOptionalAction):
     """``--flag`` / ``--no-flag``, refusing a second one: ``--env --no-env`` would pin the last, silently."""
 
+    def __init__(self, *args: Any, help: str | None = None, **kwargs: Any) -> None:
+        super().__init__(*args, help=help, **kwargs)
+        self.help = help  # as written: Python 3.10's adds " (default: False)" where the help already says it
+
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
                  option_string: str | None = None) -> None:
         _refuse_twice(self, parser, namespace)
