@@ -30,6 +30,7 @@ MEANT = {
                      "--sp-size"), ("--sp",)),
     **dict.fromkeys(("--model-name", "--model-path", "--model-name-or-path", "--models"), ("--model",)),
     **dict.fromkeys(("--trinity", "--emit-trinity"), ("--emit trinity", "--emit-dir")),
+    "--emit": ("--emit-dir",),
     **dict.fromkeys(("--output", "--output-file"), ("--out",)),
     **dict.fromkeys(("--config", "--trinity-config"), ("--from-config",)),
     **dict.fromkeys(("--host-memory", "--cpu-memory", "--ram"), ("--host-ram",)),
