@@ -126,8 +126,6 @@ def test_json_for_one_model_across_all_tables(cli):
          ("solve map: error: --gpus is an option of solve, solve tables and solve memory, not of solve map (did you "
           "mean --gpus-up-to?)\n")),
         (["map", "--len", "8k"], "solve map: error: --len is an option of solve and solve memory, not of solve map\n"),
-        (["cluster", "fleet.yaml", "--emit", "trinity"],
-         "solve cluster: error: --emit is an option of solve, not of solve cluster (did you mean --emit-dir?)\n"),
         # a stray word after an option's value: the option took one word (a name or a unit with a space)
         (["--model", "qwen3", "8b", "--len", "8k"],
          ("solve: error: unrecognized arguments: 8b (--model took 'qwen3': an option's value is one word; quote one "
