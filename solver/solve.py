@@ -653,7 +653,8 @@ def _nearest_on_nodes(catalog: Catalog, data: PlanningData, query: Query) -> _Ne
     are smaller than `NODE_GPUS`, the nearest plan on nodes of `NODE_GPUS`, or on the smallest nodes of 2 or 4 GPUs
     between the two whose plan lifts no limit that one does not, on no more GPUs (the node size is hardware, no limit
     to lift: whole nodes, SP within a node, the rollout's layout and host memory per node depend on it). None where
-    none trains, and where the time limit left the query's own nodes open (larger ones would read as needed)."""
+    none trains, and where the time limit left the query's own nodes, or nodes of 2 or 4 tried, open (larger ones would
+    read as needed)."""
     def on_nodes(node_gpus: int) -> _Nearest | None:
         found = nearest_plan(catalog, data, query.model_copy(update={"node_gpus": node_gpus}))
         return None if found is None else _Nearest(*found, node_gpus)

@@ -30,6 +30,11 @@ def run_json(cli, *argv: str) -> tuple[int, list[dict]]:
     return status, json.loads(out)
 
 
+def ranking_rows(out: str) -> list[list[str]]:
+    """The cells of each row of the ranking table in `out` (--top), stripped."""
+    return [[cell.strip() for cell in line.split("│")[1:-1]] for line in out.splitlines() if line.startswith("│")]
+
+
 def test_the_main_job_answers_for_each_gpu_type(cli):
     status, out, err = cli("--maximize", "len", "--gpus", "6", "--model", "4B")
     assert (status, err) == (0, "")
@@ -2154,7 +2159,7 @@ def test_json_gives_each_plan_the_cautions_the_view_gives(cli, tmp_path: Path):
 def test_the_ranked_table_gives_offloads_host_memory_where_a_plan_offloads(cli):
     # Qwen3-4B within 6 A100s at its longest: #1 offloads (82.8 GiB of host memory per node), #2 and #3 do not.
     status, out, _ = cli("--model", "4B", "--gpu", "a100", "--gpus", "6", "--maximize", "len", "--top", "3")
-    rows = [[cell.strip() for cell in line.split("│")[1:-1]] for line in out.splitlines() if line.startswith("│")]
+    rows = ranking_rows(out)
     header = next(line for line in out.splitlines() if line.startswith("┃"))
     assert status == 0 and "host GiB/node" in header
     column = [cell.strip() for cell in header.split("┃")[1:-1]].index("host GiB/node")
@@ -2163,7 +2168,7 @@ def test_the_ranked_table_gives_offloads_host_memory_where_a_plan_offloads(cli):
     # GiB on each of its 4 ranks), as solve cluster gives a pool's.
     status, out, _ = cli("--model", "4B", "--gpu", "a100", "--gpus", "6", "--maximize", "len", "--top", "3",
                          "--host-ram", "1024")
-    rows = [[cell.strip() for cell in line.split("│")[1:-1]] for line in out.splitlines() if line.startswith("│")]
+    rows = ranking_rows(out)
     assert status == 0 and [row[column] for row in rows] == ["82.8", "60.0", "60.0"]
     # No column where no plan offloads and no --host-ram is given.
     status, out, _ = cli("--model", "4B", "--gpu", "a100", "--gpus", "4", "--len", "16k", "--top", "3")
@@ -2175,7 +2180,7 @@ def test_the_ranked_tables_host_need_names_the_trainers_nodes_where_others_hold_
     # whole node), #2 on 2 (on 1), #3 on one node; the need is per node the trainer runs on, as the plan line says.
     status, out, _ = cli("--model", "8B", "--len", "32k", "--gpu", "a100", "--gpus", "16", "--node-gpus", "8",
                          "--rollout-gpus", "4", "--top", "3", "--host-ram", "1TB")
-    rows = [[cell.strip() for cell in line.split("│")[1:-1]] for line in out.splitlines() if line.startswith("│")]
+    rows = ranking_rows(out)
     header = next(line for line in out.splitlines() if line.startswith("┃"))
     column = [cell.strip() for cell in header.split("┃")[1:-1]].index("host GiB/node")
     assert status == 0 and [row[column] for row in rows] == ["30.6 (2 of 3)", "30.6 (1 of 2)", "30.6"]
@@ -2203,13 +2208,13 @@ def test_the_ranked_table_has_a_yarn_column_only_where_a_plan_needs_yarn(cli):
         "#", "GPUs", "setting", "max_model_len", "tokens/GPU", "host GiB/node", "cost", "evidence", "source cell"]
     # At its longest within 4 H20s every plan is past 40960 tokens: each row gives its factor.
     status, out, _ = cli("--model", "4B", "--maximize", "len", "--gpus", "4", "--gpu", "h20", "--top", "3")
-    rows = [[cell.strip() for cell in line.split("│")[1:-1]] for line in out.splitlines() if line.startswith("│")]
+    rows = ranking_rows(out)
     header = next(line for line in out.splitlines() if line.startswith("┃"))
     column = [cell.strip() for cell in header.split("┃")[1:-1]].index("YaRN")
     assert status == 0 and [row[column] for row in rows] == ["3.25", "2.5", "2.25"]
     # Within 2 A100s only the longest plan is past it: the column is there for that one, empty for the others.
     status, out, _ = cli("--model", "4B", "--maximize", "len", "--gpus", "2", "--gpu", "a100", "--top", "4")
-    rows = [[cell.strip() for cell in line.split("│")[1:-1]] for line in out.splitlines() if line.startswith("│")]
+    rows = ranking_rows(out)
     header = next(line for line in out.splitlines() if line.startswith("┃"))
     column = [cell.strip() for cell in header.split("┃")[1:-1]].index("YaRN")
     assert status == 0 and [row[column] for row in rows] == ["1.25", "", "", ""]
@@ -2777,7 +2782,7 @@ def test_the_ranking_of_an_open_budget_gives_each_plans_gpus_alone(cli):
     # --minimize gpus has no budget of the user's to count against: each row's GPUs are its own count (a budget
     # given is "4/4"), and the plans come in the objective's order, the fewest GPUs first.
     status, out, _ = cli("--model", "4B", "--gpu", "a100", "--len", "32k", "--minimize", "gpus", "--top", "3")
-    rows = [[cell.strip() for cell in line.split("│")[1:-1]] for line in out.splitlines() if line.startswith("│")]
+    rows = ranking_rows(out)
     assert status == 0 and rows == [
         ["1", "2", "Env + SP=2", "32768", "32768", "0.5555 (best)", "documented", "2 GPUs @ 32768: Env + SP=2"],
         ["2", "4", "SP=2", "32768", "32768", "0.275 (0.50x #1)", "documented", "4 GPUs @ 32768: SP=2"],
@@ -2788,7 +2793,7 @@ def test_an_estimated_plan_in_the_ranking_cites_the_memory_models_prediction(cli
     # No H100 table vouches for these plans: their source cell is the memory model's predicted GiB per GPU, and an
     # Offload plan's host memory per node stands beside it (blank for the plan without Offload).
     status, out, _ = cli("--model", "8B", "--gpu", "h100", "--len", "32k", "--gpus", "4", "--top", "3")
-    rows = [[cell.strip() for cell in line.split("│")[1:-1]] for line in out.splitlines() if line.startswith("│")]
+    rows = ranking_rows(out)
     assert status == 0 and rows == [
         ["1", "4/4", "Env + SP=4", "32768", "16384", "", "0.3282 (best)", "estimated", "memory model: 57.9 GiB"],
         ["2", "2/4", "Env + Offload + SP=2", "32768", "32768", "162.6", "1.111 (3.38x #1)", "estimated",

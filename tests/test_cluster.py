@@ -3023,7 +3023,8 @@ def test_options_are_taken_by_their_whole_names_only(cli, tmp_path: Path, monkey
     fleet = Path(__file__).resolve().parent.parent / "docs" / "examples" / "fleet.yaml"
     status, out, err = cli("cluster", str(fleet), "--emit", "trinity")
     assert (status, out, list(tmp_path.iterdir())) == (2, "", [])
-    assert err.endswith("solve cluster: error: --emit is an option of solve, not of solve cluster\n")
+    assert err.endswith("solve cluster: error: --emit is an option of solve, not of solve cluster (did you mean "
+                        "--emit-dir?)\n")
     status, _, err = cli("--model", "4B", "--gpu", "a100", "--le", "8192")
     assert (status, err.splitlines()[-1]) == (
         2, "solve: error: unrecognized arguments: --le 8192 (did you mean --len?)")

@@ -1066,7 +1066,8 @@ def test_an_sp_that_does_not_divide_the_gpus_is_worded_with_their_count():
 
 def test_a_nearest_plan_search_out_of_time_is_undecided_and_asks_no_larger_nodes(monkeypatch):
     # A search the time limit left open proves nothing: nearest_plan says Undecided (not None, "nothing trains"),
-    # and a refusal then names no plan on nodes of 8, as if the user's own nodes could not train it.
+    # and a refusal then names no plan on nodes of 8, as if the user's own nodes could not train it; nor where nodes
+    # of 4, tried in case they need no more than nodes of 8, were left open (nodes of 8 would read as needed).
     asked = make_query(CATALOG, gpu="l40s", model="32B", max_model_len=65536, host_ram_gb=100, node_gpus=2)
     data = prepare(CATALOG, asked.gpus[0], asked)
     with monkeypatch.context() as patched:
@@ -1075,15 +1076,20 @@ def test_a_nearest_plan_search_out_of_time_is_undecided_and_asks_no_larger_nodes
             solver.solve.nearest_plan(CATALOG, data, asked)
     real, nodes = solver.solve.nearest_plan, []
 
-    def out_of_time_on_small_nodes(catalog, data, query):
-        nodes.append(query.node_gpus)
-        if query.node_gpus == 2:
-            raise solver.Undecided("out of time")
-        return real(catalog, data, query)
+    def out_of_time_on_nodes_of(size: int) -> Any:
+        def nearest(catalog, data, query):
+            nodes.append(query.node_gpus)
+            if query.node_gpus == size:
+                raise solver.Undecided("out of time")
+            return real(catalog, data, query)
+        return nearest
 
-    monkeypatch.setattr(solver.solve, "nearest_plan", out_of_time_on_small_nodes)
-    (answer,) = plan(asked, CATALOG)
-    assert answer.status == "infeasible" and nodes == [2] and "nodes of 8" not in answer.reason
+    for size, tried in ((2, [2]), (4, [2, 8, 4])):
+        nodes.clear()
+        monkeypatch.setattr(solver.solve, "nearest_plan", out_of_time_on_nodes_of(size))
+        (answer,) = plan(asked, CATALOG)
+        assert answer.status == "infeasible" and nodes == tried
+        assert "nodes of 8 GPUs" not in answer.reason and "nodes of 4 GPUs" not in answer.reason
     monkeypatch.setattr(solver.solve, "nearest_plan", real)
     (answer,) = plan(asked, CATALOG)
     assert "; on nodes of 8 GPUs, 65536 tokens trains if you drop --host-ram 100" in answer.reason

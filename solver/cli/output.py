@@ -172,9 +172,8 @@ def standard_streams_open() -> bool:
     """Whether stdout is open; prepares both for the command. A closed stdout or stderr (``>&-``: Python's
     `sys.stdout` is None) has its descriptor held on os.devnull, so that no file the command opens takes it
     (and the output with it); a closed stderr takes the notes nowhere, and so does one that cannot be written (a full
-    disk). Stdout that cannot encode a character
-    (``PYTHONIOENCODING=ascii``; the C locale without UTF-8 mode, whose errors are ``surrogateescape``) writes it
-    as ``?``."""
+    disk). Stdout that cannot encode a character (``PYTHONIOENCODING=ascii``; the C locale without UTF-8 mode, whose
+    errors are ``surrogateescape``) writes it as ``?``."""
     closed = [number for number, stream in ((1, sys.stdout), (2, sys.stderr)) if stream is None]
     for number in closed:
         spare = os.open(os.devnull, os.O_WRONLY)  # the lowest free descriptor: the closed one itself, mostly

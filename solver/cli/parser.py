@@ -30,6 +30,7 @@ MEANT = {
                      "--sp-size"), ("--sp",)),
     **dict.fromkeys(("--model-name", "--model-path", "--model-name-or-path", "--models"), ("--model",)),
     **dict.fromkeys(("--trinity", "--emit-trinity"), ("--emit trinity", "--emit-dir")),
+    "--emit": ("--emit-dir",),
     **dict.fromkeys(("--output", "--output-file"), ("--out",)),
     **dict.fromkeys(("--config", "--trinity-config"), ("--from-config",)),
     **dict.fromkeys(("--host-memory", "--cpu-memory", "--ram"), ("--host-ram",)),
@@ -117,7 +118,7 @@ class Parser(argparse.ArgumentParser):
             if word == stray and not stray.startswith("-") and action is not None and action.nargs is None:
                 return f" ({option} took {brief(value)}: an option's value is one word; quote one with spaces)"
             flag = self._option_string_actions.get(before)
-            if word == stray and flag is not None and flag.nargs == 0 and len(flag.option_strings) == 2:
+            if word == stray and isinstance(flag, argparse.BooleanOptionalAction):
                 return f" ({before} takes no value: {' or '.join(flag.option_strings)})"
         return ""
 
@@ -125,7 +126,7 @@ class Parser(argparse.ArgumentParser):
         """argparse's, with the accepted values where an option with choices is given without one (``--emit``:
         'trinity'; argparse says only that it expected one argument)."""
         try:
-            return int(super()._match_argument(action, arg_strings_pattern))
+            return super()._match_argument(action, arg_strings_pattern)
         except argparse.ArgumentError as error:
             if action.choices is None or action.nargs is not None:
                 raise
