@@ -623,6 +623,11 @@ class _Nearest(NamedTuple):
     lifted: frozenset[str]
     node_gpus: int
 
+    def as_near_as(self, other: _Nearest) -> bool:
+        """Whether this plan lifts no limit `other` lifts not, on no more GPUs, at no shorter length."""
+        return (self.lifted <= other.lifted and self.plan.gpus <= other.plan.gpus
+                and self.plan.max_model_len >= other.plan.max_model_len)
+
     def nodes_words(self, query: Query) -> str:
         """Where the plan takes larger nodes than `query`'s: that, in words (``on nodes of 8 GPUs, ``); "" otherwise."""
         return f"on nodes of {self.node_gpus} GPUs, " if self.node_gpus != query.node_gpus else ""
@@ -651,8 +656,8 @@ class _Nearest(NamedTuple):
 def _nearest_on_nodes(catalog: Catalog, data: PlanningData, query: Query) -> _Nearest | None:
     """`nearest_plan` of `query`, and the GPUs per node it takes: the query's; where it has none there and its nodes
     are smaller than `NODE_GPUS`, the nearest plan on nodes of `NODE_GPUS`, or on the smallest nodes of 2 or 4 GPUs
-    between the two whose plan lifts no limit that one does not, on no more GPUs (the node size is hardware, no limit
-    to lift: whole nodes, SP within a node, the rollout's layout and host memory per node depend on it). None where
+    between the two whose plan is as near (`_Nearest.as_near_as`). The node size is hardware, no limit to lift:
+    whole nodes, SP within a node, the rollout's layout and host memory per node depend on it. None where
     none trains, and where the time limit left the query's own nodes, or nodes of 2 or 4 tried, open (larger ones would
     read as needed)."""
     def on_nodes(node_gpus: int) -> _Nearest | None:
@@ -671,7 +676,7 @@ def _nearest_on_nodes(catalog: Catalog, data: PlanningData, query: Query) -> _Ne
             return None
         for node_gpus in (size for size in (2, 4) if query.node_gpus < size < NODE_GPUS):
             smaller = on_nodes(node_gpus)
-            if smaller is not None and smaller.lifted <= larger.lifted and smaller.plan.gpus <= larger.plan.gpus:
+            if smaller is not None and smaller.as_near_as(larger):
                 return smaller
     except Undecided:
         return None

@@ -1093,3 +1093,29 @@ def test_a_nearest_plan_search_out_of_time_is_undecided_and_asks_no_larger_nodes
     monkeypatch.setattr(solver.solve, "nearest_plan", real)
     (answer,) = plan(asked, CATALOG)
     assert "; on nodes of 8 GPUs, 65536 tokens trains if you drop --host-ram 100" in answer.reason
+
+
+def test_larger_nodes_named_are_the_smallest_whose_plan_is_as_near_as_on_nodes_of_8(monkeypatch):
+    # Nodes of 4 are named in place of nodes of 8 only where their nearest plan lifts no limit more, takes no GPU
+    # more and reaches no shorter length (here nodes of 4's plan is nodes of 8's, changed one way at a time).
+    asked = make_query(CATALOG, gpu="l40s", model="32B", max_model_len=65536, host_ram_gb=100, node_gpus=2)
+    real = solver.solve.nearest_plan
+    on_eight = real(CATALOG, prepare(CATALOG, asked.gpus[0], asked), asked.model_copy(update={"node_gpus": 8}))
+    assert on_eight is not None
+    eight_plan, eight_lifted = on_eight
+
+    def nearest_on_four_as(plan_update: dict[str, Any], lifted: frozenset[str]) -> Any:
+        def nearest(catalog, data, query):
+            if query.node_gpus == 4:
+                return eight_plan.model_copy(update=plan_update), lifted
+            return None if query.node_gpus == 2 else real(catalog, data, query)
+        return nearest
+
+    for plan_update, lifted, named in (
+            ({}, eight_lifted, 4),
+            ({"max_model_len": eight_plan.max_model_len - 1024}, eight_lifted, 8),
+            ({"gpus": eight_plan.gpus * 2}, eight_lifted, 8),
+            ({}, eight_lifted | {"pin_sp"}, 8)):
+        monkeypatch.setattr(solver.solve, "nearest_plan", nearest_on_four_as(plan_update, lifted))
+        (answer,) = plan(asked, CATALOG)
+        assert f"; on nodes of {named} GPUs, " in answer.reason
