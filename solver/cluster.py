@@ -29,7 +29,14 @@ from typing import Literal
 
 from ortools.sat.python import cp_model
 
-from solver.memory import estimated_counts, rollout_engines, shown_host_need
+from solver.memory import (
+    estimated_counts,
+    held_host_tenths,
+    host_memory_gib,
+    rollout_engines,
+    shown_host_need,
+    shown_host_tenths,
+)
 from solver.model import LeanCpModel, PlanningData, PlanningInputs, new_cp_solver, prepare_inputs
 from solver.query import EstimateMode, Objective, Progress, Query, TokenBudgetMode, check_token_budget, make_query
 from solver.results import (
@@ -85,15 +92,15 @@ class Option:
     """For an ``at_least`` job: how much longer than asked, in units of 1024 tokens."""
     cost: int
     """The plan's step-time cost times `COST_SCALE`."""
-    host_mib: int = 0
-    """Host memory, MiB, that a job sharing a node takes there (an Offload job's states, or the model while it
-    loads, whichever is more; without Offload, the model while it loads), where the pool gives its nodes' host
-    memory and jobs sharing a node could exceed it (else 0)."""
+    host_tenths: int = 0
+    """Host memory, tenths of a GiB, that a job sharing a node takes there (an Offload job's states, or the model
+    while it loads, whichever is more; without Offload, the model while it loads), where the pool gives its nodes'
+    host memory and jobs sharing a node could exceed it (else 0)."""
 
     @property
     def footprint(self) -> Footprint:
-        """What the job takes of a node it shares: (GPUs, host MiB)."""
-        return self.size, self.host_mib
+        """What the job takes of a node it shares: (GPUs, host memory in tenths of a GiB)."""
+        return self.size, self.host_tenths
 
     def gpus_per_node(self, node_gpus: int) -> int:
         """GPUs the job takes on each of its nodes, in a pool of `node_gpus`-GPU nodes."""
@@ -105,7 +112,7 @@ class Option:
 
 
 Footprint = tuple[int, int]
-"""What one job takes of a shared node: (GPUs, MiB of host memory)."""
+"""What one job takes of a shared node: (GPUs, tenths of a GiB of host memory)."""
 
 
 def layout(trainer_gpus: int, rollout_gpus: int, node_gpus: int) -> tuple[int, int, int] | None:
@@ -180,11 +187,11 @@ class _Planner:
                           token_budget=self.token_budget if estimate != "never" else "default",
                           train_batch_size=train_batch_size, train_batch_source=JOB_BATCH_SOURCE)
 
-    def host_mib(self, model: str, gpus: int, offload: bool) -> int:
-        """Host memory, MiB, that a trainer of `gpus` GPUs on one node needs there (`host_memory_gib`, as placements
-        give it: `shown_host_gib`, a tenth of a GiB rounded up, so that this rounds to the nearest MiB: the jobs'
-        figures, added up, are what a node's host memory must hold)."""
-        return round(shown_host_need(self.catalog.model(model), gpus, offload=offload) * 1024)
+    def host_tenths(self, model: str, gpus: int, offload: bool) -> int:
+        """Host memory, tenths of a GiB, that a trainer of `gpus` GPUs on one node needs there (`host_memory_gib`,
+        as placements give it: `shown_host_tenths`, rounded up to a tenth, a whole number of them: the jobs' figures,
+        added up exactly, are what a node's host memory must hold)."""
+        return shown_host_tenths(host_memory_gib(self.catalog.model(model), gpus, offload=offload))
 
 
 def job_options(planner: _Planner, fleet: Fleet, index: int) -> list[Option]:
@@ -252,7 +259,7 @@ def _ways(planner: _Planner, fleet: Fleet, index: int, pool_index: int, counts: 
             gain = (found.max_model_len - asked.at_least) // 1024 if isinstance(asked, AtLeast) else 0
             ways.append(Option(job=index, pool=pool_index, plan=found, size=room[0], whole_nodes=room[1],
                                rollout_gpus=room[2], gain=gain, cost=round(found.cost * COST_SCALE),
-                               host_mib=planner.host_mib(job.model, gpus, found.offload) if shares_node else 0))
+                               host_tenths=planner.host_tenths(job.model, gpus, found.offload) if shares_node else 0))
     return ways
 
 
@@ -278,9 +285,10 @@ def option_name(fleet: Fleet, option: Option) -> str:
     return name + (f"|offload={option.plan.offload}" if pool.host_ram_gb is not None else "")
 
 
-def host_capacity_mib(pool: Pool) -> int | None:
-    """A node's host memory in whole MiB (None: not checked)."""
-    return None if pool.host_ram_gb is None else int(pool.host_ram_gb * 1024)
+def host_capacity_tenths(pool: Pool) -> int | None:
+    """A node's host memory in whole tenths of a GiB, as a job's need fits it (`held_host_tenths`; None: not
+    checked)."""
+    return None if pool.host_ram_gb is None else held_host_tenths(pool.host_ram_gb)
 
 
 PATTERN_GROWTH, PATTERN_FLOOR, PATTERN_BUDGET = 4, 256, 50_000
@@ -300,22 +308,20 @@ def host_footprints(fleet: Fleet, options: list[Option]) -> tuple[list[Option], 
     - else the largest need of its class, the jobs' needs grouped into fewer classes until they
       do (each distinct need makes the ways to fill a node multiply): conservative, never more than a
       node has.
-    A need just over the node's host memory by the rounding to MiB, of a plan the planner let fit it
-    alone, is taken as the node's."""
+    Needs and the node's host memory are whole tenths of a GiB (`host_capacity_tenths`), so that they add up
+    exactly: no plan the planner let fit a node alone needs more than it has."""
     result, rounded_pools = list(options), []
     for pool_index, pool in enumerate(fleet.pools):
-        capacity = host_capacity_mib(pool)
-        here = [i for i, o in enumerate(result) if o.pool == pool_index and o.host_mib]
+        capacity = host_capacity_tenths(pool)
+        here = [i for i, o in enumerate(result) if o.pool == pool_index and o.host_tenths]
         if capacity is None or not here:
             continue
-        for i in here:
-            result[i] = replace(result[i], host_mib=min(result[i].host_mib, capacity))
-        if max(result[i].host_mib / result[i].size for i in here) * pool.gpus_per_node <= capacity:
+        if all(result[i].host_tenths * pool.gpus_per_node <= capacity * result[i].size for i in here):
             for i in here:
-                result[i] = replace(result[i], host_mib=0)
+                result[i] = replace(result[i], host_tenths=0)
             continue
-        needs = sorted({result[i].host_mib for i in here})
-        plain = {o.footprint for o in result if o.pool == pool_index and o.size and not o.host_mib}
+        needs = sorted({result[i].host_tenths for i in here})
+        plain = {o.footprint for o in result if o.pool == pool_index and o.size and not o.host_tenths}
         sizes = {(o.size, 0) for o in result if o.pool == pool_index and o.size}
         jobs = len({o.job for o in result if o.pool == pool_index})
         limit = max(PATTERN_FLOOR, PATTERN_GROWTH * len(patterns(sizes, pool.gpus_per_node)),
@@ -323,7 +329,7 @@ def host_footprints(fleet: Fleet, options: list[Option]) -> tuple[list[Option], 
         for classes in range(len(needs), 0, -1):
             groups = [needs[len(needs) * c // classes: len(needs) * (c + 1) // classes] for c in range(classes)]
             rounded = {need: group[-1] for group in groups for need in group}
-            footprints = plain | {(result[i].size, rounded[result[i].host_mib]) for i in here}
+            footprints = plain | {(result[i].size, rounded[result[i].host_tenths]) for i in here}
             if classes == 1:
                 break
             try:
@@ -334,7 +340,7 @@ def host_footprints(fleet: Fleet, options: list[Option]) -> tuple[list[Option], 
         if classes < len(needs):
             rounded_pools.append(pool.name)
         for i in here:
-            result[i] = replace(result[i], host_mib=rounded[result[i].host_mib])
+            result[i] = replace(result[i], host_tenths=rounded[result[i].host_tenths])
     return result, tuple(rounded_pools)
 
 
@@ -342,14 +348,14 @@ class TooManyPatterns(Exception):
     """More ways to fill a node than `patterns` was asked to list."""
 
 
-def patterns(footprints: set[Footprint], node_gpus: int, host_mib: int | None = None,
+def patterns(footprints: set[Footprint], node_gpus: int, host_tenths: int | None = None,
              limit: int | None = None) -> list[tuple[Footprint, ...]]:
-    """The maximal ways to fill one node with jobs of these footprints (GPUs, host MiB): multisets (sorted,
-    largest first) whose GPUs fit the node and whose host memory fits `host_mib` (None: any), and to which
-    no footprint can be added. Any packing of a node fits inside one of them. `TooManyPatterns` when
+    """The maximal ways to fill one node with jobs of these footprints (GPUs, host tenths of a GiB): multisets
+    (sorted, largest first) whose GPUs fit the node and whose host memory fits `host_tenths` (None: any), and to
+    which no footprint can be added. Any packing of a node fits inside one of them. `TooManyPatterns` when
     there are more than `limit`."""
     ordered = sorted(footprints, reverse=True)
-    host_room = host_mib if host_mib is not None else sum(host for _, host in ordered) * node_gpus
+    host_room = host_tenths if host_tenths is not None else sum(host for _, host in ordered) * node_gpus
     least_host: dict[int, int] = {}  # per GPU count, its footprints' least host memory: a node none fits is full
     for gpus, host in ordered:
         least_host[gpus] = min(host, least_host.get(gpus, host))
@@ -376,8 +382,10 @@ def patterns(footprints: set[Footprint], node_gpus: int, host_mib: int | None = 
 
 
 def pattern_name(pattern: tuple[Footprint, ...]) -> str:
-    """A pattern in words: its jobs' GPUs joined by '+', each with its host MiB where it has some."""
-    return "+".join(f"{gpus}" + (f"h{host}" if host else "") for gpus, host in pattern)
+    """A pattern in words: its jobs' GPUs joined by '+', each with its host memory where it has some, in whole MiB
+    (its tenths of a GiB times 102.4, rounded): `_tie_break` weighs the patterns by these names, and in MiB they
+    keep its choice among equally good placements what it was before host memory was counted in tenths."""
+    return "+".join(f"{gpus}" + (f"h{round(host / 10 * 1024)}" if host else "") for gpus, host in pattern)
 
 
 @dataclass
@@ -407,7 +415,7 @@ def build_placement_model(fleet: Fleet, options: list[Option], every_job: bool) 
     for pool_index, pool in enumerate(fleet.pools):
         here = [(o, x) for o, x in zip(options, chosen) if o.pool == pool_index]
         footprints = {o.footprint for o, _ in here if o.size}
-        for pattern in patterns(footprints, pool.gpus_per_node, host_capacity_mib(pool)):
+        for pattern in patterns(footprints, pool.gpus_per_node, host_capacity_tenths(pool)):
             pattern_counts[(pool_index, pattern)] = model.new_int_var(
                 0, pool.nodes, f"pool{pool_index}_nodes_filled_{pattern_name(pattern)}")
         filled = [count for (p, _), count in pattern_counts.items() if p == pool_index]
@@ -844,7 +852,7 @@ def _widening_model(planner: _Planner, fleet: Fleet, chosen: dict[int, Option],
         idle = pool.gpus_per_node - sum(option.size for option in here)
         if not idle:
             continue
-        capacity = host_capacity_mib(pool)
+        capacity = host_capacity_tenths(pool)
         grow_to = _widening_counts(planner.catalog, pool)
         on_node: list[tuple[Option, cp_model.IntVar]] = []
         for option in here:
@@ -856,7 +864,7 @@ def _widening_model(planner: _Planner, fleet: Fleet, chosen: dict[int, Option],
             on_node += zip(candidates, literals)
         model.add(sum(o.size * x for o, x in on_node) <= pool.gpus_per_node)
         if capacity is not None:
-            model.add(sum(min(planner.host_mib(fleet.jobs[o.job].model, o.plan.gpus, o.plan.offload), capacity) * x
+            model.add(sum(planner.host_tenths(fleet.jobs[o.job].model, o.plan.gpus, o.plan.offload) * x
                           for o, x in on_node) <= capacity)
         ways += on_node
     return model, ways
@@ -894,7 +902,7 @@ def _unplaced(planner: _Planner, fleet: Fleet, options: list[Option], placed: se
     host_checked: dict[int, bool] = defaultdict(bool)
     for option in options:
         pools[option.job][fleet.pools[option.pool].name].append(option)
-        host_checked[option.job] |= option.host_mib > 0
+        host_checked[option.job] |= option.host_tenths > 0
     return tuple(
         Unplaced(job=job.name, reason=(
             f"no room{' (GPUs or host memory)' if host_checked[index] else ''} left in "
@@ -917,16 +925,17 @@ def _least_rooms(planner: _Planner, job: Job, ways: dict[str, list[Option]]) -> 
         if not shared:
             rooms.append(f"{name} (it needs at least {min(option.whole_nodes for option in options)} whole nodes)")
             continue
-        if not any(option.host_mib for option in shared):
+        if not any(option.host_tenths for option in shared):
             rooms.append(f"{name} (it needs at least {counted(min(option.size for option in shared), 'GPU')} of one "
                          "node)")
             continue
         least: list[tuple[int, int]] = []  # by GPUs, each with less host memory than the ways of fewer GPUs
-        for gpus, mib in sorted({(option.size, planner.host_mib(job.model, option.plan.gpus, option.plan.offload))
-                                 for option in shared}):
-            if not least or mib < least[-1][1]:
-                least.append((gpus, mib))
-        needs = [f"{counted(gpus, 'GPU')} and {mib / 1024:.1f} GiB" for gpus, mib in least]
+        own_footprints = {(option.size, planner.host_tenths(job.model, option.plan.gpus, option.plan.offload))
+                          for option in shared}
+        for gpus, tenths in sorted(own_footprints):
+            if not least or tenths < least[-1][1]:
+                least.append((gpus, tenths))
+        needs = [f"{counted(gpus, 'GPU')} and {tenths / 10:.1f} GiB" for gpus, tenths in least]
         rooms.append(f"{name} (it needs at least {needs[0]} of host memory{''.join(f', or {n}' for n in needs[1:])}"
                      f"{',' if len(needs) > 1 else ''} on one node)")
     return ", ".join(rooms)
@@ -1056,7 +1065,7 @@ def _trivially_bounded(bound: int, fleet: Fleet, options: list[Option], every_jo
 def _infeasible_without_host(fleet: Fleet, options: list[Option], every_job: bool, solver: cp_model.CpSolver,
                              deadline: float) -> bool:
     """Whether CP-SAT proves, before `deadline`, that the jobs do not fit even with host memory left out."""
-    relaxed = build_placement_model(fleet, [replace(o, host_mib=0) for o in options], every_job).model
+    relaxed = build_placement_model(fleet, [replace(o, host_tenths=0) for o in options], every_job).model
     solver.parameters.max_time_in_seconds = max(deadline - time.monotonic(), 0.01)
     return checked(solver, relaxed, solver.solve(relaxed)) == cp_model.INFEASIBLE
 
@@ -1071,7 +1080,7 @@ def _fewest_gpus_words(fleet: Fleet, options: Sequence[Option]) -> str:
         fewest[option.job] = min(fewest.get(option.job, gpus), gpus)
         pools.setdefault(option.job, set()).add(option.pool)
     after = "; without --minimize nodes, as many as fit are placed"
-    host = any(option.host_mib > 0 for option in options)  # a pool's host memory holds what the jobs need too
+    host = any(option.host_tenths > 0 for option in options)  # a pool's host memory holds what the jobs need too
     packing = ("but their layouts, with the host memory they need on a node, do not pack into the nodes"
                if host else "but their layouts do not pack into the nodes")
     has, need = sum(pool.nodes * pool.gpus_per_node for pool in fleet.pools), sum(fewest.values())
@@ -1134,7 +1143,7 @@ def _greedy_choice(
 ) -> dict[int, tuple[Option, list[int]]]:
     """Jobs by priority, each on its first option (by pool, then cost; or, `smallest_first`, by the
     GPUs it takes, then cost) on the first nodes with room (GPUs, and host memory where it is checked)."""
-    free = {p: [(pool.gpus_per_node, host_capacity_mib(pool))] * pool.nodes for p, pool in enumerate(fleet.pools)}
+    free = {p: [(pool.gpus_per_node, host_capacity_tenths(pool))] * pool.nodes for p, pool in enumerate(fleet.pools)}
     untouched = {p: [True] * pool.nodes for p, pool in enumerate(fleet.pools)}
     choice: dict[int, tuple[Option, list[int]]] = {}
     by_job: dict[int, list[Option]] = defaultdict(list)
@@ -1152,7 +1161,7 @@ def _greedy_choice(
                 for node in spot:
                     gpus, host = free[option.pool][node]
                     free[option.pool][node] = (gpus - option.gpus_per_node(fleet.pools[option.pool].gpus_per_node),
-                                               None if host is None else host - option.host_mib)
+                                               None if host is None else host - option.host_tenths)
                     untouched[option.pool][node] = False
                 choice[index] = (option, spot)
                 break
@@ -1180,11 +1189,11 @@ def greedy(fleet: Fleet, catalog: Catalog, weights: Weights | None = None,
 
 
 def _first_fit(option: Option, free: list[tuple[int, int | None]], untouched: list[bool]) -> list[int] | None:
-    """The first node with room for `option` (`free`: GPUs and host MiB per node), or the first nodes still
+    """The first node with room for `option` (`free`: GPUs and host tenths of a GiB per node), or the first nodes still
     `untouched` that a whole-node option takes; None where the pool has no room."""
     if option.size:
         return next(([node] for node, (gpus, host) in enumerate(free)
-                     if gpus >= option.size and (host is None or host >= option.host_mib)), None)
+                     if gpus >= option.size and (host is None or host >= option.host_tenths)), None)
     empty = [node for node, fresh in enumerate(untouched) if fresh]
     return empty[: option.whole_nodes] if len(empty) >= option.whole_nodes else None
 

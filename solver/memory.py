@@ -425,10 +425,16 @@ def host_memory_gib(model: Model, gpus: int, node_gpus: int | None = None, offlo
     return max(training, loading) / GIB
 
 
+def shown_host_tenths(need_gib: float) -> int:
+    """A host memory need as rft-solver gives it, in tenths of a GiB: rounded up, so that the figure holds it (a
+    need of 55.02 GiB is 551 tenths, not 550)."""
+    return ceil(round(need_gib * 10, 6))
+
+
 def shown_host_gib(need_gib: float) -> float:
-    """A host memory need as rft-solver gives it: GiB rounded up to a tenth, so that the figure holds it (a
-    need of 55.02 GiB is 55.1, not 55.0)."""
-    return ceil(round(need_gib * 10, 6)) / 10
+    """A host memory need as rft-solver gives it: GiB rounded up to a tenth (`shown_host_tenths`), so that the
+    figure holds it (a need of 55.02 GiB is 55.1, not 55.0)."""
+    return shown_host_tenths(need_gib) / 10
 
 
 def shown_host_need(model: Model, gpus: int, node_gpus: int | None = None, offload: bool = True) -> float:
@@ -449,6 +455,15 @@ def host_ram_holds(need_gib: float, host_ram_gb: float | None) -> bool:
     """Whether a node's host memory `host_ram_gb` (None: not checked) holds `need_gib` as rft-solver gives it
     (`shown_host_gib`: a plan never says it needs more than the memory that holds it): all of it may be used."""
     return host_ram_gb is None or shown_host_gib(need_gib) <= host_ram_gb
+
+
+def held_host_tenths(host_ram_gb: float) -> int:
+    """The most host memory, in tenths of a GiB, that a node of `host_ram_gb` holds as `host_ram_holds` reads it:
+    a need shown as t tenths fits it just where t is at most this, so that needs in tenths add up exactly (a node
+    of 165.6 holds 1656, one of 165.599 holds 1655, and one of 3533.3999999999996, a float just under 3533.4, holds
+    35333, though it times 10 is 35334.0)."""
+    tenths = round(host_ram_gb * 10)
+    return tenths if tenths / 10 <= host_ram_gb else tenths - 1
 
 
 VOCAB_TOLERANCE = 1.1

@@ -444,13 +444,13 @@ def test_layout_and_patterns():
     assert patterns({(8, 0)}, 8) == [((8, 0),)]
     # Host memory: two Offload jobs of 4 GPUs and 200 GiB do not share a node of 300 GiB; one of them
     # shares it with a job of 3 GPUs that needs no host memory.
-    offload, plain = (4, 200 * 1024), (3, 0)
-    assert patterns({offload, plain}, 8, 300 * 1024) == [(offload, plain), (plain, plain)]
-    assert patterns({offload, plain}, 8, 400 * 1024) == [(offload, offload), (offload, plain), (plain, plain)]
+    offload, plain = (4, 200 * 10), (3, 0)
+    assert patterns({offload, plain}, 8, 300 * 10) == [(offload, plain), (plain, plain)]
+    assert patterns({offload, plain}, 8, 400 * 10) == [(offload, offload), (offload, plain), (plain, plain)]
     # A node is full when no footprint fits what is left, whatever its place in the order: 3 GPUs and 290 GiB leave
     # room for 4 GPUs without host memory (not for 4 with 250 GiB), so they are no pattern alone.
-    heavy, light, tight = (4, 250 * 1024), (4, 0), (3, 290 * 1024)
-    assert patterns({heavy, light, tight}, 7, 300 * 1024) == [(heavy,), (light, tight)]
+    heavy, light, tight = (4, 250 * 10), (4, 0), (3, 290 * 10)
+    assert patterns({heavy, light, tight}, 7, 300 * 10) == [(heavy,), (light, tight)]
     # `limit`: as many patterns as it allows are listed; one more raises.
     assert len(patterns({(3, 0), (4, 0)}, 8, limit=3)) == 3
     with pytest.raises(TooManyPatterns):
@@ -1992,13 +1992,66 @@ def test_a_job_takes_an_at_least_object_and_dumps_without_warnings():
     assert Job.model_validate(job.model_dump()) == job
 
 
-def test_a_job_that_fits_a_nodes_host_memory_alone_is_placed_whatever_the_rounding_to_mib(tmp_path: Path):
+def test_a_job_that_fits_a_nodes_host_memory_alone_is_placed_there(tmp_path: Path):
     # Qwen3-14B's Offload needs 311.28226 GiB of host memory, given as 311.3; a node of 311.3 GiB holds it (as the
-    # planner's --host-ram says), though the need rounded up to a MiB is one MiB more than the node rounded down.
+    # planner's --host-ram says): 3113 tenths of a GiB of its 3113.
     instance = {"pools": [{**ONE_NODE, "host_ram_gb": 311.3}],
                 "jobs": [{"name": "chat", "model": "14B", "max_model_len": 65536}]}
     result = solved(instance, tmp_path)
     assert [(p["job"], p["plan"]["offload"]) for p in result["placements"]] == [("chat", True)]
+
+
+def two_jobs_on_one_node(gpus_per_node: int, host_ram_gb: float, model: str, length: int) -> dict:
+    """Jobs a and b of `model` at `length`, and one A100 node of `gpus_per_node` GPUs and `host_ram_gb` GiB."""
+    return {"pools": [{**ONE_NODE, "gpus_per_node": gpus_per_node, "host_ram_gb": host_ram_gb}],
+            "jobs": [{"name": name, "model": model, "max_model_len": length} for name in ("a", "b")]}
+
+
+@pytest.mark.parametrize(("host_ram_gb", "placed"), [
+    (165.6, [(1, True, 82.8), (1, True, 82.8)]),
+    (165.599609375, [(2, False, 30.0)]),
+])
+def test_offload_jobs_share_a_node_only_where_their_shown_needs_add_up_to_its_host_memory(
+        tmp_path: Path, host_ram_gb: float, placed: list):
+    # Qwen3-4B at 8192 on A100s: 1 GPU with Offload (82.8 GiB of host memory) or 2 without (30.0 GiB). Two Offload
+    # jobs need 165.6 GiB: a node of 2 GPUs and 165.6 GiB holds both, one of 165.599609375 GiB does not, though it is
+    # 169574 MiB, twice 82.8 GiB in whole MiB (84787.2 rounded): there one job runs, on both GPUs.
+    instance = two_jobs_on_one_node(2, host_ram_gb, "Qwen3-4B", 8192)
+    result = solved(instance, tmp_path)
+    assert sorted((p["trainer_gpus"], p["plan"]["offload"], p["plan"]["host_memory_gb"])
+                  for p in result["placements"]) == placed
+    assert value_of(CATALOG, instance, result) == best_value(CATALOG, instance, estimates=True)
+    assert (result["status"], result["objective"]) == ("optimal", len(placed))
+
+
+@pytest.mark.parametrize(("host_ram_gb", "placed"), [(25.8, [(2, 12.9), (2, 12.9)]), (25.7, [(4, 25.7)])])
+def test_jobs_share_a_node_whose_host_memory_their_shown_needs_fill_exactly(
+        tmp_path: Path, host_ram_gb: float, placed: list):
+    # Qwen3-1.7B at 20480 on A100s, without Offload: 12.9 GiB of host memory on 2 GPUs (tied embeddings: a load per
+    # rank), 25.7 on 4. Two jobs of 2 GPUs fill a node of 4 GPUs and 25.8 GiB exactly, and both run (in whole MiB,
+    # 12.9 GiB rounded up to 13210 twice was more than the node's 26419, and one job was left out); on 25.7 GiB one
+    # job runs, on all 4 GPUs.
+    instance = two_jobs_on_one_node(4, host_ram_gb, "Qwen3-1.7B", 20480)
+    result = solved(instance, tmp_path)
+    assert sorted((p["trainer_gpus"], p["plan"]["host_memory_gb"]) for p in result["placements"]) == placed
+    assert value_of(CATALOG, instance, result) == best_value(CATALOG, instance, estimates=True)
+    assert (result["status"], result["objective"]) == ("optimal", len(placed))
+
+
+def test_solve_cluster_places_jobs_whose_host_needs_fill_a_node_exactly(cli, tmp_path: Path):
+    # Qwen3-0.6B at 65536 on A100s, without Offload: 8.9 GiB of host memory on 4 GPUs, 17.8 on 8. Two jobs of 4 GPUs
+    # fill a node of 8 GPUs and 17.8 GiB exactly (in whole MiB, 9114 twice was more than 18227).
+    instance = two_jobs_on_one_node(8, 17.8, "Qwen3-0.6B", 65536)
+    path = tmp_path / "fleet.yaml"
+    path.write_text(yaml.safe_dump(instance), encoding="utf-8")
+    status, out, err = cli("cluster", str(path), "--json")
+    result = json.loads(out)
+    assert (status, err, result["status"], result["unplaced"]) == (0, "", "optimal", [])
+    assert check_placements(CATALOG, instance, result, estimates=True) == []
+    assert [(p["job"], p["trainer_gpus"], p["plan"]["host_memory_gb"]) for p in result["placements"]] == [
+        ("a", 4, 8.9), ("b", 4, 8.9)]
+    status, out, _ = cli("cluster", str(path))
+    assert status == 0 and "status: optimal; placed priority (of 2): 2, proven bound 2" in out
 
 
 def round_host_memory_always(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -2588,8 +2641,8 @@ def test_a_job_left_out_beside_an_idle_node_says_that_it_needs_whole_nodes(tmp_p
 
 def test_a_node_whose_host_memory_holds_its_gpus_of_the_heaviest_way_exactly_is_not_blamed_for_no_room(
         tmp_path: Path):
-    # Qwen3-4B at 8192 on A100s: 1 GPU with Offload (82.8 GiB of host memory, 84787 MiB) or 2 without (30.0 GiB).
-    # Nodes of 2 GPUs and 165.6 GiB (169574 MiB, twice 84787): jobs sharing one can never exceed it, GPUs alone decide.
+    # Qwen3-4B at 8192 on A100s: 1 GPU with Offload (82.8 GiB of host memory, 828 tenths) or 2 without (30.0 GiB).
+    # Nodes of 2 GPUs and 165.6 GiB (1656 tenths, twice 828): jobs sharing one can never exceed it, GPUs alone decide.
     # Two jobs take a GPU each; the third is told it needs a GPU, not host memory that could never run short.
     instance = {"pools": [{**ONE_NODE, "gpus_per_node": 2, "host_ram_gb": 165.6}],
                 "jobs": [{"name": name, "model": "Qwen3-4B", "max_model_len": 8192} for name in ("a", "b", "c")]}

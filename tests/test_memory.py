@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import qwen3_8b_checkpoint
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import solver
@@ -28,10 +28,14 @@ from solver.memory import (
     breakdown,
     estimated_cells,
     estimated_counts,
+    held_host_tenths,
     host_memory_gib,
+    host_ram_holds,
     layer_peak_bytes,
     longest_fitting,
     pinned_rounding,
+    shown_host_gib,
+    shown_host_tenths,
     token_floor_gib,
     weight_shapes,
 )
@@ -2711,13 +2715,35 @@ def test_solve_memory_on_two_nodes_says_the_host_memory_of_one():
 
 
 def test_a_host_need_is_given_rounded_up_to_a_tenth_and_decided_as_given():
-    from solver.memory import host_ram_holds, shown_host_gib
-
     # Up to the next tenth, an exact tenth kept as it is (also through float noise), never down.
     assert [shown_host_gib(need) for need in (82.7755, 82.8, 0.1 + 0.2, 55.0000004, 311.28226, 0.0)] == [
         82.8, 82.8, 0.3, 55.1, 311.3, 0.0]
     # What the figure says is what a node's host memory must hold: 82.78 GiB does not hold a need given as 82.8.
     assert not host_ram_holds(82.7755, 82.78) and host_ram_holds(82.7755, 82.8) and host_ram_holds(82.7755, None)
+
+
+def test_a_node_holds_whole_tenths_of_a_gib_exactly_as_its_host_ram_gb_reads():
+    # A need shown as 165.6 fits a node of 165.6 (both the same binary float, a little under 165.6); 165.599609375 GiB
+    # (169574 MiB) holds 1655 tenths, not 1656; 0.8 GiB holds two needs of 0.4 (4 + 4 tenths), whatever 0.4 GiB is
+    # in whole MiB.
+    assert [held_host_tenths(gib) for gib in (165.6, 165.599609375, 0.8, 311.3, 0.05, 1048576)] == [
+        1656, 1655, 8, 3113, 0, 10485760]
+    assert [shown_host_tenths(need) for need in (82.7755, 82.8, 0.1 + 0.2, 311.28226)] == [828, 828, 3, 3113]
+
+
+@given(st.one_of(st.integers(1, 10_485_760).map(lambda tenths: tenths / 10),
+                 st.floats(min_value=0.01, max_value=1_048_576, allow_nan=False)),
+       st.integers(-2, 2))
+@example(165.6, 0)
+@example(165.599609375, 1)
+@example(165.59999999999997, 0)
+@example(3533.3999999999996, 0)  # x 10 is 35334.0 in floats, though 3533.4 is more
+@example(0.8, 0)
+def test_a_need_in_tenths_fits_the_node_s_tenths_just_where_host_ram_holds_says_it_fits(
+        host_ram_gb: float, offset: int):
+    # The placement adds up needs in tenths against `held_host_tenths`: for one need, that is the planner's rule.
+    tenths = max(round(host_ram_gb * 10) + offset, 0)
+    assert (tenths <= held_host_tenths(host_ram_gb)) == host_ram_holds(tenths / 10, host_ram_gb)
 
 
 def test_calibrate_names_your_cells_that_the_fit_predicts_the_other_way(cli, tmp_path: Path):
