@@ -1453,8 +1453,11 @@ def test_ctrl_c_keeps_the_best_placement_and_exits_130(tmp_path: Path, solve_scr
     path = tmp_path / "fleet.yaml"
     path.write_text(yaml.safe_dump(instance), encoding="utf-8")
     emitted = tmp_path / "configs"
+    # Ctrl-C as a terminal sends it, even where the suite itself runs with it ignored (a script's background job),
+    # which `solve cluster` would inherit and keep.
     process = subprocess.Popen([str(solve_script), "cluster", str(path), "--time-limit", "60", "--json",
-                                "--emit-dir", str(emitted)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                                "--emit-dir", str(emitted)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))  # noqa: PLW1509
     time.sleep(8)
     process.send_signal(signal.SIGINT)
     sent = time.monotonic()
