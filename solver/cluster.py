@@ -185,7 +185,8 @@ class _Planner:
                           estimate=estimate, time_limit_s=self.time_limit_s, memory=self.memory, margin=self.margin,
                           host_ram_gb=host_ram_gb, node_gpus=node_gpus, host_ram_source="the pool's host_ram_gb",
                           token_budget=self.token_budget if estimate != "never" else "default",
-                          train_batch_size=train_batch_size, train_batch_source=JOB_BATCH_SOURCE)
+                          train_batch_size=train_batch_size, train_batch_source=JOB_BATCH_SOURCE,
+                          ).model_copy(update={"host_ram_hardware": "the pool's"})
 
     def host_tenths(self, model: str, gpus: int, offload: bool) -> int:
         """Host memory, tenths of a GiB, that a trainer of `gpus` GPUs on one node needs there (`host_memory_gib`,

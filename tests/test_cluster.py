@@ -1947,8 +1947,9 @@ def test_a_node_too_small_for_one_jobs_states_rules_out_offload(tmp_path: Path):
     instance = two_offload_jobs(200)
     result = solved(instance, tmp_path, estimates=False)
     assert result["placements"] == []
-    needs = ("with the pool's host_ram_gb 200", ("without the pool's host_ram_gb, Env + Offload + SP=4 on 4 GPUs trains "
-                                                 "it (61440 tokens), and with Offload it needs 311.3 GiB of host memory per node"))
+    needs = ("with the pool's host_ram_gb 200", ("on nodes with more host memory than the pool's 200 GiB, Env + Offload + "
+                                                 "SP=4 on 4 GPUs trains it (61440 tokens), and with Offload it needs 311.3 "
+                                                 "GiB of host memory per node"))
     assert all(all(words in entry["reason"] for words in needs) for entry in result["unplaced"])
     result = solved(instance, tmp_path)
     assert [(p["job"], p["trainer_gpus"], p["plan"]["offload"]) for p in result["placements"]] == [("chat-a", 8, False)]
@@ -2490,8 +2491,33 @@ def test_a_job_s_reason_names_no_way_without_room_beside_its_rollout(tmp_path: P
     assert solved({"pools": pools, "jobs": jobs}, tmp_path)["unplaced"] == [{"job": "e", "reason": (
         "lab (up to 4 of its GPUs for the trainer, beside 4 rollout GPUs): nothing in the tables and the memory "
         "model's estimates for Qwen3-32B on RTX-6000-Ada within 4 GPUs trains with the pool's host_ram_gb 256; "
-        "without the pool's host_ram_gb, Env + Offload + SP=2 on 4 GPUs trains it (16384 tokens), and with Offload it "
-        "needs 594.2 GiB of host memory per node")}]
+        "on nodes with more host memory than the pool's 256 GiB, Env + Offload + SP=2 on 4 GPUs trains it (16384 "
+        "tokens), and with Offload it needs 594.2 GiB of host memory per node")}]
+
+
+def test_a_pool_s_host_memory_is_named_as_hardware_more_of_which_would_allow_a_plan_not_a_limit_to_drop(
+        tmp_path: Path, cli):
+    # A pool's host_ram_gb is what its nodes have: a reason names nodes with more of it, where the planner's
+    # --host-ram, a limit the user sets, is one to drop. Qwen3-32B at 131072 tokens: on a node of 4 L40S with 64 GiB,
+    # the nearest plan takes nodes of 8 GPUs and 594.2 GiB (it said "drop the pool's host_ram_gb 64"); on two A100
+    # nodes of 4 with 48 GiB, Offload and a lowered token budget (it said "without the pool's host_ram_gb and ...").
+    pools = [{"name": "l40s-4", "gpu": "L40S-48GB", "nodes": 1, "gpus_per_node": 4, "host_ram_gb": 64},
+             {"name": "a100-4", "gpu": "A100-80GB", "nodes": 2, "gpus_per_node": 4, "host_ram_gb": 48}]
+    jobs = [{"name": "long", "model": "Qwen3-32B", "max_model_len": 131072, "rollout_gpus": 0}]
+    assert solved({"pools": pools, "jobs": jobs}, tmp_path)["unplaced"] == [{"job": "long", "reason": (
+        "l40s-4: nothing in the tables and the memory model's estimates for Qwen3-32B on L40S-48GB within 4 GPUs "
+        "trains with the pool's host_ram_gb 64; on nodes of 8 GPUs with more host memory than the pool's 64 GiB, "
+        "more trainer GPUs train 131072 tokens if you also add --token-budget auto: Env + Offload + SP=8 on 8 GPUs "
+        "with a lowered max_token_len_per_gpu of 20480 (estimated, extrapolated), and with Offload it needs 594.2 GiB "
+        "of host memory per node; a100-4: nothing in the tables and the memory model's estimates for Qwen3-32B on "
+        "A100-80GB within 8 GPUs trains with the pool's host_ram_gb 48; on nodes with more host memory than the "
+        "pool's 48 GiB and with --token-budget auto, Env + Offload + SP=4 on 4 GPUs with a lowered "
+        "max_token_len_per_gpu of 38912 trains it (131072 tokens), and with Offload it needs 594.2 GiB of host "
+        "memory per node")}]
+    # The planner's own --host-ram stays a limit to drop.
+    status, out, _ = cli("--model", "32B", "--gpu", "l40s", "--node-gpus", "4", "--gpus", "4",
+                         "--len", "131072", "--host-ram", "64")
+    assert status == 1 and "if you also drop --host-ram 64 and add --token-budget auto" in " ".join(out.split())
 
 
 def test_a_job_without_room_says_why_the_other_pools_it_may_use_cannot_take_it(tmp_path: Path):
@@ -2507,8 +2533,8 @@ def test_a_job_without_room_says_why_the_other_pools_it_may_use_cannot_take_it(t
         "no room left in h200 (it needs at least 5 GPUs of one node) after the jobs placed (the most priority in all, "
         "then length, then cost); l40s (up to 4 of its GPUs for the trainer, beside 4 rollout GPUs): nothing "
         "in the tables and the memory model's estimates for Qwen3-32B on L40S-48GB within 4 GPUs trains with the "
-        "pool's host_ram_gb 512; without the pool's host_ram_gb, Env + Offload + SP=2 on 2 GPUs trains it (16384 "
-        "tokens), and with Offload it needs 594.2 GiB of host memory per node")}]
+        "pool's host_ram_gb 512; on nodes with more host memory than the pool's 512 GiB, Env + Offload + SP=2 on 2 "
+        "GPUs trains it (16384 tokens), and with Offload it needs 594.2 GiB of host memory per node")}]
     # Each other pool it may use says why, in the fleet's order (an A100 node of 256 GiB: too little for Offload).
     three = [*pools, {"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 256}]
     [unplaced] = solved({"pools": three, "jobs": jobs}, tmp_path)["unplaced"]
