@@ -61,6 +61,7 @@ from solver.tables import (
     Weights,
     counted,
     load_weights,
+    named_jobs,
 )
 
 COST_SCALE = 10_000
@@ -1091,8 +1092,9 @@ def _fewest_gpus_words(fleet: Fleet, options: Sequence[Option]) -> str:
     for index, pool in enumerate(fleet.pools if len(fleet.pools) > 1 else ()):  # the jobs only one pool can run
         bound = [job for job, where in pools.items() if where == {index}]
         bound_need, pool_has = sum(fewest[job] for job in bound), pool.nodes * pool.gpus_per_node
-        jobs = (f"the job only pool {pool.name} can run takes at its fewest" if len(bound) == 1 else
-                f"the {len(bound)} jobs only pool {pool.name} can run take at their fewest")
+        named = named_jobs([fleet.jobs[job].name for job in bound])
+        jobs = (f"the job only pool {pool.name} can run ({named}) takes at its fewest" if len(bound) == 1 else
+                f"the {len(bound)} jobs only pool {pool.name} can run ({named}) take at their fewest")
         if bound_need > pool_has:
             return f": {jobs} {bound_need} GPUs, more than its {pool_has}{after}"
         if bound and (tightest is None or bound_need / pool_has > tightest[0]):

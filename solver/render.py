@@ -56,6 +56,7 @@ from solver.tables import (
     Setting,
     cell_text,
     counted,
+    named_jobs,
     shown_number,
 )
 
@@ -201,10 +202,6 @@ def _relative(rank: int, cost: float, first: float) -> str:
     """A ranked plan's cost relative to plan #1's (which the objective ranks first, not always the cheapest):
     plan #1 is the best, and a later plan of the same cost is ``1.00x #1``."""
     return "best" if rank == 1 else f"{cost / first:.2f}x #1"
-
-
-CAUTION_JOBS_SHOWN = 4
-"""How many jobs a cluster caution names before it counts the rest."""
 
 
 _CEILING_WORDS = f"{CEILING} tokens is the longest length the memory model is asked about; more may fit"
@@ -853,9 +850,7 @@ def _placed_cautions(result: ClusterResult) -> list[Text]:
             cautioned.setdefault(caution, []).append(placement.job)
     cautions = []
     for caution, jobs in cautioned.items():
-        more = len(jobs) - CAUTION_JOBS_SHOWN
-        named = ", ".join(jobs[:CAUTION_JOBS_SHOWN]) + (f" and {counted(more, 'more job')}" if more > 0 else "")
-        cautions.append(Text(f"caution: {named}: {caution}", style="yellow"))
+        cautions.append(Text(f"caution: {named_jobs(jobs)}: {caution}", style="yellow"))
     return cautions
 
 
