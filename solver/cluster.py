@@ -1012,14 +1012,16 @@ def _beside(trainer_gpus: int, rollout_gpus: int, pool: Pool) -> bool:
 def _estimates_would(planner: _Planner, query: Query, pool: Pool, rollout_gpus: int) -> str:
     """With estimates off (``--no-estimate``): the plan the memory model's estimates give the job's model and length
     on the fewest GPUs of the pool that leave its `rollout_gpus` a layout there, in words, where they give one; else,
-    where the pool's host memory rules theirs out, the one they would give without it and the host memory it needs,
-    with the least host memory one of theirs beside the rollout needs, where that is less ("" otherwise)."""
+    where the pool's host memory rules theirs out and the tables' too (a plan of the tables on nodes with more of it
+    is the reason's to name), the one they would give without it and the host memory it needs, with the least host
+    memory one of theirs beside the rollout needs, where that is less ("" otherwise)."""
     if planner.estimate != "never":
         return ""
     if plan := _way_without(planner, query, pool, rollout_gpus, estimate="auto"):
         return f" ({estimated_plan_words(plan)}: drop --no-estimate)"
-    if pool.host_ram_gb is not None and (plan := _way_without(planner, query, pool, rollout_gpus, estimate="auto",
-                                                              host_ram_gb=None)):
+    if pool.host_ram_gb is None or _way_without(planner, query, pool, rollout_gpus, host_ram_gb=None):
+        return ""
+    if plan := _way_without(planner, query, pool, rollout_gpus, estimate="auto", host_ram_gb=None):
         lifted = query.model_copy(update={"estimate": "auto", "host_ram_gb": None, "rollout_gpus": rollout_gpus})
         least = least_host_words(planner.catalog, lifted, plan, pool.gpu)
         return f" ({estimated_plan_words(plan)}, but {_host_over_pool_words(planner, query.model, pool, plan)}{least})"

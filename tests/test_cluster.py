@@ -2534,6 +2534,19 @@ def test_a_pool_s_host_memory_is_named_as_hardware_more_of_which_would_allow_a_p
     assert status == 1 and "if you also drop --host-ram 64 and add --token-budget auto" in " ".join(out.split())
 
 
+def test_no_estimate_adds_no_estimate_where_the_tables_train_it_on_nodes_with_more_host_memory(tmp_path: Path):
+    # Qwen3-14B at 65536 tokens beside 1 rollout GPU on A100 nodes of 4 with 48 GiB: the tables train it with Offload
+    # on nodes with 311.3 GiB; the estimates' plan, the same, was named after it too ("the memory model estimates a
+    # plan, Env + Offload + SP=4 on 4 GPUs at 65536 tokens, but with Offload it needs 311.3 GiB ..."), adding nothing.
+    pools = [{"name": "a100-4", "gpu": "A100-80GB", "nodes": 2, "gpus_per_node": 4, "host_ram_gb": 48}]
+    jobs = [{"name": "q14b", "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 1}]
+    assert solved({"pools": pools, "jobs": jobs}, tmp_path, estimates=False)["unplaced"] == [{"job": "q14b", "reason": (
+        "a100-4 (up to 7 of its GPUs for the trainer, beside 1 rollout GPU): nothing in the tables for Qwen3-14B on "
+        "A100-80GB within 7 GPUs trains with the pool's host_ram_gb 48; on nodes with more host memory than the pool's "
+        "48 GiB, Env + Offload + SP=4 on 4 GPUs trains it (65536 tokens), and with Offload it needs 311.3 GiB of host "
+        "memory per node")}]
+
+
 def test_a_job_without_room_says_why_the_other_pools_it_may_use_cannot_take_it(tmp_path: Path):
     # Two Qwen3-32B jobs with 4 rollout GPUs each: one node of 8 H200s holds one; the L40S node could hold the
     # other but for its host memory (Offload's 594.2 GiB per node, more than 512), which the reason says too.
