@@ -61,6 +61,7 @@ from solver.tables import (
     Weights,
     counted,
     load_weights,
+    named_jobs,
 )
 
 COST_SCALE = 10_000
@@ -185,7 +186,8 @@ class _Planner:
                           estimate=estimate, time_limit_s=self.time_limit_s, memory=self.memory, margin=self.margin,
                           host_ram_gb=host_ram_gb, node_gpus=node_gpus, host_ram_source="the pool's host_ram_gb",
                           token_budget=self.token_budget if estimate != "never" else "default",
-                          train_batch_size=train_batch_size, train_batch_source=JOB_BATCH_SOURCE)
+                          train_batch_size=train_batch_size, train_batch_source=JOB_BATCH_SOURCE,
+                          ).model_copy(update={"host_ram_hardware": "the pool's"})
 
     def host_tenths(self, model: str, gpus: int, offload: bool) -> int:
         """Host memory, tenths of a GiB, that a trainer of `gpus` GPUs on one node needs there (`host_memory_gib`,
@@ -1010,14 +1012,16 @@ def _beside(trainer_gpus: int, rollout_gpus: int, pool: Pool) -> bool:
 def _estimates_would(planner: _Planner, query: Query, pool: Pool, rollout_gpus: int) -> str:
     """With estimates off (``--no-estimate``): the plan the memory model's estimates give the job's model and length
     on the fewest GPUs of the pool that leave its `rollout_gpus` a layout there, in words, where they give one; else,
-    where the pool's host memory rules theirs out, the one they would give without it and the host memory it needs,
-    with the least host memory one of theirs beside the rollout needs, where that is less ("" otherwise)."""
+    where the pool's host memory rules theirs out and the tables' too (a plan of the tables on nodes with more of it
+    is the reason's to name), the one they would give without it and the host memory it needs, with the least host
+    memory one of theirs beside the rollout needs, where that is less ("" otherwise)."""
     if planner.estimate != "never":
         return ""
     if plan := _way_without(planner, query, pool, rollout_gpus, estimate="auto"):
         return f" ({estimated_plan_words(plan)}: drop --no-estimate)"
-    if pool.host_ram_gb is not None and (plan := _way_without(planner, query, pool, rollout_gpus, estimate="auto",
-                                                              host_ram_gb=None)):
+    if pool.host_ram_gb is None or _way_without(planner, query, pool, rollout_gpus, host_ram_gb=None):
+        return ""
+    if plan := _way_without(planner, query, pool, rollout_gpus, estimate="auto", host_ram_gb=None):
         lifted = query.model_copy(update={"estimate": "auto", "host_ram_gb": None, "rollout_gpus": rollout_gpus})
         least = least_host_words(planner.catalog, lifted, plan, pool.gpu)
         return f" ({estimated_plan_words(plan)}, but {_host_over_pool_words(planner, query.model, pool, plan)}{least})"
@@ -1090,8 +1094,9 @@ def _fewest_gpus_words(fleet: Fleet, options: Sequence[Option]) -> str:
     for index, pool in enumerate(fleet.pools if len(fleet.pools) > 1 else ()):  # the jobs only one pool can run
         bound = [job for job, where in pools.items() if where == {index}]
         bound_need, pool_has = sum(fewest[job] for job in bound), pool.nodes * pool.gpus_per_node
-        jobs = (f"the job only pool {pool.name} can run takes at its fewest" if len(bound) == 1 else
-                f"the {len(bound)} jobs only pool {pool.name} can run take at their fewest")
+        named = named_jobs([fleet.jobs[job].name for job in bound])
+        jobs = (f"the job only pool {pool.name} can run ({named}) takes at its fewest" if len(bound) == 1 else
+                f"the {len(bound)} jobs only pool {pool.name} can run ({named}) take at their fewest")
         if bound_need > pool_has:
             return f": {jobs} {bound_need} GPUs, more than its {pool_has}{after}"
         if bound and (tightest is None or bound_need / pool_has > tightest[0]):

@@ -101,6 +101,9 @@ class Query(Frozen):
                              "name it (--node-gpus, or a config's cluster.gpu_per_node)")
     host_ram_source: str = Field(default="--host-ram", description="where the host memory came from, as "
                                  "messages name it (--host-ram, or a cluster pool's host_ram_gb)")
+    host_ram_hardware: str | None = Field(default=None, description=(
+        "whose hardware host_ram_gb is, as messages name it (a cluster's \"the pool's\"): messages then say what "
+        "nodes with more of it would allow, not a limit to drop; null: a limit the user sets (--host-ram)"))
     rollout_gpus: int | None = Field(default=None, ge=0, description="rollout GPUs beside the trainer: its GPU "
                                      "count must leave them a layout on the nodes")
     train_batch_size: int | None = Field(default=None, gt=0, le=MAX_TRAIN_BATCH, description=(
@@ -151,6 +154,21 @@ class Query(Frozen):
     def host_ram_flag(self) -> str:
         """The host memory given, as given (``--host-ram 1048576``, or the config's key); empty when none."""
         return f"{self.host_ram_source} {shown_number(self.host_ram_gb)}" if self.host_ram_gb is not None else ""
+
+    @property
+    def more_host_ram_words(self) -> str:
+        """Where host memory is hardware (`host_ram_hardware`): more of it, in words (``with more host memory than the
+        pool's 32 GiB``); empty otherwise."""
+        if self.host_ram_hardware is None or self.host_ram_gb is None:
+            return ""
+        return f"with more host memory than {self.host_ram_hardware} {shown_number(self.host_ram_gb)} GiB"
+
+    @property
+    def without_host_ram_words(self) -> str:
+        """Where a plan needs more host memory than the query gives: what it takes, in words: ``without --host-ram``
+        (a limit), or ``on nodes with more host memory than the pool's 32 GiB`` (hardware)."""
+        more = self.more_host_ram_words
+        return f"on nodes {more}" if more else f"without {self.host_ram_source}"
 
     @property
     def time_limit_words(self) -> str:

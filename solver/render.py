@@ -56,6 +56,7 @@ from solver.tables import (
     Setting,
     cell_text,
     counted,
+    named_jobs,
     shown_number,
 )
 
@@ -201,10 +202,6 @@ def _relative(rank: int, cost: float, first: float) -> str:
     """A ranked plan's cost relative to plan #1's (which the objective ranks first, not always the cheapest):
     plan #1 is the best, and a later plan of the same cost is ``1.00x #1``."""
     return "best" if rank == 1 else f"{cost / first:.2f}x #1"
-
-
-CAUTION_JOBS_SHOWN = 4
-"""How many jobs a cluster caution names before it counts the rest."""
 
 
 _CEILING_WORDS = f"{CEILING} tokens is the longest length the memory model is asked about; more may fit"
@@ -689,8 +686,8 @@ MORE_ROLLOUT_NOTE = "(N asked): a trainer on whole nodes leaves its rollout whol
 
 AT_LEAST_NOTE = "(≥N): the job asked for at_least N tokens, longer where a plan allows"
 """A cluster table's note on the jobs that asked for at_least a length."""
-TRAINER_NODES_NOTE = ("host GiB/node (N, ...): needed on those of its nodes that its trainer runs on; the others hold "
-                      "its rollout alone")
+TRAINER_NODES_NOTE = ("host GiB/node (node N, ...): needed only on the nodes named, those its trainer runs on; its "
+                      "other nodes hold its rollout alone")
 """A cluster table's note on the jobs with nodes of their rollout alone, whose host need is their trainer's nodes'."""
 COST_NOTE = "cost: the job's relative step time, as solve gives its plan (compare within one GPU type)"
 """The line under a cluster's tables that says what their cost column counts."""
@@ -773,7 +770,9 @@ def _pool_row(pool: Pool, placement: Placement, columns: _PoolColumns) -> tuple[
     indexes = placement.gpu_indexes
     gpus = "all" if len(indexes) == pool.gpus_per_node else index_range(indexes)
     need = placement.host_memory_gb if placement.host_memory_gb is not None else plan.host_memory_gb
-    on = "" if placement.trainer_nodes == placement.nodes else f" ({', '.join(map(str, placement.trainer_nodes))})"
+    trainer_nodes = placement.trainer_nodes
+    named = f"{'node' if len(trainer_nodes) == 1 else 'nodes'} {', '.join(map(str, trainer_nodes))}"
+    on = "" if trainer_nodes == placement.nodes else f" ({named})"
     host = () if not columns.offloads else (f"{need:.1f}{on}" if need is not None else "",)
     asked = f" (≥{placement.asked_max_model_len})" if placement.job in columns.lengthened else ""
     length = f"{plan.max_model_len}{asked}"
@@ -853,9 +852,7 @@ def _placed_cautions(result: ClusterResult) -> list[Text]:
             cautioned.setdefault(caution, []).append(placement.job)
     cautions = []
     for caution, jobs in cautioned.items():
-        more = len(jobs) - CAUTION_JOBS_SHOWN
-        named = ", ".join(jobs[:CAUTION_JOBS_SHOWN]) + (f" and {counted(more, 'more job')}" if more > 0 else "")
-        cautions.append(Text(f"caution: {named}: {caution}", style="yellow"))
+        cautions.append(Text(f"caution: {named_jobs(jobs)}: {caution}", style="yellow"))
     return cautions
 
 

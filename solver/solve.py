@@ -629,17 +629,21 @@ class _Nearest(NamedTuple):
                 and self.plan.max_model_len >= other.plan.max_model_len)
 
     def nodes_words(self, query: Query) -> str:
-        """Where the plan takes larger nodes than `query`'s: that, in words (``on nodes of 8 GPUs, ``); "" otherwise."""
-        return f"on nodes of {self.node_gpus} GPUs, " if self.node_gpus != query.node_gpus else ""
+        """Where the plan takes other nodes than `query`'s, larger ones or, where its host memory is hardware, ones with
+        more of it: those, in words (``on nodes of 8 GPUs with more host memory than the pool's 32 GiB, ``); ""
+        otherwise."""
+        size = f" of {self.node_gpus} GPUs" if self.node_gpus != query.node_gpus else ""
+        host = f" {query.more_host_ram_words}" if "host_ram" in self.lifted and query.more_host_ram_words else ""
+        return f"on nodes{size}{host}, " if size or host else ""
 
     def lift_words(self, query: Query) -> str:
-        """The changes to `query` that lift its limits the plan lifts, but more GPUs, in words: ``drop --no-estimate
-        and --sp 1 --host-ram 32 and add --token-budget auto``."""
+        """The changes to `query` that lift its limits the plan lifts, but more GPUs and host memory that is hardware
+        (`nodes_words`), in words: ``drop --no-estimate and --sp 1 --host-ram 32 and add --token-budget auto``."""
         lifted = self.lifted
         flags = " ".join(filter(None, (
             query.model_copy(update={pin: getattr(query, pin) if f"pin_{pin}" in lifted else None
                                      for pin in ("sp", "env", "offload")}).pin_flags,
-            query.host_ram_flag if "host_ram" in lifted else "",
+            query.host_ram_flag if "host_ram" in lifted and not query.more_host_ram_words else "",
             f"--rollout-gpus {query.rollout_gpus}" if "rollout_layout" in lifted else "")))
         drops = " and ".join(filter(None, ("--no-estimate" if "estimate" in lifted else "", flags)))
         return " and ".join(filter(None, (
@@ -904,7 +908,7 @@ def _host_need(catalog: Catalog, data: PlanningData, query: Query, nearby: _Near
     unlimited = query.model_copy(update={"host_ram_gb": None, "top": 1})
     best = answer_for(catalog, unlimited, data.gpu, explained=False).best
     if best is not None:
-        return (f"; without {query.host_ram_source}, {_host_words(data.shape, query.node_gpus, best)}"
+        return (f"; {query.without_host_ram_words}, {_host_words(data.shape, query.node_gpus, best)}"
                 f"{least_host_words(catalog, unlimited, best, data.gpu)}")
     if query.pin_flags:
         unpinned = unlimited.model_copy(update={"sp": None, "env": None, "offload": None})
@@ -918,7 +922,7 @@ def _host_need(catalog: Catalog, data: PlanningData, query: Query, nearby: _Near
     best = answer_for(catalog, lowered, data.gpu, explained=False).best
     if best is None or not best.lowered_budget:
         return ""
-    return (f"; without {query.host_ram_source} and with --token-budget auto, "
+    return (f"; {query.without_host_ram_words} and with --token-budget auto, "
             f"{_host_words(data.shape, query.node_gpus, best)}")
 
 

@@ -1124,8 +1124,8 @@ def test_jobs_whose_fewest_gpus_are_all_the_fleet_has_are_told_their_layouts_do_
     pinned = [{**job, "pool": "a100"} for job in jobs] + [{**jobs[2], "name": "j3", "pool": "other"}]
     result = solved({"pools": pools, "jobs": pinned}, tmp_path, minimize_nodes=True)
     assert result["status"] == "infeasible" and {entry["reason"] for entry in result["unplaced"]} == {(
-        "the jobs do not all fit the fleet together: the 3 jobs only pool a100 can run take at their fewest 16 of its "
-        f"16 GPUs, but their layouts do not pack into the nodes{after}")}  # the pool they fill the most, not other
+        "the jobs do not all fit the fleet together: the 3 jobs only pool a100 can run (j0, j1, j2) take at their "
+        f"fewest 16 of its 16 GPUs, but their layouts do not pack into the nodes{after}")}  # a100: they fill it most
 
 
 def test_greedy_takes_the_first_pool_then_the_cheapest_plan_and_whole_nodes_that_are_just_enough(tmp_path: Path):
@@ -1950,8 +1950,9 @@ def test_a_node_too_small_for_one_jobs_states_rules_out_offload(tmp_path: Path):
     instance = two_offload_jobs(200)
     result = solved(instance, tmp_path, estimates=False)
     assert result["placements"] == []
-    needs = ("with the pool's host_ram_gb 200", ("without the pool's host_ram_gb, Env + Offload + SP=4 on 4 GPUs trains "
-                                                 "it (61440 tokens), and with Offload it needs 311.3 GiB of host memory per node"))
+    needs = ("with the pool's host_ram_gb 200", ("on nodes with more host memory than the pool's 200 GiB, Env + Offload + "
+                                                 "SP=4 on 4 GPUs trains it (61440 tokens), and with Offload it needs 311.3 "
+                                                 "GiB of host memory per node"))
     assert all(all(words in entry["reason"] for words in needs) for entry in result["unplaced"])
     result = solved(instance, tmp_path)
     assert [(p["job"], p["trainer_gpus"], p["plan"]["offload"]) for p in result["placements"]] == [("chat-a", 8, False)]
@@ -2297,13 +2298,27 @@ PACKED = ", ".join(f"{{name: {name}, model: 8B, max_model_len: 65536, rollout_gp
         "pools: [{name: a, gpu: a100, nodes: 1, gpus_per_node: 8}, {name: h, gpu: h20, nodes: 1, gpus_per_node: 8}]\n"
         "jobs: [{name: x, model: 8B, max_model_len: 65536, pool: a}, {name: y, model: 8B, max_model_len: 65536, "
         "pool: a}, {name: z, model: 8B, max_model_len: 65536, pool: a}]\n",
-        "the jobs do not all fit the fleet together: the 3 jobs only pool a can run take at their fewest 12 GPUs, "
-        "more than its 8; without --minimize nodes, as many as fit are placed", id="pool"),
+        "the jobs do not all fit the fleet together: the 3 jobs only pool a can run (x, y, z) take at their fewest 12 "
+        "GPUs, more than its 8; without --minimize nodes, as many as fit are placed", id="pool"),
+    pytest.param(  # six jobs pinned to pool a: four named, the rest counted
+        "pools: [{name: a, gpu: a100, nodes: 1, gpus_per_node: 8}, {name: h, gpu: h20, nodes: 4, gpus_per_node: 8}]\n"
+        "jobs: [" + ", ".join(f"{{name: {name}, model: 8B, max_model_len: 65536, pool: a}}" for name in "uvwxyz")
+        + "]\n",
+        "the jobs do not all fit the fleet together: the 6 jobs only pool a can run (u, v, w, x and 2 more jobs) take "
+        "at their fewest 24 GPUs, more than its 8; without --minimize nodes, as many as fit are placed", id="pool-six"),
+    pytest.param(  # 5 of pool a's 8 GPUs for the one job pinned there, 5 for each of two others: no two share a node
+        "pools: [{name: a, gpu: a100, nodes: 1, gpus_per_node: 8}, {name: h, gpu: h20, nodes: 1, gpus_per_node: 8}]\n"
+        "jobs: [{name: x, model: 8B, max_model_len: 65536, rollout_gpus: 1, pool: a}, {name: y, model: 8B, "
+        "max_model_len: 65536, rollout_gpus: 1}, {name: z, model: 8B, max_model_len: 65536, rollout_gpus: 1}]\n",
+        "the jobs do not all fit the fleet together: the job only pool a can run (x) takes at its fewest 5 of its 8 "
+        "GPUs, but their layouts do not pack into the nodes; without --minimize nodes, as many as fit are placed",
+        id="packing-one"),
     pytest.param(  # 15 of 16 GPUs of pool a, but 5 + 5 do not fit a node; the H20 pool is no help to them
         "pools: [{name: a, gpu: a100, nodes: 2, gpus_per_node: 8}, {name: h, gpu: h20, nodes: 4, gpus_per_node: 8}]\n"
         f"jobs: [{PACKED}]\n",
-        "the jobs do not all fit the fleet together: the 3 jobs only pool a can run take at their fewest 15 of its "
-        "16 GPUs, but their layouts do not pack into the nodes; without --minimize nodes, as many as fit are placed",
+        "the jobs do not all fit the fleet together: the 3 jobs only pool a can run (x, y, z) take at their fewest 15 "
+        "of its 16 GPUs, but their layouts do not pack into the nodes; without --minimize nodes, as many as fit are "
+        "placed",
         id="packing"),
     pytest.param(  # 14 of 16 GPUs, but only one 14B Offload job's states fit a node's 400 GB of host memory
         "pools: [{name: a, gpu: a100, nodes: 2, gpus_per_node: 8, host_ram_gb: 400}]\n"
@@ -2493,8 +2508,46 @@ def test_a_job_s_reason_names_no_way_without_room_beside_its_rollout(tmp_path: P
     assert solved({"pools": pools, "jobs": jobs}, tmp_path)["unplaced"] == [{"job": "e", "reason": (
         "lab (up to 4 of its GPUs for the trainer, beside 4 rollout GPUs): nothing in the tables and the memory "
         "model's estimates for Qwen3-32B on RTX-6000-Ada within 4 GPUs trains with the pool's host_ram_gb 256; "
-        "without the pool's host_ram_gb, Env + Offload + SP=2 on 4 GPUs trains it (16384 tokens), and with Offload it "
-        "needs 594.2 GiB of host memory per node")}]
+        "on nodes with more host memory than the pool's 256 GiB, Env + Offload + SP=2 on 4 GPUs trains it (16384 "
+        "tokens), and with Offload it needs 594.2 GiB of host memory per node")}]
+
+
+def test_a_pool_s_host_memory_is_named_as_hardware_more_of_which_would_allow_a_plan_not_a_limit_to_drop(
+        tmp_path: Path, cli):
+    # A pool's host_ram_gb is what its nodes have: a reason names nodes with more of it, where the planner's
+    # --host-ram, a limit the user sets, is one to drop. Qwen3-32B at 131072 tokens: on a node of 4 L40S with 64 GiB,
+    # the nearest plan takes nodes of 8 GPUs and 594.2 GiB (it said "drop the pool's host_ram_gb 64"); on two A100
+    # nodes of 4 with 48 GiB, Offload and a lowered token budget (it said "without the pool's host_ram_gb and ...").
+    pools = [{"name": "l40s-4", "gpu": "L40S-48GB", "nodes": 1, "gpus_per_node": 4, "host_ram_gb": 64},
+             {"name": "a100-4", "gpu": "A100-80GB", "nodes": 2, "gpus_per_node": 4, "host_ram_gb": 48}]
+    jobs = [{"name": "long", "model": "Qwen3-32B", "max_model_len": 131072, "rollout_gpus": 0}]
+    assert solved({"pools": pools, "jobs": jobs}, tmp_path)["unplaced"] == [{"job": "long", "reason": (
+        "l40s-4: nothing in the tables and the memory model's estimates for Qwen3-32B on L40S-48GB within 4 GPUs "
+        "trains with the pool's host_ram_gb 64; on nodes of 8 GPUs with more host memory than the pool's 64 GiB, "
+        "more trainer GPUs train 131072 tokens if you also add --token-budget auto: Env + Offload + SP=8 on 8 GPUs "
+        "with a lowered max_token_len_per_gpu of 20480 (estimated, extrapolated), and with Offload it needs 594.2 GiB "
+        "of host memory per node; a100-4: nothing in the tables and the memory model's estimates for Qwen3-32B on "
+        "A100-80GB within 8 GPUs trains with the pool's host_ram_gb 48; on nodes with more host memory than the "
+        "pool's 48 GiB and with --token-budget auto, Env + Offload + SP=4 on 4 GPUs with a lowered "
+        "max_token_len_per_gpu of 38912 trains it (131072 tokens), and with Offload it needs 594.2 GiB of host "
+        "memory per node")}]
+    # The planner's own --host-ram stays a limit to drop.
+    status, out, _ = cli("--model", "32B", "--gpu", "l40s", "--node-gpus", "4", "--gpus", "4",
+                         "--len", "131072", "--host-ram", "64")
+    assert status == 1 and "if you also drop --host-ram 64 and add --token-budget auto" in " ".join(out.split())
+
+
+def test_no_estimate_adds_no_estimate_where_the_tables_train_it_on_nodes_with_more_host_memory(tmp_path: Path):
+    # Qwen3-14B at 65536 tokens beside 1 rollout GPU on A100 nodes of 4 with 48 GiB: the tables train it with Offload
+    # on nodes with 311.3 GiB; the estimates' plan, the same, was named after it too ("the memory model estimates a
+    # plan, Env + Offload + SP=4 on 4 GPUs at 65536 tokens, but with Offload it needs 311.3 GiB ..."), adding nothing.
+    pools = [{"name": "a100-4", "gpu": "A100-80GB", "nodes": 2, "gpus_per_node": 4, "host_ram_gb": 48}]
+    jobs = [{"name": "q14b", "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 1}]
+    assert solved({"pools": pools, "jobs": jobs}, tmp_path, estimates=False)["unplaced"] == [{"job": "q14b", "reason": (
+        "a100-4 (up to 7 of its GPUs for the trainer, beside 1 rollout GPU): nothing in the tables for Qwen3-14B on "
+        "A100-80GB within 7 GPUs trains with the pool's host_ram_gb 48; on nodes with more host memory than the pool's "
+        "48 GiB, Env + Offload + SP=4 on 4 GPUs trains it (65536 tokens), and with Offload it needs 311.3 GiB of host "
+        "memory per node")}]
 
 
 def test_a_job_without_room_says_why_the_other_pools_it_may_use_cannot_take_it(tmp_path: Path):
@@ -2510,8 +2563,8 @@ def test_a_job_without_room_says_why_the_other_pools_it_may_use_cannot_take_it(t
         "no room left in h200 (it needs at least 5 GPUs of one node) after the jobs placed (the most priority in all, "
         "then length, then cost); l40s (up to 4 of its GPUs for the trainer, beside 4 rollout GPUs): nothing "
         "in the tables and the memory model's estimates for Qwen3-32B on L40S-48GB within 4 GPUs trains with the "
-        "pool's host_ram_gb 512; without the pool's host_ram_gb, Env + Offload + SP=2 on 2 GPUs trains it (16384 "
-        "tokens), and with Offload it needs 594.2 GiB of host memory per node")}]
+        "pool's host_ram_gb 512; on nodes with more host memory than the pool's 512 GiB, Env + Offload + SP=2 on 2 "
+        "GPUs trains it (16384 tokens), and with Offload it needs 594.2 GiB of host memory per node")}]
     # Each other pool it may use says why, in the fleet's order (an A100 node of 256 GiB: too little for Offload).
     three = [*pools, {"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 256}]
     [unplaced] = solved({"pools": three, "jobs": jobs}, tmp_path)["unplaced"]
@@ -2941,6 +2994,18 @@ def test_an_at_least_job_at_the_length_it_asked_for_has_no_at_least_mark(cli, tm
     assert "≥" not in out
 
 
+def test_a_job_s_host_need_names_the_nodes_its_trainer_runs_on_as_nodes(cli, tmp_path: Path):
+    # Qwen3-14B at 150000 tokens trains on 16 GPUs, two whole nodes, and its 8 rollout GPUs take a third: the cell
+    # names nodes 0 and 1 as nodes (it showed "(0, 1)", which reads as well as host memory on the nodes after).
+    path = tmp_path / "fleet.yaml"
+    path.write_text("pools: [{name: a, gpu: A100-80GB, nodes: 3, gpus_per_node: 8, host_ram_gb: 1024}]\n"
+                    "jobs: [{name: z, model: Qwen3-14B, max_model_len: 150000, rollout_gpus: 8}]\n", encoding="utf-8")
+    status, out, _ = cli("cluster", str(path))
+    assert status == 0 and "│ 0, 1, 2 │ all  │ z   │      16 │       8 │ " in out
+    assert out.count("(nodes 0, 1) │\n") == 1
+    assert "\nhost GiB/node (node N, ...): needed only on the nodes named" in out
+
+
 @pytest.mark.parametrize(("rollout", "trainer"), [(8, 8), (12, 4)])
 def test_a_job_s_host_need_is_shown_for_its_trainer_s_nodes_not_its_rollout_s(
         cli, tmp_path: Path, rollout: int, trainer: int):
@@ -2953,8 +3018,9 @@ def test_a_job_s_host_need_is_shown_for_its_trainer_s_nodes_not_its_rollout_s(
     [placement] = json.loads(cli("cluster", str(path), "--json")[1])["placements"]
     assert (placement["nodes"], placement["trainer_gpus"], placement["host_memory_gb"]) == ([0, 1], trainer, 311.3)
     out = cli("cluster", str(path))[1]
-    assert f"│ 0, 1  │ all  │ w   │ {trainer:>7} │ {rollout:>7} │ " in out and "│     311.3 (0) │\n" in out
-    assert f"\n{solver.render.TRAINER_NODES_NOTE}\n" in out.replace("\nalone", " alone")
+    assert f"│ 0, 1  │ all  │ w   │ {trainer:>7} │ {rollout:>7} │ " in out
+    assert "│ 311.3 (node 0) │\n" in out
+    assert f" {solver.render.TRAINER_NODES_NOTE} cost: " in " ".join(out.split())
     assert cli("cluster", str(path), "--emit-dir", str(tmp_path / "configs"))[0] == 0
     assert ("\n# host memory: 311.3 GiB for Offload, per node the trainer runs on (1 of 2: the other holds only its "
             "rollout)\n") in (tmp_path / "configs" / "w.yaml").read_text(encoding="utf-8")

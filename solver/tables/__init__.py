@@ -85,6 +85,7 @@ from solver.tables.text import (
     check_types,
     counted,
     cut,
+    named_jobs,
     shown_number,
     shown_value,
 )
@@ -150,6 +151,7 @@ __all__ = [
     "looks_like",
     "model_config_file",
     "model_name_from_path",
+    "named_jobs",
     "read_cells_files",
     "read_fleet",
     "read_user_file",

@@ -87,6 +87,16 @@ def and_more(items: Sized, shown: int = 1) -> str:
     return f"; and {len(items) - shown} more" if len(items) > shown else ""
 
 
+JOBS_NAMED = 4
+"""How many jobs a line that names jobs names before it counts the rest."""
+
+
+def named_jobs(jobs: Sequence[str]) -> str:
+    """Jobs by name, the first `JOBS_NAMED` of them, the rest counted: ``a, b, c, d and 2 more jobs``."""
+    more = len(jobs) - JOBS_NAMED
+    return ", ".join(jobs[:JOBS_NAMED]) + (f" and {counted(more, 'more job')}" if more > 0 else "")
+
+
 def counted(number: int | Sequence[int], noun: str) -> str:
     """``1 GPU``, ``4 GPUs``; of several numbers, ``1, 2 GPUs``."""
     numbers = [number] if isinstance(number, int) else list(number)
