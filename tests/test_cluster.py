@@ -2049,6 +2049,9 @@ def test_solve_cluster_places_jobs_whose_host_needs_fill_a_node_exactly(cli, tmp
     result = json.loads(out)
     assert (status, err, result["status"], result["unplaced"]) == (0, "", "optimal", [])
     assert check_placements(CATALOG, instance, result, estimates=True) == []
+    baseline = json.loads(greedy(load_fleet(path, CATALOG), CATALOG).model_dump_json())  # first fit, too
+    assert sorted((p["job"], p["trainer_gpus"], p["plan"]["host_memory_gb"]) for p in baseline["placements"]) == [
+        ("a", 4, 8.9), ("b", 4, 8.9)]
     assert [(p["job"], p["trainer_gpus"], p["plan"]["host_memory_gb"]) for p in result["placements"]] == [
         ("a", 4, 8.9), ("b", 4, 8.9)]
     status, out, _ = cli("cluster", str(path))
