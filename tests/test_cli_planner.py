@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import json
 import os
 import re
@@ -20,6 +21,7 @@ from reference import PLAN_ORDER
 import solver.cli.atomic
 import solver.cli.output
 import solver.tables
+from solver.cli.parser import KeptLinesFormatter
 from solver.render import APPLY_HEADING
 from solver.tables import shipped_tables_directory
 
@@ -260,6 +262,24 @@ def test_the_help_examples_run_as_their_words_say(cli, monkeypatch: pytest.Monke
     narrow = cli("--help")[1]
     assert all(f"\n  {command}" in narrow for command, _ in examples)
     assert "\nOther commands: solve tables (the documented tables),\nsolve map" in narrow
+
+
+def test_kept_lines_formatter_fills_paragraphs_and_keeps_indented_lines(monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setenv("COLUMNS", "22")  # argparse fills to 20 columns
+    parser = argparse.ArgumentParser(prog="p", usage="p", formatter_class=KeptLinesFormatter, epilog=(
+        "one two\nthree four five six\n\nseven eight\n  kept   as   written, however long\nnine"))
+    assert parser.format_help().split("\n\n", 2)[2] == (
+        "one two three four\nfive six\n\nseven eight\n  kept   as   written, however long\nnine\n")
+
+
+def test_a_flag_pairs_help_is_as_written(cli, monkeypatch: pytest.MonkeyPatch):
+    # Python 3.10 and 3.11's BooleanOptionalAction add "(default: False)", which the help already says.
+    monkeypatch.setenv("COLUMNS", "200")
+    status, out, _ = cli("memory", "--help")
+    assert status == 0
+    assert ("  --env, --no-env       with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, or without (the "
+            "default)\n") in out
+    assert "default: False" not in out
 
 
 @pytest.mark.parametrize("argv", [
@@ -1049,6 +1069,23 @@ def test_stdout_that_cannot_encode_a_character_writes_a_question_mark(solve_scri
                                                                      **environment})
     assert (result.returncode, result.stderr) == (0, "")
     assert result.stdout.startswith("A100-80GB ? Qwen3-4B ? cheapest plan for 32768 tokens within 6 GPUs: optimal\n")
+
+
+def test_a_note_comes_before_the_output_in_one_log(solve_script: Path):
+    # `solve ... >log 2>&1`: stderr's lines are written as they come, not held until the command ends.
+    result = subprocess.run([str(solve_script), "--model", "4B", "--gpu", "mine", "--gpu-memory", "40", "--len", "32k"],
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60, check=False)
+    lines = result.stdout.splitlines()
+    assert (result.returncode, lines[0][:37]) == (0, "solve: note: --gpu-memory 40 is taken")
+    assert lines[1] == "mine · Qwen3-4B · cheapest plan for 32768 tokens within 8 GPUs: optimal"
+
+
+def test_stderr_that_cannot_encode_a_character_writes_it_escaped(solve_script: Path):
+    # Stderr keeps its encoding and its errors (backslashreplace) where the command takes it over.
+    result = subprocess.run([str(solve_script), "--model", "Qw\u00e9n3-4B", "--len", "32k"], capture_output=True,
+                            text=True, timeout=60, check=False, env={**os.environ, "PYTHONIOENCODING": "ascii"})
+    assert (result.returncode, result.stdout) == (2, "")
+    assert result.stderr.startswith("solve: error: unknown model 'Qw\\xe9n3-4B'; accepted: Qwen3-0.6B")
 
 
 @pytest.mark.parametrize("columns", ["40", "200"])

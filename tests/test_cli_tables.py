@@ -145,6 +145,9 @@ def test_json_for_one_model_across_all_tables(cli):
         (["memory", "--model", "8B", "--gpu", "a100", "--gpus", "2", "--len", "8k", "--no-offload", "yes"],
          ("solve memory: error: unrecognized arguments: yes (--no-offload takes no value: --offload or "
           "--no-offload)\n")),
+        (["--env", "--model", "qwen3", "8b", "--len", "8k"],  # a flag pair earlier, before another option: no value
+         ("solve: error: unrecognized arguments: 8b (--model took 'qwen3': an option's value is one word; quote one "
+          "with spaces)\n")),
         # an option with choices given without a value: the choices
         (["--model", "8B", "--len", "8k", "--emit"],
          "solve: error: argument --emit: expected one argument (choose from 'trinity')\n"),
@@ -192,10 +195,26 @@ def test_bad_filters_exit_2_with_one_line_naming_accepted_values(cli, argv, mess
     (["--model", "4B", "--emit-dir=out"], "--emit-dir is an option of solve cluster, not of solve"),
     (["memory", "--gpu", "a100", "--time-limit", "30"],
      "--time-limit is an option of solve, solve cluster and solve map, not of solve memory"),
+    # no guess a typo away: cluster's --minimize is no --maximize
+    (["cluster", "fleet.yaml", "--maximize", "len"], "--maximize is an option of solve, not of solve cluster"),
 ])
 def test_an_option_of_another_command_is_named_as_theirs(cli, argv, message):
     command = message.split(", not of ")[1]
     assert cli(*argv) == (2, "", f"usage: {command} [options] (--help lists them)\n{command}: error: {message}\n")
+
+
+@pytest.mark.parametrize(("given", "meant"), [
+    ("--ulysses 2", "--sp"), ("--gpu-type a100", "--gpu"), ("--model-name 8B", "--model"), ("--output p.yaml", "--out"),
+    ("--config c.yaml", "--from-config"), ("--host-memory 512", "--host-ram"), ("--rollout 2", "--rollout-gpus"),
+    ("--batch-size 64", "--train-batch-size"), ("--Max-Model-Len 32k", "--len"), ("--SEQ_LEN 32k", "--len"),
+    ("--Train_Batch_Size 64", "--train-batch-size"),  # this command's own option, in another case
+    ("--cpu-memory 512", "--host-ram"),  # what it means before the option a typo away (--gpu-memory)
+])
+def test_each_kind_of_other_tools_option_is_told_the_one_meant(cli, given: str, meant: str):
+    # One name of each kind in MEANT, in any case and with underscores for hyphens as well.
+    assert cli("--model", "4B", "--len", "8k", *given.split()) == (2, "", (
+        "usage: solve [options] (--help lists them)\n"
+        f"solve: error: unrecognized arguments: {given} (did you mean {meant}?)\n"))
 
 
 def test_an_option_no_command_takes_nor_one_after_a_double_dash_is_named_so(cli):

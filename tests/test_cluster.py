@@ -34,11 +34,12 @@ import solver.cli
 import solver.cli.cluster
 import solver.cluster
 import solver.render
-from solver.cluster import TooManyPatterns, greedy, layout, patterns, place
+from solver.cluster import TooManyPatterns, greedy, host_capacity_tenths, layout, patterns, place
+from solver.memory import host_ram_holds
 from solver.query import make_query
 from solver.results import ClusterResult
 from solver.solve import plan
-from solver.tables import TableError, Weights, load_catalog, load_fleet, shipped_tables_directory
+from solver.tables import Pool, TableError, Weights, load_catalog, load_fleet, shipped_tables_directory
 from solver.tables.fleets import read_fleet
 
 CATALOG = load_catalog()
@@ -2052,6 +2053,9 @@ def test_solve_cluster_places_jobs_whose_host_needs_fill_a_node_exactly(cli, tmp
     result = json.loads(out)
     assert (status, err, result["status"], result["unplaced"]) == (0, "", "optimal", [])
     assert check_placements(CATALOG, instance, result, estimates=True) == []
+    baseline = json.loads(greedy(load_fleet(path, CATALOG), CATALOG).model_dump_json())  # first fit, too
+    assert sorted((p["job"], p["trainer_gpus"], p["plan"]["host_memory_gb"]) for p in baseline["placements"]) == [
+        ("a", 4, 8.9), ("b", 4, 8.9)]
     assert [(p["job"], p["trainer_gpus"], p["plan"]["host_memory_gb"]) for p in result["placements"]] == [
         ("a", 4, 8.9), ("b", 4, 8.9)]
     status, out, _ = cli("cluster", str(path))
@@ -3176,3 +3180,10 @@ def test_a_job_on_one_gpu_of_a_shared_node_names_that_gpu_alone(cli, tmp_path: P
     status, out, _ = cli("cluster", str(path))
     rows = [[cell.strip() for cell in line.split("│")[1:6]] for line in out.splitlines() if line.startswith("│")]
     assert status == 0 and rows == [["0", "0", "small", "1", "0"], ["0", "1-7", "big", "4", "3"]]
+
+
+@pytest.mark.parametrize(("host_ram_gb", "tenths"), [(165.6, 1656), (165.599609375, 1655), (3533.3999999999996, 35333)])
+def test_a_nodes_host_memory_in_tenths_holds_just_the_needs_the_planner_fits_in_it(host_ram_gb: float, tenths: int):
+    # 3533.3999999999996 times 10 is 35334.0 in floats, but a need shown as 3533.4 GiB does not fit it.
+    assert host_capacity_tenths(Pool(name="p", gpu="H100", nodes=1, gpus_per_node=8, host_ram_gb=host_ram_gb)) == tenths
+    assert host_ram_holds(tenths / 10, host_ram_gb) and not host_ram_holds((tenths + 1) / 10, host_ram_gb)

@@ -1095,6 +1095,19 @@ def test_a_nearest_plan_search_out_of_time_is_undecided_and_asks_no_larger_nodes
     assert "; on nodes of 8 GPUs, 65536 tokens trains if you drop --host-ram 100" in answer.reason
 
 
+def test_of_nodes_of_2_and_4_both_as_near_as_nodes_of_8_nodes_of_2_are_named(monkeypatch):
+    # A query on nodes of 1 GPU: nodes of 2 and of 4 are tried smallest first, and each here has nodes of 8's plan.
+    asked = make_query(CATALOG, gpu="l40s", model="32B", max_model_len=65536, host_ram_gb=100, node_gpus=1)
+    real = solver.solve.nearest_plan
+
+    def nearest(catalog, data, query):
+        return real(catalog, data, query.model_copy(update={"node_gpus": 8}) if query.node_gpus in (2, 4) else query)
+
+    monkeypatch.setattr(solver.solve, "nearest_plan", nearest)
+    (answer,) = plan(asked, CATALOG)
+    assert "; on nodes of 2 GPUs, 65536 tokens trains if you drop --host-ram 100: " in answer.reason
+
+
 def test_larger_nodes_named_are_the_smallest_whose_plan_is_as_near_as_on_nodes_of_8(monkeypatch):
     # Nodes of 4 are named in place of nodes of 8 only where their nearest plan lifts no limit more, takes no GPU
     # more and reaches no shorter length (here nodes of 4's plan is nodes of 8's, changed one way at a time).
