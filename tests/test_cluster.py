@@ -1951,9 +1951,9 @@ def test_a_node_too_small_for_one_jobs_states_rules_out_offload(tmp_path: Path):
     instance = two_offload_jobs(200)
     result = solved(instance, tmp_path, estimates=False)
     assert result["placements"] == []
-    needs = ("with the pool's host_ram_gb 200", ("on nodes with more host memory than the pool's 200 GiB, Env + Offload + "
-                                                 "SP=4 on 4 GPUs trains it (61440 tokens), and with Offload it needs 311.3 "
-                                                 "GiB of host memory per node"))
+    needs = ("with the pool's host_ram_gb 200",
+             ("on nodes with more host memory than the pool's 200 GiB, Env + Offload + SP=4 on 4 GPUs trains it (61440 "
+              "tokens), and with Offload it needs 311.3 GiB of host memory per node"))
     assert all(all(words in entry["reason"] for words in needs) for entry in result["unplaced"])
     result = solved(instance, tmp_path)
     assert [(p["job"], p["trainer_gpus"], p["plan"]["offload"]) for p in result["placements"]] == [("chat-a", 8, False)]
