@@ -10,6 +10,7 @@ import stat
 import subprocess
 import sys
 import threading
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -397,6 +398,21 @@ def test_files_are_written_from_a_thread_other_than_the_main_one(tmp_path: Path)
     assert sorted(path.name for path in tmp_path.iterdir()) == ["a.yaml", "b.yaml"]
 
 
+SET_HANDLER = signal.signal
+"""`signal.signal` itself, which tests replace (`monkeypatch`) while `python_ctrl_c` may still have to put a handler
+back."""
+
+
+@pytest.fixture
+def python_ctrl_c() -> Iterator[None]:
+    """Python's own Ctrl-C handler for the test, as a terminal's run has it, also where the suite runs with Ctrl-C
+    ignored (a script's background job)."""
+    previous = SET_HANDLER(signal.SIGINT, signal.default_int_handler)
+    yield
+    SET_HANDLER(signal.SIGINT, previous)
+
+
+@pytest.mark.usefixtures("python_ctrl_c")
 def test_ctrl_c_while_files_are_renamed_comes_once_all_are_in_place(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # Ctrl-C after the first of three renames: held until the other two are done (every file new, or none), then
     # raised; no temporary file is left.
@@ -446,6 +462,7 @@ def test_a_request_to_end_while_a_file_is_written_leaves_no_temporary_file(tmp_p
 
 
 @pytest.mark.skipif(os.name == "nt", reason="POSIX signals")
+@pytest.mark.usefixtures("python_ctrl_c")
 def test_ctrl_c_while_the_handlers_are_put_back_leaves_none_held(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # Ctrl-C the moment Python's own handler for it is back raises KeyboardInterrupt there: the handlers of the
     # other signals must be back already, or SIGTERM and SIGHUP would stay held (swallowed) for the rest of the process.
