@@ -231,7 +231,7 @@ def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, vers
         ("larger GPU", _larger_gpu_words(answer)),
         ("memory", _memory_line(plan, memory_source)),
         *(("caution", Text(caution, style="yellow")) for caution in plan.cautions if caution not in beside_length),
-        ("host memory", _host_memory_words(plan)),
+        ("host memory", _host_memory_words(answer, plan)),
         ("tables' best", _tables_best_words(answer, plan)),
         ("tables", _tables_verdict(answer, plan)),
         ("fewer nodes", _fewer_nodes_words(answer, plan, node_gpus)),
@@ -283,11 +283,19 @@ def _larger_gpu_words(answer: Answer) -> str | None:
             f"little more memory per GPU than the {answer.gpu}'s")
 
 
-def _host_memory_words(plan: Plan) -> str | None:
-    """The summary's ``host memory`` row: what the plan needs of a node's host memory (None where it says
-    nothing)."""
+HOST_RAM_UNCHECKED = "not checked: --host-ram GB (a node's RAM) keeps the plans within yours"
+"""What the summary's ``host memory`` row adds without --host-ram: nothing held the plan to a node's RAM."""
+
+
+def _host_memory_words(answer: Answer, plan: Plan) -> str | None:
+    """The summary's ``host memory`` row: what the plan needs of a node's host memory, and whether the host memory
+    given holds it or none was given (None where it says nothing)."""
     host = plan.host_memory_words()
-    return None if host is None else f"{host} (--host-ram)"
+    if host is None:
+        return None
+    if answer.host_ram_gb is None:
+        return f"{host}; {HOST_RAM_UNCHECKED}"
+    return f"{host}, within --host-ram {shown_number(answer.host_ram_gb)}"
 
 
 def _tables_best_words(answer: Answer, plan: Plan) -> str | None:

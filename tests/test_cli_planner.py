@@ -2410,10 +2410,25 @@ def test_a_plan_at_another_token_budget_has_the_cautions_of_its_own_room():
 def test_the_host_memory_line_of_a_plan_without_offload_says_it_is_the_load(cli):
     flags = ("--model", "llama-3.1-70b", "--gpu", "h200", "--gpus", "16", "--len", "32k", "--host-ram", "264")
     status, out, _ = cli(*flags)
-    assert status == 0 and "host memory    262.9 GiB per node while the model loads (--host-ram)" in out
+    assert status == 0 and "host memory    262.9 GiB per node while the model loads, within --host-ram 264\n" in out
     assert "for Offload" not in out
     status, out, _ = cli(*flags[:-1], "1000", "--offload")  # with Offload: its states, or the load where that is more
-    assert status == 0 and "GiB per node for Offload (--host-ram)" in out
+    assert status == 0 and "GiB per node for Offload, within --host-ram 1000\n" in out
+
+
+def test_the_host_memory_line_says_that_without_host_ram_nothing_checked_it(cli):
+    """A plan whose Offload needs more host memory than a home machine's 128 GiB: without --host-ram the line says
+    nothing held it to a node's RAM and names the flag; with it, the plan changes and the line says it is within."""
+    flags = ("--model", "8B", "--gpu", "rtx4090", "--gpus", "4", "--len", "16k")
+    status, out, _ = cli(*flags)
+    assert status == 0 and "plan           Env + Offload + SP=4 on 4 of 4 GPUs" in out
+    assert ("host memory    162.6 GiB per node for Offload; not checked: --host-ram GB (a node's RAM) keeps the "
+            "plans within yours\n") in out
+    status, out, _ = cli(*flags, "--host-ram", "192")
+    assert status == 0 and "host memory    162.6 GiB per node for Offload, within --host-ram 192\n" in out
+    assert "not checked" not in out
+    status, out, _ = cli(*flags, "--host-ram", "128")
+    assert status == 1 and "with Offload it needs 162.6 GiB of host memory per node" in out
 
 
 @pytest.mark.parametrize(("rollout", "gpus", "words"), [
@@ -2429,7 +2444,7 @@ def test_the_host_memory_line_names_the_trainer_s_nodes_where_others_hold_only_i
     flags = ("--model", "14B", "--gpu", "a100", "--len", "32k", "--host-ram", "1024", "--exact", "--gpus", gpus,
              *(("--rollout-gpus", rollout) if rollout else ()))
     status, out, _ = cli(*flags)
-    assert status == 0 and f"host memory    {words} (--host-ram)\n" in out
+    assert status == 0 and f"host memory    {words}, within --host-ram 1024\n" in out
     status, out, _ = cli(*flags, "--emit", "trinity")
     assert status == 0 and f"\n# host memory: {words}\n" in out
 
