@@ -388,7 +388,7 @@ def _across_nodes(answer: Answer, plan: Plan, model: Model, node_gpus: int) -> s
 
 
 def _gpus_of_budget(answer: Answer, plan: Plan, node_gpus: int) -> str:
-    """``4 of 6 GPUs (2 left for rollout)``, ``6 of 6 GPUs (none left for rollout)``; ``4 of 6 GPUs, with 2 rollout
+    """``4 of 6 GPUs (2 left for rollout)``, ``6 of 6 GPUs (none left for rollout: ...)``; ``4 of 6 GPUs, with 2 rollout
     GPUs (2 unused: ...)`` with --rollout-gpus
     (and the nodes, with the rollout GPUs they leave, when the layout takes more than one node of
     `node_gpus`); ``4 GPUs`` when the budget is not the user's; ``16 of 20 GPUs, 2 whole nodes of 8 (4 left for
@@ -417,9 +417,18 @@ def _gpus_of_budget(answer: Answer, plan: Plan, node_gpus: int) -> str:
     # The whole budget taken, where no --rollout-gpus says the rollout has GPUs of its own: a budget that is all the
     # GPUs a user has leaves the explorer none. (A config's rollout, with no cluster section to count it in, goes
     # beside the trainer: its note says so.)
-    none_left = " (none left for rollout)" if answer.rollout_gpus is None and answer.current is None else ""
+    none_left = (f" (none left for rollout{_rollout_hint(answer.budget_gpus)})"
+                 if answer.rollout_gpus is None and answer.current is None else "")
     left = none_left if plan.unused_gpus == 0 else f" ({plan.unused_gpus} {spare}{capped})"
     return f"{plan.gpus} of {counted(answer.budget_gpus, 'GPU')}{spanned}{left}"
+
+
+def _rollout_hint(budget_gpus: int) -> str:
+    """How to keep some of a budget of `budget_gpus` for the rollout, which a plan taking it whole leaves none
+    (``--gpus`` counts the trainer's alone); "" for one GPU, which has none to spare."""
+    if budget_gpus == 1:
+        return ""
+    return f": to keep R of these {budget_gpus} for it, ask --gpus {budget_gpus}-R --rollout-gpus R"
 
 
 LOWERED_NOTE = ("* trainer.max_token_len_per_gpu below Trinity's default ceil(2 x L / SP), which does not fit "
