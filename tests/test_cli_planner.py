@@ -2424,7 +2424,8 @@ def test_the_host_memory_line_of_a_plan_without_offload_says_it_is_the_load(cli)
 def test_a_plan_that_takes_the_whole_budget_says_how_to_keep_gpus_for_the_rollout(cli, budget: str, line: str):
     """`--gpus` counts the trainer's GPUs alone: a plan taking all of them leaves the rollout none, and its plan line
     names the flags that keep some for it; asking that way leaves the rollout its GPUs."""
-    status, out, _ = cli("--model", "32B", "--gpu", "h100", "--gpus", budget, "--len", "128k" if budget == "8" else "8k")
+    length = "128k" if budget == "8" else "8k"
+    status, out, _ = cli("--model", "32B", "--gpu", "h100", "--gpus", budget, "--len", length)
     assert status == 0 and line in out
     status, out, _ = cli("--model", "32B", "--gpu", "h100", "--gpus", "6", "--rollout-gpus", "2", "--len", "32k")
     assert status == 0 and "plan           Env + Offload + SP=2 on 6 of 6 GPUs, with 2 rollout GPUs\n" in out
@@ -2886,3 +2887,35 @@ def test_a_length_past_the_native_context_on_the_models_own_scaling_says_so_besi
                             "derives from the model's config unless VLLM_ALLOW_LONG_MAX_MODEL_LEN=1 is set; check the "
                             "model handles it)\n") in shown
     assert "\ncaution " not in out and "rope_scaling" not in out
+
+
+NEAR_SHAPE_NOTE = ("note: my-sft has Qwen3-8B's shape but for vocab_size 151669 (Qwen3-8B's: 151936), so no table's "
+                   "cells stand for it and its plans are estimates (the memory a trainer needs depends on the shape); "
+                   "a checkpoint of that model's very shape would take its cells\n")
+
+
+def test_a_checkpoint_of_a_tabled_shape_but_for_its_vocabulary_says_why_it_is_estimated(cli, tmp_path: Path):
+    """A fine-tuned Qwen3-8B whose embeddings were resized to its tokenizer (151669 entries) is a shape of its own, so
+    its plans are estimates: solve, solve memory and solve map say which term keeps Qwen3-8B's cells from it."""
+    resized = str(qwen3_8b_checkpoint(tmp_path / "my-sft", vocab_size=151669))
+    status, out, err = cli("--model-config", resized, "--gpu", "h20", "--len", "32k")
+    assert status == 0 and "evidence       estimated: " in out and err == f"solve: {NEAR_SHAPE_NOTE}"
+    status, _, err = cli("memory", "--model-config", resized, "--gpu", "h20", "--gpus", "4", "--len", "32k",
+                         "--sp", "4")
+    assert status == 0 and err == f"solve memory: {NEAR_SHAPE_NOTE}"
+    status, _, err = cli("map", "--model-config", resized, "--gpu", "h20", "--gpus-up-to", "2")
+    assert status == 0 and err == f"solve map: {NEAR_SHAPE_NOTE}"
+    same = str(qwen3_8b_checkpoint(tmp_path / "same" / "my-sft"))  # Qwen3-8B's very shape: its cells, no note
+    status, out, err = cli("--model-config", same, "--gpu", "h20", "--len", "32k")
+    assert (status, err) == (0, "") and "for Qwen3-8B, of the same shape" in out
+
+
+@pytest.mark.parametrize(("config", "words"), [
+    ({"tie_word_embeddings": True}, "Qwen3-8B's shape but for tie_word_embeddings true (Qwen3-8B's: false)"),
+    ({"num_hidden_layers": 40}, "Qwen3-8B's shape but for num_hidden_layers 40 (Qwen3-8B's: 36)"),
+    ({"num_hidden_layers": 40, "vocab_size": 151669}, None),  # two terms apart: a model of its own
+])
+def test_near_tabled_shape_names_the_one_term_a_checkpoint_differs_in(tmp_path: Path, config: dict, words: str | None):
+    folder = qwen3_8b_checkpoint(tmp_path / "ckpt", **config)
+    catalog = solver.tables.load_catalog().with_model(solver.tables.load_model_config(folder))
+    assert catalog.near_tabled_shape(catalog.models[-1]) == words

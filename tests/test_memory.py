@@ -2154,8 +2154,8 @@ def test_solve_memory_points_to_the_planner_where_the_setting_does_not_train(cli
     assert out.splitlines()[-1] == FIND_ONE
     status, out, _ = cli(*asked)  # the planner, as the line says: a setting that trains
     assert status == 0
-    assert out.splitlines()[1] == ("plan           Env + Offload + SP=2 on 8 of 8 GPUs (none left for rollout: to keep R of these 8 for it, "
-                                     "ask --gpus 8-R --rollout-gpus R)")
+    assert out.splitlines()[1] == ("plan           Env + Offload + SP=2 on 8 of 8 GPUs (none left for rollout: to keep "
+                                   "R of these 8 for it, ask --gpus 8-R --rollout-gpus R)")
     status, out, _ = cli("memory", *asked, "--env", "--offload", "--sp", "2")
     assert status == 0 and FIND_ONE not in out
 

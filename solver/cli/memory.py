@@ -8,7 +8,7 @@ import sys
 from solver.api import estimate_memory
 from solver.cli.argtypes import host_memory, path_argument, token_count, tokens_per_gpu, whole_number
 from solver.cli.catalogs import catalog_with, catalogue_model, check_model_flags
-from solver.cli.notes import note_cells_elsewhere
+from solver.cli.notes import note_cells_elsewhere, note_near_tabled_shape
 from solver.cli.options import (
     add_cells_option,
     add_gpu_memory_option,
@@ -89,4 +89,5 @@ def run_memory(args: argparse.Namespace) -> int:
         new_console().print(memory_view(result, label, gpu.name, model.name, args.gpus, args.offload,
                                         own_budget=args.token_budget is not None))
     note_cells_elsewhere("solve memory", cells, catalog, args.gpu)
+    note_near_tabled_shape("solve memory", catalog, added)
     return 0 if result.trains else NO_PLAN

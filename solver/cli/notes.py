@@ -1,5 +1,5 @@
 """Notes on stderr after a ``solve`` command's answer: --gpu-memory as sold, --cells elsewhere (or of a GPU type by its
-memory as sold), a short --len (or a cluster file's job length)."""
+memory as sold), a short --len (or a cluster file's job length), a config.json one term off a tabled model's shape."""
 
 from __future__ import annotations
 
@@ -23,6 +23,17 @@ def note_memory_as_sold(args: argparse.Namespace, prog: str) -> None:
             f"GPU type's tables ({memory[0]}GiB or nvidia-smi's total would, where a GPU type's driver reports as "
             "much); a card with ECC GDDR memory reports less (an L40S 48GB: 45.0 GiB), so give nvidia-smi's total "
             "where you have it (--gpu-memory 46068MiB for an L40S)", file=sys.stderr)
+
+
+def note_near_tabled_shape(prog: str, catalog: Catalog, added: str) -> None:
+    """A note on stderr where the model a config.json added (`added`, its name in `catalog`; "" for none) has a
+    tabled model's shape but for one term (`Catalog.near_tabled_shape`), as a fine-tuned checkpoint whose vocabulary
+    was resized does: its plans are estimates, which would otherwise not say why that model's cells are not used."""
+    if not added or (near := catalog.near_tabled_shape(catalog.model(added))) is None:
+        return
+    print_escaped(f"{prog}: note: {added} has {near}, so no table's cells stand for it and its plans are estimates "
+                  "(the memory a trainer needs depends on the shape); a checkpoint of that model's very shape would "
+                  "take its cells", file=sys.stderr)
 
 
 def _confusable(name: str) -> str:

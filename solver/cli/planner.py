@@ -20,7 +20,7 @@ from solver.cli.argtypes import (
     whole_number,
 )
 from solver.cli.catalogs import CommandCatalog, catalog_with, catalogue_model, check_model_flags
-from solver.cli.notes import note_cells_elsewhere
+from solver.cli.notes import note_cells_elsewhere, note_near_tabled_shape
 from solver.cli.options import (
     add_cells_option,
     add_estimate_options,
@@ -183,6 +183,7 @@ def run_planner(args: argparse.Namespace) -> int:
     fragments = write_trinity(args, answers, catalog, catalog.model(query.model), config_text,
                               query.node_gpus, config)
     _print_planner(args, answers, fragments, query, catalog, cells)
+    note_near_tabled_shape("solve", catalog, added)
     untrained = args.check and any(answer.current is None or not answer.current.trains for answer in answers)
     return 0 if all(answer.plans for answer in answers) and not untrained else NO_PLAN
 

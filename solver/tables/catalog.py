@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
@@ -16,6 +17,7 @@ from solver.tables.schema import (
     CONFIG_SHAPE,
     MAX_ESTIMATED_GPUS,
     MAX_GPUS,
+    SHAPE_TERMS,
     Frozen,
     GpuType,
     Model,
@@ -220,6 +222,13 @@ def _wider_table_contradictions(
     return found
 
 
+def _shape_value(value: object) -> str:
+    """A term of `Model.shape` as a config.json writes it (``true``, ``151669``, ``128, 8, 768``)."""
+    if isinstance(value, bool) or value is None:
+        return json.dumps(value)
+    return ", ".join(map(str, value)) if isinstance(value, tuple) else str(value)
+
+
 class Catalog(Frozen):
     """Everything the tables say: models and GPU types with their documented tables."""
 
@@ -274,6 +283,23 @@ class Catalog(Frozen):
             model = model.model_copy(update={"tables_of": twin.tables_of or twin.name,
                                              "parameters_b": twin.parameters_b})
         return self.model_copy(update={"models": (*(m for m in self.models if m not in named), model)})
+
+    def near_tabled_shape(self, model: Model) -> str | None:
+        """For `model` where no table's cells stand for it (a checkpoint of a shape of its own, whose plans are
+        estimates): where a model the tables name has its shape but for one term, that in words, the term as a
+        config.json names it (``Qwen3-8B's shape but for vocab_size 151669 (Qwen3-8B's: 151936)``); None
+        otherwise."""
+        tabled = {name for gpu_type in self.documented_gpu_types for table in gpu_type.tables for name in table.models}
+        if model.tables_of is not None or model.name in tabled:
+            return None
+        for other in (m for m in self.models if m.name in tabled):
+            differing = [i for i, (mine, theirs) in enumerate(zip(model.shape, other.shape, strict=True))
+                         if mine != theirs]
+            if len(differing) == 1:
+                [term] = differing
+                return (f"{other.name}'s shape but for {SHAPE_TERMS[term]} {_shape_value(model.shape[term])} "
+                        f"({other.name}'s: {_shape_value(other.shape[term])})")
+        return None
 
     def with_gpu_types(self, gpu_types: Iterable[GpuType]) -> Catalog:
         """This catalogue with the GPU types it does not have yet (given by their memory, ``--gpu NAME

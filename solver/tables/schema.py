@@ -167,6 +167,10 @@ class MoE(Frozen):
 
 Shape = tuple[int | bool | tuple[int, ...] | None, ...]
 """`Model.shape`: what two models must share for one's table cells to stand for the other's."""
+SHAPE_TERMS = ("hidden_size", "num_hidden_layers", "num_attention_heads", "num_key_value_heads", "head_dim",
+               "intermediate_size", "vocab_size", "tie_word_embeddings",
+               "num_experts, num_experts_per_tok and moe_intermediate_size", "final_logit_softcapping")
+"""The terms of `Model.shape`, in its order, as a Hugging Face config.json names them."""
 YARN_VALIDATED_FACTOR = 4.0
 YARN_VALIDATED_TOKENS = 131072
 """The YaRN Qwen's model cards validate: a factor of 4, up to 131072 tokens."""
