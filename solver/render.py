@@ -1111,11 +1111,16 @@ def map_json(maps: list[tuple[str, dict[tuple[Any, int], Plan | None], list[Any]
                        for gpu, grid, rows in maps], indent=2)
 
 
+MAP_HOST_UNCHECKED = "the host memory it needs per node is not checked: --host-ram GB"
+"""What a map's legend says of Offload where no host memory was given: its cells may need more than a node has."""
+
+
 def map_view(grid: dict[tuple[Any, int], Plan | None], rows: list[Any], budgets: list[int], title: str,
-             by_length: bool, limited: bool = False) -> Group:
+             by_length: bool, limited: bool = False, host_checked: bool = False) -> Group:
     """A map: its title, then a row per model (or length), a column per GPU budget, each cell the best plan
     in short form, marked by its evidence, shaded by its length (or, by length, by its cost); then a legend
-    (`limited`: the title names limits, a train batch or host memory, that the plans keep to)."""
+    (`limited`: the title names limits, a train batch or host memory, that the plans keep to; without
+    `host_checked`, a host memory given, it says that nothing checked the Offload cells' host memory)."""
     view = Table()
     view.add_column("length" if by_length else "model", no_wrap=True, justify="right" if by_length else "left",
                     min_width=max(len(str(row)) for row in rows))
@@ -1147,9 +1152,11 @@ def map_view(grid: dict[tuple[Any, int], Plan | None], rows: list[Any], budgets:
     merged = "; ≤a-b: budgets a to b, the same plans" if any(first != last for first, last in spans) else ""
     yarn = ("; ^ YaRN past what is validated (quality untested)"
             if any(plan.yarn_beyond_validated for plan in grid.values() if plan) else "")
+    unchecked = not host_checked and any(plan.offload for plan in grid.values() if plan)
+    offload = f" ({MAP_HOST_UNCHECKED})" if unchecked else ""
     legend = Text("cells: " + ("setting@GPUs" if by_length else "longest context (k = 1024 tokens), setting@GPUs")
                   + merged
                   + "; evidence: documented, * inferred, ~ estimated, ~! estimated beyond the memory model's "
                   f"calibration; - nothing trains{' within the limits in the title' if limited else ''}{yarn}\n"
-                  "settings: E Env, O Offload, SPn Ulysses SP, van vanilla")
+                  f"settings: E Env, O Offload{offload}, SPn Ulysses SP, van vanilla")
     return Group(Text(title, style="table.title"), view, legend)  # a title of its own: a narrow map's does not wrap

@@ -16,7 +16,7 @@ import solver.solve
 from solver.cli.output import PLAIN_TEXT
 from solver.maps import cheapest_by_length, longest_by_model, mapped_models
 from solver.query import make_query
-from solver.render import short_label
+from solver.render import map_view, short_label
 from solver.results import single_gpu_caution
 from solver.solve import best_plan
 from solver.tables import Setting, load_catalog
@@ -487,3 +487,20 @@ def test_a_map_refuses_estimates_alone_with_none_and_lowered_budgets_without_est
         status, _, err = cli("map", "--gpu", "a100", *flags)
         _, _, planners = cli("--model", "4B", "--gpu", "a100", *flags)
         assert status == 2 and err.splitlines()[-1] == planners.splitlines()[-1].replace("solve:", "solve map:")
+
+
+def test_a_map_legend_says_offload_cells_host_memory_is_unchecked_without_host_ram(cli):
+    """Llama-3.1-70B on H100s trains only with Offload, whose states need 1258.2 GiB of one node's host memory on up
+    to 8 GPUs: without --host-ram the legend says nothing checked that; with it, the cells keep within it."""
+    flags = ("map", "--gpu", "h100", "--model", "llama3.1-70b", "--gpus-up-to", "2")
+    status, out, _ = cli(*flags)
+    assert status == 0 and "14k E+O@1~!" in out
+    assert out.endswith("settings: E Env, O Offload (the host memory it needs per node is not checked: --host-ram GB), "
+                        "SPn Ulysses SP, van vanilla\n")
+    status, out, _ = cli(*flags, "--host-ram", "1024")
+    assert status == 0 and "14k" not in out
+    assert out.endswith("settings: E Env, O Offload, SPn Ulysses SP, van vanilla\n")
+    grid = cheapest_by_length(load_catalog(), "A100-80GB", "Qwen3-0.6B", [4096], [1, 2])  # vanilla: no Offload
+    out_file = io.StringIO()
+    Console(width=200, file=out_file).print(map_view(grid, [4096], [1, 2], "map", by_length=True))
+    assert "van@1" in out_file.getvalue() and "not checked" not in out_file.getvalue()

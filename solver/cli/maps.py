@@ -107,7 +107,8 @@ def run_map(args: argparse.Namespace) -> int:
             rows = asked or mapped_models(catalog, gpu.name)
             grid = longest_by_model(catalog, gpu.name, rows, budgets, **options)
             title = f"{gpu.name}: longest context per model and GPU budget{limits}{chosen}"
-        views.append(map_view(grid, rows, budgets, title, by_length=args.by == "len", limited=bool(limits)))
+        views.append(map_view(grid, rows, budgets, title, by_length=args.by == "len", limited=bool(limits),
+                              host_checked=args.host_ram is not None))
         maps.append((gpu.name, grid, rows))
     # Every budget keeps a readable column: a file or pipe gets the maps' full width, and a terminal too
     # narrow for them a note (rich would squeeze the columns empty).
