@@ -1296,13 +1296,18 @@ def test_a_model_config_describes_the_configs_model(cli, tmp_path: Path):
     patched = tmp_path / "patched.yaml"
     status, _, err = cli("--model-config", str(folder), "--from-config", str(example), "--gpu", "a100", "--write",
                          str(patched))
-    # Planned for its shape: 32768 is past it on 6 A100s; no plan, no file, and a note says so.
-    assert (status, err) == (1, f"solve: note: no plan, so {patched} is not written\n") and not patched.exists()
+    # Planned for its shape: 32768 is past it on 6 A100s; no plan, no file, and a note says so; another names the
+    # one term that keeps Qwen3-8B's cells from it.
+    near = ("solve: note: Qwen3-8B (config shape) has Qwen3-8B's shape but for vocab_size 300000 (Qwen3-8B's: "
+            "151936), so no table's cells stand for it and its plans are estimates (the memory a trainer needs "
+            "depends on the shape); a checkpoint of that model's very shape would take its cells\n")
+    assert (status, err) == (1, f"solve: note: no plan, so {patched} is not written\n{near}")
+    assert not patched.exists()
     patched.write_text("mine\n", encoding="utf-8")
     status, _, err = cli("--model-config", str(folder), "--from-config", str(example), "--gpu", "a100", "--write",
                          str(patched))
     assert (status, err) == (1, (f"solve: note: no plan, so {patched} is not written (the file there is left as "
-                                 "it was)\n")) and patched.read_text(encoding="utf-8") == "mine\n"
+                                 f"it was)\n{near}")) and patched.read_text(encoding="utf-8") == "mine\n"
 
 
 def test_links_in_a_loop_are_refused_as_outputs(cli, tmp_path: Path):
