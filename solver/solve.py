@@ -53,7 +53,7 @@ from solver.rules import (
     vouching_cell,
     whole_nodes_violation,
 )
-from solver.tables import MAX_ESTIMATED_GPUS, Catalog, Model, Setting, counted, load_catalog, shown_number
+from solver.tables import MAX_ESTIMATED_GPUS, MAX_NODE_GPUS, Catalog, Model, Setting, counted, load_catalog, shown_number
 
 FIXED_SEARCH_RANKS = 1000
 """Up to this many combinations of GPU count, Env, Offload and SP (budgets up to 24 GPUs), the search follows
@@ -559,6 +559,9 @@ as near); a lowered token budget (the planner's own knob) next; each of the quer
 host memory's plan before more GPUs, and more GPUs before both a lowered budget and no pins); the rollout's GPUs as
 much as two limits (a rollout needs them)."""
 USER_LIMIT_WEIGHT = 4
+LARGER_NODES = (NODE_GPUS, MAX_NODE_GPUS)
+"""The node sizes a refusal tries, in order, where the query's own nodes have no nearest plan (`_nearest_on_nodes`):
+the usual 8 GPUs, then the 16 a cluster's pool may have (SP=16 within a node)."""
 
 
 def nearest_plan(catalog: Catalog, data: PlanningData, query: Query) -> tuple[Plan, frozenset[str]] | None:
@@ -659,11 +662,12 @@ class _Nearest(NamedTuple):
 
 def _nearest_on_nodes(catalog: Catalog, data: PlanningData, query: Query) -> _Nearest | None:
     """`nearest_plan` of `query`, and the GPUs per node it takes: the query's; where it has none there and its nodes
-    are smaller than `NODE_GPUS`, the nearest plan on nodes of `NODE_GPUS`, or on the smallest nodes of 2 or 4 GPUs
-    between the two whose plan is as near (`_Nearest.as_near_as`). The node size is hardware, no limit to lift:
-    whole nodes, SP within a node, the rollout's layout and host memory per node depend on it. None where
-    none trains, and where the time limit left the query's own nodes, or nodes of 2 or 4 tried, open (larger ones would
-    read as needed)."""
+    are smaller than `MAX_NODE_GPUS`, the nearest plan on the larger of `LARGER_NODES` that first has one (nodes of
+    `NODE_GPUS`, else of `MAX_NODE_GPUS`, whose SP=16 groups reach lengths nodes of 8 cannot), and where nodes of
+    `NODE_GPUS` have one, on the smallest nodes of 2 or 4 GPUs between whose plan is as near (`_Nearest.as_near_as`).
+    The node size is hardware, no limit to lift: whole nodes, SP within a node, the rollout's layout and host memory
+    per node depend on it. None where none trains, and where the time limit left the query's own nodes, or smaller
+    ones tried, open (larger ones would read as needed)."""
     def on_nodes(node_gpus: int) -> _Nearest | None:
         found = nearest_plan(catalog, data, query.model_copy(update={"node_gpus": node_gpus}))
         return None if found is None else _Nearest(*found, node_gpus)
@@ -672,12 +676,12 @@ def _nearest_on_nodes(catalog: Catalog, data: PlanningData, query: Query) -> _Ne
         nearest = on_nodes(query.node_gpus)
     except Undecided:
         return None
-    if nearest is not None or query.node_gpus >= NODE_GPUS:
+    if nearest is not None:
         return nearest
     try:
-        larger = on_nodes(NODE_GPUS)
-        if larger is None:
-            return None
+        larger = next(filter(None, (on_nodes(size) for size in LARGER_NODES if query.node_gpus < size)), None)
+        if larger is None or larger.node_gpus != NODE_GPUS:
+            return larger
         for node_gpus in (size for size in (2, 4) if query.node_gpus < size < NODE_GPUS):
             smaller = on_nodes(node_gpus)
             if smaller is not None and smaller.as_near_as(larger):

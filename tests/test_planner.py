@@ -1084,7 +1084,7 @@ def test_a_nearest_plan_search_out_of_time_is_undecided_and_asks_no_larger_nodes
             return real(catalog, data, query)
         return nearest
 
-    for size, tried in ((2, [2]), (4, [2, 8, 4])):
+    for size, tried in ((2, [2]), (4, [2, 8, 4]), (8, [2, 8])):
         nodes.clear()
         monkeypatch.setattr(solver.solve, "nearest_plan", out_of_time_on_nodes_of(size))
         (answer,) = plan(asked, CATALOG)
@@ -1093,6 +1093,31 @@ def test_a_nearest_plan_search_out_of_time_is_undecided_and_asks_no_larger_nodes
     monkeypatch.setattr(solver.solve, "nearest_plan", real)
     (answer,) = plan(asked, CATALOG)
     assert "; on nodes of 8 GPUs, 65536 tokens trains if you drop --host-ram 100" in answer.reason
+
+
+def test_a_refusal_nodes_of_8_cannot_cure_tries_nodes_of_16_and_no_smaller_ones_after_them(monkeypatch):
+    # Llama-3.1-70B at 131072 tokens on L40Ss: on nodes of 8 (SP=8 at most) nothing trains it, whatever is lifted;
+    # on nodes of 16 SP=16 does. From nodes of 4 (and 2) nodes of 8 are tried first, and where they have none, nodes
+    # of 16, with no nodes of 2 or 4 after (none of them could reach further than nodes of 8); nodes of 16 try none
+    # larger (at 262144 tokens nothing trains on them).
+    real, nodes = solver.solve.nearest_plan, []
+
+    def nearest(catalog, data, query):
+        nodes.append(query.node_gpus)
+        return real(catalog, data, query)
+
+    monkeypatch.setattr(solver.solve, "nearest_plan", nearest)
+    for node_gpus, length, tried in ((2, 131072, [2, 8, 16]), (4, 131072, [4, 8, 16]), (8, 131072, [8, 16]),
+                                     (12, 131072, [12, 16]), (16, 262144, [16])):
+        nodes.clear()
+        asked = make_query(CATALOG, gpu="l40s", model="Llama-3.1-70B", max_model_len=length, budget_gpus=16,
+                           token_budget="auto", node_gpus=node_gpus)
+        (answer,) = plan(asked, CATALOG)
+        assert answer.status == "infeasible" and nodes == tried
+        assert ("nodes of 16" in answer.reason) == (node_gpus < 16)
+        assert node_gpus == 16 or answer.reason.endswith(
+            "; on nodes of 16 GPUs, 131072 tokens trains: Env + Offload + SP=16 on 16 GPUs with a lowered "
+            "max_token_len_per_gpu of 13312 (estimated, extrapolated)")
 
 
 def test_of_nodes_of_2_and_4_both_as_near_as_nodes_of_8_nodes_of_2_are_named(monkeypatch):
