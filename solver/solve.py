@@ -53,7 +53,16 @@ from solver.rules import (
     vouching_cell,
     whole_nodes_violation,
 )
-from solver.tables import MAX_ESTIMATED_GPUS, MAX_NODE_GPUS, Catalog, Model, Setting, counted, load_catalog, shown_number
+from solver.tables import (
+    MAX_ESTIMATED_GPUS,
+    MAX_NODE_GPUS,
+    Catalog,
+    Model,
+    Setting,
+    counted,
+    load_catalog,
+    shown_number,
+)
 
 FIXED_SEARCH_RANKS = 1000
 """Up to this many combinations of GPU count, Env, Offload and SP (budgets up to 24 GPUs), the search follows
