@@ -267,8 +267,7 @@ def _with_estimated_plan(catalog: Catalog, query: Query, answer: Answer) -> Answ
             f"{answer.reason}; {estimated_plan_words(estimated)}: drop --no-estimate")})
     unlimited = with_estimates.model_copy(update={"host_ram_gb": None})
     if query.host_ram_gb is not None and (estimated := optional_best(catalog, unlimited, answer.gpu)):
-        over = host_over_words(catalog.model(query.model), estimated, query.node_gpus, query.host_ram_source,
-                               query.host_ram_gb)
+        over = host_over_words(catalog.model(query.model), estimated, query.node_gpus, query.host_ram_limit_words)
         least = least_host_words(catalog, unlimited, estimated, answer.gpu)
         return answer.model_copy(update={"reason": (
             f"{answer.reason}; {estimated_plan_words(estimated)}, but {over}{least}")})
@@ -286,10 +285,10 @@ def _with_estimated_plan(catalog: Catalog, query: Query, answer: Answer) -> Answ
         f"{estimated.lowered_words}: {nearest.lift_words(query)}{gpus}{nearest.host_words(data.shape)}")})
 
 
-def host_over_words(model: Model, plan: Plan, node_gpus: int, source: str, limit: float) -> str:
-    """The host memory per node `plan` of `model` needs, more than the `limit` GB that `source` gives, in words:
-    ``with Offload it needs 594.2 GiB of host memory per node, more than --host-ram 400``."""
-    return f"{_host_need_words(model, node_gpus, plan)}, more than {source} {shown_number(limit)}"
+def host_over_words(model: Model, plan: Plan, node_gpus: int, limit: str) -> str:
+    """The host memory per node `plan` of `model` needs, more than `limit` (`host_ram_words`), in words: ``with
+    Offload it needs 594.2 GiB of host memory per node, more than --host-ram 400``."""
+    return f"{_host_need_words(model, node_gpus, plan)}, more than {limit}"
 
 
 def estimated_plan_words(plan: Plan) -> str:

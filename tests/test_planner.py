@@ -17,7 +17,7 @@ from solver.explain import _Prober
 from solver.memory import CEILING, GRID
 from solver.model import cost_ranks, exact_cost, prepare, ranking_key
 from solver.query import make_query
-from solver.rules import SourceCell, refuting_cell, rollout_layout, sp_gpus_violation
+from solver.rules import SourceCell, host_ram_words, refuting_cell, rollout_layout, sp_gpus_violation
 from solver.solve import alternative_plan, answer_for, least_host_plan, plan
 from solver.tables import MAX_GPUS, MAX_HOST_RAM_GB, QueryError, Setting, Weights, load_catalog
 
@@ -1057,6 +1057,22 @@ def test_of_the_tables_for_more_gpus_the_nearest_refutes_first():
     rows = ((2, 8192), (4, 8192))
     settings = {(2, 8192): Setting(env=True), (4, 8192): Setting(env=True)}
     assert refuting_cell(CATALOG.model("8B"), rows, settings, 1, Setting(), 8192) == (2, 8192)
+
+
+def test_host_memory_from_elsewhere_than_a_flag_is_named_in_words_that_keep_its_key():
+    # A cluster pool's host_ram_gb is no flag: running text says what it is (GB as RAM is sold, GiB) and keeps the
+    # key findable, as a job's train batch does; flags are joined as flags, words with "and".
+    assert [host_ram_words(64, "--host-ram"), host_ram_words(64.5, "the pool's host_ram_gb")] == [
+        "--host-ram 64", "64.5 GiB of host memory per node (the pool's host_ram_gb)"]
+    pool = make_query(CATALOG, model="8B", gpu="h100", max_model_len=32768, host_ram_gb=64, sp=2,
+                      host_ram_source="the pool's host_ram_gb", train_batch_size=96,
+                      train_batch_source="the job's train_batch_size")
+    flags = make_query(CATALOG, model="8B", gpu="h100", max_model_len=32768, host_ram_gb=64, train_batch_size=96,
+                       sp=2)
+    assert [pool.limit_flags, flags.limit_flags, pool.model_copy(update={"train_batch_size": None}).limit_flags] == [
+        "--sp 2 and 64 GiB of host memory per node (the pool's host_ram_gb) and a train batch of 96 (the job's "
+        "train_batch_size)", "--sp 2 --host-ram 64 --train-batch-size 96",
+        "--sp 2 and 64 GiB of host memory per node (the pool's host_ram_gb)"]
 
 
 def test_an_sp_that_does_not_divide_the_gpus_is_worded_with_their_count():
