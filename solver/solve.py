@@ -61,7 +61,6 @@ from solver.tables import (
     Setting,
     counted,
     load_catalog,
-    shown_number,
 )
 
 FIXED_SEARCH_RANKS = 1000

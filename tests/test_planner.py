@@ -1070,8 +1070,8 @@ def test_host_memory_from_elsewhere_than_a_flag_is_named_in_words_that_keep_its_
     flags = make_query(CATALOG, model="8B", gpu="h100", max_model_len=32768, host_ram_gb=64, train_batch_size=96,
                        sp=2)
     assert [pool.limit_flags, flags.limit_flags, pool.model_copy(update={"train_batch_size": None}).limit_flags] == [
-        "--sp 2 and 64 GiB of host memory per node (the pool's host_ram_gb) and a train batch of 96 (the job's "
-        "train_batch_size)", "--sp 2 --host-ram 64 --train-batch-size 96",
+        ("--sp 2 and 64 GiB of host memory per node (the pool's host_ram_gb) and a train batch of 96 (the job's "
+         "train_batch_size)"), "--sp 2 --host-ram 64 --train-batch-size 96",
         "--sp 2 and 64 GiB of host memory per node (the pool's host_ram_gb)"]
 
 
