@@ -189,7 +189,7 @@ class _Planner:
                           host_ram_gb=host_ram_gb, node_gpus=node_gpus, host_ram_source=POOL_HOST_RAM_SOURCE,
                           token_budget=self.token_budget if estimate != "never" else "default",
                           train_batch_size=train_batch_size, train_batch_source=JOB_BATCH_SOURCE,
-                          ).model_copy(update={"host_ram_hardware": "the pool's"})
+                          ).model_copy(update={"host_ram_hardware": "the pool's", "count_nodes": True})
 
     def host_tenths(self, model: str, gpus: int, offload: bool) -> int:
         """Host memory, tenths of a GiB, that a trainer of `gpus` GPUs on one node needs there (`host_memory_gib`,

@@ -104,6 +104,9 @@ class Query(Frozen):
     host_ram_hardware: str | None = Field(default=None, description=(
         "whose hardware host_ram_gb is, as messages name it (a cluster's \"the pool's\"): messages then say what "
         "nodes with more of it would allow, not a limit to drop; null: a limit the user sets (--host-ram)"))
+    count_nodes: bool = Field(default=False, description=(
+        "whether messages say how many nodes a plan on more GPUs than one node takes (a cluster's questions, for a "
+        "pool of so many nodes); false: the planner's, whose node count is open"))
     rollout_gpus: int | None = Field(default=None, ge=0, description="rollout GPUs beside the trainer: its GPU "
                                      "count must leave them a layout on the nodes")
     train_batch_size: int | None = Field(default=None, gt=0, le=MAX_TRAIN_BATCH, description=(

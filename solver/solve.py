@@ -640,11 +640,16 @@ class _Nearest(NamedTuple):
 
     def nodes_words(self, query: Query) -> str:
         """Where the plan takes other nodes than `query`'s, larger ones or, where its host memory is hardware, ones with
-        more of it: those, in words (``on nodes of 8 GPUs with more host memory than the pool's 32 GiB, ``); ""
-        otherwise."""
-        size = f" of {self.node_gpus} GPUs" if self.node_gpus != query.node_gpus else ""
+        more of it, or, where `query.count_nodes`, more GPUs than one of `query`'s nodes: those, in words, with how
+        many it takes in the last case (the trainer's, and the rollout's where the plan keeps its layout: ``on 2 nodes
+        of 8 GPUs with more host memory than the pool's 32 GiB, ``, ``on nodes of 8 GPUs, ``); "" otherwise."""
+        spans = query.count_nodes and self.plan.gpus > query.node_gpus
+        size = f" of {self.node_gpus} GPUs" if self.node_gpus != query.node_gpus or spans else ""
         host = f" {query.more_host_ram_words}" if "host_ram" in self.lifted and query.more_host_ram_words else ""
-        return f"on nodes{size}{host}, " if size or host else ""
+        layout = (rollout_layout(self.plan.gpus, query.rollout_gpus, self.node_gpus)
+                  if query.rollout_gpus and "rollout_layout" not in self.lifted else None)
+        nodes = counted(layout[0] if layout else -(-self.plan.gpus // self.node_gpus), "node") if spans else "nodes"
+        return f"on {nodes}{size}{host}, " if size or host else ""
 
     def lift_words(self, query: Query) -> str:
         """The changes to `query` that lift its limits the plan lifts, but more GPUs and host memory that is hardware

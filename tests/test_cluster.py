@@ -383,8 +383,9 @@ def test_a_too_long_job_s_reason_gives_the_longest_beside_its_rollout(tmp_path: 
     # Qwen3-14B at 262144 with 2 rollout GPUs on one node of 8 A100s (256 GB of host memory: too little for its
     # offloaded states): the trainer has 6 GPUs, so the longest the reason offers is what 6 reach, the 4-GPU table's
     # Env + SP=4 at 20480 (as `solve --minimize gpus --gpus 6 ...` says), not the 108544 that an
-    # estimate on all 8 would reach, and the nearest plan past them (16 GPUs at a lowered token budget); the job at
-    # 102400 that such a hint invites gets the layout reason.
+    # estimate on all 8 would reach, and the nearest plan past them (16 GPUs at a lowered token budget, on 3 nodes of
+    # 8 with the rollout's: the pool has 1, so the reason says how many it takes); the job at 102400 that such a hint
+    # invites gets the layout reason.
     instance = {"pools": [{"name": "a", "gpu": "a100", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 256}],
                 "jobs": [{"name": "huge", "model": "14B", "max_model_len": 262144, "rollout_gpus": 2},
                          {"name": "mid", "model": "14B", "max_model_len": 102400, "rollout_gpus": 2},
@@ -393,8 +394,8 @@ def test_a_too_long_job_s_reason_gives_the_longest_beside_its_rollout(tmp_path: 
         {"job": "huge", "reason": "a (up to 6 of its GPUs for the trainer, beside 2 rollout GPUs): 262144 tokens is "
          "beyond what the tables and the memory model's estimates allow for Qwen3-14B on A100-80GB within 6 GPUs with "
          "256 GiB of host memory per node (the pool's host_ram_gb): the longest is 20480 (Env + SP=4 on 4 GPUs, "
-         "documented); more trainer GPUs train 262144 tokens if you also add --token-budget auto: Env + SP=8 on 16 "
-         "GPUs with a lowered max_token_len_per_gpu of 36864 (estimated, extrapolated)"},
+         "documented); on 3 nodes of 8 GPUs, more trainer GPUs train 262144 tokens if you also add --token-budget "
+         "auto: Env + SP=8 on 16 GPUs with a lowered max_token_len_per_gpu of 36864 (estimated, extrapolated)"},
         {"job": "mid", "reason": "a: with 2 rollout GPUs, no trainer GPU count that trains it (8 at the fewest) has a "
          "layout on its 1 node of 8 GPUs"},
         {"job": "all", "reason": "a: the job's 8 rollout GPUs take all the pool's 8 GPUs, leaving none for a trainer"}]
@@ -2520,14 +2521,14 @@ def test_a_pool_s_host_memory_is_named_as_hardware_more_of_which_would_allow_a_p
         tmp_path: Path, cli):
     # A pool's host_ram_gb is what its nodes have: a reason names nodes with more of it, where the planner's
     # --host-ram, a limit the user sets, is one to drop. Qwen3-32B at 131072 tokens: on a node of 4 L40S with 64 GiB,
-    # the nearest plan takes nodes of 8 GPUs and 594.2 GiB (it said "drop the pool's host_ram_gb 64"); on two A100
+    # the nearest plan takes a node of 8 GPUs and 594.2 GiB (it said "drop the pool's host_ram_gb 64"); on two A100
     # nodes of 4 with 48 GiB, Offload and a lowered token budget (it said "without the pool's host_ram_gb and ...").
     pools = [{"name": "l40s-4", "gpu": "L40S-48GB", "nodes": 1, "gpus_per_node": 4, "host_ram_gb": 64},
              {"name": "a100-4", "gpu": "A100-80GB", "nodes": 2, "gpus_per_node": 4, "host_ram_gb": 48}]
     jobs = [{"name": "long", "model": "Qwen3-32B", "max_model_len": 131072, "rollout_gpus": 0}]
     assert solved({"pools": pools, "jobs": jobs}, tmp_path)["unplaced"] == [{"job": "long", "reason": (
         "l40s-4: nothing in the tables and the memory model's estimates for Qwen3-32B on L40S-48GB within 4 GPUs "
-        "trains with 64 GiB of host memory per node (the pool's host_ram_gb); on nodes of 8 GPUs with more host memory "
+        "trains with 64 GiB of host memory per node (the pool's host_ram_gb); on 1 node of 8 GPUs with more host memory "
         "than the pool's 64 GiB, more trainer GPUs train 131072 tokens if you also add --token-budget auto: Env + "
         "Offload + SP=8 on 8 GPUs with a lowered max_token_len_per_gpu of 20480 (estimated, extrapolated), and with "
         "Offload it needs 594.2 GiB of host memory per node; a100-4: nothing in the tables and the memory model's "

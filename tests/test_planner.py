@@ -1136,6 +1136,20 @@ def test_a_refusal_nodes_of_8_cannot_cure_tries_nodes_of_16_and_no_smaller_ones_
             "max_token_len_per_gpu of 13312 (estimated, extrapolated)")
 
 
+def test_a_nearest_plan_on_more_gpus_than_a_node_says_how_many_nodes_it_takes_where_the_question_counts_them():
+    # Qwen3-8B without Offload on A100-40GBs at 32768 tokens, within 2 GPUs of nodes of 4: the nearest plan takes 16
+    # GPUs, 4 nodes of 4. A cluster's question (count_nodes: a pool has so many nodes) says so; beside 2 rollout GPUs
+    # it takes 5 (the trainer's 4 whole nodes, and one for the rollout); the planner's own (its node count open)
+    # names no nodes of its own size, as before.
+    asked = make_query(CATALOG, gpu="a100-40g", model="8B", max_model_len=32768, budget_gpus=2, node_gpus=4,
+                       offload=False, objective="min_gpus")
+    nearest = solver.solve._nearest_on_nodes(CATALOG, prepare(CATALOG, asked.gpus[0], asked), asked)
+    assert nearest is not None and (nearest.plan.gpus, nearest.node_gpus, nearest.lifted) == (16, 4, {"budget"})
+    counting = asked.model_copy(update={"count_nodes": True})
+    assert [nearest.nodes_words(counting), nearest.nodes_words(counting.model_copy(update={"rollout_gpus": 2})),
+            nearest.nodes_words(asked)] == ["on 4 nodes of 4 GPUs, ", "on 5 nodes of 4 GPUs, ", ""]
+
+
 def test_of_nodes_of_2_and_4_both_as_near_as_nodes_of_8_nodes_of_2_are_named(monkeypatch):
     # A query on nodes of 1 GPU: nodes of 2 and of 4 are tried smallest first, and each here has nodes of 8's plan.
     asked = make_query(CATALOG, gpu="l40s", model="32B", max_model_len=65536, host_ram_gb=100, node_gpus=1)
