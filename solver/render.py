@@ -557,7 +557,8 @@ def _verdict(answer: Answer, current: CurrentSettings, query: Query, problems: b
         return Text(f"{said}it trains ({evidence}){_dearer(answer, current)}", style="yellow" if problems else "green")
     cell = current.out_of_memory
     host = "" if current.host_memory_needed is None else (
-        f"{host_need_words(f'{current.host_memory_needed:.1f}', current.offload)}, more than {query.host_ram_limit_words}")
+        f"{host_need_words(f'{current.host_memory_needed:.1f}', current.offload)}, more than "
+        f"{query.host_ram_limit_words}")
     if current.broken_rule:
         verdict = f"it breaks a rule: {current.broken_rule}"
     elif cell is not None:  # the GPU memory first: more host memory would not make it train
