@@ -48,7 +48,7 @@ from solver.results import (
     Status,
     Unplaced,
 )
-from solver.rules import batch_split_violation, rollout_layout, validated_length
+from solver.rules import batch_split_violation, host_ram_words, rollout_layout, validated_length
 from solver.solve import answer_for, checked, estimated_plan_words, host_over_words, least_host_words
 from solver.tables import (
     MAX_ESTIMATED_GPUS,
@@ -68,6 +68,8 @@ COST_SCALE = 10_000
 """Costs enter the model as whole numbers: the step-time cost times this."""
 JOB_BATCH_SOURCE = "the job's train_batch_size"
 """Where a job's train batch comes from, as messages name it."""
+POOL_HOST_RAM_SOURCE = "the pool's host_ram_gb"
+"""Where a job's host memory per node comes from, as messages name it (`host_ram_words`)."""
 REASONS_SHARE = 0.6
 """The time the search leaves for the unplaced jobs' reasons, as a share of the time working out the jobs' ways
 took: where a job has no way in a pool it may use, its reason asks the planner why, once per job shape, after
@@ -184,10 +186,10 @@ class _Planner:
         return make_query(self.catalog, model=model, gpu=gpu, objective=objective, budget_gpus=budget_gpus,
                           exact=exact, max_model_len=max_model_len, offload=offload, weights=self.weights,
                           estimate=estimate, time_limit_s=self.time_limit_s, memory=self.memory, margin=self.margin,
-                          host_ram_gb=host_ram_gb, node_gpus=node_gpus, host_ram_source="the pool's host_ram_gb",
+                          host_ram_gb=host_ram_gb, node_gpus=node_gpus, host_ram_source=POOL_HOST_RAM_SOURCE,
                           token_budget=self.token_budget if estimate != "never" else "default",
                           train_batch_size=train_batch_size, train_batch_source=JOB_BATCH_SOURCE,
-                          ).model_copy(update={"host_ram_hardware": "the pool's"})
+                          ).model_copy(update={"host_ram_hardware": "the pool's", "count_nodes": True})
 
     def host_tenths(self, model: str, gpus: int, offload: bool) -> int:
         """Host memory, tenths of a GiB, that a trainer of `gpus` GPUs on one node needs there (`host_memory_gib`,
@@ -1030,8 +1032,8 @@ def _estimates_would(planner: _Planner, query: Query, pool: Pool, rollout_gpus: 
 
 def _host_over_pool_words(planner: _Planner, model: str, pool: Pool, plan: Plan) -> str:
     """The host memory a plan of `model` needs per node, more than `pool`'s (a pool that gives it), in words."""
-    return host_over_words(planner.catalog.model(model), plan, pool.gpus_per_node, "the pool's host_ram_gb",
-                           pool.host_ram_gb or 0.0)
+    return host_over_words(planner.catalog.model(model), plan, pool.gpus_per_node,
+                           host_ram_words(pool.host_ram_gb or 0.0, POOL_HOST_RAM_SOURCE))
 
 
 def _limits_words(planner: _Planner, query: Query, pool: Pool, rollout_gpus: int) -> str:

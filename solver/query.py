@@ -10,7 +10,7 @@ from typing import Literal, get_args
 
 from pydantic import Field, PositiveInt
 
-from solver.rules import NODE_GPUS, batch_words, sp_layout_violation, token_budget
+from solver.rules import NODE_GPUS, batch_words, host_ram_words, sp_layout_violation, token_budget
 from solver.tables import (
     MAX_ESTIMATED_GPUS,
     MAX_GPUS,
@@ -104,6 +104,9 @@ class Query(Frozen):
     host_ram_hardware: str | None = Field(default=None, description=(
         "whose hardware host_ram_gb is, as messages name it (a cluster's \"the pool's\"): messages then say what "
         "nodes with more of it would allow, not a limit to drop; null: a limit the user sets (--host-ram)"))
+    count_nodes: bool = Field(default=False, description=(
+        "whether messages say how many nodes a plan on more GPUs than one node takes (a cluster's questions, for a "
+        "pool of so many nodes); false: the planner's, whose node count is open"))
     rollout_gpus: int | None = Field(default=None, ge=0, description="rollout GPUs beside the trainer: its GPU "
                                      "count must leave them a layout on the nodes")
     train_batch_size: int | None = Field(default=None, gt=0, le=MAX_TRAIN_BATCH, description=(
@@ -156,6 +159,12 @@ class Query(Frozen):
         return f"{self.host_ram_source} {shown_number(self.host_ram_gb)}" if self.host_ram_gb is not None else ""
 
     @property
+    def host_ram_limit_words(self) -> str:
+        """The host memory given, as running text names it (`host_ram_words`: ``--host-ram 64``, or ``64 GiB of host
+        memory per node (the pool's host_ram_gb)``); empty when none."""
+        return host_ram_words(self.host_ram_gb, self.host_ram_source) if self.host_ram_gb is not None else ""
+
+    @property
     def more_host_ram_words(self) -> str:
         """Where host memory is hardware (`host_ram_hardware`): more of it, in words (``with more host memory than the
         pool's 32 GiB``); empty otherwise."""
@@ -177,15 +186,12 @@ class Query(Frozen):
 
     @property
     def limit_flags(self) -> str:
-        """The flags that narrow the plans: the pins (`pin_flags`), the host memory and the train batch given; empty
-        when none."""
-        flags = " ".join(filter(None, (self.pin_flags, self.host_ram_flag)))
-        if self.train_batch_size is None:
-            return flags
-        batch = batch_words(self.train_batch_size, self.train_batch_source)
-        if flags and not batch.startswith("--"):  # words, not a flag: joined as words
-            return f"{flags} and {batch}"
-        return " ".join(filter(None, (flags, batch)))
+        """The flags that narrow the plans: the pins (`pin_flags`), the host memory and the train batch given (each
+        as a flag, or in words where it came from elsewhere: words are joined with "and"); empty when none."""
+        batch = batch_words(self.train_batch_size, self.train_batch_source) if self.train_batch_size else ""
+        limits = (self.host_ram_limit_words, batch)
+        flags = " ".join(filter(None, (self.pin_flags, *(limit for limit in limits if limit.startswith("--")))))
+        return " and ".join(filter(None, (flags, *(limit for limit in limits if not limit.startswith("--")))))
 
 
 def check_host_ram(host_ram_gb: float | None) -> None:

@@ -363,7 +363,7 @@ def _no_alternative(query: Query, answer: Answer) -> str:
     is an estimate and Env is not pinned, that estimates keep Env on."""
     ways = [*(["no longer"] if query.objective == "max_len" else []), "no cheaper",
             *([] if query.exact else ["on no fewer GPUs"]), "no better vouched for"]
-    limits = [query.host_ram_flag] if query.host_ram_gb is not None else []
+    limits = [query.host_ram_limit_words] if query.host_ram_gb is not None else []
     limits += [batch_words(query.train_batch_size, query.train_batch_source)] if query.train_batch_size else []
     within = f" within {' and '.join(limits)}" if limits else ""
     # An estimate keeps Env on unless --no-env (`estimates_setting`): one without it may cost a hair less.
@@ -574,7 +574,8 @@ def _verdict(answer: Answer, current: CurrentSettings, query: Query, problems: b
         return Text(f"{said}it trains ({evidence}){_dearer(answer, current)}", style="yellow" if problems else "green")
     cell = current.out_of_memory
     host = "" if current.host_memory_needed is None else (
-        f"{host_need_words(f'{current.host_memory_needed:.1f}', current.offload)}, more than {query.host_ram_flag}")
+        f"{host_need_words(f'{current.host_memory_needed:.1f}', current.offload)}, more than "
+        f"{query.host_ram_limit_words}")
     if current.broken_rule:
         verdict = f"it breaks a rule: {current.broken_rule}"
     elif cell is not None:  # the GPU memory first: more host memory would not make it train

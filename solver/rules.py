@@ -24,6 +24,7 @@ from solver.tables import (
     TableOrigin,
     cell_text,
     counted,
+    shown_number,
     sp_rule_violation,
     vouches_for,
 )
@@ -369,6 +370,15 @@ def batch_words(train_batch_size: int, source: str) -> str:
     if source.startswith("--"):
         return f"{source} {train_batch_size}"
     return f"a train batch of {train_batch_size} ({source})"
+
+
+def host_ram_words(host_ram_gb: float, source: str) -> str:
+    """A node's host memory as messages name it: the flag and its value (``--host-ram 64``), or ``64 GiB of host
+    memory per node (the pool's host_ram_gb)`` where it came from elsewhere (`source`): plain words that keep the
+    key findable (GB as RAM is sold are GiB)."""
+    if source.startswith("--"):
+        return f"{source} {shown_number(host_ram_gb)}"
+    return f"{shown_number(host_ram_gb)} GiB of host memory per node ({source})"
 
 
 def batch_split_violation(train_batch_size: int | None, gpus: int, sp: int,

@@ -53,7 +53,15 @@ from solver.rules import (
     vouching_cell,
     whole_nodes_violation,
 )
-from solver.tables import MAX_ESTIMATED_GPUS, Catalog, Model, Setting, counted, load_catalog, shown_number
+from solver.tables import (
+    MAX_ESTIMATED_GPUS,
+    MAX_NODE_GPUS,
+    Catalog,
+    Model,
+    Setting,
+    counted,
+    load_catalog,
+)
 
 FIXED_SEARCH_RANKS = 1000
 """Up to this many combinations of GPU count, Env, Offload and SP (budgets up to 24 GPUs), the search follows
@@ -258,8 +266,7 @@ def _with_estimated_plan(catalog: Catalog, query: Query, answer: Answer) -> Answ
             f"{answer.reason}; {estimated_plan_words(estimated)}: drop --no-estimate")})
     unlimited = with_estimates.model_copy(update={"host_ram_gb": None})
     if query.host_ram_gb is not None and (estimated := optional_best(catalog, unlimited, answer.gpu)):
-        over = host_over_words(catalog.model(query.model), estimated, query.node_gpus, query.host_ram_source,
-                               query.host_ram_gb)
+        over = host_over_words(catalog.model(query.model), estimated, query.node_gpus, query.host_ram_limit_words)
         least = least_host_words(catalog, unlimited, estimated, answer.gpu)
         return answer.model_copy(update={"reason": (
             f"{answer.reason}; {estimated_plan_words(estimated)}, but {over}{least}")})
@@ -277,10 +284,10 @@ def _with_estimated_plan(catalog: Catalog, query: Query, answer: Answer) -> Answ
         f"{estimated.lowered_words}: {nearest.lift_words(query)}{gpus}{nearest.host_words(data.shape)}")})
 
 
-def host_over_words(model: Model, plan: Plan, node_gpus: int, source: str, limit: float) -> str:
-    """The host memory per node `plan` of `model` needs, more than the `limit` GB that `source` gives, in words:
-    ``with Offload it needs 594.2 GiB of host memory per node, more than --host-ram 400``."""
-    return f"{_host_need_words(model, node_gpus, plan)}, more than {source} {shown_number(limit)}"
+def host_over_words(model: Model, plan: Plan, node_gpus: int, limit: str) -> str:
+    """The host memory per node `plan` of `model` needs, more than `limit` (`host_ram_words`), in words: ``with
+    Offload it needs 594.2 GiB of host memory per node, more than --host-ram 400``."""
+    return f"{_host_need_words(model, node_gpus, plan)}, more than {limit}"
 
 
 def estimated_plan_words(plan: Plan) -> str:
@@ -559,6 +566,9 @@ as near); a lowered token budget (the planner's own knob) next; each of the quer
 host memory's plan before more GPUs, and more GPUs before both a lowered budget and no pins); the rollout's GPUs as
 much as two limits (a rollout needs them)."""
 USER_LIMIT_WEIGHT = 4
+LARGER_NODES = (NODE_GPUS, MAX_NODE_GPUS)
+"""The node sizes a refusal tries, in order, where the query's own nodes have no nearest plan (`_nearest_on_nodes`):
+the usual 8 GPUs, then the 16 a cluster's pool may have (SP=16 within a node)."""
 
 
 def nearest_plan(catalog: Catalog, data: PlanningData, query: Query) -> tuple[Plan, frozenset[str]] | None:
@@ -630,11 +640,16 @@ class _Nearest(NamedTuple):
 
     def nodes_words(self, query: Query) -> str:
         """Where the plan takes other nodes than `query`'s, larger ones or, where its host memory is hardware, ones with
-        more of it: those, in words (``on nodes of 8 GPUs with more host memory than the pool's 32 GiB, ``); ""
-        otherwise."""
-        size = f" of {self.node_gpus} GPUs" if self.node_gpus != query.node_gpus else ""
+        more of it, or, where `query.count_nodes`, more GPUs than one of `query`'s nodes: those, in words, with how
+        many it takes in the last case (the trainer's, and the rollout's where the plan keeps its layout: ``on 2 nodes
+        of 8 GPUs with more host memory than the pool's 32 GiB, ``, ``on nodes of 8 GPUs, ``); "" otherwise."""
+        spans = query.count_nodes and self.plan.gpus > query.node_gpus
+        size = f" of {self.node_gpus} GPUs" if self.node_gpus != query.node_gpus or spans else ""
         host = f" {query.more_host_ram_words}" if "host_ram" in self.lifted and query.more_host_ram_words else ""
-        return f"on nodes{size}{host}, " if size or host else ""
+        layout = (rollout_layout(self.plan.gpus, query.rollout_gpus, self.node_gpus)
+                  if query.rollout_gpus and "rollout_layout" not in self.lifted else None)
+        nodes = counted(layout[0] if layout else -(-self.plan.gpus // self.node_gpus), "node") if spans else "nodes"
+        return f"on {nodes}{size}{host}, " if size or host else ""
 
     def lift_words(self, query: Query) -> str:
         """The changes to `query` that lift its limits the plan lifts, but more GPUs and host memory that is hardware
@@ -659,11 +674,12 @@ class _Nearest(NamedTuple):
 
 def _nearest_on_nodes(catalog: Catalog, data: PlanningData, query: Query) -> _Nearest | None:
     """`nearest_plan` of `query`, and the GPUs per node it takes: the query's; where it has none there and its nodes
-    are smaller than `NODE_GPUS`, the nearest plan on nodes of `NODE_GPUS`, or on the smallest nodes of 2 or 4 GPUs
-    between the two whose plan is as near (`_Nearest.as_near_as`). The node size is hardware, no limit to lift:
-    whole nodes, SP within a node, the rollout's layout and host memory per node depend on it. None where
-    none trains, and where the time limit left the query's own nodes, or nodes of 2 or 4 tried, open (larger ones would
-    read as needed)."""
+    are smaller than `MAX_NODE_GPUS`, the nearest plan on the larger of `LARGER_NODES` that first has one (nodes of
+    `NODE_GPUS`, else of `MAX_NODE_GPUS`, whose SP=16 groups reach lengths nodes of 8 cannot), and where nodes of
+    `NODE_GPUS` have one, on the smallest nodes of 2 or 4 GPUs between whose plan is as near (`_Nearest.as_near_as`).
+    The node size is hardware, no limit to lift: whole nodes, SP within a node, the rollout's layout and host memory
+    per node depend on it. None where none trains, and where the time limit left the query's own nodes, or smaller
+    ones tried, open (larger ones would read as needed)."""
     def on_nodes(node_gpus: int) -> _Nearest | None:
         found = nearest_plan(catalog, data, query.model_copy(update={"node_gpus": node_gpus}))
         return None if found is None else _Nearest(*found, node_gpus)
@@ -672,12 +688,12 @@ def _nearest_on_nodes(catalog: Catalog, data: PlanningData, query: Query) -> _Ne
         nearest = on_nodes(query.node_gpus)
     except Undecided:
         return None
-    if nearest is not None or query.node_gpus >= NODE_GPUS:
+    if nearest is not None:
         return nearest
     try:
-        larger = on_nodes(NODE_GPUS)
-        if larger is None:
-            return None
+        larger = next(filter(None, (on_nodes(size) for size in LARGER_NODES if query.node_gpus < size)), None)
+        if larger is None or larger.node_gpus != NODE_GPUS:
+            return larger
         for node_gpus in (size for size in (2, 4) if query.node_gpus < size < NODE_GPUS):
             smaller = on_nodes(node_gpus)
             if smaller is not None and smaller.as_near_as(larger):

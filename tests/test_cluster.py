@@ -369,7 +369,7 @@ def test_a_reason_says_where_host_memory_rules_out_the_count_a_layout_needs(tmp_
     assert solved(instance, tmp_path)["unplaced"] == [{"job": "a", "reason": (
         "h100: with 8 rollout GPUs, no trainer GPU count that trains it (16 at the fewest) has a layout on its 2 nodes "
         "of 8 GPUs (8 would, with Env + Offload + SP=2, but with Offload it needs 594.2 GiB of host memory per node, "
-        "more than the pool's host_ram_gb 512)")}]
+        "more than 512 GiB of host memory per node (the pool's host_ram_gb))")}]
     instance["pools"][0]["host_ram_gb"] = 1024
     assert [p["trainer_gpus"] for p in solved(instance, tmp_path)["placements"]] == [8]
     # With 16 rollout GPUs no count has room on two nodes, host memory or not: the reason does not blame it.
@@ -383,8 +383,9 @@ def test_a_too_long_job_s_reason_gives_the_longest_beside_its_rollout(tmp_path: 
     # Qwen3-14B at 262144 with 2 rollout GPUs on one node of 8 A100s (256 GB of host memory: too little for its
     # offloaded states): the trainer has 6 GPUs, so the longest the reason offers is what 6 reach, the 4-GPU table's
     # Env + SP=4 at 20480 (as `solve --minimize gpus --gpus 6 ...` says), not the 108544 that an
-    # estimate on all 8 would reach, and the nearest plan past them (16 GPUs at a lowered token budget); the job at
-    # 102400 that such a hint invites gets the layout reason.
+    # estimate on all 8 would reach, and the nearest plan past them (16 GPUs at a lowered token budget, on 3 nodes of
+    # 8 with the rollout's: the pool has 1, so the reason says how many it takes); the job at 102400 that such a hint
+    # invites gets the layout reason.
     instance = {"pools": [{"name": "a", "gpu": "a100", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 256}],
                 "jobs": [{"name": "huge", "model": "14B", "max_model_len": 262144, "rollout_gpus": 2},
                          {"name": "mid", "model": "14B", "max_model_len": 102400, "rollout_gpus": 2},
@@ -392,9 +393,9 @@ def test_a_too_long_job_s_reason_gives_the_longest_beside_its_rollout(tmp_path: 
     assert solved(instance, tmp_path)["unplaced"] == [
         {"job": "huge", "reason": "a (up to 6 of its GPUs for the trainer, beside 2 rollout GPUs): 262144 tokens is "
          "beyond what the tables and the memory model's estimates allow for Qwen3-14B on A100-80GB within 6 GPUs with "
-         "the pool's host_ram_gb 256: the longest is 20480 (Env + SP=4 on 4 GPUs, documented); more trainer GPUs "
-         "train 262144 tokens if you also add --token-budget auto: Env + SP=8 on 16 GPUs with a lowered "
-         "max_token_len_per_gpu of 36864 (estimated, extrapolated)"},
+         "256 GiB of host memory per node (the pool's host_ram_gb): the longest is 20480 (Env + SP=4 on 4 GPUs, "
+         "documented); on 3 nodes of 8 GPUs, more trainer GPUs train 262144 tokens if you also add --token-budget "
+         "auto: Env + SP=8 on 16 GPUs with a lowered max_token_len_per_gpu of 36864 (estimated, extrapolated)"},
         {"job": "mid", "reason": "a: with 2 rollout GPUs, no trainer GPU count that trains it (8 at the fewest) has a "
          "layout on its 1 node of 8 GPUs"},
         {"job": "all", "reason": "a: the job's 8 rollout GPUs take all the pool's 8 GPUs, leaving none for a trainer"}]
@@ -1023,8 +1024,8 @@ def test_no_estimate_says_where_the_estimates_plan_needs_more_host_memory_than_t
                 "jobs": [{"name": "j", "model": "Qwen3-32B", "max_model_len": 32768, "rollout_gpus": 8}]}
     assert solved(instance, tmp_path, estimates=False)["unplaced"] == [{"job": "j", "reason": (
         "a: the tables have no Qwen3-32B on A100-80GB (the memory model estimates a plan, Env + Offload + SP=2 on 8 "
-        "GPUs at 32768 tokens, but with Offload it needs 594.2 GiB of host memory per node, more than the pool's "
-        "host_ram_gb 400)")}]
+        "GPUs at 32768 tokens, but with Offload it needs 594.2 GiB of host memory per node, more than 400 GiB of host "
+        "memory per node (the pool's host_ram_gb))")}]
     [unplaced] = solved(instance, tmp_path)["unplaced"]  # with the estimates, the same need rules it out
     assert "8 would, with Env + Offload + SP=2, but with Offload it needs 594.2 GiB" in unplaced["reason"]
 
@@ -1037,13 +1038,13 @@ def test_no_estimate_names_the_least_host_memory_of_the_estimates_plans_beside_t
                                            "rollout_gpus": 2}]}
     assert solved(instance, tmp_path, estimates=False)["unplaced"] == [{"job": "j", "reason": (
         "p: the tables have no Qwen3-8B on H100-80GB (the memory model estimates a plan, Env + Offload + SP=2 on 2 "
-        "GPUs at 32768 tokens, but with Offload it needs 162.6 GiB of host memory per node, more than the pool's "
-        "host_ram_gb 16; at the least, Env + SP=4 on 4 GPUs trains it (32768 tokens), and it needs 30.6 GiB of host "
-        "memory per node while the model loads)")}]
+        "GPUs at 32768 tokens, but with Offload it needs 162.6 GiB of host memory per node, more than 16 GiB of host "
+        "memory per node (the pool's host_ram_gb); at the least, Env + SP=4 on 4 GPUs trains it (32768 tokens), and it "
+        "needs 30.6 GiB of host memory per node while the model loads)")}]
     # Beside 6 rollout GPUs only 2 are left for the trainer, where only Offload trains it: no least is named.
     instance["jobs"][0]["rollout_gpus"] = 6
     [unplaced] = solved(instance, tmp_path, estimates=False)["unplaced"]
-    assert unplaced["reason"].endswith("more than the pool's host_ram_gb 16)")
+    assert unplaced["reason"].endswith("more than 16 GiB of host memory per node (the pool's host_ram_gb))")
 
 
 def test_a_pool_too_small_for_the_rollout_does_not_end_the_reasons(tmp_path: Path):
@@ -1951,7 +1952,7 @@ def test_a_node_too_small_for_one_jobs_states_rules_out_offload(tmp_path: Path):
     instance = two_offload_jobs(200)
     result = solved(instance, tmp_path, estimates=False)
     assert result["placements"] == []
-    needs = ("with the pool's host_ram_gb 200",
+    needs = ("with 200 GiB of host memory per node (the pool's host_ram_gb)",
              ("on nodes with more host memory than the pool's 200 GiB, Env + Offload + SP=4 on 4 GPUs trains it (61440 "
               "tokens), and with Offload it needs 311.3 GiB of host memory per node"))
     assert all(all(words in entry["reason"] for words in needs) for entry in result["unplaced"])
@@ -2511,30 +2512,30 @@ def test_a_job_s_reason_names_no_way_without_room_beside_its_rollout(tmp_path: P
     jobs = [{"name": "e", "model": "32B", "max_model_len": 16384, "rollout_gpus": 4}]
     assert solved({"pools": pools, "jobs": jobs}, tmp_path)["unplaced"] == [{"job": "e", "reason": (
         "lab (up to 4 of its GPUs for the trainer, beside 4 rollout GPUs): nothing in the tables and the memory "
-        "model's estimates for Qwen3-32B on RTX-6000-Ada within 4 GPUs trains with the pool's host_ram_gb 256; "
-        "on nodes with more host memory than the pool's 256 GiB, Env + Offload + SP=2 on 4 GPUs trains it (16384 "
-        "tokens), and with Offload it needs 594.2 GiB of host memory per node")}]
+        "model's estimates for Qwen3-32B on RTX-6000-Ada within 4 GPUs trains with 256 GiB of host memory per node "
+        "(the pool's host_ram_gb); on nodes with more host memory than the pool's 256 GiB, Env + Offload + SP=2 on 4 "
+        "GPUs trains it (16384 tokens), and with Offload it needs 594.2 GiB of host memory per node")}]
 
 
 def test_a_pool_s_host_memory_is_named_as_hardware_more_of_which_would_allow_a_plan_not_a_limit_to_drop(
         tmp_path: Path, cli):
     # A pool's host_ram_gb is what its nodes have: a reason names nodes with more of it, where the planner's
     # --host-ram, a limit the user sets, is one to drop. Qwen3-32B at 131072 tokens: on a node of 4 L40S with 64 GiB,
-    # the nearest plan takes nodes of 8 GPUs and 594.2 GiB (it said "drop the pool's host_ram_gb 64"); on two A100
+    # the nearest plan takes a node of 8 GPUs and 594.2 GiB (it said "drop the pool's host_ram_gb 64"); on two A100
     # nodes of 4 with 48 GiB, Offload and a lowered token budget (it said "without the pool's host_ram_gb and ...").
     pools = [{"name": "l40s-4", "gpu": "L40S-48GB", "nodes": 1, "gpus_per_node": 4, "host_ram_gb": 64},
              {"name": "a100-4", "gpu": "A100-80GB", "nodes": 2, "gpus_per_node": 4, "host_ram_gb": 48}]
     jobs = [{"name": "long", "model": "Qwen3-32B", "max_model_len": 131072, "rollout_gpus": 0}]
     assert solved({"pools": pools, "jobs": jobs}, tmp_path)["unplaced"] == [{"job": "long", "reason": (
         "l40s-4: nothing in the tables and the memory model's estimates for Qwen3-32B on L40S-48GB within 4 GPUs "
-        "trains with the pool's host_ram_gb 64; on nodes of 8 GPUs with more host memory than the pool's 64 GiB, "
-        "more trainer GPUs train 131072 tokens if you also add --token-budget auto: Env + Offload + SP=8 on 8 GPUs "
-        "with a lowered max_token_len_per_gpu of 20480 (estimated, extrapolated), and with Offload it needs 594.2 GiB "
-        "of host memory per node; a100-4: nothing in the tables and the memory model's estimates for Qwen3-32B on "
-        "A100-80GB within 8 GPUs trains with the pool's host_ram_gb 48; on nodes with more host memory than the "
-        "pool's 48 GiB and with --token-budget auto, Env + Offload + SP=4 on 4 GPUs with a lowered "
-        "max_token_len_per_gpu of 38912 trains it (131072 tokens), and with Offload it needs 594.2 GiB of host "
-        "memory per node")}]
+        "trains with 64 GiB of host memory per node (the pool's host_ram_gb); on 1 node of 8 GPUs with more host "
+        "memory than the pool's 64 GiB, more trainer GPUs train 131072 tokens if you also add --token-budget auto: Env + "
+        "Offload + SP=8 on 8 GPUs with a lowered max_token_len_per_gpu of 20480 (estimated, extrapolated), and with "
+        "Offload it needs 594.2 GiB of host memory per node; a100-4: nothing in the tables and the memory model's "
+        "estimates for Qwen3-32B on A100-80GB within 8 GPUs trains with 48 GiB of host memory per node (the pool's "
+        "host_ram_gb); on nodes with more host memory than the pool's 48 GiB and with --token-budget auto, Env + "
+        "Offload + SP=4 on 4 GPUs with a lowered max_token_len_per_gpu of 38912 trains it (131072 tokens), and with "
+        "Offload it needs 594.2 GiB of host memory per node")}]
     # The planner's own --host-ram stays a limit to drop.
     status, out, _ = cli("--model", "32B", "--gpu", "l40s", "--node-gpus", "4", "--gpus", "4",
                          "--len", "131072", "--host-ram", "64")
@@ -2549,9 +2550,9 @@ def test_no_estimate_adds_no_estimate_where_the_tables_train_it_on_nodes_with_mo
     jobs = [{"name": "q14b", "model": "Qwen3-14B", "max_model_len": 65536, "rollout_gpus": 1}]
     assert solved({"pools": pools, "jobs": jobs}, tmp_path, estimates=False)["unplaced"] == [{"job": "q14b", "reason": (
         "a100-4 (up to 7 of its GPUs for the trainer, beside 1 rollout GPU): nothing in the tables for Qwen3-14B on "
-        "A100-80GB within 7 GPUs trains with the pool's host_ram_gb 48; on nodes with more host memory than the pool's "
-        "48 GiB, Env + Offload + SP=4 on 4 GPUs trains it (65536 tokens), and with Offload it needs 311.3 GiB of host "
-        "memory per node")}]
+        "A100-80GB within 7 GPUs trains with 48 GiB of host memory per node (the pool's host_ram_gb); on nodes with "
+        "more host memory than the pool's 48 GiB, Env + Offload + SP=4 on 4 GPUs trains it (65536 tokens), and with "
+        "Offload it needs 311.3 GiB of host memory per node")}]
 
 
 def test_a_job_without_room_says_why_the_other_pools_it_may_use_cannot_take_it(tmp_path: Path):
@@ -2565,10 +2566,11 @@ def test_a_job_without_room_says_why_the_other_pools_it_may_use_cannot_take_it(t
     assert [(p["job"], p["pool"]) for p in result["placements"]] == [("first", "h200")]
     assert result["unplaced"] == [{"job": "second", "reason": (
         "no room left in h200 (it needs at least 5 GPUs of one node) after the jobs placed (the most priority in all, "
-        "then length, then cost); l40s (up to 4 of its GPUs for the trainer, beside 4 rollout GPUs): nothing "
-        "in the tables and the memory model's estimates for Qwen3-32B on L40S-48GB within 4 GPUs trains with the "
-        "pool's host_ram_gb 512; on nodes with more host memory than the pool's 512 GiB, Env + Offload + SP=2 on 2 "
-        "GPUs trains it (16384 tokens), and with Offload it needs 594.2 GiB of host memory per node")}]
+        "then length, then cost); l40s (up to 4 of its GPUs for the trainer, beside 4 rollout GPUs): nothing in the "
+        "tables and the memory model's estimates for Qwen3-32B on L40S-48GB within 4 GPUs trains with 512 GiB of host "
+        "memory per node (the pool's host_ram_gb); on nodes with more host memory than the pool's 512 GiB, Env + "
+        "Offload + SP=2 on 2 GPUs trains it (16384 tokens), and with Offload it needs 594.2 GiB of host memory per "
+        "node")}]
     # Each other pool it may use says why, in the fleet's order (an A100 node of 256 GiB: too little for Offload).
     three = [*pools, {"name": "a100", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 256}]
     [unplaced] = solved({"pools": three, "jobs": jobs}, tmp_path)["unplaced"]
@@ -2577,7 +2579,8 @@ def test_a_job_without_room_says_why_the_other_pools_it_may_use_cannot_take_it(t
                                          "of its GPUs for the trainer, beside 4 rollout GPUs): nothing in the tables")
     # (The A100's longest within its 8 GPUs has no room beside the 4 rollout GPUs: the reason is asked within 4.)
     assert ("; a100 (up to 4 of its GPUs for the trainer, beside 4 rollout GPUs): nothing in the tables and the memory "
-            "model's estimates for Qwen3-32B on A100-80GB within 4 GPUs trains with the pool's host_ram_gb 256"
+            "model's estimates for Qwen3-32B on A100-80GB within 4 GPUs trains with 256 GiB of host memory per node "
+            "(the pool's host_ram_gb)"
             in unplaced["reason"])
     # With enough host memory there, it goes to the L40S node; kept to the H200 pool, the reason names no other.
     pools[1]["host_ram_gb"] = 1024
@@ -2784,8 +2787,8 @@ def test_a_job_its_train_batch_alone_leaves_without_a_way_is_told_the_fewest_gpu
     free = {"name": "free", "model": "Qwen3-8B", "max_model_len": 4096, "rollout_gpus": 2}
     batched = {**free, "name": "batched", "train_batch_size": 256}
     result = solved({"pools": [pool], "jobs": [free, batched]}, tmp_path, widen=False)
-    host = ("1 would, with Env + Offload, but with Offload it needs 162.6 GiB of host memory per node, more than the "
-            "pool's host_ram_gb 128")
+    host = ("1 would, with Env + Offload, but with Offload it needs 162.6 GiB of host memory per node, more than 128 "
+            "GiB of host memory per node (the pool's host_ram_gb)")
     assert [(p["job"], p["trainer_gpus"]) for p in result["placements"]] == [("free", 6)]
     assert result["unplaced"] == [{"job": "batched", "reason": "a100: with 2 rollout GPUs, no trainer GPU count that "
                                    f"trains it (8 at the fewest) has a layout on its 1 node of 8 GPUs ({host}; 6 "
@@ -2814,8 +2817,8 @@ def test_a_limit_that_rules_out_the_only_count_with_a_layout_is_named_though_few
         {"job": "j", "reason": f"{head}the train batch of 256 (the job's train_batch_size) must split evenly over the "
                                "data-parallel ranks, and 3 (6 GPUs / SP=2) do not divide it)"}]
     assert solved({"pools": [{**pool, "host_ram_gb": 80}], "jobs": [job]}, tmp_path)["unplaced"] == [
-        {"job": "j", "reason": f"{head}it needs 89.9 GiB of host memory per node while the model loads, more than the "
-                               "pool's host_ram_gb 80)"}]
+        {"job": "j", "reason": f"{head}it needs 89.9 GiB of host memory per node while the model loads, more than 80 "
+                               "GiB of host memory per node (the pool's host_ram_gb))"}]
     # A batch that 3 ranks divide, or room for the model as it loads, places it on the 6.
     for fleet in ({"pools": [pool], "jobs": [{**job, "train_batch_size": 192}]},
                   {"pools": [{**pool, "host_ram_gb": 100}], "jobs": [job]}):
@@ -2837,7 +2840,7 @@ def test_pools_of_one_gpu_type_that_differ_only_in_host_memory_get_their_own_pla
         assert result["unplaced"] == [{"job": "tight", "reason": (
             "tight: with 6 rollout GPUs, no trainer GPU count that trains it (6 at the fewest) has a layout on its 1 "
             "node of 8 GPUs (1 would, with Env + Offload, but with Offload it needs 162.6 GiB of host memory per node, "
-            "more than the pool's host_ram_gb 128)")}]
+            "more than 128 GiB of host memory per node (the pool's host_ram_gb))")}]
 
 
 def test_a_way_whose_host_need_a_node_holds_is_not_lost_to_the_rounding_to_mib(tmp_path: Path):

@@ -17,7 +17,7 @@ from solver.explain import _Prober
 from solver.memory import CEILING, GRID
 from solver.model import cost_ranks, exact_cost, prepare, ranking_key
 from solver.query import make_query
-from solver.rules import SourceCell, refuting_cell, rollout_layout, sp_gpus_violation
+from solver.rules import SourceCell, host_ram_words, refuting_cell, rollout_layout, sp_gpus_violation
 from solver.solve import alternative_plan, answer_for, least_host_plan, plan
 from solver.tables import MAX_GPUS, MAX_HOST_RAM_GB, QueryError, Setting, Weights, load_catalog
 
@@ -1059,6 +1059,22 @@ def test_of_the_tables_for_more_gpus_the_nearest_refutes_first():
     assert refuting_cell(CATALOG.model("8B"), rows, settings, 1, Setting(), 8192) == (2, 8192)
 
 
+def test_host_memory_from_elsewhere_than_a_flag_is_named_in_words_that_keep_its_key():
+    # A cluster pool's host_ram_gb is no flag: running text says what it is (GB as RAM is sold, GiB) and keeps the
+    # key findable, as a job's train batch does; flags are joined as flags, words with "and".
+    assert [host_ram_words(64, "--host-ram"), host_ram_words(64.5, "the pool's host_ram_gb")] == [
+        "--host-ram 64", "64.5 GiB of host memory per node (the pool's host_ram_gb)"]
+    pool = make_query(CATALOG, model="8B", gpu="h100", max_model_len=32768, host_ram_gb=64, sp=2,
+                      host_ram_source="the pool's host_ram_gb", train_batch_size=96,
+                      train_batch_source="the job's train_batch_size")
+    flags = make_query(CATALOG, model="8B", gpu="h100", max_model_len=32768, host_ram_gb=64, train_batch_size=96,
+                       sp=2)
+    assert [pool.limit_flags, flags.limit_flags, pool.model_copy(update={"train_batch_size": None}).limit_flags] == [
+        ("--sp 2 and 64 GiB of host memory per node (the pool's host_ram_gb) and a train batch of 96 (the job's "
+         "train_batch_size)"), "--sp 2 --host-ram 64 --train-batch-size 96",
+        "--sp 2 and 64 GiB of host memory per node (the pool's host_ram_gb)"]
+
+
 def test_an_sp_that_does_not_divide_the_gpus_is_worded_with_their_count():
     assert [sp_gpus_violation(1, 2), sp_gpus_violation(6, 4), sp_gpus_violation(8, 4)] == [
         "SP=2 does not divide 1 GPU", "SP=4 does not divide 6 GPUs", None]
@@ -1084,7 +1100,7 @@ def test_a_nearest_plan_search_out_of_time_is_undecided_and_asks_no_larger_nodes
             return real(catalog, data, query)
         return nearest
 
-    for size, tried in ((2, [2]), (4, [2, 8, 4])):
+    for size, tried in ((2, [2]), (4, [2, 8, 4]), (8, [2, 8])):
         nodes.clear()
         monkeypatch.setattr(solver.solve, "nearest_plan", out_of_time_on_nodes_of(size))
         (answer,) = plan(asked, CATALOG)
@@ -1093,6 +1109,45 @@ def test_a_nearest_plan_search_out_of_time_is_undecided_and_asks_no_larger_nodes
     monkeypatch.setattr(solver.solve, "nearest_plan", real)
     (answer,) = plan(asked, CATALOG)
     assert "; on nodes of 8 GPUs, 65536 tokens trains if you drop --host-ram 100" in answer.reason
+
+
+def test_a_refusal_nodes_of_8_cannot_cure_tries_nodes_of_16_and_no_smaller_ones_after_them(monkeypatch):
+    # Llama-3.1-70B at 131072 tokens on L40Ss: on nodes of 8 (SP=8 at most) nothing trains it, whatever is lifted;
+    # on nodes of 16 SP=16 does. From nodes of 4 (and 2) nodes of 8 are tried first, and where they have none, nodes
+    # of 16, with no nodes of 2 or 4 after (none of them could reach further than nodes of 8); nodes of 16 try none
+    # larger (at 262144 tokens nothing trains on them).
+    real, nodes = solver.solve.nearest_plan, []
+
+    def nearest(catalog, data, query):
+        nodes.append(query.node_gpus)
+        return real(catalog, data, query)
+
+    monkeypatch.setattr(solver.solve, "nearest_plan", nearest)
+    for node_gpus, length, tried in ((2, 131072, [2, 8, 16]), (4, 131072, [4, 8, 16]), (8, 131072, [8, 16]),
+                                     (12, 131072, [12, 16]), (16, 262144, [16])):
+        nodes.clear()
+        asked = make_query(CATALOG, gpu="l40s", model="Llama-3.1-70B", max_model_len=length, budget_gpus=16,
+                           token_budget="auto", node_gpus=node_gpus)
+        (answer,) = plan(asked, CATALOG)
+        assert answer.status == "infeasible" and nodes == tried
+        assert ("nodes of 16" in answer.reason) == (node_gpus < 16)
+        assert node_gpus == 16 or answer.reason.endswith(
+            "; on nodes of 16 GPUs, 131072 tokens trains: Env + Offload + SP=16 on 16 GPUs with a lowered "
+            "max_token_len_per_gpu of 13312 (estimated, extrapolated)")
+
+
+def test_a_nearest_plan_on_more_gpus_than_a_node_says_how_many_nodes_it_takes_where_the_question_counts_them():
+    # Qwen3-8B without Offload on A100-40GBs at 32768 tokens, within 2 GPUs of nodes of 4: the nearest plan takes 16
+    # GPUs, 4 nodes of 4. A cluster's question (count_nodes: a pool has so many nodes) says so; beside 2 rollout GPUs
+    # it takes 5 (the trainer's 4 whole nodes, and one for the rollout); the planner's own (its node count open)
+    # names no nodes of its own size, as before.
+    asked = make_query(CATALOG, gpu="a100-40g", model="8B", max_model_len=32768, budget_gpus=2, node_gpus=4,
+                       offload=False, objective="min_gpus")
+    nearest = solver.solve._nearest_on_nodes(CATALOG, prepare(CATALOG, asked.gpus[0], asked), asked)
+    assert nearest is not None and (nearest.plan.gpus, nearest.node_gpus, nearest.lifted) == (16, 4, {"budget"})
+    counting = asked.model_copy(update={"count_nodes": True})
+    assert [nearest.nodes_words(counting), nearest.nodes_words(counting.model_copy(update={"rollout_gpus": 2})),
+            nearest.nodes_words(asked)] == ["on 4 nodes of 4 GPUs, ", "on 5 nodes of 4 GPUs, ", ""]
 
 
 def test_of_nodes_of_2_and_4_both_as_near_as_nodes_of_8_nodes_of_2_are_named(monkeypatch):
