@@ -499,8 +499,8 @@ def test_an_offload_failure_on_fewer_gpus_caps_the_same_setting_without_offload_
 @given(model=st.sampled_from(["0.6B", "1.7B", "4B", "8B", "14B", "32B", "30B-A3B", "Qwen2.5-7B", "Llama-3.1-70B"]),
        gpu=st.sampled_from(["a100", "h20", "h100", "a800", "h200", "l40s"]), gpus=st.sampled_from([2, 3, 4, 8, 16]),
        env=st.booleans(), sp=st.sampled_from([1, 2, 4]))
-def test_offload_and_more_gpus_never_make_the_planner_shorten_a_setting(model: str, gpu: str, gpus: int, env: bool,
-                                                                      sp: int):
+def test_offload_and_more_gpus_never_make_the_planner_shorten_a_setting(
+        model: str, gpu: str, gpus: int, env: bool, sp: int):
     # The planner's longest length for a pinned setting, tables and estimates together: Offload never shortens it,
     # nor do twice the GPUs (from two on: a table for one GPU vouches for no other count; whole nodes past 8).
     assume(gpus % sp == 0 and CATALOG.model(model).num_attention_heads % sp == 0)
