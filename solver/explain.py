@@ -514,7 +514,7 @@ class _Words:
             other = refuting_cell(self.model, self.data.rows, self.data.settings, n, setting, length, others_only=True)
             if result.fits and other is not None:  # capped by another count's table (`within_refuting_tables`)
                 why = ("on fewer GPUs each holds more" if other[0] > n else
-                       "with Offload each GPU holds as much on any count")
+                       "with Offload each GPU holds as much on any count" + ("" if offload else ", without it more"))
                 table = self.data.table_words(other[0])
                 predictions.append(f"{setting.label} {result.total_gib:.1f} GiB of {result.usable_gib:.1f} usable, "
                                    f"but {table} says it ran out of memory{self.whose(other[0])} at {other[1]}, and "
@@ -527,7 +527,8 @@ class _Words:
                 gpu, (count, row), column = larger
                 whose = "" if column == self.data.model else f" (for {column}, of the same shape)"
                 fewer = "" if count == n else (", and on fewer GPUs each holds more" if count > n else
-                                               ", and with Offload each GPU holds as much on any count")
+                                               ", and with Offload each GPU holds as much on any count"
+                                               + ("" if offload else ", without it more"))
                 predictions.append(f"{setting.label} {result.total_gib:.1f} GiB of {result.usable_gib:.1f} usable, "
                                    f"but the {gpu} table for {self.gpus(count)}, whose GPU has at least this one's "
                                    f"memory, says it ran out of memory{whose} at {row}{fewer}")

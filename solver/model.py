@@ -318,13 +318,14 @@ def within_refuting_tables(
 ) -> tuple[tuple[int, int, int, int, int], ...]:
     """The estimates, each no longer than where the table of its count, or of more GPUs, says its setting
     runs out of memory (`own_limits`): the tables' failures and ``-`` rows stand, and what runs out of memory
-    on more GPUs does on fewer (they hold more of the states each, and the same tokens). With Offload, a table
-    of fewer GPUs caps it too: the states are in host memory, so a GPU holds the same at any count."""
+    on more GPUs does on fewer (they hold more of the states each, and the same tokens). A table of fewer GPUs
+    caps it where it says the setting with Offload runs out of memory: the states are in host memory then, so
+    a GPU holds the same at any count, and without Offload it holds them besides (`refuting_cell`)."""
     tabled = sorted({n for n, *_ in limits})
     capped = []
     for n, env, offload, sp, longest in estimates:
-        limit = min((limits[m, env, offload, sp] for m in tabled
-                     if (m >= n or offload) and (m, env, offload, sp) in limits), default=MAX_TOKENS)
+        limit = min((limits[key] for m in tabled if (key := (m, env, offload if m >= n else 1, sp)) in limits),
+                    default=MAX_TOKENS)
         if min(longest, limit) > 0:
             capped.append((n, env, offload, sp, min(longest, limit)))
     return tuple(capped)

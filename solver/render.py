@@ -315,7 +315,7 @@ def _tables_verdict(answer: Answer, plan: Plan) -> Text | None:
     if answer.tables is None:
         return None
     decide = "" if answer.tables.trains else "; the table, a measurement, decides: drop --estimate to plan with it"
-    return Text(f"{_tables_said(answer.tables, answer.gpu, answer.model, plan.gpus)}{decide}",
+    return Text(f"{_tables_said(answer.tables, answer.gpu, answer.model, plan.gpus, plan.offload)}{decide}",
                 style="green" if answer.tables.trains else "red")
 
 
@@ -582,7 +582,7 @@ def _verdict(answer: Answer, current: CurrentSettings, query: Query, problems: b
         longer = (f", and at {current.max_model_len} tokens each GPU holds more" if
                   cell.max_model_len < current.max_model_len and current.max_token_len_per_gpu is None else "")
         verdict = (f"{cell.words(answer.gpu, answer.model)}, so {setting.label} ran out of memory there"
-                   f"{_fewer(cell, current.gpus)}{longer}{'; and ' + host if host else ''}")
+                   f"{_fewer(cell, current.gpus, current.offload)}{longer}{'; and ' + host if host else ''}")
     elif host and not _short_of_gpu_memory(current):
         verdict = host
     else:
@@ -605,25 +605,25 @@ def _dearer(answer: Answer, current: CurrentSettings) -> str:
             "on (--no-env estimates without it)")
 
 
-def _tables_said(tables: TablesVerdict, gpu: str, model: str, gpus: int) -> str:
-    """What a GPU type's tables say of a setting on `gpus` GPUs, in words: it trains (and which cell vouches), or it
-    runs out of memory (and which cell says so)."""
+def _tables_said(tables: TablesVerdict, gpu: str, model: str, gpus: int, offload: bool) -> str:
+    """What a GPU type's tables say of a setting (with `offload` or not) on `gpus` GPUs, in words: it trains (and which
+    cell vouches), or it runs out of memory (and which cell says so)."""
     cell = tables.source.words(gpu, model)
     cells = "your cells" if tables.source.table_source else "the source's cells"
     return (f"it trains ({tables.evidence}: {cell})" if tables.trains else
             f"it runs out of memory ({cell}: {cells} read as the first setting that trained in their order, '-' "
             f"where none did, so this setting, or one that includes it, ran out of memory there"
-            f"{_fewer(tables.source, gpus)})")
+            f"{_fewer(tables.source, gpus, offload)})")
 
 
-def _fewer(cell: SourceCell, gpus: int) -> str:
+def _fewer(cell: SourceCell, gpus: int, offload: bool) -> str:
     """For a cell of another count's table that says a setting ran out of memory: why that holds on `gpus` too,
     in words ("" for the count's own table): on fewer GPUs each holds more; with Offload (a table for fewer GPUs)
-    each holds as much."""
+    each holds as much, and without `offload` more."""
     if cell.gpus == gpus:
         return ""
     return (f", and on {counted(gpus, 'GPU')} each holds more" if cell.gpus > gpus else
-            f", and with Offload each of {counted(gpus, 'GPU')} holds as much")
+            f", and with Offload each of {counted(gpus, 'GPU')} holds as much{'' if offload else ', without it more'}")
 
 
 def _short_of_gpu_memory(current: CurrentSettings) -> bool:
@@ -936,7 +936,7 @@ def memory_view(result: MemoryEstimate, label: str, gpu: str, model: str, gpus: 
     where they speak), and where the setting does not train, how to find one that does."""
     lines: list[RenderableType] = [Text(label, style="bold"), _terms_table(result),
                                    Text(_fit_words(result), style="green" if result.fits else "red"),
-                                   Text(_longest_words(result, gpu, model, gpus, own_budget))]
+                                   Text(_longest_words(result, gpu, model, gpus, offload, own_budget))]
     if result.host_memory_gib is not None:
         lines.append(_host_memory_line(result, result.host_memory_gib, offload))
     lines += [Text(f"caution: {caution}", style="yellow") for caution in result.cautions]
@@ -944,7 +944,7 @@ def memory_view(result: MemoryEstimate, label: str, gpu: str, model: str, gpus: 
         lines.append(Text(f"beyond the memory model's calibration: {', '.join(result.beyond_calibration)}; the "
                           "prediction extrapolates there", style="yellow"))
     if result.tables is not None:
-        lines.append(_tables_line(result, result.tables, gpu, model, gpus, own_budget))
+        lines.append(_tables_line(result, result.tables, gpu, model, gpus, offload, own_budget))
     if not result.trains:  # solve memory judges one setting: the planner tries them all
         lines.append(Text("to find a setting that trains, run solve with the same options less --sp, --env, "
                           "--offload and --token-budget: it tries them all"))
@@ -990,11 +990,11 @@ def _host_memory_line(result: MemoryEstimate, need_gib: float, offload: bool) ->
                 style="" if result.host_fits else "red")
 
 
-def _tables_line(result: MemoryEstimate, tables: TablesVerdict, gpu: str, model: str, gpus: int,
+def _tables_line(result: MemoryEstimate, tables: TablesVerdict, gpu: str, model: str, gpus: int, offload: bool,
                  own_budget: bool) -> Text:
     """What `gpu`'s tables say of the breakdown's setting (`tables`), and where that overrules the memory model or
     the host memory rules it out."""
-    said = _tables_said(tables, gpu, model, gpus)
+    said = _tables_said(tables, gpu, model, gpus, offload)
     disagree = "; where the memory model disagrees, the table, a measurement, decides" if (
         tables.trains != result.fits) else ""
     by_tokens = (f" (a row is taken for its tokens per GPU, {result.tokens_per_gpu} by your budget, not for "
@@ -1005,7 +1005,7 @@ def _tables_line(result: MemoryEstimate, tables: TablesVerdict, gpu: str, model:
                 style="yellow" if host_short else "green" if tables.trains else "red")
 
 
-def _longest_words(result: MemoryEstimate, gpu: str, model: str, gpus: int, own_budget: bool) -> str:
+def _longest_words(result: MemoryEstimate, gpu: str, model: str, gpus: int, offload: bool, own_budget: bool) -> str:
     """The longest length the memory model fits with the breakdown's setting (with `own_budget`: that its token
     budget holds), in words, with what `gpu`'s tables say where a measurement there refutes it, or lets the setting
     train longer."""
@@ -1025,11 +1025,11 @@ def _longest_words(result: MemoryEstimate, gpu: str, model: str, gpus: int, own_
                  f"at {source.max_model_len}, the row that {result.longest_len} falls to"
                  if source.max_model_len > result.longest_len else f"already at {source.max_model_len}")
         longest += (f", but the tables say it runs out of memory {where} ({source.words(gpu, model)}"
-                    f"{_fewer(source, gpus)}), and they decide{allowed}")
+                    f"{_fewer(source, gpus, offload)}), and they decide{allowed}")
     elif result.tables_longer is not None:  # a measurement says it trains longer
         longer = result.tables_longer
         cited = ("the cell on the tables line" if result.tables is not None and result.tables.source == longer.source
-                 else _tables_said(longer, gpu, model, gpus).removeprefix('it trains (').removesuffix(')'))
+                 else _tables_said(longer, gpu, model, gpus, offload).removeprefix('it trains (').removesuffix(')'))
         longest += f"; the tables let it train at {longer.source.max_model_len} ({cited}), and they decide"
     return longest
 

@@ -165,14 +165,15 @@ def refuting_cell(model: Model, rows: Sequence[tuple[int, int]], settings: Mappi
     """(count, row) of the table that says `setting` runs out of memory on `gpus` GPUs at `length`: the
     count's own (`refuting_row`), else the first of the tables for more GPUs that says it runs out of memory
     there (what runs out of memory on more GPUs does on fewer: each holds more of the states, and the same
-    tokens), else, for an Offload setting, the nearest table for fewer GPUs that does (no GPU holds any of the
-    states, so each holds as much on any count); `within_refuting_tables` caps the estimates so. `others_only`:
-    the tables for other counts alone. None when no table says so."""
+    tokens), else the nearest table for fewer GPUs that says the setting with Offload does (no GPU holds any of
+    the states then, so each holds as much on any count, and without Offload more); `within_refuting_tables`
+    caps the estimates so. `others_only`: the tables for other counts alone. None when no table says so."""
     counts = sorted({n for n, _ in rows})
-    order = ([] if others_only else [gpus]) + [n for n in counts if n > gpus] + (
-        [n for n in reversed(counts) if n < gpus] if setting.offload else [])
-    return next(((n, row) for n in order if n in counts
-                 and (row := refuting_row(model, rows, settings, n, setting, length)) is not None), None)
+    with_offload = Setting(env=setting.env, offload=True, sp=setting.sp)
+    order = ([] if others_only else [(gpus, setting)]) + [(n, setting) for n in counts if n > gpus] + [
+        (n, with_offload) for n in reversed(counts) if n < gpus]
+    return next(((n, row) for n, asked in order if n in counts
+                 and (row := refuting_row(model, rows, settings, n, asked, length)) is not None), None)
 
 
 def failures_by_row(model: Model, rows: Sequence[tuple[int, int]], settings: Mapping[tuple[int, int], Setting],

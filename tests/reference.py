@@ -32,7 +32,9 @@ A plan is a dict with exactly the keys of `PLAN_KEYS`. In short:
   is "estimated" (source None) when its setting has Env on (or Env is pinned off), the shipped memory
   model, with its margin, fits exactly that setting at L (at most 2**21 tokens), and no table for the
   count or more GPUs, of the GPU type or of another with tables and at least its memory, says the setting ran
-  out of memory at L (what runs out on more GPUs does on fewer, and with more memory on less);
+  out of memory at L (what runs out on more GPUs does on fewer, and with more memory on less), nor any such
+  table for fewer GPUs that the setting with Offload did (with Offload a GPU holds the same on any count, and
+  without it more);
   when maximising, L is a multiple of 1024.
 - A GPU type's own tables for a model include, for each GPU count it has none with the model for, the table
   with the model of another GPU type with tables and the same driver-reported memory (the A800-80GB takes
@@ -208,23 +210,24 @@ def _longest_estimate(the_model: Any, memory_gib: float, n: int, env: bool, offl
 def _estimated_tokens(tables: list[dict[int, Table]], the_model: Any, memory_gib: float, n: int, env: bool,
                       offload: bool, sp: int, env_pinned_off: bool) -> int:
     """Tc: the tokens per GPU of Trinity's default budget at Lc, the longest length estimated for the setting
-    (the memory model's longest, no longer than the last row of each refuting table, `_tables_of_at_least`,
+    (the memory model's longest, no longer than the last row of each refuting table, `_tables_asked`,
     that does not say the setting ran out of memory); 0 when nothing is."""
     longest = _longest_estimate(the_model, memory_gib, n, bool(env), bool(offload), sp, env_pinned_off)
-    for table in _tables_of_at_least(tables, n, bool(offload)):
-        if _ran_out_of_memory(table, the_model, bool(env), bool(offload), sp, longest):
+    for table, asked_offload in _tables_asked(tables, n, bool(offload)):
+        if _ran_out_of_memory(table, the_model, bool(env), asked_offload, sp, longest):
             standing = [row.max_model_len for row in table.rows
-                        if not _ran_out_of_memory(table, the_model, bool(env), bool(offload), sp, row.max_model_len)]
+                        if not _ran_out_of_memory(table, the_model, bool(env), asked_offload, sp, row.max_model_len)]
             longest = min(longest, max(standing, default=0))
     return _max_token_len_per_gpu(longest, sp)
 
 
-def _tables_of_at_least(tables: list[dict[int, Table]], n: int, offload: bool) -> list[Table]:
-    """The tables for n GPUs or more, of the GPU type and of those with at least its memory (`tables`, one
-    `_tables_with_model` each): what runs out of memory on more GPUs does on fewer (each holds more of the
-    states, and the same tokens), and what runs out with more memory does with less. With Offload, every
-    count's: no GPU holds any of the states, so each holds the same whatever the count."""
-    return [table for of_type in tables for count, table in sorted(of_type.items()) if count >= n or offload]
+def _tables_asked(tables: list[dict[int, Table]], n: int, offload: bool) -> list[tuple[Table, bool]]:
+    """(table, Offload to ask it of) for every table of the GPU type and of those with at least its memory
+    (`tables`, one `_tables_with_model` each): a table for n GPUs or more is asked of the setting (what runs out
+    of memory on more GPUs does on fewer: each holds more of the states, and the same tokens; and what runs out
+    with more memory does with less), one for fewer GPUs of the setting with Offload (no GPU holds any of the
+    states then, so each holds the same whatever the count, and without Offload it holds them besides)."""
+    return [(table, offload or count < n) for of_type in tables for count, table in sorted(of_type.items())]
 
 
 def _lowered_budget(length: int, sp: int, most_tokens: int) -> int | None:
@@ -238,10 +241,10 @@ def _lowered_budget(length: int, sp: int, most_tokens: int) -> int | None:
 def _estimated(tables: list[dict[int, Table]], the_model: Any, memory_gib: float, n: int, env: bool, offload: bool,
                sp: int, length: int, env_pinned_off: bool) -> bool:
     """Whether the memory model vouches for the setting on n GPUs at L: it fits, and no refuting table
-    (`_tables_of_at_least`) says the setting ran out of memory at L."""
+    (`_tables_asked`) says the setting ran out of memory at L."""
     return (length <= _longest_estimate(the_model, memory_gib, n, bool(env), bool(offload), sp, env_pinned_off)
-            and not any(_ran_out_of_memory(table, the_model, bool(env), bool(offload), sp, length)
-                        for table in _tables_of_at_least(tables, n, bool(offload))))
+            and not any(_ran_out_of_memory(table, the_model, bool(env), asked_offload, sp, length)
+                        for table, asked_offload in _tables_asked(tables, n, bool(offload))))
 
 
 def _cell_column(table: Table, model: Any) -> str:

@@ -1107,8 +1107,8 @@ def test_reasons_are_asked_per_rollout_and_within_the_gpus_estimates_reach(tmp_p
                 "jobs": [{"name": "j", "model": "8B", "max_model_len": 1000000, "rollout_gpus": 2}]}
     assert solved(instance, tmp_path)["unplaced"] == [{"job": "j", "reason": (
         "big (up to 88 of its GPUs for the trainer, beside 2 rollout GPUs): 1000000 tokens is beyond what the tables "
-        "and the memory model's estimates allow for Qwen3-8B on A100-80GB within 64 GPUs: the longest is 25600 on the "
-        "1024-token grid (Env on 57 GPUs, estimated, extrapolated)")}]
+        "and the memory model's estimates allow for Qwen3-8B on A100-80GB within 64 GPUs: the longest is 24576 (Env + "
+        "Offload on 1 GPU, documented)")}]
 
 
 def test_jobs_whose_fewest_gpus_are_all_the_fleet_has_are_told_their_layouts_do_not_pack(tmp_path: Path):

@@ -2353,6 +2353,11 @@ def test_the_longest_length_says_where_the_tables_refute_it(cli, tmp_path: Path)
                          "--offload")
     assert status == 1 and ("(the A100-80GB table for 1 GPU says '-' at 32768, and with Offload each of 3 GPUs holds "
                             "as much), and they decide: they let it train up to 24576") in " ".join(out.split())
+    # Without Offload each of more GPUs holds the states besides: the same table's '-' holds for Env alone on 8.
+    status, out, _ = cli("memory", "--model", "0.6B", "--gpu", "a100", "--gpus", "8", "--len", "100k", "--env")
+    assert status == 1 and ("(the A100-80GB table for 1 GPU says '-' at 32768, and with Offload each of 8 GPUs holds "
+                            "as much, without it more), and they decide: they let it train up to 28672") in " ".join(
+                                out.split())
     # Where no table speaks (the H200, with more memory than any GPU type with tables), nothing more is said.
     changed = [*flags[:4], "h200", *flags[5:]]
     status, out, _ = cli(*changed)

@@ -12,6 +12,7 @@ from ortools.sat.python import cp_model
 from reference import check_plan, enumerate_plans, ranked_alternatives
 
 import solver
+import solver.model
 import solver.solve
 from solver.explain import _Prober
 from solver.memory import CEILING, GRID
@@ -469,6 +470,51 @@ def test_an_offload_failure_on_fewer_gpus_caps_the_estimates_on_more():
                for reason in explained.explanation)
 
 
+def test_an_offload_failure_on_fewer_gpus_caps_the_same_setting_without_offload_on_more():
+    # Without Offload a GPU holds the states besides all that the setting with Offload holds, on any count: where the
+    # A100 table for 1 GPU says Env + Offload ran out of memory for Qwen3-0.6B at 32768 ('-'), Env alone runs out at
+    # 30720 (whose next row up that is) on 8 or 16 GPUs too, though the memory model alone fits it there. Offload
+    # never makes a plan stop fitting: both are estimated up to 28672 at most.
+    pinned = {"model": "0.6B", "exact": True, "sp": 1, "env": True}
+    for gpus in (8, 16):
+        for offload in (False, True):
+            assert solve_one("A100-80GB", budget_gpus=gpus, max_model_len=30720, offload=offload, **pinned).plans == ()
+            longest = solve_one("A100-80GB", objective="max_len", budget_gpus=gpus, offload=offload, **pinned)
+            assert longest.plans[0].max_model_len == 28672
+    alone = solve_one("A100-80GB", budget_gpus=8, max_model_len=30720, offload=False, estimate="only", **pinned)
+    assert alone.plans[0].max_model_len == 30720
+    # SP=2 halves the tokens per GPU: the 1-GPU table says nothing of it.
+    assert solve_one("A100-80GB", budget_gpus=8, max_model_len=30720, offload=False, **{**pinned, "sp": 2}).plans
+    # solve memory and --explain name the table, and why it holds without Offload on more GPUs.
+    tables = solver.estimate_memory("0.6B", "a100", 8, 30720, env=True).tables
+    assert (tables.trains, tables.source.gpus, tables.source.max_model_len) == (False, 1, 32768)
+    (explained,) = solver.plan("0.6B", gpu="a100", budget_gpus=8, exact=True, max_model_len=30720, sp=1, env=True,
+                               offload=False, explain=True)
+    assert any("Env 73.2 GiB of 73.5 usable, but the A100-80GB table for 1 GPU says it ran out of memory at 32768, "
+               "and with Offload each GPU holds as much on any count, without it more" in reason.detail
+               for reason in explained.explanation)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(model=st.sampled_from(["0.6B", "1.7B", "4B", "8B", "14B", "32B", "30B-A3B", "Qwen2.5-7B", "Llama-3.1-70B"]),
+       gpu=st.sampled_from(["a100", "h20", "h100", "a800", "h200", "l40s"]), gpus=st.sampled_from([2, 3, 4, 8, 16]),
+       env=st.booleans(), sp=st.sampled_from([1, 2, 4]))
+def test_offload_and_more_gpus_never_make_the_planner_shorten_a_setting(
+        model: str, gpu: str, gpus: int, env: bool, sp: int):
+    # The planner's longest length for a pinned setting, tables and estimates together: Offload never shortens it,
+    # nor do twice the GPUs (from two on: a table for one GPU vouches for no other count; whole nodes past 8).
+    assume(gpus % sp == 0 and CATALOG.model(model).num_attention_heads % sp == 0)
+
+    def longest(count: int, offload: bool) -> int:
+        answer = solve_one(gpu, model=model, objective="max_len", budget_gpus=count, exact=True, sp=sp, env=env,
+                           offload=offload)
+        return max((p.max_model_len for p in answer.plans), default=0)
+
+    without, with_offload = longest(gpus, False), longest(gpus, True)
+    assert without <= with_offload
+    assert without <= longest(2 * gpus, False) and with_offload <= longest(2 * gpus, True)
+
+
 def test_a_model_cp_sat_rejects_is_a_defect_not_a_time_out(monkeypatch: pytest.MonkeyPatch):
     import threading
 
@@ -893,17 +939,22 @@ def test_with_every_weight_zero_the_cheapest_plan_takes_the_most_gpus():
     assert plan_dicts(answer) == expected[:2]
 
 
-def test_the_longest_estimate_of_a_count_is_its_longest_settings_not_its_last():
-    # Qwen3-0.6B on exactly 7 A100s (no table; SP must divide 7, so SP=1): the memory model fits Env alone longer than
-    # Env + Offload, which the 1-GPU table's '-' at 32768 caps (with Offload a GPU holds as much on any count). The
-    # longest plan is Env's estimate on the 1024-token grid; the 2-GPU table's Env at 28672 vouches for less.
-    query = make_query(CATALOG, model="0.6B", gpu="a100", objective="max_len", budget_gpus=7, exact=True)
-    data = prepare(CATALOG, "A100-80GB", query)
-    on_seven = {(e, o, s): longest for n, e, o, s, longest in data.estimates if n == 7}
-    assert on_seven[1, 1, 1] <= 28672 < on_seven[1, 0, 1] == data.longest_estimate[7]
-    answer = solve_one("a100", model="0.6B", objective="max_len", budget_gpus=7, exact=True, top=2)
-    assert [(p.max_model_len, p.setting.label, p.evidence) for p in answer.plans] == [
-        (on_seven[1, 0, 1] // GRID * GRID, "Env", "estimated"), (28672, "Env", "inferred")]
+def test_the_longest_estimate_of_a_count_is_its_longest_settings_not_its_last(monkeypatch: pytest.MonkeyPatch):
+    # Qwen3-0.6B on exactly 7 H200s (SP must divide 7, so SP=1; no GPU type with tables has their memory, so none caps
+    # the estimates): the memory model fits Env + Offload longer than Env alone, which holds the states besides. Given
+    # the estimates in the other order, Env's last, the count's longest estimate and the longest plan are still
+    # Env + Offload's. (On the shipped tables a setting's estimate is never longer than one of a setting that includes
+    # it, so the order the memory model gives them in, Offload after, would hide a count taking its last.)
+    given = solver.model.estimated_cells
+    monkeypatch.setattr(solver.model, "estimated_cells",
+                        lambda *args, **kwargs: tuple(reversed(given(*args, **kwargs))))
+    query = make_query(CATALOG, model="0.6B", gpu="h200", objective="max_len", budget_gpus=7, exact=True)
+    on_seven = [(e, o, s, longest) for n, e, o, s, longest in prepare(CATALOG, "H200-141GB", query).estimates if n == 7]
+    assert [setting for *setting, _ in on_seven] == [[1, 1, 1], [1, 0, 1]] and on_seven[1][3] < on_seven[0][3]
+    assert prepare(CATALOG, "H200-141GB", query).longest_estimate[7] == on_seven[0][3]
+    answer = solve_one("h200", model="0.6B", objective="max_len", budget_gpus=7, exact=True)
+    assert [(p.max_model_len, p.setting.label) for p in answer.plans] == [(on_seven[0][3] // GRID * GRID,
+                                                                           "Env + Offload")]
 
 
 def test_a_lowered_token_budget_reaches_no_longer_than_the_memory_models_ceiling():
@@ -978,15 +1029,15 @@ def test_a_cell_vouches_for_a_plan_of_any_higher_sp_degree():
 
 
 def test_an_estimated_length_stays_on_the_grid_past_a_row_of_another_count(edited_a100_tables):
-    # A made-up 8-GPU table of Qwen3-0.6B with a row at 30750: on exactly 7 GPUs the Env estimate (which fits past
-    # 30750) still gives a length on the 1024-token grid; the row is a length for plans its own table vouches for.
-    catalog = edited_a100_tables(lambda text: text + made_up_table(8, "Qwen3-0.6B", 30750, "Env"))
-    query = make_query(catalog, model="0.6B", gpu="a100", objective="max_len", budget_gpus=7, exact=True)
+    # A made-up 8-GPU table of Qwen3-4B with a row at 27650: on exactly 7 GPUs the Env + Offload estimate (which fits
+    # past 27650) still gives a length on the 1024-token grid; the row is a length for plans its own table vouches for.
+    catalog = edited_a100_tables(lambda text: text + made_up_table(8, "Qwen3-4B", 27650, "Env"))
+    query = make_query(catalog, model="4B", gpu="a100", objective="max_len", budget_gpus=7, exact=True)
     data = prepare(catalog, "A100-80GB", query)
-    assert 30750 in data.lengths and data.longest_estimate[7] > 30750
+    assert 27650 in data.lengths and data.longest_estimate[7] > 27650
     (answer,) = plan(query, catalog)
     assert [(p.max_model_len, p.setting.label, p.evidence) for p in answer.plans] == [
-        (data.longest_estimate[7] // GRID * GRID, "Env", "estimated")]
+        (data.longest_estimate[7] // GRID * GRID, "Env + Offload", "estimated")]
 
 
 def test_the_longest_length_comes_first_however_much_its_setting_costs():
