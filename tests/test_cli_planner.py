@@ -1435,6 +1435,21 @@ def test_a_gpu_too_small_for_a_grid_step_has_no_plan_and_says_so(cli, flags: tup
     assert (status, err) == (1, "") and says in " ".join(out.split())
 
 
+def interrupted(*args: Any, **kwargs: Any) -> None:
+    raise KeyboardInterrupt  # as Ctrl-C does while a command works out its answer
+
+
+@pytest.mark.parametrize(("module", "name", "argv", "prog"), [
+    ("planner", "answer_query", ("--model", "4B", "--len", "8k"), "solve"),
+    ("memory", "estimate_memory", ("memory", "--model", "4B", "--gpu", "a100", "--gpus", "4", "--len", "8k"),
+     "solve memory"),
+])
+def test_ctrl_c_while_a_command_works_is_one_line_and_status_130(cli, monkeypatch: pytest.MonkeyPatch, module: str,
+                                                                 name: str, argv: tuple[str, ...], prog: str):
+    monkeypatch.setattr(getattr(solver.cli, module), name, interrupted)
+    assert cli(*argv) == (130, "", f"{prog}: interrupted\n")
+
+
 def test_ctrl_c_while_the_command_loads_is_one_line_and_status_130():
     # A Ctrl-C in the first tenths of a second lands while solver.cli and its libraries load: made so here.
     script = ("import builtins, sys\nreal = builtins.__import__\n"

@@ -1384,6 +1384,18 @@ def test_cli_minimize_nodes_counts_nodes_in_its_status_line(cli, tmp_path: Path)
     assert status == 0 and out.splitlines()[0] == "status: optimal; nodes used: 1, proven bound 1"
 
 
+def test_cli_says_no_placement_in_its_status_line_and_lists_every_job_unplaced(cli, tmp_path: Path):
+    # --minimize nodes places every job or none: with one that fits nowhere there is no placement to count.
+    path = tmp_path / "fleet.yaml"
+    path.write_text("pools: [{name: a100, gpu: a100, nodes: 1, gpus_per_node: 8}]\n"
+                    "jobs: [{name: huge, model: 14B, max_model_len: 1048576}, {name: ok, model: 0.6B, "
+                    "max_model_len: 8192}]\n", encoding="utf-8")
+    status, out, err = cli("cluster", str(path), "--minimize", "nodes")
+    assert (status, err) == (1, "") and out.splitlines()[:3] == [
+        "status: infeasible", "pool a100: 1 x 8 A100-80GB; 0 nodes and 0 of 8 GPUs used", "unplaced jobs: 2 of 2"]
+    assert "--minimize nodes places every job or none, and huge fits nowhere" in out
+
+
 def test_emit_dir_is_not_made_where_no_job_is_placed(cli, tmp_path: Path):
     # The folder is made once there is a config to write: a job whose 8 rollout GPUs fill the only node has none.
     path = tmp_path / "fleet.yaml"
