@@ -536,6 +536,8 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
         (lambda: solver.calibrate_memory_model([EXAMPLES / "my-cells.yaml"], with_tables=1),
          "with_tables must be True or False, got 1"),
         (lambda: solver.calibrate_memory_model(catalog="tables"), "catalog must be a Catalog or None, got 'tables'"),
+        (lambda: solver.calibrate_memory_model(catalog=solver.Catalog(  # GPU types of one's own, none with tables
+            models=CATALOG.models, gpu_types=(solver.described_gpu_type("Mine", 80),))), "no cells to calibrate on"),
         # the steps behind plan and --from-config, documented in docs/api.md
         (lambda: answer_query(None, CATALOG), "query must be a Query, got None"),
         (lambda: answer_query(QUERY, CATALOG, explain=1), "explain must be True or False, got 1"),

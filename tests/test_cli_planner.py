@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import re
@@ -1056,6 +1057,17 @@ def test_a_closed_stderr_drops_the_notes_and_leaves_json_whole(solve_script: Pat
                              "--json"], stdout=subprocess.PIPE, text=True, timeout=60, check=False,
                             preexec_fn=lambda: os.close(2))
     assert result.returncode == 0 and json.loads(result.stdout)[0]["model"] == "Qwen3-4B"
+
+
+def test_standard_streams_without_a_descriptor_are_written_as_they_are(monkeypatch: pytest.MonkeyPatch):
+    # An embedding interpreter whose own streams are in memory: no descriptor to wrap; the output and the note land.
+    out, err = io.StringIO(), io.StringIO()
+    for name, stream in (("stdout", out), ("__stdout__", out), ("stderr", err), ("__stderr__", err)):
+        monkeypatch.setattr(sys, name, stream)
+    assert solver.cli.main(["--model", "4B", "--gpu", "mine", "--gpu-memory", "40", "--len", "32k", "--json"]) == 0
+    assert json.loads(out.getvalue())[0]["model"] == "Qwen3-4B"
+    assert err.getvalue().startswith("solve: note: --gpu-memory 40 is taken as 40 GiB")
+    assert (sys.stdout, sys.stderr) == (out, err)
 
 
 @pytest.mark.parametrize("environment", [
