@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import io
 import json
 import os
@@ -31,6 +32,7 @@ from rich.console import Console
 
 import solver
 import solver.cli
+import solver.cli.atomic
 import solver.cli.cluster
 import solver.cluster
 import solver.render
@@ -1406,6 +1408,36 @@ def test_emit_dir_is_not_made_where_no_job_is_placed(cli, tmp_path: Path):
     assert status == 1
     assert unplaced["reason"] == "a: the job's 8 rollout GPUs take all the pool's 8 GPUs, leaving none for a trainer"
     assert not (tmp_path / "configs").exists()
+
+
+def full_disk(*args: object, **kwargs: object) -> None:
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+
+@pytest.mark.parametrize("existing", [False, True], ids=["made", "there"])
+def test_emit_dir_on_a_full_disk_is_one_line_and_only_a_folder_the_command_made_is_removed(
+        cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, existing: bool):
+    path, configs = tmp_path / "fleet.yaml", tmp_path / "configs"
+    path.write_text("pools: [{name: a, gpu: a100, nodes: 1, gpus_per_node: 8}]\n"
+                    "jobs: [{name: j, model: 4B, max_model_len: 8192}]\n", encoding="utf-8")
+    if existing:
+        configs.mkdir()
+    monkeypatch.setattr(solver.cli.atomic.tempfile, "NamedTemporaryFile", full_disk)  # where each config goes first
+    assert cli("cluster", str(path), "--emit-dir", str(configs)) == (2, "", (
+        f"solve cluster: error: {configs}/j.yaml: cannot write: a temporary file cannot be created in {configs} (No "
+        "space left on device); the file is written there first, then renamed into place\n"))
+    assert configs.exists() == existing  # one there already stays; one made for the configs goes
+    assert not existing or list(configs.iterdir()) == []  # and no temporary file is left in it
+
+
+def test_emit_dir_that_cannot_be_made_on_a_full_disk_is_one_line(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    path, configs = tmp_path / "fleet.yaml", tmp_path / "configs"
+    path.write_text("pools: [{name: a, gpu: a100, nodes: 1, gpus_per_node: 8}]\n"
+                    "jobs: [{name: j, model: 4B, max_model_len: 8192}]\n", encoding="utf-8")
+    monkeypatch.setattr(Path, "mkdir", full_disk)  # made once there is a config to write, after every check
+    assert cli("cluster", str(path), "--emit-dir", str(configs)) == (
+        2, "", f"solve cluster: error: --emit-dir {configs}: cannot make the folder: No space left on device\n")
+    assert not configs.exists()
 
 
 def test_emit_dir_names_each_config_written_after_the_placements_as_solve_names_its_files(cli, tmp_path: Path):
