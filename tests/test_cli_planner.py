@@ -832,6 +832,19 @@ def _without_dac_override() -> list[str]:
 
 
 @pytest.mark.skipif(os.name == "nt", reason="POSIX permissions")
+def test_an_example_file_there_that_cannot_be_read_is_one_line_and_left(tmp_path: Path, solve_script: Path):
+    # `solve examples` reads a file where an example goes, to leave it if it holds the example: one it may not read.
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "fleet.yaml").write_text("x\n", encoding="utf-8")
+    (tmp_path / "d" / "fleet.yaml").chmod(0o200)
+    result = subprocess.run([*_without_dac_override(), str(solve_script), "examples", "d"], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=60, check=False)
+    assert (result.returncode, result.stdout, result.stderr) == (
+        2, "", "solve examples: error: d/fleet.yaml: cannot read: Permission denied\n")
+    assert [path.name for path in (tmp_path / "d").iterdir()] == ["fleet.yaml"]
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX permissions")
 def test_a_read_only_target_is_refused_and_a_read_only_folder_is_named(tmp_path: Path, solve_script: Path):
     # Written by rename, a file would be replaced whatever its own permissions: a read-only one is refused, as
     # `>` refuses it; a writable file in a folder without write permission names the folder.
