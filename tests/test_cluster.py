@@ -741,6 +741,17 @@ def test_one_config_json_named_two_ways_is_one_model_and_one_input_file(tmp_path
     assert read_fleet(path, CATALOG).models == fleet.models  # as solve cluster reads them before the cells
 
 
+def test_too_many_pools_is_said_in_the_words_of_too_few(tmp_path: Path):
+    # Not pydantic's own words, which named the Python type ("Tuple should have at most 256 items after validation").
+    path = tmp_path / "fleet.yaml"
+    pools = [{"name": f"p{i}", "gpu": "a100", "nodes": 1, "gpus_per_node": 8} for i in range(257)]
+    path.write_text(yaml.safe_dump({"pools": pools, "jobs": [{"name": "j", "model": "4B", "max_model_len": 8192}]}),
+                    encoding="utf-8")
+    with pytest.raises(TableError) as caught:
+        load_fleet(path, CATALOG)
+    assert str(caught.value) == f"{path}: pools: must list at most 256, got [{{'gpu': 'a100', 'gpus_per_node': 8, 'name': 'p0', 'nodes..."
+
+
 def test_a_cluster_file_with_many_problems_names_where_the_others_are(tmp_path: Path):
     # The first in full, then where the others are (three at most), so that fixing one does not just reveal the next.
     path = tmp_path / "fleet.yaml"

@@ -211,6 +211,7 @@ _PLAIN_PROBLEMS = {
     "less_than_equal": "must be at most {le}",
     "less_than": "must be below {lt}",
     "too_short": "must list at least {min_length}",
+    "too_long": "must list at most {max_length}",
     "string_pattern_mismatch": "must be letters, digits, '.', '_' and '-', starting with a letter or digit",
     "int_type": "must be a whole number",
     "int_from_float": "must be a whole number",
