@@ -216,6 +216,7 @@ _PLAIN_PROBLEMS = {
     "int_type": "must be a whole number",
     "int_from_float": "must be a whole number",
     "float_type": "must be a number",
+    "float_parsing": "must be a number",  # text in a field that takes a number written in quotes too
     "finite_number": "must be a finite number",
     "bool_type": "must be true or false",
     "string_type": "must be text",
