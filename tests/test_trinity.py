@@ -621,6 +621,8 @@ def test_reads(text: str, environ: dict[str, str], expected: dict[str, Any]) -> 
           "character 1)")),
         ("model: [unclosed\n", {}, "t.yaml: at the end of the file: malformed YAML"),
         ("model:\n  a: 1\n   b: 2\n", {}, "t.yaml: line 3: malformed YAML"),
+        ("model:\n  model_path: q/Qwen3-4B\x07\n", {},  # the line of a character YAML does not take, unseen
+         "t.yaml: line 2: malformed YAML: unacceptable character #x0007: special characters are not allowed"),
         ("- model\n- trainer\n", {}, "t.yaml: a Trinity config is a mapping of sections (model, cluster, trainer, ...), got a list"),
         ("", {}, "t.yaml: a Trinity config is a mapping"),
         ("project: x\nmodel:\n  max_model_len: 4096\n", {}, "t.yaml: missing model.model_path"),

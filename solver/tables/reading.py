@@ -130,10 +130,15 @@ def yaml_limit(error: BaseException) -> str | None:
 
 def yaml_error_place(error: BaseException, text: str) -> str:
     """Where in `text` a YAML loader's `error` lies, in words before a colon: ``line N: ``, or ``at the end of the
-    file: `` for a mark at its end (an unclosed bracket: its line past the last); "" without a mark."""
+    file: `` for a mark at its end (an unclosed bracket: its line past the last); for a character the reader refuses
+    (a control character, unseen), its line; "" without a mark."""
     mark = getattr(error, "problem_mark", None)
     if mark is None:
-        return ""
+        position = getattr(error, "position", None)  # PyYAML's and ruamel's ReaderError: the character's index
+        if not isinstance(position, int):
+            return ""
+        line = text.count("\n", 0, position) + 1
+        return f"line {line}: "
     return "at the end of the file: " if mark.index >= len(text) else f"line {mark.line + 1}: "
 
 
