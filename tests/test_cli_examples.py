@@ -91,7 +91,8 @@ def test_a_folder_name_too_long_is_one_line_and_the_folders_made_on_the_way_are_
     assert cli("examples", f"new/{long}") == (
         2, "", f"solve examples: error: new/{long}: cannot make the folder: File name too long\n")
     assert list(tmp_path.iterdir()) == []  # new/, made first, is gone again
-    assert cli("examples", f"{long}/x") == (2, "", f"solve examples: error: {long}/x: cannot write: File name too long\n")
+    assert cli("examples", f"{long}/x") == (
+        2, "", f"solve examples: error: {long}/x: cannot write: File name too long\n")
 
 
 def test_the_shipped_tables_folder_is_refused_as_dir(cli, shipped_tables_kept: Path):

@@ -551,6 +551,9 @@ def test_greedy_is_valid_and_never_better(seed: int, tmp_path_factory):
          "job j, max_model_len: unknown field 'at_most' (fields: at_least)"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: [4096]}\n",
          "job j, max_model_len: must be a whole number, got [4096]"),
+        (("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\n"
+          "jobs:\n  - {name: j, model: 4B, max_model_len: 4096, priority: '[1'}\n"),
+         "job j, priority: must be a whole number, got '[1'"),  # quoted text that is no YAML, nor a number in it
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: {at_least: 4096, '<tokens>': 1}}\n",
          "job j, max_model_len: unknown field '<tokens>'"),  # a key of the user's named like a tag is still named
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096, pool: b}\n",
@@ -749,7 +752,8 @@ def test_too_many_pools_is_said_in_the_words_of_too_few(tmp_path: Path):
                     encoding="utf-8")
     with pytest.raises(TableError) as caught:
         load_fleet(path, CATALOG)
-    assert str(caught.value) == f"{path}: pools: must list at most 256, got [{{'gpu': 'a100', 'gpus_per_node': 8, 'name': 'p0', 'nodes..."
+    assert str(caught.value) == (
+        f"{path}: pools: must list at most 256, got [{{'gpu': 'a100', 'gpus_per_node': 8, 'name': 'p0', 'nodes...")
 
 
 def test_a_cluster_file_with_many_problems_names_where_the_others_are(tmp_path: Path):
