@@ -450,6 +450,7 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
         (lambda: solver.described_gpu_type("MyAccel", 0), "MyAccel: its memory must be from 8 to 16384 GB, got 0 GB"),
         (lambda: solver.described_gpu_type("MyAccel", memory_mib=1025),
          "MyAccel: its memory must be from 8192 MiB (8 GiB) to 16777216 MiB, got 1025 MiB"),
+        (lambda: solver.described_gpu_type("MyAccel"), "'MyAccel': give its memory in GB or MiB"),
         # estimate_memory: the node size and the flags' types
         (lambda: solver.estimate_memory("4B", "h100", 16, 4096, node_gpus=0),
          "--node-gpus must be a whole number from 1 to 65536, got 0"),
@@ -535,6 +536,8 @@ def test_plan_passes_the_node_size_and_memory_model_through(cli):
         (lambda: solver.calibrate_memory_model([EXAMPLES / "my-cells.yaml"], with_tables=1),
          "with_tables must be True or False, got 1"),
         (lambda: solver.calibrate_memory_model(catalog="tables"), "catalog must be a Catalog or None, got 'tables'"),
+        (lambda: solver.calibrate_memory_model(catalog=solver.Catalog(  # GPU types of one's own, none with tables
+            models=CATALOG.models, gpu_types=(solver.described_gpu_type("Mine", 80),))), "no cells to calibrate on"),
         # the steps behind plan and --from-config, documented in docs/api.md
         (lambda: answer_query(None, CATALOG), "query must be a Query, got None"),
         (lambda: answer_query(QUERY, CATALOG, explain=1), "explain must be True or False, got 1"),

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 from pathlib import Path
 
@@ -80,6 +81,18 @@ def test_a_dir_that_cannot_take_the_examples_exits_2_and_writes_nothing(
     before = _tree(tmp_path)
     assert cli("examples", where) == (2, "", f"solve examples: error: {message}\n")
     assert _tree(tmp_path) == before and not Path("file", "docs").exists()
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX's limit and words")
+def test_a_folder_name_too_long_is_one_line_and_the_folders_made_on_the_way_are_removed(
+        cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.chdir(tmp_path)
+    long = "a" * 300  # past the 255 bytes a file's name may take
+    assert cli("examples", f"new/{long}") == (
+        2, "", f"solve examples: error: new/{long}: cannot make the folder: File name too long\n")
+    assert list(tmp_path.iterdir()) == []  # new/, made first, is gone again
+    assert cli("examples", f"{long}/x") == (
+        2, "", f"solve examples: error: {long}/x: cannot write: File name too long\n")
 
 
 def test_the_shipped_tables_folder_is_refused_as_dir(cli, shipped_tables_kept: Path):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import re
@@ -831,6 +832,19 @@ def _without_dac_override() -> list[str]:
 
 
 @pytest.mark.skipif(os.name == "nt", reason="POSIX permissions")
+def test_an_example_file_there_that_cannot_be_read_is_one_line_and_left(tmp_path: Path, solve_script: Path):
+    # `solve examples` reads a file where an example goes, to leave it if it holds the example: one it may not read.
+    (tmp_path / "d").mkdir()
+    (tmp_path / "d" / "fleet.yaml").write_text("x\n", encoding="utf-8")
+    (tmp_path / "d" / "fleet.yaml").chmod(0o200)
+    result = subprocess.run([*_without_dac_override(), str(solve_script), "examples", "d"], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=60, check=False)
+    assert (result.returncode, result.stdout, result.stderr) == (
+        2, "", "solve examples: error: d/fleet.yaml: cannot read: Permission denied\n")
+    assert [path.name for path in (tmp_path / "d").iterdir()] == ["fleet.yaml"]
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX permissions")
 def test_a_read_only_target_is_refused_and_a_read_only_folder_is_named(tmp_path: Path, solve_script: Path):
     # Written by rename, a file would be replaced whatever its own permissions: a read-only one is refused, as
     # `>` refuses it; a writable file in a folder without write permission names the folder.
@@ -1056,6 +1070,17 @@ def test_a_closed_stderr_drops_the_notes_and_leaves_json_whole(solve_script: Pat
                              "--json"], stdout=subprocess.PIPE, text=True, timeout=60, check=False,
                             preexec_fn=lambda: os.close(2))
     assert result.returncode == 0 and json.loads(result.stdout)[0]["model"] == "Qwen3-4B"
+
+
+def test_standard_streams_without_a_descriptor_are_written_as_they_are(monkeypatch: pytest.MonkeyPatch):
+    # An embedding interpreter whose own streams are in memory: no descriptor to wrap; the output and the note land.
+    out, err = io.StringIO(), io.StringIO()
+    for name, stream in (("stdout", out), ("__stdout__", out), ("stderr", err), ("__stderr__", err)):
+        monkeypatch.setattr(sys, name, stream)
+    assert solver.cli.main(["--model", "4B", "--gpu", "mine", "--gpu-memory", "40", "--len", "32k", "--json"]) == 0
+    assert json.loads(out.getvalue())[0]["model"] == "Qwen3-4B"
+    assert err.getvalue().startswith("solve: note: --gpu-memory 40 is taken as 40 GiB")
+    assert (sys.stdout, sys.stderr) == (out, err)
 
 
 @pytest.mark.parametrize("environment", [
@@ -1433,6 +1458,21 @@ def test_a_gpu_too_small_for_a_grid_step_has_no_plan_and_says_so(cli, flags: tup
     # 8 GiB hold no 1024 tokens of Qwen3-32B on one GPU, nor 4096 of Qwen3-0.6B: no plan, exit 1, no traceback.
     status, out, err = cli("--gpu", "x", "--gpu-memory", "8GiB", *flags)
     assert (status, err) == (1, "") and says in " ".join(out.split())
+
+
+def interrupted(*args: Any, **kwargs: Any) -> None:
+    raise KeyboardInterrupt  # as Ctrl-C does while a command works out its answer
+
+
+@pytest.mark.parametrize(("module", "name", "argv", "prog"), [
+    ("planner", "answer_query", ("--model", "4B", "--len", "8k"), "solve"),
+    ("memory", "estimate_memory", ("memory", "--model", "4B", "--gpu", "a100", "--gpus", "4", "--len", "8k"),
+     "solve memory"),
+])
+def test_ctrl_c_while_a_command_works_is_one_line_and_status_130(cli, monkeypatch: pytest.MonkeyPatch, module: str,
+                                                                 name: str, argv: tuple[str, ...], prog: str):
+    monkeypatch.setattr(getattr(solver.cli, module), name, interrupted)
+    assert cli(*argv) == (130, "", f"{prog}: interrupted\n")
 
 
 def test_ctrl_c_while_the_command_loads_is_one_line_and_status_130():

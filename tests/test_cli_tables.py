@@ -460,6 +460,19 @@ def test_a_cells_file_without_tables_is_refused(cli, tmp_path: Path):
         assert cli(*command, "--cells", str(cells)) == (2, "", message)
 
 
+@pytest.mark.parametrize(("table", "field"), [
+    ("{gpus: 8, section: s, rows: [{max_model_len: 32768, cells: {8B: SP=2}}]}", "models"),
+    ("{gpus: 8, section: s, models: [8B]}", "rows"),
+])
+def test_a_cells_files_table_without_models_or_rows_names_the_field(cli, tmp_path: Path, table: str, field: str):
+    # The models go by their catalogue names (8B: Qwen3-8B) before the table is checked: the missing one is named.
+    cells = tmp_path / "cells.yaml"
+    cells.write_text(f"gpu: H100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n  - {table}\n", encoding="utf-8")
+    assert cli("calibrate", "--cells", str(cells)) == (2, "", (
+        f"solve calibrate: error: --cells {cells}: table gpus=8: missing field '{field}' (fields: gpus, section, "
+        "source, models, rows)\n"))
+
+
 def test_a_cells_files_aliases_are_checked_as_the_catalogues_are(cli, tmp_path: Path):
     # A new GPU type's alias that names a catalogue GPU type would be ambiguous; a catalogue GPU type keeps its own.
     body = (Path(__file__).parent / "data" / "cells" / "h800.yaml").read_text(encoding="utf-8").split("\n", 2)[2]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import io
 import json
 import os
@@ -31,6 +32,7 @@ from rich.console import Console
 
 import solver
 import solver.cli
+import solver.cli.atomic
 import solver.cli.cluster
 import solver.cluster
 import solver.render
@@ -550,6 +552,9 @@ def test_greedy_is_valid_and_never_better(seed: int, tmp_path_factory):
          "job j, max_model_len: unknown field 'at_most' (fields: at_least)"),
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: [4096]}\n",
          "job j, max_model_len: must be a whole number, got [4096]"),
+        (("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\n"
+          "jobs:\n  - {name: j, model: 4B, max_model_len: 4096, priority: '[1'}\n"),
+         "job j, priority: must be a whole number, got '[1'"),  # quoted text that is no YAML, nor a number in it
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: {at_least: 4096, '<tokens>': 1}}\n",
          "job j, max_model_len: unknown field '<tokens>'"),  # a key of the user's named like a tag is still named
         ("pools:\n  - {name: a, gpu: a100, nodes: 1, gpus_per_node: 8}\njobs:\n  - {name: j, model: 4B, max_model_len: 4096, pool: b}\n",
@@ -738,6 +743,18 @@ def test_one_config_json_named_two_ways_is_one_model_and_one_input_file(tmp_path
     assert [job.model for job in fleet.jobs] == ["my-7b", "my-7b"]
     assert ([model.name for model in fleet.models], fleet.model_config_files) == (["my-7b"], (config,))
     assert read_fleet(path, CATALOG).models == fleet.models  # as solve cluster reads them before the cells
+
+
+def test_too_many_pools_is_said_in_the_words_of_too_few(tmp_path: Path):
+    # Not pydantic's own words, which named the Python type ("Tuple should have at most 256 items after validation").
+    path = tmp_path / "fleet.yaml"
+    pools = [{"name": f"p{i}", "gpu": "a100", "nodes": 1, "gpus_per_node": 8} for i in range(257)]
+    path.write_text(yaml.safe_dump({"pools": pools, "jobs": [{"name": "j", "model": "4B", "max_model_len": 8192}]}),
+                    encoding="utf-8")
+    with pytest.raises(TableError) as caught:
+        load_fleet(path, CATALOG)
+    assert str(caught.value) == (
+        f"{path}: pools: must list at most 256, got [{{'gpu': 'a100', 'gpus_per_node': 8, 'name': 'p0', 'nodes...")
 
 
 def test_a_cluster_file_with_many_problems_names_where_the_others_are(tmp_path: Path):
@@ -1385,6 +1402,18 @@ def test_cli_minimize_nodes_counts_nodes_in_its_status_line(cli, tmp_path: Path)
     assert status == 0 and out.splitlines()[0] == "status: optimal; nodes used: 1, proven bound 1"
 
 
+def test_cli_says_no_placement_in_its_status_line_and_lists_every_job_unplaced(cli, tmp_path: Path):
+    # --minimize nodes places every job or none: with one that fits nowhere there is no placement to count.
+    path = tmp_path / "fleet.yaml"
+    path.write_text("pools: [{name: a100, gpu: a100, nodes: 1, gpus_per_node: 8}]\n"
+                    "jobs: [{name: huge, model: 14B, max_model_len: 1048576}, {name: ok, model: 0.6B, "
+                    "max_model_len: 8192}]\n", encoding="utf-8")
+    status, out, err = cli("cluster", str(path), "--minimize", "nodes")
+    assert (status, err) == (1, "") and out.splitlines()[:3] == [
+        "status: infeasible", "pool a100: 1 x 8 A100-80GB; 0 nodes and 0 of 8 GPUs used", "unplaced jobs: 2 of 2"]
+    assert "--minimize nodes places every job or none, and huge fits nowhere" in out
+
+
 def test_emit_dir_is_not_made_where_no_job_is_placed(cli, tmp_path: Path):
     # The folder is made once there is a config to write: a job whose 8 rollout GPUs fill the only node has none.
     path = tmp_path / "fleet.yaml"
@@ -1395,6 +1424,36 @@ def test_emit_dir_is_not_made_where_no_job_is_placed(cli, tmp_path: Path):
     assert status == 1
     assert unplaced["reason"] == "a: the job's 8 rollout GPUs take all the pool's 8 GPUs, leaving none for a trainer"
     assert not (tmp_path / "configs").exists()
+
+
+def full_disk(*args: object, **kwargs: object) -> None:
+    raise OSError(errno.ENOSPC, "No space left on device")
+
+
+@pytest.mark.parametrize("existing", [False, True], ids=["made", "there"])
+def test_emit_dir_on_a_full_disk_is_one_line_and_only_a_folder_the_command_made_is_removed(
+        cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, existing: bool):
+    path, configs = tmp_path / "fleet.yaml", tmp_path / "configs"
+    path.write_text("pools: [{name: a, gpu: a100, nodes: 1, gpus_per_node: 8}]\n"
+                    "jobs: [{name: j, model: 4B, max_model_len: 8192}]\n", encoding="utf-8")
+    if existing:
+        configs.mkdir()
+    monkeypatch.setattr(solver.cli.atomic.tempfile, "NamedTemporaryFile", full_disk)  # where each config goes first
+    assert cli("cluster", str(path), "--emit-dir", str(configs)) == (2, "", (
+        f"solve cluster: error: {configs}/j.yaml: cannot write: a temporary file cannot be created in {configs} (No "
+        "space left on device); the file is written there first, then renamed into place\n"))
+    assert configs.exists() == existing  # one there already stays; one made for the configs goes
+    assert not existing or list(configs.iterdir()) == []  # and no temporary file is left in it
+
+
+def test_emit_dir_that_cannot_be_made_on_a_full_disk_is_one_line(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    path, configs = tmp_path / "fleet.yaml", tmp_path / "configs"
+    path.write_text("pools: [{name: a, gpu: a100, nodes: 1, gpus_per_node: 8}]\n"
+                    "jobs: [{name: j, model: 4B, max_model_len: 8192}]\n", encoding="utf-8")
+    monkeypatch.setattr(Path, "mkdir", full_disk)  # made once there is a config to write, after every check
+    assert cli("cluster", str(path), "--emit-dir", str(configs)) == (
+        2, "", f"solve cluster: error: --emit-dir {configs}: cannot make the folder: No space left on device\n")
+    assert not configs.exists()
 
 
 def test_emit_dir_names_each_config_written_after_the_placements_as_solve_names_its_files(cli, tmp_path: Path):

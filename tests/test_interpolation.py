@@ -91,6 +91,7 @@ def test_oc_decode_refuses_what_omegaconf_refuses(text: str, reason: str) -> Non
     ("${oc.env:5}", "k: cannot resolve '${oc.env:5}': oc.env takes a variable's name, not 5"),
     ('${oc.env:"SE"T}', "k: OmegaConf cannot read '${oc.env:\"SE\"T}': unexpected 'T' (character 14)"),
     ("${oc.env:SET", "k: OmegaConf cannot read '${oc.env:SET': unterminated interpolation (the ${ at character 1)"),
+    ("${SET", "k: OmegaConf cannot read '${SET': unterminated interpolation (the ${ at character 1)"),
 ])
 def test_interpolations_refused_as_omegaconf_refuses_them(expression: str, message: str) -> None:
     with pytest.raises(ConfigError) as raised:

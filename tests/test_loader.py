@@ -486,6 +486,9 @@ def test_numbers_yaml_reads_as_text_get_a_hint(tmp_path: Path, text: str, messag
         ("offload: 2020-13-45\nsp: 0.1\nenv: 0.01\n", "malformed YAML: month must be in 1..12"),
         # PyYAML's message starts with its context ("while constructing an ordered map"): the line says the problem
         ("offload: !!omap 1\nsp: 0.1\nenv: 0.01\n", "line 1: malformed YAML: expected a sequence, but found scalar"),
+        # a character YAML does not take, unseen: its line
+        ("offload: 1.0\nsp: 0.1\x07\nenv: 0.01\n",
+         "line 2: malformed YAML: unacceptable character #x0007: control characters are not allowed"),
         # a null key is a plain key, and given twice is refused
         ("offload: 1.0\nsp: 0.1\nenv: 0.01\n~: 1\nnull: 2\n", "line 5: key None appears twice"),
         # put back as a number, 1e-3 breaks no bound of offload: sp's own problem is not its hint

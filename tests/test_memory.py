@@ -907,6 +907,7 @@ def test_a_memory_model_may_take_all_of_a_gpus_memory_as_usable(tmp_path: Path):
     [
         (("  logits: ", "  logits: .inf  # "), "coefficients, logits: must be a finite number, got inf"),
         (("  states: ", "  states: -1  # "), "coefficients, states: must be at least 0, got -1"),
+        (("  states: ", "  states: many  # "), "coefficients, states: must be a number, got 'many'"),
         (("margin: 0.01", "margin: 1.0"), "margin: must be below 1, got 1.0"),  # no room left to fit in
         (("  usable_env: ", "  usable_env: 0.5  # "),
          "coefficients: usable_env (0.5) is below usable (0.9): Env would make plans stop fitting"),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
@@ -590,6 +591,42 @@ def test_ctrl_c_stops_the_other_gpu_types_solves_too(monkeypatch: pytest.MonkeyP
     with pytest.raises(KeyboardInterrupt):
         plan(query, CATALOG)  # returns once the worker's solve is stopped (it waits for it)
     assert released.is_set() and time.monotonic() - started < 10
+
+
+def test_ctrl_c_stops_a_worker_again_where_its_first_stop_was_lost(monkeypatch: pytest.MonkeyPatch):
+    # CP-SAT takes a stop only once its search is set up: one that comes as the solve starts is lost, and Ctrl-C's
+    # handler stops the running solves again until they end (here the second stop ends the worker's solve).
+    solving, released, stops = threading.Event(), threading.Event(), []
+    main = threading.main_thread()
+
+    def solve(self, model, callback=None):
+        if threading.current_thread() is main:
+            assert solving.wait(timeout=30)
+            raise KeyboardInterrupt  # as if Ctrl-C came during the first GPU type's solve
+        solving.set()
+        assert released.wait(timeout=30)
+        return cp_model.UNKNOWN
+
+    def stop_search(self):
+        stops.append(self)
+        if len(stops) > 1:  # the first is lost
+            released.set()
+
+    monkeypatch.setattr(cp_model.CpSolver, "solve", solve)
+    monkeypatch.setattr(cp_model.CpSolver, "stop_search", stop_search)
+    with pytest.raises(KeyboardInterrupt):
+        plan(make_query(CATALOG, model="8B", max_model_len=8192, budget_gpus=4, time_limit_s=60), CATALOG)
+    assert released.is_set() and len(stops) >= 2 and all(stop is stops[0] for stop in stops)  # the worker's solver
+
+
+def test_a_solve_that_starts_after_ctrl_c_stopped_its_group_does_not_run(monkeypatch: pytest.MonkeyPatch):
+    solved = []
+    monkeypatch.setattr(cp_model.CpSolver, "solve", lambda self, model, callback=None: solved.append(model))
+    group = solver.solve._SolveGroup()
+    group.stop()
+    with pytest.raises(KeyboardInterrupt):
+        group.solve(cp_model.CpSolver(), cp_model.CpModel())
+    assert solved == []
 
 
 def test_the_models_witnesses_vouch_exactly_where_vouching_cell_finds_a_cell(tmp_path):

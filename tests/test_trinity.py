@@ -621,6 +621,8 @@ def test_reads(text: str, environ: dict[str, str], expected: dict[str, Any]) -> 
           "character 1)")),
         ("model: [unclosed\n", {}, "t.yaml: at the end of the file: malformed YAML"),
         ("model:\n  a: 1\n   b: 2\n", {}, "t.yaml: line 3: malformed YAML"),
+        ("model:\n  model_path: q/Qwen3-4B\x07\n", {},  # the line of a character YAML does not take, unseen
+         "t.yaml: line 2: malformed YAML: unacceptable character #x0007: special characters are not allowed"),
         ("- model\n- trainer\n", {}, "t.yaml: a Trinity config is a mapping of sections (model, cluster, trainer, ...), got a list"),
         ("", {}, "t.yaml: a Trinity config is a mapping"),
         ("project: x\nmodel:\n  max_model_len: 4096\n", {}, "t.yaml: missing model.model_path"),
@@ -884,6 +886,16 @@ def test_patch_without_yarn_removes_the_stale_rope_scaling() -> None:
     ]
     # the blank line before `cluster:` survives the removal
     assert "max_model_len: 24576  # prompt + response\n\ncluster:\n" in after
+
+
+def test_patch_keeps_the_indentation_when_a_dash_opens_the_first_nested_mapping() -> None:
+    # The mapping under `- engine:` is indented from the item's text, not from the dash: it does not say that the
+    # config indents its mappings by 4, so the patch writes (and keeps) them at 2.
+    before = ("auxiliary_models:\n- engine:\n    tensor_parallel_size: 1\n"
+              "model:\n  model_path: Qwen/Qwen3-4B\n  max_model_len: 4096\ntrainer:\n  trainer_strategy: fsdp2\n")
+    after = patch_trinity_config(before, sp2_plan(), catalog().model("4B"))
+    assert _changes(before, after) == (["  max_model_len: 4096"], [
+        "  max_model_len: 24576", "  ulysses_sequence_parallel_size: 2", "  max_token_len_per_gpu: 24576"])
 
 
 def test_patch_keeps_the_comments_after_a_removed_first_or_flow_style_key() -> None:
@@ -1926,6 +1938,7 @@ _REFERENCES = [
     ("a: '5'\nx: '${oc.decode:${a}}'", ("x",), 5),
     ("a: true\nx: 'on: ${a}'", ("x",), "on: True"),
     ("a: null\nx: '${a}'", ("x",), None),
+    ("a: null\nx: 1", ("a", "b"), None),  # a key under a null section reads as absent
     ("a: '\\${b}'\nx: '${a}'", ("x",), "${b}"),
     ("x: '${[a]}'\na: 1", ("x",), 1),
 ]
@@ -1956,6 +1969,9 @@ def test_references_resolve_as_omegaconf_resolves_them(text: str, path: tuple[st
      ("c: x: '${a}' reads a: environment variable A is not set and '${oc.env:A}' has no default")),
     # OmegaConf carries the mapping over as written (its own interpolations unresolved): refused
     ("a: {y: '${b}'}\nb: 1\nk: '[1, \\${a}]'\nx: '${oc.decode:${k}}'",
+     ("c: x: cannot resolve '${a}' in what oc.decode decodes: it gives a mapping or list with interpolations in it, "
+      "which OmegaConf resolves otherwise there")),
+    ("a: ['${b}']\nb: 1\nk: '[1, \\${a}]'\nx: '${oc.decode:${k}}'",  # a list of them, likewise
      ("c: x: cannot resolve '${a}' in what oc.decode decodes: it gives a mapping or list with interpolations in it, "
       "which OmegaConf resolves otherwise there")),
 ])
@@ -2009,6 +2025,17 @@ def test_patch_keeps_a_reference_only_where_it_gives_the_plans_value_in_the_patc
     actor = _safe_load(patched)["trainer"]["trainer_config"]["actor_rollout_ref"]["actor"]
     assert actor["ppo_max_token_len_per_gpu"] == "${trainer.max_token_len_per_gpu}"
     assert read_trinity_config(patched, "p.yaml", {}).budget_in_effect(102400) == 51200
+
+
+def test_patch_writes_both_of_two_references_to_each_other_that_give_the_plans_values_only_one_at_a_time() -> None:
+    # sp2_plan: 24576 tokens and a budget of 24576. Kept alone, either reference gives the plan's value (the other is
+    # written as 24576); kept together they refer to each other, which Trinity cannot read: both are written.
+    plan, model = sp2_plan(), catalog().model("4B")
+    text = ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: ${trainer.max_token_len_per_gpu}\n"
+            "trainer:\n  max_token_len_per_gpu: ${model.max_model_len}\n")
+    after = _safe_load(patch_trinity_config(text, plan, model, environ={}))
+    assert (after["model"]["max_model_len"], after["trainer"]["max_token_len_per_gpu"]) == (24576, 24576)
+    assert kept_interpolations(text, plan, model, environ={}) == []
 
 
 def test_muting_ruamels_warnings_in_two_threads_at_once_leaves_the_processs_warnings_as_they_were():

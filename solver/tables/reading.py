@@ -130,10 +130,15 @@ def yaml_limit(error: BaseException) -> str | None:
 
 def yaml_error_place(error: BaseException, text: str) -> str:
     """Where in `text` a YAML loader's `error` lies, in words before a colon: ``line N: ``, or ``at the end of the
-    file: `` for a mark at its end (an unclosed bracket: its line past the last); "" without a mark."""
+    file: `` for a mark at its end (an unclosed bracket: its line past the last); for a character the reader refuses
+    (a control character, unseen), its line; "" without a mark."""
     mark = getattr(error, "problem_mark", None)
     if mark is None:
-        return ""
+        position = getattr(error, "position", None)  # PyYAML's and ruamel's ReaderError: the character's index
+        if not isinstance(position, int):
+            return ""
+        line = text.count("\n", 0, position) + 1
+        return f"line {line}: "
     return "at the end of the file: " if mark.index >= len(text) else f"line {mark.line + 1}: "
 
 
@@ -211,10 +216,12 @@ _PLAIN_PROBLEMS = {
     "less_than_equal": "must be at most {le}",
     "less_than": "must be below {lt}",
     "too_short": "must list at least {min_length}",
+    "too_long": "must list at most {max_length}",
     "string_pattern_mismatch": "must be letters, digits, '.', '_' and '-', starting with a letter or digit",
     "int_type": "must be a whole number",
     "int_from_float": "must be a whole number",
     "float_type": "must be a number",
+    "float_parsing": "must be a number",  # text in a field that takes a number written in quotes too
     "finite_number": "must be a finite number",
     "bool_type": "must be true or false",
     "string_type": "must be text",
