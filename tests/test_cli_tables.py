@@ -223,6 +223,12 @@ def test_each_kind_of_other_tools_option_is_told_the_one_meant(cli, given: str, 
         f"solve: error: unrecognized arguments: {given} (did you mean {meant}?)\n"))
 
 
+def test_help_beside_an_unknown_option_shows_the_required_options_as_required(cli):
+    status, out, err = cli("memory", "--max-model-len", "8k", "--help")
+    assert (status, err) == (0, "")
+    assert " --gpu G --gpus N --len L " in " ".join(out.split("\n\n")[0].split())
+
+
 def test_an_option_no_command_takes_nor_one_after_a_double_dash_is_named_so(cli):
     assert cli("memory", "--gpu", "a100", "--gpus", "1", "--len", "8k", "--model", "4B", "--", "--explain")[2].endswith(
         "solve memory: error: unrecognized arguments: -- --explain\n")
