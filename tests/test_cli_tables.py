@@ -126,7 +126,8 @@ def test_json_for_one_model_across_all_tables(cli):
          "solve memory: error: unrecognized arguments: --max-model-len 8k (did you mean --len?)\n"),
         (["memory", "--model", "4B", "--gpu", "a100", "--gpus", "4", "--offlaod"],
          "solve memory: error: unrecognized arguments: --offlaod (did you mean --offload?)\n"),
-        (["memory", "--model", "4B"], "solve memory: error: the following arguments are required: --gpu, --gpus, --len\n"),
+        (["memory", "--model", "4B"],
+         "solve memory: error: the following arguments are required: --gpu, --gpus, --len\n"),
         # another command's option: whose it is, and this command's option for it where it has one
         (["map", "--gpu", "h100", "--gpus", "8"],
          ("solve map: error: --gpus is an option of solve, solve tables and solve memory, not of solve map (did you "
