@@ -1114,6 +1114,33 @@ def test_every_character_beyond_ascii_in_the_tools_strings_has_an_ascii_spelling
     assert found <= solver.cli.output.ASCII_SPELLINGS.keys()
 
 
+@pytest.mark.skipif(os.name == "nt", reason="POSIX signals")
+@pytest.mark.parametrize(("ctrl_c", "when", "written"), [
+    ("default", "solving", []),  # the request to end as the solve starts: nothing written
+    ("ignored", "solving", []),  # ends the command also where Ctrl-C is ignored (a script's background job)
+    ("default", "writing", ["plan.yaml"]),  # while --out writes: once the file is in place, whole
+])
+def test_a_request_to_end_says_terminated_and_exits_143(cli, tmp_path: Path, ctrl_c: str, when: str,
+                                                        written: list[str]):
+    # SIGTERM (kill, timeout, a batch scheduler) ends the command as Ctrl-C does, with a line and 143 of its own.
+    code = ("import os, signal, sys\nimport solver.cli.atomic, solver.cli.planner\nfrom solver.cli import main\n"
+            "signal.signal(signal.SIGINT, signal.SIG_IGN if sys.argv[1] == 'ignored' else signal.default_int_handler)\n"
+            "def ended(real):\n"
+            "    return lambda *args, **kwargs: (os.kill(os.getpid(), signal.SIGTERM), real(*args, **kwargs))[1]\n"
+            "if sys.argv[2] == 'solving':\n"
+            "    solver.cli.planner.answer_query = ended(solver.cli.planner.answer_query)\n"
+            "else:\n"
+            "    solver.cli.atomic.os.fsync = ended(os.fsync)\n"
+            "sys.exit(main(['--model', '4B', '--len', '32k', '--gpu', 'a100', '--out', 'plan.yaml']))\n")
+    result = subprocess.run([sys.executable, "-c", code, ctrl_c, when], cwd=tmp_path, capture_output=True, text=True,
+                            timeout=60, check=False)
+    assert (result.returncode, result.stdout, result.stderr) == (143, "", "solve: terminated\n")
+    assert sorted(path.name for path in tmp_path.iterdir()) == written
+    if written:
+        assert (tmp_path / "plan.yaml").read_text(encoding="utf-8") == cli("--model", "4B", "--len", "32k", "--gpu",
+                                                                           "a100", "--emit", "trinity")[1]
+
+
 def test_a_note_comes_before_the_output_in_one_log(solve_script: Path):
     # `solve ... >log 2>&1`: stderr's lines are written as they come, not held until the command ends.
     result = subprocess.run([str(solve_script), "--model", "4B", "--gpu", "mine", "--gpu-memory", "40", "--len", "32k"],
