@@ -71,8 +71,8 @@ class Parser(argparse.ArgumentParser):
         (`_took_one_word`); an unrecognized argument is named before a required option that is missing."""
         argv = sys.argv[1:] if args is None else list(args)
         self._refuse_others_option(argv)
-        required = [action for action in self._actions if action.required and action.option_strings
-                    and not {"-h", "--help"} & set(argv)]  # --help prints their usage, as required
+        helped = not {"-h", "--help"}.isdisjoint(argv)  # --help prints the required options' usage as required
+        required = [] if helped else [action for action in self._actions if action.required and action.option_strings]
         for action in required:  # checked last: --max-model-len's guess (--len) before "--len is required"
             action.required = False
         try:
