@@ -80,6 +80,25 @@ from solver.tables import (
     shown_value,
 )
 
+__all__ = [
+    "answer_query",
+    "calibrate_memory_model",
+    "config_query",
+    "estimate_memory",
+    "fragment_engines",
+    "fragment_layout",
+    "make_query",
+    "place",
+    "placement_configs",
+    "placement_settings",
+    "plan",
+    "trinity_config",
+    "trinity_settings",
+    "with_config_verdicts",
+]
+"""The public names: the module's functions, and `make_query` (solver.query's), whose `Query` `answer_query` takes.
+The rest of what it imports is its own (a type checker with ``--strict`` refuses them from here)."""
+
 
 def plan(
     model: str,
@@ -511,7 +530,7 @@ def config_query(
         max_model_len=asked if objective != "max_len" or max_model_len is not None else None, sp=sp, env=env,
         offload=offload, top=top, weights=weights, time_limit_s=time_limit_s, workers=workers, seed=seed,
         estimate=estimate, memory=memory, margin=margin,
-        token_budget=token_budget if token_budget is not None else config_budget_mode(config, asked, estimate),
+        token_budget=token_budget if token_budget is not None else _config_budget_mode(config, asked, estimate),
         host_ram_gb=host_ram_gb, node_gpus=node_gpus if node_gpus is not None else config.node_gpus or NODE_GPUS,
         rollout_gpus=rollout_gpus if rollout_gpus is not None or config.trainer_gpus is None
         else config.rollout_gpus or None,  # the config's own rollout GPUs, when it gives its GPUs
@@ -543,7 +562,7 @@ def with_config_verdicts(answers: tuple[Answer, ...], query: Query, catalog: Cat
     return tuple(answer.model_copy(update={"current": _vouched(catalog, *current, answer.gpu)}) for answer in answers)
 
 
-def config_budget_mode(config: TrinityConfig | None, length: int | None, estimate: EstimateMode) -> TokenBudgetMode:
+def _config_budget_mode(config: TrinityConfig | None, length: int | None, estimate: EstimateMode) -> TokenBudgetMode:
     """The planner's token budget mode for a query from a Trinity config (without --token-budget): ``auto`` for a
     config that lowers its own budget below Trinity's default at `length` (where estimates are on), so that plans
     may too; else ``default``."""

@@ -701,22 +701,32 @@ class _StopOnInterrupt:
     def solve(self, model: cp_model.CpModel, callback: cp_model.CpSolverSolutionCallback | None
               ) -> cp_model.CpSolverStatus:
         """Solve in a worker thread, so that this (main) thread stays free to take Ctrl-C; what the worker
-        raises is raised here."""
+        raises is raised here. What a signal's handler raises here while it waits (KeyboardInterrupt where Ctrl-C is
+        not ours to catch, or a request to end) stops the search, which ends before it is raised: a search left
+        running would abort the process as it exits."""
         outcome: list[cp_model.CpSolverStatus] = []
         failure: list[BaseException] = []
+        finished = threading.Event()  # not the thread's join, which an exception can leave taking it for ended
 
         def work() -> None:
             try:
                 outcome.append(self.solver.solve(model, callback))
             except BaseException as error:  # noqa: BLE001 - handed to the main thread, which raises it
                 failure.append(error)
+            finally:
+                finished.set()
 
-        worker = threading.Thread(target=work, daemon=True)
-        worker.start()
-        while worker.is_alive():
-            worker.join(0.05)
-            if self.caught:  # again, in case the search had not started when Ctrl-C came
+        try:
+            threading.Thread(target=work, daemon=True).start()
+            while not finished.wait(0.05):
+                if self.caught:  # again, in case the search had not started when Ctrl-C came
+                    self.solver.stop_search()
+        except BaseException:
+            ends_by = time.monotonic() + self.solver.parameters.max_time_in_seconds  # had the worker not started
+            while not finished.is_set() and time.monotonic() < ends_by:  # a stop as the search starts is lost: again
                 self.solver.stop_search()
+                finished.wait(0.05)
+            raise
         if failure:
             raise failure[0]
         return outcome[0]

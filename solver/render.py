@@ -929,11 +929,12 @@ def _yaml_string(text: str) -> str:
 
 
 def memory_view(result: MemoryEstimate, label: str, gpu: str, model: str, gpus: int, offload: bool,
-                own_budget: bool = False) -> Group:
+                planner_command: str, own_budget: bool = False) -> Group:
     """A breakdown table of one GPU's predicted peak memory, the verdict, the longest length that fits
     (at the user's token budget with `own_budget`), the host memory a node needs (`offload`: for the states
     too), its cautions, what `gpu`'s tables say of the same setting for `model` on `gpus` GPUs (they decide
-    where they speak), and where the setting does not train, how to find one that does."""
+    where they speak), and where the setting does not train, the planner's command that finds one that does
+    (`planner_command`, a line of its own to copy)."""
     lines: list[RenderableType] = [Text(label, style="bold"), _terms_table(result),
                                    Text(_fit_words(result), style="green" if result.fits else "red"),
                                    Text(_longest_words(result, gpu, model, gpus, offload, own_budget))]
@@ -946,8 +947,8 @@ def memory_view(result: MemoryEstimate, label: str, gpu: str, model: str, gpus: 
     if result.tables is not None:
         lines.append(_tables_line(result, result.tables, gpu, model, gpus, offload, own_budget))
     if not result.trains:  # solve memory judges one setting: the planner tries them all
-        lines.append(Text("to find a setting that trains, run solve with the same options less --sp, --env, "
-                          "--offload and --token-budget: it tries them all"))
+        lines += [Text("to find a setting that trains, run the planner, which tries every SP, Env, Offload and token "
+                       "budget:"), Text(f"  {planner_command}", no_wrap=True, overflow="ignore")]
     return Group(*lines)
 
 

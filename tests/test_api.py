@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import array
 import ast
+import importlib.util
 import inspect
 import json
 import os
@@ -743,6 +744,29 @@ def test_type_checkers_see_every_exported_name():
     assert set(solver.__all__) <= set(dir(solver))
     for name in solver.__all__:
         assert getattr(solver, name) is not None
+
+
+@pytest.mark.skipif(importlib.util.find_spec("mypy") is None, reason="mypy is not installed")
+def test_a_user_file_importing_the_public_names_passes_mypy_strict(tmp_path: Path):
+    # As a user's type checker sees the installed package (its own modules' findings silenced): each public name of
+    # solver, solver.api and solver.trinity is exported, not an implicit re-export that --strict refuses.
+    (tmp_path / "user.py").write_text(
+        f"from solver import {', '.join(solver.__all__)}\n"
+        f"from solver.api import {', '.join(solver.api.__all__)}\n"
+        f"from solver.trinity import {', '.join(solver.trinity.__all__)}\n"
+        "catalog = load_catalog()\n"
+        "answers: tuple[Answer, ...] = answer_query(make_query(catalog, model='4B', max_model_len=32768), catalog)\n",
+        encoding="utf-8")
+    result = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--follow-imports=silent", "--cache-dir",
+                             str(tmp_path / "cache"), "user.py"], cwd=tmp_path, capture_output=True, text=True,
+                            timeout=300, check=False, env={**os.environ, "MYPYPATH": str(Path(__file__).parents[1])})
+    assert (result.returncode, result.stdout) == (0, "Success: no issues found in 1 source file\n")
+
+
+def test_solver_api_exports_its_functions_and_make_query():
+    defined = [name for name, value in vars(solver.api).items()
+               if inspect.isfunction(value) and value.__module__ == "solver.api" and not name.startswith("_")]
+    assert sorted(solver.api.__all__) == sorted([*defined, "make_query"])
 
 
 def test_calibrate_memory_model_fits_as_the_command_does(cli, tmp_path: Path):

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import ast
 import io
 import json
 import os
@@ -12,6 +13,7 @@ import shutil
 import stat
 import subprocess
 import sys
+import tokenize
 from pathlib import Path
 from typing import Any
 
@@ -1088,12 +1090,79 @@ def test_standard_streams_without_a_descriptor_are_written_as_they_are(monkeypat
     {"PYTHONIOENCODING": "ascii:surrogateescape"},
     {"LC_ALL": "C", "PYTHONUTF8": "0"},  # the C locale without UTF-8 mode: ascii, with errors=surrogateescape
 ], ids=["ascii", "ascii-surrogateescape", "c-locale-without-utf8-mode"])
-def test_stdout_that_cannot_encode_a_character_writes_a_question_mark(solve_script: Path, environment: dict[str, str]):
+def test_stdout_that_cannot_encode_a_character_writes_the_tools_own_in_ascii(solve_script: Path,
+                                                                             environment: dict[str, str]):
+    # The tool's own characters (the title's middle dots) in ASCII; a name from the input (the GPU's) as "?".
     result = subprocess.run([str(solve_script), "--model", "4B", "--len", "32k", "--gpu", "a100"], capture_output=True,
                             text=True, timeout=60, check=False, env={**os.environ, "PYTHONIOENCODING": "",
                                                                      **environment})
     assert (result.returncode, result.stderr) == (0, "")
-    assert result.stdout.startswith("A100-80GB ? Qwen3-4B ? cheapest plan for 32768 tokens within 6 GPUs: optimal\n")
+    assert result.stdout.startswith("A100-80GB - Qwen3-4B - cheapest plan for 32768 tokens within 6 GPUs: optimal\n")
+
+
+def test_an_ascii_stdout_spells_a_maps_budgets_and_writes_a_name_of_the_input_as_a_question_mark(solve_script: Path):
+    result = subprocess.run([str(solve_script), "map", "--gpu", "a100", "--model", "4B", "--gpus-up-to", "2"],
+                            capture_output=True, text=True, timeout=60, check=False,
+                            env={**os.environ, "PYTHONIOENCODING": "ascii"})
+    assert (result.returncode, result.stderr) == (0, "")
+    assert result.stdout.splitlines()[2].split("|")[1:3] == [" model    ", "  <=1 GPU   "]
+    result = subprocess.run([str(solve_script), "--model", "4B", "--len", "32k", "--gpu", "m\u00e9", "--gpu-memory",
+                             "80GiB"], capture_output=True, text=True, timeout=60, check=False,
+                            env={**os.environ, "PYTHONIOENCODING": "ascii"})
+    assert result.stdout.startswith("m? - Qwen3-4B - cheapest plan for 32768 tokens within 6 GPUs: optimal\n")
+
+
+def test_stderr_that_cannot_encode_a_character_writes_the_tools_own_in_ascii():
+    # The note and error lines take the same spellings; a character of the input's stays escaped, as Python writes it.
+    code = ("import sys\nfrom solver.cli.output import standard_streams_open\nstandard_streams_open()\n"
+            "print('\u2264 \u2265 \u00b7 \u2026 \u00e9 \u2264', file=sys.stderr)\n")
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=False,
+                            env={**os.environ, "PYTHONIOENCODING": "ascii"})
+    assert (result.returncode, result.stdout, result.stderr) == (0, "", "<= >= - ... \\xe9 <=\n")
+
+
+def test_every_character_beyond_ascii_in_the_tools_strings_has_an_ascii_spelling():
+    # A character beyond ASCII written as such in a string of the code (not a docstring, not a comment: the text the
+    # commands print) needs its spelling.
+    strings = {tokenize.STRING, getattr(tokenize, "FSTRING_MIDDLE", tokenize.STRING)}  # f-strings' text: Python 3.12
+    found = set()
+    for path in Path(solver.__file__).parent.rglob("*.py"):
+        text = path.read_text(encoding="utf-8")
+        docstrings = {node.body[0].lineno for node in ast.walk(ast.parse(text))
+                      if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                      and node.body and isinstance(node.body[0], ast.Expr)}
+        found |= {character for token in tokenize.generate_tokens(io.StringIO(text).readline)
+                  if token.type in strings and token.start[0] not in docstrings
+                  for character in token.string if not character.isascii()}
+    assert found == {"\u2264", "\u2265", "\u00b7"}  # the rest of ASCII_SPELLINGS: rich's "\u2026"
+    assert found <= solver.cli.output.ASCII_SPELLINGS.keys()
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX signals")
+@pytest.mark.parametrize(("ctrl_c", "when", "written"), [
+    ("default", "solving", []),  # the request to end as the solve starts: nothing written
+    ("ignored", "solving", []),  # ends the command also where Ctrl-C is ignored (a script's background job)
+    ("default", "writing", ["plan.yaml"]),  # while --out writes: once the file is in place, whole
+])
+def test_a_request_to_end_says_terminated_and_exits_143(cli, tmp_path: Path, ctrl_c: str, when: str,
+                                                        written: list[str]):
+    # SIGTERM (kill, timeout, a batch scheduler) ends the command as Ctrl-C does, with a line and 143 of its own.
+    code = ("import os, signal, sys\nimport solver.cli.atomic, solver.cli.planner\nfrom solver.cli import main\n"
+            "signal.signal(signal.SIGINT, signal.SIG_IGN if sys.argv[1] == 'ignored' else signal.default_int_handler)\n"
+            "def ended(real):\n"
+            "    return lambda *args, **kwargs: (os.kill(os.getpid(), signal.SIGTERM), real(*args, **kwargs))[1]\n"
+            "if sys.argv[2] == 'solving':\n"
+            "    solver.cli.planner.answer_query = ended(solver.cli.planner.answer_query)\n"
+            "else:\n"
+            "    solver.cli.atomic.os.fsync = ended(os.fsync)\n"
+            "sys.exit(main(['--model', '4B', '--len', '32k', '--gpu', 'a100', '--out', 'plan.yaml']))\n")
+    result = subprocess.run([sys.executable, "-c", code, ctrl_c, when], cwd=tmp_path, capture_output=True, text=True,
+                            timeout=60, check=False)
+    assert (result.returncode, result.stdout, result.stderr) == (143, "", "solve: terminated\n")
+    assert sorted(path.name for path in tmp_path.iterdir()) == written
+    if written:
+        assert (tmp_path / "plan.yaml").read_text(encoding="utf-8") == cli("--model", "4B", "--len", "32k", "--gpu",
+                                                                           "a100", "--emit", "trinity")[1]
 
 
 def test_a_note_comes_before_the_output_in_one_log(solve_script: Path):
@@ -1105,7 +1174,7 @@ def test_a_note_comes_before_the_output_in_one_log(solve_script: Path):
     assert lines[1] == "mine · Qwen3-4B · cheapest plan for 32768 tokens within 8 GPUs: optimal"
 
 
-def test_stderr_that_cannot_encode_a_character_writes_it_escaped(solve_script: Path):
+def test_stderr_that_cannot_encode_a_character_of_the_input_writes_it_escaped(solve_script: Path):
     # Stderr keeps its encoding and its errors (backslashreplace) where the command takes it over.
     result = subprocess.run([str(solve_script), "--model", "Qw\u00e9n3-4B", "--len", "32k"], capture_output=True,
                             text=True, timeout=60, check=False, env={**os.environ, "PYTHONIOENCODING": "ascii"})

@@ -121,6 +121,13 @@ def test_json_for_one_model_across_all_tables(cli):
         (["--model", "4B", "--len", "8k", "--train_batch_size", "64"],
          "solve: error: unrecognized arguments: --train_batch_size 64 (did you mean --train-batch-size?)\n"),
         (["tables", "--max-model-len", "8k"], "solve tables: error: unrecognized arguments: --max-model-len 8k\n"),
+        # the guess comes before the options still missing: --max-model-len gave the length, by Trinity's name
+        (["memory", "--max-model-len", "8k", "--model", "4B"],
+         "solve memory: error: unrecognized arguments: --max-model-len 8k (did you mean --len?)\n"),
+        (["memory", "--model", "4B", "--gpu", "a100", "--gpus", "4", "--offlaod"],
+         "solve memory: error: unrecognized arguments: --offlaod (did you mean --offload?)\n"),
+        (["memory", "--model", "4B"],
+         "solve memory: error: the following arguments are required: --gpu, --gpus, --len\n"),
         # another command's option: whose it is, and this command's option for it where it has one
         (["map", "--gpu", "h100", "--gpus", "8"],
          ("solve map: error: --gpus is an option of solve, solve tables and solve memory, not of solve map (did you "
@@ -215,6 +222,12 @@ def test_each_kind_of_other_tools_option_is_told_the_one_meant(cli, given: str, 
     assert cli("--model", "4B", "--len", "8k", *given.split()) == (2, "", (
         "usage: solve [options] (--help lists them)\n"
         f"solve: error: unrecognized arguments: {given} (did you mean {meant}?)\n"))
+
+
+def test_help_beside_an_unknown_option_shows_the_required_options_as_required(cli):
+    status, out, err = cli("memory", "--max-model-len", "8k", "--help")
+    assert (status, err) == (0, "")
+    assert " --gpu G --gpus N --len L " in " ".join(out.split("\n\n")[0].split())
 
 
 def test_an_option_no_command_takes_nor_one_after_a_double_dash_is_named_so(cli):

@@ -9,6 +9,7 @@ import os
 import random
 import signal
 import subprocess
+import sys
 import time
 from pathlib import Path
 from types import SimpleNamespace
@@ -1531,6 +1532,52 @@ def test_ctrl_c_keeps_the_best_placement_and_exits_130(tmp_path: Path, solve_scr
     # An interrupted placement may not be the best: it writes no configs over those of an earlier run (and says
     # so; a machine slow enough to be still loading or planning at the signal has no placement to speak of).
     assert not emitted.exists() and ("no configs written" in err or (out, err) == ("", "solve cluster: interrupted\n"))
+
+
+# A search that runs until it is stopped: it sends the process a request to end (SIGTERM: kill, timeout, a batch
+# scheduler) as it starts, and says when it is stopped.
+SEARCH_UNTIL_STOPPED = """\
+import os, signal, sys, threading
+import solver.cluster
+from solver.cli import main
+signal.signal(signal.SIGINT, signal.SIG_IGN if sys.argv[1] == "ignored" else signal.default_int_handler)
+enter = solver.cluster._StopOnInterrupt.__enter__
+def entered(self):
+    stopped = threading.Event()
+    solve, stop = self.solver.solve, self.solver.stop_search
+    def search(model, callback=None):
+        os.kill(os.getpid(), signal.SIGTERM)
+        stopped.wait(60)
+        print("search stopped", file=sys.stderr, flush=True)
+        self.solver.parameters.max_time_in_seconds = 0.01
+        return solve(model, callback)
+    def stop_search():
+        stopped.set()
+        stop()
+    self.solver.solve, self.solver.stop_search = search, stop_search
+    return enter(self)
+solver.cluster._StopOnInterrupt.__enter__ = entered
+sys.exit(main(["cluster", sys.argv[2], "--emit-dir", "configs"]))
+"""
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX signals")
+@pytest.mark.parametrize(("ctrl_c", "said"), [
+    # As Ctrl-C: the search stops, its best placement is printed, no configs are written; then terminated, 143.
+    ("default", ("search stopped\nsolve cluster: interrupted: no configs written to configs (the placement may not be "
+                 "the best)\nsolve cluster: interrupted: the best placement found so far is above\n"
+                 "solve cluster: terminated\n")),
+    # Where Ctrl-C is ignored (a job a script starts in the background), the request still ends the command, once the
+    # search has stopped (left running, it aborted the process as it exited).
+    ("ignored", "search stopped\nsolve cluster: terminated\n"),
+])
+def test_a_request_to_end_during_the_search_ends_as_ctrl_c_does_with_143(tmp_path: Path, ctrl_c: str, said: str):
+    fleet = Path(__file__).parents[1] / "docs" / "examples" / "fleet.yaml"
+    result = subprocess.run([sys.executable, "-c", SEARCH_UNTIL_STOPPED, ctrl_c, str(fleet)], cwd=tmp_path,
+                            capture_output=True, text=True, timeout=120, check=False)
+    assert (result.returncode, result.stderr) == (143, said)
+    assert ("placed" in result.stdout) == (ctrl_c == "default")
+    assert list(tmp_path.iterdir()) == []
 
 
 def test_a_one_second_limit_returns_within_two_seconds_with_an_answer(tmp_path: Path):

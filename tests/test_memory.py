@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import shlex
 import shutil
 from pathlib import Path
 
@@ -2144,21 +2145,39 @@ def test_a_plan_says_when_its_room_is_the_optimizer_steps(cli):
     assert (plan["headroom_at_step"], plan["headroom_gb"]) == (True, 0.34)
 
 
-FIND_ONE = ("to find a setting that trains, run solve with the same options less --sp, --env, --offload and "
-            "--token-budget: it tries them all")
+FIND_ONE = "to find a setting that trains, run the planner, which tries every SP, Env, Offload and token budget:"
 
 
 def test_solve_memory_points_to_the_planner_where_the_setting_does_not_train(cli):
     asked = ("--model", "32B", "--gpu", "h100", "--gpus", "8", "--len", "32k")
-    status, out, _ = cli("memory", *asked)
-    assert status == 1 and "does not fit: 116.94 GiB over" in out
-    assert out.splitlines()[-1] == FIND_ONE
-    status, out, _ = cli(*asked)  # the planner, as the line says: a setting that trains
+    status, out, _ = cli("memory", *asked, "--sp", "2", "--token-budget", "32k")
+    assert status == 1 and "does not fit: " in out
+    assert out.splitlines()[-2:] == [FIND_ONE, "  solve --model 32B --gpu h100 --gpus 8 --len 32768"]
+    status, out, _ = cli(*shlex.split(out.splitlines()[-1])[1:])  # the command it gives: a setting that trains
     assert status == 0
     assert out.splitlines()[1] == ("plan           Env + Offload + SP=2 on 8 of 8 GPUs (none left for rollout: to keep "
                                    "R of these 8 for it, ask --gpus 8-R --rollout-gpus R)")
     status, out, _ = cli("memory", *asked, "--env", "--offload", "--sp", "2")
     assert status == 0 and FIND_ONE not in out
+
+
+def test_solve_memorys_planner_command_keeps_the_options_the_planner_shares(cli, tmp_path: Path):
+    # The model, GPU and memory options carry over, each as the planner reads it back (--gpu-memory as given, in GB or
+    # the driver's MiB; a file's name quoted for the shell); the setting's own (--sp, --env, --token-budget) are left
+    # to the planner.
+    coefficients = tmp_path / "my model.yaml"
+    shutil.copy(shipped_tables_directory() / "memory-model.yaml", coefficients)
+    asked = ("--model", "8B", "--gpu", "mine", "--gpus", "4", "--len", "16k", "--node-gpus", "4", "--host-ram", "512",
+             "--margin", "0.05", "--memory-model", str(coefficients))
+    for memory in ("40", "40960MiB"):
+        status, out, _ = cli("memory", *asked, "--gpu-memory", memory, "--sp", "2", "--token-budget", "16k")
+        command = out.splitlines()[-1]
+        assert (status, command) == (1, ("  solve --model 8B --gpu mine --gpus 4 --len 16384 --gpu-memory "
+                                         f"{memory} --node-gpus 4 --host-ram 512.0 --margin 0.05 --memory-model "
+                                         f"'{coefficients}'"))
+        status, out, _ = cli(*shlex.split(command)[1:], "--json")
+        plan = json.loads(out)[0]["plans"][0]
+        assert (status, plan["gpus"], plan["env"], plan["offload"], plan["sp"]) == (0, 4, True, True, 2)
 
 
 def test_solve_memory_host_ram_decides_for_offloaded_states(cli):
@@ -2175,13 +2194,14 @@ def test_solve_memory_host_ram_decides_for_offloaded_states(cli):
     # The tables' line, last but the way to a setting that trains, speaks of the GPUs' memory only, and says so.
     assert " ".join(out.split()).endswith(
         "tables: it trains (documented: the A100-80GB table for 4 GPUs says 'Env + Offload + SP=4' at 71680); that "
-        f"is the GPUs' memory, and the host memory above rules it out {FIND_ONE}")
+        f"is the GPUs' memory, and the host memory above rules it out {FIND_ONE} solve --model 8B --gpu a100 --gpus 4 "
+        "--len 65536 --host-ram 128.0")
     # Where the tables say it runs out of memory, the host memory changes nothing they say.
     status, out, _ = cli(*asked[:8], "131072", *asked[9:], "--host-ram", "128")
     assert status == 1 and " ".join(out.split()).endswith(
         "tables: it runs out of memory (the A100-80GB table for 4 GPUs says '-' at 112640: the source's cells read as "
         "the first setting that trained in their order, '-' where none did, so this setting, or one that includes it, "
-        f"ran out of memory there) {FIND_ONE}")
+        f"ran out of memory there) {FIND_ONE} solve --model 8B --gpu a100 --gpus 4 --len 131072 --host-ram 128.0")
     status, out, _ = cli(*asked, "--host-ram", "256")
     assert out.rstrip().endswith("'Env + Offload + SP=4' at 71680)")
     status, out, _ = cli(*asked, "--host-ram", "128", "--json")

@@ -2,7 +2,8 @@
 
 Exit status: 0 when every answer has a plan, 1 when some answer has none (its reason says why; or none was
 found within the time limit), 2 for bad input or output that cannot be written (one line on stderr, after a
-one-line usage for argument errors; no traceback), 141 when a write to stdout fails because its reader has gone.
+one-line usage for argument errors; no traceback), 130 for Ctrl-C, 143 for a request to end (SIGTERM), 141 when a
+write to stdout fails because its reader has gone.
 
 The command is a package: `solver.cli.planner` (``solve [options]``) with `solver.cli.trinity_options` (its Trinity
 configs), one module per other command (`tables`, `cluster`, `calibrate`, `memory`, `maps`, `examples`), and what
@@ -16,10 +17,14 @@ modules).
 
 from __future__ import annotations
 
+import contextlib
 import difflib
 import os
+import signal
 import sys
-from collections.abc import Sequence
+import threading
+from collections.abc import Iterator, Sequence
+from types import FrameType
 
 from solver.cli.calibrate import build_calibrate_parser, run_calibrate
 from solver.cli.cluster import build_cluster_parser, run_cluster
@@ -30,7 +35,7 @@ from solver.cli.notes import note_memory_as_sold, note_short_length
 from solver.cli.output import OutputError, print_escaped, standard_streams_open
 from solver.cli.paths import check_outputs_spare_inputs
 from solver.cli.planner import build_parser, run_planner
-from solver.cli.status import BAD_INPUT, CLOSED_PIPE, INTERRUPTED, NO_PLAN
+from solver.cli.status import BAD_INPUT, CLOSED_PIPE, INTERRUPTED, NO_PLAN, TERMINATED
 from solver.cli.tables import build_tables_parser, run_tables
 from solver.query import Undecided
 from solver.tables import OneLineError, brief
@@ -63,17 +68,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         guess = (f" (did you mean {close[0]}?)" if close else
                  f" (did you mean the option {flag}?)" if flag in parser._option_string_actions else "")
         parser.error(f"unknown command {brief(argv[0])}{guess}; commands: {', '.join(commands)}, or none to plan")
+    terminated: list[int] = []
     try:
-        try:
-            args = parser.parse_args(argv)
-        except SystemExit as done:  # --help and --version print, then exit (as a usage error does)
-            status = int(done.code or 0)
-        else:
-            check_outputs_spare_inputs(args)
-            status = handler(args)
-            note_memory_as_sold(args, parser.prog)  # after the answer: bad input has one line on stderr
-            note_short_length(args, parser.prog)
-        sys.stdout.flush()  # a reader that stopped early, or a full disk, shows here, not at exit
+        with _terminated_as_interrupted(terminated):
+            try:
+                args = parser.parse_args(argv)
+            except SystemExit as done:  # --help and --version print, then exit (as a usage error does)
+                status = int(done.code or 0)
+            else:
+                check_outputs_spare_inputs(args)
+                status = handler(args)
+                note_memory_as_sold(args, parser.prog)  # after the answer: bad input has one line on stderr
+                note_short_length(args, parser.prog)
+            sys.stdout.flush()  # a reader that stopped early, or a full disk, shows here, not at exit
+        if terminated:  # solve cluster's search, stopped as by Ctrl-C: its best placement is printed
+            print_escaped(f"{parser.prog}: terminated", file=sys.stderr)
+            return TERMINATED
         return status
     except OneLineError as error:  # bad input: a query, a table or a Trinity config
         print_escaped(f"{parser.prog}: error: {error}", file=sys.stderr)
@@ -83,11 +93,36 @@ def main(argv: Sequence[str] | None = None) -> int:
                       file=sys.stderr)
         return NO_PLAN
     except KeyboardInterrupt:
-        print_escaped(f"{parser.prog}: interrupted", file=sys.stderr)
-        return INTERRUPTED
+        print_escaped(f"{parser.prog}: {'terminated' if terminated else 'interrupted'}", file=sys.stderr)
+        return TERMINATED if terminated else INTERRUPTED
     except (BrokenPipeError, OutputError) as error:
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nothing more to flush at exit
         if isinstance(error, BrokenPipeError):  # the reader stopped early (| head): quietly, as SIGPIPE's victim
             return CLOSED_PIPE
         print_escaped(f"{parser.prog}: error: cannot write the output: {error}", file=sys.stderr)
         return BAD_INPUT
+
+
+@contextlib.contextmanager
+def _terminated_as_interrupted(terminated: list[int]) -> Iterator[None]:
+    """While the block runs, a request to end (SIGTERM: ``kill``, ``timeout``, a batch scheduler) does what Ctrl-C
+    does at that point (raises KeyboardInterrupt; stops solve cluster's search, which keeps its best placement; waits
+    for the files being written), and is noted in `terminated`, so that the command says it was terminated and exits
+    with 143, without a traceback. Only in the main thread, and only over SIGTERM's default: a host program's own
+    handler, or an ignored SIGTERM, stays."""
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGTERM) != signal.SIG_DFL:
+        yield
+        return
+
+    def end(number: int, frame: FrameType | None) -> None:
+        terminated.append(number)
+        interrupt = signal.getsignal(signal.SIGINT)
+        if not callable(interrupt):  # Ctrl-C ignored (a job a script starts in the background), or C's own handler
+            raise KeyboardInterrupt
+        interrupt(signal.SIGINT, frame)
+
+    previous = signal.signal(signal.SIGTERM, end)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 
 from solver.api import estimate_memory
@@ -20,6 +21,7 @@ from solver.cli.parser import OnceFlag, Parser
 from solver.cli.status import NO_PLAN
 from solver.query import resolve_margin
 from solver.render import memory_json, memory_view
+from solver.rules import NODE_GPUS
 from solver.tables import MAX_GPUS, Setting, load_memory_model, load_model_config
 
 
@@ -87,7 +89,26 @@ def run_memory(args: argparse.Namespace) -> int:
                  f"{', your token budget' if args.token_budget else ''}), margin {margin:g}"
                  f"{f', memory model: {memory_model.own_source}' if memory_model.own_source else ''}")
         new_console().print(memory_view(result, label, gpu.name, model.name, args.gpus, args.offload,
-                                        own_budget=args.token_budget is not None))
+                                        planner_command(args), own_budget=args.token_budget is not None),
+                            crop=False)
     note_cells_elsewhere("solve memory", cells, catalog, args.gpu)
     note_near_tabled_shape("solve memory", catalog, added)
     return 0 if result.trains else NO_PLAN
+
+
+def planner_command(args: argparse.Namespace) -> str:
+    """The ``solve`` command that looks for a setting that trains where the one `args` gives ``solve memory`` does
+    not: the same model, GPU, GPUs (as a budget), length and memory options, without --sp, --env, --offload and
+    --token-budget, which the planner tries for itself."""
+    gigabytes, mebibytes = args.gpu_memory or (None, None)
+    words = [
+        *(["--model", args.model] if args.model else ["--model-config", str(args.model_config)]),
+        *(word for path in args.cells or () for word in ("--cells", str(path))),
+        "--gpu", args.gpu, "--gpus", str(args.gpus), "--len", str(args.max_model_len),
+        *(["--gpu-memory", str(gigabytes) if gigabytes is not None else f"{mebibytes}MiB"] if args.gpu_memory else []),
+        *(["--node-gpus", str(args.node_gpus)] if args.node_gpus != NODE_GPUS else []),
+        *(["--host-ram", str(args.host_ram)] if args.host_ram is not None else []),
+        *(["--margin", str(args.margin)] if args.margin is not None else []),
+        *(["--memory-model", str(args.memory_model)] if args.memory_model else []),
+    ]
+    return shlex.join(["solve", *words])

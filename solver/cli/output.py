@@ -3,10 +3,12 @@ writes to a pipe, closed streams."""
 
 from __future__ import annotations
 
+import codecs
 import errno
 import io
 import os
 import sys
+from collections.abc import Callable
 from typing import Any, TextIO
 
 from rich.console import Console, Group, RenderableType
@@ -142,7 +144,8 @@ class _DroppedWhenUnwritable(io.FileIO):
 
 
 def _unwritable_stderr_dropped() -> None:
-    """When the process's own stderr writes to its descriptor, write it through `_DroppedWhenUnwritable`."""
+    """When the process's own stderr writes to its descriptor, write it through `_DroppedWhenUnwritable`, with the
+    tool's own characters spelled in ASCII where its encoding lacks them (`SPELLED_ERRORS`)."""
     stderr = sys.__stderr__
     if stderr is None or sys.stderr is not stderr:  # closed (taken to os.devnull), captured, or replaced already
         return
@@ -151,9 +154,40 @@ def _unwritable_stderr_dropped() -> None:
     except (OSError, ValueError, io.UnsupportedOperation):
         return
     stderr.flush()
+    errors = stderr.errors and SPELLED_ERRORS.get(stderr.errors, stderr.errors)
     sys.stderr = io.TextIOWrapper(io.BufferedWriter(_DroppedWhenUnwritable(descriptor, "w", closefd=False)),
-                                  encoding=stderr.encoding, errors=stderr.errors, line_buffering=True,
-                                  write_through=True)
+                                  encoding=stderr.encoding, errors=errors, line_buffering=True, write_through=True)
+
+
+ASCII_SPELLINGS = {"\u2264": "<=", "\u2265": ">=", "\u00b7": "-", "\u2026": "..."}
+"""The characters the commands write of their own (a map's ``\u22648 GPUs``, a cluster's ``(\u226532768)``, a title's
+`` \u00b7 ``; rich's ``\u2026`` where it cuts a cell), as a stream that cannot encode them gets them."""
+
+
+def _spelled_in_ascii(fallback: str, other: Callable[[str], str]) -> str:
+    """Register a codec error handler that writes the characters of `ASCII_SPELLINGS` as their ASCII and any other
+    as the `fallback` handler does (`other`: ``replace``'s ``?``, ``backslashreplace``'s ``\\xe9``); its name."""
+
+    def spell(error: UnicodeError) -> tuple[str, int]:
+        if not isinstance(error, UnicodeEncodeError):
+            raise error
+        unencodable = error.object[error.start:error.end]
+        return "".join(ASCII_SPELLINGS.get(character) or other(character) for character in unencodable), error.end
+
+    name = f"rft-solver-ascii-{fallback}"
+    codecs.register_error(name, spell)
+    return name
+
+
+_SPELLED_OR_REPLACED = _spelled_in_ascii("replace", lambda _: "?")
+SPELLED_ERRORS = {
+    **dict.fromkeys(("strict", "surrogateescape", "replace"), _SPELLED_OR_REPLACED),
+    "backslashreplace": _spelled_in_ascii("backslashreplace",
+                                          lambda character: character.encode("ascii", "backslashreplace").decode()),
+}
+"""For a stream's errors, those the commands write with (`standard_streams_open`): the tool's own characters
+spelled in ASCII where the encoding lacks them (`ASCII_SPELLINGS`); any other (a name from the input) as ``?`` on
+stdout (where it would otherwise end the command with a traceback) and escaped on stderr."""
 
 
 def escaped_line(line: str) -> str:
@@ -173,7 +207,8 @@ def standard_streams_open() -> bool:
     `sys.stdout` is None) has its descriptor held on os.devnull, so that no file the command opens takes it
     (and the output with it); a closed stderr takes the notes nowhere, and so does one that cannot be written (a full
     disk). Stdout that cannot encode a character (``PYTHONIOENCODING=ascii``; the C locale without UTF-8 mode, whose
-    errors are ``surrogateescape``) writes it as ``?``."""
+    errors are ``surrogateescape``) writes it in ASCII (``\u2264``: ``<=``) where it is the tool's own, else as ``?``
+    (`SPELLED_ERRORS`)."""
     closed = [number for number, stream in ((1, sys.stdout), (2, sys.stderr)) if stream is None]
     for number in closed:
         spare = os.open(os.devnull, os.O_WRONLY)  # the lowest free descriptor: the closed one itself, mostly
@@ -185,7 +220,7 @@ def standard_streams_open() -> bool:
     _unwritable_stderr_dropped()
     if 1 in closed:
         return False
-    if isinstance(sys.stdout, io.TextIOWrapper) and sys.stdout.errors in ("strict", "surrogateescape"):
-        sys.stdout.reconfigure(errors="replace")
+    if isinstance(sys.stdout, io.TextIOWrapper) and sys.stdout.errors in SPELLED_ERRORS:
+        sys.stdout.reconfigure(errors=SPELLED_ERRORS[sys.stdout.errors])
     _whole_writes_to_piped_stdout()
     return True

@@ -68,16 +68,26 @@ class Parser(argparse.ArgumentParser):
     def parse_args(self, args: Sequence[str] | None = None, namespace: Any = None) -> Any:  # type: ignore[override]
         """argparse's, with the unrecognized arguments cut as `cut` cuts (argparse names them all), and the option
         the first unknown one most likely meant (--maximise: --maximize), or the option that took the word before it
-        (`_took_one_word`)."""
+        (`_took_one_word`); an unrecognized argument is named before a required option that is missing."""
         argv = sys.argv[1:] if args is None else list(args)
         self._refuse_others_option(argv)
-        namespace, rest = self.parse_known_args(argv, namespace)
+        helped = not {"-h", "--help"}.isdisjoint(argv)  # --help prints the required options' usage as required
+        required = [] if helped else [action for action in self._actions if action.required and action.option_strings]
+        for action in required:  # checked last: --max-model-len's guess (--len) before "--len is required"
+            action.required = False
+        try:
+            parsed, rest = self.parse_known_args(argv, namespace)
+        finally:
+            for action in required:
+                action.required = True
         if rest:
             options = [word.split("=", 1)[0] for word in rest if word.startswith("--")]
             close = [meant for option in options if (meant := self._meant(option))]
             guess = f" (did you mean {close[0]}?)" if close else self._took_one_word(argv, rest[0])
             self.error(f"unrecognized arguments: {cut(' '.join(rest))}{guess}")
-        return namespace
+        if any(getattr(parsed, action.dest) is action.default for action in required):
+            self.parse_known_args(argv, namespace)  # argparse's own error, naming every option missing
+        return parsed
 
     def _meant(self, option: str, typos: bool = True) -> str | None:
         """The option of this command that the unknown `option` most likely means: the same with hyphens for
