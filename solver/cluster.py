@@ -48,7 +48,7 @@ from solver.results import (
     Status,
     Unplaced,
 )
-from solver.rules import batch_split_violation, host_ram_words, rollout_layout, validated_length
+from solver.rules import batch_split_violation, host_ram_bound_words, rollout_layout, validated_length
 from solver.solve import answer_for, checked, estimated_plan_words, host_over_words, least_host_words
 from solver.tables import (
     MAX_ESTIMATED_GPUS,
@@ -69,7 +69,7 @@ COST_SCALE = 10_000
 JOB_BATCH_SOURCE = "the job's train_batch_size"
 """Where a job's train batch comes from, as messages name it."""
 POOL_HOST_RAM_SOURCE = "the pool's host_ram_gb"
-"""Where a job's host memory per node comes from, as messages name it (`host_ram_words`)."""
+"""Where a job's host memory per node comes from, as messages name it (`host_ram_words`, `host_ram_bound_words`)."""
 REASONS_SHARE = 0.6
 """The time the search leaves for the unplaced jobs' reasons, as a share of the time working out the jobs' ways
 took: where a job has no way in a pool it may use, its reason asks the planner why, once per job shape, after
@@ -1043,7 +1043,7 @@ def _estimates_would(planner: _Planner, query: Query, pool: Pool, rollout_gpus: 
 def _host_over_pool_words(planner: _Planner, model: str, pool: Pool, plan: Plan) -> str:
     """The host memory a plan of `model` needs per node, more than `pool`'s (a pool that gives it), in words."""
     return host_over_words(planner.catalog.model(model), plan, pool.gpus_per_node,
-                           host_ram_words(pool.host_ram_gb or 0.0, POOL_HOST_RAM_SOURCE))
+                           host_ram_bound_words(pool.host_ram_gb or 0.0, POOL_HOST_RAM_SOURCE))
 
 
 def _limits_words(planner: _Planner, query: Query, pool: Pool, rollout_gpus: int) -> str:

@@ -10,7 +10,14 @@ from typing import Literal, get_args
 
 from pydantic import Field, PositiveInt
 
-from solver.rules import NODE_GPUS, batch_words, host_ram_words, sp_layout_violation, token_budget
+from solver.rules import (
+    NODE_GPUS,
+    batch_words,
+    host_ram_bound_words,
+    host_ram_words,
+    sp_layout_violation,
+    token_budget,
+)
 from solver.tables import (
     MAX_ESTIMATED_GPUS,
     MAX_GPUS,
@@ -163,6 +170,12 @@ class Query(Frozen):
         """The host memory given, as running text names it (`host_ram_words`: ``--host-ram 64``, or ``64 GiB of host
         memory per node (the pool's host_ram_gb)``); empty when none."""
         return host_ram_words(self.host_ram_gb, self.host_ram_source) if self.host_ram_gb is not None else ""
+
+    @property
+    def host_ram_bound_words(self) -> str:
+        """The host memory given, as the bound a need exceeds (`host_ram_bound_words`: ``--host-ram 64``, or ``the
+        pool's host_ram_gb of 64 GiB``); empty when none."""
+        return host_ram_bound_words(self.host_ram_gb, self.host_ram_source) if self.host_ram_gb is not None else ""
 
     @property
     def more_host_ram_words(self) -> str:

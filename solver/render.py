@@ -417,18 +417,21 @@ def _gpus_of_budget(answer: Answer, plan: Plan, node_gpus: int) -> str:
     # The whole budget taken, where no --rollout-gpus says the rollout has GPUs of its own: a budget that is all the
     # GPUs a user has leaves the explorer none. (A config's rollout, with no cluster section to count it in, goes
     # beside the trainer: its note says so.)
-    none_left = (f" (none left for rollout{_rollout_hint(answer.budget_gpus)})"
+    none_left = (f" (none left for rollout{_rollout_hint(answer.budget_gpus, node_gpus)})"
                  if answer.rollout_gpus is None and answer.current is None else "")
     left = none_left if plan.unused_gpus == 0 else f" ({plan.unused_gpus} {spare}{capped})"
     return f"{plan.gpus} of {counted(answer.budget_gpus, 'GPU')}{spanned}{left}"
 
 
-def _rollout_hint(budget_gpus: int) -> str:
+def _rollout_hint(budget_gpus: int, node_gpus: int) -> str:
     """How to keep some of a budget of `budget_gpus` for the rollout, which a plan taking it whole leaves none
-    (``--gpus`` counts the trainer's alone); "" for one GPU, which has none to spare."""
+    (``--gpus`` counts the trainer's alone), with numbers to copy: a quarter of one node's budget (at least 1 GPU),
+    or the last node of several (a trainer past one node takes whole nodes); "" for one GPU, which has none to
+    spare."""
     if budget_gpus == 1:
         return ""
-    return f": to keep R of these {budget_gpus} for it, ask --gpus {budget_gpus}-R --rollout-gpus R"
+    keep = node_gpus if budget_gpus > node_gpus else max(budget_gpus // 4, 1)
+    return f": to keep {keep} of these {budget_gpus} for it, ask --gpus {budget_gpus - keep} --rollout-gpus {keep}"
 
 
 LOWERED_NOTE = ("* trainer.max_token_len_per_gpu below Trinity's default ceil(2 x L / SP), which does not fit "
@@ -575,7 +578,7 @@ def _verdict(answer: Answer, current: CurrentSettings, query: Query, problems: b
     cell = current.out_of_memory
     host = "" if current.host_memory_needed is None else (
         f"{host_need_words(f'{current.host_memory_needed:.1f}', current.offload)}, more than "
-        f"{query.host_ram_limit_words}")
+        f"{query.host_ram_bound_words}")
     if current.broken_rule:
         verdict = f"it breaks a rule: {current.broken_rule}"
     elif cell is not None:  # the GPU memory first: more host memory would not make it train

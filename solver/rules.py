@@ -382,6 +382,15 @@ def host_ram_words(host_ram_gb: float, source: str) -> str:
     return f"{shown_number(host_ram_gb)} GiB of host memory per node ({source})"
 
 
+def host_ram_bound_words(host_ram_gb: float, source: str) -> str:
+    """A node's host memory as the bound a need per node exceeds (``more than ...``, after words that say "of host
+    memory per node" already): the flag and its value (``--host-ram 64``), or ``the pool's host_ram_gb of 64 GiB``,
+    without `host_ram_words`' parentheses, which would close a reason's own twice."""
+    if source.startswith("--"):
+        return host_ram_words(host_ram_gb, source)
+    return f"{source} of {shown_number(host_ram_gb)} GiB"
+
+
 def batch_split_violation(train_batch_size: int | None, gpus: int, sp: int,
                           source: str = "--train-batch-size") -> str | None:
     """Why a train batch of `train_batch_size` experiences (None: not known; messages say it came from `source`)

@@ -266,7 +266,7 @@ def _with_estimated_plan(catalog: Catalog, query: Query, answer: Answer) -> Answ
             f"{answer.reason}; {estimated_plan_words(estimated)}: drop --no-estimate")})
     unlimited = with_estimates.model_copy(update={"host_ram_gb": None})
     if query.host_ram_gb is not None and (estimated := optional_best(catalog, unlimited, answer.gpu)):
-        over = host_over_words(catalog.model(query.model), estimated, query.node_gpus, query.host_ram_limit_words)
+        over = host_over_words(catalog.model(query.model), estimated, query.node_gpus, query.host_ram_bound_words)
         least = least_host_words(catalog, unlimited, estimated, answer.gpu)
         return answer.model_copy(update={"reason": (
             f"{answer.reason}; {estimated_plan_words(estimated)}, but {over}{least}")})
@@ -285,7 +285,7 @@ def _with_estimated_plan(catalog: Catalog, query: Query, answer: Answer) -> Answ
 
 
 def host_over_words(model: Model, plan: Plan, node_gpus: int, limit: str) -> str:
-    """The host memory per node `plan` of `model` needs, more than `limit` (`host_ram_words`), in words: ``with
+    """The host memory per node `plan` of `model` needs, more than `limit` (`host_ram_bound_words`), in words: ``with
     Offload it needs 594.2 GiB of host memory per node, more than --host-ram 400``."""
     return f"{_host_need_words(model, node_gpus, plan)}, more than {limit}"
 

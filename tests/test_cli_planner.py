@@ -1768,7 +1768,7 @@ def test_a_trainer_past_one_node_says_so_in_its_plan_line_and_fragment(cli):
     assert "plan           Env + SP=4 on 44 GPUs, 11 whole nodes of 4\n" in fewest
     # One whole node is no span: the plan line names no nodes.
     whole = cli(*flags, "--gpus", "8")[1]
-    assert "plan           Env + Offload + SP=4 on 8 of 8 GPUs (none left for rollout: to keep R of these 8" in whole
+    assert "plan           Env + Offload + SP=4 on 8 of 8 GPUs (none left for rollout: to keep 2 of these 8" in whole
     fragment = cli(*flags, "--gpus", "16", "--emit", "trinity")[1]
     assert ("#\n# The trainer spans 2 whole nodes of 8 GPUs: your cluster.node_num x gpu_per_node must hold\n# them "
             "and the rollout's GPUs (--rollout-gpus R, or solver.plan's rollout_gpus, writes that section).\n#\n"
@@ -2525,19 +2525,27 @@ def test_the_host_memory_line_of_a_plan_without_offload_says_it_is_the_load(cli)
     assert status == 0 and "GiB per node for Offload, within --host-ram 1000\n" in out
 
 
-@pytest.mark.parametrize(("budget", "line"), [
-    ("8", ("plan           Env + Offload + SP=8 on 8 of 8 GPUs (none left for rollout: to keep R of these 8 for it, "
-           "ask --gpus 8-R --rollout-gpus R)\n")),
-    ("1", "plan           Env + Offload on 1 of 1 GPU (none left for rollout)\n"),  # no GPU to spare: no hint
+@pytest.mark.parametrize(("budget", "node_gpus", "kept"), [
+    (2, 8, 1), (3, 8, 1), (8, 8, 2), (16, 8, 8), (8, 4, 4),  # a quarter of one node's budget; past one, its last node
 ])
-def test_a_plan_that_takes_the_whole_budget_says_how_to_keep_gpus_for_the_rollout(cli, budget: str, line: str):
+def test_a_plan_that_takes_the_whole_budget_says_how_to_keep_gpus_for_the_rollout(
+        cli, budget: int, node_gpus: int, kept: int):
     """`--gpus` counts the trainer's GPUs alone: a plan taking all of them leaves the rollout none, and its plan line
-    names the flags that keep some for it; asking that way leaves the rollout its GPUs."""
-    length = "128k" if budget == "8" else "8k"
-    status, out, _ = cli("--model", "32B", "--gpu", "h100", "--gpus", budget, "--len", length)
-    assert status == 0 and line in out
-    status, out, _ = cli("--model", "32B", "--gpu", "h100", "--gpus", "6", "--rollout-gpus", "2", "--len", "32k")
-    assert status == 0 and "plan           Env + Offload + SP=2 on 6 of 6 GPUs, with 2 rollout GPUs\n" in out
+    names the flags, with numbers, that keep some for it; asking so leaves the rollout those GPUs (a trainer past one
+    node on whole nodes: 12 of 16 would not be)."""
+    flags = ("--model", "0.6B", "--gpu", "a100", "--len", "8k", "--exact", "--node-gpus", str(node_gpus))
+    status, out, _ = cli(*flags, "--gpus", str(budget))
+    assert status == 0 and out.splitlines()[1].endswith(
+        f"(none left for rollout: to keep {kept} of these {budget} for it, ask --gpus {budget - kept} --rollout-gpus "
+        f"{kept})")
+    status, out, _ = cli(*flags, "--gpus", str(budget - kept), "--rollout-gpus", str(kept))
+    trainer = f"{budget - kept} of {budget - kept} GPU{'s' if budget - kept > 1 else ''}"
+    assert status == 0 and f" on {trainer}, with {kept} rollout GPU" in out.splitlines()[1]
+
+
+def test_a_plan_on_one_gpu_names_no_way_to_keep_one_for_the_rollout(cli):
+    status, out, _ = cli("--model", "32B", "--gpu", "h100", "--gpus", "1", "--len", "8k")
+    assert status == 0 and "plan           Env + Offload on 1 of 1 GPU (none left for rollout)\n" in out
 
 
 def test_the_host_memory_line_says_that_without_host_ram_nothing_checked_it(cli):
@@ -2655,7 +2663,7 @@ def test_a_plan_that_takes_the_whole_budget_says_it_leaves_the_rollout_no_gpu(cl
     # --gpus is the trainer's budget: someone who gives all their GPUs learns that the explorer has none left, unless
     # --rollout-gpus gives it some (or 0 says the rollout runs elsewhere).
     flags = ("--model", "8B", "--gpu", "a100", "--gpus", "6", "--len", "16k")
-    assert "plan           Env on 6 of 6 GPUs (none left for rollout: to keep R of these 6" in cli(*flags)[1]
+    assert "plan           Env on 6 of 6 GPUs (none left for rollout: to keep 1 of these 6" in cli(*flags)[1]
     assert "plan           Env on 6 of 6 GPUs\n" in cli(*flags, "--rollout-gpus", "0")[1]
     assert "plan           Env on 6 of 6 GPUs, with 2 rollout GPUs\n" in cli(*flags, "--rollout-gpus", "2")[1]
 

@@ -372,7 +372,7 @@ def test_a_reason_says_where_host_memory_rules_out_the_count_a_layout_needs(tmp_
     assert solved(instance, tmp_path)["unplaced"] == [{"job": "a", "reason": (
         "h100: with 8 rollout GPUs, no trainer GPU count that trains it (16 at the fewest) has a layout on its 2 nodes "
         "of 8 GPUs (8 would, with Env + Offload + SP=2, but with Offload it needs 594.2 GiB of host memory per node, "
-        "more than 512 GiB of host memory per node (the pool's host_ram_gb))")}]
+        "more than the pool's host_ram_gb of 512 GiB)")}]
     instance["pools"][0]["host_ram_gb"] = 1024
     assert [p["trainer_gpus"] for p in solved(instance, tmp_path)["placements"]] == [8]
     # With 16 rollout GPUs no count has room on two nodes, host memory or not: the reason does not blame it.
@@ -1042,8 +1042,8 @@ def test_no_estimate_says_where_the_estimates_plan_needs_more_host_memory_than_t
                 "jobs": [{"name": "j", "model": "Qwen3-32B", "max_model_len": 32768, "rollout_gpus": 8}]}
     assert solved(instance, tmp_path, estimates=False)["unplaced"] == [{"job": "j", "reason": (
         "a: the tables have no Qwen3-32B on A100-80GB (the memory model estimates a plan, Env + Offload + SP=2 on 8 "
-        "GPUs at 32768 tokens, but with Offload it needs 594.2 GiB of host memory per node, more than 400 GiB of host "
-        "memory per node (the pool's host_ram_gb))")}]
+        "GPUs at 32768 tokens, but with Offload it needs 594.2 GiB of host memory per node, more than the pool's "
+        "host_ram_gb of 400 GiB)")}]
     [unplaced] = solved(instance, tmp_path)["unplaced"]  # with the estimates, the same need rules it out
     assert "8 would, with Env + Offload + SP=2, but with Offload it needs 594.2 GiB" in unplaced["reason"]
 
@@ -1056,13 +1056,13 @@ def test_no_estimate_names_the_least_host_memory_of_the_estimates_plans_beside_t
                                            "rollout_gpus": 2}]}
     assert solved(instance, tmp_path, estimates=False)["unplaced"] == [{"job": "j", "reason": (
         "p: the tables have no Qwen3-8B on H100-80GB (the memory model estimates a plan, Env + Offload + SP=2 on 2 "
-        "GPUs at 32768 tokens, but with Offload it needs 162.6 GiB of host memory per node, more than 16 GiB of host "
-        "memory per node (the pool's host_ram_gb); at the least, Env + SP=4 on 4 GPUs trains it (32768 tokens), and it "
+        "GPUs at 32768 tokens, but with Offload it needs 162.6 GiB of host memory per node, more than the pool's "
+        "host_ram_gb of 16 GiB; at the least, Env + SP=4 on 4 GPUs trains it (32768 tokens), and it "
         "needs 30.6 GiB of host memory per node while the model loads)")}]
     # Beside 6 rollout GPUs only 2 are left for the trainer, where only Offload trains it: no least is named.
     instance["jobs"][0]["rollout_gpus"] = 6
     [unplaced] = solved(instance, tmp_path, estimates=False)["unplaced"]
-    assert unplaced["reason"].endswith("more than 16 GiB of host memory per node (the pool's host_ram_gb))")
+    assert unplaced["reason"].endswith("more than the pool's host_ram_gb of 16 GiB)")
 
 
 def test_a_pool_too_small_for_the_rollout_does_not_end_the_reasons(tmp_path: Path):
@@ -2893,8 +2893,8 @@ def test_a_job_its_train_batch_alone_leaves_without_a_way_is_told_the_fewest_gpu
     free = {"name": "free", "model": "Qwen3-8B", "max_model_len": 4096, "rollout_gpus": 2}
     batched = {**free, "name": "batched", "train_batch_size": 256}
     result = solved({"pools": [pool], "jobs": [free, batched]}, tmp_path, widen=False)
-    host = ("1 would, with Env + Offload, but with Offload it needs 162.6 GiB of host memory per node, more than 128 "
-            "GiB of host memory per node (the pool's host_ram_gb)")
+    host = ("1 would, with Env + Offload, but with Offload it needs 162.6 GiB of host memory per node, more than the "
+            "pool's host_ram_gb of 128 GiB")
     assert [(p["job"], p["trainer_gpus"]) for p in result["placements"]] == [("free", 6)]
     assert result["unplaced"] == [{"job": "batched", "reason": "a100: with 2 rollout GPUs, no trainer GPU count that "
                                    f"trains it (8 at the fewest) has a layout on its 1 node of 8 GPUs ({host}; 6 "
@@ -2923,8 +2923,8 @@ def test_a_limit_that_rules_out_the_only_count_with_a_layout_is_named_though_few
         {"job": "j", "reason": f"{head}the train batch of 256 (the job's train_batch_size) must split evenly over the "
                                "data-parallel ranks, and 3 (6 GPUs / SP=2) do not divide it)"}]
     assert solved({"pools": [{**pool, "host_ram_gb": 80}], "jobs": [job]}, tmp_path)["unplaced"] == [
-        {"job": "j", "reason": f"{head}it needs 89.9 GiB of host memory per node while the model loads, more than 80 "
-                               "GiB of host memory per node (the pool's host_ram_gb))"}]
+        {"job": "j", "reason": f"{head}it needs 89.9 GiB of host memory per node while the model loads, more than the "
+                               "pool's host_ram_gb of 80 GiB)"}]
     # A batch that 3 ranks divide, or room for the model as it loads, places it on the 6.
     for fleet in ({"pools": [pool], "jobs": [{**job, "train_batch_size": 192}]},
                   {"pools": [{**pool, "host_ram_gb": 100}], "jobs": [job]}):
@@ -2946,7 +2946,7 @@ def test_pools_of_one_gpu_type_that_differ_only_in_host_memory_get_their_own_pla
         assert result["unplaced"] == [{"job": "tight", "reason": (
             "tight: with 6 rollout GPUs, no trainer GPU count that trains it (6 at the fewest) has a layout on its 1 "
             "node of 8 GPUs (1 would, with Env + Offload, but with Offload it needs 162.6 GiB of host memory per node, "
-            "more than 128 GiB of host memory per node (the pool's host_ram_gb))")}]
+            "more than the pool's host_ram_gb of 128 GiB)")}]
 
 
 def test_a_way_whose_host_need_a_node_holds_is_not_lost_to_the_rounding_to_mib(tmp_path: Path):

@@ -2156,7 +2156,7 @@ def test_solve_memory_points_to_the_planner_where_the_setting_does_not_train(cli
     status, out, _ = cli(*shlex.split(out.splitlines()[-1])[1:])  # the command it gives: a setting that trains
     assert status == 0
     assert out.splitlines()[1] == ("plan           Env + Offload + SP=2 on 8 of 8 GPUs (none left for rollout: to keep "
-                                   "R of these 8 for it, ask --gpus 8-R --rollout-gpus R)")
+                                   "2 of these 8 for it, ask --gpus 6 --rollout-gpus 2)")
     status, out, _ = cli("memory", *asked, "--env", "--offload", "--sp", "2")
     assert status == 0 and FIND_ONE not in out
 
@@ -2173,7 +2173,7 @@ def test_solve_memorys_planner_command_keeps_the_options_the_planner_shares(cli,
         status, out, _ = cli("memory", *asked, "--gpu-memory", memory, "--sp", "2", "--token-budget", "16k")
         command = out.splitlines()[-1]
         assert (status, command) == (1, ("  solve --model 8B --gpu mine --gpus 4 --len 16384 --gpu-memory "
-                                         f"{memory} --node-gpus 4 --host-ram 512.0 --margin 0.05 --memory-model "
+                                         f"{memory} --node-gpus 4 --host-ram 512 --margin 0.05 --memory-model "
                                          f"'{coefficients}'"))
         status, out, _ = cli(*shlex.split(command)[1:], "--json")
         plan = json.loads(out)[0]["plans"][0]
@@ -2195,13 +2195,13 @@ def test_solve_memory_host_ram_decides_for_offloaded_states(cli):
     assert " ".join(out.split()).endswith(
         "tables: it trains (documented: the A100-80GB table for 4 GPUs says 'Env + Offload + SP=4' at 71680); that "
         f"is the GPUs' memory, and the host memory above rules it out {FIND_ONE} solve --model 8B --gpu a100 --gpus 4 "
-        "--len 65536 --host-ram 128.0")
+        "--len 65536 --host-ram 128")
     # Where the tables say it runs out of memory, the host memory changes nothing they say.
     status, out, _ = cli(*asked[:8], "131072", *asked[9:], "--host-ram", "128")
     assert status == 1 and " ".join(out.split()).endswith(
         "tables: it runs out of memory (the A100-80GB table for 4 GPUs says '-' at 112640: the source's cells read as "
         "the first setting that trained in their order, '-' where none did, so this setting, or one that includes it, "
-        f"ran out of memory there) {FIND_ONE} solve --model 8B --gpu a100 --gpus 4 --len 131072 --host-ram 128.0")
+        f"ran out of memory there) {FIND_ONE} solve --model 8B --gpu a100 --gpus 4 --len 131072 --host-ram 128")
     status, out, _ = cli(*asked, "--host-ram", "256")
     assert out.rstrip().endswith("'Env + Offload + SP=4' at 71680)")
     status, out, _ = cli(*asked, "--host-ram", "128", "--json")

@@ -19,7 +19,14 @@ from solver.explain import _Prober
 from solver.memory import CEILING, GRID
 from solver.model import cost_ranks, exact_cost, prepare, ranking_key
 from solver.query import make_query
-from solver.rules import SourceCell, host_ram_words, refuting_cell, rollout_layout, sp_gpus_violation
+from solver.rules import (
+    SourceCell,
+    host_ram_bound_words,
+    host_ram_words,
+    refuting_cell,
+    rollout_layout,
+    sp_gpus_violation,
+)
 from solver.solve import alternative_plan, answer_for, least_host_plan, plan
 from solver.tables import MAX_GPUS, MAX_HOST_RAM_GB, QueryError, Setting, Weights, load_catalog
 
@@ -1161,6 +1168,10 @@ def test_host_memory_from_elsewhere_than_a_flag_is_named_in_words_that_keep_its_
         ("--sp 2 and 64 GiB of host memory per node (the pool's host_ram_gb) and a train batch of 96 (the job's "
          "train_batch_size)"), "--sp 2 --host-ram 64 --train-batch-size 96",
         "--sp 2 and 64 GiB of host memory per node (the pool's host_ram_gb)"]
+    # As the bound a need per node exceeds, words without parentheses, which would close a reason's own twice, and
+    # without "of host memory per node" again: "..., more than the pool's host_ram_gb of 64 GiB)".
+    assert [host_ram_bound_words(400, "--host-ram"), pool.host_ram_bound_words, flags.host_ram_bound_words] == [
+        "--host-ram 400", "the pool's host_ram_gb of 64 GiB", "--host-ram 64"]
 
 
 def test_an_sp_that_does_not_divide_the_gpus_is_worded_with_their_count():

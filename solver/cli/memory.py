@@ -22,7 +22,7 @@ from solver.cli.status import NO_PLAN
 from solver.query import resolve_margin
 from solver.render import memory_json, memory_view
 from solver.rules import NODE_GPUS
-from solver.tables import MAX_GPUS, Setting, load_memory_model, load_model_config
+from solver.tables import MAX_GPUS, Setting, load_memory_model, load_model_config, shown_number
 
 
 def build_memory_parser() -> Parser:
@@ -107,8 +107,8 @@ def planner_command(args: argparse.Namespace) -> str:
         "--gpu", args.gpu, "--gpus", str(args.gpus), "--len", str(args.max_model_len),
         *(["--gpu-memory", str(gigabytes) if gigabytes is not None else f"{mebibytes}MiB"] if args.gpu_memory else []),
         *(["--node-gpus", str(args.node_gpus)] if args.node_gpus != NODE_GPUS else []),
-        *(["--host-ram", str(args.host_ram)] if args.host_ram is not None else []),
-        *(["--margin", str(args.margin)] if args.margin is not None else []),
+        *(["--host-ram", shown_number(args.host_ram)] if args.host_ram is not None else []),
+        *(["--margin", shown_number(args.margin)] if args.margin is not None else []),
         *(["--memory-model", str(args.memory_model)] if args.memory_model else []),
     ]
     return shlex.join(["solve", *words])
