@@ -1105,11 +1105,26 @@ def test_an_ascii_stdout_spells_a_maps_budgets_and_writes_a_name_of_the_input_as
                             capture_output=True, text=True, timeout=60, check=False,
                             env={**os.environ, "PYTHONIOENCODING": "ascii"})
     assert (result.returncode, result.stderr) == (0, "")
-    assert result.stdout.splitlines()[2].split("|")[1:3] == [" model    ", "  <=1 GPU   "]
+    assert result.stdout.splitlines()[2].split("|")[1:3] == [" model    ", "  <=1 GPU  "]
+    assert len({len(line) for line in result.stdout.splitlines() if line[:1] in "+|"}) == 1  # the borders in line
     result = subprocess.run([str(solve_script), "--model", "4B", "--len", "32k", "--gpu", "m\u00e9", "--gpu-memory",
                              "80GiB"], capture_output=True, text=True, timeout=60, check=False,
                             env={**os.environ, "PYTHONIOENCODING": "ascii"})
     assert result.stdout.startswith("m? - Qwen3-4B - cheapest plan for 32768 tokens within 6 GPUs: optimal\n")
+
+
+def test_an_ascii_stdout_spells_a_placements_asked_length_before_its_table_is_laid_out(
+        solve_script: Path, tmp_path: Path):
+    # Spelled as the stream writes it, "(>=32768)" was one character wider than rich had measured "(≥32768)": the
+    # row's borders stood out of line with the header's.
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools: [{name: a100, gpu: a100, nodes: 1, gpus_per_node: 8}]\njobs: [{name: long-4b, model: "
+                     "Qwen3-4B, max_model_len: {at_least: 32768}, rollout_gpus: 2}]\n", encoding="utf-8")
+    result = subprocess.run([str(solve_script), "cluster", str(fleet)], capture_output=True, text=True, timeout=60,
+                            check=False, env={**os.environ, "PYTHONIOENCODING": "ascii"})
+    table = [line for line in result.stdout.splitlines() if line[:1] in "+|"]
+    assert (result.returncode, result.stderr) == (0, "") and "| 102400 (>=32768) |" in table[3]
+    assert len({len(line) for line in table}) == 1
 
 
 def test_stderr_that_cannot_encode_a_character_writes_the_tools_own_in_ascii():

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import codecs
 import errno
+import functools
 import io
 import os
 import sys
@@ -13,6 +14,7 @@ from typing import Any, TextIO
 
 from rich.console import Console, Group, RenderableType
 from rich.table import Table
+from rich.text import Text
 
 from solver.render import needed_width
 
@@ -61,13 +63,39 @@ def print_view(view: RenderableType, prog: str) -> Console:
 def new_console(width: int = 160) -> Console:
     """A console for stdout; piped output gets room for `width` columns (the widest table) instead of 80,
     and its lines come without the padding to the tables' width."""
-    console = Console(**PLAIN_TEXT)
+    console = _SpelledConsole(**PLAIN_TEXT)
     if console.is_terminal and console.width < MIN_TERMINAL_WIDTH:  # COLUMNS=0, say: nothing would print
-        return Console(width=80, **PLAIN_TEXT)
+        return _SpelledConsole(width=80, **PLAIN_TEXT)
     return console if console.is_terminal else _PipedConsole(width=max(console.width, width), **PLAIN_TEXT)
 
 
-class _PipedConsole(Console):
+class _SpelledConsole(Console):
+    """A console whose strings (a table's cells and headers: a map's ``≤8 GPUs``, a placement's ``(≥32768)``) have
+    the tool's own characters in ASCII (`ASCII_SPELLINGS`) where its stream's encoding lacks them, before rich lays
+    them out: spelled as the stream writes them, after layout, they would push a table's borders out of line."""
+
+    def render_str(self, text: str, **kwargs: Any) -> Text:
+        """Rich's, of `text` with the characters its stream cannot encode spelled (`spelled_for`)."""
+        return super().render_str(spelled_for(self.encoding, text), **kwargs)
+
+
+def spelled_for(encoding: str, text: str) -> str:
+    """`text` with each character of `ASCII_SPELLINGS` that `encoding` cannot encode in ASCII."""
+    return "".join(ASCII_SPELLINGS[character] if character in ASCII_SPELLINGS and not _encodes(encoding, character)
+                   else character for character in text)
+
+
+@functools.cache
+def _encodes(encoding: str, character: str) -> bool:
+    """Whether `encoding` encodes `character` (an encoding Python does not know: as ASCII does, not)."""
+    try:
+        character.encode(encoding)
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
+
+
+class _PipedConsole(_SpelledConsole):
     """A console for stdout that is not a terminal: each line as rich lays it out, less trailing spaces."""
 
     def print(self, *objects: Any, **kwargs: Any) -> None:
