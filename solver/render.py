@@ -283,7 +283,7 @@ def _larger_gpu_words(answer: Answer) -> str | None:
             f"little more memory per GPU than the {answer.gpu}'s")
 
 
-HOST_RAM_UNCHECKED = "not checked: --host-ram GB (a node's RAM) keeps the plans within yours"
+HOST_RAM_UNCHECKED = "not checked: give a node's RAM as --host-ram GB to keep plans within it"
 """What the summary's ``host memory`` row adds without --host-ram: nothing held the plan to a node's RAM."""
 
 

@@ -2569,8 +2569,8 @@ def test_the_host_memory_line_says_that_without_host_ram_nothing_checked_it(cli)
     flags = ("--model", "8B", "--gpu", "rtx4090", "--gpus", "4", "--len", "16k")
     status, out, _ = cli(*flags)
     assert status == 0 and "plan           Env + Offload + SP=4 on 4 of 4 GPUs" in out
-    assert ("host memory    162.6 GiB per node for Offload; not checked: --host-ram GB (a node's RAM) keeps the "
-            "plans within yours\n") in out
+    assert ("host memory    162.6 GiB per node for Offload; not checked: give a node's RAM as --host-ram GB to keep "
+            "plans within it\n") in out
     status, out, _ = cli(*flags, "--host-ram", "192")
     assert status == 0 and "host memory    162.6 GiB per node for Offload, within --host-ram 192\n" in out
     assert "not checked" not in out
