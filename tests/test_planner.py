@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import threading
+import time
 from typing import Any
 
 import pytest
@@ -571,27 +572,36 @@ def test_a_gpu_type_with_at_least_as_much_memory_caps_the_estimates(gpu: str, ev
     assert roomy.plans[0].max_model_len > 112640
 
 
-def test_ctrl_c_stops_the_other_gpu_types_solves_too(monkeypatch: pytest.MonkeyPatch):
-    # Ctrl-C reaches the thread that solves the first GPU type; the other GPU types' solves, in worker threads,
-    # must stop too (the process waits for them before it exits), not run on to their time limit.
-    import threading
-    import time
-
-    from ortools.sat.python import cp_model
-
-    solving, released = threading.Event(), threading.Event()
+def _ctrl_c_in_the_first_gpu_types_solve(monkeypatch: pytest.MonkeyPatch,
+                                         stops_needed: int) -> tuple[threading.Event, list[cp_model.CpSolver]]:
+    """Fake CP-SAT solves: in the main thread (the first GPU type's), KeyboardInterrupt once a worker's solve runs, as
+    Ctrl-C there; in a worker, a solve that runs until `stop_search` has been called `stops_needed` times (CP-SAT
+    loses a stop that comes as its search is set up). The event set then, and the solvers each stop was for."""
+    solving, released, stops = threading.Event(), threading.Event(), []
     main = threading.main_thread()
 
     def solve(self, model, callback=None):
         if threading.current_thread() is main:
             assert solving.wait(timeout=30)
-            raise KeyboardInterrupt  # as if Ctrl-C came during the first GPU type's solve
+            raise KeyboardInterrupt
         solving.set()
-        assert released.wait(timeout=30)  # a worker's solve runs until stopped
+        assert released.wait(timeout=30)
         return cp_model.UNKNOWN
 
+    def stop_search(self):
+        stops.append(self)
+        if len(stops) >= stops_needed:
+            released.set()
+
     monkeypatch.setattr(cp_model.CpSolver, "solve", solve)
-    monkeypatch.setattr(cp_model.CpSolver, "stop_search", lambda self: released.set())
+    monkeypatch.setattr(cp_model.CpSolver, "stop_search", stop_search)
+    return released, stops
+
+
+def test_ctrl_c_stops_the_other_gpu_types_solves_too(monkeypatch: pytest.MonkeyPatch):
+    # Ctrl-C reaches the thread that solves the first GPU type; the other GPU types' solves, in worker threads,
+    # must stop too (the process waits for them before it exits), not run on to their time limit.
+    released, _ = _ctrl_c_in_the_first_gpu_types_solve(monkeypatch, stops_needed=1)
     query = make_query(CATALOG, model="8B", max_model_len=8192, budget_gpus=4, time_limit_s=60)
     assert len(query.gpus) == 2  # A100 and H20: the H20 is solved in a worker thread
     started = time.monotonic()
@@ -603,24 +613,7 @@ def test_ctrl_c_stops_the_other_gpu_types_solves_too(monkeypatch: pytest.MonkeyP
 def test_ctrl_c_stops_a_worker_again_where_its_first_stop_was_lost(monkeypatch: pytest.MonkeyPatch):
     # CP-SAT takes a stop only once its search is set up: one that comes as the solve starts is lost, and Ctrl-C's
     # handler stops the running solves again until they end (here the second stop ends the worker's solve).
-    solving, released, stops = threading.Event(), threading.Event(), []
-    main = threading.main_thread()
-
-    def solve(self, model, callback=None):
-        if threading.current_thread() is main:
-            assert solving.wait(timeout=30)
-            raise KeyboardInterrupt  # as if Ctrl-C came during the first GPU type's solve
-        solving.set()
-        assert released.wait(timeout=30)
-        return cp_model.UNKNOWN
-
-    def stop_search(self):
-        stops.append(self)
-        if len(stops) > 1:  # the first is lost
-            released.set()
-
-    monkeypatch.setattr(cp_model.CpSolver, "solve", solve)
-    monkeypatch.setattr(cp_model.CpSolver, "stop_search", stop_search)
+    released, stops = _ctrl_c_in_the_first_gpu_types_solve(monkeypatch, stops_needed=2)
     with pytest.raises(KeyboardInterrupt):
         plan(make_query(CATALOG, model="8B", max_model_len=8192, budget_gpus=4, time_limit_s=60), CATALOG)
     assert released.is_set() and len(stops) >= 2 and all(stop is stops[0] for stop in stops)  # the worker's solver
