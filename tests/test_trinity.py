@@ -909,6 +909,57 @@ def test_patch_keeps_the_comments_after_a_removed_first_or_flow_style_key() -> N
         "model:\n  model_path: q/Qwen3-4B\n  tags: [a, b]  # tags\n  max_model_len: 24576\n\n# the cluster\ncluster:\n")
 
 
+def test_patch_keeps_the_lines_after_a_removed_second_key_before_the_key_after_it() -> None:
+    # The lines after a removed key's block go to the key before it: for the section's second key, the first.
+    plan, model = sp2_plan(), catalog().model("4B")
+    text = ("model:\n  model_path: q/Qwen3-4B\n  rope_scaling:\n    rope_type: yarn\n    factor: 4\n\n"
+            "  # the length\n  max_model_len: 8192\n")
+    assert patch_trinity_config(text, plan, model) == (
+        "model:\n  model_path: q/Qwen3-4B\n\n  # the length\n  max_model_len: 24576\n"
+        "trainer:\n  ulysses_sequence_parallel_size: 2\n  max_token_len_per_gpu: 24576\n")
+
+
+def test_patch_keeps_the_blank_line_after_a_removed_flag_behind_the_host_memory_comment() -> None:
+    # Trinity 0.5: the trainer's 0.6 flag after trainer_strategy goes; the lines after it join trainer_strategy's
+    # end-of-line comment, the host memory an Offload plan needs (written on its own line, blank line kept).
+    text = ("trainer:\n  trainer_strategy: fsdp2\n  param_offload: true\n\n  # the SP\n"
+            "  ulysses_sequence_parallel_size: 1\n")
+    assert patch_trinity_config(text, long_plan(), catalog().model("4B"), version="0.5").startswith(
+        "trainer:\n  trainer_strategy: fsdp2  # host memory: 82.8 GiB per node for Offload\n\n  # the SP\n"
+        "  ulysses_sequence_parallel_size: 4\n  max_token_len_per_gpu: 51200\n")
+
+
+def test_patch_fills_an_empty_section_in_place_and_keeps_the_files_last_comment_last() -> None:
+    text = "model:\n  model_path: q/Qwen3-4B\ntrainer:\ncluster:\n  gpu_per_node: 8\n# the end\n"
+    assert patch_trinity_config(text, sp2_plan(), catalog().model("4B")) == (
+        "model:\n  model_path: q/Qwen3-4B\n  max_model_len: 24576\ntrainer:\n  ulysses_sequence_parallel_size: 2\n"
+        "  max_token_len_per_gpu: 24576\ncluster:\n  gpu_per_node: 8\n# the end\n")
+
+
+def test_patch_notes_host_memory_only_for_offload() -> None:
+    # A plan without Offload that checked a node's host memory (--host-ram) still needs some while the model loads;
+    # the comment beside trainer_strategy is for Offload's alone.
+    plan = _best(model="4B", objective="cheapest", budget_gpus=2, exact=True, max_model_len=24576, host_ram_gb=512)
+    assert (plan.offload, plan.host_memory_gb) == (False, 30.0)
+    text = "model:\n  model_path: q/Qwen3-4B\ntrainer:\n  trainer_strategy: fsdp2\n"
+    assert patch_trinity_config(text, plan, catalog().model("4B")) == (
+        "model:\n  model_path: q/Qwen3-4B\n  max_model_len: 24576\ntrainer:\n  trainer_strategy: fsdp2\n"
+        "  ulysses_sequence_parallel_size: 2\n  max_token_len_per_gpu: 24576\n")
+
+
+@pytest.mark.parametrize("indent", [" ", "  ", "    "])
+def test_patch_keeps_the_indentation_of_a_list_under_an_anchored_key(indent: str) -> None:
+    # The list's indentation is read from its key's line, which may end in an anchor (or a tag): before, such a line
+    # was not taken for one that opens a block, and the list was written at its key's column (with a one-space
+    # indentation, at a column that made it another YAML).
+    text = (f"model:\n{indent}model_path: q/Qwen3-4B\nexplorer:\n{indent}auxiliary_models: &aux\n"
+            f"{indent * 2}- engine_num: 1\n{indent * 2}  tensor_parallel_size: 1\n{indent}other: *aux\n")
+    after = patch_trinity_config(text, sp2_plan(), catalog().model("4B"))
+    assert after == (f"model:\n{indent}model_path: q/Qwen3-4B\n{indent}max_model_len: 24576\n"
+                     f"{text.split(chr(10), 2)[2]}trainer:\n{indent}ulysses_sequence_parallel_size: 2\n"
+                     f"{indent}max_token_len_per_gpu: 24576\n")
+
+
 def test_patch_keeps_crlf_line_endings_without_a_final_newline_and_fills_an_empty_flow_section() -> None:
     model = catalog().model("4B")
     assert patch_trinity_config("model:\r\n  model_path: q/Qwen3-4B\r\n  max_model_len: 8192", sp2_plan(), model) == (
