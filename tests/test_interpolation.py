@@ -125,6 +125,11 @@ def test_references_joined_into_text_stop_at_a_megabyte():
                                  "value of a config may have")
 
 
+def test_an_index_past_a_lists_end_reads_nothing():
+    values = ConfigValues({"a": [1, 2]}, {})
+    assert [values.get(("a", index)) for index in (0, 1, 2, 3, -1)] == [1, 2, None, None, None]
+
+
 def test_a_missing_value_read_is_refused_as_omegaconf_refuses_it():
     # OmegaConf 2.4.0: reading model.model_path of '???' raises MissingMandatoryValue; a section of '???' on the way
     # too. A value missing that nothing reads stays unread.

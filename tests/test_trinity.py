@@ -1920,6 +1920,16 @@ def test_checks_take_or_refuse_what_oc_decode_gives_a_typed_key(text: str, probl
     assert check_trinity_config(config, catalog().model("4B"), 1, environ={"V": text}) == problems
 
 
+@pytest.mark.parametrize("text", ["null", "~", "Null", ""])
+def test_checks_take_an_environment_variables_null_as_text_not_as_unset(text: str) -> None:
+    # oc.env gives text: OmegaConf converts it to the key's type, and "null" is no whole number (it does not unset
+    # the key), so the check names it, as it names any text that is not a number.
+    mapping = {"model": {"model_path": "q/Qwen3-4B", "max_model_len": 8192},
+               "trainer": {"max_token_len_per_gpu": "${oc.env:BUDGET}"}}
+    assert check_trinity_config(mapping, catalog().model("4B"), 4, environ={"BUDGET": text}) == [
+        f"trainer.max_token_len_per_gpu must be a number, got {text!r}"]
+
+
 def test_checks_say_oc_decode_leaves_text_that_rope_scaling_passes_on_as_written() -> None:
     config = {"model": {"max_model_len": 81920, "rope_scaling": {
         "rope_type": "yarn", "factor": "${oc.decode:${oc.env:F}}", "original_max_position_embeddings": 40960}}}
