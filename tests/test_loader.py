@@ -26,6 +26,7 @@ from solver.tables import (
     described_gpu_type,
     load_catalog,
     load_gpu_type,
+    load_memory_model,
     load_model_config,
     load_weights,
     shipped_tables_directory,
@@ -575,6 +576,17 @@ def test_a_file_of_another_kind_is_refused_naming_the_kind_it_looks_like(load: s
         getattr(solver.tables, load)(Path(__file__).parent.parent / wrong)
     message = str(caught.value)
     assert "\n" not in message and message.endswith(f" (this looks like {kind})")
+
+
+@pytest.mark.parametrize("top", ["pools: []\n", "jobs: []\n", "gpu: x\n"])
+def test_a_file_with_one_of_a_kinds_keys_is_not_said_to_look_like_it(tmp_path: Path, top: str):
+    # A kind is told by all its top-level keys: a fleet file's pools and jobs, a cells file's gpu and tables.
+    path = tmp_path / "f.yaml"
+    path.write_text(top, encoding="utf-8")
+    with pytest.raises(TableError) as caught:
+        load_memory_model(path)
+    assert str(caught.value) == (f"{path}: unknown field '{top.split(':')[0]}' (fields: source, coefficients, margin, "
+                                 "fit) (and 4 more problems, at 'source', 'coefficients', 'margin', ...)")
 
 
 @pytest.mark.parametrize(("wrong", "kind"), [

@@ -584,6 +584,11 @@ def test_reads_the_user_config_with_the_variables_set() -> None:
             {},
             {"offload": False},
         ),
+        (  # a cluster of exactly MAX_GPUS (65536) GPUs is read: the limit is above it
+            "model: {model_path: m/Qwen3-4B}\ncluster: {node_num: 8192, gpu_per_node: 8}\n",
+            {},
+            {"trainer_gpus": 65535, "node_gpus": 8, "rollout_gpus": 1},
+        ),
         (  # a role with both sections: its fsdp_config's flags count
             (
                 "model: {model_path: m/Qwen3-4B}\ntrainer:\n  trainer_strategy: fsdp2\n  trainer_config:\n"
