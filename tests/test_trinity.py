@@ -2077,6 +2077,24 @@ def test_patch_keeps_a_reference_only_where_it_gives_the_plans_value_in_the_patc
     assert read_trinity_config(patched, "p.yaml", {}).budget_in_effect(102400) == 51200
 
 
+def test_patch_keeps_only_the_interpolations_that_give_the_plans_values_with_those_it_writes() -> None:
+    # Each of Trinity 0.6's three flags gives true on its own (the others written as the plan's true, "True" in
+    # text). Kept together, optimizer_offload reads offload_policy's "TRUE" (D_TRUE: no), so it is written; and then
+    # param_offload reads X_True_TRUE (false): written too. Only offload_policy's, which gives TRUE whatever, stays.
+    plan, model = long_plan(), catalog().model("4B")
+    text = ("model:\n  model_path: q/Qwen3-4B\ntrainer:\n  trainer_strategy: fsdp2\n"
+            "  param_offload: ${oc.env:X_${trainer.optimizer_offload}_${trainer.offload_policy},true}\n"
+            "  optimizer_offload: ${oc.env:D_${trainer.offload_policy},true}\n  offload_policy: ${oc.env:PO,TRUE}\n")
+    environ = {"X_True_TRUE": "false", "D_TRUE": "no", "PO": "TRUE"}
+    assert kept_interpolations(text, plan, model, environ=environ) == [
+        "trainer.offload_policy stays ${oc.env:PO,TRUE}, which gives TRUE in this environment: the plan holds for "
+        "that value"]
+    patched = patch_trinity_config(text, plan, model, environ=environ)
+    assert ("  param_offload: true\n  optimizer_offload: true\n  offload_policy: ${oc.env:PO,TRUE}\n") in patched
+    assert [ConfigValues(_safe_load(patched), environ).get(("trainer", flag)) for flag in OFFLOAD_FLAGS] == [
+        True, True, "TRUE"]
+
+
 def test_muting_ruamels_warnings_in_two_threads_at_once_leaves_the_processs_warnings_as_they_were():
     # warnings.catch_warnings restores the filters it saw on entry: two threads inside at once (a in, b in, a out,
     # b out) left ruamel's "ignore" in force for good, silencing the caller's own warnings. Each reader waits a
