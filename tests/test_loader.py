@@ -24,6 +24,7 @@ from solver.tables import (
     TableOrigin,
     counted,
     described_gpu_type,
+    holds_text,
     load_catalog,
     load_gpu_type,
     load_memory_model,
@@ -599,6 +600,21 @@ def test_from_config_given_a_file_of_another_kind_names_the_kind(cli, wrong: str
     status, out, err = cli("--from-config", str(path), "--gpu", "a100")
     assert (status, out) == (2, "")
     assert err == f"solve: error: {path}: missing model.model_path (this looks like {kind})\n"
+
+
+def test_a_cells_file_naming_its_gpu_as_nvidia_smi_prints_it_is_the_catalogues_gpu_type(tmp_path: Path):
+    catalog = load_catalog()
+    text = (Path(__file__).parent.parent / "docs/examples/my-cells.yaml").read_text(encoding="utf-8")
+    path = tmp_path / "cells.yaml"
+    path.write_text(text.replace("gpu: H100-80GB ", "gpu: NVIDIA H100 80GB HBM3 "), encoding="utf-8")
+    measured = load_gpu_type(path, catalog.models, catalog.gpu_types)
+    assert (measured.name, measured.aliases, measured.memory_mib) == ("H100-80GB", ("h100", "h100-80g"), 81559)
+
+
+def test_holds_text_is_false_for_a_file_that_goes_on_past_the_text(tmp_path: Path):
+    path = tmp_path / "f.txt"
+    path.write_text("abcd", encoding="utf-8")
+    assert [holds_text(path, text) for text in ("abcd", "abc", "abcde", "")] == [True, False, False, False]
 
 
 def test_a_name_that_ends_another_without_a_dash_gets_no_guess():
