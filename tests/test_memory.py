@@ -583,6 +583,17 @@ def test_bad_model_configs_are_refused(tmp_path: Path, text: str, message: str):
         load_model_config(path)
 
 
+@pytest.mark.parametrize("factor", ["1", "1.0"])
+def test_a_rope_scaling_factor_of_exactly_1_is_read(tmp_path: Path, factor: str):
+    # transformers refuses a factor below 1; 1 itself it takes (as YaRN from the native context on).
+    path = tmp_path / "config.json"
+    path.write_text('{"hidden_size": 1024, "num_hidden_layers": 2, "num_attention_heads": 8, "intermediate_size": 2048, '
+                    '"vocab_size": 1000, "model_type": "llama", "max_position_embeddings": 4096, '
+                    '"rope_scaling": {"rope_type": "yarn", "factor": ' + factor + '}}', encoding="utf-8")
+    model = load_model_config(path)
+    assert (model.name, model.native_context, model.rope_scaling) == (tmp_path.name, 4096, None)
+
+
 def test_bad_catalogue_files_are_refused(tmp_path: Path):
     shutil.copytree(shipped_tables_directory(), tmp_path, dirs_exist_ok=True)
     gpus = tmp_path / "gpus.yaml"
