@@ -33,7 +33,7 @@ from solver.tables import (
     shipped_tables_directory,
     vouches_for,
 )
-from solver.tables.reading import load_models
+from solver.tables.reading import load_models, read_user_file
 from solver.tables.text import first_repeated, normalise, smi_name_form
 
 MALFORMED = Path(__file__).parent / "data" / "malformed"
@@ -615,6 +615,13 @@ def test_holds_text_is_false_for_a_file_that_goes_on_past_the_text(tmp_path: Pat
     path = tmp_path / "f.txt"
     path.write_text("abcd", encoding="utf-8")
     assert [holds_text(path, text) for text in ("abcd", "abc", "abcde", "")] == [True, False, False, False]
+
+
+def test_a_file_without_a_size_is_read_one_byte_past_the_limit_and_refused():
+    # A device (or a pipe) has no size to check first: one byte more than the limit is read, so it is refused.
+    with pytest.raises(TableError) as caught:
+        read_user_file(Path("/dev/zero"), 2048)
+    assert str(caught.value) == "/dev/zero: too large (the limit is 2 KB)"
 
 
 def test_a_name_that_ends_another_without_a_dash_gets_no_guess():
