@@ -585,8 +585,8 @@ def test_reads_the_user_config_with_the_variables_set() -> None:
             {"offload": False},
         ),
         (  # mode train has no explorer: an external rollout model there is no refusal, and takes no GPU
-            "mode: train\nmodel: {model_path: q/Qwen3-4B}\nexplorer: {rollout_model: {engine_type: external}}\n"
-            "cluster: {gpu_per_node: 8}\n",
+            ("mode: train\nmodel: {model_path: q/Qwen3-4B}\nexplorer: {rollout_model: {engine_type: external}}\n"
+             "cluster: {gpu_per_node: 8}\n"),
             {},
             {"trainer_gpus": 8, "rollout_gpus": 0},
         ),
