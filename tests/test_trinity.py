@@ -2093,8 +2093,8 @@ def test_patch_keeps_only_the_interpolations_that_give_the_plans_values_with_tho
             "  optimizer_offload: ${oc.env:D_${trainer.offload_policy},true}\n  offload_policy: ${oc.env:PO,TRUE}\n")
     environ = {"X_True_TRUE": "false", "D_TRUE": "no", "PO": "TRUE"}
     assert kept_interpolations(text, plan, model, environ=environ) == [
-        "trainer.offload_policy stays ${oc.env:PO,TRUE}, which gives TRUE in this environment: the plan holds for "
-        "that value"]
+        ("trainer.offload_policy stays ${oc.env:PO,TRUE}, which gives TRUE in this environment: the plan holds for "
+         "that value")]
     patched = patch_trinity_config(text, plan, model, environ=environ)
     assert ("  param_offload: true\n  optimizer_offload: true\n  offload_policy: ${oc.env:PO,TRUE}\n") in patched
     assert [ConfigValues(_safe_load(patched), environ).get(("trainer", flag)) for flag in OFFLOAD_FLAGS] == [
