@@ -117,6 +117,18 @@ def test_references_joined_into_text_stop_at_a_megabyte():
                                       "a value of a config may have")
     config["k40"] = "a"  # 2**40 characters at k0 without the limit; within it, k20 is a megabyte exactly
     assert ConfigValues(config, {}).get(("k20",)) == "a" * 2**20
+    # the limit is the megabyte itself: a character more is refused
+    joined = {"k": "${oc.env:A}${oc.env:B}"}
+    assert ConfigValues(joined, {"A": "a" * (2**20 - 1), "B": "b"}).get(("k",)) == "a" * (2**20 - 1) + "b"
+    with pytest.raises(ConfigError) as raised:
+        ConfigValues(joined, {"A": "a" * 2**20, "B": "b"}).get(("k",))
+    assert str(raised.value) == ("k: its interpolations make a text of 1048577 characters, more than the 1048576 a "
+                                 "value of a config may have")
+
+
+def test_an_index_past_a_lists_end_reads_nothing():
+    values = ConfigValues({"a": [1, 2]}, {})
+    assert [values.get(("a", index)) for index in (0, 1, 2, 3, -1)] == [1, 2, None, None, None]
 
 
 def test_a_missing_value_read_is_refused_as_omegaconf_refuses_it():

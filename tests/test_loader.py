@@ -24,14 +24,16 @@ from solver.tables import (
     TableOrigin,
     counted,
     described_gpu_type,
+    holds_text,
     load_catalog,
     load_gpu_type,
+    load_memory_model,
     load_model_config,
     load_weights,
     shipped_tables_directory,
     vouches_for,
 )
-from solver.tables.reading import load_models
+from solver.tables.reading import load_models, read_user_file
 from solver.tables.text import first_repeated, normalise, smi_name_form
 
 MALFORMED = Path(__file__).parent / "data" / "malformed"
@@ -580,6 +582,17 @@ def test_a_file_of_another_kind_is_refused_naming_the_kind_it_looks_like(load: s
     assert "\n" not in message and message.endswith(f" (this looks like {kind})")
 
 
+@pytest.mark.parametrize("top", ["pools: []\n", "jobs: []\n", "gpu: x\n"])
+def test_a_file_with_one_of_a_kinds_keys_is_not_said_to_look_like_it(tmp_path: Path, top: str):
+    # A kind is told by all its top-level keys: a fleet file's pools and jobs, a cells file's gpu and tables.
+    path = tmp_path / "f.yaml"
+    path.write_text(top, encoding="utf-8")
+    with pytest.raises(TableError) as caught:
+        load_memory_model(path)
+    assert str(caught.value) == (f"{path}: unknown field '{top.split(':')[0]}' (fields: source, coefficients, margin, "
+                                 "fit) (and 4 more problems, at 'source', 'coefficients', 'margin', ...)")
+
+
 @pytest.mark.parametrize(("wrong", "kind"), [
     ("docs/examples/fleet.yaml", "a fleet file, for solve cluster"),
     ("docs/examples/my-cells.yaml", "a cells file, for --cells"),
@@ -590,6 +603,28 @@ def test_from_config_given_a_file_of_another_kind_names_the_kind(cli, wrong: str
     status, out, err = cli("--from-config", str(path), "--gpu", "a100")
     assert (status, out) == (2, "")
     assert err == f"solve: error: {path}: missing model.model_path (this looks like {kind})\n"
+
+
+def test_a_cells_file_naming_its_gpu_as_nvidia_smi_prints_it_is_the_catalogues_gpu_type(tmp_path: Path):
+    catalog = load_catalog()
+    text = (Path(__file__).parent.parent / "docs/examples/my-cells.yaml").read_text(encoding="utf-8")
+    path = tmp_path / "cells.yaml"
+    path.write_text(text.replace("gpu: H100-80GB ", "gpu: NVIDIA H100 80GB HBM3 "), encoding="utf-8")
+    measured = load_gpu_type(path, catalog.models, catalog.gpu_types)
+    assert (measured.name, measured.aliases, measured.memory_mib) == ("H100-80GB", ("h100", "h100-80g"), 81559)
+
+
+def test_holds_text_is_false_for_a_file_that_goes_on_past_the_text(tmp_path: Path):
+    path = tmp_path / "f.txt"
+    path.write_text("abcd", encoding="utf-8")
+    assert [holds_text(path, text) for text in ("abcd", "abc", "abcde", "")] == [True, False, False, False]
+
+
+def test_a_file_without_a_size_is_read_one_byte_past_the_limit_and_refused():
+    # A device (or a pipe) has no size to check first: one byte more than the limit is read, so it is refused.
+    with pytest.raises(TableError) as caught:
+        read_user_file(Path("/dev/zero"), 2048)
+    assert str(caught.value) == "/dev/zero: too large (the limit is 2 KB)"
 
 
 def test_a_name_that_ends_another_without_a_dash_gets_no_guess():

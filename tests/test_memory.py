@@ -584,6 +584,30 @@ def test_bad_model_configs_are_refused(tmp_path: Path, text: str, message: str):
         load_model_config(path)
 
 
+@pytest.mark.parametrize("factor", ["1", "1.0"])
+def test_a_rope_scaling_factor_of_exactly_1_is_read(tmp_path: Path, factor: str):
+    # transformers refuses a factor below 1; 1 itself it takes (as YaRN from the native context on).
+    path = tmp_path / "config.json"
+    path.write_text('{"hidden_size": 1024, "num_hidden_layers": 2, "num_attention_heads": 8, '
+                    '"intermediate_size": 2048, '
+                    '"vocab_size": 1000, "model_type": "llama", "max_position_embeddings": 4096, '
+                    '"rope_scaling": {"rope_type": "yarn", "factor": ' + factor + '}}', encoding="utf-8")
+    model = load_model_config(path)
+    assert (model.name, model.native_context, model.rope_scaling) == (tmp_path.name, 4096, None)
+
+
+def test_a_rope_scaling_with_a_type_of_its_own_is_not_read_per_layer_type(tmp_path: Path):
+    # transformers 5 gives one per layer type (full_attention, ...) without a rope_type beside them; one with a
+    # rope_type is that scaling, whatever else it holds.
+    path = tmp_path / "config.json"
+    path.write_text('{"hidden_size": 1024, "num_hidden_layers": 2, "num_attention_heads": 8, '
+                    '"intermediate_size": 2048, '
+                    '"vocab_size": 1000, "model_type": "llama", "max_position_embeddings": 4096, "rope_parameters": '
+                    '{"rope_type": "linear", "factor": 2.0, "full_attention": {"rope_type": "yarn", "factor": 4.0}}}',
+                    encoding="utf-8")
+    assert load_model_config(path).rope_scaling == "linear"
+
+
 def test_bad_catalogue_files_are_refused(tmp_path: Path):
     shutil.copytree(shipped_tables_directory(), tmp_path, dirs_exist_ok=True)
     gpus = tmp_path / "gpus.yaml"

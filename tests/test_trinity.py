@@ -584,6 +584,17 @@ def test_reads_the_user_config_with_the_variables_set() -> None:
             {},
             {"offload": False},
         ),
+        (  # mode train has no explorer: an external rollout model there is no refusal, and takes no GPU
+            ("mode: train\nmodel: {model_path: q/Qwen3-4B}\nexplorer: {rollout_model: {engine_type: external}}\n"
+             "cluster: {gpu_per_node: 8}\n"),
+            {},
+            {"trainer_gpus": 8, "rollout_gpus": 0},
+        ),
+        (  # a cluster of exactly MAX_GPUS (65536) GPUs is read: the limit is above it
+            "model: {model_path: m/Qwen3-4B}\ncluster: {node_num: 8192, gpu_per_node: 8}\n",
+            {},
+            {"trainer_gpus": 65535, "node_gpus": 8, "rollout_gpus": 1},
+        ),
         (  # a role with both sections: its fsdp_config's flags count
             (
                 "model: {model_path: m/Qwen3-4B}\ntrainer:\n  trainer_strategy: fsdp2\n  trainer_config:\n"
@@ -919,6 +930,57 @@ def test_patch_keeps_the_comments_after_a_removed_first_or_flow_style_key() -> N
                 "cluster:\n  gpu_per_node: 2\n")
     assert patch_trinity_config(appended, plan, model).startswith(
         "model:\n  model_path: q/Qwen3-4B\n  tags: [a, b]  # tags\n  max_model_len: 24576\n\n# the cluster\ncluster:\n")
+
+
+def test_patch_keeps_the_lines_after_a_removed_second_key_before_the_key_after_it() -> None:
+    # The lines after a removed key's block go to the key before it: for the section's second key, the first.
+    plan, model = sp2_plan(), catalog().model("4B")
+    text = ("model:\n  model_path: q/Qwen3-4B\n  rope_scaling:\n    rope_type: yarn\n    factor: 4\n\n"
+            "  # the length\n  max_model_len: 8192\n")
+    assert patch_trinity_config(text, plan, model) == (
+        "model:\n  model_path: q/Qwen3-4B\n\n  # the length\n  max_model_len: 24576\n"
+        "trainer:\n  ulysses_sequence_parallel_size: 2\n  max_token_len_per_gpu: 24576\n")
+
+
+def test_patch_keeps_the_blank_line_after_a_removed_flag_behind_the_host_memory_comment() -> None:
+    # Trinity 0.5: the trainer's 0.6 flag after trainer_strategy goes; the lines after it join trainer_strategy's
+    # end-of-line comment, the host memory an Offload plan needs (written on its own line, blank line kept).
+    text = ("trainer:\n  trainer_strategy: fsdp2\n  param_offload: true\n\n  # the SP\n"
+            "  ulysses_sequence_parallel_size: 1\n")
+    assert patch_trinity_config(text, long_plan(), catalog().model("4B"), version="0.5").startswith(
+        "trainer:\n  trainer_strategy: fsdp2  # host memory: 82.8 GiB per node for Offload\n\n  # the SP\n"
+        "  ulysses_sequence_parallel_size: 4\n  max_token_len_per_gpu: 51200\n")
+
+
+def test_patch_fills_an_empty_section_in_place_and_keeps_the_files_last_comment_last() -> None:
+    text = "model:\n  model_path: q/Qwen3-4B\ntrainer:\ncluster:\n  gpu_per_node: 8\n# the end\n"
+    assert patch_trinity_config(text, sp2_plan(), catalog().model("4B")) == (
+        "model:\n  model_path: q/Qwen3-4B\n  max_model_len: 24576\ntrainer:\n  ulysses_sequence_parallel_size: 2\n"
+        "  max_token_len_per_gpu: 24576\ncluster:\n  gpu_per_node: 8\n# the end\n")
+
+
+def test_patch_notes_host_memory_only_for_offload() -> None:
+    # A plan without Offload that checked a node's host memory (--host-ram) still needs some while the model loads;
+    # the comment beside trainer_strategy is for Offload's alone.
+    plan = _best(model="4B", objective="cheapest", budget_gpus=2, exact=True, max_model_len=24576, host_ram_gb=512)
+    assert (plan.offload, plan.host_memory_gb) == (False, 30.0)
+    text = "model:\n  model_path: q/Qwen3-4B\ntrainer:\n  trainer_strategy: fsdp2\n"
+    assert patch_trinity_config(text, plan, catalog().model("4B")) == (
+        "model:\n  model_path: q/Qwen3-4B\n  max_model_len: 24576\ntrainer:\n  trainer_strategy: fsdp2\n"
+        "  ulysses_sequence_parallel_size: 2\n  max_token_len_per_gpu: 24576\n")
+
+
+@pytest.mark.parametrize("indent", [" ", "  ", "    "])
+def test_patch_keeps_the_indentation_of_a_list_under_an_anchored_key(indent: str) -> None:
+    # The list's indentation is read from its key's line, which may end in an anchor (or a tag): before, such a line
+    # was not taken for one that opens a block, and the list was written at its key's column (with a one-space
+    # indentation, at a column that made it another YAML).
+    text = (f"model:\n{indent}model_path: q/Qwen3-4B\nexplorer:\n{indent}auxiliary_models: &aux\n"
+            f"{indent * 2}- engine_num: 1\n{indent * 2}  tensor_parallel_size: 1\n{indent}other: *aux\n")
+    after = patch_trinity_config(text, sp2_plan(), catalog().model("4B"))
+    assert after == (f"model:\n{indent}model_path: q/Qwen3-4B\n{indent}max_model_len: 24576\n"
+                     f"{text.split(chr(10), 2)[2]}trainer:\n{indent}ulysses_sequence_parallel_size: 2\n"
+                     f"{indent}max_token_len_per_gpu: 24576\n")
 
 
 def test_patch_keeps_crlf_line_endings_without_a_final_newline_and_fills_an_empty_flow_section() -> None:
@@ -1881,6 +1943,16 @@ def test_checks_take_or_refuse_what_oc_decode_gives_a_typed_key(text: str, probl
     assert check_trinity_config(config, catalog().model("4B"), 1, environ={"V": text}) == problems
 
 
+@pytest.mark.parametrize("text", ["null", "~", "Null", ""])
+def test_checks_take_an_environment_variables_null_as_text_not_as_unset(text: str) -> None:
+    # oc.env gives text: OmegaConf converts it to the key's type, and "null" is no whole number (it does not unset
+    # the key), so the check names it, as it names any text that is not a number.
+    mapping = {"model": {"model_path": "q/Qwen3-4B", "max_model_len": 8192},
+               "trainer": {"max_token_len_per_gpu": "${oc.env:BUDGET}"}}
+    assert check_trinity_config(mapping, catalog().model("4B"), 4, environ={"BUDGET": text}) == [
+        f"trainer.max_token_len_per_gpu must be a number, got {text!r}"]
+
+
 def test_checks_say_oc_decode_leaves_text_that_rope_scaling_passes_on_as_written() -> None:
     config = {"model": {"max_model_len": 81920, "rope_scaling": {
         "rope_type": "yarn", "factor": "${oc.decode:${oc.env:F}}", "original_max_position_embeddings": 40960}}}
@@ -2036,6 +2108,24 @@ def test_patch_writes_both_of_two_references_to_each_other_that_give_the_plans_v
     after = _safe_load(patch_trinity_config(text, plan, model, environ={}))
     assert (after["model"]["max_model_len"], after["trainer"]["max_token_len_per_gpu"]) == (24576, 24576)
     assert kept_interpolations(text, plan, model, environ={}) == []
+
+
+def test_patch_keeps_only_the_interpolations_that_give_the_plans_values_with_those_it_writes() -> None:
+    # Each of Trinity 0.6's three flags gives true on its own (the others written as the plan's true, "True" in
+    # text). Kept together, optimizer_offload reads offload_policy's "TRUE" (D_TRUE: no), so it is written; and then
+    # param_offload reads X_True_TRUE (false): written too. Only offload_policy's, which gives TRUE whatever, stays.
+    plan, model = long_plan(), catalog().model("4B")
+    text = ("model:\n  model_path: q/Qwen3-4B\ntrainer:\n  trainer_strategy: fsdp2\n"
+            "  param_offload: ${oc.env:X_${trainer.optimizer_offload}_${trainer.offload_policy},true}\n"
+            "  optimizer_offload: ${oc.env:D_${trainer.offload_policy},true}\n  offload_policy: ${oc.env:PO,TRUE}\n")
+    environ = {"X_True_TRUE": "false", "D_TRUE": "no", "PO": "TRUE"}
+    assert kept_interpolations(text, plan, model, environ=environ) == [
+        ("trainer.offload_policy stays ${oc.env:PO,TRUE}, which gives TRUE in this environment: the plan holds for "
+         "that value")]
+    patched = patch_trinity_config(text, plan, model, environ=environ)
+    assert ("  param_offload: true\n  optimizer_offload: true\n  offload_policy: ${oc.env:PO,TRUE}\n") in patched
+    assert [ConfigValues(_safe_load(patched), environ).get(("trainer", flag)) for flag in OFFLOAD_FLAGS] == [
+        True, True, "TRUE"]
 
 
 def test_muting_ruamels_warnings_in_two_threads_at_once_leaves_the_processs_warnings_as_they_were():

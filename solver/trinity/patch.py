@@ -165,7 +165,7 @@ def _indentation(text: str) -> tuple[int, int, int]:
     for above, line in pairwise(lines):
         parent_col = len(above) - len(above.lstrip())
         col = len(line) - len(line.lstrip())
-        opens = re.match(r"^\s*(- )?[^#]*:\s*(#.*)?$", above)
+        opens = re.match(r"^\s*(- )?[^#]*:(?:[ \t]+[&!][^\s#]*)*\s*(#.*)?$", above)  # an anchor or tag may follow
         if not opens or col < parent_col or (col == parent_col and not line.lstrip().startswith("- ")):
             continue
         if above.lstrip().startswith("- "):
