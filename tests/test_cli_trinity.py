@@ -45,6 +45,23 @@ def test_emit_prints_the_golden_fragment(cli):
     assert out == (DATA / "golden-env-offload-sp4-yarn.yaml").read_text(encoding="utf-8")
 
 
+def test_emit_and_write_say_whether_host_ram_holds_the_plans_host_memory(cli, user_config: Path, tmp_path: Path):
+    # As the summary's host memory row: --emit's header and --write's comment beside trainer_strategy say that the
+    # need is within --host-ram, or that it was not checked without it.
+    status, out, _ = cli(*FLAGSHIP, "--emit", "trinity")
+    assert status == 0 and "\n# host memory: 82.8 GiB per node for Offload; not checked: --host-ram not given\n" in out
+    status, out, _ = cli(*FLAGSHIP, "--emit", "trinity", "--host-ram", "512")
+    assert status == 0 and "\n# host memory: 82.8 GiB per node for Offload, within --host-ram 512\n" in out
+    patched = tmp_path / "patched.yaml"
+    asked = ("--from-config", str(user_config), "--gpu", "a100", "--len", "51200", "--write", str(patched))
+    assert cli(*asked, "--host-ram", "512")[0] == 0
+    assert ("  trainer_strategy: fsdp2  # host memory: 164.7 GiB per node for Offload, within --host-ram 512\n"
+            in patched.read_text(encoding="utf-8"))
+    assert cli(*asked)[0] == 0
+    assert ("  trainer_strategy: fsdp2  # host memory: 164.7 GiB per node for Offload; not checked: --host-ram not "
+            "given\n" in patched.read_text(encoding="utf-8"))
+
+
 def test_the_cluster_section_names_the_gpus_of_the_budget_the_plan_leaves_unused(cli):
     # A node of 4: 3 trainer GPUs and 1 for rollout asked, the plan trains on 2; the plan line says 1 is unused.
     asked = ("--model", "4B", "--len", "40k", "--gpu", "a100", "--node-gpus", "4", "--rollout-gpus", "1")
