@@ -2461,7 +2461,7 @@ def test_a_placed_plan_carries_the_cautions_solve_gives_it(cli, tmp_path: Path):
     # Qwen validates, with 0.6 GiB to spare where the memory model extrapolates (0.647: the JSON's 0.65).
     path = tmp_path / "fleet.yaml"
     path.write_text("pools: [{name: h200, gpu: H200-141GB, nodes: 1, gpus_per_node: 8}]\n"
-                    "jobs: [{name: long-32b, model: 32B, max_model_len: 290816}]\n", encoding="utf-8")
+                    "jobs: [{name: long-32b, model: 32B, max_model_len: 290816, rollout_gpus: 0}]\n", encoding="utf-8")
     status, out, _ = cli("cluster", str(path))
     assert status == 0 and "┃ max_model_len ┃ YaRN ┃" in out and "│        290816 │  7.1 │" in out
     after_table = out.split("┘\n")[-1]
@@ -3297,3 +3297,26 @@ def test_a_nodes_host_memory_in_tenths_holds_just_the_needs_the_planner_fits_in_
     # 3533.3999999999996 times 10 is 35334.0 in floats, but a need shown as 3533.4 GiB does not fit it.
     assert host_capacity_tenths(Pool(name="p", gpu="H100", nodes=1, gpus_per_node=8, host_ram_gb=host_ram_gb)) == tenths
     assert host_ram_holds(tenths / 10, host_ram_gb) and not host_ram_holds((tenths + 1) / 10, host_ram_gb)
+
+
+def test_placed_jobs_that_give_no_rollout_gpus_are_named_once_under_the_tables(cli, tmp_path: Path):
+    # A job without rollout_gpus gets none: its config is the trainer's alone. The output names such placed jobs (a
+    # model_config one too), and not a job that asks for 0, which chose it, nor one with rollout GPUs.
+    qwen3_8b_checkpoint(tmp_path / "my-sft")
+    path = tmp_path / "fleet.yaml"
+    path.write_text("pools: [{name: a, gpu: A100-80GB, nodes: 2, gpus_per_node: 8}]\n"
+                    "jobs:\n"
+                    "  - {name: plain, model: Qwen3-4B, max_model_len: 32768}\n"
+                    "  - {name: chosen, model: Qwen3-4B, max_model_len: 32768, rollout_gpus: 0}\n"
+                    "  - {name: both, model: Qwen3-4B, max_model_len: 32768, rollout_gpus: 2}\n"
+                    "  - {name: sft, model_config: my-sft, max_model_len: 32768}\n", encoding="utf-8")
+    status, out, _ = cli("cluster", str(path))
+    words = " ".join(out.split())  # the note as one line, however the terminal's width folds it
+    assert status == 0 and words.count("no rollout_gpus given") == 1
+    assert words.endswith(f"one GPU type) note: plain, sft: {solver.render.NO_ROLLOUT_GPUS_NOTE}")  # under cost's
+    assert [job.rollout_gpus_given for job in load_fleet(path).jobs] == [False, True, True, False]
+    given = tmp_path / "given.yaml"
+    given.write_text(path.read_text(encoding="utf-8").replace("32768}", "32768, rollout_gpus: 1}"), encoding="utf-8")
+    status, out, _ = cli("cluster", str(given))
+    assert status == 0 and "rollout_gpus given" not in out
+    assert "note:" not in cli("cluster", str(path), "--json")[1]  # JSON gives each job's rollout GPUs as numbers
