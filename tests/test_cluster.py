@@ -3320,3 +3320,23 @@ def test_placed_jobs_that_give_no_rollout_gpus_are_named_once_under_the_tables(c
     status, out, _ = cli("cluster", str(given))
     assert status == 0 and "rollout_gpus given" not in out
     assert "note:" not in cli("cluster", str(path), "--json")[1]  # JSON gives each job's rollout GPUs as numbers
+
+
+def test_a_model_config_job_one_term_off_a_tabled_shape_gets_the_planner_s_note(cli, tmp_path: Path):
+    # As solve --model-config's: a checkpoint whose vocabulary was resized is estimated, and a note says which term
+    # keeps Qwen3-8B's cells from it, naming the jobs that give it; one of Qwen3-8B's very shape gets none.
+    qwen3_8b_checkpoint(tmp_path / "my-sft", vocab_size=151669)
+    qwen3_8b_checkpoint(tmp_path / "same")
+    path = tmp_path / "fleet.yaml"
+    path.write_text("pools: [{name: a, gpu: H20-96GB, nodes: 2, gpus_per_node: 8}]\njobs:\n"
+                    "  - {name: sft-a, model_config: my-sft, max_model_len: 32768, rollout_gpus: 2}\n"
+                    "  - {name: sft-b, model_config: my-sft, max_model_len: 16384, rollout_gpus: 2}\n"
+                    "  - {name: twin, model_config: same, max_model_len: 16384, rollout_gpus: 2}\n", encoding="utf-8")
+    status, out, err = cli("cluster", str(path))
+    assert status == 0 and "estimated" in out
+    assert err == ("solve cluster: note: my-sft (jobs sft-a, sft-b) has Qwen3-8B's shape but for vocab_size 151669 "
+                   "(Qwen3-8B's: 151936), so no table's cells stand for it and its plans are estimates (the memory a "
+                   "trainer needs depends on the shape); a checkpoint of that model's very shape would take its cells\n")
+    path.write_text(path.read_text(encoding="utf-8").replace("model_config: my-sft", "model_config: same"),
+                    encoding="utf-8")
+    assert cli("cluster", str(path))[::2] == (0, "")
