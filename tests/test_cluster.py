@@ -3336,7 +3336,8 @@ def test_a_model_config_job_one_term_off_a_tabled_shape_gets_the_planner_s_note(
     assert status == 0 and "estimated" in out
     assert err == ("solve cluster: note: my-sft (jobs sft-a, sft-b) has Qwen3-8B's shape but for vocab_size 151669 "
                    "(Qwen3-8B's: 151936), so no table's cells stand for it and its plans are estimates (the memory a "
-                   "trainer needs depends on the shape); a checkpoint of that model's very shape would take its cells\n")
+                   "trainer needs depends on the shape); a checkpoint of that model's very shape would take its "
+                   "cells\n")
     path.write_text(path.read_text(encoding="utf-8").replace("model_config: my-sft", "model_config: same"),
                     encoding="utf-8")
     assert cli("cluster", str(path))[::2] == (0, "")
