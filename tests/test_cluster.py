@@ -2467,8 +2467,8 @@ def test_a_placed_plan_carries_the_cautions_solve_gives_it(cli, tmp_path: Path):
     after_table = out.split("┘\n")[-1]
     cautions = ["caution: " + text.replace("\n", " ").strip() for text in after_table.split("caution: ")[1:]]
     assert cautions == [("caution: long-32b: YaRN factor 7.1 at 290816 tokens: longer than YaRN is validated for "
-                         "(131072 tokens, a factor of 4, in Qwen's model cards): check the model's quality at this "
-                         "length"),
+                         "(Qwen's model cards validate a factor of 4 over 32768 positions: 131072 tokens): check the "
+                         "model's quality at this length"),
                         ("caution: long-32b: 0.6 GiB to spare where the estimate extrapolates, and its error there is "
                          "unmeasured (on much smaller cards and much larger models it runs optimistic by about a GiB "
                          "and more: docs/memory.md in rft-solver's source); raise --margin, or measure a step first")]
