@@ -2313,12 +2313,12 @@ def test_solve_memory_cautions_data_parallel_ranks_that_are_not_a_power_of_two(c
 
 
 def test_solve_memory_cautions_lengths_past_what_the_model_is_known_to_handle(cli):
-    # As a plan's caution does: YaRN past the 131072 tokens (a factor of 4 over 32768) Qwen validates, and a length past Llama
-    # 3.1's native 131072 on its own llama3 scaling; within them, none.
+    # As a plan's caution does: YaRN past the 131072 tokens (a factor of 4 over 32768) Qwen validates, and a length
+    # past Llama 3.1's native 131072 on its own llama3 scaling; within them, none.
     flags = ["memory", "--gpu", "h200", "--gpus", "8", "--len", "200k", "--sp", "8", "--env", "--offload", "--json"]
     assert json.loads(cli(*flags, "--model", "8B")[1])["cautions"] == [(
-        "YaRN factor 5.0 at 204800 tokens: longer than YaRN is validated for (Qwen's model cards validate a factor of 4 "
-        "over 32768 positions: 131072 tokens): check the model's quality at this length")]
+        "YaRN factor 5.0 at 204800 tokens: longer than YaRN is validated for (Qwen's model cards validate a factor of "
+        "4 over 32768 positions: 131072 tokens): check the model's quality at this length")]
     [own] = json.loads(cli(*flags, "--model", "llama-3.1-8b")[1])["cautions"]
     assert own.startswith("beyond the native 131072, which Llama-3.1-8B's own llama3 RoPE scaling provides: no YaRN "
                           "written")
