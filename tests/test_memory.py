@@ -909,6 +909,16 @@ def test_a_memory_model_may_take_all_of_a_gpus_memory_as_usable(tmp_path: Path):
         (("  logits: ", "  logits: .inf  # "), "coefficients, logits: must be a finite number, got inf"),
         (("  states: ", "  states: -1  # "), "coefficients, states: must be at least 0, got -1"),
         (("  states: ", "  states: many  # "), "coefficients, states: must be a number, got 'many'"),
+        # Quoted, a number is text, as in every other file of numbers (and as margin's was already).
+        (("  states: ", "  states: '1.5'  # "),
+         "coefficients, states: must be a number, got '1.5' (quoted, YAML reads it as text: write it without quotes)"),
+        (("  usable: ", "  usable: \"0.9\"  # "),
+         "coefficients, usable: must be a number, got '0.9' (quoted, YAML reads it as text: write it without quotes)"),
+        (("  usable_env: ", "  usable_env: '1'  # "),
+         "coefficients, usable_env: must be a number, got '1' (quoted, YAML reads it as text: write it without quotes)"),
+        (("margin: 0.01", "margin: '0.01'"),
+         "margin: must be a number, got '0.01' (quoted, YAML reads it as text: write it without quotes)"),
+        (("  usable: ", "  usable: true  # "), "coefficients, usable: must be a number, got True"),
         (("margin: 0.01", "margin: 1.0"), "margin: must be below 1, got 1.0"),  # no room left to fit in
         (("  usable_env: ", "  usable_env: 0.5  # "),
          "coefficients: usable_env (0.5) is below usable (0.9): Env would make plans stop fitting"),

@@ -219,8 +219,8 @@ class Coefficients(Frozen):
     sp_buffers: Multiplier
     fragmentation: Multiplier
     overhead: Multiplier
-    usable: float = Field(gt=0, le=1, description="fraction of GPU memory usable without Env")
-    usable_env: float = Field(gt=0, le=1, description="fraction of GPU memory usable with Env")
+    usable: Annotated[float, Strict()] = Field(gt=0, le=1, description="fraction of GPU memory usable without Env")
+    usable_env: Annotated[float, Strict()] = Field(gt=0, le=1, description="fraction of GPU memory usable with Env")
 
     @model_validator(mode="after")
     def _env_never_hurts(self) -> Coefficients:

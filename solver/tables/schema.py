@@ -65,7 +65,7 @@ Billions = Annotated[float, Strict(), Gt(0)]
 Weight = Annotated[float, Strict(), Ge(0), Le(1000), AllowInfNan(False)]
 """A cost weight: how much a setting slows a step, 0 (free) to 1000 (a thousand times slower)."""
 Flag = Annotated[bool, Strict()]
-Multiplier = Annotated[float, Ge(0), Le(1000), AllowInfNan(False)]
+Multiplier = Annotated[float, Strict(), Ge(0), Le(1000), AllowInfNan(False)]
 """A memory-model multiplier: finite, from 0 to 1000 (the calibration's bounds are far inside)."""
 Text = Annotated[str, Strict(), MinLen(1)]
 
