@@ -914,8 +914,8 @@ def test_a_memory_model_may_take_all_of_a_gpus_memory_as_usable(tmp_path: Path):
          "coefficients, states: must be a number, got '1.5' (quoted, YAML reads it as text: write it without quotes)"),
         (("  usable: ", "  usable: \"0.9\"  # "),
          "coefficients, usable: must be a number, got '0.9' (quoted, YAML reads it as text: write it without quotes)"),
-        (("  usable_env: ", "  usable_env: '1'  # "),
-         "coefficients, usable_env: must be a number, got '1' (quoted, YAML reads it as text: write it without quotes)"),
+        (("  usable_env: ", "  usable_env: '1'  # "), ("coefficients, usable_env: must be a number, got '1' (quoted, "
+                                                       "YAML reads it as text: write it without quotes)")),
         (("margin: 0.01", "margin: '0.01'"),
          "margin: must be a number, got '0.01' (quoted, YAML reads it as text: write it without quotes)"),
         (("  usable: ", "  usable: true  # "), "coefficients, usable: must be a number, got True"),
