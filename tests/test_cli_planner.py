@@ -2294,7 +2294,8 @@ def test_json_gives_each_plan_the_cautions_the_view_gives(cli, tmp_path: Path):
     best = answer["plans"][0]
     assert status == 0 and (best["max_model_len"], best["env"], best["yarn_beyond_validated"]) == (506880, True, True)
     yarn, thin, rocm = best["cautions"]
-    assert yarn.startswith("YaRN factor 12.375 at 506880 tokens: longer than YaRN is validated for (131072 tokens")
+    assert yarn.startswith("YaRN factor 12.375 at 506880 tokens: longer than YaRN is validated for (Qwen's model "
+                           "cards validate a factor of 4 over 32768 positions: 131072 tokens)")
     assert thin.startswith(f"{best['headroom_gb']:.1f} GiB to spare where the estimate extrapolates")
     assert rocm == solver.results.ROCM_ENV_CAUTION
     view = " ".join(cli(*flags)[1].split())
@@ -2585,7 +2586,7 @@ def test_the_host_memory_line_names_the_trainer_s_nodes_where_others_hold_only_i
     status, out, _ = cli(*flags)
     assert status == 0 and f"host memory    {words}, within --host-ram 1024\n" in out
     status, out, _ = cli(*flags, "--emit", "trinity")
-    assert status == 0 and f"\n# host memory: {words}\n" in out
+    assert status == 0 and f"\n# host memory: {words}, within --host-ram 1024\n" in out  # as the summary says it
 
 
 @pytest.mark.parametrize("command", [[], ["tables"], ["map"], ["cluster"], ["memory"], ["calibrate"], ["examples"]])
