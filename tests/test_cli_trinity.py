@@ -19,10 +19,13 @@ from conftest import qwen3_8b_checkpoint
 
 import solver
 import solver.cli.atomic
+import solver.cli.planner
+from solver.cli.atomic import write_all_atomically
 from solver.memory import host_memory_gib
 from solver.render import APPLY_HEADING
-from solver.tables import QueryError
+from solver.tables import QueryError, load_catalog
 from solver.trinity import ROLE_KEYS_IGNORED, TRINITY_06_OFFLOAD
+from solver.trinity.patch import _paths_to
 
 DATA = Path(__file__).parent / "data" / "trinity"
 FLAGSHIP = ["--maximize", "len", "--gpus", "6", "--model", "4B", "--gpu", "a100"]
@@ -286,8 +289,6 @@ def test_out_into_a_missing_folder_exits_2_and_leaves_nothing(cli, tmp_path: Pat
 
 
 def test_several_files_are_written_all_or_none(tmp_path: Path):
-    from solver.cli.atomic import write_all_atomically
-
     first, second = tmp_path / "a.yaml", tmp_path / "missing" / "b.yaml"
     first.write_text("old\n", encoding="utf-8")
     with pytest.raises(QueryError, match=r"b.yaml: cannot write: a temporary file cannot be created in .*missing "
@@ -301,8 +302,6 @@ def test_several_files_are_written_all_or_none(tmp_path: Path):
 def test_a_rename_that_fails_names_the_files_already_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # Every file is written in full before the first rename; should a rename fail (an immutable file), the message
     # names the files already in place, and no temporary file is left.
-    from solver.cli.atomic import write_all_atomically
-
     files = [tmp_path / name for name in ("a.yaml", "b.yaml", "c.yaml")]
     replace = os.replace
     for refused in ("a.yaml", "c.yaml"):
@@ -1355,7 +1354,6 @@ def test_a_fragment_keeps_the_configs_engine_size_and_auxiliary_models(cli, tmp_
 def test_write_refuses_a_model_config_of_another_catalogue_model(cli, tmp_path: Path):
     folder = tmp_path / "Qwen3-32B"
     folder.mkdir()
-    from solver.tables import load_catalog
 
     qwen = load_catalog().model("Qwen3-32B")
     (folder / "config.json").write_text(json.dumps({
@@ -2579,8 +2577,6 @@ def test_a_config_whose_sp_does_not_divide_its_trainer_gpus_hears_it_once(cli, t
 
 
 def test_a_verdict_beside_an_answer_out_of_time_does_not_say_no_plan_exists(cli, monkeypatch: pytest.MonkeyPatch):
-    import solver.cli.planner
-
     real = solver.cli.planner.answer_query
 
     def out_of_time(query, catalog, explain=False):
@@ -2663,8 +2659,6 @@ def test_fewer_nodes_is_the_best_plan_on_fewer_nodes_not_the_fewest(cli):
 def test_write_with_aliases_of_aliases_walks_each_once(cli, tmp_path: Path):
     # 24 levels of lists that repeat the one before twice stand for 2**24 items: the anchor warning (which names the
     # keys that repeat an anchor) enters each list once, where walking every alias again took minutes.
-    from solver.trinity.patch import _paths_to
-
     class Counted(list):
         """A list that counts how often it is walked, and stops a walk that would never end."""
 

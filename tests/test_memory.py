@@ -15,7 +15,9 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import solver
-from solver.calibrate import Observation, calibrate, fit_summary, mispredicted, observations
+from solver import estimate_memory
+from solver.calibrate import Observation, calibrate, fit_summary, mispredicted, observations, optimistic
+from solver.cluster import place
 from solver.memory import (
     CEILING,
     DEFAULT_MARGIN,
@@ -35,13 +37,14 @@ from solver.memory import (
     layer_peak_bytes,
     longest_fitting,
     pinned_rounding,
+    rollout_engines,
     shown_host_gib,
     shown_host_tenths,
     token_floor_gib,
     weight_shapes,
 )
 from solver.query import make_query
-from solver.rules import SourceCell, validated_length
+from solver.rules import SourceCell, tried_settings, validated_length
 from solver.solve import plan
 from solver.tables import (
     MemoryModel,
@@ -1324,8 +1327,6 @@ def test_cells_on_more_gpus_follow_the_sources_order_in_its_pattern(tmp_path: Pa
 
 
 def test_the_extended_order_keeps_sp_groups_inside_a_node():
-    from solver.rules import tried_settings
-
     labels = [s.label for s in tried_settings(CATALOG.model("Qwen3-32B"), 16)]
     assert "SP=8" in labels and not any("SP=16" in label for label in labels)
 
@@ -1414,8 +1415,6 @@ def test_cli_memory_names_the_cell_that_vouches_and_lets_it_decide(cli, tmp_path
 ])
 def test_rollout_engines_take_the_smallest_size_whose_gpus_hold_the_weights_and_a_sequence(
         model, gpu, rollout, length, size, weights, kv_cache, room, fits):
-    from solver.memory import rollout_engines
-
     engines = rollout_engines(CATALOG.model(model), CATALOG.gpu(gpu).memory_gib, rollout, length)
     assert (engines.size, engines.fits) == (size, fits)
     assert (engines.weights_gib, engines.kv_cache_gib, engines.room_gib) == pytest.approx(
@@ -2232,8 +2231,6 @@ def test_solve_memory_host_ram_decides_for_offloaded_states(cli):
 
 def test_host_memory_exactly_the_nodes_fits_for_solve_memory_as_for_the_planner():
     # "more than host_ram_gb does not fit": exactly as much fits, in both (one rule, `host_ram_holds`).
-    from solver import estimate_memory
-
     need = estimate_memory("8B", "a100", 4, 65536, sp=4, env=True, offload=True).host_memory_gib
     assert need is not None
     at_limit = estimate_memory("8B", "a100", 4, 65536, sp=4, env=True, offload=True, host_ram_gb=need)
@@ -2261,8 +2258,6 @@ def test_a_mixture_of_experts_recomputes_through_its_active_experts_by_hand():
 
 
 def test_estimate_memory_takes_host_ram():
-    from solver import estimate_memory
-
     result = estimate_memory("8B", "a100", 4, 65536, sp=4, env=True, offload=True, host_ram_gb=128)
     assert result.host_memory_gib == pytest.approx(162.60, abs=0.01) and not result.host_fits and not result.trains
     assert estimate_memory("8B", "a100", 4, 65536, sp=4, env=True, offload=True, host_ram_gb=163).trains
@@ -2278,12 +2273,11 @@ def test_estimate_memory_takes_host_ram():
     ("4B", "a100", 53248),
 ])
 def test_a_table_for_more_gpus_refutes_a_setting_on_fewer(model, gpu, length):
-    from solver import estimate_memory, plan
-
     result = estimate_memory(model, gpu, 4, length, sp=2, env=True, offload=True)
     assert result.fits and result.tables is not None and not result.trains
     assert (result.tables.trains, result.tables.source.gpus) == (False, 6)
-    (answer,) = plan(model, gpu=gpu, budget_gpus=4, exact=True, max_model_len=length, sp=2, env=True, offload=True)
+    (answer,) = solver.plan(model, gpu=gpu, budget_gpus=4, exact=True, max_model_len=length, sp=2, env=True,
+                            offload=True)
     assert answer.status == "infeasible"
 
 
@@ -2526,8 +2520,6 @@ def test_a_missed_cell_is_named_by_the_setting_that_trained_there():
                       "6.1 GiB of 72.0 usable")
 
 def test_optimistic_cells_come_the_most_optimistic_first():
-    from solver.calibrate import Observation, optimistic
-
     # Made up: Env + SP=8 ran out of memory for Qwen3-8B on 8 H100s at 131072 and at 65536, and trained at 32768. The
     # shipped model predicts both failures to fit; the shorter length leaves more room at its predicted peak (memory
     # grows with the length), so it is the further off and comes first. What trained is no optimistic cell.
@@ -2732,8 +2724,6 @@ def test_a_host_refusal_rounds_the_need_up():
 
 
 def test_a_placement_on_two_nodes_says_the_host_memory_of_one(tmp_path: Path):
-    from solver.cluster import place
-
     path = tmp_path / "fleet.yaml"
     path.write_text(yaml.safe_dump({
         "pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 2, "gpus_per_node": 8, "host_ram_gb": 1024}],

@@ -27,6 +27,7 @@ import yaml
 from ruamel.yaml import YAML
 
 from solver.query import make_query
+from solver.render import apply_lines
 from solver.results import ROCM_ENV_CAUTION, Plan, yarn_caution
 from solver.rules import SourceCell, token_budget
 from solver.solve import plan as solve
@@ -97,8 +98,6 @@ def _leaves(mapping: Any, path: tuple[str, ...] = ()) -> dict[str, Any]:
 @pytest.mark.parametrize("plan_of", [vanilla_plan, sp2_plan, long_plan])
 def test_the_apply_lines_set_what_the_fragment_sets(plan_of):
     # The plan's summary (apply) and the Trinity fragment are written apart: the same keys and values.
-    from solver.render import apply_lines
-
     plan, model = plan_of(), catalog().model("4B")
     applied = {}
     for line in apply_lines(plan, model):
@@ -218,8 +217,6 @@ def test_the_env_export_goes_on_every_node_of_a_job_on_several() -> None:
     assert _env_lines(trinity_fragment(sixteen, catalog().model("8B"), node_gpus=8)) == ENV_ON_SEVERAL_NODES
     assert _env_lines(trinity_fragment(sixteen, catalog().model("8B"), node_gpus=16)) == ENV_ON_ONE_NODE
     # The plan's summary says so too, for a trainer past one node and for a trainer and its rollout on several.
-    from solver.render import apply_lines
-
     assert apply_lines(sixteen, catalog().model("8B"))[0] == "# on every node of the job before `ray start` there:"
     assert apply_lines(sixteen, catalog().model("8B"), node_gpus=16)[0] == "# before Ray starts:"
     assert apply_lines(plan, model)[0] == "# before Ray starts:"
