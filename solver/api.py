@@ -248,7 +248,7 @@ def _answer_fragment(caller: str, answer: Answer, catalog: Catalog | None,
     return plan_fragment(answer.best, catalog.model(answer.model), rollout, gpu=answer.gpu, nodes=nodes,
                          engines=(0, engines.size if engines else 1), version=version,
                          rocm=catalog.gpu(answer.gpu).rocm, train_batch_size=answer.train_batch_size,
-                         node_gpus=answer.node_gpus)
+                         node_gpus=answer.node_gpus, host_ram_gb=answer.host_ram_gb)
 
 
 def placement_configs(result: ClusterResult, fleet: Fleet | Path | str, catalog: Catalog | None = None, *,
@@ -271,6 +271,7 @@ def placement_settings(result: ClusterResult, fleet: Fleet | Path | str, catalog
 def _placement_fragments(result: ClusterResult, fleet: Fleet | Path | str, catalog: Catalog | None,
                          version: TrinityVersion | None) -> dict[str, tuple[str, TrinitySettings]]:
     """Each placement's fragment and its settings, by job name, for `placement_configs` and `placement_settings`."""
+    from solver.cluster import POOL_HOST_RAM_SOURCE
     from solver.trinity import plan_fragment  # ruamel: only where a fragment is made
 
     check_types(("result", result, ClusterResult), ("fleet", fleet, Fleet | Path | str),
@@ -289,7 +290,8 @@ def _placement_fragments(result: ClusterResult, fleet: Fleet | Path | str, catal
         fragments[placement.job] = plan_fragment(
             placement.plan, known.model(placement.model), placement.rollout_gpus, nodes=len(placement.nodes),
             gpu=placement.gpu, shared_gpus=shared, engines=(0, placement.rollout_engine_size or 1), version=version,
-            rocm=known.gpu(placement.gpu).rocm, train_batch_size=job.train_batch_size)
+            rocm=known.gpu(placement.gpu).rocm, train_batch_size=job.train_batch_size, host_ram_gb=pool.host_ram_gb,
+            host_ram_source=POOL_HOST_RAM_SOURCE)
     return fragments
 
 

@@ -713,6 +713,11 @@ TRAINER_NODES_NOTE = ("host GiB/node (node N, ...): needed only on the nodes nam
 COST_NOTE = "cost: the job's relative step time, as solve gives its plan (compare within one GPU type)"
 """The line under a cluster's tables that says what their cost column counts."""
 
+NO_ROLLOUT_GPUS_NOTE = ("no rollout_gpus given, so no GPUs for the explorer here (--emit-dir writes mode: train); give "
+                        "rollout_gpus, or 0 where the explorer runs elsewhere")
+"""What a cluster's output says of the placed jobs that give no rollout_gpus (they get none, unlike a job that asks
+for 0, which says so)."""
+
 
 def tie_break_unproven(interrupted: bool) -> str:
     """The line under an ``optimal`` cluster status whose tie-break did not prove its pick: the time limit, or
@@ -820,6 +825,9 @@ def cluster_view(result: ClusterResult, fleet: Fleet, minimize_nodes: bool = Fal
     if result.placements:
         renderables.append(Text(COST_NOTE, style="dim"))
     renderables += _placed_cautions(result)
+    ungiven = {job.name for job in fleet.jobs if not job.rollout_gpus_given}
+    if unasked := [placement.job for placement in result.placements if placement.job in ungiven]:
+        renderables.append(Text(f"note: {named_jobs(unasked)}: {NO_ROLLOUT_GPUS_NOTE}", style="yellow"))
     if result.unplaced:
         renderables.append(_unplaced_view(result, len(fleet.jobs)))
     return Group(*renderables)

@@ -32,8 +32,19 @@ from solver.rules import (
     token_budget,
     trainer_node_count,
     uneven_split_caution,
+    validated_length,
 )
-from solver.tables import MAX_HOST_RAM_GB, Frozen, GpuType, MemoryModel, Model, Setting, check_types
+from solver.tables import (
+    MAX_HOST_RAM_GB,
+    YARN_VALIDATED_FACTOR,
+    YARN_VALIDATED_TOKENS,
+    Frozen,
+    GpuType,
+    MemoryModel,
+    Model,
+    Setting,
+    check_types,
+)
 
 Status = Literal["optimal", "feasible", "infeasible", "unknown"]
 Amount = Annotated[float, Ge(0), AllowInfNan(False)]
@@ -58,16 +69,26 @@ def env_when(several_nodes: bool) -> str:
     node's Ray workers take the environment its ``ray start`` had; Trinity passes the variable to none of them)."""
     return "on every node of the job before `ray start` there" if several_nodes else "before Ray starts"
 
-YARN_CAUTION = ("longer than YaRN is validated for (131072 tokens, a factor of 4, in Qwen's model cards): check the "
-                "model's quality at this length")
+VALIDATED_YARN = (f"Qwen's model cards validate a factor of {YARN_VALIDATED_FACTOR:g} over "
+                  f"{int(YARN_VALIDATED_TOKENS / YARN_VALIDATED_FACTOR)} positions: {YARN_VALIDATED_TOKENS} tokens")
+"""What Qwen's model cards validate of YaRN, in words: the cards' factor is over their 32768 positions, not over a
+model's native context (40960 for Qwen3, whose YaRN factor reaches 3.2 at 131072 tokens)."""
 OTHER_YARN_CAUTION = ("YaRN on a model that is not Qwen's, for which rft-solver knows of no validation: check the "
                       "model's quality at this length")
 
 
 def yarn_caution(model: Model) -> str:
     """The caution for a plan of `model` whose YaRN goes beyond what is validated (`Plan.yarn_beyond_validated`):
-    past what Qwen's model cards validate, or any YaRN for a model that is not Qwen's (`Model.qwen_yarn`)."""
-    return YARN_CAUTION if model.qwen_yarn else OTHER_YARN_CAUTION
+    past what Qwen's model cards validate (`validated_length`: for a model of a native context of 131072 or more, any
+    YaRN; for one of less than 32768, 4 times its native context), or any YaRN for a model that is not Qwen's
+    (`Model.qwen_yarn`)."""
+    if not model.qwen_yarn:
+        return OTHER_YARN_CAUTION
+    validated = validated_length(model)
+    within = (f"; 4 times its native {model.native_context} is {validated}" if validated < YARN_VALIDATED_TOKENS
+              else f", which its native {validated} already covers" if validated == model.native_context
+              else "")
+    return f"longer than YaRN is validated for ({VALIDATED_YARN}{within}): check the model's quality at this length"
 
 
 THIN_HEADROOM_GIB = 1.0

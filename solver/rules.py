@@ -391,6 +391,15 @@ def host_ram_bound_words(host_ram_gb: float, source: str) -> str:
     return f"{source} of {shown_number(host_ram_gb)} GiB"
 
 
+def host_ram_check_words(host_ram_gb: float | None, source: str) -> str:
+    """Whether a plan's host memory need was held to a node's host memory (`host_ram_gb`, from `source`), briefly, as
+    a Trinity config's host memory comment ends: ``, within --host-ram 512``, or ``; not checked: --host-ram not
+    given`` where none was."""
+    if host_ram_gb is None:
+        return f"; not checked: {source} not given"
+    return f", within {source} {shown_number(host_ram_gb)}"
+
+
 def batch_split_violation(train_batch_size: int | None, gpus: int, sp: int,
                           source: str = "--train-batch-size") -> str | None:
     """Why a train batch of `train_batch_size` experiences (None: not known; messages say it came from `source`)

@@ -23,6 +23,7 @@ from rich.console import Console
 import solver.cli.maps
 import solver.cli.memory
 import solver.cli.output
+import solver.solve
 from solver.cli import main
 from solver.tables import Catalog, load_catalog, shipped_tables_directory
 
@@ -83,8 +84,6 @@ def coloured_screen(monkeypatch: pytest.MonkeyPatch) -> io.StringIO:
 def solver_parameters(monkeypatch: pytest.MonkeyPatch) -> list[Any]:
     """The CP-SAT parameters of every solver the planner makes while the test runs, in order (the solvers as
     they are)."""
-    import solver.solve
-
     made, parameters = solver.solve.new_solver, []
 
     def recorded(query: Any) -> Any:

@@ -7,6 +7,7 @@ import ast
 import importlib.util
 import inspect
 import json
+import multiprocessing
 import os
 import pickle
 import pkgutil
@@ -15,18 +16,21 @@ import subprocess
 import sys
 import threading
 from concurrent.futures import ThreadPoolExecutor
-from inspect import signature
+from inspect import Parameter, signature
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, get_args
 
 import numpy
+import pydantic
 import pytest
 import yaml
 from pydantic import ValidationError
 
 import solver
+import solver.solve as solve_module
 from solver.api import answer_query, config_query, fragment_engines, fragment_layout, with_config_verdicts
+from solver.explain import _Prober
 from solver.query import MAX_SEED
 from solver.render import memory_model_yaml
 from solver.tables import (
@@ -113,8 +117,6 @@ def test_the_exported_functions_annotations_resolve_at_run_time_without_ortools_
 
 def test_the_choices_types_are_exported_for_annotations():
     # A launcher that reads its objective from its own config annotates it so for mypy --strict, which refuses a str.
-    from typing import get_args
-
     assert get_args(solver.Objective) == ("cheapest", "max_len", "min_gpus")
     assert get_args(solver.EstimateMode) == ("auto", "only", "never")
     assert get_args(solver.TokenBudgetMode) == ("default", "auto")
@@ -636,8 +638,6 @@ def test_trinity_fragment_refuses_a_layout_that_is_not_a_mapping():
 def test_an_explanation_whose_questions_run_out_of_time_names_only_rules_in_force(monkeypatch: pytest.MonkeyPatch):
     # A time limit too short for the explanation's questions raised TypeError (it named "--host-ram None GB", a rule
     # not in force that CP-SAT's core held and no decided solve dropped); every question undecided, deterministically:
-    from solver.explain import _Prober
-
     monkeypatch.setattr(_Prober, "_infeasible", lambda self, assumptions: False)
     (answer,) = solver.plan("14B", gpu="h20", max_model_len=65536, budget_gpus=2, explain=True)
     limit = answer.explanation[0]
@@ -712,8 +712,6 @@ def test_the_seed_is_cp_sats(solver_parameters: list[Any]):
 @pytest.mark.parametrize("field", ["rope_scaling", "unchecked_layout"])
 def test_a_model_built_in_python_refuses_an_unprintable_kind(field: str):
     # Cautions show these as they are: control characters would reach the terminal (a config.json's are refused).
-    import pydantic
-
     fields = {**CATALOG.model("8B").model_dump(), field: "x\x1b[2J"}
     with pytest.raises(pydantic.ValidationError, match=rf"{field}\n  Value error, must be printable text"):
         solver.Model(**fields)
@@ -721,8 +719,6 @@ def test_a_model_built_in_python_refuses_an_unprintable_kind(field: str):
 
 
 def test_a_memory_estimate_is_frozen_to_its_terms():
-    import pydantic
-
     estimate = solver.estimate_memory("8B", "h100", 8, 32768, sp=8, env=True)
     with pytest.raises(pydantic.ValidationError, match="frozen"):
         estimate.terms.states = 0.0  # type: ignore[misc]
@@ -838,9 +834,6 @@ def test_a_gpu_type_given_in_mib_is_sold_as_the_nearest_gb_that_may_be_its(mib: 
 
 def test_a_trinity_configs_own_settings_are_judged_through_the_api():
     # As docs/api.md shows it, and as --from-config prints it.
-    from solver.api import answer_query, config_query, with_config_verdicts
-    from solver.trinity import read_trinity_config
-
     text = (Path(__file__).parents[1] / "docs" / "examples" / "trinity.yaml").read_text(encoding="utf-8")
     config = read_trinity_config(text, "trinity.yaml", {})
     catalog = solver.load_catalog()
@@ -874,8 +867,6 @@ def _best_gpus(budget: int) -> list[int]:
 def test_plan_works_in_a_forked_child_of_a_process_that_planned_already():
     # The threads that solve the other GPU types are the process's own: a forked child (a multiprocessing pool
     # on Linux, prefork servers) starts its own instead of waiting for its parent's, which it does not have.
-    import multiprocessing
-
     solver.plan("4B", max_model_len=8192)  # the parent's threads exist now
     with multiprocessing.get_context("fork").Pool(2) as pool:
         assert pool.map_async(_best_gpus, [4, 8]).get(timeout=60) == [[4, 4], [8, 8]]
@@ -914,8 +905,6 @@ def test_a_fleet_built_in_code_is_placed_under_the_catalogues_names_as_its_file_
 @pytest.mark.parametrize("nodes", ["node_num: 1\n  gpu_per_node: 8", "node_num: 2\n  gpu_per_node: 4"])
 def test_the_query_of_a_config_is_the_one_from_config_asks(cli, tmp_path: Path, nodes: str):
     # Its exact GPU count, its nodes and its rollout: on 2 nodes of 4, 6 trainer GPUs break the whole-nodes rule.
-    from solver.api import answer_query, config_query, with_config_verdicts
-
     text = (EXAMPLES / "trinity.yaml").read_text(encoding="utf-8").replace("node_num: 1\n  gpu_per_node: 8", nodes)
     assert nodes in text
     path = tmp_path / "trinity.yaml"
@@ -950,8 +939,6 @@ LOWERED = "model: {model_path: Qwen/Qwen3-8B, max_model_len: 32768}\ntrainer: {m
     (LOWERED, {"estimate": "never"}, ("cheapest", 6, False, 32768, 8, "--node-gpus", None, "default")),
 ])
 def test_config_query_asks_what_from_config_asks(text: str | None, changes: dict, expected: tuple):
-    from solver.api import config_query
-
     text = text or CONFIG_TEXT
     query = config_query(CATALOG, read_trinity_config(text, "t.yaml", {}), gpu="h20", **changes)
     assert (query.objective, query.budget_gpus, query.exact, query.max_model_len, query.node_gpus, query.node_source,
@@ -985,8 +972,6 @@ def test_a_config_verdict_no_table_speaks_for_gives_the_memory_models_prediction
 
 
 def test_config_query_takes_a_falsy_keyword_as_given():
-    from solver.api import config_query
-
     config = read_trinity_config(CONFIG_TEXT, "t.yaml", {})
     with pytest.raises(QueryError, match="^--len must be a whole number from 1 to 16777216, got 0$"):
         config_query(CATALOG, config, gpu="h20", max_model_len=0)
@@ -1210,10 +1195,6 @@ def test_settings_are_for_the_trinity_version_asked_and_frozen():
         settings.environment = {}
 
 def test_config_query_takes_make_querys_keywords_by_name_and_a_typo_names_it():
-    from inspect import Parameter, signature
-
-    from solver.api import config_query
-
     own = signature(config_query).parameters
     assert all(parameter.kind != Parameter.VAR_KEYWORD for parameter in own.values())
     assert set(own) - {"config"} == set(signature(solver.make_query).parameters)
@@ -1239,8 +1220,6 @@ def test_the_api_page_leaves_out_of_an_answers_json_only_what_as_json_leaves_out
 def test_a_plan_call_solves_at_most_as_often_as_the_api_page_says(monkeypatch: pytest.MonkeyPatch):
     # docs/api.md: per GPU type, at most so many solves for an answer with a plan, and for one without (each within
     # time_limit_s). These queries ask every further question that applies: they take the most.
-    import solver.solve as solve_module
-
     page = " ".join((EXAMPLES.parent / "api.md").read_text(encoding="utf-8").split())
     [(with_plan, without)] = re.findall(r"at most (\d+) solves for an answer with a plan; or, for one without, those "
                                         r"behind its `reason` and `nearest`: at most (\d+)\.", page)

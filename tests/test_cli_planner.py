@@ -19,13 +19,24 @@ from typing import Any
 
 import pytest
 from conftest import qwen3_8b_checkpoint
-from reference import PLAN_ORDER
+from ortools.sat.python import cp_model
+from reference import PLAN_ORDER, check_plan
+from rich.console import Console
 
+import solver
 import solver.cli.atomic
 import solver.cli.output
+import solver.cli.planner
+import solver.cli.trinity_options
+import solver.solve
 import solver.tables
+import solver.tables.model_config
+import solver.tables.reading
 from solver.cli.parser import KeptLinesFormatter
-from solver.render import APPLY_HEADING
+from solver.query import make_query
+from solver.render import APPLY_HEADING, answers_view
+from solver.results import single_gpu_caution, thin_headroom
+from solver.solve import at_token_budget, plan
 from solver.tables import shipped_tables_directory
 
 
@@ -223,8 +234,6 @@ def test_exit_1_when_some_answer_has_no_plan(cli):
 
 def test_an_answer_the_time_limit_left_open_says_to_raise_the_limit(cli, monkeypatch: pytest.MonkeyPatch):
     # Undecided is not "no plan": the line under its reason names the remedy, a longer --time-limit, not --explain.
-    from ortools.sat.python import cp_model
-
     monkeypatch.setattr(cp_model.CpSolver, "solve", lambda self, model, callback=None: cp_model.UNKNOWN)
     status, out, _ = cli("--model", "4B", "--gpu", "a100", "--len", "8192", "--time-limit", "2")
     assert status == 1 and out.splitlines()[1:3] == [
@@ -711,8 +720,6 @@ def test_top_with_one_plan_ranks_it_in_a_table_of_one_row(cli):
 
 
 def test_fewer_plans_than_asked_for_say_where_the_time_limit_stopped_the_search(cli, monkeypatch: pytest.MonkeyPatch):
-    import solver.cli.planner
-
     answer_query = solver.cli.planner.answer_query
     monkeypatch.setattr(solver.cli.planner, "answer_query", lambda *args, **kwargs: tuple(
         answer.model_copy(update={"status": "feasible"}) for answer in answer_query(*args, **kwargs)))
@@ -724,8 +731,6 @@ def test_fewer_plans_than_asked_for_say_where_the_time_limit_stopped_the_search(
 @pytest.mark.parametrize(("top", "which"), [("1", "this plan"), ("2", "these plans")])
 def test_a_plan_the_time_limit_left_unproven_is_not_called_the_best(cli, monkeypatch: pytest.MonkeyPatch, top: str,
                                                                     which: str):
-    import solver.cli.planner
-
     answer_query = solver.cli.planner.answer_query
     monkeypatch.setattr(solver.cli.planner, "answer_query", lambda *args, **kwargs: tuple(
         answer.model_copy(update={"status": "feasible"}) for answer in answer_query(*args, **kwargs)))
@@ -776,14 +781,6 @@ def test_only_plan_1_is_called_best_even_when_a_later_plan_costs_the_same(cli):
 
 @pytest.mark.parametrize("width", [160, 100])
 def test_the_ranked_table_keeps_its_numbers_when_narrow_and_marks_extrapolated_estimates(width: int):
-    import io
-
-    from rich.console import Console
-
-    import solver
-    from solver.query import make_query
-    from solver.render import answers_view
-
     catalog = solver.load_catalog()
     query = make_query(catalog, model="14B", max_model_len=100000, budget_gpus=16, gpu="h20", top=3)
     answers = solver.plan("14B", max_model_len=100000, budget_gpus=16, gpu="h20", top=3)
@@ -1434,8 +1431,8 @@ def test_gpus_are_found_by_the_names_nvidia_smi_prints(cli, printed: str, name: 
 def test_a_yarn_factor_above_what_qwen_validates_is_cautioned(cli):
     _, out, _ = cli("--maximize", "len", "--gpus", "6", "--model", "4B", "--gpu", "a100")  # 102400: factor 2.5
     assert "(YaRN rope scaling, factor 2.5)" in out
-    caution = ("longer than YaRN is validated for (131072 tokens, a factor of 4, in Qwen's model cards): check the "
-               "model's quality at this length")
+    caution = ("longer than YaRN is validated for (Qwen's model cards validate a factor of 4 over 32768 positions: "
+               "131072 tokens): check the model's quality at this length")
     _, out, _ = cli("--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "200000")  # factor 4.88
     assert f"factor 4.8828125; {caution})" in " ".join(out.split())
     # Qwen3's native 40960: 163840 tokens is a factor of 4, but beyond 131072; the written config says so too
@@ -1448,6 +1445,21 @@ def test_a_yarn_factor_above_what_qwen_validates_is_cautioned(cli):
     _, out, _ = cli("--model", "8B", "--gpu", "h200", "--gpus", "8", "--len", "131073")  # one token past: 3.2000244...
     assert f"(YaRN rope scaling, factor 3.2000244140625; {caution})" in " ".join(out.split())
     assert "model.rope_scaling: {rope_type: yarn, factor: 3.2000244140625," in out  # the config takes it exactly
+
+
+def test_the_yarn_caution_says_what_the_cards_factor_of_4_is_over_beside_a_smaller_factor(cli, tmp_path: Path):
+    # Qwen2.5-7B's native context is 131072: any YaRN is past what the cards validate, at a factor of 1.45 too, so the
+    # caution says that its native context already covers the cards' 131072 tokens (their factor of 4 being over
+    # 32768 positions). A Qwen checkpoint of a native 4096 is held to 4 times it, and says so.
+    cards = "longer than YaRN is validated for (Qwen's model cards validate a factor of 4 over 32768 positions: 131072"
+    _, out, _ = cli("--model", "Qwen2.5-7B", "--gpu", "h200", "--gpus", "8", "--len", "190000")
+    assert (f"(YaRN rope scaling, factor 1.4495849609375; {cards} tokens, which its native 131072 already covers): "
+            "check the model's quality at this length)") in " ".join(out.split())
+    short = qwen3_8b_checkpoint(tmp_path / "short-ctx", max_position_embeddings=4096)
+    status, [answer] = run_json(cli, "--model-config", str(short), "--gpu", "h200", "--gpus", "8", "--len", "20000")
+    assert status == 0 and answer["plans"][0]["yarn_beyond_validated"]
+    assert answer["plans"][0]["cautions"][0] == (f"YaRN factor 4.8828125 at 20000 tokens: {cards} tokens; 4 times its "
+                                                 "native 4096 is 16384): check the model's quality at this length")
 
 
 def test_a_gpu_type_with_the_memory_of_one_with_tables_plans_with_its_tables(cli):
@@ -1580,7 +1592,6 @@ def test_an_extrapolated_estimate_with_little_room_gets_a_caution(cli):
     # on 8 RTX 4090s at 8192 has 1.1 GiB.
     status, out, _ = cli("--model", "4B", "--gpu", "rtx-4090", "--gpus", "8", "--len", "8k")
     assert status == 0 and "caution        1.1 GiB to spare where the estimate extrapolates" in out
-    from solver.results import thin_headroom
 
     beyond = ("8 GPUs (calibrated up to 6)",)
     assert [bool(thin_headroom(room, beyond, memory)) for room, memory in (
@@ -1625,10 +1636,6 @@ def test_a_terminal_too_narrow_for_the_ranking_shows_a_block_per_plan(cli, monke
     # The table needs 106 columns; on fewer, rich would break its words: into 3-column slivers ('SP=' over '2'), or
     # from its minimum width (94) to 101 'document' over 'ed', as it narrows the widest wrapping columns first.
     # Each plan's cells, whole, beside their headers instead; where the table fits, the table, every word whole.
-    import io
-
-    from rich.console import Console
-
     screen = io.StringIO()
     monkeypatch.setattr(solver.cli.output, "new_console", lambda width=160: Console(
         width=columns, force_terminal=True, color_system=None, file=screen, **solver.cli.output.PLAIN_TEXT))
@@ -1645,10 +1652,6 @@ def test_a_terminal_too_narrow_for_the_ranking_shows_a_block_per_plan(cli, monke
 def test_a_block_shades_the_setting_itself_not_its_column(cli, monkeypatch: pytest.MonkeyPatch):
     # On 80 columns, in colour: each plan's setting is shaded (as in the table) over its text, and the spaces up to
     # the widest value ('1 GPU @ 32768: Env + Offload', 28 columns) are not.
-    import io
-
-    from rich.console import Console
-
     screen = io.StringIO()
     monkeypatch.setattr(solver.cli.output, "new_console", lambda width=160: Console(
         width=80, force_terminal=True, color_system="truecolor", file=screen, **solver.cli.output.PLAIN_TEXT))
@@ -1662,10 +1665,6 @@ def test_a_block_shades_the_setting_itself_not_its_column(cli, monkeypatch: pyte
 
 def test_the_apply_block_folds_on_a_narrow_terminal_rather_than_cut(cli, monkeypatch: pytest.MonkeyPatch):
     # On 40 columns a config key wider than its column breaks onto the next line: every character is there.
-    import io
-
-    from rich.console import Console
-
     screen = io.StringIO()
     monkeypatch.setattr(solver.cli.output, "new_console", lambda width=160: Console(
         width=40, force_terminal=True, color_system=None, file=screen, **solver.cli.output.PLAIN_TEXT))
@@ -2285,8 +2284,6 @@ def test_the_longest_context_past_one_node_says_that_a_larger_sp_would_span_node
 
 
 def test_json_gives_each_plan_the_cautions_the_view_gives(cli, tmp_path: Path):
-    from reference import check_plan
-
     # Qwen3-8B on 8 MI300X at its longest: YaRN far past what Qwen validates, 0.1 GiB to spare where the estimate
     # extrapolates, and Env on ROCm; the view gives the last two on caution lines, and the first beside the length.
     flags = ("--model", "8B", "--gpu", "mi300x", "--gpus", "8", "--maximize", "len")
@@ -2294,7 +2291,8 @@ def test_json_gives_each_plan_the_cautions_the_view_gives(cli, tmp_path: Path):
     best = answer["plans"][0]
     assert status == 0 and (best["max_model_len"], best["env"], best["yarn_beyond_validated"]) == (506880, True, True)
     yarn, thin, rocm = best["cautions"]
-    assert yarn.startswith("YaRN factor 12.375 at 506880 tokens: longer than YaRN is validated for (131072 tokens")
+    assert yarn.startswith("YaRN factor 12.375 at 506880 tokens: longer than YaRN is validated for (Qwen's model "
+                           "cards validate a factor of 4 over 32768 positions: 131072 tokens)")
     assert thin.startswith(f"{best['headroom_gb']:.1f} GiB to spare where the estimate extrapolates")
     assert rocm == solver.results.ROCM_ENV_CAUTION
     view = " ".join(cli(*flags)[1].split())
@@ -2382,8 +2380,6 @@ def test_the_ranked_table_has_a_yarn_column_only_where_a_plan_needs_yarn(cli):
 
 
 def test_a_longest_context_past_what_is_validated_names_the_cheapest_plan_within_it(cli):
-    from reference import check_plan
-
     # Qwen3-8B on 8 MI300X reaches 506880 tokens by estimate, a YaRN factor of 12.4; at 131072, the longest Qwen's
     # model cards validate, Env + SP=4 on the same 8 GPUs trains it for 0.38x the cost.
     flags = ("--model", "8B", "--gpu", "mi300x", "--gpus", "8", "--maximize", "len")
@@ -2457,8 +2453,6 @@ def test_fewer_ranked_plans_than_asked_say_they_are_within_the_host_memory_given
 
 def test_thin_headroom_counts_a_plan_at_exactly_no_room(cli):
     # A prediction that fits with 0.0 GiB to spare (the total at the usable memory) is the thinnest room of all.
-    from solver.results import thin_headroom
-
     beyond = ("8 GPUs (calibrated up to 6)",)
     assert thin_headroom(0.0, beyond, 79.6).startswith("0.0 GiB to spare where the estimate extrapolates")
     assert thin_headroom(-0.1, beyond, 79.6) == ""  # does not fit: no caution of room
@@ -2499,9 +2493,6 @@ def test_a_lowered_token_budget_names_no_larger_gpu_cell(cli):
 def test_validated_names_the_same_setting_on_other_gpus(monkeypatch):
     # The plan within the validated length is named where its GPU count differs, even with the best plan's setting;
     # and where it is the best plan's setting on as many GPUs, too (the row says so briefly).
-    import solver.solve
-    from solver.query import make_query
-
     catalog = solver.tables.load_catalog()
     query = make_query(catalog, model="Qwen3-8B", gpu="mi300x", budget_gpus=8, objective="max_len")
     [answer] = solver.solve.plan(query, catalog)
@@ -2519,9 +2510,6 @@ def test_validated_names_the_same_setting_on_other_gpus(monkeypatch):
 def test_a_plan_at_another_token_budget_has_the_cautions_of_its_own_room():
     # Qwen3-4B on 8 RTX 4090s at 8192: 1.1 GiB to spare at Trinity's default budget, thin on a 24 GB card; at the
     # least budget that holds a sequence (half the tokens per GPU) the room grows, and the caution goes with it.
-    from solver.query import make_query
-    from solver.solve import at_token_budget, plan
-
     catalog = solver.tables.load_catalog()
     query = make_query(catalog, model="4B", gpu="rtx-4090", budget_gpus=8, max_model_len=8192)
     [answer] = plan(query, catalog)
@@ -2593,7 +2581,7 @@ def test_the_host_memory_line_names_the_trainer_s_nodes_where_others_hold_only_i
     status, out, _ = cli(*flags)
     assert status == 0 and f"host memory    {words}, within --host-ram 1024\n" in out
     status, out, _ = cli(*flags, "--emit", "trinity")
-    assert status == 0 and f"\n# host memory: {words}\n" in out
+    assert status == 0 and f"\n# host memory: {words}, within --host-ram 1024\n" in out  # as the summary says it
 
 
 @pytest.mark.parametrize("command", [[], ["tables"], ["map"], ["cluster"], ["memory"], ["calibrate"], ["examples"]])
@@ -2647,10 +2635,6 @@ APPLIED_4B = [
 def test_the_apply_lines_paste_whole_at_any_terminal_width(cli, monkeypatch: pytest.MonkeyPatch, columns: int):
     # Each apply line is one line, past the terminal's edge where it is longer (the terminal shows it on more rows and
     # copies it as one): a pasted comment keeps its '#', a key its value. The rows above still fit the width.
-    import io
-
-    from rich.console import Console
-
     screen = io.StringIO()
     monkeypatch.setattr(solver.cli.output, "new_console", lambda width=160: Console(
         width=columns, force_terminal=True, color_system=None, file=screen, **solver.cli.output.PLAIN_TEXT))
@@ -2792,8 +2776,6 @@ def test_one_a100_for_a_large_model_or_a_long_context_carries_the_guides_advice(
 
 def test_the_guides_single_gpu_advice_at_its_edges():
     # 4B parameters or more, or more than 20480 tokens, on one GPU of at most the A100 80GB's 80 GiB.
-    from solver.results import single_gpu_caution
-
     small = solver.tables.load_catalog().model("0.6B")
 
     def said(parameters_b: float, tokens: int, memory_gib: float = 80.0, gpus: int = 1) -> bool:
@@ -2908,10 +2890,6 @@ def test_a_table_in_two_piped_cells_files_is_blamed_on_the_earlier_pipe(cli, pip
         "cluster", "cluster model_config"])
 def test_every_file_a_command_is_given_is_read_once(cli, monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
                                                     argv: tuple[str, ...], inputs: tuple[str, ...]):
-    import solver.cli.trinity_options
-    import solver.tables.model_config
-    import solver.tables.reading
-
     files = {"cells": MY_CELLS, "mine": tmp_path / "mine.yaml", "model": qwen3_8b_checkpoint(tmp_path / "my-sft-8b"),
              "trinity": tmp_path / "trinity.yaml", "fleet": EXAMPLES / "fleet.yaml",
              "weights": shipped_tables_directory() / "costs.yaml", "memory": tmp_path / "memory-model.yaml",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import shlex
@@ -10,6 +11,11 @@ import sys
 from pathlib import Path
 
 import pytest
+from rich.console import Console
+
+import solver.cli.output
+from solver.render import NO_SETTING_STYLE, SHADES, setting_style, tables_view
+from solver.tables import Setting, load_catalog
 
 
 def test_human_output_shows_each_table_with_the_source_cells(cli):
@@ -33,11 +39,6 @@ def test_human_output_without_filters_has_all_eight_tables(cli):
 
 
 def test_shading_follows_the_escalation_order_in_a_terminal(cli):
-    from rich.console import Console
-
-    from solver.render import NO_SETTING_STYLE, SHADES, setting_style, tables_view
-    from solver.tables import Setting, load_catalog
-
     assert setting_style(Setting()) == SHADES[0]
     assert setting_style(Setting(env=True, offload=True, sp=4)) == SHADES[-1]
     assert setting_style(Setting(offload=True)) == SHADES[-1]  # never tried by the source: after all it tries
@@ -550,12 +551,6 @@ def test_a_terminal_too_narrow_for_the_tables_cells_gets_a_note(cli, monkeypatch
                                                                 note: bool):
     # The cells do not wrap ('Env + Offload + SP=2' cut to 'Env + Offload …' would read as SP=4 too): the A100's
     # 6-GPU table needs all of its 112 columns.
-    import io
-
-    from rich.console import Console
-
-    import solver.cli.output
-
     screen = io.StringIO()
     monkeypatch.setattr(solver.cli.output, "new_console", lambda width=160: Console(
         width=columns, force_terminal=True, file=screen, **solver.cli.output.PLAIN_TEXT))
@@ -567,8 +562,6 @@ def test_a_terminal_too_narrow_for_the_tables_cells_gets_a_note(cli, monkeypatch
 
 def test_a_terminal_that_says_it_has_no_columns_is_taken_as_80(monkeypatch: pytest.MonkeyPatch):
     # COLUMNS=0, as some containers set it: rich would print nothing at all.
-    import solver.cli.output
-
     monkeypatch.setenv("COLUMNS", "0")
     monkeypatch.setenv("FORCE_COLOR", "1")  # rich takes the captured output for a terminal
     console = solver.cli.output.new_console()

@@ -19,10 +19,13 @@ from conftest import qwen3_8b_checkpoint
 
 import solver
 import solver.cli.atomic
+import solver.cli.planner
+from solver.cli.atomic import write_all_atomically
 from solver.memory import host_memory_gib
 from solver.render import APPLY_HEADING
-from solver.tables import QueryError
+from solver.tables import QueryError, load_catalog
 from solver.trinity import ROLE_KEYS_IGNORED, TRINITY_06_OFFLOAD
+from solver.trinity.patch import _paths_to
 
 DATA = Path(__file__).parent / "data" / "trinity"
 FLAGSHIP = ["--maximize", "len", "--gpus", "6", "--model", "4B", "--gpu", "a100"]
@@ -43,6 +46,23 @@ def test_emit_prints_the_golden_fragment(cli):
     status, out, err = cli(*FLAGSHIP, "--emit", "trinity", "--rollout-gpus", "2")
     assert (status, err) == (0, "")
     assert out == (DATA / "golden-env-offload-sp4-yarn.yaml").read_text(encoding="utf-8")
+
+
+def test_emit_and_write_say_whether_host_ram_holds_the_plans_host_memory(cli, user_config: Path, tmp_path: Path):
+    # As the summary's host memory row: --emit's header and --write's comment beside trainer_strategy say that the
+    # need is within --host-ram, or that it was not checked without it.
+    status, out, _ = cli(*FLAGSHIP, "--emit", "trinity")
+    assert status == 0 and "\n# host memory: 82.8 GiB per node for Offload; not checked: --host-ram not given\n" in out
+    status, out, _ = cli(*FLAGSHIP, "--emit", "trinity", "--host-ram", "512")
+    assert status == 0 and "\n# host memory: 82.8 GiB per node for Offload, within --host-ram 512\n" in out
+    patched = tmp_path / "patched.yaml"
+    asked = ("--from-config", str(user_config), "--gpu", "a100", "--len", "51200", "--write", str(patched))
+    assert cli(*asked, "--host-ram", "512")[0] == 0
+    assert ("  trainer_strategy: fsdp2  # host memory: 164.7 GiB per node for Offload, within --host-ram 512\n"
+            in patched.read_text(encoding="utf-8"))
+    assert cli(*asked)[0] == 0
+    assert ("  trainer_strategy: fsdp2  # host memory: 164.7 GiB per node for Offload; not checked: --host-ram not "
+            "given\n" in patched.read_text(encoding="utf-8"))
 
 
 def test_the_cluster_section_names_the_gpus_of_the_budget_the_plan_leaves_unused(cli):
@@ -269,8 +289,6 @@ def test_out_into_a_missing_folder_exits_2_and_leaves_nothing(cli, tmp_path: Pat
 
 
 def test_several_files_are_written_all_or_none(tmp_path: Path):
-    from solver.cli.atomic import write_all_atomically
-
     first, second = tmp_path / "a.yaml", tmp_path / "missing" / "b.yaml"
     first.write_text("old\n", encoding="utf-8")
     with pytest.raises(QueryError, match=r"b.yaml: cannot write: a temporary file cannot be created in .*missing "
@@ -284,8 +302,6 @@ def test_several_files_are_written_all_or_none(tmp_path: Path):
 def test_a_rename_that_fails_names_the_files_already_written(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # Every file is written in full before the first rename; should a rename fail (an immutable file), the message
     # names the files already in place, and no temporary file is left.
-    from solver.cli.atomic import write_all_atomically
-
     files = [tmp_path / name for name in ("a.yaml", "b.yaml", "c.yaml")]
     replace = os.replace
     for refused in ("a.yaml", "c.yaml"):
@@ -1338,7 +1354,6 @@ def test_a_fragment_keeps_the_configs_engine_size_and_auxiliary_models(cli, tmp_
 def test_write_refuses_a_model_config_of_another_catalogue_model(cli, tmp_path: Path):
     folder = tmp_path / "Qwen3-32B"
     folder.mkdir()
-    from solver.tables import load_catalog
 
     qwen = load_catalog().model("Qwen3-32B")
     (folder / "config.json").write_text(json.dumps({
@@ -2562,8 +2577,6 @@ def test_a_config_whose_sp_does_not_divide_its_trainer_gpus_hears_it_once(cli, t
 
 
 def test_a_verdict_beside_an_answer_out_of_time_does_not_say_no_plan_exists(cli, monkeypatch: pytest.MonkeyPatch):
-    import solver.cli.planner
-
     real = solver.cli.planner.answer_query
 
     def out_of_time(query, catalog, explain=False):
@@ -2646,8 +2659,6 @@ def test_fewer_nodes_is_the_best_plan_on_fewer_nodes_not_the_fewest(cli):
 def test_write_with_aliases_of_aliases_walks_each_once(cli, tmp_path: Path):
     # 24 levels of lists that repeat the one before twice stand for 2**24 items: the anchor warning (which names the
     # keys that repeat an anchor) enters each list once, where walking every alias again took minutes.
-    from solver.trinity.patch import _paths_to
-
     class Counted(list):
         """A list that counts how often it is walked, and stops a walk that would never end."""
 

@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+import warnings
 from pathlib import Path
 from types import SimpleNamespace
 
@@ -28,6 +29,7 @@ from cluster_reference import (
 from conftest import qwen3_8b_checkpoint
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from ortools.sat.python import cp_model
 from reference import PLAN_ORDER
 from rich.console import Console
 
@@ -37,12 +39,24 @@ import solver.cli.atomic
 import solver.cli.cluster
 import solver.cluster
 import solver.render
-from solver.cluster import TooManyPatterns, greedy, host_capacity_tenths, layout, patterns, place
+from solver import cluster
+from solver.cli.output import ProgressLine
+from solver.cluster import (
+    TooManyPatterns,
+    _StopOnInterrupt,
+    greedy,
+    host_capacity_tenths,
+    layout,
+    patterns,
+    place,
+    pool_use,
+)
 from solver.memory import host_ram_holds
 from solver.query import make_query
-from solver.results import ClusterResult
+from solver.render import cluster_view
+from solver.results import ClusterResult, Unplaced
 from solver.solve import plan
-from solver.tables import Pool, TableError, Weights, load_catalog, load_fleet, shipped_tables_directory
+from solver.tables import AtLeast, Job, Pool, TableError, Weights, load_catalog, load_fleet, shipped_tables_directory
 from solver.tables.fleets import read_fleet
 
 CATALOG = load_catalog()
@@ -1195,10 +1209,6 @@ def test_cli_cluster_gives_each_unplaced_reason_once_with_its_jobs(cli, tmp_path
     assert rows[1][0] == huge == "huge-name-of-a-job-that-is-longer-than-forty-columns"  # whole, on one line
     assert rows[1][1].startswith("a100: 300000 tokens is beyond ")
     # On a terminal of 80 columns, a name longer than its column is folded, not cut.
-    from rich.console import Console
-
-    from solver.render import cluster_view
-
     console = Console(width=80, file=io.StringIO())
     fleet = load_fleet(path)
     console.print(cluster_view(solver.place(fleet), fleet))
@@ -1209,12 +1219,6 @@ def test_cli_cluster_gives_each_unplaced_reason_once_with_its_jobs(cli, tmp_path
 
 def test_unplaced_jobs_of_one_reason_share_its_row_wrapped_at_forty_columns(tmp_path: Path):
     # Grouped, the column is "jobs" and their names wrap at UNPLACED_JOBS_WIDTH; a reason per job, it is "job".
-    from rich.console import Console
-
-    from solver.cluster import pool_use
-    from solver.render import cluster_view
-    from solver.results import ClusterResult, Unplaced
-
     names = [f"job-{index}" for index in range(8)]
     fleet = fleet_of({"pools": [ONE_NODE], "jobs": [{"name": name, "model": "4B", "max_model_len": 4096}
                                                     for name in names]}, tmp_path)
@@ -1477,10 +1481,6 @@ def test_the_same_file_gives_the_same_json(cli, tmp_path: Path):
 
 
 def test_progress_reports_reach_a_terminal_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
-    import io
-
-    from solver.cli.output import ProgressLine
-
     calls = []
     place(fleet_of(yaml.safe_load(FLEET_FILE), tmp_path), CATALOG, progress=lambda *a: calls.append(a))
     assert calls and calls[0][0] == "placed priority" and all(len(call) == 4 for call in calls)
@@ -1688,10 +1688,6 @@ def test_a_search_cut_after_the_first_stage_is_feasible_not_optimal(tmp_path: Pa
     # Every stage must prove its optimum for "optimal"; a stage left without an answer (time) or a Ctrl-C
     # between stages keeps the earlier answer and says "feasible". A stage answered but not proven (time) lets the
     # stages after it run, but not the tie-break: it would only pick among placements not proven the best.
-    from ortools.sat.python import cp_model
-
-    from solver import cluster
-
     original = cluster._StopOnInterrupt.solve
     calls: list[int] = []
 
@@ -1724,10 +1720,6 @@ def test_a_tie_break_cut_by_the_time_limit_leaves_the_status_optimal_and_says_so
         cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, cut: str | None):
     # The placement is proven the best by the stages before it; only which of the equally good ones comes out, the
     # same whatever --workers, rests on the tie-break: the JSON's tie_broken and a line under the status say so.
-    from ortools.sat.python import cp_model
-
-    from solver import cluster
-
     original = cluster._StopOnInterrupt.solve
     calls: list[int] = []
 
@@ -1758,10 +1750,6 @@ def test_a_tie_break_stopped_by_ctrl_c_says_so_not_the_time_limit(cli, tmp_path:
     # Ctrl-C during the tie-break leaves the placement proven the best (optimal) and its pick unproven: the line
     # under the status names Ctrl-C, and a longer --time-limit would not have helped. A Ctrl-C that came as the
     # tie-break proved its pick leaves nothing unproven to say.
-    from ortools.sat.python import cp_model
-
-    from solver import cluster
-
     original = cluster._StopOnInterrupt.solve
     calls: list[int] = []
 
@@ -1786,8 +1774,6 @@ def test_a_tie_break_stopped_by_ctrl_c_says_so_not_the_time_limit(cli, tmp_path:
 def test_the_reported_bound_never_exceeds_the_placeable_priority(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # A search stopped early may report CP-SAT's loose bound; the answer clamps it to the priority of the
     # jobs that have a way to run at all.
-    from ortools.sat.python import cp_model
-
     monkeypatch.setattr(cp_model.CpSolver, "best_objective_bound", property(lambda self: 10**6))
     instance = random_fleet(seed=3, nodes=1, jobs=6, lengths=[8192, 32768])
     result = place(fleet_of(instance, tmp_path), CATALOG)
@@ -1830,12 +1816,6 @@ def test_nodes_are_hosts_of_at_most_16_gpus(tmp_path: Path):
 def test_a_placement_without_a_proven_bound_says_so(tmp_path: Path, interrupted: bool, why: str):
     # Without a bound, the search found no placement of its own: the greedy one is shown, and a fleet of many job
     # shapes (whose planner questions take most of the default limit) needs a longer limit for a better one.
-    from rich.console import Console
-
-    from solver.cluster import pool_use
-    from solver.render import cluster_view
-    from solver.results import ClusterResult
-
     fleet = fleet_of({"pools": [ONE_NODE], "jobs": [{"name": "a", "model": "4B", "max_model_len": 4096}]}, tmp_path)
     result = ClusterResult(status="feasible", objective=0, bound=None, placements=(), unplaced=(),
                            pools=pool_use(fleet, ()), interrupted=interrupted, planning_s=8.6)
@@ -1949,8 +1929,6 @@ def test_a_placement_s_rollout_engines_are_sized_for_its_gpu_length_node_and_the
 
 
 def test_an_error_in_the_search_thread_is_raised_where_the_search_was_asked_for():
-    from solver.cluster import _StopOnInterrupt
-
     class Failing:
         def solve(self, model: object, callback: object) -> None:
             raise ValueError("from the search thread")
@@ -2093,10 +2071,6 @@ def test_huge_numbers_and_workers_are_bad_input(cli, tmp_path: Path):
 
 
 def test_a_job_takes_an_at_least_object_and_dumps_without_warnings():
-    import warnings
-
-    from solver.tables import AtLeast, Job
-
     job = Job(name="j", model="Qwen3-4B", max_model_len=AtLeast(at_least=32768))
     with warnings.catch_warnings():
         warnings.simplefilter("error")
@@ -2461,14 +2435,14 @@ def test_a_placed_plan_carries_the_cautions_solve_gives_it(cli, tmp_path: Path):
     # Qwen validates, with 0.6 GiB to spare where the memory model extrapolates (0.647: the JSON's 0.65).
     path = tmp_path / "fleet.yaml"
     path.write_text("pools: [{name: h200, gpu: H200-141GB, nodes: 1, gpus_per_node: 8}]\n"
-                    "jobs: [{name: long-32b, model: 32B, max_model_len: 290816}]\n", encoding="utf-8")
+                    "jobs: [{name: long-32b, model: 32B, max_model_len: 290816, rollout_gpus: 0}]\n", encoding="utf-8")
     status, out, _ = cli("cluster", str(path))
     assert status == 0 and "┃ max_model_len ┃ YaRN ┃" in out and "│        290816 │  7.1 │" in out
     after_table = out.split("┘\n")[-1]
     cautions = ["caution: " + text.replace("\n", " ").strip() for text in after_table.split("caution: ")[1:]]
     assert cautions == [("caution: long-32b: YaRN factor 7.1 at 290816 tokens: longer than YaRN is validated for "
-                         "(131072 tokens, a factor of 4, in Qwen's model cards): check the model's quality at this "
-                         "length"),
+                         "(Qwen's model cards validate a factor of 4 over 32768 positions: 131072 tokens): check the "
+                         "model's quality at this length"),
                         ("caution: long-32b: 0.6 GiB to spare where the estimate extrapolates, and its error there is "
                          "unmeasured (on much smaller cards and much larger models it runs optimistic by about a GiB "
                          "and more: docs/memory.md in rft-solver's source); raise --margin, or measure a step first")]
@@ -2500,8 +2474,6 @@ def test_a_placed_plan_carries_the_cautions_solve_gives_it(cli, tmp_path: Path):
 def test_ctrl_c_while_widening_keeps_the_placement_as_placed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # Ctrl-C that lands in the widening step (its planner questions or its solve) leaves the placement the
     # search found, unwidened and marked interrupted, rather than losing it.
-    from solver import cluster
-
     def interrupted(*args: object, **kwargs: object) -> dict:
         raise KeyboardInterrupt
 
@@ -2516,8 +2488,6 @@ def test_ctrl_c_while_widening_keeps_the_placement_as_placed(tmp_path: Path, mon
 def test_widening_questions_out_of_time_leave_the_status_as_placed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # A planner question of the widening step that runs out of time leaves that way out; the placement's status
     # and undecided_ways are the search's.
-    from solver import cluster
-
     original = cluster._Planner.best
 
     def slow_when_widening(self, gpu, model, gpus, *args, **kwargs):  # 7 GPUs and more: only widening asks
@@ -2537,10 +2507,6 @@ def test_a_job_left_out_of_an_unproven_placement_says_the_time_limit_may_be_why(
                                                                                  monkeypatch: pytest.MonkeyPatch):
     # Out of time before CP-SAT's first placement: the greedy one stands, and a job it left out may have had
     # room in a better one, which its reason says (with the flag that gives the search more time).
-    from ortools.sat.python import cp_model
-
-    from solver import cluster
-
     monkeypatch.setattr(cluster._StopOnInterrupt, "solve", lambda self, model, callback: cp_model.UNKNOWN)
     instance = random_fleet(seed=3, nodes=1, jobs=12, lengths=[8192, 32768])
     result = place(fleet_of(instance, tmp_path), CATALOG)
@@ -3000,10 +2966,6 @@ def test_out_of_time_before_the_first_placement_keeps_the_greedy_one_that_takes_
     # The search starts from a greedy placement that gives each job, by priority, its way of the fewest GPUs (then the
     # cheapest): out of time before its first placement, that one stands. Three jobs of Qwen3-4B at 8192 tokens each
     # fit one A100 (Env + Offload), all on one node of 8; their cheapest ways first (6 GPUs, then 2) leave one out.
-    from ortools.sat.python import cp_model
-
-    from solver import cluster
-
     monkeypatch.setattr(cluster._StopOnInterrupt, "solve", lambda self, model, callback: cp_model.UNKNOWN)
     instance = {"pools": [ONE_NODE], "jobs": [{"name": f"j{i}", "model": "4B", "max_model_len": 8192, "priority": i + 1}
                                               for i in range(3)]}
@@ -3136,7 +3098,8 @@ def test_a_job_s_host_need_is_shown_for_its_trainer_s_nodes_not_its_rollout_s(
     assert f" {solver.render.TRAINER_NODES_NOTE} cost: " in " ".join(out.split())
     assert cli("cluster", str(path), "--emit-dir", str(tmp_path / "configs"))[0] == 0
     assert ("\n# host memory: 311.3 GiB for Offload, per node the trainer runs on (1 of 2: the other holds only its "
-            "rollout)\n") in (tmp_path / "configs" / "w.yaml").read_text(encoding="utf-8")
+            "rollout), within the pool's host_ram_gb 1024\n") in (tmp_path / "configs" / "w.yaml").read_text(
+                encoding="utf-8")
 
 
 def test_the_placed_priority_says_what_the_jobs_with_a_way_to_run_can_reach(cli, tmp_path: Path):
@@ -3167,10 +3130,6 @@ def test_the_jobs_with_no_way_to_run_are_named_by_greedy_and_by_a_search_without
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # Qwen3-32B at 262144 tokens has no way on one A100 node: the baseline names it as `place` does, and so does a
     # search cut before its first placement (Ctrl-C or the time limit), whose status is then unknown.
-    from ortools.sat.python import cp_model
-
-    from solver import cluster
-
     never = {"name": "never", "model": "32B", "max_model_len": 262144}
     instance = {"pools": [ONE_NODE], "jobs": [{"name": "fits", "model": "4B", "max_model_len": 8192}, never]}
     assert greedy(fleet_of(instance, tmp_path), CATALOG).no_way_to_run == ("never",)
@@ -3202,8 +3161,6 @@ def test_a_pools_notes_are_for_any_of_its_jobs_and_the_trainer_nodes_note_for_a_
 
 def test_a_job_name_wider_than_its_block_column_folds_whole(cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # On 40 columns a 40-character job name takes its block's first column as 4 lines, every character kept.
-    from rich.console import Console
-
     screen = io.StringIO()
     monkeypatch.setattr(solver.cli.output, "new_console", lambda width=160: Console(
         width=40, force_terminal=True, color_system=None, file=screen, **solver.cli.output.PLAIN_TEXT))
@@ -3223,8 +3180,6 @@ def test_a_terminal_too_narrow_for_a_pool_table_shows_a_block_per_job(cli, monke
     # The docs' fleet: the A100 pool's table needs 133 columns, the H20 pool's 132; on fewer, rich would cut their
     # cells to 't…' and '…'. Each job's cells, whole, beside their headers instead, between the pool's title and its
     # table's notes; each pool's table where it fits.
-    from rich.console import Console
-
     screen = io.StringIO()
     monkeypatch.setattr(solver.cli.output, "new_console", lambda width=160: Console(
         width=columns, force_terminal=True, color_system=None, file=screen, **solver.cli.output.PLAIN_TEXT))
@@ -3296,3 +3251,47 @@ def test_a_nodes_host_memory_in_tenths_holds_just_the_needs_the_planner_fits_in_
     # 3533.3999999999996 times 10 is 35334.0 in floats, but a need shown as 3533.4 GiB does not fit it.
     assert host_capacity_tenths(Pool(name="p", gpu="H100", nodes=1, gpus_per_node=8, host_ram_gb=host_ram_gb)) == tenths
     assert host_ram_holds(tenths / 10, host_ram_gb) and not host_ram_holds((tenths + 1) / 10, host_ram_gb)
+
+
+def test_placed_jobs_that_give_no_rollout_gpus_are_named_once_under_the_tables(cli, tmp_path: Path):
+    # A job without rollout_gpus gets none: its config is the trainer's alone. The output names such placed jobs (a
+    # model_config one too), and not a job that asks for 0, which chose it, nor one with rollout GPUs.
+    qwen3_8b_checkpoint(tmp_path / "my-sft")
+    path = tmp_path / "fleet.yaml"
+    path.write_text("pools: [{name: a, gpu: A100-80GB, nodes: 2, gpus_per_node: 8}]\n"
+                    "jobs:\n"
+                    "  - {name: plain, model: Qwen3-4B, max_model_len: 32768}\n"
+                    "  - {name: chosen, model: Qwen3-4B, max_model_len: 32768, rollout_gpus: 0}\n"
+                    "  - {name: both, model: Qwen3-4B, max_model_len: 32768, rollout_gpus: 2}\n"
+                    "  - {name: sft, model_config: my-sft, max_model_len: 32768}\n", encoding="utf-8")
+    status, out, _ = cli("cluster", str(path))
+    words = " ".join(out.split())  # the note as one line, however the terminal's width folds it
+    assert status == 0 and words.count("no rollout_gpus given") == 1
+    assert words.endswith(f"one GPU type) note: plain, sft: {solver.render.NO_ROLLOUT_GPUS_NOTE}")  # under cost's
+    assert [job.rollout_gpus_given for job in load_fleet(path).jobs] == [False, True, True, False]
+    given = tmp_path / "given.yaml"
+    given.write_text(path.read_text(encoding="utf-8").replace("32768}", "32768, rollout_gpus: 1}"), encoding="utf-8")
+    status, out, _ = cli("cluster", str(given))
+    assert status == 0 and "rollout_gpus given" not in out
+    assert "note:" not in cli("cluster", str(path), "--json")[1]  # JSON gives each job's rollout GPUs as numbers
+
+
+def test_a_model_config_job_one_term_off_a_tabled_shape_gets_the_planner_s_note(cli, tmp_path: Path):
+    # As solve --model-config's: a checkpoint whose vocabulary was resized is estimated, and a note says which term
+    # keeps Qwen3-8B's cells from it, naming the jobs that give it; one of Qwen3-8B's very shape gets none.
+    qwen3_8b_checkpoint(tmp_path / "my-sft", vocab_size=151669)
+    qwen3_8b_checkpoint(tmp_path / "same")
+    path = tmp_path / "fleet.yaml"
+    path.write_text("pools: [{name: a, gpu: H20-96GB, nodes: 2, gpus_per_node: 8}]\njobs:\n"
+                    "  - {name: sft-a, model_config: my-sft, max_model_len: 32768, rollout_gpus: 2}\n"
+                    "  - {name: sft-b, model_config: my-sft, max_model_len: 16384, rollout_gpus: 2}\n"
+                    "  - {name: twin, model_config: same, max_model_len: 16384, rollout_gpus: 2}\n", encoding="utf-8")
+    status, out, err = cli("cluster", str(path))
+    assert status == 0 and "estimated" in out
+    assert err == ("solve cluster: note: my-sft (jobs sft-a, sft-b) has Qwen3-8B's shape but for vocab_size 151669 "
+                   "(Qwen3-8B's: 151936), so no table's cells stand for it and its plans are estimates (the memory a "
+                   "trainer needs depends on the shape); a checkpoint of that model's very shape would take its "
+                   "cells\n")
+    path.write_text(path.read_text(encoding="utf-8").replace("model_config: my-sft", "model_config: same"),
+                    encoding="utf-8")
+    assert cli("cluster", str(path))[::2] == (0, "")

@@ -9,6 +9,8 @@ import pytest
 from conftest import made_up_table
 from reference import check_plan
 
+import solver.explain as explain_module
+import solver.solve as solve_module
 from solver.explain import _Prober, explain, runs
 from solver.model import RULES, prepare
 from solver.query import make_query
@@ -480,8 +482,6 @@ def test_a_nearby_plan_undecided_in_time_is_solved_again_by_the_explanation(monk
     # Qwen3-14B at 40960 within 6 A100s without Offload: its reason solves the lowered budget. Where that solve
     # runs out of time (made so here, as does the nearest plan's solve, which may lower budgets too), the answer does
     # not count it as solved and the explanation solves it again.
-    import solver.solve as solve_module
-
     real = solve_module.answer_for
 
     def timing_out_with_auto_budgets(catalog, query, gpu, explained=True):
@@ -613,8 +613,6 @@ def test_the_fewest_gpus_for_a_length_nothing_trains_is_explained_up_to_the_most
 
 
 def test_one_question_out_of_time_is_said_to_be_one(monkeypatch: pytest.MonkeyPatch):
-    import solver.explain as explain_module
-
     real = explain_module.alternative_plan
 
     def lowered_budget_out_of_time(catalog, query, answer, name, remaining_s):

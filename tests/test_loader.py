@@ -14,6 +14,7 @@ from conftest import qwen3_8b_checkpoint
 from hypothesis import given
 from hypothesis import strategies as st
 
+import solver.tables
 from solver.tables import (
     ESCALATION_ORDER,
     GpuType,
@@ -30,10 +31,13 @@ from solver.tables import (
     load_memory_model,
     load_model_config,
     load_weights,
+    read_user_file,
+    resolved_path,
+    same_file,
     shipped_tables_directory,
     vouches_for,
 )
-from solver.tables.reading import load_models, read_user_file
+from solver.tables.reading import load_models
 from solver.tables.text import first_repeated, normalise, smi_name_form
 
 MALFORMED = Path(__file__).parent / "data" / "malformed"
@@ -522,8 +526,6 @@ def test_merge_keys_share_defaults_and_a_key_set_twice_beside_them_is_still_refu
 
 
 def test_a_file_past_its_limit_says_both_sizes(tmp_path: Path):
-    from solver.tables import read_user_file
-
     path = tmp_path / "big.yaml"
     path.write_bytes(b"a" * (16 * 2**20 + 200_000))
     with pytest.raises(TableError) as caught:
@@ -536,8 +538,6 @@ def test_a_file_past_its_limit_says_both_sizes(tmp_path: Path):
 
 
 def test_a_file_at_its_limit_is_read_and_one_byte_more_is_not(tmp_path: Path):
-    from solver.tables import read_user_file
-
     path = tmp_path / "config.yaml"
     path.write_bytes(b"a" * 1024)
     assert read_user_file(path, 1024) == "a" * 1024
@@ -574,8 +574,6 @@ def test_a_file_that_is_not_utf8_is_refused_as_not_text(tmp_path: Path):
     ("load_weights", "docs/examples/trinity.yaml", "a Trinity config, for --from-config"),
 ])
 def test_a_file_of_another_kind_is_refused_naming_the_kind_it_looks_like(load: str, wrong: str, kind: str):
-    import solver.tables
-
     with pytest.raises(TableError) as caught:
         getattr(solver.tables, load)(Path(__file__).parent.parent / wrong)
     message = str(caught.value)
@@ -666,8 +664,6 @@ def test_every_package_of_the_source_is_installed():
 
 
 def test_a_dangling_link_is_the_same_file_as_where_it_leads_and_two_missing_paths_are_not(tmp_path: Path):
-    from solver.tables import resolved_path, same_file
-
     link, target, other = tmp_path / "link.yaml", tmp_path / "out.yaml", tmp_path / "other.yaml"
     link.symlink_to(target)  # out.yaml does not exist yet: the link leads nowhere, but a write through it makes it
     assert resolved_path(link) == target and resolved_path(target) == target
@@ -677,8 +673,6 @@ def test_a_dangling_link_is_the_same_file_as_where_it_leads_and_two_missing_path
 
 def test_two_names_of_one_existing_file_are_the_same_file(tmp_path: Path):
     # A hard link names the file itself, wherever it is and whatever its name.
-    from solver.tables import same_file
-
     (tmp_path / "a").mkdir()
     target, other = tmp_path / "out.yaml", tmp_path / "a" / "other.yaml"
     target.write_text("x\n", encoding="utf-8")
@@ -689,8 +683,6 @@ def test_two_names_of_one_existing_file_are_the_same_file(tmp_path: Path):
 
 def test_paths_as_typed_are_the_same_file_where_they_lead(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
     # Relative, and through a link to the folder: a dangling link is the file it would make, however it is named.
-    from solver.tables import same_file
-
     monkeypatch.chdir(tmp_path)
     Path("real").mkdir()
     Path("folder").symlink_to("real")

@@ -8,13 +8,14 @@ import re
 from pathlib import Path
 
 import pytest
+from conftest import qwen3_8b_checkpoint
 from rich.console import Console
 
 import solver.cli.maps
 import solver.maps
 import solver.solve
 from solver.cli.output import PLAIN_TEXT
-from solver.maps import cheapest_by_length, longest_by_model, mapped_models
+from solver.maps import UNTABLED_LENGTHS, cheapest_by_length, length_rows, longest_by_model, mapped_models
 from solver.query import make_query
 from solver.render import map_view, short_label
 from solver.results import single_gpu_caution
@@ -37,8 +38,6 @@ def test_the_cheapest_setting_map_follows_the_tables():
 
 
 def test_a_length_map_goes_on_as_far_as_the_largest_budget_reaches():
-    from solver.maps import UNTABLED_LENGTHS, length_rows
-
     # Qwen3-8B within 8 H20s reaches 245760 (as --maximize len and the by-model map say): past the tables' last
     # row, 153600, the rows go on every 10240 tokens to it.
     rows = length_rows(CATALOG, "H20-96GB", "Qwen3-8B", [1, 2, 8])
@@ -162,8 +161,6 @@ def test_budgets_that_allow_the_same_gpu_counts_share_one_answer():
 
 
 def test_budgets_that_allow_the_same_gpu_counts_are_solved_once(monkeypatch: pytest.MonkeyPatch):
-    import solver.maps
-
     # Budgets 8 to 15 on nodes of 8 allow the same counts: one solve for them, and one for 16 (per row).
     solved = []
     monkeypatch.setattr(solver.maps, "best_plan", lambda catalog, query, gpu: solved.append(query.budget_gpus))
@@ -172,8 +169,6 @@ def test_budgets_that_allow_the_same_gpu_counts_are_solved_once(monkeypatch: pyt
 
 
 def test_a_length_map_whose_largest_budget_has_no_plan_keeps_to_the_tables_rows():
-    from solver.maps import length_rows
-
     # With 8 GB of host memory per node, Qwen3-8B loads nowhere: the rows are the A100 tables', none past them.
     assert longest_by_model(CATALOG, "a100", ["Qwen3-8B"], [2], host_ram_gb=8) == {("Qwen3-8B", 2): None}
     assert length_rows(CATALOG, "a100", "Qwen3-8B", [1, 2], host_ram_gb=8) == [
@@ -274,8 +269,6 @@ def test_a_map_of_your_own_gpu_cells_and_memory_model(cli, tmp_path: Path):
 
 
 def test_a_map_of_a_model_from_its_config(cli, tmp_path: Path):
-    from conftest import qwen3_8b_checkpoint
-
     folder = qwen3_8b_checkpoint(tmp_path / "Coder-8B", vocab_size=200000)  # not a catalogue shape: estimated
     status, out, _ = cli("map", "--gpu", "h100", "--model-config", str(folder), "--gpus-up-to", "2")
     assert status == 0 and "Coder-8B" in out and "~" in out
@@ -328,10 +321,6 @@ def test_a_wide_map_shows_a_run_of_budgets_with_the_same_plans_as_one_column(cli
 
 
 def test_a_narrow_terminal_wraps_a_merged_budget_header_before_gpus_not_inside_its_range():
-    from rich.console import Console
-
-    from solver.render import map_view
-
     catalog = load_catalog()
     budgets = list(range(1, 65))
     grid = longest_by_model(catalog, "H100-80GB", ["Qwen3-8B"], budgets)
@@ -387,16 +376,11 @@ def test_a_map_with_a_train_batch_keeps_to_trainers_whose_ranks_divide_it(cli):
 
 
 def test_an_untabled_length_map_starts_from_4096_to_131072_in_steps_of_4096():
-    from solver.maps import UNTABLED_LENGTHS, length_rows
-
     assert UNTABLED_LENGTHS == tuple(range(4096, 131072 + 1, 4096))
     assert length_rows(CATALOG, "H100-80GB", "Qwen3-4B", [1])[:32] == list(range(4096, 131072 + 1, 4096))
 
 
 def test_a_length_map_reaching_exactly_its_last_tabled_row_repeats_no_row(monkeypatch):
-    import solver.maps
-    from solver.maps import length_rows
-
     # Where the largest budget reaches the tables' last row and no further, the rows are the tables' own.
     tabled = sorted({row.max_model_len for table in CATALOG.gpu("h20").tables for row in table.rows})
     reached = best_plan(CATALOG, make_query(CATALOG, model="Qwen3-8B", gpu="h20", budget_gpus=8,

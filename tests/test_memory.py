@@ -15,7 +15,9 @@ from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 import solver
-from solver.calibrate import Observation, calibrate, fit_summary, mispredicted, observations
+from solver import estimate_memory
+from solver.calibrate import Observation, calibrate, fit_summary, mispredicted, observations, optimistic
+from solver.cluster import place
 from solver.memory import (
     CEILING,
     DEFAULT_MARGIN,
@@ -35,13 +37,14 @@ from solver.memory import (
     layer_peak_bytes,
     longest_fitting,
     pinned_rounding,
+    rollout_engines,
     shown_host_gib,
     shown_host_tenths,
     token_floor_gib,
     weight_shapes,
 )
 from solver.query import make_query
-from solver.rules import SourceCell, validated_length
+from solver.rules import SourceCell, tried_settings, validated_length
 from solver.solve import plan
 from solver.tables import (
     MemoryModel,
@@ -933,6 +936,16 @@ def test_a_memory_model_may_take_all_of_a_gpus_memory_as_usable(tmp_path: Path):
         (("  logits: ", "  logits: .inf  # "), "coefficients, logits: must be a finite number, got inf"),
         (("  states: ", "  states: -1  # "), "coefficients, states: must be at least 0, got -1"),
         (("  states: ", "  states: many  # "), "coefficients, states: must be a number, got 'many'"),
+        # Quoted, a number is text, as in every other file of numbers (and as margin's was already).
+        (("  states: ", "  states: '1.5'  # "),
+         "coefficients, states: must be a number, got '1.5' (quoted, YAML reads it as text: write it without quotes)"),
+        (("  usable: ", "  usable: \"0.9\"  # "),
+         "coefficients, usable: must be a number, got '0.9' (quoted, YAML reads it as text: write it without quotes)"),
+        (("  usable_env: ", "  usable_env: '1'  # "), ("coefficients, usable_env: must be a number, got '1' (quoted, "
+                                                       "YAML reads it as text: write it without quotes)")),
+        (("margin: 0.01", "margin: '0.01'"),
+         "margin: must be a number, got '0.01' (quoted, YAML reads it as text: write it without quotes)"),
+        (("  usable: ", "  usable: true  # "), "coefficients, usable: must be a number, got True"),
         (("margin: 0.01", "margin: 1.0"), "margin: must be below 1, got 1.0"),  # no room left to fit in
         (("  usable_env: ", "  usable_env: 0.5  # "),
          "coefficients: usable_env (0.5) is below usable (0.9): Env would make plans stop fitting"),
@@ -1338,8 +1351,6 @@ def test_cells_on_more_gpus_follow_the_sources_order_in_its_pattern(tmp_path: Pa
 
 
 def test_the_extended_order_keeps_sp_groups_inside_a_node():
-    from solver.rules import tried_settings
-
     labels = [s.label for s in tried_settings(CATALOG.model("Qwen3-32B"), 16)]
     assert "SP=8" in labels and not any("SP=16" in label for label in labels)
 
@@ -1428,8 +1439,6 @@ def test_cli_memory_names_the_cell_that_vouches_and_lets_it_decide(cli, tmp_path
 ])
 def test_rollout_engines_take_the_smallest_size_whose_gpus_hold_the_weights_and_a_sequence(
         model, gpu, rollout, length, size, weights, kv_cache, room, fits):
-    from solver.memory import rollout_engines
-
     engines = rollout_engines(CATALOG.model(model), CATALOG.gpu(gpu).memory_gib, rollout, length)
     assert (engines.size, engines.fits) == (size, fits)
     assert (engines.weights_gib, engines.kv_cache_gib, engines.room_gib) == pytest.approx(
@@ -2246,8 +2255,6 @@ def test_solve_memory_host_ram_decides_for_offloaded_states(cli):
 
 def test_host_memory_exactly_the_nodes_fits_for_solve_memory_as_for_the_planner():
     # "more than host_ram_gb does not fit": exactly as much fits, in both (one rule, `host_ram_holds`).
-    from solver import estimate_memory
-
     need = estimate_memory("8B", "a100", 4, 65536, sp=4, env=True, offload=True).host_memory_gib
     assert need is not None
     at_limit = estimate_memory("8B", "a100", 4, 65536, sp=4, env=True, offload=True, host_ram_gb=need)
@@ -2275,8 +2282,6 @@ def test_a_mixture_of_experts_recomputes_through_its_active_experts_by_hand():
 
 
 def test_estimate_memory_takes_host_ram():
-    from solver import estimate_memory
-
     result = estimate_memory("8B", "a100", 4, 65536, sp=4, env=True, offload=True, host_ram_gb=128)
     assert result.host_memory_gib == pytest.approx(162.60, abs=0.01) and not result.host_fits and not result.trains
     assert estimate_memory("8B", "a100", 4, 65536, sp=4, env=True, offload=True, host_ram_gb=163).trains
@@ -2292,12 +2297,11 @@ def test_estimate_memory_takes_host_ram():
     ("4B", "a100", 53248),
 ])
 def test_a_table_for_more_gpus_refutes_a_setting_on_fewer(model, gpu, length):
-    from solver import estimate_memory, plan
-
     result = estimate_memory(model, gpu, 4, length, sp=2, env=True, offload=True)
     assert result.fits and result.tables is not None and not result.trains
     assert (result.tables.trains, result.tables.source.gpus) == (False, 6)
-    (answer,) = plan(model, gpu=gpu, budget_gpus=4, exact=True, max_model_len=length, sp=2, env=True, offload=True)
+    (answer,) = solver.plan(model, gpu=gpu, budget_gpus=4, exact=True, max_model_len=length, sp=2, env=True,
+                            offload=True)
     assert answer.status == "infeasible"
 
 
@@ -2337,12 +2341,12 @@ def test_solve_memory_cautions_data_parallel_ranks_that_are_not_a_power_of_two(c
 
 
 def test_solve_memory_cautions_lengths_past_what_the_model_is_known_to_handle(cli):
-    # As a plan's caution does: YaRN past the 131072 tokens (a factor of 4) Qwen validates, and a length past Llama
-    # 3.1's native 131072 on its own llama3 scaling; within them, none.
+    # As a plan's caution does: YaRN past the 131072 tokens (a factor of 4 over 32768) Qwen validates, and a length
+    # past Llama 3.1's native 131072 on its own llama3 scaling; within them, none.
     flags = ["memory", "--gpu", "h200", "--gpus", "8", "--len", "200k", "--sp", "8", "--env", "--offload", "--json"]
     assert json.loads(cli(*flags, "--model", "8B")[1])["cautions"] == [(
-        "YaRN factor 5.0 at 204800 tokens: longer than YaRN is validated for (131072 tokens, a factor of 4, in Qwen's "
-        "model cards): check the model's quality at this length")]
+        "YaRN factor 5.0 at 204800 tokens: longer than YaRN is validated for (Qwen's model cards validate a factor of "
+        "4 over 32768 positions: 131072 tokens): check the model's quality at this length")]
     [own] = json.loads(cli(*flags, "--model", "llama-3.1-8b")[1])["cautions"]
     assert own.startswith("beyond the native 131072, which Llama-3.1-8B's own llama3 RoPE scaling provides: no YaRN "
                           "written")
@@ -2540,8 +2544,6 @@ def test_a_missed_cell_is_named_by_the_setting_that_trained_there():
                       "6.1 GiB of 72.0 usable")
 
 def test_optimistic_cells_come_the_most_optimistic_first():
-    from solver.calibrate import Observation, optimistic
-
     # Made up: Env + SP=8 ran out of memory for Qwen3-8B on 8 H100s at 131072 and at 65536, and trained at 32768. The
     # shipped model predicts both failures to fit; the shorter length leaves more room at its predicted peak (memory
     # grows with the length), so it is the further off and comes first. What trained is no optimistic cell.
@@ -2746,8 +2748,6 @@ def test_a_host_refusal_rounds_the_need_up():
 
 
 def test_a_placement_on_two_nodes_says_the_host_memory_of_one(tmp_path: Path):
-    from solver.cluster import place
-
     path = tmp_path / "fleet.yaml"
     path.write_text(yaml.safe_dump({
         "pools": [{"name": "a100", "gpu": "A100-80GB", "nodes": 2, "gpus_per_node": 8, "host_ram_gb": 1024}],

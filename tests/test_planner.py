@@ -14,22 +14,28 @@ from ortools.sat.python import cp_model
 from reference import check_plan, enumerate_plans, ranked_alternatives
 
 import solver
+import solver.cluster
 import solver.model
 import solver.solve
 from solver.explain import _Prober
 from solver.memory import CEILING, GRID
-from solver.model import cost_ranks, exact_cost, prepare, ranking_key
-from solver.query import make_query
+from solver.model import PlanningInputs, cost_ranks, exact_cost, prepare, prepare_inputs, ranking_key
+from solver.query import Undecided, make_query
 from solver.rules import (
     SourceCell,
     host_ram_bound_words,
     host_ram_words,
+    larger_tables,
     refuting_cell,
+    refuting_row,
     rollout_layout,
     sp_gpus_violation,
+    table_cells,
+    tried_settings,
+    vouching_cell,
 )
-from solver.solve import alternative_plan, answer_for, least_host_plan, plan
-from solver.tables import MAX_GPUS, MAX_HOST_RAM_GB, QueryError, Setting, Weights, load_catalog
+from solver.solve import alternative_plan, answer_for, best_plan, least_host_plan, optional_best, plan
+from solver.tables import MAX_GPUS, MAX_HOST_RAM_GB, QueryError, Setting, Weights, load_catalog, sp_rule_violation
 
 CATALOG = load_catalog()
 DOCUMENTED = [(gpu.name, table, row) for gpu in CATALOG.gpu_types for table in gpu.tables for row in table.rows]
@@ -405,8 +411,6 @@ def test_no_smaller_table_vouches_past_64_gpus_even_for_a_count_with_a_table(edi
 
 
 def test_no_smaller_tables_cell_meets_a_counts_own_out_of_memory_in_the_shipped_tables():
-    from solver.rules import refuting_row, table_cells, tried_settings, vouching_cell
-
     for gpu in CATALOG.documented_gpu_types:
         for model in {name for table in gpu.tables for name in table.models}:
             shape = CATALOG.model(model)
@@ -525,13 +529,6 @@ def test_offload_and_more_gpus_never_make_the_planner_shorten_a_setting(
 
 
 def test_a_model_cp_sat_rejects_is_a_defect_not_a_time_out(monkeypatch: pytest.MonkeyPatch):
-    import threading
-
-    from ortools.sat.python import cp_model
-
-    import solver.cluster
-    import solver.solve
-
     class Rejecting(cp_model.CpSolver):
         def solve(self, model: cp_model.CpModel, *args: Any) -> cp_model.CpSolverStatus:
             return cp_model.MODEL_INVALID
@@ -633,10 +630,6 @@ def test_the_models_witnesses_vouch_exactly_where_vouching_cell_finds_a_cell(tmp
     # The CP-SAT model's evidence (`PlanningData.witnesses`) and the plan's label (`vouching_cell`) are one rule
     # written twice: over the shipped tables, and cells of a user's where a 4-GPU table refutes a 2-GPU cell
     # (which then vouches for 4 GPUs no more), every count up to 8, every setting and every row, they agree.
-    from solver.model import prepare
-    from solver.rules import larger_tables, table_cells, vouching_cell
-    from solver.tables import Setting, sp_rule_violation
-
     cells_file = tmp_path / "mine.yaml"
     cells_file.write_text(
         "gpu: Mine-80GB\nmemory_gb: 80\nsource: mine\ntables:\n"
@@ -705,8 +698,6 @@ def test_an_estimate_alone_takes_no_cell_as_a_witness():
 
 def test_a_models_table_cells_are_read_only():
     # `table_cells` is cached per GPU type and model: every caller gets the same cells, which none may change.
-    from solver.rules import table_cells
-
     cells = table_cells(CATALOG.gpu("A100-80GB"), CATALOG.model("Qwen3-8B"))
     assert cells is table_cells(CATALOG.gpu("A100-80GB"), CATALOG.model("Qwen3-8B"))
     assert cells.settings[4, 4096].label == "vanilla" and cells.columns[4] == "Qwen3-8B"
@@ -721,9 +712,6 @@ def test_questions_of_the_same_planning_inputs_have_the_same_data_and_answers_on
     # What `prepare` reads of a query is its `PlanningInputs`: questions that differ elsewhere (the length,
     # exactness, host memory, the SP and Offload pins, the rollout, the plans asked for, the time limit) have equal
     # data, and answered on data prepared once (as the cluster's planner asks them), they get the plain answers.
-    from solver.model import PlanningInputs, prepare, prepare_inputs
-    from solver.solve import answer_for
-
     catalog = load_catalog()
     base = make_query(catalog, model="Qwen3-8B", gpu=gpu, budget_gpus=8, exact=True, max_model_len=8192)
     variants = [base, *(base.model_copy(update=change) for change in (
@@ -794,8 +782,6 @@ def test_more_trainer_gpus_never_lay_out_on_fewer_nodes():
 
 def test_ranked_plans_share_one_time_limit(monkeypatch: pytest.MonkeyPatch):
     # Each next plan is solved within what the earlier ones left of --time-limit, not within a whole one again.
-    import solver.solve
-
     limits: list[float] = []
     checked = solver.solve.checked
 
@@ -811,8 +797,6 @@ def test_ranked_plans_share_one_time_limit(monkeypatch: pytest.MonkeyPatch):
 
 
 def test_an_alternative_the_reason_did_not_solve_is_solved_within_the_time_given(monkeypatch: pytest.MonkeyPatch):
-    import solver.solve
-
     query = make_query(CATALOG, gpu="a100", model="14B", max_model_len=8192, budget_gpus=1, offload=False)
     (answer,) = plan(query, CATALOG)
     assert answer.plans == () and "without_pins" in answer.alternatives.solved
@@ -847,11 +831,6 @@ def test_no_plan_on_fewer_nodes_where_the_rollout_gets_the_gpus_it_asked_for():
 
 
 def test_a_question_left_open_by_the_time_limit_has_no_plan_and_says_so(monkeypatch: pytest.MonkeyPatch):
-    from ortools.sat.python import cp_model
-
-    from solver.query import Undecided
-    from solver.solve import best_plan, optional_best
-
     monkeypatch.setattr(cp_model.CpSolver, "solve", lambda self, model, callback=None: cp_model.UNKNOWN)
     query = make_query(CATALOG, model="4B", gpu="a100", max_model_len=8192, time_limit_s=1e-9)
     answer = answer_for(CATALOG, query, "A100-80GB")
@@ -864,8 +843,6 @@ def test_a_question_left_open_by_the_time_limit_has_no_plan_and_says_so(monkeypa
 
 def test_a_length_without_a_plan_whose_longest_is_open_says_what_was_decided(monkeypatch: pytest.MonkeyPatch):
     # 130000 tokens of Qwen3-0.6B within 4 A100s has no plan (proven); the longest length there is left open.
-    from ortools.sat.python import cp_model
-
     solve, calls = cp_model.CpSolver.solve, []
 
     def first_proven_then_open(self, model, callback=None):
@@ -884,8 +861,6 @@ def test_a_length_without_a_plan_whose_longest_is_open_says_what_was_decided(mon
 def test_plans_not_proven_best_in_time_are_kept_with_cp_sats_bound(monkeypatch: pytest.MonkeyPatch):
     # Where the time limit ends a search that found a plan but did not prove it the best (FEASIBLE), the answer keeps
     # the plans found, says they are not proven, and gives the objective of the first one and CP-SAT's bound.
-    from ortools.sat.python import cp_model
-
     query = make_query(CATALOG, model="8B", gpu="a100", max_model_len=8192, budget_gpus=6, top=3)
     proven = answer_for(CATALOG, query, "A100-80GB")
     assert proven.status == "optimal" and len(proven.plans) == 3 and proven.bound == proven.objective_value is not None

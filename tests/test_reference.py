@@ -9,11 +9,21 @@ from fractions import Fraction
 from typing import Any
 
 import pytest
-from reference import PLAN_KEYS, check_plan, enumerate_plans, exact_cost, rank_key, ranked_alternatives
+from reference import (
+    PLAN_KEYS,
+    _host_need,
+    _lowered_budget,
+    check_plan,
+    enumerate_plans,
+    exact_cost,
+    rank_key,
+    ranked_alternatives,
+)
 
-from solver.memory import breakdown
+from solver.memory import breakdown, host_memory_gib
 from solver.model import prepare
 from solver.query import make_query
+from solver.rules import lowered_token_budget, token_budget
 from solver.solve import LIFT_WEIGHTS, USER_LIMIT_WEIGHT, least_host_plan, nearest_plan
 from solver.solve import plan as solve_plan
 from solver.tables import (
@@ -538,10 +548,6 @@ def test_sp_may_be_a_multiple_of_the_kv_heads_as_the_reference_ranks_it():
 
 def test_the_host_memory_of_every_catalogued_model_is_the_references():
     # The reference writes out every tensor by name (each expert's, for Qwen3-30B-A3B); the solver counts kinds.
-    from reference import _host_need
-
-    from solver.memory import host_memory_gib
-
     for model in CATALOG.models:
         for gpus, node_gpus in ((1, 8), (3, 8), (8, 8), (16, 8), (24, 8), (6, 4)):
             if gpus > node_gpus and gpus % node_gpus:
@@ -709,10 +715,6 @@ def test_a_lowered_token_budget_keeps_trinitys_default_where_it_is_exactly_the_m
     """At the longest length an estimate fits at Trinity's default budget, that default is the most tokens the
     estimate holds: the budget stays the default, not rounded down to a multiple of 1024 (SP=4 at 5120 tokens:
     ceil(2 * 5120 / 4) = 2560, not 2048); a token more than the most is lowered, and below the least is None."""
-    from reference import _lowered_budget
-
-    from solver.rules import lowered_token_budget, token_budget
-
     assert lowered_token_budget(5120, 4, 2560) == 2560
     assert lowered_token_budget(5120, 4, 2559) == 2048
     assert lowered_token_budget(5120, 4, 1280) == 1280  # the least, ceil(5120 / 4), is not a multiple of 1024

@@ -27,6 +27,7 @@ import yaml
 from ruamel.yaml import YAML
 
 from solver.query import make_query
+from solver.render import apply_lines
 from solver.results import ROCM_ENV_CAUTION, Plan, yarn_caution
 from solver.rules import SourceCell, token_budget
 from solver.solve import plan as solve
@@ -97,8 +98,6 @@ def _leaves(mapping: Any, path: tuple[str, ...] = ()) -> dict[str, Any]:
 @pytest.mark.parametrize("plan_of", [vanilla_plan, sp2_plan, long_plan])
 def test_the_apply_lines_set_what_the_fragment_sets(plan_of):
     # The plan's summary (apply) and the Trinity fragment are written apart: the same keys and values.
-    from solver.render import apply_lines
-
     plan, model = plan_of(), catalog().model("4B")
     applied = {}
     for line in apply_lines(plan, model):
@@ -218,8 +217,6 @@ def test_the_env_export_goes_on_every_node_of_a_job_on_several() -> None:
     assert _env_lines(trinity_fragment(sixteen, catalog().model("8B"), node_gpus=8)) == ENV_ON_SEVERAL_NODES
     assert _env_lines(trinity_fragment(sixteen, catalog().model("8B"), node_gpus=16)) == ENV_ON_ONE_NODE
     # The plan's summary says so too, for a trainer past one node and for a trainer and its rollout on several.
-    from solver.render import apply_lines
-
     assert apply_lines(sixteen, catalog().model("8B"))[0] == "# on every node of the job before `ray start` there:"
     assert apply_lines(sixteen, catalog().model("8B"), node_gpus=16)[0] == "# before Ray starts:"
     assert apply_lines(plan, model)[0] == "# before Ray starts:"
@@ -866,7 +863,7 @@ def test_patch_with_offload_and_yarn_touches_only_the_plan_keys() -> None:
         "          param_offload: true",
         "          optimizer_offload: true",
         "          offload_policy: true",
-        "  trainer_strategy: fsdp2  # host memory: 82.8 GiB per node for Offload",  # as --emit's header says it
+        "  trainer_strategy: fsdp2  # host memory: 82.8 GiB per node for Offload; not checked: --host-ram not given",
         "  ulysses_sequence_parallel_size: 4",
         "  max_token_len_per_gpu: 51200",
         "  save_hf_checkpoint: never",
@@ -948,8 +945,8 @@ def test_patch_keeps_the_blank_line_after_a_removed_flag_behind_the_host_memory_
     text = ("trainer:\n  trainer_strategy: fsdp2\n  param_offload: true\n\n  # the SP\n"
             "  ulysses_sequence_parallel_size: 1\n")
     assert patch_trinity_config(text, long_plan(), catalog().model("4B"), version="0.5").startswith(
-        "trainer:\n  trainer_strategy: fsdp2  # host memory: 82.8 GiB per node for Offload\n\n  # the SP\n"
-        "  ulysses_sequence_parallel_size: 4\n  max_token_len_per_gpu: 51200\n")
+        "trainer:\n  trainer_strategy: fsdp2  # host memory: 82.8 GiB per node for Offload; not checked: --host-ram not "
+        "given\n\n  # the SP\n  ulysses_sequence_parallel_size: 4\n  max_token_len_per_gpu: 51200\n")
 
 
 def test_patch_fills_an_empty_section_in_place_and_keeps_the_files_last_comment_last() -> None:
@@ -1206,7 +1203,7 @@ def test_patch_adds_missing_sections_whole_before_the_final_comment() -> None:
     after = patch_trinity_config(before, long_plan(), catalog().model("4B"))
     assert after.startswith("---\nmodel:\n    model_path: /models/Qwen3-4B/\n    max_model_len: 102400\n")
     assert ("    items:\n    - a\n    - b   # bb\ntrainer:\n    trainer_strategy: fsdp2  # host memory: 82.8 GiB per "
-            "node for Offload\n") in after
+            "node for Offload; not checked: --host-ram not given\n") in after
     assert after.endswith("                    offload_policy: true\n\n# end of file\n")
     assert check_trinity_config(_safe_load(after), catalog().model("4B"), 4) == []
 
@@ -1216,12 +1213,12 @@ def test_patch_notes_an_offload_plans_host_memory_beside_trainer_strategy_as_the
     # and removed by one without Offload; the trailing lines of the block stay after it.
     model, plan = catalog().model("4B"), long_plan()
     header = next(line for line in trinity_fragment(plan, model, 2).splitlines() if "host memory" in line)
-    assert header == "# host memory: 82.8 GiB per node for Offload"
+    assert header == "# host memory: 82.8 GiB per node for Offload; not checked: --host-ram not given"
     before = "trainer:\n  x: 1\n  trainer_strategy: fsdp2\n\n# Monitoring\nmonitor: {}\n"
     once = patch_trinity_config(before, plan, model)
     assert f"  trainer_strategy: fsdp2  {header}\n" in once and once.count("host memory") == 1
-    again = patch_trinity_config(once, plan.model_copy(update={"host_memory_gb": 100.0}), model)
-    assert "  trainer_strategy: fsdp2  # host memory: 100.0 GiB per node for Offload\n" in again
+    again = patch_trinity_config(once, plan.model_copy(update={"host_memory_gb": 100.0}), model, host_ram_gb=512.0)
+    assert "  trainer_strategy: fsdp2  # host memory: 100.0 GiB per node for Offload, within --host-ram 512\n" in again
     assert again.count("host memory") == 1 and "\n\n# Monitoring\nmonitor: {}\n" in again
     without = patch_trinity_config(again, sp2_plan(), model)
     assert "host memory" not in without and "  trainer_strategy: fsdp2\n" in without
@@ -1231,6 +1228,26 @@ def test_patch_notes_an_offload_plans_host_memory_beside_trainer_strategy_as_the
     assert "  trainer_strategy: fsdp2  # mine\n" in mine and "host memory" not in mine
     flow = patch_trinity_config("trainer: {trainer_strategy: fsdp2}\n", plan, model)
     assert "#" not in flow and _safe_load(flow)["trainer"]["trainer_strategy"] == "fsdp2"
+
+
+def test_the_fragment_s_host_memory_line_says_whether_the_host_memory_given_holds_it() -> None:
+    # As the plan summary's host memory row: within the host memory the plan was held to (named by where it came
+    # from), or not checked where none was given; a plan without a host memory need says nothing of it.
+    model, plan = catalog().model("4B"), long_plan()
+
+    def host_line(**host_ram: Any) -> str:
+        return next(line for line in trinity_fragment(plan, model, **host_ram).splitlines() if "host memory" in line)
+
+    assert host_line() == "# host memory: 82.8 GiB per node for Offload; not checked: --host-ram not given"
+    assert host_line(host_ram_gb=512.0) == "# host memory: 82.8 GiB per node for Offload, within --host-ram 512"
+    assert host_line(host_ram_gb=96.5, host_ram_source="the pool's host_ram_gb") == (
+        "# host memory: 82.8 GiB per node for Offload, within the pool's host_ram_gb 96.5")
+    assert "host memory" not in trinity_fragment(sp2_plan(), model, host_ram_gb=512.0)
+    for bad, message in ((0.0, "--host-ram must be above 0"), ("512", "host_ram_gb must be a number or None")):
+        with pytest.raises(QueryError, match=message):
+            trinity_fragment(plan, model, host_ram_gb=bad)
+        with pytest.raises(QueryError, match=message):
+            patch_trinity_config("trainer: {}\n", plan, model, host_ram_gb=bad)
 
 
 def test_patch_keeps_flow_style_and_extra_rope_keys() -> None:

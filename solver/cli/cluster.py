@@ -13,7 +13,7 @@ from solver.api import place, placement_configs
 from solver.cli.argtypes import path_argument, positive_seconds
 from solver.cli.atomic import not_a_regular_file, refuse_one_file_twice, writable_status, write_all_atomically
 from solver.cli.catalogs import catalog_with
-from solver.cli.notes import note_cells_elsewhere, note_short_job_lengths
+from solver.cli.notes import note_cells_elsewhere, note_near_tabled_shapes_of_jobs, note_short_job_lengths
 from solver.cli.options import (
     add_cells_option,
     add_estimate_options,
@@ -127,6 +127,7 @@ def run_cluster(args: argparse.Namespace) -> int:
             console.print(escaped_line(f"wrote {path}"))
     note_short_job_lengths(fleet, "solve cluster")
     note_cells_elsewhere("solve cluster", cells, catalog)
+    note_near_tabled_shapes_of_jobs("solve cluster", catalog, fleet)
     if result.interrupted:
         print_escaped("solve cluster: interrupted: the best placement found so far is above", file=sys.stderr)
         return INTERRUPTED

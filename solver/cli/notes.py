@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from solver.cli.output import print_escaped
-from solver.tables import Catalog, Fleet, GpuType, counted, load_catalog
+from solver.tables import Catalog, Fleet, GpuType, counted, load_catalog, named_jobs
 
 
 def note_memory_as_sold(args: argparse.Namespace, prog: str) -> None:
@@ -25,15 +25,23 @@ def note_memory_as_sold(args: argparse.Namespace, prog: str) -> None:
             "where you have it (--gpu-memory 46068MiB for an L40S)", file=sys.stderr)
 
 
-def note_near_tabled_shape(prog: str, catalog: Catalog, added: str) -> None:
+def note_near_tabled_shape(prog: str, catalog: Catalog, added: str, jobs: Sequence[str] = ()) -> None:
     """A note on stderr where the model a config.json added (`added`, its name in `catalog`; "" for none) has a
     tabled model's shape but for one term (`Catalog.near_tabled_shape`), as a fine-tuned checkpoint whose vocabulary
-    was resized does: its plans are estimates, which would otherwise not say why that model's cells are not used."""
+    was resized does: its plans are estimates, which would otherwise not say why that model's cells are not used.
+    `jobs`: the cluster jobs that give it (by model_config), which the note names."""
     if not added or (near := catalog.near_tabled_shape(catalog.model(added))) is None:
         return
-    print_escaped(f"{prog}: note: {added} has {near}, so no table's cells stand for it and its plans are estimates "
-                  "(the memory a trainer needs depends on the shape); a checkpoint of that model's very shape would "
-                  "take its cells", file=sys.stderr)
+    of_jobs = f" ({'job' if len(jobs) == 1 else 'jobs'} {named_jobs(jobs)})" if jobs else ""
+    print_escaped(f"{prog}: note: {added}{of_jobs} has {near}, so no table's cells stand for it and its plans are "
+                  "estimates (the memory a trainer needs depends on the shape); a checkpoint of that model's very "
+                  "shape would take its cells", file=sys.stderr)
+
+
+def note_near_tabled_shapes_of_jobs(prog: str, catalog: Catalog, fleet: Fleet) -> None:
+    """`note_near_tabled_shape` for each model that a cluster file's jobs give by model_config, with those jobs."""
+    for model in fleet.models:
+        note_near_tabled_shape(prog, catalog, model.name, [job.name for job in fleet.jobs if job.model == model.name])
 
 
 def _confusable(name: str) -> str:

@@ -259,7 +259,7 @@ def _patched_config(args: argparse.Namespace, config_text: str, best: Plan,
     )
 
     patched = patch_trinity_config(config_text, best, model, name=str(args.from_config), environ=os.environ,
-                                   version=args.trinity_version)
+                                   version=args.trinity_version, host_ram_gb=args.host_ram)
     # The patched config as ruamel reads it, as the original was (PyYAML refuses some YAML ruamel takes).
     mapping = load_config_mapping(patched, str(args.write))
     overlong = overlong_sequences(mapping, str(args.write), os.environ)
@@ -296,7 +296,7 @@ def _fragments(args: argparse.Namespace, answers: tuple[Answer, ...], catalog: C
                                                   engines=engines, layout=layout, version=args.trinity_version,
                                                   rocm=catalog.gpu(answer.gpu).rocm,
                                                   train_batch_size=answer.train_batch_size,
-                                                  node_gpus=answer.node_gpus))
+                                                  node_gpus=answer.node_gpus, host_ram_gb=answer.host_ram_gb))
             except EngineError as error:  # the config's engines cannot take the rollout GPUs this plan leaves
                 raise QueryError(f"{args.from_config}: {error} on nodes of {node_gpus}: choose a trainer size with "
                                  "--gpus that leaves the config's engines exactly their GPUs") from None

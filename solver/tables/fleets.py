@@ -67,7 +67,7 @@ def checked_fleet(read: ReadFleet, catalog: Catalog) -> Fleet:
     pools = tuple(pool.model_copy(update={"gpu": _canonical_name(path, "pool", pool.name, "gpu", with_gpus.gpu,
                                                                  pool.gpu, hint)})
                   for pool in entries.pools)
-    jobs = tuple(Job(**job.model_dump(exclude={"model", "config_path"}),
+    jobs = tuple(Job(**job.model_dump(exclude={"model", "config_path"}, exclude_unset=True),  # rollout_gpus_given
                      model=configured[job.config_path].name if job.config_path is not None
                      else _canonical_name(path, "job", job.name, "model", catalog.model, job.model or "",
                                           OWN_MODEL_HINT.format("model_config")))

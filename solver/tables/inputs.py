@@ -119,6 +119,11 @@ class _JobFields(Frozen, defer_build=True):
         "experiences per training step (Trinity's buffer.train_batch_size): only trainers whose data-parallel ranks "
         "(GPUs / SP) divide it, as --train-batch-size; absent, it is not checked"))
 
+    @property
+    def rollout_gpus_given(self) -> bool:
+        """Whether the job gives its rollout_gpus (without, it gets 0: no explorer beside its trainer)."""
+        return "rollout_gpus" in self.model_fields_set
+
     def may_use(self, pool: Pool) -> bool:
         """Whether the job may run in `pool`: the pool it names, or any where it names none."""
         return self.pool in (None, pool.name)
@@ -214,8 +219,8 @@ class Coefficients(Frozen):
     sp_buffers: Multiplier
     fragmentation: Multiplier
     overhead: Multiplier
-    usable: float = Field(gt=0, le=1, description="fraction of GPU memory usable without Env")
-    usable_env: float = Field(gt=0, le=1, description="fraction of GPU memory usable with Env")
+    usable: Annotated[float, Strict()] = Field(gt=0, le=1, description="fraction of GPU memory usable without Env")
+    usable_env: Annotated[float, Strict()] = Field(gt=0, le=1, description="fraction of GPU memory usable with Env")
 
     @model_validator(mode="after")
     def _env_never_hurts(self) -> Coefficients:

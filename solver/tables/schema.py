@@ -65,7 +65,7 @@ Billions = Annotated[float, Strict(), Gt(0)]
 Weight = Annotated[float, Strict(), Ge(0), Le(1000), AllowInfNan(False)]
 """A cost weight: how much a setting slows a step, 0 (free) to 1000 (a thousand times slower)."""
 Flag = Annotated[bool, Strict()]
-Multiplier = Annotated[float, Ge(0), Le(1000), AllowInfNan(False)]
+Multiplier = Annotated[float, Strict(), Ge(0), Le(1000), AllowInfNan(False)]
 """A memory-model multiplier: finite, from 0 to 1000 (the calibration's bounds are far inside)."""
 Text = Annotated[str, Strict(), MinLen(1)]
 
@@ -173,7 +173,8 @@ SHAPE_TERMS = ("hidden_size", "num_hidden_layers", "num_attention_heads", "num_k
 """The terms of `Model.shape`, in its order, as a Hugging Face config.json names them."""
 YARN_VALIDATED_FACTOR = 4.0
 YARN_VALIDATED_TOKENS = 131072
-"""The YaRN Qwen's model cards validate: a factor of 4, up to 131072 tokens."""
+"""The YaRN Qwen's model cards validate: a factor of 4 over their 32768 positions (original_max_position_embeddings),
+131072 tokens; a YaRN factor rft-solver writes is over the model's native context (Qwen3's 40960: 3.2 at 131072)."""
 
 
 class Model(Frozen):

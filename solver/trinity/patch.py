@@ -23,7 +23,7 @@ from ruamel.yaml.representer import RoundTripRepresenter
 from ruamel.yaml.scalarbool import ScalarBoolean
 from ruamel.yaml.tokens import CommentToken
 
-from solver.query import TrinityVersion
+from solver.query import TrinityVersion, check_host_ram
 from solver.results import Plan
 from solver.tables import Model, brief, check_types
 from solver.trinity.interpolation import ConfigValues, is_interpolation
@@ -230,8 +230,9 @@ _HOST_MEMORY_COMMENT = re.compile(r"#\s*host memory: .* for Offload\b.*")
 """The comment an earlier --write left beside ``trainer.trainer_strategy`` (`host_memory_comment`, with Offload)."""
 
 
-def _note_host_memory(data: CommentedMap, plan: Plan) -> None:
-    """With Offload, what the plan needs of a node's host memory (`host_memory_comment`) as the end-of-line comment of
+def _note_host_memory(data: CommentedMap, plan: Plan, host_ram_gb: float | None) -> None:
+    """With Offload, what the plan needs of a node's host memory and whether it was held to `host_ram_gb` (--host-ram;
+    `host_memory_comment`) as the end-of-line comment of
     ``trainer.trainer_strategy``, which Offload sets; one an earlier --write left there is replaced (without Offload,
     removed), and a comment of the user's own stays as it is; none in a flow-style ``trainer``, on one line."""
     trainer = data.get("trainer")
@@ -242,19 +243,19 @@ def _note_host_memory(data: CommentedMap, plan: Plan) -> None:
     own, newline, rest = value.partition("\n")  # its own comment, and the lines after its block (`_take_trailing`)
     if own.strip() and not _HOST_MEMORY_COMMENT.fullmatch(own.strip()):
         return
-    host = host_memory_comment(plan) if plan.offload else None
+    host = host_memory_comment(plan, host_ram_gb=host_ram_gb) if plan.offload else None
     own = f" # {host}" if host is not None else ""  # ruamel writes a space before it: two, as the fragment's
     entry[2] = CommentToken(own + newline + rest, CommentMark(0), None) if own or rest else None
 
 
 def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, model: Model,
-                environ: Mapping[str, str] | None, version: TrinityVersion | None) -> None:
+                environ: Mapping[str, str] | None, version: TrinityVersion | None, host_ram_gb: float | None) -> None:
     """Set `plan`'s keys in `data` (the config's round trip, whose text is `lines`; `reading`: its values as Trinity
     reads them), note an Offload plan's host memory (`_note_host_memory`), and remove a stale ``model.rope_scaling``
     and, for Trinity 0.5, 0.6's flags under ``trainer``."""
     for key in _written(reading, keys_for_plan(plan, model, reading, environ, version), environ or {}):
         _set(data, key.path, key.value, lines)
-    _note_host_memory(data, plan)
+    _note_host_memory(data, plan, host_ram_gb)
     section = data.get("model")
     if isinstance(section, CommentedMap) and "rope_scaling" in section and _stale_rope(section["rope_scaling"],
                                                                                        plan, model):
@@ -266,12 +267,14 @@ def _apply_plan(data: CommentedMap, reading: Any, lines: list[str], plan: Plan, 
 
 
 def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "config",
-                         environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None) -> str:
+                         environ: Mapping[str, str] | None = None, version: TrinityVersion | None = None,
+                         host_ram_gb: float | None = None) -> str:
     """The user's Trinity config `text` with `plan` applied, everything else kept (ruamel round trip), for the
     Trinity release `version` where given (`keys_for_plan`: 0.5 gets no offload flags under ``trainer``).
 
     Sets exactly the keys `trinity_fragment` sets (not its ``cluster``/``explorer`` section, nor its
-    header comment but for an Offload plan's host memory, `_note_host_memory`); every other key, the key order, the
+    header comment but for an Offload plan's host memory and whether it was held to `host_ram_gb` (--host-ram),
+    `_note_host_memory`); every other key, the key order, the
     comments and the quoting stay as they were, so a diff against the original touches only those keys' lines (and
     adds lines for new keys).
     Decisions:
@@ -302,7 +305,9 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
     Raises `ConfigError` (one line, starting with `name`) for text that is not a YAML mapping, or a
     section on the way to a key that is not a mapping.
     """
-    check_types(("plan", plan, Plan), ("model", model, Model), ("environ", environ, Mapping | None))
+    check_types(("plan", plan, Plan), ("model", model, Model), ("environ", environ, Mapping | None),
+                ("host_ram_gb", host_ram_gb, float | None))
+    check_host_ram(host_ram_gb)
     check_config_arguments(text, name, {} if environ is None else environ, version)
     crlf = "\r\n" in text  # the file's own line endings, kept; ruamel works on "\n"
     bom = text.startswith("\ufeff")  # kept too
@@ -312,7 +317,7 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
     reading = load_config_mapping(text, name)  # the values as Trinity reads them (YAML 1.1: 010000 is 4096)
     _keep_anchors(data)
     try:
-        _apply_plan(data, reading, text.splitlines(), plan, model, environ, version)
+        _apply_plan(data, reading, text.splitlines(), plan, model, environ, version, host_ram_gb)
     except ConfigError as error:
         raise ConfigError(f"{name}: {error}") from None
     out = io.StringIO()

@@ -9,6 +9,7 @@ from pydantic import BaseModel, ConfigDict
 
 from solver.query import ACTOR_ROLLOUT_REF, ROLE_TOKEN_BUDGETS, TrinityVersion
 from solver.results import Plan, yarn_caution
+from solver.rules import host_ram_check_words
 from solver.tables import Model
 from solver.trinity.interpolation import ConfigValues, decode_scalar
 from solver.trinity.keys import (
@@ -44,12 +45,14 @@ class PlanKey(BaseModel):
     """A value for a key of the user's config only: set where the config has it, never added."""
 
 
-def host_memory_comment(plan: Plan, nodes: int | None = None, rollout_gpus: int | None = None) -> str | None:
+def host_memory_comment(plan: Plan, nodes: int | None = None, rollout_gpus: int | None = None, *,
+                        host_ram_gb: float | None = None, host_ram_source: str = "--host-ram") -> str | None:
     """What `plan` needs of a node's host memory, as a comment says it (the fragment's header, and with Offload
-    --write's beside ``trainer.trainer_strategy``): ``host memory: 82.8 GiB per node for Offload``; on the layout
-    `Plan.host_memory_words` takes; None where it says nothing."""
+    --write's beside ``trainer.trainer_strategy``), and whether the plan was held to `host_ram_gb` (from
+    `host_ram_source`; `host_ram_check_words`): ``host memory: 82.8 GiB per node for Offload; not checked: --host-ram
+    not given``; on the layout `Plan.host_memory_words` takes; None where it says nothing."""
     host = plan.host_memory_words(nodes, rollout_gpus)
-    return None if host is None else f"host memory: {host}"
+    return None if host is None else f"host memory: {host}{host_ram_check_words(host_ram_gb, host_ram_source)}"
 
 
 def keys_for_plan(plan: Plan, model: Model, config: Any = None, environ: Mapping[str, str] | None = None,
