@@ -1236,6 +1236,13 @@ def test_a_nearest_plan_on_more_gpus_than_a_node_says_how_many_nodes_it_takes_wh
     counting = asked.model_copy(update={"count_nodes": True})
     assert [nearest.nodes_words(counting), nearest.nodes_words(counting.model_copy(update={"rollout_gpus": 2})),
             nearest.nodes_words(asked)] == ["on 4 nodes of 4 GPUs, ", "on 5 nodes of 4 GPUs, ", ""]
+    # Nodes are counted as whole ones (6 GPUs take 2 nodes of 4); a plan that lifts the rollout's layout is counted
+    # alone; one within a node is on no nodes of its own.
+    assert [nearest._replace(plan=nearest.plan.model_copy(update={"gpus": 6})).nodes_words(counting),
+            nearest._replace(lifted=frozenset({"budget", "rollout_layout"})).nodes_words(
+                counting.model_copy(update={"rollout_gpus": 2})),
+            nearest._replace(plan=nearest.plan.model_copy(update={"gpus": 4})).nodes_words(counting)] == [
+        "on 2 nodes of 4 GPUs, ", "on 4 nodes of 4 GPUs, ", ""]
 
 
 def test_of_nodes_of_2_and_4_both_as_near_as_nodes_of_8_nodes_of_2_are_named(monkeypatch):
