@@ -2702,8 +2702,8 @@ def test_a_plan_whose_table_refutes_it_without_offload_says_why_on_more_gpus(cli
             "--estimate to plan with it") in " ".join(out.split())
     offloaded = cli("--model", "0.6B", "--gpu", "a100", "--gpus", "8", "--len", "30720", "--env", "--sp", "1",
                     "--offload", "--exact", "--estimate")[1]
-    assert ("and with Offload each of 8 GPUs holds as much); the table, a measurement, decides: drop --estimate to plan "
-            "with it") in " ".join(offloaded.split())
+    assert ("and with Offload each of 8 GPUs holds as much); the table, a measurement, decides: drop --estimate to "
+            "plan with it") in " ".join(offloaded.split())
 
 
 def test_a_plan_that_takes_the_whole_budget_says_it_leaves_the_rollout_no_gpu(cli):
@@ -3087,6 +3087,21 @@ def test_near_tabled_shape_names_the_one_term_a_checkpoint_differs_in(tmp_path: 
     folder = qwen3_8b_checkpoint(tmp_path / "ckpt", **config)
     catalog = solver.tables.load_catalog().with_model(solver.tables.load_model_config(folder))
     assert catalog.near_tabled_shape(catalog.models[-1]) == words
+
+
+def test_a_dense_checkpoint_of_a_tabled_mixture_of_experts_shape_is_told_its_experts_term(cli, tmp_path: Path):
+    # Your cells table Qwen3-30B-A3B; a dense config.json of its other terms differs in the experts alone, written as
+    # a config.json has them (null for none, the three numbers of the tabled model).
+    cells = tmp_path / "moe.yaml"
+    cells.write_text("gpu: H800-80GB\nmemory_gb: 80\nsource: made-up\ntables:\n  - gpus: 8\n    section: 8 x H800\n"
+                     "    models: [30B-A3B]\n    rows:\n      - {max_model_len: 32768, cells: {30B-A3B: SP=2}}\n",
+                     encoding="utf-8")
+    dense = qwen3_8b_checkpoint(tmp_path / "dense", hidden_size=2048, num_hidden_layers=48, num_key_value_heads=4,
+                                intermediate_size=6144)
+    status, _, err = cli("--model-config", str(dense), "--cells", str(cells), "--gpu", "h800", "--len", "8k")
+    assert status == 0 and err.startswith(
+        "solve: note: dense has Qwen3-30B-A3B's shape but for num_experts, num_experts_per_tok and "
+        "moe_intermediate_size null (Qwen3-30B-A3B's: 128, 8, 768), so no table's cells stand for it")
 
 
 def test_near_tabled_shape_compares_with_tabled_models_only(tmp_path: Path):

@@ -2186,8 +2186,8 @@ def test_solve_memorys_planner_command_keeps_a_model_config_and_cells(cli, tmp_p
     cells = Path("tests/data/cells/h800.yaml")
     status, out, _ = cli("memory", "--model-config", str(folder), "--cells", str(cells), "--gpu", "h20", "--gpus", "1",
                          "--len", "32k", "--sp", "1")
-    assert (status, out.splitlines()[-1]) == (1, f"  solve --model-config '{folder}' --cells {cells} --gpu h20 --gpus 1 "
-                                                 "--len 32768")
+    command = f"  solve --model-config '{folder}' --cells {cells} --gpu h20 --gpus 1 --len 32768"
+    assert (status, out.splitlines()[-1]) == (1, command)
 
 
 def test_solve_memorys_tables_line_says_a_fewer_gpu_offload_failure_holds_without_offload_on_more(cli):
@@ -2195,8 +2195,9 @@ def test_solve_memorys_tables_line_says_a_fewer_gpu_offload_failure_holds_withou
     # and without Offload each of the 8 holds the states besides.
     status, out, _ = cli("memory", "--model", "0.6B", "--gpu", "a100", "--gpus", "8", "--len", "30720", "--env",
                          "--sp", "1")
-    assert status == 1 and ("ran out of memory there, and with Offload each of 8 GPUs holds as much, without it more); "
-                            "where the memory model disagrees, the table, a measurement, decides") in " ".join(out.split())
+    assert status == 1 and ("ran out of memory there, and with Offload each of 8 GPUs holds as much, without it "
+                            "more); where the memory model disagrees, the table, a measurement, decides") in " ".join(
+        out.split())
 
 
 def test_solve_memory_host_ram_decides_for_offloaded_states(cli):
