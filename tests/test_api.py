@@ -6,6 +6,7 @@ import array
 import ast
 import importlib.util
 import inspect
+import io
 import json
 import multiprocessing
 import os
@@ -26,13 +27,14 @@ import pydantic
 import pytest
 import yaml
 from pydantic import ValidationError
+from rich.console import Console
 
 import solver
 import solver.solve as solve_module
 from solver.api import answer_query, config_query, fragment_engines, fragment_layout, with_config_verdicts
 from solver.explain import _Prober
 from solver.query import MAX_SEED
-from solver.render import memory_model_yaml
+from solver.render import answers_view, memory_model_yaml
 from solver.tables import (
     MAX_GPUS,
     QueryError,
@@ -1339,3 +1341,27 @@ def test_place_reports_progress_from_its_search_thread_and_raises_what_progress_
     with pytest.raises(RuntimeError, match="a launcher's bug at placed priority"):
         solver.place(FLEET, progress=progress)
     assert callers == [False]
+
+
+def test_host_memory_from_a_callers_own_source_is_named_in_words_in_reasons_and_views():
+    # make_query's host_ram_source, where it is no flag (a caller's node memory), is named in plain words that keep it,
+    # as a cluster pool's is: in a refusal's estimated plan, and in why fewer plans than asked for were found.
+    refused = solver.make_query(CATALOG, model="32B", gpu="a100", max_model_len=32768, budget_gpus=8, rollout_gpus=8,
+                                estimate="never", host_ram_gb=400, host_ram_source="the node's RAM")
+    (answer,) = answer_query(refused, CATALOG)
+    assert answer.reason.endswith("Env + Offload + SP=2 on 8 GPUs at 32768 tokens, but with Offload it needs 594.2 GiB "
+                                  "of host memory per node, more than 400 GiB of host memory per node (the node's RAM)")
+    asked = solver.make_query(CATALOG, model="8B", gpu="a100", max_model_len=32768, budget_gpus=4, host_ram_gb=256,
+                              host_ram_source="the node's RAM", top=50)
+    shown = io.StringIO()
+    Console(file=shown, width=300).print(answers_view(answer_query(asked, CATALOG), asked, CATALOG))
+    assert ("2 plans of the 50 asked for: each other plan that trains within 256 GiB of host memory per node (the "
+            "node's RAM) is no cheaper") in shown.getvalue()
+    # A Trinity config's verdict: the model takes more host memory to load than the node has.
+    from_config = config_query(CATALOG, CONFIG, gpu="h20", host_ram_gb=30, host_ram_source="the node's RAM")
+    judged = with_config_verdicts(answer_query(from_config, CATALOG), from_config, CATALOG, CONFIG, CONFIG_TEXT,
+                                  "trinity.yaml", {})
+    shown = io.StringIO()
+    Console(file=shown, width=300).print(answers_view(judged, from_config, CATALOG))
+    assert ("it needs 30.6 GiB of host memory per node while the model loads, more than 30 GiB of host memory per node "
+            "(the node's RAM);") in " ".join(shown.getvalue().split())

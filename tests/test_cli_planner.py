@@ -10,6 +10,7 @@ import os
 import re
 import shlex
 import shutil
+import signal
 import stat
 import subprocess
 import sys
@@ -1175,6 +1176,46 @@ def test_a_request_to_end_says_terminated_and_exits_143(cli, tmp_path: Path, ctr
     if written:
         assert (tmp_path / "plan.yaml").read_text(encoding="utf-8") == cli("--model", "4B", "--len", "32k", "--gpu",
                                                                            "a100", "--emit", "trinity")[1]
+
+
+def test_a_request_to_end_is_left_to_a_host_programs_own_handler(cli, monkeypatch: pytest.MonkeyPatch):
+    # A program that runs main() with its own SIGTERM handler keeps it: main's is put in place only over the default,
+    # and taken away when main returns.
+    received: list[int] = []
+    real = solver.cli.planner.answer_query
+
+    def answer_query(*args: Any, **kwargs: Any) -> Any:
+        os.kill(os.getpid(), signal.SIGTERM)
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(solver.cli.planner, "answer_query", answer_query)
+    previous = signal.signal(signal.SIGTERM, lambda number, frame: received.append(number))
+    try:
+        status, out, err = cli("--model", "4B", "--len", "32k", "--gpu", "a100")
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    assert (status, received, err) == (0, [signal.SIGTERM], "") and out.startswith("A100-80GB")
+    monkeypatch.setattr(solver.cli.planner, "answer_query", real)
+    assert cli("--model", "4B", "--len", "32k", "--gpu", "a100")[0] == 0
+    assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL
+
+
+def test_the_tools_ascii_spellings_are_for_encoding_only():
+    # The error handlers spell characters a stream cannot encode; bytes a decoder cannot read are its own error.
+    for errors in set(solver.cli.output.SPELLED_ERRORS.values()):
+        assert "\u2264 caf\u00e9".encode("ascii", errors) in (b"<= caf?", b"<= caf\\xe9")
+        with pytest.raises(UnicodeDecodeError):
+            b"caf\xc3\xa9".decode("ascii", errors)
+
+
+def test_a_plan_explained_on_a_gpu_without_tables_cites_a_larger_gpus_offload_failure_without_offload(cli):
+    # Qwen3-0.6B with Env alone at 30720 on 8 GPUs of 80 GB: the A100-80GB table for 1 GPU says Env + Offload ran
+    # out of memory at 32768, which holds on a GPU with no more memory, and without Offload on more GPUs.
+    out = " ".join(cli("--model", "0.6B", "--gpu", "mine", "--gpu-memory", "80", "--gpus", "8", "--len", "30720",
+                       "--env", "--sp", "1", "--no-offload", "--exact", "--explain")[1].split())
+    assert ("Env 73.2 GiB of 73.5 usable, but the A100-80GB table for 1 GPU, whose GPU has at least this one's memory, "
+            "says it ran out of memory at 32768, and with Offload each GPU holds as much on any count, without it "
+            "more") in out
 
 
 def test_a_note_comes_before_the_output_in_one_log(solve_script: Path):
@@ -2658,11 +2699,27 @@ def test_a_blank_line_ends_the_apply_lines_before_a_ranking_or_an_explanation(cl
         assert status == 0 and f"trainer.max_token_len_per_gpu: 32768\n\n{heading}\n" in out
 
 
+def test_a_plan_whose_table_refutes_it_without_offload_says_why_on_more_gpus(cli):
+    # Qwen3-0.6B with Env alone at 30720 on 8 A100s, estimated: the 1-GPU table says Env + Offload ran out of memory at
+    # 32768, and without Offload each of the 8 holds the states besides.
+    out = cli("--model", "0.6B", "--gpu", "a100", "--gpus", "8", "--len", "30720", "--env", "--sp", "1", "--no-offload",
+              "--exact", "--estimate")[1]
+    assert ("and with Offload each of 8 GPUs holds as much, without it more); the table, a measurement, decides: drop "
+            "--estimate to plan with it") in " ".join(out.split())
+    offloaded = cli("--model", "0.6B", "--gpu", "a100", "--gpus", "8", "--len", "30720", "--env", "--sp", "1",
+                    "--offload", "--exact", "--estimate")[1]
+    assert ("and with Offload each of 8 GPUs holds as much); the table, a measurement, decides: drop --estimate to "
+            "plan with it") in " ".join(offloaded.split())
+
+
 def test_a_plan_that_takes_the_whole_budget_says_it_leaves_the_rollout_no_gpu(cli):
     # --gpus is the trainer's budget: someone who gives all their GPUs learns that the explorer has none left, unless
     # --rollout-gpus gives it some (or 0 says the rollout runs elsewhere).
     flags = ("--model", "8B", "--gpu", "a100", "--gpus", "6", "--len", "16k")
     assert "plan           Env on 6 of 6 GPUs (none left for rollout: to keep 1 of these 6" in cli(*flags)[1]
+    two = cli("--model", "0.6B", "--gpu", "a100", "--gpus", "2", "--len", "8k")[1]  # two GPUs have one to spare
+    assert ("plan           vanilla on 2 of 2 GPUs (none left for rollout: to keep 1 of these 2 for it, ask --gpus 1 "
+            "--rollout-gpus 1)\n") in two
     assert "plan           Env on 6 of 6 GPUs\n" in cli(*flags, "--rollout-gpus", "0")[1]
     assert "plan           Env on 6 of 6 GPUs, with 2 rollout GPUs\n" in cli(*flags, "--rollout-gpus", "2")[1]
 
@@ -3023,9 +3080,37 @@ def test_a_checkpoint_of_a_tabled_shape_but_for_its_vocabulary_says_why_it_is_es
 @pytest.mark.parametrize(("config", "words"), [
     ({"tie_word_embeddings": True}, "Qwen3-8B's shape but for tie_word_embeddings true (Qwen3-8B's: false)"),
     ({"num_hidden_layers": 40}, "Qwen3-8B's shape but for num_hidden_layers 40 (Qwen3-8B's: 36)"),
+    ({"num_key_value_heads": 4}, "Qwen3-8B's shape but for num_key_value_heads 4 (Qwen3-8B's: 8)"),
     ({"num_hidden_layers": 40, "vocab_size": 151669}, None),  # two terms apart: a model of its own
 ])
 def test_near_tabled_shape_names_the_one_term_a_checkpoint_differs_in(tmp_path: Path, config: dict, words: str | None):
     folder = qwen3_8b_checkpoint(tmp_path / "ckpt", **config)
     catalog = solver.tables.load_catalog().with_model(solver.tables.load_model_config(folder))
     assert catalog.near_tabled_shape(catalog.models[-1]) == words
+
+
+def test_a_dense_checkpoint_of_a_tabled_mixture_of_experts_shape_is_told_its_experts_term(cli, tmp_path: Path):
+    # Your cells table Qwen3-30B-A3B; a dense config.json of its other terms differs in the experts alone, written as
+    # a config.json has them (null for none, the three numbers of the tabled model).
+    cells = tmp_path / "moe.yaml"
+    cells.write_text("gpu: H800-80GB\nmemory_gb: 80\nsource: made-up\ntables:\n  - gpus: 8\n    section: 8 x H800\n"
+                     "    models: [30B-A3B]\n    rows:\n      - {max_model_len: 32768, cells: {30B-A3B: SP=2}}\n",
+                     encoding="utf-8")
+    dense = qwen3_8b_checkpoint(tmp_path / "dense", hidden_size=2048, num_hidden_layers=48, num_key_value_heads=4,
+                                intermediate_size=6144)
+    status, _, err = cli("--model-config", str(dense), "--cells", str(cells), "--gpu", "h800", "--len", "8k")
+    assert status == 0 and err.startswith(
+        "solve: note: dense has Qwen3-30B-A3B's shape but for num_experts, num_experts_per_tok and "
+        "moe_intermediate_size null (Qwen3-30B-A3B's: 128, 8, 768), so no table's cells stand for it")
+
+
+def test_near_tabled_shape_compares_with_tabled_models_only(tmp_path: Path):
+    # A checkpoint one term off another checkpoint (itself one term off Qwen3-8B) is two terms off every tabled model:
+    # no note, since the other checkpoint's plans are estimates too.
+    resized = solver.tables.load_model_config(qwen3_8b_checkpoint(tmp_path / "resized", vocab_size=151669))
+    deeper = solver.tables.load_model_config(qwen3_8b_checkpoint(tmp_path / "deeper", vocab_size=151669,
+                                                                 num_hidden_layers=40))
+    catalog = solver.tables.load_catalog().with_model(resized).with_model(deeper)
+    assert catalog.near_tabled_shape(catalog.model("deeper")) is None
+    assert catalog.near_tabled_shape(catalog.model("resized")) == (
+        "Qwen3-8B's shape but for vocab_size 151669 (Qwen3-8B's: 151936)")

@@ -555,6 +555,22 @@ def test_from_config_says_whether_the_settings_train(cli, user_config: Path):
             "follows") in " ".join(out.split())
 
 
+def test_a_configs_setting_without_offload_is_refuted_by_a_fewer_gpu_tables_offload_failure(
+        cli, tmp_path: Path, monkeypatch: pytest.MonkeyPatch):
+    # Qwen3-0.6B with Env on 8 trainer GPUs at 30720: the A100-80GB table for 1 GPU says Env + Offload ran out of
+    # memory at 32768, and without Offload each of the 8 holds the states besides.
+    config = tmp_path / "t.yaml"
+    config.write_text("model:\n  model_path: Qwen/Qwen3-0.6B\n  max_model_len: 30720\ncluster:\n  node_num: 2\n"
+                      "  gpu_per_node: 8\nexplorer:\n  rollout_model:\n    engine_num: 8\n"
+                      "    tensor_parallel_size: 1\n", encoding="utf-8")
+    monkeypatch.setenv("PYTORCH_CUDA_ALLOC_CONF", "expandable_segments:True")
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100")
+    assert status == 0 and ("t.yaml runs Env on 8 trainer GPUs at 30720 tokens (Env on, read from this shell's "
+                            "PYTORCH_CUDA_ALLOC_CONF): the A100-80GB table for 1 GPU says '-' at 32768, so Env ran out "
+                            "of memory there, and with Offload each of 8 GPUs holds as much, without it more; the best "
+                            "plan follows") in " ".join(out.split())
+
+
 def test_from_config_without_a_cluster_says_the_count_is_the_budgets(cli, tmp_path: Path):
     config = tmp_path / "min.yaml"
     config.write_text("model:\n  model_path: Qwen/Qwen3-8B\n  max_model_len: 8192\n", encoding="utf-8")

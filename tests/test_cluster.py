@@ -10,6 +10,7 @@ import random
 import signal
 import subprocess
 import sys
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -1935,6 +1936,27 @@ def test_an_error_in_the_search_thread_is_raised_where_the_search_was_asked_for(
 
     with pytest.raises(ValueError, match="from the search thread"), _StopOnInterrupt(Failing()) as interrupt:  # type: ignore[arg-type]
         interrupt.solve(None, None)  # type: ignore[arg-type]
+
+
+def test_ctrl_c_stops_the_search_again_where_its_first_stop_came_before_the_search_started():
+    # CP-SAT takes a stop only once its search is set up: where Ctrl-C's stop came first, the waiting thread stops it
+    # again until the search ends (here the second stop ends it).
+    released, stops = threading.Event(), []
+
+    class Searching:
+        def solve(self, model: object, callback: object) -> str:
+            assert released.wait(timeout=10)
+            return "stopped"
+
+        def stop_search(self) -> None:
+            stops.append(time.monotonic())
+            if len(stops) > 1:  # the first is lost
+                released.set()
+
+    with solver.cluster._StopOnInterrupt(Searching()) as interrupt:  # type: ignore[arg-type]
+        interrupt._stop(signal.SIGINT, None)  # Ctrl-C before the search
+        assert interrupt.solve(None, None) == "stopped"  # type: ignore[arg-type]
+    assert len(stops) >= 2
 
 
 def test_the_cluster_takes_a_memory_model_and_a_margin(cli, tmp_path: Path):

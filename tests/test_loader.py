@@ -37,7 +37,7 @@ from solver.tables import (
     shipped_tables_directory,
     vouches_for,
 )
-from solver.tables.reading import load_models
+from solver.tables.reading import load_models, yaml_error_place
 from solver.tables.text import first_repeated, normalise, smi_name_form
 
 MALFORMED = Path(__file__).parent / "data" / "malformed"
@@ -926,3 +926,9 @@ def test_cells_of_the_catalogues_own_source_join_its_tables_as_the_documents(tmp
              "rows": [{"max_model_len": 4096, "cells": {"Qwen3-8B": "vanilla"}}]}]}), encoding="utf-8")
         origins = catalog.with_cells(cells).table_origins("A800-80GB", catalog.model("8B"))
         assert {gpus: found for gpus, found in origins.items() if found.gpu is None} == origin
+
+
+def test_a_yaml_error_without_a_mark_or_a_position_has_no_place():
+    # Only a mark, or a reader's position (a character it refuses), places an error on a line.
+    assert yaml_error_place(yaml.YAMLError("no place"), "a: 1\nb: 2\n") == ""
+    assert yaml_error_place(yaml.reader.ReaderError("t", 6, 7, "utf-8", "unacceptable"), "a: 1\nb: 2\n") == "line 2: "

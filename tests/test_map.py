@@ -484,6 +484,9 @@ def test_a_map_legend_says_offload_cells_host_memory_is_unchecked_without_host_r
     status, out, _ = cli(*flags, "--host-ram", "1024")
     assert status == 0 and "14k" not in out
     assert out.endswith("settings: E Env, O Offload, SPn Ulysses SP, van vanilla\n")
+    status, out, _ = cli(*flags, "--host-ram", "2048")  # its Offload cells checked: within 2048 GiB
+    assert status == 0 and "14k E+O@1~!" in out
+    assert out.endswith("settings: E Env, O Offload, SPn Ulysses SP, van vanilla\n")
     grid = cheapest_by_length(load_catalog(), "A100-80GB", "Qwen3-0.6B", [4096], [1, 2])  # vanilla: no Offload
     out_file = io.StringIO()
     Console(width=200, file=out_file).print(map_view(grid, [4096], [1, 2], "map", by_length=True))

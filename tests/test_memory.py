@@ -2213,6 +2213,26 @@ def test_solve_memorys_planner_command_keeps_the_options_the_planner_shares(cli,
         assert (status, plan["gpus"], plan["env"], plan["offload"], plan["sp"]) == (0, 4, True, True, 2)
 
 
+def test_solve_memorys_planner_command_keeps_a_model_config_and_cells(cli, tmp_path: Path):
+    # A checkpoint's config.json and a cells file carry over as given (the folder's name quoted for the shell).
+    folder = qwen3_8b_checkpoint(tmp_path / "my sft", vocab_size=151669)
+    cells = Path("tests/data/cells/h800.yaml")
+    status, out, _ = cli("memory", "--model-config", str(folder), "--cells", str(cells), "--gpu", "h20", "--gpus", "1",
+                         "--len", "32k", "--sp", "1")
+    command = f"  solve --model-config '{folder}' --cells {cells} --gpu h20 --gpus 1 --len 32768"
+    assert (status, out.splitlines()[-1]) == (1, command)
+
+
+def test_solve_memorys_tables_line_says_a_fewer_gpu_offload_failure_holds_without_offload_on_more(cli):
+    # Qwen3-0.6B with Env alone at 30720 on 8 A100s: the 1-GPU table says Env + Offload ran out of memory at 32768,
+    # and without Offload each of the 8 holds the states besides.
+    status, out, _ = cli("memory", "--model", "0.6B", "--gpu", "a100", "--gpus", "8", "--len", "30720", "--env",
+                         "--sp", "1")
+    assert status == 1 and ("ran out of memory there, and with Offload each of 8 GPUs holds as much, without it "
+                            "more); where the memory model disagrees, the table, a measurement, decides") in " ".join(
+        out.split())
+
+
 def test_solve_memory_host_ram_decides_for_offloaded_states(cli):
     # Qwen3-8B with Env + Offload + SP=4 on four A100s at 65536: documented, and Offload needs 162.6 GiB of host
     # memory per node (the actor's states and the reference model's bf16 weights).

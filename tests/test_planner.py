@@ -508,6 +508,19 @@ def test_an_offload_failure_on_fewer_gpus_caps_the_same_setting_without_offload_
                for reason in explained.explanation)
 
 
+def test_a_failure_without_offload_on_fewer_gpus_does_not_cap_the_same_setting_on_more():
+    # Without Offload more GPUs hold less of the states each: the A100 table for 2 GPUs says Env alone ran out of
+    # memory for Qwen3-4B at 20480 (SP=2 there), which says nothing of 16 GPUs, where Env alone is estimated to 26624.
+    longest = solve_one("A100-80GB", model="4B", objective="max_len", budget_gpus=16, exact=True, sp=1, env=True,
+                        offload=False)
+    assert (longest.plans[0].max_model_len, longest.plans[0].evidence) == (26624, "estimated")
+    # The count's own table caps its setting as it is, not as with Offload: the A100 table for 4 GPUs documents
+    # Qwen3-0.6B with Env + SP=2 at 51200 and says it ran out of memory at 61440 (SP=4 there); no estimate goes between.
+    own = solve_one("A100-80GB", model="0.6B", objective="max_len", budget_gpus=4, exact=True, sp=2, env=True,
+                    offload=False)
+    assert (own.plans[0].max_model_len, own.plans[0].evidence) == (51200, "documented")
+
+
 @settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(model=st.sampled_from(["0.6B", "1.7B", "4B", "8B", "14B", "32B", "30B-A3B", "Qwen2.5-7B", "Llama-3.1-70B"]),
        gpu=st.sampled_from(["a100", "h20", "h100", "a800", "h200", "l40s"]), gpus=st.sampled_from([2, 3, 4, 8, 16]),
@@ -1215,6 +1228,13 @@ def test_a_nearest_plan_on_more_gpus_than_a_node_says_how_many_nodes_it_takes_wh
     counting = asked.model_copy(update={"count_nodes": True})
     assert [nearest.nodes_words(counting), nearest.nodes_words(counting.model_copy(update={"rollout_gpus": 2})),
             nearest.nodes_words(asked)] == ["on 4 nodes of 4 GPUs, ", "on 5 nodes of 4 GPUs, ", ""]
+    # Nodes are counted as whole ones (6 GPUs take 2 nodes of 4); a plan that lifts the rollout's layout is counted
+    # alone; one within a node is on no nodes of its own.
+    assert [nearest._replace(plan=nearest.plan.model_copy(update={"gpus": 6})).nodes_words(counting),
+            nearest._replace(lifted=frozenset({"budget", "rollout_layout"})).nodes_words(
+                counting.model_copy(update={"rollout_gpus": 2})),
+            nearest._replace(plan=nearest.plan.model_copy(update={"gpus": 4})).nodes_words(counting)] == [
+        "on 2 nodes of 4 GPUs, ", "on 4 nodes of 4 GPUs, ", ""]
 
 
 def test_of_nodes_of_2_and_4_both_as_near_as_nodes_of_8_nodes_of_2_are_named(monkeypatch):
