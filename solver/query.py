@@ -188,9 +188,13 @@ class Query(Frozen):
     @property
     def without_host_ram_words(self) -> str:
         """Where a plan needs more host memory than the query gives: what it takes, in words: ``without --host-ram``
-        (a limit), or ``on nodes with more host memory than the pool's 32 GiB`` (hardware)."""
-        more = self.more_host_ram_words
-        return f"on nodes {more}" if more else f"without {self.host_ram_source}"
+        (a limit), ``on nodes with more host memory than the pool's 32 GiB`` (hardware), or ``with more host memory
+        than the node's RAM of 64 GiB`` (a caller's own words for it)."""
+        if more := self.more_host_ram_words:
+            return f"on nodes {more}"
+        if self.host_ram_source.startswith("--"):
+            return f"without {self.host_ram_source}"
+        return f"with more host memory than {self.host_ram_bound_words}"
 
     @property
     def time_limit_words(self) -> str:

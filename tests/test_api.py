@@ -1350,7 +1350,7 @@ def test_host_memory_from_a_callers_own_source_is_named_in_words_in_reasons_and_
                                 estimate="never", host_ram_gb=400, host_ram_source="the node's RAM")
     (answer,) = answer_query(refused, CATALOG)
     assert answer.reason.endswith("Env + Offload + SP=2 on 8 GPUs at 32768 tokens, but with Offload it needs 594.2 GiB "
-                                  "of host memory per node, more than 400 GiB of host memory per node (the node's RAM)")
+                                  "of host memory per node, more than the node's RAM of 400 GiB")
     asked = solver.make_query(CATALOG, model="8B", gpu="a100", max_model_len=32768, budget_gpus=4, host_ram_gb=256,
                               host_ram_source="the node's RAM", top=50)
     shown = io.StringIO()
@@ -1363,5 +1363,8 @@ def test_host_memory_from_a_callers_own_source_is_named_in_words_in_reasons_and_
                                   "trinity.yaml", {})
     shown = io.StringIO()
     Console(file=shown, width=300).print(answers_view(judged, from_config, CATALOG))
-    assert ("it needs 30.6 GiB of host memory per node while the model loads, more than 30 GiB of host memory per node "
-            "(the node's RAM);") in " ".join(shown.getvalue().split())
+    assert ("it needs 30.6 GiB of host memory per node while the model loads, more than the node's RAM of 30 GiB;"
+            ) in " ".join(shown.getvalue().split())
+    # The way forward names more of it in the same words, not "without the node's RAM".
+    assert ("; with more host memory than the node's RAM of 30 GiB, SP=2 on 6 GPUs trains it (32768 tokens)"
+            ) in " ".join(shown.getvalue().split())
