@@ -2623,9 +2623,9 @@ def test_a_pool_s_host_memory_is_named_as_hardware_more_of_which_would_allow_a_p
     assert solved({"pools": pools, "jobs": jobs}, tmp_path)["unplaced"] == [{"job": "long", "reason": (
         "l40s-4: nothing in the tables and the memory model's estimates for Qwen3-32B on L40S-48GB within 4 GPUs "
         "trains with 64 GiB of host memory per node (the pool's host_ram_gb); on 1 node of 8 GPUs with more host "
-        "memory than the pool's 64 GiB, more trainer GPUs train 131072 tokens if you also add --token-budget auto: Env + "
-        "Offload + SP=8 on 8 GPUs with a lowered max_token_len_per_gpu of 20480 (estimated, extrapolated), and with "
-        "Offload it needs 594.2 GiB of host memory per node; a100-4: nothing in the tables and the memory model's "
+        "memory than the pool's 64 GiB, more trainer GPUs train 131072 tokens if you also add --token-budget auto: "
+        "Env + Offload + SP=8 on 8 GPUs with a lowered max_token_len_per_gpu of 20480 (estimated, extrapolated), and "
+        "with Offload it needs 594.2 GiB of host memory per node; a100-4: nothing in the tables and the memory model's "
         "estimates for Qwen3-32B on A100-80GB within 8 GPUs trains with 48 GiB of host memory per node (the pool's "
         "host_ram_gb); on nodes with more host memory than the pool's 48 GiB and with --token-budget auto, Env + "
         "Offload + SP=4 on 4 GPUs with a lowered max_token_len_per_gpu of 38912 trains it (131072 tokens), and with "

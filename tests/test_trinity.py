@@ -945,8 +945,8 @@ def test_patch_keeps_the_blank_line_after_a_removed_flag_behind_the_host_memory_
     text = ("trainer:\n  trainer_strategy: fsdp2\n  param_offload: true\n\n  # the SP\n"
             "  ulysses_sequence_parallel_size: 1\n")
     assert patch_trinity_config(text, long_plan(), catalog().model("4B"), version="0.5").startswith(
-        "trainer:\n  trainer_strategy: fsdp2  # host memory: 82.8 GiB per node for Offload; not checked: --host-ram not "
-        "given\n\n  # the SP\n  ulysses_sequence_parallel_size: 4\n  max_token_len_per_gpu: 51200\n")
+        "trainer:\n  trainer_strategy: fsdp2  # host memory: 82.8 GiB per node for Offload; not checked: --host-ram "
+        "not given\n\n  # the SP\n  ulysses_sequence_parallel_size: 4\n  max_token_len_per_gpu: 51200\n")
 
 
 def test_patch_fills_an_empty_section_in_place_and_keeps_the_files_last_comment_last() -> None:
