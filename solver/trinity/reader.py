@@ -49,7 +49,7 @@ BOOLEAN_WORDS = {"true": True, "yes": True, "y": True, "on": True, "false": Fals
 YAML 1.2, leaves as text)."""
 
 
-class _OmegaConfLoader(UniqueKeys, pyyaml.SafeLoader):  # type: ignore[misc]  # PyYAML has no annotations
+class _OmegaConfLoader(UniqueKeys, pyyaml.SafeLoader):  # type: ignore[misc, unused-ignore]  # Any without types-PyYAML
     """PyYAML's safe loader as OmegaConf, and so Trinity, reads a config: the pure-Python one (libyaml's takes a
     tab after a colon, which Trinity refuses), YAML 1.1 (``010000`` is the octal 4096, ``on`` and ``yes`` are
     true, ``y`` and ``n`` are text), no timestamps (a date stays text), floats without a dot (``1e-5``) too,
