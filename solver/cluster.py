@@ -851,7 +851,7 @@ def _widen(planner: _Planner, fleet: Fleet, chosen: dict[int, Option], nodes: di
 
 
 def _widening_model(planner: _Planner, fleet: Fleet, chosen: dict[int, Option],
-                    nodes: dict[int, list[int]]) -> tuple[LeanCpModel, list[tuple[Option, cp_model.IntVar]]]:
+                    nodes: dict[int, list[int]]) -> tuple[cp_model.CpModel, list[tuple[Option, cp_model.IntVar]]]:
     """`_widen`'s model: for each job on a node with idle GPUs, one literal per way (its own, and each wider one the
     planner has), exactly one of them chosen, within the node's GPUs and host memory; and those (way, literal)."""
     by_node: dict[tuple[int, int], list[Option]] = defaultdict(list)

@@ -936,7 +936,8 @@ def memory_model_yaml(memory_model: MemoryModel) -> str:
 def _yaml_string(text: str) -> str:
     """`text` as a double-quoted YAML scalar that PyYAML reads back: YAML's escapes (JSON's write a character
     beyond U+FFFF as a surrogate pair, which YAML refuses)."""
-    return yaml.safe_dump(text, default_style='"', allow_unicode=True, width=float("inf")).rstrip("\n")
+    dumped: str = yaml.safe_dump(text, default_style='"', allow_unicode=True, width=float("inf"))
+    return dumped.rstrip("\n")
 
 
 def memory_view(result: MemoryEstimate, label: str, gpu: str, model: str, gpus: int, offload: bool,

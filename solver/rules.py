@@ -59,8 +59,8 @@ class SourceCell(Frozen):
         "where the cell's table comes from where it is measured cells of yours (--cells: the file's source); left "
         "out for the source document's"))
 
-    @model_serializer(mode="wrap")
-    def _without_own_gpu(self, handler: SerializerFunctionWrapHandler):  # unannotated: keeps the JSON schema
+    @model_serializer(mode="wrap")  # unannotated: a return annotation would replace the JSON schema's properties
+    def _without_own_gpu(self, handler: SerializerFunctionWrapHandler):  # type: ignore[no-untyped-def]
         data: dict[str, Any] = handler(self)
         if data.get("gpu") is None:  # the answer's own GPU type: said by the answer
             data.pop("gpu", None)

@@ -761,6 +761,16 @@ def test_a_user_file_importing_the_public_names_passes_mypy_strict(tmp_path: Pat
     assert (result.returncode, result.stdout) == (0, "Success: no issues found in 1 source file\n")
 
 
+@pytest.mark.skipif(importlib.util.find_spec("mypy") is None, reason="mypy is not installed")
+def test_the_package_itself_passes_mypy_strict(tmp_path: Path):
+    # What a user who follows imports into the source sees (--follow-imports=normal), under the project's own
+    # configuration (pyproject.toml: strict, and OR-Tools' unannotated methods callable).
+    result = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--cache-dir", str(tmp_path / "cache"),
+                             "solver"], cwd=Path(__file__).parents[1], capture_output=True, text=True, timeout=300,
+                            check=False)
+    assert (result.returncode, result.stdout.startswith("Success: no issues found in ")) == (0, True), result.stdout
+
+
 def test_solver_api_exports_its_functions_and_make_query():
     defined = [name for name, value in vars(solver.api).items()
                if inspect.isfunction(value) and value.__module__ == "solver.api" and not name.startswith("_")]

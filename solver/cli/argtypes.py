@@ -110,7 +110,8 @@ def output_path(text: str) -> Path:
 
 def token_budget_mode(text: str) -> TokenBudgetMode:
     """An argparse type: the planner's ``--token-budget``, ``default`` or ``auto``."""
-    for mode in get_args(TokenBudgetMode):
+    modes: tuple[TokenBudgetMode, ...] = get_args(TokenBudgetMode)
+    for mode in modes:
         if text == mode:
             return mode
     raise argparse.ArgumentTypeError(f"takes default or auto, got {brief(text)} (a budget of your own, in tokens per "

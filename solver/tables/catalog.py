@@ -7,7 +7,7 @@ import re
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any, NamedTuple
+from typing import NamedTuple, TypeVar
 
 from pydantic import BaseModel, Field
 
@@ -71,11 +71,14 @@ def _is_short_form(alias: str, name: str) -> bool:
     return normalise(name).endswith("-" + normalise(alias))
 
 
-def _accepted(entries: tuple[Any, ...]) -> str:
+_Entry = TypeVar("_Entry", bound=Model | GpuType)
+
+
+def _accepted(entries: tuple[_Entry, ...]) -> str:
     """The models or GPU types an error lists as accepted, without aliases, in one short line: the names that
     extend another as its variants (``Qwen3-8B(-Base)``), and names of one family with the same variants after
     its first (``Qwen3-0.6B/1.7B/8B/14B(-Base)``)."""
-    def root(entry: Any) -> Any:
+    def root(entry: _Entry) -> _Entry | None:
         """The shortest name that `entry`'s extends (``Qwen3-8B`` for ``Qwen3-8B-Base``), or None."""
         return min((other for other in entries if normalise(entry.name).startswith(normalise(other.name) + "-")),
                    key=lambda other: len(other.name), default=None)
@@ -88,7 +91,7 @@ def _accepted(entries: tuple[Any, ...]) -> str:
         return {normalise(name[:at + 1]): at + 1 for at in range(len(name) - 1)
                 if name[at] == "-" and name[at + 1].isdigit()}
 
-    def family(entry: Any) -> str:
+    def family(entry: _Entry) -> str:
         """The longest start of `entry`'s name that another listed name's is too (``Qwen3-``), or its whole name."""
         own = starts(entry.name)
         shared = own.keys() & {start for other in roots if other is not entry for start in starts(other.name)}
@@ -103,7 +106,7 @@ def _accepted(entries: tuple[Any, ...]) -> str:
     return ", ".join("/".join(names) + variants for (_, variants), names in groups.items())
 
 
-def _find_entry(kind: str, name: str, entries: tuple[Any, ...], wanted_name: str | None = None) -> Any:
+def _find_entry(kind: str, name: str, entries: tuple[_Entry, ...], wanted_name: str | None = None) -> _Entry:
     """The entry that `name` names (or `wanted_name`, a form of it, when given); `QueryError` naming `name`."""
     if not isinstance(name, str):
         if isinstance(name, Model | GpuType):  # a config.json's model or a GPU type of your own: its name, and where

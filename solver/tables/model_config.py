@@ -94,7 +94,7 @@ def load_model_config(path: Path | str) -> Model:
                  qwen_yarn=_is_qwen(config), unchecked_layout=_unchecked_layout(config))
 
 
-def _unchecked_layout(config: dict) -> str | None:
+def _unchecked_layout(config: dict[str, Any]) -> str | None:
     """A config.json's ``model_type`` in words where it is not one of `CHECKED_MODEL_TYPES`; None where it is."""
     model_type = config.get("model_type")
     if model_type in CHECKED_MODEL_TYPES:
@@ -102,7 +102,7 @@ def _unchecked_layout(config: dict) -> str | None:
     return "no model_type" if model_type is None else f"model_type {model_type}"
 
 
-def _config_json(path: Path) -> dict:
+def _config_json(path: Path) -> dict[str, Any]:
     """The JSON object of the config.json at `path`; `TableError` for a byte-order mark, bad JSON or a non-object."""
     text = read_user_file(path)
     if text.startswith("\ufeff"):  # as transformers reads it: a JSON error
@@ -122,7 +122,7 @@ def _config_json(path: Path) -> dict:
     return config
 
 
-def _check_dense_text_model(path: Path, config: dict) -> None:
+def _check_dense_text_model(path: Path, config: dict[str, Any]) -> None:
     """`TableError` unless `config` is a dense, gated-MLP text model's: not MoE, not multimodal, with a text
     ``model_type`` and a valid ``final_logit_softcapping``."""
     if any(key in config for key in MOE_CONFIG_KEYS):  # the shipped ones, by name: read only for this message
@@ -153,7 +153,7 @@ def _check_dense_text_model(path: Path, config: dict) -> None:
                          "config.json is read (the memory model has no term for a vision or audio tower or its tokens)")
 
 
-def _config_number(path: Path, within: dict, key: str, default: int | None = None) -> int:
+def _config_number(path: Path, within: dict[str, Any], key: str, default: int | None = None) -> int:
     """`within[key]` (`default` where absent or null) as a whole number within `CONFIG_LIMITS`; `TableError`
     otherwise."""
     value = within.get(key)
@@ -166,7 +166,7 @@ def _config_number(path: Path, within: dict, key: str, default: int | None = Non
     return value
 
 
-def _config_shape(path: Path, config: dict) -> dict[str, Any]:
+def _config_shape(path: Path, config: dict[str, Any]) -> dict[str, Any]:
     """The `Model` fields of a config.json's shape (sizes, tied embeddings, parameter count); `TableError` where
     one is missing or wrong."""
     hidden = _config_number(path, config, "hidden_size")
@@ -192,7 +192,7 @@ def _config_shape(path: Path, config: dict) -> dict[str, Any]:
             "tied_embeddings": tied, "parameters_b": parameters / 1e9}
 
 
-def _config_names(path: Path, config: dict) -> tuple[str, tuple[str, ...]]:
+def _config_names(path: Path, config: dict[str, Any]) -> tuple[str, tuple[str, ...]]:
     """A config.json's model name (its ``_name_or_path``'s last part, else its folder's or file's) and aliases
     (its folder's name, where that differs)."""
     # The folder as it is named where the user points (a link's own name; "." and ".." taken away).
@@ -207,7 +207,7 @@ def _config_names(path: Path, config: dict) -> tuple[str, tuple[str, ...]]:
     return name, aliases
 
 
-def _config_rope(path: Path, config: dict) -> tuple[str | None, int]:
+def _config_rope(path: Path, config: dict[str, Any]) -> tuple[str | None, int]:
     """A config.json's RoPE scaling type (None without one) and native context (a YaRN model's original one);
     `TableError` where they are malformed (or its scaling factor is not a number of at least 1, as transformers
     checks it)."""
@@ -242,7 +242,7 @@ def _is_name(value: object) -> bool:
     return isinstance(value, str) and value.isprintable() and value != ""
 
 
-def _is_qwen(config: dict) -> bool:
+def _is_qwen(config: dict[str, Any]) -> bool:
     """Whether a config.json is a Qwen model's: its ``model_type`` (`QWEN_MODEL_TYPES`), else its
     ``architectures`` (``Qwen2ForCausalLM``, ...)."""
     if config.get("model_type") is not None:  # a null model_type is none, as `_unchecked_layout` reads it
@@ -251,7 +251,7 @@ def _is_qwen(config: dict) -> bool:
     return isinstance(architectures, list) and any(str(name).startswith("Qwen") for name in architectures)
 
 
-def _tied_embeddings(path: Path, config: dict) -> object:
+def _tied_embeddings(path: Path, config: dict[str, Any]) -> object:
     """A config.json's ``tie_word_embeddings`` as transformers reads it: null is untied; absent, the default of
     its ``model_type`` (`TIED_BY_MODEL_TYPE`), and `TableError` where that is not known here."""
     if "tie_word_embeddings" in config:

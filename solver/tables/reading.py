@@ -12,7 +12,7 @@ import re
 from collections.abc import Callable, Mapping, Sequence
 from decimal import Decimal
 from pathlib import Path
-from typing import Any, get_args
+from typing import Any, TypeVar, get_args
 
 import yaml
 from pydantic import BaseModel, ValidationError
@@ -107,7 +107,8 @@ class UniqueKeys:
             if key in seen:
                 raise TableError(f"line {key_node.start_mark.line + 1}: key {key!r} appears twice")
             seen.add(key)
-        return super().construct_mapping(node, deep=deep)  # type: ignore[misc]
+        mapping: dict[Any, Any] = super().construct_mapping(node, deep=deep)  # type: ignore[misc]
+        return mapping
 
 
 class UniqueKeyLoader(UniqueKeys, getattr(yaml, "CSafeLoader", yaml.SafeLoader)):  # type: ignore[misc]
@@ -396,7 +397,10 @@ def _yaml_number(text: str, whole: bool) -> str:
     return f"{mantissa}e{exponent if exponent[0] in '+-' else '+' + exponent}"
 
 
-def load_validated(model: type[BaseModel], path: Path, context: dict[str, Any] | None = None) -> Any:
+_Schema = TypeVar("_Schema", bound=BaseModel)
+
+
+def load_validated(model: type[_Schema], path: Path, context: dict[str, Any] | None = None) -> _Schema:
     """The file at `path` as `model`, or `TableError` in one line (naming the kind of file it looks like instead, where
     its top-level keys are another's: `_FILE_KINDS`)."""
     raw = _read_yaml(path)

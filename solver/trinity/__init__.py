@@ -31,9 +31,11 @@ goes); `solver.api` adds what a verdict on the config's own settings assumes (`w
 command refuses what is at odds with its other flags (`solver.cli.trinity_options.check_planner_config`).
 """
 
+from solver.query import TrinityConfig
+from solver.results import TrinitySettings
 from solver.trinity.checks import check_trinity_config
-from solver.trinity.config import TRINITY_06_OFFLOAD, TrinityConfig, read_trinity_config
-from solver.trinity.fragment import EngineError, TrinitySettings, plan_fragment, trinity_fragment
+from solver.trinity.config import TRINITY_06_OFFLOAD, read_trinity_config
+from solver.trinity.fragment import EngineError, plan_fragment, trinity_fragment
 from solver.trinity.keys import (
     ROLE_KEYS_IGNORED,
     YARN_TRAINER,

@@ -49,7 +49,7 @@ BOOLEAN_WORDS = {"true": True, "yes": True, "y": True, "on": True, "false": Fals
 YAML 1.2, leaves as text)."""
 
 
-class _OmegaConfLoader(UniqueKeys, pyyaml.SafeLoader):
+class _OmegaConfLoader(UniqueKeys, pyyaml.SafeLoader):  # type: ignore[misc, unused-ignore]  # Any without types-PyYAML
     """PyYAML's safe loader as OmegaConf, and so Trinity, reads a config: the pure-Python one (libyaml's takes a
     tab after a colon, which Trinity refuses), YAML 1.1 (``010000`` is the octal 4096, ``on`` and ``yes`` are
     true, ``y`` and ``n`` are text), no timestamps (a date stays text), floats without a dot (``1e-5``) too,
@@ -179,8 +179,9 @@ def turned_off(value: Any) -> bool:
     OmegaConf reads them), or 0."""
     if isinstance(value, str):
         value = decode_scalar(value)
-        value = value.strip().casefold() in ("no", "off", "n") if isinstance(value, str) else value is False or value == 0
-        return value
+        off: bool = (value.strip().casefold() in ("no", "off", "n") if isinstance(value, str)
+                     else value is False or value == 0)
+        return off
     return value is False or (isinstance(value, (int, float)) and value == 0)
 
 
