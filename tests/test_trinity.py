@@ -1970,6 +1970,16 @@ def test_checks_take_an_environment_variables_null_as_text_not_as_unset(text: st
         f"trainer.max_token_len_per_gpu must be a number, got {text!r}"]
 
 
+@pytest.mark.parametrize("text", ["[1", "a: b: c", "%x", "*a"])
+def test_checks_name_an_environment_variables_text_that_is_not_yaml_as_text_not_a_number(text: str) -> None:
+    # Text YAML cannot read (an open list, a mapping in a scalar, a directive, an alias with no anchor) stays the text.
+    mapping = {"model": {"model_path": "q/Qwen3-4B", "max_model_len": 8192},
+               "trainer": {"max_token_len_per_gpu": "${oc.env:BUDGET}"}}
+    assert decode_scalar(text) == text
+    assert check_trinity_config(mapping, catalog().model("4B"), 4, environ={"BUDGET": text}) == [
+        f"trainer.max_token_len_per_gpu must be a number, got {text!r}"]
+
+
 def test_checks_say_oc_decode_leaves_text_that_rope_scaling_passes_on_as_written() -> None:
     config = {"model": {"max_model_len": 81920, "rope_scaling": {
         "rope_type": "yarn", "factor": "${oc.decode:${oc.env:F}}", "original_max_position_embeddings": 40960}}}
