@@ -617,7 +617,8 @@ def test_a_cells_file_aliasing_a_catalogue_gpu_by_its_own_name_keeps_no_alias_eq
     catalog = load_catalog()
     text = (Path(__file__).parent.parent / "docs/examples/my-cells.yaml").read_text(encoding="utf-8")
     path = tmp_path / "cells.yaml"
-    path.write_text(text.replace("gpu: H100-80GB ", "gpu: h100\naliases: [H100-80GB, h100, my-h100] "), encoding="utf-8")
+    aliased = text.replace("gpu: H100-80GB ", "gpu: h100\naliases: [H100-80GB, h100, my-h100] ")
+    path.write_text(aliased, encoding="utf-8")
     measured = load_gpu_type(path, catalog.models, catalog.gpu_types)
     assert (measured.name, measured.aliases) == ("H100-80GB", ("h100", "h100-80g", "my-h100"))
 

@@ -958,7 +958,8 @@ def test_patch_keeps_the_host_memory_comment_where_a_removed_rope_scaling_repeat
                "  save_hf_checkpoint: never\n  trainer_config:\n    actor_rollout_ref:\n"
                "      actor: {fsdp_config: {param_offload: true, optimizer_offload: true, offload_policy: true}}\n"
                "      ref: {fsdp_config: {param_offload: true, optimizer_offload: true, offload_policy: true}}\n")
-    text = f"{trainer}  trainer_strategy: fsdp2\nmodel:\n  model_path: q/Qwen3-4B\n  max_model_len: 8192\n  rope_scaling: *t\n"
+    text = (f"{trainer}  trainer_strategy: fsdp2\n"
+            "model:\n  model_path: q/Qwen3-4B\n  max_model_len: 8192\n  rope_scaling: *t\n")
     assert (plan.setting.label, plan.max_token_len_per_gpu) == ("Env + Offload", 16384)
     assert patch_trinity_config(text, plan, catalog().model("4B"), version="0.5") == (
         f"{trainer}  trainer_strategy: fsdp2  # host memory: 82.8 GiB per node for Offload; not checked: --host-ram "
