@@ -395,7 +395,9 @@ class _Words:
 
     def binding(self, rules: tuple[str, ...], reach: Callable[[], str]) -> str:
         """What stops the query as a whole, from the rules of its infeasibility core (`reach` gives the
-        longest length per GPU count, asked only where it is shown)."""
+        longest length per GPU count, asked only where it is shown). The core of a query without a plan holds a
+        rule: with none in force every combination has a plan (`cost_ranks` ranks each one, and `holds_no_plan`
+        leaves a count and a length), so a core without a rule would mean the planner's model is infeasible alone."""
         data, query = self.data, self.query
         parts = []
         if "budget" in rules:
@@ -429,8 +431,6 @@ class _Words:
             else:
                 evidence += f" (longest per GPU count: {reach()})"
             parts.append(evidence)
-        if not parts:
-            return "nothing documented passes every rule"
         return "no plan passes " + ("this rule: " if len(parts) == 1 else "these rules together: ") + "; ".join(parts)
 
     def group(self, excluded: list[tuple[Combination, str]], length: int) -> list[Reason]:

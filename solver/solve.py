@@ -532,13 +532,16 @@ def at_token_budget(catalog: Catalog, query: Query, gpu: str, plan: Plan, tokens
         catalog.model(query.model), catalog.gpu(gpu), query.train_batch_size, query.train_batch_source)
 
 
-def _uncounted(query: Query) -> str:
-    """Why no plan considers exactly the budget's GPU count ("" when no more can be said)."""
+def _uncounted(data: PlanningData, query: Query) -> str:
+    """Why no plan considers exactly the budget's GPU count, a count the whole-nodes and rollout rules allow: past
+    the estimates' counts, estimates off, or else none of the memory model's estimates on it fits (within the
+    tables' limits, where there are tables to cap them: `within_refuting_tables`)."""
     if query.budget_gpus > MAX_ESTIMATED_GPUS:
         return f"; estimated plans go up to {MAX_ESTIMATED_GPUS} trainer GPUs"  # tables may vouch for more
     if query.estimate == "never":
         return "; other counts need estimates, which --no-estimate turns off"
-    return ""
+    capped = " within what the tables allow" if data.columns or data.larger else ""
+    return f"; the memory model estimates that nothing fits on {counted(query.budget_gpus, 'GPU')}{capped}"
 
 
 def _fewer_gpus_words(catalog: Catalog, data: PlanningData, query: Query) -> str:
@@ -813,7 +816,7 @@ def _exact_count_reason(catalog: Catalog, data: PlanningData, query: Query, wher
     if spread:
         head = f"{exactly}: {spread}"
     elif query.budget_gpus not in data.counts:
-        head = f"{exactly} ({_counts_words(data)}){_uncounted(query)}"
+        head = f"{exactly} ({_counts_words(data)}){_uncounted(data, query)}"
     else:
         return ""
     return f"{head}{_fewer_gpus_words(catalog, data, query) or _nearest_words(catalog, data, query)}"

@@ -612,6 +612,17 @@ def test_a_cells_file_naming_its_gpu_as_nvidia_smi_prints_it_is_the_catalogues_g
     assert (measured.name, measured.aliases, measured.memory_mib) == ("H100-80GB", ("h100", "h100-80g"), 81559)
 
 
+def test_a_cells_file_aliasing_a_catalogue_gpu_by_its_own_name_keeps_no_alias_equal_to_the_name(tmp_path: Path):
+    # `gpu: h100` is the catalogue's H100-80GB: that name, given as an alias too, is its name, not an alias of it.
+    catalog = load_catalog()
+    text = (Path(__file__).parent.parent / "docs/examples/my-cells.yaml").read_text(encoding="utf-8")
+    path = tmp_path / "cells.yaml"
+    aliased = text.replace("gpu: H100-80GB ", "gpu: h100\naliases: [H100-80GB, h100, my-h100] ")
+    path.write_text(aliased, encoding="utf-8")
+    measured = load_gpu_type(path, catalog.models, catalog.gpu_types)
+    assert (measured.name, measured.aliases) == ("H100-80GB", ("h100", "h100-80g", "my-h100"))
+
+
 def test_holds_text_is_false_for_a_file_that_goes_on_past_the_text(tmp_path: Path):
     path = tmp_path / "f.txt"
     path.write_text("abcd", encoding="utf-8")

@@ -361,7 +361,7 @@ def test_estimates_cover_any_count_in_a_node_then_whole_nodes_up_to_64():
         "(estimated, extrapolated), the other 8 free for rollout")
 
 
-def test_without_estimates_a_count_below_your_tables_has_no_plan_and_the_reason_says_why():
+def test_a_count_below_your_tables_with_no_plan_at_any_length_has_a_reason_that_says_why():
     # Your own table for 8 H800s vouches for no smaller count: 4 GPUs would need an estimate.
     with_h800 = CATALOG.with_cells(Path(__file__).parent / "data" / "cells" / "h800.yaml")
 
@@ -378,6 +378,11 @@ def test_without_estimates_a_count_below_your_tables_has_no_plan_and_the_reason_
         "no plan for 4 or fewer trainer GPUs with Qwen3-8B on H800-80GB (counts with a plan at some length: 8); the "
         "memory model estimates a plan, Env + SP=2 on 4 GPUs at 8192 tokens: drop --no-estimate")
     assert reason(exact=True) == "estimated"
+    # With estimates on, 4 GPUs are no count with a plan where no estimate on them fits: the reason says so.
+    assert reason(exact=True, margin=0.95) == (
+        "no plan for exactly 4 trainer GPUs with Qwen3-8B on H800-80GB (counts with a plan at some length: 8); the "
+        "memory model estimates that nothing fits on 4 GPUs within what the tables allow; more trainer GPUs train "
+        "8192 tokens: SP=2 on 8 GPUs (documented)")
 
 
 def test_fewest_gpus_without_a_budget_searches_every_count_the_estimates_cover():

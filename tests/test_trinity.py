@@ -949,6 +949,23 @@ def test_patch_keeps_the_blank_line_after_a_removed_flag_behind_the_host_memory_
         "not given\n\n  # the SP\n  ulysses_sequence_parallel_size: 4\n  max_token_len_per_gpu: 51200\n")
 
 
+def test_patch_keeps_the_host_memory_comment_where_a_removed_rope_scaling_repeats_the_trainer() -> None:
+    # model.rope_scaling is an alias of trainer, whose last key is trainer_strategy: removing the stale rope_scaling
+    # looks for the lines after its block in trainer_strategy's comment, the host memory just noted on its own line,
+    # which has none; the comment stays there and nothing moves under max_model_len.
+    plan = _best(model="4B", objective="cheapest", budget_gpus=1, exact=True, max_model_len=8192, offload=True)
+    trainer = ("trainer: &t\n  ulysses_sequence_parallel_size: 1\n  max_token_len_per_gpu: 16384\n"
+               "  save_hf_checkpoint: never\n  trainer_config:\n    actor_rollout_ref:\n"
+               "      actor: {fsdp_config: {param_offload: true, optimizer_offload: true, offload_policy: true}}\n"
+               "      ref: {fsdp_config: {param_offload: true, optimizer_offload: true, offload_policy: true}}\n")
+    text = (f"{trainer}  trainer_strategy: fsdp2\n"
+            "model:\n  model_path: q/Qwen3-4B\n  max_model_len: 8192\n  rope_scaling: *t\n")
+    assert (plan.setting.label, plan.max_token_len_per_gpu) == ("Env + Offload", 16384)
+    assert patch_trinity_config(text, plan, catalog().model("4B"), version="0.5") == (
+        f"{trainer}  trainer_strategy: fsdp2  # host memory: 82.8 GiB per node for Offload; not checked: --host-ram "
+        "not given\nmodel:\n  model_path: q/Qwen3-4B\n  max_model_len: 8192\n")
+
+
 def test_patch_fills_an_empty_section_in_place_and_keeps_the_files_last_comment_last() -> None:
     text = "model:\n  model_path: q/Qwen3-4B\ntrainer:\ncluster:\n  gpu_per_node: 8\n# the end\n"
     assert patch_trinity_config(text, sp2_plan(), catalog().model("4B")) == (
@@ -1966,6 +1983,16 @@ def test_checks_take_an_environment_variables_null_as_text_not_as_unset(text: st
     # the key), so the check names it, as it names any text that is not a number.
     mapping = {"model": {"model_path": "q/Qwen3-4B", "max_model_len": 8192},
                "trainer": {"max_token_len_per_gpu": "${oc.env:BUDGET}"}}
+    assert check_trinity_config(mapping, catalog().model("4B"), 4, environ={"BUDGET": text}) == [
+        f"trainer.max_token_len_per_gpu must be a number, got {text!r}"]
+
+
+@pytest.mark.parametrize("text", ["[1", "a: b: c", "%x", "*a"])
+def test_checks_name_an_environment_variables_text_that_is_not_yaml_as_text_not_a_number(text: str) -> None:
+    # Text YAML cannot read (an open list, a mapping in a scalar, a directive, an alias with no anchor) stays the text.
+    mapping = {"model": {"model_path": "q/Qwen3-4B", "max_model_len": 8192},
+               "trainer": {"max_token_len_per_gpu": "${oc.env:BUDGET}"}}
+    assert decode_scalar(text) == text
     assert check_trinity_config(mapping, catalog().model("4B"), 4, environ={"BUDGET": text}) == [
         f"trainer.max_token_len_per_gpu must be a number, got {text!r}"]
 
