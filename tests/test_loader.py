@@ -298,6 +298,20 @@ def _one_column_cells_file(path: Path, rows: int, cell: str = "Env + Offload + S
     return path
 
 
+@pytest.mark.parametrize(("named", "guess"), [
+    ("Qwen3-14", " (did you mean Qwen3-14B?)"),  # a letter short, as --model guesses
+    ("qwen-3-8b", " (did you mean Qwen3-8B?)"),  # other hyphens
+    ("Qwen3-41B", ""),  # one slip from 14B but another number: no guess
+])
+def test_a_misspelt_model_in_a_cells_file_is_guessed_as_on_the_command_line(tmp_path: Path, named: str, guess: str):
+    path = _one_column_cells_file(tmp_path / "cells.yaml", 1)
+    path.write_text(path.read_text(encoding="utf-8").replace("8B", named), encoding="utf-8")
+    with pytest.raises(TableError) as caught:
+        load_gpu_type(path, MODELS)
+    assert str(caught.value).startswith(f"{path}: table gpus=8: unknown model {named!r} in the table's models{guess} "
+                                        "(known: Qwen3-0.6B, ")
+
+
 def test_a_long_column_that_agrees_is_checked_for_contradictions_in_linear_work(tmp_path: Path,
                                                                                 monkeypatch: pytest.MonkeyPatch):
     # Each cell was compared with every longer one: 2000 rows took 2 million comparisons, and a generated cells

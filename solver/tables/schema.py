@@ -20,7 +20,16 @@ from pydantic import (
     model_validator,
 )
 
-from solver.tables.text import QueryError, brief, check_types, counted, first_repeated, normalise, require_printable
+from solver.tables.text import (
+    QueryError,
+    brief,
+    check_types,
+    counted,
+    first_repeated,
+    guessed_name,
+    normalise,
+    require_printable,
+)
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
 """The largest file rft-solver reads (tables, cluster files, Trinity configs, config.json)."""
@@ -337,8 +346,10 @@ class Table(Frozen):
             raise ValueError("the table names no models")
         for model in self.models:
             if known is not None and model not in known:
-                raise ValueError(f"unknown model {model!r} in the table's models (known: {', '.join(known)}; a model "
-                                 "of your own: give its config.json with --model-config)")
+                meant = guessed_name(normalise(model), (info.context or {}).get("names") or {})
+                raise ValueError(f"unknown model {model!r} in the table's models{f' (did you mean {meant}?)' if meant else ''}"
+                                 f" (known: {', '.join(known)}; a model of your own: give its config.json with "
+                                 "--model-config)")
         twice = first_repeated(self.models)
         if twice is not None:
             raise ValueError(f"{twice} is named twice in the table's models")
