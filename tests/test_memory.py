@@ -3055,6 +3055,21 @@ def test_calibrate_says_which_multipliers_your_cells_moved_and_how_to_plan_with_
         "move them)"]
 
 
+def test_calibrate_on_cells_in_another_format_says_which_keys_a_cells_file_takes(cli, tmp_path: Path):
+    # A CSV of runs reads as YAML text: the refusal says it is not 'key: value' lines and names the fields; a
+    # list says it got a list. No memory-model file is written.
+    runs, fitted = tmp_path / "runs.csv", tmp_path / "fit.yaml"
+    runs.write_text("model,gpus,max_model_len,setting\nQwen3-8B,8,32768,Env + SP=2\n", encoding="utf-8")
+    assert cli("calibrate", "--cells", str(runs), "--out", str(fitted)) == (
+        2, "", f"solve calibrate: error: --cells {runs}: expected a mapping at the top level, got text, not YAML's "
+        "'key: value' lines (fields: gpu, memory_gb, memory_mib, aliases, source, tables, rocm)\n")
+    runs.write_text("- {model: Qwen3-8B, gpus: 8}\n", encoding="utf-8")
+    assert cli("calibrate", "--cells", str(runs), "--out", str(fitted))[2].endswith(
+        ": expected a mapping at the top level, got a list (fields: gpu, memory_gb, memory_mib, aliases, source, "
+        "tables, rocm)\n")
+    assert not fitted.exists()
+
+
 def test_a_calibration_out_of_time_says_the_cells_are_too_many(monkeypatch: pytest.MonkeyPatch):
     # The shipped tables' 2134 observations take GLOP about a second: within a millisecond it has no fit, and the
     # error says that the cells are too many (not that something in them is wrong).
