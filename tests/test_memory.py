@@ -3029,10 +3029,10 @@ def test_calibrate_says_which_multipliers_your_cells_moved_and_how_to_plan_with_
     coefficients = load_memory_model(fitted).coefficients
     assert (status, err) == (0, "") and (coefficients.states, coefficients.logits) == (1.203179, 1.709562)
     assert out.splitlines()[1:] == [
-        "the fit moved states (1.20) and logits (1.71) from first principles; gathered, checkpoints, recompute, "
-        "sp_buffers, fragmentation and overhead stay at 1, as derived (the cells do not move them)",
-        f"plan with it: solve --model M --gpu H100-80GB --len L --memory-model {fitted} --cells '{cells}' (your cells "
-        "vouch for the settings they measured, as tables do; the fit estimates the rest)"]
+        ("the fit moved states (1.20) and logits (1.71) from first principles; gathered, checkpoints, recompute, "
+         "sp_buffers, fragmentation and overhead stay at 1, as derived (the cells do not move them)"),
+        (f"plan with it: solve --model M --gpu H100-80GB --len L --memory-model {fitted} --cells '{cells}' (your cells "
+         "vouch for the settings they measured, as tables do; the fit estimates the rest)")]
     # the command plans: the measured cell is documented, and the memory line names the fit
     command = shlex.split(out.splitlines()[2].removeprefix("plan with it: ").split(" (your cells")[0])
     status, out, _ = cli(*[{"M": "8B", "L": "32768"}.get(word, word) for word in command[1:]], "--gpus", "8")
@@ -3050,9 +3050,9 @@ def test_calibrate_says_which_multipliers_your_cells_moved_and_how_to_plan_with_
         "fragmentation and overhead stay at 1, as derived (the cells do not move them)")
     status, out, _ = cli("calibrate", "--out", str(fitted))
     assert status == 0 and out.splitlines()[1:] == [
-        "the fit moved states (1.03), gathered (0.79), checkpoints (0.63), logits (1.95), sp_buffers (6.46) and "
-        "fragmentation (0.34) from first principles; recompute and overhead stay at 1, as derived (the cells do not "
-        "move them)"]
+        ("the fit moved states (1.03), gathered (0.79), checkpoints (0.63), logits (1.95), sp_buffers (6.46) and "
+         "fragmentation (0.34) from first principles; recompute and overhead stay at 1, as derived (the cells do not "
+         "move them)")]
 
 
 def test_calibrate_on_cells_in_another_format_says_which_keys_a_cells_file_takes(cli, tmp_path: Path):
@@ -3061,8 +3061,8 @@ def test_calibrate_on_cells_in_another_format_says_which_keys_a_cells_file_takes
     runs, fitted = tmp_path / "runs.csv", tmp_path / "fit.yaml"
     runs.write_text("model,gpus,max_model_len,setting\nQwen3-8B,8,32768,Env + SP=2\n", encoding="utf-8")
     assert cli("calibrate", "--cells", str(runs), "--out", str(fitted)) == (
-        2, "", f"solve calibrate: error: --cells {runs}: expected a mapping at the top level, got text, not YAML's "
-        "'key: value' lines (fields: gpu, memory_gb, memory_mib, aliases, source, tables, rocm)\n")
+        2, "", (f"solve calibrate: error: --cells {runs}: expected a mapping at the top level, got text, not YAML's "
+                "'key: value' lines (fields: gpu, memory_gb, memory_mib, aliases, source, tables, rocm)\n"))
     runs.write_text("- {model: Qwen3-8B, gpus: 8}\n", encoding="utf-8")
     assert cli("calibrate", "--cells", str(runs), "--out", str(fitted))[2].endswith(
         ": expected a mapping at the top level, got a list (fields: gpu, memory_gb, memory_mib, aliases, source, "

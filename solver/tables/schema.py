@@ -347,9 +347,9 @@ class Table(Frozen):
         for model in self.models:
             if known is not None and model not in known:
                 meant = guessed_name(normalise(model), (info.context or {}).get("names") or {})
-                raise ValueError(f"unknown model {model!r} in the table's models{f' (did you mean {meant}?)' if meant else ''}"
-                                 f" (known: {', '.join(known)}; a model of your own: give its config.json with "
-                                 "--model-config)")
+                guess = f" (did you mean {meant}?)" if meant else ""
+                raise ValueError(f"unknown model {model!r} in the table's models{guess} (known: {', '.join(known)}; "
+                                 "a model of your own: give its config.json with --model-config)")
         twice = first_repeated(self.models)
         if twice is not None:
             raise ValueError(f"{twice} is named twice in the table's models")
