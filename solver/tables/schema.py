@@ -127,18 +127,17 @@ class Setting(Frozen):
 
     @classmethod
     def parse(cls, text: str) -> Setting | None:
-        """Parse a cell's text; ``-`` (nothing trains) gives None. Only the canonical form is accepted."""
+        """Parse a cell's text; ``-`` (nothing trains) gives None. Only the canonical form is accepted; another case
+        or order (``env + sp=2``) is refused naming it (``write 'Env + SP=2'``)."""
         if text == NO_SETTING:
             return None
-        if text == "vanilla":
-            return cls()
         flags: dict[str, Any] = {}
-        for part in text.split("+"):
+        for part in ([] if text.strip().casefold() == "vanilla" else text.split("+")):
             part = part.strip()
             where = "" if part == text else f" in {text!r}"
-            sp_match = _SP_PART.fullmatch(part)
-            if part in ("Env", "Offload"):
-                key = part.lower()
+            sp_match = _SP_PART.fullmatch(part.upper())
+            if part.casefold() in ("env", "offload"):
+                key = part.casefold()
             elif sp_match:
                 key = "sp"
                 if int(sp_match.group(1)) < 2:
