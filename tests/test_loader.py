@@ -242,7 +242,8 @@ def test_a_setting_label_parses_back_to_the_same_setting(env: bool, offload: boo
     assert Setting.parse(setting.label) == setting
 
 
-@pytest.mark.parametrize("text", ["", "env", "Vanilla", "Turbo", "SP=1", "SP=", "SP=two", "Env +", "Env + Env", "Offload + Env", "SP=2 + SP=4"])
+@pytest.mark.parametrize("text", ["", "env", "Vanilla", "Turbo", "SP=1", "SP=", "SP=two", "Env +", "Env + Env",
+                                  "Offload + Env", "SP=2 + SP=4"])
 def test_non_canonical_cell_texts_are_rejected(text: str):
     # The parser's own messages, not a ValueError of int("two") that any code would raise.
     with pytest.raises(ValueError, match=r"unknown setting|an SP degree is at least 2|appears twice|not in the source's form"):
@@ -258,7 +259,8 @@ def test_non_canonical_cell_texts_are_rejected(text: str):
     # another case, as a user types it: the source's form is named
     ("env + sp=8", "setting 'env + sp=8' is not in the source's form; write 'Env + SP=8'"),
     ("Vanilla", "setting 'Vanilla' is not in the source's form; write 'vanilla'"),
-    ("sp=2 + ENV + offload", "setting 'sp=2 + ENV + offload' is not in the source's form; write 'Env + Offload + SP=2'"),
+    ("sp=2 + ENV + offload",
+     "setting 'sp=2 + ENV + offload' is not in the source's form; write 'Env + Offload + SP=2'"),
 ])
 def test_a_non_canonical_cell_text_is_rejected_saying_what_is_wrong(text: str, message: str):
     # SP=1 and a part given twice have messages of their own, not only that of a text out of the source's form.
