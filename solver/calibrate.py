@@ -175,7 +175,8 @@ def calibration(catalog: Catalog, cells: Sequence[tuple[Path, GpuType]], *, with
         memory_model=MemoryModel(source=f"calibrated on {source}", coefficients=coefficients, margin=DEFAULT_MARGIN,
                                  fit=fit),
         own_contradictions=tuple(own), table_contradictions=tuple(clashes),
-        at_bounds=tuple(at_bounds(coefficients)), mispredicted=tuple(mispredicted(yours, coefficients)),
+        at_bounds=tuple(at_bounds(coefficients)), first_principles=tuple(at_first_principles(coefficients)),
+        mispredicted=tuple(mispredicted(yours, coefficients)),
         your_cells=len({(o.gpu, o.gpus, o.model.name, o.max_model_len) for o in yours}),
     )
 
@@ -254,6 +255,12 @@ def at_bounds(coefficients: Coefficients) -> list[str]:
     if coefficients.usable_env >= 1.0 - GAP:
         edges.append(f"usable_env {coefficients.usable_env:g}")
     return edges
+
+
+def at_first_principles(coefficients: Coefficients) -> list[str]:
+    """The multipliers the fit left at their first-principles value (`PRIOR`'s 1): no observation moved them, so
+    estimates rest on the derivation there, not on the cells."""
+    return [term for term in TERMS if coefficients.multiplier(term) == PRIOR.multiplier(term)]
 
 
 def fit_summary(evidence: list[Observation], coefficients: Coefficients, margin: float = DEFAULT_MARGIN) -> FitSummary:

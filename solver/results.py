@@ -622,6 +622,9 @@ class Calibration(Frozen, defer_build=True):
     at_bounds: tuple[str, ...] = Field(description=(
         "coefficients that ended at an edge of their plausible range: the cells do not pin the model down (with the "
         "documented tables too, your cells pull them there against those)"))
+    first_principles: tuple[str, ...] = Field(default=(), description=(
+        "the multipliers the fit left at their first-principles value of 1 (`solver.memory.TERMS`' names): no "
+        "observation moved them, so estimates rest on the derivation there, not on the cells"))
     mispredicted: tuple[str, ...] = Field(description=(
         "your cells that the fit predicts the other way (a mistyped cell shows here first), with the predicted "
         "peak against the usable memory before any safety margin"))

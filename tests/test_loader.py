@@ -242,7 +242,8 @@ def test_a_setting_label_parses_back_to_the_same_setting(env: bool, offload: boo
     assert Setting.parse(setting.label) == setting
 
 
-@pytest.mark.parametrize("text", ["", "env", "Vanilla", "SP=1", "SP=", "SP=two", "Env +", "Env + Env", "Offload + Env", "SP=2 + SP=4"])
+@pytest.mark.parametrize("text", ["", "env", "Vanilla", "Turbo", "SP=1", "SP=", "SP=two", "Env +", "Env + Env",
+                                  "Offload + Env", "SP=2 + SP=4"])
 def test_non_canonical_cell_texts_are_rejected(text: str):
     # The parser's own messages, not a ValueError of int("two") that any code would raise.
     with pytest.raises(ValueError, match=r"unknown setting|an SP degree is at least 2|appears twice|not in the source's form"):
@@ -255,6 +256,11 @@ def test_non_canonical_cell_texts_are_rejected(text: str):
     ("Env + Env", "'Env' appears twice in 'Env + Env'"),
     ("SP=2 + SP=4", "'SP=4' appears twice in 'SP=2 + SP=4'"),
     ("Offload + Env", "setting 'Offload + Env' is not in the source's form; write 'Env + Offload'"),
+    # another case, as a user types it: the source's form is named
+    ("env + sp=8", "setting 'env + sp=8' is not in the source's form; write 'Env + SP=8'"),
+    ("Vanilla", "setting 'Vanilla' is not in the source's form; write 'vanilla'"),
+    ("sp=2 + ENV + offload",
+     "setting 'sp=2 + ENV + offload' is not in the source's form; write 'Env + Offload + SP=2'"),
 ])
 def test_a_non_canonical_cell_text_is_rejected_saying_what_is_wrong(text: str, message: str):
     # SP=1 and a part given twice have messages of their own, not only that of a text out of the source's form.
@@ -296,6 +302,20 @@ def _one_column_cells_file(path: Path, rows: int, cell: str = "Env + Offload + S
     lines += [f"      - {{max_model_len: {8 * row}, cells: {{8B: {cell}}}}}" for row in range(1, rows + 1)]
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
+
+
+@pytest.mark.parametrize(("named", "guess"), [
+    ("Qwen3-14", " (did you mean Qwen3-14B?)"),  # a letter short, as --model guesses
+    ("qwen-3-8b", " (did you mean Qwen3-8B?)"),  # other hyphens
+    ("Qwen3-41B", ""),  # one slip from 14B but another number: no guess
+])
+def test_a_misspelt_model_in_a_cells_file_is_guessed_as_on_the_command_line(tmp_path: Path, named: str, guess: str):
+    path = _one_column_cells_file(tmp_path / "cells.yaml", 1)
+    path.write_text(path.read_text(encoding="utf-8").replace("8B", named), encoding="utf-8")
+    with pytest.raises(TableError) as caught:
+        load_gpu_type(path, MODELS)
+    assert str(caught.value).startswith(f"{path}: table gpus=8: unknown model {named!r} in the table's models{guess} "
+                                        "(known: Qwen3-0.6B, ")
 
 
 def test_a_long_column_that_agrees_is_checked_for_contradictions_in_linear_work(tmp_path: Path,

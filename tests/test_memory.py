@@ -1908,9 +1908,10 @@ def test_calibrating_says_which_fits_only_hold_without_the_safety_margin(cli, tm
     status, out, _ = cli("calibrate", "--cells", str(H800_CELLS), "--out", str(out_file))
     fit = load_memory_model(out_file).fit
     assert status == 0 and fit.wrong_failures == 0 and fit.failures_within_margin
-    assert out == (f"wrote {out_file}: {fit.observations} observations, 0 predicted to fit that did not, 0 predicted "
-                   f"not to fit that did, and {fit.failures_within_margin} that fit but not within the default safety "
-                   "margin of 0.01 (plans take them with --margin 0, or as tables with --cells)\n")
+    assert out.splitlines()[0] == (
+        f"wrote {out_file}: {fit.observations} observations, 0 predicted to fit that did not, 0 predicted not to fit "
+        f"that did, and {fit.failures_within_margin} that fit but not within the default safety margin of 0.01 (plans "
+        "take them with --margin 0, or as tables with --cells)")
     # and --margin 0 takes them
     status, out, _ = cli("--model", "14B", "--gpu", "h800", "--gpus", "8", "--exact", "--len", "32k", "--memory-model",
                          str(out_file), "--margin", "0", "--json")
@@ -2856,8 +2857,8 @@ def test_calibrate_on_one_cell_it_cannot_meet_says_so_in_the_singular(cli, tmp_p
                      "      - {max_model_len: 32768, cells: {Qwen3-14B: vanilla}}\n", encoding="utf-8")
     fitted = tmp_path / "fit.yaml"
     status, out, err = cli("calibrate", "--cells", str(cells), "--out", str(fitted))
-    assert status == 0 and out == (f"wrote {fitted}: 1 observation, 0 predicted to fit that did not, 1 predicted not "
-                                   "to fit that did\n")
+    assert status == 0 and out.splitlines()[0] == (f"wrote {fitted}: 1 observation, 0 predicted to fit that did not, "
+                                                   "1 predicted not to fit that did")
     first, second, note = err.splitlines()
     assert note == (f"solve calibrate: note: {cells}: Own-24GB's memory_gb 24 is taken as 24 GiB; a card reports "
                     "less (an H100 80GB: 81559 MiB, 79.6 GiB), so add its memory_mib (nvidia-smi's total) where you "
@@ -3010,6 +3011,69 @@ def test_calibrate_with_the_tables_says_your_cells_pull_a_coefficient_to_its_edg
         "solve calibrate: warning: usable_env 1 ended at the edge of the plausible range: your cells pull it there "
         "against the documented tables; check them for typos, or fit on them alone (without --with-tables) where your "
         "hardware differs")
+
+
+MY_H100_CELLS = (  # a user's 14 runs on 4 and 8 H100s, a '-' row among them
+    "gpu: NVIDIA H100 80GB HBM3\nmemory_gb: 80\nsource: our node\ntables:\n"
+    "  - gpus: 4\n    section: 4 x H100\n    models: [Qwen3-8B, Qwen3-14B]\n    rows:\n"
+    "      - {max_model_len: 16384, cells: {Qwen3-8B: Env + SP=2, Qwen3-14B: Env + Offload}}\n"
+    "      - {max_model_len: 32768, cells: {Qwen3-8B: Env + SP=4, Qwen3-14B: Env + Offload + SP=2}}\n"
+    "      - {max_model_len: 65536, cells: {Qwen3-8B: Env + Offload + SP=4, Qwen3-14B: Env + Offload + SP=4}}\n"
+    "      - {max_model_len: 131072, cells: {Qwen3-8B: '-', Qwen3-14B: '-'}}\n"
+    "  - gpus: 8\n    section: 8 x H100\n    models: [Qwen3-8B, Qwen3-14B]\n    rows:\n"
+    "      - {max_model_len: 32768, cells: {Qwen3-8B: Env + SP=2, Qwen3-14B: Env + SP=4}}\n"
+    "      - {max_model_len: 65536, cells: {Qwen3-8B: Env + SP=4, Qwen3-14B: Env + SP=8}}\n"
+    "      - {max_model_len: 131072, cells: {Qwen3-8B: Env + SP=8, Qwen3-14B: Env + Offload + SP=8}}\n")
+
+
+def test_calibrate_says_which_multipliers_your_cells_moved_and_how_to_plan_with_them(cli, tmp_path: Path):
+    # A dozen cells move two multipliers; the other six stay as derived, and the estimates lean on them there. The
+    # command to plan with the fit gives the cells too, which vouch for what they measured.
+    cells, fitted = tmp_path / "my h100.yaml", tmp_path / "mine.yaml"
+    cells.write_text(MY_H100_CELLS, encoding="utf-8")
+    status, out, err = cli("calibrate", "--cells", str(cells), "--out", str(fitted))
+    coefficients = load_memory_model(fitted).coefficients
+    assert (status, err) == (0, "") and (coefficients.states, coefficients.logits) == (1.203179, 1.709562)
+    assert out.splitlines()[1:] == [
+        ("the fit moved states (1.20) and logits (1.71) from first principles; gathered, checkpoints, recompute, "
+         "sp_buffers, fragmentation and overhead stay at 1, as derived (the cells do not move them)"),
+        (f"plan with it: solve --model M --gpu H100-80GB --len L --memory-model {fitted} --cells '{cells}' (your cells "
+         "vouch for the settings they measured, as tables do; the fit estimates the rest)")]
+    # the command plans: the measured cell is documented, and the memory line names the fit
+    command = shlex.split(out.splitlines()[2].removeprefix("plan with it: ").split(" (your cells")[0])
+    status, out, _ = cli(*[{"M": "8B", "L": "32768"}.get(word, word) for word in command[1:]], "--gpus", "8")
+    assert status == 0 and "documented: the H100-80GB table for 8 GPUs of your cells (our node)" in out
+    assert "(memory model: calibrated on my h100.yaml)" in out
+    # beside the documented tables, all but one move (said in the singular)
+    status, out, _ = cli("calibrate", "--cells", str(cells), "--with-tables", "--out", str(fitted))
+    assert status == 0 and out.splitlines()[1].endswith(
+        "; recompute stays at 1, as derived (the cells do not move it)")
+    # one cell moves one multiplier; regenerating the shipped model names no cells to plan with
+    cells.write_text(MY_H100_CELLS.split("  - gpus: 4")[0] + "  - gpus: 8\n    section: 8 x H100\n    models: [8B]\n"
+                     "    rows:\n      - {max_model_len: 32768, cells: {8B: Env + SP=2}}\n", encoding="utf-8")
+    assert cli("calibrate", "--cells", str(cells), "--out", str(fitted))[1].splitlines()[1] == (
+        "the fit moved logits (1.71) from first principles; states, gathered, checkpoints, recompute, sp_buffers, "
+        "fragmentation and overhead stay at 1, as derived (the cells do not move them)")
+    status, out, _ = cli("calibrate", "--out", str(fitted))
+    assert status == 0 and out.splitlines()[1:] == [
+        ("the fit moved states (1.03), gathered (0.79), checkpoints (0.63), logits (1.95), sp_buffers (6.46) and "
+         "fragmentation (0.34) from first principles; recompute and overhead stay at 1, as derived (the cells do not "
+         "move them)")]
+
+
+def test_calibrate_on_cells_in_another_format_says_which_keys_a_cells_file_takes(cli, tmp_path: Path):
+    # A CSV of runs reads as YAML text: the refusal says it is not 'key: value' lines and names the fields; a
+    # list says it got a list. No memory-model file is written.
+    runs, fitted = tmp_path / "runs.csv", tmp_path / "fit.yaml"
+    runs.write_text("model,gpus,max_model_len,setting\nQwen3-8B,8,32768,Env + SP=2\n", encoding="utf-8")
+    assert cli("calibrate", "--cells", str(runs), "--out", str(fitted)) == (
+        2, "", (f"solve calibrate: error: --cells {runs}: expected a mapping at the top level, got text, not YAML's "
+                "'key: value' lines (fields: gpu, memory_gb, memory_mib, aliases, source, tables, rocm)\n"))
+    runs.write_text("- {model: Qwen3-8B, gpus: 8}\n", encoding="utf-8")
+    assert cli("calibrate", "--cells", str(runs), "--out", str(fitted))[2].endswith(
+        ": expected a mapping at the top level, got a list (fields: gpu, memory_gb, memory_mib, aliases, source, "
+        "tables, rocm)\n")
+    assert not fitted.exists()
 
 
 def test_a_calibration_out_of_time_says_the_cells_are_too_many(monkeypatch: pytest.MonkeyPatch):

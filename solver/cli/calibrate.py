@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from typing import TYPE_CHECKING
 
@@ -12,7 +13,7 @@ from solver.cli.catalogs import catalog_with
 from solver.cli.notes import note_cells_elsewhere
 from solver.cli.output import print_escaped
 from solver.cli.parser import Parser
-from solver.memory import DEFAULT_MARGIN
+from solver.memory import DEFAULT_MARGIN, TERMS
 from solver.render import memory_model_yaml
 from solver.tables import (
     MEMORY_MODEL_FILE,
@@ -64,6 +65,10 @@ def run_calibrate(args: argparse.Namespace) -> int:
     fitted = calibration(catalog, cells, with_tables=args.with_tables)
     _warn_of_contradictions(fitted)
     _report_fit(args, fitted)
+    if args.out:
+        _say_what_moved(fitted)
+        if args.cells:
+            _say_how_to_plan(args, sorted({gpu_type.name for _, gpu_type in cells}))
     note_cells_elsewhere("solve calibrate", cells, catalog)
     return 0
 
@@ -88,6 +93,33 @@ def _warn_of_contradictions(fitted: Calibration) -> None:
                       f"({counted(len(clashes), 'contradiction')}), and the fit takes both sides: {clashes[0]}"
                       f"{and_more(clashes)}",
                       file=sys.stderr)
+
+
+def _say_what_moved(fitted: Calibration) -> None:
+    """Say which multipliers the fit moved from first principles, and which it left there: estimates rest on the
+    cells' fit for the first, on the derivation for the others (one cell moves one or two)."""
+    coefficients = fitted.memory_model.coefficients
+    moved = [f"{term} ({coefficients.multiplier(term):.2f})" for term in TERMS if term not in fitted.first_principles]
+    stayed = fitted.first_principles
+    one = len(stayed) == 1
+    left = (f"; {_listed(stayed)} {'stays' if one else 'stay'} at 1, as derived (the cells do not move "
+            f"{'it' if one else 'them'})") if moved and stayed else ""
+    print_escaped(f"the fit moved {_listed(moved) or 'no multiplier'} from first principles{left}")
+
+
+def _listed(words: list[str] | tuple[str, ...]) -> str:
+    """``a, b and c``."""
+    return " and ".join(filter(None, (", ".join(words[:-1]), *words[-1:])))
+
+
+def _say_how_to_plan(args: argparse.Namespace, gpu_names: list[str]) -> None:
+    """Print the command that plans with the written model and the cells it was fitted on, and what each answers."""
+    gpu = gpu_names[0] if len(gpu_names) == 1 else "G"
+    words = ["solve", "--model", "M", "--gpu", gpu, "--len", "L", "--memory-model", str(args.out),
+             *(word for path in args.cells for word in ("--cells", str(path))),
+             *(("--model-config", str(args.model_config)) if args.model_config else ())]
+    print_escaped(f"plan with it: {shlex.join(words)} (your cells vouch for the settings they measured, as tables do; "
+                  "the fit estimates the rest)")
 
 
 def _report_fit(args: argparse.Namespace, fitted: Calibration) -> None:

@@ -34,6 +34,7 @@ from solver.tables.text import (
     brief,
     check_types,
     counted,
+    guessed_name,
     normalise,
     shown_value,
     smi_name_form,
@@ -64,11 +65,6 @@ class Cell(Frozen, defer_build=True):
 def model_name_from_path(model_path: str) -> str:
     """The model's name in a Hugging Face id or a local path: its last part (``Qwen/Qwen3-8B`` -> ``Qwen3-8B``)."""
     return re.split(r"[\\/]", model_path.strip().rstrip("/\\"))[-1]
-
-
-def _is_short_form(alias: str, name: str) -> bool:
-    """Whether `alias` is the end of `name` (``8B`` of Qwen3-8B), which guesses at a misspelt name pass over."""
-    return normalise(name).endswith("-" + normalise(alias))
 
 
 _Entry = TypeVar("_Entry", bound=Model | GpuType)
@@ -122,29 +118,9 @@ def _find_entry(kind: str, name: str, entries: tuple[_Entry, ...], wanted_name: 
     short = min(((alias, e.name) for e in entries for alias in e.aliases), key=lambda pair: len(pair[0]), default=None)
     accepted += f"; short forms such as {short[0]} for {short[1]} too" if short else ""
     names = {normalise(known): entry.name for entry in entries for known in (entry.name, *entry.aliases)}
-    # A guess only where one name extends the other (30B: 30B-A3B, whose base model's name extends it in
-    # turn; Qwen3-8B-Instruct: Qwen3-8B), or ends with it as its last part (70B: Llama-3.1-70B), or is it after
-    # a prefix (Meta-Llama-3.1-8B-Instruct, Hugging Face's older id: llama-3.1-8b-instruct; not after a short
-    # form, as 8B ends it too), or is it with one keystroke doubled (a1000: a100) or other hyphens (qwen-3-8b:
-    # qwen3-8b), and only one does: a name one character away otherwise is often another thing (v100 is not h100,
-    # 5B is not 8B).
-    completions = sorted((known for known in names if known.startswith(wanted)), key=len)
-    undoubled = {wanted[:at] + wanted[at + 1:] for at in range(1, len(wanted)) if wanted[at] == wanted[at - 1]}
-    close = {names[known] for known in completions if not known.startswith(completions[0])} | {
-        names[completions[0]]} if completions else (  # completions, last parts, extensions, then doubled keys
-        {entry for known, entry in names.items() if known.endswith("-" + wanted)}
-        or {entry for known, entry in names.items() if wanted.startswith(known + "-")}
-        or {entry for known, entry in names.items()
-            if wanted.endswith("-" + known) and not _is_short_form(known, entry)}
-        or {entry for known, entry in names.items() if known in undoubled}
-        or {entry for known, entry in names.items() if _unhyphenated(known) == _unhyphenated(wanted)})
-    guess = f" (did you mean {close.pop()}?)" if len(close) == 1 else ""
+    meant = guessed_name(wanted, names)
+    guess = f" (did you mean {meant}?)" if meant else ""
     raise QueryError(f"unknown {kind} {brief(name)}{guess}; accepted: {accepted}")
-
-
-def _unhyphenated(name: str) -> str:
-    """A name without its hyphens, underscores and spaces (qwen-3-8b and qwen3_8b are qwen38b)."""
-    return re.sub(r"[-_ ]", "", name)
 
 
 def vouches_for(table_gpus: int, gpus: int, most: int = MAX_ESTIMATED_GPUS) -> bool:

@@ -404,9 +404,11 @@ def load_validated(model: type[_Schema], path: Path, context: dict[str, Any] | N
     """The file at `path` as `model`, or `TableError` in one line (naming the kind of file it looks like instead, where
     its top-level keys are another's: `_FILE_KINDS`)."""
     raw = _read_yaml(path)
-    if not isinstance(raw, dict):
-        got = "an empty file" if raw is None else f"a {type(raw).__name__}"
-        raise TableError(f"{path}: expected a mapping at the top level, got {got}")
+    if not isinstance(raw, dict):  # a CSV, say, reads as one string: say which keys the file takes
+        got = ("an empty file" if raw is None else "text, not YAML's 'key: value' lines" if isinstance(raw, str)
+               else f"a {type(raw).__name__}")
+        raise TableError(f"{path}: expected a mapping at the top level, got {got} (fields: "
+                         f"{', '.join(_fields_at(model, ()))})")
     try:
         return model.model_validate(raw, context=context)
     except ValidationError as error:

@@ -20,7 +20,16 @@ from pydantic import (
     model_validator,
 )
 
-from solver.tables.text import QueryError, brief, check_types, counted, first_repeated, normalise, require_printable
+from solver.tables.text import (
+    QueryError,
+    brief,
+    check_types,
+    counted,
+    first_repeated,
+    guessed_name,
+    normalise,
+    require_printable,
+)
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
 """The largest file rft-solver reads (tables, cluster files, Trinity configs, config.json)."""
@@ -118,18 +127,17 @@ class Setting(Frozen):
 
     @classmethod
     def parse(cls, text: str) -> Setting | None:
-        """Parse a cell's text; ``-`` (nothing trains) gives None. Only the canonical form is accepted."""
+        """Parse a cell's text; ``-`` (nothing trains) gives None. Only the canonical form is accepted; another case
+        or order (``env + sp=2``) is refused naming it (``write 'Env + SP=2'``)."""
         if text == NO_SETTING:
             return None
-        if text == "vanilla":
-            return cls()
         flags: dict[str, Any] = {}
-        for part in text.split("+"):
+        for part in ([] if text.strip().casefold() == "vanilla" else text.split("+")):
             part = part.strip()
             where = "" if part == text else f" in {text!r}"
-            sp_match = _SP_PART.fullmatch(part)
-            if part in ("Env", "Offload"):
-                key = part.lower()
+            sp_match = _SP_PART.fullmatch(part.upper())
+            if part.casefold() in ("env", "offload"):
+                key = part.casefold()
             elif sp_match:
                 key = "sp"
                 if int(sp_match.group(1)) < 2:
@@ -337,8 +345,10 @@ class Table(Frozen):
             raise ValueError("the table names no models")
         for model in self.models:
             if known is not None and model not in known:
-                raise ValueError(f"unknown model {model!r} in the table's models (known: {', '.join(known)}; a model "
-                                 "of your own: give its config.json with --model-config)")
+                meant = guessed_name(normalise(model), (info.context or {}).get("names") or {})
+                guess = f" (did you mean {meant}?)" if meant else ""
+                raise ValueError(f"unknown model {model!r} in the table's models{guess} (known: {', '.join(known)}; "
+                                 "a model of your own: give its config.json with --model-config)")
         twice = first_repeated(self.models)
         if twice is not None:
             raise ValueError(f"{twice} is named twice in the table's models")

@@ -42,6 +42,38 @@ def normalise(name: str) -> str:
     return re.sub(r"[\s_]+", "-", name.strip().casefold())
 
 
+def guessed_name(wanted: str, names: Mapping[str, str]) -> str | None:
+    """The name that `wanted` (normalised) was likely meant to be, among `names` (each known name or alias,
+    normalised, to the name it stands for), or None where no single one is likely."""
+    # A guess only where one name extends the other (30B: 30B-A3B, whose base model's name extends it in
+    # turn; Qwen3-8B-Instruct: Qwen3-8B), or ends with it as its last part (70B: Llama-3.1-70B), or is it after
+    # a prefix (Meta-Llama-3.1-8B-Instruct, Hugging Face's older id: llama-3.1-8b-instruct; not after a short
+    # form, as 8B ends it too), or is it with one keystroke doubled (a1000: a100) or other hyphens (qwen-3-8b:
+    # qwen3-8b), and only one does: a name one character away otherwise is often another thing (v100 is not h100,
+    # 5B is not 8B).
+    completions = sorted((known for known in names if known.startswith(wanted)), key=len)
+    undoubled = {wanted[:at] + wanted[at + 1:] for at in range(1, len(wanted)) if wanted[at] == wanted[at - 1]}
+    close = {names[known] for known in completions if not known.startswith(completions[0])} | {
+        names[completions[0]]} if completions else (  # completions, last parts, extensions, then doubled keys
+        {entry for known, entry in names.items() if known.endswith("-" + wanted)}
+        or {entry for known, entry in names.items() if wanted.startswith(known + "-")}
+        or {entry for known, entry in names.items()
+            if wanted.endswith("-" + known) and not _is_short_form(known, entry)}
+        or {entry for known, entry in names.items() if known in undoubled}
+        or {entry for known, entry in names.items() if _unhyphenated(known) == _unhyphenated(wanted)})
+    return close.pop() if len(close) == 1 else None
+
+
+def _is_short_form(alias: str, name: str) -> bool:
+    """Whether `alias` is the end of `name` (``8B`` of Qwen3-8B), which guesses at a misspelt name pass over."""
+    return normalise(name).endswith("-" + normalise(alias))
+
+
+def _unhyphenated(name: str) -> str:
+    """A name without its hyphens, underscores and spaces (qwen-3-8b and qwen3_8b are qwen38b)."""
+    return re.sub(r"[-_ ]", "", name)
+
+
 SMI_WORDS = re.compile(r"^(nvidia|amd)-|(instinct|geforce)-|-(sxm\d*|pcie|hbm\d*e?)(?=-|$)")
 """What nvidia-smi and amd-smi add to a GPU's name: the vendor, the product line, the form factor and memory."""
 
