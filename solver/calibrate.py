@@ -40,6 +40,8 @@ from solver.tables import (
     Model,
     QueryError,
     Setting,
+    TableError,
+    and_more,
     cell_text,
     counted,
 )
@@ -130,15 +132,20 @@ def contradictions(mine: Iterable[GpuType], documented: Iterable[GpuType], their
     return found
 
 
-def own_contradictions(models: tuple[Model, ...], mine: Sequence[GpuType]) -> list[str]:
-    """Where cells you measured (`mine`: each file's GPU type, read as `Catalog.with_measured` without `join` reads
-    them: names and memory checked across the files) contradict themselves or one another, in words:
-    `Catalog.contradictions` of all of them together, and a cell that an earlier file gives another setting."""
-    merged, found = Catalog(models=models, gpu_types=()), []
-    for index, measured in enumerate(mine):
-        found += contradictions([measured], mine[:index], theirs="an earlier file's")
-        merged = merged.with_new_tables(measured)
-    return found + merged.contradictions()
+def refuse_own_contradictions(models: tuple[Model, ...], cells: Sequence[tuple[Path, GpuType]], flag: str = "") -> None:
+    """`TableError` naming the first of the `cells` files (each file's path and GPU type, read as
+    `Catalog.with_measured` without `join` reads them: names and memory checked across the files) whose cells
+    contradict themselves or an earlier file's, as planning with them refuses them (a typo there would fit a model
+    that plans runs out of memory): the `Catalog.contradictions` each file adds to those before it, and a cell that
+    an earlier file gives another setting. The message names the file after `flag` (``--cells ``)."""
+    merged = Catalog(models=models, gpu_types=())
+    for index, (path, measured) in enumerate(cells):
+        earlier = [gpu_type for _, gpu_type in cells[:index]]
+        found = contradictions([measured], earlier, theirs="an earlier file's")
+        merged, before = merged.with_new_tables(measured), merged
+        found += before.new_contradictions(merged, measured.name)
+        if found:
+            raise TableError(f"{flag}{path}: {found[0]}{and_more(found)}; check the cells")
 
 
 def _cells_source(paths: Sequence[Path], *, with_tables: bool) -> str:
@@ -149,22 +156,24 @@ def _cells_source(paths: Sequence[Path], *, with_tables: bool) -> str:
     return source + (" and the documented tables" if with_tables else "")
 
 
-def calibration(catalog: Catalog, cells: Sequence[tuple[Path, GpuType]], *, with_tables: bool) -> Calibration:
+def calibration(catalog: Catalog, cells: Sequence[tuple[Path, GpuType]], *, with_tables: bool,
+                flag: str = "") -> Calibration:
     """Fit the memory model on the catalogue's documented tables, or on the `cells` files you measured, loaded
     already (each file's path and GPU type: a file read once), with the documented tables too where `with_tables`;
-    the model's ``source`` names the files. `QueryError` where there are no cells, or none that trained."""
+    the model's ``source`` names the files. `TableError` for cells that contradict themselves or one another
+    (`refuse_own_contradictions`, naming the file after `flag`); `QueryError` where there are no cells, or none that
+    trained."""
+    refuse_own_contradictions(catalog.models, cells, flag)
     measured = [gpu_type for _, gpu_type in cells]
     source = _cells_source([path for path, _ in cells], with_tables=with_tables)
     evidence = observations(catalog, gpu_types=measured or None)
     yours = list(evidence) if measured else []  # the cells whose misses are named, not the documented tables'
-    own = own_contradictions(catalog.models, measured) if measured else []
     clashes: list[str] = []
     if measured and with_tables:
         evidence += observations(catalog)
         clashes += contradictions(measured, catalog.documented_gpu_types)
         for gpu_type in measured:  # and across GPU counts: those the documented tables lack, beside theirs
-            across = catalog.new_contradictions(catalog.with_new_tables(gpu_type), gpu_type.name)
-            clashes += [found for found in across if found not in own]  # those of your cells alone are in `own`
+            clashes += catalog.new_contradictions(catalog.with_new_tables(gpu_type), gpu_type.name)
     if not evidence:
         raise QueryError("no cells to calibrate on")
     coefficients, fit = calibrate(evidence)
@@ -174,7 +183,7 @@ def calibration(catalog: Catalog, cells: Sequence[tuple[Path, GpuType]], *, with
     return Calibration(
         memory_model=MemoryModel(source=f"calibrated on {source}", coefficients=coefficients, margin=DEFAULT_MARGIN,
                                  fit=fit),
-        own_contradictions=tuple(own), table_contradictions=tuple(clashes),
+        table_contradictions=tuple(clashes),
         at_bounds=tuple(at_bounds(coefficients)), first_principles=tuple(at_first_principles(coefficients)),
         mispredicted=tuple(mispredicted(yours, coefficients)),
         your_cells=len({(o.gpu, o.gpus, o.model.name, o.max_model_len) for o in yours}),

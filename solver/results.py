@@ -615,8 +615,6 @@ class Calibration(Frozen, defer_build=True):
     phrase, as the command's warnings and notes give it)."""
 
     memory_model: MemoryModel = Field(description="the fitted model, for memory= (its source names the cells)")
-    own_contradictions: tuple[str, ...] = Field(description=(
-        "where your cells contradict themselves or one another: the fit takes both sides"))
     table_contradictions: tuple[str, ...] = Field(description=(
         "fitting with the documented tables too: where your cells contradict them (the fit takes both sides)"))
     at_bounds: tuple[str, ...] = Field(description=(

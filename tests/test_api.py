@@ -38,6 +38,7 @@ from solver.render import answers_view, memory_model_yaml
 from solver.tables import (
     MAX_GPUS,
     QueryError,
+    TableError,
     brief,
     load_catalog,
     load_fleet,
@@ -783,24 +784,22 @@ def test_calibrate_memory_model_fits_as_the_command_does(cli, tmp_path: Path):
     assert shipped.memory_model == load_memory_model()
     assert memory_model_yaml(shipped.memory_model) == (
         shipped_tables_directory() / "memory-model.yaml").read_text(encoding="utf-8")
-    assert (shipped.own_contradictions, shipped.table_contradictions, shipped.mispredicted) == ((), (), ())
+    assert (shipped.table_contradictions, shipped.mispredicted) == ((), ())
     # A model of other margin and source is written as it is, and reads back equal.
     changed = shipped.memory_model.model_copy(update={"margin": 0.05, "source": "by hand"})
     (tmp_path / "changed.yaml").write_text(memory_model_yaml(changed), encoding="utf-8")
     assert load_memory_model(tmp_path / "changed.yaml") == changed
-    # Cells of your own that contradict themselves and the tables, and that the fit predicts the other way: the file
-    # --out writes, and the phrases its warnings and notes give.
+    # Cells of your own that contradict the tables, and that the fit predicts the other way: the file --out writes,
+    # and the phrases its warnings and notes give.
     mine = tmp_path / "mine.yaml"
     mine.write_text('gpu: A100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n  - gpus: 4\n    section: "4 x A100"\n'
                     '    models: [Qwen3-8B, Qwen3-14B]\n    rows:\n'
                     '      - {max_model_len: 4096, cells: {Qwen3-8B: "-", Qwen3-14B: vanilla}}\n'
-                    '      - {max_model_len: 12288, cells: {Qwen3-8B: Env, Qwen3-14B: "-"}}\n', encoding="utf-8")
+                    '      - {max_model_len: 12288, cells: {Qwen3-8B: "-", Qwen3-14B: "-"}}\n', encoding="utf-8")
     fitted = solver.calibrate_memory_model([str(mine)], with_tables=True)
-    themselves = ("A100-80GB, 4 GPUs, Qwen3-8B: - at 4096 but Env trains at the longer 12288 (memory only grows "
-                  "with the length)")
-    assert fitted.own_contradictions == (themselves,)
     assert fitted.table_contradictions == ("A100-80GB, 4 GPUs, Qwen3-8B at 4096: yours '-', the table's 'vanilla'",
                                            "A100-80GB, 4 GPUs, Qwen3-14B at 4096: yours 'vanilla', the table's 'Env'",
+                                           "A100-80GB, 4 GPUs, Qwen3-8B at 12288: yours '-', the table's 'Env'",
                                            "A100-80GB, 4 GPUs, Qwen3-14B at 12288: yours '-', the table's 'Env + SP=4'")
     written = tmp_path / "model.yaml"
     status, _, err = cli("calibrate", "--cells", str(mine), "--with-tables", "--out", str(written))
@@ -808,8 +807,15 @@ def test_calibrate_memory_model_fits_as_the_command_does(cli, tmp_path: Path):
     assert fitted.memory_model.source == "calibrated on mine.yaml and the documented tables"
     assert fitted.at_bounds == ("recompute 0.1", "usable_env 1") and len(fitted.mispredicted) == 4
     assert fitted.mispredicted[2].startswith("Qwen3-14B on 4 x A100-80GB at 4096, cell 'vanilla': vanilla trained ")
-    said = (*fitted.own_contradictions, fitted.table_contradictions[0], *fitted.mispredicted[:3], *fitted.at_bounds)
+    said = (fitted.table_contradictions[0], *fitted.mispredicted[:3], *fitted.at_bounds)
     assert all(phrase in err for phrase in said)  # the command names three mispredicted cells
+    # Cells that contradict themselves ('-' at 4096 under Env at 12288) are refused, as the command refuses them.
+    text = mine.read_text(encoding="utf-8")
+    mine.write_text(text.replace('12288, cells: {Qwen3-8B: "-"', "12288, cells: {Qwen3-8B: Env"), encoding="utf-8")
+    with pytest.raises(TableError) as refusal:
+        solver.calibrate_memory_model([mine], with_tables=True)
+    assert str(refusal.value) == (f"{mine}: A100-80GB, 4 GPUs, Qwen3-8B: - at 4096 but Env trains at the longer 12288 "
+                                  "(memory only grows with the length); check the cells")
 
 
 @pytest.mark.parametrize("where", ["the repository root", "a folder solve examples wrote them to"])

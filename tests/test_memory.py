@@ -1254,17 +1254,15 @@ def test_cli_calibrate_names_cells_that_contradict_the_tables_and_files_given_tw
     mine = tmp_path / "mine.yaml"
     mine.write_text('gpu: A100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n  - gpus: 4\n    section: "4 x A100"\n'
                     '    models: [Qwen3-8B]\n    rows:\n'
-                    '      - {max_model_len: 4096, cells: {Qwen3-8B: "-"}}\n'  # the table says vanilla
-                    '      - {max_model_len: 8192, cells: {Qwen3-8B: "-"}}\n'  # the table says vanilla
+                    '      - {max_model_len: 4096, cells: {Qwen3-8B: Env}}\n'  # the table says vanilla
+                    '      - {max_model_len: 8192, cells: {Qwen3-8B: Env}}\n'  # the table says vanilla
                     '      - {max_model_len: 12288, cells: {Qwen3-8B: Env}}\n', encoding="utf-8")  # agrees
-    # (`-` at 4096 and 8192 under Env at 12288 contradicts itself too: memory only grows with the length.)
-    themselves = ("solve calibrate: warning: your cells contradict themselves, and the fit takes both sides: "
-                  "A100-80GB, 4 GPUs, Qwen3-8B: - at 4096 but Env trains at the longer 12288 (memory only grows with the "
-                  "length); and 1 more")
     status, out, err = cli("calibrate", "--cells", str(mine), "--with-tables")
-    assert status == 0 and out.startswith("# Memory-model coefficients") and err.startswith(themselves) and (
+    assert status == 0 and out.startswith("# Memory-model coefficients") and err.startswith(
         "solve calibrate: warning: your cells contradict the documented tables (2 contradictions), and the fit takes "
-        "both sides: A100-80GB, 4 GPUs, Qwen3-8B at 4096: yours '-', the table's 'vanilla'; and 1 more\n") in err
+        "both sides: A100-80GB, 4 GPUs, Qwen3-8B at 4096: yours 'Env', the table's 'vanilla'; and 1 more\n")
+    status, out, err = cli("calibrate", "--cells", str(mine))  # alone, they contradict nothing
+    assert status == 0 and "contradict" not in err
     # Across GPU counts too: Env + Offload on 8 A100s where the tables for fewer train vanilla.
     more = tmp_path / "more.yaml"
     more.write_text('gpu: A100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n  - gpus: 8\n    section: "8 x A100"\n'
@@ -1275,28 +1273,61 @@ def test_cli_calibrate_names_cells_that_contradict_the_tables_and_files_given_tw
         "solve calibrate: warning: your cells contradict the documented tables (3 contradictions), and the fit takes "
         "both sides: A100-80GB, Qwen3-4B at 8192: vanilla trains on 2 GPUs but 8 GPUs need Env + Offload (more GPUs "
         "only shard the states further); and 2 more\n") in err and "mend the contradictions above, or check them" in err
-    # Cells of a GPU type without tables that contradict themselves: said once, not again as the tables'.
+    # Each file's cells are checked across GPU counts, the second's too.
     h100 = tmp_path / "h100.yaml"
     h100.write_text("gpu: H100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n  - gpus: 2\n    section: x\n"
-                    "    models: [8B]\n    rows:\n      - {max_model_len: 16384, cells: {8B: Env + Offload}}\n"
-                    "      - {max_model_len: 32768, cells: {8B: vanilla}}\n", encoding="utf-8")
+                    "    models: [8B]\n    rows:\n      - {max_model_len: 16384, cells: {8B: Env + Offload}}\n",
+                    encoding="utf-8")
     status, _, err = cli("calibrate", "--cells", str(h100), "--with-tables")
-    assert status == 0 and "your cells contradict themselves" in err and "documented tables" not in err
-    # Each file's cells are checked across GPU counts, the second's too.
+    assert status == 0 and "contradict" not in err
     status, _, err = cli("calibrate", "--cells", str(h100), "--cells", str(more), "--with-tables")
     assert status == 0 and (
         "solve calibrate: warning: your cells contradict the documented tables (3 contradictions), and the fit takes "
         "both sides: A100-80GB, Qwen3-4B at 8192: vanilla trains on 2 GPUs but 8 GPUs need Env + Offload") in err
-    status, out, err = cli("calibrate", "--cells", str(mine))  # alone, only their own contradiction
-    assert status == 0 and err.startswith(themselves) and "documented tables" not in err
     assert cli("calibrate", "--cells", str(mine), "--cells", str(tmp_path / "." / "mine.yaml")) == (
         2, "", f"solve calibrate: error: --cells {tmp_path / '.' / 'mine.yaml'}: the same file is given twice; give "
                "each file once\n")
 
 
+def test_calibrate_refuses_cells_that_contradict_themselves_as_planning_does(cli, tmp_path: Path):
+    # '-' at 4096 and 8192 under Env at 12288 (memory only grows with the length): refused alone and beside the
+    # documented tables (which contradict it too), in the words planning with them refuses them, and nothing written.
+    mine = tmp_path / "mine.yaml"
+    mine.write_text('gpu: A100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n  - gpus: 4\n    section: "4 x A100"\n'
+                    '    models: [Qwen3-8B]\n    rows:\n'
+                    '      - {max_model_len: 4096, cells: {Qwen3-8B: "-"}}\n'
+                    '      - {max_model_len: 8192, cells: {Qwen3-8B: "-"}}\n'
+                    '      - {max_model_len: 12288, cells: {Qwen3-8B: Env}}\n', encoding="utf-8")
+    refused = (f"--cells {mine}: A100-80GB, 4 GPUs, Qwen3-8B: - at 4096 but Env trains at the longer 12288 (memory "
+               "only grows with the length); and 1 more; check the cells\n")
+    out = tmp_path / "fit.yaml"
+    for tables in ((), ("--with-tables",)):
+        assert cli("calibrate", "--cells", str(mine), *tables, "--out", str(out)) == (
+            2, "", f"solve calibrate: error: {refused}") and not out.exists()
+    # A typo in a user's H100 cells (8B on 8 GPUs at 32768 as Env + Offload + SP=8, where 4 GPUs train it with
+    # Env + SP=4): calibrating refused it as planning does (it wrote a model with gathered 12.2 and said so in a
+    # warning only).
+    h100 = tmp_path / "h100.yaml"
+    h100.write_text("gpu: H100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n"
+                    "  - gpus: 4\n    section: x\n    models: [8B]\n    rows:\n"
+                    "      - {max_model_len: 32768, cells: {8B: Env + SP=4}}\n"
+                    "  - gpus: 8\n    section: y\n    models: [8B]\n    rows:\n"
+                    "      - {max_model_len: 32768, cells: {8B: Env + Offload + SP=8}}\n", encoding="utf-8")
+    said = (f"--cells {h100}: H100-80GB, Qwen3-8B at 32768: Env + SP=4 trains on 4 GPUs but 8 GPUs need Env + "
+            "Offload + SP=8 (more GPUs only shard the states further)")
+    assert cli("calibrate", "--cells", str(h100), "--out", str(out)) == (
+        2, "", f"solve calibrate: error: {said}; check the cells\n") and not out.exists()
+    assert cli("--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "32k", "--cells", str(h100)) == (
+        2, "", f"solve: error: {said}; check the cells\n")
+    # From Python: the same refusal, naming the file without the option.
+    with pytest.raises(TableError) as refusal:
+        solver.calibrate_memory_model([h100])
+    assert str(refusal.value) == f"{said.removeprefix('--cells ')}; check the cells"
+
+
 def test_cells_that_contradict_themselves_or_show_no_limit_are_refused(cli, tmp_path: Path):
     # A plan on cells that say vanilla trains at 32768 but needed Env + Offload at 16384 could run out of
-    # memory: the planners refuse them; calibrate warns (above). Cells that are all '-' give no fit.
+    # memory: the planners refuse them, and calibrate does (above). Cells that are all '-' give no fit.
     contra, dashes = tmp_path / "contra.yaml", tmp_path / "dashes.yaml"
     head = "gpu: H100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n  - gpus: 2\n    section: '2 x H100'\n" \
            "    models: [Qwen3-8B]\n    rows:\n"
@@ -2095,7 +2126,7 @@ def test_cells_of_a_base_model_are_checked_against_its_releases_tables(cli, tmp_
         "tables --check, with the same --cells and --model-config, lists them); check the cells\n"))
 
 
-def test_calibrate_warns_of_cells_that_contradict_one_another_across_files(cli, tmp_path: Path):
+def test_calibrate_refuses_cells_that_contradict_one_another_across_files(cli, tmp_path: Path):
     def cells(name: str, gpus: int, setting: str) -> str:
         path = tmp_path / name
         path.write_text(f"gpu: H100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n  - gpus: {gpus}\n    section: x\n"
@@ -2104,13 +2135,17 @@ def test_calibrate_warns_of_cells_that_contradict_one_another_across_files(cli, 
         return str(path)
 
     first, same_count, fewer = cells("a.yaml", 8, "SP=2"), cells("b.yaml", 8, "SP=4"), cells("c.yaml", 4, "vanilla")
-    status, out, err = cli("calibrate", "--cells", first, "--cells", same_count)
-    assert status == 0 and ("your cells contradict themselves, and the fit takes both sides: H100-80GB, 8 GPUs, "
-                            "Qwen3-8B at 32768: yours 'SP=4', an earlier file's 'SP=2'") in err
-    assert '\nsource: "calibrated on a.yaml, b.yaml"\n' in out  # each file named, in the order given
-    status, _, err = cli("calibrate", "--cells", first, "--cells", fewer)
-    assert status == 0 and ("H100-80GB, Qwen3-8B at 32768: vanilla trains on 4 GPUs but 8 GPUs need SP=2 (more GPUs "
-                            "only shard the states further)") in err
+    out = tmp_path / "fit.yaml"
+    # The second file is named: the first alone contradicts nothing.
+    assert cli("calibrate", "--cells", first, "--cells", same_count, "--out", str(out)) == (2, "", (
+        f"solve calibrate: error: --cells {same_count}: H100-80GB, 8 GPUs, Qwen3-8B at 32768: yours 'SP=4', an "
+        "earlier file's 'SP=2'; check the cells\n")) and not out.exists()
+    assert cli("calibrate", "--cells", first, "--cells", fewer) == (2, "", (
+        f"solve calibrate: error: --cells {fewer}: H100-80GB, Qwen3-8B at 32768: vanilla trains on 4 GPUs but 8 GPUs "
+        "need SP=2 (more GPUs only shard the states further); check the cells\n"))
+    # Files that agree (a table for the same GPU count, of another model) are fitted together, each named.
+    status, text, _ = cli("calibrate", "--cells", first, "--cells", cells("d.yaml", 8, "SP=2").replace("8B", "4B"))
+    assert status == 0 and '\nsource: "calibrated on a.yaml, d.yaml"\n' in text
 
 
 def test_calibrate_names_the_file_that_gives_an_earlier_files_gpu_type_other_aliases(cli, tmp_path: Path):
@@ -2835,13 +2870,12 @@ def test_calibrate_names_your_cells_that_the_fit_predicts_the_other_way(cli, tmp
     assert err.endswith("solve calibrate: note: of your cells, the fit predicts the other way: Qwen3-14B on 1 x "
                         "H100-80GB at 8192, cell 'vanilla': vanilla trained there, predicted 149.6 GiB of 71.7 usable "
                         f"(usable: before any safety margin; solve memory --memory-model {written} breaks each down)\n")
-    # A '-' cell stands for every setting tried there (SP=8, Env + SP=8, ... on 8 GPUs), several of which this fit
-    # predicts to fit: the cell is named once, with the first.
-    cells.write_text(h100_cells(8, "eight", "0.6B, 4B", {8192: "{0.6B: '-', 4B: vanilla}",
-                                                        16384: "{0.6B: vanilla, 4B: vanilla}"}), encoding="utf-8")
-    missed = cli("calibrate", "--cells", str(cells))[2].rsplit(" the other way: ", 1)[-1]
-    assert missed.startswith("Qwen3-0.6B on 8 x H100-80GB at 8192, cell '-': SP=8 ran out of memory there, predicted ")
-    assert missed.count("at 8192, cell '-'") == 1
+    # A '-' cell stands for every setting tried there (vanilla, Env, ... Env + Offload + SP=8 on 8 GPUs), each of which
+    # first principles predict to fit: the cell is named once, with the first.
+    cells.write_text(h100_cells(8, "eight", "0.6B", {8192: "{0.6B: '-'}"}), encoding="utf-8")
+    evidence = observations(CATALOG, gpu_types=[load_gpu_type(cells, CATALOG.models, CATALOG.gpu_types)])
+    assert len(evidence) == 12 and mispredicted(evidence, PRIOR) == [
+        "Qwen3-0.6B on 8 x H100-80GB at 8192, cell '-': vanilla ran out of memory there, predicted 29.2 GiB of 71.7 usable"]
     # Cells the fit gets right get no such note, and the shipped tables' own misses are not yours to check.
     mine = Path(__file__).parent.parent / "docs" / "examples" / "my-cells.yaml"
     assert "predicts the other way" not in cli("calibrate", "--cells", str(mine), "--out", str(tmp_path / "b.yaml"))[2]
@@ -2889,9 +2923,10 @@ def test_calibrate_reports_usable_env_a_hair_below_all_of_the_memory(cli, tmp_pa
         "solve calibrate: warning: usable_env 0.999837 ended at the edge of the plausible range: 32 observations do "
         "not pin the model down; add cells, or --with-tables to fit with the documented ones too")
 
-def test_calibrate_asks_to_mend_cells_of_one_gpu_that_contradict_one_another(cli, tmp_path: Path):
-    # Two files give Qwen3-14B on one 24 GB card at 32768 as vanilla and as Env (which says vanilla ran out): the fit
-    # takes both sides, ends at the edges, and the warning on them names the contradiction first.
+def test_calibrate_refuses_cells_of_a_gpu_of_your_own_that_contradict_one_another(cli, tmp_path: Path):
+    # Two files give Qwen3-14B on one 24 GB card at 32768 as vanilla and as Env (which says vanilla ran out): refused,
+    # naming the second (the fit took both sides and ended at the edges). The second alone ends at the edges too,
+    # where the warning asks for more cells, with no contradiction to mend.
     files = []
     for name, cell in (("a.yaml", "vanilla"), ("b.yaml", "Env")):
         path = tmp_path / name
@@ -2899,14 +2934,14 @@ def test_calibrate_asks_to_mend_cells_of_one_gpu_that_contradict_one_another(cli
                         "    models: [Qwen3-14B]\n    rows:\n"
                         f"      - {{max_model_len: 32768, cells: {{Qwen3-14B: {cell}}}}}\n", encoding="utf-8")
         files += ["--cells", str(path)]
-    status, _, err = cli("calibrate", *files)
-    contradiction, edges = err.splitlines()[:2]
-    assert status == 0 and contradiction == (
-        "solve calibrate: warning: your cells contradict themselves, and the fit takes both sides: Own-24GB, 1 GPU, "
-        "Qwen3-14B at 32768: yours 'Env', an earlier file's 'vanilla'; check the cells")
-    assert edges == ("solve calibrate: warning: states 0.5, usable_env 1 ended at the edge of the plausible range: 3 "
-                     "observations do not pin the model down; mend the contradictions above, or add cells, or "
-                     "--with-tables to fit with the documented ones too")
+    assert cli("calibrate", *files) == (2, "", (
+        f"solve calibrate: error: --cells {files[-1]}: Own-24GB, 1 GPU, Qwen3-14B at 32768: yours 'Env', an earlier "
+        "file's 'vanilla'; check the cells\n"))
+    status, _, err = cli("calibrate", *files[2:])
+    assert status == 0 and err.splitlines()[0] == (
+        "solve calibrate: warning: states 0.5, usable_env 1 ended at the edge of the plausible range: 2 observations "
+        "do not pin the model down; add cells, or --with-tables to fit with the documented ones too")
+
 
 def test_your_cells_are_counted_by_gpu_type_too(tmp_path: Path):
     # The same count, model and length on two GPU types of your own are two cells; a row's other model is a third.

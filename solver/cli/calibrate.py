@@ -62,8 +62,8 @@ def run_calibrate(args: argparse.Namespace) -> int:
         print_escaped(
             f"solve calibrate: warning: no cell of yours names {added}, the model of --model-config (the cells name "
             "their models as the catalogue or the config does)", file=sys.stderr)
-    fitted = calibration(catalog, cells, with_tables=args.with_tables)
-    _warn_of_contradictions(fitted)
+    fitted = calibration(catalog, cells, with_tables=args.with_tables, flag="--cells ")
+    _warn_of_table_contradictions(fitted)
     _report_fit(args, fitted)
     if args.out:
         _say_what_moved(fitted)
@@ -81,14 +81,10 @@ def _check_calibrate_args(args: argparse.Namespace) -> None:
         raise QueryError("--model-config describes a model that the cells of --cells FILE name")
 
 
-def _warn_of_contradictions(fitted: Calibration) -> None:
-    """Warn on stderr of cells that contradict themselves, one another or the documented tables."""
-    own, clashes = fitted.own_contradictions, fitted.table_contradictions
-    if own:
-        print_escaped(
-            f"solve calibrate: warning: your cells contradict themselves, and the fit takes both sides: {own[0]}"
-            f"{and_more(own)}; check the cells", file=sys.stderr)
-    if clashes:
+def _warn_of_table_contradictions(fitted: Calibration) -> None:
+    """Warn on stderr of cells that contradict the documented tables (those that contradict themselves or one another
+    are refused)."""
+    if clashes := fitted.table_contradictions:
         print_escaped(f"solve calibrate: warning: your cells contradict the documented tables "
                       f"({counted(len(clashes), 'contradiction')}), and the fit takes both sides: {clashes[0]}"
                       f"{and_more(clashes)}",
@@ -129,12 +125,12 @@ def _report_fit(args: argparse.Namespace, fitted: Calibration) -> None:
     text = memory_model_yaml(fitted.memory_model)
     if fitted.at_bounds:
         more = "" if args.with_tables or not args.cells else ", or --with-tables to fit with the documented ones too"
-        mend = "mend the contradictions above, or " if fitted.own_contradictions or fitted.table_contradictions else ""
+        mend = "mend the contradictions above, or " if fitted.table_contradictions else ""  # (only --with-tables')
         # The documented tables alone pin every coefficient inside its range: beside them, your cells pull it out.
         why = (f"your cells pull it there against the documented tables; {mend}check them for typos, or fit on them "
                "alone (without --with-tables) where your hardware differs") if args.with_tables and args.cells else (
             f"{counted(fit.observations, 'observation')} {'does' if fit.observations == 1 else 'do'} not pin the "
-            f"model down; {mend}add cells{more}")
+            f"model down; add cells{more}")
         print_escaped(
             f"solve calibrate: warning: {', '.join(fitted.at_bounds)} ended at the edge of the plausible range: "
             f"{why}", file=sys.stderr)
