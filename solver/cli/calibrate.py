@@ -37,7 +37,8 @@ def build_calibrate_parser() -> Parser:
         prog="solve calibrate",
         description="Fit the memory model's coefficients on documented cells (positive and negative evidence) "
         "and print them as a memory-model file.",
-        epilog="Exit status: 0 the memory model is printed (or written), 2 bad input (or cells that are all '-').",
+        epilog=("Exit status: 0 the memory model is printed (or written), 2 bad input (or cells that contradict "
+                "themselves or one another, or that are all '-')."),
     )
     parser.add_argument("--cells", metavar="FILE", type=path_argument("file to read"), action="append",
                         help="your own measured cells, a GPU table file in the tables' format (repeatable); "
