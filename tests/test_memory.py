@@ -2874,9 +2874,9 @@ def test_calibrate_names_your_cells_that_the_fit_predicts_the_other_way(cli, tmp
     # first principles predict to fit: the cell is named once, with the first.
     cells.write_text(h100_cells(8, "eight", "0.6B", {8192: "{0.6B: '-'}"}), encoding="utf-8")
     evidence = observations(CATALOG, gpu_types=[load_gpu_type(cells, CATALOG.models, CATALOG.gpu_types)])
-    assert len(evidence) == 12 and mispredicted(evidence, PRIOR) == [
+    assert len(evidence) == 12 and mispredicted(evidence, PRIOR) == [(
         "Qwen3-0.6B on 8 x H100-80GB at 8192, cell '-': vanilla ran out of memory there, predicted 29.2 GiB of 71.7 "
-        "usable"]
+        "usable")]
     # Cells the fit gets right get no such note, and the shipped tables' own misses are not yours to check.
     mine = Path(__file__).parent.parent / "docs" / "examples" / "my-cells.yaml"
     assert "predicts the other way" not in cli("calibrate", "--cells", str(mine), "--out", str(tmp_path / "b.yaml"))[2]
