@@ -14,6 +14,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterable
 from time import monotonic
+from typing import NamedTuple
 
 from ortools.sat.python import cp_model
 
@@ -36,6 +37,15 @@ from solver.tables import Catalog, Setting, counted
 GPU_RULES = ("budget", "whole_nodes", "rollout_layout", "table_rows")
 SP_RULES = ("sp_divides_gpus", "sp_divides_heads", "sp_kv_heads", "sp_within_node", "batch_divides")
 SETTING_RULES = ("pin_sp", "pin_env", "pin_offload", "host_ram", "evidence")
+
+
+class _Core(NamedTuple):
+    """Rules that together exclude every plan with some values, from CP-SAT's infeasibility core."""
+
+    rules: tuple[str, ...]
+    minimal: bool
+    """Whether each rule was shown to be needed; False where the deadline left a question of that undecided (the
+    rules still exclude those plans together, but fewer of them may too)."""
 
 
 class _Prober:
@@ -117,14 +127,15 @@ class _Prober:
         then finds one at once)."""
         return [literal if rule in rules else ~literal for rule, literal in self.guards.items()]
 
-    def binding_rules(self, **values: int | None) -> tuple[str, ...] | None:
+    def binding_rules(self, **values: int | None) -> _Core | None:
         """A smallest set of rules that together exclude every plan with these values (none fixed: the
-        query itself), from CP-SAT's infeasibility core, in `RULES` order; empty when a plan exists, None
-        when the deadline leaves it undecided."""
+        query itself), from CP-SAT's infeasibility core, in `RULES` order (not `minimal` where the deadline cut
+        the shrinking short); no rules when a plan exists, None when the deadline leaves it undecided."""
         fixing = self._fixing(**values)
         status = self._status(fixing + list(self.guards.values()))
         if status != cp_model.INFEASIBLE:
-            return None if status == cp_model.UNKNOWN else ()
+            return None if status == cp_model.UNKNOWN else _Core(rules=(), minimal=True)
+        undecided = self.undecided
         # CP-SAT's core may hold a rule not in force (its literal guards nothing: no --host-ram, no pin), which the
         # loop below drops only where its solve is decided in time; such a rule is never part of the answer.
         core = {self.rule_of[index] for index in self.solver.sufficient_assumptions_for_infeasibility()
@@ -132,7 +143,7 @@ class _Prober:
         for rule in RULES:  # drop every rule the others do not need
             if rule in core and self._infeasible(fixing + [self.guards[r] for r in core - {rule}]):
                 core.discard(rule)
-        return tuple(rule for rule in RULES if rule in core)
+        return _Core(rules=tuple(rule for rule in RULES if rule in core), minimal=self.undecided == undecided)
 
     def classify(self, candidates: list[Combination], length: int | None) -> list[tuple[Combination, str]]:
         """The rule that excludes each candidate: by GPU count, then SP degree, then setting."""
@@ -151,10 +162,16 @@ class _Prober:
                     continue
                 for c in at_sp:
                     values = dict(gpus=c[0], env=c[1], offload=c[2], sp=c[3], length=length)
-                    rule = self.first_rule(SETTING_RULES, **values) or next(iter(self.binding_rules(**values) or ()), None)
+                    rule = self.first_rule(SETTING_RULES, **values) or self._needed_rule(**values)
                     if rule:
                         excluded.append((c, rule))
         return excluded
+
+    def _needed_rule(self, **values: int | None) -> str | None:
+        """The first rule of a minimal core that excludes the plans with these values (None where none is known
+        to be needed: a plan passes, or the deadline left it undecided)."""
+        core = self.binding_rules(**values)
+        return core.rules[0] if core is not None and core.minimal and core.rules else None
 
 
 def explain(catalog: Catalog, query: Query, answer: Answer) -> tuple[Reason, ...]:
@@ -244,13 +261,14 @@ def _why_no_plan(
         prober.undecided += not decided
         return found
 
-    binding = prober.binding_rules()
+    core = prober.binding_rules()
+    binding = core.rules if core is not None else None
     spread = whole_nodes_violation(query.budget_gpus, query.node_gpus, query.node_source) if query.exact else None
     limit: str | None
     if binding == ("budget",) and spread:  # the count asked for is not in the model at all: say why
         limit = f"no plan passes this rule: {spread}, which a trainer that spans nodes must use"
     else:
-        limit = words.binding(binding, lambda: _reach(catalog, prober, data, query)) if binding is not None else None
+        limit = words.binding(core, lambda: _reach(catalog, prober, data, query)) if core is not None else None
     reasons = [Reason(rule="limit", detail=limit) if limit is not None else Reason(rule="undecided", detail=(
         "which rules stop the query together was not decided in time"))]
     if (query.exact and query.sp is not None and None not in (query.env, query.offload)
@@ -393,12 +411,13 @@ class _Words:
     def longest_documented(self, count: int) -> int | None:
         return max((row for n, row in self.data.settings if n == count), default=None)
 
-    def binding(self, rules: tuple[str, ...], reach: Callable[[], str]) -> str:
+    def binding(self, core: _Core, reach: Callable[[], str]) -> str:
         """What stops the query as a whole, from the rules of its infeasibility core (`reach` gives the
         longest length per GPU count, asked only where it is shown). The core of a query without a plan holds a
         rule: with none in force every combination has a plan (`cost_ranks` ranks each one, and `holds_no_plan`
-        leaves a count and a length), so a core without a rule would mean the planner's model is infeasible alone."""
-        data, query = self.data, self.query
+        leaves a count and a length), so a core without a rule would mean the planner's model is infeasible alone
+        (and a core of one rule needs it)."""
+        data, query, rules = self.data, self.query, core.rules
         parts = []
         if "budget" in rules:
             parts.append(f"the budget ({self.query.within_budget})")
@@ -431,7 +450,9 @@ class _Words:
             else:
                 evidence += f" (longest per GPU count: {reach()})"
             parts.append(evidence)
-        return "no plan passes " + ("this rule: " if len(parts) == 1 else "these rules together: ") + "; ".join(parts)
+        together = ("these rules together: " if core.minimal else
+                    "these rules together (the time limit ran out before it showed that each is needed): ")
+        return "no plan passes " + ("this rule: " if len(parts) == 1 else together) + "; ".join(parts)
 
     def group(self, excluded: list[tuple[Combination, str]], length: int) -> list[Reason]:
         """One reason per rule and situation, covering every alternative it excludes, in `RULES` order."""

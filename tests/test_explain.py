@@ -699,3 +699,45 @@ def test_one_asked_setting_on_a_count_the_planner_never_weighs_is_explained_by_t
     answer, reasons = explained(gpu="a100", model="0.6B", max_model_len=8192, budget_gpus=gpus, exact=True, sp=2,
                                 env=False, offload=False, estimate="auto")
     assert not answer.plans and details(reasons, "limit") == [limit]
+
+
+def _undecided(prober: _Prober, assumptions: list) -> bool:
+    """`_Prober._infeasible` where the deadline leaves every question it puts undecided (as `_status` counts one)."""
+    prober.undecided += 1
+    return False
+
+
+def test_rules_that_stop_a_query_together_say_so_where_time_ran_out_before_each_was_shown_needed(
+        monkeypatch: pytest.MonkeyPatch):
+    # The all-rules solve proves there is no plan and its core holds every rule in force; shrinking it asks, rule by
+    # rule, whether the others suffice. Out of time, every rule stays: the rules still stop the query together, but
+    # the limit said so as if each were needed (the rollout, the SP rules) where host memory alone stops it.
+    query = make_query(CATALOG, gpu="h20", model="8B", max_model_len=4096, budget_gpus=8, exact=True, sp=8, env=False,
+                       offload=False, host_ram_gb=16.0, rollout_gpus=2)
+    (answer,) = plan(query, CATALOG)
+    assert details(explain(CATALOG, query, answer), "limit") == [
+        ("no plan passes this rule: host memory (--host-ram 16 GB per node is too little for Offload, or for the model "
+         "while it loads)")]
+    monkeypatch.setattr(_Prober, "_infeasible", _undecided)
+    reasons = explain(CATALOG, query, answer)
+    (limit,) = details(reasons, "limit")
+    assert limit.startswith("no plan passes these rules together (the time limit ran out before it showed that each "
+                            "is needed): the budget (on exactly 8 GPUs); a trainer that spans nodes uses whole nodes ")
+    assert "; host memory (--host-ram 16 GB per node is too little for Offload" in limit
+    assert details(reasons, "incomplete")
+
+
+def test_a_combination_is_not_put_down_to_a_rule_that_time_left_unshown_to_be_needed(monkeypatch: pytest.MonkeyPatch):
+    # Each cheaper combination's rule is the first of a shrunk core; one the deadline left unshrunk may begin with a
+    # rule that does not exclude it (it was put down to the budget, say): it is left out, as the incomplete line says.
+    query = make_query(CATALOG, gpu="a100", model="8B", max_model_len=32768, budget_gpus=6, estimate="never")
+    (answer,) = plan(query, CATALOG)
+    data = prepare(CATALOG, answer.gpu, query)
+    best = answer.plans[0]
+    best_rank = next(entry.rank for entry in data.ranks
+                     if entry.combination == (best.gpus, int(best.env), int(best.offload), best.sp))
+    cheaper = [entry.combination for entry in data.ranks if entry.rank < best_rank]
+    assert len(dict(_Prober(data, query).classify(cheaper, None))) == len(cheaper) > 0
+    monkeypatch.setattr(_Prober, "_infeasible", _undecided)
+    prober = _Prober(data, query)
+    assert prober.classify(cheaper, None) == [] and prober.undecided >= len(cheaper)

@@ -107,6 +107,20 @@ def test_a_table_length_in_thousands_is_refused_saying_it_in_tokens(tmp_path: Pa
     assert str(caught.value) == f"{path}: table gpus=8, row max_model_len={length}, max_model_len: {said}"
 
 
+@pytest.mark.parametrize(("text", "got"), [
+    ("42\n", "a number"), ("0.5\n", "a number"), ("true\n", "true or false"), ("- 8B\n", "a list"),
+    ("2024-01-01\n", "a date"), ("gpus,model,cell\n", "text, not YAML's 'key: value' lines"),
+])
+def test_a_file_that_is_not_a_mapping_says_what_it_holds_in_yaml_words(tmp_path: Path, text: str, got: str):
+    # Python's own type names were shown: "got a int", "got a bool", "got a float".
+    path = tmp_path / "cells.yaml"
+    path.write_text(text, encoding="utf-8")
+    with pytest.raises(TableError) as caught:
+        load_gpu_type(path, MODELS)
+    assert str(caught.value) == (f"{path}: expected a mapping at the top level, got {got} (fields: gpu, memory_gb, "
+                                 "memory_mib, aliases, source, tables, rocm)")
+
+
 def test_a_missing_file_is_a_table_error(tmp_path: Path):
     with pytest.raises(TableError, match="cannot read"):
         load_gpu_type(tmp_path / "absent.yaml", MODELS)

@@ -2088,6 +2088,14 @@ def test_calibrate_fits_on_cells_of_a_model_the_catalogue_lacks(cli, tmp_path: P
     status, out, _ = cli("calibrate", "--cells", str(cells), "--model-config", str(folder), "--out", str(fitted))
     # SP=4 trained at 65536 on 8 GPUs; vanilla, Env, SP=2 and Env + SP=2 did not: five observations.
     assert status == 0 and out.startswith(f"wrote {fitted}: 5 observations") and load_memory_model(fitted).fit.positives == 1
+    # the command to plan with the fit names the model by its config.json (it gave --model M too, which the planner
+    # refuses beside --model-config), and plans with it
+    assert out.splitlines()[2] == (
+        f"plan with it: solve --model-config {folder} --gpu H100-80GB --len L --memory-model {fitted} --cells {cells} "
+        "(your cells vouch for the settings they measured, as tables do; the fit estimates the rest)")
+    command = out.splitlines()[2].removeprefix("plan with it: solve ").split(" (your cells")[0].split()
+    status, out, _ = cli(*[{"L": "65536"}.get(word, word) for word in command], "--gpus", "8")
+    assert status == 0 and "SP=4 on 8 of 8 GPUs" in out and "documented: the H100-80GB table for 8 GPUs" in out
     assert cli("calibrate", "--model-config", str(folder)) == (
         2, "", "solve calibrate: error: --model-config describes a model that the cells of --cells FILE name\n")
     others = tmp_path / "others.yaml"

@@ -110,11 +110,12 @@ def _listed(words: list[str] | tuple[str, ...]) -> str:
 
 
 def _say_how_to_plan(args: argparse.Namespace, gpu_names: list[str]) -> None:
-    """Print the command that plans with the written model and the cells it was fitted on, and what each answers."""
+    """Print the command that plans with the written model and the cells it was fitted on, and what each answers
+    (for the model of --model-config, which names the model in place of --model)."""
     gpu = gpu_names[0] if len(gpu_names) == 1 else "G"
-    words = ["solve", "--model", "M", "--gpu", gpu, "--len", "L", "--memory-model", str(args.out),
-             *(word for path in args.cells for word in ("--cells", str(path))),
-             *(("--model-config", str(args.model_config)) if args.model_config else ())]
+    model = ("--model-config", str(args.model_config)) if args.model_config else ("--model", "M")
+    words = ["solve", *model, "--gpu", gpu, "--len", "L", "--memory-model", str(args.out),
+             *(word for path in args.cells for word in ("--cells", str(path)))]
     print_escaped(f"plan with it: {shlex.join(words)} (your cells vouch for the settings they measured, as tables do; "
                   "the fit estimates the rest)")
 

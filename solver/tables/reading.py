@@ -400,14 +400,23 @@ def _yaml_number(text: str, whole: bool) -> str:
 _Schema = TypeVar("_Schema", bound=BaseModel)
 
 
+def _top_level_kind(raw: object) -> str:
+    """What a YAML file that is not a mapping holds, in words (``a number``, not Python's ``a int``)."""
+    if raw is None:
+        return "an empty file"
+    if isinstance(raw, str):
+        return "text, not YAML's 'key: value' lines"
+    if isinstance(raw, bool):
+        return "true or false"
+    return "a number" if isinstance(raw, int | float) else f"a {type(raw).__name__}"
+
+
 def load_validated(model: type[_Schema], path: Path, context: dict[str, Any] | None = None) -> _Schema:
     """The file at `path` as `model`, or `TableError` in one line (naming the kind of file it looks like instead, where
     its top-level keys are another's: `_FILE_KINDS`)."""
     raw = _read_yaml(path)
     if not isinstance(raw, dict):  # a CSV, say, reads as one string: say which keys the file takes
-        got = ("an empty file" if raw is None else "text, not YAML's 'key: value' lines" if isinstance(raw, str)
-               else f"a {type(raw).__name__}")
-        raise TableError(f"{path}: expected a mapping at the top level, got {got} (fields: "
+        raise TableError(f"{path}: expected a mapping at the top level, got {_top_level_kind(raw)} (fields: "
                          f"{', '.join(_fields_at(model, ()))})")
     try:
         return model.model_validate(raw, context=context)
