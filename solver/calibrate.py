@@ -115,9 +115,9 @@ def optimistic(evidence: Iterable[Observation], coefficients: Coefficients, marg
     return sorted(found, key=lambda item: item[1] - item[2])
 
 
-def contradictions(mine: Iterable[GpuType], documented: Iterable[GpuType], theirs: str = "the table's") -> list[str]:
+def contradictions(mine: Iterable[GpuType], documented: Iterable[GpuType]) -> list[str]:
     """Cells of `mine` that the `documented` tables give another setting (same GPU type, trainer GPU
-    count, model and length), each as ``GPU, N GPUs, MODEL at L: yours 'A', the table's 'B'`` (`theirs`)."""
+    count, model and length), each as ``GPU, N GPUs, MODEL at L: yours 'A', the table's 'B'``."""
     known = {(gpu.name, table.gpus, name, row.max_model_len): row.setting(name)
              for gpu in documented for table in gpu.tables for row in table.rows for name in table.models}
     found = []
@@ -128,22 +128,20 @@ def contradictions(mine: Iterable[GpuType], documented: Iterable[GpuType], their
                     key = (gpu.name, table.gpus, name, row.max_model_len)
                     if key in known and known[key] != row.setting(name):
                         found.append(f"{gpu.name}, {counted(table.gpus, 'GPU')}, {name} at {row.max_model_len}: yours "
-                                     f"{cell_text(row.setting(name))!r}, {theirs} {cell_text(known[key])!r}")
+                                     f"{cell_text(row.setting(name))!r}, the table's {cell_text(known[key])!r}")
     return found
 
 
 def refuse_own_contradictions(models: tuple[Model, ...], cells: Sequence[tuple[Path, GpuType]], flag: str = "") -> None:
-    """`TableError` naming the first of the `cells` files (each file's path and GPU type, read as
-    `Catalog.with_measured` without `join` reads them: names and memory checked across the files) whose cells
-    contradict themselves or an earlier file's, as planning with them refuses them (a typo there would fit a model
-    that plans runs out of memory): the `Catalog.contradictions` each file adds to those before it, and a cell that
-    an earlier file gives another setting. The message names the file after `flag` (``--cells ``)."""
+    """`TableError` naming the first of the `cells` files (each file's path and GPU type, read by
+    `read_cells_files` without `join`: names, memory and each GPU count's one table checked across the files) whose
+    cells contradict themselves or an earlier file's, as planning with them refuses them (a typo there would fit a
+    model that plans runs out of memory): the `Catalog.contradictions` each file adds to those before it. The message
+    names the file after `flag` (``--cells ``)."""
     merged = Catalog(models=models, gpu_types=())
-    for index, (path, measured) in enumerate(cells):
-        earlier = [gpu_type for _, gpu_type in cells[:index]]
-        found = contradictions([measured], earlier, theirs="an earlier file's")
-        merged, before = merged.with_new_tables(measured), merged
-        found += before.new_contradictions(merged, measured.name)
+    for path, measured in cells:
+        merged, before = merged.with_tables(measured), merged
+        found = before.new_contradictions(merged, measured.name)
         if found:
             raise TableError(f"{flag}{path}: {found[0]}{and_more(found)}; check the cells")
 

@@ -2135,25 +2135,60 @@ def test_cells_of_a_base_model_are_checked_against_its_releases_tables(cli, tmp_
 
 
 def test_calibrate_refuses_cells_that_contradict_one_another_across_files(cli, tmp_path: Path):
-    def cells(name: str, gpus: int, setting: str) -> str:
+    def cells(name: str, gpus: int, setting: str, length: int = 32768, model: str = "8B") -> str:
         path = tmp_path / name
         path.write_text(f"gpu: H100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n  - gpus: {gpus}\n    section: x\n"
-                        f"    models: [8B]\n    rows:\n      - {{max_model_len: 32768, cells: {{8B: {setting}}}}}\n",
+                        f"    models: [{model}]\n    rows:\n      - {{max_model_len: {length}, cells: {{{model}: {setting}}}}}\n",
                         encoding="utf-8")
         return str(path)
 
-    first, same_count, fewer = cells("a.yaml", 8, "SP=2"), cells("b.yaml", 8, "SP=4"), cells("c.yaml", 4, "vanilla")
+    first, fewer, more = cells("a.yaml", 8, "SP=2"), cells("c.yaml", 4, "vanilla"), cells("e.yaml", 16, "SP=2")
     out = tmp_path / "fit.yaml"
     # The second file is named: the first alone contradicts nothing.
-    assert cli("calibrate", "--cells", first, "--cells", same_count, "--out", str(out)) == (2, "", (
-        f"solve calibrate: error: --cells {same_count}: H100-80GB, 8 GPUs, Qwen3-8B at 32768: yours 'SP=4', an "
-        "earlier file's 'SP=2'; check the cells\n")) and not out.exists()
-    assert cli("calibrate", "--cells", first, "--cells", fewer) == (2, "", (
+    assert cli("calibrate", "--cells", first, "--cells", fewer, "--out", str(out)) == (2, "", (
         f"solve calibrate: error: --cells {fewer}: H100-80GB, Qwen3-8B at 32768: vanilla trains on 4 GPUs but 8 GPUs "
-        "need SP=2 (more GPUs only shard the states further); check the cells\n"))
-    # Files that agree (a table for the same GPU count, of another model) are fitted together, each named.
-    status, text, _ = cli("calibrate", "--cells", first, "--cells", cells("d.yaml", 8, "SP=2").replace("8B", "4B"))
-    assert status == 0 and '\nsource: "calibrated on a.yaml, d.yaml"\n' in text
+        "need SP=2 (more GPUs only shard the states further); check the cells\n")) and not out.exists()
+    # Files with tables for other counts that agree are fitted together, each named.
+    status, text, _ = cli("calibrate", "--cells", first, "--cells", more)
+    assert status == 0 and '\nsource: "calibrated on a.yaml, e.yaml"\n' in text
+
+
+@pytest.mark.parametrize("second", [
+    ("8B", 32768, "SP=4"),  # the same cell, another setting
+    ("8B", 65536, "vanilla"),  # vanilla at the longer length, where SP=2 was needed at the shorter (one file refuses it)
+    ("4B", 32768, "SP=2"),  # another model: the two would still be two tables for one count
+])
+def test_calibrate_refuses_two_files_with_a_table_for_one_gpu_count_as_planning_does(
+        cli, tmp_path: Path, second: tuple[str, int, str]):
+    # Planning takes one table per GPU type and count; calibrating read the second as evidence beside the first, and
+    # missed contradictions between them across lengths (rc 0, a model written). Both now give the same one line.
+    model, length, setting = second
+    first, later, out = tmp_path / "a.yaml", tmp_path / "b.yaml", tmp_path / "fit.yaml"
+    head = "gpu: H100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n  - gpus: 8\n    section: x\n"
+    first.write_text(head + "    models: [8B]\n    rows:\n      - {max_model_len: 32768, cells: {8B: SP=2}}\n",
+                     encoding="utf-8")
+    later.write_text(head + f"    models: [{model}]\n    rows:\n      - {{max_model_len: {length}, cells: "
+                     f"{{{model}: {setting}}}}}\n", encoding="utf-8")
+    said = f"error: --cells {later}: a table for a GPU count that --cells {first} has already: give each table once\n"
+    files = ["--cells", str(first), "--cells", str(later)]
+    for tables in ([], ["--with-tables"]):
+        assert cli("calibrate", *files, *tables, "--out", str(out)) == (2, "", "solve calibrate: " + said)
+        assert not out.exists()
+    assert cli("tables", *files) == (2, "", "solve tables: " + said)
+    with pytest.raises(solver.QueryError) as refused:  # from Python, the same words without the flag
+        solver.calibrate_memory_model([first, later])
+    assert str(refused.value) == f"{later}: a table for a GPU count that {first} has already: give each table once"
+
+
+def test_calibrate_refuses_in_one_file_the_rows_that_two_files_give(cli, tmp_path: Path):
+    # SP=2 at 32768 and vanilla at 65536 on the same 8 H100s, as two rows of one table: the longer needs no more.
+    cells, out = tmp_path / "both.yaml", tmp_path / "fit.yaml"
+    cells.write_text("gpu: H100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n  - gpus: 8\n    section: x\n"
+                     "    models: [8B]\n    rows:\n      - {max_model_len: 32768, cells: {8B: SP=2}}\n"
+                     "      - {max_model_len: 65536, cells: {8B: vanilla}}\n", encoding="utf-8")
+    assert cli("calibrate", "--cells", str(cells), "--out", str(out)) == (2, "", (
+        f"solve calibrate: error: --cells {cells}: H100-80GB, 8 GPUs, Qwen3-8B: SP=2 at 32768 but vanilla trains at "
+        "the longer 65536 (memory only grows with the length); check the cells\n")) and not out.exists()
 
 
 def test_calibrate_names_the_file_that_gives_an_earlier_files_gpu_type_other_aliases(cli, tmp_path: Path):
@@ -2934,8 +2969,8 @@ def test_calibrate_reports_usable_env_a_hair_below_all_of_the_memory(cli, tmp_pa
 
 def test_calibrate_refuses_cells_of_a_gpu_of_your_own_that_contradict_one_another(cli, tmp_path: Path):
     # Two files give Qwen3-14B on one 24 GB card at 32768 as vanilla and as Env (which says vanilla ran out): refused,
-    # naming the second (the fit took both sides and ended at the edges). The second alone ends at the edges too,
-    # where the warning asks for more cells, with no contradiction to mend.
+    # naming the second, as two tables for one count (the fit took both sides and ended at the edges). The second
+    # alone ends at the edges too, where the warning asks for more cells, with no contradiction to mend.
     files = []
     for name, cell in (("a.yaml", "vanilla"), ("b.yaml", "Env")):
         path = tmp_path / name
@@ -2944,8 +2979,8 @@ def test_calibrate_refuses_cells_of_a_gpu_of_your_own_that_contradict_one_anothe
                         f"      - {{max_model_len: 32768, cells: {{Qwen3-14B: {cell}}}}}\n", encoding="utf-8")
         files += ["--cells", str(path)]
     assert cli("calibrate", *files) == (2, "", (
-        f"solve calibrate: error: --cells {files[-1]}: Own-24GB, 1 GPU, Qwen3-14B at 32768: yours 'Env', an earlier "
-        "file's 'vanilla'; check the cells\n"))
+        f"solve calibrate: error: --cells {files[-1]}: a table for a GPU count that --cells {files[1]} has already: "
+        "give each table once\n"))
     status, _, err = cli("calibrate", *files[2:])
     assert status == 0 and err.splitlines()[0] == (
         "solve calibrate: warning: states 0.5, usable_env 1 ended at the edge of the plausible range: 2 observations "
@@ -3091,7 +3126,7 @@ def test_calibrate_says_which_multipliers_your_cells_moved_and_how_to_plan_with_
     # beside the documented tables, all but one move (said in the singular)
     status, out, _ = cli("calibrate", "--cells", str(cells), "--with-tables", "--out", str(fitted))
     assert status == 0 and out.splitlines()[1].endswith(
-        "; recompute stays at 1, as derived (the cells do not move it)")
+        "; recompute stays at 1, as derived (your cells and the documented tables do not move it)")
     # one cell moves one multiplier; regenerating the shipped model names no cells to plan with
     cells.write_text(MY_H100_CELLS.split("  - gpus: 4")[0] + "  - gpus: 8\n    section: 8 x H100\n    models: [8B]\n"
                      "    rows:\n      - {max_model_len: 32768, cells: {8B: Env + SP=2}}\n", encoding="utf-8")

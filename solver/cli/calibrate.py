@@ -67,7 +67,7 @@ def run_calibrate(args: argparse.Namespace) -> int:
     _warn_of_table_contradictions(fitted)
     _report_fit(args, fitted)
     if args.out:
-        _say_what_moved(fitted)
+        _say_what_moved(fitted, with_tables=args.with_tables)
         if args.cells:
             _say_how_to_plan(args, sorted({gpu_type.name for _, gpu_type in cells}))
     note_cells_elsewhere("solve calibrate", cells, catalog)
@@ -92,14 +92,16 @@ def _warn_of_table_contradictions(fitted: Calibration) -> None:
                       file=sys.stderr)
 
 
-def _say_what_moved(fitted: Calibration) -> None:
+def _say_what_moved(fitted: Calibration, *, with_tables: bool) -> None:
     """Say which multipliers the fit moved from first principles, and which it left there: estimates rest on the
-    cells' fit for the first, on the derivation for the others (one cell moves one or two)."""
+    cells' fit for the first, on the derivation for the others (one cell moves one or two). `with_tables`: the fit
+    was on your cells and the documented tables, so it is the observations, not your cells, that leave them."""
     coefficients = fitted.memory_model.coefficients
     moved = [f"{term} ({coefficients.multiplier(term):.2f})" for term in TERMS if term not in fitted.first_principles]
     stayed = fitted.first_principles
     one = len(stayed) == 1
-    left = (f"; {_listed(stayed)} {'stays' if one else 'stay'} at 1, as derived (the cells do not move "
+    evidence = "your cells and the documented tables do" if with_tables else "the cells do"
+    left = (f"; {_listed(stayed)} {'stays' if one else 'stay'} at 1, as derived ({evidence} not move "
             f"{'it' if one else 'them'})") if moved and stayed else ""
     print_escaped(f"the fit moved {_listed(moved) or 'no multiplier'} from first principles{left}")
 

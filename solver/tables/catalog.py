@@ -580,13 +580,12 @@ def read_cells_files(catalog: Catalog, paths: Sequence[Path], *, join: bool = Tr
     each read against it and the files before it (`load_cells`: a GPU type an earlier file made keeps its name,
     aliases and memory, and a memory that differs is said to be that file's); and each file with the GPU type it
     gave, as read (once: a pipe reads once). Errors name the file after `flag` (``--cells ``), and a table for a GPU
-    count that an earlier file has already names that file (after the file's other errors, as calibrating gives
-    them)."""
+    count that an earlier file has already, joined or not (calibrating refuses it as planning does), names that file
+    (after the file's other errors)."""
     tabled_by: dict[tuple[str, int], Path] = {}  # (GPU type, count): the file that gave its table
     made_by: dict[str, Path] = {}  # a GPU type the catalogue lacks: the file that gave it first
     loaded: list[tuple[Path, GpuType]] = []
     for path in paths:
-        before = _tables_in(catalog)
         try:  # a TableError for the file's own content or memory, a QueryError for its names or tables
             measured = load_cells(path, catalog.models, catalog.gpu_types, made_by)
             if all(known.name != measured.name for known in catalog.gpu_types):
@@ -601,11 +600,6 @@ def read_cells_files(catalog: Catalog, paths: Sequence[Path], *, join: bool = Tr
         if other is not None:
             raise QueryError(f"{flag}{path}: a table for a GPU count that {flag}{other} has already: give each "
                              "table once")
-        tabled_by.update(dict.fromkeys(_tables_in(catalog) - before, path))
+        tabled_by.update(dict.fromkeys(((measured.name, table.gpus) for table in measured.tables), path))
         loaded.append((path, measured))
     return catalog, tuple(loaded)
-
-
-def _tables_in(catalog: Catalog) -> set[tuple[str, int]]:
-    """(GPU type, trainer GPU count) of every table in `catalog`."""
-    return {(gpu_type.name, table.gpus) for gpu_type in catalog.gpu_types for table in gpu_type.tables}
