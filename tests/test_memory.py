@@ -2135,10 +2135,10 @@ def test_cells_of_a_base_model_are_checked_against_its_releases_tables(cli, tmp_
 
 
 def test_calibrate_refuses_cells_that_contradict_one_another_across_files(cli, tmp_path: Path):
-    def cells(name: str, gpus: int, setting: str, length: int = 32768, model: str = "8B") -> str:
+    def cells(name: str, gpus: int, setting: str) -> str:
         path = tmp_path / name
         path.write_text(f"gpu: H100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n  - gpus: {gpus}\n    section: x\n"
-                        f"    models: [{model}]\n    rows:\n      - {{max_model_len: {length}, cells: {{{model}: {setting}}}}}\n",
+                        f"    models: [8B]\n    rows:\n      - {{max_model_len: 32768, cells: {{8B: {setting}}}}}\n",
                         encoding="utf-8")
         return str(path)
 
@@ -2155,7 +2155,7 @@ def test_calibrate_refuses_cells_that_contradict_one_another_across_files(cli, t
 
 @pytest.mark.parametrize("second", [
     ("8B", 32768, "SP=4"),  # the same cell, another setting
-    ("8B", 65536, "vanilla"),  # vanilla at the longer length, where SP=2 was needed at the shorter (one file refuses it)
+    ("8B", 65536, "vanilla"),  # vanilla at the longer length, where SP=2 was needed at the shorter (one file: refused)
     ("4B", 32768, "SP=2"),  # another model: the two would still be two tables for one count
 ])
 def test_calibrate_refuses_two_files_with_a_table_for_one_gpu_count_as_planning_does(
@@ -3138,6 +3138,7 @@ def test_calibrate_says_which_multipliers_your_cells_moved_and_how_to_plan_with_
         ("the fit moved states (1.03), gathered (0.79), checkpoints (0.63), logits (1.95), sp_buffers (6.46) and "
          "fragmentation (0.34) from first principles; recompute and overhead stay at 1, as derived (the cells do not "
          "move them)")]
+    assert fitted.read_bytes() == (shipped_tables_directory() / "memory-model.yaml").read_bytes()
 
 
 def test_calibrate_on_cells_in_another_format_says_which_keys_a_cells_file_takes(cli, tmp_path: Path):
