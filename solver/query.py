@@ -179,10 +179,13 @@ class Query(Frozen):
 
     @property
     def more_host_ram_words(self) -> str:
-        """Where host memory is hardware (`host_ram_hardware`): more of it, in words (``with more host memory than the
-        pool's 32 GiB``); empty otherwise."""
-        if self.host_ram_hardware is None or self.host_ram_gb is None:
+        """Where host memory is no flag to drop (hardware, `host_ram_hardware`, or a caller's own words for it): more
+        of it, in words (``with more host memory than the pool's 32 GiB``, ``... than the node's RAM of 64 GiB``);
+        empty otherwise."""
+        if self.host_ram_gb is None or self.host_ram_source.startswith("--"):
             return ""
+        if self.host_ram_hardware is None:
+            return f"with more host memory than {self.host_ram_bound_words}"
         return f"with more host memory than {self.host_ram_hardware} {shown_number(self.host_ram_gb)} GiB"
 
     @property
@@ -190,11 +193,9 @@ class Query(Frozen):
         """Where a plan needs more host memory than the query gives: what it takes, in words: ``without --host-ram``
         (a limit), ``on nodes with more host memory than the pool's 32 GiB`` (hardware), or ``with more host memory
         than the node's RAM of 64 GiB`` (a caller's own words for it)."""
-        if more := self.more_host_ram_words:
-            return f"on nodes {more}"
-        if self.host_ram_source.startswith("--"):
+        if not (more := self.more_host_ram_words):
             return f"without {self.host_ram_source}"
-        return f"with more host memory than {self.host_ram_bound_words}"
+        return f"on nodes {more}" if self.host_ram_hardware is not None else more
 
     @property
     def time_limit_words(self) -> str:

@@ -1359,6 +1359,17 @@ def test_place_reports_progress_from_its_search_thread_and_raises_what_progress_
     assert callers == [False]
 
 
+def test_a_nearest_plan_past_a_callers_own_host_memory_names_more_of_it_not_a_flag_to_drop():
+    # A caller's own words for host memory are no flag: the nearest plan on more GPUs says it needs more host memory,
+    # where it said "if you also drop the node's RAM 32".
+    query = solver.make_query(CATALOG, model="4B", gpu="h100", max_model_len=131072, budget_gpus=2, host_ram_gb=32,
+                              host_ram_source="the node's RAM")
+    (answer,) = answer_query(query, CATALOG)
+    assert ("; on nodes with more host memory than the node's RAM of 32 GiB, more trainer GPUs train 131072 tokens: "
+            "Env + SP=8 on 8 GPUs (estimated, extrapolated)") in answer.reason
+    assert "drop" not in answer.reason
+
+
 def test_host_memory_from_a_callers_own_source_is_named_in_words_in_reasons_and_views():
     # make_query's host_ram_source, where it is no flag (a caller's node memory), is named in plain words that keep it,
     # as a cluster pool's is: in a refusal's estimated plan, and in why fewer plans than asked for were found.
