@@ -471,6 +471,33 @@ def test_bad_input_exits_2_with_one_line(cli, argv: list[str], message: str):
 
 
 @pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        # A degree the heads refuse names the degrees a trainer can take: no larger than a node of 8 (not 16, 32, 64,
+        # which --sp 16 would then be refused for), nor than the budget, and for an exact count those that divide it.
+        (["--model", "32B", "--gpu", "h100", "--len", "64k", "--gpus", "32", "--sp", "6"],
+         ("--sp 6 is not allowed for Qwen3-32B: SP=6 does not divide its 64 attention heads; its heads allow 1, 2, 4, "
+          "8, 16, 32, 64, of which 1, 2, 4, 8 fit a node of 8 GPUs (--node-gpus)")),
+        (["--model", "4B", "--len", "8192", "--gpus", "2", "--sp", "3"],
+         ("--sp 3 is not allowed for Qwen3-4B: SP=3 does not divide its 32 attention heads; its heads allow 1, 2, 4, "
+          "8, 16, 32, of which 1, 2 fit the budget of 2 GPUs")),
+        (["--model", "4B", "--len", "8192", "--gpus", "6", "--exact", "--sp", "3"],
+         ("--sp 3 is not allowed for Qwen3-4B: SP=3 does not divide its 32 attention heads; its heads allow 1, 2, 4, "
+          "8, 16, 32, of which 1, 2 fit the 6 trainer GPUs the plan must use")),
+        (["--model", "4B", "--len", "8192", "--node-gpus", "32", "--sp", "3"],
+         ("--sp 3 is not allowed for Qwen3-4B: SP=3 does not divide its 32 attention heads; its heads allow 1, 2, 4, "
+          "8, 16, 32")),
+        # One that spans nodes names those that do not, as solve memory does.
+        (["--model", "32B", "--gpu", "h100", "--len", "64k", "--gpus", "32", "--sp", "16"],
+         ("--sp 16 is not allowed with nodes of 8 GPUs (--node-gpus): an SP group must fit in one node (the degrees "
+          "up to 8 that Qwen3-32B's heads allow: 1, 2, 4, 8)")),
+    ],
+)
+def test_a_refused_sp_names_the_degrees_that_fit(cli, argv: list[str], message: str):
+    assert cli(*argv) == (2, "", f"solve: error: {message}\n")
+
+
+@pytest.mark.parametrize(
     ("text", "message"),
     [
         ("offload: -1\nsp: 0.1\nenv: 0.01\n", "offload: must be at least 0, got -1"),
