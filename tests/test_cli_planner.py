@@ -931,7 +931,7 @@ def test_an_emit_dir_that_exists_in_a_read_only_folder_is_written(tmp_path: Path
     # Only a folder still to make needs its folder writable: one that is there takes the configs.
     prefix = _without_dac_override()
     fleet = tmp_path / "fleet.yaml"
-    fleet.write_text("pools: [{name: a, gpu: a100, nodes: 1, gpus_per_node: 8}]\n"
+    fleet.write_text("pools: [{name: a, gpu: A100-80GB, nodes: 1, gpus_per_node: 8}]\n"
                      "jobs: [{name: j, model: 4B, max_model_len: 8192}]\n", encoding="utf-8")
     (tmp_path / "ro" / "configs").mkdir(parents=True)
     (tmp_path / "ro").chmod(0o555)
@@ -1143,7 +1143,7 @@ def test_an_ascii_stdout_spells_a_placements_asked_length_before_its_table_is_la
     # Spelled as the stream writes it, "(>=32768)" was one character wider than rich had measured "(≥32768)": the
     # row's borders stood out of line with the header's.
     fleet = tmp_path / "fleet.yaml"
-    fleet.write_text("pools: [{name: a100, gpu: a100, nodes: 1, gpus_per_node: 8}]\njobs: [{name: long-4b, model: "
+    fleet.write_text("pools: [{name: a100, gpu: A100-80GB, nodes: 1, gpus_per_node: 8}]\njobs: [{name: long-4b, model: "
                      "Qwen3-4B, max_model_len: {at_least: 32768}, rollout_gpus: 2}]\n", encoding="utf-8")
     result = subprocess.run([str(solve_script), "cluster", str(fleet)], capture_output=True, text=True, timeout=60,
                             check=False, env={**os.environ, "PYTHONIOENCODING": "ascii"})

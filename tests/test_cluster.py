@@ -850,7 +850,7 @@ def test_two_configs_that_give_one_name_to_two_shapes_are_refused(cli, tmp_path:
 
 FLEET_FILE = """\
 pools:
-  - {name: a100, gpu: a100, nodes: 2, gpus_per_node: 8}
+  - {name: a100, gpu: A100-80GB, nodes: 2, gpus_per_node: 8}
   - {name: h20, gpu: h20, nodes: 1, gpus_per_node: 8}
 jobs:
   - {name: math-4b, model: 4B, max_model_len: 32768, rollout_gpus: 2, priority: 3, pool: a100}
@@ -961,7 +961,7 @@ def test_cli_cluster_prints_tables_and_json(cli, tmp_path: Path):
     instance = yaml.safe_load(FLEET_FILE)
     assert check_placements(CATALOG, instance, result, estimates=True) == [] and result["unplaced"] == []
     # A lone job on a node grows onto its idle GPUs, and says so; --no-widen keeps them idle.
-    path.write_text("pools: [{name: a100, gpu: a100, nodes: 1, gpus_per_node: 8}]\n"
+    path.write_text("pools: [{name: a100, gpu: A100-80GB, nodes: 1, gpus_per_node: 8}]\n"
                     "jobs: [{name: probe, model: 0.6B, max_model_len: 8192}]\n", encoding="utf-8")
     status, out, err = cli("cluster", str(path))
     assert (status, err) == (0, "") and "│ 0     │ all  │ probe │  8 (+2) │       0 │ vanilla " in out
@@ -991,7 +991,7 @@ def test_cli_cluster_prints_tables_and_json(cli, tmp_path: Path):
 
 def test_cli_cluster_no_estimate_plans_from_the_tables_alone(cli, tmp_path: Path):
     path = tmp_path / "fleet.yaml"
-    path.write_text("pools: [{name: a100, gpu: a100, nodes: 1, gpus_per_node: 8}]\n"
+    path.write_text("pools: [{name: a100, gpu: A100-80GB, nodes: 1, gpus_per_node: 8}]\n"
                     "jobs: [{name: long-8b, model: 8B, max_model_len: 131072}]\n", encoding="utf-8")
     status, out, err = cli("cluster", str(path), "--json")
     [placement] = json.loads(out)["placements"]
@@ -1411,7 +1411,7 @@ def test_cli_minimize_nodes_counts_nodes_in_its_status_line(cli, tmp_path: Path)
 def test_cli_says_no_placement_in_its_status_line_and_lists_every_job_unplaced(cli, tmp_path: Path):
     # --minimize nodes places every job or none: with one that fits nowhere there is no placement to count.
     path = tmp_path / "fleet.yaml"
-    path.write_text("pools: [{name: a100, gpu: a100, nodes: 1, gpus_per_node: 8}]\n"
+    path.write_text("pools: [{name: a100, gpu: A100-80GB, nodes: 1, gpus_per_node: 8}]\n"
                     "jobs: [{name: huge, model: 14B, max_model_len: 1048576}, {name: ok, model: 0.6B, "
                     "max_model_len: 8192}]\n", encoding="utf-8")
     status, out, err = cli("cluster", str(path), "--minimize", "nodes")
@@ -1464,7 +1464,7 @@ def test_emit_dir_that_cannot_be_made_on_a_full_disk_is_one_line(cli, tmp_path: 
 
 def test_emit_dir_names_each_config_written_after_the_placements_as_solve_names_its_files(cli, tmp_path: Path):
     path = tmp_path / "fleet.yaml"
-    path.write_text("pools: [{name: a, gpu: a100, nodes: 1, gpus_per_node: 8}]\n"
+    path.write_text("pools: [{name: a, gpu: A100-80GB, nodes: 1, gpus_per_node: 8}]\n"
                     "jobs: [{name: j, model: 4B, max_model_len: 8192}, {name: k, model: 0.6B, max_model_len: 8192}]\n",
                     encoding="utf-8")
     configs = tmp_path / "configs"
@@ -3018,7 +3018,7 @@ def test_solve_cluster_notes_each_cells_file_that_may_not_be_what_was_meant(cli,
     own.write_text("gpu: Own-80GB\nmemory_gb: 80\nsource: x\ntables:\n  - {gpus: 2, section: s, models: [Qwen3-4B], "
                    "rows: [{max_model_len: 8192, cells: {Qwen3-4B: vanilla}}]}\n", encoding="utf-8")
     fleet = tmp_path / "fleet.yaml"
-    fleet.write_text("pools: [{name: a, gpu: a100, nodes: 1, gpus_per_node: 8}]\n"
+    fleet.write_text("pools: [{name: a, gpu: A100-80GB, nodes: 1, gpus_per_node: 8}]\n"
                      "jobs: [{name: j, model: 4B, max_model_len: 8192}]\n", encoding="utf-8")
     status, _, err = cli("cluster", str(fleet), "--json", "--cells", str(near), "--cells", str(own))
     assert (status, err) == (0, (
@@ -3026,6 +3026,22 @@ def test_solve_cluster_notes_each_cells_file_that_may_not_be_what_was_meant(cli,
         "(did you mean H100-80GB?)\n"
         f"solve cluster: note: {own}: Own-80GB's memory_gb 80 is taken as 80 GiB; a card reports less (an H100 80GB: "
         "81559 MiB, 79.6 GiB), so add its memory_mib (nvidia-smi's total) where you have it\n"))
+
+
+def test_a_pool_whose_gpu_names_no_memory_of_a_gpu_sold_with_more_is_told_which_it_is_taken_for(cli, tmp_path: Path):
+    # A fleet of 40 GB A100s written "A100" would be planned as the tables' 80 GB ones; the H100's name has one
+    # memory (the NVL is another name), and one with its memory written, or given, is what it says.
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools:\n  - {name: a, gpu: A100, nodes: 1, gpus_per_node: 8}\n"
+                     "  - {name: b, gpu: 'A100 80GB', nodes: 1, gpus_per_node: 8}\n"
+                     "  - {name: c, gpu: a100-40g, nodes: 1, gpus_per_node: 8}\n"
+                     "  - {name: d, gpu: h100, nodes: 1, gpus_per_node: 8}\n"
+                     "  - {name: e, gpu: a100-like, gpu_memory_gb: 40, nodes: 1, gpus_per_node: 8}\n"
+                     "jobs: [{name: j, model: 4B, max_model_len: 8192, rollout_gpus: 0}]\n", encoding="utf-8")
+    status, out, err = cli("cluster", str(fleet))
+    assert (status, err) == (0, "solve cluster: note: pool a: gpu 'A100' is taken as A100-80GB; nodes of A100-40GB "
+                                "need that name (the memory decides the plans)\n")
+    assert "pool a: 1 x 8 A100-80GB" in out
 
 
 def test_a_fleet_loaded_against_a_catalogue_names_its_model_configs_as_that_catalogue_does(tmp_path: Path):
