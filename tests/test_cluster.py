@@ -723,6 +723,17 @@ def test_an_unknown_job_model_says_how_to_give_your_own(tmp_path: Path):
     ("{name: j, model: 4B, max_model_len: {atleast: 32768}}\n  - {name: k, model: 4B, max_model_len: {}}",
      ("job j, max_model_len: unknown field 'atleast' (did you mean at_least? fields: at_least) (and 1 more problem, "
       "at 'job k, max_model_len, at_least')")),
+    # Another tool's name for a field (a sequence length, a model's path): the field it names.
+    ("{name: j, model: 4B, seq_len: 4096}",
+     ("job j: unknown field 'seq_len' (did you mean max_model_len? fields: name, max_model_len, rollout_gpus, "
+      "priority, pool, train_batch_size, model, model_config)")),
+    ("{name: j, model_path: ./ckpt, max_model_len: 4096}",
+     ("job j: unknown field 'model_path' (did you mean model_config? fields: name, max_model_len, rollout_gpus, "
+      "priority, pool, train_batch_size, model, model_config)")),
+    # A job's nodes are the placement's to choose: no pool's field is guessed for them.
+    ("{name: j, model: 4B, max_model_len: 4096, nodes: 2}",
+     ("job j: unknown field 'nodes' (fields: name, max_model_len, rollout_gpus, priority, pool, train_batch_size, "
+      "model, model_config)")),
     # Another bound, not a misspelt at_least: no guess, and the missing at_least is a problem of its own.
     ("{name: j, model: 4B, max_model_len: {at_most: 32768}}",
      ("job j, max_model_len: unknown field 'at_most' (fields: at_least) (and 1 more problem, at 'job j, "
@@ -732,6 +743,27 @@ def test_a_misspelt_field_in_a_cluster_file_gets_a_guess(tmp_path: Path, job: st
     path = tmp_path / "fleet.yaml"
     path.write_text(f"pools:\n  - {{name: a, gpu: a100, nodes: 1, gpus_per_node: 8}}\njobs:\n  - {job}\n",
                     encoding="utf-8")
+    with pytest.raises(TableError) as caught:
+        load_fleet(path, CATALOG)
+    assert str(caught.value) == f"{path}: {message}"
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("pools:\n  - {name: a, gpu: a100, count: 2, gpus_per_node: 8}\n",
+     ("pool a: unknown field 'count' (did you mean nodes? fields: name, gpu, nodes, gpus_per_node, host_ram_gb, "
+      "gpu_memory_gb, gpu_memory_mib)")),
+    ("pools:\n  - {name: a, gpu: a100, nodes: 2, gpus_per_node: 8, host_memory_gb: 1024}\n",
+     ("pool a: unknown field 'host_memory_gb' (did you mean host_ram_gb? fields: name, gpu, nodes, gpus_per_node, "
+      "host_ram_gb, gpu_memory_gb, gpu_memory_mib)")),
+    ("pools:\n  - {name: a, gpu_type: a100, nodes: 2, gpus_per_node: 8}\n",
+     ("pool a: unknown field 'gpu_type' (did you mean gpu? fields: name, gpu, nodes, gpus_per_node, host_ram_gb, "
+      "gpu_memory_gb, gpu_memory_mib)")),
+    ("nodes:\n  - {name: a, gpu: a100, nodes: 2, gpus_per_node: 8}\n",
+     "unknown field 'nodes' (did you mean pools? fields: pools, jobs)"),
+])
+def test_a_pool_or_fleet_field_by_a_guessed_name_is_told_the_field(tmp_path: Path, text: str, message: str):
+    path = tmp_path / "fleet.yaml"
+    path.write_text(f"{text}jobs:\n  - {{name: j, model: 4B, max_model_len: 4096}}\n", encoding="utf-8")
     with pytest.raises(TableError) as caught:
         load_fleet(path, CATALOG)
     assert str(caught.value) == f"{path}: {message}"

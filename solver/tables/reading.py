@@ -319,10 +319,28 @@ def _validation_message(path: Path, raw: Any, error: ValidationError, recheck: C
     return f"{path}: {where + ': ' if where else ''}{problem}{extra}"
 
 
+FIELDS_MEANT = {
+    **dict.fromkeys(("count", "numnodes", "nodecount", "nnodes", "nodenum", "hosts"), "nodes"),
+    **dict.fromkeys(("length", "seqlen", "maxlen", "maxlength", "maxseqlen", "context", "contextlength",
+                     "contextlen"), "max_model_len"),
+    **dict.fromkeys(("gputype", "gpuname", "device"), "gpu"),
+    **dict.fromkeys(("gpupernode", "numgpus", "gpucount", "nprocpernode"), "gpus_per_node"),
+    **dict.fromkeys(("hostram", "hostmemory", "hostmemorygb", "ramgb", "cpumemorygb", "hostramgib"), "host_ram_gb"),
+    **dict.fromkeys(("rollout", "rolloutgpu", "explorergpus", "vllmgpus"), "rollout_gpus"),
+    **dict.fromkeys(("batchsize", "trainbatch"), "train_batch_size"),
+    **dict.fromkeys(("modelpath", "config", "configpath"), "model_config"),
+    **dict.fromkeys(("nodepools", "fleet", "nodes", "clusters"), "pools"),
+}
+"""Fields by the names a newcomer may guess for them (a pool's count of nodes, Trinity's max_model_len by other
+tools' names, a fleet's pools as nodes), without case or separators: an unknown field is told the field it names,
+where the mapping it is in has that field."""
+
+
 def _meant_field(name: Any, fields: Sequence[str]) -> str | None:
     """The one field of `fields` an unknown field `name` is close to, or None: the same but for case and separators
-    (atleast: at_least), else the start of only it (prio: priority; modelc: model_config, not model), else with a
-    letter or two wrong (prority: priority); not a field that only shares a part (at_most is not at_least)."""
+    (atleast: at_least), else the start of only it (prio: priority; modelc: model_config, not model), else the one
+    `FIELDS_MEANT` gives its name (count: nodes), else with a letter or two wrong (prority: priority); not a field
+    that only shares a part (at_most is not at_least)."""
     def letters(text: str) -> str:  # a name without case or separators: at_least, AtLeast and at-least are one
         return re.sub(r"[\W_]+", "", text.casefold())
 
@@ -332,6 +350,8 @@ def _meant_field(name: Any, fields: Sequence[str]) -> str | None:
     started = [field for known, field in by_letters.items() if known.startswith(letters(name))]
     if letters(name) in by_letters or len(started) == 1:
         return by_letters.get(letters(name)) or started[0]
+    if FIELDS_MEANT.get(letters(name)) in fields:
+        return FIELDS_MEANT[letters(name)]
     close = difflib.get_close_matches(letters(name), by_letters, n=1, cutoff=0.8)
     return by_letters[close[0]] if close else None
 
