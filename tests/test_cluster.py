@@ -730,10 +730,19 @@ def test_an_unknown_job_model_says_how_to_give_your_own(tmp_path: Path):
     ("{name: j, model_path: ./ckpt, max_model_len: 4096}",
      ("job j: unknown field 'model_path' (did you mean model_config? fields: name, max_model_len, rollout_gpus, "
       "priority, pool, train_batch_size, model, model_config)")),
-    # A job's nodes are the placement's to choose: no pool's field is guessed for them.
+    # A job's nodes, trainer GPUs and settings are the placement's to choose: it says so, and guesses no field.
     ("{name: j, model: 4B, max_model_len: 4096, nodes: 2}",
-     ("job j: unknown field 'nodes' (fields: name, max_model_len, rollout_gpus, priority, pool, train_batch_size, "
+     ("job j: unknown field 'nodes' (the placement chooses a job's trainer GPUs, nodes and settings; rollout_gpus "
+      "keeps GPUs for its explorer; fields: name, max_model_len, rollout_gpus, priority, pool, train_batch_size, "
       "model, model_config)")),
+    ("{name: j, model: 4B, max_model_len: 4096, Trainer-GPUs: 16}",
+     ("job j: unknown field 'Trainer-GPUs' (the placement chooses a job's trainer GPUs, nodes and settings; "
+      "rollout_gpus keeps GPUs for its explorer; fields: name, max_model_len, rollout_gpus, priority, pool, "
+      "train_batch_size, model, model_config)")),
+    ("{name: j, model: 4B, max_model_len: 4096, sp: 4}",
+     ("job j: unknown field 'sp' (the placement chooses a job's trainer GPUs, nodes and settings; rollout_gpus keeps "
+      "GPUs for its explorer; fields: name, max_model_len, rollout_gpus, priority, pool, train_batch_size, model, "
+      "model_config)")),
     # Another bound, not a misspelt at_least: no guess, and the missing at_least is a problem of its own.
     ("{name: j, model: 4B, max_model_len: {at_most: 32768}}",
      ("job j, max_model_len: unknown field 'at_most' (fields: at_least) (and 1 more problem, at 'job j, "
@@ -760,6 +769,10 @@ def test_a_misspelt_field_in_a_cluster_file_gets_a_guess(tmp_path: Path, job: st
       "gpu_memory_gb, gpu_memory_mib)")),
     ("nodes:\n  - {name: a, gpu: a100, nodes: 2, gpus_per_node: 8}\n",
      "unknown field 'nodes' (did you mean pools? fields: pools, jobs)"),
+    # Only a job's: a pool's sp is no field, and gets no word on the placement.
+    ("pools:\n  - {name: a, gpu: a100, nodes: 2, gpus_per_node: 8, sp: 2}\n",
+     ("pool a: unknown field 'sp' (fields: name, gpu, nodes, gpus_per_node, host_ram_gb, gpu_memory_gb, "
+      "gpu_memory_mib)")),
 ])
 def test_a_pool_or_fleet_field_by_a_guessed_name_is_told_the_field(tmp_path: Path, text: str, message: str):
     path = tmp_path / "fleet.yaml"
