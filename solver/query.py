@@ -384,8 +384,8 @@ def _check_sp(model: Model, sp: int, exact_gpus: int | None, budget_gpus: int | 
     heads, kv_heads = model.num_attention_heads, model.num_key_value_heads
     problem = sp_rule_violation(heads, kv_heads, sp)
     if problem:
-        allowed = ", ".join(str(s) for s in range(1, heads + 1) if not sp_rule_violation(heads, kv_heads, s))
-        raise QueryError(f"--sp {sp} is not allowed for {model.name}: {problem}; its heads allow {allowed}")
+        raise QueryError(f"--sp {sp} is not allowed for {model.name}: {problem}; "
+                         f"{_degrees_that_fit(model, exact_gpus, budget_gpus, node_gpus, node_source)}")
     layout = sp_layout_violation(model, exact_gpus, sp, node_gpus, node_source) if exact_gpus else None
     if exact_gpus and layout:
         allowed = ", ".join(str(s) for s in range(1, exact_gpus + 1)
@@ -399,8 +399,28 @@ def _check_sp(model: Model, sp: int, exact_gpus: int | None, budget_gpus: int | 
         raise QueryError(f"--sp {sp} needs at least {sp} trainer GPUs, more than the budget of {budget_gpus} (the "
                          f"degrees up to {budget_gpus} that {model.name}'s heads allow: {allowed})")
     if sp > node_gpus:  # its GPUs would span nodes, and it cannot divide one
+        allowed = ", ".join(str(s) for s in range(1, node_gpus + 1) if not sp_rule_violation(heads, kv_heads, s))
         raise QueryError(f"--sp {sp} is not allowed with nodes of {node_gpus} GPUs ({node_source}): an SP group "
-                         "must fit in one node")
+                         f"must fit in one node (the degrees up to {node_gpus} that {model.name}'s heads allow: "
+                         f"{allowed})")
+
+
+def _degrees_that_fit(model: Model, exact_gpus: int | None, budget_gpus: int | None, node_gpus: int,
+                      node_source: str) -> str:
+    """The SP degrees `model`'s heads allow, in words; where some of them cannot lay out the trainer, which of them
+    can: those that divide an exact count (`exact_gpus`) and keep an SP group in a node, or else those no larger than
+    a node of `node_gpus` and the budget."""
+    heads, kv_heads = model.num_attention_heads, model.num_key_value_heads
+    allowed = [s for s in range(1, heads + 1) if not sp_rule_violation(heads, kv_heads, s)]
+    if exact_gpus:
+        fit = [s for s in allowed if s <= exact_gpus and not sp_layout_violation(model, exact_gpus, s, node_gpus)]
+        room = f"the {counted(exact_gpus, 'trainer GPU')} the plan must use"
+    else:
+        fit = [s for s in allowed if s <= min(node_gpus, budget_gpus or node_gpus)]
+        room = (f"the budget of {budget_gpus} GPUs" if budget_gpus is not None and budget_gpus < node_gpus
+                else f"a node of {node_gpus} GPUs ({node_source})")
+    words = f"its heads allow {', '.join(map(str, allowed))}"
+    return words if fit == allowed else f"{words}, of which {', '.join(map(str, fit))} fit {room}"
 
 
 def resolve_margin(memory: MemoryModel, margin: float | None) -> float:

@@ -471,6 +471,33 @@ def test_bad_input_exits_2_with_one_line(cli, argv: list[str], message: str):
 
 
 @pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        # A degree the heads refuse names the degrees a trainer can take: no larger than a node of 8 (not 16, 32, 64,
+        # which --sp 16 would then be refused for), nor than the budget, and for an exact count those that divide it.
+        (["--model", "32B", "--gpu", "h100", "--len", "64k", "--gpus", "32", "--sp", "6"],
+         ("--sp 6 is not allowed for Qwen3-32B: SP=6 does not divide its 64 attention heads; its heads allow 1, 2, 4, "
+          "8, 16, 32, 64, of which 1, 2, 4, 8 fit a node of 8 GPUs (--node-gpus)")),
+        (["--model", "4B", "--len", "8192", "--gpus", "2", "--sp", "3"],
+         ("--sp 3 is not allowed for Qwen3-4B: SP=3 does not divide its 32 attention heads; its heads allow 1, 2, 4, "
+          "8, 16, 32, of which 1, 2 fit the budget of 2 GPUs")),
+        (["--model", "4B", "--len", "8192", "--gpus", "6", "--exact", "--sp", "3"],
+         ("--sp 3 is not allowed for Qwen3-4B: SP=3 does not divide its 32 attention heads; its heads allow 1, 2, 4, "
+          "8, 16, 32, of which 1, 2 fit the 6 trainer GPUs the plan must use")),
+        (["--model", "4B", "--len", "8192", "--node-gpus", "32", "--sp", "3"],
+         ("--sp 3 is not allowed for Qwen3-4B: SP=3 does not divide its 32 attention heads; its heads allow 1, 2, 4, "
+          "8, 16, 32")),
+        # One that spans nodes names those that do not, as solve memory does.
+        (["--model", "32B", "--gpu", "h100", "--len", "64k", "--gpus", "32", "--sp", "16"],
+         ("--sp 16 is not allowed with nodes of 8 GPUs (--node-gpus): an SP group must fit in one node (the degrees "
+          "up to 8 that Qwen3-32B's heads allow: 1, 2, 4, 8)")),
+    ],
+)
+def test_a_refused_sp_names_the_degrees_that_fit(cli, argv: list[str], message: str):
+    assert cli(*argv) == (2, "", f"solve: error: {message}\n")
+
+
+@pytest.mark.parametrize(
     ("text", "message"),
     [
         ("offload: -1\nsp: 0.1\nenv: 0.01\n", "offload: must be at least 0, got -1"),
@@ -904,7 +931,7 @@ def test_an_emit_dir_that_exists_in_a_read_only_folder_is_written(tmp_path: Path
     # Only a folder still to make needs its folder writable: one that is there takes the configs.
     prefix = _without_dac_override()
     fleet = tmp_path / "fleet.yaml"
-    fleet.write_text("pools: [{name: a, gpu: a100, nodes: 1, gpus_per_node: 8}]\n"
+    fleet.write_text("pools: [{name: a, gpu: A100-80GB, nodes: 1, gpus_per_node: 8}]\n"
                      "jobs: [{name: j, model: 4B, max_model_len: 8192}]\n", encoding="utf-8")
     (tmp_path / "ro" / "configs").mkdir(parents=True)
     (tmp_path / "ro").chmod(0o555)
@@ -1116,7 +1143,7 @@ def test_an_ascii_stdout_spells_a_placements_asked_length_before_its_table_is_la
     # Spelled as the stream writes it, "(>=32768)" was one character wider than rich had measured "(≥32768)": the
     # row's borders stood out of line with the header's.
     fleet = tmp_path / "fleet.yaml"
-    fleet.write_text("pools: [{name: a100, gpu: a100, nodes: 1, gpus_per_node: 8}]\njobs: [{name: long-4b, model: "
+    fleet.write_text("pools: [{name: a100, gpu: A100-80GB, nodes: 1, gpus_per_node: 8}]\njobs: [{name: long-4b, model: "
                      "Qwen3-4B, max_model_len: {at_least: 32768}, rollout_gpus: 2}]\n", encoding="utf-8")
     result = subprocess.run([str(solve_script), "cluster", str(fleet)], capture_output=True, text=True, timeout=60,
                             check=False, env={**os.environ, "PYTHONIOENCODING": "ascii"})

@@ -117,6 +117,17 @@ def test_json_for_one_model_across_all_tables(cli):
          "solve map: error: unrecognized arguments: --num-gpus 8 (did you mean --gpus-up-to?)\n"),
         (["memory", "--model", "8B", "--gpu", "a100", "--gpus", "2", "--len", "8k", "--nproc-per-node", "4"],
          "solve memory: error: unrecognized arguments: --nproc-per-node 4 (did you mean --node-gpus?)\n"),
+        # nodes counted (torchrun's --nnodes): the trainer's GPUs that many nodes hold, on nodes of --node-gpus
+        (["--model", "32B", "--gpu", "h100", "--len", "64k", "--nodes", "2"],
+         ("solve: error: unrecognized arguments: --nodes 2 (solve counts the trainer's GPUs, not nodes: --gpus 16 for "
+          "2 nodes of 8 GPUs; --node-gpus G for nodes of another size)\n")),
+        (["--model", "32B", "--gpu", "h100", "--len", "64k", "--node-gpus", "4", "--nnodes=3"],
+         ("solve: error: unrecognized arguments: --nnodes=3 (solve counts the trainer's GPUs, not nodes: --gpus 12 for "
+          "3 nodes of 4 GPUs; --node-gpus G for nodes of another size)\n")),
+        (["memory", "--model", "8B", "--gpu", "a100", "--gpus", "2", "--len", "8k", "--num_nodes", "many"],
+         ("solve memory: error: unrecognized arguments: --num_nodes many (solve memory counts the trainer's GPUs, not "
+          "nodes: --gpus 16 for 2 nodes of 8 GPUs; --node-gpus G for nodes of another size)\n")),
+        (["map", "--nodes", "2"], "solve map: error: unrecognized arguments: --nodes 2\n"),
         (["--model", "4B", "--len", "8k", "--trinity"],
          "solve: error: unrecognized arguments: --trinity (did you mean --emit trinity?)\n"),
         (["--model", "4B", "--len", "8k", "--train_batch_size", "64"],

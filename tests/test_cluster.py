@@ -723,6 +723,26 @@ def test_an_unknown_job_model_says_how_to_give_your_own(tmp_path: Path):
     ("{name: j, model: 4B, max_model_len: {atleast: 32768}}\n  - {name: k, model: 4B, max_model_len: {}}",
      ("job j, max_model_len: unknown field 'atleast' (did you mean at_least? fields: at_least) (and 1 more problem, "
       "at 'job k, max_model_len, at_least')")),
+    # Another tool's name for a field (a sequence length, a model's path): the field it names.
+    ("{name: j, model: 4B, seq_len: 4096}",
+     ("job j: unknown field 'seq_len' (did you mean max_model_len? fields: name, max_model_len, rollout_gpus, "
+      "priority, pool, train_batch_size, model, model_config)")),
+    ("{name: j, model_path: ./ckpt, max_model_len: 4096}",
+     ("job j: unknown field 'model_path' (did you mean model_config? fields: name, max_model_len, rollout_gpus, "
+      "priority, pool, train_batch_size, model, model_config)")),
+    # A job's nodes, trainer GPUs and settings are the placement's to choose: it says so, and guesses no field.
+    ("{name: j, model: 4B, max_model_len: 4096, nodes: 2}",
+     ("job j: unknown field 'nodes' (the placement chooses a job's trainer GPUs, nodes and settings; rollout_gpus "
+      "keeps GPUs for its explorer; fields: name, max_model_len, rollout_gpus, priority, pool, train_batch_size, "
+      "model, model_config)")),
+    ("{name: j, model: 4B, max_model_len: 4096, Trainer-GPUs: 16}",
+     ("job j: unknown field 'Trainer-GPUs' (the placement chooses a job's trainer GPUs, nodes and settings; "
+      "rollout_gpus keeps GPUs for its explorer; fields: name, max_model_len, rollout_gpus, priority, pool, "
+      "train_batch_size, model, model_config)")),
+    ("{name: j, model: 4B, max_model_len: 4096, sp: 4}",
+     ("job j: unknown field 'sp' (the placement chooses a job's trainer GPUs, nodes and settings; rollout_gpus keeps "
+      "GPUs for its explorer; fields: name, max_model_len, rollout_gpus, priority, pool, train_batch_size, model, "
+      "model_config)")),
     # Another bound, not a misspelt at_least: no guess, and the missing at_least is a problem of its own.
     ("{name: j, model: 4B, max_model_len: {at_most: 32768}}",
      ("job j, max_model_len: unknown field 'at_most' (fields: at_least) (and 1 more problem, at 'job j, "
@@ -732,6 +752,31 @@ def test_a_misspelt_field_in_a_cluster_file_gets_a_guess(tmp_path: Path, job: st
     path = tmp_path / "fleet.yaml"
     path.write_text(f"pools:\n  - {{name: a, gpu: a100, nodes: 1, gpus_per_node: 8}}\njobs:\n  - {job}\n",
                     encoding="utf-8")
+    with pytest.raises(TableError) as caught:
+        load_fleet(path, CATALOG)
+    assert str(caught.value) == f"{path}: {message}"
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("pools:\n  - {name: a, gpu: a100, count: 2, gpus_per_node: 8}\n",
+     ("pool a: unknown field 'count' (did you mean nodes? fields: name, gpu, nodes, gpus_per_node, host_ram_gb, "
+      "gpu_memory_gb, gpu_memory_mib)")),
+    ("pools:\n  - {name: a, gpu: a100, nodes: 2, gpus_per_node: 8, host_memory_gb: 1024}\n",
+     ("pool a: unknown field 'host_memory_gb' (did you mean host_ram_gb? fields: name, gpu, nodes, gpus_per_node, "
+      "host_ram_gb, gpu_memory_gb, gpu_memory_mib)")),
+    ("pools:\n  - {name: a, gpu_type: a100, nodes: 2, gpus_per_node: 8}\n",
+     ("pool a: unknown field 'gpu_type' (did you mean gpu? fields: name, gpu, nodes, gpus_per_node, host_ram_gb, "
+      "gpu_memory_gb, gpu_memory_mib)")),
+    ("nodes:\n  - {name: a, gpu: a100, nodes: 2, gpus_per_node: 8}\n",
+     "unknown field 'nodes' (did you mean pools? fields: pools, jobs)"),
+    # Only a job's: a pool's sp is no field, and gets no word on the placement.
+    ("pools:\n  - {name: a, gpu: a100, nodes: 2, gpus_per_node: 8, sp: 2}\n",
+     ("pool a: unknown field 'sp' (fields: name, gpu, nodes, gpus_per_node, host_ram_gb, gpu_memory_gb, "
+      "gpu_memory_mib)")),
+])
+def test_a_pool_or_fleet_field_by_a_guessed_name_is_told_the_field(tmp_path: Path, text: str, message: str):
+    path = tmp_path / "fleet.yaml"
+    path.write_text(f"{text}jobs:\n  - {{name: j, model: 4B, max_model_len: 4096}}\n", encoding="utf-8")
     with pytest.raises(TableError) as caught:
         load_fleet(path, CATALOG)
     assert str(caught.value) == f"{path}: {message}"
@@ -850,7 +895,7 @@ def test_two_configs_that_give_one_name_to_two_shapes_are_refused(cli, tmp_path:
 
 FLEET_FILE = """\
 pools:
-  - {name: a100, gpu: a100, nodes: 2, gpus_per_node: 8}
+  - {name: a100, gpu: A100-80GB, nodes: 2, gpus_per_node: 8}
   - {name: h20, gpu: h20, nodes: 1, gpus_per_node: 8}
 jobs:
   - {name: math-4b, model: 4B, max_model_len: 32768, rollout_gpus: 2, priority: 3, pool: a100}
@@ -961,7 +1006,7 @@ def test_cli_cluster_prints_tables_and_json(cli, tmp_path: Path):
     instance = yaml.safe_load(FLEET_FILE)
     assert check_placements(CATALOG, instance, result, estimates=True) == [] and result["unplaced"] == []
     # A lone job on a node grows onto its idle GPUs, and says so; --no-widen keeps them idle.
-    path.write_text("pools: [{name: a100, gpu: a100, nodes: 1, gpus_per_node: 8}]\n"
+    path.write_text("pools: [{name: a100, gpu: A100-80GB, nodes: 1, gpus_per_node: 8}]\n"
                     "jobs: [{name: probe, model: 0.6B, max_model_len: 8192}]\n", encoding="utf-8")
     status, out, err = cli("cluster", str(path))
     assert (status, err) == (0, "") and "│ 0     │ all  │ probe │  8 (+2) │       0 │ vanilla " in out
@@ -991,7 +1036,7 @@ def test_cli_cluster_prints_tables_and_json(cli, tmp_path: Path):
 
 def test_cli_cluster_no_estimate_plans_from_the_tables_alone(cli, tmp_path: Path):
     path = tmp_path / "fleet.yaml"
-    path.write_text("pools: [{name: a100, gpu: a100, nodes: 1, gpus_per_node: 8}]\n"
+    path.write_text("pools: [{name: a100, gpu: A100-80GB, nodes: 1, gpus_per_node: 8}]\n"
                     "jobs: [{name: long-8b, model: 8B, max_model_len: 131072}]\n", encoding="utf-8")
     status, out, err = cli("cluster", str(path), "--json")
     [placement] = json.loads(out)["placements"]
@@ -1411,7 +1456,7 @@ def test_cli_minimize_nodes_counts_nodes_in_its_status_line(cli, tmp_path: Path)
 def test_cli_says_no_placement_in_its_status_line_and_lists_every_job_unplaced(cli, tmp_path: Path):
     # --minimize nodes places every job or none: with one that fits nowhere there is no placement to count.
     path = tmp_path / "fleet.yaml"
-    path.write_text("pools: [{name: a100, gpu: a100, nodes: 1, gpus_per_node: 8}]\n"
+    path.write_text("pools: [{name: a100, gpu: A100-80GB, nodes: 1, gpus_per_node: 8}]\n"
                     "jobs: [{name: huge, model: 14B, max_model_len: 1048576}, {name: ok, model: 0.6B, "
                     "max_model_len: 8192}]\n", encoding="utf-8")
     status, out, err = cli("cluster", str(path), "--minimize", "nodes")
@@ -1464,7 +1509,7 @@ def test_emit_dir_that_cannot_be_made_on_a_full_disk_is_one_line(cli, tmp_path: 
 
 def test_emit_dir_names_each_config_written_after_the_placements_as_solve_names_its_files(cli, tmp_path: Path):
     path = tmp_path / "fleet.yaml"
-    path.write_text("pools: [{name: a, gpu: a100, nodes: 1, gpus_per_node: 8}]\n"
+    path.write_text("pools: [{name: a, gpu: A100-80GB, nodes: 1, gpus_per_node: 8}]\n"
                     "jobs: [{name: j, model: 4B, max_model_len: 8192}, {name: k, model: 0.6B, max_model_len: 8192}]\n",
                     encoding="utf-8")
     configs = tmp_path / "configs"
@@ -3018,7 +3063,7 @@ def test_solve_cluster_notes_each_cells_file_that_may_not_be_what_was_meant(cli,
     own.write_text("gpu: Own-80GB\nmemory_gb: 80\nsource: x\ntables:\n  - {gpus: 2, section: s, models: [Qwen3-4B], "
                    "rows: [{max_model_len: 8192, cells: {Qwen3-4B: vanilla}}]}\n", encoding="utf-8")
     fleet = tmp_path / "fleet.yaml"
-    fleet.write_text("pools: [{name: a, gpu: a100, nodes: 1, gpus_per_node: 8}]\n"
+    fleet.write_text("pools: [{name: a, gpu: A100-80GB, nodes: 1, gpus_per_node: 8}]\n"
                      "jobs: [{name: j, model: 4B, max_model_len: 8192}]\n", encoding="utf-8")
     status, _, err = cli("cluster", str(fleet), "--json", "--cells", str(near), "--cells", str(own))
     assert (status, err) == (0, (
@@ -3026,6 +3071,22 @@ def test_solve_cluster_notes_each_cells_file_that_may_not_be_what_was_meant(cli,
         "(did you mean H100-80GB?)\n"
         f"solve cluster: note: {own}: Own-80GB's memory_gb 80 is taken as 80 GiB; a card reports less (an H100 80GB: "
         "81559 MiB, 79.6 GiB), so add its memory_mib (nvidia-smi's total) where you have it\n"))
+
+
+def test_a_pool_whose_gpu_names_no_memory_of_a_gpu_sold_with_more_is_told_which_it_is_taken_for(cli, tmp_path: Path):
+    # A fleet of 40 GB A100s written "A100" would be planned as the tables' 80 GB ones; the H100's name has one
+    # memory (the NVL is another name), and one with its memory written, or given, is what it says.
+    fleet = tmp_path / "fleet.yaml"
+    fleet.write_text("pools:\n  - {name: a, gpu: A100, nodes: 1, gpus_per_node: 8}\n"
+                     "  - {name: b, gpu: 'A100 80GB', nodes: 1, gpus_per_node: 8}\n"
+                     "  - {name: c, gpu: a100-40g, nodes: 1, gpus_per_node: 8}\n"
+                     "  - {name: d, gpu: h100, nodes: 1, gpus_per_node: 8}\n"
+                     "  - {name: e, gpu: a100-like, gpu_memory_gb: 40, nodes: 1, gpus_per_node: 8}\n"
+                     "jobs: [{name: j, model: 4B, max_model_len: 8192, rollout_gpus: 0}]\n", encoding="utf-8")
+    status, out, err = cli("cluster", str(fleet))
+    assert (status, err) == (0, ("solve cluster: note: pool a: gpu 'A100' is taken as A100-80GB; nodes of A100-40GB "
+                                 "need that name (the memory decides the plans)\n"))
+    assert "pool a: 1 x 8 A100-80GB" in out
 
 
 def test_a_fleet_loaded_against_a_catalogue_names_its_model_configs_as_that_catalogue_does(tmp_path: Path):

@@ -13,7 +13,12 @@ from solver.api import place, placement_configs
 from solver.cli.argtypes import path_argument, positive_seconds
 from solver.cli.atomic import not_a_regular_file, refuse_one_file_twice, writable_status, write_all_atomically
 from solver.cli.catalogs import catalog_with
-from solver.cli.notes import note_cells_elsewhere, note_near_tabled_shapes_of_jobs, note_short_job_lengths
+from solver.cli.notes import (
+    note_cells_elsewhere,
+    note_gpu_variants_of_pools,
+    note_near_tabled_shapes_of_jobs,
+    note_short_job_lengths,
+)
 from solver.cli.options import (
     add_cells_option,
     add_estimate_options,
@@ -79,7 +84,7 @@ def run_cluster(args: argparse.Namespace) -> int:
 
     if args.trinity_version and args.emit_dir is None:
         raise QueryError("--trinity-version says which Trinity release --emit-dir writes for: give --emit-dir DIR")
-    fleet, catalog, cells = _fleet_and_catalog(args.file, args.cells or ())
+    fleet, catalog, cells, written_gpus = _fleet_and_catalog(args.file, args.cells or ())
     weights = load_weights(args.weights) if args.weights else None
     if args.emit_dir is not None:
         try:
@@ -128,6 +133,7 @@ def run_cluster(args: argparse.Namespace) -> int:
     note_short_job_lengths(fleet, "solve cluster")
     note_cells_elsewhere("solve cluster", cells, catalog)
     note_near_tabled_shapes_of_jobs("solve cluster", catalog, fleet)
+    note_gpu_variants_of_pools("solve cluster", catalog, fleet, written_gpus)
     if result.interrupted:
         print_escaped("solve cluster: interrupted: the best placement found so far is above", file=sys.stderr)
         return INTERRUPTED
@@ -160,14 +166,15 @@ def _check_emit_dir(folder: Path, jobs: list[str], inputs: list[tuple[str, Path]
         raise QueryError(f"--emit-dir {folder}: cannot make the folder: {folder.parent} is not writable")
 
 
-def _fleet_and_catalog(path: Path, cells: Sequence[Path]) -> tuple[Fleet, Catalog, tuple[tuple[Path, GpuType], ...]]:
+def _fleet_and_catalog(path: Path, cells: Sequence[Path]) -> tuple[
+        Fleet, Catalog, tuple[tuple[Path, GpuType], ...], dict[str, str]]:
     """A cluster file's fleet, the catalogue to place it with (the shipped one with the fleet's models, the --cells
-    tables and the fleet's GPU types) and the GPU type of each --cells file, every file read once (a pipe reads
-    once). The cells may name a job's model_config model, so the fleet's models come before them; they may define
+    tables and the fleet's GPU types), the GPU type of each --cells file, and each pool's GPU type as the file wrote
+    it (by pool name; the fleet's are canonical), every file read once (a pipe reads once). The cells may name a job's model_config model, so the fleet's models come before them; they may define
     a GPU type the fleet's pools name, so its pools are checked after them, and its jobs' names against the
     catalogue's models, as `load_fleet` checks them (a job's model is the catalogue's or its own model_config's)."""
     shipped = load_catalog()
     read = read_fleet(path, shipped)
     base, _, measured = catalog_with(None, cells=cells, start=shipped.with_models(read.models))
     fleet = checked_fleet(read, base.model_copy(update={"models": shipped.models}))
-    return fleet, base.for_fleet(fleet), measured
+    return fleet, base.for_fleet(fleet), measured, {pool.name: pool.gpu for pool in read.entries.pools}

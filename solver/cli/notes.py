@@ -1,9 +1,11 @@
 """Notes on stderr after a ``solve`` command's answer: --gpu-memory as sold, --cells elsewhere (or of a GPU type by its
-memory as sold), a short --len (or a cluster file's job length), a config.json one term off a tabled model's shape."""
+memory as sold), a short --len (or a cluster file's job length), a config.json one term off a tabled model's shape, a
+pool's GPU type named without its memory where the catalogue has it with other memory too."""
 
 from __future__ import annotations
 
 import argparse
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -111,3 +113,24 @@ def _note_if_short(prog: str, given: str, length: int, written: str) -> None:
     if length <= SHORT_LENGTH_NOTED:
         print_escaped(f"{prog}: note: {given} {length} is {counted(length, 'token')}; for {length * 1024} tokens write "
                       f"{written.format(length)}", file=sys.stderr)
+
+
+def _without_memory(name: str) -> str:
+    """A GPU type's name without the memory at its end (A100-40GB and A100-80GB: A100)."""
+    return re.sub(r"-\d+GB$", "", name)
+
+
+def note_gpu_variants_of_pools(prog: str, catalog: Catalog, fleet: Fleet, written: dict[str, str]) -> None:
+    """A note on stderr for each pool whose GPU type, as the file wrote it (`written`, by pool name), names no memory
+    where the catalogue has that GPU with other memory too (``gpu: A100``: the A100-80GB, whose tables the source
+    measured, not the A100-40GB): a fleet's 40 GB A100s planned as 80 GB ones would run out of memory."""
+    for pool in fleet.pools:
+        if pool.gpu_memory_gb is not None or pool.gpu_memory_mib is not None:
+            continue
+        taken = catalog.gpu(pool.gpu)
+        others = [other.name for other in catalog.gpu_types
+                  if other.name != taken.name and _without_memory(other.name) == _without_memory(taken.name)]
+        if others and f"{taken.memory_gb:g}" not in written[pool.name]:
+            print_escaped(f"{prog}: note: pool {pool.name}: gpu {written[pool.name]!r} is taken as {taken.name}; "
+                          f"nodes of {' or '.join(others)} need that name (the memory decides the plans)",
+                          file=sys.stderr)

@@ -11,7 +11,8 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 from solver.cli.output import escaped_line
 from solver.cli.status import BAD_INPUT
-from solver.tables import brief, cut
+from solver.rules import NODE_GPUS
+from solver.tables import brief, counted, cut
 
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
@@ -39,6 +40,10 @@ MEANT = {
 }
 """Options by other tools' names (Trinity's max_model_len, torchrun's nproc_per_node) or another command's, hyphens
 for underscores, and the options they mean, in order: an unknown option is told the first of them the command has."""
+
+NODE_COUNTS = ("--nodes", "--nnodes", "--num-nodes", "--node-num", "--node-count")
+"""Options that count nodes (torchrun's --nnodes, Trinity's node_num), which a command that counts the trainer's GPUs
+(--gpus, on nodes of --node-gpus) answers with that count."""
 
 
 class Parser(argparse.ArgumentParser):
@@ -83,7 +88,8 @@ class Parser(argparse.ArgumentParser):
         if rest:
             options = [word.split("=", 1)[0] for word in rest if word.startswith("--")]
             close = [meant for option in options if (meant := self._meant(option))]
-            guess = f" (did you mean {close[0]}?)" if close else self._took_one_word(argv, rest[0])
+            guess = (f" (did you mean {close[0]}?)" if close else self._counted_in_gpus(rest, parsed)
+                     or self._took_one_word(argv, rest[0]))
             self.error(f"unrecognized arguments: {cut(' '.join(rest))}{guess}")
         if any(getattr(parsed, action.dest) is action.default for action in required):
             self.parse_known_args(argv, namespace)  # argparse's own error, naming every option missing
@@ -100,6 +106,22 @@ class Parser(argparse.ArgumentParser):
             meant for meant in MEANT.get(spelled, ()) if meant.split()[0] in known]
         close = difflib.get_close_matches(option, known, n=1, cutoff=0.8) if typos else []
         return next(iter(named or close), None)
+
+    def _counted_in_gpus(self, rest: list[str], parsed: argparse.Namespace) -> str:
+        """Where an unrecognized argument counts nodes (`NODE_COUNTS`: ``--nodes 2``) and this command counts trainer
+        GPUs on nodes of --node-gpus: that, with the --gpus that count of nodes holds (``--gpus 16 for 2 nodes of
+        8``); "" otherwise."""
+        if not {"--gpus", "--node-gpus"} <= self._option_string_actions.keys():
+            return ""
+        for at, word in enumerate(rest):
+            option, given, value = word.partition("=")
+            if option.lower().replace("_", "-") in NODE_COUNTS:
+                value = value if given else next(iter(rest[at + 1:at + 2]), "")
+                nodes = int(value) if value.isascii() and value.isdigit() and int(value) > 0 else 2
+                node_gpus = getattr(parsed, "node_gpus", None) or NODE_GPUS
+                return (f" ({self.prog} counts the trainer's GPUs, not nodes: --gpus {nodes * node_gpus} for "
+                        f"{counted(nodes, 'node')} of {node_gpus} GPUs; --node-gpus G for nodes of another size)")
+        return ""
 
     def _refuse_others_option(self, argv: list[str]) -> None:
         """A usage error for the first option in `argv` that this command lacks and another takes (``solve memory

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, ClassVar
 
 from annotated_types import Ge, Gt, Le, Lt
 from pydantic import AfterValidator, AllowInfNan, Discriminator, Field, Strict, StringConstraints, Tag, model_validator
@@ -137,6 +137,11 @@ class Job(_JobFields):
 
 class JobEntry(_JobFields):
     """A job as a cluster file gives it: its model by name, or by a config.json."""
+
+    chosen_for_it: ClassVar[dict[str, str]] = dict.fromkeys(
+        ("trainergpus", "gpus", "numgpus", "nodes", "numnodes", "sp", "ulysses", "offload", "env"),
+        "the placement chooses a job's trainer GPUs, nodes and settings; rollout_gpus keeps GPUs for its explorer")
+    """Fields a job may be given by mistake for what the placement chooses (without case or separators), and why."""
 
     model: Text | None = Field(default=None, description="a catalogue model (4B, Qwen3-8B, ...), or model_config")
     config_path: Text | None = Field(default=None, alias="model_config", description=(

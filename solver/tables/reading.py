@@ -239,10 +239,17 @@ _PLAIN_PROBLEMS = {
 def _fields_at(schema: type[BaseModel], location: tuple[Any, ...]) -> tuple[str, ...]:
     """The fields of the mapping at a pydantic error's `location` in data of `schema` (the names a file may
     give there, aliases as written), or () where it is not one of rft-solver's models."""
+    node = _model_at(schema, location)
+    return () if node is None else tuple(field.alias or name for name, field in node.model_fields.items())
+
+
+def _model_at(schema: type[BaseModel], location: tuple[Any, ...]) -> type[BaseModel] | None:
+    """The model of the mapping at a pydantic error's `location` in data of `schema`, or None where it is not one
+    of rft-solver's models."""
     node: Any = schema
     for key in location:
         if not (isinstance(node, type) and issubclass(node, BaseModel)):
-            return ()
+            return None
         if key in node.model_fields:
             node = node.model_fields[key].annotation
         elif not isinstance(key, int):  # a union member's tag, or an item's position, walks into the type
@@ -250,9 +257,7 @@ def _fields_at(schema: type[BaseModel], location: tuple[Any, ...]) -> tuple[str,
             continue
         node = next((member for member in _members(node) if isinstance(member, type) and issubclass(member, BaseModel)),
                     node)
-    if not (isinstance(node, type) and issubclass(node, BaseModel)):
-        return ()
-    return tuple(field.alias or name for name, field in node.model_fields.items())
+    return node if isinstance(node, type) and issubclass(node, BaseModel) else None
 
 
 def _members(annotation: Any) -> tuple[Any, ...]:
@@ -281,10 +286,13 @@ def _validation_message(path: Path, raw: Any, error: ValidationError, recheck: C
     accepted = f" (fields: {', '.join(fields)})" if fields else ""
     if first["type"] == "extra_forbidden":
         meant = _meant_field(location[-1], fields)
+        chosen = getattr(_model_at(schema, tuple(first["loc"][:-1])), "chosen_for_it", {})
         if meant is not None:  # the field it was meant to be, missing, is no problem of its own
             accepted = f" (did you mean {meant}? fields: {', '.join(fields)})"
             meant_at = (*first["loc"][:-1], meant)
             errors = [e for e in errors if not (e["type"] == "missing" and tuple(e["loc"]) == meant_at)]
+        elif isinstance(location[-1], str) and _letters(location[-1]) in chosen:  # a job's GPUs: the placement's
+            accepted = f" ({chosen[_letters(location[-1])]}; fields: {', '.join(fields)})"
         location, problem = location[:-1], f"unknown field {location[-1]!r}{accepted}"
     elif first["type"] == "missing":
         location, problem = location[:-1], f"missing field {location[-1]!r}{accepted}"
@@ -319,20 +327,42 @@ def _validation_message(path: Path, raw: Any, error: ValidationError, recheck: C
     return f"{path}: {where + ': ' if where else ''}{problem}{extra}"
 
 
+FIELDS_MEANT = {
+    **dict.fromkeys(("count", "numnodes", "nodecount", "nnodes", "nodenum", "hosts"), "nodes"),
+    **dict.fromkeys(("length", "seqlen", "maxlen", "maxlength", "maxseqlen", "context", "contextlength",
+                     "contextlen"), "max_model_len"),
+    **dict.fromkeys(("gputype", "gpuname", "device"), "gpu"),
+    **dict.fromkeys(("gpupernode", "numgpus", "gpucount", "nprocpernode"), "gpus_per_node"),
+    **dict.fromkeys(("hostram", "hostmemory", "hostmemorygb", "ramgb", "cpumemorygb", "hostramgib"), "host_ram_gb"),
+    **dict.fromkeys(("rollout", "rolloutgpu", "explorergpus", "vllmgpus"), "rollout_gpus"),
+    **dict.fromkeys(("batchsize", "trainbatch"), "train_batch_size"),
+    **dict.fromkeys(("modelpath", "config", "configpath"), "model_config"),
+    **dict.fromkeys(("nodepools", "fleet", "nodes", "clusters"), "pools"),
+}
+"""Fields by the names a newcomer may guess for them (a pool's count of nodes, Trinity's max_model_len by other
+tools' names, a fleet's pools as nodes), without case or separators: an unknown field is told the field it names,
+where the mapping it is in has that field."""
+
+
+def _letters(text: str) -> str:
+    """A name without case or separators: at_least, AtLeast and at-least are one."""
+    return re.sub(r"[\W_]+", "", text.casefold())
+
+
 def _meant_field(name: Any, fields: Sequence[str]) -> str | None:
     """The one field of `fields` an unknown field `name` is close to, or None: the same but for case and separators
-    (atleast: at_least), else the start of only it (prio: priority; modelc: model_config, not model), else with a
-    letter or two wrong (prority: priority); not a field that only shares a part (at_most is not at_least)."""
-    def letters(text: str) -> str:  # a name without case or separators: at_least, AtLeast and at-least are one
-        return re.sub(r"[\W_]+", "", text.casefold())
-
-    if not isinstance(name, str) or len(letters(name)) < 3:
+    (atleast: at_least), else the start of only it (prio: priority; modelc: model_config, not model), else the one
+    `FIELDS_MEANT` gives its name (count: nodes), else with a letter or two wrong (prority: priority); not a field
+    that only shares a part (at_most is not at_least)."""
+    if not isinstance(name, str) or len(_letters(name)) < 3:
         return None
-    by_letters = {letters(field): field for field in fields}
-    started = [field for known, field in by_letters.items() if known.startswith(letters(name))]
-    if letters(name) in by_letters or len(started) == 1:
-        return by_letters.get(letters(name)) or started[0]
-    close = difflib.get_close_matches(letters(name), by_letters, n=1, cutoff=0.8)
+    by_letters = {_letters(field): field for field in fields}
+    started = [field for known, field in by_letters.items() if known.startswith(_letters(name))]
+    if _letters(name) in by_letters or len(started) == 1:
+        return by_letters.get(_letters(name)) or started[0]
+    if FIELDS_MEANT.get(_letters(name)) in fields:
+        return FIELDS_MEANT[_letters(name)]
+    close = difflib.get_close_matches(_letters(name), by_letters, n=1, cutoff=0.8)
     return by_letters[close[0]] if close else None
 
 
