@@ -1623,6 +1623,41 @@ def test_ctrl_c_while_the_command_loads_is_one_line_and_status_130():
     assert (process.returncode, process.stdout, process.stderr) == (130, "", "solve: interrupted\n")
 
 
+@pytest.mark.skipif(os.name == "nt", reason="POSIX signals")
+@pytest.mark.parametrize("ctrl_c", ["default", "ignored"])
+def test_a_request_to_end_while_the_command_loads_says_terminated_and_exits_143(ctrl_c: str):
+    # SIGTERM in the first tenths of a second lands while solver.cli and its libraries load: held there until it comes.
+    script = ("import builtins, signal, sys, time\nreal = builtins.__import__\n"
+              "signal.signal(signal.SIGINT, signal.SIG_IGN if sys.argv[1] == 'ignored' else signal.default_int_handler)\n"
+              "def loading(name, *args, **kwargs):\n"
+              "    if name == 'solver.cli':\n        print('loading', flush=True)\n        time.sleep(60)\n"
+              "    return real(name, *args, **kwargs)\n"
+              "builtins.__import__ = loading\nfrom solver.__main__ import main\nsys.exit(main())\n")
+    with subprocess.Popen([sys.executable, "-c", script, ctrl_c], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True) as process:
+        assert process.stdout is not None and process.stdout.readline() == "loading\n"
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=60)
+    assert (process.returncode, out, err) == (143, "", "solve: terminated\n")
+
+
+def stopped_loading(*args: Any, **kwargs: Any) -> None:
+    # A C extension (OR-Tools' pybind11 modules) that Ctrl-C stops while it initializes raises an ImportError from it
+    raise ImportError("initialization failed") from KeyboardInterrupt()
+
+
+def missing_library(*args: Any, **kwargs: Any) -> None:
+    raise ModuleNotFoundError("No module named 'ortools'")
+
+
+def test_ctrl_c_while_a_library_loads_is_one_line_and_status_130(cli, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(solver.cli.planner, "answer_query", stopped_loading)
+    assert cli("--model", "4B", "--len", "8k") == (130, "", "solve: interrupted\n")
+    monkeypatch.setattr(solver.cli.planner, "answer_query", missing_library)
+    with pytest.raises(ModuleNotFoundError, match="ortools"):  # an import that fails of itself is a bug to see
+        cli("--model", "4B", "--len", "8k")
+
+
 def test_an_extrapolated_estimate_with_little_room_gets_a_caution(cli):
     # Qwen3-8B on 8 RTX 4090s: 24 GiB cards, beyond the calibration's 80 to 96 GiB, at 0.1 GiB to spare.
     status, out, _ = cli("--model", "8B", "--gpu", "rtx-4090", "--gpus", "8", "--maximize", "len")
