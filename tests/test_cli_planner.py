@@ -33,7 +33,14 @@ import solver.solve
 import solver.tables
 import solver.tables.model_config
 import solver.tables.reading
+from solver.cli.calibrate import build_calibrate_parser
+from solver.cli.cluster import build_cluster_parser
+from solver.cli.examples import build_examples_parser
+from solver.cli.maps import build_map_parser
+from solver.cli.memory import build_memory_parser
 from solver.cli.parser import KeptLinesFormatter
+from solver.cli.planner import build_parser
+from solver.cli.tables import build_tables_parser
 from solver.query import make_query
 from solver.render import APPLY_HEADING, answers_view
 from solver.results import single_gpu_caution, thin_headroom
@@ -293,6 +300,18 @@ def test_a_flag_pairs_help_is_as_written(cli, monkeypatch: pytest.MonkeyPatch):
     assert ("  --env, --no-env       with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, or without (the "
             "default)\n") in out
     assert "default: False" not in out
+
+
+@pytest.mark.parametrize("build", [build_parser, build_tables_parser, build_map_parser, build_cluster_parser,
+                                   build_memory_parser, build_calibrate_parser, build_examples_parser])
+def test_every_option_with_a_default_says_it_in_its_help(build):
+    # An option left out takes its default: --help says what that is (--top's 1; of --estimate and --no-estimate,
+    # one says what neither does).
+    said: dict[str, bool] = {}
+    for action in build()._actions:
+        if action.default not in (None, False, argparse.SUPPRESS):
+            said[action.dest] = said.get(action.dest, False) or "default" in (action.help or "")
+    assert [dest for dest, says in said.items() if not says] == []
 
 
 @pytest.mark.parametrize("argv", [
