@@ -1,16 +1,34 @@
-"""``python -m solver`` and the ``solve`` command: the command line of `solver.cli`, loaded here so that Ctrl-C
-while its libraries load ends as quietly as Ctrl-C while it solves."""
+"""``python -m solver`` and the ``solve`` command: the command line of `solver.cli`, loaded here so that Ctrl-C or
+a request to end (SIGTERM) while its libraries load ends as quietly as it does while it solves."""
 
+import signal
 import sys
+from types import FrameType
 
 
 def main() -> int:
-    """Load `solver.cli` and run its `main`; exit status 130, one line, for Ctrl-C while loading."""
+    """Load `solver.cli` and run its `main`; exit status 130 for Ctrl-C and 143 for SIGTERM while loading, one line
+    each (``solve: interrupted``, ``solve: terminated``), as `solver.cli.main` says them later."""
+    terminated: list[int] = []
+
+    def end(number: int, frame: FrameType | None) -> None:
+        terminated.append(number)
+        raise KeyboardInterrupt  # the same way out as Ctrl-C's, also where Ctrl-C is ignored
+
+    ours = signal.getsignal(signal.SIGTERM) == signal.SIG_DFL  # a parent's ignored SIGTERM stays ignored
     try:
-        from solver.cli import main as cli_main
-    except KeyboardInterrupt:
-        print("solve: interrupted", file=sys.stderr)
-        return 130  # solver.cli.status.INTERRUPTED, which may not have loaded
+        try:
+            if ours:
+                signal.signal(signal.SIGTERM, end)
+            from solver.cli import main as cli_main
+        finally:
+            if ours:  # solver.cli.main puts its own in place over the default, for the rest of the command
+                signal.signal(signal.SIGTERM, signal.SIG_DFL)
+    except (KeyboardInterrupt, ImportError) as error:
+        if isinstance(error, ImportError) and not isinstance(error.__cause__, KeyboardInterrupt):
+            raise  # a library's extension module that failed to load for a reason of its own
+        print("solve: terminated" if terminated else "solve: interrupted", file=sys.stderr)
+        return 143 if terminated else 130  # solver.cli.status's TERMINATED and INTERRUPTED, which may not have loaded
     return cli_main()
 
 

@@ -40,9 +40,8 @@ from solver.tables import (
     Model,
     QueryError,
     Setting,
-    TableError,
-    and_more,
     cell_text,
+    contradictions_refused,
     counted,
 )
 
@@ -132,18 +131,21 @@ def contradictions(mine: Iterable[GpuType], documented: Iterable[GpuType]) -> li
     return found
 
 
-def refuse_own_contradictions(models: tuple[Model, ...], cells: Sequence[tuple[Path, GpuType]], flag: str = "") -> None:
+def refuse_own_contradictions(catalog: Catalog, cells: Sequence[tuple[Path, GpuType]], flag: str = "") -> None:
     """`TableError` naming the first of the `cells` files (each file's path and GPU type, read by
-    `read_cells_files` without `join`: names, memory and each GPU count's one table checked across the files) whose
-    cells contradict themselves or an earlier file's, as planning with them refuses them (a typo there would fit a
-    model that plans runs out of memory): the `Catalog.contradictions` each file adds to those before it. The message
-    names the file after `flag` (``--cells ``)."""
-    merged = Catalog(models=models, gpu_types=())
+    `read_cells_files` without `join` into `catalog`: names, memory and each GPU count's one table checked across the
+    files) whose cells contradict themselves or an earlier file's, as planning with them refuses them (a typo there
+    would fit a model that plans runs out of memory): the `Catalog.contradictions` each file adds to those before it.
+    The message names the file after `flag` (``--cells ``), and ``solve tables --check`` where it can list them (the
+    files give no table for a GPU type and count that `catalog` has)."""
+    tabled = {(gpu_type.name, table.gpus) for gpu_type in catalog.gpu_types for table in gpu_type.tables}
+    listed = all((measured.name, table.gpus) not in tabled for _, measured in cells for table in measured.tables)
+    merged = Catalog(models=catalog.models, gpu_types=())
     for path, measured in cells:
         merged, before = merged.with_tables(measured), merged
         found = before.new_contradictions(merged, measured.name)
         if found:
-            raise TableError(f"{flag}{path}: {found[0]}{and_more(found)}; check the cells")
+            raise contradictions_refused(f"{flag}{path}", found, listed=listed)
 
 
 def _cells_source(paths: Sequence[Path], *, with_tables: bool) -> str:
@@ -161,7 +163,7 @@ def calibration(catalog: Catalog, cells: Sequence[tuple[Path, GpuType]], *, with
     the model's ``source`` names the files. `TableError` for cells that contradict themselves or one another
     (`refuse_own_contradictions`, naming the file after `flag`); `QueryError` where there are no cells, or none that
     trained."""
-    refuse_own_contradictions(catalog.models, cells, flag)
+    refuse_own_contradictions(catalog, cells, flag)
     measured = [gpu_type for _, gpu_type in cells]
     source = _cells_source([path for path, _ in cells], with_tables=with_tables)
     evidence = observations(catalog, gpu_types=measured or None)

@@ -33,7 +33,14 @@ import solver.solve
 import solver.tables
 import solver.tables.model_config
 import solver.tables.reading
+from solver.cli.calibrate import build_calibrate_parser
+from solver.cli.cluster import build_cluster_parser
+from solver.cli.examples import build_examples_parser
+from solver.cli.maps import build_map_parser
+from solver.cli.memory import build_memory_parser
 from solver.cli.parser import KeptLinesFormatter
+from solver.cli.planner import build_parser
+from solver.cli.tables import build_tables_parser
 from solver.query import make_query
 from solver.render import APPLY_HEADING, answers_view
 from solver.results import single_gpu_caution, thin_headroom
@@ -293,6 +300,18 @@ def test_a_flag_pairs_help_is_as_written(cli, monkeypatch: pytest.MonkeyPatch):
     assert ("  --env, --no-env       with PYTORCH_CUDA_ALLOC_CONF=expandable_segments:True, or without (the "
             "default)\n") in out
     assert "default: False" not in out
+
+
+@pytest.mark.parametrize("build", [build_parser, build_tables_parser, build_map_parser, build_cluster_parser,
+                                   build_memory_parser, build_calibrate_parser, build_examples_parser])
+def test_every_option_with_a_default_says_it_in_its_help(build):
+    # An option left out takes its default: --help says what that is (--top's 1; of --estimate and --no-estimate,
+    # one says what neither does).
+    said: dict[str, bool] = {}
+    for action in build()._actions:
+        if action.default not in (None, False, argparse.SUPPRESS):
+            said[action.dest] = said.get(action.dest, False) or "default" in (action.help or "")
+    assert [dest for dest, says in said.items() if not says] == []
 
 
 @pytest.mark.parametrize("argv", [
@@ -1648,6 +1667,41 @@ def test_ctrl_c_while_the_command_loads_is_one_line_and_status_130():
               "builtins.__import__ = interrupted\nfrom solver.__main__ import main\nsys.exit(main())\n")
     process = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False)
     assert (process.returncode, process.stdout, process.stderr) == (130, "", "solve: interrupted\n")
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX signals")
+@pytest.mark.parametrize("ctrl_c", ["default", "ignored"])
+def test_a_request_to_end_while_the_command_loads_says_terminated_and_exits_143(ctrl_c: str):
+    # SIGTERM in the first tenths of a second lands while solver.cli and its libraries load: held there until it comes.
+    script = ("import builtins, signal, sys, time\nreal = builtins.__import__\n"
+              "signal.signal(signal.SIGINT, signal.SIG_IGN if sys.argv[1] == 'ignored' else signal.default_int_handler)\n"
+              "def loading(name, *args, **kwargs):\n"
+              "    if name == 'solver.cli':\n        print('loading', flush=True)\n        time.sleep(60)\n"
+              "    return real(name, *args, **kwargs)\n"
+              "builtins.__import__ = loading\nfrom solver.__main__ import main\nsys.exit(main())\n")
+    with subprocess.Popen([sys.executable, "-c", script, ctrl_c], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True) as process:
+        assert process.stdout is not None and process.stdout.readline() == "loading\n"
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=60)
+    assert (process.returncode, out, err) == (143, "", "solve: terminated\n")
+
+
+def stopped_loading(*args: Any, **kwargs: Any) -> None:
+    # A C extension (OR-Tools' pybind11 modules) that Ctrl-C stops while it initializes raises an ImportError from it
+    raise ImportError("initialization failed") from KeyboardInterrupt()
+
+
+def missing_library(*args: Any, **kwargs: Any) -> None:
+    raise ModuleNotFoundError("No module named 'ortools'")
+
+
+def test_ctrl_c_while_a_library_loads_is_one_line_and_status_130(cli, monkeypatch: pytest.MonkeyPatch):
+    monkeypatch.setattr(solver.cli.planner, "answer_query", stopped_loading)
+    assert cli("--model", "4B", "--len", "8k") == (130, "", "solve: interrupted\n")
+    monkeypatch.setattr(solver.cli.planner, "answer_query", missing_library)
+    with pytest.raises(ModuleNotFoundError, match="ortools"):  # an import that fails of itself is a bug to see
+        cli("--model", "4B", "--len", "8k")
 
 
 def test_an_extrapolated_estimate_with_little_room_gets_a_caution(cli):

@@ -211,6 +211,8 @@ def test_bad_filters_exit_2_with_one_line_naming_accepted_values(cli, argv, mess
     (["memory", "--model", "4B", "--gpu", "a100", "--gpus", "1", "--len", "8k", "--version"],
      "--version is an option of solve, not of solve memory"),
     (["tables", "--version"], "--version is an option of solve, not of solve tables"),
+    *(([command, "--version"], f"--version is an option of solve, not of solve {command}")
+      for command in ("cluster", "map", "calibrate", "examples")),  # every command says where --version is
     (["--model", "4B", "--emit-dir=out"], "--emit-dir is an option of solve cluster, not of solve"),
     (["memory", "--gpu", "a100", "--time-limit", "30"],
      "--time-limit is an option of solve, solve cluster and solve map, not of solve memory"),

@@ -3,12 +3,20 @@ regenerates it)."""
 
 from __future__ import annotations
 
+import re
 import sys
 from pathlib import Path
 
 import pytest
 from shown_output import BLOCK, pages, printed
 
+from solver.cli.calibrate import build_calibrate_parser
+from solver.cli.cluster import build_cluster_parser
+from solver.cli.examples import build_examples_parser
+from solver.cli.maps import build_map_parser
+from solver.cli.memory import build_memory_parser
+from solver.cli.planner import build_parser
+from solver.cli.tables import build_tables_parser
 from solver.tables import load_catalog
 from solver.tables.model_config import (
     CHECKED_MODEL_TYPES,
@@ -71,3 +79,17 @@ def test_the_memory_page_names_the_model_types_a_config_is_read_checked_or_refus
     page = (ROOT / "docs" / "memory.md").read_text(encoding="utf-8")
     named = (*CHECKED_MODEL_TYPES, *UNGATED_MODEL_TYPES, *HYBRID_MODEL_TYPES, *UNREAD_MODEL_TYPES)
     assert [model_type for model_type in named if f"`{model_type}`" not in page] == []
+
+
+def test_the_planners_synopsis_lists_every_command_and_option():
+    # planner.md's "Command line" block is written by hand: each command's line names each option its parser takes.
+    block = (ROOT / "docs" / "planner.md").read_text(encoding="utf-8").split("## Command line\n\n```\n")[1]
+    synopsis: dict[str, set[str]] = {}
+    for line in block.split("```")[0].splitlines():
+        if line.startswith("solve"):
+            command = " ".join(line.split()[:2]) if line.split()[1][0].isalpha() else "solve"
+        synopsis.setdefault(command, set()).update(re.findall(r"--[a-z][a-z-]*", line))
+    parsers = [build() for build in (build_parser, build_tables_parser, build_map_parser, build_memory_parser,
+                                     build_calibrate_parser, build_cluster_parser, build_examples_parser)]
+    assert {parser.prog: {option for action in parser._actions for option in action.option_strings
+                          if option.startswith("--") and option != "--help"} for parser in parsers} == synopsis

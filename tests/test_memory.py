@@ -1325,6 +1325,25 @@ def test_calibrate_refuses_cells_that_contradict_themselves_as_planning_does(cli
     assert str(refusal.value) == f"{said.removeprefix('--cells ')}; check the cells"
 
 
+def test_calibrate_names_the_check_that_lists_every_contradiction_where_it_can(cli, tmp_path: Path):
+    # H100 cells (no shipped tables) with two contradictions: the refusal names the first and, as planning's does,
+    # the command that lists them all, which does. A100 cells for 4 GPUs (above) it does not: solve tables cannot read
+    # them (the A100 has a table for 4 GPUs), so it names none.
+    mine = tmp_path / "mine.yaml"
+    mine.write_text('gpu: H100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n  - gpus: 4\n    section: "4 x H100"\n'
+                    '    models: [Qwen3-8B]\n    rows:\n'
+                    '      - {max_model_len: 4096, cells: {Qwen3-8B: "-"}}\n'
+                    '      - {max_model_len: 8192, cells: {Qwen3-8B: "-"}}\n'
+                    '      - {max_model_len: 12288, cells: {Qwen3-8B: Env}}\n', encoding="utf-8")
+    first, second = (f"H100-80GB, 4 GPUs, Qwen3-8B: - at {length} but Env trains at the longer 12288 (memory only "
+                     "grows with the length)" for length in (4096, 8192))
+    assert cli("calibrate", "--cells", str(mine)) == (2, "", (
+        f"solve calibrate: error: --cells {mine}: {first}; and 1 more (solve tables --check, with the same --cells "
+        "and --model-config, lists them); check the cells\n"))
+    assert cli("tables", "--cells", str(mine), "--check") == (
+        1, f"solve tables: warning: {first}\nsolve tables: warning: {second}\n2 contradictions in 563 cells\n", "")
+
+
 def test_cells_that_contradict_themselves_or_show_no_limit_are_refused(cli, tmp_path: Path):
     # A plan on cells that say vanilla trains at 32768 but needed Env + Offload at 16384 could run out of
     # memory: the planners refuse them, and calibrate does (above). Cells that are all '-' give no fit.

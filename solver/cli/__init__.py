@@ -92,7 +92,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print_escaped(f"{parser.prog}: undecided: {error}; nothing printed (a longer --time-limit may decide it)",
                       file=sys.stderr)
         return NO_PLAN
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, ImportError) as error:
+        if isinstance(error, ImportError) and not isinstance(error.__cause__, KeyboardInterrupt):
+            raise
+        # Ctrl-C or SIGTERM, also one while a library loads (OR-Tools' extension says so as an ImportError)
         print_escaped(f"{parser.prog}: {'terminated' if terminated else 'interrupted'}", file=sys.stderr)
         return TERMINATED if terminated else INTERRUPTED
     except (BrokenPipeError, OutputError) as error:

@@ -47,7 +47,8 @@ def build_map_parser() -> Parser:
                     "printed), 2 bad input.")
     parser.add_argument("--gpu", metavar="G", help="GPU type (default: each with tables)")
     parser.add_argument("--model", metavar="M", help="only these models, comma-separated (32B,8B), or with --by "
-                        "len the one mapped (needed there)")
+                        "len the one mapped (needed there); default: those the GPU type's tables document, else "
+                        "those any tables document")
     parser.add_argument("--gpus-up-to", metavar="N", type=whole_number(1, MAX_ESTIMATED_GPUS), default=8,
                         help="GPU budgets 1 to N (default 8)")
     parser.add_argument("--by", choices=["model", "len"], default="model", help="rows: models (default) or lengths")

@@ -91,7 +91,8 @@ def add_estimate_options(parser: argparse.ArgumentParser | argparse._ArgumentGro
     mode.add_argument("--estimate", action="store_const", const="only", default="auto", dest="estimate_mode",
                       help="plans from the memory model alone, ignoring the tables (to compare)")
     mode.add_argument("--no-estimate", action="store_const", const="never", default="auto", dest="estimate_mode",
-                      help="no estimates: only documented and inferred plans")
+                      help="no estimates: only documented and inferred plans (by default, estimates where no "
+                      "table's cell vouches)")
 
 
 def add_weights_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:

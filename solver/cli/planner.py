@@ -104,7 +104,7 @@ def build_parser() -> Parser:
     parser.add_argument("--offload", action=OnceFlag, help="pin FSDP2 CPU Offload on/off")
     parser.add_argument("--top", metavar="K", type=whole_number(1, MAX_TOP), default=1,
                         help=f"the K best plans, best first, each longer, faster, on fewer GPUs or better vouched for "
-                             f"than those before it (at most {MAX_TOP})")
+                             f"than those before it (default 1, at most {MAX_TOP})")
     add_weights_option(parser)
     parser.add_argument("--time-limit", metavar="S", type=positive_seconds, default=10.0,
                         help="seconds the solver may take per answer, its ranked plans together; the questions "

@@ -9,7 +9,15 @@ YAML it ships is the repository's top-level ``tables/`` folder, installed as ``s
 
 from __future__ import annotations
 
-from solver.tables.catalog import Catalog, Cell, TableOrigin, model_name_from_path, read_cells_files, vouches_for
+from solver.tables.catalog import (
+    Catalog,
+    Cell,
+    TableOrigin,
+    contradictions_refused,
+    model_name_from_path,
+    read_cells_files,
+    vouches_for,
+)
 from solver.tables.fleets import OWN_GPU_HINT, OWN_MODEL_HINT, checked_fleet, load_fleet, read_fleet
 from solver.tables.inputs import (
     AtLeast,
@@ -137,6 +145,7 @@ __all__ = [
     "check_once",
     "check_types",
     "checked_fleet",
+    "contradictions_refused",
     "counted",
     "cut",
     "described_gpu_type",

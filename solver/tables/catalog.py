@@ -351,9 +351,7 @@ class Catalog(Frozen):
             raise QueryError(f"{path}: {error}") from None
         added = [] if keep_contradictions or not join else self.new_contradictions(catalog, measured.name)
         if added:
-            more = and_more(added) and (f"{and_more(added)} (solve tables --check, with the same --cells and "
-                                        "--model-config, lists them)")
-            raise TableError(f"{path}: {added[0]}{more}; check the cells")
+            raise contradictions_refused(str(path), added)
         return catalog
 
     def with_new_tables(self, gpu_type: GpuType) -> Catalog:
@@ -572,6 +570,15 @@ def pools_gpu_types(pools: Iterable[Pool], catalog: Catalog) -> tuple[GpuType, .
             raise QueryError(f"pool {pool.name}: gpu {pool.gpu} has {gpu_type.memory_gib:g} GiB here and "
                              f"{earlier.memory_gib:g} GiB in another pool: give one GPU type one memory")
     return tuple(described.values())
+
+
+def contradictions_refused(path: str, found: Sequence[str], *, listed: bool = True) -> TableError:
+    """The `TableError` that refuses the cells file `path` for the contradictions `found` (in words): the first, how
+    many more, and where there are more, the command that lists them all, unless not `listed` (it cannot read the
+    file: a table for a GPU type and count the catalogue has)."""
+    more = and_more(found)
+    lists = " (solve tables --check, with the same --cells and --model-config, lists them)" if more and listed else ""
+    return TableError(f"{path}: {found[0]}{more}{lists}; check the cells")
 
 
 def read_cells_files(catalog: Catalog, paths: Sequence[Path], *, join: bool = True, keep_contradictions: bool = False,
