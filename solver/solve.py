@@ -661,7 +661,7 @@ class _Nearest(NamedTuple):
         flags = " ".join(filter(None, (
             query.model_copy(update={pin: getattr(query, pin) if f"pin_{pin}" in lifted else None
                                      for pin in ("sp", "env", "offload")}).pin_flags,
-            query.host_ram_flag if "host_ram" in lifted and not query.more_host_ram_words else "",
+            query.host_ram_limit_words if "host_ram" in lifted and not query.more_host_ram_words else "",
             f"--rollout-gpus {query.rollout_gpus}" if "rollout_layout" in lifted else "")))
         drops = " and ".join(filter(None, ("--no-estimate" if "estimate" in lifted else "", flags)))
         return " and ".join(filter(None, (

@@ -3120,7 +3120,7 @@ def test_a_job_s_host_need_is_shown_for_its_trainer_s_nodes_not_its_rollout_s(
     assert f" {solver.render.TRAINER_NODES_NOTE} cost: " in " ".join(out.split())
     assert cli("cluster", str(path), "--emit-dir", str(tmp_path / "configs"))[0] == 0
     assert ("\n# host memory: 311.3 GiB for Offload, per node the trainer runs on (1 of 2: the other holds only its "
-            "rollout), within the pool's host_ram_gb 1024\n") in (tmp_path / "configs" / "w.yaml").read_text(
+            "rollout), within the pool's host_ram_gb of 1024 GiB\n") in (tmp_path / "configs" / "w.yaml").read_text(
                 encoding="utf-8")
 
 
