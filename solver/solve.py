@@ -254,10 +254,10 @@ def more_gpus_changes(data: PlanningData) -> dict[str, object]:
 
 def _with_estimated_plan(catalog: Catalog, query: Query, answer: Answer) -> Answer:
     """With ``--no-estimate`` and no plan: the answer, its reason saying so where the memory model's estimates give
-    a plan (the same question solved with them), or would but for --host-ram (then with the host memory it needs),
-    or else their nearest plan where the tables vouch for none as near (`nearest_plan`, naming the other limits it
-    lifts, the GPUs it takes, and larger nodes where only they have one). `solve cluster` says so in its own words,
-    for its layouts."""
+    a plan (the same question solved with them), or would but for --host-ram where the tables' plans would not (then
+    with the host memory it needs: a plan of the tables without it is the reason's to name), or else their nearest
+    plan where the tables vouch for none as near (`nearest_plan`, naming the other limits it lifts, the GPUs it
+    takes, and larger nodes where only they have one). `solve cluster` says so in its own words, for its layouts."""
     if query.estimate != "never" or answer.status != "infeasible":
         return answer
     with_estimates = query.model_copy(update={"estimate": "auto", "top": 1})
@@ -265,7 +265,10 @@ def _with_estimated_plan(catalog: Catalog, query: Query, answer: Answer) -> Answ
         return answer.model_copy(update={"reason": (
             f"{answer.reason}; {estimated_plan_words(estimated)}: drop --no-estimate")})
     unlimited = with_estimates.model_copy(update={"host_ram_gb": None})
-    if query.host_ram_gb is not None and (estimated := optional_best(catalog, unlimited, answer.gpu)):
+    # where the tables train it without --host-ram, the reason names that plan and its need already (`_host_need`)
+    tables_unlimited = query.model_copy(update={"host_ram_gb": None, "top": 1})
+    if (query.host_ram_gb is not None and optional_best(catalog, tables_unlimited, answer.gpu) is None
+            and (estimated := optional_best(catalog, unlimited, answer.gpu))):
         over = host_over_words(catalog.model(query.model), estimated, query.node_gpus, query.host_ram_bound_words)
         least = least_host_words(catalog, unlimited, estimated, answer.gpu)
         return answer.model_copy(update={"reason": (

@@ -2592,6 +2592,57 @@ def test_a_plan_on_one_gpu_names_no_way_to_keep_one_for_the_rollout(cli):
     assert status == 0 and "plan           Env + Offload on 1 of 1 GPU (none left for rollout)\n" in out
 
 
+def test_every_command_says_in_the_same_words_whether_host_memory_was_checked(cli):
+    # Env + Offload + SP=4 on 4 A100s at 102400 for Qwen3-4B: the plan summary, its fragment, solve memory and the
+    # map say alike that nothing checked its 82.8 GiB per node, or that it is within --host-ram 256 (solve memory said
+    # "it fits in the 256 GiB of --host-ram", the summary "not checked: give a node's RAM as --host-ram GB ...").
+    plan = ("--maximize", "len", "--gpus", "6", "--model", "4B", "--gpu", "a100")
+    memory = ("memory", "--model", "4B", "--gpu", "a100", "--gpus", "4", "--len", "102400", "--env", "--offload",
+              "--sp", "4")
+    chart = ("map", "--gpu", "a100", "--model", "4B", "--gpus-up-to", "4")
+    for host, words in (((), "; not checked: --host-ram not given"), (("--host-ram", "256"), ", within --host-ram 256")):
+        outputs = [" ".join(cli(*flags, *host)[1].split()) for flags in (plan, (*plan, "--emit", "trinity"), memory)]
+        assert [words in out for out in outputs] == [True] * 3
+        assert "82.8 GiB per node for Offload" + words in outputs[0] and "whichever is more)" + words in outputs[2]
+        assert f"# host memory: 82.8 GiB per node for Offload{words}\n" in cli(*plan, *host, "--emit", "trinity")[1]
+    legend = "O Offload (host memory per node not checked: --host-ram not given)"
+    assert legend in cli(*chart)[1] and "not checked" not in cli(*chart, "--host-ram", "256")[1]
+    status, out, _ = cli(*memory, "--host-ram", "64")
+    assert status == 1 and "whichever is more); more than --host-ram 64: it does not train there" in " ".join(
+        out.split())
+
+
+def test_no_estimate_names_a_plan_of_the_tables_without_host_ram_once(cli):
+    # The tables train Qwen3-4B at 16384 on 8 A100s without --host-ram 16: the reason names that plan and the least
+    # host memory one needs; it named the estimates' plan after them too, the same plan and the same least, and
+    # --host-ram 16 a second time ("... but it needs 119.9 GiB ..., more than --host-ram 16; at the least, ...").
+    status, out, _ = cli("--model", "4B", "--gpu", "a100", "--len", "16384", "--host-ram", "16", "--no-estimate",
+                         "--gpus", "8")
+    assert status == 1 and ("no plan: nothing in the tables for Qwen3-4B on A100-80GB within 8 GPUs trains with "
+                            "--host-ram 16; without --host-ram, vanilla on 8 GPUs trains it (16384 tokens), and it "
+                            "needs 119.9 GiB of host memory per node while the model loads; at the least, Env on 2 GPUs "
+                            "trains it (16384 tokens), and it needs 30.0 GiB of host memory per node while the model "
+                            "loads --explain says why") in " ".join(out.split())
+    assert "memory model estimates" not in out
+
+
+def test_a_bad_memory_model_file_is_named_after_its_option_in_every_command(cli, tmp_path: Path):
+    # As --cells's errors are ("--cells FILE: ..."); they began with the bare file name.
+    bad = tmp_path / "mine.yaml"
+    bad.write_text("foo: 1\n", encoding="utf-8")
+    for command, flags in (("solve", ("--model", "4B", "--len", "8192")),
+                           ("solve memory", ("memory", "--model", "4B", "--gpu", "a100", "--gpus", "2", "--len", "8k")),
+                           ("solve map", ("map", "--gpu", "a100")),
+                           ("solve cluster", ("cluster", str(EXAMPLES / "fleet.yaml")))):
+        status, out, err = cli(*flags, "--memory-model", str(bad))
+        assert (status, out) == (2, "") and err.startswith(f"{command}: error: --memory-model {bad}: unknown field "
+                                                           "'foo' (fields: source, coefficients, margin, fit)")
+        assert err.count("\n") == 1
+        status, out, err = cli(*flags, "--memory-model", str(tmp_path / "missing.yaml"))
+        assert (status, out, err) == (2, "", f"{command}: error: --memory-model {tmp_path / 'missing.yaml'}: cannot "
+                                             "read: No such file or directory\n")
+
+
 def test_the_host_memory_line_says_that_without_host_ram_nothing_checked_it(cli):
     """A plan whose Offload needs more host memory than a home machine's 128 GiB: without --host-ram the line says
     nothing held it to a node's RAM and names the flag; with it, the plan changes and the line says it is within."""

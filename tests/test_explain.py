@@ -718,6 +718,11 @@ def test_rules_that_stop_a_query_together_say_so_where_time_ran_out_before_each_
     assert details(explain(CATALOG, query, answer), "limit") == [
         ("no plan passes this rule: host memory (--host-ram 16 is too little for Offload, or for the model "
          "while it loads)")]
+    # Host memory from elsewhere than the flag is named in words, as a bound (it said "the node's RAM 16 GB per node").
+    own = query.model_copy(update={"host_ram_source": "the node's RAM"})
+    assert details(explain(CATALOG, own, plan(own, CATALOG)[0]), "limit") == [
+        ("no plan passes this rule: host memory (the node's RAM of 16 GiB is too little for Offload, or for the model "
+         "while it loads)")]
     monkeypatch.setattr(_Prober, "_infeasible", _undecided)
     reasons = explain(CATALOG, query, answer)
     (limit,) = details(reasons, "limit")
