@@ -2600,7 +2600,8 @@ def test_every_command_says_in_the_same_words_whether_host_memory_was_checked(cl
     memory = ("memory", "--model", "4B", "--gpu", "a100", "--gpus", "4", "--len", "102400", "--env", "--offload",
               "--sp", "4")
     chart = ("map", "--gpu", "a100", "--model", "4B", "--gpus-up-to", "4")
-    for host, words in (((), "; not checked: --host-ram not given"), (("--host-ram", "256"), ", within --host-ram 256")):
+    checks = (((), "; not checked: --host-ram not given"), (("--host-ram", "256"), ", within --host-ram 256"))
+    for host, words in checks:
         outputs = [" ".join(cli(*flags, *host)[1].split()) for flags in (plan, (*plan, "--emit", "trinity"), memory)]
         assert [words in out for out in outputs] == [True] * 3
         assert "82.8 GiB per node for Offload" + words in outputs[0] and "whichever is more)" + words in outputs[2]
@@ -2620,9 +2621,9 @@ def test_no_estimate_names_a_plan_of_the_tables_without_host_ram_once(cli):
                          "--gpus", "8")
     assert status == 1 and ("no plan: nothing in the tables for Qwen3-4B on A100-80GB within 8 GPUs trains with "
                             "--host-ram 16; without --host-ram, vanilla on 8 GPUs trains it (16384 tokens), and it "
-                            "needs 119.9 GiB of host memory per node while the model loads; at the least, Env on 2 GPUs "
-                            "trains it (16384 tokens), and it needs 30.0 GiB of host memory per node while the model "
-                            "loads --explain says why") in " ".join(out.split())
+                            "needs 119.9 GiB of host memory per node while the model loads; at the least, Env on 2 "
+                            "GPUs trains it (16384 tokens), and it needs 30.0 GiB of host memory per node while the "
+                            "model loads --explain says why") in " ".join(out.split())
     assert "memory model estimates" not in out
 
 
@@ -2638,9 +2639,9 @@ def test_a_bad_memory_model_file_is_named_after_its_option_in_every_command(cli,
         assert (status, out) == (2, "") and err.startswith(f"{command}: error: --memory-model {bad}: unknown field "
                                                            "'foo' (fields: source, coefficients, margin, fit)")
         assert err.count("\n") == 1
-        status, out, err = cli(*flags, "--memory-model", str(tmp_path / "missing.yaml"))
-        assert (status, out, err) == (2, "", f"{command}: error: --memory-model {tmp_path / 'missing.yaml'}: cannot "
-                                             "read: No such file or directory\n")
+        missing = tmp_path / "missing.yaml"
+        assert cli(*flags, "--memory-model", str(missing)) == (
+            2, "", f"{command}: error: --memory-model {missing}: cannot read: No such file or directory\n")
 
 
 def test_the_host_memory_line_says_that_without_host_ram_nothing_checked_it(cli):
