@@ -265,10 +265,9 @@ def _with_estimated_plan(catalog: Catalog, query: Query, answer: Answer) -> Answ
         return answer.model_copy(update={"reason": (
             f"{answer.reason}; {estimated_plan_words(estimated)}: drop --no-estimate")})
     unlimited = with_estimates.model_copy(update={"host_ram_gb": None})
-    # where the tables train it without --host-ram, the reason names that plan and its need already (`_host_need`)
-    tables_unlimited = query.model_copy(update={"host_ram_gb": None, "top": 1})
-    if (query.host_ram_gb is not None and optional_best(catalog, tables_unlimited, answer.gpu) is None
-            and (estimated := optional_best(catalog, unlimited, answer.gpu))):
+    if query.host_ram_gb is not None and (estimated := optional_best(catalog, unlimited, answer.gpu)):
+        if optional_best(catalog, query.model_copy(update={"host_ram_gb": None, "top": 1}), answer.gpu):
+            return answer  # the tables train it without --host-ram: the reason names that plan and its need already
         over = host_over_words(catalog.model(query.model), estimated, query.node_gpus, query.host_ram_bound_words)
         least = least_host_words(catalog, unlimited, estimated, answer.gpu)
         return answer.model_copy(update={"reason": (
