@@ -48,7 +48,7 @@ from solver.results import (
     Status,
     Unplaced,
 )
-from solver.rules import batch_split_violation, host_ram_bound_words, rollout_layout, validated_length
+from solver.rules import batch_split_violation, rollout_layout, validated_length
 from solver.solve import answer_for, checked, estimated_plan_words, host_over_words, least_host_words
 from solver.tables import (
     MAX_ESTIMATED_GPUS,
@@ -1011,7 +1011,7 @@ def _reasons(planner: _Planner, fleet: Fleet, index: int, without: frozenset[str
                 if (beside := answer_for(planner.catalog, query, pool.gpu).reason) != reason:
                     where = f"{pool.name} (up to {trainer_room} of its GPUs for the trainer, beside {rollout})"
                     reason = beside
-            reasons.append(f"{where}: {reason}{_estimates_would(planner, query, pool, job.rollout_gpus)}")
+            reasons.append(f"{where}: {reason}{_estimates_would(planner, query, pool, job.rollout_gpus, reason)}")
     return "; ".join(reasons) or "no pool it may use"
 
 
@@ -1021,12 +1021,13 @@ def _beside(trainer_gpus: int, rollout_gpus: int, pool: Pool) -> bool:
     return room is not None and room[1] <= pool.nodes
 
 
-def _estimates_would(planner: _Planner, query: Query, pool: Pool, rollout_gpus: int) -> str:
+def _estimates_would(planner: _Planner, query: Query, pool: Pool, rollout_gpus: int, reason: str | None) -> str:
     """With estimates off (``--no-estimate``): the plan the memory model's estimates give the job's model and length
     on the fewest GPUs of the pool that leave its `rollout_gpus` a layout there, in words, where they give one; else,
     where the pool's host memory rules theirs out and the tables' too (a plan of the tables on nodes with more of it
     is the reason's to name), the one they would give without it and the host memory it needs, with the least host
-    memory one of theirs beside the rollout needs, where that is less ("" otherwise)."""
+    memory one of theirs beside the rollout needs, where that is less ("" otherwise). The pool's host memory is
+    named briefly (``the pool's 16 GiB``) where the planner's `reason` named it in full already, among its limits."""
     if planner.estimate != "never":
         return ""
     if plan := _way_without(planner, query, pool, rollout_gpus, estimate="auto"):
@@ -1036,14 +1037,16 @@ def _estimates_would(planner: _Planner, query: Query, pool: Pool, rollout_gpus: 
     if plan := _way_without(planner, query, pool, rollout_gpus, estimate="auto", host_ram_gb=None):
         lifted = query.model_copy(update={"estimate": "auto", "host_ram_gb": None, "rollout_gpus": rollout_gpus})
         least = least_host_words(planner.catalog, lifted, plan, pool.gpu)
-        return f" ({estimated_plan_words(plan)}, but {_host_over_pool_words(planner, query.model, pool, plan)}{least})"
+        named = reason is not None and query.host_ram_limit_words in reason
+        bound = query.host_ram_hardware_words if named else query.host_ram_bound_words
+        return f" ({estimated_plan_words(plan)}, but {_host_over_pool_words(planner, query, plan, bound)}{least})"
     return ""
 
 
-def _host_over_pool_words(planner: _Planner, model: str, pool: Pool, plan: Plan) -> str:
-    """The host memory a plan of `model` needs per node, more than `pool`'s (a pool that gives it), in words."""
-    return host_over_words(planner.catalog.model(model), plan, pool.gpus_per_node,
-                           host_ram_bound_words(pool.host_ram_gb or 0.0, POOL_HOST_RAM_SOURCE))
+def _host_over_pool_words(planner: _Planner, query: Query, plan: Plan, bound: str) -> str:
+    """The host memory a plan of `query`'s model needs per node, more than its pool's (`bound`, the pool's host memory
+    in words: `Query.host_ram_bound_words`, or `Query.host_ram_hardware_words`), in words."""
+    return host_over_words(planner.catalog.model(query.model), plan, query.node_gpus, bound)
 
 
 def _limits_words(planner: _Planner, query: Query, pool: Pool, rollout_gpus: int) -> str:
@@ -1054,7 +1057,7 @@ def _limits_words(planner: _Planner, query: Query, pool: Pool, rollout_gpus: int
     hints = []
     if pool.host_ram_gb is not None and (plan := _way_without(planner, query, pool, rollout_gpus, host_ram_gb=None)):
         hints.append(f"{plan.gpus} would, with {plan.setting.label}, but "
-                     f"{_host_over_pool_words(planner, query.model, pool, plan)}")
+                     f"{_host_over_pool_words(planner, query, plan, query.host_ram_bound_words)}")
     if query.train_batch_size is not None and (plan := _way_without(planner, query, pool, rollout_gpus,
                                                                     train_batch_size=None)):
         broken = batch_split_violation(query.train_batch_size, plan.gpus, plan.sp, query.train_batch_source)

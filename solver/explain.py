@@ -440,7 +440,7 @@ class _Words:
         if any(rule.startswith("pin_") for rule in rules):
             parts.append(f"the pins ({self.query.pin_flags})")
         if "host_ram" in rules:
-            parts.append(f"host memory ({query.host_ram_flag} GB per node is too little for Offload, or for the "
+            parts.append(f"host memory ({query.host_ram_bound_words} is too little for Offload, or for the "
                          "model while it loads)")
         if "evidence" in rules or "table_rows" in rules:
             asked = f"{query.max_model_len} tokens" if query.max_model_len else "any length"
@@ -503,8 +503,7 @@ class _Words:
             what = ("Offload needs more host memory (its states, or the model while it loads)"
                     if all(offload for _, _, offload, _ in combinations) else
                     "loading the model needs more host memory (its fp32 weights, before FSDP shards them)")
-            limit = f"{query.host_ram_flag} GB per node"
-            return [Reason(rule=rule, detail=f"{what} than {limit} (on {on})")]
+            return [Reason(rule=rule, detail=f"{what} than {query.host_ram_bound_words} (on {on})")]
         if rule.startswith("pin_"):
             labels = ", ".join(dict.fromkeys(f"{_label(c)} on {counted(c[0], 'GPU')}" for c in combinations))
             return [Reason(rule="pin", detail=f"{self.query.pin_flags} rules out {labels}")]

@@ -161,11 +161,6 @@ class Query(Frozen):
         return " ".join(flags)
 
     @property
-    def host_ram_flag(self) -> str:
-        """The host memory given, as given (``--host-ram 1048576``, or the config's key); empty when none."""
-        return f"{self.host_ram_source} {shown_number(self.host_ram_gb)}" if self.host_ram_gb is not None else ""
-
-    @property
     def host_ram_limit_words(self) -> str:
         """The host memory given, as running text names it (`host_ram_words`: ``--host-ram 64``, or ``64 GiB of host
         memory per node (the pool's host_ram_gb)``); empty when none."""
@@ -184,9 +179,15 @@ class Query(Frozen):
         empty otherwise."""
         if self.host_ram_gb is None or self.host_ram_source.startswith("--"):
             return ""
-        if self.host_ram_hardware is None:
-            return f"with more host memory than {self.host_ram_bound_words}"
-        return f"with more host memory than {self.host_ram_hardware} {shown_number(self.host_ram_gb)} GiB"
+        return f"with more host memory than {self.host_ram_hardware_words or self.host_ram_bound_words}"
+
+    @property
+    def host_ram_hardware_words(self) -> str:
+        """Host memory that is hardware (`host_ram_hardware`), named briefly, as a reason names it again after its
+        limits (`limit_flags`) named it in full: ``the pool's 32 GiB``; empty otherwise."""
+        if self.host_ram_gb is None or self.host_ram_hardware is None:
+            return ""
+        return f"{self.host_ram_hardware} {shown_number(self.host_ram_gb)} GiB"
 
     @property
     def without_host_ram_words(self) -> str:

@@ -38,6 +38,9 @@ from solver.rules import (
     SourceCell,
     TablesVerdict,
     batch_words,
+    host_ram_bound_words,
+    host_ram_check_words,
+    host_ram_unchecked_words,
     least_token_budget,
     sp_degrees,
     token_budget,
@@ -283,19 +286,11 @@ def _larger_gpu_words(answer: Answer) -> str | None:
             f"little more memory per GPU than the {answer.gpu}'s")
 
 
-HOST_RAM_UNCHECKED = "not checked: give a node's RAM as --host-ram GB to keep plans within it"
-"""What the summary's ``host memory`` row adds without --host-ram: nothing held the plan to a node's RAM."""
-
-
 def _host_memory_words(answer: Answer, plan: Plan) -> str | None:
     """The summary's ``host memory`` row: what the plan needs of a node's host memory, and whether the host memory
-    given holds it or none was given (None where it says nothing)."""
+    given holds it or none was given (`host_ram_check_words`; None where it says nothing)."""
     host = plan.host_memory_words()
-    if host is None:
-        return None
-    if answer.host_ram_gb is None:
-        return f"{host}; {HOST_RAM_UNCHECKED}"
-    return f"{host}, within --host-ram {shown_number(answer.host_ram_gb)}"
+    return None if host is None else f"{host}{host_ram_check_words(answer.host_ram_gb)}"
 
 
 def _tables_best_words(answer: Answer, plan: Plan) -> str | None:
@@ -992,10 +987,12 @@ def _fit_words(result: MemoryEstimate) -> str:
 
 
 def _host_memory_line(result: MemoryEstimate, need_gib: float, offload: bool) -> Text:
-    """The host memory a node needs (`need_gib`; `offload`: for the states too), and whether --host-ram holds it."""
-    room = "" if result.host_ram_gib is None else (
-        f"; it fits in the {shown_number(result.host_ram_gib)} GiB of --host-ram" if result.host_fits else
-        f"; more than the {shown_number(result.host_ram_gib)} GiB of --host-ram: it does not train there")
+    """The host memory a node needs (`need_gib`; `offload`: for the states too), and whether --host-ram holds it, as
+    the plan summary says it (`host_ram_check_words`: where neither Offload nor --host-ram makes it matter, nothing)."""
+    if result.host_ram_gib is not None and not result.host_fits:
+        room = f"; more than {host_ram_bound_words(result.host_ram_gib, '--host-ram')}: it does not train there"
+    else:
+        room = host_ram_check_words(result.host_ram_gib) if offload or result.host_ram_gib is not None else ""
     what = ("for Offload (the actor's states and the reference model's weights, or the model while it loads, "
             "whichever is more)" if offload else "while the model loads (verl reads it in fp32 before "
             "FSDP shards it)")
@@ -1125,10 +1122,6 @@ def map_json(maps: list[tuple[str, dict[tuple[Any, int], Plan | None], list[Any]
                        for gpu, grid, rows in maps], indent=2)
 
 
-MAP_HOST_UNCHECKED = "the host memory it needs per node is not checked: --host-ram GB"
-"""What a map's legend says of Offload where no host memory was given: its cells may need more than a node has."""
-
-
 def map_view(grid: dict[tuple[Any, int], Plan | None], rows: list[Any], budgets: list[int], title: str,
              by_length: bool, limited: bool = False, host_checked: bool = False) -> Group:
     """A map: its title, then a row per model (or length), a column per GPU budget, each cell the best plan
@@ -1167,7 +1160,7 @@ def map_view(grid: dict[tuple[Any, int], Plan | None], rows: list[Any], budgets:
     yarn = ("; ^ YaRN past what is validated (quality untested)"
             if any(plan.yarn_beyond_validated for plan in grid.values() if plan) else "")
     unchecked = not host_checked and any(plan.offload for plan in grid.values() if plan)
-    offload = f" ({MAP_HOST_UNCHECKED})" if unchecked else ""
+    offload = f" (host memory per node {host_ram_unchecked_words()})" if unchecked else ""
     legend = Text("cells: " + ("setting@GPUs" if by_length else "longest context (k = 1024 tokens), setting@GPUs")
                   + merged
                   + "; evidence: documented, * inferred, ~ estimated, ~! estimated beyond the memory model's "

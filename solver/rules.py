@@ -391,13 +391,20 @@ def host_ram_bound_words(host_ram_gb: float, source: str) -> str:
     return f"{source} of {shown_number(host_ram_gb)} GiB"
 
 
-def host_ram_check_words(host_ram_gb: float | None, source: str) -> str:
-    """Whether a plan's host memory need was held to a node's host memory (`host_ram_gb`, from `source`), briefly, as
-    a Trinity config's host memory comment ends: ``, within --host-ram 512``, or ``; not checked: --host-ram not
-    given`` where none was."""
+def host_ram_unchecked_words(source: str = "--host-ram") -> str:
+    """That nothing held plans to a node's host memory (none came from `source`), as every command says it: ``not
+    checked: --host-ram not given`` (the plan summary, `solve memory`, a map's legend, a Trinity config's comment)."""
+    return f"not checked: {source} not given"
+
+
+def host_ram_check_words(host_ram_gb: float | None, source: str = "--host-ram") -> str:
+    """Whether a plan's host memory need was held to a node's host memory (`host_ram_gb`, from `source`), as a host
+    memory line ends it in every command: ``, within --host-ram 512`` (``, within the pool's host_ram_gb of 1024
+    GiB``: `host_ram_bound_words`), or ``; not checked: --host-ram not given`` where none was
+    (`host_ram_unchecked_words`)."""
     if host_ram_gb is None:
-        return f"; not checked: {source} not given"
-    return f", within {source} {shown_number(host_ram_gb)}"
+        return f"; {host_ram_unchecked_words(source)}"
+    return f", within {host_ram_bound_words(host_ram_gb, source)}"
 
 
 def batch_split_violation(train_batch_size: int | None, gpus: int, sp: int,

@@ -254,10 +254,10 @@ def more_gpus_changes(data: PlanningData) -> dict[str, object]:
 
 def _with_estimated_plan(catalog: Catalog, query: Query, answer: Answer) -> Answer:
     """With ``--no-estimate`` and no plan: the answer, its reason saying so where the memory model's estimates give
-    a plan (the same question solved with them), or would but for --host-ram (then with the host memory it needs),
-    or else their nearest plan where the tables vouch for none as near (`nearest_plan`, naming the other limits it
-    lifts, the GPUs it takes, and larger nodes where only they have one). `solve cluster` says so in its own words,
-    for its layouts."""
+    a plan (the same question solved with them), or would but for --host-ram where the tables' plans would not (then
+    with the host memory it needs: a plan of the tables without it is the reason's to name), or else their nearest
+    plan where the tables vouch for none as near (`nearest_plan`, naming the other limits it lifts, the GPUs it
+    takes, and larger nodes where only they have one). `solve cluster` says so in its own words, for its layouts."""
     if query.estimate != "never" or answer.status != "infeasible":
         return answer
     with_estimates = query.model_copy(update={"estimate": "auto", "top": 1})
@@ -266,6 +266,8 @@ def _with_estimated_plan(catalog: Catalog, query: Query, answer: Answer) -> Answ
             f"{answer.reason}; {estimated_plan_words(estimated)}: drop --no-estimate")})
     unlimited = with_estimates.model_copy(update={"host_ram_gb": None})
     if query.host_ram_gb is not None and (estimated := optional_best(catalog, unlimited, answer.gpu)):
+        if optional_best(catalog, query.model_copy(update={"host_ram_gb": None, "top": 1}), answer.gpu):
+            return answer  # the tables train it without --host-ram: the reason names that plan and its need already
         over = host_over_words(catalog.model(query.model), estimated, query.node_gpus, query.host_ram_bound_words)
         least = least_host_words(catalog, unlimited, estimated, answer.gpu)
         return answer.model_copy(update={"reason": (
@@ -661,7 +663,7 @@ class _Nearest(NamedTuple):
         flags = " ".join(filter(None, (
             query.model_copy(update={pin: getattr(query, pin) if f"pin_{pin}" in lifted else None
                                      for pin in ("sp", "env", "offload")}).pin_flags,
-            query.host_ram_flag if "host_ram" in lifted and not query.more_host_ram_words else "",
+            query.host_ram_limit_words if "host_ram" in lifted and not query.more_host_ram_words else "",
             f"--rollout-gpus {query.rollout_gpus}" if "rollout_layout" in lifted else "")))
         drops = " and ".join(filter(None, ("--no-estimate" if "estimate" in lifted else "", flags)))
         return " and ".join(filter(None, (

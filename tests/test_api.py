@@ -646,7 +646,7 @@ def test_an_explanation_whose_questions_run_out_of_time_names_only_rules_in_forc
     limit = answer.explanation[0]
     assert limit.rule == "limit" and "host memory" not in limit.detail and "rollout GPUs" not in limit.detail
     (answer,) = solver.plan("14B", gpu="h20", max_model_len=65536, budget_gpus=2, explain=True, host_ram_gb=64.0)
-    assert "host memory (--host-ram 64 GB per node" in answer.explanation[0].detail
+    assert "host memory (--host-ram 64 is too little" in answer.explanation[0].detail
     (answer,) = solver.plan("14B", gpu="h20", max_model_len=65536, budget_gpus=2, explain=True, rollout_gpus=0)
     assert "rollout GPUs" not in answer.explanation[0].detail  # 0 rollout GPUs: no rollout_layout, as without
     monkeypatch.undo()

@@ -414,10 +414,10 @@ def test_an_unknown_model_says_how_to_give_your_own(cli, argv: list[str]):
         (["--model", "4B", "--len", "8192", "--host-ram", "1025TB"],
          "solve: error: argument --host-ram: must be above 0 and at most 1048576 GB, got 1025TB"),
         (["--model", "4B", "--len", "8192", "--weights", "/nonexistent/w.yaml"],
-         ("solve: error: /nonexistent/w.yaml: cannot read: No such file or directory")),
+         ("solve: error: --weights /nonexistent/w.yaml: cannot read: No such file or directory")),
         # A file with no size (a device, a pipe) is read only up to the limit, not until memory runs out.
         (["--model", "4B", "--len", "8192", "--weights", "/dev/zero"],
-         ("solve: error: /dev/zero: too large (the limit is 16 MB)")),
+         ("solve: error: --weights /dev/zero: too large (the limit is 16 MB)")),
         (["--from-config", "/dev/zero"], "solve: error: /dev/zero: too large (the limit is 256 KB)"),
         (["--model", "4B", "--len", "1.5k"], ("solve: error: argument --len: expected a whole number of tokens or of "
                                               "k (1024), got '1.5k'")),
@@ -535,7 +535,7 @@ def test_a_bad_weights_file_exits_2_naming_the_file(cli, tmp_path: Path, text: s
     weights.write_text(text, encoding="utf-8")
     status, out, err = cli("--model", "4B", "--len", "8192", "--weights", str(weights))
     assert status == 2 and out == ""
-    assert err.splitlines()[-1].startswith(f"solve: error: {weights}: ") and message in err
+    assert err.splitlines()[-1].startswith(f"solve: error: --weights {weights}: ") and message in err
 
 
 def test_installed_solve_runs_the_main_job_from_another_directory(tmp_path: Path, solve_script: Path):
@@ -1619,7 +1619,7 @@ def test_a_host_memory_of_a_million_gib_or_more_is_shown_in_digits(cli):
     assert status == 0 and "each other plan that trains within --host-ram 1048576 is no cheaper" in words
     status, out, _ = cli("memory", "--model", "4B", "--gpu", "h100", "--gpus", "8", "--len", "8k", "--offload",
                          "--host-ram", "1024TB")
-    assert status == 0 and "it fits in the 1048576 GiB of --host-ram" in " ".join(out.split())
+    assert status == 0 and ", within --host-ram 1048576" in " ".join(out.split())
     status, out, _ = cli("map", "--gpu", "h100", "--model", "4B", "--gpus-up-to", "1", "--host-ram", "1024TB")
     assert status == 0 and out.startswith("H100-80GB: longest context per model and GPU budget, host memory 1048576 "
                                           "GiB per node")
@@ -1950,7 +1950,7 @@ def test_an_estimate_alone_with_a_lowered_token_budget_gets_no_tables_verdict(cl
 def test_control_characters_in_an_error_are_escaped(cli):
     # A file name with an escape sequence would restyle the terminal, and a newline split the one line.
     assert cli("--model", "4B", "--len", "8k", "--weights", "no\x1b[31m\nfile.yaml") == (
-        2, "", "solve: error: no\\x1b[31m\\nfile.yaml: cannot read: No such file or directory\n")
+        2, "", "solve: error: --weights no\\x1b[31m\\nfile.yaml: cannot read: No such file or directory\n")
 
 
 def test_a_length_of_a_few_hundred_tokens_gets_a_note_suggesting_thousands(cli):
@@ -2329,7 +2329,7 @@ def test_host_memory_rules_out_a_plan_without_offload_that_cannot_load(cli):
     [answer] = json.loads(cli(*flags, "--json")[1])
     assert (answer["plans"][0]["offload"], answer["plans"][0]["host_memory_gb"]) == (False, None)  # no --host-ram
     status, out, _ = cli(*flags, "--host-ram", "128", "--explain")
-    assert status == 1 and ("no plan passes this rule: host memory (--host-ram 128 GB per node is too little for "
+    assert status == 1 and ("no plan passes this rule: host memory (--host-ram 128 is too little for "
                             "Offload, or for the model while it loads)") in " ".join(out.split())
     # The refusal names the least a plan needs too: without Offload only the start-up load (Qwen3-8B: 30.6 GiB).
     status, out, _ = cli("--model", "8B", "--gpu", "a100", "--len", "8k", "--host-ram", "20", "--minimize", "gpus")
@@ -2365,7 +2365,7 @@ def test_host_memory_rules_out_a_plan_without_offload_that_cannot_load(cli):
                          "--explain")
     assert status == 0 and "plan Env on 6 of 8 GPUs" in " ".join(out.split())
     assert ("host_ram loading the model needs more host memory (its fp32 weights, before FSDP shards them) than "
-            "--host-ram 100 GB per node (on 8 GPUs)") in " ".join(out.split())
+            "--host-ram 100 (on 8 GPUs)") in " ".join(out.split())
 
 
 def test_an_env_plan_on_an_amd_gpu_is_cautioned_that_rocm_may_ignore_it(cli, tmp_path: Path):
@@ -2673,14 +2673,65 @@ def test_a_plan_on_one_gpu_names_no_way_to_keep_one_for_the_rollout(cli):
     assert status == 0 and "plan           Env + Offload on 1 of 1 GPU (none left for rollout)\n" in out
 
 
+def test_every_command_says_in_the_same_words_whether_host_memory_was_checked(cli):
+    # Env + Offload + SP=4 on 4 A100s at 102400 for Qwen3-4B: the plan summary, its fragment, solve memory and the
+    # map say alike that nothing checked its 82.8 GiB per node, or that it is within --host-ram 256 (solve memory said
+    # "it fits in the 256 GiB of --host-ram", the summary "not checked: give a node's RAM as --host-ram GB ...").
+    plan = ("--maximize", "len", "--gpus", "6", "--model", "4B", "--gpu", "a100")
+    memory = ("memory", "--model", "4B", "--gpu", "a100", "--gpus", "4", "--len", "102400", "--env", "--offload",
+              "--sp", "4")
+    chart = ("map", "--gpu", "a100", "--model", "4B", "--gpus-up-to", "4")
+    checks = (((), "; not checked: --host-ram not given"), (("--host-ram", "256"), ", within --host-ram 256"))
+    for host, words in checks:
+        outputs = [" ".join(cli(*flags, *host)[1].split()) for flags in (plan, (*plan, "--emit", "trinity"), memory)]
+        assert [words in out for out in outputs] == [True] * 3
+        assert "82.8 GiB per node for Offload" + words in outputs[0] and "whichever is more)" + words in outputs[2]
+        assert f"# host memory: 82.8 GiB per node for Offload{words}\n" in cli(*plan, *host, "--emit", "trinity")[1]
+    legend = "O Offload (host memory per node not checked: --host-ram not given)"
+    assert legend in cli(*chart)[1] and "not checked" not in cli(*chart, "--host-ram", "256")[1]
+    status, out, _ = cli(*memory, "--host-ram", "64")
+    assert status == 1 and "whichever is more); more than --host-ram 64: it does not train there" in " ".join(
+        out.split())
+
+
+def test_no_estimate_names_a_plan_of_the_tables_without_host_ram_once(cli):
+    # The tables train Qwen3-4B at 16384 on 8 A100s without --host-ram 16: the reason names that plan and the least
+    # host memory one needs; it named the estimates' plan after them too, the same plan and the same least, and
+    # --host-ram 16 a second time ("... but it needs 119.9 GiB ..., more than --host-ram 16; at the least, ...").
+    status, out, _ = cli("--model", "4B", "--gpu", "a100", "--len", "16384", "--host-ram", "16", "--no-estimate",
+                         "--gpus", "8")
+    assert status == 1 and ("no plan: nothing in the tables for Qwen3-4B on A100-80GB within 8 GPUs trains with "
+                            "--host-ram 16; without --host-ram, vanilla on 8 GPUs trains it (16384 tokens), and it "
+                            "needs 119.9 GiB of host memory per node while the model loads; at the least, Env on 2 "
+                            "GPUs trains it (16384 tokens), and it needs 30.0 GiB of host memory per node while the "
+                            "model loads --explain says why") in " ".join(out.split())
+    assert "memory model estimates" not in out
+
+
+def test_a_bad_memory_model_file_is_named_after_its_option_in_every_command(cli, tmp_path: Path):
+    # As --cells's errors are ("--cells FILE: ..."); they began with the bare file name.
+    bad = tmp_path / "mine.yaml"
+    bad.write_text("foo: 1\n", encoding="utf-8")
+    for command, flags in (("solve", ("--model", "4B", "--len", "8192")),
+                           ("solve memory", ("memory", "--model", "4B", "--gpu", "a100", "--gpus", "2", "--len", "8k")),
+                           ("solve map", ("map", "--gpu", "a100")),
+                           ("solve cluster", ("cluster", str(EXAMPLES / "fleet.yaml")))):
+        status, out, err = cli(*flags, "--memory-model", str(bad))
+        assert (status, out) == (2, "") and err.startswith(f"{command}: error: --memory-model {bad}: unknown field "
+                                                           "'foo' (fields: source, coefficients, margin, fit)")
+        assert err.count("\n") == 1
+        missing = tmp_path / "missing.yaml"
+        assert cli(*flags, "--memory-model", str(missing)) == (
+            2, "", f"{command}: error: --memory-model {missing}: cannot read: No such file or directory\n")
+
+
 def test_the_host_memory_line_says_that_without_host_ram_nothing_checked_it(cli):
     """A plan whose Offload needs more host memory than a home machine's 128 GiB: without --host-ram the line says
     nothing held it to a node's RAM and names the flag; with it, the plan changes and the line says it is within."""
     flags = ("--model", "8B", "--gpu", "rtx4090", "--gpus", "4", "--len", "16k")
     status, out, _ = cli(*flags)
     assert status == 0 and "plan           Env + Offload + SP=4 on 4 of 4 GPUs" in out
-    assert ("host memory    162.6 GiB per node for Offload; not checked: give a node's RAM as --host-ram GB to keep "
-            "plans within it\n") in out
+    assert "host memory    162.6 GiB per node for Offload; not checked: --host-ram not given\n" in out
     status, out, _ = cli(*flags, "--host-ram", "192")
     assert status == 0 and "host memory    162.6 GiB per node for Offload, within --host-ram 192\n" in out
     assert "not checked" not in out

@@ -1108,6 +1108,25 @@ def test_no_estimate_says_where_the_estimates_plan_needs_more_host_memory_than_t
     assert "8 would, with Env + Offload + SP=2, but with Offload it needs 594.2 GiB" in unplaced["reason"]
 
 
+def test_no_estimate_names_the_pool_s_host_memory_in_full_once(tmp_path: Path):
+    # Qwen3-4B at 131072 on a node of 8 A100s with 16 GB of host memory: the reason names the pool's host memory among
+    # its limits, and the estimates' plan after it is more than "the pool's 16 GiB"; it said "more than the pool's
+    # host_ram_gb of 16 GiB", naming it in full twice. A reason that did not name it (no tables for Qwen3-32B) still
+    # names it in full.
+    pool = {"name": "p", "gpu": "A100-80GB", "nodes": 1, "gpus_per_node": 8, "host_ram_gb": 16}
+    jobs = [{"name": "j", "model": "4B", "max_model_len": 131072, "rollout_gpus": 0},
+            {"name": "k", "model": "32B", "max_model_len": 16384, "rollout_gpus": 0}]
+    assert solved({"pools": [pool], "jobs": jobs}, tmp_path, estimates=False)["unplaced"] == [
+        {"job": "j", "reason": (
+            "p: nothing in the tables for Qwen3-4B on A100-80GB within 8 GPUs trains with 16 GiB of host memory per "
+            "node (the pool's host_ram_gb) (the memory model estimates a plan, Env + SP=8 on 8 GPUs at 131072 tokens, "
+            "but it needs 119.9 GiB of host memory per node while the model loads, more than the pool's 16 GiB)")},
+        {"job": "k", "reason": (
+            "p: the tables have no Qwen3-32B on A100-80GB (the memory model estimates a plan, Env + Offload on 1 GPU "
+            "at 16384 tokens, but with Offload it needs 594.2 GiB of host memory per node, more than the pool's "
+            "host_ram_gb of 16 GiB)")}]
+
+
 def test_no_estimate_names_the_least_host_memory_of_the_estimates_plans_beside_the_rollout(tmp_path: Path):
     # No tables for Qwen3-8B on the H100; the estimates' fewest trainer GPUs beside 2 rollout GPUs offload 162.6 GiB
     # per node, Env + SP=4 on 4 needs 30.6 GiB while the model loads: both more than 16, and the reason names both.
@@ -3181,7 +3200,7 @@ def test_a_job_s_host_need_is_shown_for_its_trainer_s_nodes_not_its_rollout_s(
     assert f" {solver.render.TRAINER_NODES_NOTE} cost: " in " ".join(out.split())
     assert cli("cluster", str(path), "--emit-dir", str(tmp_path / "configs"))[0] == 0
     assert ("\n# host memory: 311.3 GiB for Offload, per node the trainer runs on (1 of 2: the other holds only its "
-            "rollout), within the pool's host_ram_gb 1024\n") in (tmp_path / "configs" / "w.yaml").read_text(
+            "rollout), within the pool's host_ram_gb of 1024 GiB\n") in (tmp_path / "configs" / "w.yaml").read_text(
                 encoding="utf-8")
 
 

@@ -479,7 +479,7 @@ def test_a_map_legend_says_offload_cells_host_memory_is_unchecked_without_host_r
     flags = ("map", "--gpu", "h100", "--model", "llama3.1-70b", "--gpus-up-to", "2")
     status, out, _ = cli(*flags)
     assert status == 0 and "14k E+O@1~!" in out
-    assert out.endswith("settings: E Env, O Offload (the host memory it needs per node is not checked: --host-ram GB), "
+    assert out.endswith("settings: E Env, O Offload (host memory per node not checked: --host-ram not given), "
                         "SPn Ulysses SP, van vanilla\n")
     status, out, _ = cli(*flags, "--host-ram", "1024")
     assert status == 0 and "14k" not in out

@@ -24,6 +24,8 @@ from solver.query import Undecided, make_query
 from solver.rules import (
     SourceCell,
     host_ram_bound_words,
+    host_ram_check_words,
+    host_ram_unchecked_words,
     host_ram_words,
     larger_tables,
     refuting_cell,
@@ -1153,6 +1155,21 @@ def test_host_memory_from_elsewhere_than_a_flag_is_named_in_words_that_keep_its_
     # without "of host memory per node" again: "..., more than the pool's host_ram_gb of 64 GiB)".
     assert [host_ram_bound_words(400, "--host-ram"), pool.host_ram_bound_words, flags.host_ram_bound_words] == [
         "--host-ram 400", "the pool's host_ram_gb of 64 GiB", "--host-ram 64"]
+    # Named again after the limits named it in full, hardware is named briefly; a flag has no such short form.
+    hardware = pool.model_copy(update={"host_ram_hardware": "the pool's"})
+    assert [hardware.host_ram_hardware_words, pool.host_ram_hardware_words, flags.host_ram_hardware_words] == [
+        "the pool's 64 GiB", "", ""]
+    assert hardware.more_host_ram_words == "with more host memory than the pool's 64 GiB"
+
+
+def test_every_host_memory_line_ends_with_the_same_check_words():
+    # One source for the end of the plan summary's row, solve memory's line, a map's legend and a fragment's comment:
+    # held to the host memory given (a pool's in words that keep its key, not as if it were a flag), or not checked.
+    assert [host_ram_check_words(None), host_ram_check_words(None, "the pool's host_ram_gb"),
+            host_ram_check_words(512), host_ram_check_words(1024.5, "the pool's host_ram_gb")] == [
+        "; not checked: --host-ram not given", "; not checked: the pool's host_ram_gb not given",
+        ", within --host-ram 512", ", within the pool's host_ram_gb of 1024.5 GiB"]
+    assert host_ram_unchecked_words() == "not checked: --host-ram not given"
 
 
 def test_an_sp_that_does_not_divide_the_gpus_is_worded_with_their_count():

@@ -1258,7 +1258,7 @@ def test_the_fragment_s_host_memory_line_says_whether_the_host_memory_given_hold
     assert host_line() == "# host memory: 82.8 GiB per node for Offload; not checked: --host-ram not given"
     assert host_line(host_ram_gb=512.0) == "# host memory: 82.8 GiB per node for Offload, within --host-ram 512"
     assert host_line(host_ram_gb=96.5, host_ram_source="the pool's host_ram_gb") == (
-        "# host memory: 82.8 GiB per node for Offload, within the pool's host_ram_gb 96.5")
+        "# host memory: 82.8 GiB per node for Offload, within the pool's host_ram_gb of 96.5 GiB")
     assert "host memory" not in trinity_fragment(sp2_plan(), model, host_ram_gb=512.0)
     for bad, message in ((0.0, "--host-ram must be above 0"), ("512", "host_ram_gb must be a number or None")):
         with pytest.raises(QueryError, match=message):

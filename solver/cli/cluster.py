@@ -27,6 +27,8 @@ from solver.cli.options import (
     add_trinity_version_option,
     add_weights_option,
     add_workers_option,
+    memory_model_option,
+    weights_option,
 )
 from solver.cli.output import ProgressLine, escaped_line, print_escaped, print_view
 from solver.cli.parser import Parser
@@ -40,8 +42,6 @@ from solver.tables import (
     QueryError,
     checked_fleet,
     load_catalog,
-    load_memory_model,
-    load_weights,
     read_fleet,
     resolved_path,
 )
@@ -85,7 +85,7 @@ def run_cluster(args: argparse.Namespace) -> int:
     if args.trinity_version and args.emit_dir is None:
         raise QueryError("--trinity-version says which Trinity release --emit-dir writes for: give --emit-dir DIR")
     fleet, catalog, cells, written_gpus = _fleet_and_catalog(args.file, args.cells or ())
-    weights = load_weights(args.weights) if args.weights else None
+    weights = weights_option(args.weights)
     if args.emit_dir is not None:
         try:
             configs = [("a job's model_config", path) for path in fleet.model_config_files]
@@ -93,7 +93,7 @@ def run_cluster(args: argparse.Namespace) -> int:
         except OSError as error:  # a folder on the way without search permission (Path raises before Python 3.14)
             raise QueryError(f"--emit-dir {args.emit_dir}: cannot write: {error.strerror or error}") from None
     progress = ProgressLine()
-    memory = load_memory_model(args.memory_model) if args.memory_model else None
+    memory = memory_model_option(args.memory_model)
     result = place(fleet, catalog=catalog, minimize=args.minimize, weights=weights, time_limit_s=args.time_limit,
                    workers=args.workers, progress=progress, estimate=args.estimate_mode, memory=memory,
                    margin=args.margin, token_budget=args.token_budget or "default", widen=args.widen)

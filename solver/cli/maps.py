@@ -24,6 +24,8 @@ from solver.cli.options import (
     add_train_batch_option,
     add_weights_option,
     add_workers_option,
+    memory_model_option,
+    weights_option,
 )
 from solver.cli.output import PLAIN_TEXT, escaped_line, new_console, print_escaped
 from solver.cli.parser import Parser
@@ -32,9 +34,7 @@ from solver.rules import NODE_GPUS
 from solver.tables import (
     MAX_ESTIMATED_GPUS,
     QueryError,
-    load_memory_model,
     load_model_config,
-    load_weights,
     shown_number,
 )
 
@@ -79,10 +79,10 @@ def run_map(args: argparse.Namespace) -> int:
     check_model_flags(args, "--model M or --model-config PATH", given=True)  # one at most: a map may have none
     catalog, added, cells = catalog_with(load_model_config(args.model_config) if args.model_config else None,
                                          args.gpu, args.gpu_memory, args.cells or ())
-    options = {"memory": load_memory_model(args.memory_model) if args.memory_model else None,
+    options = {"memory": memory_model_option(args.memory_model),
                "margin": args.margin, "train_batch_size": args.train_batch_size, "host_ram_gb": args.host_ram,
                "time_limit_s": args.time_limit, "workers": args.workers,
-               "weights": load_weights(args.weights) if args.weights else None, "estimate": args.estimate_mode,
+               "weights": weights_option(args.weights), "estimate": args.estimate_mode,
                "token_budget": args.token_budget or "default", "node_gpus": args.node_gpus}
     asked = list(dict.fromkeys(catalogue_model(catalog, name.strip()).name for name in args.model.split(","))) \
         if args.model else [added] if added else []

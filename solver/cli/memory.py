@@ -15,6 +15,7 @@ from solver.cli.options import (
     add_gpu_memory_option,
     add_memory_model_options,
     add_node_gpus_option,
+    memory_model_option,
 )
 from solver.cli.output import new_console
 from solver.cli.parser import OnceFlag, Parser
@@ -69,7 +70,7 @@ def run_memory(args: argparse.Namespace) -> int:
                                          args.gpu, args.gpu_memory, args.cells or ())
     model = catalogue_model(catalog, args.model or added)
     gpu = catalog.gpu(args.gpu)
-    memory_model = load_memory_model(args.memory_model)
+    memory_model = memory_model_option(args.memory_model) or load_memory_model()
     result = estimate_memory(model.name, gpu.name, args.gpus, args.max_model_len, sp=args.sp, env=args.env,
                              offload=args.offload, margin=args.margin, node_gpus=args.node_gpus, catalog=catalog,
                              memory=memory_model, max_token_len_per_gpu=args.token_budget, host_ram_gb=args.host_ram)

@@ -5,7 +5,9 @@
 from __future__ import annotations
 
 import argparse
-from typing import get_args
+from collections.abc import Callable
+from pathlib import Path
+from typing import TypeVar, get_args
 
 from solver.cli.argtypes import (
     gpu_memory,
@@ -18,7 +20,17 @@ from solver.cli.argtypes import (
 from solver.memory import DEFAULT_MARGIN
 from solver.query import MAX_WORKERS, TrinityVersion
 from solver.rules import NODE_GPUS
-from solver.tables import MAX_GPUS, MAX_TRAIN_BATCH
+from solver.tables import (
+    MAX_GPUS,
+    MAX_TRAIN_BATCH,
+    MemoryModel,
+    OneLineError,
+    Weights,
+    load_memory_model,
+    load_weights,
+)
+
+_Loaded = TypeVar("_Loaded")
 
 
 def add_trinity_version_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup, made: str,
@@ -82,6 +94,27 @@ def add_memory_model_options(parser: argparse.ArgumentParser | argparse._Argumen
                         f"{DEFAULT_MARGIN} for the shipped one)")
     parser.add_argument("--memory-model", metavar="FILE", type=path_argument("file to read"),
                         help="coefficients from `solve calibrate --out`")
+
+
+def _option_file(flag: str, load: Callable[[Path], _Loaded], path: Path | None) -> _Loaded | None:
+    """The file at `path` that option `flag` names, read by `load` (None without one); an error in it names the option
+    before the file, as --cells's do (``--memory-model FILE: ...``)."""
+    if path is None:
+        return None
+    try:
+        return load(path)
+    except OneLineError as error:
+        raise type(error)(f"{flag} {error}") from None
+
+
+def memory_model_option(path: Path | None) -> MemoryModel | None:
+    """The --memory-model file's memory model (None without one); its errors name the option."""
+    return _option_file("--memory-model", load_memory_model, path)
+
+
+def weights_option(path: Path | None) -> Weights | None:
+    """The --weights file's cost weights (None without one); its errors name the option."""
+    return _option_file("--weights", load_weights, path)
 
 
 def add_estimate_options(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:

@@ -33,6 +33,8 @@ from solver.cli.options import (
     add_trinity_version_option,
     add_weights_option,
     add_workers_option,
+    memory_model_option,
+    weights_option,
 )
 from solver.cli.output import escaped_line, print_escaped, print_view
 from solver.cli.parser import KeptLinesFormatter, OnceFlag, Parser
@@ -58,9 +60,7 @@ from solver.tables import (
     Model,
     QueryError,
     counted,
-    load_memory_model,
     load_model_config,
-    load_weights,
 )
 
 
@@ -212,9 +212,9 @@ def _planner_query(args: argparse.Namespace, catalog: Catalog, added: str, confi
     more than one GPU type's plan."""
     asked = {"model": args.model or added or None, "gpu": args.gpu, "objective": objective, "budget_gpus": args.gpus,
              "exact": args.exact, "max_model_len": args.max_model_len, "sp": args.sp, "env": args.env,
-             "offload": args.offload, "top": args.top, "weights": load_weights(args.weights) if args.weights else None,
+             "offload": args.offload, "top": args.top, "weights": weights_option(args.weights),
              "time_limit_s": args.time_limit, "workers": args.workers, "estimate": args.estimate_mode,
-             "memory": load_memory_model(args.memory_model) if args.memory_model else None, "margin": args.margin,
+             "memory": memory_model_option(args.memory_model), "margin": args.margin,
              "host_ram_gb": args.host_ram, "rollout_gpus": args.rollout_gpus,
              "train_batch_size": args.train_batch_size}  # --model-config describes the model
 
