@@ -258,6 +258,16 @@ def test_fragment_refuses_settings_that_are_not_what_its_text_says(monkeypatch: 
         trinity_fragment(sp2_plan(), catalog().model("4B"))
 
 
+def test_fragment_refuses_keys_of_a_section_that_are_not_together(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A defect of rft-solver's: a section opened twice would be a duplicate YAML key, which loaders read otherwise.
+    keys = [PlanKey(path=("model", "max_model_len"), value=24576),
+            PlanKey(path=("trainer", "trainer_config", "x"), value=1), PlanKey(path=("trainer", "y"), value=2),
+            PlanKey(path=("trainer", "trainer_config", "z"), value=3)]
+    monkeypatch.setattr("solver.trinity.fragment.keys_for_plan", lambda *arguments, **options: keys)
+    with pytest.raises(ValueError, match=r"^keys under trainer\.trainer_config are not grouped together$"):
+        trinity_fragment(sp2_plan(), catalog().model("4B"))
+
+
 def test_a_fragment_sharing_no_gpus_exports_no_cuda_visible_devices() -> None:
     # An empty tuple of a node's GPUs shares none, as None does: no export in the text, none in the settings.
     fragments = [plan_fragment(sp2_plan(), catalog().model("4B"), 0, shared_gpus=shared) for shared in ((), None)]
