@@ -773,6 +773,8 @@ def test_offload_flags_under_a_roles_engine_are_named_and_left_out() -> None:
         "its engine (Trinity 0.5 refuses the key, 0.6 drops it, and verl 0.8 or later replaces it with fsdp_config), "
         "so the verdict leaves them out; set them under fsdp_config (--write does)"),)
     assert read_trinity_config(_ENGINE_CONFIG.replace("optimizer_offload", "offload_policy"), "t.yaml", {}).offload is False
+    # Flags there that are off are named too: unread all the same, and --write sets them alike.
+    assert read_trinity_config(_ENGINE_CONFIG.replace("true", "false"), "t.yaml", {}).notes == config.notes
 
 
 def test_a_ppo_config_is_told_that_its_critic_is_not_counted() -> None:
@@ -1030,6 +1032,14 @@ def test_patch_writes_the_plans_boolean_over_a_whole_number_that_equals_it() -> 
     assert ("        fsdp_config:\n          param_offload: true\n          optimizer_offload: true\n"
             "          offload_policy: true\n      ref:\n") in after
     assert anchored_keys(text, plan, model) == []
+
+
+def test_patch_turns_back_on_a_dynamic_batch_flag_whose_text_is_the_whole_number_0() -> None:
+    # OmegaConf reads the text '0' (written so, or an environment variable's) for a boolean key as false.
+    plan, model = sp2_plan(), catalog().model("4B")
+    for flag, environ in (("'0'", {}), ("${oc.env:DYNAMIC}", {"DYNAMIC": "0"})):
+        text = f"model:\n  model_path: q/Qwen3-4B\n  max_model_len: 24576\ntrainer:\n  use_dynamic_bsz: {flag}\n"
+        assert "  use_dynamic_bsz: true" in patch_trinity_config(text, plan, model, environ=environ).splitlines()
 
 
 def test_patch_removes_a_yarn_rope_scaling_at_exactly_the_native_context() -> None:
@@ -1374,6 +1384,9 @@ def _config(**trainer: Any) -> dict[str, Any]:
         ({"model": {"max_model_len": 4096}, "trainer": {"use_dynamic_bsz": "maybe"}}, "4B", 1,
          ["trainer.use_dynamic_bsz must be true or false, got 'maybe': Trinity refuses it"]),
         ({"model": {"max_model_len": 4096}, "trainer": {"use_dynamic_bsz": "Yes"}}, "4B", 1, []),
+        # text that OmegaConf takes for the whole number 0, which a boolean field reads as false
+        ({"model": {"max_model_len": 4096}, "trainer": {"use_dynamic_bsz": "0"}}, "4B", 1,
+         ["trainer.use_dynamic_bsz is false: verl then ignores the token budget"]),
         # text that a typed field takes as a number (OmegaConf converts it with int()), not a problem
         ({"model": {"max_model_len": 4096}, "trainer": {"max_token_len_per_gpu": " 16384 "}}, "4B", 1, []),
         ({"model": {"max_model_len": 4096}, "trainer": {"max_token_len_per_gpu": "016384"}}, "4B", 1, []),
