@@ -2550,6 +2550,23 @@ def test_trinity_version_06_reads_an_unset_trainer_strategy_as_fsdp2(cli, tmp_pa
     assert verdicts == {None: (False, False), "0.6": (True, True)}
 
 
+def test_write_checks_the_patched_config_for_the_trinity_version_given(cli, tmp_path: Path):
+    # The reference model's offload_policy, which a plan without Offload keeps, and no trainer_strategy: Trinity
+    # before 0.6 runs fsdp, which refuses it, and 0.6 fsdp2: the written config is warned about for the former only.
+    config, patched = tmp_path / "t.yaml", tmp_path / "patched.yaml"
+    config.write_text("model: {model_path: Qwen/Qwen3-4B, max_model_len: 8192}\n"
+                      "cluster: {node_num: 1, gpu_per_node: 6}\nexplorer: {rollout_model: {engine_num: 2}}\n"
+                      "trainer:\n  trainer_config:\n    actor_rollout_ref:\n"
+                      "      ref: {fsdp_config: {offload_policy: true}}\n", encoding="utf-8")
+    warning = (f"solve: warning: {patched}: trainer.trainer_config.actor_rollout_ref.ref.fsdp_config.offload_policy "
+               "needs trainer.trainer_strategy fsdp2, got none (Trinity before 0.6 takes fsdp)\n")
+    for version, warned in ((None, True), ("0.5", True), ("0.6", False)):
+        status, _, err = cli("--from-config", str(config), "--gpu", "a100", "--write", str(patched),
+                             *(("--trinity-version", version) if version else ()))
+        assert status == 0 and (warning in err) is warned, (version, err)
+        assert "offload_policy: true" in patched.read_text(encoding="utf-8")
+
+
 def test_keys_that_cannot_be_resolved_are_each_one_problem(cli, tmp_path: Path):
     # Every key the checks read, left to an unset variable where Trinity's reading allows it: each is said once
     # (the checks used to read the dynamic batch flag and the rope type twice, and then called the type wrong).

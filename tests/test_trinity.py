@@ -258,6 +258,16 @@ def test_fragment_refuses_settings_that_are_not_what_its_text_says(monkeypatch: 
         trinity_fragment(sp2_plan(), catalog().model("4B"))
 
 
+def test_fragment_refuses_keys_of_a_section_that_are_not_together(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A defect of rft-solver's: a section opened twice would be a duplicate YAML key, which loaders read otherwise.
+    keys = [PlanKey(path=("model", "max_model_len"), value=24576),
+            PlanKey(path=("trainer", "trainer_config", "x"), value=1), PlanKey(path=("trainer", "y"), value=2),
+            PlanKey(path=("trainer", "trainer_config", "z"), value=3)]
+    monkeypatch.setattr("solver.trinity.fragment.keys_for_plan", lambda *arguments, **options: keys)
+    with pytest.raises(ValueError, match=r"^keys under trainer\.trainer_config are not grouped together$"):
+        trinity_fragment(sp2_plan(), catalog().model("4B"))
+
+
 def test_a_fragment_sharing_no_gpus_exports_no_cuda_visible_devices() -> None:
     # An empty tuple of a node's GPUs shares none, as None does: no export in the text, none in the settings.
     fragments = [plan_fragment(sp2_plan(), catalog().model("4B"), 0, shared_gpus=shared) for shared in ((), None)]
@@ -763,6 +773,8 @@ def test_offload_flags_under_a_roles_engine_are_named_and_left_out() -> None:
         "its engine (Trinity 0.5 refuses the key, 0.6 drops it, and verl 0.8 or later replaces it with fsdp_config), "
         "so the verdict leaves them out; set them under fsdp_config (--write does)"),)
     assert read_trinity_config(_ENGINE_CONFIG.replace("optimizer_offload", "offload_policy"), "t.yaml", {}).offload is False
+    # Flags there that are off are named too: unread all the same, and --write sets them alike.
+    assert read_trinity_config(_ENGINE_CONFIG.replace("true", "false"), "t.yaml", {}).notes == config.notes
 
 
 def test_a_ppo_config_is_told_that_its_critic_is_not_counted() -> None:
@@ -1020,6 +1032,14 @@ def test_patch_writes_the_plans_boolean_over_a_whole_number_that_equals_it() -> 
     assert ("        fsdp_config:\n          param_offload: true\n          optimizer_offload: true\n"
             "          offload_policy: true\n      ref:\n") in after
     assert anchored_keys(text, plan, model) == []
+
+
+def test_patch_turns_back_on_a_dynamic_batch_flag_whose_text_is_the_whole_number_0() -> None:
+    # OmegaConf reads the text '0' (written so, or an environment variable's) for a boolean key as false.
+    plan, model = sp2_plan(), catalog().model("4B")
+    for flag, environ in (("'0'", {}), ("${oc.env:DYNAMIC}", {"DYNAMIC": "0"})):
+        text = f"model:\n  model_path: q/Qwen3-4B\n  max_model_len: 24576\ntrainer:\n  use_dynamic_bsz: {flag}\n"
+        assert "  use_dynamic_bsz: true" in patch_trinity_config(text, plan, model, environ=environ).splitlines()
 
 
 def test_patch_removes_a_yarn_rope_scaling_at_exactly_the_native_context() -> None:
@@ -1364,6 +1384,9 @@ def _config(**trainer: Any) -> dict[str, Any]:
         ({"model": {"max_model_len": 4096}, "trainer": {"use_dynamic_bsz": "maybe"}}, "4B", 1,
          ["trainer.use_dynamic_bsz must be true or false, got 'maybe': Trinity refuses it"]),
         ({"model": {"max_model_len": 4096}, "trainer": {"use_dynamic_bsz": "Yes"}}, "4B", 1, []),
+        # text that OmegaConf takes for the whole number 0, which a boolean field reads as false
+        ({"model": {"max_model_len": 4096}, "trainer": {"use_dynamic_bsz": "0"}}, "4B", 1,
+         ["trainer.use_dynamic_bsz is false: verl then ignores the token budget"]),
         # text that a typed field takes as a number (OmegaConf converts it with int()), not a problem
         ({"model": {"max_model_len": 4096}, "trainer": {"max_token_len_per_gpu": " 16384 "}}, "4B", 1, []),
         ({"model": {"max_model_len": 4096}, "trainer": {"max_token_len_per_gpu": "016384"}}, "4B", 1, []),
