@@ -23,6 +23,7 @@ from solver.memory import (
     breakdown,
     fits_host_ram,
     longest_fitting,
+    margin_room,
     rollout_engines,
     shown_host_need,
 )
@@ -372,7 +373,8 @@ def estimate_memory(
                                                                 setting, budget),
                           host_memory_gib=shown_host_need(resolved, gpus, node_gpus, offload),
                           host_ram_gib=host_ram_gb).with_cautions(
-                              resolved, gpus, sp, max_model_len, gpu_type.rocm and env)
+                              resolved, gpus, sp, max_model_len, gpu_type.rocm and env,
+                              margin_room(memory, margin, gpu_type.memory_gib, setting))
 
 
 def _check_trainer_layout(model: Model, gpus: int, sp: int, node_gpus: int) -> None:
