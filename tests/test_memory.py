@@ -3226,3 +3226,18 @@ def test_a_thin_caution_of_one_setting_stays_whatever_the_margin_and_names_the_m
         assert caution.startswith(f"{spare} GiB to spare where the estimate extrapolates") and caution.endswith(
             "--margin 0.10 keeps 2 GiB more to spare than the default 0.01 here, or measure a step first")
     assert not estimated(0.10).fits
+
+
+def test_cli_memory_says_the_share_of_the_memory_that_is_usable_so_the_breakdown_checks_by_hand(cli):
+    # Two RTX 4090s (23.99 GiB each): with Env 0.928 of the memory is usable, less the default margin of 0.01 (91.9%:
+    # 22.05 GiB); without Env 0.9 (89.1%). The optimizer step's own share is said beside it where the states are on
+    # the GPU.
+    flags = ["memory", "--model", "0.6B", "--gpu", "rtx-4090", "--gpus", "2", "--len", "16k", "--sp", "2"]
+    status, out, _ = cli(*flags, "--env", "--offload")
+    assert status == 0 and "│ usable        │ 22.05 │" in out
+    assert ("fits: 1.48 GiB of the usable memory to spare (usable: 91.9% of the memory, the margin taken off)\n"
+            in out)
+    status, out, _ = cli("memory", "--model", "1.7B", "--gpu", "rtx-4090", "--gpus", "2", "--len", "8k")
+    assert status == 1 and ("does not fit: 16.75 GiB over the usable memory (usable: 89.1% of the memory, the margin "
+                            "taken off); the optimizer step takes 17.03 GiB of the 23.27 it may (97.0% of the "
+                            "memory)") in " ".join(out.split())
