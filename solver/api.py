@@ -23,6 +23,7 @@ from solver.memory import (
     breakdown,
     fits_host_ram,
     longest_fitting,
+    margin_room,
     rollout_engines,
     shown_host_need,
 )
@@ -62,6 +63,8 @@ from solver.rules import (
 from solver.tables import (
     MAX_GPUS,
     MAX_TOKENS,
+    OWN_GPU_HINT,
+    OWN_MODEL_HINT,
     Catalog,
     Fleet,
     MemoryModel,
@@ -98,6 +101,26 @@ __all__ = [
 ]
 """The public names: the module's functions, and `make_query` (solver.query's), whose `Query` `answer_query` takes.
 The rest of what it imports is its own (a type checker with ``--strict`` refuses them from here)."""
+
+
+OWN_GPU_IN_CODE = OWN_GPU_HINT.format(
+    "solver.described_gpu_type(NAME, memory_gb=M), with catalog=solver.load_catalog().with_gpu_types([that])")
+OWN_MODEL_IN_CODE = OWN_MODEL_HINT.format(
+    "solver.load_model_config(PATH), with catalog=solver.load_catalog().with_model(that)")
+"""What an unknown GPU type's or model's message adds in code: how to give one of one's own (as --gpu-memory and
+--model-config do for the command)."""
+
+
+def _check_named(catalog: Catalog, model: object, gpu: object) -> None:
+    """`QueryError` for a `model` or `gpu` name (a string; None for no GPU type) that `catalog` lacks, saying how
+    code gives one of its own (`OWN_MODEL_IN_CODE`, `OWN_GPU_IN_CODE`); other values are left to the checks that
+    name their types."""
+    for name, find, hint in ((model, catalog.model, OWN_MODEL_IN_CODE), (gpu, catalog.gpu, OWN_GPU_IN_CODE)):
+        if isinstance(name, str):
+            try:
+                find(name)
+            except QueryError as error:
+                raise QueryError(f"{error}{hint}") from None
 
 
 def plan(
@@ -140,6 +163,7 @@ def plan(
     """
     check_types(("explain", explain, bool), ("catalog", catalog, Catalog | None))
     catalog = catalog if catalog is not None else load_catalog()
+    _check_named(catalog, model, gpu)
     query = make_query(catalog, model=model, gpu=gpu, objective=objective, budget_gpus=budget_gpus,
                        max_model_len=max_model_len, exact=exact, sp=sp, env=env, offload=offload, top=top,
                        weights=weights, estimate=estimate, margin=margin, token_budget=token_budget,
@@ -351,6 +375,7 @@ def estimate_memory(
                 ("memory", memory, MemoryModel | None), ("max_token_len_per_gpu", max_token_len_per_gpu, int | None),
                 ("host_ram_gb", host_ram_gb, float | None))
     catalog = catalog if catalog is not None else load_catalog()
+    _check_named(catalog, model, gpu)
     memory = memory if memory is not None else load_memory_model()
     margin = resolve_margin(memory, margin)
     check_counts(("--gpus", gpus, MAX_GPUS), ("--len", max_model_len, MAX_TOKENS), ("--sp", sp, MAX_GPUS),
@@ -372,7 +397,8 @@ def estimate_memory(
                                                                 setting, budget),
                           host_memory_gib=shown_host_need(resolved, gpus, node_gpus, offload),
                           host_ram_gib=host_ram_gb).with_cautions(
-                              resolved, gpus, sp, max_model_len, gpu_type.rocm and env)
+                              resolved, gpus, sp, max_model_len, gpu_type.rocm and env,
+                              margin_room(memory, margin, gpu_type.memory_gib, setting))
 
 
 def _check_trainer_layout(model: Model, gpus: int, sp: int, node_gpus: int) -> None:

@@ -324,9 +324,11 @@ def _more_gpus_reasons(catalog: Catalog, prober: _Prober, words: _Words, data: P
     if not more and prober.undecided == undecided:  # decided: no count trains it
         budget = ("even with a lowered token budget (--token-budget auto)" if query.token_budget == "auto" else
                   "at Trinity's default token budget (max_token_len_per_gpu, which the tables measure)")
+        nodes = (f" on nodes of {counted(query.node_gpus, 'GPU')} (the host memory is a node's: {query.node_source} "
+                 "for nodes of another size)" if query.host_ram_gb is not None else "")
         return [Reason(rule="more_gpus", detail=(
             f"no count of {data.gpu} GPUs up to {more_gpus['budget_gpus']} trains {data.model} at {asked} tokens"
-            f"{' with ' + query.limit_flags if query.limit_flags else ''} {budget}"
+            f"{' with ' + query.limit_flags if query.limit_flags else ''}{nodes} {budget}"
             f"{' by the tables (--no-estimate turns off the estimates)' if query.estimate == 'never' else ''}"))]
     return []
 

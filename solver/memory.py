@@ -36,9 +36,18 @@ from math import ceil
 
 from pydantic import Field
 
-from solver.results import cautions_of, single_gpu_caution, thin_headroom
+from solver.results import MarginRoom, cautions_of, single_gpu_caution, thin_headroom
 from solver.rules import NODE_GPUS, TablesVerdict, sp_degrees, token_budget, uneven_split_caution, whole_nodes_violation
-from solver.tables import MAX_ESTIMATED_GPUS, CalibrationRange, Coefficients, Frozen, Model, Setting, sp_rule_violation
+from solver.tables import (
+    MAX_ESTIMATED_GPUS,
+    CalibrationRange,
+    Coefficients,
+    Frozen,
+    MemoryModel,
+    Model,
+    Setting,
+    sp_rule_violation,
+)
 
 GIB = 1024**3
 DEFAULT_MARGIN = 0.01
@@ -156,10 +165,11 @@ class MemoryEstimate(Breakdown, defer_build=True):
         "parameters or more or more than 20K tokens, data-parallel ranks (GPUs / SP) that are not a power "
         "of two, Env on an AMD GPU; empty where there is nothing"))
 
-    def with_cautions(self, model: Model, gpus: int, sp: int, max_model_len: int, rocm_env: bool) -> MemoryEstimate:
+    def with_cautions(self, model: Model, gpus: int, sp: int, max_model_len: int, rocm_env: bool,
+                      room: MarginRoom) -> MemoryEstimate:
         """This estimate of `model` on `gpus` GPUs at SP `sp` and `max_model_len` tokens with its `cautions`
-        (`rocm_env`: Env on an AMD GPU, `GpuType.rocm`)."""
-        thin = thin_headroom(self.headroom_gib, self.beyond_calibration, self.memory_gib) if self.fits else ""
+        (`rocm_env`: Env on an AMD GPU, `GpuType.rocm`; `room`: the margin it was held to, `margin_room`)."""
+        thin = thin_headroom(self.headroom_gib, self.beyond_calibration, self.memory_gib, room) if self.fits else ""
         single = single_gpu_caution(model, gpus, max_model_len, self.memory_gib)
         return self.model_copy(update={"cautions": cautions_of(model, max_model_len, thin, single,
                                                                uneven_split_caution(gpus, sp, source=None), rocm_env)})
@@ -315,6 +325,12 @@ def _usable_gib(memory_gib: float, setting: Setting, coefficients: Coefficients,
     """The memory a plan may fill: the usable fraction (Env's with Env), less the safety `margin`."""
     fraction = coefficients.usable_env if setting.env else coefficients.usable
     return memory_gib * fraction * (1 - margin)
+
+
+def margin_room(memory: MemoryModel, margin: float, memory_gib: float, setting: Setting) -> MarginRoom:
+    """The `margin` an estimate of `setting` on a GPU of `memory_gib` is held to, against `memory`'s default, with
+    the usable memory the margin is a fraction of (`thin_headroom` weighs its room to spare so)."""
+    return MarginRoom(margin, memory.margin, _usable_gib(memory_gib, setting, memory.coefficients, 0.0))
 
 
 def _step_usable_gib(memory_gib: float, margin: float) -> float:

@@ -5,7 +5,8 @@ cells (`Calibration`), and a Trinity fragment's settings as data (`TrinitySettin
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, Any, Literal
+from math import ceil
+from typing import Annotated, Any, Literal, NamedTuple
 
 from annotated_types import Ge, Gt
 from pydantic import (
@@ -103,17 +104,40 @@ ROCM_ENV_CAUTION = ("ROCm: PyTorch's ROCm builds also read PYTORCH_HIP_ALLOC_CON
 """What a plan with Env on an AMD GPU (`GpuType.rocm`) cautions."""
 
 
-def thin_headroom(headroom_gib: float, beyond_calibration: Sequence[str], memory_gib: float) -> str:
+class MarginRoom(NamedTuple):
+    """What an estimate's room to spare is weighed against: the safety `margin` it was held to, the memory model's
+    `default` margin, and `usable_gib`, the usable memory a margin is a fraction of (the GPU's, before any margin,
+    with the plan's Env or not)."""
+
+    margin: float
+    default: float
+    usable_gib: float
+
+    @property
+    def raised_gib(self) -> float:
+        """The GiB the margin holds back beyond what the default's does (negative below the default)."""
+        return (self.margin - self.default) * self.usable_gib
+
+    def keeping(self, gib: float) -> float:
+        """The margin, rounded up to a hundredth, that holds back `gib` GiB more than the default's."""
+        return ceil(round((self.default + gib / self.usable_gib) * 100, 9)) / 100
+
+
+def thin_headroom(headroom_gib: float, beyond_calibration: Sequence[str], memory_gib: float, room: MarginRoom) -> str:
     """A caution for a prediction on a GPU of `memory_gib` that fits with less than `THIN_HEADROOM_GIB` to spare
     (twice that on a card of at most `SMALL_CARD_GIB`) where it extrapolates (`beyond_calibration` not empty), in
-    words; "" otherwise."""
-    thin = THIN_HEADROOM_GIB * (2 if memory_gib <= SMALL_CARD_GIB else 1)
-    if not beyond_calibration or not 0 <= headroom_gib < thin:
+    words, naming the --margin that keeps that much more; "" otherwise. What a margin raised above the default
+    holds back (`room`) counts as room to spare: the caution asks for no more than it names."""
+    small = memory_gib <= SMALL_CARD_GIB
+    thin = THIN_HEADROOM_GIB * (2 if small else 1)
+    if not beyond_calibration or not 0 <= headroom_gib < thin - room.raised_gib:
         return ""
-    return (f"{headroom_gib:.1f} GiB to spare where the estimate extrapolates, and its error there is unmeasured (on "
-            "much smaller cards and much larger models it runs optimistic by about a GiB and more: docs/memory.md in "
-            "rft-solver's source); "
-            "raise --margin, or measure a step first")
+    known = (f"on cards of at most {SMALL_CARD_GIB:g} GiB, as this one, it runs optimistic by about a GiB, and more "
+             "for much larger models" if small
+             else "on much smaller cards and much larger models it runs optimistic by about a GiB and more")
+    return (f"{headroom_gib:.1f} GiB to spare where the estimate extrapolates, and its error there is unmeasured "
+            f"({known}: docs/memory.md in rft-solver's source); --margin {room.keeping(thin):.2f} keeps {thin:g} GiB "
+            f"more to spare than the default {room.default:g} here, or measure a step first")
 
 
 SINGLE_GPU_ADVICE_GIB = 80.0
@@ -221,12 +245,13 @@ class Plan(Frozen):
         "data-parallel ranks (GPUs / SP) that are not a power of two where no train batch was given, Env on an AMD "
         "GPU; empty where there is nothing"))
 
-    def with_cautions(self, model: Model, gpu: GpuType, train_batch_size: int | None = None,
+    def with_cautions(self, model: Model, gpu: GpuType, room: MarginRoom, train_batch_size: int | None = None,
                       train_batch_source: str = "--train-batch-size") -> Plan:
-        """This plan, of `model` on `gpu`, with its `cautions`; without a `train_batch_size` (the query's) to check,
-        one for data-parallel ranks that usual batches may not split over (`uneven_split_caution`, naming
-        `train_batch_source`, where the query would take one)."""
-        thin = (thin_headroom(self.headroom_gb, self.beyond_calibration, gpu.memory_gib)
+        """This plan, of `model` on `gpu`, with its `cautions` (its room to spare weighed against `room`, the margin
+        it was held to); without a `train_batch_size` (the query's) to check, one for data-parallel ranks that usual
+        batches may not split over (`uneven_split_caution`, naming `train_batch_source`, where the query would take
+        one)."""
+        thin = (thin_headroom(self.headroom_gb, self.beyond_calibration, gpu.memory_gib, room)
                 if self.evidence == "estimated" else "")
         uneven = uneven_split_caution(self.gpus, self.sp, train_batch_source) if train_batch_size is None else None
         single = single_gpu_caution(model, self.gpus, self.max_model_len, gpu.memory_gib)

@@ -19,7 +19,7 @@ from typing import Any, NamedTuple
 
 from ortools.sat.python import cp_model
 
-from solver.memory import GRID, beyond_calibration, breakdown, shown_host_need
+from solver.memory import GRID, beyond_calibration, breakdown, margin_room, shown_host_need
 from solver.model import (
     FoundPlan,
     PlanningData,
@@ -37,7 +37,7 @@ from solver.model import (
     prepare,
 )
 from solver.query import Query, Undecided
-from solver.results import AlternativeName, Alternatives, Answer, Plan, Status, host_need_words
+from solver.results import AlternativeName, Alternatives, Answer, MarginRoom, Plan, Status, host_need_words
 from solver.rules import (
     NODE_GPUS,
     Evidence,
@@ -57,6 +57,7 @@ from solver.tables import (
     MAX_ESTIMATED_GPUS,
     MAX_NODE_GPUS,
     Catalog,
+    GpuType,
     Model,
     Setting,
     counted,
@@ -207,7 +208,9 @@ def _with_other_batch(catalog: Catalog, query: Query, answer: Answer) -> Answer:
     if free is None or (free.gpus, free.setting, free.max_model_len) == (best.gpus, best.setting, best.max_model_len):
         return answer
     # Its cautions but the one on its ranks, which the answer's other_batch says already (a batch they divide).
-    free = free.with_cautions(catalog.model(query.model), catalog.gpu(answer.gpu), query.train_batch_size)
+    gpu = catalog.gpu(answer.gpu)
+    free = free.with_cautions(catalog.model(query.model), gpu, _margin_room(query, gpu, free.setting),
+                              query.train_batch_size)
     return answer.model_copy(update={"other_batch": free})
 
 
@@ -511,7 +514,8 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
         if offload or query.host_ram_gb is not None else None,
         nodes=layout[0] if layout else None,
         rollout_gpus=layout[1] if layout else None,
-    ).with_cautions(data.shape, catalog.gpu(data.gpu), query.train_batch_size, query.train_batch_source)
+    ).with_cautions(data.shape, catalog.gpu(data.gpu), _margin_room(query, catalog.gpu(data.gpu), setting),
+                    query.train_batch_size, query.train_batch_source)
 
 
 def _memory_figures(shape: Model, memory_gib: float, query: Query, gpus: int, setting: Setting, length: int,
@@ -531,7 +535,13 @@ def at_token_budget(catalog: Catalog, query: Query, gpu: str, plan: Plan, tokens
     figures = _memory_figures(catalog.model(query.model), catalog.gpu(gpu).memory_gib, query, plan.gpus, plan.setting,
                               plan.max_model_len, tokens, estimated=plan.source is None)
     return plan.model_copy(update={"max_token_len_per_gpu": tokens, **figures}).with_cautions(
-        catalog.model(query.model), catalog.gpu(gpu), query.train_batch_size, query.train_batch_source)
+        catalog.model(query.model), catalog.gpu(gpu), _margin_room(query, catalog.gpu(gpu), plan.setting),
+        query.train_batch_size, query.train_batch_source)
+
+
+def _margin_room(query: Query, gpu: GpuType, setting: Setting) -> MarginRoom:
+    """The margin `query`'s estimates of `setting` on `gpu` are held to, as `Plan.with_cautions` weighs it."""
+    return margin_room(query.memory, query.margin, gpu.memory_gib, setting)
 
 
 def _uncounted(data: PlanningData, query: Query) -> str:

@@ -61,7 +61,7 @@ from dataclasses import dataclass
 from fractions import Fraction
 from typing import Any
 
-from solver.memory import breakdown
+from solver.memory import breakdown, margin_room
 from solver.results import Plan
 from solver.tables import Catalog, Setting, Table, Weights, load_memory_model, load_weights
 
@@ -669,7 +669,10 @@ def _is_int(value: Any) -> bool:
 def _cautions(plan: dict, model: Any, gpu: Any, train_batch_size: int | None) -> list[str]:
     """The words of `plan`'s cautions, as the planner gives them (shared: see the module's docstring)."""
     fields = {key: value for key, value in plan.items() if key != "lowered_budget"}  # checked on its own
-    return list(Plan(**fields).with_cautions(model, gpu, train_batch_size).cautions)
+    memory = load_memory_model()  # with its own margin, as every query here
+    room = margin_room(memory, memory.margin, gpu.memory_gib, Setting(env=plan["env"], offload=plan["offload"],
+                                                                      sp=plan["sp"]))
+    return list(Plan(**fields).with_cautions(model, gpu, room, train_batch_size).cautions)
 
 
 def _caution_problems(cautions: Any, plan: dict, *, rocm: bool, memory_gib: float, batch_given: bool,

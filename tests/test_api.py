@@ -201,6 +201,30 @@ def test_bad_requests_raise_query_error():
         solver.plan("5B", max_model_len=8192)
 
 
+def test_an_unknown_gpu_or_model_in_code_is_told_how_code_gives_its_own():
+    # A notebook user with an RTX 3090, which the catalogue lacks: the message says how to give its memory in code
+    # (the command's says --gpu-memory), and that way plans it.
+    own_gpu = ("; or, for a GPU type of your own, give its memory: solver.described_gpu_type(NAME, memory_gb=M), with "
+               "catalog=solver.load_catalog().with_gpu_types([that])")
+    for call in (lambda: solver.plan("1.7B", gpu="rtx3090", budget_gpus=2, max_model_len=8192),
+                 lambda: solver.estimate_memory("1.7B", "rtx3090", 2, 8192)):
+        with pytest.raises(solver.QueryError) as raised:
+            call()
+        assert str(raised.value).startswith("unknown GPU 'rtx3090'; accepted: ")
+        assert str(raised.value).endswith(own_gpu)
+    catalog = solver.load_catalog().with_gpu_types([solver.described_gpu_type("rtx3090", memory_mib=24576)])
+    (answer,) = solver.plan("1.7B", gpu="rtx3090", budget_gpus=2, max_model_len=8192, catalog=catalog)
+    assert (answer.gpu, answer.best.setting.label, answer.best.evidence) == ("rtx3090", "Env + Offload", "estimated")
+    # A model: its config.json.
+    with pytest.raises(solver.QueryError, match=re.escape(
+            "; or, for a model of your own, its Hugging Face config.json: solver.load_model_config(PATH), with "
+            "catalog=solver.load_catalog().with_model(that)") + "$"):
+        solver.plan("Mistral-7B", gpu="a100", max_model_len=8192)
+    # A value of the wrong type is still told its type, with no hint.
+    with pytest.raises(solver.QueryError, match=r"^a GPU is named by a string, got 5$"):
+        solver.plan("1.7B", gpu=5, max_model_len=8192)  # type: ignore[arg-type]
+
+
 @pytest.mark.parametrize(
     ("arguments", "message"),
     [
@@ -1344,7 +1368,7 @@ def test_the_values_the_api_page_shows_beside_its_examples_are_what_they_give(mo
                     assert eval(expression, names) == value
                     continue
             exec(compile(ast.Module([statement], []), "docs/api.md", "exec"), names)  # noqa: S102 - the page's own
-    assert shown == 4
+    assert shown == 5
 
 
 def test_place_reports_progress_from_its_search_thread_and_raises_what_progress_raises():

@@ -43,7 +43,7 @@ from solver.cli.planner import build_parser
 from solver.cli.tables import build_tables_parser
 from solver.query import make_query
 from solver.render import APPLY_HEADING, answers_view
-from solver.results import single_gpu_caution, thin_headroom
+from solver.results import MarginRoom, single_gpu_caution, thin_headroom
 from solver.solve import at_token_budget, plan
 from solver.tables import shipped_tables_directory
 
@@ -1716,10 +1716,40 @@ def test_an_extrapolated_estimate_with_little_room_gets_a_caution(cli):
     assert status == 0 and "caution        1.1 GiB to spare where the estimate extrapolates" in out
 
     beyond = ("8 GPUs (calibrated up to 6)",)
-    assert [bool(thin_headroom(room, beyond, memory)) for room, memory in (
+    at_default = MarginRoom(0.01, 0.01, 70.0)
+    assert [bool(thin_headroom(room, beyond, memory, at_default)) for room, memory in (
         (1.5, 79.6), (0.9, 79.6), (1.5, 48.0), (1.9, 44.99), (2.0, 24.0), (0.5, 24.0))] == [
         False, True, True, True, False, True]
-    assert thin_headroom(0.5, (), 24.0) == ""  # within the calibration
+    assert thin_headroom(0.5, (), 24.0, at_default) == ""  # within the calibration
+
+
+def test_a_thin_caution_names_the_margin_that_keeps_its_room_and_counts_a_raised_one(cli):
+    # Qwen3-1.7B on 2 RTX 4090s at 8192 tokens: 0.3 GiB to spare, where a 24 GiB card's estimates run about a GiB
+    # optimistic. The caution says so of this card, and names the margin that keeps 2 GiB more than the default's:
+    # 0.01 + 2 / 22.27 GiB usable with Env (0.928 of 23.99), 0.0998, rounded up.
+    status, out, _ = cli("--model", "1.7B", "--gpu", "rtx-4090", "--gpus", "2", "--len", "8k")
+    said = " ".join(out.split())
+    assert status == 0 and ("caution 0.3 GiB to spare where the estimate extrapolates, and its error there is "
+                            "unmeasured (on cards of at most 48 GiB, as this one, it runs optimistic by about a GiB, "
+                            "and more for much larger models: docs/memory.md in rft-solver's source); --margin 0.10 "
+                            "keeps 2 GiB more to spare than the default 0.01 here, or measure a step first") in said
+    # That margin plans Env + Offload + SP=2 instead, with room, and no caution.
+    status, out, _ = cli("--model", "1.7B", "--gpu", "rtx-4090", "--gpus", "2", "--len", "8k", "--margin", "0.10")
+    assert status == 0 and "Env + Offload + SP=2 on 2 of 2 GPUs" in out and "caution" not in out
+    # Maximising always ends at the edge of the room: what the raised margin holds back counts as room to spare, so
+    # the margin the caution names ends it (0.05 holds back 0.9 GiB more: not yet 2).
+    _, out, _ = cli("--model", "1.7B", "--gpu", "rtx-4090", "--gpus", "2", "--maximize", "len", "--margin", "0.05")
+    assert "--margin 0.10 keeps 2 GiB" in " ".join(out.split())
+    status, out, _ = cli("--model", "1.7B", "--gpu", "rtx-4090", "--gpus", "2", "--maximize", "len", "--margin", "0.10")
+    assert status == 0 and "0.4 GiB to spare (memory model)" in out and "caution" not in out
+    # On a larger card, 1 GiB: 0.01 + 1 / 73.9 GiB usable with Env on an H100, rounded up.
+    assert "--margin 0.03 keeps 1 GiB more to spare than the default 0.01 here" in " ".join(cli(
+        "--model", "qwen2.5-7b-instruct", "--gpu", "h100", "--gpus", "8", "--maximize", "len")[1].split())
+    # A margin below the default holds back less: thinner room than the headroom alone says.
+    beyond = ("24 GiB GPUs (calibrated on 80 to 96 GiB)",)
+    assert thin_headroom(2.1, beyond, 24.0, MarginRoom(0.0, 0.01, 22.0)).startswith("2.1 GiB to spare")
+    assert thin_headroom(2.1, beyond, 24.0, MarginRoom(0.01, 0.01, 22.0)) == ""
+    assert MarginRoom(0.01, 0.01, 50.0).keeping(2.0) == 0.05  # exactly 0.05: not rounded up past it
 
 
 RANKED_4B_H20_BLOCKS = [
@@ -2358,7 +2388,20 @@ def test_host_memory_rules_out_a_plan_without_offload_that_cannot_load(cli):
                             "memory per node --explain says why") in " ".join(out.split())
     # --explain names the host memory among what narrows the plans.
     _, out, _ = cli("--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "32k", "--host-ram", "24", "--explain")
-    assert "no count of H100-80GB GPUs up to 64 trains Qwen3-8B at 32768 tokens with --host-ram 24 at Trinity's" in (
+    assert ("no count of H100-80GB GPUs up to 64 trains Qwen3-8B at 32768 tokens with --host-ram 24 on nodes of 8 GPUs "
+            "(the host memory is a node's: --node-gpus for nodes of another size) at Trinity's") in " ".join(out.split())
+    # That count is the node size's: a hobbyist's 64 GB box of 2 RTX 4090s holds none of Qwen3-4B's plans (each rank
+    # loads its tied weights, and Offload needs 82.8 GiB), nor do nodes of 8 of them; nodes of 2 do, on 4 GPUs.
+    _, out, _ = cli("--model", "4B", "--gpu", "rtx-4090", "--gpus", "2", "--len", "8k", "--host-ram", "64", "--explain")
+    assert ("no count of RTX-4090-24GB GPUs up to 64 trains Qwen3-4B at 8192 tokens with --host-ram 64 on nodes of 8 "
+            "GPUs (the host memory is a node's: --node-gpus for nodes of another size)") in " ".join(out.split())
+    _, out, _ = cli("--model", "4B", "--gpu", "rtx-4090", "--gpus", "2", "--len", "8k", "--host-ram", "64", "--explain",
+                    "--node-gpus", "2")
+    assert "more_gpus 8192 tokens need 4 GPUs, 2 more than the budget: Env + Offload + SP=2 on 4 GPUs" in (
+        " ".join(out.split()))
+    # Without --host-ram the node size does not decide it, and is not named.
+    _, out, _ = cli("--model", "8B", "--gpu", "a10", "--gpus", "2", "--len", "128k", "--explain")
+    assert "no count of A10-24GB GPUs up to 64 trains Qwen3-8B at 131072 tokens at Trinity's default" in (
         " ".join(out.split()))
     # Qwen3-4B ties its embeddings: every rank loads it (15 GiB each), so 100 GB nodes take 6 trainer GPUs at most.
     status, out, _ = cli("--model", "4B", "--gpu", "h100", "--gpus", "8", "--len", "16k", "--host-ram", "100",
@@ -2576,8 +2619,9 @@ def test_fewer_ranked_plans_than_asked_say_they_are_within_the_host_memory_given
 def test_thin_headroom_counts_a_plan_at_exactly_no_room(cli):
     # A prediction that fits with 0.0 GiB to spare (the total at the usable memory) is the thinnest room of all.
     beyond = ("8 GPUs (calibrated up to 6)",)
-    assert thin_headroom(0.0, beyond, 79.6).startswith("0.0 GiB to spare where the estimate extrapolates")
-    assert thin_headroom(-0.1, beyond, 79.6) == ""  # does not fit: no caution of room
+    at_default = MarginRoom(0.01, 0.01, 73.9)
+    assert thin_headroom(0.0, beyond, 79.6, at_default).startswith("0.0 GiB to spare where the estimate extrapolates")
+    assert thin_headroom(-0.1, beyond, 79.6, at_default) == ""  # does not fit: no caution of room
 
 
 def test_an_exact_sp_refusal_lists_the_exact_count_itself_where_it_is_allowed(cli):

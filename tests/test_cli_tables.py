@@ -230,6 +230,8 @@ def test_an_option_of_another_command_is_named_as_theirs(cli, argv, message):
     ("--batch-size 64", "--train-batch-size"), ("--Max-Model-Len 32k", "--len"), ("--SEQ_LEN 32k", "--len"),
     ("--Train_Batch_Size 64", "--train-batch-size"),  # this command's own option, in another case
     ("--cpu-memory 512", "--host-ram"),  # what it means before the option a typo away (--gpu-memory)
+    # A hobbyist's words for a node's RAM and a card's memory, and for JSON output.
+    ("--cpu-ram 64", "--host-ram"), ("--vram 24", "--gpu-memory"), ("--format json", "--json"),
 ])
 def test_each_kind_of_other_tools_option_is_told_the_one_meant(cli, given: str, meant: str):
     # One name of each kind in MEANT, in any case and with underscores for hyphens as well.

@@ -44,6 +44,7 @@ from solver.memory import (
     weight_shapes,
 )
 from solver.query import make_query
+from solver.results import MarginRoom
 from solver.rules import SourceCell, tried_settings, validated_length
 from solver.solve import plan
 from solver.tables import (
@@ -2078,7 +2079,8 @@ def test_a_thin_caution_takes_the_room_at_the_tighter_peak_and_the_cards_whole_m
                               longest_len=None, beyond_calibration=("made up",))
 
     def cautions(estimate: MemoryEstimate) -> tuple[str, ...]:
-        return estimate.with_cautions(CATALOG.model("8B"), 8, 1, 32768, rocm_env=False).cautions
+        return estimate.with_cautions(CATALOG.model("8B"), 8, 1, 32768, rocm_env=False,
+                                      room=MarginRoom(0.01, 0.01, 74.0)).cautions
 
     # The optimizer step binds: 0.6 GiB left at it, though the activations leave 10.
     [thin] = cautions(made(60.0, 70.0, 76.4, 77.0, 80.0))
@@ -2090,7 +2092,7 @@ def test_a_thin_caution_takes_the_room_at_the_tighter_peak_and_the_cards_whole_m
     assert cautions(made(45.5, 47.0, 0.0, 48.5, 50.0)) == ()
     # Within the calibration, however thin, no caution.
     assert made(60.0, 70.0, 76.4, 77.0, 80.0).model_copy(update={"beyond_calibration": ()}).with_cautions(
-        CATALOG.model("8B"), 8, 1, 32768, rocm_env=False).cautions == ()
+        CATALOG.model("8B"), 8, 1, 32768, rocm_env=False, room=MarginRoom(0.01, 0.01, 74.0)).cautions == ()
 
 def test_calibrate_fits_on_cells_of_a_model_the_catalogue_lacks(cli, tmp_path: Path):
     folder = qwen3_8b_checkpoint(tmp_path / "my-sft-8b")
@@ -3229,3 +3231,32 @@ def test_solve_memory_shows_host_memory_that_rules_a_setting_out_in_red(cli, col
              if "host memory: " in line or "tables: " in line]
     assert lines == ["host memory: 162.6 GiB", "\x1b[32mtables: it trains", "\x1b[31mhost memory: 162.6 GiB",
                      "\x1b[33mtables: it trains"]
+
+
+def test_a_thin_caution_of_one_setting_stays_whatever_the_margin_and_names_the_margin_that_keeps_room():
+    # Qwen3-0.6B with Env + Offload + SP=2 on 2 RTX 4090s at 16384 tokens: 1.5 GiB to spare at the default margin, on
+    # a card where 2 is thin. A larger margin holds back more and leaves less to spare, but the setting's room is
+    # the same: the caution stays, naming the margin that keeps 2 GiB more than the default's (at which it fails).
+    def estimated(margin: float | None):
+        return estimate_memory("0.6B", "rtx-4090", 2, 16384, sp=2, env=True, offload=True, margin=margin)
+
+    for margin, spare in ((None, "1.5"), (0.05, "0.6"), (0.07, "0.1")):
+        [caution] = estimated(margin).cautions
+        assert caution.startswith(f"{spare} GiB to spare where the estimate extrapolates") and caution.endswith(
+            "--margin 0.10 keeps 2 GiB more to spare than the default 0.01 here, or measure a step first")
+    assert not estimated(0.10).fits
+
+
+def test_cli_memory_says_the_share_of_the_memory_that_is_usable_so_the_breakdown_checks_by_hand(cli):
+    # Two RTX 4090s (23.99 GiB each): with Env 0.928 of the memory is usable, less the default margin of 0.01 (91.9%:
+    # 22.05 GiB); without Env 0.9 (89.1%). The optimizer step's own share is said beside it where the states are on
+    # the GPU.
+    flags = ["memory", "--model", "0.6B", "--gpu", "rtx-4090", "--gpus", "2", "--len", "16k", "--sp", "2"]
+    status, out, _ = cli(*flags, "--env", "--offload")
+    assert status == 0 and "│ usable        │ 22.05 │" in out
+    assert ("fits: 1.48 GiB of the usable memory to spare (usable: 91.9% of the memory, the margin taken off)\n"
+            in out)
+    status, out, _ = cli("memory", "--model", "1.7B", "--gpu", "rtx-4090", "--gpus", "2", "--len", "8k")
+    assert status == 1 and ("does not fit: 16.75 GiB over the usable memory (usable: 89.1% of the memory, the margin "
+                            "taken off); the optimizer step takes 17.03 GiB of the 23.27 it may (97.0% of the "
+                            "memory)") in " ".join(out.split())

@@ -34,7 +34,10 @@ MEANT = {
     "--emit": ("--emit-dir",),
     **dict.fromkeys(("--output", "--output-file"), ("--out",)),
     **dict.fromkeys(("--config", "--trinity-config"), ("--from-config",)),
-    **dict.fromkeys(("--host-memory", "--cpu-memory", "--ram"), ("--host-ram",)),
+    **dict.fromkeys(("--host-memory", "--cpu-memory", "--ram", "--cpu-ram", "--system-ram", "--system-memory",
+                     "--host-mem"), ("--host-ram",)),
+    **dict.fromkeys(("--vram", "--gpu-ram", "--gpu-mem-gb", "--gpu-memory-gb", "--memory-per-gpu"), ("--gpu-memory",)),
+    **dict.fromkeys(("--format", "--output-format", "--json-output"), ("--json",)),
     **dict.fromkeys(("--rollout", "--rollout-gpu", "--vllm-gpus"), ("--rollout-gpus",)),
     "--batch-size": ("--train-batch-size",),
 }
