@@ -360,6 +360,11 @@ def test_a_rebuilt_answers_fragment_differs_only_in_the_memory_figures_the_json_
         (f"# evidence: estimated: the memory model predicts 61.7 GiB per GPU, 11.5 GiB to spare{beyond}",
          f"# evidence: estimated: the memory model predicts 61.7 GiB per GPU, 11.6 GiB to spare{beyond}")]
     assert solver.trinity_settings(rebuilt) == solver.trinity_settings(answer)
+    # Only the JSON rounds them: a Python dump keeps them whole, so the answer rebuilt from it is the answer.
+    best = answer.plans[0]
+    assert (answer.as_json()["plans"][0]["headroom_gb"], round(best.headroom_gb, 3)) == (11.55, 11.548)
+    assert best.model_dump()["headroom_gb"] == best.headroom_gb and best.model_dump()["memory_gb"] == best.memory_gb
+    assert solver.Plan.model_validate(best.model_dump()) == best
     page = " ".join((EXAMPLES.parent / "api.md").read_text(encoding="utf-8").split())
     assert ("so `solver.trinity_config` makes the same fragment from a rebuilt answer as from the answer itself, but "
             "for the memory figures of its evidence comment, which it rounds from the JSON's two decimals") in page
