@@ -1071,6 +1071,7 @@ def test_a_plan_with_exactly_no_room_has_that_to_spare():
     assert best.model_copy(update={"headroom_gb": 0.0}).room_words == "0.0 GiB to spare"
     assert best.model_copy(update={"headroom_gb": -0.3}).room_words == "0.3 GiB over what it may take"
     assert best.model_copy(update={"headroom_gb": -0.04}).room_words == "less than 0.1 GiB over what it may take"
+    assert best.model_copy(update={"headroom_gb": -0.05}).room_words == "0.1 GiB over what it may take"  # as it rounds
     assert best.model_copy(update={"headroom_gb": 0.0, "headroom_at_step": True}).room_words == (
         "0.0 GiB to spare at the optimizer step's peak, the tighter one")
 

@@ -3146,8 +3146,8 @@ def test_calibrate_on_cells_of_two_gpu_types_says_to_plan_with_either_of_them(cl
     h800, h100, fitted = tmp_path / "h800.yaml", tmp_path / "h100.yaml", tmp_path / "mine.yaml"
     for path, gpu in ((h800, "H800-80GB"), (h100, "H100-80GB")):
         path.write_text(f"gpu: {gpu}\nmemory_gb: 80\nsource: our node\ntables:\n  - gpus: 8\n    section: 8 GPUs\n"
-                        "    models: [Qwen3-8B]\n    rows:\n      - {max_model_len: 32768, cells: {Qwen3-8B: Env + SP=2}}\n",
-                        encoding="utf-8")
+                        "    models: [Qwen3-8B]\n    rows:\n"
+                        "      - {max_model_len: 32768, cells: {Qwen3-8B: Env + SP=2}}\n", encoding="utf-8")
     status, out, err = cli("calibrate", "--cells", str(h800), "--cells", str(h100), "--out", str(fitted))
     assert (status, err) == (0, "") and out.splitlines()[2] == (
         f"plan with it: solve --model M --gpu G --len L --memory-model {fitted} --cells {h800} --cells {h100} (your "
