@@ -1076,6 +1076,13 @@ def test_a_plan_with_exactly_no_room_has_that_to_spare():
         "0.0 GiB to spare at the optimizer step's peak, the tighter one")
 
 
+def test_a_documented_plan_names_the_row_its_length_falls_to_only_below_that_row():
+    cell = "documented: the A100-80GB table for 6 GPUs says 'Env + SP=2' at 32768"
+    for length, words in ((32768, cell), (30000, f"{cell}, the row that 30000 falls to")):
+        (answer,) = solver.plan("8B", gpu="a100", max_model_len=length, budget_gpus=6, exact=True)
+        assert answer.best is not None and answer.best.evidence_text(answer.gpu) == words
+
+
 def test_a_plan_dumped_without_its_token_budget_keeps_lowered_budget():
     (answer,) = solver.plan("8B", gpu="h20", max_model_len=131072, budget_gpus=4, token_budget="auto")
     best = answer.plans[0]
