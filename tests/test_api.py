@@ -240,6 +240,10 @@ def test_estimate_memory_takes_counts_at_their_bounds():
     big = CATALOG.with_gpu_types([solver.described_gpu_type("Big", 16384)])
     own = solver.estimate_memory("0.6B", "Big", 8, 65536, sp=8, catalog=big, max_token_len_per_gpu=3 << 20)
     assert (own.fits, own.tokens_per_gpu, own.longest_len) == (True, 3 << 20, 1 << 24)
+    # One token more than the cap, as one's own budget, is refused as the budget it is (not as a length's default).
+    with pytest.raises(solver.QueryError, match=r"^--token-budget must be a whole number from 1 to 16777216, got "
+                       r"16777217$"):
+        solver.estimate_memory("8B", "h100", 8, 32768, max_token_len_per_gpu=(1 << 24) + 1)
 
 
 def test_estimate_memory_with_a_budget_of_ones_own_is_not_refuted_by_cells_measured_at_the_default():
