@@ -264,6 +264,10 @@ def test_estimate_memory_takes_counts_at_their_bounds():
     big = CATALOG.with_gpu_types([solver.described_gpu_type("Big", 16384)])
     own = solver.estimate_memory("0.6B", "Big", 8, 65536, sp=8, catalog=big, max_token_len_per_gpu=3 << 20)
     assert (own.fits, own.tokens_per_gpu, own.longest_len) == (True, 3 << 20, 1 << 24)
+    # One token more than the cap, as one's own budget, is refused as the budget it is (not as a length's default).
+    with pytest.raises(solver.QueryError, match=r"^--token-budget must be a whole number from 1 to 16777216, got "
+                       r"16777217$"):
+        solver.estimate_memory("8B", "h100", 8, 32768, max_token_len_per_gpu=(1 << 24) + 1)
 
 
 def test_estimate_memory_with_a_budget_of_ones_own_is_not_refuted_by_cells_measured_at_the_default():
@@ -384,6 +388,11 @@ def test_a_rebuilt_answers_fragment_differs_only_in_the_memory_figures_the_json_
         (f"# evidence: estimated: the memory model predicts 61.7 GiB per GPU, 11.5 GiB to spare{beyond}",
          f"# evidence: estimated: the memory model predicts 61.7 GiB per GPU, 11.6 GiB to spare{beyond}")]
     assert solver.trinity_settings(rebuilt) == solver.trinity_settings(answer)
+    # Only the JSON rounds them: a Python dump keeps them whole, so the answer rebuilt from it is the answer.
+    best = answer.plans[0]
+    assert (answer.as_json()["plans"][0]["headroom_gb"], round(best.headroom_gb, 3)) == (11.55, 11.548)
+    assert best.model_dump()["headroom_gb"] == best.headroom_gb and best.model_dump()["memory_gb"] == best.memory_gb
+    assert solver.Plan.model_validate(best.model_dump()) == best
     page = " ".join((EXAMPLES.parent / "api.md").read_text(encoding="utf-8").split())
     assert ("so `solver.trinity_config` makes the same fragment from a rebuilt answer as from the answer itself, but "
             "for the memory figures of its evidence comment, which it rounds from the JSON's two decimals") in page
@@ -1090,8 +1099,16 @@ def test_a_plan_with_exactly_no_room_has_that_to_spare():
     assert best.model_copy(update={"headroom_gb": 0.0}).room_words == "0.0 GiB to spare"
     assert best.model_copy(update={"headroom_gb": -0.3}).room_words == "0.3 GiB over what it may take"
     assert best.model_copy(update={"headroom_gb": -0.04}).room_words == "less than 0.1 GiB over what it may take"
+    assert best.model_copy(update={"headroom_gb": -0.05}).room_words == "0.1 GiB over what it may take"  # as it rounds
     assert best.model_copy(update={"headroom_gb": 0.0, "headroom_at_step": True}).room_words == (
         "0.0 GiB to spare at the optimizer step's peak, the tighter one")
+
+
+def test_a_documented_plan_names_the_row_its_length_falls_to_only_below_that_row():
+    cell = "documented: the A100-80GB table for 6 GPUs says 'Env + SP=2' at 32768"
+    for length, words in ((32768, cell), (30000, f"{cell}, the row that 30000 falls to")):
+        (answer,) = solver.plan("8B", gpu="a100", max_model_len=length, budget_gpus=6, exact=True)
+        assert answer.best is not None and answer.best.evidence_text(answer.gpu) == words
 
 
 def test_a_plan_dumped_without_its_token_budget_keeps_lowered_budget():

@@ -3162,6 +3162,19 @@ def test_calibrate_says_which_multipliers_your_cells_moved_and_how_to_plan_with_
     assert fitted.read_bytes() == (shipped_tables_directory() / "memory-model.yaml").read_bytes()
 
 
+def test_calibrate_on_cells_of_two_gpu_types_says_to_plan_with_either_of_them(cli, tmp_path: Path):
+    # Cells of an H800 and of an H100: the command to plan with the fit names no one GPU type, but G, and both files.
+    h800, h100, fitted = tmp_path / "h800.yaml", tmp_path / "h100.yaml", tmp_path / "mine.yaml"
+    for path, gpu in ((h800, "H800-80GB"), (h100, "H100-80GB")):
+        path.write_text(f"gpu: {gpu}\nmemory_gb: 80\nsource: our node\ntables:\n  - gpus: 8\n    section: 8 GPUs\n"
+                        "    models: [Qwen3-8B]\n    rows:\n"
+                        "      - {max_model_len: 32768, cells: {Qwen3-8B: Env + SP=2}}\n", encoding="utf-8")
+    status, out, err = cli("calibrate", "--cells", str(h800), "--cells", str(h100), "--out", str(fitted))
+    assert (status, err) == (0, "") and out.splitlines()[2] == (
+        f"plan with it: solve --model M --gpu G --len L --memory-model {fitted} --cells {h800} --cells {h100} (your "
+        "cells vouch for the settings they measured, as tables do; the fit estimates the rest)")
+
+
 def test_calibrate_on_cells_in_another_format_says_which_keys_a_cells_file_takes(cli, tmp_path: Path):
     # A CSV of runs reads as YAML text: the refusal says it is not 'key: value' lines and names the fields; a
     # list says it got a list. No memory-model file is written.
