@@ -2645,6 +2645,26 @@ def test_a_larger_gpu_cell_is_only_of_a_gpu_type_with_at_most_3_percent_more_mem
     assert status == 0 and answer["plans"][0]["evidence"] == "estimated" and "larger_gpu_cell" not in answer
 
 
+def test_a_longest_context_of_exactly_the_validated_length_names_no_plan_within_it(cli):
+    # Qwen2.5-7B-Instruct on 2 MI300X reaches 131072 tokens by estimate, exactly what its model card validates
+    # (4 x 32768): that plan is within it already, so no other is named.
+    status, [answer] = run_json(cli, "--model", "Qwen2.5-7B-Instruct", "--gpu", "mi300x", "--gpus", "2",
+                                "--maximize", "len")
+    assert status == 0 and answer["plans"][0]["max_model_len"] == 131072 and "validated" not in answer
+
+
+def test_no_estimate_names_the_estimates_plan_at_a_lowered_budget_beside_the_tables_plan_without_a_pin(cli):
+    # Qwen3-4B at 40960 tokens on 2 A100 with --sp 1: the tables train it without the pin, and the estimates with
+    # it at a lowered token budget. Lifting --no-estimate and the default budget (1 + 2) is nearer than lifting a pin
+    # of the caller's (4): the estimates' plan is named too.
+    status, [answer] = run_json(cli, "--model", "4B", "--gpu", "a100", "--gpus", "2", "--len", "40960",
+                                "--no-estimate", "--sp", "1")
+    assert status == 1 and answer["reason"].endswith(
+        "40960 tokens trains if you drop --sp 1: Env + Offload + SP=2 on 2 GPUs (documented); the memory model "
+        "estimates a plan, Env + Offload on 2 GPUs at 40960 tokens with a lowered max_token_len_per_gpu of 56320: "
+        "drop --no-estimate and add --token-budget auto")
+
+
 def test_a_lowered_token_budget_names_no_larger_gpu_cell(cli):
     # Qwen3-4B on 1 H100 at 28672 with --token-budget auto: Env + Offload at a lowered budget. The A100 table for 1 GPU
     # documents Env + Offload at 28672, but at Trinity's default budget, not the lowered one: no cell is named.

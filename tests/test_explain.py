@@ -43,6 +43,14 @@ def test_six_gpus_exact_names_the_divisibility_rules():
     assert details(reasons, "budget") == ["3, 4, 5 GPUs: --exact asks for 6", "1, 2, 3, 4, 5 GPUs: --exact asks for 6"]
 
 
+def test_a_count_that_both_an_exact_budget_and_whole_nodes_rule_out_is_blamed_on_the_budget():
+    # On exactly 8 GPUs in nodes of 4, the budget and whole nodes both rule out the A100 table's 6 GPUs: the budget,
+    # the first of the GPU count's rules (GPU_RULES), is named, and whole nodes not at all.
+    _, reasons = explained(gpu="a100", model="8B", max_model_len=100000, budget_gpus=8, exact=True, node_gpus=4,
+                           estimate="auto")
+    assert details(reasons, "budget") == ["4, 6 GPUs: --exact asks for 8"] and details(reasons, "whole_nodes") == []
+
+
 @pytest.mark.parametrize(("request_", "rule", "detail"), [
     # 6 GPUs have a table, so the planner weighs them; 5 it never weighs: both are ruled out by whole nodes.
     ({"budget_gpus": 6, "node_gpus": 4}, "whole_nodes",

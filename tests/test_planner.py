@@ -36,7 +36,7 @@ from solver.rules import (
     tried_settings,
     vouching_cell,
 )
-from solver.solve import alternative_plan, answer_for, best_plan, least_host_plan, optional_best, plan
+from solver.solve import alternative_plan, answer_for, best_plan, least_host_plan, nearest_plan, optional_best, plan
 from solver.tables import MAX_GPUS, MAX_HOST_RAM_GB, QueryError, Setting, Weights, load_catalog, sp_rule_violation
 
 CATALOG = load_catalog()
@@ -1291,3 +1291,23 @@ def test_larger_nodes_named_are_the_smallest_whose_plan_is_as_near_as_on_nodes_o
         monkeypatch.setattr(solver.solve, "nearest_plan", nearest_on_four_as(plan_update, lifted))
         (answer,) = plan(asked, CATALOG)
         assert f"; on nodes of {named} GPUs, " in answer.reason
+
+
+def _unproven(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Each solve that proves its answer optimal reports it FEASIBLE instead, as one the time limit cut short does."""
+    solved = solver.solve._solved
+    monkeypatch.setattr(solver.solve, "_solved", lambda cp_solver, model: cp_model.FEASIBLE
+                        if solved(cp_solver, model) == cp_model.OPTIMAL else solved(cp_solver, model))
+
+
+def test_a_nearest_plan_or_least_host_plan_not_proven_is_undecided_or_none(monkeypatch):
+    # Qwen3-8B at 65536 tokens has no plan on 1 A100: its nearest plan takes more GPUs. Found but not proven nearest
+    # (the time limit cut the search short), it is undecided, not named; nor is a least host memory plan unproven.
+    query = make_query(CATALOG, model="8B", gpu="a100", budget_gpus=1, max_model_len=65536)
+    data = prepare(CATALOG, "A100-80GB", query)
+    at_length = query.model_copy(update={"budget_gpus": 8})
+    assert nearest_plan(CATALOG, data, query) is not None and least_host_plan(CATALOG, at_length, "A100-80GB")
+    _unproven(monkeypatch)
+    with pytest.raises(Undecided):
+        nearest_plan(CATALOG, data, query)
+    assert least_host_plan(CATALOG, at_length, "A100-80GB") is None
