@@ -8,7 +8,7 @@ length, host memory, the pins, and the objective. The solver chooses; nothing he
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
 from functools import lru_cache
@@ -391,18 +391,23 @@ def cost_ranks(counts: tuple[int, ...], objective: Objective, weights: Weights) 
 @lru_cache(maxsize=64)
 def ranks_table(counts: tuple[int, ...], objective: Objective, weights: Weights,
                 columns: int) -> cmh.TableConstraintProto:
-    """The first `columns` of each of `cost_ranks`' entries, row by row, as the values of a CP-SAT table (cached:
-    every model with these counts has this table, thousands of rows for 64 GPUs; `add_table` copies it)."""
+    """The first `columns` of each of `cost_ranks`' entries, as a CP-SAT table's values (`table_values`; cached:
+    every model with these counts has this table, thousands of rows for 64 GPUs)."""
+    return table_values([entry[:columns] for entry in cost_ranks(counts, objective, weights)])
+
+
+def table_values(rows: Sequence[Sequence[int]]) -> cmh.TableConstraintProto:
+    """The `rows` a table constraint allows, row by row, as the values of a CP-SAT table, for `add_table`."""
     table = cmh.TableConstraintProto()
-    table.values.extend([value for entry in cost_ranks(counts, objective, weights) for value in entry[:columns]])
+    table.values.extend([value for row in rows for value in row])
     return table
 
 
 def add_table(model: cp_model.CpModel, expressions: list[cp_model.IntVar],
               table: cmh.TableConstraintProto) -> cp_model.Constraint:
     """`model.add_allowed_assignments(expressions, rows)`, the same constraint, for rows given as `table`'s values
-    (`ranks_table`): copied within CP-SAT's C++, where the Python wrapper converts each row of tuples again (1.6 ms
-    for the 3840 rows of a 64-GPU budget's ranks, 0.01 ms copied)."""
+    (`table_values`, cached by its callers): copied within CP-SAT's C++, where the Python wrapper converts each row
+    of tuples again for each model (1.6 ms for the 3840 rows of a 64-GPU budget's ranks, 0.01 ms copied)."""
     constraint = model.add_allowed_assignments(expressions, ())
     constraint.proto.table.merge_from(table)
     return constraint
@@ -415,14 +420,13 @@ def add_plan_variables(model: cp_model.CpModel, data: PlanningData, query: Query
     the estimates' grid (`add_length`).
     """
     largest = max(data.counts)
-    length_domain = cp_model.Domain.from_values(data.lengths)
     rank = model.new_int_var(0, len(data.ranks) - 1, "objective_rank")
     return PlanVariables(
         gpus=model.new_int_var_from_domain(cp_model.Domain.from_values(data.counts), "trainer_gpus"),
         env=model.new_bool_var("env_expandable_segments"),
         offload=model.new_bool_var("fsdp2_cpu_offload"),
         sp=model.new_int_var(1, largest, "ulysses_sp_degree"),
-        max_model_len=model.new_int_var_from_domain(length_domain, "max_model_len")
+        max_model_len=model.new_int_var_from_domain(cp_model.Domain.from_values(data.lengths), "max_model_len")
         if query.max_model_len is None
         else model.new_constant(query.max_model_len),
         rank=rank,
@@ -471,14 +475,22 @@ def add_parallelism_rules(model: cp_model.CpModel, data: PlanningData, plan: Pla
     Each divisibility relation is a table of the (GPU count, SP) or SP values it allows, which CP-SAT
     propagates fully (a modulo with a variable divisor propagates weakly, and large budgets made the
     search slow)."""
-    degrees = data.sp_degrees
-    heads, kv_heads = data.shape.num_attention_heads, data.shape.num_key_value_heads
-    _guarded(model.add_allowed_assignments(
-        [plan.gpus, plan.sp], [(n, s) for n in data.counts for s in degrees if n % s == 0]), guards, "sp_divides_gpus")
-    _guarded(model.add_allowed_assignments([plan.sp], [(s,) for s in degrees if heads % s == 0]),
-             guards, "sp_divides_heads")
-    _guarded(model.add_allowed_assignments([plan.sp], [(s,) for s in degrees if sp_suits_kv_heads(kv_heads, s)]),
-             guards, "sp_kv_heads")
+    divides_gpus, divides_heads, suits_kv_heads = _parallelism_tables(
+        data.counts, data.sp_degrees, data.shape.num_attention_heads, data.shape.num_key_value_heads)
+    _guarded(add_table(model, [plan.gpus, plan.sp], divides_gpus), guards, "sp_divides_gpus")
+    _guarded(add_table(model, [plan.sp], divides_heads), guards, "sp_divides_heads")
+    _guarded(add_table(model, [plan.sp], suits_kv_heads), guards, "sp_kv_heads")
+
+
+@lru_cache(maxsize=256)
+def _parallelism_tables(counts: tuple[int, ...], degrees: range, heads: int,
+                        kv_heads: int) -> tuple[cmh.TableConstraintProto, ...]:
+    """`add_parallelism_rules`' tables for plans on `counts` of a model with `heads` attention and `kv_heads` KV heads:
+    the (GPU count, SP) pairs whose SP divides the count, and the SP `degrees` that divide the heads and suit the KV
+    heads. Cached: each question of one budget asks again."""
+    return (table_values([(n, s) for n in counts for s in degrees if n % s == 0]),
+            table_values([(s,) for s in degrees if heads % s == 0]),
+            table_values([(s,) for s in degrees if sp_suits_kv_heads(kv_heads, s)]))
 
 
 def add_batch_rule(model: cp_model.CpModel, data: PlanningData, query: Query, plan: PlanVariables,
@@ -497,13 +509,21 @@ def add_node_rule(model: cp_model.CpModel, data: PlanningData, query: Query, pla
     inside a node: SP divides the node (tables of the GPU counts and (GPU count, SP) pairs these allow).
     With `rollout_gpus` too, the trainer's GPU count leaves the rollout GPUs a layout."""
     node = query.node_gpus
-    _guarded(model.add_allowed_assignments([plan.gpus], [(n,) for n in data.counts if not whole_nodes_violation(n, node)]),
-             guards, "whole_nodes")
-    allowed = [(n, s) for n in data.counts for s in data.sp_degrees if sp_within_node(n, node, s)]
-    _guarded(model.add_allowed_assignments([plan.gpus, plan.sp], allowed), guards, "sp_within_node")
+    whole_nodes, within_node = _node_tables(data.counts, data.sp_degrees, node)
+    _guarded(add_table(model, [plan.gpus], whole_nodes), guards, "whole_nodes")
+    _guarded(add_table(model, [plan.gpus, plan.sp], within_node), guards, "sp_within_node")
     if query.rollout_gpus:
         laid_out = [(n,) for n in data.counts if not rollout_layout_violation(n, query.rollout_gpus, node)]
         _guarded(model.add_allowed_assignments([plan.gpus], laid_out), guards, "rollout_layout")
+
+
+@lru_cache(maxsize=256)
+def _node_tables(counts: tuple[int, ...], degrees: range, node_gpus: int) -> tuple[cmh.TableConstraintProto, ...]:
+    """`add_node_rule`'s tables for plans on `counts` in nodes of `node_gpus`: the counts that are whole nodes or fit
+    one, and the (GPU count, SP of `degrees`) pairs whose SP groups stay inside a node. Cached: each question of one
+    budget asks again."""
+    return (table_values([(n,) for n in counts if not whole_nodes_violation(n, node_gpus)]),
+            table_values([(n, s) for n in counts for s in degrees if sp_within_node(n, node_gpus, s)]))
 
 
 def add_cell_evidence(model: cp_model.CpModel, data: PlanningData, plan: PlanVariables, guards: Guards) -> None:

@@ -19,7 +19,19 @@ import solver.model
 import solver.solve
 from solver.explain import _Prober
 from solver.memory import CEILING, GRID
-from solver.model import PlanningInputs, cost_ranks, exact_cost, prepare, prepare_inputs, ranking_key
+from solver.model import (
+    LeanCpModel,
+    PlanningInputs,
+    add_table,
+    build_model,
+    cost_ranks,
+    exact_cost,
+    prepare,
+    prepare_inputs,
+    ranking_key,
+    ranks_table,
+    table_values,
+)
 from solver.query import Undecided, make_query
 from solver.rules import (
     SourceCell,
@@ -1274,3 +1286,38 @@ def test_larger_nodes_named_are_the_smallest_whose_plan_is_as_near_as_on_nodes_o
         monkeypatch.setattr(solver.solve, "nearest_plan", nearest_on_four_as(plan_update, lifted))
         (answer,) = plan(asked, CATALOG)
         assert f"; on nodes of {named} GPUs, " in answer.reason
+
+
+def test_a_copied_table_is_the_constraint_add_allowed_assignments_makes():
+    rows = [(1, 4, 0), (2, 4, 1), (6, 2, 1)]
+    plain, copied = LeanCpModel(), LeanCpModel()
+    for model in (plain, copied):
+        variables = [model.new_int_var(0, 8, name) for name in ("n", "s", "o")]
+        guard = model.new_bool_var("guard")
+        if model is plain:
+            model.add_allowed_assignments(variables, rows).only_enforce_if(guard)
+        else:
+            add_table(model, variables, table_values(rows)).only_enforce_if(guard)
+    assert str(copied.proto) == str(plain.proto)
+    assert "values: 6" in str(copied.proto) and "enforcement_literal: 3" in str(copied.proto)
+
+
+def test_the_ranks_table_holds_the_cost_ranks_columns_row_by_row():
+    weights, counts = Weights(offload=0.01, sp=0.1, env=0.01), (1, 2, 4, 8, 16)
+    for columns in (5, 6):
+        values = list(ranks_table(counts, "min_gpus", weights, columns).values)
+        assert values == [value for entry in cost_ranks(counts, "min_gpus", weights) for value in entry[:columns]]
+        assert len(values) == len(counts) * 4 * 16 * columns
+
+
+def test_a_64_gpu_model_with_its_cached_tables_allows_what_each_rule_allows():
+    query = make_query(CATALOG, model="8B", objective="min_gpus", max_model_len=65536, gpu="A100-80GB", node_gpus=4)
+    data = prepare(CATALOG, "A100-80GB", query)
+    model, _, _ = build_model(data, query)
+    tables = [constraint.table for constraint in model.proto.constraints if constraint.has_table()]
+    rows = {tuple(table.values) for table in tables}
+    assert max(data.counts) == 64
+    assert tuple(n for n in data.counts if n <= 4 or n % 4 == 0) in rows  # whole nodes
+    assert tuple(v for n in data.counts for s in data.sp_degrees if n % s == 0 for v in (n, s)) in rows
+    assert tuple(v for n in data.counts for s in data.sp_degrees if n <= 4 or 4 % s == 0 for v in (n, s)) in rows
+    assert tuple(s for s in data.sp_degrees if data.shape.num_attention_heads % s == 0) in rows
