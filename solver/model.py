@@ -11,7 +11,7 @@ import math
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from fractions import Fraction
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from types import MappingProxyType
 from typing import NamedTuple
 
@@ -38,6 +38,7 @@ from solver.rules import (
 from solver.tables import (
     MAX_TOKENS,
     Catalog,
+    Coefficients,
     GpuType,
     MemoryModel,
     Model,
@@ -108,14 +109,19 @@ class PlanningData:
     budget at its longest length at that default (a lowered budget may take no more); empty otherwise."""
     longest_estimate: Mapping[int, int]
     """The longest length any estimate fits, per GPU count."""
-    lengths: tuple[int, ...]
-    """Every length a plan may have when the length is maximised: the rows, and the estimates' grid."""
     witnesses: tuple[tuple[int, int, int, int, int, int, int], ...]
     """(plan's GPU count, witness's GPU count, length it vouches up to, e, o, s, estimated) for every cell
     and estimate that may vouch for a plan on that count: a cell of the plan's count's table, or of a
     table for fewer GPUs (two or more) up to where the plan's count's own table says the cell's setting
     runs out of memory (`solver.rules.refuting_row`); an estimate for exactly its count. Of one table's cells
     with one setting, only the one that vouches the longest (`cell_witnesses`)."""
+
+    @cached_property
+    def lengths(self) -> tuple[int, ...]:
+        """Every length a plan may have when the length is maximised: the rows, and the estimates' grid up to the longest
+        estimate (worked out when first asked: a question of one length never asks)."""
+        longest = max(self.longest_estimate.values(), default=0)
+        return tuple(sorted({length for _, length in self.rows} | set(range(GRID, longest + 1, GRID))))
 
     def table_gpu(self, count: int) -> str:
         """The GPU type whose table for `count` GPUs it is: `gpu`, or the one it is borrowed from."""
@@ -252,17 +258,15 @@ def prepare_inputs(catalog: Catalog, inputs: PlanningInputs) -> PlanningData:
     # The tables of GPU types with at least this one's memory cap its estimates too (not for --estimate alone).
     larger = () if inputs.estimate == "only" else larger_tables(catalog, gpu, shape)
     refuting = ((tabled,) if documented else ()) + tuple(catalog.gpu(name) for name, _ in larger)
-    at_default = () if inputs.estimate == "never" else within_refuting_tables(
-        estimated_cells(shape, gpu_type.memory_gib, estimable, inputs.memory.coefficients, inputs.margin,
-                        without_env=inputs.without_env),
-        least_limits(refuting, shape))
+    at_default = () if inputs.estimate == "never" else tuple(
+        cell for gpus in estimable for cell in capped_estimates(
+            shape, gpu_type.memory_gib, gpus, inputs.memory.coefficients, inputs.margin, inputs.without_env, refuting))
     estimates = at_default if inputs.token_budget == "default" else tuple(
         (n, e, o, s, min(lowered_reach(longest, s), CEILING)) for n, e, o, s, longest in at_default)
     counts = tuple(sorted({*documented, *beyond_tables, *(cell[0] for cell in estimates)}))
     longest_estimate: dict[int, int] = {}
     for n, *_, fitting in estimates:
         longest_estimate[n] = max(longest_estimate.get(n, 0), fitting)
-    longest = max(longest_estimate.values(), default=0)
     return PlanningData(
         inputs=inputs,
         gpu=gpu,
@@ -279,7 +283,6 @@ def prepare_inputs(catalog: Catalog, inputs: PlanningInputs) -> PlanningData:
         estimate_tokens=MappingProxyType({} if inputs.token_budget == "default" else {
             (n, e, o, s): token_budget(longest, s) for n, e, o, s, longest in at_default}),
         longest_estimate=MappingProxyType(longest_estimate),
-        lengths=tuple(sorted({length for _, length in rows} | set(range(GRID, longest + 1, GRID)))),
         witnesses=tuple((n, n, fitting, e, o, s, 1) for n, e, o, s, fitting in estimates)
         + (cell_witnesses(tabled, refuting, shape, counts) if settings else ()),
     )
@@ -312,6 +315,16 @@ def least_limits(gpu_types: tuple[GpuType, ...], shape: Model) -> Mapping[Combin
         for combination, limit in own_limits(gpu_type, shape).items():
             limits[combination] = min(limit, limits.get(combination, MAX_TOKENS))
     return MappingProxyType(limits)
+
+
+@lru_cache(maxsize=1024)
+def capped_estimates(shape: Model, memory_gib: float, gpus: int, coefficients: Coefficients, margin: float,
+                     without_env: bool, refuting: tuple[GpuType, ...]) -> tuple[tuple[int, int, int, int, int], ...]:
+    """The memory model's estimates for `shape` on `gpus` GPUs of `memory_gib` (`estimated_cells`), each capped where
+    the tables of `refuting` say its setting runs out of memory (`within_refuting_tables` of their `least_limits`).
+    Cached per count, as the estimates are: the questions on one GPU type and model ask again."""
+    return within_refuting_tables(estimated_cells(shape, memory_gib, (gpus,), coefficients, margin, without_env),
+                                  least_limits(refuting, shape))
 
 
 def within_refuting_tables(

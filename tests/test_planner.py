@@ -18,19 +18,22 @@ import solver.cluster
 import solver.model
 import solver.solve
 from solver.explain import _Prober
-from solver.memory import CEILING, GRID
+from solver.memory import CEILING, GRID, estimated_cells, estimated_counts
 from solver.model import (
     LeanCpModel,
     PlanningInputs,
     add_table,
     build_model,
+    capped_estimates,
     cost_ranks,
     exact_cost,
+    least_limits,
     prepare,
     prepare_inputs,
     ranking_key,
     ranks_table,
     table_values,
+    within_refuting_tables,
 )
 from solver.query import Undecided, make_query
 from solver.rules import (
@@ -1321,3 +1324,26 @@ def test_a_64_gpu_model_with_its_cached_tables_allows_what_each_rule_allows():
     assert tuple(v for n in data.counts for s in data.sp_degrees if n % s == 0 for v in (n, s)) in rows
     assert tuple(v for n in data.counts for s in data.sp_degrees if n <= 4 or 4 % s == 0 for v in (n, s)) in rows
     assert tuple(s for s in data.sp_degrees if data.shape.num_attention_heads % s == 0) in rows
+
+
+@pytest.mark.parametrize("gpu, model, capped", [("A100-80GB", "Qwen3-8B", True), ("H100-80GB", "Qwen3-14B", True),
+                                                 ("L40S", "Qwen3-4B", False)])
+def test_estimates_capped_count_by_count_are_those_capped_all_at_once(gpu: str, model: str, capped: bool):
+    shape, gpu_type = CATALOG.model(model), CATALOG.gpu(gpu)
+    refuting = (CATALOG.tables_for(gpu, shape), *(CATALOG.gpu(name) for name, _ in larger_tables(CATALOG, gpu, shape)))
+    coefficients = make_query(CATALOG, model=model, max_model_len=8192).memory.coefficients
+    counts = estimated_counts(8)
+    for without_env in (False, True):
+        estimates = estimated_cells(shape, gpu_type.memory_gib, counts, coefficients, 0.0, without_env)
+        whole = within_refuting_tables(estimates, least_limits(refuting, shape))
+        assert (whole != estimates) == capped  # the tables cap some (A100, H100) or none (L40S)
+        by_count = tuple(cell for gpus in counts for cell in capped_estimates(
+            shape, gpu_type.memory_gib, gpus, coefficients, 0.0, without_env, refuting))
+        assert by_count == whole and len({cell[0] for cell in whole}) > 8
+
+
+def test_the_lengths_a_maximised_length_may_take_are_the_rows_and_the_estimates_grid():
+    data = prepare(CATALOG, "A100-80GB", make_query(CATALOG, model="4B", objective="max_len", budget_gpus=6))
+    longest = max(data.longest_estimate.values())
+    assert data.lengths == tuple(sorted({row for _, row in data.rows} | set(range(GRID, longest + 1, GRID))))
+    assert data.lengths[0] == GRID and 102400 in data.lengths and data.lengths[-1] >= longest - GRID
