@@ -384,20 +384,17 @@ def cost_ranks(counts: tuple[int, ...], objective: Objective, weights: Weights) 
     # setting, exactly, then divided by the count.
     per_setting = {setting: exact_cost(weights, (1, *setting)) for setting in {c[1:] for c in combinations}}
     scale = math.lcm(*(cost.denominator for cost in per_setting.values())) * math.lcm(*counts)
+    on_one_gpu = {setting: cost.numerator * (scale // cost.denominator) for setting, cost in per_setting.items()}
+    whole_cost = {c: on_one_gpu[c[1:]] // c[0] for c in combinations}  # worked out once: 16384 for 64 GPUs
 
-    def whole_cost(combination: Combination) -> int:
-        n, env, offload, sp = combination
-        cost = per_setting[env, offload, sp]
-        return cost.numerator * (scale // cost.denominator) // n
-
-    by_cost = sorted(combinations, key=lambda c: ranking_key("cheapest", c, whole_cost(c)))
+    by_cost = sorted(combinations, key=lambda c: ranking_key("cheapest", c, whole_cost[c]))
     ordered = by_cost if objective != "min_gpus" else sorted(
-        combinations, key=lambda c: ranking_key(objective, c, whole_cost(c)))
+        combinations, key=lambda c: ranking_key(objective, c, whole_cost[c]))
     cost_rank = {combination: rank for rank, combination in enumerate(by_cost)}
     tier: dict[int, int] = {}  # whole cost -> the first cost rank of that cost
     for rank, combination in enumerate(by_cost):
-        tier.setdefault(whole_cost(combination), rank)
-    return tuple(RankedCombination(*combination, rank, cost_rank[combination], tier[whole_cost(combination)])
+        tier.setdefault(whole_cost[combination], rank)
+    return tuple(RankedCombination(*combination, rank, cost_rank[combination], tier[whole_cost[combination]])
                  for rank, combination in enumerate(ordered))
 
 

@@ -1347,3 +1347,17 @@ def test_the_lengths_a_maximised_length_may_take_are_the_rows_and_the_estimates_
     longest = max(data.longest_estimate.values())
     assert data.lengths == tuple(sorted({row for _, row in data.rows} | set(range(GRID, longest + 1, GRID))))
     assert data.lengths[0] == GRID and 102400 in data.lengths and data.lengths[-1] >= longest - GRID
+
+
+@pytest.mark.parametrize("objective", ["cheapest", "min_gpus"])
+def test_cost_ranks_order_combinations_by_their_exact_costs(objective: str):
+    weights, counts = Weights(offload=0.07, sp=0.2, env=0.13), (1, 2, 3, 6, 8, 16)
+    combinations = [(n, e, o, s) for n in counts for e in (0, 1) for o in (0, 1) for s in range(1, 17)]
+    by_cost = sorted(combinations, key=lambda c: ranking_key("cheapest", c, exact_cost(weights, c)))
+    ordered = sorted(combinations, key=lambda c: ranking_key(objective, c, exact_cost(weights, c)))
+    ranks = cost_ranks(counts, objective, weights)
+    assert [entry.combination for entry in ranks] == ordered and [entry.rank for entry in ranks] == list(range(384))
+    assert [by_cost[entry.cost_rank] for entry in ranks] == ordered
+    for entry in ranks:  # the tier: the cost rank of the first combination of exactly its cost
+        cost = exact_cost(weights, entry.combination)
+        assert entry.cost_tier == min(rank for rank, c in enumerate(by_cost) if exact_cost(weights, c) == cost)
