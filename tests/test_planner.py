@@ -985,9 +985,8 @@ def test_the_longest_estimate_of_a_count_is_its_longest_settings_not_its_last(mo
     # the estimates in the other order, Env's last, the count's longest estimate and the longest plan are still
     # Env + Offload's. (On the shipped tables a setting's estimate is never longer than one of a setting that includes
     # it, so the order the memory model gives them in, Offload after, would hide a count taking its last.)
-    given = solver.model.estimated_cells
-    monkeypatch.setattr(solver.model, "estimated_cells",
-                        lambda *args, **kwargs: tuple(reversed(given(*args, **kwargs))))
+    given = solver.model.capped_estimates  # a count's estimates, as the memory model gives them and the tables cap them
+    monkeypatch.setattr(solver.model, "capped_estimates", lambda *args: tuple(reversed(given(*args))))
     query = make_query(CATALOG, model="0.6B", gpu="h200", objective="max_len", budget_gpus=7, exact=True)
     on_seven = [(e, o, s, longest) for n, e, o, s, longest in prepare(CATALOG, "H200-141GB", query).estimates if n == 7]
     assert [setting for *setting, _ in on_seven] == [[1, 1, 1], [1, 0, 1]] and on_seven[1][3] < on_seven[0][3]
