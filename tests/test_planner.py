@@ -1325,8 +1325,8 @@ def test_a_64_gpu_model_with_its_cached_tables_allows_what_each_rule_allows():
     assert tuple(s for s in data.sp_degrees if data.shape.num_attention_heads % s == 0) in rows
 
 
-@pytest.mark.parametrize("gpu, model, capped", [("A100-80GB", "Qwen3-8B", True), ("H100-80GB", "Qwen3-14B", True),
-                                                 ("L40S", "Qwen3-4B", False)])
+@pytest.mark.parametrize("gpu, model, capped", [
+    ("A100-80GB", "Qwen3-8B", True), ("H100-80GB", "Qwen3-14B", True), ("L40S", "Qwen3-4B", False)])
 def test_estimates_capped_count_by_count_are_those_capped_all_at_once(gpu: str, model: str, capped: bool):
     shape, gpu_type = CATALOG.model(model), CATALOG.gpu(gpu)
     refuting = (CATALOG.tables_for(gpu, shape), *(CATALOG.gpu(name) for name, _ in larger_tables(CATALOG, gpu, shape)))
