@@ -18,8 +18,23 @@ import solver.cluster
 import solver.model
 import solver.solve
 from solver.explain import _Prober
-from solver.memory import CEILING, GRID
-from solver.model import PlanningInputs, cost_ranks, exact_cost, prepare, prepare_inputs, ranking_key
+from solver.memory import CEILING, GRID, estimated_cells, estimated_counts
+from solver.model import (
+    LeanCpModel,
+    PlanningInputs,
+    add_table,
+    build_model,
+    capped_estimates,
+    cost_ranks,
+    exact_cost,
+    least_limits,
+    prepare,
+    prepare_inputs,
+    ranking_key,
+    ranks_table,
+    table_values,
+    within_refuting_tables,
+)
 from solver.query import Undecided, make_query
 from solver.rules import (
     SourceCell,
@@ -972,9 +987,8 @@ def test_the_longest_estimate_of_a_count_is_its_longest_settings_not_its_last(mo
     # the estimates in the other order, Env's last, the count's longest estimate and the longest plan are still
     # Env + Offload's. (On the shipped tables a setting's estimate is never longer than one of a setting that includes
     # it, so the order the memory model gives them in, Offload after, would hide a count taking its last.)
-    given = solver.model.estimated_cells
-    monkeypatch.setattr(solver.model, "estimated_cells",
-                        lambda *args, **kwargs: tuple(reversed(given(*args, **kwargs))))
+    given = solver.model.capped_estimates  # a count's estimates, as the memory model gives them and the tables cap them
+    monkeypatch.setattr(solver.model, "capped_estimates", lambda *args: tuple(reversed(given(*args))))
     query = make_query(CATALOG, model="0.6B", gpu="h200", objective="max_len", budget_gpus=7, exact=True)
     on_seven = [(e, o, s, longest) for n, e, o, s, longest in prepare(CATALOG, "H200-141GB", query).estimates if n == 7]
     assert [setting for *setting, _ in on_seven] == [[1, 1, 1], [1, 0, 1]] and on_seven[1][3] < on_seven[0][3]
@@ -1311,3 +1325,74 @@ def test_a_nearest_plan_or_least_host_plan_not_proven_is_undecided_or_none(monke
     with pytest.raises(Undecided):
         nearest_plan(CATALOG, data, query)
     assert least_host_plan(CATALOG, at_length, "A100-80GB") is None
+
+
+def test_a_copied_table_is_the_constraint_add_allowed_assignments_makes():
+    rows = [(1, 4, 0), (2, 4, 1), (6, 2, 1)]
+    plain, copied = LeanCpModel(), LeanCpModel()
+    for model in (plain, copied):
+        variables = [model.new_int_var(0, 8, name) for name in ("n", "s", "o")]
+        guard = model.new_bool_var("guard")
+        if model is plain:
+            model.add_allowed_assignments(variables, rows).only_enforce_if(guard)
+        else:
+            add_table(model, variables, table_values(rows)).only_enforce_if(guard)
+    assert str(copied.proto) == str(plain.proto)
+    assert "values: 6" in str(copied.proto) and "enforcement_literal: 3" in str(copied.proto)
+
+
+def test_the_ranks_table_holds_the_cost_ranks_columns_row_by_row():
+    weights, counts = Weights(offload=0.01, sp=0.1, env=0.01), (1, 2, 4, 8, 16)
+    for columns in (5, 6):
+        values = list(ranks_table(counts, "min_gpus", weights, columns))
+        assert values == [value for entry in cost_ranks(counts, "min_gpus", weights) for value in entry[:columns]]
+        assert len(values) == len(counts) * 4 * 16 * columns
+
+
+def test_a_64_gpu_model_with_its_cached_tables_allows_what_each_rule_allows():
+    query = make_query(CATALOG, model="8B", objective="min_gpus", max_model_len=65536, gpu="A100-80GB", node_gpus=4)
+    data = prepare(CATALOG, "A100-80GB", query)
+    model, _, _ = build_model(data, query)
+    rows = {tuple(constraint.table.values) for constraint in model.proto.constraints}
+    assert max(data.counts) == 64
+    assert tuple(n for n in data.counts if n <= 4 or n % 4 == 0) in rows  # whole nodes
+    assert tuple(v for n in data.counts for s in data.sp_degrees if n % s == 0 for v in (n, s)) in rows
+    assert tuple(v for n in data.counts for s in data.sp_degrees if n <= 4 or 4 % s == 0 for v in (n, s)) in rows
+    assert tuple(s for s in data.sp_degrees if data.shape.num_attention_heads % s == 0) in rows
+
+
+@pytest.mark.parametrize("gpu, model, capped", [
+    ("A100-80GB", "Qwen3-8B", True), ("H100-80GB", "Qwen3-14B", True), ("L40S", "Qwen3-4B", False)])
+def test_estimates_capped_count_by_count_are_those_capped_all_at_once(gpu: str, model: str, capped: bool):
+    shape, gpu_type = CATALOG.model(model), CATALOG.gpu(gpu)
+    refuting = (CATALOG.tables_for(gpu, shape), *(CATALOG.gpu(name) for name, _ in larger_tables(CATALOG, gpu, shape)))
+    coefficients = make_query(CATALOG, model=model, max_model_len=8192).memory.coefficients
+    counts = estimated_counts(8)
+    for without_env in (False, True):
+        estimates = estimated_cells(shape, gpu_type.memory_gib, counts, coefficients, 0.0, without_env)
+        whole = within_refuting_tables(estimates, least_limits(refuting, shape))
+        assert (whole != estimates) == capped  # the tables cap some (A100, H100) or none (L40S)
+        by_count = tuple(cell for gpus in counts for cell in capped_estimates(
+            shape, gpu_type.memory_gib, gpus, coefficients, 0.0, without_env, refuting))
+        assert by_count == whole and len({cell[0] for cell in whole}) > 8
+
+
+def test_the_lengths_a_maximised_length_may_take_are_the_rows_and_the_estimates_grid():
+    data = prepare(CATALOG, "A100-80GB", make_query(CATALOG, model="4B", objective="max_len", budget_gpus=6))
+    longest = max(data.longest_estimate.values())
+    assert data.lengths == tuple(sorted({row for _, row in data.rows} | set(range(GRID, longest + 1, GRID))))
+    assert data.lengths[0] == GRID and 102400 in data.lengths and data.lengths[-1] >= longest - GRID
+
+
+@pytest.mark.parametrize("objective", ["cheapest", "min_gpus"])
+def test_cost_ranks_order_combinations_by_their_exact_costs(objective: str):
+    weights, counts = Weights(offload=0.07, sp=0.2, env=0.13), (1, 2, 3, 6, 8, 16)
+    combinations = [(n, e, o, s) for n in counts for e in (0, 1) for o in (0, 1) for s in range(1, 17)]
+    by_cost = sorted(combinations, key=lambda c: ranking_key("cheapest", c, exact_cost(weights, c)))
+    ordered = sorted(combinations, key=lambda c: ranking_key(objective, c, exact_cost(weights, c)))
+    ranks = cost_ranks(counts, objective, weights)
+    assert [entry.combination for entry in ranks] == ordered and [entry.rank for entry in ranks] == list(range(384))
+    assert [by_cost[entry.cost_rank] for entry in ranks] == ordered
+    for entry in ranks:  # the tier: the cost rank of the first combination of exactly its cost
+        cost = exact_cost(weights, entry.combination)
+        assert entry.cost_tier == min(rank for rank, c in enumerate(by_cost) if exact_cost(weights, c) == cost)
