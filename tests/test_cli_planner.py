@@ -2395,6 +2395,10 @@ def test_host_memory_rules_out_a_plan_without_offload_that_cannot_load(cli):
     _, out, _ = cli("--model", "4B", "--gpu", "rtx-4090", "--gpus", "2", "--len", "8k", "--host-ram", "64", "--explain")
     assert ("no count of RTX-4090-24GB GPUs up to 64 trains Qwen3-4B at 8192 tokens with --host-ram 64 on nodes of 8 "
             "GPUs (the host memory is a node's: --node-gpus for nodes of another size)") in " ".join(out.split())
+    # Where GPU memory decides it, and no count trains it without --host-ram either, the node size is not named.
+    _, out, _ = cli("--model", "8B", "--gpu", "a10", "--gpus", "64", "--len", "128k", "--host-ram", "4096", "--explain")
+    assert ("more_gpus no count of A10-24GB GPUs up to 64 trains Qwen3-8B at 131072 tokens with --host-ram 4096 at "
+            "Trinity's default token budget (max_token_len_per_gpu, which the tables measure)") in " ".join(out.split())
     _, out, _ = cli("--model", "4B", "--gpu", "rtx-4090", "--gpus", "2", "--len", "8k", "--host-ram", "64", "--explain",
                     "--node-gpus", "2")
     assert "more_gpus 8192 tokens need 4 GPUs, 2 more than the budget: Env + Offload + SP=2 on 4 GPUs" in (
