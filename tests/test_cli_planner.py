@@ -1674,7 +1674,8 @@ def test_ctrl_c_while_the_command_loads_is_one_line_and_status_130():
 def test_a_request_to_end_while_the_command_loads_says_terminated_and_exits_143(ctrl_c: str):
     # SIGTERM in the first tenths of a second lands while solver.cli and its libraries load: held there until it comes.
     script = ("import builtins, signal, sys, time\nreal = builtins.__import__\n"
-              "signal.signal(signal.SIGINT, signal.SIG_IGN if sys.argv[1] == 'ignored' else signal.default_int_handler)\n"
+              "signal.signal(signal.SIGINT,\n"
+              "              signal.SIG_IGN if sys.argv[1] == 'ignored' else signal.default_int_handler)\n"
               "def loading(name, *args, **kwargs):\n"
               "    if name == 'solver.cli':\n        print('loading', flush=True)\n        time.sleep(60)\n"
               "    return real(name, *args, **kwargs)\n"
@@ -2389,7 +2390,8 @@ def test_host_memory_rules_out_a_plan_without_offload_that_cannot_load(cli):
     # --explain names the host memory among what narrows the plans.
     _, out, _ = cli("--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "32k", "--host-ram", "24", "--explain")
     assert ("no count of H100-80GB GPUs up to 64 trains Qwen3-8B at 32768 tokens with --host-ram 24 on nodes of 8 GPUs "
-            "(the host memory is a node's: --node-gpus for nodes of another size) at Trinity's") in " ".join(out.split())
+            "(the host memory is a node's: --node-gpus for nodes of another size) at Trinity's") in (
+                " ".join(out.split()))
     # That count is the node size's: a hobbyist's 64 GB box of 2 RTX 4090s holds none of Qwen3-4B's plans (each rank
     # loads its tied weights, and Offload needs 82.8 GiB), nor do nodes of 8 of them; nodes of 2 do, on 4 GPUs.
     _, out, _ = cli("--model", "4B", "--gpu", "rtx-4090", "--gpus", "2", "--len", "8k", "--host-ram", "64", "--explain")
