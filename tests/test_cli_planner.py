@@ -284,6 +284,18 @@ def test_the_help_examples_run_as_their_words_say(cli, monkeypatch: pytest.Monke
     assert "\nOther commands: solve tables (the documented tables),\nsolve map" in narrow
 
 
+@pytest.mark.parametrize("command", [[], ["memory"], ["map"]])
+def test_each_gpu_option_says_which_a100_its_short_form_names(cli, monkeypatch: pytest.MonkeyPatch,
+                                                               command: list[str]):
+    # a100 is the 80 GB card the tables measured, as a cluster pool's "gpu: A100" note says: 40 GB A100s are a100-40g.
+    monkeypatch.setenv("COLUMNS", "300")
+    status, out, _ = cli(*command, "--help")
+    assert status == 0 and ("--gpu G GPU type (a100: the 80 GB A100 the tables measured; a100-40g: the 40 GB one; "
+                            "h20, h100, ...; an unknown name lists all)") in " ".join(out.split())
+    catalog = solver.load_catalog()
+    assert (catalog.gpu("a100").name, catalog.gpu("a100-40g").name) == ("A100-80GB", "A100-40GB")
+
+
 def test_kept_lines_formatter_fills_paragraphs_and_keeps_indented_lines(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("COLUMNS", "22")  # argparse fills to 20 columns
     parser = argparse.ArgumentParser(prog="p", usage="p", formatter_class=KeptLinesFormatter, epilog=(
