@@ -285,8 +285,7 @@ def test_the_help_examples_run_as_their_words_say(cli, monkeypatch: pytest.Monke
 
 
 @pytest.mark.parametrize("command", [[], ["memory"], ["map"]])
-def test_each_gpu_option_says_which_a100_its_short_form_names(cli, monkeypatch: pytest.MonkeyPatch,
-                                                               command: list[str]):
+def test_each_gpu_option_says_which_a100_its_short_form_names(cli, monkeypatch: pytest.MonkeyPatch, command: list[str]):
     # a100 is the 80 GB card the tables measured, as a cluster pool's "gpu: A100" note says: 40 GB A100s are a100-40g.
     monkeypatch.setenv("COLUMNS", "300")
     status, out, _ = cli(*command, "--help")
@@ -2401,9 +2400,9 @@ def test_host_memory_rules_out_a_plan_without_offload_that_cannot_load(cli):
                             "memory per node --explain says why") in " ".join(out.split())
     # --explain names the host memory among what narrows the plans.
     _, out, _ = cli("--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "32k", "--host-ram", "24", "--explain")
+    words = " ".join(out.split())
     assert ("no count of H100-80GB GPUs up to 64 trains Qwen3-8B at 32768 tokens with --host-ram 24 on nodes of 8 GPUs "
-            "(the host memory is a node's: --node-gpus for nodes of another size) at Trinity's") in (
-                " ".join(out.split()))
+            "(the host memory is a node's: --node-gpus for nodes of another size) at Trinity's") in words
     # That count is the node size's: a hobbyist's 64 GB box of 2 RTX 4090s holds none of Qwen3-4B's plans (each rank
     # loads its tied weights, and Offload needs 82.8 GiB), nor do nodes of 8 of them; nodes of 2 do, on 4 GPUs.
     _, out, _ = cli("--model", "4B", "--gpu", "rtx-4090", "--gpus", "2", "--len", "8k", "--host-ram", "64", "--explain")

@@ -44,7 +44,8 @@ def add_trinity_version_option(parser: argparse.ArgumentParser | argparse._Argum
                              f"refuses the others); default: {default}")
 
 
-GPU_NAMES = "a100: the 80 GB A100 the tables measured; a100-40g: the 40 GB one; h20, h100, ...; an unknown name lists all"
+GPU_NAMES = ("a100: the 80 GB A100 the tables measured; a100-40g: the 40 GB one; h20, h100, ...; an unknown name "
+             "lists all")
 """What a command's --gpu help says of the names: the short form a100 names one of two A100s (as a cluster pool's
 ``gpu: A100`` note says)."""
 
