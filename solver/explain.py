@@ -307,7 +307,8 @@ def _shorter_reasons(words: _Words, query: Query, shorter: Plan) -> list[Reason]
 def _more_gpus_reasons(catalog: Catalog, prober: _Prober, words: _Words, data: PlanningData,
                        query: Query) -> list[Reason]:
     """The fewest GPUs past the budget that train the query's length (and how many of them the rollout GPUs
-    take), or, where that is decided, that no count does; none where it is undecided or within the budget."""
+    take), or, where that is decided, that no count does (on nodes of the query's size where its host memory is what
+    decides that: some count trains it without); none where it is undecided or within the budget."""
     asked = query.max_model_len or 0
     more_gpus = more_gpus_changes(data)
     undecided = prober.undecided
@@ -324,8 +325,10 @@ def _more_gpus_reasons(catalog: Catalog, prober: _Prober, words: _Words, data: P
     if not more and prober.undecided == undecided:  # decided: no count trains it
         budget = ("even with a lowered token budget (--token-budget auto)" if query.token_budget == "auto" else
                   "at Trinity's default token budget (max_token_len_per_gpu, which the tables measure)")
+        host_decides = (query.host_ram_gb is not None
+                        and _best(catalog, query, prober, **more_gpus, host_ram_gb=None) is not None)
         nodes = (f" on nodes of {counted(query.node_gpus, 'GPU')} (the host memory is a node's: {query.node_source} "
-                 "for nodes of another size)" if query.host_ram_gb is not None else "")
+                 "for nodes of another size)" if host_decides else "")
         return [Reason(rule="more_gpus", detail=(
             f"no count of {data.gpu} GPUs up to {more_gpus['budget_gpus']} trains {data.model} at {asked} tokens"
             f"{' with ' + query.limit_flags if query.limit_flags else ''}{nodes} {budget}"

@@ -15,6 +15,7 @@ from solver.rules import (
     batch_words,
     host_ram_bound_words,
     host_ram_words,
+    sp_degrees,
     sp_layout_violation,
     token_budget,
 )
@@ -382,28 +383,31 @@ def _check_sp(model: Model, sp: int, exact_gpus: int | None, budget_gpus: int | 
               node_source: str) -> None:
     """`QueryError`, naming the degrees allowed, for an SP degree that `model`'s heads refuse, that the trainer GPUs
     of an exact count (`exact_gpus`) cannot lay out, that needs more GPUs than the budget, or that spans a node."""
-    heads, kv_heads = model.num_attention_heads, model.num_key_value_heads
-    problem = sp_rule_violation(heads, kv_heads, sp)
+    problem = sp_rule_violation(model.num_attention_heads, model.num_key_value_heads, sp)
     if problem:
         raise QueryError(f"--sp {sp} is not allowed for {model.name}: {problem}; "
                          f"{_degrees_that_fit(model, exact_gpus, budget_gpus, node_gpus, node_source)}")
     layout = sp_layout_violation(model, exact_gpus, sp, node_gpus, node_source) if exact_gpus else None
     if exact_gpus and layout:
-        allowed = ", ".join(str(s) for s in range(1, exact_gpus + 1)
-                            if not sp_layout_violation(model, exact_gpus, s, node_gpus))
+        allowed = ", ".join(map(str, sp_degrees(model, exact_gpus, node_gpus)))
         gpus = f"{counted(exact_gpus, 'trainer GPU')} the plan must use"
         why = f"does not divide the {gpus}" if exact_gpus % sp else f"is not allowed on the {gpus}: {layout}"
         raise QueryError(f"--sp {sp} {why} (the degrees that divide them, that {model.name}'s heads allow and "
                          f"that keep an SP group in a node: {allowed})")
     if budget_gpus is not None and sp > budget_gpus:  # one SP group takes more GPUs than the budget has
-        allowed = ", ".join(str(s) for s in range(1, budget_gpus + 1) if not sp_rule_violation(heads, kv_heads, s))
         raise QueryError(f"--sp {sp} needs at least {sp} trainer GPUs, more than the budget of {budget_gpus} (the "
-                         f"degrees up to {budget_gpus} that {model.name}'s heads allow: {allowed})")
+                         f"degrees up to {budget_gpus} that {model.name}'s heads allow: "
+                         f"{', '.join(map(str, _heads_degrees(model, budget_gpus)))})")
     if sp > node_gpus:  # its GPUs would span nodes, and it cannot divide one
-        allowed = ", ".join(str(s) for s in range(1, node_gpus + 1) if not sp_rule_violation(heads, kv_heads, s))
         raise QueryError(f"--sp {sp} is not allowed with nodes of {node_gpus} GPUs ({node_source}): an SP group "
                          f"must fit in one node (the degrees up to {node_gpus} that {model.name}'s heads allow: "
-                         f"{allowed})")
+                         f"{', '.join(map(str, _heads_degrees(model, node_gpus)))})")
+
+
+def _heads_degrees(model: Model, most: int) -> list[int]:
+    """The SP degrees up to `most` that `model`'s attention and KV heads allow."""
+    heads, kv_heads = model.num_attention_heads, model.num_key_value_heads
+    return [s for s in range(1, most + 1) if not sp_rule_violation(heads, kv_heads, s)]
 
 
 def _degrees_that_fit(model: Model, exact_gpus: int | None, budget_gpus: int | None, node_gpus: int,
@@ -411,13 +415,12 @@ def _degrees_that_fit(model: Model, exact_gpus: int | None, budget_gpus: int | N
     """The SP degrees `model`'s heads allow, in words; where some of them cannot lay out the trainer, which of them
     can: those that divide an exact count (`exact_gpus`) and keep an SP group in a node, or else those no larger than
     a node of `node_gpus` and the budget."""
-    heads, kv_heads = model.num_attention_heads, model.num_key_value_heads
-    allowed = [s for s in range(1, heads + 1) if not sp_rule_violation(heads, kv_heads, s)]
+    allowed = _heads_degrees(model, model.num_attention_heads)
     if exact_gpus:
-        fit = [s for s in allowed if s <= exact_gpus and not sp_layout_violation(model, exact_gpus, s, node_gpus)]
+        fit = list(sp_degrees(model, exact_gpus, node_gpus))
         room = f"the {counted(exact_gpus, 'trainer GPU')} the plan must use"
     else:
-        fit = [s for s in allowed if s <= min(node_gpus, budget_gpus or node_gpus)]
+        fit = _heads_degrees(model, min(node_gpus, budget_gpus or node_gpus))
         room = (f"the budget of {budget_gpus} GPUs" if budget_gpus is not None and budget_gpus < node_gpus
                 else f"a node of {node_gpus} GPUs ({node_source})")
     words = f"its heads allow {', '.join(map(str, allowed))}"

@@ -975,11 +975,11 @@ def _fit_words(result: MemoryEstimate) -> str:
     """Whether the breakdown fits, by how much, and what share of the memory is usable (where the activations
     decide), and (without Offload) what the optimizer step takes of its share."""
     fits = result.fits
-    usable = f" (usable: {result.usable_gib / result.memory_gib:.1%} of the memory, the margin taken off)"
-    spare = "to spare at the optimizer step" if result.step_binds else f"of the usable memory to spare{usable}"
+    usable = f"the usable memory ({result.usable_gib / result.memory_gib:.1%} of the memory, the margin taken off)"
+    spare = "to spare at the optimizer step" if result.step_binds else f"to spare of {usable}"
     verdict = (f"fits: {result.headroom_gib:.2f} GiB {spare}" if fits
                else f"does not fit: the optimizer step is {-result.headroom_gib:.2f} GiB over" if result.step_binds
-               else f"does not fit: {-result.headroom_gib:.2f} GiB over the usable memory{usable}")
+               else f"does not fit: {-result.headroom_gib:.2f} GiB over {usable}")
     if result.step_gib:  # without Offload: the optimizer step's own peak, the states and Adam's temporary
         share = result.step_usable_gib / result.memory_gib
         step = "it" if result.step_binds and not fits else "the optimizer step"  # named already where it is over

@@ -284,6 +284,17 @@ def test_the_help_examples_run_as_their_words_say(cli, monkeypatch: pytest.Monke
     assert "\nOther commands: solve tables (the documented tables),\nsolve map" in narrow
 
 
+@pytest.mark.parametrize("command", [[], ["memory"], ["map"]])
+def test_each_gpu_option_says_which_a100_its_short_form_names(cli, monkeypatch: pytest.MonkeyPatch, command: list[str]):
+    # a100 is the 80 GB card the tables measured, as a cluster pool's "gpu: A100" note says: 40 GB A100s are a100-40g.
+    monkeypatch.setenv("COLUMNS", "300")
+    status, out, _ = cli(*command, "--help")
+    assert status == 0 and ("--gpu G GPU type (a100: the 80 GB A100 the tables measured; a100-40g: the 40 GB one; "
+                            "h20, h100, ...; an unknown name lists all)") in " ".join(out.split())
+    catalog = solver.load_catalog()
+    assert (catalog.gpu("a100").name, catalog.gpu("a100-40g").name) == ("A100-80GB", "A100-40GB")
+
+
 def test_kept_lines_formatter_fills_paragraphs_and_keeps_indented_lines(monkeypatch: pytest.MonkeyPatch):
     monkeypatch.setenv("COLUMNS", "22")  # argparse fills to 20 columns
     parser = argparse.ArgumentParser(prog="p", usage="p", formatter_class=KeptLinesFormatter, epilog=(
@@ -1674,7 +1685,8 @@ def test_ctrl_c_while_the_command_loads_is_one_line_and_status_130():
 def test_a_request_to_end_while_the_command_loads_says_terminated_and_exits_143(ctrl_c: str):
     # SIGTERM in the first tenths of a second lands while solver.cli and its libraries load: held there until it comes.
     script = ("import builtins, signal, sys, time\nreal = builtins.__import__\n"
-              "signal.signal(signal.SIGINT, signal.SIG_IGN if sys.argv[1] == 'ignored' else signal.default_int_handler)\n"
+              "signal.signal(signal.SIGINT,\n"
+              "              signal.SIG_IGN if sys.argv[1] == 'ignored' else signal.default_int_handler)\n"
               "def loading(name, *args, **kwargs):\n"
               "    if name == 'solver.cli':\n        print('loading', flush=True)\n        time.sleep(60)\n"
               "    return real(name, *args, **kwargs)\n"
@@ -2388,13 +2400,18 @@ def test_host_memory_rules_out_a_plan_without_offload_that_cannot_load(cli):
                             "memory per node --explain says why") in " ".join(out.split())
     # --explain names the host memory among what narrows the plans.
     _, out, _ = cli("--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "32k", "--host-ram", "24", "--explain")
+    words = " ".join(out.split())
     assert ("no count of H100-80GB GPUs up to 64 trains Qwen3-8B at 32768 tokens with --host-ram 24 on nodes of 8 GPUs "
-            "(the host memory is a node's: --node-gpus for nodes of another size) at Trinity's") in " ".join(out.split())
+            "(the host memory is a node's: --node-gpus for nodes of another size) at Trinity's") in words
     # That count is the node size's: a hobbyist's 64 GB box of 2 RTX 4090s holds none of Qwen3-4B's plans (each rank
     # loads its tied weights, and Offload needs 82.8 GiB), nor do nodes of 8 of them; nodes of 2 do, on 4 GPUs.
     _, out, _ = cli("--model", "4B", "--gpu", "rtx-4090", "--gpus", "2", "--len", "8k", "--host-ram", "64", "--explain")
     assert ("no count of RTX-4090-24GB GPUs up to 64 trains Qwen3-4B at 8192 tokens with --host-ram 64 on nodes of 8 "
             "GPUs (the host memory is a node's: --node-gpus for nodes of another size)") in " ".join(out.split())
+    # Where GPU memory decides it, and no count trains it without --host-ram either, the node size is not named.
+    _, out, _ = cli("--model", "8B", "--gpu", "a10", "--gpus", "64", "--len", "128k", "--host-ram", "4096", "--explain")
+    assert ("more_gpus no count of A10-24GB GPUs up to 64 trains Qwen3-8B at 131072 tokens with --host-ram 4096 at "
+            "Trinity's default token budget (max_token_len_per_gpu, which the tables measure)") in " ".join(out.split())
     _, out, _ = cli("--model", "4B", "--gpu", "rtx-4090", "--gpus", "2", "--len", "8k", "--host-ram", "64", "--explain",
                     "--node-gpus", "2")
     assert "more_gpus 8192 tokens need 4 GPUs, 2 more than the budget: Env + Offload + SP=2 on 4 GPUs" in (

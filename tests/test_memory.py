@@ -3267,9 +3267,9 @@ def test_cli_memory_says_the_share_of_the_memory_that_is_usable_so_the_breakdown
     flags = ["memory", "--model", "0.6B", "--gpu", "rtx-4090", "--gpus", "2", "--len", "16k", "--sp", "2"]
     status, out, _ = cli(*flags, "--env", "--offload")
     assert status == 0 and "│ usable        │ 22.05 │" in out
-    assert ("fits: 1.48 GiB of the usable memory to spare (usable: 91.9% of the memory, the margin taken off)\n"
-            in out)
+    # One "usable", the share in parentheses after it, as the optimizer step's is.
+    assert ("fits: 1.48 GiB to spare of the usable memory (91.9% of the memory, the margin taken off)\n" in out)
     status, out, _ = cli("memory", "--model", "1.7B", "--gpu", "rtx-4090", "--gpus", "2", "--len", "8k")
-    assert status == 1 and ("does not fit: 16.75 GiB over the usable memory (usable: 89.1% of the memory, the margin "
+    assert status == 1 and ("does not fit: 16.75 GiB over the usable memory (89.1% of the memory, the margin "
                             "taken off); the optimizer step takes 17.03 GiB of the 23.27 it may (97.0% of the "
                             "memory)") in " ".join(out.split())

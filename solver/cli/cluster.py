@@ -170,9 +170,10 @@ def _fleet_and_catalog(path: Path, cells: Sequence[Path]) -> tuple[
         Fleet, Catalog, tuple[tuple[Path, GpuType], ...], dict[str, str]]:
     """A cluster file's fleet, the catalogue to place it with (the shipped one with the fleet's models, the --cells
     tables and the fleet's GPU types), the GPU type of each --cells file, and each pool's GPU type as the file wrote
-    it (by pool name; the fleet's are canonical), every file read once (a pipe reads once). The cells may name a job's model_config model, so the fleet's models come before them; they may define
-    a GPU type the fleet's pools name, so its pools are checked after them, and its jobs' names against the
-    catalogue's models, as `load_fleet` checks them (a job's model is the catalogue's or its own model_config's)."""
+    it (by pool name; the fleet's are canonical), every file read once (a pipe reads once). The cells may name a
+    job's model_config model, so the fleet's models come before them; they may define a GPU type the fleet's pools
+    name, so its pools are checked after them, and its jobs' names against the catalogue's models, as `load_fleet`
+    checks them (a job's model is the catalogue's or its own model_config's)."""
     shipped = load_catalog()
     read = read_fleet(path, shipped)
     base, _, measured = catalog_with(None, cells=cells, start=shipped.with_models(read.models))

@@ -14,6 +14,7 @@ from solver.cli.atomic import write_atomically
 from solver.cli.catalogs import catalog_with, catalogue_model, check_model_flags
 from solver.cli.notes import note_cells_elsewhere, note_near_tabled_shape
 from solver.cli.options import (
+    GPU_NAMES,
     add_cells_option,
     add_estimate_options,
     add_gpu_memory_option,
@@ -45,7 +46,7 @@ def build_map_parser() -> Parser:
                     "budget, or (--by len) the cheapest setting per length and budget.",
                     epilog="Exit status: 0 the maps are printed, 1 a cell's solve ran out of time (nothing is "
                     "printed), 2 bad input.")
-    parser.add_argument("--gpu", metavar="G", help="GPU type (default: each with tables)")
+    parser.add_argument("--gpu", metavar="G", help=f"GPU type ({GPU_NAMES}); default: each with tables")
     parser.add_argument("--model", metavar="M", help="only these models, comma-separated (32B,8B), or with --by "
                         "len the one mapped (needed there); default: those the GPU type's tables document, else "
                         "those any tables document")

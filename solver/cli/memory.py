@@ -11,6 +11,7 @@ from solver.cli.argtypes import host_memory, path_argument, token_count, tokens_
 from solver.cli.catalogs import catalog_with, catalogue_model, check_model_flags
 from solver.cli.notes import note_cells_elsewhere, note_near_tabled_shape
 from solver.cli.options import (
+    GPU_NAMES,
     add_cells_option,
     add_gpu_memory_option,
     add_memory_model_options,
@@ -38,7 +39,7 @@ def build_memory_parser() -> Parser:
                         help="a local Hugging Face config.json")
     add_cells_option(parser)
     parser.add_argument("--gpu", metavar="G", required=True,
-                        help="GPU type (h100, b200, ...; an unknown name lists them all)")
+                        help=f"GPU type ({GPU_NAMES})")
     parser.add_argument("--gpus", metavar="N", type=whole_number(1, MAX_GPUS), required=True,
                         help="trainer GPUs")
     parser.add_argument("--len", metavar="L", type=token_count, required=True, dest="max_model_len",

@@ -44,6 +44,12 @@ def add_trinity_version_option(parser: argparse.ArgumentParser | argparse._Argum
                              f"refuses the others); default: {default}")
 
 
+GPU_NAMES = ("a100: the 80 GB A100 the tables measured; a100-40g: the 40 GB one; h20, h100, ...; an unknown name "
+             "lists all")
+"""What a command's --gpu help says of the names: the short form a100 names one of two A100s (as a cluster pool's
+``gpu: A100`` note says)."""
+
+
 def add_gpu_memory_option(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
     """--gpu-memory, for the commands that plan or estimate one GPU type."""
     parser.add_argument("--gpu-memory", metavar="M", type=gpu_memory,

@@ -22,6 +22,7 @@ from solver.cli.argtypes import (
 from solver.cli.catalogs import CommandCatalog, catalog_with, catalogue_model, check_model_flags
 from solver.cli.notes import note_cells_elsewhere, note_near_tabled_shape
 from solver.cli.options import (
+    GPU_NAMES,
     add_cells_option,
     add_estimate_options,
     add_gpu_memory_option,
@@ -87,8 +88,7 @@ def build_parser() -> Parser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     parser.add_argument("--model", metavar="M", help="model: Qwen3-4B, 4B, qwen3-4b, ... (or from --from-config)")
-    parser.add_argument("--gpu", metavar="G", help="GPU type (a100, h20, h100, b200, ...; an unknown name lists "
-                        "them all); default: each one with tables")
+    parser.add_argument("--gpu", metavar="G", help=f"GPU type ({GPU_NAMES}); default: each one with tables")
     parser.add_argument("--gpus", metavar="N", type=whole_number(1, MAX_GPUS),
                         help="trainer GPU budget: use at most N, rollout GPUs not counted (--rollout-gpus); "
                         "default: the largest count of the GPU type's tables (6 for the A100 and H20), else "
