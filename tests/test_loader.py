@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+import tracemalloc
 from pathlib import Path
 
 import pydantic
@@ -492,6 +493,20 @@ def test_an_unknown_gpu_gets_a_guess_by_the_models_rule(name: str, guess: str):
     with pytest.raises(QueryError) as raised:
         load_catalog().gpu(name)
     assert str(raised.value).startswith(f"unknown GPU {name!r}{guess}; accepted: A100-40GB/80GB, ")
+
+
+def test_a_long_unknown_name_of_doubled_keys_is_refused_without_copying_itself():
+    # 'aab' * 33000 (a command-line argument may be 128 KB) has 33000 doubled keys; undoubling each made a 99 KB copy
+    # of the name (3 GB, 6 s) to compare with names of a dozen characters.
+    name = "aab" * 33_000
+    tracemalloc.start()
+    try:
+        with pytest.raises(QueryError) as raised:
+            load_catalog().model(name)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert str(raised.value).startswith("unknown model 'aabaabaab") and peak < 10_000_000
 
 
 @pytest.mark.parametrize(
