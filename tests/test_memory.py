@@ -744,7 +744,14 @@ def test_cli_memory_refuses_a_count_past_its_bound_naming_both(cli, flag: str):
 def test_cli_memory_breakdown_and_exit_codes(cli):
     status, out, err = cli("memory", "--model", "4B", "--gpu", "a100", "--gpus", "4", "--len", "102400", "--sp", "4",
                            "--env", "--offload")
-    assert (status, err) == (0, "") and "fits:" in out and "logits" in out
+    assert (status, err) == (0, "")
+    # The breakdown adds up by hand: its terms make the total, and what is to spare is the usable less the total.
+    gib = {name.strip(): float(value) for name, value in re.findall(r"^│ ([a-z ]+?) +│ +([\d.]+) │$", out, re.M)}
+    total, usable = gib.pop("total"), gib.pop("usable")
+    assert list(gib) == ["states", "gathered", "checkpoints", "logits", "recompute", "sp buffers", "fragmentation",
+                         "overhead"] and abs(sum(gib.values()) - total) <= 0.005 * len(gib)
+    spare = float(re.search(r"^fits: ([\d.]+) GiB of the usable memory to spare ", out, re.M)[1])
+    assert abs(spare - (usable - total)) <= 0.01
     # ceil(2 x 102400 / 4) = 51200 tokens per GPU; the setting as asked, its SP degree too.
     assert " ".join(out.split()).startswith("Qwen3-4B (4.02B parameters) on 4 x A100-80GB (80.0 GiB), Env + Offload + "
                                             "SP=4, 102400 tokens (51200 per GPU), margin 0.01 ")
