@@ -3399,6 +3399,9 @@ def test_a_model_config_job_one_term_off_a_tabled_shape_gets_the_planner_s_note(
                     "  - {name: twin, model_config: same, max_model_len: 16384, rollout_gpus: 2}\n", encoding="utf-8")
     status, out, err = cli("cluster", str(path))
     assert status == 0 and "estimated" in out
+    placements = json.loads(cli("cluster", str(path), "--json")[1])["placements"]
+    assert {p["job"]: (p["plan"]["evidence"], (p["plan"]["source"] or {}).get("model")) for p in placements} == {
+        "sft-a": ("estimated", None), "sft-b": ("estimated", None), "twin": ("documented", "Qwen3-8B")}
     assert err == ("solve cluster: note: my-sft (jobs sft-a, sft-b) has Qwen3-8B's shape but for vocab_size 151669 "
                    "(Qwen3-8B's: 151936), so no table's cells stand for it and its plans are estimates (the memory a "
                    "trainer needs depends on the shape); a checkpoint of that model's very shape would take its "
