@@ -1392,23 +1392,23 @@ def test_cli_cluster_exit_codes(cli, tmp_path: Path):
     status, out, err = cli("cluster", str(path))
     # huge (Qwen3-8B at 200000) needs 8 GPUs of one node, and the jobs placed before it leave no such node.
     assert (status, err) == (1, "") and "unplaced jobs: 1 of 5\n" in out and (
-        "huge │ no room left in a100 (it needs at least 8 GPUs of one node), h20 (it needs at least 8 GPUs of one node) "
-        "after the jobs placed") in out
+        "huge │ no room left in a100 (it needs at least 8 GPUs of one node), h20 (it needs at least 8 GPUs of one "
+        "node) after the jobs placed") in out
     status, out, err = cli("cluster", str(path), "--minimize", "nodes", "--json")
     assert status == 1 and json.loads(out)["status"] == "infeasible"
     status, out, err = cli("cluster", str(tmp_path / "missing.yaml"))
-    assert (status, out, err) == (2, "", f"solve cluster: error: {tmp_path / 'missing.yaml'}: cannot read: No such file "
-                                         "or directory\n")
+    missing = tmp_path / "missing.yaml"
+    assert (status, out, err) == (2, "", f"solve cluster: error: {missing}: cannot read: No such file or directory\n")
     status, _, err = cli("cluster", str(path), "--emit-dir", str(tmp_path / "nope" / "deeper"))
     assert status == 2 and err == (f"solve cluster: error: {tmp_path / 'nope' / 'deeper'}: no such folder, nor a folder "
                                    "to make it in (--emit-dir writes one config per placed job into it)\n")
-    status, _, err = cli("cluster", str(path), "--emit-dir", str(tmp_path / "unmade"), "--weights", str(tmp_path / "no"))
-    assert (status, err) == (2, f"solve cluster: error: --weights {tmp_path / 'no'}: cannot read: No such file or "
-                                "directory\n")
+    weights = tmp_path / "no"
+    status, _, err = cli("cluster", str(path), "--emit-dir", str(tmp_path / "unmade"), "--weights", str(weights))
+    assert (status, err) == (2, f"solve cluster: error: --weights {weights}: cannot read: No such file or directory\n")
     assert not (tmp_path / "unmade").exists()  # a refused command makes no folder
     status, _, err = cli("cluster", str(path), "--emit-dir", str(path))
-    assert (status, err) == (2, f"solve cluster: error: {path}: not a folder (--emit-dir writes one config per placed "
-                                "job into it)\n")
+    assert (status, err) == (2, (f"solve cluster: error: {path}: not a folder (--emit-dir writes one config per placed "
+                                 "job into it)\n"))
     named = tmp_path / "math-4b.yaml"  # a cluster file named like one of its jobs
     named.write_text(FLEET_FILE, encoding="utf-8")
     status, out, err = cli("cluster", str(named), "--emit-dir", str(tmp_path))

@@ -307,11 +307,12 @@ def test_cli_explain_adds_the_explanation(cli):
     assert (status, err) == (0, "")
     words = " ".join(out.split())
     # On exactly 6 GPUs: SP=4 does not divide 6, SP=3 and 6 do not divide 4B's 32 heads, so SP=2 (51200) is the longest.
-    assert "\nwhy\n" in out and ("why choice 51200 tokens is the longest length with a plan on exactly 6 GPUs, and "
-                                  "Env + Offload + SP=2 on 6 GPUs is the cheapest plan there") in words
-    assert "budget 3, 4, 5 GPUs: --exact asks for 6 sp_divides_gpus SP must divide the trainer GPUs: on 6 GPUs that " \
-        "rules out SP=4, 5 sp_divides_heads SP must divide the 32 attention heads of Qwen3-4B: that rules out SP=3, 6" \
-        in words
+    choice = ("why choice 51200 tokens is the longest length with a plan on exactly 6 GPUs, and Env + Offload + SP=2 "
+              "on 6 GPUs is the cheapest plan there")
+    rules = ("budget 3, 4, 5 GPUs: --exact asks for 6 sp_divides_gpus SP must divide the trainer GPUs: on 6 GPUs that "
+             "rules out SP=4, 5 sp_divides_heads SP must divide the 32 attention heads of Qwen3-4B: that rules out "
+             "SP=3, 6")
+    assert "\nwhy\n" in out and choice in words and rules in words
     status, out, _ = cli("--maximize", "len", "--gpus", "6", "--model", "4B", "--gpu", "a100", "--explain", "--json")
     (answer,) = json.loads(out)
     assert all(set(item) == {"rule", "detail"} for item in answer["explanation"])

@@ -746,11 +746,12 @@ def test_cli_memory_breakdown_and_exit_codes(cli):
                            "--env", "--offload")
     assert (status, err) == (0, "")
     # The breakdown adds up by hand: its terms make the total, and what is to spare is the usable less the total.
-    gib = {name.strip(): float(value) for name, value in re.findall(r"^│ ([a-z ]+?) +│ +([\d.]+) │$", out, re.M)}
+    rows = re.findall(r"^│ ([a-z ]+?) +│ +([\d.]+) │$", out, re.MULTILINE)
+    gib = {name.strip(): float(value) for name, value in rows}
     total, usable = gib.pop("total"), gib.pop("usable")
     assert list(gib) == ["states", "gathered", "checkpoints", "logits", "recompute", "sp buffers", "fragmentation",
                          "overhead"] and abs(sum(gib.values()) - total) <= 0.005 * len(gib)
-    spare = float(re.search(r"^fits: ([\d.]+) GiB of the usable memory to spare ", out, re.M)[1])
+    spare = float(re.search(r"^fits: ([\d.]+) GiB of the usable memory to spare ", out, re.MULTILINE)[1])
     assert abs(spare - (usable - total)) <= 0.01
     # ceil(2 x 102400 / 4) = 51200 tokens per GPU; the setting as asked, its SP degree too.
     assert " ".join(out.split()).startswith("Qwen3-4B (4.02B parameters) on 4 x A100-80GB (80.0 GiB), Env + Offload + "
@@ -1414,7 +1415,7 @@ def test_cells_on_more_gpus_follow_the_sources_order_in_its_pattern(tmp_path: Pa
 
 
 def test_the_extended_order_keeps_sp_groups_inside_a_node():
-    # 16 GPUs on nodes of 8: of the degrees Qwen3-32B's 64 heads allow (1, 2, ..., 64) only 1, 2, 4 and 8 stay in a node.
+    # 16 GPUs on nodes of 8: of the degrees Qwen3-32B's 64 heads allow, only 1, 2, 4 and 8 keep a group in a node.
     settings = tried_settings(CATALOG.model("Qwen3-32B"), 16)
     assert sorted({s.sp for s in settings}) == [1, 2, 4, 8]
     assert [s.label for s in settings if s.sp == 8] == ["SP=8", "Env + SP=8", "Env + Offload + SP=8"]
