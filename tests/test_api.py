@@ -675,13 +675,16 @@ def test_an_explanation_whose_questions_run_out_of_time_names_only_rules_in_forc
     # A time limit too short for the explanation's questions raised TypeError (it named "--host-ram None GB", a rule
     # not in force that CP-SAT's core held and no decided solve dropped); every question undecided, deterministically:
     monkeypatch.setattr(_Prober, "_infeasible", lambda self, assumptions: False)
-    (answer,) = solver.plan("14B", gpu="h20", max_model_len=65536, budget_gpus=2, explain=True)
-    limit = answer.explanation[0]
-    assert limit.rule == "limit" and "host memory" not in limit.detail and "rollout GPUs" not in limit.detail
-    (answer,) = solver.plan("14B", gpu="h20", max_model_len=65536, budget_gpus=2, explain=True, host_ram_gb=64.0)
-    assert "host memory (--host-ram 64 is too little" in answer.explanation[0].detail
-    (answer,) = solver.plan("14B", gpu="h20", max_model_len=65536, budget_gpus=2, explain=True, rollout_gpus=0)
-    assert "rollout GPUs" not in answer.explanation[0].detail  # 0 rollout GPUs: no rollout_layout, as without
+    # Qwen3-14B: 40 attention heads, 8 KV heads.
+    rules = ("no plan passes these rules together: the budget (within 2 GPUs); a trainer that spans nodes uses whole "
+             "nodes of 8 GPUs; SP must divide the trainer GPUs; SP must divide the 40 attention heads; SP and the 8 KV "
+             "heads must divide one another; SP must divide the 8 GPUs of a node; {}nothing in the tables and the "
+             "memory model's estimates vouches for Qwen3-14B on H20-96GB at 65536 tokens within the limits above")
+    host_memory = "host memory (--host-ram 64 is too little for Offload, or for the model while it loads); "
+    for options, named in (({}, ""), ({"host_ram_gb": 64.0}, host_memory), ({"rollout_gpus": 0}, "")):
+        # 0 rollout GPUs: no rollout_layout, as without
+        (answer,) = solver.plan("14B", gpu="h20", max_model_len=65536, budget_gpus=2, explain=True, **options)
+        assert (answer.explanation[0].rule, answer.explanation[0].detail) == ("limit", rules.format(named))
     monkeypatch.undo()
     assert all(a.explanation for a in solver.plan("14B", max_model_len=65536, budget_gpus=2, time_limit_s=0.001,
                                                   explain=True))

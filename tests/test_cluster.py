@@ -1389,18 +1389,26 @@ def test_ways_whose_solve_ran_out_of_time_leave_the_placement_unproven(cli, tmp_
 def test_cli_cluster_exit_codes(cli, tmp_path: Path):
     path = tmp_path / "fleet.yaml"
     path.write_text(FLEET_FILE + "  - {name: huge, model: 8B, max_model_len: 200000}\n", encoding="utf-8")
-    assert cli("cluster", str(path))[0] == 1
+    status, out, err = cli("cluster", str(path))
+    # huge (Qwen3-8B at 200000) needs 8 GPUs of one node, and the jobs placed before it leave no such node.
+    assert (status, err) == (1, "") and "unplaced jobs: 1 of 5\n" in out and (
+        "huge │ no room left in a100 (it needs at least 8 GPUs of one node), h20 (it needs at least 8 GPUs of one "
+        "node) after the jobs placed") in out
     status, out, err = cli("cluster", str(path), "--minimize", "nodes", "--json")
     assert status == 1 and json.loads(out)["status"] == "infeasible"
     status, out, err = cli("cluster", str(tmp_path / "missing.yaml"))
-    assert status == 2 and out == "" and err.startswith("solve cluster: error: ") and "cannot read" in err
+    missing = tmp_path / "missing.yaml"
+    assert (status, out, err) == (2, "", f"solve cluster: error: {missing}: cannot read: No such file or directory\n")
     status, _, err = cli("cluster", str(path), "--emit-dir", str(tmp_path / "nope" / "deeper"))
     assert status == 2 and err == (f"solve cluster: error: {tmp_path / 'nope' / 'deeper'}: no such folder, nor a folder "
                                    "to make it in (--emit-dir writes one config per placed job into it)\n")
-    status, _, _ = cli("cluster", str(path), "--emit-dir", str(tmp_path / "unmade"), "--weights", str(tmp_path / "no"))
-    assert status == 2 and not (tmp_path / "unmade").exists()  # a refused command makes no folder
+    weights = tmp_path / "no"
+    status, _, err = cli("cluster", str(path), "--emit-dir", str(tmp_path / "unmade"), "--weights", str(weights))
+    assert (status, err) == (2, f"solve cluster: error: --weights {weights}: cannot read: No such file or directory\n")
+    assert not (tmp_path / "unmade").exists()  # a refused command makes no folder
     status, _, err = cli("cluster", str(path), "--emit-dir", str(path))
-    assert status == 2 and "not a folder" in err
+    assert (status, err) == (2, (f"solve cluster: error: {path}: not a folder (--emit-dir writes one config per placed "
+                                 "job into it)\n"))
     named = tmp_path / "math-4b.yaml"  # a cluster file named like one of its jobs
     named.write_text(FLEET_FILE, encoding="utf-8")
     status, out, err = cli("cluster", str(named), "--emit-dir", str(tmp_path))
@@ -3391,6 +3399,9 @@ def test_a_model_config_job_one_term_off_a_tabled_shape_gets_the_planner_s_note(
                     "  - {name: twin, model_config: same, max_model_len: 16384, rollout_gpus: 2}\n", encoding="utf-8")
     status, out, err = cli("cluster", str(path))
     assert status == 0 and "estimated" in out
+    placements = json.loads(cli("cluster", str(path), "--json")[1])["placements"]
+    assert {p["job"]: (p["plan"]["evidence"], (p["plan"]["source"] or {}).get("model")) for p in placements} == {
+        "sft-a": ("estimated", None), "sft-b": ("estimated", None), "twin": ("documented", "Qwen3-8B")}
     assert err == ("solve cluster: note: my-sft (jobs sft-a, sft-b) has Qwen3-8B's shape but for vocab_size 151669 "
                    "(Qwen3-8B's: 151936), so no table's cells stand for it and its plans are estimates (the memory a "
                    "trainer needs depends on the shape); a checkpoint of that model's very shape would take its "

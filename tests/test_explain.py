@@ -305,7 +305,14 @@ def test_rules_are_named_in_a_fixed_order():
 def test_cli_explain_adds_the_explanation(cli):
     status, out, err = cli("--maximize", "len", "--gpus", "6", "--model", "4B", "--exact", "--gpu", "a100", "--explain")
     assert (status, err) == (0, "")
-    assert "why" in out and "sp_divides_gpus" in out and "SP must divide the trainer GPUs: on 6 GPUs" in out
+    words = " ".join(out.split())
+    # On exactly 6 GPUs: SP=4 does not divide 6, SP=3 and 6 do not divide 4B's 32 heads, so SP=2 (51200) is the longest.
+    choice = ("why choice 51200 tokens is the longest length with a plan on exactly 6 GPUs, and Env + Offload + SP=2 "
+              "on 6 GPUs is the cheapest plan there")
+    rules = ("budget 3, 4, 5 GPUs: --exact asks for 6 sp_divides_gpus SP must divide the trainer GPUs: on 6 GPUs that "
+             "rules out SP=4, 5 sp_divides_heads SP must divide the 32 attention heads of Qwen3-4B: that rules out "
+             "SP=3, 6")
+    assert "\nwhy\n" in out and choice in words and rules in words
     status, out, _ = cli("--maximize", "len", "--gpus", "6", "--model", "4B", "--gpu", "a100", "--explain", "--json")
     (answer,) = json.loads(out)
     assert all(set(item) == {"rule", "detail"} for item in answer["explanation"])

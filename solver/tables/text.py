@@ -52,7 +52,9 @@ def guessed_name(wanted: str, names: Mapping[str, str]) -> str | None:
     # qwen3-8b), and only one does: a name one character away otherwise is often another thing (v100 is not h100,
     # 5B is not 8B).
     completions = sorted((known for known in names if known.startswith(wanted)), key=len)
-    undoubled = {wanted[:at] + wanted[at + 1:] for at in range(1, len(wanted)) if wanted[at] == wanted[at - 1]}
+    # Only where a known name is one key shorter: a long name makes no copies of itself.
+    undoubled = {wanted[:at] + wanted[at + 1:] for at in range(1, len(wanted)) if wanted[at] == wanted[at - 1]
+                 } if any(len(known) == len(wanted) - 1 for known in names) else set()
     close = {names[known] for known in completions if not known.startswith(completions[0])} | {
         names[completions[0]]} if completions else (  # completions, last parts, extensions, then doubled keys
         {entry for known, entry in names.items() if known.endswith("-" + wanted)}
