@@ -1177,6 +1177,20 @@ def test_an_anchor_inside_a_sequence_is_kept_and_aliases_of_aliases_are_walked_o
     assert "l40: &l40 [*l39, *l39]\n" in after
 
 
+def test_a_comment_after_an_anchor_stays_beside_it() -> None:
+    # ruamel writes a comment that follows a mapping's anchor on a line of its own below it: the patch puts it back,
+    # for a key's anchor and a list item's alike, and patching again changes nothing.
+    text = ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: 102400\nstages:\n  - &first   # the first stage\n"
+            "    seed: 1\n  - *first\ntrainer:\n  trainer_config:\n    actor_rollout_ref:\n      actor:\n"
+            "        fsdp_config: &fsdp  # shared by actor and ref\n          param_offload: false\n"
+            "      ref:\n        fsdp_config: *fsdp\n")
+    after = patch_trinity_config(text, long_plan(), catalog().model("4B"))
+    assert "  - &first   # the first stage\n    seed: 1\n  - *first\n" in after
+    assert "        fsdp_config: &fsdp  # shared by actor and ref\n          param_offload: true\n" in after
+    assert after.count("#") == 1 + text.count("#")  # the user's comments once each, and the host memory one added
+    assert patch_trinity_config(after, long_plan(), catalog().model("4B")) == after
+
+
 @pytest.mark.parametrize("make", [vanilla_plan, sp2_plan, long_plan])
 def test_patched_user_config_reads_back_and_passes_the_checks(make: Any) -> None:
     plan, model = make(), catalog().model("4B")
