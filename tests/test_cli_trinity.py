@@ -777,6 +777,24 @@ def test_write_says_to_export_env_on_every_node_of_a_trainer_past_one_node_of_a_
         assert f"apply          {APPLY_HEADING}\n{apply}" in out
 
 
+def test_from_config_says_how_write_applies_the_plan(cli, tmp_path: Path):
+    # The next step after a verdict is --write: the apply row names it, with the answer's --gpu where the answers
+    # cover several GPU types (--write takes one); with --write given, or without a config, the row is the plain one.
+    config = tmp_path / "grpo.yaml"
+    config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 40960}\ncluster: {node_num: 1, gpu_per_node: 8}\n"
+                      "explorer: {rollout_model: {engine_num: 4}}\n", encoding="utf-8")
+    write = "--write FILE writes a copy of grpo.yaml with the plan applied"
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100")
+    assert (status, " ".join(out.split()).count(f"apply {APPLY_HEADING}; {write} model.max_model_len: 40960")) == (0, 1)
+    status, out, _ = cli("--from-config", str(config))
+    assert status == 0 and [f"--gpu {gpu} {write}" in " ".join(out.split()) for gpu in ("A100-80GB", "H20-96GB")] == [
+        True, True]
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--write", str(tmp_path / "patched.yaml"))
+    assert (status, "--write FILE" in out, f"apply          {APPLY_HEADING}\n" in out) == (0, False, True)
+    status, out, _ = cli("--model", "8B", "--len", "40960", "--gpus", "4", "--gpu", "a100")
+    assert (status, "--write FILE" in out, f"apply          {APPLY_HEADING}\n" in out) == (0, False, True)
+
+
 def test_explain_names_where_the_exact_count_came_from(cli, tmp_path: Path):
     # A config that gives its cluster pins the trainer's count without --exact: --explain names the config, not a flag
     # the user did not type; with --write, the --write that keeps that cluster; with --exact, --exact.
