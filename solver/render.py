@@ -626,12 +626,15 @@ def _tables_said(tables: TablesVerdict, gpu: str, model: str, gpus: int, offload
 
 def _fewer(cell: SourceCell, gpus: int, offload: bool) -> str:
     """For a cell of another count's table that says a setting ran out of memory: why that holds on `gpus` too,
-    in words ("" for the count's own table): on fewer GPUs each holds more; with Offload (a table for fewer GPUs)
-    each holds as much, and without `offload` more."""
+    in words ("" for the count's own table): on fewer GPUs each holds more; with Offload (a table for fewer GPUs,
+    whose cell says the setting with Offload ran out of memory) each holds as much, and without `offload` more."""
     if cell.gpus == gpus:
         return ""
-    return (f", and on {counted(gpus, 'GPU')} each holds more" if cell.gpus > gpus else
-            f", and with Offload each of {counted(gpus, 'GPU')} holds as much{'' if offload else ', without it more'}")
+    if cell.gpus > gpus:
+        return f", and on {counted(gpus, 'GPU')} each holds more"
+    as_much = f"as much per GPU on {gpus} GPUs as on {cell.gpus} (the states are on the CPU)"
+    return (f", and with Offload it holds {as_much}" if offload else
+            f", and so did it with Offload, which holds {as_much}, and without Offload more")
 
 
 def _short_of_gpu_memory(current: CurrentSettings) -> bool:

@@ -2333,8 +2333,9 @@ def test_solve_memorys_tables_line_says_a_fewer_gpu_offload_failure_holds_withou
     # and without Offload each of the 8 holds the states besides.
     status, out, _ = cli("memory", "--model", "0.6B", "--gpu", "a100", "--gpus", "8", "--len", "30720", "--env",
                          "--sp", "1")
-    assert status == 1 and ("ran out of memory there, and with Offload each of 8 GPUs holds as much, without it "
-                            "more); where the memory model disagrees, the table, a measurement, decides") in " ".join(
+    assert status == 1 and ("ran out of memory there, and so did it with Offload, which holds as much per GPU on 8 "
+                            "GPUs as on 1 (the states are on the CPU), and without Offload more); where the memory "
+                            "model disagrees, the table, a measurement, decides") in " ".join(
         out.split())
 
 
