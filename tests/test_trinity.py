@@ -1556,6 +1556,26 @@ def test_checks(mapping: dict[str, Any], model: str, gpus: int, expected: list[s
         assert problem.startswith(start), problem
 
 
+def test_checks_name_a_key_spelt_almost_as_one_the_section_lacks() -> None:
+    # A misspelt key leaves the one meant unset: each is named with the key it likely means, at any depth read.
+    mapping = {"model": {"max_model_len": 32768, "min_response_tokens": 16},
+               "trainr": {"save_interval": 100},
+               "trainer": {"ulysses_sequence_paralel_size": 4, "max_tokens_len_per_gpu": 8192, "trainer_config": {
+                   "actor_rollout_ref": {"actor": {"fsdp_config": {"offload_polcy": True}}}}}}
+    unset = "That key is unset, and read as such (Trinity refuses keys it does not know)"
+    assert check_trinity_config(mapping, catalog().model("8B"), 4) == [
+        f"trainer.ulysses_sequence_paralel_size: did you mean ulysses_sequence_parallel_size? {unset}",
+        f"trainer.max_tokens_len_per_gpu: did you mean max_token_len_per_gpu? {unset}",
+        ("trainer.trainer_config.actor_rollout_ref.actor.fsdp_config.offload_polcy: did you mean offload_policy? "
+         f"{unset}"),
+    ]  # not trainr: the config has its trainer; nor Trinity's min_response_tokens, less alike to max_response_tokens
+    assert check_trinity_config({"trainr": {}, "model": {"max_model_len": 4096}}, catalog().model("8B"), 4) == [
+        f"trainr: did you mean trainer? {unset}"]
+    spelt = {"model": {"max_model_len": 4096}, "trainer": {"ulysses_sequence_parallel_size": 2,
+                                                           "ulysses_sequence_paralel_size": 4}}
+    assert check_trinity_config(spelt, catalog().model("8B"), 4) == []  # the key meant is there: a key of the user's
+
+
 def test_a_model_with_its_own_rope_scaling_gets_no_yarn() -> None:
     # Llama 3.1's 131072 positions rest on its llama3 RoPE scaling: YaRN over them would replace it.
     llama = catalog().model("llama-3.1-8b")

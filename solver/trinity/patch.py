@@ -338,8 +338,9 @@ def _anchor_comments_kept(original: str, dumped: str) -> str:
     on a line of its own, below the anchor's (a key's) or above it (a list item's)."""
     for line, comment in _ANCHOR_COMMENT.findall(original):
         anchored, alone = re.escape(line), rf"[ \t]*{re.escape(comment.strip())}"
-        moved = re.compile(rf"^(?:{anchored}\n{alone}|{alone}\n{anchored})\n", re.MULTILINE)
-        dumped = moved.sub(lambda _: f"{line}{comment}\n", dumped, count=1)
+        moved = re.search(rf"^(?:{anchored}\n{alone}|{alone}\n{anchored})\n", dumped, re.MULTILINE)
+        if moved is not None:
+            dumped = f"{dumped[:moved.start()]}{line}{comment}\n{dumped[moved.end():]}"
     return dumped
 
 
