@@ -634,7 +634,7 @@ def _fewer(cell: SourceCell, gpus: int, offload: bool) -> str:
         return f", and on {counted(gpus, 'GPU')} each holds more"
     as_much = f"as much per GPU on {gpus} GPUs as on {cell.gpus} (the states are on the CPU)"
     return (f", and with Offload it holds {as_much}" if offload else
-            f", and so did it with Offload, which holds {as_much}, and without Offload more")
+            f", and it ran out with Offload too, which holds {as_much}, and without Offload more")
 
 
 def _short_of_gpu_memory(current: CurrentSettings) -> bool:

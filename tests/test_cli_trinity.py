@@ -568,8 +568,8 @@ def test_a_configs_setting_without_offload_is_refuted_by_a_fewer_gpu_tables_offl
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100")
     assert status == 0 and ("t.yaml runs Env on 8 trainer GPUs at 30720 tokens (Env on, read from this shell's "
                             "PYTORCH_CUDA_ALLOC_CONF): the A100-80GB table for 1 GPU says '-' at 32768, so Env ran out "
-                            "of memory there, and so did it with Offload, which holds as much per GPU on 8 GPUs as on "
-                            "1 (the states are on the CPU), and without Offload more; the best plan follows"
+                            "of memory there, and it ran out with Offload too, which holds as much per GPU on 8 GPUs "
+                            "as on 1 (the states are on the CPU), and without Offload more; the best plan follows"
                             ) in " ".join(out.split())
 
 
