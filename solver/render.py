@@ -215,8 +215,18 @@ APPLY_HEADING = "the lines below (dotted keys; --emit trinity writes YAML)"
 whole; the keys are shorthand (dotted paths, ``{actor,ref}``), which ``--emit trinity`` writes out as YAML."""
 
 
+def _apply_heading(answer: Answer, several_gpu_types: bool, writing: bool) -> str:
+    """The summary's ``apply`` row: `APPLY_HEADING`, and for a config read with --from-config, unless `writing` it
+    already, the --write that applies the plan to a copy of it (with the answer's --gpu where the answers are for
+    `several_gpu_types`: --write takes one)."""
+    if answer.current is None or writing:
+        return APPLY_HEADING
+    gpu = f"--gpu {answer.gpu} " if several_gpu_types else ""
+    return f"{APPLY_HEADING}; {gpu}--write FILE writes a copy of {answer.current.config} with the plan applied"
+
+
 def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, version: TrinityVersion | None,
-                  memory_source: str | None) -> Group:
+                  memory_source: str | None, several_gpu_types: bool, writing: bool) -> Group:
     """A plan's summary, a row per fact (those that do not apply left out), then the lines that apply it."""
     grid = Table.grid(padding=(0, 2))
     grid.add_column(style="bold", no_wrap=True)
@@ -239,7 +249,7 @@ def _plan_summary(answer: Answer, plan: Plan, model: Model, node_gpus: int, vers
         ("tables", _tables_verdict(answer, plan)),
         ("fewer nodes", _fewer_nodes_words(answer, plan, node_gpus)),
         ("other batch", _other_batch_words(answer, plan)),
-        ("apply", APPLY_HEADING),
+        ("apply", _apply_heading(answer, several_gpu_types, writing)),
     ]
     for label, value in rows:
         if value is not None:
@@ -616,12 +626,15 @@ def _tables_said(tables: TablesVerdict, gpu: str, model: str, gpus: int, offload
 
 def _fewer(cell: SourceCell, gpus: int, offload: bool) -> str:
     """For a cell of another count's table that says a setting ran out of memory: why that holds on `gpus` too,
-    in words ("" for the count's own table): on fewer GPUs each holds more; with Offload (a table for fewer GPUs)
-    each holds as much, and without `offload` more."""
+    in words ("" for the count's own table): on fewer GPUs each holds more; with Offload (a table for fewer GPUs,
+    whose cell says the setting with Offload ran out of memory) each holds as much, and without `offload` more."""
     if cell.gpus == gpus:
         return ""
-    return (f", and on {counted(gpus, 'GPU')} each holds more" if cell.gpus > gpus else
-            f", and with Offload each of {counted(gpus, 'GPU')} holds as much{'' if offload else ', without it more'}")
+    if cell.gpus > gpus:
+        return f", and on {counted(gpus, 'GPU')} each holds more"
+    as_much = f"as much per GPU on {gpus} GPUs as on {cell.gpus} (the states are on the CPU)"
+    return (f", and with Offload it holds {as_much}" if offload else
+            f", and it ran out with Offload too, which holds {as_much}, and without Offload more")
 
 
 def _short_of_gpu_memory(current: CurrentSettings) -> bool:
@@ -652,10 +665,11 @@ def _explanation(reasons: Iterable[Reason], said: str | None) -> Group:
     return Group(Text("why", style="bold"), grid)
 
 
-def answers_view(answers: Iterable[Answer], query: Query, catalog: Catalog, version: TrinityVersion | None = None
-                 ) -> Group:
+def answers_view(answers: Iterable[Answer], query: Query, catalog: Catalog, version: TrinityVersion | None = None,
+                 *, writing: bool = False) -> Group:
     """Per answer: what was asked, the best plan in full (or why there is none; its config keys for the Trinity
-    release `version` where given), then the ranking."""
+    release `version` where given; for a config read with --from-config, how --write applies it, unless `writing`
+    already), then the ranking."""
     model = catalog.model(query.model)
     renderables: list[Any] = []
     for answer in answers:
@@ -665,7 +679,7 @@ def answers_view(answers: Iterable[Answer], query: Query, catalog: Catalog, vers
         after_apply = None  # where what follows the summary's apply lines starts
         if answer.plans:
             renderables.append(_plan_summary(answer, answer.plans[0], model, query.node_gpus, version,
-                                             query.memory.own_source))
+                                             query.memory.own_source, len(query.gpus) > 1, writing))
             after_apply = len(renderables)
             if query.top > 1:  # the ranking asked for, even of one plan: the note below counts its rows
                 renderables.append(_ranking(answer))

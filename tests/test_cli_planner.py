@@ -2925,12 +2925,13 @@ def test_a_plan_whose_table_refutes_it_without_offload_says_why_on_more_gpus(cli
     # 32768, and without Offload each of the 8 holds the states besides.
     out = cli("--model", "0.6B", "--gpu", "a100", "--gpus", "8", "--len", "30720", "--env", "--sp", "1", "--no-offload",
               "--exact", "--estimate")[1]
-    assert ("and with Offload each of 8 GPUs holds as much, without it more); the table, a measurement, decides: drop "
-            "--estimate to plan with it") in " ".join(out.split())
+    assert ("and it ran out with Offload too, which holds as much per GPU on 8 GPUs as on 1 (the states are on the "
+            "CPU), and without Offload more); the table, a measurement, decides: drop --estimate to plan with it"
+            ) in " ".join(out.split())
     offloaded = cli("--model", "0.6B", "--gpu", "a100", "--gpus", "8", "--len", "30720", "--env", "--sp", "1",
                     "--offload", "--exact", "--estimate")[1]
-    assert ("and with Offload each of 8 GPUs holds as much); the table, a measurement, decides: drop --estimate to "
-            "plan with it") in " ".join(offloaded.split())
+    assert ("and with Offload it holds as much per GPU on 8 GPUs as on 1 (the states are on the CPU)); the table, a "
+            "measurement, decides: drop --estimate to plan with it") in " ".join(offloaded.split())
 
 
 def test_a_plan_that_takes_the_whole_budget_says_it_leaves_the_rollout_no_gpu(cli):

@@ -574,8 +574,9 @@ def test_a_configs_setting_without_offload_is_refuted_by_a_fewer_gpu_tables_offl
     status, out, _ = cli("--from-config", str(config), "--gpu", "a100")
     assert status == 0 and ("t.yaml runs Env on 8 trainer GPUs at 30720 tokens (Env on, read from this shell's "
                             "PYTORCH_CUDA_ALLOC_CONF): the A100-80GB table for 1 GPU says '-' at 32768, so Env ran out "
-                            "of memory there, and with Offload each of 8 GPUs holds as much, without it more; the best "
-                            "plan follows") in " ".join(out.split())
+                            "of memory there, and it ran out with Offload too, which holds as much per GPU on 8 GPUs "
+                            "as on 1 (the states are on the CPU), and without Offload more; the best plan follows"
+                            ) in " ".join(out.split())
 
 
 def test_from_config_without_a_cluster_says_the_count_is_the_budgets(cli, tmp_path: Path):
@@ -785,6 +786,39 @@ def test_write_says_to_export_env_on_every_node_of_a_trainer_past_one_node_of_a_
                                "--write", str(patched))
         assert (status, err.splitlines()[-1]) == (0, f"{export} {when}")
         assert f"apply          {APPLY_HEADING}\n{apply}" in out
+
+
+def test_from_config_says_how_write_applies_the_plan(cli, tmp_path: Path):
+    # The next step after a verdict is --write: the apply row names it, with the answer's --gpu where the answers
+    # cover several GPU types (--write takes one); with --write given, or without a config, the row is the plain one.
+    config = tmp_path / "grpo.yaml"
+    config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 40960}\n"
+                      "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 4}}\n",
+                      encoding="utf-8")
+    write = "--write FILE writes a copy of grpo.yaml with the plan applied"
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100")
+    assert (status, " ".join(out.split()).count(f"apply {APPLY_HEADING}; {write} model.max_model_len: 40960")) == (0, 1)
+    status, out, _ = cli("--from-config", str(config))
+    assert status == 0 and [f"--gpu {gpu} {write}" in " ".join(out.split()) for gpu in ("A100-80GB", "H20-96GB")] == [
+        True, True]
+    status, out, _ = cli("--from-config", str(config), "--gpu", "a100", "--write", str(tmp_path / "patched.yaml"))
+    assert (status, "--write FILE" in out, f"apply          {APPLY_HEADING}\n" in out) == (0, False, True)
+    status, out, _ = cli("--model", "8B", "--len", "40960", "--gpus", "4", "--gpu", "a100")
+    assert (status, "--write FILE" in out, f"apply          {APPLY_HEADING}\n" in out) == (0, False, True)
+
+
+def test_from_config_names_a_misspelt_key_and_judges_without_it(cli, tmp_path: Path):
+    # trainer.ulysses_sequence_paralel_size sets nothing: the verdict is at SP=1, and a but: line names the key meant.
+    config = tmp_path / "typo.yaml"
+    config.write_text("model: {model_path: Qwen/Qwen3-8B, max_model_len: 40960}\n"
+                      "cluster: {node_num: 1, gpu_per_node: 8}\nexplorer: {rollout_model: {engine_num: 4}}\n"
+                      "trainer: {ulysses_sequence_paralel_size: 4}\n", encoding="utf-8")
+    status, out, err = cli("--from-config", str(config), "--gpu", "a100")
+    text = " ".join(out.split())
+    assert (status, err) == (0, "")
+    assert "typo.yaml runs vanilla on 4 trainer GPUs at 40960 tokens" in text
+    assert ("but: trainer.ulysses_sequence_paralel_size: did you mean ulysses_sequence_parallel_size? That key is "
+            "unset, and read as such (Trinity refuses keys it does not know)") in text
 
 
 def test_explain_names_where_the_exact_count_came_from(cli, tmp_path: Path):

@@ -2343,8 +2343,9 @@ def test_solve_memorys_tables_line_says_a_fewer_gpu_offload_failure_holds_withou
     # and without Offload each of the 8 holds the states besides.
     status, out, _ = cli("memory", "--model", "0.6B", "--gpu", "a100", "--gpus", "8", "--len", "30720", "--env",
                          "--sp", "1")
-    assert status == 1 and ("ran out of memory there, and with Offload each of 8 GPUs holds as much, without it "
-                            "more); where the memory model disagrees, the table, a measurement, decides") in " ".join(
+    assert status == 1 and ("ran out of memory there, and it ran out with Offload too, which holds as much per GPU "
+                            "on 8 GPUs as on 1 (the states are on the CPU), and without Offload more); where the "
+                            "memory model disagrees, the table, a measurement, decides") in " ".join(
         out.split())
 
 
@@ -2535,13 +2536,14 @@ def test_the_longest_length_says_where_the_tables_refute_it(cli, tmp_path: Path)
                             "decide: they let it train up to 28672") in " ".join(out.split())
     status, out, _ = cli("memory", "--model", "1.7B", "--gpu", "a100", "--gpus", "3", "--len", "100k", "--env",
                          "--offload")
-    assert status == 1 and ("(the A100-80GB table for 1 GPU says '-' at 32768, and with Offload each of 3 GPUs holds "
-                            "as much), and they decide: they let it train up to 24576") in " ".join(out.split())
+    assert status == 1 and ("(the A100-80GB table for 1 GPU says '-' at 32768, and with Offload it holds as much per "
+                            "GPU on 3 GPUs as on 1 (the states are on the CPU)), and they decide: they let it train up "
+                            "to 24576") in " ".join(out.split())
     # Without Offload each of more GPUs holds the states besides: the same table's '-' holds for Env alone on 8.
     status, out, _ = cli("memory", "--model", "0.6B", "--gpu", "a100", "--gpus", "8", "--len", "100k", "--env")
-    assert status == 1 and ("(the A100-80GB table for 1 GPU says '-' at 32768, and with Offload each of 8 GPUs holds "
-                            "as much, without it more), and they decide: they let it train up to 28672") in " ".join(
-                                out.split())
+    assert status == 1 and ("(the A100-80GB table for 1 GPU says '-' at 32768, and it ran out with Offload too, which "
+                            "holds as much per GPU on 8 GPUs as on 1 (the states are on the CPU), and without Offload "
+                            "more), and they decide: they let it train up to 28672") in " ".join(out.split())
     # Where no table speaks (the H200, with more memory than any GPU type with tables), nothing more is said.
     changed = [*flags[:4], "h200", *flags[5:]]
     status, out, _ = cli(*changed)

@@ -1177,6 +1177,20 @@ def test_an_anchor_inside_a_sequence_is_kept_and_aliases_of_aliases_are_walked_o
     assert "l40: &l40 [*l39, *l39]\n" in after
 
 
+def test_a_comment_after_an_anchor_stays_beside_it() -> None:
+    # ruamel writes a comment that follows a mapping's anchor on a line of its own below it: the patch puts it back,
+    # for a key's anchor and a list item's alike, and patching again changes nothing.
+    text = ("model:\n  model_path: q/Qwen3-4B\n  max_model_len: 102400\nstages:\n  - &first   # the first stage\n"
+            "    seed: 1\n  - *first\ntrainer:\n  trainer_config:\n    actor_rollout_ref:\n      actor:\n"
+            "        fsdp_config: &fsdp  # shared by actor and ref\n          param_offload: false\n"
+            "      ref:\n        fsdp_config: *fsdp\n")
+    after = patch_trinity_config(text, long_plan(), catalog().model("4B"))
+    assert "  - &first   # the first stage\n    seed: 1\n  - *first\n" in after
+    assert "        fsdp_config: &fsdp  # shared by actor and ref\n          param_offload: true\n" in after
+    assert after.count("#") == 1 + text.count("#")  # the user's comments once each, and the host memory one added
+    assert patch_trinity_config(after, long_plan(), catalog().model("4B")) == after
+
+
 @pytest.mark.parametrize("make", [vanilla_plan, sp2_plan, long_plan])
 def test_patched_user_config_reads_back_and_passes_the_checks(make: Any) -> None:
     plan, model = make(), catalog().model("4B")
@@ -1540,6 +1554,26 @@ def test_checks(mapping: dict[str, Any], model: str, gpus: int, expected: list[s
     assert len(problems) == len(expected), problems
     for problem, start in zip(problems, expected):
         assert problem.startswith(start), problem
+
+
+def test_checks_name_a_key_spelt_almost_as_one_the_section_lacks() -> None:
+    # A misspelt key leaves the one meant unset: each is named with the key it likely means, at any depth read.
+    mapping = {"model": {"max_model_len": 32768, "min_response_tokens": 16},
+               "trainr": {"save_interval": 100},
+               "trainer": {"ulysses_sequence_paralel_size": 4, "max_tokens_len_per_gpu": 8192, "trainer_config": {
+                   "actor_rollout_ref": {"actor": {"fsdp_config": {"offload_polcy": True}}}}}}
+    unset = "That key is unset, and read as such (Trinity refuses keys it does not know)"
+    assert check_trinity_config(mapping, catalog().model("8B"), 4) == [
+        f"trainer.ulysses_sequence_paralel_size: did you mean ulysses_sequence_parallel_size? {unset}",
+        f"trainer.max_tokens_len_per_gpu: did you mean max_token_len_per_gpu? {unset}",
+        ("trainer.trainer_config.actor_rollout_ref.actor.fsdp_config.offload_polcy: did you mean offload_policy? "
+         f"{unset}"),
+    ]  # not trainr: the config has its trainer; nor Trinity's min_response_tokens, less alike to max_response_tokens
+    assert check_trinity_config({"trainr": {}, "model": {"max_model_len": 4096}}, catalog().model("8B"), 4) == [
+        f"trainr: did you mean trainer? {unset}"]
+    spelt = {"model": {"max_model_len": 4096}, "trainer": {"ulysses_sequence_parallel_size": 2,
+                                                           "ulysses_sequence_paralel_size": 4}}
+    assert check_trinity_config(spelt, catalog().model("8B"), 4) == []  # the key meant is there: a key of the user's
 
 
 def test_a_model_with_its_own_rope_scaling_gets_no_yarn() -> None:

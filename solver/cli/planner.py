@@ -245,7 +245,8 @@ def _print_planner(args: argparse.Namespace, answers: tuple[Answer, ...], fragme
     elif args.json:
         sys.stdout.write(answers_json(answers) + "\n")
     else:
-        console = print_view(answers_view(answers, query, catalog, args.trinity_version), "solve")
+        view = answers_view(answers, query, catalog, args.trinity_version, writing=args.write is not None)
+        console = print_view(view, "solve")
         for written in (args.out, args.write):
             if written is not None and answers[0].plans:
                 console.print(escaped_line(f"wrote {written}"))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import difflib
 import math
 import re
 from collections.abc import Iterable, Mapping
@@ -15,6 +16,7 @@ from solver.trinity.keys import (
     DYNAMIC_BATCH_KEYS,
     GRADIENT_CHECKPOINTING_KEY,
     OFFLOAD_FLAGS,
+    READ_KEYS,
     REMOVE_PADDING_KEYS,
     ROLE_KEY_SCOPES,
     ROLES,
@@ -322,7 +324,29 @@ def check_trinity_config(
     _check_offload_strategy(checks, version, strategy_noted)
     _check_no_config_path(checks)
     _check_whole_nodes(checks, trainer_gpus)
+    _check_misspelt_keys(checks)
     return checks.problems
+
+
+MISSPELT_CUTOFF = 0.9
+"""How alike (difflib's ratio) a key must be to one rft-solver reads to be taken for it misspelt: 0.9 takes
+``ulysses_sequence_paralel_size`` and ``trainr``, not Trinity's ``min_response_tokens`` for ``max_response_tokens``."""
+
+
+def _check_misspelt_keys(checks: _ConfigChecks) -> None:
+    """Check for keys spelt almost as one rft-solver reads (`READ_KEYS`) that their section lacks: that key is then
+    unset, whatever the misspelt one says (and Trinity refuses a key it does not know)."""
+    for section, known in READ_KEYS.items():
+        mapping = value_at(checks.mapping, section) if section else checks.mapping
+        if not isinstance(mapping, Mapping):
+            continue
+        lacking = [key for key in known if key not in mapping]
+        for key in mapping:
+            if isinstance(key, str) and key not in known and (
+                    near := difflib.get_close_matches(key, lacking, n=1, cutoff=MISSPELT_CUTOFF)):
+                where = ".".join((*section, key))
+                checks.problems.append(f"{where}: did you mean {near[0]}? That key is unset, and read as such "
+                                       "(Trinity refuses keys it does not know)")
 
 
 def _boolean_like(value: Any) -> bool:

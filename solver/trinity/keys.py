@@ -111,3 +111,27 @@ def value_at(mapping: Mapping[str, Any], path: tuple[str, ...]) -> Any:
             return None
         node = node.get(part)
     return node
+
+
+READ_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {
+    (): ("mode", "algorithm", "buffer", "model", "cluster", "explorer", "trainer"),
+    ("algorithm",): ("algorithm_type", "repeat_times"),
+    ("buffer",): ("batch_size", "train_batch_size"),
+    ("model",): ("model_path", "max_model_len", "max_prompt_tokens", "max_response_tokens", "rope_scaling"),
+    ("cluster",): ("node_num", "gpu_per_node"),
+    ("explorer",): ("rollout_model", "auxiliary_models"),
+    ("explorer", "rollout_model"): ("engine_num", "tensor_parallel_size", "engine_type"),
+    ("trainer",): ("trainer_strategy", "ulysses_sequence_parallel_size", "max_token_len_per_gpu", "use_dynamic_bsz",
+                   "use_remove_padding", "save_hf_checkpoint", "trainer_config", *OFFLOAD_FLAGS),
+    ("trainer", "trainer_config"): ("actor_rollout_ref",),
+    (*ACTOR_ROLLOUT_REF,): (*ROLES, "model"),
+    (*ACTOR_ROLLOUT_REF, "actor"): ("fsdp_config", "ppo_max_token_len_per_gpu", "use_dynamic_bsz",
+                                    "ulysses_sequence_parallel_size"),
+    (*ACTOR_ROLLOUT_REF, "ref"): ("fsdp_config", "log_prob_max_token_len_per_gpu", "log_prob_use_dynamic_bsz",
+                                  "ulysses_sequence_parallel_size"),
+    offload_path("actor", "")[:-1]: OFFLOAD_FLAGS,
+    offload_path("ref", "")[:-1]: OFFLOAD_FLAGS,
+}
+"""Per section, the keys of it that rft-solver reads: a key beside them spelt almost as one the section lacks is
+likely that key misspelt (`check_trinity_config` says so)."""
+

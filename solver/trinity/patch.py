@@ -323,10 +323,25 @@ def patch_trinity_config(text: str, plan: Plan, model: Model, *, name: str = "co
     out = io.StringIO()
     yaml.dump(data, out)
     head, tail = _outside_document(text)
-    patched = head + out.getvalue() + tail
+    patched = head + _anchor_comments_kept(text, out.getvalue()) + tail
     if crlf:
         patched = patched.replace("\n", "\r\n")
     return "\ufeff" + patched if bom else patched
+
+
+_ANCHOR_COMMENT = re.compile(r"^([^#\n]*(?::|^[ \t]*-)[ \t]+&[^\s#]+)([ \t]+#[^\n]*)$", re.MULTILINE)
+"""A line that ends in an anchor and a comment (``fsdp_config: &fsdp  # shared``): the anchor's line, the comment."""
+
+
+def _anchor_comments_kept(original: str, dumped: str) -> str:
+    """`dumped` with each comment that followed an anchor in `original` back beside it: ruamel writes such a comment
+    on a line of its own, below the anchor's (a key's) or above it (a list item's)."""
+    for line, comment in _ANCHOR_COMMENT.findall(original):
+        anchored, alone = re.escape(line), rf"[ \t]*{re.escape(comment.strip())}"
+        moved = re.search(rf"^(?:{anchored}\n{alone}|{alone}\n{anchored})\n", dumped, re.MULTILINE)
+        if moved is not None:
+            dumped = f"{dumped[:moved.start()]}{line}{comment}\n{dumped[moved.end():]}"
+    return dumped
 
 
 def _keep_anchors(node: Any, seen: set[int] | None = None) -> None:
