@@ -751,7 +751,7 @@ def test_cli_memory_breakdown_and_exit_codes(cli):
     total, usable = gib.pop("total"), gib.pop("usable")
     assert list(gib) == ["states", "gathered", "checkpoints", "logits", "recompute", "sp buffers", "fragmentation",
                          "overhead"] and abs(sum(gib.values()) - total) <= 0.005 * len(gib)
-    spare = float(re.search(r"^fits: ([\d.]+) GiB of the usable memory to spare ", out, re.MULTILINE)[1])
+    spare = float(re.search(r"^fits: ([\d.]+) GiB to spare of the usable memory ", out, re.MULTILINE)[1])
     assert abs(spare - (usable - total)) <= 0.01
     # ceil(2 x 102400 / 4) = 51200 tokens per GPU; the setting as asked, its SP degree too.
     assert " ".join(out.split()).startswith("Qwen3-4B (4.02B parameters) on 4 x A100-80GB (80.0 GiB), Env + Offload + "
