@@ -120,8 +120,8 @@ class PlanningData:
 
     @cached_property
     def lengths(self) -> tuple[int, ...]:
-        """Every length a plan may have when the length is maximised: the rows, and the estimates' grid up to the longest
-        estimate (worked out when first asked: a question of one length never asks)."""
+        """Every length a plan may have when the length is maximised: the rows, and the estimates' grid up to the
+        longest estimate (worked out when first asked: a question of one length never asks)."""
         longest = max(self.longest_estimate.values(), default=0)
         return tuple(sorted({length for _, length in self.rows} | set(range(GRID, longest + 1, GRID))))
 

@@ -343,8 +343,8 @@ def test_tables_show_and_check_your_cells_beside_the_shipped_ones(cli):
     assert status == 0 and out.startswith("H800-80GB (80 GB), 8 trainer GPUs\n")
     # Each row shows the file's own cells: its length, then its 8B and 14B cells.
     [table] = yaml.safe_load(cells.read_text(encoding="utf-8"))["tables"]
-    assert [[cell.strip() for cell in line.split("│")[1:-1]] for line in out.splitlines() if line.startswith("│")] == [
-        [str(row["max_model_len"]), row["cells"]["8B"], row["cells"]["14B"]] for row in table["rows"]]
+    shown = [[cell.strip() for cell in line.split("│")[1:-1]] for line in out.splitlines() if line.startswith("│")]
+    assert shown == [[str(row["max_model_len"]), row["cells"]["8B"], row["cells"]["14B"]] for row in table["rows"]]
     assert cli("tables", "--cells", str(cells), "--check") == (0, "0 contradictions in 568 cells\n", "")
 
 

@@ -511,7 +511,8 @@ def test_no_plan_writes_nothing(cli, tmp_path: Path):
     status, out, err = cli("--model", "8B", "--len", "200000", "--gpu", "a100", "--out", str(target))
     # The A100-80GB tables stop Qwen3-8B at 102400 (4 GPUs): no plan, and no file, not even a temporary one.
     assert (status, err) == (1, f"solve: note: no plan, so {target} is not written\n")
-    assert out.startswith("A100-80GB · Qwen3-8B · cheapest plan for 200000 tokens within 6 GPUs: infeasible\nno plan: ")
+    assert out.startswith(
+        "A100-80GB · Qwen3-8B · cheapest plan for 200000 tokens within 6 GPUs: infeasible\nno plan: ")
     assert list(tmp_path.iterdir()) == []
 
 
