@@ -497,6 +497,10 @@ def test_bad_input_exits_2_with_one_line(cli, argv: list[str], message: str):
         (["--model", "32B", "--gpu", "h100", "--len", "64k", "--gpus", "32", "--sp", "6"],
          ("--sp 6 is not allowed for Qwen3-32B: SP=6 does not divide its 64 attention heads; its heads allow 1, 2, 4, "
           "8, 16, 32, 64, of which 1, 2, 4, 8 fit a node of 8 GPUs (--node-gpus)")),
+        # A budget of exactly a node's GPUs: the node is named, as where the budget is larger.
+        (["--model", "32B", "--gpu", "h100", "--len", "64k", "--gpus", "8", "--sp", "6"],
+         ("--sp 6 is not allowed for Qwen3-32B: SP=6 does not divide its 64 attention heads; its heads allow 1, 2, 4, "
+          "8, 16, 32, 64, of which 1, 2, 4, 8 fit a node of 8 GPUs (--node-gpus)")),
         (["--model", "4B", "--len", "8192", "--gpus", "2", "--sp", "3"],
          ("--sp 3 is not allowed for Qwen3-4B: SP=3 does not divide its 32 attention heads; its heads allow 1, 2, 4, "
           "8, 16, 32, of which 1, 2 fit the budget of 2 GPUs")),

@@ -1638,6 +1638,10 @@ def test_the_memory_breakdown_gives_the_host_memory_a_node_needs(cli):
     assert status == 1 and "more than --host-ram 54: it does not train there" in " ".join(out.split())
     # The need as given decides: 55.05 GiB of host memory does not hold what is said to need 55.1.
     assert cli(*flags, "--host-ram", "55.05")[0] == 1 and cli(*flags, "--host-ram", "55.1")[0] == 0
+    # Host memory that holds it, given without Offload, is said to, as with Offload (the plan summary's words).
+    status, out, _ = cli(*flags, "--host-ram", "64")
+    assert status == 0 and ("host memory: 55.1 GiB per node while the model loads (verl reads it in fp32 before FSDP "
+                            "shards it), within --host-ram 64") in " ".join(out.split())
 
 
 def test_a_memory_model_that_costs_nothing_per_token_is_held_to_the_physical_floor():
