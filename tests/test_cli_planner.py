@@ -1673,6 +1673,19 @@ def test_ctrl_c_while_the_command_loads_is_one_line_and_status_130():
     assert (process.returncode, process.stdout, process.stderr) == (130, "", "solve: interrupted\n")
 
 
+def test_a_library_that_fails_to_load_of_itself_is_no_interrupt():
+    # An import that fails for a reason of its own (a missing library), not from Ctrl-C, is a bug to see: its
+    # traceback and status 1, not "solve: interrupted".
+    script = ("import builtins, sys\nreal = builtins.__import__\n"
+              "def missing(name, *args, **kwargs):\n"
+              "    if name == 'solver.cli':\n        raise ModuleNotFoundError(\"No module named 'ortools'\")\n"
+              "    return real(name, *args, **kwargs)\n"
+              "builtins.__import__ = missing\nfrom solver.__main__ import main\nsys.exit(main())\n")
+    process = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False)
+    assert (process.returncode, process.stdout) == (1, "")
+    assert process.stderr.endswith("ModuleNotFoundError: No module named 'ortools'\n")
+
+
 @pytest.mark.skipif(os.name == "nt", reason="POSIX signals")
 @pytest.mark.parametrize("ctrl_c", ["default", "ignored"])
 def test_a_request_to_end_while_the_command_loads_says_terminated_and_exits_143(ctrl_c: str):
