@@ -1767,6 +1767,7 @@ def test_a_thin_caution_names_the_margin_that_keeps_its_room_and_counts_a_raised
     assert thin_headroom(2.1, beyond, 24.0, MarginRoom(0.0, 0.01, 22.0)).startswith("2.1 GiB to spare")
     assert thin_headroom(2.1, beyond, 24.0, MarginRoom(0.01, 0.01, 22.0)) == ""
     assert MarginRoom(0.01, 0.01, 50.0).keeping(2.0) == 0.05  # exactly 0.05: not rounded up past it
+    assert MarginRoom(0.02, 0.02, 10.0).keeping(1.0) == 0.12  # 12.000000000000002 hundredths in floats: still 0.12
 
 
 RANKED_4B_H20_BLOCKS = [

@@ -3264,6 +3264,18 @@ def test_a_thin_caution_of_one_setting_stays_whatever_the_margin_and_names_the_m
     assert not estimated(0.10).fits
 
 
+def test_what_a_raised_margin_holds_back_counts_as_room_to_spare_in_solve_memory():
+    # Qwen3-1.7B with Env + Offload + SP=2 on 2 RTX 4090s at 14336 tokens: 2.38 GiB to spare at the default margin, no
+    # caution; at --margin 0.05 it has 1.49, below the 2 that is thin here, but the 0.89 GiB the margin holds back
+    # beyond the default's is room too: still no caution.
+    def estimated(margin: float | None):
+        return estimate_memory("1.7B", "rtx-4090", 2, 14336, sp=2, env=True, offload=True, margin=margin)
+
+    assert [(round(estimated(margin).headroom_gib, 2), estimated(margin).cautions) for margin in (None, 0.05)] == [
+        (2.38, ()), (1.49, ())]
+    assert estimated(None).beyond_calibration  # an extrapolation, which a thin room would caution
+
+
 def test_cli_memory_says_the_share_of_the_memory_that_is_usable_so_the_breakdown_checks_by_hand(cli):
     # Two RTX 4090s (23.99 GiB each): with Env 0.928 of the memory is usable, less the default margin of 0.01 (91.9%:
     # 22.05 GiB); without Env 0.9 (89.1%). The optimizer step's own share is said beside it where the states are on
