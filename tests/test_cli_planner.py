@@ -1704,6 +1704,23 @@ def test_a_request_to_end_while_the_command_loads_says_terminated_and_exits_143(
     assert (process.returncode, out, err) == (143, "", "solve: terminated\n")
 
 
+@pytest.mark.skipif(os.name == "nt", reason="POSIX signals")
+def test_a_request_to_end_that_the_parent_ignores_stays_ignored_while_the_command_loads():
+    # A parent that ignores SIGTERM (nohup-like launchers) hands that on: the command loads and answers as if none came.
+    script = ("import builtins, signal, sys, time\nreal = builtins.__import__\n"
+              "signal.signal(signal.SIGTERM, signal.SIG_IGN)\nsys.argv = ['solve', '--version']\n"
+              "def loading(name, *args, **kwargs):\n"
+              "    if name == 'solver.cli':\n        print('loading', flush=True)\n        time.sleep(1)\n"
+              "    return real(name, *args, **kwargs)\n"
+              "builtins.__import__ = loading\nfrom solver.__main__ import main\nsys.exit(main())\n")
+    with subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True) as process:
+        assert process.stdout is not None and process.stdout.readline() == "loading\n"
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=60)
+    assert (process.returncode, err) == (0, "") and out.startswith("solve ")
+
+
 def stopped_loading(*args: Any, **kwargs: Any) -> None:
     # A C extension (OR-Tools' pybind11 modules) that Ctrl-C stops while it initializes raises an ImportError from it
     raise ImportError("initialization failed") from KeyboardInterrupt()
