@@ -1343,6 +1343,15 @@ def test_calibrate_names_the_check_that_lists_every_contradiction_where_it_can(c
         "and --model-config, lists them); check the cells\n"))
     assert cli("tables", "--cells", str(mine), "--check") == (
         1, f"solve tables: warning: {first}\nsolve tables: warning: {second}\n2 contradictions in 563 cells\n", "")
+    # Beside A100 cells for 4 GPUs, which solve tables cannot read, the same refusal names no command.
+    a100 = tmp_path / "a100.yaml"
+    a100.write_text('gpu: A100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n  - gpus: 4\n    section: "4 x A100"\n'
+                    '    models: [Qwen3-8B]\n    rows:\n      - {max_model_len: 4096, cells: {Qwen3-8B: vanilla}}\n',
+                    encoding="utf-8")
+    assert cli("calibrate", "--cells", str(mine), "--cells", str(a100)) == (2, "", (
+        f"solve calibrate: error: --cells {mine}: {first}; and 1 more; check the cells\n"))
+    status, _, err = cli("tables", "--cells", str(mine), "--cells", str(a100), "--check")
+    assert status == 2 and "A100-80GB has a table for 4 GPUs already" in err
 
 
 def test_cells_that_contradict_themselves_or_show_no_limit_are_refused(cli, tmp_path: Path):
