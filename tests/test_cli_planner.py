@@ -514,6 +514,10 @@ def test_bad_input_exits_2_with_one_line(cli, argv: list[str], message: str):
         (["--model", "32B", "--gpu", "h100", "--len", "64k", "--gpus", "32", "--sp", "6"],
          ("--sp 6 is not allowed for Qwen3-32B: SP=6 does not divide its 64 attention heads; its heads allow 1, 2, 4, "
           "8, 16, 32, 64, of which 1, 2, 4, 8 fit a node of 8 GPUs (--node-gpus)")),
+        # A budget of exactly a node's GPUs: the node is named, as where the budget is larger.
+        (["--model", "32B", "--gpu", "h100", "--len", "64k", "--gpus", "8", "--sp", "6"],
+         ("--sp 6 is not allowed for Qwen3-32B: SP=6 does not divide its 64 attention heads; its heads allow 1, 2, 4, "
+          "8, 16, 32, 64, of which 1, 2, 4, 8 fit a node of 8 GPUs (--node-gpus)")),
         (["--model", "4B", "--len", "8192", "--gpus", "2", "--sp", "3"],
          ("--sp 3 is not allowed for Qwen3-4B: SP=3 does not divide its 32 attention heads; its heads allow 1, 2, 4, "
           "8, 16, 32, of which 1, 2 fit the budget of 2 GPUs")),
@@ -1688,6 +1692,19 @@ def test_ctrl_c_while_the_command_loads_is_one_line_and_status_130():
     assert (process.returncode, process.stdout, process.stderr) == (130, "", "solve: interrupted\n")
 
 
+def test_a_library_that_fails_to_load_of_itself_is_no_interrupt():
+    # An import that fails for a reason of its own (a missing library), not from Ctrl-C, is a bug to see: its
+    # traceback and status 1, not "solve: interrupted".
+    script = ("import builtins, sys\nreal = builtins.__import__\n"
+              "def missing(name, *args, **kwargs):\n"
+              "    if name == 'solver.cli':\n        raise ModuleNotFoundError(\"No module named 'ortools'\")\n"
+              "    return real(name, *args, **kwargs)\n"
+              "builtins.__import__ = missing\nfrom solver.__main__ import main\nsys.exit(main())\n")
+    process = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False)
+    assert (process.returncode, process.stdout) == (1, "")
+    assert process.stderr.endswith("ModuleNotFoundError: No module named 'ortools'\n")
+
+
 @pytest.mark.skipif(os.name == "nt", reason="POSIX signals")
 @pytest.mark.parametrize("ctrl_c", ["default", "ignored"])
 def test_a_request_to_end_while_the_command_loads_says_terminated_and_exits_143(ctrl_c: str):
@@ -1705,6 +1722,23 @@ def test_a_request_to_end_while_the_command_loads_says_terminated_and_exits_143(
         process.send_signal(signal.SIGTERM)
         out, err = process.communicate(timeout=60)
     assert (process.returncode, out, err) == (143, "", "solve: terminated\n")
+
+
+@pytest.mark.skipif(os.name == "nt", reason="POSIX signals")
+def test_a_request_to_end_that_the_parent_ignores_stays_ignored_while_the_command_loads():
+    # A parent that ignores SIGTERM (nohup-like launchers) hands that on: the command loads and answers as if none came.
+    script = ("import builtins, signal, sys, time\nreal = builtins.__import__\n"
+              "signal.signal(signal.SIGTERM, signal.SIG_IGN)\nsys.argv = ['solve', '--version']\n"
+              "def loading(name, *args, **kwargs):\n"
+              "    if name == 'solver.cli':\n        print('loading', flush=True)\n        time.sleep(1)\n"
+              "    return real(name, *args, **kwargs)\n"
+              "builtins.__import__ = loading\nfrom solver.__main__ import main\nsys.exit(main())\n")
+    with subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                          text=True) as process:
+        assert process.stdout is not None and process.stdout.readline() == "loading\n"
+        process.send_signal(signal.SIGTERM)
+        out, err = process.communicate(timeout=60)
+    assert (process.returncode, err) == (0, "") and out.startswith("solve ")
 
 
 def stopped_loading(*args: Any, **kwargs: Any) -> None:
@@ -1770,6 +1804,7 @@ def test_a_thin_caution_names_the_margin_that_keeps_its_room_and_counts_a_raised
     assert thin_headroom(2.1, beyond, 24.0, MarginRoom(0.0, 0.01, 22.0)).startswith("2.1 GiB to spare")
     assert thin_headroom(2.1, beyond, 24.0, MarginRoom(0.01, 0.01, 22.0)) == ""
     assert MarginRoom(0.01, 0.01, 50.0).keeping(2.0) == 0.05  # exactly 0.05: not rounded up past it
+    assert MarginRoom(0.02, 0.02, 10.0).keeping(1.0) == 0.12  # 12.000000000000002 hundredths in floats: still 0.12
 
 
 RANKED_4B_H20_BLOCKS = [

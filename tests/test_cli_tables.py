@@ -128,7 +128,12 @@ def test_json_for_one_model_across_all_tables(cli):
         (["memory", "--model", "8B", "--gpu", "a100", "--gpus", "2", "--len", "8k", "--num_nodes", "many"],
          ("solve memory: error: unrecognized arguments: --num_nodes many (solve memory counts the trainer's GPUs, not "
           "nodes: --gpus 16 for 2 nodes of 8 GPUs; --node-gpus G for nodes of another size)\n")),
+        (["--model", "32B", "--gpu", "h100", "--len", "64k", "--node-gpus", "4", "--nodes", "5"],
+         ("solve: error: unrecognized arguments: --nodes 5 (solve counts the trainer's GPUs, not nodes: --gpus 20 for "
+          "5 nodes of 4 GPUs; --node-gpus G for nodes of another size)\n")),
         (["map", "--nodes", "2"], "solve map: error: unrecognized arguments: --nodes 2\n"),
+        # solve tables filters by --gpus but has no --node-gpus: no nodes to count them in
+        (["tables", "--gpus", "2", "--nodes", "3"], "solve tables: error: unrecognized arguments: --nodes 3\n"),
         (["--model", "4B", "--len", "8k", "--trinity"],
          "solve: error: unrecognized arguments: --trinity (did you mean --emit trinity?)\n"),
         (["--model", "4B", "--len", "8k", "--train_batch_size", "64"],

@@ -3110,10 +3110,12 @@ def test_a_pool_whose_gpu_names_no_memory_of_a_gpu_sold_with_more_is_told_which_
                      "  - {name: c, gpu: a100-40g, nodes: 1, gpus_per_node: 8}\n"
                      "  - {name: d, gpu: h100, nodes: 1, gpus_per_node: 8}\n"
                      "  - {name: e, gpu: a100-like, gpu_memory_gb: 40, nodes: 1, gpus_per_node: 8}\n"
+                     # the memory given in MiB decides too, whatever memory its own name says
+                     "  - {name: f, gpu: A100-24GB, gpu_memory_mib: 20480, nodes: 1, gpus_per_node: 8}\n"
                      "jobs: [{name: j, model: 4B, max_model_len: 8192, rollout_gpus: 0}]\n", encoding="utf-8")
     status, out, err = cli("cluster", str(fleet))
     assert (status, err) == (0, ("solve cluster: note: pool a: gpu 'A100' is taken as A100-80GB; nodes of A100-40GB "
-                                 "need that name (the memory decides the plans)\n"))
+                                 "or A100-24GB need that name (the memory decides the plans)\n"))
     assert "pool a: 1 x 8 A100-80GB" in out
 
 

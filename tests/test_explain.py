@@ -651,6 +651,13 @@ def test_host_memory_for_settings_with_and_without_offload_is_the_load_in_rules_
     assert details(reasons, "host_ram") == [
         ("loading the model needs more host memory (its fp32 weights, before FSDP shards them) than --host-ram 100 "
          f"(on {n} GPUs)") for n in (7, 8)]
+    # Host memory from elsewhere than the flag is named as the bound it is ("than 100 GiB of host memory per node (the
+    # node's RAM)" would say "per node" twice and nest the parentheses).
+    _, reasons = explained(gpu="h100", model="4B", max_model_len=65536, budget_gpus=8, host_ram_gb=100,
+                           estimate="auto", host_ram_source="the node's RAM")
+    assert details(reasons, "host_ram") == [
+        ("loading the model needs more host memory (its fp32 weights, before FSDP shards them) than the node's RAM of "
+         f"100 GiB (on {n} GPUs)") for n in (7, 8)]
 
 
 def test_a_table_of_one_gpu_is_not_said_to_vouch_for_more(edited_a100_tables):

@@ -1351,6 +1351,15 @@ def test_calibrate_names_the_check_that_lists_every_contradiction_where_it_can(c
         "and --model-config, lists them); check the cells\n"))
     assert cli("tables", "--cells", str(mine), "--check") == (
         1, f"solve tables: warning: {first}\nsolve tables: warning: {second}\n2 contradictions in 563 cells\n", "")
+    # Beside A100 cells for 4 GPUs, which solve tables cannot read, the same refusal names no command.
+    a100 = tmp_path / "a100.yaml"
+    a100.write_text('gpu: A100-80GB\nmemory_gb: 80\nsource: mine\ntables:\n  - gpus: 4\n    section: "4 x A100"\n'
+                    '    models: [Qwen3-8B]\n    rows:\n      - {max_model_len: 4096, cells: {Qwen3-8B: vanilla}}\n',
+                    encoding="utf-8")
+    assert cli("calibrate", "--cells", str(mine), "--cells", str(a100)) == (2, "", (
+        f"solve calibrate: error: --cells {mine}: {first}; and 1 more; check the cells\n"))
+    status, _, err = cli("tables", "--cells", str(mine), "--cells", str(a100), "--check")
+    assert status == 2 and "A100-80GB has a table for 4 GPUs already" in err
 
 
 def test_cells_that_contradict_themselves_or_show_no_limit_are_refused(cli, tmp_path: Path):
@@ -1648,6 +1657,10 @@ def test_the_memory_breakdown_gives_the_host_memory_a_node_needs(cli):
     assert status == 1 and "more than --host-ram 54: it does not train there" in " ".join(out.split())
     # The need as given decides: 55.05 GiB of host memory does not hold what is said to need 55.1.
     assert cli(*flags, "--host-ram", "55.05")[0] == 1 and cli(*flags, "--host-ram", "55.1")[0] == 0
+    # Host memory that holds it, given without Offload, is said to, as with Offload (the plan summary's words).
+    status, out, _ = cli(*flags, "--host-ram", "64")
+    assert status == 0 and ("host memory: 55.1 GiB per node while the model loads (verl reads it in fp32 before FSDP "
+                            "shards it), within --host-ram 64") in " ".join(out.split())
 
 
 def test_a_memory_model_that_costs_nothing_per_token_is_held_to_the_physical_floor():
@@ -3270,6 +3283,18 @@ def test_a_thin_caution_of_one_setting_stays_whatever_the_margin_and_names_the_m
         assert caution.startswith(f"{spare} GiB to spare where the estimate extrapolates") and caution.endswith(
             "--margin 0.10 keeps 2 GiB more to spare than the default 0.01 here, or measure a step first")
     assert not estimated(0.10).fits
+
+
+def test_what_a_raised_margin_holds_back_counts_as_room_to_spare_in_solve_memory():
+    # Qwen3-1.7B with Env + Offload + SP=2 on 2 RTX 4090s at 14336 tokens: 2.38 GiB to spare at the default margin, no
+    # caution; at --margin 0.05 it has 1.49, below the 2 that is thin here, but the 0.89 GiB the margin holds back
+    # beyond the default's is room too: still no caution.
+    def estimated(margin: float | None):
+        return estimate_memory("1.7B", "rtx-4090", 2, 14336, sp=2, env=True, offload=True, margin=margin)
+
+    assert [(round(estimated(margin).headroom_gib, 2), estimated(margin).cautions) for margin in (None, 0.05)] == [
+        (2.38, ()), (1.49, ())]
+    assert estimated(None).beyond_calibration  # an extrapolation, which a thin room would caution
 
 
 def test_cli_memory_says_the_share_of_the_memory_that_is_usable_so_the_breakdown_checks_by_hand(cli):

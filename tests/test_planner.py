@@ -1025,6 +1025,22 @@ def test_a_counts_own_dash_caps_the_estimates_of_every_sp_degree_up_to_the_count
     assert max(prepare(catalog, "Mine-80GB", query).longest_estimate.values()) <= 8192
 
 
+def test_every_larger_gpu_types_table_caps_the_estimates_not_only_the_first(tmp_path):
+    # A user's GPU type of 200 GB, after the shipped ones larger than the L40S, says nothing trained Qwen3-8B on 4 GPUs
+    # at 8192 tokens: no estimate on 4 L40S goes past 4096, though the shipped larger tables allow more.
+    cells_file = tmp_path / "mine.yaml"
+    cells_file.write_text(
+        "gpu: Mine-200GB\nmemory_gb: 200\nsource: mine\ntables:\n"
+        "  - {gpus: 4, section: '4 x mine', models: [Qwen3-8B], rows: [\n"
+        "      {max_model_len: 4096, cells: {Qwen3-8B: vanilla}},\n"
+        "      {max_model_len: 8192, cells: {Qwen3-8B: '-'}}]}\n", encoding="utf-8")
+    catalog = load_catalog().with_cells(cells_file)
+    assert [name for name, _ in larger_tables(catalog, "L40S", catalog.model("8B"))][-1] == "Mine-200GB"
+    query = make_query(catalog, model="8B", gpu="L40S", objective="max_len", budget_gpus=4, exact=True)
+    assert prepare(CATALOG, "L40S", query).longest_estimate[4] > 8192  # the shipped tables alone
+    assert prepare(catalog, "L40S", query).longest_estimate[4] == 4096
+
+
 def test_a_count_whose_estimates_a_larger_tables_first_dash_caps_to_nothing_has_no_plan(tmp_path):
     # A user's 2-GPU table says '-' at its first row: nothing tried on 2 GPUs trains there, so no estimate on 1 or 2
     # GPUs holds (each is capped to nothing), and 1 GPU is no count with a plan.
