@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 from solver.cli.output import escaped_line
 from solver.cli.status import BAD_INPUT
 from solver.rules import NODE_GPUS
-from solver.tables import brief, counted, cut
+from solver.tables import MAX_GPUS, brief, counted, cut
 
 if TYPE_CHECKING:
     from _typeshed import SupportsWrite
@@ -44,7 +44,7 @@ MEANT = {
 """Options by other tools' names (Trinity's max_model_len, torchrun's nproc_per_node) or another command's, hyphens
 for underscores, and the options they mean, in order: an unknown option is told the first of them the command has."""
 
-NODE_COUNTS = ("--nodes", "--nnodes", "--num-nodes", "--node-num", "--node-count")
+NODE_COUNTS = ("--nodes", "--node", "--nnodes", "--num-nodes", "--node-num", "--node-count")
 """Options that count nodes (torchrun's --nnodes, Trinity's node_num), which a command that counts the trainer's GPUs
 (--gpus, on nodes of --node-gpus) answers with that count."""
 
@@ -122,8 +122,11 @@ class Parser(argparse.ArgumentParser):
                 value = value if given else next(iter(rest[at + 1:at + 2]), "")
                 nodes = int(value) if value.isascii() and value.isdigit() and int(value) > 0 else 2
                 node_gpus = getattr(parsed, "node_gpus", None) or NODE_GPUS
-                return (f" ({self.prog} counts the trainer's GPUs, not nodes: --gpus {nodes * node_gpus} for "
-                        f"{counted(nodes, 'node')} of {node_gpus} GPUs; --node-gpus G for nodes of another size)")
+                held = f"{counted(nodes, 'node')} of {node_gpus} GPUs"
+                gpus = (f"--gpus {nodes * node_gpus} for {held}" if nodes * node_gpus <= MAX_GPUS
+                        else f"{held} are more than --gpus takes (at most {MAX_GPUS})")
+                return (f" ({self.prog} counts the trainer's GPUs, not nodes: {gpus}; --node-gpus G for nodes of "
+                        "another size)")
         return ""
 
     def _refuse_others_option(self, argv: list[str]) -> None:
