@@ -131,7 +131,7 @@ def test_json_for_one_model_across_all_tables(cli):
         (["--model", "32B", "--gpu", "h100", "--len", "64k", "--node-gpus", "4", "--nodes", "5"],
          ("solve: error: unrecognized arguments: --nodes 5 (solve counts the trainer's GPUs, not nodes: --gpus 20 for "
           "5 nodes of 4 GPUs; --node-gpus G for nodes of another size)\n")),
-        # --node alone (options are taken by whole names only, so it is no --node-gpus), and more nodes than --gpus takes
+        # --node alone (options are taken by whole names only: it is no --node-gpus); more nodes than --gpus takes
         (["--model", "32B", "--gpu", "h100", "--len", "64k", "--node", "2"],
          ("solve: error: unrecognized arguments: --node 2 (solve counts the trainer's GPUs, not nodes: --gpus 16 for "
           "2 nodes of 8 GPUs; --node-gpus G for nodes of another size)\n")),
