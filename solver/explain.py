@@ -323,16 +323,26 @@ def _more_gpus_reasons(catalog: Catalog, prober: _Prober, words: _Words, data: P
         return [Reason(rule="more_gpus", detail=(
             f"{need}, {more.gpus - query.budget_gpus} more than the budget{rollout}: {words.plan(more)}"))]
     if not more and prober.undecided == undecided:  # decided: no count trains it
-        budget = ("even with a lowered token budget (--token-budget auto)" if query.token_budget == "auto" else
-                  "at Trinity's default token budget (max_token_len_per_gpu, which the tables measure)")
         host_decides = (query.host_ram_gb is not None
                         and _best(catalog, query, prober, **more_gpus, host_ram_gb=None) is not None)
-        nodes = (f" on nodes of {counted(query.node_gpus, 'GPU')} (the host memory is a node's: {query.node_source} "
-                 "for nodes of another size)" if host_decides else "")
-        return [Reason(rule="more_gpus", detail=(
-            f"no count of {data.gpu} GPUs up to {more_gpus['budget_gpus']} trains {data.model} at {asked} tokens"
-            f"{' with ' + query.limit_flags if query.limit_flags else ''}{nodes} {budget}"
-            f"{' by the tables (--no-estimate turns off the estimates)' if query.estimate == 'never' else ''}"))]
+        # One clause of what held (the limits, the node size where host memory decides, the token budget, the
+        # tables alone), then one short clause for each that needs saying why.
+        held = f" with {query.limit_flags}" if query.limit_flags else ""
+        notes = []
+        if host_decides:
+            held += f" on nodes of {counted(query.node_gpus, 'GPU')}"
+            notes.append(f"the host memory is each node's, and {query.node_source} sets another node size")
+        if query.token_budget == "auto":
+            held += ", even at a token budget lowered by --token-budget auto"
+        else:
+            held += ", at Trinity's default token budget"
+            notes.append("the default token budget is the max_token_len_per_gpu the tables measure")
+        if query.estimate == "never":
+            held += ", by the tables"
+            notes.append("--no-estimate turns off the estimates")
+        return [Reason(rule="more_gpus", detail="; ".join((
+            f"no count of {data.gpu} GPUs up to {more_gpus['budget_gpus']} trains {data.model} at {asked} tokens{held}",
+            *notes)))]
     return []
 
 

@@ -2444,25 +2444,35 @@ def test_host_memory_rules_out_a_plan_without_offload_that_cannot_load(cli):
     # --explain names the host memory among what narrows the plans.
     _, out, _ = cli("--model", "8B", "--gpu", "h100", "--gpus", "8", "--len", "32k", "--host-ram", "24", "--explain")
     words = " ".join(out.split())
-    assert ("no count of H100-80GB GPUs up to 64 trains Qwen3-8B at 32768 tokens with --host-ram 24 on nodes of 8 GPUs "
-            "(the host memory is a node's: --node-gpus for nodes of another size) at Trinity's") in words
+    assert ("no count of H100-80GB GPUs up to 64 trains Qwen3-8B at 32768 tokens with --host-ram 24 on nodes of 8 "
+            "GPUs, at Trinity's default token budget; the host memory is each node's, and --node-gpus sets another "
+            "node size; the default token budget is the max_token_len_per_gpu the tables measure") in words
     # That count is the node size's: a hobbyist's 64 GB box of 2 RTX 4090s holds none of Qwen3-4B's plans (each rank
     # loads its tied weights, and Offload needs 82.8 GiB), nor do nodes of 8 of them; nodes of 2 do, on 4 GPUs.
     _, out, _ = cli("--model", "4B", "--gpu", "rtx-4090", "--gpus", "2", "--len", "8k", "--host-ram", "64", "--explain")
     assert ("no count of RTX-4090-24GB GPUs up to 64 trains Qwen3-4B at 8192 tokens with --host-ram 64 on nodes of 8 "
-            "GPUs (the host memory is a node's: --node-gpus for nodes of another size)") in " ".join(out.split())
+            "GPUs, at Trinity's default token budget; the host memory is each node's, and --node-gpus sets another "
+            "node size") in " ".join(out.split())
     # Where GPU memory decides it, and no count trains it without --host-ram either, the node size is not named.
     _, out, _ = cli("--model", "8B", "--gpu", "a10", "--gpus", "64", "--len", "128k", "--host-ram", "4096", "--explain")
-    assert ("more_gpus no count of A10-24GB GPUs up to 64 trains Qwen3-8B at 131072 tokens with --host-ram 4096 at "
-            "Trinity's default token budget (max_token_len_per_gpu, which the tables measure)") in " ".join(out.split())
+    assert ("more_gpus no count of A10-24GB GPUs up to 64 trains Qwen3-8B at 131072 tokens with --host-ram 4096, at "
+            "Trinity's default token budget; the default token budget is the max_token_len_per_gpu the tables "
+            "measure") in " ".join(out.split())
+    assert "node size" not in out
     _, out, _ = cli("--model", "4B", "--gpu", "rtx-4090", "--gpus", "2", "--len", "8k", "--host-ram", "64", "--explain",
                     "--node-gpus", "2")
     assert "more_gpus 8192 tokens need 4 GPUs, 2 more than the budget: Env + Offload + SP=2 on 4 GPUs" in (
         " ".join(out.split()))
     # Without --host-ram the node size does not decide it, and is not named.
     _, out, _ = cli("--model", "8B", "--gpu", "a10", "--gpus", "2", "--len", "128k", "--explain")
-    assert "no count of A10-24GB GPUs up to 64 trains Qwen3-8B at 131072 tokens at Trinity's default" in (
+    assert "no count of A10-24GB GPUs up to 64 trains Qwen3-8B at 131072 tokens, at Trinity's default" in (
         " ".join(out.split()))
+    # With --token-budget auto the lowered budget is what held, in one clause, and the default's note is not said.
+    _, out, _ = cli("--model", "8B", "--gpu", "a10", "--gpus", "2", "--len", "128k", "--explain", "--token-budget",
+                    "auto")
+    words = " ".join(out.split())
+    assert ("more_gpus no count of A10-24GB GPUs up to 64 trains Qwen3-8B at 131072 tokens, even at a token budget "
+            "lowered by --token-budget auto") in words and "max_token_len_per_gpu the tables measure" not in words
     # Qwen3-4B ties its embeddings: every rank loads it (15 GiB each), so 100 GB nodes take 6 trainer GPUs at most.
     status, out, _ = cli("--model", "4B", "--gpu", "h100", "--gpus", "8", "--len", "16k", "--host-ram", "100",
                          "--explain")

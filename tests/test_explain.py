@@ -257,8 +257,9 @@ def test_a_length_beyond_the_tables_offers_a_shorter_one():
     assert details(reasons, "shorter_length")[0].startswith(
         "within 4 GPUs the longest length with a plan is 122880 tokens (8192 fewer): Env + Offload + SP=4 on 4 GPUs")
     assert details(reasons, "more_gpus") == [
-        "no count of H20-96GB GPUs up to 64 trains Qwen3-8B at 131072 tokens at Trinity's default token budget "
-        "(max_token_len_per_gpu, which the tables measure) by the tables (--no-estimate turns off the estimates)"]
+        "no count of H20-96GB GPUs up to 64 trains Qwen3-8B at 131072 tokens, at Trinity's default token budget, by "
+        "the tables; the default token budget is the max_token_len_per_gpu the tables measure; --no-estimate turns "
+        "off the estimates"]
     _, reasons = explained(gpu="h20", model="8B", max_model_len=131072, budget_gpus=4, estimate="auto")
     assert details(reasons, "more_gpus")[0].startswith("131072 tokens need 8 GPUs, 4 more than the budget: ")
     assert details(reasons, "fewer_tokens") == [(
