@@ -684,8 +684,8 @@ def test_cli_memory_needs_one_way_to_name_the_model(cli):
 def test_cli_memory_keeps_sp_groups_inside_a_node(cli):
     flags = ["memory", "--model", "8B", "--gpu", "h100", "--gpus", "16", "--len", "128k", "--sp", "16"]
     assert cli(*flags) == (2, "", "solve memory: error: --sp 16 is not allowed: 16 GPUs span nodes of 8 (--node-gpus), "
-                                  "and SP=16 does not divide a node (the degrees that divide the 16 GPUs, that "
-                                  "Qwen3-8B's heads allow and that keep an SP group in a node: 1, 2, 4, 8)\n")
+                                  "and SP=16 does not divide a node (the degrees that divide the 16 trainer GPUs, that "
+                                  "Qwen3-8B's heads allow and that keep an SP group in a node of 8 GPUs: 1, 2, 4, 8)\n")
     status, out, _ = cli(*flags, "--node-gpus", "16", "--json")
     assert status == 0 and json.loads(out)["node_gpus"] == 16
 
@@ -694,15 +694,15 @@ def test_cli_memory_keeps_sp_groups_inside_a_node(cli):
     ("flags", "message"),
     [
         (["--model", "4B", "--gpus", "4", "--sp", "3"],
-         ("--sp 3 is not allowed: Qwen3-4B: SP=3 does not divide its 32 attention heads (the degrees that divide the 4 "
-          "GPUs, that Qwen3-4B's heads allow and that keep an SP group in a node: 1, 2, 4)")),
+         ("--sp 3 is not allowed for Qwen3-4B: SP=3 does not divide its 32 attention heads (the degrees that divide "
+          "the 4 trainer GPUs, that Qwen3-4B's heads allow and that keep an SP group in a node of 8 GPUs: 1, 2, 4)")),
         (["--model", "4B", "--gpus", "6", "--sp", "4"],
-         ("--sp 4 is not allowed: SP=4 does not divide 6 GPUs (the degrees that divide the 6 GPUs, that Qwen3-4B's "
-          "heads allow and that keep an SP group in a node: 1, 2)")),
+         ("--sp 4 is not allowed: SP=4 does not divide 6 GPUs (the degrees that divide the 6 trainer GPUs, that "
+          "Qwen3-4B's heads allow and that keep an SP group in a node of 8 GPUs: 1, 2)")),
         (["--model", "8B", "--gpus", "16", "--sp", "16"],
          ("--sp 16 is not allowed: 16 GPUs span nodes of 8 (--node-gpus), and SP=16 does not divide a node "
-          "(the degrees that divide the 16 GPUs, that Qwen3-8B's heads allow and that keep an SP group in a "
-          "node: 1, 2, 4, 8)")),
+          "(the degrees that divide the 16 trainer GPUs, that Qwen3-8B's heads allow and that keep an SP group in a "
+          "node of 8 GPUs: 1, 2, 4, 8)")),
     ],
 )
 def test_cli_memory_refuses_an_sp_degree_naming_the_degrees_allowed(cli, flags: list[str], message: str):
