@@ -710,6 +710,18 @@ def test_cli_memory_refuses_an_sp_degree_naming_the_degrees_allowed(cli, flags: 
     assert cli("memory", "--gpu", "h100", "--len", "32k", *flags) == (2, "", f"solve memory: error: {message}\n")
 
 
+@pytest.mark.parametrize("sp", ["3", "6", "16", "64"])
+def test_solve_memory_and_an_exact_plan_refuse_an_sp_degree_in_the_same_words(cli, sp: str):
+    # Qwen3-32B on 32 H100s: heads, a node of 8 and the count refuse these alike in both commands.
+    flags = ["--model", "32B", "--gpu", "h100", "--gpus", "32", "--len", "64k", "--sp", sp]
+    memory_status, _, memory_error = cli("memory", *flags)
+    plan_status, _, plan_error = cli(*flags, "--exact")
+    assert memory_status == plan_status == 2
+    assert memory_error.startswith(f"solve memory: error: --sp {sp} is not allowed")
+    assert "(the degrees that divide the 32 trainer GPUs, that Qwen3-32B's heads allow" in memory_error
+    assert memory_error.removeprefix("solve memory: ") == plan_error.removeprefix("solve: ")
+
+
 def test_cli_memory_help_names_the_forms_of_a_model_and_a_length_as_the_planners_does(cli, monkeypatch):
     # The two commands take the same forms (4B, qwen3-4b; 32k): their --help says so alike (a line each, unwrapped).
     monkeypatch.setenv("COLUMNS", "200")
