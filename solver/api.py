@@ -41,6 +41,7 @@ from solver.query import (
     check_counts,
     check_host_ram,
     check_seed,
+    check_sp,
     check_time_limit,
     check_token_budget,
     make_query,
@@ -54,7 +55,6 @@ from solver.rules import (
     larger_tables,
     least_token_budget,
     own_table_cells,
-    sp_degrees,
     sp_layout_violation,
     tables_verdict,
     token_budget,
@@ -74,7 +74,6 @@ from solver.tables import (
     Weights,
     check_once,
     check_types,
-    counted,
     given_path,
     load_catalog,
     load_fleet,
@@ -407,11 +406,7 @@ def _check_trainer_layout(model: Model, gpus: int, sp: int, node_gpus: int) -> N
     spread = whole_nodes_violation(gpus, node_gpus)
     if spread:
         raise QueryError(f"--gpus {gpus} is not allowed: {spread}")
-    problem = sp_layout_violation(model, gpus, sp, node_gpus)
-    if problem:
-        allowed = ", ".join(map(str, sp_degrees(model, gpus, node_gpus)))
-        raise QueryError(f"--sp {sp} is not allowed: {problem} (the degrees that divide the {counted(gpus, 'GPU')}, "
-                         f"that {model.name}'s heads allow and that keep an SP group in a node: {allowed})")
+    check_sp(model, sp, gpus, None, node_gpus)
 
 
 class _TablesSaid(NamedTuple):

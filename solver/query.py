@@ -337,7 +337,7 @@ def make_query(
     _check_objective(objective, budget_gpus, max_model_len, exact)
     check_host_ram(host_ram_gb)
     if sp is not None:
-        _check_sp(resolved, sp, budget_gpus if exact else None, budget_gpus, node_gpus, node_source)
+        check_sp(resolved, sp, budget_gpus if exact else None, budget_gpus, node_gpus, node_source)
     budget, open_budget = _budget(catalog, gpu_names, objective, budget_gpus)
     return Query(model=resolved.name, gpus=gpu_names, objective=objective, budget_gpus=budget, open_budget=open_budget,
                  exact=exact, exact_source=exact_source, max_model_len=max_model_len, sp=sp, env=env, offload=offload,
@@ -379,52 +379,32 @@ def _check_objective(objective: Objective, budget_gpus: int | None, max_model_le
         raise QueryError("--minimize gpus chooses the GPU count: drop --exact")
 
 
-def _check_sp(model: Model, sp: int, exact_gpus: int | None, budget_gpus: int | None, node_gpus: int,
-              node_source: str) -> None:
-    """`QueryError`, naming the degrees allowed, for an SP degree that `model`'s heads refuse, that the trainer GPUs
-    of an exact count (`exact_gpus`) cannot lay out, that needs more GPUs than the budget, or that spans a node."""
-    problem = sp_rule_violation(model.num_attention_heads, model.num_key_value_heads, sp)
-    if problem:
-        raise QueryError(f"--sp {sp} is not allowed for {model.name}: {problem}; "
-                         f"{_degrees_that_fit(model, exact_gpus, budget_gpus, node_gpus, node_source)}")
-    layout = sp_layout_violation(model, exact_gpus, sp, node_gpus, node_source) if exact_gpus else None
-    if exact_gpus and layout:
-        allowed = ", ".join(map(str, sp_degrees(model, exact_gpus, node_gpus)))
-        gpus = f"{counted(exact_gpus, 'trainer GPU')} the plan must use"
-        why = f"does not divide the {gpus}" if exact_gpus % sp else f"is not allowed on the {gpus}: {layout}"
-        raise QueryError(f"--sp {sp} {why} (the degrees that divide them, that {model.name}'s heads allow and "
-                         f"that keep an SP group in a node: {allowed})")
-    if budget_gpus is not None and sp > budget_gpus:  # one SP group takes more GPUs than the budget has
-        raise QueryError(f"--sp {sp} needs at least {sp} trainer GPUs, more than the budget of {budget_gpus} (the "
-                         f"degrees up to {budget_gpus} that {model.name}'s heads allow: "
-                         f"{', '.join(map(str, _heads_degrees(model, budget_gpus)))})")
-    if sp > node_gpus:  # its GPUs would span nodes, and it cannot divide one
-        raise QueryError(f"--sp {sp} is not allowed with nodes of {node_gpus} GPUs ({node_source}): an SP group "
-                         f"must fit in one node (the degrees up to {node_gpus} that {model.name}'s heads allow: "
-                         f"{', '.join(map(str, _heads_degrees(model, node_gpus)))})")
-
-
-def _heads_degrees(model: Model, most: int) -> list[int]:
-    """The SP degrees up to `most` that `model`'s attention and KV heads allow."""
+def check_sp(model: Model, sp: int, exact_gpus: int | None, budget_gpus: int | None, node_gpus: int,
+             node_source: str = "--node-gpus") -> None:
+    """`QueryError`, one line for `solve` and `solve memory` alike naming the degrees allowed, for an SP degree that
+    `model`'s heads refuse, that does not divide an exact count of trainer GPUs (`exact_gpus`) or spans its nodes,
+    or else that needs more GPUs than the budget (`budget_gpus`) or a node of `node_gpus` (from `node_source`)."""
     heads, kv_heads = model.num_attention_heads, model.num_key_value_heads
-    return [s for s in range(1, most + 1) if not sp_rule_violation(heads, kv_heads, s)]
-
-
-def _degrees_that_fit(model: Model, exact_gpus: int | None, budget_gpus: int | None, node_gpus: int,
-                      node_source: str) -> str:
-    """The SP degrees `model`'s heads allow, in words; where some of them cannot lay out the trainer, which of them
-    can: those that divide an exact count (`exact_gpus`) and keep an SP group in a node, or else those no larger than
-    a node of `node_gpus` and the budget."""
-    allowed = _heads_degrees(model, model.num_attention_heads)
+    refused = sp_rule_violation(heads, kv_heads, sp)
+    problem = refused
     if exact_gpus:
-        fit = list(sp_degrees(model, exact_gpus, node_gpus))
-        room = f"the {counted(exact_gpus, 'trainer GPU')} the plan must use"
+        allowed = sp_degrees(model, exact_gpus, node_gpus)
+        room = f"that divide the {counted(exact_gpus, 'trainer GPU')}, "
+        problem = problem or sp_layout_violation(model, exact_gpus, sp, node_gpus, node_source)
     else:
-        fit = _heads_degrees(model, min(node_gpus, budget_gpus or node_gpus))
-        room = (f"the budget of {budget_gpus} GPUs" if budget_gpus is not None and budget_gpus < node_gpus
-                else f"a node of {node_gpus} GPUs ({node_source})")
-    words = f"its heads allow {', '.join(map(str, allowed))}"
-    return words if fit == allowed else f"{words}, of which {', '.join(map(str, fit))} fit {room}"
+        most = min(node_gpus, budget_gpus or node_gpus)
+        allowed = tuple(s for s in range(1, most + 1) if not sp_rule_violation(heads, kv_heads, s))
+        room = f"that fit the budget of {counted(most, 'GPU')}, " if most < node_gpus else ""
+        if not problem and budget_gpus is not None and sp > budget_gpus:
+            problem = f"SP={sp} needs at least {sp} trainer GPUs, more than the budget of {budget_gpus}"
+        elif not problem and sp > node_gpus:
+            problem = (f"SP={sp} is more GPUs than nodes of {node_gpus} ({node_source}) hold, and an SP group must fit "
+                       "in one")
+    if problem:
+        named = f" for {model.name}" if refused else ""
+        raise QueryError(f"--sp {sp} is not allowed{named}: {problem} (the degrees {room}that {model.name}'s heads "
+                         f"allow and that keep an SP group in a node of {node_gpus} GPUs: "
+                         f"{', '.join(map(str, allowed))})")
 
 
 def resolve_margin(memory: MemoryModel, margin: float | None) -> float:

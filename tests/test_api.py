@@ -229,15 +229,16 @@ def test_an_unknown_gpu_or_model_in_code_is_told_how_code_gives_its_own():
     ("arguments", "message"),
     [
         (dict(gpus=8, max_model_len=32768, sp=3),
-         ("--sp 3 is not allowed: Qwen3-4B: SP=3 does not divide its 32 attention heads (the degrees that divide the 8 "
-          "GPUs, that Qwen3-4B's heads allow and that keep an SP group in a node: 1, 2, 4, 8)")),
+         ("--sp 3 is not allowed for Qwen3-4B: SP=3 does not divide its 32 attention heads (the degrees that divide "
+          "the 8 trainer GPUs, that Qwen3-4B's heads allow and that keep an SP group in a node of 8 GPUs: "
+          "1, 2, 4, 8)")),
         (dict(gpus=6, max_model_len=32768, sp=4),
-         ("--sp 4 is not allowed: SP=4 does not divide 6 GPUs (the degrees that divide the 6 GPUs, that Qwen3-4B's "
-          "heads allow and that keep an SP group in a node: 1, 2)")),
+         ("--sp 4 is not allowed: SP=4 does not divide 6 GPUs (the degrees that divide the 6 trainer GPUs, that "
+          "Qwen3-4B's heads allow and that keep an SP group in a node of 8 GPUs: 1, 2)")),
         (dict(gpus=16, max_model_len=32768, sp=16),
          ("--sp 16 is not allowed: 16 GPUs span nodes of 8 (--node-gpus), and SP=16 does not divide a node "
-          "(the degrees that divide the 16 GPUs, that Qwen3-4B's heads allow and that keep an SP group in a "
-          "node: 1, 2, 4, 8)")),
+          "(the degrees that divide the 16 trainer GPUs, that Qwen3-4B's heads allow and that keep an SP group in a "
+          "node of 8 GPUs: 1, 2, 4, 8)")),
         (dict(gpus=0, max_model_len=32768), "--gpus must be a whole number from 1 to 65536, got 0"),
         (dict(gpus=8, max_model_len=1 << 30), "--len must be a whole number from 1 to 16777216, got 1073741824"),
         (dict(gpus=8, max_model_len=32768, margin=1.0), "--margin is a fraction from 0 to below 1, got 1.0"),

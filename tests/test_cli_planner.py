@@ -374,18 +374,19 @@ def test_an_unknown_model_says_how_to_give_your_own(cli, argv: list[str]):
         (["--model", "4B", "--maximize", "width", "--gpus", "4"],
          ("solve: error: argument --maximize: invalid choice: 'width'")),
         (["--model", "4B", "--len", "8192", "--sp", "3"], ("solve: error: --sp 3 is not allowed for Qwen3-4B: SP=3 "
-                                                           "does not divide its 32 attention heads; its heads allow "
-                                                           "1, 2, 4, 8, 16, 32")),
+                                                           "does not divide its 32 attention heads (the degrees that "
+                                                           "Qwen3-4B's heads allow and that keep an SP group in a node "
+                                                           "of 8 GPUs: 1, 2, 4, 8)")),
         (["--model", "4B", "--len", "8192", "--gpus", "6", "--exact", "--sp", "4"],
-         ("solve: error: --sp 4 does not divide the 6 trainer GPUs the plan must use (the degrees that divide them, "
-          "that Qwen3-4B's heads allow and that keep an SP group in a node: 1, 2)")),
+         ("solve: error: --sp 4 is not allowed: SP=4 does not divide 6 GPUs (the degrees that divide the 6 trainer "
+          "GPUs, that Qwen3-4B's heads allow and that keep an SP group in a node of 8 GPUs: 1, 2)")),
         (["--model", "8B", "--gpu", "h100", "--len", "64k", "--gpus", "12", "--exact", "--node-gpus", "6", "--sp", "4"],
-         ("solve: error: --sp 4 is not allowed on the 12 trainer GPUs the plan must use: 12 GPUs span nodes of 6 "
-          "(--node-gpus), and SP=4 does not divide a node (the degrees that divide them, that Qwen3-8B's heads allow "
-          "and that keep an SP group in a node: 1, 2)")),
+         ("solve: error: --sp 4 is not allowed: 12 GPUs span nodes of 6 (--node-gpus), and SP=4 does not divide a "
+          "node (the degrees that divide the 12 trainer GPUs, that Qwen3-8B's heads allow and that keep an SP group "
+          "in a node of 6 GPUs: 1, 2)")),
         (["--model", "32B", "--gpu", "a100", "--len", "32k", "--gpus", "48", "--exact", "--sp", "32"],
-         ("solve: error: --sp 32 does not divide the 48 trainer GPUs the plan must use (the degrees that divide them, "
-          "that Qwen3-32B's heads allow and that keep an SP group in a node: 1, 2, 4, 8)")),
+         ("solve: error: --sp 32 is not allowed: SP=32 does not divide 48 GPUs (the degrees that divide the 48 "
+          "trainer GPUs, that Qwen3-32B's heads allow and that keep an SP group in a node of 8 GPUs: 1, 2, 4, 8)")),
         (["--model", "8B", "--gpu", "a100", "--len", "32k", "--host-ram", "\u0661\u0662\u0668"],
          ("solve: error: argument --host-ram: expected 512, 512GB, 512GiB or 2TB, got '\u0661\u0662\u0668'")),
         (["--model", "8B", "--gpu", "a100", "--len", "32k", "--time-limit", "\u0665"],
@@ -397,14 +398,18 @@ def test_an_unknown_model_says_how_to_give_your_own(cli, argv: list[str]):
          "solve: error: argument --margin: expected a number, got '0_1'"),
         (["--model", "4B", "--len", "8192", "--exact"], "solve: error: --exact needs --gpus N"),
         (["--model", "8B", "--len", "8192", "--gpus", "8", "--sp", "8", "--node-gpus", "4"],
-         "solve: error: --sp 8 is not allowed with nodes of 4 GPUs (--node-gpus): an SP group must fit in one node"),
+         ("solve: error: --sp 8 is not allowed: SP=8 is more GPUs than nodes of 4 (--node-gpus) hold, and an SP "
+          "group must fit in one (the degrees that Qwen3-8B's heads allow and that keep an SP group in a node of 4 "
+          "GPUs: 1, 2, 4)")),
         # One SP group would take more GPUs than the budget has: refused, not answered "nothing trains with --sp 8".
         (["--model", "4B", "--len", "32k", "--sp", "8", "--gpus", "4"],
-         ("solve: error: --sp 8 needs at least 8 trainer GPUs, more than the budget of 4 (the degrees up to 4 that "
-          "Qwen3-4B's heads allow: 1, 2, 4)")),
+         ("solve: error: --sp 8 is not allowed: SP=8 needs at least 8 trainer GPUs, more than the budget of 4 (the "
+          "degrees that fit the budget of 4 GPUs, that Qwen3-4B's heads allow and that keep an SP group in a node of "
+          "8 GPUs: 1, 2, 4)")),
         (["--model", "4B", "--len", "32k", "--sp", "4", "--gpus", "3"],
-         ("solve: error: --sp 4 needs at least 4 trainer GPUs, more than the budget of 3 (the degrees up to 3 that "
-          "Qwen3-4B's heads allow: 1, 2)")),
+         ("solve: error: --sp 4 is not allowed: SP=4 needs at least 4 trainer GPUs, more than the budget of 3 (the "
+          "degrees that fit the budget of 3 GPUs, that Qwen3-4B's heads allow and that keep an SP group in a node of "
+          "8 GPUs: 1, 2)")),
         (["--model", "4B", "--len", "8192", "--time-limit", "0"],
          ("solve: error: argument --time-limit: must be a number above 0 and at most 1000000000, got 0")),
         (["--model", "4B", "--len", "8192", "--time-limit", "inf"],
@@ -512,25 +517,26 @@ def test_bad_input_exits_2_with_one_line(cli, argv: list[str], message: str):
         # A degree the heads refuse names the degrees a trainer can take: no larger than a node of 8 (not 16, 32, 64,
         # which --sp 16 would then be refused for), nor than the budget, and for an exact count those that divide it.
         (["--model", "32B", "--gpu", "h100", "--len", "64k", "--gpus", "32", "--sp", "6"],
-         ("--sp 6 is not allowed for Qwen3-32B: SP=6 does not divide its 64 attention heads; its heads allow 1, 2, 4, "
-          "8, 16, 32, 64, of which 1, 2, 4, 8 fit a node of 8 GPUs (--node-gpus)")),
+         ("--sp 6 is not allowed for Qwen3-32B: SP=6 does not divide its 64 attention heads (the degrees that "
+          "Qwen3-32B's heads allow and that keep an SP group in a node of 8 GPUs: 1, 2, 4, 8)")),
         # A budget of exactly a node's GPUs: the node is named, as where the budget is larger.
         (["--model", "32B", "--gpu", "h100", "--len", "64k", "--gpus", "8", "--sp", "6"],
-         ("--sp 6 is not allowed for Qwen3-32B: SP=6 does not divide its 64 attention heads; its heads allow 1, 2, 4, "
-          "8, 16, 32, 64, of which 1, 2, 4, 8 fit a node of 8 GPUs (--node-gpus)")),
+         ("--sp 6 is not allowed for Qwen3-32B: SP=6 does not divide its 64 attention heads (the degrees that "
+          "Qwen3-32B's heads allow and that keep an SP group in a node of 8 GPUs: 1, 2, 4, 8)")),
         (["--model", "4B", "--len", "8192", "--gpus", "2", "--sp", "3"],
-         ("--sp 3 is not allowed for Qwen3-4B: SP=3 does not divide its 32 attention heads; its heads allow 1, 2, 4, "
-          "8, 16, 32, of which 1, 2 fit the budget of 2 GPUs")),
+         ("--sp 3 is not allowed for Qwen3-4B: SP=3 does not divide its 32 attention heads (the degrees that fit the "
+          "budget of 2 GPUs, that Qwen3-4B's heads allow and that keep an SP group in a node of 8 GPUs: 1, 2)")),
         (["--model", "4B", "--len", "8192", "--gpus", "6", "--exact", "--sp", "3"],
-         ("--sp 3 is not allowed for Qwen3-4B: SP=3 does not divide its 32 attention heads; its heads allow 1, 2, 4, "
-          "8, 16, 32, of which 1, 2 fit the 6 trainer GPUs the plan must use")),
+         ("--sp 3 is not allowed for Qwen3-4B: SP=3 does not divide its 32 attention heads (the degrees that divide "
+          "the 6 trainer GPUs, that Qwen3-4B's heads allow and that keep an SP group in a node of 8 GPUs: 1, 2)")),
         (["--model", "4B", "--len", "8192", "--node-gpus", "32", "--sp", "3"],
-         ("--sp 3 is not allowed for Qwen3-4B: SP=3 does not divide its 32 attention heads; its heads allow 1, 2, 4, "
-          "8, 16, 32")),
+         ("--sp 3 is not allowed for Qwen3-4B: SP=3 does not divide its 32 attention heads (the degrees that "
+          "Qwen3-4B's heads allow and that keep an SP group in a node of 32 GPUs: 1, 2, 4, 8, 16, 32)")),
         # One that spans nodes names those that do not, as solve memory does.
         (["--model", "32B", "--gpu", "h100", "--len", "64k", "--gpus", "32", "--sp", "16"],
-         ("--sp 16 is not allowed with nodes of 8 GPUs (--node-gpus): an SP group must fit in one node (the degrees "
-          "up to 8 that Qwen3-32B's heads allow: 1, 2, 4, 8)")),
+         ("--sp 16 is not allowed: SP=16 is more GPUs than nodes of 8 (--node-gpus) hold, and an SP group must fit "
+          "in one (the degrees that Qwen3-32B's heads allow and that keep an SP group in a node of 8 GPUs: "
+          "1, 2, 4, 8)")),
     ],
 )
 def test_a_refused_sp_names_the_degrees_that_fit(cli, argv: list[str], message: str):
@@ -2697,8 +2703,8 @@ def test_thin_headroom_counts_a_plan_at_exactly_no_room(cli):
 def test_an_exact_sp_refusal_lists_the_exact_count_itself_where_it_is_allowed(cli):
     # SP=4 does not divide 2 GPUs; the degrees that do are 1 and 2: the count itself is one of them.
     assert cli("--model", "4B", "--len", "8192", "--gpus", "2", "--exact", "--sp", "4") == (2, "", (
-        "solve: error: --sp 4 does not divide the 2 trainer GPUs the plan must use (the degrees that divide them, "
-        "that Qwen3-4B's heads allow and that keep an SP group in a node: 1, 2)\n"))
+        "solve: error: --sp 4 is not allowed: SP=4 does not divide 2 GPUs (the degrees that divide the 2 trainer "
+        "GPUs, that Qwen3-4B's heads allow and that keep an SP group in a node of 8 GPUs: 1, 2)\n"))
 
 
 def test_a_larger_gpu_cell_is_only_of_a_gpu_type_with_at_most_3_percent_more_memory(cli):

@@ -684,8 +684,8 @@ def test_cli_memory_needs_one_way_to_name_the_model(cli):
 def test_cli_memory_keeps_sp_groups_inside_a_node(cli):
     flags = ["memory", "--model", "8B", "--gpu", "h100", "--gpus", "16", "--len", "128k", "--sp", "16"]
     assert cli(*flags) == (2, "", "solve memory: error: --sp 16 is not allowed: 16 GPUs span nodes of 8 (--node-gpus), "
-                                  "and SP=16 does not divide a node (the degrees that divide the 16 GPUs, that "
-                                  "Qwen3-8B's heads allow and that keep an SP group in a node: 1, 2, 4, 8)\n")
+                                  "and SP=16 does not divide a node (the degrees that divide the 16 trainer GPUs, that "
+                                  "Qwen3-8B's heads allow and that keep an SP group in a node of 8 GPUs: 1, 2, 4, 8)\n")
     status, out, _ = cli(*flags, "--node-gpus", "16", "--json")
     assert status == 0 and json.loads(out)["node_gpus"] == 16
 
@@ -694,20 +694,32 @@ def test_cli_memory_keeps_sp_groups_inside_a_node(cli):
     ("flags", "message"),
     [
         (["--model", "4B", "--gpus", "4", "--sp", "3"],
-         ("--sp 3 is not allowed: Qwen3-4B: SP=3 does not divide its 32 attention heads (the degrees that divide the 4 "
-          "GPUs, that Qwen3-4B's heads allow and that keep an SP group in a node: 1, 2, 4)")),
+         ("--sp 3 is not allowed for Qwen3-4B: SP=3 does not divide its 32 attention heads (the degrees that divide "
+          "the 4 trainer GPUs, that Qwen3-4B's heads allow and that keep an SP group in a node of 8 GPUs: 1, 2, 4)")),
         (["--model", "4B", "--gpus", "6", "--sp", "4"],
-         ("--sp 4 is not allowed: SP=4 does not divide 6 GPUs (the degrees that divide the 6 GPUs, that Qwen3-4B's "
-          "heads allow and that keep an SP group in a node: 1, 2)")),
+         ("--sp 4 is not allowed: SP=4 does not divide 6 GPUs (the degrees that divide the 6 trainer GPUs, that "
+          "Qwen3-4B's heads allow and that keep an SP group in a node of 8 GPUs: 1, 2)")),
         (["--model", "8B", "--gpus", "16", "--sp", "16"],
          ("--sp 16 is not allowed: 16 GPUs span nodes of 8 (--node-gpus), and SP=16 does not divide a node "
-          "(the degrees that divide the 16 GPUs, that Qwen3-8B's heads allow and that keep an SP group in a "
-          "node: 1, 2, 4, 8)")),
+          "(the degrees that divide the 16 trainer GPUs, that Qwen3-8B's heads allow and that keep an SP group in a "
+          "node of 8 GPUs: 1, 2, 4, 8)")),
     ],
 )
 def test_cli_memory_refuses_an_sp_degree_naming_the_degrees_allowed(cli, flags: list[str], message: str):
     # As the planner's --sp refusals do: the user learns which degree to give instead.
     assert cli("memory", "--gpu", "h100", "--len", "32k", *flags) == (2, "", f"solve memory: error: {message}\n")
+
+
+@pytest.mark.parametrize("sp", ["3", "6", "16", "64"])
+def test_solve_memory_and_an_exact_plan_refuse_an_sp_degree_in_the_same_words(cli, sp: str):
+    # Qwen3-32B on 32 H100s: heads, a node of 8 and the count refuse these alike in both commands.
+    flags = ["--model", "32B", "--gpu", "h100", "--gpus", "32", "--len", "64k", "--sp", sp]
+    memory_status, _, memory_error = cli("memory", *flags)
+    plan_status, _, plan_error = cli(*flags, "--exact")
+    assert memory_status == plan_status == 2
+    assert memory_error.startswith(f"solve memory: error: --sp {sp} is not allowed")
+    assert "(the degrees that divide the 32 trainer GPUs, that Qwen3-32B's heads allow" in memory_error
+    assert memory_error.removeprefix("solve memory: ") == plan_error.removeprefix("solve: ")
 
 
 def test_cli_memory_help_names_the_forms_of_a_model_and_a_length_as_the_planners_does(cli, monkeypatch):

@@ -275,8 +275,10 @@ def test_pins_that_leave_nothing_are_explained():
         (dict(model="4B", max_model_len=8192, sp=3), "--sp 3 is not allowed for Qwen3-4B: SP=3 does not divide its 32 attention heads"),
         (dict(model="14B", max_model_len=8192, sp=16), "--sp 16 is not allowed for Qwen3-14B: SP=16 does not divide its 40 attention heads"),
         (dict(model="30B-A3B", max_model_len=8192, sp=32, node_gpus=32), None),  # 4 KV heads divide 32
-        (dict(model="30B-A3B", max_model_len=8192, sp=32), "--sp 32 is not allowed with nodes of 8 GPUs (--node-gpus)"),
-        (dict(model="4B", max_model_len=8192, sp=4, budget_gpus=6, exact=True), "--sp 4 does not divide the 6 trainer GPUs the plan must use"),
+        (dict(model="30B-A3B", max_model_len=8192, sp=32),
+         "--sp 32 is not allowed: SP=32 is more GPUs than nodes of 8 (--node-gpus) hold"),
+        (dict(model="4B", max_model_len=8192, sp=4, budget_gpus=6, exact=True),
+         "--sp 4 is not allowed: SP=4 does not divide 6 GPUs (the degrees that divide the 6 trainer GPUs"),
         (dict(model="4B", max_model_len=0), "--len must be a whole number from 1 to 16777216, got 0"),
         (dict(model="4B", max_model_len=8192, top=101), "--top must be a whole number from 1 to 100, got 101"),
         (dict(model="9B", max_model_len=8192), "unknown model '9B'"),
@@ -289,7 +291,8 @@ def test_pins_that_leave_nothing_are_explained():
         ({"model": "4B", "max_model_len": 8192, "rollout_gpus": MAX_GPUS + 1},
          "--rollout-gpus must be a whole number from 0 to 65536, got 65537"),
         ({"model": "4B", "max_model_len": 8192, "sp": 4, "node_gpus": 3},
-         "--sp 4 is not allowed with nodes of 3 GPUs (--node-gpus): an SP group must fit in one node"),
+         ("--sp 4 is not allowed: SP=4 is more GPUs than nodes of 3 (--node-gpus) hold, and an SP group must fit "
+          "in one")),
     ],
 )
 def test_requests_that_make_no_sense_are_refused(request_: dict[str, Any], message: str | None):
