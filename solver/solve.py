@@ -495,6 +495,7 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
               else None)
     if query.rollout_gpus is not None and layout is None:  # a defect of the model's: its rollout_layout rule holds
         raise RuntimeError(f"{gpus} trainer + {query.rollout_gpus} rollout GPUs have no layout")
+    gpu = catalog.gpu(data.gpu)
     return Plan(
         gpus=gpus,
         unused_gpus=0 if query.open_budget else query.budget_gpus - gpus,
@@ -508,14 +509,13 @@ def _plan(catalog: Catalog, data: PlanningData, query: Query, values: list[int],
         cost=float(exact_cost(query.weights, (gpus, env, offload, sp))),
         evidence=evidence,
         source=source,
-        **_memory_figures(data.shape, catalog.gpu(data.gpu).memory_gib, query, gpus, setting, length, tokens,
-                          estimated=source is None),
+        **_memory_figures(data.shape, gpu.memory_gib, query, gpus, setting, length, tokens, estimated=source is None),
         host_memory_gb=shown_host_need(data.shape, gpus, query.node_gpus, bool(offload))
         if offload or query.host_ram_gb is not None else None,
         nodes=layout[0] if layout else None,
         rollout_gpus=layout[1] if layout else None,
-    ).with_cautions(data.shape, catalog.gpu(data.gpu), _margin_room(query, catalog.gpu(data.gpu), setting),
-                    query.train_batch_size, query.train_batch_source)
+    ).with_cautions(data.shape, gpu, _margin_room(query, gpu, setting), query.train_batch_size,
+                    query.train_batch_source)
 
 
 def _memory_figures(shape: Model, memory_gib: float, query: Query, gpus: int, setting: Setting, length: int,
