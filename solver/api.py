@@ -148,6 +148,7 @@ def plan(
     workers: int = 1,
     catalog: Catalog | None = None,
     seed: int = 0,
+    deadline_s: float | None = None,
 ) -> tuple[Answer, ...]:
     """Answer a planning question, one `Answer` per GPU type (every documented one unless `gpu`).
 
@@ -158,7 +159,8 @@ def plan(
     ``buffer.train_batch_size``) keeps to GPU counts and SP degrees whose data-parallel ranks (GPUs / SP) divide it;
     without it, a plan whose ranks are not a power of two is cautioned. `seed` is CP-SAT's (as `make_query`'s). Raises
     `solver.tables.QueryError` for a request that makes no sense (unknown names, missing numbers, pins no rule
-    allows, a value of the wrong type), with one line saying why.
+    allows, a value of the wrong type), with one line saying why. `deadline_s`: seconds from now within which
+    every solve of the call ends (`answer_query`'s).
     """
     check_types(("explain", explain, bool), ("catalog", catalog, Catalog | None))
     catalog = catalog if catalog is not None else load_catalog()
@@ -169,18 +171,26 @@ def plan(
                        host_ram_gb=host_ram_gb,
                        node_gpus=node_gpus, rollout_gpus=rollout_gpus, memory=memory, time_limit_s=time_limit_s,
                        workers=workers, seed=seed, train_batch_size=train_batch_size)
-    return answer_query(query, catalog, explain=explain)
+    return answer_query(query, catalog, explain=explain, deadline_s=deadline_s)
 
 
-def answer_query(query: Query, catalog: Catalog, *, explain: bool = False) -> tuple[Answer, ...]:
-    """The answers to a prepared `query` (from `make_query`), each with its explanation if asked."""
+def answer_query(query: Query, catalog: Catalog, *, explain: bool = False,
+                 deadline_s: float | None = None) -> tuple[Answer, ...]:
+    """The answers to a prepared `query` (from `make_query`), each with its explanation if asked. `deadline_s`
+    (None: none) cuts short every solve still running that many seconds from now, and gives the solves after it
+    a millisecond each: the answers then say what the query's own time limit would (status ``feasible`` or
+    ``unknown``, an explanation ``incomplete``), so the call ends soon after it."""
     from solver.explain import explain as explain_answer  # these import OR-Tools: only solving pays for it
+    from solver.solve import call_deadline
     from solver.solve import plan as solve
 
     check_types(("query", query, Query), ("catalog", catalog, Catalog), ("explain", explain, bool))
-    answers = solve(query, catalog)
-    if explain:
-        answers = tuple(a.model_copy(update={"explanation": explain_answer(catalog, query, a)}) for a in answers)
+    if deadline_s is not None:
+        check_time_limit(deadline_s, "deadline_s")
+    with call_deadline(deadline_s):
+        answers = solve(query, catalog)
+        if explain:
+            answers = tuple(a.model_copy(update={"explanation": explain_answer(catalog, query, a)}) for a in answers)
     return answers
 
 

@@ -31,7 +31,16 @@ from solver.rules import (
     tried_settings,
     whole_nodes_violation,
 )
-from solver.solve import alternative_plan, answer_for, checked, grid_words, more_gpus_changes, new_solver
+from solver.solve import (
+    alternative_plan,
+    answer_for,
+    checked,
+    grid_words,
+    more_gpus_changes,
+    new_solver,
+    time_limit_words,
+    within_deadline,
+)
 from solver.tables import Catalog, Setting, counted
 
 GPU_RULES = ("budget", "whole_nodes", "rollout_layout", "table_rows")
@@ -57,7 +66,7 @@ class _Prober:
     """
 
     def __init__(self, data: PlanningData, query: Query) -> None:
-        self.deadline = monotonic() + query.time_limit_s
+        self.deadline = monotonic() + within_deadline(query.time_limit_s)
         self.gpu = data.gpu
         self.undecided = 0
         self.model, self.plan, self.guards = build_model(data, query, guarded=True)
@@ -183,7 +192,7 @@ def explain(catalog: Catalog, query: Query, answer: Answer) -> tuple[Reason, ...
         query = query.model_copy(update={"budget_gpus": answer.plans[0].gpus, "open_budget": False})
     if answer.status == "unknown":
         return (Reason(rule="undecided", detail=(
-            f"the search ran out of time (--time-limit {query.time_limit_words}) before it found a plan or proved "
+            f"the search ran out of time (--time-limit {time_limit_words(query)}) before it found a plan or proved "
             "that none exists: nothing is known to rule one out; a longer --time-limit decides it")),)
     data = prepare(catalog, answer.gpu, query)
     if data.holds_no_plan(query):
@@ -197,7 +206,7 @@ def explain(catalog: Catalog, query: Query, answer: Answer) -> tuple[Reason, ...
     if prober.undecided:
         reasons += (Reason(rule="incomplete", detail=(
             f"{prober.undecided} of the questions behind this explanation ran out of time (--time-limit "
-            f"{query.time_limit_words} for the whole explanation): what they would have shown is missing above")),)
+            f"{time_limit_words(query)} for the whole explanation): what they would have shown is missing above")),)
     return reasons
 
 

@@ -444,12 +444,12 @@ def check_seed(seed: int) -> None:
         raise QueryError(f"seed must be from 0 to {MAX_SEED} (CP-SAT's seed is 32-bit), got {brief(seed)}")
 
 
-def check_time_limit(time_limit_s: float) -> None:
+def check_time_limit(time_limit_s: float, name: str = "time_limit_s") -> None:
     """`QueryError` unless `time_limit_s` is a number of seconds above 0 and at most `MAX_TIME_LIMIT_S`
-    (CP-SAT's search time)."""
-    check_types(("time_limit_s", time_limit_s, float))
+    (CP-SAT's search time; `name`: the argument it was given as, for the message)."""
+    check_types((name, time_limit_s, float))
     if not 0 < time_limit_s <= MAX_TIME_LIMIT_S:
-        raise QueryError(f"time_limit_s must be above 0 seconds and at most {MAX_TIME_LIMIT_S:.0f}, got "
+        raise QueryError(f"{name} must be above 0 seconds and at most {MAX_TIME_LIMIT_S:.0f}, got "
                          f"{brief(time_limit_s)}")
 
 

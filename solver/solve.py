@@ -10,8 +10,9 @@ from __future__ import annotations
 import os
 import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from concurrent.futures import ThreadPoolExecutor, wait
+from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import cache
 from types import MappingProxyType
@@ -74,10 +75,10 @@ def plan(query: Query, catalog: Catalog | None = None) -> tuple[Answer, ...]:
     worker threads while this one solves the first (CP-SAT releases the interpreter while it searches);
     each answer depends only on its own model, so the answers are the same as one after the other."""
     catalog = catalog if catalog is not None else load_catalog()
-    group = _SolveGroup()
+    group, deadline = _SolveGroup(), _CALL_DEADLINE.get()
 
     def answer(gpu: str) -> Answer:
-        joined = _SOLVE_GROUP.set(group)
+        joined, timed = _SOLVE_GROUP.set(group), _CALL_DEADLINE.set(deadline)  # the caller's, in the pool's threads
         try:
             answer = _with_measured(catalog, query, answer_for(catalog, query, gpu))
             answer = _with_validated(catalog, query, _with_fewer_nodes(catalog, query, answer))
@@ -86,6 +87,7 @@ def plan(query: Query, catalog: Catalog | None = None) -> tuple[Answer, ...]:
             return _with_estimated_plan(catalog, query, _with_tables_verdict(catalog, query, answer))
         finally:
             _SOLVE_GROUP.reset(joined)
+            _CALL_DEADLINE.reset(timed)
 
     others = [_workers().submit(answer, gpu) for gpu in query.gpus[1:]]
     try:
@@ -136,6 +138,36 @@ STOP_AGAIN_S = 0.02
 
 _SOLVE_GROUP: ContextVar[_SolveGroup | None] = ContextVar("rft_solver_solve_group", default=None)
 """The `plan` call whose solves this thread's belong to (None: outside one)."""
+
+
+_CALL_DEADLINE: ContextVar[float | None] = ContextVar("rft_solver_call_deadline", default=None)
+"""The `time.monotonic()` by which this thread's solves must end (`call_deadline`; None: none)."""
+
+
+@contextmanager
+def call_deadline(seconds: float | None) -> Iterator[None]:
+    """Within the block, every solve of this thread (and of the `plan` calls it makes, in their threads too) ends
+    within `seconds` from now, however much of its own time limit is left (None: no deadline but theirs)."""
+    token = _CALL_DEADLINE.set(None if seconds is None else time.monotonic() + seconds)
+    try:
+        yield
+    finally:
+        _CALL_DEADLINE.reset(token)
+
+
+def within_deadline(seconds: float) -> float:
+    """`seconds`, or fewer where this thread's `call_deadline` comes sooner (at least a millisecond, CP-SAT's
+    smallest useful limit)."""
+    deadline = _CALL_DEADLINE.get()
+    return seconds if deadline is None else max(min(seconds, deadline - time.monotonic()), 0.001)
+
+
+def time_limit_words(query: Query) -> str:
+    """The time limit a solve of `query` ran out of, in words: its own (``10 s``), or the call's deadline where that
+    has passed."""
+    deadline = _CALL_DEADLINE.get()
+    passed = deadline is not None and time.monotonic() >= deadline
+    return f"{query.time_limit_words}, or the call's deadline_s, which came first" if passed else query.time_limit_words
 
 
 @cache
@@ -351,7 +383,7 @@ def answer_for(catalog: Catalog, query: Query, gpu: str, explained: bool = True,
         why, nearest = _no_plan_reason(catalog, data, query, nearby)
         return _answer(query, gpu, "infeasible", (), started, reason=why, nearest=nearest, alternatives=nearby.solved())
     return _answer(query, gpu, "unknown", (), started,
-                   reason=f"no plan found within the time limit of {query.time_limit_words}")
+                   reason=f"no plan found within the time limit of {time_limit_words(query)}")
 
 
 def _no_data_reason(data: PlanningData, query: Query, gpu: str) -> str:
@@ -380,7 +412,9 @@ def _ranking_solver(data: PlanningData, query: Query) -> cp_model.CpSolver:
 
 
 def _solved(solver: cp_model.CpSolver, model: cp_model.CpModel) -> cp_model.CpSolverStatus:
-    """`solver.solve(model)`, `checked`, within this thread's `plan` call (whose Ctrl-C stops it)."""
+    """`solver.solve(model)`, `checked`, within this thread's `plan` call (whose Ctrl-C stops it) and its deadline
+    (`call_deadline`)."""
+    solver.parameters.max_time_in_seconds = within_deadline(solver.parameters.max_time_in_seconds)
     group = _SOLVE_GROUP.get()
     return checked(solver, model, group.solve(solver, model) if group is not None else solver.solve(model))
 
@@ -409,7 +443,7 @@ def best_plan(catalog: Catalog, query: Query, gpu: str) -> Plan | None:
     limit left that open."""
     answer = answer_for(catalog, query, gpu, explained=False)
     if answer.status == "unknown":
-        raise Undecided(f"no plan found for {query.model} on {gpu} within the time limit of {query.time_limit_words}")
+        raise Undecided(f"no plan found for {query.model} on {gpu} within the time limit of {time_limit_words(query)}")
     return answer.best
 
 
@@ -611,7 +645,7 @@ def nearest_plan(catalog: Catalog, data: PlanningData, query: Query) -> tuple[Pl
     if status == cp_model.INFEASIBLE:
         return None
     if status != cp_model.OPTIMAL:
-        raise Undecided(f"no nearest plan proven within the time limit of {query.time_limit_words}")
+        raise Undecided(f"no nearest plan proven within the time limit of {time_limit_words(query)}")
     lifted = frozenset(name for name, literal in lifts.items() if solver.boolean_value(literal))
     changes = {SOFT_LIMITS[name]: None for name in lifted & SOFT_LIMITS.keys()}
     token_budget = "auto" if "token_budget" in lifted else query.token_budget  # a lowered one the query's own too
@@ -859,7 +893,7 @@ def _beyond_length_reason(catalog: Catalog, data: PlanningData, query: Query, ne
                          data.gpu, explained=False)
     if longest.status == "unknown":  # a shorter length may train: that much is open
         return (f"{query.max_model_len} tokens has no plan in {sources} for {where} {within}; whether a shorter "
-                f"length has one was not decided within the time limit of {query.time_limit_words}"), None
+                f"length has one was not decided within the time limit of {time_limit_words(query)}"), None
     if not longest.plans:
         return None
     best = longest.plans[0]

@@ -16,6 +16,7 @@ import re
 import subprocess
 import sys
 import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from inspect import Parameter, signature
 from pathlib import Path
@@ -1351,6 +1352,45 @@ def test_calls_from_several_threads_at_once_give_the_answers_of_one_after_the_ot
     with ThreadPoolExecutor(max_workers=8) as threads:
         at_once = list(threads.map(answers, requests)), list(threads.map(placement, range(4)))
     assert at_once == one_after_the_other
+
+
+DEADLINE_WORDS = "10 s, or the call's deadline_s, which came first"
+
+
+def test_a_deadline_ends_a_long_call_soon_after_it_on_every_gpu_type():
+    # 100 ranked plans on up to 4096 GPUs take seconds per GPU type; the H20's solves run in the pool's thread.
+    started = time.monotonic()
+    answers = solver.plan("14B", objective="max_len", budget_gpus=4096, top=100, deadline_s=0.3)
+    assert time.monotonic() - started < 1.3
+    assert [answer.gpu for answer in answers] == ["A100-80GB", "H20-96GB"]
+    assert all(not answer.decided and len(answer.plans) < 100 for answer in answers)
+
+
+def test_a_deadline_not_reached_changes_no_answer():
+    asked = {"model": "14B", "max_model_len": 1 << 20, "budget_gpus": 16, "explain": True}
+    assert solver.plan(**asked, deadline_s=600) == solver.plan(**asked)
+
+
+def test_an_answer_the_deadline_cut_short_says_so():
+    # Past the deadline every solve gets a millisecond and the explanation's questions none: it says why.
+    answers = solver.plan("32B", max_model_len=1 << 24, budget_gpus=65536, explain=True, deadline_s=1e-6)
+    for answer in answers:
+        details = [reason.detail for reason in answer.explanation if reason.rule == "incomplete"]
+        assert details and all(DEADLINE_WORDS in detail for detail in details)
+
+
+@pytest.mark.parametrize(("deadline", "message"), [
+    (0, "deadline_s must be above 0 seconds and at most 1000000000, got 0"),
+    (-1.5, "deadline_s must be above 0 seconds and at most 1000000000, got -1.5"),
+    ("1", "deadline_s must be a number, got '1'"),
+    (True, "deadline_s must be a number, got True"),
+])
+def test_a_bad_deadline_is_a_one_line_query_error(deadline: object, message: str):
+    with pytest.raises(QueryError) as raised:
+        solver.plan("4B", max_model_len=8192, deadline_s=deadline)  # type: ignore[arg-type]
+    assert str(raised.value) == message
+    with pytest.raises(QueryError, match="^deadline_s must"):
+        answer_query(QUERY, CATALOG, deadline_s=deadline)  # type: ignore[arg-type]
 
 
 def test_results_pickle_and_come_back_equal():
