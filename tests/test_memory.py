@@ -60,6 +60,7 @@ from solver.tables import (
     load_model_config,
     shipped_tables_directory,
 )
+from solver.tables.schema import MoE
 
 CATALOG = load_catalog()
 FIXTURE = Path(__file__).parent / "data" / "model-config" / "config.json"
@@ -435,6 +436,8 @@ HF_CONFIGS = Path(__file__).parent / "data" / "hf-configs"
         ("gemma-2-9b", (42, 3584, 16, 8, 256, 256000, True), 9.24),  # tied by Gemma-2's default
         ("phi-4", (40, 5120, 40, 10, 128, 100352, False), 14.66),
         ("Qwen3-8B", (36, 4096, 32, 8, 128, 151936, False), 8.19),
+        ("Qwen3-30B-A3B", (48, 2048, 32, 4, 128, 151936, False), 30.5),  # a mixture of experts: all 128 counted
+        ("Mixtral-8x7B-v0.1", (32, 4096, 32, 8, 128, 32000, False), 46.7),  # and all 8 of Mixtral's
     ],
 )
 def test_model_config_reads_public_configs(file: str, shape: tuple, parameters_b: float):
@@ -499,6 +502,7 @@ def test_a_config_of_a_kind_whose_counts_are_unchecked_is_planned_with_a_caution
         ("Nemotron-H-8B-Base-8K", "model_type nemotron_h: a hybrid of attention with state-space"),  # was 17 B, not 8
         ("Qwen-7B", "model_type qwen: the first Qwen's remote-code config"),  # was 12 B, not 7.7
         ("Phi-3-vision-128k-instruct", r"a multimodal config \(img_processor\)"),  # was its text model alone
+        ("Qwen1.5-MoE-A2.7B", "shared_expert_intermediate_size 5632: shared experts"),  # 13.5 B without them, not 14.3
     ],
 )
 def test_model_config_refuses_public_configs_it_would_miscount(file: str, message: str):
@@ -513,10 +517,16 @@ def test_model_config_refuses_public_configs_it_would_miscount(file: str, messag
         ("\ufeff{}", "starts with a byte-order mark, which JSON readers refuse: save it without one$"),
         ('{"hidden_size": 1024, "hidden_size": 2048}', r"key 'hidden_size' appears twice \(JSON readers keep the last\)$"),
         ("[1, 2]", "a config.json is a JSON object"),
-        ('{"num_experts": 8, "hidden_size": 8}', (r"mixture-of-experts config; only a dense model's config.json is "
-                                                 r"read \(the catalogue's mixture-of-experts models, such as "
-                                                 r"Qwen3-30B-A3B, are planned by name: --model 30B-A3B\)$")),
-        ('{"n_routed_experts": 256, "hidden_size": 7168}', "mixture-of-experts"),  # DeepSeek's key
+        # A mixture of experts is read where its routed experts are all its MLPs (`test_mixture_of_experts_configs`).
+        ('{"n_routed_experts": 64, "n_shared_experts": 2, "hidden_size": 2048}',  # DeepSeek-MoE's shared experts
+         (r"n_shared_experts 2: shared experts beside the routed ones, which would go uncounted; rft-solver reads a "
+          r"mixture of experts with routed experts alone in every layer \(Qwen3-MoE's, Mixtral's\)$")),
+        ('{"num_experts": 64, "first_k_dense_replace": 1, "hidden_size": 2048}',  # DeepSeek-MoE's dense first layer
+         r"first_k_dense_replace 1: some layers dense, the others mixtures of experts; rft-solver reads a mixture"),
+        ('{"num_experts": 128, "mlp_only_layers": [0, 47], "hidden_size": 2048}',
+         r"mlp_only_layers \[0, 47\]: some layers dense, the others mixtures of experts; "),
+        ('{"num_experts": 128, "decoder_sparse_step": 2, "hidden_size": 2048}',
+         r"decoder_sparse_step 2: some layers dense, the others mixtures of experts; "),
         ('{"text_config": {"hidden_size": 8}}', r"a multimodal config \(text_config\); only a text model"),
         ('{"hidden_size": 3584, "num_hidden_layers": 28, "vision_config": {"depth": 32}}',  # Qwen2-VL's layout
          r"a multimodal config \(vision_config\)"),
@@ -2770,11 +2780,76 @@ def test_a_boolean_logit_softcapping_is_refused(tmp_path: Path, capping: bool):
 
 
 @pytest.mark.parametrize("key", ["num_experts", "num_local_experts", "n_routed_experts", "moe_num_experts"])
-def test_every_mixture_of_experts_key_is_refused(tmp_path: Path, key: str):
-    # Qwen-MoE's, Mixtral's, DeepSeek's and others' key, beside a dense shape that would otherwise be read
-    with pytest.raises(TableError, match=r"config.json: a mixture-of-experts config; only a dense model's config.json "
-                                         r"is read \(the catalogue's"):
-        load_model_config(_dense_config(tmp_path, model_type="llama", **{key: 8}))
+def test_every_mixture_of_experts_key_is_read(tmp_path: Path, key: str):
+    # Qwen-MoE's, Mixtral's, DeepSeek's and others' key for the routed experts: all held, num_experts_per_tok of them
+    # computed, each as wide as moe_intermediate_size (Mixtral's intermediate_size, where that is not given).
+    model = load_model_config(_dense_config(tmp_path, model_type="llama", num_experts_per_tok=2, **{key: 8}))
+    assert model.moe == MoE(experts=8, active_experts=2, moe_intermediate_size=8192)
+    assert model.intermediate_size == 2 * 8192  # the width a token passes through, as the catalogue gives it
+    # Per layer: attention (4 x 3072 x 3072), 8 experts of a gated MLP (3 x 3072 x 8192) with their router rows
+    # (3072 each) and two norms; the two embedding matrices and the final norm.
+    layer = 4 * 3072 * 3072 + 8 * (3 * 3072 * 8192 + 3072) + 2 * 3072
+    assert model.parameters_b * 1e9 == pytest.approx(32 * layer + 2 * 32064 * 3072 + 3072)
+    wider = load_model_config(_dense_config(tmp_path, model_type="llama", num_experts_per_tok=2,
+                                            moe_intermediate_size=1024, **{key: 8}))
+    assert wider.moe == MoE(experts=8, active_experts=2, moe_intermediate_size=1024)
+
+
+@pytest.mark.parametrize(
+    ("keys", "message"),
+    [
+        ({"num_experts": 8}, "missing num_experts_per_tok: a model's config.json gives it"),
+        ({"num_experts": 8, "num_experts_per_tok": 9},
+         r"num_experts_per_tok: expected at most num_experts \(8\), got 9$"),
+        ({"num_local_experts": 0, "num_experts_per_tok": 1}, "num_local_experts: expected a whole number from 1"),
+        ({"num_experts": 60, "num_experts_per_tok": 4, "shared_expert_intermediate_size": 5632},
+         "shared_expert_intermediate_size 5632: shared experts beside the routed ones"),
+    ],
+)
+def test_a_mixture_of_experts_that_would_be_miscounted_is_refused(tmp_path: Path, keys: dict[str, int], message: str):
+    with pytest.raises(TableError, match=message):
+        load_model_config(_dense_config(tmp_path, model_type="llama", **keys))
+
+
+def test_mixture_of_experts_configs_plan_as_the_catalogue_models_of_their_shape(cli, tmp_path: Path):
+    # Qwen3-30B-A3B's published config.json is the catalogue's model; a fine-tune of its shape (Qwen3-Coder's) plans
+    # as it does, under its own name; Mixtral's is estimated as a mixture of experts.
+    asked = ("--gpu", "h20", "--gpus", "8", "--len", "32768", "--json")
+    _, by_name, _ = cli("--model", "30B-A3B", *asked)
+    status, read, _ = cli("--model-config", str(HF_CONFIGS / "Qwen3-30B-A3B.json"), *asked)
+    assert status == 0 and json.loads(read) == json.loads(by_name)
+    coder = json.loads((HF_CONFIGS / "Qwen3-30B-A3B.json").read_text(encoding="utf-8"))
+    coder.update(_name_or_path="Qwen/Qwen3-Coder-30B-A3B-Instruct", max_position_embeddings=262144)
+    (tmp_path / "config.json").write_text(json.dumps(coder), encoding="utf-8")
+    status, out, _ = cli("--model-config", str(tmp_path), *asked)
+    (answer,), (expected,) = json.loads(out), json.loads(by_name)
+    assert status == 0 and answer["model"] == "Qwen3-Coder-30B-A3B-Instruct"
+    assert answer["plans"] == expected["plans"]  # Env + SP=4 on 8 GPUs, 85.6 GiB: the same shape, the same memory
+    # Qwen3-235B-A22B's shape: 94 layers of 128 experts 1536 wide, 235B parameters as its model card says.
+    coder.update(_name_or_path="Qwen/Qwen3-235B-A22B", hidden_size=4096, num_hidden_layers=94, num_attention_heads=64,
+                 moe_intermediate_size=1536)
+    (tmp_path / "config.json").write_text(json.dumps(coder), encoding="utf-8")
+    assert round(load_model_config(tmp_path).parameters_b, 2) == 235.09
+    status, out, _ = cli("memory", "--model-config", str(HF_CONFIGS / "Mixtral-8x7B-v0.1.json"), "--gpu", "h100",
+                         "--gpus", "8", "--len", "32768", "--env", "--offload", "--json")
+    estimate = json.loads(out)
+    assert (status, estimate["model"], estimate["model_parameters_b"]) == (0, "Mixtral-8x7B-v0.1", 46.703)
+    assert "a mixture of experts (calibrated on dense models)" in estimate["beyond_calibration"]
+    assert estimate["cautions"] == []  # a mixtral config: its kind is checked
+
+
+def test_a_mixture_of_experts_of_an_unchecked_kind_is_cautioned_in_its_own_words(cli, tmp_path: Path):
+    # OLMoE's layout: 64 experts of intermediate_size 1024, 8 a token (its model card: 6.9B parameters in all).
+    olmoe = {"model_type": "olmoe", "hidden_size": 2048, "num_hidden_layers": 16, "num_attention_heads": 16,
+             "num_key_value_heads": 16, "intermediate_size": 1024, "num_experts": 64, "num_experts_per_tok": 8,
+             "vocab_size": 50304, "max_position_embeddings": 4096, "tie_word_embeddings": False}
+    (tmp_path / "config.json").write_text(json.dumps(olmoe), encoding="utf-8")
+    status, out, _ = cli("memory", "--model-config", str(tmp_path), "--gpu", "h100", "--gpus", "8", "--len", "4096",
+                         "--env", "--json")
+    assert status == 0 and json.loads(out)["cautions"] == [(
+        f"{tmp_path.name} is read from a config.json of a kind rft-solver has not checked (model_type olmoe): it "
+        "counts 6.92B parameters, attention and 64 routed experts of gated MLPs in every layer; compare that with the "
+        "model card")]
 
 
 @pytest.mark.parametrize("key", ["text_config", "vision_config", "audio_config", "speech_config", "img_processor",
