@@ -691,6 +691,16 @@ def test_cli_memory_needs_one_way_to_name_the_model(cli):
         2, "", "solve memory: error: --model and --model-config both name the model: give one\n")
 
 
+def test_cli_memory_refuses_a_trainer_on_part_of_a_node_past_the_first_naming_the_counts_allowed(cli):
+    # Llama-3.1-70B on 12 H100s: Trinity's trainer that spans nodes takes whole ones; the line names the nearest.
+    assert cli("memory", "--model", "Llama-3.1-70B", "--gpu", "h100", "--gpus", "12", "--len", "32k", "--sp", "4",
+               "--env") == (2, "", ("solve memory: error: --gpus 12 is not allowed: 12 GPUs span nodes of 8 "
+                                    "(--node-gpus) but are not whole nodes (the counts allowed: 1 to 8, then whole "
+                                    "nodes: 8 and 16 are the nearest)\n"))
+    assert cli("memory", "--model", "Llama-3.1-70B", "--gpu", "h100", "--gpus", "12", "--len", "32k", "--sp", "4",
+               "--env", "--offload", "--node-gpus", "12")[0] == 0  # nodes of 12: one node
+
+
 def test_cli_memory_keeps_sp_groups_inside_a_node(cli):
     flags = ["memory", "--model", "8B", "--gpu", "h100", "--gpus", "16", "--len", "128k", "--sp", "16"]
     assert cli(*flags) == (2, "", "solve memory: error: --sp 16 is not allowed: 16 GPUs span nodes of 8 (--node-gpus), "
