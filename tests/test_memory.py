@@ -2510,6 +2510,19 @@ def test_solve_memory_cautions_a_thin_extrapolated_fit(cli):
                                 "--env", "--offload")[1]
 
 
+def test_an_estimate_far_beyond_the_calibration_is_cautioned_only_where_its_room_is_thin(cli):
+    # As docs/guide.md says: Llama-3.1-70B (4.8 times the largest model fitted) with Env + SP=8 on 32 H100s at 32768
+    # tokens has 11.3 GiB to spare and gets no caution, only its distance on the evidence line; on 16 H200s at the
+    # longest length it fits, 0.4 GiB to spare, the caution names the margin.
+    (roomy,) = json.loads(cli("--model", "Llama-3.1-70B", "--gpu", "h100", "--gpus", "32", "--len", "32k", "--json")[1])
+    plan = roomy["plans"][0]
+    assert (plan["sp"], plan["env"], plan["offload"], round(plan["headroom_gb"], 1)) == (8, True, False, 11.3)
+    assert plan["beyond_calibration"][0] == "70.5B parameters (calibrated up to 14.8B)" and plan["cautions"] == []
+    (thin,) = json.loads(cli("--model", "Llama-3.1-70B", "--gpu", "h200", "--gpus", "16", "--maximize", "len",
+                             "--json")[1])
+    assert thin["plans"][0]["cautions"][-1].startswith("0.4 GiB to spare where the estimate extrapolates")
+
+
 def test_solve_memory_cautions_data_parallel_ranks_that_are_not_a_power_of_two(cli):
     # 6 GPUs at SP=2 make 3 data-parallel ranks, which Trinity splits each batch over; `solve memory` takes no batch,
     # so it names the multiple and no flag. At SP=1 (6 ranks) likewise; 4 GPUs (4 ranks, 2 at SP=2) get none.
