@@ -2857,8 +2857,22 @@ def test_mixture_of_experts_configs_plan_as_the_catalogue_models_of_their_shape(
                          "--gpus", "8", "--len", "32768", "--env", "--offload", "--json")
     estimate = json.loads(out)
     assert (status, estimate["model"], estimate["model_parameters_b"]) == (0, "Mixtral-8x7B-v0.1", 46.703)
+    # Its model card's 12.9B active: attention, norms, embeddings, routers and 2 experts of 8 in every layer.
+    assert estimate["model_active_parameters_b"] == round(46.702792704 - 32 * 6 * 3 * 4096 * 14336 / 1e9, 3) == 12.88
     assert "a mixture of experts (calibrated on dense models)" in estimate["beyond_calibration"]
     assert estimate["cautions"] == []  # a mixtral config: its kind is checked
+
+
+def test_solve_memory_gives_a_mixture_of_experts_active_parameters_beside_its_total(cli):
+    # As model cards give both (Qwen3-30B-A3B: 30.5B, 3.3B activated): 120 of its 128 experts idle in each of 48
+    # layers, 3 x 2048 x 768 parameters each. A dense model's are all its parameters, and its title says nothing more.
+    flags = ("--gpu", "h20", "--gpus", "8", "--len", "32768", "--sp", "4", "--env")
+    status, out, _ = cli("memory", "--model", "30B-A3B", *flags)
+    assert status == 0 and out.startswith("Qwen3-30B-A3B (30.50B parameters, 3.32B active) on 8 x H20-96GB (95.6 GiB)")
+    asked = json.loads(cli("memory", "--model", "30B-A3B", *flags, "--json")[1])
+    assert asked["model_active_parameters_b"] == round(30.5 - 48 * 120 * 3 * 2048 * 768 / 1e9, 3) == 3.321
+    assert cli("memory", "--model", "8B", *flags)[1].startswith("Qwen3-8B (8.19B parameters) on 8 x H20-96GB")
+    assert json.loads(cli("memory", "--model", "8B", *flags, "--json")[1])["model_active_parameters_b"] == 8.191
 
 
 def test_a_mixture_of_experts_of_an_unchecked_kind_is_cautioned_in_its_own_words(cli, tmp_path: Path):
